@@ -1,0 +1,49 @@
+"""planner: LLM-inference capacity from sourced catalogs: KV cache, max batch, TPOT, throughput and cost.
+
+    >>> from planner import max_batch, tpot
+    >>> max_batch("H100", "llama2-70b", 8192, "fp16")      # sequences, on the smallest group that fits
+    4
+"""
+
+from planner.api import (
+    Plan,
+    batch_token_time,
+    cost_per_mtok,
+    decode_intensity,
+    decode_step,
+    kv_bytes,
+    kv_bytes_per_token,
+    max_batch,
+    mbu,
+    memory_plan,
+    mfu,
+    min_gpus,
+    plan,
+    prefill,
+    prefill_intensity,
+    ridge,
+    throughput,
+    tpot,
+    ttft,
+    weight_bytes,
+)
+from planner.catalog import Catalog, default_catalog, load_catalog, reload_catalog
+from planner.engines import ENGINES, EngineProfile, engine_profile
+from planner.errors import (
+    CatalogError,
+    DoesNotFitError,
+    InvalidInputError,
+    OutputExistsError,
+    PlannerError,
+    UnknownNameError,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ENGINES", "Catalog", "CatalogError", "DoesNotFitError", "EngineProfile", "InvalidInputError",
+    "OutputExistsError", "Plan", "PlannerError", "UnknownNameError", "__version__", "batch_token_time",
+    "cost_per_mtok", "decode_intensity", "decode_step", "default_catalog", "engine_profile", "kv_bytes",
+    "kv_bytes_per_token", "load_catalog", "max_batch", "mbu", "memory_plan", "mfu", "min_gpus", "plan", "prefill",
+    "prefill_intensity", "reload_catalog", "ridge", "throughput", "tpot", "ttft", "weight_bytes",
+]

@@ -1,0 +1,189 @@
+"""Counts derived from a model's architecture: parameters, KV-cache width, attention FLOPs.
+
+Pure functions of a catalog ``Model``; no I/O. They feed the vectorized capacity model through
+``ModelFacts``, a flat record of numbers per model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+from planner.catalog.schema import Model
+
+
+@dataclass(frozen=True)
+class ParamBreakdown:
+    """Parameters of one model by role; every count is exact (no rounding)."""
+
+    embedding: int  # input token embedding (a row lookup per token: never streamed whole)
+    lm_head: int  # output projection (0 when tied to the embedding)
+    attention: int  # all layers: projections, biases, q/k norms, sinks
+    norms: int  # all layers' norms plus the final norm
+    dense_mlp: int  # dense MLP layers
+    router: int  # MoE routers
+    shared_experts: int  # MoE shared experts
+    routed_experts: int  # all routed experts of all MoE layers
+    routed_experts_active: int  # routed experts a single token uses
+    extra: int  # outside the text decoder (vision tower, MTP), loaded but not run per decode step
+
+    @property
+    def total(self) -> int:
+        return (
+            self.embedding + self.lm_head + self.attention + self.norms + self.dense_mlp
+            + self.router + self.shared_experts + self.routed_experts + self.extra
+        )
+
+    @property
+    def active(self) -> int:
+        """Parameters one token touches, embedding included (as model cards count them), extra excluded."""
+        return self.total - self.routed_experts + self.routed_experts_active - self.extra
+
+    @property
+    def non_expert(self) -> int:
+        """Everything but the routed experts: stored at the model's main precision."""
+        return self.total - self.routed_experts
+
+
+def _attention_params_per_layer(m: Model) -> int:
+    h = m.hidden_size
+    if m.mla is not None:
+        a = m.mla
+        qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim
+        if a.q_lora_rank:
+            q = h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * m.num_attention_heads * qk_head
+        else:
+            q = h * m.num_attention_heads * qk_head
+        kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
+        kv += a.kv_lora_rank * m.num_attention_heads * (a.qk_nope_head_dim + a.v_head_dim)
+        o = m.num_attention_heads * a.v_head_dim * h
+        return q + kv + o
+    q_width = m.num_attention_heads * m.head_dim
+    kv_width = m.num_kv_heads * m.head_dim
+    n = h * q_width + 2 * h * kv_width + q_width * h
+    if m.attention_bias:
+        n += q_width + 2 * kv_width
+    if m.attention_output_bias:
+        n += h
+    if m.qk_norm:
+        n += 2 * m.head_dim
+    if m.attention_sinks:
+        n += m.num_attention_heads
+    return n
+
+
+def _mlp_params(hidden: int, intermediate: int, gated: bool, bias: bool = False) -> int:
+    n = (3 if gated else 2) * hidden * intermediate
+    if bias:
+        n += (2 if gated else 1) * intermediate + hidden
+    return n
+
+
+def param_breakdown(m: Model) -> ParamBreakdown:
+    """Exact parameter counts from the config fields (embedding, attention, MLP/MoE, norms, head)."""
+    h, layers = m.hidden_size, m.num_layers
+    embedding = m.vocab_size * h
+    lm_head = 0 if m.tie_word_embeddings else m.vocab_size * h
+    attention = layers * _attention_params_per_layer(m)
+    norms = layers * m.norms_per_layer * h + h
+    router = shared = routed = routed_active = 0
+    if m.moe is None:
+        dense_mlp = layers * _mlp_params(h, m.intermediate_size, m.gated_mlp)
+    else:
+        e = m.moe
+        moe_layers = layers - e.dense_layers
+        dense_mlp = e.dense_layers * _mlp_params(h, m.intermediate_size, m.gated_mlp)
+        per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
+        router = moe_layers * (h * e.num_experts + (e.num_experts if e.router_bias else 0))
+        shared = moe_layers * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
+        routed = moe_layers * e.num_experts * per_expert
+        routed_active = moe_layers * e.experts_per_token * per_expert
+    return ParamBreakdown(
+        embedding=embedding, lm_head=lm_head, attention=attention, norms=norms, dense_mlp=dense_mlp,
+        router=router, shared_experts=shared, routed_experts=routed, routed_experts_active=routed_active,
+        extra=m.extra_params,
+    )
+
+
+def param_counts(m: Model) -> tuple[int, int]:
+    """(total, active) parameters, computed from the architecture."""
+    b = param_breakdown(m)
+    return b.total, b.active
+
+
+def kv_elements_per_token_per_layer(m: Model) -> int:
+    """Values one layer caches per token: 2 x KV heads x head dim (K and V), or MLA's latent + rope key."""
+    if m.mla is not None:
+        return m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+    return 2 * m.num_kv_heads * m.head_dim
+
+
+def attention_flop_per_context_token_per_layer(m: Model) -> int:
+    """FLOPs one new token spends per cached token in one layer: 4 x heads x head dim (QK^T and PV).
+
+    MLA in decode uses absorbed weights: scores over the latent and rope key, output over the latent,
+    2 x heads x (kv_lora_rank + rope dim) + 2 x heads x kv_lora_rank.
+    """
+    if m.mla is not None:
+        a = m.mla
+        return 2 * m.num_attention_heads * (a.kv_lora_rank + a.qk_rope_head_dim) + 2 * m.num_attention_heads * a.kv_lora_rank
+    return 4 * m.num_attention_heads * m.head_dim
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """The numbers of one model that the capacity model needs, flat (so arrays of them vectorize)."""
+
+    num_layers: int
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    num_attention_heads: int
+    num_kv_heads: int  # MLA: 1 (one latent shared by all heads; replicated under tensor parallelism)
+    kv_elements_per_token_per_layer: int
+    full_attention_layers: int
+    sliding_window_layers: int
+    sliding_window: float  # tokens; inf when the model has none
+    attention_flop_per_context_token_per_layer: int
+    params_total: int
+    params_non_expert: int  # stored at the main precision
+    params_routed_experts: int  # stored at the expert precision (native: e.g. mxfp4 for gpt-oss)
+    params_read_per_step: int  # dense part streamed every decode step: all but embedding, extra, routed experts
+    params_per_expert_layer: float  # one routed expert of one MoE layer (0 for dense models)
+    moe_layers: int
+    num_experts: int  # 0 for dense
+    experts_per_token: int  # 0 for dense
+    params_active: int
+
+
+def model_facts(m: Model) -> ModelFacts:
+    b = param_breakdown(m)
+    swa_layers = m.sliding_window_layers if m.sliding_window else 0
+    moe_layers = (m.num_layers - m.moe.dense_layers) if m.moe else 0
+    # Decode streams the output projection (the tied embedding doubles as it) but only looks up
+    # one row of the input embedding.
+    read = b.non_expert - b.extra - (b.embedding if b.lm_head else 0)
+    return ModelFacts(
+        num_layers=m.num_layers,
+        hidden_size=m.hidden_size,
+        intermediate_size=m.intermediate_size,
+        vocab_size=m.vocab_size,
+        num_attention_heads=m.num_attention_heads,
+        num_kv_heads=1 if m.mla is not None else m.num_kv_heads,
+        kv_elements_per_token_per_layer=kv_elements_per_token_per_layer(m),
+        full_attention_layers=m.num_layers - swa_layers,
+        sliding_window_layers=swa_layers,
+        sliding_window=float(m.sliding_window) if swa_layers else float("inf"),
+        attention_flop_per_context_token_per_layer=attention_flop_per_context_token_per_layer(m),
+        params_total=b.total,
+        params_non_expert=b.non_expert,
+        params_routed_experts=b.routed_experts,
+        params_read_per_step=read,
+        params_per_expert_layer=(b.routed_experts / (moe_layers * m.moe.num_experts)) if m.moe else 0.0,
+        moe_layers=moe_layers,
+        num_experts=m.moe.num_experts if m.moe else 0,
+        experts_per_token=m.moe.experts_per_token if m.moe else 0,
+        params_active=b.active,
+    )
+
+
+MODEL_FACT_FIELDS = tuple(f.name for f in fields(ModelFacts))

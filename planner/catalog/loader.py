@@ -1,0 +1,201 @@
+"""The one explicit loader: shipped catalog, then user folders that extend or override it.
+
+A catalog folder holds TOML files whose top-level arrays are ``[[gpu]]``, ``[[model]]`` and
+``[[precision]]``. Folders are read in order: the shipped one, those named in the environment variable
+``PLANNER_CATALOG`` (separated by ``os.pathsep``), then those passed in. An entry whose name (or an alias)
+matches an earlier entry's name replaces it; other entries are added.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from planner.catalog.schema import Gpu, Model, Precision, normalize_name
+from planner.errors import CatalogError, UnknownNameError
+
+ENV_VAR = "PLANNER_CATALOG"
+KINDS: dict[str, type[BaseModel]] = {"gpu": Gpu, "model": Model, "precision": Precision}
+
+E = TypeVar("E", Gpu, Model, Precision)
+
+
+def shipped_catalog_dir() -> Path:
+    """The catalog inside the installed package, or the repository's ``catalogs/`` in a source checkout."""
+    packaged = Path(__file__).resolve().parent.parent / "_catalogs"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "catalogs"
+
+
+@dataclass(frozen=True)
+class Table(Generic[E]):
+    """Entries of one kind, found by name or alias (case, spaces, hyphens and underscores ignored)."""
+
+    kind: str
+    entries: tuple[E, ...]
+    _index: Mapping[str, E] = field(repr=False, compare=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        index: dict[str, E] = {}
+        for entry in self.entries:
+            for alias in entry.all_names():
+                index.setdefault(normalize_name(alias), entry)
+        object.__setattr__(self, "_index", index)
+
+    def get(self, name: str | E) -> E:
+        if isinstance(name, BaseModel):
+            return name  # already an entry
+        if not isinstance(name, str):
+            raise UnknownNameError(self.kind, name, self.names())
+        try:
+            return self._index[normalize_name(name)]
+        except KeyError:
+            raise UnknownNameError(self.kind, name.strip(), self.names() + self.aliases()) from None
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and normalize_name(name) in self._index
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def names(self) -> list[str]:
+        return [e.name for e in self.entries]
+
+    def aliases(self) -> list[str]:
+        return [a for e in self.entries for a in e.aliases]
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """GPUs, models and precisions, with the folders they were read from."""
+
+    gpus: Table[Gpu]
+    models: Table[Model]
+    precisions: Table[Precision]
+    folders: tuple[Path, ...] = ()
+
+    def gpu(self, name: str | Gpu) -> Gpu:
+        return self.gpus.get(name)
+
+    def model(self, name: str | Model) -> Model:
+        return self.models.get(name)
+
+    def precision(self, name: str | Precision) -> Precision:
+        return self.precisions.get(name)
+
+    def table(self, kind: str) -> Table:
+        return {"gpu": self.gpus, "model": self.models, "precision": self.precisions}[kind]
+
+
+def _describe(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "(entry)"
+    msg = err["msg"].removeprefix("Value error, ")
+    extra = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"field '{where}': {msg}{extra}"
+
+
+def _read_file(path: Path) -> dict[str, list]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"{path}: cannot read catalog file ({exc})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(data) - set(KINDS)
+    if unknown:
+        raise CatalogError(
+            f"{path}: unknown table {sorted(unknown)[0]!r}; a catalog file holds [[gpu]], [[model]] and [[precision]]"
+        )
+    return data
+
+
+def _validate(path: Path, kind: str, raw: object, position: int) -> BaseModel:
+    label = raw.get("name", f"#{position}") if isinstance(raw, dict) else f"#{position}"
+    if not isinstance(raw, dict):
+        raise CatalogError(f"{path}: {kind} {label}: expected a table ([[{kind}]]), got {type(raw).__name__}")
+    try:
+        return KINDS[kind](**raw)
+    except ValidationError as exc:
+        raise CatalogError(f"{path}: {kind} {label!r}: {_describe(exc)}") from None
+
+
+def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
+    """All entries in a catalog folder's ``*.toml`` files (sorted by file name), validated."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise CatalogError(f"{folder}: catalog folder not found")
+    found: dict[str, list[BaseModel]] = {k: [] for k in KINDS}
+    for path in sorted(folder.glob("*.toml")):
+        for kind, items in _read_file(path).items():
+            if not isinstance(items, list):
+                raise CatalogError(f"{path}: '{kind}' must be an array of tables ([[{kind}]])")
+            found[kind].extend(_validate(path, kind, raw, i + 1) for i, raw in enumerate(items))
+    return found
+
+
+def _merge(base: list[E], overrides: Iterable[E], kind: str, folder: Path) -> list[E]:
+    merged = list(base)
+    for entry in overrides:
+        keys = {normalize_name(n) for n in entry.all_names()}
+        replaced = [i for i, old in enumerate(merged) if normalize_name(old.name) in keys]
+        if replaced:
+            merged[replaced[0]] = entry
+        else:
+            merged.append(entry)
+    # a name may not point at two entries
+    owner: dict[str, str] = {}
+    for entry in merged:
+        for alias in entry.all_names():
+            key = normalize_name(alias)
+            if owner.setdefault(key, entry.name) != entry.name:
+                raise CatalogError(
+                    f"{folder}: {kind} {entry.name!r}: name or alias {alias!r} already belongs to {owner[key]!r}"
+                )
+    return merged
+
+
+def env_folders() -> list[Path]:
+    value = os.environ.get(ENV_VAR, "")
+    return [Path(p) for p in value.split(os.pathsep) if p.strip()]
+
+
+def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: bool = True) -> Catalog:
+    """Read the shipped catalog, then ``$PLANNER_CATALOG`` folders, then ``folders``; later entries override."""
+    order = ([shipped_catalog_dir()] if shipped else []) + (env_folders() if use_env else []) + [Path(f) for f in folders]
+    entries: dict[str, list] = {k: [] for k in KINDS}
+    for folder in order:
+        for kind, items in read_folder(folder).items():
+            entries[kind] = _merge(entries[kind], items, kind, folder)
+    return Catalog(
+        gpus=Table("GPU", tuple(entries["gpu"])),
+        models=Table("model", tuple(entries["model"])),
+        precisions=Table("precision", tuple(entries["precision"])),
+        folders=tuple(order),
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _cached(folders: tuple[str, ...], env: str) -> Catalog:
+    return load_catalog(*folders)
+
+
+def default_catalog(*folders: str | os.PathLike) -> Catalog:
+    """The catalog for this process: read once per set of folders (and ``$PLANNER_CATALOG``), then reused."""
+    return _cached(tuple(str(f) for f in folders), os.environ.get(ENV_VAR, ""))
+
+
+def reload_catalog() -> None:
+    """Forget cached catalogs, so the next call reads the files again (new entries, edited prices)."""
+    _cached.cache_clear()

@@ -1,0 +1,67 @@
+"""The ``planner`` command. Subcommands live in their own modules and are imported only when run.
+
+Errors a user causes (``PlannerError``) become one line on stderr and exit code 2 (bad usage) or 1
+(failure); click's own usage errors exit 2. No traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from planner import __version__
+from planner.errors import PlannerError
+
+#: command name -> "module:attribute"; a module that is not there (yet) leaves its command out.
+COMMANDS = {
+    "plan": "planner.cli.plan:plan_command",
+    "catalog": "planner.cli.catalog:catalog_group",
+    "workbook": "planner.cli.workbook:workbook_group",
+    "export": "planner.cli.export:export_command",
+    "validate": "planner.cli.accuracy:validate_command",
+    "calibrate": "planner.cli.accuracy:calibrate_command",
+    "addin": "planner.cli.addin:addin_group",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use, so ``planner plan`` starts fast."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return [name for name in COMMANDS if self._load(name) is not None]
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        return self._load(name)
+
+    @staticmethod
+    def _load(name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                return None
+            raise
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except PlannerError as exc:
+            click.echo(f"planner: error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="planner")
+def main() -> None:
+    """LLM-inference capacity planner: memory, max batch, TPOT, throughput and cost from sourced catalogs.
+
+    Example:
+
+        planner plan --gpu H100 --model llama2-70b --context 8192
+    """

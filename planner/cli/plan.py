@@ -1,0 +1,95 @@
+"""``planner plan``: one deployment, explained line by line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from planner.api import Plan, plan
+from planner.cli.options import catalog_option, load
+from planner.engines import ENGINES
+from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
+
+
+def render_plan(p: Plan) -> str:
+    """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
+    mem, m, g = p.memory, p.model, p.gpu
+    kv_kind = m.attention_kind + (f", {m.num_kv_heads} KV heads" if m.attention_kind in ("GQA", "MQA", "MHA") else "")
+    rows: list[tuple[str, str]] = []
+
+    def row(label: str, value: str) -> None:
+        rows.append((label, value))
+
+    head = (f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
+            f"(weights {p.weight_precision}, KV {p.kv_precision}, {p.engine.name} memory budget)")
+    row("Memory per GPU", "")
+    visible = float(mem.visible_bytes_per_gpu)
+    row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
+    row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
+    row("  - weights", f"{fmt_gb(float(mem.weight_bytes) / p.gpus)} (whole model {fmt_gb(float(mem.weight_bytes))})")
+    row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
+    row("  = KV cache budget", fmt_gb(float(mem.kv_budget_bytes_per_gpu)))
+    row("KV cache per token", f"{fmt_bytes(float(mem.kv_bytes_per_token_per_gpu) * p.gpus)} ({kv_kind})")
+    row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
+    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}")
+    row("Max batch", f"{int(mem.max_batch):,} sequences of {p.context:,} tokens")
+    row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
+    for label, step in ((f"Decode at batch {p.batch}", p.at_batch), ("Decode at batch 1", p.at_one)):
+        if label == "Decode at batch 1" and p.batch == 1:
+            continue
+        row(label, "")
+        row("  TPOT (per sequence)", fmt_seconds(float(step.step_s)))
+        row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
+        row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
+        row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
+    row(f"TTFT ({p.context:,}-token prompt)", fmt_seconds(p.ttft_s))
+    price = f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour" if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour else "no price in catalog"
+    row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
+    width = max(len(label) for label, _ in rows) + 2
+    lines = [head, ""] + [f"{label:<{width}}{value}".rstrip() for label, value in rows]
+    lines += [f"warning: {w}" for w in p.warnings]
+    return "\n".join(lines)
+
+
+def plan_as_dict(p: Plan) -> dict:
+    mem = p.memory
+    return {
+        "gpu": p.gpu.name, "model": p.model.name, "context_tokens": p.context, "gpus": p.gpus, "engine": p.engine.name,
+        "weight_precision": p.weight_precision, "kv_precision": p.kv_precision,
+        "memory_utilization": p.memory_utilization,
+        "weight_bytes": float(mem.weight_bytes), "kv_budget_bytes_per_gpu": float(mem.kv_budget_bytes_per_gpu),
+        "kv_bytes_per_sequence": float(mem.kv_bytes_per_sequence), "kv_cache_tokens": int(mem.kv_cache_tokens),
+        "max_batch": int(mem.max_batch), "ridge_flop_per_byte": p.ridge_flop_per_byte, "batch": p.batch,
+        "tpot_s": float(p.at_batch.step_s), "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
+        "tpot_s_batch_1": float(p.at_one.step_s), "mfu": float(p.at_batch.mfu), "mbu": float(p.at_batch.mbu),
+        "ttft_s": p.ttft_s, "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
+        "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd, "warnings": list(p.warnings),
+    }
+
+
+@click.command("plan")
+@click.option("--gpu", required=True, help="GPU name or alias, e.g. H100, A100-40GB, MI300X.")
+@click.option("--model", "model_name", required=True, help="Model name or alias, e.g. llama2-70b, qwen3-32b.")
+@click.option("--context", required=True, type=click.IntRange(min=1), help="Tokens per sequence (prompt + output).")
+@click.option("--gpus", type=click.IntRange(min=1), help="Tensor-parallel group size [default: smallest that fits].")
+@click.option("--batch", type=click.IntRange(min=1), help="Batch for the speed figures [default: max batch].")
+@click.option("--weight-precision", "-w", help="fp16, bf16, fp8, int8, int4, mxfp4, nvfp4 [default: as published].")
+@click.option("--kv-precision", "-k", help="KV-cache precision [default: the activation dtype].")
+@click.option("--memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True), help="Share of GPU memory the engine may use.")
+@click.option("--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule.")
+@click.option("--price", "price_per_gpu_hour", type=click.FloatRange(min=0), help="US$ per GPU-hour [default: catalog cloud price].")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@catalog_option
+def plan_command(gpu, model_name, context, gpus, batch, weight_precision, kv_precision, memory_utilization, engine,
+                 price_per_gpu_hour, as_json, catalog_dirs: tuple[Path, ...]):
+    """Memory, max batch, TPOT, throughput and cost of one model on one GPU type.
+
+    Example:
+
+        planner plan --gpu H100 --model llama2-70b --context 8192
+    """
+    p = plan(gpu, model_name, context, kv_precision, gpus, weight_precision, memory_utilization, batch=batch,
+             engine=engine, price_per_gpu_hour=price_per_gpu_hour, catalog=load(catalog_dirs))
+    click.echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))

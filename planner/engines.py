@@ -1,0 +1,123 @@
+"""How serving engines budget GPU memory and how fast a decode step runs: named, documented defaults.
+
+An ``EngineProfile`` holds every assumption the capacity model makes that is not a catalog fact. The
+defaults are fitted to public measurements (see ``docs/accuracy.md``); users override any field with
+``dataclasses.replace`` or the keyword arguments of the API functions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from planner.errors import UnknownNameError
+
+GiB = 2**30
+
+
+@dataclass(frozen=True)
+class EngineProfile:
+    """Memory budgeting and efficiency assumptions of one serving engine.
+
+    KV budget per GPU:
+      - ``"total"`` (vLLM): visible total x memory_utilization - weights/GPU - activation peak - non-torch.
+      - ``"free"`` (TensorRT-LLM): memory_utilization x (visible total - weights/GPU - activation - non-torch).
+    With ``use_engine_visible_memory=False``, no reserve and utilization 1 this is the seeds' form:
+    free HBM = memory - weights.
+    """
+
+    name: str
+    description: str
+    budget_mode: Literal["total", "free"] = "total"
+    memory_utilization: float = 0.9
+    use_engine_visible_memory: bool = True
+    #: visible total / physical memory where the catalog has no measured visible total (H100: 79.18/80)
+    visible_memory_fraction: float = 0.9898
+    #: CUDA context, cuBLAS workspaces and allocator slack outside torch, per GPU
+    non_torch_bytes: float = 0.13 * GiB
+    #: extra non-torch memory per GPU when tensor-parallel (NCCL buffers)
+    non_torch_bytes_tensor_parallel: float = 0.42 * GiB
+    #: activation peak of the profiling forward pass, bytes per (batched token x (hidden + 2 x MLP width / TP))
+    activation_bytes_per_token_width: float = 0.0
+    #: activation peak of the sampler, bytes per (sequence x vocabulary entry)
+    activation_bytes_per_seq_vocab: float = 0.0
+    max_num_batched_tokens: int = 8192
+    max_num_seqs: int = 1024
+    block_size: int = 1
+    # -- time --
+    #: achieved fraction of peak HBM bandwidth in a decode step
+    bandwidth_efficiency: float = 0.8
+    #: achieved fraction of peak FLOP/s in a decode step when compute-bound
+    decode_flop_efficiency: float = 0.6
+    #: achieved fraction of peak FLOP/s in prefill
+    prefill_flop_efficiency: float = 0.6
+    #: fixed time per decode or prefill step (scheduling, sampling, launch gaps), seconds
+    step_overhead_s: float = 0.0
+    #: time per layer per step (kernel launch gaps that CUDA graphs do not hide), seconds
+    layer_overhead_s: float = 0.0
+    #: latency of one all-reduce, seconds (two per layer when tensor-parallel)
+    allreduce_latency_s: float = 8e-6
+    #: achieved fraction of the interconnect bandwidth in an all-reduce
+    interconnect_efficiency: float = 0.7
+
+    def with_(self, **changes) -> EngineProfile:
+        """A copy with some fields changed; None values are ignored."""
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+IDEAL = EngineProfile(
+    name="ideal",
+    description="the seeds' form: the full physical memory, nothing reserved, every token slot usable",
+    memory_utilization=1.0,
+    use_engine_visible_memory=False,
+    non_torch_bytes=0.0,
+    non_torch_bytes_tensor_parallel=0.0,
+    bandwidth_efficiency=1.0,
+    decode_flop_efficiency=1.0,
+    prefill_flop_efficiency=1.0,
+    allreduce_latency_s=0.0,
+    interconnect_efficiency=1.0,
+)
+
+VLLM = EngineProfile(
+    name="vllm",
+    description=(
+        "vLLM V1: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the activation "
+        "peak of its profiling run and non-torch memory; KV in blocks of 16 tokens"
+    ),
+    activation_bytes_per_token_width=2.0,
+    activation_bytes_per_seq_vocab=10.0,
+    max_num_batched_tokens=8192,
+    max_num_seqs=1024,
+    block_size=16,
+)
+
+TENSORRT_LLM = EngineProfile(
+    name="tensorrt-llm",
+    description=(
+        "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and "
+        "runtime buffers"
+    ),
+    budget_mode="free",
+    activation_bytes_per_token_width=2.0,
+    activation_bytes_per_seq_vocab=4.0,
+    max_num_batched_tokens=8192,
+    max_num_seqs=256,
+    block_size=32,
+)
+
+ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, TENSORRT_LLM, IDEAL)}
+ENGINE_ALIASES = {"trtllm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "tensorrtllm": "tensorrt-llm", "seed": "ideal"}
+DEFAULT_ENGINE = "vllm"
+
+
+def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
+    """The profile for a name ('vllm', 'tensorrt-llm', 'ideal'), or the profile itself."""
+    if isinstance(engine, EngineProfile):
+        return engine
+    key = str(engine or DEFAULT_ENGINE).strip().lower().replace("_", "-").replace(" ", "-")
+    key = ENGINE_ALIASES.get(key, key)
+    try:
+        return ENGINES[key]
+    except KeyError:
+        raise UnknownNameError("engine", engine, ENGINES) from None

@@ -1,0 +1,87 @@
+"""The exceptions `planner` raises, drawn once.
+
+    PlannerError                 base: every error a user can cause
+    ├── UnknownNameError         a GPU, model, precision or engine name not in the catalog (+ closest names)
+    ├── InvalidInputError        a value of the wrong kind or out of range (+ what is accepted)
+    ├── DoesNotFitError          a configuration whose weights (or one sequence) do not fit in memory
+    ├── CatalogError             a catalog file or entry that does not validate (file, entry, field, problem)
+    └── OutputExistsError        a file that would be overwritten without --force
+
+Each surface translates them: the CLI prints one line and exits 2 (bad usage) or 1 (failure); the Excel
+functions return #N/A, #VALUE! or #NUM!.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class PlannerError(Exception):
+    """Base class; ``str(error)`` is a complete, user-facing sentence."""
+
+    #: The Excel error value a spreadsheet function shows for this error.
+    excel_error = "#VALUE!"
+    #: The CLI exit code: 2 for bad usage, 1 for a failure.
+    exit_code = 1
+
+
+class UnknownNameError(PlannerError, KeyError):
+    """Raised when a GPU, model, precision or engine name matches no catalog entry or alias."""
+
+    excel_error = "#N/A"
+    exit_code = 2
+
+    def __init__(self, kind: str, name: object, known: Iterable[str]):
+        self.kind, self.name = kind, name
+        known = sorted(set(known), key=str.lower)
+        self.suggestions = closest_names(str(name), known)
+        hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
+        listing = "" if hint else f"known: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}"
+        super().__init__(f"unknown {kind} {str(name)!r}; {hint or listing}")
+
+    def __str__(self) -> str:  # KeyError would repr() the message
+        return self.args[0]
+
+
+class InvalidInputError(PlannerError, ValueError):
+    """Raised when an argument has the wrong type or lies outside what is accepted."""
+
+    excel_error = "#VALUE!"
+    exit_code = 2
+
+
+class DoesNotFitError(PlannerError, ValueError):
+    """Raised when weights plus one sequence of KV cache do not fit on the GPUs given."""
+
+    excel_error = "#NUM!"
+    exit_code = 1
+
+    def __init__(self, message: str, shortfall_bytes: float | None = None, smallest_gpus: int | None = None):
+        self.shortfall_bytes = shortfall_bytes
+        self.smallest_gpus = smallest_gpus
+        super().__init__(message)
+
+
+class CatalogError(PlannerError):
+    """Raised when a catalog file cannot be read or an entry does not validate."""
+
+    exit_code = 1
+
+
+class OutputExistsError(PlannerError):
+    """Raised when writing would overwrite an existing file and overwriting was not asked for."""
+
+    exit_code = 1
+
+
+def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
+    """Up to ``n`` known names that look like ``name`` (case-insensitive, prefix matches first)."""
+    known = list(known)
+    lowered = {k.lower(): k for k in known}
+    key = name.strip().lower()
+    hits = difflib.get_close_matches(key, lowered, n=n, cutoff=0.5)
+    if key:
+        prefixed = [k for k in lowered if k.startswith(key) or key.startswith(k)]
+        hits = list(dict.fromkeys(sorted(prefixed, key=len)[:n] + hits))[:n]
+    return [lowered[h] for h in hits]
