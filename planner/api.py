@@ -19,6 +19,7 @@ import numpy as np
 
 from planner import model as m
 from planner.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, InvalidInputError, PlannerError, UnknownNameError
@@ -107,32 +108,49 @@ def _lookup(names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], 
 
     arr = np.asarray(names, dtype=object)
     flat = arr.ravel()
-    keys = np.array([x if isinstance(x, str) or x is None else repr(x) for x in flat], dtype=object)
+    keys = np.array([x if isinstance(x, str) else repr(x) for x in flat], dtype=object)
     codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    first_at = np.unique(codes, return_index=True)[1]  # where each distinct key first occurs
     rows: list[dict[str, float] | None] = []
     first_error: PlannerError | None = None
-    for u in uniques:
-        original = flat[codes.tolist().index(len(rows))] if False else u
+    for pos in first_at:
         try:
-            rows.append(extract(resolve(original)))
+            rows.append(extract(resolve(flat[pos])))
         except PlannerError as exc:
             if errors == "raise":
                 raise
             first_error = first_error or exc
             rows.append(None)
-    template = next((r for r in rows if r is not None), None)
-    bad_unique = np.array([r is None for r in rows])
-    if template is None:
-        return _Column({}, np.ones(arr.shape, dtype=bool), first_error)
+    return _spread(rows, codes, arr.shape, first_error)
+
+
+def _spread(rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple, first_error: PlannerError | None) -> _Column:
+    """Per-distinct-key rows of numbers -> per-scenario arrays (codes index the rows); None rows are failures."""
+    present = [r for r in rows if r is not None]
+    if not present:
+        return _Column({}, np.ones(shape, dtype=bool), first_error)
+    fields = dict.fromkeys(k for r in present for k in r)  # union: GPUs differ in which peaks they have
+    filler = present[0]
     values = {
-        k: np.array([(r or template)[k] for r in rows], dtype=float)[codes].reshape(arr.shape) for k in template
+        k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float)[codes].reshape(shape) for k in fields
     }
-    return _Column(values, bad_unique[codes].reshape(arr.shape), first_error)
+    bad = np.array([r is None for r in rows])[codes].reshape(shape)
+    return _Column(values, bad, first_error)
 
 
-def _gpu_numbers(g: Gpu) -> dict[str, float]:
+def _gpu_numbers(g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None) -> dict[str, float]:
+    """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors."""
     price = g.price.cloud_usd_per_gpu_hour if g.price and g.price.cloud_usd_per_gpu_hour else math.nan
+    eng = engine or engine_profile(None)
+    factors = {f: getattr(eng, f) for f in CALIBRATED_FIELDS}
+    entry = (calibration or resolve_calibration(None)).for_gpu(g.all_names(), eng.name)
+    if entry is not None:
+        factors.update(entry.factors())
+    tokens, seqs = eng.batching_limits(g.memory_bytes, g.architecture)
     return {
+        **factors,
+        "max_num_batched_tokens": tokens,
+        "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,
         "engine_visible_memory_bytes": g.engine_visible_memory_bytes or math.nan,
         "bandwidth": g.hbm_bandwidth_bytes_per_s,
@@ -171,9 +189,11 @@ class _Scenario:
 
 
 def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = None, weight_precision: Any = None,
-             kv_precision: Any = None, math_precision: Any = None) -> _Scenario:
+             kv_precision: Any = None, engine: EngineProfile | None = None,
+             calibration: Calibration | None = None) -> _Scenario:
     """Look up GPUs, models and precisions (all optional), broadcasting arrays of names."""
-    gpu_cols = _lookup(gpu, catalog.gpu, _gpu_numbers, errors) if gpu is not None else _Column({}, False, None)
+    gpu_cols = (_lookup(gpu, catalog.gpu, lambda g: _gpu_numbers(g, engine, calibration), errors)
+                if gpu is not None else _Column({}, False, None))
 
     def model_numbers(key: tuple[Any, Any, Any]) -> dict[str, float]:
         name, wp, kp = key
@@ -220,25 +240,17 @@ def _lookup_tuples(keys: np.ndarray, numbers: Callable, errors: Errors) -> _Colu
     hashable = [tuple(x if isinstance(x, (str, type(None))) else repr(x) for x in k) for k in flat]
     index: dict[tuple, int] = {}
     codes = np.fromiter((index.setdefault(h, len(index)) for h in hashable), dtype=np.int64, count=len(hashable))
-    originals = [None] * len(index)
-    for h, k in zip(hashable, flat):
-        if originals[index[h]] is None:
-            originals[index[h]] = k
+    first_at = np.unique(codes, return_index=True)[1]
     rows, first_error = [], None
-    for k in originals:
+    for pos in first_at:
         try:
-            rows.append(numbers(k))
+            rows.append(numbers(flat[pos]))
         except PlannerError as exc:
             if errors == "raise":
                 raise
             first_error = first_error or exc
             rows.append(None)
-    template = next((r for r in rows if r is not None), None)
-    if template is None:
-        return _Column({}, np.ones(keys.shape, dtype=bool), first_error)
-    values = {f: np.array([(r or template)[f] for r in rows], dtype=float)[codes].reshape(keys.shape) for f in template}
-    bad = np.array([r is None for r in rows])[codes].reshape(keys.shape)
-    return _Column(values, bad, first_error)
+    return _spread(rows, codes, keys.shape, first_error)
 
 
 def _peak_for_weights(s: _Scenario) -> np.ndarray:
@@ -366,7 +378,8 @@ def _memory(s: _Scenario, context: np.ndarray, gpus: np.ndarray, util: Any, engi
     wb = m.weight_bytes(md["params_non_expert"], md["weight_bpp"], md["params_routed_experts"], md["expert_bpp"])
     visible = m.visible_memory_bytes(g["memory_bytes"], g["engine_visible_memory_bytes"], engine)
     if reserve is None:
-        act = m.activation_peak_bytes(md["hidden_size"], md["intermediate_size"], md["vocab_size"], gpus, engine)
+        act = m.activation_peak_bytes(md["hidden_size"], md["intermediate_size"], md["vocab_size"], gpus, engine,
+                                      g["max_num_batched_tokens"], g["max_num_seqs"])
         reserve = m.reserve_bytes_per_gpu(act, gpus, engine)
     budget = m.kv_budget_bytes_per_gpu(visible, wb, gpus, reserve, util, engine)
     repl = m.kv_replication(md["num_kv_heads"], gpus)
@@ -396,12 +409,13 @@ def _choose_gpus(s: _Scenario, context: np.ndarray, gpus: Any, util: Any, engine
     return chosen
 
 
-def _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context):
+def _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context,
+           calibration=None):
     eng = engine_profile(engine)
     util = eng.memory_utilization if memory_utilization is None else _fraction(memory_utilization, "memory_utilization")
     ctx = _count(context, "context", MAX_CONTEXT_TOKENS, " of tokens")
     s = _resolve(catalog or default_catalog(), errors, gpu=gpu, model=model, weight_precision=weight_precision,
-                 kv_precision=kv_precision)
+                 kv_precision=kv_precision, engine=eng, calibration=resolve_calibration(calibration))
     return eng, util, ctx, s
 
 
@@ -459,9 +473,10 @@ def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, eng
 def memory_plan(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any = None,
                 weight_precision: Any = None, memory_utilization: Any = None, *, batch: Any = 1,
                 engine: str | EngineProfile | None = None, reserve_bytes: Any = None,
-                catalog: Catalog | None = None, errors: Errors = "raise") -> MemoryPlan:
+                catalog: Catalog | None = None, errors: Errors = "raise", calibration: Any = None) -> MemoryPlan:
     """All memory quantities of a deployment; ``gpus=None`` picks the smallest group holding ``batch`` sequences."""
-    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context)
+    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context,
+                               calibration)
     need = _count(batch, "batch", MAX_BATCH, " of sequences")
     reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
     if not s.model or not s.gpu:
@@ -480,14 +495,15 @@ def memory_plan(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gp
 def max_batch(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any = None,
               weight_precision: Any = None, memory_utilization: Any = None, *,
               engine: str | EngineProfile | None = None, reserve_bytes: Any = None,
-              catalog: Catalog | None = None, errors: Errors = "raise"):
+              catalog: Catalog | None = None, errors: Errors = "raise", calibration: Any = None):
     """Sequences of ``context`` tokens that fit at once: floor(KV budget / KV bytes per sequence).
 
     KV budget = GPUs x (visible memory x utilization - reserve) - weights (engine ``"vllm"`` by default;
     ``engine="ideal"``, ``memory_utilization=1`` gives the seeds' free HBM / KV per sequence). Without
     ``gpus``, the smallest group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence.
     """
-    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context)
+    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context,
+                               calibration)
     reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
     if not s.model or not s.gpu:
         return _all_bad(s, errors, gpu, model, context)
@@ -568,10 +584,11 @@ def _decode(s: _Scenario, ctx: np.ndarray, batch: np.ndarray, gpus: np.ndarray, 
     bytes_moved = weights_read + kv_read
     peak = _peak_for_weights(s)
     bw = g["bandwidth"]
-    t_mem = bytes_moved / (gpus * bw * eng.bandwidth_efficiency)
-    t_flop = flop / (gpus * peak * eng.decode_flop_efficiency)
-    comm = 2.0 * md["num_layers"] * m.allreduce_time_s(batch * md["hidden_size"] * 2.0, gpus, g["interconnect"], eng)
-    overhead = eng.step_overhead_s + eng.layer_overhead_s * md["num_layers"]
+    t_mem = bytes_moved / (gpus * bw * g["bandwidth_efficiency"])
+    t_flop = flop / (gpus * peak * g["decode_flop_efficiency"])
+    comm = 2.0 * md["num_layers"] * m.allreduce_time_s(batch * md["hidden_size"] * 2.0, gpus, g["interconnect"],
+                                                       g["allreduce_latency_s"], g["interconnect_efficiency"])
+    overhead = g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
     step = np.maximum(t_mem, t_flop) + comm + overhead
     return DecodeStep(gpus, batch, step, bytes_moved, flop, t_mem, t_flop, comm, overhead, peak, bw)
 
@@ -579,9 +596,10 @@ def _decode(s: _Scenario, ctx: np.ndarray, batch: np.ndarray, gpus: np.ndarray, 
 def decode_step(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
                 weight_precision: Any = None, memory_utilization: Any = None, *,
                 engine: str | EngineProfile | None = None, reserve_bytes: Any = None, check_fit: bool = True,
-                catalog: Catalog | None = None, errors: Errors = "raise") -> DecodeStep:
+                catalog: Catalog | None = None, errors: Errors = "raise", calibration: Any = None) -> DecodeStep:
     """Roofline of one decode step of ``batch`` sequences at ``context`` tokens (see ``tpot``)."""
-    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context)
+    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, context,
+                               calibration)
     b = _count(batch, "batch", MAX_BATCH, " of sequences")
     reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
     if not s.model or not s.gpu:
@@ -656,9 +674,11 @@ class PrefillStep:
 
 def prefill(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_precision: Any = None,
             kv_precision: Any = None, *, engine: str | EngineProfile | None = None, memory_utilization: Any = None,
-            reserve_bytes: Any = None, catalog: Catalog | None = None, errors: Errors = "raise") -> PrefillStep:
+            reserve_bytes: Any = None, catalog: Catalog | None = None, errors: Errors = "raise",
+            calibration: Any = None) -> PrefillStep:
     """Prefill of one prompt: compute-bound roofline over 2 x active params x tokens + causal attention FLOPs."""
-    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, prompt_tokens)
+    eng, util, ctx, s = _setup(catalog, errors, engine, memory_utilization, gpu, model, weight_precision, kv_precision, prompt_tokens,
+                               calibration)
     reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
     if not s.model or not s.gpu:
         _nan_scalar_error(s, errors)
@@ -681,9 +701,11 @@ def prefill(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_p
     flop = 2.0 * params_per_token * ctx + attn
     bytes_moved = weights_read + kv_written
     peak = _peak_for_weights(s)
-    t = m.roofline_step_time_s(bytes_moved, flop, n_safe, g["bandwidth"], peak, eng.bandwidth_efficiency, eng.prefill_flop_efficiency)
-    comm = 2.0 * md["num_layers"] * m.allreduce_time_s(ctx * md["hidden_size"] * 2.0, n_safe, g["interconnect"], eng)
-    ttft_s = t + comm + eng.step_overhead_s + eng.layer_overhead_s * md["num_layers"]
+    t = m.roofline_step_time_s(bytes_moved, flop, n_safe, g["bandwidth"], peak, g["bandwidth_efficiency"],
+                               g["prefill_flop_efficiency"])
+    comm = 2.0 * md["num_layers"] * m.allreduce_time_s(ctx * md["hidden_size"] * 2.0, n_safe, g["interconnect"],
+                                                       g["allreduce_latency_s"], g["interconnect_efficiency"])
+    ttft_s = t + comm + g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
     idx = _pandas_index(gpu, model, prompt_tokens)
     return PrefillStep(*[_finish(np.asarray(v, dtype=float), bad, "coerce", idx) for v in (n, ctx, ttft_s, bytes_moved, flop)])
 
@@ -747,14 +769,15 @@ class Plan:
 
 def plan(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any = None, weight_precision: Any = None,
          memory_utilization: Any = None, *, batch: Any = None, engine: str | EngineProfile | None = None,
-         reserve_bytes: Any = None, price_per_gpu_hour: Any = None, catalog: Catalog | None = None) -> Plan:
+         reserve_bytes: Any = None, price_per_gpu_hour: Any = None, catalog: Catalog | None = None,
+         calibration: Any = None) -> Plan:
     """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this."""
     cat = catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
     eng = engine_profile(engine)
     wp = cat.precision(weight_precision).name if weight_precision is not None else mdl.native_precision
     kp = cat.precision(kv_precision).name if kv_precision is not None else _default_kv_precision(mdl)
-    opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat)
+    opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat, calibration=calibration)
     mem = memory_plan(g, mdl, context, kp, gpus, weight_precision, memory_utilization, **opts)
     n = int(mem.gpus)
     top = int(mem.max_batch)

@@ -41,8 +41,16 @@ class EngineProfile:
     activation_bytes_per_token_width: float = 0.0
     #: activation peak of the sampler, bytes per (sequence x vocabulary entry)
     activation_bytes_per_seq_vocab: float = 0.0
-    max_num_batched_tokens: int = 8192
-    max_num_seqs: int = 1024
+    #: tokens of the profiling forward pass and sequences of the sampler run; None: the engine's default for the
+    #: GPU class (vLLM: 8192 / 1024 on GPUs of 70 GiB or more that are not A100s, else 2048 / 256)
+    max_num_batched_tokens: int | None = None
+    max_num_seqs: int | None = None
+    large_gpu_min_memory_bytes: float = 70 * GiB
+    large_gpu_excluded_architectures: tuple[str, ...] = ("Ampere",)
+    max_num_batched_tokens_large_gpu: int = 8192
+    max_num_seqs_large_gpu: int = 1024
+    max_num_batched_tokens_small_gpu: int = 2048
+    max_num_seqs_small_gpu: int = 256
     block_size: int = 1
     # -- time --
     #: achieved fraction of peak HBM bandwidth in a decode step
@@ -59,6 +67,14 @@ class EngineProfile:
     allreduce_latency_s: float = 8e-6
     #: achieved fraction of the interconnect bandwidth in an all-reduce
     interconnect_efficiency: float = 0.7
+
+    def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
+        """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
+        large = memory_bytes >= self.large_gpu_min_memory_bytes and architecture not in self.large_gpu_excluded_architectures
+        tokens = self.max_num_batched_tokens or (
+            self.max_num_batched_tokens_large_gpu if large else self.max_num_batched_tokens_small_gpu)
+        seqs = self.max_num_seqs or (self.max_num_seqs_large_gpu if large else self.max_num_seqs_small_gpu)
+        return tokens, seqs
 
     def with_(self, **changes) -> EngineProfile:
         """A copy with some fields changed; None values are ignored."""
@@ -87,8 +103,6 @@ VLLM = EngineProfile(
     ),
     activation_bytes_per_token_width=2.0,
     activation_bytes_per_seq_vocab=10.0,
-    max_num_batched_tokens=8192,
-    max_num_seqs=1024,
     block_size=16,
 )
 

@@ -90,14 +90,13 @@ def visible_memory_bytes(memory_bytes: ArrayLike, engine_visible_memory_bytes: A
 
 def activation_peak_bytes(hidden_size: ArrayLike, intermediate_size: ArrayLike, vocab_size: ArrayLike,
                           gpus: ArrayLike, engine: EngineProfile,
-                          max_num_batched_tokens: ArrayLike | None = None, max_num_seqs: ArrayLike | None = None) -> ArrayLike:
+                          max_num_batched_tokens: ArrayLike, max_num_seqs: ArrayLike) -> ArrayLike:
     """Activation peak per GPU of the engine's profiling run.
 
     forward: a x batched tokens x (hidden + 2 x MLP width / GPUs); sampler: b x sequences x vocabulary
     (the sampler sees the whole vocabulary on every GPU). a and b are fitted per engine.
     """
-    tokens = engine.max_num_batched_tokens if max_num_batched_tokens is None else max_num_batched_tokens
-    seqs = engine.max_num_seqs if max_num_seqs is None else max_num_seqs
+    tokens, seqs = max_num_batched_tokens, max_num_seqs
     width = np.asarray(hidden_size, dtype=float) + 2.0 * np.asarray(intermediate_size, dtype=float) / np.asarray(gpus, dtype=float)
     return (engine.activation_bytes_per_token_width * np.asarray(tokens, dtype=float) * width
             + engine.activation_bytes_per_seq_vocab * np.asarray(seqs, dtype=float) * np.asarray(vocab_size, dtype=float))
@@ -156,11 +155,11 @@ def experts_touched(num_experts: ArrayLike, experts_per_token: ArrayLike, tokens
 
 
 def allreduce_time_s(message_bytes: ArrayLike, gpus: ArrayLike, interconnect_bytes_per_s: ArrayLike,
-                     engine: EngineProfile) -> ArrayLike:
+                     latency_s: ArrayLike, interconnect_efficiency: ArrayLike) -> ArrayLike:
     """One ring all-reduce: latency + 2 (g-1)/g x message / achieved link bandwidth; 0 on one GPU."""
     g = np.asarray(gpus, dtype=float)
-    link = np.asarray(interconnect_bytes_per_s, dtype=float) * engine.interconnect_efficiency
-    t = engine.allreduce_latency_s + 2.0 * (g - 1.0) / g * np.asarray(message_bytes, dtype=float) / link
+    link = np.asarray(interconnect_bytes_per_s, dtype=float) * interconnect_efficiency
+    t = latency_s + 2.0 * (g - 1.0) / g * np.asarray(message_bytes, dtype=float) / link
     return np.where(g > 1, t, 0.0)
 
 
