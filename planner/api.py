@@ -186,6 +186,7 @@ class _Scenario:
     model: dict[str, np.ndarray]
     bad: np.ndarray | bool
     first_error: PlannerError | None
+    catalog: Catalog | None = None
 
 
 def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = None, weight_precision: Any = None,
@@ -223,7 +224,7 @@ def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = Non
                 keys[idx] = (b[0][idx], b[1][idx], b[2][idx])
             model_cols = _lookup_tuples(keys, model_numbers, errors)
     first = gpu_cols.first_error or model_cols.first_error
-    return _Scenario(gpu_cols.values, model_cols.values, np.logical_or(gpu_cols.bad, model_cols.bad), first)
+    return _Scenario(gpu_cols.values, model_cols.values, np.logical_or(gpu_cols.bad, model_cols.bad), first, catalog)
 
 
 def _lookup_key(key: tuple, numbers: Callable, errors: Errors) -> _Column:
@@ -443,8 +444,8 @@ def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, eng
         arr = np.asarray(x)
         return arr.item() if arr.ndim == 0 else np.broadcast_to(arr, np.broadcast(arr, plan.kv_budget_bytes_per_gpu, need).shape)[tuple(idx)]
 
-    gname = str(_pick(gpu, tuple(idx)) if not isinstance(gpu, Gpu) else gpu.name)
-    mname = str(_pick(model, tuple(idx)) if not isinstance(model, Model) else model.name)
+    gname = s.catalog.gpu(_pick(gpu, tuple(idx))).name
+    mname = s.catalog.model(_pick(model, tuple(idx))).name
     ctx = int(at(context))
     n_need = int(at(need))
     what = f"{n_need} sequence{'s' if n_need != 1 else ''} of {ctx:,} tokens"
@@ -464,7 +465,7 @@ def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, eng
             smallest = k
             break
     weights_short = at(plan.weight_bytes) / n > at(plan.visible_bytes_per_gpu) * (1.0 if np.ndim(util) else float(util))
-    head = (f"{mname} weights ({at(plan.weight_bytes) / 1e9:,.1f} GB) do not fit on {n} x {gname}"
+    head = (f"{mname} weights ({at(plan.weight_bytes) / 1e9:,.2f} GB) do not fit on {n} x {gname}"
             if weights_short else f"{mname} weights plus {what} do not fit on {n} x {gname}")
     tail = f"; the smallest group that works is {smallest} x {gname}" if smallest else f"; no group of up to {GPU_GROUPS[-1]} works"
     return DoesNotFitError(f"{head}: short by {short / 1e9:,.1f} GB{tail}", shortfall_bytes=short, smallest_gpus=smallest)

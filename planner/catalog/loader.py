@@ -8,6 +8,7 @@ matches an earlier entry's name replaces it; other entries are added.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import tomllib
@@ -98,8 +99,14 @@ class Catalog:
         return {"gpu": self.gpus, "model": self.models, "precision": self.precisions}[kind]
 
 
-def _describe(exc: ValidationError) -> str:
-    err = exc.errors()[0]
+def _describe(exc: ValidationError, model: type[BaseModel]) -> str:
+    errors = exc.errors()
+    extra = [e for e in errors if e["type"] == "extra_forbidden"]
+    if extra:  # a typo explains the "missing" error that comes with it
+        key = str(extra[0]["loc"][-1])
+        close = difflib.get_close_matches(key, list(model.model_fields), n=1)
+        return f"unknown field {key!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+    err = errors[0]
     where = ".".join(str(p) for p in err["loc"]) or "(entry)"
     msg = err["msg"].removeprefix("Value error, ")
     extra = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
@@ -128,7 +135,7 @@ def _validate(path: Path, kind: str, raw: object, position: int) -> BaseModel:
     try:
         return KINDS[kind](**raw)
     except ValidationError as exc:
-        raise CatalogError(f"{path}: {kind} {label!r}: {_describe(exc)}") from None
+        raise CatalogError(f"{path}: {kind} {label!r}: {_describe(exc, KINDS[kind])}") from None
 
 
 def read_folder(folder: Path) -> dict[str, list[BaseModel]]:

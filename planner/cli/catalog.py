@@ -1,0 +1,149 @@
+"""``planner catalog``: list, show and import catalog entries."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import click
+import tomli_w
+
+from planner.architecture import param_counts
+from planner.catalog.hf import model_from_hf_config
+from planner.catalog.schema import Gpu, Model, Precision
+from planner.cli.options import catalog_option, load
+from planner.errors import InvalidInputError, OutputExistsError, UnknownNameError
+from planner.units import fmt_bytes, fmt_gb
+
+KINDS = ("gpus", "models", "precisions")
+
+
+def entry_to_toml(kind: str, entry: Gpu | Model | Precision) -> str:
+    """One entry as a ``[[kind]]`` TOML table, the form the loader reads back."""
+    data = entry.model_dump(mode="json", exclude_defaults=True)
+    data = {"name": data.pop("name"), **data}  # name first, for the reader
+    return tomli_w.dumps({kind: [data]})
+
+
+def _gpu_line(g: Gpu) -> str:
+    peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
+    price = f"${g.price.cloud_usd_per_gpu_hour:.2f}/h" if g.price and g.price.cloud_usd_per_gpu_hour else ""
+    return (f"{g.name:<16} {fmt_gb(g.memory_bytes, 1):>9} {g.hbm_bandwidth_bytes_per_s / 1e12:>5.2f} TB/s "
+            f"{peak / 1e12:>7.1f} TFLOP/s {price:>8}  {', '.join(g.aliases[:3])}")
+
+
+def _model_line(m: Model) -> str:
+    total, active = param_counts(m)
+    size = f"{total / 1e9:.1f}B" + (f" ({active / 1e9:.1f}B active)" if m.moe else "")
+    return f"{m.name:<24} {size:<22} {m.attention_kind:<4} {m.num_layers:>3} layers  {m.max_context:>7,} ctx  {', '.join(m.aliases[:2])}"
+
+
+def _precision_line(p: Precision) -> str:
+    return f"{p.name:<8} {p.bytes_per_element:.6g} B/element  math {p.math:<5} {'KV ok' if p.kv_cache else 'weights only'}"
+
+
+@click.group("catalog")
+def catalog_group() -> None:
+    """List, show and import catalog entries (GPUs, models, precisions).
+
+    Example:
+
+        planner catalog list models
+    """
+
+
+@catalog_group.command("list")
+@click.argument("kind", type=click.Choice(("all", *KINDS)), default="all")
+@catalog_option
+def list_command(kind: str, catalog_dirs) -> None:
+    """List GPUs, models and precisions with their headline numbers.
+
+    Example:
+
+        planner catalog list gpus
+    """
+    cat = load(catalog_dirs)
+    sections = {
+        "gpus": ("GPUs", cat.gpus, _gpu_line),
+        "models": ("Models", cat.models, _model_line),
+        "precisions": ("Precisions", cat.precisions, _precision_line),
+    }
+    for key in (KINDS if kind == "all" else (kind,)):
+        title, table, line = sections[key]
+        click.echo(f"{title} ({len(table)})")
+        for entry in table:
+            click.echo("  " + line(entry))
+        click.echo()
+    click.echo("Catalog folders: " + ", ".join(str(f) for f in cat.folders))
+
+
+@catalog_group.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of TOML.")
+@catalog_option
+def show_command(name: str, as_json: bool, catalog_dirs) -> None:
+    """Show one entry (GPU, model or precision) with every field and its source.
+
+    Example:
+
+        planner catalog show llama2-70b
+    """
+    cat = load(catalog_dirs)
+    known = []
+    for kind, table in (("gpu", cat.gpus), ("model", cat.models), ("precision", cat.precisions)):
+        if name in table:
+            entry = table.get(name)
+            if as_json:
+                click.echo(json.dumps(entry.model_dump(mode="json"), indent=2))
+                return
+            click.echo(entry_to_toml(kind, entry).rstrip())
+            if isinstance(entry, Model):
+                total, active = param_counts(entry)
+                click.echo(f"# computed: {total:,} parameters ({fmt_bytes(total)}), {active:,} active; "
+                           f"published {entry.published_params_total:,}")
+            return
+        known += table.names() + table.aliases()
+    raise UnknownNameError("catalog entry", name, known)
+
+
+@catalog_group.command("import-hf")
+@click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", required=True, help="Catalog name for the model, e.g. 'My-Llama-8B'.")
+@click.option("--alias", "aliases", multiple=True, help="Short name people will type (repeatable).")
+@click.option("--hf-id", default="", help="Hugging Face repo id, e.g. meta-llama/Llama-3.1-8B (used in the source).")
+@click.option("--params", "published_params", type=click.IntRange(min=1), help="Published parameter count, to check the computed one against.")
+@click.option("--to", "folder", type=click.Path(file_okay=False, path_type=Path),
+              help="Catalog folder to write <name>.toml into (default: print the entry).")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_params, folder, force: bool) -> None:
+    """Turn a Hugging Face config.json into a model entry.
+
+    Example:
+
+        planner catalog import-hf config.json --name My-Model-8B --alias my-8b --to ~/planner-catalog
+    """
+    try:
+        raw = json.loads(config.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InvalidInputError(f"{config}: not a JSON file ({exc})") from None
+    model, notes = model_from_hf_config(raw, name, hf_id, aliases=tuple(aliases), published_params=published_params)
+    text = entry_to_toml("model", model)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+    if published_params:
+        total, _ = param_counts(model)
+        click.echo(f"note: computed {total:,} parameters vs published {published_params:,} "
+                   f"({total / published_params - 1:+.2%})", err=True)
+    if folder is None:
+        click.echo(text.rstrip())
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / f"{''.join(c if c.isalnum() or c in '-_.' else '-' for c in name)}.toml"
+    if target.exists() and not force:
+        raise OutputExistsError(f"{target} exists; pass --force to overwrite it")
+    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as tmp:
+        tmp.write(text)
+    os.replace(tmp.name, target)
+    click.echo(f"wrote {target}; use it with --catalog {folder} or PLANNER_CATALOG={folder}")

@@ -1,0 +1,92 @@
+"""Bad input: each error says what was wrong and what is accepted."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import planner
+from planner.errors import DoesNotFitError, InvalidInputError, UnknownNameError
+
+
+class TestNames:
+    def test_unknown_gpu_names_the_closest_gpus(self):
+        with pytest.raises(UnknownNameError, match=r"unknown GPU 'H10'; did you mean H100"):
+            planner.max_batch("H10", "llama2-70b", 8192)
+
+    def test_unknown_model_names_the_closest_models(self):
+        with pytest.raises(UnknownNameError, match=r"unknown model 'lama2-70b'; did you mean .*llama2-70b"):
+            planner.tpot("H100", "lama2-70b", 8192)
+
+    def test_unknown_precision_names_the_closest_precisions(self):
+        with pytest.raises(UnknownNameError, match=r"unknown precision 'fp9'; did you mean"):
+            planner.kv_bytes("llama2-70b", 8192, "fp9")
+
+    def test_a_weight_only_format_is_refused_for_the_kv_cache(self):
+        with pytest.raises(InvalidInputError, match="'mxfp4' is not a KV-cache format; use one of"):
+            planner.kv_bytes("llama2-70b", 8192, "mxfp4")
+
+    def test_names_are_matched_without_case_spaces_or_hyphens(self):
+        assert planner.max_batch(" h100 ", "Llama2-70B", 8192.0, "FP16") == planner.max_batch("H100", "llama2-70b", 8192, "fp16")
+
+
+class TestCounts:
+    @pytest.mark.parametrize("bad", [0, -1, 8192.5, float("nan"), float("inf"), 2**25, True, None, "8k"])
+    def test_context_must_be_a_whole_number_of_tokens_in_range(self, bad):
+        with pytest.raises(InvalidInputError, match=r"context must be a whole number of tokens from 1 to 16,777,216; got"):
+            planner.max_batch("H100", "llama2-70b", bad)
+
+    @pytest.mark.parametrize("bad", [0, 1.5, -4, 2**21])
+    def test_batch_must_be_a_whole_number_of_sequences(self, bad):
+        with pytest.raises(InvalidInputError, match="batch must be a whole number of sequences from 1 to"):
+            planner.tpot("H100", "llama3.1-8b", 4096, bad)
+
+    @pytest.mark.parametrize("bad", [0, 2.5, -2, 10_000])
+    def test_gpu_count_must_be_a_whole_number_of_gpus(self, bad):
+        with pytest.raises(InvalidInputError, match="gpus must be a whole number of GPUs from 1 to 4,096"):
+            planner.max_batch("H100", "llama3.1-8b", 4096, gpus=bad)
+
+    @pytest.mark.parametrize("bad", [0, -0.5, 1.2, float("nan")])
+    def test_memory_utilization_is_a_fraction(self, bad):
+        with pytest.raises(InvalidInputError, match="memory_utilization must be a number above 0 and at most 1"):
+            planner.max_batch("H100", "llama3.1-8b", 4096, memory_utilization=bad)
+
+    def test_floats_that_are_whole_numbers_are_accepted(self):
+        """Excel hands 8192 as 8192.0."""
+        assert planner.max_batch("H100", "llama3.1-8b", 8192.0, gpus=1.0) == planner.max_batch("H100", "llama3.1-8b", 8192, gpus=1)
+
+
+class TestFit:
+    def test_a_given_gpu_count_too_small_names_the_shortfall_and_the_smallest_group(self):
+        with pytest.raises(DoesNotFitError, match=r"Llama-2-70B weights \(137\.95 GB\) do not fit on 1 x H100 SXM 80GB: "
+                                                  r"short by [\d.]+ GB; the smallest group that works is 2 x H100 SXM 80GB"):
+            planner.max_batch("H100", "llama2-70b", 8192, "fp16", 1)
+
+    def test_a_batch_that_does_not_fit_is_an_error_for_time_functions(self):
+        with pytest.raises(DoesNotFitError, match="weights plus 500 sequences of 8,192 tokens do not fit on 2 x"):
+            planner.tpot("H100", "llama2-70b", 8192, 500, gpus=2)
+
+    def test_a_model_too_big_for_any_group_says_so(self):
+        with pytest.raises(DoesNotFitError, match="do not fit on up to 64 x L4"):
+            planner.max_batch("L4", "deepseek-v3", 163840, "fp32", weight_precision="fp32")
+
+    def test_context_beyond_the_trained_maximum_is_computed_and_flagged_in_plans(self):
+        """Llama 2 was trained to 4,096 tokens; the mission's own example asks for 8,192."""
+        assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") >= 1
+        p = planner.plan("H100", "llama2-70b", 8192, "fp16")
+        assert any("exceeds Llama-2-70B's trained maximum of 4,096 tokens" in w for w in p.warnings)
+
+    def test_missing_price_is_an_error_naming_the_fix(self):
+        with pytest.raises(InvalidInputError, match="no price per GPU-hour in the catalog for 'H20'; pass price_per_gpu_hour"):
+            planner.cost_per_mtok("H20", "llama3.1-8b", 4096)
+        assert math.isfinite(planner.cost_per_mtok("H20", "llama3.1-8b", 4096, price_per_gpu_hour=1.0))
+
+
+class TestMissionExample:
+    def test_max_batch_of_the_mission_example_answers_for_two_h100s(self):
+        """=MAX_BATCH("H100","llama2-70b",8192,"fp16"): weights need 2 x H100; vLLM budget holds 4 sequences."""
+        p = planner.memory_plan("H100", "llama2-70b", 8192, "fp16")
+        assert int(p.gpus) == 2
+        # (2 x (79.18 GiB x 0.9 - reserve) - 137.95 GB) / 2.68 GB: 4 with vLLM's reserve, 12 in the seed form
+        assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") == int(p.max_batch) == 4

@@ -1,0 +1,200 @@
+"""The shipped catalog: complete, sourced, consistent with published facts; user folders extend it."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from planner.architecture import param_breakdown, param_counts
+from planner.catalog import Gpu, Model, Precision, default_catalog, load_catalog, reload_catalog
+from planner.catalog.loader import ENV_VAR
+from planner.catalog.schema import normalize_name
+from planner.cli.catalog import entry_to_toml
+from planner.errors import CatalogError, UnknownNameError
+
+CAT = default_catalog()
+REFERENCE = Path(__file__).parents[1] / "catalogs" / "reference"
+GiB = 2**30
+
+
+class TestShippedCatalog:
+    def test_has_the_gpus_and_models_the_issue_lists(self):
+        """At least 15 GPUs and 20 models, with the named SKUs and models present."""
+        assert len(CAT.gpus) >= 15 and len(CAT.models) >= 20
+        for name in ["A100-40GB", "A100-80GB", "A100-PCIe", "H100", "H100-PCIe", "H100-NVL", "H200", "B200", "L4",
+                     "L40S", "A10G", "RTX 4090", "MI300X", "MI325X"]:
+            assert name in CAT.gpus, name
+        for name in ["llama-65b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3.1-8b", "llama3.1-70b",
+                     "llama3.1-405b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-32b",
+                     "qwen2.5-72b", "qwen3-0.6b", "qwen3-8b", "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b",
+                     "qwen3-235b-a22b", "deepseek-v3", "gemma2-27b", "gpt-oss-20b", "gpt-oss-120b"]:
+            assert name in CAT.models, name
+
+    @pytest.mark.parametrize("alias, canonical", [
+        ("H100", "H100 SXM 80GB"), ("A100", "A100 SXM 80GB"), ("A100-80GB", "A100 SXM 80GB"),
+        ("A100-40GB", "A100 SXM 40GB"), ("h100 ", "H100 SXM 80GB"), ("  h-1-0-0", "H100 SXM 80GB"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM 80GB"), ("H200", "H200 SXM 141GB"), ("mi300x", "MI300X"),
+    ])
+    def test_gpu_aliases_ignore_case_spaces_and_hyphens(self, alias, canonical):
+        assert CAT.gpu(alias).name == canonical
+
+    @pytest.mark.parametrize("alias, canonical", [
+        ("llama2-70b", "Llama-2-70B"), ("Llama2-70B", "Llama-2-70B"), ("LLAMA 2 70B", "Llama-2-70B"),
+        ("llama-65b", "LLaMA-65B"), ("llama3.1-8b", "Llama-3.1-8B"), ("qwen3-32b", "Qwen3-32B"),
+        ("gpt-oss-120b", "gpt-oss-120b"), ("meta-llama/Llama-2-70b-hf", "Llama-2-70B"),
+    ])
+    def test_model_aliases_as_people_type_them(self, alias, canonical):
+        assert CAT.model(alias).name == canonical
+
+    def test_dots_in_names_are_significant(self):
+        """'qwen2.5-7b' and a hypothetical 'qwen2-57b' must not collide."""
+        assert normalize_name("qwen2.5-7b") != normalize_name("qwen2-57b")
+
+    def test_every_entry_names_its_source(self):
+        for table in (CAT.gpus, CAT.models, CAT.precisions):
+            for entry in table:
+                assert len(entry.source) > 10, entry.name
+        for g in CAT.gpus:
+            if g.price:
+                assert g.price.source and re.match(r"\d{4}-\d{2}", g.price.date), g.name
+
+    def test_hbm_cards_hold_binary_gigabytes(self):
+        """'80 GB' cards have 80 GiB (the HBM stacks are binary-sized); nvidia-smi shows slightly less."""
+        assert CAT.gpu("H100").memory_bytes == 80 * GiB
+        assert CAT.gpu("A100-40GB").memory_bytes == 40 * GiB
+        assert CAT.gpu("MI300X").memory_bytes == 192 * GiB
+
+    def test_engine_visible_totals_match_the_published_reference(self):
+        """Torch/vLLM totals from ../shared/reference/gpu_memory_totals.csv (rows SMI021, SMI023, SMI025)."""
+        with (REFERENCE / "gpu_memory_totals.csv").open(encoding="utf-8") as f:
+            rows = {r["record_id"]: r for r in csv.DictReader(f)}
+        expect = {"SMI023": ("H100", 79.18), "SMI021": ("A100-40GB", 39.38), "SMI025": ("RTX A6000", 47.54)}
+        for rid, (gpu, gib) in expect.items():
+            assert rows[rid]["total_memory"].startswith(str(gib))
+            assert CAT.gpu(gpu).engine_visible_memory_bytes / GiB == pytest.approx(gib, abs=0.005)
+
+    def test_engine_visible_total_is_below_what_nvidia_smi_shows(self):
+        """H100: nvidia-smi 81,559 MiB (SMI001) > torch 79.18 GiB; both below the physical 80 GiB."""
+        h100 = CAT.gpu("H100")
+        assert h100.engine_visible_memory_bytes < 81559 * 2**20 < h100.memory_bytes
+
+    def test_dense_peaks_are_not_sparse_figures(self):
+        """H100 SXM dense BF16 is 989.4 TFLOP/s (the datasheet's 1,979 is with 2:4 sparsity)."""
+        assert CAT.gpu("H100").peak_flop_per_s["bf16"] == pytest.approx(989.4e12)
+        assert CAT.gpu("A100").peak_flop_per_s["bf16"] == pytest.approx(312e12)
+
+
+class TestParameterCounts:
+    @pytest.mark.parametrize("model", CAT.models.entries, ids=lambda m: m.name)
+    def test_computed_total_matches_the_published_count(self, model: Model):
+        """Within 1% (the published figure is rounded for LLaMA-65B and Qwen3-0.6B; exact for the rest)."""
+        total, _ = param_counts(model)
+        assert total == pytest.approx(model.published_params_total, rel=0.01)
+
+    @pytest.mark.parametrize("model", [m for m in CAT.models if m.published_params_active], ids=lambda m: m.name)
+    def test_computed_active_count_matches_the_published_one(self, model: Model):
+        """Within 2%: model cards round active counts (Mixtral 12.9B, DeepSeek-V3 37B, Qwen3-30B-A3B 3.3B)."""
+        b = param_breakdown(model)
+        active = b.active - (b.embedding if model.published_active_excludes_embedding else 0)
+        assert active == pytest.approx(model.published_params_active, rel=0.02)
+
+    def test_untied_output_layer_is_counted(self):
+        """Llama 2 7B: 32000 x 4096 embedding and a separate lm_head of the same size (a classic miss)."""
+        b = param_breakdown(CAT.model("llama2-7b"))
+        assert b.lm_head == b.embedding == 32000 * 4096
+
+    def test_head_dim_is_taken_from_the_config_not_hidden_over_heads(self):
+        """Gemma 2 27B: head_dim 128 although hidden 4608 / 32 heads = 144."""
+        g = CAT.model("gemma2-27b")
+        assert g.head_dim == 128 != g.hidden_size // g.num_attention_heads
+
+
+class TestRoundTrip:
+    @pytest.mark.parametrize("entry", [*CAT.gpus, *CAT.models, *CAT.precisions], ids=lambda e: e.name)
+    def test_entries_survive_a_dump_and_validate_round_trip(self, entry, tmp_path):
+        kind = {Gpu: "gpu", Model: "model", Precision: "precision"}[type(entry)]
+        (tmp_path / "x.toml").write_text(entry_to_toml(kind, entry))
+        again = load_catalog(tmp_path, shipped=False, use_env=False).table(kind).get(entry.name)
+        assert again == entry
+
+
+class TestUserFolders:
+    def test_user_folder_overrides_a_price_and_adds_a_gpu(self, tmp_path):
+        h100 = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
+        h100["price"] = {"cloud_usd_per_gpu_hour": 1.23, "date": "2026-11", "source": "our contract"}
+        mine = dict(h100, name="My H100", aliases=["myh100"], price=h100["price"])
+        (tmp_path / "gpus.toml").write_text(tomli_w.dumps({"gpu": [h100, mine]}))
+        cat = load_catalog(tmp_path, use_env=False)
+        assert cat.gpu("H100").price.cloud_usd_per_gpu_hour == 1.23
+        assert cat.gpu("myh100").name == "My H100"
+        assert len(cat.gpus) == len(CAT.gpus) + 1
+
+    def test_environment_variable_names_extra_folders(self, tmp_path, monkeypatch):
+        model = CAT.model("llama2-7b").model_dump(mode="json", exclude_none=True)
+        model.update(name="Team-7B", aliases=["team-7b"], hf_id="")
+        (tmp_path / "models.toml").write_text(tomli_w.dumps({"model": [model]}))
+        monkeypatch.setenv(ENV_VAR, str(tmp_path))
+        reload_catalog()
+        try:
+            assert default_catalog().model("team-7b").name == "Team-7B"
+        finally:
+            monkeypatch.delenv(ENV_VAR)
+            reload_catalog()
+        with pytest.raises(UnknownNameError):
+            default_catalog().model("team-7b")
+
+    def test_a_broken_entry_is_rejected_in_one_line_naming_file_entry_and_field(self, tmp_path):
+        bad = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
+        bad["hbm_bandwidth_bytes_per_s"] = -1
+        (tmp_path / "gpus.toml").write_text(tomli_w.dumps({"gpu": [bad]}))
+        with pytest.raises(CatalogError) as info:
+            load_catalog(tmp_path, use_env=False)
+        msg = str(info.value)
+        assert "\n" not in msg
+        assert "gpus.toml" in msg and "'H100 SXM 80GB'" in msg and "hbm_bandwidth_bytes_per_s" in msg
+        assert "greater than 0" in msg
+
+    def test_a_misspelled_key_is_an_error_not_a_silent_default(self, tmp_path):
+        bad = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
+        bad["hbm_bandwith_bytes_per_s"] = bad.pop("hbm_bandwidth_bytes_per_s")
+        (tmp_path / "gpus.toml").write_text(tomli_w.dumps({"gpu": [bad]}))
+        with pytest.raises(CatalogError, match="unknown field 'hbm_bandwith_bytes_per_s'; did you mean 'hbm_bandwidth_bytes_per_s'"):
+            load_catalog(tmp_path, use_env=False)
+
+    def test_an_alias_claimed_by_two_entries_is_an_error(self, tmp_path):
+        a = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
+        b = dict(CAT.gpu("H200").model_dump(mode="json", exclude_none=True), aliases=["H100"])
+        (tmp_path / "gpus.toml").write_text(tomli_w.dumps({"gpu": [a, b]}))
+        with pytest.raises(CatalogError, match="already belongs to"):
+            load_catalog(tmp_path, shipped=False, use_env=False)
+
+    def test_unknown_table_and_bad_toml_are_reported_with_the_file(self, tmp_path):
+        (tmp_path / "x.toml").write_text("[[gpus]]\nname='x'\n")
+        with pytest.raises(CatalogError, match=r"x\.toml: unknown table 'gpus'"):
+            load_catalog(tmp_path, use_env=False)
+        (tmp_path / "x.toml").write_text("[[gpu]\n")
+        with pytest.raises(CatalogError, match=r"x\.toml: not valid TOML"):
+            load_catalog(tmp_path, use_env=False)
+
+    def test_a_missing_folder_is_reported(self, tmp_path):
+        with pytest.raises(CatalogError, match="catalog folder not found"):
+            load_catalog(tmp_path / "nope", use_env=False)
+
+
+class TestUnknownNames:
+    def test_unknown_gpu_suggests_the_closest_names(self):
+        with pytest.raises(UnknownNameError) as info:
+            CAT.gpu("H10")
+        assert str(info.value).startswith("unknown GPU 'H10'; did you mean H100")
+
+    def test_unknown_model_suggests_the_closest_names(self):
+        with pytest.raises(UnknownNameError, match=r"unknown model 'llama2-7' ; did you mean|unknown model 'llama2-7'; did you mean .*llama2-7b"):
+            CAT.model("llama2-7")
+
+    def test_unknown_precision_lists_what_is_known(self):
+        with pytest.raises(UnknownNameError, match="unknown precision 'fp12'"):
+            CAT.precision("fp12")

@@ -1,0 +1,151 @@
+"""Laws the capacity model obeys for every GPU, model, precision and size (hypothesis)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+import planner
+from planner.catalog import default_catalog
+from planner.errors import DoesNotFitError
+
+CAT = default_catalog()
+GPUS = st.sampled_from(CAT.gpus.names())
+MODELS = st.sampled_from(CAT.models.names())
+KV = st.sampled_from([p.name for p in CAT.precisions if p.kv_cache])
+CONTEXT = st.integers(min_value=1, max_value=256_000)
+COUNTS = st.sampled_from([1, 2, 4, 8, 16])
+settings.register_profile("planner", max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("planner")
+
+
+def batch_or_none(*args, **kwargs):
+    try:
+        return planner.max_batch(*args, **kwargs)
+    except DoesNotFitError:
+        return None
+
+
+class TestKvCache:
+    @given(MODELS, KV, st.integers(1, 100_000), st.integers(1, 100_000))
+    def test_kv_bytes_are_linear_in_tokens_until_a_window_caps_them(self, model, kv, a, b):
+        m = CAT.model(model)
+        assume(m.sliding_window is None or max(a, b, a + b) <= m.sliding_window)
+        assert planner.kv_bytes(model, a + b, kv) == pytest.approx(planner.kv_bytes(model, a, kv) + planner.kv_bytes(model, b, kv))
+
+    @given(MODELS, KV, CONTEXT, st.integers(1, 512))
+    def test_kv_bytes_scale_with_batch(self, model, kv, tokens, batch):
+        assert planner.kv_bytes(model, tokens, kv, batch) == pytest.approx(batch * planner.kv_bytes(model, tokens, kv))
+
+    @given(MODELS, CONTEXT)
+    def test_sliding_window_layers_never_hold_more_than_their_window(self, model, tokens):
+        m = CAT.model(model)
+        full = planner.kv_bytes(model, tokens, "bf16")
+        assert full <= planner.kv_bytes_per_token(model, "bf16") * tokens * (1 + 1e-12)
+
+
+class TestMaxBatch:
+    @given(GPUS, MODELS, KV, CONTEXT, CONTEXT, COUNTS)
+    def test_never_grows_with_context(self, gpu, model, kv, c1, c2, n):
+        short, long_ = sorted((c1, c2))
+        b_short, b_long = batch_or_none(gpu, model, short, kv, n), batch_or_none(gpu, model, long_, kv, n)
+        assume(b_long is not None)
+        assert b_short >= b_long
+
+    @given(GPUS, MODELS, KV, CONTEXT, st.sampled_from([1, 2, 4, 8]))
+    def test_never_shrinks_with_more_gpus(self, gpu, model, kv, context, n):
+        fewer = batch_or_none(gpu, model, context, kv, n)
+        assume(fewer is not None)
+        assert batch_or_none(gpu, model, context, kv, 2 * n) >= fewer
+
+    @given(GPUS, MODELS, CONTEXT, COUNTS)
+    def test_never_shrinks_with_a_smaller_kv_precision(self, gpu, model, context, n):
+        wide = batch_or_none(gpu, model, context, "bf16", n)
+        assume(wide is not None)
+        assert batch_or_none(gpu, model, context, "fp8", n) >= wide
+        assert batch_or_none(gpu, model, context, "int4", n) >= batch_or_none(gpu, model, context, "fp8", n)
+
+    @given(GPUS, MODELS, CONTEXT)
+    def test_without_a_gpu_count_uses_the_smallest_group_that_fits(self, gpu, model, context):
+        try:
+            auto = planner.memory_plan(gpu, model, context)
+        except DoesNotFitError:
+            return
+        n = int(auto.gpus)
+        assert batch_or_none(gpu, model, context, None, n) == int(auto.max_batch) >= 1
+        if n > 1:
+            assert batch_or_none(gpu, model, context, None, n // 2) is None
+
+    @given(GPUS, MODELS, CONTEXT, COUNTS)
+    def test_ideal_engine_is_an_upper_bound_on_the_vllm_budget(self, gpu, model, context, n):
+        vllm = batch_or_none(gpu, model, context, None, n)
+        assume(vllm is not None)
+        assert batch_or_none(gpu, model, context, None, n, engine="ideal") >= vllm
+
+
+class TestDecodeTime:
+    @given(GPUS, MODELS, st.integers(1, 32_768), st.integers(1, 64))
+    def test_tpot_is_at_least_weight_bytes_over_bandwidth(self, gpu, model, context, batch):
+        try:
+            step = planner.decode_step(gpu, model, context, batch)
+        except DoesNotFitError:
+            return
+        g = CAT.gpu(gpu)
+        m = CAT.model(model)
+        # a dense model streams every weight but the embedding lookup; MoE at least the active experts
+        from planner.architecture import model_facts
+        facts = model_facts(m)
+        floor_bytes = facts.params_read_per_step * CAT.precision(m.native_precision).bytes_per_element
+        assert step.step_s >= floor_bytes / (float(step.gpus) * g.hbm_bandwidth_bytes_per_s) * (1 - 1e-12)
+
+    @given(GPUS, MODELS, st.integers(1, 32_768), st.integers(1, 32))
+    def test_throughput_is_batch_over_tpot_and_grows_with_batch(self, gpu, model, context, batch):
+        try:
+            one = planner.decode_step(gpu, model, context, batch, gpus=8, check_fit=False)
+            two = planner.decode_step(gpu, model, context, 2 * batch, gpus=8, check_fit=False)
+        except DoesNotFitError:
+            return
+        assert one.throughput_tokens_per_s == pytest.approx(batch / one.step_s)
+        assert two.throughput_tokens_per_s >= one.throughput_tokens_per_s
+        assert two.step_s >= one.step_s
+
+    @given(GPUS, MODELS, st.integers(1, 32_768), st.integers(1, 64))
+    def test_mfu_and_mbu_are_fractions(self, gpu, model, context, batch):
+        step = planner.decode_step(gpu, model, context, batch, gpus=8, check_fit=False)
+        assert 0 < step.mfu <= 1 and 0 < step.mbu <= 1
+
+    def test_batch_token_time_is_tpot_over_batch_not_tpot(self):
+        """The second seed's (weights + KV) / bandwidth x 1/B is time per token of the whole batch."""
+        tpot = planner.tpot("H100", "llama2-70b", 4096, 4, gpus=2)
+        assert planner.batch_token_time("H100", "llama2-70b", 4096, 4, gpus=2) == pytest.approx(tpot / 4)
+        assert planner.throughput("H100", "llama2-70b", 4096, 4, gpus=2) == pytest.approx(4 / tpot)
+
+
+class TestVectorized:
+    def test_arrays_give_the_same_answers_as_scalar_calls(self):
+        gpus = ["H100", "A100", "H200", "L40S", "MI300X"]
+        models = ["llama2-70b", "llama3.1-8b", "qwen3-30b-a3b", "gemma2-27b", "deepseek-v3"]
+        contexts = [8192, 4096, 32768, 2048, 16384]
+        got = planner.tpot(gpus, models, contexts, 4, errors="coerce")
+        for i, (g, m, c) in enumerate(zip(gpus, models, contexts)):
+            try:
+                want = planner.tpot(g, m, c, 4)
+            except DoesNotFitError:
+                assert np.isnan(got[i])
+            else:
+                assert got[i] == pytest.approx(want, rel=1e-12)
+
+    def test_arrays_broadcast_and_series_keep_their_index(self):
+        ctx = pd.Series([1024, 8192, 65536], index=["short", "mid", "long"])
+        out = planner.max_batch("H200", "llama3.1-8b", ctx)
+        assert isinstance(out, pd.Series) and list(out.index) == ["short", "mid", "long"]
+        assert out["short"] > out["mid"] > out["long"]
+        grid = planner.max_batch(np.array(["H100", "H200"])[:, None], "llama3.1-70b", np.array([[4096, 8192, 16384]]))
+        assert grid.shape == (2, 3)
+
+    def test_coerce_gives_nan_only_for_the_failing_scenarios(self):
+        out = planner.max_batch(["H100", "H10", "H100"], "llama2-70b", [8192, 8192, 8192], "fp16", [2, 2, 1], errors="coerce")
+        assert out[0] >= 1 and np.isnan(out[1]) and np.isnan(out[2])
