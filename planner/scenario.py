@@ -1,0 +1,317 @@
+"""Budget-review scenarios: the TOML schema (frozen pydantic, unknown keys refused) and its loader.
+
+A scenario names the workload (traffic, prompt and output lengths, latency targets, growth) and the options to
+compare (GPU, model, precisions, how the GPUs are paid for). ``examples/budget-review.toml`` is a commented
+example; ``docs/export.md`` lists every field.
+
+    [workload]    traffic, token lengths, targets
+    [defaults]    any option field, shared by every [[option]] that does not set it
+    [[option]]    one deployment choice each; at least one
+    [levers]      what the four levers change (optional)
+
+Every error is one line naming the file and the field (``option #2 (H200 rented).gpu``; options count from 1).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from planner.catalog import Catalog
+from planner.engines import ENGINES, engine_profile
+from planner.errors import InvalidInputError, PlannerError
+
+_CONFIG = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScenarioError(InvalidInputError):
+    """Raised when a scenario file cannot be read, or a field is missing, unknown, of the wrong type or out of range."""
+
+
+class Workload(BaseModel):
+    """Traffic and targets. Give the peak and average load as request rates OR as concurrent requests, not both."""
+
+    model_config = _CONFIG
+
+    peak_requests_per_s: float | None = Field(default=None, gt=0, description="requests arriving per second at the busiest time")
+    average_requests_per_s: float | None = Field(default=None, gt=0, description="requests per second averaged over the month")
+    peak_concurrent_requests: float | None = Field(default=None, gt=0, description="requests in flight at the busiest time")
+    average_concurrent_requests: float | None = Field(default=None, gt=0, description="requests in flight on average")
+    prompt_tokens_mean: int = Field(gt=0, description="mean prompt length, tokens")
+    prompt_tokens_high: int = Field(gt=0, description="high-percentile prompt length, tokens (sizes TTFT and KV)")
+    output_tokens_mean: int = Field(gt=0, description="mean output length, tokens")
+    output_tokens_high: int = Field(gt=0, description="high-percentile output length, tokens (sizes KV)")
+    high_percentile: float = Field(default=95, gt=0, lt=100, description="which percentile the *_high lengths are (a label)")
+    ttft_target_s: float = Field(gt=0, description="time to first token of a high-percentile prompt, seconds")
+    tpot_target_s: float = Field(gt=0, description="time per output token, seconds")
+    growth_over_horizon: float = Field(default=0.0, ge=0, description="traffic growth by the end of the horizon (0.5 = +50%)")
+    horizon_months: int = Field(default=12, gt=0, description="planning horizon, months (a label for the growth)")
+
+    @model_validator(mode="after")
+    def _check(self) -> Workload:
+        rates = (self.peak_requests_per_s, self.average_requests_per_s)
+        users = (self.peak_concurrent_requests, self.average_concurrent_requests)
+        if any(v is not None for v in rates) and any(v is not None for v in users):
+            raise ValueError("give the load as requests per second or as concurrent requests, not both")
+        pair = rates if any(v is not None for v in rates) else users
+        kind = "requests_per_s" if pair is rates else "concurrent_requests"
+        if pair[0] is None or pair[1] is None:
+            raise ValueError(f"give both peak_{kind} and average_{kind} "
+                             "(or peak_concurrent_requests and average_concurrent_requests)")
+        if pair[1] > pair[0]:
+            raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
+        if self.prompt_tokens_high < self.prompt_tokens_mean:
+            raise ValueError("prompt_tokens_high is below prompt_tokens_mean")
+        if self.output_tokens_high < self.output_tokens_mean:
+            raise ValueError("output_tokens_high is below output_tokens_mean")
+        return self
+
+    @property
+    def by_rate(self) -> bool:
+        return self.peak_requests_per_s is not None
+
+    @property
+    def growth_factor(self) -> float:
+        return 1.0 + self.growth_over_horizon
+
+    @property
+    def sizing_context_tokens(self) -> int:
+        """Tokens one sequence holds at most: high-percentile prompt + high-percentile output."""
+        return self.prompt_tokens_high + self.output_tokens_high
+
+
+class _OptionFields(BaseModel):
+    """Fields an [[option]] sets, or [defaults] sets for all of them. None: not given here."""
+
+    model_config = _CONFIG
+
+    gpu: str | None = Field(default=None, min_length=1, description="GPU name or alias from the catalog")
+    model: str | None = Field(default=None, min_length=1, description="model name or alias from the catalog")
+    weight_precision: str | None = Field(default=None, description="bf16, fp16, fp8, int8, int4 ... (default: as published)")
+    kv_precision: str | None = Field(default=None, description="KV-cache precision (default: the activation dtype)")
+    engine: str | None = Field(default=None, description=f"memory budgeting rule: {', '.join(ENGINES)}")
+    memory_utilization: float | None = Field(default=None, gt=0, le=1, description="share of GPU memory the engine may use")
+    pricing: Literal["purchase", "cloud"] | None = Field(default=None, description="buy the GPUs or rent them by the hour")
+    purchase_usd: float | None = Field(default=None, gt=0, description="price of one GPU (default: the catalog's)")
+    cloud_usd_per_gpu_hour: float | None = Field(default=None, gt=0, description="rent per GPU-hour (default: the catalog's)")
+    amortization_months: int | None = Field(default=None, gt=0, description="months a purchase is written off over")
+    power_usd_per_kwh: float | None = Field(default=None, ge=0, description="electricity price, $/kWh")
+    pue: float | None = Field(default=None, ge=1, description="power usage effectiveness of the data centre (1.0-2.0)")
+    node_size: int | None = Field(default=None, gt=0, description="GPUs are bought or rented in whole nodes of this size")
+    spare_replicas: int | None = Field(default=None, ge=0, description="replicas beyond the peak need (N+1: 1)")
+    max_gpus_per_replica: Literal[1, 2, 4, 8, 16] | None = Field(default=None, description="largest tensor-parallel group tried")
+
+
+class Defaults(_OptionFields):
+    """[defaults]: any option field, applied to every [[option]] that leaves it out."""
+
+
+#: What an option gets when neither it nor [defaults] says. Sources are stated on the Assumptions sheet.
+BUILTIN_DEFAULTS: dict[str, Any] = {
+    "engine": "vllm",
+    "pricing": "cloud",
+    "amortization_months": 36,
+    "power_usd_per_kwh": 0.12,
+    "pue": 1.3,
+    "spare_replicas": 1,
+    "max_gpus_per_replica": 8,
+}
+
+
+class Option(_OptionFields):
+    """One deployment choice, with [defaults] and the built-in defaults applied."""
+
+    name: str = Field(default="", description="label in the review (default: 'GPU, model, pricing')")
+    gpu: str = Field(min_length=1, description="GPU name or alias from the catalog")
+    model: str = Field(min_length=1, description="model name or alias from the catalog")
+    engine: str = BUILTIN_DEFAULTS["engine"]
+    pricing: Literal["purchase", "cloud"] = BUILTIN_DEFAULTS["pricing"]
+    amortization_months: int = Field(default=BUILTIN_DEFAULTS["amortization_months"], gt=0)
+    power_usd_per_kwh: float = Field(default=BUILTIN_DEFAULTS["power_usd_per_kwh"], ge=0)
+    pue: float = Field(default=BUILTIN_DEFAULTS["pue"], ge=1)
+    spare_replicas: int = Field(default=BUILTIN_DEFAULTS["spare_replicas"], ge=0)
+    max_gpus_per_replica: Literal[1, 2, 4, 8, 16] = BUILTIN_DEFAULTS["max_gpus_per_replica"]
+
+    @property
+    def nodes_of(self) -> int:
+        """Node size: as given, else 8 GPUs when bought (a standard 8-GPU server), 1 when rented."""
+        return self.node_size or (8 if self.pricing == "purchase" else 1)
+
+
+class Levers(BaseModel):
+    """[levers]: what each lever changes in the baseline option (every field optional)."""
+
+    model_config = _CONFIG
+
+    gpus_per_replica: Literal[2, 4, 8, 16] | None = Field(default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)")
+    prompt_tokens_high: int | None = Field(default=None, gt=0, description="shorter context: the capped prompt (default: half the high percentile)")
+    gqa_model: str | None = Field(default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)")
+    kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
+
+
+class Scenario(BaseModel):
+    """A whole budget-review scenario file."""
+
+    model_config = _CONFIG
+
+    title: str = Field(default="Inference budget review", min_length=1)
+    baseline: str | None = Field(default=None, description="option name the levers start from (default: the recommended one)")
+    traffic_change: float = Field(default=0.2, gt=0, lt=1, description="sensitivity: traffic -x and +x (0.2 = -20% / +20%)")
+    workload: Workload
+    defaults: Defaults = Defaults()
+    option: tuple[Option, ...] = Field(min_length=1, description="the [[option]] tables")
+    levers: Levers = Levers()
+
+    @model_validator(mode="after")
+    def _check(self) -> Scenario:
+        names = [o.name for o in self.option]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"option names must differ; {dupes[0]!r} is used twice")
+        if self.baseline is not None and self.baseline not in names:
+            raise ValueError(f"baseline {self.baseline!r} is not an option name; options: {', '.join(names)}")
+        return self
+
+
+# -- loading --------------------------------------------------------------------------------------------
+
+
+def _option_label(raw_options: list, index: int) -> str:
+    raw = raw_options[index] if 0 <= index < len(raw_options) and isinstance(raw_options[index], dict) else {}
+    name = raw.get("name")
+    return f"option #{index + 1}" + (f" ({name})" if isinstance(name, str) and name else "")
+
+
+def _where(loc: tuple, raw_options: list) -> str:
+    parts: list[str] = []
+    i = 0
+    while i < len(loc):
+        key = loc[i]
+        if key == "option" and i + 1 < len(loc) and isinstance(loc[i + 1], int):
+            parts.append(_option_label(raw_options, loc[i + 1]))
+            i += 2
+            continue
+        parts.append(str(key))
+        i += 1
+    return ".".join(parts)
+
+
+def _accepted(model: type[BaseModel], field: str) -> str:
+    info = model.model_fields.get(field)
+    return info.description if info is not None and info.description else ""
+
+
+def _field_model(loc: tuple) -> type[BaseModel] | None:
+    top = loc[0] if loc else None
+    return {"workload": Workload, "defaults": Defaults, "option": Option, "levers": Levers}.get(top, Scenario)
+
+
+def _message(err: dict, raw_options: list) -> str:
+    loc = tuple(err.get("loc", ()))
+    kind = err.get("type", "")
+    where = _where(loc, raw_options) or "(top level)"
+    owner = _field_model(loc)
+    field = next((x for x in reversed(loc) if isinstance(x, str)), "")
+    if kind == "extra_forbidden":
+        parent = owner if owner is not None else Scenario
+        if loc and loc[0] in ("option", "defaults"):
+            parent = Option
+        known = sorted(parent.model_fields)
+        return f"{where}: unknown field; accepted fields: {', '.join(known)}"
+    if kind == "missing" and loc in (("workload",), ("option",)):
+        return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
+            "s; give at least one" if loc[0] == "option" else "")
+    if loc == ("option",) and kind == "too_short":
+        return "option: no [[option]] table; give at least one"
+    if kind == "missing":
+        what = _accepted(owner, field) if owner else ""
+        return f"{where}: missing" + (f" ({what})" if what else "")
+    text = err.get("msg", "invalid").replace("Value error, ", "")
+    got = err.get("input")
+    what = _accepted(owner, field) if owner and field else ""
+    show_got = kind not in ("value_error",) and not isinstance(got, dict)
+    return (f"{where}: {text}" + (f" ({what})" if what else "")
+            + (f"; got {got!r}" if show_got else ""))
+
+
+def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
+    """A Scenario from already-parsed TOML data; ScenarioError names ``source`` and the first bad field."""
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a TOML table")
+    raw_options = data.get("option", [])
+    if isinstance(raw_options, dict):  # [option] written instead of [[option]]
+        raise ScenarioError(f"{source}: option: write each option as an [[option]] table (double brackets)")
+    raw_options = raw_options if isinstance(raw_options, list) else []
+    defaults_raw = data.get("defaults", {})
+    try:
+        defaults = Defaults.model_validate(defaults_raw if defaults_raw is not None else {})
+    except ValidationError as exc:
+        err = dict(exc.errors()[0])
+        err["loc"] = ("defaults", *err.get("loc", ()))
+        raise ScenarioError(f"{source}: {_message(err, raw_options)}") from None
+    given = defaults.model_dump(exclude_none=True)
+    merged = dict(data)
+    if raw_options:
+        merged["option"] = [{**given, **o} if isinstance(o, dict) else o for o in raw_options]
+    try:
+        scenario = Scenario.model_validate(merged)
+    except ValidationError as exc:
+        raise ScenarioError(f"{source}: {_message(exc.errors()[0], raw_options)}") from None
+    # fill in names after validation so that the defaults are visible in them
+    opts = tuple(o if o.name else o.model_copy(update={"name": f"{o.gpu}, {o.model}, {o.pricing}"}) for o in scenario.option)
+    try:
+        return Scenario.model_validate({**scenario.model_dump(), "option": [o.model_dump() for o in opts]})
+    except ValidationError as exc:
+        raise ScenarioError(f"{source}: {_message(exc.errors()[0], raw_options)}") from None
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a scenario TOML file. Errors name the file and the field."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
+    return parse_scenario(data, str(path))
+
+
+def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") -> None:
+    """Every GPU, model, precision and engine name resolves in the catalog; else a one-line ScenarioError."""
+    checks: list[tuple[str, Any, Any]] = []
+    for i, o in enumerate(scenario.option):
+        label = f"option #{i + 1} ({o.name})"
+        checks += [(f"{label}.gpu", catalog.gpu, o.gpu), (f"{label}.model", catalog.model, o.model),
+                   (f"{label}.engine", engine_profile, o.engine)]
+        checks += [(f"{label}.{f}", catalog.precision, getattr(o, f)) for f in ("weight_precision", "kv_precision")
+                   if getattr(o, f) is not None]
+    if scenario.levers.gqa_model:
+        checks.append(("levers.gqa_model", catalog.model, scenario.levers.gqa_model))
+    checks.append(("levers.kv_precision", catalog.precision, scenario.levers.kv_precision))
+    for where, lookup, name in checks:
+        try:
+            lookup(name)
+        except PlannerError as exc:
+            raise ScenarioError(f"{source}: {where}: {exc}") from None
+    for where, name in [(f"option #{i + 1} ({o.name}).kv_precision", o.kv_precision) for i, o in enumerate(scenario.option)] + [
+            ("levers.kv_precision", scenario.levers.kv_precision)]:
+        if name is not None and not catalog.precision(name).kv_cache:
+            usable = ", ".join(p.name for p in catalog.precisions if p.kv_cache)
+            raise ScenarioError(f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}")
+    for i, o in enumerate(scenario.option):
+        price = catalog.gpu(o.gpu).price
+        label = f"option #{i + 1} ({o.name})"
+        if o.pricing == "purchase" and o.purchase_usd is None and not (price and price.purchase_usd):
+            raise ScenarioError(f"{source}: {label}.purchase_usd: the catalog has no purchase price for "
+                                f"{catalog.gpu(o.gpu).name}; give purchase_usd (US$ per GPU) or use pricing = \"cloud\"")
+        if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and not (price and price.cloud_usd_per_gpu_hour):
+            raise ScenarioError(f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no cloud price for "
+                                f"{catalog.gpu(o.gpu).name}; give cloud_usd_per_gpu_hour (US$ per GPU-hour)")
