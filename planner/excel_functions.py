@@ -1,0 +1,197 @@
+"""Excel functions for the capacity model: =MAX_BATCH("H100","llama2-70b",8192,"fp16") and its family.
+
+Thin ``@xw.func`` wrappers over ``planner.api`` (through ``planner.excel_support``, which cleans the
+arguments, broadcasts ranges and maps errors to Excel error values). They hold no formula of their own.
+
+- Windows, classic xlwings UDFs: set "UDF Modules" to ``planner.excel_functions`` (``planner addin install``
+  does it) and click "Import Functions".
+- xlwings Lite (Windows, Mac, Excel on the web): ``planner addin lite DIR`` writes the ``main.py`` and
+  ``requirements.txt`` to paste into the Lite editor.
+
+Every argument may be a cell or a range (the result spills in the same shape); optional arguments may be
+left out or empty. A cell that cannot be computed shows #N/A (unknown name), #NUM! (out of range, does not
+fit) or #VALUE! (wrong kind of argument); =PLANNER_WHY("MAX_BATCH", ...same arguments...) says why. On
+classic Windows UDFs, which cannot return real errors, the cell shows the code and the reason as text.
+
+This module imports xlwings, numpy, pydantic and the model, nothing more (no pandas until a range of names
+arrives, no openpyxl, matplotlib or CLI code).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import xlwings as xw
+
+from planner import __version__
+from planner import excel_support as _s
+
+__all__ = [
+    "COST_PER_MTOK", "DECODE_INTENSITY", "KV_BYTES", "MAX_BATCH", "MBU", "MFU", "MIN_GPUS", "PLANNER_GPUS",
+    "PLANNER_INFO", "PLANNER_MODELS", "PLANNER_PRECISIONS", "PLANNER_RELOAD", "PLANNER_VERSION", "PLANNER_WHY",
+    "RIDGE", "THROUGHPUT", "TPOT", "TTFT", "WEIGHT_BYTES",
+]
+
+
+def detect_runtime(xlwings_module=xw, platform: str = sys.platform) -> str:
+    """Which runtime calls us, from the decorators xlwings bound at import (see ``xlwings/__init__.py``).
+
+    "officejs": xlwings Lite (Pyodide) or xlwings Server (``XLWINGS_ON_SERVER=true``); "classic": Windows
+    with pywin32 (VBA/COM UDFs); "python": anything else (identity decorators: tests, notebooks).
+    """
+    where = getattr(getattr(xlwings_module, "func", None), "__module__", "") or ""
+    if platform == "emscripten" or where.startswith(("xlwings.pro", "xlwings.server")):
+        return "officejs"
+    if where == "xlwings.udfs":
+        return "classic"
+    return "python"
+
+
+_s.RUNTIME = detect_runtime()
+
+
+def _udf(spec_name: str | None = None, **docs: str):
+    """``@xw.func`` with every argument read as a 2-D range (keeps a row a row) and its help text."""
+
+    def wrap(f):
+        params = {p.name: p.doc for p in _s.SPECS[spec_name].params} if spec_name else {}
+        params.update(docs)
+        for name, doc in params.items():
+            f = xw.arg(name, ndim=2, doc=doc)(f)
+        return xw.func(f)
+
+    return wrap
+
+
+# -- capacity functions ---------------------------------------------------------------------------------------
+
+
+@_udf("RIDGE")
+def RIDGE(gpu, precision=None):
+    """Ridge point of a GPU, FLOP per byte: dense peak at the precision's math / HBM bandwidth (H100 bf16: 295)."""
+    return _s.evaluate(_s.SPECS["RIDGE"], (gpu, precision))
+
+
+@_udf("WEIGHT_BYTES")
+def WEIGHT_BYTES(model, precision=None):
+    """Bytes of all of a model's weights at a precision (default: as published). 1 GB = 1e9 bytes."""
+    return _s.evaluate(_s.SPECS["WEIGHT_BYTES"], (model, precision))
+
+
+@_udf("KV_BYTES")
+def KV_BYTES(model, tokens, kv_precision=None, batch=None):
+    """KV-cache bytes of batch sequences of tokens each (Llama 2 70B, 8192 tokens, fp16: 2,684,354,560)."""
+    return _s.evaluate(_s.SPECS["KV_BYTES"], (model, tokens, kv_precision, batch))
+
+
+@_udf("MAX_BATCH")
+def MAX_BATCH(gpu, model, context, kv_precision=None, gpus=None, weight_precision=None, memory_utilization=None):
+    """Sequences of context tokens that fit at once; without gpus, on the smallest group of 1, 2, 4, 8... that fits."""
+    return _s.evaluate(_s.SPECS["MAX_BATCH"],
+                       (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization))
+
+
+@_udf("MIN_GPUS")
+def MIN_GPUS(gpu, model, context, batch=None, kv_precision=None, weight_precision=None, memory_utilization=None):
+    """Smallest tensor-parallel group (1, 2, 4, 8 ... 64 GPUs) holding the weights and batch sequences of context."""
+    return _s.evaluate(_s.SPECS["MIN_GPUS"],
+                       (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization))
+
+
+@_udf("TPOT")
+def TPOT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+    """Time per output token, milliseconds: one decode step of the batch at context tokens."""
+    return _s.evaluate(_s.SPECS["TPOT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+@_udf("TTFT")
+def TTFT(gpu, model, prompt_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """Time to first token, milliseconds: the prefill of one prompt (no queueing)."""
+    return _s.evaluate(_s.SPECS["TTFT"], (gpu, model, prompt_tokens, gpus, weight_precision, kv_precision))
+
+
+@_udf("THROUGHPUT")
+def THROUGHPUT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+    """Output tokens per second of the whole GPU group: batch / TPOT."""
+    return _s.evaluate(_s.SPECS["THROUGHPUT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+@_udf("COST_PER_MTOK")
+def COST_PER_MTOK(gpu, model, context, batch=None, price_per_gpu_hour=None, kv_precision=None, gpus=None,
+                  weight_precision=None):
+    """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6 (default batch 1)."""
+    return _s.evaluate(_s.SPECS["COST_PER_MTOK"],
+                       (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision))
+
+
+@_udf("MFU")
+def MFU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+    """Model FLOPs utilization of a decode step, a fraction (0.003 = 0.3%)."""
+    return _s.evaluate(_s.SPECS["MFU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+@_udf("MBU")
+def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+    """Memory bandwidth utilization of a decode step, a fraction (bytes moved / (step time x GPUs x bandwidth))."""
+    return _s.evaluate(_s.SPECS["MBU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+@_udf("DECODE_INTENSITY")
+def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE."""
+    return _s.evaluate(_s.SPECS["DECODE_INTENSITY"],
+                       (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+# -- catalog, reasons, reload -----------------------------------------------------------------------------------
+
+
+@_udf()
+def PLANNER_GPUS():
+    """The catalog's GPU names, spilled down a column."""
+    return _s.names("gpu")
+
+
+@_udf()
+def PLANNER_MODELS():
+    """The catalog's model names, spilled down a column."""
+    return _s.names("model")
+
+
+@_udf()
+def PLANNER_PRECISIONS():
+    """The catalog's precision names, spilled down a column."""
+    return _s.names("precision")
+
+
+@_udf(name="GPU, model or precision name, e.g. H100",
+      field="field, e.g. memory_bytes, hbm_bandwidth_bytes_per_s, price.cloud_usd_per_gpu_hour, params_total; "
+            "empty: all fields as a two-column table")
+def PLANNER_INFO(name, field=None):
+    """A fact from the catalog (units in the field name), or every field of the entry as a two-column table."""
+    return _s.info(name, field)
+
+
+@_udf(function='the function\'s name as text, e.g. "MAX_BATCH"',
+      args="the same arguments as the function call, cells or ranges")
+def PLANNER_WHY(function, *args):
+    """Why a planner function shows an error: the reason per cell ("ok" where there is a number)."""
+    return _s.why(function, args)
+
+
+@_udf(folder="a catalog folder of *.toml files to add; empty: the folder named in the xlwings config")
+def PLANNER_RELOAD(folder=None):
+    """Read the catalog again (after editing it or to add a folder); then recalculate (Ctrl+Alt+F9)."""
+    folder = _s._unwrap(folder)
+    if folder is not None and not isinstance(folder, str):
+        return "catalog not reloaded: folder must be a path as text"
+    try:
+        return _s.reload(folder.strip() if folder else None)
+    except Exception as exc:  # noqa: BLE001 - never raise into Excel
+        return f"catalog not reloaded: {exc}"
+
+
+@_udf()
+def PLANNER_VERSION():
+    """The planner version and the Excel runtime it detected (officejs, classic or python)."""
+    return f"planner {__version__} ({_s.RUNTIME})"

@@ -1,0 +1,664 @@
+"""What sits between Excel and ``planner.api``: argument cleaning, broadcasting and Excel error values.
+
+No xlwings import here (``planner.excel_functions`` holds the ``@xw.func`` wrappers), so everything is
+testable as plain Python. The rules, as a spreadsheet user sees them:
+
+- Every argument may be a cell or a range. Ranges broadcast the way Excel's own array arithmetic does
+  (a row against a column gives a table; a single cell goes with anything), and one call computes the
+  whole block: the model runs once over arrays, not once per cell.
+- Excel hands numbers as floats (8192.0), empty cells as None, ranges as 2-D lists, and names with stray
+  case and spaces; numbers typed as text ("8192") count as numbers.
+- A cell that cannot be computed holds an Excel error, never an exception: ``#N/A`` for an unknown GPU,
+  model or precision; ``#NUM!`` for a number out of range or a configuration that does not fit or makes
+  no sense; ``#VALUE!`` for an argument of the wrong kind (text where a number belongs, a number where a
+  name belongs). ``why`` (``=PLANNER_WHY(...)``) gives the reason as text.
+- A row of a range whose required arguments are all empty gives an empty cell (scenario tables with
+  blank rows at the bottom stay tidy).
+
+Classic Windows UDFs cannot return real error values (xlwings issue #776): there the error is text that
+starts with the error code and carries the reason, e.g. ``#N/A: unknown GPU 'H10'; did you mean H100?``.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from planner import api
+from planner.catalog import Catalog, default_catalog, reload_catalog
+from planner.errors import DoesNotFitError, InvalidInputError, PlannerError, UnknownNameError
+
+NA, NUM, VALUE = "#N/A", "#NUM!", "#VALUE!"
+
+#: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
+#: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
+#: "python" (plain Python, tests: the error codes as strings). Set by ``planner.excel_functions``.
+RUNTIME = "python"
+
+#: More distinct failing scenarios than this in one call, when no message is needed, are classified by
+#: checking their names instead of re-running each through the model with errors="raise".
+RERUN_LIMIT = 64
+
+
+# -- failures -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One cell that has no number: its Excel error code and the reason, as a user-facing sentence."""
+
+    code: str
+    message: str
+
+
+class _Blank:
+    """A row whose required arguments are all empty: shown as an empty cell."""
+
+    def __repr__(self) -> str:
+        return "BLANK"
+
+
+BLANK = _Blank()
+
+
+def failure_from(exc: BaseException) -> Failure:
+    """The Excel error for an exception raised by ``planner.api`` on arguments of the right kind.
+
+    Unknown names give #N/A; everything else the model rejects once the kinds are right (a number out of
+    range, a configuration that does not fit, a precision that cannot hold a KV cache) gives #NUM!, as
+    Excel's own =SQRT(-1) does. Arguments of the wrong kind never reach the model: ``clean`` turns them
+    into #VALUE! first.
+    """
+    if isinstance(exc, UnknownNameError):
+        return Failure(NA, str(exc))
+    if isinstance(exc, (DoesNotFitError, InvalidInputError)):
+        return Failure(NUM, str(exc))
+    if isinstance(exc, PlannerError):
+        return Failure(exc.excel_error, str(exc))
+    return Failure(VALUE, f"planner could not compute this cell ({type(exc).__name__}: {exc}); please report it")
+
+
+def render(value: Any, runtime: str | None = None) -> Any:
+    """A cell value as the runtime shows it: numbers as they are, failures as error values or text."""
+    if isinstance(value, Failure):
+        if (runtime or RUNTIME) == "classic":
+            return f"{value.code}: {value.message}"
+        return value.code
+    if value is BLANK:
+        return None
+    return value
+
+
+# -- the catalog the functions use ------------------------------------------------------------------------
+
+#: Catalog folders set by PLANNER_RELOAD(folder) for this process; None: read from the xlwings config.
+_session_folders: tuple[str, ...] | None = None
+
+
+def config_folders(path: str | None = None) -> tuple[str, ...]:
+    """Folders named by ``"PLANNER_CATALOG","..."`` in the xlwings config file (``;``-separated)."""
+    if path is None:
+        path = xlwings_config_path()
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            for row in csv.reader(f):
+                if len(row) >= 2 and row[0].strip().upper() == "PLANNER_CATALOG":
+                    return tuple(p.strip() for p in row[1].split(";") if p.strip())
+    except OSError:
+        pass
+    return ()
+
+
+def xlwings_config_path() -> str:
+    """Where xlwings keeps its user config (the same rule as ``xlwings.USER_CONFIG_FILE``, without importing it)."""
+    import sys
+
+    home = os.path.expanduser("~")
+    if sys.platform.startswith("darwin"):
+        return os.path.join(home, "Library", "Containers", "com.microsoft.Excel", "Data", "xlwings.conf")
+    return os.path.join(home, ".xlwings", "xlwings.conf")
+
+
+def catalog() -> Catalog:
+    """The catalog for Excel calls: shipped, then $PLANNER_CATALOG, then the user's folder; read once, reused."""
+    global _session_folders
+    if _session_folders is None:
+        _session_folders = config_folders()
+    return default_catalog(*_session_folders)
+
+
+def reload(folder: str | None = None) -> str:
+    """Forget the cached catalog and read it again (from ``folder`` too, when given); a one-line summary."""
+    global _session_folders
+    new = (folder,) if folder else config_folders()
+    reload_catalog()
+    try:
+        cat = default_catalog(*new)
+    except PlannerError as exc:
+        return f"catalog not reloaded: {exc}"
+    _session_folders = new
+    where = "; ".join(str(f) for f in cat.folders)
+    return f"catalog reloaded: {len(cat.gpus)} GPUs, {len(cat.models)} models, {len(cat.precisions)} precisions from {where}"
+
+
+# -- arguments ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Param:
+    """One argument of an Excel function: its name (also the API keyword), kind and help text."""
+
+    name: str
+    kind: str  # "gpu", "model", "precision", "text" (names) or "number"
+    doc: str
+    required: bool = True
+    api_name: str | None = None  # the planner.api keyword, when it differs
+
+    @property
+    def keyword(self) -> str:
+        return self.api_name or self.name
+
+    @property
+    def is_name(self) -> bool:
+        return self.kind != "number"
+
+
+_EXAMPLES = {"gpu": "a GPU name such as H100", "model": "a model name such as llama2-70b",
+             "precision": "a precision name such as fp16", "text": "text"}
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, bool):
+        return f"{'TRUE' if value else 'FALSE'} (a logical value)"
+    if isinstance(value, (int, float, np.number)):
+        return f"{float(value):g} (a number)"
+    if isinstance(value, str):
+        return f"{value!r} (text)"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "a list inside one cell"
+    return f"a value of type {type(value).__name__}"
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+def clean(value: Any, param: Param) -> Any:
+    """One cell's value for ``param``: a stripped name, a float, MISSING, or a #VALUE! Failure."""
+    if value is None:
+        return MISSING
+    if param.is_name:
+        if isinstance(value, str):
+            text = value.strip()
+            return text if text else MISSING
+        return Failure(VALUE, f"{param.name} must be {_EXAMPLES[param.kind]}, as text; got {_describe(value)}")
+    if isinstance(value, float) or (isinstance(value, (int, np.integer, np.floating)) and not isinstance(value, bool)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return MISSING
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    return Failure(VALUE, f"{param.name} must be a number ({param.doc}); got {_describe(value)}")
+
+
+def _grid(value: Any) -> Any:
+    """A cell value (returned as is) or a range as a 2-D object array; a malformed range raises _Shape."""
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if not isinstance(value, (list, tuple)):
+        return value
+    if len(value) == 0:
+        raise _Shape("an empty range; give at least one cell")
+    if not any(isinstance(r, (list, tuple)) for r in value):
+        rows = [[v] for v in value]  # a plain list is a column
+    elif all(isinstance(r, (list, tuple)) for r in value):
+        rows = [list(r) for r in value]
+        width = len(rows[0])
+        if width == 0 or any(len(r) != width for r in rows):
+            raise _Shape("a range whose rows differ in length; give a rectangular range")
+    else:
+        raise _Shape("a range mixing single values and rows; give a rectangular range")
+    out = np.empty((len(rows), len(rows[0])), dtype=object)
+    for i, r in enumerate(rows):
+        for j, v in enumerate(r):
+            out[i, j] = v
+    return out
+
+
+class _Shape(Exception):
+    pass
+
+
+def _unwrap(value: Any) -> Any:
+    """``[[x]]`` (one cell, as xlwings hands it with ndim=2) -> ``x``."""
+    if type(value) is list and len(value) == 1:
+        inner = value[0]
+        if type(inner) is list and len(inner) == 1:
+            return inner[0]
+    return value
+
+
+# -- functions ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Spec:
+    """An Excel function backed by one ``planner.api`` function."""
+
+    name: str
+    api: Callable[..., Any]
+    params: tuple[Param, ...]
+    scale: float = 1.0  # API unit -> Excel unit (seconds -> milliseconds: 1e3)
+    integer: bool = False
+
+
+def _fail_all(result: Failure, why: bool) -> Any:
+    return result.message if why else render(result)
+
+
+def _finish_value(v: float, spec: Spec) -> Any:
+    if not math.isfinite(v):
+        return Failure(NUM, f"{spec.name} has no finite value for these arguments")
+    v = v * spec.scale
+    return int(v) if spec.integer else v
+
+
+def _api_call(spec: Spec, kwargs: dict[str, Any], errors: str) -> Any:
+    with np.errstate(all="ignore"):
+        return spec.api(**kwargs, catalog=catalog(), errors=errors)
+
+
+def _scalar(spec: Spec, values: Sequence[Any]) -> Any:
+    """One scenario of cleaned values (MISSING allowed for optional ones): a number or a Failure."""
+    kwargs = {}
+    for p, v in zip(spec.params, values):
+        if v is MISSING:
+            if p.required:
+                return Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
+            continue
+        kwargs[p.keyword] = v
+    try:
+        result = _api_call(spec, kwargs, "raise")
+        return _finish_value(float(result), spec)
+    except Exception as exc:  # noqa: BLE001 - a cell shows an error, never an exception
+        return failure_from(exc)
+
+
+def evaluate(spec: Spec, args: Sequence[Any], why: bool = False) -> Any:
+    """Call ``spec`` as Excel does: cells or ranges in, a value or a spilled list of lists out.
+
+    ``why=True`` gives, per cell, the reason it has no number ("ok" where it has one).
+    """
+    try:
+        return _evaluate(spec, list(args), why)
+    except Exception as exc:  # noqa: BLE001 - last line of defence: never raise into Excel
+        f = failure_from(exc)
+        return _fail_all(f, why)
+
+
+def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
+    args = args + [None] * (len(spec.params) - len(args))
+    args = [_unwrap(a) for a in args]
+    # fast path: one scenario
+    if not any(isinstance(a, (list, tuple, np.ndarray)) for a in args):
+        values = [clean(a, p) for a, p in zip(args, spec.params)]
+        bad = next((v for v in values if isinstance(v, Failure)), None)
+        result = bad or _scalar(spec, values)
+        if why:
+            return result.message if isinstance(result, Failure) else "ok"
+        return render(result)
+    try:
+        grids = [_grid(a) for a in args]
+        arrays = [g for g in grids if isinstance(g, np.ndarray)]
+        shape = np.broadcast_shapes(*(g.shape for g in arrays))
+    except _Shape as exc:
+        return _fail_all(Failure(VALUE, f"{spec.name} got {exc}"), why)
+    except ValueError:
+        sizes = " and ".join(f"{g.shape[0]}x{g.shape[1]}" for g in arrays)
+        return _fail_all(Failure(VALUE, f"{spec.name} got ranges of {sizes} cells that do not line up; give ranges "
+                                        "of the same size, a single row or column, or a single cell"), why)
+    cells = _Block(spec, grids, shape, why)
+    out = cells.run()
+    if shape == (1, 1):
+        return out[0][0]
+    return out
+
+
+class _Block:
+    """One call over ranges: clean each argument once, then run the model over the good rows."""
+
+    def __init__(self, spec: Spec, grids: list[Any], shape: tuple[int, int], why: bool):
+        self.spec, self.shape, self.why = spec, shape, why
+        self.n = shape[0] * shape[1]
+        n = self.n
+        self.values: list[Any] = []  # per param: a scalar (cleaned) or a flat object array of cleaned values
+        self.failure = np.full(n, None, dtype=object)
+        self.blank_rows = np.ones(n, dtype=bool)
+        self.missing_required = np.full(n, None, dtype=object)
+        self.missing_optional = []  # per optional param: a bool array (or a bool)
+        for g, p in zip(grids, spec.params):
+            if isinstance(g, np.ndarray):
+                cache: dict[Any, Any] = {}
+                cleaned = np.empty(g.shape, dtype=object)
+                for idx, v in np.ndenumerate(g):
+                    try:  # keyed by type too: True == 1.0 in a dict, but TRUE is not a number here
+                        key = (type(v), v)
+                        c = cache[key] if key in cache else cache.setdefault(key, clean(v, p))
+                    except TypeError:  # unhashable: a list inside a cell
+                        c = clean(v, p)
+                    cleaned[idx] = c
+                flat = np.broadcast_to(cleaned, shape).ravel()
+            else:
+                flat = clean(g, p)
+            self.values.append(flat)
+            missing = _is(flat, MISSING)
+            failed = _is_failure(flat)
+            if np.any(failed):
+                take = failed & _is(self.failure, None)
+                self.failure[take] = flat[take] if isinstance(flat, np.ndarray) else flat
+            if p.required:
+                self.blank_rows &= missing
+                if np.any(missing):
+                    first = missing & _is(self.missing_required, None)
+                    self.missing_required[first] = p
+            else:
+                self.missing_optional.append(missing)
+        self.result = np.full(n, None, dtype=object)
+        self.numbers = np.full(n, np.nan)
+
+    def run(self) -> list[list[Any]]:
+        spec, n = self.spec, self.n
+        ok = np.ones(n, dtype=bool)
+        for i in range(n):
+            if self.blank_rows[i]:
+                self.result[i] = BLANK
+            elif self.failure[i] is not None:
+                self.result[i] = self.failure[i]
+            elif self.missing_required[i] is not None:
+                p = self.missing_required[i]
+                self.result[i] = Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
+            else:
+                continue
+            ok[i] = False
+        # rows with the same optional arguments left empty go to the model together
+        optional = [p for p in spec.params if not p.required]
+        pattern = np.zeros(n, dtype=np.int64)
+        for k, miss in enumerate(self.missing_optional):
+            pattern += np.broadcast_to(miss, (n,)).astype(np.int64) << k
+        for code in np.unique(pattern[ok]):
+            rows = np.flatnonzero(ok & (pattern == code))
+            dropped = {p.name for k, p in enumerate(optional) if code >> k & 1}
+            self._solve(rows, dropped)
+        done = ok & np.isfinite(self.numbers)
+        return self._assemble(done)
+
+    def _kwargs(self, rows: np.ndarray, dropped: set[str]) -> dict[str, Any]:
+        kw = {}
+        for p, v in zip(self.spec.params, self.values):
+            if p.name in dropped:
+                continue
+            if isinstance(v, np.ndarray):
+                sub = v[rows]
+                kw[p.keyword] = sub if p.is_name else sub.astype(float)
+            elif v is not MISSING:
+                kw[p.keyword] = v
+        return kw
+
+    def _solve(self, rows: np.ndarray, dropped: set[str]) -> None:
+        """Run the model over ``rows`` (errors="coerce"); split in halves when an argument value is refused."""
+        try:
+            res = _api_call(self.spec, self._kwargs(rows, dropped), "coerce")
+            res = np.broadcast_to(np.asarray(res, dtype=float), rows.shape)
+        except Exception as exc:  # noqa: BLE001 - an out-of-range number refuses the whole array
+            if len(rows) == 1:
+                self.result[rows[0]] = failure_from(exc)
+                return
+            mid = len(rows) // 2
+            self._solve(rows[:mid], dropped)
+            self._solve(rows[mid:], dropped)
+            return
+        self.numbers[rows] = res
+        failed = rows[~np.isfinite(res)]
+        if len(failed):
+            self._explain(failed, dropped)
+
+    def _explain(self, rows: np.ndarray, dropped: set[str]) -> None:
+        """The Excel error (and reason) of each failed row: re-run its scenario with errors="raise"."""
+        seen: dict[tuple, Failure] = {}
+        need_text = self.why or RUNTIME == "classic"
+        for r in rows:
+            kw = self._kwargs(np.array([r]), dropped)
+            kw = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in kw.items()}
+            key = tuple(sorted(kw.items()))
+            if key not in seen:
+                if need_text or len(seen) < RERUN_LIMIT:
+                    try:
+                        value = _finish_value(float(_api_call(self.spec, kw, "raise")), self.spec)
+                    except Exception as exc:  # noqa: BLE001
+                        value = failure_from(exc)
+                else:
+                    value = self._quick_failure(kw)
+                seen[key] = value
+            self.result[r] = seen[key]
+
+    def _quick_failure(self, kw: dict[str, Any]) -> Failure:
+        """#N/A when a name is unknown, else #NUM!: the code without re-running the model (messages not shown)."""
+        cat = catalog()
+        for p in self.spec.params:
+            if p.keyword in kw and p.kind in ("gpu", "model", "precision"):
+                try:
+                    {"gpu": cat.gpu, "model": cat.model, "precision": cat.precision}[p.kind](kw[p.keyword])
+                except PlannerError as exc:
+                    return failure_from(exc)
+        return Failure(NUM, f"{self.spec.name} has no value for these arguments; =PLANNER_WHY gives the reason")
+
+    def _assemble(self, done: np.ndarray) -> list[list[Any]]:
+        spec = self.spec
+        rows, cols = self.shape
+        if np.all(done) and not self.why:
+            v = self.numbers * spec.scale
+            return (v.astype(np.int64) if spec.integer else v).reshape(rows, cols).tolist()
+        out: list[Any] = []
+        for i in range(self.n):
+            if done[i]:
+                cell = _finish_value(float(self.numbers[i]), spec)
+            else:
+                cell = self.result[i]
+                if cell is None:  # not failed and not computed: should not happen
+                    cell = Failure(VALUE, f"{spec.name} computed nothing for this cell; please report it")
+            if self.why:
+                cell = cell.message if isinstance(cell, Failure) else ("" if cell is BLANK else "ok")
+            else:
+                cell = render(cell)
+            out.append(cell)
+        return [out[r * cols:(r + 1) * cols] for r in range(rows)]
+
+
+def _is(flat: Any, marker: Any) -> Any:
+    if isinstance(flat, np.ndarray):
+        return np.fromiter((x is marker for x in flat), dtype=bool, count=len(flat))
+    return flat is marker
+
+
+def _is_failure(flat: Any) -> Any:
+    if isinstance(flat, np.ndarray):
+        return np.fromiter((isinstance(x, Failure) for x in flat), dtype=bool, count=len(flat))
+    return isinstance(flat, Failure)
+
+
+# -- the functions' table ---------------------------------------------------------------------------------
+
+GPU = Param("gpu", "gpu", "GPU name or alias, e.g. H100 (see PLANNER_GPUS)")
+MODEL = Param("model", "model", "model name or alias, e.g. llama2-70b (see PLANNER_MODELS)")
+CONTEXT = Param("context", "number", "tokens per sequence (prompt + output), e.g. 8192")
+BATCH = Param("batch", "number", "sequences decoded together; default 1", required=False)
+KV = Param("kv_precision", "precision", "KV-cache precision, e.g. fp16 or fp8; default: the model's activation dtype",
+           required=False)
+GPUS = Param("gpus", "number", "GPUs in the tensor-parallel group; default: the smallest of 1, 2, 4, 8 ... 64 that fits",
+             required=False)
+WEIGHTS = Param("weight_precision", "precision", "weight precision, e.g. fp8 or int4; default: as published",
+                required=False)
+UTIL = Param("memory_utilization", "number", "fraction of GPU memory the engine may use (0 to 1); default 0.9 (vLLM)",
+             required=False)
+
+SPECS: dict[str, Spec] = {s.name: s for s in (
+    Spec("RIDGE", api.ridge, (GPU, Param("precision", "precision", "math precision; default bf16", required=False))),
+    Spec("WEIGHT_BYTES", api.weight_bytes,
+         (MODEL, Param("precision", "precision", "weight precision; default: as published", required=False))),
+    Spec("KV_BYTES", api.kv_bytes,
+         (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192"), KV, BATCH)),
+    Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True),
+    Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True),
+    Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3),
+    Spec("TTFT", api.ttft, (GPU, MODEL, Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048"), GPUS,
+                            WEIGHTS, KV), scale=1e3),
+    Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+    Spec("COST_PER_MTOK", api.cost_per_mtok,
+         (GPU, MODEL, CONTEXT, BATCH,
+          Param("price_per_gpu_hour", "number", "US dollars per GPU-hour; default: the catalog's cloud price",
+                required=False), KV, GPUS, WEIGHTS)),
+    Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+    Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+    Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+)}
+
+
+def why(function: Any, args: Sequence[Any]) -> Any:
+    """PLANNER_WHY: the reason each cell of ``function(*args)`` has no number ("ok" where it has one)."""
+    function = _unwrap(function)
+    if not isinstance(function, str) or not function.strip():
+        return f"give the function's name as text, e.g. \"MAX_BATCH\"; known: {', '.join(SPECS)}, PLANNER_INFO"
+    key = function.strip().lstrip("=").split("(")[0].strip().upper()
+    if key == "PLANNER_INFO":
+        return info(*(list(args) + [None, None])[:2], why=True)
+    spec = SPECS.get(key)
+    if spec is None:
+        return f"unknown function {function.strip()!r}; known: {', '.join(SPECS)}, PLANNER_INFO"
+    if len(args) > len(spec.params):
+        return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
+    return evaluate(spec, args, why=True)
+
+
+# -- catalog facts ------------------------------------------------------------------------------------------
+
+
+def names(kind: str) -> list[list[str]]:
+    """A column of the catalog's names of one kind ("gpu", "model", "precision"), for spilling."""
+    try:
+        return [[n] for n in catalog().table(kind).names()]
+    except Exception as exc:  # noqa: BLE001 - a broken user catalog shows as an error cell
+        return render(failure_from(exc))
+
+
+def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    elif isinstance(value, (list, tuple)):
+        out[prefix] = ", ".join(str(v) for v in value)
+    elif value is not None:
+        out[prefix] = value
+
+
+def facts(name: str) -> dict[str, Any]:
+    """Every field of the catalog entry called ``name`` (GPU, then model, then precision), flattened with dots.
+
+    Models also get the numbers the model derives from their architecture (params_total, params_active...).
+    """
+    cat = catalog()
+    for kind in ("gpu", "model", "precision"):
+        table = cat.table(kind)
+        if name in table:
+            entry = table.get(name)
+            out: dict[str, Any] = {"kind": kind}
+            _flatten("", entry.model_dump(), out)
+            if kind == "model":
+                from planner.architecture import MODEL_FACT_FIELDS, model_facts
+
+                derived = model_facts(entry)
+                for f in MODEL_FACT_FIELDS:
+                    out.setdefault(f, float(getattr(derived, f)))
+            return out
+    known = cat.gpus.names() + cat.models.names() + cat.precisions.names()
+    aliases = cat.gpus.aliases() + cat.models.aliases() + cat.precisions.aliases()
+    raise UnknownNameError("GPU, model or precision", name, known + aliases)
+
+
+def _info_cell(name: Any, field: Any) -> Any:
+    n = clean(name, Param("name", "text", "a catalog name"))
+    if isinstance(n, Failure):
+        return n
+    if n is MISSING:
+        return Failure(VALUE, "name is empty; give a GPU, model or precision name such as H100")
+    try:
+        table = facts(n)
+    except PlannerError as exc:
+        return failure_from(exc)
+    f = clean(field, Param("field", "text", "a field name"))
+    if isinstance(f, Failure):
+        return f
+    if f is MISSING:
+        return table
+    key = {k.lower(): k for k in table}.get(f.lower().replace(" ", "_"))
+    if key is None:
+        from planner.errors import closest_names
+
+        near = closest_names(f, list(table))
+        hint = f"did you mean {', '.join(near)}?" if near else f"fields: {', '.join(list(table)[:15])}, ..."
+        return Failure(NA, f"{n!r} has no field {f!r}; {hint}")
+    value = table[key]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, float, np.number)):
+        return float(value) if not isinstance(value, int) else value
+    return str(value)
+
+
+def info(name: Any, field: Any = None, why: bool = False) -> Any:
+    """PLANNER_INFO: one field of a catalog entry, or (no field) a two-column table of all its fields."""
+    try:
+        name, field = _unwrap(name), _unwrap(field)
+        if not isinstance(name, (list, tuple, np.ndarray)) and not isinstance(field, (list, tuple, np.ndarray)):
+            cell = _info_cell(name, field)
+            if isinstance(cell, dict):
+                return "ok" if why else [[k, v] for k, v in cell.items()]
+            if why:
+                return cell.message if isinstance(cell, Failure) else "ok"
+            return render(cell)
+        try:
+            grids = [_grid(name), _grid(field)]
+            shape = np.broadcast_shapes(*(g.shape for g in grids if isinstance(g, np.ndarray)))
+        except (_Shape, ValueError) as exc:
+            f = Failure(VALUE, f"PLANNER_INFO got ranges that do not line up ({exc})")
+            return f.message if why else render(f)
+        b = [np.broadcast_to(g, shape) if isinstance(g, np.ndarray) else g for g in grids]
+        out = []
+        for i in range(shape[0]):
+            row = []
+            for j in range(shape[1]):
+                nm = b[0][i, j] if isinstance(b[0], np.ndarray) else b[0]
+                fd = b[1][i, j] if isinstance(b[1], np.ndarray) else b[1]
+                cell = _info_cell(nm, fd) if fd is not None else Failure(
+                    VALUE, "field is empty; with a range of names, give a field such as memory_bytes")
+                if isinstance(cell, dict):
+                    cell = Failure(VALUE, "give a field such as memory_bytes")
+                row.append((cell.message if isinstance(cell, Failure) else "ok") if why else render(cell))
+            out.append(row)
+        return out
+    except Exception as exc:  # noqa: BLE001
+        f = failure_from(exc)
+        return f.message if why else render(f)
