@@ -214,15 +214,11 @@ def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = Non
 
     model_cols = _Column({}, False, None)
     if model is not None:
-        shape = np.broadcast(*(np.asarray(x, dtype=object) for x in (model, weight_precision, kv_precision))).shape
-        if shape == ():
-            model_cols = _lookup_key((model, weight_precision, kv_precision), model_numbers, errors)
+        names = (model, weight_precision, kv_precision)
+        if all(np.ndim(x) == 0 for x in names):
+            model_cols = _lookup_key(names, model_numbers, errors)
         else:
-            b = [np.broadcast_to(np.asarray(x, dtype=object), shape) for x in (model, weight_precision, kv_precision)]
-            keys = np.empty(shape, dtype=object)
-            for idx in np.ndindex(shape):
-                keys[idx] = (b[0][idx], b[1][idx], b[2][idx])
-            model_cols = _lookup_tuples(keys, model_numbers, errors)
+            model_cols = _lookup_combinations(names, model_numbers, errors)
     first = gpu_cols.first_error or model_cols.first_error
     return _Scenario(gpu_cols.values, model_cols.values, np.logical_or(gpu_cols.bad, model_cols.bad), first, catalog)
 
@@ -236,22 +232,28 @@ def _lookup_key(key: tuple, numbers: Callable, errors: Errors) -> _Column:
         return _Column({}, True, exc)
 
 
-def _lookup_tuples(keys: np.ndarray, numbers: Callable, errors: Errors) -> _Column:
-    flat = keys.ravel()
-    hashable = [tuple(x if isinstance(x, (str, type(None))) else repr(x) for x in k) for k in flat]
-    index: dict[tuple, int] = {}
-    codes = np.fromiter((index.setdefault(h, len(index)) for h in hashable), dtype=np.int64, count=len(hashable))
-    first_at = np.unique(codes, return_index=True)[1]
+def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors) -> _Column:
+    """Resolve each distinct combination of names (model, weight precision, KV precision) once, vectorized."""
+    import pandas as pd
+
+    objs = [np.asarray(a, dtype=object) for a in arrays]
+    shape = np.broadcast(*objs).shape
+    flats = [np.broadcast_to(a, shape).ravel() for a in objs]
+    combined = np.zeros(flats[0].shape, dtype=np.int64)
+    for flat in flats:
+        codes, uniques = pd.factorize(flat, use_na_sentinel=False)
+        combined = combined * max(len(uniques), 1) + codes
+    _, first_at, inverse = np.unique(combined, return_index=True, return_inverse=True)
     rows, first_error = [], None
     for pos in first_at:
         try:
-            rows.append(numbers(flat[pos]))
+            rows.append(numbers(tuple(f[pos] for f in flats)))
         except PlannerError as exc:
             if errors == "raise":
                 raise
             first_error = first_error or exc
             rows.append(None)
-    return _spread(rows, codes, keys.shape, first_error)
+    return _spread(rows, inverse.ravel(), shape, first_error)
 
 
 def _peak_for_weights(s: _Scenario) -> np.ndarray:

@@ -1,0 +1,101 @@
+"""The planner command: exit codes, one-line errors, help on every command."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from planner.architecture import param_counts
+from planner.catalog import default_catalog, load_catalog
+from planner.cli import main
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+class TestPlan:
+    def test_plan_prints_memory_speed_and_cost(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192")
+        assert r.exit_code == 0, r.output
+        assert "Llama-2-70B on 2 x H100 SXM 80GB" in r.output
+        for line in ("KV cache per token           328 kB (GQA, 8 KV heads)", "Max batch                    4 sequences",
+                     "TPOT (per sequence)", "per million output tokens"):
+            assert line in r.output
+
+    def test_plan_json_has_the_same_numbers_as_the_api(self):
+        import planner
+        r = run("plan", "--gpu", "H200", "--model", "qwen3-32b", "--context", "16384", "--json")
+        data = json.loads(r.output)
+        assert data["max_batch"] == planner.max_batch("H200", "qwen3-32b", 16384)
+        assert data["tpot_s"] == pytest.approx(planner.tpot("H200", "qwen3-32b", 16384, data["max_batch"]))
+
+    def test_unknown_gpu_is_one_line_and_exit_2(self):
+        r = run("plan", "--gpu", "H10", "--model", "llama2-70b", "--context", "8192")
+        assert r.exit_code == 2
+        assert r.output.strip().splitlines() == ["planner: error: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 SXM?"]
+
+    def test_does_not_fit_is_one_line_and_exit_1(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--gpus", "1")
+        assert r.exit_code == 1
+        assert len(r.output.strip().splitlines()) == 1
+        assert "smallest group that works is 2 x H100 SXM 80GB" in r.output
+
+    def test_bad_option_value_is_a_usage_error(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "0")
+        assert r.exit_code == 2 and "0 is not in the range x>=1" in r.output
+
+
+class TestCatalogCommands:
+    def test_list_shows_every_kind(self):
+        r = run("catalog", "list")
+        assert r.exit_code == 0
+        assert "H100 SXM 80GB" in r.output and "Llama-2-70B" in r.output and "nvfp4" in r.output
+
+    def test_show_prints_an_entry_with_its_source(self):
+        r = run("catalog", "show", "llama2-70b")
+        assert r.exit_code == 0
+        assert 'name = "Llama-2-70B"' in r.output and "source =" in r.output
+        assert "computed: 68,976,648,192 parameters" in r.output
+
+    def test_import_hf_makes_an_entry_the_loader_reads(self, tmp_path):
+        """A Llama-2-7B config.json (values of meta-llama/Llama-2-7b-hf) imports to the catalog's counts."""
+        cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+               "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
+               "max_position_embeddings": 4096, "tie_word_embeddings": False, "torch_dtype": "float16"}
+        (tmp_path / "config.json").write_text(json.dumps(cfg))
+        folder = tmp_path / "cat"
+        r = run("catalog", "import-hf", str(tmp_path / "config.json"), "--name", "Copy-7B", "--alias", "copy-7b",
+                "--params", "6738415616", "--to", str(folder))
+        assert r.exit_code == 0, r.output
+        assert "+0.00%" in r.output
+        imported = load_catalog(folder, use_env=False).model("copy-7b")
+        assert param_counts(imported) == param_counts(default_catalog().model("llama2-7b"))
+        again = run("catalog", "import-hf", str(tmp_path / "config.json"), "--name", "Copy-7B", "--to", str(folder))
+        assert again.exit_code == 1 and "exists; pass --force" in again.output
+
+    def test_import_hf_refuses_a_file_that_is_not_a_model_config(self, tmp_path):
+        (tmp_path / "c.json").write_text('{"foo": 1}')
+        r = run("catalog", "import-hf", str(tmp_path / "c.json"), "--name", "X")
+        assert r.exit_code == 2 and "config.json lacks num_hidden_layers" in r.output
+
+
+def _commands(group: click.Group, ctx: click.Context, prefix=()):
+    for name in group.list_commands(ctx):
+        cmd = group.get_command(ctx, name)
+        yield (*prefix, name), cmd
+        if isinstance(cmd, click.Group):
+            yield from _commands(cmd, ctx, (*prefix, name))
+
+
+def test_every_command_has_help_with_an_example():
+    ctx = click.Context(main)
+    found = list(_commands(main, ctx))
+    assert len(found) >= 4
+    for path, cmd in found:
+        assert cmd.help and "Example:" in cmd.help, " ".join(path)
+        r = run(*path, "--help")
+        assert r.exit_code == 0, path
