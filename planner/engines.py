@@ -95,15 +95,59 @@ IDEAL = EngineProfile(
     interconnect_efficiency=1.0,
 )
 
+#: Time factors fitted to catalogs/reference/decode_public.csv (``planner validate``, docs/accuracy.md): one set for
+#: every engine, since the public rows are too few to fit engines apart. IDEAL keeps 100% and no overhead.
+FITTED_TIME_FACTORS = dict(
+    bandwidth_efficiency=0.8,
+    decode_flop_efficiency=0.6,
+    prefill_flop_efficiency=0.6,
+    step_overhead_s=0.0,
+)
+
 VLLM = EngineProfile(
     name="vllm",
     description=(
-        "vLLM V1: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the activation "
-        "peak of its profiling run and non-torch memory; KV in blocks of 16 tokens"
+        "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
+        "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry) and non-torch "
+        "memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); KV in blocks of 16"
     ),
-    activation_bytes_per_token_width=2.0,
-    activation_bytes_per_seq_vocab=10.0,
+    # least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md)
+    activation_bytes_per_token_width=0.077,
+    activation_bytes_per_seq_vocab=15.56,
+    non_torch_bytes=0.25 * GiB,
+    non_torch_bytes_tensor_parallel=1.83 * GiB,
     block_size=16,
+    **FITTED_TIME_FACTORS,
+)
+
+VLLM_FULLSORT = EngineProfile(
+    name="vllm-fullsort",
+    description=(
+        "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
+        "logits): the llm-d H100 rows run from the vllm/vllm-openai:latest image in late 2025; non-torch 0.13 GiB, "
+        "+0.41 GiB when tensor-parallel"
+    ),
+    # least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md)
+    activation_bytes_per_token_width=0.282,
+    activation_bytes_per_seq_vocab=38.39,
+    non_torch_bytes=0.13 * GiB,
+    non_torch_bytes_tensor_parallel=0.41 * GiB,
+    block_size=16,
+    **FITTED_TIME_FACTORS,
+)
+
+VLLM_010 = EngineProfile(
+    name="vllm-0.10",
+    description=(
+        "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
+        "~0.13 GiB of NCCL buffers when tensor-parallel (fitted to three A100 0.10.1.1 start-up logs)"
+    ),
+    activation_bytes_per_token_width=0.282,
+    activation_bytes_per_seq_vocab=11.0,
+    non_torch_bytes=0.13 * GiB,
+    non_torch_bytes_tensor_parallel=0.13 * GiB,
+    block_size=16,
+    **FITTED_TIME_FACTORS,
 )
 
 TENSORRT_LLM = EngineProfile(
@@ -118,10 +162,12 @@ TENSORRT_LLM = EngineProfile(
     max_num_batched_tokens=8192,
     max_num_seqs=256,
     block_size=32,
+    **FITTED_TIME_FACTORS,
 )
 
-ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, TENSORRT_LLM, IDEAL)}
-ENGINE_ALIASES = {"trtllm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "tensorrtllm": "tensorrt-llm", "seed": "ideal"}
+ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, VLLM_FULLSORT, VLLM_010, TENSORRT_LLM, IDEAL)}
+ENGINE_ALIASES = {"trtllm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "tensorrtllm": "tensorrt-llm", "seed": "ideal",
+                  "vllm-0.10.1": "vllm-0.10", "vllm-0.10.1.1": "vllm-0.10", "vllm-0.19": "vllm", "vllm-0.19.0": "vllm"}
 DEFAULT_ENGINE = "vllm"
 
 

@@ -1,0 +1,473 @@
+"""How far the planner is from what serving engines did: predictions for published reference rows, and ranges.
+
+Two kinds of reference rows (``catalogs/reference/``):
+
+- start-up logs of vLLM (``vllm_startup_*.csv``): the KV cache memory per GPU, the KV cache tokens of the
+  tensor-parallel group and the maximum concurrency vLLM printed; each row is predicted with the engine
+  profile of its vLLM version (``STARTUP_PROFILES``, or the file's ``profile`` column);
+- decode measurements (``decode_*.csv``, or a user's own file in the same columns): TPOT and output
+  throughput of a batch of ``batch`` sequences with ``input_len`` prompt and ``output_len`` output tokens.
+
+TPOT of a row is predicted at the mean context of the generation, ``input_len + output_len / 2``: decode time
+is linear in the context, so the mean step time is the step time at the mean context. Throughput is the
+planner's whole-run figure, ``batch x output_len / (prefill of the batch + (output_len - 1) x TPOT)``, since
+the published figures count the prefill too.
+
+``tpot_range`` and friends turn a prediction into a (low, high) range with the residual quantiles of the fit
+(the calibration entry's, else the shipped fit's ``DEFAULT_RESIDUALS``).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from planner import api
+from planner import model as m
+from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
+from planner.catalog import Catalog, default_catalog
+from planner.catalog.loader import shipped_catalog_dir
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import InvalidInputError, PlannerError
+
+GiB = 2**30
+
+#: Relative residuals (measured / predicted - 1) of the shipped time fit on decode_public.csv: the 10th and
+#: 90th percentiles over its TPOT and throughput rows. ``tests/test_accuracy.py`` recomputes them.
+DEFAULT_RESIDUALS = (-0.10, 0.10)
+
+#: Thresholds the issue sets (tests/test_accuracy.py asserts them on the shipped reference rows).
+MEMORY_TOLERANCE = 0.05
+TIME_MEDIAN_TOLERANCE = 0.20
+TIME_WORST_TOLERANCE = 0.40
+
+#: Engine profile for each shipped start-up row. KV001-KV003 logged vLLM 0.10.1.1; KV017 logged 0.11.0 and
+#: its activation peak (2.12 GiB) matches the current sampler cost; KV013's version was not logged (the
+#: source's replication section runs the ``:latest`` image) and its activation peak (4.76 GiB, like every
+#: row of that first llm-d batch) is the ~38 B/(sequence x vocabulary entry) sampler of "vllm-fullsort".
+STARTUP_PROFILES = {"KV001": "vllm-0.10", "KV002": "vllm-0.10", "KV003": "vllm-0.10", "KV013": "vllm-fullsort",
+                    "KV017": "vllm"}
+
+#: Names in the published rows that are not catalog names or aliases, and what they are.
+GPU_NAMES = {
+    "nvidia a100-80g": "A100 SXM 80GB",  # LMDeploy's A100 benchmark page (SXM4 per its 400 W class results)
+    "nvidia a100 80gb": "A100 SXM 80GB",  # dennislee22: "NVIDIA A100 80GB GPU"; form factor not stated
+    "nvidia h100 80gb": "H100 SXM 80GB",  # llm-d: "H100 GPU (79.18 GiB)"
+}
+DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp16": "fp16", "bf16": "bf16", "float32": "fp32", "fp8": "fp8",
+          "auto": None, "": None}
+
+
+def reference_dir() -> Path:
+    """The shipped reference data: ``catalogs/reference`` (``planner/_catalogs/reference`` when installed)."""
+    return shipped_catalog_dir() / "reference"
+
+
+# -- name resolution ---------------------------------------------------------------------------------------
+
+
+def resolve_gpu_name(name: str, catalog: Catalog) -> str:
+    """A catalog GPU name for a published one ("NVIDIA H100 80GB (79.18 GiB reported total)" -> H100 SXM 80GB)."""
+    text = str(name).strip()
+    for candidate in (text, re.sub(r"\s*\(.*\)\s*$", "", text)):
+        try:
+            return catalog.gpu(candidate).name
+        except PlannerError:
+            mapped = GPU_NAMES.get(candidate.lower())
+            if mapped:
+                return catalog.gpu(mapped).name
+    return catalog.gpu(text).name  # raises UnknownNameError with suggestions
+
+
+def resolve_model_name(name: str, catalog: Catalog) -> str:
+    """A catalog model name for a published one (Hugging Face ids; "meta-llama/Llama-2-7b" -> Llama-2-7B)."""
+    text = str(name).strip()
+    for candidate in (text, text + "-hf", text.split("/")[-1]):
+        try:
+            return catalog.model(candidate).name
+        except PlannerError:
+            continue
+    return catalog.model(text).name
+
+
+def _dtype(value: str) -> str | None:
+    key = str(value or "").strip().lower().split(" ")[0]
+    return DTYPES.get(key, key or None)
+
+
+def _float(value: Any) -> float:
+    """The first number in a published cell ("14.2488 GiB", "93,872", "5.73x"); NaN when there is none."""
+    hit = re.search(r"-?\d[\d,]*\.?\d*(?:[eE]-?\d+)?", str(value or ""))
+    return float(hit.group(0).replace(",", "")) if hit else math.nan
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            return list(csv.DictReader(f))
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+
+
+# -- memory ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StartupRow:
+    """One published vLLM start-up: the configuration and what vLLM printed."""
+
+    record_id: str
+    gpu: str
+    model: str
+    tensor_parallel_size: int
+    memory_utilization: float
+    max_model_len: int
+    block_size: int | None
+    weight_precision: str | None
+    profile: str
+    kv_cache_gib: float  # "Available KV cache memory", per GPU
+    kv_cache_tokens: float  # "GPU KV cache size", whole group (NaN when not printed)
+    max_concurrency: float  # "Maximum concurrency for L tokens per request" (NaN when not printed)
+    source: str = ""
+
+
+def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
+    """Rows of a vLLM start-up CSV (default: every ``vllm_startup_*.csv`` shipped), in file order."""
+    paths = [Path(path)] if path else sorted(reference_dir().glob("vllm_startup_*.csv"), key=lambda q: (q.name != "vllm_startup_public.csv", q.name))
+    rows = []
+    for p in paths:
+        for r in _read_csv(p):
+            rid = r["record_id"]
+            block = _float(r.get("block_size"))
+            rows.append(StartupRow(
+                record_id=rid, gpu=r["gpu"], model=r["model"],
+                tensor_parallel_size=int(_float(r.get("tensor_parallel_size")) or 1),
+                memory_utilization=_float(r["gpu_memory_utilization"]),
+                max_model_len=int(_float(r["max_model_len"])),
+                block_size=None if math.isnan(block) else int(block),
+                weight_precision=_weight_precision(r),
+                profile=(r.get("profile") or STARTUP_PROFILES.get(rid) or "vllm").strip(),
+                kv_cache_gib=_float(r["available_kv_cache_memory_gib"]),
+                kv_cache_tokens=_float(r.get("gpu_kv_cache_tokens")),
+                max_concurrency=_float(r.get("max_concurrency_x")),
+                source=r.get("source", ""),
+            ))
+    return rows
+
+
+def _weight_precision(r: dict[str, str]) -> str | None:
+    quant = str(r.get("quantization") or "").strip().lower()
+    if quant.startswith("fp8"):
+        return "fp8"
+    if quant and quant != "none":
+        return None
+    return _dtype(r.get("weight_dtype", ""))
+
+
+@dataclass(frozen=True)
+class StartupPrediction:
+    """What the planner says vLLM will print at start-up."""
+
+    kv_cache_gib: float
+    kv_cache_tokens: float
+    max_concurrency: float
+
+
+def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> StartupPrediction:
+    """Available KV cache GiB per GPU, KV cache tokens of the group, and max concurrency at max_model_len."""
+    cat = catalog or default_catalog()
+    eng = engine_profile(row.profile)
+    if row.block_size:
+        eng = eng.with_(block_size=row.block_size)
+    plan = api.memory_plan(resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat), row.max_model_len,
+                           gpus=row.tensor_parallel_size, weight_precision=row.weight_precision,
+                           memory_utilization=row.memory_utilization, engine=eng, catalog=cat, errors="coerce")
+    tokens = float(plan.kv_cache_tokens)
+    return StartupPrediction(float(plan.kv_budget_bytes_per_gpu) / GiB, tokens,
+                             max_concurrency(tokens, row.max_model_len, eng.block_size))
+
+
+def max_concurrency(kv_cache_tokens: Any, tokens_per_request: Any, block_size: int = 16):
+    """vLLM's "Maximum concurrency for L tokens per request": KV cache tokens / L rounded up to whole blocks."""
+    per_request = np.ceil(np.asarray(tokens_per_request, dtype=float) / block_size) * block_size
+    out = np.asarray(kv_cache_tokens, dtype=float) / per_request
+    return float(out) if out.ndim == 0 else out
+
+
+# -- time --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DecodeRow:
+    """One decode measurement: ``batch`` sequences, ``input_len`` prompt and ``output_len`` output tokens each."""
+
+    record_id: str
+    gpu: str
+    model: str
+    gpus: int
+    batch: int
+    input_len: int
+    output_len: int
+    weight_precision: str | None = None
+    kv_precision: str | None = None
+    engine: str = "vllm"
+    tpot_s: float = math.nan
+    throughput_tokens_per_s: float = math.nan
+    ttft_s: float = math.nan  # static batches only (LMDeploy's first-token latency); NaN otherwise
+    source: str = ""
+
+    @property
+    def context(self) -> float:
+        """The mean context over the generation, at which the row's TPOT is predicted."""
+        return self.input_len + self.output_len / 2.0
+
+
+DECODE_COLUMNS = "gpu, model, batch, input_len, output_len, and tpot_ms and/or output_throughput_tok_s"
+
+
+def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
+    """Rows of a decode CSV (default: the shipped ``decode_public.csv``). See ``DECODE_COLUMNS``."""
+    p = Path(path) if path else reference_dir() / "decode_public.csv"
+    raw = _read_csv(p)
+    missing = [c for c in ("gpu", "model", "input_len", "output_len") if raw and c not in raw[0]]
+    if raw and ("batch_size_or_concurrency" not in raw[0] and "batch" not in raw[0]):
+        missing.append("batch")
+    if missing:
+        raise InvalidInputError(f"{p}: missing column(s) {', '.join(missing)}; a decode file has {DECODE_COLUMNS}")
+    rows = []
+    for i, r in enumerate(raw, 1):
+        tpot = _float(r.get("tpot_ms")) / 1e3
+        tput = _float(r.get("output_throughput_tok_s") or r.get("throughput_tok_s"))
+        if math.isnan(tpot) and math.isnan(tput):
+            raise InvalidInputError(f"{p}: row {i} has neither tpot_ms nor output_throughput_tok_s")
+        static = "static" in str(r.get("batching", "")).lower()
+        engine = str(r.get("engine", "")).lower()
+        rows.append(DecodeRow(
+            record_id=r.get("record_id") or f"row{i}", gpu=r["gpu"], model=r["model"],
+            gpus=int(_float(r.get("tensor_parallel_size") or r.get("gpus") or 1)),
+            batch=int(_float(r.get("batch_size_or_concurrency") or r.get("batch"))),
+            input_len=int(_float(r["input_len"])), output_len=int(_float(r["output_len"])),
+            weight_precision=_dtype(r.get("weight_dtype", "")),
+            kv_precision=_dtype(r.get("kv_cache_dtype", "")) if _dtype(r.get("kv_cache_dtype", "")) in ("fp16", "bf16", "fp8") else None,
+            engine="vllm" if "vllm" in engine or not engine else engine.split(" ")[0],
+            tpot_s=tpot, throughput_tokens_per_s=tput,
+            ttft_s=_float(r.get("ttft_ms")) / 1e3 if static else math.nan,
+            source=r.get("source", ""),
+        ))
+    return rows
+
+
+def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
+    if engine is not None:
+        return engine_profile(engine)
+    try:
+        return engine_profile(row.engine)
+    except PlannerError:
+        return engine_profile(None)  # e.g. LMDeploy: the shared fitted time factors
+
+
+def factors_for(gpu: str, engine: EngineProfile, calibration: Calibration | None = None,
+                catalog: Catalog | None = None) -> dict[str, float]:
+    """The efficiency factors in force for a GPU: the engine's, overridden by the calibration entry."""
+    cat = catalog or default_catalog()
+    factors = {f: getattr(engine, f) for f in CALIBRATED_FIELDS}
+    entry = resolve_calibration(calibration).for_gpu(cat.gpu(gpu).all_names(), engine.name)
+    if entry is not None:
+        factors.update(entry.factors())
+    return factors
+
+
+@dataclass(frozen=True)
+class DecodePrediction:
+    tpot_s: float
+    throughput_tokens_per_s: float
+    batch_prefill_s: float
+
+
+def predict_decode(row: DecodeRow, *, engine: str | EngineProfile | None = None, calibration: Any = None,
+                   catalog: Catalog | None = None) -> DecodePrediction:
+    """TPOT at the mean context and the whole-run output throughput of a row (see the module docstring)."""
+    cat = catalog or default_catalog()
+    eng = _profile_for(row, engine)
+    cal = resolve_calibration(calibration)
+    gpu, model = resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat)
+    opts = dict(engine=eng, catalog=cat, calibration=cal)
+    step = api.decode_step(gpu, model, row.context, row.batch, row.kv_precision, row.gpus, row.weight_precision,
+                           check_fit=False, **opts)
+    prefill_s = batch_prefill_s(gpu, model, row.input_len, row.batch, row.gpus, row.weight_precision, **opts)
+    tpot = float(step.step_s)
+    total = prefill_s + (row.output_len - 1) * tpot
+    return DecodePrediction(tpot, row.batch * row.output_len / total, prefill_s)
+
+
+def batch_prefill_s(gpu: str, model: str, prompt_tokens: int, batch: int, gpus: int = 1,
+                    weight_precision: str | None = None, *, engine: EngineProfile, catalog: Catalog,
+                    calibration: Calibration) -> float:
+    """Prefill of ``batch`` prompts together: weights read once, FLOPs of every prompt (the prefill roofline)."""
+    pf = api.prefill(gpu, model, prompt_tokens, gpus, weight_precision, engine=engine, catalog=catalog,
+                     calibration=calibration)
+    g, mdl = catalog.gpu(gpu), catalog.model(model)
+    f = factors_for(gpu, engine, calibration, catalog)
+    wp = catalog.precision(weight_precision or mdl.native_precision)
+    peak = api.gpu_peak_flop_per_s(g, wp)
+    t = m.roofline_step_time_s(float(pf.bytes_moved), batch * float(pf.flop), gpus, g.hbm_bandwidth_bytes_per_s, peak,
+                               f["bandwidth_efficiency"], f["prefill_flop_efficiency"])
+    return float(t) + f["step_overhead_s"] + f["layer_overhead_s"] * mdl.num_layers
+
+
+# -- validation tables -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Check:
+    """One compared quantity of one reference row."""
+
+    record_id: str
+    what: str  # "KV cache GiB", "KV cache tokens", "max concurrency", "TPOT ms", "throughput tok/s"
+    label: str  # model / GPU / configuration, for the table
+    predicted: float
+    published: float
+
+    @property
+    def error(self) -> float:
+        """Relative error, predicted / published - 1 (NaN when the planner has no prediction)."""
+        return self.predicted / self.published - 1.0 if self.published else math.nan
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    checks: tuple[Check, ...]
+    tolerance_median: float
+    tolerance_worst: float
+    notes: tuple[str, ...] = field(default=())
+
+    def errors(self, what: str | None = None) -> np.ndarray:
+        return np.array([abs(c.error) if not math.isnan(c.error) else math.inf
+                         for c in self.checks if what is None or c.what == what])
+
+    def median(self, what: str | None = None) -> float:
+        e = self.errors(what)
+        return float(statistics.median(e)) if len(e) else math.nan
+
+    def worst(self, what: str | None = None) -> float:
+        e = self.errors(what)
+        return float(e.max()) if len(e) else math.nan
+
+    def passed(self) -> bool:
+        kinds = dict.fromkeys(c.what for c in self.checks)
+        return all(self.median(k) <= self.tolerance_median and self.worst(k) <= self.tolerance_worst for k in kinds)
+
+
+def validate_memory(rows: Sequence[StartupRow] | None = None, *, catalog: Catalog | None = None) -> Table:
+    """Every start-up row: available KV GiB per GPU, KV cache tokens and max concurrency, predicted vs printed."""
+    rows = load_startup_rows() if rows is None else rows
+    checks = []
+    for r in rows:
+        try:
+            p = predict_startup(r, catalog=catalog)
+        except PlannerError:
+            p = StartupPrediction(math.nan, math.nan, math.nan)
+        label = f"{r.model.split('/')[-1]} TP{r.tensor_parallel_size} util {r.memory_utilization:g} [{r.profile}]"
+        checks.append(Check(r.record_id, "KV cache GiB", label, p.kv_cache_gib, r.kv_cache_gib))
+        if not math.isnan(r.kv_cache_tokens):
+            checks.append(Check(r.record_id, "KV cache tokens", label, p.kv_cache_tokens, r.kv_cache_tokens))
+        if not math.isnan(r.max_concurrency):
+            checks.append(Check(r.record_id, "max concurrency", label, p.max_concurrency, r.max_concurrency))
+    return Table("vLLM start-up: KV cache memory per GPU, KV cache tokens, max concurrency", tuple(checks),
+                 MEMORY_TOLERANCE, MEMORY_TOLERANCE)
+
+
+def validate_time(rows: Sequence[DecodeRow] | None = None, *, engine: str | EngineProfile | None = None,
+                  calibration: Any = None, catalog: Catalog | None = None) -> Table:
+    """Every decode row: TPOT and whole-run output throughput, predicted vs published."""
+    rows = load_decode_rows() if rows is None else rows
+    checks = []
+    for r in rows:
+        try:
+            p = predict_decode(r, engine=engine, calibration=calibration, catalog=catalog)
+        except PlannerError:
+            p = DecodePrediction(math.nan, math.nan, math.nan)
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} B={r.batch} {r.input_len}/{r.output_len}"
+        if not math.isnan(r.tpot_s):
+            checks.append(Check(r.record_id, "TPOT ms", label, p.tpot_s * 1e3, r.tpot_s * 1e3))
+        if not math.isnan(r.throughput_tokens_per_s):
+            checks.append(Check(r.record_id, "throughput tok/s", label, p.throughput_tokens_per_s, r.throughput_tokens_per_s))
+    return Table("Decode: TPOT at the mean context, whole-run output throughput", tuple(checks),
+                 TIME_MEDIAN_TOLERANCE, TIME_WORST_TOLERANCE)
+
+
+def render_table(table: Table) -> str:
+    """The table as aligned text: one line per check, then the median and worst |error| per quantity."""
+    head = f"{'row':<7}{'quantity':<18}{'predicted':>12}{'published':>12}{'error':>9}  configuration"
+    lines = [table.title, "", head]
+    for c in table.checks:
+        err = "n/a" if math.isnan(c.error) else f"{c.error:+.1%}"
+        lines.append(f"{c.record_id:<7}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}")
+    lines.append("")
+    for what in dict.fromkeys(c.what for c in table.checks):
+        lines.append(f"{what:<18} median |error| {table.median(what):6.1%}   worst {table.worst(what):6.1%}"
+                     f"   (limits {table.tolerance_median:.0%} / {table.tolerance_worst:.0%})")
+    return "\n".join(lines)
+
+
+def _num(x: float) -> str:
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.2f}"
+
+
+# -- ranges ------------------------------------------------------------------------------------------------
+
+
+def residual_quantiles(gpu: Any, engine: str | EngineProfile | None = None, calibration: Any = None,
+                       catalog: Catalog | None = None) -> tuple[float, float]:
+    """(low, high) relative residuals for a GPU: its calibration entry's, else the shipped fit's."""
+    cat = catalog or default_catalog()
+    eng = engine_profile(engine)
+    entry = resolve_calibration(calibration).for_gpu(cat.gpu(gpu).all_names(), eng.name)
+    if entry is not None and entry.residual_low is not None and entry.residual_high is not None:
+        return entry.residual_low, entry.residual_high
+    return DEFAULT_RESIDUALS
+
+
+def _range(value: Any, gpu: Any, engine: Any, calibration: Any, catalog: Catalog | None):
+    """value x (1 + low), value x (1 + high): the measured time is value x (1 + residual)."""
+    low, high = residual_quantiles(gpu, engine, calibration, catalog)
+    return value * (1.0 + low), value * (1.0 + high)
+
+
+def tpot_range(gpu: Any, model: Any, context: Any, batch: Any = 1, *args: Any, **options: Any):
+    """(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars; one GPU name)."""
+    t = api.tpot(gpu, model, context, batch, *args, **options)
+    return _range(t, gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
+
+
+def throughput_range(gpu: Any, model: Any, context: Any, batch: Any = 1, *args: Any, **options: Any):
+    """(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low)."""
+    tput = api.throughput(gpu, model, context, batch, *args, **options)
+    low, high = residual_quantiles(gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
+    return tput / (1.0 + high), tput / (1.0 + low)
+
+
+def ttft_range(gpu: Any, model: Any, prompt_tokens: Any, *args: Any, **options: Any):
+    """(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."""
+    t = api.ttft(gpu, model, prompt_tokens, *args, **options)
+    return _range(t, gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
+
+
+def quantiles(residuals: Iterable[float], low: float = 0.1, high: float = 0.9) -> tuple[float, float]:
+    """The ``low`` and ``high`` quantiles of relative residuals, rounded outwards to 0.01, never excluding 0."""
+    r = np.asarray([x for x in residuals if not math.isnan(x)], dtype=float)
+    if not len(r):
+        return DEFAULT_RESIDUALS
+    lo, hi = np.quantile(r, [low, high])
+    return min(math.floor(lo * 100) / 100, 0.0), max(math.ceil(hi * 100) / 100, 0.0)
