@@ -12,8 +12,8 @@ testable as plain Python. The rules, as a spreadsheet user sees them:
   model or precision; ``#NUM!`` for a number out of range or a configuration that does not fit or makes
   no sense; ``#VALUE!`` for an argument of the wrong kind (text where a number belongs, a number where a
   name belongs). ``why`` (``=PLANNER_WHY(...)``) gives the reason as text.
-- A row of a range whose required arguments are all empty gives an empty cell (scenario tables with
-  blank rows at the bottom stay tidy).
+- A cell whose required arguments given as ranges are all empty there gives an empty cell (scenario
+  tables with blank rows at the bottom stay tidy); one empty among filled ones is #VALUE!.
 
 Classic Windows UDFs cannot return real error values (xlwings issue #776): there the error is text that
 starts with the error code and carries the reason, e.g. ``#N/A: unknown GPU 'H10'; did you mean H100?``.
@@ -350,6 +350,7 @@ class _Block:
         self.blank_rows = np.ones(n, dtype=bool)
         self.missing_required = np.full(n, None, dtype=object)
         self.missing_optional = []  # per optional param: a bool array (or a bool)
+        ranged_required = False
         for g, p in zip(grids, spec.params):
             if isinstance(g, np.ndarray):
                 cache: dict[Any, Any] = {}
@@ -371,12 +372,16 @@ class _Block:
                 take = failed & _is(self.failure, None)
                 self.failure[take] = flat[take] if isinstance(flat, np.ndarray) else flat
             if p.required:
-                self.blank_rows &= missing
+                if isinstance(g, np.ndarray):  # constants do not make a row a scenario; ranges do
+                    self.blank_rows &= missing
+                    ranged_required = True
                 if np.any(missing):
                     first = missing & _is(self.missing_required, None)
                     self.missing_required[first] = p
             else:
                 self.missing_optional.append(missing)
+        if not ranged_required or n == 1:  # a single cell left empty is an error, not a blank
+            self.blank_rows[:] = False
         self.result = np.full(n, None, dtype=object)
         self.numbers = np.full(n, np.nan)
 

@@ -1,0 +1,382 @@
+"""The Excel functions, called the way Excel calls them: floats for whole numbers, None for empty cells,
+2-D lists for ranges, names with stray case and spaces. Results must equal ``planner.api``'s (the
+functions hold no formula); failures must be Excel error values, never exceptions.
+
+These run on the plain-Python path (xlwings' identity decorators on Linux). The Office.js call path
+(xlwings Lite / Server) has its own opt-in tier: tests/test_excel_officejs.py.
+"""
+
+from __future__ import annotations
+
+import math
+import types
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from planner import api
+from planner import excel_functions as xf
+from planner import excel_support as xs
+from planner.catalog import default_catalog, reload_catalog
+
+ERRORS = {"#N/A", "#NUM!", "#VALUE!"}
+
+
+@pytest.fixture(autouse=True)
+def _plain_runtime(monkeypatch):
+    """Each test starts on the plain-Python runtime with the default catalog."""
+    monkeypatch.setattr(xs, "RUNTIME", "python")
+    yield
+    xs._session_folders = None
+    reload_catalog()
+
+
+def cell(x):
+    """A single cell as xlwings hands it with ndim=2."""
+    return [[x]]
+
+
+# -- results equal the model's -----------------------------------------------------------------------------
+
+#: (Excel function, its arguments as Excel sends them, the same call on planner.api, Excel unit / API unit)
+SCALAR_CASES = [
+    ("RIDGE", ("H100", None), lambda: api.ridge("H100"), 1),
+    ("RIDGE", ("h100 ", "fp8"), lambda: api.ridge("H100", "fp8"), 1),
+    ("WEIGHT_BYTES", ("Llama2-70B", None), lambda: api.weight_bytes("llama2-70b"), 1),
+    ("WEIGHT_BYTES", ("llama2-70b", " FP8"), lambda: api.weight_bytes("llama2-70b", "fp8"), 1),
+    ("KV_BYTES", ("llama2-70b", 8192.0, "fp16", None), lambda: api.kv_bytes("llama2-70b", 8192, "fp16"), 1),
+    ("KV_BYTES", ("Llama2-70B", 4096.0, None, 4.0), lambda: api.kv_bytes("llama2-70b", 4096, None, 4), 1),
+    ("MAX_BATCH", ("H100", "llama2-70b", 8192.0, "fp16", None, None, None),
+     lambda: api.max_batch("H100", "llama2-70b", 8192, "fp16"), 1),
+    ("MAX_BATCH", (" h100", "LLAMA2-70B ", 4096.0, None, 4.0, "fp8", 0.8),
+     lambda: api.max_batch("H100", "llama2-70b", 4096, None, 4, "fp8", 0.8), 1),
+    ("MIN_GPUS", ("H100", "llama2-70b", 8192.0, 16.0, None, None, None),
+     lambda: api.min_gpus("H100", "llama2-70b", 8192, 16), 1),
+    ("TPOT", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.tpot("H100", "llama2-70b", 8192), 1e3),
+    ("TPOT", ("H100", "llama2-70b", 8192.0, 3.0, "fp8", 2.0, None),
+     lambda: api.tpot("H100", "llama2-70b", 8192, 3, "fp8", 2), 1e3),
+    ("TTFT", ("H100", "llama2-70b", 2048.0, None, None, None), lambda: api.ttft("H100", "llama2-70b", 2048), 1e3),
+    ("TTFT", ("H100", "llama2-70b", 2048.0, 4.0, "fp8", "fp8"),
+     lambda: api.ttft("H100", "llama2-70b", 2048, 4, "fp8", kv_precision="fp8"), 1e3),
+    ("THROUGHPUT", ("H100", "llama2-70b", 8192.0, 2.0, None, None, None),
+     lambda: api.throughput("H100", "llama2-70b", 8192, 2), 1),
+    ("COST_PER_MTOK", ("H100", "llama2-70b", 8192.0, 2.0, None, None, None, None),
+     lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2), 1),
+    ("COST_PER_MTOK", ("H100", "llama2-70b", 8192.0, 2.0, 1.5, None, None, None),
+     lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2, 1.5), 1),
+    ("MFU", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.mfu("H100", "llama2-70b", 8192), 1),
+    ("MBU", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.mbu("H100", "llama2-70b", 8192), 1),
+    ("DECODE_INTENSITY", ("H100", "llama2-70b", 8192.0, 8.0, None, None, None),
+     lambda: api.decode_intensity("H100", "llama2-70b", 8192, 8), 1),
+]
+
+
+class TestResultsEqualTheModel:
+    @pytest.mark.parametrize(("name", "args", "expected", "unit"), SCALAR_CASES,
+                             ids=[f"{c[0]}-{i}" for i, c in enumerate(SCALAR_CASES)])
+    def test_scalar_call_equals_api(self, name, args, expected, unit):
+        """One cell per argument (floats, None, odd case and spaces) gives the API's number in Excel's unit."""
+        got = getattr(xf, name)(*args)
+        assert got == pytest.approx(expected() * unit, rel=1e-12)
+
+    @pytest.mark.parametrize(("name", "args", "expected", "unit"), SCALAR_CASES,
+                             ids=[f"{c[0]}-{i}" for i, c in enumerate(SCALAR_CASES)])
+    def test_one_cell_ranges_equal_scalars(self, name, args, expected, unit):
+        """xlwings with ndim=2 hands each cell as [[x]]: the answer is the same single number."""
+        got = getattr(xf, name)(*[cell(a) for a in args])
+        assert got == pytest.approx(expected() * unit, rel=1e-12)
+
+    def test_mission_example_answers_for_the_smallest_group(self):
+        """=MAX_BATCH("H100","llama2-70b",8192,"fp16") is the max batch on MIN_GPUS GPUs, as the model defines it."""
+        smallest = api.min_gpus("H100", "llama2-70b", 8192, 1, "fp16")
+        assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16") == api.max_batch(
+            "H100", "llama2-70b", 8192, "fp16", smallest)
+        assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16"), int)
+
+    def test_published_numbers(self):
+        """Pinned to sourced figures: Llama 2 70B config.json (80 layers, 8 KV heads, head dim 128) and the H100 datasheet."""
+        assert xf.KV_BYTES("llama2-70b", 8192.0, "fp16") == 2 * 80 * 8 * 128 * 2 * 8192  # 2,684,354,560 B
+        assert xf.WEIGHT_BYTES("llama2-70b", "fp16") == 68_976_648_192 * 2  # HF safetensors params x 2 B
+        assert xf.RIDGE("H100", "bf16") == pytest.approx(989.4e12 / 3.35e12)  # dense bf16 peak / HBM3 bandwidth
+
+    def test_column_of_contexts_spills_a_column(self):
+        """A column range gives a same-shaped column, each cell equal to the scalar call."""
+        contexts = [[1024.0], [4096.0], [8192.0], [32768.0]]
+        got = xf.TPOT("H100", "llama2-70b", contexts, 4.0)
+        assert [len(r) for r in got] == [1, 1, 1, 1]
+        for (ctx,), (ms,) in zip(contexts, got):
+            assert ms == pytest.approx(api.tpot("H100", "llama2-70b", int(ctx), 4) * 1e3, rel=1e-9)
+
+    def test_row_against_column_spills_a_table(self):
+        """A row of GPUs against a column of contexts broadcasts like Excel's array arithmetic."""
+        gpus = [["H100", "A100 SXM 80GB", "h200"]]
+        contexts = [[2048.0], [8192.0]]
+        got = xf.MAX_BATCH(gpus, "llama2-70b", contexts)
+        assert len(got) == 2 and all(len(r) == 3 for r in got)
+        for i, (ctx,) in enumerate(contexts):
+            for j, g in enumerate(gpus[0]):
+                assert got[i][j] == api.max_batch(g, "llama2-70b", int(ctx))
+
+    def test_empty_optional_cells_in_a_range_take_the_default(self):
+        """A gpus column with some empty cells: empty ones pick the smallest group, the others use their count."""
+        got = xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, [[None], [4.0], [None], [8.0]])
+        assert got == [[api.max_batch("H100", "llama2-70b", 8192)], [api.max_batch("H100", "llama2-70b", 8192, None, 4)],
+                       [api.max_batch("H100", "llama2-70b", 8192)], [api.max_batch("H100", "llama2-70b", 8192, None, 8)]]
+
+    def test_numbers_typed_as_text_count_as_numbers(self):
+        """"8192" in a text-formatted cell is 8192, as in Excel's own arithmetic."""
+        assert xf.KV_BYTES("llama2-70b", " 8192 ", "fp16") == xf.KV_BYTES("llama2-70b", 8192.0, "fp16")
+
+    def test_plain_list_is_a_column(self):
+        """A 1-D list (Python callers) is read as a column."""
+        assert xf.KV_BYTES("llama2-70b", [1.0, 2.0]) == [[api.kv_bytes("llama2-70b", 1)], [api.kv_bytes("llama2-70b", 2)]]
+
+
+# -- errors -------------------------------------------------------------------------------------------------
+
+
+class TestErrorValues:
+    def test_unknown_gpu_is_na_with_closest_names(self):
+        """An unknown GPU gives #N/A; PLANNER_WHY names the closest catalog names."""
+        assert xf.MAX_BATCH("H10", "llama2-70b", 8192.0) == "#N/A"
+        reason = xf.PLANNER_WHY("MAX_BATCH", "H10", "llama2-70b", 8192.0)
+        assert "unknown GPU 'H10'" in reason and "H100" in reason
+
+    def test_unknown_model_and_precision_are_na(self):
+        """Unknown model or precision names give #N/A too."""
+        assert xf.TPOT("H100", "llama9-70b", 8192.0) == "#N/A"
+        assert xf.KV_BYTES("llama2-70b", 8192.0, "fp7") == "#N/A"
+
+    def test_configuration_that_does_not_fit_is_num(self):
+        """70B fp16 weights on one 80 GB GPU do not fit: #NUM!, and the reason names the smallest group."""
+        assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, 1.0) == "#NUM!"
+        assert "smallest group that works is 2" in xf.PLANNER_WHY("MAX_BATCH", "H100", "llama2-70b", 8192.0, None, 1.0)
+
+    def test_number_out_of_range_is_num(self):
+        """A number of the right kind but out of range (negative, fractional, beyond the maximum) gives #NUM!."""
+        for bad in (-5.0, 0.0, 1.5, 2.0**40):
+            assert xf.KV_BYTES("llama2-70b", bad) == "#NUM!"
+        assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, None, None, 1.5) == "#NUM!"
+
+    def test_kv_precision_that_cannot_hold_a_cache_is_num(self):
+        """mxfp4 is a weight format, not a KV-cache format: a configuration that makes no sense."""
+        assert xf.KV_BYTES("llama2-70b", 8192.0, "mxfp4") == "#NUM!"
+        assert "not a KV-cache format" in xf.PLANNER_WHY("KV_BYTES", "llama2-70b", 8192.0, "mxfp4")
+
+    def test_wrong_kind_is_value(self):
+        """Text where a number belongs, a number or TRUE where a name belongs: #VALUE!."""
+        assert xf.KV_BYTES("llama2-70b", "lots") == "#VALUE!"
+        assert xf.KV_BYTES("llama2-70b", True) == "#VALUE!"
+        assert xf.MAX_BATCH(4090.0, "llama2-70b", 8192.0) == "#VALUE!"
+        assert "must be a GPU name" in xf.PLANNER_WHY("MAX_BATCH", 4090.0, "llama2-70b", 8192.0)
+
+    def test_empty_required_cell_is_value(self):
+        """A required argument left empty gives #VALUE! and says which one."""
+        assert xf.TPOT("H100", None, 8192.0) == "#VALUE!"
+        assert xf.PLANNER_WHY("TPOT", "H100", None, 8192.0).startswith("model is empty")
+
+    def test_each_cell_of_a_range_gets_its_own_error(self):
+        """One call over a column: good rows get numbers, bad rows their own error, blank rows stay blank."""
+        contexts = [[8192.0], ["abc"], [-1.0], [None], [4096.0]]
+        gpus = [["H100"], ["H100"], ["H100"], [None], ["H10"]]
+        got = xf.MAX_BATCH(gpus, "llama2-70b", contexts)
+        assert got[0] == [api.max_batch("H100", "llama2-70b", 8192)]
+        assert got[1:] == [["#VALUE!"], ["#NUM!"], [None], ["#N/A"]]
+        why = xf.PLANNER_WHY("MAX_BATCH", gpus, "llama2-70b", contexts)
+        assert why[0] == ["ok"] and why[3] == [""] and "unknown GPU" in why[4][0]
+
+    def test_ranges_that_do_not_line_up_are_one_value_error(self):
+        """A 2x2 range against a 1x3 range cannot broadcast: one #VALUE! and a reason naming the shapes."""
+        assert xf.MAX_BATCH([["H100", "H100"], ["H100", "H100"]], "llama2-70b", [[1.0, 2.0, 3.0]]) == "#VALUE!"
+        assert "2x2 and 1x3" in xf.PLANNER_WHY("MAX_BATCH", [["H100", "H100"], ["H100", "H100"]], "llama2-70b",
+                                                [[1.0, 2.0, 3.0]])
+
+    def test_ragged_range_is_value(self):
+        """Rows of different lengths are not a range Excel can send; still an error value, not an exception."""
+        assert xf.KV_BYTES("llama2-70b", [[1.0, 2.0], [3.0]]) == "#VALUE!"
+
+    def test_many_failing_scenarios_keep_the_right_codes(self):
+        """Past RERUN_LIMIT distinct failures the codes come from name checks, still #N/A vs #NUM! correctly."""
+        n = xs.RERUN_LIMIT + 20
+        gpus = [["H10"] if i % 2 else ["H100"] for i in range(n)]
+        got = xf.MAX_BATCH(gpus, "llama2-70b", [[float(1000 + i)] for i in range(n)], None, 1.0)
+        assert [r[0] for r in got] == ["#N/A" if i % 2 else "#NUM!" for i in range(n)]
+
+    def test_classic_runtime_shows_code_and_reason_as_text(self, monkeypatch):
+        """Classic Windows UDFs cannot return real errors: the cell shows '#N/A: <reason>' text."""
+        monkeypatch.setattr(xs, "RUNTIME", "classic")
+        got = xf.MAX_BATCH("H10", "llama2-70b", 8192.0)
+        assert got.startswith("#N/A: unknown GPU 'H10'")
+        col = xf.MAX_BATCH([["H100"], ["H10"]], "llama2-70b", 8192.0, None, 1.0)
+        assert col[0][0].startswith("#NUM: ".replace("NUM", "NUM!")) and col[1][0].startswith("#N/A: ")
+
+    def test_officejs_runtime_returns_bare_error_strings(self, monkeypatch):
+        """On Office.js xlwings turns a string starting with '#' into a real error value: return the bare code."""
+        monkeypatch.setattr(xs, "RUNTIME", "officejs")
+        assert xf.MAX_BATCH("H10", "llama2-70b", 8192.0) == "#N/A"
+
+    def test_why_unknown_function_lists_known_ones(self):
+        """PLANNER_WHY with a function it does not know says which it does."""
+        assert "MAX_BATCH" in xf.PLANNER_WHY("MAXBATCH", "H100")
+        assert xf.PLANNER_WHY("=max_batch(", "H100", "llama2-70b", 8192.0) == "ok"
+
+
+class TestRuntimeDetection:
+    @staticmethod
+    def fake_xlwings(module_name):
+        def func(f=None):
+            return f
+
+        func.__module__ = module_name
+        return types.SimpleNamespace(func=func)
+
+    @pytest.mark.parametrize(("module", "platform", "runtime"), [
+        ("xlwings.pro.udfs_officejs", "linux", "officejs"),  # XLWINGS_ON_SERVER=true
+        ("xlwings.udfs", "win32", "classic"),  # Windows with pywin32
+        ("xlwings", "linux", "python"),  # identity decorators
+        ("xlwings", "emscripten", "officejs"),  # xlwings Lite under Pyodide
+    ])
+    def test_runtime_follows_the_decorators_xlwings_bound(self, module, platform, runtime):
+        """The runtime is read from where xlwings' func decorator comes from (and Pyodide's platform)."""
+        assert xf.detect_runtime(self.fake_xlwings(module), platform) == runtime
+
+    def test_this_process_is_plain_python(self):
+        """The test process never sets XLWINGS_ON_SERVER, so the module sees plain Python."""
+        assert xf.detect_runtime() == "python"
+
+
+# -- catalog functions ----------------------------------------------------------------------------------------
+
+USER_GPU = """
+[[gpu]]
+name = "Test GPU 200GB"
+aliases = ["TG200"]
+source = "a test fixture"
+vendor = "other"
+memory_bytes = 214748364800
+hbm_bandwidth_bytes_per_s = 5.0e12
+peak_flop_per_s = { fp16 = 1.0e15, bf16 = 1.0e15 }
+tdp_w = 800
+"""
+
+
+class TestCatalogFunctions:
+    def test_lists_spill_the_catalog_names(self):
+        """PLANNER_GPUS/MODELS/PRECISIONS spill one name per row, in catalog order."""
+        cat = default_catalog()
+        assert xf.PLANNER_GPUS() == [[n] for n in cat.gpus.names()]
+        assert xf.PLANNER_MODELS() == [[n] for n in cat.models.names()]
+        assert xf.PLANNER_PRECISIONS() == [[n] for n in cat.precisions.names()]
+
+    def test_info_gives_a_field_with_units_in_its_name(self):
+        """PLANNER_INFO reads catalog fields (nested ones with dots) and the model's derived facts."""
+        h100 = default_catalog().gpu("H100")
+        assert xf.PLANNER_INFO(" h100", "memory_bytes") == h100.memory_bytes
+        assert xf.PLANNER_INFO("H100", "price.cloud_usd_per_gpu_hour") == h100.price.cloud_usd_per_gpu_hour
+        assert xf.PLANNER_INFO("H100", "peak_flop_per_s.bf16") == h100.peak_flop_per_s["bf16"]
+        assert xf.PLANNER_INFO("llama2-70b", "params_total") == 68_976_648_192  # learned params, HF config
+        assert xf.PLANNER_INFO("H100", "name") == "H100 SXM 80GB"
+
+    def test_info_without_field_spills_a_two_column_table(self):
+        """No field: every field of the entry as (field, value) rows."""
+        table = xf.PLANNER_INFO("fp8")
+        assert all(len(r) == 2 for r in table) and ["name", "fp8"] in table
+
+    def test_info_unknown_name_or_field_is_na(self):
+        """Unknown names and fields give #N/A with close matches in PLANNER_WHY."""
+        assert xf.PLANNER_INFO("H10", "memory_bytes") == "#N/A"
+        assert xf.PLANNER_INFO("H100", "memry_bytes") == "#N/A"
+        assert "memory_bytes" in xf.PLANNER_WHY("PLANNER_INFO", "H100", "memry_bytes")
+
+    def test_info_broadcasts_names_against_fields(self):
+        """A column of names against a row of fields gives a table."""
+        got = xf.PLANNER_INFO([["H100"], ["A100 SXM 80GB"]], [["memory_bytes", "tdp_w"]])
+        cat = default_catalog()
+        assert got == [[cat.gpu("H100").memory_bytes, cat.gpu("H100").tdp_w],
+                       [cat.gpu("A100 SXM 80GB").memory_bytes, cat.gpu("A100 SXM 80GB").tdp_w]]
+
+    def test_reload_with_a_user_folder_adds_its_entries(self, tmp_path):
+        """PLANNER_RELOAD(folder) reads the user's catalog folder; its GPUs work at once."""
+        (tmp_path / "mine.toml").write_text(USER_GPU, encoding="utf-8")
+        assert xf.MAX_BATCH("TG200", "llama2-70b", 8192.0) == "#N/A"
+        message = xf.PLANNER_RELOAD(str(tmp_path))
+        assert message.startswith("catalog reloaded: 18 GPUs") or "catalog reloaded" in message
+        assert xf.MAX_BATCH("TG200", "llama2-70b", 8192.0) == api.max_batch(
+            "TG200", "llama2-70b", 8192, catalog=default_catalog(str(tmp_path)))
+
+    def test_reload_with_a_missing_folder_keeps_the_old_catalog(self, tmp_path):
+        """A folder that is not there: a message saying so, and the functions keep working."""
+        message = xf.PLANNER_RELOAD(str(tmp_path / "nope"))
+        assert message.startswith("catalog not reloaded") and "not found" in message
+        assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0), int)
+
+    def test_user_folder_from_the_xlwings_config(self, tmp_path, monkeypatch):
+        """"PLANNER_CATALOG","<folder>" in xlwings.conf names the user's folder (how Excel is pointed at it)."""
+        (tmp_path / "cat").mkdir()
+        (tmp_path / "cat" / "mine.toml").write_text(USER_GPU, encoding="utf-8")
+        conf = tmp_path / "xlwings.conf"
+        conf.write_text(f'"UDF MODULES","planner.excel_functions"\n"PLANNER_CATALOG","{tmp_path / "cat"}"\n',
+                        encoding="utf-8")
+        monkeypatch.setattr(xs, "xlwings_config_path", lambda: str(conf))
+        assert xs.config_folders() == (str(tmp_path / "cat"),)
+        xs._session_folders = None
+        assert isinstance(xf.MAX_BATCH("TG200", "llama2-70b", 8192.0), int)
+
+
+# -- property: arbitrary cell values never raise ------------------------------------------------------------
+
+NAMES = ["H100", " h100 ", "A100 SXM 80GB", "llama2-70b", "Llama2-70B", "qwen3-8b", "fp16", "fp8", "mxfp4", "H10", ""]
+scalars = st.one_of(
+    st.none(), st.booleans(), st.sampled_from(NAMES), st.text(max_size=8),
+    st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**70), 2**70),
+    st.sampled_from([1.0, 8.0, 1024.0, 8192.0, 0.5, -1.0, 1e308, "8192", "nan"]),
+)
+cells = st.one_of(
+    scalars,
+    st.lists(st.lists(scalars, min_size=1, max_size=3), min_size=1, max_size=3),  # ranges (maybe ragged)
+    st.lists(scalars, max_size=3),  # 1-D lists
+    st.lists(st.lists(st.lists(scalars, max_size=2), max_size=2), max_size=2),  # nested too deep
+)
+
+#: every function a cell can call, with how many arguments it takes (PLANNER_RELOAD has its own tests)
+FUNCTIONS = {name: getattr(xf, name) for name in xf.__all__ if name not in ("PLANNER_RELOAD",)}
+
+
+def _is_cell_value(v) -> bool:
+    if v is None or isinstance(v, str):
+        return True
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_result(name, result):
+    if isinstance(result, list):
+        assert result and all(isinstance(r, list) and len(r) == len(result[0]) for r in result), (name, result)
+        assert all(_is_cell_value(v) for r in result for v in r), (name, result)
+    else:
+        assert _is_cell_value(result) or isinstance(result, bool), (name, result)
+        assert result is not None, name
+    if name in xs.SPECS and isinstance(result, str):
+        assert result in ERRORS, (name, result)
+
+
+class TestArbitraryCellValues:
+    @pytest.mark.parametrize("name", sorted(FUNCTIONS))
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(data=st.data())
+    def test_never_raises_and_returns_a_cell_value(self, name, data):
+        """Any mix of None, bools, text, NaN, infinities, negatives, huge numbers and (nested) lists gives a
+        number, a spilled array or an Excel error value; the capacity functions' text is only #N/A, #NUM!, #VALUE!."""
+        f = FUNCTIONS[name]
+        code = f.__code__
+        n = code.co_argcount + (3 if code.co_flags & 0x04 else 0)
+        args = [data.draw(cells) for _ in range(n)]
+        if name == "PLANNER_WHY" and data.draw(st.booleans()):
+            args[0] = data.draw(st.sampled_from(sorted(xs.SPECS)))
+        _check_result(name, f(*args))
+
+    def test_ints_numpy_and_tuples_are_accepted(self):
+        """Python callers may pass ints, numpy numbers and arrays; they mean the same as Excel's floats."""
+        assert xf.KV_BYTES("llama2-70b", np.int64(8192)) == xf.KV_BYTES("llama2-70b", 8192)
+        assert xf.KV_BYTES("llama2-70b", np.array([[8192.0]])) == xf.KV_BYTES("llama2-70b", 8192.0)
