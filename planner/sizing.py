@@ -170,6 +170,7 @@ class Fleet:
     headroom_peak: np.ndarray
     usd_per_million_input: np.ndarray
     usd_per_million_output: np.ndarray
+    prompt_bound: np.ndarray  # True where prompt processing (rate x TTFT), not batch slots, sets the replicas
 
 
 def size(replica: Replica, peak_rate_per_s: ArrayLike, average_rate_per_s: ArrayLike, output_tokens_mean: float,
@@ -181,7 +182,10 @@ def size(replica: Replica, peak_rate_per_s: ArrayLike, average_rate_per_s: Array
     """
     peak = concurrency(peak_rate_per_s, replica.ttft_mean_s, output_tokens_mean, replica.tpot_s)
     avg = concurrency(average_rate_per_s, replica.ttft_mean_s, output_tokens_mean, replica.tpot_s)
-    need = replicas_needed(peak, replica.batch, spare_replicas, _f(peak_rate_per_s) * replica.ttft_mean_s)
+    prompt_load = _f(peak_rate_per_s) * replica.ttft_mean_s
+    need = replicas_needed(peak, replica.batch, spare_replicas, prompt_load)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        prompt_bound = np.ceil(prompt_load) > np.ceil(peak / replica.batch)
     gpus = gpus_to_buy(need, replica.gpus, node_size)
     held = replicas_deployed(gpus, replica.gpus)
     monthly = gpus * _f(usd_per_gpu_month)
@@ -189,4 +193,4 @@ def size(replica: Replica, peak_rate_per_s: ArrayLike, average_rate_per_s: Array
     per_in = usd_per_million_tokens(monthly * share_in, tokens_per_month(average_rate_per_s, prompt_tokens_mean))
     per_out = usd_per_million_tokens(monthly * (1.0 - share_in), tokens_per_month(average_rate_per_s, output_tokens_mean))
     return Fleet(peak, avg, need, gpus, held, np.broadcast_to(_f(usd_per_gpu_month), np.shape(gpus)), monthly,
-                 utilization(avg, held, replica.batch), headroom(peak, held, replica.batch), per_in, per_out)
+                 utilization(avg, held, replica.batch), headroom(peak, held, replica.batch), per_in, per_out, prompt_bound)

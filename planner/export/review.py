@@ -119,6 +119,12 @@ class Review:
     warnings: tuple[str, ...] = field(default=())
 
 
+def _default_kv(model: Model) -> str:
+    """The API's default KV precision for a model (public name since the resolve split; private before it)."""
+    rule = getattr(api, "default_kv_precision", None) or getattr(api, "_default_kv_precision")
+    return rule(model)
+
+
 # -- money ----------------------------------------------------------------------------------------------
 
 
@@ -183,7 +189,7 @@ def evaluate(option: Option, workload: Workload, catalog: Catalog, traffic_chang
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
-    kp = catalog.precision(option.kv_precision).name if option.kv_precision else api._default_kv_precision(mdl)
+    kp = catalog.precision(option.kv_precision).name if option.kv_precision else _default_kv(mdl)
     money = option_money(option, gpu)
     groups = groups or tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica)
     cands = _candidates(option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups)
@@ -240,8 +246,13 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     saving = base.monthly_usd - res.monthly_usd if res.meets else math.nan
     if res.meets and not note:
         dt = (res.replica.tpot_s - base.replica.tpot_s) * 1e3
-        note = (f"{res.gpus} GPUs ({res.gpus - base.gpus:+d}); TPOT {res.replica.tpot_s * 1e3:.1f} ms ({dt:+.1f} ms); "
-                f"batch {int(res.replica.batch)} per replica of {int(res.replica.gpus)} GPUs")
+        note = (f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
+                f"{int(base.replica.batch)}); TPOT {res.replica.tpot_s * 1e3:.1f} ms ({dt:+.1f} ms)")
+        if res.gpus == base.gpus:
+            note += (f"; same GPU count: {int(res.fleet.replicas)} replicas of {int(res.replica.gpus)} "
+                     f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})")
+            if bool(res.fleet.prompt_bound):
+                note += "; prompt processing (rate x TTFT), not batch room, sets the replica count"
     elif not res.meets:
         note = f"does not meet the targets: {res.shortfall}"
     return Lever(name, change, res, saving, note)
@@ -403,10 +414,20 @@ def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, dat
     rows.append(("Planner version", __version__, "", "planner package"))
     rows.append(("Review date", date, "", "--date, SOURCE_DATE_EPOCH or today"))
     rows.append(("Scenario", scenario.title, "", "scenario file"))
-    traffic = ("peak_requests_per_s", "average_requests_per_s") if w.by_rate else ("peak_concurrent_requests", "average_concurrent_requests")
-    for f in (*traffic, "prompt_tokens_mean", "prompt_tokens_high", "output_tokens_mean", "output_tokens_high",
-              "high_percentile", "ttft_target_s", "tpot_target_s", "growth_over_horizon", "horizon_months"):
-        rows.append((f"workload.{f}", f"{getattr(w, f):g}", "", "scenario file"))
+    unit = "requests/s" if w.by_rate else "concurrent requests"
+    labels = [
+        ("Peak traffic today", w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests, unit),
+        ("Average traffic today", w.average_requests_per_s if w.by_rate else w.average_concurrent_requests, unit),
+        ("Prompt length, mean", w.prompt_tokens_mean, "tokens"),
+        (f"Prompt length, p{w.high_percentile:g}", w.prompt_tokens_high, "tokens"),
+        ("Output length, mean", w.output_tokens_mean, "tokens"),
+        (f"Output length, p{w.high_percentile:g}", w.output_tokens_high, "tokens"),
+        (f"TTFT target (p{w.high_percentile:g} prompt)", w.ttft_target_s, "s"),
+        ("TPOT target", w.tpot_target_s * 1e3, "ms"),
+        (f"Traffic growth over {w.horizon_months} months", f"{w.growth_over_horizon:.0%}", ""),
+    ]
+    for what, value, u in labels:
+        rows.append((what, value if isinstance(value, str) else f"{value:,.10g}", u, "scenario file [workload]"))
     rows.append(("Sensitivity: traffic change", f"+/-{scenario.traffic_change:.0%}", "", "scenario file (traffic_change)"))
     seen: set[str] = set()
     for r in results:
@@ -472,4 +493,8 @@ def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, dat
         ("Cost per million tokens", "monthly cost split by prefill/decode time share, / tokens at average load", "", rules),
         ("Not included", "networking, storage, staff, software licences, CPU hosts' own power, discounts", "", ""),
     ]
-    return tuple(rows)
+    shown = []
+    for i, (what, value, unit, src) in enumerate(rows):  # a long source repeated on the next row: say so once
+        same = i > 0 and src and src == rows[i - 1][3] and len(src) > 40
+        shown.append((what, value, unit, "(same source as above)" if same else src))
+    return tuple(shown)

@@ -1,0 +1,103 @@
+"""``planner export``: the budget review of a scenario, as xlsx, csv, md or pdf."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from planner.cli.options import catalog_option, load
+from planner.errors import InvalidInputError
+
+FORMATS = ("xlsx", "csv", "md", "pdf")
+
+
+def review_date(given: str | None) -> str:
+    """--date, else SOURCE_DATE_EPOCH (reproducible builds), else today: YYYY-MM-DD."""
+    if given:
+        try:
+            return dt.date.fromisoformat(given).isoformat()
+        except ValueError:
+            raise click.BadParameter(f"{given!r} is not a date; use YYYY-MM-DD", param_hint="'--date'") from None
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch:
+        try:
+            return dt.datetime.fromtimestamp(int(epoch), tz=dt.timezone.utc).date().isoformat()
+        except (ValueError, OverflowError, OSError):
+            raise InvalidInputError(f"SOURCE_DATE_EPOCH must be whole seconds since 1970; got {epoch!r}") from None
+    return dt.date.today().isoformat()
+
+
+def _format_for(output: Path, fmt: str | None) -> str:
+    if fmt:
+        return fmt
+    ext = output.suffix.lower().lstrip(".")
+    ext = {"markdown": "md", "xlsm": "xlsx"}.get(ext, ext)
+    if ext not in FORMATS:
+        raise click.BadParameter(f"cannot tell the format from {output.name!r}; end the name in .xlsx, .csv, .md or "
+                                 ".pdf, or pass --format", param_hint="'-o' / '--output'")
+    return ext
+
+
+def summary_lines(review) -> list[str]:
+    """What the command prints: the recommendation and the ranked options, one line each."""
+    from planner.export.tables import fmt
+
+    rec = review.recommended
+    lines = [f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
+             f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {rec.replica.tpot_s * 1e3:.1f} ms, "
+             f"TTFT {rec.replica.ttft_s:.2f} s)"]
+    width = max(len(r.option.name) for r in review.results)
+    for i, r in enumerate(review.results, start=1):
+        if r.meets:
+            lines.append(f"  {i}. {r.option.name:<{width}}  {r.gpus:>4} GPUs  {fmt(r.monthly_usd, 'usd'):>10}/month")
+        else:
+            lines.append(f"  -  {r.option.name:<{width}}  does not meet the targets: {r.shortfall}")
+    return lines
+
+
+@click.command("export")
+@click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="File to write: review.xlsx, review.csv, review.md or review.pdf.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format [default: from the file name].")
+@click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")
+@click.option("--date", "date", metavar="YYYY-MM-DD",
+              help="Date printed in the review [default: $SOURCE_DATE_EPOCH, else today].")
+@click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@catalog_option
+def export_command(scenario: Path, output: Path, fmt: str | None, force: bool, date: str | None, quiet: bool,
+                   catalog_dirs: tuple[Path, ...]):
+    """Budget review of a scenario: each option sized and costed, the cheapest that meets the targets, the levers.
+
+    SCENARIO is a scenario TOML file (see examples/budget-review.toml) or a what-if workbook made by
+    `planner workbook`. The xlsx has Summary, Options, Levers, Charts and Assumptions sheets; csv is the
+    options table; md is for a document or a ticket; pdf needs LibreOffice.
+
+    Example:
+
+        planner export examples/budget-review.toml -o review.xlsx
+    """
+    from planner.export import build_review, write_review
+    from planner.export.files import check_target
+    from planner.export.inputs import read_scenario
+
+    kind = _format_for(output, fmt)
+    check_target(output, force)
+    when = review_date(date)
+    catalog = load(catalog_dirs)
+    sc = read_scenario(scenario)
+    show = not quiet and sys.stderr.isatty()
+    if show:
+        with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
+            review = build_review(sc, catalog, source=str(scenario), date=when, progress=lambda _: bar.update(1))
+    else:
+        review = build_review(sc, catalog, source=str(scenario), date=when)
+    write_review(review, output, kind, force=force)
+    if not quiet:
+        for line in summary_lines(review):
+            click.echo(line)
+        click.echo(f"Wrote {output} ({kind}).")

@@ -1,0 +1,21 @@
+"""What ``planner export`` reads: a scenario TOML file (or, once it exists, a what-if workbook)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from planner.scenario import Scenario, ScenarioError, load_scenario
+
+WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
+
+
+def read_scenario(path: Path) -> Scenario:
+    """A Scenario from a .toml file or a `planner workbook` .xlsx; anything else is a one-line ScenarioError."""
+    path = Path(path)
+    if path.suffix.lower() in WORKBOOK_SUFFIXES:
+        from planner.export.workbook_input import scenario_from_workbook
+
+        return scenario_from_workbook(path)
+    if path.suffix.lower() != ".toml":
+        raise ScenarioError(f"{path}: not a scenario; give a .toml scenario file or an .xlsx made by `planner workbook`")
+    return load_scenario(path)
