@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.catalog.schema import normalize_name
-from planner.errors import CatalogError
+from planner.errors import CatalogError, OutputExistsError
 
 ENV_VAR = "PLANNER_CALIBRATION"
 
@@ -79,9 +79,16 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and validate a calibration file; errors name the file, the entry and the field."""
     p = Path(path)
     try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise CatalogError(f"{p}: cannot read calibration file ({exc.strerror or exc})") from None
+    return load_calibration_text(text, p)
+
+
+def load_calibration_text(text: str, p: Path) -> Calibration:
+    """Validate calibration TOML text; ``p`` names it in errors."""
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{p}: not valid TOML ({exc})") from None
     extra = set(data) - {"calibration"}
@@ -96,6 +103,46 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
             field = ".".join(str(x) for x in err["loc"])
             raise CatalogError(f"{p}: calibration #{i} ({raw.get('gpu', '?')}): field '{field}': {err['msg']}") from None
     return Calibration(tuple(entries), p)
+
+
+def _toml_value(v: object) -> str:
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, float):
+        return repr(float(f"{v:.6g}"))  # 6 significant digits; Python's repr is valid TOML
+    return str(v)
+
+
+def dumps_calibration(entries: list[GpuCalibration], header: str = "") -> str:
+    """TOML text of ``[[calibration]]`` tables (fields that are None are left out), with a comment header."""
+    lines = [f"# {line}" for line in header.splitlines()] + ([""] if header else [])
+    for e in entries:
+        lines.append("[[calibration]]")
+        for name, value in e.model_dump().items():
+            if value is not None and value != "":
+                lines.append(f"{name} = {_toml_value(value)}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_calibration(path: str | os.PathLike, entries: list[GpuCalibration], *, header: str = "",
+                      force: bool = False) -> Path:
+    """Write a calibration file atomically (temp file + rename); an existing file needs ``force``."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise OutputExistsError(f"{p} exists; pass --force (force=True) to overwrite it")
+    text = dumps_calibration(entries, header)
+    load_calibration_text(text, p)  # never write what we could not read back
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, p)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    _cached.cache_clear()
+    return p
 
 
 @functools.lru_cache(maxsize=4)

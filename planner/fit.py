@@ -1,0 +1,168 @@
+"""Fitting the efficiency factors of the time model to measurements (numpy only: damped Gauss-Newton).
+
+The measurements are ``planner.accuracy.DecodeRow``s: TPOT, whole-run throughput and (for static batches)
+the batch's first-token latency. The fit minimises the squared log-ratios predicted / measured over all of
+them, so a 10% miss weighs the same on a 10 ms and on a 100 ms row. Efficiencies are fitted in log space
+and kept within [0.02, 1] (no engine beats the datasheet); overheads in milliseconds and kept at 0 or above. A light pull towards the
+starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see (e.g. the decode FLOP efficiency
+when every row is memory-bound) where they were, instead of letting them wander.
+
+``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines`` come
+from running it on ``catalogs/reference/decode_public.csv`` (docs/accuracy.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.accuracy import DecodeRow, predict_decode_rows, quantiles
+from planner.calibration import Calibration
+from planner.catalog import Catalog, default_catalog
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import InvalidInputError
+
+#: Factors fitted by default, and those that are times (fitted in ms, linearly) rather than efficiencies.
+DEFAULT_FIELDS = ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency", "step_overhead_s")
+TIME_FIELDS = ("step_overhead_s", "layer_overhead_s", "allreduce_latency_s")
+EFFICIENCY_BOUNDS = (0.02, 1.0)
+#: First-token latencies of batches with fewer prompt tokens than this are left out: engine latency that the
+#: prefill roofline does not describe dominates them (LMDeploy, 64 one-token prompts: 42 ms).
+MIN_PREFILL_TOKENS = 512
+PRIOR_WEIGHT = 1e-3
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Fitted factors, the residuals measured / predicted - 1 before and after, and their quantiles."""
+
+    factors: dict[str, float]
+    fields: tuple[str, ...]
+    residuals_before: np.ndarray
+    residuals_after: np.ndarray
+    labels: tuple[str, ...]  # "DM028 TPOT" ... one per residual
+    rows: int
+
+    @property
+    def quantiles(self) -> tuple[float, float]:
+        """(10th, 90th) percentile of the residuals after the fit, for ranges (rounded outwards)."""
+        return quantiles(self.residuals_after)
+
+    def median_abs_error(self, after: bool = True) -> float:
+        r = self.residuals_after if after else self.residuals_before
+        return float(np.median(np.abs(r))) if len(r) else math.nan
+
+    def worst_abs_error(self, after: bool = True) -> float:
+        r = self.residuals_after if after else self.residuals_before
+        return float(np.max(np.abs(r))) if len(r) else math.nan
+
+
+def _observations(rows: Sequence[DecodeRow]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """(which prediction, row index) pairs with a measured value, and the measured values."""
+    kinds, idx, meas, labels = [], [], [], []
+    for i, r in enumerate(rows):
+        ttft = r.ttft_s if r.batch * r.input_len >= MIN_PREFILL_TOKENS else math.nan
+        for kind, value, name in ((0, r.tpot_s, "TPOT"), (1, r.throughput_tokens_per_s, "throughput"), (2, ttft, "TTFT")):
+            if not math.isnan(value) and value > 0:
+                kinds.append(kind)
+                idx.append(i)
+                meas.append(value)
+                labels.append(f"{r.record_id} {name}")
+    return np.array([kinds, idx], dtype=int), np.array(meas, dtype=float), labels
+
+
+def residuals(rows: Sequence[DecodeRow], engine: EngineProfile, catalog: Catalog,
+              calibration: Calibration | None = None) -> np.ndarray:
+    """measured / predicted - 1 for every measured TPOT, throughput and first-token latency of the rows."""
+    (kinds, idx), meas, _ = _observations(rows)
+    p = predict_decode_rows(rows, engine=engine, calibration=calibration or Calibration(), catalog=catalog)
+    pred = np.stack([p.tpot_s, p.throughput_tokens_per_s, p.batch_prefill_s])[kinds, idx]
+    return meas / pred - 1.0
+
+
+def _to_vector(factors: dict[str, float], fields: Sequence[str]) -> np.ndarray:
+    return np.array([factors[f] * 1e3 if f in TIME_FIELDS else math.log(factors[f]) for f in fields])
+
+
+def _from_vector(x: np.ndarray, fields: Sequence[str]) -> dict[str, float]:
+    out = {}
+    for v, f in zip(x, fields, strict=True):
+        if f in TIME_FIELDS:
+            out[f] = max(float(v), 0.0) / 1e3
+        else:
+            out[f] = float(np.clip(math.exp(v), *EFFICIENCY_BOUNDS))
+    return out
+
+
+def _clip(x: np.ndarray, fields: Sequence[str]) -> np.ndarray:
+    lo, hi = math.log(EFFICIENCY_BOUNDS[0]), math.log(EFFICIENCY_BOUNDS[1])
+    return np.array([max(v, 0.0) if f in TIME_FIELDS else min(max(v, lo), hi) for v, f in zip(x, fields, strict=True)])
+
+
+def fit_time_factors(rows: Sequence[DecodeRow], engine: str | EngineProfile | None = None,
+                     fields: Sequence[str] = DEFAULT_FIELDS, *, catalog: Catalog | None = None,
+                     max_iterations: int = 100) -> FitResult:
+    """Least-squares fit of ``fields`` of the engine's time factors to the rows (log-ratio residuals).
+
+    Rows without a first-token latency say nothing about ``prefill_flop_efficiency`` except through the
+    throughput; fields the rows cannot see stay near their starting values.
+    """
+    cat = catalog or default_catalog()
+    base = engine_profile(engine)
+    fields = tuple(fields)
+    unknown = [f for f in fields if not hasattr(base, f)]
+    if unknown:
+        raise InvalidInputError(f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
+                                "layer_overhead_s, allreduce_latency_s, interconnect_efficiency")
+    (_, _), meas, labels = _observations(rows)
+    if len(meas) == 0:
+        raise InvalidInputError("no measured TPOT, throughput or first-token latency to fit")
+    start = {f: getattr(base, f) for f in fields}
+    for f in fields:  # log space needs a positive start
+        if f not in TIME_FIELDS and start[f] <= 0:
+            start[f] = 0.5
+    x0 = _to_vector(start, fields)
+
+    def r(x: np.ndarray) -> np.ndarray:
+        eng = base.with_(**_from_vector(x, fields))
+        res = np.log1p(residuals(rows, eng, cat))  # log(measured / predicted)
+        res = np.where(np.isfinite(res), res, 10.0)
+        return np.concatenate([res, math.sqrt(PRIOR_WEIGHT) * (x - x0) / np.where(_is_time(fields), 1.0, 1.0)])
+
+    x = x0.copy()
+    cost = float(np.sum(r(x) ** 2))
+    lam = 1e-2
+    for _ in range(max_iterations):
+        f0 = r(x)
+        jac = np.empty((len(f0), len(x)))
+        for j in range(len(x)):
+            h = 1e-4 if fields[j] not in TIME_FIELDS else 1e-3
+            xp = x.copy()
+            xp[j] += h
+            jac[:, j] = (r(xp) - f0) / h
+        g = jac.T @ f0
+        a = jac.T @ jac
+        improved = False
+        for _ in range(12):
+            step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
+            xn = _clip(x + step, fields)
+            cn = float(np.sum(r(xn) ** 2))
+            if cn < cost:
+                x, lam, improved = xn, max(lam / 3, 1e-7), True
+                done = cost - cn < 1e-14 * max(cost, 1e-30)
+                cost = cn
+                break
+            lam *= 4
+        if not improved or done:
+            break
+    factors = _from_vector(x, fields)
+    before = residuals(rows, base, cat)
+    after = residuals(rows, base.with_(**factors), cat)
+    return FitResult(factors, fields, before, after, tuple(labels), len(rows))
+
+
+def _is_time(fields: Sequence[str]) -> np.ndarray:
+    return np.array([f in TIME_FIELDS for f in fields])
