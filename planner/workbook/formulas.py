@@ -1,0 +1,148 @@
+"""The capacity model restated as spreadsheet formula templates (English function names, commas).
+
+Templates name other quantities as ``{key}``; a layout resolves each key to a cell (``C45``, ``Calc!$C$45``)
+with ``render``. Engine parameters are defined names on the Assumptions sheet (``eng_...``); ``NOT_FIT`` and
+``BAD_INPUT`` are cells holding #NUM! and #VALUE!, so a formula that refers to them shows that error, as the
+model raises DoesNotFitError and InvalidInputError. Unknown names fail MATCH: #N/A, as UnknownNameError.
+
+Each template mirrors one function of ``planner.model`` / ``planner.api`` (named in its comment), in the same
+order of operations, so the parity test holds to 1e-9 relative. Only the functions both Excel and LibreOffice
+compute without a prefix are used: INDEX, MATCH, IF, AND, OR, ISNUMBER, ISERROR, INT, MIN, MAX, POWER, NA.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from planner.api import GPU_GROUPS, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_GPUS
+
+_KEY = re.compile(r"\{([A-Za-z0-9_:.]+)\}")
+
+
+def render(template: str, resolve: Callable[[str], str]) -> str:
+    """The formula with every ``{key}`` replaced by ``resolve(key)``; a leading '=' is added."""
+    body = _KEY.sub(lambda m: resolve(m.group(1)), template)
+    return body if body.startswith("=") else "=" + body
+
+
+def local(template: str, prefix: str) -> str:
+    """``{.x}`` -> ``{prefix_x}``: keys of one block (decode at a batch, prefill)."""
+    return template.replace("{.", "{" + prefix + "_")
+
+
+def whole(x: str, maximum: int) -> str:
+    """x if it is a whole number from 1 to maximum, else #VALUE! (api._count)."""
+    return f"IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},BAD_INPUT),BAD_INPUT)"
+
+
+def count_or_default(x: str, default: str, maximum: int) -> str:
+    return f'IF({x}="",{default},{whole(x, maximum)})'
+
+
+CONTEXT = whole("{ctx_in}", MAX_CONTEXT_TOKENS)
+BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH)
+GPUS_IN = whole("{gpus_in}", MAX_GPUS)
+UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},BAD_INPUT),BAD_INPUT))'
+PRICE = ('IF({price_in}="",IF({price_catalog}>0,{price_catalog},BAD_INPUT),'
+         'IF(ISNUMBER({price_in}),IF({price_in}>=0,{price_in},BAD_INPUT),BAD_INPUT))')
+
+
+def layer_tokens(x: str) -> str:
+    """model.cached_tokens_per_layer_sum: full layers hold x tokens, sliding-window layers at most the window."""
+    return f"({{full}}*{x}+{{swl}}*MIN({x},{{window}}))"
+
+
+def peak_of(key: str) -> str:
+    """The GPU's peak for a math key (blank -> 0)."""
+    return f"INDEX(gpu_peaks,{{gpu_row}},MATCH({key},peak_keys,0))"
+
+
+def twin(key: str) -> str:
+    """api._PEAK_TWINS: bf16 <-> fp16; other keys have none (their own key again changes nothing)."""
+    return f'IF({key}="bf16","fp16",IF({key}="fp16","bf16",{key}))'
+
+
+def reserve(n: str) -> str:
+    """model.activation_peak_bytes + model.reserve_bytes_per_gpu."""
+    return (f"(eng_activation_bytes_per_token_width*{{tokens}}*({{hidden}}+2*{{inter}}/{n})"
+            f"+eng_activation_bytes_per_seq_vocab*{{seqs}}*{{vocab}}"
+            f"+eng_non_torch_bytes+IF({n}>1,eng_non_torch_bytes_tensor_parallel,0))")
+
+
+def budget(n: str, reserve_expr: str) -> str:
+    """model.kv_budget_bytes_per_gpu ("total": vLLM; "free": TensorRT-LLM)."""
+    return (f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{weight_bytes}}/{n}-{reserve_expr}),'
+            f"{{visible_raw}}*{{util}}-{{weight_bytes}}/{n}-{reserve_expr})")
+
+
+def replication(n: str) -> str:
+    """model.kv_replication: n x max(1, floor(KV heads / n)) / KV heads."""
+    return f"({n}*MAX(1,INT({{kvh}}/{n}))/{{kvh}})"
+
+
+def seq_tokens(ctx: str) -> str:
+    """Context rounded up to whole KV blocks: ceil(ctx / block) x block."""
+    return f"(-INT(-{ctx}/{{block}})*{{block}})"
+
+
+def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
+    """api._memory's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
+    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}))"
+
+
+def choose_group() -> str:
+    """api._choose_gpus: the given count, or the smallest group in GPU_GROUPS that holds one sequence."""
+    nested = "NOT_FIT"
+    for g in reversed(GPU_GROUPS):
+        nested = f"IF({{mb_{g}}}>=1,{g},{nested})"
+    return f'IF({{gpus_in}}="",{nested},{GPUS_IN})'
+
+
+def experts_touched(tokens: str) -> str:
+    """model.experts_touched: E x (1 - (1 - k/E)^tokens); 0 for dense models."""
+    return f"IF({{E}}>0,{{E}}*(1-POWER(1-{{k}}/{{E}},{tokens})),0)"
+
+
+def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
+    """api._decode at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
+    b = "{" + batch + "}"
+    return [
+        ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched(b)),
+        ("weights", "Weight bytes read", "B", "#,##0", "{read}*{wbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"),
+        ("kv", "KV bytes read", "B", "#,##0", f"{{kvel}}*{{kvbpe}}*{{ctx_layer_tokens}}*{b}*{{repl}}"),
+        ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
+        ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
+        ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
+        ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
+        ("comm", "All-reduce time", "s", "0.000E+00",
+         f"2*{{layers}}*IF({{n}}>1,{{f_allreduce_latency_s}}+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
+         "/({ic}*{f_interconnect_efficiency}),0)"),
+        ("step", "TPOT (decode step)", "s", "0.000E+00", "MAX({.tmem},{.tflop})+{.comm}+{overhead}"),
+        ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
+        ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
+        ("mbu", "MBU", "", "0.00%", "{.bytes}/({.step}*{n}*{bw})"),
+        ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
+        ("cost", "Cost per million output tokens", "US$", "#,##0.000", "{price}*{n}/3600/{.tput}*1000000"),
+    ]
+
+
+def prefill_block() -> list[tuple[str, str, str, str, str]]:
+    """api.prefill of one prompt of ``context`` tokens."""
+    return [
+        ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched("{context}")),
+        ("weights", "Weight bytes read", "B", "#,##0", "{read}*{wbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"),
+        ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}"),
+        ("attn", "Attention FLOPs (causal)", "FLOP", "0.000E+00",
+         "{attnflop}*{context}*" + layer_tokens("{context}/2")),
+        ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
+        ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
+        ("t", "Roofline time", "s", "0.000E+00",
+         "MAX({.bytes}/({n}*{bw}*{f_bandwidth_efficiency}),{.flop}/({n}*{peak}*{f_prefill_flop_efficiency}))"),
+        ("comm", "All-reduce time", "s", "0.000E+00",
+         "2*{layers}*IF({n}>1,{f_allreduce_latency_s}+2*({n}-1)/{n}*({context}*{hidden}*2)"
+         "/({ic}*{f_interconnect_efficiency}),0)"),
+        ("ttft", "TTFT (prefill of the context)", "s", "0.000E+00",
+         "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}"),
+        ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
+    ]

@@ -1,0 +1,73 @@
+"""Where things live in a what-if workbook: sheet names, input cells and the marker. Shared by the builder,
+the reader and ``refresh``; changing a name here changes the file format (bump ``FORMAT_VERSION``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+#: The marker: a hidden defined name (and a custom document property) holding this text + the format version.
+MARKER_NAME = "planner_workbook"
+MARKER_KIND = "capacity-what-if"
+FORMAT_VERSION = 1
+VERSION_PROPERTY = "planner_version"
+
+WORKBOOK_FILE = "capacity-what-if.xlsx"
+
+INPUTS_SHEET = "Inputs"
+RESULTS_SHEET = "Results"
+LEVERS_SHEET = "Levers"
+CHARTS_SHEET = "Charts"
+CALC_SHEET = "Calc"
+SWEEPS_SHEET = "Sweeps"
+EXPLAIN_SHEET = "Explain"
+ASSUMPTIONS_SHEET = "Assumptions"
+GPUS_SHEET = "GPUs"
+MODELS_SHEET = "Models"
+PRECISIONS_SHEET = "Precisions"
+#: Sheets ``refresh`` rewrites from the catalog; everything else in a user's copy is kept.
+CATALOG_SHEETS = (GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET)
+
+INPUT_COLUMN = "B"
+FIRST_INPUT_ROW = 4
+
+
+@dataclass(frozen=True)
+class InputField:
+    key: str  # read_inputs() key
+    name: str  # defined name of the cell
+    label: str
+    unit: str
+    kind: Literal["text", "count", "fraction", "money"]
+    required: bool
+    help: str
+
+
+INPUT_FIELDS: tuple[InputField, ...] = (
+    InputField("gpu", "in_gpu", "GPU", "catalog name", "text", True, "Choose from the list (GPUs sheet)."),
+    InputField("model", "in_model", "Model", "catalog name", "text", True, "Choose from the list (Models sheet)."),
+    InputField("context", "in_context", "Context per sequence", "tokens", "count", True,
+               "Prompt + output tokens each sequence holds in the KV cache."),
+    InputField("kv_precision", "in_kv_precision", "KV-cache precision", "format", "text", False,
+               "Blank: the model's activation dtype (bf16/fp16). fp8 halves the cache; int4 quarters it."),
+    InputField("weight_precision", "in_weight_precision", "Weight precision", "format", "text", False,
+               "Blank: as published (the Models sheet's native precision)."),
+    InputField("gpus", "in_gpus", "GPU count (tensor parallel)", "GPUs", "count", False,
+               "Blank: the smallest of 1, 2, 4, 8, 16, 32, 64 that holds the weights and one sequence."),
+    InputField("memory_utilization", "in_memory_utilization", "Memory utilization", "fraction of 1", "fraction", False,
+               "Blank: the engine default (Assumptions). vLLM's gpu_memory_utilization."),
+    InputField("price_per_gpu_hour", "in_price", "Price per GPU-hour", "US$", "money", False,
+               "Blank: the catalog's cloud price (GPUs sheet)."),
+    InputField("batch", "in_batch", "Batch for the speed figures", "sequences", "count", False,
+               "Sequences decoded together. Blank: the max batch."),
+)
+#: Not part of ``read_inputs``: the model the GQA lever compares with.
+COMPARE_FIELD = InputField("compare_model", "in_compare_model", "Compare with model", "catalog name", "text", False,
+                           "Blank: the same-size GQA sibling (Models sheet); or choose any model.")
+ENGINE_NAME = "eng_name"
+
+
+def input_row(key: str) -> int:
+    keys = [f.key for f in INPUT_FIELDS] + [COMPARE_FIELD.key]
+    return FIRST_INPUT_ROW + keys.index(key)

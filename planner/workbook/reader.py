@@ -1,0 +1,178 @@
+"""Open user workbooks safely and read the inputs of a what-if workbook that ``planner workbook`` made.
+
+Safety: only .xlsx (no macro-enabled files, no vbaProject), at most ``MAX_FILE_BYTES`` on disk and
+``MAX_UNPACKED_BYTES`` unpacked (zip bombs), XML parsed by openpyxl with defusedxml installed.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from planner.errors import PlannerError
+from planner.workbook.layout import (
+    COMPARE_FIELD,
+    ENGINE_NAME,
+    FORMAT_VERSION,
+    INPUT_FIELDS,
+    INPUTS_SHEET,
+    MARKER_KIND,
+    MARKER_NAME,
+    InputField,
+)
+
+MAX_FILE_BYTES = 50 * 10**6
+MAX_UNPACKED_BYTES = 500 * 10**6
+
+
+class WorkbookError(PlannerError):
+    """Raised when a file is not a workbook ``planner workbook`` made, or cannot be read or written safely."""
+
+    excel_error = "#VALUE!"
+    exit_code = 1
+
+
+def check_file(path: str | os.PathLike) -> Path:
+    """The path, if it names a plain .xlsx file of sane size without macros; else a WorkbookError."""
+    p = Path(path)
+    if not p.is_file():
+        raise WorkbookError(f"{p}: no such file")
+    suffix = p.suffix.lower()
+    if suffix in (".xlsm", ".xltm", ".xlam", ".xls", ".xlsb"):
+        raise WorkbookError(f"{p}: {suffix} files are not accepted; give the .xlsx workbook `planner workbook` made")
+    if suffix != ".xlsx":
+        raise WorkbookError(f"{p}: not an .xlsx file; give the .xlsx workbook `planner workbook` made")
+    size = p.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise WorkbookError(f"{p}: {size / 1e6:,.0f} MB is larger than the {MAX_FILE_BYTES / 1e6:,.0f} MB accepted")
+    if not zipfile.is_zipfile(p):
+        raise WorkbookError(f"{p}: not an .xlsx file (not a zip package)")
+    with zipfile.ZipFile(p) as z:
+        infos = z.infolist()
+        names = {i.filename.lower() for i in infos}
+        if any(n.endswith("vbaproject.bin") for n in names):
+            raise WorkbookError(f"{p}: contains macros (vbaProject.bin); save it as a macro-free .xlsx")
+        if "[content_types].xml" not in names or "xl/workbook.xml" not in names:
+            raise WorkbookError(f"{p}: not an Excel workbook package (no xl/workbook.xml)")
+        unpacked = sum(i.file_size for i in infos)
+        if unpacked > MAX_UNPACKED_BYTES:
+            raise WorkbookError(f"{p}: unpacks to {unpacked / 1e6:,.0f} MB, more than the "
+                                f"{MAX_UNPACKED_BYTES / 1e6:,.0f} MB accepted")
+    return p
+
+
+def load(path: str | os.PathLike, data_only: bool = False):
+    """openpyxl workbook of a checked file; any parse failure becomes a WorkbookError."""
+    import openpyxl
+
+    p = check_file(path)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops (slicers, ...)
+            return openpyxl.load_workbook(p, data_only=data_only, keep_vba=False, keep_links=False)
+    except Exception as exc:  # openpyxl raises many kinds on malformed packages
+        raise WorkbookError(f"{p}: cannot read the workbook ({type(exc).__name__}: {exc})") from None
+
+
+def marker(wb) -> str | None:
+    """The marker text of a workbook ``planner workbook`` made (defined name or document property), else None."""
+    dn = wb.defined_names.get(MARKER_NAME)
+    if dn is not None and dn.attr_text:
+        return dn.attr_text.strip('"')
+    try:
+        for prop in wb.custom_doc_props.props:
+            if prop.name == MARKER_NAME and prop.value:
+                return str(prop.value)
+    except AttributeError:
+        pass
+    return None
+
+
+def check_marker(wb, path: str | os.PathLike) -> int:
+    """The workbook's format version; a WorkbookError for a file ``planner workbook`` did not make."""
+    text = marker(wb)
+    if not text or not text.startswith(MARKER_KIND):
+        raise WorkbookError(f"{path}: not a what-if workbook made by `planner workbook` "
+                            f"(no '{MARKER_NAME}' marker); generate one with `planner workbook`")
+    try:
+        version = int(text.rsplit("/", 1)[1])
+    except (IndexError, ValueError):
+        raise WorkbookError(f"{path}: unreadable '{MARKER_NAME}' marker {text!r}") from None
+    if version > FORMAT_VERSION:
+        raise WorkbookError(f"{path}: made by a newer planner (format {version}, this one reads up to "
+                            f"{FORMAT_VERSION}); upgrade planner")
+    return version
+
+
+def _cell_of(wb, name: str, path):
+    dn = wb.defined_names.get(name)
+    if dn is None:
+        raise WorkbookError(f"{path}: the defined name '{name}' is missing; was the Inputs sheet restructured?")
+    dests = list(dn.destinations)
+    if len(dests) != 1:
+        raise WorkbookError(f"{path}: the defined name '{name}' does not point at one cell")
+    sheet, ref = dests[0]
+    if sheet not in wb.sheetnames:
+        raise WorkbookError(f"{path}: the defined name '{name}' points at a missing sheet {sheet!r}")
+    return wb[sheet][ref.replace("$", "")]
+
+
+def _convert(f: InputField, value: Any, where: str) -> Any:
+    if isinstance(value, str):
+        value = value.strip()
+        if value == "":
+            value = None
+    if value is None:
+        if f.required:
+            raise WorkbookError(f"{where} ({f.label}) is empty; it needs a {f.unit}")
+        return None
+    if isinstance(value, str) and value.startswith("#"):
+        raise WorkbookError(f"{where} ({f.label}) holds the error {value}; enter a {f.unit}")
+    if f.kind == "text":
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise WorkbookError(f"{where} ({f.label}) must be a name; got {value!r}")
+        return str(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise WorkbookError(f"{where} ({f.label}) must be a number ({f.unit}); got {value!r}")
+    if f.kind == "count":
+        if value != int(value) or value < 1:
+            raise WorkbookError(f"{where} ({f.label}) must be a whole number of {f.unit} from 1; got {value!r}")
+        return int(value)
+    if f.kind == "fraction" and not 0 < value <= 1:
+        raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {value!r}")
+    if f.kind == "money" and value < 0:
+        raise WorkbookError(f"{where} ({f.label}) must be 0 or more US$; got {value!r}")
+    return float(value)
+
+
+def read_inputs(path: str | os.PathLike) -> dict:
+    """The Inputs of a what-if workbook that ``planner workbook`` made.
+
+    Keys: gpu (str), model (str), context (int), kv_precision (str|None), weight_precision (str|None),
+    gpus (int|None), memory_utilization (float|None), price_per_gpu_hour (float|None), batch (int|None),
+    engine (str). Blank optional inputs are None. Raises ``WorkbookError`` (a PlannerError) with a one-line
+    message for a file it did not make, an unsafe or unreadable file, or an input of the wrong kind.
+    """
+    wb = load(path)
+    check_marker(wb, path)
+    cached = None
+    out: dict[str, Any] = {}
+    for f in INPUT_FIELDS:
+        cell = _cell_of(wb, f.name, path)
+        value = cell.value
+        if isinstance(value, str) and value.startswith("="):  # a formula typed into an input: use its saved value
+            cached = cached or load(path, data_only=True)
+            value = cached[cell.parent.title][cell.coordinate].value
+            if value is None:
+                raise WorkbookError(f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) holds a formula "
+                                    "without a saved value; open and save the file in Excel or LibreOffice first")
+        out[f.key] = _convert(f, value, f"{path}: {cell.parent.title}!{cell.coordinate}")
+    engine = _cell_of(wb, ENGINE_NAME, path).value
+    out["engine"] = str(engine).strip() if engine else "vllm"
+    return out
+
+
+__all__ = ["COMPARE_FIELD", "INPUTS_SHEET", "WorkbookError", "check_file", "check_marker", "load", "read_inputs"]

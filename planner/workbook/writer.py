@@ -1,0 +1,170 @@
+"""Write a ``WorkbookSpec`` with openpyxl: atomically (temporary file + os.replace), never over a file unless asked."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from openpyxl import Workbook
+from openpyxl.chart import Reference, ScatterChart
+from openpyxl.chart import Series as XlSeries
+from openpyxl.chart.series import SeriesLabel, StrRef
+from openpyxl.comments import Comment
+from openpyxl.formatting.rule import FormulaRule
+from openpyxl.packaging.custom import StringProperty
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.workbook.defined_name import DefinedName
+from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.table import Table as XlTable
+from openpyxl.worksheet.table import TableStyleInfo
+
+from planner.errors import OutputExistsError
+from planner.workbook.reader import WorkbookError
+from planner.workbook.spec import Chart, Sheet, WorkbookSpec
+
+_thin = Side(style="thin", color="BFBFBF")
+STYLES = {
+    "title": dict(font=Font(bold=True, size=14, color="1F3864")),
+    "subtitle": dict(font=Font(bold=True, size=11, color="1F3864")),
+    "header": dict(font=Font(bold=True, color="FFFFFF"), fill=PatternFill("solid", fgColor="1F3864"),
+                   alignment=Alignment(wrap_text=True, vertical="top")),
+    "label": dict(font=Font(bold=False)),
+    "input": dict(fill=PatternFill("solid", fgColor="FFF2CC"), border=Border(_thin, _thin, _thin, _thin),
+                  font=Font(bold=True, color="1F3864")),
+    "result": dict(font=Font(bold=True), alignment=Alignment(horizontal="right")),
+    "unit": dict(font=Font(italic=True, color="595959")),
+    "note": dict(font=Font(color="595959"), alignment=Alignment(wrap_text=True, vertical="top")),
+    "calc": dict(alignment=Alignment(horizontal="right")),
+    "key": dict(font=Font(bold=True)),
+    "warn": dict(font=Font(bold=True, color="C00000")),
+}
+BEST_FILL = PatternFill("solid", fgColor="C6EFCE", bgColor="C6EFCE")
+BEST_FONT = Font(bold=True, color="006100")
+
+
+def _quote_ref(ref: str) -> tuple[str, str]:
+    sheet, cells = ref.split("!")
+    return sheet.strip("'"), cells
+
+
+def write_sheet(ws, s: Sheet) -> None:
+    """Fill an (empty) openpyxl worksheet from its description."""
+    for ref, cell in s.cells.items():
+        c = ws[ref]
+        c.value = cell.value
+        if cell.fmt:
+            c.number_format = cell.fmt
+        for attr, value in STYLES.get(cell.style or "", {}).items():
+            setattr(c, attr, value)
+        if cell.comment:
+            c.comment = Comment(cell.comment, "planner")
+    for col, width in s.widths.items():
+        ws.column_dimensions[col].width = width
+    if s.freeze:
+        ws.freeze_panes = s.freeze
+    for v in s.validations:
+        if v.kind == "list":
+            dv = DataValidation(type="list", formula1=v.source, allow_blank=True)
+        else:
+            dv = DataValidation(type=v.kind, operator="between", formula1=str(v.minimum), formula2=str(v.maximum),
+                                allow_blank=True)
+        dv.promptTitle, dv.prompt = "Input", v.prompt
+        dv.errorTitle, dv.error = "Not accepted", v.error
+        dv.showInputMessage = dv.showErrorMessage = True
+        dv.add(v.sqref)
+        ws.add_data_validation(dv)
+    for h in s.highlights:
+        ws.conditional_formatting.add(h.sqref, FormulaRule(formula=[h.formula], fill=BEST_FILL, font=BEST_FONT))
+    for t in s.tables:
+        table = XlTable(displayName=t.name, ref=t.ref)
+        table.tableStyleInfo = TableStyleInfo(name="TableStyleLight9", showRowStripes=True)
+        ws.add_table(table)
+    for ch in s.charts:
+        ws.add_chart(_chart(ch), ch.anchor)
+    if s.tab_color:
+        ws.sheet_properties.tabColor = s.tab_color
+    ws.page_setup.orientation = "landscape" if s.landscape else "portrait"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.print_options.gridLines = False
+    if s.freeze and s.freeze[1:] != "1":
+        ws.print_title_rows = f"1:{int(''.join(ch for ch in s.freeze if ch.isdigit())) - 1}"
+
+
+def _chart(ch: Chart) -> ScatterChart:
+    chart = ScatterChart()
+    chart.title = ch.title
+    chart.style = 13
+    chart.x_axis.title = ch.x_title
+    chart.y_axis.title = ch.y_title
+    chart.width, chart.height = ch.width_cm, ch.height_cm
+    chart.legend.position = "b"
+    for axis, log in ((chart.x_axis, ch.x_log), (chart.y_axis, ch.y_log)):
+        axis.delete = False
+        axis.majorGridlines = axis.majorGridlines if axis is chart.y_axis else None
+        if log:
+            axis.scaling.logBase = 10
+    for ser in ch.series:
+        xs, ys = _quote_ref(ser.x_ref), _quote_ref(ser.y_ref)
+        x = Reference(range_string=f"{xs[0]}!{xs[1]}")
+        y = Reference(range_string=f"{ys[0]}!{ys[1]}")
+        s = XlSeries(y, x)
+        if ser.title.startswith("="):
+            s.tx = SeriesLabel(strRef=StrRef(ser.title[1:]))
+        else:
+            s.tx = SeriesLabel(v=ser.title)
+        s.marker.symbol = "circle" if ser.marker else "none"
+        s.marker.size = 7
+        if not ser.line:
+            s.graphicalProperties.line.noFill = True
+        s.smooth = False
+        chart.series.append(s)
+    return chart
+
+
+def to_openpyxl(spec: WorkbookSpec) -> Workbook:
+    wb = Workbook()
+    wb.remove(wb.active)
+    for s in spec.sheets:
+        write_sheet(wb.create_sheet(s.name), s)
+    for n in spec.names:
+        wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
+    for key, value in spec.properties.items():
+        wb.custom_doc_props.append(StringProperty(name=key, value=value))
+    active = spec.sheets.index(spec.sheet(spec.active))
+    wb.active = active
+    for i, ws in enumerate(wb.worksheets):
+        ws.sheet_view.tabSelected = i == active
+    wb.calculation.fullCalcOnLoad = True
+    return wb
+
+
+def save_atomic(wb: Workbook, path: str | os.PathLike, force: bool = False) -> Path:
+    """Save to a temporary file beside ``path``, then rename it over; refuses an existing file unless ``force``."""
+    p = Path(path)
+    if p.exists() and not force:
+        raise OutputExistsError(f"{p} exists; pass --force to overwrite it")
+    if p.exists() and p.is_dir():
+        raise WorkbookError(f"{p} is a folder; give a file name ending in .xlsx")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}-", suffix=".xlsx.tmp", dir=p.parent)
+    except OSError as exc:
+        raise WorkbookError(f"cannot write into {p.parent}: {exc.strerror or exc}") from None
+    os.close(fd)
+    try:
+        wb.save(tmp)
+        os.replace(tmp, p)
+    except OSError as exc:
+        raise WorkbookError(f"cannot write {p}: {exc.strerror or exc}") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return p
+
+
+def write_workbook(spec: WorkbookSpec, path: str | os.PathLike, force: bool = False) -> Path:
+    return save_atomic(to_openpyxl(spec), path, force)
