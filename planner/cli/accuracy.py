@@ -1,0 +1,198 @@
+"""``planner validate`` and ``planner calibrate``: how far off the planner is, and fitting it to your GPUs."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import click
+
+from planner.accuracy import (
+    DECODE_COLUMNS,
+    DecodeRow,
+    load_decode_rows,
+    load_startup_rows,
+    reference_dir,
+    render_table,
+    resolve_gpu_name,
+    resolve_model_name,
+    validate_memory,
+    validate_time,
+)
+from planner.calibration import ENV_VAR, GpuCalibration, write_calibration
+from planner.cli.options import catalog_option, load
+from planner.engines import ENGINES, engine_profile
+from planner.errors import InvalidInputError, PlannerError
+
+_PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+
+@click.command("validate")
+@click.option("--memory", "memory_file", type=_PATH, help="vLLM start-up CSV [default: the shipped reference rows].")
+@click.option("--decode", "decode_file", type=_PATH, help=f"Decode CSV ({DECODE_COLUMNS}) [default: shipped rows].")
+@click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
+@click.option("--engine", type=click.Choice(sorted(ENGINES)), help="Time factors of this engine for every decode row.")
+@click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
+@catalog_option
+def validate_command(memory_file, decode_file, calibration, engine, check, catalog_dirs):
+    """Predicted vs published, row by row, with the median and worst error per table.
+
+    Memory: vLLM's "Available KV cache memory" per GPU, "GPU KV cache size" and "Maximum concurrency" from
+    start-up logs (limit 5% on every row). Time: TPOT and output throughput of decode benchmarks (limits:
+    median 20%, worst 40%). Point --decode at your own measurements to see how far off the planner is there.
+
+    Example:
+
+        planner validate
+        planner validate --decode my-runs.csv --calibration my-gpus.toml
+    """
+    cat = load(catalog_dirs)
+    tables = []  # (table, counts for --check)
+    if decode_file is None or memory_file is not None:
+        if memory_file is None:
+            ref = reference_dir()
+            tables.append((validate_memory(load_startup_rows(ref / "vllm_startup_public.csv"), catalog=cat), True))
+            for extra in sorted(ref.glob("vllm_startup_*.csv")):
+                if extra.name != "vllm_startup_public.csv":
+                    t = validate_memory(load_startup_rows(extra), catalog=cat)
+                    tables.append((replace(t, title=f"{t.title} ({extra.name}: informative)"), False))
+        else:
+            tables.append((validate_memory(load_startup_rows(memory_file), catalog=cat), True))
+    if memory_file is None or decode_file is not None:
+        t = validate_time(load_decode_rows(decode_file), engine=engine, calibration=calibration, catalog=cat)
+        tables.append((t, True))
+    for t, _ in tables:
+        click.echo(render_table(t))
+        click.echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}\n")
+    if check and not all(t.passed() for t, counts in tables if counts):
+        raise SystemExit(1)
+
+
+def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
+    """One row from a vLLM ``benchmark_serving.py --save-result`` JSON file (GPU and TP size are not in it)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InvalidInputError(f"{path}: not a readable JSON file ({exc})") from None
+    results = data if isinstance(data, list) else [data]
+    rows = []
+    for i, d in enumerate(results, 1):
+        try:
+            completed = float(d.get("completed") or d["num_prompts"])
+            batch = int(d.get("max_concurrency") or d["num_prompts"])
+            rows.append(DecodeRow(
+                record_id=f"{path.stem}#{i}", gpu=gpu, model=model or d["model_id"], gpus=gpus, batch=batch,
+                input_len=round(float(d["total_input_tokens"]) / completed),
+                output_len=round(float(d["total_output_tokens"]) / completed),
+                tpot_s=float(d.get("mean_tpot_ms", math.nan)) / 1e3,
+                throughput_tokens_per_s=float(d.get("output_throughput", math.nan)),
+                source=str(path)))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise InvalidInputError(
+                f"{path}: result {i} lacks {exc} ; a benchmark_serving result has model_id, num_prompts, completed, "
+                "total_input_tokens, total_output_tokens, mean_tpot_ms and output_throughput") from None
+    return rows
+
+
+def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
+    """A decode CSV (see DECODE_COLUMNS; ``context`` may replace input_len/output_len) or a benchmark_serving JSON."""
+    if path.suffix.lower() == ".json":
+        if not gpu:
+            raise InvalidInputError(f"{path}: a benchmark_serving result does not name the GPU; pass --gpu")
+        return read_benchmark_serving(path, gpu, model, gpus)
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        header = next(csv.reader(f), [])
+    if "context" in header and "input_len" not in header:
+        return _read_context_csv(path, gpu, model, gpus)
+    rows = load_decode_rows(path)
+    return [DecodeRow(**{**r.__dict__, "gpu": gpu or r.gpu, "model": model or r.model}) for r in rows]
+
+
+def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
+    import csv
+
+    rows = []
+    with open(path, newline="", encoding="utf-8") as f:
+        for i, r in enumerate(csv.DictReader(f), 1):
+            try:
+                tpot = float(r.get("tpot_ms") or "nan") / 1e3
+                tput = float(r.get("throughput_tok_s") or r.get("output_throughput_tok_s") or "nan")
+                rows.append(DecodeRow(
+                    record_id=r.get("record_id") or f"row{i}", gpu=gpu or r["gpu"], model=model or r["model"],
+                    gpus=int(r.get("gpus") or gpus), batch=int(float(r["batch"])), input_len=int(float(r["context"])),
+                    output_len=0, tpot_s=tpot, throughput_tokens_per_s=tput, source=str(path)))
+            except (KeyError, ValueError) as exc:
+                raise InvalidInputError(f"{path}: row {i}: bad or missing {exc}; columns: gpu, model, batch, context, "
+                                        "tpot_ms and/or throughput_tok_s (gpus optional)") from None
+    return rows
+
+
+@click.command("calibrate")
+@click.argument("file", type=_PATH, required=False)
+@click.option("--measure", is_flag=True, help="Measure this machine's GPU with PyTorch (pip install 'planner[gpu]').")
+@click.option("--gpu", help="GPU of the measurements (needed for a benchmark_serving file and --measure).")
+@click.option("--model", "model_name", help="Model of the measurements when the file does not say (--measure: its shape).")
+@click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, help="Tensor-parallel size.")
+@click.option("--engine", type=click.Choice(sorted(ENGINES)),
+              help="Write an engine-specific entry (default: one for every engine on this GPU).")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("planner-calibration.toml"),
+              show_default=True, help="Calibration file to write.")
+@click.option("--force", is_flag=True, help="Overwrite the output file.")
+@click.option("--device", default=None, help="--measure: torch device [default: cuda if available, else cpu].")
+@catalog_option
+def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, force, device, catalog_dirs):
+    """Fit the efficiency factors to your own measurements and write a calibration file.
+
+    FILE is a CSV (gpu, model, batch, input_len, output_len or context, tpot_ms and/or throughput) or a vLLM
+    benchmark_serving result (JSON; give --gpu). Factors are fitted per GPU type; the file is picked up with
+    ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION environment variable. Prints the
+    error before and after.
+
+    Example:
+
+        planner calibrate my-runs.csv -o my-gpus.toml
+        export PLANNER_CALIBRATION=my-gpus.toml
+    """
+    from planner.fit import fit_time_factors
+
+    cat = load(catalog_dirs)
+    if output.exists() and not force:
+        raise click.ClickException(f"{output} exists; pass --force to overwrite it")
+    if measure == (file is not None):
+        raise click.UsageError("give a measurements FILE or --measure (one of the two)")
+    eng = engine_profile(engine)
+    if measure:
+        from planner import measure as meas
+
+        result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
+        click.echo(result.summary())
+        rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
+    else:
+        rows, source = read_measurements(file, gpu, model_name, gpus), f"planner calibrate {file.name}"
+    if not rows:
+        raise InvalidInputError(f"{file}: no measurements")
+    by_gpu: dict[str, list[DecodeRow]] = {}
+    for r in rows:
+        try:
+            by_gpu.setdefault(resolve_gpu_name(r.gpu, cat), []).append(r)
+            resolve_model_name(r.model, cat)
+        except PlannerError as exc:
+            raise InvalidInputError(f"{r.record_id}: {exc}") from None
+    entries = []
+    today = datetime.date.today().isoformat()
+    for g, grows in by_gpu.items():
+        fit = fit_time_factors(grows, eng, catalog=cat)
+        low, high = fit.quantiles
+        entries.append(GpuCalibration(gpu=g, engine=engine, **fit.factors, residual_low=low, residual_high=high,
+                                      source=f"{source}, {today}, {len(grows)} rows"))
+        click.echo(f"{g}: {len(grows)} rows; median |error| {fit.median_abs_error(False):.1%} -> "
+                   f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}")
+        click.echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
+    write_calibration(output, entries, force=force,
+                      header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}")
+    click.echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
