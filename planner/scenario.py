@@ -212,7 +212,7 @@ def _field_model(loc: tuple) -> type[BaseModel] | None:
 def _message(err: dict, raw_options: list) -> str:
     loc = tuple(err.get("loc", ()))
     kind = err.get("type", "")
-    where = _where(loc, raw_options) or "(top level)"
+    where = _where(loc, raw_options)
     owner = _field_model(loc)
     field = next((x for x in reversed(loc) if isinstance(x, str)), "")
     if kind == "extra_forbidden":
@@ -220,7 +220,7 @@ def _message(err: dict, raw_options: list) -> str:
         if loc and loc[0] in ("option", "defaults"):
             parent = Option
         known = sorted(parent.model_fields)
-        return f"{where}: unknown field; accepted fields: {', '.join(known)}"
+        return f"{where or 'top level'}: unknown field; accepted fields: {', '.join(known)}"
     if kind == "missing" and loc in (("workload",), ("option",)):
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
             "s; give at least one" if loc[0] == "option" else "")
@@ -233,7 +233,7 @@ def _message(err: dict, raw_options: list) -> str:
     got = err.get("input")
     what = _accepted(owner, field) if owner and field else ""
     show_got = kind not in ("value_error",) and not isinstance(got, dict)
-    return (f"{where}: {text}" + (f" ({what})" if what else "")
+    return (f"{where + ': ' if where else ''}{text}" + (f" ({what})" if what else "")
             + (f"; got {got!r}" if show_got else ""))
 
 
@@ -255,17 +255,25 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     given = defaults.model_dump(exclude_none=True)
     merged = dict(data)
     if raw_options:
-        merged["option"] = [{**given, **o} if isinstance(o, dict) else o for o in raw_options]
+        merged["option"] = [_named({**given, **o}) if isinstance(o, dict) else o for o in raw_options]
     try:
         scenario = Scenario.model_validate(merged)
     except ValidationError as exc:
         raise ScenarioError(f"{source}: {_message(exc.errors()[0], raw_options)}") from None
-    # fill in names after validation so that the defaults are visible in them
-    opts = tuple(o if o.name else o.model_copy(update={"name": f"{o.gpu}, {o.model}, {o.pricing}"}) for o in scenario.option)
-    try:
-        return Scenario.model_validate({**scenario.model_dump(), "option": [o.model_dump() for o in opts]})
-    except ValidationError as exc:
-        raise ScenarioError(f"{source}: {_message(exc.errors()[0], raw_options)}") from None
+    return scenario
+
+
+def _named(option: dict) -> dict:
+    """The option with a readable default name: 'GPU, model[, weights][, KV kv], pricing'."""
+    if option.get("name") or not all(isinstance(option.get(k), str) for k in ("gpu", "model")):
+        return option
+    parts = [option["gpu"], option["model"]]
+    if isinstance(option.get("weight_precision"), str):
+        parts.append(option["weight_precision"])
+    if isinstance(option.get("kv_precision"), str):
+        parts.append(f"KV {option['kv_precision']}")
+    parts.append(str(option.get("pricing") or BUILTIN_DEFAULTS["pricing"]))
+    return {**option, "name": ", ".join(parts)}
 
 
 def load_scenario(path: str | Path) -> Scenario:

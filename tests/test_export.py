@@ -1,0 +1,321 @@
+"""`planner export`: the budget review, each format read back, and the CLI's answer to bad input."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+
+from planner.catalog import default_catalog
+from planner.cli import main
+from planner.export import build_review, render
+from planner.export.csvout import neutralize
+from planner.libreoffice import find_soffice
+from planner.scenario import load_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "budget-review.toml"
+DATE = "2026-06-01"
+
+# A scenario small enough to answer by hand (the ideal engine: the whole 80 GiB, nothing reserved).
+#
+#   Llama-2-7B fp16 weights: 6,738,415,616 params x 2 B = 13,476,831,232 B        (api.weight_bytes docstring rule)
+#   KV per token: 2 x 32 layers x 32 KV heads x 128 dims x 2 B = 524,288 B; a sequence of 1,024 + 1,024 tokens:
+#   1,073,741,824 B. H100 memory 80 GiB = 85,899,345,920 B.
+#   Batch per replica (1 GPU): floor((85,899,345,920 - 13,476,831,232) / 1,073,741,824) = floor(67.45) = 67;
+#   the TPOT (0.2 s) and TTFT (10 s) targets are loose enough not to limit it.
+#   500 requests in flight: ceil(500 / 67) = 8 replicas + 1 spare = 9 replicas of 1 GPU.
+#   Bought, in 8-GPU nodes: 16 GPUs x ($30,000 / 36 + 700 W x 1.3 x $0.12/kWh x 730 h) = 16 x $913.0493 = $14,608.79.
+#   Rented at $2.00/GPU-hour, one GPU at a time: 9 GPUs x $2.00 x 730 h = $13,140.00 -> recommended.
+HAND = """
+title = "Hand-computed review"
+[workload]
+peak_concurrent_requests = 500
+average_concurrent_requests = 200
+prompt_tokens_mean = 1024
+prompt_tokens_high = 1024
+output_tokens_mean = 100
+output_tokens_high = 1024
+ttft_target_s = 10
+tpot_target_s = 0.2
+[defaults]
+model = "Llama-2-7B"
+weight_precision = "fp16"
+kv_precision = "fp16"
+engine = "ideal"
+max_gpus_per_replica = 1
+[[option]]
+name = "{bought}"
+gpu = "H100"
+pricing = "purchase"
+purchase_usd = 30000
+[[option]]
+name = "H100 rented"
+gpu = "H100"
+pricing = "cloud"
+cloud_usd_per_gpu_hour = 2.0
+"""
+
+
+def write_scenario(tmp_path: Path, text: str = HAND, bought: str = "H100 bought", name: str = "s.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text.replace("{bought}", bought))
+    return p
+
+
+def review_of(path: Path):
+    return build_review(load_scenario(path), default_catalog(), source=path.name, date=DATE)
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, ["export", *args])
+
+
+class TestHandComputedScenario:
+    def test_gpu_count_and_monthly_cost_match_the_hand_computation(self, tmp_path):
+        """9 rented GPUs at $13,140.00 beat 16 bought GPUs at $14,608.79 (see the comment above HAND)."""
+        r = review_of(write_scenario(tmp_path))
+        by_name = {x.option.name: x for x in r.results}
+        bought, rented = by_name["H100 bought"], by_name["H100 rented"]
+        assert int(rented.replica.batch) == 67 and int(bought.replica.batch) == 67
+        assert (bought.gpus, rented.gpus) == (16, 9)
+        assert bought.monthly_usd == pytest.approx(16 * (30_000 / 36 + 0.7 * 1.3 * 0.12 * 730))
+        assert bought.monthly_usd == pytest.approx(14_608.79, abs=0.01)
+        assert rented.monthly_usd == pytest.approx(13_140.00)
+        assert r.recommended is rented and r.results[0] is rented
+
+    def test_sensitivity_resizes_at_plus_and_minus_twenty_percent(self):
+        """At 600 in flight: ceil(600/67) = 9 + 1 = 10 rented GPUs; at 400: ceil(5.97) = 6 + 1 = 7."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            r = review_of(write_scenario(Path(tmp)))
+        rented = r.recommended
+        assert (int(rented.low.gpus), int(rented.high.gpus)) == (7, 10)
+
+    def test_the_same_inputs_give_the_same_bytes(self, tmp_path):
+        """Two renders of the same scenario and date are byte-identical in every format but pdf."""
+        p = write_scenario(tmp_path)
+        for fmt in ("xlsx", "csv", "md"):
+            assert render(review_of(p), fmt) == render(review_of(p), fmt), fmt
+
+
+class TestXlsx:
+    @pytest.fixture
+    def book(self, tmp_path):
+        out = tmp_path / "review.xlsx"
+        result = run(str(write_scenario(tmp_path)), "-o", str(out), "--date", DATE)
+        assert result.exit_code == 0, result.output
+        return openpyxl.load_workbook(out)
+
+    def test_has_the_five_finance_sheets_in_order(self, book):
+        """Summary first, then Options, Details, Levers, Charts and Assumptions."""
+        assert book.sheetnames == ["Summary", "Options", "Details", "Levers", "Charts", "Assumptions"]
+
+    def test_summary_names_the_recommendation_and_its_reason(self, book):
+        """The recommended option and its cost are on the first screen; the reason paragraph follows."""
+        ws = book["Summary"]
+        assert ws["B4"].value == "H100 rented: $13,140 a month, 9 GPUs"
+        assert ws["A6"].value.startswith("H100 rented is the cheapest option that meets the targets")
+
+    def test_options_are_ranked_and_monthly_cost_is_a_formula(self, book):
+        """Rank 1 is the cheapest; monthly cost = GPUs x $ per GPU-month, annual = monthly x 12, as formulas."""
+        ws = book["Options"]
+        header = [c.value for c in ws[1]]
+        col = {h: i for i, h in enumerate(header)}
+        row = [c.value for c in ws[2]]
+        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 9
+        assert row[col["Monthly cost"]] == "=D2*J2" and row[col["Annual cost"]] == "=K2*12"
+
+    def test_assumptions_carry_every_price_with_its_source(self, book):
+        """Prices given in the scenario say so; catalog facts carry the catalog's source."""
+        rows = {r[0]: r for r in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
+        assert rows["H100 rented: cloud price per GPU-hour"][1:] == ("2", "US$", "scenario file (cloud_usd_per_gpu_hour)")
+        assert "datasheet" in rows["H100 SXM 80GB: memory"][3]
+        assert rows["Review date"][1] == DATE and rows["Planner version"][1]
+
+    def test_has_two_charts_against_traffic(self, book):
+        """Monthly cost and GPUs needed, each against peak traffic."""
+        charts = book["Charts"]._charts
+        assert len(charts) == 2
+
+    def test_document_dates_are_the_review_date_not_the_clock(self, tmp_path):
+        """docProps/core.xml carries the --date, and every zip entry the same timestamp."""
+        data = render(review_of(write_scenario(tmp_path)), "xlsx")
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            core = z.read("docProps/core.xml").decode()
+            assert f"{DATE}T00:00:00Z" in core
+            assert {i.date_time for i in z.infolist()} == {(2026, 6, 1, 0, 0, 0)}
+
+    @pytest.mark.libreoffice
+    def test_formulas_recalculate_to_the_python_values_in_libreoffice(self, tmp_path):
+        """LibreOffice computes the monthly and annual formulas and the levers' savings to what Python computed."""
+        if find_soffice() is None:
+            if os.environ.get("CI") == "true":
+                pytest.fail("soffice is required in CI")
+            pytest.skip("LibreOffice (soffice) is not installed")
+        from planner.libreoffice import recalculate
+
+        out = tmp_path / "review.xlsx"
+        out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
+        book = openpyxl.load_workbook(recalculate(out, tmp_path / "lo"), data_only=True)
+        ws = book["Options"]
+        assert ws["K2"].value == pytest.approx(13_140.0) and ws["L2"].value == pytest.approx(13_140.0 * 12)
+        assert ws["K3"].value == pytest.approx(14_608.79, abs=0.01)
+        assert book["Summary"]["B12"].value == pytest.approx(13_140.0)
+
+
+class TestCsv:
+    def test_options_table_reads_back_with_plain_numbers(self, tmp_path):
+        """One row per option, machine-readable header, numbers without currency signs."""
+        rows = list(csv.DictReader(io.StringIO(render(review_of(write_scenario(tmp_path)), "csv").decode())))
+        assert [r["option"] for r in rows] == ["H100 rented", "H100 bought"]
+        assert rows[0]["gpus"] == "9" and float(rows[0]["monthly_usd"]) == pytest.approx(13_140.0)
+
+    @pytest.mark.parametrize("name", ["=HYPERLINK('http://x')", "+1+1", "-2+3", "@SUM(A1)"])
+    def test_a_text_cell_that_would_be_a_formula_is_neutralized(self, tmp_path, name):
+        """An option named '=...', '+...', '-...' or '@...' is written with a leading apostrophe."""
+        rows = list(csv.reader(io.StringIO(render(review_of(write_scenario(tmp_path, bought=name)), "csv").decode())))
+        cells = [c for row in rows[1:] for c in row]
+        assert "'" + name in cells and name not in cells
+
+    def test_neutralize_leaves_ordinary_text_alone(self):
+        """Text that cannot start a formula is unchanged."""
+        assert neutralize("H100 rented") == "H100 rented" and neutralize("=1") == "'=1"
+
+
+class TestMarkdown:
+    def test_renders_headings_and_well_formed_tables(self, tmp_path):
+        """Each table row has as many cells as its header; the recommendation is in bold near the top."""
+        text = render(review_of(write_scenario(tmp_path)), "md").decode()
+        assert text.startswith("# Hand-computed review\n")
+        assert "**Recommendation: H100 rented** — $13,140 a month" in text
+        for heading in ("## Options", "## Levers", "## Sensitivity", "## Assumptions"):
+            assert heading in text
+        block: list[str] = []
+        for line in text.splitlines() + [""]:
+            if line.startswith("|"):
+                block.append(line)
+                continue
+            if block:
+                counts = {len(row.replace("\\|", "").split("|")) for row in block}
+                assert len(counts) == 1, block[0]
+                assert set(block[1].replace("|", "")) <= set("-: ")
+                block = []
+
+
+class TestPdf:
+    @pytest.mark.libreoffice
+    def test_pdf_is_written_through_libreoffice(self, tmp_path):
+        """A PDF with one page or more per sheet."""
+        if find_soffice() is None:
+            if os.environ.get("CI") == "true":
+                pytest.fail("soffice is required in CI")
+            pytest.skip("LibreOffice (soffice) is not installed")
+        out = tmp_path / "review.pdf"
+        result = run(str(write_scenario(tmp_path)), "-o", str(out), "--date", DATE)
+        assert result.exit_code == 0, result.output
+        assert out.read_bytes().startswith(b"%PDF")
+
+    def test_without_libreoffice_says_how_to_get_it(self, tmp_path, monkeypatch):
+        """No soffice: exit 1, the install hint, and no file."""
+        monkeypatch.setattr("planner.libreoffice.find_soffice", lambda: None)
+        out = tmp_path / "review.pdf"
+        result = run(str(write_scenario(tmp_path)), "-o", str(out))
+        assert result.exit_code == 1
+        assert "LibreOffice is not installed; install it with" in result.output
+        assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / "s.toml"]
+
+
+class TestCli:
+    def test_example_scenario_prints_the_ranking_and_writes_the_file(self, tmp_path):
+        """The README's command: exit 0, the recommendation, one line per option, 'Wrote ...'."""
+        out = tmp_path / "review.xlsx"
+        result = run(str(EXAMPLE), "-o", str(out), "--date", DATE)
+        assert result.exit_code == 0, result.output
+        assert result.output.startswith("Recommended: ")
+        assert f"Wrote {out} (xlsx)." in result.output and out.exists()
+        assert "Sizing options" not in result.output  # no progress bar off a terminal
+
+    def test_refuses_to_overwrite_without_force(self, tmp_path):
+        """An existing output: exit 1 and a hint; --force overwrites."""
+        out = tmp_path / "review.md"
+        out.write_text("keep me")
+        result = run(str(write_scenario(tmp_path)), "-o", str(out))
+        assert result.exit_code == 1
+        assert result.output.strip() == f"planner: error: {out} already exists; pass --force to overwrite it"
+        assert out.read_text() == "keep me"
+        assert run(str(write_scenario(tmp_path)), "-o", str(out), "--force").exit_code == 0
+        assert out.read_text().startswith("# Hand-computed review")
+
+    def test_a_failure_while_writing_leaves_no_file(self, tmp_path, monkeypatch):
+        """If rendering fails, neither the output nor a temporary file is left behind."""
+        def boom(review, fmt):
+            raise RuntimeError("disk on fire")
+
+        monkeypatch.setattr("planner.export.render", boom)
+        out = tmp_path / "review.xlsx"
+        result = run(str(write_scenario(tmp_path)), "-o", str(out))
+        assert result.exit_code != 0
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+    @pytest.mark.parametrize("text, code, message", [
+        (HAND.replace("tpot_target_s = 0.2", "tpot_target_s = \"fast\""), 2,
+         "s.toml: workload.tpot_target_s: Input should be a valid number"),
+        (HAND.replace("ttft_target_s = 10", ""), 2, "s.toml: workload.ttft_target_s: missing"),
+        (HAND.replace('pricing = "cloud"', 'pricing = "cloud"\ncolour = "red"'), 2,
+         "s.toml: option #2 (H100 rented).colour: unknown field; accepted fields:"),
+        (HAND.replace('gpu = "H100"\npricing = "cloud"', 'gpu = "H1OO"\npricing = "cloud"'), 2,
+         "s.toml: option #2 (H100 rented).gpu: unknown GPU 'H1OO'"),
+        (HAND.replace("[workload]", "[workload\n"), 2, "s.toml: not valid TOML"),
+        (HAND.replace("tpot_target_s = 0.2", "tpot_target_s = 0.001"), 1,
+         "s.toml: workload.tpot_target_s: no option meets 1 ms; the best any option reaches is"),
+        (HAND.replace("ttft_target_s = 10", "ttft_target_s = 0.0001"), 1,
+         "s.toml: workload.ttft_target_s: no option meets 0.0001 s; the best any option reaches is"),
+    ], ids=["wrong type", "missing field", "unknown field", "unknown name", "bad toml", "impossible tpot",
+            "impossible ttft"])
+    def test_bad_input_is_one_line_with_the_right_exit_code(self, tmp_path, text, code, message):
+        """Usage errors exit 2, failures exit 1; one line that names the file and field; no traceback."""
+        p = tmp_path / "s.toml"
+        p.write_text(text.replace("{bought}", "H100 bought"))
+        result = CliRunner().invoke(main, ["export", str(p), "-o", str(tmp_path / "r.xlsx")])
+        assert result.exit_code == code, result.output
+        line = result.output.strip()
+        assert "\n" not in line and "Traceback" not in result.output
+        assert line.startswith(f"planner: error: {p}"[:16]) and message.split("s.toml")[1] in line
+        assert not (tmp_path / "r.xlsx").exists()
+
+    def test_missing_scenario_file_is_a_usage_error(self, tmp_path):
+        """click refuses a path that does not exist: exit 2."""
+        result = run(str(tmp_path / "nope.toml"), "-o", str(tmp_path / "r.xlsx"))
+        assert result.exit_code == 2 and "does not exist" in result.output
+
+    def test_unknown_output_suffix_asks_for_format(self, tmp_path):
+        """review.docx: exit 2, names the accepted endings."""
+        result = run(str(write_scenario(tmp_path)), "-o", str(tmp_path / "review.docx"))
+        assert result.exit_code == 2 and ".xlsx, .csv, .md or .pdf" in result.output
+
+    def test_bad_date_is_a_usage_error(self, tmp_path):
+        """--date must be YYYY-MM-DD."""
+        result = run(str(write_scenario(tmp_path)), "-o", str(tmp_path / "r.md"), "--date", "June 1st")
+        assert result.exit_code == 2 and "YYYY-MM-DD" in result.output
+
+    def test_source_date_epoch_sets_the_date(self, tmp_path, monkeypatch):
+        """SOURCE_DATE_EPOCH=1780272000 is 2026-06-01 (UTC)."""
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", "1780272000")
+        out = tmp_path / "r.md"
+        assert run(str(write_scenario(tmp_path)), "-o", str(out)).exit_code == 0
+        assert "on 2026-06-01 from" in out.read_text()
+
+    def test_a_file_that_is_not_a_scenario_is_refused(self, tmp_path):
+        """A .txt file: exit 2, says what is accepted."""
+        p = tmp_path / "notes.txt"
+        p.write_text("hello")
+        result = run(str(p), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 2 and "give a .toml scenario file" in result.output

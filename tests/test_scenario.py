@@ -1,0 +1,122 @@
+"""Scenario files (planner.scenario): the shipped example loads; every bad field is one line naming it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from planner.catalog import default_catalog
+from planner.scenario import ScenarioError, check_names, load_scenario, parse_scenario
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+WORKLOAD = {"peak_requests_per_s": 20, "average_requests_per_s": 8, "prompt_tokens_mean": 1000,
+            "prompt_tokens_high": 3000, "output_tokens_mean": 300, "output_tokens_high": 1000,
+            "ttft_target_s": 1.0, "tpot_target_s": 0.05}
+
+
+def scenario(**changes) -> dict:
+    data = {"workload": dict(WORKLOAD), "option": [{"gpu": "H100", "model": "Llama-3.1-70B"}]}
+    data.update(changes)
+    return data
+
+
+def error_of(data: dict) -> str:
+    with pytest.raises(ScenarioError) as exc:
+        check_names(parse_scenario(data, "s.toml"), default_catalog(), "s.toml")
+    return str(exc.value)
+
+
+class TestExamples:
+    @pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.toml")), ids=lambda p: p.name)
+    def test_every_shipped_example_loads_and_names_catalog_entries(self, path):
+        """Each examples/*.toml validates and every name in it is in the shipped catalog."""
+        sc = load_scenario(path)
+        check_names(sc, default_catalog(), str(path))
+        assert sc.option
+
+
+class TestDefaults:
+    def test_defaults_fill_options_and_options_override_them(self):
+        """[defaults] pue applies to options that do not set it; an option's own value wins."""
+        sc = parse_scenario(scenario(defaults={"pue": 1.5}, option=[
+            {"gpu": "H100", "model": "Llama-3.1-70B"}, {"gpu": "H200", "model": "Llama-3.1-70B", "pue": 1.1}]))
+        assert [o.pue for o in sc.option] == [1.5, 1.1]
+
+    def test_unnamed_options_get_a_readable_name(self):
+        """An option without a name is labelled 'GPU, model, pricing'."""
+        assert parse_scenario(scenario()).option[0].name == "H100, Llama-3.1-70B, cloud"
+
+    def test_bought_gpus_come_in_8_gpu_nodes_and_rented_ones_singly(self):
+        """node_size defaults to 8 when bought, 1 when rented."""
+        sc = parse_scenario(scenario(option=[{"gpu": "H100", "model": "m", "pricing": "purchase"},
+                                             {"gpu": "H100", "model": "m", "pricing": "cloud"}]))
+        assert [o.nodes_of for o in sc.option] == [8, 1]
+
+
+class TestBadInput:
+    def test_missing_workload_field_names_it(self):
+        """A missing target says which one and what it is."""
+        w = dict(WORKLOAD)
+        del w["tpot_target_s"]
+        msg = error_of(scenario(workload=w))
+        assert msg.startswith("s.toml: workload.tpot_target_s: missing") and "seconds" in msg
+
+    def test_unknown_field_lists_the_accepted_ones(self):
+        """A misspelt option key is refused, with the accepted keys."""
+        msg = error_of(scenario(option=[{"gpu": "H100", "model": "m", "pricing_model": "cloud"}]))
+        assert "option #1.pricing_model: unknown field; accepted fields:" in msg and "pricing" in msg
+
+    def test_wrong_type_shows_what_was_given(self):
+        """A text where a number belongs: the field, the rule and the value."""
+        msg = error_of(scenario(workload={**WORKLOAD, "ttft_target_s": "fast"}))
+        assert "workload.ttft_target_s" in msg and "'fast'" in msg
+
+    def test_out_of_range_value_in_defaults_names_defaults(self):
+        """A PUE below 1 in [defaults] is reported there."""
+        assert "defaults.pue" in error_of(scenario(defaults={"pue": 0.8}))
+
+    def test_average_above_peak_is_refused(self):
+        """The average load cannot exceed the peak."""
+        assert "above peak_requests_per_s" in error_of(scenario(workload={**WORKLOAD, "average_requests_per_s": 30}))
+
+    def test_rate_and_concurrency_together_are_refused(self):
+        """The load is given one way, not both."""
+        msg = error_of(scenario(workload={**WORKLOAD, "peak_concurrent_requests": 100}))
+        assert "not both" in msg
+
+    def test_unknown_gpu_suggests_close_names(self):
+        """A GPU not in the catalog: the option, the field and the nearest names."""
+        msg = error_of(scenario(option=[{"name": "new", "gpu": "H2000", "model": "Llama-3.1-70B"}]))
+        assert msg.startswith("s.toml: option #1 (new).gpu: unknown GPU 'H2000'") and "H200" in msg
+
+    def test_weight_only_format_is_refused_for_the_kv_cache(self):
+        """mxfp4 holds weights, not KV: the accepted formats are listed."""
+        msg = error_of(scenario(option=[{"gpu": "H100", "model": "Llama-3.1-70B", "kv_precision": "mxfp4"}]))
+        assert "kv_precision" in msg and "fp8" in msg
+
+    def test_purchase_without_any_price_says_what_to_add(self):
+        """H200 has no purchase price in the catalog: give purchase_usd or rent it."""
+        msg = error_of(scenario(option=[{"gpu": "H200", "model": "Llama-3.1-70B", "pricing": "purchase"}]))
+        assert "purchase_usd" in msg and 'pricing = "cloud"' in msg
+
+    def test_no_options_at_all(self):
+        """A scenario without [[option]] tables."""
+        assert "[[option]]" in error_of(scenario(option=[]))
+
+    def test_duplicate_option_names(self):
+        """Two options with the same name cannot be told apart in the review."""
+        msg = error_of(scenario(option=[{"name": "a", "gpu": "H100", "model": "m"}, {"name": "a", "gpu": "H200", "model": "m"}]))
+        assert "'a' is used twice" in msg
+
+    def test_baseline_must_be_an_option(self):
+        """baseline names an option."""
+        assert "baseline 'x' is not an option name" in error_of(scenario(baseline="x"))
+
+    def test_invalid_toml_gives_the_line(self, tmp_path):
+        """A syntax error names the file and where."""
+        p = tmp_path / "bad.toml"
+        p.write_text("[workload\npeak = 1\n")
+        with pytest.raises(ScenarioError, match=r"bad\.toml: not valid TOML: .*line 1"):
+            load_scenario(p)

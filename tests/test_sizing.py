@@ -1,0 +1,114 @@
+"""The sizing rules (planner.sizing): hand-computed cases, then the laws they obey."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from planner import sizing
+
+
+class TestLargestBatchMeeting:
+    def test_picks_the_largest_batch_at_or_under_the_target(self):
+        """TPOT 10, 20, 30, 40 ms at batches 1-4 and a 30 ms target: batch 3 (equal to the target counts)."""
+        assert sizing.largest_batch_meeting([0.01, 0.02, 0.03, 0.04], [1, 2, 3, 4], 0.03) == 3
+
+    def test_a_batch_whose_kv_does_not_fit_is_never_chosen(self):
+        """NaN (does not fit) at batches 3 and 4: the answer is 2 even though their 'TPOT' would be fast."""
+        assert sizing.largest_batch_meeting([0.01, 0.02, np.nan, np.nan], [1, 2, 3, 4], 1.0) == 2
+
+    def test_zero_when_even_batch_one_is_too_slow(self):
+        """No batch meets a 5 ms target when batch 1 takes 10 ms."""
+        assert sizing.largest_batch_meeting([0.01, 0.02], [1, 2], 0.005) == 0
+
+    def test_works_row_by_row_over_group_sizes(self):
+        """One row per tensor-parallel group: each row gets its own answer."""
+        t = np.array([[0.01, 0.06, 0.07], [0.01, 0.02, 0.03]])
+        assert list(sizing.largest_batch_meeting(t, [1, 2, 3], 0.05)) == [1, 3]
+
+
+class TestLittlesLaw:
+    def test_concurrency_is_rate_times_time_in_system(self):
+        """20 requests/s x (0.5 s TTFT + 300 tokens x 40 ms) = 20 x 12.5 = 250 requests in flight."""
+        assert sizing.concurrency(20, 0.5, 300, 0.04) == pytest.approx(250)
+
+    def test_rate_from_concurrency_inverts_it(self):
+        """250 in flight over 12.5 s each is 20 requests/s."""
+        assert sizing.rate_from_concurrency(250, 0.5, 300, 0.04) == pytest.approx(20)
+
+
+class TestFleet:
+    def test_replicas_round_up_and_add_the_spares(self):
+        """250 requests at 90 per replica: ceil(2.78) = 3, plus 1 spare (N+1) = 4."""
+        assert sizing.replicas_needed(250, 90, 1) == 4
+
+    def test_prompt_load_is_a_floor_on_serving_replicas(self):
+        """Prompts needing 3.3 replica-seconds per second need 4 serving replicas even if 2 hold the batch."""
+        assert sizing.replicas_needed(100, 90, 0, prefill_load=3.3) == 4
+
+    def test_no_replica_count_when_no_batch_meets_the_target(self):
+        """Batch 0 (the replica cannot meet TPOT): the count is undefined, NaN."""
+        assert math.isnan(sizing.replicas_needed(10, 0, 1))
+
+    def test_gpus_round_up_to_whole_nodes(self):
+        """5 replicas of 4 GPUs = 20 GPUs; bought in 8-GPU nodes: 24."""
+        assert sizing.gpus_to_buy(5, 4, 8) == 24
+        assert sizing.replicas_deployed(24, 4) == 6
+
+    def test_utilization_and_headroom_add_to_one(self):
+        """106 requests over 6 replicas x 90 slots: 19.6% used, 80.4% free."""
+        assert sizing.utilization(106, 6, 90) == pytest.approx(106 / 540)
+        assert sizing.headroom(106, 6, 90) == pytest.approx(1 - 106 / 540)
+
+
+class TestMoney:
+    def test_owned_gpu_month_is_amortization_plus_power(self):
+        """$30,000 over 36 months = $833.33; 700 W x 1.3 x $0.12/kWh x 730 h = $79.716."""
+        assert sizing.amortized_usd_per_gpu_month(30_000, 36) == pytest.approx(833.3333, rel=1e-6)
+        assert sizing.power_usd_per_gpu_month(700, 1.3, 0.12) == pytest.approx(79.716)
+
+    def test_cloud_gpu_month_is_730_hours(self):
+        """$2.99 x 730 h = $2,182.70."""
+        assert sizing.cloud_usd_per_gpu_month(2.99) == pytest.approx(2182.70)
+
+    def test_cost_per_million_tokens(self):
+        """$10,000 a month over 1 request/s x 500 tokens x 2,628,000 s = 1.314e9 tokens: $7.61 per million."""
+        tokens = sizing.tokens_per_month(1, 500)
+        assert tokens == pytest.approx(1.314e9)
+        assert sizing.usd_per_million_tokens(10_000, tokens) == pytest.approx(10_000 / 1314)
+
+    def test_prefill_share_splits_replica_time(self):
+        """TTFT 0.2 s vs 100 tokens x 50 ms / batch 10 = 0.5 s of shared decode: 0.2 / 0.7 of the time is prompts."""
+        assert sizing.prefill_share(0.2, 100, 0.05, 10) == pytest.approx(0.2 / 0.7)
+
+
+class TestSize:
+    REPLICA = sizing.Replica(gpus=4, batch=90, tpot_s=0.04, ttft_s=0.5, ttft_mean_s=0.1)
+
+    def test_end_to_end_by_hand(self):
+        """20 req/s x (0.1 + 300 x 0.04) = 242 in flight; ceil(242/90) = 3 + 1 spare = 4 replicas x 4 = 16 GPUs;
+        in 8-GPU nodes 16; at $913.05 a GPU-month: $14,608.80."""
+        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05)
+        assert float(f.concurrency_peak) == pytest.approx(242)
+        assert int(f.gpus) == 16 and int(f.replicas) == 4
+        assert float(f.monthly_usd) == pytest.approx(16 * 913.05)
+
+    def test_input_and_output_costs_add_up_to_the_bill(self):
+        """Cost per input token x input tokens + cost per output token x output tokens = the monthly bill."""
+        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, 1, 8, 913.05)
+        total = (f.usd_per_million_input * sizing.tokens_per_month(8, 1500)
+                 + f.usd_per_million_output * sizing.tokens_per_month(8, 300)) / 1e6
+        assert float(total) == pytest.approx(float(f.monthly_usd))
+
+    @given(st.floats(0.1, 500), st.floats(0.1, 500), st.sampled_from([1, 2, 4, 8]), st.integers(0, 2))
+    def test_more_traffic_never_needs_fewer_gpus(self, r1, r2, node, spare):
+        """GPUs needed are non-decreasing in the peak rate, and always a whole number of nodes."""
+        lo, hi = sorted((r1, r2))
+        f = sizing.size(self.REPLICA, np.array([lo, hi]), np.array([lo, hi]) / 2, 300, 1500, spare, node, 1000.0)
+        assert f.gpus[0] <= f.gpus[1]
+        assert np.all(f.gpus % node == 0)
+        assert np.all(f.monthly_usd == f.gpus * 1000.0)
