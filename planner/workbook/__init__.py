@@ -18,6 +18,6 @@ def __getattr__(name):  # the builder and writer import openpyxl and the model: 
         from planner.workbook.writer import write_workbook
         return write_workbook
     if name in ("refresh", "generate"):
-        from planner.workbook import refresh as r
-        return getattr(r, name)
+        from planner.workbook import update
+        return getattr(update, name)
     raise AttributeError(name)

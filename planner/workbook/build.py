@@ -238,10 +238,10 @@ def _calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(CALC_SHEET, freeze="C4", tab_color="595959")
     s.widths.update(A=44, B=10, I=34)
     s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
-    s.set("A2", "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name, "
-          "#VALUE! input not accepted, #NUM! does not fit.", style="note")
+    s.note("A2", "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name, "
+           "#VALUE! input not accepted, #NUM! does not fit. Column B: the unit of the stored value.", "I")
     s.set("A3", "Quantity", style="header")
-    s.set("B3", "Unit", style="header")
+    s.set("B3", "Stored in", style="header")
     s.set("I3", "Model function", style="header")
     probes = []
     for key, header, _ in SCENARIOS:
@@ -280,8 +280,8 @@ def _inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000")
     s.widths.update(A=30, B=24, C=14, D=80)
     s.set("A1", "LLM inference what-if: inputs", style="title")
-    s.set("A2", "Change the yellow cells; every other sheet recalculates. Blank optional cells take the default "
-          "named in column D.", style="note")
+    s.note("A2", "Change the yellow cells; every other sheet recalculates. Blank optional cells take the default "
+           "named in column D.")
     for col, h in zip("ABCD", ("Input", "Value", "Unit", "What it means / default")):
         s.set(f"{col}3", h, style="header")
     names = []
@@ -320,14 +320,17 @@ def _inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         s.set(f"B{r + i}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
         s.set(f"C{r + i}", unit, style="unit")
     s.set(f"D{r + 1}", "Full results: Results sheet. The four levers side by side: Levers sheet.", style="note")
-    s.set(f"D{r + 2}", "#N/A: a name not in the catalog. #VALUE!: an input outside what is accepted. "
-          "#NUM!: does not fit.", style="note")
+    s.set(f"D{r + 2}", "#N/A: a name not in the catalog. #VALUE!: an input not accepted. #NUM!: does not fit.",
+          style="note")
+    s.set(f"D{r + 3}", f'=IF(ISERROR({c.ref("context", "C", True, True)}),"",IF({c.ref("context", "C", True, True)}>'
+          f'INDEX(model_max_context,{c.ref("model_row", "C", True, True)}),"Warning: the context exceeds the trained '
+          'maximum of the model; memory and time are extrapolated.",""))', style="warn")
     return s, names
 
 
 def _results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(RESULTS_SHEET, freeze="A4", tab_color="70AD47")
-    s.widths.update(A=46, B=18, C=20, D=80)
+    s.widths.update(A=40, B=18, C=10, D=90)
     s.set("A1", "Results for the baseline inputs", style="title")
     s.set("A2", "=\"\"&Calc!$C$" + str(c.row_of["model"]) + "&\" on \"&Calc!$C$" + str(c.row_of["n"])
           + "&\" x \"&Calc!$C$" + str(c.row_of["gpu"]) + "&\", \"&TEXT(Calc!$C$" + str(c.row_of["context"])
@@ -383,7 +386,7 @@ def _results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         key, fmt, unit, scale, how = spec
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
-        s.set(f"C{r}", unit, style="unit")
+        s.set(f"C{r}", "" if fmt.endswith('"') else unit, style="unit")
         s.set(f"D{r}", how, style="note")
         row = next(x for x in c.rows if x.key == key)
         if row.quantity:
@@ -404,7 +407,7 @@ def _results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         "judge capacity by max batch, MBU and tokens per dollar, not by GPU-Util.",
     ]
     for i, text in enumerate(util, 1):
-        s.set(f"A{r + i}", text, style="note")
+        s.note(f"A{r + i}", text)
     return s, probes
 
 
@@ -412,19 +415,20 @@ def _levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(LEVERS_SHEET, freeze="C4", tab_color="4472C4")
     s.widths.update(A=40, B=12)
     s.set("A1", "Levers: each changes one thing against the baseline", style="title")
-    s.set("A2", "Speed and cost at each scenario's max batch. The green cell buys the most batch per dollar.",
-          style="note")
+    s.note("A2", "Speed and cost at each scenario's max batch, on the baseline's GPU count (GPUs x2: twice it). "
+           "The green cell buys the most batch per dollar.", "H")
     s.set("A3", "", style="header")
     s.set("B3", "Unit", style="header")
     for key, header, _ in SCENARIOS:
         col = scenario_col(key)
-        s.widths[col] = 17
+        s.widths[col] = 20
         s.set(f"{col}3", header, style="header")
     probes: list[Probe] = []
     r = 4
     s.set(f"A{r}", "What changes", style="label")
     for key, _, what in SCENARIOS:
         s.set(f"{scenario_col(key)}{r}", what, style="note")
+    s.set(f"B{r}", "", style="note")
     r += 1
     shown = [("GPU", "gpu", None, ""), ("Model", "model", None, ""), ("Context", "context", INT, "tokens"),
              ("KV-cache precision", "kv", None, ""), ("Weight precision", "wp", None, ""),
@@ -583,7 +587,7 @@ def _charts_sheet(w: dict) -> Sheet:
     r0, r1 = w["roof"]
     rp = w["prefill"]
     s.charts.append(Chart(
-        "Roofline of the chosen GPU: decode at batch 1 to 1,024, and prefill", "A3",
+        "Roofline (log-log): decode and prefill", "A3",
         "Arithmetic intensity (FLOP/B, log)", "TFLOP/s per GPU (log)",
         (Series("Roof: min(peak, bandwidth x intensity)", f"{S}!$A${r0}:$A${r1}", f"{S}!$B${r0}:$B${r1}"),
          Series("Decode, batch 1 .. 1,024 (achieved)", f"{S}!${w['intensity']}${b0}:${w['intensity']}${b1}",
@@ -591,19 +595,20 @@ def _charts_sheet(w: dict) -> Sheet:
          Series("Prefill of the context (achieved)", f"{S}!$A${rp}:$A${rp}", f"{S}!$B${rp}:$B${rp}", line=False)),
         x_log=True, y_log=True))
     s.charts.append(Chart(
-        "Max batch against context: the model and its GQA sibling", "K3", "Context (tokens, log)",
+        "Max batch vs context: model and GQA sibling", "K3", "Context (tokens, log)",
         "Max batch (sequences)",
         (Series(f"={S}!$B${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$B${c1a}:$B${c1b}"),
          Series(f"={S}!$C${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$C${c1a}:$C${c1b}")),
         x_log=True))
     s.charts.append(Chart(
-        "TPOT against batch", "A22", "Batch (sequences, log)", "TPOT (ms)",
+        "TPOT vs batch", "A22", "Batch (sequences, log)", "TPOT (ms)",
         (Series("TPOT", f"{S}!$A${b0}:$A${b1}", f"{S}!${w['tpot']}${b0}:${w['tpot']}${b1}"),), x_log=True))
     s.charts.append(Chart(
-        "Throughput against batch", "K22", "Batch (sequences, log)", "Throughput (tokens/s)",
+        "Throughput vs batch", "K22", "Batch (sequences, log)", "Throughput (tokens/s)",
         (Series("Throughput", f"{S}!$A${b0}:$A${b1}", f"{S}!${w['tput']}${b0}:${w['tput']}${b1}"),), x_log=True))
-    s.set("A41", "Batches above max batch do not fit and are left out. The roof uses the dense peak at the weight "
-          "precision; achieved points include the engine efficiencies and overheads (Assumptions).", style="note")
+    s.widths.update({col: 9 for col in "ABCDEFGHIJKLMNOPQRS"})
+    s.note("A41", "Batches above max batch do not fit and are left out. The roof uses the dense peak at the weight "
+           "precision; achieved points include the engine efficiencies and overheads (Assumptions).", "S")
     return s
 
 
@@ -611,8 +616,8 @@ def _explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
     s = Sheet(EXPLAIN_SHEET, tab_color="7030A0")
     s.widths.update(A=34, B=110)
     s.set("A1", "How the numbers are computed, in plain words", style="title")
-    s.set("A2", f"Generated by planner {__version__} from its catalog and the '{engine.name}' engine profile. "
-          "Worked numbers below are the seeds' examples, computed by planner when the workbook was made.", style="note")
+    s.note("A2", f"Generated by planner {__version__} from its catalog and the '{engine.name}' engine profile. "
+           "Worked numbers below are the seeds' examples, computed by planner when the workbook was made.", "B")
 
     def worked(fn, *args, **kw):
         try:

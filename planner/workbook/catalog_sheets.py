@@ -88,7 +88,7 @@ def _table_sheet(title: str, table_name: str, entries: list, columns: list[Colum
             names.append(Name(col.name, f"{title}!${letter}${first}:${letter}${last}"))
     end = get_column_letter(len(columns))
     sheet.tables.append(Table(table_name, f"A1:{end}{last}"))
-    sheet.set(f"A{last + 2}", note, style="note")
+    sheet.note(f"A{last + 2}", note, "H")
     return sheet, names
 
 
@@ -199,7 +199,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         Column("Native expert precision", lambda m, r: m.native_expert_precision, width=9,
                name="model_native_expert_precision"),
         Column("Default KV precision", lambda m, r: _default_kv_precision(m), width=9),
-        Column("Trained context", lambda m, r: m.max_context, INT_FMT, 10),
+        Column("Trained context", lambda m, r: m.max_context, INT_FMT, 10, "model_max_context"),
         Column("GQA sibling", lambda m, r: gqa_sibling(m, all_models), width=16, name="model_sibling"),
     ]
     for f in MODEL_FACT_FIELDS:
@@ -253,8 +253,9 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
     s.widths.update(A=36, B=16, C=11, D=90)
     s.set("A1", f"Assumptions: the {engine.name} engine profile (planner.engines) and constants", style="title")
-    s.set("A2", "Every engine parameter the formulas use is a named cell here; edit a value to tune the workbook. "
-          "Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration file set them.", style="note")
+    s.note("A2", "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "
+           "a value to tune the workbook. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration "
+           "file set them.")
     for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Value", "Unit", "Meaning")):
         s.set(f"{col}3", h, style="header")
     names: list[Name] = []
@@ -265,6 +266,11 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
         s.set(f"A{r}", f.name, style="label")
         s.set(f"C{r}", unit, style="unit")
         s.set(f"D{r}", meaning, style="note")
+        if f.name == "description":  # long text: shown in the meaning column
+            s.set(f"D{r}", value, style="note")
+            s.set(f"B{r}", "(see right)", style="unit")
+            r += 1
+            continue
         if isinstance(value, tuple):  # one cell per item, downwards
             items = list(value) or [None]
             for j, item in enumerate(items):
@@ -283,11 +289,12 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     r += 1
     s.set(f"A{r}", "Constants", style="subtitle")
     r += 1
-    s.set(f"A{r}", "Peak keys (order of the GPUs sheet's peak columns)", style="label")
+    s.set(f"A{r}", "Peak keys", style="label")
+    s.set(f"D{r}", "the order of the GPUs sheet's peak columns (FLOP/s by math precision)", style="note")
     for j, k in enumerate(_PEAK_KEYS):
-        s.set(f"{get_column_letter(2 + j)}{r}", k)
-    names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:${get_column_letter(1 + len(_PEAK_KEYS))}${r}"))
-    r += 1
+        s.set(f"B{r + j}", k)
+    names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(_PEAK_KEYS) - 1}"))
+    r += len(_PEAK_KEYS)
     s.set(f"A{r}", "Does not fit", style="label")
     s.set(f"B{r}", "=ASIN(2)")
     s.set(f"D{r}", "A cell that is #NUM!: formulas show it where the weights plus the sequences asked for do not fit "

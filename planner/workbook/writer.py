@@ -10,6 +10,7 @@ from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart
 from openpyxl.chart import Series as XlSeries
 from openpyxl.chart.series import SeriesLabel, StrRef
+from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.comments import Comment
 from openpyxl.formatting.rule import FormulaRule
 from openpyxl.packaging.custom import StringProperty
@@ -39,8 +40,33 @@ STYLES = {
     "key": dict(font=Font(bold=True)),
     "warn": dict(font=Font(bold=True, color="C00000")),
 }
+PALETTE = ("1F77B4", "D62728", "2CA02C", "FF7F0E")
 BEST_FILL = PatternFill("solid", fgColor="C6EFCE", bgColor="C6EFCE")
 BEST_FONT = Font(bold=True, color="006100")
+
+
+def _row_heights(ws, s: Sheet) -> None:
+    """Tall enough rows for wrapped text (LibreOffice and Excel do not grow rows of a generated file)."""
+    from openpyxl.utils import column_index_from_string, get_column_letter
+    from openpyxl.utils.cell import range_boundaries
+
+    span = {}
+    for rng in s.merges:
+        c0, r0, c1, _ = range_boundaries(rng)
+        span[f"{get_column_letter(c0)}{r0}"] = range(c0, c1 + 1)
+    lines_of: dict[int, int] = {}
+    for ref, cell in s.cells.items():
+        if cell.style not in ("note", "header") or not isinstance(cell.value, str) or cell.value.startswith("="):
+            continue
+        col = "".join(ch for ch in ref if ch.isalpha())
+        row = int(ref[len(col):])
+        cols = span.get(ref, [column_index_from_string(col)])
+        width = sum(s.widths.get(get_column_letter(c), 9) for c in cols)
+        lines = -(-len(cell.value) * 1.1 // max(width, 1))
+        lines_of[row] = max(lines_of.get(row, 1), int(lines))
+    for row, lines in lines_of.items():
+        if lines > 1:
+            ws.row_dimensions[row].height = 13.5 * lines + 2
 
 
 def _quote_ref(ref: str) -> tuple[str, str]:
@@ -61,6 +87,9 @@ def write_sheet(ws, s: Sheet) -> None:
             c.comment = Comment(cell.comment, "planner")
     for col, width in s.widths.items():
         ws.column_dimensions[col].width = width
+    for rng in s.merges:
+        ws.merge_cells(rng)
+    _row_heights(ws, s)
     if s.freeze:
         ws.freeze_panes = s.freeze
     for v in s.validations:
@@ -97,17 +126,21 @@ def write_sheet(ws, s: Sheet) -> None:
 def _chart(ch: Chart) -> ScatterChart:
     chart = ScatterChart()
     chart.title = ch.title
-    chart.style = 13
+    chart.title.tx.rich.p[0].pPr.defRPr.sz = 1100
+    chart.title.tx.rich.p[0].pPr.defRPr.b = True
     chart.x_axis.title = ch.x_title
     chart.y_axis.title = ch.y_title
     chart.width, chart.height = ch.width_cm, ch.height_cm
     chart.legend.position = "b"
     for axis, log in ((chart.x_axis, ch.x_log), (chart.y_axis, ch.y_log)):
         axis.delete = False
+        axis.number_format = "#,##0.##"
+        axis.majorTickMark = "out"
         axis.majorGridlines = axis.majorGridlines if axis is chart.y_axis else None
         if log:
             axis.scaling.logBase = 10
-    for ser in ch.series:
+    for i, ser in enumerate(ch.series):
+        color = PALETTE[i % len(PALETTE)]
         xs, ys = _quote_ref(ser.x_ref), _quote_ref(ser.y_ref)
         x = Reference(range_string=f"{xs[0]}!{xs[1]}")
         y = Reference(range_string=f"{ys[0]}!{ys[1]}")
@@ -116,9 +149,14 @@ def _chart(ch: Chart) -> ScatterChart:
             s.tx = SeriesLabel(strRef=StrRef(ser.title[1:]))
         else:
             s.tx = SeriesLabel(v=ser.title)
-        s.marker.symbol = "circle" if ser.marker else "none"
-        s.marker.size = 7
-        if not ser.line:
+        s.marker.symbol = ("diamond" if not ser.line else "circle") if ser.marker else "none"
+        s.marker.size = 11 if not ser.line else 6
+        s.marker.graphicalProperties = GraphicalProperties(solidFill=color)
+        s.marker.graphicalProperties.line.solidFill = color
+        if ser.line:
+            s.graphicalProperties.line.solidFill = color
+            s.graphicalProperties.line.width = 22000
+        else:
             s.graphicalProperties.line.noFill = True
         s.smooth = False
         chart.series.append(s)

@@ -1,0 +1,71 @@
+"""``planner workbook``: generate the what-if workbooks; ``planner workbook refresh FILE``: update a copy's catalog."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from planner.cli.options import catalog_option, load
+
+
+def _names(values: tuple[str, ...]) -> list[str] | None:
+    """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']."""
+    out = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    return out or None
+
+
+def _selection(f):
+    f = click.option("--models", "model_names", multiple=True, metavar="NAMES",
+                     help="Models for the Models sheet, comma-separated or repeated [default: all]. "
+                          "GQA siblings are added.")(f)
+    return click.option("--gpus", "gpu_names", multiple=True, metavar="NAMES",
+                        help="GPUs for the GPUs sheet, comma-separated or repeated [default: all].")(f)
+
+
+@click.group("workbook", invoke_without_command=True)
+@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("workbooks"),
+              show_default=True, help="Folder to write into.")
+@_selection
+@click.option("--force", is_flag=True, help="Overwrite existing workbooks.")
+@catalog_option
+@click.pass_context
+def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs) -> None:
+    """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns, results, the four levers
+    side by side, charts, and the catalog as tables. Every result is a native spreadsheet formula, so it
+    recalculates in Excel or LibreOffice without Python.
+
+    Example:
+
+        planner workbook -o workbooks --force
+
+        planner workbook --gpus H100,A100-80GB --models llama2-70b,llama-65b -o my-books
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from planner.workbook.update import generate
+
+    for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
+        click.echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
+
+
+@workbook_group.command("refresh")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the refreshed copy here instead of replacing FILE.")
+@_selection
+@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@catalog_option
+def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:
+    """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
+    new GPUs, new prices. Your inputs, your edits on other sheets (Assumptions included) and sheets you added
+    are kept. Refuses a file `planner workbook` did not make.
+
+    Example:
+
+        planner workbook refresh my-copy.xlsx
+    """
+    from planner.workbook.update import refresh
+
+    w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
+    click.echo(f"refreshed {w.path} ({w.gpus} GPUs, {w.models} models)")

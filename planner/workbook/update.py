@@ -1,0 +1,111 @@
+"""Generate what-if workbooks, and refresh the catalog sheets of a user's copy in place.
+
+``refresh`` rewrites only the sheets in ``layout.CATALOG_SHEETS`` and the defined names that point into them;
+inputs, edits on other sheets (Assumptions included) and sheets the user added are kept.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from planner import __version__
+from planner.calibration import resolve_calibration
+from planner.catalog import Catalog, default_catalog
+from planner.engines import engine_profile
+from planner.workbook.build import _select, build_catalog_sheets, build_whatif
+from planner.workbook.layout import CATALOG_SHEETS, VERSION_PROPERTY, WORKBOOK_FILE
+from planner.workbook.reader import WorkbookError, check_marker, load
+from planner.workbook.writer import save_atomic, write_sheet, write_workbook
+
+
+@dataclass(frozen=True)
+class Written:
+    path: Path
+    gpus: int
+    models: int
+
+
+def generate(out_dir: str | os.PathLike = "workbooks", catalog: Catalog | None = None, gpus: list[str] | None = None,
+             models: list[str] | None = None, force: bool = False) -> list[Written]:
+    """Write the what-if workbook(s) into ``out_dir``; an existing file is an OutputExistsError unless ``force``."""
+    spec = build_whatif(catalog, gpus, models)
+    path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force)
+    return [Written(path, _rows(spec.sheet("GPUs")), _rows(spec.sheet("Models")))]
+
+
+def _rows(sheet) -> int:
+    """Entries in the sheet's catalog table (header excluded)."""
+    return int("".join(ch for ch in sheet.tables[0].ref.split(":")[1] if ch.isdigit())) - 1
+
+
+def refresh(path: str | os.PathLike, catalog: Catalog | None = None, gpus: list[str] | None = None,
+            models: list[str] | None = None, output: str | os.PathLike | None = None, force: bool = False) -> Written:
+    """Replace the catalog sheets of a workbook ``planner workbook`` made with the current catalog.
+
+    Writes ``output`` (default: the file itself, replaced atomically). Raises WorkbookError for a file it did not
+    make, OutputExistsError when ``output`` exists and ``force`` is not set.
+    """
+    src = Path(path)
+    dest = Path(output) if output is not None else src
+    if output is not None and dest.exists() and not force and dest.resolve() != src.resolve():
+        from planner.errors import OutputExistsError
+
+        raise OutputExistsError(f"{dest} exists; pass --force to overwrite it")
+    wb = load(src)
+    check_marker(wb, src)
+    cat = catalog or default_catalog()
+    eng = engine_profile(_engine_of(wb))
+    cal = resolve_calibration(None)
+    gpu_list = _select(cat.gpus, gpus, "GPU")
+    model_list = _select(cat.models, models, "model")
+    from planner.workbook.catalog_sheets import gqa_sibling
+
+    for m in list(model_list):
+        sib = cat.model(gqa_sibling(m, list(cat.models)))
+        if sib not in model_list:
+            model_list.append(sib)
+    sheets, names = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
+    for sheet in sheets:
+        if sheet.name in wb.sheetnames:
+            index = wb.sheetnames.index(sheet.name)
+            wb.remove(wb[sheet.name])
+        else:
+            index = len(wb.sheetnames)
+        write_sheet(wb.create_sheet(sheet.name, index), sheet)
+    from openpyxl.workbook.defined_name import DefinedName
+
+    for n in names:
+        wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
+    _set_property(wb, VERSION_PROPERTY, __version__)
+    wb.calculation.fullCalcOnLoad = True
+    # keep the sheet the user had open, and only that one selected
+    for ws in wb.worksheets:
+        ws.sheet_view.tabSelected = ws is wb.active
+    save_atomic(wb, dest, force=True)
+    return Written(dest, len(gpu_list), len(model_list))
+
+
+def _engine_of(wb) -> str:
+    dn = wb.defined_names.get("eng_name")
+    if dn is not None:
+        for sheet, ref in dn.destinations:
+            if sheet in wb.sheetnames:
+                value = wb[sheet][ref.replace("$", "")].value
+                if value:
+                    return str(value)
+    return "vllm"
+
+
+def _set_property(wb, name: str, value: str) -> None:
+    from openpyxl.packaging.custom import StringProperty
+
+    props = wb.custom_doc_props
+    for p in list(props.props):
+        if p.name == name:
+            props.props.remove(p)
+    props.append(StringProperty(name=name, value=value))
+
+
+__all__ = ["CATALOG_SHEETS", "WorkbookError", "Written", "generate", "refresh"]
