@@ -98,10 +98,10 @@ IDEAL = EngineProfile(
 #: Time factors fitted to catalogs/reference/decode_public.csv (``planner validate``, docs/accuracy.md): one set for
 #: every engine, since the public rows are too few to fit engines apart. IDEAL keeps 100% and no overhead.
 FITTED_TIME_FACTORS = dict(
-    bandwidth_efficiency=0.83,  # fitted: 0.825
+    bandwidth_efficiency=0.85,  # fitted: 0.853
     decode_flop_efficiency=0.6,  # not seen by the public rows (all memory-bound); kept
-    prefill_flop_efficiency=0.66,  # fitted: 0.660, from LMDeploy's first-token latencies of 2k-8k-token batches
-    step_overhead_s=0.0032,  # fitted: 3.23 ms per step (scheduling, sampling, launch gaps)
+    prefill_flop_efficiency=0.66,  # fitted: 0.662, from LMDeploy's first-token latencies of 2k-8k-token batches
+    step_overhead_s=0.0036,  # fitted: 3.58 ms per step (scheduling, sampling, launch gaps)
 )
 
 VLLM = EngineProfile(

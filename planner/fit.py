@@ -32,7 +32,7 @@ EFFICIENCY_BOUNDS = (0.02, 1.0)
 #: First-token latencies of batches with fewer prompt tokens than this are left out: engine latency that the
 #: prefill roofline does not describe dominates them (LMDeploy, 64 one-token prompts: 42 ms).
 MIN_PREFILL_TOKENS = 512
-PRIOR_WEIGHT = 1e-3
+PRIOR_WEIGHT = 1e-5
 
 
 @dataclass(frozen=True)

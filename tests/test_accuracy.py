@@ -1,0 +1,122 @@
+"""Accuracy against published serving-engine measurements (catalogs/reference/), and time ranges.
+
+The thresholds are the ones issue #6 sets: KV cache memory, KV cache tokens and maximum concurrency within 5%
+of what vLLM printed on every row of vllm_startup_public.csv; TPOT and throughput of decode_public.csv within
+20% median and 40% worst.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from planner import accuracy as acc
+from planner import memory_plan, tpot
+from planner.calibration import Calibration, GpuCalibration
+from planner.engines import VLLM, engine_profile
+from planner.fit import fit_time_factors
+
+GiB = 2**30
+PUBLIC = acc.reference_dir() / "vllm_startup_public.csv"
+EXTRA = acc.reference_dir() / "vllm_startup_extra.csv"
+
+
+def _checks(table):
+    return [pytest.param(c, id=f"{c.record_id}-{c.what}") for c in table.checks]
+
+
+class TestStartupMemory:
+    @pytest.mark.parametrize("check", _checks(acc.validate_memory(acc.load_startup_rows(PUBLIC))))
+    def test_public_rows_within_five_percent(self, check):
+        """Every vLLM start-up row of vllm_startup_public.csv: KV GiB, KV tokens, max concurrency within 5%."""
+        assert abs(check.error) <= acc.MEMORY_TOLERANCE, (check.predicted, check.published)
+
+    @pytest.mark.parametrize("check", _checks(acc.validate_memory(acc.load_startup_rows(EXTRA))))
+    def test_extra_rows_within_five_percent_or_a_third_of_a_gib(self, check):
+        """Extra sourced rows (llm-d, vLLM 0.19.0 sweep): 5%, or 0.3 GiB where the budget is only a few GiB."""
+        if check.what == "KV cache GiB":
+            assert abs(check.error) <= 0.05 or abs(check.predicted - check.published) <= 0.3
+        else:
+            assert abs(check.error) <= 0.05
+
+    def test_vllm_budget_is_total_times_utilization_less_weights_and_reserve(self):
+        """KV013 (llm-d, H100): 79.18 x 0.9 - 14.99 - (4.76 + 0.13) = 51.38 GiB; with the logged reserve and our
+        weights (14.96 GiB) the planner gives the same budget within the weights' 0.03 GiB difference."""
+        plan = memory_plan("H100", "llama3.1-8b", 16000, gpus=1, reserve_bytes=(4.76 + 0.13) * GiB)
+        assert plan.kv_budget_bytes_per_gpu / GiB == pytest.approx(51.38, abs=0.05)
+
+    def test_max_concurrency_is_tokens_over_whole_blocks(self):
+        """KV017 (llm-d): 184,832 tokens in blocks of 128 for 16,000-token requests: 1,444 / 125 = 11.55x."""
+        assert acc.max_concurrency(184832, 16000, 128) == pytest.approx(11.552)
+
+    def test_startup_rows_use_their_version_profile(self):
+        """KV001 logged vLLM 0.10.1.1 and is predicted with the 'vllm-0.10' profile."""
+        rows = {r.record_id: r for r in acc.load_startup_rows(PUBLIC)}
+        assert rows["KV001"].profile == "vllm-0.10"
+        assert engine_profile("vllm-0.10.1.1").name == "vllm-0.10"
+
+    def test_unknown_model_is_reported_not_raised(self):
+        """A row naming a model the catalog lacks gets no prediction (NaN) instead of stopping the table."""
+        row = acc.load_startup_rows(PUBLIC)[0]
+        table = acc.validate_memory([acc.StartupRow(**{**row.__dict__, "model": "no-such-model"})])
+        assert all(math.isnan(c.predicted) for c in table.checks)
+        assert not table.passed()
+
+
+class TestDecodeTime:
+    table = acc.validate_time()
+
+    @pytest.mark.parametrize("what", ["TPOT ms", "throughput tok/s"])
+    def test_median_error_within_twenty_percent(self, what):
+        """decode_public.csv: median |error| of TPOT and of throughput at most 20%."""
+        assert self.table.median(what) <= 0.20
+
+    @pytest.mark.parametrize("what", ["TPOT ms", "throughput tok/s"])
+    def test_no_row_worse_than_forty_percent(self, what):
+        """decode_public.csv: no TPOT or throughput row off by more than 40%."""
+        assert self.table.worst(what) <= 0.40
+
+    def test_shipped_factors_are_the_fit(self):
+        """The defaults in planner.engines are the fit to decode_public.csv, rounded to two digits."""
+        fit = fit_time_factors(acc.load_decode_rows(), VLLM)
+        assert VLLM.bandwidth_efficiency == pytest.approx(fit.factors["bandwidth_efficiency"], abs=0.01)
+        assert VLLM.prefill_flop_efficiency == pytest.approx(fit.factors["prefill_flop_efficiency"], abs=0.01)
+        assert VLLM.step_overhead_s == pytest.approx(fit.factors["step_overhead_s"], abs=1e-4)
+
+    def test_default_residuals_are_the_fits_quantiles(self):
+        """DEFAULT_RESIDUALS are the 10th/90th percentiles of measured / predicted - 1 over the shipped rows."""
+        residuals = [c.published / c.predicted - 1 for c in self.table.checks]
+        assert acc.quantiles(residuals) == acc.DEFAULT_RESIDUALS
+
+    def test_tpot_is_predicted_at_the_mean_context(self):
+        """A row with 1024 prompt and 1024 output tokens is predicted at context 1536."""
+        row = acc.DecodeRow("r", "A100", "qwen2-7b", 1, 1, 1024, 1024, tpot_s=0.01)
+        assert acc.predict_decode(row).tpot_s == pytest.approx(tpot("A100", "qwen2-7b", 1536, 1, gpus=1))
+
+    def test_missing_columns_are_named(self, tmp_path):
+        """A decode CSV without the needed columns is refused with the list of columns a decode file has."""
+        p = tmp_path / "m.csv"
+        p.write_text("gpu,model\nH100,llama3.1-8b\n")
+        with pytest.raises(acc.InvalidInputError, match="missing column.*input_len"):
+            acc.load_decode_rows(p)
+
+
+class TestRanges:
+    def test_tpot_range_brackets_the_prediction_with_shipped_residuals(self):
+        """Without a calibration, TPOT x (1 - 17%) .. TPOT x (1 + 14%) (DEFAULT_RESIDUALS)."""
+        t = tpot("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        low, high = acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        assert (low, high) == pytest.approx((t * 0.83, t * 1.14))
+
+    def test_calibration_residuals_replace_the_shipped_ones(self):
+        """A calibration entry with residual quantiles sets the range for its GPU."""
+        cal = Calibration((GpuCalibration(gpu="H100", residual_low=-0.05, residual_high=0.02),))
+        t = tpot("H100", "llama3.1-8b", 4096, 8, calibration=cal)
+        assert acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=cal) == pytest.approx((t * 0.95, t * 1.02))
+
+    def test_throughput_range_is_the_inverse(self):
+        """Throughput is batch / TPOT, so its low end comes from TPOT's high end."""
+        low, high = acc.throughput_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        low_t, high_t = acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        assert (low, high) == pytest.approx((8 / high_t, 8 / low_t))
