@@ -103,6 +103,7 @@ class _OptionFields(BaseModel):
     node_size: int | None = Field(default=None, gt=0, description="GPUs are bought or rented in whole nodes of this size")
     spare_replicas: int | None = Field(default=None, ge=0, description="replicas beyond the peak need (N+1: 1)")
     max_gpus_per_replica: Literal[1, 2, 4, 8, 16] | None = Field(default=None, description="largest tensor-parallel group tried")
+    gpus_per_replica: int | None = Field(default=None, ge=1, le=64, description="use exactly this tensor-parallel group (default: try 1, 2, 4, 8 up to max_gpus_per_replica)")
 
 
 class Defaults(_OptionFields):

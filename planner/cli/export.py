@@ -90,12 +90,16 @@ def export_command(scenario: Path, output: Path, fmt: str | None, force: bool, d
     when = review_date(date)
     catalog = load(catalog_dirs)
     sc = read_scenario(scenario)
+    origin = "scenario file [workload]"
+    if scenario.suffix.lower() in (".xlsx", ".xlsm"):
+        origin = "workbook default: the workbook holds no traffic (docs/export.md); lengths split its context"
     show = not quiet and sys.stderr.isatty()
     if show:
         with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
-            review = build_review(sc, catalog, source=str(scenario), date=when, progress=lambda _: bar.update(1))
+            review = build_review(sc, catalog, source=str(scenario), date=when, progress=lambda _: bar.update(1),
+                                  workload_source=origin)
     else:
-        review = build_review(sc, catalog, source=str(scenario), date=when)
+        review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
     write_review(review, output, kind, force=force)
     if not quiet:
         for line in summary_lines(review):

@@ -191,7 +191,8 @@ def evaluate(option: Option, workload: Workload, catalog: Catalog, traffic_chang
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else _default_kv(mdl)
     money = option_money(option, gpu)
-    groups = groups or tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica)
+    groups = groups or ((option.gpus_per_replica,) if option.gpus_per_replica else
+                        tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica))
     cands = _candidates(option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups)
     warnings = []
     if workload.sizing_context_tokens > mdl.max_context:
@@ -268,8 +269,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
         out.append(Lever("More GPUs per replica", f"{tp_now} -> {tp_new} GPUs per replica", None, math.nan,
                          f"not evaluated: levers.gpus_per_replica ({tp_new}) is not above the baseline's {tp_now}"))
     else:
-        res = evaluate(o.model_copy(update={"max_gpus_per_replica": max(tp_new, o.max_gpus_per_replica)}), w, catalog, x,
-                       model=base.model, groups=(tp_new,))
+        res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
         out.append(_lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res))
 
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
@@ -379,7 +379,8 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
 
 
 def build_review(scenario: Scenario, catalog: Catalog, *, source: str = "scenario", date: str,
-                 progress: Callable[[str], None] | None = None) -> Review:
+                 progress: Callable[[str], None] | None = None,
+                 workload_source: str = "scenario file [workload]") -> Review:
     """Size every option, rank them, apply the levers to the baseline. Raises TargetNotMetError when none meets."""
     check_names(scenario, catalog, source)
     results = []
@@ -401,13 +402,14 @@ def build_review(scenario: Scenario, catalog: Catalog, *, source: str = "scenari
         progress("levers")
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings))
     return Review(scenario, source, date, __version__, tuple(ranked), rec, base, lv, SWEEP, _reason(scenario, rec, ranked),
-                  assumptions(scenario, results, catalog, date), warnings)
+                  assumptions(scenario, results, catalog, date, workload_source), warnings)
 
 
 # -- assumptions ----------------------------------------------------------------------------------------
 
 
-def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, date: str) -> tuple[tuple[str, str, str, str], ...]:
+def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, date: str,
+                workload_source: str = "scenario file [workload]") -> tuple[tuple[str, str, str, str], ...]:
     """(what, value, unit, source) for every number the review used: catalog facts with their sources, then rules."""
     rows: list[tuple[str, str, str, str]] = []
     w = scenario.workload
@@ -427,7 +429,7 @@ def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, dat
         (f"Traffic growth over {w.horizon_months} months", f"{w.growth_over_horizon:.0%}", ""),
     ]
     for what, value, u in labels:
-        rows.append((what, value if isinstance(value, str) else f"{value:,.10g}", u, "scenario file [workload]"))
+        rows.append((what, value if isinstance(value, str) else f"{value:,.10g}", u, workload_source))
     rows.append(("Sensitivity: traffic change", f"+/-{scenario.traffic_change:.0%}", "", "scenario file (traffic_change)"))
     seen: set[str] = set()
     for r in results:
