@@ -232,11 +232,33 @@ def _grid(value: Any) -> Any:
             raise _Shape("a range whose rows differ in length; give a rectangular range")
     else:
         raise _Shape("a range mixing single values and rows; give a rectangular range")
-    out = np.empty((len(rows), len(rows[0])), dtype=object)
-    for i, r in enumerate(rows):
-        for j, v in enumerate(r):
-            out[i, j] = v
-    return out
+    flat = [v for r in rows for v in r]
+    return np.fromiter(flat, dtype=object, count=len(flat)).reshape(len(rows), len(rows[0]))
+
+
+def _clean_many(items: list[Any], p: Param) -> tuple[list[Any], list[int], list[int]]:
+    """``clean`` over many cells, each distinct value once: (cleaned, indices missing, indices failed)."""
+    out: list[Any] = []
+    missing: list[int] = []
+    failed: list[int] = []
+    cache: dict[Any, Any] = {}
+    number = not p.is_name
+    for i, v in enumerate(items):
+        t = type(v)
+        if number and t is float:
+            out.append(v)
+            continue
+        try:  # keyed by type too: True == 1.0 in a dict, but TRUE is not a number here
+            key = (t, v)
+            c = cache[key] if key in cache else cache.setdefault(key, clean(v, p))
+        except TypeError:  # unhashable: a list inside a cell
+            c = clean(v, p)
+        if c is MISSING:
+            missing.append(i)
+        elif isinstance(c, Failure):
+            failed.append(i)
+        out.append(c)
+    return out, missing, failed
 
 
 class _Shape(Exception):
@@ -343,41 +365,47 @@ class _Block:
 
     def __init__(self, spec: Spec, grids: list[Any], shape: tuple[int, int], why: bool):
         self.spec, self.shape, self.why = spec, shape, why
-        self.n = shape[0] * shape[1]
-        n = self.n
-        self.values: list[Any] = []  # per param: a scalar (cleaned) or a flat object array of cleaned values
-        self.failure = np.full(n, None, dtype=object)
+        self.n = n = shape[0] * shape[1]
+        self.values: list[Any] = []  # per param: a cleaned scalar, or a flat array (float for numbers)
+        self.failure = np.full(n, None, dtype=object)  # the first #VALUE! among a row's arguments
         self.blank_rows = np.ones(n, dtype=bool)
-        self.missing_required = np.full(n, None, dtype=object)
+        self.missing_required = np.full(n, None, dtype=object)  # the first required Param left empty
         self.missing_optional = []  # per optional param: a bool array (or a bool)
         ranged_required = False
         for g, p in zip(grids, spec.params):
             if isinstance(g, np.ndarray):
-                cache: dict[Any, Any] = {}
-                cleaned = np.empty(g.shape, dtype=object)
-                for idx, v in np.ndenumerate(g):
-                    try:  # keyed by type too: True == 1.0 in a dict, but TRUE is not a number here
-                        key = (type(v), v)
-                        c = cache[key] if key in cache else cache.setdefault(key, clean(v, p))
-                    except TypeError:  # unhashable: a list inside a cell
-                        c = clean(v, p)
-                    cleaned[idx] = c
-                flat = np.broadcast_to(cleaned, shape).ravel()
+                cleaned, miss_at, fail_at = _clean_many(g.ravel().tolist(), p)
+                if p.is_name:
+                    arr = np.fromiter(cleaned, dtype=object, count=len(cleaned))
+                else:  # rows with a missing or failed value never reach the model: any placeholder does
+                    arr = np.array([c if type(c) is float else 1.0 for c in cleaned], dtype=float)
+                missing = np.zeros(g.size, dtype=bool)
+                missing[miss_at] = True
+                failed = np.zeros(g.size, dtype=bool)
+                failed[fail_at] = True
+                flat = np.broadcast_to(arr.reshape(g.shape), shape).ravel()
+                missing = np.broadcast_to(missing.reshape(g.shape), shape).ravel()
+                failed = np.broadcast_to(failed.reshape(g.shape), shape).ravel()
+                if fail_at:
+                    objs = np.fromiter(cleaned, dtype=object, count=len(cleaned))
+                    objs = np.broadcast_to(objs.reshape(g.shape), shape).ravel()
+                    take = failed & np.equal(self.failure, None)
+                    self.failure[take] = objs[take]
             else:
                 flat = clean(g, p)
+                missing, failed = flat is MISSING, isinstance(flat, Failure)
+                if failed:
+                    take = np.equal(self.failure, None)
+                    for i in np.flatnonzero(take):
+                        self.failure[i] = flat
             self.values.append(flat)
-            missing = _is(flat, MISSING)
-            failed = _is_failure(flat)
-            if np.any(failed):
-                take = failed & _is(self.failure, None)
-                self.failure[take] = flat[take] if isinstance(flat, np.ndarray) else flat
             if p.required:
                 if isinstance(g, np.ndarray):  # constants do not make a row a scenario; ranges do
                     self.blank_rows &= missing
                     ranged_required = True
                 if np.any(missing):
-                    first = missing & _is(self.missing_required, None)
-                    self.missing_required[first] = p
+                    for i in np.flatnonzero(missing & np.equal(self.missing_required, None)):
+                        self.missing_required[i] = p
             else:
                 self.missing_optional.append(missing)
         if not ranged_required or n == 1:  # a single cell left empty is an error, not a blank
@@ -387,18 +415,17 @@ class _Block:
 
     def run(self) -> list[list[Any]]:
         spec, n = self.spec, self.n
-        ok = np.ones(n, dtype=bool)
-        for i in range(n):
+        has_failure = ~np.equal(self.failure, None)
+        has_missing = ~np.equal(self.missing_required, None)
+        ok = ~(self.blank_rows | has_failure | has_missing)
+        for i in np.flatnonzero(~ok):
             if self.blank_rows[i]:
                 self.result[i] = BLANK
-            elif self.failure[i] is not None:
+            elif has_failure[i]:
                 self.result[i] = self.failure[i]
-            elif self.missing_required[i] is not None:
+            else:
                 p = self.missing_required[i]
                 self.result[i] = Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
-            else:
-                continue
-            ok[i] = False
         # rows with the same optional arguments left empty go to the model together
         optional = [p for p in spec.params if not p.required]
         pattern = np.zeros(n, dtype=np.int64)
@@ -417,8 +444,7 @@ class _Block:
             if p.name in dropped:
                 continue
             if isinstance(v, np.ndarray):
-                sub = v[rows]
-                kw[p.keyword] = sub if p.is_name else sub.astype(float)
+                kw[p.keyword] = v[rows]
             elif v is not MISSING:
                 kw[p.keyword] = v
         return kw
@@ -491,18 +517,6 @@ class _Block:
                 cell = render(cell)
             out.append(cell)
         return [out[r * cols:(r + 1) * cols] for r in range(rows)]
-
-
-def _is(flat: Any, marker: Any) -> Any:
-    if isinstance(flat, np.ndarray):
-        return np.fromiter((x is marker for x in flat), dtype=bool, count=len(flat))
-    return flat is marker
-
-
-def _is_failure(flat: Any) -> Any:
-    if isinstance(flat, np.ndarray):
-        return np.fromiter((isinstance(x, Failure) for x in flat), dtype=bool, count=len(flat))
-    return isinstance(flat, Failure)
 
 
 # -- the functions' table ---------------------------------------------------------------------------------

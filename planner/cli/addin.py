@@ -27,9 +27,9 @@ def addin_group() -> None:
 
     Example:
 
+    \b
         planner addin install            # Windows, classic xlwings UDFs
-
-        planner addin lite lite-files/   # xlwings Lite: Windows, Mac, Excel on the web
+        planner addin lite lite-files/   # xlwings Lite (Windows, Mac, web)
     """
 
 
