@@ -1,0 +1,142 @@
+"""Calibration by the user: fitting factors to measurements, the calibration file, and ``planner calibrate``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from planner import tpot
+from planner.accuracy import DecodeRow, predict_decode_rows
+from planner.calibration import Calibration, GpuCalibration, load_calibration, write_calibration
+from planner.cli import main
+from planner.engines import VLLM
+from planner.errors import OutputExistsError
+from planner.fit import fit_time_factors
+
+TRUE = dict(bandwidth_efficiency=0.7, decode_flop_efficiency=0.45, prefill_flop_efficiency=0.5, step_overhead_s=0.002)
+
+
+def synthetic_rows(factors=TRUE):
+    """H100 / Llama-3.1-8B rows made by the planner itself with known factors: memory-bound (small batches),
+    compute-bound (batch 512, short context) and static batches whose first-token latency shows the prefill."""
+    grid = [(b, c, 0) for b in (1, 8, 64, 512) for c in (256, 4096)] + [(16, 1024, 256), (4, 2048, 128)]
+    rows = [DecodeRow(f"s{i}", "H100", "llama3.1-8b", 1, b, c, o) for i, (b, c, o) in enumerate(grid)]
+    p = predict_decode_rows(rows, engine=VLLM.with_(**factors), calibration=Calibration())
+    return [DecodeRow(**{**r.__dict__, "tpot_s": float(p.tpot_s[i]), "throughput_tokens_per_s": float(p.throughput_tokens_per_s[i]),
+                         "ttft_s": float(p.batch_prefill_s[i]) if r.output_len else float("nan")})
+            for i, r in enumerate(rows)]
+
+
+class TestFit:
+    def test_round_trip_recovers_known_factors_within_one_percent(self):
+        """Measurements made from known factors are fitted back within 1% (overhead within 1% of its value)."""
+        fit = fit_time_factors(synthetic_rows(), VLLM)
+        for name, value in TRUE.items():
+            assert fit.factors[name] == pytest.approx(value, rel=0.01), name
+        assert fit.worst_abs_error() < 1e-3
+
+    def test_fit_reduces_the_error(self):
+        """Starting from the shipped defaults, the fit's median error after is below the one before."""
+        fit = fit_time_factors(synthetic_rows(), VLLM)
+        assert fit.median_abs_error(after=True) < fit.median_abs_error(after=False)
+
+    def test_unknown_field_is_refused_with_the_fittable_ones(self):
+        """Asking to fit something that is not a time factor names the ones that can be fitted."""
+        with pytest.raises(Exception, match="fields that can be fitted: bandwidth_efficiency"):
+            fit_time_factors(synthetic_rows(), VLLM, fields=("colour",))
+
+
+class TestCalibrationFile:
+    def test_written_file_reads_back(self, tmp_path):
+        """A written calibration file loads to the same entries."""
+        entry = GpuCalibration(gpu="H100 SXM 80GB", engine="vllm", bandwidth_efficiency=0.812, step_overhead_s=0.0021,
+                               residual_low=-0.05, residual_high=0.04, source='a "quoted" source')
+        path = write_calibration(tmp_path / "c.toml", [entry], header="test")
+        assert load_calibration(path).entries == (entry,)
+
+    def test_existing_file_is_not_overwritten_without_force(self, tmp_path):
+        """Writing over an existing file raises OutputExistsError and leaves the file as it was."""
+        path = tmp_path / "c.toml"
+        path.write_text("keep")
+        with pytest.raises(OutputExistsError, match="--force"):
+            write_calibration(path, [GpuCalibration(gpu="H100", bandwidth_efficiency=0.5)])
+        assert path.read_text() == "keep"
+
+    def test_api_uses_the_calibration_for_its_gpu_only(self, tmp_path):
+        """A calibration for the H100 slows H100 predictions by the bandwidth ratio and leaves the A100 alone."""
+        path = write_calibration(tmp_path / "c.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.425,
+                                                                       step_overhead_s=0.0, decode_flop_efficiency=0.6)])
+        base = tpot("H100", "llama3.1-8b", 1024, 1, calibration=VLLM_NO_OVERHEAD_CAL)
+        assert tpot("H100", "llama3.1-8b", 1024, 1, calibration=path) == pytest.approx(base * 2, rel=1e-6)
+        assert tpot("A100", "llama3.1-8b", 1024, 1, calibration=path) == tpot("A100", "llama3.1-8b", 1024, 1,
+                                                                              calibration=Calibration())
+
+    def test_environment_variable_names_the_file(self, tmp_path, monkeypatch):
+        """$PLANNER_CALIBRATION is used when no calibration is passed."""
+        path = write_calibration(tmp_path / "env.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.2)])
+        monkeypatch.setenv("PLANNER_CALIBRATION", str(path))
+        assert tpot("H100", "llama3.1-8b", 1024) > tpot("H100", "llama3.1-8b", 1024, calibration=Calibration())
+
+
+VLLM_NO_OVERHEAD_CAL = Calibration((GpuCalibration(gpu="H100", bandwidth_efficiency=0.85, step_overhead_s=0.0,
+                                                   decode_flop_efficiency=0.6),))
+
+
+class TestCalibrateCommand:
+    def _csv(self, path, rows):
+        lines = ["gpu,model,batch,input_len,output_len,tpot_ms,output_throughput_tok_s"]
+        lines += [f"{r.gpu},{r.model},{r.batch},{r.input_len},{r.output_len},{r.tpot_s * 1e3},"
+                  f"{r.throughput_tokens_per_s}" for r in rows]
+        path.write_text("\n".join(lines) + "\n")
+        return path
+
+    def test_writes_a_calibration_and_prints_before_and_after(self, tmp_path):
+        """`planner calibrate runs.csv -o cal.toml` fits the H100, writes the file and reports the error change."""
+        src = self._csv(tmp_path / "runs.csv", synthetic_rows())
+        out = tmp_path / "cal.toml"
+        result = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        assert "H100 SXM 80GB: 10 rows; median |error|" in result.output
+        (entry,) = load_calibration(out).entries
+        assert entry.bandwidth_efficiency == pytest.approx(0.7, rel=0.02)
+
+    def test_refuses_to_overwrite(self, tmp_path):
+        """An existing output file is an error (exit 1) without --force."""
+        src = self._csv(tmp_path / "runs.csv", synthetic_rows())
+        out = tmp_path / "cal.toml"
+        out.write_text("")
+        result = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out)])
+        assert result.exit_code == 1 and "exists; pass --force" in result.output
+
+    def test_needs_a_file_or_measure(self, tmp_path):
+        """Neither a file nor --measure is a usage error (exit 2) saying what to give."""
+        result = CliRunner().invoke(main, ["calibrate", "-o", str(tmp_path / "c.toml")])
+        assert result.exit_code == 2 and "give a measurements FILE or --measure" in result.output
+
+    def test_reads_a_benchmark_serving_result(self, tmp_path):
+        """A vLLM benchmark_serving JSON with --gpu is one row: concurrency, mean lengths, mean TPOT, throughput."""
+        (row,) = synthetic_rows()[-2:-1]
+        data = {"model_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": row.batch, "completed": row.batch,
+                "max_concurrency": row.batch, "total_input_tokens": row.batch * row.input_len,
+                "total_output_tokens": row.batch * row.output_len, "mean_tpot_ms": row.tpot_s * 1e3,
+                "output_throughput": row.throughput_tokens_per_s}
+        src = tmp_path / "bench.json"
+        src.write_text(json.dumps(data))
+        result = CliRunner().invoke(main, ["calibrate", str(src), "--gpu", "H100", "-o", str(tmp_path / "c.toml")])
+        assert result.exit_code == 0, result.output
+        assert "H100 SXM 80GB: 1 rows" in result.output
+
+    def test_benchmark_result_without_gpu_is_refused(self, tmp_path):
+        """benchmark_serving files do not name the GPU: --gpu is required and the message says so."""
+        src = tmp_path / "bench.json"
+        src.write_text("{}")
+        result = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(tmp_path / "c.toml")])
+        assert result.exit_code == 2 and "pass --gpu" in result.output
+
+    def test_validate_prints_every_table_and_passes(self):
+        """`planner validate --check` prints the tables and exits 0 on the shipped reference data."""
+        result = CliRunner().invoke(main, ["validate", "--check"])
+        assert result.exit_code == 0, result.output
+        assert "PASS: vLLM start-up" in result.output and "PASS: Decode" in result.output
