@@ -270,7 +270,11 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
                          f"not evaluated: levers.gpus_per_replica ({tp_new}) is not above the baseline's {tp_now}"))
     else:
         res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
-        out.append(_lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res))
+        lever = _lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res)
+        if tp_new > 8:
+            lever = Lever(lever.name, lever.change, lever.result, lever.saving_usd_per_month, lever.note +
+                          f"; {tp_new} GPUs per replica span several 8-GPU nodes: slower than modelled")
+        out.append(lever)
 
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
     short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})

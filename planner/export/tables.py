@@ -117,11 +117,24 @@ def sensitivity_table(review: Review) -> Table:
     return Table(cols, tuple(rows))
 
 
+#: The charts show at most this many options, and none costing more than CHART_COST_LIMIT x the recommended one,
+#: so that one very expensive option does not flatten the lines a reader compares.
+CHART_MAX_OPTIONS = 5
+CHART_COST_LIMIT = 3.0
+
+
+def charted(review: Review) -> list[Result]:
+    """The options the charts show: the cheapest few that meet the targets (see CHART_MAX_OPTIONS)."""
+    meeting = [r for r in review.results if r.meets]
+    limit = review.recommended.monthly_usd * CHART_COST_LIMIT
+    return [r for r in meeting if r.monthly_usd <= limit][:CHART_MAX_OPTIONS]
+
+
 def sweep_table(review: Review) -> Table:
-    """Monthly cost and GPUs of every option that meets the targets, over a range of peak traffic (for the charts)."""
+    """Monthly cost and GPUs of the charted options over a range of peak traffic (the charts' data)."""
     w = review.scenario.workload
     peak = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
-    meeting = [r for r in review.results if r.meets]
+    meeting = charted(review)
     unit = "requests/s" if w.by_rate else "concurrent requests"
     cols = (Column(f"Peak traffic ({unit})", "x", "peak"),
             *[Column(f"{r.option.name}: monthly cost", "usd", f"monthly_{i}") for i, r in enumerate(meeting)],

@@ -32,6 +32,7 @@ from planner.export.tables import (
     sensitivity_table,
     sweep_table,
 )
+from planner.export.tables import CHART_COST_LIMIT, CHART_MAX_OPTIONS, charted
 
 NUMBER_FORMATS = {"int": "#,##0", "usd": '"$"#,##0', "usd2": '"$"#,##0.00', "pct": "0%", "ms": '0.0" ms"',
                   "s": '0.00" s"', "x": "#,##0.0", "text": "@"}
@@ -174,8 +175,8 @@ def _summary(wb: Workbook, review: Review) -> None:
             ws.merge_cells(start_row=r + k, start_column=1, end_row=r + k, end_column=5)
             ws.cell(row=r + k, column=1, value=text).alignment = WRAP
         r += len(review.warnings) + 2
-    ws.cell(row=r, column=1, value="Sheets: Options (all options ranked), Levers, Charts (cost and GPUs against traffic), "
-            "Assumptions (every number used and its source).").font = Font(italic=True, color="595959")
+    ws.cell(row=r, column=1, value="Sheets: Options (all options ranked), Details (prices, sensitivity), Levers, "
+            "Charts (cost and GPUs against traffic), Assumptions (every number used and its source).").font = Font(italic=True, color="595959")
     _page(ws, landscape=False)
 
 
@@ -205,7 +206,8 @@ def _options(wb: Workbook, review: Review) -> None:
     ws = wb.create_sheet("Details")
     detail = select(full, DETAIL_KEYS)
     _write_table(ws, detail, 1, {"option": 22, "gpu": 16, "model": 16, "precisions": 11, "pricing": 24,
-                                 "usd_per_million_input_tokens": 11, "headroom_peak": 11})
+                                 "usd_per_million_input_tokens": 11, "headroom_peak": 11, "gpus_low": 12,
+                                 "monthly_usd_low": 13, "gpus_high": 12, "monthly_usd_high": 13})
     ws.cell(row=len(detail.rows) + 3, column=1,
             value=f"Same order as Options. Headroom = share of batch slots free at the planned peak. The -/+ columns "
                   f"size each option again at traffic {review.scenario.traffic_change:.0%} below and above the plan."
@@ -236,13 +238,18 @@ def _charts(wb: Workbook, review: Review) -> None:
     ws = wb.create_sheet("Charts")
     table = sweep_table(review)
     top = 34  # data below the two charts
-    ws.cell(row=top - 1, column=1, value="Data for the charts: every option that meets the targets, sized again at each "
-            "peak traffic level").font = Font(bold=True)
+    left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
+    w = review.scenario.workload
+    planned = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
+    ws.cell(row=top - 2, column=1, value=f"The planned peak is {planned:,.3g}; each option is sized again at each traffic "
+            "level." + (f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
+                        f"{CHART_MAX_OPTIONS}): {', '.join(left_out)}." if left_out else "")).font = Font(italic=True, color="595959")
+    ws.cell(row=top - 1, column=1, value="Data for the charts").font = Font(bold=True)
     _write_table(ws, table, top)
     ws.column_dimensions["A"].width = 16
     ws.row_dimensions[top].height = 45
     n_opt = (len(table.columns) - 1) // 2
-    meeting_names = [r.option.name for r in review.results if r.meets]
+    meeting_names = [r.option.name for r in charted(review)]
     rows = len(table.rows)
     x = Reference(ws, min_col=1, min_row=top + 1, max_row=top + rows)
     x_title = table.columns[0].header
