@@ -380,3 +380,126 @@ class TestArbitraryCellValues:
         """Python callers may pass ints, numpy numbers and arrays; they mean the same as Excel's floats."""
         assert xf.KV_BYTES("llama2-70b", np.int64(8192)) == xf.KV_BYTES("llama2-70b", 8192)
         assert xf.KV_BYTES("llama2-70b", np.array([[8192.0]])) == xf.KV_BYTES("llama2-70b", 8192.0)
+
+
+# -- planner addin ---------------------------------------------------------------------------------------------
+
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from click.testing import CliRunner  # noqa: E402
+
+from planner.cli import main as cli_main  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+class TestAddinInstall:
+    def test_install_adds_the_module_and_keeps_other_settings(self, tmp_path):
+        """"UDF Modules" gains planner.excel_functions next to modules already there; other keys stay."""
+        conf = tmp_path / "xlwings.conf"
+        conf.write_text('"INTERPRETER_WIN","C:\\\\py\\\\python.exe"\n"UDF MODULES","mymod"\n', encoding="utf-8")
+        res = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf), "--catalog", str(tmp_path)])
+        assert res.exit_code == 0, res.output
+        text = conf.read_text(encoding="utf-8")
+        assert '"UDF MODULES","mymod;planner.excel_functions"' in text
+        assert '"INTERPRETER_WIN","C:\\\\py\\\\python.exe"' in text and f'"PLANNER_CATALOG","{tmp_path}"' in text
+        assert "Import Functions" in res.output and "Trust access to the VBA project object model" in res.output
+        again = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)])
+        assert "already set up" in again.output and conf.read_text(encoding="utf-8") == text
+
+    def test_uninstall_removes_only_planner(self, tmp_path):
+        """Uninstall leaves the other modules and settings as they were."""
+        conf = tmp_path / "xlwings.conf"
+        conf.write_text('"UDF MODULES","mymod;planner.excel_functions"\n"PLANNER_CATALOG","x"\n"A","b"\n',
+                        encoding="utf-8")
+        res = CliRunner().invoke(cli_main, ["addin", "uninstall", "--config", str(conf)])
+        assert res.exit_code == 0, res.output
+        assert conf.read_text(encoding="utf-8") == '"UDF MODULES","mymod"\n"A","b"\n'
+
+    def test_install_creates_a_missing_config(self, tmp_path):
+        """No config yet: one is written with the module."""
+        conf = tmp_path / "new" / "xlwings.conf"
+        assert CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)]).exit_code == 0
+        assert conf.read_text(encoding="utf-8") == '"UDF MODULES","planner.excel_functions"\n'
+
+
+class TestAddinLite:
+    def test_refuses_to_overwrite_without_force(self, tmp_path):
+        """Existing main.py: exit 1 with one line naming --force; nothing is changed."""
+        (tmp_path / "main.py").write_text("mine", encoding="utf-8")
+        res = CliRunner().invoke(cli_main, ["addin", "lite", str(tmp_path)])
+        assert res.exit_code == 1 and "--force" in res.output and "Traceback" not in res.output
+        assert (tmp_path / "main.py").read_text(encoding="utf-8") == "mine"
+
+    def test_main_py_is_self_contained(self, tmp_path):
+        """The written main.py runs in an isolated interpreter away from the repository, imports planner from
+        its own embedded bundle (with a user catalog folder), and exposes the functions for Lite to register."""
+        cat = tmp_path / "cat"
+        cat.mkdir()
+        (cat / "mine.toml").write_text(USER_GPU, encoding="utf-8")
+        out = tmp_path / "lite"
+        res = CliRunner().invoke(cli_main, ["addin", "lite", str(out), "--catalog", str(cat)])
+        assert res.exit_code == 0, res.output
+        assert {"numpy", "pandas", "pydantic"} <= set((out / "requirements.txt").read_text().split())
+        code = ("import runpy; g = runpy.run_path('main.py', run_name='main'); import planner, sys; "
+                "print(planner.__file__); print(g['MAX_BATCH']('TG200', 'llama2-70b', 8192.0)); "
+                "print(sorted(k for k in g if k.isupper() and callable(g[k])) == sorted(g['__all__'] if '__all__' in g "
+                "else __import__('planner.excel_functions').excel_functions.__all__)); "
+                "print('click' in sys.modules or 'planner.cli' in sys.modules)")
+        proc = subprocess.run([sys.executable, "-I", "-c", code], cwd=out, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        planner_file, value, all_exposed, cli_loaded = proc.stdout.split()
+        assert "planner-lite-" in planner_file and not planner_file.startswith(str(ROOT))
+        assert int(value) > 0 and all_exposed == "True" and cli_loaded == "False"
+
+    def test_wheel_url_mode_lists_the_wheel(self, tmp_path):
+        """--wheel-url: requirements.txt names the wheel and main.py only imports the functions."""
+        url = "https://example.org/planner-0.1.0-py3-none-any.whl"
+        res = CliRunner().invoke(cli_main, ["addin", "lite", str(tmp_path), "--wheel-url", url])
+        assert res.exit_code == 0, res.output
+        assert url in (tmp_path / "requirements.txt").read_text()
+        assert "from planner.excel_functions import *" in (tmp_path / "main.py").read_text()
+
+
+class TestExampleWorkbook:
+    @staticmethod
+    def formulas(path):
+        import openpyxl
+        from openpyxl.worksheet.formula import ArrayFormula
+
+        wb = openpyxl.load_workbook(path)
+        out = {}
+        for ws in wb:
+            for row in ws.iter_rows():
+                for c in row:
+                    v = c.value.text if isinstance(c.value, ArrayFormula) else c.value
+                    if c.data_type == "f" or isinstance(c.value, ArrayFormula):
+                        out[(ws.title, c.coordinate)] = v
+        return out
+
+    def test_cells_call_only_planner_functions(self, tmp_path):
+        """Every formula in the example calls functions the module defines (Excel would show #NAME? otherwise)."""
+        path = tmp_path / "ex.xlsx"
+        assert CliRunner().invoke(cli_main, ["addin", "example", str(path)]).exit_code == 0
+        formulas = self.formulas(path)
+        assert len(formulas) >= 20
+        called = {name for f in formulas.values() for name in re.findall(r"([A-Z_]+)\(", f)}
+        assert called <= set(xf.__all__) and {"MAX_BATCH", "TPOT", "PLANNER_WHY"} <= called
+        assert formulas[("Functions", "D5")] == '=MAX_BATCH("H100","llama2-70b",8192,"fp16")'
+
+    def test_shipped_workbook_matches_the_builder(self, tmp_path):
+        """workbooks/functions-example.xlsx is what `planner addin example` writes (formulas compared, not bytes)."""
+        path = tmp_path / "ex.xlsx"
+        CliRunner().invoke(cli_main, ["addin", "example", str(path)])
+        assert self.formulas(ROOT / "workbooks" / "functions-example.xlsx") == self.formulas(path)
+
+    def test_refuses_to_overwrite_without_force(self, tmp_path):
+        """An existing file is kept unless --force."""
+        path = tmp_path / "ex.xlsx"
+        path.write_bytes(b"x")
+        res = CliRunner().invoke(cli_main, ["addin", "example", str(path)])
+        assert res.exit_code == 1 and path.read_bytes() == b"x"
+        assert CliRunner().invoke(cli_main, ["addin", "example", str(path), "--force"]).exit_code == 0
