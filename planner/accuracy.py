@@ -53,8 +53,13 @@ TIME_WORST_TOLERANCE = 0.40
 #: its activation peak (2.12 GiB) matches the current sampler cost; KV013's version was not logged (the
 #: source's replication section runs the ``:latest`` image) and its activation peak (4.76 GiB, like every
 #: row of that first llm-d batch) is the ~38 B/(sequence x vocabulary entry) sampler of "vllm-fullsort".
-STARTUP_PROFILES = {"KV001": "vllm-0.10", "KV002": "vllm-0.10", "KV003": "vllm-0.10", "KV013": "vllm-fullsort",
-                    "KV017": "vllm"}
+STARTUP_PROFILES = {
+    "KV001": "vllm-0.10",
+    "KV002": "vllm-0.10",
+    "KV003": "vllm-0.10",
+    "KV013": "vllm-fullsort",
+    "KV017": "vllm",
+}
 
 #: Names in the published rows that are not catalog names or aliases, and what they are.
 GPU_NAMES = {
@@ -62,8 +67,16 @@ GPU_NAMES = {
     "nvidia a100 80gb": "A100 SXM 80GB",  # dennislee22: "NVIDIA A100 80GB GPU"; form factor not stated
     "nvidia h100 80gb": "H100 SXM 80GB",  # llm-d: "H100 GPU (79.18 GiB)"
 }
-DTYPES = {"bfloat16": "bf16", "float16": "fp16", "fp16": "fp16", "bf16": "bf16", "float32": "fp32", "fp8": "fp8",
-          "auto": None, "": None}
+DTYPES = {
+    "bfloat16": "bf16",
+    "float16": "fp16",
+    "fp16": "fp16",
+    "bf16": "bf16",
+    "float32": "fp32",
+    "fp8": "fp8",
+    "auto": None,
+    "": None,
+}
 
 
 def reference_dir() -> Path:
@@ -141,25 +154,35 @@ class StartupRow:
 
 def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
     """Rows of a vLLM start-up CSV (default: every ``vllm_startup_*.csv`` shipped), in file order."""
-    paths = [Path(path)] if path else sorted(reference_dir().glob("vllm_startup_*.csv"), key=lambda q: (q.name != "vllm_startup_public.csv", q.name))
+    paths = (
+        [Path(path)]
+        if path
+        else sorted(
+            reference_dir().glob("vllm_startup_*.csv"), key=lambda q: (q.name != "vllm_startup_public.csv", q.name)
+        )
+    )
     rows = []
     for p in paths:
         for r in _read_csv(p):
             rid = r["record_id"]
             block = _float(r.get("block_size"))
-            rows.append(StartupRow(
-                record_id=rid, gpu=r["gpu"], model=r["model"],
-                tensor_parallel_size=int(_float(r.get("tensor_parallel_size")) or 1),
-                memory_utilization=_float(r["gpu_memory_utilization"]),
-                max_model_len=int(_float(r["max_model_len"])),
-                block_size=None if math.isnan(block) else int(block),
-                weight_precision=_weight_precision(r),
-                profile=(r.get("profile") or STARTUP_PROFILES.get(rid) or "vllm").strip(),
-                kv_cache_gib=_float(r["available_kv_cache_memory_gib"]),
-                kv_cache_tokens=_float(r.get("gpu_kv_cache_tokens")),
-                max_concurrency=_float(r.get("max_concurrency_x")),
-                source=r.get("source", ""),
-            ))
+            rows.append(
+                StartupRow(
+                    record_id=rid,
+                    gpu=r["gpu"],
+                    model=r["model"],
+                    tensor_parallel_size=int(_float(r.get("tensor_parallel_size")) or 1),
+                    memory_utilization=_float(r["gpu_memory_utilization"]),
+                    max_model_len=int(_float(r["max_model_len"])),
+                    block_size=None if math.isnan(block) else int(block),
+                    weight_precision=_weight_precision(r),
+                    profile=(r.get("profile") or STARTUP_PROFILES.get(rid) or "vllm").strip(),
+                    kv_cache_gib=_float(r["available_kv_cache_memory_gib"]),
+                    kv_cache_tokens=_float(r.get("gpu_kv_cache_tokens")),
+                    max_concurrency=_float(r.get("max_concurrency_x")),
+                    source=r.get("source", ""),
+                )
+            )
     return rows
 
 
@@ -187,12 +210,21 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
     eng = engine_profile(row.profile)
     if row.block_size:
         eng = eng.with_(block_size=row.block_size)
-    plan = api.memory_plan(resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat), row.max_model_len,
-                           gpus=row.tensor_parallel_size, weight_precision=row.weight_precision,
-                           memory_utilization=row.memory_utilization, engine=eng, catalog=cat, errors="coerce")
+    plan = api.memory_plan(
+        resolve_gpu_name(row.gpu, cat),
+        resolve_model_name(row.model, cat),
+        row.max_model_len,
+        gpus=row.tensor_parallel_size,
+        weight_precision=row.weight_precision,
+        memory_utilization=row.memory_utilization,
+        engine=eng,
+        catalog=cat,
+        errors="coerce",
+    )
     tokens = float(plan.kv_cache_tokens)
-    return StartupPrediction(float(plan.kv_budget_bytes_per_gpu) / GiB, tokens,
-                             max_concurrency(tokens, row.max_model_len, eng.block_size))
+    return StartupPrediction(
+        float(plan.kv_budget_bytes_per_gpu) / GiB, tokens, max_concurrency(tokens, row.max_model_len, eng.block_size)
+    )
 
 
 def max_concurrency(kv_cache_tokens: Any, tokens_per_request: Any, block_size: int = 16):
@@ -250,18 +282,26 @@ def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
             raise InvalidInputError(f"{p}: row {i} has neither tpot_ms nor output_throughput_tok_s")
         static = "static" in str(r.get("batching", "")).lower()
         engine = str(r.get("engine", "")).lower()
-        rows.append(DecodeRow(
-            record_id=r.get("record_id") or f"row{i}", gpu=r["gpu"], model=r["model"],
-            gpus=int(_float(r.get("tensor_parallel_size") or r.get("gpus") or 1)),
-            batch=int(_float(r.get("batch_size_or_concurrency") or r.get("batch"))),
-            input_len=int(_float(r["input_len"])), output_len=int(_float(r["output_len"])),
-            weight_precision=_dtype(r.get("weight_dtype", "")),
-            kv_precision=_dtype(r.get("kv_cache_dtype", "")) if _dtype(r.get("kv_cache_dtype", "")) in ("fp16", "bf16", "fp8") else None,
-            engine="vllm" if "vllm" in engine or not engine else engine.split(" ")[0],
-            tpot_s=tpot, throughput_tokens_per_s=tput,
-            ttft_s=_float(r.get("ttft_ms")) / 1e3 if static else math.nan,
-            source=r.get("source", ""),
-        ))
+        rows.append(
+            DecodeRow(
+                record_id=r.get("record_id") or f"row{i}",
+                gpu=r["gpu"],
+                model=r["model"],
+                gpus=int(_float(r.get("tensor_parallel_size") or r.get("gpus") or 1)),
+                batch=int(_float(r.get("batch_size_or_concurrency") or r.get("batch"))),
+                input_len=int(_float(r["input_len"])),
+                output_len=int(_float(r["output_len"])),
+                weight_precision=_dtype(r.get("weight_dtype", "")),
+                kv_precision=_dtype(r.get("kv_cache_dtype", ""))
+                if _dtype(r.get("kv_cache_dtype", "")) in ("fp16", "bf16", "fp8")
+                else None,
+                engine="vllm" if "vllm" in engine or not engine else engine.split(" ")[0],
+                tpot_s=tpot,
+                throughput_tokens_per_s=tput,
+                ttft_s=_float(r.get("ttft_ms")) / 1e3 if static else math.nan,
+                source=r.get("source", ""),
+            )
+        )
     return rows
 
 
@@ -274,8 +314,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
         return engine_profile(None)  # e.g. LMDeploy: the shared fitted time factors
 
 
-def factors_for(gpu: str, engine: EngineProfile, calibration: Calibration | None = None,
-                catalog: Catalog | None = None) -> dict[str, float]:
+def factors_for(
+    gpu: str, engine: EngineProfile, calibration: Calibration | None = None, catalog: Catalog | None = None
+) -> dict[str, float]:
     """The efficiency factors in force for a GPU: the engine's, overridden by the calibration entry."""
     cat = catalog or default_catalog()
     factors = {f: getattr(engine, f) for f in CALIBRATED_FIELDS}
@@ -294,15 +335,25 @@ class DecodePrediction:
     batch_prefill_s: Any
 
 
-def predict_decode(row: DecodeRow, *, engine: str | EngineProfile | None = None, calibration: Any = None,
-                   catalog: Catalog | None = None) -> DecodePrediction:
+def predict_decode(
+    row: DecodeRow,
+    *,
+    engine: str | EngineProfile | None = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+) -> DecodePrediction:
     """TPOT at the mean context and the whole-run output throughput of one row (see the module docstring)."""
     p = predict_decode_rows([row], engine=engine, calibration=calibration, catalog=catalog)
     return DecodePrediction(float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.batch_prefill_s[0]))
 
 
-def predict_decode_rows(rows: Sequence[DecodeRow], *, engine: str | EngineProfile | None = None,
-                        calibration: Any = None, catalog: Catalog | None = None) -> DecodePrediction:
+def predict_decode_rows(
+    rows: Sequence[DecodeRow],
+    *,
+    engine: str | EngineProfile | None = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+) -> DecodePrediction:
     """``predict_decode`` for many rows at once: one vectorized call per engine profile. NaN where a row fails."""
     cat = catalog or default_catalog()
     cal = resolve_calibration(calibration)
@@ -333,18 +384,30 @@ def predict_decode_rows(rows: Sequence[DecodeRow], *, engine: str | EngineProfil
         batch = np.array([r.batch for r in sel], dtype=float)
         out_len = np.array([r.output_len for r in sel], dtype=float)
         opts = dict(engine=eng, catalog=cat, calibration=cal, errors="coerce")
-        step = api.decode_step(gpus, models, np.array([r.context for r in sel]), batch, kp, n_gpus, wp,
-                               check_fit=False, **opts)
+        step = api.decode_step(
+            gpus, models, np.array([r.context for r in sel]), batch, kp, n_gpus, wp, check_fit=False, **opts
+        )
         pf = api.prefill(gpus, models, np.array([max(r.input_len, 1) for r in sel], dtype=float), n_gpus, wp, **opts)
         facts = [factors_for(g, eng, cal, cat) for g in gpus]
         bw = np.array([cat.gpu(g).hbm_bandwidth_bytes_per_s for g in gpus])
-        peak = np.array([api.gpu_peak_flop_per_s(cat.gpu(g), cat.precision(w or cat.model(mo).native_precision))
-                         for g, mo, w in zip(gpus, models, wp, strict=True)])
+        peak = np.array(
+            [
+                api.gpu_peak_flop_per_s(cat.gpu(g), cat.precision(w or cat.model(mo).native_precision))
+                for g, mo, w in zip(gpus, models, wp, strict=True)
+            ]
+        )
         layers = np.array([cat.model(mo).num_layers for mo in models], dtype=float)
         col = {k: np.array([f[k] for f in facts]) for k in facts[0]}
         # a batch's prompts prefill together: the weights are read once, every prompt's FLOPs are done
-        t_pre = m.roofline_step_time_s(np.asarray(pf.bytes_moved, dtype=float), batch * np.asarray(pf.flop, dtype=float),
-                                       n_gpus, bw, peak, col["bandwidth_efficiency"], col["prefill_flop_efficiency"])
+        t_pre = m.roofline_step_time_s(
+            np.asarray(pf.bytes_moved, dtype=float),
+            batch * np.asarray(pf.flop, dtype=float),
+            n_gpus,
+            bw,
+            peak,
+            col["bandwidth_efficiency"],
+            col["prefill_flop_efficiency"],
+        )
         t_pre = t_pre + col["step_overhead_s"] + col["layer_overhead_s"] * layers
         t = np.asarray(step.step_s, dtype=float)
         tpot[idx], pre[idx] = t, t_pre
@@ -381,8 +444,13 @@ class Table:
     notes: tuple[str, ...] = field(default=())
 
     def errors(self, what: str | None = None) -> np.ndarray:
-        return np.array([abs(c.error) if not math.isnan(c.error) else math.inf
-                         for c in self.checks if what is None or c.what == what])
+        return np.array(
+            [
+                abs(c.error) if not math.isnan(c.error) else math.inf
+                for c in self.checks
+                if what is None or c.what == what
+            ]
+        )
 
     def median(self, what: str | None = None) -> float:
         e = self.errors(what)
@@ -412,12 +480,21 @@ def validate_memory(rows: Sequence[StartupRow] | None = None, *, catalog: Catalo
             checks.append(Check(r.record_id, "KV cache tokens", label, p.kv_cache_tokens, r.kv_cache_tokens))
         if not math.isnan(r.max_concurrency):
             checks.append(Check(r.record_id, "max concurrency", label, p.max_concurrency, r.max_concurrency))
-    return Table("vLLM start-up: KV cache memory per GPU, KV cache tokens, max concurrency", tuple(checks),
-                 MEMORY_TOLERANCE, MEMORY_TOLERANCE)
+    return Table(
+        "vLLM start-up: KV cache memory per GPU, KV cache tokens, max concurrency",
+        tuple(checks),
+        MEMORY_TOLERANCE,
+        MEMORY_TOLERANCE,
+    )
 
 
-def validate_time(rows: Sequence[DecodeRow] | None = None, *, engine: str | EngineProfile | None = None,
-                  calibration: Any = None, catalog: Catalog | None = None) -> Table:
+def validate_time(
+    rows: Sequence[DecodeRow] | None = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+) -> Table:
     """Every decode row: TPOT and whole-run output throughput, predicted vs published."""
     rows = load_decode_rows() if rows is None else rows
     p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=catalog)
@@ -427,10 +504,15 @@ def validate_time(rows: Sequence[DecodeRow] | None = None, *, engine: str | Engi
         if not math.isnan(r.tpot_s):
             checks.append(Check(r.record_id, "TPOT ms", label, p.tpot_s[i] * 1e3, r.tpot_s * 1e3))
         if not math.isnan(r.throughput_tokens_per_s):
-            checks.append(Check(r.record_id, "throughput tok/s", label, p.throughput_tokens_per_s[i],
-                                r.throughput_tokens_per_s))
-    return Table("Decode: TPOT at the mean context, whole-run output throughput", tuple(checks),
-                 TIME_MEDIAN_TOLERANCE, TIME_WORST_TOLERANCE)
+            checks.append(
+                Check(r.record_id, "throughput tok/s", label, p.throughput_tokens_per_s[i], r.throughput_tokens_per_s)
+            )
+    return Table(
+        "Decode: TPOT at the mean context, whole-run output throughput",
+        tuple(checks),
+        TIME_MEDIAN_TOLERANCE,
+        TIME_WORST_TOLERANCE,
+    )
 
 
 def render_table(table: Table) -> str:
@@ -442,8 +524,10 @@ def render_table(table: Table) -> str:
         lines.append(f"{c.record_id:<7}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}")
     lines.append("")
     for what in dict.fromkeys(c.what for c in table.checks):
-        lines.append(f"{what:<18} median |error| {table.median(what):6.1%}   worst {table.worst(what):6.1%}"
-                     f"   (limits {table.tolerance_median:.0%} / {table.tolerance_worst:.0%})")
+        lines.append(
+            f"{what:<18} median |error| {table.median(what):6.1%}   worst {table.worst(what):6.1%}"
+            f"   (limits {table.tolerance_median:.0%} / {table.tolerance_worst:.0%})"
+        )
     return "\n".join(lines)
 
 
@@ -456,8 +540,9 @@ def _num(x: float) -> str:
 # -- ranges ------------------------------------------------------------------------------------------------
 
 
-def residual_quantiles(gpu: Any, engine: str | EngineProfile | None = None, calibration: Any = None,
-                       catalog: Catalog | None = None) -> tuple[float, float]:
+def residual_quantiles(
+    gpu: Any, engine: str | EngineProfile | None = None, calibration: Any = None, catalog: Catalog | None = None
+) -> tuple[float, float]:
     """(low, high) relative residuals for a GPU: its calibration entry's, else the shipped fit's."""
     cat = catalog or default_catalog()
     eng = engine_profile(engine)

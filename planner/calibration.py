@@ -30,8 +30,13 @@ ENV_VAR = "PLANNER_CALIBRATION"
 
 #: EngineProfile fields a calibration may set.
 CALIBRATED_FIELDS = (
-    "bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency",
-    "step_overhead_s", "layer_overhead_s", "allreduce_latency_s", "interconnect_efficiency",
+    "bandwidth_efficiency",
+    "decode_flop_efficiency",
+    "prefill_flop_efficiency",
+    "step_overhead_s",
+    "layer_overhead_s",
+    "allreduce_latency_s",
+    "interconnect_efficiency",
 )
 
 
@@ -101,7 +106,9 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
         except ValidationError as exc:
             err = exc.errors()[0]
             field = ".".join(str(x) for x in err["loc"])
-            raise CatalogError(f"{p}: calibration #{i} ({raw.get('gpu', '?')}): field '{field}': {err['msg']}") from None
+            raise CatalogError(
+                f"{p}: calibration #{i} ({raw.get('gpu', '?')}): field '{field}': {err['msg']}"
+            ) from None
     return Calibration(tuple(entries), p)
 
 
@@ -125,8 +132,9 @@ def dumps_calibration(entries: list[GpuCalibration], header: str = "") -> str:
     return "\n".join(lines)
 
 
-def write_calibration(path: str | os.PathLike, entries: list[GpuCalibration], *, header: str = "",
-                      force: bool = False) -> Path:
+def write_calibration(
+    path: str | os.PathLike, entries: list[GpuCalibration], *, header: str = "", force: bool = False
+) -> Path:
     """Write a calibration file atomically (temp file + rename); an existing file needs ``force``."""
     p = Path(path)
     if p.exists() and not force:

@@ -70,9 +70,13 @@ class EngineProfile:
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
-        large = memory_bytes >= self.large_gpu_min_memory_bytes and architecture not in self.large_gpu_excluded_architectures
+        large = (
+            memory_bytes >= self.large_gpu_min_memory_bytes
+            and architecture not in self.large_gpu_excluded_architectures
+        )
         tokens = self.max_num_batched_tokens or (
-            self.max_num_batched_tokens_large_gpu if large else self.max_num_batched_tokens_small_gpu)
+            self.max_num_batched_tokens_large_gpu if large else self.max_num_batched_tokens_small_gpu
+        )
         seqs = self.max_num_seqs or (self.max_num_seqs_large_gpu if large else self.max_num_seqs_small_gpu)
         return tokens, seqs
 
@@ -153,8 +157,7 @@ VLLM_010 = EngineProfile(
 TENSORRT_LLM = EngineProfile(
     name="tensorrt-llm",
     description=(
-        "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and "
-        "runtime buffers"
+        "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and runtime buffers"
     ),
     budget_mode="free",
     activation_bytes_per_token_width=2.0,
@@ -166,8 +169,16 @@ TENSORRT_LLM = EngineProfile(
 )
 
 ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, VLLM_FULLSORT, VLLM_010, TENSORRT_LLM, IDEAL)}
-ENGINE_ALIASES = {"trtllm": "tensorrt-llm", "trt-llm": "tensorrt-llm", "tensorrtllm": "tensorrt-llm", "seed": "ideal",
-                  "vllm-0.10.1": "vllm-0.10", "vllm-0.10.1.1": "vllm-0.10", "vllm-0.19": "vllm", "vllm-0.19.0": "vllm"}
+ENGINE_ALIASES = {
+    "trtllm": "tensorrt-llm",
+    "trt-llm": "tensorrt-llm",
+    "tensorrtllm": "tensorrt-llm",
+    "seed": "ideal",
+    "vllm-0.10.1": "vllm-0.10",
+    "vllm-0.10.1.1": "vllm-0.10",
+    "vllm-0.19": "vllm",
+    "vllm-0.19.0": "vllm",
+}
 DEFAULT_ENGINE = "vllm"
 
 

@@ -3,8 +3,8 @@
 The measurements are ``planner.accuracy.DecodeRow``s: TPOT, whole-run throughput and (for static batches)
 the batch's first-token latency. The fit minimises the squared log-ratios predicted / measured over all of
 them, so a 10% miss weighs the same on a 10 ms and on a 100 ms row. Efficiencies are fitted in log space
-and kept within [0.02, 1] (no engine beats the datasheet); overheads in milliseconds and kept at 0 or above. A light pull towards the
-starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see (e.g. the decode FLOP efficiency
+and kept within [0.02, 1] (no engine beats the datasheet); overheads in milliseconds, kept at 0 or above.
+A very light pull towards the starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see (e.g. the decode FLOP efficiency
 when every row is memory-bound) where they were, instead of letting them wander.
 
 ``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines`` come
@@ -65,7 +65,11 @@ def _observations(rows: Sequence[DecodeRow]) -> tuple[np.ndarray, np.ndarray, li
     kinds, idx, meas, labels = [], [], [], []
     for i, r in enumerate(rows):
         ttft = r.ttft_s if r.batch * r.input_len >= MIN_PREFILL_TOKENS else math.nan
-        for kind, value, name in ((0, r.tpot_s, "TPOT"), (1, r.throughput_tokens_per_s, "throughput"), (2, ttft, "TTFT")):
+        for kind, value, name in (
+            (0, r.tpot_s, "TPOT"),
+            (1, r.throughput_tokens_per_s, "throughput"),
+            (2, ttft, "TTFT"),
+        ):
             if not math.isnan(value) and value > 0:
                 kinds.append(kind)
                 idx.append(i)
@@ -74,8 +78,9 @@ def _observations(rows: Sequence[DecodeRow]) -> tuple[np.ndarray, np.ndarray, li
     return np.array([kinds, idx], dtype=int), np.array(meas, dtype=float), labels
 
 
-def residuals(rows: Sequence[DecodeRow], engine: EngineProfile, catalog: Catalog,
-              calibration: Calibration | None = None) -> np.ndarray:
+def residuals(
+    rows: Sequence[DecodeRow], engine: EngineProfile, catalog: Catalog, calibration: Calibration | None = None
+) -> np.ndarray:
     """measured / predicted - 1 for every measured TPOT, throughput and first-token latency of the rows."""
     (kinds, idx), meas, _ = _observations(rows)
     p = predict_decode_rows(rows, engine=engine, calibration=calibration or Calibration(), catalog=catalog)
@@ -102,9 +107,14 @@ def _clip(x: np.ndarray, fields: Sequence[str]) -> np.ndarray:
     return np.array([max(v, 0.0) if f in TIME_FIELDS else min(max(v, lo), hi) for v, f in zip(x, fields, strict=True)])
 
 
-def fit_time_factors(rows: Sequence[DecodeRow], engine: str | EngineProfile | None = None,
-                     fields: Sequence[str] = DEFAULT_FIELDS, *, catalog: Catalog | None = None,
-                     max_iterations: int = 100) -> FitResult:
+def fit_time_factors(
+    rows: Sequence[DecodeRow],
+    engine: str | EngineProfile | None = None,
+    fields: Sequence[str] = DEFAULT_FIELDS,
+    *,
+    catalog: Catalog | None = None,
+    max_iterations: int = 100,
+) -> FitResult:
     """Least-squares fit of ``fields`` of the engine's time factors to the rows (log-ratio residuals).
 
     Rows without a first-token latency say nothing about ``prefill_flop_efficiency`` except through the
@@ -115,8 +125,10 @@ def fit_time_factors(rows: Sequence[DecodeRow], engine: str | EngineProfile | No
     fields = tuple(fields)
     unknown = [f for f in fields if not hasattr(base, f)]
     if unknown:
-        raise InvalidInputError(f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
-                                "layer_overhead_s, allreduce_latency_s, interconnect_efficiency")
+        raise InvalidInputError(
+            f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
+            "layer_overhead_s, allreduce_latency_s, interconnect_efficiency"
+        )
     (_, _), meas, labels = _observations(rows)
     if len(meas) == 0:
         raise InvalidInputError("no measured TPOT, throughput or first-token latency to fit")

@@ -27,8 +27,15 @@ from planner.errors import InvalidInputError, PlannerError
 
 DEFAULT_BATCHES = (1, 8, 32)
 DEFAULT_CONTEXTS = (512, 2048)
-TINY_SHAPE = dict(num_layers=2, hidden_size=256, num_attention_heads=4, num_kv_heads=2, head_dim=64,
-                  intermediate_size=512, vocab_size=2048)
+TINY_SHAPE = dict(
+    num_layers=2,
+    hidden_size=256,
+    num_attention_heads=4,
+    num_kv_heads=2,
+    head_dim=64,
+    intermediate_size=512,
+    vocab_size=2048,
+)
 
 
 class TorchMissingError(PlannerError):
@@ -58,11 +65,15 @@ class MeasureResult:
     catalog: Catalog | None = None
 
     def summary(self) -> str:
-        lines = [f"{self.device_name}: copy bandwidth {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s "
-                 f"({self.bandwidth_bytes_per_s / self.peak_bandwidth_bytes_per_s:.0%} of {self.gpu}'s "
-                 f"{self.peak_bandwidth_bytes_per_s / 1e9:,.0f} GB/s)"]
-        lines += [f"  {self.model} batch {r.batch:>3} context {r.input_len:>6,}: step {r.tpot_s * 1e3:8.3f} ms"
-                  for r in self.rows]
+        lines = [
+            f"{self.device_name}: copy bandwidth {self.bandwidth_bytes_per_s / 1e9:,.1f} GB/s "
+            f"({self.bandwidth_bytes_per_s / self.peak_bandwidth_bytes_per_s:.0%} of {self.gpu}'s "
+            f"{self.peak_bandwidth_bytes_per_s / 1e9:,.0f} GB/s)"
+        ]
+        lines += [
+            f"  {self.model} batch {r.batch:>3} context {r.input_len:>6,}: step {r.tpot_s * 1e3:8.3f} ms"
+            for r in self.rows
+        ]
         return "\n".join(lines)
 
 
@@ -104,13 +115,19 @@ class RandomDecoder:
         self.torch, self.shape, self.device, self.dtype = torch, shape, device, dtype
         h, hd = shape.hidden_size, shape.head_dim
         nh, nkv = shape.num_attention_heads, shape.num_kv_heads
-        inter = shape.intermediate_size if shape.moe is None else shape.moe.expert_intermediate_size * shape.moe.experts_per_token
+        inter = (
+            shape.intermediate_size
+            if shape.moe is None
+            else shape.moe.expert_intermediate_size * shape.moe.experts_per_token
+        )
 
         def w(*dims):
-            return (torch.randn(*dims, device=device, dtype=dtype) * (dims[0] ** -0.5))
+            return torch.randn(*dims, device=device, dtype=dtype) * (dims[0] ** -0.5)
 
-        self.layers = [dict(qkv=w(h, (nh + 2 * nkv) * hd), o=w(nh * hd, h), gate_up=w(h, 2 * inter), down=w(inter, h))
-                       for _ in range(shape.num_layers)]
+        self.layers = [
+            dict(qkv=w(h, (nh + 2 * nkv) * hd), o=w(nh * hd, h), gate_up=w(h, 2 * inter), down=w(inter, h))
+            for _ in range(shape.num_layers)
+        ]
         self.lm_head = w(h, shape.vocab_size)
         self.k = [torch.randn(max_batch, nkv, max_context, hd, device=device, dtype=dtype) for _ in self.layers]
         self.v = [torch.randn(max_batch, nkv, max_context, hd, device=device, dtype=dtype) for _ in self.layers]
@@ -123,11 +140,12 @@ class RandomDecoder:
         for i, layer in enumerate(self.layers):
             qkv = x @ layer["qkv"]
             q = qkv[:, : nh * hd].view(batch, nh, 1, hd)
-            k_new = qkv[:, nh * hd: (nh + nkv) * hd].view(batch, nkv, 1, hd)
-            self.k[i][:batch, :, context - 1: context] = k_new
-            self.v[i][:batch, :, context - 1: context] = qkv[:, (nh + nkv) * hd:].view(batch, nkv, 1, hd)
+            k_new = qkv[:, nh * hd : (nh + nkv) * hd].view(batch, nkv, 1, hd)
+            self.k[i][:batch, :, context - 1 : context] = k_new
+            self.v[i][:batch, :, context - 1 : context] = qkv[:, (nh + nkv) * hd :].view(batch, nkv, 1, hd)
             att = torch.nn.functional.scaled_dot_product_attention(
-                q, self.k[i][:batch, :, :context], self.v[i][:batch, :, :context], enable_gqa=nh != nkv)
+                q, self.k[i][:batch, :, :context], self.v[i][:batch, :, :context], enable_gqa=nh != nkv
+            )
             x = x + att.reshape(batch, nh * hd) @ layer["o"]
             g, u = (x @ layer["gate_up"]).chunk(2, dim=-1)
             x = x + (torch.nn.functional.silu(g) * u) @ layer["down"]
@@ -136,15 +154,34 @@ class RandomDecoder:
 
 def tiny_shape(model: Model) -> Model:
     """The model shrunk to ``TINY_SHAPE`` (dense, no sliding window), named ``tiny-<name>``."""
-    return model.model_copy(update=dict(
-        name=f"tiny-{model.name}", aliases=(), moe=None, mla=None, sliding_window=None, sliding_window_layers=0,
-        extra_params=0, native_expert_precision=None, native_precision="fp32", tie_word_embeddings=False,
-        **TINY_SHAPE))
+    return model.model_copy(
+        update=dict(
+            name=f"tiny-{model.name}",
+            aliases=(),
+            moe=None,
+            mla=None,
+            sliding_window=None,
+            sliding_window_layers=0,
+            extra_params=0,
+            native_expert_precision=None,
+            native_precision="fp32",
+            tie_word_embeddings=False,
+            **TINY_SHAPE,
+        )
+    )
 
 
-def measure(gpu: str | None = None, model: str = "Llama-3.1-8B", *, device: str | None = None,
-            batches: tuple[int, ...] = DEFAULT_BATCHES, contexts: tuple[int, ...] = DEFAULT_CONTEXTS,
-            tiny: bool | None = None, repeats: int = 5, catalog: Catalog | None = None) -> MeasureResult:
+def measure(
+    gpu: str | None = None,
+    model: str = "Llama-3.1-8B",
+    *,
+    device: str | None = None,
+    batches: tuple[int, ...] = DEFAULT_BATCHES,
+    contexts: tuple[int, ...] = DEFAULT_CONTEXTS,
+    tiny: bool | None = None,
+    repeats: int = 5,
+    catalog: Catalog | None = None,
+) -> MeasureResult:
     """Measure bandwidth and decode step times on ``device``; ``tiny`` (default: on CPU) shrinks the shape."""
     torch = _torch()
     cat = catalog or default_catalog()
@@ -154,8 +191,10 @@ def measure(gpu: str | None = None, model: str = "Llama-3.1-8B", *, device: str 
     tiny = dev.type != "cuda" if tiny is None else tiny
     shape = cat.model(model)
     if shape.mla is not None:
-        raise InvalidInputError(f"{shape.name} uses MLA attention, which the measuring decoder does not model; "
-                                "pick a GQA/MHA model (e.g. Llama-3.1-8B)")
+        raise InvalidInputError(
+            f"{shape.name} uses MLA attention, which the measuring decoder does not model; "
+            "pick a GQA/MHA model (e.g. Llama-3.1-8B)"
+        )
     if tiny:
         shape = tiny_shape(shape)
     dtype = torch.float32 if dev.type == "cpu" else torch.bfloat16
@@ -166,11 +205,18 @@ def measure(gpu: str | None = None, model: str = "Llama-3.1-8B", *, device: str 
     else:
         device_name = "CPU"
         flops = matmul_flops(torch, dev, 1024, dtype, repeats)
-        g = Gpu(name=gpu or "CPU (measured)", vendor="other", memory_bytes=2**36, hbm_bandwidth_bytes_per_s=bw,
-                peak_flop_per_s={"fp32": flops, "fp16": flops, "bf16": flops}, tdp_w=100,
-                source="measured by planner calibrate --measure (copy bandwidth, 1024^3 fp32 matmul)")
-    cat = Catalog(Table("gpu", (*cat.gpus.entries, g)), Table("model", (*cat.models.entries, shape)), cat.precisions,
-                  cat.folders)
+        g = Gpu(
+            name=gpu or "CPU (measured)",
+            vendor="other",
+            memory_bytes=2**36,
+            hbm_bandwidth_bytes_per_s=bw,
+            peak_flop_per_s={"fp32": flops, "fp16": flops, "bf16": flops},
+            tdp_w=100,
+            source="measured by planner calibrate --measure (copy bandwidth, 1024^3 fp32 matmul)",
+        )
+    cat = Catalog(
+        Table("gpu", (*cat.gpus.entries, g)), Table("model", (*cat.models.entries, shape)), cat.precisions, cat.folders
+    )
     net = RandomDecoder(torch, shape, dev, dtype, max(batches), max(contexts))
     sync = (lambda: torch.cuda.synchronize(dev)) if dev.type == "cuda" else (lambda: None)
     rows = []
@@ -179,7 +225,19 @@ def measure(gpu: str | None = None, model: str = "Llama-3.1-8B", *, device: str 
             for b in batches:
                 t = _time(lambda b=b, c=c: net.step(b, c), sync, repeats)
                 kv = "fp32" if dtype == torch.float32 else "bf16"
-                rows.append(DecodeRow(record_id=f"measure-b{b}-c{c}", gpu=g.name, model=shape.name, gpus=1, batch=b,
-                                      input_len=c, output_len=0, weight_precision=kv, kv_precision=kv, tpot_s=t,
-                                      source=f"planner calibrate --measure on {device_name}"))
+                rows.append(
+                    DecodeRow(
+                        record_id=f"measure-b{b}-c{c}",
+                        gpu=g.name,
+                        model=shape.name,
+                        gpus=1,
+                        batch=b,
+                        input_len=c,
+                        output_len=0,
+                        weight_precision=kv,
+                        kv_precision=kv,
+                        tpot_s=t,
+                        source=f"planner calibrate --measure on {device_name}",
+                    )
+                )
     return MeasureResult(device_name, g.name, shape.name, bw, g.hbm_bandwidth_bytes_per_s, rows, cat)

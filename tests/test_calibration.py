@@ -24,9 +24,17 @@ def synthetic_rows(factors=TRUE):
     grid = [(b, c, 0) for b in (1, 8, 64, 512) for c in (256, 4096)] + [(16, 1024, 256), (4, 2048, 128)]
     rows = [DecodeRow(f"s{i}", "H100", "llama3.1-8b", 1, b, c, o) for i, (b, c, o) in enumerate(grid)]
     p = predict_decode_rows(rows, engine=VLLM.with_(**factors), calibration=Calibration())
-    return [DecodeRow(**{**r.__dict__, "tpot_s": float(p.tpot_s[i]), "throughput_tokens_per_s": float(p.throughput_tokens_per_s[i]),
-                         "ttft_s": float(p.batch_prefill_s[i]) if r.output_len else float("nan")})
-            for i, r in enumerate(rows)]
+    return [
+        DecodeRow(
+            **{
+                **r.__dict__,
+                "tpot_s": float(p.tpot_s[i]),
+                "throughput_tokens_per_s": float(p.throughput_tokens_per_s[i]),
+                "ttft_s": float(p.batch_prefill_s[i]) if r.output_len else float("nan"),
+            }
+        )
+        for i, r in enumerate(rows)
+    ]
 
 
 class TestFit:
@@ -51,8 +59,15 @@ class TestFit:
 class TestCalibrationFile:
     def test_written_file_reads_back(self, tmp_path):
         """A written calibration file loads to the same entries."""
-        entry = GpuCalibration(gpu="H100 SXM 80GB", engine="vllm", bandwidth_efficiency=0.812, step_overhead_s=0.0021,
-                               residual_low=-0.05, residual_high=0.04, source='a "quoted" source')
+        entry = GpuCalibration(
+            gpu="H100 SXM 80GB",
+            engine="vllm",
+            bandwidth_efficiency=0.812,
+            step_overhead_s=0.0021,
+            residual_low=-0.05,
+            residual_high=0.04,
+            source='a "quoted" source',
+        )
         path = write_calibration(tmp_path / "c.toml", [entry], header="test")
         assert load_calibration(path).entries == (entry,)
 
@@ -66,12 +81,15 @@ class TestCalibrationFile:
 
     def test_api_uses_the_calibration_for_its_gpu_only(self, tmp_path):
         """A calibration for the H100 slows H100 predictions by the bandwidth ratio and leaves the A100 alone."""
-        path = write_calibration(tmp_path / "c.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.425,
-                                                                       step_overhead_s=0.0, decode_flop_efficiency=0.6)])
+        path = write_calibration(
+            tmp_path / "c.toml",
+            [GpuCalibration(gpu="H100", bandwidth_efficiency=0.425, step_overhead_s=0.0, decode_flop_efficiency=0.6)],
+        )
         base = tpot("H100", "llama3.1-8b", 1024, 1, calibration=VLLM_NO_OVERHEAD_CAL)
         assert tpot("H100", "llama3.1-8b", 1024, 1, calibration=path) == pytest.approx(base * 2, rel=1e-6)
-        assert tpot("A100", "llama3.1-8b", 1024, 1, calibration=path) == tpot("A100", "llama3.1-8b", 1024, 1,
-                                                                              calibration=Calibration())
+        assert tpot("A100", "llama3.1-8b", 1024, 1, calibration=path) == tpot(
+            "A100", "llama3.1-8b", 1024, 1, calibration=Calibration()
+        )
 
     def test_environment_variable_names_the_file(self, tmp_path, monkeypatch):
         """$PLANNER_CALIBRATION is used when no calibration is passed."""
@@ -80,15 +98,18 @@ class TestCalibrationFile:
         assert tpot("H100", "llama3.1-8b", 1024) > tpot("H100", "llama3.1-8b", 1024, calibration=Calibration())
 
 
-VLLM_NO_OVERHEAD_CAL = Calibration((GpuCalibration(gpu="H100", bandwidth_efficiency=0.85, step_overhead_s=0.0,
-                                                   decode_flop_efficiency=0.6),))
+VLLM_NO_OVERHEAD_CAL = Calibration(
+    (GpuCalibration(gpu="H100", bandwidth_efficiency=0.85, step_overhead_s=0.0, decode_flop_efficiency=0.6),)
+)
 
 
 class TestCalibrateCommand:
     def _csv(self, path, rows):
         lines = ["gpu,model,batch,input_len,output_len,tpot_ms,output_throughput_tok_s"]
-        lines += [f"{r.gpu},{r.model},{r.batch},{r.input_len},{r.output_len},{r.tpot_s * 1e3},"
-                  f"{r.throughput_tokens_per_s}" for r in rows]
+        lines += [
+            f"{r.gpu},{r.model},{r.batch},{r.input_len},{r.output_len},{r.tpot_s * 1e3},{r.throughput_tokens_per_s}"
+            for r in rows
+        ]
         path.write_text("\n".join(lines) + "\n")
         return path
 
@@ -118,10 +139,16 @@ class TestCalibrateCommand:
     def test_reads_a_benchmark_serving_result(self, tmp_path):
         """A vLLM benchmark_serving JSON with --gpu is one row: concurrency, mean lengths, mean TPOT, throughput."""
         (row,) = synthetic_rows()[-2:-1]
-        data = {"model_id": "meta-llama/Llama-3.1-8B-Instruct", "num_prompts": row.batch, "completed": row.batch,
-                "max_concurrency": row.batch, "total_input_tokens": row.batch * row.input_len,
-                "total_output_tokens": row.batch * row.output_len, "mean_tpot_ms": row.tpot_s * 1e3,
-                "output_throughput": row.throughput_tokens_per_s}
+        data = {
+            "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+            "num_prompts": row.batch,
+            "completed": row.batch,
+            "max_concurrency": row.batch,
+            "total_input_tokens": row.batch * row.input_len,
+            "total_output_tokens": row.batch * row.output_len,
+            "mean_tpot_ms": row.tpot_s * 1e3,
+            "output_throughput": row.throughput_tokens_per_s,
+        }
         src = tmp_path / "bench.json"
         src.write_text(json.dumps(data))
         result = CliRunner().invoke(main, ["calibrate", str(src), "--gpu", "H100", "-o", str(tmp_path / "c.toml")])

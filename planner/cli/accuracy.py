@@ -83,17 +83,25 @@ def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -
         try:
             completed = float(d.get("completed") or d["num_prompts"])
             batch = int(d.get("max_concurrency") or d["num_prompts"])
-            rows.append(DecodeRow(
-                record_id=f"{path.stem}#{i}", gpu=gpu, model=model or d["model_id"], gpus=gpus, batch=batch,
-                input_len=round(float(d["total_input_tokens"]) / completed),
-                output_len=round(float(d["total_output_tokens"]) / completed),
-                tpot_s=float(d.get("mean_tpot_ms", math.nan)) / 1e3,
-                throughput_tokens_per_s=float(d.get("output_throughput", math.nan)),
-                source=str(path)))
+            rows.append(
+                DecodeRow(
+                    record_id=f"{path.stem}#{i}",
+                    gpu=gpu,
+                    model=model or d["model_id"],
+                    gpus=gpus,
+                    batch=batch,
+                    input_len=round(float(d["total_input_tokens"]) / completed),
+                    output_len=round(float(d["total_output_tokens"]) / completed),
+                    tpot_s=float(d.get("mean_tpot_ms", math.nan)) / 1e3,
+                    throughput_tokens_per_s=float(d.get("output_throughput", math.nan)),
+                    source=str(path),
+                )
+            )
         except (KeyError, TypeError, ValueError) as exc:
             raise InvalidInputError(
                 f"{path}: result {i} lacks {exc} ; a benchmark_serving result has model_id, num_prompts, completed, "
-                "total_input_tokens, total_output_tokens, mean_tpot_ms and output_throughput") from None
+                "total_input_tokens, total_output_tokens, mean_tpot_ms and output_throughput"
+            ) from None
     return rows
 
 
@@ -122,13 +130,25 @@ def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int)
             try:
                 tpot = float(r.get("tpot_ms") or "nan") / 1e3
                 tput = float(r.get("throughput_tok_s") or r.get("output_throughput_tok_s") or "nan")
-                rows.append(DecodeRow(
-                    record_id=r.get("record_id") or f"row{i}", gpu=gpu or r["gpu"], model=model or r["model"],
-                    gpus=int(r.get("gpus") or gpus), batch=int(float(r["batch"])), input_len=int(float(r["context"])),
-                    output_len=0, tpot_s=tpot, throughput_tokens_per_s=tput, source=str(path)))
+                rows.append(
+                    DecodeRow(
+                        record_id=r.get("record_id") or f"row{i}",
+                        gpu=gpu or r["gpu"],
+                        model=model or r["model"],
+                        gpus=int(r.get("gpus") or gpus),
+                        batch=int(float(r["batch"])),
+                        input_len=int(float(r["context"])),
+                        output_len=0,
+                        tpot_s=tpot,
+                        throughput_tokens_per_s=tput,
+                        source=str(path),
+                    )
+                )
             except (KeyError, ValueError) as exc:
-                raise InvalidInputError(f"{path}: row {i}: bad or missing {exc}; columns: gpu, model, batch, context, "
-                                        "tpot_ms and/or throughput_tok_s (gpus optional)") from None
+                raise InvalidInputError(
+                    f"{path}: row {i}: bad or missing {exc}; columns: gpu, model, batch, context, "
+                    "tpot_ms and/or throughput_tok_s (gpus optional)"
+                ) from None
     return rows
 
 
@@ -136,12 +156,23 @@ def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int)
 @click.argument("file", type=_PATH, required=False)
 @click.option("--measure", is_flag=True, help="Measure this machine's GPU with PyTorch (pip install 'planner[gpu]').")
 @click.option("--gpu", help="GPU of the measurements (needed for a benchmark_serving file and --measure).")
-@click.option("--model", "model_name", help="Model of the measurements when the file does not say (--measure: its shape).")
+@click.option(
+    "--model", "model_name", help="Model of the measurements when the file does not say (--measure: its shape)."
+)
 @click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, help="Tensor-parallel size.")
-@click.option("--engine", type=click.Choice(sorted(ENGINES)),
-              help="Write an engine-specific entry (default: one for every engine on this GPU).")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), default=Path("planner-calibration.toml"),
-              show_default=True, help="Calibration file to write.")
+@click.option(
+    "--engine",
+    type=click.Choice(sorted(ENGINES)),
+    help="Write an engine-specific entry (default: one for every engine on this GPU).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("planner-calibration.toml"),
+    show_default=True,
+    help="Calibration file to write.",
+)
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @click.option("--device", default=None, help="--measure: torch device [default: cuda if available, else cpu].")
 @catalog_option
@@ -188,11 +219,24 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     for g, grows in by_gpu.items():
         fit = fit_time_factors(grows, eng, catalog=cat)
         low, high = fit.quantiles
-        entries.append(GpuCalibration(gpu=g, engine=engine, **fit.factors, residual_low=low, residual_high=high,
-                                      source=f"{source}, {today}, {len(grows)} rows"))
-        click.echo(f"{g}: {len(grows)} rows; median |error| {fit.median_abs_error(False):.1%} -> "
-                   f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}")
-        click.echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
-    write_calibration(output, entries, force=force,
-                      header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}")
+        entries.append(
+            GpuCalibration(
+                gpu=g,
+                engine=engine,
+                **fit.factors,
+                residual_low=low,
+                residual_high=high,
+                source=f"{source}, {today}, {len(grows)} rows",
+            )
+        )
+        click.echo(
+            f"{g}: {len(grows)} rows; median |error| {fit.median_abs_error(False):.1%} -> "
+            f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
+        )
+        click.echo(
+            "  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}"
+        )
+    write_calibration(
+        output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
+    )
     click.echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
