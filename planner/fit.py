@@ -4,8 +4,8 @@ The measurements are ``planner.accuracy.DecodeRow``s: TPOT, whole-run throughput
 the batch's first-token latency. The fit minimises the squared log-ratios predicted / measured over all of
 them, so a 10% miss weighs the same on a 10 ms and on a 100 ms row. Efficiencies are fitted in log space
 and kept within [0.02, 1] (no engine beats the datasheet); overheads in milliseconds, kept at 0 or above.
-A very light pull towards the starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see (e.g. the decode FLOP efficiency
-when every row is memory-bound) where they were, instead of letting them wander.
+A very light pull towards the starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see
+(e.g. the decode FLOP efficiency when every row is memory-bound) where they were, instead of wandering.
 
 ``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines`` come
 from running it on ``catalogs/reference/decode_public.csv`` (docs/accuracy.md).
