@@ -36,18 +36,28 @@ class Workload(BaseModel):
 
     model_config = _CONFIG
 
-    peak_requests_per_s: float | None = Field(default=None, gt=0, description="requests arriving per second at the busiest time")
-    average_requests_per_s: float | None = Field(default=None, gt=0, description="requests per second averaged over the month")
-    peak_concurrent_requests: float | None = Field(default=None, gt=0, description="requests in flight at the busiest time")
+    peak_requests_per_s: float | None = Field(
+        default=None, gt=0, description="requests arriving per second at the busiest time"
+    )
+    average_requests_per_s: float | None = Field(
+        default=None, gt=0, description="requests per second averaged over the month"
+    )
+    peak_concurrent_requests: float | None = Field(
+        default=None, gt=0, description="requests in flight at the busiest time"
+    )
     average_concurrent_requests: float | None = Field(default=None, gt=0, description="requests in flight on average")
     prompt_tokens_mean: int = Field(gt=0, description="mean prompt length, tokens")
     prompt_tokens_high: int = Field(gt=0, description="high-percentile prompt length, tokens (sizes TTFT and KV)")
     output_tokens_mean: int = Field(gt=0, description="mean output length, tokens")
     output_tokens_high: int = Field(gt=0, description="high-percentile output length, tokens (sizes KV)")
-    high_percentile: float = Field(default=95, gt=0, lt=100, description="which percentile the *_high lengths are (a label)")
+    high_percentile: float = Field(
+        default=95, gt=0, lt=100, description="which percentile the *_high lengths are (a label)"
+    )
     ttft_target_s: float = Field(gt=0, description="time to first token of a high-percentile prompt, seconds")
     tpot_target_s: float = Field(gt=0, description="time per output token, seconds")
-    growth_over_horizon: float = Field(default=0.0, ge=0, description="traffic growth by the end of the horizon (0.5 = +50%)")
+    growth_over_horizon: float = Field(
+        default=0.0, ge=0, description="traffic growth by the end of the horizon (0.5 = +50%)"
+    )
     horizon_months: int = Field(default=12, gt=0, description="planning horizon, months (a label for the growth)")
 
     @model_validator(mode="after")
@@ -59,8 +69,10 @@ class Workload(BaseModel):
         pair = rates if any(v is not None for v in rates) else users
         kind = "requests_per_s" if pair is rates else "concurrent_requests"
         if pair[0] is None or pair[1] is None:
-            raise ValueError(f"give both peak_{kind} and average_{kind} "
-                             "(or peak_concurrent_requests and average_concurrent_requests)")
+            raise ValueError(
+                f"give both peak_{kind} and average_{kind} "
+                "(or peak_concurrent_requests and average_concurrent_requests)"
+            )
         if pair[1] > pair[0]:
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
         if self.prompt_tokens_high < self.prompt_tokens_mean:
@@ -90,20 +102,37 @@ class _OptionFields(BaseModel):
 
     gpu: str | None = Field(default=None, min_length=1, description="GPU name or alias from the catalog")
     model: str | None = Field(default=None, min_length=1, description="model name or alias from the catalog")
-    weight_precision: str | None = Field(default=None, description="bf16, fp16, fp8, int8, int4 ... (default: as published)")
+    weight_precision: str | None = Field(
+        default=None, description="bf16, fp16, fp8, int8, int4 ... (default: as published)"
+    )
     kv_precision: str | None = Field(default=None, description="KV-cache precision (default: the activation dtype)")
     engine: str | None = Field(default=None, description=f"memory budgeting rule: {', '.join(ENGINES)}")
-    memory_utilization: float | None = Field(default=None, gt=0, le=1, description="share of GPU memory the engine may use")
-    pricing: Literal["purchase", "cloud"] | None = Field(default=None, description="buy the GPUs or rent them by the hour")
+    memory_utilization: float | None = Field(
+        default=None, gt=0, le=1, description="share of GPU memory the engine may use"
+    )
+    pricing: Literal["purchase", "cloud"] | None = Field(
+        default=None, description="buy the GPUs or rent them by the hour"
+    )
     purchase_usd: float | None = Field(default=None, gt=0, description="price of one GPU (default: the catalog's)")
-    cloud_usd_per_gpu_hour: float | None = Field(default=None, gt=0, description="rent per GPU-hour (default: the catalog's)")
+    cloud_usd_per_gpu_hour: float | None = Field(
+        default=None, gt=0, description="rent per GPU-hour (default: the catalog's)"
+    )
     amortization_months: int | None = Field(default=None, gt=0, description="months a purchase is written off over")
     power_usd_per_kwh: float | None = Field(default=None, ge=0, description="electricity price, $/kWh")
     pue: float | None = Field(default=None, ge=1, description="power usage effectiveness of the data centre (1.0-2.0)")
-    node_size: int | None = Field(default=None, gt=0, description="GPUs are bought or rented in whole nodes of this size")
+    node_size: int | None = Field(
+        default=None, gt=0, description="GPUs are bought or rented in whole nodes of this size"
+    )
     spare_replicas: int | None = Field(default=None, ge=0, description="replicas beyond the peak need (N+1: 1)")
-    max_gpus_per_replica: Literal[1, 2, 4, 8, 16] | None = Field(default=None, description="largest tensor-parallel group tried")
-    gpus_per_replica: int | None = Field(default=None, ge=1, le=64, description="use exactly this tensor-parallel group (default: try 1, 2, 4, 8 up to max_gpus_per_replica)")
+    max_gpus_per_replica: Literal[1, 2, 4, 8, 16] | None = Field(
+        default=None, description="largest tensor-parallel group tried"
+    )
+    gpus_per_replica: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="use exactly this tensor-parallel group (default: try 1, 2, 4, 8 up to max_gpus_per_replica)",
+    )
 
 
 class Defaults(_OptionFields):
@@ -147,9 +176,15 @@ class Levers(BaseModel):
 
     model_config = _CONFIG
 
-    gpus_per_replica: Literal[2, 4, 8, 16] | None = Field(default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)")
-    prompt_tokens_high: int | None = Field(default=None, gt=0, description="shorter context: the capped prompt (default: half the high percentile)")
-    gqa_model: str | None = Field(default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)")
+    gpus_per_replica: Literal[2, 4, 8, 16] | None = Field(
+        default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)"
+    )
+    prompt_tokens_high: int | None = Field(
+        default=None, gt=0, description="shorter context: the capped prompt (default: half the high percentile)"
+    )
+    gqa_model: str | None = Field(
+        default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)"
+    )
     kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
 
 
@@ -159,8 +194,12 @@ class Scenario(BaseModel):
     model_config = _CONFIG
 
     title: str = Field(default="Inference budget review", min_length=1)
-    baseline: str | None = Field(default=None, description="option name the levers start from (default: the recommended one)")
-    traffic_change: float = Field(default=0.2, gt=0, lt=1, description="sensitivity: traffic -x and +x (0.2 = -20% / +20%)")
+    baseline: str | None = Field(
+        default=None, description="option name the levers start from (default: the recommended one)"
+    )
+    traffic_change: float = Field(
+        default=0.2, gt=0, lt=1, description="sensitivity: traffic -x and +x (0.2 = -20% / +20%)"
+    )
     workload: Workload
     defaults: Defaults = Defaults()
     option: tuple[Option, ...] = Field(min_length=1, description="the [[option]] tables")
@@ -224,7 +263,8 @@ def _message(err: dict, raw_options: list) -> str:
         return f"{where or 'top level'}: unknown field; accepted fields: {', '.join(known)}"
     if kind == "missing" and loc in (("workload",), ("option",)):
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
-            "s; give at least one" if loc[0] == "option" else "")
+            "s; give at least one" if loc[0] == "option" else ""
+        )
     if loc == ("option",) and kind == "too_short":
         return "option: no [[option]] table; give at least one"
     if kind == "missing":
@@ -234,8 +274,11 @@ def _message(err: dict, raw_options: list) -> str:
     got = err.get("input")
     what = _accepted(owner, field) if owner and field else ""
     show_got = kind not in ("value_error",) and not isinstance(got, dict)
-    return (f"{where + ': ' if where else ''}{text}" + (f" ({what})" if what else "")
-            + (f"; got {got!r}" if show_got else ""))
+    return (
+        f"{where + ': ' if where else ''}{text}"
+        + (f" ({what})" if what else "")
+        + (f"; got {got!r}" if show_got else "")
+    )
 
 
 def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
@@ -298,10 +341,16 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
     checks: list[tuple[str, Any, Any]] = []
     for i, o in enumerate(scenario.option):
         label = f"option #{i + 1} ({o.name})"
-        checks += [(f"{label}.gpu", catalog.gpu, o.gpu), (f"{label}.model", catalog.model, o.model),
-                   (f"{label}.engine", engine_profile, o.engine)]
-        checks += [(f"{label}.{f}", catalog.precision, getattr(o, f)) for f in ("weight_precision", "kv_precision")
-                   if getattr(o, f) is not None]
+        checks += [
+            (f"{label}.gpu", catalog.gpu, o.gpu),
+            (f"{label}.model", catalog.model, o.model),
+            (f"{label}.engine", engine_profile, o.engine),
+        ]
+        checks += [
+            (f"{label}.{f}", catalog.precision, getattr(o, f))
+            for f in ("weight_precision", "kv_precision")
+            if getattr(o, f) is not None
+        ]
     if scenario.levers.gqa_model:
         checks.append(("levers.gqa_model", catalog.model, scenario.levers.gqa_model))
     checks.append(("levers.kv_precision", catalog.precision, scenario.levers.kv_precision))
@@ -310,8 +359,9 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
             lookup(name)
         except PlannerError as exc:
             raise ScenarioError(f"{source}: {where}: {exc}") from None
-    for where, name in [(f"option #{i + 1} ({o.name}).kv_precision", o.kv_precision) for i, o in enumerate(scenario.option)] + [
-            ("levers.kv_precision", scenario.levers.kv_precision)]:
+    for where, name in [
+        (f"option #{i + 1} ({o.name}).kv_precision", o.kv_precision) for i, o in enumerate(scenario.option)
+    ] + [("levers.kv_precision", scenario.levers.kv_precision)]:
         if name is not None and not catalog.precision(name).kv_cache:
             usable = ", ".join(p.name for p in catalog.precisions if p.kv_cache)
             raise ScenarioError(f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}")
@@ -319,8 +369,12 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         price = catalog.gpu(o.gpu).price
         label = f"option #{i + 1} ({o.name})"
         if o.pricing == "purchase" and o.purchase_usd is None and not (price and price.purchase_usd):
-            raise ScenarioError(f"{source}: {label}.purchase_usd: the catalog has no purchase price for "
-                                f"{catalog.gpu(o.gpu).name}; give purchase_usd (US$ per GPU) or use pricing = \"cloud\"")
+            raise ScenarioError(
+                f"{source}: {label}.purchase_usd: the catalog has no purchase price for "
+                f'{catalog.gpu(o.gpu).name}; give purchase_usd (US$ per GPU) or use pricing = "cloud"'
+            )
         if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and not (price and price.cloud_usd_per_gpu_hour):
-            raise ScenarioError(f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no cloud price for "
-                                f"{catalog.gpu(o.gpu).name}; give cloud_usd_per_gpu_hour (US$ per GPU-hour)")
+            raise ScenarioError(
+                f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no cloud price for "
+                f"{catalog.gpu(o.gpu).name}; give cloud_usd_per_gpu_hour (US$ per GPU-hour)"
+            )

@@ -57,7 +57,9 @@ def concurrency(rate_per_s: ArrayLike, ttft_s: ArrayLike, output_tokens: ArrayLi
     return _f(rate_per_s) * (_f(ttft_s) + _f(output_tokens) * _f(tpot_s))
 
 
-def rate_from_concurrency(concurrent: ArrayLike, ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike) -> np.ndarray:
+def rate_from_concurrency(
+    concurrent: ArrayLike, ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike
+) -> np.ndarray:
     """Little's law solved for the rate: in-flight requests / (TTFT + output tokens x TPOT), requests per second."""
     return _f(concurrent) / (_f(ttft_s) + _f(output_tokens) * _f(tpot_s))
 
@@ -76,8 +78,9 @@ def prefill_share(ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike
 # -- the fleet ------------------------------------------------------------------------------------------
 
 
-def replicas_needed(concurrent: ArrayLike, batch_per_replica: ArrayLike, spare_replicas: ArrayLike = 0,
-                    prefill_load: ArrayLike = 0.0) -> np.ndarray:
+def replicas_needed(
+    concurrent: ArrayLike, batch_per_replica: ArrayLike, spare_replicas: ArrayLike = 0, prefill_load: ArrayLike = 0.0
+) -> np.ndarray:
     """Replicas to carry ``concurrent`` requests at ``batch_per_replica`` each, plus the spares: ceil(c / b) + spare.
 
     ``prefill_load`` (rate x TTFT: replica-seconds of prompt processing per second) is a floor: prompts alone
@@ -119,8 +122,9 @@ def amortized_usd_per_gpu_month(purchase_usd: ArrayLike, amortization_months: Ar
     return _f(purchase_usd) / _f(amortization_months)
 
 
-def power_usd_per_gpu_month(tdp_w: ArrayLike, pue: ArrayLike, usd_per_kwh: ArrayLike,
-                            hours: ArrayLike = HOURS_PER_MONTH) -> np.ndarray:
+def power_usd_per_gpu_month(
+    tdp_w: ArrayLike, pue: ArrayLike, usd_per_kwh: ArrayLike, hours: ArrayLike = HOURS_PER_MONTH
+) -> np.ndarray:
     """Electricity at full board power: TDP / 1000 x PUE x $/kWh x hours. 700 W, PUE 1.3, $0.12: $79.72 a month."""
     return _f(tdp_w) / 1000.0 * _f(pue) * _f(usd_per_kwh) * _f(hours)
 
@@ -173,8 +177,16 @@ class Fleet:
     prompt_bound: np.ndarray  # True where prompt processing (rate x TTFT), not batch slots, sets the replicas
 
 
-def size(replica: Replica, peak_rate_per_s: ArrayLike, average_rate_per_s: ArrayLike, output_tokens_mean: float,
-         prompt_tokens_mean: float, spare_replicas: float, node_size: float, usd_per_gpu_month: float) -> Fleet:
+def size(
+    replica: Replica,
+    peak_rate_per_s: ArrayLike,
+    average_rate_per_s: ArrayLike,
+    output_tokens_mean: float,
+    prompt_tokens_mean: float,
+    spare_replicas: float,
+    node_size: float,
+    usd_per_gpu_month: float,
+) -> Fleet:
     """Size the fleet for a peak rate and cost it; utilization and cost per token at the average rate.
 
     Little's law uses the mean prompt's TTFT and the mean output length; the batch (and its TPOT) was chosen
@@ -191,6 +203,20 @@ def size(replica: Replica, peak_rate_per_s: ArrayLike, average_rate_per_s: Array
     monthly = gpus * _f(usd_per_gpu_month)
     share_in = prefill_share(replica.ttft_mean_s, output_tokens_mean, replica.tpot_s, replica.batch)
     per_in = usd_per_million_tokens(monthly * share_in, tokens_per_month(average_rate_per_s, prompt_tokens_mean))
-    per_out = usd_per_million_tokens(monthly * (1.0 - share_in), tokens_per_month(average_rate_per_s, output_tokens_mean))
-    return Fleet(peak, avg, need, gpus, held, np.broadcast_to(_f(usd_per_gpu_month), np.shape(gpus)), monthly,
-                 utilization(avg, held, replica.batch), headroom(peak, held, replica.batch), per_in, per_out, prompt_bound)
+    per_out = usd_per_million_tokens(
+        monthly * (1.0 - share_in), tokens_per_month(average_rate_per_s, output_tokens_mean)
+    )
+    return Fleet(
+        peak,
+        avg,
+        need,
+        gpus,
+        held,
+        np.broadcast_to(_f(usd_per_gpu_month), np.shape(gpus)),
+        monthly,
+        utilization(avg, held, replica.batch),
+        headroom(peak, held, replica.batch),
+        per_in,
+        per_out,
+        prompt_bound,
+    )

@@ -136,7 +136,11 @@ class TestXlsx:
     def test_assumptions_carry_every_price_with_its_source(self, book):
         """Prices given in the scenario say so; catalog facts carry the catalog's source."""
         rows = {r[0]: r for r in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
-        assert rows["H100 rented: cloud price per GPU-hour"][1:] == ("2", "US$", "scenario file (cloud_usd_per_gpu_hour)")
+        assert rows["H100 rented: cloud price per GPU-hour"][1:] == (
+            "2",
+            "US$",
+            "scenario file (cloud_usd_per_gpu_hour)",
+        )
         assert "datasheet" in rows["H100 SXM 80GB: memory"][3]
         assert rows["Review date"][1] == DATE and rows["Planner version"][1]
 
@@ -256,6 +260,7 @@ class TestCli:
 
     def test_a_failure_while_writing_leaves_no_file(self, tmp_path, monkeypatch):
         """If rendering fails, neither the output nor a temporary file is left behind."""
+
         def boom(review, fmt):
             raise RuntimeError("disk on fire")
 
@@ -265,21 +270,47 @@ class TestCli:
         assert result.exit_code != 0
         assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
 
-    @pytest.mark.parametrize("text, code, message", [
-        (HAND.replace("tpot_target_s = 0.2", "tpot_target_s = \"fast\""), 2,
-         "s.toml: workload.tpot_target_s: Input should be a valid number"),
-        (HAND.replace("ttft_target_s = 10", ""), 2, "s.toml: workload.ttft_target_s: missing"),
-        (HAND.replace('pricing = "cloud"', 'pricing = "cloud"\ncolour = "red"'), 2,
-         "s.toml: option #2 (H100 rented).colour: unknown field; accepted fields:"),
-        (HAND.replace('gpu = "H100"\npricing = "cloud"', 'gpu = "H1OO"\npricing = "cloud"'), 2,
-         "s.toml: option #2 (H100 rented).gpu: unknown GPU 'H1OO'"),
-        (HAND.replace("[workload]", "[workload\n"), 2, "s.toml: not valid TOML"),
-        (HAND.replace("tpot_target_s = 0.2", "tpot_target_s = 0.001"), 1,
-         "s.toml: workload.tpot_target_s: no option meets 1 ms; the best any option reaches is"),
-        (HAND.replace("ttft_target_s = 10", "ttft_target_s = 0.0001"), 1,
-         "s.toml: workload.ttft_target_s: no option meets 0.0001 s; the best any option reaches is"),
-    ], ids=["wrong type", "missing field", "unknown field", "unknown name", "bad toml", "impossible tpot",
-            "impossible ttft"])
+    @pytest.mark.parametrize(
+        "text, code, message",
+        [
+            (
+                HAND.replace("tpot_target_s = 0.2", 'tpot_target_s = "fast"'),
+                2,
+                "s.toml: workload.tpot_target_s: Input should be a valid number",
+            ),
+            (HAND.replace("ttft_target_s = 10", ""), 2, "s.toml: workload.ttft_target_s: missing"),
+            (
+                HAND.replace('pricing = "cloud"', 'pricing = "cloud"\ncolour = "red"'),
+                2,
+                "s.toml: option #2 (H100 rented).colour: unknown field; accepted fields:",
+            ),
+            (
+                HAND.replace('gpu = "H100"\npricing = "cloud"', 'gpu = "H1OO"\npricing = "cloud"'),
+                2,
+                "s.toml: option #2 (H100 rented).gpu: unknown GPU 'H1OO'",
+            ),
+            (HAND.replace("[workload]", "[workload\n"), 2, "s.toml: not valid TOML"),
+            (
+                HAND.replace("tpot_target_s = 0.2", "tpot_target_s = 0.001"),
+                1,
+                "s.toml: workload.tpot_target_s: no option meets 1 ms; the best any option reaches is",
+            ),
+            (
+                HAND.replace("ttft_target_s = 10", "ttft_target_s = 0.0001"),
+                1,
+                "s.toml: workload.ttft_target_s: no option meets 0.0001 s; the best any option reaches is",
+            ),
+        ],
+        ids=[
+            "wrong type",
+            "missing field",
+            "unknown field",
+            "unknown name",
+            "bad toml",
+            "impossible tpot",
+            "impossible ttft",
+        ],
+    )
     def test_bad_input_is_one_line_with_the_right_exit_code(self, tmp_path, text, code, message):
         """Usage errors exit 2, failures exit 1; one line that names the file and field; no traceback."""
         p = tmp_path / "s.toml"

@@ -15,8 +15,14 @@ DATE = "2026-06-01"
 # The inputs typed into the workbook, and the scenario the docs say they stand for:
 # context 4,096 -> p95 output 4,096 // 4 = 1,024, p95 prompt 3,072, means half of those (1,536 and 512);
 # traffic and targets are the stated workbook defaults (10 / 4 requests/s, TTFT 2 s, TPOT 100 ms).
-EDITS = {"in_gpu": "H200 SXM 141GB", "in_model": "Llama-3.1-8B", "in_context": 4096, "in_kv_precision": "fp8",
-         "in_gpus": 2, "in_price": 3.5}
+EDITS = {
+    "in_gpu": "H200 SXM 141GB",
+    "in_model": "Llama-3.1-8B",
+    "in_context": 4096,
+    "in_kv_precision": "fp8",
+    "in_gpus": 2,
+    "in_price": 3.5,
+}
 EQUIVALENT_TOML = """
 title = "Budget review of what-if workbook capacity-what-if.xlsx"
 [workload]

@@ -11,9 +11,16 @@ from planner.scenario import ScenarioError, check_names, load_scenario, parse_sc
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
-WORKLOAD = {"peak_requests_per_s": 20, "average_requests_per_s": 8, "prompt_tokens_mean": 1000,
-            "prompt_tokens_high": 3000, "output_tokens_mean": 300, "output_tokens_high": 1000,
-            "ttft_target_s": 1.0, "tpot_target_s": 0.05}
+WORKLOAD = {
+    "peak_requests_per_s": 20,
+    "average_requests_per_s": 8,
+    "prompt_tokens_mean": 1000,
+    "prompt_tokens_high": 3000,
+    "output_tokens_mean": 300,
+    "output_tokens_high": 1000,
+    "ttft_target_s": 1.0,
+    "tpot_target_s": 0.05,
+}
 
 
 def scenario(**changes) -> dict:
@@ -40,8 +47,15 @@ class TestExamples:
 class TestDefaults:
     def test_defaults_fill_options_and_options_override_them(self):
         """[defaults] pue applies to options that do not set it; an option's own value wins."""
-        sc = parse_scenario(scenario(defaults={"pue": 1.5}, option=[
-            {"gpu": "H100", "model": "Llama-3.1-70B"}, {"gpu": "H200", "model": "Llama-3.1-70B", "pue": 1.1}]))
+        sc = parse_scenario(
+            scenario(
+                defaults={"pue": 1.5},
+                option=[
+                    {"gpu": "H100", "model": "Llama-3.1-70B"},
+                    {"gpu": "H200", "model": "Llama-3.1-70B", "pue": 1.1},
+                ],
+            )
+        )
         assert [o.pue for o in sc.option] == [1.5, 1.1]
 
     def test_unnamed_options_get_a_readable_name(self):
@@ -50,8 +64,14 @@ class TestDefaults:
 
     def test_bought_gpus_come_in_8_gpu_nodes_and_rented_ones_singly(self):
         """node_size defaults to 8 when bought, 1 when rented."""
-        sc = parse_scenario(scenario(option=[{"gpu": "H100", "model": "m", "pricing": "purchase"},
-                                             {"gpu": "H100", "model": "m", "pricing": "cloud"}]))
+        sc = parse_scenario(
+            scenario(
+                option=[
+                    {"gpu": "H100", "model": "m", "pricing": "purchase"},
+                    {"gpu": "H100", "model": "m", "pricing": "cloud"},
+                ]
+            )
+        )
         assert [o.nodes_of for o in sc.option] == [8, 1]
 
 
@@ -107,7 +127,9 @@ class TestBadInput:
 
     def test_duplicate_option_names(self):
         """Two options with the same name cannot be told apart in the review."""
-        msg = error_of(scenario(option=[{"name": "a", "gpu": "H100", "model": "m"}, {"name": "a", "gpu": "H200", "model": "m"}]))
+        msg = error_of(
+            scenario(option=[{"name": "a", "gpu": "H100", "model": "m"}, {"name": "a", "gpu": "H200", "model": "m"}])
+        )
         assert "'a' is used twice" in msg
 
     def test_baseline_must_be_an_option(self):

@@ -100,8 +100,10 @@ class TestSize:
     def test_input_and_output_costs_add_up_to_the_bill(self):
         """Cost per input token x input tokens + cost per output token x output tokens = the monthly bill."""
         f = sizing.size(self.REPLICA, 20, 8, 300, 1500, 1, 8, 913.05)
-        total = (f.usd_per_million_input * sizing.tokens_per_month(8, 1500)
-                 + f.usd_per_million_output * sizing.tokens_per_month(8, 300)) / 1e6
+        total = (
+            f.usd_per_million_input * sizing.tokens_per_month(8, 1500)
+            + f.usd_per_million_output * sizing.tokens_per_month(8, 300)
+        ) / 1e6
         assert float(total) == pytest.approx(float(f.monthly_usd))
 
     @given(st.floats(0.1, 500), st.floats(0.1, 500), st.sampled_from([1, 2, 4, 8]), st.integers(0, 2))

@@ -37,8 +37,10 @@ def _format_for(output: Path, fmt: str | None) -> str:
     ext = output.suffix.lower().lstrip(".")
     ext = {"markdown": "md", "xlsm": "xlsx"}.get(ext, ext)
     if ext not in FORMATS:
-        raise click.BadParameter(f"cannot tell the format from {output.name!r}; end the name in .xlsx, .csv, .md or "
-                                 ".pdf, or pass --format", param_hint="'-o' / '--output'")
+        raise click.BadParameter(
+            f"cannot tell the format from {output.name!r}; end the name in .xlsx, .csv, .md or .pdf, or pass --format",
+            param_hint="'-o' / '--output'",
+        )
     return ext
 
 
@@ -47,9 +49,11 @@ def summary_lines(review) -> list[str]:
     from planner.export.tables import fmt
 
     rec = review.recommended
-    lines = [f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
-             f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {rec.replica.tpot_s * 1e3:.1f} ms, "
-             f"TTFT {rec.replica.ttft_s:.2f} s)"]
+    lines = [
+        f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
+        f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {rec.replica.tpot_s * 1e3:.1f} ms, "
+        f"TTFT {rec.replica.ttft_s:.2f} s)"
+    ]
     width = max(len(r.option.name) for r in review.results)
     for i, r in enumerate(review.results, start=1):
         if r.meets:
@@ -61,16 +65,29 @@ def summary_lines(review) -> list[str]:
 
 @click.command("export")
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="File to write: review.xlsx, review.csv, review.md or review.pdf.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="File to write: review.xlsx, review.csv, review.md or review.pdf.",
+)
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format [default: from the file name].")
 @click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")
-@click.option("--date", "date", metavar="YYYY-MM-DD",
-              help="Date printed in the review [default: $SOURCE_DATE_EPOCH, else today].")
+@click.option(
+    "--date", "date", metavar="YYYY-MM-DD", help="Date printed in the review [default: $SOURCE_DATE_EPOCH, else today]."
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
 @catalog_option
-def export_command(scenario: Path, output: Path, fmt: str | None, force: bool, date: str | None, quiet: bool,
-                   catalog_dirs: tuple[Path, ...]):
+def export_command(
+    scenario: Path,
+    output: Path,
+    fmt: str | None,
+    force: bool,
+    date: str | None,
+    quiet: bool,
+    catalog_dirs: tuple[Path, ...],
+):
     """Budget review of a scenario: each option sized and costed, the cheapest that meets the targets, the levers.
 
     SCENARIO is a scenario TOML file (see examples/budget-review.toml) or a what-if workbook made by
@@ -96,8 +113,9 @@ def export_command(scenario: Path, output: Path, fmt: str | None, force: bool, d
     show = not quiet and sys.stderr.isatty()
     if show:
         with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
-            review = build_review(sc, catalog, source=str(scenario), date=when, progress=lambda _: bar.update(1),
-                                  workload_source=origin)
+            review = build_review(
+                sc, catalog, source=str(scenario), date=when, progress=lambda _: bar.update(1), workload_source=origin
+            )
     else:
         review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
     write_review(review, output, kind, force=force)

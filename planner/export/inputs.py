@@ -17,5 +17,7 @@ def read_scenario(path: Path) -> Scenario:
 
         return scenario_from_workbook(path)
     if path.suffix.lower() != ".toml":
-        raise ScenarioError(f"{path}: not a scenario; give a .toml scenario file or an .xlsx made by `planner workbook`")
+        raise ScenarioError(
+            f"{path}: not a scenario; give a .toml scenario file or an .xlsx made by `planner workbook`"
+        )
     return load_scenario(path)

@@ -6,8 +6,21 @@ from planner.export.review import Review
 from planner.export.tables import Table, fmt, levers_table, options_table, sensitivity_table
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all).
-MD_OPTION_KEYS = ("rank", "option", "meets_targets", "gpus", "gpus_per_replica", "replicas", "tpot_ms", "ttft_s",
-                  "monthly_usd", "usd_per_million_output_tokens", "utilization_average", "monthly_usd_high", "note")
+MD_OPTION_KEYS = (
+    "rank",
+    "option",
+    "meets_targets",
+    "gpus",
+    "gpus_per_replica",
+    "replicas",
+    "tpot_ms",
+    "ttft_s",
+    "monthly_usd",
+    "usd_per_million_output_tokens",
+    "utilization_average",
+    "monthly_usd_high",
+    "note",
+)
 
 
 def _cell(text: str) -> str:
@@ -18,8 +31,10 @@ def md_table(table: Table, keys: tuple[str, ...] | None = None) -> str:
     idx = [i for i, c in enumerate(table.columns) if keys is None or c.key in keys]
     cols = [table.columns[i] for i in idx]
     right = {"int", "usd", "usd2", "pct", "ms", "s", "x"}
-    lines = ["| " + " | ".join(_cell(c.header) for c in cols) + " |",
-             "|" + "|".join("---:" if c.kind in right else "---" for c in cols) + "|"]
+    lines = [
+        "| " + " | ".join(_cell(c.header) for c in cols) + " |",
+        "|" + "|".join("---:" if c.kind in right else "---" for c in cols) + "|",
+    ]
     for row in table.rows:
         lines.append("| " + " | ".join(_cell(fmt(row[i], table.columns[i].kind)) for i in idx) + " |")
     return "\n".join(lines)
@@ -28,21 +43,35 @@ def md_table(table: Table, keys: tuple[str, ...] | None = None) -> str:
 def render_markdown(review: Review) -> str:
     s, w = review.scenario, review.scenario.workload
     rec = review.recommended
-    out = [f"# {s.title}", "",
-           f"Budget review made by planner {review.version} on {review.date} from `{review.source}`.", "",
-           f"**Recommendation: {rec.option.name}** — {fmt(rec.monthly_usd, 'usd')} a month "
-           f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs.", "",
-           review.reason, "",
-           "## Options", "",
-           "Ranked by monthly cost among the options that meet the targets "
-           f"(TTFT ≤ {w.ttft_target_s:g} s for a p{w.high_percentile:g} prompt, TPOT ≤ {w.tpot_target_s * 1e3:g} ms).", "",
-           md_table(options_table(review), MD_OPTION_KEYS), "",
-           "## Levers", "",
-           f"Each lever changes one thing in the baseline ({review.baseline.option.name}); saving = baseline minus lever "
-           "(negative: it costs more).", "",
-           md_table(levers_table(review)), "",
-           "## Sensitivity", "",
-           md_table(sensitivity_table(review)), ""]
+    out = [
+        f"# {s.title}",
+        "",
+        f"Budget review made by planner {review.version} on {review.date} from `{review.source}`.",
+        "",
+        f"**Recommendation: {rec.option.name}** — {fmt(rec.monthly_usd, 'usd')} a month "
+        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs.",
+        "",
+        review.reason,
+        "",
+        "## Options",
+        "",
+        "Ranked by monthly cost among the options that meet the targets "
+        f"(TTFT ≤ {w.ttft_target_s:g} s for a p{w.high_percentile:g} prompt, TPOT ≤ {w.tpot_target_s * 1e3:g} ms).",
+        "",
+        md_table(options_table(review), MD_OPTION_KEYS),
+        "",
+        "## Levers",
+        "",
+        f"Each lever changes one thing in the baseline ({review.baseline.option.name}); saving = baseline minus lever "
+        "(negative: it costs more).",
+        "",
+        md_table(levers_table(review)),
+        "",
+        "## Sensitivity",
+        "",
+        md_table(sensitivity_table(review)),
+        "",
+    ]
     if review.warnings:
         out += ["## Warnings", "", *[f"- {x}" for x in review.warnings], ""]
     out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---|---|---|"]

@@ -121,7 +121,7 @@ class Review:
 
 def _default_kv(model: Model) -> str:
     """The API's default KV precision for a model (public name since the resolve split; private before it)."""
-    rule = getattr(api, "default_kv_precision", None) or getattr(api, "_default_kv_precision")
+    rule = getattr(api, "default_kv_precision", None) or api._default_kv_precision
     return rule(model)
 
 
@@ -145,25 +145,64 @@ def option_money(option: Option, gpu: Gpu) -> Money:
 # -- one option -----------------------------------------------------------------------------------------
 
 
-def _candidates(option: Option, workload: Workload, catalog: Catalog, gpu: Gpu, model: Model, wp: str | None,
-                kp: str | None, eng: EngineProfile, groups: tuple[int, ...]) -> tuple[Candidate, ...]:
+def _candidates(
+    option: Option,
+    workload: Workload,
+    catalog: Catalog,
+    gpu: Gpu,
+    model: Model,
+    wp: str | None,
+    kp: str | None,
+    eng: EngineProfile,
+    groups: tuple[int, ...],
+) -> tuple[Candidate, ...]:
     """Per tensor-parallel group: TPOT over every batch in one vectorized call, then the largest batch meeting the target."""
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
     batches = np.arange(1, max_seqs + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
     common = dict(engine=eng, catalog=catalog, errors="coerce")
     ctx = workload.sizing_context_tokens
-    tpot = np.asarray(api.tpot(gpu, model, ctx, batches[None, :], kp, tp[:, None], wp, option.memory_utilization, **common))
+    tpot = np.asarray(
+        api.tpot(gpu, model, ctx, batches[None, :], kp, tp[:, None], wp, option.memory_utilization, **common)
+    )
     best = sizing.largest_batch_meeting(tpot, batches, workload.tpot_target_s)
-    ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, tp, wp, kv_precision=kp,
-                                  memory_utilization=option.memory_utilization, **common))
-    ttft_mean = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_mean, tp, wp, kv_precision=kp,
-                                    memory_utilization=option.memory_utilization, **common))
+    ttft_hi = np.asarray(
+        api.ttft(
+            gpu,
+            model,
+            workload.prompt_tokens_high,
+            tp,
+            wp,
+            kv_precision=kp,
+            memory_utilization=option.memory_utilization,
+            **common,
+        )
+    )
+    ttft_mean = np.asarray(
+        api.ttft(
+            gpu,
+            model,
+            workload.prompt_tokens_mean,
+            tp,
+            wp,
+            kv_precision=kp,
+            memory_utilization=option.memory_utilization,
+            **common,
+        )
+    )
     out = []
     for i, n in enumerate(groups):
         b = int(best[i])
-        out.append(Candidate(n, b, float(tpot[i, b - 1] if b else tpot[i, 0]), float(tpot[i, 0]),
-                             float(ttft_hi[i]), float(ttft_mean[i])))
+        out.append(
+            Candidate(
+                n,
+                b,
+                float(tpot[i, b - 1] if b else tpot[i, 0]),
+                float(tpot[i, 0]),
+                float(ttft_hi[i]),
+                float(ttft_mean[i]),
+            )
+        )
     return tuple(out)
 
 
@@ -172,18 +211,37 @@ def _rates(workload: Workload, replica: sizing.Replica, change: float = 1.0) -> 
     g = workload.growth_factor * change
     if workload.by_rate:
         return workload.peak_requests_per_s * g, workload.average_requests_per_s * g
-    conv = lambda c: float(sizing.rate_from_concurrency(c, replica.ttft_mean_s, workload.output_tokens_mean, replica.tpot_s))  # noqa: E731
+    def conv(c: float) -> float:
+        return float(sizing.rate_from_concurrency(c, replica.ttft_mean_s, workload.output_tokens_mean, replica.tpot_s))
+
     return conv(workload.peak_concurrent_requests * g), conv(workload.average_concurrent_requests * g)
 
 
-def _fleet(option: Option, workload: Workload, replica: sizing.Replica, money: Money, change: float | np.ndarray) -> sizing.Fleet:
+def _fleet(
+    option: Option, workload: Workload, replica: sizing.Replica, money: Money, change: float | np.ndarray
+) -> sizing.Fleet:
     peak, avg = _rates(workload, replica)
-    return sizing.size(replica, peak * np.asarray(change), avg * np.asarray(change), workload.output_tokens_mean,
-                       workload.prompt_tokens_mean, option.spare_replicas, option.nodes_of, money.usd_per_gpu_month)
+    return sizing.size(
+        replica,
+        peak * np.asarray(change),
+        avg * np.asarray(change),
+        workload.output_tokens_mean,
+        workload.prompt_tokens_mean,
+        option.spare_replicas,
+        option.nodes_of,
+        money.usd_per_gpu_month,
+    )
 
 
-def evaluate(option: Option, workload: Workload, catalog: Catalog, traffic_change: float, *,
-             model: Model | None = None, groups: tuple[int, ...] | None = None) -> Result:
+def evaluate(
+    option: Option,
+    workload: Workload,
+    catalog: Catalog,
+    traffic_change: float,
+    *,
+    model: Model | None = None,
+    groups: tuple[int, ...] | None = None,
+) -> Result:
     """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak."""
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
@@ -191,13 +249,18 @@ def evaluate(option: Option, workload: Workload, catalog: Catalog, traffic_chang
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else _default_kv(mdl)
     money = option_money(option, gpu)
-    groups = groups or ((option.gpus_per_replica,) if option.gpus_per_replica else
-                        tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica))
+    groups = groups or (
+        (option.gpus_per_replica,)
+        if option.gpus_per_replica
+        else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica)
+    )
     cands = _candidates(option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups)
     warnings = []
     if workload.sizing_context_tokens > mdl.max_context:
-        warnings.append(f"{mdl.name}: a {workload.sizing_context_tokens:,}-token sequence exceeds its trained maximum "
-                        f"of {mdl.max_context:,} tokens; memory and time are extrapolated")
+        warnings.append(
+            f"{mdl.name}: a {workload.sizing_context_tokens:,}-token sequence exceeds its trained maximum "
+            f"of {mdl.max_context:,} tokens; memory and time are extrapolated"
+        )
     best: tuple | None = None
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= workload.ttft_target_s:
@@ -210,22 +273,60 @@ def evaluate(option: Option, workload: Workload, catalog: Catalog, traffic_chang
     if best is None:
         peak = avg = math.nan
         if workload.by_rate:
-            peak, avg = workload.peak_requests_per_s * workload.growth_factor, workload.average_requests_per_s * workload.growth_factor
-        return Result(option, gpu, mdl, wp, kp, eng, money, cands, None, None, None, None, None, peak, avg,
-                      _shortfall(cands, workload, gpu, mdl), tuple(warnings))
+            peak, avg = (
+                workload.peak_requests_per_s * workload.growth_factor,
+                workload.average_requests_per_s * workload.growth_factor,
+            )
+        return Result(
+            option,
+            gpu,
+            mdl,
+            wp,
+            kp,
+            eng,
+            money,
+            cands,
+            None,
+            None,
+            None,
+            None,
+            None,
+            peak,
+            avg,
+            _shortfall(cands, workload, gpu, mdl),
+            tuple(warnings),
+        )
     _, rep, fl = best
     peak, avg = _rates(workload, rep)
     x = traffic_change
-    return Result(option, gpu, mdl, wp, kp, eng, money, cands, rep, fl,
-                  _fleet(option, workload, rep, money, 1 - x), _fleet(option, workload, rep, money, 1 + x),
-                  _fleet(option, workload, rep, money, np.asarray(SWEEP)), peak, avg, "", tuple(warnings))
+    return Result(
+        option,
+        gpu,
+        mdl,
+        wp,
+        kp,
+        eng,
+        money,
+        cands,
+        rep,
+        fl,
+        _fleet(option, workload, rep, money, 1 - x),
+        _fleet(option, workload, rep, money, 1 + x),
+        _fleet(option, workload, rep, money, np.asarray(SWEEP)),
+        peak,
+        avg,
+        "",
+        tuple(warnings),
+    )
 
 
 def _shortfall(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, model: Model) -> str:
     fitting = [c for c in cands if c.fits]
     if not fitting:
-        return (f"{model.name} does not fit on up to {cands[-1].gpus_per_replica} x {gpu.name} with a "
-                f"{workload.sizing_context_tokens:,}-token sequence")
+        return (
+            f"{model.name} does not fit on up to {cands[-1].gpus_per_replica} x {gpu.name} with a "
+            f"{workload.sizing_context_tokens:,}-token sequence"
+        )
     tp = min(c.tpot_batch1_s for c in fitting)
     ttft = min(c.ttft_high_s for c in fitting)
     parts = []
@@ -247,11 +348,15 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     saving = base.monthly_usd - res.monthly_usd if res.meets else math.nan
     if res.meets and not note:
         dt = (res.replica.tpot_s - base.replica.tpot_s) * 1e3
-        note = (f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
-                f"{int(base.replica.batch)}); TPOT {res.replica.tpot_s * 1e3:.1f} ms ({dt:+.1f} ms)")
+        note = (
+            f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
+            f"{int(base.replica.batch)}); TPOT {res.replica.tpot_s * 1e3:.1f} ms ({dt:+.1f} ms)"
+        )
         if res.gpus == base.gpus:
-            note += (f"; same GPU count: {int(res.fleet.replicas)} replicas of {int(res.replica.gpus)} "
-                     f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})")
+            note += (
+                f"; same GPU count: {int(res.fleet.replicas)} replicas of {int(res.replica.gpus)} "
+                f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
+            )
             if bool(res.fleet.prompt_bound):
                 note += "; prompt processing (rate x TTFT), not batch room, sets the replica count"
     elif not res.meets:
@@ -266,51 +371,105 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     tp_now = int(base.replica.gpus)
     tp_new = lv.gpus_per_replica or tp_now * 2
     if tp_new <= tp_now:
-        out.append(Lever("More GPUs per replica", f"{tp_now} -> {tp_new} GPUs per replica", None, math.nan,
-                         f"not evaluated: levers.gpus_per_replica ({tp_new}) is not above the baseline's {tp_now}"))
+        out.append(
+            Lever(
+                "More GPUs per replica",
+                f"{tp_now} -> {tp_new} GPUs per replica",
+                None,
+                math.nan,
+                f"not evaluated: levers.gpus_per_replica ({tp_new}) is not above the baseline's {tp_now}",
+            )
+        )
     else:
         res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
         lever = _lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res)
         if tp_new > 8:
-            lever = Lever(lever.name, lever.change, lever.result, lever.saving_usd_per_month, lever.note +
-                          f"; {tp_new} GPUs per replica span several 8-GPU nodes: slower than modelled")
+            lever = Lever(
+                lever.name,
+                lever.change,
+                lever.result,
+                lever.saving_usd_per_month,
+                lever.note + f"; {tp_new} GPUs per replica span several 8-GPU nodes: slower than modelled",
+            )
         out.append(lever)
 
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
     short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})
     res = evaluate(o, short, catalog, x, model=base.model)
-    out.append(_lever("Shorter context", f"prompts capped at {cap:,} tokens (was {w.prompt_tokens_high:,} at p{w.high_percentile:g})",
-                      base, res))
+    out.append(
+        _lever(
+            "Shorter context",
+            f"prompts capped at {cap:,} tokens (was {w.prompt_tokens_high:,} at p{w.high_percentile:g})",
+            base,
+            res,
+        )
+    )
 
     m = base.model
     if lv.gqa_model:
         alt = catalog.model(lv.gqa_model)
         res = evaluate(o.model_copy(update={"model": alt.name}), w, catalog, x, model=alt)
-        out.append(_lever("GQA model", f"{m.name} ({m.attention_kind}, {m.num_kv_heads} KV heads) -> {alt.name} "
-                          f"({alt.attention_kind}, {alt.num_kv_heads} KV heads)", base, res))
+        out.append(
+            _lever(
+                "GQA model",
+                f"{m.name} ({m.attention_kind}, {m.num_kv_heads} KV heads) -> {alt.name} "
+                f"({alt.attention_kind}, {alt.num_kv_heads} KV heads)",
+                base,
+                res,
+            )
+        )
     elif m.attention_kind in ("GQA", "MQA"):
         mha = m.model_copy(update={"num_kv_heads": m.num_attention_heads, "name": f"{m.name} without GQA"})
         res = evaluate(o, w, catalog, x, model=mha)
-        lever = _lever("GQA model", f"{m.name} already uses {m.attention_kind} ({m.num_kv_heads} KV heads for "
-                       f"{m.num_attention_heads} query heads); shown: the same model without it (hypothetical)", base, res)
+        lever = _lever(
+            "GQA model",
+            f"{m.name} already uses {m.attention_kind} ({m.num_kv_heads} KV heads for "
+            f"{m.num_attention_heads} query heads); shown: the same model without it (hypothetical)",
+            base,
+            res,
+        )
         saving = -lever.saving_usd_per_month if res.meets else math.nan
-        note = (f"GQA already saves {_usd(saving)} a month against full multi-head attention" if res.meets
-                else f"without GQA no deployment meets the targets ({res.shortfall})")
+        note = (
+            f"GQA already saves {_usd(saving)} a month against full multi-head attention"
+            if res.meets
+            else f"without GQA no deployment meets the targets ({res.shortfall})"
+        )
         out.append(Lever(lever.name, lever.change, res, math.nan, note))
     elif m.attention_kind == "MHA":
         gqa = m.model_copy(update={"num_kv_heads": max(1, m.num_attention_heads // 8), "name": f"{m.name} with GQA-8"})
         res = evaluate(o, w, catalog, x, model=gqa)
-        out.append(_lever("GQA model", f"{m.name} (MHA) -> a hypothetical GQA variant with {gqa.num_kv_heads} KV heads; "
-                          "name a real one in levers.gqa_model", base, res))
+        out.append(
+            _lever(
+                "GQA model",
+                f"{m.name} (MHA) -> a hypothetical GQA variant with {gqa.num_kv_heads} KV heads; "
+                "name a real one in levers.gqa_model",
+                base,
+                res,
+            )
+        )
     else:
-        out.append(Lever("GQA model", f"{m.name} uses {m.attention_kind}", None, math.nan,
-                         "not applicable: its KV cache is already compressed"))
+        out.append(
+            Lever(
+                "GQA model",
+                f"{m.name} uses {m.attention_kind}",
+                None,
+                math.nan,
+                "not applicable: its KV cache is already compressed",
+            )
+        )
 
     kv_now = base.kv_precision
     kv_new = catalog.precision(lv.kv_precision).name
     if kv_new == kv_now:
-        out.append(Lever("KV-cache quantization", f"KV cache already {kv_now}", None, math.nan,
-                         "not evaluated: set levers.kv_precision to another format"))
+        out.append(
+            Lever(
+                "KV-cache quantization",
+                f"KV cache already {kv_now}",
+                None,
+                math.nan,
+                "not evaluated: set levers.kv_precision to another format",
+            )
+        )
     else:
         res = evaluate(o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model)
         out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
@@ -331,31 +490,48 @@ def _ms(s: float) -> str:
 def _reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     w = scenario.workload
     f, r = rec.fleet, rec.replica
-    load = (f"{rec.peak_rate_per_s:,.1f} requests/s" if w.by_rate
-            else f"{w.peak_concurrent_requests * w.growth_factor:,.0f} concurrent requests")
-    growth = f" (today's peak +{w.growth_over_horizon:.0%} growth over {w.horizon_months} months)" if w.growth_over_horizon else ""
+    load = (
+        f"{rec.peak_rate_per_s:,.1f} requests/s"
+        if w.by_rate
+        else f"{w.peak_concurrent_requests * w.growth_factor:,.0f} concurrent requests"
+    )
+    growth = (
+        f" (today's peak +{w.growth_over_horizon:.0%} growth over {w.horizon_months} months)"
+        if w.growth_over_horizon
+        else ""
+    )
     spare = f", including {rec.option.spare_replicas} spare" if rec.option.spare_replicas else ""
-    text = (f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
-            f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}: "
-            f"{int(f.gpus)} {rec.gpu.name} GPUs as {int(f.replicas)} replicas of {int(r.gpus)}{spare}, "
-            f"{int(r.batch)} requests per replica, for {_usd(float(f.monthly_usd))} a month.")
+    text = (
+        f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
+        f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}: "
+        f"{int(f.gpus)} {rec.gpu.name} GPUs as {int(f.replicas)} replicas of {int(r.gpus)}{spare}, "
+        f"{int(r.batch)} requests per replica, for {_usd(float(f.monthly_usd))} a month."
+    )
     others = [x for x in ranked if x.meets and x is not rec]
     if others:
         nxt = others[0]
-        text += (f" The next option, {nxt.option.name}, costs {_usd(nxt.monthly_usd - rec.monthly_usd)} a month more.")
+        text += f" The next option, {nxt.option.name}, costs {_usd(nxt.monthly_usd - rec.monthly_usd)} a month more."
     failing = [x for x in ranked if not x.meets]
     if failing:
         text += f" {len(failing)} option{'s' if len(failing) > 1 else ''} cannot meet the targets."
-    text += (f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
-             f"{scenario.traffic_change:.0%} higher it needs {int(rec.high.gpus)} GPUs ({_usd(float(rec.high.monthly_usd))} a month)")
+    text += (
+        f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
+        f"{scenario.traffic_change:.0%} higher it needs {int(rec.high.gpus)} GPUs ({_usd(float(rec.high.monthly_usd))} a month)"
+    )
     meeting = [x for x in ranked if x.meets]
     lo_best = min(meeting, key=lambda x: (float(x.low.monthly_usd), x.option.name))
     hi_best = min(meeting, key=lambda x: (float(x.high.monthly_usd), x.option.name))
     if lo_best is rec and hi_best is rec:
         text += f", and it stays the cheapest at -{scenario.traffic_change:.0%} and +{scenario.traffic_change:.0%}."
     else:
-        flips = [f"{name} traffic {best.option.name} is cheaper" for name, best in
-                 ((f"at -{scenario.traffic_change:.0%}", lo_best), (f"at +{scenario.traffic_change:.0%}", hi_best)) if best is not rec]
+        flips = [
+            f"{name} traffic {best.option.name} is cheaper"
+            for name, best in (
+                (f"at -{scenario.traffic_change:.0%}", lo_best),
+                (f"at +{scenario.traffic_change:.0%}", hi_best),
+            )
+            if best is not rec
+        ]
         text += "; but " + " and ".join(flips) + "."
     return text
 
@@ -364,27 +540,39 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
     w = scenario.workload
     fitting = [(c, r) for r in results for c in r.candidates if c.fits]
     if not fitting:
-        return TargetNotMetError(f"{source}: option: no option fits its model in GPU memory with a "
-                                 f"{w.sizing_context_tokens:,}-token sequence; use more or larger GPUs, a shorter "
-                                 "context or lower precisions")
+        return TargetNotMetError(
+            f"{source}: option: no option fits its model in GPU memory with a "
+            f"{w.sizing_context_tokens:,}-token sequence; use more or larger GPUs, a shorter "
+            "context or lower precisions"
+        )
     tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s)
     tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s)
     if tp_c.tpot_batch1_s > w.tpot_target_s:
         return TargetNotMetError(
             f"{source}: workload.tpot_target_s: no option meets {w.tpot_target_s * 1e3:g} ms; the best any option reaches "
-            f"is {tp_c.tpot_batch1_s * 1e3:.1f} ms ({tp_r.option.name}, {tp_c.gpus_per_replica} GPUs per replica, batch 1)")
+            f"is {tp_c.tpot_batch1_s * 1e3:.1f} ms ({tp_r.option.name}, {tp_c.gpus_per_replica} GPUs per replica, batch 1)"
+        )
     if tt_c.ttft_high_s > w.ttft_target_s:
         return TargetNotMetError(
             f"{source}: workload.ttft_target_s: no option meets {w.ttft_target_s:g} s; the best any option reaches is "
             f"{tt_c.ttft_high_s:.3g} s ({tt_r.option.name}, {tt_c.gpus_per_replica} GPUs per replica, "
-            f"{w.prompt_tokens_high:,}-token prompt)")
-    return TargetNotMetError(f"{source}: workload: no option meets the TTFT and TPOT targets with one group size; "
-                             + "; ".join(f"{r.option.name}: {r.shortfall}" for r in results))
+            f"{w.prompt_tokens_high:,}-token prompt)"
+        )
+    return TargetNotMetError(
+        f"{source}: workload: no option meets the TTFT and TPOT targets with one group size; "
+        + "; ".join(f"{r.option.name}: {r.shortfall}" for r in results)
+    )
 
 
-def build_review(scenario: Scenario, catalog: Catalog, *, source: str = "scenario", date: str,
-                 progress: Callable[[str], None] | None = None,
-                 workload_source: str = "scenario file [workload]") -> Review:
+def build_review(
+    scenario: Scenario,
+    catalog: Catalog,
+    *,
+    source: str = "scenario",
+    date: str,
+    progress: Callable[[str], None] | None = None,
+    workload_source: str = "scenario file [workload]",
+) -> Review:
     """Size every option, rank them, apply the levers to the baseline. Raises TargetNotMetError when none meets."""
     check_names(scenario, catalog, source)
     results = []
@@ -399,21 +587,40 @@ def build_review(scenario: Scenario, catalog: Catalog, *, source: str = "scenari
     rec = ranked[0]
     base = rec if scenario.baseline is None else next(r for r in results if r.option.name == scenario.baseline)
     if not base.meets:
-        raise TargetNotMetError(f"{source}: baseline: option {base.option.name!r} does not meet the targets "
-                                f"({base.shortfall}); name an option that does, or leave baseline out")
+        raise TargetNotMetError(
+            f"{source}: baseline: option {base.option.name!r} does not meet the targets "
+            f"({base.shortfall}); name an option that does, or leave baseline out"
+        )
     lv = levers(scenario, base, catalog)
     if progress:
         progress("levers")
     warnings = tuple(dict.fromkeys(w for r in results for w in r.warnings))
-    return Review(scenario, source, date, __version__, tuple(ranked), rec, base, lv, SWEEP, _reason(scenario, rec, ranked),
-                  assumptions(scenario, results, catalog, date, workload_source), warnings)
+    return Review(
+        scenario,
+        source,
+        date,
+        __version__,
+        tuple(ranked),
+        rec,
+        base,
+        lv,
+        SWEEP,
+        _reason(scenario, rec, ranked),
+        assumptions(scenario, results, catalog, date, workload_source),
+        warnings,
+    )
 
 
 # -- assumptions ----------------------------------------------------------------------------------------
 
 
-def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, date: str,
-                workload_source: str = "scenario file [workload]") -> tuple[tuple[str, str, str, str], ...]:
+def assumptions(
+    scenario: Scenario,
+    results: list[Result],
+    catalog: Catalog,
+    date: str,
+    workload_source: str = "scenario file [workload]",
+) -> tuple[tuple[str, str, str, str], ...]:
     """(what, value, unit, source) for every number the review used: catalog facts with their sources, then rules."""
     rows: list[tuple[str, str, str, str]] = []
     w = scenario.workload
@@ -434,7 +641,9 @@ def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, dat
     ]
     for what, value, u in labels:
         rows.append((what, value if isinstance(value, str) else f"{value:,.10g}", u, workload_source))
-    rows.append(("Sensitivity: traffic change", f"+/-{scenario.traffic_change:.0%}", "", "scenario file (traffic_change)"))
+    rows.append(
+        ("Sensitivity: traffic change", f"+/-{scenario.traffic_change:.0%}", "", "scenario file (traffic_change)")
+    )
     seen: set[str] = set()
     for r in results:
         g = r.gpu
@@ -443,39 +652,74 @@ def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, dat
             rows += [
                 (f"{g.name}: memory", f"{g.memory_bytes / 2**30:g}", "GiB", g.source),
                 (f"{g.name}: HBM bandwidth", f"{g.hbm_bandwidth_bytes_per_s / 1e12:g}", "TB/s", g.source),
-                (f"{g.name}: dense peak (bf16/fp16)", f"{api.gpu_peak_flop_per_s(g, catalog.precision('bf16')) / 1e12:g}", "TFLOP/s", g.source),
-                (f"{g.name}: GPU-to-GPU bandwidth", f"{(g.interconnect_bytes_per_s or 32e9) / 1e9:g}", "GB/s one way",
-                 g.source if g.interconnect_bytes_per_s else "PCIe Gen4 x16 assumed (not in catalog)"),
+                (
+                    f"{g.name}: dense peak (bf16/fp16)",
+                    f"{api.gpu_peak_flop_per_s(g, catalog.precision('bf16')) / 1e12:g}",
+                    "TFLOP/s",
+                    g.source,
+                ),
+                (
+                    f"{g.name}: GPU-to-GPU bandwidth",
+                    f"{(g.interconnect_bytes_per_s or 32e9) / 1e9:g}",
+                    "GB/s one way",
+                    g.source if g.interconnect_bytes_per_s else "PCIe Gen4 x16 assumed (not in catalog)",
+                ),
                 (f"{g.name}: board power (TDP)", f"{g.tdp_w:g}", "W", g.source),
             ]
             if g.engine_visible_memory_bytes:
-                rows.append((f"{g.name}: memory the engine sees", f"{g.engine_visible_memory_bytes / 2**30:.2f}", "GiB",
-                             g.engine_visible_memory_source))
+                rows.append(
+                    (
+                        f"{g.name}: memory the engine sees",
+                        f"{g.engine_visible_memory_bytes / 2**30:.2f}",
+                        "GiB",
+                        g.engine_visible_memory_source,
+                    )
+                )
     for r in results:
         o, money = r.option, r.money
         if money.pricing == "purchase":
             rows += [
                 (f"{o.name}: purchase price per GPU", f"{money.purchase_usd:,.0f}", "US$", money.price_source),
-                (f"{o.name}: amortization", f"{o.amortization_months}", "months", "scenario file / default 36 (straight line, no residual)"),
+                (
+                    f"{o.name}: amortization",
+                    f"{o.amortization_months}",
+                    "months",
+                    "scenario file / default 36 (straight line, no residual)",
+                ),
                 (f"{o.name}: electricity", f"{o.power_usd_per_kwh:g}", "US$/kWh", "scenario file / default 0.12"),
                 (f"{o.name}: PUE", f"{o.pue:g}", "", "scenario file / default 1.3"),
                 (f"{o.name}: bought in nodes of", f"{o.nodes_of}", "GPUs", "scenario file / default 8 when bought"),
             ]
         else:
-            rows += [(f"{o.name}: cloud price per GPU-hour", f"{money.cloud_usd_per_gpu_hour:g}", "US$", money.price_source),
-                     (f"{o.name}: rented in nodes of", f"{o.nodes_of}", "GPUs", "scenario file / default 1 when rented")]
-        rows += [(f"{o.name}: spare replicas", f"{o.spare_replicas}", "", "scenario file / default 1 (N+1)"),
-                 (f"{o.name}: weights / KV cache / engine", f"{r.weight_precision} / {r.kv_precision} / {r.engine.name}", "",
-                  "scenario file / defaults: as published, activation dtype, vllm")]
+            rows += [
+                (f"{o.name}: cloud price per GPU-hour", f"{money.cloud_usd_per_gpu_hour:g}", "US$", money.price_source),
+                (f"{o.name}: rented in nodes of", f"{o.nodes_of}", "GPUs", "scenario file / default 1 when rented"),
+            ]
+        rows += [
+            (f"{o.name}: spare replicas", f"{o.spare_replicas}", "", "scenario file / default 1 (N+1)"),
+            (
+                f"{o.name}: weights / KV cache / engine",
+                f"{r.weight_precision} / {r.kv_precision} / {r.engine.name}",
+                "",
+                "scenario file / defaults: as published, activation dtype, vllm",
+            ),
+        ]
     seen.clear()
     for r in results:
         m = r.model
         if m.name in seen:
             continue
         seen.add(m.name)
-        rows += [(f"{m.name}: parameters", f"{m.published_params_total / 1e9:.1f}", "billion", m.published_params_source),
-                 (f"{m.name}: attention", f"{m.attention_kind}, {m.num_layers} layers, {m.num_kv_heads} KV heads", "", m.source),
-                 (f"{m.name}: trained context", f"{m.max_context:,}", "tokens", m.source)]
+        rows += [
+            (f"{m.name}: parameters", f"{m.published_params_total / 1e9:.1f}", "billion", m.published_params_source),
+            (
+                f"{m.name}: attention",
+                f"{m.attention_kind}, {m.num_layers} layers, {m.num_kv_heads} KV heads",
+                "",
+                m.source,
+            ),
+            (f"{m.name}: trained context", f"{m.max_context:,}", "tokens", m.source),
+        ]
     seen.clear()
     for r in results:
         e = r.engine
@@ -483,20 +727,36 @@ def assumptions(scenario: Scenario, results: list[Result], catalog: Catalog, dat
             continue
         seen.add(e.name)
         src = f"planner.engines profile '{e.name}' (fitted to public measurements; see docs/accuracy.md)"
-        rows += [(f"engine {e.name}: memory utilization", f"{e.memory_utilization:g}", "", src),
-                 (f"engine {e.name}: achieved bandwidth", f"{e.bandwidth_efficiency:.0%}", "of peak", src),
-                 (f"engine {e.name}: achieved FLOP/s (prefill)", f"{e.prefill_flop_efficiency:.0%}", "of peak", src)]
+        rows += [
+            (f"engine {e.name}: memory utilization", f"{e.memory_utilization:g}", "", src),
+            (f"engine {e.name}: achieved bandwidth", f"{e.bandwidth_efficiency:.0%}", "of peak", src),
+            (f"engine {e.name}: achieved FLOP/s (prefill)", f"{e.prefill_flop_efficiency:.0%}", "of peak", src),
+        ]
     rules = "planner.sizing (docs/export.md)"
     rows += [
         ("Hours per month", f"{sizing.HOURS_PER_MONTH:g}", "h", "8,760 h / 12"),
         ("Batch per replica", "largest whose TPOT meets the target and whose KV cache fits", "", rules),
-        ("Sequence length for memory and TPOT", f"{w.sizing_context_tokens:,}", "tokens",
-         f"p{w.high_percentile:g} prompt + p{w.high_percentile:g} output"),
-        ("Requests in flight", "rate x (TTFT of a mean prompt + mean output tokens x TPOT)", "", "Little's law; " + rules),
+        (
+            "Sequence length for memory and TPOT",
+            f"{w.sizing_context_tokens:,}",
+            "tokens",
+            f"p{w.high_percentile:g} prompt + p{w.high_percentile:g} output",
+        ),
+        (
+            "Requests in flight",
+            "rate x (TTFT of a mean prompt + mean output tokens x TPOT)",
+            "",
+            "Little's law; " + rules,
+        ),
         ("Replicas", "ceil(requests in flight / batch), at least rate x TTFT, + spare replicas", "", rules),
         ("Owned GPU per month", "purchase / amortization months + TDP x PUE x $/kWh x 730 h", "", rules),
         ("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
-        ("Cost per million tokens", "monthly cost split by prefill/decode time share, / tokens at average load", "", rules),
+        (
+            "Cost per million tokens",
+            "monthly cost split by prefill/decode time share, / tokens at average load",
+            "",
+            rules,
+        ),
         ("Not included", "networking, storage, staff, software licences, CPU hosts' own power, discounts", "", ""),
     ]
     shown = []

@@ -69,32 +69,90 @@ def options_table(review: Review) -> Table:
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     note = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    price = (f"bought, ${r.money.purchase_usd:,.0f}/GPU over {o.amortization_months} months" if r.money.pricing == "purchase"
-             else f"rented, ${r.money.cloud_usd_per_gpu_hour:,.2f}/GPU-hour")
+    price = (
+        f"bought, ${r.money.purchase_usd:,.0f}/GPU over {o.amortization_months} months"
+        if r.money.pricing == "purchase"
+        else f"rented, ${r.money.cloud_usd_per_gpu_hour:,.2f}/GPU-hour"
+    )
     if not r.meets:
-        return (None, o.name, r.gpu.name, r.model.name, f"{r.weight_precision} / {r.kv_precision}", price, "no",
-                *([None] * 17), r.shortfall)
+        return (
+            None,
+            o.name,
+            r.gpu.name,
+            r.model.name,
+            f"{r.weight_precision} / {r.kv_precision}",
+            price,
+            "no",
+            *([None] * 17),
+            r.shortfall,
+        )
     f, rep = r.fleet, r.replica
-    return (rank, o.name, r.gpu.name, r.model.name, f"{r.weight_precision} / {r.kv_precision}", price, "yes",
-            int(f.gpus), int(rep.gpus), int(f.replicas), int(rep.batch), rep.tpot_s * 1e3, rep.ttft_s,
-            _n(f.usd_per_gpu_month), _n(f.monthly_usd), _n(f.monthly_usd) * 12, _n(f.usd_per_million_input),
-            _n(f.usd_per_million_output), _n(f.utilization_average), _n(f.headroom_peak),
-            int(r.low.gpus), _n(r.low.monthly_usd), int(r.high.gpus), _n(r.high.monthly_usd), note)
+    return (
+        rank,
+        o.name,
+        r.gpu.name,
+        r.model.name,
+        f"{r.weight_precision} / {r.kv_precision}",
+        price,
+        "yes",
+        int(f.gpus),
+        int(rep.gpus),
+        int(f.replicas),
+        int(rep.batch),
+        rep.tpot_s * 1e3,
+        rep.ttft_s,
+        _n(f.usd_per_gpu_month),
+        _n(f.monthly_usd),
+        _n(f.monthly_usd) * 12,
+        _n(f.usd_per_million_input),
+        _n(f.usd_per_million_output),
+        _n(f.utilization_average),
+        _n(f.headroom_peak),
+        int(r.low.gpus),
+        _n(r.low.monthly_usd),
+        int(r.high.gpus),
+        _n(r.high.monthly_usd),
+        note,
+    )
 
 
 def levers_table(review: Review) -> Table:
     """The four levers against the baseline: monthly cost, saving (negative: extra cost), and what else changes."""
-    cols = (Column("Lever", "text", "lever"), Column("Change", "text", "change"), Column("GPUs", "int", "gpus"),
-            Column("Monthly cost", "usd", "monthly_usd"), Column("Saving per month", "usd", "saving_usd_per_month"),
-            Column("TPOT", "ms", "tpot_ms"), Column("Effect", "text", "effect"))
+    cols = (
+        Column("Lever", "text", "lever"),
+        Column("Change", "text", "change"),
+        Column("GPUs", "int", "gpus"),
+        Column("Monthly cost", "usd", "monthly_usd"),
+        Column("Saving per month", "usd", "saving_usd_per_month"),
+        Column("TPOT", "ms", "tpot_ms"),
+        Column("Effect", "text", "effect"),
+    )
     b = review.baseline
-    rows = [("Baseline", b.option.name, b.gpus, b.monthly_usd, None, b.replica.tpot_s * 1e3,
-             f"{int(b.replica.gpus)} GPUs per replica, {int(b.replica.batch)} requests per replica")]
+    rows = [
+        (
+            "Baseline",
+            b.option.name,
+            b.gpus,
+            b.monthly_usd,
+            None,
+            b.replica.tpot_s * 1e3,
+            f"{int(b.replica.gpus)} GPUs per replica, {int(b.replica.batch)} requests per replica",
+        )
+    ]
     for lv in review.levers:
         r = lv.result
         shown = r is not None and r.meets and math.isfinite(lv.saving_usd_per_month)
-        rows.append((lv.name, lv.change, r.gpus if shown else None, r.monthly_usd if shown else None,
-                     lv.saving_usd_per_month if shown else None, r.replica.tpot_s * 1e3 if shown else None, lv.note))
+        rows.append(
+            (
+                lv.name,
+                lv.change,
+                r.gpus if shown else None,
+                r.monthly_usd if shown else None,
+                lv.saving_usd_per_month if shown else None,
+                r.replica.tpot_s * 1e3 if shown else None,
+                lv.note,
+            )
+        )
     return Table(cols, tuple(rows))
 
 
@@ -106,9 +164,13 @@ def sensitivity_table(review: Review) -> Table:
     peak = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
     rec = review.recommended
     meeting = [r for r in review.results if r.meets]
-    cols = (Column("Traffic", "text", "traffic"), Column(f"Peak ({unit})", "x", "peak"),
-            Column(f"GPUs ({rec.option.name})", "int", "gpus"), Column("Monthly cost", "usd", "monthly_usd"),
-            Column("Cheapest option there", "text", "cheapest"))
+    cols = (
+        Column("Traffic", "text", "traffic"),
+        Column(f"Peak ({unit})", "x", "peak"),
+        Column(f"GPUs ({rec.option.name})", "int", "gpus"),
+        Column("Monthly cost", "usd", "monthly_usd"),
+        Column("Cheapest option there", "text", "cheapest"),
+    )
     rows = []
     for label, mult, attr in ((f"-{x:.0%}", 1 - x, "low"), ("as planned", 1.0, "fleet"), (f"+{x:.0%}", 1 + x, "high")):
         cheapest = min(meeting, key=lambda r: (float(getattr(r, attr).monthly_usd), review.results.index(r)))
@@ -136,12 +198,16 @@ def sweep_table(review: Review) -> Table:
     peak = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
     meeting = charted(review)
     unit = "requests/s" if w.by_rate else "concurrent requests"
-    cols = (Column(f"Peak traffic ({unit})", "x", "peak"),
-            *[Column(f"{r.option.name}: monthly cost", "usd", f"monthly_{i}") for i, r in enumerate(meeting)],
-            *[Column(f"{r.option.name}: GPUs", "int", f"gpus_{i}") for i, r in enumerate(meeting)])
+    cols = (
+        Column(f"Peak traffic ({unit})", "x", "peak"),
+        *[Column(f"{r.option.name}: monthly cost", "usd", f"monthly_{i}") for i, r in enumerate(meeting)],
+        *[Column(f"{r.option.name}: GPUs", "int", f"gpus_{i}") for i, r in enumerate(meeting)],
+    )
     rows = []
     for j, mult in enumerate(review.sweep_multipliers):
-        rows.append((peak * mult, *[float(r.sweep.monthly_usd[j]) for r in meeting], *[int(r.sweep.gpus[j]) for r in meeting]))
+        rows.append(
+            (peak * mult, *[float(r.sweep.monthly_usd[j]) for r in meeting], *[int(r.sweep.gpus[j]) for r in meeting])
+        )
     return Table(cols, tuple(rows))
 
 
@@ -153,11 +219,36 @@ def select(table: Table, keys: tuple[str, ...]) -> Table:
 
 
 #: The options table as a finance reader sees it first, and the details that follow it.
-MAIN_KEYS = ("rank", "option", "meets_targets", "gpus", "gpus_per_replica", "replicas", "batch_per_replica", "tpot_ms",
-             "ttft_s", "usd_per_gpu_month", "monthly_usd", "annual_usd", "usd_per_million_output_tokens",
-             "utilization_average", "note")
-DETAIL_KEYS = ("option", "gpu", "model", "precisions", "pricing", "usd_per_million_input_tokens", "headroom_peak",
-               "gpus_low", "monthly_usd_low", "gpus_high", "monthly_usd_high")
+MAIN_KEYS = (
+    "rank",
+    "option",
+    "meets_targets",
+    "gpus",
+    "gpus_per_replica",
+    "replicas",
+    "batch_per_replica",
+    "tpot_ms",
+    "ttft_s",
+    "usd_per_gpu_month",
+    "monthly_usd",
+    "annual_usd",
+    "usd_per_million_output_tokens",
+    "utilization_average",
+    "note",
+)
+DETAIL_KEYS = (
+    "option",
+    "gpu",
+    "model",
+    "precisions",
+    "pricing",
+    "usd_per_million_input_tokens",
+    "headroom_peak",
+    "gpus_low",
+    "monthly_usd_low",
+    "gpus_high",
+    "monthly_usd_high",
+)
 
 
 def fmt(value, kind: str) -> str:

@@ -32,7 +32,12 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
     context = int(inputs["context"])
     out_high = max(1, context // 4)
     prompt_high = max(1, context - out_high)
-    option = {"gpu": inputs["gpu"], "model": inputs["model"], "pricing": "cloud", "engine": inputs.get("engine") or "vllm"}
+    option = {
+        "gpu": inputs["gpu"],
+        "model": inputs["model"],
+        "pricing": "cloud",
+        "engine": inputs.get("engine") or "vllm",
+    }
     for key in ("weight_precision", "kv_precision", "memory_utilization"):
         if inputs.get(key) is not None:
             option[key] = inputs[key]
@@ -40,8 +45,13 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
         option["gpus_per_replica"] = int(inputs["gpus"])
     if inputs.get("price_per_gpu_hour") is not None:
         option["cloud_usd_per_gpu_hour"] = float(inputs["price_per_gpu_hour"])
-    workload = {**WORKBOOK_WORKLOAD, "prompt_tokens_high": prompt_high, "output_tokens_high": out_high,
-                "prompt_tokens_mean": max(1, prompt_high // 2), "output_tokens_mean": max(1, out_high // 2)}
+    workload = {
+        **WORKBOOK_WORKLOAD,
+        "prompt_tokens_high": prompt_high,
+        "output_tokens_high": out_high,
+        "prompt_tokens_mean": max(1, prompt_high // 2),
+        "output_tokens_mean": max(1, out_high // 2),
+    }
     return {"title": f"Budget review of what-if workbook {name}", "workload": workload, "option": [option]}
 
 
@@ -52,5 +62,7 @@ def scenario_from_workbook(path: Path) -> Scenario:
     except ImportError:  # pragma: no cover - the workbook package ships with planner
         from planner.scenario import ScenarioError
 
-        raise ScenarioError(f"{path}: reading what-if workbooks needs planner.workbook, which is not installed") from None
+        raise ScenarioError(
+            f"{path}: reading what-if workbooks needs planner.workbook, which is not installed"
+        ) from None
     return parse_scenario(workbook_scenario_data(read_inputs(path), Path(path).name), str(path))

@@ -13,18 +13,20 @@ import zipfile
 
 from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart, Series
+from openpyxl.chart.series import SeriesLabel
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
 from planner.export.review import Review
-from openpyxl.chart.series import SeriesLabel
-
 from planner.export.tables import (
+    CHART_COST_LIMIT,
+    CHART_MAX_OPTIONS,
     DETAIL_KEYS,
     MAIN_KEYS,
     Table,
+    charted,
     fmt,
     levers_table,
     options_table,
@@ -32,10 +34,17 @@ from planner.export.tables import (
     sensitivity_table,
     sweep_table,
 )
-from planner.export.tables import CHART_COST_LIMIT, CHART_MAX_OPTIONS, charted
 
-NUMBER_FORMATS = {"int": "#,##0", "usd": '"$"#,##0', "usd2": '"$"#,##0.00', "pct": "0%", "ms": '0.0" ms"',
-                  "s": '0.00" s"', "x": "#,##0.0", "text": "@"}
+NUMBER_FORMATS = {
+    "int": "#,##0",
+    "usd": '"$"#,##0',
+    "usd2": '"$"#,##0.00',
+    "pct": "0%",
+    "ms": '0.0" ms"',
+    "s": '0.00" s"',
+    "x": "#,##0.0",
+    "text": "@",
+}
 HEAD_FILL = PatternFill("solid", fgColor="1F3864")
 HEAD_FONT = Font(bold=True, color="FFFFFF")
 REC_FILL = PatternFill("solid", fgColor="E2EFDA")
@@ -125,8 +134,8 @@ def _summary(wb: Workbook, review: Review) -> None:
     ws.row_dimensions[6].height = 15 * (len(review.reason) // 120 + 2)
 
     load_unit = "requests/s" if w.by_rate else "concurrent requests"
-    peak = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests)
-    avg = (w.average_requests_per_s if w.by_rate else w.average_concurrent_requests)
+    peak = w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests
+    avg = w.average_requests_per_s if w.by_rate else w.average_concurrent_requests
     figures = [
         ("Key figures (recommended option)", None, "text"),
         ("GPUs", int(f.gpus), "int"),
@@ -175,8 +184,12 @@ def _summary(wb: Workbook, review: Review) -> None:
             ws.merge_cells(start_row=r + k, start_column=1, end_row=r + k, end_column=5)
             ws.cell(row=r + k, column=1, value=text).alignment = WRAP
         r += len(review.warnings) + 2
-    ws.cell(row=r, column=1, value="Sheets: Options (all options ranked), Details (prices, sensitivity), Levers, "
-            "Charts (cost and GPUs against traffic), Assumptions (every number used and its source).").font = Font(italic=True, color="595959")
+    ws.cell(
+        row=r,
+        column=1,
+        value="Sheets: Options (all options ranked), Details (prices, sensitivity), Levers, "
+        "Charts (cost and GPUs against traffic), Assumptions (every number used and its source).",
+    ).font = Font(italic=True, color="595959")
     _page(ws, landscape=False)
 
 
@@ -184,9 +197,23 @@ def _options(wb: Workbook, review: Review) -> None:
     ws = wb.create_sheet("Options")
     full = options_table(review)
     main = select(full, MAIN_KEYS)
-    widths = {"rank": 6, "option": 22, "meets_targets": 9, "gpus": 8, "gpus_per_replica": 10, "replicas": 10,
-              "batch_per_replica": 10, "tpot_ms": 10, "ttft_s": 10, "usd_per_gpu_month": 11, "monthly_usd": 12,
-              "annual_usd": 13, "usd_per_million_output_tokens": 11, "utilization_average": 11, "note": 34}
+    widths = {
+        "rank": 6,
+        "option": 22,
+        "meets_targets": 9,
+        "gpus": 8,
+        "gpus_per_replica": 10,
+        "replicas": 10,
+        "batch_per_replica": 10,
+        "tpot_ms": 10,
+        "ttft_s": 10,
+        "usd_per_gpu_month": 11,
+        "monthly_usd": 12,
+        "annual_usd": 13,
+        "usd_per_million_output_tokens": 11,
+        "utilization_average": 11,
+        "note": 34,
+    }
     _write_table(ws, main, 1, widths)
     gpus, per, mon, ann = (_col(MAIN_KEYS, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd"))
     for i, r in enumerate(review.results, start=2):
@@ -198,23 +225,43 @@ def _options(wb: Workbook, review: Review) -> None:
             for j in range(1, len(MAIN_KEYS) + 1):
                 ws.cell(row=i, column=j).fill = fill
     n = len(review.results) + 2
-    ws.cell(row=n, column=2, value="Monthly cost = GPUs x $ per GPU-month (a formula: change a price to see the total "
-            "move). Green: recommended. Grey: cannot meet the targets (why: Note).").font = Font(italic=True, color="595959")
+    ws.cell(
+        row=n,
+        column=2,
+        value="Monthly cost = GPUs x $ per GPU-month (a formula: change a price to see the total "
+        "move). Green: recommended. Grey: cannot meet the targets (why: Note).",
+    ).font = Font(italic=True, color="595959")
     ws.freeze_panes = "C2"
     _page(ws, title_rows="1:1")
 
     ws = wb.create_sheet("Details")
     detail = select(full, DETAIL_KEYS)
-    _write_table(ws, detail, 1, {"option": 22, "gpu": 16, "model": 16, "precisions": 11, "pricing": 24,
-                                 "usd_per_million_input_tokens": 11, "headroom_peak": 11, "gpus_low": 12,
-                                 "monthly_usd_low": 13, "gpus_high": 12, "monthly_usd_high": 13})
-    ws.cell(row=len(detail.rows) + 3, column=1,
-            value=f"Same order as Options. Headroom = share of batch slots free at the planned peak. The -/+ columns "
-                  f"size each option again at traffic {review.scenario.traffic_change:.0%} below and above the plan."
-            ).font = Font(italic=True, color="595959")
+    _write_table(
+        ws,
+        detail,
+        1,
+        {
+            "option": 22,
+            "gpu": 16,
+            "model": 16,
+            "precisions": 11,
+            "pricing": 24,
+            "usd_per_million_input_tokens": 11,
+            "headroom_peak": 11,
+            "gpus_low": 12,
+            "monthly_usd_low": 13,
+            "gpus_high": 12,
+            "monthly_usd_high": 13,
+        },
+    )
+    ws.cell(
+        row=len(detail.rows) + 3,
+        column=1,
+        value=f"Same order as Options. Headroom = share of batch slots free at the planned peak. The -/+ columns "
+        f"size each option again at traffic {review.scenario.traffic_change:.0%} below and above the plan.",
+    ).font = Font(italic=True, color="595959")
     ws.freeze_panes = "B2"
     _page(ws, title_rows="1:1")
-
 
 
 def _levers(wb: Workbook, review: Review) -> None:
@@ -228,9 +275,12 @@ def _levers(wb: Workbook, review: Review) -> None:
         if row[keys.index("monthly_usd")] is not None:
             ws[f"{sav}{i}"] = f"=${mon}$2-{mon}{i}"
     n = len(table.rows) + 3
-    ws.cell(row=n, column=1, value=f"Each lever changes one thing in the baseline ({review.baseline.option.name}) and "
-            "sizes it again. Saving = baseline monthly cost - lever monthly cost; negative = it costs more."
-            ).font = Font(italic=True, color="595959")
+    ws.cell(
+        row=n,
+        column=1,
+        value=f"Each lever changes one thing in the baseline ({review.baseline.option.name}) and "
+        "sizes it again. Saving = baseline monthly cost - lever monthly cost; negative = it costs more.",
+    ).font = Font(italic=True, color="595959")
     _page(ws, title_rows="1:1")
 
 
@@ -241,9 +291,18 @@ def _charts(wb: Workbook, review: Review) -> None:
     left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
     w = review.scenario.workload
     planned = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
-    ws.cell(row=top - 2, column=1, value=f"The planned peak is {planned:,.3g}; each option is sized again at each traffic "
-            "level." + (f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
-                        f"{CHART_MAX_OPTIONS}): {', '.join(left_out)}." if left_out else "")).font = Font(italic=True, color="595959")
+    ws.cell(
+        row=top - 2,
+        column=1,
+        value=f"The planned peak is {planned:,.3g}; each option is sized again at each traffic "
+        "level."
+        + (
+            f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
+            f"{CHART_MAX_OPTIONS}): {', '.join(left_out)}."
+            if left_out
+            else ""
+        ),
+    ).font = Font(italic=True, color="595959")
     ws.cell(row=top - 1, column=1, value="Data for the charts").font = Font(bold=True)
     _write_table(ws, table, top)
     ws.column_dimensions["A"].width = 16
@@ -253,9 +312,12 @@ def _charts(wb: Workbook, review: Review) -> None:
     rows = len(table.rows)
     x = Reference(ws, min_col=1, min_row=top + 1, max_row=top + rows)
     x_title = table.columns[0].header
-    for k, (title, y_title, first, anchor, number_format) in enumerate((
+    for title, y_title, first, anchor, number_format in (
+        (
             ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0'),
-            ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A17", "0"))):
+            ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A17", "0"),
+        )
+    ):
         ch = ScatterChart()
         ch.title = title
         ch.style = 2
