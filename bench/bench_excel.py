@@ -62,17 +62,17 @@ def range_vs_scalars(rows: int = 10_000) -> None:
     for name in ("MAX_BATCH", "TPOT", "KV_BYTES"):
         f = getattr(xf, name)
         if name == "KV_BYTES":
-            def one_call():
+            def one_call(f=f):
                 return f("llama2-70b", ctx)
 
-            def per_cell():
+            def per_cell(f=f):
                 return [f("llama2-70b", c[0]) for c in ctx]
         else:
-            def one_call():
+            def one_call(f=f):
                 return f(gpus, "llama2-70b", ctx)
 
-            def per_cell():
-                return [f(g[0], "llama2-70b", c[0]) for g, c in zip(gpus, ctx)]
+            def per_cell(f=f):
+                return [f(g[0], "llama2-70b", c[0]) for g, c in zip(gpus, ctx, strict=True)]
         t = time.perf_counter()
         spilled = one_call()
         t_range = time.perf_counter() - t
@@ -100,8 +100,9 @@ def import_time(repeat: int = 5) -> None:
     base = cost("pass")
     xw = cost("import xlwings") - base
     ours = cost("import planner.excel_functions") - base
-    heavy = subprocess.run([sys.executable, "-c", "import sys, planner.excel_functions; print(' '.join(sorted("
-                            "m for m in ('openpyxl', 'matplotlib', 'click', 'pandas', 'planner.cli') if m in sys.modules)))"],
+    probe = ("import sys, planner.excel_functions; print(' '.join(sorted(m for m in "
+             "('openpyxl', 'matplotlib', 'click', 'pandas', 'planner.cli') if m in sys.modules)))")
+    heavy = subprocess.run([sys.executable, "-c", probe],
                            capture_output=True, text=True, cwd=ROOT).stdout.strip()
     print(f"   import xlwings                  {xw * 1e3:7.0f} ms")
     print(f"   import planner.excel_functions  {ours * 1e3:7.0f} ms   ({ours / xw:.2f}x xlwings alone; "

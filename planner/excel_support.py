@@ -144,7 +144,8 @@ def reload(folder: str | None = None) -> str:
         return f"catalog not reloaded: {exc}"
     _session_folders = new
     where = "; ".join(str(f) for f in cat.folders)
-    return f"catalog reloaded: {len(cat.gpus)} GPUs, {len(cat.models)} models, {len(cat.precisions)} precisions from {where}"
+    return (f"catalog reloaded: {len(cat.gpus)} GPUs, {len(cat.models)} models, {len(cat.precisions)} precisions "
+            f"from {where}")
 
 
 # -- arguments ----------------------------------------------------------------------------------------------
@@ -288,6 +289,10 @@ class Spec:
     integer: bool = False
 
 
+def _empty(p: Param) -> Failure:
+    return Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
+
+
 def _fail_all(result: Failure, why: bool) -> Any:
     return result.message if why else render(result)
 
@@ -307,10 +312,10 @@ def _api_call(spec: Spec, kwargs: dict[str, Any], errors: str) -> Any:
 def _scalar(spec: Spec, values: Sequence[Any]) -> Any:
     """One scenario of cleaned values (MISSING allowed for optional ones): a number or a Failure."""
     kwargs = {}
-    for p, v in zip(spec.params, values):
+    for p, v in zip(spec.params, values, strict=True):
         if v is MISSING:
             if p.required:
-                return Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
+                return _empty(p)
             continue
         kwargs[p.keyword] = v
     try:
@@ -337,7 +342,7 @@ def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
     args = [_unwrap(a) for a in args]
     # fast path: one scenario
     if not any(isinstance(a, (list, tuple, np.ndarray)) for a in args):
-        values = [clean(a, p) for a, p in zip(args, spec.params)]
+        values = [clean(a, p) for a, p in zip(args, spec.params, strict=True)]
         bad = next((v for v in values if isinstance(v, Failure)), None)
         result = bad or _scalar(spec, values)
         if why:
@@ -372,7 +377,7 @@ class _Block:
         self.missing_required = np.full(n, None, dtype=object)  # the first required Param left empty
         self.missing_optional = []  # per optional param: a bool array (or a bool)
         ranged_required = False
-        for g, p in zip(grids, spec.params):
+        for g, p in zip(grids, spec.params, strict=True):
             if isinstance(g, np.ndarray):
                 cleaned, miss_at, fail_at = _clean_many(g.ravel().tolist(), p)
                 if p.is_name:
@@ -425,7 +430,7 @@ class _Block:
                 self.result[i] = self.failure[i]
             else:
                 p = self.missing_required[i]
-                self.result[i] = Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
+                self.result[i] = _empty(p)
         # rows with the same optional arguments left empty go to the model together
         optional = [p for p in spec.params if not p.required]
         pattern = np.zeros(n, dtype=np.int64)
@@ -440,7 +445,7 @@ class _Block:
 
     def _kwargs(self, rows: np.ndarray, dropped: set[str]) -> dict[str, Any]:
         kw = {}
-        for p, v in zip(self.spec.params, self.values):
+        for p, v in zip(self.spec.params, self.values, strict=True):
             if p.name in dropped:
                 continue
             if isinstance(v, np.ndarray):
@@ -527,7 +532,8 @@ CONTEXT = Param("context", "number", "tokens per sequence (prompt + output), e.g
 BATCH = Param("batch", "number", "sequences decoded together; default 1", required=False)
 KV = Param("kv_precision", "precision", "KV-cache precision, e.g. fp16 or fp8; default: the model's activation dtype",
            required=False)
-GPUS = Param("gpus", "number", "GPUs in the tensor-parallel group; default: the smallest of 1, 2, 4, 8 ... 64 that fits",
+GPUS = Param("gpus", "number", "GPUs in the tensor-parallel group; default: the smallest of 1, 2, 4, 8 ... 64 "
+                                "that fits",
              required=False)
 WEIGHTS = Param("weight_precision", "precision", "weight precision, e.g. fp8 or int4; default: as published",
                 required=False)

@@ -96,7 +96,7 @@ class TestResultsEqualTheModel:
         assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16"), int)
 
     def test_published_numbers(self):
-        """Pinned to sourced figures: Llama 2 70B config.json (80 layers, 8 KV heads, head dim 128) and the H100 datasheet."""
+        """Pinned to sourced figures: Llama 2 70B config.json (80 layers, 8 KV heads, head dim 128), H100 datasheet."""
         assert xf.KV_BYTES("llama2-70b", 8192.0, "fp16") == 2 * 80 * 8 * 128 * 2 * 8192  # 2,684,354,560 B
         assert xf.WEIGHT_BYTES("llama2-70b", "fp16") == 68_976_648_192 * 2  # HF safetensors params x 2 B
         assert xf.RIDGE("H100", "bf16") == pytest.approx(989.4e12 / 3.35e12)  # dense bf16 peak / HBM3 bandwidth
@@ -106,7 +106,7 @@ class TestResultsEqualTheModel:
         contexts = [[1024.0], [4096.0], [8192.0], [32768.0]]
         got = xf.TPOT("H100", "llama2-70b", contexts, 4.0)
         assert [len(r) for r in got] == [1, 1, 1, 1]
-        for (ctx,), (ms,) in zip(contexts, got):
+        for (ctx,), (ms,) in zip(contexts, got, strict=True):
             assert ms == pytest.approx(api.tpot("H100", "llama2-70b", int(ctx), 4) * 1e3, rel=1e-9)
 
     def test_row_against_column_spills_a_table(self):
@@ -122,8 +122,9 @@ class TestResultsEqualTheModel:
     def test_empty_optional_cells_in_a_range_take_the_default(self):
         """A gpus column with some empty cells: empty ones pick the smallest group, the others use their count."""
         got = xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, [[None], [4.0], [None], [8.0]])
-        assert got == [[api.max_batch("H100", "llama2-70b", 8192)], [api.max_batch("H100", "llama2-70b", 8192, None, 4)],
-                       [api.max_batch("H100", "llama2-70b", 8192)], [api.max_batch("H100", "llama2-70b", 8192, None, 8)]]
+        smallest = api.max_batch("H100", "llama2-70b", 8192)
+        assert got == [[smallest], [api.max_batch("H100", "llama2-70b", 8192, None, 4)],
+                       [smallest], [api.max_batch("H100", "llama2-70b", 8192, None, 8)]]
 
     def test_numbers_typed_as_text_count_as_numbers(self):
         """"8192" in a text-formatted cell is 8192, as in Excel's own arithmetic."""
@@ -131,7 +132,8 @@ class TestResultsEqualTheModel:
 
     def test_plain_list_is_a_column(self):
         """A 1-D list (Python callers) is read as a column."""
-        assert xf.KV_BYTES("llama2-70b", [1.0, 2.0]) == [[api.kv_bytes("llama2-70b", 1)], [api.kv_bytes("llama2-70b", 2)]]
+        expected = [[api.kv_bytes("llama2-70b", 1)], [api.kv_bytes("llama2-70b", 2)]]
+        assert xf.KV_BYTES("llama2-70b", [1.0, 2.0]) == expected
 
 
 # -- errors -------------------------------------------------------------------------------------------------

@@ -276,7 +276,8 @@ def lite_files(catalog_dir: Path | None = None, wheel_url: str | None = None) ->
     if wheel_url:
         if catalog_dir is not None:
             raise InvalidInputError("--catalog works with the embedded bundle only; leave out --wheel-url")
-        return {"main.py": MAIN_WHEEL.format(version=__version__), "requirements.txt": REQUIREMENTS.format(extra=wheel_url + "\n")}
+        return {"main.py": MAIN_WHEEL.format(version=__version__),
+                "requirements.txt": REQUIREMENTS.format(extra=wheel_url + "\n")}
     data = base64.b64encode(lite_bundle(catalog_dir)).decode("ascii")
     chunks = "\n".join(f'    "{data[i:i + 100]}"' for i in range(0, len(data), 100))
     digest = hashlib.sha256(data.encode()).hexdigest()[:12]
@@ -312,7 +313,8 @@ def lite_command(outdir: Path, catalog_dir: Path | None, wheel_url: str | None, 
     targets = {name: outdir / name for name in files}
     taken = [str(p) for p in targets.values() if p.exists()]
     if taken and not force:
-        raise OutputExistsError(f"{', '.join(taken)} already exist{'s' if len(taken) == 1 else ''}; pass --force to overwrite")
+        verb = "exists" if len(taken) == 1 else "exist"
+        raise OutputExistsError(f"{', '.join(taken)} already {verb}; pass --force to overwrite")
     for name, text in files.items():
         _write_atomic(targets[name], text, force=True)
     size = len(files["main.py"].encode()) / 1e3
@@ -432,7 +434,7 @@ def write_example(path: Path, force: bool) -> None:
             ws.append([])
             for row in spec["below"]:
                 ws.append(row)
-        for col, width in zip("ABCDEFGHI", (44, 18, 52, 16, 22, 12, 12, 18, 14)):
+        for col, width in zip("ABCDEFGHI", (44, 18, 52, 16, 22, 12, 12, 18, 14), strict=True):
             ws.column_dimensions[col].width = width
     buf = io.BytesIO()
     wb.save(buf)
