@@ -1,8 +1,10 @@
 """planner: LLM-inference capacity from sourced catalogs: KV cache, max batch, TPOT, throughput and cost.
 
-    >>> from planner import max_batch, tpot
-    >>> max_batch("H100", "llama2-70b", 8192, "fp16")      # sequences, on the smallest group that fits
-    4
+    >>> from planner import kv_bytes, max_batch
+    >>> kv_bytes("llama2-70b", 8192, "fp16")               # bytes of one 8K sequence
+    2684354560.0
+    >>> max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal", memory_utilization=1)  # the seeds' trailer
+    12
 """
 
 from planner.api import (

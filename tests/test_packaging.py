@@ -55,3 +55,10 @@ def test_the_installed_package_finds_its_catalog_from_another_folder(wheel, tmp_
     folder, batch = run.stdout.split()
     assert folder.startswith(str(site)) and folder.endswith("_catalogs")
     assert batch == "12"  # the seeds' trailer size
+
+
+def test_the_package_docstring_examples_run():
+    import doctest
+
+    result = doctest.testmod(planner)
+    assert result.attempted >= 2 and result.failed == 0

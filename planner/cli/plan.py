@@ -80,10 +80,12 @@ def plan_as_dict(p: Plan) -> dict:
 @click.option("--memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True), help="Share of GPU memory the engine may use.")
 @click.option("--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule.")
 @click.option("--price", "price_per_gpu_hour", type=click.FloatRange(min=0), help="US$ per GPU-hour [default: catalog cloud price].")
+@click.option("--calibration", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Calibration file from `planner calibrate` (also $PLANNER_CALIBRATION).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
 def plan_command(gpu, model_name, context, gpus, batch, weight_precision, kv_precision, memory_utilization, engine,
-                 price_per_gpu_hour, as_json, catalog_dirs: tuple[Path, ...]):
+                 price_per_gpu_hour, calibration, as_json, catalog_dirs: tuple[Path, ...]):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type.
 
     Example:
@@ -91,5 +93,5 @@ def plan_command(gpu, model_name, context, gpus, batch, weight_precision, kv_pre
         planner plan --gpu H100 --model llama2-70b --context 8192
     """
     p = plan(gpu, model_name, context, kv_precision, gpus, weight_precision, memory_utilization, batch=batch,
-             engine=engine, price_per_gpu_hour=price_per_gpu_hour, catalog=load(catalog_dirs))
+             engine=engine, price_per_gpu_hour=price_per_gpu_hour, catalog=load(catalog_dirs), calibration=calibration)
     click.echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))
