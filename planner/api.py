@@ -20,12 +20,13 @@ from planner import model as m
 from planner.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.engines import EngineProfile, engine_profile
-from planner.errors import DoesNotFitError, InvalidInputError
+from planner.errors import DoesNotFitError, MissingDataError
 from planner.resolve import (  # noqa: F401  (_count, _PEAK_TWINS, ... are used by the workbook writer's docs)
     _PEAK_KEYS,
     _PEAK_TWINS,
     Errors,
     _count,
+    _count_or_mask,
     _default_kv_precision,
     _fraction,
     _gpu_numbers,
@@ -114,15 +115,15 @@ def kv_bytes(model: Any, tokens: Any, kv_precision: Any = None, batch: Any = 1, 
     2 x layers x KV heads x head dim x bytes per token (MLA: layers x (kv_lora_rank + rope dim) x bytes);
     sliding-window layers hold at most their window. Llama 2 70B, 8,192 tokens, fp16: 2,684,354,560 B.
     """
-    tokens_arr = _count(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens")
-    batch_arr = _count(batch, "batch", MAX_BATCH, " of sequences")
+    tokens_arr, bad_tokens = _count_or_mask(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    batch_arr, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH, " of sequences", errors)
     s = _resolve(catalog or default_catalog(), errors, model=model, kv_precision=kv_precision)
     if not s.model:
         return _all_failed(s.first_error, errors, model, tokens, kv_precision, batch)
     md = s.model
     kv = m.kv_bytes(tokens_arr, md["kv_elements_per_token_per_layer"], md["kv_bpe"], md["full_attention_layers"],
                     md["sliding_window_layers"], md["sliding_window"], batch_arr)
-    return _finish(kv, s.bad, errors, _pandas_index(model, tokens, kv_precision, batch))
+    return _finish(kv, np.asarray(s.bad) | bad_tokens | bad_batch, errors, _pandas_index(model, tokens, kv_precision, batch))
 
 
 def kv_bytes_per_token(model: Any, kv_precision: Any = None, *, catalog: Catalog | None = None, errors: Errors = "raise"):
@@ -171,7 +172,7 @@ def _choose_gpus(s: _Scenario, context: np.ndarray, gpus: Any, util: Any, engine
                  need_batch: Any = 1) -> np.ndarray:
     """The GPU count per scenario: as given, or the smallest group in GPU_GROUPS holding weights + ``need_batch`` sequences."""
     if gpus is not None:
-        return _count(gpus, "gpus", MAX_GPUS, " of GPUs")
+        return np.asarray(gpus, dtype=float)
     shape = np.broadcast(context, need_batch, *s.gpu.values(), *s.model.values()).shape
     chosen = np.full(shape, np.nan)
     for n in GPU_GROUPS:
@@ -206,8 +207,12 @@ def _deploy(gpu: Any, model: Any, context: Any, kv_precision: Any, gpus: Any, we
     """
     eng = engine_profile(engine)
     util = eng.memory_utilization if memory_utilization is None else _fraction(memory_utilization, "memory_utilization")
-    ctx = _count(context, "context", MAX_CONTEXT_TOKENS, " of tokens")
-    b = _count(batch, "batch", MAX_BATCH, " of sequences")
+    ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    b, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH, " of sequences", errors)
+    if gpus is not None:
+        gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
+    else:
+        bad_gpus = False
     reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
     s = _resolve(catalog or default_catalog(), errors, gpu=gpu, model=model, weight_precision=weight_precision,
                  kv_precision=kv_precision, engine=eng, calibration=resolve_calibration(calibration))
@@ -219,7 +224,7 @@ def _deploy(gpu: Any, model: Any, context: Any, kv_precision: Any, gpus: Any, we
     n = _choose_gpus(s, ctx, gpus, util, eng, reserve, need)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
     plan = replace(_memory(s, ctx, n_safe, util, eng, reserve), gpus=n)
-    bad = np.asarray(s.bad)
+    bad = np.asarray(s.bad) | bad_ctx | bad_batch | bad_gpus
     if check_fit or gpus is None:
         short = (np.isnan(n) | (np.nan_to_num(plan.max_batch, nan=-1) < need)) & ~bad
         if errors == "raise" and np.any(short):
@@ -508,7 +513,7 @@ def cost_per_mtok(gpu: Any, model: Any, context: Any, batch: Any = 1, price_per_
         s = _resolve(cat, options.get("errors", "raise"), gpu=gpu)
         price = s.gpu.get("price_usd_per_gpu_hour", np.nan)
         if options.get("errors", "raise") == "raise" and np.any(np.isnan(price)):
-            raise InvalidInputError(f"no price per GPU-hour in the catalog for {gpu!r}; pass price_per_gpu_hour")
+            raise MissingDataError(f"no price per GPU-hour in the catalog for {gpu!r}; pass price_per_gpu_hour")
     else:
         price = _nonnegative(price_per_gpu_hour, "price_per_gpu_hour")
     return _finish(m.cost_per_million_tokens_usd(price, step.gpus, step.throughput_tokens_per_s), False, "coerce",

@@ -2,7 +2,9 @@
 
     PlannerError                 base: every error a user can cause
     ├── UnknownNameError         a GPU, model, precision or engine name not in the catalog (+ closest names)
-    ├── InvalidInputError        a value of the wrong kind or out of range (+ what is accepted)
+    ├── InvalidInputError        a value of the wrong kind (+ what is accepted)
+    │   ├── OutOfRangeError      a number of the right kind outside what makes sense (+ the range)
+    │   └── MissingDataError     the catalog lacks a number the question needs (e.g. a price)
     ├── DoesNotFitError          a configuration whose weights (or one sequence) do not fit in memory
     ├── CatalogError             a catalog file or entry that does not validate (file, entry, field, problem)
     └── OutputExistsError        a file that would be overwritten without --force
@@ -49,6 +51,18 @@ class InvalidInputError(PlannerError, ValueError):
 
     excel_error = "#VALUE!"
     exit_code = 2
+
+
+class OutOfRangeError(InvalidInputError):
+    """Raised when a number is of the right kind but outside what makes sense (context 0, utilization 1.5)."""
+
+    excel_error = "#NUM!"
+
+
+class MissingDataError(InvalidInputError):
+    """Raised when the catalog has no value for something the question needs (a GPU without a price)."""
+
+    excel_error = "#N/A"
 
 
 class DoesNotFitError(PlannerError, ValueError):

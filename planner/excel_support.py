@@ -68,17 +68,12 @@ BLANK = _Blank()
 
 
 def failure_from(exc: BaseException) -> Failure:
-    """The Excel error for an exception raised by ``planner.api`` on arguments of the right kind.
+    """The Excel error for an exception raised by ``planner.api``: the error's own ``excel_error``.
 
-    Unknown names give #N/A; everything else the model rejects once the kinds are right (a number out of
-    range, a configuration that does not fit, a precision that cannot hold a KV cache) gives #NUM!, as
-    Excel's own =SQRT(-1) does. Arguments of the wrong kind never reach the model: ``clean`` turns them
-    into #VALUE! first.
+    Unknown names give #N/A (a missing price too); a number out of range or a configuration that does not
+    fit gives #NUM!, as Excel's own =SQRT(-1) does; an argument of the wrong kind gives #VALUE!. Anything
+    else is a bug, shown as #VALUE! with a request to report it.
     """
-    if isinstance(exc, UnknownNameError):
-        return Failure(NA, str(exc))
-    if isinstance(exc, (DoesNotFitError, InvalidInputError)):
-        return Failure(NUM, str(exc))
     if isinstance(exc, PlannerError):
         return Failure(exc.excel_error, str(exc))
     return Failure(VALUE, f"planner could not compute this cell ({type(exc).__name__}: {exc}); please report it")

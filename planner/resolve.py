@@ -17,7 +17,7 @@ from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile, engine_profile
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 
 Errors = Literal["raise", "coerce"]
 
@@ -31,44 +31,58 @@ def _pandas_index(*args: Any):
     return None
 
 
-def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
-    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192); anything else is an InvalidInputError."""
-    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
-    if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, str):
+def _numbers(value: Any, accepted: str, errors: Errors) -> np.ndarray:
+    """Floats from a number or an array of numbers; a value of another kind is an InvalidInputError.
+
+    With errors="coerce", elements that are not numbers become NaN (they then fail the range check).
+    """
+    if isinstance(value, (bool, np.bool_, str)) or value is None:
         raise InvalidInputError(f"{accepted}; got {value!r}")
     try:
-        arr = np.asarray(value, dtype=float)
+        return np.asarray(value, dtype=float)
     except (TypeError, ValueError):
-        raise InvalidInputError(f"{accepted}; got {value!r}") from None
-    bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))
-    if np.any(bad):
+        if errors == "raise" or np.ndim(np.asarray(value, dtype=object)) == 0:
+            raise InvalidInputError(f"{accepted}; got {value!r}") from None
+    def one(x: Any) -> float:
+        return float(x) if isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_)) else np.nan
+    obj = np.asarray(value, dtype=object)
+    return np.vectorize(one, otypes=[float])(obj)
+
+
+def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fill: float) -> tuple[np.ndarray, Any]:
+    if not np.any(bad):
+        return arr, False
+    if errors == "raise":
         first = arr[bad].flat[0] if arr.ndim else float(arr)
         shown = int(first) if np.isfinite(first) and first == int(first) else first
-        raise InvalidInputError(f"{accepted}; got {shown!r}")
-    return arr
+        raise OutOfRangeError(f"{accepted}; got {shown!r}")
+    return np.where(bad, fill, arr), bad
+
+
+def _count_or_mask(value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise") -> tuple[np.ndarray, Any]:
+    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192), and the mask of elements that are not (coerce)."""
+    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    arr = _numbers(value, accepted, errors)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))
+    return _checked(arr, bad, accepted, errors, 1.0)
+
+
+def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
+    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError)."""
+    return _count_or_mask(value, what, maximum, unit)[0]
 
 
 def _fraction(value: Any, what: str) -> np.ndarray:
     accepted = f"{what} must be a number above 0 and at most 1"
-    if isinstance(value, (bool, str)) or value is None:
-        raise InvalidInputError(f"{accepted}; got {value!r}")
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{accepted}; got {value!r}") from None
-    bad = ~np.isfinite(arr) | (arr <= 0) | (arr > 1)
-    if np.any(bad):
-        raise InvalidInputError(f"{accepted}; got {arr[bad].flat[0] if arr.ndim else float(arr)!r}")
-    return arr
+    arr = _numbers(value, accepted, "raise")
+    return _checked(arr, ~np.isfinite(arr) | (arr <= 0) | (arr > 1), accepted, "raise", 1.0)[0]
 
 
 def _nonnegative(value: Any, what: str) -> np.ndarray:
-    if isinstance(value, (bool, str)) or value is None:
-        raise InvalidInputError(f"{what} must be a number of 0 or more; got {value!r}")
-    arr = np.asarray(value, dtype=float)
-    if np.any(~np.isfinite(arr) | (arr < 0)):
-        raise InvalidInputError(f"{what} must be a number of 0 or more; got {value!r}")
-    return arr
+    accepted = f"{what} must be a number of 0 or more"
+    arr = _numbers(value, accepted, "raise")
+    return _checked(arr, ~np.isfinite(arr) | (arr < 0), accepted, "raise", 0.0)[0]
 
 
 # -- name resolution ------------------------------------------------------------------------------------
@@ -201,7 +215,7 @@ def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = Non
         expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w
         kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
         if not kv.kv_cache:
-            raise InvalidInputError(f"precision {kv.name!r} is not a KV-cache format; use one of "
+            raise OutOfRangeError(f"precision {kv.name!r} is not a KV-cache format; use one of "
                                     + ", ".join(p.name for p in catalog.precisions if p.kv_cache))
         out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
         out.update(weight_bpp=w.bytes_per_element, expert_bpp=expert.bytes_per_element, kv_bpe=kv.bytes_per_element)

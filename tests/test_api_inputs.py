@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 
 import planner
@@ -94,3 +96,29 @@ class TestMissionExample:
         assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") == int(p.max_batch) == int(budget // 2_684_354_560)
         assert 1 <= int(p.max_batch) < planner.max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal",
                                                            memory_utilization=1) == 12
+
+
+class TestErrorKinds:
+    def test_a_number_out_of_range_is_an_out_of_range_error_shown_as_num(self):
+        from planner.errors import OutOfRangeError
+        with pytest.raises(OutOfRangeError) as info:
+            planner.max_batch("H100", "llama3.1-8b", -5)
+        assert info.value.excel_error == "#NUM!"
+
+    def test_a_value_of_the_wrong_kind_is_shown_as_value(self):
+        with pytest.raises(InvalidInputError) as info:
+            planner.max_batch("H100", "llama3.1-8b", "long")
+        assert info.value.excel_error == "#VALUE!"
+
+    def test_a_missing_price_is_missing_data_shown_as_na(self):
+        from planner.errors import MissingDataError
+        with pytest.raises(MissingDataError) as info:
+            planner.cost_per_mtok("H20", "llama3.1-8b", 4096)
+        assert info.value.excel_error == "#N/A"
+
+    def test_coerce_marks_only_the_bad_numbers_of_an_array(self):
+        """One bad context in a column does not blank the whole column."""
+        out = planner.max_batch("H100", "llama3.1-8b", [4096, 0, 8192.5, "x", 8192], errors="coerce")
+        assert out[0] == planner.max_batch("H100", "llama3.1-8b", 4096)
+        assert np.isnan(out[1:4]).all()
+        assert out[4] == planner.max_batch("H100", "llama3.1-8b", 8192)
