@@ -54,3 +54,14 @@ if __name__ == "__main__":  # python tests/test_readme.py: rewrite the transcrip
         text = pattern.sub(lambda m, o=out: m.group(1) + o + m.group(2), text)
     (ROOT / "README.md").write_text(text, encoding="utf-8")
     print(f"updated {len(BLOCKS)} transcript(s)")
+
+
+def test_python_examples_in_the_readme_run_as_shown():
+    import doctest
+
+    parser = doctest.DocTestParser()
+    for i, block in enumerate(re.findall(r"```python\n(.*?)```", README, re.S)):
+        test = parser.get_doctest(block, {}, f"README python block {i}", "README.md", 0)
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+        runner.run(test)
+        assert runner.failures == 0 and runner.tries > 0
