@@ -425,7 +425,7 @@ def _levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         s.set(f"{col}3", header, style="header")
     probes: list[Probe] = []
     r = 4
-    s.set(f"A{r}", "What changes", style="label")
+    s.set(f"A{r}", "What changes", style="note")
     for key, _, what in SCENARIOS:
         s.set(f"{scenario_col(key)}{r}", what, style="note")
     s.set(f"B{r}", "", style="note")
@@ -442,7 +442,7 @@ def _levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                ("TTFT (whole context as prompt)", "p_ttft", MS, "ms", "*1000")]
     for label, key, fmt, unit in shown:
         s.set(f"A{r}", label, style="label")
-        s.set(f"B{r}", unit, style="unit")
+        s.set(f"B{r}", "" if (fmt or "").endswith('"') else unit, style="unit")
         for sk, _, _ in SCENARIOS:
             col = scenario_col(sk)
             s.set(f"{col}{r}", f"={c.ref(key, col, absolute=True, sheet=True)}", fmt=fmt, style="calc")
@@ -453,7 +453,7 @@ def _levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     result_row = {}
     for label, key, fmt, unit, scale in results:
         s.set(f"A{r}", label, style="label")
-        s.set(f"B{r}", unit, style="unit")
+        s.set(f"B{r}", "" if fmt.endswith('"') else unit, style="unit")
         q = next(x for x in c.rows if x.key == key).quantity
         for sk, _, _ in SCENARIOS:
             col = scenario_col(sk)

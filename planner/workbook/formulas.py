@@ -7,7 +7,8 @@ model raises DoesNotFitError and InvalidInputError. Unknown names fail MATCH: #N
 
 Each template mirrors one function of ``planner.model`` / ``planner.api`` (named in its comment), in the same
 order of operations, so the parity test holds to 1e-9 relative. Only the functions both Excel and LibreOffice
-compute without a prefix are used: INDEX, MATCH, IF, AND, OR, ISNUMBER, ISERROR, INT, MIN, MAX, POWER, NA.
+compute without a prefix are used: INDEX, MATCH, IF, AND, OR, ISNUMBER, ISERROR, INT, MIN, MAX, POWER, LN,
+NA.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def local(template: str, prefix: str) -> str:
 
 def whole(x: str, maximum: int) -> str:
     """x if it is a whole number from 1 to maximum, else #VALUE! (api._count)."""
-    return f"IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},BAD_INPUT),BAD_INPUT)"
+    return (f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},BAD_INPUT),"
+            "BAD_INPUT))")
 
 
 def count_or_default(x: str, default: str, maximum: int) -> str:
@@ -100,8 +102,13 @@ def choose_group() -> str:
 
 
 def experts_touched(tokens: str) -> str:
-    """model.experts_touched: E x (1 - (1 - k/E)^tokens); 0 for dense models."""
-    return f"IF({{E}}>0,{{E}}*(1-POWER(1-{{k}}/{{E}},{tokens})),0)"
+    """model.experts_touched: E x (1 - (1 - k/E)^tokens); 0 for dense models.
+
+    (1 - k/E)^tokens below e^-700 is taken as 0: numpy's tiny power leaves 1 - x = 1 exactly, while spreadsheet
+    engines report an underflowing POWER as #NUM!.
+    """
+    t = tokens
+    return (f"IF({{E}}>0,{{E}}*(1-IF({{k}}>={{E}},0,IF({t}*LN(1-{{k}}/{{E}})<-700,0,POWER(1-{{k}}/{{E}},{t})))),0)")
 
 
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
@@ -117,7 +124,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
         ("comm", "All-reduce time", "s", "0.000E+00",
          f"2*{{layers}}*IF({{n}}>1,{{f_allreduce_latency_s}}+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
-         "/({ic}*{f_interconnect_efficiency}),0)"),
+         f"/({{ic}}*{{f_interconnect_efficiency}}),0*{b})"),  # 0 x batch: a batch that does not fit stays an error
         ("step", "TPOT (decode step)", "s", "0.000E+00", "MAX({.tmem},{.tflop})+{.comm}+{overhead}"),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -130,11 +137,13 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
 def prefill_block() -> list[tuple[str, str, str, str, str]]:
     """api.prefill of one prompt of ``context`` tokens."""
     return [
-        ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched("{context}")),
+        # gated on the GPU count: the model reports no prefill where the weights and one sequence do not fit
+        ("touched", "MoE experts touched per layer", "experts", "#,##0.00",
+         "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")"),
         ("weights", "Weight bytes read", "B", "#,##0", "{read}*{wbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"),
         ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}"),
         ("attn", "Attention FLOPs (causal)", "FLOP", "0.000E+00",
-         "{attnflop}*{context}*" + layer_tokens("{context}/2")),
+         "IF(ISERROR({n}),{n},{attnflop}*{context}*" + layer_tokens("{context}/2") + ")"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
         ("t", "Roofline time", "s", "0.000E+00",
