@@ -178,3 +178,19 @@ def fit_time_factors(
 
 def _is_time(fields: Sequence[str]) -> np.ndarray:
     return np.array([f in TIME_FIELDS for f in fields])
+
+
+def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> dict[str, FitResult]:
+    """The shipped time factors, fitted in two stages (what ``planner.engines`` holds, rounded).
+
+    1. The kernels' factors (achieved bandwidth, prefill FLOP efficiency) and LMDeploy's step overhead on the
+       LMDeploy rows, whose TPOT and first-token latency are measured directly on static batches.
+    2. vLLM's step overhead on the vLLM rows, the kernels' factors held at stage 1's values.
+    """
+    lmdeploy_rows = [r for r in rows if r.engine == "lmdeploy"]
+    vllm_rows = [r for r in rows if r.engine == "vllm"]
+    kernels = fit_time_factors(lmdeploy_rows, "lmdeploy",
+                               ("bandwidth_efficiency", "step_overhead_s", "prefill_flop_efficiency"), catalog=catalog)
+    held = {k: kernels.factors[k] for k in ("bandwidth_efficiency", "prefill_flop_efficiency")}
+    vllm = fit_time_factors(vllm_rows, engine_profile("vllm").with_(**held), ("step_overhead_s",), catalog=catalog)
+    return {"lmdeploy": kernels, "vllm": vllm}
