@@ -195,6 +195,13 @@ def save_atomic(wb: Workbook, path: str | os.PathLike, force: bool = False) -> P
     os.close(fd)
     try:
         wb.save(tmp)
+        if p.exists():  # keep the mode of the file replaced; else what the umask gives a new file
+            mode = p.stat().st_mode & 0o777
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         os.replace(tmp, p)
     except OSError as exc:
         raise WorkbookError(f"cannot write {p}: {exc.strerror or exc}") from None

@@ -1,0 +1,275 @@
+"""The what-if workbook's description, writer, reader (read_inputs), refresh and CLI, without a spreadsheet engine."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import zipfile
+from pathlib import Path
+
+import openpyxl
+import pytest
+from click.testing import CliRunner
+
+from planner.cli import main
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import OutputExistsError, PlannerError
+from planner.workbook import read_inputs
+from planner.workbook.build import build_whatif
+from planner.workbook.layout import INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
+from planner.workbook.reader import WorkbookError
+from planner.workbook.update import refresh
+from planner.workbook.writer import save_atomic, to_openpyxl, write_workbook
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def spec():
+    return build_whatif()
+
+
+@pytest.fixture
+def book(tmp_path, spec) -> Path:
+    return write_workbook(spec, tmp_path / WORKBOOK_FILE)
+
+
+def _formulas(spec):
+    for sheet in spec.sheets:
+        for ref, cell in sheet.cells.items():
+            if isinstance(cell.value, str) and cell.value.startswith("="):
+                yield sheet.name, ref, cell.value
+
+
+class TestDescription:
+    def test_formulas_use_only_functions_excel_and_libreoffice_share(self, spec):
+        """No LET/LAMBDA/XLOOKUP/IFS/FILTER (they need the _xlfn prefix) and no 1E9-style literals."""
+        banned = re.compile(r"\b(LET|LAMBDA|XLOOKUP|XMATCH|IFS|SWITCH|FILTER|SORT|UNIQUE|SEQUENCE|_xlfn)\b")
+        exponent = re.compile(r"(?<![A-Z$])\d+(\.\d+)?E[+-]?\d+", re.I)
+        for sheet, ref, f in _formulas(spec):
+            text = re.sub(r'"[^"]*"', '""', f)
+            assert not banned.search(text), f"{sheet}!{ref}: {f}"
+            assert not exponent.search(text), f"{sheet}!{ref}: {f}"
+
+    def test_every_name_a_formula_uses_is_defined(self, spec):
+        """Names like eng_block_size or gpu_memory in formulas are defined names of the workbook."""
+        defined = {n.name.lower() for n in spec.names}
+        token = re.compile(r"\b((?:eng|gpu|model|prec|in|kv|peak)_[A-Za-z0-9_]+|NOT_FIT|BAD_INPUT)\b(?!\()")
+        for sheet, ref, f in _formulas(spec):
+            for name in token.findall(re.sub(r'"[^"]*"', '""', f)):
+                assert name.lower() in defined, f"{sheet}!{ref} uses undefined {name}"
+
+    def test_every_engine_parameter_is_a_named_cell_with_the_live_value(self, spec):
+        """Each EngineProfile field of the default engine has a visible Assumptions cell holding its current value."""
+        eng = engine_profile(None)
+        sheet = spec.sheet("Assumptions")
+        for f in dataclasses.fields(EngineProfile):
+            if f.name == "description":  # text shown beside, not a parameter
+                continue
+            name = spec.name(f"eng_{f.name}")
+            first = name.ref.split("!")[1].split(":")[0].replace("$", "")
+            value = getattr(eng, f.name)
+            want = value[0] if isinstance(value, tuple) and value else value
+            assert sheet.cells[first].value == want, f.name
+
+    def test_results_are_formulas_not_values(self, spec):
+        """Every probed result cell is a spreadsheet formula, so changing an input recalculates it."""
+        for p in spec.probes:
+            value = spec.sheet(p.sheet).cells[p.ref].value
+            assert isinstance(value, str) and value.startswith("="), f"{p.sheet}!{p.ref}"
+
+    def test_levers_cover_the_four_levers_against_the_baseline(self, spec):
+        headers = [c.value for ref, c in spec.sheet("Levers").cells.items() if ref.endswith("3") and len(ref) == 2]
+        for lever in ("Baseline", "GPUs x2", "Context halved", "GQA sibling", "KV cache fp8", "KV cache int4"):
+            assert lever in headers
+
+    def test_gqa_sibling_of_llama_65b_is_llama_2_70b(self):
+        """The seeds' comparison: LLaMA 65B (MHA) against Llama 2 70B (GQA, closest in size)."""
+        from planner.catalog import default_catalog
+        from planner.workbook.catalog_sheets import gqa_sibling
+
+        cat = default_catalog()
+        assert gqa_sibling(cat.model("LLaMA-65B"), list(cat.models)) == "Llama-2-70B"
+        assert gqa_sibling(cat.model("Llama-2-70B"), list(cat.models)) == "Llama-2-70B"
+
+    def test_selected_gpus_and_models_limit_the_catalog_sheets_and_add_siblings(self):
+        spec = build_whatif(gpus=["H100"], models=["llama2-13b"])
+        models = [c.value for r, c in spec.sheet("Models").cells.items() if r.startswith("A") and r[1:].isdigit()]
+        assert "Llama-2-13B" in models and len([m for m in models if m and "-" in str(m)]) == 2
+        assert spec.sheet("GPUs").cells["A2"].value == "H100 SXM 80GB"
+
+
+class TestWrittenFile:
+    def test_opens_on_inputs_with_frozen_headers_and_one_page_wide_print(self, book):
+        wb = openpyxl.load_workbook(book)
+        assert wb.active.title == INPUTS_SHEET
+        for ws in wb.worksheets:
+            assert ws.page_setup.fitToWidth == 1 and ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
+        assert wb["Calc"].freeze_panes == "C4" and wb["GPUs"].freeze_panes == "B2"
+
+    def test_catalog_sheets_are_excel_tables_with_sources(self, book):
+        wb = openpyxl.load_workbook(book)
+        for sheet, table in (("GPUs", "tbl_gpus"), ("Models", "tbl_models"), ("Precisions", "tbl_precisions")):
+            assert table in wb[sheet].tables
+            headers = [c.value for c in wb[sheet][1]]
+            assert "Source" in headers
+
+    def test_inputs_have_dropdowns_from_the_catalog(self, book):
+        ws = openpyxl.load_workbook(book)[INPUTS_SHEET]
+        lists = {str(dv.sqref): dv.formula1 for dv in ws.data_validations.dataValidation if dv.type == "list"}
+        assert lists[f"B{input_row('gpu')}"] == "gpu_names"
+        assert lists[f"B{input_row('model')}"] == "model_names"
+        assert lists[f"B{input_row('kv_precision')}"] == "kv_precision_names"
+
+    def test_refuses_to_overwrite_without_force_and_leaves_no_temporary_file(self, book, spec):
+        before = book.read_bytes()
+        with pytest.raises(OutputExistsError, match="--force"):
+            write_workbook(spec, book)
+        assert book.read_bytes() == before
+        assert [p.name for p in book.parent.iterdir()] == [book.name]
+
+    def test_a_failed_save_keeps_the_old_file_and_leaves_no_temporary_file(self, book, spec, monkeypatch):
+        before = book.read_bytes()
+        wb = to_openpyxl(spec)
+
+        def broken(path):
+            Path(path).write_bytes(b"half")
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(wb, "save", broken)
+        with pytest.raises(WorkbookError, match="No space left"):
+            save_atomic(wb, book, force=True)
+        assert book.read_bytes() == before
+        assert [p.name for p in book.parent.iterdir()] == [book.name]
+
+    def test_a_new_file_gets_ordinary_permissions(self, book):
+        """The temporary file's private mode (0600) is not kept: the umask decides, as for any new file."""
+        import os
+
+        umask = os.umask(0)
+        os.umask(umask)
+        assert book.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+class TestReadInputs:
+    def test_reads_the_shipped_inputs_with_blanks_as_none(self, book):
+        assert read_inputs(book) == {
+            "gpu": "H100 SXM 80GB", "model": "LLaMA-65B", "context": 8192, "kv_precision": None,
+            "weight_precision": None, "gpus": None, "memory_utilization": None, "price_per_gpu_hour": None,
+            "batch": 1, "engine": "vllm"}
+
+    def test_reads_edited_inputs_as_their_types(self, book):
+        wb = openpyxl.load_workbook(book)
+        ws = wb[INPUTS_SHEET]
+        for key, value in (("gpus", 8.0), ("kv_precision", "fp8"), ("memory_utilization", 0.85),
+                           ("price_per_gpu_hour", 2), ("batch", None)):
+            ws[f"B{input_row(key)}"] = value
+        wb.save(book)
+        got = read_inputs(book)
+        assert got["gpus"] == 8 and isinstance(got["gpus"], int)
+        assert got["kv_precision"] == "fp8" and got["memory_utilization"] == 0.85
+        assert got["price_per_gpu_hour"] == 2.0 and got["batch"] is None
+
+    @pytest.mark.parametrize("key,value,message", [
+        ("context", "long", "must be a number"), ("context", 0, "whole number"), ("gpus", 2.5, "whole number"),
+        ("memory_utilization", 1.5, "at most 1"), ("gpu", None, "is empty"), ("price_per_gpu_hour", -1, "0 or more"),
+    ])
+    def test_a_bad_input_is_one_line_naming_the_cell(self, book, key, value, message):
+        wb = openpyxl.load_workbook(book)
+        wb[INPUTS_SHEET][f"B{input_row(key)}"] = value
+        wb.save(book)
+        with pytest.raises(WorkbookError, match=message) as err:
+            read_inputs(book)
+        assert f"Inputs!B{input_row(key)}" in str(err.value) and "\n" not in str(err.value)
+
+    def test_refuses_a_workbook_it_did_not_make(self, tmp_path):
+        path = tmp_path / "other.xlsx"
+        openpyxl.Workbook().save(path)
+        with pytest.raises(WorkbookError, match="not a what-if workbook made by `planner workbook`"):
+            read_inputs(path)
+
+    @pytest.mark.parametrize("name,content,message", [
+        ("book.xlsm", b"PK", "not accepted"), ("book.csv", b"a,b", "not an .xlsx"), ("book.xlsx", b"hello", "not a zip"),
+    ])
+    def test_refuses_files_that_are_not_plain_xlsx(self, tmp_path, name, content, message):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(WorkbookError, match=message):
+            read_inputs(path)
+
+    def test_refuses_an_xlsx_with_macros(self, book):
+        with zipfile.ZipFile(book, "a") as z:
+            z.writestr("xl/vbaProject.bin", b"\x00")
+        with pytest.raises(WorkbookError, match="macros"):
+            read_inputs(book)
+
+    def test_refuses_oversized_files(self, book, monkeypatch):
+        monkeypatch.setattr("planner.workbook.reader.MAX_FILE_BYTES", 1000)
+        with pytest.raises(WorkbookError, match="larger than"):
+            read_inputs(book)
+
+    def test_errors_are_planner_errors(self):
+        assert issubclass(WorkbookError, PlannerError)
+
+    def test_contract_keys(self, book):
+        assert set(read_inputs(book)) == {f.key for f in INPUT_FIELDS} | {"engine"}
+
+
+class TestRefreshWithoutRecalculation:
+    def test_refuses_a_file_it_did_not_make(self, tmp_path):
+        path = tmp_path / "other.xlsx"
+        openpyxl.Workbook().save(path)
+        with pytest.raises(WorkbookError, match="not a what-if workbook"):
+            refresh(path)
+
+    def test_keeps_an_edited_assumption(self, book):
+        wb = openpyxl.load_workbook(book)
+        ref = wb.defined_names["eng_bandwidth_efficiency"].attr_text.split("!")[1].replace("$", "")
+        wb["Assumptions"][ref] = 0.5
+        wb.save(book)
+        refresh(book)
+        assert openpyxl.load_workbook(book)["Assumptions"][ref].value == 0.5
+
+
+class TestCommand:
+    def test_writes_the_workbook_and_refuses_to_overwrite_without_force(self, tmp_path):
+        runner = CliRunner()
+        first = runner.invoke(main, ["workbook", "-o", str(tmp_path)])
+        assert first.exit_code == 0 and "capacity-what-if.xlsx" in first.output
+        again = runner.invoke(main, ["workbook", "-o", str(tmp_path)])
+        assert again.exit_code == 1 and "exists; pass --force" in again.output
+        assert runner.invoke(main, ["workbook", "-o", str(tmp_path), "--force"]).exit_code == 0
+
+    def test_an_unknown_gpu_is_one_line_with_exit_2(self, tmp_path):
+        result = CliRunner().invoke(main, ["workbook", "-o", str(tmp_path), "--gpus", "H100,H10O"])
+        assert result.exit_code == 2 and "unknown GPU 'H10O'" in result.output and "Traceback" not in result.output
+        assert not list(tmp_path.iterdir())
+
+    def test_refresh_refuses_a_foreign_file_with_exit_1(self, tmp_path):
+        path = tmp_path / "other.xlsx"
+        openpyxl.Workbook().save(path)
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(path)])
+        assert result.exit_code == 1 and "not a what-if workbook" in result.output
+
+    def test_every_command_has_help_with_an_example(self):
+        for args in (["workbook", "--help"], ["workbook", "refresh", "--help"]):
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 0 and "Example:" in result.output
+
+
+class TestCheckedInWorkbooks:
+    def test_match_what_the_command_generates_from_the_current_catalog(self, tmp_path, spec):
+        """Compared by sheets, cells (values and formulas) and defined names, not bytes. Regenerate with
+        `planner workbook --force` after a catalog or engine change."""
+        shipped = REPO / "workbooks" / WORKBOOK_FILE
+        assert shipped.exists(), "run `planner workbook --force` and commit workbooks/"
+        fresh = openpyxl.load_workbook(write_workbook(spec, tmp_path / WORKBOOK_FILE))
+        old = openpyxl.load_workbook(shipped)
+        assert old.sheetnames == fresh.sheetnames
+        names = lambda wb: {k: v.attr_text for k, v in wb.defined_names.items()}  # noqa: E731
+        assert names(old) == names(fresh)
+        for ws in fresh.worksheets:
+            cells = lambda w: {c.coordinate: c.value for row in w.iter_rows() for c in row if c.value is not None}  # noqa: E731
+            differ = {k for k in cells(ws).keys() | cells(old[ws.title]).keys()
+                      if cells(ws).get(k) != cells(old[ws.title]).get(k)}
+            assert not differ, f"{ws.title}: {sorted(differ)[:10]} differ; run `planner workbook --force`"
