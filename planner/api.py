@@ -449,11 +449,14 @@ def decode_intensity(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_prec
 
 @dataclass(frozen=True)
 class PrefillStep:
+    """One prompt's prefill: time to first token, bytes and FLOPs for the whole group."""
+
     gpus: Any
     prompt_tokens: Any
     ttft_s: Any
     bytes_moved: Any
     flop: Any
+    compute_s: Any  # the FLOPs alone at the achieved prefill peak: a prompt's marginal cost when batched with decode
 
     @property
     def intensity_flop_per_byte(self):
@@ -468,7 +471,7 @@ def prefill(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_p
     d = _deploy(gpu, model, prompt_tokens, kv_precision, gpus, weight_precision, memory_utilization, 1, engine=engine,
                 reserve_bytes=reserve_bytes, catalog=catalog, errors=errors, calibration=calibration)
     if d is None:
-        return PrefillStep(*([_nan_shaped(gpu, model, prompt_tokens)] * 5))
+        return PrefillStep(*([_nan_shaped(gpu, model, prompt_tokens)] * 6))
     g, md, ctx, n = d.s.gpu, d.s.model, d.context, d.gpus_safe
     weights_read, params_per_token = _weights_read_and_flop_per_token(md, ctx)
     kv_written = m.kv_bytes(ctx, md["kv_elements_per_token_per_layer"], md["kv_bpe"], md["full_attention_layers"],
@@ -481,9 +484,11 @@ def prefill(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_p
     t = m.roofline_step_time_s(bytes_moved, flop, n, g["bandwidth"], _peak_for_weights(d.s), g["bandwidth_efficiency"],
                                g["prefill_flop_efficiency"])
     ttft_s = t + _tp_communication_s(d.s, ctx, n) + g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
+    compute_s = m.roofline_step_time_s(0.0, flop, n, g["bandwidth"], _peak_for_weights(d.s), 1.0,
+                                       g["prefill_flop_efficiency"])
     idx = _pandas_index(gpu, model, prompt_tokens)
     return PrefillStep(*[_finish(np.asarray(v, dtype=float), d.bad, "coerce", idx)
-                         for v in (d.gpus, ctx, ttft_s, bytes_moved, flop)])
+                         for v in (d.gpus, ctx, ttft_s, bytes_moved, flop, compute_s)])
 
 
 def ttft(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_precision: Any = None, **options):

@@ -4,9 +4,12 @@ The capacity model (``planner.api``) says what ONE replica (a tensor-parallel gr
 the model) can do: its TPOT at each batch, whether a batch's KV cache fits, its TTFT. This module turns that
 into a fleet and a bill:
 
-    batch per replica   the largest batch whose TPOT meets the target and whose KV cache fits
-    concurrency         Little's law: requests in flight = rate x (TTFT + output tokens x TPOT)
-    replicas            ceil(concurrency / batch per replica) + spare replicas (N+1: spare = 1)
+    batch per replica   the batch (whose KV cache fits) that lets a replica take the most requests per second
+    shared time         prompts and decode share a replica (continuous batching): taking x requests/s, it
+                        spends x x TTFT of each second on prompts, so a decode step stretches to
+                        TPOT / (1 - x x TTFT), which must still meet the target
+    concurrency         Little's law: requests in flight = rate x (TTFT + output tokens x effective TPOT)
+    replicas            ceil(peak rate / requests per second per replica) + spare replicas (N+1: spare = 1)
     GPUs                replicas x GPUs per replica, rounded up to whole nodes when bought by the node
     monthly cost        owned: GPUs x (purchase / amortization months + TDP x PUE x $/kWh x 730 h)
                         cloud: GPUs x $/GPU-hour x 730 h
@@ -17,6 +20,7 @@ per second, tokens, US dollars, watts, hours. Counts come back as floats (NaN wh
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +77,47 @@ def prefill_share(ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike
     prefill = _f(ttft_s)
     decode = _f(output_tokens) * _f(tpot_s) / _f(batch)
     return prefill / (prefill + decode)
+
+
+def max_rate_per_replica(
+    prompt_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike, batch: ArrayLike, tpot_target_s: ArrayLike,
+    ttft_s: ArrayLike | None = None,
+) -> np.ndarray:
+    """Requests per second one replica can take when prompts and decode share its time.
+
+    Taking x requests/s, a replica spends x p of each second on prompts (p = ``prompt_s``, a prompt's
+    replica time), so its decode steps stretch to TPOT_eff = TPOT / (1 - x p). Two limits on x:
+
+    - latency: TPOT_eff <= target, so x <= (1 - TPOT / target) / p;
+    - batch slots (Little's law, T = ``ttft_s``, default p): x (T + output x TPOT_eff) <= batch, whose
+      boundary is the smaller root of T p x^2 - (T + output x TPOT + batch p) x + batch = 0.
+
+    0 where the batch is 0 or even an idle replica's TPOT misses the target. With p -> 0 this is
+    batch / (T + output x TPOT): the slots alone.
+    """
+    p, out, t, b, target = (_f(x) for x in (prompt_s, output_tokens, tpot_s, batch, tpot_target_s))
+    ttft = p if ttft_s is None else _f(ttft_s)
+    lin = ttft + out * t + b * p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slots = 2.0 * b / (lin + np.sqrt(np.maximum(lin * lin - 4.0 * ttft * p * b, 0.0)))
+        latency = np.where(p > 0, (1.0 - t / target) / p, np.inf)
+    x = np.minimum(slots, latency)
+    return np.where(np.isfinite(x) & (x > 0) & (b > 0) & (t <= target), x, 0.0)
+
+
+def effective_tpot(tpot_s: ArrayLike, rate_per_replica: ArrayLike, ttft_s: ArrayLike) -> np.ndarray:
+    """TPOT a user sees when the replica also processes prompts: TPOT / (1 - rate per replica x TTFT)."""
+    busy = _f(rate_per_replica) * _f(ttft_s)
+    with np.errstate(divide="ignore"):
+        return np.where(busy < 1.0, _f(tpot_s) / (1.0 - busy), np.inf)
+
+
+def replicas_for_rate(rate_per_s: ArrayLike, max_rate_per_replica_s: ArrayLike, spare_replicas: ArrayLike = 0) -> np.ndarray:
+    """Serving replicas ceil(rate / max rate per replica) (at least 1) plus the spares; NaN where a replica takes none."""
+    x = _f(max_rate_per_replica_s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        serving = np.maximum(np.ceil(_f(rate_per_s) / x - 1e-9), 1.0)
+    return np.where(x > 0, serving + _f(spare_replicas), np.nan)
 
 
 # -- the fleet ------------------------------------------------------------------------------------------
@@ -157,6 +202,13 @@ class Replica:
     tpot_s: float  # at that batch and the sizing context
     ttft_s: float  # of a high-percentile prompt
     ttft_mean_s: float  # of a mean prompt (for Little's law)
+    #: replica time a mean prompt takes when batched with decode steps: its FLOPs at the achieved prefill peak
+    #: (the weights are streamed for the decode step anyway); None: the whole TTFT
+    prompt_busy_s: float | None = None
+
+    @property
+    def prompt_time_s(self) -> float:
+        return self.ttft_mean_s if self.prompt_busy_s is None else self.prompt_busy_s
 
 
 @dataclass(frozen=True)
@@ -174,7 +226,8 @@ class Fleet:
     headroom_peak: np.ndarray
     usd_per_million_input: np.ndarray
     usd_per_million_output: np.ndarray
-    prompt_bound: np.ndarray  # True where prompt processing (rate x TTFT), not batch slots, sets the replicas
+    prompt_bound: np.ndarray  # True where prompts' share of the time (the TPOT target), not batch slots, sets replicas
+    tpot_peak_s: np.ndarray  # the TPOT users see at peak: decode steps stretched by the prompts in between
 
 
 def size(
@@ -186,18 +239,29 @@ def size(
     spare_replicas: float,
     node_size: float,
     usd_per_gpu_month: float,
+    tpot_target_s: float = math.inf,
 ) -> Fleet:
     """Size the fleet for a peak rate and cost it; utilization and cost per token at the average rate.
 
-    Little's law uses the mean prompt's TTFT and the mean output length; the batch (and its TPOT) was chosen
-    for the high-percentile sequence length, so every slot can hold a long request.
+    Serving replicas = ceil(peak rate / ``max_rate_per_replica``): prompts and decode share each replica's
+    time and the stretched TPOT must meet the target. Little's law uses the mean prompt's TTFT and the mean
+    output length; the batch (and its TPOT) was chosen for the high-percentile sequence length, so every slot
+    can hold a long request.
     """
-    peak = concurrency(peak_rate_per_s, replica.ttft_mean_s, output_tokens_mean, replica.tpot_s)
-    avg = concurrency(average_rate_per_s, replica.ttft_mean_s, output_tokens_mean, replica.tpot_s)
-    prompt_load = _f(peak_rate_per_s) * replica.ttft_mean_s
-    need = replicas_needed(peak, replica.batch, spare_replicas, prompt_load)
+    busy = replica.prompt_time_s
+    x_max = max_rate_per_replica(busy, output_tokens_mean, replica.tpot_s, replica.batch, tpot_target_s,
+                                 ttft_s=replica.ttft_mean_s)
+    need = replicas_for_rate(peak_rate_per_s, x_max, spare_replicas)
+    serving = need - _f(spare_replicas)
     with np.errstate(divide="ignore", invalid="ignore"):
-        prompt_bound = np.ceil(prompt_load) > np.ceil(peak / replica.batch)
+        per_replica = _f(peak_rate_per_s) / serving
+        latency_limit = (1.0 - replica.tpot_s / _f(tpot_target_s)) / busy
+        prompt_bound = np.asarray(latency_limit <= x_max * (1 + 1e-9)) & (busy > 0)
+    tpot_peak = effective_tpot(replica.tpot_s, per_replica, busy)
+    avg_per_replica = _f(average_rate_per_s) / serving
+    tpot_avg = effective_tpot(replica.tpot_s, avg_per_replica, busy)
+    peak = concurrency(peak_rate_per_s, replica.ttft_mean_s, output_tokens_mean, tpot_peak)
+    avg = concurrency(average_rate_per_s, replica.ttft_mean_s, output_tokens_mean, tpot_avg)
     gpus = gpus_to_buy(need, replica.gpus, node_size)
     held = replicas_deployed(gpus, replica.gpus)
     monthly = gpus * _f(usd_per_gpu_month)
@@ -219,4 +283,5 @@ def size(
         per_in,
         per_out,
         prompt_bound,
+        tpot_peak,
     )

@@ -81,6 +81,19 @@ class TestMoney:
         assert tokens == pytest.approx(1.314e9)
         assert sizing.usd_per_million_tokens(10_000, tokens) == pytest.approx(10_000 / 1314)
 
+    def test_max_rate_per_replica_satisfies_littles_law_at_the_limit(self):
+        """At the slots limit, x (TTFT + output x TPOT / (1 - x TTFT)) is exactly the batch."""
+        x = float(sizing.max_rate_per_replica(0.1, 300, 0.04, 90, 10.0))
+        assert x * (0.1 + 300 * 0.04 / (1 - x * 0.1)) == pytest.approx(90)
+
+    def test_without_prompt_time_a_replica_takes_batch_over_decode_time(self):
+        """TTFT 0: x = batch / (output x TPOT) = 90 / 12 = 7.5 req/s."""
+        assert float(sizing.max_rate_per_replica(0.0, 300, 0.04, 90, 1.0)) == pytest.approx(7.5)
+
+    def test_a_replica_too_slow_for_the_target_takes_nothing(self):
+        assert float(sizing.max_rate_per_replica(0.1, 300, 0.06, 90, 0.05)) == 0.0
+        assert math.isnan(sizing.replicas_for_rate(10, 0.0, 1))
+
     def test_prefill_share_splits_replica_time(self):
         """TTFT 0.2 s vs 100 tokens x 50 ms / batch 10 = 0.5 s of shared decode: 0.2 / 0.7 of the time is prompts."""
         assert sizing.prefill_share(0.2, 100, 0.05, 10) == pytest.approx(0.2 / 0.7)
@@ -90,12 +103,25 @@ class TestSize:
     REPLICA = sizing.Replica(gpus=4, batch=90, tpot_s=0.04, ttft_s=0.5, ttft_mean_s=0.1)
 
     def test_end_to_end_by_hand(self):
-        """20 req/s x (0.1 + 300 x 0.04) = 242 in flight; ceil(242/90) = 3 + 1 spare = 4 replicas x 4 = 16 GPUs;
-        in 8-GPU nodes 16; at $913.05 a GPU-month: $14,608.80."""
-        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05)
-        assert float(f.concurrency_peak) == pytest.approx(242)
-        assert int(f.gpus) == 16 and int(f.replicas) == 4
-        assert float(f.monthly_usd) == pytest.approx(16 * 913.05)
+        """Batch slots bind (target 0.2 s). Slots: x (0.1 + 300 x 0.04 / (1 - 0.1 x)) = 90 gives
+        0.01 x^2 - 21.1 x + 90 = 0, x = 180 / (21.1 + sqrt(21.1^2 - 3.6)) = 4.2741 req/s per replica;
+        latency allows (1 - 0.04 / 0.2) / 0.1 = 8 req/s. ceil(20 / 4.2741) = 5 + 1 spare = 6 replicas x 4 = 24 GPUs
+        (3 nodes of 8); at peak each replica takes 4 req/s, busy 40% on prompts: TPOT 0.04 / 0.6 = 66.7 ms, and
+        20 x (0.1 + 300 x 0.0667) = 402 requests in flight. At $913.05 a GPU-month: 24 x $913.05."""
+        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05,
+                        tpot_target_s=0.2)
+        assert float(f.concurrency_peak) == pytest.approx(402)
+        assert float(f.tpot_peak_s) == pytest.approx(0.04 / 0.6)
+        assert int(f.gpus) == 24 and int(f.replicas) == 6 and not bool(f.prompt_bound)
+        assert float(f.monthly_usd) == pytest.approx(24 * 913.05)
+
+    def test_prompts_stealing_decode_time_can_set_the_replica_count(self):
+        """Target 50 ms: a replica may spend only 1 - 40/50 = 20% of its time on prompts, 2 req/s at TTFT 0.1 s:
+        ceil(20 / 2) = 10 + 1 spare = 11 replicas x 4 = 44 GPUs, 48 in 8-GPU nodes; TPOT at peak exactly 50 ms."""
+        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05,
+                        tpot_target_s=0.05)
+        assert int(f.replicas_needed) == 11 and int(f.gpus) == 48 and bool(f.prompt_bound)
+        assert float(f.tpot_peak_s) == pytest.approx(0.05)
 
     def test_input_and_output_costs_add_up_to_the_bill(self):
         """Cost per input token x input tokens + cost per output token x output tokens = the monthly bill."""

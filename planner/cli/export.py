@@ -51,7 +51,7 @@ def summary_lines(review) -> list[str]:
     rec = review.recommended
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
-        f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {rec.replica.tpot_s * 1e3:.1f} ms, "
+        f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
         f"TTFT {rec.replica.ttft_s:.2f} s)"
     ]
     width = max(len(r.option.name) for r in review.results)

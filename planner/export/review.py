@@ -51,6 +51,8 @@ class Candidate:
     tpot_batch1_s: float  # NaN when the weights do not fit
     ttft_high_s: float
     ttft_mean_s: float
+    tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)  # batch 1, 2, ...; NaN: no fit
+    prompt_busy_s: float = math.nan  # a mean prompt's FLOPs at the prefill peak: its share of a replica's time
 
     @property
     def fits(self) -> bool:
@@ -156,7 +158,7 @@ def _candidates(
     eng: EngineProfile,
     groups: tuple[int, ...],
 ) -> tuple[Candidate, ...]:
-    """Per tensor-parallel group: TPOT over every batch in one vectorized call, then the largest batch meeting the target."""
+    """Per tensor-parallel group: TPOT over every batch in one vectorized call (``_best_batch`` then picks one)."""
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
     batches = np.arange(1, max_seqs + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
@@ -178,18 +180,18 @@ def _candidates(
             **common,
         )
     )
-    ttft_mean = np.asarray(
-        api.ttft(
-            gpu,
-            model,
-            workload.prompt_tokens_mean,
-            tp,
-            wp,
-            kv_precision=kp,
-            memory_utilization=option.memory_utilization,
-            **common,
-        )
+    mean_prompt = api.prefill(
+        gpu,
+        model,
+        workload.prompt_tokens_mean,
+        tp,
+        wp,
+        kv_precision=kp,
+        memory_utilization=option.memory_utilization,
+        **common,
     )
+    ttft_mean = np.asarray(mean_prompt.ttft_s)
+    prompt_busy = np.asarray(mean_prompt.compute_s)
     out = []
     for i, n in enumerate(groups):
         b = int(best[i])
@@ -201,6 +203,8 @@ def _candidates(
                 float(tpot[i, 0]),
                 float(ttft_hi[i]),
                 float(ttft_mean[i]),
+                tuple(float(v) for v in tpot[i]),
+                float(prompt_busy[i]),
             )
         )
     return tuple(out)
@@ -230,7 +234,24 @@ def _fleet(
         option.spare_replicas,
         option.nodes_of,
         money.usd_per_gpu_month,
+        workload.tpot_target_s,
     )
+
+
+def _best_batch(c: Candidate, workload: Workload) -> sizing.Replica:
+    """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target.
+
+    Prompts share the replica's time with decode, so the largest batch meeting the target is not always best:
+    a smaller, faster batch leaves more time for prompts. Ties go to the larger batch.
+    """
+    curve = np.asarray(c.tpot_by_batch_s, dtype=float)
+    batches = np.arange(1, len(curve) + 1, dtype=float)
+    rates = sizing.max_rate_per_replica(c.prompt_busy_s, workload.output_tokens_mean, np.nan_to_num(curve, nan=np.inf),
+                                        np.where(np.isfinite(curve), batches, 0.0), workload.tpot_target_s,
+                                        ttft_s=c.ttft_mean_s)
+    i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
+    return sizing.Replica(c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s,
+                          c.prompt_busy_s)
 
 
 def evaluate(
@@ -265,7 +286,8 @@ def evaluate(
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= workload.ttft_target_s:
             continue
-        rep = sizing.Replica(c.gpus_per_replica, c.batch, c.tpot_s, c.ttft_high_s, c.ttft_mean_s)
+        rep = _best_batch(c, workload) if c.tpot_by_batch_s else sizing.Replica(
+            c.gpus_per_replica, c.batch, c.tpot_s, c.ttft_high_s, c.ttft_mean_s)
         fl = _fleet(option, workload, rep, money, 1.0)
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
         if best is None or key < best[0]:
@@ -347,10 +369,10 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
         return Lever(name, change, None, math.nan, note)
     saving = base.monthly_usd - res.monthly_usd if res.meets else math.nan
     if res.meets and not note:
-        dt = (res.replica.tpot_s - base.replica.tpot_s) * 1e3
+        dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
         note = (
             f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
-            f"{int(base.replica.batch)}); TPOT {res.replica.tpot_s * 1e3:.1f} ms ({dt:+.1f} ms)"
+            f"{int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
         )
         if res.gpus == base.gpus:
             note += (
@@ -735,7 +757,19 @@ def assumptions(
     rules = "planner.sizing (docs/export.md)"
     rows += [
         ("Hours per month", f"{sizing.HOURS_PER_MONTH:g}", "h", "8,760 h / 12"),
-        ("Batch per replica", "largest whose TPOT meets the target and whose KV cache fits", "", rules),
+        (
+            "Batch per replica",
+            "the one (its KV cache fits) that lets a replica take the most requests per second",
+            "",
+            rules,
+        ),
+        (
+            "Prompts and decode share a replica",
+            "taking x requests/s, a replica spends x x TTFT of each second on prompts: TPOT / (1 - x x TTFT) "
+            "must meet the target",
+            "",
+            "continuous batching; " + rules,
+        ),
         (
             "Sequence length for memory and TPOT",
             f"{w.sizing_context_tokens:,}",
@@ -744,11 +778,11 @@ def assumptions(
         ),
         (
             "Requests in flight",
-            "rate x (TTFT of a mean prompt + mean output tokens x TPOT)",
+            "rate x (TTFT of a mean prompt + mean output tokens x TPOT at that load)",
             "",
             "Little's law; " + rules,
         ),
-        ("Replicas", "ceil(requests in flight / batch), at least rate x TTFT, + spare replicas", "", rules),
+        ("Replicas", "ceil(peak rate / requests per second a replica takes) + spare replicas", "", rules),
         ("Owned GPU per month", "purchase / amortization months + TDP x PUE x $/kWh x 730 h", "", rules),
         ("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
         (

@@ -99,7 +99,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         int(rep.gpus),
         int(f.replicas),
         int(rep.batch),
-        rep.tpot_s * 1e3,
+        float(f.tpot_peak_s) * 1e3,
         rep.ttft_s,
         _n(f.usd_per_gpu_month),
         _n(f.monthly_usd),
@@ -135,7 +135,7 @@ def levers_table(review: Review) -> Table:
             b.gpus,
             b.monthly_usd,
             None,
-            b.replica.tpot_s * 1e3,
+            float(b.fleet.tpot_peak_s) * 1e3,
             f"{int(b.replica.gpus)} GPUs per replica, {int(b.replica.batch)} requests per replica",
         )
     ]
@@ -149,7 +149,7 @@ def levers_table(review: Review) -> Table:
                 r.gpus if shown else None,
                 r.monthly_usd if shown else None,
                 lv.saving_usd_per_month if shown else None,
-                r.replica.tpot_s * 1e3 if shown else None,
+                float(r.fleet.tpot_peak_s) * 1e3 if shown else None,
                 lv.note,
             )
         )
