@@ -21,9 +21,10 @@ from planner.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, MissingDataError
-from planner.resolve import (  # noqa: F401  (_count, _PEAK_TWINS, ... are used by the workbook writer's docs)
+from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
     _PEAK_KEYS,
     _PEAK_TWINS,
+    PEAK_KEYS,
     Errors,
     _count,
     _count_or_mask,
@@ -37,6 +38,7 @@ from planner.resolve import (  # noqa: F401  (_count, _PEAK_TWINS, ... are used 
     _resolve,
     _Scenario,
     default_kv_precision,
+    gpu_numbers,
     gpu_peak_flop_per_s,
     math_flags,
 )

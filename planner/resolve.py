@@ -140,7 +140,7 @@ def _spread(rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple
     return _Column(values, bad, first_error)
 
 
-def _gpu_numbers(g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None) -> dict[str, float]:
+def gpu_numbers(g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None) -> dict[str, float]:
     """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors."""
     price = g.price.cloud_usd_per_gpu_hour if g.price and g.price.cloud_usd_per_gpu_hour else math.nan
     eng = engine or engine_profile(None)
@@ -162,7 +162,7 @@ def _gpu_numbers(g: Gpu, engine: EngineProfile | None = None, calibration: Calib
     }
 
 
-_PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
+PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
 _PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
 
 
@@ -177,8 +177,8 @@ def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
 
 def math_flags(precision: Precision) -> dict[str, float]:
     """One-hot flags of the precision's math peak and its fallback, so ``_peak_for_weights`` can vectorize."""
-    return {**{f"math_{k}": float(precision.math == k) for k in _PEAK_KEYS},
-            **{f"fallback_{k}": float(precision.math_fallback == k) for k in _PEAK_KEYS}}
+    return {**{f"math_{k}": float(precision.math == k) for k in PEAK_KEYS},
+            **{f"fallback_{k}": float(precision.math_fallback == k) for k in PEAK_KEYS}}
 
 
 def default_kv_precision(model: Model) -> str:
@@ -204,7 +204,7 @@ def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = Non
              kv_precision: Any = None, engine: EngineProfile | None = None,
              calibration: Calibration | None = None) -> _Scenario:
     """Look up GPUs, models and precisions (all optional), broadcasting arrays of names."""
-    gpu_cols = (_lookup(gpu, catalog.gpu, lambda g: _gpu_numbers(g, engine, calibration), errors)
+    gpu_cols = (_lookup(gpu, catalog.gpu, lambda g: gpu_numbers(g, engine, calibration), errors)
                 if gpu is not None else _Column({}, False, None))
 
     def model_numbers(key: tuple[Any, Any, Any]) -> dict[str, float]:
@@ -271,7 +271,7 @@ def _peak_for_weights(s: _Scenario) -> np.ndarray:
     g, md = s.gpu, s.model
     chosen = np.full(np.broadcast(*(list(g.values()) + list(md.values()))).shape, np.nan)
     for table in ("math", "fallback"):
-        for key in _PEAK_KEYS:
+        for key in PEAK_KEYS:
             for k in (key, _PEAK_TWINS.get(key)):
                 if k is None or f"peak_{k}" not in g:
                     continue
@@ -279,3 +279,8 @@ def _peak_for_weights(s: _Scenario) -> np.ndarray:
                 chosen = np.where(take, g[f"peak_{k}"], chosen)
     base = g.get("peak_fp16", g.get("peak_bf16"))
     return np.where(np.isnan(chosen), base, chosen)
+
+
+# names other modules used before these became public
+_gpu_numbers = gpu_numbers
+_PEAK_KEYS = PEAK_KEYS

@@ -121,12 +121,6 @@ class Review:
     warnings: tuple[str, ...] = field(default=())
 
 
-def _default_kv(model: Model) -> str:
-    """The API's default KV precision for a model (public name since the resolve split; private before it)."""
-    rule = getattr(api, "default_kv_precision", None) or api._default_kv_precision
-    return rule(model)
-
-
 # -- money ----------------------------------------------------------------------------------------------
 
 
@@ -268,7 +262,7 @@ def evaluate(
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
-    kp = catalog.precision(option.kv_precision).name if option.kv_precision else _default_kv(mdl)
+    kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
     groups = groups or (
         (option.gpus_per_replica,)

@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from openpyxl.utils import get_column_letter
 
-from planner.api import _PEAK_KEYS, _default_kv_precision, _gpu_numbers
+from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration
 from planner.catalog import Catalog, Gpu, Model, Precision
@@ -105,8 +105,8 @@ def gpus_sheet(catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibra
         return value
 
     def interconnect_default(g: Gpu, r: int):
-        # what the model assumes where the catalog states no interconnect (api._gpu_numbers)
-        return _gpu_numbers(g.model_copy(update={"interconnect_bytes_per_s": None}), engine, calibration)["interconnect"]
+        # what the model assumes where the catalog states no interconnect (api.gpu_numbers)
+        return gpu_numbers(g.model_copy(update={"interconnect_bytes_per_s": None}), engine, calibration)["interconnect"]
 
     cols = [
         Column("GPU", lambda g, r: g.name, width=18, name="gpu_names"),
@@ -116,7 +116,7 @@ def gpus_sheet(catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibra
         Column("Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB_FMT, 14, "gpu_visible"),
         Column("HBM bandwidth", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS_FMT, 12, "gpu_bandwidth"),
     ]
-    cols += [Column(f"Peak {k}", peak(k), TFLOPS_FMT, 12) for k in _PEAK_KEYS]
+    cols += [Column(f"Peak {k}", peak(k), TFLOPS_FMT, 12) for k in PEAK_KEYS]
     ic_cat = get_column_letter(len(cols) + 1)
     cols += [
         Column("Interconnect (catalog)", lambda g, r: g.interconnect_bytes_per_s, GBS_FMT, 12),
@@ -154,7 +154,7 @@ def gpus_sheet(catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibra
                                 "are formulas over the Assumptions sheet, or calibrated values where a calibration "
                                 "file names the GPU.")
     peak_first = get_column_letter(7)
-    peak_last = get_column_letter(6 + len(_PEAK_KEYS))
+    peak_last = get_column_letter(6 + len(PEAK_KEYS))
     last = 1 + max(len(gpus), 1)
     names.append(Name("gpu_peaks", f"{GPUS_SHEET}!${peak_first}$2:${peak_last}${last}"))
     return sheet, names
@@ -198,7 +198,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         Column("Native precision", lambda m, r: m.native_precision, width=9, name="model_native_precision"),
         Column("Native expert precision", lambda m, r: m.native_expert_precision, width=9,
                name="model_native_expert_precision"),
-        Column("Default KV precision", lambda m, r: _default_kv_precision(m), width=9),
+        Column("Default KV precision", lambda m, r: default_kv_precision(m), width=9),
         Column("Trained context", lambda m, r: m.max_context, INT_FMT, 10, "model_max_context"),
         Column("GQA sibling", lambda m, r: gqa_sibling(m, all_models), width=16, name="model_sibling"),
     ]
@@ -291,10 +291,10 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     r += 1
     s.set(f"A{r}", "Peak keys", style="label")
     s.set(f"D{r}", "the order of the GPUs sheet's peak columns (FLOP/s by math precision)", style="note")
-    for j, k in enumerate(_PEAK_KEYS):
+    for j, k in enumerate(PEAK_KEYS):
         s.set(f"B{r + j}", k)
-    names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(_PEAK_KEYS) - 1}"))
-    r += len(_PEAK_KEYS)
+    names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(PEAK_KEYS) - 1}"))
+    r += len(PEAK_KEYS)
     s.set(f"A{r}", "Does not fit", style="label")
     s.set(f"B{r}", "=ASIN(2)")
     s.set(f"D{r}", "A cell that is #NUM!: formulas show it where the weights plus the sequences asked for do not fit "
