@@ -286,53 +286,28 @@ def evaluate(
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
         if best is None or key < best[0]:
             best = (key, rep, fl)
+    common = dict(option=option, gpu=gpu, model=mdl, weight_precision=wp, kv_precision=kp, engine=eng, money=money,
+                  candidates=cands, warnings=tuple(warnings))
     if best is None:
         peak = avg = math.nan
         if workload.by_rate:
-            peak, avg = (
-                workload.peak_requests_per_s * workload.growth_factor,
-                workload.average_requests_per_s * workload.growth_factor,
-            )
-        return Result(
-            option,
-            gpu,
-            mdl,
-            wp,
-            kp,
-            eng,
-            money,
-            cands,
-            None,
-            None,
-            None,
-            None,
-            None,
-            peak,
-            avg,
-            _shortfall(cands, workload, gpu, mdl),
-            tuple(warnings),
-        )
+            peak = workload.peak_requests_per_s * workload.growth_factor
+            avg = workload.average_requests_per_s * workload.growth_factor
+        return Result(**common, replica=None, fleet=None, low=None, high=None, sweep=None, peak_rate_per_s=peak,
+                      average_rate_per_s=avg, shortfall=_shortfall(cands, workload, gpu, mdl))
     _, rep, fl = best
     peak, avg = _rates(workload, rep)
     x = traffic_change
     return Result(
-        option,
-        gpu,
-        mdl,
-        wp,
-        kp,
-        eng,
-        money,
-        cands,
-        rep,
-        fl,
-        _fleet(option, workload, rep, money, 1 - x),
-        _fleet(option, workload, rep, money, 1 + x),
-        _fleet(option, workload, rep, money, np.asarray(SWEEP)),
-        peak,
-        avg,
-        "",
-        tuple(warnings),
+        **common,
+        replica=rep,
+        fleet=fl,
+        low=_fleet(option, workload, rep, money, 1 - x),
+        high=_fleet(option, workload, rep, money, 1 + x),
+        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP)),
+        peak_rate_per_s=peak,
+        average_rate_per_s=avg,
+        shortfall="",
     )
 
 

@@ -693,6 +693,17 @@ def _select(table, names: list[str] | None, kind: str) -> list:
     return out
 
 
+def select_entries(catalog: Catalog, gpus: list[str] | None, models: list[str] | None) -> tuple[list, list]:
+    """The GPUs and models a workbook lists (default: all), with the GQA sibling of every selected model."""
+    gpu_list = _select(catalog.gpus, gpus, "GPU")
+    model_list = _select(catalog.models, models, "model")
+    for m in list(model_list):  # the levers compare each model with its GQA sibling: it must be listed
+        sib = catalog.model(gqa_sibling(m, list(catalog.models)))
+        if sib not in model_list:
+            model_list.append(sib)
+    return gpu_list, model_list
+
+
 def build_catalog_sheets(catalog: Catalog, gpus: list, models: list, engine: EngineProfile,
                          calibration: Calibration) -> tuple[list[Sheet], list[Name]]:
     sheets, names = [], []
@@ -709,13 +720,7 @@ def build_whatif(catalog: Catalog | None = None, gpus: list[str] | None = None, 
     cat = catalog or default_catalog()
     eng = engine_profile(engine)
     cal = resolve_calibration(calibration)
-    gpu_list = _select(cat.gpus, gpus, "GPU")
-    model_list = _select(cat.models, models, "model")
-    # the GQA sibling must be on the Models sheet: add the siblings of the selected models
-    for m in list(model_list):
-        sib = cat.model(gqa_sibling(m, list(cat.models)))
-        if sib not in model_list:
-            model_list.append(sib)
+    gpu_list, model_list = select_entries(cat, gpus, models)
     lever_kv = tuple(cat.precision(p).name for p in ("fp8", "int4"))
     c = _calc_rows(lever_kv)
     calc, probes = _calc_sheet(c)

@@ -14,7 +14,7 @@ from planner import __version__
 from planner.calibration import resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines import engine_profile
-from planner.workbook.build import _select, build_catalog_sheets, build_whatif
+from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
 from planner.workbook.layout import CATALOG_SHEETS, VERSION_PROPERTY, WORKBOOK_FILE
 from planner.workbook.reader import WorkbookError, check_marker, load
 from planner.workbook.writer import save_atomic, write_sheet, write_workbook
@@ -58,14 +58,7 @@ def refresh(path: str | os.PathLike, catalog: Catalog | None = None, gpus: list[
     cat = catalog or default_catalog()
     eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
-    gpu_list = _select(cat.gpus, gpus, "GPU")
-    model_list = _select(cat.models, models, "model")
-    from planner.workbook.catalog_sheets import gqa_sibling
-
-    for m in list(model_list):
-        sib = cat.model(gqa_sibling(m, list(cat.models)))
-        if sib not in model_list:
-            model_list.append(sib)
+    gpu_list, model_list = select_entries(cat, gpus, models)
     sheets, names = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
     for sheet in sheets:
         if sheet.name in wb.sheetnames:
