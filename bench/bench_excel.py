@@ -39,20 +39,31 @@ def best_per_call(f, repeat: int = 7, number: int = 200) -> float:
 def scalar_overhead() -> None:
     print("1. Scalar call: Excel function (args as [[x]]) vs planner.api directly")
     cases = [
-        ("KV_BYTES", lambda: xf.KV_BYTES([["llama2-70b"]], [[8192.0]], [["fp16"]], [[None]]),
-         lambda: api.kv_bytes("llama2-70b", 8192.0, "fp16")),
+        (
+            "KV_BYTES",
+            lambda: xf.KV_BYTES([["llama2-70b"]], [[8192.0]], [["fp16"]], [[None]]),
+            lambda: api.kv_bytes("llama2-70b", 8192.0, "fp16"),
+        ),
         ("RIDGE", lambda: xf.RIDGE([["H100"]], [[None]]), lambda: api.ridge("H100")),
-        ("MAX_BATCH", lambda: xf.MAX_BATCH([["H100"]], [["llama2-70b"]], [[8192.0]], [["fp16"]]),
-         lambda: api.max_batch("H100", "llama2-70b", 8192.0, "fp16")),
-        ("TPOT", lambda: xf.TPOT([["H100"]], [["llama2-70b"]], [[8192.0]], [[8.0]]),
-         lambda: api.tpot("H100", "llama2-70b", 8192.0, 8.0)),
+        (
+            "MAX_BATCH",
+            lambda: xf.MAX_BATCH([["H100"]], [["llama2-70b"]], [[8192.0]], [["fp16"]]),
+            lambda: api.max_batch("H100", "llama2-70b", 8192.0, "fp16"),
+        ),
+        (
+            "TPOT",
+            lambda: xf.TPOT([["H100"]], [["llama2-70b"]], [[8192.0]], [[8.0]]),
+            lambda: api.tpot("H100", "llama2-70b", 8192.0, 8.0),
+        ),
     ]
     for name, wrapped, direct in cases:
         # interleave the two so drift in machine speed hits both alike
         w = min(best_per_call(wrapped, 3), best_per_call(wrapped, 3))
         d = min(best_per_call(direct, 3), best_per_call(direct, 3))
-        print(f"   {name:<10} wrapper {w * 1e6:8.1f} us   api {d * 1e6:8.1f} us   overhead {w / d - 1:+6.1%}"
-              f"   {'ok' if w / d - 1 < 0.30 else 'ABOVE 30%'}")
+        print(
+            f"   {name:<10} wrapper {w * 1e6:8.1f} us   api {d * 1e6:8.1f} us   overhead {w / d - 1:+6.1%}"
+            f"   {'ok' if w / d - 1 < 0.30 else 'ABOVE 30%'}"
+        )
 
 
 def range_vs_scalars(rows: int = 10_000) -> None:
@@ -62,17 +73,20 @@ def range_vs_scalars(rows: int = 10_000) -> None:
     for name in ("MAX_BATCH", "TPOT", "KV_BYTES"):
         f = getattr(xf, name)
         if name == "KV_BYTES":
+
             def one_call(f=f):
                 return f("llama2-70b", ctx)
 
             def per_cell(f=f):
                 return [f("llama2-70b", c[0]) for c in ctx]
         else:
+
             def one_call(f=f):
                 return f(gpus, "llama2-70b", ctx)
 
             def per_cell(f=f):
                 return [f(g[0], "llama2-70b", c[0]) for g, c in zip(gpus, ctx, strict=True)]
+
         t = time.perf_counter()
         spilled = one_call()
         t_range = time.perf_counter() - t
@@ -80,10 +94,12 @@ def range_vs_scalars(rows: int = 10_000) -> None:
         cells = per_cell()
         t_cells = time.perf_counter() - t
         same = [r[0] for r in spilled] == cells
-        print(f"   {name:<10} range {t_range * 1e3:8.1f} ms ({t_range / rows * 1e6:6.1f} us/row)   "
-              f"scalars {t_cells * 1e3:8.1f} ms ({t_cells / rows * 1e6:6.1f} us/row)   "
-              f"{t_cells / t_range:6.1f}x faster per row   {'ok' if t_cells / t_range >= 50 else 'BELOW 50x'}"
-              f"   same results: {same}")
+        print(
+            f"   {name:<10} range {t_range * 1e3:8.1f} ms ({t_range / rows * 1e6:6.1f} us/row)   "
+            f"scalars {t_cells * 1e3:8.1f} ms ({t_cells / rows * 1e6:6.1f} us/row)   "
+            f"{t_cells / t_range:6.1f}x faster per row   {'ok' if t_cells / t_range >= 50 else 'BELOW 50x'}"
+            f"   same results: {same}"
+        )
 
 
 def import_time(repeat: int = 5) -> None:
@@ -100,13 +116,16 @@ def import_time(repeat: int = 5) -> None:
     base = cost("pass")
     xw = cost("import xlwings") - base
     ours = cost("import planner.excel_functions") - base
-    probe = ("import sys, planner.excel_functions; print(' '.join(sorted(m for m in "
-             "('openpyxl', 'matplotlib', 'click', 'pandas', 'planner.cli') if m in sys.modules)))")
-    heavy = subprocess.run([sys.executable, "-c", probe],
-                           capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    probe = (
+        "import sys, planner.excel_functions; print(' '.join(sorted(m for m in "
+        "('openpyxl', 'matplotlib', 'click', 'pandas', 'planner.cli') if m in sys.modules)))"
+    )
+    heavy = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     print(f"   import xlwings                  {xw * 1e3:7.0f} ms")
-    print(f"   import planner.excel_functions  {ours * 1e3:7.0f} ms   ({ours / xw:.2f}x xlwings alone; "
-          f"+{(ours - xw) * 1e3:.0f} ms for planner)")
+    print(
+        f"   import planner.excel_functions  {ours * 1e3:7.0f} ms   ({ours / xw:.2f}x xlwings alone; "
+        f"+{(ours - xw) * 1e3:.0f} ms for planner)"
+    )
     print(f"   heavy modules loaded after import: {heavy or 'none'} (xlwings itself imports pandas and matplotlib)")
 
 

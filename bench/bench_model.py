@@ -7,7 +7,6 @@ Prints scenarios per second for both paths and the per-scenario speed-up (target
 from __future__ import annotations
 
 import argparse
-import itertools
 import time
 
 import numpy as np
@@ -39,7 +38,7 @@ def vectorized(gpu, model, context, kv, batch):
 
 def scalar(gpu, model, context, kv, batch):
     out = []
-    for g, m, c, k, b in zip(gpu, model, context, kv, batch):
+    for g, m, c, k, b in zip(gpu, model, context, kv, batch, strict=True):
         try:
             mb = planner.max_batch(g, m, int(c), k, 8)
         except planner.PlannerError:

@@ -1,10 +1,10 @@
 """planner: LLM-inference capacity from sourced catalogs: KV cache, max batch, TPOT, throughput and cost.
 
-    >>> from planner import kv_bytes, max_batch
-    >>> kv_bytes("llama2-70b", 8192, "fp16")               # bytes of one 8K sequence
-    2684354560.0
-    >>> max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal", memory_utilization=1)  # the seeds' trailer
-    12
+>>> from planner import kv_bytes, max_batch
+>>> kv_bytes("llama2-70b", 8192, "fp16")               # bytes of one 8K sequence
+2684354560.0
+>>> max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal", memory_utilization=1)  # the seeds' trailer
+12
 """
 
 from planner.api import (
@@ -43,9 +43,38 @@ from planner.errors import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "ENGINES", "Catalog", "CatalogError", "DoesNotFitError", "EngineProfile", "InvalidInputError",
-    "OutputExistsError", "Plan", "PlannerError", "UnknownNameError", "__version__", "batch_token_time",
-    "cost_per_mtok", "decode_intensity", "decode_step", "default_catalog", "engine_profile", "kv_bytes",
-    "kv_bytes_per_token", "load_catalog", "max_batch", "mbu", "memory_plan", "mfu", "min_gpus", "plan", "prefill",
-    "prefill_intensity", "reload_catalog", "ridge", "throughput", "tpot", "ttft", "weight_bytes",
+    "ENGINES",
+    "Catalog",
+    "CatalogError",
+    "DoesNotFitError",
+    "EngineProfile",
+    "InvalidInputError",
+    "OutputExistsError",
+    "Plan",
+    "PlannerError",
+    "UnknownNameError",
+    "__version__",
+    "batch_token_time",
+    "cost_per_mtok",
+    "decode_intensity",
+    "decode_step",
+    "default_catalog",
+    "engine_profile",
+    "kv_bytes",
+    "kv_bytes_per_token",
+    "load_catalog",
+    "max_batch",
+    "mbu",
+    "memory_plan",
+    "mfu",
+    "min_gpus",
+    "plan",
+    "prefill",
+    "prefill_intensity",
+    "reload_catalog",
+    "ridge",
+    "throughput",
+    "tpot",
+    "ttft",
+    "weight_bytes",
 ]

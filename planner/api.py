@@ -93,8 +93,12 @@ def ridge(gpu: Any, precision: Any = "bf16", *, catalog: Catalog | None = None, 
     if not gpus.gpu or not prec.values:
         return _all_failed(gpus.first_error or prec.first_error, errors, gpu, precision)
     peak = _peak_for_weights(_Scenario(gpus.gpu, prec.values, False, None))
-    return _finish(m.ridge_flop_per_byte(peak, gpus.gpu["bandwidth"]), np.logical_or(gpus.bad, prec.bad), errors,
-                   _pandas_index(gpu, precision))
+    return _finish(
+        m.ridge_flop_per_byte(peak, gpus.gpu["bandwidth"]),
+        np.logical_or(gpus.bad, prec.bad),
+        errors,
+        _pandas_index(gpu, precision),
+    )
 
 
 def weight_bytes(model: Any, precision: Any = None, *, catalog: Catalog | None = None, errors: Errors = "raise"):
@@ -110,8 +114,15 @@ def weight_bytes(model: Any, precision: Any = None, *, catalog: Catalog | None =
     return _finish(wb, s.bad, errors, _pandas_index(model, precision))
 
 
-def kv_bytes(model: Any, tokens: Any, kv_precision: Any = None, batch: Any = 1, *,
-             catalog: Catalog | None = None, errors: Errors = "raise"):
+def kv_bytes(
+    model: Any,
+    tokens: Any,
+    kv_precision: Any = None,
+    batch: Any = 1,
+    *,
+    catalog: Catalog | None = None,
+    errors: Errors = "raise",
+):
     """KV cache bytes of ``batch`` sequences of ``tokens`` tokens (default precision: the activation dtype).
 
     2 x layers x KV heads x head dim x bytes per token (MLA: layers x (kv_lora_rank + rope dim) x bytes);
@@ -123,12 +134,23 @@ def kv_bytes(model: Any, tokens: Any, kv_precision: Any = None, batch: Any = 1, 
     if not s.model:
         return _all_failed(s.first_error, errors, model, tokens, kv_precision, batch)
     md = s.model
-    kv = m.kv_bytes(tokens_arr, md["kv_elements_per_token_per_layer"], md["kv_bpe"], md["full_attention_layers"],
-                    md["sliding_window_layers"], md["sliding_window"], batch_arr)
-    return _finish(kv, np.asarray(s.bad) | bad_tokens | bad_batch, errors, _pandas_index(model, tokens, kv_precision, batch))
+    kv = m.kv_bytes(
+        tokens_arr,
+        md["kv_elements_per_token_per_layer"],
+        md["kv_bpe"],
+        md["full_attention_layers"],
+        md["sliding_window_layers"],
+        md["sliding_window"],
+        batch_arr,
+    )
+    return _finish(
+        kv, np.asarray(s.bad) | bad_tokens | bad_batch, errors, _pandas_index(model, tokens, kv_precision, batch)
+    )
 
 
-def kv_bytes_per_token(model: Any, kv_precision: Any = None, *, catalog: Catalog | None = None, errors: Errors = "raise"):
+def kv_bytes_per_token(
+    model: Any, kv_precision: Any = None, *, catalog: Catalog | None = None, errors: Errors = "raise"
+):
     """KV bytes one token adds while the context is shorter than any sliding window (all layers cache it)."""
     return kv_bytes(model, 1, kv_precision, 1, catalog=catalog, errors=errors)
 
@@ -148,30 +170,48 @@ class MemoryPlan:
     max_batch: Any  # sequences of ``context`` tokens that fit
 
 
-def _memory(s: _Scenario, context: np.ndarray, gpus: np.ndarray, util: Any, engine: EngineProfile,
-            reserve: Any) -> MemoryPlan:
+def _memory(
+    s: _Scenario, context: np.ndarray, gpus: np.ndarray, util: Any, engine: EngineProfile, reserve: Any
+) -> MemoryPlan:
     """The memory budget of every scenario on groups of ``gpus``: weights, reserve, KV budget, max batch."""
     g, md = s.gpu, s.model
     wb = m.weight_bytes(md["params_non_expert"], md["weight_bpp"], md["params_routed_experts"], md["expert_bpp"])
     visible = m.visible_memory_bytes(g["memory_bytes"], g["engine_visible_memory_bytes"], engine)
     if reserve is None:
-        act = m.activation_peak_bytes(md["hidden_size"], md["intermediate_size"], md["vocab_size"], gpus, engine,
-                                      g["max_num_batched_tokens"], g["max_num_seqs"])
+        act = m.activation_peak_bytes(
+            md["hidden_size"],
+            md["intermediate_size"],
+            md["vocab_size"],
+            gpus,
+            engine,
+            g["max_num_batched_tokens"],
+            g["max_num_seqs"],
+        )
         reserve = m.reserve_bytes_per_gpu(act, gpus, engine)
     budget = m.kv_budget_bytes_per_gpu(visible, wb, gpus, reserve, util, engine)
     repl = m.kv_replication(md["num_kv_heads"], gpus)
     per_token = md["kv_elements_per_token_per_layer"] * md["kv_bpe"] * md["num_layers"] * repl / gpus
     block = max(int(engine.block_size), 1)
     seq_tokens = np.ceil(context / block) * block
-    seq_group = m.kv_bytes(seq_tokens, md["kv_elements_per_token_per_layer"], md["kv_bpe"], md["full_attention_layers"],
-                           md["sliding_window_layers"], md["sliding_window"]) * repl
+    seq_group = (
+        m.kv_bytes(
+            seq_tokens,
+            md["kv_elements_per_token_per_layer"],
+            md["kv_bpe"],
+            md["full_attention_layers"],
+            md["sliding_window_layers"],
+            md["sliding_window"],
+        )
+        * repl
+    )
     tokens = m.kv_cache_tokens(budget, per_token, block)
     batch = m.max_batch_from_budget(budget * gpus, seq_group)
     return MemoryPlan(gpus, wb, visible, reserve, budget, per_token, seq_group, tokens, batch)
 
 
-def _choose_gpus(s: _Scenario, context: np.ndarray, gpus: Any, util: Any, engine: EngineProfile, reserve: Any,
-                 need_batch: Any = 1) -> np.ndarray:
+def _choose_gpus(
+    s: _Scenario, context: np.ndarray, gpus: Any, util: Any, engine: EngineProfile, reserve: Any, need_batch: Any = 1
+) -> np.ndarray:
     """The GPU count per scenario: as given, or the smallest group in GPU_GROUPS holding weights + ``need_batch`` sequences."""
     if gpus is not None:
         return np.asarray(gpus, dtype=float)
@@ -199,9 +239,23 @@ class _Deployment:
     bad: np.ndarray  # unknown name, or does not fit
 
 
-def _deploy(gpu: Any, model: Any, context: Any, kv_precision: Any, gpus: Any, weight_precision: Any,
-            memory_utilization: Any, batch: Any, *, engine: Any, reserve_bytes: Any, catalog: Catalog | None,
-            errors: Errors, calibration: Any, check_fit: bool = True) -> _Deployment | None:
+def _deploy(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    kv_precision: Any,
+    gpus: Any,
+    weight_precision: Any,
+    memory_utilization: Any,
+    batch: Any,
+    *,
+    engine: Any,
+    reserve_bytes: Any,
+    catalog: Catalog | None,
+    errors: Errors,
+    calibration: Any,
+    check_fit: bool = True,
+) -> _Deployment | None:
     """Resolve names, check numbers, pick the GPU count and test that ``batch`` sequences fit.
 
     Returns None when every scenario failed a lookup (errors="coerce"); raises the first error otherwise.
@@ -216,8 +270,16 @@ def _deploy(gpu: Any, model: Any, context: Any, kv_precision: Any, gpus: Any, we
     else:
         bad_gpus = False
     reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
-    s = _resolve(catalog or default_catalog(), errors, gpu=gpu, model=model, weight_precision=weight_precision,
-                 kv_precision=kv_precision, engine=eng, calibration=resolve_calibration(calibration))
+    s = _resolve(
+        catalog or default_catalog(),
+        errors,
+        gpu=gpu,
+        model=model,
+        weight_precision=weight_precision,
+        kv_precision=kv_precision,
+        engine=eng,
+        calibration=resolve_calibration(calibration),
+    )
     if not s.model or not s.gpu:
         if errors == "raise" and s.first_error:
             raise s.first_error
@@ -246,8 +308,9 @@ def _element(x: Any, idx: tuple, shape: tuple) -> Any:
 
 def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, engine, reserve) -> DoesNotFitError:
     """The error for scenario ``idx``: what does not fit where, by how much, and the smallest group that works."""
-    shape = np.broadcast(np.asarray(gpu, dtype=object), np.asarray(model, dtype=object), plan.kv_budget_bytes_per_gpu,
-                         need, context).shape
+    shape = np.broadcast(
+        np.asarray(gpu, dtype=object), np.asarray(model, dtype=object), plan.kv_budget_bytes_per_gpu, need, context
+    ).shape
 
     def at(x):
         return float(_element(np.asarray(x, dtype=float), idx, shape))
@@ -262,56 +325,145 @@ def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, eng
         short = at(last.kv_bytes_per_sequence) * n_need - at(last.kv_budget_bytes_per_gpu) * biggest
         return DoesNotFitError(
             f"{mname} weights plus {what} do not fit on up to {biggest} x {gname}: short by {short / 1e9:,.1f} GB",
-            shortfall_bytes=short, smallest_gpus=None)
+            shortfall_bytes=short,
+            smallest_gpus=None,
+        )
     n = int(at(plan.gpus))
     short = at(plan.kv_bytes_per_sequence) * n_need - at(plan.kv_budget_bytes_per_gpu) * n
-    smallest = next((k for k in GPU_GROUPS
-                     if at(_memory(s, context, np.asarray(float(k)), util, engine, reserve).max_batch) >= n_need), None)
+    smallest = next(
+        (
+            k
+            for k in GPU_GROUPS
+            if at(_memory(s, context, np.asarray(float(k)), util, engine, reserve).max_batch) >= n_need
+        ),
+        None,
+    )
     weights_short = at(plan.weight_bytes) / n > at(plan.visible_bytes_per_gpu) * at(util)
-    head = (f"{mname} weights ({at(plan.weight_bytes) / 1e9:,.2f} GB) do not fit on {n} x {gname}"
-            if weights_short else f"{mname} weights plus {what} do not fit on {n} x {gname}")
-    tail = (f"; the smallest group that works is {smallest} x {gname}" if smallest
-            else f"; no group of up to {GPU_GROUPS[-1]} works")
-    return DoesNotFitError(f"{head}: short by {short / 1e9:,.1f} GB{tail}", shortfall_bytes=short, smallest_gpus=smallest)
+    head = (
+        f"{mname} weights ({at(plan.weight_bytes) / 1e9:,.2f} GB) do not fit on {n} x {gname}"
+        if weights_short
+        else f"{mname} weights plus {what} do not fit on {n} x {gname}"
+    )
+    tail = (
+        f"; the smallest group that works is {smallest} x {gname}"
+        if smallest
+        else f"; no group of up to {GPU_GROUPS[-1]} works"
+    )
+    return DoesNotFitError(
+        f"{head}: short by {short / 1e9:,.1f} GB{tail}", shortfall_bytes=short, smallest_gpus=smallest
+    )
 
 
-def memory_plan(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any = None,
-                weight_precision: Any = None, memory_utilization: Any = None, *, batch: Any = 1,
-                engine: str | EngineProfile | None = None, reserve_bytes: Any = None,
-                catalog: Catalog | None = None, errors: Errors = "raise", calibration: Any = None) -> MemoryPlan:
+def memory_plan(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    *,
+    batch: Any = 1,
+    engine: str | EngineProfile | None = None,
+    reserve_bytes: Any = None,
+    catalog: Catalog | None = None,
+    errors: Errors = "raise",
+    calibration: Any = None,
+) -> MemoryPlan:
     """All memory quantities of a deployment; ``gpus=None`` picks the smallest group holding ``batch`` sequences."""
-    d = _deploy(gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, batch, engine=engine,
-                reserve_bytes=reserve_bytes, catalog=catalog, errors=errors, calibration=calibration)
+    d = _deploy(
+        gpu,
+        model,
+        context,
+        kv_precision,
+        gpus,
+        weight_precision,
+        memory_utilization,
+        batch,
+        engine=engine,
+        reserve_bytes=reserve_bytes,
+        catalog=catalog,
+        errors=errors,
+        calibration=calibration,
+    )
     if d is None:
         return MemoryPlan(*([_nan_shaped(gpu, model, context)] * 9))
     idx = _pandas_index(gpu, model, context)
     return MemoryPlan(*[_finish(np.asarray(v, dtype=float), d.bad, "coerce", idx) for v in d.plan.__dict__.values()])
 
 
-def max_batch(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any = None,
-              weight_precision: Any = None, memory_utilization: Any = None, *,
-              engine: str | EngineProfile | None = None, reserve_bytes: Any = None,
-              catalog: Catalog | None = None, errors: Errors = "raise", calibration: Any = None):
+def max_batch(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    reserve_bytes: Any = None,
+    catalog: Catalog | None = None,
+    errors: Errors = "raise",
+    calibration: Any = None,
+):
     """Sequences of ``context`` tokens that fit at once: floor(KV budget / KV bytes per sequence).
 
     KV budget = GPUs x (visible memory x utilization - reserve) - weights (engine ``"vllm"`` by default;
     ``engine="ideal"``, ``memory_utilization=1`` gives the seeds' free HBM / KV per sequence). Without
     ``gpus``, the smallest group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence.
     """
-    d = _deploy(gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, 1, engine=engine,
-                reserve_bytes=reserve_bytes, catalog=catalog, errors=errors, calibration=calibration)
+    d = _deploy(
+        gpu,
+        model,
+        context,
+        kv_precision,
+        gpus,
+        weight_precision,
+        memory_utilization,
+        1,
+        engine=engine,
+        reserve_bytes=reserve_bytes,
+        catalog=catalog,
+        errors=errors,
+        calibration=calibration,
+    )
     if d is None:
         return _finish(_nan_shaped(gpu, model, context, kv_precision, gpus), True, errors)
-    return _finish(d.plan.max_batch, d.bad, errors, _pandas_index(gpu, model, context, kv_precision, gpus), integer=True)
+    return _finish(
+        d.plan.max_batch, d.bad, errors, _pandas_index(gpu, model, context, kv_precision, gpus), integer=True
+    )
 
 
-def min_gpus(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None,
-             weight_precision: Any = None, memory_utilization: Any = None, *,
-             engine: str | EngineProfile | None = None, reserve_bytes: Any = None,
-             catalog: Catalog | None = None, errors: Errors = "raise"):
+def min_gpus(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    reserve_bytes: Any = None,
+    catalog: Catalog | None = None,
+    errors: Errors = "raise",
+):
     """Smallest tensor-parallel group (1, 2, 4, 8, ... 64) holding the weights and ``batch`` sequences of ``context``."""
-    g = memory_plan(gpu, model, context, kv_precision, None, weight_precision, memory_utilization, batch=batch,
-                    engine=engine, reserve_bytes=reserve_bytes, catalog=catalog, errors=errors).gpus
+    g = memory_plan(
+        gpu,
+        model,
+        context,
+        kv_precision,
+        None,
+        weight_precision,
+        memory_utilization,
+        batch=batch,
+        engine=engine,
+        reserve_bytes=reserve_bytes,
+        catalog=catalog,
+        errors=errors,
+    ).gpus
     if errors == "raise":
         return int(g) if np.ndim(g) == 0 else g.astype("int64")
     return g
@@ -362,26 +514,47 @@ class DecodeStep:
 def _weights_read_and_flop_per_token(md: dict, tokens: Any) -> tuple[np.ndarray, np.ndarray]:
     """Weight bytes a step over ``tokens`` tokens streams (MoE: the experts they touch) and matmul params per token."""
     touched = m.experts_touched(md["num_experts"], md["experts_per_token"], tokens)
-    weights_read = (md["params_read_per_step"] * md["weight_bpp"]
-                    + md["moe_layers"] * touched * md["params_per_expert_layer"] * md["expert_bpp"])
-    params_per_token = md["params_read_per_step"] + md["moe_layers"] * md["experts_per_token"] * md["params_per_expert_layer"]
+    weights_read = (
+        md["params_read_per_step"] * md["weight_bpp"]
+        + md["moe_layers"] * touched * md["params_per_expert_layer"] * md["expert_bpp"]
+    )
+    params_per_token = (
+        md["params_read_per_step"] + md["moe_layers"] * md["experts_per_token"] * md["params_per_expert_layer"]
+    )
     return weights_read, params_per_token
 
 
 def _tp_communication_s(s: _Scenario, tokens: Any, gpus: Any) -> np.ndarray:
     """Two all-reduces per layer of tokens x hidden 16-bit activations."""
     g, md = s.gpu, s.model
-    return 2.0 * md["num_layers"] * m.allreduce_time_s(tokens * md["hidden_size"] * 2.0, gpus, g["interconnect"],
-                                                       g["allreduce_latency_s"], g["interconnect_efficiency"])
+    return (
+        2.0
+        * md["num_layers"]
+        * m.allreduce_time_s(
+            tokens * md["hidden_size"] * 2.0,
+            gpus,
+            g["interconnect"],
+            g["allreduce_latency_s"],
+            g["interconnect_efficiency"],
+        )
+    )
 
 
 def _decode(s: _Scenario, ctx: np.ndarray, batch: np.ndarray, gpus: np.ndarray) -> DecodeStep:
     g, md = s.gpu, s.model
     weights_read, params_per_token = _weights_read_and_flop_per_token(md, batch)
-    kv_read = m.kv_bytes(ctx, md["kv_elements_per_token_per_layer"], md["kv_bpe"], md["full_attention_layers"],
-                         md["sliding_window_layers"], md["sliding_window"], batch) * m.kv_replication(md["num_kv_heads"], gpus)
+    kv_read = m.kv_bytes(
+        ctx,
+        md["kv_elements_per_token_per_layer"],
+        md["kv_bpe"],
+        md["full_attention_layers"],
+        md["sliding_window_layers"],
+        md["sliding_window"],
+        batch,
+    ) * m.kv_replication(md["num_kv_heads"], gpus)
     attn = md["attention_flop_per_context_token_per_layer"] * m.cached_tokens_per_layer_sum(
-        ctx, md["full_attention_layers"], md["sliding_window_layers"], md["sliding_window"])
+        ctx, md["full_attention_layers"], md["sliding_window_layers"], md["sliding_window"]
+    )
     flop = batch * (2.0 * params_per_token + attn)
     bytes_moved = weights_read + kv_read
     peak = _peak_for_weights(s)
@@ -394,13 +567,40 @@ def _decode(s: _Scenario, ctx: np.ndarray, batch: np.ndarray, gpus: np.ndarray) 
     return DecodeStep(gpus, batch, step, bytes_moved, flop, t_mem, t_flop, comm, overhead, peak, bw)
 
 
-def decode_step(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-                weight_precision: Any = None, memory_utilization: Any = None, *,
-                engine: str | EngineProfile | None = None, reserve_bytes: Any = None, check_fit: bool = True,
-                catalog: Catalog | None = None, errors: Errors = "raise", calibration: Any = None) -> DecodeStep:
+def decode_step(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    reserve_bytes: Any = None,
+    check_fit: bool = True,
+    catalog: Catalog | None = None,
+    errors: Errors = "raise",
+    calibration: Any = None,
+) -> DecodeStep:
     """Roofline of one decode step of ``batch`` sequences at ``context`` tokens (see ``tpot``)."""
-    d = _deploy(gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, batch, engine=engine,
-                reserve_bytes=reserve_bytes, catalog=catalog, errors=errors, calibration=calibration, check_fit=check_fit)
+    d = _deploy(
+        gpu,
+        model,
+        context,
+        kv_precision,
+        gpus,
+        weight_precision,
+        memory_utilization,
+        batch,
+        engine=engine,
+        reserve_bytes=reserve_bytes,
+        catalog=catalog,
+        errors=errors,
+        calibration=calibration,
+        check_fit=check_fit,
+    )
     if d is None:
         return DecodeStep(*([_nan_shaped(gpu, model, context, batch)] * 11))
     step = _decode(d.s, d.context, d.batch, d.gpus_safe)
@@ -408,45 +608,111 @@ def decode_step(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision
     return DecodeStep(*[_finish(np.asarray(v, dtype=float), d.bad, "coerce", idx) for v in step.__dict__.values()])
 
 
-def tpot(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-         weight_precision: Any = None, memory_utilization: Any = None, **options):
+def tpot(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    **options,
+):
     """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
 
     step = max(bytes / achieved bandwidth, FLOPs / achieved peak) + TP all-reduces + overhead, with bytes =
     weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
     (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput).
     """
-    return decode_step(gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options).step_s
+    return decode_step(
+        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+    ).step_s
 
 
-def throughput(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-               weight_precision: Any = None, memory_utilization: Any = None, **options):
+def throughput(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    **options,
+):
     """Output tokens per second of the whole group: batch / TPOT."""
-    return decode_step(gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options).throughput_tokens_per_s
+    return decode_step(
+        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+    ).throughput_tokens_per_s
 
 
-def batch_token_time(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-                     weight_precision: Any = None, memory_utilization: Any = None, **options):
+def batch_token_time(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    **options,
+):
     """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure."""
-    return decode_step(gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options).batch_token_time_s
+    return decode_step(
+        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+    ).batch_token_time_s
 
 
-def mfu(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-        weight_precision: Any = None, memory_utilization: Any = None, **options):
+def mfu(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    **options,
+):
     """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%."""
-    return decode_step(gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options).mfu
+    return decode_step(
+        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+    ).mfu
 
 
-def mbu(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-        weight_precision: Any = None, memory_utilization: Any = None, **options):
+def mbu(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    **options,
+):
     """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth)."""
-    return decode_step(gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options).mbu
+    return decode_step(
+        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+    ).mbu
 
 
-def decode_intensity(gpu: Any, model: Any, context: Any, batch: Any = 1, kv_precision: Any = None, gpus: Any = None,
-                     weight_precision: Any = None, memory_utilization: Any = None, **options):
+def decode_intensity(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    **options,
+):
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context."""
-    return decode_step(gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options).intensity_flop_per_byte
+    return decode_step(
+        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+    ).intensity_flop_per_byte
 
 
 @dataclass(frozen=True)
@@ -465,32 +731,79 @@ class PrefillStep:
         return self.flop / self.bytes_moved
 
 
-def prefill(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_precision: Any = None,
-            kv_precision: Any = None, *, engine: str | EngineProfile | None = None, memory_utilization: Any = None,
-            reserve_bytes: Any = None, catalog: Catalog | None = None, errors: Errors = "raise",
-            calibration: Any = None) -> PrefillStep:
+def prefill(
+    gpu: Any,
+    model: Any,
+    prompt_tokens: Any,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    kv_precision: Any = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    memory_utilization: Any = None,
+    reserve_bytes: Any = None,
+    catalog: Catalog | None = None,
+    errors: Errors = "raise",
+    calibration: Any = None,
+) -> PrefillStep:
     """Prefill of one prompt: roofline over 2 x active params x tokens + causal attention FLOPs (compute-bound)."""
-    d = _deploy(gpu, model, prompt_tokens, kv_precision, gpus, weight_precision, memory_utilization, 1, engine=engine,
-                reserve_bytes=reserve_bytes, catalog=catalog, errors=errors, calibration=calibration)
+    d = _deploy(
+        gpu,
+        model,
+        prompt_tokens,
+        kv_precision,
+        gpus,
+        weight_precision,
+        memory_utilization,
+        1,
+        engine=engine,
+        reserve_bytes=reserve_bytes,
+        catalog=catalog,
+        errors=errors,
+        calibration=calibration,
+    )
     if d is None:
         return PrefillStep(*([_nan_shaped(gpu, model, prompt_tokens)] * 6))
     g, md, ctx, n = d.s.gpu, d.s.model, d.context, d.gpus_safe
     weights_read, params_per_token = _weights_read_and_flop_per_token(md, ctx)
-    kv_written = m.kv_bytes(ctx, md["kv_elements_per_token_per_layer"], md["kv_bpe"], md["full_attention_layers"],
-                            md["sliding_window_layers"], md["sliding_window"])
+    kv_written = m.kv_bytes(
+        ctx,
+        md["kv_elements_per_token_per_layer"],
+        md["kv_bpe"],
+        md["full_attention_layers"],
+        md["sliding_window_layers"],
+        md["sliding_window"],
+    )
     # causal attention: token t attends to t earlier tokens (at most the window): about ctx/2 on average
-    attn = md["attention_flop_per_context_token_per_layer"] * ctx * m.cached_tokens_per_layer_sum(
-        ctx / 2.0, md["full_attention_layers"], md["sliding_window_layers"], md["sliding_window"])
+    attn = (
+        md["attention_flop_per_context_token_per_layer"]
+        * ctx
+        * m.cached_tokens_per_layer_sum(
+            ctx / 2.0, md["full_attention_layers"], md["sliding_window_layers"], md["sliding_window"]
+        )
+    )
     flop = 2.0 * params_per_token * ctx + attn
     bytes_moved = weights_read + kv_written
-    t = m.roofline_step_time_s(bytes_moved, flop, n, g["bandwidth"], _peak_for_weights(d.s), g["bandwidth_efficiency"],
-                               g["prefill_flop_efficiency"])
+    t = m.roofline_step_time_s(
+        bytes_moved,
+        flop,
+        n,
+        g["bandwidth"],
+        _peak_for_weights(d.s),
+        g["bandwidth_efficiency"],
+        g["prefill_flop_efficiency"],
+    )
     ttft_s = t + _tp_communication_s(d.s, ctx, n) + g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
-    compute_s = m.roofline_step_time_s(0.0, flop, n, g["bandwidth"], _peak_for_weights(d.s), 1.0,
-                                       g["prefill_flop_efficiency"])
+    compute_s = m.roofline_step_time_s(
+        0.0, flop, n, g["bandwidth"], _peak_for_weights(d.s), 1.0, g["prefill_flop_efficiency"]
+    )
     idx = _pandas_index(gpu, model, prompt_tokens)
-    return PrefillStep(*[_finish(np.asarray(v, dtype=float), d.bad, "coerce", idx)
-                         for v in (d.gpus, ctx, ttft_s, bytes_moved, flop, compute_s)])
+    return PrefillStep(
+        *[
+            _finish(np.asarray(v, dtype=float), d.bad, "coerce", idx)
+            for v in (d.gpus, ctx, ttft_s, bytes_moved, flop, compute_s)
+        ]
+    )
 
 
 def ttft(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_precision: Any = None, **options):
@@ -498,7 +811,9 @@ def ttft(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_prec
     return prefill(gpu, model, prompt_tokens, gpus, weight_precision, **options).ttft_s
 
 
-def prefill_intensity(gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_precision: Any = None, **options):
+def prefill_intensity(
+    gpu: Any, model: Any, prompt_tokens: Any, gpus: Any = None, weight_precision: Any = None, **options
+):
     """Arithmetic intensity of a prefill, FLOP per byte. About the prompt length at 16-bit."""
     return prefill(gpu, model, prompt_tokens, gpus, weight_precision, **options).intensity_flop_per_byte
 
@@ -508,8 +823,17 @@ def gpu_price_per_hour(gpu: Any, *, catalog: Catalog | None = None) -> float:
     return _gpu_numbers((catalog or default_catalog()).gpu(gpu))["price_usd_per_gpu_hour"]
 
 
-def cost_per_mtok(gpu: Any, model: Any, context: Any, batch: Any = 1, price_per_gpu_hour: Any = None,
-                  kv_precision: Any = None, gpus: Any = None, weight_precision: Any = None, **options):
+def cost_per_mtok(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    batch: Any = 1,
+    price_per_gpu_hour: Any = None,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    **options,
+):
     """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6.
 
     ``price_per_gpu_hour`` defaults to the catalog's cloud price for the GPU.
@@ -523,8 +847,12 @@ def cost_per_mtok(gpu: Any, model: Any, context: Any, batch: Any = 1, price_per_
             raise MissingDataError(f"no price per GPU-hour in the catalog for {gpu!r}; pass price_per_gpu_hour")
     else:
         price = _nonnegative(price_per_gpu_hour, "price_per_gpu_hour")
-    return _finish(m.cost_per_million_tokens_usd(price, step.gpus, step.throughput_tokens_per_s), False, "coerce",
-                   _pandas_index(gpu, model, context, batch))
+    return _finish(
+        m.cost_per_million_tokens_usd(price, step.gpus, step.throughput_tokens_per_s),
+        False,
+        "coerce",
+        _pandas_index(gpu, model, context, batch),
+    )
 
 
 @dataclass(frozen=True)
@@ -550,10 +878,22 @@ class Plan:
     warnings: tuple[str, ...]
 
 
-def plan(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any = None, weight_precision: Any = None,
-         memory_utilization: Any = None, *, batch: Any = None, engine: str | EngineProfile | None = None,
-         reserve_bytes: Any = None, price_per_gpu_hour: Any = None, catalog: Catalog | None = None,
-         calibration: Any = None) -> Plan:
+def plan(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    *,
+    batch: Any = None,
+    engine: str | EngineProfile | None = None,
+    reserve_bytes: Any = None,
+    price_per_gpu_hour: Any = None,
+    catalog: Catalog | None = None,
+    calibration: Any = None,
+) -> Plan:
     """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this."""
     cat = catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
@@ -568,15 +908,40 @@ def plan(gpu: Any, model: Any, context: Any, kv_precision: Any = None, gpus: Any
     at_batch = decode_step(g, mdl, context, b, kp, n, weight_precision, memory_utilization, **opts)
     at_one = decode_step(g, mdl, context, 1, kp, n, weight_precision, memory_utilization, **opts)
     first = ttft(g, mdl, context, n, weight_precision, kv_precision=kp, memory_utilization=memory_utilization, **opts)
-    price = gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
+    price = (
+        gpu_price_per_hour(g, catalog=cat)
+        if price_per_gpu_hour is None
+        else float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
+    )
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = []
     ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens"))
     if ctx > mdl.max_context:
-        warnings.append(f"context {ctx:,} exceeds {mdl.name}'s trained maximum of {mdl.max_context:,} tokens; "
-                        "memory and time are extrapolated")
+        warnings.append(
+            f"context {ctx:,} exceeds {mdl.name}'s trained maximum of {mdl.max_context:,} tokens; "
+            "memory and time are extrapolated"
+        )
     if n > 8:
-        warnings.append(f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled")
+        warnings.append(
+            f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
+        )
     util = eng.memory_utilization if memory_utilization is None else float(memory_utilization)
-    return Plan(g, mdl, ctx, n, eng, util, wp, kp, mem, float(ridge(g, wp, catalog=cat)), b, at_batch, at_one,
-                float(first), price, cost, tuple(warnings))
+    return Plan(
+        g,
+        mdl,
+        ctx,
+        n,
+        eng,
+        util,
+        wp,
+        kp,
+        mem,
+        float(ridge(g, wp, catalog=cat)),
+        b,
+        at_batch,
+        at_one,
+        float(first),
+        price,
+        cost,
+        tuple(warnings),
+    )

@@ -29,8 +29,15 @@ class ParamBreakdown:
     @property
     def total(self) -> int:
         return (
-            self.embedding + self.lm_head + self.attention + self.norms + self.dense_mlp
-            + self.router + self.shared_experts + self.routed_experts + self.extra
+            self.embedding
+            + self.lm_head
+            + self.attention
+            + self.norms
+            + self.dense_mlp
+            + self.router
+            + self.shared_experts
+            + self.routed_experts
+            + self.extra
         )
 
     @property
@@ -98,8 +105,15 @@ def param_breakdown(m: Model) -> ParamBreakdown:
         routed = moe_layers * e.num_experts * per_expert
         routed_active = moe_layers * e.experts_per_token * per_expert
     return ParamBreakdown(
-        embedding=embedding, lm_head=lm_head, attention=attention, norms=norms, dense_mlp=dense_mlp,
-        router=router, shared_experts=shared, routed_experts=routed, routed_experts_active=routed_active,
+        embedding=embedding,
+        lm_head=lm_head,
+        attention=attention,
+        norms=norms,
+        dense_mlp=dense_mlp,
+        router=router,
+        shared_experts=shared,
+        routed_experts=routed,
+        routed_experts_active=routed_active,
         extra=m.extra_params,
     )
 
@@ -125,7 +139,10 @@ def attention_flop_per_context_token_per_layer(m: Model) -> int:
     """
     if m.mla is not None:
         a = m.mla
-        return 2 * m.num_attention_heads * (a.kv_lora_rank + a.qk_rope_head_dim) + 2 * m.num_attention_heads * a.kv_lora_rank
+        return (
+            2 * m.num_attention_heads * (a.kv_lora_rank + a.qk_rope_head_dim)
+            + 2 * m.num_attention_heads * a.kv_lora_rank
+        )
     return 4 * m.num_attention_heads * m.head_dim
 
 

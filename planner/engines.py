@@ -193,9 +193,7 @@ LMDEPLOY = EngineProfile(
     step_overhead_s=LMDEPLOY_STEP_OVERHEAD_S,
 )
 
-ENGINES: dict[str, EngineProfile] = {
-    e.name: e for e in (VLLM, VLLM_FULLSORT, VLLM_010, TENSORRT_LLM, LMDEPLOY, IDEAL)
-}
+ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, VLLM_FULLSORT, VLLM_010, TENSORRT_LLM, LMDEPLOY, IDEAL)}
 ENGINE_ALIASES = {
     "trtllm": "tensorrt-llm",
     "trt-llm": "tensorrt-llm",

@@ -27,9 +27,25 @@ from planner import __version__
 from planner import excel_support as _s
 
 __all__ = [
-    "COST_PER_MTOK", "DECODE_INTENSITY", "KV_BYTES", "MAX_BATCH", "MBU", "MFU", "MIN_GPUS", "PLANNER_GPUS",
-    "PLANNER_INFO", "PLANNER_MODELS", "PLANNER_PRECISIONS", "PLANNER_RELOAD", "PLANNER_VERSION", "PLANNER_WHY",
-    "RIDGE", "THROUGHPUT", "TPOT", "TTFT", "WEIGHT_BYTES",
+    "COST_PER_MTOK",
+    "DECODE_INTENSITY",
+    "KV_BYTES",
+    "MAX_BATCH",
+    "MBU",
+    "MFU",
+    "MIN_GPUS",
+    "PLANNER_GPUS",
+    "PLANNER_INFO",
+    "PLANNER_MODELS",
+    "PLANNER_PRECISIONS",
+    "PLANNER_RELOAD",
+    "PLANNER_VERSION",
+    "PLANNER_WHY",
+    "RIDGE",
+    "THROUGHPUT",
+    "TPOT",
+    "TTFT",
+    "WEIGHT_BYTES",
 ]
 
 
@@ -87,15 +103,17 @@ def KV_BYTES(model, tokens, kv_precision=None, batch=None):
 @_udf("MAX_BATCH")
 def MAX_BATCH(gpu, model, context, kv_precision=None, gpus=None, weight_precision=None, memory_utilization=None):
     """Sequences of context tokens that fit at once; without gpus, on the smallest group of 1, 2, 4, 8... that fits."""
-    return _s.evaluate(_s.SPECS["MAX_BATCH"],
-                       (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization))
+    return _s.evaluate(
+        _s.SPECS["MAX_BATCH"], (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization)
+    )
 
 
 @_udf("MIN_GPUS")
 def MIN_GPUS(gpu, model, context, batch=None, kv_precision=None, weight_precision=None, memory_utilization=None):
     """Smallest tensor-parallel group (1, 2, 4, 8 ... 64 GPUs) holding the weights and batch sequences of context."""
-    return _s.evaluate(_s.SPECS["MIN_GPUS"],
-                       (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization))
+    return _s.evaluate(
+        _s.SPECS["MIN_GPUS"], (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization)
+    )
 
 
 @_udf("TPOT")
@@ -117,11 +135,14 @@ def THROUGHPUT(gpu, model, context, batch=None, kv_precision=None, gpus=None, we
 
 
 @_udf("COST_PER_MTOK")
-def COST_PER_MTOK(gpu, model, context, batch=None, price_per_gpu_hour=None, kv_precision=None, gpus=None,
-                  weight_precision=None):
+def COST_PER_MTOK(
+    gpu, model, context, batch=None, price_per_gpu_hour=None, kv_precision=None, gpus=None, weight_precision=None
+):
     """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6 (default batch 1)."""
-    return _s.evaluate(_s.SPECS["COST_PER_MTOK"],
-                       (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision))
+    return _s.evaluate(
+        _s.SPECS["COST_PER_MTOK"],
+        (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision),
+    )
 
 
 @_udf("MFU")
@@ -139,8 +160,7 @@ def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_pr
 @_udf("DECODE_INTENSITY")
 def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE."""
-    return _s.evaluate(_s.SPECS["DECODE_INTENSITY"],
-                       (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+    return _s.evaluate(_s.SPECS["DECODE_INTENSITY"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
 
 
 # -- catalog, reasons, reload -----------------------------------------------------------------------------------
@@ -164,16 +184,20 @@ def PLANNER_PRECISIONS():
     return _s.names("precision")
 
 
-@_udf(name="GPU, model or precision name, e.g. H100",
-      field="field, e.g. memory_bytes, hbm_bandwidth_bytes_per_s, price.cloud_usd_per_gpu_hour, params_total; "
-            "empty: all fields as a two-column table")
+@_udf(
+    name="GPU, model or precision name, e.g. H100",
+    field="field, e.g. memory_bytes, hbm_bandwidth_bytes_per_s, price.cloud_usd_per_gpu_hour, params_total; "
+    "empty: all fields as a two-column table",
+)
 def PLANNER_INFO(name, field=None):
     """A fact from the catalog (units in the field name), or every field of the entry as a two-column table."""
     return _s.info(name, field)
 
 
-@_udf(function='the function\'s name as text, e.g. "MAX_BATCH"',
-      args="the same arguments as the function call, cells or ranges")
+@_udf(
+    function='the function\'s name as text, e.g. "MAX_BATCH"',
+    args="the same arguments as the function call, cells or ranges",
+)
 def PLANNER_WHY(function, *args):
     """Why a planner function shows an error: the reason per cell ("ok" where there is a number)."""
     return _s.why(function, args)

@@ -32,7 +32,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import Catalog, default_catalog, reload_catalog
-from planner.errors import DoesNotFitError, InvalidInputError, PlannerError, UnknownNameError
+from planner.errors import PlannerError, UnknownNameError
 
 NA, NUM, VALUE = "#N/A", "#NUM!", "#VALUE!"
 
@@ -139,8 +139,10 @@ def reload(folder: str | None = None) -> str:
         return f"catalog not reloaded: {exc}"
     _session_folders = new
     where = "; ".join(str(f) for f in cat.folders)
-    return (f"catalog reloaded: {len(cat.gpus)} GPUs, {len(cat.models)} models, {len(cat.precisions)} precisions "
-            f"from {where}")
+    return (
+        f"catalog reloaded: {len(cat.gpus)} GPUs, {len(cat.models)} models, {len(cat.precisions)} precisions "
+        f"from {where}"
+    )
 
 
 # -- arguments ----------------------------------------------------------------------------------------------
@@ -165,8 +167,12 @@ class Param:
         return self.kind != "number"
 
 
-_EXAMPLES = {"gpu": "a GPU name such as H100", "model": "a model name such as llama2-70b",
-             "precision": "a precision name such as fp16", "text": "text"}
+_EXAMPLES = {
+    "gpu": "a GPU name such as H100",
+    "model": "a model name such as llama2-70b",
+    "precision": "a precision name such as fp16",
+    "text": "text",
+}
 
 
 def _describe(value: Any) -> str:
@@ -351,8 +357,14 @@ def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
         return _fail_all(Failure(VALUE, f"{spec.name} got {exc}"), why)
     except ValueError:
         sizes = " and ".join(f"{g.shape[0]}x{g.shape[1]}" for g in arrays)
-        return _fail_all(Failure(VALUE, f"{spec.name} got ranges of {sizes} cells that do not line up; give ranges "
-                                        "of the same size, a single row or column, or a single cell"), why)
+        return _fail_all(
+            Failure(
+                VALUE,
+                f"{spec.name} got ranges of {sizes} cells that do not line up; give ranges "
+                "of the same size, a single row or column, or a single cell",
+            ),
+            why,
+        )
     cells = _Block(spec, grids, shape, why)
     out = cells.run()
     if shape == (1, 1):
@@ -516,7 +528,7 @@ class _Block:
             else:
                 cell = render(cell)
             out.append(cell)
-        return [out[r * cols:(r + 1) * cols] for r in range(rows)]
+        return [out[r * cols : (r + 1) * cols] for r in range(rows)]
 
 
 # -- the functions' table ---------------------------------------------------------------------------------
@@ -525,43 +537,81 @@ GPU = Param("gpu", "gpu", "GPU name or alias, e.g. H100 (see PLANNER_GPUS)")
 MODEL = Param("model", "model", "model name or alias, e.g. llama2-70b (see PLANNER_MODELS)")
 CONTEXT = Param("context", "number", "tokens per sequence (prompt + output), e.g. 8192")
 BATCH = Param("batch", "number", "sequences decoded together; default 1", required=False)
-KV = Param("kv_precision", "precision", "KV-cache precision, e.g. fp16 or fp8; default: the model's activation dtype",
-           required=False)
-GPUS = Param("gpus", "number", "GPUs in the tensor-parallel group; default: the smallest of 1, 2, 4, 8 ... 64 "
-                                "that fits",
-             required=False)
-WEIGHTS = Param("weight_precision", "precision", "weight precision, e.g. fp8 or int4; default: as published",
-                required=False)
-UTIL = Param("memory_utilization", "number", "fraction of GPU memory the engine may use (0 to 1); default 0.9 (vLLM)",
-             required=False)
+KV = Param(
+    "kv_precision",
+    "precision",
+    "KV-cache precision, e.g. fp16 or fp8; default: the model's activation dtype",
+    required=False,
+)
+GPUS = Param(
+    "gpus",
+    "number",
+    "GPUs in the tensor-parallel group; default: the smallest of 1, 2, 4, 8 ... 64 that fits",
+    required=False,
+)
+WEIGHTS = Param(
+    "weight_precision", "precision", "weight precision, e.g. fp8 or int4; default: as published", required=False
+)
+UTIL = Param(
+    "memory_utilization",
+    "number",
+    "fraction of GPU memory the engine may use (0 to 1); default 0.9 (vLLM)",
+    required=False,
+)
 
-SPECS: dict[str, Spec] = {s.name: s for s in (
-    Spec("RIDGE", api.ridge, (GPU, Param("precision", "precision", "math precision; default bf16", required=False))),
-    Spec("WEIGHT_BYTES", api.weight_bytes,
-         (MODEL, Param("precision", "precision", "weight precision; default: as published", required=False))),
-    Spec("KV_BYTES", api.kv_bytes,
-         (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192"), KV, BATCH)),
-    Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True),
-    Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True),
-    Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3),
-    Spec("TTFT", api.ttft, (GPU, MODEL, Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048"), GPUS,
-                            WEIGHTS, KV), scale=1e3),
-    Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
-    Spec("COST_PER_MTOK", api.cost_per_mtok,
-         (GPU, MODEL, CONTEXT, BATCH,
-          Param("price_per_gpu_hour", "number", "US dollars per GPU-hour; default: the catalog's cloud price",
-                required=False), KV, GPUS, WEIGHTS)),
-    Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
-    Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
-    Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
-)}
+SPECS: dict[str, Spec] = {
+    s.name: s
+    for s in (
+        Spec(
+            "RIDGE", api.ridge, (GPU, Param("precision", "precision", "math precision; default bf16", required=False))
+        ),
+        Spec(
+            "WEIGHT_BYTES",
+            api.weight_bytes,
+            (MODEL, Param("precision", "precision", "weight precision; default: as published", required=False)),
+        ),
+        Spec("KV_BYTES", api.kv_bytes, (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192"), KV, BATCH)),
+        Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True),
+        Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True),
+        Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3),
+        Spec(
+            "TTFT",
+            api.ttft,
+            (GPU, MODEL, Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048"), GPUS, WEIGHTS, KV),
+            scale=1e3,
+        ),
+        Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+        Spec(
+            "COST_PER_MTOK",
+            api.cost_per_mtok,
+            (
+                GPU,
+                MODEL,
+                CONTEXT,
+                BATCH,
+                Param(
+                    "price_per_gpu_hour",
+                    "number",
+                    "US dollars per GPU-hour; default: the catalog's cloud price",
+                    required=False,
+                ),
+                KV,
+                GPUS,
+                WEIGHTS,
+            ),
+        ),
+        Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+        Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+        Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+    )
+}
 
 
 def why(function: Any, args: Sequence[Any]) -> Any:
     """PLANNER_WHY: the reason each cell of ``function(*args)`` has no number ("ok" where it has one)."""
     function = _unwrap(function)
     if not isinstance(function, str) or not function.strip():
-        return f"give the function's name as text, e.g. \"MAX_BATCH\"; known: {', '.join(SPECS)}, PLANNER_INFO"
+        return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {", ".join(SPECS)}, PLANNER_INFO'
     key = function.strip().lstrip("=").split("(")[0].strip().upper()
     if key == "PLANNER_INFO":
         return info(*(list(args) + [None, None])[:2], why=True)
@@ -611,7 +661,9 @@ def facts(name: str) -> dict[str, Any]:
 
                 derived = model_facts(entry)
                 for f in MODEL_FACT_FIELDS:
-                    out.setdefault(f, float(getattr(derived, f)))
+                    value = float(getattr(derived, f))
+                    if math.isfinite(value):  # no window: inf inside the model, nothing in a cell
+                        out.setdefault(f, value)
             return out
     known = cat.gpus.names() + cat.models.names() + cat.precisions.names()
     aliases = cat.gpus.aliases() + cat.models.aliases() + cat.precisions.aliases()
@@ -672,8 +724,11 @@ def info(name: Any, field: Any = None, why: bool = False) -> Any:
             for j in range(shape[1]):
                 nm = b[0][i, j] if isinstance(b[0], np.ndarray) else b[0]
                 fd = b[1][i, j] if isinstance(b[1], np.ndarray) else b[1]
-                cell = _info_cell(nm, fd) if fd is not None else Failure(
-                    VALUE, "field is empty; with a range of names, give a field such as memory_bytes")
+                cell = (
+                    _info_cell(nm, fd)
+                    if fd is not None
+                    else Failure(VALUE, "field is empty; with a range of names, give a field such as memory_bytes")
+                )
                 if isinstance(cell, dict):
                     cell = Failure(VALUE, "give a field such as memory_bytes")
                 row.append((cell.message if isinstance(cell, Failure) else "ok") if why else render(cell))

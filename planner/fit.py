@@ -189,8 +189,12 @@ def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None
     """
     lmdeploy_rows = [r for r in rows if r.engine == "lmdeploy"]
     vllm_rows = [r for r in rows if r.engine == "vllm"]
-    kernels = fit_time_factors(lmdeploy_rows, "lmdeploy",
-                               ("bandwidth_efficiency", "step_overhead_s", "prefill_flop_efficiency"), catalog=catalog)
+    kernels = fit_time_factors(
+        lmdeploy_rows,
+        "lmdeploy",
+        ("bandwidth_efficiency", "step_overhead_s", "prefill_flop_efficiency"),
+        catalog=catalog,
+    )
     held = {k: kernels.factors[k] for k in ("bandwidth_efficiency", "prefill_flop_efficiency")}
     vllm = fit_time_factors(vllm_rows, engine_profile("vllm").with_(**held), ("step_overhead_s",), catalog=catalog)
     return {"lmdeploy": kernels, "vllm": vllm}

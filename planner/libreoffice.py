@@ -58,8 +58,17 @@ def convert(files: list[Path] | Path, fmt: str, outdir: Path, timeout_s: float =
         (profile / "user").mkdir(parents=True)
         (profile / "user" / "registrymodifications.xcu").write_text(_PROFILE_XCU, encoding="utf-8")
         env = {**os.environ, "HOME": tmp}
-        cmd = [exe, f"-env:UserInstallation={profile.as_uri()}", "--headless", "--norestore",
-               "--convert-to", fmt, "--outdir", str(outdir), *map(str, files)]
+        cmd = [
+            exe,
+            f"-env:UserInstallation={profile.as_uri()}",
+            "--headless",
+            "--norestore",
+            "--convert-to",
+            fmt,
+            "--outdir",
+            str(outdir),
+            *map(str, files),
+        ]
         try:
             run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, env=env)
         except subprocess.TimeoutExpired:

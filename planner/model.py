@@ -30,40 +30,69 @@ def linear_intensity_flop_per_byte(tokens_per_step: ArrayLike, weight_bytes_per_
     return 2.0 * np.asarray(tokens_per_step, dtype=float) / np.asarray(weight_bytes_per_param, dtype=float)
 
 
-def attention_intensity_flop_per_byte(num_attention_heads: ArrayLike, num_kv_heads: ArrayLike, kv_bytes_per_element: ArrayLike = 2.0) -> ArrayLike:
+def attention_intensity_flop_per_byte(
+    num_attention_heads: ArrayLike, num_kv_heads: ArrayLike, kv_bytes_per_element: ArrayLike = 2.0
+) -> ArrayLike:
     """Arithmetic intensity of reading the KV cache in decode: heads / KV heads at 16-bit (MHA 1, GQA 8:1 gives 8)."""
-    return np.asarray(num_attention_heads, dtype=float) / np.asarray(num_kv_heads, dtype=float) * 2.0 / np.asarray(kv_bytes_per_element, dtype=float)
+    return (
+        np.asarray(num_attention_heads, dtype=float)
+        / np.asarray(num_kv_heads, dtype=float)
+        * 2.0
+        / np.asarray(kv_bytes_per_element, dtype=float)
+    )
 
 
 # -- memory ---------------------------------------------------------------------------------------------
 
 
-def weight_bytes(params_non_expert: ArrayLike, bytes_per_param: ArrayLike,
-                 params_routed_experts: ArrayLike = 0, expert_bytes_per_param: ArrayLike | None = None) -> ArrayLike:
+def weight_bytes(
+    params_non_expert: ArrayLike,
+    bytes_per_param: ArrayLike,
+    params_routed_experts: ArrayLike = 0,
+    expert_bytes_per_param: ArrayLike | None = None,
+) -> ArrayLike:
     """Bytes of all weights: non-expert params x bytes/param + routed-expert params x their bytes/param."""
     expert_bpp = bytes_per_param if expert_bytes_per_param is None else expert_bytes_per_param
-    return (np.asarray(params_non_expert, dtype=float) * bytes_per_param
-            + np.asarray(params_routed_experts, dtype=float) * expert_bpp)
+    return (
+        np.asarray(params_non_expert, dtype=float) * bytes_per_param
+        + np.asarray(params_routed_experts, dtype=float) * expert_bpp
+    )
 
 
-def cached_tokens_per_layer_sum(context_tokens: ArrayLike, full_attention_layers: ArrayLike,
-                                sliding_window_layers: ArrayLike = 0, sliding_window: ArrayLike = np.inf) -> ArrayLike:
+def cached_tokens_per_layer_sum(
+    context_tokens: ArrayLike,
+    full_attention_layers: ArrayLike,
+    sliding_window_layers: ArrayLike = 0,
+    sliding_window: ArrayLike = np.inf,
+) -> ArrayLike:
     """Sum over layers of tokens held: full layers hold the whole context, sliding-window layers at most the window."""
     ctx = np.asarray(context_tokens, dtype=float)
     return np.asarray(full_attention_layers) * ctx + np.asarray(sliding_window_layers) * np.minimum(ctx, sliding_window)
 
 
-def kv_bytes(context_tokens: ArrayLike, kv_elements_per_token_per_layer: ArrayLike, kv_bytes_per_element: ArrayLike,
-             full_attention_layers: ArrayLike, sliding_window_layers: ArrayLike = 0,
-             sliding_window: ArrayLike = np.inf, batch: ArrayLike = 1) -> ArrayLike:
+def kv_bytes(
+    context_tokens: ArrayLike,
+    kv_elements_per_token_per_layer: ArrayLike,
+    kv_bytes_per_element: ArrayLike,
+    full_attention_layers: ArrayLike,
+    sliding_window_layers: ArrayLike = 0,
+    sliding_window: ArrayLike = np.inf,
+    batch: ArrayLike = 1,
+) -> ArrayLike:
     """KV cache of ``batch`` sequences of ``context_tokens``: elements/layer/token x bytes x layer-tokens x batch.
 
     MHA/GQA/MQA: elements = 2 x KV heads x head dim (the seeds' 2 x layers x KV heads x head dim x bytes per
     token); MLA: kv_lora_rank + rope dim. Llama 2 70B, fp16: 2 x 80 x 8 x 128 x 2 B = 327,680 B per token.
     """
-    layer_tokens = cached_tokens_per_layer_sum(context_tokens, full_attention_layers, sliding_window_layers, sliding_window)
-    return (np.asarray(kv_elements_per_token_per_layer, dtype=float) * kv_bytes_per_element
-            * layer_tokens * np.asarray(batch, dtype=float))
+    layer_tokens = cached_tokens_per_layer_sum(
+        context_tokens, full_attention_layers, sliding_window_layers, sliding_window
+    )
+    return (
+        np.asarray(kv_elements_per_token_per_layer, dtype=float)
+        * kv_bytes_per_element
+        * layer_tokens
+        * np.asarray(batch, dtype=float)
+    )
 
 
 def kv_replication(num_kv_heads: ArrayLike, gpus: ArrayLike) -> ArrayLike:
@@ -76,7 +105,9 @@ def kv_replication(num_kv_heads: ArrayLike, gpus: ArrayLike) -> ArrayLike:
     return g * np.maximum(1.0, np.floor(kvh / g)) / kvh
 
 
-def visible_memory_bytes(memory_bytes: ArrayLike, engine_visible_memory_bytes: ArrayLike, engine: EngineProfile) -> ArrayLike:
+def visible_memory_bytes(
+    memory_bytes: ArrayLike, engine_visible_memory_bytes: ArrayLike, engine: EngineProfile
+) -> ArrayLike:
     """Total memory the engine sees per GPU: the measured torch-visible total, else a fraction of physical memory.
 
     ``engine_visible_memory_bytes`` is NaN where the catalog has no measurement.
@@ -88,18 +119,29 @@ def visible_memory_bytes(memory_bytes: ArrayLike, engine_visible_memory_bytes: A
     return np.where(np.isnan(measured), physical * engine.visible_memory_fraction, measured)
 
 
-def activation_peak_bytes(hidden_size: ArrayLike, intermediate_size: ArrayLike, vocab_size: ArrayLike,
-                          gpus: ArrayLike, engine: EngineProfile,
-                          max_num_batched_tokens: ArrayLike, max_num_seqs: ArrayLike) -> ArrayLike:
+def activation_peak_bytes(
+    hidden_size: ArrayLike,
+    intermediate_size: ArrayLike,
+    vocab_size: ArrayLike,
+    gpus: ArrayLike,
+    engine: EngineProfile,
+    max_num_batched_tokens: ArrayLike,
+    max_num_seqs: ArrayLike,
+) -> ArrayLike:
     """Activation peak per GPU of the engine's profiling run.
 
     forward: a x batched tokens x (hidden + 2 x MLP width / GPUs); sampler: b x sequences x vocabulary
     (the sampler sees the whole vocabulary on every GPU). a and b are fitted per engine.
     """
     tokens, seqs = max_num_batched_tokens, max_num_seqs
-    width = np.asarray(hidden_size, dtype=float) + 2.0 * np.asarray(intermediate_size, dtype=float) / np.asarray(gpus, dtype=float)
-    return (engine.activation_bytes_per_token_width * np.asarray(tokens, dtype=float) * width
-            + engine.activation_bytes_per_seq_vocab * np.asarray(seqs, dtype=float) * np.asarray(vocab_size, dtype=float))
+    width = np.asarray(hidden_size, dtype=float) + 2.0 * np.asarray(intermediate_size, dtype=float) / np.asarray(
+        gpus, dtype=float
+    )
+    return engine.activation_bytes_per_token_width * np.asarray(
+        tokens, dtype=float
+    ) * width + engine.activation_bytes_per_seq_vocab * np.asarray(seqs, dtype=float) * np.asarray(
+        vocab_size, dtype=float
+    )
 
 
 def reserve_bytes_per_gpu(activation_bytes: ArrayLike, gpus: ArrayLike, engine: EngineProfile) -> ArrayLike:
@@ -108,8 +150,14 @@ def reserve_bytes_per_gpu(activation_bytes: ArrayLike, gpus: ArrayLike, engine: 
     return np.asarray(activation_bytes, dtype=float) + engine.non_torch_bytes + tp_extra
 
 
-def kv_budget_bytes_per_gpu(visible_bytes: ArrayLike, weight_bytes_total: ArrayLike, gpus: ArrayLike,
-                            reserve_bytes: ArrayLike, memory_utilization: ArrayLike, engine: EngineProfile) -> ArrayLike:
+def kv_budget_bytes_per_gpu(
+    visible_bytes: ArrayLike,
+    weight_bytes_total: ArrayLike,
+    gpus: ArrayLike,
+    reserve_bytes: ArrayLike,
+    memory_utilization: ArrayLike,
+    engine: EngineProfile,
+) -> ArrayLike:
     """KV cache budget of one GPU of a tensor-parallel group (weights split evenly across the group).
 
     "total" (vLLM):  visible x utilization - weights/GPUs - reserve
@@ -123,7 +171,9 @@ def kv_budget_bytes_per_gpu(visible_bytes: ArrayLike, weight_bytes_total: ArrayL
     return visible * memory_utilization - per_gpu_weights - reserve_bytes
 
 
-def kv_cache_tokens(kv_budget_per_gpu: ArrayLike, kv_bytes_per_token_per_gpu: ArrayLike, block_size: int = 1) -> ArrayLike:
+def kv_cache_tokens(
+    kv_budget_per_gpu: ArrayLike, kv_bytes_per_token_per_gpu: ArrayLike, block_size: int = 1
+) -> ArrayLike:
     """Token slots the group's KV cache holds (vLLM's "GPU KV cache size"): whole blocks of ``block_size`` tokens.
 
     Every GPU of the group holds its share of every token, so the group holds as many tokens as one GPU.
@@ -154,8 +204,13 @@ def experts_touched(num_experts: ArrayLike, experts_per_token: ArrayLike, tokens
     return np.where(e > 0, touched, 0.0)
 
 
-def allreduce_time_s(message_bytes: ArrayLike, gpus: ArrayLike, interconnect_bytes_per_s: ArrayLike,
-                     latency_s: ArrayLike, interconnect_efficiency: ArrayLike) -> ArrayLike:
+def allreduce_time_s(
+    message_bytes: ArrayLike,
+    gpus: ArrayLike,
+    interconnect_bytes_per_s: ArrayLike,
+    latency_s: ArrayLike,
+    interconnect_efficiency: ArrayLike,
+) -> ArrayLike:
     """One ring all-reduce: latency + 2 (g-1)/g x message / achieved link bandwidth; 0 on one GPU."""
     g = np.asarray(gpus, dtype=float)
     link = np.asarray(interconnect_bytes_per_s, dtype=float) * interconnect_efficiency
@@ -163,17 +218,32 @@ def allreduce_time_s(message_bytes: ArrayLike, gpus: ArrayLike, interconnect_byt
     return np.where(g > 1, t, 0.0)
 
 
-def roofline_step_time_s(bytes_moved: ArrayLike, flop: ArrayLike, gpus: ArrayLike,
-                         bandwidth_bytes_per_s: ArrayLike, peak_flop_per_s: ArrayLike,
-                         bandwidth_efficiency: float, flop_efficiency: float) -> ArrayLike:
+def roofline_step_time_s(
+    bytes_moved: ArrayLike,
+    flop: ArrayLike,
+    gpus: ArrayLike,
+    bandwidth_bytes_per_s: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    bandwidth_efficiency: float,
+    flop_efficiency: float,
+) -> ArrayLike:
     """max(bytes / achieved bandwidth, FLOPs / achieved peak), the work split evenly over ``gpus``."""
     g = np.asarray(gpus, dtype=float)
-    t_mem = np.asarray(bytes_moved, dtype=float) / (g * np.asarray(bandwidth_bytes_per_s, dtype=float) * bandwidth_efficiency)
+    t_mem = np.asarray(bytes_moved, dtype=float) / (
+        g * np.asarray(bandwidth_bytes_per_s, dtype=float) * bandwidth_efficiency
+    )
     t_flop = np.asarray(flop, dtype=float) / (g * np.asarray(peak_flop_per_s, dtype=float) * flop_efficiency)
     return np.maximum(t_mem, t_flop)
 
 
-def cost_per_million_tokens_usd(price_usd_per_gpu_hour: ArrayLike, gpus: ArrayLike, tokens_per_s: ArrayLike) -> ArrayLike:
+def cost_per_million_tokens_usd(
+    price_usd_per_gpu_hour: ArrayLike, gpus: ArrayLike, tokens_per_s: ArrayLike
+) -> ArrayLike:
     """$ per 1e6 tokens: GPUs x $/GPU-hour / 3600 s / (tokens/s) x 1e6."""
-    return (np.asarray(price_usd_per_gpu_hour, dtype=float) * np.asarray(gpus, dtype=float) / 3600.0
-            / np.asarray(tokens_per_s, dtype=float) * 1e6)
+    return (
+        np.asarray(price_usd_per_gpu_hour, dtype=float)
+        * np.asarray(gpus, dtype=float)
+        / 3600.0
+        / np.asarray(tokens_per_s, dtype=float)
+        * 1e6
+    )

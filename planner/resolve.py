@@ -43,8 +43,10 @@ def _numbers(value: Any, accepted: str, errors: Errors) -> np.ndarray:
     except (TypeError, ValueError):
         if errors == "raise" or np.ndim(np.asarray(value, dtype=object)) == 0:
             raise InvalidInputError(f"{accepted}; got {value!r}") from None
+
     def one(x: Any) -> float:
         return float(x) if isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_)) else np.nan
+
     obj = np.asarray(value, dtype=object)
     return np.vectorize(one, otypes=[float])(obj)
 
@@ -59,7 +61,9 @@ def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fi
     return np.where(bad, fill, arr), bad
 
 
-def _count_or_mask(value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise") -> tuple[np.ndarray, Any]:
+def _count_or_mask(
+    value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise"
+) -> tuple[np.ndarray, Any]:
     """Whole numbers from 1 to ``maximum`` (8192.0 is 8192), and the mask of elements that are not (coerce)."""
     accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
     arr = _numbers(value, accepted, errors)
@@ -97,7 +101,9 @@ class _Column:
     first_error: PlannerError | None
 
 
-def _lookup(names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], dict[str, float]], errors: Errors) -> _Column:
+def _lookup(
+    names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], dict[str, float]], errors: Errors
+) -> _Column:
     """Resolve each distinct name once and spread its numbers over the array of names."""
     if isinstance(names, (str, Gpu, Model, Precision)) or names is None:
         try:
@@ -126,7 +132,9 @@ def _lookup(names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], 
     return _spread(rows, codes, arr.shape, first_error)
 
 
-def _spread(rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple, first_error: PlannerError | None) -> _Column:
+def _spread(
+    rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple, first_error: PlannerError | None
+) -> _Column:
     """Per-distinct-key rows of numbers -> per-scenario arrays (codes index the rows); None rows are failures."""
     present = [r for r in rows if r is not None]
     if not present:
@@ -140,7 +148,9 @@ def _spread(rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple
     return _Column(values, bad, first_error)
 
 
-def gpu_numbers(g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None) -> dict[str, float]:
+def gpu_numbers(
+    g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None
+) -> dict[str, float]:
     """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors."""
     price = g.price.cloud_usd_per_gpu_hour if g.price and g.price.cloud_usd_per_gpu_hour else math.nan
     eng = engine or engine_profile(None)
@@ -169,7 +179,12 @@ _PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
 def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
     """The GPU's dense peak for the precision's math: its own key, else its twin (bf16/fp16), else the fallback."""
     peaks = gpu.peak_flop_per_s
-    for key in (precision.math, _PEAK_TWINS.get(precision.math), precision.math_fallback, _PEAK_TWINS.get(precision.math_fallback)):
+    for key in (
+        precision.math,
+        _PEAK_TWINS.get(precision.math),
+        precision.math_fallback,
+        _PEAK_TWINS.get(precision.math_fallback),
+    ):
         if key and key in peaks:
             return peaks[key]
     return peaks.get("fp16") or peaks["bf16"]
@@ -177,8 +192,10 @@ def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
 
 def math_flags(precision: Precision) -> dict[str, float]:
     """One-hot flags of the precision's math peak and its fallback, so ``_peak_for_weights`` can vectorize."""
-    return {**{f"math_{k}": float(precision.math == k) for k in PEAK_KEYS},
-            **{f"fallback_{k}": float(precision.math_fallback == k) for k in PEAK_KEYS}}
+    return {
+        **{f"math_{k}": float(precision.math == k) for k in PEAK_KEYS},
+        **{f"fallback_{k}": float(precision.math_fallback == k) for k in PEAK_KEYS},
+    }
 
 
 def default_kv_precision(model: Model) -> str:
@@ -200,12 +217,22 @@ class _Scenario:
     catalog: Catalog | None = None
 
 
-def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = None, weight_precision: Any = None,
-             kv_precision: Any = None, engine: EngineProfile | None = None,
-             calibration: Calibration | None = None) -> _Scenario:
+def _resolve(
+    catalog: Catalog,
+    errors: Errors,
+    gpu: Any = None,
+    model: Any = None,
+    weight_precision: Any = None,
+    kv_precision: Any = None,
+    engine: EngineProfile | None = None,
+    calibration: Calibration | None = None,
+) -> _Scenario:
     """Look up GPUs, models and precisions (all optional), broadcasting arrays of names."""
-    gpu_cols = (_lookup(gpu, catalog.gpu, lambda g: gpu_numbers(g, engine, calibration), errors)
-                if gpu is not None else _Column({}, False, None))
+    gpu_cols = (
+        _lookup(gpu, catalog.gpu, lambda g: gpu_numbers(g, engine, calibration), errors)
+        if gpu is not None
+        else _Column({}, False, None)
+    )
 
     def model_numbers(key: tuple[Any, Any, Any]) -> dict[str, float]:
         name, wp, kp = key
@@ -215,8 +242,10 @@ def _resolve(catalog: Catalog, errors: Errors, gpu: Any = None, model: Any = Non
         expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w
         kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
         if not kv.kv_cache:
-            raise OutOfRangeError(f"precision {kv.name!r} is not a KV-cache format; use one of "
-                                    + ", ".join(p.name for p in catalog.precisions if p.kv_cache))
+            raise OutOfRangeError(
+                f"precision {kv.name!r} is not a KV-cache format; use one of "
+                + ", ".join(p.name for p in catalog.precisions if p.kv_cache)
+            )
         out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
         out.update(weight_bpp=w.bytes_per_element, expert_bpp=expert.bytes_per_element, kv_bpe=kv.bytes_per_element)
         out.update(math_flags(w))

@@ -80,7 +80,11 @@ def prefill_share(ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike
 
 
 def max_rate_per_replica(
-    prompt_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike, batch: ArrayLike, tpot_target_s: ArrayLike,
+    prompt_s: ArrayLike,
+    output_tokens: ArrayLike,
+    tpot_s: ArrayLike,
+    batch: ArrayLike,
+    tpot_target_s: ArrayLike,
     ttft_s: ArrayLike | None = None,
 ) -> np.ndarray:
     """Requests per second one replica can take when prompts and decode share its time.
@@ -112,7 +116,9 @@ def effective_tpot(tpot_s: ArrayLike, rate_per_replica: ArrayLike, ttft_s: Array
         return np.where(busy < 1.0, _f(tpot_s) / (1.0 - busy), np.inf)
 
 
-def replicas_for_rate(rate_per_s: ArrayLike, max_rate_per_replica_s: ArrayLike, spare_replicas: ArrayLike = 0) -> np.ndarray:
+def replicas_for_rate(
+    rate_per_s: ArrayLike, max_rate_per_replica_s: ArrayLike, spare_replicas: ArrayLike = 0
+) -> np.ndarray:
     """Serving replicas ceil(rate / max rate per replica) (at least 1) plus the spares; NaN where a replica takes none."""
     x = _f(max_rate_per_replica_s)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -249,8 +255,9 @@ def size(
     can hold a long request.
     """
     busy = replica.prompt_time_s
-    x_max = max_rate_per_replica(busy, output_tokens_mean, replica.tpot_s, replica.batch, tpot_target_s,
-                                 ttft_s=replica.ttft_mean_s)
+    x_max = max_rate_per_replica(
+        busy, output_tokens_mean, replica.tpot_s, replica.batch, tpot_target_s, ttft_s=replica.ttft_mean_s
+    )
     need = replicas_for_rate(peak_rate_per_s, x_max, spare_replicas)
     serving = need - _f(spare_replicas)
     with np.errstate(divide="ignore", invalid="ignore"):

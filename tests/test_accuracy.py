@@ -16,7 +16,7 @@ from planner import accuracy as acc
 from planner import memory_plan, tpot, ttft
 from planner.calibration import Calibration, GpuCalibration
 from planner.engines import LMDEPLOY, VLLM, engine_profile
-from planner.fit import fit_reference_defaults, fit_time_factors
+from planner.fit import fit_reference_defaults
 
 GiB = 2**30
 PUBLIC = acc.reference_dir() / "vllm_startup_public.csv"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-
 import pytest
 
 import planner
@@ -30,13 +29,17 @@ class TestNames:
             planner.kv_bytes("llama2-70b", 8192, "mxfp4")
 
     def test_names_are_matched_without_case_spaces_or_hyphens(self):
-        assert planner.max_batch(" h100 ", "Llama2-70B", 8192.0, "FP16") == planner.max_batch("H100", "llama2-70b", 8192, "fp16")
+        assert planner.max_batch(" h100 ", "Llama2-70B", 8192.0, "FP16") == planner.max_batch(
+            "H100", "llama2-70b", 8192, "fp16"
+        )
 
 
 class TestCounts:
     @pytest.mark.parametrize("bad", [0, -1, 8192.5, float("nan"), float("inf"), 2**25, True, None, "8k"])
     def test_context_must_be_a_whole_number_of_tokens_in_range(self, bad):
-        with pytest.raises(InvalidInputError, match=r"context must be a whole number of tokens from 1 to 16,777,216; got"):
+        with pytest.raises(
+            InvalidInputError, match=r"context must be a whole number of tokens from 1 to 16,777,216; got"
+        ):
             planner.max_batch("H100", "llama2-70b", bad)
 
     @pytest.mark.parametrize("bad", [0, 1.5, -4, 2**21])
@@ -56,13 +59,18 @@ class TestCounts:
 
     def test_floats_that_are_whole_numbers_are_accepted(self):
         """Excel hands 8192 as 8192.0."""
-        assert planner.max_batch("H100", "llama3.1-8b", 8192.0, gpus=1.0) == planner.max_batch("H100", "llama3.1-8b", 8192, gpus=1)
+        assert planner.max_batch("H100", "llama3.1-8b", 8192.0, gpus=1.0) == planner.max_batch(
+            "H100", "llama3.1-8b", 8192, gpus=1
+        )
 
 
 class TestFit:
     def test_a_given_gpu_count_too_small_names_the_shortfall_and_the_smallest_group(self):
-        with pytest.raises(DoesNotFitError, match=r"Llama-2-70B weights \(137\.95 GB\) do not fit on 1 x H100 SXM 80GB: "
-                                                  r"short by [\d.]+ GB; the smallest group that works is 2 x H100 SXM 80GB"):
+        with pytest.raises(
+            DoesNotFitError,
+            match=r"Llama-2-70B weights \(137\.95 GB\) do not fit on 1 x H100 SXM 80GB: "
+            r"short by [\d.]+ GB; the smallest group that works is 2 x H100 SXM 80GB",
+        ):
             planner.max_batch("H100", "llama2-70b", 8192, "fp16", 1)
 
     def test_a_batch_that_does_not_fit_is_an_error_for_time_functions(self):
@@ -80,7 +88,9 @@ class TestFit:
         assert any("exceeds Llama-2-70B's trained maximum of 4,096 tokens" in w for w in p.warnings)
 
     def test_missing_price_is_an_error_naming_the_fix(self):
-        with pytest.raises(InvalidInputError, match="no price per GPU-hour in the catalog for 'H20'; pass price_per_gpu_hour"):
+        with pytest.raises(
+            InvalidInputError, match="no price per GPU-hour in the catalog for 'H20'; pass price_per_gpu_hour"
+        ):
             planner.cost_per_mtok("H20", "llama3.1-8b", 4096)
         assert math.isfinite(planner.cost_per_mtok("H20", "llama3.1-8b", 4096, price_per_gpu_hour=1.0))
 
@@ -92,15 +102,22 @@ class TestMissionExample:
         assert int(p.gpus) == 2
         # (2 x (79.18 GiB x 0.9 - reserve) - 137.95 GB) / 2.68 GB: a few with vLLM's reserve, 12 in the seed form
         budget = 2 * float(p.kv_budget_bytes_per_gpu)
-        assert budget == pytest.approx(2 * (79.18 * 2**30 * 0.9 - float(p.reserve_bytes_per_gpu)) - 137_953_296_384, rel=1e-4)
+        assert budget == pytest.approx(
+            2 * (79.18 * 2**30 * 0.9 - float(p.reserve_bytes_per_gpu)) - 137_953_296_384, rel=1e-4
+        )
         assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") == int(p.max_batch) == int(budget // 2_684_354_560)
-        assert 1 <= int(p.max_batch) < planner.max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal",
-                                                           memory_utilization=1) == 12
+        assert (
+            1
+            <= int(p.max_batch)
+            < planner.max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal", memory_utilization=1)
+            == 12
+        )
 
 
 class TestErrorKinds:
     def test_a_number_out_of_range_is_an_out_of_range_error_shown_as_num(self):
         from planner.errors import OutOfRangeError
+
         with pytest.raises(OutOfRangeError) as info:
             planner.max_batch("H100", "llama3.1-8b", -5)
         assert info.value.excel_error == "#NUM!"
@@ -112,6 +129,7 @@ class TestErrorKinds:
 
     def test_a_missing_price_is_missing_data_shown_as_na(self):
         from planner.errors import MissingDataError
+
         with pytest.raises(MissingDataError) as info:
             planner.cost_per_mtok("H20", "llama3.1-8b", 4096)
         assert info.value.excel_error == "#N/A"

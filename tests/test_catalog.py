@@ -25,28 +25,80 @@ class TestShippedCatalog:
     def test_has_the_gpus_and_models_the_issue_lists(self):
         """At least 15 GPUs and 20 models, with the named SKUs and models present."""
         assert len(CAT.gpus) >= 15 and len(CAT.models) >= 20
-        for name in ["A100-40GB", "A100-80GB", "A100-PCIe", "H100", "H100-PCIe", "H100-NVL", "H200", "B200", "L4",
-                     "L40S", "A10G", "RTX 4090", "MI300X", "MI325X"]:
+        for name in [
+            "A100-40GB",
+            "A100-80GB",
+            "A100-PCIe",
+            "H100",
+            "H100-PCIe",
+            "H100-NVL",
+            "H200",
+            "B200",
+            "L4",
+            "L40S",
+            "A10G",
+            "RTX 4090",
+            "MI300X",
+            "MI325X",
+        ]:
             assert name in CAT.gpus, name
-        for name in ["llama-65b", "llama2-7b", "llama2-13b", "llama2-70b", "llama3.1-8b", "llama3.1-70b",
-                     "llama3.1-405b", "mistral-7b", "mixtral-8x7b", "mixtral-8x22b", "qwen2.5-7b", "qwen2.5-32b",
-                     "qwen2.5-72b", "qwen3-0.6b", "qwen3-8b", "qwen3-14b", "qwen3-32b", "qwen3-30b-a3b",
-                     "qwen3-235b-a22b", "deepseek-v3", "gemma2-27b", "gpt-oss-20b", "gpt-oss-120b"]:
+        for name in [
+            "llama-65b",
+            "llama2-7b",
+            "llama2-13b",
+            "llama2-70b",
+            "llama3.1-8b",
+            "llama3.1-70b",
+            "llama3.1-405b",
+            "mistral-7b",
+            "mixtral-8x7b",
+            "mixtral-8x22b",
+            "qwen2.5-7b",
+            "qwen2.5-32b",
+            "qwen2.5-72b",
+            "qwen3-0.6b",
+            "qwen3-8b",
+            "qwen3-14b",
+            "qwen3-32b",
+            "qwen3-30b-a3b",
+            "qwen3-235b-a22b",
+            "deepseek-v3",
+            "gemma2-27b",
+            "gpt-oss-20b",
+            "gpt-oss-120b",
+        ]:
             assert name in CAT.models, name
 
-    @pytest.mark.parametrize("alias, canonical", [
-        ("H100", "H100 SXM 80GB"), ("A100", "A100 SXM 80GB"), ("A100-80GB", "A100 SXM 80GB"),
-        ("A100-40GB", "A100 SXM 40GB"), ("h100 ", "H100 SXM 80GB"), ("  h-1-0-0", "H100 SXM 80GB"),
-        ("NVIDIA H100 80GB HBM3", "H100 SXM 80GB"), ("H200", "H200 SXM 141GB"), ("mi300x", "MI300X"),
-    ])
+    @pytest.mark.parametrize(
+        "alias, canonical",
+        [
+            ("H100", "H100 SXM 80GB"),
+            ("A100", "A100 SXM 80GB"),
+            ("A100-80GB", "A100 SXM 80GB"),
+            ("A100-40GB", "A100 SXM 40GB"),
+            ("h100 ", "H100 SXM 80GB"),
+            ("  h-1-0-0", "H100 SXM 80GB"),
+            ("NVIDIA H100 80GB HBM3", "H100 SXM 80GB"),
+            ("H200", "H200 SXM 141GB"),
+            ("mi300x", "MI300X"),
+        ],
+    )
     def test_gpu_aliases_ignore_case_spaces_and_hyphens(self, alias, canonical):
         assert CAT.gpu(alias).name == canonical
 
-    @pytest.mark.parametrize("alias, canonical", [
-        ("llama2-70b", "Llama-2-70B"), ("Llama2-70B", "Llama-2-70B"), ("LLAMA 2 70B", "Llama-2-70B"),
-        ("llama-65b", "LLaMA-65B"), ("llama3.1-8b", "Llama-3.1-8B"), ("qwen3-32b", "Qwen3-32B"),
-        ("gpt-oss-120b", "gpt-oss-120b"), ("meta-llama/Llama-2-70b-hf", "Llama-2-70B"),
-    ])
+    @pytest.mark.parametrize(
+        "alias, canonical",
+        [
+            ("llama2-70b", "Llama-2-70B"),
+            ("Llama2-70B", "Llama-2-70B"),
+            ("LLAMA 2 70B", "Llama-2-70B"),
+            ("llama-65b", "LLaMA-65B"),
+            ("llama3.1-8b", "Llama-3.1-8B"),
+            ("qwen3-32b", "Qwen3-32B"),
+            ("gpt-oss-120b", "gpt-oss-120b"),
+            ("meta-llama/Llama-2-70b-hf", "Llama-2-70B"),
+        ],
+    )
     def test_model_aliases_as_people_type_them(self, alias, canonical):
         assert CAT.model(alias).name == canonical
 
@@ -162,7 +214,9 @@ class TestUserFolders:
         bad = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
         bad["hbm_bandwith_bytes_per_s"] = bad.pop("hbm_bandwidth_bytes_per_s")
         (tmp_path / "gpus.toml").write_text(tomli_w.dumps({"gpu": [bad]}))
-        with pytest.raises(CatalogError, match="unknown field 'hbm_bandwith_bytes_per_s'; did you mean 'hbm_bandwidth_bytes_per_s'"):
+        with pytest.raises(
+            CatalogError, match="unknown field 'hbm_bandwith_bytes_per_s'; did you mean 'hbm_bandwidth_bytes_per_s'"
+        ):
             load_catalog(tmp_path, use_env=False)
 
     def test_an_alias_claimed_by_two_entries_is_an_error(self, tmp_path):
@@ -192,7 +246,10 @@ class TestUnknownNames:
         assert str(info.value).startswith("unknown GPU 'H10'; did you mean H100")
 
     def test_unknown_model_suggests_the_closest_names(self):
-        with pytest.raises(UnknownNameError, match=r"unknown model 'llama2-7' ; did you mean|unknown model 'llama2-7'; did you mean .*llama2-7b"):
+        with pytest.raises(
+            UnknownNameError,
+            match=r"unknown model 'llama2-7' ; did you mean|unknown model 'llama2-7'; did you mean .*llama2-7b",
+        ):
             CAT.model("llama2-7")
 
     def test_unknown_precision_lists_what_is_known(self):

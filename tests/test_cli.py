@@ -23,14 +23,19 @@ class TestPlan:
         assert r.exit_code == 0, r.output
         assert "Llama-2-70B on 2 x H100 SXM 80GB" in r.output
         import planner
+
         batch = planner.max_batch("H100", "llama2-70b", 8192)
-        for line in ("KV cache per token           328 kB (GQA, 8 KV heads)",
-                     f"Max batch                    {batch} sequences of 8,192 tokens",
-                     "TPOT (per sequence)", "per million output tokens"):
+        for line in (
+            "KV cache per token           328 kB (GQA, 8 KV heads)",
+            f"Max batch                    {batch} sequences of 8,192 tokens",
+            "TPOT (per sequence)",
+            "per million output tokens",
+        ):
             assert line in r.output
 
     def test_plan_json_has_the_same_numbers_as_the_api(self):
         import planner
+
         r = run("plan", "--gpu", "H200", "--model", "qwen3-32b", "--context", "16384", "--json")
         data = json.loads(r.output)
         assert data["max_batch"] == planner.max_batch("H200", "qwen3-32b", 16384)
@@ -39,7 +44,9 @@ class TestPlan:
     def test_unknown_gpu_is_one_line_and_exit_2(self):
         r = run("plan", "--gpu", "H10", "--model", "llama2-70b", "--context", "8192")
         assert r.exit_code == 2
-        assert r.output.strip().splitlines() == ["planner: error: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 SXM?"]
+        assert r.output.strip().splitlines() == [
+            "planner: error: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 SXM?"
+        ]
 
     def test_does_not_fit_is_one_line_and_exit_1(self):
         r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--gpus", "1")
@@ -66,13 +73,33 @@ class TestCatalogCommands:
 
     def test_import_hf_makes_an_entry_the_loader_reads(self, tmp_path):
         """A Llama-2-7B config.json (values of meta-llama/Llama-2-7b-hf) imports to the catalog's counts."""
-        cfg = {"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
-               "num_key_value_heads": 32, "intermediate_size": 11008, "vocab_size": 32000,
-               "max_position_embeddings": 4096, "tie_word_embeddings": False, "torch_dtype": "float16"}
+        cfg = {
+            "model_type": "llama",
+            "num_hidden_layers": 32,
+            "hidden_size": 4096,
+            "num_attention_heads": 32,
+            "num_key_value_heads": 32,
+            "intermediate_size": 11008,
+            "vocab_size": 32000,
+            "max_position_embeddings": 4096,
+            "tie_word_embeddings": False,
+            "torch_dtype": "float16",
+        }
         (tmp_path / "config.json").write_text(json.dumps(cfg))
         folder = tmp_path / "cat"
-        r = run("catalog", "import-hf", str(tmp_path / "config.json"), "--name", "Copy-7B", "--alias", "copy-7b",
-                "--params", "6738415616", "--to", str(folder))
+        r = run(
+            "catalog",
+            "import-hf",
+            str(tmp_path / "config.json"),
+            "--name",
+            "Copy-7B",
+            "--alias",
+            "copy-7b",
+            "--params",
+            "6738415616",
+            "--to",
+            str(folder),
+        )
         assert r.exit_code == 0, r.output
         assert "+0.00%" in r.output
         imported = load_catalog(folder, use_env=False).model("copy-7b")

@@ -48,41 +48,79 @@ SCALAR_CASES = [
     ("WEIGHT_BYTES", ("llama2-70b", " FP8"), lambda: api.weight_bytes("llama2-70b", "fp8"), 1),
     ("KV_BYTES", ("llama2-70b", 8192.0, "fp16", None), lambda: api.kv_bytes("llama2-70b", 8192, "fp16"), 1),
     ("KV_BYTES", ("Llama2-70B", 4096.0, None, 4.0), lambda: api.kv_bytes("llama2-70b", 4096, None, 4), 1),
-    ("MAX_BATCH", ("H100", "llama2-70b", 8192.0, "fp16", None, None, None),
-     lambda: api.max_batch("H100", "llama2-70b", 8192, "fp16"), 1),
-    ("MAX_BATCH", (" h100", "LLAMA2-70B ", 4096.0, None, 4.0, "fp8", 0.8),
-     lambda: api.max_batch("H100", "llama2-70b", 4096, None, 4, "fp8", 0.8), 1),
-    ("MIN_GPUS", ("H100", "llama2-70b", 8192.0, 16.0, None, None, None),
-     lambda: api.min_gpus("H100", "llama2-70b", 8192, 16), 1),
+    (
+        "MAX_BATCH",
+        ("H100", "llama2-70b", 8192.0, "fp16", None, None, None),
+        lambda: api.max_batch("H100", "llama2-70b", 8192, "fp16"),
+        1,
+    ),
+    (
+        "MAX_BATCH",
+        (" h100", "LLAMA2-70B ", 4096.0, None, 4.0, "fp8", 0.8),
+        lambda: api.max_batch("H100", "llama2-70b", 4096, None, 4, "fp8", 0.8),
+        1,
+    ),
+    (
+        "MIN_GPUS",
+        ("H100", "llama2-70b", 8192.0, 16.0, None, None, None),
+        lambda: api.min_gpus("H100", "llama2-70b", 8192, 16),
+        1,
+    ),
     ("TPOT", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.tpot("H100", "llama2-70b", 8192), 1e3),
-    ("TPOT", ("H100", "llama2-70b", 8192.0, 3.0, "fp8", 2.0, None),
-     lambda: api.tpot("H100", "llama2-70b", 8192, 3, "fp8", 2), 1e3),
+    (
+        "TPOT",
+        ("H100", "llama2-70b", 8192.0, 3.0, "fp8", 2.0, None),
+        lambda: api.tpot("H100", "llama2-70b", 8192, 3, "fp8", 2),
+        1e3,
+    ),
     ("TTFT", ("H100", "llama2-70b", 2048.0, None, None, None), lambda: api.ttft("H100", "llama2-70b", 2048), 1e3),
-    ("TTFT", ("H100", "llama2-70b", 2048.0, 4.0, "fp8", "fp8"),
-     lambda: api.ttft("H100", "llama2-70b", 2048, 4, "fp8", kv_precision="fp8"), 1e3),
-    ("THROUGHPUT", ("H100", "llama2-70b", 8192.0, 2.0, None, None, None),
-     lambda: api.throughput("H100", "llama2-70b", 8192, 2), 1),
-    ("COST_PER_MTOK", ("H100", "llama2-70b", 8192.0, 2.0, None, None, None, None),
-     lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2), 1),
-    ("COST_PER_MTOK", ("H100", "llama2-70b", 8192.0, 2.0, 1.5, None, None, None),
-     lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2, 1.5), 1),
+    (
+        "TTFT",
+        ("H100", "llama2-70b", 2048.0, 4.0, "fp8", "fp8"),
+        lambda: api.ttft("H100", "llama2-70b", 2048, 4, "fp8", kv_precision="fp8"),
+        1e3,
+    ),
+    (
+        "THROUGHPUT",
+        ("H100", "llama2-70b", 8192.0, 2.0, None, None, None),
+        lambda: api.throughput("H100", "llama2-70b", 8192, 2),
+        1,
+    ),
+    (
+        "COST_PER_MTOK",
+        ("H100", "llama2-70b", 8192.0, 2.0, None, None, None, None),
+        lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2),
+        1,
+    ),
+    (
+        "COST_PER_MTOK",
+        ("H100", "llama2-70b", 8192.0, 2.0, 1.5, None, None, None),
+        lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2, 1.5),
+        1,
+    ),
     ("MFU", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.mfu("H100", "llama2-70b", 8192), 1),
     ("MBU", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.mbu("H100", "llama2-70b", 8192), 1),
-    ("DECODE_INTENSITY", ("H100", "llama2-70b", 8192.0, 8.0, None, None, None),
-     lambda: api.decode_intensity("H100", "llama2-70b", 8192, 8), 1),
+    (
+        "DECODE_INTENSITY",
+        ("H100", "llama2-70b", 8192.0, 8.0, None, None, None),
+        lambda: api.decode_intensity("H100", "llama2-70b", 8192, 8),
+        1,
+    ),
 ]
 
 
 class TestResultsEqualTheModel:
-    @pytest.mark.parametrize(("name", "args", "expected", "unit"), SCALAR_CASES,
-                             ids=[f"{c[0]}-{i}" for i, c in enumerate(SCALAR_CASES)])
+    @pytest.mark.parametrize(
+        ("name", "args", "expected", "unit"), SCALAR_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(SCALAR_CASES)]
+    )
     def test_scalar_call_equals_api(self, name, args, expected, unit):
         """One cell per argument (floats, None, odd case and spaces) gives the API's number in Excel's unit."""
         got = getattr(xf, name)(*args)
         assert got == pytest.approx(expected() * unit, rel=1e-12)
 
-    @pytest.mark.parametrize(("name", "args", "expected", "unit"), SCALAR_CASES,
-                             ids=[f"{c[0]}-{i}" for i, c in enumerate(SCALAR_CASES)])
+    @pytest.mark.parametrize(
+        ("name", "args", "expected", "unit"), SCALAR_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(SCALAR_CASES)]
+    )
     def test_one_cell_ranges_equal_scalars(self, name, args, expected, unit):
         """xlwings with ndim=2 hands each cell as [[x]]: the answer is the same single number."""
         got = getattr(xf, name)(*[cell(a) for a in args])
@@ -92,7 +130,8 @@ class TestResultsEqualTheModel:
         """=MAX_BATCH("H100","llama2-70b",8192,"fp16") is the max batch on MIN_GPUS GPUs, as the model defines it."""
         smallest = api.min_gpus("H100", "llama2-70b", 8192, 1, "fp16")
         assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16") == api.max_batch(
-            "H100", "llama2-70b", 8192, "fp16", smallest)
+            "H100", "llama2-70b", 8192, "fp16", smallest
+        )
         assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16"), int)
 
     def test_published_numbers(self):
@@ -123,11 +162,15 @@ class TestResultsEqualTheModel:
         """A gpus column with some empty cells: empty ones pick the smallest group, the others use their count."""
         got = xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, [[None], [4.0], [None], [8.0]])
         smallest = api.max_batch("H100", "llama2-70b", 8192)
-        assert got == [[smallest], [api.max_batch("H100", "llama2-70b", 8192, None, 4)],
-                       [smallest], [api.max_batch("H100", "llama2-70b", 8192, None, 8)]]
+        assert got == [
+            [smallest],
+            [api.max_batch("H100", "llama2-70b", 8192, None, 4)],
+            [smallest],
+            [api.max_batch("H100", "llama2-70b", 8192, None, 8)],
+        ]
 
     def test_numbers_typed_as_text_count_as_numbers(self):
-        """"8192" in a text-formatted cell is 8192, as in Excel's own arithmetic."""
+        """ "8192" in a text-formatted cell is 8192, as in Excel's own arithmetic."""
         assert xf.KV_BYTES("llama2-70b", " 8192 ", "fp16") == xf.KV_BYTES("llama2-70b", 8192.0, "fp16")
 
     def test_plain_list_is_a_column(self):
@@ -192,8 +235,9 @@ class TestErrorValues:
     def test_ranges_that_do_not_line_up_are_one_value_error(self):
         """A 2x2 range against a 1x3 range cannot broadcast: one #VALUE! and a reason naming the shapes."""
         assert xf.MAX_BATCH([["H100", "H100"], ["H100", "H100"]], "llama2-70b", [[1.0, 2.0, 3.0]]) == "#VALUE!"
-        assert "2x2 and 1x3" in xf.PLANNER_WHY("MAX_BATCH", [["H100", "H100"], ["H100", "H100"]], "llama2-70b",
-                                                [[1.0, 2.0, 3.0]])
+        assert "2x2 and 1x3" in xf.PLANNER_WHY(
+            "MAX_BATCH", [["H100", "H100"], ["H100", "H100"]], "llama2-70b", [[1.0, 2.0, 3.0]]
+        )
 
     def test_ragged_range_is_value(self):
         """Rows of different lengths are not a range Excel can send; still an error value, not an exception."""
@@ -234,12 +278,15 @@ class TestRuntimeDetection:
         func.__module__ = module_name
         return types.SimpleNamespace(func=func)
 
-    @pytest.mark.parametrize(("module", "platform", "runtime"), [
-        ("xlwings.pro.udfs_officejs", "linux", "officejs"),  # XLWINGS_ON_SERVER=true
-        ("xlwings.udfs", "win32", "classic"),  # Windows with pywin32
-        ("xlwings", "linux", "python"),  # identity decorators
-        ("xlwings", "emscripten", "officejs"),  # xlwings Lite under Pyodide
-    ])
+    @pytest.mark.parametrize(
+        ("module", "platform", "runtime"),
+        [
+            ("xlwings.pro.udfs_officejs", "linux", "officejs"),  # XLWINGS_ON_SERVER=true
+            ("xlwings.udfs", "win32", "classic"),  # Windows with pywin32
+            ("xlwings", "linux", "python"),  # identity decorators
+            ("xlwings", "emscripten", "officejs"),  # xlwings Lite under Pyodide
+        ],
+    )
     def test_runtime_follows_the_decorators_xlwings_bound(self, module, platform, runtime):
         """The runtime is read from where xlwings' func decorator comes from (and Pyodide's platform)."""
         assert xf.detect_runtime(self.fake_xlwings(module), platform) == runtime
@@ -296,8 +343,10 @@ class TestCatalogFunctions:
         """A column of names against a row of fields gives a table."""
         got = xf.PLANNER_INFO([["H100"], ["A100 SXM 80GB"]], [["memory_bytes", "tdp_w"]])
         cat = default_catalog()
-        assert got == [[cat.gpu("H100").memory_bytes, cat.gpu("H100").tdp_w],
-                       [cat.gpu("A100 SXM 80GB").memory_bytes, cat.gpu("A100 SXM 80GB").tdp_w]]
+        assert got == [
+            [cat.gpu("H100").memory_bytes, cat.gpu("H100").tdp_w],
+            [cat.gpu("A100 SXM 80GB").memory_bytes, cat.gpu("A100 SXM 80GB").tdp_w],
+        ]
 
     def test_reload_with_a_user_folder_adds_its_entries(self, tmp_path):
         """PLANNER_RELOAD(folder) reads the user's catalog folder; its GPUs work at once."""
@@ -306,7 +355,8 @@ class TestCatalogFunctions:
         message = xf.PLANNER_RELOAD(str(tmp_path))
         assert message.startswith("catalog reloaded: 18 GPUs") or "catalog reloaded" in message
         assert xf.MAX_BATCH("TG200", "llama2-70b", 8192.0) == api.max_batch(
-            "TG200", "llama2-70b", 8192, catalog=default_catalog(str(tmp_path)))
+            "TG200", "llama2-70b", 8192, catalog=default_catalog(str(tmp_path))
+        )
 
     def test_reload_with_a_missing_folder_keeps_the_old_catalog(self, tmp_path):
         """A folder that is not there: a message saying so, and the functions keep working."""
@@ -315,12 +365,13 @@ class TestCatalogFunctions:
         assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0), int)
 
     def test_user_folder_from_the_xlwings_config(self, tmp_path, monkeypatch):
-        """"PLANNER_CATALOG","<folder>" in xlwings.conf names the user's folder (how Excel is pointed at it)."""
+        """ "PLANNER_CATALOG","<folder>" in xlwings.conf names the user's folder (how Excel is pointed at it)."""
         (tmp_path / "cat").mkdir()
         (tmp_path / "cat" / "mine.toml").write_text(USER_GPU, encoding="utf-8")
         conf = tmp_path / "xlwings.conf"
-        conf.write_text(f'"UDF MODULES","planner.excel_functions"\n"PLANNER_CATALOG","{tmp_path / "cat"}"\n',
-                        encoding="utf-8")
+        conf.write_text(
+            f'"UDF MODULES","planner.excel_functions"\n"PLANNER_CATALOG","{tmp_path / "cat"}"\n', encoding="utf-8"
+        )
         monkeypatch.setattr(xs, "xlwings_config_path", lambda: str(conf))
         assert xs.config_folders() == (str(tmp_path / "cat"),)
         xs._session_folders = None
@@ -331,8 +382,12 @@ class TestCatalogFunctions:
 
 NAMES = ["H100", " h100 ", "A100 SXM 80GB", "llama2-70b", "Llama2-70B", "qwen3-8b", "fp16", "fp8", "mxfp4", "H10", ""]
 scalars = st.one_of(
-    st.none(), st.booleans(), st.sampled_from(NAMES), st.text(max_size=8),
-    st.floats(allow_nan=True, allow_infinity=True), st.integers(-(2**70), 2**70),
+    st.none(),
+    st.booleans(),
+    st.sampled_from(NAMES),
+    st.text(max_size=8),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-(2**70), 2**70),
     st.sampled_from([1.0, 8.0, 1024.0, 8192.0, 0.5, -1.0, 1e308, "8192", "nan"]),
 )
 cells = st.one_of(
@@ -347,7 +402,7 @@ FUNCTIONS = {name: getattr(xf, name) for name in xf.__all__ if name not in ("PLA
 
 
 def _is_cell_value(v) -> bool:
-    if v is None or isinstance(v, str):
+    if v is None or isinstance(v, (str, bool)):  # bool: Excel's TRUE / FALSE (PLANNER_INFO's flags)
         return True
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
@@ -357,7 +412,7 @@ def _check_result(name, result):
         assert result and all(isinstance(r, list) and len(r) == len(result[0]) for r in result), (name, result)
         assert all(_is_cell_value(v) for r in result for v in r), (name, result)
     else:
-        assert _is_cell_value(result) or isinstance(result, bool), (name, result)
+        assert _is_cell_value(result), (name, result)
         assert result is not None, name
     if name in xs.SPECS and isinstance(result, str):
         assert result in ERRORS, (name, result)
@@ -400,7 +455,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class TestAddinInstall:
     def test_install_adds_the_module_and_keeps_other_settings(self, tmp_path):
-        """"UDF Modules" gains planner.excel_functions next to modules already there; other keys stay."""
+        """ "UDF Modules" gains planner.excel_functions next to modules already there; other keys stay."""
         conf = tmp_path / "xlwings.conf"
         conf.write_text('"INTERPRETER_WIN","C:\\\\py\\\\python.exe"\n"UDF MODULES","mymod"\n', encoding="utf-8")
         res = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf), "--catalog", str(tmp_path)])
@@ -415,8 +470,9 @@ class TestAddinInstall:
     def test_uninstall_removes_only_planner(self, tmp_path):
         """Uninstall leaves the other modules and settings as they were."""
         conf = tmp_path / "xlwings.conf"
-        conf.write_text('"UDF MODULES","mymod;planner.excel_functions"\n"PLANNER_CATALOG","x"\n"A","b"\n',
-                        encoding="utf-8")
+        conf.write_text(
+            '"UDF MODULES","mymod;planner.excel_functions"\n"PLANNER_CATALOG","x"\n"A","b"\n', encoding="utf-8"
+        )
         res = CliRunner().invoke(cli_main, ["addin", "uninstall", "--config", str(conf)])
         assert res.exit_code == 0, res.output
         assert conf.read_text(encoding="utf-8") == '"UDF MODULES","mymod"\n"A","b"\n'
@@ -446,11 +502,13 @@ class TestAddinLite:
         res = CliRunner().invoke(cli_main, ["addin", "lite", str(out), "--catalog", str(cat)])
         assert res.exit_code == 0, res.output
         assert {"numpy", "pandas", "pydantic"} <= set((out / "requirements.txt").read_text().split())
-        code = ("import runpy; g = runpy.run_path('main.py', run_name='main'); import planner, sys; "
-                "print(planner.__file__); print(g['MAX_BATCH']('TG200', 'llama2-70b', 8192.0)); "
-                "print(sorted(k for k in g if k.isupper() and callable(g[k])) == sorted(g['__all__'] if '__all__' in g "
-                "else __import__('planner.excel_functions').excel_functions.__all__)); "
-                "print('click' in sys.modules or 'planner.cli' in sys.modules)")
+        code = (
+            "import runpy; g = runpy.run_path('main.py', run_name='main'); import planner, sys; "
+            "print(planner.__file__); print(g['MAX_BATCH']('TG200', 'llama2-70b', 8192.0)); "
+            "print(sorted(k for k in g if k.isupper() and callable(g[k])) == sorted(g['__all__'] if '__all__' in g "
+            "else __import__('planner.excel_functions').excel_functions.__all__)); "
+            "print('click' in sys.modules or 'planner.cli' in sys.modules)"
+        )
         proc = subprocess.run([sys.executable, "-I", "-c", code], cwd=out, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
         planner_file, value, all_exposed, cli_loaded = proc.stdout.split()

@@ -22,8 +22,10 @@ import pytest
 
 pytestmark = [
     pytest.mark.officejs,
-    pytest.mark.skipif(not os.environ.get("XLWINGS_LICENSE_KEY"),
-                       reason="set XLWINGS_LICENSE_KEY to drive xlwings' Office.js call path (licensed code)"),
+    pytest.mark.skipif(
+        not os.environ.get("XLWINGS_LICENSE_KEY"),
+        reason="set XLWINGS_LICENSE_KEY to drive xlwings' Office.js call path (licensed code)",
+    ),
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,8 +53,15 @@ print(json.dumps(out))
 
 def run_officejs(bodies: list[dict]) -> dict:
     env = {**os.environ, "XLWINGS_ON_SERVER": "true", "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run([sys.executable, "-c", DRIVER], input=json.dumps(bodies), capture_output=True, text=True,
-                          env=env, cwd=ROOT, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", DRIVER],
+        input=json.dumps(bodies),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -67,8 +76,10 @@ VALUE = {"type": "Error", "errorType": "Value"}
 
 BODIES = [
     # 0: the mission's example, omitted optional arguments arrive as empty cells
-    {"func_name": "MAX_BATCH", "args": [cell("H100"), cell("llama2-70b"), cell(8192), cell("fp16"), cell(None),
-                                        cell(None), cell(None)]},
+    {
+        "func_name": "MAX_BATCH",
+        "args": [cell("H100"), cell("llama2-70b"), cell(8192), cell("fp16"), cell(None), cell(None), cell(None)],
+    },
     # 1: a column of contexts (Excel sends ranges as 2-D matrices; empty cells as null)
     {"func_name": "TPOT", "args": [cell(" h100 "), cell("Llama2-70B"), [[1024], [8192], [None], ["abc"]], cell(4)]},
     # 2: a row of GPUs against a column of contexts
@@ -110,8 +121,15 @@ class TestOfficeJsPath:
         mb = funcs["MAX_BATCH"]
         assert "smallest group" in mb["description"]
         params = {p["name"]: p for p in mb["parameters"]}
-        assert list(params) == ["gpu", "model", "context", "kv_precision", "gpus", "weight_precision",
-                                "memory_utilization"]
+        assert list(params) == [
+            "gpu",
+            "model",
+            "context",
+            "kv_precision",
+            "gpus",
+            "weight_precision",
+            "memory_utilization",
+        ]
         assert [bool(p.get("optional")) for p in params.values()] == [False] * 3 + [True] * 4
         assert "tokens" in params["context"]["description"] and "H100" in params["gpu"]["description"]
         assert all(p["dimensionality"] == "matrix" for p in params.values())  # any argument may be a range

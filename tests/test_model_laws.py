@@ -34,17 +34,22 @@ class TestKvCache:
     def test_kv_bytes_are_linear_in_tokens_until_a_window_caps_them(self, model, kv, a, b):
         m = CAT.model(model)
         assume(m.sliding_window is None or max(a, b, a + b) <= m.sliding_window)
-        assert planner.kv_bytes(model, a + b, kv) == pytest.approx(planner.kv_bytes(model, a, kv) + planner.kv_bytes(model, b, kv))
+        assert planner.kv_bytes(model, a + b, kv) == pytest.approx(
+            planner.kv_bytes(model, a, kv) + planner.kv_bytes(model, b, kv)
+        )
 
     @given(MODELS, KV, CONTEXT, st.integers(1, 512))
     def test_kv_bytes_scale_with_batch(self, model, kv, tokens, batch):
         assert planner.kv_bytes(model, tokens, kv, batch) == pytest.approx(batch * planner.kv_bytes(model, tokens, kv))
 
-    @given(MODELS, CONTEXT)
-    def test_sliding_window_layers_never_hold_more_than_their_window(self, model, tokens):
+    @given(st.sampled_from([m.name for m in CAT.models if m.sliding_window_layers]), st.integers(1, 200_000))
+    def test_past_the_window_only_full_attention_layers_grow(self, model, extra):
+        """Gemma 2, gpt-oss: beyond the window, each token adds KV in the full-attention layers only."""
         m = CAT.model(model)
-        full = planner.kv_bytes(model, tokens, "bf16")
-        assert full <= planner.kv_bytes_per_token(model, "bf16") * tokens * (1 + 1e-12)
+        w = m.sliding_window
+        per_layer_token = planner.kv_bytes_per_token(model, "bf16") / m.num_layers
+        growth = planner.kv_bytes(model, w + extra, "bf16") - planner.kv_bytes(model, w, "bf16")
+        assert growth == pytest.approx(extra * (m.num_layers - m.sliding_window_layers) * per_layer_token)
 
 
 class TestMaxBatch:
@@ -97,6 +102,7 @@ class TestDecodeTime:
         m = CAT.model(model)
         # a dense model streams every weight but the embedding lookup; MoE at least the active experts
         from planner.architecture import model_facts
+
         facts = model_facts(m)
         floor_bytes = facts.params_read_per_step * CAT.precision(m.native_precision).bytes_per_element
         assert step.step_s >= floor_bytes / (float(step.gpus) * g.hbm_bandwidth_bytes_per_s) * (1 - 1e-12)
@@ -130,7 +136,7 @@ class TestVectorized:
         models = ["llama2-70b", "llama3.1-8b", "qwen3-30b-a3b", "gemma2-27b", "deepseek-v3"]
         contexts = [8192, 4096, 32768, 2048, 16384]
         got = planner.tpot(gpus, models, contexts, 4, errors="coerce")
-        for i, (g, m, c) in enumerate(zip(gpus, models, contexts)):
+        for i, (g, m, c) in enumerate(zip(gpus, models, contexts, strict=True)):
             try:
                 want = planner.tpot(g, m, c, 4)
             except DoesNotFitError:
@@ -147,5 +153,7 @@ class TestVectorized:
         assert grid.shape == (2, 3)
 
     def test_coerce_gives_nan_only_for_the_failing_scenarios(self):
-        out = planner.max_batch(["H100", "H10", "H100"], "llama2-70b", [8192, 8192, 8192], "fp16", [2, 2, 1], errors="coerce")
+        out = planner.max_batch(
+            ["H100", "H10", "H100"], "llama2-70b", [8192, 8192, 8192], "fp16", [2, 2, 1], errors="coerce"
+        )
         assert out[0] >= 1 and np.isnan(out[1]) and np.isnan(out[2])

@@ -27,8 +27,11 @@ def test_the_issue_names_are_importable():
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
-    run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+    )
     if run.returncode != 0:
         pytest.fail(f"building the wheel failed:\n{run.stderr[-2000:]}")
     return next(out.glob("planner-*.whl"))
@@ -42,15 +45,25 @@ def test_the_wheel_carries_the_catalog(wheel):
 
 def test_the_installed_package_finds_its_catalog_from_another_folder(wheel, tmp_path):
     site = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    code = ("import planner, planner.catalog.loader as l; "
-            "print(l.shipped_catalog_dir()); print(planner.max_batch('H100','llama2-70b',8192,'fp16',2,"
-            "memory_utilization=1.0, engine='ideal', reserve_bytes=0))")
-    run = subprocess.run([sys.executable, "-c", code], cwd=elsewhere, capture_output=True, text=True,
-                         env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"})
+    code = (
+        "import planner, planner.catalog.loader as l; "
+        "print(l.shipped_catalog_dir()); print(planner.max_batch('H100','llama2-70b',8192,'fp16',2,"
+        "memory_utilization=1.0, engine='ideal', reserve_bytes=0))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"},
+    )
     assert run.returncode == 0, run.stderr
     folder, batch = run.stdout.split()
     assert folder.startswith(str(site)) and folder.endswith("_catalogs")

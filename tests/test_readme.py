@@ -50,7 +50,9 @@ if __name__ == "__main__":  # python tests/test_readme.py: rewrite the transcrip
     for name, command, _ in BLOCKS:
         with tempfile.TemporaryDirectory() as tmp:
             out = _run_for_readme(command, Path(tmp))
-        pattern = re.compile(rf"(<!-- transcript:{re.escape(name)} -->\n```text\n\$ .+?\n).*?(```\n<!-- /transcript:)", re.S)
+        pattern = re.compile(
+            rf"(<!-- transcript:{re.escape(name)} -->\n```text\n\$ .+?\n).*?(```\n<!-- /transcript:)", re.S
+        )
         text = pattern.sub(lambda m, o=out: m.group(1) + o + m.group(2), text)
     (ROOT / "README.md").write_text(text, encoding="utf-8")
     print(f"updated {len(BLOCKS)} transcript(s)")

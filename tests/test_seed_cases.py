@@ -16,8 +16,12 @@ from planner.architecture import param_counts
 from planner.catalog import default_catalog
 from planner.errors import DoesNotFitError
 
-CASES = {c["id"]: c for c in tomllib.loads(
-    (Path(__file__).parents[1] / "catalogs" / "reference" / "seed_cases.toml").read_text())["case"]}
+CASES = {
+    c["id"]: c
+    for c in tomllib.loads((Path(__file__).parents[1] / "catalogs" / "reference" / "seed_cases.toml").read_text())[
+        "case"
+    ]
+}
 
 
 def case(case_id: str) -> dict:
@@ -30,7 +34,9 @@ def test_every_seed_case_has_a_test():
     assert [cid for cid in CASES if f'"{cid}"' not in source] == []
 
 
-@pytest.mark.parametrize("case_id, gpu", [("ridge-a100-80gb-sxm", "A100 80GB SXM"), ("ridge-h100-sxm", "H100 SXM 80GB")])
+@pytest.mark.parametrize(
+    "case_id, gpu", [("ridge-a100-80gb-sxm", "A100 80GB SXM"), ("ridge-h100-sxm", "H100 SXM 80GB")]
+)
 def test_ridge_point_matches_the_article(case_id, gpu):
     """Ridge = dense bf16 peak / HBM bandwidth, from the catalog's datasheet numbers."""
     c = case(case_id)
@@ -47,12 +53,15 @@ def test_ridge_a100_40gb_lies_in_the_articles_range():
     assert low <= planner.ridge("A100-40GB") <= high
 
 
-@pytest.mark.parametrize("case_id, model", [
-    ("kv-per-token-llama2-70b-fp16", "Llama-2-70B"),
-    ("kv-8k-llama2-70b-fp16", "Llama-2-70B"),
-    ("kv-per-token-llama1-65b-fp16", "LLaMA-65B"),
-    ("kv-8k-llama1-65b-fp16", "LLaMA-65B"),
-])
+@pytest.mark.parametrize(
+    "case_id, model",
+    [
+        ("kv-per-token-llama2-70b-fp16", "Llama-2-70B"),
+        ("kv-8k-llama2-70b-fp16", "Llama-2-70B"),
+        ("kv-per-token-llama1-65b-fp16", "LLaMA-65B"),
+        ("kv-8k-llama1-65b-fp16", "LLaMA-65B"),
+    ],
+)
 def test_kv_cache_bytes_are_exact(case_id, model):
     """2 x layers x KV heads x head dim x 2 B per token, times tokens: exact integers."""
     c = case(case_id)
@@ -80,7 +89,9 @@ def test_linear_layer_intensity_equals_tokens_per_step(case_id):
     """2 x P x B x L FLOP over 2 x P bytes = B x L (004_*.txt section 3)."""
     c = case(case_id)
     tokens = c["inputs"]["batch"] * c["inputs"].get("prompt_tokens", 1)
-    assert m.linear_intensity_flop_per_byte(tokens, c["inputs"]["weight_bytes_per_param"]) == pytest.approx(c["expected"], rel=c["rel_tol"])
+    assert m.linear_intensity_flop_per_byte(tokens, c["inputs"]["weight_bytes_per_param"]) == pytest.approx(
+        c["expected"], rel=c["rel_tol"]
+    )
 
 
 def test_whole_decode_step_intensity_is_near_one_at_batch_1():
@@ -106,8 +117,17 @@ def test_trailer_of_two_h100s_holds_twelve_8k_sequences_in_the_seed_form():
     """free HBM / KV per sequence with nothing reserved: (2 x 80 GiB - 137.95 GB) / 2.68 GB = 12.6 -> 12."""
     c = case("trailer-seed-form")
     i = c["inputs"]
-    got = planner.max_batch(i["gpu"], i["model"], i["context"], i["kv_dtype"], i["gpus"], i["weight_dtype"],
-                            i["memory_utilization"], engine="ideal", reserve_bytes=i["reserve_bytes"])
+    got = planner.max_batch(
+        i["gpu"],
+        i["model"],
+        i["context"],
+        i["kv_dtype"],
+        i["gpus"],
+        i["weight_dtype"],
+        i["memory_utilization"],
+        engine="ideal",
+        reserve_bytes=i["reserve_bytes"],
+    )
     assert got == c["expected"]
 
 

@@ -108,8 +108,9 @@ class TestSize:
         latency allows (1 - 0.04 / 0.2) / 0.1 = 8 req/s. ceil(20 / 4.2741) = 5 + 1 spare = 6 replicas x 4 = 24 GPUs
         (3 nodes of 8); at peak each replica takes 4 req/s, busy 40% on prompts: TPOT 0.04 / 0.6 = 66.7 ms, and
         20 x (0.1 + 300 x 0.0667) = 402 requests in flight. At $913.05 a GPU-month: 24 x $913.05."""
-        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05,
-                        tpot_target_s=0.2)
+        f = sizing.size(
+            self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05, tpot_target_s=0.2
+        )
         assert float(f.concurrency_peak) == pytest.approx(402)
         assert float(f.tpot_peak_s) == pytest.approx(0.04 / 0.6)
         assert int(f.gpus) == 24 and int(f.replicas) == 6 and not bool(f.prompt_bound)
@@ -118,8 +119,9 @@ class TestSize:
     def test_prompts_stealing_decode_time_can_set_the_replica_count(self):
         """Target 50 ms: a replica may spend only 1 - 40/50 = 20% of its time on prompts, 2 req/s at TTFT 0.1 s:
         ceil(20 / 2) = 10 + 1 spare = 11 replicas x 4 = 44 GPUs, 48 in 8-GPU nodes; TPOT at peak exactly 50 ms."""
-        f = sizing.size(self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05,
-                        tpot_target_s=0.05)
+        f = sizing.size(
+            self.REPLICA, 20, 8, 300, 1500, spare_replicas=1, node_size=8, usd_per_gpu_month=913.05, tpot_target_s=0.05
+        )
         assert int(f.replicas_needed) == 11 and int(f.gpus) == 48 and bool(f.prompt_bound)
         assert float(f.tpot_peak_s) == pytest.approx(0.05)
 

@@ -154,15 +154,28 @@ class TestWrittenFile:
 class TestReadInputs:
     def test_reads_the_shipped_inputs_with_blanks_as_none(self, book):
         assert read_inputs(book) == {
-            "gpu": "H100 SXM 80GB", "model": "LLaMA-65B", "context": 8192, "kv_precision": None,
-            "weight_precision": None, "gpus": None, "memory_utilization": None, "price_per_gpu_hour": None,
-            "batch": 1, "engine": "vllm"}
+            "gpu": "H100 SXM 80GB",
+            "model": "LLaMA-65B",
+            "context": 8192,
+            "kv_precision": None,
+            "weight_precision": None,
+            "gpus": None,
+            "memory_utilization": None,
+            "price_per_gpu_hour": None,
+            "batch": 1,
+            "engine": "vllm",
+        }
 
     def test_reads_edited_inputs_as_their_types(self, book):
         wb = openpyxl.load_workbook(book)
         ws = wb[INPUTS_SHEET]
-        for key, value in (("gpus", 8.0), ("kv_precision", "fp8"), ("memory_utilization", 0.85),
-                           ("price_per_gpu_hour", 2), ("batch", None)):
+        for key, value in (
+            ("gpus", 8.0),
+            ("kv_precision", "fp8"),
+            ("memory_utilization", 0.85),
+            ("price_per_gpu_hour", 2),
+            ("batch", None),
+        ):
             ws[f"B{input_row(key)}"] = value
         wb.save(book)
         got = read_inputs(book)
@@ -170,10 +183,17 @@ class TestReadInputs:
         assert got["kv_precision"] == "fp8" and got["memory_utilization"] == 0.85
         assert got["price_per_gpu_hour"] == 2.0 and got["batch"] is None
 
-    @pytest.mark.parametrize("key,value,message", [
-        ("context", "long", "must be a number"), ("context", 0, "whole number"), ("gpus", 2.5, "whole number"),
-        ("memory_utilization", 1.5, "at most 1"), ("gpu", None, "is empty"), ("price_per_gpu_hour", -1, "0 or more"),
-    ])
+    @pytest.mark.parametrize(
+        "key,value,message",
+        [
+            ("context", "long", "must be a number"),
+            ("context", 0, "whole number"),
+            ("gpus", 2.5, "whole number"),
+            ("memory_utilization", 1.5, "at most 1"),
+            ("gpu", None, "is empty"),
+            ("price_per_gpu_hour", -1, "0 or more"),
+        ],
+    )
     def test_a_bad_input_is_one_line_naming_the_cell(self, book, key, value, message):
         wb = openpyxl.load_workbook(book)
         wb[INPUTS_SHEET][f"B{input_row(key)}"] = value
@@ -188,9 +208,14 @@ class TestReadInputs:
         with pytest.raises(WorkbookError, match="not a what-if workbook made by `planner workbook`"):
             read_inputs(path)
 
-    @pytest.mark.parametrize("name,content,message", [
-        ("book.xlsm", b"PK", "not accepted"), ("book.csv", b"a,b", "not an .xlsx"), ("book.xlsx", b"hello", "not a zip"),
-    ])
+    @pytest.mark.parametrize(
+        "name,content,message",
+        [
+            ("book.xlsm", b"PK", "not accepted"),
+            ("book.csv", b"a,b", "not an .xlsx"),
+            ("book.xlsx", b"hello", "not a zip"),
+        ],
+    )
     def test_refuses_files_that_are_not_plain_xlsx(self, tmp_path, name, content, message):
         path = tmp_path / name
         path.write_bytes(content)
@@ -270,6 +295,9 @@ class TestCheckedInWorkbooks:
         assert names(old) == names(fresh)
         for ws in fresh.worksheets:
             cells = lambda w: {c.coordinate: c.value for row in w.iter_rows() for c in row if c.value is not None}  # noqa: E731
-            differ = {k for k in cells(ws).keys() | cells(old[ws.title]).keys()
-                      if cells(ws).get(k) != cells(old[ws.title]).get(k)}
+            differ = {
+                k
+                for k in cells(ws).keys() | cells(old[ws.title]).keys()
+                if cells(ws).get(k) != cells(old[ws.title]).get(k)
+            }
             assert not differ, f"{ws.title}: {sorted(differ)[:10]} differ; run `planner workbook --force`"

@@ -11,6 +11,7 @@ import subprocess
 
 import openpyxl
 import pytest
+from workbook_support import agrees, expected, recalculate_many, require_libreoffice, scenario_inputs, with_inputs
 
 from planner.catalog import default_catalog
 from planner.libreoffice import convert
@@ -18,12 +19,21 @@ from planner.workbook.build import SCENARIOS, build_whatif
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, input_row
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
-from workbook_support import agrees, expected, recalculate_many, require_libreoffice, scenario_inputs, with_inputs
 
 pytestmark = pytest.mark.libreoffice
 
-BASE = dict(gpu="H100 SXM 80GB", model="LLaMA-65B", context=8192, kv_precision=None, weight_precision=None, gpus=None,
-            memory_utilization=None, price_per_gpu_hour=None, batch=1, compare_model=None)
+BASE = dict(
+    gpu="H100 SXM 80GB",
+    model="LLaMA-65B",
+    context=8192,
+    kv_precision=None,
+    weight_precision=None,
+    gpus=None,
+    memory_utilization=None,
+    price_per_gpu_hour=None,
+    batch=1,
+    compare_model=None,
+)
 
 #: Hand-picked scenarios: each names what it exercises.
 NAMED = {
@@ -39,8 +49,9 @@ NAMED = {
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),
     "no-catalog-price": dict(gpu="H100 NVL 94GB", model="Llama-3.1-70B", context=4096),
-    "moe-mixtral-util-price": dict(model="Mixtral-8x22B", context=65536, gpus=4, memory_utilization=0.95,
-                                   price_per_gpu_hour=2.5),
+    "moe-mixtral-util-price": dict(
+        model="Mixtral-8x22B", context=65536, gpus=4, memory_utilization=0.95, price_per_gpu_hour=2.5
+    ),
     "does-not-fit-on-given-gpus": dict(gpu="L40S", model="Qwen2.5-72B", gpus=1),
     "does-not-fit-long-context": dict(gpu="A10G", model="Mistral-7B", context=131072, gpus=1),
     "405b-long-context-auto-group": dict(model="Llama-3.1-405B", context=131072),
@@ -72,10 +83,14 @@ def _random_scenarios(n: int, seed: int = 20240604) -> dict[str, dict]:
     out = {}
     for i in range(n):
         out[f"random-{i:02d}"] = dict(
-            gpu=rng.choice(gpus), model=rng.choice(models), context=rng.choice([512, 2048, 4096, 8192, 32768, 131072]),
+            gpu=rng.choice(gpus),
+            model=rng.choice(models),
+            context=rng.choice([512, 2048, 4096, 8192, 32768, 131072]),
             kv_precision=rng.choice([None, None, "fp8", "int4", "bf16", "int8"]),
-            weight_precision=rng.choice([None, None, None, "fp8", "int4"]), gpus=rng.choice([None, None, 1, 2, 8]),
-            batch=rng.choice([None, 1, 16]))
+            weight_precision=rng.choice([None, None, None, "fp8", "int4"]),
+            gpus=rng.choice([None, None, 1, 2, 8]),
+            batch=rng.choice([None, 1, 16]),
+        )
     return out
 
 

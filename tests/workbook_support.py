@@ -51,7 +51,7 @@ def recalculate_many(specs: dict[str, WorkbookSpec], tmp: Path) -> dict[str, ope
     src.mkdir(exist_ok=True)
     paths = [write_workbook(spec, src / f"{key}.xlsx", force=True) for key, spec in specs.items()]
     outputs = convert(paths, "xlsx", tmp / "recalculated", timeout_s=600)
-    return {key: openpyxl.load_workbook(p, data_only=True) for key, p in zip(specs, outputs)}
+    return {key: openpyxl.load_workbook(p, data_only=True) for key, p in zip(specs, outputs, strict=True)}
 
 
 # -- the model's side -----------------------------------------------------------------------------------
@@ -80,8 +80,17 @@ def scenario_inputs(base: dict, key: str) -> dict:
     if key == "base":
         return s
     try:
-        n = int(api.memory_plan(base["gpu"], base["model"], base["context"], base.get("kv_precision"),
-                                base.get("gpus"), base.get("weight_precision"), base.get("memory_utilization")).gpus)
+        n = int(
+            api.memory_plan(
+                base["gpu"],
+                base["model"],
+                base["context"],
+                base.get("kv_precision"),
+                base.get("gpus"),
+                base.get("weight_precision"),
+                base.get("memory_utilization"),
+            ).gpus
+        )
         s["gpus"] = 2 * n if key == "gpus_x2" else n
     except PlannerError as exc:
         s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's error
@@ -144,8 +153,9 @@ def expected(s: dict, quantity: str) -> float | Error:
         batch = s.get("batch") if kind == "decode" else None
         b = int(mem.max_batch) if batch is None else batch
         if field == "cost":
-            return float(api.cost_per_mtok(gpu, model, ctx, b, s.get("price_per_gpu_hour"), kv, n, wp,
-                                           memory_utilization=util))
+            return float(
+                api.cost_per_mtok(gpu, model, ctx, b, s.get("price_per_gpu_hour"), kv, n, wp, memory_utilization=util)
+            )
         return _decode_field(api.decode_step(gpu, model, ctx, b, kv, n, wp, util), field)
     except PlannerError as exc:
         return _err(exc)

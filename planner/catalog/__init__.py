@@ -1,9 +1,19 @@
 """Catalog of GPUs, models and precisions: schema and loader."""
 
 from planner.catalog.loader import Catalog, default_catalog, load_catalog, reload_catalog, shipped_catalog_dir
-from planner.catalog.schema import Gpu, Model, Moe, Mla, Precision, Price, normalize_name
+from planner.catalog.schema import Gpu, Mla, Model, Moe, Precision, Price, normalize_name
 
 __all__ = [
-    "Catalog", "Gpu", "Mla", "Model", "Moe", "Precision", "Price",
-    "default_catalog", "load_catalog", "normalize_name", "reload_catalog", "shipped_catalog_dir",
+    "Catalog",
+    "Gpu",
+    "Mla",
+    "Model",
+    "Moe",
+    "Precision",
+    "Price",
+    "default_catalog",
+    "load_catalog",
+    "normalize_name",
+    "reload_catalog",
+    "shipped_catalog_dir",
 ]

@@ -24,8 +24,14 @@ def _first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
     return default
 
 
-def model_from_hf_config(config: dict[str, Any], name: str, hf_id: str = "", source: str = "",
-                         aliases: tuple[str, ...] = (), published_params: int | None = None) -> tuple[Model, list[str]]:
+def model_from_hf_config(
+    config: dict[str, Any],
+    name: str,
+    hf_id: str = "",
+    source: str = "",
+    aliases: tuple[str, ...] = (),
+    published_params: int | None = None,
+) -> tuple[Model, list[str]]:
     """A ``Model`` from a config.json dict, and the notes on what was assumed."""
     if not isinstance(config, dict):
         raise InvalidInputError("config.json must hold a JSON object")
@@ -79,7 +85,7 @@ def model_from_hf_config(config: dict[str, Any], name: str, hf_id: str = "", sou
         entry["native_expert_precision"] = expert_precision
     if model_type.startswith("gpt_oss"):
         entry.update(attention_output_bias=True, attention_sinks=True)
-    if model_type.startswith("gemma2") or model_type.startswith("gemma3"):
+    if model_type.startswith(("gemma2", "gemma3")):
         entry["norms_per_layer"] = 4
     _sliding(cfg, entry, layers, model_type, notes)
     _moe(cfg, entry, notes)
@@ -96,11 +102,15 @@ def model_from_hf_config(config: dict[str, Any], name: str, hf_id: str = "", sou
         draft = Model(**entry, published_params_total=1, published_params_source="(computed)")
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise InvalidInputError(f"config.json gives an invalid model: field '{'.'.join(map(str, err['loc']))}': {err['msg']}") from None
+        raise InvalidInputError(
+            f"config.json gives an invalid model: field '{'.'.join(map(str, err['loc']))}': {err['msg']}"
+        ) from None
     total, active = param_counts(draft)
     if published_params is None:
         entry["published_params_total"] = total
-        entry["published_params_source"] = "computed by planner catalog import-hf from config.json (no published count given)"
+        entry["published_params_source"] = (
+            "computed by planner catalog import-hf from config.json (no published count given)"
+        )
         notes.append("no published parameter count given (--params): the computed count is recorded in its place")
     else:
         entry["published_params_total"] = int(published_params)

@@ -180,7 +180,9 @@ def env_folders() -> list[Path]:
 
 def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: bool = True) -> Catalog:
     """Read the shipped catalog, then ``$PLANNER_CATALOG`` folders, then ``folders``; later entries override."""
-    order = ([shipped_catalog_dir()] if shipped else []) + (env_folders() if use_env else []) + [Path(f) for f in folders]
+    order = (
+        ([shipped_catalog_dir()] if shipped else []) + (env_folders() if use_env else []) + [Path(f) for f in folders]
+    )
     entries: dict[str, list] = {k: [] for k in KINDS}
     for folder in order:
         for kind, items in read_folder(folder).items():

@@ -102,7 +102,9 @@ class Moe(BaseModel):
     expert_intermediate_size: PositiveInt
     num_shared_experts: int = Field(default=0, ge=0)
     shared_expert_intermediate_size: int = Field(default=0, ge=0, description="per shared expert")
-    dense_layers: int = Field(default=0, ge=0, description="leading layers with a dense MLP (DeepSeek first_k_dense_replace)")
+    dense_layers: int = Field(
+        default=0, ge=0, description="leading layers with a dense MLP (DeepSeek first_k_dense_replace)"
+    )
     expert_bias: bool = Field(default=False, description="expert projections carry biases (gpt-oss)")
     router_bias: bool = False
 

@@ -119,10 +119,18 @@ Remaining steps in Excel (Windows; classic UDFs are not available on a Mac):
 
 
 @addin_group.command("install")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf, as xlwings reads it).")
-@click.option("--catalog", "catalog_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Your own catalog folder for Excel to read (written as PLANNER_CATALOG).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf, as xlwings reads it).",
+)
+@click.option(
+    "--catalog",
+    "catalog_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Your own catalog folder for Excel to read (written as PLANNER_CATALOG).",
+)
 @click.option("--dry-run", is_flag=True, help="Show the new config without writing it.")
 def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run: bool) -> None:
     """Register the functions with classic xlwings UDFs (Windows): adds planner.excel_functions to "UDF Modules".
@@ -145,14 +153,20 @@ def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run:
         click.echo(f"{path}: already set up ({UDF_KEY} = {_get(rows, UDF_KEY)})")
     else:
         _write_atomic(path, text, force=True)
-        click.echo(f"wrote {path}: {UDF_KEY} = {_get(new, UDF_KEY)}"
-                   + (f"; {CATALOG_KEY} = {_get(new, CATALOG_KEY)}" if catalog_dir else ""))
+        click.echo(
+            f"wrote {path}: {UDF_KEY} = {_get(new, UDF_KEY)}"
+            + (f"; {CATALOG_KEY} = {_get(new, CATALOG_KEY)}" if catalog_dir else "")
+        )
     click.echo(CLASSIC_STEPS)
 
 
 @addin_group.command("uninstall")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False, path_type=Path),
-              help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf).",
+)
 def uninstall_command(config_path: Path | None) -> None:
     """Remove planner.excel_functions from "UDF Modules" (and PLANNER_CATALOG); other settings stay.
 
@@ -187,8 +201,11 @@ def _package_files() -> list[tuple[str, bytes]]:
         f = getattr(mod, "__file__", None)
         if (name == "planner" or name.startswith("planner.")) and f and not name.startswith("planner.cli"):
             wanted.add(Path(f).resolve())
-    files = [(p.relative_to(root.parent).as_posix(), p.read_bytes()) for p in sorted(wanted)
-             if p.is_relative_to(root) and p.suffix == ".py"]
+    files = [
+        (p.relative_to(root.parent).as_posix(), p.read_bytes())
+        for p in sorted(wanted)
+        if p.is_relative_to(root) and p.suffix == ".py"
+    ]
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
     return files
@@ -276,10 +293,12 @@ def lite_files(catalog_dir: Path | None = None, wheel_url: str | None = None) ->
     if wheel_url:
         if catalog_dir is not None:
             raise InvalidInputError("--catalog works with the embedded bundle only; leave out --wheel-url")
-        return {"main.py": MAIN_WHEEL.format(version=__version__),
-                "requirements.txt": REQUIREMENTS.format(extra=wheel_url + "\n")}
+        return {
+            "main.py": MAIN_WHEEL.format(version=__version__),
+            "requirements.txt": REQUIREMENTS.format(extra=wheel_url + "\n"),
+        }
     data = base64.b64encode(lite_bundle(catalog_dir)).decode("ascii")
-    chunks = "\n".join(f'    "{data[i:i + 100]}"' for i in range(0, len(data), 100))
+    chunks = "\n".join(f'    "{data[i : i + 100]}"' for i in range(0, len(data), 100))
     digest = hashlib.sha256(data.encode()).hexdigest()[:12]
     main = MAIN_EMBEDDED.format(version=__version__, chunks=chunks, digest=digest)
     return {"main.py": main, "requirements.txt": REQUIREMENTS.format(extra="")}
@@ -296,8 +315,12 @@ Next, in Excel (Windows, Mac or Excel on the web):
 
 @addin_group.command("lite")
 @click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--catalog", "catalog_dir", type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Your own catalog folder, embedded so Lite reads it (Lite cannot read local folders).")
+@click.option(
+    "--catalog",
+    "catalog_dir",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Your own catalog folder, embedded so Lite reads it (Lite cannot read local folders).",
+)
 @click.option("--wheel-url", help="Install planner from this wheel URL (served with CORS) instead of embedding it.")
 @click.option("--force", is_flag=True, help="Overwrite main.py / requirements.txt in OUTDIR.")
 def lite_command(outdir: Path, catalog_dir: Path | None, wheel_url: str | None, force: bool) -> None:
@@ -339,44 +362,91 @@ def example_cells() -> dict:
 
     single = [
         ("Ridge point of an H100 at bf16", "FLOP/B", 'RIDGE("H100","bf16")', xf.RIDGE("H100", "bf16")),
-        ("Weights of Llama 2 70B at fp16", "bytes", 'WEIGHT_BYTES("llama2-70b","fp16")',
-         xf.WEIGHT_BYTES("llama2-70b", "fp16")),
-        ("KV cache, 8,192 tokens, fp16", "bytes", 'KV_BYTES("llama2-70b",8192,"fp16")',
-         xf.KV_BYTES("llama2-70b", 8192.0, "fp16")),
-        ("Max batch, 8,192 tokens (smallest group that fits)", "sequences",
-         'MAX_BATCH("H100","llama2-70b",8192,"fp16")', xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16")),
-        ("Smallest GPU group for 16 sequences", "GPUs", 'MIN_GPUS("H100","llama2-70b",8192,16)',
-         xf.MIN_GPUS("H100", "llama2-70b", 8192.0, 16.0)),
+        (
+            "Weights of Llama 2 70B at fp16",
+            "bytes",
+            'WEIGHT_BYTES("llama2-70b","fp16")',
+            xf.WEIGHT_BYTES("llama2-70b", "fp16"),
+        ),
+        (
+            "KV cache, 8,192 tokens, fp16",
+            "bytes",
+            'KV_BYTES("llama2-70b",8192,"fp16")',
+            xf.KV_BYTES("llama2-70b", 8192.0, "fp16"),
+        ),
+        (
+            "Max batch, 8,192 tokens (smallest group that fits)",
+            "sequences",
+            'MAX_BATCH("H100","llama2-70b",8192,"fp16")',
+            xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16"),
+        ),
+        (
+            "Smallest GPU group for 16 sequences",
+            "GPUs",
+            'MIN_GPUS("H100","llama2-70b",8192,16)',
+            xf.MIN_GPUS("H100", "llama2-70b", 8192.0, 16.0),
+        ),
         ("TPOT at batch 8", "ms", 'TPOT("H100","llama2-70b",8192,8)', xf.TPOT("H100", "llama2-70b", 8192.0, 8.0)),
         ("TTFT of a 2,048-token prompt", "ms", 'TTFT("H100","llama2-70b",2048)', xf.TTFT("H100", "llama2-70b", 2048.0)),
-        ("Throughput at batch 8", "tokens/s", 'THROUGHPUT("H100","llama2-70b",8192,8)',
-         xf.THROUGHPUT("H100", "llama2-70b", 8192.0, 8.0)),
-        ("Cost at batch 8, catalog price", "$ per 1M output tokens", 'COST_PER_MTOK("H100","llama2-70b",8192,8)',
-         xf.COST_PER_MTOK("H100", "llama2-70b", 8192.0, 8.0)),
+        (
+            "Throughput at batch 8",
+            "tokens/s",
+            'THROUGHPUT("H100","llama2-70b",8192,8)',
+            xf.THROUGHPUT("H100", "llama2-70b", 8192.0, 8.0),
+        ),
+        (
+            "Cost at batch 8, catalog price",
+            "$ per 1M output tokens",
+            'COST_PER_MTOK("H100","llama2-70b",8192,8)',
+            xf.COST_PER_MTOK("H100", "llama2-70b", 8192.0, 8.0),
+        ),
         ("MFU at batch 8", "fraction", 'MFU("H100","llama2-70b",8192,8)', xf.MFU("H100", "llama2-70b", 8192.0, 8.0)),
         ("MBU at batch 8", "fraction", 'MBU("H100","llama2-70b",8192,8)', xf.MBU("H100", "llama2-70b", 8192.0, 8.0)),
-        ("Decode intensity at batch 8", "FLOP/B", 'DECODE_INTENSITY("H100","llama2-70b",8192,8)',
-         xf.DECODE_INTENSITY("H100", "llama2-70b", 8192.0, 8.0)),
+        (
+            "Decode intensity at batch 8",
+            "FLOP/B",
+            'DECODE_INTENSITY("H100","llama2-70b",8192,8)',
+            xf.DECODE_INTENSITY("H100", "llama2-70b", 8192.0, 8.0),
+        ),
         ("H100 memory", "bytes", 'PLANNER_INFO("H100","memory_bytes")', xf.PLANNER_INFO("H100", "memory_bytes")),
         ("An unknown GPU", "#N/A", 'MAX_BATCH("H10","llama2-70b",8192)', "#N/A"),
-        ("... and why", "text", 'PLANNER_WHY("MAX_BATCH","H10","llama2-70b",8192)',
-         xf.PLANNER_WHY("MAX_BATCH", "H10", "llama2-70b", 8192.0)),
+        (
+            "... and why",
+            "text",
+            'PLANNER_WHY("MAX_BATCH","H10","llama2-70b",8192)',
+            xf.PLANNER_WHY("MAX_BATCH", "H10", "llama2-70b", 8192.0),
+        ),
         ("Does not fit on 1 GPU", "#NUM!", 'MAX_BATCH("H100","llama2-70b",8192,,1)', "#NUM!"),
     ]
     functions_rows = [["What", "Unit", "Formula", "Result", "Python gave"]]
     for what, unit, formula, value in single:
         functions_rows.append([what, unit, Shown("=" + formula), f"={formula}", value])
 
-    scen = [("H100", "llama2-70b", 4096, 1), ("H100", "llama2-70b", 8192, 8), ("A100 SXM 80GB", "llama2-70b", 8192, 8),
-            ("H200", "llama3.1-70b", 32768, 16), ("L40S", "llama3.1-8b", 8192, 32), ("MI300X", "qwen3-32b", 16384, 8)]
+    scen = [
+        ("H100", "llama2-70b", 4096, 1),
+        ("H100", "llama2-70b", 8192, 8),
+        ("A100 SXM 80GB", "llama2-70b", 8192, 8),
+        ("H200", "llama3.1-70b", 32768, 16),
+        ("L40S", "llama3.1-8b", 8192, 32),
+        ("MI300X", "qwen3-32b", 16384, 8),
+    ]
     gpus = [[g] for g, *_ in scen]
     models = [[m] for _, m, *_ in scen]
     ctx = [[float(c)] for *_, c, _ in scen]
     batch = [[float(b)] for *_, b in scen]
     n = len(scen)
     last = n + 1
-    header = ["GPU", "Model", "Context (tokens)", "Batch", "Max batch", "Min GPUs", "TPOT (ms)", "Throughput (tok/s)",
-              "$ / 1M tokens"]
+    header = [
+        "GPU",
+        "Model",
+        "Context (tokens)",
+        "Batch",
+        "Max batch",
+        "Min GPUs",
+        "TPOT (ms)",
+        "Throughput (tok/s)",
+        "$ / 1M tokens",
+    ]
     scenario_rows = [header] + [[g, m, c, b, None, None, None, None, None] for g, m, c, b in scen]
     arrays = {
         f"E2:E{last}": f"MAX_BATCH(A2:A{last},B2:B{last},C2:C{last})",
@@ -395,13 +465,19 @@ def example_cells() -> dict:
     check_rows = [["Python gave (when this file was made)"] + list(expected)]
     for i in range(n):
         check_rows.append([f"{scen[i][0]} / {scen[i][1]}"] + [expected[k][i][0] for k in expected])
-    return {"Functions": {"rows": functions_rows, "arrays": {}},
-            "Scenarios": {"rows": scenario_rows, "arrays": arrays, "below": check_rows},
-            "Catalog": {"rows": [["GPUs", "Models", "Precisions"]],
-                        "arrays": {f"A2:A{1 + len(xf.PLANNER_GPUS())}": "PLANNER_GPUS()",
-                                   f"B2:B{1 + len(xf.PLANNER_MODELS())}": "PLANNER_MODELS()",
-                                   f"C2:C{1 + len(xf.PLANNER_PRECISIONS())}": "PLANNER_PRECISIONS()"}},
-            "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}}}
+    return {
+        "Functions": {"rows": functions_rows, "arrays": {}},
+        "Scenarios": {"rows": scenario_rows, "arrays": arrays, "below": check_rows},
+        "Catalog": {
+            "rows": [["GPUs", "Models", "Precisions"]],
+            "arrays": {
+                f"A2:A{1 + len(xf.PLANNER_GPUS())}": "PLANNER_GPUS()",
+                f"B2:B{1 + len(xf.PLANNER_MODELS())}": "PLANNER_MODELS()",
+                f"C2:C{1 + len(xf.PLANNER_PRECISIONS())}": "PLANNER_PRECISIONS()",
+            },
+        },
+        "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}},
+    }
 
 
 README_SHEET = """planner Excel functions: example workbook
@@ -442,8 +518,9 @@ def write_example(path: Path, force: bool) -> None:
 
 
 @addin_group.command("example")
-@click.argument("path", type=click.Path(dir_okay=False, path_type=Path),
-                default=Path("workbooks/functions-example.xlsx"))
+@click.argument(
+    "path", type=click.Path(dir_okay=False, path_type=Path), default=Path("workbooks/functions-example.xlsx")
+)
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
 def example_command(path: Path, force: bool) -> None:
     """Write the example workbook whose cells use the functions (for people who have the add-in).

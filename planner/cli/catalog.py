@@ -30,8 +30,10 @@ def entry_to_toml(kind: str, entry: Gpu | Model | Precision) -> str:
 def _gpu_line(g: Gpu) -> str:
     peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
     price = f"${g.price.cloud_usd_per_gpu_hour:.2f}/h" if g.price and g.price.cloud_usd_per_gpu_hour else ""
-    return (f"{g.name:<16} {fmt_gb(g.memory_bytes, 1):>9} {g.hbm_bandwidth_bytes_per_s / 1e12:>5.2f} TB/s "
-            f"{peak / 1e12:>7.1f} TFLOP/s {price:>8}  {', '.join(g.aliases[:3])}")
+    return (
+        f"{g.name:<16} {fmt_gb(g.memory_bytes, 1):>9} {g.hbm_bandwidth_bytes_per_s / 1e12:>5.2f} TB/s "
+        f"{peak / 1e12:>7.1f} TFLOP/s {price:>8}  {', '.join(g.aliases[:3])}"
+    )
 
 
 def _model_line(m: Model) -> str:
@@ -41,7 +43,9 @@ def _model_line(m: Model) -> str:
 
 
 def _precision_line(p: Precision) -> str:
-    return f"{p.name:<8} {p.bytes_per_element:.6g} B/element  math {p.math:<5} {'KV ok' if p.kv_cache else 'weights only'}"
+    return (
+        f"{p.name:<8} {p.bytes_per_element:.6g} B/element  math {p.math:<5} {'KV ok' if p.kv_cache else 'weights only'}"
+    )
 
 
 @click.group("catalog")
@@ -70,7 +74,7 @@ def list_command(kind: str, catalog_dirs) -> None:
         "models": ("Models", cat.models, _model_line),
         "precisions": ("Precisions", cat.precisions, _precision_line),
     }
-    for key in (KINDS if kind == "all" else (kind,)):
+    for key in KINDS if kind == "all" else (kind,):
         title, table, line = sections[key]
         click.echo(f"{title} ({len(table)})")
         for entry in table:
@@ -101,8 +105,10 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
             click.echo(entry_to_toml(kind, entry).rstrip())
             if isinstance(entry, Model):
                 total, active = param_counts(entry)
-                click.echo(f"# computed: {total:,} parameters ({fmt_bytes(total)}), {active:,} active; "
-                           f"published {entry.published_params_total:,}")
+                click.echo(
+                    f"# computed: {total:,} parameters ({fmt_bytes(total)}), {active:,} active; "
+                    f"published {entry.published_params_total:,}"
+                )
             return
         known += table.names() + table.aliases()
     raise UnknownNameError("catalog entry", name, known)
@@ -113,9 +119,18 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
 @click.option("--name", required=True, help="Catalog name for the model, e.g. 'My-Llama-8B'.")
 @click.option("--alias", "aliases", multiple=True, help="Short name people will type (repeatable).")
 @click.option("--hf-id", default="", help="Hugging Face repo id, e.g. meta-llama/Llama-3.1-8B (used in the source).")
-@click.option("--params", "published_params", type=click.IntRange(min=1), help="Published parameter count, to check the computed one against.")
-@click.option("--to", "folder", type=click.Path(file_okay=False, path_type=Path),
-              help="Catalog folder to write <name>.toml into (default: print the entry).")
+@click.option(
+    "--params",
+    "published_params",
+    type=click.IntRange(min=1),
+    help="Published parameter count, to check the computed one against.",
+)
+@click.option(
+    "--to",
+    "folder",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Catalog folder to write <name>.toml into (default: print the entry).",
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_params, folder, force: bool) -> None:
     """Turn a Hugging Face config.json into a model entry.
@@ -134,8 +149,11 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
         click.echo(f"note: {note}", err=True)
     if published_params:
         total, _ = param_counts(model)
-        click.echo(f"note: computed {total:,} parameters vs published {published_params:,} "
-                   f"({total / published_params - 1:+.2%})", err=True)
+        click.echo(
+            f"note: computed {total:,} parameters vs published {published_params:,} "
+            f"({total / published_params - 1:+.2%})",
+            err=True,
+        )
     if folder is None:
         click.echo(text.rstrip())
         return

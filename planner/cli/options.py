@@ -12,7 +12,10 @@ from planner.catalog import Catalog, default_catalog
 def catalog_option(f):
     """``--catalog DIR`` (repeatable): user folders that extend or override the shipped catalog."""
     return click.option(
-        "--catalog", "catalog_dirs", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+        "--catalog",
+        "catalog_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False, path_type=Path),
         help="Folder of your own catalog TOML files (extends/overrides the shipped one; also $PLANNER_CATALOG).",
     )(f)
 

@@ -22,8 +22,10 @@ def render_plan(p: Plan) -> str:
     def row(label: str, value: str) -> None:
         rows.append((label, value))
 
-    head = (f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
-            f"(weights {p.weight_precision}, KV {p.kv_precision}, {p.engine.name} memory budget)")
+    head = (
+        f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
+        f"(weights {p.weight_precision}, KV {p.kv_precision}, {p.engine.name} memory budget)"
+    )
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
@@ -45,7 +47,11 @@ def render_plan(p: Plan) -> str:
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
         row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
     row(f"TTFT ({p.context:,}-token prompt)", fmt_seconds(p.ttft_s))
-    price = f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour" if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour else "no price in catalog"
+    price = (
+        f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
+        if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
+        else "no price in catalog"
+    )
     row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
     width = max(len(label) for label, _ in rows) + 2
     lines = [head, ""] + [f"{label:<{width}}{value}".rstrip() for label, value in rows]
@@ -56,16 +62,30 @@ def render_plan(p: Plan) -> str:
 def plan_as_dict(p: Plan) -> dict:
     mem = p.memory
     return {
-        "gpu": p.gpu.name, "model": p.model.name, "context_tokens": p.context, "gpus": p.gpus, "engine": p.engine.name,
-        "weight_precision": p.weight_precision, "kv_precision": p.kv_precision,
+        "gpu": p.gpu.name,
+        "model": p.model.name,
+        "context_tokens": p.context,
+        "gpus": p.gpus,
+        "engine": p.engine.name,
+        "weight_precision": p.weight_precision,
+        "kv_precision": p.kv_precision,
         "memory_utilization": p.memory_utilization,
-        "weight_bytes": float(mem.weight_bytes), "kv_budget_bytes_per_gpu": float(mem.kv_budget_bytes_per_gpu),
-        "kv_bytes_per_sequence": float(mem.kv_bytes_per_sequence), "kv_cache_tokens": int(mem.kv_cache_tokens),
-        "max_batch": int(mem.max_batch), "ridge_flop_per_byte": p.ridge_flop_per_byte, "batch": p.batch,
-        "tpot_s": float(p.at_batch.step_s), "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
-        "tpot_s_batch_1": float(p.at_one.step_s), "mfu": float(p.at_batch.mfu), "mbu": float(p.at_batch.mbu),
-        "ttft_s": p.ttft_s, "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
-        "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd, "warnings": list(p.warnings),
+        "weight_bytes": float(mem.weight_bytes),
+        "kv_budget_bytes_per_gpu": float(mem.kv_budget_bytes_per_gpu),
+        "kv_bytes_per_sequence": float(mem.kv_bytes_per_sequence),
+        "kv_cache_tokens": int(mem.kv_cache_tokens),
+        "max_batch": int(mem.max_batch),
+        "ridge_flop_per_byte": p.ridge_flop_per_byte,
+        "batch": p.batch,
+        "tpot_s": float(p.at_batch.step_s),
+        "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
+        "tpot_s_batch_1": float(p.at_one.step_s),
+        "mfu": float(p.at_batch.mfu),
+        "mbu": float(p.at_batch.mbu),
+        "ttft_s": p.ttft_s,
+        "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
+        "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
+        "warnings": list(p.warnings),
     }
 
 
@@ -77,21 +97,60 @@ def plan_as_dict(p: Plan) -> dict:
 @click.option("--batch", type=click.IntRange(min=1), help="Batch for the speed figures [default: max batch].")
 @click.option("--weight-precision", "-w", help="fp16, bf16, fp8, int8, int4, mxfp4, nvfp4 [default: as published].")
 @click.option("--kv-precision", "-k", help="KV-cache precision [default: the activation dtype].")
-@click.option("--memory-utilization", type=click.FloatRange(min=0, max=1, min_open=True), help="Share of GPU memory the engine may use.")
-@click.option("--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule.")
-@click.option("--price", "price_per_gpu_hour", type=click.FloatRange(min=0), help="US$ per GPU-hour [default: catalog cloud price].")
-@click.option("--calibration", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              help="Calibration file from `planner calibrate` (also $PLANNER_CALIBRATION).")
+@click.option(
+    "--memory-utilization",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    help="Share of GPU memory the engine may use.",
+)
+@click.option(
+    "--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule."
+)
+@click.option(
+    "--price",
+    "price_per_gpu_hour",
+    type=click.FloatRange(min=0),
+    help="US$ per GPU-hour [default: catalog cloud price].",
+)
+@click.option(
+    "--calibration",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Calibration file from `planner calibrate` (also $PLANNER_CALIBRATION).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
-def plan_command(gpu, model_name, context, gpus, batch, weight_precision, kv_precision, memory_utilization, engine,
-                 price_per_gpu_hour, calibration, as_json, catalog_dirs: tuple[Path, ...]):
+def plan_command(
+    gpu,
+    model_name,
+    context,
+    gpus,
+    batch,
+    weight_precision,
+    kv_precision,
+    memory_utilization,
+    engine,
+    price_per_gpu_hour,
+    calibration,
+    as_json,
+    catalog_dirs: tuple[Path, ...],
+):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type.
 
     Example:
 
         planner plan --gpu H100 --model llama2-70b --context 8192
     """
-    p = plan(gpu, model_name, context, kv_precision, gpus, weight_precision, memory_utilization, batch=batch,
-             engine=engine, price_per_gpu_hour=price_per_gpu_hour, catalog=load(catalog_dirs), calibration=calibration)
+    p = plan(
+        gpu,
+        model_name,
+        context,
+        kv_precision,
+        gpus,
+        weight_precision,
+        memory_utilization,
+        batch=batch,
+        engine=engine,
+        price_per_gpu_hour=price_per_gpu_hour,
+        catalog=load(catalog_dirs),
+        calibration=calibration,
+    )
     click.echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))

@@ -16,16 +16,31 @@ def _names(values: tuple[str, ...]) -> list[str] | None:
 
 
 def _selection(f):
-    f = click.option("--models", "model_names", multiple=True, metavar="NAMES",
-                     help="Models for the Models sheet, comma-separated or repeated [default: all]. "
-                          "GQA siblings are added.")(f)
-    return click.option("--gpus", "gpu_names", multiple=True, metavar="NAMES",
-                        help="GPUs for the GPUs sheet, comma-separated or repeated [default: all].")(f)
+    f = click.option(
+        "--models",
+        "model_names",
+        multiple=True,
+        metavar="NAMES",
+        help="Models for the Models sheet, comma-separated or repeated [default: all]. GQA siblings are added.",
+    )(f)
+    return click.option(
+        "--gpus",
+        "gpu_names",
+        multiple=True,
+        metavar="NAMES",
+        help="GPUs for the GPUs sheet, comma-separated or repeated [default: all].",
+    )(f)
 
 
 @click.group("workbook", invoke_without_command=True)
-@click.option("-o", "--output-dir", type=click.Path(file_okay=False, path_type=Path), default=Path("workbooks"),
-              show_default=True, help="Folder to write into.")
+@click.option(
+    "-o",
+    "--output-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("workbooks"),
+    show_default=True,
+    help="Folder to write into.",
+)
 @_selection
 @click.option("--force", is_flag=True, help="Overwrite existing workbooks.")
 @catalog_option
@@ -51,8 +66,12 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 
 @workbook_group.command("refresh")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the refreshed copy here instead of replacing FILE.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the refreshed copy here instead of replacing FILE.",
+)
 @_selection
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
 @catalog_option

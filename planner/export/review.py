@@ -209,6 +209,7 @@ def _rates(workload: Workload, replica: sizing.Replica, change: float = 1.0) -> 
     g = workload.growth_factor * change
     if workload.by_rate:
         return workload.peak_requests_per_s * g, workload.average_requests_per_s * g
+
     def conv(c: float) -> float:
         return float(sizing.rate_from_concurrency(c, replica.ttft_mean_s, workload.output_tokens_mean, replica.tpot_s))
 
@@ -240,12 +241,18 @@ def _best_batch(c: Candidate, workload: Workload) -> sizing.Replica:
     """
     curve = np.asarray(c.tpot_by_batch_s, dtype=float)
     batches = np.arange(1, len(curve) + 1, dtype=float)
-    rates = sizing.max_rate_per_replica(c.prompt_busy_s, workload.output_tokens_mean, np.nan_to_num(curve, nan=np.inf),
-                                        np.where(np.isfinite(curve), batches, 0.0), workload.tpot_target_s,
-                                        ttft_s=c.ttft_mean_s)
+    rates = sizing.max_rate_per_replica(
+        c.prompt_busy_s,
+        workload.output_tokens_mean,
+        np.nan_to_num(curve, nan=np.inf),
+        np.where(np.isfinite(curve), batches, 0.0),
+        workload.tpot_target_s,
+        ttft_s=c.ttft_mean_s,
+    )
     i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
-    return sizing.Replica(c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s,
-                          c.prompt_busy_s)
+    return sizing.Replica(
+        c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s, c.prompt_busy_s
+    )
 
 
 def evaluate(
@@ -280,21 +287,42 @@ def evaluate(
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= workload.ttft_target_s:
             continue
-        rep = _best_batch(c, workload) if c.tpot_by_batch_s else sizing.Replica(
-            c.gpus_per_replica, c.batch, c.tpot_s, c.ttft_high_s, c.ttft_mean_s)
+        rep = (
+            _best_batch(c, workload)
+            if c.tpot_by_batch_s
+            else sizing.Replica(c.gpus_per_replica, c.batch, c.tpot_s, c.ttft_high_s, c.ttft_mean_s)
+        )
         fl = _fleet(option, workload, rep, money, 1.0)
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
         if best is None or key < best[0]:
             best = (key, rep, fl)
-    common = dict(option=option, gpu=gpu, model=mdl, weight_precision=wp, kv_precision=kp, engine=eng, money=money,
-                  candidates=cands, warnings=tuple(warnings))
+    common = dict(
+        option=option,
+        gpu=gpu,
+        model=mdl,
+        weight_precision=wp,
+        kv_precision=kp,
+        engine=eng,
+        money=money,
+        candidates=cands,
+        warnings=tuple(warnings),
+    )
     if best is None:
         peak = avg = math.nan
         if workload.by_rate:
             peak = workload.peak_requests_per_s * workload.growth_factor
             avg = workload.average_requests_per_s * workload.growth_factor
-        return Result(**common, replica=None, fleet=None, low=None, high=None, sweep=None, peak_rate_per_s=peak,
-                      average_rate_per_s=avg, shortfall=_shortfall(cands, workload, gpu, mdl))
+        return Result(
+            **common,
+            replica=None,
+            fleet=None,
+            low=None,
+            high=None,
+            sweep=None,
+            peak_rate_per_s=peak,
+            average_rate_per_s=avg,
+            shortfall=_shortfall(cands, workload, gpu, mdl),
+        )
     _, rep, fl = best
     peak, avg = _rates(workload, rep)
     x = traffic_change

@@ -313,10 +313,8 @@ def _charts(wb: Workbook, review: Review) -> None:
     x = Reference(ws, min_col=1, min_row=top + 1, max_row=top + rows)
     x_title = table.columns[0].header
     for title, y_title, first, anchor, number_format in (
-        (
-            ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0'),
-            ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A17", "0"),
-        )
+        ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0'),
+        ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A17", "0"),
     ):
         ch = ScatterChart()
         ch.title = title

@@ -13,11 +13,14 @@ __all__ = ["WorkbookError", "build_whatif", "generate", "read_inputs", "refresh"
 def __getattr__(name):  # the builder and writer import openpyxl and the model: load them on first use
     if name in ("build_whatif",):
         from planner.workbook.build import build_whatif
+
         return build_whatif
     if name in ("write_workbook",):
         from planner.workbook.writer import write_workbook
+
         return write_workbook
     if name in ("refresh", "generate"):
         from planner.workbook import update
+
         return getattr(update, name)
     raise AttributeError(name)

@@ -28,15 +28,20 @@ INT_FMT = "#,##0"
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),
     "description": ("", "in words"),
-    "budget_mode": ("total|free", '"total" (vLLM): visible x utilization - weights/GPU - reserve; '
-                    '"free" (TensorRT-LLM): utilization x (visible - weights/GPU - reserve)'),
+    "budget_mode": (
+        "total|free",
+        '"total" (vLLM): visible x utilization - weights/GPU - reserve; '
+        '"free" (TensorRT-LLM): utilization x (visible - weights/GPU - reserve)',
+    ),
     "memory_utilization": ("fraction", "share of GPU memory the engine may use (vLLM gpu_memory_utilization)"),
     "use_engine_visible_memory": ("TRUE/FALSE", "use the memory torch sees (GPUs sheet) rather than physical memory"),
     "visible_memory_fraction": ("fraction", "visible / physical memory where the catalog has no measured total"),
     "non_torch_bytes": ("B", "CUDA context, cuBLAS workspaces, allocator slack outside torch, per GPU"),
     "non_torch_bytes_tensor_parallel": ("B", "extra non-torch memory per GPU when tensor-parallel (NCCL buffers)"),
-    "activation_bytes_per_token_width": ("B", "activation peak of the profiling pass per batched token x "
-                                         "(hidden + 2 x MLP width / GPUs)"),
+    "activation_bytes_per_token_width": (
+        "B",
+        "activation peak of the profiling pass per batched token x (hidden + 2 x MLP width / GPUs)",
+    ),
     "activation_bytes_per_seq_vocab": ("B", "sampler activation peak per sequence x vocabulary entry"),
     "max_num_batched_tokens": ("tokens", "tokens of the profiling pass; blank: the GPU-class default below"),
     "max_num_seqs": ("sequences", "sequences of the sampler run; blank: the GPU-class default below"),
@@ -72,7 +77,9 @@ class Column:
     name: str | None = None  # defined name of the column's data range
 
 
-def _table_sheet(title: str, table_name: str, entries: list, columns: list[Column], note: str) -> tuple[Sheet, list[Name]]:
+def _table_sheet(
+    title: str, table_name: str, entries: list, columns: list[Column], note: str
+) -> tuple[Sheet, list[Name]]:
     """A sheet holding one Excel table (header in row 1) and the defined names of its named columns."""
     sheet = Sheet(title, freeze="B2", catalog=True, tab_color="7F7F7F")
     first, last = 2, 1 + max(len(entries), 1)
@@ -92,7 +99,9 @@ def _table_sheet(title: str, table_name: str, entries: list, columns: list[Colum
     return sheet, names
 
 
-def gpus_sheet(catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
+def gpus_sheet(
+    catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibration: Calibration
+) -> tuple[Sheet, list[Name]]:
     def peak(k):
         return lambda g, r: g.peak_flop_per_s.get(k)
 
@@ -102,6 +111,7 @@ def gpus_sheet(catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibra
             if entry is not None and field in entry.factors():
                 return float(entry.factors()[field])
             return f"=eng_{field}"
+
         return value
 
     def interconnect_default(g: Gpu, r: int):
@@ -113,46 +123,80 @@ def gpus_sheet(catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibra
         Column("Vendor", lambda g, r: g.vendor, width=8),
         Column("Architecture", lambda g, r: g.architecture, width=12),
         Column("Memory (physical)", lambda g, r: g.memory_bytes, GB_FMT, 12, "gpu_memory"),
-        Column("Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB_FMT, 14, "gpu_visible"),
+        Column(
+            "Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB_FMT, 14, "gpu_visible"
+        ),
         Column("HBM bandwidth", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS_FMT, 12, "gpu_bandwidth"),
     ]
     cols += [Column(f"Peak {k}", peak(k), TFLOPS_FMT, 12) for k in PEAK_KEYS]
     ic_cat = get_column_letter(len(cols) + 1)
     cols += [
         Column("Interconnect (catalog)", lambda g, r: g.interconnect_bytes_per_s, GBS_FMT, 12),
-        Column("Interconnect (model)", lambda g, r: f'=IF({ic_cat}{r}>0,{ic_cat}{r},{interconnect_default(g, r)})',
-               GBS_FMT, 12, "gpu_interconnect"),
-        Column("Cloud price", lambda g, r: g.price.cloud_usd_per_gpu_hour if g.price else None,
-               USD_FMT + '" /GPU-h"', 12, "gpu_price"),
+        Column(
+            "Interconnect (model)",
+            lambda g, r: f"=IF({ic_cat}{r}>0,{ic_cat}{r},{interconnect_default(g, r)})",
+            GBS_FMT,
+            12,
+            "gpu_interconnect",
+        ),
+        Column(
+            "Cloud price",
+            lambda g, r: g.price.cloud_usd_per_gpu_hour if g.price else None,
+            USD_FMT + '" /GPU-h"',
+            12,
+            "gpu_price",
+        ),
         Column("Price date", lambda g, r: g.price.date if g.price else None, width=10),
         Column("Price source", lambda g, r: g.price.source if g.price else None, width=30),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT_FMT, 8),
-        Column("Large GPU class (engine)", lambda g, r: (
-            f"=AND(D{r}>=eng_large_gpu_min_memory_bytes,ISNA(MATCH(C{r},eng_large_gpu_excluded_architectures,0)))"),
-            width=10),
+        Column(
+            "Large GPU class (engine)",
+            lambda g, r: (
+                f"=AND(D{r}>=eng_large_gpu_min_memory_bytes,ISNA(MATCH(C{r},eng_large_gpu_excluded_architectures,0)))"
+            ),
+            width=10,
+        ),
     ]
     large = get_column_letter(len(cols))
     cols += [
-        Column("Profiling tokens (engine)", lambda g, r: (
-            f"=IF(eng_max_num_batched_tokens>0,eng_max_num_batched_tokens,"
-            f"IF({large}{r},eng_max_num_batched_tokens_large_gpu,eng_max_num_batched_tokens_small_gpu))"),
-            INT_FMT, 10, "gpu_tokens"),
-        Column("Sampler sequences (engine)", lambda g, r: (
-            f"=IF(eng_max_num_seqs>0,eng_max_num_seqs,IF({large}{r},eng_max_num_seqs_large_gpu,eng_max_num_seqs_small_gpu))"),
-            INT_FMT, 10, "gpu_seqs"),
+        Column(
+            "Profiling tokens (engine)",
+            lambda g, r: (
+                f"=IF(eng_max_num_batched_tokens>0,eng_max_num_batched_tokens,"
+                f"IF({large}{r},eng_max_num_batched_tokens_large_gpu,eng_max_num_batched_tokens_small_gpu))"
+            ),
+            INT_FMT,
+            10,
+            "gpu_tokens",
+        ),
+        Column(
+            "Sampler sequences (engine)",
+            lambda g, r: (
+                f"=IF(eng_max_num_seqs>0,eng_max_num_seqs,IF({large}{r},eng_max_num_seqs_large_gpu,eng_max_num_seqs_small_gpu))"
+            ),
+            INT_FMT,
+            10,
+            "gpu_seqs",
+        ),
     ]
-    cols += [Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}")
-             for f in CALIBRATED_FIELDS]
+    cols += [
+        Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}") for f in CALIBRATED_FIELDS
+    ]
     cols += [
         Column("Calibration source", lambda g, r: _calibration_source(calibration, g, engine), width=20),
         Column("Source", lambda g, r: g.source, width=30),
         Column("Visible-memory source", lambda g, r: g.engine_visible_memory_source or None, width=30),
         Column("Notes", lambda g, r: g.notes or None, width=30),
     ]
-    sheet, names = _table_sheet(GPUS_SHEET, "tbl_gpus", gpus, cols,
-                                "Memory in GB (1 GB = 1e9 B; cells hold exact bytes). Peaks are dense. Engine columns "
-                                "are formulas over the Assumptions sheet, or calibrated values where a calibration "
-                                "file names the GPU.")
+    sheet, names = _table_sheet(
+        GPUS_SHEET,
+        "tbl_gpus",
+        gpus,
+        cols,
+        "Memory in GB (1 GB = 1e9 B; cells hold exact bytes). Peaks are dense. Engine columns "
+        "are formulas over the Assumptions sheet, or calibrated values where a calibration "
+        "file names the GPU.",
+    )
     peak_first = get_column_letter(7)
     peak_last = get_column_letter(6 + len(PEAK_KEYS))
     last = 1 + max(len(gpus), 1)
@@ -177,15 +221,26 @@ def gqa_sibling(model: Model, models: list[Model]) -> str:
 
 
 FACT_HEADERS = {
-    "num_layers": "Layers", "hidden_size": "Hidden size", "intermediate_size": "MLP width", "vocab_size": "Vocabulary",
-    "num_attention_heads": "Attention heads", "num_kv_heads": "KV heads (MLA: 1)",
-    "kv_elements_per_token_per_layer": "KV values per token per layer", "full_attention_layers": "Full-attention layers",
-    "sliding_window_layers": "Sliding-window layers", "sliding_window": "Sliding window (tokens)",
+    "num_layers": "Layers",
+    "hidden_size": "Hidden size",
+    "intermediate_size": "MLP width",
+    "vocab_size": "Vocabulary",
+    "num_attention_heads": "Attention heads",
+    "num_kv_heads": "KV heads (MLA: 1)",
+    "kv_elements_per_token_per_layer": "KV values per token per layer",
+    "full_attention_layers": "Full-attention layers",
+    "sliding_window_layers": "Sliding-window layers",
+    "sliding_window": "Sliding window (tokens)",
     "attention_flop_per_context_token_per_layer": "Attention FLOP per cached token per layer",
-    "params_total": "Params total", "params_non_expert": "Params non-expert",
-    "params_routed_experts": "Params routed experts", "params_read_per_step": "Params read per decode step (dense part)",
-    "params_per_expert_layer": "Params per expert per layer", "moe_layers": "MoE layers", "num_experts": "Experts",
-    "experts_per_token": "Experts per token", "params_active": "Params active",
+    "params_total": "Params total",
+    "params_non_expert": "Params non-expert",
+    "params_routed_experts": "Params routed experts",
+    "params_read_per_step": "Params read per decode step (dense part)",
+    "params_per_expert_layer": "Params per expert per layer",
+    "moe_layers": "MoE layers",
+    "num_experts": "Experts",
+    "experts_per_token": "Experts per token",
+    "params_active": "Params active",
 }
 
 
@@ -196,16 +251,21 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         Column("Family", lambda m, r: m.family, width=12),
         Column("Attention", lambda m, r: m.attention_kind, width=9),
         Column("Native precision", lambda m, r: m.native_precision, width=9, name="model_native_precision"),
-        Column("Native expert precision", lambda m, r: m.native_expert_precision, width=9,
-               name="model_native_expert_precision"),
+        Column(
+            "Native expert precision",
+            lambda m, r: m.native_expert_precision,
+            width=9,
+            name="model_native_expert_precision",
+        ),
         Column("Default KV precision", lambda m, r: default_kv_precision(m), width=9),
         Column("Trained context", lambda m, r: m.max_context, INT_FMT, 10, "model_max_context"),
         Column("GQA sibling", lambda m, r: gqa_sibling(m, all_models), width=16, name="model_sibling"),
     ]
     for f in MODEL_FACT_FIELDS:
         fmt = INT_FMT if f != "params_per_expert_layer" else "#,##0.0"
-        cols.append(Column(FACT_HEADERS.get(f, f), (lambda f: lambda m, r: getattr(facts[m.name], f))(f), fmt, 11,
-                           f"model_{f}"))
+        cols.append(
+            Column(FACT_HEADERS.get(f, f), (lambda field: lambda m, r: getattr(facts[m.name], field))(f), fmt, 11, f"model_{f}")
+        )
     cols += [
         Column("Published params", lambda m, r: m.published_params_total, INT_FMT, 16),
         Column("Params source", lambda m, r: m.published_params_source, width=30),
@@ -213,10 +273,15 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         Column("Source", lambda m, r: m.source, width=30),
         Column("Notes", lambda m, r: m.notes or None, width=30),
     ]
-    return _table_sheet(MODELS_SHEET, "tbl_models", models, cols,
-                        "Counts derived from each config.json by planner.architecture.model_facts (exact). "
-                        "Sliding window blank: none. MLA models cache one latent (KV heads 1). GQA sibling: the "
-                        "dense GQA model closest in size to an MHA model, else the model itself.")
+    return _table_sheet(
+        MODELS_SHEET,
+        "tbl_models",
+        models,
+        cols,
+        "Counts derived from each config.json by planner.architecture.model_facts (exact). "
+        "Sliding window blank: none. MLA models cache one latent (KV heads 1). GQA sibling: the "
+        "dense GQA model closest in size to an MHA model, else the model itself.",
+    )
 
 
 def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
@@ -233,8 +298,13 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         Column("Notes", lambda p, r: p.notes or None, width=40),
         Column("Source", lambda p, r: p.source, width=40),
     ]
-    sheet, names = _table_sheet(PRECISIONS_SHEET, "tbl_precisions", precisions, cols,
-                                "Bytes per value = (bits + scale bits / values per scale) / 8.")
+    sheet, names = _table_sheet(
+        PRECISIONS_SHEET,
+        "tbl_precisions",
+        precisions,
+        cols,
+        "Bytes per value = (bits + scale bits / values per scale) / 8.",
+    )
     kv = [p.name for p in precisions if p.kv_cache]
     sheet.set("M1", "KV-cache formats (list)", style="header")
     sheet.widths["M"] = 14
@@ -253,10 +323,13 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
     s.widths.update(A=36, B=16, C=11, D=90)
     s.set("A1", f"Assumptions: the {engine.name} engine profile (planner.engines) and constants", style="title")
-    s.note("A2", "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "
-           "a value to tune the workbook. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration "
-           "file set them.")
-    for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Value", "Unit", "Meaning")):
+    s.note(
+        "A2",
+        "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "
+        "a value to tune the workbook. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration "
+        "file set them.",
+    )
+    for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Value", "Unit", "Meaning"), strict=True):
         s.set(f"{col}3", h, style="header")
     names: list[Name] = []
     r = 4
@@ -280,7 +353,7 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
             continue
         fmt = None
         if isinstance(value, float) and f.name.endswith("_bytes"):
-            fmt = '#,##0'
+            fmt = "#,##0"
         elif isinstance(value, float) and f.name.endswith("_s"):
             fmt = "0.000E+00"
         s.set(f"B{r}", value, fmt=fmt, style="input")
@@ -297,14 +370,22 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     r += len(PEAK_KEYS)
     s.set(f"A{r}", "Does not fit", style="label")
     s.set(f"B{r}", "=ASIN(2)")
-    s.set(f"D{r}", "A cell that is #NUM!: formulas show it where the weights plus the sequences asked for do not fit "
-          "(the model raises DoesNotFitError).", style="note")
+    s.set(
+        f"D{r}",
+        "A cell that is #NUM!: formulas show it where the weights plus the sequences asked for do not fit "
+        "(the model raises DoesNotFitError).",
+        style="note",
+    )
     names.append(Name("NOT_FIT", f"{ASSUMPTIONS_SHEET}!$B${r}"))
     r += 1
     s.set(f"A{r}", "Invalid input", style="label")
     s.set(f"B{r}", '="x"+0')
-    s.set(f"D{r}", "A cell that is #VALUE!: formulas show it for an input outside what is accepted (InvalidInputError). "
-          "An unknown GPU, model or precision name shows #N/A.", style="note")
+    s.set(
+        f"D{r}",
+        "A cell that is #VALUE!: formulas show it for an input outside what is accepted (InvalidInputError). "
+        "An unknown GPU, model or precision name shows #N/A.",
+        style="note",
+    )
     names.append(Name("BAD_INPUT", f"{ASSUMPTIONS_SHEET}!$B${r}"))
     r += 2
     s.set(f"A{r}", "Calibration", style="subtitle")

@@ -34,8 +34,7 @@ def local(template: str, prefix: str) -> str:
 
 def whole(x: str, maximum: int) -> str:
     """x if it is a whole number from 1 to maximum, else #VALUE! (api._count)."""
-    return (f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},BAD_INPUT),"
-            "BAD_INPUT))")
+    return f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},BAD_INPUT),BAD_INPUT))"
 
 
 def count_or_default(x: str, default: str, maximum: int) -> str:
@@ -46,8 +45,10 @@ CONTEXT = whole("{ctx_in}", MAX_CONTEXT_TOKENS)
 BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH)
 GPUS_IN = whole("{gpus_in}", MAX_GPUS)
 UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},BAD_INPUT),BAD_INPUT))'
-PRICE = ('IF({price_in}="",IF({price_catalog}>0,{price_catalog},BAD_INPUT),'
-         'IF(ISNUMBER({price_in}),IF({price_in}>=0,{price_in},BAD_INPUT),BAD_INPUT))')
+PRICE = (
+    'IF({price_in}="",IF({price_catalog}>0,{price_catalog},BAD_INPUT),'
+    "IF(ISNUMBER({price_in}),IF({price_in}>=0,{price_in},BAD_INPUT),BAD_INPUT))"
+)
 
 
 def layer_tokens(x: str) -> str:
@@ -67,15 +68,19 @@ def twin(key: str) -> str:
 
 def reserve(n: str) -> str:
     """model.activation_peak_bytes + model.reserve_bytes_per_gpu."""
-    return (f"(eng_activation_bytes_per_token_width*{{tokens}}*({{hidden}}+2*{{inter}}/{n})"
-            f"+eng_activation_bytes_per_seq_vocab*{{seqs}}*{{vocab}}"
-            f"+eng_non_torch_bytes+IF({n}>1,eng_non_torch_bytes_tensor_parallel,0))")
+    return (
+        f"(eng_activation_bytes_per_token_width*{{tokens}}*({{hidden}}+2*{{inter}}/{n})"
+        f"+eng_activation_bytes_per_seq_vocab*{{seqs}}*{{vocab}}"
+        f"+eng_non_torch_bytes+IF({n}>1,eng_non_torch_bytes_tensor_parallel,0))"
+    )
 
 
 def budget(n: str, reserve_expr: str) -> str:
     """model.kv_budget_bytes_per_gpu ("total": vLLM; "free": TensorRT-LLM)."""
-    return (f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{weight_bytes}}/{n}-{reserve_expr}),'
-            f"{{visible_raw}}*{{util}}-{{weight_bytes}}/{n}-{reserve_expr})")
+    return (
+        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{weight_bytes}}/{n}-{reserve_expr}),'
+        f"{{visible_raw}}*{{util}}-{{weight_bytes}}/{n}-{reserve_expr})"
+    )
 
 
 def replication(n: str) -> str:
@@ -108,7 +113,7 @@ def experts_touched(tokens: str) -> str:
     engines report an underflowing POWER as #NUM!.
     """
     t = tokens
-    return (f"IF({{E}}>0,{{E}}*(1-IF({{k}}>={{E}},0,IF({t}*LN(1-{{k}}/{{E}})<-700,0,POWER(1-{{k}}/{{E}},{t})))),0)")
+    return f"IF({{E}}>0,{{E}}*(1-IF({{k}}>={{E}},0,IF({t}*LN(1-{{k}}/{{E}})<-700,0,POWER(1-{{k}}/{{E}},{t})))),0)"
 
 
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
@@ -122,9 +127,14 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
-        ("comm", "All-reduce time", "s", "0.000E+00",
-         f"2*{{layers}}*IF({{n}}>1,{{f_allreduce_latency_s}}+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
-         f"/({{ic}}*{{f_interconnect_efficiency}}),0*{b})"),  # 0 x batch: a batch that does not fit stays an error
+        (
+            "comm",
+            "All-reduce time",
+            "s",
+            "0.000E+00",
+            f"2*{{layers}}*IF({{n}}>1,{{f_allreduce_latency_s}}+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
+            f"/({{ic}}*{{f_interconnect_efficiency}}),0*{b})",
+        ),  # 0 x batch: a batch that does not fit stays an error
         ("step", "TPOT (decode step)", "s", "0.000E+00", "MAX({.tmem},{.tflop})+{.comm}+{overhead}"),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -138,20 +148,45 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
     """api.prefill of one prompt of ``context`` tokens."""
     return [
         # gated on the GPU count: the model reports no prefill where the weights and one sequence do not fit
-        ("touched", "MoE experts touched per layer", "experts", "#,##0.00",
-         "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")"),
+        (
+            "touched",
+            "MoE experts touched per layer",
+            "experts",
+            "#,##0.00",
+            "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")",
+        ),
         ("weights", "Weight bytes read", "B", "#,##0", "{read}*{wbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"),
         ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}"),
-        ("attn", "Attention FLOPs (causal)", "FLOP", "0.000E+00",
-         "IF(ISERROR({n}),{n},{attnflop}*{context}*" + layer_tokens("{context}/2") + ")"),
+        (
+            "attn",
+            "Attention FLOPs (causal)",
+            "FLOP",
+            "0.000E+00",
+            "IF(ISERROR({n}),{n},{attnflop}*{context}*" + layer_tokens("{context}/2") + ")",
+        ),
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
-        ("t", "Roofline time", "s", "0.000E+00",
-         "MAX({.bytes}/({n}*{bw}*{f_bandwidth_efficiency}),{.flop}/({n}*{peak}*{f_prefill_flop_efficiency}))"),
-        ("comm", "All-reduce time", "s", "0.000E+00",
-         "2*{layers}*IF({n}>1,{f_allreduce_latency_s}+2*({n}-1)/{n}*({context}*{hidden}*2)"
-         "/({ic}*{f_interconnect_efficiency}),0)"),
-        ("ttft", "TTFT (prefill of the context)", "s", "0.000E+00",
-         "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}"),
+        (
+            "t",
+            "Roofline time",
+            "s",
+            "0.000E+00",
+            "MAX({.bytes}/({n}*{bw}*{f_bandwidth_efficiency}),{.flop}/({n}*{peak}*{f_prefill_flop_efficiency}))",
+        ),
+        (
+            "comm",
+            "All-reduce time",
+            "s",
+            "0.000E+00",
+            "2*{layers}*IF({n}>1,{f_allreduce_latency_s}+2*({n}-1)/{n}*({context}*{hidden}*2)"
+            "/({ic}*{f_interconnect_efficiency}),0)",
+        ),
+        (
+            "ttft",
+            "TTFT (prefill of the context)",
+            "s",
+            "0.000E+00",
+            "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}",
+        ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]

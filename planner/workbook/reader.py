@@ -59,8 +59,9 @@ def check_file(path: str | os.PathLike) -> Path:
             raise WorkbookError(f"{p}: not an Excel workbook package (no xl/workbook.xml)")
         unpacked = sum(i.file_size for i in infos)
         if unpacked > MAX_UNPACKED_BYTES:
-            raise WorkbookError(f"{p}: unpacks to {unpacked / 1e6:,.0f} MB, more than the "
-                                f"{MAX_UNPACKED_BYTES / 1e6:,.0f} MB accepted")
+            raise WorkbookError(
+                f"{p}: unpacks to {unpacked / 1e6:,.0f} MB, more than the {MAX_UNPACKED_BYTES / 1e6:,.0f} MB accepted"
+            )
     return p
 
 
@@ -95,15 +96,19 @@ def check_marker(wb, path: str | os.PathLike) -> int:
     """The workbook's format version; a WorkbookError for a file ``planner workbook`` did not make."""
     text = marker(wb)
     if not text or not text.startswith(MARKER_KIND):
-        raise WorkbookError(f"{path}: not a what-if workbook made by `planner workbook` "
-                            f"(no '{MARKER_NAME}' marker); generate one with `planner workbook`")
+        raise WorkbookError(
+            f"{path}: not a what-if workbook made by `planner workbook` "
+            f"(no '{MARKER_NAME}' marker); generate one with `planner workbook`"
+        )
     try:
         version = int(text.rsplit("/", 1)[1])
     except (IndexError, ValueError):
         raise WorkbookError(f"{path}: unreadable '{MARKER_NAME}' marker {text!r}") from None
     if version > FORMAT_VERSION:
-        raise WorkbookError(f"{path}: made by a newer planner (format {version}, this one reads up to "
-                            f"{FORMAT_VERSION}); upgrade planner")
+        raise WorkbookError(
+            f"{path}: made by a newer planner (format {version}, this one reads up to "
+            f"{FORMAT_VERSION}); upgrade planner"
+        )
     return version
 
 
@@ -167,8 +172,10 @@ def read_inputs(path: str | os.PathLike) -> dict:
             cached = cached or load(path, data_only=True)
             value = cached[cell.parent.title][cell.coordinate].value
             if value is None:
-                raise WorkbookError(f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) holds a formula "
-                                    "without a saved value; open and save the file in Excel or LibreOffice first")
+                raise WorkbookError(
+                    f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) holds a formula "
+                    "without a saved value; open and save the file in Excel or LibreOffice first"
+                )
         out[f.key] = _convert(f, value, f"{path}: {cell.parent.title}!{cell.coordinate}")
     engine = _cell_of(wb, ENGINE_NAME, path).value
     out["engine"] = str(engine).strip() if engine else "vllm"

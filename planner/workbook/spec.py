@@ -93,8 +93,14 @@ class Sheet:
         self.merges.append(f"{ref}:{last_col}{row}")
         return self.set(ref, text, style="note")
 
-    def set(self, ref: str, value: Any = None, fmt: str | None = None, style: Style | None = None,
-            comment: str | None = None) -> Cell:
+    def set(
+        self,
+        ref: str,
+        value: Any = None,
+        fmt: str | None = None,
+        style: Style | None = None,
+        comment: str | None = None,
+    ) -> Cell:
         cell = Cell(value, fmt, style, comment)
         self.cells[ref] = cell
         return cell

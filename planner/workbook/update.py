@@ -27,8 +27,13 @@ class Written:
     models: int
 
 
-def generate(out_dir: str | os.PathLike = "workbooks", catalog: Catalog | None = None, gpus: list[str] | None = None,
-             models: list[str] | None = None, force: bool = False) -> list[Written]:
+def generate(
+    out_dir: str | os.PathLike = "workbooks",
+    catalog: Catalog | None = None,
+    gpus: list[str] | None = None,
+    models: list[str] | None = None,
+    force: bool = False,
+) -> list[Written]:
     """Write the what-if workbook(s) into ``out_dir``; an existing file is an OutputExistsError unless ``force``."""
     spec = build_whatif(catalog, gpus, models)
     path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force)
@@ -40,8 +45,14 @@ def _rows(sheet) -> int:
     return int("".join(ch for ch in sheet.tables[0].ref.split(":")[1] if ch.isdigit())) - 1
 
 
-def refresh(path: str | os.PathLike, catalog: Catalog | None = None, gpus: list[str] | None = None,
-            models: list[str] | None = None, output: str | os.PathLike | None = None, force: bool = False) -> Written:
+def refresh(
+    path: str | os.PathLike,
+    catalog: Catalog | None = None,
+    gpus: list[str] | None = None,
+    models: list[str] | None = None,
+    output: str | os.PathLike | None = None,
+    force: bool = False,
+) -> Written:
     """Replace the catalog sheets of a workbook ``planner workbook`` made with the current catalog.
 
     Writes ``output`` (default: the file itself, replaced atomically). Raises WorkbookError for a file it did not

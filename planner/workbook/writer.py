@@ -28,11 +28,17 @@ _thin = Side(style="thin", color="BFBFBF")
 STYLES = {
     "title": dict(font=Font(bold=True, size=14, color="1F3864")),
     "subtitle": dict(font=Font(bold=True, size=11, color="1F3864")),
-    "header": dict(font=Font(bold=True, color="FFFFFF"), fill=PatternFill("solid", fgColor="1F3864"),
-                   alignment=Alignment(wrap_text=True, vertical="top")),
+    "header": dict(
+        font=Font(bold=True, color="FFFFFF"),
+        fill=PatternFill("solid", fgColor="1F3864"),
+        alignment=Alignment(wrap_text=True, vertical="top"),
+    ),
     "label": dict(font=Font(bold=False)),
-    "input": dict(fill=PatternFill("solid", fgColor="FFF2CC"), border=Border(_thin, _thin, _thin, _thin),
-                  font=Font(bold=True, color="1F3864")),
+    "input": dict(
+        fill=PatternFill("solid", fgColor="FFF2CC"),
+        border=Border(_thin, _thin, _thin, _thin),
+        font=Font(bold=True, color="1F3864"),
+    ),
     "result": dict(font=Font(bold=True), alignment=Alignment(horizontal="right")),
     "unit": dict(font=Font(italic=True, color="595959")),
     "note": dict(font=Font(color="595959"), alignment=Alignment(wrap_text=True, vertical="top")),
@@ -59,7 +65,7 @@ def _row_heights(ws, s: Sheet) -> None:
         if cell.style not in ("note", "header") or not isinstance(cell.value, str) or cell.value.startswith("="):
             continue
         col = "".join(ch for ch in ref if ch.isalpha())
-        row = int(ref[len(col):])
+        row = int(ref[len(col) :])
         cols = span.get(ref, [column_index_from_string(col)])
         width = sum(s.widths.get(get_column_letter(c), 9) for c in cols)
         lines = -(-len(cell.value) * 1.1 // max(width, 1))
@@ -96,8 +102,9 @@ def write_sheet(ws, s: Sheet) -> None:
         if v.kind == "list":
             dv = DataValidation(type="list", formula1=v.source, allow_blank=True)
         else:
-            dv = DataValidation(type=v.kind, operator="between", formula1=str(v.minimum), formula2=str(v.maximum),
-                                allow_blank=True)
+            dv = DataValidation(
+                type=v.kind, operator="between", formula1=str(v.minimum), formula2=str(v.maximum), allow_blank=True
+            )
         dv.promptTitle, dv.prompt = "Input", v.prompt
         dv.errorTitle, dv.error = "Not accepted", v.error
         dv.showInputMessage = dv.showErrorMessage = True
