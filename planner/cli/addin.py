@@ -108,7 +108,7 @@ def with_module(modules: str | None, add: bool) -> str:
 
 CLASSIC_STEPS = """\
 Remaining steps in Excel (Windows; classic UDFs are not available on a Mac):
-  1. pip install xlwings planner   (in the Python Excel should use), then: xlwings addin install
+  1. pip install xlwings <planner checkout or wheel>   (in the Python Excel should use); xlwings addin install
   2. Excel > File > Options > Trust Center > Trust Center Settings > Macro Settings:
      tick "Trust access to the VBA project object model".
   3. Open a macro-enabled workbook with the xlwings reference (xlwings quickstart myplanner makes one),
