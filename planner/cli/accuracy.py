@@ -25,7 +25,7 @@ from planner.accuracy import (
 from planner.calibration import ENV_VAR, GpuCalibration, write_calibration
 from planner.cli.options import catalog_option, load
 from planner.engines import ENGINES, engine_profile
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError, OutputExistsError, PlannerError
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -193,7 +193,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
 
     cat = load(catalog_dirs)
     if output.exists() and not force:
-        raise click.ClickException(f"{output} exists; pass --force to overwrite it")
+        raise OutputExistsError(f"{output} exists; pass --force to overwrite it")
     if measure == (file is not None):
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")
     eng = engine_profile(engine)
