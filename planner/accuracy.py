@@ -35,17 +35,13 @@ import numpy as np
 
 from planner import api
 from planner import model as m
-from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
+from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.loader import shipped_catalog_dir
-from planner.engines import EngineProfile, engine_profile
+from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 
 GiB = 2**30
-
-#: Relative residuals (measured / predicted - 1) of the shipped time fit on decode_public.csv: the 10th and
-#: 90th percentiles over its TPOT and throughput rows. ``tests/test_accuracy.py`` recomputes them.
-DEFAULT_RESIDUALS = (-0.09, 0.08)
 
 #: Thresholds the issue sets (tests/test_accuracy.py asserts them on the shipped reference rows).
 MEMORY_TOLERANCE = 0.05
@@ -551,18 +547,6 @@ def _num(x: float) -> str:
 
 
 # -- ranges ------------------------------------------------------------------------------------------------
-
-
-def residual_quantiles(
-    gpu: Any, engine: str | EngineProfile | None = None, calibration: Any = None, catalog: Catalog | None = None
-) -> tuple[float, float]:
-    """(low, high) relative residuals for a GPU: its calibration entry's, else the shipped fit's."""
-    cat = catalog or default_catalog()
-    eng = engine_profile(engine)
-    entry = resolve_calibration(calibration).for_gpu(cat.gpu(gpu).all_names(), eng.name)
-    if entry is not None and entry.residual_low is not None and entry.residual_high is not None:
-        return entry.residual_low, entry.residual_high
-    return DEFAULT_RESIDUALS
 
 
 def _range(value: Any, gpu: Any, engine: Any, calibration: Any, catalog: Catalog | None):

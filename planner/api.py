@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from planner import model as m
-from planner.calibration import resolve_calibration
+from planner.calibration import residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, MissingDataError
@@ -876,6 +876,13 @@ class Plan:
     price_usd_per_gpu_hour: float
     cost_per_mtok_usd: float
     warnings: tuple[str, ...]
+    #: relative residuals of time predictions (calibration entry, else the shipped fit): a measured time lies
+    #: within prediction x (1 + low) .. prediction x (1 + high) for 80% of the fitted rows
+    time_residuals: tuple[float, float] = (0.0, 0.0)
+
+    def time_range(self, seconds: float) -> tuple[float, float]:
+        low, high = self.time_residuals
+        return seconds * (1.0 + low), seconds * (1.0 + high)
 
 
 def plan(
@@ -944,4 +951,5 @@ def plan(
         price,
         cost,
         tuple(warnings),
+        residual_quantiles(g, eng, calibration, cat),
     )

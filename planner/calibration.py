@@ -20,6 +20,7 @@ import os
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -169,3 +170,18 @@ def resolve_calibration(calibration: Calibration | str | os.PathLike | None) -> 
     if isinstance(calibration, Calibration):
         return calibration
     return _cached(str(calibration))
+
+
+def residual_quantiles(gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None) -> tuple[float, float]:
+    """(low, high) relative residuals of time predictions for a GPU: its calibration entry's, else the shipped fit's.
+
+    A measured time lies, in 80% of the fitted rows, within prediction x (1 + low) .. prediction x (1 + high).
+    """
+    from planner.catalog import default_catalog
+    from planner.engines import DEFAULT_RESIDUALS, engine_profile
+
+    cat = catalog or default_catalog()
+    entry = resolve_calibration(calibration).for_gpu(cat.gpu(gpu).all_names(), engine_profile(engine).name)
+    if entry is not None and entry.residual_low is not None and entry.residual_high is not None:
+        return entry.residual_low, entry.residual_high
+    return DEFAULT_RESIDUALS

@@ -108,6 +108,10 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=0.6,  # not seen by the public rows (all memory-bound); kept
     prefill_flop_efficiency=0.67,  # fitted: 0.668, from LMDeploy's first-token latencies of 2k-8k-token batches
 )
+#: Relative residuals (measured / predicted - 1) of that fit: the 10th and 90th percentiles over its TPOT and
+#: throughput rows, the default range of a time prediction (``planner.calibration.residual_quantiles``).
+#: ``tests/test_accuracy.py`` recomputes them.
+DEFAULT_RESIDUALS = (-0.09, 0.08)
 VLLM_STEP_OVERHEAD_S = 0.0045  # fitted: 4.49 ms per step (Python scheduling, sampling) on the vLLM rows
 LMDEPLOY_STEP_OVERHEAD_S = 0.0030  # fitted: 2.96 ms per step on the LMDeploy (TurboMind, C++) rows
 

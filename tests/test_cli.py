@@ -129,3 +129,34 @@ def test_every_command_has_help_with_an_example():
         assert cmd.help and "Example:" in cmd.help, " ".join(path)
         r = run(*path, "--help")
         assert r.exit_code == 0, path
+
+
+class TestRanges:
+    def test_plan_shows_tpot_with_the_fits_range(self):
+        """Without a calibration, TPOT x (1 + DEFAULT_RESIDUALS), the shipped fit's 10th/90th percentiles."""
+        import planner
+        from planner.engines import DEFAULT_RESIDUALS
+
+        data = json.loads(run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--json").output)
+        t = planner.tpot("H100", "llama3.1-8b", 4096, data["batch"])
+        low, high = DEFAULT_RESIDUALS
+        assert data["tpot_range_s"] == pytest.approx([t * (1 + low), t * (1 + high)])
+
+    def test_a_calibration_file_narrows_the_range(self, tmp_path):
+        cal = tmp_path / "cal.toml"
+        cal.write_text('[[calibration]]\ngpu = "H100"\nresidual_low = -0.02\nresidual_high = 0.01\nsource = "test"\n')
+        data = json.loads(
+            run(
+                "plan",
+                "--gpu",
+                "H100",
+                "--model",
+                "llama3.1-8b",
+                "--context",
+                "4096",
+                "--json",
+                "--calibration",
+                str(cal),
+            ).output
+        )
+        assert data["tpot_range_s"] == pytest.approx([data["tpot_s"] * 0.98, data["tpot_s"] * 1.01])

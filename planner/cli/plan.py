@@ -42,11 +42,13 @@ def render_plan(p: Plan) -> str:
         if label == "Decode at batch 1" and p.batch == 1:
             continue
         row(label, "")
-        row("  TPOT (per sequence)", fmt_seconds(float(step.step_s)))
+        low, high = p.time_range(float(step.step_s))
+        row("  TPOT (per sequence)", f"{fmt_seconds(float(step.step_s))} (range {fmt_seconds(low)} to {fmt_seconds(high)})")
         row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
         row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
-    row(f"TTFT ({p.context:,}-token prompt)", fmt_seconds(p.ttft_s))
+    low, high = p.time_range(p.ttft_s)
+    row(f"TTFT ({p.context:,}-token prompt)", f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})")
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
@@ -78,6 +80,7 @@ def plan_as_dict(p: Plan) -> dict:
         "ridge_flop_per_byte": p.ridge_flop_per_byte,
         "batch": p.batch,
         "tpot_s": float(p.at_batch.step_s),
+        "tpot_range_s": list(p.time_range(float(p.at_batch.step_s))),
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
         "tpot_s_batch_1": float(p.at_one.step_s),
         "mfu": float(p.at_batch.mfu),
