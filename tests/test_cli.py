@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 import pytest
@@ -160,3 +161,22 @@ class TestRanges:
             ).output
         )
         assert data["tpot_range_s"] == pytest.approx([data["tpot_s"] * 0.98, data["tpot_s"] * 1.01])
+
+
+def test_export_and_workbook_take_a_calibration_file_for_one_command(tmp_path):
+    """--calibration is $PLANNER_CALIBRATION for that command only: the review states the calibrated range."""
+    import os
+
+    from planner.calibration import ENV_VAR
+
+    cal = tmp_path / "cal.toml"
+    cal.write_text('[[calibration]]\ngpu = "H100"\nresidual_low = -0.02\nresidual_high = 0.01\nsource = "test"\n')
+    example = Path(__file__).parents[1] / "examples" / "budget-review.toml"
+    r = run("export", str(example), "-o", str(tmp_path / "r.md"), "--calibration", str(cal), "-q")
+    assert r.exit_code == 0, r.output
+    assert "| H100 SXM 80GB: uncertainty of TPOT and TTFT | -2% / +1% |" in (tmp_path / "r.md").read_text()
+    assert ENV_VAR not in os.environ
+    bad = run("workbook", "-o", str(tmp_path / "wb"), "--calibration", str(example))
+    assert bad.exit_code == 1
+    assert "a calibration file holds [[calibration]] tables" in bad.output
+    assert not (tmp_path / "wb").exists()

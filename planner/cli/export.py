@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import catalog_option, load
+from planner.cli.options import calibration_option, catalog_option, load
 from planner.errors import InvalidInputError
 
 FORMATS = ("xlsx", "csv", "md", "pdf")
@@ -78,6 +78,7 @@ def summary_lines(review) -> list[str]:
     "--date", "date", metavar="YYYY-MM-DD", help="Date printed in the review [default: $SOURCE_DATE_EPOCH, else today]."
 )
 @click.option("-q", "--quiet", is_flag=True, help="Print nothing but errors.")
+@calibration_option
 @catalog_option
 def export_command(
     scenario: Path,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -22,3 +23,33 @@ def catalog_option(f):
 
 def load(catalog_dirs: tuple[Path, ...]) -> Catalog:
     return default_catalog(*catalog_dirs)
+
+
+def calibration_option(f):
+    """``--calibration FILE``: the same as ``PLANNER_CALIBRATION=FILE`` for this command."""
+
+    def use(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+        if value is not None:
+            from planner.calibration import ENV_VAR, load_calibration
+
+            load_calibration(value)  # a broken file is reported before any work starts
+            before = os.environ.get(ENV_VAR)
+            os.environ[ENV_VAR] = str(value)
+
+            def restore() -> None:
+                if before is None:
+                    os.environ.pop(ENV_VAR, None)
+                else:
+                    os.environ[ENV_VAR] = before
+
+            ctx.call_on_close(restore)
+        return value
+
+    return click.option(
+        "--calibration",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        callback=use,
+        expose_value=False,
+        is_eager=True,
+        help="Calibration file from `planner calibrate` (same as $PLANNER_CALIBRATION).",
+    )(f)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import catalog_option, load
+from planner.cli.options import calibration_option, catalog_option, load
 
 
 def _names(values: tuple[str, ...]) -> list[str] | None:
@@ -43,6 +43,7 @@ def _selection(f):
 )
 @_selection
 @click.option("--force", is_flag=True, help="Overwrite existing workbooks.")
+@calibration_option
 @catalog_option
 @click.pass_context
 def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs) -> None:
@@ -74,6 +75,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 )
 @_selection
 @click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@calibration_option
 @catalog_option
 def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:
     """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
