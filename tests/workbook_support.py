@@ -16,15 +16,12 @@ import pytest
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.errors import DoesNotFitError, InvalidInputError, PlannerError, UnknownNameError
+from planner.errors import DoesNotFitError, MissingDataError, PlannerError
 from planner.libreoffice import convert, find_soffice
 from planner.workbook.catalog_sheets import gqa_sibling
 from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
 from planner.workbook.spec import WorkbookSpec
 from planner.workbook.writer import write_workbook
-
-#: The Excel error each model exception shows as (PlannerError.excel_error).
-EXCEL_ERROR = {UnknownNameError: "#N/A", InvalidInputError: "#VALUE!", DoesNotFitError: "#NUM!"}
 
 
 def require_libreoffice() -> None:
@@ -68,10 +65,8 @@ class Error:
 
 
 def _err(exc: PlannerError) -> Error:
-    for cls, text in EXCEL_ERROR.items():
-        if isinstance(exc, cls):
-            return Error(text)
-    return Error("#VALUE!")
+    """The error value every surface shows for this exception (PlannerError.excel_error)."""
+    return Error(exc.excel_error)
 
 
 def scenario_inputs(base: dict, key: str) -> dict:
@@ -137,7 +132,7 @@ def expected(s: dict, quantity: str) -> float | Error:
             if price is None:
                 price = api.gpu_price_per_hour(gpu)
                 if math.isnan(price):
-                    raise InvalidInputError("no catalog price")
+                    raise MissingDataError("no catalog price")  # as api.cost_per_mtok raises
             return float(mem.max_batch) / (n * price)
         if kind.startswith("sweep_context"):
             c = int(quantity.split(":")[1])

@@ -171,8 +171,8 @@ def _calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "Bytes per KV value",
             "B",
             "0.######",
-            "IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),BAD_INPUT)",
-            "not a KV format: #VALUE!",
+            "IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)",
+            "not a KV format: #NUM!",
         ),
         Row("context", "Context used", "tokens", INT, F.CONTEXT, "whole number 1 .. 2^24"),
         Row("util", "Memory utilization used", "", "0.00", F.UTIL),
@@ -425,8 +425,9 @@ def _calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
     s.note(
         "A2",
-        "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name, "
-        "#VALUE! input not accepted, #NUM! does not fit. Column B: the unit of the stored value.",
+        "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name or no "
+        "price, #VALUE! input of the wrong kind, #NUM! number out of range or does not fit. Column B: the unit of the "
+        "stored value.",
         "I",
     )
     s.set("A3", "Quantity", style="header")
@@ -547,7 +548,8 @@ def _inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     s.set(f"D{r + 1}", "Full results: Results sheet. The four levers side by side: Levers sheet.", style="note")
     s.set(
         f"D{r + 2}",
-        "#N/A: a name not in the catalog. #VALUE!: an input not accepted. #NUM!: does not fit.",
+        "#N/A: a name not in the catalog (or no price). #VALUE!: text where a number belongs. #NUM!: a number out of "
+        "range, or does not fit.",
         style="note",
     )
     s.set(
@@ -683,6 +685,20 @@ def _results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         row_of[key] = r
         r += 1
     r += 1
+    s.set(f"A{r}", "Range of the time predictions", style="subtitle")
+    gpu_match = "MATCH(in_gpu,gpu_names,0)"
+    for label, key in (("TPOT at the chosen batch", "d_step"), ("TPOT at max batch", "m_step"), ("TTFT", "p_ttft")):
+        r += 1
+        s.set(f"A{r}", f"{label}: low / high", style="label")
+        s.set(f"B{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_low,{gpu_match}))", fmt=MS, style="result")
+        s.set(f"C{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_high,{gpu_match}))", fmt=MS, style="result")
+        s.set(
+            f"D{r}",
+            "measured / predicted - 1 lay within the GPU's range (GPUs sheet) in 80% of the fitted rows: "
+            "the public benchmarks' fit, or your calibration file",
+            style="note",
+        )
+    r += 2
     s.set(f"A{r}", 'Why "GPU-Util 80%" says nothing about these', style="subtitle")
     util = [
         "nvidia-smi's GPU-Util is the share of time in which any kernel runs. A decode step keeps a kernel running "

@@ -12,7 +12,7 @@ from openpyxl.utils import get_column_letter
 
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.architecture import MODEL_FACT_FIELDS, model_facts
-from planner.calibration import CALIBRATED_FIELDS, Calibration
+from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile
 from planner.workbook.layout import ASSUMPTIONS_SHEET, GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
@@ -181,6 +181,13 @@ def gpus_sheet(
     ]
     cols += [
         Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}") for f in CALIBRATED_FIELDS
+    ]
+    def residual(which: int):
+        return lambda g, r: residual_quantiles(g.name, engine, calibration, catalog)[which]
+
+    cols += [
+        Column("Time range, low (fraction)", residual(0), "+0%;-0%", 10, "gpu_residual_low"),
+        Column("Time range, high (fraction)", residual(1), "+0%;-0%", 10, "gpu_residual_high"),
     ]
     cols += [
         Column("Calibration source", lambda g, r: _calibration_source(calibration, g, engine), width=20),
@@ -382,11 +389,28 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     s.set(f"B{r}", '="x"+0')
     s.set(
         f"D{r}",
-        "A cell that is #VALUE!: formulas show it for an input outside what is accepted (InvalidInputError). "
+        "A cell that is #VALUE!: formulas show it for an input of the wrong kind, e.g. text for a number "
+        "(InvalidInputError). "
         "An unknown GPU, model or precision name shows #N/A.",
         style="note",
     )
     names.append(Name("BAD_INPUT", f"{ASSUMPTIONS_SHEET}!$B${r}"))
+    r += 1
+    s.set(f"A{r}", "Out of range", style="label")
+    s.set(f"B{r}", "=ASIN(2)")
+    s.set(
+        f"D{r}",
+        "A cell that is #NUM!: formulas show it for a number of the right kind outside what makes sense (a context "
+        "of 0, a utilization above 1, a weight-only format as KV cache: OutOfRangeError).",
+        style="note",
+    )
+    names.append(Name("OUT_OF_RANGE", f"{ASSUMPTIONS_SHEET}!$B${r}"))
+    r += 1
+    s.set(f"A{r}", "No data", style="label")
+    s.set(f"B{r}", "=NA()")
+    s.set(f"D{r}", "A cell that is #N/A: the catalog lacks a number the result needs, e.g. a price (MissingDataError).",
+          style="note")
+    names.append(Name("NO_DATA", f"{ASSUMPTIONS_SHEET}!$B${r}"))
     r += 2
     s.set(f"A{r}", "Calibration", style="subtitle")
     s.set(f"B{r}", str(calibration.path) if calibration.path else "none (engine defaults for every GPU)")

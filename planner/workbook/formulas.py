@@ -1,9 +1,10 @@
 """The capacity model restated as spreadsheet formula templates (English function names, commas).
 
 Templates name other quantities as ``{key}``; a layout resolves each key to a cell (``C45``, ``Calc!$C$45``)
-with ``render``. Engine parameters are defined names on the Assumptions sheet (``eng_...``); ``NOT_FIT`` and
-``BAD_INPUT`` are cells holding #NUM! and #VALUE!, so a formula that refers to them shows that error, as the
-model raises DoesNotFitError and InvalidInputError. Unknown names fail MATCH: #N/A, as UnknownNameError.
+with ``render``. Engine parameters are defined names on the Assumptions sheet (``eng_...``); ``NOT_FIT``, ``BAD_INPUT``,
+``OUT_OF_RANGE`` and ``NO_DATA`` are cells holding #NUM!, #VALUE!, #NUM! and #N/A (``PlannerError.excel_error``
+of DoesNotFitError, InvalidInputError, OutOfRangeError, MissingDataError), so a formula that refers to them
+shows that error as the model raises the exception. Unknown names fail MATCH: #N/A, as UnknownNameError.
 
 Each template mirrors one function of ``planner.model`` / ``planner.api`` (named in its comment), in the same
 order of operations, so the parity test holds to 1e-9 relative. Only the functions both Excel and LibreOffice
@@ -33,8 +34,8 @@ def local(template: str, prefix: str) -> str:
 
 
 def whole(x: str, maximum: int) -> str:
-    """x if it is a whole number from 1 to maximum, else #VALUE! (api._count)."""
-    return f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},BAD_INPUT),BAD_INPUT))"
+    """x if it is a whole number from 1 to maximum; #NUM! for another number, #VALUE! for text (api._count)."""
+    return f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},OUT_OF_RANGE),BAD_INPUT))"
 
 
 def count_or_default(x: str, default: str, maximum: int) -> str:
@@ -44,10 +45,10 @@ def count_or_default(x: str, default: str, maximum: int) -> str:
 CONTEXT = whole("{ctx_in}", MAX_CONTEXT_TOKENS)
 BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH)
 GPUS_IN = whole("{gpus_in}", MAX_GPUS)
-UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},BAD_INPUT),BAD_INPUT))'
+UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},OUT_OF_RANGE),BAD_INPUT))'
 PRICE = (
-    'IF({price_in}="",IF({price_catalog}>0,{price_catalog},BAD_INPUT),'
-    "IF(ISNUMBER({price_in}),IF({price_in}>=0,{price_in},BAD_INPUT),BAD_INPUT))"
+    'IF({price_in}="",IF({price_catalog}>0,{price_catalog},NO_DATA),'
+    "IF(ISNUMBER({price_in}),IF({price_in}>=0,{price_in},OUT_OF_RANGE),BAD_INPUT))"
 )
 
 
