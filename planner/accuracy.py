@@ -40,6 +40,7 @@ from planner.catalog import Catalog, default_catalog
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, PlannerError
+from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
 
 GiB = 2**30
 
@@ -224,13 +225,6 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
     return StartupPrediction(
         float(plan.kv_budget_bytes_per_gpu) / GiB, tokens, max_concurrency(tokens, row.max_model_len, eng.block_size)
     )
-
-
-def max_concurrency(kv_cache_tokens: Any, tokens_per_request: Any, block_size: int = 16):
-    """vLLM's "Maximum concurrency for L tokens per request": KV cache tokens / L rounded up to whole blocks."""
-    per_request = np.ceil(np.asarray(tokens_per_request, dtype=float) / block_size) * block_size
-    out = np.asarray(kv_cache_tokens, dtype=float) / per_request
-    return float(out) if out.ndim == 0 else out
 
 
 # -- time --------------------------------------------------------------------------------------------------

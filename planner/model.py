@@ -183,6 +183,13 @@ def kv_cache_tokens(
     return blocks * block_size
 
 
+def max_concurrency(kv_cache_tokens: ArrayLike, tokens_per_request: ArrayLike, block_size: int = 16) -> ArrayLike:
+    """vLLM's "Maximum concurrency for L tokens per request": KV cache tokens / L rounded up to whole blocks."""
+    per_request = np.ceil(np.asarray(tokens_per_request, dtype=float) / block_size) * block_size
+    out = np.asarray(kv_cache_tokens, dtype=float) / per_request
+    return float(out) if out.ndim == 0 else out
+
+
 def max_batch_from_budget(kv_budget_total_bytes: ArrayLike, kv_bytes_per_sequence_total: ArrayLike) -> ArrayLike:
     """Sequences that fit: floor(KV budget / KV bytes per sequence). The seeds' trailer size."""
     budget = np.maximum(np.asarray(kv_budget_total_bytes, dtype=float), 0.0)

@@ -10,6 +10,7 @@ import click
 from planner.api import Plan, plan
 from planner.cli.options import catalog_option, load
 from planner.engines import ENGINES
+from planner.model import max_concurrency
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 
@@ -32,11 +33,14 @@ def render_plan(p: Plan) -> str:
     row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
     row("  - weights", f"{fmt_gb(float(mem.weight_bytes) / p.gpus)} (whole model {fmt_gb(float(mem.weight_bytes))})")
     row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
-    row("  = KV cache budget", fmt_gb(float(mem.kv_budget_bytes_per_gpu)))
+    budget = float(mem.kv_budget_bytes_per_gpu)
+    row("  = KV cache budget", f"{fmt_gb(budget)} ({budget / GiB:.2f} GiB, as vLLM logs it)")
     row("KV cache per token", f"{fmt_bytes(float(mem.kv_bytes_per_token_per_gpu) * p.gpus)} ({kv_kind})")
     row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}")
     row("Max batch", f"{int(mem.max_batch):,} sequences of {p.context:,} tokens")
+    concurrency = max_concurrency(float(mem.kv_cache_tokens), p.context, max(p.engine.block_size, 1))
+    row("Max concurrency (vLLM's log line)", f"{concurrency:.2f}x at {p.context:,} tokens per request")
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
     for label, step in ((f"Decode at batch {p.batch}", p.at_batch), ("Decode at batch 1", p.at_one)):
         if label == "Decode at batch 1" and p.batch == 1:
