@@ -608,111 +608,65 @@ def decode_step(
     return DecodeStep(*[_finish(np.asarray(v, dtype=float), d.bad, "coerce", idx) for v in step.__dict__.values()])
 
 
-def tpot(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    **options,
-):
+def _decode_figure(name: str, attribute: str, doc: str):
+    """A public function returning one ``DecodeStep`` figure, with ``decode_step``'s arguments."""
+
+    def figure(
+        gpu: Any,
+        model: Any,
+        context: Any,
+        batch: Any = 1,
+        kv_precision: Any = None,
+        gpus: Any = None,
+        weight_precision: Any = None,
+        memory_utilization: Any = None,
+        **options,
+    ):
+        step = decode_step(
+            gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
+        )
+        return getattr(step, attribute)
+
+    figure.__name__ = figure.__qualname__ = name
+    figure.__doc__ = doc
+    return figure
+
+
+tpot = _decode_figure(
+    "tpot",
+    "step_s",
     """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
 
     step = max(bytes / achieved bandwidth, FLOPs / achieved peak) + TP all-reduces + overhead, with bytes =
     weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
     (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput).
-    """
-    return decode_step(
-        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
-    ).step_s
-
-
-def throughput(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    **options,
-):
-    """Output tokens per second of the whole group: batch / TPOT."""
-    return decode_step(
-        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
-    ).throughput_tokens_per_s
-
-
-def batch_token_time(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    **options,
-):
-    """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure."""
-    return decode_step(
-        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
-    ).batch_token_time_s
-
-
-def mfu(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    **options,
-):
-    """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%."""
-    return decode_step(
-        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
-    ).mfu
-
-
-def mbu(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    **options,
-):
-    """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth)."""
-    return decode_step(
-        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
-    ).mbu
-
-
-def decode_intensity(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    **options,
-):
-    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context."""
-    return decode_step(
-        gpu, model, context, batch, kv_precision, gpus, weight_precision, memory_utilization, **options
-    ).intensity_flop_per_byte
+    """,
+)
+throughput = _decode_figure(
+    "throughput",
+    "throughput_tokens_per_s",
+    """Output tokens per second of the whole group: batch / TPOT.""",
+)
+batch_token_time = _decode_figure(
+    "batch_token_time",
+    "batch_token_time_s",
+    """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure.""",
+)
+mfu = _decode_figure(
+    "mfu",
+    "mfu",
+    """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%.""",
+)
+mbu = _decode_figure(
+    "mbu",
+    "mbu",
+    """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth).""",
+)
+decode_intensity = _decode_figure(
+    "decode_intensity",
+    "intensity_flop_per_byte",
+    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context.""",
+)
 
 
 @dataclass(frozen=True)
