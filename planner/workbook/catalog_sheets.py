@@ -182,6 +182,7 @@ def gpus_sheet(
     cols += [
         Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}") for f in CALIBRATED_FIELDS
     ]
+
     def residual(which: int):
         return lambda g, r: residual_quantiles(g.name, engine, calibration, catalog)[which]
 
@@ -271,7 +272,13 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
     for f in MODEL_FACT_FIELDS:
         fmt = INT_FMT if f != "params_per_expert_layer" else "#,##0.0"
         cols.append(
-            Column(FACT_HEADERS.get(f, f), (lambda field: lambda m, r: getattr(facts[m.name], field))(f), fmt, 11, f"model_{f}")
+            Column(
+                FACT_HEADERS.get(f, f),
+                (lambda field: lambda m, r: getattr(facts[m.name], field))(f),
+                fmt,
+                11,
+                f"model_{f}",
+            )
         )
     cols += [
         Column("Published params", lambda m, r: m.published_params_total, INT_FMT, 16),
@@ -375,42 +382,42 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
         s.set(f"B{r + j}", k)
     names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(PEAK_KEYS) - 1}"))
     r += len(PEAK_KEYS)
-    s.set(f"A{r}", "Does not fit", style="label")
-    s.set(f"B{r}", "=ASIN(2)")
-    s.set(
-        f"D{r}",
-        "A cell that is #NUM!: formulas show it where the weights plus the sequences asked for do not fit "
-        "(the model raises DoesNotFitError).",
-        style="note",
+    # Cells holding the error value of each exception, so a formula shows what the model would raise.
+    error_cells = (
+        (
+            "Does not fit",
+            "NOT_FIT",
+            "=ASIN(2)",
+            "#NUM!: the weights plus the sequences asked for do not fit (DoesNotFitError).",
+        ),
+        (
+            "Invalid input",
+            "BAD_INPUT",
+            '="x"+0',
+            "#VALUE!: an input of the wrong kind, e.g. text for a number (InvalidInputError). An unknown GPU, model "
+            "or precision name shows #N/A.",
+        ),
+        (
+            "Out of range",
+            "OUT_OF_RANGE",
+            "=ASIN(2)",
+            "#NUM!: a number outside what makes sense: a context of 0, a utilization above 1, a weight-only format as "
+            "KV cache (OutOfRangeError).",
+        ),
+        (
+            "No data",
+            "NO_DATA",
+            "=NA()",
+            "#N/A: the catalog lacks a number the result needs, e.g. a price (MissingDataError).",
+        ),
     )
-    names.append(Name("NOT_FIT", f"{ASSUMPTIONS_SHEET}!$B${r}"))
-    r += 1
-    s.set(f"A{r}", "Invalid input", style="label")
-    s.set(f"B{r}", '="x"+0')
-    s.set(
-        f"D{r}",
-        "A cell that is #VALUE!: formulas show it for an input of the wrong kind, e.g. text for a number "
-        "(InvalidInputError). "
-        "An unknown GPU, model or precision name shows #N/A.",
-        style="note",
-    )
-    names.append(Name("BAD_INPUT", f"{ASSUMPTIONS_SHEET}!$B${r}"))
-    r += 1
-    s.set(f"A{r}", "Out of range", style="label")
-    s.set(f"B{r}", "=ASIN(2)")
-    s.set(
-        f"D{r}",
-        "A cell that is #NUM!: formulas show it for a number of the right kind outside what makes sense (a context "
-        "of 0, a utilization above 1, a weight-only format as KV cache: OutOfRangeError).",
-        style="note",
-    )
-    names.append(Name("OUT_OF_RANGE", f"{ASSUMPTIONS_SHEET}!$B${r}"))
-    r += 1
-    s.set(f"A{r}", "No data", style="label")
-    s.set(f"B{r}", "=NA()")
-    s.set(f"D{r}", "A cell that is #N/A: the catalog lacks a number the result needs, e.g. a price (MissingDataError).",
-          style="note")
-    names.append(Name("NO_DATA", f"{ASSUMPTIONS_SHEET}!$B${r}"))
+    for label, name, formula, note in error_cells:
+        s.set(f"A{r}", label, style="label")
+        s.set(f"B{r}", formula)
+        s.set(f"D{r}", f"A cell that is {note}", style="note")
+        names.append(Name(name, f"{ASSUMPTIONS_SHEET}!$B${r}"))
+        r += 1
+    r -= 1
     r += 2
     s.set(f"A{r}", "Calibration", style="subtitle")
     s.set(f"B{r}", str(calibration.path) if calibration.path else "none (engine defaults for every GPU)")
