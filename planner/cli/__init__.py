@@ -63,5 +63,7 @@ def main() -> None:
 
     Example:
 
+        planner export examples/budget-review.toml -o review.xlsx
+
         planner plan --gpu H100 --model llama2-70b --context 8192
     """
