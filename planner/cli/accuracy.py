@@ -71,7 +71,7 @@ def validate_command(memory_file, decode_file, calibration, engine, check, catal
         else:  # informative rows: not held to the limits, their misses listed
             misses = sorted({c.record_id for c in t.checks if abs(c.error) > t.tolerance_worst})
             outside = f"; outside {t.tolerance_worst:.0%}: {', '.join(misses)}" if misses else ""
-            click.echo(f"INFO (not held to the limits){outside}: {t.title}\n")
+            click.echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
 
