@@ -139,3 +139,17 @@ class TestRanges:
         low, high = acc.throughput_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
         low_t, high_t = acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
         assert (low, high) == pytest.approx((8 / high_t, 8 / low_t))
+
+
+class TestValidateCommand:
+    def test_prints_every_table_with_its_verdict_and_exits_0_under_check(self):
+        """The shipped tables pass; the informative one says INFO and names its rows outside 5% (XL05)."""
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        r = CliRunner().invoke(main, ["validate", "--check"])
+        assert r.exit_code == 0, r.output
+        verdicts = [line for line in r.output.splitlines() if line.split(":")[0] in ("PASS", "FAIL", "INFO")]
+        assert [v.split(":")[0] for v in verdicts] == ["PASS", "INFO", "PASS"]
+        assert verdicts[1].endswith("outside 5%: XL05")
