@@ -182,3 +182,12 @@ def test_export_and_workbook_take_a_calibration_file_for_one_command(tmp_path):
     assert bad.exit_code == 1
     assert "a calibration file holds [[calibration]] tables" in bad.output
     assert not (tmp_path / "wb").exists()
+
+
+def test_plan_at_batch_one_shows_the_decode_block_once_and_names_mixed_precision():
+    """gpt-oss-120b at 128K on one H100 holds one sequence: one decode block, 'weights bf16 + mxfp4 experts'."""
+    r = run("plan", "--gpu", "H100", "--model", "gpt-oss-120b", "--context", "131072", "--gpus", "1")
+    assert r.exit_code == 0, r.output
+    assert r.output.count("Decode at batch 1\n") == 1
+    assert "1 sequence of 131,072 tokens" in r.output
+    assert "(weights bf16 + mxfp4 experts, KV bf16" in r.output

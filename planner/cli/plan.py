@@ -23,9 +23,12 @@ def render_plan(p: Plan) -> str:
     def row(label: str, value: str) -> None:
         rows.append((label, value))
 
+    weights = p.weight_precision
+    if m.native_expert_precision and p.weight_precision == m.native_precision:
+        weights += f" + {m.native_expert_precision} experts"  # as published (gpt-oss)
     head = (
         f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
-        f"(weights {p.weight_precision}, KV {p.kv_precision}, {p.engine.name} memory budget)"
+        f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget)"
     )
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
@@ -38,21 +41,30 @@ def render_plan(p: Plan) -> str:
     row("KV cache per token", f"{fmt_bytes(float(mem.kv_bytes_per_token_per_gpu) * p.gpus)} ({kv_kind})")
     row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}")
-    row("Max batch", f"{int(mem.max_batch):,} sequences of {p.context:,} tokens")
-    concurrency = max_concurrency(float(mem.kv_cache_tokens), p.context, max(p.engine.block_size, 1))
+    n = int(mem.max_batch)
+    row("Max batch", f"{n:,} sequence{'s' if n != 1 else ''} of {p.context:,} tokens")
+    if m.sliding_window_layers:  # window layers hold less than L tokens: sequences, not tokens / L
+        concurrency = float(mem.kv_budget_bytes_per_gpu) * p.gpus / float(mem.kv_bytes_per_sequence)
+    else:
+        concurrency = max_concurrency(float(mem.kv_cache_tokens), p.context, max(p.engine.block_size, 1))
     row("Max concurrency (vLLM's log line)", f"{concurrency:.2f}x at {p.context:,} tokens per request")
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
-    for label, step in ((f"Decode at batch {p.batch}", p.at_batch), ("Decode at batch 1", p.at_one)):
-        if label == "Decode at batch 1" and p.batch == 1:
-            continue
+    steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])
+    for label, step in steps:
         row(label, "")
         low, high = p.time_range(float(step.step_s))
-        row("  TPOT (per sequence)", f"{fmt_seconds(float(step.step_s))} (range {fmt_seconds(low)} to {fmt_seconds(high)})")
+        row(
+            "  TPOT (per sequence)",
+            f"{fmt_seconds(float(step.step_s))} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
+        )
         row("  throughput", fmt_rate(float(step.throughput_tokens_per_s)))
         row("  arithmetic intensity", f"{float(step.intensity_flop_per_byte):.1f} FLOP/B")
         row("  MBU / MFU", f"{fmt_percent(float(step.mbu))} / {fmt_percent(float(step.mfu))}")
     low, high = p.time_range(p.ttft_s)
-    row(f"TTFT ({p.context:,}-token prompt)", f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})")
+    row(
+        f"TTFT ({p.context:,}-token prompt)",
+        f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
+    )
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
