@@ -34,8 +34,7 @@ from typing import Any
 import numpy as np
 
 from planner import api
-from planner import model as m
-from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles, resolve_calibration
+from planner.calibration import residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_profile
@@ -312,18 +311,6 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
         return engine_profile(None)  # e.g. LMDeploy: the shared fitted time factors
 
 
-def factors_for(
-    gpu: str, engine: EngineProfile, calibration: Calibration | None = None, catalog: Catalog | None = None
-) -> dict[str, float]:
-    """The efficiency factors in force for a GPU: the engine's, overridden by the calibration entry."""
-    cat = catalog or default_catalog()
-    factors = {f: getattr(engine, f) for f in CALIBRATED_FIELDS}
-    entry = resolve_calibration(calibration).for_gpu(cat.gpu(gpu).all_names(), engine.name)
-    if entry is not None:
-        factors.update(entry.factors())
-    return factors
-
-
 @dataclass(frozen=True)
 class DecodePrediction:
     """Predictions for decode rows (arrays, one entry per row, or floats for one row)."""
@@ -385,28 +372,11 @@ def predict_decode_rows(
         step = api.decode_step(
             gpus, models, np.array([r.context for r in sel]), batch, kp, n_gpus, wp, check_fit=False, **opts
         )
-        pf = api.prefill(gpus, models, np.array([max(r.input_len, 1) for r in sel], dtype=float), n_gpus, wp, **opts)
-        facts = [factors_for(g, eng, cal, cat) for g in gpus]
-        bw = np.array([cat.gpu(g).hbm_bandwidth_bytes_per_s for g in gpus])
-        peak = np.array(
-            [
-                api.gpu_peak_flop_per_s(cat.gpu(g), cat.precision(w or cat.model(mo).native_precision))
-                for g, mo, w in zip(gpus, models, wp, strict=True)
-            ]
-        )
-        layers = np.array([cat.model(mo).num_layers for mo in models], dtype=float)
-        col = {k: np.array([f[k] for f in facts]) for k in facts[0]}
+        prompts = np.array([max(r.input_len, 1) for r in sel], dtype=float)
+        pf = api.prefill(gpus, models, prompts, n_gpus, wp, **opts)
         # a batch's prompts prefill together: the weights are read once, every prompt's FLOPs are done
-        t_pre = m.roofline_step_time_s(
-            np.asarray(pf.bytes_moved, dtype=float),
-            batch * np.asarray(pf.flop, dtype=float),
-            n_gpus,
-            bw,
-            peak,
-            col["bandwidth_efficiency"],
-            col["prefill_flop_efficiency"],
-        )
-        t_pre = t_pre + col["step_overhead_s"] + col["layer_overhead_s"] * layers
+        batch_prefill = api.prefill(gpus, models, prompts, n_gpus, wp, batch=batch, **opts)
+        t_pre = np.asarray(batch_prefill.ttft_s, dtype=float)
         t = np.asarray(step.step_s, dtype=float)
         # prompts sent together to a continuous-batching server: each request's decode waits, on average, for
         # (batch - 1) / 2 other prompts' prefills spread over its output tokens

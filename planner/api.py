@@ -22,15 +22,12 @@ from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, MissingDataError
 from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
-    _PEAK_KEYS,
     _PEAK_TWINS,
     PEAK_KEYS,
     Errors,
     _count,
     _count_or_mask,
-    _default_kv_precision,
     _fraction,
-    _gpu_numbers,
     _lookup,
     _nonnegative,
     _pandas_index,
@@ -693,6 +690,7 @@ def prefill(
     weight_precision: Any = None,
     kv_precision: Any = None,
     *,
+    batch: Any = 1,
     engine: str | EngineProfile | None = None,
     memory_utilization: Any = None,
     reserve_bytes: Any = None,
@@ -700,7 +698,11 @@ def prefill(
     errors: Errors = "raise",
     calibration: Any = None,
 ) -> PrefillStep:
-    """Prefill of one prompt: roofline over 2 x active params x tokens + causal attention FLOPs (compute-bound)."""
+    """Prefill of ``batch`` prompts together: roofline over 2 x active params x tokens + causal attention FLOPs.
+
+    The weights are read once for the whole batch; every prompt's FLOPs and KV writes count. One prompt
+    (the default) gives its TTFT.
+    """
     d = _deploy(
         gpu,
         model,
@@ -709,7 +711,7 @@ def prefill(
         gpus,
         weight_precision,
         memory_utilization,
-        1,
+        batch,
         engine=engine,
         reserve_bytes=reserve_bytes,
         catalog=catalog,
@@ -718,8 +720,8 @@ def prefill(
     )
     if d is None:
         return PrefillStep(*([_nan_shaped(gpu, model, prompt_tokens)] * 6))
-    g, md, ctx, n = d.s.gpu, d.s.model, d.context, d.gpus_safe
-    weights_read, params_per_token = _weights_read_and_flop_per_token(md, ctx)
+    g, md, ctx, n, b = d.s.gpu, d.s.model, d.context, d.gpus_safe, d.batch
+    weights_read, params_per_token = _weights_read_and_flop_per_token(md, ctx * b)
     kv_written = m.kv_bytes(
         ctx,
         md["kv_elements_per_token_per_layer"],
@@ -727,6 +729,7 @@ def prefill(
         md["full_attention_layers"],
         md["sliding_window_layers"],
         md["sliding_window"],
+        b,
     )
     # causal attention: token t attends to t earlier tokens (at most the window): about ctx/2 on average
     attn = (
@@ -736,7 +739,7 @@ def prefill(
             ctx / 2.0, md["full_attention_layers"], md["sliding_window_layers"], md["sliding_window"]
         )
     )
-    flop = 2.0 * params_per_token * ctx + attn
+    flop = b * (2.0 * params_per_token * ctx + attn)
     bytes_moved = weights_read + kv_written
     t = m.roofline_step_time_s(
         bytes_moved,
@@ -747,7 +750,7 @@ def prefill(
         g["bandwidth_efficiency"],
         g["prefill_flop_efficiency"],
     )
-    ttft_s = t + _tp_communication_s(d.s, ctx, n) + g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
+    ttft_s = t + _tp_communication_s(d.s, ctx * b, n) + g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
     compute_s = m.roofline_step_time_s(
         0.0, flop, n, g["bandwidth"], _peak_for_weights(d.s), 1.0, g["prefill_flop_efficiency"]
     )
@@ -774,7 +777,7 @@ def prefill_intensity(
 
 def gpu_price_per_hour(gpu: Any, *, catalog: Catalog | None = None) -> float:
     """The catalog's cloud price per GPU-hour, or NaN when it has none."""
-    return _gpu_numbers((catalog or default_catalog()).gpu(gpu))["price_usd_per_gpu_hour"]
+    return gpu_numbers((catalog or default_catalog()).gpu(gpu))["price_usd_per_gpu_hour"]
 
 
 def cost_per_mtok(
@@ -860,7 +863,7 @@ def plan(
     g, mdl = cat.gpu(gpu), cat.model(model)
     eng = engine_profile(engine)
     wp = cat.precision(weight_precision).name if weight_precision is not None else mdl.native_precision
-    kp = cat.precision(kv_precision).name if kv_precision is not None else _default_kv_precision(mdl)
+    kp = cat.precision(kv_precision).name if kv_precision is not None else default_kv_precision(mdl)
     opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat, calibration=calibration)
     mem = memory_plan(g, mdl, context, kp, gpus, weight_precision, memory_utilization, **opts)
     n = int(mem.gpus)

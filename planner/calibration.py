@@ -172,7 +172,9 @@ def resolve_calibration(calibration: Calibration | str | os.PathLike | None) -> 
     return _cached(str(calibration))
 
 
-def residual_quantiles(gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None) -> tuple[float, float]:
+def residual_quantiles(
+    gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None
+) -> tuple[float, float]:
     """(low, high) relative residuals of time predictions for a GPU: its calibration entry's, else the shipped fit's.
 
     A measured time lies, in 80% of the fitted rows, within prediction x (1 + low) .. prediction x (1 + high).

@@ -203,9 +203,6 @@ def default_kv_precision(model: Model) -> str:
     return model.native_precision if model.native_precision in ("fp16", "bf16", "fp32") else "bf16"
 
 
-_default_kv_precision = default_kv_precision  # the name other modules used first
-
-
 @dataclass
 class _Scenario:
     """Everything looked up for a batch of scenarios: numbers per scenario, and where lookups failed."""
@@ -308,8 +305,3 @@ def _peak_for_weights(s: _Scenario) -> np.ndarray:
                 chosen = np.where(take, g[f"peak_{k}"], chosen)
     base = g.get("peak_fp16", g.get("peak_bf16"))
     return np.where(np.isnan(chosen), base, chosen)
-
-
-# names other modules used before these became public
-_gpu_numbers = gpu_numbers
-_PEAK_KEYS = PEAK_KEYS

@@ -760,9 +760,7 @@ def assumptions(
     for gpu in dict.fromkeys(r.gpu.name for r in results):
         low, high = residual_quantiles(gpu, catalog=catalog)
         source = fit_source if (low, high) == DEFAULT_RESIDUALS else "your calibration file ($PLANNER_CALIBRATION)"
-        rows.append(
-            (f"{gpu}: uncertainty of TPOT and TTFT", f"{low:+.0%} / {high:+.0%}", "of the prediction", source)
-        )
+        rows.append((f"{gpu}: uncertainty of TPOT and TTFT", f"{low:+.0%} / {high:+.0%}", "of the prediction", source))
     rules = "planner.sizing (docs/export.md)"
     rows += [
         ("Hours per month", f"{sizing.HOURS_PER_MONTH:g}", "h", "8,760 h / 12"),

@@ -35,7 +35,9 @@ def local(template: str, prefix: str) -> str:
 
 def whole(x: str, maximum: int) -> str:
     """x if it is a whole number from 1 to maximum; #NUM! for another number, #VALUE! for text (api._count)."""
-    return f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},OUT_OF_RANGE),BAD_INPUT))"
+    return (
+        f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},OUT_OF_RANGE),BAD_INPUT))"
+    )
 
 
 def count_or_default(x: str, default: str, maximum: int) -> str:
@@ -63,7 +65,7 @@ def peak_of(key: str) -> str:
 
 
 def twin(key: str) -> str:
-    """api._PEAK_TWINS: bf16 <-> fp16; other keys have none (their own key again changes nothing)."""
+    """resolve._PEAK_TWINS: bf16 <-> fp16; other keys have none (their own key again changes nothing)."""
     return f'IF({key}="bf16","fp16",IF({key}="fp16","bf16",{key}))'
 
 
