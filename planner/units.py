@@ -38,10 +38,6 @@ def fmt_seconds(s: float) -> str:
     return f"{s * 1e6:.3g} µs"
 
 
-def fmt_flops(f: float) -> str:
-    return _si(f, "FLOP/s")
-
-
 def fmt_rate(tokens_per_s: float) -> str:
     return f"{tokens_per_s:,.0f} tokens/s" if tokens_per_s >= 100 else f"{tokens_per_s:.3g} tokens/s"
 
