@@ -129,21 +129,6 @@ def replicas_for_rate(
 # -- the fleet ------------------------------------------------------------------------------------------
 
 
-def replicas_needed(
-    concurrent: ArrayLike, batch_per_replica: ArrayLike, spare_replicas: ArrayLike = 0, prefill_load: ArrayLike = 0.0
-) -> np.ndarray:
-    """Replicas to carry ``concurrent`` requests at ``batch_per_replica`` each, plus the spares: ceil(c / b) + spare.
-
-    ``prefill_load`` (rate x TTFT: replica-seconds of prompt processing per second) is a floor: prompts alone
-    must not need more than all of the serving replicas' time. At least one serving replica even at zero
-    traffic. NaN where the batch is 0 (the replica cannot meet the target).
-    """
-    b = _f(batch_per_replica)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        serving = np.maximum(np.maximum(np.ceil(_f(concurrent) / b), np.ceil(_f(prefill_load))), 1.0)
-    return np.where(b > 0, serving + _f(spare_replicas), np.nan)
-
-
 def gpus_to_buy(replicas: ArrayLike, gpus_per_replica: ArrayLike, node_size: ArrayLike = 1) -> np.ndarray:
     """GPUs bought: replicas x GPUs per replica, rounded up to whole nodes of ``node_size`` GPUs."""
     node = _f(node_size)

@@ -43,16 +43,15 @@ class TestLittlesLaw:
 
 class TestFleet:
     def test_replicas_round_up_and_add_the_spares(self):
-        """250 requests at 90 per replica: ceil(2.78) = 3, plus 1 spare (N+1) = 4."""
-        assert sizing.replicas_needed(250, 90, 1) == 4
+        """250 requests/s at 90 per replica: ceil(2.78) = 3, plus 1 spare (N+1) = 4."""
+        assert sizing.replicas_for_rate(250, 90, 1) == 4
 
-    def test_prompt_load_is_a_floor_on_serving_replicas(self):
-        """Prompts needing 3.3 replica-seconds per second need 4 serving replicas even if 2 hold the batch."""
-        assert sizing.replicas_needed(100, 90, 0, prefill_load=3.3) == 4
+    def test_at_least_one_serving_replica_even_without_traffic(self):
+        assert sizing.replicas_for_rate(0, 90, 1) == 2
 
-    def test_no_replica_count_when_no_batch_meets_the_target(self):
-        """Batch 0 (the replica cannot meet TPOT): the count is undefined, NaN."""
-        assert math.isnan(sizing.replicas_needed(10, 0, 1))
+    def test_no_replica_count_when_a_replica_takes_no_requests(self):
+        """A replica that cannot meet the TPOT target (0 requests/s): the count is undefined, NaN."""
+        assert math.isnan(sizing.replicas_for_rate(10, 0, 1))
 
     def test_gpus_round_up_to_whole_nodes(self):
         """5 replicas of 4 GPUs = 20 GPUs; bought in 8-GPU nodes: 24."""
