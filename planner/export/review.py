@@ -288,11 +288,7 @@ def evaluate(
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= workload.ttft_target_s:
             continue
-        rep = (
-            _best_batch(c, workload)
-            if c.tpot_by_batch_s
-            else sizing.Replica(c.gpus_per_replica, c.batch, c.tpot_s, c.ttft_high_s, c.ttft_mean_s)
-        )
+        rep = _best_batch(c, workload)
         fl = _fleet(option, workload, rep, money, 1.0)
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
         if best is None or key < best[0]:
