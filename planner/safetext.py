@@ -1,0 +1,91 @@
+"""Text from users and catalogs, made safe for the files planner writes: xlsx cells and Markdown.
+
+A name such as ``=HYPERLINK("http://evil","click")`` or ``Option\\n# Approved`` must land as the text it is:
+
+- ``xlsx_text(value)``: a string that never starts a formula (a leading ``= + - @`` gets the conventional
+  apostrophe, as OWASP advises for spreadsheets), without the control characters XML cannot hold, at most
+  the 32,767 characters a cell holds. Safe anywhere a string goes into a workbook: cells, chart titles,
+  series names.
+- ``write_text(cell, value)``: writes the text itself into an openpyxl cell as a string cell (data type
+  ``s``, Excel's "quote prefix" set when it starts like a formula), so Excel shows the name unchanged and
+  never evaluates it, even after the user edits the cell.
+- ``md_text(value)``: one line of Markdown that renders as the literal text: no heading, list, table cell
+  break, emphasis, code, link, image, raw HTML or ``javascript:`` URL.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Characters that make a spreadsheet read a value as a formula (= + - @), plus tab and carriage return,
+#: which some importers skip before looking for them.
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+#: What an xlsx cell holds at most (Excel's limit).
+MAX_CELL_CHARS = 32767
+
+# XML 1.0 forbids these; openpyxl raises IllegalCharacterError on them.
+_XML_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+_LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+# Markdown punctuation that opens inline syntax anywhere in a line (CommonMark lets any ASCII punctuation
+# be escaped); & < > become entities instead. A link or image needs "[", so "(" and "!" need no escape.
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
+# What opens a block only at the start of a line: a list item (- + * 1. 1)), a quote (> is an entity anyway).
+_MD_LINE_START = re.compile(r"^([-+]|\d+(?=[.)]))")
+_URL_SCHEME = re.compile(r"\b((?:javascript|vbscript|data|file)\s*):", re.IGNORECASE)
+
+
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
+
+
+def _cell_text(value: object) -> str:
+    """The text with the characters XML cannot hold removed, cut to what a cell holds."""
+    return _XML_ILLEGAL.sub("", _text(value))[:MAX_CELL_CHARS]
+
+
+def starts_formula(text: str) -> bool:
+    """True when a spreadsheet could read ``text`` as a formula: it starts with = + - @ (after blanks)."""
+    return text.lstrip(" ").startswith(FORMULA_TRIGGERS)
+
+
+def xlsx_text(value: object) -> str:
+    """User or catalog text made safe for a workbook: never a formula, no XML-illegal characters.
+
+    A text that starts like a formula gets a leading apostrophe: ``=SUM(A1)`` -> ``'=SUM(A1)``.
+    """
+    text = _cell_text(value)
+    if starts_formula(text):
+        text = ("'" + text)[:MAX_CELL_CHARS]
+    return text
+
+
+def write_text(cell, value: object):
+    """Write ``value`` into an openpyxl cell as a string cell; it shows unchanged and is never evaluated.
+
+    The cell gets data type ``s`` (openpyxl would make ``=...`` a formula) and, when the text starts like a
+    formula, Excel's quote prefix, so it stays text when the user edits it. Returns the cell.
+    """
+    text = _cell_text(value)
+    cell.value = text
+    cell.data_type = "s"
+    if starts_formula(text):
+        cell.quotePrefix = True
+    return cell
+
+
+def md_text(value: object) -> str:
+    """User or catalog text as one line of Markdown that renders as itself.
+
+    Line breaks become spaces, control characters go, ``& < >`` become HTML entities (no raw HTML), every
+    Markdown punctuation mark that could open syntax gets a backslash (so no heading, list, emphasis, code,
+    link, image, table-cell break), and a ``javascript:``-style scheme loses its live colon.
+    """
+    text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", _text(value))).strip()  # 4 leading blanks: a code block
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    text = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" if m.group(1)[0].isdigit() else "\\" + m.group(1), text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _URL_SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
+
+
+__all__ = ["FORMULA_TRIGGERS", "MAX_CELL_CHARS", "md_text", "starts_formula", "write_text", "xlsx_text"]
