@@ -15,7 +15,8 @@ from workbook_support import agrees, expected, recalculate_many, require_libreof
 
 from planner.catalog import default_catalog
 from planner.libreoffice import convert
-from planner.workbook.build import SCENARIOS, build_whatif
+from planner.workbook.build import build_whatif
+from planner.workbook.calc import SCENARIOS
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, input_row
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook

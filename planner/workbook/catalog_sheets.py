@@ -1,11 +1,11 @@
-"""The catalog sheets (GPUs, Models, Precisions) and the Assumptions sheet: described from the live catalog,
+"""The catalog sheets (GPUs, Models, Precisions): described from the live catalog,
 engine profile and calibration. ``planner workbook refresh`` rewrites the catalog sheets with these.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from openpyxl.utils import get_column_letter
@@ -15,51 +15,9 @@ from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile
-from planner.workbook.layout import ASSUMPTIONS_SHEET, GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
+from planner.workbook.formats import GB, GBS, INT, TFLOPS, USD
+from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
-
-GB_FMT = '#,##0.00,,," GB"'
-GBS_FMT = '#,##0,,," GB/s"'
-TFLOPS_FMT = '#,##0.0,,,," TFLOP/s"'
-USD_FMT = '"$"#,##0.00'
-INT_FMT = "#,##0"
-
-#: What each EngineProfile field means (from planner/engines.py); a new field shows with its name only.
-ENGINE_FIELD_HELP = {
-    "name": ("", "engine whose memory budgeting the formulas follow"),
-    "description": ("", "in words"),
-    "budget_mode": (
-        "total|free",
-        '"total" (vLLM): visible x utilization - weights/GPU - reserve; '
-        '"free" (TensorRT-LLM): utilization x (visible - weights/GPU - reserve)',
-    ),
-    "memory_utilization": ("fraction", "share of GPU memory the engine may use (vLLM gpu_memory_utilization)"),
-    "use_engine_visible_memory": ("TRUE/FALSE", "use the memory torch sees (GPUs sheet) rather than physical memory"),
-    "visible_memory_fraction": ("fraction", "visible / physical memory where the catalog has no measured total"),
-    "non_torch_bytes": ("B", "CUDA context, cuBLAS workspaces, allocator slack outside torch, per GPU"),
-    "non_torch_bytes_tensor_parallel": ("B", "extra non-torch memory per GPU when tensor-parallel (NCCL buffers)"),
-    "activation_bytes_per_token_width": (
-        "B",
-        "activation peak of the profiling pass per batched token x (hidden + 2 x MLP width / GPUs)",
-    ),
-    "activation_bytes_per_seq_vocab": ("B", "sampler activation peak per sequence x vocabulary entry"),
-    "max_num_batched_tokens": ("tokens", "tokens of the profiling pass; blank: the GPU-class default below"),
-    "max_num_seqs": ("sequences", "sequences of the sampler run; blank: the GPU-class default below"),
-    "large_gpu_min_memory_bytes": ("B", "a GPU with at least this much memory is 'large' (vLLM defaults)"),
-    "large_gpu_excluded_architectures": ("", "architectures never counted as large (vLLM: A100s)"),
-    "max_num_batched_tokens_large_gpu": ("tokens", "profiling tokens on a large GPU"),
-    "max_num_seqs_large_gpu": ("sequences", "sampler sequences on a large GPU"),
-    "max_num_batched_tokens_small_gpu": ("tokens", "profiling tokens on other GPUs"),
-    "max_num_seqs_small_gpu": ("sequences", "sampler sequences on other GPUs"),
-    "block_size": ("tokens", "KV cache is allocated in blocks of this many tokens"),
-    "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),
-    "decode_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in a compute-bound decode step"),
-    "prefill_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in prefill"),
-    "step_overhead_s": ("s", "fixed time per step (scheduling, sampling, launch gaps)"),
-    "layer_overhead_s": ("s", "time per layer per step (launch gaps CUDA graphs do not hide)"),
-    "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
-    "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
-}
 
 
 def _blank(x: Any) -> Any:
@@ -122,33 +80,31 @@ def gpus_sheet(
         Column("GPU", lambda g, r: g.name, width=18, name="gpu_names"),
         Column("Vendor", lambda g, r: g.vendor, width=8),
         Column("Architecture", lambda g, r: g.architecture, width=12),
-        Column("Memory (physical)", lambda g, r: g.memory_bytes, GB_FMT, 12, "gpu_memory"),
-        Column(
-            "Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB_FMT, 14, "gpu_visible"
-        ),
-        Column("HBM bandwidth", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS_FMT, 12, "gpu_bandwidth"),
+        Column("Memory (physical)", lambda g, r: g.memory_bytes, GB, 12, "gpu_memory"),
+        Column("Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB, 14, "gpu_visible"),
+        Column("HBM bandwidth", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS, 12, "gpu_bandwidth"),
     ]
-    cols += [Column(f"Peak {k}", peak(k), TFLOPS_FMT, 12) for k in PEAK_KEYS]
+    cols += [Column(f"Peak {k}", peak(k), TFLOPS, 12) for k in PEAK_KEYS]
     ic_cat = get_column_letter(len(cols) + 1)
     cols += [
-        Column("Interconnect (catalog)", lambda g, r: g.interconnect_bytes_per_s, GBS_FMT, 12),
+        Column("Interconnect (catalog)", lambda g, r: g.interconnect_bytes_per_s, GBS, 12),
         Column(
             "Interconnect (model)",
             lambda g, r: f"=IF({ic_cat}{r}>0,{ic_cat}{r},{interconnect_default(g, r)})",
-            GBS_FMT,
+            GBS,
             12,
             "gpu_interconnect",
         ),
         Column(
             "Cloud price",
             lambda g, r: g.price.cloud_usd_per_gpu_hour if g.price else None,
-            USD_FMT + '" /GPU-h"',
+            USD + '" /GPU-h"',
             12,
             "gpu_price",
         ),
         Column("Price date", lambda g, r: g.price.date if g.price else None, width=10),
         Column("Price source", lambda g, r: g.price.source if g.price else None, width=30),
-        Column("TDP (W)", lambda g, r: g.tdp_w, INT_FMT, 8),
+        Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
             "Large GPU class (engine)",
             lambda g, r: (
@@ -165,7 +121,7 @@ def gpus_sheet(
                 f"=IF(eng_max_num_batched_tokens>0,eng_max_num_batched_tokens,"
                 f"IF({large}{r},eng_max_num_batched_tokens_large_gpu,eng_max_num_batched_tokens_small_gpu))"
             ),
-            INT_FMT,
+            INT,
             10,
             "gpu_tokens",
         ),
@@ -174,7 +130,7 @@ def gpus_sheet(
             lambda g, r: (
                 f"=IF(eng_max_num_seqs>0,eng_max_num_seqs,IF({large}{r},eng_max_num_seqs_large_gpu,eng_max_num_seqs_small_gpu))"
             ),
-            INT_FMT,
+            INT,
             10,
             "gpu_seqs",
         ),
@@ -266,11 +222,11 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
             name="model_native_expert_precision",
         ),
         Column("Default KV precision", lambda m, r: default_kv_precision(m), width=9),
-        Column("Trained context", lambda m, r: m.max_context, INT_FMT, 10, "model_max_context"),
+        Column("Trained context", lambda m, r: m.max_context, INT, 10, "model_max_context"),
         Column("GQA sibling", lambda m, r: gqa_sibling(m, all_models), width=16, name="model_sibling"),
     ]
     for f in MODEL_FACT_FIELDS:
-        fmt = INT_FMT if f != "params_per_expert_layer" else "#,##0.0"
+        fmt = INT if f != "params_per_expert_layer" else "#,##0.0"
         cols.append(
             Column(
                 FACT_HEADERS.get(f, f),
@@ -281,7 +237,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
             )
         )
     cols += [
-        Column("Published params", lambda m, r: m.published_params_total, INT_FMT, 16),
+        Column("Published params", lambda m, r: m.published_params_total, INT, 16),
         Column("Params source", lambda m, r: m.published_params_source, width=30),
         Column("Hugging Face id", lambda m, r: m.hf_id or None, width=24),
         Column("Source", lambda m, r: m.source, width=30),
@@ -304,7 +260,7 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         Column("Aliases", lambda p, r: ", ".join(p.aliases) or None, width=20),
         Column("Bits per value", lambda p, r: p.bits_per_element, "0.##", 8),
         Column("Scale bits", lambda p, r: p.scale_bits, "0.##", 8),
-        Column("Values per scale", lambda p, r: p.scale_block, INT_FMT, 8),
+        Column("Values per scale", lambda p, r: p.scale_block, INT, 8),
         Column("Bytes per value", lambda p, r: f"=(C{r}+IF(E{r}>0,D{r}/E{r},0))/8", "0.######", 9, "prec_bytes"),
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
@@ -326,99 +282,3 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         sheet.set(f"M{2 + i}", name)
     names.append(Name("kv_precision_names", f"{PRECISIONS_SHEET}!$M$2:$M${1 + max(len(kv), 1)}"))
     return sheet, names
-
-
-def engine_value(engine: EngineProfile, field: str) -> Any:
-    v = getattr(engine, field)
-    return None if v is None else v
-
-
-def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
-    s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
-    s.widths.update(A=36, B=16, C=11, D=90)
-    s.set("A1", f"Assumptions: the {engine.name} engine profile (planner.engines) and constants", style="title")
-    s.note(
-        "A2",
-        "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "
-        "a value to tune the workbook. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration "
-        "file set them.",
-    )
-    for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Value", "Unit", "Meaning"), strict=True):
-        s.set(f"{col}3", h, style="header")
-    names: list[Name] = []
-    r = 4
-    for f in fields(EngineProfile):
-        value = engine_value(engine, f.name)
-        unit, meaning = ENGINE_FIELD_HELP.get(f.name, ("", ""))
-        s.set(f"A{r}", f.name, style="label")
-        s.set(f"C{r}", unit, style="unit")
-        s.set(f"D{r}", meaning, style="note")
-        if f.name == "description":  # long text: shown in the meaning column
-            s.set(f"D{r}", value, style="note")
-            s.set(f"B{r}", "(see right)", style="unit")
-            r += 1
-            continue
-        if isinstance(value, tuple):  # one cell per item, downwards
-            items = list(value) or [None]
-            for j, item in enumerate(items):
-                s.set(f"B{r + j}", item, style="input")
-            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
-            r += len(items)
-            continue
-        fmt = None
-        if isinstance(value, float) and f.name.endswith("_bytes"):
-            fmt = "#,##0"
-        elif isinstance(value, float) and f.name.endswith("_s"):
-            fmt = "0.000E+00"
-        s.set(f"B{r}", value, fmt=fmt, style="input")
-        names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))
-        r += 1
-    r += 1
-    s.set(f"A{r}", "Constants", style="subtitle")
-    r += 1
-    s.set(f"A{r}", "Peak keys", style="label")
-    s.set(f"D{r}", "the order of the GPUs sheet's peak columns (FLOP/s by math precision)", style="note")
-    for j, k in enumerate(PEAK_KEYS):
-        s.set(f"B{r + j}", k)
-    names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(PEAK_KEYS) - 1}"))
-    r += len(PEAK_KEYS)
-    # Cells holding the error value of each exception, so a formula shows what the model would raise.
-    error_cells = (
-        (
-            "Does not fit",
-            "NOT_FIT",
-            "=ASIN(2)",
-            "#NUM!: the weights plus the sequences asked for do not fit (DoesNotFitError).",
-        ),
-        (
-            "Invalid input",
-            "BAD_INPUT",
-            '="x"+0',
-            "#VALUE!: an input of the wrong kind, e.g. text for a number (InvalidInputError). An unknown GPU, model "
-            "or precision name shows #N/A.",
-        ),
-        (
-            "Out of range",
-            "OUT_OF_RANGE",
-            "=ASIN(2)",
-            "#NUM!: a number outside what makes sense: a context of 0, a utilization above 1, a weight-only format as "
-            "KV cache (OutOfRangeError).",
-        ),
-        (
-            "No data",
-            "NO_DATA",
-            "=NA()",
-            "#N/A: the catalog lacks a number the result needs, e.g. a price (MissingDataError).",
-        ),
-    )
-    for label, name, formula, note in error_cells:
-        s.set(f"A{r}", label, style="label")
-        s.set(f"B{r}", formula)
-        s.set(f"D{r}", f"A cell that is {note}", style="note")
-        names.append(Name(name, f"{ASSUMPTIONS_SHEET}!$B${r}"))
-        r += 1
-    r -= 1
-    r += 2
-    s.set(f"A{r}", "Calibration", style="subtitle")
-    s.set(f"B{r}", str(calibration.path) if calibration.path else "none (engine defaults for every GPU)")
-    return s, names

@@ -1,6 +1,6 @@
 """A pure description of a workbook: sheets, cells, formulas, names, validations, charts. No openpyxl here.
 
-``planner.workbook.build`` fills these records from the catalog and the engine profile;
+``planner.workbook.build`` (one module per sheet) fills these records from the catalog and the engine profile;
 ``planner.workbook.writer`` turns them into an .xlsx file. Tests read the description directly.
 """
 

@@ -1,0 +1,147 @@
+"""The Assumptions sheet: every engine parameter (``planner.engines.EngineProfile``) as a named input cell
+``eng_<field>``, the constants, and the cells holding each exception's error value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from planner.api import PEAK_KEYS
+from planner.calibration import Calibration
+from planner.engines import EngineProfile
+from planner.workbook.layout import ASSUMPTIONS_SHEET
+from planner.workbook.spec import Name, Sheet
+
+#: What each EngineProfile field means (from planner/engines.py); a new field shows with its name only.
+ENGINE_FIELD_HELP = {
+    "name": ("", "engine whose memory budgeting the formulas follow"),
+    "description": ("", "in words"),
+    "budget_mode": (
+        "total|free",
+        '"total" (vLLM): visible x utilization - weights/GPU - reserve; '
+        '"free" (TensorRT-LLM): utilization x (visible - weights/GPU - reserve)',
+    ),
+    "memory_utilization": ("fraction", "share of GPU memory the engine may use (vLLM gpu_memory_utilization)"),
+    "use_engine_visible_memory": ("TRUE/FALSE", "use the memory torch sees (GPUs sheet) rather than physical memory"),
+    "visible_memory_fraction": ("fraction", "visible / physical memory where the catalog has no measured total"),
+    "non_torch_bytes": ("B", "CUDA context, cuBLAS workspaces, allocator slack outside torch, per GPU"),
+    "non_torch_bytes_tensor_parallel": ("B", "extra non-torch memory per GPU when tensor-parallel (NCCL buffers)"),
+    "activation_bytes_per_token_width": (
+        "B",
+        "activation peak of the profiling pass per batched token x (hidden + 2 x MLP width / GPUs)",
+    ),
+    "activation_bytes_per_seq_vocab": ("B", "sampler activation peak per sequence x vocabulary entry"),
+    "max_num_batched_tokens": ("tokens", "tokens of the profiling pass; blank: the GPU-class default below"),
+    "max_num_seqs": ("sequences", "sequences of the sampler run; blank: the GPU-class default below"),
+    "large_gpu_min_memory_bytes": ("B", "a GPU with at least this much memory is 'large' (vLLM defaults)"),
+    "large_gpu_excluded_architectures": ("", "architectures never counted as large (vLLM: A100s)"),
+    "max_num_batched_tokens_large_gpu": ("tokens", "profiling tokens on a large GPU"),
+    "max_num_seqs_large_gpu": ("sequences", "sampler sequences on a large GPU"),
+    "max_num_batched_tokens_small_gpu": ("tokens", "profiling tokens on other GPUs"),
+    "max_num_seqs_small_gpu": ("sequences", "sampler sequences on other GPUs"),
+    "block_size": ("tokens", "KV cache is allocated in blocks of this many tokens"),
+    "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),
+    "decode_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in a compute-bound decode step"),
+    "prefill_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in prefill"),
+    "step_overhead_s": ("s", "fixed time per step (scheduling, sampling, launch gaps)"),
+    "layer_overhead_s": ("s", "time per layer per step (launch gaps CUDA graphs do not hide)"),
+    "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
+    "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
+}
+
+
+def engine_value(engine: EngineProfile, field: str) -> Any:
+    v = getattr(engine, field)
+    return None if v is None else v
+
+
+def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
+    s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
+    s.widths.update(A=36, B=16, C=11, D=90)
+    s.set("A1", f"Assumptions: the {engine.name} engine profile (planner.engines) and constants", style="title")
+    s.note(
+        "A2",
+        "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "
+        "a value to tune the workbook. Per-GPU efficiency factors (GPUs sheet) refer to these unless a calibration "
+        "file set them.",
+    )
+    for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Value", "Unit", "Meaning"), strict=True):
+        s.set(f"{col}3", h, style="header")
+    names: list[Name] = []
+    r = 4
+    for f in fields(EngineProfile):
+        value = engine_value(engine, f.name)
+        unit, meaning = ENGINE_FIELD_HELP.get(f.name, ("", ""))
+        s.set(f"A{r}", f.name, style="label")
+        s.set(f"C{r}", unit, style="unit")
+        s.set(f"D{r}", meaning, style="note")
+        if f.name == "description":  # long text: shown in the meaning column
+            s.set(f"D{r}", value, style="note")
+            s.set(f"B{r}", "(see right)", style="unit")
+            r += 1
+            continue
+        if isinstance(value, tuple):  # one cell per item, downwards
+            items = list(value) or [None]
+            for j, item in enumerate(items):
+                s.set(f"B{r + j}", item, style="input")
+            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
+            r += len(items)
+            continue
+        fmt = None
+        if isinstance(value, float) and f.name.endswith("_bytes"):
+            fmt = "#,##0"
+        elif isinstance(value, float) and f.name.endswith("_s"):
+            fmt = "0.000E+00"
+        s.set(f"B{r}", value, fmt=fmt, style="input")
+        names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))
+        r += 1
+    r += 1
+    s.set(f"A{r}", "Constants", style="subtitle")
+    r += 1
+    s.set(f"A{r}", "Peak keys", style="label")
+    s.set(f"D{r}", "the order of the GPUs sheet's peak columns (FLOP/s by math precision)", style="note")
+    for j, k in enumerate(PEAK_KEYS):
+        s.set(f"B{r + j}", k)
+    names.append(Name("peak_keys", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(PEAK_KEYS) - 1}"))
+    r += len(PEAK_KEYS)
+    # Cells holding the error value of each exception, so a formula shows what the model would raise.
+    error_cells = (
+        (
+            "Does not fit",
+            "NOT_FIT",
+            "=ASIN(2)",
+            "#NUM!: the weights plus the sequences asked for do not fit (DoesNotFitError).",
+        ),
+        (
+            "Invalid input",
+            "BAD_INPUT",
+            '="x"+0',
+            "#VALUE!: an input of the wrong kind, e.g. text for a number (InvalidInputError). An unknown GPU, model "
+            "or precision name shows #N/A.",
+        ),
+        (
+            "Out of range",
+            "OUT_OF_RANGE",
+            "=ASIN(2)",
+            "#NUM!: a number outside what makes sense: a context of 0, a utilization above 1, a weight-only format as "
+            "KV cache (OutOfRangeError).",
+        ),
+        (
+            "No data",
+            "NO_DATA",
+            "=NA()",
+            "#N/A: the catalog lacks a number the result needs, e.g. a price (MissingDataError).",
+        ),
+    )
+    for label, name, formula, note in error_cells:
+        s.set(f"A{r}", label, style="label")
+        s.set(f"B{r}", formula)
+        s.set(f"D{r}", f"A cell that is {note}", style="note")
+        names.append(Name(name, f"{ASSUMPTIONS_SHEET}!$B${r}"))
+        r += 1
+    r -= 1
+    r += 2
+    s.set(f"A{r}", "Calibration", style="subtitle")
+    s.set(f"B{r}", str(calibration.path) if calibration.path else "none (engine defaults for every GPU)")
+    return s, names

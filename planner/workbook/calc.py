@@ -1,0 +1,434 @@
+"""The Calc sheet: every step of the capacity model, one column per scenario (baseline and five levers).
+
+``calc_rows`` describes the rows (one formula template per quantity, ``planner.workbook.formulas``); other sheets
+refer to Calc cells through ``Calc.ref``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from openpyxl.utils import get_column_letter
+
+from planner.api import GPU_GROUPS
+from planner.calibration import CALIBRATED_FIELDS
+from planner.workbook import formulas as F
+from planner.workbook.formats import GB, INT
+from planner.workbook.layout import CALC_SHEET
+from planner.workbook.spec import Probe, Sheet
+
+#: Calc columns: (key, header, what changes against the baseline).
+SCENARIOS = (
+    ("base", "Baseline", "your inputs"),
+    ("gpus_x2", "GPUs x2", "twice the baseline's GPU count"),
+    ("context_half", "Context halved", "half the context per sequence"),
+    ("compare", "GQA sibling", "the same-size GQA model (or the model you chose to compare)"),
+    ("kv_fp8", "KV cache fp8", "KV cache in fp8 (1 byte per value)"),
+    ("kv_int4", "KV cache int4", "KV cache in int4 (about half a byte per value)"),
+)
+FIRST_SCENARIO_COL = 3  # C
+
+
+def scenario_col(key: str) -> str:
+    return get_column_letter(FIRST_SCENARIO_COL + [s[0] for s in SCENARIOS].index(key))
+
+
+@dataclass
+class Row:
+    key: str
+    label: str
+    unit: str = ""
+    fmt: str | None = None
+    template: str | dict[str, str] = ""  # one template for all columns, or per scenario ("*" = the others)
+    how: str = ""  # the model function it restates
+    section: bool = False
+    quantity: str | None = None  # model quantity for the parity probes
+
+
+@dataclass
+class Calc:
+    rows: list[Row] = field(default_factory=list)
+    row_of: dict[str, int] = field(default_factory=dict)
+    first_row: int = 4
+
+    def add(self, *rows: Row) -> None:
+        for r in rows:
+            self.row_of[r.key] = self.first_row + len(self.rows)
+            self.rows.append(r)
+
+    def ref(self, key: str, col: str, absolute: bool = False, sheet: bool = False) -> str:
+        row = self.row_of[key]
+        a = f"${col}${row}" if absolute else f"{col}{row}"
+        return f"{CALC_SHEET}!{a}" if sheet else a
+
+
+def _raw(name: str) -> str:
+    return f'IF({name}="","",{name})'
+
+
+def calc_rows(lever_kv: tuple[str, str]) -> Calc:
+    c = Calc()
+    S = lambda key, label: Row(key, label, section=True)  # noqa: E731
+    c.add(
+        S("s_inputs", "What this column evaluates (blank: the default)"),
+        Row("gpu", "GPU", "name", None, {"base": _raw("in_gpu"), "*": "{C:gpu}"}),
+        Row(
+            "model",
+            "Model",
+            "name",
+            None,
+            {
+                "base": _raw("in_model"),
+                "compare": 'IF(in_compare_model="",INDEX(model_sibling,{C:model_row}),in_compare_model)',
+                "*": "{C:model}",
+            },
+        ),
+        Row(
+            "ctx_in",
+            "Context",
+            "tokens",
+            INT,
+            {"base": _raw("in_context"), "context_half": "MAX(1,INT({C:context}/2))", "*": "{C:ctx_in}"},
+        ),
+        Row(
+            "kv_in",
+            "KV-cache precision",
+            "",
+            None,
+            {
+                "base": _raw("in_kv_precision"),
+                "kv_fp8": f'"{lever_kv[0]}"',
+                "kv_int4": f'"{lever_kv[1]}"',
+                "*": "{C:kv_in}",
+            },
+        ),
+        Row("wp_in", "Weight precision", "", None, {"base": _raw("in_weight_precision"), "*": "{C:wp_in}"}),
+        Row("gpus_in", "GPU count", "GPUs", INT, {"base": _raw("in_gpus"), "gpus_x2": "2*{C:n}", "*": "{C:n}"}),
+        Row("util_in", "Memory utilization", "", "0.00", {"base": _raw("in_memory_utilization"), "*": "{C:util_in}"}),
+        Row("price_in", "Price per GPU-hour", "US$", '"$"#,##0.00', {"base": _raw("in_price"), "*": "{C:price_in}"}),
+        Row("batch_in", "Batch", "sequences", INT, {"base": _raw("in_batch"), "*": "{C:batch_in}"}),
+        S("s_lookup", "Catalog lookups (INDEX/MATCH by name)"),
+        Row("gpu_row", "GPU row", "", None, "MATCH({gpu},gpu_names,0)", "GPUs sheet"),
+        Row("model_row", "Model row", "", None, "MATCH({model},model_names,0)", "Models sheet"),
+        Row("native", "Native precision", "", None, "INDEX(model_native_precision,{model_row})"),
+        Row("wp", "Weight precision used", "", None, 'IF({wp_in}="",{native},{wp_in})'),
+        Row("w_row", "Weight precision row", "", None, "MATCH({wp},prec_names,0)"),
+        Row(
+            "ep",
+            "Expert precision used",
+            "",
+            None,
+            'IF(AND({wp_in}="",INDEX(model_native_expert_precision,{model_row})<>""),'
+            "INDEX(model_native_expert_precision,{model_row}),{wp})",
+            "gpt-oss keeps experts in mxfp4",
+        ),
+        Row("e_row", "Expert precision row", "", None, "MATCH({ep},prec_names,0)"),
+        Row(
+            "kv",
+            "KV precision used",
+            "",
+            None,
+            'IF({kv_in}="",IF(OR({native}="fp16",{native}="bf16",{native}="fp32"),{native},"bf16"),{kv_in})',
+            "default: the activation dtype",
+        ),
+        Row("kv_row", "KV precision row", "", None, "MATCH({kv},prec_names,0)"),
+        Row("wbpp", "Bytes per weight", "B", "0.######", "INDEX(prec_bytes,{w_row})"),
+        Row("ebpp", "Bytes per expert weight", "B", "0.######", "INDEX(prec_bytes,{e_row})"),
+        Row(
+            "kvbpe",
+            "Bytes per KV value",
+            "B",
+            "0.######",
+            "IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)",
+            "not a KV format: #NUM!",
+        ),
+        Row("context", "Context used", "tokens", INT, F.CONTEXT, "whole number 1 .. 2^24"),
+        Row("util", "Memory utilization used", "", "0.00", F.UTIL),
+    )
+    facts = [
+        ("layers", "num_layers", "Layers"),
+        ("hidden", "hidden_size", "Hidden size"),
+        ("inter", "intermediate_size", "MLP width"),
+        ("vocab", "vocab_size", "Vocabulary"),
+        ("kvh", "num_kv_heads", "KV heads"),
+        ("kvel", "kv_elements_per_token_per_layer", "KV values per token per layer"),
+        ("full", "full_attention_layers", "Full-attention layers"),
+        ("swl", "sliding_window_layers", "Sliding-window layers"),
+        ("window", "sliding_window", "Sliding window"),
+        ("attnflop", "attention_flop_per_context_token_per_layer", "Attention FLOP per cached token per layer"),
+        ("non_expert", "params_non_expert", "Params non-expert"),
+        ("routed", "params_routed_experts", "Params routed experts"),
+        ("read", "params_read_per_step", "Params read per step (dense)"),
+        ("per_expert", "params_per_expert_layer", "Params per expert per layer"),
+        ("moe_layers", "moe_layers", "MoE layers"),
+        ("E", "num_experts", "Experts"),
+        ("k", "experts_per_token", "Experts per token"),
+    ]
+    c.add(S("s_facts", "Model facts (Models sheet)"))
+    c.add(*[Row(k, label, "", INT, f"INDEX(model_{f},{{model_row}})") for k, f, label in facts])
+    c.add(
+        S("s_gpu", "GPU facts and engine factors (GPUs sheet)"),
+        Row("mem", "Physical memory", "B", GB, "INDEX(gpu_memory,{gpu_row})"),
+        Row("evm", "Measured visible memory (0: none)", "B", GB, "INDEX(gpu_visible,{gpu_row})"),
+        Row("bw", "HBM bandwidth", "B/s", '#,##0,,," GB/s"', "INDEX(gpu_bandwidth,{gpu_row})"),
+        Row("ic", "Interconnect", "B/s", '#,##0,,," GB/s"', "INDEX(gpu_interconnect,{gpu_row})"),
+        Row("price_catalog", "Catalog price (0: none)", "US$/h", '"$"#,##0.00', "INDEX(gpu_price,{gpu_row})"),
+        Row("tokens", "Profiling tokens", "tokens", INT, "INDEX(gpu_tokens,{gpu_row})"),
+        Row("seqs", "Sampler sequences", "sequences", INT, "INDEX(gpu_seqs,{gpu_row})"),
+    )
+    c.add(*[Row(f"f_{f}", f, "", "0.000###", f"INDEX(gpu_{f},{{gpu_row}})") for f in CALIBRATED_FIELDS])
+    c.add(
+        Row("math_key", "Math of the weight precision", "", None, "INDEX(prec_math,{w_row})"),
+        Row("fb_key", "Math fallback", "", None, "INDEX(prec_fallback,{w_row})"),
+        Row(
+            "peak_math",
+            "Peak at that math (or its bf16/fp16 twin)",
+            "FLOP/s",
+            '#,##0.0,,,," TFLOP/s"',
+            f"IF({F.peak_of('{math_key}')}>0,{F.peak_of('{math_key}')},{F.peak_of(F.twin('{math_key}'))})",
+        ),
+        Row(
+            "peak_fb",
+            "Peak at the fallback",
+            "FLOP/s",
+            '#,##0.0,,,," TFLOP/s"',
+            f"IF({F.peak_of('{fb_key}')}>0,{F.peak_of('{fb_key}')},{F.peak_of(F.twin('{fb_key}'))})",
+        ),
+        Row(
+            "peak",
+            "Peak used",
+            "FLOP/s",
+            '#,##0.0,,,," TFLOP/s"',
+            f"IF({{peak_math}}>0,{{peak_math}},IF({{peak_fb}}>0,{{peak_fb}},"
+            f"IF({F.peak_of(chr(34) + 'fp16' + chr(34))}>0,{F.peak_of(chr(34) + 'fp16' + chr(34))},"
+            f"{F.peak_of(chr(34) + 'bf16' + chr(34))})))",
+            "api._peak_for_weights",
+        ),
+        Row("ridge", "Ridge point", "FLOP/B", "#,##0.0", "{peak}/{bw}", "peak / bandwidth", quantity="ridge"),
+        S("s_memory", "Memory (api._memory, vLLM-style budget)"),
+        Row("block", "KV block", "tokens", INT, "MAX(INT(eng_block_size),1)"),
+        Row(
+            "visible_raw",
+            "Memory the engine sees per GPU",
+            "B",
+            GB,
+            "IF(eng_use_engine_visible_memory,IF({evm}>0,{evm},{mem}*eng_visible_memory_fraction),{mem})",
+            "model.visible_memory_bytes",
+        ),
+        Row(
+            "weight_bytes",
+            "Weights (whole model)",
+            "B",
+            GB,
+            "{non_expert}*{wbpp}+{routed}*{ebpp}",
+            "model.weight_bytes",
+            quantity="weight_bytes",
+        ),
+        Row(
+            "kv_token",
+            "KV per token (one copy)",
+            "B",
+            INT,
+            "{kvel}*{kvbpe}*" + F.layer_tokens("1"),
+            "api.kv_bytes_per_token",
+            quantity="kv_token",
+        ),
+        Row(
+            "ctx_layer_tokens",
+            "Cached tokens summed over layers",
+            "tokens",
+            INT,
+            F.layer_tokens("{context}"),
+            "model.cached_tokens_per_layer_sum",
+        ),
+        Row(
+            "kv_seq_base",
+            "KV per sequence (blocks, one copy)",
+            "B",
+            INT,
+            "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens("{context}")),
+            "model.kv_bytes",
+        ),
+    )
+    c.add(
+        *[
+            Row(
+                f"mb_{g}",
+                f"Max batch on {g} GPU{'s' if g > 1 else ''}",
+                "sequences",
+                INT,
+                F.max_batch_on(str(g)),
+                "for the smallest group",
+            )
+            for g in GPU_GROUPS
+        ]
+    )
+    c.add(
+        Row("n_raw", "GPU count asked (or smallest group)", "GPUs", INT, F.choose_group(), "api._choose_gpus"),
+        Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
+        Row(
+            "n",
+            "GPUs in the group",
+            "GPUs",
+            INT,
+            "IF({mb_raw}>=1,{n_raw},NOT_FIT)",
+            "does not fit: #NUM!",
+            quantity="memory.gpus",
+        ),
+        Row(
+            "visible",
+            "Memory the engine sees per GPU",
+            "B",
+            GB,
+            "IF(ISERROR({n}),{n},{visible_raw})",
+            quantity="memory.visible_bytes_per_gpu",
+        ),
+        Row(
+            "reserve",
+            "Reserve per GPU (activation peak + non-torch)",
+            "B",
+            GB,
+            F.reserve("{n}"),
+            "model.activation_peak_bytes + reserve_bytes_per_gpu",
+            quantity="memory.reserve_bytes_per_gpu",
+        ),
+        Row(
+            "budget",
+            "KV budget per GPU",
+            "B",
+            GB,
+            F.budget("{n}", "{reserve}"),
+            "model.kv_budget_bytes_per_gpu",
+            quantity="memory.kv_budget_bytes_per_gpu",
+        ),
+        Row("repl", "KV replication", "x", "0.00", F.replication("{n}"), "model.kv_replication"),
+        Row(
+            "kv_token_gpu",
+            "KV per token per GPU",
+            "B",
+            INT,
+            "{kvel}*{kvbpe}*{layers}*{repl}/{n}",
+            quantity="memory.kv_bytes_per_token_per_gpu",
+        ),
+        Row(
+            "kv_seq",
+            "KV per sequence (group)",
+            "B",
+            GB,
+            "{kv_seq_base}*{repl}",
+            quantity="memory.kv_bytes_per_sequence",
+        ),
+        Row(
+            "kv_tokens",
+            "KV cache tokens (group)",
+            "tokens",
+            INT,
+            "INT(MAX({budget},0)/({kv_token_gpu}*{block}))*{block}",
+            "model.kv_cache_tokens",
+            quantity="memory.kv_cache_tokens",
+        ),
+        Row(
+            "max_batch",
+            "Max batch",
+            "sequences",
+            INT,
+            "INT(MAX({budget}*{n},0)/{kv_seq})",
+            "model.max_batch_from_budget",
+            quantity="memory.max_batch",
+        ),
+        S("s_decode_shared", "Decode (api._decode)"),
+        Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
+        Row("attn_decode", "Attention FLOP per token", "FLOP", "0.000E+00", "{attnflop}*{ctx_layer_tokens}"),
+        Row("overhead", "Step overhead", "s", "0.000E+00", "{f_step_overhead_s}+{f_layer_overhead_s}*{layers}"),
+        Row("price", "Price per GPU-hour used", "US$", '"$"#,##0.00', F.PRICE),
+        Row("batch", "Batch asked (blank: max batch)", "sequences", INT, F.BATCH_IN),
+        Row(
+            "d_batch",
+            "Batch (if it fits)",
+            "sequences",
+            INT,
+            "IF({batch}>{max_batch},NOT_FIT,{batch})",
+            "more than max batch: #NUM!",
+        ),
+    )
+    for prefix, batch_key, title, quantity in (
+        ("d", "d_batch", "at the chosen batch", "decode"),
+        ("m", "max_batch", "at max batch", "decode_max"),
+    ):
+        c.add(S(f"s_{prefix}", f"Decode step {title}"))
+        for key, label, unit, fmt, tmpl in F.decode_block(batch_key):
+            q = {
+                "step": "step_s",
+                "tput": "throughput_tokens_per_s",
+                "mfu": "mfu",
+                "mbu": "mbu",
+                "intensity": "intensity_flop_per_byte",
+                "bytes": "bytes_moved",
+                "flop": "flop",
+                "tmem": "memory_time_s",
+                "tflop": "compute_time_s",
+                "comm": "communication_s",
+                "cost": "cost",
+            }.get(key)
+            c.add(
+                Row(
+                    f"{prefix}_{key}",
+                    label,
+                    unit,
+                    fmt,
+                    F.local(tmpl, prefix),
+                    quantity=f"{quantity}.{q}" if q else None,
+                )
+            )
+    c.add(S("s_p", "Prefill of one prompt of the context (api.prefill)"))
+    for key, label, unit, fmt, tmpl in F.prefill_block():
+        q = {"ttft": "ttft_s", "flop": "flop", "bytes": "bytes_moved", "intensity": "intensity_flop_per_byte"}.get(key)
+        c.add(Row(f"p_{key}", label, unit, fmt, F.local(tmpl, "p"), quantity=f"prefill.{q}" if q else None))
+    return c
+
+
+def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
+    s = Sheet(CALC_SHEET, freeze="C4", tab_color="595959")
+    s.widths.update(A=44, B=10, I=34)
+    s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
+    s.note(
+        "A2",
+        "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name or no "
+        "price, #VALUE! input of the wrong kind, #NUM! number out of range or does not fit. Column B: the unit of the "
+        "stored value.",
+        "I",
+    )
+    s.set("A3", "Quantity", style="header")
+    s.set("B3", "Stored in", style="header")
+    s.set("I3", "Model function", style="header")
+    probes = []
+    for key, header, _ in SCENARIOS:
+        col = scenario_col(key)
+        s.widths[col] = 17
+        s.set(f"{col}3", header, style="header")
+    for row in c.rows:
+        r = c.row_of[row.key]
+        s.set(f"A{r}", row.label, style="subtitle" if row.section else "label")
+        if row.section:
+            continue
+        s.set(f"B{r}", row.unit, style="unit")
+        if row.how:
+            s.set(f"I{r}", row.how, style="note")
+        for key, _, _ in SCENARIOS:
+            col = scenario_col(key)
+            t = row.template
+            if isinstance(t, dict):
+                t = t.get(key, t.get("*"))
+            if t.startswith('"') and t.endswith('"') and t.count('"') == 2:
+                s.set(f"{col}{r}", t.strip('"'), style="calc")
+                continue
+
+            def resolve(k, col=col):
+                if k.startswith("C:"):
+                    return c.ref(k[2:], scenario_col("base"), absolute=True)
+                return c.ref(k, col)
+
+            s.set(f"{col}{r}", F.render(t, resolve), fmt=row.fmt, style="calc")
+            if row.quantity:
+                probes.append(Probe(CALC_SHEET, f"{col}{r}", key, row.quantity))
+    return s, probes

@@ -1,0 +1,76 @@
+"""The Charts sheet: roofline, max batch against context, TPOT and throughput against batch (data: Sweeps)."""
+
+from __future__ import annotations
+
+from planner.workbook.layout import CHARTS_SHEET, SWEEPS_SHEET
+from planner.workbook.spec import Chart, Series, Sheet
+
+
+def charts_sheet(w: dict) -> Sheet:
+    s = Sheet(CHARTS_SHEET, tab_color="ED7D31")
+    s.set("A1", "Charts for the baseline (Inputs sheet); data on the Sweeps sheet", style="title")
+    S = SWEEPS_SHEET
+    b0, b1 = w["batch"]
+    c0, c1a, c1b = w["ctx"]
+    r0, r1 = w["roof"]
+    rp = w["prefill"]
+    s.charts.append(
+        Chart(
+            "Roofline (log-log): decode and prefill",
+            "A3",
+            "Arithmetic intensity (FLOP/B, log)",
+            "TFLOP/s per GPU (log)",
+            (
+                Series("Roof: min(peak, bandwidth x intensity)", f"{S}!$A${r0}:$A${r1}", f"{S}!$B${r0}:$B${r1}"),
+                Series(
+                    "Decode, batch 1 .. 1,024 (achieved)",
+                    f"{S}!${w['intensity']}${b0}:${w['intensity']}${b1}",
+                    f"{S}!${w['ach']}${b0}:${w['ach']}${b1}",
+                ),
+                Series("Prefill of the context (achieved)", f"{S}!$A${rp}:$A${rp}", f"{S}!$B${rp}:$B${rp}", line=False),
+            ),
+            x_log=True,
+            y_log=True,
+        )
+    )
+    s.charts.append(
+        Chart(
+            "Max batch vs context: model and GQA sibling",
+            "K3",
+            "Context (tokens, log)",
+            "Max batch (sequences)",
+            (
+                Series(f"={S}!$B${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$B${c1a}:$B${c1b}"),
+                Series(f"={S}!$C${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$C${c1a}:$C${c1b}"),
+            ),
+            x_log=True,
+        )
+    )
+    s.charts.append(
+        Chart(
+            "TPOT vs batch",
+            "A22",
+            "Batch (sequences, log)",
+            "TPOT (ms)",
+            (Series("TPOT", f"{S}!$A${b0}:$A${b1}", f"{S}!${w['tpot']}${b0}:${w['tpot']}${b1}"),),
+            x_log=True,
+        )
+    )
+    s.charts.append(
+        Chart(
+            "Throughput vs batch",
+            "K22",
+            "Batch (sequences, log)",
+            "Throughput (tokens/s)",
+            (Series("Throughput", f"{S}!$A${b0}:$A${b1}", f"{S}!${w['tput']}${b0}:${w['tput']}${b1}"),),
+            x_log=True,
+        )
+    )
+    s.widths.update({col: 9 for col in "ABCDEFGHIJKLMNOPQRS"})
+    s.note(
+        "A41",
+        "Batches above max batch do not fit and are left out. The roof uses the dense peak at the weight "
+        "precision; achieved points include the engine efficiencies and overheads (Assumptions).",
+        "S",
+    )
+    return s

@@ -1,0 +1,8 @@
+"""Number formats shared by the workbook's sheets (SI units: 1 GB = 1e9 B; cells hold exact base units)."""
+
+GB = '#,##0.00,,," GB"'
+GBS = '#,##0,,," GB/s"'
+TFLOPS = '#,##0.0,,,," TFLOP/s"'
+USD = '"$"#,##0.00'
+INT = "#,##0"
+MS = '#,##0.00" ms"'

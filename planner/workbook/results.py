@@ -1,0 +1,162 @@
+"""The Results sheet: memory, roofline, decode and prefill of the baseline, with the range of the time fit."""
+
+from __future__ import annotations
+
+from planner.workbook.calc import Calc
+from planner.workbook.formats import GB, INT, MS
+from planner.workbook.layout import RESULTS_SHEET
+from planner.workbook.spec import Probe, Sheet
+
+
+def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
+    s = Sheet(RESULTS_SHEET, freeze="A4", tab_color="70AD47")
+    s.widths.update(A=40, B=18, C=10, D=90)
+    s.set("A1", "Results for the baseline inputs", style="title")
+    s.set(
+        "A2",
+        '=""&Calc!$C$'
+        + str(c.row_of["model"])
+        + '&" on "&Calc!$C$'
+        + str(c.row_of["n"])
+        + '&" x "&Calc!$C$'
+        + str(c.row_of["gpu"])
+        + '&", "&TEXT(Calc!$C$'
+        + str(c.row_of["context"])
+        + ',"#,##0")&" tokens, weights "&Calc!$C$'
+        + str(c.row_of["wp"])
+        + '&", KV "&Calc!$C$'
+        + str(c.row_of["kv"]),
+        style="subtitle",
+    )
+    for col, h in zip("ABCD", ("Result", "Value", "Unit", "How it is computed"), strict=True):
+        s.set(f"{col}3", h, style="header")
+    probes = []
+    MSF = "*1000"
+    rows = [
+        ("Memory", None),
+        (
+            "GPUs in the group",
+            ("n", INT, "GPUs", "", "given, or the smallest of 1, 2, 4, 8, ... that holds the weights and one sequence"),
+        ),
+        (
+            "Memory the engine sees per GPU",
+            ("visible", GB, "GB", "", "measured torch-visible total, else physical x fraction (Assumptions)"),
+        ),
+        (
+            "Weights (whole model)",
+            ("weight_bytes", GB, "GB", "", "non-expert params x bytes/weight + routed-expert params x their bytes"),
+        ),
+        (
+            "Reserve per GPU",
+            ("reserve", GB, "GB", "", "engine activation peak + non-torch memory (+ NCCL when tensor-parallel)"),
+        ),
+        ("KV budget per GPU", ("budget", GB, "GB", "", "visible x utilization - weights / GPUs - reserve")),
+        (
+            "KV per token (one copy)",
+            ("kv_token", '#,##0.000,," MB"', "MB", "", "2 x layers x KV heads x head dim x bytes (MLA: latent + rope)"),
+        ),
+        (
+            "KV per token per GPU",
+            ("kv_token_gpu", '#,##0.0," kB"', "kB", "", "with KV heads replicated when GPUs > KV heads"),
+        ),
+        (
+            "KV per sequence (group)",
+            ("kv_seq", GB, "GB", "", "context rounded up to KV blocks; sliding-window layers hold at most the window"),
+        ),
+        ("KV cache tokens (group)", ("kv_tokens", INT, "tokens", "", "vLLM's 'GPU KV cache size'")),
+        ("Max batch", ("max_batch", INT, "sequences", "", "floor(KV budget x GPUs / KV per sequence)")),
+        ("Roofline", None),
+        (
+            "Peak at the weight precision",
+            ("peak", '#,##0.0,,,," TFLOP/s"', "TFLOP/s", "", "dense peak of the GPU for the weights' math"),
+        ),
+        ("HBM bandwidth", ("bw", '#,##0,,," GB/s"', "GB/s", "", "")),
+        ("Ridge point", ("ridge", "#,##0.0", "FLOP/B", "", "peak / bandwidth: below it a step is memory-bound")),
+        ("Decode at the chosen batch", None),
+        ("Batch", ("d_batch", INT, "sequences", "", "Inputs: batch (blank: max batch)")),
+        (
+            "TPOT",
+            (
+                "d_step",
+                MS,
+                "ms",
+                MSF,
+                "max(bytes / achieved bandwidth, FLOPs / achieved peak) + all-reduces + overhead",
+            ),
+        ),
+        ("Throughput", ("d_tput", INT, "tokens/s", "", "batch / TPOT")),
+        ("MFU", ("d_mfu", "0.00%", "", "", "FLOPs / (TPOT x GPUs x peak)")),
+        ("MBU", ("d_mbu", "0.00%", "", "", "bytes / (TPOT x GPUs x bandwidth)")),
+        (
+            "Arithmetic intensity",
+            ("d_intensity", "#,##0.0", "FLOP/B", "", "FLOPs / bytes moved; about the batch at 16-bit"),
+        ),
+        (
+            "Cost per million output tokens",
+            ("d_cost", '"$"#,##0.000', "US$", "", "GPUs x price / 3600 / throughput x 1e6"),
+        ),
+        ("Decode at max batch", None),
+        ("Batch", ("max_batch", INT, "sequences", "", "")),
+        ("TPOT", ("m_step", MS, "ms", MSF, "")),
+        ("Throughput", ("m_tput", INT, "tokens/s", "", "")),
+        ("MFU", ("m_mfu", "0.00%", "", "", "")),
+        ("MBU", ("m_mbu", "0.00%", "", "", "")),
+        ("Arithmetic intensity", ("m_intensity", "#,##0.0", "FLOP/B", "", "")),
+        ("Cost per million output tokens", ("m_cost", '"$"#,##0.000', "US$", "", "")),
+        ("Prefill", None),
+        (
+            "TTFT (prompt of the whole context)",
+            ("p_ttft", MS, "ms", MSF, "compute-bound roofline of 2 x params x tokens + causal attention"),
+        ),
+        (
+            "Prefill arithmetic intensity",
+            ("p_intensity", "#,##0", "FLOP/B", "", "about the prompt length at 16-bit: far right of the ridge"),
+        ),
+    ]
+    r = 4
+    row_of = {}
+    for label, spec in rows:
+        if spec is None:
+            s.set(f"A{r}", label, style="subtitle")
+            r += 1
+            continue
+        key, fmt, unit, scale, how = spec
+        s.set(f"A{r}", label, style="label")
+        s.set(f"B{r}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
+        s.set(f"C{r}", "" if fmt.endswith('"') else unit, style="unit")
+        s.set(f"D{r}", how, style="note")
+        row = next(x for x in c.rows if x.key == key)
+        if row.quantity:
+            probes.append(Probe(RESULTS_SHEET, f"B{r}", "base", row.quantity, 1000.0 if scale else 1.0))
+        row_of[key] = r
+        r += 1
+    r += 1
+    s.set(f"A{r}", "Range of the time predictions", style="subtitle")
+    gpu_match = "MATCH(in_gpu,gpu_names,0)"
+    for label, key in (("TPOT at the chosen batch", "d_step"), ("TPOT at max batch", "m_step"), ("TTFT", "p_ttft")):
+        r += 1
+        s.set(f"A{r}", f"{label}: low / high", style="label")
+        s.set(f"B{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_low,{gpu_match}))", fmt=MS, style="result")
+        s.set(f"C{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_high,{gpu_match}))", fmt=MS, style="result")
+        s.set(
+            f"D{r}",
+            "measured / predicted - 1 lay within the GPU's range (GPUs sheet) in 80% of the fitted rows: "
+            "the public benchmarks' fit, or your calibration file",
+            style="note",
+        )
+    r += 2
+    s.set(f"A{r}", 'Why "GPU-Util 80%" says nothing about these', style="subtitle")
+    util = [
+        "nvidia-smi's GPU-Util is the share of time in which any kernel runs. A decode step keeps a kernel running "
+        "nearly all the time, so GPU-Util reads 80-100% whatever the batch.",
+        f'="At batch "&TEXT(B{row_of["d_batch"]},"#,##0")&" this GPU does "&TEXT(B{row_of["d_mfu"]},"0.0%")&" of its '
+        f'peak FLOPs (MFU) and moves "&TEXT(B{row_of["d_mbu"]},"0%")&" of its peak bandwidth (MBU)."',
+        f'="At max batch ("&TEXT(B{row_of["max_batch"]},"#,##0")&") MFU is "&TEXT(B{row_of["m_mfu"]},"0.0%")&'
+        f'" and throughput "&TEXT(B{row_of["m_tput"]},"#,##0")&" tokens/s: same GPU-Util, "&'
+        f'TEXT(B{row_of["m_tput"]}/B{row_of["d_tput"]},"0.0")&"x the tokens."',
+        "Decode is memory-bound while its arithmetic intensity (about the batch) is below the ridge point: "
+        "judge capacity by max batch, MBU and tokens per dollar, not by GPU-Util.",
+    ]
+    for i, text in enumerate(util, 1):
+        s.note(f"A{r + i}", text)
+    return s, probes

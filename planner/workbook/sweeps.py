@@ -1,0 +1,119 @@
+"""The Sweeps sheet: the charts' data (decode over batch sizes, max batch over contexts, the roofline)."""
+
+from __future__ import annotations
+
+from openpyxl.utils import get_column_letter
+
+from planner.workbook import formulas as F
+from planner.workbook.calc import Calc, scenario_col
+from planner.workbook.formats import INT
+from planner.workbook.layout import SWEEPS_SHEET
+from planner.workbook.spec import Probe, Sheet
+
+BATCH_SWEEP = tuple(2**i for i in range(11))  # 1 .. 1024
+CONTEXT_SWEEP = tuple(2**i for i in range(10, 18))  # 1,024 .. 131,072
+ROOF_INTENSITIES = (0.25, None, 20000.0)  # None: the ridge point
+
+
+def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
+    """Chart data: decode of the baseline over batch sizes; max batch over contexts; the roofline."""
+    s = Sheet(SWEEPS_SHEET, freeze="A4", tab_color="A5A5A5")
+    s.set("A1", "Sweeps: chart data for the baseline (#N/A: does not fit, charts skip it)", style="title")
+    probes: list[Probe] = []
+    base = scenario_col("base")
+    block = F.decode_block("sb")
+    keys = [k for k, *_ in block]
+    s.set("A3", "Batch", style="header")
+    s.set("B3", "Batch (if it fits)", style="header")
+    col_of = {"sb": "B"}
+    for j, (key, label, unit, _fmt, _) in enumerate(block):
+        col_of[f"s_{key}"] = get_column_letter(3 + j)
+        s.set(f"{col_of[f's_{key}']}3", f"{label}{f' ({unit})' if unit else ''}", style="header")
+    tpot_col = get_column_letter(3 + len(block))
+    ach_col = get_column_letter(4 + len(block))
+    s.set(f"{tpot_col}3", "TPOT (ms)", style="header")
+    s.set(f"{ach_col}3", "Achieved TFLOP/s per GPU", style="header")
+    for j in range(1, 5 + len(block)):
+        s.widths[get_column_letter(j)] = 14
+    first = 4
+    for i, b in enumerate(BATCH_SWEEP):
+        r = first + i
+        s.set(f"A{r}", b, fmt=INT)
+        s.set(f"B{r}", f"=IF(A{r}>{c.ref('max_batch', base, True, True)},NA(),A{r})", fmt=INT)
+
+        def resolve(k, r=r):
+            if k in col_of:
+                return f"{col_of[k]}{r}"
+            return c.ref(k, base, absolute=True, sheet=True)
+
+        for key, _label, _unit, fmt, tmpl in block:
+            s.set(f"{col_of['s_' + key]}{r}", F.render(F.local(tmpl, "s"), resolve), fmt=fmt)
+        s.set(f"{tpot_col}{r}", f"={col_of['s_step']}{r}*1000", fmt="#,##0.00")
+        s.set(
+            f"{ach_col}{r}",
+            f"={col_of['s_flop']}{r}/({col_of['s_step']}{r}*{c.ref('n', base, True, True)})/1000000000000",
+            fmt="#,##0.0",
+        )
+        for key, q in (
+            ("step", "step_s"),
+            ("tput", "throughput_tokens_per_s"),
+            ("intensity", "intensity_flop_per_byte"),
+        ):
+            probes.append(Probe(SWEEPS_SHEET, f"{col_of['s_' + key]}{r}", "base", f"sweep_batch:{b}:{q}"))
+    batch_rows = (first, first + len(BATCH_SWEEP) - 1)
+    del keys
+    # max batch against context, baseline model and the compare model, each on the baseline's GPU count
+    r0 = batch_rows[1] + 3
+    s.set(f"A{r0 - 1}", "Max batch against context (on the baseline's GPU count)", style="subtitle")
+    s.set(f"A{r0}", "Context (tokens)", style="header")
+    comp = scenario_col("compare")
+    s.set(f"B{r0}", f'={c.ref("model", base, True, True)}&" ("&{c.ref("kv", base, True, True)}&" KV)"', style="header")
+    s.set(f"C{r0}", f'={c.ref("model", comp, True, True)}&" ("&{c.ref("kv", comp, True, True)}&" KV)"', style="header")
+    for i, ctx in enumerate(CONTEXT_SWEEP):
+        r = r0 + 1 + i
+        s.set(f"A{r}", ctx, fmt=INT)
+        for col, sc in (("B", base), ("C", comp)):
+
+            def resolve(k, sc=sc, r=r):
+                return c.ref(k, sc, absolute=True, sheet=True)
+
+            seq = "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens(f"$A{r}"))
+            mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/(({seq})*{{repl}}))", resolve)[1:]
+            s.set(f"{col}{r}", f"=IF({mb}<1,NA(),{mb})", fmt=INT)
+            probes.append(Probe(SWEEPS_SHEET, f"{col}{r}", "base" if sc == base else "compare", f"sweep_context:{ctx}"))
+    ctx_rows = (r0 + 1, r0 + len(CONTEXT_SWEEP))
+    # roofline of the chosen GPU at the weight precision
+    r1 = ctx_rows[1] + 3
+    s.set(f"A{r1 - 1}", "Roofline of the chosen GPU (peak at the weight precision)", style="subtitle")
+    s.set(f"A{r1}", "Intensity (FLOP/B)", style="header")
+    s.set(f"B{r1}", "Attainable TFLOP/s", style="header")
+    for i, x in enumerate(ROOF_INTENSITIES):
+        r = r1 + 1 + i
+        s.set(f"A{r}", x if x is not None else f"={c.ref('ridge', base, True, True)}", fmt="#,##0.00")
+        s.set(
+            f"B{r}",
+            f"=MIN({c.ref('peak', base, True, True)},{c.ref('bw', base, True, True)}*A{r})/1000000000000",
+            fmt="#,##0.0",
+        )
+    roof_rows = (r1 + 1, r1 + len(ROOF_INTENSITIES))
+    rp = roof_rows[1] + 2
+    s.set(f"A{rp - 1}", "Prefill intensity (FLOP/B)", style="header")
+    s.set(f"B{rp - 1}", "Prefill achieved TFLOP/s per GPU", style="header")
+    s.set(f"A{rp}", f"={c.ref('p_intensity', base, True, True)}", fmt="#,##0")
+    s.set(
+        f"B{rp}",
+        f"={c.ref('p_flop', base, True, True)}/({c.ref('p_ttft', base, True, True)}*"
+        f"{c.ref('n', base, True, True)})/1000000000000",
+        fmt="#,##0.0",
+    )
+    where = dict(
+        batch=batch_rows,
+        ctx=(r0, *ctx_rows),
+        roof=roof_rows,
+        prefill=rp,
+        tpot=tpot_col,
+        ach=ach_col,
+        intensity=col_of["s_intensity"],
+        tput=col_of["s_tput"],
+    )
+    return s, probes, where
