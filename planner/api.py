@@ -18,7 +18,7 @@ import numpy as np
 
 from planner import model as m
 from planner.calibration import residual_quantiles, resolve_calibration
-from planner.catalog import Catalog, Gpu, Model, default_catalog
+from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, MissingDataError
 from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
@@ -889,6 +889,8 @@ def plan(
         warnings.append(
             f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
+    stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
+    warnings += [stale] if stale else []
     util = eng.memory_utilization if memory_utilization is None else float(memory_utilization)
     return Plan(
         g,

@@ -186,7 +186,7 @@ def PLANNER_PRECISIONS():
 
 @_udf(
     name="GPU, model or precision name, e.g. H100",
-    field="field, e.g. memory_bytes, hbm_bandwidth_bytes_per_s, price.cloud_usd_per_gpu_hour, params_total; "
+    field="field, e.g. memory_bytes, hbm_bandwidth_bytes_per_s, price.on-demand.usd_per_gpu_hour, params_total; "
     "empty: all fields as a two-column table",
 )
 def PLANNER_INFO(name, field=None):

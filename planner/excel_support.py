@@ -655,7 +655,11 @@ def facts(name: str) -> dict[str, Any]:
         if name in table:
             entry = table.get(name)
             out: dict[str, Any] = {"kind": kind}
-            _flatten("", entry.model_dump(), out)
+            dump = entry.model_dump(exclude={"prices"} if kind == "gpu" else None)
+            if kind == "gpu":  # one price per kind: price.on-demand.usd_per_gpu_hour, price.purchase.purchase_usd
+                kinds = dict.fromkeys(p.kind for p in entry.prices)
+                dump["price"] = {k: entry.price(k).model_dump(exclude={"kind"}) for k in kinds}
+            _flatten("", dump, out)
             if kind == "model":
                 from planner.architecture import MODEL_FACT_FIELDS, model_facts
 

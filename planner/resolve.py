@@ -152,7 +152,8 @@ def gpu_numbers(
     g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None
 ) -> dict[str, float]:
     """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors."""
-    price = g.price.cloud_usd_per_gpu_hour if g.price and g.price.cloud_usd_per_gpu_hour else math.nan
+    on_demand = g.price("on-demand")
+    price = on_demand.usd_per_gpu_hour if on_demand else math.nan
     eng = engine or engine_profile(None)
     factors = {f: getattr(eng, f) for f in CALIBRATED_FIELDS}
     entry = (calibration or resolve_calibration(None)).for_gpu(g.all_names(), eng.name)

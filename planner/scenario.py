@@ -366,15 +366,15 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
             usable = ", ".join(p.name for p in catalog.precisions if p.kv_cache)
             raise ScenarioError(f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}")
     for i, o in enumerate(scenario.option):
-        price = catalog.gpu(o.gpu).price
+        gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"
-        if o.pricing == "purchase" and o.purchase_usd is None and not (price and price.purchase_usd):
+        if o.pricing == "purchase" and o.purchase_usd is None and gpu.price("purchase") is None:
             raise ScenarioError(
                 f"{source}: {label}.purchase_usd: the catalog has no purchase price for "
                 f'{catalog.gpu(o.gpu).name}; give purchase_usd (US$ per GPU) or use pricing = "cloud"'
             )
-        if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and not (price and price.cloud_usd_per_gpu_hour):
+        if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and gpu.price("on-demand") is None:
             raise ScenarioError(
-                f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no cloud price for "
+                f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no on-demand cloud price for "
                 f"{catalog.gpu(o.gpu).name}; give cloud_usd_per_gpu_hour (US$ per GPU-hour)"
             )

@@ -111,8 +111,8 @@ class TestShippedCatalog:
             for entry in table:
                 assert len(entry.source) > 10, entry.name
         for g in CAT.gpus:
-            if g.price:
-                assert g.price.source and re.match(r"\d{4}-\d{2}", g.price.date), g.name
+            for p in g.prices:
+                assert p.source and p.provider and re.match(r"\d{4}-\d{2}", p.date), g.name
 
     def test_hbm_cards_hold_binary_gigabytes(self):
         """'80 GB' cards have 80 GiB (the HBM stacks are binary-sized); nvidia-smi shows slightly less."""
@@ -177,11 +177,19 @@ class TestRoundTrip:
 class TestUserFolders:
     def test_user_folder_overrides_a_price_and_adds_a_gpu(self, tmp_path):
         h100 = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
-        h100["price"] = {"cloud_usd_per_gpu_hour": 1.23, "date": "2026-11", "source": "our contract"}
-        mine = dict(h100, name="My H100", aliases=["myh100"], price=h100["price"])
+        h100["prices"] = [
+            {
+                "kind": "on-demand",
+                "usd_per_gpu_hour": 1.23,
+                "provider": "us",
+                "date": "2026-11",
+                "source": "our contract",
+            }
+        ]
+        mine = dict(h100, name="My H100", aliases=["myh100"])
         (tmp_path / "gpus.toml").write_text(tomli_w.dumps({"gpu": [h100, mine]}))
         cat = load_catalog(tmp_path, use_env=False)
-        assert cat.gpu("H100").price.cloud_usd_per_gpu_hour == 1.23
+        assert cat.gpu("H100").price("on-demand").usd_per_gpu_hour == 1.23
         assert cat.gpu("myh100").name == "My H100"
         assert len(cat.gpus) == len(CAT.gpus) + 1
 

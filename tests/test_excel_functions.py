@@ -323,7 +323,9 @@ class TestCatalogFunctions:
         """PLANNER_INFO reads catalog fields (nested ones with dots) and the model's derived facts."""
         h100 = default_catalog().gpu("H100")
         assert xf.PLANNER_INFO(" h100", "memory_bytes") == h100.memory_bytes
-        assert xf.PLANNER_INFO("H100", "price.cloud_usd_per_gpu_hour") == h100.price.cloud_usd_per_gpu_hour
+        on_demand = h100.price("on-demand").usd_per_gpu_hour
+        assert xf.PLANNER_INFO("H100", "price.on-demand.usd_per_gpu_hour") == on_demand
+        assert xf.PLANNER_INFO("H100", "price.purchase.purchase_usd") == h100.price("purchase").purchase_usd
         assert xf.PLANNER_INFO("H100", "peak_flop_per_s.bf16") == h100.peak_flop_per_s["bf16"]
         assert xf.PLANNER_INFO("llama2-70b", "params_total") == 68_976_648_192  # learned params, HF config
         assert xf.PLANNER_INFO("H100", "name") == "H100 SXM 80GB"

@@ -189,8 +189,10 @@ peak_flop_per_s = { fp16 = 1000e12, bf16 = 1000e12, fp8 = 2000e12 }
 interconnect_bytes_per_s = 400e9
 tdp_w = 700
 source = "test entry"
-[gpu.price]
-cloud_usd_per_gpu_hour = 2.0
+[[gpu.prices]]
+kind = "on-demand"
+usd_per_gpu_hour = 2.0
+provider = "test"
 date = "2026-01"
 source = "test price"
 """

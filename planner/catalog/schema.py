@@ -10,6 +10,7 @@ Every entry has a ``source`` for its numbers; a number with a different source n
 
 from __future__ import annotations
 
+import datetime
 import re
 from typing import Literal
 
@@ -39,21 +40,74 @@ class _Entry(BaseModel):
         return (self.name, *self.aliases)
 
 
+InterconnectKind = Literal["nvlink", "nvlink-bridge", "pcie", "infinity-fabric", "other"]
+PriceKind = Literal["on-demand", "spot", "reserved", "purchase"]
+
+#: A price quoted more than this many days before today is flagged as stale (plans, reviews, catalog list).
+PRICE_STALE_AFTER_DAYS = 365
+
+
 class Price(BaseModel):
-    """A price with its date and source; either a purchase price, a cloud rate, or both."""
+    """One dated, sourced price quote of a kind: a rate per GPU-hour (on-demand, spot, reserved) or a purchase.
+
+    ``reserved`` covers committed-use and reserved-instance rates; ``purchase`` is the price of one GPU.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    purchase_usd: PositiveFloat | None = None
-    cloud_usd_per_gpu_hour: PositiveFloat | None = None
+    kind: PriceKind
+    usd_per_gpu_hour: PositiveFloat | None = Field(default=None, description="rate per GPU-hour (not for purchase)")
+    purchase_usd: PositiveFloat | None = Field(default=None, description="price of one GPU (purchase only)")
+    provider: str = Field(min_length=1, description="who quotes it: a cloud, a reseller, the vendor's list price")
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="YYYY-MM or YYYY-MM-DD")
     source: str = Field(min_length=3)
 
     @model_validator(mode="after")
-    def _has_a_price(self) -> Price:
-        if self.purchase_usd is None and self.cloud_usd_per_gpu_hour is None:
-            raise ValueError("give purchase_usd, cloud_usd_per_gpu_hour or both")
+    def _check(self) -> Price:
+        if self.kind == "purchase":
+            if self.purchase_usd is None or self.usd_per_gpu_hour is not None:
+                raise ValueError("a purchase price gives purchase_usd (US$ per GPU) and no usd_per_gpu_hour")
+        elif self.usd_per_gpu_hour is None or self.purchase_usd is not None:
+            raise ValueError(f"a {self.kind} price gives usd_per_gpu_hour and no purchase_usd")
+        self.quoted_on()  # a real calendar date
         return self
+
+    def quoted_on(self) -> datetime.date:
+        """The quote's date; a month-only date counts from the month's first day (the oldest it can be)."""
+        parts = [int(x) for x in self.date.split("-")]
+        try:
+            return datetime.date(parts[0], parts[1], parts[2] if len(parts) > 2 else 1)
+        except ValueError as exc:
+            raise ValueError(f"date {self.date!r} is not a calendar date ({exc})") from None
+
+    def age_days(self, today: datetime.date | None = None) -> int:
+        """Days from the quote's date to ``today`` (default: the system date)."""
+        return ((today or datetime.date.today()) - self.quoted_on()).days
+
+    def is_stale(self, today: datetime.date | None = None) -> bool:
+        """Quoted more than ``PRICE_STALE_AFTER_DAYS`` days ago."""
+        return self.age_days(today) > PRICE_STALE_AFTER_DAYS
+
+    @property
+    def amount(self) -> float:
+        """The number itself: US$ per GPU-hour, or US$ per GPU for a purchase."""
+        return self.purchase_usd if self.kind == "purchase" else self.usd_per_gpu_hour
+
+    def label(self, today: datetime.date | None = None) -> str:
+        """One line for people: '$6.35/GPU-h on-demand, RunPod, 2026-03-10', with '(stale: 400 days old)'."""
+        amount = f"${self.purchase_usd:,.0f}/GPU" if self.kind == "purchase" else f"${self.usd_per_gpu_hour:,.2f}/GPU-h"
+        text = f"{amount} {self.kind}, {self.provider}, {self.date}"
+        return text + (f" (stale: {self.age_days(today)} days old)" if self.is_stale(today) else "")
+
+
+def stale_price_warning(price: Price | None, gpu_name: str, today: datetime.date | None = None) -> str | None:
+    """The one warning line plans and reviews show for a price older than ``PRICE_STALE_AFTER_DAYS``, else None."""
+    if price is None or not price.is_stale(today):
+        return None
+    return (
+        f"{gpu_name}: the {price.kind} price (${price.amount:,.2f}, {price.provider}) is dated {price.date}, "
+        f"{price.age_days(today)} days ago (older than {PRICE_STALE_AFTER_DAYS} days); check a current quote"
+    )
 
 
 class Gpu(_Entry):
@@ -76,12 +130,52 @@ class Gpu(_Entry):
     interconnect_bytes_per_s: PositiveFloat | None = Field(
         default=None, description="GPU-to-GPU bandwidth per GPU, one direction (NVLink, Infinity Fabric or PCIe)"
     )
+    interconnect_kind: InterconnectKind | None = Field(
+        default=None, description="the GPU-to-GPU fabric; None: not stated (the model keeps its generic assumption)"
+    )
+    interconnect_domain_gpus: PositiveInt | None = Field(
+        default=None,
+        description="GPUs sharing the full-bandwidth fabric: 8 on HGX, 2 for bridged pairs, 72 for NVL72, 1 when none",
+    )
+    interconnect_latency_s: PositiveFloat | None = Field(
+        default=None, description="small-message all-reduce latency within the domain, seconds"
+    )
+    pcie_bytes_per_s: PositiveFloat | None = Field(
+        default=None, description="host link bandwidth, one direction (what a group larger than the domain gets)"
+    )
+    pcie_latency_s: PositiveFloat | None = Field(
+        default=None, description="small-message all-reduce latency over PCIe (beyond the domain), seconds"
+    )
+    interconnect_source: str = Field(default="", description="source of the interconnect kind, domain and latencies")
+    ecc_reserved_fraction: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="share of physical memory ECC takes when it is on by default (1/16 on GDDR cards; 0 on HBM)",
+    )
+    ecc_source: str = ""
     tdp_w: PositiveFloat
-    price: Price | None = None
+    prices: tuple[Price, ...] = Field(default=(), description="dated quotes; the first of a kind is the default")
     form_factor: str = ""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_price(cls, data: object) -> object:
+        if isinstance(data, dict) and "price" in data:
+            raise ValueError(
+                "'price' is now 'prices', a list of quotes: [[gpu.prices]] with kind = "
+                '"on-demand" | "spot" | "reserved" | "purchase", usd_per_gpu_hour or purchase_usd, provider, date, source'
+            )
+        return data
+
+    def price(self, kind: PriceKind = "on-demand") -> Price | None:
+        """The catalog's quote of this kind (the first listed), or None when it has none."""
+        return next((p for p in self.prices if p.kind == kind), None)
 
     @model_validator(mode="after")
     def _check(self) -> Gpu:
+        if self.ecc_reserved_fraction > 0 and not self.ecc_source:
+            raise ValueError("ecc_reserved_fraction needs ecc_source")
         if "fp16" not in self.peak_flop_per_s and "bf16" not in self.peak_flop_per_s:
             raise ValueError("peak_flop_per_s needs an fp16 or bf16 entry")
         if self.engine_visible_memory_bytes is not None:

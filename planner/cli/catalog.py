@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import tempfile
@@ -12,7 +13,7 @@ import tomli_w
 
 from planner.architecture import param_counts
 from planner.catalog.hf import model_from_hf_config
-from planner.catalog.schema import Gpu, Model, Precision
+from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import catalog_option, load
 from planner.errors import InvalidInputError, OutputExistsError, UnknownNameError
 from planner.units import fmt_bytes, fmt_gb
@@ -27,12 +28,20 @@ def entry_to_toml(kind: str, entry: Gpu | Model | Precision) -> str:
     return tomli_w.dumps({kind: [data]})
 
 
+def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
+    """The GPU's default price for a listing: on-demand, else the first quote; kind, date and a stale flag."""
+    price = g.price("on-demand") or (g.prices[0] if g.prices else None)
+    if price is None:
+        return "no price"
+    amount = f"${price.purchase_usd:,.0f}" if price.kind == "purchase" else f"${price.usd_per_gpu_hour:.2f}/h"
+    return f"{amount} {price.kind} {price.date}" + (" STALE" if price.is_stale(today) else "")
+
+
 def _gpu_line(g: Gpu) -> str:
     peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
-    price = f"${g.price.cloud_usd_per_gpu_hour:.2f}/h" if g.price and g.price.cloud_usd_per_gpu_hour else ""
     return (
         f"{g.name:<16} {fmt_gb(g.memory_bytes, 1):>9} {g.hbm_bandwidth_bytes_per_s / 1e12:>5.2f} TB/s "
-        f"{peak / 1e12:>7.1f} TFLOP/s {price:>8}  {', '.join(g.aliases[:3])}"
+        f"{peak / 1e12:>7.1f} TFLOP/s  {price_cell(g):<30} {', '.join(g.aliases[:3])}"
     )
 
 
@@ -80,6 +89,11 @@ def list_command(kind: str, catalog_dirs) -> None:
         for entry in table:
             click.echo("  " + line(entry))
         click.echo()
+    if kind in ("all", "gpus"):
+        click.echo(
+            f"Prices: on-demand where the catalog has one, else its first quote; STALE: quoted more than "
+            f"{PRICE_STALE_AFTER_DAYS} days ago (`planner catalog show NAME` lists every quote)."
+        )
     click.echo("Catalog folders: " + ", ".join(str(f) for f in cat.folders))
 
 

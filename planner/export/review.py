@@ -126,15 +126,15 @@ class Review:
 
 
 def option_money(option: Option, gpu: Gpu) -> Money:
-    price = gpu.price
-    cat_src = f"catalog {gpu.name} price, {price.date}: {price.source}" if price else ""
+    price = gpu.price("purchase" if option.pricing == "purchase" else "on-demand")
+    cat_src = f"catalog {gpu.name} {price.kind} price, {price.provider}, {price.date}: {price.source}" if price else ""
     if option.pricing == "purchase":
         purchase = option.purchase_usd or price.purchase_usd  # check_names made sure one exists
         capital = float(sizing.amortized_usd_per_gpu_month(purchase, option.amortization_months))
         power = float(sizing.power_usd_per_gpu_month(gpu.tdp_w, option.pue, option.power_usd_per_kwh))
         src = "scenario file (purchase_usd)" if option.purchase_usd else cat_src
         return Money("purchase", capital + power, capital, power, float(purchase), math.nan, src)
-    hourly = option.cloud_usd_per_gpu_hour or price.cloud_usd_per_gpu_hour
+    hourly = option.cloud_usd_per_gpu_hour or price.usd_per_gpu_hour
     src = "scenario file (cloud_usd_per_gpu_hour)" if option.cloud_usd_per_gpu_hour else cat_src
     return Money("cloud", float(sizing.cloud_usd_per_gpu_month(hourly)), 0.0, 0.0, math.nan, float(hourly), src)
 

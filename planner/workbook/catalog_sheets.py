@@ -35,6 +35,12 @@ class Column:
     name: str | None = None  # defined name of the column's data range
 
 
+def _on_demand(g: Gpu, field: str) -> Any:
+    """A field of the GPU's on-demand price (the one the model defaults to), or None when it has none."""
+    price = g.price("on-demand")
+    return getattr(price, field) if price else None
+
+
 def _table_sheet(
     title: str, table_name: str, entries: list, columns: list[Column], note: str
 ) -> tuple[Sheet, list[Name]]:
@@ -96,14 +102,15 @@ def gpus_sheet(
             "gpu_interconnect",
         ),
         Column(
-            "Cloud price",
-            lambda g, r: g.price.cloud_usd_per_gpu_hour if g.price else None,
+            "On-demand price",
+            lambda g, r: _on_demand(g, "usd_per_gpu_hour"),
             USD + '" /GPU-h"',
             12,
             "gpu_price",
         ),
-        Column("Price date", lambda g, r: g.price.date if g.price else None, width=10),
-        Column("Price source", lambda g, r: g.price.source if g.price else None, width=30),
+        Column("Price provider", lambda g, r: _on_demand(g, "provider"), width=12),
+        Column("Price date", lambda g, r: _on_demand(g, "date"), width=10),
+        Column("Price source", lambda g, r: _on_demand(g, "source"), width=30),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
             "Large GPU class (engine)",

@@ -1,0 +1,100 @@
+"""GPU prices: every quote has a kind, a provider, a date and a source; defaults use on-demand; old quotes are flagged."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from planner import api
+from planner.catalog import PRICE_STALE_AFTER_DAYS, Price, default_catalog, load_catalog, stale_price_warning
+from planner.cli import main
+from planner.errors import CatalogError
+
+CAT = default_catalog()
+QUOTE = {"provider": "us", "date": "2026-01-15", "source": "our contract"}
+
+
+class TestPriceSchema:
+    def test_an_hourly_kind_needs_a_rate_and_a_purchase_needs_a_price(self):
+        assert Price(kind="spot", usd_per_gpu_hour=1.0, **QUOTE).amount == 1.0
+        assert Price(kind="purchase", purchase_usd=30000, **QUOTE).amount == 30000
+        with pytest.raises(ValueError, match="on-demand price gives usd_per_gpu_hour"):
+            Price(kind="on-demand", purchase_usd=30000, **QUOTE)
+        with pytest.raises(ValueError, match="purchase price gives purchase_usd"):
+            Price(kind="purchase", usd_per_gpu_hour=2.0, **QUOTE)
+        with pytest.raises(ValueError, match="kind"):
+            Price(kind="committed-ish", usd_per_gpu_hour=2.0, **QUOTE)
+
+    def test_a_date_must_be_on_the_calendar(self):
+        with pytest.raises(ValueError, match="not a calendar date"):
+            Price(kind="spot", usd_per_gpu_hour=1.0, provider="x", date="2026-02-30", source="abc")
+
+    def test_age_counts_days_and_a_month_counts_from_its_first_day(self):
+        """2026-01-15 to 2026-11-30 is 319 days; '2025-11' means 2025-11-01, 394 days before 2026-11-30."""
+        today = datetime.date(2026, 11, 30)
+        assert Price(kind="spot", usd_per_gpu_hour=1.0, **QUOTE).age_days(today) == 319
+        month = Price(kind="spot", usd_per_gpu_hour=1.0, provider="x", date="2025-11", source="abc")
+        assert month.age_days(today) == 394 and month.is_stale(today)
+        assert PRICE_STALE_AFTER_DAYS == 365
+        fresh = Price(kind="spot", usd_per_gpu_hour=1.0, provider="x", date="2025-11-30", source="abc")
+        assert fresh.age_days(today) == 365 and not fresh.is_stale(today)  # a year to the day is not yet stale
+
+    def test_the_stale_warning_names_the_gpu_kind_date_and_age(self):
+        old = Price(kind="purchase", purchase_usd=4649, provider="launch", date="2020-10", source="abc")
+        line = stale_price_warning(old, "RTX A6000", datetime.date(2026, 11, 30))
+        assert line.startswith("RTX A6000: the purchase price ($4,649.00, launch) is dated 2020-10, 2251 days ago")
+        assert (
+            stale_price_warning(Price(kind="spot", usd_per_gpu_hour=1, **QUOTE), "X", datetime.date(2026, 2, 1)) is None
+        )
+        assert stale_price_warning(None, "X") is None
+
+
+class TestGpuPrices:
+    def test_the_default_is_the_on_demand_quote(self):
+        """H200: RunPod lists $6.35/h on-demand and $3.59/h spot (deploybase.ai RunPod table, March 2026)."""
+        h200 = CAT.gpu("H200")
+        assert h200.price().kind == "on-demand" and h200.price().usd_per_gpu_hour == 6.35
+        assert h200.price("spot").usd_per_gpu_hour == 3.59
+        assert h200.price("reserved") is None
+        assert api.gpu_price_per_hour("H200") == 6.35
+
+    def test_spot_quotes_are_no_longer_the_default(self):
+        """B200 $5.98 and RTX 4090 $0.34 are RunPod spot rates; on-demand $10.57 and $0.60 (same table)."""
+        assert CAT.gpu("B200").price("spot").usd_per_gpu_hour == 5.98
+        assert api.gpu_price_per_hour("B200") == 10.57
+        assert CAT.gpu("RTX 4090").price("spot").usd_per_gpu_hour == 0.34
+        assert api.gpu_price_per_hour("RTX 4090") == 0.60
+
+    def test_every_rented_quote_of_the_shipped_catalog_is_dated_and_sourced(self):
+        for g in CAT.gpus:
+            for p in g.prices:
+                assert p.provider and len(p.source) > 20 and p.quoted_on() <= datetime.date(2026, 12, 31), g.name
+
+    def test_the_old_single_price_table_is_refused_with_the_new_form(self, tmp_path):
+        h100 = CAT.gpu("H100").model_dump(mode="json", exclude_none=True, exclude={"prices"})
+        h100["price"] = {"cloud_usd_per_gpu_hour": 1.0, "date": "2026-01", "source": "abc"}
+        (tmp_path / "g.toml").write_text(tomli_w.dumps({"gpu": [h100]}))
+        with pytest.raises(CatalogError, match=r"'price' is now 'prices'.*\[\[gpu.prices\]\]"):
+            load_catalog(tmp_path, use_env=False)
+
+
+class TestSurfaces:
+    def test_catalog_list_shows_kind_and_date_and_flags_stale(self):
+        out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
+        h200 = next(line for line in out.splitlines() if "H200 SXM 141GB" in line)
+        assert "$6.35/h on-demand 2026-03-10" in h200
+        a6000 = next(line for line in out.splitlines() if "RTX A6000" in line)
+        assert "$4,649 purchase 2020-10 STALE" in a6000  # launch price, October 2020: no on-demand quote
+
+    def test_plan_warns_when_the_catalog_price_it_uses_is_stale(self, tmp_path):
+        h100 = CAT.gpu("H100").model_dump(mode="json", exclude_none=True)
+        h100["prices"] = [{"kind": "on-demand", "usd_per_gpu_hour": 2.0, **QUOTE, "date": "2020-01"}]
+        (tmp_path / "g.toml").write_text(tomli_w.dumps({"gpu": [h100]}))
+        args = ["plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--catalog", str(tmp_path)]
+        out = CliRunner().invoke(main, args).output
+        assert "warning: H100 SXM 80GB: the on-demand price ($2.00, us) is dated 2020-01" in out
+        out = CliRunner().invoke(main, [*args, "--price", "3"]).output
+        assert "is dated" not in out  # the user's own price: nothing to flag
