@@ -176,6 +176,8 @@ class Gpu(_Entry):
     def _check(self) -> Gpu:
         if self.ecc_reserved_fraction > 0 and not self.ecc_source:
             raise ValueError("ecc_reserved_fraction needs ecc_source")
+        if self.interconnect_kind == "pcie" and self.interconnect_domain_gpus not in (None, 1):
+            raise ValueError("interconnect_kind 'pcie' has interconnect_domain_gpus = 1 (no GPU-to-GPU fabric)")
         if "fp16" not in self.peak_flop_per_s and "bf16" not in self.peak_flop_per_s:
             raise ValueError("peak_flop_per_s needs an fp16 or bf16 entry")
         if self.engine_visible_memory_bytes is not None:
