@@ -13,8 +13,11 @@ MiB = 2**20
 class TestEveryGpuStatesItsFabric:
     @pytest.mark.parametrize("gpu", list(CAT.gpus), ids=lambda g: g.name)
     def test_fields_present_and_sourced(self, gpu: Gpu):
-        assert gpu.interconnect_kind is not None and gpu.interconnect_domain_gpus is not None
-        assert gpu.interconnect_latency_s and gpu.pcie_bytes_per_s and gpu.pcie_latency_s
+        assert gpu.interconnect_kind is not None and gpu.interconnect_domain_gpus is not None and gpu.pcie_bytes_per_s
+        if (
+            gpu.interconnect_latency_s is None or gpu.pcie_latency_s is None
+        ):  # only where the source says none was found
+            assert "latency found" in gpu.interconnect_source or "No small-message" in gpu.interconnect_source, gpu.name
         assert "https://" in gpu.interconnect_source and "https://" in gpu.ecc_source
         # a fabric is at least as fast as the PCIe link beyond it
         assert (gpu.interconnect_bytes_per_s or 0) >= gpu.pcie_bytes_per_s
@@ -40,7 +43,8 @@ class TestEveryGpuStatesItsFabric:
         assert CAT.gpu("MI300X").interconnect_latency_s == pytest.approx(6.3e-6)
         # PCIe is slower to start than the fabric it stands in for
         for g in CAT.gpus:
-            assert g.pcie_latency_s >= g.interconnect_latency_s, g.name
+            if g.pcie_latency_s and g.interconnect_latency_s:
+                assert g.pcie_latency_s >= g.interconnect_latency_s, g.name
 
     def test_pcie_rates_by_generation(self):
         """x16, one direction: Gen3 16 GB/s (T4 datasheet: 32 GB/s bidirectional), Gen4 32, Gen5 64 (H100: 128 GB/s

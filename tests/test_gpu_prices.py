@@ -98,3 +98,42 @@ class TestSurfaces:
         assert "warning: H100 SXM 80GB: the on-demand price ($2.00, us) is dated 2020-01" in out
         out = CliRunner().invoke(main, [*args, "--price", "3"]).output
         assert "is dated" not in out  # the user's own price: nothing to flag
+
+
+class TestReviewFlagsStalePrices:
+    SCENARIO = """
+title = "stale"
+[workload]
+peak_concurrent_requests = 10
+average_concurrent_requests = 5
+prompt_tokens_mean = 100
+prompt_tokens_high = 200
+output_tokens_mean = 100
+output_tokens_high = 200
+ttft_target_s = 10
+tpot_target_s = 0.5
+[defaults]
+model = "Llama-2-7B"
+engine = "ideal"
+max_gpus_per_replica = 1
+[[option]]
+name = "A6000 bought"
+gpu = "RTX A6000"
+pricing = "purchase"
+[[option]]
+name = "A6000 at our quote"
+gpu = "RTX A6000"
+pricing = "purchase"
+purchase_usd = 4000
+"""
+
+    def test_a_catalog_price_older_than_a_year_is_flagged_on_the_option_that_uses_it(self, tmp_path):
+        """RTX A6000's only catalog price is its October 2020 launch price: flagged; the user's own quote is not."""
+        from planner.export import build_review
+        from planner.scenario import load_scenario
+
+        path = tmp_path / "s.toml"
+        path.write_text(self.SCENARIO)
+        review = build_review(load_scenario(path), CAT, source="s.toml", date="2026-11-30")
+        flagged = [w for w in review.warnings if "is dated 2020-10" in w]
+        assert len(flagged) == 1 and flagged[0].startswith("A6000 bought: RTX A6000: the purchase price ($4,649.00")

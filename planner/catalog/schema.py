@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
 
 #: Keys of ``Gpu.peak_flop_per_s``: dense (not 2:4-sparse) tensor-core peaks, except fp32 (CUDA cores).
-PeakKey = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4"]
+PeakKey = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4"]
 
 
 def normalize_name(name: str) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 
 from planner import __version__, api, sizing
 from planner.calibration import residual_quantiles
-from planner.catalog import Catalog, Gpu, Model
+from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.scenario import Option, Scenario, Workload, check_names
@@ -279,6 +279,10 @@ def evaluate(
     )
     cands = _candidates(option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups)
     warnings = []
+    own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
+    kind = "purchase" if option.pricing == "purchase" else "on-demand"
+    stale = None if own_quote else stale_price_warning(gpu.price(kind), gpu.name)
+    warnings += [f"{option.name}: {stale}"] if stale else []
     if workload.sizing_context_tokens > mdl.max_context:
         warnings.append(
             f"{mdl.name}: a {workload.sizing_context_tokens:,}-token sequence exceeds its trained maximum "
