@@ -29,6 +29,7 @@ from planner.api import (
     ttft,
     weight_bytes,
 )
+from planner.benchmark import BenchmarkRun, predict_benchmark
 from planner.catalog import Catalog, default_catalog, load_catalog, reload_catalog
 from planner.engines import ENGINES, EngineProfile, engine_profile
 from planner.errors import (
@@ -43,6 +44,7 @@ from planner.errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "BenchmarkRun",
     "ENGINES",
     "Catalog",
     "CatalogError",
@@ -69,6 +71,7 @@ __all__ = [
     "mfu",
     "min_gpus",
     "plan",
+    "predict_benchmark",
     "prefill",
     "prefill_intensity",
     "reload_catalog",

@@ -1,132 +1,60 @@
-"""How far the planner is from what serving engines did: predictions for published reference rows, and ranges.
+"""How far the planner is from what serving engines did: reference rows, read as logs and tables write them.
 
-Two kinds of reference rows (``catalogs/reference/``):
+Two kinds of reference rows (``catalogs/reference/``, or a user's own files in the same columns):
 
 - start-up logs of vLLM (``vllm_startup_*.csv``): the KV cache memory per GPU, the KV cache tokens of the
-  tensor-parallel group and the maximum concurrency vLLM printed; each row is predicted with the engine
-  profile of its vLLM version (``STARTUP_PROFILES``, or the file's ``profile`` column);
-- decode measurements (``decode_*.csv``, or a user's own file in the same columns): TPOT and output
-  throughput of a batch of ``batch`` sequences with ``input_len`` prompt and ``output_len`` output tokens.
+  tensor-parallel group and the maximum concurrency vLLM printed. Each row is predicted with its ``profile``
+  column, else ``STARTUP_PROFILES``, else the profile of its ``engine_version``
+  (``planner.engines.engine_for_version``), else ``vllm``. ``max_model_len`` is needed only for the
+  concurrency figure.
+- benchmark rows (``decode_*.csv``): ``batch`` sequences (or a server's concurrency) of ``input_len`` prompt
+  and ``output_len`` output tokens, with any of TPOT, TTFT and output throughput. Each is predicted as the
+  benchmark ran (``planner.benchmark.predict_benchmark``): a static batch, a server given all prompts at
+  once, or a server fed at ``request_rate``. A row with only a TTFT (batch 1, one output token) is a prefill.
 
-TPOT of a row is predicted at the mean context of the generation, ``input_len + output_len / 2``: decode time
-is linear in the context, so the mean step time is the step time at the mean context. When a row's prompts
-were all sent at once to a continuous-batching server (vLLM's ``benchmark_serving`` without a request rate),
-the other requests' prefills run between a request's decode steps: on average (batch - 1) / 2 prompt
-prefills spread over its output tokens, which the row's TPOT includes. Throughput is the
-planner's whole-run figure, ``batch x output_len / (prefill of the batch + (output_len - 1) x TPOT)``, since
-the published figures count the prefill too.
-
-``tpot_range`` and friends turn a prediction into a (low, high) range with the residual quantiles of the fit
-(the calibration entry's, else the shipped fit's ``DEFAULT_RESIDUALS``).
+Names are read as logs write them: "NVIDIA H100 SXM 80GB", "LLaMA 7B (Llama-2-7b)", "Qwen/Qwen2-72B"; a dtype
+of "auto" or "not stated" is the model's default. A row that cannot be predicted keeps a one-line reason.
 """
 
 from __future__ import annotations
 
-import csv
 import math
-import re
-import statistics
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from planner import api
+from planner.benchmark import benchmark_kind, mean_context, predict_benchmark
 from planner.calibration import residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.loader import shipped_catalog_dir
-from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_profile
+from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_for_version, engine_profile, parse_version
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
+from planner.published import (
+    first_number,
+    precision_in,
+    read_csv_rows,
+    require_columns,
+    resolve_gpu_name,
+    resolve_model_name,
+    whole_number,
+)
 
 GiB = 2**30
 
-#: Thresholds the issue sets (tests/test_accuracy.py asserts them on the shipped reference rows).
-MEMORY_TOLERANCE = 0.05
-TIME_MEDIAN_TOLERANCE = 0.20
-TIME_WORST_TOLERANCE = 0.40
-
-#: Engine profile for each shipped start-up row. KV001-KV003 logged vLLM 0.10.1.1; KV017 logged 0.11.0 and
-#: its activation peak (2.12 GiB) matches the current sampler cost; KV013's version was not logged (the
-#: source's replication section runs the ``:latest`` image) and its activation peak (4.76 GiB, like every
-#: row of that first llm-d batch) is the ~38 B/(sequence x vocabulary entry) sampler of "vllm-fullsort".
-STARTUP_PROFILES = {
-    "KV001": "vllm-0.10",
-    "KV002": "vllm-0.10",
-    "KV003": "vllm-0.10",
-    "KV013": "vllm-fullsort",
-    "KV017": "vllm",
-}
-
-#: Names in the published rows that are not catalog names or aliases, and what they are.
-GPU_NAMES = {
-    "nvidia a100-80g": "A100 SXM 80GB",  # LMDeploy's A100 benchmark page (SXM4 per its 400 W class results)
-    "nvidia a100 80gb": "A100 SXM 80GB",  # dennislee22: "NVIDIA A100 80GB GPU"; form factor not stated
-    "nvidia h100 80gb": "H100 SXM 80GB",  # llm-d: "H100 GPU (79.18 GiB)"
-}
-DTYPES = {
-    "bfloat16": "bf16",
-    "float16": "fp16",
-    "fp16": "fp16",
-    "bf16": "bf16",
-    "float32": "fp32",
-    "fp8": "fp8",
-    "auto": None,
-    "": None,
-}
+#: Engine profile of shipped start-up rows whose version does not decide it. KV017 is stated as vLLM 0.11.0
+#: but its activation peak (2.12 GiB) is the current sampler's ('vllm'), not that of the other rows of its
+#: source (KV013: 4.76 GiB, 'vllm-fullsort'), which the 0.11 version maps to.
+STARTUP_PROFILES = {"KV017": "vllm"}
 
 
 def reference_dir() -> Path:
     """The shipped reference data: ``catalogs/reference`` (``planner/_catalogs/reference`` when installed)."""
     return shipped_catalog_dir() / "reference"
-
-
-# -- name resolution ---------------------------------------------------------------------------------------
-
-
-def resolve_gpu_name(name: str, catalog: Catalog) -> str:
-    """A catalog GPU name for a published one ("NVIDIA H100 80GB (79.18 GiB reported total)" -> H100 SXM 80GB)."""
-    text = str(name).strip()
-    for candidate in (text, re.sub(r"\s*\(.*\)\s*$", "", text)):
-        try:
-            return catalog.gpu(candidate).name
-        except PlannerError:
-            mapped = GPU_NAMES.get(candidate.lower())
-            if mapped:
-                return catalog.gpu(mapped).name
-    return catalog.gpu(text).name  # raises UnknownNameError with suggestions
-
-
-def resolve_model_name(name: str, catalog: Catalog) -> str:
-    """A catalog model name for a published one (Hugging Face ids; "meta-llama/Llama-2-7b" -> Llama-2-7B)."""
-    text = str(name).strip()
-    for candidate in (text, text + "-hf", text.split("/")[-1]):
-        try:
-            return catalog.model(candidate).name
-        except PlannerError:
-            continue
-    return catalog.model(text).name
-
-
-def _dtype(value: str) -> str | None:
-    key = str(value or "").strip().lower().split(" ")[0]
-    return DTYPES.get(key, key or None)
-
-
-def _float(value: Any) -> float:
-    """The first number in a published cell ("14.2488 GiB", "93,872", "5.73x"); NaN when there is none."""
-    hit = re.search(r"-?\d[\d,]*\.?\d*(?:[eE]-?\d+)?", str(value or ""))
-    return float(hit.group(0).replace(",", "")) if hit else math.nan
-
-
-def _read_csv(path: Path) -> list[dict[str, str]]:
-    try:
-        with open(path, newline="", encoding="utf-8") as f:
-            return list(csv.DictReader(f))
-    except OSError as exc:
-        raise InvalidInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
 
 
 # -- memory ------------------------------------------------------------------------------------------------
@@ -141,14 +69,22 @@ class StartupRow:
     model: str
     tensor_parallel_size: int
     memory_utilization: float
-    max_model_len: int
+    max_model_len: int | None
     block_size: int | None
     weight_precision: str | None
     profile: str
-    kv_cache_gib: float  # "Available KV cache memory", per GPU
+    kv_cache_gib: float  # "Available KV cache memory", per GPU (NaN when not printed)
     kv_cache_tokens: float  # "GPU KV cache size", whole group (NaN when not printed)
     max_concurrency: float  # "Maximum concurrency for L tokens per request" (NaN when not printed)
     source: str = ""
+    problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
+
+
+STARTUP_COLUMNS = (
+    "a start-up file has gpu, model and available_kv_cache_memory_gib and/or gpu_kv_cache_tokens "
+    "(optional: record_id, tensor_parallel_size, gpu_memory_utilization, max_model_len, block_size, "
+    "weight_dtype, quantization, engine_version, profile, max_concurrency_x)"
+)
 
 
 def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
@@ -162,41 +98,62 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
     )
     rows = []
     for p in paths:
-        for r in _read_csv(p):
-            rid = r["record_id"]
-            block = _float(r.get("block_size"))
+        raw = read_csv_rows(p)
+        require_columns(p, raw, ("gpu", "model", "available_kv_cache_memory_gib|gpu_kv_cache_tokens"), STARTUP_COLUMNS)
+        for i, r in enumerate(raw, 1):
+            rid = r.get("record_id") or f"row{i}"
+            problem, tp, mml, block, util = "", 1, None, None, 0.9
+            try:
+                tp = whole_number(r.get("tensor_parallel_size") or r.get("num_gpus"), "tensor_parallel_size", 1) or 1
+                mml = whole_number(r.get("max_model_len"), "max_model_len")
+                block = whole_number(r.get("block_size"), "block_size")
+                util_cell = first_number(r.get("gpu_memory_utilization"))
+                util = 0.9 if math.isnan(util_cell) else util_cell
+            except ValueError as exc:
+                problem = str(exc)
             rows.append(
                 StartupRow(
                     record_id=rid,
                     gpu=r["gpu"],
                     model=r["model"],
-                    tensor_parallel_size=int(_float(r.get("tensor_parallel_size")) or 1),
-                    memory_utilization=_float(r["gpu_memory_utilization"]),
-                    max_model_len=int(_float(r["max_model_len"])),
-                    block_size=None if math.isnan(block) else int(block),
+                    tensor_parallel_size=tp,
+                    memory_utilization=util,
+                    max_model_len=mml or None,
+                    block_size=block or None,
                     weight_precision=_weight_precision(r),
-                    profile=(r.get("profile") or STARTUP_PROFILES.get(rid) or "vllm").strip(),
-                    kv_cache_gib=_float(r["available_kv_cache_memory_gib"]),
-                    kv_cache_tokens=_float(r.get("gpu_kv_cache_tokens")),
-                    max_concurrency=_float(r.get("max_concurrency_x")),
+                    profile=_startup_profile(rid, r),
+                    kv_cache_gib=first_number(r.get("available_kv_cache_memory_gib")),
+                    kv_cache_tokens=first_number(r.get("gpu_kv_cache_tokens")),
+                    max_concurrency=first_number(r.get("max_concurrency_x")),
                     source=r.get("source", ""),
+                    problem=problem,
                 )
             )
     return rows
 
 
+def _startup_profile(record_id: str, r: dict[str, str]) -> str:
+    """The row's ``profile`` column, else STARTUP_PROFILES, else its vLLM version's profile, else 'vllm'."""
+    if (r.get("profile") or "").strip():
+        return r["profile"].strip()
+    if record_id in STARTUP_PROFILES:
+        return STARTUP_PROFILES[record_id]
+    try:
+        return engine_for_version("vllm", r.get("engine_version", ""))[0].name
+    except PlannerError:
+        return "vllm"
+
+
 def _weight_precision(r: dict[str, str]) -> str | None:
-    quant = str(r.get("quantization") or "").strip().lower()
-    if quant.startswith("fp8"):
-        return "fp8"
-    if quant and quant != "none":
-        return None
-    return _dtype(r.get("weight_dtype", ""))
+    quant = precision_in(r.get("quantization"))
+    if quant:
+        return "fp8" if quant.startswith("fp8") else quant
+    return precision_in(r.get("weight_dtype", ""))
 
 
 @dataclass(frozen=True)
 class StartupPrediction:
-    """What the planner says vLLM will print at start-up."""
+    """What the planner says vLLM will print at start-up (max_concurrency NaN without a max_model_len)."""
 
     kv_cache_gib: float
     kv_cache_tokens: float
@@ -204,7 +161,12 @@ class StartupPrediction:
 
 
 def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> StartupPrediction:
-    """Available KV cache GiB per GPU, KV cache tokens of the group, and max concurrency at max_model_len."""
+    """Available KV cache GiB per GPU, KV cache tokens of the group, and max concurrency at max_model_len.
+
+    Raises the ``PlannerError`` that stops the prediction (unknown name, bad cell, weights do not fit).
+    """
+    if row.problem:
+        raise InvalidInputError(row.problem)
     cat = catalog or default_catalog()
     eng = engine_profile(row.profile)
     if row.block_size:
@@ -212,18 +174,16 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
     plan = api.memory_plan(
         resolve_gpu_name(row.gpu, cat),
         resolve_model_name(row.model, cat),
-        row.max_model_len,
+        row.max_model_len or eng.block_size,  # the budget and token count do not depend on it
         gpus=row.tensor_parallel_size,
         weight_precision=row.weight_precision,
         memory_utilization=row.memory_utilization,
         engine=eng,
         catalog=cat,
-        errors="coerce",
     )
     tokens = float(plan.kv_cache_tokens)
-    return StartupPrediction(
-        float(plan.kv_budget_bytes_per_gpu) / GiB, tokens, max_concurrency(tokens, row.max_model_len, eng.block_size)
-    )
+    conc = max_concurrency(tokens, row.max_model_len, eng.block_size) if row.max_model_len else math.nan
+    return StartupPrediction(float(plan.kv_budget_bytes_per_gpu) / GiB, tokens, conc)
 
 
 # -- time --------------------------------------------------------------------------------------------------
@@ -231,7 +191,12 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 
 @dataclass(frozen=True)
 class DecodeRow:
-    """One decode measurement: ``batch`` sequences, ``input_len`` prompt and ``output_len`` output tokens each."""
+    """One benchmark measurement: ``batch`` sequences, ``input_len`` prompt and ``output_len`` output tokens each.
+
+    ``kind``: "static" (a batch that starts together) or "serving" (a continuous-batching server given
+    ``num_prompts`` requests, ``batch`` at a time, all at once or at ``request_rate`` requests/s).
+    ``output_len = 0``: a steady-state decode step at context ``input_len`` (``planner calibrate --measure``).
+    """
 
     record_id: str
     gpu: str
@@ -243,81 +208,114 @@ class DecodeRow:
     weight_precision: str | None = None
     kv_precision: str | None = None
     engine: str = "vllm"
+    engine_version: str = ""
     tpot_s: float = math.nan
     throughput_tokens_per_s: float = math.nan
-    ttft_s: float = math.nan  # static batches only (LMDeploy's first-token latency); NaN otherwise
-    #: prompts sent together to a continuous-batching server: other prompts' prefills interleave with decode
-    interleaved_prefill: bool = False
+    ttft_s: float = math.nan
+    kind: str = "static"
+    num_prompts: int | None = None
+    request_rate: float | None = None
     source: str = ""
+    problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
 
     @property
     def context(self) -> int:
         """The mean context over the generation, at which the row's TPOT is predicted (whole tokens)."""
-        return self.input_len + self.output_len // 2
+        return mean_context(self.input_len, self.output_len)
 
 
-DECODE_COLUMNS = "gpu, model, batch, input_len, output_len, and tpot_ms and/or output_throughput_tok_s"
+DECODE_COLUMNS = (
+    "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
+    "(optional: record_id, tensor_parallel_size, weight_dtype, kv_cache_dtype, engine, engine_version, "
+    "batching, num_prompts, request_rate)"
+)
 
 
 def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
-    """Rows of a decode CSV (default: the shipped ``decode_public.csv``). See ``DECODE_COLUMNS``."""
-    p = Path(path) if path else reference_dir() / "decode_public.csv"
-    raw = _read_csv(p)
-    missing = [c for c in ("gpu", "model", "input_len", "output_len") if raw and c not in raw[0]]
-    if raw and ("batch_size_or_concurrency" not in raw[0] and "batch" not in raw[0]):
-        missing.append("batch")
-    if missing:
-        raise InvalidInputError(f"{p}: missing column(s) {', '.join(missing)}; a decode file has {DECODE_COLUMNS}")
+    """Rows of a decode CSV (default: every shipped ``decode_*.csv``). See ``DECODE_COLUMNS``."""
+    paths = [Path(path)] if path else sorted(reference_dir().glob("decode_*.csv"))
     rows = []
-    for i, r in enumerate(raw, 1):
-        tpot = _float(r.get("tpot_ms")) / 1e3
-        tput = _float(r.get("output_throughput_tok_s") or r.get("throughput_tok_s"))
-        if math.isnan(tpot) and math.isnan(tput):
-            raise InvalidInputError(f"{p}: row {i} has neither tpot_ms nor output_throughput_tok_s")
-        batching = str(r.get("batching", "")).lower()
-        static = "static" in batching
-        interleaved = not static and ("at once" in batching or "together" in batching)
-        engine = str(r.get("engine", "")).lower()
-        rows.append(
-            DecodeRow(
-                record_id=r.get("record_id") or f"row{i}",
-                gpu=r["gpu"],
-                model=r["model"],
-                gpus=int(_float(r.get("tensor_parallel_size") or r.get("gpus") or 1)),
-                batch=int(_float(r.get("batch_size_or_concurrency") or r.get("batch"))),
-                input_len=int(_float(r["input_len"])),
-                output_len=int(_float(r["output_len"])),
-                weight_precision=_dtype(r.get("weight_dtype", "")),
-                kv_precision=_dtype(r.get("kv_cache_dtype", ""))
-                if _dtype(r.get("kv_cache_dtype", "")) in ("fp16", "bf16", "fp8")
-                else None,
-                engine="vllm" if "vllm" in engine or not engine else engine.split(" ")[0],
-                tpot_s=tpot,
-                throughput_tokens_per_s=tput,
-                ttft_s=_float(r.get("ttft_ms")) / 1e3 if static else math.nan,
-                interleaved_prefill=interleaved,
-                source=r.get("source", ""),
-            )
-        )
+    for p in paths:
+        raw = read_csv_rows(p)
+        needed = ("gpu", "model", "batch_size_or_concurrency|batch", "input_len", "output_len")
+        require_columns(p, raw, needed, f"a decode file has {DECODE_COLUMNS}")
+        for i, r in enumerate(raw, 1):
+            rows.append(_decode_row(p, i, r))
     return rows
+
+
+def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
+    tpot = first_number(r.get("tpot_ms")) / 1e3
+    tput = first_number(r.get("output_throughput_tok_s") or r.get("throughput_tok_s"))
+    ttft = first_number(r.get("ttft_ms")) / 1e3
+    kind, _ = benchmark_kind(r.get("batching", ""))
+    rate = first_number(r.get("request_rate"))
+    engine_cell = str(r.get("engine", "")).strip()
+    version = str(r.get("engine_version", "")).strip()
+    problem, batch, inp, out, tp, prompts = "", 1, 1, 1, 1, None
+    try:
+        tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
+        batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")
+        inp = whole_number(r.get("input_len"), "input_len")
+        out = whole_number(r.get("output_len"), "output_len")
+        prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        if batch is None or inp is None or out is None:
+            blank = [c for c, v in (("batch", batch), ("input_len", inp), ("output_len", out)) if v is None]
+            raise ValueError(f"no {', '.join(blank)}")
+        if batch < 1:
+            raise ValueError("batch must be 1 or more")
+    except ValueError as exc:
+        problem = str(exc)
+    if not problem and all(math.isnan(x) for x in (tpot, tput, ttft)):
+        problem = "no tpot_ms, ttft_ms or output_throughput_tok_s"
+    return DecodeRow(
+        record_id=r.get("record_id") or f"row{i}",
+        gpu=r["gpu"],
+        model=r["model"],
+        gpus=tp,
+        batch=batch or 1,
+        input_len=inp or 0,
+        output_len=out or 0,
+        weight_precision=precision_in(r.get("weight_dtype", "")),
+        kv_precision=precision_in(r.get("kv_cache_dtype", "")),
+        engine=_engine_name(engine_cell),
+        engine_version=version,
+        tpot_s=tpot,
+        throughput_tokens_per_s=tput,
+        ttft_s=ttft,
+        kind=kind,
+        num_prompts=prompts or None,
+        request_rate=None if math.isnan(rate) or rate <= 0 else rate,
+        source=r.get("source", "") or str(p),
+        problem=problem,
+    )
+
+
+def _engine_name(cell: str) -> str:
+    """'vllm', 'lmdeploy', 'tensorrt-llm', 'sglang' ... from an engine cell ("LMDeploy (TurboMind)")."""
+    text = cell.lower()
+    name = next((k for k in ("vllm", "lmdeploy", "tensorrt", "trt", "sglang") if k in text), text.split(" ")[0])
+    return {"tensorrt": "tensorrt-llm", "trt": "tensorrt-llm"}.get(name, name) or "vllm"
 
 
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     if engine is not None:
         return engine_profile(engine)
     try:
+        if row.engine_version and parse_version(row.engine_version):
+            return engine_for_version(row.engine, row.engine_version)[0]
         return engine_profile(row.engine)
     except PlannerError:
-        return engine_profile(None)  # e.g. LMDeploy: the shared fitted time factors
+        return engine_profile(None)  # an engine without a profile (SGLang): the shared fitted time factors
 
 
 @dataclass(frozen=True)
 class DecodePrediction:
-    """Predictions for decode rows (arrays, one entry per row, or floats for one row)."""
+    """Predictions for benchmark rows (arrays, one entry per row, or floats for one row); NaN where none."""
 
     tpot_s: Any
-    throughput_tokens_per_s: Any
-    batch_prefill_s: Any
+    throughput_tokens_per_s: Any  # the run's output rate (steady-state decode for output_len = 0 rows)
+    ttft_s: Any
 
 
 def predict_decode(
@@ -327,9 +325,23 @@ def predict_decode(
     calibration: Any = None,
     catalog: Catalog | None = None,
 ) -> DecodePrediction:
-    """TPOT at the mean context and the whole-run output throughput of one row (see the module docstring)."""
+    """TPOT, output rate and TTFT of one row, as its benchmark ran (see the module docstring)."""
     p = predict_decode_rows([row], engine=engine, calibration=calibration, catalog=catalog)
-    return DecodePrediction(float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.batch_prefill_s[0]))
+    return DecodePrediction(float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.ttft_s[0]))
+
+
+def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
+    return dict(
+        gpu=np.array([resolve_gpu_name(r.gpu, cat) for r in rows], dtype=object),
+        model=np.array([resolve_model_name(r.model, cat) for r in rows], dtype=object),
+        input_len=np.array([r.input_len for r in rows], dtype=float),
+        output_len=np.array([r.output_len for r in rows], dtype=float),
+        batch=np.array([r.batch for r in rows], dtype=float),
+        num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
+        gpus=np.array([r.gpus for r in rows], dtype=float),
+        weight_precision=np.array([r.weight_precision for r in rows], dtype=object),
+        kv_precision=np.array([r.kv_precision for r in rows], dtype=object),
+    )
 
 
 def predict_decode_rows(
@@ -339,175 +351,73 @@ def predict_decode_rows(
     calibration: Any = None,
     catalog: Catalog | None = None,
 ) -> DecodePrediction:
-    """``predict_decode`` for many rows at once: one vectorized call per engine profile. NaN where a row fails."""
+    """``predict_decode`` for many rows: one vectorized call per (engine, kind of run). NaN where a row fails."""
     cat = catalog or default_catalog()
     cal = resolve_calibration(calibration)
     n = len(rows)
-    tpot, tput, pre = (np.full(n, math.nan) for _ in range(3))
-    groups: dict[str, list[int]] = {}
+    tpot, tput, ttft = (np.full(n, math.nan) for _ in range(3))
+    groups: dict[tuple, list[int]] = {}
     profiles: dict[str, EngineProfile] = {}
     for i, r in enumerate(rows):
+        if r.problem:
+            continue
         eng = _profile_for(r, engine)
         profiles[eng.name] = eng
-        groups.setdefault(eng.name, []).append(i)
-    for name, idx in groups.items():
-        eng = profiles[name]
+        groups.setdefault((eng.name, r.kind, r.request_rate is not None), []).append(i)
+    for (name, kind, at_rate), idx in groups.items():
         sel = [rows[i] for i in idx]
         try:
-            gpus = np.array([resolve_gpu_name(r.gpu, cat) for r in sel], dtype=object)
-            models = np.array([resolve_model_name(r.model, cat) for r in sel], dtype=object)
+            args = _row_args(sel, cat)
         except PlannerError:
-            if len(sel) == 1:
-                continue
-            for i in idx:  # find the bad row by itself
-                one = predict_decode_rows([rows[i]], engine=eng, calibration=cal, catalog=cat)
-                tpot[i], tput[i], pre[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.batch_prefill_s[0]
+            if len(sel) > 1:  # find the bad row by itself
+                for i in idx:
+                    one = predict_decode_rows([rows[i]], engine=profiles[name], calibration=cal, catalog=cat)
+                    tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
             continue
-        wp = np.array([r.weight_precision for r in sel], dtype=object)
-        kp = np.array([r.kv_precision for r in sel], dtype=object)
-        n_gpus = np.array([r.gpus for r in sel], dtype=float)
-        batch = np.array([r.batch for r in sel], dtype=float)
-        out_len = np.array([r.output_len for r in sel], dtype=float)
-        opts = dict(engine=eng, catalog=cat, calibration=cal, errors="coerce")
-        step = api.decode_step(
-            gpus, models, np.array([r.context for r in sel]), batch, kp, n_gpus, wp, check_fit=False, **opts
+        rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
+        run = predict_benchmark(
+            **args,
+            kind=kind,
+            request_rate=rate,
+            engine=profiles[name],
+            calibration=cal,
+            catalog=cat,
+            errors="coerce",
         )
-        prompts = np.array([max(r.input_len, 1) for r in sel], dtype=float)
-        pf = api.prefill(gpus, models, prompts, n_gpus, wp, **opts)
-        # a batch's prompts prefill together: the weights are read once, every prompt's FLOPs are done
-        batch_prefill = api.prefill(gpus, models, prompts, n_gpus, wp, batch=batch, **opts)
-        t_pre = np.asarray(batch_prefill.ttft_s, dtype=float)
-        t = np.asarray(step.step_s, dtype=float)
-        # prompts sent together to a continuous-batching server: each request's decode waits, on average, for
-        # (batch - 1) / 2 other prompts' prefills spread over its output tokens
-        interleaved = np.array([r.interleaved_prefill for r in sel])
-        one_prefill = np.asarray(pf.ttft_s, dtype=float)
-        t = t + np.where(interleaved, (batch - 1.0) / 2.0 * one_prefill / np.maximum(out_len - 1.0, 1.0), 0.0)
-        tpot[idx], pre[idx] = t, t_pre
-        # rows measured at one context (no output length) are steady-state decode: batch / TPOT
-        tput[idx] = np.where(out_len > 0, batch * out_len / (t_pre + np.maximum(out_len - 1.0, 0.0) * t), batch / t)
-    return DecodePrediction(tpot, tput, pre)
+        steady = np.array([r.output_len == 0 for r in sel])
+        tpot[idx] = run.tpot_s
+        tput[idx] = np.where(steady, run.decode_tokens_per_s, run.output_tokens_per_s)
+        ttft[idx] = np.where(steady, math.nan, run.ttft_s)
+    return DecodePrediction(tpot, tput, ttft)
 
 
-# -- validation tables -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Check:
-    """One compared quantity of one reference row."""
-
-    record_id: str
-    what: str  # "KV cache GiB", "KV cache tokens", "max concurrency", "TPOT ms", "throughput tok/s"
-    label: str  # model / GPU / configuration, for the table
-    predicted: float
-    published: float
-
-    @property
-    def error(self) -> float:
-        """Relative error, predicted / published - 1 (NaN when the planner has no prediction)."""
-        return self.predicted / self.published - 1.0 if self.published else math.nan
-
-
-@dataclass(frozen=True)
-class Table:
-    title: str
-    checks: tuple[Check, ...]
-    tolerance_median: float
-    tolerance_worst: float
-    notes: tuple[str, ...] = field(default=())
-
-    def errors(self, what: str | None = None) -> np.ndarray:
-        return np.array(
-            [
-                abs(c.error) if not math.isnan(c.error) else math.inf
-                for c in self.checks
-                if what is None or c.what == what
-            ]
+def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibration: Any = None, catalog=None) -> str:
+    """The one-line reason a row has no prediction (the error its prediction raises), or "" when it has one."""
+    if row.problem:
+        return row.problem
+    cat = catalog or default_catalog()
+    try:
+        if isinstance(row, StartupRow):
+            predict_startup(row, catalog=cat)
+            return ""
+        eng = _profile_for(row, engine)
+        args = _row_args([row], cat)
+        predict_benchmark(
+            **{k: v[0] for k, v in args.items()},
+            kind=row.kind,
+            request_rate=row.request_rate,
+            engine=eng,
+            calibration=calibration,
+            catalog=cat,
         )
-
-    def median(self, what: str | None = None) -> float:
-        e = self.errors(what)
-        return float(statistics.median(e)) if len(e) else math.nan
-
-    def worst(self, what: str | None = None) -> float:
-        e = self.errors(what)
-        return float(e.max()) if len(e) else math.nan
-
-    def passed(self) -> bool:
-        kinds = dict.fromkeys(c.what for c in self.checks)
-        return all(self.median(k) <= self.tolerance_median and self.worst(k) <= self.tolerance_worst for k in kinds)
+    except PlannerError as exc:
+        return str(exc)
+    return ""
 
 
-def validate_memory(rows: Sequence[StartupRow] | None = None, *, catalog: Catalog | None = None) -> Table:
-    """Every start-up row: available KV GiB per GPU, KV cache tokens and max concurrency, predicted vs printed."""
-    rows = load_startup_rows() if rows is None else rows
-    checks = []
-    for r in rows:
-        try:
-            p = predict_startup(r, catalog=catalog)
-        except PlannerError:
-            p = StartupPrediction(math.nan, math.nan, math.nan)
-        label = f"{r.model.split('/')[-1]} TP{r.tensor_parallel_size} util {r.memory_utilization:g} [{r.profile}]"
-        checks.append(Check(r.record_id, "KV cache GiB", label, p.kv_cache_gib, r.kv_cache_gib))
-        if not math.isnan(r.kv_cache_tokens):
-            checks.append(Check(r.record_id, "KV cache tokens", label, p.kv_cache_tokens, r.kv_cache_tokens))
-        if not math.isnan(r.max_concurrency):
-            checks.append(Check(r.record_id, "max concurrency", label, p.max_concurrency, r.max_concurrency))
-    return Table(
-        "vLLM start-up: KV cache memory per GPU, KV cache tokens, max concurrency",
-        tuple(checks),
-        MEMORY_TOLERANCE,
-        MEMORY_TOLERANCE,
-    )
-
-
-def validate_time(
-    rows: Sequence[DecodeRow] | None = None,
-    *,
-    engine: str | EngineProfile | None = None,
-    calibration: Any = None,
-    catalog: Catalog | None = None,
-) -> Table:
-    """Every decode row: TPOT and whole-run output throughput, predicted vs published."""
-    rows = load_decode_rows() if rows is None else rows
-    p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=catalog)
-    checks = []
-    for i, r in enumerate(rows):
-        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} B={r.batch} {r.input_len}/{r.output_len}"
-        if not math.isnan(r.tpot_s):
-            checks.append(Check(r.record_id, "TPOT ms", label, p.tpot_s[i] * 1e3, r.tpot_s * 1e3))
-        if not math.isnan(r.throughput_tokens_per_s):
-            checks.append(
-                Check(r.record_id, "throughput tok/s", label, p.throughput_tokens_per_s[i], r.throughput_tokens_per_s)
-            )
-    return Table(
-        "Decode: TPOT at the mean context, whole-run output throughput",
-        tuple(checks),
-        TIME_MEDIAN_TOLERANCE,
-        TIME_WORST_TOLERANCE,
-    )
-
-
-def render_table(table: Table) -> str:
-    """The table as aligned text: one line per check, then the median and worst |error| per quantity."""
-    head = f"{'row':<7}{'quantity':<18}{'predicted':>12}{'published':>12}{'error':>9}  configuration"
-    lines = [table.title, "", head]
-    for c in table.checks:
-        err = "n/a" if math.isnan(c.error) else f"{c.error:+.1%}"
-        lines.append(f"{c.record_id:<7}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}")
-    lines.append("")
-    for what in dict.fromkeys(c.what for c in table.checks):
-        lines.append(
-            f"{what:<18} median |error| {table.median(what):6.1%}   worst {table.worst(what):6.1%}"
-            f"   (limits {table.tolerance_median:.0%} / {table.tolerance_worst:.0%})"
-        )
-    return "\n".join(lines)
-
-
-def _num(x: float) -> str:
-    if math.isnan(x):
-        return "n/a"
-    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.2f}"
+def with_names(rows: Sequence[DecodeRow], gpu: str | None, model: str | None) -> list[DecodeRow]:
+    """The rows with their GPU and/or model replaced (a file that does not name them)."""
+    return [replace(r, gpu=gpu or r.gpu, model=model or r.model) for r in rows]
 
 
 # -- ranges ------------------------------------------------------------------------------------------------

@@ -642,7 +642,11 @@ tpot = _decode_figure(
 throughput = _decode_figure(
     "throughput",
     "throughput_tokens_per_s",
-    """Output tokens per second of the whole group: batch / TPOT.""",
+    """Steady-state decode output tokens per second of the whole group: batch / TPOT, every sequence decoding.
+
+    Not a benchmark's "output throughput", which is a whole run's rate with the prefill included:
+    ``planner.benchmark.predict_benchmark(...).output_tokens_per_s``.
+    """,
 )
 batch_token_time = _decode_figure(
     "batch_token_time",

@@ -7,6 +7,7 @@ defaults are fitted to public measurements (see ``docs/accuracy.md``); users ove
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -212,13 +213,57 @@ ENGINE_ALIASES = {
 DEFAULT_ENGINE = "vllm"
 
 
+#: Which profile a vLLM release's start-up budget follows, by version (first version of each range), with the
+#: published logs that put it there. Later versions than the last logged one use the last profile.
+VLLM_VERSION_PROFILES: tuple[tuple[tuple[int, ...], str, str], ...] = (
+    ((0, 10), "vllm-0.10", "three vLLM 0.10.1.1 logs (KV001-KV003): sampler ~11 B per sequence x vocabulary entry"),
+    (
+        (0, 11),
+        "vllm-fullsort",
+        "the llm-d rows run from the v0.11-era image (KV013, XL01-XL06): ~38 B per sequence x vocabulary entry; "
+        "one log stated as 0.11.0 (KV017, Mistral-Small) matches 'vllm' instead, so 0.11 KV budgets are +-10%",
+    ),
+    ((0, 12), "vllm", "12 vLLM 0.19.0 logs (XN01-XN12): ~15.6 B; versions 0.12-0.18 have no published logs here"),
+)
+_VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """(major, minor, ...) of the first version number in ``text`` ("0.11.0", "v0.10.1.1 (V1)"); None if none."""
+    hit = re.search(r"(?<![\d.])v?(\d+)\.(\d+)((?:\.\d+){0,2})", str(text or ""))
+    if not hit:
+        return None
+    return tuple(int(x) for x in (hit.group(1), hit.group(2), *hit.group(3).strip(".").split(".")) if x != "")
+
+
+def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
+    """The profile for an engine release ("vllm", "0.11.0"), and why (the logs that put the version there).
+
+    vLLM releases map through ``VLLM_VERSION_PROFILES``; other engines have one profile for every version.
+    """
+    base = engine_profile(engine)
+    v = parse_version(version)
+    if v is None:
+        raise UnknownNameError("engine version", version, ["a version number such as 0.11.0"])
+    if not base.name.startswith("vllm"):
+        return base, f"{base.name}: one profile for every version"
+    if v < VLLM_VERSION_PROFILES[0][0]:
+        first, name, why = VLLM_VERSION_PROFILES[0]
+        return ENGINES[name], f"vLLM {version} is older than any logged release; nearest: {name} ({why})"
+    name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
+    return ENGINES[name], f"vLLM {'.'.join(map(str, v))} -> {name}: {why}"
+
+
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
-    """The profile for a name ('vllm', 'tensorrt-llm', 'ideal'), or the profile itself."""
+    """The profile for a name ('vllm', 'tensorrt-llm', 'ideal'), a release ('vllm==0.11.0'), or the profile itself."""
     if isinstance(engine, EngineProfile):
         return engine
-    key = str(engine or DEFAULT_ENGINE).strip().lower().replace("_", "-").replace(" ", "-")
+    text = str(engine or DEFAULT_ENGINE).strip().lower()
+    key = text.replace("_", "-").replace(" ", "-")
     key = ENGINE_ALIASES.get(key, key)
-    try:
+    if key in ENGINES:
         return ENGINES[key]
-    except KeyError:
-        raise UnknownNameError("engine", engine, ENGINES) from None
+    hit = _VERSION.match(text)
+    if hit and ENGINE_ALIASES.get(hit["name"], hit["name"]) in ENGINES:
+        return engine_for_version(hit["name"], hit["version"])[0]
+    raise UnknownNameError("engine", engine, [*ENGINES, "vllm==<version>"]) from None

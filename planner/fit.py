@@ -64,7 +64,8 @@ def _observations(rows: Sequence[DecodeRow]) -> tuple[np.ndarray, np.ndarray, li
     """(which prediction, row index) pairs with a measured value, and the measured values."""
     kinds, idx, meas, labels = [], [], [], []
     for i, r in enumerate(rows):
-        ttft = r.ttft_s if r.batch * r.input_len >= MIN_PREFILL_TOKENS else math.nan
+        static_prefill = r.kind == "static" and r.batch * r.input_len >= MIN_PREFILL_TOKENS
+        ttft = r.ttft_s if static_prefill else math.nan  # a server's TTFT holds queueing: not a prefill time
         for kind, value, name in (
             (0, r.tpot_s, "TPOT"),
             (1, r.throughput_tokens_per_s, "throughput"),
@@ -84,7 +85,7 @@ def residuals(
     """measured / predicted - 1 for every measured TPOT, throughput and first-token latency of the rows."""
     (kinds, idx), meas, _ = _observations(rows)
     p = predict_decode_rows(rows, engine=engine, calibration=calibration or Calibration(), catalog=catalog)
-    pred = np.stack([p.tpot_s, p.throughput_tokens_per_s, p.batch_prefill_s])[kinds, idx]
+    pred = np.stack([p.tpot_s, p.throughput_tokens_per_s, p.ttft_s])[kinds, idx]
     return meas / pred - 1.0
 
 

@@ -17,6 +17,7 @@ from planner import memory_plan, tpot, ttft
 from planner.calibration import Calibration, GpuCalibration
 from planner.engines import LMDEPLOY, VLLM, engine_profile
 from planner.fit import fit_reference_defaults
+from planner.validation import MEMORY_TOLERANCE, validate_memory, validate_time
 
 GiB = 2**30
 PUBLIC = acc.reference_dir() / "vllm_startup_public.csv"
@@ -28,15 +29,15 @@ def _checks(table):
 
 
 class TestStartupMemory:
-    @pytest.mark.parametrize("check", _checks(acc.validate_memory(acc.load_startup_rows(PUBLIC))))
+    @pytest.mark.parametrize("check", _checks(validate_memory(acc.load_startup_rows(PUBLIC))))
     def test_public_rows_within_five_percent(self, check):
         """Every vLLM start-up row of vllm_startup_public.csv: KV GiB, KV tokens, max concurrency within 5%."""
-        assert abs(check.error) <= acc.MEMORY_TOLERANCE, (check.predicted, check.published)
+        assert abs(check.error) <= MEMORY_TOLERANCE, (check.predicted, check.published)
 
-    @pytest.mark.parametrize("check", _checks(acc.validate_memory(acc.load_startup_rows(EXTRA))))
+    @pytest.mark.parametrize("check", _checks(validate_memory(acc.load_startup_rows(EXTRA))))
     def test_extra_rows_within_five_percent_or_a_third_of_a_gib(self, check):
         """Extra sourced rows (llm-d, vLLM 0.19.0 sweep): 5%, or 0.3 GiB where the budget is only a few GiB."""
-        if check.what == "KV cache GiB":
+        if check.quantity == "kv_cache_gib":
             assert abs(check.error) <= 0.05 or abs(check.predicted - check.published) <= 0.3
         else:
             assert abs(check.error) <= 0.05
@@ -60,23 +61,28 @@ class TestStartupMemory:
     def test_unknown_model_is_reported_not_raised(self):
         """A row naming a model the catalog lacks gets no prediction (NaN) instead of stopping the table."""
         row = acc.load_startup_rows(PUBLIC)[0]
-        table = acc.validate_memory([acc.StartupRow(**{**row.__dict__, "model": "no-such-model"})])
+        table = validate_memory([acc.StartupRow(**{**row.__dict__, "model": "no-such-model"})])
         assert all(math.isnan(c.predicted) for c in table.checks)
         assert not table.passed()
 
 
 class TestDecodeTime:
-    table = acc.validate_time()
+    table = validate_time()
 
-    @pytest.mark.parametrize("what", ["TPOT ms", "throughput tok/s"])
-    def test_median_error_within_twenty_percent(self, what):
-        """decode_public.csv: median |error| of TPOT and of throughput at most 20%."""
-        assert self.table.median(what) <= 0.20
+    @pytest.mark.parametrize("quantity", ["tpot_ms", "throughput_tok_s"])
+    def test_median_error_within_ten_percent(self, quantity):
+        """decode_public.csv (in-sample: the rows the shipped factors are fitted to): median |error| at most 10%."""
+        assert self.table.median(quantity) <= 0.10
 
-    @pytest.mark.parametrize("what", ["TPOT ms", "throughput tok/s"])
-    def test_no_row_worse_than_forty_percent(self, what):
+    @pytest.mark.parametrize("quantity", ["tpot_ms", "throughput_tok_s"])
+    def test_no_row_worse_than_forty_percent(self, quantity):
         """decode_public.csv: no TPOT or throughput row off by more than 40%."""
-        assert self.table.worst(what) <= 0.40
+        assert self.table.worst(quantity) <= 0.40
+
+    def test_first_token_of_long_static_prompts_within_five_percent(self):
+        """LMDeploy's first-token latency of 2k-8k-token static batches (DM029, DM030, DM032) is the prefill."""
+        long = [c for c in self.table.checks if c.quantity == "ttft_ms" and c.record_id in ("DM029", "DM030", "DM032")]
+        assert len(long) == 3 and all(abs(c.error) <= 0.05 for c in long), [(c.record_id, c.error) for c in long]
 
     def test_shipped_factors_are_the_fit(self):
         """The defaults in planner.engines are the two-stage fit to decode_public.csv, rounded."""
@@ -97,15 +103,15 @@ class TestDecodeTime:
     def test_prompts_sent_together_interleave_prefills_with_decode(self):
         """DM043 (50 prompts at once, continuous batching): TPOT includes 49/2 other prefills over 1023 steps."""
         row = next(r for r in acc.load_decode_rows() if r.record_id == "DM043")
-        assert row.interleaved_prefill
-        plain = dataclasses.replace(row, interleaved_prefill=False)
-        extra = acc.predict_decode(row).tpot_s - acc.predict_decode(plain).tpot_s
+        assert row.kind == "serving"
+        static = dataclasses.replace(row, kind="static")
+        extra = acc.predict_decode(row).tpot_s - acc.predict_decode(static).tpot_s
         one_prefill = ttft("A100", "qwen2-7b", 1024, 1, engine="vllm")
         assert extra == pytest.approx(49 / 2 * one_prefill / 1023)
 
     def test_default_residuals_are_the_fits_quantiles(self):
         """DEFAULT_RESIDUALS are the 10th/90th percentiles of measured / predicted - 1 over the shipped rows."""
-        residuals = [c.published / c.predicted - 1 for c in self.table.checks]
+        residuals = [c.published / c.predicted - 1 for c in self.table.checks if c.quantity != "ttft_ms"]
         assert acc.quantiles(residuals) == acc.DEFAULT_RESIDUALS
 
     def test_tpot_is_predicted_at_the_mean_context(self):
@@ -142,14 +148,17 @@ class TestRanges:
 
 
 class TestValidateCommand:
-    def test_prints_every_table_with_its_verdict_and_exits_0_under_check(self):
-        """The shipped tables pass; the informative one says INFO and names its rows outside 5% (XL05)."""
+    def test_prints_every_table_with_its_verdict_and_check_fails_on_the_missed_goal(self):
+        """The shipped memory table passes; the informative one says INFO and names its rows outside 5% (XL05);
+        the benchmark table fails the issue's TTFT goal (10% / 25%) and says so with the numbers: vLLM's
+        serving TTFTs include queueing the model does not reproduce (DM043: 694 ms published)."""
         from click.testing import CliRunner
 
         from planner.cli import main
 
         r = CliRunner().invoke(main, ["validate", "--check"])
-        assert r.exit_code == 0, r.output
+        assert r.exit_code == 1, r.output
         verdicts = [line for line in r.output.splitlines() if line.split(":")[0] in ("PASS", "FAIL", "INFO")]
-        assert [v.split(":")[0] for v in verdicts] == ["PASS", "INFO", "PASS"]
+        assert [v.split(":")[0] for v in verdicts] == ["PASS", "INFO", "FAIL"]
         assert verdicts[1].endswith("outside 5%: XL05")
+        assert verdicts[2].split("(")[-1].startswith("TTFT ms: median") and "TPOT ms" not in verdicts[2]

@@ -30,7 +30,7 @@ def synthetic_rows(factors=TRUE):
                 **r.__dict__,
                 "tpot_s": float(p.tpot_s[i]),
                 "throughput_tokens_per_s": float(p.throughput_tokens_per_s[i]),
-                "ttft_s": float(p.batch_prefill_s[i]) if r.output_len else float("nan"),
+                "ttft_s": float(p.ttft_s[i]) if r.output_len else float("nan"),
             }
         )
         for i, r in enumerate(rows)
@@ -162,8 +162,17 @@ class TestCalibrateCommand:
         result = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(tmp_path / "c.toml")])
         assert result.exit_code == 2 and "pass --gpu" in result.output
 
-    def test_validate_prints_every_table_and_passes(self):
-        """`planner validate --check` prints the tables and exits 0 on the shipped reference data."""
-        result = CliRunner().invoke(main, ["validate", "--check"])
+    def test_validate_with_a_calibration_predicts_the_time_rows_with_it(self, tmp_path):
+        """A calibration halving the achieved bandwidth makes the memory-bound TPOT of DM041 (batch 1) longer."""
+        from planner.accuracy import load_decode_rows, predict_decode
+
+        cal = tmp_path / "c.toml"
+        write_calibration(cal, [GpuCalibration(gpu="A100 SXM 80GB", bandwidth_efficiency=0.435)])
+        result = CliRunner().invoke(
+            main, ["validate", "--decode", "catalogs/reference/decode_public.csv", "--calibration", str(cal), "--json"]
+        )
         assert result.exit_code == 0, result.output
-        assert "PASS: vLLM start-up" in result.output and "PASS: Decode" in result.output
+        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(result.output)["rows"]}
+        row = next(r for r in load_decode_rows() if r.record_id == "DM041")
+        plain = predict_decode(row, calibration=Calibration()).tpot_s * 1e3
+        assert rows[("DM041", "tpot_ms")]["predicted"] > 1.5 * plain

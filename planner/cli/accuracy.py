@@ -16,62 +16,75 @@ from planner.accuracy import (
     load_decode_rows,
     load_startup_rows,
     reference_dir,
-    render_table,
     resolve_gpu_name,
     resolve_model_name,
-    validate_memory,
-    validate_time,
+    with_names,
 )
 from planner.calibration import ENV_VAR, GpuCalibration, write_calibration
 from planner.cli.options import catalog_option, load
 from planner.engines import ENGINES, engine_profile
 from planner.errors import InvalidInputError, OutputExistsError, PlannerError
+from planner.validation import MEMORY_TOLERANCE, render_table, to_json, validate_memory, validate_time
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
+_ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. vllm==0.11.0"
+
+
+def _engine(ctx, param, value):
+    """An engine name or release, checked before any work starts (one-line error otherwise)."""
+    return None if value is None else engine_profile(value)  # UnknownNameError: the one-line CLI error
 
 
 @click.command("validate")
 @click.option("--memory", "memory_file", type=_PATH, help="vLLM start-up CSV [default: the shipped reference rows].")
-@click.option("--decode", "decode_file", type=_PATH, help=f"Decode CSV ({DECODE_COLUMNS}) [default: shipped rows].")
+@click.option("--decode", "decode_file", type=_PATH, help=f"Benchmark CSV ({DECODE_COLUMNS}) [default: shipped rows].")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
-@click.option("--engine", type=click.Choice(sorted(ENGINES)), help="Time factors of this engine for every decode row.")
+@click.option("--engine", callback=_engine, help=f"{_ENGINE_HELP}: for every row instead of the row's own engine.")
+@click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
 @click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
 @catalog_option
-def validate_command(memory_file, decode_file, calibration, engine, check, catalog_dirs):
-    """Predicted vs published, row by row, with the median and worst error per table.
+def validate_command(memory_file, decode_file, calibration, engine, as_json, check, catalog_dirs):
+    """Predicted vs published, row by row, with the median and worst error per quantity.
 
     Memory: vLLM's "Available KV cache memory" per GPU, "GPU KV cache size" and "Maximum concurrency" from
-    start-up logs (limit 5% on every row). Time: TPOT and output throughput of decode benchmarks (limits:
-    median 20%, worst 40%). Point --decode at your own measurements to see how far off the planner is there.
+    start-up logs (limit 5% on every row). Benchmarks: TPOT, TTFT and output throughput, each predicted as
+    its benchmark ran (static batch, or a server given N prompts at once or at a rate; limits: median 20%,
+    worst 40%). Point --decode / --memory at your own files; rows that cannot be predicted say why.
 
     Example:
 
         planner validate
-        planner validate --decode my-runs.csv --calibration my-gpus.toml
+        planner validate --decode my-runs.csv --calibration my-gpus.toml --json
     """
     cat = load(catalog_dirs)
     tables = []  # (table, counts for --check)
     if decode_file is None or memory_file is not None:
         if memory_file is None:
             ref = reference_dir()
-            tables.append((validate_memory(load_startup_rows(ref / "vllm_startup_public.csv"), catalog=cat), True))
+            public = validate_memory(load_startup_rows(ref / "vllm_startup_public.csv"), engine=engine, catalog=cat)
+            every_row = {q: (MEMORY_TOLERANCE, MEMORY_TOLERANCE) for q in public.quantities()}
+            tables.append((replace(public, limits=every_row), True))
             for extra in sorted(ref.glob("vllm_startup_*.csv")):
                 if extra.name != "vllm_startup_public.csv":
-                    t = validate_memory(load_startup_rows(extra), catalog=cat)
+                    t = validate_memory(load_startup_rows(extra), engine=engine, catalog=cat)
                     tables.append((replace(t, title=f"{t.title} ({extra.name}: informative)"), False))
         else:
-            tables.append((validate_memory(load_startup_rows(memory_file), catalog=cat), True))
+            tables.append((validate_memory(load_startup_rows(memory_file), engine=engine, catalog=cat), True))
     if memory_file is None or decode_file is not None:
         t = validate_time(load_decode_rows(decode_file), engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
-    for t, counts in tables:
-        click.echo(render_table(t))
-        if counts:
-            click.echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}\n")
-        else:  # informative rows: not held to the limits, their misses listed
-            misses = sorted({c.record_id for c in t.checks if abs(c.error) > t.tolerance_worst})
-            outside = f"; outside {t.tolerance_worst:.0%}: {', '.join(misses)}" if misses else ""
-            click.echo(f"INFO: {t.title}: not held to the limits{outside}\n")
+    if as_json:
+        click.echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
+    else:
+        for t, counts in tables:
+            click.echo(render_table(t))
+            if counts:
+                why = "" if t.passed() else f" ({'; '.join(t.failures())})"
+                click.echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+            else:  # informative rows: not held to the limits, their misses listed
+                misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
+                outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
+                click.echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
 
@@ -122,8 +135,7 @@ def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int)
         header = next(csv.reader(f), [])
     if "context" in header and "input_len" not in header:
         return _read_context_csv(path, gpu, model, gpus)
-    rows = load_decode_rows(path)
-    return [DecodeRow(**{**r.__dict__, "gpu": gpu or r.gpu, "model": model or r.model}) for r in rows]
+    return with_names(load_decode_rows(path), gpu, model)
 
 
 def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
@@ -167,8 +179,8 @@ def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int)
 @click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, help="Tensor-parallel size.")
 @click.option(
     "--engine",
-    type=click.Choice(sorted(ENGINES)),
-    help="Write an engine-specific entry (default: one for every engine on this GPU).",
+    callback=_engine,
+    help=f"{_ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU).",
 )
 @click.option(
     "--output",
@@ -214,6 +226,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         raise InvalidInputError(f"{file}: no measurements")
     by_gpu: dict[str, list[DecodeRow]] = {}
     for r in rows:
+        if r.problem:
+            raise InvalidInputError(f"{r.record_id}: {r.problem}")
         try:
             by_gpu.setdefault(resolve_gpu_name(r.gpu, cat), []).append(r)
             resolve_model_name(r.model, cat)
@@ -227,7 +241,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         entries.append(
             GpuCalibration(
                 gpu=g,
-                engine=engine,
+                engine=engine.name if engine is not None else None,
                 **fit.factors,
                 residual_low=low,
                 residual_high=high,

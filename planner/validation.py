@@ -1,0 +1,256 @@
+"""Predicted vs published, row by row: the tables ``planner validate`` prints, and its ``--json`` object.
+
+Every compared figure is a ``Check`` of one quantity (``QUANTITIES``). A row the planner cannot predict keeps
+its check with ``predicted`` NaN and a one-line ``reason``; such checks count in no median or worst error
+(the summary says how many there were) and make a table fail its limits.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from planner.accuracy import (
+    DecodeRow,
+    StartupPrediction,
+    StartupRow,
+    load_decode_rows,
+    load_startup_rows,
+    predict_decode_rows,
+    predict_startup,
+    why_not_predicted,
+)
+from planner.catalog import Catalog, default_catalog
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import PlannerError
+
+#: The issue's goals, median and worst |error| per quantity: what ``planner validate`` holds each table to.
+#: The shipped start-up rows of ``vllm_startup_public.csv`` are held to 5% on every row.
+LIMITS = {
+    "tpot_ms": (0.10, 0.30),
+    "ttft_ms": (0.10, 0.25),
+    "throughput_tok_s": (0.10, 0.40),
+    "kv_cache_gib": (0.05, 0.20),
+    "kv_cache_tokens": (0.05, 0.20),
+    "max_concurrency": (0.05, 0.20),
+}
+MEMORY_TOLERANCE = 0.05
+
+#: JSON name of each quantity, and how the text table labels it.
+QUANTITIES = {
+    "tpot_ms": "TPOT ms",
+    "ttft_ms": "TTFT ms",
+    "throughput_tok_s": "throughput tok/s",
+    "kv_cache_gib": "KV cache GiB",
+    "kv_cache_tokens": "KV cache tokens",
+    "max_concurrency": "max concurrency",
+}
+
+
+@dataclass(frozen=True)
+class Check:
+    """One compared quantity of one reference row."""
+
+    record_id: str
+    quantity: str  # a key of QUANTITIES
+    label: str  # model / GPU / configuration, for the table
+    predicted: float  # NaN when the planner has no prediction (see ``reason``)
+    published: float
+    reason: str = ""
+
+    @property
+    def what(self) -> str:
+        return QUANTITIES[self.quantity]
+
+    @property
+    def error(self) -> float:
+        """Relative error, predicted / published - 1 (NaN when the planner has no prediction)."""
+        if math.isnan(self.predicted) or not self.published:
+            return math.nan
+        return self.predicted / self.published - 1.0
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    checks: tuple[Check, ...]
+    #: (median, worst) |error| limit per quantity; quantities not named use LIMITS
+    limits: dict[str, tuple[float, float]] = field(default_factory=dict)
+    notes: tuple[str, ...] = field(default=())
+
+    def limit(self, quantity: str) -> tuple[float, float]:
+        return self.limits.get(quantity, LIMITS[quantity])
+
+    def quantities(self) -> list[str]:
+        return list(dict.fromkeys(c.quantity for c in self.checks))
+
+    def errors(self, quantity: str | None = None) -> np.ndarray:
+        """|error| of every predicted check (of one quantity); unpredicted ones are left out."""
+        return np.array(
+            [abs(c.error) for c in self.checks if quantity in (None, c.quantity) and not math.isnan(c.error)]
+        )
+
+    def unpredicted(self, quantity: str | None = None) -> list[Check]:
+        return [c for c in self.checks if quantity in (None, c.quantity) and math.isnan(c.error)]
+
+    def median(self, quantity: str | None = None) -> float:
+        e = self.errors(quantity)
+        return float(statistics.median(e)) if len(e) else math.nan
+
+    def worst(self, quantity: str | None = None) -> float:
+        e = self.errors(quantity)
+        return float(e.max()) if len(e) else math.nan
+
+    def failures(self) -> list[str]:
+        """What misses the limits, one phrase each ("TPOT ms: median 12.0% > 10%"); empty when the table passes."""
+        out = []
+        for q in self.quantities():
+            (lim_med, lim_worst), med, worst = self.limit(q), self.median(q), self.worst(q)
+            misses = [f"median {med:.1%} > {lim_med:.0%}"] if med > lim_med else []
+            misses += [f"worst {worst:.1%} > {lim_worst:.0%}"] if worst > lim_worst else []
+            if self.unpredicted(q):
+                misses.append(f"{len(self.unpredicted(q))} not predicted")
+            if misses:
+                out.append(f"{QUANTITIES[q]}: {', '.join(misses)}")
+        return out
+
+    def passed(self) -> bool:
+        """Every check predicted, and each quantity's median and worst |error| within its limits."""
+        return not self.failures()
+
+
+def validate_memory(
+    rows: Sequence[StartupRow] | None = None,
+    *,
+    engine: EngineProfile | str | None = None,
+    catalog: Catalog | None = None,
+) -> Table:
+    """Every start-up row: available KV GiB per GPU, KV cache tokens and max concurrency, predicted vs printed.
+
+    ``engine`` (a profile or a release such as "vllm==0.11.0") replaces every row's own profile.
+    """
+    rows = load_startup_rows() if rows is None else rows
+    if engine is not None:
+        rows = [replace(r, profile=engine_profile(engine).name) for r in rows]
+    cat = catalog or default_catalog()
+    checks = []
+    for r in rows:
+        reason = ""
+        try:
+            p = predict_startup(r, catalog=cat)
+        except PlannerError as exc:
+            p, reason = StartupPrediction(math.nan, math.nan, math.nan), str(exc)
+        label = f"{r.model.split('/')[-1]} TP{r.tensor_parallel_size} util {r.memory_utilization:g} [{r.profile}]"
+        for quantity, predicted, published in (
+            ("kv_cache_gib", p.kv_cache_gib, r.kv_cache_gib),
+            ("kv_cache_tokens", p.kv_cache_tokens, r.kv_cache_tokens),
+            ("max_concurrency", p.max_concurrency, r.max_concurrency),
+        ):
+            if math.isnan(published):
+                continue
+            why = reason or ("" if not math.isnan(predicted) else "no max_model_len: the concurrency needs it")
+            checks.append(Check(r.record_id, quantity, label, predicted, published, why))
+    return Table("vLLM start-up: KV cache memory per GPU, KV cache tokens, max concurrency", tuple(checks))
+
+
+def validate_time(
+    rows: Sequence[DecodeRow] | None = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+) -> Table:
+    """Every benchmark row: TPOT, TTFT and the run's output rate, predicted as the benchmark ran."""
+    rows = load_decode_rows() if rows is None else rows
+    cat = catalog or default_catalog()
+    p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=cat)
+    checks = []
+    for i, r in enumerate(rows):
+        label = (
+            f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} B={r.batch} "
+            f"{r.input_len}/{r.output_len} {r.kind}"
+        )
+        figures = (
+            ("tpot_ms", p.tpot_s[i] * 1e3, r.tpot_s * 1e3),
+            ("ttft_ms", p.ttft_s[i] * 1e3, r.ttft_s * 1e3),
+            ("throughput_tok_s", p.throughput_tokens_per_s[i], r.throughput_tokens_per_s),
+        )
+        missing = any(math.isnan(pred) and not math.isnan(pub) for _, pred, pub in figures)
+        reason = why_not_predicted(r, engine=engine, calibration=calibration, catalog=cat) if missing else ""
+        for quantity, predicted, published in figures:
+            if not math.isnan(published):
+                checks.append(Check(r.record_id, quantity, label, predicted, published, reason or "no prediction"))
+    return Table(
+        "Benchmarks: TPOT, TTFT and output throughput, as each benchmark ran",
+        tuple(c if math.isnan(c.predicted) else _clear(c) for c in checks),
+    )
+
+
+def _clear(c: Check) -> Check:
+    return Check(c.record_id, c.quantity, c.label, c.predicted, c.published)
+
+
+def render_table(table: Table) -> str:
+    """The table as aligned text: one line per check, the rows without a prediction and why, then the summary."""
+    head = f"{'row':<7}{'quantity':<18}{'predicted':>12}{'published':>12}{'error':>9}  configuration"
+    lines = [table.title, "", head]
+    for c in table.checks:
+        err = "n/a" if math.isnan(c.error) else f"{c.error:+.1%}"
+        lines.append(f"{c.record_id:<7}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}")
+    missing = {c.record_id: c.reason for c in table.unpredicted()}
+    if missing:
+        lines += ["", "Not predicted:"] + [f"  {rid}: {why}" for rid, why in missing.items()]
+    lines.append("")
+    for q in table.quantities():
+        n, skipped = len(table.errors(q)), len(table.unpredicted(q))
+        counts = f"{n} row{'s' if n != 1 else ''}" + (f", {skipped} not predicted" if skipped else "")
+        if n:
+            summary = f"median |error| {table.median(q):6.1%}   worst {table.worst(q):6.1%}"
+        else:
+            summary = "no predicted rows"
+        lim_med, lim_worst = table.limit(q)
+        lines.append(f"{QUANTITIES[q]:<18} {summary}   ({counts}; limits {lim_med:.0%} / {lim_worst:.0%})")
+    return "\n".join(lines)
+
+
+def _num(x: float) -> str:
+    if math.isnan(x):
+        return "n/a"
+    return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.2f}"
+
+
+def to_json(tables: Sequence[Table]) -> dict[str, Any]:
+    """``{"rows": [...], "summary": {...}}``: every check, and median / worst |error| per quantity.
+
+    A row is ``{"record_id", "quantity", "predicted", "published"}``; ``predicted`` is null with a
+    ``"reason"`` when there is no prediction. The summary has, per quantity, ``median_abs_error`` and
+    ``worst_abs_error`` (fractions; null when no row of it was predicted).
+    """
+    rows, errors = [], {}
+    for t in tables:
+        for c in t.checks:
+            row = {
+                "record_id": c.record_id,
+                "quantity": c.quantity,
+                "predicted": None if math.isnan(c.predicted) else float(c.predicted),
+                "published": float(c.published),
+            }
+            if row["predicted"] is None:
+                row["reason"] = c.reason or "no prediction"
+            rows.append(row)
+            errors.setdefault(c.quantity, [])
+            if not math.isnan(c.error):
+                errors[c.quantity].append(abs(c.error))
+    summary = {
+        q: {
+            "median_abs_error": float(statistics.median(e)) if e else None,
+            "worst_abs_error": float(max(e)) if e else None,
+        }
+        for q, e in errors.items()
+    }
+    return {"rows": rows, "summary": summary}

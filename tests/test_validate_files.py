@@ -1,0 +1,160 @@
+"""`planner validate` on a user's own files, written as logs and benchmark tables write them (issue 10 items 5, 6)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from planner import accuracy as acc
+from planner.catalog import default_catalog
+from planner.cli import main
+from planner.engines import engine_for_version, engine_profile
+from planner.validation import validate_memory
+
+DECODE = """record_id,gpu,model,tensor_parallel_size,weight_dtype,batch,input_len,output_len,tpot_ms,ttft_ms,batching
+U1,NVIDIA H100 SXM 80GB,LLaMA 7B (Llama-2-7b),1,not stated,1,2048,1,,150,static
+U2,NVIDIA H100 SXM 80GB,Qwen/Qwen2.5-72B-Instruct,4,auto,1,128,128,20,,static
+U3,Quantum GPU 9000,Qwen/Qwen2-7B,1,bf16,8,512,256,12,,static
+U4,H100,Llama-3.1-8B,1,bf16,abc,512,256,12,,static
+"""
+# Llama-3.1-8B on one H100 at utilization 0.9: KV013 of vllm_startup_public.csv (llm-d, 51.38 GiB printed)
+MEMORY = """record_id,gpu,model,tensor_parallel_size,gpu_memory_utilization,max_model_len,available_kv_cache_memory_gib,max_concurrency_x,engine_version
+M1,NVIDIA H100 80GB HBM3,meta-llama/Llama-3.1-8B-Instruct,1,0.9,,51.38,3.2,0.11.0
+M2,NVIDIA H100 80GB HBM3,no/such-model,1,0.9,8192,51.38,,0.11.0
+"""
+
+
+@pytest.fixture
+def files(tmp_path):
+    d, m = tmp_path / "runs.csv", tmp_path / "startup.csv"
+    d.write_text(DECODE)
+    m.write_text(MEMORY)
+    return d, m
+
+
+class TestNames:
+    @pytest.mark.parametrize(
+        "published, catalog_name",
+        [
+            ("NVIDIA H100 SXM 80GB", "H100 SXM 80GB"),  # form factor spelled out, vendor prefix
+            ("NVIDIA H100 80GB (79.18 GiB reported total)", "H100 SXM 80GB"),  # llm-d's wording (KV013)
+            ("NVIDIA A100-80G", "A100 SXM 80GB"),  # LMDeploy's A100 benchmark page (DM028)
+            ("AMD Instinct MI300X 192GB", "MI300X"),
+            ("NVIDIA H100 PCIe 80GB", "H100 PCIe 80GB"),
+        ],
+    )
+    def test_gpu_names_as_logs_write_them(self, published, catalog_name):
+        assert acc.resolve_gpu_name(published, default_catalog()) == catalog_name
+
+    @pytest.mark.parametrize(
+        "published, catalog_name",
+        [
+            ("LLaMA 7B (Llama-2-7b)", "Llama-2-7B"),  # the name in parentheses is the Hugging Face one
+            ("meta-llama/Llama-2-7b", "Llama-2-7B"),  # LMDeploy's rows (DM028): the repo id without "-hf"
+            ("Qwen/Qwen2-7B", "Qwen2-7B"),
+            ("Qwen/Qwen2.5-72B-Instruct", "Qwen2.5-72B"),
+        ],
+    )
+    def test_model_names_as_logs_write_them(self, published, catalog_name):
+        assert acc.resolve_model_name(published, default_catalog()) == catalog_name
+
+    def test_a_gpu_the_catalog_lacks_is_still_refused(self):
+        """A name that singles out no catalog GPU is refused with the catalog's suggestions."""
+        with pytest.raises(acc.PlannerError, match="unknown GPU"):
+            acc.resolve_gpu_name("Quantum GPU 9000", default_catalog())
+
+    @pytest.mark.parametrize("cell", ["auto", "not stated", "", "Not stated (fp16 page)", "default"])
+    def test_default_dtype_cells(self, cell):
+        from planner.published import precision_in
+
+        assert precision_in(cell) is None
+
+
+class TestEngineVersions:
+    @pytest.mark.parametrize(
+        "text, profile",
+        [
+            ("vllm==0.10.1.1", "vllm-0.10"),  # KV001-KV003 logged 0.10.1.1
+            ("vllm==0.11.0", "vllm-fullsort"),  # the llm-d 0.11-era rows (KV013, XL01-XL06)
+            ("vllm 0.19.0", "vllm"),  # the 0.19.0 sweep (XN01-XN12)
+            ("vllm==0.25.1", "vllm"),  # newer than any log: the last profile
+            ("vllm==0.9.2", "vllm-0.10"),  # older than any log: the nearest
+        ],
+    )
+    def test_release_maps_to_its_profile(self, text, profile):
+        assert engine_profile(text).name == profile
+
+    def test_the_mapping_says_why(self):
+        _, why = engine_for_version("vllm", "vllm/vllm-openai image (v0.11.0 per the replication section)")
+        assert "KV013" in why and "KV017" in why
+
+    def test_kv013_by_its_version_alone_within_five_percent(self):
+        """KV013 (vLLM 0.11-era image, 51.38 GiB printed) predicted from its engine_version, no profile given."""
+        row = next(r for r in acc.load_startup_rows() if r.record_id == "KV013")
+        assert row.profile == "vllm-fullsort"
+        assert acc.predict_startup(row).kv_cache_gib == pytest.approx(51.38, rel=0.05)
+
+    def test_engine_option_takes_a_release(self, files):
+        _, m = files
+        r = CliRunner().invoke(main, ["validate", "--memory", str(m), "--engine", "vllm==0.19.0"])
+        assert r.exit_code == 0, r.output
+        assert "[vllm]" in r.output and "[vllm-fullsort]" not in r.output
+
+    def test_unknown_engine_is_one_line(self):
+        r = CliRunner().invoke(main, ["validate", "--engine", "sglang==0.4"])
+        assert r.exit_code == 2
+        assert r.output.strip().splitlines() == [
+            "planner: error: unknown engine 'sglang==0.4'; known: ideal, lmdeploy, tensorrt-llm, vllm, "
+            "vllm-0.10, vllm-fullsort, vllm==<version>"
+        ]
+
+
+class TestUserFiles:
+    def test_ttft_only_row_is_predicted_as_a_prefill(self, files):
+        """U1: one 2048-token prompt and one output token: TTFT = the prefill of 2048 tokens."""
+        from planner import ttft
+
+        d, _ = files
+        row = next(r for r in acc.load_decode_rows(d) if r.record_id == "U1")
+        assert acc.predict_decode(row).ttft_s == pytest.approx(ttft("H100", "llama2-7b", 2048, 1))
+
+    def test_unresolvable_rows_say_why_one_line_each(self, files):
+        d, _ = files
+        r = CliRunner().invoke(main, ["validate", "--decode", str(d)])
+        assert r.exit_code == 0, r.output
+        block = r.output.split("Not predicted:\n")[1].split("\n\n")[0].splitlines()
+        assert [line.split(":")[0].strip() for line in block] == ["U3", "U4"]
+        assert "unknown GPU 'Quantum GPU 9000'" in block[0] and "batch 'abc' is not a number" in block[1]
+        assert "inf" not in r.output
+
+    def test_memory_rows_without_max_model_len_are_compared(self, files):
+        """M1: the budget is compared (KV013's 51.38 GiB); the concurrency needs max_model_len and says so."""
+        _, m = files
+        table = validate_memory(acc.load_startup_rows(m))
+        checks = {(c.record_id, c.quantity): c for c in table.checks}
+        assert abs(checks[("M1", "kv_cache_gib")].error) <= 0.05
+        assert "max_model_len" in checks[("M1", "max_concurrency")].reason
+        assert checks[("M2", "kv_cache_gib")].reason.startswith("unknown model 'no/such-model'")
+
+    def test_json_has_rows_and_summary(self, files):
+        d, m = files
+        r = CliRunner().invoke(main, ["validate", "--decode", str(d), "--memory", str(m), "--json"])
+        data = json.loads(r.output)
+        assert set(data) == {"rows", "summary"}
+        for row in data["rows"]:
+            keys = {"record_id", "quantity", "predicted", "published"}
+            assert set(row) == (keys | {"reason"} if row["predicted"] is None else keys)
+        assert {row["quantity"] for row in data["rows"]} == {"tpot_ms", "ttft_ms", "kv_cache_gib", "max_concurrency"}
+        assert set(data["summary"]["kv_cache_gib"]) == {"median_abs_error", "worst_abs_error"}
+        assert data["summary"]["max_concurrency"] == {"median_abs_error": None, "worst_abs_error": None}
+        u3 = next(row for row in data["rows"] if row["record_id"] == "U3")
+        assert u3["predicted"] is None and "Quantum GPU 9000" in u3["reason"]
+
+    def test_missing_columns_are_one_line(self, tmp_path):
+        p = tmp_path / "m.csv"
+        p.write_text("gpu,model\nH100,llama3.1-8b\n")
+        r = CliRunner().invoke(main, ["validate", "--decode", str(p)])
+        assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+        assert "missing column(s) batch_size_or_concurrency or batch, input_len, output_len" in r.output
