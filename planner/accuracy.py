@@ -19,6 +19,7 @@ of "auto" or "not stated" is the model's default. A row that cannot be predicted
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -196,6 +197,8 @@ class DecodeRow:
     ``kind``: "static" (a batch that starts together) or "serving" (a continuous-batching server given
     ``num_prompts`` requests, ``batch`` at a time, all at once or at ``request_rate`` requests/s).
     ``output_len = 0``: a steady-state decode step at context ``input_len`` (``planner calibrate --measure``).
+    ``batch = 0``: the engine chose its own batch (a max-throughput run): the most sequences of
+    ``input_len + output_len`` tokens that fit, at most the engine's ``max_num_seqs`` and ``num_prompts``.
     """
 
     record_id: str
@@ -216,6 +219,7 @@ class DecodeRow:
     num_prompts: int | None = None
     request_rate: float | None = None
     source: str = ""
+    source_group: str = ""  # one label per source document: what a held-out split holds out together
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
 
     @property
@@ -232,8 +236,9 @@ DECODE_COLUMNS = (
 
 
 def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
-    """Rows of a decode CSV (default: every shipped ``decode_*.csv``). See ``DECODE_COLUMNS``."""
-    paths = [Path(path)] if path else sorted(reference_dir().glob("decode_*.csv"))
+    """Rows of a benchmark CSV (default: every shipped ``decode_*.csv`` and ``perf_*.csv``). See ``DECODE_COLUMNS``."""
+    ref = reference_dir()
+    paths = [Path(path)] if path else sorted([*ref.glob("decode_*.csv"), *ref.glob("perf_*.csv")])
     rows = []
     for p in paths:
         raw = read_csv_rows(p)
@@ -244,36 +249,69 @@ def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
     return rows
 
 
+#: The ``kind`` column of ``perf_public.csv``: (kind of run, prompts all at once, batch chosen by the engine).
+KIND_COLUMN = {
+    "latency_batch1": ("static", False, False),
+    "static_batch": ("static", False, False),
+    "serving_concurrency": ("serving", True, False),
+    "serving_rate": ("serving", False, False),
+    "max_throughput": ("serving", True, True),
+}
+
+
+def throughput_scope(unit: str) -> str:
+    """'group' (the whole tensor-parallel group), 'gpu' (per GPU) or 'unknown', from a throughput-unit cell."""
+    text = str(unit or "").lower()
+    if any(w in text for w in ("not stated", "does not say", "whether", "presumably")):
+        return "unknown"
+    return "gpu" if "per gpu" in text else "group"
+
+
 def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     tpot = first_number(r.get("tpot_ms")) / 1e3
     tput = first_number(r.get("output_throughput_tok_s") or r.get("throughput_tok_s"))
     ttft = first_number(r.get("ttft_ms")) / 1e3
     kind, _ = benchmark_kind(r.get("batching", ""))
+    kind, _, engine_batch = KIND_COLUMN.get(str(r.get("kind", "")).strip(), (kind, False, False))
     rate = first_number(r.get("request_rate"))
     engine_cell = str(r.get("engine", "")).strip()
     version = str(r.get("engine_version", "")).strip()
+    left_out = ""
+    scope = throughput_scope(r.get("throughput_unit", ""))
+    if scope == "unknown" and not math.isnan(tput):
+        tput, left_out = math.nan, "throughput left out: the source does not say per GPU or per group"
     problem, batch, inp, out, tp, prompts = "", 1, 1, 1, 1, None
     try:
         tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
+        if scope == "gpu":
+            tput *= tp
         batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")
         inp = whole_number(r.get("input_len"), "input_len")
         out = whole_number(r.get("output_len"), "output_len")
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        if batch is None and (engine_batch or kind == "serving"):
+            batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
             blank = [c for c, v in (("batch", batch), ("input_len", inp), ("output_len", out)) if v is None]
             raise ValueError(f"no {', '.join(blank)}")
-        if batch < 1:
+        if batch < 1 and not (engine_batch or kind == "serving"):
             raise ValueError("batch must be 1 or more")
     except ValueError as exc:
         problem = str(exc)
+    where = " ".join(str(r.get(c, "")) for c in ("gpu", "batching", "notes")).lower()
+    if not problem and re.search(r"across (two )?nodes|different nodes|diff-nodes|two nodes|multi-node", where):
+        problem = "tensor or pipeline parallelism across nodes is not modelled (one node's interconnect only)"
+    e2e = first_number(r.get("e2e_latency_ms")) / 1e3
+    if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
+        tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft)):
-        problem = "no tpot_ms, ttft_ms or output_throughput_tok_s"
+        problem = left_out or "no tpot_ms, ttft_ms or output_throughput_tok_s"
     return DecodeRow(
         record_id=r.get("record_id") or f"row{i}",
         gpu=r["gpu"],
         model=r["model"],
         gpus=tp,
-        batch=batch or 1,
+        batch=batch if batch is not None else 1,
         input_len=inp or 0,
         output_len=out or 0,
         weight_precision=precision_in(r.get("weight_dtype", "")),
@@ -287,6 +325,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         num_prompts=prompts or None,
         request_rate=None if math.isnan(rate) or rate <= 0 else rate,
         source=r.get("source", "") or str(p),
+        source_group=r.get("source_group", "") or r.get("source", "") or str(p),
         problem=problem,
     )
 
@@ -344,6 +383,26 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
     )
 
 
+def _engine_batch(args: dict[str, Any], eng: EngineProfile, cat: Catalog, cal: Any) -> np.ndarray:
+    """A server's concurrency: the batch asked for (0: the engine's ``max_num_seqs`` on that GPU, at most the
+    number of prompts), but no more sequences of the whole length than its KV cache holds."""
+    fits = api.max_batch(
+        args["gpu"],
+        args["model"],
+        args["input_len"] + args["output_len"],
+        args["kv_precision"],
+        args["gpus"],
+        args["weight_precision"],
+        engine=eng,
+        catalog=cat,
+        calibration=cal,
+        errors="coerce",
+    )
+    seqs = np.array([eng.batching_limits(cat.gpu(g).memory_bytes, cat.gpu(g).architecture)[1] for g in args["gpu"]])
+    asked = np.where(args["batch"] == 0, np.fmin(seqs, args["num_prompts"]), args["batch"])
+    return np.maximum(np.fmin(np.asarray(fits, dtype=float), asked), 1.0)
+
+
 def predict_decode_rows(
     rows: Sequence[DecodeRow],
     *,
@@ -375,6 +434,8 @@ def predict_decode_rows(
                     tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
             continue
         rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
+        if kind == "serving":  # a server runs what fits (and at most its max_num_seqs when it chooses)
+            args["batch"] = _engine_batch(args, profiles[name], cat, cal)
         run = predict_benchmark(
             **args,
             kind=kind,

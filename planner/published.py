@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.catalog import Catalog
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
 GPU_NAMES = {
@@ -70,12 +70,11 @@ def resolve_gpu_name(name: str, catalog: Catalog) -> str:
     """A catalog GPU name for a published one ("NVIDIA H100 SXM 80GB", "NVIDIA A100 80GB (79.18 GiB reported)")."""
     text = str(name).strip()
     for candidate in _gpu_candidates(text):
-        try:
+        if candidate in catalog.gpus:
             return catalog.gpu(candidate).name
-        except PlannerError:
-            mapped = GPU_NAMES.get(candidate.lower())
-            if mapped:
-                return catalog.gpu(mapped).name
+        mapped = GPU_NAMES.get(candidate.lower())
+        if mapped:
+            return catalog.gpu(mapped).name
     found = _gpu_by_parts(text, catalog)
     return found or catalog.gpu(text).name  # raises UnknownNameError with suggestions
 
@@ -94,10 +93,8 @@ def resolve_model_name(name: str, catalog: Catalog) -> str:
     """A catalog model name for a published one ("meta-llama/Llama-2-7b", "LLaMA 7B (Llama-2-7b)", "Qwen/Qwen2-7B")."""
     text = str(name).strip()
     for candidate in _model_candidates(text):
-        try:
+        if candidate in catalog.models:
             return catalog.model(candidate).name
-        except PlannerError:
-            continue
     return catalog.model(text).name
 
 
