@@ -18,7 +18,7 @@ Three kinds of run, as engines' benchmark scripts drive them:
   the first wave, N in steady state when more prompts wait (each finished request is replaced by one).
 - ``kind="serving"`` with ``request_rate`` (Poisson arrivals, requests/s): the concurrency settles where
   Little's law holds, N = rate x request latency; prefills arriving at ``rate`` take their share of every
-  decode step, TPOT = step(N) / (1 - rate x prefill compute). Past the server's capacity the queue grows:
+  decode step, TPOT = step(N) / (1 - rate x prefill time). Past the server's capacity the queue grows:
   requests wait (num_prompts / 2) x (1 / capacity - 1 / rate) on average, and the run runs at capacity.
 
 Each is a few lines over ``planner.api.decode_step`` and ``planner.api.prefill``: the time terms live there.
@@ -104,7 +104,7 @@ def predict_benchmark(
         return whole_step(low) + (n - low) * (whole_step(low + 1.0) - whole_step(low))
 
     one = api.prefill(gpu, model, inp, gpus, weight_precision, kv_precision, **opts)
-    one_prefill, one_compute = _arr(one.ttft_s), _arr(one.compute_s)
+    one_prefill = _arr(one.ttft_s)
     if kind == "static":
         ttft = _arr(api.prefill(gpu, model, inp, gpus, weight_precision, kv_precision, batch=conc, **opts).ttft_s)
         tpot = step(conc)
@@ -113,7 +113,7 @@ def predict_benchmark(
         return _finish(ttft, tpot, waves * conc * out / (waves * duration), conc / tpot, waves * duration, conc)
     if request_rate is None:
         return _serving_at_once(gpu, model, inp, out, conc, prompts, one_prefill, step, opts, gpus, weight_precision)
-    return _serving_at_rate(_arr(request_rate), out, b, prompts, one_prefill, one_compute, step)
+    return _serving_at_rate(_arr(request_rate), out, b, prompts, one_prefill, step)
 
 
 def _finish(ttft, tpot, rate, decode_rate, duration, conc) -> BenchmarkRun:
@@ -140,11 +140,11 @@ def _serving_at_once(gpu, model, inp, out, conc, prompts, one_prefill, step, opt
     return _finish(ttft, tpot, prompts * out / duration, conc / decode, duration, conc)
 
 
-def _serving_at_rate(rate, out, max_conc, prompts, one_prefill, one_compute, step):
+def _serving_at_rate(rate, out, max_conc, prompts, one_prefill, step):
     """Poisson arrivals at ``rate``: Little's law for the concurrency, prefills' share of every step."""
 
     def latency(n, served):
-        tpot = step(n) / (1.0 - np.minimum(served * one_compute, 0.9))  # share of time spent on new prompts
+        tpot = step(n) / (1.0 - np.minimum(served * one_prefill, 0.9))  # share of time spent on new prompts
         return one_prefill + (out - 1.0) * tpot, tpot
 
     capacity = np.zeros(np.broadcast(rate, out, max_conc, one_prefill).shape)

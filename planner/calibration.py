@@ -175,15 +175,25 @@ def resolve_calibration(calibration: Calibration | str | os.PathLike | None) -> 
 def residual_quantiles(
     gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None
 ) -> tuple[float, float]:
-    """(low, high) relative residuals of time predictions for a GPU: its calibration entry's, else the shipped fit's.
+    """(low, high) relative residuals of time predictions for a GPU: its calibration entry's, else held-out ones.
 
-    A measured time lies, in 80% of the fitted rows, within prediction x (1 + low) .. prediction x (1 + high).
+    Without a calibration entry: the 10th / 90th percentiles of measured / predicted - 1 on published rows the
+    shipped factors were not fitted on, for this GPU, or for all GPUs widened when it has none
+    (``planner.ranges``). A measured time lies, for 80% of those rows, within prediction x (1 + low) ..
+    prediction x (1 + high).
     """
+    return residual_range(gpu, engine, calibration, catalog)[:2]
+
+
+def residual_range(gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None):
+    """``residual_quantiles`` and a note saying where they come from: (low, high, note)."""
     from planner.catalog import default_catalog
     from planner.engines import DEFAULT_RESIDUALS, engine_profile
+    from planner.ranges import region_residuals
 
     cat = catalog or default_catalog()
-    entry = resolve_calibration(calibration).for_gpu(cat.gpu(gpu).all_names(), engine_profile(engine).name)
+    g = cat.gpu(gpu)
+    entry = resolve_calibration(calibration).for_gpu(g.all_names(), engine_profile(engine).name)
     if entry is not None and entry.residual_low is not None and entry.residual_high is not None:
-        return entry.residual_low, entry.residual_high
-    return DEFAULT_RESIDUALS
+        return entry.residual_low, entry.residual_high, f"your calibration file ({entry.source or 'no source'})"
+    return region_residuals(g.name, DEFAULT_RESIDUALS)

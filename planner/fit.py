@@ -33,6 +33,8 @@ EFFICIENCY_BOUNDS = (0.02, 1.0)
 #: prefill roofline does not describe dominates them (LMDeploy, 64 one-token prompts: 42 ms).
 MIN_PREFILL_TOKENS = 512
 PRIOR_WEIGHT = 1e-5
+#: The sources (``source_group``) the shipped time factors are fitted to: every other source is held out.
+FIT_SOURCE_GROUPS = ("lmdeploy-a100-fp16-v0.1.0a1", "dennislee22-vllm-benchmarking")
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,10 @@ def fit_time_factors(
             f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
             "layer_overhead_s, allreduce_latency_s, interconnect_efficiency"
         )
+    rows = [r for r in rows if not r.problem]
+    if rows:  # rows the planner cannot predict (unknown name, does not fit) say nothing about the factors
+        first = predict_decode_rows(rows, engine=base, calibration=Calibration(), catalog=cat)
+        rows = [r for i, r in enumerate(rows) if not math.isnan(first.tpot_s[i])]
     (_, _), meas, labels = _observations(rows)
     if len(meas) == 0:
         raise InvalidInputError("no measured TPOT, throughput or first-token latency to fit")
