@@ -72,4 +72,6 @@ def region_residuals(gpu_name: str, fallback: tuple[float, float]) -> tuple[floa
 
 
 def _widen(x: float) -> float:
-    return math.floor(x * WIDEN * 100) / 100 if x < 0 else math.ceil(x * WIDEN * 100) / 100
+    """x x WIDEN, rounded outwards to whole percent (-0.30 -> -0.45, 0.20 -> 0.30)."""
+    pct = round(x * WIDEN * 100, 6)
+    return (math.floor(pct) if x < 0 else math.ceil(pct)) / 100
