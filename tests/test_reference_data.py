@@ -14,7 +14,7 @@ from pathlib import Path
 
 REF = Path(__file__).resolve().parents[1] / "catalogs" / "reference"
 PERF = REF / "perf_public.csv"
-STARTUP_FILES = sorted(REF.glob("vllm_startup_*.csv"))
+STARTUP_FILES = [*sorted(REF.glob("vllm_startup_*.csv")), REF / "startup_memory_public.csv"]
 
 KINDS = {"latency_batch1", "static_batch", "serving_concurrency", "serving_rate", "max_throughput"}
 MEASURES = (
@@ -47,7 +47,10 @@ def _number(text: str) -> float:
 
 
 def _numbers_in(text: str) -> set[float]:
-    return {_number(m) for m in re.findall(r"\d[\d,]*(?:\.\d+)?", text)}
+    """Numbers in a quote, read both with thousands separators ("26,150") and with commas as separators (CSV)."""
+    grouped = re.findall(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?", text)
+    plain = re.findall(r"\d+(?:\.\d+)?", text)
+    return {_number(m) for m in grouped + plain}
 
 
 def _failures(check, rows):
@@ -120,6 +123,28 @@ def test_a_transcription_slip_is_caught():
     row = next(r for r in PERF_ROWS if r["record_id"] == "TRT061-001")
     assert not _failures(_figures_in_quote, [row])
     assert _failures(_figures_in_quote, [{**row, "output_throughput_tok_s": "26151"}])
+
+
+def _startup_fields_parse(row):
+    assert row["engine"] and row["model"] and row["gpu"]
+    assert int(row["tensor_parallel_size"]) >= 1
+    assert _number(row["available_kv_cache_memory_gib"]) > 0
+    for col in ("gpu_kv_cache_tokens", "max_concurrency_x", "model_weights_memory_gib"):
+        if row.get(col):
+            assert _number(row[col]) > 0
+
+
+def test_startup_rows_parse_and_their_figures_are_quoted():
+    """KV cache GiB (and tokens, concurrency, weights where given) parse and appear in the quote."""
+    rows = _rows(REF / "startup_memory_public.csv")
+    assert not _failures(_startup_fields_parse, rows)
+
+    def quoted(row):
+        numbers = _numbers_in(row["quote"])
+        for col in ("available_kv_cache_memory_gib", "gpu_kv_cache_tokens", "max_concurrency_x"):
+            assert _number(row[col]) in numbers, col
+
+    assert not _failures(quoted, rows)
 
 
 def test_record_ids_are_unique_across_reference_files():
