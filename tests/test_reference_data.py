@@ -29,6 +29,8 @@ MEASURES = (
 #: Mixture-of-experts checkpoints (each model card describes experts): Mixtral, Qwen3 MoE, DeepSeek-V3/R1, gpt-oss.
 MOE = re.compile(r"mixtral|qwen3-30b-a3b|qwen3-235b-a22b|deepseek-(v3|r1)|gpt-oss|a\d+b", re.I)
 GPU_TYPES = re.compile(r"\b(GH200|GB200|A100|H100|H200|H20|B200|L40S|L4|MI300X|MI325X|MI355X|A10G)\b")
+#: A figure is stored as published, or converted to ms from seconds (x1000) or nanoseconds (MLPerf logs, x1e-6).
+UNIT_SCALES = (1, 1000, 1e-6)
 GITHUB_BLOB = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/([^/]+)/")
 
 
@@ -100,7 +102,7 @@ def _figures_in_quote(row):
     for c in MEASURES:
         if row[c]:
             v = _number(row[c])
-            assert any(abs(v - q) <= 1e-6 * max(1, v) or abs(v - 1000 * q) <= 1e-6 * max(1, v) for q in quoted), c
+            assert any(abs(v - scale * q) <= 1e-6 * max(1, v) for q in quoted for scale in UNIT_SCALES), c
 
 
 def test_every_row_has_an_address_and_a_quote():
@@ -114,7 +116,7 @@ def test_perf_row_fields_parse():
 
 
 def test_measured_figures_are_in_the_quote():
-    """Each figure equals a number in the quote, or 1000x one (a table in seconds, stored in ms)."""
+    """Each figure equals a number in the quote, or that number converted to ms from s or ns (UNIT_SCALES)."""
     assert not _failures(_figures_in_quote, PERF_ROWS)
 
 
