@@ -194,6 +194,7 @@ def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None
        LMDeploy rows, whose TPOT and first-token latency are measured directly on static batches.
     2. vLLM's step overhead on the vLLM rows, the kernels' factors held at stage 1's values.
     """
+    rows = [r for r in rows if r.source_group in FIT_SOURCE_GROUPS]  # the other sources stay held out
     lmdeploy_rows = [r for r in rows if r.engine == "lmdeploy"]
     vllm_rows = [r for r in rows if r.engine == "vllm"]
     kernels = fit_time_factors(

@@ -173,6 +173,6 @@ class TestCalibrateCommand:
         )
         assert result.exit_code == 0, result.output
         rows = {(r["record_id"], r["quantity"]): r for r in json.loads(result.output)["rows"]}
-        row = next(r for r in load_decode_rows() if r.record_id == "DM041")
+        row = next(r for r in load_decode_rows("catalogs/reference/decode_public.csv") if r.record_id == "DM041")
         plain = predict_decode(row, calibration=Calibration()).tpot_s * 1e3
         assert rows[("DM041", "tpot_ms")]["predicted"] > 1.5 * plain

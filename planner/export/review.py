@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from planner import __version__, api, sizing
-from planner.calibration import residual_quantiles
+from planner.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
-from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_profile
+from planner.engines import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.scenario import Option, Scenario, Workload, check_names
 
@@ -753,13 +753,9 @@ def assumptions(
             (f"engine {e.name}: achieved FLOP/s (prefill)", f"{e.prefill_flop_efficiency:.0%}", "of peak", src),
             (f"engine {e.name}: per-step overhead", f"{e.step_overhead_s * 1e3:.1f}", "ms", src),
         ]
-    fit_source = (
-        "10th / 90th percentile of measured / predicted - 1 on the public decode benchmarks "
-        "(docs/accuracy.md); planner calibrate fits your own"
-    )
     for gpu in dict.fromkeys(r.gpu.name for r in results):
-        low, high = residual_quantiles(gpu, catalog=catalog)
-        source = fit_source if (low, high) == DEFAULT_RESIDUALS else "your calibration file ($PLANNER_CALIBRATION)"
+        low, high, note = residual_range(gpu, catalog=catalog)
+        source = f"10th / 90th percentile of measured / predicted - 1: {note} (docs/accuracy.md)"
         rows.append((f"{gpu}: uncertainty of TPOT and TTFT", f"{low:+.0%} / {high:+.0%}", "of the prediction", source))
     rules = "planner.sizing (docs/export.md)"
     rows += [
