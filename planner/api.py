@@ -20,7 +20,7 @@ from planner import model as m
 from planner.calibration import residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.engines import EngineProfile, engine_profile
-from planner.errors import DoesNotFitError, MissingDataError
+from planner.errors import DoesNotFitError, MissingDataError, OutOfRangeError
 from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
     _PEAK_TWINS,
     PEAK_KEYS,
@@ -872,6 +872,11 @@ def plan(
     mem = memory_plan(g, mdl, context, kp, gpus, weight_precision, memory_utilization, **opts)
     n = int(mem.gpus)
     top = int(mem.max_batch)
+    if batch is None and top > MAX_BATCH:  # only with implausible catalog numbers (memory_bytes near 2**63)
+        raise OutOfRangeError(
+            f"{g.name} holds {top:,} sequences of {mdl.name} at once, more than the {MAX_BATCH:,} planner models; "
+            f"check the catalog's memory_bytes ({g.memory_bytes:,}) or give --batch"
+        )
     b = top if batch is None else int(_count(batch, "batch", MAX_BATCH, " of sequences"))
     at_batch = decode_step(g, mdl, context, b, kp, n, weight_precision, memory_utilization, **opts)
     at_one = decode_step(g, mdl, context, 1, kp, n, weight_precision, memory_utilization, **opts)

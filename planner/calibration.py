@@ -16,6 +16,7 @@ defaults for the GPUs it names; everything else keeps the engine defaults.
 from __future__ import annotations
 
 import functools
+import math
 import os
 import tomllib
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.catalog.schema import normalize_name
-from planner.errors import CatalogError, OutputExistsError
+from planner.errors import CatalogError, InvalidInputError
+from planner.toml_text import loads_toml
 
 ENV_VAR = "PLANNER_CALIBRATION"
 
@@ -94,7 +96,7 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
 def load_calibration_text(text: str, p: Path) -> Calibration:
     """Validate calibration TOML text; ``p`` names it in errors."""
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise CatalogError(f"{p}: not valid TOML ({exc})") from None
     extra = set(data) - {"calibration"}
@@ -111,6 +113,30 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
                 f"{p}: calibration #{i} ({raw.get('gpu', '?')}): field '{field}': {err['msg']}"
             ) from None
     return Calibration(tuple(entries), p)
+
+
+def check_measurements(rows, where: object) -> None:
+    """Refuse measurement rows a fit cannot use: one line naming the row and the field.
+
+    Batch, GPUs and prompt length are whole numbers from 1, the output length from 0; TPOT and throughput are
+    finite and above 0 where given, and each row gives at least one of them.
+    """
+    for r in rows:
+        label = f"{where}: row {r.record_id}"
+        for field, low in (("batch", 1), ("gpus", 1), ("input_len", 1), ("output_len", 0)):
+            value = getattr(r, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise InvalidInputError(f"{label}: {field} must be a whole number from {low}; got {value!r}")
+        given = 0
+        for field in ("tpot_s", "throughput_tokens_per_s"):
+            value = getattr(r, field)
+            if isinstance(value, float) and math.isnan(value):
+                continue
+            if not math.isfinite(value) or value <= 0:
+                raise InvalidInputError(f"{label}: {field} must be a finite number above 0; got {value!r}")
+            given += 1
+        if not given:
+            raise InvalidInputError(f"{label}: give tpot_ms or a throughput (tokens per second)")
 
 
 def _toml_value(v: object) -> str:
@@ -136,20 +162,13 @@ def dumps_calibration(entries: list[GpuCalibration], header: str = "") -> str:
 def write_calibration(
     path: str | os.PathLike, entries: list[GpuCalibration], *, header: str = "", force: bool = False
 ) -> Path:
-    """Write a calibration file atomically (temp file + rename); an existing file needs ``force``."""
-    p = Path(path)
-    if p.exists() and not force:
-        raise OutputExistsError(f"{p} exists; pass --force (force=True) to overwrite it")
+    """Write a calibration file through ``planner.files.write_file``; an existing file needs ``force``."""
+    from planner.files import check_target, write_file
+
+    p = check_target(path, force, make_parents=True)
     text = dumps_calibration(entries, header)
     load_calibration_text(text, p)  # never write what we could not read back
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, p)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
+    write_file(p, text, force=force, make_parents=True)
     _cached.cache_clear()
     return p
 

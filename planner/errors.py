@@ -7,7 +7,8 @@
     │   └── MissingDataError     the catalog lacks a number the question needs (e.g. a price)
     ├── DoesNotFitError          a configuration whose weights (or one sequence) do not fit in memory
     ├── CatalogError             a catalog file or entry that does not validate (file, entry, field, problem)
-    └── OutputExistsError        a file that would be overwritten without --force
+    ├── OutputExistsError        a file that would be overwritten without --force
+    └── WriteError               a file the system would not let us write (read-only folder, name too long, ...)
 
 Each surface translates them: the CLI prints one line and exits 2 (bad usage) or 1 (failure); the Excel
 functions return #N/A, #VALUE! or #NUM!.
@@ -80,11 +81,17 @@ class DoesNotFitError(PlannerError, ValueError):
 class CatalogError(PlannerError):
     """Raised when a catalog file cannot be read or an entry does not validate."""
 
-    exit_code = 1
+    exit_code = 2  # the user's file is bad input
 
 
 class OutputExistsError(PlannerError):
     """Raised when writing would overwrite an existing file and overwriting was not asked for."""
+
+    exit_code = 1
+
+
+class WriteError(PlannerError):
+    """Raised when the operating system refuses a write (read-only folder, path below a file, name too long)."""
 
     exit_code = 1
 

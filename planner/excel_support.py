@@ -92,8 +92,11 @@ def render(value: Any, runtime: str | None = None) -> Any:
 
 # -- the catalog the functions use ------------------------------------------------------------------------
 
-#: Catalog folders set by PLANNER_RELOAD(folder) for this process; None: read from the xlwings config.
+#: Catalog folders in use in this process: the xlwings config's, then those PLANNER_RELOAD(folder) added;
+#: None until the first call reads the config.
 _session_folders: tuple[str, ...] | None = None
+#: Folders PLANNER_RELOAD(folder) added in this process (kept across reloads, dropped by PLANNER_RELOAD()).
+_added_folders: tuple[str, ...] = ()
 
 
 def config_folders(path: str | None = None) -> tuple[str, ...]:
@@ -129,15 +132,20 @@ def catalog() -> Catalog:
 
 
 def reload(folder: str | None = None) -> str:
-    """Forget the cached catalog and read it again (from ``folder`` too, when given); a one-line summary."""
-    global _session_folders
-    new = (folder,) if folder else config_folders()
+    """Forget the cached catalog and read it again; a one-line summary.
+
+    With ``folder``: the configured folders, those added before, and ``folder`` (added, not replacing them).
+    Without: the configured folders only.
+    """
+    global _session_folders, _added_folders
+    added = tuple(dict.fromkeys((*_added_folders, folder))) if folder else ()
+    new = tuple(dict.fromkeys((*config_folders(), *added)))
     reload_catalog()
     try:
         cat = default_catalog(*new)
     except PlannerError as exc:
         return f"catalog not reloaded: {exc}"
-    _session_folders = new
+    _session_folders, _added_folders = new, added
     where = "; ".join(str(f) for f in cat.folders)
     return (
         f"catalog reloaded: {len(cat.gpus)} GPUs, {len(cat.models)} models, {len(cat.precisions)} precisions "

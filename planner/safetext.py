@@ -27,6 +27,7 @@ MAX_CELL_CHARS = 32767
 _XML_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 # Markdown punctuation that opens inline syntax anywhere in a line (CommonMark lets any ASCII punctuation
 # be escaped); & < > become entities instead. A link or image needs "[", so "(" and "!" need no escape.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
@@ -88,4 +89,13 @@ def md_text(value: object) -> str:
     return _URL_SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
 
 
-__all__ = ["FORMULA_TRIGGERS", "MAX_CELL_CHARS", "md_text", "starts_formula", "write_text", "xlsx_text"]
+def message_text(value: object) -> str:
+    """Text for a one-line message on a terminal: line breaks and control characters shown as escapes.
+
+    ``"a\x00b\nc"`` -> ``a\\x00b\\nc``: a NUL, an escape sequence or a newline from the user's input is
+    never echoed raw.
+    """
+    return _TERMINAL_CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), _text(value))
+
+
+__all__ = ["FORMULA_TRIGGERS", "MAX_CELL_CHARS", "md_text", "message_text", "starts_formula", "write_text", "xlsx_text"]

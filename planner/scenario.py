@@ -16,15 +16,35 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog import Catalog
 from planner.engines import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
+from planner.toml_text import loads_toml, toml_repr
 
-_CONFIG = ConfigDict(extra="forbid", frozen=True)
+#: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
+_CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+#: Upper bounds that keep every product finite; each is beyond any real deployment.
+MAX_REQUESTS_PER_S = 1e6  # a million requests a second: above the largest public services
+MAX_CONCURRENT = 1e8
+MAX_TOKENS = 2**24  # planner.api.MAX_CONTEXT_TOKENS
+MAX_TARGET_S = 3600.0
+MAX_GROWTH = 1000.0  # traffic x1001 over the horizon
+MAX_MONTHS = 1200
+
+
+def _not_bool(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("Input should be a number, not true or false")
+    return value
+
+
+#: A Literal of whole numbers: ``True == 1`` in Python, so a TOML ``true`` is refused first.
+GpuGroup = Annotated[Literal[1, 2, 4, 8, 16], BeforeValidator(_not_bool)]
 
 
 class ScenarioError(InvalidInputError):
@@ -37,28 +57,36 @@ class Workload(BaseModel):
     model_config = _CONFIG
 
     peak_requests_per_s: float | None = Field(
-        default=None, gt=0, description="requests arriving per second at the busiest time"
+        default=None, gt=0, le=MAX_REQUESTS_PER_S, description="requests arriving per second at the busiest time"
     )
     average_requests_per_s: float | None = Field(
-        default=None, gt=0, description="requests per second averaged over the month"
+        default=None, gt=0, le=MAX_REQUESTS_PER_S, description="requests per second averaged over the month"
     )
     peak_concurrent_requests: float | None = Field(
-        default=None, gt=0, description="requests in flight at the busiest time"
+        default=None, gt=0, le=MAX_CONCURRENT, description="requests in flight at the busiest time"
     )
-    average_concurrent_requests: float | None = Field(default=None, gt=0, description="requests in flight on average")
-    prompt_tokens_mean: int = Field(gt=0, description="mean prompt length, tokens")
-    prompt_tokens_high: int = Field(gt=0, description="high-percentile prompt length, tokens (sizes TTFT and KV)")
-    output_tokens_mean: int = Field(gt=0, description="mean output length, tokens")
-    output_tokens_high: int = Field(gt=0, description="high-percentile output length, tokens (sizes KV)")
+    average_concurrent_requests: float | None = Field(
+        default=None, gt=0, le=MAX_CONCURRENT, description="requests in flight on average"
+    )
+    prompt_tokens_mean: int = Field(gt=0, le=MAX_TOKENS, description="mean prompt length, tokens")
+    prompt_tokens_high: int = Field(
+        gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
+    )
+    output_tokens_mean: int = Field(gt=0, le=MAX_TOKENS, description="mean output length, tokens")
+    output_tokens_high: int = Field(gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)")
     high_percentile: float = Field(
         default=95, gt=0, lt=100, description="which percentile the *_high lengths are (a label)"
     )
-    ttft_target_s: float = Field(gt=0, description="time to first token of a high-percentile prompt, seconds")
-    tpot_target_s: float = Field(gt=0, description="time per output token, seconds")
-    growth_over_horizon: float = Field(
-        default=0.0, ge=0, description="traffic growth by the end of the horizon (0.5 = +50%)"
+    ttft_target_s: float = Field(
+        gt=0, le=MAX_TARGET_S, description="time to first token of a high-percentile prompt, seconds"
     )
-    horizon_months: int = Field(default=12, gt=0, description="planning horizon, months (a label for the growth)")
+    tpot_target_s: float = Field(gt=0, le=MAX_TARGET_S, description="time per output token, seconds")
+    growth_over_horizon: float = Field(
+        default=0.0, ge=0, le=MAX_GROWTH, description="traffic growth by the end of the horizon (0.5 = +50%)"
+    )
+    horizon_months: int = Field(
+        default=12, gt=0, le=MAX_MONTHS, description="planning horizon, months (a label for the growth)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Workload:
@@ -113,20 +141,26 @@ class _OptionFields(BaseModel):
     pricing: Literal["purchase", "cloud"] | None = Field(
         default=None, description="buy the GPUs or rent them by the hour"
     )
-    purchase_usd: float | None = Field(default=None, gt=0, description="price of one GPU (default: the catalog's)")
+    purchase_usd: float | None = Field(
+        default=None, gt=0, le=1e8, description="price of one GPU (default: the catalog's)"
+    )
     cloud_usd_per_gpu_hour: float | None = Field(
-        default=None, gt=0, description="rent per GPU-hour (default: the catalog's)"
+        default=None, gt=0, le=1e4, description="rent per GPU-hour (default: the catalog's)"
     )
-    amortization_months: int | None = Field(default=None, gt=0, description="months a purchase is written off over")
-    power_usd_per_kwh: float | None = Field(default=None, ge=0, description="electricity price, $/kWh")
-    pue: float | None = Field(default=None, ge=1, description="power usage effectiveness of the data centre (1.0-2.0)")
+    amortization_months: int | None = Field(
+        default=None, gt=0, le=MAX_MONTHS, description="months a purchase is written off over"
+    )
+    power_usd_per_kwh: float | None = Field(default=None, ge=0, le=100, description="electricity price, $/kWh")
+    pue: float | None = Field(
+        default=None, ge=1, le=10, description="power usage effectiveness of the data centre (1.0-2.0)"
+    )
     node_size: int | None = Field(
-        default=None, gt=0, description="GPUs are bought or rented in whole nodes of this size"
+        default=None, gt=0, le=4096, description="GPUs are bought or rented in whole nodes of this size"
     )
-    spare_replicas: int | None = Field(default=None, ge=0, description="replicas beyond the peak need (N+1: 1)")
-    max_gpus_per_replica: Literal[1, 2, 4, 8, 16] | None = Field(
-        default=None, description="largest tensor-parallel group tried"
+    spare_replicas: int | None = Field(
+        default=None, ge=0, le=10_000, description="replicas beyond the peak need (N+1: 1)"
     )
+    max_gpus_per_replica: GpuGroup | None = Field(default=None, description="largest tensor-parallel group tried")
     gpus_per_replica: int | None = Field(
         default=None,
         ge=1,
@@ -159,11 +193,11 @@ class Option(_OptionFields):
     model: str = Field(min_length=1, description="model name or alias from the catalog")
     engine: str = BUILTIN_DEFAULTS["engine"]
     pricing: Literal["purchase", "cloud"] = BUILTIN_DEFAULTS["pricing"]
-    amortization_months: int = Field(default=BUILTIN_DEFAULTS["amortization_months"], gt=0)
-    power_usd_per_kwh: float = Field(default=BUILTIN_DEFAULTS["power_usd_per_kwh"], ge=0)
-    pue: float = Field(default=BUILTIN_DEFAULTS["pue"], ge=1)
-    spare_replicas: int = Field(default=BUILTIN_DEFAULTS["spare_replicas"], ge=0)
-    max_gpus_per_replica: Literal[1, 2, 4, 8, 16] = BUILTIN_DEFAULTS["max_gpus_per_replica"]
+    amortization_months: int = Field(default=BUILTIN_DEFAULTS["amortization_months"], gt=0, le=MAX_MONTHS)
+    power_usd_per_kwh: float = Field(default=BUILTIN_DEFAULTS["power_usd_per_kwh"], ge=0, le=100)
+    pue: float = Field(default=BUILTIN_DEFAULTS["pue"], ge=1, le=10)
+    spare_replicas: int = Field(default=BUILTIN_DEFAULTS["spare_replicas"], ge=0, le=10_000)
+    max_gpus_per_replica: GpuGroup = BUILTIN_DEFAULTS["max_gpus_per_replica"]
 
     @property
     def nodes_of(self) -> int:
@@ -176,11 +210,14 @@ class Levers(BaseModel):
 
     model_config = _CONFIG
 
-    gpus_per_replica: Literal[2, 4, 8, 16] | None = Field(
+    gpus_per_replica: Annotated[Literal[2, 4, 8, 16], BeforeValidator(_not_bool)] | None = Field(
         default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)"
     )
     prompt_tokens_high: int | None = Field(
-        default=None, gt=0, description="shorter context: the capped prompt (default: half the high percentile)"
+        default=None,
+        gt=0,
+        le=MAX_TOKENS,
+        description="shorter context: the capped prompt (default: half the high percentile)",
     )
     gqa_model: str | None = Field(
         default=None, min_length=1, description="a GQA model to compare (default: the baseline model with/without GQA)"
@@ -202,7 +239,7 @@ class Scenario(BaseModel):
     )
     workload: Workload
     defaults: Defaults = Defaults()
-    option: tuple[Option, ...] = Field(min_length=1, description="the [[option]] tables")
+    option: tuple[Option, ...] = Field(min_length=1, strict=False, description="the [[option]] tables")
     levers: Levers = Levers()
 
     @model_validator(mode="after")
@@ -277,7 +314,7 @@ def _message(err: dict, raw_options: list) -> str:
     return (
         f"{where + ': ' if where else ''}{text}"
         + (f" ({what})" if what else "")
-        + (f"; got {got!r}" if show_got else "")
+        + (f"; got {toml_repr(got)}" if show_got else "")
     )
 
 
@@ -330,7 +367,7 @@ def load_scenario(path: str | Path) -> Scenario:
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     try:
-        data = tomllib.loads(text)
+        data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise ScenarioError(f"{path}: not valid TOML: {exc}") from None
     return parse_scenario(data, str(path))

@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.catalog.schema import Gpu, Model, Precision, normalize_name
 from planner.errors import CatalogError, UnknownNameError
+from planner.toml_text import loads_toml, toml_repr
 
 ENV_VAR = "PLANNER_CATALOG"
 KINDS: dict[str, type[BaseModel]] = {"gpu": Gpu, "model": Model, "precision": Precision}
@@ -109,13 +110,14 @@ def _describe(exc: ValidationError, model: type[BaseModel]) -> str:
     err = errors[0]
     where = ".".join(str(p) for p in err["loc"]) or "(entry)"
     msg = err["msg"].removeprefix("Value error, ")
+    got = f"; got {toml_repr(err['input'])}" if err["type"] != "value_error" and "input" in err else ""
     extra = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-    return f"field '{where}': {msg}{extra}"
+    return f"field '{where}': {msg}{got}{extra}"
 
 
 def _read_file(path: Path) -> dict[str, list]:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = loads_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"{path}: cannot read catalog file ({exc})") from None
     except tomllib.TOMLDecodeError as exc:

@@ -20,6 +20,11 @@ from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, m
 PeakKey = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4"]
 
 
+#: Every catalog class: unknown keys refused; numbers of the right type (``true`` is not 1, ``"80"`` not 80)
+#: and finite (no inf or nan). TOML arrays arrive as lists, so tuple fields say ``strict=False``.
+ENTRY_CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
 def normalize_name(name: str) -> str:
     """Matching key for catalog names: case, spaces, hyphens and underscores do not count.
 
@@ -29,10 +34,10 @@ def normalize_name(name: str) -> str:
 
 
 class _Entry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ENTRY_CONFIG
 
     name: str = Field(min_length=1, description="canonical display name")
-    aliases: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = Field(default=(), strict=False)
     source: str = Field(min_length=3, description="where the entry's numbers come from (URL or document)")
     notes: str = ""
 
@@ -53,7 +58,7 @@ class Price(BaseModel):
     ``reserved`` covers committed-use and reserved-instance rates; ``purchase`` is the price of one GPU.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ENTRY_CONFIG
 
     kind: PriceKind
     usd_per_gpu_hour: PositiveFloat | None = Field(default=None, description="rate per GPU-hour (not for purchase)")
@@ -191,7 +196,7 @@ class Gpu(_Entry):
 class Moe(BaseModel):
     """Mixture-of-experts shape of the MLP blocks."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ENTRY_CONFIG
 
     num_experts: PositiveInt
     experts_per_token: PositiveInt
@@ -214,7 +219,7 @@ class Moe(BaseModel):
 class Mla(BaseModel):
     """Multi-head latent attention (DeepSeek-V2/V3): the KV cache holds a compressed latent per layer."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ENTRY_CONFIG
 
     kv_lora_rank: PositiveInt
     qk_rope_head_dim: PositiveInt

@@ -13,6 +13,7 @@ import click
 
 from planner import __version__
 from planner.errors import PlannerError
+from planner.safetext import message_text
 
 #: command name -> "module:attribute"; a module that is not there (yet) leaves its command out.
 COMMANDS = {
@@ -52,8 +53,18 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except PlannerError as exc:
-            click.echo(f"planner: error: {exc}", err=True)
-            sys.exit(exc.exit_code)
+            fail(str(exc), exc.exit_code)
+        except OSError as exc:  # a file the system would not let us read or write
+            where = f"{exc.filename}: " if exc.filename else ""
+            fail(f"{where}{exc.strerror or type(exc).__name__}", 1)
+        except (RecursionError, OverflowError, MemoryError) as exc:
+            fail(f"input too large or too deeply nested ({type(exc).__name__}); give values of a realistic size", 2)
+
+
+def fail(message: str, code: int) -> None:
+    """One line on stderr (control characters shown escaped, never echoed raw), then exit with ``code``."""
+    click.echo(f"planner: error: {message_text(message)}", err=True)
+    sys.exit(code)
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import csv
 import datetime
 import json
 import math
@@ -20,10 +22,11 @@ from planner.accuracy import (
     resolve_model_name,
     with_names,
 )
-from planner.calibration import ENV_VAR, GpuCalibration, write_calibration
+from planner.calibration import ENV_VAR, GpuCalibration, check_measurements, write_calibration
 from planner.cli.options import catalog_option, load
 from planner.engines import ENGINES, engine_profile
-from planner.errors import InvalidInputError, OutputExistsError, PlannerError
+from planner.errors import InvalidInputError, PlannerError
+from planner.files import check_target
 from planner.validation import MEMORY_TOLERANCE, render_table, to_json, validate_memory, validate_time
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -33,6 +36,19 @@ _ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. 
 def _engine(ctx, param, value):
     """An engine name or release, checked before any work starts (one-line error otherwise)."""
     return None if value is None else engine_profile(value)  # UnknownNameError: the one-line CLI error
+
+
+@contextlib.contextmanager
+def reading(path: Path | None, accepted: str):
+    """A file of rows that cannot be read or parsed becomes one InvalidInputError line naming it."""
+    try:
+        yield
+    except PlannerError:
+        raise
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV with {accepted}") from None
+    except (ValueError, KeyError, TypeError, OverflowError, IndexError, csv.Error) as exc:
+        raise InvalidInputError(f"{path}: a row cannot be read ({exc}); expected {accepted}") from None
 
 
 @click.command("validate")
@@ -69,9 +85,13 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
                     t = validate_memory(load_startup_rows(extra), engine=engine, catalog=cat)
                     tables.append((replace(t, title=f"{t.title} ({extra.name}: informative)"), False))
         else:
-            tables.append((validate_memory(load_startup_rows(memory_file), engine=engine, catalog=cat), True))
+            with reading(memory_file, "a vLLM start-up CSV with a number in every max_model_len"):
+                rows = load_startup_rows(memory_file)
+            tables.append((validate_memory(rows, engine=engine, catalog=cat), True))
     if memory_file is None or decode_file is not None:
-        t = validate_time(load_decode_rows(decode_file), engine=engine, calibration=calibration, catalog=cat)
+        with reading(decode_file, DECODE_COLUMNS):
+            decode_rows = load_decode_rows(decode_file)
+        t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
     if as_json:
         click.echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
@@ -209,8 +229,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     from planner.fit import fit_time_factors
 
     cat = load(catalog_dirs)
-    if output.exists() and not force:
-        raise OutputExistsError(f"{output} exists; pass --force to overwrite it")
+    check_target(output, force, make_parents=True)
     if measure == (file is not None):
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")
     eng = engine_profile(engine)
@@ -221,9 +240,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         click.echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
     else:
-        rows, source = read_measurements(file, gpu, model_name, gpus), f"planner calibrate {file.name}"
+        with reading(file, DECODE_COLUMNS):
+            rows = read_measurements(file, gpu, model_name, gpus)
+        source = f"planner calibrate {file.name}"
     if not rows:
         raise InvalidInputError(f"{file}: no measurements")
+    check_measurements(rows, file or "--measure")
     by_gpu: dict[str, list[DecodeRow]] = {}
     for r in rows:
         if r.problem:

@@ -6,15 +6,14 @@ import base64
 import csv
 import hashlib
 import io
-import os
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
 import click
 
 from planner.errors import InvalidInputError, OutputExistsError
+from planner.files import write_file
 
 MODULE = "planner.excel_functions"
 UDF_KEY = "UDF MODULES"
@@ -37,22 +36,8 @@ def addin_group() -> None:
 
 
 def _write_atomic(path: Path, data: bytes | str, force: bool, what: str = "file") -> None:
-    """Write via a temp file + os.replace; refuse to replace an existing file unless ``force``."""
-    if path.exists() and not force:
-        raise OutputExistsError(f"{path} already exists; pass --force to overwrite it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a written file gets the usual mode
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """``planner.files.write_file``: exclusive unless ``force``, atomic, folders made as needed."""
+    write_file(path, data, force=force, make_parents=True)
 
 
 # -- xlwings.conf ------------------------------------------------------------------------------------------
@@ -339,7 +324,7 @@ def lite_command(outdir: Path, catalog_dir: Path | None, wheel_url: str | None, 
         verb = "exists" if len(taken) == 1 else "exist"
         raise OutputExistsError(f"{', '.join(taken)} already {verb}; pass --force to overwrite")
     for name, text in files.items():
-        _write_atomic(targets[name], text, force=True)
+        _write_atomic(targets[name], text, force=force)
     size = len(files["main.py"].encode()) / 1e3
     click.echo(f"wrote {targets['main.py']} ({size:,.0f} kB) and {targets['requirements.txt']}")
     click.echo(LITE_STEPS.format(main=targets["main.py"], req=targets["requirements.txt"]))

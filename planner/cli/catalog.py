@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import click
@@ -15,7 +13,8 @@ from planner.architecture import param_counts
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import catalog_option, load
-from planner.errors import InvalidInputError, OutputExistsError, UnknownNameError
+from planner.errors import InvalidInputError, UnknownNameError
+from planner.files import write_file
 from planner.units import fmt_bytes, fmt_gb
 
 KINDS = ("gpus", "models", "precisions")
@@ -171,11 +170,6 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
     if folder is None:
         click.echo(text.rstrip())
         return
-    folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{''.join(c if c.isalnum() or c in '-_.' else '-' for c in name)}.toml"
-    if target.exists() and not force:
-        raise OutputExistsError(f"{target} exists; pass --force to overwrite it")
-    with tempfile.NamedTemporaryFile("w", dir=folder, suffix=".tmp", delete=False, encoding="utf-8") as tmp:
-        tmp.write(text)
-    os.replace(tmp.name, target)
+    write_file(target, text, force=force, make_parents=True)
     click.echo(f"wrote {target}; use it with --catalog {folder} or PLANNER_CATALOG={folder}")

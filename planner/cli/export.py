@@ -70,7 +70,7 @@ def summary_lines(review) -> list[str]:
     "--output",
     required=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="File to write: review.xlsx, review.csv, review.md or review.pdf.",
+    help="File to write: review.xlsx, review.csv, review.md or review.pdf; - writes md or csv to standard output.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format [default: from the file name].")
 @click.option("--force", is_flag=True, help="Overwrite the output file if it exists.")
@@ -99,12 +99,19 @@ def export_command(
 
         planner export examples/budget-review.toml -o review.xlsx
     """
-    from planner.export import build_review, write_review
-    from planner.export.files import check_target
+    from planner.export import build_review, render, write_review
+    from planner.export.files import check_target, write_stdout
     from planner.export.inputs import read_scenario
 
+    to_stdout = str(output) == "-"
+    if to_stdout and fmt not in ("md", "csv"):
+        raise click.BadParameter(
+            "standard output takes --format md or --format csv; give a file name for xlsx or pdf",
+            param_hint="'-o' / '--output'",
+        )
     kind = _format_for(output, fmt)
-    check_target(output, force)
+    if not to_stdout:
+        check_target(output, force)
     when = review_date(date)
     catalog = load(catalog_dirs)
     sc = read_scenario(scenario)
@@ -119,6 +126,9 @@ def export_command(
             )
     else:
         review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
+    if to_stdout:  # the review is the output; the summary would corrupt it
+        write_stdout(render(review, kind))
+        return
     write_review(review, output, kind, force=force)
     if not quiet:
         for line in summary_lines(review):

@@ -74,7 +74,12 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     help="Write the refreshed copy here instead of replacing FILE.",
 )
 @_selection
-@click.option("--force", is_flag=True, help="Overwrite --output if it exists.")
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Overwrite --output if it exists; refresh a read-only FILE (it stays read-only), or one holding pictures "
+    "or sparklines that refresh cannot keep.",
+)
 @calibration_option
 @catalog_option
 def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:

@@ -75,7 +75,23 @@ def load(path: str | os.PathLike, data_only: bool = False):
             warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops (slicers, ...)
             return openpyxl.load_workbook(p, data_only=data_only, keep_vba=False, keep_links=False)
     except Exception as exc:  # openpyxl raises many kinds on malformed packages
-        raise WorkbookError(f"{p}: cannot read the workbook ({type(exc).__name__}: {exc})") from None
+        raise WorkbookError(f"{p}: {_unreadable(exc)}") from None
+
+
+def _unreadable(exc: BaseException) -> str:
+    """One line on why openpyxl could not read a package; XML with a DTD or entities is refused by defusedxml."""
+    from defusedxml import DefusedXmlException
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, DefusedXmlException):
+            return (
+                "refused: its XML declares a DTD or entities (as XXE and billion-laughs attacks do); "
+                "Excel and LibreOffice never write them: save the file again from either"
+            )
+        seen = seen.__cause__ or seen.__context__
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"cannot read the workbook ({type(exc).__name__}{': ' + first if first else ''})"
 
 
 def marker(wb) -> str | None:

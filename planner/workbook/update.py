@@ -6,7 +6,11 @@ inputs, edits on other sheets (Assumptions included) and sheets the user added a
 
 from __future__ import annotations
 
+import io
 import os
+import re
+import zipfile
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -14,10 +18,11 @@ from planner import __version__
 from planner.calibration import resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines import engine_profile
+from planner.files import check_target, write_file
 from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
 from planner.workbook.layout import CATALOG_SHEETS, VERSION_PROPERTY, WORKBOOK_FILE
-from planner.workbook.reader import WorkbookError, check_marker, load
-from planner.workbook.writer import save_atomic, write_sheet, write_workbook
+from planner.workbook.reader import WorkbookError, check_file, check_marker, load
+from planner.workbook.writer import write_sheet, write_workbook
 
 
 @dataclass(frozen=True)
@@ -55,15 +60,19 @@ def refresh(
 ) -> Written:
     """Replace the catalog sheets of a workbook ``planner workbook`` made with the current catalog.
 
-    Writes ``output`` (default: the file itself, replaced atomically). Raises WorkbookError for a file it did not
-    make, OutputExistsError when ``output`` exists and ``force`` is not set.
+    Writes ``output`` (default: the file itself, replaced atomically; a symlink is written through, a read-only
+    file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``, for a
+    read-only file or one holding pictures, sparklines or other parts openpyxl cannot carry over;
+    OutputExistsError when ``output`` exists and ``force`` is not set.
     """
     src = Path(path)
     dest = Path(output) if output is not None else src
-    if output is not None and dest.exists() and not force and dest.resolve() != src.resolve():
-        from planner.errors import OutputExistsError
-
-        raise OutputExistsError(f"{dest} exists; pass --force to overwrite it")
+    in_place = output is None or (dest.exists() and dest.resolve() == src.resolve())
+    if not in_place:
+        check_target(dest, force, make_parents=True)
+    elif not force and (not src.stat().st_mode & 0o222 or not os.access(src, os.W_OK)):  # root: mode bits
+        raise WorkbookError(f"{src} is read-only; pass --force to refresh it anyway (it stays read-only)")
+    before = package_features(check_file(src))
     wb = load(src)
     check_marker(wb, src)
     cat = catalog or default_catalog()
@@ -83,12 +92,51 @@ def refresh(
     for n in names:
         wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
     _set_property(wb, VERSION_PROPERTY, __version__)
+    if wb.calculation is None:  # a workbook whose <calcPr/> was removed
+        from openpyxl.workbook.properties import CalcProperties
+
+        wb.calculation = CalcProperties()
     wb.calculation.fullCalcOnLoad = True
     # keep the sheet the user had open, and only that one selected
     for ws in wb.worksheets:
         ws.sheet_view.tabSelected = ws is wb.active
-    save_atomic(wb, dest, force=True)
+    buf = io.BytesIO()
+    wb.save(buf)
+    lost = before - package_features(buf)
+    if lost and not force:
+        what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(lost.items()))
+        raise WorkbookError(
+            f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
+            "pass --force to refresh anyway and lose them, or refresh a copy with -o"
+        )
+    write_file(dest, buf.getvalue(), force=True, make_parents=True)
     return Written(dest, len(gpu_list), len(model_list))
+
+
+#: Parts a user may add that openpyxl does not read back: (label, part-name pattern, element pattern).
+_FEATURES = (
+    ("picture", r"xl/drawings/[^/]+\.xml", rb"<(?:\w+:)?pic[\s>]"),
+    ("shape", r"xl/drawings/[^/]+\.xml", rb"<(?:\w+:)?sp[\s>]"),
+    ("chart", r"xl/charts/chart[^/]*\.xml", None),
+    ("sparkline", r"xl/worksheets/[^/]+\.xml", rb"<(?:\w+:)?sparkline[\s>]"),
+    ("pivot table", r"xl/pivotTables/[^/]+\.xml", None),
+    ("slicer", r"xl/slicers/[^/]+\.xml", None),
+    ("form control", r"xl/ctrlProps/[^/]+\.xml", None),
+)
+
+
+def package_features(source) -> Counter:
+    """How many pictures, shapes, charts, sparklines, pivot tables, slicers and form controls an xlsx holds.
+
+    Read from the package's parts (zip entries) without an XML parser, so nothing is lost to openpyxl.
+    """
+    found: Counter = Counter()
+    with zipfile.ZipFile(source) as z:
+        for name in z.namelist():
+            for label, part, element in _FEATURES:
+                if re.fullmatch(part, name):
+                    found[label] += 1 if element is None else len(re.findall(element, z.read(name)))
+    return +found
 
 
 def _engine_of(wb) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from openpyxl import Workbook
@@ -20,8 +19,7 @@ from openpyxl.worksheet.datavalidation import DataValidation
 from openpyxl.worksheet.table import Table as XlTable
 from openpyxl.worksheet.table import TableStyleInfo
 
-from planner.errors import OutputExistsError
-from planner.workbook.reader import WorkbookError
+from planner.files import write_file
 from planner.workbook.spec import Chart, Sheet, WorkbookSpec
 
 _thin = Side(style="thin", color="BFBFBF")
@@ -188,34 +186,8 @@ def to_openpyxl(spec: WorkbookSpec) -> Workbook:
 
 
 def save_atomic(wb: Workbook, path: str | os.PathLike, force: bool = False) -> Path:
-    """Save to a temporary file beside ``path``, then rename it over; refuses an existing file unless ``force``."""
-    p = Path(path)
-    if p.exists() and not force:
-        raise OutputExistsError(f"{p} exists; pass --force to overwrite it")
-    if p.exists() and p.is_dir():
-        raise WorkbookError(f"{p} is a folder; give a file name ending in .xlsx")
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.stem}-", suffix=".xlsx.tmp", dir=p.parent)
-    except OSError as exc:
-        raise WorkbookError(f"cannot write into {p.parent}: {exc.strerror or exc}") from None
-    os.close(fd)
-    try:
-        wb.save(tmp)
-        if p.exists():  # keep the mode of the file replaced; else what the umask gives a new file
-            mode = p.stat().st_mode & 0o777
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        os.replace(tmp, p)
-    except OSError as exc:
-        raise WorkbookError(f"cannot write {p}: {exc.strerror or exc}") from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return p
+    """Save through ``planner.files.write_file``: whole or not at all; an existing file only with ``force``."""
+    return write_file(path, wb.save, force=force, make_parents=True)
 
 
 def write_workbook(spec: WorkbookSpec, path: str | os.PathLike, force: bool = False) -> Path:

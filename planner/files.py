@@ -1,0 +1,163 @@
+"""The one way planner writes a file: whole or not at all, never over a file it was not allowed to replace.
+
+``write_file(path, data, force=...)`` is used by every command that writes (export, calibrate, catalog
+import-hf, addin, workbook, workbook refresh):
+
+- The content goes to a temporary file made by ``tempfile.mkstemp`` in the target's folder (an unpredictable
+  name, created with O_EXCL, so a planted symlink is never followed), is flushed to disk, then committed.
+- Without ``force`` the commit is ``os.link(tmp, path)``: creating the name is atomic and exclusive, so of two
+  writers of one new file exactly one wins and the other gets OutputExistsError. With ``force`` it is
+  ``os.replace``, one step; a symlink is written through (its target is replaced, the link stays).
+- The temporary file is removed on any failure, on Ctrl-C and on SIGTERM/SIGHUP (turned into SystemExit
+  while a write is under way); an OSError becomes a one-line WriteError (exit 1).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from planner.errors import InvalidInputError, OutputExistsError, WriteError
+
+#: Writes ``data`` into an open binary file.
+Writer = Callable[[BinaryIO], object]
+
+_SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def check_target(path: str | os.PathLike, force: bool = False, *, make_parents: bool = False) -> Path:
+    """Raise unless ``path`` can be written: not a folder, its folder exists (or may be made), new or ``force``.
+
+    A cheap check before slow work; ``write_file`` checks again, atomically, when it commits.
+    """
+    path = Path(path)
+    try:
+        if path.is_dir():
+            raise InvalidInputError(f"{path}: is a folder; give a file name, e.g. {path / 'review.xlsx'}")
+        if os.path.lexists(path) and not force:
+            raise OutputExistsError(f"{path} already exists; pass --force to overwrite it")
+        parent = path.parent
+        if not parent.is_dir() and not make_parents:
+            if parent.exists() or any(p.exists() and not p.is_dir() for p in parent.parents):
+                raise InvalidInputError(f"{path}: {parent} is not a folder")
+            raise InvalidInputError(f"{path}: the folder {parent} does not exist")
+    except OSError as exc:  # a name too long to stat, a folder we may not look into
+        raise WriteError(f"cannot write {path}: {_reason(exc)}") from None
+    return path
+
+
+@contextlib.contextmanager
+def _signals_raise() -> Iterator[None]:
+    """While writing, SIGTERM and SIGHUP raise SystemExit (so ``finally`` removes the temporary file)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    before = {s: signal.signal(s, stop) for s in _SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+
+
+def _new_file_mode(replacing: Path | None) -> int:
+    """The mode of the file replaced, else what the umask gives a new file (mkstemp makes 0600)."""
+    if replacing is not None:
+        with contextlib.suppress(OSError):
+            return replacing.stat().st_mode & 0o7777
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_file(
+    path: str | os.PathLike, data: bytes | str | Writer, *, force: bool = False, make_parents: bool = False
+) -> Path:
+    """Write ``data`` (bytes, text as UTF-8, or a function that writes into a binary file) to ``path``.
+
+    Exclusive creation unless ``force``; atomic either way; a symlink at ``path`` is written through when
+    ``force`` is set. Returns ``path``. Raises OutputExistsError, InvalidInputError (a folder, no folder) or
+    WriteError (the system refused: read-only folder, no space, name too long).
+    """
+    path = Path(path)
+    check_target(path, force, make_parents=make_parents)
+    target = Path(os.path.realpath(path)) if force and path.is_symlink() else path
+    try:
+        if make_parents:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        replacing = target if force and target.exists() else None
+        mode = _new_file_mode(replacing)
+    except OSError as exc:
+        raise WriteError(f"cannot write {path}: {_reason(exc)}") from None
+    tmp = None
+    with _signals_raise():
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:80]}.", suffix=".part", dir=target.parent)
+            with os.fdopen(fd, "wb") as fh:
+                if callable(data):
+                    data(fh)
+                else:
+                    fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, mode)
+            if force:
+                os.replace(tmp, target)
+            else:
+                _link_exclusive(tmp, target)
+        except FileExistsError:
+            raise OutputExistsError(f"{path} already exists; pass --force to overwrite it") from None
+        except OSError as exc:
+            raise WriteError(f"cannot write {path}: {_reason(exc)}") from None
+        finally:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+    return path
+
+
+def _link_exclusive(tmp: str, target: Path) -> None:
+    """Give the finished temporary file the name ``target`` only if no file has it (FileExistsError else)."""
+    try:
+        os.link(tmp, target)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK):
+            raise
+        # a file system without hard links: reserve the name exclusively, then move the content over it
+        os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.replace(tmp, target)
+
+
+def write_stdout(data: bytes | str) -> None:
+    """``-o -``: the content on standard output."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:  # a text stream (tests' CliRunner gives a binary buffer; some wrappers do not)
+        sys.stdout.write(raw.decode("utf-8"))
+    else:
+        out.write(raw)
+    sys.stdout.flush()
+
+
+def write_atomic(path: str | os.PathLike, data: bytes, *, force: bool = False) -> Path:
+    """Former name of ``write_file`` (export's writers call it)."""
+    return write_file(path, data, force=force)
+
+
+__all__ = ["check_target", "write_atomic", "write_file", "write_stdout"]
