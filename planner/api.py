@@ -303,6 +303,13 @@ def _element(x: Any, idx: tuple, shape: tuple) -> Any:
     return np.broadcast_to(a, shape)[idx]
 
 
+def _short_by(short_bytes: float) -> str:
+    """'short by 1.2 GB'; a shortfall too large to be a number (inf, nan) is said in words, not as 'inf GB'."""
+    if math.isfinite(short_bytes):
+        return f"short by {short_bytes / 1e9:,.1f} GB"
+    return "short by more than any GPU group holds"
+
+
 def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, engine, reserve) -> DoesNotFitError:
     """The error for scenario ``idx``: what does not fit where, by how much, and the smallest group that works."""
     shape = np.broadcast(
@@ -321,7 +328,7 @@ def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, eng
         last = _memory(s, context, np.asarray(float(biggest)), util, engine, reserve)
         short = at(last.kv_bytes_per_sequence) * n_need - at(last.kv_budget_bytes_per_gpu) * biggest
         return DoesNotFitError(
-            f"{mname} weights plus {what} do not fit on up to {biggest} x {gname}: short by {short / 1e9:,.1f} GB",
+            f"{mname} weights plus {what} do not fit on up to {biggest} x {gname}: {_short_by(short)}",
             shortfall_bytes=short,
             smallest_gpus=None,
         )
@@ -346,9 +353,7 @@ def _does_not_fit(s, plan, gpus_given, need, context, idx, gpu, model, util, eng
         if smallest
         else f"; no group of up to {GPU_GROUPS[-1]} works"
     )
-    return DoesNotFitError(
-        f"{head}: short by {short / 1e9:,.1f} GB{tail}", shortfall_bytes=short, smallest_gpus=smallest
-    )
+    return DoesNotFitError(f"{head}: {_short_by(short)}{tail}", shortfall_bytes=short, smallest_gpus=smallest)
 
 
 def memory_plan(

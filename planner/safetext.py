@@ -75,16 +75,18 @@ def write_text(cell, value: object):
     return cell
 
 
-def md_text(value: object) -> str:
+def md_text(value: object, *, line_start: bool = True) -> str:
     """User or catalog text as one line of Markdown that renders as itself.
 
     Line breaks become spaces, control characters go, ``& < >`` become HTML entities (no raw HTML), every
     Markdown punctuation mark that could open syntax gets a backslash (so no heading, list, emphasis, code,
-    link, image, table-cell break), and a ``javascript:``-style scheme loses its live colon.
+    link, image, table-cell break), and a ``javascript:``-style scheme loses its live colon. A leading list
+    marker (``-``, ``+``, ``1.``) is escaped too unless ``line_start=False`` (table cells, text after "# ").
     """
     text = _CONTROL.sub("", _LINE_BREAKS.sub(" ", _text(value))).strip()  # 4 leading blanks: a code block
     text = _MD_SPECIAL.sub(r"\\\1", text)
-    text = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" if m.group(1)[0].isdigit() else "\\" + m.group(1), text)
+    if line_start:
+        text = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" if m.group(1)[0].isdigit() else "\\" + m.group(1), text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     return _URL_SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
 

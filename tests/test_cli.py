@@ -179,7 +179,7 @@ def test_export_and_workbook_take_a_calibration_file_for_one_command(tmp_path):
     assert "| H100 SXM 80GB: uncertainty of TPOT and TTFT | -2% / +1% |" in (tmp_path / "r.md").read_text()
     assert ENV_VAR not in os.environ
     bad = run("workbook", "-o", str(tmp_path / "wb"), "--calibration", str(example))
-    assert bad.exit_code == 1
+    assert bad.exit_code == 2  # a calibration file that does not validate is bad input
     assert "a calibration file holds [[calibration]] tables" in bad.output
     assert not (tmp_path / "wb").exists()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from planner.export.review import Review
 from planner.export.tables import Table, fmt, levers_table, options_table, sensitivity_table
+from planner.safetext import md_text
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all).
 MD_OPTION_KEYS = (
@@ -24,7 +25,13 @@ MD_OPTION_KEYS = (
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell: names from users and catalogs render as text (planner.safetext.md_text)."""
+    return md_text(text, line_start=False)
+
+
+def _source(path: str) -> str:
+    """The scenario's path as code, unless it holds what a code span cannot (then escaped text)."""
+    return f"`{path}`" if path.isprintable() and "`" not in path else md_text(path, line_start=False)
 
 
 def md_table(table: Table, keys: tuple[str, ...] | None = None) -> str:
@@ -44,14 +51,14 @@ def render_markdown(review: Review) -> str:
     s, w = review.scenario, review.scenario.workload
     rec = review.recommended
     out = [
-        f"# {s.title}",
+        f"# {md_text(s.title, line_start=False)}",
         "",
-        f"Budget review made by planner {review.version} on {review.date} from `{review.source}`.",
+        f"Budget review made by planner {review.version} on {review.date} from {_source(review.source)}.",
         "",
-        f"**Recommendation: {rec.option.name}** — {fmt(rec.monthly_usd, 'usd')} a month "
+        f"**Recommendation: {md_text(rec.option.name, line_start=False)}** — {fmt(rec.monthly_usd, 'usd')} a month "
         f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs.",
         "",
-        review.reason,
+        md_text(review.reason),
         "",
         "## Options",
         "",
@@ -62,7 +69,7 @@ def render_markdown(review: Review) -> str:
         "",
         "## Levers",
         "",
-        f"Each lever changes one thing in the baseline ({review.baseline.option.name}); saving = baseline minus lever "
+        f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); saving = baseline minus lever "
         "(negative: it costs more).",
         "",
         md_table(levers_table(review)),
@@ -73,7 +80,7 @@ def render_markdown(review: Review) -> str:
         "",
     ]
     if review.warnings:
-        out += ["## Warnings", "", *[f"- {x}" for x in review.warnings], ""]
+        out += ["## Warnings", "", *[f"- {md_text(x, line_start=False)}" for x in review.warnings], ""]
     out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---|---|---|"]
     out += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} | {_cell(d)} |" for a, b, c, d in review.assumptions]
     return "\n".join(out) + "\n"

@@ -34,6 +34,7 @@ from planner.export.tables import (
     sensitivity_table,
     sweep_table,
 )
+from planner.safetext import write_text, xlsx_text
 
 NUMBER_FORMATS = {
     "int": "#,##0",
@@ -70,7 +71,7 @@ def _page(ws: Worksheet, landscape: bool = True, title_rows: str | None = None) 
 
 def _header(ws: Worksheet, row: int, headers: list[str], col: int = 1) -> None:
     for j, h in enumerate(headers):
-        c = ws.cell(row=row, column=col + j, value=h)
+        c = write_text(ws.cell(row=row, column=col + j), h)  # headers may carry option names
         c.font, c.fill = HEAD_FONT, HEAD_FILL
         c.alignment = Alignment(wrap_text=True, vertical="center", horizontal="center")
 
@@ -101,6 +102,8 @@ def _write_table(ws: Worksheet, table: Table, top: int, widths: dict[str, float]
     for i, row in enumerate(table.rows, start=top + 1):
         for j, (v, col) in enumerate(zip(row, table.columns, strict=True), start=1):
             cell = ws.cell(row=i, column=j, value=None if isinstance(v, float) and v != v else v)
+            if isinstance(v, str):  # table text is names and notes, never a formula
+                write_text(cell, v)
             cell.number_format = NUMBER_FORMATS[col.kind]
             cell.alignment = WRAP if col.kind == "text" else TOP
             cell.border = THIN
@@ -120,16 +123,16 @@ def _summary(wb: Workbook, review: Review) -> None:
     ws.column_dimensions["A"].width = 34
     for col in "BCDE":
         ws.column_dimensions[col].width = 22
-    ws["A1"] = s.title
+    write_text(ws["A1"], s.title)
     ws["A1"].font = Font(bold=True, size=16)
-    ws["A2"] = f"Budget review, {review.date}. Made by planner {review.version} from {review.source}."
+    write_text(ws["A2"], f"Budget review, {review.date}. Made by planner {review.version} from {review.source}.")
     ws["A2"].font = Font(italic=True, color="595959")
     ws["A4"] = "Recommendation"
     ws["A4"].font = Font(bold=True, size=13)
-    ws["B4"] = f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {rec.gpus} GPUs"
+    write_text(ws["B4"], f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {rec.gpus} GPUs")
     ws["B4"].font = Font(bold=True, size=13, color="375623")
     ws.merge_cells("A6:E6")
-    ws["A6"] = review.reason
+    write_text(ws["A6"], review.reason)
     ws["A6"].alignment = Alignment(wrap_text=True, vertical="top")
     ws.row_dimensions[6].height = 15 * (len(review.reason) // 120 + 2)
 
@@ -164,6 +167,8 @@ def _summary(wb: Workbook, review: Review) -> None:
             r += 1
             continue
         b = ws.cell(row=r, column=2, value=value)
+        if kind == "text":
+            write_text(b, value)
         b.number_format = NUMBER_FORMATS[kind]
         b.alignment = Alignment(horizontal="right")
         a.border = b.border = THIN
@@ -174,7 +179,7 @@ def _summary(wb: Workbook, review: Review) -> None:
     _header(ws, r + 1, [c.header for c in sens.columns])
     for i, row in enumerate(sens.rows, start=r + 2):
         for j, (v, col) in enumerate(zip(row, sens.columns, strict=True), start=1):
-            c = ws.cell(row=i, column=j, value=v)
+            c = write_text(ws.cell(row=i, column=j), v) if isinstance(v, str) else ws.cell(row=i, column=j, value=v)
             c.number_format = NUMBER_FORMATS[col.kind]
             c.border = THIN
     r += 2 + len(sens.rows) + 1
@@ -182,7 +187,7 @@ def _summary(wb: Workbook, review: Review) -> None:
         ws.cell(row=r, column=1, value="Warnings").font = Font(bold=True, size=12)
         for k, text in enumerate(review.warnings, start=1):
             ws.merge_cells(start_row=r + k, start_column=1, end_row=r + k, end_column=5)
-            ws.cell(row=r + k, column=1, value=text).alignment = WRAP
+            write_text(ws.cell(row=r + k, column=1), text).alignment = WRAP
         r += len(review.warnings) + 2
     ws.cell(
         row=r,
@@ -291,10 +296,9 @@ def _charts(wb: Workbook, review: Review) -> None:
     left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
     w = review.scenario.workload
     planned = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
-    ws.cell(
-        row=top - 2,
-        column=1,
-        value=f"The planned peak is {planned:,.3g}; each option is sized again at each traffic "
+    write_text(
+        ws.cell(row=top - 2, column=1),
+        f"The planned peak is {planned:,.3g}; each option is sized again at each traffic "
         "level."
         + (
             f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
@@ -328,7 +332,7 @@ def _charts(wb: Workbook, review: Review) -> None:
         ch.legend.position = "r"
         for j in range(first, first + n_opt):
             s = Series(Reference(ws, min_col=j, min_row=top + 1, max_row=top + rows), x)
-            s.tx = SeriesLabel(v=meeting_names[(j - first)])
+            s.tx = SeriesLabel(v=xlsx_text(meeting_names[(j - first)]))
             s.marker.symbol = "circle"
             s.smooth = False
             ch.series.append(s)
@@ -342,7 +346,7 @@ def _assumptions(wb: Workbook, review: Review) -> None:
     _header(ws, 1, ["What", "Value", "Unit", "Source"])
     for i, (what, value, unit, src) in enumerate(review.assumptions, start=2):
         for j, v in enumerate((what, value, unit, src), start=1):
-            c = ws.cell(row=i, column=j, value=v)
+            c = write_text(ws.cell(row=i, column=j), v) if isinstance(v, str) else ws.cell(row=i, column=j, value=v)
             c.alignment = WRAP
             c.border = THIN
             c.number_format = "@"

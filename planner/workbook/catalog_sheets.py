@@ -15,6 +15,7 @@ from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile
+from planner.safetext import xlsx_text
 from planner.workbook.formats import GB, GBS, INT, TFLOPS, USD
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
@@ -24,6 +25,11 @@ def _blank(x: Any) -> Any:
     if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))):
         return None
     return x
+
+
+def text(get: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
+    """A column of catalog or user text: never a formula in the cell (planner.safetext.xlsx_text)."""
+    return lambda entry, r: None if (v := get(entry, r)) is None else xlsx_text(v)
 
 
 @dataclass(frozen=True)
@@ -83,9 +89,9 @@ def gpus_sheet(
         return gpu_numbers(g.model_copy(update={"interconnect_bytes_per_s": None}), engine, calibration)["interconnect"]
 
     cols = [
-        Column("GPU", lambda g, r: g.name, width=18, name="gpu_names"),
+        Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names"),
         Column("Vendor", lambda g, r: g.vendor, width=8),
-        Column("Architecture", lambda g, r: g.architecture, width=12),
+        Column("Architecture", text(lambda g, r: g.architecture), width=12),
         Column("Memory (physical)", lambda g, r: g.memory_bytes, GB, 12, "gpu_memory"),
         Column("Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB, 14, "gpu_visible"),
         Column("HBM bandwidth", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS, 12, "gpu_bandwidth"),
@@ -108,9 +114,9 @@ def gpus_sheet(
             12,
             "gpu_price",
         ),
-        Column("Price provider", lambda g, r: _on_demand(g, "provider"), width=12),
+        Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12),
         Column("Price date", lambda g, r: _on_demand(g, "date"), width=10),
-        Column("Price source", lambda g, r: _on_demand(g, "source"), width=30),
+        Column("Price source", text(lambda g, r: _on_demand(g, "source")), width=30),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
             "Large GPU class (engine)",
@@ -154,10 +160,10 @@ def gpus_sheet(
         Column("Time range, high (fraction)", residual(1), "+0%;-0%", 10, "gpu_residual_high"),
     ]
     cols += [
-        Column("Calibration source", lambda g, r: _calibration_source(calibration, g, engine), width=20),
-        Column("Source", lambda g, r: g.source, width=30),
-        Column("Visible-memory source", lambda g, r: g.engine_visible_memory_source or None, width=30),
-        Column("Notes", lambda g, r: g.notes or None, width=30),
+        Column("Calibration source", text(lambda g, r: _calibration_source(calibration, g, engine)), width=20),
+        Column("Source", text(lambda g, r: g.source), width=30),
+        Column("Visible-memory source", text(lambda g, r: g.engine_visible_memory_source or None), width=30),
+        Column("Notes", text(lambda g, r: g.notes or None), width=30),
     ]
     sheet, names = _table_sheet(
         GPUS_SHEET,
@@ -218,19 +224,19 @@ FACT_HEADERS = {
 def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model]) -> tuple[Sheet, list[Name]]:
     facts = {m.name: model_facts(m) for m in models}
     cols = [
-        Column("Model", lambda m, r: m.name, width=20, name="model_names"),
-        Column("Family", lambda m, r: m.family, width=12),
+        Column("Model", text(lambda m, r: m.name), width=20, name="model_names"),
+        Column("Family", text(lambda m, r: m.family), width=12),
         Column("Attention", lambda m, r: m.attention_kind, width=9),
-        Column("Native precision", lambda m, r: m.native_precision, width=9, name="model_native_precision"),
+        Column("Native precision", text(lambda m, r: m.native_precision), width=9, name="model_native_precision"),
         Column(
             "Native expert precision",
-            lambda m, r: m.native_expert_precision,
+            text(lambda m, r: m.native_expert_precision),
             width=9,
             name="model_native_expert_precision",
         ),
         Column("Default KV precision", lambda m, r: default_kv_precision(m), width=9),
         Column("Trained context", lambda m, r: m.max_context, INT, 10, "model_max_context"),
-        Column("GQA sibling", lambda m, r: gqa_sibling(m, all_models), width=16, name="model_sibling"),
+        Column("GQA sibling", text(lambda m, r: gqa_sibling(m, all_models)), width=16, name="model_sibling"),
     ]
     for f in MODEL_FACT_FIELDS:
         fmt = INT if f != "params_per_expert_layer" else "#,##0.0"
@@ -245,10 +251,10 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         )
     cols += [
         Column("Published params", lambda m, r: m.published_params_total, INT, 16),
-        Column("Params source", lambda m, r: m.published_params_source, width=30),
-        Column("Hugging Face id", lambda m, r: m.hf_id or None, width=24),
-        Column("Source", lambda m, r: m.source, width=30),
-        Column("Notes", lambda m, r: m.notes or None, width=30),
+        Column("Params source", text(lambda m, r: m.published_params_source), width=30),
+        Column("Hugging Face id", text(lambda m, r: m.hf_id or None), width=24),
+        Column("Source", text(lambda m, r: m.source), width=30),
+        Column("Notes", text(lambda m, r: m.notes or None), width=30),
     ]
     return _table_sheet(
         MODELS_SHEET,
@@ -263,8 +269,8 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
 
 def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
     cols = [
-        Column("Precision", lambda p, r: p.name, width=10, name="prec_names"),
-        Column("Aliases", lambda p, r: ", ".join(p.aliases) or None, width=20),
+        Column("Precision", text(lambda p, r: p.name), width=10, name="prec_names"),
+        Column("Aliases", text(lambda p, r: ", ".join(p.aliases) or None), width=20),
         Column("Bits per value", lambda p, r: p.bits_per_element, "0.##", 8),
         Column("Scale bits", lambda p, r: p.scale_bits, "0.##", 8),
         Column("Values per scale", lambda p, r: p.scale_block, INT, 8),
@@ -272,8 +278,8 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
         Column("KV-cache format", lambda p, r: p.kv_cache, width=8, name="prec_kv_cache"),
-        Column("Notes", lambda p, r: p.notes or None, width=40),
-        Column("Source", lambda p, r: p.source, width=40),
+        Column("Notes", text(lambda p, r: p.notes or None), width=40),
+        Column("Source", text(lambda p, r: p.source), width=40),
     ]
     sheet, names = _table_sheet(
         PRECISIONS_SHEET,
@@ -286,6 +292,6 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
     sheet.set("M1", "KV-cache formats (list)", style="header")
     sheet.widths["M"] = 14
     for i, name in enumerate(kv):
-        sheet.set(f"M{2 + i}", name)
+        sheet.set(f"M{2 + i}", xlsx_text(name))
     names.append(Name("kv_precision_names", f"{PRECISIONS_SHEET}!$M$2:$M${1 + max(len(kv), 1)}"))
     return sheet, names

@@ -1,0 +1,311 @@
+"""Hostile input, issue 9 item 11 and issue 13: each case the issue reports, as a user would meet it.
+
+Each case checks the one-line message (what was wrong, where) and the exit code: 2 for bad input, 1 for a
+failure (planner/errors.py). The inputs are the issue's own examples.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from pathlib import Path
+
+import pytest
+import tomli_w
+from click.testing import CliRunner
+
+from planner.catalog import default_catalog
+from planner.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKBOOK = ROOT / "workbooks" / "capacity-what-if.xlsx"
+
+SCENARIO = """\
+title = "T"
+[workload]
+peak_requests_per_s = 40
+average_requests_per_s = 16
+prompt_tokens_mean = 800
+prompt_tokens_high = 3000
+output_tokens_mean = 400
+output_tokens_high = 1200
+ttft_target_s = 1.5
+tpot_target_s = 0.05
+growth_over_horizon = 0.5
+[[option]]
+name = "H100, rented"
+gpu = "H100"
+model = "Llama-3.1-70B"
+"""
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+def one_line(result, code: int) -> str:
+    """The single stderr line of a refused command (and no traceback)."""
+    assert result.exit_code == code, result.output
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def user_gpu(folder: Path, **changes) -> Path:
+    """A catalog folder with one GPU, 'Evil', a copy of the shipped H100 with ``changes`` (None: left out)."""
+    entry = default_catalog().gpu("H100").model_dump(mode="json", exclude_none=True)
+    entry.update(name="Evil", aliases=[], **changes)
+    entry = {k: v for k, v in entry.items() if v is not None}
+    folder.mkdir(exist_ok=True)
+    (folder / "evil.toml").write_text(tomli_w.dumps({"gpu": [entry]}), encoding="utf-8")
+    return folder
+
+
+def with_price(entry_changes: dict, value) -> dict:
+    """The H100 entry's hourly price set to ``value``, whichever price layout the catalog uses."""
+    entry = default_catalog().gpu("H100").model_dump(mode="json", exclude_none=True)
+    if "prices" in entry:
+        prices = [dict(p) for p in entry["prices"]]
+        prices[0]["usd_per_gpu_hour"] = value
+        return {**entry_changes, "prices": prices}
+    return {**entry_changes, "price": {**entry["price"], "cloud_usd_per_gpu_hour": value}}
+
+
+class TestCatalogNumbers:
+    """Issue 9 item 11: a catalog number is finite and of the right type, or one line naming file, entry, field."""
+
+    @pytest.mark.parametrize(
+        ("field", "value", "said"),
+        [
+            ("hbm_bandwidth_bytes_per_s", float("inf"), "finite number; got inf"),
+            ("memory_bytes", True, "valid integer; got true"),
+            ("tdp_w", float("nan"), "finite number; got nan"),
+            ("memory_bytes", "80 GB", "valid integer; got '80 GB'"),
+        ],
+    )
+    def test_refused_with_file_entry_and_field(self, tmp_path, field, value, said):
+        folder = user_gpu(tmp_path / "cat", **{field: value})
+        line = one_line(
+            run("plan", "--catalog", str(folder), "--gpu", "Evil", "--model", "llama2-70b", "--context", "8192"), 2
+        )
+        assert f"evil.toml: gpu 'Evil': field '{field}'" in line and said in line
+
+    def test_price_inf(self, tmp_path):
+        folder = user_gpu(tmp_path / "cat", **with_price({}, float("inf")))
+        line = one_line(
+            run("plan", "--catalog", str(folder), "--gpu", "Evil", "--model", "llama2-70b", "--context", "8192"), 2
+        )
+        assert "gpu 'Evil'" in line and "finite number" in line
+
+    def test_memory_near_2_63_does_not_blame_a_batch_nobody_gave(self, tmp_path):
+        """0.1.0 said "batch must be ... got 7652085516" though no batch was given."""
+        folder = user_gpu(
+            tmp_path / "cat",
+            memory_bytes=2**63 - 1,
+            engine_visible_memory_bytes=None,
+            engine_visible_memory_source=None,
+        )
+        line = one_line(
+            run("plan", "--catalog", str(folder), "--gpu", "Evil", "--model", "llama2-70b", "--context", "8192"), 2
+        )
+        assert "batch must be" not in line
+        assert "memory_bytes (9,223,372,036,854,775,807)" in line
+
+    def test_deeply_nested_toml(self, tmp_path):
+        """tomllib recurses per nesting level: 1,000 levels were a RecursionError traceback."""
+        (tmp_path / "deep.toml").write_text("[[gpu]]\nname = " + "[" * 1000 + "]" * 1000 + "\n")
+        line = one_line(
+            run("plan", "--catalog", str(tmp_path), "--gpu", "H100", "--model", "llama2-70b", "--context", "8192"), 2
+        )
+        assert "deep.toml: not valid TOML" in line and "nested too deeply" in line
+
+
+class TestScenarioNumbers:
+    """Issue 9 item 11 and issue 13: scenario numbers finite, typed and within physical bounds."""
+
+    @pytest.mark.parametrize(
+        ("line_from", "line_to", "said"),
+        [
+            ("tpot_target_s = 0.05", "tpot_target_s = true", "workload.tpot_target_s: Input should be a valid number"),
+            ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: Input should be"),
+            ("peak_requests_per_s = 40", "peak_requests_per_s = inf", "peak_requests_per_s: Input should be a finite"),
+            ("peak_requests_per_s = 40", "peak_requests_per_s = 1e308", "less than or equal to 1000000"),
+            ("growth_over_horizon = 0.5", "growth_over_horizon = 1e308", "growth_over_horizon: Input should be less"),
+            ('model = "Llama-3.1-70B"', 'model = "Llama-3.1-70B"\nmax_gpus_per_replica = true', "not true or false"),
+            ('title = "T"', "title = " + "[" * 1000 + "]" * 1000, "nested too deeply"),
+        ],
+    )
+    def test_refused_in_one_line(self, tmp_path, line_from, line_to, said):
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO.replace(line_from, line_to))
+        line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+        assert said in line
+        assert not (tmp_path / "r.md").exists()
+
+    def test_nul_byte_is_not_echoed_back(self, tmp_path):
+        """A NUL (or an escape sequence) from the file is shown escaped, never written raw to the terminal."""
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO.replace('gpu = "H100"', 'gpu = "H1\\u0000\\u001b[31m"'))
+        line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+        assert "\x00" not in line and "\x1b" not in line
+        assert "\\x00" in line
+
+
+class TestCalibrate:
+    """Issue 13: calibrate on hostile measurement files: one line, exit 2, no file written."""
+
+    HEADER = "gpu,model,batch,input_len,output_len,tpot_ms\n"
+
+    @pytest.mark.parametrize(
+        ("content", "said"),
+        [
+            (HEADER + "H100,llama2-7b,0,1000,200,12\n", "batch must be a whole number from 1; got 0"),
+            (HEADER + "H100,llama2-7b,8,1000,200,1e400\n", "tpot_s must be a finite number above 0; got inf"),
+            (HEADER + "H100,llama2-7b\n", "neither tpot_ms nor"),
+            ("gpu,model,batch,context,tpot_ms\nH100,llama2-7b,1e400,1000,20\n", "a row cannot be read"),
+            ((HEADER + "H100,llama2-7b,8,1000,200,12\n").encode("utf-16"), "not UTF-8 text"),
+            (bytes(range(256)) * 4, "not UTF-8 text"),
+        ],
+    )
+    def test_refused(self, tmp_path, content, said):
+        f = tmp_path / "runs.csv"
+        f.write_bytes(content if isinstance(content, bytes) else content.encode())
+        line = one_line(run("calibrate", str(f), "-o", str(tmp_path / "cal.toml")), 2)
+        assert said in line
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["runs.csv"]
+
+    def test_validate_memory_row_without_max_model_len(self, tmp_path):
+        f = tmp_path / "m.csv"
+        f.write_text(
+            "record_id,gpu,model,gpu_memory_utilization,max_model_len,available_kv_cache_memory_gib\n"
+            "x,H100,llama2-70b,0.9,,10\n"
+        )
+        assert "max_model_len" in one_line(run("validate", "--memory", str(f)), 2)
+
+
+# -- workbook refresh ------------------------------------------------------------------------------------
+
+
+def copy_with(src: Path, dest: Path, edit) -> Path:
+    """A copy of the xlsx package with ``edit(name, bytes) -> bytes`` applied to each part (and extra parts)."""
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            data = edit(info.filename, zin.read(info.filename))
+            if data is not None:
+                zout.writestr(info, data)
+    return dest
+
+
+SPARKLINE_EXT = (
+    b'<extLst><ext uri="{05C60535-1F16-4fd2-B633-F4F36F0B64E0}" '
+    b'xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"><x14:sparklineGroups '
+    b'xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main"><x14:sparklineGroup><x14:sparklines>'
+    b"<x14:sparkline><xm:f>Inputs!B1:B3</xm:f><xm:sqref>H1</xm:sqref></x14:sparkline>"
+    b"</x14:sparklines></x14:sparklineGroup></x14:sparklineGroups></ext></extLst>"
+)
+
+
+class TestRefresh:
+    def test_without_calcpr(self, tmp_path):
+        """A workbook whose <calcPr/> was removed: 0.1.0 raised AttributeError."""
+        wb = copy_with(
+            WORKBOOK,
+            tmp_path / "b.xlsx",
+            lambda n, d: re.sub(rb"<calcPr[^>]*/>", b"", d) if n == "xl/workbook.xml" else d,
+        )
+        r = run("workbook", "refresh", str(wb))
+        assert r.exit_code == 0, r.output
+        assert b"fullCalcOnLoad" in zipfile.ZipFile(wb).read("xl/workbook.xml")
+
+    def test_sparklines_are_not_dropped_silently(self, tmp_path):
+        """openpyxl drops sparklines; refresh refuses (exit 1, file unchanged) unless --force."""
+
+        def add(name, data):
+            if name == "xl/worksheets/sheet1.xml":
+                return data.replace(b"</worksheet>", SPARKLINE_EXT + b"</worksheet>")
+            return data
+
+        wb = copy_with(WORKBOOK, tmp_path / "b.xlsx", add)
+        before = wb.read_bytes()
+        line = one_line(run("workbook", "refresh", str(wb)), 1)
+        assert "1 sparkline" in line and "--force" in line
+        assert wb.read_bytes() == before
+        assert run("workbook", "refresh", str(wb), "--force").exit_code == 0
+
+    def test_pictures_are_not_dropped_silently(self, tmp_path):
+        def add(name, data):
+            if name == "xl/drawings/drawing1.xml":  # a picture anchored beside the charts, in the part's prefix
+                pre = re.search(rb"</(\w+:)?wsDr>", data).group(1) or b""
+                pic = b"<%sabsoluteAnchor><%spic><%snvPicPr/></%spic></%sabsoluteAnchor>" % ((pre,) * 5)
+                return data.replace(b"</%swsDr>" % pre, pic + b"</%swsDr>" % pre)
+            return data
+
+        if "xl/drawings/drawing1.xml" not in zipfile.ZipFile(WORKBOOK).namelist():
+            pytest.skip("the generated workbook has no drawing part to add a picture to")
+        wb = copy_with(WORKBOOK, tmp_path / "b.xlsx", add)
+        line = one_line(run("workbook", "refresh", str(wb)), 1)
+        assert "1 picture" in line
+
+    def test_read_only_file_stays_read_only(self, tmp_path):
+        wb = tmp_path / "b.xlsx"
+        wb.write_bytes(WORKBOOK.read_bytes())
+        os.chmod(wb, 0o444)
+        line = one_line(run("workbook", "refresh", str(wb)), 1)
+        assert "read-only" in line and "--force" in line
+        assert run("workbook", "refresh", str(wb), "--force").exit_code == 0
+        assert wb.stat().st_mode & 0o777 == 0o444
+
+    def test_symlink_written_through(self, tmp_path):
+        real = tmp_path / "real.xlsx"
+        real.write_bytes(WORKBOOK.read_bytes())
+        link = tmp_path / "link.xlsx"
+        link.symlink_to(real)
+        assert run("workbook", "refresh", str(link)).exit_code == 0
+        assert link.is_symlink() and real.read_bytes() != WORKBOOK.read_bytes()
+
+    @pytest.mark.parametrize(
+        "dtd",
+        [
+            b'<!DOCTYPE r [<!ENTITY x SYSTEM "file:///etc/passwd">]>',  # XXE
+            b'<!DOCTYPE r [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]>',  # laughs
+        ],
+    )
+    def test_entities_refused_in_one_line(self, tmp_path, dtd):
+        def add(name, data):
+            if name != "xl/workbook.xml":
+                return data
+            head = data.index(b"?>") + 2 if data.startswith(b"<?xml") else 0
+            return data[:head] + dtd + data[head:]
+
+        wb = copy_with(WORKBOOK, tmp_path / "b.xlsx", add)
+        assert "declares a DTD or entities" in one_line(run("workbook", "refresh", str(wb)), 1)
+
+
+def test_planner_reload_adds_a_folder(tmp_path, monkeypatch):
+    """=PLANNER_RELOAD("B") adds B to the configured folders (its help says so); 0.1.0 replaced them."""
+    import planner.excel_functions as xf
+    import planner.excel_support as xs
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    user_gpu(a)
+    _rename_gpu(a, "GPU-A")
+    user_gpu(b)
+    _rename_gpu(b, "GPU-B")
+    conf = tmp_path / "xlwings.conf"
+    conf.write_text(f'"PLANNER_CATALOG","{a}"\n', encoding="utf-8")
+    monkeypatch.setattr(xs, "xlwings_config_path", lambda: str(conf))
+    monkeypatch.setattr(xs, "_session_folders", None)
+    monkeypatch.setattr(xs, "_added_folders", ())
+    assert xf.PLANNER_RELOAD(str(b)).startswith("catalog reloaded")
+    assert isinstance(xf.MAX_BATCH("GPU-A", "llama2-70b", 8192.0), int)
+    assert isinstance(xf.MAX_BATCH("GPU-B", "llama2-70b", 8192.0), int)
+    xf.PLANNER_RELOAD()  # back to the configured folder only
+    assert xf.MAX_BATCH("GPU-B", "llama2-70b", 8192.0) == "#N/A"
+    assert isinstance(xf.MAX_BATCH("GPU-A", "llama2-70b", 8192.0), int)
+
+
+def _rename_gpu(folder: Path, name: str) -> None:
+    f = folder / "evil.toml"
+    f.write_text(f.read_text(encoding="utf-8").replace('name = "Evil"', f'name = "{name}"'), encoding="utf-8")
