@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from planner.cli import main
 from planner.engines import EngineProfile, engine_profile
-from planner.errors import OutputExistsError, PlannerError
+from planner.errors import OutputExistsError, PlannerError, WriteError
 from planner.workbook import read_inputs
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
@@ -132,12 +132,12 @@ class TestWrittenFile:
         before = book.read_bytes()
         wb = to_openpyxl(spec)
 
-        def broken(path):
-            Path(path).write_bytes(b"half")
+        def broken(fh):  # save_atomic hands openpyxl the open temporary file (planner.files.write_file)
+            fh.write(b"half")
             raise OSError(28, "No space left on device")
 
         monkeypatch.setattr(wb, "save", broken)
-        with pytest.raises(WorkbookError, match="No space left"):
+        with pytest.raises(WriteError, match="No space left"):
             save_atomic(wb, book, force=True)
         assert book.read_bytes() == before
         assert [p.name for p in book.parent.iterdir()] == [book.name]

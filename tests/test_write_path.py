@@ -139,6 +139,22 @@ class TestCommandsUseIt:
         assert "file" in line
         assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
+    def test_import_hf_into_a_folder_below_a_file(self, tmp_path):
+        """A Llama-3.1-8B-shaped config.json (its published values); --to a path below a regular file."""
+        cfg = tmp_path / "config.json"
+        cfg.write_text(
+            '{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, '
+            '"num_attention_heads": 32, "num_key_value_heads": 8, "num_hidden_layers": 32, '
+            '"intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072, '
+            '"torch_dtype": "bfloat16", "tie_word_embeddings": false, "head_dim": 128}'
+        )
+        (tmp_path / "file").write_text("x")
+        r = run("catalog", "import-hf", str(cfg), "--name", "X", "--to", str(tmp_path / "file" / "cat"))
+        assert r.exit_code == 1 and "Traceback" not in r.output
+        errors = [line for line in r.stderr.splitlines() if not line.startswith("note:")]
+        assert len(errors) == 1 and "Not a directory" in errors[0]
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "file"]
+
     def test_calibrate_to_a_300_character_name(self, tmp_path):
         csv = tmp_path / "runs.csv"
         csv.write_text(
