@@ -76,6 +76,19 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(s, handler)
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGTERM and SIGHUP wait (blocked, then delivered) while this block runs; POSIX main thread only."""
+    if not hasattr(signal, "pthread_sigmask") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
 def _new_file_mode(replacing: Path | None) -> int:
     """The mode of the file replaced, else what the umask gives a new file (mkstemp makes 0600)."""
     if replacing is not None:
@@ -108,7 +121,8 @@ def write_file(
     tmp = None
     with _signals_raise():
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:80]}.", suffix=".part", dir=target.parent)
+            with _signals_held():  # a SIGTERM between creating the file and naming it would leak it
+                fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:80]}.", suffix=".part", dir=target.parent)
             with os.fdopen(fd, "wb") as fh:
                 if callable(data):
                     data(fh)
@@ -127,7 +141,7 @@ def write_file(
             raise WriteError(f"cannot write {path}: {_reason(exc)}") from None
         finally:
             if tmp is not None:
-                with contextlib.suppress(OSError):
+                with _signals_held(), contextlib.suppress(OSError):
                     os.unlink(tmp)
     return path
 

@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pytest
 import tomli_w
-from click.testing import CliRunner
+from cli_support import one_line, run
 
 from planner.catalog import default_catalog
-from planner.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKBOOK = ROOT / "workbooks" / "capacity-what-if.xlsx"
@@ -38,19 +37,6 @@ name = "H100, rented"
 gpu = "H100"
 model = "Llama-3.1-70B"
 """
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
-def one_line(result, code: int) -> str:
-    """The single stderr line of a refused command (and no traceback)."""
-    assert result.exit_code == code, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 def user_gpu(folder: Path, **changes) -> Path:

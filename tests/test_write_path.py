@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_support import one_line, run
 from click.testing import CliRunner
 
 from planner.cli import main
@@ -27,18 +28,6 @@ AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # root writes into read-
 def leftovers(folder: Path) -> list[str]:
     """Temporary files the write path leaves only when something went wrong."""
     return sorted(p.name for p in folder.iterdir() if p.name.endswith((".part", ".tmp")))
-
-
-def run(*args: str):
-    return CliRunner().invoke(main, list(args))
-
-
-def one_line_error(result, code: int) -> str:
-    assert result.exit_code == code, result.output
-    assert "Traceback" not in result.output
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1, result.stderr
-    return lines[0]
 
 
 class TestWriteFile:
@@ -135,7 +124,7 @@ class TestCommandsUseIt:
     def test_path_below_a_file(self, tmp_path, args):
         (tmp_path / "file").write_text("x")
         bad = str(tmp_path / "file")
-        line = one_line_error(run(*[a.format(bad=bad) for a in args]), {"export": 2}.get(args[0], 1))
+        line = one_line(run(*[a.format(bad=bad) for a in args]), {"export": 2}.get(args[0], 1))
         assert "file" in line
         assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
 
@@ -160,7 +149,7 @@ class TestCommandsUseIt:
         csv.write_text(
             "gpu,model,batch,input_len,output_len,tpot_ms\nH100,llama2-7b,8,1000,200,12\nH100,llama2-7b,32,1000,200,16\n"
         )
-        line = one_line_error(run("calibrate", str(csv), "-o", str(tmp_path / ("c" * 300 + ".toml"))), 1)
+        line = one_line(run("calibrate", str(csv), "-o", str(tmp_path / ("c" * 300 + ".toml"))), 1)
         assert "too long" in line
         assert leftovers(tmp_path) == []
 

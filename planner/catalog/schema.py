@@ -160,7 +160,9 @@ class Gpu(_Entry):
     )
     ecc_source: str = ""
     tdp_w: PositiveFloat
-    prices: tuple[Price, ...] = Field(default=(), strict=False, description="dated quotes; the first of a kind is the default")
+    prices: tuple[Price, ...] = Field(
+        default=(), strict=False, description="dated quotes; the first of a kind is the default"
+    )
     form_factor: str = ""
 
     @model_validator(mode="before")
