@@ -564,7 +564,7 @@ def _decode(s: _Scenario, ctx: np.ndarray, batch: np.ndarray, gpus: np.ndarray) 
     t_mem = m.roofline_step_time_s(bytes_moved, 0.0, gpus, bw, peak, g["bandwidth_efficiency"], 1.0)
     t_flop = m.roofline_step_time_s(0.0, flop, gpus, bw, peak, 1.0, g["decode_flop_efficiency"])
     comm = _tp_communication_s(s, batch, gpus)
-    overhead = g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
+    overhead = g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"] + g["sequence_overhead_s"] * batch
     step = np.maximum(t_mem, t_flop) + comm + overhead
     return DecodeStep(gpus, batch, step, bytes_moved, flop, t_mem, t_flop, comm, overhead, peak, bw)
 
@@ -759,7 +759,8 @@ def prefill(
         g["bandwidth_efficiency"],
         g["prefill_flop_efficiency"],
     )
-    ttft_s = t + _tp_communication_s(d.s, ctx * b, n) + g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"]
+    overhead = g["step_overhead_s"] + g["layer_overhead_s"] * md["num_layers"] + g["prefill_latency_s"]
+    ttft_s = t + _tp_communication_s(d.s, ctx * b, n) + overhead
     compute_s = m.roofline_step_time_s(
         0.0, flop, n, g["bandwidth"], _peak_for_weights(d.s), 1.0, g["prefill_flop_efficiency"]
     )

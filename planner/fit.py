@@ -27,10 +27,11 @@ from planner.errors import InvalidInputError
 
 #: Factors fitted by default, and those that are times (fitted in ms, linearly) rather than efficiencies.
 DEFAULT_FIELDS = ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency", "step_overhead_s")
-TIME_FIELDS = ("step_overhead_s", "layer_overhead_s", "allreduce_latency_s")
+TIME_FIELDS = ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s", "prefill_latency_s", "allreduce_latency_s")
 EFFICIENCY_BOUNDS = (0.02, 1.0)
-#: First-token latencies of batches with fewer prompt tokens than this are left out: engine latency that the
-#: prefill roofline does not describe dominates them (LMDeploy, 64 one-token prompts: 42 ms).
+#: First-token latencies of batches of several prompts with fewer prompt tokens than this are left out: the
+#: prompts' first tokens are staggered there (LMDeploy, 64 one-token prompts: FTL 13 ms min, 42 ms mean,
+#: 210 ms max), which neither the roofline nor a fixed latency describes. A single prompt's TTFT is kept.
 MIN_PREFILL_TOKENS = 512
 PRIOR_WEIGHT = 1e-5
 #: The sources (``source_group``) the shipped time factors are fitted to: every other source is held out.
@@ -66,7 +67,7 @@ def _observations(rows: Sequence[DecodeRow]) -> tuple[np.ndarray, np.ndarray, li
     """(which prediction, row index) pairs with a measured value, and the measured values."""
     kinds, idx, meas, labels = [], [], [], []
     for i, r in enumerate(rows):
-        static_prefill = r.kind == "static" and r.batch * r.input_len >= MIN_PREFILL_TOKENS
+        static_prefill = r.kind == "static" and (r.batch == 1 or r.batch * r.input_len >= MIN_PREFILL_TOKENS)
         ttft = r.ttft_s if static_prefill else math.nan  # a server's TTFT holds queueing: not a prefill time
         for kind, value, name in (
             (0, r.tpot_s, "TPOT"),
@@ -130,7 +131,7 @@ def fit_time_factors(
     if unknown:
         raise InvalidInputError(
             f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
-            "layer_overhead_s, allreduce_latency_s, interconnect_efficiency"
+            "layer_overhead_s, sequence_overhead_s, prefill_latency_s, allreduce_latency_s, interconnect_efficiency"
         )
     rows = [r for r in rows if not r.problem]
     if rows:  # rows the planner cannot predict (unknown name, does not fit) say nothing about the factors
@@ -190,9 +191,13 @@ def _is_time(fields: Sequence[str]) -> np.ndarray:
 def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> dict[str, FitResult]:
     """The shipped time factors, fitted in two stages (what ``planner.engines`` holds, rounded).
 
-    1. The kernels' factors (achieved bandwidth, prefill FLOP efficiency) and LMDeploy's step overhead on the
-       LMDeploy rows, whose TPOT and first-token latency are measured directly on static batches.
-    2. vLLM's step overhead on the vLLM rows, the kernels' factors held at stage 1's values.
+    Only rows of ``FIT_SOURCE_GROUPS`` are used: every other source stays held out (``bench/heldout.py``).
+
+    1. The kernels' factors (achieved bandwidth, prefill FLOP efficiency), LMDeploy's step overhead and its
+       fixed prefill latency on the LMDeploy rows, whose TPOT and first-token latency are measured directly
+       on static batches.
+    2. vLLM's step overhead and per-sequence cost per step on the vLLM rows (1 to 50 requests at once), the
+       kernels' factors held at stage 1's values.
     """
     rows = [r for r in rows if r.source_group in FIT_SOURCE_GROUPS]  # the other sources stay held out
     lmdeploy_rows = [r for r in rows if r.engine == "lmdeploy"]
@@ -200,9 +205,14 @@ def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None
     kernels = fit_time_factors(
         lmdeploy_rows,
         "lmdeploy",
-        ("bandwidth_efficiency", "step_overhead_s", "prefill_flop_efficiency"),
+        ("bandwidth_efficiency", "step_overhead_s", "prefill_flop_efficiency", "prefill_latency_s"),
         catalog=catalog,
     )
     held = {k: kernels.factors[k] for k in ("bandwidth_efficiency", "prefill_flop_efficiency")}
-    vllm = fit_time_factors(vllm_rows, engine_profile("vllm").with_(**held), ("step_overhead_s",), catalog=catalog)
+    vllm = fit_time_factors(
+        vllm_rows,
+        engine_profile("vllm").with_(**held),
+        ("step_overhead_s", "sequence_overhead_s"),
+        catalog=catalog,
+    )
     return {"lmdeploy": kernels, "vllm": vllm}

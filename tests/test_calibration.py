@@ -83,7 +83,15 @@ class TestCalibrationFile:
         """A calibration for the H100 slows H100 predictions by the bandwidth ratio and leaves the A100 alone."""
         path = write_calibration(
             tmp_path / "c.toml",
-            [GpuCalibration(gpu="H100", bandwidth_efficiency=0.425, step_overhead_s=0.0, decode_flop_efficiency=0.6)],
+            [
+                GpuCalibration(
+                    gpu="H100",
+                    bandwidth_efficiency=0.425,
+                    step_overhead_s=0.0,
+                    sequence_overhead_s=0.0,
+                    decode_flop_efficiency=0.6,
+                )
+            ],
         )
         base = tpot("H100", "llama3.1-8b", 1024, 1, calibration=VLLM_NO_OVERHEAD_CAL)
         assert tpot("H100", "llama3.1-8b", 1024, 1, calibration=path) == pytest.approx(base * 2, rel=1e-6)
@@ -99,7 +107,15 @@ class TestCalibrationFile:
 
 
 VLLM_NO_OVERHEAD_CAL = Calibration(
-    (GpuCalibration(gpu="H100", bandwidth_efficiency=0.85, step_overhead_s=0.0, decode_flop_efficiency=0.6),)
+    (
+        GpuCalibration(
+            gpu="H100",
+            bandwidth_efficiency=0.85,
+            step_overhead_s=0.0,
+            sequence_overhead_s=0.0,
+            decode_flop_efficiency=0.6,
+        ),
+    )
 )
 
 

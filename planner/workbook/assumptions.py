@@ -46,6 +46,8 @@ ENGINE_FIELD_HELP = {
     "prefill_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in prefill"),
     "step_overhead_s": ("s", "fixed time per step (scheduling, sampling, launch gaps)"),
     "layer_overhead_s": ("s", "time per layer per step (launch gaps CUDA graphs do not hide)"),
+    "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
+    "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
     "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
 }

@@ -138,7 +138,13 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             f"2*{{layers}}*IF({{n}}>1,{{f_allreduce_latency_s}}+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
             f"/({{ic}}*{{f_interconnect_efficiency}}),0*{b})",
         ),  # 0 x batch: a batch that does not fit stays an error
-        ("step", "TPOT (decode step)", "s", "0.000E+00", "MAX({.tmem},{.tflop})+{.comm}+{overhead}"),
+        (
+            "step",
+            "TPOT (decode step)",
+            "s",
+            "0.000E+00",
+            f"MAX({{.tmem}},{{.tflop}})+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
+        ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
         ("mbu", "MBU", "", "0.00%", "{.bytes}/({.step}*{n}*{bw})"),
@@ -189,7 +195,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "TTFT (prefill of the context)",
             "s",
             "0.000E+00",
-            "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}",
+            "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_prefill_latency_s}",
         ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]
