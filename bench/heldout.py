@@ -7,7 +7,7 @@ from sources the planner's time factors were not fitted on.
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.fit.FIT_SOURCE_GROUPS``; every start-up row of ``startup_memory_*.csv`` (the memory profiles were
-fitted to ``vllm_startup_*.csv``). Prints median / worst |error| per quantity (TPOT, TTFT, static-batch
+fitted to ``vllm_startup_*.csv``, and rows of the same sources are left out). Prints median / worst |error| per quantity (TPOT, TTFT, static-batch
 throughput, serving throughput, vLLM KV GiB per GPU) against the issue's goals, then per group (GPU, TP size,
 model size, MoE, engine), planner beside aiconfigurator on the rows both predicted.
 
@@ -39,6 +39,8 @@ from planner.fit import FIT_SOURCE_GROUPS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
+#: Sources the vLLM memory profiles were fitted to (vllm_startup_*.csv): their other rows are not held out.
+MEMORY_FIT_SOURCES = ("llm-d-planner-v0.19.0-memory-sweep", "dennislee22-vllm-benchmarking")
 AIC_CACHE = HERE / "heldout_aic_cache.json"
 #: The issue's goals: (median, worst) |error|.
 GOALS = {
@@ -121,8 +123,9 @@ def memory_checks() -> list[dict]:
     out = []
     cat = default_catalog()
     for p in sorted(acc.reference_dir().glob("startup_memory_*.csv")):
+        groups = {r["record_id"]: r.get("source_group", "") for r in acc.read_csv_rows(p)}
         for r in acc.load_startup_rows(p):
-            if math.isnan(r.kv_cache_gib):
+            if math.isnan(r.kv_cache_gib) or groups.get(r.record_id) in MEMORY_FIT_SOURCES:
                 continue
             try:
                 pred = acc.predict_startup(r, catalog=cat).kv_cache_gib

@@ -1,0 +1,45 @@
+"""Held-out accuracy (issue 10 item 3): what the published rows the fit never saw honestly support.
+
+The thresholds are the measured held-out medians (bench/heldout.py, docs/accuracy.md) with a little room, not
+the issue's goals, which are not met: TPOT 9%, static-batch throughput 30%, serving throughput 30% median.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import statistics
+from pathlib import Path
+
+import pytest
+
+from planner import accuracy as acc
+from planner.fit import FIT_SOURCE_GROUPS
+
+spec = importlib.util.spec_from_file_location("heldout", Path(__file__).parents[1] / "bench" / "heldout.py")
+heldout = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(heldout)
+
+
+@pytest.fixture(scope="module")
+def checks():
+    rows = [r for r in acc.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS]
+    return heldout.time_checks(rows)
+
+
+def _median(checks, quantity):
+    errors = [abs(c["planner"]) for c in checks if c["q"] == quantity and not math.isnan(c["planner"])]
+    return statistics.median(errors), len(errors)
+
+
+def test_no_training_source_is_held_out(checks):
+    assert not {c["row"].source_group for c in checks} & set(FIT_SOURCE_GROUPS)
+
+
+@pytest.mark.parametrize(
+    "quantity, limit, at_least",
+    [("TPOT", 0.15, 5), ("static-batch throughput", 0.40, 20), ("serving throughput", 0.40, 200)],
+)
+def test_held_out_median_error(checks, quantity, limit, at_least):
+    median, n = _median(checks, quantity)
+    assert n >= at_least and median <= limit, (median, n)
