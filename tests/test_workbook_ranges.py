@@ -9,7 +9,7 @@ import pytest
 from workbook_support import require_libreoffice
 
 import planner
-from planner.engines import DEFAULT_RESIDUALS
+from planner.calibration import residual_quantiles
 from planner.libreoffice import recalculate
 from planner.workbook import read_inputs
 from planner.workbook.layout import RESULTS_SHEET
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.libreoffice
 
 
 def test_results_show_the_tpot_range_of_the_shipped_fit(tmp_path: Path):
-    """Low = TPOT x (1 - 9%), high = TPOT x (1 + 8%) for the default inputs (DEFAULT_RESIDUALS)."""
+    """Low / high = TPOT x (1 + the GPU's held-out residual quantiles) for the default inputs (planner.ranges)."""
     require_libreoffice()
     path = generate(tmp_path)[0].path
     i = read_inputs(path)
@@ -29,5 +29,5 @@ def test_results_show_the_tpot_range_of_the_shipped_fit(tmp_path: Path):
     opts = dict(kv_precision=i["kv_precision"], gpus=i["gpus"], weight_precision=i["weight_precision"])
     batch = i["batch"] or planner.max_batch(*args, **opts)
     tpot_ms = planner.tpot(*args, batch, **opts) * 1e3
-    low, high = DEFAULT_RESIDUALS
+    low, high = residual_quantiles(i["gpu"])
     assert rows["TPOT at the chosen batch: low / high"] == pytest.approx((tpot_ms * (1 + low), tpot_ms * (1 + high)))
