@@ -212,7 +212,7 @@ def _choose_gpus(
     """The GPU count per scenario: as given, or the smallest group in GPU_GROUPS holding weights + ``need_batch`` sequences."""
     if gpus is not None:
         return np.asarray(gpus, dtype=float)
-    shape = np.broadcast(context, need_batch, *s.gpu.values(), *s.model.values()).shape
+    shape = np.broadcast_shapes(*(np.shape(x) for x in (context, need_batch, *s.gpu.values(), *s.model.values())))
     chosen = np.full(shape, np.nan)
     for n in GPU_GROUPS:
         plan = _memory(s, context, np.full(shape, float(n)), util, engine, reserve)

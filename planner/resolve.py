@@ -296,7 +296,7 @@ def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Err
 def _peak_for_weights(s: _Scenario) -> np.ndarray:
     """Per scenario: the GPU peak at the weight precision's math, falling back as ``gpu_peak_flop_per_s`` does."""
     g, md = s.gpu, s.model
-    chosen = np.full(np.broadcast(*(list(g.values()) + list(md.values()))).shape, np.nan)
+    chosen = np.full(np.broadcast_shapes(*(np.shape(x) for x in (*g.values(), *md.values()))), np.nan)
     for table in ("math", "fallback"):
         for key in PEAK_KEYS:
             for k in (key, _PEAK_TWINS.get(key)):
