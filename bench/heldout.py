@@ -264,10 +264,12 @@ def report(checks: list[dict]) -> str:
 
 
 def write_residuals(checks: list[dict], path: Path) -> None:
-    """Per GPU and for all GPUs: 10th / 90th percentile of measured time / predicted time - 1 (planner.ranges)."""
+    """Per GPU and for all GPUs: 10th / 90th percentile of measured / predicted decode time - 1 (planner.ranges)."""
     by_gpu = defaultdict(list)
     for c in checks:
-        if c["q"] == "vLLM KV GiB / GPU" or math.isnan(c["planner"]) or c["GPU"] == "(unknown)":
+        # TTFT is left out: a server's TTFT is mostly queueing behind other prompts, not the prefill time
+        # a plan's TTFT is; TPOT and throughput measure the decode step whose range the surfaces show
+        if c["q"] in ("vLLM KV GiB / GPU", "TTFT") or math.isnan(c["planner"]) or c["GPU"] == "(unknown)":
             continue
         # TPOT, TTFT: measured / predicted - 1; a throughput is a time's inverse: predicted / measured - 1
         residual = c["planner"] if "throughput" in c["q"] else 1.0 / (1.0 + c["planner"]) - 1.0

@@ -1,7 +1,7 @@
 """Held-out accuracy (issue 10 item 3): what the published rows the fit never saw honestly support.
 
 The thresholds are the measured held-out medians (bench/heldout.py, docs/accuracy.md) with a little room, not
-the issue's goals, which are not met: TPOT 9%, static-batch throughput 30%, serving throughput 30% median.
+the issue's goals, which are not met: TPOT 33%, static-batch throughput 21%, serving throughput 29% median.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def test_no_training_source_is_held_out(checks):
 
 @pytest.mark.parametrize(
     "quantity, limit, at_least",
-    [("TPOT", 0.15, 5), ("static-batch throughput", 0.40, 20), ("serving throughput", 0.40, 200)],
+    [("TPOT", 0.40, 100), ("static-batch throughput", 0.30, 25), ("serving throughput", 0.35, 300)],
 )
 def test_held_out_median_error(checks, quantity, limit, at_least):
     median, n = _median(checks, quantity)
