@@ -42,18 +42,18 @@ def scalar_overhead() -> None:
         (
             "KV_BYTES",
             lambda: xf.KV_BYTES([["llama2-70b"]], [[8192.0]], [["fp16"]], [[None]]),
-            lambda: api.kv_bytes("llama2-70b", 8192.0, "fp16"),
+            lambda: api.kv_bytes("llama2-70b", 8192.0, kv_precision="fp16"),
         ),
         ("RIDGE", lambda: xf.RIDGE([["H100"]], [[None]]), lambda: api.ridge("H100")),
         (
             "MAX_BATCH",
             lambda: xf.MAX_BATCH([["H100"]], [["llama2-70b"]], [[8192.0]], [["fp16"]]),
-            lambda: api.max_batch("H100", "llama2-70b", 8192.0, "fp16"),
+            lambda: api.max_batch("H100", "llama2-70b", 8192.0, kv_precision="fp16"),
         ),
         (
             "TPOT",
             lambda: xf.TPOT([["H100"]], [["llama2-70b"]], [[8192.0]], [[8.0]]),
-            lambda: api.tpot("H100", "llama2-70b", 8192.0, 8.0),
+            lambda: api.tpot("H100", "llama2-70b", 8192.0, batch=8.0),
         ),
     ]
     for name, wrapped, direct in cases:

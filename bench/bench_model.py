@@ -1,77 +1,160 @@
-"""Vectorized sweep against a loop of scalar calls: max batch and TPOT over 1,000,000 scenarios.
+"""Speed of the capacity model side by side with llm-analysis, in one run.
 
-Run: python bench/bench_model.py [--scenarios N] [--sample N]
-Prints scenarios per second for both paths and the per-scenario speed-up (target: at least 100x).
+Run: PYTHONPATH=. python bench/bench_model.py [--sweep N] [--repeat N] [--range N]
+
+llm-analysis is installed in its own virtual environment (``python -m venv /tmp/la && /tmp/la/bin/pip install
+llm-analysis``, done here when missing) and timed in a subprocess on the same machine in the same run; when it
+cannot be installed, the baseline is planner's own scalar path. Printed:
+
+1. one scenario (Llama-2-70B, 2 x H100, batch 8, prompt 2,048, 128 output tokens): planner's max_batch + tpot +
+   ttft through the scalar API against one ``LLMAnalysis.inference`` call (the analysis object built once, as
+   planner's catalog is read once; best of 5 rounds on both sides) - the ratio should be >= 1;
+2. a sweep where GPU, model and context all vary: planner's vectorized max_batch + tpot + ttft per scenario
+   against one llm-analysis call - the ratio should be >= 1000;
+3. 300 x 300 distinct failing cells through PLANNER_WHY and the classic (Windows) runtime: seconds per range.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
 import planner
+from planner import excel_support as xs
 from planner.catalog import default_catalog
 
+VENV = Path("/tmp/la")
+LLM_ANALYSIS_TIMER = r"""
+import json, logging, sys, time
+from llm_analysis.analysis import LLMAnalysis, ParallelismConfig
+from llm_analysis.config import get_dtype_config_by_name, get_gpu_config_by_name, get_model_config_by_name
+logging.disable(logging.CRITICAL)
+model = get_model_config_by_name("upstage_Llama-2-70b-instruct-v2")
+gpu = get_gpu_config_by_name("h100-sxm-80gb")
+dtype = get_dtype_config_by_name("w16a16e16")
+a = LLMAnalysis(model, gpu, dtype, ParallelismConfig(tp_size=2), flops_efficiency=0.6, hbm_memory_efficiency=0.6)
+def one():
+    return a.inference(batch_size_per_gpu=8, seq_len=2048, num_tokens_to_generate=128)
+one()
+n = int(sys.argv[1])
+t0 = time.perf_counter()
+best = float("inf")
+for _ in range(5):
+    t0 = time.perf_counter()
+    for _ in range(n):
+        one()
+    best = min(best, (time.perf_counter() - t0) / n)
+print(json.dumps({"seconds_per_call": best}))
+"""
 
-def scenarios(n: int, seed: int = 0):
-    cat = default_catalog()
-    gpus = [g.name for g in cat.gpus]
-    models = [m.name for m in cat.models]
-    precisions = ["bf16", "fp16", "fp8", "int8", "int4"]
-    rng = np.random.default_rng(seed)
+
+def llm_analysis_seconds(repeat: int) -> float | None:
+    """Seconds per llm-analysis inference call, timed in its own venv; None when it cannot be installed."""
+    python = VENV / "bin" / "python"
+    try:
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, capture_output=True)
+        check = subprocess.run([str(python), "-c", "import llm_analysis"], capture_output=True)
+        if check.returncode != 0:
+            subprocess.run([str(python), "-m", "pip", "install", "-q", "llm-analysis"], check=True, capture_output=True)
+        out = subprocess.run(
+            [str(python), "-c", LLM_ANALYSIS_TIMER, str(repeat)], check=True, capture_output=True, text=True
+        )
+        return json.loads(out.stdout.strip().splitlines()[-1])["seconds_per_call"]
+    except (OSError, subprocess.CalledProcessError, ValueError, KeyError, IndexError):
+        return None
+
+
+def best_of(fn, repeat: int, rounds: int = 5) -> float:
+    """Seconds per call of ``fn``: the best of ``rounds`` rounds of ``repeat`` calls (least disturbed by others)."""
+    fn()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / repeat)
+    return best
+
+
+def scalar_scenario() -> tuple[int, float, float]:
+    """Llama-2-70B on 2 x H100: max batch at 2,176 tokens, TPOT at batch 8, TTFT of a 2,048-token prompt."""
     return (
-        rng.choice(np.array(gpus, dtype=object), n),
-        rng.choice(np.array(models, dtype=object), n),
-        rng.choice(np.array([1024, 2048, 4096, 8192, 16384, 32768, 65536]), n),
-        rng.choice(np.array(precisions, dtype=object), n),
-        rng.choice(np.array([1, 2, 4, 8, 16, 32, 64, 128]), n),
+        planner.max_batch("H100", "llama2-70b", 2176, gpus=2),
+        planner.tpot("H100", "llama2-70b", 2176, batch=8, gpus=2),
+        planner.ttft("H100", "llama2-70b", 2048, gpus=2),
     )
 
 
-def vectorized(gpu, model, context, kv, batch):
-    mb = planner.max_batch(gpu, model, context, kv, 8, errors="coerce")
-    tp = planner.tpot(gpu, model, context, batch, kv, 8, check_fit=False, errors="coerce")
-    return mb, tp
+def sweep_inputs(n: int, seed: int = 0):
+    """GPU, model and context all varying, on groups of 8 GPUs."""
+    cat = default_catalog()
+    rng = np.random.default_rng(seed)
+    gpus = rng.choice(np.array([g.name for g in cat.gpus], dtype=object), n)
+    models = rng.choice(np.array([m.name for m in cat.models], dtype=object), n)
+    contexts = rng.choice(np.array([1024, 2048, 4096, 8192, 16384, 32768]), n)
+    return gpus, models, contexts
 
 
-def scalar(gpu, model, context, kv, batch):
-    out = []
-    for g, m, c, k, b in zip(gpu, model, context, kv, batch, strict=True):
-        try:
-            mb = planner.max_batch(g, m, int(c), k, 8)
-        except planner.PlannerError:
-            mb = float("nan")
-        tp = planner.tpot(g, m, int(c), int(b), k, 8, check_fit=False)
-        out.append((mb, tp))
-    return out
+def sweep(gpus, models, contexts) -> None:
+    """max_batch + tpot + ttft of every scenario on 8 GPUs (NaN where the model does not fit or vLLM refuses 8)."""
+    opts = dict(gpus=8, errors="coerce")
+    planner.max_batch(gpus, models, contexts, **opts)
+    planner.tpot(gpus, models, contexts, batch=8, check_fit=False, **opts)
+    planner.ttft(gpus, models, contexts, **opts)
+
+
+def failing_range(n: int) -> list[list[float]]:
+    """n x n distinct contexts that all fail: Llama 2 70B with 4M to 4.1M-token sequences on one GPU."""
+    return [[float(4_000_000 + i * n + j) for j in range(n)] for i in range(n)]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--scenarios", type=int, default=1_000_000)
-    ap.add_argument("--sample", type=int, default=2_000)
+    ap.add_argument("--sweep", type=int, default=200_000, help="scenarios in the sweep")
+    ap.add_argument("--repeat", type=int, default=300, help="calls per timing round")
+    ap.add_argument("--range", type=int, default=300, help="side of the failing range")
     args = ap.parse_args()
-    data = scenarios(args.scenarios)
-    vectorized(*(a[:100] for a in data))  # warm the catalog cache
+
+    la = llm_analysis_seconds(args.repeat)
+    one = best_of(scalar_scenario, args.repeat)
+    base, base_name = (la, "llm-analysis 0.2.2 call") if la else (one, "planner scalar scenario (no llm-analysis)")
+    print(f"baseline: {base_name}: {base * 1e3:.3f} ms")
+    print(f"1. one scenario (max_batch + tpot + ttft): {one * 1e3:.3f} ms   ratio {base / one:,.2f}x (target >= 1)")
+
+    data = sweep_inputs(args.sweep)
+    sweep(*(a[:100] for a in data))
     t0 = time.perf_counter()
-    mb, tp = vectorized(*data)
-    t_vec = time.perf_counter() - t0
-    sample = tuple(a[: args.sample] for a in data)
-    t0 = time.perf_counter()
-    loop = scalar(*sample)
-    t_loop = time.perf_counter() - t0
-    # the two paths agree on the sample
-    loop_mb = np.array([x[0] for x in loop], dtype=float)
-    loop_tp = np.array([x[1] for x in loop], dtype=float)
-    assert np.allclose(loop_tp, tp[: args.sample], rtol=1e-12, equal_nan=True)
-    assert np.array_equal(np.nan_to_num(loop_mb, nan=-1), np.nan_to_num(mb[: args.sample], nan=-1))
-    vec_rate = args.scenarios / t_vec
-    loop_rate = args.sample / t_loop
-    print(f"vectorized: {args.scenarios:>9,} scenarios in {t_vec:6.2f} s = {vec_rate:>12,.0f} scenarios/s")
-    print(f"scalar loop: {args.sample:>8,} scenarios in {t_loop:6.2f} s = {loop_rate:>12,.0f} scenarios/s")
-    print(f"speed-up per scenario: {vec_rate / loop_rate:,.0f}x (target >= 100x)")
+    sweep(*data)
+    per = (time.perf_counter() - t0) / args.sweep
+    print(
+        f"2. sweep, GPU + model + context varying ({args.sweep:,} scenarios): {per * 1e6:.3f} us per scenario   "
+        f"ratio {base / per:,.0f}x (target >= 1000)"
+    )
+
+    grid = failing_range(args.range)
+    spec = xs.SPECS["MAX_BATCH"]
+    for runtime, label in (("python", "PLANNER_WHY"), ("classic", "classic runtime")):
+        old = xs.RUNTIME
+        xs.RUNTIME = runtime
+        try:
+            t0 = time.perf_counter()
+            out = (
+                xs.why("MAX_BATCH", ("H100", "llama2-70b", grid, None, 1.0))
+                if label == "PLANNER_WHY"
+                else xs.evaluate(spec, ("H100", "llama2-70b", grid, None, 1.0))
+            )
+            seconds = time.perf_counter() - t0
+        finally:
+            xs.RUNTIME = old
+        cells = sum(len(r) for r in out)
+        print(f"3. {args.range} x {args.range} failing cells through {label}: {seconds:.2f} s ({cells:,} cells)")
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
 """planner: LLM-inference capacity from sourced catalogs: KV cache, max batch, TPOT, throughput and cost.
 
 >>> from planner import kv_bytes, max_batch
->>> kv_bytes("llama2-70b", 8192, "fp16")               # bytes of one 8K sequence
+>>> kv_bytes("llama2-70b", 8192, kv_precision="fp16")  # bytes of one 8K sequence
 2684354560.0
->>> max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal", memory_utilization=1)  # the seeds' trailer
+>>> max_batch("H100", "llama2-70b", 8192, kv_precision="fp16", engine="ideal", memory_utilization=1)  # seeds' trailer
 12
 """
 
@@ -27,6 +27,7 @@ from planner.api import (
     throughput,
     tpot,
     ttft,
+    valid_tp_sizes,
     weight_bytes,
 )
 from planner.benchmark import BenchmarkRun, predict_benchmark
@@ -79,5 +80,6 @@ __all__ = [
     "throughput",
     "tpot",
     "ttft",
+    "valid_tp_sizes",
     "weight_bytes",
 ]

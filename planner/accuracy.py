@@ -404,9 +404,9 @@ def _engine_batch(args: dict[str, Any], eng: EngineProfile, cat: Catalog, cal: A
         args["gpu"],
         args["model"],
         args["input_len"] + args["output_len"],
-        args["kv_precision"],
-        args["gpus"],
-        args["weight_precision"],
+        kv_precision=args["kv_precision"],
+        gpus=args["gpus"],
+        weight_precision=args["weight_precision"],
         engine=eng,
         catalog=cat,
         calibration=cal,
@@ -504,22 +504,22 @@ def _range(value: Any, gpu: Any, engine: Any, calibration: Any, catalog: Catalog
     return value * (1.0 + low), value * (1.0 + high)
 
 
-def tpot_range(gpu: Any, model: Any, context: Any, batch: Any = 1, *args: Any, **options: Any):
+def tpot_range(gpu: Any, model: Any, context: Any, **options: Any):
     """(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars; one GPU name)."""
-    t = api.tpot(gpu, model, context, batch, *args, **options)
+    t = api.tpot(gpu, model, context, **options)
     return _range(t, gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
 
 
-def throughput_range(gpu: Any, model: Any, context: Any, batch: Any = 1, *args: Any, **options: Any):
+def throughput_range(gpu: Any, model: Any, context: Any, **options: Any):
     """(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low)."""
-    tput = api.throughput(gpu, model, context, batch, *args, **options)
+    tput = api.throughput(gpu, model, context, **options)
     low, high = residual_quantiles(gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
     return tput / (1.0 + high), tput / (1.0 + low)
 
 
-def ttft_range(gpu: Any, model: Any, prompt_tokens: Any, *args: Any, **options: Any):
+def ttft_range(gpu: Any, model: Any, prompt_tokens: Any, **options: Any):
     """(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."""
-    t = api.ttft(gpu, model, prompt_tokens, *args, **options)
+    t = api.ttft(gpu, model, prompt_tokens, **options)
     return _range(t, gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
 
 

@@ -1,7 +1,7 @@
 """Counts derived from a model's architecture: parameters, KV-cache width, attention FLOPs.
 
 Pure functions of a catalog ``Model``; no I/O. They feed the vectorized capacity model through
-``ModelFacts``, a flat record of numbers per model.
+``planner.model.facts.ModelFacts``, a flat record of numbers per model.
 """
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from planner.catalog.schema import Model
+from planner.model.facts import ModelFacts
 
 
 @dataclass(frozen=True)
@@ -146,33 +147,24 @@ def attention_flop_per_context_token_per_layer(m: Model) -> int:
     return 4 * m.num_attention_heads * m.head_dim
 
 
-@dataclass(frozen=True)
-class ModelFacts:
-    """The numbers of one model that the capacity model needs, flat (so arrays of them vectorize)."""
+def prefill_attention_flop_per_token_pair_per_layer(m: Model) -> int:
+    """FLOPs of one (query token, earlier token) pair in one layer during prefill: QK^T plus PV.
 
-    num_layers: int
-    hidden_size: int
-    intermediate_size: int
-    vocab_size: int
-    num_attention_heads: int
-    num_kv_heads: int  # MLA: 1 (one latent shared by all heads; replicated under tensor parallelism)
-    kv_elements_per_token_per_layer: int
-    full_attention_layers: int
-    sliding_window_layers: int
-    sliding_window: float  # tokens; inf when the model has none
-    attention_flop_per_context_token_per_layer: int
-    params_total: int
-    params_non_expert: int  # stored at the main precision
-    params_routed_experts: int  # stored at the expert precision (native: e.g. mxfp4 for gpt-oss)
-    params_read_per_step: int  # dense part streamed every decode step: all but embedding, extra, routed experts
-    params_per_expert_layer: float  # one routed expert of one MoE layer (0 for dense models)
-    moe_layers: int
-    num_experts: int  # 0 for dense
-    experts_per_token: int  # 0 for dense
-    params_active: int
+    MHA/GQA/MQA: 4 x heads x head dim, as in decode. MLA prefills as plain multi-head attention over the
+    decompressed keys and values (vLLM's and SGLang's MLA prefill path; DeepSeek-V3 technical report, 2.1.1):
+    2 x heads x (nope + rope dim) + 2 x heads x v head dim. DeepSeek-V3 (128 heads, 128 + 64, 128):
+    2 x 128 x 192 + 2 x 128 x 128 = 81,920, against 278,528 in the absorbed decode form.
+    """
+    if m.mla is not None:
+        a = m.mla
+        return 2 * m.num_attention_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim) + 2 * m.num_attention_heads * (
+            a.v_head_dim
+        )
+    return 4 * m.num_attention_heads * m.head_dim
 
 
 def model_facts(m: Model) -> ModelFacts:
+    """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)
     swa_layers = m.sliding_window_layers if m.sliding_window else 0
     moe_layers = (m.num_layers - m.moe.dense_layers) if m.moe else 0
@@ -191,10 +183,14 @@ def model_facts(m: Model) -> ModelFacts:
         sliding_window_layers=swa_layers,
         sliding_window=float(m.sliding_window) if swa_layers else float("inf"),
         attention_flop_per_context_token_per_layer=attention_flop_per_context_token_per_layer(m),
+        prefill_attention_flop_per_token_pair_per_layer=prefill_attention_flop_per_token_pair_per_layer(m),
         params_total=b.total,
         params_non_expert=b.non_expert,
         params_routed_experts=b.routed_experts,
         params_read_per_step=read,
+        params_kept_16bit=b.embedding + b.lm_head + b.norms + b.router + (b.extra if m.extra_params_loaded else 0),
+        params_read_kept_16bit=(b.lm_head or b.embedding) + b.norms + b.router,
+        params_not_loaded=0 if m.extra_params_loaded else b.extra,
         params_per_expert_layer=(b.routed_experts / (moe_layers * m.moe.num_experts)) if m.moe else 0.0,
         moe_layers=moe_layers,
         num_experts=m.moe.num_experts if m.moe else 0,

@@ -92,7 +92,17 @@ def predict_benchmark(
     ctx = np.floor(inp + out / 2.0)
 
     def whole_step(n: Any) -> np.ndarray:
-        d = api.decode_step(gpu, model, ctx, n, kv_precision, gpus, weight_precision, check_fit=False, **opts)
+        d = api.decode_step(
+            gpu,
+            model,
+            ctx,
+            batch=n,
+            kv_precision=kv_precision,
+            gpus=gpus,
+            weight_precision=weight_precision,
+            check_fit=False,
+            **opts,
+        )
         return _arr(d.step_s)
 
     def step(n: Any) -> np.ndarray:
@@ -103,10 +113,21 @@ def predict_benchmark(
             return whole_step(n)
         return whole_step(low) + (n - low) * (whole_step(low + 1.0) - whole_step(low))
 
-    one = api.prefill(gpu, model, inp, gpus, weight_precision, kv_precision, **opts)
+    one = api.prefill(gpu, model, inp, gpus=gpus, weight_precision=weight_precision, kv_precision=kv_precision, **opts)
     one_prefill = _arr(one.ttft_s)
     if kind == "static":
-        ttft = _arr(api.prefill(gpu, model, inp, gpus, weight_precision, kv_precision, batch=conc, **opts).ttft_s)
+        ttft = _arr(
+            api.prefill(
+                gpu,
+                model,
+                inp,
+                gpus=gpus,
+                weight_precision=weight_precision,
+                kv_precision=kv_precision,
+                batch=conc,
+                **opts,
+            ).ttft_s
+        )
         tpot = step(conc)
         duration = ttft + (out - 1.0) * tpot
         waves = np.ceil(prompts / conc)
@@ -125,7 +146,9 @@ def _finish(ttft, tpot, rate, decode_rate, duration, conc) -> BenchmarkRun:
 
 def _serving_at_once(gpu, model, inp, out, conc, prompts, one_prefill, step, opts, gpus, weight_precision):
     """``prompts`` requests, at most ``conc`` at a time, all waiting at the start."""
-    wave_prefill = _arr(api.prefill(gpu, model, inp, gpus, weight_precision, batch=conc, **opts).ttft_s)
+    wave_prefill = _arr(
+        api.prefill(gpu, model, inp, gpus=gpus, weight_precision=weight_precision, batch=conc, **opts).ttft_s
+    )
     first_ttft = wave_prefill * (conc + 1.0) / (2.0 * conc)
     decode = step(conc)
     steps = np.maximum(out - 1.0, 1.0)

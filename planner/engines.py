@@ -53,6 +53,10 @@ class EngineProfile:
     max_num_batched_tokens_small_gpu: int = 2048
     max_num_seqs_small_gpu: int = 256
     block_size: int = 1
+    #: KV-cache precisions the engine can cache in (catalog names); None: any KV-cache format (the seeds' form)
+    kv_precisions: tuple[str, ...] | None = None
+    #: where ``kv_precisions`` is documented
+    kv_precisions_source: str = ""
     # -- time --
     #: achieved fraction of peak HBM bandwidth in a decode step
     bandwidth_efficiency: float = 0.8
@@ -70,8 +74,9 @@ class EngineProfile:
     #: fixed latency of a prefill beyond its roofline, seconds: a prefill step runs outside the decode CUDA
     #: graphs (eager or piecewise kernels, attention metadata built on the CPU) before its first token is sampled
     prefill_latency_s: float = 0.0
-    #: latency of one all-reduce, seconds (two per layer when tensor-parallel)
-    allreduce_latency_s: float = 8e-6
+    #: latency of one all-reduce, seconds (two per layer when tensor-parallel); None: the GPU catalog's
+    #: interconnect_latency_s within the fabric domain and pcie_latency_s beyond it (8 us where it has none)
+    allreduce_latency_s: float | None = None
     #: achieved fraction of the interconnect bandwidth in an all-reduce
     interconnect_efficiency: float = 0.7
 
@@ -87,6 +92,10 @@ class EngineProfile:
         seqs = self.max_num_seqs or (self.max_num_seqs_large_gpu if large else self.max_num_seqs_small_gpu)
         return tokens, seqs
 
+    def accepts_kv(self, precision: str) -> bool:
+        """Whether the engine caches KV in ``precision`` (a catalog name)."""
+        return self.kv_precisions is None or precision in self.kv_precisions
+
     def with_(self, **changes) -> EngineProfile:
         """A copy with some fields changed; None values are ignored."""
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
@@ -94,7 +103,10 @@ class EngineProfile:
 
 IDEAL = EngineProfile(
     name="ideal",
-    description="the seeds' form: the full physical memory, nothing reserved, every token slot usable",
+    description=(
+        "the seeds' form: the full physical memory, nothing reserved, every token slot usable, any KV-cache "
+        "format (int4 or int8 KV here is a what-if: vLLM caches fp16, bf16 or fp8 only)"
+    ),
     memory_utilization=1.0,
     use_engine_visible_memory=False,
     non_torch_bytes=0.0,
@@ -125,8 +137,19 @@ DEFAULT_RESIDUALS = (-0.08, 0.04)
 VLLM_STEP_OVERHEAD_S = 0.0038  # fitted: 3.84 ms per step (Python scheduling, sampling) on the vLLM rows
 VLLM_SEQUENCE_OVERHEAD_S = 0.000044  # fitted: 0.044 ms per sequence per step on the vLLM rows (batch 1-50)
 LMDEPLOY_STEP_OVERHEAD_S = 0.0029  # fitted: 2.92 ms per step on the LMDeploy (TurboMind, C++) rows
+#: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
+#: the fp8 variants (vllm/config/cache.py CacheDType; docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/).
+#: No integer KV formats.
+VLLM_KV = dict(
+    kv_precisions=("fp16", "bf16", "fp32", "fp8"),
+    kv_precisions_source=(
+        "vllm/config/cache.py CacheDType (auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2); "
+        "https://docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/"
+    ),
+)
 
 VLLM = EngineProfile(
+    **VLLM_KV,
     name="vllm",
     description=(
         "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
@@ -145,6 +168,7 @@ VLLM = EngineProfile(
 )
 
 VLLM_FULLSORT = EngineProfile(
+    **VLLM_KV,
     name="vllm-fullsort",
     description=(
         "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
@@ -163,6 +187,7 @@ VLLM_FULLSORT = EngineProfile(
 )
 
 VLLM_010 = EngineProfile(
+    **VLLM_KV,
     name="vllm-0.10",
     description=(
         "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
@@ -189,6 +214,8 @@ TENSORRT_LLM = EngineProfile(
     max_num_batched_tokens=8192,
     max_num_seqs=256,
     block_size=32,
+    kv_precisions=("fp16", "bf16", "fp8", "int8"),
+    kv_precisions_source="https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
     **KERNEL_FACTORS,
     step_overhead_s=LMDEPLOY_STEP_OVERHEAD_S,  # no public TensorRT-LLM rows: a C++ runtime like TurboMind's
 )
@@ -207,6 +234,8 @@ LMDEPLOY = EngineProfile(
     max_num_batched_tokens=8192,
     max_num_seqs=256,
     block_size=64,
+    kv_precisions=("fp16", "bf16", "int8", "int4"),
+    kv_precisions_source="https://lmdeploy.readthedocs.io/en/latest/quantization/kv_quant.html (quant_policy 8: int8, 4: int4)",
     **KERNEL_FACTORS,
     step_overhead_s=LMDEPLOY_STEP_OVERHEAD_S,
 )

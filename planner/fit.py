@@ -140,7 +140,7 @@ def fit_time_factors(
     (_, _), meas, labels = _observations(rows)
     if len(meas) == 0:
         raise InvalidInputError("no measured TPOT, throughput or first-token latency to fit")
-    start = {f: getattr(base, f) for f in fields}
+    start = {f: getattr(base, f) if getattr(base, f) is not None else 8e-6 for f in fields}  # None: catalog's
     for f in fields:  # log space needs a positive start
         if f not in TIME_FIELDS and start[f] <= 0:
             start[f] = 0.5

@@ -18,6 +18,7 @@ from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibrat
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
+from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, from_columns
 
 Errors = Literal["raise", "coerce"]
 
@@ -65,6 +66,8 @@ def _count_or_mask(
     value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise"
 ) -> tuple[np.ndarray, Any]:
     """Whole numbers from 1 to ``maximum`` (8192.0 is 8192), and the mask of elements that are not (coerce)."""
+    if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
+        return float(value), False
     accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
     arr = _numbers(value, accepted, errors)
     with np.errstate(invalid="ignore"):
@@ -107,7 +110,7 @@ def _lookup(
     """Resolve each distinct name once and spread its numbers over the array of names."""
     if isinstance(names, (str, Gpu, Model, Precision)) or names is None:
         try:
-            return _Column({k: np.asarray(v, dtype=float) for k, v in extract(resolve(names)).items()}, False, None)
+            return _Column({k: float(v) for k, v in extract(resolve(names)).items()}, False, None)
         except PlannerError as exc:
             if errors == "raise":
                 raise
@@ -151,7 +154,10 @@ def _spread(
 def gpu_numbers(
     g: Gpu, engine: EngineProfile | None = None, calibration: Calibration | None = None
 ) -> dict[str, float]:
-    """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors."""
+    """The GPU's catalog numbers, the engine's batching limits on it, and its (calibrated) efficiency factors.
+
+    Keys are the fields of ``GpuFacts`` and ``EngineFacts`` (less the peak at a precision), plus ``peak_<key>``.
+    """
     on_demand = g.price("on-demand")
     price = on_demand.usd_per_gpu_hour if on_demand else math.nan
     eng = engine or engine_profile(None)
@@ -160,18 +166,44 @@ def gpu_numbers(
     if entry is not None:
         factors.update(entry.factors())
     tokens, seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+    override = factors["allreduce_latency_s"]  # the engine's or a calibration's, else the catalog's per fabric
+    fabric = fabric_numbers(g)
+    factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     return {
+        **fabric,
         **factors,
+        "pcie_latency_s": fabric["pcie_latency_s"] if override is None else override,
+        "ecc_reserved_fraction": g.ecc_reserved_fraction,
         "max_num_batched_tokens": tokens,
         "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,
         "engine_visible_memory_bytes": g.engine_visible_memory_bytes or math.nan,
-        "bandwidth": g.hbm_bandwidth_bytes_per_s,
-        "interconnect": g.interconnect_bytes_per_s or 32e9,  # PCIe Gen4 x16 when unstated
+        "bandwidth_bytes_per_s": g.hbm_bandwidth_bytes_per_s,
+        "interconnect_bytes_per_s": g.interconnect_bytes_per_s or 32e9,  # PCIe Gen4 x16 when unstated
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
 
+
+def fabric_numbers(g: Gpu) -> dict[str, float]:
+    """The GPU's all-reduce fabric from the catalog: domain size, latencies, PCIe rate (defaults where it is silent).
+
+    Domain: the catalog's, 1 on PCIe cards, unlimited where unstated; latency: the catalog's, else 8 us;
+    PCIe: the catalog's, else the card's own link on PCIe cards, else PCIe Gen4 x16 (32 GB/s).
+    """
+    pcie = g.interconnect_kind == "pcie"
+    fabric_latency = g.interconnect_latency_s or DEFAULT_ALLREDUCE_LATENCY_S
+    return {
+        "interconnect_domain_gpus": float(g.interconnect_domain_gpus or (1 if pcie else math.inf)),
+        "pcie_bytes_per_s": g.pcie_bytes_per_s or (g.interconnect_bytes_per_s if pcie else None) or 32e9,
+        "allreduce_latency_s": fabric_latency,
+        "pcie_latency_s": g.pcie_latency_s or fabric_latency,
+    }
+
+
+#: All-reduce latency where neither the engine, a calibration nor the catalog gives one: NVLink small-message
+#: all-reduce on 8 GPUs (the engine default of planner 0.1).
+DEFAULT_ALLREDUCE_LATENCY_S = 8e-6
 
 PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
 _PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
@@ -205,14 +237,34 @@ def default_kv_precision(model: Model) -> str:
 
 
 @dataclass
-class _Scenario:
-    """Everything looked up for a batch of scenarios: numbers per scenario, and where lookups failed."""
+class Resolved:
+    """Everything looked up for a batch of scenarios: typed facts per scenario, and where lookups failed.
 
-    gpu: dict[str, np.ndarray]
-    model: dict[str, np.ndarray]
+    ``gpu`` and ``limits`` are None when no GPU was asked for; ``model`` and ``precision`` when no model was.
+    ``gpu.peak_flop_per_s`` is the peak at the weight precision's math (NaN without a model).
+    """
+
+    gpu: GpuFacts | None
+    limits: EngineFacts | None
+    model: ModelFacts | None
+    precision: PrecisionFacts | None
     bad: np.ndarray | bool
     first_error: PlannerError | None
     catalog: Catalog | None = None
+    gpu_columns: dict[str, np.ndarray] | None = None
+
+    @property
+    def ok(self) -> bool:
+        """Whether some scenario resolved (all asked-for records are present)."""
+        return (self.gpu is not None or self.gpu_columns is None) and (self.model is not None or self.precision is None)
+
+    def shape(self, *arrays: Any) -> tuple:
+        """The broadcast shape of every fact and ``arrays``."""
+        parts: list[Any] = [np.asarray(a) for a in arrays]
+        for rec in (self.gpu, self.limits, self.model, self.precision):
+            if rec is not None:
+                parts.extend(np.asarray(v) for v in vars(rec).values())
+        return np.broadcast_shapes(*(np.shape(p) for p in parts))
 
 
 def _resolve(
@@ -224,8 +276,51 @@ def _resolve(
     kv_precision: Any = None,
     engine: EngineProfile | None = None,
     calibration: Calibration | None = None,
-) -> _Scenario:
-    """Look up GPUs, models and precisions (all optional), broadcasting arrays of names."""
+) -> Resolved:
+    """Look up GPUs, models and precisions (all optional) into typed facts, broadcasting arrays of names."""
+    if all(_is_one_name(x) for x in (gpu, model, weight_precision, kv_precision)):
+        try:
+            return _resolve_one(catalog, gpu, model, weight_precision, kv_precision, engine, calibration)
+        except PlannerError as exc:
+            if errors == "raise":
+                raise
+            return Resolved(None, None, None, None, True, exc, catalog, {} if gpu is not None else None)
+    return _resolve_many(catalog, errors, gpu, model, weight_precision, kv_precision, engine, calibration)
+
+
+def _is_one_name(x: Any) -> bool:
+    return x is None or isinstance(x, (str, Gpu, Model, Precision))
+
+
+#: One scenario's resolved facts by (catalog, names, engine, calibration); objects are keyed by identity and kept
+#: alive with the entry, so a key cannot be reused by another object.
+_ONE: dict[tuple, tuple[tuple, Resolved]] = {}
+
+
+def _resolve_one(catalog, gpu, model, weight_precision, kv_precision, engine, calibration) -> Resolved:
+    """One scenario's facts, cached: repeated scalar calls skip the catalog lookups (raises a PlannerError)."""
+    objects = (catalog, gpu, model, weight_precision, kv_precision, engine, calibration)
+    key = tuple(x if x is None or type(x) is str else id(x) for x in objects)
+    hit = _ONE.get(key)
+    if hit is not None:
+        return hit[1]
+    out = _resolve_many(catalog, "raise", gpu, model, weight_precision, kv_precision, engine, calibration)
+    if len(_ONE) > 4096:
+        _ONE.clear()
+    _ONE[key] = (objects, out)
+    return out
+
+
+def _resolve_many(
+    catalog: Catalog,
+    errors: Errors,
+    gpu: Any,
+    model: Any,
+    weight_precision: Any,
+    kv_precision: Any,
+    engine: EngineProfile | None,
+    calibration: Calibration | None,
+) -> Resolved:
     gpu_cols = (
         _lookup(gpu, catalog.gpu, lambda g: gpu_numbers(g, engine, calibration), errors)
         if gpu is not None
@@ -244,8 +339,19 @@ def _resolve(
                 f"precision {kv.name!r} is not a KV-cache format; use one of "
                 + ", ".join(p.name for p in catalog.precisions if p.kv_cache)
             )
+        if engine is not None and not engine.accepts_kv(kv.name):
+            raise OutOfRangeError(
+                f"the {engine.name!r} engine cannot cache KV in {kv.name}; it caches "
+                + ", ".join(engine.kv_precisions or ())
+                + " (engine='ideal' computes any KV format as a what-if)"
+            )
         out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
-        out.update(weight_bpp=w.bytes_per_element, expert_bpp=expert.bytes_per_element, kv_bpe=kv.bytes_per_element)
+        out.update(
+            weight_bytes_per_param=w.bytes_per_element,
+            expert_bytes_per_param=expert.bytes_per_element,
+            kept_bytes_per_param=w.bytes_per_element if w.quantizes == "all" else 2.0,
+            kv_bytes_per_element=kv.bytes_per_element,
+        )
         out.update(math_flags(w))
         return out
 
@@ -257,12 +363,30 @@ def _resolve(
         else:
             model_cols = _lookup_combinations(names, model_numbers, errors)
     first = gpu_cols.first_error or model_cols.first_error
-    return _Scenario(gpu_cols.values, model_cols.values, np.logical_or(gpu_cols.bad, model_cols.bad), first, catalog)
+    g, md = gpu_cols.values, model_cols.values
+    gpu_facts = limits = model_rec = precision = None
+    if g:
+        peak = _peak_for_weights(g, md) if md else np.nan
+        gpu_facts = from_columns(GpuFacts, {**g, "peak_flop_per_s": peak})
+        limits = from_columns(EngineFacts, g)
+    if md:
+        model_rec = from_columns(ModelFacts, md)
+        precision = from_columns(PrecisionFacts, md)
+    return Resolved(
+        gpu_facts,
+        limits,
+        model_rec,
+        precision,
+        bad if np.ndim(bad := np.logical_or(gpu_cols.bad, model_cols.bad)) else bool(bad),
+        first,
+        catalog,
+        g if gpu is not None else None,
+    )
 
 
 def _lookup_key(key: tuple, numbers: Callable, errors: Errors) -> _Column:
     try:
-        return _Column({k: np.asarray(v, dtype=float) for k, v in numbers(key).items()}, False, None)
+        return _Column({k: float(v) for k, v in numbers(key).items()}, False, None)
     except PlannerError as exc:
         if errors == "raise":
             raise
@@ -293,16 +417,24 @@ def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Err
     return _spread(rows, inverse.ravel(), shape, first_error)
 
 
-def _peak_for_weights(s: _Scenario) -> np.ndarray:
+def _peak_for_weights(g: dict[str, np.ndarray], flags: dict[str, np.ndarray]) -> np.ndarray:
     """Per scenario: the GPU peak at the weight precision's math, falling back as ``gpu_peak_flop_per_s`` does."""
-    g, md = s.gpu, s.model
-    chosen = np.full(np.broadcast_shapes(*(np.shape(x) for x in (*g.values(), *md.values()))), np.nan)
+    if all(type(v) is float for v in [*g.values(), *flags.values()]):  # one scenario: plain Python
+        for table in ("math", "fallback"):
+            for key in PEAK_KEYS:
+                if flags[f"{table}_{key}"] > 0:
+                    for k in (key, _PEAK_TWINS.get(key)):
+                        if k is not None and g.get(f"peak_{k}", math.nan) == g.get(f"peak_{k}", math.nan):
+                            return g[f"peak_{k}"]
+        base = g.get("peak_fp16", g.get("peak_bf16"))
+        return base if base == base else g.get("peak_bf16", math.nan)
+    chosen = np.full(np.broadcast_shapes(*(np.shape(v) for v in [*g.values(), *flags.values()])), np.nan)
     for table in ("math", "fallback"):
         for key in PEAK_KEYS:
             for k in (key, _PEAK_TWINS.get(key)):
                 if k is None or f"peak_{k}" not in g:
                     continue
-                take = (md[f"{table}_{key}"] > 0) & np.isnan(chosen) & ~np.isnan(g[f"peak_{k}"])
+                take = (flags[f"{table}_{key}"] > 0) & np.isnan(chosen) & ~np.isnan(g[f"peak_{k}"])
                 chosen = np.where(take, g[f"peak_{k}"], chosen)
     base = g.get("peak_fp16", g.get("peak_bf16"))
     return np.where(np.isnan(chosen), base, chosen)

@@ -192,14 +192,12 @@ class Replica:
     batch: float  # sequences per replica (0: no batch meets the TPOT target)
     tpot_s: float  # at that batch and the sizing context
     ttft_s: float  # of a high-percentile prompt
-    ttft_mean_s: float  # of a mean prompt (for Little's law)
-    #: replica time a mean prompt takes when batched with decode steps: its FLOPs at the achieved prefill peak
-    #: (the weights are streamed for the decode step anyway); None: the whole TTFT
-    prompt_busy_s: float | None = None
+    ttft_mean_s: float  # of a mean prompt: Little's law, and the replica time each prompt takes
 
     @property
     def prompt_time_s(self) -> float:
-        return self.ttft_mean_s if self.prompt_busy_s is None else self.prompt_busy_s
+        """Replica time one prompt takes: its full prefill (``api.prefill``'s ``ttft_s``, all-reduces included)."""
+        return self.ttft_mean_s
 
 
 @dataclass(frozen=True)

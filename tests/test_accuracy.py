@@ -119,7 +119,7 @@ class TestDecodeTime:
         assert row.kind == "serving"
         static = dataclasses.replace(row, kind="static")
         extra = acc.predict_decode(row).tpot_s - acc.predict_decode(static).tpot_s
-        one_prefill = ttft("A100", "qwen2-7b", 1024, 1, engine="vllm")
+        one_prefill = ttft("A100", "qwen2-7b", 1024, gpus=1, engine="vllm")
         assert extra == pytest.approx(49 / 2 * one_prefill / 1023)
 
     def test_default_residuals_are_the_fits_quantiles(self):
@@ -130,7 +130,7 @@ class TestDecodeTime:
     def test_tpot_is_predicted_at_the_mean_context(self):
         """A row with 1024 prompt and 1024 output tokens is predicted at context 1536."""
         row = acc.DecodeRow("r", "A100", "qwen2-7b", 1, 1, 1024, 1024, tpot_s=0.01)
-        assert acc.predict_decode(row).tpot_s == pytest.approx(tpot("A100", "qwen2-7b", 1536, 1, gpus=1))
+        assert acc.predict_decode(row).tpot_s == pytest.approx(tpot("A100", "qwen2-7b", 1536, batch=1, gpus=1))
 
     def test_missing_columns_are_named(self, tmp_path):
         """A decode CSV without the needed columns is refused with the list of columns a decode file has."""
@@ -145,21 +145,23 @@ class TestRanges:
         """Without a calibration, TPOT x (1 + the GPU's held-out residual quantiles) (planner.ranges)."""
         from planner.ranges import region_residuals
 
-        t = tpot("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        t = tpot("H100", "llama3.1-8b", 4096, batch=8, calibration=Calibration())
         r_low, r_high, _ = region_residuals("H100 SXM 80GB", acc.DEFAULT_RESIDUALS)
-        low, high = acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        low, high = acc.tpot_range("H100", "llama3.1-8b", 4096, batch=8, calibration=Calibration())
         assert (low, high) == pytest.approx((t * (1 + r_low), t * (1 + r_high)))
 
     def test_calibration_residuals_replace_the_shipped_ones(self):
         """A calibration entry with residual quantiles sets the range for its GPU."""
         cal = Calibration((GpuCalibration(gpu="H100", residual_low=-0.05, residual_high=0.02),))
-        t = tpot("H100", "llama3.1-8b", 4096, 8, calibration=cal)
-        assert acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=cal) == pytest.approx((t * 0.95, t * 1.02))
+        t = tpot("H100", "llama3.1-8b", 4096, batch=8, calibration=cal)
+        assert acc.tpot_range("H100", "llama3.1-8b", 4096, batch=8, calibration=cal) == pytest.approx(
+            (t * 0.95, t * 1.02)
+        )
 
     def test_throughput_range_is_the_inverse(self):
         """Throughput is batch / TPOT, so its low end comes from TPOT's high end."""
-        low, high = acc.throughput_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
-        low_t, high_t = acc.tpot_range("H100", "llama3.1-8b", 4096, 8, calibration=Calibration())
+        low, high = acc.throughput_range("H100", "llama3.1-8b", 4096, batch=8, calibration=Calibration())
+        low_t, high_t = acc.tpot_range("H100", "llama3.1-8b", 4096, batch=8, calibration=Calibration())
         assert (low, high) == pytest.approx((8 / high_t, 8 / low_t))
 
 

@@ -22,15 +22,15 @@ class TestNames:
 
     def test_unknown_precision_names_the_closest_precisions(self):
         with pytest.raises(UnknownNameError, match=r"unknown precision 'fp9'; did you mean"):
-            planner.kv_bytes("llama2-70b", 8192, "fp9")
+            planner.kv_bytes("llama2-70b", 8192, kv_precision="fp9")
 
     def test_a_weight_only_format_is_refused_for_the_kv_cache(self):
         with pytest.raises(InvalidInputError, match="'mxfp4' is not a KV-cache format; use one of"):
-            planner.kv_bytes("llama2-70b", 8192, "mxfp4")
+            planner.kv_bytes("llama2-70b", 8192, kv_precision="mxfp4")
 
     def test_names_are_matched_without_case_spaces_or_hyphens(self):
-        assert planner.max_batch(" h100 ", "Llama2-70B", 8192.0, "FP16") == planner.max_batch(
-            "H100", "llama2-70b", 8192, "fp16"
+        assert planner.max_batch(" h100 ", "Llama2-70B", 8192.0, kv_precision="FP16") == planner.max_batch(
+            "H100", "llama2-70b", 8192, kv_precision="fp16"
         )
 
 
@@ -45,7 +45,7 @@ class TestCounts:
     @pytest.mark.parametrize("bad", [0, 1.5, -4, 2**21])
     def test_batch_must_be_a_whole_number_of_sequences(self, bad):
         with pytest.raises(InvalidInputError, match="batch must be a whole number of sequences from 1 to"):
-            planner.tpot("H100", "llama3.1-8b", 4096, bad)
+            planner.tpot("H100", "llama3.1-8b", 4096, batch=bad)
 
     @pytest.mark.parametrize("bad", [0, 2.5, -2, 10_000])
     def test_gpu_count_must_be_a_whole_number_of_gpus(self, bad):
@@ -71,20 +71,20 @@ class TestFit:
             match=r"Llama-2-70B weights \(137\.95 GB\) do not fit on 1 x H100 SXM 80GB: "
             r"short by [\d.]+ GB; the smallest group that works is 2 x H100 SXM 80GB",
         ):
-            planner.max_batch("H100", "llama2-70b", 8192, "fp16", 1)
+            planner.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16", gpus=1)
 
     def test_a_batch_that_does_not_fit_is_an_error_for_time_functions(self):
         with pytest.raises(DoesNotFitError, match="weights plus 500 sequences of 8,192 tokens do not fit on 2 x"):
-            planner.tpot("H100", "llama2-70b", 8192, 500, gpus=2)
+            planner.tpot("H100", "llama2-70b", 8192, batch=500, gpus=2)
 
     def test_a_model_too_big_for_any_group_says_so(self):
         with pytest.raises(DoesNotFitError, match="do not fit on up to 64 x L4"):
-            planner.max_batch("L4", "deepseek-v3", 163840, "fp32", weight_precision="fp32")
+            planner.max_batch("L4", "deepseek-v3", 163840, kv_precision="fp32", weight_precision="fp32")
 
     def test_context_beyond_the_trained_maximum_is_computed_and_flagged_in_plans(self):
         """Llama 2 was trained to 4,096 tokens; the mission's own example asks for 8,192."""
-        assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") >= 1
-        p = planner.plan("H100", "llama2-70b", 8192, "fp16")
+        assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16") >= 1
+        p = planner.plan("H100", "llama2-70b", 8192, kv_precision="fp16")
         assert any("exceeds Llama-2-70B's trained maximum of 4,096 tokens" in w for w in p.warnings)
 
     def test_missing_price_is_an_error_naming_the_fix(self):
@@ -98,18 +98,22 @@ class TestFit:
 class TestMissionExample:
     def test_max_batch_of_the_mission_example_answers_for_two_h100s(self):
         """=MAX_BATCH("H100","llama2-70b",8192,"fp16"): weights need 2 x H100; vLLM budget holds 4 sequences."""
-        p = planner.memory_plan("H100", "llama2-70b", 8192, "fp16")
+        p = planner.memory_plan("H100", "llama2-70b", 8192, kv_precision="fp16")
         assert int(p.gpus) == 2
         # (2 x (79.18 GiB x 0.9 - reserve) - 137.95 GB) / 2.68 GB: a few with vLLM's reserve, 12 in the seed form
         budget = 2 * float(p.kv_budget_bytes_per_gpu)
         assert budget == pytest.approx(
             2 * (79.18 * 2**30 * 0.9 - float(p.reserve_bytes_per_gpu)) - 137_953_296_384, rel=1e-4
         )
-        assert planner.max_batch("H100", "llama2-70b", 8192, "fp16") == int(p.max_batch) == int(budget // 2_684_354_560)
+        assert (
+            planner.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16")
+            == int(p.max_batch)
+            == int(budget // 2_684_354_560)
+        )
         assert (
             1
             <= int(p.max_batch)
-            < planner.max_batch("H100", "llama2-70b", 8192, "fp16", engine="ideal", memory_utilization=1)
+            < planner.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16", engine="ideal", memory_utilization=1)
             == 12
         )
 

@@ -21,13 +21,13 @@ class TestStatic:
     def test_whole_run_rate_counts_the_prefill_steady_decode_does_not(self):
         """8k prompts, 16 output tokens: the run's rate is far below steady decode, which is api.throughput."""
         run = predict_benchmark("H100", "llama3.1-8b", 8192, 16, 8)
-        steady = api.throughput("H100", "llama3.1-8b", 8192 + 8, 8, gpus=1, check_fit=False)
+        steady = api.throughput("H100", "llama3.1-8b", 8192 + 8, batch=8, gpus=1, check_fit=False)
         assert run.decode_tokens_per_s == pytest.approx(steady)
         assert run.output_tokens_per_s < 0.5 * steady
 
     def test_ttft_of_one_prompt_is_its_prefill(self):
         run = predict_benchmark("H100", "llama3.1-8b", 2048, 1, 1)
-        assert run.ttft_s == pytest.approx(api.ttft("H100", "llama3.1-8b", 2048, 1))
+        assert run.ttft_s == pytest.approx(api.ttft("H100", "llama3.1-8b", 2048, gpus=1))
 
 
 class TestServing:
@@ -35,7 +35,7 @@ class TestServing:
         """N prompts at once: request k gets its first token after k prefills, mean (N + 1) / 2N of all N."""
         n = 32
         run = predict_benchmark("H100", "llama3.1-8b", 1024, 256, n, kind="serving")
-        wave = api.prefill("H100", "llama3.1-8b", 1024, 1, batch=n).ttft_s
+        wave = api.prefill("H100", "llama3.1-8b", 1024, gpus=1, batch=n).ttft_s
         assert run.ttft_s == pytest.approx(wave * (n + 1) / (2 * n))
         static = predict_benchmark("H100", "llama3.1-8b", 1024, 256, n)
         assert run.tpot_s > static.tpot_s  # other prompts' prefills run between its decode steps
@@ -43,9 +43,9 @@ class TestServing:
     def test_low_rate_obeys_littles_law(self):
         """At 0.5 requests/s far below capacity, concurrency = rate x request latency and TTFT has no queue."""
         run = predict_benchmark("H100", "llama3.1-8b", 512, 256, 256, kind="serving", request_rate=0.5, num_prompts=200)
-        latency = api.ttft("H100", "llama3.1-8b", 512, 1) + 255 * run.tpot_s
+        latency = api.ttft("H100", "llama3.1-8b", 512, gpus=1) + 255 * run.tpot_s
         assert run.concurrency == pytest.approx(0.5 * latency, rel=0.01)
-        assert run.ttft_s < 2 * api.ttft("H100", "llama3.1-8b", 512, 1) + run.tpot_s
+        assert run.ttft_s < 2 * api.ttft("H100", "llama3.1-8b", 512, gpus=1) + run.tpot_s
         assert run.output_tokens_per_s == pytest.approx(200 * 256 / (200 / 0.5 + latency), rel=0.01)
 
     def test_past_capacity_the_queue_grows_with_the_prompts(self):

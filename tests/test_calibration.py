@@ -93,10 +93,10 @@ class TestCalibrationFile:
                 )
             ],
         )
-        base = tpot("H100", "llama3.1-8b", 1024, 1, calibration=VLLM_NO_OVERHEAD_CAL)
-        assert tpot("H100", "llama3.1-8b", 1024, 1, calibration=path) == pytest.approx(base * 2, rel=1e-6)
-        assert tpot("A100", "llama3.1-8b", 1024, 1, calibration=path) == tpot(
-            "A100", "llama3.1-8b", 1024, 1, calibration=Calibration()
+        base = tpot("H100", "llama3.1-8b", 1024, batch=1, calibration=VLLM_NO_OVERHEAD_CAL)
+        assert tpot("H100", "llama3.1-8b", 1024, batch=1, calibration=path) == pytest.approx(base * 2, rel=1e-6)
+        assert tpot("A100", "llama3.1-8b", 1024, batch=1, calibration=path) == tpot(
+            "A100", "llama3.1-8b", 1024, batch=1, calibration=Calibration()
         )
 
     def test_environment_variable_names_the_file(self, tmp_path, monkeypatch):

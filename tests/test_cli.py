@@ -42,7 +42,7 @@ class TestPlan:
         r = run("plan", "--gpu", "H200", "--model", "qwen3-32b", "--context", "16384", "--json")
         data = json.loads(r.output)
         assert data["max_batch"] == planner.max_batch("H200", "qwen3-32b", 16384)
-        assert data["tpot_s"] == pytest.approx(planner.tpot("H200", "qwen3-32b", 16384, data["max_batch"]))
+        assert data["tpot_s"] == pytest.approx(planner.tpot("H200", "qwen3-32b", 16384, batch=data["max_batch"]))
 
     def test_unknown_gpu_is_one_line_and_exit_2(self):
         r = run("plan", "--gpu", "H10", "--model", "llama2-70b", "--context", "8192")
@@ -141,7 +141,7 @@ class TestRanges:
         import planner
 
         data = json.loads(run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--json").output)
-        t = planner.tpot("H100", "llama3.1-8b", 4096, data["batch"])
+        t = planner.tpot("H100", "llama3.1-8b", 4096, batch=data["batch"])
         assert data["tpot_range_s"] == pytest.approx([t * (1 - 0.61), t * (1 + 0.88)])
 
     def test_a_calibration_file_narrows_the_range(self, tmp_path):

@@ -43,59 +43,71 @@ def cell(x):
 #: (Excel function, its arguments as Excel sends them, the same call on planner.api, Excel unit / API unit)
 SCALAR_CASES = [
     ("RIDGE", ("H100", None), lambda: api.ridge("H100"), 1),
-    ("RIDGE", ("h100 ", "fp8"), lambda: api.ridge("H100", "fp8"), 1),
+    ("RIDGE", ("h100 ", "fp8"), lambda: api.ridge("H100", precision="fp8"), 1),
     ("WEIGHT_BYTES", ("Llama2-70B", None), lambda: api.weight_bytes("llama2-70b"), 1),
-    ("WEIGHT_BYTES", ("llama2-70b", " FP8"), lambda: api.weight_bytes("llama2-70b", "fp8"), 1),
-    ("KV_BYTES", ("llama2-70b", 8192.0, "fp16", None), lambda: api.kv_bytes("llama2-70b", 8192, "fp16"), 1),
-    ("KV_BYTES", ("Llama2-70B", 4096.0, None, 4.0), lambda: api.kv_bytes("llama2-70b", 4096, None, 4), 1),
+    ("WEIGHT_BYTES", ("llama2-70b", " FP8"), lambda: api.weight_bytes("llama2-70b", precision="fp8"), 1),
+    (
+        "KV_BYTES",
+        ("llama2-70b", 8192.0, "fp16", None),
+        lambda: api.kv_bytes("llama2-70b", 8192, kv_precision="fp16"),
+        1,
+    ),
+    (
+        "KV_BYTES",
+        ("Llama2-70B", 4096.0, None, 4.0),
+        lambda: api.kv_bytes("llama2-70b", 4096, kv_precision=None, batch=4),
+        1,
+    ),
     (
         "MAX_BATCH",
         ("H100", "llama2-70b", 8192.0, "fp16", None, None, None),
-        lambda: api.max_batch("H100", "llama2-70b", 8192, "fp16"),
+        lambda: api.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16"),
         1,
     ),
     (
         "MAX_BATCH",
         (" h100", "LLAMA2-70B ", 4096.0, None, 4.0, "fp8", 0.8),
-        lambda: api.max_batch("H100", "llama2-70b", 4096, None, 4, "fp8", 0.8),
+        lambda: api.max_batch(
+            "H100", "llama2-70b", 4096, kv_precision=None, gpus=4, weight_precision="fp8", memory_utilization=0.8
+        ),
         1,
     ),
     (
         "MIN_GPUS",
         ("H100", "llama2-70b", 8192.0, 16.0, None, None, None),
-        lambda: api.min_gpus("H100", "llama2-70b", 8192, 16),
+        lambda: api.min_gpus("H100", "llama2-70b", 8192, batch=16),
         1,
     ),
     ("TPOT", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.tpot("H100", "llama2-70b", 8192), 1e3),
     (
         "TPOT",
         ("H100", "llama2-70b", 8192.0, 3.0, "fp8", 2.0, None),
-        lambda: api.tpot("H100", "llama2-70b", 8192, 3, "fp8", 2),
+        lambda: api.tpot("H100", "llama2-70b", 8192, batch=3, kv_precision="fp8", gpus=2),
         1e3,
     ),
     ("TTFT", ("H100", "llama2-70b", 2048.0, None, None, None), lambda: api.ttft("H100", "llama2-70b", 2048), 1e3),
     (
         "TTFT",
         ("H100", "llama2-70b", 2048.0, 4.0, "fp8", "fp8"),
-        lambda: api.ttft("H100", "llama2-70b", 2048, 4, "fp8", kv_precision="fp8"),
+        lambda: api.ttft("H100", "llama2-70b", 2048, gpus=4, weight_precision="fp8", kv_precision="fp8"),
         1e3,
     ),
     (
         "THROUGHPUT",
         ("H100", "llama2-70b", 8192.0, 2.0, None, None, None),
-        lambda: api.throughput("H100", "llama2-70b", 8192, 2),
+        lambda: api.throughput("H100", "llama2-70b", 8192, batch=2),
         1,
     ),
     (
         "COST_PER_MTOK",
         ("H100", "llama2-70b", 8192.0, 2.0, None, None, None, None),
-        lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2),
+        lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, batch=2),
         1,
     ),
     (
         "COST_PER_MTOK",
         ("H100", "llama2-70b", 8192.0, 2.0, 1.5, None, None, None),
-        lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, 2, 1.5),
+        lambda: api.cost_per_mtok("H100", "llama2-70b", 8192, batch=2, price_per_gpu_hour=1.5),
         1,
     ),
     ("MFU", ("H100", "llama2-70b", 8192.0, None, None, None, None), lambda: api.mfu("H100", "llama2-70b", 8192), 1),
@@ -103,7 +115,7 @@ SCALAR_CASES = [
     (
         "DECODE_INTENSITY",
         ("H100", "llama2-70b", 8192.0, 8.0, None, None, None),
-        lambda: api.decode_intensity("H100", "llama2-70b", 8192, 8),
+        lambda: api.decode_intensity("H100", "llama2-70b", 8192, batch=8),
         1,
     ),
 ]
@@ -128,9 +140,9 @@ class TestResultsEqualTheModel:
 
     def test_mission_example_answers_for_the_smallest_group(self):
         """=MAX_BATCH("H100","llama2-70b",8192,"fp16") is the max batch on MIN_GPUS GPUs, as the model defines it."""
-        smallest = api.min_gpus("H100", "llama2-70b", 8192, 1, "fp16")
+        smallest = api.min_gpus("H100", "llama2-70b", 8192, batch=1, kv_precision="fp16")
         assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16") == api.max_batch(
-            "H100", "llama2-70b", 8192, "fp16", smallest
+            "H100", "llama2-70b", 8192, kv_precision="fp16", gpus=smallest
         )
         assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16"), int)
 
@@ -146,7 +158,7 @@ class TestResultsEqualTheModel:
         got = xf.TPOT("H100", "llama2-70b", contexts, 4.0)
         assert [len(r) for r in got] == [1, 1, 1, 1]
         for (ctx,), (ms,) in zip(contexts, got, strict=True):
-            assert ms == pytest.approx(api.tpot("H100", "llama2-70b", int(ctx), 4) * 1e3, rel=1e-9)
+            assert ms == pytest.approx(api.tpot("H100", "llama2-70b", int(ctx), batch=4) * 1e3, rel=1e-9)
 
     def test_row_against_column_spills_a_table(self):
         """A row of GPUs against a column of contexts broadcasts like Excel's array arithmetic."""
@@ -164,9 +176,9 @@ class TestResultsEqualTheModel:
         smallest = api.max_batch("H100", "llama2-70b", 8192)
         assert got == [
             [smallest],
-            [api.max_batch("H100", "llama2-70b", 8192, None, 4)],
+            [api.max_batch("H100", "llama2-70b", 8192, kv_precision=None, gpus=4)],
             [smallest],
-            [api.max_batch("H100", "llama2-70b", 8192, None, 8)],
+            [api.max_batch("H100", "llama2-70b", 8192, kv_precision=None, gpus=8)],
         ]
 
     def test_numbers_typed_as_text_count_as_numbers(self):

@@ -143,10 +143,10 @@ class TestOfficeJsPath:
 
         r = officejs["results"]
         assert all("value" in x for x in r), r
-        assert scalar(r[0]) == api.max_batch("H100", "llama2-70b", 8192, "fp16")
+        assert scalar(r[0]) == api.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16")
         col = r[1]["value"]
-        assert col[0][0] == pytest.approx(api.tpot("H100", "llama2-70b", 1024, 4) * 1e3)
-        assert col[1][0] == pytest.approx(api.tpot("H100", "llama2-70b", 8192, 4) * 1e3)
+        assert col[0][0] == pytest.approx(api.tpot("H100", "llama2-70b", 1024, batch=4) * 1e3)
+        assert col[1][0] == pytest.approx(api.tpot("H100", "llama2-70b", 8192, batch=4) * 1e3)
         assert col[2][0] in ("", None) and col[3][0] == VALUE
         table = r[2]["value"]
         assert table[0][0] == api.max_batch("H100", "llama2-70b", 2048) and table[0][1] == NA and table[1][1] == NA

@@ -29,11 +29,15 @@ DATE = "2026-06-01"
 #   KV per token: 2 x 32 layers x 32 KV heads x 128 dims x 2 B = 524,288 B; a sequence of 1,024 + 1,024 tokens:
 #   1,073,741,824 B. H100 memory 80 GiB = 85,899,345,920 B.
 #   Batch per replica (1 GPU): floor((85,899,345,920 - 13,476,831,232) / 1,073,741,824) = floor(67.45) = 67;
-#   the TPOT (0.2 s) and TTFT (10 s) targets are loose enough not to limit it, and the mean prompt of one token
-#   takes no noticeable share of a replica's time (TTFT 14 us), so batch slots set the count:
-#   500 requests in flight: ceil(500 / 67) = 8 replicas + 1 spare = 9 replicas of 1 GPU.
+#   the TPOT (0.2 s) and TTFT (10 s) targets are loose enough not to limit it.
+#   Each prompt takes its full prefill of a replica's time (docs/model.md, one busy time): a 1-token prompt
+#   streams the 13,214,687,232 B of weights read per step (all but the input embedding) + 524,288 B of KV:
+#   p = 13,215,211,520 / 3.35e12 = 3.9448 ms. TPOT at batch 67 and 2,048 tokens: (13,214,687,232 + 67 x
+#   1,073,741,824) / 3.35e12 = 25.420 ms. Rate of 500 in flight: 500 / (p + 100 x TPOT) = 196.37 requests/s.
+#   A replica takes x = 2b / (l + sqrt(l^2 - 4 p^2 b)), l = p + 100 x TPOT + b p = 2.8105: 23.842 requests/s
+#   (sizing.max_rate_per_replica), so ceil(196.37 / 23.842) = 9 replicas + 1 spare = 10 replicas of 1 GPU.
 #   Bought, in 8-GPU nodes: 16 GPUs x ($30,000 / 36 + 700 W x 1.3 x $0.12/kWh x 730 h) = 16 x $913.0493 = $14,608.79.
-#   Rented at $2.00/GPU-hour, one GPU at a time: 9 GPUs x $2.00 x 730 h = $13,140.00 -> recommended.
+#   Rented at $2.00/GPU-hour, one GPU at a time: 10 GPUs x $2.00 x 730 h = $14,600.00 -> recommended.
 HAND = """
 title = "Hand-computed review"
 [workload]
@@ -80,25 +84,25 @@ def run(*args: str):
 
 class TestHandComputedScenario:
     def test_gpu_count_and_monthly_cost_match_the_hand_computation(self, tmp_path):
-        """9 rented GPUs at $13,140.00 beat 16 bought GPUs at $14,608.79 (see the comment above HAND)."""
+        """10 rented GPUs at $14,600.00 beat 16 bought GPUs at $14,608.79 (see the comment above HAND)."""
         r = review_of(write_scenario(tmp_path))
         by_name = {x.option.name: x for x in r.results}
         bought, rented = by_name["H100 bought"], by_name["H100 rented"]
         assert int(rented.replica.batch) == 67 and int(bought.replica.batch) == 67
-        assert (bought.gpus, rented.gpus) == (16, 9)
+        assert (bought.gpus, rented.gpus) == (16, 10)
         assert bought.monthly_usd == pytest.approx(16 * (30_000 / 36 + 0.7 * 1.3 * 0.12 * 730))
         assert bought.monthly_usd == pytest.approx(14_608.79, abs=0.01)
-        assert rented.monthly_usd == pytest.approx(13_140.00)
+        assert rented.monthly_usd == pytest.approx(14_600.00)
         assert r.recommended is rented and r.results[0] is rented
 
     def test_sensitivity_resizes_at_plus_and_minus_twenty_percent(self):
-        """At 600 in flight: ceil(600/67) = 9 + 1 = 10 rented GPUs; at 400: ceil(5.97) = 6 + 1 = 7."""
+        """At 600 in flight: 235.6 requests/s / 23.842 -> 10 + 1 = 11 rented GPUs; at 400: ceil(6.59) = 7 + 1 = 8."""
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             r = review_of(write_scenario(Path(tmp)))
         rented = r.recommended
-        assert (int(rented.low.gpus), int(rented.high.gpus)) == (7, 10)
+        assert (int(rented.low.gpus), int(rented.high.gpus)) == (8, 11)
 
     def test_the_same_inputs_give_the_same_bytes(self, tmp_path):
         """Two renders of the same scenario and date are byte-identical in every format but pdf."""
@@ -122,7 +126,7 @@ class TestXlsx:
     def test_summary_names_the_recommendation_and_its_reason(self, book):
         """The recommended option and its cost are on the first screen; the reason paragraph follows."""
         ws = book["Summary"]
-        assert ws["B4"].value == "H100 rented: $13,140 a month, 9 GPUs"
+        assert ws["B4"].value == "H100 rented: $14,600 a month, 10 GPUs"
         assert ws["A6"].value.startswith("H100 rented is the cheapest option that meets the targets")
 
     def test_options_are_ranked_and_monthly_cost_is_a_formula(self, book):
@@ -131,7 +135,7 @@ class TestXlsx:
         header = [c.value for c in ws[1]]
         col = {h: i for i, h in enumerate(header)}
         row = [c.value for c in ws[2]]
-        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 9
+        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 10
         assert row[col["Monthly cost"]] == "=D2*J2" and row[col["Annual cost"]] == "=K2*12"
 
     def test_assumptions_carry_every_price_with_its_source(self, book):
@@ -171,9 +175,9 @@ class TestXlsx:
         out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
         book = openpyxl.load_workbook(recalculate(out, tmp_path / "lo"), data_only=True)
         ws = book["Options"]
-        assert ws["K2"].value == pytest.approx(13_140.0) and ws["L2"].value == pytest.approx(13_140.0 * 12)
+        assert ws["K2"].value == pytest.approx(14_600.0) and ws["L2"].value == pytest.approx(14_600.0 * 12)
         assert ws["K3"].value == pytest.approx(14_608.79, abs=0.01)
-        assert book["Summary"]["B12"].value == pytest.approx(13_140.0)
+        assert book["Summary"]["B12"].value == pytest.approx(14_600.0)
 
 
 class TestCsv:
@@ -181,7 +185,7 @@ class TestCsv:
         """One row per option, machine-readable header, numbers without currency signs."""
         rows = list(csv.DictReader(io.StringIO(render(review_of(write_scenario(tmp_path)), "csv").decode())))
         assert [r["option"] for r in rows] == ["H100 rented", "H100 bought"]
-        assert rows[0]["gpus"] == "9" and float(rows[0]["monthly_usd"]) == pytest.approx(13_140.0)
+        assert rows[0]["gpus"] == "10" and float(rows[0]["monthly_usd"]) == pytest.approx(14_600.0)
 
     @pytest.mark.parametrize("name", ["=HYPERLINK('http://x')", "+1+1", "-2+3", "@SUM(A1)"])
     def test_a_text_cell_that_would_be_a_formula_is_neutralized(self, tmp_path, name):
@@ -200,7 +204,7 @@ class TestMarkdown:
         """Each table row has as many cells as its header; the recommendation is in bold near the top."""
         text = render(review_of(write_scenario(tmp_path)), "md").decode()
         assert text.startswith("# Hand-computed review\n")
-        assert "**Recommendation: H100 rented** — $13,140 a month" in text
+        assert "**Recommendation: H100 rented** — $14,600 a month" in text
         for heading in ("## Options", "## Levers", "## Sensitivity", "## Assumptions"):
             assert heading in text
         block: list[str] = []

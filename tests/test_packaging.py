@@ -54,7 +54,7 @@ def test_the_installed_package_finds_its_catalog_from_another_folder(wheel, tmp_
     elsewhere.mkdir()
     code = (
         "import planner, planner.catalog.loader as l; "
-        "print(l.shipped_catalog_dir()); print(planner.max_batch('H100','llama2-70b',8192,'fp16',2,"
+        "print(l.shipped_catalog_dir()); print(planner.max_batch('H100','llama2-70b',8192,kv_precision='fp16',gpus=2,"
         "memory_utilization=1.0, engine='ideal', reserve_bytes=0))"
     )
     run = subprocess.run(

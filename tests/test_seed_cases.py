@@ -43,7 +43,7 @@ def test_ridge_point_matches_the_article(case_id, gpu):
     g = default_catalog().gpu(gpu)
     assert g.peak_flop_per_s["bf16"] == c["inputs"]["peak_flop_per_s"]
     assert g.hbm_bandwidth_bytes_per_s == c["inputs"]["bandwidth_bytes_per_s"]
-    assert planner.ridge(gpu, "bf16") == pytest.approx(c["expected"], rel=c["rel_tol"])
+    assert planner.ridge(gpu, precision="bf16") == pytest.approx(c["expected"], rel=c["rel_tol"])
 
 
 def test_ridge_a100_40gb_lies_in_the_articles_range():
@@ -65,12 +65,14 @@ def test_ridge_a100_40gb_lies_in_the_articles_range():
 def test_kv_cache_bytes_are_exact(case_id, model):
     """2 x layers x KV heads x head dim x 2 B per token, times tokens: exact integers."""
     c = case(case_id)
-    assert planner.kv_bytes(model, c["inputs"]["tokens"], c["inputs"]["kv_dtype"]) == c["expected"]
+    assert planner.kv_bytes(model, c["inputs"]["tokens"], kv_precision=c["inputs"]["kv_dtype"]) == c["expected"]
 
 
 def test_mha_model_holds_eight_times_the_kv_of_the_gqa_model():
     """LLaMA 1 65B (MHA, 64 KV heads) vs Llama 2 70B (GQA, 8 KV heads): 8x per token (000_*.txt section 3)."""
-    ratio = planner.kv_bytes("llama-65b", 8192, "fp16") / planner.kv_bytes("llama2-70b", 8192, "fp16")
+    ratio = planner.kv_bytes("llama-65b", 8192, kv_precision="fp16") / planner.kv_bytes(
+        "llama2-70b", 8192, kv_precision="fp16"
+    )
     assert ratio == case("kv-8k-llama1-65b-fp16")["expected"] / case("kv-8k-llama2-70b-fp16")["expected"] == 8
 
 
@@ -81,7 +83,7 @@ def test_llama2_70b_parameter_count_is_exact():
 
 
 def test_llama2_70b_fp16_weight_bytes_are_exact():
-    assert planner.weight_bytes("Llama-2-70B", "fp16") == case("weights-llama2-70b-fp16")["expected"]
+    assert planner.weight_bytes("Llama-2-70B", precision="fp16") == case("weights-llama2-70b-fp16")["expected"]
 
 
 @pytest.mark.parametrize("case_id", ["decode-intensity-batch-1", "decode-intensity-batch-32", "prefill-intensity-2048"])
@@ -96,7 +98,7 @@ def test_linear_layer_intensity_equals_tokens_per_step(case_id):
 
 def test_whole_decode_step_intensity_is_near_one_at_batch_1():
     """With KV reads and embeddings accounted, a real decode step of Llama 2 70B stays at ~1 FLOP/B."""
-    assert planner.decode_intensity("H100", "llama2-70b", 128, 1, gpus=2) == pytest.approx(1.0, rel=0.02)
+    assert planner.decode_intensity("H100", "llama2-70b", 128, batch=1, gpus=2) == pytest.approx(1.0, rel=0.02)
 
 
 def test_attention_intensity_is_heads_over_kv_heads():
@@ -109,7 +111,7 @@ def test_attention_intensity_is_heads_over_kv_heads():
 def test_compute_efficiency_at_batch_1_on_h100_is_a_third_of_a_percent():
     """1 FLOP/B x 3,350 GB/s = 3.35 TFLOP/s = 0.34% of 989.4 TFLOP/s (ideal engine: full bandwidth, no overhead)."""
     c = case("compute-efficiency-h100-batch-1")
-    got = planner.mfu("H100", "llama2-70b", 16, 1, gpus=2, engine="ideal")
+    got = planner.mfu("H100", "llama2-70b", 16, batch=1, gpus=2, engine="ideal")
     assert got == pytest.approx(c["expected"], rel=c["rel_tol"])
 
 
@@ -121,10 +123,10 @@ def test_trailer_of_two_h100s_holds_twelve_8k_sequences_in_the_seed_form():
         i["gpu"],
         i["model"],
         i["context"],
-        i["kv_dtype"],
-        i["gpus"],
-        i["weight_dtype"],
-        i["memory_utilization"],
+        kv_precision=i["kv_dtype"],
+        gpus=i["gpus"],
+        weight_precision=i["weight_dtype"],
+        memory_utilization=i["memory_utilization"],
         engine="ideal",
         reserve_bytes=i["reserve_bytes"],
     )
@@ -135,7 +137,9 @@ def test_llama2_70b_does_not_fit_on_one_h100():
     """138 GB of fp16 weights on one 80 GiB card: an error naming the shortfall and the group that works."""
     i = case("does-not-fit-one-h100")["inputs"]
     with pytest.raises(DoesNotFitError) as info:
-        planner.max_batch(i["gpu"], i["model"], 4096, "fp16", i["gpus"], i["weight_dtype"])
+        planner.max_batch(
+            i["gpu"], i["model"], 4096, kv_precision="fp16", gpus=i["gpus"], weight_precision=i["weight_dtype"]
+        )
     assert "do not fit on 1 x H100 SXM 80GB" in str(info.value)
     assert "short by" in str(info.value)
     assert info.value.smallest_gpus == 2

@@ -118,7 +118,7 @@ class TestUserFiles:
 
         d, _ = files
         row = next(r for r in acc.load_decode_rows(d) if r.record_id == "U1")
-        assert acc.predict_decode(row).ttft_s == pytest.approx(ttft("H100", "llama2-7b", 2048, 1))
+        assert acc.predict_decode(row).ttft_s == pytest.approx(ttft("H100", "llama2-7b", 2048, gpus=1))
 
     def test_unresolvable_rows_say_why_one_line_each(self, files):
         d, _ = files

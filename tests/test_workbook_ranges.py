@@ -28,6 +28,6 @@ def test_results_show_the_tpot_range_of_the_shipped_fit(tmp_path: Path):
     args = (i["gpu"], i["model"], i["context"])
     opts = dict(kv_precision=i["kv_precision"], gpus=i["gpus"], weight_precision=i["weight_precision"])
     batch = i["batch"] or planner.max_batch(*args, **opts)
-    tpot_ms = planner.tpot(*args, batch, **opts) * 1e3
+    tpot_ms = planner.tpot(*args, batch=batch, **opts) * 1e3
     low, high = residual_quantiles(i["gpu"])
     assert rows["TPOT at the chosen batch: low / high"] == pytest.approx((tpot_ms * (1 + low), tpot_ms * (1 + high)))

@@ -80,10 +80,10 @@ def scenario_inputs(base: dict, key: str) -> dict:
                 base["gpu"],
                 base["model"],
                 base["context"],
-                base.get("kv_precision"),
-                base.get("gpus"),
-                base.get("weight_precision"),
-                base.get("memory_utilization"),
+                kv_precision=base.get("kv_precision"),
+                gpus=base.get("gpus"),
+                weight_precision=base.get("weight_precision"),
+                memory_utilization=base.get("memory_utilization"),
             ).gpus
         )
         s["gpus"] = 2 * n if key == "gpus_x2" else n
@@ -115,18 +115,23 @@ def expected(s: dict, quantity: str) -> float | Error:
     try:
         if quantity == "ridge":
             native = default_catalog().model(model).native_precision
-            return api.ridge(gpu, wp or native)
+            return api.ridge(gpu, precision=wp or native)
         if quantity == "weight_bytes":
-            return api.weight_bytes(model, wp)
+            return api.weight_bytes(model, precision=wp)
         if quantity == "kv_token":
-            return api.kv_bytes_per_token(model, kv)
-        mem = api.memory_plan(gpu, model, ctx, kv, gpus, wp, util)
+            return api.kv_bytes_per_token(model, kv_precision=kv)
+        mem = api.memory_plan(gpu, model, ctx, kv_precision=kv, gpus=gpus, weight_precision=wp, memory_utilization=util)
         n = int(mem.gpus)
         kind, _, field = quantity.partition(".")
         if kind == "memory":
             return float(getattr(mem, field))
         if kind == "prefill":
-            return float(getattr(api.prefill(gpu, model, ctx, n, wp, kv_precision=kv, memory_utilization=util), field))
+            return float(
+                getattr(
+                    api.prefill(gpu, model, ctx, gpus=n, weight_precision=wp, kv_precision=kv, memory_utilization=util),
+                    field,
+                )
+            )
         if quantity == "batch_per_dollar":
             price = s.get("price_per_gpu_hour")
             if price is None:
@@ -137,21 +142,43 @@ def expected(s: dict, quantity: str) -> float | Error:
         if kind.startswith("sweep_context"):
             c = int(quantity.split(":")[1])
             try:
-                return float(api.max_batch(gpu, model, c, kv, n, wp, util))
+                return float(
+                    api.max_batch(gpu, model, c, kv_precision=kv, gpus=n, weight_precision=wp, memory_utilization=util)
+                )
             except DoesNotFitError:
                 return Error("#N/A")
         if kind.startswith("sweep_batch"):
             _, b, field = quantity.split(":")
             if int(b) > mem.max_batch:
                 return Error("#N/A")
-            return _decode_field(api.decode_step(gpu, model, ctx, int(b), kv, n, wp, util), field)
+            return _decode_field(
+                api.decode_step(
+                    gpu, model, ctx, batch=int(b), kv_precision=kv, gpus=n, weight_precision=wp, memory_utilization=util
+                ),
+                field,
+            )
         batch = s.get("batch") if kind == "decode" else None
         b = int(mem.max_batch) if batch is None else batch
         if field == "cost":
             return float(
-                api.cost_per_mtok(gpu, model, ctx, b, s.get("price_per_gpu_hour"), kv, n, wp, memory_utilization=util)
+                api.cost_per_mtok(
+                    gpu,
+                    model,
+                    ctx,
+                    batch=b,
+                    price_per_gpu_hour=s.get("price_per_gpu_hour"),
+                    kv_precision=kv,
+                    gpus=n,
+                    weight_precision=wp,
+                    memory_utilization=util,
+                )
             )
-        return _decode_field(api.decode_step(gpu, model, ctx, b, kv, n, wp, util), field)
+        return _decode_field(
+            api.decode_step(
+                gpu, model, ctx, batch=b, kv_precision=kv, gpus=n, weight_precision=wp, memory_utilization=util
+            ),
+            field,
+        )
     except PlannerError as exc:
         return _err(exc)
 

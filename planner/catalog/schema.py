@@ -261,6 +261,11 @@ class Model(_Entry):
     sliding_window_pattern: str = Field(default="", description="which layers, in words (e.g. 'every other layer')")
     extra_params: int = Field(default=0, ge=0, description="parameters outside the decoder (vision encoder, MTP)")
     extra_params_note: str = ""
+    extra_params_loaded: bool = Field(
+        default=True,
+        description="engines load the extra parameters with the model (a vision tower: yes; DeepSeek-V3's MTP "
+        "module: only for speculative decoding)",
+    )
     published_params_total: PositiveInt
     published_params_active: PositiveInt | None = None
     published_params_source: str = Field(min_length=3)
@@ -300,6 +305,12 @@ class Precision(_Entry):
     math: PeakKey = Field(description="which peak of the GPU matrix math runs at (weight-only formats: fp16)")
     math_fallback: PeakKey = Field(default="fp16", description="peak used where the GPU lacks `math`")
     kv_cache: bool = Field(default=True, description="usable for the KV cache")
+    quantizes: Literal["all", "linear-layers"] = Field(
+        default="all",
+        description="which weights a checkpoint in this format stores in it: 'linear-layers' (AWQ, GPTQ, "
+        "llm-compressor, ModelOpt) leaves embeddings, output head, norms and MoE routers in 16-bit",
+    )
+    quantizes_source: str = ""
 
     @model_validator(mode="after")
     def _check(self) -> Precision:

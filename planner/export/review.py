@@ -53,7 +53,6 @@ class Candidate:
     ttft_high_s: float
     ttft_mean_s: float
     tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)  # batch 1, 2, ...; NaN: no fit
-    prompt_busy_s: float = math.nan  # a mean prompt's FLOPs at the prefill peak: its share of a replica's time
 
     @property
     def fits(self) -> bool:
@@ -160,7 +159,17 @@ def _candidates(
     common = dict(engine=eng, catalog=catalog, errors="coerce")
     ctx = workload.sizing_context_tokens
     tpot = np.asarray(
-        api.tpot(gpu, model, ctx, batches[None, :], kp, tp[:, None], wp, option.memory_utilization, **common)
+        api.tpot(
+            gpu,
+            model,
+            ctx,
+            batch=batches[None, :],
+            kv_precision=kp,
+            gpus=tp[:, None],
+            weight_precision=wp,
+            memory_utilization=option.memory_utilization,
+            **common,
+        )
     )
     best = sizing.largest_batch_meeting(tpot, batches, workload.tpot_target_s)
     ttft_hi = np.asarray(
@@ -168,8 +177,8 @@ def _candidates(
             gpu,
             model,
             workload.prompt_tokens_high,
-            tp,
-            wp,
+            gpus=tp,
+            weight_precision=wp,
             kv_precision=kp,
             memory_utilization=option.memory_utilization,
             **common,
@@ -179,14 +188,13 @@ def _candidates(
         gpu,
         model,
         workload.prompt_tokens_mean,
-        tp,
-        wp,
+        gpus=tp,
+        weight_precision=wp,
         kv_precision=kp,
         memory_utilization=option.memory_utilization,
         **common,
     )
     ttft_mean = np.asarray(mean_prompt.ttft_s)
-    prompt_busy = np.asarray(mean_prompt.compute_s)
     out = []
     for i, n in enumerate(groups):
         b = int(best[i])
@@ -199,7 +207,6 @@ def _candidates(
                 float(ttft_hi[i]),
                 float(ttft_mean[i]),
                 tuple(float(v) for v in tpot[i]),
-                float(prompt_busy[i]),
             )
         )
     return tuple(out)
@@ -243,7 +250,7 @@ def _best_batch(c: Candidate, workload: Workload) -> sizing.Replica:
     curve = np.asarray(c.tpot_by_batch_s, dtype=float)
     batches = np.arange(1, len(curve) + 1, dtype=float)
     rates = sizing.max_rate_per_replica(
-        c.prompt_busy_s,
+        c.ttft_mean_s,
         workload.output_tokens_mean,
         np.nan_to_num(curve, nan=np.inf),
         np.where(np.isfinite(curve), batches, 0.0),
@@ -251,9 +258,7 @@ def _best_batch(c: Candidate, workload: Workload) -> sizing.Replica:
         ttft_s=c.ttft_mean_s,
     )
     i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
-    return sizing.Replica(
-        c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s, c.prompt_busy_s
-    )
+    return sizing.Replica(c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s)
 
 
 def evaluate(
@@ -272,10 +277,13 @@ def evaluate(
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
+    valid = api.valid_tp_sizes(mdl)
+    if option.gpus_per_replica and option.gpus_per_replica not in valid:
+        raise api.tp_size_error(mdl, option.gpus_per_replica)
     groups = groups or (
         (option.gpus_per_replica,)
         if option.gpus_per_replica
-        else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica)
+        else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
     )
     cands = _candidates(option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups)
     warnings = []

@@ -41,6 +41,8 @@ ENGINE_FIELD_HELP = {
     "max_num_batched_tokens_small_gpu": ("tokens", "profiling tokens on other GPUs"),
     "max_num_seqs_small_gpu": ("sequences", "sampler sequences on other GPUs"),
     "block_size": ("tokens", "KV cache is allocated in blocks of this many tokens"),
+    "kv_precisions": ("", "KV-cache precisions the engine caches in (blank: any KV format, a what-if)"),
+    "kv_precisions_source": ("", "where the engine documents its KV-cache precisions"),
     "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),
     "decode_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in a compute-bound decode step"),
     "prefill_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in prefill"),

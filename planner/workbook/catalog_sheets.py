@@ -8,6 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Callable
 
+import numpy as np
 from openpyxl.utils import get_column_letter
 
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
@@ -15,6 +16,7 @@ from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile
+from planner.resolve import fabric_numbers
 from planner.safetext import xlsx_text
 from planner.workbook.formats import GB, GBS, INT, TFLOPS, USD
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
@@ -75,18 +77,26 @@ def gpus_sheet(
     def peak(k):
         return lambda g, r: g.peak_flop_per_s.get(k)
 
-    def calibrated(field):
+    def calibrated(field, catalog_key: str | None = None):
         def value(g: Gpu, r: int):
             entry = calibration.for_gpu(g.all_names(), engine.name)
             if entry is not None and field in entry.factors():
                 return float(entry.factors()[field])
+            if field == "allreduce_latency_s":  # blank on the Assumptions sheet: the catalog's, per fabric
+                seconds = np.format_float_positional(fabric_numbers(g)[catalog_key or field], trim="-")
+                return f"=IF(ISNUMBER(eng_{field}),eng_{field},{seconds})"
             return f"=eng_{field}"
 
         return value
 
+    def domain(g: Gpu, r: int):
+        return min(fabric_numbers(g)["interconnect_domain_gpus"], 4096.0)  # unlimited: more than any group
+
     def interconnect_default(g: Gpu, r: int):
         # what the model assumes where the catalog states no interconnect (api.gpu_numbers)
-        return gpu_numbers(g.model_copy(update={"interconnect_bytes_per_s": None}), engine, calibration)["interconnect"]
+        return gpu_numbers(g.model_copy(update={"interconnect_bytes_per_s": None}), engine, calibration)[
+            "interconnect_bytes_per_s"
+        ]
 
     cols = [
         Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names"),
@@ -107,6 +117,16 @@ def gpus_sheet(
             12,
             "gpu_interconnect",
         ),
+        Column("Fabric domain (GPUs)", domain, INT, 10, "gpu_domain"),
+        Column("PCIe (model)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS, 12, "gpu_pcie_bw"),
+        Column(
+            "PCIe all-reduce latency (model)",
+            calibrated("allreduce_latency_s", "pcie_latency_s"),
+            "0.000###",
+            11,
+            "gpu_pcie_latency",
+        ),
+        Column("ECC reserved fraction", lambda g, r: g.ecc_reserved_fraction, "0.0000", 9, "gpu_ecc"),
         Column(
             "On-demand price",
             lambda g, r: _on_demand(g, "usd_per_gpu_hour"),
@@ -208,11 +228,15 @@ FACT_HEADERS = {
     "full_attention_layers": "Full-attention layers",
     "sliding_window_layers": "Sliding-window layers",
     "sliding_window": "Sliding window (tokens)",
-    "attention_flop_per_context_token_per_layer": "Attention FLOP per cached token per layer",
+    "attention_flop_per_context_token_per_layer": "Attention FLOP per cached token per layer (decode)",
+    "prefill_attention_flop_per_token_pair_per_layer": "Attention FLOP per token pair per layer (prefill)",
     "params_total": "Params total",
     "params_non_expert": "Params non-expert",
     "params_routed_experts": "Params routed experts",
     "params_read_per_step": "Params read per decode step (dense part)",
+    "params_kept_16bit": "Params kept 16-bit in quantized checkpoints",
+    "params_read_kept_16bit": "Of those, read per decode step",
+    "params_not_loaded": "Params not loaded (MTP)",
     "params_per_expert_layer": "Params per expert per layer",
     "moe_layers": "MoE layers",
     "num_experts": "Experts",
@@ -278,6 +302,7 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
         Column("KV-cache format", lambda p, r: p.kv_cache, width=8, name="prec_kv_cache"),
+        Column("Quantizes", lambda p, r: p.quantizes, width=12, name="prec_quantizes"),
         Column("Notes", text(lambda p, r: p.notes or None), width=40),
         Column("Source", text(lambda p, r: p.source), width=40),
     ]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from planner.api import GPU_GROUPS, MAX_BATCH, MAX_CONTEXT_TOKENS, MAX_GPUS
+from planner.api import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, MAX_GPUS
 
 _KEY = re.compile(r"\{([A-Za-z0-9_:.]+)\}")
 
@@ -45,7 +45,7 @@ def count_or_default(x: str, default: str, maximum: int) -> str:
 
 
 CONTEXT = whole("{ctx_in}", MAX_CONTEXT_TOKENS)
-BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH)
+BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH_INPUT)
 GPUS_IN = whole("{gpus_in}", MAX_GPUS)
 UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},OUT_OF_RANGE),BAD_INPUT))'
 PRICE = (
@@ -101,12 +101,18 @@ def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
     return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}))"
 
 
+def tp_ok(n: str) -> str:
+    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0)."""
+    return f"AND(INT({{heads}}/{n})={{heads}}/{n},OR(INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}}))"
+
+
 def choose_group() -> str:
-    """api._choose_gpus: the given count, or the smallest group in GPU_GROUPS that holds one sequence."""
+    """api._choose_gpus: the given count (#NUM! where vLLM refuses it), or the smallest valid group in GPU_GROUPS
+    that holds one sequence."""
     nested = "NOT_FIT"
     for g in reversed(GPU_GROUPS):
-        nested = f"IF({{mb_{g}}}>=1,{g},{nested})"
-    return f'IF({{gpus_in}}="",{nested},{GPUS_IN})'
+        nested = f"IF(AND({tp_ok(str(g))},{{mb_{g}}}>=1),{g},{nested})"
+    return f'IF({{gpus_in}}="",{nested},IF(ISNUMBER({GPUS_IN}),IF({tp_ok(GPUS_IN)},{GPUS_IN},OUT_OF_RANGE),{GPUS_IN}))'
 
 
 def experts_touched(tokens: str) -> str:
@@ -124,7 +130,13 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
     b = "{" + batch + "}"
     return [
         ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched(b)),
-        ("weights", "Weight bytes read", "B", "#,##0", "{read}*{wbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"),
+        (
+            "weights",
+            "Weight bytes read",
+            "B",
+            "#,##0",
+            "({read}-{read16})*{wbpp}+{read16}*{kbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}",
+        ),
         ("kv", "KV bytes read", "B", "#,##0", f"{{kvel}}*{{kvbpe}}*{{ctx_layer_tokens}}*{b}*{{repl}}"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
@@ -135,8 +147,9 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "All-reduce time",
             "s",
             "0.000E+00",
-            f"2*{{layers}}*IF({{n}}>1,{{f_allreduce_latency_s}}+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
-            f"/({{ic}}*{{f_interconnect_efficiency}}),0*{b})",
+            f"2*{{layers}}*IF({{n}}>1,IF({{n}}<={{domain}},{{f_allreduce_latency_s}},{{pcie_lat}})"
+            f"+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
+            f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}}),0*{b})",
         ),  # 0 x batch: a batch that does not fit stays an error
         (
             "step",
@@ -149,7 +162,13 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
         ("mbu", "MBU", "", "0.00%", "{.bytes}/({.step}*{n}*{bw})"),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
-        ("cost", "Cost per million output tokens", "US$", "#,##0.000", "{price}*{n}/3600/{.tput}*1000000"),
+        (
+            "cost",
+            "Cost per million output tokens",
+            "US$",
+            "#,##0.000",
+            "IF(ISERROR({.tput}),{.tput},{price}*{n}/3600/{.tput}*1000000)",
+        ),  # api.cost_per_mtok: the decode step's error comes before a missing price
     ]
 
 
@@ -164,14 +183,20 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "#,##0.00",
             "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")",
         ),
-        ("weights", "Weight bytes read", "B", "#,##0", "{read}*{wbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"),
-        ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}"),
+        (
+            "weights",
+            "Weight bytes read",
+            "B",
+            "#,##0",
+            "({read}-{read16})*{wbpp}+{read16}*{kbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}",
+        ),
+        ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}*{repl}"),
         (
             "attn",
             "Attention FLOPs (causal)",
             "FLOP",
             "0.000E+00",
-            "IF(ISERROR({n}),{n},{attnflop}*{context}*" + layer_tokens("{context}/2") + ")",
+            "IF(ISERROR({n}),{n},{pattnflop}*{context}*" + layer_tokens("{context}/2") + ")",
         ),
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
@@ -187,8 +212,9 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "All-reduce time",
             "s",
             "0.000E+00",
-            "2*{layers}*IF({n}>1,{f_allreduce_latency_s}+2*({n}-1)/{n}*({context}*{hidden}*2)"
-            "/({ic}*{f_interconnect_efficiency}),0)",
+            "2*{layers}*IF({n}>1,IF({n}<={domain},{f_allreduce_latency_s},{pcie_lat})"
+            "+2*({n}-1)/{n}*({context}*{hidden}*2)"
+            "/(IF({n}<={domain},{ic},{pcie_bw})*{f_interconnect_efficiency}),0)",
         ),
         (
             "ttft",

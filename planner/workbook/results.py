@@ -40,7 +40,13 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ),
         (
             "Memory the engine sees per GPU",
-            ("visible", GB, "GB", "", "measured torch-visible total, else physical x fraction (Assumptions)"),
+            (
+                "visible",
+                GB,
+                "GB",
+                "",
+                "measured torch-visible total, else physical x (1 - ECC) x fraction (Assumptions)",
+            ),
         ),
         (
             "Weights (whole model)",

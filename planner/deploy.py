@@ -1,0 +1,304 @@
+"""A deployment of scenarios: names resolved to typed facts, numbers checked, the GPU group chosen or checked.
+
+``planner.api`` calls ``deploy`` and then one model function (``memory_plan``, ``decode_step``,
+``prefill_step``); this module holds the plumbing they share: the tensor-parallel group (given and valid, or
+the smallest valid one that fits), the "does not fit" error with its way out, and result shaping.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from planner import model as m
+from planner.architecture import model_facts
+from planner.calibration import resolve_calibration
+from planner.catalog import Catalog, Model, default_catalog
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import DoesNotFitError, OutOfRangeError
+from planner.resolve import Errors, Resolved, _count_or_mask, _fraction, _nonnegative, _resolve
+
+#: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
+GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
+#: Input limits: the largest context, batch and GPU count an argument may ask for.
+MAX_CONTEXT_TOKENS = 2**24
+MAX_BATCH_INPUT = 2**20
+MAX_GPUS = 4096
+
+
+# -- result shaping -------------------------------------------------------------------------------------
+
+
+def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = False):
+    """NaN where a scenario failed (coerce), a Python scalar for scalar input, a Series for Series input."""
+    if type(result) is float and bad is False:  # one scenario that worked
+        return int(result) if integer and result == result else result
+    out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
+    if integer and errors == "raise":
+        out = out.astype(np.int64)
+    if out.ndim == 0:
+        v = out.item()
+        return int(v) if integer and not (isinstance(v, float) and math.isnan(v)) else v
+    if index is not None and len(index) == out.shape[0] and out.ndim == 1:
+        import pandas as pd
+
+        return pd.Series(out, index=index)
+    return out
+
+
+def finish_record(record: Any, bad: Any, index=None):
+    """Every field of a result record (MemoryPlan, DecodeStep, PrefillStep) finished as ``finish`` does."""
+    if bad is False and all(type(v) is float for v in vars(record).values()):
+        return record
+    return type(record)(
+        **{
+            f.name: finish(np.asarray(getattr(record, f.name), dtype=float), bad, "coerce", index)
+            for f in fields(record)
+        }
+    )
+
+
+def nan_record(cls: type, *args: Any):
+    """A result record of NaN in the broadcast shape of ``args`` (every scenario failed a lookup)."""
+    shape = np.broadcast(*(np.asarray(a, dtype=object) for a in args)).shape
+    return cls(**{f.name: finish(np.full(shape, np.nan), True, "coerce") for f in fields(cls)})
+
+
+def all_failed(first_error: Exception | None, errors: Errors, *args: Any):
+    """Every scenario failed a lookup: raise the first error, or NaN of the broadcast shape."""
+    if errors == "raise" and first_error:
+        raise first_error
+    shape = np.broadcast(*(np.asarray(a, dtype=object) for a in args)).shape
+    return finish(np.full(shape, np.nan), True, errors)
+
+
+# -- tensor-parallel groups -----------------------------------------------------------------------------
+
+
+def valid_tp_sizes(model: Any, *, max_gpus: int = GPU_GROUPS[-1], catalog: Catalog | None = None) -> tuple[int, ...]:
+    """Tensor-parallel group sizes up to ``max_gpus`` that vLLM runs ``model`` on (``model.tensor_parallel_ok``).
+
+    Attention heads divisible by the group, and KV heads divisible by it or it by them. Llama 2 70B (64 heads,
+    8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4, 28 (28 only with ``max_gpus`` >= 28).
+    """
+    mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
+    sizes = np.arange(1, int(max_gpus) + 1)
+    return tuple(int(n) for n in sizes[m.tensor_parallel_ok(model_facts(mdl), sizes)])
+
+
+def tp_size_error(model: Model, gpus: int) -> OutOfRangeError:
+    """The error for a group size vLLM refuses: why, and the valid sizes."""
+    f = model_facts(model)
+    kv = (
+        ""
+        if model.mla is not None
+        else f" and its {f.num_kv_heads} KV heads to be divisible by the group or the group by them"
+    )
+    valid = ", ".join(str(n) for n in valid_tp_sizes(model))
+    return OutOfRangeError(
+        f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: vLLM needs its "
+        f"{f.num_attention_heads} attention heads to be divisible by the group{kv}; valid groups up to "
+        f"{GPU_GROUPS[-1]}: {valid}"
+    )
+
+
+# -- a deployment ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Scenarios resolved and sized: their facts, the GPU count of each, its memory plan and which failed."""
+
+    facts: Resolved
+    engine: EngineProfile
+    context: np.ndarray
+    batch: np.ndarray
+    utilization: Any
+    gpus: np.ndarray  # given or chosen; NaN where no group fits
+    gpus_safe: np.ndarray  # NaN replaced by the largest group, so formulas can run everywhere
+    plan: m.MemoryPlan
+    bad: np.ndarray  # unknown name, refused group, or does not fit
+
+
+def plan_on(r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any) -> m.MemoryPlan:
+    """``model.memory_plan`` of the resolved scenarios on groups of ``gpus``."""
+    return m.memory_plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
+
+
+def choose_gpus(r: Resolved, engine: EngineProfile, context, gpus, util, reserve, need_batch: Any = 1) -> np.ndarray:
+    """The GPU count per scenario: as given, or the smallest valid group in GPU_GROUPS holding the weights and
+    ``need_batch`` sequences (valid: ``model.tensor_parallel_ok``); NaN where none does."""
+    if gpus is not None:
+        return np.asarray(gpus, dtype=float)
+    shape = r.shape(context, need_batch)
+    chosen = np.full(shape, np.nan)
+    for n in GPU_GROUPS:
+        group = np.full(shape, float(n))
+        fits = plan_on(r, engine, context, group, util, reserve).max_batch >= need_batch
+        chosen = np.where(np.isnan(chosen) & fits & m.tensor_parallel_ok(r.model, group), n, chosen)
+        if not np.any(np.isnan(chosen)):
+            break
+    return chosen
+
+
+def deploy(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    *,
+    kv_precision: Any,
+    gpus: Any,
+    weight_precision: Any,
+    memory_utilization: Any,
+    batch: Any,
+    engine: Any,
+    reserve_bytes: Any,
+    catalog: Catalog | None,
+    errors: Errors,
+    calibration: Any,
+    check_fit: bool = True,
+) -> Deployment | None:
+    """Resolve names, check numbers, check or pick the GPU count and test that ``batch`` sequences fit.
+
+    Returns None when every scenario failed a lookup (errors="coerce"); raises the first error otherwise.
+    ``check_fit=False`` skips the memory test for a given GPU count (time of a batch regardless of memory).
+    """
+    eng = engine_profile(engine)
+    util = eng.memory_utilization if memory_utilization is None else _fraction(memory_utilization, "memory_utilization")
+    ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    b, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
+    bad_gpus: Any = False
+    if gpus is not None:
+        gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
+    reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
+    r = _resolve(
+        catalog or default_catalog(),
+        errors,
+        gpu=gpu,
+        model=model,
+        weight_precision=weight_precision,
+        kv_precision=kv_precision,
+        engine=eng,
+        calibration=resolve_calibration(calibration),
+    )
+    if r.model is None or r.gpu is None:
+        if errors == "raise" and r.first_error:
+            raise r.first_error
+        return None
+    one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
+    if one and type(r.model.num_layers) is float:
+        return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors)
+    if gpus is not None:
+        refused = ~m.tensor_parallel_ok(r.model, gpus) & ~np.asarray(r.bad)
+        if np.any(refused):
+            if errors == "raise":
+                shape = np.shape(refused)
+                first = tuple(np.argwhere(refused)[0]) if shape else ()
+                raise tp_size_error(r.catalog.model(element(model, first, shape)), int(element(gpus, first, shape)))
+            bad_gpus = np.asarray(bad_gpus) | refused
+    need = b if check_fit else 1
+    n = choose_gpus(r, eng, ctx, gpus, util, reserve, need)
+    n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
+    plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
+    bad = np.asarray(r.bad) | bad_ctx | bad_batch | bad_gpus
+    if check_fit or gpus is None:
+        short = (np.isnan(n) | (np.nan_to_num(plan.max_batch, nan=-1) < need)) & ~bad
+        if errors == "raise" and np.any(short):
+            first = tuple(np.argwhere(np.broadcast_to(short, np.shape(short)))[0]) if np.ndim(short) else ()
+            raise _does_not_fit(r, eng, plan, gpus, need, ctx, first, gpu, model, util, reserve)
+        bad = bad | short
+    return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad)
+
+
+def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, check_fit, gpu, model, errors):
+    """``deploy`` for one scenario of Python numbers: the same checks without array bookkeeping."""
+    if gpus is not None and not m.tensor_parallel_ok(r.model, gpus):
+        if errors == "raise":
+            raise tp_size_error(r.catalog.model(model), int(gpus))
+        plan = plan_on(r, eng, ctx, gpus, util, reserve)
+        return Deployment(r, eng, ctx, b, util, gpus, gpus, plan, True)
+    need = b if check_fit else 1.0
+    n = gpus
+    if n is None:
+        n = math.nan
+        for k in GPU_GROUPS:
+            if (
+                m.tensor_parallel_ok(r.model, float(k))
+                and plan_on(r, eng, ctx, float(k), util, reserve).max_batch >= need
+            ):
+                n = float(k)
+                break
+    n_safe = float(GPU_GROUPS[-1]) if n != n else n
+    plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
+    bad = False
+    if (check_fit or gpus is None) and (n != n or not plan.max_batch >= need):
+        if errors == "raise":
+            raise _does_not_fit(r, eng, plan, gpus, need, ctx, (), gpu, model, util, reserve)
+        bad = True
+    return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad)
+
+
+def element(x: Any, idx: tuple, shape: tuple) -> Any:
+    """Element ``idx`` of ``x`` broadcast to ``shape`` (scalars as they are)."""
+    a = x if isinstance(x, np.ndarray) else np.asarray(x, dtype=object)
+    if a.ndim == 0:
+        return a.item()
+    return np.broadcast_to(a, shape)[idx]
+
+
+def _short_by(short_bytes: float) -> str:
+    """'short by 1.2 GB'; a shortfall too large to be a number (inf, nan) is said in words, not as 'inf GB'."""
+    if math.isfinite(short_bytes):
+        return f"short by {short_bytes / 1e9:,.1f} GB"
+    return "short by more than any GPU group holds"
+
+
+def _does_not_fit(r, engine, plan, gpus_given, need, context, idx, gpu, model, util, reserve) -> DoesNotFitError:
+    """The error for scenario ``idx``: what does not fit where, by how much, and the smallest group that works."""
+    shape = np.broadcast(
+        np.asarray(gpu, dtype=object), np.asarray(model, dtype=object), plan.kv_budget_bytes_per_gpu, need, context
+    ).shape
+
+    def at(x):
+        return float(element(np.asarray(x, dtype=float), idx, shape))
+
+    def on(k: int) -> m.MemoryPlan:
+        return plan_on(r, engine, context, np.asarray(float(k)), util, reserve)
+
+    gname = r.catalog.gpu(element(gpu, idx, shape)).name
+    mname = r.catalog.model(element(model, idx, shape)).name
+    n_need = int(at(need))
+    what = f"{n_need} sequence{'s' if n_need != 1 else ''} of {int(at(context)):,} tokens"
+    valid = [k for k in GPU_GROUPS if at(m.tensor_parallel_ok(r.model, float(k)))]
+    if gpus_given is None:
+        biggest = valid[-1]
+        last = on(biggest)
+        short = at(last.kv_bytes_per_sequence) * n_need - at(last.kv_budget_bytes_per_gpu) * biggest
+        where = (
+            f"up to {biggest} x {gname}"
+            if biggest == GPU_GROUPS[-1]
+            else f"{biggest} x {gname}, the largest group vLLM runs it on ({', '.join(map(str, valid))})"
+        )
+        return DoesNotFitError(
+            f"{mname} weights plus {what} do not fit on {where}: {_short_by(short)}",
+            shortfall_bytes=short,
+            smallest_gpus=None,
+        )
+    n = int(at(plan.gpus))
+    short = at(plan.kv_bytes_per_sequence) * n_need - at(plan.kv_budget_bytes_per_gpu) * n
+    smallest = next((k for k in valid if at(on(k).max_batch) >= n_need), None)
+    weights_short = at(plan.weight_bytes) / n > at(plan.visible_bytes_per_gpu) * at(util)
+    head = (
+        f"{mname} weights ({at(plan.weight_bytes) / 1e9:,.2f} GB) do not fit on {n} x {gname}"
+        if weights_short
+        else f"{mname} weights plus {what} do not fit on {n} x {gname}"
+    )
+    tail = (
+        f"; the smallest group that works is {smallest} x {gname}"
+        if smallest
+        else f"; no group of up to {GPU_GROUPS[-1]} works"
+    )
+    return DoesNotFitError(f"{head}: {_short_by(short)}{tail}", shortfall_bytes=short, smallest_gpus=smallest)

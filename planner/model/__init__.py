@@ -1,0 +1,86 @@
+"""The capacity model: typed facts in, pure formulas, no I/O, no catalog lookups, no Excel.
+
+- ``facts``: ``GpuFacts``, ``ModelFacts``, ``PrecisionFacts``, ``EngineFacts``: numbers or numpy arrays per field.
+- ``memory``: weights, KV cache, tensor-parallel groups, the engine's KV budget, max batch (``memory_plan``).
+- ``decode``: one decode step, TPOT (``decode_step``).
+- ``prefill``: one prefill, TTFT, the busy time of a prompt (``prefill_step``).
+- ``roofline``: ridge point, intensities, cost per token.
+
+``planner.api`` turns GPU, model and precision names into these facts, broadcasts and shapes the results;
+docs/model.md lists every quantity with its function and formula.
+"""
+
+from planner.model.decode import (
+    DecodeStep,
+    allreduce_time_s,
+    decode_step,
+    experts_touched,
+    params_per_token,
+    step_overhead_s,
+    tp_communication_s,
+    weights_read_bytes,
+)
+from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.memory import (
+    MemoryPlan,
+    activation_peak_bytes,
+    cached_tokens_per_layer_sum,
+    kv_budget_bytes_per_gpu,
+    kv_bytes,
+    kv_cache_tokens,
+    kv_replication,
+    max_batch_from_budget,
+    max_concurrency,
+    memory_plan,
+    reserve_bytes_per_gpu,
+    tensor_parallel_ok,
+    visible_memory_bytes,
+    weight_bytes,
+)
+from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_step
+from planner.model.roofline import (
+    attention_intensity_flop_per_byte,
+    compute_time_s,
+    cost_per_million_tokens_usd,
+    linear_intensity_flop_per_byte,
+    memory_time_s,
+    ridge_flop_per_byte,
+)
+
+__all__ = [
+    "DecodeStep",
+    "EngineFacts",
+    "GpuFacts",
+    "MemoryPlan",
+    "ModelFacts",
+    "PrecisionFacts",
+    "PrefillStep",
+    "activation_peak_bytes",
+    "allreduce_time_s",
+    "attention_intensity_flop_per_byte",
+    "cached_tokens_per_layer_sum",
+    "causal_attention_flop",
+    "compute_time_s",
+    "cost_per_million_tokens_usd",
+    "decode_step",
+    "experts_touched",
+    "kv_budget_bytes_per_gpu",
+    "kv_bytes",
+    "kv_cache_tokens",
+    "kv_replication",
+    "linear_intensity_flop_per_byte",
+    "max_batch_from_budget",
+    "max_concurrency",
+    "memory_plan",
+    "memory_time_s",
+    "params_per_token",
+    "prefill_step",
+    "reserve_bytes_per_gpu",
+    "ridge_flop_per_byte",
+    "step_overhead_s",
+    "tensor_parallel_ok",
+    "tp_communication_s",
+    "visible_memory_bytes",
+    "weight_bytes",
+    "weights_read_bytes",
+]

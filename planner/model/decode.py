@@ -1,0 +1,153 @@
+"""Time of a decode step (TPOT) and what it moves: the roofline plus tensor-parallel all-reduces and overhead."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.model import ops
+from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
+from planner.model.roofline import compute_time_s, memory_time_s
+
+
+def experts_touched(model: ModelFacts, tokens: ArrayLike) -> ArrayLike:
+    """Expected distinct experts per MoE layer that ``tokens`` tokens route to, under uniform routing.
+
+    E x (1 - (1 - k/E)^T): one token touches k, a large batch touches all E. 0 for dense models.
+    """
+    e, k = model.num_experts, model.experts_per_token
+    if type(e) in (float, int) and e == 0:
+        return 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        touched = e * (1.0 - ops.power(1.0 - k / e, tokens))
+    return ops.where(e > 0, touched, 0.0)
+
+
+def weights_read_bytes(model: ModelFacts, precision: PrecisionFacts, tokens: ArrayLike) -> ArrayLike:
+    """Weight bytes one step over ``tokens`` tokens streams: dense part + the MoE experts those tokens touch.
+
+    (params read per step - those kept 16-bit) x B/param + kept 16-bit (output head, norms, routers) x 2 B
+    + MoE layers x experts touched x params per expert x expert B/param.
+    """
+    return (
+        (model.params_read_per_step - model.params_read_kept_16bit) * precision.weight_bytes_per_param
+        + model.params_read_kept_16bit * precision.kept_bytes_per_param
+        + model.moe_layers
+        * experts_touched(model, tokens)
+        * model.params_per_expert_layer
+        * precision.expert_bytes_per_param
+    )
+
+
+def params_per_token(model: ModelFacts) -> ArrayLike:
+    """Matmul parameters one token uses: dense part + MoE layers x k experts x params per expert (2 FLOP each)."""
+    return model.params_read_per_step + model.moe_layers * model.experts_per_token * model.params_per_expert_layer
+
+
+def allreduce_time_s(gpu: GpuFacts, limits: EngineFacts, message_bytes: ArrayLike, gpus: ArrayLike) -> ArrayLike:
+    """One ring all-reduce: latency + 2 (g-1)/g x message / (link bandwidth x achieved fraction); 0 on one GPU.
+
+    Within the fabric domain (g <= domain GPUs: NVLink on HGX, a bridged pair on H100 NVL) the fabric's latency and
+    bandwidth; a larger group runs at PCIe's (NCCL's ring is as fast as its slowest link).
+    """
+    within = gpus <= gpu.interconnect_domain_gpus
+    link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
+    latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
+    t = latency + 2.0 * (gpus - 1.0) / gpus * message_bytes / link
+    return ops.where(gpus > 1, t, 0.0)
+
+
+def tp_communication_s(
+    model: ModelFacts, gpu: GpuFacts, limits: EngineFacts, tokens: ArrayLike, gpus: ArrayLike
+) -> ArrayLike:
+    """Two all-reduces per layer (after attention and after the MLP) of tokens x hidden 16-bit activations."""
+    return 2.0 * model.num_layers * allreduce_time_s(gpu, limits, tokens * model.hidden_size * 2.0, gpus)
+
+
+def step_overhead_s(model: ModelFacts, limits: EngineFacts) -> ArrayLike:
+    """Fixed time per step (scheduling, sampling) + time per layer (launch gaps CUDA graphs do not hide)."""
+    return limits.step_overhead_s + limits.layer_overhead_s * model.num_layers
+
+
+@dataclass(frozen=True)
+class DecodeStep:
+    """One decode step of a batch: times in seconds, bytes and FLOPs for the whole group."""
+
+    gpus: ArrayLike
+    batch: ArrayLike
+    step_s: ArrayLike  # = TPOT: time between two tokens of one sequence
+    bytes_moved: ArrayLike
+    flop: ArrayLike
+    memory_time_s: ArrayLike
+    compute_time_s: ArrayLike
+    communication_s: ArrayLike
+    overhead_s: ArrayLike
+    peak_flop_per_s: ArrayLike  # per GPU, at the weight precision's math
+    bandwidth_bytes_per_s: ArrayLike  # per GPU
+
+    @property
+    def tpot_s(self):
+        return self.step_s
+
+    @property
+    def throughput_tokens_per_s(self):
+        return self.batch / self.step_s
+
+    @property
+    def batch_token_time_s(self):
+        """The second seed's (weights + KV) / bandwidth x 1/B: step time / batch, the inverse of throughput."""
+        return self.step_s / self.batch
+
+    @property
+    def mfu(self):
+        return self.flop / (self.step_s * self.gpus * self.peak_flop_per_s)
+
+    @property
+    def mbu(self):
+        return self.bytes_moved / (self.step_s * self.gpus * self.bandwidth_bytes_per_s)
+
+    @property
+    def intensity_flop_per_byte(self):
+        return self.flop / self.bytes_moved
+
+
+def decode_step(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: ArrayLike,
+    batch: ArrayLike,
+    gpus: ArrayLike,
+) -> DecodeStep:
+    """TPOT = max(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff)) + TP all-reduces + overhead.
+
+    overhead = per step + per layer x layers + per sequence x batch (fitted per engine).
+
+    bytes = weights read (MoE: the experts the batch touches) + batch x KV at the context (replicated heads
+    counted); FLOPs = batch x (2 x params per token + attention FLOP per cached token x cached tokens).
+    """
+    kv_read = kv_bytes(model, precision, context_tokens, batch) * kv_replication(model, gpus)
+    attn = model.attention_flop_per_context_token_per_layer * cached_tokens_per_layer_sum(model, context_tokens)
+    flop = batch * (2.0 * params_per_token(model) + attn)
+    bytes_moved = weights_read_bytes(model, precision, batch) + kv_read
+    t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
+    t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
+    comm = tp_communication_s(model, gpu, limits, batch, gpus)
+    overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * batch
+    step = ops.maximum(t_mem, t_flop) + comm + overhead
+    return DecodeStep(
+        gpus=gpus,
+        batch=batch,
+        step_s=step,
+        bytes_moved=bytes_moved,
+        flop=flop,
+        memory_time_s=t_mem,
+        compute_time_s=t_flop,
+        communication_s=comm,
+        overhead_s=overhead,
+        peak_flop_per_s=gpu.peak_flop_per_s,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+    )

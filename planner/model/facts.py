@@ -1,0 +1,101 @@
+"""The numbers the capacity model runs on, as typed records: one field per fact, units in the names.
+
+Every field is a Python number or a numpy array; arrays broadcast against each other, so one record can hold
+one scenario or a million. ``planner.resolve`` fills them from the catalog; the model functions read them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+import numpy as np
+
+ArrayLike = Any  # a float or a numpy array of floats
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """A model's architecture as the capacity model needs it (``planner.architecture.model_facts``)."""
+
+    num_layers: ArrayLike
+    hidden_size: ArrayLike
+    intermediate_size: ArrayLike
+    vocab_size: ArrayLike
+    num_attention_heads: ArrayLike
+    num_kv_heads: ArrayLike  # MLA: 1 (one latent shared by all heads; replicated under tensor parallelism)
+    kv_elements_per_token_per_layer: ArrayLike
+    full_attention_layers: ArrayLike
+    sliding_window_layers: ArrayLike
+    sliding_window: ArrayLike  # tokens; inf when the model has none
+    attention_flop_per_context_token_per_layer: ArrayLike  # decode (MLA: absorbed form over the latent)
+    prefill_attention_flop_per_token_pair_per_layer: ArrayLike  # prefill (MLA: plain multi-head attention)
+    params_total: ArrayLike
+    params_non_expert: ArrayLike  # stored at the main precision
+    params_routed_experts: ArrayLike  # stored at the expert precision (native: e.g. mxfp4 for gpt-oss)
+    params_read_per_step: ArrayLike  # dense part streamed every decode step: all but embedding, extra, routed experts
+    params_kept_16bit: ArrayLike  # loaded, never quantized: embeddings, output head, norms, routers, loaded towers
+    params_read_kept_16bit: ArrayLike  # of those, streamed every decode step: output head, norms, routers
+    params_not_loaded: ArrayLike  # in the checkpoint, not loaded by the engine (DeepSeek-V3's MTP module)
+    params_per_expert_layer: ArrayLike  # one routed expert of one MoE layer (0 for dense models)
+    moe_layers: ArrayLike
+    num_experts: ArrayLike  # 0 for dense
+    experts_per_token: ArrayLike  # 0 for dense
+    params_active: ArrayLike
+
+
+@dataclass(frozen=True)
+class PrecisionFacts:
+    """Bytes per stored value of the weights (main and expert) and of the KV cache."""
+
+    weight_bytes_per_param: ArrayLike
+    expert_bytes_per_param: ArrayLike
+    kept_bytes_per_param: ArrayLike  # what the weight format leaves in 16-bit (2 B; = weight bytes for "all" formats)
+    kv_bytes_per_element: ArrayLike
+
+
+@dataclass(frozen=True)
+class GpuFacts:
+    """One GPU's hardware, per scenario. ``peak_flop_per_s`` is the dense peak at the weight precision's math."""
+
+    memory_bytes: ArrayLike
+    engine_visible_memory_bytes: ArrayLike  # NaN where the catalog has no measured torch-visible total
+    bandwidth_bytes_per_s: ArrayLike
+    interconnect_bytes_per_s: ArrayLike  # one direction, per GPU, within the fabric domain
+    interconnect_domain_gpus: ArrayLike  # GPUs sharing that fabric (8 on HGX, 2 for bridged pairs, 1 on PCIe; inf: any)
+    pcie_bytes_per_s: ArrayLike  # one direction: what a group larger than the domain communicates at
+    pcie_latency_s: ArrayLike  # all-reduce latency beyond the domain (engine or calibration override applied)
+    ecc_reserved_fraction: ArrayLike  # share of physical memory ECC takes when on by default (GDDR: 1/16)
+    peak_flop_per_s: ArrayLike
+    price_usd_per_gpu_hour: ArrayLike  # NaN where the catalog has none
+
+
+@dataclass(frozen=True)
+class EngineFacts:
+    """The engine's numbers that vary per GPU: batching limits and (calibrated) efficiency factors."""
+
+    max_num_batched_tokens: ArrayLike
+    max_num_seqs: ArrayLike
+    bandwidth_efficiency: ArrayLike
+    decode_flop_efficiency: ArrayLike
+    prefill_flop_efficiency: ArrayLike
+    step_overhead_s: ArrayLike
+    layer_overhead_s: ArrayLike
+    sequence_overhead_s: ArrayLike  # per sequence per decode step
+    prefill_latency_s: ArrayLike  # fixed latency of a prefill beyond its roofline
+    allreduce_latency_s: ArrayLike  # within the fabric domain (catalog, unless the engine or a calibration sets it)
+    interconnect_efficiency: ArrayLike
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in fields(cls))
+
+
+def from_columns(cls: type, columns: dict[str, Any]):
+    """A facts record from per-scenario columns named as its fields (extra columns ignored)."""
+    return cls(**{name: columns[name] for name in field_names(cls)})
+
+
+def nan_like(cls: type, shape: tuple):
+    """A record of NaN arrays of ``shape`` (every scenario failed)."""
+    return cls(**{name: np.full(shape, np.nan) for name in field_names(cls)})

@@ -1,0 +1,201 @@
+"""Memory of a deployment: weights, KV cache, the engine's budget and the batch that fits. Pure formulas.
+
+Every function takes typed facts (``planner.model.facts``) and numbers or numpy arrays; arrays broadcast.
+Bytes are exact; a tensor-parallel group of ``gpus`` GPUs splits weights and KV heads evenly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.engines import EngineProfile
+from planner.model import ops
+from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+
+
+def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """W = linear non-expert params x B/param + params kept 16-bit x 2 B + routed-expert params x expert B/param.
+
+    Linear non-expert = non-expert - kept 16-bit - not loaded. Quantized checkpoints (AWQ, GPTQ, llm-compressor,
+    ModelOpt) keep embeddings, output head, norms and routers in 16-bit. Llama 2 70B at fp16: 68,976,648,192 x 2 B
+    = 137,953,296,384 B; Llama-3.1-8B at int4: 6,979,321,856 x 0.515625 + 1,050,939,392 x 2 = 5,700,591,616 B.
+    """
+    linear = model.params_non_expert - model.params_kept_16bit - model.params_not_loaded
+    return (
+        linear * precision.weight_bytes_per_param
+        + model.params_kept_16bit * precision.kept_bytes_per_param
+        + model.params_routed_experts * precision.expert_bytes_per_param
+    )
+
+
+def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
+    """Sum over layers of tokens held: full layers hold the context C, sliding-window layers min(C, window)."""
+    return model.full_attention_layers * context_tokens + model.sliding_window_layers * ops.minimum(
+        context_tokens, model.sliding_window
+    )
+
+
+def kv_bytes(
+    model: ModelFacts, precision: PrecisionFacts, context_tokens: ArrayLike, batch: ArrayLike = 1
+) -> ArrayLike:
+    """KV cache of ``batch`` sequences: values per token per layer x bytes x layer-tokens x batch.
+
+    MHA/GQA/MQA: 2 x KV heads x head dim values; MLA: kv_lora_rank + rope dim. Llama 2 70B, fp16:
+    2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token.
+    """
+    return (
+        model.kv_elements_per_token_per_layer
+        * precision.kv_bytes_per_element
+        * cached_tokens_per_layer_sum(model, context_tokens)
+        * batch
+    )
+
+
+def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
+    """Whether vLLM runs the model on ``gpus``: heads % g = 0 and (KV heads % g = 0 or g % KV heads = 0).
+
+    vLLM's ``ModelConfig.verify_with_parallel_config`` refuses attention heads not divisible by the group;
+    ``QKVParallelLinear`` splits KV heads (``divide(kv_heads, tp)``) or replicates them (``divide(tp, kv_heads)``),
+    and ``divide`` asserts an exact division. MLA's single latent: any group its heads allow.
+    """
+    g, kvh = gpus, model.num_kv_heads
+    return (ops.mod(model.num_attention_heads, g) == 0) & ((ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0))
+
+
+def kv_replication(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
+    """Copies of each KV head the group holds: g x max(1, KV heads / g) / KV heads.
+
+    1 when the group splits the KV heads; g / KV heads when each GPU holds one head (vLLM's
+    ``num_kv_head_replicas``). Exact for the groups ``tensor_parallel_ok`` accepts; MLA's latent: g copies.
+    """
+    kvh = model.num_kv_heads
+    return gpus * ops.maximum(1.0, kvh / gpus) / kvh
+
+
+def visible_memory_bytes(gpu: GpuFacts, engine: EngineProfile) -> ArrayLike:
+    """Memory the engine sees per GPU: the measured torch-visible total, else physical x (1 - ECC) x visible fraction.
+
+    ECC on GDDR cards (L4, A10G, L40S, T4...) takes 1/16 of the memory when on, as it is by default: an L4's
+    24 GiB x 15/16 x 0.9898 = 22.27 GiB (torch reports 22.03 GiB). The ideal engine: physical x (1 - ECC).
+    """
+    usable = gpu.memory_bytes * (1.0 - gpu.ecc_reserved_fraction)
+    if not engine.use_engine_visible_memory:
+        return usable
+    measured = gpu.engine_visible_memory_bytes
+    return ops.where(ops.isnan(measured), usable * engine.visible_memory_fraction, measured)
+
+
+def activation_peak_bytes(model: ModelFacts, limits: EngineFacts, engine: EngineProfile, gpus: ArrayLike) -> ArrayLike:
+    """Activation peak per GPU of the engine's profiling run.
+
+    a x batched tokens x (hidden + 2 x MLP width / g) + b x sequences x vocabulary (the sampler sees the whole
+    vocabulary on every GPU); a and b are fitted per engine.
+    """
+    width = model.hidden_size + 2.0 * model.intermediate_size / gpus
+    return (
+        engine.activation_bytes_per_token_width * limits.max_num_batched_tokens * width
+        + engine.activation_bytes_per_seq_vocab * limits.max_num_seqs * model.vocab_size
+    )
+
+
+def reserve_bytes_per_gpu(activation_bytes: ArrayLike, gpus: ArrayLike, engine: EngineProfile) -> ArrayLike:
+    """Memory kept out of the KV budget per GPU: activation peak + non-torch (+ NCCL buffers when g > 1)."""
+    return activation_bytes + engine.non_torch_bytes + ops.where(gpus > 1, engine.non_torch_bytes_tensor_parallel, 0.0)
+
+
+def kv_budget_bytes_per_gpu(
+    visible_bytes: ArrayLike,
+    weight_bytes_total: ArrayLike,
+    gpus: ArrayLike,
+    reserve_bytes: ArrayLike,
+    memory_utilization: ArrayLike,
+    engine: EngineProfile,
+) -> ArrayLike:
+    """KV budget of one GPU of the group (weights split evenly); negative when the weights do not fit.
+
+    "total" (vLLM):  visible x utilization - weights / g - reserve
+    "free" (TensorRT-LLM, LMDeploy): utilization x (visible - weights / g - reserve)
+    """
+    per_gpu_weights = weight_bytes_total / gpus
+    if engine.budget_mode == "free":
+        return memory_utilization * (visible_bytes - per_gpu_weights - reserve_bytes)
+    return visible_bytes * memory_utilization - per_gpu_weights - reserve_bytes
+
+
+def kv_cache_tokens(kv_budget_per_gpu: ArrayLike, kv_bytes_per_token_per_gpu: ArrayLike, block_size: int = 1):
+    """Token slots of the group's cache (vLLM's "GPU KV cache size"): floor(budget / (bytes x block)) x block.
+
+    Every GPU holds its share of every token, so the group holds as many tokens as one GPU.
+    """
+    blocks = ops.floor(ops.maximum(kv_budget_per_gpu, 0.0) / (kv_bytes_per_token_per_gpu * block_size))
+    return blocks * block_size
+
+
+def max_concurrency(kv_cache_tokens: ArrayLike, tokens_per_request: ArrayLike, block_size: int = 16) -> ArrayLike:
+    """vLLM's "Maximum concurrency for L tokens per request": KV cache tokens / L rounded up to whole blocks."""
+    per_request = ops.ceil(np.asarray(tokens_per_request, dtype=float) / block_size) * block_size
+    out = np.asarray(kv_cache_tokens, dtype=float) / per_request
+    return float(out) if out.ndim == 0 else out
+
+
+def max_batch_from_budget(kv_budget_total_bytes: ArrayLike, kv_bytes_per_sequence_total: ArrayLike) -> ArrayLike:
+    """Sequences that fit: floor(KV budget / KV bytes per sequence). The seeds' trailer size."""
+    return ops.floor(ops.maximum(kv_budget_total_bytes, 0.0) / kv_bytes_per_sequence_total)
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """Per-scenario memory quantities (arrays or scalars), all in bytes except counts."""
+
+    gpus: ArrayLike  # tensor-parallel group size used
+    weight_bytes: ArrayLike  # whole model
+    visible_bytes_per_gpu: ArrayLike
+    reserve_bytes_per_gpu: ArrayLike  # activation peak + non-torch
+    kv_budget_bytes_per_gpu: ArrayLike
+    kv_bytes_per_token_per_gpu: ArrayLike
+    kv_bytes_per_sequence: ArrayLike  # whole group, replication included
+    kv_cache_tokens: ArrayLike  # vLLM's "GPU KV cache size" for the group
+    max_batch: ArrayLike  # sequences of ``context`` tokens that fit
+
+
+def memory_plan(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    engine: EngineProfile,
+    context_tokens: ArrayLike,
+    gpus: ArrayLike,
+    memory_utilization: ArrayLike,
+    reserve_bytes: ArrayLike | None = None,
+) -> MemoryPlan:
+    """The memory budget on a group of ``gpus``: weights, reserve, KV budget, KV per sequence, max batch.
+
+    max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication)).
+    ``reserve_bytes`` replaces the engine's activation + non-torch estimate when given.
+    """
+    wb = weight_bytes(model, precision)
+    visible = visible_memory_bytes(gpu, engine)
+    if reserve_bytes is None:
+        reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)
+    budget = kv_budget_bytes_per_gpu(visible, wb, gpus, reserve_bytes, memory_utilization, engine)
+    repl = kv_replication(model, gpus)
+    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * model.num_layers * repl / gpus
+    block = max(int(engine.block_size), 1)
+    seq_tokens = ops.ceil(context_tokens / block) * block
+    seq_group = kv_bytes(model, precision, seq_tokens) * repl
+    tokens = kv_cache_tokens(budget, per_token, block)
+    batch = max_batch_from_budget(budget * gpus, seq_group)
+    return MemoryPlan(
+        gpus=gpus,
+        weight_bytes=wb,
+        visible_bytes_per_gpu=visible,
+        reserve_bytes_per_gpu=reserve_bytes,
+        kv_budget_bytes_per_gpu=budget,
+        kv_bytes_per_token_per_gpu=per_token,
+        kv_bytes_per_sequence=seq_group,
+        kv_cache_tokens=tokens,
+        max_batch=batch,
+    )

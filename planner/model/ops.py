@@ -1,0 +1,52 @@
+"""Elementwise operations on numbers or numpy arrays: Python's own arithmetic for a single scenario (fast),
+numpy's for arrays. The model's formulas use these where plain operators do not suffice."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+_SCALARS = (float, int)
+
+
+def _scalar(a, b) -> bool:
+    return type(a) in _SCALARS and type(b) in _SCALARS
+
+
+def maximum(a, b):
+    if _scalar(a, b):
+        return math.nan if a != a or b != b else (a if a >= b else b)
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    if _scalar(a, b):
+        return math.nan if a != a or b != b else (a if a <= b else b)
+    return np.minimum(a, b)
+
+
+def where(condition, a, b):
+    if type(condition) is bool:
+        return a if condition else b
+    return np.where(condition, a, b)
+
+
+def isnan(x):
+    return x != x if type(x) in _SCALARS else np.isnan(x)
+
+
+def mod(a, b):
+    return a % b if _scalar(a, b) else np.mod(a, b)
+
+
+def floor(x):
+    return float(math.floor(x)) if type(x) in _SCALARS and x == x else np.floor(x)
+
+
+def ceil(x):
+    return float(math.ceil(x)) if type(x) in _SCALARS and x == x else np.ceil(x)
+
+
+def power(a, b):
+    return float(a**b) if _scalar(a, b) else np.power(a, b)

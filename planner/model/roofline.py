@@ -1,0 +1,56 @@
+"""The roofline: ridge point, arithmetic intensities, step time, cost per token. Pure formulas over numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.model.facts import ArrayLike
+
+
+def ridge_flop_per_byte(peak_flop_per_s: ArrayLike, bandwidth_bytes_per_s: ArrayLike) -> ArrayLike:
+    """Ridge point (knee) of the roofline: peak FLOP/s / memory bandwidth. A100 80GB: 312e12/2039e9 = 153."""
+    return np.asarray(peak_flop_per_s, dtype=float) / np.asarray(bandwidth_bytes_per_s, dtype=float)
+
+
+def linear_intensity_flop_per_byte(tokens_per_step: ArrayLike, weight_bytes_per_param: ArrayLike) -> ArrayLike:
+    """Arithmetic intensity of the linear layers: 2 x P x T FLOP over P x bytes/param read = 2T / bytes.
+
+    With 16-bit weights this is T, the tokens processed together: decode at batch B gives B,
+    one prefill of L tokens gives L.
+    """
+    return 2.0 * np.asarray(tokens_per_step, dtype=float) / np.asarray(weight_bytes_per_param, dtype=float)
+
+
+def attention_intensity_flop_per_byte(
+    num_attention_heads: ArrayLike, num_kv_heads: ArrayLike, kv_bytes_per_element: ArrayLike = 2.0
+) -> ArrayLike:
+    """Arithmetic intensity of reading the KV cache in decode: heads / KV heads at 16-bit (MHA 1, GQA 8:1 gives 8)."""
+    return (
+        np.asarray(num_attention_heads, dtype=float)
+        / np.asarray(num_kv_heads, dtype=float)
+        * 2.0
+        / np.asarray(kv_bytes_per_element, dtype=float)
+    )
+
+
+def memory_time_s(bytes_moved: ArrayLike, gpus: ArrayLike, bandwidth_bytes_per_s: ArrayLike, efficiency: ArrayLike):
+    """Bytes / (g x bandwidth x achieved fraction): the work split evenly over the group."""
+    return bytes_moved / (gpus * bandwidth_bytes_per_s * efficiency)
+
+
+def compute_time_s(flop: ArrayLike, gpus: ArrayLike, peak_flop_per_s: ArrayLike, efficiency: ArrayLike):
+    """FLOPs / (g x peak x achieved fraction)."""
+    return flop / (gpus * peak_flop_per_s * efficiency)
+
+
+def cost_per_million_tokens_usd(
+    price_usd_per_gpu_hour: ArrayLike, gpus: ArrayLike, tokens_per_s: ArrayLike
+) -> ArrayLike:
+    """$ per 1e6 tokens: GPUs x $/GPU-hour / 3600 s / (tokens/s) x 1e6."""
+    return (
+        np.asarray(price_usd_per_gpu_hour, dtype=float)
+        * np.asarray(gpus, dtype=float)
+        / 3600.0
+        / np.asarray(tokens_per_s, dtype=float)
+        * 1e6
+    )

@@ -1,0 +1,166 @@
+"""One scenario fully evaluated for a report: memory, speed at batch 1 and at the batch asked for, TTFT, cost.
+
+``planner plan`` prints a ``Plan``; every figure in it comes from a ``planner.api`` function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from planner import api
+from planner import model as m
+from planner.calibration import residual_quantiles
+from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
+from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS
+from planner.engines import EngineProfile, engine_profile
+from planner.errors import OutOfRangeError
+from planner.model import DecodeStep, MemoryPlan
+from planner.resolve import _count, _nonnegative, default_kv_precision
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything about one deployment at one context, for reports: memory, speed at batch 1 and at max batch, cost."""
+
+    gpu: Gpu
+    model: Model
+    context: int
+    gpus: int
+    engine: EngineProfile
+    memory_utilization: float
+    weight_precision: str
+    kv_precision: str
+    memory: MemoryPlan
+    ridge_flop_per_byte: float
+    batch: int  # the batch asked for (default: max batch)
+    at_batch: DecodeStep
+    at_one: DecodeStep
+    ttft_s: float
+    price_usd_per_gpu_hour: float
+    cost_per_mtok_usd: float
+    warnings: tuple[str, ...]
+    #: relative residuals of time predictions (calibration entry, else the shipped fit): a measured time lies
+    #: within prediction x (1 + low) .. prediction x (1 + high) for 80% of the fitted rows
+    time_residuals: tuple[float, float] = (0.0, 0.0)
+
+    def time_range(self, seconds: float) -> tuple[float, float]:
+        low, high = self.time_residuals
+        return seconds * (1.0 + low), seconds * (1.0 + high)
+
+
+def plan(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    *,
+    batch: Any = None,
+    kv_precision: Any = None,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    memory_utilization: Any = None,
+    engine: str | EngineProfile | None = None,
+    reserve_bytes: Any = None,
+    price_per_gpu_hour: Any = None,
+    catalog: Catalog | None = None,
+    calibration: Any = None,
+) -> Plan:
+    """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this."""
+    cat = catalog or default_catalog()
+    g, mdl = cat.gpu(gpu), cat.model(model)
+    eng = engine_profile(engine)
+    wp = cat.precision(weight_precision).name if weight_precision is not None else mdl.native_precision
+    kp = cat.precision(kv_precision).name if kv_precision is not None else default_kv_precision(mdl)
+    opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat, calibration=calibration)
+    mem = api.memory_plan(
+        g,
+        mdl,
+        context,
+        kv_precision=kp,
+        gpus=gpus,
+        weight_precision=weight_precision,
+        memory_utilization=memory_utilization,
+        **opts,
+    )
+    n = int(mem.gpus)
+    top = int(mem.max_batch)
+    if batch is None and top > MAX_BATCH_INPUT:  # only with implausible catalog numbers (memory_bytes near 2**63)
+        raise OutOfRangeError(
+            f"{g.name} holds {top:,} sequences of {mdl.name} at once, more than the {MAX_BATCH_INPUT:,} planner "
+            f"models; check the catalog's memory_bytes ({g.memory_bytes:,}) or give --batch"
+        )
+    b = top if batch is None else int(_count(batch, "batch", MAX_BATCH_INPUT, " of sequences"))
+    at_batch = api.decode_step(
+        g,
+        mdl,
+        context,
+        batch=b,
+        kv_precision=kp,
+        gpus=n,
+        weight_precision=weight_precision,
+        memory_utilization=memory_utilization,
+        **opts,
+    )
+    at_one = api.decode_step(
+        g,
+        mdl,
+        context,
+        batch=1,
+        kv_precision=kp,
+        gpus=n,
+        weight_precision=weight_precision,
+        memory_utilization=memory_utilization,
+        **opts,
+    )
+    first = api.ttft(
+        g,
+        mdl,
+        context,
+        gpus=n,
+        weight_precision=weight_precision,
+        kv_precision=kp,
+        memory_utilization=memory_utilization,
+        **opts,
+    )
+    price = (
+        api.gpu_price_per_hour(g, catalog=cat)
+        if price_per_gpu_hour is None
+        else float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
+    )
+    cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
+    warnings = []
+    ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens"))
+    if ctx > mdl.max_context:
+        warnings.append(
+            f"context {ctx:,} exceeds {mdl.name}'s trained maximum of {mdl.max_context:,} tokens; "
+            "memory and time are extrapolated"
+        )
+    if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
+        warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
+    if n > 8:
+        warnings.append(
+            f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
+        )
+    stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
+    warnings += [stale] if stale else []
+    util = eng.memory_utilization if memory_utilization is None else float(memory_utilization)
+    return Plan(
+        g,
+        mdl,
+        ctx,
+        n,
+        eng,
+        util,
+        wp,
+        kp,
+        mem,
+        float(api.ridge(g, precision=wp, catalog=cat)),
+        b,
+        at_batch,
+        at_one,
+        float(first),
+        price,
+        cost,
+        tuple(warnings),
+        residual_quantiles(g, eng, calibration, cat),
+    )

@@ -1,0 +1,198 @@
+"""The model follows the serving engines' own rules (issue 9, model side): each test states its number and source."""
+
+from __future__ import annotations
+
+import pytest
+
+import planner
+from planner import api
+from planner import excel_functions as xf
+from planner.architecture import model_facts
+from planner.catalog import default_catalog
+from planner.errors import DoesNotFitError, OutOfRangeError
+
+CAT = default_catalog()
+
+
+class TestTensorParallelGroups:
+    """vLLM: attention heads % tp == 0 (vllm/config/model.py ``verify_with_parallel_config``) and KV heads % tp == 0
+    or tp % KV heads == 0 (vllm/model_executor/layers/linear.py ``QKVParallelLinear``: ``divide`` asserts)."""
+
+    def test_valid_sizes_of_llama2_70b_and_qwen2_7b(self):
+        """Llama-2-70B config.json: 64 heads, 8 KV heads; Qwen2-7B-Instruct config.json: 28 heads, 4 KV heads."""
+        assert planner.valid_tp_sizes("llama2-70b") == (1, 2, 4, 8, 16, 32, 64)
+        assert planner.valid_tp_sizes("qwen2-7b") == (1, 2, 4, 28)
+        assert planner.valid_tp_sizes("qwen2-7b", max_gpus=8) == (1, 2, 4)
+
+    def test_three_gpus_are_refused_naming_the_valid_groups(self):
+        """The issue's case: Llama 2 70B on 3 x H100 answered max batch 41; vLLM refuses TP=3 (64 % 3 != 0)."""
+        with pytest.raises(OutOfRangeError, match=r"group of 3 GPUs.*valid groups up to 64: 1, 2, 4, 8, 16, 32, 64"):
+            planner.max_batch("H100", "llama2-70b", 8192, gpus=3)
+        with pytest.raises(OutOfRangeError, match="28 attention heads"):
+            planner.tpot("H100", "qwen2-7b", 4096, gpus=8)
+
+    def test_refused_groups_are_num_errors_in_cells_and_nan_when_coerced(self):
+        assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, 5.0) == "#NUM!"
+        assert "valid groups" in xf.PLANNER_WHY("MAX_BATCH", "H100", "llama2-70b", 8192.0, None, 5.0)
+        got = planner.max_batch("H100", "llama2-70b", 8192, gpus=[2, 3, 4], errors="coerce")
+        assert got[1] != got[1] and got[0] == planner.max_batch("H100", "llama2-70b", 8192, gpus=2)
+
+    def test_kv_per_sequence_counts_every_head_once_or_replicated(self):
+        """8 KV heads on 8 GPUs: one head each, 327,680 B/token (2 x 80 x 8 x 128 x 2) x 8,192 = 2,684,354,560 B.
+        On 16 GPUs each head is held twice (vLLM ``num_kv_head_replicas`` = 16 / 8 = 2): 5,368,709,120 B."""
+        assert api.memory_plan("H100", "llama2-70b", 8192, gpus=8).kv_bytes_per_sequence == 2_684_354_560
+        assert api.memory_plan("H100", "llama2-70b", 8192, gpus=16).kv_bytes_per_sequence == 5_368_709_120
+
+    def test_prefill_writes_the_replicated_kv_too(self):
+        """On 16 GPUs a 4,096-token prompt writes one more copy of its KV than on 8: 327,680 x 4,096 B more."""
+        eight = planner.prefill("H100", "llama2-70b", 4096, gpus=8)
+        sixteen = planner.prefill("H100", "llama2-70b", 4096, gpus=16)
+        assert sixteen.bytes_moved - eight.bytes_moved == 327_680 * 4096
+
+    def test_automatic_choice_skips_groups_vllm_refuses(self):
+        """Qwen2-7B on T4: 16 sequences of 32K fit on 4 GPUs; 17 would need 8, which vLLM refuses (28 % 8 != 0)."""
+        assert planner.max_batch("T4", "qwen2-7b", 32768, gpus=4) == 16
+        with pytest.raises(DoesNotFitError, match=r"4 x T4, the largest group vLLM runs it on \(1, 2, 4\)"):
+            planner.min_gpus("T4", "qwen2-7b", 32768, batch=17)
+        for model in CAT.models:
+            valid = planner.valid_tp_sizes(model)
+            try:
+                n = planner.min_gpus("H100", model, 4096)
+            except DoesNotFitError:
+                continue
+            assert n in valid, model.name
+
+
+class TestOnePromptBusyTime:
+    """Fleet sizing charges each prompt its full prefill, TP all-reduces included: the TTFT (issue 9 item 3)."""
+
+    def test_prefill_has_one_time(self):
+        step = planner.prefill("L40S", "llama-3.1-70b", 800, gpus=8)
+        assert not hasattr(step, "compute_s")
+        # the issue's figure: 227 ms on 8 x L40S with NVLink's 8 us latency (the FLOP-only 58 ms left out the
+        # all-reduces); with the catalog's PCIe all-reduce latency (42 us, item 9) and the fitted prefill latency
+        # (11.3 ms) and efficiency (0.71) of the time model: 240 ms, of which 160 all-reduces take over 150 ms
+        assert step.ttft_s == pytest.approx(0.240, abs=0.0005)
+
+    def test_sizing_charges_the_ttft(self):
+        from planner.sizing import Replica
+
+        r = Replica(gpus=4, batch=32, tpot_s=0.04, ttft_s=0.2, ttft_mean_s=0.058)
+        assert r.prompt_time_s == 0.058
+
+
+class TestMlaPrefill:
+    """DeepSeek-V3 config.json: 128 heads, qk_nope_head_dim 128, qk_rope_head_dim 64, v_head_dim 128,
+    kv_lora_rank 512, 61 layers. vLLM prefills MLA as multi-head attention over decompressed 192/128-dim heads."""
+
+    def test_flop_per_token_pair(self):
+        f = model_facts(CAT.model("deepseek-v3"))
+        assert f.prefill_attention_flop_per_token_pair_per_layer == 2 * 128 * 192 + 2 * 128 * 128 == 81_920
+        assert f.attention_flop_per_context_token_per_layer == 2 * 128 * 576 + 2 * 128 * 512 == 278_528
+
+    def test_prefill_flop_uses_the_mha_form(self):
+        """FLOPs of a 32K prompt = 2 x params per token x 32,768 + 81,920 x 32,768 x 61 layers x 16,384."""
+        f = model_facts(CAT.model("deepseek-v3"))
+        ppt = f.params_read_per_step + f.moe_layers * f.experts_per_token * f.params_per_expert_layer
+        step = planner.prefill("H200", "deepseek-v3", 32768, gpus=8)
+        assert step.flop == pytest.approx(2 * ppt * 32768 + 81_920 * 32768 * 61 * 16384, rel=1e-12)
+
+    def test_dense_models_are_unchanged(self):
+        """Llama 2 70B: 4 x 64 heads x 128 = 32,768 FLOP per pair in decode and prefill."""
+        f = model_facts(CAT.model("llama2-70b"))
+        assert f.prefill_attention_flop_per_token_pair_per_layer == f.attention_flop_per_context_token_per_layer
+        assert f.prefill_attention_flop_per_token_pair_per_layer == 32_768
+
+
+class TestEngineKvPrecisions:
+    """vLLM --kv-cache-dtype: auto (model dtype), bfloat16, fp8 variants (vllm/config/cache.py CacheDType); no int4."""
+
+    def test_vllm_refuses_integer_kv(self):
+        with pytest.raises(OutOfRangeError, match=r"'vllm' engine cannot cache KV in int4; it caches fp16, bf16"):
+            planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int4")
+        assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "int4") == "#NUM!"
+        assert xf.TPOT("H100", "llama2-70b", 8192.0, 1.0, "int8") == "#NUM!"
+
+    def test_fp8_kv_is_accepted(self):
+        """fp8 KV halves the cache: 163,840 B per token for Llama 2 70B."""
+        assert planner.kv_bytes_per_token("llama2-70b", kv_precision="fp8") == 163_840
+        assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="fp8") >= planner.max_batch(
+            "H100", "llama2-70b", 8192
+        )
+
+    def test_engines_that_cache_integer_kv_keep_it(self):
+        """LMDeploy TurboMind: quant_policy 4 (int4) and 8 (int8); TensorRT-LLM: INT8 and FP8 KV."""
+        assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int4", engine="lmdeploy") > 0
+        assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int8", engine="tensorrt-llm") > 0
+
+    def test_ideal_engine_computes_it_labelled(self):
+        p = planner.plan("H100", "llama2-70b", 8192, kv_precision="int4", engine="ideal")
+        assert any("what-if" in w and "vLLM caches fp16, bf16" in w for w in p.warnings)
+
+
+class TestQuantizedCheckpoints:
+    """AWQ/GPTQ/llm-compressor/ModelOpt quantize the decoder's linear layers; embeddings, output head, norms and
+    routers stay 16-bit. meta-llama/Llama-3.1-8B config.json: vocab 128,256, hidden 4,096, 32 layers, untied head."""
+
+    def test_llama31_8b_int4_and_fp8(self):
+        """embedding = head = 128,256 x 4,096 = 525,336,576; norms 32 x 2 x 4,096 + 4,096 = 266,240; linear layers
+        8,030,261,248 - 2 x 525,336,576 - 266,240 = 6,979,321,856. int4 (0.515625 B): 3,598,712,832 + 1,050,939,392
+        x 2 B = 5,700,591,616 B (the issue: about 5.7 GB); fp8: 6,979,321,856 + 2,101,878,784 = 9,081,200,640 B."""
+        assert planner.weight_bytes("llama-3.1-8b", precision="int4") == 5_700_591_616
+        assert planner.weight_bytes("llama-3.1-8b", precision="fp8") == 9_081_200_640
+        assert planner.weight_bytes("llama-3.1-8b", precision="bf16") == 8_030_261_248 * 2
+
+    def test_tied_small_model_keeps_its_embedding_in_16_bit(self):
+        """Llama-3.2-1B (tied, vocab 128,256 x 2,048 = 262,668,288): int4 is 1,027,215,360 B, 61% above the
+        637,216,... B of quantizing everything (1,235,814,400 x 0.515625)."""
+        assert planner.weight_bytes("llama-3.2-1b", precision="int4") == 1_027_215_360
+        assert planner.weight_bytes("llama-3.2-1b", precision="int4") / (1_235_814_400 * 0.515625) == pytest.approx(
+            1.61, abs=0.01
+        )
+
+    def test_deepseek_v3_mtp_module_is_not_loaded(self):
+        """vLLM skips the spec-decode layer (model.layers.61, 13,463,426,304 params) when loading DeepSeek-V3; its
+        fp8 checkpoint keeps embedding and head (2 x 129,280 x 7,168), norms and routers in bf16."""
+        f = model_facts(CAT.model("deepseek-v3"))
+        assert f.params_not_loaded == 13_463_426_304
+        loaded = f.params_total - f.params_not_loaded
+        assert planner.weight_bytes("deepseek-v3") == loaded * 1 + f.params_kept_16bit * (2 - 1)
+        assert f.params_kept_16bit > 2 * 129_280 * 7_168
+
+    def test_gpt_oss_keeps_its_published_form(self):
+        """gpt-oss-120b as published: MXFP4 experts (0.53125 B), everything else bf16."""
+        f = model_facts(CAT.model("gpt-oss-120b"))
+        expected = f.params_non_expert * 2 + f.params_routed_experts * 0.53125
+        assert planner.weight_bytes("gpt-oss-120b") == pytest.approx(expected, rel=1e-12)
+
+
+class TestEccAndInterconnect:
+    def test_ecc_takes_a_sixteenth_of_gddr_memory(self):
+        """L4: 24 GiB x 15/16 (ECC on by default; nvidia-smi 23,034 MiB) x 0.9898 visible = 22.27 GiB, not 23.76."""
+        visible = api.memory_plan("L4", "llama-3.1-8b", 4096).visible_bytes_per_gpu
+        assert visible == pytest.approx(25_769_803_776 * 15 / 16 * 0.9898, rel=1e-12)
+        assert api.memory_plan("H100", "llama-3.1-8b", 4096).visible_bytes_per_gpu > 79 * 2**30  # HBM: no ECC cost
+
+    def test_a_group_larger_than_the_nvlink_domain_talks_over_pcie(self):
+        """H100 NVL is bridged in pairs: 2 GPUs use the 300 GB/s bridge, 4 GPUs PCIe Gen5 (64 GB/s), each with the
+        catalog's latency. One decode token of Llama-3.1-70B: 2 x 80 all-reduces of 8,192 x 2 B."""
+        g = CAT.gpu("H100 NVL")
+        eff = planner.engine_profile("vllm").interconnect_efficiency
+
+        def comm(n, latency, link):
+            return 2 * 80 * (latency + 2 * (n - 1) / n * 8192 * 2 / (link * eff))
+
+        two = api.decode_step("H100 NVL", "llama-3.1-70b", 4096, batch=1, gpus=2).communication_s
+        four = api.decode_step("H100 NVL", "llama-3.1-70b", 4096, batch=1, gpus=4).communication_s
+        assert two == pytest.approx(comm(2, g.interconnect_latency_s, g.interconnect_bytes_per_s), rel=1e-12)
+        assert four == pytest.approx(comm(4, g.pcie_latency_s, g.pcie_bytes_per_s), rel=1e-12)
+
+    def test_pcie_cards_use_their_pcie_latency(self):
+        """L40S (no NVLink): every group uses the catalog's PCIe all-reduce latency, not NVLink's 8 us."""
+        g = CAT.gpu("L40S")
+        step = api.decode_step("L40S", "llama-3.1-70b", 4096, batch=1, gpus=8)
+        eff = planner.engine_profile("vllm").interconnect_efficiency
+        link = g.pcie_bytes_per_s or g.interconnect_bytes_per_s
+        assert step.communication_s == pytest.approx(
+            2 * 80 * (g.pcie_latency_s + 2 * 7 / 8 * 8192 * 2 / (link * eff)), rel=1e-12
+        )
