@@ -22,7 +22,7 @@ SCENARIOS = (
     ("base", "Baseline", "your inputs"),
     ("gpus_x2", "GPUs x2", "twice the baseline's GPU count"),
     ("context_half", "Context halved", "half the context per sequence"),
-    ("compare", "GQA sibling", "the same-size GQA model (or the model you chose to compare)"),
+    ("compare", "Compare model", "the model chosen on Inputs (blank: the same-size GQA model)"),
     ("kv_fp8", "KV cache fp8", "KV cache in fp8 (1 byte per value)"),
     ("kv_int4", "KV cache int4", "KV cache in int4 (about half a byte per value)"),
 )
@@ -384,6 +384,28 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
     for key, label, unit, fmt, tmpl in F.prefill_block():
         q = {"ttft": "ttft_s", "flop": "flop", "bytes": "bytes_moved", "intensity": "intensity_flop_per_byte"}.get(key)
         c.add(Row(f"p_{key}", label, unit, fmt, F.local(tmpl, "p"), quantity=f"prefill.{q}" if q else None))
+    c.add(
+        S("s_levers", "Comparing the scenarios (Levers sheet)"),
+        Row(
+            "per_dollar",
+            "Max batch per dollar of GPU time",
+            "seq. per $/h",
+            "#,##0.00",
+            "{max_batch}/({n}*{price})",
+            "max batch / (GPUs x price per GPU-hour)",
+            quantity="batch_per_dollar",
+        ),
+        Row("per_dollar_rank", "The same for ranking (errors count as -1)", "", "#,##0.00", "IFERROR({per_dollar},-1)"),
+        Row(
+            "trained_note",
+            "Context within the model's trained maximum",
+            "",
+            None,
+            'IF(ISERROR({context}),"",IF({context}>INDEX(model_max_context,{model_row}),'
+            '"no: "&TEXT(INDEX(model_max_context,{model_row}),"#,##0")&" max","yes"))',
+            "beyond it memory and time are extrapolated",
+        ),
+    )
     return c
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from planner.workbook.calc import SCENARIOS, Calc, scenario_col
-from planner.workbook.formats import GB, INT, MS
-from planner.workbook.layout import LEVERS_SHEET
+from planner.workbook.formats import GB, INT, MS, USD
+from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
 from planner.workbook.spec import Highlight, Probe, Sheet
 
 
@@ -38,6 +38,7 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("KV-cache precision", "kv", None, ""),
         ("Weight precision", "wp", None, ""),
         ("GPUs in the group", "n", INT, "GPUs"),
+        ("Context within trained maximum", "trained_note", None, ""),
     ]
     results = [
         ("Max batch", "max_batch", INT, "sequences", ""),
@@ -45,8 +46,9 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("KV per sequence", "kv_seq", GB, "GB", ""),
         ("TPOT at max batch", "m_step", MS, "ms", "*1000"),
         ("Throughput at max batch", "m_tput", INT, "tokens/s", ""),
-        ("Cost at max batch", "m_cost", '"$"#,##0.000', "$/M tokens", ""),
+        ("Cost at max batch", "m_cost", USD, "$/M tokens", ""),
         ("TTFT (whole context as prompt)", "p_ttft", MS, "ms", "*1000"),
+        ("Max batch per dollar of GPU time", "per_dollar", "#,##0.00", "seq. per $/h", ""),
     ]
     for label, key, fmt, unit in shown:
         s.set(f"A{r}", label, style="label")
@@ -70,37 +72,21 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q, 1000.0 if scale else 1.0))
         result_row[key] = r
         r += 1
-    per_dollar = r
-    s.set(f"A{r}", "Max batch per dollar of GPU time", style="label")
-    s.set(f"B{r}", "seq. per $/h", style="unit")
+    per_dollar = result_row["per_dollar"]
     first, last = scenario_col(SCENARIOS[0][0]), scenario_col(SCENARIOS[-1][0])
-    for sk, _, _ in SCENARIOS:
-        col = scenario_col(sk)
-        s.set(
-            f"{col}{r}",
-            f"={c.ref('max_batch', col, True, True)}/({c.ref('n', col, True, True)}*{c.ref('price', col, True, True)})",
-            fmt="#,##0.00",
-            style="result",
-        )
-        probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, "batch_per_dollar"))
-    r += 1
-    rank = r
-    s.set(f"A{r}", "(ranking helper: errors count as -1)", style="note")
-    for sk, _, _ in SCENARIOS:
-        col = scenario_col(sk)
-        s.set(f"{col}{r}", f"=IFERROR({col}{per_dollar},-1)", fmt="#,##0.00", style="note")
-    s.highlights.append(
+    rank_row = c.row_of["per_dollar_rank"]
+    rank = f"{CALC_SHEET}!${first}${rank_row}:${last}${rank_row}"
+    s.highlights.append(  # the ranking row (errors count as -1) lives on Calc
         Highlight(
             f"{first}{per_dollar}:{last}{per_dollar}",
-            f"AND({first}{rank}>0,{first}{rank}=MAX(${first}${rank}:${last}${rank}))",
+            f"AND({c.ref('per_dollar_rank', first, sheet=True)}>0,"
+            f"{c.ref('per_dollar_rank', first, sheet=True)}=MAX({rank}))",
         )
     )
-    r += 1
     s.set(f"A{r}", "Most batch per dollar", style="label")
     s.set(
         f"{first}{r}",
-        f"=IF(MAX({first}{rank}:{last}{rank})>0,INDEX({first}3:{last}3,"
-        f'MATCH(MAX({first}{rank}:{last}{rank}),{first}{rank}:{last}{rank},0)),"none fits")',
+        f'=IF(MAX({rank})>0,INDEX({first}3:{last}3,MATCH(MAX({rank}),{rank},0)),"none fits")',
         style="result",
     )
     r += 2
@@ -110,9 +96,9 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("Max batch", "max_batch"),
         ("Throughput at max batch", "m_tput"),
         ("Cost at max batch", "m_cost"),
-        ("Max batch per dollar", None),
+        ("Max batch per dollar", "per_dollar"),
     ):
-        src = result_row[key] if key else per_dollar
+        src = result_row[key]
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", "vs baseline", style="unit")
         for sk, _, _ in SCENARIOS:
