@@ -338,7 +338,7 @@ class TestWhatAReaderSees:
         """Cost cells read "$14.20", not "$14.199": every currency format is "$"#,##0.00."""
         money = {(s.name, ref, c.fmt) for s in spec.sheets for ref, c in s.cells.items() if c.fmt and "$" in c.fmt}
         assert money and {fmt for *_, fmt in money} == {'"$"#,##0.00'}
-        cost = [p for p in spec.probes if p.quantity.endswith(".cost") and p.sheet != "Calc"]
+        cost = [p for p in spec.probes if p.quantity.startswith("cost_per_mtok") and p.sheet != "Calc"]
         assert cost and all(spec.sheet(p.sheet).cells[p.ref].fmt == '"$"#,##0.00' for p in cost)
 
     def test_assumptions_show_one_format_per_unit_and_no_scientific_notation(self, book):
@@ -391,7 +391,8 @@ class TestWhatAReaderSees:
         assert not models.column_dimensions[_column(models, "KV heads (MLA: 1)")[0].column_letter].hidden
 
     def test_no_visible_ranking_helper_row(self, spec):
-        """The ranking of max batch per dollar (errors as -1) lives on Calc, not as a grey row on Levers."""
+        """The ranking of the levers' cost per million tokens (errors last) lives on Calc, not as a grey row on
+        Levers."""
         levers = spec.sheet("Levers")
         texts = [str(c.value) for c in levers.cells.values() if c.value is not None]
         assert not any("helper" in t or "IFERROR" in t for t in texts)
@@ -408,6 +409,32 @@ class TestWhatAReaderSees:
         inputs = spec.sheet(INPUTS_SHEET)
         assert inputs.cells[f"B{input_row('compare_model')}"].value == "LLaMA-65B"
         assert inputs.cells[f"B{input_row('context')}"].value == 4096  # Llama 2 70B's trained maximum
+
+
+class TestEachResultNamesItsModelFunction:
+    """Issue 11: each probed cell is checked against the planner.api function of the same name (the parity tests
+    in test_workbook_libreoffice.py call it), not against a second copy of the formula."""
+
+    def test_every_probe_names_a_function_of_planner_api_and_a_field_of_its_result(self, spec):
+        import typing
+
+        from planner import api
+
+        for p in spec.probes:
+            function, _, field = p.quantity.partition("@")[0].partition(".")
+            assert callable(getattr(api, function, None)), p
+            if field:
+                returned = typing.get_type_hints(getattr(api, function))["return"]
+                fields = {f.name for f in dataclasses.fields(returned)}
+                assert field in fields or isinstance(getattr(returned, field, None), property), p
+
+    def test_calc_shows_the_function_each_row_is_checked_against(self, spec):
+        calc = spec.sheet("Calc")
+        header = next(ref for ref, c in calc.cells.items() if c.value == "Checked against (planner.api)")
+        col = header.rstrip("0123456789")
+        for p in spec.probes:
+            if p.sheet == "Calc":
+                assert calc.cells[f"{col}{p.ref.lstrip('ABCDEFGH')}"].value == p.quantity, p
 
 
 class TestCatalogTextStaysText:

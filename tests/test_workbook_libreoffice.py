@@ -140,6 +140,20 @@ class TestParityWithThePythonModel:
             assert want  # the case is one that warns
         assert [w for w in shown if w] == want
 
+    @pytest.mark.parametrize("name", ["opening-scenario", "does-not-fit-on-given-gpus", "no-catalog-price"])
+    def test_levers_name_the_cheapest_scenario_per_million_tokens(self, recalculated, name):
+        """The green, named lever is the one whose api.cost_per_mtok at max batch is lowest ("none fits" when
+        no scenario has a cost)."""
+        spec, books = recalculated
+        inputs = SCENARIO_INPUTS[name]
+        cost = {
+            header: expected(scenario_inputs(inputs, key), "cost_per_mtok@batch=max") for key, header, _ in SCENARIOS
+        }
+        costs = {h: c for h, c in cost.items() if isinstance(c, float)}
+        levers = books[name]["Levers"]
+        label = next(r for r in levers.iter_rows() if r[0].value == "Cheapest per million output tokens")
+        assert label[2].value == (min(costs, key=costs.get) if costs else "none fits")
+
     @pytest.mark.parametrize("name", sorted(SCENARIO_INPUTS))
     def test_every_result_cell_equals_the_model(self, recalculated, name):
         """Every probed cell (Calc, Results, Levers, Sweeps) equals the model within 1e-9, or shows its error."""

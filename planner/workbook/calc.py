@@ -42,7 +42,9 @@ class Row:
     template: str | dict[str, str] = ""  # one template for all columns, or per scenario ("*" = the others)
     how: str = ""  # the model function it restates
     section: bool = False
-    quantity: str | None = None  # model quantity for the parity probes
+    #: the planner function this row equals, for the parity tests and column "Checked against":
+    #: ``function.field`` of ``planner.api`` (``memory_plan.max_batch``), ``@batch=max`` for decode at max batch
+    quantity: str | None = None
 
 
 @dataclass
@@ -231,7 +233,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "{kvel}*{kvbpe}*" + F.layer_tokens("1"),
             "api.kv_bytes_per_token",
-            quantity="kv_token",
+            quantity="kv_bytes_per_token",
         ),
         Row(
             "ctx_layer_tokens",
@@ -273,7 +275,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "IF({mb_raw}>=1,{n_raw},NOT_FIT)",
             "does not fit: #NUM!",
-            quantity="memory.gpus",
+            quantity="memory_plan.gpus",
         ),
         Row(
             "visible",
@@ -281,7 +283,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             GB,
             "IF(ISERROR({n}),{n},{visible_raw})",
-            quantity="memory.visible_bytes_per_gpu",
+            quantity="memory_plan.visible_bytes_per_gpu",
         ),
         Row(
             "reserve",
@@ -290,7 +292,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             GB,
             F.reserve("{n}"),
             "model.activation_peak_bytes + reserve_bytes_per_gpu",
-            quantity="memory.reserve_bytes_per_gpu",
+            quantity="memory_plan.reserve_bytes_per_gpu",
         ),
         Row(
             "budget",
@@ -299,7 +301,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             GB,
             F.budget("{n}", "{reserve}"),
             "model.kv_budget_bytes_per_gpu",
-            quantity="memory.kv_budget_bytes_per_gpu",
+            quantity="memory_plan.kv_budget_bytes_per_gpu",
         ),
         Row("repl", "KV replication", "x", "0.00", F.replication("{n}"), "model.kv_replication"),
         Row(
@@ -308,7 +310,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             INT,
             "{kvel}*{kvbpe}*{layers}*{repl}/{n}",
-            quantity="memory.kv_bytes_per_token_per_gpu",
+            quantity="memory_plan.kv_bytes_per_token_per_gpu",
         ),
         Row(
             "kv_seq",
@@ -316,7 +318,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             GB,
             "{kv_seq_base}*{repl}",
-            quantity="memory.kv_bytes_per_sequence",
+            quantity="memory_plan.kv_bytes_per_sequence",
         ),
         Row(
             "kv_tokens",
@@ -325,7 +327,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "INT(MAX({budget},0)/({kv_token_gpu}*{block}))*{block}",
             "model.kv_cache_tokens",
-            quantity="memory.kv_cache_tokens",
+            quantity="memory_plan.kv_cache_tokens",
         ),
         Row(
             "max_batch",
@@ -334,7 +336,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "INT(MAX({budget}*{n},0)/{kv_seq})",
             "model.max_batch_from_budget",
-            quantity="memory.max_batch",
+            quantity="memory_plan.max_batch",
         ),
         S("s_decode_shared", "Decode (api._decode)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
@@ -351,9 +353,9 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "more than max batch: #NUM!",
         ),
     )
-    for prefix, batch_key, title, quantity in (
-        ("d", "d_batch", "at the chosen batch", "decode"),
-        ("m", "max_batch", "at max batch", "decode_max"),
+    for prefix, batch_key, title, at in (
+        ("d", "d_batch", "at the chosen batch", "chosen"),
+        ("m", "max_batch", "at max batch", "max"),
     ):
         c.add(S(f"s_{prefix}", f"Decode step {title}"))
         for key, label, unit, fmt, tmpl in F.decode_block(batch_key):
@@ -368,8 +370,8 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
                 "tmem": "memory_time_s",
                 "tflop": "compute_time_s",
                 "comm": "communication_s",
-                "cost": "cost",
             }.get(key)
+            function = "cost_per_mtok" if key == "cost" else f"decode_step.{q}" if q else None
             c.add(
                 Row(
                     f"{prefix}_{key}",
@@ -377,7 +379,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
                     unit,
                     fmt,
                     F.local(tmpl, prefix),
-                    quantity=f"{quantity}.{q}" if q else None,
+                    quantity=f"{function}@batch={at}" if function else None,
                 )
             )
     c.add(S("s_p", "Prefill of one prompt of the context (api.prefill)"))
@@ -387,15 +389,13 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
     c.add(
         S("s_levers", "Comparing the scenarios (Levers sheet)"),
         Row(
-            "per_dollar",
-            "Max batch per dollar of GPU time",
-            "seq. per $/h",
+            "cost_rank",
+            "Cost at max batch for ranking (errors: 10^300)",
+            "US$",
             "#,##0.00",
-            "{max_batch}/({n}*{price})",
-            "max batch / (GPUs x price per GPU-hour)",
-            quantity="batch_per_dollar",
+            "IFERROR({m_cost},POWER(10,300))",
+            "Levers: the cheapest scenario per million output tokens is green",
         ),
-        Row("per_dollar_rank", "The same for ranking (errors count as -1)", "", "#,##0.00", "IFERROR({per_dollar},-1)"),
         Row(
             "trained_note",
             "Context within the model's trained maximum",
@@ -411,18 +411,21 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
 
 def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(CALC_SHEET, freeze="C4", tab_color="595959")
-    s.widths.update(A=44, B=10, I=34)
+    how, checked = (get_column_letter(FIRST_SCENARIO_COL + len(SCENARIOS) + i) for i in (0, 1))
+    s.widths.update({"A": 44, "B": 10, how: 34, checked: 40})
     s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
     s.note(
         "A2",
-        "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name or no "
+        "Each row restates one formula of planner.model / planner.api; the parity tests check each row that names "
+        "a function (last column) against it in LibreOffice. Errors: #N/A unknown name or no "
         "price, #VALUE! input of the wrong kind, #NUM! number out of range or does not fit. Column B: the unit of the "
         "stored value.",
-        "I",
+        checked,
     )
     s.set("A3", "Quantity", style="header")
     s.set("B3", "Stored in", style="header")
-    s.set("I3", "Model function", style="header")
+    s.set(f"{how}3", "Model rule", style="header")
+    s.set(f"{checked}3", "Checked against (planner.api)", style="header")
     probes = []
     for key, header, _ in SCENARIOS:
         col = scenario_col(key)
@@ -435,7 +438,9 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             continue
         s.set(f"B{r}", row.unit, style="unit")
         if row.how:
-            s.set(f"I{r}", row.how, style="note")
+            s.set(f"{how}{r}", row.how, style="note")
+        if row.quantity:
+            s.set(f"{checked}{r}", row.quantity, style="note")
         for key, _, _ in SCENARIOS:
             col = scenario_col(key)
             t = row.template

@@ -8,6 +8,10 @@ from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
 from planner.workbook.spec import Highlight, Probe, Sheet
 
 
+def last_col() -> str:
+    return scenario_col(SCENARIOS[-1][0])
+
+
 def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(LEVERS_SHEET, freeze="C4", tab_color="4472C4")
     s.widths.update(A=40, B=12)
@@ -15,8 +19,8 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.note(
         "A2",
         "Speed and cost at each scenario's max batch, on the baseline's GPU count (GPUs x2: twice it). "
-        "The green cell buys the most batch per dollar.",
-        "H",
+        "The green cell is the cheapest per million output tokens.",
+        last_col(),
     )
     s.set("A3", "", style="header")
     s.set("B3", "Unit", style="header")
@@ -48,7 +52,6 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("Throughput at max batch", "m_tput", INT, "tokens/s", ""),
         ("Cost at max batch", "m_cost", USD, "$/M tokens", ""),
         ("TTFT (whole context as prompt)", "p_ttft", MS, "ms", "*1000"),
-        ("Max batch per dollar of GPU time", "per_dollar", "#,##0.00", "seq. per $/h", ""),
     ]
     for label, key, fmt, unit in shown:
         s.set(f"A{r}", label, style="label")
@@ -72,21 +75,21 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q, 1000.0 if scale else 1.0))
         result_row[key] = r
         r += 1
-    per_dollar = result_row["per_dollar"]
-    first, last = scenario_col(SCENARIOS[0][0]), scenario_col(SCENARIOS[-1][0])
-    rank_row = c.row_of["per_dollar_rank"]
+    cost = result_row["m_cost"]
+    first, last = scenario_col(SCENARIOS[0][0]), last_col()
+    rank_row = c.row_of["cost_rank"]
     rank = f"{CALC_SHEET}!${first}${rank_row}:${last}${rank_row}"
-    s.highlights.append(  # the ranking row (errors count as -1) lives on Calc
+    none = "POWER(10,300)"  # what the ranking row holds for a scenario that has no cost (an error)
+    s.highlights.append(  # the ranking row lives on Calc
         Highlight(
-            f"{first}{per_dollar}:{last}{per_dollar}",
-            f"AND({c.ref('per_dollar_rank', first, sheet=True)}>0,"
-            f"{c.ref('per_dollar_rank', first, sheet=True)}=MAX({rank}))",
+            f"{first}{cost}:{last}{cost}",
+            f"AND({c.ref('cost_rank', first, sheet=True)}<{none},{c.ref('cost_rank', first, sheet=True)}=MIN({rank}))",
         )
     )
-    s.set(f"A{r}", "Most batch per dollar", style="label")
+    s.set(f"A{r}", "Cheapest per million output tokens", style="label")
     s.set(
         f"{first}{r}",
-        f'=IF(MAX({rank})>0,INDEX({first}3:{last}3,MATCH(MAX({rank}),{rank},0)),"none fits")',
+        f'=IF(MIN({rank})<{none},INDEX({first}3:{last}3,MATCH(MIN({rank}),{rank},0)),"none fits")',
         style="result",
     )
     r += 2
@@ -96,7 +99,6 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("Max batch", "max_batch"),
         ("Throughput at max batch", "m_tput"),
         ("Cost at max batch", "m_cost"),
-        ("Max batch per dollar", "per_dollar"),
     ):
         src = result_row[key]
         s.set(f"A{r}", label, style="label")

@@ -128,10 +128,12 @@ class Name:
 
 @dataclass(frozen=True)
 class Probe:
-    """A result cell and the model quantity it must equal (``value x scale``), for the parity tests.
+    """A result cell and the planner function it must equal (``value x scale``), for the parity tests.
 
-    ``scenario`` is the Calc column's scenario key ("base", "gpus_x2", ...); ``quantity`` names a field of the
-    model's output, e.g. "memory.max_batch", "decode.step_s", "prefill.ttft_s", "ridge", "sweep_batch:64".
+    ``scenario`` is the Calc column's scenario key ("base", "gpus_x2", ...); ``quantity`` names a function of
+    ``planner.api`` and the field of its result, with arguments that differ from the scenario's inputs after
+    "@": "memory_plan.max_batch", "ridge", "decode_step.step_s@batch=max", "cost_per_mtok@batch=chosen",
+    "max_batch@context=1024".
     """
 
     sheet: str
