@@ -175,7 +175,7 @@ def test_export_and_workbook_take_a_calibration_file_for_one_command(tmp_path):
     example = Path(__file__).parents[1] / "examples" / "budget-review.toml"
     r = run("export", str(example), "-o", str(tmp_path / "r.md"), "--calibration", str(cal), "-q")
     assert r.exit_code == 0, r.output
-    assert "| H100 SXM 80GB: uncertainty of TPOT and TTFT | \\-2% / +1% |" in (tmp_path / "r.md").read_text()
+    assert "| H100 SXM 80GB: uncertainty of TPOT and TTFT | -2% / +1% |" in (tmp_path / "r.md").read_text()
     assert ENV_VAR not in os.environ
     bad = run("workbook", "-o", str(tmp_path / "wb"), "--calibration", str(example))
     assert bad.exit_code == 2  # a calibration file that does not validate is bad input
