@@ -103,9 +103,9 @@ class TestSizingRules:
         w = example.scenario.workload
         assert (w.sizing_context_tokens, w.inflight_context_tokens) == (4200, 1277)
         rec = example.recommended
-        fits = api.max_batch(rec.gpu, rec.model, 4200, None, int(rec.replica.gpus))
-        assert rec.replica.batch <= fits
-        tpot = api.tpot(rec.gpu, rec.model, 1277, int(rec.replica.batch), None, int(rec.replica.gpus))
+        n, kv, wp = int(rec.replica.gpus), rec.kv_precision, rec.weight_precision
+        assert rec.replica.batch <= api.max_batch(rec.gpu, rec.model, 4200, kv, n, wp)
+        tpot = api.tpot(rec.gpu, rec.model, 1277, int(rec.replica.batch), kv, n, wp)
         assert rec.replica.tpot_s == pytest.approx(float(tpot))
 
     def test_default_margin_is_the_model_range_and_the_pessimistic_end_meets_the_target(self, example):
