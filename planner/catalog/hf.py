@@ -160,6 +160,8 @@ def model_from_hf_config(
         entry.update(attention_output_bias=True, attention_sinks=True)
     if model_type.startswith(("gemma2", "gemma3")):
         entry["norms_per_layer"] = 4
+    if model_type == "cohere":  # one LayerNorm feeds attention and MLP in parallel
+        entry["norms_per_layer"] = 1
     _sliding(cfg, entry, layers, model_type, notes)
     _chunked(cfg, entry, layers, notes)
     _moe(cfg, entry, model_type, notes)
