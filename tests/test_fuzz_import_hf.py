@@ -17,22 +17,12 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_import_hf import TINY
 
 from planner.catalog import load_catalog
 from planner.cli import main
 
-LLAMA = {
-    "model_type": "llama",
-    "num_hidden_layers": 2,
-    "hidden_size": 64,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-    "intermediate_size": 128,
-    "vocab_size": 100,
-    "max_position_embeddings": 2048,
-    "tie_word_embeddings": False,
-    "torch_dtype": "bfloat16",
-}
+LLAMA = TINY  # a 2-layer Llama config (tests/test_import_hf.py)
 DEEPSEEK = {
     **LLAMA,
     "model_type": "deepseek_v3",
@@ -86,11 +76,13 @@ scalars = st.one_of(
     st.sampled_from([0, 1, 32.7, 64.0, -0.0, 1e308]),
     st.text(max_size=12),
 )
-hostile = st.recursive(
-    scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
-    max_leaves=8,
-)
+
+
+def _containers(inner: st.SearchStrategy) -> st.SearchStrategy:
+    return st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+
+
+hostile = st.recursive(scalars, _containers, max_leaves=8)
 
 
 def _deeply_nested(depth: int) -> str:

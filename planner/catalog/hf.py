@@ -47,31 +47,26 @@ def _int(cfg: dict, key: str, default: Any = _MISSING, minimum: int = 1) -> int:
     return value
 
 
-def _bool(cfg: dict, key: str, default: bool) -> bool:
+def _typed(cfg: dict, key: str, kind: type, default: Any, accepted: str) -> Any:
+    """``cfg[key]`` if it is a ``kind`` (``default`` when absent or null), else a one-line refusal."""
     value = cfg.get(key)
     if value is None:
         return default
-    if not isinstance(value, bool):
-        raise InvalidInputError(f"config.json: {key} must be true or false, got {_describe(value)}")
+    if not isinstance(value, kind):
+        raise InvalidInputError(f"config.json: {key} must be {accepted}, got {_describe(value)}")
     return value
+
+
+def _bool(cfg: dict, key: str, default: bool) -> bool:
+    return _typed(cfg, key, bool, default, "true or false")
 
 
 def _str(cfg: dict, key: str, default: str = "") -> str:
-    value = cfg.get(key)
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise InvalidInputError(f"config.json: {key} must be a string, got {_describe(value)}")
-    return value
+    return _typed(cfg, key, str, default, "a string")
 
 
 def _dict(cfg: dict, key: str) -> dict:
-    value = cfg.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise InvalidInputError(f"config.json: {key} must be an object, got {_describe(value)}")
-    return value
+    return _typed(cfg, key, dict, {}, "an object")
 
 
 def _first_int(cfg: dict, keys: tuple[str, ...], default: Any = _MISSING, minimum: int = 1) -> int:
