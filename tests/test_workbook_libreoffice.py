@@ -46,6 +46,8 @@ NAMED = {
     "sliding-moe-mxfp4-gptoss-120b": dict(model="gpt-oss-120b", context=131072),
     "sliding-gptoss-20b-batch-64": dict(model="gpt-oss-20b", context=2048, batch=64),
     "sliding-gemma-l4-int4": dict(gpu="L4", model="Gemma-2-27B", weight_precision="int4", gpus=2),
+    "hybrid-5-to-1-gemma3-27b": dict(model="Gemma-3-27B", context=65536),
+    "chunked-interleaved-moe-llama4-maverick": dict(model="Llama-4-Maverick", context=131072, gpus=8),
     "rtx4090-kv-fp8": dict(gpu="RTX 4090", model="Llama-3.1-8B", context=16384, kv_precision="fp8"),
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),
