@@ -98,8 +98,8 @@ def param_breakdown(m: Model) -> ParamBreakdown:
         dense_mlp = layers * _mlp_params(h, m.intermediate_size, m.gated_mlp)
     else:
         e = m.moe
-        moe_layers = layers - e.dense_layers
-        dense_mlp = e.dense_layers * _mlp_params(h, m.intermediate_size, m.gated_mlp)
+        moe_layers = m.moe_layers  # the others (leading dense, or interleaved) carry a dense MLP
+        dense_mlp = (layers - moe_layers) * _mlp_params(h, m.intermediate_size, m.gated_mlp)
         per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
         router = moe_layers * (h * e.num_experts + (e.num_experts if e.router_bias else 0))
         shared = moe_layers * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
@@ -163,11 +163,25 @@ def prefill_attention_flop_per_token_pair_per_layer(m: Model) -> int:
     return 4 * m.num_attention_heads * m.head_dim
 
 
+def local_attention_span(m: Model) -> tuple[int, float]:
+    """(layers, tokens): layers that cache at most a bounded span, and that span; (0, inf) when none.
+
+    A sliding-window layer holds the last ``sliding_window`` tokens. A chunked-attention layer (Llama 4)
+    holds the tokens of the current chunk, between 1 and ``attention_chunk_size``; the bound is used for
+    KV memory (what an engine must reserve) and, conservatively, for attention reads and FLOPs.
+    """
+    if m.chunked_attention_layers and m.attention_chunk_size:
+        return m.chunked_attention_layers, float(m.attention_chunk_size)
+    if m.sliding_window_layers and m.sliding_window:
+        return m.sliding_window_layers, float(m.sliding_window)
+    return 0, float("inf")
+
+
 def model_facts(m: Model) -> ModelFacts:
     """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)
-    swa_layers = m.sliding_window_layers if m.sliding_window else 0
-    moe_layers = (m.num_layers - m.moe.dense_layers) if m.moe else 0
+    swa_layers, window = local_attention_span(m)
+    moe_layers = m.moe_layers
     # Decode streams the output projection (the tied embedding doubles as it) but only looks up
     # one row of the input embedding.
     read = b.non_expert - b.extra - (b.embedding if b.lm_head else 0)
@@ -181,7 +195,7 @@ def model_facts(m: Model) -> ModelFacts:
         kv_elements_per_token_per_layer=kv_elements_per_token_per_layer(m),
         full_attention_layers=m.num_layers - swa_layers,
         sliding_window_layers=swa_layers,
-        sliding_window=float(m.sliding_window) if swa_layers else float("inf"),
+        sliding_window=window,
         attention_flop_per_context_token_per_layer=attention_flop_per_context_token_per_layer(m),
         prefill_attention_flop_per_token_pair_per_layer=prefill_attention_flop_per_token_pair_per_layer(m),
         params_total=b.total,

@@ -16,8 +16,9 @@ from pathlib import Path
 from planner.errors import PlannerError
 
 INSTALL_HINT = (
-    "LibreOffice is not installed; install it with `apt-get install libreoffice-calc-nogui` (Debian/Ubuntu), "
-    "`brew install --cask libreoffice` (macOS) or from https://www.libreoffice.org, then run again"
+    "LibreOffice is not installed (no soffice on PATH or in its default install folder); install it with "
+    "`apt-get install libreoffice-calc-nogui` (Debian/Ubuntu), `brew install --cask libreoffice` (macOS) or from "
+    "https://www.libreoffice.org (Windows), then run again"
 )
 
 _PROFILE_XCU = """<?xml version="1.0" encoding="UTF-8"?>
@@ -32,14 +33,21 @@ class LibreOfficeError(PlannerError):
     """Raised when LibreOffice is missing or did not write the file it was asked for."""
 
 
+#: Where the LibreOffice installers put soffice when it is not on PATH (Windows: the default install folders).
+INSTALL_LOCATIONS = (
+    r"C:\Program Files\LibreOffice\program\soffice.exe",
+    r"C:\Program Files (x86)\LibreOffice\program\soffice.exe",
+    "/Applications/LibreOffice.app/Contents/MacOS/soffice",
+)
+
+
 def find_soffice() -> str | None:
-    """Path of the soffice binary, or None."""
+    """Path of the soffice binary: on PATH (soffice, libreoffice), else in a default install folder; or None."""
     for name in ("soffice", "libreoffice"):
         found = shutil.which(name)
         if found:
             return found
-    mac = Path("/Applications/LibreOffice.app/Contents/MacOS/soffice")
-    return str(mac) if mac.exists() else None
+    return next((p for p in INSTALL_LOCATIONS if Path(p).is_file()), None)
 
 
 def convert(files: list[Path] | Path, fmt: str, outdir: Path, timeout_s: float = 300) -> list[Path]:

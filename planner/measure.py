@@ -162,6 +162,8 @@ def tiny_shape(model: Model) -> Model:
             mla=None,
             sliding_window=None,
             sliding_window_layers=0,
+            attention_chunk_size=None,
+            chunked_attention_layers=0,
             extra_params=0,
             native_expert_precision=None,
             native_precision="fp32",

@@ -87,6 +87,11 @@ class Workload(BaseModel):
     horizon_months: int = Field(
         default=12, gt=0, le=MAX_MONTHS, description="planning horizon, months (a label for the growth)"
     )
+    latency_margin: Literal["model-range"] | float = Field(
+        default="model-range",
+        description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
+        "targets) or a fraction, e.g. 0.1 (predictions + 10% meet them; 0: no margin)",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Workload:
@@ -103,6 +108,8 @@ class Workload(BaseModel):
             )
         if pair[1] > pair[0]:
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
+        if not isinstance(self.latency_margin, str) and not 0 <= self.latency_margin < 1:
+            raise ValueError(f"latency_margin must be 0 or more and below 1; got {self.latency_margin!r}")
         if self.prompt_tokens_high < self.prompt_tokens_mean:
             raise ValueError("prompt_tokens_high is below prompt_tokens_mean")
         if self.output_tokens_high < self.output_tokens_mean:
@@ -119,8 +126,18 @@ class Workload(BaseModel):
 
     @property
     def sizing_context_tokens(self) -> int:
-        """Tokens one sequence holds at most: high-percentile prompt + high-percentile output."""
+        """Tokens one sequence holds at most, what memory is sized for: high-percentile prompt + output."""
         return self.prompt_tokens_high + self.output_tokens_high
+
+    @property
+    def inflight_context_tokens(self) -> int:
+        """Mean context a decode step reads under continuous batching, whole tokens (``planner.sizing``'s rule)."""
+        from planner.sizing import inflight_context_tokens
+
+        exact = inflight_context_tokens(
+            self.prompt_tokens_mean, self.output_tokens_mean, self.output_tokens_high, self.high_percentile
+        )
+        return max(1, round(exact))
 
 
 class _OptionFields(BaseModel):
@@ -150,9 +167,35 @@ class _OptionFields(BaseModel):
     amortization_months: int | None = Field(
         default=None, gt=0, le=MAX_MONTHS, description="months a purchase is written off over"
     )
-    power_usd_per_kwh: float | None = Field(default=None, ge=0, le=100, description="electricity price, $/kWh")
+    power_usd_per_kwh: float | None = Field(
+        default=None, ge=0, le=100, description="electricity price, $/kWh (default: catalogs/costs/ownership.toml)"
+    )
     pue: float | None = Field(
-        default=None, ge=1, le=10, description="power usage effectiveness of the data centre (1.0-2.0)"
+        default=None,
+        ge=1,
+        le=10,
+        description="power usage effectiveness of the data centre, 1.0-2.0 (default: the catalog's)",
+    )
+    price_kind: Literal["on-demand", "spot", "reserved"] | None = Field(
+        default=None, description="which catalog rent a cloud option pays: on-demand (default), spot or reserved"
+    )
+    host_server_usd: float | None = Field(
+        default=None,
+        ge=0,
+        le=1e8,
+        description="host server per node bought, US$ (default: catalogs/costs/ownership.toml)",
+    )
+    networking_usd: float | None = Field(
+        default=None,
+        ge=0,
+        le=1e8,
+        description="network (switches, cables) per node bought, US$ (default: the catalog's)",
+    )
+    host_power_w: float | None = Field(
+        default=None, ge=0, le=1e6, description="host power per node beyond the GPUs, W (default: the catalog's)"
+    )
+    colocation_usd_per_kw_month: float | None = Field(
+        default=None, ge=0, le=1e5, description="colocation rent per kW of IT load a month, US$ (0: your own building)"
     )
     node_size: int | None = Field(
         default=None, gt=0, le=4096, description="GPUs are bought or rented in whole nodes of this size"
@@ -178,8 +221,6 @@ BUILTIN_DEFAULTS: dict[str, Any] = {
     "engine": "vllm",
     "pricing": "cloud",
     "amortization_months": 36,
-    "power_usd_per_kwh": 0.12,
-    "pue": 1.3,
     "spare_replicas": 1,
     "max_gpus_per_replica": 8,
 }
@@ -194,8 +235,6 @@ class Option(_OptionFields):
     engine: str = BUILTIN_DEFAULTS["engine"]
     pricing: Literal["purchase", "cloud"] = BUILTIN_DEFAULTS["pricing"]
     amortization_months: int = Field(default=BUILTIN_DEFAULTS["amortization_months"], gt=0, le=MAX_MONTHS)
-    power_usd_per_kwh: float = Field(default=BUILTIN_DEFAULTS["power_usd_per_kwh"], ge=0, le=100)
-    pue: float = Field(default=BUILTIN_DEFAULTS["pue"], ge=1, le=10)
     spare_replicas: int = Field(default=BUILTIN_DEFAULTS["spare_replicas"], ge=0, le=10_000)
     max_gpus_per_replica: GpuGroup = BUILTIN_DEFAULTS["max_gpus_per_replica"]
 
@@ -410,8 +449,11 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                 f"{source}: {label}.purchase_usd: the catalog has no purchase price for "
                 f'{catalog.gpu(o.gpu).name}; give purchase_usd (US$ per GPU) or use pricing = "cloud"'
             )
-        if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and gpu.price("on-demand") is None:
+        kind = o.price_kind or "on-demand"
+        if o.pricing == "cloud" and o.cloud_usd_per_gpu_hour is None and gpu.price(kind) is None:
+            have = [p.kind for p in gpu.prices if p.kind != "purchase"]
             raise ScenarioError(
-                f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no on-demand cloud price for "
-                f"{catalog.gpu(o.gpu).name}; give cloud_usd_per_gpu_hour (US$ per GPU-hour)"
+                f"{source}: {label}.cloud_usd_per_gpu_hour: the catalog has no {kind} cloud price for "
+                f"{gpu.name}; give cloud_usd_per_gpu_hour (US$ per GPU-hour)"
+                + (f" or price_kind = one of {', '.join(dict.fromkeys(have))}" if have else "")
             )

@@ -11,7 +11,10 @@ into a fleet and a bill:
     concurrency         Little's law: requests in flight = rate x (TTFT + output tokens x effective TPOT)
     replicas            ceil(peak rate / requests per second per replica) + spare replicas (N+1: spare = 1)
     GPUs                replicas x GPUs per replica, rounded up to whole nodes when bought by the node
-    monthly cost        owned: GPUs x (purchase / amortization months + TDP x PUE x $/kWh x 730 h)
+    contexts            memory holds the high-percentile sequence; decode time follows the contexts in flight
+    margin              targets are met by the pessimistic end of the predicted range: target / (1 + margin)
+    monthly cost        owned: capex (GPU + its share of host server and network) / amortization months
+                        + power (GPU TDP + host share) x PUE x $/kWh x 730 h + colocation $/kW-month x kW
                         cloud: GPUs x $/GPU-hour x 730 h
 
 Every argument may be a number or a numpy array; arrays broadcast. Units are in the names: seconds, requests
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
@@ -126,6 +130,40 @@ def replicas_for_rate(
     return np.where(x > 0, serving + _f(spare_replicas), np.nan)
 
 
+# -- contexts and margin ----------------------------------------------------------------------------------
+
+
+def output_length_spread(output_mean: float, output_high: float, high_percentile: float) -> float:
+    """sigma of a lognormal output length with this mean and high percentile: s = z - sqrt(z^2 - 2 ln(high / mean)).
+
+    From mean = exp(mu + s^2 / 2) and high = exp(mu + z s), z the normal quantile of the percentile (1.645 at
+    p95). 0 when high = mean; capped at z where the ratio is beyond any lognormal's (exp(z^2 / 2) = 3.87 at p95).
+    """
+    z = NormalDist().inv_cdf(high_percentile / 100.0)
+    ratio = max(output_high / output_mean, 1.0)
+    disc = z * z - 2.0 * math.log(ratio)
+    return z - math.sqrt(disc) if disc > 0 else z
+
+
+def inflight_context_tokens(
+    prompt_mean: float, output_mean: float, output_high: float, high_percentile: float = 95.0
+) -> float:
+    """Mean context of the sequences a decode step reads under continuous batching, in tokens.
+
+    A sequence is in flight for as long as it decodes, so the batch holds requests in proportion to their output
+    length o, each on average half way through it: E[p] + E[o^2] / (2 E[o]) = mean prompt + mean output x
+    exp(s^2) / 2 for a lognormal output (s from ``output_length_spread``), prompt and output independent.
+    800 / 400 / p95 1,200 tokens: s = 0.9319, 800 + 400 x 2.3833 / 2 = 1,276.7 tokens (not 800 + 200).
+    """
+    s = output_length_spread(output_mean, output_high, high_percentile)
+    return prompt_mean + output_mean * math.exp(s * s) / 2.0
+
+
+def margin_target(target: ArrayLike, margin: ArrayLike) -> np.ndarray:
+    """The target the central prediction must meet so that prediction x (1 + margin) meets ``target``."""
+    return _f(target) / (1.0 + _f(margin))
+
+
 # -- the fleet ------------------------------------------------------------------------------------------
 
 
@@ -156,6 +194,23 @@ def headroom(concurrent: ArrayLike, replicas: ArrayLike, batch_per_replica: Arra
 def amortized_usd_per_gpu_month(purchase_usd: ArrayLike, amortization_months: ArrayLike) -> np.ndarray:
     """Straight-line amortization: purchase price / months (no residual value, no interest)."""
     return _f(purchase_usd) / _f(amortization_months)
+
+
+def owned_capex_usd_per_gpu(
+    gpu_usd: ArrayLike, host_server_usd: ArrayLike, networking_usd: ArrayLike, node_size: ArrayLike
+) -> np.ndarray:
+    """Capital per GPU bought: the GPU + its share of the node's host server and network (per node / node size)."""
+    return _f(gpu_usd) + (_f(host_server_usd) + _f(networking_usd)) / _f(node_size)
+
+
+def it_power_w_per_gpu(tdp_w: ArrayLike, host_power_w: ArrayLike, node_size: ArrayLike) -> np.ndarray:
+    """Electrical load per GPU at full power: its TDP + its share of the host's (CPUs, NVSwitch, NICs, fans)."""
+    return _f(tdp_w) + _f(host_power_w) / _f(node_size)
+
+
+def colocation_usd_per_gpu_month(it_power_w: ArrayLike, usd_per_kw_month: ArrayLike) -> np.ndarray:
+    """Colocation rent, billed per kW of IT load: W / 1000 x $/kW-month. 1,275 W at $184.06: $234.68 a month."""
+    return _f(it_power_w) / 1000.0 * _f(usd_per_kw_month)
 
 
 def power_usd_per_gpu_month(

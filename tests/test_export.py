@@ -36,8 +36,12 @@ DATE = "2026-06-01"
 #   1,073,741,824) / 3.35e12 = 25.420 ms. Rate of 500 in flight: 500 / (p + 100 x TPOT) = 196.37 requests/s.
 #   A replica takes x = 2b / (l + sqrt(l^2 - 4 p^2 b)), l = p + 100 x TPOT + b p = 2.8105: 23.842 requests/s
 #   (sizing.max_rate_per_replica), so ceil(196.37 / 23.842) = 9 replicas + 1 spare = 10 replicas of 1 GPU.
-#   Bought, in 8-GPU nodes: 16 GPUs x ($30,000 / 36 + 700 W x 1.3 x $0.12/kWh x 730 h) = 16 x $913.0493 = $14,608.79.
 #   Rented at $2.00/GPU-hour, one GPU at a time: 10 GPUs x $2.00 x 730 h = $14,600.00 -> recommended.
+#   Bought, in 8-GPU nodes: 16 GPUs = 2 nodes. Per GPU (catalogs/costs/ownership.toml; docs/export.md):
+#     capex      $30,000 + ($32,010 host server + $15,060 network) / 8 = $35,883.75; / 36 months = $996.7708
+#     IT power   700 W + 4,600 W host / 8 = 1,275 W: x 1.3 PUE x $0.12/kWh x 730 h = $145.197; colocation
+#                1.275 kW x $184.06 = $234.6765                          -> $1,376.6443 a GPU-month
+#   16 x $1,376.6443 = $22,026.31 a month, $574,140 up front (16 x $35,883.75).
 HAND = """
 title = "Hand-computed review"
 [workload]
@@ -84,14 +88,16 @@ def run(*args: str):
 
 class TestHandComputedScenario:
     def test_gpu_count_and_monthly_cost_match_the_hand_computation(self, tmp_path):
-        """10 rented GPUs at $14,600.00 beat 16 bought GPUs at $14,608.79 (see the comment above HAND)."""
+        """10 rented GPUs at $14,600.00 beat 16 bought GPUs at $22,026.31 (see the comment above HAND)."""
         r = review_of(write_scenario(tmp_path))
         by_name = {x.option.name: x for x in r.results}
         bought, rented = by_name["H100 bought"], by_name["H100 rented"]
         assert int(rented.replica.batch) == 67 and int(bought.replica.batch) == 67
         assert (bought.gpus, rented.gpus) == (16, 10)
-        assert bought.monthly_usd == pytest.approx(16 * (30_000 / 36 + 0.7 * 1.3 * 0.12 * 730))
-        assert bought.monthly_usd == pytest.approx(14_608.79, abs=0.01)
+        per_gpu = (30_000 + (32_010 + 15_060) / 8) / 36 + 1.275 * 1.3 * 0.12 * 730 + 1.275 * 184.06
+        assert bought.monthly_usd == pytest.approx(16 * per_gpu)
+        assert bought.monthly_usd == pytest.approx(22_026.31, abs=0.01)
+        assert bought.money.capex_usd_per_gpu * bought.gpus == pytest.approx(574_140.0)
         assert rented.monthly_usd == pytest.approx(14_600.00)
         assert r.recommended is rented and r.results[0] is rented
 
@@ -119,15 +125,24 @@ class TestXlsx:
         assert result.exit_code == 0, result.output
         return openpyxl.load_workbook(out)
 
-    def test_has_the_five_finance_sheets_in_order(self, book):
-        """Summary first, then Options, Details, Levers, Charts and Assumptions."""
-        assert book.sheetnames == ["Summary", "Options", "Details", "Levers", "Charts", "Assumptions"]
+    def test_has_the_finance_sheets_in_order(self, book):
+        """Summary first, then Options, Costs (TCO), Details, Levers, Charts, their data and Assumptions."""
+        assert book.sheetnames == [
+            "Summary",
+            "Options",
+            "Costs",
+            "Details",
+            "Levers",
+            "Charts",
+            "Chart data",
+            "Assumptions",
+        ]
 
     def test_summary_names_the_recommendation_and_its_reason(self, book):
         """The recommended option and its cost are on the first screen; the reason paragraph follows."""
         ws = book["Summary"]
-        assert ws["B4"].value == "H100 rented: $14,600 a month, 10 GPUs"
-        assert ws["A6"].value.startswith("H100 rented is the cheapest option that meets the targets")
+        assert ws["B5"].value == "H100 rented: $14,600 a month, 10 GPUs (on-demand)"
+        assert ws["A7"].value.startswith("H100 rented is the cheapest option that meets the targets")
 
     def test_options_are_ranked_and_monthly_cost_is_a_formula(self, book):
         """Rank 1 is the cheapest; monthly cost = GPUs x $ per GPU-month, annual = monthly x 12, as formulas."""
@@ -136,13 +151,13 @@ class TestXlsx:
         col = {h: i for i, h in enumerate(header)}
         row = [c.value for c in ws[2]]
         assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 10
-        assert row[col["Monthly cost"]] == "=D2*J2" and row[col["Annual cost"]] == "=K2*12"
+        assert row[col["Monthly cost"]] == "=E2*K2" and row[col["Annual cost"]] == "=L2*12"
 
     def test_assumptions_carry_every_price_with_its_source(self, book):
         """Prices given in the scenario say so; catalog facts carry the catalog's source."""
         rows = {r[0]: r for r in book["Assumptions"].iter_rows(min_row=2, values_only=True)}
-        assert rows["H100 rented: cloud price per GPU-hour"][1:] == (
-            "2",
+        assert rows["H100 rented: on-demand price per GPU-hour"][1:] == (
+            2,
             "US$",
             "scenario file (cloud_usd_per_gpu_hour)",
         )
@@ -175,9 +190,9 @@ class TestXlsx:
         out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
         book = openpyxl.load_workbook(recalculate(out, tmp_path / "lo"), data_only=True)
         ws = book["Options"]
-        assert ws["K2"].value == pytest.approx(14_600.0) and ws["L2"].value == pytest.approx(14_600.0 * 12)
-        assert ws["K3"].value == pytest.approx(14_608.79, abs=0.01)
-        assert book["Summary"]["B12"].value == pytest.approx(14_600.0)
+        assert ws["L2"].value == pytest.approx(14_600.0) and ws["M2"].value == pytest.approx(14_600.0 * 12)
+        assert ws["L3"].value == pytest.approx(22_026.31, abs=0.01)
+        assert book["Summary"]["E11"].value == pytest.approx(14_600.0)  # live: the cheapest option's cost
 
 
 class TestCsv:
@@ -238,7 +253,7 @@ class TestPdf:
         out = tmp_path / "review.pdf"
         result = run(str(write_scenario(tmp_path)), "-o", str(out))
         assert result.exit_code == 1
-        assert "LibreOffice is not installed; install it with" in result.output
+        assert "LibreOffice is not installed (no soffice on PATH or in its default install folder)" in result.output
         assert not out.exists() and list(tmp_path.iterdir()) == [tmp_path / "s.toml"]
 
 

@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import planner
+from planner.architecture import local_attention_span
 from planner.catalog import default_catalog
 from planner.engines import engine_profile
 from planner.errors import DoesNotFitError, OutOfRangeError
@@ -40,8 +41,8 @@ def batch_or_none(gpu, model, context, kv, gpus, **options):
 class TestKvCache:
     @given(MODELS, KV, st.integers(1, 100_000), st.integers(1, 100_000))
     def test_kv_bytes_are_linear_in_tokens_until_a_window_caps_them(self, model, kv, a, b):
-        m = CAT.model(model)
-        assume(m.sliding_window is None or max(a, b, a + b) <= m.sliding_window)
+        _, span = local_attention_span(CAT.model(model))  # a sliding window or an attention chunk (Llama 4)
+        assume(a + b <= span)
         assert planner.kv_bytes(model, a + b, kv_precision=kv) == pytest.approx(
             planner.kv_bytes(model, a, kv_precision=kv) + planner.kv_bytes(model, b, kv_precision=kv)
         )
@@ -52,16 +53,15 @@ class TestKvCache:
             batch * planner.kv_bytes(model, tokens, kv_precision=kv)
         )
 
-    @given(st.sampled_from([m.name for m in CAT.models if m.sliding_window_layers]), st.integers(1, 200_000))
+    @given(st.sampled_from([m.name for m in CAT.models if local_attention_span(m)[0]]), st.integers(1, 200_000))
     def test_past_the_window_only_full_attention_layers_grow(self, model, extra):
-        """Gemma 2, gpt-oss: beyond the window, each token adds KV in the full-attention layers only."""
+        """Gemma 2/3, gpt-oss, Llama 4: beyond the window (or chunk), each token adds KV in the global layers only."""
         m = CAT.model(model)
-        w = m.sliding_window
+        local_layers, span = local_attention_span(m)
+        w = int(span)
         per_layer_token = planner.kv_bytes_per_token(model, kv_precision="bf16") / m.num_layers
-        growth = planner.kv_bytes(model, w + extra, kv_precision="bf16") - planner.kv_bytes(
-            model, w, kv_precision="bf16"
-        )
-        assert growth == pytest.approx(extra * (m.num_layers - m.sliding_window_layers) * per_layer_token)
+        growth = planner.kv_bytes(model, w + extra, kv_precision="bf16") - planner.kv_bytes(model, w, kv_precision="bf16")
+        assert growth == pytest.approx(extra * (m.num_layers - local_layers) * per_layer_token)
 
 
 class TestMaxBatch:

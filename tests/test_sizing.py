@@ -141,3 +141,38 @@ class TestSize:
         assert f.gpus[0] <= f.gpus[1]
         assert np.all(f.gpus % node == 0)
         assert np.all(f.monthly_usd == f.gpus * 1000.0)
+
+
+class TestContextsAndMargin:
+    def test_inflight_context_of_the_readme_workload(self):
+        """800 mean prompt, 400 mean / 1,200 p95 output (docs/export.md, "Two contexts"): a lognormal output with
+        that mean and p95 has s = 1.6449 - sqrt(1.6449^2 - 2 ln 3) = 0.93189, so in-flight context is
+        800 + 400 x exp(0.86842) / 2 = 800 + 476.63 = 1,276.6 tokens (not 800 + 200 = 1,000)."""
+        assert sizing.output_length_spread(400, 1200, 95) == pytest.approx(0.931889, rel=1e-5)
+        assert sizing.inflight_context_tokens(800, 400, 1200, 95) == pytest.approx(1276.63, abs=0.01)
+
+    def test_equal_lengths_give_prompt_plus_half_the_output(self):
+        """Every output 400 tokens (p95 = mean): a sequence is on average half way, 800 + 200 = 1,000."""
+        assert sizing.inflight_context_tokens(800, 400, 400, 95) == pytest.approx(1000.0)
+
+    def test_a_spread_beyond_any_lognormal_is_capped(self):
+        """p95 / mean above exp(1.6449^2 / 2) = 3.87: s = z = 1.6449, 1 + 100 x exp(2.7055) / 2 = 749.1 tokens."""
+        assert sizing.inflight_context_tokens(1, 100, 1024, 95) == pytest.approx(
+            1 + 100 * math.exp(1.644854**2) / 2, rel=1e-5
+        )
+
+    def test_margin_target(self):
+        """A +8% margin on a 50 ms target: the prediction must be at most 50 / 1.08 = 46.30 ms."""
+        assert float(sizing.margin_target(0.05, 0.08)) == pytest.approx(0.0462963, rel=1e-5)
+
+
+class TestOwnership:
+    def test_capex_per_gpu_adds_its_share_of_the_node(self):
+        """$30,000 GPU + ($32,010 host + $15,060 network) / 8 = $35,883.75 (catalogs/costs/ownership.toml)."""
+        assert float(sizing.owned_capex_usd_per_gpu(30_000, 32_010, 15_060, 8)) == pytest.approx(35_883.75)
+
+    def test_it_power_and_colocation_per_gpu(self):
+        """700 W + 4,600 W / 8 = 1,275 W; at $184.06 per kW-month (CBRE H2 2024) $234.68 a month."""
+        w = sizing.it_power_w_per_gpu(700, 4600, 8)
+        assert float(w) == 1275.0
+        assert float(sizing.colocation_usd_per_gpu_month(w, 184.06)) == pytest.approx(234.6765)

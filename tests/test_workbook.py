@@ -80,7 +80,7 @@ class TestDescription:
 
     def test_levers_cover_the_four_levers_against_the_baseline(self, spec):
         headers = [c.value for ref, c in spec.sheet("Levers").cells.items() if ref.endswith("3") and len(ref) == 2]
-        for lever in ("Baseline", "GPUs x2", "Context halved", "GQA sibling", "KV cache fp8", "KV cache int4"):
+        for lever in ("Baseline", "GPUs x2", "Context halved", "Compare model", "KV cache fp8", "KV cache int4"):
             assert lever in headers
 
     def test_gqa_sibling_of_llama_65b_is_llama_2_70b(self):
@@ -153,13 +153,14 @@ class TestWrittenFile:
 
 class TestReadInputs:
     def test_reads_the_shipped_inputs_with_blanks_as_none(self, book):
+        """The opening scenario: Llama 2 70B at its trained 4,096 tokens on 4 x H100 (compared with LLaMA-65B)."""
         assert read_inputs(book) == {
             "gpu": "H100 SXM 80GB",
-            "model": "LLaMA-65B",
-            "context": 8192,
+            "model": "Llama-2-70B",
+            "context": 4096,
             "kv_precision": None,
             "weight_precision": None,
-            "gpus": None,
+            "gpus": 4,
             "memory_utilization": None,
             "price_per_gpu_hour": None,
             "batch": 1,
@@ -301,3 +302,158 @@ class TestCheckedInWorkbooks:
                 if cells(ws).get(k) != cells(old[ws.title]).get(k)
             }
             assert not differ, f"{ws.title}: {sorted(differ)[:10]} differ; run `planner workbook --force`"
+
+
+HOSTILE_TOML = """
+[[gpu]]
+name = "=HYPERLINK(\\"http://evil.example\\",\\"click\\")"
+vendor = "other"
+architecture = "@Test"
+memory_bytes = 103079215104
+hbm_bandwidth_bytes_per_s = 4.0e12
+peak_flop_per_s = { fp16 = 1000e12, bf16 = 1000e12 }
+tdp_w = 700
+source = "=1+1"
+notes = "-2+3"
+"""
+
+
+def _hostile_catalog(tmp_path):
+    from planner.catalog import default_catalog
+
+    folder = tmp_path / "catalog"
+    folder.mkdir()
+    (folder / "hostile.toml").write_text(HOSTILE_TOML, encoding="utf-8")
+    return default_catalog(folder), folder
+
+
+def _column(ws, header: str):
+    return next(col for col in ws.iter_cols(min_row=1, max_row=ws.max_row) if col[0].value == header)
+
+
+class TestWhatAReaderSees:
+    """Issue 14's what-if workbook points that show in the file itself, without a spreadsheet engine."""
+
+    def test_money_shows_dollars_and_cents(self, spec):
+        """Cost cells read "$14.20", not "$14.199": every currency format is "$"#,##0.00."""
+        money = {(s.name, ref, c.fmt) for s in spec.sheets for ref, c in s.cells.items() if c.fmt and "$" in c.fmt}
+        assert money and {fmt for *_, fmt in money} == {'"$"#,##0.00'}
+        cost = [p for p in spec.probes if p.quantity.startswith("cost_per_mtok") and p.sheet != "Calc"]
+        assert cost and all(spec.sheet(p.sheet).cells[p.ref].fmt == '"$"#,##0.00' for p in cost)
+
+    def test_assumptions_show_one_format_per_unit_and_no_scientific_notation(self, book):
+        """Bytes as 1,964,947,538 (not 1964947537.92), seconds as 0.004500 (not 4.500E-03), fractions 0.90."""
+        ws = openpyxl.load_workbook(book)["Assumptions"]
+        rows = {r[0].value: r[1] for r in ws.iter_rows(min_row=4, max_col=2) if r[0].value}
+        assert rows["non_torch_bytes_tensor_parallel"].number_format == "#,##0"
+        assert rows["non_torch_bytes"].number_format == "#,##0"
+        assert rows["step_overhead_s"].number_format == "0.000000"
+        assert rows["memory_utilization"].number_format == "0.00##"
+        assert rows["max_num_seqs_large_gpu"].number_format == "#,##0"
+        for label, cell in rows.items():
+            if isinstance(cell.value, (int, float)) and not isinstance(cell.value, bool):
+                assert cell.number_format != "General" and "E+" not in cell.number_format, label
+
+    def test_chart_axes_follow_the_data(self, book):
+        """Batch charts plot the batches that fit (Sweeps column B, #N/A beyond max batch), so the axis ends
+        with the data; max batch against context is on a log scale so the MHA line is not flattened to zero."""
+        charts = {c.title.tx.rich.p[0].r[0].t: c for c in openpyxl.load_workbook(book)["Charts"]._charts}
+        for title in ("TPOT vs batch", "Throughput vs batch"):
+            x_ref = charts[title].series[0].xVal.numRef.f
+            assert x_ref.replace("'", "").startswith("Sweeps!$B$"), x_ref
+            assert charts[title].x_axis.scaling.max is None  # scaled to the data by the spreadsheet
+        context = charts["Max batch vs context: model and compare model"]
+        assert context.tagname == "lineChart" and context.y_axis.scaling.logBase == 10
+        assert len(context.series) == 2
+
+    def test_formula_sheets_are_protected_without_password_and_inputs_stay_editable(self, book):
+        wb = openpyxl.load_workbook(book)
+        for ws in wb.worksheets:
+            assert ws.protection.sheet and not ws.protection.password, ws.title
+            assert ws.protection.formatColumns is False  # columns can still be widened and folded open
+        inputs = wb[INPUTS_SHEET]
+        for f in INPUT_FIELDS:
+            assert inputs[f"B{input_row(f.key)}"].protection.locked is False, f.key
+        assert wb["Results"]["B5"].value.startswith("=") and wb["Results"]["B5"].protection.locked
+        tuning = wb.defined_names["eng_bandwidth_efficiency"].attr_text.split("!")[1].replace("$", "")
+        assert wb["Assumptions"][tuning].protection.locked is False
+
+    def test_every_sheet_prints_one_page_wide_in_landscape_with_long_catalog_text_folded(self, book):
+        wb = openpyxl.load_workbook(book)
+        for ws in wb.worksheets:
+            assert ws.page_setup.orientation == "landscape", ws.title
+            assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 0, ws.title
+        for title in ("GPUs", "Models", "Precisions"):
+            ws = wb[title]
+            source = _column(ws, "Source")[0].column_letter
+            assert ws.column_dimensions[source].hidden and ws.column_dimensions[source].outlineLevel == 1
+        models = wb["Models"]
+        assert not models.column_dimensions[_column(models, "KV heads (MLA: 1)")[0].column_letter].hidden
+
+    def test_no_visible_ranking_helper_row(self, spec):
+        """The ranking of the levers' cost per million tokens (errors last) lives on Calc, not as a grey row on
+        Levers."""
+        levers = spec.sheet("Levers")
+        texts = [str(c.value) for c in levers.cells.values() if c.value is not None]
+        assert not any("helper" in t or "IFERROR" in t for t in texts)
+        calc = spec.sheet("Calc")
+        assert any("IFERROR" in str(c.value) for c in calc.cells.values())
+
+    def test_explain_labels_sit_at_the_top_of_their_rows(self, book):
+        ws = openpyxl.load_workbook(book)["Explain"]
+        labels = [ws[f"A{r}"] for r in range(4, ws.max_row + 1) if ws[f"A{r}"].value]
+        assert labels and all(c.alignment.vertical == "top" for c in labels)
+
+    def test_opens_with_the_compare_model_of_the_other_attention_kind(self, spec):
+        """Llama 2 70B (GQA, 8 KV heads) against LLaMA-65B (MHA, 64): the seed's 8x KV-per-token comparison."""
+        inputs = spec.sheet(INPUTS_SHEET)
+        assert inputs.cells[f"B{input_row('compare_model')}"].value == "LLaMA-65B"
+        assert inputs.cells[f"B{input_row('context')}"].value == 4096  # Llama 2 70B's trained maximum
+
+
+class TestEachResultNamesItsModelFunction:
+    """Issue 11: each probed cell is checked against the planner.api function of the same name (the parity tests
+    in test_workbook_libreoffice.py call it), not against a second copy of the formula."""
+
+    def test_every_probe_names_a_function_of_planner_api_and_a_field_of_its_result(self, spec):
+        import typing
+
+        from planner import api
+
+        for p in spec.probes:
+            function, _, field = p.quantity.partition("@")[0].partition(".")
+            assert callable(getattr(api, function, None)), p
+            if field:
+                returned = typing.get_type_hints(getattr(api, function))["return"]
+                fields = {f.name for f in dataclasses.fields(returned)}
+                assert field in fields or isinstance(getattr(returned, field, None), property), p
+
+    def test_calc_shows_the_function_each_row_is_checked_against(self, spec):
+        calc = spec.sheet("Calc")
+        header = next(ref for ref, c in calc.cells.items() if c.value == "Checked against (planner.api)")
+        col = header.rstrip("0123456789")
+        for p in spec.probes:
+            if p.sheet == "Calc":
+                assert calc.cells[f"{col}{p.ref.lstrip('ABCDEFGH')}"].value == p.quantity, p
+
+
+class TestCatalogTextStaysText:
+    """A catalog name or source that starts with '=' lands in the workbook as text, never as a formula."""
+
+    def test_generated_workbook(self, tmp_path):
+        cat, _ = _hostile_catalog(tmp_path)
+        name = '=HYPERLINK("http://evil.example","click")'
+        path = write_workbook(build_whatif(cat), tmp_path / "book.xlsx")
+        ws = openpyxl.load_workbook(path)["GPUs"]
+        row = next(c.row for c in _column(ws, "GPU") if c.value == "'" + name)  # the conventional apostrophe
+        for header, want in (("GPU", name), ("Source", "=1+1"), ("Notes", "-2+3"), ("Architecture", "@Test")):
+            cell = ws[f"{_column(ws, header)[0].column_letter}{row}"]
+            assert cell.value == "'" + want and cell.data_type == "s", header
+
+    def test_refresh_command(self, tmp_path, book):
+        _, folder = _hostile_catalog(tmp_path)
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "--catalog", str(folder)])
+        assert result.exit_code == 0, result.output
+        ws = openpyxl.load_workbook(book)["GPUs"]
+        cells = [c for c in _column(ws, "Source") if c.value == "'=1+1"]
+        assert len(cells) == 1 and cells[0].data_type == "s"

@@ -46,6 +46,8 @@ NAMED = {
     "sliding-moe-mxfp4-gptoss-120b": dict(model="gpt-oss-120b", context=131072),
     "sliding-gptoss-20b-batch-64": dict(model="gpt-oss-20b", context=2048, batch=64),
     "sliding-gemma-l4-int4": dict(gpu="L4", model="Gemma-2-27B", weight_precision="int4", gpus=2),
+    "hybrid-5-to-1-gemma3-27b": dict(model="Gemma-3-27B", context=65536),
+    "chunked-interleaved-moe-llama4-maverick": dict(model="Llama-4-Maverick", context=131072, gpus=8),
     "rtx4090-kv-fp8": dict(gpu="RTX 4090", model="Llama-3.1-8B", context=16384, kv_precision="fp8"),
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),
@@ -73,6 +75,8 @@ NAMED = {
     "tied-embeddings-1b-on-t4": dict(gpu="T4", model="Llama-3.2-1B", context=8192, batch=4),
     "mha-13b-gqa-sibling-a100": dict(gpu="A100 SXM 80GB", model="Llama-2-13B", context=4096),
     "explicit-price-and-64-gpus": dict(model="DeepSeek-V3", gpus=64, price_per_gpu_hour=1.75, batch=256),
+    "opening-scenario": dict(model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B"),
+    "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),
 }
 
 
@@ -103,6 +107,7 @@ def recalculated(tmp_path_factory):
     require_libreoffice()
     spec = build_whatif()
     specs = {key: with_inputs(spec, inputs) for key, inputs in SCENARIO_INPUTS.items()}
+    specs["as-shipped"] = spec
     return spec, recalculate_many(specs, tmp_path_factory.mktemp("parity"))
 
 
@@ -114,6 +119,42 @@ class TestParityWithThePythonModel:
         assert len(SCENARIO_INPUTS) >= 50
         assert any(m.moe for m in models) and any(m.mla for m in models) and any(m.sliding_window for m in models)
         assert len({s["gpu"] for s in SCENARIO_INPUTS.values()}) >= 10
+
+    @pytest.mark.parametrize(
+        "name,inputs",
+        [
+            ("as-shipped", None),
+            ("two-nodes-and-beyond-trained-context", dict(context=8192, gpus=16)),
+            ("gqa-70b-fp16-kv", dict(context=8192, gpus=None)),
+        ],
+    )
+    def test_inputs_warn_as_planner_plan_does(self, recalculated, name, inputs):
+        """The Inputs sheet shows `planner plan`'s warnings, word for word, and none for the opening scenario:
+        Llama 2 70B at 8,192 tokens is past its trained 4,096; 16 GPUs are two 8-GPU nodes."""
+        from planner.api import plan
+
+        spec, books = recalculated
+        cells = [ref for ref, c in spec.sheet(INPUTS_SHEET).cells.items() if c.style == "warn"]
+        shown = [books[name][INPUTS_SHEET][ref].value for ref in cells]
+        want = []
+        if inputs is not None:
+            want = [f"Warning: {w}" for w in plan("H100 SXM 80GB", "Llama-2-70B", batch=1, **inputs).warnings]
+            assert want  # the case is one that warns
+        assert [w for w in shown if w] == want
+
+    @pytest.mark.parametrize("name", ["opening-scenario", "does-not-fit-on-given-gpus", "no-catalog-price"])
+    def test_levers_name_the_cheapest_scenario_per_million_tokens(self, recalculated, name):
+        """The green, named lever is the one whose api.cost_per_mtok at max batch is lowest ("none fits" when
+        no scenario has a cost)."""
+        spec, books = recalculated
+        inputs = SCENARIO_INPUTS[name]
+        cost = {
+            header: expected(scenario_inputs(inputs, key), "cost_per_mtok@batch=max") for key, header, _ in SCENARIOS
+        }
+        costs = {h: c for h, c in cost.items() if isinstance(c, float)}
+        levers = books[name]["Levers"]
+        label = next(r for r in levers.iter_rows() if r[0].value == "Cheapest per million output tokens")
+        assert label[2].value == (min(costs, key=costs.get) if costs else "none fits")
 
     @pytest.mark.parametrize("name", sorted(SCENARIO_INPUTS))
     def test_every_result_cell_equals_the_model(self, recalculated, name):
@@ -131,12 +172,12 @@ class TestParityWithThePythonModel:
         assert not wrong, f"{len(wrong)} of {len(spec.probes)} cells differ:\n" + "\n".join(wrong[:25])
 
     def test_default_template_matches_planner_plan(self, recalculated):
-        """The shipped inputs give `planner plan`'s max batch (7 for LLaMA-65B on 4 x H100 at 8,192 tokens)."""
+        """The shipped inputs give `planner plan`'s max batch (Llama 2 70B on 4 x H100 at 4,096 tokens)."""
         from planner.api import plan
 
         spec, books = recalculated
-        p = plan("H100 SXM 80GB", "LLaMA-65B", 8192, batch=1)
-        results = books["default-mha-65b"]["Results"]
+        p = plan("H100 SXM 80GB", "Llama-2-70B", 4096, gpus=4, batch=1)
+        results = books["opening-scenario"]["Results"]
         values = {results[f"A{r}"].value: results[f"B{r}"].value for r in range(4, 20)}
         assert values["Max batch"] == int(p.memory.max_batch)
         assert values["GPUs in the group"] == p.gpus
@@ -208,4 +249,10 @@ class TestRenderedPages:
         pdf = convert(path, "pdf", tmp_path / "pdf")[0]
         subprocess.run(["pdftoppm", "-r", "40", "-png", str(pdf), str(tmp_path / "page")], check=True)
         pages = sorted(tmp_path.glob("page-*.png"))
-        assert len(pages) >= len(openpyxl.load_workbook(path).sheetnames)
+        sheets = openpyxl.load_workbook(path).sheetnames
+        assert len(sheets) <= len(pages) <= len(sheets) + 5  # Results, Assumptions and Calc run over a page
+        for i in range(1, len(pages) + 1):  # no blank page: each has its sheet's title or table header
+            text = subprocess.run(
+                ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True
+            ).stdout
+            assert text.strip(), f"page {i} is blank"

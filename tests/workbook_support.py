@@ -16,7 +16,7 @@ import pytest
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.errors import DoesNotFitError, MissingDataError, PlannerError
+from planner.errors import DoesNotFitError, PlannerError
 from planner.libreoffice import convert, find_soffice
 from planner.workbook.catalog_sheets import gqa_sibling
 from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
@@ -103,88 +103,91 @@ def scenario_inputs(base: dict, key: str) -> dict:
     return s
 
 
-_N_FREE = ("ridge", "weight_bytes", "kv_token")
+#: Functions whose result does not depend on the GPU count (so the baseline's group error does not reach them).
+_N_FREE = ("ridge", "weight_bytes", "kv_bytes_per_token")
+
+
+def _options(s: dict, n: int | None = None) -> dict:
+    """The scenario's options as keyword arguments of planner.api (``n``: the group the memory plan chose)."""
+    return dict(
+        kv_precision=s.get("kv_precision"),
+        gpus=s.get("gpus") if n is None else n,
+        weight_precision=s.get("weight_precision"),
+        memory_utilization=s.get("memory_utilization"),
+    )
+
+
+#: Each probe's function of planner.api, called with the scenario's inputs: a probe "function.field@arg=value"
+#: is ``getattr(MODEL[function](scenario, args), field)``. ``n`` is the group memory_plan chose, ``args`` the
+#: arguments after "@". No formula of the model is restated here.
+MODEL = {
+    "ridge": lambda s, n, a: api.ridge(s["gpu"], s.get("weight_precision") or _native(s["model"])),
+    "weight_bytes": lambda s, n, a: api.weight_bytes(s["model"], s.get("weight_precision")),
+    "kv_bytes_per_token": lambda s, n, a: api.kv_bytes_per_token(s["model"], s.get("kv_precision")),
+    "memory_plan": lambda s, n, a: api.memory_plan(s["gpu"], s["model"], s["context"], **_options(s)),
+    "max_batch": lambda s, n, a: api.max_batch(s["gpu"], s["model"], a["context"], **_options(s, n)),
+    "prefill": lambda s, n, a: api.prefill(
+        s["gpu"],
+        s["model"],
+        s["context"],
+        n,
+        s.get("weight_precision"),
+        kv_precision=s.get("kv_precision"),
+        memory_utilization=s.get("memory_utilization"),
+    ),
+    "decode_step": lambda s, n, a: api.decode_step(s["gpu"], s["model"], s["context"], a["batch"], **_options(s, n)),
+    "cost_per_mtok": lambda s, n, a: api.cost_per_mtok(
+        s["gpu"],
+        s["model"],
+        s["context"],
+        a["batch"],
+        s.get("price_per_gpu_hour"),
+        **_options(s, n),
+    ),
+}
+
+
+def _native(model: str) -> str:
+    """The weight precision a blank input means: the model as published."""
+    return default_catalog().model(model).native_precision
 
 
 def expected(s: dict, quantity: str) -> float | Error:
-    """What the Python model says for one probe of a scenario: a number, or the error cell it must show."""
-    if isinstance(s.get("gpus"), Error) and quantity not in _N_FREE:
+    """What the planner function a probe names gives for the scenario: a number, or the error cell it must show.
+
+    "@batch=chosen" is the Inputs batch (blank: max batch), "@batch=max" the max batch; a sweep point above max
+    batch, or a context where nothing fits, shows #N/A (the Sweeps sheet's mark for charts to skip).
+    """
+    call, _, at = quantity.partition("@")
+    function, _, field = call.partition(".")
+    args: dict = dict(arg.split("=", 1) for arg in at.split(",")) if at else {}
+    if isinstance(s.get("gpus"), Error) and function not in _N_FREE:
         return s["gpus"]
-    gpu, model, ctx = s["gpu"], s["model"], s["context"]
-    kv, wp, util, gpus = s.get("kv_precision"), s.get("weight_precision"), s.get("memory_utilization"), s.get("gpus")
+    n = None
     try:
-        if quantity == "ridge":
-            native = default_catalog().model(model).native_precision
-            return api.ridge(gpu, precision=wp or native)
-        if quantity == "weight_bytes":
-            return api.weight_bytes(model, precision=wp)
-        if quantity == "kv_token":
-            return api.kv_bytes_per_token(model, kv_precision=kv)
-        mem = api.memory_plan(gpu, model, ctx, kv_precision=kv, gpus=gpus, weight_precision=wp, memory_utilization=util)
-        n = int(mem.gpus)
-        kind, _, field = quantity.partition(".")
-        if kind == "memory":
-            return float(getattr(mem, field))
-        if kind == "prefill":
-            return float(
-                getattr(
-                    api.prefill(gpu, model, ctx, gpus=n, weight_precision=wp, kv_precision=kv, memory_utilization=util),
-                    field,
-                )
-            )
-        if quantity == "batch_per_dollar":
-            price = s.get("price_per_gpu_hour")
-            if price is None:
-                price = api.gpu_price_per_hour(gpu)
-                if math.isnan(price):
-                    raise MissingDataError("no catalog price")  # as api.cost_per_mtok raises
-            return float(mem.max_batch) / (n * price)
-        if kind.startswith("sweep_context"):
-            c = int(quantity.split(":")[1])
-            try:
-                return float(
-                    api.max_batch(gpu, model, c, kv_precision=kv, gpus=n, weight_precision=wp, memory_utilization=util)
-                )
-            except DoesNotFitError:
-                return Error("#N/A")
-        if kind.startswith("sweep_batch"):
-            _, b, field = quantity.split(":")
-            if int(b) > mem.max_batch:
-                return Error("#N/A")
-            return _decode_field(
-                api.decode_step(
-                    gpu, model, ctx, batch=int(b), kv_precision=kv, gpus=n, weight_precision=wp, memory_utilization=util
-                ),
-                field,
-            )
-        batch = s.get("batch") if kind == "decode" else None
-        b = int(mem.max_batch) if batch is None else batch
-        if field == "cost":
-            return float(
-                api.cost_per_mtok(
-                    gpu,
-                    model,
-                    ctx,
-                    batch=b,
-                    price_per_gpu_hour=s.get("price_per_gpu_hour"),
-                    kv_precision=kv,
-                    gpus=n,
-                    weight_precision=wp,
-                    memory_utilization=util,
-                )
-            )
-        return _decode_field(
-            api.decode_step(
-                gpu, model, ctx, batch=b, kv_precision=kv, gpus=n, weight_precision=wp, memory_utilization=util
-            ),
-            field,
-        )
+        if function not in _N_FREE:
+            mem = api.memory_plan(s["gpu"], s["model"], s["context"], **_options(s))
+            n = int(mem.gpus)
     except PlannerError as exc:
         return _err(exc)
-
-
-def _decode_field(step, field: str) -> float:
-    return float(getattr(step, field))
+    batch = args.get("batch")
+    if batch == "chosen":
+        args["batch"] = int(mem.max_batch) if s.get("batch") is None else s["batch"]
+    elif batch == "max":
+        args["batch"] = int(mem.max_batch)
+    elif batch is not None:  # a point of the batch sweep
+        if int(batch) > mem.max_batch:
+            return Error("#N/A")
+        args["batch"] = int(batch)
+    if "context" in args:
+        args["context"] = int(args["context"])
+    try:
+        result = MODEL[function](s, n, args)
+    except DoesNotFitError as exc:
+        return Error("#N/A") if function == "max_batch" else _err(exc)  # a sweep context where nothing fits
+    except PlannerError as exc:
+        return _err(exc)
+    return float(getattr(result, field) if field else result)
 
 
 def agrees(cell: Any, want: float | Error, scale: float = 1.0, rel: float = 1e-9) -> bool:

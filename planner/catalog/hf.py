@@ -2,10 +2,13 @@
 
 Pure: a dict in, a validated ``Model`` out. Multimodal configs use their ``text_config``; fields a config
 does not state take the transformers defaults named in the code (each default is reported as a note).
+Every value is checked before use: a size must be a whole number (32.7 layers is refused, not truncated),
+a flag a boolean, a table an object; anything else is an ``InvalidInputError`` naming the key.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import ValidationError
@@ -15,12 +18,63 @@ from planner.catalog.schema import Model
 from planner.errors import InvalidInputError
 
 _DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float8_e4m3fn": "fp8"}
+#: Largest size any config field may state (2^31 - 1): larger is a typo or an attack, not a model.
+_MAX_SIZE = 2**31 - 1
+#: Largest parameter count accepted (10^15): the entry must fit a TOML integer and mean something.
+_MAX_PARAMS = 10**15
+_MISSING = object()
 
 
-def _first(cfg: dict[str, Any], *keys: str, default: Any = None) -> Any:
-    for k in keys:
-        if cfg.get(k) is not None:
-            return cfg[k]
+def _describe(value: Any) -> str:
+    text = repr(value) if isinstance(value, (str, int, float, bool)) or value is None else type(value).__name__
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _int(cfg: dict, key: str, default: Any = _MISSING, minimum: int = 1) -> int:
+    """``cfg[key]`` as a whole number >= ``minimum``; a float is accepted only when it is whole (32.0)."""
+    value = cfg.get(key)
+    if value is None:
+        if default is _MISSING:
+            raise InvalidInputError(f"config.json lacks {key}; is it a decoder-only language model config?")
+        return default
+    ok = isinstance(value, int) and not isinstance(value, bool)
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value, ok = int(value), True
+    if not ok or not minimum <= value <= _MAX_SIZE:
+        raise InvalidInputError(
+            f"config.json: {key} must be a whole number from {minimum} to {_MAX_SIZE:,}, got {_describe(value)}"
+        )
+    return value
+
+
+def _typed(cfg: dict, key: str, kind: type, default: Any, accepted: str) -> Any:
+    """``cfg[key]`` if it is a ``kind`` (``default`` when absent or null), else a one-line refusal."""
+    value = cfg.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        raise InvalidInputError(f"config.json: {key} must be {accepted}, got {_describe(value)}")
+    return value
+
+
+def _bool(cfg: dict, key: str, default: bool) -> bool:
+    return _typed(cfg, key, bool, default, "true or false")
+
+
+def _str(cfg: dict, key: str, default: str = "") -> str:
+    return _typed(cfg, key, str, default, "a string")
+
+
+def _dict(cfg: dict, key: str) -> dict:
+    return _typed(cfg, key, dict, {}, "an object")
+
+
+def _first_int(cfg: dict, keys: tuple[str, ...], default: Any = _MISSING, minimum: int = 1) -> int:
+    for key in keys:
+        if cfg.get(key) is not None:
+            return _int(cfg, key, minimum=minimum)
+    if default is _MISSING:
+        raise InvalidInputError(f"config.json lacks {keys[0]}; is it a decoder-only language model config?")
     return default
 
 
@@ -31,35 +85,46 @@ def model_from_hf_config(
     source: str = "",
     aliases: tuple[str, ...] = (),
     published_params: int | None = None,
+    published_params_source: str = "",
 ) -> tuple[Model, list[str]]:
     """A ``Model`` from a config.json dict, and the notes on what was assumed."""
     if not isinstance(config, dict):
         raise InvalidInputError("config.json must hold a JSON object")
     outer = config
-    cfg = {**config, **config["text_config"]} if isinstance(config.get("text_config"), dict) else dict(config)
+    text = _dict(config, "text_config")
+    cfg = {**config, **text}
     notes: list[str] = []
-    model_type = str(cfg.get("model_type", outer.get("model_type", "")))
+    model_type = _str(cfg, "model_type", _str(outer, "model_type"))
     missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size") if k not in cfg]
     if missing:
         raise InvalidInputError(f"config.json lacks {', '.join(missing)}; is it a decoder-only language model config?")
-    heads = int(cfg["num_attention_heads"])
-    hidden = int(cfg["hidden_size"])
-    layers = int(cfg["num_hidden_layers"])
-    kv_heads = int(_first(cfg, "num_key_value_heads", default=heads))
+    heads = _int(cfg, "num_attention_heads")
+    hidden = _int(cfg, "hidden_size")
+    layers = _int(cfg, "num_hidden_layers")
     if "num_key_value_heads" not in cfg:
         notes.append("num_key_value_heads absent: MHA (KV heads = attention heads)")
-    head_dim = _first(cfg, "head_dim")
+    kv_heads = _int(cfg, "num_key_value_heads", default=heads)
+    head_dim = _int(cfg, "head_dim", default=None)
     if head_dim is None:
         head_dim = hidden // heads
         notes.append(f"head_dim absent: hidden_size / heads = {head_dim}")
-    dtype = str(_first(cfg, "torch_dtype", "dtype", default=_first(outer, "torch_dtype", "dtype", default="bfloat16")))
+    dtype = _str(cfg, "torch_dtype", _str(cfg, "dtype", _str(outer, "torch_dtype", _str(outer, "dtype", "bfloat16"))))
     native = _DTYPES.get(dtype, "bf16")
-    quant = outer.get("quantization_config") or cfg.get("quantization_config") or {}
+    if dtype not in _DTYPES:
+        notes.append(f"torch_dtype {dtype!r} not recognised: bf16 assumed")
+    quant = _dict(outer, "quantization_config") or _dict(cfg, "quantization_config")
+    method = _str(quant, "quant_method")
     expert_precision = None
-    if quant.get("quant_method") == "mxfp4":
+    if method == "mxfp4":
         expert_precision = "mxfp4"
-    elif quant.get("quant_method") == "fp8":
+    elif method == "fp8":
         native = "fp8"
+    elif method:
+        notes.append(f"quantization_config quant_method {method!r} is not modelled: weights counted at {native}")
+    is_llama4 = model_type.startswith("llama4")
+    dense_width_keys = ("intermediate_size_mlp", "intermediate_size") if is_llama4 else ("intermediate_size", "ffn_dim")
+    if not any(cfg.get(k) is not None for k in dense_width_keys):
+        notes.append(f"intermediate_size absent: 4 x hidden_size = {4 * hidden}")
     entry: dict[str, Any] = {
         "name": name,
         "aliases": list(aliases),
@@ -69,101 +134,161 @@ def model_from_hf_config(
         "hidden_size": hidden,
         "num_attention_heads": heads,
         "num_kv_heads": kv_heads,
-        "head_dim": int(head_dim),
-        "intermediate_size": int(_first(cfg, "intermediate_size", "ffn_dim", default=4 * hidden)),
-        "vocab_size": int(cfg["vocab_size"]),
-        "tie_word_embeddings": bool(cfg.get("tie_word_embeddings", outer.get("tie_word_embeddings", False))),
-        "max_context": int(_first(cfg, "max_position_embeddings", "max_sequence_length", "seq_length", default=4096)),
+        "head_dim": head_dim,
+        "intermediate_size": _first_int(cfg, dense_width_keys, default=min(4 * hidden, _MAX_SIZE)),
+        "vocab_size": _int(cfg, "vocab_size"),
+        "tie_word_embeddings": _bool(cfg, "tie_word_embeddings", _bool(outer, "tie_word_embeddings", False)),
+        "max_context": _first_int(cfg, ("max_position_embeddings", "max_sequence_length", "seq_length"), default=4096),
         "native_precision": native,
-        "attention_bias": bool(cfg.get("attention_bias", model_type.startswith("qwen2"))),
-        "qk_norm": model_type.startswith("qwen3"),
+        "attention_bias": _bool(cfg, "attention_bias", model_type.startswith("qwen2")),
+        "qk_norm": model_type.startswith(("qwen3", "gemma3"))
+        or (model_type.startswith("glm4_moe") and _bool(cfg, "use_qk_norm", False)),
         "source": source or (f"https://huggingface.co/{hf_id}/blob/main/config.json" if hf_id else "config.json"),
     }
     if "tie_word_embeddings" not in cfg and "tie_word_embeddings" not in outer:
-        notes.append("tie_word_embeddings absent: assumed untied")
+        default_tied = model_type.startswith(("gemma",))
+        entry["tie_word_embeddings"] = default_tied
+        notes.append(f"tie_word_embeddings absent: assumed {'tied (Gemma default)' if default_tied else 'untied'}")
     if expert_precision:
         entry["native_expert_precision"] = expert_precision
     if model_type.startswith("gpt_oss"):
         entry.update(attention_output_bias=True, attention_sinks=True)
     if model_type.startswith(("gemma2", "gemma3")):
         entry["norms_per_layer"] = 4
+    if model_type == "cohere":  # one LayerNorm feeds attention and MLP in parallel
+        entry["norms_per_layer"] = 1
     _sliding(cfg, entry, layers, model_type, notes)
-    _moe(cfg, entry, notes)
-    if cfg.get("kv_lora_rank"):
-        entry["mla"] = {
-            "kv_lora_rank": int(cfg["kv_lora_rank"]),
-            "qk_rope_head_dim": int(cfg["qk_rope_head_dim"]),
-            "qk_nope_head_dim": int(cfg["qk_nope_head_dim"]),
-            "v_head_dim": int(cfg["v_head_dim"]),
-            "q_lora_rank": int(cfg["q_lora_rank"]) if cfg.get("q_lora_rank") else None,
-        }
-        entry["head_dim"] = int(cfg["qk_nope_head_dim"]) + int(cfg["qk_rope_head_dim"])
+    _chunked(cfg, entry, layers, notes)
+    _moe(cfg, entry, model_type, notes)
+    _mla(cfg, entry)
     try:
         draft = Model(**entry, published_params_total=1, published_params_source="(computed)")
     except ValidationError as exc:
         err = exc.errors()[0]
+        where = ".".join(map(str, err["loc"])) or "(entry)"
         raise InvalidInputError(
-            f"config.json gives an invalid model: field '{'.'.join(map(str, err['loc']))}': {err['msg']}"
+            f"config.json gives an invalid model: field '{where}': {err['msg'].removeprefix('Value error, ')}"
         ) from None
     total, active = param_counts(draft)
+    if total > _MAX_PARAMS:
+        raise InvalidInputError(f"config.json describes {total:.3g} parameters; more than {_MAX_PARAMS:.0e} is refused")
     if published_params is None:
         entry["published_params_total"] = total
         entry["published_params_source"] = (
             "computed by planner catalog import-hf from config.json (no published count given)"
         )
-        notes.append("no published parameter count given (--params): the computed count is recorded in its place")
+        notes.append("no parameter count given (--params) or found in safetensors: the computed count is recorded")
     else:
         entry["published_params_total"] = int(published_params)
-        entry["published_params_source"] = "given to planner catalog import-hf --params"
+        entry["published_params_source"] = published_params_source or "given to planner catalog import-hf --params"
+        embedding = entry["vocab_size"] * hidden
+        if entry["tie_word_embeddings"] and published_params == total + embedding:
+            entry["published_total_includes_tied_copy"] = True
+            notes.append("the stored count includes a copy of the tied output head (vocab x hidden)")
     if draft.moe is not None:
         entry["published_params_active"] = active
     return Model(**entry), notes
 
 
 def _sliding(cfg: dict, entry: dict, layers: int, model_type: str, notes: list[str]) -> None:
-    window = cfg.get("sliding_window")
+    window = _int(cfg, "sliding_window", default=None)
     if not window or cfg.get("use_sliding_window") is False:
+        return
+    if window >= entry["max_context"]:
+        notes.append(f"sliding_window {window} is not below max_position_embeddings: no layer is windowed")
         return
     layer_types = cfg.get("layer_types")
     if isinstance(layer_types, list) and layer_types:
-        count = sum(1 for t in layer_types if "sliding" in str(t))
+        if len(layer_types) != layers or not all(isinstance(t, str) for t in layer_types):
+            raise InvalidInputError(f"config.json: layer_types must list {layers} strings, one per layer")
+        count = sum(1 for t in layer_types if "sliding" in t)
         pattern = "per config layer_types"
-    elif cfg.get("sliding_window_pattern"):
-        every = int(cfg["sliding_window_pattern"])
+    elif cfg.get("sliding_window_pattern") is not None:
+        every = _int(cfg, "sliding_window_pattern")
         count = layers - layers // every
         pattern = f"{every - 1} of every {every} layers (sliding_window_pattern {every})"
     elif model_type.startswith("gemma2"):
         count, pattern = layers // 2, "every other layer (Gemma 2)"
     elif cfg.get("max_window_layers") is not None and model_type.startswith("qwen"):
-        count = max(0, layers - int(cfg["max_window_layers"]))
-        pattern = f"layers from max_window_layers {cfg['max_window_layers']}"
+        first = _int(cfg, "max_window_layers", minimum=0)
+        count = max(0, layers - first)
+        pattern = f"layers from max_window_layers {first}"
     else:
         count, pattern = layers, "all layers"
     if count:
-        entry.update(sliding_window=int(window), sliding_window_layers=count, sliding_window_pattern=pattern)
+        entry.update(sliding_window=window, sliding_window_layers=count, sliding_window_pattern=pattern)
         notes.append(f"sliding window {window} on {count} of {layers} layers ({pattern})")
 
 
-def _moe(cfg: dict, entry: dict, notes: list[str]) -> None:
-    experts = _first(cfg, "num_local_experts", "num_experts", "n_routed_experts")
+def _chunked(cfg: dict, entry: dict, layers: int, notes: list[str]) -> None:
+    """Llama 4: layers that apply RoPE (no_rope_layers[i] == 1) use chunked attention; the NoPE layers are global."""
+    chunk = _int(cfg, "attention_chunk_size", default=None)
+    if not chunk:
+        return
+    flags = cfg.get("no_rope_layers")
+    if isinstance(flags, list) and flags:
+        if len(flags) != layers or any(f not in (0, 1) or isinstance(f, float) for f in flags):
+            raise InvalidInputError(f"config.json: no_rope_layers must list {layers} values of 0 or 1")
+        count = sum(1 for f in flags if f == 1)
+        pattern = "layers with no_rope_layers 1 (RoPE) use chunked attention; the NoPE layers attend globally"
+    else:
+        every = _int(cfg, "no_rope_layer_interval", default=4)
+        count = layers - layers // every
+        pattern = f"{every - 1} of every {every} layers (no_rope_layer_interval {every}); every {every}th is global"
+    if count:
+        entry.update(attention_chunk_size=chunk, chunked_attention_layers=count, chunked_attention_pattern=pattern)
+        notes.append(f"chunked attention ({chunk} tokens) on {count} of {layers} layers")
+
+
+def _moe(cfg: dict, entry: dict, model_type: str, notes: list[str]) -> None:
+    experts = _first_int(cfg, ("num_local_experts", "num_experts", "n_routed_experts"), default=0, minimum=0)
     if not experts:
         return
-    per_token = int(_first(cfg, "num_experts_per_tok", "experts_per_token", "num_experts_per_token", default=2))
-    expert_width = int(_first(cfg, "moe_intermediate_size", default=entry["intermediate_size"]))
+    per_token = _first_int(cfg, ("num_experts_per_tok", "experts_per_token", "num_experts_per_token"), default=2)
+    if model_type.startswith("llama4"):
+        expert_width = _int(cfg, "intermediate_size")
+    else:
+        expert_width = _int(cfg, "moe_intermediate_size", default=entry["intermediate_size"])
+    only_dense = cfg.get("mlp_only_layers")
+    if only_dense not in (None, []):
+        raise InvalidInputError("config.json: mlp_only_layers lists dense layers; only an empty list is supported")
     moe: dict[str, Any] = {
-        "num_experts": int(experts),
+        "num_experts": experts,
         "experts_per_token": per_token,
         "expert_intermediate_size": expert_width,
-        "dense_layers": int(cfg.get("first_k_dense_replace", 0) or 0),
+        "dense_layers": _int(cfg, "first_k_dense_replace", default=0, minimum=0),
+        "layer_step": _first_int(cfg, ("interleave_moe_layer_step", "decoder_sparse_step"), default=1),
     }
-    shared = cfg.get("n_shared_experts")
+    if _int(cfg, "moe_layer_freq", default=1) != 1:  # DeepSeek: MoE where i % freq == 0, not modelled
+        raise InvalidInputError("config.json: moe_layer_freq other than 1 is not supported")
+    shared = _int(cfg, "n_shared_experts", default=0, minimum=0)
+    shared_width = _int(cfg, "shared_expert_intermediate_size", default=0, minimum=0)
     if shared:
-        moe.update(num_shared_experts=int(shared), shared_expert_intermediate_size=expert_width)
-    elif cfg.get("shared_expert_intermediate_size"):
-        moe.update(num_shared_experts=1, shared_expert_intermediate_size=int(cfg["shared_expert_intermediate_size"]))
-    if str(cfg.get("model_type", "")).startswith("gpt_oss"):
+        moe.update(num_shared_experts=shared, shared_expert_intermediate_size=expert_width)
+    elif shared_width:
+        moe.update(num_shared_experts=1, shared_expert_intermediate_size=shared_width)
+    elif model_type.startswith("llama4"):  # Llama4TextMoe always has one shared expert of the expert width
+        moe.update(num_shared_experts=1, shared_expert_intermediate_size=expert_width)
+    if model_type.startswith("gpt_oss"):
         moe.update(expert_bias=True, router_bias=True)
-    if cfg.get("topk_method") == "noaux_tc":
+    if cfg.get("topk_method") == "noaux_tc" or model_type.startswith("glm4_moe"):
         moe["router_bias"] = True  # e_score_correction_bias
     entry["moe"] = moe
     notes.append(f"MoE: {experts} experts, {per_token} per token, expert width {expert_width}")
+
+
+def _mla(cfg: dict, entry: dict) -> None:
+    if cfg.get("kv_lora_rank") is None:
+        return
+    missing = [k for k in ("qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim") if cfg.get(k) is None]
+    if missing:
+        raise InvalidInputError(f"config.json gives kv_lora_rank (MLA) without {', '.join(missing)}")
+    q_lora = _int(cfg, "q_lora_rank", default=None)
+    entry["mla"] = {
+        "kv_lora_rank": _int(cfg, "kv_lora_rank"),
+        "qk_rope_head_dim": _int(cfg, "qk_rope_head_dim"),
+        "qk_nope_head_dim": _int(cfg, "qk_nope_head_dim"),
+        "v_head_dim": _int(cfg, "v_head_dim"),
+        "q_lora_rank": q_lora,
+    }
+    entry["head_dim"] = entry["mla"]["qk_nope_head_dim"] + entry["mla"]["qk_rope_head_dim"]

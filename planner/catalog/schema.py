@@ -208,6 +208,11 @@ class Moe(BaseModel):
     dense_layers: int = Field(
         default=0, ge=0, description="leading layers with a dense MLP (DeepSeek first_k_dense_replace)"
     )
+    layer_step: PositiveInt = Field(
+        default=1,
+        description="after the leading dense layers, layer i (from 0) is MoE when (i + 1) % layer_step == 0 and dense "
+        "otherwise (Llama 4 interleave_moe_layer_step, Qwen decoder_sparse_step); 1: every layer",
+    )
     expert_bias: bool = Field(default=False, description="expert projections carry biases (gpt-oss)")
     router_bias: bool = False
 
@@ -259,6 +264,13 @@ class Model(_Entry):
     sliding_window: PositiveInt | None = Field(default=None, description="tokens a sliding-window layer attends to")
     sliding_window_layers: int = Field(default=0, ge=0, description="how many layers use the window")
     sliding_window_pattern: str = Field(default="", description="which layers, in words (e.g. 'every other layer')")
+    attention_chunk_size: PositiveInt | None = Field(
+        default=None,
+        description="tokens per chunk of a chunked-attention layer (Llama 4): a token attends only to earlier "
+        "tokens of its own chunk, so such a layer caches at most one chunk",
+    )
+    chunked_attention_layers: int = Field(default=0, ge=0, description="how many layers use chunked attention")
+    chunked_attention_pattern: str = Field(default="", description="which layers, in words")
     extra_params: int = Field(default=0, ge=0, description="parameters outside the decoder (vision encoder, MTP)")
     extra_params_note: str = ""
     extra_params_loaded: bool = Field(
@@ -271,6 +283,11 @@ class Model(_Entry):
     published_params_source: str = Field(min_length=3)
     published_active_excludes_embedding: bool = Field(
         default=False, description="the published active count leaves out the input embedding (gpt-oss)"
+    )
+    published_total_includes_tied_copy: bool = Field(
+        default=False,
+        description="the published (safetensors) total also counts a stored copy of the tied output head "
+        "(vocab x hidden) that tie_word_embeddings makes redundant (Qwen3-0.6B, Qwen3-1.7B)",
     )
 
     @model_validator(mode="after")
@@ -285,7 +302,24 @@ class Model(_Entry):
             raise ValueError("sliding_window_layers needs sliding_window")
         if self.moe is not None and self.moe.dense_layers > self.num_layers:
             raise ValueError("moe.dense_layers exceeds num_layers")
+        if self.chunked_attention_layers and self.attention_chunk_size is None:
+            raise ValueError("chunked_attention_layers needs attention_chunk_size")
+        if self.chunked_attention_layers and self.sliding_window_layers:
+            raise ValueError(
+                "a model with both sliding-window and chunked-attention layers is not supported "
+                "(the capacity model has one local span per model)"
+            )
+        if self.chunked_attention_layers > self.num_layers:
+            raise ValueError("chunked_attention_layers exceeds num_layers")
         return self
+
+    @property
+    def moe_layers(self) -> int:
+        """Layers with a MoE block: after ``moe.dense_layers``, every ``moe.layer_step``-th layer (0 if dense)."""
+        if self.moe is None:
+            return 0
+        step = self.moe.layer_step
+        return sum(1 for i in range(self.moe.dense_layers, self.num_layers) if (i + 1) % step == 0)
 
     @property
     def attention_kind(self) -> Literal["MHA", "GQA", "MQA", "MLA"]:

@@ -11,9 +11,10 @@ import tomli_w
 
 from planner.architecture import param_counts
 from planner.catalog.hf import model_from_hf_config
+from planner.catalog.hf_files import read_local_model
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import catalog_option, load
-from planner.errors import InvalidInputError, UnknownNameError
+from planner.errors import UnknownNameError
 from planner.files import write_file
 from planner.units import fmt_bytes, fmt_gb
 
@@ -47,7 +48,10 @@ def _gpu_line(g: Gpu) -> str:
 def _model_line(m: Model) -> str:
     total, active = param_counts(m)
     size = f"{total / 1e9:.1f}B" + (f" ({active / 1e9:.1f}B active)" if m.moe else "")
-    return f"{m.name:<24} {size:<22} {m.attention_kind:<4} {m.num_layers:>3} layers  {m.max_context:>7,} ctx  {', '.join(m.aliases[:2])}"
+    return (
+        f"{m.name:<29} {size:<23} {m.attention_kind:<4} {m.num_layers:>3} layers  {m.max_context:>10,} ctx  "
+        f"{', '.join(m.aliases[:2])}"
+    )
 
 
 def _precision_line(p: Precision) -> str:
@@ -128,7 +132,7 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
 
 
 @catalog_group.command("import-hf")
-@click.argument("config", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("config", type=click.Path(exists=True, path_type=Path))
 @click.option("--name", required=True, help="Catalog name for the model, e.g. 'My-Llama-8B'.")
 @click.option("--alias", "aliases", multiple=True, help="Short name people will type (repeatable).")
 @click.option("--hf-id", default="", help="Hugging Face repo id, e.g. meta-llama/Llama-3.1-8B (used in the source).")
@@ -146,25 +150,41 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_params, folder, force: bool) -> None:
-    """Turn a Hugging Face config.json into a model entry.
+    """Turn a local Hugging Face model into a model entry, offline.
+
+    CONFIG is a config.json, a model folder holding one, or a Hugging Face cache entry
+    (~/.cache/huggingface/hub/models--org--name). Where the folder holds safetensors weights, their
+    headers (or the index's total_parameters) give the exact parameter count the entry records.
 
     Example:
 
-        planner catalog import-hf config.json --name My-Model-8B --alias my-8b --to ~/planner-catalog
+        planner catalog import-hf ~/.cache/huggingface/hub/models--Qwen--Qwen3-8B --name My-Qwen3-8B --to ~/planner-catalog
     """
-    try:
-        raw = json.loads(config.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidInputError(f"{config}: not a JSON file ({exc})") from None
-    model, notes = model_from_hf_config(raw, name, hf_id, aliases=tuple(aliases), published_params=published_params)
+    local = read_local_model(config)
+    hf_id = hf_id or local.hf_id
+    source = ""
+    if published_params is None and local.params is not None:
+        published_params = local.params
+        source = f"stored parameters of {hf_id or local.config_path.parent.name}: {local.params_source}"
+    model, notes = model_from_hf_config(
+        local.config,
+        name,
+        hf_id,
+        aliases=tuple(aliases),
+        published_params=published_params,
+        published_params_source=source,
+    )
     text = entry_to_toml("model", model)
-    for note in notes:
+    for note in (*local.notes, *notes):
         click.echo(f"note: {note}", err=True)
     if published_params:
         total, _ = param_counts(model)
+        stated = "stored in safetensors" if source else "published"
+        if model.published_total_includes_tied_copy:
+            published_params -= model.vocab_size * model.hidden_size
+            stated += " (less the tied copy)"
         click.echo(
-            f"note: computed {total:,} parameters vs published {published_params:,} "
-            f"({total / published_params - 1:+.2%})",
+            f"note: computed {total:,} parameters vs {stated} {published_params:,} ({total / published_params - 1:+.2%})",
             err=True,
         )
     if folder is None:

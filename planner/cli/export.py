@@ -32,10 +32,17 @@ def review_date(given: str | None) -> str:
 
 
 def _format_for(output: Path, fmt: str | None) -> str:
-    if fmt:
-        return fmt
+    """The format: from the file name's ending; --format must agree with a known ending (else a usage error)."""
     ext = output.suffix.lower().lstrip(".")
     ext = {"markdown": "md", "xlsm": "xlsx"}.get(ext, ext)
+    if fmt:
+        if ext in FORMATS and ext != fmt:
+            raise click.BadParameter(
+                f"--format {fmt} does not match the file name {output.name!r}; name it "
+                f"{output.with_suffix('.' + fmt).name!r} or leave --format out",
+                param_hint="'--format'",
+            )
+        return fmt
     if ext not in FORMATS:
         raise click.BadParameter(
             f"cannot tell the format from {output.name!r}; end the name in .xlsx, .csv, .md or .pdf, or pass --format",
@@ -52,15 +59,32 @@ def summary_lines(review) -> list[str]:
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
         f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
-        f"TTFT {rec.replica.ttft_s:.2f} s)"
+        f"TTFT {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin)"
     ]
     width = max(len(r.option.name) for r in review.results)
+    kinds = max(len(r.money.price_kind) for r in review.results)
     for i, r in enumerate(review.results, start=1):
+        kind = f"{r.money.price_kind:<{kinds}}"
         if r.meets:
-            lines.append(f"  {i}. {r.option.name:<{width}}  {r.gpus:>4} GPUs  {fmt(r.monthly_usd, 'usd'):>10}/month")
+            lines.append(
+                f"  {i}. {r.option.name:<{width}}  {kind}  {r.gpus:>4} GPUs  {fmt(r.monthly_usd, 'usd'):>10}/month"
+            )
         else:
-            lines.append(f"  -  {r.option.name:<{width}}  does not meet the targets: {r.shortfall}")
+            lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
     return lines
+
+
+def _make_folder(folder: Path) -> Path | None:
+    """Create the output's folder (e.g. out/) when its parent exists; the folder made, or None."""
+    if folder.exists() or not folder.parent.is_dir():
+        return None
+    folder.mkdir()
+    return folder
+
+
+def _remove_if_empty(folder: Path | None) -> None:
+    if folder is not None and folder.is_dir() and not any(folder.iterdir()):
+        folder.rmdir()
 
 
 @click.command("export")
@@ -95,9 +119,12 @@ def export_command(
     `planner workbook`. The xlsx has Summary, Options, Levers, Charts and Assumptions sheets; csv is the
     options table; md is for a document or a ticket; pdf needs LibreOffice.
 
+    The format follows the file name's ending (--format must agree with it); a missing folder such as out/
+    is created. An existing file is kept unless --force is given.
+
     Example:
 
-        planner export examples/budget-review.toml -o review.xlsx
+        planner export examples/budget-review.toml -o out/review.xlsx
     """
     from planner.export import build_review, render, write_review
     from planner.export.files import check_target, write_stdout
@@ -110,8 +137,13 @@ def export_command(
             param_hint="'-o' / '--output'",
         )
     kind = _format_for(output, fmt)
+    made = None if to_stdout else _make_folder(output.parent)
     if not to_stdout:
-        check_target(output, force)
+        try:
+            check_target(output, force)
+        except Exception:
+            _remove_if_empty(made)
+            raise
     when = review_date(date)
     catalog = load(catalog_dirs)
     sc = read_scenario(scenario)
@@ -129,8 +161,12 @@ def export_command(
     if to_stdout:  # the review is the output; the summary would corrupt it
         write_stdout(render(review, kind))
         return
-    write_review(review, output, kind, force=force)
+    try:
+        write_review(review, output, kind, force=force)
+    except BaseException:
+        _remove_if_empty(made)
+        raise
     if not quiet:
         for line in summary_lines(review):
             click.echo(line)
-        click.echo(f"Wrote {output} ({kind}).")
+        click.echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")

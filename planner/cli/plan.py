@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from planner.api import Plan, plan
+from planner.architecture import local_attention_span
 from planner.cli.options import catalog_option, load
 from planner.engines import ENGINES
 from planner.model import max_concurrency
@@ -43,7 +44,7 @@ def render_plan(p: Plan) -> str:
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}")
     n = int(mem.max_batch)
     row("Max batch", f"{n:,} sequence{'s' if n != 1 else ''} of {p.context:,} tokens")
-    if m.sliding_window_layers:  # window layers hold less than L tokens: sequences, not tokens / L
+    if local_attention_span(m)[0]:  # window/chunk layers hold less than L tokens: sequences, not tokens / L
         concurrency = float(mem.kv_budget_bytes_per_gpu) * p.gpus / float(mem.kv_bytes_per_sequence)
     else:
         concurrency = max_concurrency(float(mem.kv_cache_tokens), p.context, max(p.engine.block_size, 1))

@@ -1,20 +1,34 @@
-"""The review as Markdown, to paste into a document or a ticket (GitHub-flavoured tables)."""
+"""The review as Markdown, to paste into a document or a ticket (GitHub-flavoured tables).
+
+Every text that comes from a user or a catalog (title, option names, sources) goes through ``md_text``: no
+markup, links, HTML or line breaks of its own.
+"""
 
 from __future__ import annotations
 
 from planner.export.review import Review
-from planner.export.tables import Table, fmt, levers_table, options_table, sensitivity_table
+from planner.export.tables import (
+    Table,
+    fmt,
+    levers_table,
+    not_evaluated,
+    options_table,
+    sensitivity_table,
+    tco_table,
+)
 from planner.safetext import md_text
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all).
 MD_OPTION_KEYS = (
     "rank",
     "option",
+    "price_kind",
     "meets_targets",
     "gpus",
     "gpus_per_replica",
     "replicas",
     "tpot_ms",
+    "tpot_pessimistic_ms",
     "ttft_s",
     "monthly_usd",
     "usd_per_million_output_tokens",
@@ -22,16 +36,25 @@ MD_OPTION_KEYS = (
     "monthly_usd_high",
     "note",
 )
+MD_TCO_KEYS = (
+    "option",
+    "price_kind",
+    "gpus",
+    "capex_usd",
+    "capital_usd_per_month",
+    "power_usd_per_month",
+    "colocation_usd_per_month",
+    "rent_usd_per_month",
+    "monthly_usd",
+    "annual_usd",
+    "usd_per_million_input_tokens",
+    "usd_per_million_output_tokens",
+)
 
 
-def _cell(text: str) -> str:
-    """A table cell: names from users and catalogs render as text (planner.safetext.md_text)."""
-    return md_text(text, line_start=False)
-
-
-def _source(path: str) -> str:
-    """The scenario's path as code, unless it holds what a code span cannot (then escaped text)."""
-    return f"`{path}`" if path.isprintable() and "`" not in path else md_text(path, line_start=False)
+def _cell(value, kind: str) -> str:
+    """A table cell: text (from users or catalogs) through md_text; numbers as ``fmt`` writes them."""
+    return md_text(fmt(value, kind), line_start=False) if kind == "text" else fmt(value, kind)
 
 
 def md_table(table: Table, keys: tuple[str, ...] | None = None) -> str:
@@ -39,12 +62,22 @@ def md_table(table: Table, keys: tuple[str, ...] | None = None) -> str:
     cols = [table.columns[i] for i in idx]
     right = {"int", "usd", "usd2", "pct", "ms", "s", "x"}
     lines = [
-        "| " + " | ".join(_cell(c.header) for c in cols) + " |",
+        "| " + " | ".join(md_text(c.header, line_start=False) for c in cols) + " |",
         "|" + "|".join("---:" if c.kind in right else "---" for c in cols) + "|",
     ]
     for row in table.rows:
-        lines.append("| " + " | ".join(_cell(fmt(row[i], table.columns[i].kind)) for i in idx) + " |")
+        lines.append("| " + " | ".join(_cell(row[i], table.columns[i].kind) for i in idx) + " |")
     return "\n".join(lines)
+
+
+def _path(path: str) -> str:
+    """The scenario's path as code, unless it holds what a code span cannot (then escaped text)."""
+    return f"`{path}`" if path.isprintable() and "`" not in path else md_text(path, line_start=False)
+
+
+def _source(label: str, url: str) -> str:
+    text = md_text(label, line_start=False)
+    return f"[{text}](<{url}>)" if url.startswith("https://") and not any(c in url for c in "<> ") else text
 
 
 def render_markdown(review: Review) -> str:
@@ -53,34 +86,50 @@ def render_markdown(review: Review) -> str:
     out = [
         f"# {md_text(s.title, line_start=False)}",
         "",
-        f"Budget review made by planner {review.version} on {review.date} from {_source(review.source)}.",
+        f"Budget review made by planner {review.version} on {review.date} from {_path(review.source)}.",
         "",
         f"**Recommendation: {md_text(rec.option.name, line_start=False)}** — {fmt(rec.monthly_usd, 'usd')} a month "
-        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs.",
+        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs, {rec.money.price_kind} price.",
         "",
         md_text(review.reason),
         "",
         "## Options",
         "",
         "Ranked by monthly cost among the options that meet the targets "
-        f"(TTFT ≤ {w.ttft_target_s:g} s for a p{w.high_percentile:g} prompt, TPOT ≤ {w.tpot_target_s * 1e3:g} ms).",
+        f"(TTFT ≤ {w.ttft_target_s:g} s for a p{w.high_percentile:g} prompt, TPOT ≤ {w.tpot_target_s * 1e3:g} ms, "
+        "each met by the pessimistic end of the model's range unless the scenario sets another margin). "
+        "Price kind: which price each row pays (purchase, on-demand, spot, reserved).",
         "",
         md_table(options_table(review), MD_OPTION_KEYS),
         "",
+        "## Total cost of ownership",
+        "",
+        "Bought: capex = GPUs + host servers + network, amortized straight-line; opex = power (IT load x PUE x "
+        "$/kWh) + colocation ($/kW-month). Rented: the rent is all opex.",
+        "",
+        md_table(tco_table(review), MD_TCO_KEYS),
+        "",
         "## Levers",
         "",
-        f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); saving = baseline minus lever "
-        "(negative: it costs more).",
+        f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); saving = baseline "
+        "minus lever (negative: it costs more).",
         "",
         md_table(levers_table(review)),
         "",
-        "## Sensitivity",
-        "",
-        md_table(sensitivity_table(review)),
-        "",
     ]
+    skipped = not_evaluated(review)
+    if skipped:
+        out += ["Not evaluated:", "", *[f"- {md_text(x, line_start=False)}" for x in skipped], ""]
+    out += ["## Sensitivity", "", md_table(sensitivity_table(review)), ""]
     if review.warnings:
         out += ["## Warnings", "", *[f"- {md_text(x, line_start=False)}" for x in review.warnings], ""]
-    out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---|---|---|"]
-    out += [f"| {_cell(a)} | {_cell(b)} | {_cell(c)} | {_cell(d)} |" for a, b, c, d in review.assumptions]
+    out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---:|---|---|"]
+    for a in review.assumptions:
+        if isinstance(a.value, str):
+            value = a.value
+        else:
+            value = f"{a.value:.0%}" if a.unit in ("share", "of peak") else f"{a.value:,.6g}"
+        value = md_text(value, line_start=False) if isinstance(a.value, str) else value
+        what, unit = md_text(a.what, line_start=False), md_text(a.unit, line_start=False)
+        out.append(f"| {what} | {value} | {unit} | {_source(a.label, a.url)} |")
     return "\n".join(out) + "\n"

@@ -17,6 +17,8 @@ from planner.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import PlannerError
+from planner.export.assumptions import Assumption, assumptions
+from planner.export.ownership import Money, option_money
 from planner.scenario import Option, Scenario, Workload, check_names
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
@@ -30,19 +32,6 @@ class TargetNotMetError(PlannerError):
 
 
 @dataclass(frozen=True)
-class Money:
-    """What one GPU costs a month under the option's pricing, and where each number comes from."""
-
-    pricing: str  # "purchase" or "cloud"
-    usd_per_gpu_month: float
-    capital_usd_per_gpu_month: float  # purchase / amortization months (0 when rented)
-    power_usd_per_gpu_month: float  # TDP x PUE x $/kWh x 730 h (0 when rented: in the hourly rate)
-    purchase_usd: float  # NaN when rented
-    cloud_usd_per_gpu_hour: float  # NaN when bought
-    price_source: str
-
-
-@dataclass(frozen=True)
 class Candidate:
     """One tensor-parallel group size tried for an option."""
 
@@ -53,6 +42,8 @@ class Candidate:
     ttft_high_s: float
     ttft_mean_s: float
     tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)  # batch 1, 2, ...; NaN: no fit
+    #: TPOT at each batch if every sequence were at the high-percentile length (what 0.1.0 sized for); for display
+    tpot_long_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def fits(self) -> bool:
@@ -80,6 +71,11 @@ class Result:
     average_rate_per_s: float
     shortfall: str  # why it does not meet the targets ("" when it does)
     warnings: tuple[str, ...] = ()
+    margin: float = 0.0  # predictions x (1 + margin) meet the targets (docs/export.md, "Margin")
+    time_range: tuple[float, float] = (0.0, 0.0)  # (low, high) residual quantiles of the time model for this GPU
+    time_range_note: str = ""  # where that range comes from
+    tpot_goal_s: float = math.nan  # target / (1 + margin): what the central prediction must meet
+    ttft_goal_s: float = math.nan
 
     @property
     def meets(self) -> bool:
@@ -92,6 +88,13 @@ class Result:
     @property
     def monthly_usd(self) -> float:
         return float(self.fleet.monthly_usd) if self.fleet is not None else math.nan
+
+    @property
+    def candidate(self) -> Candidate | None:
+        """The tensor-parallel group that was kept (None when the option does not meet the targets)."""
+        if self.replica is None:
+            return None
+        return next(c for c in self.candidates if c.gpus_per_replica == int(self.replica.gpus))
 
 
 @dataclass(frozen=True)
@@ -117,25 +120,8 @@ class Review:
     levers: tuple[Lever, ...]
     sweep_multipliers: tuple[float, ...]
     reason: str
-    assumptions: tuple[tuple[str, str, str, str], ...]  # (what, value, unit, source)
+    assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...] = field(default=())
-
-
-# -- money ----------------------------------------------------------------------------------------------
-
-
-def option_money(option: Option, gpu: Gpu) -> Money:
-    price = gpu.price("purchase" if option.pricing == "purchase" else "on-demand")
-    cat_src = f"catalog {gpu.name} {price.kind} price, {price.provider}, {price.date}: {price.source}" if price else ""
-    if option.pricing == "purchase":
-        purchase = option.purchase_usd or price.purchase_usd  # check_names made sure one exists
-        capital = float(sizing.amortized_usd_per_gpu_month(purchase, option.amortization_months))
-        power = float(sizing.power_usd_per_gpu_month(gpu.tdp_w, option.pue, option.power_usd_per_kwh))
-        src = "scenario file (purchase_usd)" if option.purchase_usd else cat_src
-        return Money("purchase", capital + power, capital, power, float(purchase), math.nan, src)
-    hourly = option.cloud_usd_per_gpu_hour or price.usd_per_gpu_hour
-    src = "scenario file (cloud_usd_per_gpu_hour)" if option.cloud_usd_per_gpu_hour else cat_src
-    return Money("cloud", float(sizing.cloud_usd_per_gpu_month(hourly)), 0.0, 0.0, math.nan, float(hourly), src)
 
 
 # -- one option -----------------------------------------------------------------------------------------
@@ -151,49 +137,37 @@ def _candidates(
     kp: str | None,
     eng: EngineProfile,
     groups: tuple[int, ...],
+    tpot_target_s: float,
 ) -> tuple[Candidate, ...]:
-    """Per tensor-parallel group: TPOT over every batch in one vectorized call (``_best_batch`` then picks one)."""
+    """Per tensor-parallel group: TPOT over every batch in one vectorized call (``_best_batch`` then picks one).
+
+    A batch fits when its slots can each hold a high-percentile sequence (memory); its TPOT is taken at the
+    mean context in flight (decode time under continuous batching). docs/export.md, "Two contexts".
+    """
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
     batches = np.arange(1, max_seqs + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
     common = dict(engine=eng, catalog=catalog, errors="coerce")
-    ctx = workload.sizing_context_tokens
-    tpot = np.asarray(
-        api.tpot(
-            gpu,
-            model,
-            ctx,
-            batch=batches[None, :],
-            kv_precision=kp,
-            gpus=tp[:, None],
-            weight_precision=wp,
-            memory_utilization=option.memory_utilization,
-            **common,
-        )
-    )
-    best = sizing.largest_batch_meeting(tpot, batches, workload.tpot_target_s)
-    ttft_hi = np.asarray(
-        api.ttft(
-            gpu,
-            model,
-            workload.prompt_tokens_high,
-            gpus=tp,
-            weight_precision=wp,
-            kv_precision=kp,
-            memory_utilization=option.memory_utilization,
-            **common,
-        )
-    )
-    mean_prompt = api.prefill(
-        gpu,
-        model,
-        workload.prompt_tokens_mean,
-        gpus=tp,
-        weight_precision=wp,
-        kv_precision=kp,
-        memory_utilization=option.memory_utilization,
-        **common,
-    )
+    mu = option.memory_utilization
+    fits = np.asarray(api.max_batch(
+            gpu, model, workload.sizing_context_tokens, kv_precision=kp, gpus=tp, weight_precision=wp,
+            memory_utilization=mu, **common
+        ), dtype=float)
+    room = batches[None, :] <= np.nan_to_num(fits, nan=0.0)[:, None]
+
+    def curve(ctx: float) -> np.ndarray:
+        t = np.asarray(api.tpot(
+                gpu, model, ctx, batch=batches[None, :], kv_precision=kp, gpus=tp[:, None],
+                weight_precision=wp, memory_utilization=mu, **common
+            ), dtype=float)
+        return np.where(room, t, np.nan)
+
+    tpot = curve(workload.inflight_context_tokens)
+    tpot_long = curve(workload.sizing_context_tokens)
+    best = sizing.largest_batch_meeting(tpot, batches, tpot_target_s)
+    prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
+    ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
+    mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
     ttft_mean = np.asarray(mean_prompt.ttft_s)
     out = []
     for i, n in enumerate(groups):
@@ -207,6 +181,7 @@ def _candidates(
                 float(ttft_hi[i]),
                 float(ttft_mean[i]),
                 tuple(float(v) for v in tpot[i]),
+                tuple(float(v) for v in tpot_long[i]),
             )
         )
     return tuple(out)
@@ -225,7 +200,12 @@ def _rates(workload: Workload, replica: sizing.Replica, change: float = 1.0) -> 
 
 
 def _fleet(
-    option: Option, workload: Workload, replica: sizing.Replica, money: Money, change: float | np.ndarray
+    option: Option,
+    workload: Workload,
+    replica: sizing.Replica,
+    money: Money,
+    change: float | np.ndarray,
+    tpot_goal_s: float,
 ) -> sizing.Fleet:
     peak, avg = _rates(workload, replica)
     return sizing.size(
@@ -237,11 +217,11 @@ def _fleet(
         option.spare_replicas,
         option.nodes_of,
         money.usd_per_gpu_month,
-        workload.tpot_target_s,
+        tpot_goal_s,
     )
 
 
-def _best_batch(c: Candidate, workload: Workload) -> sizing.Replica:
+def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
     """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target.
 
     Prompts share the replica's time with decode, so the largest batch meeting the target is not always best:
@@ -254,7 +234,7 @@ def _best_batch(c: Candidate, workload: Workload) -> sizing.Replica:
         workload.output_tokens_mean,
         np.nan_to_num(curve, nan=np.inf),
         np.where(np.isfinite(curve), batches, 0.0),
-        workload.tpot_target_s,
+        tpot_goal_s,
         ttft_s=c.ttft_mean_s,
     )
     i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
@@ -277,6 +257,10 @@ def evaluate(
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
+    rng = residual_range(gpu, eng.name, catalog=catalog)
+    margin = latency_margin(workload, rng[1])
+    tpot_goal = float(sizing.margin_target(workload.tpot_target_s, margin))
+    ttft_goal = float(sizing.margin_target(workload.ttft_target_s, margin))
     valid = api.valid_tp_sizes(mdl)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
         raise api.tp_size_error(mdl, option.gpus_per_replica)
@@ -285,11 +269,12 @@ def evaluate(
         if option.gpus_per_replica
         else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
     )
-    cands = _candidates(option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups)
+    cands = _candidates(
+        option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, tpot_goal
+    )
     warnings = []
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
-    kind = "purchase" if option.pricing == "purchase" else "on-demand"
-    stale = None if own_quote else stale_price_warning(gpu.price(kind), gpu.name)
+    stale = None if own_quote else stale_price_warning(gpu.price(money.price_kind), gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
     if workload.sizing_context_tokens > mdl.max_context:
         warnings.append(
@@ -298,10 +283,10 @@ def evaluate(
         )
     best: tuple | None = None
     for c in cands:
-        if c.batch < 1 or not c.ttft_high_s <= workload.ttft_target_s:
+        if c.batch < 1 or not c.ttft_high_s <= ttft_goal:
             continue
-        rep = _best_batch(c, workload)
-        fl = _fleet(option, workload, rep, money, 1.0)
+        rep = _best_batch(c, workload, tpot_goal)
+        fl = _fleet(option, workload, rep, money, 1.0, tpot_goal)
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
         if best is None or key < best[0]:
             best = (key, rep, fl)
@@ -315,6 +300,11 @@ def evaluate(
         money=money,
         candidates=cands,
         warnings=tuple(warnings),
+        margin=margin,
+        time_range=rng[:2],
+        time_range_note=rng[2],
+        tpot_goal_s=tpot_goal,
+        ttft_goal_s=ttft_goal,
     )
     if best is None:
         peak = avg = math.nan
@@ -330,7 +320,7 @@ def evaluate(
             sweep=None,
             peak_rate_per_s=peak,
             average_rate_per_s=avg,
-            shortfall=_shortfall(cands, workload, gpu, mdl),
+            shortfall=_shortfall(cands, workload, gpu, mdl, margin),
         )
     _, rep, fl = best
     peak, avg = _rates(workload, rep)
@@ -339,16 +329,22 @@ def evaluate(
         **common,
         replica=rep,
         fleet=fl,
-        low=_fleet(option, workload, rep, money, 1 - x),
-        high=_fleet(option, workload, rep, money, 1 + x),
-        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP)),
+        low=_fleet(option, workload, rep, money, 1 - x, tpot_goal),
+        high=_fleet(option, workload, rep, money, 1 + x, tpot_goal),
+        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal),
         peak_rate_per_s=peak,
         average_rate_per_s=avg,
         shortfall="",
     )
 
 
-def _shortfall(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, model: Model) -> str:
+def _pessimistic(value_s: float, margin: float, unit: str) -> str:
+    scale, fmt = (1e3, "{:.1f} ms") if unit == "ms" else (1.0, "{:.2f} s")
+    text = fmt.format(value_s * scale)
+    return text if not margin else f"{text} (+{margin:.0%} margin: {fmt.format(value_s * (1 + margin) * scale)})"
+
+
+def _shortfall(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, model: Model, margin: float) -> str:
     fitting = [c for c in cands if c.fits]
     if not fitting:
         return (
@@ -358,210 +354,27 @@ def _shortfall(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, model
     tp = min(c.tpot_batch1_s for c in fitting)
     ttft = min(c.ttft_high_s for c in fitting)
     parts = []
-    if tp > workload.tpot_target_s:
-        parts.append(f"best TPOT {tp * 1e3:.1f} ms > target {workload.tpot_target_s * 1e3:.1f} ms")
-    if ttft > workload.ttft_target_s:
-        parts.append(f"best TTFT {ttft:.2f} s > target {workload.ttft_target_s:.2f} s")
+    if tp * (1 + margin) > workload.tpot_target_s:
+        parts.append(f"best TPOT {_pessimistic(tp, margin, 'ms')} > target {workload.tpot_target_s * 1e3:.1f} ms")
+    if ttft * (1 + margin) > workload.ttft_target_s:
+        parts.append(f"best TTFT {_pessimistic(ttft, margin, 's')} > target {workload.ttft_target_s:.2f} s")
     if not parts:  # each target met by some group, not both by one
         parts.append("no single group size meets both the TTFT and TPOT targets")
     return "; ".join(parts)
 
 
-# -- levers ---------------------------------------------------------------------------------------------
+def latency_margin(workload: Workload, high: float) -> float:
+    """The margin the option is sized with: the scenario's, or ``high``, the time model's upper residual quantile.
 
-
-def _lever(name: str, change: str, base: Result, res: Result | None, note: str = "") -> Lever:
-    if res is None:
-        return Lever(name, change, None, math.nan, note)
-    saving = base.monthly_usd - res.monthly_usd if res.meets else math.nan
-    if res.meets and not note:
-        dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
-        note = (
-            f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
-            f"{int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
-        )
-        if res.gpus == base.gpus:
-            note += (
-                f"; same GPU count: {int(res.fleet.replicas)} replicas of {int(res.replica.gpus)} "
-                f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
-            )
-            if bool(res.fleet.prompt_bound):
-                note += "; prompt processing (rate x TTFT), not batch room, sets the replica count"
-    elif not res.meets:
-        note = f"does not meet the targets: {res.shortfall}"
-    return Lever(name, change, res, saving, note)
-
-
-def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, ...]:
-    """More GPUs per replica, a shorter context, a GQA model, KV quantization: each against the baseline."""
-    w, o, lv, x = scenario.workload, base.option, scenario.levers, scenario.traffic_change
-    out = []
-    tp_now = int(base.replica.gpus)
-    tp_new = lv.gpus_per_replica or tp_now * 2
-    if tp_new <= tp_now:
-        out.append(
-            Lever(
-                "More GPUs per replica",
-                f"{tp_now} -> {tp_new} GPUs per replica",
-                None,
-                math.nan,
-                f"not evaluated: levers.gpus_per_replica ({tp_new}) is not above the baseline's {tp_now}",
-            )
-        )
-    else:
-        res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
-        lever = _lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res)
-        if tp_new > 8:
-            lever = Lever(
-                lever.name,
-                lever.change,
-                lever.result,
-                lever.saving_usd_per_month,
-                lever.note + f"; {tp_new} GPUs per replica span several 8-GPU nodes: slower than modelled",
-            )
-        out.append(lever)
-
-    cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
-    short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})
-    res = evaluate(o, short, catalog, x, model=base.model)
-    out.append(
-        _lever(
-            "Shorter context",
-            f"prompts capped at {cap:,} tokens (was {w.prompt_tokens_high:,} at p{w.high_percentile:g})",
-            base,
-            res,
-        )
-    )
-
-    m = base.model
-    if lv.gqa_model:
-        alt = catalog.model(lv.gqa_model)
-        res = evaluate(o.model_copy(update={"model": alt.name}), w, catalog, x, model=alt)
-        out.append(
-            _lever(
-                "GQA model",
-                f"{m.name} ({m.attention_kind}, {m.num_kv_heads} KV heads) -> {alt.name} "
-                f"({alt.attention_kind}, {alt.num_kv_heads} KV heads)",
-                base,
-                res,
-            )
-        )
-    elif m.attention_kind in ("GQA", "MQA"):
-        mha = m.model_copy(update={"num_kv_heads": m.num_attention_heads, "name": f"{m.name} without GQA"})
-        res = evaluate(o, w, catalog, x, model=mha)
-        lever = _lever(
-            "GQA model",
-            f"{m.name} already uses {m.attention_kind} ({m.num_kv_heads} KV heads for "
-            f"{m.num_attention_heads} query heads); shown: the same model without it (hypothetical)",
-            base,
-            res,
-        )
-        saving = -lever.saving_usd_per_month if res.meets else math.nan
-        note = (
-            f"GQA already saves {_usd(saving)} a month against full multi-head attention"
-            if res.meets
-            else f"without GQA no deployment meets the targets ({res.shortfall})"
-        )
-        out.append(Lever(lever.name, lever.change, res, math.nan, note))
-    elif m.attention_kind == "MHA":
-        gqa = m.model_copy(update={"num_kv_heads": max(1, m.num_attention_heads // 8), "name": f"{m.name} with GQA-8"})
-        res = evaluate(o, w, catalog, x, model=gqa)
-        out.append(
-            _lever(
-                "GQA model",
-                f"{m.name} (MHA) -> a hypothetical GQA variant with {gqa.num_kv_heads} KV heads; "
-                "name a real one in levers.gqa_model",
-                base,
-                res,
-            )
-        )
-    else:
-        out.append(
-            Lever(
-                "GQA model",
-                f"{m.name} uses {m.attention_kind}",
-                None,
-                math.nan,
-                "not applicable: its KV cache is already compressed",
-            )
-        )
-
-    kv_now = base.kv_precision
-    kv_new = catalog.precision(lv.kv_precision).name
-    if kv_new == kv_now:
-        out.append(
-            Lever(
-                "KV-cache quantization",
-                f"KV cache already {kv_now}",
-                None,
-                math.nan,
-                "not evaluated: set levers.kv_precision to another format",
-            )
-        )
-    else:
-        res = evaluate(o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model)
-        out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
-    return tuple(out)
+    "model-range" (the default): the 90th percentile of measured / predicted - 1 for this GPU (held-out rows, or
+    your calibration's: ``planner.calibration.residual_range``), so the pessimistic end of the range meets the target.
+    """
+    if workload.latency_margin != "model-range":
+        return float(workload.latency_margin)
+    return max(0.0, float(high))
 
 
 # -- the whole review -----------------------------------------------------------------------------------
-
-
-def _usd(x: float) -> str:
-    return "n/a" if not math.isfinite(x) else f"${x:,.0f}"
-
-
-def _ms(s: float) -> str:
-    return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
-
-
-def _reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
-    w = scenario.workload
-    f, r = rec.fleet, rec.replica
-    load = (
-        f"{rec.peak_rate_per_s:,.1f} requests/s"
-        if w.by_rate
-        else f"{w.peak_concurrent_requests * w.growth_factor:,.0f} concurrent requests"
-    )
-    growth = (
-        f" (today's peak +{w.growth_over_horizon:.0%} growth over {w.horizon_months} months)"
-        if w.growth_over_horizon
-        else ""
-    )
-    spare = f", including {rec.option.spare_replicas} spare" if rec.option.spare_replicas else ""
-    text = (
-        f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
-        f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}: "
-        f"{int(f.gpus)} {rec.gpu.name} GPUs as {int(f.replicas)} replicas of {int(r.gpus)}{spare}, "
-        f"{int(r.batch)} requests per replica, for {_usd(float(f.monthly_usd))} a month."
-    )
-    others = [x for x in ranked if x.meets and x is not rec]
-    if others:
-        nxt = others[0]
-        text += f" The next option, {nxt.option.name}, costs {_usd(nxt.monthly_usd - rec.monthly_usd)} a month more."
-    failing = [x for x in ranked if not x.meets]
-    if failing:
-        text += f" {len(failing)} option{'s' if len(failing) > 1 else ''} cannot meet the targets."
-    text += (
-        f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
-        f"{scenario.traffic_change:.0%} higher it needs {int(rec.high.gpus)} GPUs ({_usd(float(rec.high.monthly_usd))} a month)"
-    )
-    meeting = [x for x in ranked if x.meets]
-    lo_best = min(meeting, key=lambda x: (float(x.low.monthly_usd), x.option.name))
-    hi_best = min(meeting, key=lambda x: (float(x.high.monthly_usd), x.option.name))
-    if lo_best is rec and hi_best is rec:
-        text += f", and it stays the cheapest at -{scenario.traffic_change:.0%} and +{scenario.traffic_change:.0%}."
-    else:
-        flips = [
-            f"{name} traffic {best.option.name} is cheaper"
-            for name, best in (
-                (f"at -{scenario.traffic_change:.0%}", lo_best),
-                (f"at +{scenario.traffic_change:.0%}", hi_best),
-            )
-            if best is not rec
-        ]
-        text += "; but " + " and ".join(flips) + "."
-    return text
 
 
 def _impossible(scenario: Scenario, results: list[Result], source: str) -> TargetNotMetError:
@@ -573,18 +386,19 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
             f"{w.sizing_context_tokens:,}-token sequence; use more or larger GPUs, a shorter "
             "context or lower precisions"
         )
-    tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s)
-    tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s)
-    if tp_c.tpot_batch1_s > w.tpot_target_s:
+    tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s * (1 + cr[1].margin))
+    tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s * (1 + cr[1].margin))
+    if tp_c.tpot_batch1_s * (1 + tp_r.margin) > w.tpot_target_s:
         return TargetNotMetError(
-            f"{source}: workload.tpot_target_s: no option meets {w.tpot_target_s * 1e3:g} ms; the best any option reaches "
-            f"is {tp_c.tpot_batch1_s * 1e3:.1f} ms ({tp_r.option.name}, {tp_c.gpus_per_replica} GPUs per replica, batch 1)"
+            f"{source}: workload.tpot_target_s: no option meets {w.tpot_target_s * 1e3:g} ms; the best any option "
+            f"reaches is {_pessimistic(tp_c.tpot_batch1_s, tp_r.margin, 'ms')} ({tp_r.option.name}, "
+            f"{tp_c.gpus_per_replica} GPUs per replica, batch 1); workload.latency_margin sets the margin"
         )
-    if tt_c.ttft_high_s > w.ttft_target_s:
+    if tt_c.ttft_high_s * (1 + tt_r.margin) > w.ttft_target_s:
         return TargetNotMetError(
             f"{source}: workload.ttft_target_s: no option meets {w.ttft_target_s:g} s; the best any option reaches is "
-            f"{tt_c.ttft_high_s:.3g} s ({tt_r.option.name}, {tt_c.gpus_per_replica} GPUs per replica, "
-            f"{w.prompt_tokens_high:,}-token prompt)"
+            f"{_pessimistic(tt_c.ttft_high_s, tt_r.margin, 's')} ({tt_r.option.name}, {tt_c.gpus_per_replica} GPUs "
+            f"per replica, {w.prompt_tokens_high:,}-token prompt); workload.latency_margin sets the margin"
         )
     return TargetNotMetError(
         f"{source}: workload: no option meets the TTFT and TPOT targets with one group size; "
@@ -619,6 +433,9 @@ def build_review(
             f"{source}: baseline: option {base.option.name!r} does not meet the targets "
             f"({base.shortfall}); name an option that does, or leave baseline out"
         )
+    from planner.export.levers import levers  # levers size options again with evaluate()
+    from planner.export.reason import reason
+
     lv = levers(scenario, base, catalog)
     if progress:
         progress("levers")
@@ -633,179 +450,7 @@ def build_review(
         base,
         lv,
         SWEEP,
-        _reason(scenario, rec, ranked),
+        reason(scenario, rec, ranked),
         assumptions(scenario, results, catalog, date, workload_source),
         warnings,
     )
-
-
-# -- assumptions ----------------------------------------------------------------------------------------
-
-
-def assumptions(
-    scenario: Scenario,
-    results: list[Result],
-    catalog: Catalog,
-    date: str,
-    workload_source: str = "scenario file [workload]",
-) -> tuple[tuple[str, str, str, str], ...]:
-    """(what, value, unit, source) for every number the review used: catalog facts with their sources, then rules."""
-    rows: list[tuple[str, str, str, str]] = []
-    w = scenario.workload
-    rows.append(("Planner version", __version__, "", "planner package"))
-    rows.append(("Review date", date, "", "--date, SOURCE_DATE_EPOCH or today"))
-    rows.append(("Scenario", scenario.title, "", "scenario file"))
-    unit = "requests/s" if w.by_rate else "concurrent requests"
-    labels = [
-        ("Peak traffic today", w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests, unit),
-        ("Average traffic today", w.average_requests_per_s if w.by_rate else w.average_concurrent_requests, unit),
-        ("Prompt length, mean", w.prompt_tokens_mean, "tokens"),
-        (f"Prompt length, p{w.high_percentile:g}", w.prompt_tokens_high, "tokens"),
-        ("Output length, mean", w.output_tokens_mean, "tokens"),
-        (f"Output length, p{w.high_percentile:g}", w.output_tokens_high, "tokens"),
-        (f"TTFT target (p{w.high_percentile:g} prompt)", w.ttft_target_s, "s"),
-        ("TPOT target", w.tpot_target_s * 1e3, "ms"),
-        (f"Traffic growth over {w.horizon_months} months", f"{w.growth_over_horizon:.0%}", ""),
-    ]
-    for what, value, u in labels:
-        rows.append((what, value if isinstance(value, str) else f"{value:,.10g}", u, workload_source))
-    rows.append(
-        ("Sensitivity: traffic change", f"+/-{scenario.traffic_change:.0%}", "", "scenario file (traffic_change)")
-    )
-    seen: set[str] = set()
-    for r in results:
-        g = r.gpu
-        if g.name not in seen:
-            seen.add(g.name)
-            rows += [
-                (f"{g.name}: memory", f"{g.memory_bytes / 2**30:g}", "GiB", g.source),
-                (f"{g.name}: HBM bandwidth", f"{g.hbm_bandwidth_bytes_per_s / 1e12:g}", "TB/s", g.source),
-                (
-                    f"{g.name}: dense peak (bf16/fp16)",
-                    f"{api.gpu_peak_flop_per_s(g, catalog.precision('bf16')) / 1e12:g}",
-                    "TFLOP/s",
-                    g.source,
-                ),
-                (
-                    f"{g.name}: GPU-to-GPU bandwidth",
-                    f"{(g.interconnect_bytes_per_s or 32e9) / 1e9:g}",
-                    "GB/s one way",
-                    g.source if g.interconnect_bytes_per_s else "PCIe Gen4 x16 assumed (not in catalog)",
-                ),
-                (f"{g.name}: board power (TDP)", f"{g.tdp_w:g}", "W", g.source),
-            ]
-            if g.engine_visible_memory_bytes:
-                rows.append(
-                    (
-                        f"{g.name}: memory the engine sees",
-                        f"{g.engine_visible_memory_bytes / 2**30:.2f}",
-                        "GiB",
-                        g.engine_visible_memory_source,
-                    )
-                )
-    for r in results:
-        o, money = r.option, r.money
-        if money.pricing == "purchase":
-            rows += [
-                (f"{o.name}: purchase price per GPU", f"{money.purchase_usd:,.0f}", "US$", money.price_source),
-                (
-                    f"{o.name}: amortization",
-                    f"{o.amortization_months}",
-                    "months",
-                    "scenario file / default 36 (straight line, no residual)",
-                ),
-                (f"{o.name}: electricity", f"{o.power_usd_per_kwh:g}", "US$/kWh", "scenario file / default 0.12"),
-                (f"{o.name}: PUE", f"{o.pue:g}", "", "scenario file / default 1.3"),
-                (f"{o.name}: bought in nodes of", f"{o.nodes_of}", "GPUs", "scenario file / default 8 when bought"),
-            ]
-        else:
-            rows += [
-                (f"{o.name}: cloud price per GPU-hour", f"{money.cloud_usd_per_gpu_hour:g}", "US$", money.price_source),
-                (f"{o.name}: rented in nodes of", f"{o.nodes_of}", "GPUs", "scenario file / default 1 when rented"),
-            ]
-        rows += [
-            (f"{o.name}: spare replicas", f"{o.spare_replicas}", "", "scenario file / default 1 (N+1)"),
-            (
-                f"{o.name}: weights / KV cache / engine",
-                f"{r.weight_precision} / {r.kv_precision} / {r.engine.name}",
-                "",
-                "scenario file / defaults: as published, activation dtype, vllm",
-            ),
-        ]
-    seen.clear()
-    for r in results:
-        m = r.model
-        if m.name in seen:
-            continue
-        seen.add(m.name)
-        rows += [
-            (f"{m.name}: parameters", f"{m.published_params_total / 1e9:.1f}", "billion", m.published_params_source),
-            (
-                f"{m.name}: attention",
-                f"{m.attention_kind}, {m.num_layers} layers, {m.num_kv_heads} KV heads",
-                "",
-                m.source,
-            ),
-            (f"{m.name}: trained context", f"{m.max_context:,}", "tokens", m.source),
-        ]
-    seen.clear()
-    for r in results:
-        e = r.engine
-        if e.name in seen:
-            continue
-        seen.add(e.name)
-        src = f"planner.engines profile '{e.name}' (fitted to public measurements; see docs/accuracy.md)"
-        rows += [
-            (f"engine {e.name}: memory utilization", f"{e.memory_utilization:g}", "", src),
-            (f"engine {e.name}: achieved bandwidth", f"{e.bandwidth_efficiency:.0%}", "of peak", src),
-            (f"engine {e.name}: achieved FLOP/s (prefill)", f"{e.prefill_flop_efficiency:.0%}", "of peak", src),
-            (f"engine {e.name}: per-step overhead", f"{e.step_overhead_s * 1e3:.1f}", "ms", src),
-        ]
-    for gpu in dict.fromkeys(r.gpu.name for r in results):
-        low, high, note = residual_range(gpu, catalog=catalog)
-        source = f"10th / 90th percentile of measured / predicted - 1: {note} (docs/accuracy.md)"
-        rows.append((f"{gpu}: uncertainty of TPOT and TTFT", f"{low:+.0%} / {high:+.0%}", "of the prediction", source))
-    rules = "planner.sizing (docs/export.md)"
-    rows += [
-        ("Hours per month", f"{sizing.HOURS_PER_MONTH:g}", "h", "8,760 h / 12"),
-        (
-            "Batch per replica",
-            "the one (its KV cache fits) that lets a replica take the most requests per second",
-            "",
-            rules,
-        ),
-        (
-            "Prompts and decode share a replica",
-            "taking x requests/s, a replica spends x x TTFT of each second on prompts: TPOT / (1 - x x TTFT) "
-            "must meet the target",
-            "",
-            "continuous batching; " + rules,
-        ),
-        (
-            "Sequence length for memory and TPOT",
-            f"{w.sizing_context_tokens:,}",
-            "tokens",
-            f"p{w.high_percentile:g} prompt + p{w.high_percentile:g} output",
-        ),
-        (
-            "Requests in flight",
-            "rate x (TTFT of a mean prompt + mean output tokens x TPOT at that load)",
-            "",
-            "Little's law; " + rules,
-        ),
-        ("Replicas", "ceil(peak rate / requests per second a replica takes) + spare replicas", "", rules),
-        ("Owned GPU per month", "purchase / amortization months + TDP x PUE x $/kWh x 730 h", "", rules),
-        ("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
-        (
-            "Cost per million tokens",
-            "monthly cost split by prefill/decode time share, / tokens at average load",
-            "",
-            rules,
-        ),
-        ("Not included", "networking, storage, staff, software licences, CPU hosts' own power, discounts", "", ""),
-    ]
-    shown = []
-    for i, (what, value, unit, src) in enumerate(rows):  # a long source repeated on the next row: say so once
-        same = i > 0 and src and src == rows[i - 1][3] and len(src) > 40
-        shown.append((what, value, unit, "(same source as above)" if same else src))
-    return tuple(shown)

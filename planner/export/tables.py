@@ -40,16 +40,22 @@ def options_table(review: Review) -> Table:
         Column("Model", "text", "model"),
         Column("Weights / KV", "text", "precisions"),
         Column("Pricing", "text", "pricing"),
+        Column("Price kind", "text", "price_kind"),
         Column("Meets targets", "text", "meets_targets"),
         Column("GPUs", "int", "gpus"),
         Column("GPUs per replica", "int", "gpus_per_replica"),
         Column("Replicas (incl. spare)", "int", "replicas"),
         Column("Requests per replica", "int", "batch_per_replica"),
-        Column("TPOT", "ms", "tpot_ms"),
+        Column("TPOT at peak", "ms", "tpot_ms"),
+        Column("TPOT, pessimistic", "ms", "tpot_pessimistic_ms"),
+        Column(f"TPOT if all p{w.high_percentile:g} length", "ms", "tpot_long_ms"),
         Column(f"TTFT (p{w.high_percentile:g} prompt)", "s", "ttft_s"),
+        Column("Margin used", "pct", "margin"),
         Column("$ per GPU-month", "usd", "usd_per_gpu_month"),
         Column("Monthly cost", "usd", "monthly_usd"),
         Column("Annual cost", "usd", "annual_usd"),
+        Column("Capex up front", "usd", "capex_usd"),
+        Column("Opex per month", "usd", "opex_usd_per_month"),
         Column("$ per M input tokens", "usd2", "usd_per_million_input_tokens"),
         Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
         Column("Utilization (average)", "pct", "utilization_average"),
@@ -70,7 +76,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     note = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
     price = (
-        f"bought, ${r.money.purchase_usd:,.0f}/GPU over {o.amortization_months} months"
+        f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, over {o.amortization_months} months"
         if r.money.pricing == "purchase"
         else f"rented, ${r.money.cloud_usd_per_gpu_hour:,.2f}/GPU-hour"
     )
@@ -82,8 +88,9 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
             r.model.name,
             f"{r.weight_precision} / {r.kv_precision}",
             price,
+            r.money.price_kind,
             "no",
-            *([None] * 17),
+            *([None] * 22),
             r.shortfall,
         )
     f, rep = r.fleet, r.replica
@@ -94,16 +101,22 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         r.model.name,
         f"{r.weight_precision} / {r.kv_precision}",
         price,
+        r.money.price_kind,
         "yes",
         int(f.gpus),
         int(rep.gpus),
         int(f.replicas),
         int(rep.batch),
         float(f.tpot_peak_s) * 1e3,
+        float(f.tpot_peak_s) * 1e3 * (1 + r.time_range[1]),
+        _tpot_long_ms(r),
         rep.ttft_s,
+        r.margin,
         _n(f.usd_per_gpu_month),
         _n(f.monthly_usd),
         _n(f.monthly_usd) * 12,
+        r.money.capex_usd_per_gpu * int(f.gpus),
+        r.money.opex_usd_per_gpu_month * int(f.gpus),
         _n(f.usd_per_million_input),
         _n(f.usd_per_million_output),
         _n(f.utilization_average),
@@ -116,44 +129,109 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     )
 
 
+def tco_table(review: Review) -> Table:
+    """Total cost of ownership of each option that meets the targets: capex up front, then a month and a year.
+
+    Owned: capex = GPUs x GPU price + nodes x (host server + network), amortized straight-line; opex = power
+    (IT load x PUE x $/kWh) + colocation ($/kW-month of IT load). Rented: no capex; the rent is all opex.
+    """
+    cols = (
+        Column("Option", "text", "option"),
+        Column("Price kind", "text", "price_kind"),
+        Column("GPUs", "int", "gpus"),
+        Column("Nodes", "int", "nodes"),
+        Column("Capex: GPUs", "usd", "capex_gpus_usd"),
+        Column("Capex: host servers", "usd", "capex_hosts_usd"),
+        Column("Capex: network", "usd", "capex_network_usd"),
+        Column("Capex total", "usd", "capex_usd"),
+        Column("Amortization months", "int", "amortization_months"),
+        Column("Capex per month", "usd", "capital_usd_per_month"),
+        Column("Power per month", "usd", "power_usd_per_month"),
+        Column("Colocation per month", "usd", "colocation_usd_per_month"),
+        Column("Rent per month", "usd", "rent_usd_per_month"),
+        Column("Total per month", "usd", "monthly_usd"),
+        Column("Total per year", "usd", "annual_usd"),
+        Column("$ per M input tokens", "usd2", "usd_per_million_input_tokens"),
+        Column("$ per M output tokens", "usd2", "usd_per_million_output_tokens"),
+    )
+    rows = []
+    for r in review.results:
+        if not r.meets:
+            continue
+        m, n = r.money, r.gpus
+        owned = m.pricing == "purchase"
+        nodes = n / m.node_size if owned else None
+        rows.append(
+            (
+                r.option.name,
+                m.price_kind,
+                n,
+                nodes,
+                n * m.purchase_usd if owned else None,
+                nodes * m.host_server_usd.value if owned else None,
+                nodes * m.networking_usd.value if owned else None,
+                n * m.capex_usd_per_gpu if owned else None,
+                r.option.amortization_months if owned else None,
+                n * m.capital_usd_per_gpu_month if owned else None,
+                n * m.power_usd_per_gpu_month if owned else None,
+                n * m.colocation_usd_per_gpu_month if owned else None,
+                None if owned else r.monthly_usd,
+                r.monthly_usd,
+                r.monthly_usd * 12,
+                _n(r.fleet.usd_per_million_input),
+                _n(r.fleet.usd_per_million_output),
+            )
+        )
+    return Table(cols, tuple(rows))
+
+
+def _tpot_long_ms(r: Result) -> float:
+    """TPOT at the chosen batch if every sequence in it were at the high-percentile length (before stretching)."""
+    curve = r.candidate.tpot_long_by_batch_s if r.candidate else ()
+    b = int(r.replica.batch)
+    return curve[b - 1] * 1e3 if 0 < b <= len(curve) else math.nan
+
+
 def levers_table(review: Review) -> Table:
-    """The four levers against the baseline: monthly cost, saving (negative: extra cost), and what else changes."""
+    """The levers evaluated against the baseline: GPUs as replicas x group size, monthly cost, saving, TPOT.
+
+    A lever that could not be evaluated has no row (``not_evaluated`` lists it with the reason).
+    """
     cols = (
         Column("Lever", "text", "lever"),
         Column("Change", "text", "change"),
         Column("GPUs", "int", "gpus"),
+        Column("Replicas", "int", "replicas"),
+        Column("GPUs per replica", "int", "gpus_per_replica"),
+        Column("Requests per replica", "int", "batch_per_replica"),
         Column("Monthly cost", "usd", "monthly_usd"),
         Column("Saving per month", "usd", "saving_usd_per_month"),
-        Column("TPOT", "ms", "tpot_ms"),
+        Column("TPOT at peak", "ms", "tpot_ms"),
         Column("Effect", "text", "effect"),
     )
+
+    def sized(r: Result) -> tuple:
+        return (r.gpus, int(r.fleet.replicas), int(r.replica.gpus), int(r.replica.batch), r.monthly_usd)
+
     b = review.baseline
     rows = [
-        (
-            "Baseline",
-            b.option.name,
-            b.gpus,
-            b.monthly_usd,
-            None,
-            float(b.fleet.tpot_peak_s) * 1e3,
-            f"{int(b.replica.gpus)} GPUs per replica, {int(b.replica.batch)} requests per replica",
-        )
+        ("Baseline", b.option.name, *sized(b), None, float(b.fleet.tpot_peak_s) * 1e3, "what the levers start from")
     ]
     for lv in review.levers:
         r = lv.result
-        shown = r is not None and r.meets and math.isfinite(lv.saving_usd_per_month)
-        rows.append(
-            (
-                lv.name,
-                lv.change,
-                r.gpus if shown else None,
-                r.monthly_usd if shown else None,
-                lv.saving_usd_per_month if shown else None,
-                float(r.fleet.tpot_peak_s) * 1e3 if shown else None,
-                lv.note,
-            )
-        )
+        if r is None:
+            continue
+        if r.meets:
+            saving = lv.saving_usd_per_month if math.isfinite(lv.saving_usd_per_month) else None
+            rows.append((lv.name, lv.change, *sized(r), saving, float(r.fleet.tpot_peak_s) * 1e3, lv.note))
+        else:
+            rows.append((lv.name, lv.change, None, None, None, None, None, None, None, lv.note))
     return Table(cols, tuple(rows))
+
+
+def not_evaluated(review: Review) -> list[str]:
+    """'Lever: reason' for each lever that has no result (not applicable, or not above the baseline)."""
+    return [f"{lv.name}: {lv.note} ({lv.change})" for lv in review.levers if lv.result is None]
 
 
 def sensitivity_table(review: Review) -> Table:
@@ -222,6 +300,7 @@ def select(table: Table, keys: tuple[str, ...]) -> Table:
 MAIN_KEYS = (
     "rank",
     "option",
+    "price_kind",
     "meets_targets",
     "gpus",
     "gpus_per_replica",
@@ -242,6 +321,10 @@ DETAIL_KEYS = (
     "model",
     "precisions",
     "pricing",
+    "price_kind",
+    "tpot_pessimistic_ms",
+    "tpot_long_ms",
+    "margin",
     "usd_per_million_input_tokens",
     "headroom_peak",
     "gpus_low",

@@ -1,8 +1,10 @@
-"""The review as an Excel workbook for finance: Summary, Options, Levers, Charts, Assumptions.
+"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Levers, Charts, Assumptions.
 
-Monthly and annual costs and the levers' savings are live formulas over the cells beside them (GPUs x $ per
-GPU-month), so a reader can change a price and see the total move. The file is deterministic: document
-properties carry the review date, and every zip entry the same timestamp.
+Summary is a snapshot of the review (it says so), with a live box that follows the prices on Options. On
+Options the $ per GPU-month cells are inputs (yellow) and monthly cost, annual cost and the live rank are
+formulas over them (blue); every formula carries the value Python computed, so readers that do not
+recalculate see numbers. Every data table starts at A1 with one header row and has no notes under it: notes
+are on Summary. The file is deterministic: document properties carry the review date, zip entries one timestamp.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import zipfile
 from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.chart.series import SeriesLabel
-from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.styles import Alignment, Font
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
@@ -25,131 +27,156 @@ from planner.export.tables import (
     CHART_MAX_OPTIONS,
     DETAIL_KEYS,
     MAIN_KEYS,
+    Column,
     Table,
     charted,
     fmt,
     levers_table,
+    not_evaluated,
     options_table,
     select,
     sensitivity_table,
     sweep_table,
+    tco_table,
 )
-from planner.safetext import write_text, xlsx_text
+from planner.export.xlsx_cells import (
+    CENTER,
+    INPUT_FILL,
+    LIVE_FILL,
+    NO_FILL,
+    NOTE_FONT,
+    NUM,
+    NUMBER_FORMATS,
+    REC_FILL,
+    THIN,
+    WRAP,
+    Cache,
+    fit_row,
+    header_row,
+    number_format_for,
+    page_setup,
+    put_text,
+    safe_text,
+    store_cached_values,
+)
 
-NUMBER_FORMATS = {
-    "int": "#,##0",
-    "usd": '"$"#,##0',
-    "usd2": '"$"#,##0.00',
-    "pct": "0%",
-    "ms": '0.0" ms"',
-    "s": '0.00" s"',
-    "x": "#,##0.0",
-    "text": "@",
-}
-HEAD_FILL = PatternFill("solid", fgColor="1F3864")
-HEAD_FONT = Font(bold=True, color="FFFFFF")
-REC_FILL = PatternFill("solid", fgColor="E2EFDA")
-NO_FILL = PatternFill("solid", fgColor="F2F2F2")
-THIN = Border(bottom=Side(style="thin", color="BFBFBF"))
-WRAP = Alignment(wrap_text=True, vertical="top")
-TOP = Alignment(vertical="top")
-
-
-def _page(ws: Worksheet, landscape: bool = True, title_rows: str | None = None) -> None:
-    """One page wide when printed or converted to PDF; as many pages tall as it needs."""
-    ws.page_setup.orientation = "landscape" if landscape else "portrait"
-    ws.page_setup.paperSize = ws.PAPERSIZE_A4
-    ws.page_setup.fitToWidth = 1
-    ws.page_setup.fitToHeight = 0
-    ws.sheet_properties.pageSetUpPr.fitToPage = True
-    ws.page_margins.left = ws.page_margins.right = 0.4
-    ws.page_margins.top = ws.page_margins.bottom = 0.5
-    if title_rows:
-        ws.print_title_rows = title_rows
-    ws.oddFooter.center.text = "&A — page &P of &N"
+#: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
+SERIES_STYLES = (
+    ("1F77B4", "solid", "circle"),
+    ("D62728", "dash", "triangle"),
+    ("2CA02C", "sysDot", "square"),
+    ("9467BD", "lgDash", "diamond"),
+    ("FF7F0E", "dashDot", "x"),
+)
 
 
-def _header(ws: Worksheet, row: int, headers: list[str], col: int = 1) -> None:
-    for j, h in enumerate(headers):
-        c = write_text(ws.cell(row=row, column=col + j), h)  # headers may carry option names
-        c.font, c.fill = HEAD_FONT, HEAD_FILL
-        c.alignment = Alignment(wrap_text=True, vertical="center", horizontal="center")
+class _Book:
+    def __init__(self, review: Review):
+        self.review = review
+        self.wb = Workbook()
+        self.cache = Cache()
+        self.footer = f"planner {review.version}, review of {review.date}, from {review.source}"
 
-
-LINE_PT = 13.0
-
-
-def _lines(text: str, width: float) -> int:
-    """Lines a wrapped text takes in a column ``width`` characters wide (a little pessimistic, as renderers differ)."""
-    per_line = max(int(width * 1.05) - 1, 1)
-    return sum(max(1, -(-len(part) // per_line)) for part in str(text).split("\n"))
-
-
-def _fit_row(ws: Worksheet, row: int, min_lines: int = 1) -> None:
-    """Set the row's height to hold its tallest wrapped cell (spreadsheets do not autofit rows openpyxl wrote)."""
-    lines = min_lines
-    for cell in ws[row]:
-        if isinstance(cell.value, str) and not cell.value.startswith("=") and cell.alignment.wrap_text:
-            width = ws.column_dimensions[cell.column_letter].width or 10
-            lines = max(lines, _lines(cell.value, width))
-    ws.row_dimensions[row].height = LINE_PT * lines + 3
+    def sheet(self, title: str, heading: str, title_rows: str | None = "1:1") -> Worksheet:
+        ws = self.wb.active if self.wb.active.title == "Sheet" else self.wb.create_sheet()
+        ws.title = title
+        page_setup(ws, self.review.scenario.title, heading, self.footer, title_rows)
+        return ws
 
 
 def _write_table(ws: Worksheet, table: Table, top: int, widths: dict[str, float] | None = None) -> None:
     for j, col in enumerate(table.columns, start=1):
-        ws.column_dimensions[get_column_letter(j)].width = (widths or {}).get(col.key, 13 if col.kind != "text" else 18)
-    _header(ws, top, [c.header for c in table.columns])
+        width = (widths or {}).get(col.key, 13 if col.kind != "text" else 18)
+        ws.column_dimensions[get_column_letter(j)].width = width
+    header_row(ws, top, [c.header for c in table.columns])
     for i, row in enumerate(table.rows, start=top + 1):
         for j, (v, col) in enumerate(zip(row, table.columns, strict=True), start=1):
-            cell = ws.cell(row=i, column=j, value=None if isinstance(v, float) and v != v else v)
-            if isinstance(v, str):  # table text is names and notes, never a formula
-                write_text(cell, v)
-            cell.number_format = NUMBER_FORMATS[col.kind]
-            cell.alignment = WRAP if col.kind == "text" else TOP
+            cell = ws.cell(row=i, column=j)
+            if col.kind == "text":
+                if v is not None:
+                    put_text(cell, v)
+                cell.alignment = WRAP
+            else:
+                cell.value = None if v is None or (isinstance(v, float) and v != v) else v
+                cell.number_format = NUMBER_FORMATS[col.kind]
+                cell.alignment = CENTER if col.key == "rank" else NUM
             cell.border = THIN
     for r in range(top, top + len(table.rows) + 1):
-        _fit_row(ws, r, 3 if r == top else 1)
+        fit_row(ws, r, 3 if r == top else 1)
 
 
 def _col(keys: tuple[str, ...], key: str) -> str:
     return get_column_letter(keys.index(key) + 1)
 
 
-def _summary(wb: Workbook, review: Review) -> None:
-    ws = wb.active
-    ws.title = "Summary"
+def _label(ws: Worksheet, row: int, text: str, size: int = 12) -> None:
+    put_text(ws.cell(row=row, column=1), text)
+    ws.cell(row=row, column=1).font = Font(bold=True, size=size)
+
+
+def _summary(book: _Book) -> None:
+    review = book.review
+    ws = book.sheet("Summary", "Summary (a snapshot; live box below)", None)
     s, w, rec = review.scenario, review.scenario.workload, review.recommended
-    f = rec.fleet
-    ws.column_dimensions["A"].width = 34
-    for col in "BCDE":
-        ws.column_dimensions[col].width = 22
-    write_text(ws["A1"], s.title)
+    f, m = rec.fleet, rec.money
+    for col, width in zip("ABCDEF", (40, 22, 26, 44, 24, 12), strict=True):
+        ws.column_dimensions[col].width = width
+    put_text(ws["A1"], s.title)
     ws["A1"].font = Font(bold=True, size=16)
-    write_text(ws["A2"], f"Budget review, {review.date}. Made by planner {review.version} from {review.source}.")
-    ws["A2"].font = Font(italic=True, color="595959")
-    ws["A4"] = "Recommendation"
-    ws["A4"].font = Font(bold=True, size=13)
-    write_text(ws["B4"], f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {rec.gpus} GPUs")
-    ws["B4"].font = Font(bold=True, size=13, color="375623")
-    ws.merge_cells("A6:E6")
-    write_text(ws["A6"], review.reason)
-    ws["A6"].alignment = Alignment(wrap_text=True, vertical="top")
-    ws.row_dimensions[6].height = 15 * (len(review.reason) // 120 + 2)
+    put_text(ws["A2"], f"Budget review, {review.date}. Made by planner {review.version} from {review.source}.")
+    ws["A2"].font = NOTE_FONT
+    ws.merge_cells("A3:F3")
+    put_text(
+        ws["A3"],
+        f"SNAPSHOT computed on {review.date}: the recommendation, text and figures on this sheet do not change "
+        "when the workbook is edited. The blue LIVE cells follow the yellow prices on Options.",
+    )
+    ws["A3"].font = Font(bold=True, color="9C5700")
+    ws["A3"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[3].height = 30
+    _label(ws, 5, "Recommendation", 13)
+    ws.merge_cells("B5:F5")
+    put_text(ws["B5"], f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {rec.gpus} GPUs ({m.price_kind})")
+    ws["B5"].font = Font(bold=True, size=13, color="375623")
+    ws.merge_cells("A7:F7")
+    put_text(ws["A7"], review.reason)
+    ws["A7"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws.row_dimensions[7].height = 14 * (len(review.reason) // 150 + 2)
 
     load_unit = "requests/s" if w.by_rate else "concurrent requests"
     peak = w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests
     avg = w.average_requests_per_s if w.by_rate else w.average_concurrent_requests
+    n = int(f.gpus)
+    owned = m.pricing == "purchase"
     figures = [
         ("Key figures (recommended option)", None, "text"),
-        ("GPUs", int(f.gpus), "int"),
+        ("GPUs", n, "int"),
         ("GPU type", rec.gpu.name, "text"),
         ("Replicas x GPUs per replica", f"{int(f.replicas)} x {int(rec.replica.gpus)}", "text"),
-        ("Monthly cost", f"=Options!{_col(MAIN_KEYS, 'monthly_usd')}2", "usd"),
-        ("Annual cost", f"=Options!{_col(MAIN_KEYS, 'annual_usd')}2", "usd"),
+        ("Price kind", m.price_kind, "text"),
+        ("Capex up front (GPUs, hosts, network)", m.capex_usd_per_gpu * n if owned else 0.0, "usd"),
+        (
+            f"Capex per month (over {rec.option.amortization_months} months)" if owned else "Capex per month",
+            m.capital_usd_per_gpu_month * n,
+            "usd",
+        ),  # fmt: skip
+        ("Opex per month (power, colocation or rent)", m.opex_usd_per_gpu_month * n, "usd"),
+        ("Opex per year", m.opex_usd_per_gpu_month * n * 12, "usd"),
+        ("Total per month", rec.monthly_usd, "usd"),
+        ("Total per year", rec.monthly_usd * 12, "usd"),
         ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
         ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
         ("Utilization at average load", float(f.utilization_average), "pct"),
         ("Headroom at peak", float(f.headroom_peak), "pct"),
+        ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
+        (
+            f"TPOT at peak: pessimistic (+{rec.time_range[1]:.0%})",
+            float(f.tpot_peak_s) * 1e3 * (1 + rec.time_range[1]),
+            "ms",
+        ),
+        ("Margin sized with", rec.margin, "pct"),
+    ]
+    targets = [
         ("Targets and traffic", None, "text"),
         (f"TTFT target (p{w.high_percentile:g} prompt, {w.prompt_tokens_high:,} tokens)", w.ttft_target_s, "s"),
         ("TPOT target", w.tpot_target_s * 1e3, "ms"),
@@ -158,233 +185,307 @@ def _summary(wb: Workbook, review: Review) -> None:
         (f"Planned peak ({load_unit})", peak * w.growth_factor, "x"),
         ("Prompt tokens: mean / high", f"{w.prompt_tokens_mean:,} / {w.prompt_tokens_high:,}", "text"),
         ("Output tokens: mean / high", f"{w.output_tokens_mean:,} / {w.output_tokens_high:,}", "text"),
+        (
+            "Context memory holds / decode time is taken at",
+            f"{w.sizing_context_tokens:,} / {w.inflight_context_tokens:,} tokens",
+            "text",
+        ),  # fmt: skip
     ]
-    r = 8
+    r = _figures(ws, figures, 9, 1)
+    _live_box(book, ws, 9)
+    r = max(r, _figures(ws, targets, 14, 4)) + 1
+    _label(ws, r, "Sensitivity (snapshot)")
+    sens = sensitivity_table(review)
+    header_row(ws, r + 1, [c.header for c in sens.columns])
+    ws.row_dimensions[r + 1].height = 30
+    for i, row in enumerate(sens.rows, start=r + 2):
+        for j, (v, col) in enumerate(zip(row, sens.columns, strict=True), start=1):
+            c = ws.cell(row=i, column=j)
+            if col.kind == "text":
+                put_text(c, v)
+                c.alignment = WRAP
+            else:
+                c.value = v
+                c.number_format = NUMBER_FORMATS[col.kind]
+                c.alignment = NUM
+            c.border = THIN
+    r += 2 + len(sens.rows) + 1
+    notes = []
+    if review.warnings:
+        notes.append(("Warnings", list(review.warnings)))
+    skipped = not_evaluated(review)
+    if skipped:
+        notes.append(("Levers not evaluated", skipped))
+    notes.append(("How to read the other sheets", _reading_notes(review)))
+    for heading, lines in notes:
+        _label(ws, r, heading)
+        for k, text in enumerate(lines, start=1):
+            ws.merge_cells(start_row=r + k, start_column=1, end_row=r + k, end_column=6)
+            put_text(ws.cell(row=r + k, column=1), text)
+            ws.cell(row=r + k, column=1).alignment = Alignment(wrap_text=True, vertical="top")
+            ws.row_dimensions[r + k].height = 14 * (len(text) // 150 + 1) + 2
+        r += len(lines) + 2
+
+
+def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
+    """Label / value rows from ``top`` in columns ``col`` and ``col + 1``; a None value is a heading. Next free row."""
+    r = top
     for label, value, kind in figures:
-        a = ws.cell(row=r, column=1, value=label)
+        a = ws.cell(row=r, column=col)
+        put_text(a, label)
         if value is None:
             a.font = Font(bold=True, size=12)
             r += 1
             continue
-        b = ws.cell(row=r, column=2, value=value)
+        b = ws.cell(row=r, column=col + 1)
         if kind == "text":
-            write_text(b, value)
-        b.number_format = NUMBER_FORMATS[kind]
+            put_text(b, value)
+        else:
+            b.value = value
+            b.number_format = NUMBER_FORMATS[kind]
         b.alignment = Alignment(horizontal="right")
         a.border = b.border = THIN
         r += 1
-    r += 1
-    ws.cell(row=r, column=1, value="Sensitivity").font = Font(bold=True, size=12)
-    sens = sensitivity_table(review)
-    _header(ws, r + 1, [c.header for c in sens.columns])
-    for i, row in enumerate(sens.rows, start=r + 2):
-        for j, (v, col) in enumerate(zip(row, sens.columns, strict=True), start=1):
-            c = write_text(ws.cell(row=i, column=j), v) if isinstance(v, str) else ws.cell(row=i, column=j, value=v)
-            c.number_format = NUMBER_FORMATS[col.kind]
-            c.border = THIN
-    r += 2 + len(sens.rows) + 1
-    if review.warnings:
-        ws.cell(row=r, column=1, value="Warnings").font = Font(bold=True, size=12)
-        for k, text in enumerate(review.warnings, start=1):
-            ws.merge_cells(start_row=r + k, start_column=1, end_row=r + k, end_column=5)
-            write_text(ws.cell(row=r + k, column=1), text).alignment = WRAP
-        r += len(review.warnings) + 2
-    ws.cell(
-        row=r,
-        column=1,
-        value="Sheets: Options (all options ranked), Details (prices, sensitivity), Levers, "
-        "Charts (cost and GPUs against traffic), Assumptions (every number used and its source).",
-    ).font = Font(italic=True, color="595959")
-    _page(ws, landscape=False)
+    return r
 
 
-def _options(wb: Workbook, review: Review) -> None:
-    ws = wb.create_sheet("Options")
+def _reading_notes(review: Review) -> list[str]:
+    x = review.scenario.traffic_change
+    return [
+        "Options: every option, ranked by monthly cost; the rank is the snapshot's, Live rank follows the yellow "
+        "$ per GPU-month cells (monthly cost = GPUs x $ per GPU-month, annual = monthly x 12). Green: recommended. "
+        "Grey: cannot meet the targets (why: Note). Price kind says which price each row pays: rows of different "
+        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there.",
+        "Costs: total cost of ownership. Bought: capex up front (GPUs + host servers + network per node), "
+        "amortized straight-line, plus opex (power at full load x PUE, colocation per kW). Rented: the rent is all opex.",
+        f"Details: GPU, model, precisions, price, pessimistic TPOT, cost per input token, headroom = share of batch "
+        f"slots free at the planned peak; the -/+ columns size each option again at traffic {x:.0%} below and above.",
+        f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
+        "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
+        "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
+        "planned peak. Assumptions: every number used, with a link to its source.",
+    ]
+
+
+def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
+    """Formulas over Options (cached with the review's values): they follow edited prices; the rest does not."""
+    review = book.review
+    n = len(review.results)
+    mon = _col(MAIN_KEYS, "monthly_usd")
+    opt = _col(MAIN_KEYS, "option")
+    rec_row = review.results.index(review.recommended) + 2
+    rng = f"Options!${mon}$2:${mon}${n + 1}"
+    cheapest = min((r for r in review.results if r.meets), key=lambda r: r.monthly_usd)
+    put_text(ws.cell(row=top, column=4), "LIVE (follows Options)")
+    ws.cell(row=top, column=4).font = Font(bold=True, size=12, color="1F4E79")
+    rows = [
+        (
+            "Cheapest option at the prices on Options",
+            f"=INDEX(Options!${opt}$2:${opt}${n + 1},MATCH(MIN({rng}),{rng},0))",
+            cheapest.option.name,
+            "text",
+        ),  # fmt: skip
+        ("Its monthly cost", f"=MIN({rng})", cheapest.monthly_usd, "usd"),
+        (
+            f"{review.recommended.option.name}: monthly cost",
+            f"=Options!{mon}{rec_row}",
+            review.recommended.monthly_usd,
+            "usd",
+        ),
+    ]
+    for k, (label, formula, value, kind) in enumerate(rows, start=1):
+        a = ws.cell(row=top + k, column=4)
+        put_text(a, label)
+        a.alignment = Alignment(wrap_text=True, vertical="top")
+        cell = ws.cell(row=top + k, column=5)
+        book.cache.formula(ws, cell.coordinate, formula, value)
+        cell.number_format = NUMBER_FORMATS[kind]
+        cell.fill = LIVE_FILL
+        cell.alignment = Alignment(horizontal="right", vertical="top")
+
+
+def _options(book: _Book) -> None:
+    review = book.review
+    ws = book.sheet("Options", "Options, ranked by monthly cost (yellow: edit; blue: live)")
     full = options_table(review)
+    keys = (*MAIN_KEYS, "live_rank")
     main = select(full, MAIN_KEYS)
-    widths = {
-        "rank": 6,
-        "option": 22,
-        "meets_targets": 9,
-        "gpus": 8,
-        "gpus_per_replica": 10,
-        "replicas": 10,
-        "batch_per_replica": 10,
-        "tpot_ms": 10,
-        "ttft_s": 10,
-        "usd_per_gpu_month": 11,
-        "monthly_usd": 12,
-        "annual_usd": 13,
-        "usd_per_million_output_tokens": 11,
-        "utilization_average": 11,
-        "note": 34,
-    }
-    _write_table(ws, main, 1, widths)
-    gpus, per, mon, ann = (_col(MAIN_KEYS, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd"))
+    main = Table((*main.columns, Column("Live rank", "int", "live_rank")), tuple((*r, None) for r in main.rows))
+    widths = {"rank": 6, "option": 24, "price_kind": 11, "meets_targets": 9, "gpus": 8, "note": 28, "live_rank": 8}
+    _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
+    gpus, per, mon, ann, live = (
+        _col(keys, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd", "live_rank")
+    )
+    n = len(review.results)
     for i, r in enumerate(review.results, start=2):
         if r.meets:
-            ws[f"{mon}{i}"] = f"={gpus}{i}*{per}{i}"
-            ws[f"{ann}{i}"] = f"={mon}{i}*12"
+            book.cache.formula(ws, f"{mon}{i}", f"={gpus}{i}*{per}{i}", r.monthly_usd)
+            book.cache.formula(ws, f"{ann}{i}", f"={mon}{i}*12", r.monthly_usd * 12)
+            book.cache.formula(ws, f"{live}{i}", f"=RANK({mon}{i},${mon}$2:${mon}${n + 1},1)", i - 1)
+            ws[f"{per}{i}"].fill = INPUT_FILL
+            for c in (mon, ann, live):
+                ws[f"{c}{i}"].fill = LIVE_FILL
         fill = REC_FILL if r is review.recommended else (NO_FILL if not r.meets else None)
         if fill:
-            for j in range(1, len(MAIN_KEYS) + 1):
-                ws.cell(row=i, column=j).fill = fill
-    n = len(review.results) + 2
-    ws.cell(
-        row=n,
-        column=2,
-        value="Monthly cost = GPUs x $ per GPU-month (a formula: change a price to see the total "
-        "move). Green: recommended. Grey: cannot meet the targets (why: Note).",
-    ).font = Font(italic=True, color="595959")
+            for j in range(1, len(keys) + 1):
+                if ws.cell(row=i, column=j).fill.fgColor.rgb in (None, "00000000"):
+                    ws.cell(row=i, column=j).fill = fill
     ws.freeze_panes = "C2"
-    _page(ws, title_rows="1:1")
 
-    ws = wb.create_sheet("Details")
-    detail = select(full, DETAIL_KEYS)
-    _write_table(
-        ws,
-        detail,
-        1,
-        {
-            "option": 22,
-            "gpu": 16,
-            "model": 16,
-            "precisions": 11,
-            "pricing": 24,
-            "usd_per_million_input_tokens": 11,
-            "headroom_peak": 11,
-            "gpus_low": 12,
-            "monthly_usd_low": 13,
-            "gpus_high": 12,
-            "monthly_usd_high": 13,
-        },
-    )
-    ws.cell(
-        row=len(detail.rows) + 3,
-        column=1,
-        value=f"Same order as Options. Headroom = share of batch slots free at the planned peak. The -/+ columns "
-        f"size each option again at traffic {review.scenario.traffic_change:.0%} below and above the plan.",
-    ).font = Font(italic=True, color="595959")
+    ws = book.sheet("Costs", "Total cost of ownership of the options that meet the targets")
+    _write_table(ws, tco_table(review), 1, {"option": 24, "price_kind": 11})
     ws.freeze_panes = "B2"
-    _page(ws, title_rows="1:1")
+
+    ws = book.sheet("Details", "Details of each option (same order as Options)")
+    widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26}
+    _write_table(ws, select(full, DETAIL_KEYS), 1, widths)
+    ws.freeze_panes = "B2"
 
 
-def _levers(wb: Workbook, review: Review) -> None:
-    ws = wb.create_sheet("Levers")
-    table = levers_table(review)
-    _write_table(ws, table, 1, {"lever": 22, "change": 48, "effect": 60, "gpus": 8})
-    keys = [c.key for c in table.columns]
-    mon = get_column_letter(keys.index("monthly_usd") + 1)
-    sav = get_column_letter(keys.index("saving_usd_per_month") + 1)
-    for i, row in enumerate(table.rows[1:], start=3):
-        if row[keys.index("monthly_usd")] is not None:
-            ws[f"{sav}{i}"] = f"=${mon}$2-{mon}{i}"
-    n = len(table.rows) + 3
-    ws.cell(
-        row=n,
-        column=1,
-        value=f"Each lever changes one thing in the baseline ({review.baseline.option.name}) and "
-        "sizes it again. Saving = baseline monthly cost - lever monthly cost; negative = it costs more.",
-    ).font = Font(italic=True, color="595959")
-    _page(ws, title_rows="1:1")
+def _levers(book: _Book) -> None:
+    ws = book.sheet("Levers", f"Levers against the baseline ({book.review.baseline.option.name})")
+    _write_table(ws, levers_table(book.review), 1, {"lever": 20, "change": 40, "effect": 50, "gpus": 8})
 
 
-def _charts(wb: Workbook, review: Review) -> None:
-    ws = wb.create_sheet("Charts")
+def _charts(book: _Book) -> None:
+    review = book.review
+    data = book.sheet("Chart data", "Data of the charts: each option sized again at each traffic level")
     table = sweep_table(review)
-    top = 34  # data below the two charts
-    left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
+    _write_table(data, table, 1)
+    data.column_dimensions["A"].width = 16
+    rows = len(table.rows)
+    n_opt = (len(table.columns) - 1) // 2
+    names = [r.option.name for r in charted(review)]
     w = review.scenario.workload
     planned = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
-    write_text(
-        ws.cell(row=top - 2, column=1),
-        f"The planned peak is {planned:,.3g}; each option is sized again at each traffic "
-        "level."
-        + (
-            f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
-            f"{CHART_MAX_OPTIONS}): {', '.join(left_out)}."
-            if left_out
-            else ""
-        ),
-    ).font = Font(italic=True, color="595959")
-    ws.cell(row=top - 1, column=1, value="Data for the charts").font = Font(bold=True)
-    _write_table(ws, table, top)
-    ws.column_dimensions["A"].width = 16
-    ws.row_dimensions[top].height = 45
-    n_opt = (len(table.columns) - 1) // 2
-    meeting_names = [r.option.name for r in charted(review)]
-    rows = len(table.rows)
-    x = Reference(ws, min_col=1, min_row=top + 1, max_row=top + rows)
-    x_title = table.columns[0].header
-    for title, y_title, first, anchor, number_format in (
-        ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0'),
-        ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A17", "0"),
+
+    ws = book.sheet("Charts", "Monthly cost and GPUs against peak traffic", None)
+    left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]
+    note = f"Dotted grey line: the planned peak ({planned:,.3g}). Each option is sized again at each traffic level."
+    if left_out:
+        note += f" Not charted (over {CHART_COST_LIMIT:g}x the recommended cost, or beyond the cheapest "
+        note += f"{CHART_MAX_OPTIONS}): {', '.join(left_out)}."
+    ws.merge_cells("A37:P38")
+    put_text(ws["A37"], note)
+    ws["A37"].font = NOTE_FONT
+    ws["A37"].alignment = Alignment(wrap_text=True, vertical="top")
+    ws.print_area = "A1:P38"
+    # the planned-peak marker: a vertical segment, its points kept below the printed area
+    helper = 44
+    put_text(ws.cell(row=helper, column=1), "Chart helper: the planned-peak marker (x, cost, GPUs)")
+    costs = [v for row in table.rows for v in row[1 : 1 + n_opt]]
+    counts = [v for row in table.rows for v in row[1 + n_opt :]]
+    for k, (y_cost, y_gpus) in enumerate(((0, 0), (max(costs) * 1.05, max(counts) * 1.05)), start=1):
+        ws.cell(row=helper + k, column=1, value=planned)
+        ws.cell(row=helper + k, column=2, value=y_cost)
+        ws.cell(row=helper + k, column=3, value=y_gpus)
+    x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
+    for title, y_title, first, anchor, number_format, marker_col in (
+        ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0', 2),
+        ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A19", "0", 3),
     ):
         ch = ScatterChart()
         ch.title = title
         ch.style = 2
-        ch.x_axis.title = x_title
+        ch.x_axis.title = table.columns[0].header
         ch.y_axis.title = y_title
         ch.y_axis.number_format = number_format
-        ch.x_axis.delete = False
-        ch.y_axis.delete = False
-        ch.height, ch.width = 7.5, 24
+        ch.x_axis.delete = ch.y_axis.delete = False
+        ch.height, ch.width = 8.6, 26
         ch.legend.position = "r"
         for j in range(first, first + n_opt):
-            s = Series(Reference(ws, min_col=j, min_row=top + 1, max_row=top + rows), x)
-            s.tx = SeriesLabel(v=xlsx_text(meeting_names[(j - first)]))
-            s.marker.symbol = "circle"
+            s = Series(Reference(data, min_col=j, min_row=2, max_row=rows + 1), x)
+            s.tx = SeriesLabel(v=_series_name(names[j - first]))
+            color, dash, symbol = SERIES_STYLES[(j - first) % len(SERIES_STYLES)]
+            s.graphicalProperties.line.solidFill = color
+            s.graphicalProperties.line.prstDash = dash
+            s.graphicalProperties.line.width = 22000
+            s.marker.symbol = symbol
+            s.marker.size = 6
+            s.marker.graphicalProperties.solidFill = color
+            s.marker.graphicalProperties.line.solidFill = color
             s.smooth = False
             ch.series.append(s)
+        mx = Reference(ws, min_col=1, min_row=helper + 1, max_row=helper + 2)
+        peak = Series(Reference(ws, min_col=marker_col, min_row=helper + 1, max_row=helper + 2), mx)
+        peak.tx = SeriesLabel(v=f"Planned peak ({planned:,.3g})")
+        peak.graphicalProperties.line.solidFill = "7F7F7F"
+        peak.graphicalProperties.line.prstDash = "sysDot"
+        peak.graphicalProperties.line.width = 28000
+        peak.marker.symbol = "none"
+        peak.smooth = False
+        ch.series.append(peak)
         ws.add_chart(ch, anchor)
-    _page(ws, title_rows=None)
     ws.page_setup.fitToHeight = 1
 
 
-def _assumptions(wb: Workbook, review: Review) -> None:
-    ws = wb.create_sheet("Assumptions")
-    _header(ws, 1, ["What", "Value", "Unit", "Source"])
-    for i, (what, value, unit, src) in enumerate(review.assumptions, start=2):
-        for j, v in enumerate((what, value, unit, src), start=1):
-            c = write_text(ws.cell(row=i, column=j), v) if isinstance(v, str) else ws.cell(row=i, column=j, value=v)
-            c.alignment = WRAP
-            c.border = THIN
-            c.number_format = "@"
-    for col, width in zip("ABCD", (40, 30, 12, 100), strict=True):
+def _series_name(name: str) -> str:
+    """User text for a chart series or title: plain text, no control characters."""
+    return safe_text(name)
+
+
+def _assumptions(book: _Book) -> None:
+    ws = book.sheet("Assumptions", "Assumptions: every number used and its source")
+    header_row(ws, 1, ["What", "Value", "Unit", "Source (link)"])
+    for i, a in enumerate(book.review.assumptions, start=2):
+        put_text(ws.cell(row=i, column=1), a.what)
+        v = ws.cell(row=i, column=2)
+        if isinstance(a.value, str):
+            put_text(v, a.value)
+            v.alignment = WRAP
+        else:
+            v.value = a.value
+            v.number_format = number_format_for(a.value, a.unit)
+            v.alignment = NUM
+        put_text(ws.cell(row=i, column=3), a.unit)
+        src = ws.cell(row=i, column=4)
+        put_text(src, a.label)
+        if a.url.startswith(("https://", "http://")):
+            src.hyperlink = a.url
+            src.font = Font(color="0563C1", underline="single")
+        for j in (1, 3, 4):
+            ws.cell(row=i, column=j).alignment = WRAP
+        for j in range(1, 5):
+            ws.cell(row=i, column=j).border = THIN
+    for col, width in zip("ABCD", (44, 22, 16, 62), strict=True):
         ws.column_dimensions[col].width = width
-    for r in range(1, len(review.assumptions) + 2):
-        _fit_row(ws, r)
+    for r in range(1, len(book.review.assumptions) + 2):
+        fit_row(ws, r)
     ws.freeze_panes = "A2"
-    _page(ws, title_rows="1:1")
 
 
-def review_workbook(review: Review) -> Workbook:
-    """The openpyxl Workbook (not saved): sheets, formulas, charts, page setup and properties."""
-    wb = Workbook()
-    _summary(wb, review)
-    _options(wb, review)  # Options and Details
-    _levers(wb, review)
-    _charts(wb, review)
-    _assumptions(wb, review)
+def review_workbook(review: Review) -> tuple[Workbook, Cache]:
+    """The openpyxl Workbook (not saved) and the computed values of its formula cells."""
+    book = _Book(review)
+    _summary(book)
+    _options(book)  # Options, Costs and Details
+    _levers(book)
+    _charts(book)  # Chart data and Charts
+    book.wb.move_sheet("Charts", offset=-1)
+    _assumptions(book)
     when = dt.datetime.fromisoformat(review.date)
+    wb = book.wb
     wb.properties.created = wb.properties.modified = when
     wb.properties.creator = wb.properties.lastModifiedBy = f"planner {review.version}"
-    wb.properties.title = review.scenario.title
-    return wb
+    wb.properties.title = _series_name(review.scenario.title)
+    return wb, book.cache
 
 
 def render_xlsx(review: Review) -> bytes:
-    """The workbook's bytes; the same review gives the same bytes (no clock time inside)."""
-    wb = review_workbook(review)
+    """The workbook's bytes, formulas with their cached values; the same review gives the same bytes."""
+    wb, cache = review_workbook(review)
     raw = io.BytesIO()
     with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         ExcelWriter(wb, archive).save()  # save_workbook() would stamp the current time as 'modified'
     stamp = dt.datetime.fromisoformat(review.date).timetuple()[:6]
+    with zipfile.ZipFile(raw) as src:
+        names = [i.filename for i in src.infolist()]
+        parts = store_cached_values({n: src.read(n) for n in names}, wb.sheetnames, cache)
     out = io.BytesIO()
-    with zipfile.ZipFile(raw) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in src.infolist():
-            fixed = zipfile.ZipInfo(info.filename, date_time=max(stamp, (1980, 1, 1, 0, 0, 0)))
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for name in names:
+            fixed = zipfile.ZipInfo(name, date_time=max(stamp, (1980, 1, 1, 0, 0, 0)))
             fixed.compress_type = zipfile.ZIP_DEFLATED
             fixed.external_attr = 0o644 << 16
-            dst.writestr(fixed, src.read(info.filename))
+            dst.writestr(fixed, parts[name])
     return out.getvalue()

@@ -2,7 +2,7 @@
 copy, and ``read_inputs`` for other commands (``planner export``).
 
     from planner.workbook import read_inputs
-    read_inputs("workbooks/capacity-what-if.xlsx")   # {"gpu": "H100 SXM 80GB", "model": "LLaMA-65B", ...}
+    read_inputs("workbooks/capacity-what-if.xlsx")   # {"gpu": "H100 SXM 80GB", "model": "Llama-2-70B", ...}
 """
 
 from planner.workbook.reader import WorkbookError, read_inputs

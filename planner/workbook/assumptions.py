@@ -55,6 +55,20 @@ ENGINE_FIELD_HELP = {
 }
 
 
+def number_format(field: str, unit: str) -> str | None:
+    """One format per unit: bytes and counts as whole numbers with separators, per-unit byte coefficients and
+    seconds with fixed decimals (no scientific notation), fractions with two to four decimals."""
+    if unit == "B":
+        return "0.000" if "_bytes_per_" in field else "#,##0"
+    if unit in ("tokens", "sequences"):
+        return "#,##0"
+    if unit == "s":
+        return "0.000000"
+    if unit == "fraction":
+        return "0.00##"
+    return None
+
+
 def engine_value(engine: EngineProfile, field: str) -> Any:
     v = getattr(engine, field)
     return None if v is None else v
@@ -81,23 +95,18 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
         s.set(f"C{r}", unit, style="unit")
         s.set(f"D{r}", meaning, style="note")
         if f.name == "description":  # long text: shown in the meaning column
-            s.set(f"D{r}", value, style="note")
+            s.set(f"D{r}", value, style="note", text=True)
             s.set(f"B{r}", "(see right)", style="unit")
             r += 1
             continue
         if isinstance(value, tuple):  # one cell per item, downwards
             items = list(value) or [None]
             for j, item in enumerate(items):
-                s.set(f"B{r + j}", item, style="input")
+                s.set(f"B{r + j}", item, style="input", text=isinstance(item, str))
             names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
             r += len(items)
             continue
-        fmt = None
-        if isinstance(value, float) and f.name.endswith("_bytes"):
-            fmt = "#,##0"
-        elif isinstance(value, float) and f.name.endswith("_s"):
-            fmt = "0.000E+00"
-        s.set(f"B{r}", value, fmt=fmt, style="input")
+        s.set(f"B{r}", value, fmt=number_format(f.name, unit), style="input", text=isinstance(value, str))
         names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))
         r += 1
     r += 1
@@ -147,5 +156,5 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     r -= 1
     r += 2
     s.set(f"A{r}", "Calibration", style="subtitle")
-    s.set(f"B{r}", str(calibration.path) if calibration.path else "none (engine defaults for every GPU)")
+    s.set(f"B{r}", str(calibration.path) if calibration.path else "none (engine defaults for every GPU)", text=True)
     return s, names

@@ -22,7 +22,7 @@ SCENARIOS = (
     ("base", "Baseline", "your inputs"),
     ("gpus_x2", "GPUs x2", "twice the baseline's GPU count"),
     ("context_half", "Context halved", "half the context per sequence"),
-    ("compare", "GQA sibling", "the same-size GQA model (or the model you chose to compare)"),
+    ("compare", "Compare model", "the model chosen on Inputs (blank: the same-size GQA model)"),
     ("kv_fp8", "KV cache fp8", "KV cache in fp8 (1 byte per value)"),
     ("kv_int4", "KV cache int4", "KV cache in int4 (about half a byte per value)"),
 )
@@ -42,7 +42,9 @@ class Row:
     template: str | dict[str, str] = ""  # one template for all columns, or per scenario ("*" = the others)
     how: str = ""  # the model function it restates
     section: bool = False
-    quantity: str | None = None  # model quantity for the parity probes
+    #: the planner function this row equals, for the parity tests and column "Checked against":
+    #: ``function.field`` of ``planner.api`` (``memory_plan.max_batch``), ``@batch=max`` for decode at max batch
+    quantity: str | None = None
 
 
 @dataclass
@@ -248,8 +250,8 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             INT,
             "{kvel}*IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)*" + F.layer_tokens("1"),
-            "api.kv_bytes_per_token (the format's size, whichever engine caches it)",
-            quantity="kv_token",
+            "api.kv_bytes_per_token",
+            quantity="kv_bytes_per_token",
         ),
         Row(
             "ctx_layer_tokens",
@@ -291,7 +293,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "IF({mb_raw}>=1,{n_raw},NOT_FIT)",
             "does not fit: #NUM!",
-            quantity="memory.gpus",
+            quantity="memory_plan.gpus",
         ),
         Row(
             "visible",
@@ -299,7 +301,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             GB,
             "IF(ISERROR({n}),{n},{visible_raw})",
-            quantity="memory.visible_bytes_per_gpu",
+            quantity="memory_plan.visible_bytes_per_gpu",
         ),
         Row(
             "reserve",
@@ -308,7 +310,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             GB,
             F.reserve("{n}"),
             "model.activation_peak_bytes + reserve_bytes_per_gpu",
-            quantity="memory.reserve_bytes_per_gpu",
+            quantity="memory_plan.reserve_bytes_per_gpu",
         ),
         Row(
             "budget",
@@ -317,7 +319,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             GB,
             F.budget("{n}", "{reserve}"),
             "model.kv_budget_bytes_per_gpu",
-            quantity="memory.kv_budget_bytes_per_gpu",
+            quantity="memory_plan.kv_budget_bytes_per_gpu",
         ),
         Row("repl", "KV replication", "x", "0.00", F.replication("{n}"), "model.kv_replication"),
         Row(
@@ -326,7 +328,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             INT,
             "{kvel}*{kvbpe}*{layers}*{repl}/{n}",
-            quantity="memory.kv_bytes_per_token_per_gpu",
+            quantity="memory_plan.kv_bytes_per_token_per_gpu",
         ),
         Row(
             "kv_seq",
@@ -334,7 +336,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "B",
             GB,
             "{kv_seq_base}*{repl}",
-            quantity="memory.kv_bytes_per_sequence",
+            quantity="memory_plan.kv_bytes_per_sequence",
         ),
         Row(
             "kv_tokens",
@@ -343,7 +345,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "INT(MAX({budget},0)/({kv_token_gpu}*{block}))*{block}",
             "model.kv_cache_tokens",
-            quantity="memory.kv_cache_tokens",
+            quantity="memory_plan.kv_cache_tokens",
         ),
         Row(
             "max_batch",
@@ -352,7 +354,7 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             INT,
             "INT(MAX({budget}*{n},0)/{kv_seq})",
             "model.max_batch_from_budget",
-            quantity="memory.max_batch",
+            quantity="memory_plan.max_batch",
         ),
         S("s_decode_shared", "Decode (api._decode)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
@@ -369,9 +371,9 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             "more than max batch: #NUM!",
         ),
     )
-    for prefix, batch_key, title, quantity in (
-        ("d", "d_batch", "at the chosen batch", "decode"),
-        ("m", "max_batch", "at max batch", "decode_max"),
+    for prefix, batch_key, title, at in (
+        ("d", "d_batch", "at the chosen batch", "chosen"),
+        ("m", "max_batch", "at max batch", "max"),
     ):
         c.add(S(f"s_{prefix}", f"Decode step {title}"))
         for key, label, unit, fmt, tmpl in F.decode_block(batch_key):
@@ -386,8 +388,8 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
                 "tmem": "memory_time_s",
                 "tflop": "compute_time_s",
                 "comm": "communication_s",
-                "cost": "cost",
             }.get(key)
+            function = "cost_per_mtok" if key == "cost" else f"decode_step.{q}" if q else None
             c.add(
                 Row(
                     f"{prefix}_{key}",
@@ -395,30 +397,53 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
                     unit,
                     fmt,
                     F.local(tmpl, prefix),
-                    quantity=f"{quantity}.{q}" if q else None,
+                    quantity=f"{function}@batch={at}" if function else None,
                 )
             )
     c.add(S("s_p", "Prefill of one prompt of the context (api.prefill)"))
     for key, label, unit, fmt, tmpl in F.prefill_block():
         q = {"ttft": "ttft_s", "flop": "flop", "bytes": "bytes_moved", "intensity": "intensity_flop_per_byte"}.get(key)
         c.add(Row(f"p_{key}", label, unit, fmt, F.local(tmpl, "p"), quantity=f"prefill.{q}" if q else None))
+    c.add(
+        S("s_levers", "Comparing the scenarios (Levers sheet)"),
+        Row(
+            "cost_rank",
+            "Cost at max batch for ranking (errors: 10^300)",
+            "US$",
+            "#,##0.00",
+            "IFERROR({m_cost},POWER(10,300))",
+            "Levers: the cheapest scenario per million output tokens is green",
+        ),
+        Row(
+            "trained_note",
+            "Context within the model's trained maximum",
+            "",
+            None,
+            'IF(ISERROR({context}),"",IF({context}>INDEX(model_max_context,{model_row}),'
+            '"no: "&TEXT(INDEX(model_max_context,{model_row}),"#,##0")&" max","yes"))',
+            "beyond it memory and time are extrapolated",
+        ),
+    )
     return c
 
 
 def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(CALC_SHEET, freeze="C4", tab_color="595959")
-    s.widths.update(A=44, B=10, I=34)
+    how, checked = (get_column_letter(FIRST_SCENARIO_COL + len(SCENARIOS) + i) for i in (0, 1))
+    s.widths.update({"A": 44, "B": 10, how: 34, checked: 40})
     s.set("A1", "Calc: every step of the capacity model, one column per scenario", style="title")
     s.note(
         "A2",
-        "Each row restates one formula of planner.model / planner.api (column I). Errors: #N/A unknown name or no "
+        "Each row restates one formula of planner.model / planner.api; the parity tests check each row that names "
+        "a function (last column) against it in LibreOffice. Errors: #N/A unknown name or no "
         "price, #VALUE! input of the wrong kind, #NUM! number out of range or does not fit. Column B: the unit of the "
         "stored value.",
-        "I",
+        checked,
     )
     s.set("A3", "Quantity", style="header")
     s.set("B3", "Stored in", style="header")
-    s.set("I3", "Model function", style="header")
+    s.set(f"{how}3", "Model rule", style="header")
+    s.set(f"{checked}3", "Checked against (planner.api)", style="header")
     probes = []
     for key, header, _ in SCENARIOS:
         col = scenario_col(key)
@@ -431,7 +456,9 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             continue
         s.set(f"B{r}", row.unit, style="unit")
         if row.how:
-            s.set(f"I{r}", row.how, style="note")
+            s.set(f"{how}{r}", row.how, style="note")
+        if row.quantity:
+            s.set(f"{checked}{r}", row.quantity, style="note")
         for key, _, _ in SCENARIOS:
             col = scenario_col(key)
             t = row.template

@@ -18,7 +18,7 @@ from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile
 from planner.resolve import fabric_numbers
 from planner.safetext import xlsx_text
-from planner.workbook.formats import GB, GBS, INT, TFLOPS, USD
+from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
 
@@ -41,6 +41,12 @@ class Column:
     fmt: str | None = None
     width: float = 12
     name: str | None = None  # defined name of the column's data range
+    formula: bool = False  # the values are spreadsheet formulas; otherwise catalog data, text kept as text
+    detail: bool | None = None  # folded away (outline, "+" to show): default for formulas and long text
+
+    @property
+    def folded(self) -> bool:
+        return self.detail if self.detail is not None else (self.formula or self.width >= 30)
 
 
 def _on_demand(g: Gpu, field: str) -> Any:
@@ -52,7 +58,10 @@ def _on_demand(g: Gpu, field: str) -> Any:
 def _table_sheet(
     title: str, table_name: str, entries: list, columns: list[Column], note: str
 ) -> tuple[Sheet, list[Name]]:
-    """A sheet holding one Excel table (header in row 1) and the defined names of its named columns."""
+    """A sheet holding one Excel table (header in row 1) and the defined names of its named columns.
+
+    The table prints one page wide in landscape: long sources and notes and the engine formula columns are
+    folded (an outline group, "+" above the columns shows them), which keeps the printed text readable."""
     sheet = Sheet(title, freeze="B2", catalog=True, tab_color="7F7F7F")
     first, last = 2, 1 + max(len(entries), 1)
     names = []
@@ -62,7 +71,11 @@ def _table_sheet(
         sheet.widths[letter] = col.width
         for i, entry in enumerate(entries):
             r = first + i
-            sheet.set(f"{letter}{r}", _blank(col.value(entry, r)), fmt=col.fmt)
+            value = _blank(col.value(entry, r))
+            text = isinstance(value, str) and not col.formula  # a name or source starting with '=' stays text
+            sheet.set(f"{letter}{r}", value, fmt=col.fmt, text=text)
+        if col.folded:  # sources, notes and engine formulas: one click away, so the page prints readably
+            sheet.folded.append(letter)
         if col.name:
             names.append(Name(col.name, f"{title}!${letter}${first}:${letter}${last}"))
     end = get_column_letter(len(columns))
@@ -102,20 +115,27 @@ def gpus_sheet(
         Column("GPU", text(lambda g, r: g.name), width=18, name="gpu_names"),
         Column("Vendor", lambda g, r: g.vendor, width=8),
         Column("Architecture", text(lambda g, r: g.architecture), width=12),
-        Column("Memory (physical)", lambda g, r: g.memory_bytes, GB, 12, "gpu_memory"),
-        Column("Memory the engine sees (measured)", lambda g, r: g.engine_visible_memory_bytes, GB, 14, "gpu_visible"),
-        Column("HBM bandwidth", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS, 12, "gpu_bandwidth"),
+        Column("Memory, physical (GB)", lambda g, r: g.memory_bytes, GB_NUM, 10, "gpu_memory"),
+        Column(
+            "Memory the engine sees, measured (GB)",
+            lambda g, r: g.engine_visible_memory_bytes,
+            GB_NUM,
+            12,
+            "gpu_visible",
+        ),
+        Column("HBM bandwidth (GB/s)", lambda g, r: g.hbm_bandwidth_bytes_per_s, GBS_NUM, 10, "gpu_bandwidth"),
     ]
-    cols += [Column(f"Peak {k}", peak(k), TFLOPS, 12) for k in PEAK_KEYS]
+    cols += [Column(f"Peak {k} (TFLOP/s)", peak(k), TFLOPS_NUM, 10) for k in PEAK_KEYS]
     ic_cat = get_column_letter(len(cols) + 1)
     cols += [
-        Column("Interconnect (catalog)", lambda g, r: g.interconnect_bytes_per_s, GBS, 12),
+        Column("Interconnect, catalog (GB/s)", lambda g, r: g.interconnect_bytes_per_s, GBS_NUM, 11),
         Column(
-            "Interconnect (model)",
+            "Interconnect, model (GB/s)",
             lambda g, r: f"=IF({ic_cat}{r}>0,{ic_cat}{r},{interconnect_default(g, r)})",
-            GBS,
-            12,
+            GBS_NUM,
+            11,
             "gpu_interconnect",
+            formula=True,
         ),
         Column("Fabric domain (GPUs)", domain, INT, 10, "gpu_domain"),
         Column("PCIe (model)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS, 12, "gpu_pcie_bw"),
@@ -128,15 +148,15 @@ def gpus_sheet(
         ),
         Column("ECC reserved fraction", lambda g, r: g.ecc_reserved_fraction, "0.0000", 9, "gpu_ecc"),
         Column(
-            "On-demand price",
+            "On-demand price ($/GPU-hour)",
             lambda g, r: _on_demand(g, "usd_per_gpu_hour"),
-            USD + '" /GPU-h"',
+            USD,
             12,
             "gpu_price",
         ),
         Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12),
         Column("Price date", lambda g, r: _on_demand(g, "date"), width=10),
-        Column("Price source", text(lambda g, r: _on_demand(g, "source")), width=30),
+        Column("Price source", text(lambda g, r: _on_demand(g, "source")), width=40),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
             "Large GPU class (engine)",
@@ -144,6 +164,7 @@ def gpus_sheet(
                 f"=AND(D{r}>=eng_large_gpu_min_memory_bytes,ISNA(MATCH(C{r},eng_large_gpu_excluded_architectures,0)))"
             ),
             width=10,
+            formula=True,
         ),
     ]
     large = get_column_letter(len(cols))
@@ -157,6 +178,7 @@ def gpus_sheet(
             INT,
             10,
             "gpu_tokens",
+            formula=True,
         ),
         Column(
             "Sampler sequences (engine)",
@@ -166,10 +188,12 @@ def gpus_sheet(
             INT,
             10,
             "gpu_seqs",
+            formula=True,
         ),
     ]
     cols += [
-        Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}") for f in CALIBRATED_FIELDS
+        Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}", formula=True)
+        for f in CALIBRATED_FIELDS
     ]
 
     def residual(which: int):
@@ -180,17 +204,23 @@ def gpus_sheet(
         Column("Time range, high (fraction)", residual(1), "+0%;-0%", 10, "gpu_residual_high"),
     ]
     cols += [
-        Column("Calibration source", text(lambda g, r: _calibration_source(calibration, g, engine)), width=20),
-        Column("Source", text(lambda g, r: g.source), width=30),
-        Column("Visible-memory source", text(lambda g, r: g.engine_visible_memory_source or None), width=30),
-        Column("Notes", text(lambda g, r: g.notes or None), width=30),
+        Column(
+            "Calibration source",
+            text(lambda g, r: _calibration_source(calibration, g, engine)),
+            width=20,
+            detail=True,
+        ),
+        Column("Source", text(lambda g, r: g.source), width=50),
+        Column("Visible-memory source", text(lambda g, r: g.engine_visible_memory_source or None), width=50),
+        Column("Notes", text(lambda g, r: g.notes or None), width=50),
     ]
     sheet, names = _table_sheet(
         GPUS_SHEET,
         "tbl_gpus",
         gpus,
         cols,
-        "Memory in GB (1 GB = 1e9 B; cells hold exact bytes). Peaks are dense. Engine columns "
+        "Memory in GB (1 GB = 1e9 B; cells hold exact bytes). Sources, notes and engine columns are folded: "
+        "+ above the columns shows them. Peaks are dense. Engine columns "
         "are formulas over the Assumptions sheet, or calibrated values where a calibration "
         "file names the GPU.",
     )
@@ -230,7 +260,7 @@ FACT_HEADERS = {
     "sliding_window": "Sliding window (tokens)",
     "attention_flop_per_context_token_per_layer": "Attention FLOP per cached token per layer (decode)",
     "prefill_attention_flop_per_token_pair_per_layer": "Attention FLOP per token pair per layer (prefill)",
-    "params_total": "Params total",
+    "params_total": "Params total (billions)",
     "params_non_expert": "Params non-expert",
     "params_routed_experts": "Params routed experts",
     "params_read_per_step": "Params read per decode step (dense part)",
@@ -241,7 +271,21 @@ FACT_HEADERS = {
     "moe_layers": "MoE layers",
     "num_experts": "Experts",
     "experts_per_token": "Experts per token",
-    "params_active": "Params active",
+    "params_active": "Params active (billions)",
+}
+
+
+#: Model facts the formulas look up but a reader rarely needs: folded on the Models sheet.
+LOOKUP_FACTS = {
+    "kv_elements_per_token_per_layer",
+    "full_attention_layers",
+    "sliding_window_layers",
+    "attention_flop_per_context_token_per_layer",
+    "params_non_expert",
+    "params_routed_experts",
+    "params_read_per_step",
+    "params_per_expert_layer",
+    "moe_layers",
 }
 
 
@@ -264,6 +308,8 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
     ]
     for f in MODEL_FACT_FIELDS:
         fmt = INT if f != "params_per_expert_layer" else "#,##0.0"
+        if f in ("params_total", "params_active"):
+            fmt = BILLIONS
         cols.append(
             Column(
                 FACT_HEADERS.get(f, f),
@@ -271,14 +317,15 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
                 fmt,
                 11,
                 f"model_{f}",
+                detail=f in LOOKUP_FACTS,
             )
         )
     cols += [
-        Column("Published params", lambda m, r: m.published_params_total, INT, 16),
-        Column("Params source", text(lambda m, r: m.published_params_source), width=30),
-        Column("Hugging Face id", text(lambda m, r: m.hf_id or None), width=24),
+        Column("Published params (billions)", lambda m, r: m.published_params_total, BILLIONS, 11),
+        Column("Params source", text(lambda m, r: m.published_params_source), width=40),
+        Column("Hugging Face id", text(lambda m, r: m.hf_id or None), width=34, detail=False),
         Column("Source", text(lambda m, r: m.source), width=30),
-        Column("Notes", text(lambda m, r: m.notes or None), width=30),
+        Column("Notes", text(lambda m, r: m.notes or None), width=50),
     ]
     return _table_sheet(
         MODELS_SHEET,
@@ -294,11 +341,19 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
 def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
     cols = [
         Column("Precision", text(lambda p, r: p.name), width=10, name="prec_names"),
-        Column("Aliases", text(lambda p, r: ", ".join(p.aliases) or None), width=20),
+        Column("Aliases", text(lambda p, r: ", ".join(p.aliases) or None), width=26),
         Column("Bits per value", lambda p, r: p.bits_per_element, "0.##", 8),
         Column("Scale bits", lambda p, r: p.scale_bits, "0.##", 8),
         Column("Values per scale", lambda p, r: p.scale_block, INT, 8),
-        Column("Bytes per value", lambda p, r: f"=(C{r}+IF(E{r}>0,D{r}/E{r},0))/8", "0.######", 9, "prec_bytes"),
+        Column(
+            "Bytes per value",
+            lambda p, r: f"=(C{r}+IF(E{r}>0,D{r}/E{r},0))/8",
+            "0.######",
+            9,
+            "prec_bytes",
+            formula=True,
+            detail=False,
+        ),
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
         Column("KV-cache format", lambda p, r: p.kv_cache, width=8, name="prec_kv_cache"),
@@ -317,6 +372,6 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
     sheet.set("M1", "KV-cache formats (list)", style="header")
     sheet.widths["M"] = 14
     for i, name in enumerate(kv):
-        sheet.set(f"M{2 + i}", xlsx_text(name))
+        sheet.set(f"M{2 + i}", xlsx_text(name), text=True)
     names.append(Name("kv_precision_names", f"{PRECISIONS_SHEET}!$M$2:$M${1 + max(len(kv), 1)}"))
     return sheet, names

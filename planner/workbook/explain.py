@@ -86,7 +86,7 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         (
             "Levers",
             "GPUs x2 adds KV budget; halving the context halves KV per sequence; a GQA model stores KV heads / "
-            "attention heads of the cache; fp8 KV halves it and int4 quarters it. Max batch per dollar compares them.",
+            "attention heads of the cache; fp8 KV halves it and int4 quarters it. Cost per million output tokens at max batch compares them.",
         ),
         (
             "Errors",

@@ -6,3 +6,8 @@ TFLOPS = '#,##0.0,,,," TFLOP/s"'
 USD = '"$"#,##0.00'
 INT = "#,##0"
 MS = '#,##0.00" ms"'
+# Number-only forms for table columns whose header names the unit ("Memory (GB)"): narrow, readable columns.
+GB_NUM = "#,##0.00,,,"
+GBS_NUM = "#,##0,,,"
+TFLOPS_NUM = "#,##0.0,,,,"
+BILLIONS = "#,##0.00,,,"  # a count shown in billions (parameters)

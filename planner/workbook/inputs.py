@@ -5,26 +5,35 @@ from __future__ import annotations
 
 from planner.catalog import Catalog
 from planner.workbook.calc import Calc
-from planner.workbook.formats import INT, MS
+from planner.workbook.formats import INT, MS, USD
 from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
 from planner.workbook.spec import Name, Sheet, Validation
 
+#: The scenario the workbook opens on: the seed's comparison, valid for both models' inputs. Llama 2 70B (GQA,
+#: 8 KV heads) at its trained 4,096 tokens on 4 x H100, compared with LLaMA-65B (MHA, 64 KV heads): about 8x
+#: the KV cache per token, so about an eighth of the batch.
+OPENING = dict(gpu="H100 SXM 80GB", model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B")
+
 
 def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
-    gpu = next((g.name for g in gpus if g.name.startswith("H100 SXM")), gpus[0].name)
-    mha = [m for m in models if m.attention_kind == "MHA"]
-    model = next((m.name for m in mha if m.name == "LLaMA-65B"), (mha or models)[0].name)
+    """The inputs the workbook opens on: ``OPENING`` where the selected catalog has its entries, else the first
+    GPU and model selected at a context within the model's trained maximum."""
+    gpu_names, model_names = [g.name for g in gpus], [m.name for m in models]
+    seed = OPENING["gpu"] in gpu_names and OPENING["model"] in model_names
+    gpu = OPENING["gpu"] if OPENING["gpu"] in gpu_names else gpu_names[0]
+    model = OPENING["model"] if OPENING["model"] in model_names else model_names[0]
+    compare = OPENING["compare_model"] if seed and OPENING["compare_model"] in model_names else None
     return {
         "gpu": gpu,
         "model": model,
-        "context": 8192,
+        "context": min(OPENING["context"], catalog.model(model).max_context),
         "kv_precision": None,
         "weight_precision": None,
-        "gpus": None,
+        "gpus": OPENING["gpus"] if seed else None,
         "memory_utilization": None,
         "price_per_gpu_hour": None,
         "batch": 1,
-        "compare_model": None,
+        "compare_model": compare,
     }
 
 
@@ -51,7 +60,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         r = input_row(f.key)
         s.set(f"A{r}", f.label + ("" if f.required else " (optional)"), style="label")
         fmt = {"count": INT, "fraction": "0.00", "money": '"$"#,##0.00'}.get(f.kind)
-        s.set(f"B{r}", defaults.get(f.key), fmt=fmt, style="input")
+        s.set(f"B{r}", defaults.get(f.key), fmt=fmt, style="input", text=f.kind == "text")
         s.set(f"C{r}", f.unit, style="unit")
         s.set(f"D{r}", f.help, style="note")
         names.append(Name(f.name, f"{INPUTS_SHEET}!$B${r}"))
@@ -100,7 +109,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         ("Max batch", "max_batch", INT, "sequences"),
         ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
         ("Throughput at max batch", "m_tput", INT, "tokens/s"),
-        ("Cost at max batch", "m_cost", '"$"#,##0.000', "US$ per million output tokens"),
+        ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
     ]
     for i, (label, key, fmt, unit) in enumerate(glance, 1):
         scale = "*1000" if key == "d_step" else ""
@@ -114,11 +123,20 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         "range, or does not fit.",
         style="note",
     )
-    s.set(
-        f"D{r + 3}",
-        f'=IF(ISERROR({c.ref("context", "C", True, True)}),"",IF({c.ref("context", "C", True, True)}>'
-        f'INDEX(model_max_context,{c.ref("model_row", "C", True, True)}),"Warning: the context exceeds the trained '
-        'maximum of the model; memory and time are extrapolated.",""))',
-        style="warn",
-    )
+    for i, warning in enumerate(warnings(c), 3):
+        s.set(f"D{r + i}", warning, style="warn")
     return s, names
+
+
+def warnings(c: Calc) -> tuple[str, str]:
+    """The baseline's warnings as formulas, worded as ``planner.api.plan``'s: a context beyond the model's trained
+    maximum, and a tensor-parallel group larger than one 8-GPU node ("" when neither applies)."""
+    ctx, n = c.ref("context", "C", True, True), c.ref("n", "C", True, True)
+    model, row = c.ref("model", "C", True, True), c.ref("model_row", "C", True, True)
+    trained = f"INDEX(model_max_context,{row})"
+    return (
+        f'=IF(ISERROR({ctx}),"",IF({ctx}>{trained},"Warning: context "&TEXT({ctx},"#,##0")&" exceeds "&{model}&'
+        f'"\'s trained maximum of "&TEXT({trained},"#,##0")&" tokens; memory and time are extrapolated",""))',
+        f'=IF(ISERROR({n}),"",IF({n}>8,"Warning: "&{n}&" GPUs is more than one 8-GPU node: tensor parallelism '
+        'across nodes is slower than modelled",""))',
+    )

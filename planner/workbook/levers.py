@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from planner.workbook.calc import SCENARIOS, Calc, scenario_col
-from planner.workbook.formats import GB, INT, MS
-from planner.workbook.layout import LEVERS_SHEET
+from planner.workbook.formats import GB, INT, MS, USD
+from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
 from planner.workbook.spec import Highlight, Probe, Sheet
+
+
+def last_col() -> str:
+    return scenario_col(SCENARIOS[-1][0])
 
 
 def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
@@ -15,8 +19,8 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.note(
         "A2",
         "Speed and cost at each scenario's max batch, on the baseline's GPU count (GPUs x2: twice it). "
-        "The green cell buys the most batch per dollar.",
-        "H",
+        "The green cell is the cheapest per million output tokens.",
+        last_col(),
     )
     s.set("A3", "", style="header")
     s.set("B3", "Unit", style="header")
@@ -38,6 +42,7 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("KV-cache precision", "kv", None, ""),
         ("Weight precision", "wp", None, ""),
         ("GPUs in the group", "n", INT, "GPUs"),
+        ("Context within trained maximum", "trained_note", None, ""),
     ]
     results = [
         ("Max batch", "max_batch", INT, "sequences", ""),
@@ -45,7 +50,7 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("KV per sequence", "kv_seq", GB, "GB", ""),
         ("TPOT at max batch", "m_step", MS, "ms", "*1000"),
         ("Throughput at max batch", "m_tput", INT, "tokens/s", ""),
-        ("Cost at max batch", "m_cost", '"$"#,##0.000', "$/M tokens", ""),
+        ("Cost at max batch", "m_cost", USD, "$/M tokens", ""),
         ("TTFT (whole context as prompt)", "p_ttft", MS, "ms", "*1000"),
     ]
     for label, key, fmt, unit in shown:
@@ -70,37 +75,21 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q, 1000.0 if scale else 1.0))
         result_row[key] = r
         r += 1
-    per_dollar = r
-    s.set(f"A{r}", "Max batch per dollar of GPU time", style="label")
-    s.set(f"B{r}", "seq. per $/h", style="unit")
-    first, last = scenario_col(SCENARIOS[0][0]), scenario_col(SCENARIOS[-1][0])
-    for sk, _, _ in SCENARIOS:
-        col = scenario_col(sk)
-        s.set(
-            f"{col}{r}",
-            f"={c.ref('max_batch', col, True, True)}/({c.ref('n', col, True, True)}*{c.ref('price', col, True, True)})",
-            fmt="#,##0.00",
-            style="result",
-        )
-        probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, "batch_per_dollar"))
-    r += 1
-    rank = r
-    s.set(f"A{r}", "(ranking helper: errors count as -1)", style="note")
-    for sk, _, _ in SCENARIOS:
-        col = scenario_col(sk)
-        s.set(f"{col}{r}", f"=IFERROR({col}{per_dollar},-1)", fmt="#,##0.00", style="note")
-    s.highlights.append(
+    cost = result_row["m_cost"]
+    first, last = scenario_col(SCENARIOS[0][0]), last_col()
+    rank_row = c.row_of["cost_rank"]
+    rank = f"{CALC_SHEET}!${first}${rank_row}:${last}${rank_row}"
+    none = "POWER(10,300)"  # what the ranking row holds for a scenario that has no cost (an error)
+    s.highlights.append(  # the ranking row lives on Calc
         Highlight(
-            f"{first}{per_dollar}:{last}{per_dollar}",
-            f"AND({first}{rank}>0,{first}{rank}=MAX(${first}${rank}:${last}${rank}))",
+            f"{first}{cost}:{last}{cost}",
+            f"AND({c.ref('cost_rank', first, sheet=True)}<{none},{c.ref('cost_rank', first, sheet=True)}=MIN({rank}))",
         )
     )
-    r += 1
-    s.set(f"A{r}", "Most batch per dollar", style="label")
+    s.set(f"A{r}", "Cheapest per million output tokens", style="label")
     s.set(
         f"{first}{r}",
-        f"=IF(MAX({first}{rank}:{last}{rank})>0,INDEX({first}3:{last}3,"
-        f'MATCH(MAX({first}{rank}:{last}{rank}),{first}{rank}:{last}{rank},0)),"none fits")',
+        f'=IF(MIN({rank})<{none},INDEX({first}3:{last}3,MATCH(MIN({rank}),{rank},0)),"none fits")',
         style="result",
     )
     r += 2
@@ -110,9 +99,8 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("Max batch", "max_batch"),
         ("Throughput at max batch", "m_tput"),
         ("Cost at max batch", "m_cost"),
-        ("Max batch per dollar", None),
     ):
-        src = result_row[key] if key else per_dollar
+        src = result_row[key]
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", "vs baseline", style="unit")
         for sk, _, _ in SCENARIOS:

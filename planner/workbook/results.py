@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.workbook.calc import Calc
-from planner.workbook.formats import GB, INT, MS
+from planner.workbook.formats import GB, INT, MS, USD
 from planner.workbook.layout import RESULTS_SHEET
 from planner.workbook.spec import Probe, Sheet
 
@@ -99,7 +99,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ),
         (
             "Cost per million output tokens",
-            ("d_cost", '"$"#,##0.000', "US$", "", "GPUs x price / 3600 / throughput x 1e6"),
+            ("d_cost", USD, "US$", "", "GPUs x price / 3600 / throughput x 1e6"),
         ),
         ("Decode at max batch", None),
         ("Batch", ("max_batch", INT, "sequences", "", "")),
@@ -108,7 +108,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("MFU", ("m_mfu", "0.00%", "", "", "")),
         ("MBU", ("m_mbu", "0.00%", "", "", "")),
         ("Arithmetic intensity", ("m_intensity", "#,##0.0", "FLOP/B", "", "")),
-        ("Cost per million output tokens", ("m_cost", '"$"#,##0.000', "US$", "", "")),
+        ("Cost per million output tokens", ("m_cost", USD, "US$", "", "")),
         ("Prefill", None),
         (
             "TTFT (prompt of the whole context)",

@@ -59,7 +59,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             ("tput", "throughput_tokens_per_s"),
             ("intensity", "intensity_flop_per_byte"),
         ):
-            probes.append(Probe(SWEEPS_SHEET, f"{col_of['s_' + key]}{r}", "base", f"sweep_batch:{b}:{q}"))
+            probes.append(Probe(SWEEPS_SHEET, f"{col_of['s_' + key]}{r}", "base", f"decode_step.{q}@batch={b}"))
     batch_rows = (first, first + len(BATCH_SWEEP) - 1)
     del keys
     # max batch against context, baseline model and the compare model, each on the baseline's GPU count
@@ -80,7 +80,9 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             seq = "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens(f"$A{r}"))
             mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/(({seq})*{{repl}}))", resolve)[1:]
             s.set(f"{col}{r}", f"=IF({mb}<1,NA(),{mb})", fmt=INT)
-            probes.append(Probe(SWEEPS_SHEET, f"{col}{r}", "base" if sc == base else "compare", f"sweep_context:{ctx}"))
+            probes.append(
+                Probe(SWEEPS_SHEET, f"{col}{r}", "base" if sc == base else "compare", f"max_batch@context={ctx}")
+            )
     ctx_rows = (r0 + 1, r0 + len(CONTEXT_SWEEP))
     # roofline of the chosen GPU at the weight precision
     r1 = ctx_rows[1] + 3

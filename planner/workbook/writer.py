@@ -6,20 +6,23 @@ import os
 from pathlib import Path
 
 from openpyxl import Workbook
-from openpyxl.chart import Reference, ScatterChart
+from openpyxl.chart import LineChart, Reference, ScatterChart
 from openpyxl.chart import Series as XlSeries
 from openpyxl.chart.series import SeriesLabel, StrRef
 from openpyxl.chart.shapes import GraphicalProperties
 from openpyxl.comments import Comment
 from openpyxl.formatting.rule import FormulaRule
 from openpyxl.packaging.custom import StringProperty
-from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Side
+from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.protection import SheetProtection
 from openpyxl.worksheet.table import Table as XlTable
 from openpyxl.worksheet.table import TableStyleInfo
 
 from planner.files import write_file
+from planner.safetext import write_text
 from planner.workbook.spec import Chart, Sheet, WorkbookSpec
 
 _thin = Side(style="thin", color="BFBFBF")
@@ -31,19 +34,21 @@ STYLES = {
         fill=PatternFill("solid", fgColor="1F3864"),
         alignment=Alignment(wrap_text=True, vertical="top"),
     ),
-    "label": dict(font=Font(bold=False)),
+    "label": dict(font=Font(bold=False), alignment=Alignment(vertical="top")),
     "input": dict(
         fill=PatternFill("solid", fgColor="FFF2CC"),
         border=Border(_thin, _thin, _thin, _thin),
         font=Font(bold=True, color="1F3864"),
+        protection=Protection(locked=False),  # the one kind of cell a protected sheet lets the user edit
     ),
-    "result": dict(font=Font(bold=True), alignment=Alignment(horizontal="right")),
+    "result": dict(font=Font(bold=True), alignment=Alignment(horizontal="right", vertical="top")),
     "unit": dict(font=Font(italic=True, color="595959")),
     "note": dict(font=Font(color="595959"), alignment=Alignment(wrap_text=True, vertical="top")),
-    "calc": dict(alignment=Alignment(horizontal="right")),
+    "calc": dict(alignment=Alignment(horizontal="right", vertical="top")),
     "key": dict(font=Font(bold=True)),
     "warn": dict(font=Font(bold=True, color="C00000")),
 }
+TOP = Alignment(vertical="top")
 PALETTE = ("1F77B4", "D62728", "2CA02C", "FF7F0E")
 BEST_FILL = PatternFill("solid", fgColor="C6EFCE", bgColor="C6EFCE")
 BEST_FONT = Font(bold=True, color="006100")
@@ -51,7 +56,6 @@ BEST_FONT = Font(bold=True, color="006100")
 
 def _row_heights(ws, s: Sheet) -> None:
     """Tall enough rows for wrapped text (LibreOffice and Excel do not grow rows of a generated file)."""
-    from openpyxl.utils import column_index_from_string, get_column_letter
     from openpyxl.utils.cell import range_boundaries
 
     span = {}
@@ -82,11 +86,17 @@ def write_sheet(ws, s: Sheet) -> None:
     """Fill an (empty) openpyxl worksheet from its description."""
     for ref, cell in s.cells.items():
         c = ws[ref]
-        c.value = cell.value
+        if cell.text and cell.value is not None:
+            write_text(c, cell.value)  # a catalog or user name: a string cell, never a formula
+        else:
+            c.value = cell.value
         if cell.fmt:
             c.number_format = cell.fmt
-        for attr, value in STYLES.get(cell.style or "", {}).items():
+        style = STYLES.get(cell.style or "", {})
+        for attr, value in style.items():
             setattr(c, attr, value)
+        if "alignment" not in style:  # a row made tall by wrapped text reads from the top, label beside its text
+            c.alignment = TOP
         if cell.comment:
             c.comment = Comment(cell.comment, "planner")
     for col, width in s.widths.items():
@@ -120,16 +130,32 @@ def write_sheet(ws, s: Sheet) -> None:
         ws.sheet_properties.tabColor = s.tab_color
     ws.page_setup.orientation = "landscape" if s.landscape else "portrait"
     ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    for col in s.folded:
+        dim = ws.column_dimensions[col]
+        dim.outlineLevel, dim.hidden = 1, True
     ws.page_setup.fitToWidth = 1
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
     ws.print_options.gridLines = False
-    if s.freeze and s.freeze[1:] != "1":
-        ws.print_title_rows = f"1:{int(''.join(ch for ch in s.freeze if ch.isdigit())) - 1}"
+    if s.protect:
+        ws.protection = protection()
+    if s.freeze:
+        col = "".join(ch for ch in s.freeze if ch.isalpha())
+        row = int(s.freeze[len(col) :])
+        if row > 1:
+            ws.print_title_rows = f"1:{row - 1}"
+        if col != "A":
+            ws.print_title_cols = f"A:{get_column_letter(column_index_from_string(col) - 1)}"
 
 
-def _chart(ch: Chart) -> ScatterChart:
-    chart = ScatterChart()
+def protection() -> SheetProtection:
+    """Sheet protection without a password: formulas locked, input cells editable; columns and rows may be
+    resized, tables filtered and sorted (Review > Unprotect Sheet lifts it, no password asked)."""
+    return SheetProtection(sheet=True, formatColumns=False, formatRows=False, autoFilter=False, sort=False)
+
+
+def _chart(ch: Chart) -> ScatterChart | LineChart:
+    chart = LineChart() if ch.categories else ScatterChart()
     chart.title = ch.title
     chart.title.tx.rich.p[0].pPr.defRPr.sz = 1100
     chart.title.tx.rich.p[0].pPr.defRPr.b = True
@@ -149,7 +175,7 @@ def _chart(ch: Chart) -> ScatterChart:
         xs, ys = _quote_ref(ser.x_ref), _quote_ref(ser.y_ref)
         x = Reference(range_string=f"{xs[0]}!{xs[1]}")
         y = Reference(range_string=f"{ys[0]}!{ys[1]}")
-        s = XlSeries(y, x)
+        s = XlSeries(y, None if ch.categories else x)
         if ser.title.startswith("="):
             s.tx = SeriesLabel(strRef=StrRef(ser.title[1:]))
         else:
@@ -165,6 +191,8 @@ def _chart(ch: Chart) -> ScatterChart:
             s.graphicalProperties.line.noFill = True
         s.smooth = False
         chart.series.append(s)
+        if ch.categories:
+            chart.set_categories(x)
     return chart
 
 

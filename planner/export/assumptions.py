@@ -1,0 +1,229 @@
+"""Every number the review used, with its unit and where it came from: the review's Assumptions sheet.
+
+Values stay numbers (a writer formats them); a source is a short label with a link when one is known, and the
+full text (a catalog ``source`` can run to a paragraph) for a writer that has room for it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from planner import __version__, api, sizing
+from planner.export.ownership import Sourced
+from planner.scenario import Scenario
+
+_URL = re.compile(r"https?://[^\s,;)'\"]+")
+LABEL_CHARS = 60
+
+
+@dataclass(frozen=True)
+class Assumption:
+    what: str
+    value: float | str
+    unit: str
+    label: str  # short source label
+    url: str = ""  # http(s) link, or ""
+    source: str = ""  # the full source text
+
+
+def first_url(text: str) -> str:
+    """The first http(s) address in a source text, without trailing punctuation ("" when there is none)."""
+    m = _URL.search(text or "")
+    return m.group(0).rstrip(".") if m else ""
+
+
+def short_label(text: str) -> str:
+    """A source text without its addresses, cut at the first sentence break or LABEL_CHARS characters."""
+    plain = _URL.sub("", text or "")
+    plain = re.sub(r"\(\s*\)|\s+", " ", plain).strip(" ,;:(")
+    if len(plain) > LABEL_CHARS:
+        for stop in (". ", "; ", " (", ": '"):
+            cut = plain.find(stop)
+            if 10 < cut < LABEL_CHARS:
+                plain = plain[:cut]
+    plain = plain.strip(" ,;:(")
+    if len(plain) > LABEL_CHARS:
+        plain = plain[: LABEL_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    if not plain:  # a bare address: name its site
+        url = first_url(text)
+        plain = url.split("/")[2] if url.count("/") >= 2 else (text or "")
+    return plain
+
+
+def sourced(what: str, value: float | str, unit: str, source: str) -> Assumption:
+    """A row whose source is a catalog text: label and link taken from it."""
+    return Assumption(what, value, unit, short_label(source), first_url(source), source)
+
+
+def _given(what: str, x: Sourced, unit: str) -> Assumption:
+    return Assumption(what, x.value, unit, x.label, x.url, x.source or x.label)
+
+
+def _first_per(results, key) -> list:
+    """The first result of each key (a GPU, model or engine name), in order."""
+    first: dict = {}
+    for r in results:
+        first.setdefault(key(r), r)
+    return list(first.values())
+
+
+def assumptions(scenario: Scenario, results, catalog, date: str, workload_source: str) -> tuple[Assumption, ...]:
+    """Rows for every number the review used: scenario, catalog facts with sources, costs, then the rules."""
+    rows: list[Assumption] = []
+    w = scenario.workload
+    rows += [
+        Assumption("Planner version", __version__, "", "planner package"),
+        Assumption("Review date", date, "", "--date, SOURCE_DATE_EPOCH or today"),
+        Assumption("Scenario", scenario.title, "", "scenario file"),
+    ]
+    unit = "requests/s" if w.by_rate else "concurrent requests"
+    for what, value, u in (
+        ("Peak traffic today", w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests, unit),
+        ("Average traffic today", w.average_requests_per_s if w.by_rate else w.average_concurrent_requests, unit),
+        ("Prompt length, mean", w.prompt_tokens_mean, "tokens"),
+        (f"Prompt length, p{w.high_percentile:g}", w.prompt_tokens_high, "tokens"),
+        ("Output length, mean", w.output_tokens_mean, "tokens"),
+        (f"Output length, p{w.high_percentile:g}", w.output_tokens_high, "tokens"),
+        (f"TTFT target (p{w.high_percentile:g} prompt)", w.ttft_target_s, "s"),
+        ("TPOT target", w.tpot_target_s * 1e3, "ms"),
+        (f"Traffic growth over {w.horizon_months} months", w.growth_over_horizon, "share"),
+    ):
+        rows.append(Assumption(what, value, u, workload_source))
+    rows.append(
+        Assumption("Sensitivity: traffic change", scenario.traffic_change, "share", "scenario (traffic_change)")
+    )
+    rows.append(
+        Assumption(
+            "Latency margin",
+            "model range (upper residual quantile per GPU)"
+            if w.latency_margin == "model-range"
+            else float(w.latency_margin),
+            "" if w.latency_margin == "model-range" else "share",
+            "scenario (workload.latency_margin)",
+        )
+    )
+    for r in _first_per(results, lambda r: r.gpu.name):
+        g = r.gpu
+        rows += [
+            sourced(f"{g.name}: memory", g.memory_bytes / 2**30, "GiB", g.source),
+            sourced(f"{g.name}: HBM bandwidth", g.hbm_bandwidth_bytes_per_s / 1e12, "TB/s", g.source),
+            sourced(
+                f"{g.name}: dense peak (bf16/fp16)",
+                api.gpu_peak_flop_per_s(g, catalog.precision("bf16")) / 1e12,
+                "TFLOP/s",
+                g.source,
+            ),
+            sourced(f"{g.name}: board power (TDP)", g.tdp_w, "W", g.source),
+        ]
+        if g.interconnect_bytes_per_s:
+            rows.append(sourced(f"{g.name}: GPU-to-GPU bandwidth", g.interconnect_bytes_per_s / 1e9, "GB/s", g.source))
+        if g.engine_visible_memory_bytes:
+            rows.append(
+                sourced(
+                    f"{g.name}: memory the engine sees",
+                    g.engine_visible_memory_bytes / 2**30,
+                    "GiB",
+                    g.engine_visible_memory_source,
+                )
+            )
+    for r in results:
+        o, money = r.option, r.money
+        if money.pricing == "purchase":
+            rows += [
+                sourced(f"{o.name}: GPU purchase price", money.purchase_usd, "US$", money.price_source),
+                _given(f"{o.name}: host server per node", money.host_server_usd, "US$"),
+                _given(f"{o.name}: network per node", money.networking_usd, "US$"),
+                _given(f"{o.name}: host power per node", money.host_power_w, "W"),
+                _given(f"{o.name}: colocation", money.colocation_usd_per_kw_month, "US$/kW-month"),
+                _given(f"{o.name}: electricity", money.power_usd_per_kwh, "US$/kWh"),
+                _given(f"{o.name}: PUE", money.pue, ""),
+                Assumption(f"{o.name}: amortization", o.amortization_months, "months", "scenario / default 36"),
+                Assumption(f"{o.name}: bought in nodes of", o.nodes_of, "GPUs", "scenario / default 8 when bought"),
+            ]
+        else:
+            rows += [
+                sourced(
+                    f"{o.name}: {money.price_kind} price per GPU-hour",
+                    money.cloud_usd_per_gpu_hour,
+                    "US$",
+                    money.price_source,
+                ),
+                Assumption(f"{o.name}: rented in nodes of", o.nodes_of, "GPUs", "scenario / default 1 when rented"),
+            ]
+        rows += [
+            Assumption(f"{o.name}: spare replicas", o.spare_replicas, "replicas", "scenario / default 1 (N+1)"),
+            Assumption(
+                f"{o.name}: weights / KV cache / engine",
+                f"{r.weight_precision} / {r.kv_precision} / {r.engine.name}",
+                "",
+                "scenario / as published, activation dtype, vllm",
+            ),
+        ]
+    for r in _first_per(results, lambda r: r.model.name):
+        m = r.model
+        rows += [
+            sourced(f"{m.name}: parameters", m.published_params_total / 1e9, "billion", m.published_params_source),
+            sourced(
+                f"{m.name}: attention",
+                f"{m.attention_kind}, {m.num_layers} layers, {m.num_kv_heads} KV heads",
+                "",
+                m.source,
+            ),
+            sourced(f"{m.name}: trained context", m.max_context, "tokens", m.source),
+        ]
+    for r in _first_per(results, lambda r: r.engine.name):
+        e = r.engine
+        src = f"planner.engines profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
+        rows += [
+            Assumption(f"engine {e.name}: memory utilization", e.memory_utilization, "share", src),
+            Assumption(f"engine {e.name}: achieved bandwidth", e.bandwidth_efficiency, "of peak", src),
+            Assumption(f"engine {e.name}: achieved FLOP/s (prefill)", e.prefill_flop_efficiency, "of peak", src),
+            Assumption(f"engine {e.name}: per-step overhead", e.step_overhead_s * 1e3, "ms", src),
+        ]
+    for r in _first_per(results, lambda r: r.gpu.name):
+        low, high = r.time_range
+        rows.append(
+            Assumption(
+                f"{r.gpu.name}: uncertainty of TPOT and TTFT",
+                f"{low:+.0%} / {high:+.0%}",
+                "of the prediction",
+                f"10th / 90th percentile of measured / predicted - 1: {r.time_range_note} (docs/accuracy.md)",
+            )
+        )
+        rows.append(Assumption(f"{r.gpu.name}: margin used", r.margin, "share", "workload.latency_margin"))
+    rules = "planner.sizing (docs/export.md)"
+    rows += [
+        Assumption("Hours per month", sizing.HOURS_PER_MONTH, "h", "8,760 h / 12"),
+        Assumption(
+            "Sequence length memory holds",
+            w.sizing_context_tokens,
+            "tokens",
+            f"p{w.high_percentile:g} prompt + p{w.high_percentile:g} output",
+        ),
+        Assumption(
+            "Context decode time is taken at",
+            w.inflight_context_tokens,
+            "tokens",
+            "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md)",
+        ),
+        Assumption(
+            "Batch per replica", "the one (its KV fits) that lets a replica take the most requests/s", "", rules
+        ),
+        Assumption(
+            "Prompts and decode share a replica",
+            "taking x requests/s, a replica spends x x prompt time of each second on prompts",
+            "",
+            "continuous batching; " + rules,
+        ),
+        Assumption("Replicas", "ceil(peak rate / requests per second a replica takes) + spares", "", rules),
+        Assumption(
+            "Owned GPU per month", "capex / amortization + IT power x PUE x $/kWh x 730 h + colocation", "", rules
+        ),
+        Assumption("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
+        Assumption(
+            "Cost per million tokens", "monthly cost split by prefill/decode time, / tokens at average load", "", rules
+        ),
+        Assumption("Not included", "storage, staff, software licences, interest, residual value, discounts", "", ""),
+    ]
+    return tuple(rows)

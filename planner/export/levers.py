@@ -1,0 +1,144 @@
+"""The four levers (more GPUs per replica, a shorter context, a GQA model, KV quantization) against a baseline."""
+
+from __future__ import annotations
+
+import math
+
+from planner.catalog import Catalog
+from planner.export.reason import usd as _usd
+from planner.export.review import Lever, Result, evaluate
+from planner.scenario import Scenario
+
+
+def _lever(name: str, change: str, base: Result, res: Result | None, note: str = "") -> Lever:
+    if res is None:
+        return Lever(name, change, None, math.nan, note)
+    saving = base.monthly_usd - res.monthly_usd if res.meets else math.nan
+    if res.meets and not note:
+        dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
+        note = (
+            f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
+            f"{int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
+        )
+        if res.gpus == base.gpus:
+            note += (
+                f"; same GPU count: {int(res.fleet.replicas)} replicas of {int(res.replica.gpus)} "
+                f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
+            )
+            if bool(res.fleet.prompt_bound):
+                note += "; prompt processing (rate x TTFT), not batch room, sets the replica count"
+    elif not res.meets:
+        note = f"does not meet the targets: {res.shortfall}"
+    return Lever(name, change, res, saving, note)
+
+
+def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, ...]:
+    """More GPUs per replica, a shorter context, a GQA model, KV quantization: each against the baseline."""
+    w, o, lv, x = scenario.workload, base.option, scenario.levers, scenario.traffic_change
+    out = []
+    tp_now = int(base.replica.gpus)
+    tp_new = lv.gpus_per_replica or tp_now * 2
+    if tp_new <= tp_now:
+        out.append(
+            Lever(
+                "More GPUs per replica",
+                f"{tp_now} -> {tp_new} GPUs per replica",
+                None,
+                math.nan,
+                f"not evaluated: levers.gpus_per_replica ({tp_new}) is not above the baseline's {tp_now}",
+            )
+        )
+    else:
+        res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
+        lever = _lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res)
+        if tp_new > 8:
+            lever = Lever(
+                lever.name,
+                lever.change,
+                lever.result,
+                lever.saving_usd_per_month,
+                lever.note + f"; {tp_new} GPUs per replica span several 8-GPU nodes: slower than modelled",
+            )
+        out.append(lever)
+
+    cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
+    short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})
+    res = evaluate(o, short, catalog, x, model=base.model)
+    out.append(
+        _lever(
+            "Shorter context",
+            f"prompts capped at {cap:,} tokens (was {w.prompt_tokens_high:,} at p{w.high_percentile:g})",
+            base,
+            res,
+        )
+    )
+
+    m = base.model
+    if lv.gqa_model:
+        alt = catalog.model(lv.gqa_model)
+        res = evaluate(o.model_copy(update={"model": alt.name}), w, catalog, x, model=alt)
+        out.append(
+            _lever(
+                "GQA model",
+                f"{m.name} ({m.attention_kind}, {m.num_kv_heads} KV heads) -> {alt.name} "
+                f"({alt.attention_kind}, {alt.num_kv_heads} KV heads)",
+                base,
+                res,
+            )
+        )
+    elif m.attention_kind in ("GQA", "MQA"):
+        mha = m.model_copy(update={"num_kv_heads": m.num_attention_heads, "name": f"{m.name} without GQA"})
+        res = evaluate(o, w, catalog, x, model=mha)
+        lever = _lever(
+            "GQA model",
+            f"{m.name} already uses {m.attention_kind} ({m.num_kv_heads} KV heads for "
+            f"{m.num_attention_heads} query heads); shown: the same model without it (hypothetical)",
+            base,
+            res,
+        )
+        saving = -lever.saving_usd_per_month if res.meets else math.nan
+        note = (
+            f"GQA already saves {_usd(saving)} a month against full multi-head attention"
+            if res.meets
+            else f"without GQA no deployment meets the targets ({res.shortfall})"
+        )
+        out.append(Lever(lever.name, lever.change, res, lever.saving_usd_per_month, note))
+    elif m.attention_kind == "MHA":
+        gqa = m.model_copy(update={"num_kv_heads": max(1, m.num_attention_heads // 8), "name": f"{m.name} with GQA-8"})
+        res = evaluate(o, w, catalog, x, model=gqa)
+        out.append(
+            _lever(
+                "GQA model",
+                f"{m.name} (MHA) -> a hypothetical GQA variant with {gqa.num_kv_heads} KV heads; "
+                "name a real one in levers.gqa_model",
+                base,
+                res,
+            )
+        )
+    else:
+        out.append(
+            Lever(
+                "GQA model",
+                f"{m.name} uses {m.attention_kind}",
+                None,
+                math.nan,
+                "not applicable: its KV cache is already compressed",
+            )
+        )
+
+    kv_now = base.kv_precision
+    kv_new = catalog.precision(lv.kv_precision).name
+    if kv_new == kv_now:
+        out.append(
+            Lever(
+                "KV-cache quantization",
+                f"KV cache already {kv_now}",
+                None,
+                math.nan,
+                "not evaluated: set levers.kv_precision to another format",
+            )
+        )
+    else:
+        res = evaluate(o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model)
+        out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
+    return tuple(out)

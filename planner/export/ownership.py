@@ -1,0 +1,172 @@
+"""Total cost of ownership: what one GPU costs up front and a month, bought or rented, and where each number is from.
+
+Defaults for what surrounds a bought GPU (host server, network, host power, colocation, electricity, PUE) come
+from ``catalogs/costs/ownership.toml``, each with a short label, a link, the full source and a date; a scenario
+overrides any of them per option. The rules are ``planner.sizing``'s (docs/export.md, "Total cost of ownership"):
+
+    capex per GPU       GPU price + (host server + network per node) / node size
+    IT power per GPU    TDP + host power per node / node size
+    per GPU-month       capex / amortization months + IT kW x PUE x $/kWh x 730 h + IT kW x colocation $/kW-month
+    rented              $/GPU-hour x 730 h (host, network, power and building are in the hourly rate)
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner import sizing
+from planner.catalog import Gpu
+from planner.catalog.loader import shipped_catalog_dir
+from planner.scenario import Option
+
+OWNERSHIP_FILE = Path("costs") / "ownership.toml"
+
+
+class Figure(BaseModel):
+    """One sourced default: value, unit, date, a short label with a link (for the review), the full source."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: float = Field(ge=0)
+    unit: str
+    date: str = Field(pattern=r"^\d{4}(-\d{2}(-\d{2})?)?$")
+    label: str = Field(min_length=3)
+    url: str = Field(pattern=r"^https://")
+    source: str = Field(min_length=10)
+
+
+class OwnershipDefaults(BaseModel):
+    """``catalogs/costs/ownership.toml``: per-node figures for an HGX/DGX-class server of ``node_gpus`` GPUs."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    node_gpus: int = Field(gt=0)
+    host_server_usd: Figure
+    networking_usd: Figure
+    host_power_w: Figure
+    colocation_usd_per_kw_month: Figure
+    power_usd_per_kwh: Figure
+    pue: Figure
+
+
+@functools.cache
+def ownership_defaults() -> OwnershipDefaults:
+    """The shipped defaults (read once)."""
+    path = shipped_catalog_dir() / OWNERSHIP_FILE
+    return OwnershipDefaults.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """A number the review used, and where it came from (a short label, a link when there is one)."""
+
+    value: float
+    label: str
+    url: str = ""
+    source: str = ""  # the full text, when longer than the label
+
+
+@dataclass(frozen=True)
+class Money:
+    """What one GPU costs under the option's pricing: up front, a month, and each part's source."""
+
+    pricing: str  # "purchase" or "cloud"
+    price_kind: str  # "purchase", "on-demand", "spot" or "reserved"
+    usd_per_gpu_month: float  # everything: amortized capex + opex (owned), or the rent (cloud)
+    capex_usd_per_gpu: float  # GPU + host and network share, paid up front (0 when rented)
+    capital_usd_per_gpu_month: float  # capex / amortization months (0 when rented)
+    power_usd_per_gpu_month: float  # IT power x PUE x $/kWh x 730 h (0 when rented: in the rate)
+    colocation_usd_per_gpu_month: float  # IT kW x $/kW-month (0 when rented)
+    purchase_usd: float  # the GPU alone; NaN when rented
+    cloud_usd_per_gpu_hour: float  # NaN when bought
+    price_source: str
+    price_date: str = ""
+    gpu_usd: Sourced | None = None  # the parts of an owned GPU's cost (None when rented)
+    host_server_usd: Sourced | None = None  # per node
+    networking_usd: Sourced | None = None  # per node
+    host_power_w: Sourced | None = None  # per node
+    colocation_usd_per_kw_month: Sourced | None = None
+    power_usd_per_kwh: Sourced | None = None
+    pue: Sourced | None = None
+    node_size: int = 1
+    it_power_w_per_gpu: float = math.nan
+
+    @property
+    def opex_usd_per_gpu_month(self) -> float:
+        """Running cost a month: power + colocation (owned) or the whole rent (cloud)."""
+        if self.pricing == "cloud":
+            return self.usd_per_gpu_month
+        return self.power_usd_per_gpu_month + self.colocation_usd_per_gpu_month
+
+
+def _pick(option: Option, field: str, default: Figure, scale: float = 1.0) -> Sourced:
+    given = getattr(option, field)
+    if given is not None:
+        return Sourced(float(given), f"scenario file ({field})")
+    note = f" x {scale:g} (node of {option.nodes_of})" if scale != 1.0 else ""
+    return Sourced(default.value * scale, f"{default.label}, {default.date}{note}", default.url, default.source)
+
+
+def price_kind(option: Option) -> str:
+    """The kind of price an option pays: "purchase" when bought; else its price_kind (default on-demand)."""
+    return "purchase" if option.pricing == "purchase" else (option.price_kind or "on-demand")
+
+
+def option_money(option: Option, gpu: Gpu) -> Money:
+    """Cost of one GPU for this option (check_names has made sure a price exists)."""
+    kind = price_kind(option)
+    price = gpu.price(kind)
+    cat_src = f"catalog {gpu.name} {kind} price, {price.provider}, {price.date}: {price.source}" if price else ""
+    date = price.date if price else ""
+    if option.pricing == "cloud":
+        hourly = option.cloud_usd_per_gpu_hour or price.usd_per_gpu_hour
+        src = "scenario file (cloud_usd_per_gpu_hour)" if option.cloud_usd_per_gpu_hour else cat_src
+        monthly = float(sizing.cloud_usd_per_gpu_month(hourly))
+        return Money(
+            "cloud", kind, monthly, 0.0, 0.0, 0.0, 0.0, math.nan, float(hourly), src,
+            "" if option.cloud_usd_per_gpu_hour else date,
+        )  # fmt: skip
+    d = ownership_defaults()
+    node = option.nodes_of
+    scale = node / d.node_gpus
+    purchase = float(option.purchase_usd or price.purchase_usd)
+    gpu_src = "scenario file (purchase_usd)" if option.purchase_usd else cat_src
+    host = _pick(option, "host_server_usd", d.host_server_usd, scale)
+    net = _pick(option, "networking_usd", d.networking_usd, scale)
+    host_w = _pick(option, "host_power_w", d.host_power_w, scale)
+    colo = _pick(option, "colocation_usd_per_kw_month", d.colocation_usd_per_kw_month)
+    kwh = _pick(option, "power_usd_per_kwh", d.power_usd_per_kwh)
+    pue = _pick(option, "pue", d.pue)
+    capex = float(sizing.owned_capex_usd_per_gpu(purchase, host.value, net.value, node))
+    capital = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months))
+    it_w = float(sizing.it_power_w_per_gpu(gpu.tdp_w, host_w.value, node))
+    power = float(sizing.power_usd_per_gpu_month(it_w, pue.value, kwh.value))
+    colocation = float(sizing.colocation_usd_per_gpu_month(it_w, colo.value))
+    return Money(
+        "purchase",
+        kind,
+        capital + power + colocation,
+        capex,
+        capital,
+        power,
+        colocation,
+        purchase,
+        math.nan,
+        gpu_src,
+        "" if option.purchase_usd else date,
+        Sourced(purchase, gpu_src),
+        host,
+        net,
+        host_w,
+        colo,
+        kwh,
+        pue,
+        node,
+        it_w,
+    )

@@ -1,0 +1,101 @@
+"""The text of the recommendation: why this option, what it costs up front and a month, and how sure it is."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from planner.export.review import Result
+    from planner.scenario import Scenario
+
+
+def usd(x: float) -> str:
+    return "n/a" if not math.isfinite(x) else f"${x:,.0f}"
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def risk(scenario: Scenario, rec: Result) -> str:
+    """How sure the recommendation is: the model's range, the margin used, and what the targets look like under it."""
+    w, f = scenario.workload, rec.fleet
+    low, high = rec.time_range
+    tp = float(f.tpot_peak_s)
+    how = (
+        "its pessimistic end"
+        if w.latency_margin == "model-range"
+        else ("no margin" if not rec.margin else f"a {rec.margin:.0%} margin (workload.latency_margin)")
+    )
+    text = (
+        f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of its "
+        f"benchmark rows; sized with {how}"
+        + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
+        + f", TPOT at peak is {tp * 1e3:.1f} ms predicted, {tp * (1 + high) * 1e3:.1f} ms at the pessimistic end, "
+        f"and TTFT {rec.replica.ttft_s:.2f} s, {rec.replica.ttft_s * (1 + high):.2f} s."
+    )
+    if tp * (1 + high) > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * (1 + high) > w.ttft_target_s:
+        text += " At the pessimistic end the targets are missed: set workload.latency_margin to size for it."
+    return text
+
+
+def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
+    w = scenario.workload
+    f, r = rec.fleet, rec.replica
+    load = (
+        f"{rec.peak_rate_per_s:,.1f} requests/s"
+        if w.by_rate
+        else f"{w.peak_concurrent_requests * w.growth_factor:,.0f} concurrent requests"
+    )
+    growth = (
+        f" (today's peak +{w.growth_over_horizon:.0%} growth over {w.horizon_months} months)"
+        if w.growth_over_horizon
+        else ""
+    )
+    spare = f", including {rec.option.spare_replicas} spare" if rec.option.spare_replicas else ""
+    kinds = sorted({x.money.price_kind for x in ranked if x.meets})
+    across = f", ranked across price kinds ({', '.join(kinds)})" if len(kinds) > 1 else ""
+    m = rec.money
+    cost = f"{usd(float(f.monthly_usd))} a month"
+    if m.pricing == "purchase":
+        cost += (
+            f" ({usd(m.capex_usd_per_gpu * float(f.gpus))} of GPUs, host servers and network up front, "
+            f"amortized over {rec.option.amortization_months} months, plus "
+            f"{usd(m.opex_usd_per_gpu_month * float(f.gpus))} a month of power and colocation)"
+        )
+    else:
+        cost += f" at the {m.price_kind} rate"
+    text = (
+        f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
+        f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}{across}: "
+        f"{int(f.gpus)} {rec.gpu.name} GPUs as {int(f.replicas)} replicas of {int(r.gpus)}{spare}, "
+        f"{int(r.batch)} requests per replica, for {cost}. {risk(scenario, rec)}"
+    )
+    others = [x for x in ranked if x.meets and x is not rec]
+    if others:
+        nxt = others[0]
+        text += f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more."
+    failing = [x for x in ranked if not x.meets]
+    if failing:
+        text += f" {len(failing)} option{'s' if len(failing) > 1 else ''} cannot meet the targets."
+    text += (
+        f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
+        f"{scenario.traffic_change:.0%} higher it needs {int(rec.high.gpus)} GPUs ({usd(float(rec.high.monthly_usd))} a month)"
+    )
+    meeting = [x for x in ranked if x.meets]
+    lo_best = min(meeting, key=lambda x: (float(x.low.monthly_usd), x.option.name))
+    hi_best = min(meeting, key=lambda x: (float(x.high.monthly_usd), x.option.name))
+    if lo_best is rec and hi_best is rec:
+        text += f", and it stays the cheapest at -{scenario.traffic_change:.0%} and +{scenario.traffic_change:.0%}."
+    else:
+        flips = [
+            f"{name} traffic {best.option.name} is cheaper"
+            for name, best in (
+                (f"at -{scenario.traffic_change:.0%}", lo_best),
+                (f"at +{scenario.traffic_change:.0%}", hi_best),
+            )
+            if best is not rec
+        ]
+        text += "; but " + " and ".join(flips) + "."
+    return text

@@ -1,0 +1,152 @@
+"""Cell-level helpers of the review workbook: text that stays text, formulas that carry their value, page setup.
+
+openpyxl never computes a formula and writes it with an empty cached value, so ``pandas.read_excel`` and
+previews that do not recalculate (mail, phones, file viewers) would show blanks. ``Cache`` records the value
+the Python model computed for each formula cell, and ``store_cached_values`` writes it into the saved sheet
+XML as the cell's cached value; a spreadsheet program recalculates it anyway.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from xml.sax.saxutils import escape
+
+from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
+from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
+from openpyxl.worksheet.worksheet import Worksheet
+
+from planner.safetext import write_text, xlsx_text
+
+NUMBER_FORMATS = {
+    "int": "#,##0",
+    "usd": '"$"#,##0',
+    "usd2": '"$"#,##0.00',
+    "pct": "0%",
+    "ms": '0.0" ms"',
+    "s": '0.00" s"',
+    "x": "#,##0.0",
+    "text": "@",
+}
+HEAD_FILL = PatternFill("solid", fgColor="1F3864")
+HEAD_FONT = Font(bold=True, color="FFFFFF")
+REC_FILL = PatternFill("solid", fgColor="E2EFDA")
+NO_FILL = PatternFill("solid", fgColor="F2F2F2")
+INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
+LIVE_FILL = PatternFill("solid", fgColor="DDEBF7")
+THIN = Border(bottom=Side(style="thin", color="BFBFBF"))
+WRAP = Alignment(wrap_text=True, vertical="top", indent=2)
+NUM = Alignment(vertical="top", horizontal="right", indent=2)
+CENTER = Alignment(vertical="top", horizontal="center")
+NOTE_FONT = Font(italic=True, color="595959")
+LINE_PT = 13.0
+
+
+def safe_text(value) -> str:
+    """User or catalog text made safe for a chart title or a series name (planner.safetext's rule)."""
+    return xlsx_text(value)
+
+
+def put_text(cell, value) -> None:
+    """Write user or catalog text as a text cell (never a formula), whatever its first character."""
+    write_text(cell, value)
+
+
+def header_text(value) -> str:
+    """Text for a printed page header or footer: '&' doubled (it starts a code there), no control characters."""
+    return ILLEGAL_CHARACTERS_RE.sub("", str(value)).replace("&", "&&")
+
+
+@dataclass
+class Cache:
+    """Computed values of formula cells, by sheet title and coordinate."""
+
+    values: dict[tuple[str, str], float | str] = field(default_factory=dict)
+
+    def formula(self, ws: Worksheet, coord: str, formula: str, value: float | str | None) -> None:
+        """A live formula cell whose cached value is what the Python model computed."""
+        ws[coord] = formula
+        if value is not None:
+            self.values[(ws.title, coord)] = value
+
+
+_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/>|<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v></v>')
+
+
+def _fill(xml: str, cached: dict[str, float | str]) -> str:
+    def sub(m: re.Match) -> str:
+        coord, attrs, formula = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
+        if coord not in cached:
+            return m.group(0)
+        value = cached[coord]
+        if isinstance(value, str):
+            return f'<c r="{coord}"{attrs} t="str"><f>{formula}</f><v>{escape(value)}</v>'
+        return f'<c r="{coord}"{attrs}><f>{formula}</f><v>{float(value)!r}</v>'
+
+    return _CELL.sub(sub, xml)
+
+
+def store_cached_values(parts: dict[str, bytes], sheet_titles: list[str], cache: Cache) -> dict[str, bytes]:
+    """The saved workbook's parts with each recorded formula's value filled in (sheets are sheet1.xml, ... in order)."""
+    out = dict(parts)
+    for i, title in enumerate(sheet_titles, start=1):
+        name = f"xl/worksheets/sheet{i}.xml"
+        cached = {coord: v for (t, coord), v in cache.values.items() if t == title}
+        if cached and name in out:
+            out[name] = _fill(out[name].decode("utf-8"), cached).encode("utf-8")
+    return out
+
+
+def page_setup(ws: Worksheet, title: str, subtitle: str, footer: str, title_rows: str | None = None) -> None:
+    """Landscape A4, one page wide; every page titled (header) and numbered (footer)."""
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.paperSize = ws.PAPERSIZE_A4
+    ws.page_setup.fitToWidth = 1
+    ws.page_setup.fitToHeight = 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    ws.page_margins.left = ws.page_margins.right = 0.4
+    ws.page_margins.top = ws.page_margins.bottom = 0.7
+    ws.page_margins.header = ws.page_margins.footer = 0.3
+    if title_rows:
+        ws.print_title_rows = title_rows
+    ws.oddHeader.left.text = "&B" + header_text(title) + "&B"
+    ws.oddHeader.left.size = 10
+    ws.oddHeader.right.text = header_text(subtitle)
+    ws.oddHeader.right.size = 10
+    ws.oddFooter.left.text = header_text(footer)
+    ws.oddFooter.left.size = 8
+    ws.oddFooter.right.text = "page &P of &N"
+    ws.oddFooter.right.size = 8
+
+
+def header_row(ws: Worksheet, row: int, headers: list[str], col: int = 1) -> None:
+    for j, h in enumerate(headers):
+        c = ws.cell(row=row, column=col + j)
+        put_text(c, h)
+        c.font, c.fill = HEAD_FONT, HEAD_FILL
+        c.alignment = Alignment(wrap_text=True, vertical="center", horizontal="center")
+
+
+def wrapped_lines(text: str, width: float) -> int:
+    """Lines a wrapped text takes in a column ``width`` characters wide (a little pessimistic, as renderers differ)."""
+    per_line = max(int(width * 1.15) - 2, 1)
+    return sum(max(1, -(-len(part) // per_line)) for part in str(text).split("\n"))
+
+
+def fit_row(ws: Worksheet, row: int, min_lines: int = 1) -> None:
+    """Set the row's height to hold its tallest wrapped cell (spreadsheets do not autofit rows openpyxl wrote)."""
+    lines = min_lines
+    for cell in ws[row]:
+        if isinstance(cell.value, str) and cell.data_type == "s" and cell.alignment.wrap_text:
+            width = ws.column_dimensions[cell.column_letter].width or 10
+            lines = max(lines, wrapped_lines(cell.value, width))
+    ws.row_dimensions[row].height = LINE_PT * lines + 3
+
+
+def number_format_for(value: float, unit: str) -> str:
+    """How an Assumptions number shows: shares as %, whole numbers with separators, others to 3 decimals."""
+    if unit in ("share", "of peak"):
+        return "0%"
+    if float(value).is_integer():
+        return "#,##0"
+    return "#,##0.00#" if abs(value) < 1000 else "#,##0.0"

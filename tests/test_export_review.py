@@ -1,0 +1,308 @@
+"""The budget review as finance reads it: stored values, cost of ownership, margin, live vs snapshot, layout, PDF.
+
+Expected numbers come from the hand-computed scenario in test_export.py (its comment derives them) and from
+docs/export.md ("Two contexts", "Margin", "Total cost of ownership").
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import subprocess
+import zipfile
+
+import openpyxl
+import pandas as pd
+import pytest
+from test_export import DATE, EXAMPLE, HAND, review_of, run, write_scenario
+from workbook_support import require_libreoffice
+
+from planner import api, libreoffice
+from planner.calibration import residual_range
+from planner.catalog import default_catalog
+from planner.export import build_review, render
+from planner.scenario import load_scenario
+
+
+@pytest.fixture(scope="module")
+def example():
+    """The README's scenario, reviewed once."""
+    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+
+
+@pytest.fixture
+def hand_xlsx(tmp_path):
+    path = tmp_path / "review.xlsx"
+    path.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
+    return path
+
+
+class TestStoredValues:
+    def test_pandas_reads_numbers_in_every_formula_column(self, hand_xlsx):
+        """Monthly and annual cost and the live rank are formulas, and pandas still reads the computed numbers."""
+        df = pd.read_excel(hand_xlsx, sheet_name="Options")
+        assert list(df["Monthly cost"]) == pytest.approx([13_140.0, 22_026.309333])
+        assert list(df["Annual cost"]) == pytest.approx([157_680.0, 264_315.712])
+        assert list(df["Live rank"]) == [1, 2]
+
+    def test_formula_cells_keep_their_formulas(self, hand_xlsx):
+        """The same cells are formulas for a spreadsheet program."""
+        ws = openpyxl.load_workbook(hand_xlsx)["Options"]
+        assert ws["L2"].value == "=E2*K2" and ws["M2"].value == "=L2*12"
+        assert ws["Q2"].value == "=RANK(L2,$L$2:$L$3,1)"
+
+    def test_summary_live_cells_have_cached_values(self, hand_xlsx):
+        """A reader that does not recalculate sees the cheapest option's name and cost in the live box."""
+        ws = openpyxl.load_workbook(hand_xlsx, data_only=True)["Summary"]
+        assert ws["E10"].value == "H100 rented" and ws["E11"].value == pytest.approx(13_140.0)
+
+    def test_data_tables_have_no_footnote_rows(self, hand_xlsx):
+        """Every data sheet read by pandas has exactly its rows: no note under a table."""
+        sheets = pd.read_excel(hand_xlsx, sheet_name=None)
+        assert len(sheets["Options"]) == 2 and len(sheets["Details"]) == 2 and len(sheets["Costs"]) == 2
+        assert len(sheets["Chart data"]) == 12 and sheets["Chart data"].notna().all().all()
+        assert sheets["Levers"]["Lever"].notna().all()
+
+
+class TestCostOfOwnership:
+    def test_costs_sheet_splits_capex_and_opex(self, hand_xlsx):
+        """16 bought GPUs = 2 nodes: GPUs $480,000, hosts 2 x $32,010, network 2 x $15,060, capex $574,140;
+        power 16 x 1.275 kW x 1.3 x $0.12 x 730 h = $2,323.15 and colocation 16 x 1.275 x $184.06 = $3,754.82 a month."""
+        df = pd.read_excel(hand_xlsx, sheet_name="Costs").set_index("Option")
+        row = df.loc["H100 bought"]
+        assert row["Capex: GPUs"] == 480_000 and row["Capex: host servers"] == 64_020
+        assert row["Capex: network"] == 30_120 and row["Capex total"] == pytest.approx(574_140)
+        assert row["Power per month"] == pytest.approx(2_323.152) and row["Colocation per month"] == pytest.approx(
+            3_754.824
+        )
+        assert row["Total per month"] == pytest.approx(22_026.31, abs=0.01)
+        assert row["Total per year"] == pytest.approx(22_026.309333 * 12)
+        assert df.loc["H100 rented", "Rent per month"] == pytest.approx(13_140.0)
+        assert pd.isna(df.loc["H100 rented", "Capex total"])
+
+    def test_scenario_overrides_the_defaults(self, tmp_path):
+        """Host, network, host power and colocation set to 0: back to GPU amortization + GPU power,
+        16 x ($30,000 / 36 + 0.7 kW x 1.3 x $0.12 x 730 h) = $14,608.79."""
+        text = HAND.replace(
+            'pricing = "purchase"',
+            'pricing = "purchase"\nhost_server_usd = 0\nnetworking_usd = 0\nhost_power_w = 0\ncolocation_usd_per_kw_month = 0',
+        )
+        r = review_of(write_scenario(tmp_path, text))
+        bought = next(x for x in r.results if x.option.name == "H100 bought")
+        assert bought.monthly_usd == pytest.approx(14_608.79, abs=0.01)
+
+    def test_tokens_cost_in_and_out(self, hand_xlsx):
+        """$ per million input and output tokens are on the Costs sheet for each option."""
+        df = pd.read_excel(hand_xlsx, sheet_name="Costs")
+        assert (df["$ per M input tokens"] > 0).all() and (df["$ per M output tokens"] > 0).all()
+
+
+class TestSizingRules:
+    def test_memory_holds_the_p95_sequence_and_time_follows_the_contexts_in_flight(self, example):
+        """The chosen batch fits 4,200-token sequences (3,000 + 1,200) and its TPOT is api.tpot at 1,277 tokens."""
+        w = example.scenario.workload
+        assert (w.sizing_context_tokens, w.inflight_context_tokens) == (4200, 1277)
+        rec = example.recommended
+        n, kv, wp = int(rec.replica.gpus), rec.kv_precision, rec.weight_precision
+        assert rec.replica.batch <= api.max_batch(rec.gpu, rec.model, 4200, kv, n, wp)
+        tpot = api.tpot(rec.gpu, rec.model, 1277, int(rec.replica.batch), kv, n, wp)
+        assert rec.replica.tpot_s == pytest.approx(float(tpot))
+
+    def test_default_margin_is_the_model_range_and_the_pessimistic_end_meets_the_target(self, example):
+        """Default: each GPU's upper residual quantile (planner.calibration.residual_range; +8% on the shipped
+        fit); every meeting option's TPOT at peak and p95 TTFT x (1 + margin) meet the 50 ms and 1.5 s targets."""
+        for r in example.results:
+            high = residual_range(r.gpu, r.engine.name)[1]
+            assert r.margin == max(0.0, high) and r.time_range[1] == high
+            if r.meets:
+                m = 1 + r.margin
+                assert float(r.fleet.tpot_peak_s) * m <= 0.05 + 1e-12 and r.replica.ttft_s * m <= 1.5
+
+    def test_a_scenario_field_sets_another_margin(self, tmp_path):
+        """latency_margin = 0.2: TPOT at peak x 1.2 <= 200 ms; 0: none; the review states the margin used."""
+        for margin in (0.2, 0.0):
+            text = HAND.replace("tpot_target_s = 0.2", f"tpot_target_s = 0.2\nlatency_margin = {margin}")
+            r = review_of(write_scenario(tmp_path, text))
+            assert {x.margin for x in r.results} == {margin}
+            assert float(r.recommended.fleet.tpot_peak_s) * (1 + margin) <= 0.2
+            low, high = r.recommended.time_range
+            assert f"Risk: measured times fall within {low:+.0%} / {high:+.0%}" in r.reason
+
+    def test_a_margin_out_of_range_is_refused(self, tmp_path):
+        """latency_margin = 1.5: one line naming the field."""
+        p = write_scenario(tmp_path, HAND.replace("tpot_target_s = 0.2", "tpot_target_s = 0.2\nlatency_margin = 1.5"))
+        result = run(str(p), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 2 and "latency_margin must be 0 or more and below 1" in result.output
+
+    def test_the_recommendation_states_risk_and_capex(self, example):
+        """The reason paragraph names the model's range, the margin and the upfront capital of a purchase."""
+        rec = example.recommended
+        low, high = rec.time_range
+        assert f"Risk: measured times fall within {low:+.0%} / {high:+.0%}" in example.reason
+        assert f"(+{rec.margin:.0%})" in example.reason
+        if example.recommended.money.pricing == "purchase":
+            assert "up front" in example.reason
+
+
+class TestPriceKinds:
+    def test_every_row_says_which_price_it_pays(self, example, tmp_path):
+        """Options in xlsx, csv, md and the terminal lines carry the price kind on every row."""
+        from planner.cli.export import summary_lines
+
+        kinds = {r.option.name: r.money.price_kind for r in example.results}
+        assert kinds["H100, bought"] == "purchase" and kinds["H100, rented"] == "on-demand"
+        lines = summary_lines(example)[1:]
+        assert all(any(k in line for k in ("purchase", "on-demand", "spot", "reserved")) for line in lines)
+        rows = pd.read_csv(io.BytesIO(render(example, "csv")))
+        assert rows["price_kind"].notna().all()
+        assert "ranked across price kinds (on-demand, purchase)" in example.reason
+
+
+class TestLayout:
+    def test_levers_state_replica_sizes_and_have_no_empty_rows(self, example, tmp_path):
+        """Each lever row shows replicas and GPUs per replica; a lever without a result is not a row."""
+        p = tmp_path / "r.xlsx"
+        p.write_bytes(render(example, "xlsx"))
+        df = pd.read_excel(p, sheet_name="Levers")
+        assert {"Replicas", "GPUs per replica"} <= set(df.columns)
+        numeric = df[["GPUs", "Replicas", "Monthly cost", "TPOT at peak"]]
+        for i, row in df.iterrows():
+            assert numeric.loc[i].notna().all() or str(row["Effect"]).startswith("does not meet")
+
+    def test_assumptions_keep_numbers_as_numbers_and_sources_as_linked_labels(self, example, tmp_path):
+        """'Prompt length, p95' is the number 3,000; a catalog source is a short label linking to its page."""
+        p = tmp_path / "r.xlsx"
+        p.write_bytes(render(example, "xlsx"))
+        ws = openpyxl.load_workbook(p)["Assumptions"]
+        rows = {r[0].value: r for r in ws.iter_rows(min_row=2)}
+        assert rows["Prompt length, p95"][1].value == 3000
+        src = rows["H100 SXM 80GB: memory"][3]
+        assert len(src.value) <= 61 and src.hyperlink.target.startswith("https://")
+        assert rows["H100, bought: host server per node"][1].value == 32_010
+
+    def test_every_sheet_prints_landscape_with_title_and_page_numbers(self, example, tmp_path):
+        """Page setup: one orientation; every page has the scenario title in its header and 'page N of M'."""
+        p = tmp_path / "r.xlsx"
+        p.write_bytes(render(example, "xlsx"))
+        for ws in openpyxl.load_workbook(p).worksheets:
+            assert ws.page_setup.orientation == "landscape", ws.title
+            assert "Chat assistant: FY2027 inference budget" in ws.oddHeader.left.text, ws.title
+            assert ws.oddFooter.right.text == "page &P of &N", ws.title
+
+    def test_chart_lines_differ_and_the_planned_peak_is_marked(self, example, tmp_path):
+        """Each option's line has its own dash style and marker; a 'Planned peak' series is on both charts."""
+        p = tmp_path / "r.xlsx"
+        p.write_bytes(render(example, "xlsx"))
+        with zipfile.ZipFile(p) as z:
+            charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+        assert len(charts) == 2
+        for xml in charts:
+            assert "Planned peak (60)" in xml
+            assert {"dash", "sysDot", "lgDash"} <= {
+                d for d in ("dash", "sysDot", "lgDash") if f'prstDash val="{d}"' in xml
+            }
+
+
+class TestUserText:
+    @pytest.mark.parametrize("name", ['=HYPERLINK("http://x","y")', "+1+1", "@SUM(A1)"])
+    def test_an_option_name_is_text_in_every_sheet(self, tmp_path, name):
+        """An option named like a formula is a text cell on Options and in the chart data headers."""
+        text = HAND.replace('name = "{bought}"', "name = '" + name + "'")
+        p = tmp_path / "r.xlsx"
+        p.write_bytes(render(review_of(write_scenario(tmp_path, text)), "xlsx"))
+        book = openpyxl.load_workbook(p)
+        cells = [c for ws in book.worksheets for row in ws.iter_rows() for c in row if c.value is not None]
+        assert not [c.coordinate for c in cells if c.data_type == "f" and "HYPERLINK" in str(c.value)]
+        assert not [c for c in cells if c.data_type == "f" and str(c.value).startswith(("=+1", "=@", "+", "@"))]
+
+    def test_markdown_escapes_user_text(self, tmp_path):
+        """A title with markup and a pipe does not make a heading, a link or a new table cell."""
+        text = HAND.replace('title = "Hand-computed review"', 'title = "[click](javascript:alert(1)) | <b>x</b>"')
+        md = render(review_of(write_scenario(tmp_path, text)), "md").decode()
+        first = md.splitlines()[0]
+        assert "[click](javascript:" not in first and "<b>" not in first
+
+
+class TestCli:
+    def test_format_must_agree_with_the_file_name(self, tmp_path):
+        """-o r.xlsx --format pdf: exit 2, one line, nothing written."""
+        result = run(str(write_scenario(tmp_path)), "-o", str(tmp_path / "r.xlsx"), "--format", "pdf")
+        assert result.exit_code == 2 and "--format pdf does not match the file name 'r.xlsx'" in result.output
+        assert not (tmp_path / "r.xlsx").exists()
+
+    def test_an_unknown_ending_takes_the_format_given(self, tmp_path):
+        """-o review.out --format md writes Markdown."""
+        out = tmp_path / "review.out"
+        assert run(str(write_scenario(tmp_path)), "-o", str(out), "--format", "md").exit_code == 0
+        assert out.read_text().startswith("# Hand-computed review")
+
+    def test_the_output_folder_is_created_and_the_rerun_hint_printed(self, tmp_path):
+        """-o out/review.csv makes out/; the last line says how to write it again."""
+        out = tmp_path / "out" / "review.csv"
+        result = run(str(write_scenario(tmp_path)), "-o", str(out))
+        assert result.exit_code == 0 and out.exists()
+        assert result.output.strip().splitlines()[-1].endswith("To write it again: the same command with --force.")
+
+    def test_soffice_is_found_in_its_default_install_folder(self, tmp_path, monkeypatch):
+        """Not on PATH (Windows): the default install folder, e.g. C:\\Program Files\\LibreOffice\\program\\soffice.exe."""
+        assert r"C:\Program Files\LibreOffice\program\soffice.exe" in libreoffice.INSTALL_LOCATIONS
+        exe = tmp_path / "soffice.exe"
+        exe.write_text("")
+        monkeypatch.setattr(libreoffice.shutil, "which", lambda name: None)
+        monkeypatch.setattr(libreoffice, "INSTALL_LOCATIONS", (str(tmp_path / "missing.exe"), str(exe)))
+        assert libreoffice.find_soffice() == str(exe)
+
+
+@pytest.mark.libreoffice
+class TestInLibreOffice:
+    def test_the_live_box_follows_an_edited_price(self, tmp_path, hand_xlsx):
+        """Bought GPUs at $100 a month: LibreOffice recalculates and the live box names the bought option."""
+        require_libreoffice()
+        book = openpyxl.load_workbook(hand_xlsx)
+        book["Options"]["K3"] = 100
+        edited = tmp_path / "edited.xlsx"
+        book.save(edited)
+        values = openpyxl.load_workbook(libreoffice.recalculate(edited, tmp_path / "lo"), data_only=True)
+        assert values["Summary"]["E10"].value == "H100 bought"
+        assert values["Summary"]["E11"].value == pytest.approx(1_600.0)
+        assert values["Options"]["Q3"].value == 1  # live rank
+
+    def test_every_pdf_page_is_titled_numbered_and_landscape(self, tmp_path, example):
+        """The PDF of the README's review: each page carries the title and 'page N of M', all landscape."""
+        require_libreoffice()
+        if shutil.which("pdftotext") is None or shutil.which("pdfinfo") is None:
+            pytest.skip("poppler-utils (pdftotext, pdfinfo) not installed")
+        pdf = tmp_path / "r.pdf"
+        pdf.write_bytes(render(example, "pdf"))
+        info = subprocess.run(["pdfinfo", "-l", "100", str(pdf)], capture_output=True, text=True).stdout
+        sizes = [line.split(":", 1)[1] for line in info.splitlines() if line.startswith("Page") and "size" in line]
+        pages = len(sizes)
+        assert pages >= 6 and all("841.89 x 595.3" in s for s in sizes)  # A4 landscape
+        for i in range(1, pages + 1):
+            text = subprocess.run(
+                ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True
+            ).stdout
+            assert "Chat assistant: FY2027 inference budget" in text and f"page {i} of {pages}" in text, i
+
+
+class TestPriceKindChoice:
+    def test_a_scenario_picks_the_spot_price_and_every_row_says_so(self, tmp_path):
+        """price_kind = "spot" on the rented H100: the catalog's spot rate, $2.69/GPU-hour (RunPod, 2026-03-10),
+        9 GPUs x $2.69 x 730 h = $17,673.30; the row and the reason name the kinds ranked together."""
+        text = HAND.replace("cloud_usd_per_gpu_hour = 2.0", 'price_kind = "spot"')
+        r = review_of(write_scenario(tmp_path, text))
+        rented = next(x for x in r.results if x.option.name == "H100 rented")
+        assert rented.money.price_kind == "spot" and rented.money.cloud_usd_per_gpu_hour == 2.69
+        assert rented.monthly_usd == pytest.approx(9 * 2.69 * 730)
+        assert "ranked across price kinds (purchase, spot)" in r.reason
+        df = pd.read_csv(io.BytesIO(render(r, "csv")))
+        assert sorted(df["price_kind"]) == ["purchase", "spot"]
+
+    def test_a_kind_the_catalog_lacks_is_refused(self, tmp_path):
+        """L40S has no spot price in the catalog: one line naming the field and the kinds it has."""
+        text = HAND.replace('gpu = "H100"\npricing = "cloud"', 'gpu = "L40S"\npricing = "cloud"').replace(
+            "cloud_usd_per_gpu_hour = 2.0", 'price_kind = "spot"'
+        )
+        result = run(str(write_scenario(tmp_path, text)), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 2, result.output
+        assert "no spot cloud price for L40S" in result.output and "price_kind = one of on-demand" in result.output
