@@ -91,7 +91,7 @@ class TestMla:
 
         A GQA cache of its 64 heads x (128 + 64) would be 61 x 2 x 64 x 192 x 2 B = 2,998,272 B per token.
         """
-        assert api.kv_bytes_per_token("kimi-k2", "bf16") == 70_272
+        assert api.kv_bytes_per_token("kimi-k2", kv_precision="bf16") == 70_272
 
 
 class TestHybridLocalGlobal:
@@ -107,11 +107,11 @@ class TestHybridLocalGlobal:
 
         All 62 layers at full length would hold 62 x 32768 x 8192 B = 16,642,998,272 B.
         """
-        assert api.kv_bytes("gemma-3-27b", 32768, "bf16") == 3_120_562_176
+        assert api.kv_bytes("gemma-3-27b", 32768, kv_precision="bf16") == 3_120_562_176
 
     def test_below_the_window_every_layer_holds_every_token(self):
         """1,024 tokens: 62 x 1024 x 8192 B = 520,093,696 B."""
-        assert api.kv_bytes("gemma-3-27b", 1024, "bf16") == 520_093_696
+        assert api.kv_bytes("gemma-3-27b", 1024, kv_precision="bf16") == 520_093_696
 
 
 class TestChunkedAttention:
@@ -119,11 +119,11 @@ class TestChunkedAttention:
 
     def test_a_chunked_layer_holds_at_most_one_chunk(self):
         """131,072 tokens: (12 x 131072 + 36 x 8192) x 2 x 8 x 128 x 2 B = 1,867,776 x 4096 B = 7,650,410,496 B."""
-        assert api.kv_bytes("llama-4-scout", 131072, "bf16") == 7_650_410_496
+        assert api.kv_bytes("llama-4-scout", 131072, kv_precision="bf16") == 7_650_410_496
 
     def test_below_one_chunk_every_layer_holds_every_token(self):
         """4,096 tokens: 48 x 4096 x 4096 B = 805,306,368 B."""
-        assert api.kv_bytes("llama-4-scout", 4096, "bf16") == 805_306_368
+        assert api.kv_bytes("llama-4-scout", 4096, kv_precision="bf16") == 805_306_368
 
     def test_decode_step_reads_and_computes_with_the_chunk_bound(self):
         """Batch 1 at 131,072 tokens, bf16, 8 GPUs (8 KV heads: no replication):
@@ -133,7 +133,16 @@ class TestChunkedAttention:
         = 16,138,408,960 x 2 = 32,276,817,920 B; KV 7,650,410,496 B.
         FLOPs: 2 x 16,138,408,960 + 4 x 40 heads x 128 x 1,867,776 layer-tokens = 70,528,870,400.
         """
-        step = api.decode_step("H200", "llama-4-scout", 131072, 1, "bf16", 8, "bf16", check_fit=False)
+        step = api.decode_step(
+            "H200",
+            "llama-4-scout",
+            131072,
+            batch=1,
+            kv_precision="bf16",
+            gpus=8,
+            weight_precision="bf16",
+            check_fit=False,
+        )
         assert float(step.bytes_moved) == 32_276_817_920 + 7_650_410_496
         assert float(step.flop) == 70_528_870_400
 

@@ -32,11 +32,11 @@ DATE = "2026-06-01"
 #   the TPOT (0.2 s) and TTFT (10 s) targets are loose enough not to limit it.
 #   Each prompt takes its full prefill of a replica's time (docs/model.md, one busy time): a 1-token prompt
 #   streams the 13,214,687,232 B of weights read per step (all but the input embedding) + 524,288 B of KV:
-#   p = 13,215,211,520 / 3.35e12 = 3.9448 ms. TPOT at batch 67 and 2,048 tokens: (13,214,687,232 + 67 x
-#   1,073,741,824) / 3.35e12 = 25.420 ms. Rate of 500 in flight: 500 / (p + 100 x TPOT) = 196.37 requests/s.
-#   A replica takes x = 2b / (l + sqrt(l^2 - 4 p^2 b)), l = p + 100 x TPOT + b p = 2.8105: 23.842 requests/s
-#   (sizing.max_rate_per_replica), so ceil(196.37 / 23.842) = 9 replicas + 1 spare = 10 replicas of 1 GPU.
-#   Rented at $2.00/GPU-hour, one GPU at a time: 10 GPUs x $2.00 x 730 h = $14,600.00 -> recommended.
+#   p = 13,215,211,520 / 3.35e12 = 3.9448 ms. TPOT at batch 67 at the context in flight (docs/export.md: mean
+#   prompt + mean output x exp(s^2) / 2) is 11.799 ms (api.tpot). Rate of 500 in flight: 500 / (p + 100 x TPOT)
+#   = 422.37 requests/s. A replica takes x = 2b / (l + sqrt(l^2 - 4 p^2 b)), l = p + 100 x TPOT + b p = 1.4481:
+#   46.290 requests/s (sizing.max_rate_per_replica), so ceil(422.37 / 46.290) = 10 replicas + 1 spare = 11 of 1 GPU.
+#   Rented at $2.00/GPU-hour, one GPU at a time: 11 GPUs x $2.00 x 730 h = $16,060.00 -> recommended.
 #   Bought, in 8-GPU nodes: 16 GPUs = 2 nodes. Per GPU (catalogs/costs/ownership.toml; docs/export.md):
 #     capex      $30,000 + ($32,010 host server + $15,060 network) / 8 = $35,883.75; / 36 months = $996.7708
 #     IT power   700 W + 4,600 W host / 8 = 1,275 W: x 1.3 PUE x $0.12/kWh x 730 h = $145.197; colocation
@@ -88,27 +88,27 @@ def run(*args: str):
 
 class TestHandComputedScenario:
     def test_gpu_count_and_monthly_cost_match_the_hand_computation(self, tmp_path):
-        """10 rented GPUs at $14,600.00 beat 16 bought GPUs at $22,026.31 (see the comment above HAND)."""
+        """11 rented GPUs at $16,060.00 beat 16 bought GPUs at $22,026.31 (see the comment above HAND)."""
         r = review_of(write_scenario(tmp_path))
         by_name = {x.option.name: x for x in r.results}
         bought, rented = by_name["H100 bought"], by_name["H100 rented"]
         assert int(rented.replica.batch) == 67 and int(bought.replica.batch) == 67
-        assert (bought.gpus, rented.gpus) == (16, 10)
+        assert (bought.gpus, rented.gpus) == (16, 11)
         per_gpu = (30_000 + (32_010 + 15_060) / 8) / 36 + 1.275 * 1.3 * 0.12 * 730 + 1.275 * 184.06
         assert bought.monthly_usd == pytest.approx(16 * per_gpu)
         assert bought.monthly_usd == pytest.approx(22_026.31, abs=0.01)
         assert bought.money.capex_usd_per_gpu * bought.gpus == pytest.approx(574_140.0)
-        assert rented.monthly_usd == pytest.approx(14_600.00)
+        assert rented.monthly_usd == pytest.approx(16_060.00)
         assert r.recommended is rented and r.results[0] is rented
 
     def test_sensitivity_resizes_at_plus_and_minus_twenty_percent(self):
-        """At 600 in flight: 235.6 requests/s / 23.842 -> 10 + 1 = 11 rented GPUs; at 400: ceil(6.59) = 7 + 1 = 8."""
+        """At 600 in flight: 506.84 requests/s / 46.290 -> 11 + 1 = 12 rented GPUs; at 400: ceil(7.30) = 8 + 1 = 9."""
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             r = review_of(write_scenario(Path(tmp)))
         rented = r.recommended
-        assert (int(rented.low.gpus), int(rented.high.gpus)) == (8, 11)
+        assert (int(rented.low.gpus), int(rented.high.gpus)) == (9, 12)
 
     def test_the_same_inputs_give_the_same_bytes(self, tmp_path):
         """Two renders of the same scenario and date are byte-identical in every format but pdf."""
@@ -141,7 +141,7 @@ class TestXlsx:
     def test_summary_names_the_recommendation_and_its_reason(self, book):
         """The recommended option and its cost are on the first screen; the reason paragraph follows."""
         ws = book["Summary"]
-        assert ws["B5"].value == "H100 rented: $14,600 a month, 10 GPUs (on-demand)"
+        assert ws["B5"].value == "H100 rented: $16,060 a month, 11 GPUs (on-demand)"
         assert ws["A7"].value.startswith("H100 rented is the cheapest option that meets the targets")
 
     def test_options_are_ranked_and_monthly_cost_is_a_formula(self, book):
@@ -150,7 +150,7 @@ class TestXlsx:
         header = [c.value for c in ws[1]]
         col = {h: i for i, h in enumerate(header)}
         row = [c.value for c in ws[2]]
-        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 10
+        assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 11
         assert row[col["Monthly cost"]] == "=E2*K2" and row[col["Annual cost"]] == "=L2*12"
 
     def test_assumptions_carry_every_price_with_its_source(self, book):
@@ -190,9 +190,9 @@ class TestXlsx:
         out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
         book = openpyxl.load_workbook(recalculate(out, tmp_path / "lo"), data_only=True)
         ws = book["Options"]
-        assert ws["L2"].value == pytest.approx(14_600.0) and ws["M2"].value == pytest.approx(14_600.0 * 12)
+        assert ws["L2"].value == pytest.approx(16_060.0) and ws["M2"].value == pytest.approx(16_060.0 * 12)
         assert ws["L3"].value == pytest.approx(22_026.31, abs=0.01)
-        assert book["Summary"]["E11"].value == pytest.approx(14_600.0)  # live: the cheapest option's cost
+        assert book["Summary"]["E11"].value == pytest.approx(16_060.0)  # live: the cheapest option's cost
 
 
 class TestCsv:
@@ -200,7 +200,7 @@ class TestCsv:
         """One row per option, machine-readable header, numbers without currency signs."""
         rows = list(csv.DictReader(io.StringIO(render(review_of(write_scenario(tmp_path)), "csv").decode())))
         assert [r["option"] for r in rows] == ["H100 rented", "H100 bought"]
-        assert rows[0]["gpus"] == "10" and float(rows[0]["monthly_usd"]) == pytest.approx(14_600.0)
+        assert rows[0]["gpus"] == "11" and float(rows[0]["monthly_usd"]) == pytest.approx(16_060.0)
 
     @pytest.mark.parametrize("name", ["=HYPERLINK('http://x')", "+1+1", "-2+3", "@SUM(A1)"])
     def test_a_text_cell_that_would_be_a_formula_is_neutralized(self, tmp_path, name):
@@ -219,7 +219,7 @@ class TestMarkdown:
         """Each table row has as many cells as its header; the recommendation is in bold near the top."""
         text = render(review_of(write_scenario(tmp_path)), "md").decode()
         assert text.startswith("# Hand-computed review\n")
-        assert "**Recommendation: H100 rented** — $14,600 a month" in text
+        assert "**Recommendation: H100 rented** — $16,060 a month" in text
         for heading in ("## Options", "## Levers", "## Sensitivity", "## Assumptions"):
             assert heading in text
         block: list[str] = []

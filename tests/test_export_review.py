@@ -41,8 +41,8 @@ class TestStoredValues:
     def test_pandas_reads_numbers_in_every_formula_column(self, hand_xlsx):
         """Monthly and annual cost and the live rank are formulas, and pandas still reads the computed numbers."""
         df = pd.read_excel(hand_xlsx, sheet_name="Options")
-        assert list(df["Monthly cost"]) == pytest.approx([13_140.0, 22_026.309333])
-        assert list(df["Annual cost"]) == pytest.approx([157_680.0, 264_315.712])
+        assert list(df["Monthly cost"]) == pytest.approx([16_060.0, 22_026.309333])
+        assert list(df["Annual cost"]) == pytest.approx([192_720.0, 264_315.712])
         assert list(df["Live rank"]) == [1, 2]
 
     def test_formula_cells_keep_their_formulas(self, hand_xlsx):
@@ -54,7 +54,7 @@ class TestStoredValues:
     def test_summary_live_cells_have_cached_values(self, hand_xlsx):
         """A reader that does not recalculate sees the cheapest option's name and cost in the live box."""
         ws = openpyxl.load_workbook(hand_xlsx, data_only=True)["Summary"]
-        assert ws["E10"].value == "H100 rented" and ws["E11"].value == pytest.approx(13_140.0)
+        assert ws["E10"].value == "H100 rented" and ws["E11"].value == pytest.approx(16_060.0)
 
     def test_data_tables_have_no_footnote_rows(self, hand_xlsx):
         """Every data sheet read by pandas has exactly its rows: no note under a table."""
@@ -77,7 +77,7 @@ class TestCostOfOwnership:
         )
         assert row["Total per month"] == pytest.approx(22_026.31, abs=0.01)
         assert row["Total per year"] == pytest.approx(22_026.309333 * 12)
-        assert df.loc["H100 rented", "Rent per month"] == pytest.approx(13_140.0)
+        assert df.loc["H100 rented", "Rent per month"] == pytest.approx(16_060.0)
         assert pd.isna(df.loc["H100 rented", "Capex total"])
 
     def test_scenario_overrides_the_defaults(self, tmp_path):
@@ -104,8 +104,12 @@ class TestSizingRules:
         assert (w.sizing_context_tokens, w.inflight_context_tokens) == (4200, 1277)
         rec = example.recommended
         n, kv, wp = int(rec.replica.gpus), rec.kv_precision, rec.weight_precision
-        assert rec.replica.batch <= api.max_batch(rec.gpu, rec.model, 4200, kv, n, wp)
-        tpot = api.tpot(rec.gpu, rec.model, 1277, int(rec.replica.batch), kv, n, wp)
+        assert rec.replica.batch <= api.max_batch(
+            rec.gpu, rec.model, 4200, kv_precision=kv, gpus=n, weight_precision=wp
+        )
+        tpot = api.tpot(
+            rec.gpu, rec.model, 1277, batch=int(rec.replica.batch), kv_precision=kv, gpus=n, weight_precision=wp
+        )
         assert rec.replica.tpot_s == pytest.approx(float(tpot))
 
     def test_default_margin_is_the_model_range_and_the_pessimistic_end_meets_the_target(self, example):
@@ -288,12 +292,12 @@ class TestInLibreOffice:
 class TestPriceKindChoice:
     def test_a_scenario_picks_the_spot_price_and_every_row_says_so(self, tmp_path):
         """price_kind = "spot" on the rented H100: the catalog's spot rate, $2.69/GPU-hour (RunPod, 2026-03-10),
-        9 GPUs x $2.69 x 730 h = $17,673.30; the row and the reason name the kinds ranked together."""
+        11 GPUs x $2.69 x 730 h = $21,600.70; the row and the reason name the kinds ranked together."""
         text = HAND.replace("cloud_usd_per_gpu_hour = 2.0", 'price_kind = "spot"')
         r = review_of(write_scenario(tmp_path, text))
         rented = next(x for x in r.results if x.option.name == "H100 rented")
         assert rented.money.price_kind == "spot" and rented.money.cloud_usd_per_gpu_hour == 2.69
-        assert rented.monthly_usd == pytest.approx(9 * 2.69 * 730)
+        assert rented.monthly_usd == pytest.approx(11 * 2.69 * 730)
         assert "ranked across price kinds (purchase, spot)" in r.reason
         df = pd.read_csv(io.BytesIO(render(r, "csv")))
         assert sorted(df["price_kind"]) == ["purchase", "spot"]

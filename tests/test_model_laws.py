@@ -60,7 +60,9 @@ class TestKvCache:
         local_layers, span = local_attention_span(m)
         w = int(span)
         per_layer_token = planner.kv_bytes_per_token(model, kv_precision="bf16") / m.num_layers
-        growth = planner.kv_bytes(model, w + extra, kv_precision="bf16") - planner.kv_bytes(model, w, kv_precision="bf16")
+        growth = planner.kv_bytes(model, w + extra, kv_precision="bf16") - planner.kv_bytes(
+            model, w, kv_precision="bf16"
+        )
         assert growth == pytest.approx(extra * (m.num_layers - local_layers) * per_layer_token)
 
 

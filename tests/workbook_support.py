@@ -121,27 +121,29 @@ def _options(s: dict, n: int | None = None) -> dict:
 #: is ``getattr(MODEL[function](scenario, args), field)``. ``n`` is the group memory_plan chose, ``args`` the
 #: arguments after "@". No formula of the model is restated here.
 MODEL = {
-    "ridge": lambda s, n, a: api.ridge(s["gpu"], s.get("weight_precision") or _native(s["model"])),
-    "weight_bytes": lambda s, n, a: api.weight_bytes(s["model"], s.get("weight_precision")),
-    "kv_bytes_per_token": lambda s, n, a: api.kv_bytes_per_token(s["model"], s.get("kv_precision")),
+    "ridge": lambda s, n, a: api.ridge(s["gpu"], precision=s.get("weight_precision") or _native(s["model"])),
+    "weight_bytes": lambda s, n, a: api.weight_bytes(s["model"], precision=s.get("weight_precision")),
+    "kv_bytes_per_token": lambda s, n, a: api.kv_bytes_per_token(s["model"], kv_precision=s.get("kv_precision")),
     "memory_plan": lambda s, n, a: api.memory_plan(s["gpu"], s["model"], s["context"], **_options(s)),
     "max_batch": lambda s, n, a: api.max_batch(s["gpu"], s["model"], a["context"], **_options(s, n)),
     "prefill": lambda s, n, a: api.prefill(
         s["gpu"],
         s["model"],
         s["context"],
-        n,
-        s.get("weight_precision"),
+        gpus=n,
+        weight_precision=s.get("weight_precision"),
         kv_precision=s.get("kv_precision"),
         memory_utilization=s.get("memory_utilization"),
     ),
-    "decode_step": lambda s, n, a: api.decode_step(s["gpu"], s["model"], s["context"], a["batch"], **_options(s, n)),
+    "decode_step": lambda s, n, a: api.decode_step(
+        s["gpu"], s["model"], s["context"], batch=a["batch"], **_options(s, n)
+    ),
     "cost_per_mtok": lambda s, n, a: api.cost_per_mtok(
         s["gpu"],
         s["model"],
         s["context"],
-        a["batch"],
-        s.get("price_per_gpu_hour"),
+        batch=a["batch"],
+        price_per_gpu_hour=s.get("price_per_gpu_hour"),
         **_options(s, n),
     ),
 }

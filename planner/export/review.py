@@ -149,17 +149,36 @@ def _candidates(
     tp = np.asarray(groups, dtype=float)
     common = dict(engine=eng, catalog=catalog, errors="coerce")
     mu = option.memory_utilization
-    fits = np.asarray(api.max_batch(
-            gpu, model, workload.sizing_context_tokens, kv_precision=kp, gpus=tp, weight_precision=wp,
-            memory_utilization=mu, **common
-        ), dtype=float)
+    fits = np.asarray(
+        api.max_batch(
+            gpu,
+            model,
+            workload.sizing_context_tokens,
+            kv_precision=kp,
+            gpus=tp,
+            weight_precision=wp,
+            memory_utilization=mu,
+            **common,
+        ),
+        dtype=float,
+    )
     room = batches[None, :] <= np.nan_to_num(fits, nan=0.0)[:, None]
 
     def curve(ctx: float) -> np.ndarray:
-        t = np.asarray(api.tpot(
-                gpu, model, ctx, batch=batches[None, :], kv_precision=kp, gpus=tp[:, None],
-                weight_precision=wp, memory_utilization=mu, **common
-            ), dtype=float)
+        t = np.asarray(
+            api.tpot(
+                gpu,
+                model,
+                ctx,
+                batch=batches[None, :],
+                kv_precision=kp,
+                gpus=tp[:, None],
+                weight_precision=wp,
+                memory_utilization=mu,
+                **common,
+            ),
+            dtype=float,
+        )
         return np.where(room, t, np.nan)
 
     tpot = curve(workload.inflight_context_tokens)

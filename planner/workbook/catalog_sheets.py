@@ -138,7 +138,7 @@ def gpus_sheet(
             formula=True,
         ),
         Column("Fabric domain (GPUs)", domain, INT, 10, "gpu_domain"),
-        Column("PCIe (model)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS, 12, "gpu_pcie_bw"),
+        Column("PCIe, model (GB/s)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS_NUM, 12, "gpu_pcie_bw"),
         Column(
             "PCIe all-reduce latency (model)",
             calibrated("allreduce_latency_s", "pcie_latency_s"),
