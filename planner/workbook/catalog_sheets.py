@@ -145,6 +145,7 @@ def gpus_sheet(
             "0.000###",
             11,
             "gpu_pcie_latency",
+            formula=True,
         ),
         Column("ECC reserved fraction", lambda g, r: g.ecc_reserved_fraction, "0.0000", 9, "gpu_ecc"),
         Column(
