@@ -22,6 +22,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     MAX_GPUS,
+    Options,
     all_failed,
     deploy,
     finish,
@@ -133,21 +134,11 @@ def memory_plan(
 ) -> MemoryPlan:
     """All memory quantities of a deployment (``model.memory_plan``); ``gpus=None`` picks the smallest valid group
     holding ``batch`` sequences."""
-    d = deploy(
-        gpu,
-        model,
-        context,
-        kv_precision=kv_precision,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        batch=batch,
-        engine=engine,
-        reserve_bytes=reserve_bytes,
-        catalog=catalog,
-        errors=errors,
-        calibration=calibration,
-    )
+    return _memory_plan(gpu, model, context, Options.pick(locals()))
+
+
+def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> MemoryPlan:
+    d = deploy(gpu, model, context, options)
     if d is None:
         return nan_record(MemoryPlan, gpu, model, context)
     return finish_record(d.plan, d.bad, _pandas_index(gpu, model, context))
@@ -174,21 +165,7 @@ def max_batch(
     ``engine="ideal"``, ``memory_utilization=1`` gives the seeds' free HBM / KV per sequence). Without
     ``gpus``, the smallest valid group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence.
     """
-    d = deploy(
-        gpu,
-        model,
-        context,
-        kv_precision=kv_precision,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        batch=1,
-        engine=engine,
-        reserve_bytes=reserve_bytes,
-        catalog=catalog,
-        errors=errors,
-        calibration=calibration,
-    )
+    d = deploy(gpu, model, context, Options.pick(locals()))
     if d is None:
         return all_failed(None, errors, gpu, model, context, kv_precision, gpus)
     return finish(d.plan.max_batch, d.bad, errors, _pandas_index(gpu, model, context, kv_precision, gpus), integer=True)
@@ -210,20 +187,7 @@ def min_gpus(
     calibration: Any = None,
 ):
     """Smallest valid tensor-parallel group (1, 2, 4, 8, ... 64) holding the weights and ``batch`` sequences."""
-    g = memory_plan(
-        gpu,
-        model,
-        context,
-        batch=batch,
-        kv_precision=kv_precision,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        engine=engine,
-        reserve_bytes=reserve_bytes,
-        catalog=catalog,
-        errors=errors,
-        calibration=calibration,
-    ).gpus
+    g = _memory_plan(gpu, model, context, Options.pick(locals())).gpus
     if errors == "raise":
         return int(g) if np.ndim(g) == 0 else g.astype("int64")
     return g

@@ -144,28 +144,45 @@ def choose_gpus(r: Resolved, engine: EngineProfile, context, gpus, util, reserve
     return chosen
 
 
-def deploy(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    kv_precision: Any,
-    gpus: Any,
-    weight_precision: Any,
-    memory_utilization: Any,
-    batch: Any,
-    engine: Any,
-    reserve_bytes: Any,
-    catalog: Catalog | None,
-    errors: Errors,
-    calibration: Any,
-    check_fit: bool = True,
-) -> Deployment | None:
+@dataclass(frozen=True)
+class Options:
+    """The keyword-only options of the capacity functions, with the one set of defaults they share.
+
+    Each public function (``api.memory_plan``, ``timing.decode_step`` ...) spells its options out in its own
+    signature and hands them on as one ``Options`` (``Options.pick(locals())``) to ``deploy``.
+    """
+
+    batch: Any = 1
+    kv_precision: Any = None
+    gpus: Any = None
+    weight_precision: Any = None
+    memory_utilization: Any = None
+    engine: str | EngineProfile | None = None
+    reserve_bytes: Any = None
+    check_fit: bool = True
+    catalog: Catalog | None = None
+    errors: Errors = "raise"
+    calibration: Any = None
+
+    @classmethod
+    def pick(cls, names: dict[str, Any]) -> Options:
+        """The options among ``names`` (a function's ``locals()``); the others keep their defaults."""
+        return cls(**{k: names[k] for k in _OPTION_NAMES if k in names})
+
+
+_OPTION_NAMES = tuple(f.name for f in fields(Options))
+
+
+def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment | None:
     """Resolve names, check numbers, check or pick the GPU count and test that ``batch`` sequences fit.
 
     Returns None when every scenario failed a lookup (errors="coerce"); raises the first error otherwise.
     ``check_fit=False`` skips the memory test for a given GPU count (time of a batch regardless of memory).
     """
+    o = options
+    kv_precision, gpus, weight_precision, batch = o.kv_precision, o.gpus, o.weight_precision, o.batch
+    engine, reserve_bytes, catalog, errors, check_fit = o.engine, o.reserve_bytes, o.catalog, o.errors, o.check_fit
+    memory_utilization, calibration = o.memory_utilization, o.calibration
     eng = engine_profile(engine)
     util = eng.memory_utilization if memory_utilization is None else _fraction(memory_utilization, "memory_utilization")
     ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors)

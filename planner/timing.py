@@ -1,26 +1,47 @@
 """Public time and cost functions: ``decode_step`` (TPOT and its family), ``prefill`` (TTFT), ``cost_per_mtok``.
 
 As in ``planner.api``: names are resolved, arguments checked and broadcast, the tensor-parallel group checked or
-chosen (``planner.deploy``), then one function of ``planner.model`` runs over whole arrays. Every function takes
-the required arguments (GPU, model, context or prompt tokens) and keyword-only options with the same names and
-defaults everywhere.
+chosen (``planner.deploy``), then one function of ``planner.model`` runs over whole arrays. ``decode_step`` and
+``prefill`` spell out the required arguments (GPU, model, context or prompt tokens) and the keyword-only options
+(the same names and defaults as everywhere: ``planner.deploy.Options``); each quantity of their records
+(``tpot``, ``throughput``, ``mfu`` ... ``ttft``) is a function with exactly that signature (``_quantity``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import inspect
+from collections.abc import Callable
+from typing import Any, ParamSpec
 
 import numpy as np
 
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
-from planner.deploy import deploy, finish, finish_record, nan_record
+from planner.deploy import Options, deploy, finish, finish_record, nan_record
 from planner.engines import EngineProfile
 from planner.errors import MissingDataError
 from planner.model import DecodeStep, PrefillStep
 from planner.resolve import Errors, _nonnegative, _pandas_index, _resolve, gpu_numbers
 
 Engine = str | EngineProfile | None
+P = ParamSpec("P")
+
+
+def _quantity(step: Callable[P, Any], field: str, name: str, doc: str) -> Callable[P, Any]:
+    """The public function ``name``: field ``field`` of ``step``'s record, with ``step``'s signature.
+
+    ``inspect.signature`` and ``help`` show ``step``'s explicit keyword-only parameters, type checkers see them
+    through the ParamSpec, and ``step`` checks every call.
+    """
+
+    def quantity(*args: P.args, **kwargs: P.kwargs) -> Any:
+        return getattr(step(*args, **kwargs), field)
+
+    quantity.__name__ = quantity.__qualname__ = name
+    quantity.__doc__ = doc
+    quantity.__signature__ = inspect.signature(step).replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    return quantity
+
 
 # -- decode ---------------------------------------------------------------------------------------------
 
@@ -47,162 +68,63 @@ def decode_step(
     ``gpus=None``: the smallest valid group holding ``batch`` sequences; ``check_fit=False`` skips the memory test
     for a given group (time of a batch regardless of memory).
     """
-    d = deploy(
-        gpu,
-        model,
-        context,
-        kv_precision=kv_precision,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        batch=batch,
-        engine=engine,
-        reserve_bytes=reserve_bytes,
-        catalog=catalog,
-        errors=errors,
-        calibration=calibration,
-        check_fit=check_fit,
-    )
+    return _decode_step(gpu, model, context, Options.pick(locals()))
+
+
+def _decode_step(gpu: Any, model: Any, context: Any, options: Options) -> DecodeStep:
+    d = deploy(gpu, model, context, options)
     if d is None:
-        return nan_record(DecodeStep, gpu, model, context, batch)
+        return nan_record(DecodeStep, gpu, model, context, options.batch)
     f = d.facts
     step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
-    return finish_record(step, d.bad, _pandas_index(gpu, model, context, batch))
+    return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch))
 
 
-def tpot(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
+tpot = _quantity(
+    decode_step,
+    "step_s",
+    "tpot",
     """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
 
     step = max(bytes / achieved bandwidth, FLOPs / achieved peak) + TP all-reduces + overhead, with bytes =
     weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
-    (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput).
-    """
-    return decode_step(**locals()).step_s
-
-
-def throughput(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
+    (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput). Options: ``decode_step``.
+    """,
+)
+throughput = _quantity(
+    decode_step,
+    "throughput_tokens_per_s",
+    "throughput",
     """Steady-state decode output tokens per second of the whole group: batch / TPOT, every sequence decoding.
 
     Not a benchmark's "output throughput", which is a whole run's rate with the prefill included:
-    ``planner.benchmark.predict_benchmark(...).output_tokens_per_s``.
-    """
-    return decode_step(**locals()).throughput_tokens_per_s
-
-
-def batch_token_time(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure."""
-    return decode_step(**locals()).batch_token_time_s
-
-
-def mfu(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%."""
-    return decode_step(**locals()).mfu
-
-
-def mbu(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth)."""
-    return decode_step(**locals()).mbu
-
-
-def decode_intensity(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context."""
-    return decode_step(**locals()).intensity_flop_per_byte
+    ``planner.benchmark.predict_benchmark(...).output_tokens_per_s``. Options: ``decode_step``.
+    """,
+)
+batch_token_time = _quantity(
+    decode_step,
+    "batch_token_time_s",
+    "batch_token_time",
+    """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure.""",
+)
+mfu = _quantity(
+    decode_step,
+    "mfu",
+    "mfu",
+    """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%.""",
+)
+mbu = _quantity(
+    decode_step,
+    "mbu",
+    "mbu",
+    """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth).""",
+)
+decode_intensity = _quantity(
+    decode_step,
+    "intensity_flop_per_byte",
+    "decode_intensity",
+    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context.""",
+)
 
 
 # -- prefill --------------------------------------------------------------------------------------------
@@ -229,21 +151,7 @@ def prefill(
     The weights are read once for the whole batch; every prompt's FLOPs and KV writes count. One prompt (the
     default) gives its TTFT, the one busy time of a prompt (all-reduces included).
     """
-    d = deploy(
-        gpu,
-        model,
-        prompt_tokens,
-        kv_precision=kv_precision,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        batch=batch,
-        engine=engine,
-        reserve_bytes=reserve_bytes,
-        catalog=catalog,
-        errors=errors,
-        calibration=calibration,
-    )
+    d = deploy(gpu, model, prompt_tokens, Options.pick(locals()))
     if d is None:
         return nan_record(PrefillStep, gpu, model, prompt_tokens)
     f = d.facts
@@ -252,44 +160,18 @@ def prefill(
     return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens))
 
 
-def ttft(
-    gpu: Any,
-    model: Any,
-    prompt_tokens: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Time to first token of one prompt, in seconds: the prefill time (no queueing)."""
-    return prefill(**locals()).ttft_s
-
-
-def prefill_intensity(
-    gpu: Any,
-    model: Any,
-    prompt_tokens: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Arithmetic intensity of a prefill, FLOP per byte. About the prompt length at 16-bit."""
-    return prefill(**locals()).intensity_flop_per_byte
+ttft = _quantity(
+    prefill,
+    "ttft_s",
+    "ttft",
+    """Time to first token of one prompt, in seconds: the prefill time (no queueing). Options: ``prefill``.""",
+)
+prefill_intensity = _quantity(
+    prefill,
+    "intensity_flop_per_byte",
+    "prefill_intensity",
+    """Arithmetic intensity of a prefill, FLOP per byte. About the prompt length at 16-bit.""",
+)
 
 
 # -- cost -----------------------------------------------------------------------------------------------
@@ -322,9 +204,7 @@ def cost_per_mtok(
 
     ``price_per_gpu_hour`` defaults to the catalog's on-demand price for the GPU.
     """
-    options = dict(locals())
-    del options["price_per_gpu_hour"]
-    step = decode_step(**options)
+    step = _decode_step(gpu, model, context, Options.pick(locals()))
     if price_per_gpu_hour is None:
         r = _resolve(catalog or default_catalog(), errors, gpu=gpu)
         price = r.gpu.price_usd_per_gpu_hour if r.gpu is not None else np.nan

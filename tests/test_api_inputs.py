@@ -144,3 +144,26 @@ class TestErrorKinds:
         assert out[0] == planner.max_batch("H100", "llama3.1-8b", 4096)
         assert np.isnan(out[1:4]).all()
         assert out[4] == planner.max_batch("H100", "llama3.1-8b", 8192)
+
+
+class TestSignatures:
+    """Issue 11: options are keyword-only with the same names and defaults everywhere (no ``**options``)."""
+
+    @pytest.mark.parametrize("name", ["tpot", "throughput", "batch_token_time", "mfu", "mbu", "decode_intensity"])
+    def test_decode_quantities_show_and_enforce_decode_steps_keyword_only_options(self, name):
+        import inspect
+
+        fn = getattr(planner.api, name)
+        params = inspect.signature(fn).parameters
+        assert list(params)[:3] == ["gpu", "model", "context"]
+        assert params["batch"].kind is inspect.Parameter.KEYWORD_ONLY and params["batch"].default == 1
+        assert params["check_fit"].default is True
+        assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        with pytest.raises(TypeError, match="3 positional arguments"):
+            fn("H100", "llama2-70b", 2048, 8)  # the 4th positional argument used to mean different things
+
+    def test_ttft_takes_prompt_tokens_and_no_check_fit(self):
+        import inspect
+
+        params = inspect.signature(planner.api.ttft).parameters
+        assert list(params)[:3] == ["gpu", "model", "prompt_tokens"] and "check_fit" not in params
