@@ -20,6 +20,7 @@ from planner.api import (
     memory_plan,
     mfu,
     min_gpus,
+    next_tp_size,
     plan,
     prefill,
     prefill_intensity,
@@ -80,6 +81,7 @@ __all__ = [
     "throughput",
     "tpot",
     "ttft",
+    "next_tp_size",
     "valid_tp_sizes",
     "weight_bytes",
 ]

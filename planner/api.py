@@ -28,6 +28,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     finish,
     finish_record,
     nan_record,
+    next_tp_size,
     tp_size_error,
     valid_tp_sizes,
 )
@@ -238,6 +239,7 @@ __all__ = [
     "tp_size_error",
     "tpot",
     "ttft",
+    "next_tp_size",
     "valid_tp_sizes",
     "weight_bytes",
 ]

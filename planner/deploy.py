@@ -89,6 +89,23 @@ def valid_tp_sizes(model: Any, *, max_gpus: int = GPU_GROUPS[-1], catalog: Catal
     return tuple(int(n) for n in sizes[m.tensor_parallel_ok(model_facts(mdl), sizes)])
 
 
+def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None) -> int:
+    """The smallest group of ``GPU_GROUPS`` above ``gpus`` that vLLM runs ``model`` on (``valid_tp_sizes``).
+
+    The what-if workbook's "More GPUs" lever. Llama 2 70B above 4: 8; Qwen2-7B (28 heads, 4 KV heads) above 2: 4,
+    above 4: none of 8 to 64 divides its heads, so OutOfRangeError naming the valid sizes.
+    """
+    mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
+    valid = valid_tp_sizes(mdl)
+    larger = [g for g in GPU_GROUPS if g > gpus and g in valid]
+    if not larger:
+        raise OutOfRangeError(
+            f"{mdl.name} has no tensor-parallel group above {gpus} GPUs among {', '.join(map(str, GPU_GROUPS))}"
+            f" that vLLM accepts; valid groups: {', '.join(map(str, valid))}"
+        )
+    return larger[0]
+
+
 def tp_size_error(model: Model, gpus: int) -> OutOfRangeError:
     """The error for a group size vLLM refuses: why, and the valid sizes."""
     f = model_facts(model)

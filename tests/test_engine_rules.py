@@ -24,6 +24,14 @@ class TestTensorParallelGroups:
         assert planner.valid_tp_sizes("qwen2-7b") == (1, 2, 4, 28)
         assert planner.valid_tp_sizes("qwen2-7b", max_gpus=8) == (1, 2, 4)
 
+    def test_the_next_larger_group_is_the_next_valid_one(self):
+        """The workbook's "More GPUs" lever: Llama-2-70B above 4 GPUs takes 8; Qwen2-7B (28 heads) above 2 takes 4,
+        and above 4 has none of 8..64 (28 % 8, 28 % 16 != 0): refused naming the valid groups."""
+        assert planner.next_tp_size("llama2-70b", 4) == 8
+        assert planner.next_tp_size("qwen2-7b", 2) == 4
+        with pytest.raises(OutOfRangeError, match=r"no tensor-parallel group above 4 GPUs.*valid groups: 1, 2, 4, 28"):
+            planner.next_tp_size("qwen2-7b", 4)
+
     def test_three_gpus_are_refused_naming_the_valid_groups(self):
         """The issue's case: Llama 2 70B on 3 x H100 answered max batch 41; vLLM refuses TP=3 (64 % 3 != 0)."""
         with pytest.raises(OutOfRangeError, match=r"group of 3 GPUs.*valid groups up to 64: 1, 2, 4, 8, 16, 32, 64"):

@@ -1,4 +1,4 @@
-"""The README shows real output: its transcripts are what the commands print today."""
+"""The README (and docs/export.md) show real output: their transcripts are what the commands print today."""
 
 from __future__ import annotations
 
@@ -13,15 +13,18 @@ from click.testing import CliRunner
 
 from planner.cli import main
 
-README = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"<!-- transcript:(\S+) -->\n```text\n\$ (.+?)\n(.*?)```\n<!-- /transcript:\1 -->", README, re.S)
-
-
-def test_readme_has_transcripts():
-    assert BLOCKS, "the README's first screen shows a real transcript"
-
-
 ROOT = Path(__file__).parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: Documents whose ``<!-- transcript:name -->`` blocks are checked (and rewritten by ``python tests/test_readme.py``).
+DOCUMENTS = ("README.md", "docs/export.md")
+_BLOCK = re.compile(r"<!-- transcript:(\S+) -->\n```text\n\$ (.+?)\n(.*?)```\n<!-- /transcript:\1 -->", re.S)
+BLOCKS = [
+    (doc, *block) for doc in DOCUMENTS for block in _BLOCK.findall((ROOT / doc).read_text(encoding="utf-8"))
+]
+
+
+def test_readme_and_export_docs_have_transcripts():
+    assert {doc for doc, *_ in BLOCKS} == set(DOCUMENTS), "the README's first screen shows a real transcript"
 
 
 def _run_for_readme(command: str, workdir: Path) -> str:
@@ -37,8 +40,8 @@ def _run_for_readme(command: str, workdir: Path) -> str:
     return result.output.rstrip() + "\n"
 
 
-@pytest.mark.parametrize("name, command, output", BLOCKS, ids=[b[0] for b in BLOCKS])
-def test_transcript_matches_what_the_command_prints(name, command, output, tmp_path):
+@pytest.mark.parametrize("doc, name, command, output", BLOCKS, ids=[f"{b[0]}:{b[1]}" for b in BLOCKS])
+def test_transcript_matches_what_the_command_prints(doc, name, command, output, tmp_path):
     assert shlex.split(command)[0] == "planner"
     assert _run_for_readme(command, tmp_path) == output.rstrip() + "\n"
 
@@ -46,16 +49,17 @@ def test_transcript_matches_what_the_command_prints(name, command, output, tmp_p
 if __name__ == "__main__":  # python tests/test_readme.py: rewrite the transcripts with today's output
     import tempfile
 
-    text = README
-    for name, command, _ in BLOCKS:
-        with tempfile.TemporaryDirectory() as tmp:
-            out = _run_for_readme(command, Path(tmp))
-        pattern = re.compile(
-            rf"(<!-- transcript:{re.escape(name)} -->\n```text\n\$ .+?\n).*?(```\n<!-- /transcript:)", re.S
-        )
-        text = pattern.sub(lambda m, o=out: m.group(1) + o + m.group(2), text)
-    (ROOT / "README.md").write_text(text, encoding="utf-8")
-    print(f"updated {len(BLOCKS)} transcript(s)")
+    for doc in DOCUMENTS:
+        text = (ROOT / doc).read_text(encoding="utf-8")
+        for _, name, command, _ in (b for b in BLOCKS if b[0] == doc):
+            with tempfile.TemporaryDirectory() as tmp:
+                out = _run_for_readme(command, Path(tmp))
+            pattern = re.compile(
+                rf"(<!-- transcript:{re.escape(name)} -->\n```text\n\$ .+?\n).*?(```\n<!-- /transcript:)", re.S
+            )
+            text = pattern.sub(lambda m, o=out: m.group(1) + o + m.group(2), text)
+        (ROOT / doc).write_text(text, encoding="utf-8")
+    print(f"updated {len(BLOCKS)} transcript(s) in {', '.join(DOCUMENTS)}")
 
 
 def test_python_examples_in_the_readme_run_as_shown():

@@ -77,6 +77,8 @@ NAMED = {
     "explicit-price-and-64-gpus": dict(model="DeepSeek-V3", gpus=64, price_per_gpu_hour=1.75, batch=256),
     "opening-scenario": dict(model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B"),
     "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),
+    "more-gpus-lever-has-no-valid-group": dict(gpu="L4", model="Qwen2-7B", context=4096, gpus=4),
+    "more-gpus-lever-from-two": dict(gpu="L4", model="Qwen2-7B", context=4096, gpus=2),
 }
 
 

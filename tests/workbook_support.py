@@ -86,9 +86,9 @@ def scenario_inputs(base: dict, key: str) -> dict:
                 memory_utilization=base.get("memory_utilization"),
             ).gpus
         )
-        s["gpus"] = 2 * n if key == "gpus_x2" else n
+        s["gpus"] = api.next_tp_size(base["model"], n) if key == "more_gpus" else n
     except PlannerError as exc:
-        s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's error
+        s["gpus"] = _err(exc)  # n-dependent results repeat the baseline's (or the next group's) error
     if key == "context_half":
         ctx = base["context"]
         whole = isinstance(ctx, (int, float)) and not isinstance(ctx, bool) and ctx >= 1 and float(ctx).is_integer()
@@ -98,8 +98,8 @@ def scenario_inputs(base: dict, key: str) -> dict:
         s["model"] = base.get("compare_model") or gqa_sibling(cat.model(base["model"]), list(cat.models))
     elif key == "kv_fp8":
         s["kv_precision"] = "fp8"
-    elif key == "kv_int4":
-        s["kv_precision"] = "int4"
+    elif key == "weights_fp8":
+        s["weight_precision"] = "fp8"
     return s
 
 

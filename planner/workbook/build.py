@@ -74,8 +74,8 @@ def build_whatif(
     eng = engine_profile(engine)
     cal = resolve_calibration(calibration)
     gpu_list, model_list = select_entries(cat, gpus, models)
-    lever_kv = tuple(cat.precision(p).name for p in ("fp8", "int4"))
-    c = calc_rows(lever_kv)
+    fp8 = cat.precision("fp8").name
+    c = calc_rows(lever_kv=fp8, lever_weights=fp8)
     calc, probes = calc_sheet(c)
     inputs, names = inputs_sheet(default_inputs(cat, gpu_list, model_list), c)
     results, p2 = results_sheet(c)

@@ -20,11 +20,11 @@ from planner.workbook.spec import Probe, Sheet
 #: Calc columns: (key, header, what changes against the baseline).
 SCENARIOS = (
     ("base", "Baseline", "your inputs"),
-    ("gpus_x2", "GPUs x2", "twice the baseline's GPU count"),
+    ("more_gpus", "More GPUs", "the next GPU group above the baseline's that vLLM accepts (1, 2, 4, 8, ...)"),
     ("context_half", "Context halved", "half the context per sequence"),
     ("compare", "Compare model", "the model chosen on Inputs (blank: the same-size GQA model)"),
     ("kv_fp8", "KV cache fp8", "KV cache in fp8 (1 byte per value)"),
-    ("kv_int4", "KV cache int4", "KV cache in int4 (about half a byte per value)"),
+    ("weights_fp8", "Weights fp8", "weights in fp8 (1 byte per value; embeddings and head stay 16-bit)"),
 )
 FIRST_SCENARIO_COL = 3  # C
 
@@ -68,7 +68,7 @@ def _raw(name: str) -> str:
     return f'IF({name}="","",{name})'
 
 
-def calc_rows(lever_kv: tuple[str, str]) -> Calc:
+def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
     c = Calc()
     S = lambda key, label: Row(key, label, section=True)  # noqa: E731
     c.add(
@@ -99,13 +99,24 @@ def calc_rows(lever_kv: tuple[str, str]) -> Calc:
             None,
             {
                 "base": _raw("in_kv_precision"),
-                "kv_fp8": f'"{lever_kv[0]}"',
-                "kv_int4": f'"{lever_kv[1]}"',
+                "kv_fp8": f'"{lever_kv}"',
                 "*": "{C:kv_in}",
             },
         ),
-        Row("wp_in", "Weight precision", "", None, {"base": _raw("in_weight_precision"), "*": "{C:wp_in}"}),
-        Row("gpus_in", "GPU count", "GPUs", INT, {"base": _raw("in_gpus"), "gpus_x2": "2*{C:n}", "*": "{C:n}"}),
+        Row(
+            "wp_in",
+            "Weight precision",
+            "",
+            None,
+            {"base": _raw("in_weight_precision"), "weights_fp8": f'"{lever_weights}"', "*": "{C:wp_in}"},
+        ),
+        Row(
+            "gpus_in",
+            "GPU count",
+            "GPUs",
+            INT,
+            {"base": _raw("in_gpus"), "more_gpus": F.next_group("{C:n}"), "*": "{C:n}"},
+        ),
         Row("util_in", "Memory utilization", "", "0.00", {"base": _raw("in_memory_utilization"), "*": "{C:util_in}"}),
         Row("price_in", "Price per GPU-hour", "US$", '"$"#,##0.00', {"base": _raw("in_price"), "*": "{C:price_in}"}),
         Row("batch_in", "Batch", "sequences", INT, {"base": _raw("in_batch"), "*": "{C:batch_in}"}),

@@ -85,8 +85,10 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         ("Cost", "GPUs x price per GPU-hour / 3,600 / throughput x 1,000,000 = US$ per million output tokens."),
         (
             "Levers",
-            "GPUs x2 adds KV budget; halving the context halves KV per sequence; a GQA model stores KV heads / "
-            "attention heads of the cache; fp8 KV halves it and int4 quarters it. Cost per million output tokens at max batch compares them.",
+            "More GPUs (the next group vLLM accepts: its heads must divide evenly) adds KV budget; halving the "
+            "context halves KV per sequence; a GQA model stores KV heads / attention heads of the cache; fp8 KV "
+            "halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and read half the "
+            "bytes per step. Cost per million output tokens at max batch compares them.",
         ),
         (
             "Errors",

@@ -115,6 +115,14 @@ def choose_group() -> str:
     return f'IF({{gpus_in}}="",{nested},IF(ISNUMBER({GPUS_IN}),IF({tp_ok(GPUS_IN)},{GPUS_IN},OUT_OF_RANGE),{GPUS_IN}))'
 
 
+def next_group(base_n: str) -> str:
+    """api.next_tp_size: the smallest group of GPU_GROUPS above base_n that tp_ok accepts; #NUM! when none."""
+    nested = "OUT_OF_RANGE"
+    for g in reversed(GPU_GROUPS):
+        nested = f"IF(AND({g}>{base_n},{tp_ok(str(g))}),{g},{nested})"
+    return f"IF(ISERROR({base_n}),{base_n},{nested})"
+
+
 def experts_touched(tokens: str) -> str:
     """model.experts_touched: E x (1 - (1 - k/E)^tokens); 0 for dense models.
 

@@ -18,7 +18,8 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s.set("A1", "Levers: each changes one thing against the baseline", style="title")
     s.note(
         "A2",
-        "Speed and cost at each scenario's max batch, on the baseline's GPU count (GPUs x2: twice it). "
+        "Speed and cost at each scenario's max batch, on the baseline's GPU count (More GPUs: the next group vLLM "
+        "accepts, usually twice it). "
         "The green cell is the cheapest per million output tokens.",
         last_col(),
     )
