@@ -18,9 +18,7 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: Documents whose ``<!-- transcript:name -->`` blocks are checked (and rewritten by ``python tests/test_readme.py``).
 DOCUMENTS = ("README.md", "docs/export.md")
 _BLOCK = re.compile(r"<!-- transcript:(\S+) -->\n```text\n\$ (.+?)\n(.*?)```\n<!-- /transcript:\1 -->", re.S)
-BLOCKS = [
-    (doc, *block) for doc in DOCUMENTS for block in _BLOCK.findall((ROOT / doc).read_text(encoding="utf-8"))
-]
+BLOCKS = [(doc, *block) for doc in DOCUMENTS for block in _BLOCK.findall((ROOT / doc).read_text(encoding="utf-8"))]
 
 
 def test_readme_and_export_docs_have_transcripts():
