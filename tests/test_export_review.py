@@ -272,7 +272,8 @@ class TestInLibreOffice:
         assert values["Options"]["Q3"].value == 1  # live rank
 
     def test_every_pdf_page_is_titled_numbered_and_landscape(self, tmp_path, example):
-        """The PDF of the README's review: each page carries the title and 'page N of M', all landscape."""
+        """The PDF of the README's review: each page carries the title and 'page N of M', all landscape, and no
+        number is too wide for its column (a spreadsheet prints ### then: the Options sheet's annual cost did)."""
         require_libreoffice()
         if shutil.which("pdftotext") is None or shutil.which("pdfinfo") is None:
             pytest.skip("poppler-utils (pdftotext, pdfinfo) not installed")
@@ -287,6 +288,7 @@ class TestInLibreOffice:
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True
             ).stdout
             assert "Chat assistant: FY2027 inference budget" in text and f"page {i} of {pages}" in text, i
+            assert "###" not in text, f"page {i}: a number wider than its column"
 
 
 class TestPriceKindChoice:

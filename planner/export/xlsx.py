@@ -312,6 +312,7 @@ def _options(book: _Book) -> None:
     main = select(full, MAIN_KEYS)
     main = Table((*main.columns, Column("Live rank", "int", "live_rank")), tuple((*r, None) for r in main.rows))
     widths = {"rank": 6, "option": 24, "price_kind": 11, "meets_targets": 9, "gpus": 8, "note": 28, "live_rank": 8}
+    widths |= {"monthly_usd": 13, "annual_usd": 14}  # "$12,345,678": wider than 11 prints ### in LibreOffice
     _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
     gpus, per, mon, ann, live = (
         _col(keys, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd", "live_rank")
