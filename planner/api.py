@@ -62,7 +62,7 @@ def ridge(gpu: Any, *, precision: Any = "bf16", catalog: Catalog | None = None, 
     prec = _lookup("bf16" if precision is None else precision, cat.precision, math_flags, errors)
     if r.gpu is None or not prec.values:
         return all_failed(r.first_error or prec.first_error, errors, gpu, precision)
-    peak = _peak_for_weights(r.gpu_columns, prec.values)
+    peak = _peak_for_weights(r.gpu_columns.values, prec.values)
     return finish(
         m.ridge_flop_per_byte(peak, r.gpu.bandwidth_bytes_per_s),
         np.logical_or(r.bad, prec.bad),

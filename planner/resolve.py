@@ -6,6 +6,7 @@ spread over the scenario arrays, so a million-row sweep costs a few hundred cata
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibrat
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
-from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, from_columns
+from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
 
 Errors = Literal["raise", "coerce"]
 
@@ -97,58 +98,111 @@ def _nonnegative(value: Any, what: str) -> np.ndarray:
 
 @dataclass
 class _Column:
-    """Per-scenario numbers looked up from names, plus which scenarios named something unknown."""
+    """Numbers looked up from names: one row per distinct name (``rows``) and each scenario's row (``codes``).
 
-    values: dict[str, np.ndarray]
+    One name: ``rows`` holds Python floats and ``codes`` is None. Failed rows hold a working row's numbers
+    (so formulas run everywhere) and are marked in ``bad``, per scenario.
+    """
+
+    rows: dict[str, Any]
+    codes: np.ndarray | None
     bad: np.ndarray | bool
     first_error: PlannerError | None
+
+    def gather(self, name: str) -> Any:
+        """Field ``name`` per scenario (numpy ``take`` of the row table by code)."""
+        col = self.rows[name]
+        return col if self.codes is None else np.take(col, self.codes)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """Every field per scenario."""
+        return {k: self.gather(k) for k in self.rows}
+
+
+def _one(key: Any, numbers: Callable[[Any], dict[str, float]], errors: Errors) -> _Column:
+    """One name (or combination of names) resolved: a column of Python floats."""
+    try:
+        return _Column({k: float(v) for k, v in numbers(key).items()}, None, False, None)
+    except PlannerError as exc:
+        if errors == "raise":
+            raise
+        return _Column({}, None, True, exc)
+
+
+def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
+    """(code per element, the distinct values in code order, shape): each distinct name once.
+
+    A pandas Categorical (or Series of category dtype) brings its codes: a sweep that builds its names as
+    categoricals once pays no per-call hashing. Other arrays of names are hashed as they are (pandas' hash
+    table, no per-element Python work); when some value is not text (a number, a list or a catalog entry
+    inside a cell) every value is keyed by its repr instead.
+    """
+    import pandas as pd  # only arrays of names need it
+
+    cat = getattr(names, "cat", None)
+    if isinstance(names, pd.Categorical) or cat is not None:
+        c = names if isinstance(names, pd.Categorical) else names.array
+        codes = np.asarray(c.codes, dtype=np.intp)
+        values = [*c.categories, None]  # code -1 (missing) -> None
+        codes = np.where(codes < 0, len(values) - 1, codes)
+        return _used(codes, values, codes.shape)
+    arr = np.asarray(names, dtype=object)
+    flat = arr.ravel()
+    try:
+        codes, uniques = pd.factorize(flat, use_na_sentinel=False)
+        plain = all(type(u) is str for u in uniques)
+    except TypeError:
+        plain = False
+    if plain:
+        return codes.astype(np.intp, copy=False), list(uniques), arr.shape
+    codes, _ = pd.factorize(np.array([x if isinstance(x, str) else repr(x) for x in flat], dtype=object))
+    codes = codes.astype(np.intp, copy=False)
+    top = np.maximum.accumulate(codes)  # pandas numbers codes in order of appearance: a new one raises the max
+    first_at = np.flatnonzero(np.concatenate(([True], top[1:] > top[:-1]))) if len(codes) else codes
+    return codes, [flat[i] for i in first_at], arr.shape
+
+
+def _used(codes: np.ndarray, values: list[Any], shape: tuple) -> tuple[np.ndarray, list[Any], tuple]:
+    """Codes renumbered over the values that occur (categories that no element uses are not looked up)."""
+    used = np.flatnonzero(np.bincount(codes.ravel(), minlength=len(values)))
+    if len(used) == len(values):
+        return codes, values, shape
+    renumber = np.zeros(len(values), dtype=np.intp)
+    renumber[used] = np.arange(len(used))
+    return np.take(renumber, codes), [values[i] for i in used], shape
 
 
 def _lookup(
     names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], dict[str, float]], errors: Errors
 ) -> _Column:
-    """Resolve each distinct name once and spread its numbers over the array of names."""
+    """Resolve each distinct name once: its numbers in a row table, and each scenario's row code."""
     if isinstance(names, (str, Gpu, Model, Precision)) or names is None:
-        try:
-            return _Column({k: float(v) for k, v in extract(resolve(names)).items()}, False, None)
-        except PlannerError as exc:
-            if errors == "raise":
-                raise
-            return _Column({}, True, exc)
-    import pandas as pd  # only arrays of names need it
+        return _one(names, lambda n: extract(resolve(n)), errors)
+    codes, values, shape = _codes(names)
+    return _table([lambda v=v: extract(resolve(v)) for v in values], codes, shape, errors)
 
-    arr = np.asarray(names, dtype=object)
-    flat = arr.ravel()
-    keys = np.array([x if isinstance(x, str) else repr(x) for x in flat], dtype=object)
-    codes, uniques = pd.factorize(keys, use_na_sentinel=False)
-    first_at = np.unique(codes, return_index=True)[1]  # where each distinct key first occurs
+
+def _table(makers: list[Callable[[], dict[str, float]]], codes: np.ndarray, shape: tuple, errors: Errors) -> _Column:
+    """Rows of numbers (one maker per distinct key; a PlannerError marks the row failed) and codes of ``shape``."""
     rows: list[dict[str, float] | None] = []
     first_error: PlannerError | None = None
-    for pos in first_at:
+    for make in makers:
         try:
-            rows.append(extract(resolve(flat[pos])))
+            rows.append(make())
         except PlannerError as exc:
             if errors == "raise":
                 raise
             first_error = first_error or exc
             rows.append(None)
-    return _spread(rows, codes, arr.shape, first_error)
-
-
-def _spread(
-    rows: list[dict[str, float] | None], codes: np.ndarray, shape: tuple, first_error: PlannerError | None
-) -> _Column:
-    """Per-distinct-key rows of numbers -> per-scenario arrays (codes index the rows); None rows are failures."""
     present = [r for r in rows if r is not None]
+    codes = codes.reshape(shape)
     if not present:
-        return _Column({}, np.ones(shape, dtype=bool), first_error)
+        return _Column({}, codes, np.ones(shape, dtype=bool), first_error)
     fields = dict.fromkeys(k for r in present for k in r)  # union: GPUs differ in which peaks they have
     filler = present[0]
-    values = {
-        k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float)[codes].reshape(shape) for k in fields
-    }
-    bad = np.array([r is None for r in rows])[codes].reshape(shape)
-    return _Column(values, bad, first_error)
+    table = {k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float) for k in fields}
+    return _Column(table, codes, np.take(np.array([r is None for r in rows]), codes), first_error)
 
 
 def gpu_numbers(
@@ -251,7 +305,7 @@ class Resolved:
     bad: np.ndarray | bool
     first_error: PlannerError | None
     catalog: Catalog | None = None
-    gpu_columns: dict[str, np.ndarray] | None = None
+    gpu_columns: _Column | None = None
 
     @property
     def ok(self) -> bool:
@@ -284,7 +338,8 @@ def _resolve(
         except PlannerError as exc:
             if errors == "raise":
                 raise
-            return Resolved(None, None, None, None, True, exc, catalog, {} if gpu is not None else None)
+            missing = _Column({}, None, True, exc) if gpu is not None else None
+            return Resolved(None, None, None, None, True, exc, catalog, missing)
     return _resolve_many(catalog, errors, gpu, model, weight_precision, kv_precision, engine, calibration)
 
 
@@ -324,54 +379,25 @@ def _resolve_many(
     gpu_cols = (
         _lookup(gpu, catalog.gpu, lambda g: gpu_numbers(g, engine, calibration), errors)
         if gpu is not None
-        else _Column({}, False, None)
+        else _Column({}, None, False, None)
     )
-
-    def model_numbers(key: tuple[Any, Any, Any]) -> dict[str, float]:
-        name, wp, kp = key
-        mdl = catalog.model(name)
-        facts = model_facts(mdl)
-        w = catalog.precision(wp if wp is not None else mdl.native_precision)
-        expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w
-        kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
-        if not kv.kv_cache:
-            raise OutOfRangeError(
-                f"precision {kv.name!r} is not a KV-cache format; use one of "
-                + ", ".join(p.name for p in catalog.precisions if p.kv_cache)
-            )
-        if engine is not None and not engine.accepts_kv(kv.name):
-            raise OutOfRangeError(
-                f"the {engine.name!r} engine cannot cache KV in {kv.name}; it caches "
-                + ", ".join(engine.kv_precisions or ())
-                + " (engine='ideal' computes any KV format as a what-if)"
-            )
-        out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
-        out.update(
-            weight_bytes_per_param=w.bytes_per_element,
-            expert_bytes_per_param=expert.bytes_per_element,
-            kept_bytes_per_param=w.bytes_per_element if w.quantizes == "all" else 2.0,
-            kv_bytes_per_element=kv.bytes_per_element,
-        )
-        out.update(math_flags(w))
-        return out
-
-    model_cols = _Column({}, False, None)
+    model_cols = _Column({}, None, False, None)
     if model is not None:
         names = (model, weight_precision, kv_precision)
+        numbers = functools.partial(_model_numbers, catalog, engine)
         if all(np.ndim(x) == 0 for x in names):
-            model_cols = _lookup_key(names, model_numbers, errors)
+            model_cols = _one(names, numbers, errors)
         else:
-            model_cols = _lookup_combinations(names, model_numbers, errors)
+            model_cols = _lookup_combinations(names, numbers, errors)
     first = gpu_cols.first_error or model_cols.first_error
-    g, md = gpu_cols.values, model_cols.values
+    g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
     if g:
-        peak = _peak_for_weights(g, md) if md else np.nan
-        gpu_facts = from_columns(GpuFacts, {**g, "peak_flop_per_s": peak})
-        limits = from_columns(EngineFacts, g)
+        gpu_facts = _gathered(GpuFacts, gpu_cols, peak_flop_per_s=_peak(gpu_cols, model_cols) if md else np.nan)
+        limits = _gathered(EngineFacts, gpu_cols)
     if md:
-        model_rec = from_columns(ModelFacts, md)
-        precision = from_columns(PrecisionFacts, md)
+        model_rec = _gathered(ModelFacts, model_cols)
+        precision = _gathered(PrecisionFacts, model_cols)
     return Resolved(
         gpu_facts,
         limits,
@@ -380,41 +406,103 @@ def _resolve_many(
         bad if np.ndim(bad := np.logical_or(gpu_cols.bad, model_cols.bad)) else bool(bad),
         first,
         catalog,
-        g if gpu is not None else None,
+        gpu_cols if gpu is not None else None,
     )
 
 
-def _lookup_key(key: tuple, numbers: Callable, errors: Errors) -> _Column:
-    try:
-        return _Column({k: float(v) for k, v in numbers(key).items()}, False, None)
-    except PlannerError as exc:
-        if errors == "raise":
-            raise
-        return _Column({}, True, exc)
+def _gathered(cls: type, column: _Column, **given: Any):
+    """A facts record of ``column``'s fields per scenario (``given`` fields as they are)."""
+    return cls(**{name: given[name] if name in given else column.gather(name) for name in field_names(cls)})
+
+
+def _peak(gpus: _Column, models: _Column) -> Any:
+    """Per scenario: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair."""
+    if gpus.codes is None and models.codes is None:
+        return _peak_for_weights(gpus.rows, models.rows)
+    g = {k: np.asarray(v, dtype=float).reshape(-1, 1) for k, v in gpus.rows.items()}
+    flags = {
+        k: np.asarray(v, dtype=float).reshape(1, -1) for k, v in models.rows.items() if k[:5] in ("math_", "fallb")
+    }
+    table = _peak_for_weights(g, flags)  # GPU rows x model rows
+    gi = 0 if gpus.codes is None else gpus.codes
+    mi = 0 if models.codes is None else models.codes
+    return table[gi, mi]
+
+
+def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
+    """A model's facts, weight / expert / kept / KV bytes and math flags at the given precisions (names or None)."""
+    hit = _MODEL_ROWS.get(cache_key := (id(catalog), id(engine), *(_name_key(x) for x in key)))
+    if hit is not None:
+        return hit[1]
+    name, wp, kp = key
+    mdl = catalog.model(name)
+    facts = model_facts(mdl)
+    w = catalog.precision(wp if wp is not None else mdl.native_precision)
+    expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w
+    kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
+    if not kv.kv_cache:
+        raise OutOfRangeError(
+            f"precision {kv.name!r} is not a KV-cache format; use one of "
+            + ", ".join(p.name for p in catalog.precisions if p.kv_cache)
+        )
+    if engine is not None and not engine.accepts_kv(kv.name):
+        raise OutOfRangeError(
+            f"the {engine.name!r} engine cannot cache KV in {kv.name}; it caches "
+            + ", ".join(engine.kv_precisions or ())
+            + " (engine='ideal' computes any KV format as a what-if)"
+        )
+    out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
+    out.update(
+        weight_bytes_per_param=w.bytes_per_element,
+        expert_bytes_per_param=expert.bytes_per_element,
+        kept_bytes_per_param=w.bytes_per_element if w.quantizes == "all" else 2.0,
+        kv_bytes_per_element=kv.bytes_per_element,
+    )
+    out.update(math_flags(w))
+    if cache_key is not None:
+        if len(_MODEL_ROWS) > 4096:
+            _MODEL_ROWS.clear()
+        _MODEL_ROWS[cache_key] = ((catalog, engine, key), out)
+    return out
+
+
+def _name_key(x: Any) -> Any:
+    """A cache key for a name: the text itself, None, or the identity of a catalog entry."""
+    return x if x is None or type(x) is str else id(x)
+
+
+#: Model rows by (catalog, engine, model, weight precision, KV precision): objects keyed by identity are kept
+#: alive with the entry, so a key cannot be reused by another object.
+_MODEL_ROWS: dict[tuple, tuple[tuple, dict[str, float]]] = {}
 
 
 def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors) -> _Column:
-    """Resolve each distinct combination of names (model, weight precision, KV precision) once, vectorized."""
-    import pandas as pd
+    """Resolve each distinct combination of names (model, weight precision, KV precision) once."""
+    parts = [(None, [a], ()) if np.ndim(a) == 0 and getattr(a, "cat", None) is None else _codes(a) for a in arrays]
+    shape = np.broadcast_shapes(*(p[2] for p in parts))
+    ranged = [p for p in parts if p[0] is not None]
+    if len(ranged) == 1:  # one array of names: its codes are the combinations' codes
+        codes, values, _ = ranged[0]
+        index = [(i,) for i in range(len(values))]
+        codes = np.broadcast_to(codes.reshape(ranged[0][2]), shape)
+    else:
+        combined = np.zeros(shape, dtype=np.int64)
+        for c, values, sh in ranged:
+            combined = combined * len(values) + c.reshape(sh)
+        keys, codes = np.unique(combined, return_inverse=True)
+        index = []
+        for key in keys.tolist():
+            digits = []
+            for _, values, _ in reversed(ranged):
+                key, d = divmod(key, len(values))
+                digits.append(d)
+            index.append(tuple(reversed(digits)))
 
-    objs = [np.asarray(a, dtype=object) for a in arrays]
-    shape = np.broadcast(*objs).shape
-    flats = [np.broadcast_to(a, shape).ravel() for a in objs]
-    combined = np.zeros(flats[0].shape, dtype=np.int64)
-    for flat in flats:
-        codes, uniques = pd.factorize(flat, use_na_sentinel=False)
-        combined = combined * max(len(uniques), 1) + codes
-    _, first_at, inverse = np.unique(combined, return_index=True, return_inverse=True)
-    rows, first_error = [], None
-    for pos in first_at:
-        try:
-            rows.append(numbers(tuple(f[pos] for f in flats)))
-        except PlannerError as exc:
-            if errors == "raise":
-                raise
-            first_error = first_error or exc
-            rows.append(None)
-    return _spread(rows, inverse.ravel(), shape, first_error)
+    def names(digits: tuple) -> tuple:
+        it = iter(digits)
+        return tuple(p[1][0] if p[0] is None else p[1][next(it)] for p in parts)
+
+    return _table([lambda d=d: numbers(names(d)) for d in index], np.asarray(codes), shape, errors)
 
 
 def _peak_for_weights(g: dict[str, np.ndarray], flags: dict[str, np.ndarray]) -> np.ndarray:

@@ -167,3 +167,34 @@ class TestSignatures:
 
         params = inspect.signature(planner.api.ttft).parameters
         assert list(params)[:3] == ["gpu", "model", "prompt_tokens"] and "check_fit" not in params
+
+
+class TestCategoricalNames:
+    """Issue 11: a sweep may pass its names as pandas Categoricals (codes computed once, reused by every call)."""
+
+    def test_categorical_names_give_the_same_numbers_as_text(self):
+        import pandas as pd
+
+        gpus = np.array(["H100", "A100 SXM 80GB", "H100", "L4"], dtype=object)
+        models = np.array(["llama2-70b", "llama3.1-8b", "llama3.1-8b", "llama3.1-8b"], dtype=object)
+        ctx = np.array([2048, 4096, 8192, 1024])
+        text = planner.tpot(gpus, models, ctx, batch=4, gpus=8, errors="coerce")
+        cats = planner.tpot(pd.Categorical(gpus), pd.Categorical(models), ctx, batch=4, gpus=8, errors="coerce")
+        np.testing.assert_array_equal(np.asarray(cats), np.asarray(text))
+
+    def test_a_category_no_element_uses_is_not_looked_up(self):
+        import pandas as pd
+
+        gpus = pd.Categorical(["H100", "H100"], categories=["H100", "not-a-gpu"])
+        assert (
+            list(planner.max_batch(gpus, "llama3.1-8b", 8192)) == [planner.max_batch("H100", "llama3.1-8b", 8192)] * 2
+        )
+
+    def test_a_missing_categorical_name_is_an_unknown_name(self):
+        import pandas as pd
+
+        gpus = pd.Categorical(["H100", None])
+        out = planner.max_batch(gpus, "llama3.1-8b", 8192, errors="coerce")
+        assert out[0] == planner.max_batch("H100", "llama3.1-8b", 8192) and math.isnan(out[1])
+        with pytest.raises(UnknownNameError):
+            planner.max_batch(gpus, "llama3.1-8b", 8192)
