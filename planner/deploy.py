@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from planner import failures
 from planner import model as m
 from planner.architecture import model_facts
 from planner.calibration import resolve_calibration
@@ -232,6 +233,9 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
                 shape = np.shape(refused)
                 first = tuple(np.argwhere(refused)[0]) if shape else ()
                 raise tp_size_error(r.catalog.model(element(model, first, shape)), int(element(gpus, first, shape)))
+            failures.note_each(
+                refused, (_names(model), gpus), lambda name, n: tp_size_error(r.catalog.model(name), int(n))
+            )
             bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need)
@@ -240,9 +244,14 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     bad = np.asarray(r.bad) | bad_ctx | bad_batch | bad_gpus
     if check_fit or gpus is None:
         short = (np.isnan(n) | (np.nan_to_num(plan.max_batch, nan=-1) < need)) & ~bad
-        if errors == "raise" and np.any(short):
-            first = tuple(np.argwhere(np.broadcast_to(short, np.shape(short)))[0]) if np.ndim(short) else ()
-            raise _does_not_fit(r, eng, plan, gpus, need, ctx, first, gpu, model, util, reserve)
+        if np.any(short) and (errors == "raise" or failures.active()):
+            first_only = errors == "raise"
+            where, why = _does_not_fit(r, eng, plan, gpus, need, ctx, short, gpu, model, util, reserve, first_only)
+            if first_only:
+                raise why[0]
+            reasons = np.full(where.shape, None, dtype=object)
+            reasons[where] = why
+            failures.note(where, reasons)
         bad = bad | short
     return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad)
 
@@ -252,6 +261,7 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
     if gpus is not None and not m.tensor_parallel_ok(r.model, gpus):
         if errors == "raise":
             raise tp_size_error(r.catalog.model(model), int(gpus))
+        failures.note(True, tp_size_error(r.catalog.model(model), int(gpus)))
         plan = plan_on(r, eng, ctx, gpus, util, reserve)
         return Deployment(r, eng, ctx, b, util, gpus, gpus, plan, True)
     need = b if check_fit else 1.0
@@ -269,8 +279,11 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
     plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
     bad = False
     if (check_fit or gpus is None) and (n != n or not plan.max_batch >= need):
-        if errors == "raise":
-            raise _does_not_fit(r, eng, plan, gpus, need, ctx, (), gpu, model, util, reserve)
+        if errors == "raise" or failures.active():
+            why = _does_not_fit(r, eng, plan, gpus, need, ctx, True, gpu, model, util, reserve, True)[1][0]
+            if errors == "raise":
+                raise why
+            failures.note(True, why)
         bad = True
     return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad)
 
@@ -290,49 +303,103 @@ def _short_by(short_bytes: float) -> str:
     return "short by more than any GPU group holds"
 
 
-def _does_not_fit(r, engine, plan, gpus_given, need, context, idx, gpu, model, util, reserve) -> DoesNotFitError:
-    """The error for scenario ``idx``: what does not fit where, by how much, and the smallest group that works."""
+def _names(x: Any) -> np.ndarray:
+    """Names (or catalog entries) as an object array: text, a list, a Categorical or a Series alike."""
+    return np.asarray(x, dtype=object)
+
+
+def _does_not_fit(
+    r, engine, plan, gpus_given, need, context, mask, gpu, model, util, reserve, first_only: bool = False
+) -> tuple[np.ndarray, list[DoesNotFitError]]:
+    """The error of each scenario where ``mask`` holds (only the first with ``first_only``), and where they are:
+    what does not fit where, by how much, and the smallest group that works.
+
+    The numbers are computed over all scenarios at once (a memory plan per group size); only the sentences are
+    written one by one.
+    """
     shape = np.broadcast(
-        np.asarray(gpu, dtype=object), np.asarray(model, dtype=object), plan.kv_budget_bytes_per_gpu, need, context
+        _names(gpu), _names(model), plan.kv_budget_bytes_per_gpu, need, context, np.asarray(mask)
     ).shape
+    where = np.broadcast_to(np.asarray(mask, dtype=bool), shape)
+    if first_only:
+        first = np.zeros(shape, dtype=bool)
+        first[tuple(np.argwhere(where)[0]) if shape else ()] = True
+        where = first
 
-    def at(x):
-        return float(element(np.asarray(x, dtype=float), idx, shape))
+    def at(x) -> list[float]:
+        return np.broadcast_to(np.asarray(x, dtype=float), shape)[where].tolist()
 
-    def on(k: int) -> m.MemoryPlan:
-        return plan_on(r, engine, context, np.asarray(float(k)), util, reserve)
+    def names(x, lookup) -> list[str]:
+        seen: dict[Any, str] = {}
+        out = []
+        for v in np.broadcast_to(_names(x), shape)[where].tolist():
+            key = v if isinstance(v, str) else id(v)
+            out.append(seen[key] if key in seen else seen.setdefault(key, lookup(v).name))
+        return out
 
-    gname = r.catalog.gpu(element(gpu, idx, shape)).name
-    mname = r.catalog.model(element(model, idx, shape)).name
-    n_need = int(at(need))
-    what = f"{n_need} sequence{'s' if n_need != 1 else ''} of {int(at(context)):,} tokens"
-    valid = [k for k in GPU_GROUPS if at(m.tensor_parallel_ok(r.model, float(k)))]
+    def pick(by_group: dict[int, Any], groups: np.ndarray) -> np.ndarray:
+        """Per masked scenario, the value at its group size (groups: NaN -> NaN)."""
+        out = np.full(groups.shape, np.nan)
+        for k, values in by_group.items():
+            out = np.where(groups == k, values, out)
+        return out
+
+    plans = {k: plan_on(r, engine, context, np.asarray(float(k)), util, reserve) for k in GPU_GROUPS}
+    ok = {k: np.asarray(at(m.tensor_parallel_ok(r.model, float(k))), dtype=bool) for k in GPU_GROUPS}
+    valid_text = {}  # the valid groups, written once per combination
+    code = sum(ok[k].astype(np.int64) << j for j, k in enumerate(GPU_GROUPS))
+    for c in np.unique(code).tolist():
+        valid_text[c] = ", ".join(str(k) for j, k in enumerate(GPU_GROUPS) if c >> j & 1)
+    largest = np.zeros(code.shape)
+    for k in GPU_GROUPS:
+        largest = np.where(ok[k], float(k), largest)
+    gnames, mnames, needs = names(gpu, r.catalog.gpu), names(model, r.catalog.model), np.asarray(at(need))
+    whats = [
+        f"{n:.0f} sequence{'s' if n != 1 else ''} of {c:,.0f} tokens"
+        for n, c in zip(needs.tolist(), at(context), strict=True)
+    ]
+    errors = []
     if gpus_given is None:
-        biggest = valid[-1]
-        last = on(biggest)
-        short = at(last.kv_bytes_per_sequence) * n_need - at(last.kv_budget_bytes_per_gpu) * biggest
-        where = (
-            f"up to {biggest} x {gname}"
-            if biggest == GPU_GROUPS[-1]
-            else f"{biggest} x {gname}, the largest group vLLM runs it on ({', '.join(map(str, valid))})"
+        per_seq = pick({k: at(p.kv_bytes_per_sequence) for k, p in plans.items()}, largest)
+        budget = pick({k: at(p.kv_budget_bytes_per_gpu) for k, p in plans.items()}, largest)
+        shorts = (per_seq * needs - budget * largest).tolist()
+        for i, (gname, mname, big) in enumerate(zip(gnames, mnames, largest.astype(int).tolist(), strict=True)):
+            where_text = (
+                f"up to {big} x {gname}"
+                if big == GPU_GROUPS[-1]
+                else f"{big} x {gname}, the largest group vLLM runs it on ({valid_text[int(code[i])]})"
+            )
+            errors.append(
+                DoesNotFitError(
+                    f"{mname} weights plus {whats[i]} do not fit on {where_text}: {_short_by(shorts[i])}",
+                    shortfall_bytes=shorts[i],
+                    smallest_gpus=None,
+                )
+            )
+        return where, errors
+    n = np.asarray(at(plan.gpus))
+    shorts = np.asarray(at(plan.kv_bytes_per_sequence)) * needs - np.asarray(at(plan.kv_budget_bytes_per_gpu)) * n
+    weights = np.asarray(at(plan.weight_bytes))
+    weights_short = (weights / n > np.asarray(at(plan.visible_bytes_per_gpu)) * np.asarray(at(util))).tolist()
+    smallest = np.zeros(n.shape)
+    for k in reversed(GPU_GROUPS):
+        smallest = np.where(ok[k] & (np.asarray(at(plans[k].max_batch)) >= needs), float(k), smallest)
+    for i, (gname, mname, g, least) in enumerate(
+        zip(gnames, mnames, n.astype(int).tolist(), smallest.astype(int).tolist(), strict=True)
+    ):
+        head = (
+            f"{mname} weights ({weights[i] / 1e9:,.2f} GB) do not fit on {g} x {gname}"
+            if weights_short[i]
+            else f"{mname} weights plus {whats[i]} do not fit on {g} x {gname}"
         )
-        return DoesNotFitError(
-            f"{mname} weights plus {what} do not fit on {where}: {_short_by(short)}",
-            shortfall_bytes=short,
-            smallest_gpus=None,
+        tail = (
+            f"; the smallest group that works is {least} x {gname}"
+            if least
+            else f"; no group of up to {GPU_GROUPS[-1]} works"
         )
-    n = int(at(plan.gpus))
-    short = at(plan.kv_bytes_per_sequence) * n_need - at(plan.kv_budget_bytes_per_gpu) * n
-    smallest = next((k for k in valid if at(on(k).max_batch) >= n_need), None)
-    weights_short = at(plan.weight_bytes) / n > at(plan.visible_bytes_per_gpu) * at(util)
-    head = (
-        f"{mname} weights ({at(plan.weight_bytes) / 1e9:,.2f} GB) do not fit on {n} x {gname}"
-        if weights_short
-        else f"{mname} weights plus {what} do not fit on {n} x {gname}"
-    )
-    tail = (
-        f"; the smallest group that works is {smallest} x {gname}"
-        if smallest
-        else f"; no group of up to {GPU_GROUPS[-1]} works"
-    )
-    return DoesNotFitError(f"{head}: {_short_by(short)}{tail}", shortfall_bytes=short, smallest_gpus=smallest)
+        errors.append(
+            DoesNotFitError(
+                f"{head}: {_short_by(shorts[i])}{tail}", shortfall_bytes=float(shorts[i]), smallest_gpus=least or None
+            )
+        )
+    return where, errors

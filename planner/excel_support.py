@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from planner import api
+from planner import api, failures
 from planner.catalog import Catalog, default_catalog, reload_catalog
 from planner.errors import PlannerError, UnknownNameError
 
@@ -472,7 +472,8 @@ class _Block:
     def _solve(self, rows: np.ndarray, dropped: set[str]) -> None:
         """Run the model over ``rows`` (errors="coerce"); split in halves when an argument value is refused."""
         try:
-            res = _api_call(self.spec, self._kwargs(rows, dropped), "coerce")
+            with failures.collect() as notes:
+                res = _api_call(self.spec, self._kwargs(rows, dropped), "coerce")
             res = np.broadcast_to(np.asarray(res, dtype=float), rows.shape)
         except Exception as exc:  # noqa: BLE001 - an out-of-range number refuses the whole array
             if len(rows) == 1:
@@ -483,15 +484,23 @@ class _Block:
             self._solve(rows[mid:], dropped)
             return
         self.numbers[rows] = res
-        failed = rows[~np.isfinite(res)]
-        if len(failed):
-            self._explain(failed, dropped)
+        failed = ~np.isfinite(res)
+        if failed.any():
+            reasons = notes.reasons(rows.shape)[failed]
+            self._explain(rows[failed], dropped, reasons)
 
-    def _explain(self, rows: np.ndarray, dropped: set[str]) -> None:
-        """The Excel error (and reason) of each failed row: re-run its scenario with errors="raise"."""
+    def _explain(self, rows: np.ndarray, dropped: set[str], reasons: np.ndarray) -> None:
+        """The Excel error (and reason) of each failed row: the error the API noted for it in bulk
+        (``planner.failures``); a row without one (a number that is not finite) re-runs with errors="raise"."""
+        made: dict[int, Failure] = {}
+        for r, exc in zip(rows.tolist(), reasons.tolist(), strict=True):
+            if exc is not None:
+                key = id(exc)
+                self.result[r] = made[key] if key in made else made.setdefault(key, failure_from(exc))
+        rerun = rows[np.equal(reasons, None)]
         seen: dict[tuple, Failure] = {}
         need_text = self.why or RUNTIME == "classic"
-        for r in rows:
+        for r in rerun:
             kw = self._kwargs(np.array([r]), dropped)
             kw = {k: (v[0] if isinstance(v, np.ndarray) else v) for k, v in kw.items()}
             key = tuple(sorted(kw.items()))

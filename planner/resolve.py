@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from planner import failures
 from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision
@@ -57,10 +58,15 @@ def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fi
     if not np.any(bad):
         return arr, False
     if errors == "raise":
-        first = arr[bad].flat[0] if arr.ndim else float(arr)
-        shown = int(first) if np.isfinite(first) and first == int(first) else first
-        raise OutOfRangeError(f"{accepted}; got {shown!r}")
+        raise _out_of_range(accepted, arr[bad].flat[0] if arr.ndim else arr)
+    failures.note_each(bad, (arr,), lambda value: _out_of_range(accepted, value))
     return np.where(bad, fill, arr), bad
+
+
+def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
+    value = float(value)
+    shown = int(value) if math.isfinite(value) and value == int(value) else value
+    return OutOfRangeError(f"{accepted}; got {shown!r}")
 
 
 def _count_or_mask(
@@ -127,6 +133,7 @@ def _one(key: Any, numbers: Callable[[Any], dict[str, float]], errors: Errors) -
     except PlannerError as exc:
         if errors == "raise":
             raise
+        failures.note(True, exc)
         return _Column({}, None, True, exc)
 
 
@@ -186,17 +193,20 @@ def _lookup(
 def _table(makers: list[Callable[[], dict[str, float]]], codes: np.ndarray, shape: tuple, errors: Errors) -> _Column:
     """Rows of numbers (one maker per distinct key; a PlannerError marks the row failed) and codes of ``shape``."""
     rows: list[dict[str, float] | None] = []
-    first_error: PlannerError | None = None
-    for make in makers:
+    row_errors = np.full(len(makers), None, dtype=object)
+    for i, make in enumerate(makers):
         try:
             rows.append(make())
         except PlannerError as exc:
             if errors == "raise":
                 raise
-            first_error = first_error or exc
+            row_errors[i] = exc
             rows.append(None)
     present = [r for r in rows if r is not None]
     codes = codes.reshape(shape)
+    first_error = next((e for e in row_errors if e is not None), None)
+    if first_error is not None:
+        failures.note(np.take(np.not_equal(row_errors, None), codes), np.take(row_errors, codes))
     if not present:
         return _Column({}, codes, np.ones(shape, dtype=bool), first_error)
     fields = dict.fromkeys(k for r in present for k in r)  # union: GPUs differ in which peaks they have
@@ -338,6 +348,7 @@ def _resolve(
         except PlannerError as exc:
             if errors == "raise":
                 raise
+            failures.note(True, exc)
             missing = _Column({}, None, True, exc) if gpu is not None else None
             return Resolved(None, None, None, None, True, exc, catalog, missing)
     return _resolve_many(catalog, errors, gpu, model, weight_precision, kv_precision, engine, calibration)

@@ -577,3 +577,61 @@ class TestExampleWorkbook:
         res = CliRunner().invoke(cli_main, ["addin", "example", str(path)])
         assert res.exit_code == 1 and path.read_bytes() == b"x"
         assert CliRunner().invoke(cli_main, ["addin", "example", str(path), "--force"]).exit_code == 0
+
+
+class TestFailingCellsInBulk:
+    """Issue 11: the reason of each failing cell is noted in bulk (``planner.failures``), not found by re-running
+    the cell alone; each reason is the one the same cell alone gives."""
+
+    # (gpu, model, context, kv precision, gpus): every kind of failure, and cells that work
+    ROWS = [
+        ("H100", "llama2-70b", 8192.0, None, 2.0),  # ok
+        ("H10", "llama2-70b", 8192.0, None, 2.0),  # unknown GPU
+        ("H100", "lama2-70b", 8192.0, None, 2.0),  # unknown model
+        ("H100", "llama2-70b", 8192.5, None, 2.0),  # context not a whole number
+        ("H100", "llama2-70b", 2.0**25, None, 2.0),  # context too long
+        ("H100", "llama2-70b", 8192.0, "mxfp4", 2.0),  # not a KV format
+        ("H100", "Qwen2-7B", 8192.0, None, 8.0),  # vLLM refuses 8 GPUs for 28 heads
+        ("H100", "llama2-70b", 8192.0, None, 1.0),  # weights do not fit on one GPU
+        ("H100", "llama2-70b", 4_000_000.0, None, 8.0),  # one sequence does not fit (KV heads replicate past 8)
+        ("H100", "llama2-70b", 4_000_000.0, None, None),  # no group of up to 64 holds it
+        ("L4", "Qwen2-7B", 16_000_000.0, None, None),  # the largest group vLLM runs Qwen2-7B on is too small
+        ("H10", "lama2-70b", 0.0, "mxfp4", 3.0),  # several failures: the first check's reason, as alone
+        ("A100 SXM 80GB", "Qwen2-7B", 4096.0, "fp8", None),  # ok
+    ]
+
+    def _columns(self):
+        return [[[row[k]] for row in self.ROWS] for k in range(5)]
+
+    def test_each_reason_is_the_reason_of_the_cell_alone(self, monkeypatch):
+        calls = []
+
+        def counting(spec, kwargs, errors):
+            calls.append(errors)
+            return original(spec, kwargs, errors)
+
+        original = xs._api_call
+        bulk = xf.PLANNER_WHY("MAX_BATCH", *self._columns())
+        monkeypatch.setattr(xs, "_api_call", counting)
+        xf.PLANNER_WHY("MAX_BATCH", *self._columns())
+        assert "raise" not in calls  # no cell was re-run alone
+        monkeypatch.undo()
+        alone = [xf.PLANNER_WHY("MAX_BATCH", *row) for row in self.ROWS]
+        assert [r[0] for r in bulk] == alone
+        assert alone[0] == "ok" and alone[-1] == "ok" and "vLLM needs its 28 attention heads" in alone[6]
+        assert "the smallest group that works is 2 x" in alone[7] and "no group of up to 64 works" in alone[8]
+        assert "do not fit on up to 64 x" in alone[9] and "the largest group vLLM runs it on" in alone[10]
+
+    def test_codes_and_classic_texts_are_those_of_the_cell_alone(self, monkeypatch):
+        for runtime in ("python", "classic"):
+            monkeypatch.setattr(xs, "RUNTIME", runtime)
+            bulk = xf.MAX_BATCH(*self._columns())
+            assert [r[0] for r in bulk] == [xf.MAX_BATCH(*row) for row in self.ROWS]
+
+    def test_tpot_batch_that_does_not_fit_gives_its_reason_in_bulk(self):
+        batches = [[1.0], [64.0], [1e6]]
+        bulk = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, batches, None, 2.0)
+        assert [r[0] for r in bulk] == [
+            xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, b[0], None, 2.0) for b in batches
+        ]
+        assert bulk[0][0] == "ok" and "1000000 sequences of 8,192 tokens" in bulk[2][0]
