@@ -220,6 +220,7 @@ class DecodeRow:
     request_rate: float | None = None
     source: str = ""
     source_group: str = ""  # one label per source document: what a held-out split holds out together
+    statistic: str = "mean"  # of TTFT and TPOT over requests: "mean", "median", or "" (the source does not say)
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
 
     @property
@@ -259,6 +260,12 @@ KIND_COLUMN = {
 }
 
 
+#: A fixed-concurrency run whose number of prompts is not stated (NIM/AIPerf, vllm bench serve pages): the
+#: client kept ``batch`` requests in flight; taken as this many prompts per slot, so the ramp and tail are ~1/10
+#: of the run (TTFT and TPOT of a closed loop hardly depend on it; the run's output rate does, by up to ~10%).
+CLOSED_LOOP_PROMPTS_PER_SLOT = 10
+
+
 def throughput_scope(unit: str) -> str:
     """'group' (the whole tensor-parallel group), 'gpu' (per GPU) or 'unknown', from a throughput-unit cell."""
     text = str(unit or "").lower()
@@ -296,6 +303,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"no {', '.join(blank)}")
         if batch < 1 and not (engine_batch or kind == "serving"):
             raise ValueError("batch must be 1 or more")
+        kind_cell = str(r.get("kind", "")).strip()
+        if prompts is None and kind_cell == "serving_concurrency" and batch >= 1:
+            prompts = CLOSED_LOOP_PROMPTS_PER_SLOT * batch  # a client kept `batch` in flight for a run of unstated length
+        elif prompts is None and kind_cell in ("max_throughput", "serving_rate"):
+            raise ValueError("num_prompts not stated: the run's length sets its ramp, tail and queue")
     except ValueError as exc:
         problem = str(exc)
     where = " ".join(str(r.get(c, "")) for c in ("gpu", "batching", "notes")).lower()
@@ -326,8 +338,24 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         request_rate=None if math.isnan(rate) or rate <= 0 else rate,
         source=r.get("source", "") or str(p),
         source_group=r.get("source_group", "") or source_group_of(r.get("source", "") or str(p)),
+        statistic=statistic_of(r.get("statistic", "")),
         problem=problem,
     )
+
+
+def statistic_of(cell: str) -> str:
+    """"mean", "median" or "" (not said) from a ``statistic`` cell: its first word that names one.
+
+    "median (ttft, itl, e2e)" is a median; "mean", "average" and AIPerf's averages are means; a cell saying the
+    source does not say which is "". A blank cell is a mean (a static batch: every request alike).
+    """
+    text = str(cell or "").lower()
+    if "does not say" in text or "not say mean" in text:
+        return ""
+    hit = re.search(r"\b(mean|median|average|averages|ave)\b", text)
+    if hit is None:
+        return "mean"
+    return "median" if hit.group(1) == "median" else "mean"
 
 
 #: Source groups (``perf_public.csv``'s labels) of documents whose rows sit in files without that column.
@@ -397,26 +425,6 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
     )
 
 
-def _engine_batch(args: dict[str, Any], eng: EngineProfile, cat: Catalog, cal: Any) -> np.ndarray:
-    """A server's concurrency: the batch asked for (0: the engine's ``max_num_seqs`` on that GPU, at most the
-    number of prompts), but no more sequences of the whole length than its KV cache holds."""
-    fits = api.max_batch(
-        args["gpu"],
-        args["model"],
-        args["input_len"] + args["output_len"],
-        kv_precision=args["kv_precision"],
-        gpus=args["gpus"],
-        weight_precision=args["weight_precision"],
-        engine=eng,
-        catalog=cat,
-        calibration=cal,
-        errors="coerce",
-    )
-    seqs = np.array([eng.batching_limits(cat.gpu(g).memory_bytes, cat.gpu(g).architecture)[1] for g in args["gpu"]])
-    asked = np.where(args["batch"] == 0, np.fmin(seqs, args["num_prompts"]), args["batch"])
-    return np.maximum(np.fmin(np.asarray(fits, dtype=float), asked), 1.0)
-
-
 def predict_decode_rows(
     rows: Sequence[DecodeRow],
     *,
@@ -448,8 +456,6 @@ def predict_decode_rows(
                     tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
             continue
         rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
-        if kind == "serving":  # a server runs what fits (and at most its max_num_seqs when it chooses)
-            args["batch"] = _engine_batch(args, profiles[name], cat, cal)
         run = predict_benchmark(
             **args,
             kind=kind,
@@ -460,10 +466,25 @@ def predict_decode_rows(
             errors="coerce",
         )
         steady = np.array([r.output_len == 0 for r in sel])
-        tpot[idx] = run.tpot_s
-        tput[idx] = np.where(steady, run.decode_tokens_per_s, run.output_tokens_per_s)
-        ttft[idx] = np.where(steady, math.nan, run.ttft_s)
+        median = np.array([r.statistic == "median" for r in sel])
+        tpot[idx] = np.where(median, run.tpot_median_s, run.tpot_s)
+        tput[idx] = np.where(steady, run.steady_decode_tokens_per_s, run.run_output_tokens_per_s)
+        ttft[idx] = np.where(steady, math.nan, np.where(median, run.ttft_median_s, run.ttft_s))
+        for j, r in enumerate(sel):  # a statistic the source does not name: only where mean and median agree
+            if r.statistic == "" and r.kind == "serving":
+                for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
+                    if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
+                        arr[idx[j]] = math.nan
     return DecodePrediction(tpot, tput, ttft)
+
+
+#: Where a source does not say mean or median, a TTFT or TPOT is compared only if the predicted mean and median
+#: of the run differ by less than this (then the choice cannot matter much); else it gets no prediction.
+STATISTIC_AGREEMENT = 0.10
+
+
+def _statistic_matters(mean: float, median: float) -> bool:
+    return not (mean > 0 and median > 0 and abs(mean / median - 1.0) < STATISTIC_AGREEMENT)
 
 
 def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibration: Any = None, catalog=None) -> str:
@@ -477,7 +498,7 @@ def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibr
             return ""
         eng = _profile_for(row, engine)
         args = _row_args([row], cat)
-        predict_benchmark(
+        run = predict_benchmark(
             **{k: v[0] for k, v in args.items()},
             kind=row.kind,
             request_rate=row.request_rate,
@@ -487,6 +508,13 @@ def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibr
         )
     except PlannerError as exc:
         return str(exc)
+    if row.statistic == "" and row.kind == "serving":
+        for what, mean, med in (("TTFT", run.ttft_s, run.ttft_median_s), ("TPOT", run.tpot_s, run.tpot_median_s)):
+            if _statistic_matters(mean, med):
+                return (
+                    f"the source does not say mean or median, and the predicted {what} mean ({mean * 1e3:.0f} ms) "
+                    f"and median ({med * 1e3:.0f} ms) differ by {STATISTIC_AGREEMENT:.0%} or more"
+                )
     return ""
 
 

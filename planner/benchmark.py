@@ -1,27 +1,31 @@
-"""What a benchmark run reports: mean TTFT, mean TPOT and the run's output rate, predicted from the model.
+"""What a benchmark run reports: TTFT, TPOT and the run's output rate, predicted from the model's step times.
 
-``planner.throughput()`` is the *steady-state decode* rate, batch / TPOT: output tokens per second once every
-sequence of the batch is decoding, prefill and ramp-up excluded. A benchmark's "output throughput" is a
-*whole run's* rate: every output token over the wall time of the run, prompts' prefill included. That is
-``predict_benchmark(...).output_tokens_per_s``; ``.decode_tokens_per_s`` is the steady-state figure again.
+Two rates, named apart:
 
-Three kinds of run, as engines' benchmark scripts drive them:
+- ``planner.throughput()`` and ``BenchmarkRun.steady_decode_tokens_per_s`` are the **steady-state decode**
+  rate, batch / TPOT: output tokens per second once every sequence of the batch is decoding, prefill, ramp-up
+  and tail excluded.
+- ``BenchmarkRun.run_output_tokens_per_s`` is a **whole run's** output rate, what a benchmark prints as
+  "output throughput": every output token over the run's wall time, prefills, ramp-up and tail included.
+
+Two kinds of run:
 
 - ``kind="static"`` (LMDeploy ``profile_generation``, TensorRT-LLM static-batch tables, vLLM
   ``benchmark_latency``): ``batch`` prompts prefilled together, then ``output_len - 1`` decode steps of the
   whole batch. TTFT = the batch's prefill; TPOT = the decode step at the mean context ``input + output / 2``
   (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT).
-- ``kind="serving"`` without a rate (``benchmark_serving --max-concurrency N``, or all prompts at once):
-  a continuous-batching server takes ``batch`` requests at a time. The first wave's prompts prefill in
-  order, so request k gets its first token after k of them: mean TTFT = (N + 1) / 2N x the prefill of all N.
-  Each request's TPOT carries the prefills of the others that run between its decode steps: (N - 1) / 2 in
-  the first wave, N in steady state when more prompts wait (each finished request is replaced by one).
-- ``kind="serving"`` with ``request_rate`` (Poisson arrivals, requests/s): the concurrency settles where
-  Little's law holds, N = rate x request latency; prefills arriving at ``rate`` take their share of every
-  decode step, TPOT = step(N) / (1 - rate x prefill time). Past the server's capacity the queue grows:
-  requests wait (num_prompts / 2) x (1 / capacity - 1 / rate) on average, and the run runs at capacity.
+- ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
+  engine given ``num_prompts`` requests, simulated step by step (``planner.serving``): at most
+  ``max_num_seqs`` in flight (and no more whole sequences than its KV cache holds), chunked prefill within
+  ``max_num_batched_tokens`` per step, decodes first, then prompt chunks. Requests arrive all at once; or, when
+  ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
+  (``--max-concurrency``); or at ``request_rate`` per second, Poisson arrivals drawn with a fixed seed
+  (``ARRIVAL_SEED``), so a prediction is repeatable. TTFT and TPOT are means over requests (medians in
+  ``ttft_median_s``, ``tpot_median_s``), TPOT excluding the first token, as vLLM's benchmark defines it.
 
-Each is a few lines over ``planner.api.decode_step`` and ``planner.api.prefill``: the time terms live there.
+Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
+1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
+``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given.
 """
 
 from __future__ import annotations
@@ -33,23 +37,31 @@ from typing import Any, Literal
 import numpy as np
 
 from planner import api
+from planner.catalog import default_catalog
+from planner.engines import engine_profile
 from planner.errors import InvalidInputError
+from planner.serving import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
-#: Fixed-point iterations of the rate model (concurrency and TPOT converge geometrically; 30 is ample).
-RATE_ITERATIONS = 30
+#: Seed of the Poisson arrivals of a run at a request rate (numpy ``default_rng``): the same run every call.
+ARRIVAL_SEED = 0
+#: Batch sizes tabulated exactly; above, a geometric grid (decode time is smooth in the batch) interpolated.
+EXACT_BATCHES = 64
+GRID_BATCHES = 48
 
 
 @dataclass(frozen=True)
 class BenchmarkRun:
-    """A benchmark's figures (floats, or arrays when inputs are arrays): means over requests, whole-run rate."""
+    """A benchmark's figures (floats, or arrays when inputs are arrays)."""
 
-    ttft_s: Any  # mean time to first token of a request (queueing included)
+    ttft_s: Any  # mean time to first token of a request (waiting at the server included)
     tpot_s: Any  # mean time per output token after the first, of a request
-    output_tokens_per_s: Any  # the run's output rate: all output tokens / wall time of the run
-    decode_tokens_per_s: Any  # steady-state decode: concurrency / decode step (what planner.throughput() gives)
+    run_output_tokens_per_s: Any  # the whole run's output rate: all output tokens / wall time of the run
+    steady_decode_tokens_per_s: Any  # steady-state decode at the run's concurrency: what planner.throughput() gives
     duration_s: Any  # wall time of the run
-    concurrency: Any  # sequences decoding together
+    concurrency: Any  # the most sequences in flight (static: the batch)
+    ttft_median_s: Any = None  # median over requests (static: = ttft_s)
+    tpot_median_s: Any = None
 
 
 def _arr(x: Any) -> np.ndarray:
@@ -66,6 +78,8 @@ def predict_benchmark(
     kind: Literal["static", "serving"] = "static",
     num_prompts: Any = None,
     request_rate: Any = None,
+    max_num_seqs: Any = None,
+    max_num_batched_tokens: Any = None,
     gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
@@ -74,115 +88,193 @@ def predict_benchmark(
     catalog: Any = None,
     errors: api.Errors = "raise",
 ) -> BenchmarkRun:
-    """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the three kinds).
+    """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
 
-    ``batch``: the static batch, or the server's concurrency limit (``--max-concurrency``; with a rate, the
-    most sequences the server runs at once). ``num_prompts`` defaults to ``batch``. Arrays broadcast.
+    ``batch``: the static batch, or the client's concurrency limit of a serving run (0 or at least
+    ``num_prompts``: every prompt sent at once). ``num_prompts`` defaults to ``batch``. Arrays broadcast.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
     if kind == "static" and request_rate is not None:
         raise InvalidInputError("a static batch has no request rate; use kind='serving' with request_rate")
-    inp = np.maximum(_arr(input_len), 1.0)
-    out = np.maximum(_arr(output_len), 1.0)
+    opts = dict(engine=engine, catalog=catalog, calibration=calibration, errors=errors)
+    prec = dict(weight_precision=weight_precision, kv_precision=kv_precision)
+    if kind == "static":
+        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
+    return _serving(
+        gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
+        max_num_batched_tokens, gpus, prec, opts,
+    )  # fmt: skip
+
+
+def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts) -> BenchmarkRun:
+    inp, out = np.maximum(_arr(input_len), 1.0), np.maximum(_arr(output_len), 1.0)
     b = _arr(batch)
     prompts = b if num_prompts is None else np.maximum(_arr(num_prompts), 1.0)
     conc = np.minimum(b, prompts)
-    opts = dict(engine=engine, catalog=catalog, calibration=calibration, errors=errors)
+    ttft = _arr(api.prefill(gpu, model, inp, gpus=gpus, batch=conc, **prec, **opts).ttft_s)
     ctx = np.floor(inp + out / 2.0)
-
-    def whole_step(n: Any) -> np.ndarray:
-        d = api.decode_step(
-            gpu,
-            model,
-            ctx,
-            batch=n,
-            kv_precision=kv_precision,
-            gpus=gpus,
-            weight_precision=weight_precision,
-            check_fit=False,
-            **opts,
-        )
-        return _arr(d.step_s)
-
-    def step(n: Any) -> np.ndarray:
-        """Decode step of ``n`` sequences; a fractional mean concurrency interpolates between whole batches."""
-        n = np.maximum(_arr(n), 1.0)
-        low = np.floor(n)
-        if np.all(low == n):
-            return whole_step(n)
-        return whole_step(low) + (n - low) * (whole_step(low + 1.0) - whole_step(low))
-
-    one = api.prefill(gpu, model, inp, gpus=gpus, weight_precision=weight_precision, kv_precision=kv_precision, **opts)
-    one_prefill = _arr(one.ttft_s)
-    if kind == "static":
-        ttft = _arr(
-            api.prefill(
-                gpu,
-                model,
-                inp,
-                gpus=gpus,
-                weight_precision=weight_precision,
-                kv_precision=kv_precision,
-                batch=conc,
-                **opts,
-            ).ttft_s
-        )
-        tpot = step(conc)
-        duration = ttft + (out - 1.0) * tpot
-        waves = np.ceil(prompts / conc)
-        return _finish(ttft, tpot, waves * conc * out / (waves * duration), conc / tpot, waves * duration, conc)
-    if request_rate is None:
-        return _serving_at_once(gpu, model, inp, out, conc, prompts, one_prefill, step, opts, gpus, weight_precision)
-    return _serving_at_rate(_arr(request_rate), out, b, prompts, one_prefill, step)
+    tpot = _arr(api.decode_step(gpu, model, ctx, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+    duration = ttft + (out - 1.0) * tpot
+    waves = np.ceil(prompts / conc)
+    rate = waves * conc * out / (waves * duration)
+    return _finish(ttft, tpot, rate, conc / tpot, waves * duration, conc, ttft, tpot)
 
 
-def _finish(ttft, tpot, rate, decode_rate, duration, conc) -> BenchmarkRun:
-    vals = [np.asarray(v, dtype=float) for v in (ttft, tpot, rate, decode_rate, duration, conc)]
+def _finish(ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median) -> BenchmarkRun:
+    vals = [np.asarray(v, dtype=float) for v in (ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median)]
     shape = np.broadcast(*vals).shape
     vals = [np.broadcast_to(v, shape).astype(float) for v in vals]
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
-def _serving_at_once(gpu, model, inp, out, conc, prompts, one_prefill, step, opts, gpus, weight_precision):
-    """``prompts`` requests, at most ``conc`` at a time, all waiting at the start."""
-    wave_prefill = _arr(
-        api.prefill(gpu, model, inp, gpus=gpus, weight_precision=weight_precision, batch=conc, **opts).ttft_s
+def _batch_grid(cap: int) -> np.ndarray:
+    """Batch sizes at which the decode step is computed: 1..64 exactly, then a geometric grid up to ``cap``."""
+    exact = np.arange(1, min(cap, EXACT_BATCHES) + 1, dtype=float)
+    if cap <= EXACT_BATCHES:
+        return exact
+    return np.unique(np.r_[exact, np.round(np.geomspace(EXACT_BATCHES, cap, GRID_BATCHES))])
+
+
+def _serving(
+    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, gpus, prec, opts
+) -> BenchmarkRun:
+    cat = opts["catalog"] or default_catalog()
+    eng = engine_profile(opts["engine"])
+    opts = {**opts, "engine": eng, "catalog": cat}
+    items = np.broadcast_arrays(
+        *[np.asarray(x, dtype=object) for x in (gpu, model, input_len, output_len, batch, num_prompts, request_rate)],
+        *[np.asarray(x, dtype=object) for x in (max_num_seqs, max_tokens, gpus, *prec.values())],
     )
-    first_ttft = wave_prefill * (conc + 1.0) / (2.0 * conc)
-    decode = step(conc)
-    steps = np.maximum(out - 1.0, 1.0)
-    first_tpot = decode + (conc - 1.0) / 2.0 * one_prefill / steps
-    steady_tpot = decode + conc * one_prefill / steps  # every finished request's place refilled
-    later = prompts - conc  # requests that start when an earlier one ends: one prefill step, no queue
-    later_ttft = one_prefill + decode / 2.0
-    ttft = (conc * first_ttft + later * later_ttft) / prompts
-    tpot = (conc * first_tpot + later * steady_tpot) / prompts
-    first_end = wave_prefill + (out - 1.0) * first_tpot
-    duration = first_end + later / conc * (later_ttft + (out - 1.0) * steady_tpot)
-    return _finish(ttft, tpot, prompts * out / duration, conc / decode, duration, conc)
+    shape = items[0].shape
+    flat = [a.ravel() for a in items]
+    n = flat[0].size
+    g, m = flat[0], flat[1]
+    inp = np.maximum(np.array(flat[2], dtype=float), 1.0)
+    out = np.maximum(np.array(flat[3], dtype=float), 1.0)
+    client = np.array([0.0 if x is None else float(x) for x in flat[4]])
+    prompts = np.array([max(float(p if p is not None else c), 1.0) for p, c in zip(flat[5], client)])
+    rate = np.array([math.nan if x is None else float(x) for x in flat[6]])
+    precs = dict(weight_precision=flat[10], kv_precision=flat[11])
+    # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
+    plan = api.memory_plan(g, m, inp + out, gpus=flat[9], **precs, **_memory_opts(opts))
+    group = _arr(plan.gpus)
+    fits = _arr(plan.max_batch)
+    caps = np.zeros(n)
+    budgets = np.zeros(n)
+    for i in range(n):
+        tokens, seqs = _limits(cat, eng, g[i], flat[7][i], flat[8][i])
+        caps[i] = min(seqs, fits[i], prompts[i]) if fits[i] >= 1 else math.nan
+        budgets[i] = tokens
+    ok = np.isfinite(caps) & np.isfinite(group)
+    res = np.full((8, n), math.nan)
+    idx = np.flatnonzero(ok)
+    if len(idx):
+        tables = _step_tables(g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], precs, idx, opts)
+        rng_rates = rate[idx]
+        for j, i in enumerate(idx):
+            table = tables[j]
+            if table is None:
+                continue
+            cap = int(caps[i])
+            arrivals = None
+            if not math.isnan(rng_rates[j]) and rng_rates[j] > 0 and math.isfinite(rng_rates[j]):
+                gaps = np.random.default_rng(ARRIVAL_SEED).exponential(1.0 / rng_rates[j], int(prompts[i]))
+                arrivals = np.concatenate([[0.0], np.cumsum(gaps[:-1])])
+            conc = int(client[i]) if 0 < client[i] < prompts[i] else None
+            r = simulate(
+                table,
+                Scheduler(cap, int(budgets[i])),
+                int(inp[i]),
+                int(out[i]),
+                int(prompts[i]),
+                arrivals_s=arrivals,
+                client_concurrency=conc,
+            )
+            peak = min(cap, conc or cap)
+            steady = peak / table.decode_s(peak, inp[i] + out[i] / 2.0)
+            res[:, i] = (
+                r.ttft_mean_s,
+                r.tpot_mean_s,
+                r.run_output_tokens_per_s,
+                steady,
+                r.duration_s,
+                peak,
+                r.ttft_median_s,
+                r.tpot_median_s,
+            )
+    if opts["errors"] == "raise" and np.isnan(res[0]).any():
+        bad = int(np.flatnonzero(np.isnan(res[0]))[0])
+        raise InvalidInputError(
+            f"no serving run for {g[bad]} / {m[bad]}: not one sequence of {int(inp[bad] + out[bad])} tokens fits"
+        )
+    vals = [v.reshape(shape) for v in res]
+    return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
-def _serving_at_rate(rate, out, max_conc, prompts, one_prefill, step):
-    """Poisson arrivals at ``rate``: Little's law for the concurrency, prefills' share of every step."""
+def _memory_opts(opts: dict) -> dict:
+    return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors")}
 
-    def latency(n, served):
-        tpot = step(n) / (1.0 - np.minimum(served * one_prefill, 0.9))  # share of time spent on new prompts
-        return one_prefill + (out - 1.0) * tpot, tpot
 
-    capacity = np.zeros(np.broadcast(rate, out, max_conc, one_prefill).shape)
-    for _ in range(RATE_ITERATIONS):  # requests/s completed at the concurrency limit
-        capacity = max_conc / latency(max_conc, capacity)[0]
-    served = np.minimum(rate, capacity)
-    n = np.ones_like(capacity)
-    for _ in range(RATE_ITERATIONS):
-        n = np.clip(served * latency(n, served)[0], 1.0, max_conc)
-    lat, tpot = latency(n, served)
-    saturated = rate > served * (1.0 + 1e-6)
-    wait = np.where(saturated, prompts / 2.0 * (1.0 / served - 1.0 / rate), 0.0)
-    ttft = one_prefill + tpot / 2.0 + wait  # a new prompt waits half a step on average, then prefills
-    duration = prompts / served + lat
-    return _finish(ttft, tpot, prompts * out / duration, n / step(n), duration, n)
+def _limits(cat, eng, gpu_name, seqs, tokens) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU."""
+    try:
+        g = cat.gpu(gpu_name)
+        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+    except Exception:  # an unknown GPU: the memory plan above already says so
+        default_tokens, default_seqs = 8192, 256
+    return int(tokens or default_tokens), int(seqs or default_seqs)
+
+
+def _step_tables(g, m, inp, out, caps, budgets, group, precs, idx, opts) -> list[StepTable | None]:
+    """One ``StepTable`` per run: decode steps on a batch grid at the first and last context, prefill steps of
+    whole prompts (1..K of them, K covering the token budget) and of a one-token prompt, all in two model calls."""
+    d_rows, p_rows = [], []
+    for j in range(len(idx)):
+        for b in _batch_grid(int(caps[j])):
+            d_rows += [(j, b, inp[j]), (j, b, inp[j] + out[j])]
+        k_max = max(1, math.ceil(budgets[j] / inp[j]))
+        p_rows += [(j, 1.0, 1.0)] + [(j, float(k), inp[j]) for k in range(1, k_max + 1)]
+    dj = np.array([r[0] for r in d_rows])
+    pj = np.array([r[0] for r in p_rows])
+    sel = {k: v[idx] for k, v in precs.items()}
+    dec = _arr(
+        api.decode_step(
+            g[dj], m[dj], np.array([r[2] for r in d_rows]), batch=np.array([r[1] for r in d_rows]), gpus=group[dj],
+            check_fit=False, weight_precision=sel["weight_precision"][dj], kv_precision=sel["kv_precision"][dj],
+            **{**opts, "errors": "coerce"},
+        ).step_s
+    )  # fmt: skip
+    pre = _arr(
+        api.prefill(
+            g[pj], m[pj], np.array([r[2] for r in p_rows]), batch=np.array([r[1] for r in p_rows]), gpus=group[pj],
+            weight_precision=sel["weight_precision"][pj], kv_precision=sel["kv_precision"][pj],
+            **{**opts, "errors": "coerce"},
+        ).ttft_s
+    )  # fmt: skip
+    tables = []
+    for j in range(len(idx)):
+        grid = _batch_grid(int(caps[j]))
+        dsel = dec[dj == j].reshape(-1, 2)
+        psel = pre[pj == j]
+        if np.isnan(dsel).any() or np.isnan(psel).any():
+            tables.append(None)
+            continue
+        every = np.arange(1, int(caps[j]) + 1, dtype=float)
+        lo, hi = np.interp(every, grid, dsel[:, 0]), np.interp(every, grid, dsel[:, 1])
+        tokens = np.r_[0.0, np.arange(1, len(psel)) * inp[j]]
+        tables.append(
+            StepTable(
+                decode_lo_s=tuple(lo.tolist()),
+                decode_hi_s=tuple(hi.tolist()),
+                ctx_lo_tokens=float(inp[j]),
+                ctx_hi_tokens=float(inp[j] + out[j]),
+                prefill_tokens=tuple(tokens.tolist()),
+                prefill_s=tuple(psel.tolist()),
+                shared_s=float(min(lo[0], psel[0])),
+            )
+        )
+    return tables
 
 
 def benchmark_kind(batching: str) -> tuple[str, bool]:
