@@ -305,7 +305,9 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError("batch must be 1 or more")
         kind_cell = str(r.get("kind", "")).strip()
         if prompts is None and kind_cell == "serving_concurrency" and batch >= 1:
-            prompts = CLOSED_LOOP_PROMPTS_PER_SLOT * batch  # a client kept `batch` in flight for a run of unstated length
+            prompts = (
+                CLOSED_LOOP_PROMPTS_PER_SLOT * batch
+            )  # a client kept `batch` in flight for a run of unstated length
         elif prompts is None and kind_cell in ("max_throughput", "serving_rate"):
             raise ValueError("num_prompts not stated: the run's length sets its ramp, tail and queue")
     except ValueError as exc:
@@ -344,7 +346,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
 
 
 def statistic_of(cell: str) -> str:
-    """"mean", "median" or "" (not said) from a ``statistic`` cell: its first word that names one.
+    """ "mean", "median" or "" (not said) from a ``statistic`` cell: its first word that names one.
 
     "median (ttft, itl, e2e)" is a median; "mean", "average" and AIPerf's averages are means; a cell saying the
     source does not say which is "". A blank cell is a mean (a static batch: every request alike).

@@ -122,7 +122,9 @@ def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, o
 
 
 def _finish(ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median) -> BenchmarkRun:
-    vals = [np.asarray(v, dtype=float) for v in (ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median)]
+    vals = [
+        np.asarray(v, dtype=float) for v in (ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median)
+    ]
     shape = np.broadcast(*vals).shape
     vals = [np.broadcast_to(v, shape).astype(float) for v in vals]
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
@@ -153,11 +155,12 @@ def _serving(
     inp = np.maximum(np.array(flat[2], dtype=float), 1.0)
     out = np.maximum(np.array(flat[3], dtype=float), 1.0)
     client = np.array([0.0 if x is None else float(x) for x in flat[4]])
-    prompts = np.array([max(float(p if p is not None else c), 1.0) for p, c in zip(flat[5], client)])
+    prompts = np.array([max(float(p if p is not None else c), 1.0) for p, c in zip(flat[5], client, strict=True)])
     rate = np.array([math.nan if x is None else float(x) for x in flat[6]])
     precs = dict(weight_precision=flat[10], kv_precision=flat[11])
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
-    plan = api.memory_plan(g, m, inp + out, gpus=flat[9], **precs, **_memory_opts(opts))
+    given = None if all(x is None for x in flat[9]) else np.array(flat[9], dtype=float)
+    plan = api.memory_plan(g, m, inp + out, gpus=given, **precs, **_memory_opts(opts))
     group = _arr(plan.gpus)
     fits = _arr(plan.max_batch)
     caps = np.zeros(n)

@@ -135,7 +135,7 @@ KERNEL_FACTORS = dict(
 #: (``planner.ranges``; ``tests/test_accuracy.py`` recomputes them).
 DEFAULT_RESIDUALS = (-0.08, 0.04)
 VLLM_STEP_OVERHEAD_S = 0.0038  # fitted: 3.84 ms per step (Python scheduling, sampling) on the vLLM rows
-VLLM_SEQUENCE_OVERHEAD_S = 0.000044  # fitted: 0.044 ms per sequence per step on the vLLM rows (batch 1-50)
+VLLM_SEQUENCE_OVERHEAD_S = 0.000059  # fitted: 0.059 ms per sequence per step on the vLLM rows (batch 1-50)
 LMDEPLOY_STEP_OVERHEAD_S = 0.0029  # fitted: 2.92 ms per step on the LMDeploy (TurboMind, C++) rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
 #: the fp8 variants (vllm/config/cache.py CacheDType; docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/).

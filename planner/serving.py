@@ -170,7 +170,7 @@ def simulate(
     ``arrivals_s``: when each request reaches the server (sorted); None: all at time 0, or, with
     ``client_concurrency``, that many at time 0 and one more each time a request finishes.
     """
-    L, O = max(int(input_len), 1), max(int(output_len), 1)
+    plen, olen = max(int(input_len), 1), max(int(output_len), 1)
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
     if arrivals_s is not None:
         queue = deque((float(t), 1) for t in arrivals_s)
@@ -187,15 +187,15 @@ def simulate(
         if not running and queue[0][0] > now:
             now = queue[0][0]  # idle until the next request arrives
         budget = budget_max
-        decoding = [c for c in running if c.done >= L]
+        decoding = [c for c in running if c.done >= plen]
         b = sum(c.n for c in decoding)
         budget -= b
-        ctx = sum(c.n * (L + c.made) for c in decoding) / b if b else 0.0
+        ctx = sum(c.n * (plen + c.made) for c in decoding) / b if b else 0.0
         prefill, finishing = 0, []
-        for c in [c for c in running if c.done < L]:  # requests still prefilling, in admission order
+        for c in [c for c in running if c.done < plen]:  # requests still prefilling, in admission order
             if budget <= 0:
                 break
-            need = L - c.done
+            need = plen - c.done
             whole = min(c.n, budget // need)
             if whole == c.n:
                 prefill += whole * need
@@ -206,7 +206,7 @@ def simulate(
             parts = []
             if whole:
                 head, rest = _split(c.arrivals, whole)
-                parts.append(_Cohort(whole, L, head))
+                parts.append(_Cohort(whole, plen, head))
                 c.arrivals, c.n = rest, c.n - whole
                 prefill += whole * need
                 budget -= whole * need
@@ -218,21 +218,21 @@ def simulate(
                 budget = 0
             i = running.index(c)
             running[i:i] = parts
-            finishing += [p for p in parts if p.done >= L]
+            finishing += [p for p in parts if p.done >= plen]
             if c.n == 0:
                 running.remove(c)
             break
         for c in finishing:
-            c.done = L
+            c.done = plen
         while budget > 0 and n_run < cap and queue and queue[0][0] <= now:  # admit waiting requests
             k = _arrived(queue, now, cap - n_run)
-            whole = min(k, budget // L)
+            whole = min(k, budget // plen)
             if whole:
-                c = _Cohort(whole, L, _take(queue, whole))
+                c = _Cohort(whole, plen, _take(queue, whole))
                 running.append(c)
                 finishing.append(c)
-                prefill += whole * L
-                budget -= whole * L
+                prefill += whole * plen
+                budget -= whole * plen
                 n_run += whole
             elif k:
                 running.append(_Cohort(1, budget, _take(queue, 1)))
@@ -248,7 +248,7 @@ def simulate(
             break
         steps = 1
         if prefill == 0:  # decode only until the next event: sum the steps in closed form
-            steps = min(O - c.made for c in decoding)
+            steps = min(olen - c.made for c in decoding)
             if queue and n_run < cap:
                 steps = min(steps, _steps_until(table, b, ctx, queue[0][0] - now))
             slope = table.decode_slope_s(b)
@@ -262,12 +262,12 @@ def simulate(
         for c in finishing:
             c.made, c.first_s = 1, now
             ttfts += [(now - t, n) for t, n in c.arrivals]
-        done = [c for c in running if c.made >= O]
+        done = [c for c in running if c.made >= olen]
         for c in done:
             running.remove(c)
             finished_at = now
-            if O > 1:
-                tpots += [((now - c.first_s) / (O - 1), c.n)]
+            if olen > 1:
+                tpots += [((now - c.first_s) / (olen - 1), c.n)]
             if to_send:
                 sent = min(to_send, c.n)
                 queue.append((now, sent))
@@ -281,7 +281,7 @@ def simulate(
         tpot_mean_s=sum(v * n for v, n in tpots) / n_tpot if n_tpot else math.nan,
         tpot_median_s=_weighted_median(tpots),
         duration_s=duration,
-        run_output_tokens_per_s=num_prompts * O / duration if duration > 0 else math.nan,
+        run_output_tokens_per_s=num_prompts * olen / duration if duration > 0 else math.nan,
         mean_running=busy_integral / duration if duration > 0 else math.nan,
     )
 

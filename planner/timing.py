@@ -98,7 +98,7 @@ throughput = _quantity(
     """Steady-state decode output tokens per second of the whole group: batch / TPOT, every sequence decoding.
 
     Not a benchmark's "output throughput", which is a whole run's rate with the prefill included:
-    ``planner.benchmark.predict_benchmark(...).output_tokens_per_s``. Options: ``decode_step``.
+    ``planner.benchmark.predict_benchmark(...).run_output_tokens_per_s``. Options: ``decode_step``.
     """,
 )
 batch_token_time = _quantity(

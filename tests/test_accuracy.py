@@ -114,13 +114,15 @@ class TestDecodeTime:
         assert LMDEPLOY.step_overhead_s < VLLM.step_overhead_s
 
     def test_prompts_sent_together_interleave_prefills_with_decode(self):
-        """DM043 (50 prompts at once, continuous batching): TPOT includes 49/2 other prefills over 1023 steps."""
+        """DM043 (50 prompts of 1024 tokens at once, vLLM on an A100: 2048 tokens per step): the other prompts'
+        prefill chunks run between a request's decode steps, so its TPOT is above the decode step alone and below
+        it plus all 49 other prefills spread over its 1023 steps."""
         row = next(r for r in acc.load_decode_rows(DECODE) if r.record_id == "DM043")
         assert row.kind == "serving"
         static = dataclasses.replace(row, kind="static")
         extra = acc.predict_decode(row).tpot_s - acc.predict_decode(static).tpot_s
         one_prefill = ttft("A100", "qwen2-7b", 1024, gpus=1, engine="vllm")
-        assert extra == pytest.approx(49 / 2 * one_prefill / 1023)
+        assert 0 < extra < 49 * one_prefill / 1023
 
     def test_default_residuals_are_the_fits_quantiles(self):
         """DEFAULT_RESIDUALS are the 10th/90th percentiles of measured / predicted - 1 over the shipped rows."""
@@ -181,7 +183,8 @@ class TestValidateCommand:
 
     def test_benchmark_table_fails_the_ttft_goal_and_says_so(self):
         """decode_public.csv misses the issue's TTFT goal (10% / 25%) and the verdict says so with the numbers:
-        vLLM's serving TTFTs include queueing the model does not reproduce (DM043: 694 ms published)."""
+        DM043's 694 ms for 50 prompts of 1024 tokens at once is below what the A100 allows: the mean request waits
+        for ~25,600 prompt tokens, 2 x 7.6e9 x 25,600 = 3.9e14 FLOP, 1.25 s at the 312 TFLOP/s peak."""
         from click.testing import CliRunner
 
         from planner.cli import main
@@ -189,4 +192,4 @@ class TestValidateCommand:
         r = CliRunner().invoke(main, ["validate", "--check", "--decode", str(DECODE)])
         assert r.exit_code == 1, r.output
         verdict = next(line for line in r.output.splitlines() if line.startswith("FAIL:"))
-        assert verdict.split("(")[-1].startswith("TTFT ms: median") and "TPOT ms" not in verdict
+        assert verdict.split("(")[-1].startswith("TTFT ms: worst") and "TPOT ms" not in verdict

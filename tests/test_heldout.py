@@ -1,7 +1,8 @@
 """Held-out accuracy (issue 10 item 3): what the published rows the fit never saw honestly support.
 
 The thresholds are the measured held-out medians (bench/heldout.py, docs/accuracy.md) with a little room, not
-the issue's goals, which are not met: TPOT 33%, static-batch throughput 21%, serving throughput 29% median.
+the issue's goals, which are not met: TPOT 37%, TTFT 49% (serving runs simulated step by step, planner.serving),
+static-batch throughput 20%, serving throughput 32% median.
 """
 
 from __future__ import annotations
@@ -38,7 +39,12 @@ def test_no_training_source_is_held_out(checks):
 
 @pytest.mark.parametrize(
     "quantity, limit, at_least",
-    [("TPOT", 0.40, 100), ("static-batch throughput", 0.30, 25), ("serving throughput", 0.35, 300)],
+    [
+        ("TPOT", 0.40, 150),
+        ("TTFT", 0.55, 200),
+        ("static-batch throughput", 0.30, 30),
+        ("serving throughput", 0.35, 400),
+    ],
 )
 def test_held_out_median_error(checks, quantity, limit, at_least):
     median, n = _median(checks, quantity)
