@@ -14,7 +14,7 @@ from running it on ``catalogs/reference/decode_public.csv`` (docs/accuracy.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +32,8 @@ EFFICIENCY_BOUNDS = (0.02, 1.0)
 #: First-token latencies of batches of several prompts with fewer prompt tokens than this are left out: the
 #: prompts' first tokens are staggered there (LMDeploy, 64 one-token prompts: FTL 13 ms min, 42 ms mean,
 #: 210 ms max), which neither the roofline nor a fixed latency describes. A single prompt's TTFT is kept.
+#: (``planner.holdout`` keeps single prompts only: 64 x 128-token prompts also stagger, FTL several times
+#: the batch's prefill.)
 MIN_PREFILL_TOKENS = 512
 PRIOR_WEIGHT = 1e-5
 #: The sources (``source_group``) the shipped time factors are fitted to: every other source is held out.
@@ -63,12 +65,20 @@ class FitResult:
         return float(np.max(np.abs(r))) if len(r) else math.nan
 
 
-def _observations(rows: Sequence[DecodeRow]) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def ttft_is_prefill(row: DecodeRow, min_prefill_tokens: float = math.inf) -> bool:
+    """Whether a row's TTFT is a prefill's time: a static run of one prompt (or of ``min_prefill_tokens`` or more)."""
+    return row.kind == "static" and (row.batch == 1 or row.batch * row.input_len >= min_prefill_tokens)
+
+
+def _observations(
+    rows: Sequence[DecodeRow], min_prefill_tokens: float = MIN_PREFILL_TOKENS
+) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """(which prediction, row index) pairs with a measured value, and the measured values."""
     kinds, idx, meas, labels = [], [], [], []
     for i, r in enumerate(rows):
-        static_prefill = r.kind == "static" and (r.batch == 1 or r.batch * r.input_len >= MIN_PREFILL_TOKENS)
-        ttft = r.ttft_s if static_prefill else math.nan  # a server's TTFT holds queueing: not a prefill time
+        ttft = (
+            r.ttft_s if ttft_is_prefill(r, min_prefill_tokens) else math.nan
+        )  # a server's TTFT holds queueing: not a prefill time
         for kind, value, name in (
             (0, r.tpot_s, "TPOT"),
             (1, r.throughput_tokens_per_s, "throughput"),
@@ -152,6 +162,21 @@ def fit_time_factors(
         res = np.where(np.isfinite(res), res, 10.0)
         return np.concatenate([res, math.sqrt(PRIOR_WEIGHT) * (x - x0) / np.where(_is_time(fields), 1.0, 1.0)])
 
+    x = least_squares(r, x0, fields, max_iterations)
+    factors = _from_vector(x, fields)
+    before = residuals(rows, base, cat)
+    after = residuals(rows, base.with_(**factors), cat)
+    return FitResult(factors, fields, before, after, tuple(labels), len(rows))
+
+
+def _is_time(fields: Sequence[str]) -> np.ndarray:
+    return np.array([f in TIME_FIELDS for f in fields])
+
+
+def least_squares(
+    r: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, fields: Sequence[str], max_iterations: int = 100
+) -> np.ndarray:
+    """Damped Gauss-Newton (Levenberg-Marquardt) on the residual function ``r``, kept within the fields' bounds."""
     x = x0.copy()
     cost = float(np.sum(r(x) ** 2))
     lam = 1e-2
@@ -165,27 +190,20 @@ def fit_time_factors(
             jac[:, j] = (r(xp) - f0) / h
         g = jac.T @ f0
         a = jac.T @ jac
-        improved = False
+        improved, done = False, False
         for _ in range(12):
             step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
             xn = _clip(x + step, fields)
             cn = float(np.sum(r(xn) ** 2))
             if cn < cost:
                 x, lam, improved = xn, max(lam / 3, 1e-7), True
-                done = cost - cn < 1e-14 * max(cost, 1e-30)
+                done = cost - cn < 1e-10 * max(cost, 1e-30)
                 cost = cn
                 break
             lam *= 4
         if not improved or done:
             break
-    factors = _from_vector(x, fields)
-    before = residuals(rows, base, cat)
-    after = residuals(rows, base.with_(**factors), cat)
-    return FitResult(factors, fields, before, after, tuple(labels), len(rows))
-
-
-def _is_time(fields: Sequence[str]) -> np.ndarray:
-    return np.array([f in TIME_FIELDS for f in fields])
+    return x
 
 
 def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> dict[str, FitResult]:

@@ -1,0 +1,150 @@
+"""Leave-one-source-out accuracy of the time factors (``planner.holdout``): in-sample and held-out, per group.
+
+    python bench/loso.py                  # the table (about 20 s)
+    python bench/loso.py --worst 15       # and the 15 worst held-out figures
+    python bench/loso.py --write-residuals  # regenerate catalogs/reference/heldout_residuals.csv (planner.ranges)
+
+The rows are those the protocol fits (static batches and batch-1 latency of vLLM, LMDeploy and TensorRT-LLM;
+``planner.holdout`` states the rules). Columns: "before" is the factors ``planner.engines`` ships (on rows its
+fit saw, that is in-sample too), "in-sample" the fit on all rows, "held-out" each source's rows predicted by the
+fit on the other sources; aiconfigurator's errors (``bench/heldout_aic_cache.json``) on the rows it predicts,
+beside the planner's held-out errors on those same rows. Median / worst |predicted / measured - 1| (figures).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import heldout  # noqa: E402  (aiconfigurator's cached answers, size classes)
+
+from planner import accuracy as acc  # noqa: E402
+from planner import holdout as ho  # noqa: E402
+from planner import ranges  # noqa: E402
+from planner.architecture import param_counts  # noqa: E402
+from planner.catalog import default_catalog  # noqa: E402
+from planner.fit import ttft_is_prefill  # noqa: E402
+
+QUANTITIES = {"TTFT": "TTFT, batch 1", "static-batch throughput": "static-batch throughput"}
+
+
+def checks(result: ho.HeldOut) -> list[dict]:
+    """One dict per measured figure: quantity, errors before / in-sample / held-out, groups, the row."""
+    cat = default_catalog()
+    before = acc.predict_decode_rows(result.rows, catalog=cat)
+    out = []
+    for i, r in enumerate(result.rows):
+        model = cat.model(acc.resolve_model_name(r.model, cat))
+        gpu = acc.resolve_gpu_name(r.gpu, cat)
+        groups = {
+            "GPU": gpu,
+            "TP": f"TP{r.gpus}",
+            "size": heldout.size_class(param_counts(model)[0]),
+            "MoE": "MoE" if model.moe else "dense",
+            "engine": r.engine,
+            "source": ho.fold_of(r),
+        }
+        for q, pub, attr in (
+            ("TPOT", r.tpot_s, "tpot_s"),
+            ("TTFT", r.ttft_s if ttft_is_prefill(r) else math.nan, "ttft_s"),
+            ("static-batch throughput", r.throughput_tokens_per_s, "throughput_tokens_per_s"),
+        ):
+            if math.isnan(pub):
+                continue
+            err = {k: getattr(p, attr)[i] / pub - 1.0 for k, p in (("before", before), ("in", result.in_sample))}
+            out.append(
+                {"q": q, "row": r, "gpu": gpu, "model": model, **groups, **err, "planner": result.held_out_error(i, q)}
+            )
+    return out
+
+
+def _stats(errs: list[float]) -> str:
+    e = [abs(x) for x in errs if not math.isnan(x)]
+    return f"{statistics.median(e):4.0%} / {max(e):4.0%} ({len(e):2d})" if e else f"{'-':>18}"
+
+
+def report(cs: list[dict]) -> str:
+    lines = []
+    head = f"{'':<36}{'before':>20}{'in-sample':>20}{'held-out':>20}{'held-out, aic rows':>22}{'aiconfigurator':>20}"
+    for q in ("TPOT", "TTFT", "static-batch throughput"):
+        qc = [c for c in cs if c["q"] == q]
+        if not qc:
+            continue
+        goal = heldout.GOALS[q]
+        lines += ["", f"== {q}: median / worst |error| (figures); goal {goal[0]:.0%} / {goal[1]:.0%}", head]
+
+        def line(label: str, g: list[dict]) -> str:
+            both = [c for c in g if not math.isnan(c.get("aic", math.nan))]
+            return (
+                f"{label:<36}{_stats([c['before'] for c in g]):>20}{_stats([c['in'] for c in g]):>20}"
+                f"{_stats([c['planner'] for c in g]):>20}{_stats([c['planner'] for c in both]):>22}"
+                f"{_stats([c['aic'] for c in both]):>20}"
+            )
+
+        lines.append(line("all", qc))
+        for by in ("GPU", "TP", "size", "MoE", "engine", "source"):
+            groups = defaultdict(list)
+            for c in qc:
+                groups[c[by]].append(c)
+            lines += [line(f"  {by} {label}"[:36], groups[label]) for label in sorted(groups)]
+    return "\n".join(lines)
+
+
+def factors_line(fit: ho.JointFit) -> str:
+    shared = ", ".join(f"{k} {v:.4g}" for k, v in fit.shared.items())
+    own = "; ".join(f"{e}: " + ", ".join(f"{k} {v:.4g}" for k, v in d.items()) for e, d in fit.engines.items())
+    return f"fit on all rows: {shared}; {own}"
+
+
+def write_residuals(result: ho.HeldOut, path: Path) -> None:
+    """Per GPU and for all GPUs: 10th / 90th percentile of the held-out measured / predicted time - 1."""
+    cat = default_catalog()
+    by_gpu = defaultdict(list)
+    for row, residual in result.time_residuals():
+        for key in (acc.resolve_gpu_name(row.gpu, cat), ranges.ALL_GPUS):
+            by_gpu[key].append((residual, ho.fold_of(row)))
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["gpu", "rows", "residual_low", "residual_high", "sources"])
+        for gpu in sorted(by_gpu):
+            res = [x for x, _ in by_gpu[gpu]]
+            low, high = acc.quantiles(res)
+            w.writerow([gpu, len(res), f"{low:.2f}", f"{high:.2f}", " ".join(sorted({s for _, s in by_gpu[gpu]}))])
+    print(f"wrote {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--worst", type=int, default=0, help="also list the N worst held-out figures")
+    parser.add_argument("--write-residuals", action="store_true", help="regenerate the held-out residuals file")
+    args = parser.parse_args()
+    result = ho.leave_one_source_out(acc.load_decode_rows())
+    cs = checks(result)
+    note = heldout.attach_aic(cs, run=False)
+    folds = sorted(result.folds)
+    print(f"fitted rows: {len(result.rows)} from {len(folds)} source folds, each held out in turn: {', '.join(folds)}")
+    print(factors_line(result.fit))
+    print(note)
+    print(report(cs))
+    if args.worst:
+        print(f"\n== {args.worst} worst held-out figures")
+        for c in sorted(cs, key=lambda c: -abs(c["planner"]))[: args.worst]:
+            r = c["row"]
+            print(
+                f"{c['planner']:+6.0%} {c['q']:<24}{r.record_id:<14}{c['source'][:28]:<29}{c['GPU'][:14]:<15}"
+                f"{c['model'].name[:22]:<23}TP{r.gpus} batch {r.batch} {r.input_len}/{r.output_len}"
+            )
+    if args.write_residuals:
+        write_residuals(result, ranges.residuals_file())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,74 @@
+"""The leave-one-source-out protocol (planner.holdout, issue 10 item 3): which rows are fitted, what each fold
+holds out. The held-out figures themselves are printed by bench/loso.py (docs/accuracy.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import pytest
+
+from planner import accuracy as acc
+from planner import holdout as ho
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return ho.fit_rows(acc.load_decode_rows())
+
+
+def test_only_unambiguous_rows_are_fitted(rows):
+    """Static batches and batch-1 latency of engines with a profile; serving benchmarks are not fitted."""
+    assert rows and all(r.kind == "static" and r.engine in ho.FIT_ENGINES for r in rows)
+    assert "dennislee22-vllm-benchmarking" not in {r.source_group for r in rows}  # serving rows only
+
+
+def test_a_row_published_twice_counts_once(rows):
+    """decode_public.csv repeats LMDeploy's Llama-2-7B batch-1 128/128 row (DM028) of perf_public.csv."""
+    same = [
+        r
+        for r in rows
+        if r.source_group == "lmdeploy-a100-fp16-v0.1.0a1"
+        and (r.batch, r.input_len, r.output_len, r.gpus) == (1, 128, 128, 1)
+        and "7b" in r.model.lower()
+    ]
+    assert len(same) == 1
+
+
+def test_coarse_tpot_is_not_fitted(rows):
+    """LMDeploy's page prints per-token latency as 0.01 s (5-15 ms): those TPOTs are dropped, throughput kept."""
+    lmd = [r for r in rows if r.source_group == "lmdeploy-a100-fp16-v0.1.0a1"]
+    assert lmd and all(math.isnan(r.tpot_s) for r in lmd if r.tpot_s < 0.1)
+    assert all(not math.isnan(r.throughput_tokens_per_s) for r in lmd if r.output_len > 1)
+
+
+def test_a_batch_that_does_not_fit_is_not_fitted():
+    """Llama-2-13B, 64 x (2048 + 2048) tokens in fp16 KV on one A100 80GB (LMD010-040): 168 GB of KV cache."""
+    all_rows = acc.load_decode_rows()
+    row = next(r for r in all_rows if r.record_id == "LMD010-040")
+    assert row.kind == "static" and row not in ho.fit_rows(all_rows)
+
+
+def test_vllm_ci_pages_are_one_fold():
+    """vLLM's CI publishes one benchmark on several pages (one per GPU build): they are held out together."""
+    row = acc.DecodeRow("x", "H100", "llama-3.1-8b", 1, 8, 32, 128, source_group="vllm-buildkite-perf-9555")
+    assert ho.fold_of(row) == ho.fold_of(dataclasses.replace(row, source_group="vllm-buildkite-perf-9513"))
+    assert ho.fold_of(dataclasses.replace(row, source_group="trtllm-perf-v0.6.1")) == "trtllm-perf-v0.6.1"
+
+
+def test_each_fold_is_predicted_by_a_fit_without_it(monkeypatch):
+    """leave_one_source_out fits once on all rows and once per fold on the other folds' rows only."""
+    seen = []
+    real = ho.fit_joint
+
+    def spy(fit_rows, **kw):
+        seen.append({ho.fold_of(r) for r in fit_rows})
+        return real(fit_rows, **kw)
+
+    monkeypatch.setattr(ho, "fit_joint", spy)
+    rows = [r for r in acc.load_decode_rows() if ho.fold_of(r) in ("vllm-buildkite-perf", "trtllm-blog-h200-launch")]
+    result = ho.leave_one_source_out(rows, shared_fields=("bandwidth_efficiency",))
+    assert seen[0] == {"vllm-buildkite-perf", "trtllm-blog-h200-launch"}
+    assert sorted(map(sorted, seen[1:])) == [["trtllm-blog-h200-launch"], ["vllm-buildkite-perf"]]
+    assert set(result.folds) == {"vllm-buildkite-perf", "trtllm-blog-h200-launch"}
+    assert all(not math.isnan(result.held_out.throughput_tokens_per_s[i]) for i in range(len(result.rows)))
