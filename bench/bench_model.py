@@ -2,9 +2,10 @@
 
 Run: PYTHONPATH=. python bench/bench_model.py [--sweep N] [--repeat N] [--range N]
 
-llm-analysis is installed in its own virtual environment ($LLM_ANALYSIS_VENV, default /work/venvs/la; made with
-``python -m venv DIR && DIR/bin/pip install llm-analysis==0.2.2`` here when missing) and timed in a subprocess on the same machine in the same run; when it
-cannot be installed, the baseline is planner's own scalar path. Printed:
+llm-analysis runs in its own virtual environment ($LLM_ANALYSIS_VENV, default /work/venvs/la; made with
+``python -m venv DIR && DIR/bin/pip install llm-analysis==0.2.2`` here when missing) and is timed in a subprocess
+on the same machine in the same run; when it cannot be installed, the baseline is planner's own scalar path.
+Printed:
 
 1. one scenario (Llama-2-70B, 2 x H100, batch 8, prompt 2,048, 128 output tokens): planner's max_batch + tpot +
    ttft through the scalar API against one ``LLMAnalysis.inference`` call (the analysis object built once, as
@@ -12,7 +13,8 @@ cannot be installed, the baseline is planner's own scalar path. Printed:
 2. a sweep where GPU, model and context all vary: planner's vectorized max_batch + tpot + ttft per scenario
    against one llm-analysis call - the ratio should be >= 1000 - with the names as arrays of text, and as pandas
    Categoricals (names coded once, as a sweep that calls several functions can build them);
-3. 300 x 300 distinct failing cells through PLANNER_WHY and the classic (Windows) runtime: seconds per range.
+3. 300 x 300 distinct failing cells through PLANNER_WHY and the classic (Windows) runtime: seconds per range
+   (the Office.js runtime shows the bare codes: the same work as the classic one, less the text).
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ def main() -> None:
             seconds = time.perf_counter() - t0
         finally:
             xs.RUNTIME = old
-        cells = sum(len(r) for r in out)
+        cells = sum(len(r) for r in out) if isinstance(out, list) else 1
         print(f"3. {args.range} x {args.range} failing cells through {label}: {seconds:.2f} s ({cells:,} cells)")
 
 

@@ -24,6 +24,7 @@ import sys
 import xlwings as xw
 
 from planner import __version__
+from planner import excel_catalog as _c
 from planner import excel_support as _s
 
 __all__ = [
@@ -169,19 +170,19 @@ def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=No
 @_udf()
 def PLANNER_GPUS():
     """The catalog's GPU names, spilled down a column."""
-    return _s.names("gpu")
+    return _c.names("gpu")
 
 
 @_udf()
 def PLANNER_MODELS():
     """The catalog's model names, spilled down a column."""
-    return _s.names("model")
+    return _c.names("model")
 
 
 @_udf()
 def PLANNER_PRECISIONS():
     """The catalog's precision names, spilled down a column."""
-    return _s.names("precision")
+    return _c.names("precision")
 
 
 @_udf(
@@ -191,7 +192,7 @@ def PLANNER_PRECISIONS():
 )
 def PLANNER_INFO(name, field=None):
     """A fact from the catalog (units in the field name), or every field of the entry as a two-column table."""
-    return _s.info(name, field)
+    return _c.info(name, field)
 
 
 @_udf(

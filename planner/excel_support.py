@@ -1,4 +1,4 @@
-"""What sits between Excel and ``planner.api``: argument cleaning, broadcasting and Excel error values.
+"""What sits between Excel and ``planner.api``: the runtime, the catalog configuration and the evaluation of calls.
 
 No xlwings import here (``planner.excel_functions`` holds the ``@xw.func`` wrappers), so everything is
 testable as plain Python. The rules, as a spreadsheet user sees them:
@@ -7,7 +7,7 @@ testable as plain Python. The rules, as a spreadsheet user sees them:
   (a row against a column gives a table; a single cell goes with anything), and one call computes the
   whole block: the model runs once over arrays, not once per cell.
 - Excel hands numbers as floats (8192.0), empty cells as None, ranges as 2-D lists, and names with stray
-  case and spaces; numbers typed as text ("8192") count as numbers.
+  case and spaces; numbers typed as text ("8192") count as numbers (cleaning: ``planner.excel_cells``).
 - A cell that cannot be computed holds an Excel error, never an exception: ``#N/A`` for an unknown GPU,
   model or precision; ``#NUM!`` for a number out of range or a configuration that does not fit or makes
   no sense; ``#VALUE!`` for an argument of the wrong kind (text where a number belongs, a number where a
@@ -32,9 +32,23 @@ import numpy as np
 
 from planner import api, failures
 from planner.catalog import Catalog, default_catalog, reload_catalog
-from planner.errors import PlannerError, UnknownNameError
-
-NA, NUM, VALUE = "#N/A", "#NUM!", "#VALUE!"
+from planner.errors import PlannerError
+from planner.excel_cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
+    BLANK,
+    MISSING,
+    NA,
+    NUM,
+    VALUE,
+    Cells,
+    Failure,
+    Param,
+    _empty,
+    _grid,
+    _Shape,
+    _unwrap,
+    clean,
+    failure_from,
+)
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
@@ -46,37 +60,7 @@ RUNTIME = "python"
 RERUN_LIMIT = 64
 
 
-# -- failures -------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Failure:
-    """One cell that has no number: its Excel error code and the reason, as a user-facing sentence."""
-
-    code: str
-    message: str
-
-
-class _Blank:
-    """A row whose required arguments are all empty: shown as an empty cell."""
-
-    def __repr__(self) -> str:
-        return "BLANK"
-
-
-BLANK = _Blank()
-
-
-def failure_from(exc: BaseException) -> Failure:
-    """The Excel error for an exception raised by ``planner.api``: the error's own ``excel_error``.
-
-    Unknown names give #N/A (a missing price too); a number out of range or a configuration that does not
-    fit gives #NUM!, as Excel's own =SQRT(-1) does; an argument of the wrong kind gives #VALUE!. Anything
-    else is a bug, shown as #VALUE! with a request to report it.
-    """
-    if isinstance(exc, PlannerError):
-        return Failure(exc.excel_error, str(exc))
-    return Failure(VALUE, f"planner could not compute this cell ({type(exc).__name__}: {exc}); please report it")
+# -- failures ---------------------------------------------------------------------------------------------
 
 
 def render(value: Any, runtime: str | None = None) -> Any:
@@ -153,137 +137,6 @@ def reload(folder: str | None = None) -> str:
     )
 
 
-# -- arguments ----------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Param:
-    """One argument of an Excel function: its name (also the API keyword), kind and help text."""
-
-    name: str
-    kind: str  # "gpu", "model", "precision", "text" (names) or "number"
-    doc: str
-    required: bool = True
-    api_name: str | None = None  # the planner.api keyword, when it differs
-
-    @property
-    def keyword(self) -> str:
-        return self.api_name or self.name
-
-    @property
-    def is_name(self) -> bool:
-        return self.kind != "number"
-
-
-_EXAMPLES = {
-    "gpu": "a GPU name such as H100",
-    "model": "a model name such as llama2-70b",
-    "precision": "a precision name such as fp16",
-    "text": "text",
-}
-
-
-def _describe(value: Any) -> str:
-    if isinstance(value, bool):
-        return f"{'TRUE' if value else 'FALSE'} (a logical value)"
-    if isinstance(value, (int, float, np.number)):
-        return f"{float(value):g} (a number)"
-    if isinstance(value, str):
-        return f"{value!r} (text)"
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return "a list inside one cell"
-    return f"a value of type {type(value).__name__}"
-
-
-class _Missing:
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING = _Missing()
-
-
-def clean(value: Any, param: Param) -> Any:
-    """One cell's value for ``param``: a stripped name, a float, MISSING, or a #VALUE! Failure."""
-    if value is None:
-        return MISSING
-    if param.is_name:
-        if isinstance(value, str):
-            text = value.strip()
-            return text if text else MISSING
-        return Failure(VALUE, f"{param.name} must be {_EXAMPLES[param.kind]}, as text; got {_describe(value)}")
-    if isinstance(value, float) or (isinstance(value, (int, np.integer, np.floating)) and not isinstance(value, bool)):
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        if not text:
-            return MISSING
-        try:
-            return float(text)
-        except ValueError:
-            pass
-    return Failure(VALUE, f"{param.name} must be a number ({param.doc}); got {_describe(value)}")
-
-
-def _grid(value: Any) -> Any:
-    """A cell value (returned as is) or a range as a 2-D object array; a malformed range raises _Shape."""
-    if isinstance(value, np.ndarray):
-        value = value.tolist()
-    if not isinstance(value, (list, tuple)):
-        return value
-    if len(value) == 0:
-        raise _Shape("an empty range; give at least one cell")
-    if not any(isinstance(r, (list, tuple)) for r in value):
-        rows = [[v] for v in value]  # a plain list is a column
-    elif all(isinstance(r, (list, tuple)) for r in value):
-        rows = [list(r) for r in value]
-        width = len(rows[0])
-        if width == 0 or any(len(r) != width for r in rows):
-            raise _Shape("a range whose rows differ in length; give a rectangular range")
-    else:
-        raise _Shape("a range mixing single values and rows; give a rectangular range")
-    flat = [v for r in rows for v in r]
-    return np.fromiter(flat, dtype=object, count=len(flat)).reshape(len(rows), len(rows[0]))
-
-
-def _clean_many(items: list[Any], p: Param) -> tuple[list[Any], list[int], list[int]]:
-    """``clean`` over many cells, each distinct value once: (cleaned, indices missing, indices failed)."""
-    out: list[Any] = []
-    missing: list[int] = []
-    failed: list[int] = []
-    cache: dict[Any, Any] = {}
-    number = not p.is_name
-    for i, v in enumerate(items):
-        t = type(v)
-        if number and t is float:
-            out.append(v)
-            continue
-        try:  # keyed by type too: True == 1.0 in a dict, but TRUE is not a number here
-            key = (t, v)
-            c = cache[key] if key in cache else cache.setdefault(key, clean(v, p))
-        except TypeError:  # unhashable: a list inside a cell
-            c = clean(v, p)
-        if c is MISSING:
-            missing.append(i)
-        elif isinstance(c, Failure):
-            failed.append(i)
-        out.append(c)
-    return out, missing, failed
-
-
-class _Shape(Exception):
-    pass
-
-
-def _unwrap(value: Any) -> Any:
-    """``[[x]]`` (one cell, as xlwings hands it with ndim=2) -> ``x``."""
-    if type(value) is list and len(value) == 1:
-        inner = value[0]
-        if type(inner) is list and len(inner) == 1:
-            return inner[0]
-    return value
-
-
 # -- functions ----------------------------------------------------------------------------------------------
 
 
@@ -296,10 +149,6 @@ class Spec:
     params: tuple[Param, ...]
     scale: float = 1.0  # API unit -> Excel unit (seconds -> milliseconds: 1e3)
     integer: bool = False
-
-
-def _empty(p: Param) -> Failure:
-    return Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
 
 
 def _fail_all(result: Failure, why: bool) -> Any:
@@ -380,58 +229,12 @@ def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
     return out
 
 
-class _Block:
-    """One call over ranges: clean each argument once, then run the model over the good rows."""
+class _Block(Cells):
+    """One call over ranges: the cleaned arguments (``Cells``), then the model over the good rows."""
 
     def __init__(self, spec: Spec, grids: list[Any], shape: tuple[int, int], why: bool):
-        self.spec, self.shape, self.why = spec, shape, why
-        self.n = n = shape[0] * shape[1]
-        self.values: list[Any] = []  # per param: a cleaned scalar, or a flat array (float for numbers)
-        self.failure = np.full(n, None, dtype=object)  # the first #VALUE! among a row's arguments
-        self.blank_rows = np.ones(n, dtype=bool)
-        self.missing_required = np.full(n, None, dtype=object)  # the first required Param left empty
-        self.missing_optional = []  # per optional param: a bool array (or a bool)
-        ranged_required = False
-        for g, p in zip(grids, spec.params, strict=True):
-            if isinstance(g, np.ndarray):
-                cleaned, miss_at, fail_at = _clean_many(g.ravel().tolist(), p)
-                if p.is_name:
-                    arr = np.fromiter(cleaned, dtype=object, count=len(cleaned))
-                else:  # rows with a missing or failed value never reach the model: any placeholder does
-                    arr = np.array([c if type(c) is float else 1.0 for c in cleaned], dtype=float)
-                missing = np.zeros(g.size, dtype=bool)
-                missing[miss_at] = True
-                failed = np.zeros(g.size, dtype=bool)
-                failed[fail_at] = True
-                flat = np.broadcast_to(arr.reshape(g.shape), shape).ravel()
-                missing = np.broadcast_to(missing.reshape(g.shape), shape).ravel()
-                failed = np.broadcast_to(failed.reshape(g.shape), shape).ravel()
-                if fail_at:
-                    objs = np.fromiter(cleaned, dtype=object, count=len(cleaned))
-                    objs = np.broadcast_to(objs.reshape(g.shape), shape).ravel()
-                    take = failed & np.equal(self.failure, None)
-                    self.failure[take] = objs[take]
-            else:
-                flat = clean(g, p)
-                missing, failed = flat is MISSING, isinstance(flat, Failure)
-                if failed:
-                    take = np.equal(self.failure, None)
-                    for i in np.flatnonzero(take):
-                        self.failure[i] = flat
-            self.values.append(flat)
-            if p.required:
-                if isinstance(g, np.ndarray):  # constants do not make a row a scenario; ranges do
-                    self.blank_rows &= missing
-                    ranged_required = True
-                if np.any(missing):
-                    for i in np.flatnonzero(missing & np.equal(self.missing_required, None)):
-                        self.missing_required[i] = p
-            else:
-                self.missing_optional.append(missing)
-        if not ranged_required or n == 1:  # a single cell left empty is an error, not a blank
-            self.blank_rows[:] = False
-        self.result = np.full(n, None, dtype=object)
-        self.numbers = np.full(n, np.nan)
+        super().__init__(spec.params, grids, shape)
+        self.spec, self.why = spec, why
 
     def run(self) -> list[list[Any]]:
         spec, n = self.spec, self.n
@@ -631,6 +434,8 @@ def why(function: Any, args: Sequence[Any]) -> Any:
         return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {", ".join(SPECS)}, PLANNER_INFO'
     key = function.strip().lstrip("=").split("(")[0].strip().upper()
     if key == "PLANNER_INFO":
+        from planner.excel_catalog import info
+
         return info(*(list(args) + [None, None])[:2], why=True)
     spec = SPECS.get(key)
     if spec is None:
@@ -638,123 +443,3 @@ def why(function: Any, args: Sequence[Any]) -> Any:
     if len(args) > len(spec.params):
         return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
     return evaluate(spec, args, why=True)
-
-
-# -- catalog facts ------------------------------------------------------------------------------------------
-
-
-def names(kind: str) -> list[list[str]]:
-    """A column of the catalog's names of one kind ("gpu", "model", "precision"), for spilling."""
-    try:
-        return [[n] for n in catalog().table(kind).names()]
-    except Exception as exc:  # noqa: BLE001 - a broken user catalog shows as an error cell
-        return render(failure_from(exc))
-
-
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    elif isinstance(value, (list, tuple)):
-        out[prefix] = ", ".join(str(v) for v in value)
-    elif value is not None:
-        out[prefix] = value
-
-
-def facts(name: str) -> dict[str, Any]:
-    """Every field of the catalog entry called ``name`` (GPU, then model, then precision), flattened with dots.
-
-    Models also get the numbers the model derives from their architecture (params_total, params_active...).
-    """
-    cat = catalog()
-    for kind in ("gpu", "model", "precision"):
-        table = cat.table(kind)
-        if name in table:
-            entry = table.get(name)
-            out: dict[str, Any] = {"kind": kind}
-            dump = entry.model_dump(exclude={"prices"} if kind == "gpu" else None)
-            if kind == "gpu":  # one price per kind: price.on-demand.usd_per_gpu_hour, price.purchase.purchase_usd
-                kinds = dict.fromkeys(p.kind for p in entry.prices)
-                dump["price"] = {k: entry.price(k).model_dump(exclude={"kind"}) for k in kinds}
-            _flatten("", dump, out)
-            if kind == "model":
-                from planner.architecture import MODEL_FACT_FIELDS, model_facts
-
-                derived = model_facts(entry)
-                for f in MODEL_FACT_FIELDS:
-                    value = float(getattr(derived, f))
-                    if math.isfinite(value):  # no window: inf inside the model, nothing in a cell
-                        out.setdefault(f, value)
-            return out
-    known = cat.gpus.names() + cat.models.names() + cat.precisions.names()
-    aliases = cat.gpus.aliases() + cat.models.aliases() + cat.precisions.aliases()
-    raise UnknownNameError("GPU, model or precision", name, known + aliases)
-
-
-def _info_cell(name: Any, field: Any) -> Any:
-    n = clean(name, Param("name", "text", "a catalog name"))
-    if isinstance(n, Failure):
-        return n
-    if n is MISSING:
-        return Failure(VALUE, "name is empty; give a GPU, model or precision name such as H100")
-    try:
-        table = facts(n)
-    except PlannerError as exc:
-        return failure_from(exc)
-    f = clean(field, Param("field", "text", "a field name"))
-    if isinstance(f, Failure):
-        return f
-    if f is MISSING:
-        return table
-    key = {k.lower(): k for k in table}.get(f.lower().replace(" ", "_"))
-    if key is None:
-        from planner.errors import closest_names
-
-        near = closest_names(f, list(table))
-        hint = f"did you mean {', '.join(near)}?" if near else f"fields: {', '.join(list(table)[:15])}, ..."
-        return Failure(NA, f"{n!r} has no field {f!r}; {hint}")
-    value = table[key]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, (int, float, np.number)):
-        return float(value) if not isinstance(value, int) else value
-    return str(value)
-
-
-def info(name: Any, field: Any = None, why: bool = False) -> Any:
-    """PLANNER_INFO: one field of a catalog entry, or (no field) a two-column table of all its fields."""
-    try:
-        name, field = _unwrap(name), _unwrap(field)
-        if not isinstance(name, (list, tuple, np.ndarray)) and not isinstance(field, (list, tuple, np.ndarray)):
-            cell = _info_cell(name, field)
-            if isinstance(cell, dict):
-                return "ok" if why else [[k, v] for k, v in cell.items()]
-            if why:
-                return cell.message if isinstance(cell, Failure) else "ok"
-            return render(cell)
-        try:
-            grids = [_grid(name), _grid(field)]
-            shape = np.broadcast_shapes(*(g.shape for g in grids if isinstance(g, np.ndarray)))
-        except (_Shape, ValueError) as exc:
-            f = Failure(VALUE, f"PLANNER_INFO got ranges that do not line up ({exc})")
-            return f.message if why else render(f)
-        b = [np.broadcast_to(g, shape) if isinstance(g, np.ndarray) else g for g in grids]
-        out = []
-        for i in range(shape[0]):
-            row = []
-            for j in range(shape[1]):
-                nm = b[0][i, j] if isinstance(b[0], np.ndarray) else b[0]
-                fd = b[1][i, j] if isinstance(b[1], np.ndarray) else b[1]
-                cell = (
-                    _info_cell(nm, fd)
-                    if fd is not None
-                    else Failure(VALUE, "field is empty; with a range of names, give a field such as memory_bytes")
-                )
-                if isinstance(cell, dict):
-                    cell = Failure(VALUE, "give a field such as memory_bytes")
-                row.append((cell.message if isinstance(cell, Failure) else "ok") if why else render(cell))
-            out.append(row)
-        return out
-    except Exception as exc:  # noqa: BLE001
-        f = failure_from(exc)
-        return f.message if why else render(f)

@@ -1,0 +1,198 @@
+"""``planner addin example``: the example workbook whose cells call the Excel functions, with what Python gives."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import click
+
+from planner.errors import InvalidInputError
+from planner.files import write_file
+
+
+class Shown(str):
+    """Text shown as is, even when it starts with "=" (the formula of the next cell, for reading)."""
+
+
+def example_cells() -> dict:
+    """The example workbook as data: per sheet, rows of values/formulas, and array formulas by output range.
+
+    Values in the "Python gave" column are what the same functions return in Python when the file is made,
+    so a user can check their add-in against them.
+    """
+    from planner import excel_functions as xf
+
+    single = [
+        ("Ridge point of an H100 at bf16", "FLOP/B", 'RIDGE("H100","bf16")', xf.RIDGE("H100", "bf16")),
+        (
+            "Weights of Llama 2 70B at fp16",
+            "bytes",
+            'WEIGHT_BYTES("llama2-70b","fp16")',
+            xf.WEIGHT_BYTES("llama2-70b", "fp16"),
+        ),
+        (
+            "KV cache, 8,192 tokens, fp16",
+            "bytes",
+            'KV_BYTES("llama2-70b",8192,"fp16")',
+            xf.KV_BYTES("llama2-70b", 8192.0, "fp16"),
+        ),
+        (
+            "Max batch, 8,192 tokens (smallest group that fits)",
+            "sequences",
+            'MAX_BATCH("H100","llama2-70b",8192,"fp16")',
+            xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "fp16"),
+        ),
+        (
+            "Smallest GPU group for 16 sequences",
+            "GPUs",
+            'MIN_GPUS("H100","llama2-70b",8192,16)',
+            xf.MIN_GPUS("H100", "llama2-70b", 8192.0, 16.0),
+        ),
+        ("TPOT at batch 8", "ms", 'TPOT("H100","llama2-70b",8192,8)', xf.TPOT("H100", "llama2-70b", 8192.0, 8.0)),
+        ("TTFT of a 2,048-token prompt", "ms", 'TTFT("H100","llama2-70b",2048)', xf.TTFT("H100", "llama2-70b", 2048.0)),
+        (
+            "Throughput at batch 8",
+            "tokens/s",
+            'THROUGHPUT("H100","llama2-70b",8192,8)',
+            xf.THROUGHPUT("H100", "llama2-70b", 8192.0, 8.0),
+        ),
+        (
+            "Cost at batch 8, catalog price",
+            "$ per 1M output tokens",
+            'COST_PER_MTOK("H100","llama2-70b",8192,8)',
+            xf.COST_PER_MTOK("H100", "llama2-70b", 8192.0, 8.0),
+        ),
+        ("MFU at batch 8", "fraction", 'MFU("H100","llama2-70b",8192,8)', xf.MFU("H100", "llama2-70b", 8192.0, 8.0)),
+        ("MBU at batch 8", "fraction", 'MBU("H100","llama2-70b",8192,8)', xf.MBU("H100", "llama2-70b", 8192.0, 8.0)),
+        (
+            "Decode intensity at batch 8",
+            "FLOP/B",
+            'DECODE_INTENSITY("H100","llama2-70b",8192,8)',
+            xf.DECODE_INTENSITY("H100", "llama2-70b", 8192.0, 8.0),
+        ),
+        ("H100 memory", "bytes", 'PLANNER_INFO("H100","memory_bytes")', xf.PLANNER_INFO("H100", "memory_bytes")),
+        ("An unknown GPU", "#N/A", 'MAX_BATCH("H10","llama2-70b",8192)', "#N/A"),
+        (
+            "... and why",
+            "text",
+            'PLANNER_WHY("MAX_BATCH","H10","llama2-70b",8192)',
+            xf.PLANNER_WHY("MAX_BATCH", "H10", "llama2-70b", 8192.0),
+        ),
+        ("Does not fit on 1 GPU", "#NUM!", 'MAX_BATCH("H100","llama2-70b",8192,,1)', "#NUM!"),
+    ]
+    functions_rows = [["What", "Unit", "Formula", "Result", "Python gave"]]
+    for what, unit, formula, value in single:
+        functions_rows.append([what, unit, Shown("=" + formula), f"={formula}", value])
+
+    scen = [
+        ("H100", "llama2-70b", 4096, 1),
+        ("H100", "llama2-70b", 8192, 8),
+        ("A100 SXM 80GB", "llama2-70b", 8192, 8),
+        ("H200", "llama3.1-70b", 32768, 16),
+        ("L40S", "llama3.1-8b", 8192, 32),
+        ("MI300X", "qwen3-32b", 16384, 8),
+    ]
+    gpus = [[g] for g, *_ in scen]
+    models = [[m] for _, m, *_ in scen]
+    ctx = [[float(c)] for *_, c, _ in scen]
+    batch = [[float(b)] for *_, b in scen]
+    n = len(scen)
+    last = n + 1
+    header = [
+        "GPU",
+        "Model",
+        "Context (tokens)",
+        "Batch",
+        "Max batch",
+        "Min GPUs",
+        "TPOT (ms)",
+        "Throughput (tok/s)",
+        "$ / 1M tokens",
+    ]
+    scenario_rows = [header] + [[g, m, c, b, None, None, None, None, None] for g, m, c, b in scen]
+    arrays = {
+        f"E2:E{last}": f"MAX_BATCH(A2:A{last},B2:B{last},C2:C{last})",
+        f"F2:F{last}": f"MIN_GPUS(A2:A{last},B2:B{last},C2:C{last},D2:D{last})",
+        f"G2:G{last}": f"TPOT(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,F2:F{last})",
+        f"H2:H{last}": f"THROUGHPUT(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,F2:F{last})",
+        f"I2:I{last}": f"COST_PER_MTOK(A2:A{last},B2:B{last},C2:C{last},D2:D{last},,,F2:F{last})",
+    }
+    expected = {
+        "Max batch": xf.MAX_BATCH(gpus, models, ctx),
+        "Min GPUs": (mg := xf.MIN_GPUS(gpus, models, ctx, batch)),
+        "TPOT (ms)": xf.TPOT(gpus, models, ctx, batch, None, mg),
+        "Throughput (tok/s)": xf.THROUGHPUT(gpus, models, ctx, batch, None, mg),
+        "$ / 1M tokens": xf.COST_PER_MTOK(gpus, models, ctx, batch, None, None, mg),
+    }
+    check_rows = [["Python gave (when this file was made)"] + list(expected)]
+    for i in range(n):
+        check_rows.append([f"{scen[i][0]} / {scen[i][1]}"] + [expected[k][i][0] for k in expected])
+    return {
+        "Functions": {"rows": functions_rows, "arrays": {}},
+        "Scenarios": {"rows": scenario_rows, "arrays": arrays, "below": check_rows},
+        "Catalog": {
+            "rows": [["GPUs", "Models", "Precisions"]],
+            "arrays": {
+                f"A2:A{1 + len(xf.PLANNER_GPUS())}": "PLANNER_GPUS()",
+                f"B2:B{1 + len(xf.PLANNER_MODELS())}": "PLANNER_MODELS()",
+                f"C2:C{1 + len(xf.PLANNER_PRECISIONS())}": "PLANNER_PRECISIONS()",
+            },
+        },
+        "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}},
+    }
+
+
+README_SHEET = """planner Excel functions: example workbook
+These cells call planner's functions; they compute only where the functions are installed:
+- Windows, classic xlwings UDFs: `planner addin install`, then save this file as .xlsm and click Import Functions.
+- xlwings Lite (Windows, Mac, web): `planner addin lite DIR`, paste main.py and requirements.txt into the Lite editor.
+Without them Excel shows #NAME?. After installing, press Ctrl+Alt+F9 to recalculate everything.
+Column "Python gave" holds what the same functions returned in Python when the file was made.
+Range formulas on the Scenarios sheet are array formulas over whole columns: one call per column.
+Units: bytes (1 GB = 1e9 B), ms, tokens/s, US dollars; see docs/excel.md."""
+
+
+def write_example(path: Path, force: bool) -> None:
+    from openpyxl import Workbook
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    sheets = example_cells()
+    wb = Workbook()
+    wb.remove(wb.active)
+    for title, spec in sheets.items():
+        ws = wb.create_sheet(title)
+        for row in spec["rows"]:
+            ws.append(row)
+            for c in ws[ws.max_row]:
+                if isinstance(c.value, Shown):
+                    c.value, c.data_type = str(c.value), "s"
+        for ref, formula in spec["arrays"].items():
+            ws[ref.split(":")[0]] = ArrayFormula(ref, f"={formula}")
+        if spec.get("below"):
+            ws.append([])
+            for row in spec["below"]:
+                ws.append(row)
+        for col, width in zip("ABCDEFGHI", (44, 18, 52, 16, 22, 12, 12, 18, 14), strict=True):
+            ws.column_dimensions[col].width = width
+    buf = io.BytesIO()
+    wb.save(buf)
+    write_file(path, buf.getvalue(), force=force, make_parents=True)
+
+
+@click.command("example")
+@click.argument(
+    "path", type=click.Path(dir_okay=False, path_type=Path), default=Path("workbooks/functions-example.xlsx")
+)
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+def example_command(path: Path, force: bool) -> None:
+    """Write the example workbook whose cells use the functions (for people who have the add-in).
+
+    Example:
+
+        planner addin example workbooks/functions-example.xlsx --force
+    """
+    if path.suffix.lower() != ".xlsx":
+        raise InvalidInputError(f"{path}: the example workbook is an .xlsx file; give a path ending in .xlsx")
+    write_example(path, force)
+    click.echo(f"wrote {path}")
