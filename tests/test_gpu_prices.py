@@ -137,3 +137,10 @@ purchase_usd = 4000
         review = build_review(load_scenario(path), CAT, source="s.toml", date="2026-11-30")
         flagged = [w for w in review.warnings if "is dated 2020-10" in w]
         assert len(flagged) == 1 and flagged[0].startswith("A6000 bought: RTX A6000: the purchase price ($4,649.00")
+
+
+def test_a_reserved_quote_is_kept_apart_from_the_on_demand_default():
+    """L40S: AWS G6e 1-year reservation ~$1.17/h (Modal's August 2025 table) next to Modal's $1.9512/h on-demand."""
+    l40s = CAT.gpu("L40S")
+    assert l40s.price("reserved").usd_per_gpu_hour == 1.17 and api.gpu_price_per_hour("L40S") == 1.9512
+    assert l40s.price("reserved").is_stale(datetime.date(2026, 11, 30))  # 475 days old
