@@ -69,7 +69,7 @@ def render_plan(p: Plan) -> str:
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
-        else "no price in catalog"
+        else "the catalog has no on-demand price for this GPU; give --price US$ per GPU-hour"
     )
     row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
     width = max(len(label) for label, _ in rows) + 2
