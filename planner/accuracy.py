@@ -44,6 +44,7 @@ from planner.published import (
     resolve_model_name,
     whole_number,
 )
+from planner.vllm_log import vllm_kv_log
 
 GiB = 2**30
 
@@ -172,9 +173,10 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
     eng = engine_profile(row.profile)
     if row.block_size:
         eng = eng.with_(block_size=row.block_size)
+    gpu, model = cat.gpu(resolve_gpu_name(row.gpu, cat)), cat.model(resolve_model_name(row.model, cat))
     plan = api.memory_plan(
-        resolve_gpu_name(row.gpu, cat),
-        resolve_model_name(row.model, cat),
+        gpu,
+        model,
         row.max_model_len or eng.block_size,  # the budget and token count do not depend on it
         gpus=row.tensor_parallel_size,
         weight_precision=row.weight_precision,
@@ -182,9 +184,16 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
         engine=eng,
         catalog=cat,
     )
-    tokens = float(plan.kv_cache_tokens)
-    conc = max_concurrency(tokens, row.max_model_len, eng.block_size) if row.max_model_len else math.nan
-    return StartupPrediction(float(plan.kv_budget_bytes_per_gpu) / GiB, tokens, conc)
+    budget = float(plan.kv_budget_bytes_per_gpu)
+    tokens, conc = vllm_kv_log(
+        model,
+        budget,
+        float(plan.kv_bytes_per_token_per_gpu),
+        row.max_model_len,
+        block_size=eng.block_size,
+        max_num_batched_tokens=eng.batching_limits(gpu.memory_bytes, gpu.architecture)[0],
+    )
+    return StartupPrediction(budget / GiB, tokens, conc)
 
 
 # -- time --------------------------------------------------------------------------------------------------

@@ -177,6 +177,32 @@ def local_attention_span(m: Model) -> tuple[int, float]:
     return 0, float("inf")
 
 
+def vllm_kv_cache_groups(m: Model) -> tuple[int, int, int]:
+    """(layers per group, full-attention groups, local groups) of vLLM's hybrid KV cache manager.
+
+    vLLM V1 pages every KV cache group alike: a group holds as many layers as the smaller attention type has
+    (min(full, local)), and a type whose layer count is not a multiple of it is padded with empty layers
+    (docs/design/hybrid_kv_cache_manager.md, "Case 3": Gemma-3-27B's 10 full and 52 sliding layers make 1 + 6
+    groups of 10, 8 of them padding). Models with one attention type are one group of all their layers.
+    """
+    local, _ = local_attention_span(m)
+    full = m.num_layers - local
+    if local == 0 or full == 0:
+        return m.num_layers, int(full > 0), int(local > 0)
+    size = min(full, local)
+    return size, -(-full // size), -(-local // size)
+
+
+def vllm_kv_layer_slots(m: Model) -> int:
+    """Layers' worth of KV memory one token of every group takes in vLLM: groups x layers per group.
+
+    The model's layer count, plus the padding ``vllm_kv_cache_groups`` adds: Gemma-3-27B 70 for 62 layers,
+    Gemma-3-4B 35 for 34 (5 full, 29 sliding), gpt-oss 36 for 36 (18 and 18).
+    """
+    size, full_groups, local_groups = vllm_kv_cache_groups(m)
+    return size * (full_groups + local_groups)
+
+
 def model_facts(m: Model) -> ModelFacts:
     """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)

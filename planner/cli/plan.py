@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from planner.api import Plan, plan
-from planner.architecture import local_attention_span
+from planner.architecture import vllm_kv_layer_slots
 from planner.cli.options import catalog_option, load
 from planner.engines import ENGINES
-from planner.model import max_concurrency
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
+from planner.vllm_log import vllm_kv_log
 
 
 def render_plan(p: Plan) -> str:
@@ -41,13 +41,19 @@ def render_plan(p: Plan) -> str:
     row("  = KV cache budget", f"{fmt_gb(budget)} ({budget / GiB:.2f} GiB, as vLLM logs it)")
     row("KV cache per token", f"{fmt_bytes(float(mem.kv_bytes_per_token_per_gpu) * p.gpus)} ({kv_kind})")
     row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
-    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}")
+    logged_tokens, concurrency = vllm_kv_log(
+        m,
+        float(mem.kv_budget_bytes_per_gpu),
+        float(mem.kv_bytes_per_token_per_gpu),
+        p.context,
+        block_size=p.engine.block_size,
+        max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.architecture)[0],
+    )
+    slots = vllm_kv_layer_slots(m)
+    padded = f" (vLLM logs {int(logged_tokens):,}: its KV groups pad {m.num_layers} layers to {slots})"
+    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != m.num_layers else ""))
     n = int(mem.max_batch)
     row("Max batch", f"{n:,} sequence{'s' if n != 1 else ''} of {p.context:,} tokens")
-    if local_attention_span(m)[0]:  # window/chunk layers hold less than L tokens: sequences, not tokens / L
-        concurrency = float(mem.kv_budget_bytes_per_gpu) * p.gpus / float(mem.kv_bytes_per_sequence)
-    else:
-        concurrency = max_concurrency(float(mem.kv_cache_tokens), p.context, max(p.engine.block_size, 1))
     row("Max concurrency (vLLM's log line)", f"{concurrency:.2f}x at {p.context:,} tokens per request")
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
     steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])

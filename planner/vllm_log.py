@@ -1,0 +1,55 @@
+"""What vLLM's start-up log prints about the KV cache, for models with local (sliding or chunked) attention too.
+
+vLLM V1's hybrid KV cache manager (docs/design/hybrid_kv_cache_manager.md) pages layers in groups of equal size
+(``planner.architecture.vllm_kv_cache_groups``); the pool of ``num_blocks`` blocks is shared by the groups.
+
+- "GPU KV cache size: N tokens" = (num_blocks // groups) x block size (``vllm/v1/core/kv_cache_utils.py``,
+  ``_report_kv_cache_config``, through v0.19 at least; later versions print max concurrency x max_model_len);
+- "Maximum concurrency for L tokens per request" = num_blocks / blocks one request of L tokens may hold: a
+  full-attention group ceil(L / block); a sliding-window group ceil(min(window - 1 + max_num_batched_tokens, L)
+  / block) + 1; a chunked-attention group ceil(min(chunk + max_num_batched_tokens, L) / block)
+  (``SlidingWindowSpec`` / ``ChunkedLocalAttentionSpec.max_memory_usage_bytes`` in ``vllm/v1/kv_cache_interface.py``).
+
+For a model with one attention type both reduce to the plain rule (``planner.model.kv_cache_tokens``,
+``planner.model.max_concurrency``). Pure functions; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner.architecture import local_attention_span, vllm_kv_cache_groups
+from planner.catalog.schema import Model
+
+
+def vllm_kv_log(
+    model: Model,
+    kv_budget_bytes_per_gpu: float,
+    kv_bytes_per_token_per_gpu: float,
+    max_model_len: int | None,
+    *,
+    block_size: int,
+    max_num_batched_tokens: int,
+) -> tuple[float, float]:
+    """(KV cache tokens of the group, maximum concurrency at ``max_model_len``) as vLLM logs them.
+
+    ``kv_bytes_per_token_per_gpu`` is the planner's all-layer figure (every layer caching the token); a group of
+    ``size`` layers takes size / layers of it per block. Concurrency is NaN without a ``max_model_len``.
+    """
+    block = max(int(block_size), 1)
+    size, full_groups, local_groups = vllm_kv_cache_groups(model)
+    page = kv_bytes_per_token_per_gpu / model.num_layers * size * block
+    num_blocks = math.floor(max(kv_budget_bytes_per_gpu, 0.0) / page)
+    tokens = float(num_blocks // (full_groups + local_groups) * block)
+    if not max_model_len:
+        return tokens, math.nan
+    blocks = full_groups * -(-max_model_len // block)
+    if local_groups:
+        _, span = local_attention_span(model)
+        if model.chunked_attention_layers and model.attention_chunk_size:
+            held = min(int(span) + max_num_batched_tokens, max_model_len)
+            blocks += local_groups * -(-held // block)
+        else:
+            held = min(int(span) - 1 + max_num_batched_tokens, max_model_len)
+            blocks += local_groups * (-(-held // block) + 1)
+    return tokens, num_blocks / blocks
