@@ -106,3 +106,29 @@ class TestPrices:
         """Rented publicly with a named provider's dated on-demand quote: at least these."""
         for name in ("H100", "H200", "B200", "GB200", "L4", "L40S", "RTX 3090", "RTX 4090", "RTX 5090", "MI300X", "T4"):
             assert CAT.gpu(name).price("on-demand") is not None, name
+
+
+class TestPeaksTraceToVendorTables:
+    """Dense per-GPU peaks against the vendor figures quoted in each entry (sparse figures halved)."""
+
+    def test_b300_is_nvidias_hgx_table_per_gpu_dense(self):
+        """HGX B300 (8 GPUs, * with sparsity): FP8/FP6 72 PF*, FP16/BF16 36 PF*, TF32 18 PF*, FP32 600 TF
+        (NVIDIA's table as reproduced at fibermall.com/blog/?p=17161)."""
+        peak = CAT.gpu("B300").peak_flop_per_s
+        for key, hgx_sparse in (("fp8", 72e15), ("fp6", 72e15), ("bf16", 36e15), ("fp16", 36e15), ("tf32", 18e15)):
+            assert peak[key] == pytest.approx(hgx_sparse / 8 / 2), key
+        assert peak["fp32"] == pytest.approx(600e12 / 8)
+        assert "int8" not in peak  # 2 POPS* for 8 GPUs = 0.125 POPS dense: Blackwell Ultra cut INT8
+
+    def test_mi350_series_fp4_is_half_amds_sparse_maximum(self):
+        """'MI350X ... maximum FP4/FP6 performance of 18.45 PFLOPS', 'MI355X ... 20.1 PFLOPS' (Tom's Hardware,
+        ISC 2025; with sparsity); MI355X FP8 'delivering five petaflops' (AMD at ISSCC 2026)."""
+        assert CAT.gpu("MI350X").peak_flop_per_s["fp4"] == pytest.approx(18.45e15 / 2, rel=0.001)
+        assert CAT.gpu("MI355X").peak_flop_per_s["fp4"] == pytest.approx(20.1e15 / 2, rel=0.002)
+        assert CAT.gpu("MI355X").peak_flop_per_s["fp8"] == pytest.approx(5e15, rel=0.01)
+        assert (CAT.gpu("MI350X").tdp_w, CAT.gpu("MI355X").tdp_w) == (1000, 1400)
+
+    def test_gaudi3_matrix_peaks(self):
+        """'1835 TFLOPS em matrizes FP8 e BF16 e um consumo de 900 W' (pcguia.pt, Intel Vision 2024)."""
+        g = CAT.gpu("Gaudi 3")
+        assert g.peak_flop_per_s == {"bf16": 1835e12, "fp8": 1835e12} and g.tdp_w == 900

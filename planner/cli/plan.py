@@ -39,7 +39,11 @@ def render_plan(p: Plan) -> str:
     row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
     budget = float(mem.kv_budget_bytes_per_gpu)
     row("  = KV cache budget", f"{fmt_gb(budget)} ({budget / GiB:.2f} GiB, as vLLM logs it)")
-    row("KV cache per token", f"{fmt_bytes(float(mem.kv_bytes_per_token_per_gpu) * p.gpus)} ({kv_kind})")
+    per_gpu = float(mem.kv_bytes_per_token_per_gpu)
+    copies = (
+        f"; {fmt_bytes(per_gpu)} on each of {p.gpus} GPUs, the MLA latent is not split" if m.mla and p.gpus > 1 else ""
+    )
+    row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
     row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
     logged_tokens, concurrency = vllm_kv_log(
         m,
