@@ -1,8 +1,8 @@
-"""Held-out accuracy: the planner (and aiconfigurator, where it installs and supports the row) on published rows
-from sources the planner's time factors were not fitted on.
+"""Held-out accuracy: the planner (and aiconfigurator and llm-analysis, where they install and support the row) on
+published rows from sources the planner's time factors were not fitted on.
 
-    python bench/heldout.py                      # planner; aiconfigurator from bench/heldout_aic_cache.json
-    python bench/heldout.py --run-aic            # also run aiconfigurator (its venv) on rows not yet cached
+    python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
+    python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
@@ -13,7 +13,9 @@ model size, MoE, engine), planner beside aiconfigurator on the rows both predict
 
 aiconfigurator (``/work/venvs/aic``, ``pip install aiconfigurator``) is run by ``bench/heldout_aic.py`` in its
 own venv; its answers are cached by query in ``bench/heldout_aic_cache.json``, so the table reprints without
-it. Without the venv and the cache the script prints the planner alone.
+it. llm-analysis 0.2.2 (``/work/venvs/la``) is run by ``bench/heldout_la.py`` on the rows it can model (static
+batches and batch-1 latency of dense models on its A100 and H100 configs; its default efficiencies), cached in
+``bench/heldout_la_cache.json``. Without a venv and its cache the script prints that column empty.
 """
 
 from __future__ import annotations
@@ -39,6 +41,20 @@ from planner.fit import FIT_SOURCE_GROUPS  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
+LA_PYTHON = Path("/work/venvs/la/bin/python")
+LA_CACHE = HERE / "heldout_la_cache.json"
+#: llm-analysis's shipped GPU configs, by catalog name.
+LA_GPUS = {
+    "A100 SXM 80GB": "a100-sxm-80gb",
+    "A100 SXM 40GB": "a100-sxm-40gb",
+    "A100 PCIe 80GB": "a100-pcie-80gb",
+    "A100 PCIe 40GB": "a100-pcie-40gb",
+    "H100 SXM 80GB": "h100-sxm-80gb",
+    "H100 PCIe 80GB": "h100-pcie-80gb",
+}
+#: llm-analysis dtype configs (weights / activations / embeddings bits) by the row's weight precision.
+LA_DTYPES = {None: "w16a16e16", "fp16": "w16a16e16", "bf16": "w16a16e16", "fp8": "w8a8e16", "int8": "w8a16e16"}
+LA_DTYPES.update({"int4": "w4a16e16", "awq": "w4a16e16"})
 #: Sources the vLLM memory profiles were fitted to (vllm_startup_*.csv): their other rows are not held out.
 MEMORY_FIT_SOURCES = ("llm-d-planner-v0.19.0-memory-sweep", "dennislee22-vllm-benchmarking")
 AIC_CACHE = HERE / "heldout_aic_cache.json"
@@ -199,30 +215,72 @@ def aic_query(c: dict, config_dir: Path) -> dict | None:
     return q
 
 
-def attach_aic(checks: list[dict], run: bool) -> str:
-    cache = json.loads(AIC_CACHE.read_text()) if AIC_CACHE.exists() else {}
+def la_query(c: dict) -> dict | None:
+    """The llm-analysis query for a check, or None where it cannot model the row (see the module docstring)."""
+    r, model = c["row"], c["model"]
+    gpu, dtype = LA_GPUS.get(c["gpu"] or ""), LA_DTYPES.get(r.weight_precision, "")
+    if not (gpu and dtype and model) or r.kind != "static" or r.batch < 1 or r.output_len < 1:
+        return None
+    if model.moe or model.mla or model.sliding_window:
+        return None
+    q = {
+        "model": {
+            "name": model.name,
+            "num_layers": model.num_layers,
+            "n_head": model.num_attention_heads,
+            "hidden_dim": model.hidden_size,
+            "vocab_size": model.vocab_size,
+            "max_seq_len": max(model.max_context, r.input_len + r.output_len),
+            "num_key_value_heads": model.num_kv_heads,
+            "ffn_embed_dim": model.intermediate_size,
+            "expansion_ratio": model.intermediate_size / model.hidden_size,
+            "model_type": "llama",
+        },
+        "gpu": gpu,
+        "dtype": dtype,
+        "tp": r.gpus,
+        "batch": r.batch,
+        "input_len": max(r.input_len, 1),
+        "output_len": r.output_len,
+    }
+    q["key"] = json.dumps({**q, "model": model.name}, sort_keys=True)
+    return q
+
+
+def _published(c: dict) -> float:
+    r = c["row"]
+    return {"TPOT": r.tpot_s * 1e3, "TTFT": r.ttft_s * 1e3}.get(c["q"], r.throughput_tokens_per_s)
+
+
+def attach(checks: list[dict], tool: str, run: bool) -> str:
+    """Each check's error for ``tool`` ("aic" or "la") from its cache, running the tool on new queries if ``run``."""
+    python, cache_path, script = {
+        "aic": (AIC_PYTHON, AIC_CACHE, "heldout_aic.py"),
+        "la": (LA_PYTHON, LA_CACHE, "heldout_la.py"),
+    }[tool]
+    cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
         queries = {}
         for c in checks:
-            if "row" in c and (q := aic_query(c, Path(tmp))):
-                c["aic_key"] = q["key"]
+            q = (aic_query(c, Path(tmp)) if tool == "aic" else la_query(c)) if "row" in c else None
+            if q:
+                c[f"{tool}_key"] = q["key"]
                 queries[q["key"]] = q
-        if run and AIC_PYTHON.exists():
+        if run and python.exists():
             qfile = Path(tmp) / "queries.json"
             qfile.write_text(json.dumps(list(queries.values())))
-            subprocess.run([str(AIC_PYTHON), str(HERE / "heldout_aic.py"), str(qfile), str(AIC_CACHE)], check=False)
-            cache = json.loads(AIC_CACHE.read_text()) if AIC_CACHE.exists() else {}
+            subprocess.run([str(python), str(HERE / script), str(qfile), str(cache_path)], check=False)
+            cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     answered = 0
     for c in checks:
-        res = cache.get(c.get("aic_key", ""), {})
+        res = cache.get(c.get(f"{tool}_key", ""), {})
         key = {"TPOT": "tpot_ms", "TTFT": "ttft_ms"}.get(c["q"], "throughput_tok_s")
-        pub = {"TPOT": c["row"].tpot_s * 1e3, "TTFT": c["row"].ttft_s * 1e3}.get(c["q"]) if "row" in c else None
-        if pub is None and "row" in c:
-            pub = c["row"].throughput_tokens_per_s
-        c["aic"] = _err(res[key], pub) if key in res else math.nan
+        c[tool] = _err(res[key], _published(c)) if key in res else math.nan
         answered += key in res
+    state = "ran" if run and python.exists() else ("cache" if cache else "absent")
+    if tool == "la":
+        return f"llm-analysis 0.2.2 ({state}; default efficiencies): {answered} figures"
     versions = sorted({v.get("version", "") for v in cache.values() if "version" in v})
-    state = "ran" if run and AIC_PYTHON.exists() else ("cache" if cache else "absent")
     return f"aiconfigurator ({state}; backend database versions {', '.join(versions) or '-'}): {answered} figures"
 
 
@@ -236,7 +294,10 @@ def _stats(errs: list[float]) -> str:
 
 def report(checks: list[dict]) -> str:
     lines = []
-    head = f"{'':<34}{'planner: all rows':>22}{'planner: rows aic has':>24}{'aiconfigurator':>22}"
+    head = (
+        f"{'':<34}{'planner: all rows':>22}{'planner: rows aic has':>24}{'aiconfigurator':>22}"
+        f"{'planner: rows la has':>24}{'llm-analysis':>22}"
+    )
     for q, (g_med, g_worst) in GOALS.items():
         qc = [c for c in checks if c["q"] == q]
         if not qc:
@@ -244,11 +305,11 @@ def report(checks: list[dict]) -> str:
         lines += ["", f"== {q}: median / worst |error| (rows); goal {g_med:.0%} / {g_worst:.0%}", head]
 
         def line(label, cs):
-            both = [c for c in cs if not math.isnan(c.get("aic", math.nan)) and not math.isnan(c["planner"])]
-            return (
-                f"{label:<34}{_stats([c['planner'] for c in cs]):>22}"
-                f"{_stats([c['planner'] for c in both]):>24}{_stats([c['aic'] for c in both]):>22}"
-            )
+            out = f"{label:<34}{_stats([c['planner'] for c in cs]):>22}"
+            for tool in ("aic", "la"):
+                both = [c for c in cs if not math.isnan(c.get(tool, math.nan)) and not math.isnan(c["planner"])]
+                out += f"{_stats([c['planner'] for c in both]):>24}{_stats([c[tool] for c in both]):>22}"
+            return out
 
         lines.append(line("all", qc))
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
@@ -289,6 +350,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
     parser.add_argument("--run-aic", action="store_true", help="run aiconfigurator on rows its cache lacks")
+    parser.add_argument("--run-la", action="store_true", help="run llm-analysis on rows its cache lacks")
     parser.add_argument(
         "--write-residuals",
         action="store_true",
@@ -298,10 +360,10 @@ def main() -> None:
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
     checks = time_checks(held) + (memory_checks() if not args.rows else [])
-    note = attach_aic(checks, args.run_aic)
+    notes = [attach(checks, "aic", args.run_aic), attach(checks, "la", args.run_la)]
     groups = sorted({r.source_group for r in held})
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
-    print(note)
+    print("\n".join(notes))
     print(report(checks))
     if args.write_residuals:
         write_residuals(checks, ranges.residuals_file())

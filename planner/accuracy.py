@@ -19,7 +19,6 @@ of "auto" or "not stated" is the model's default. A row that cannot be predicted
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,20 +27,28 @@ from typing import Any
 import numpy as np
 
 from planner import api
-from planner.benchmark import benchmark_kind, mean_context, predict_benchmark
+from planner.benchmark import predict_benchmark
 from planner.calibration import residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, default_catalog
-from planner.catalog.loader import shipped_catalog_dir
 from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_for_version, engine_profile, parse_version
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
-from planner.published import (
+from planner.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.published)
+    CLOSED_LOOP_PROMPTS_PER_SLOT,
+    DECODE_COLUMNS,
+    DecodeRow,
     first_number,
+    load_decode_rows,
     precision_in,
     read_csv_rows,
+    reference_dir,
     require_columns,
     resolve_gpu_name,
     resolve_model_name,
+    server_flag,
+    source_group_of,
+    statistic_of,
+    throughput_scope,
     whole_number,
 )
 from planner.vllm_log import vllm_kv_log
@@ -52,11 +59,6 @@ GiB = 2**30
 #: but its activation peak (2.12 GiB) is the current sampler's ('vllm'), not that of the other rows of its
 #: source (KV013: 4.76 GiB, 'vllm-fullsort'), which the 0.11 version maps to.
 STARTUP_PROFILES = {"KV017": "vllm"}
-
-
-def reference_dir() -> Path:
-    """The shipped reference data: ``catalogs/reference`` (``planner/_catalogs/reference`` when installed)."""
-    return shipped_catalog_dir() / "reference"
 
 
 # -- memory ------------------------------------------------------------------------------------------------
@@ -199,197 +201,6 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 # -- time --------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class DecodeRow:
-    """One benchmark measurement: ``batch`` sequences, ``input_len`` prompt and ``output_len`` output tokens each.
-
-    ``kind``: "static" (a batch that starts together) or "serving" (a continuous-batching server given
-    ``num_prompts`` requests, ``batch`` at a time, all at once or at ``request_rate`` requests/s).
-    ``output_len = 0``: a steady-state decode step at context ``input_len`` (``planner calibrate --measure``).
-    ``batch = 0``: the engine chose its own batch (a max-throughput run): the most sequences of
-    ``input_len + output_len`` tokens that fit, at most the engine's ``max_num_seqs`` and ``num_prompts``.
-    """
-
-    record_id: str
-    gpu: str
-    model: str
-    gpus: int
-    batch: int
-    input_len: int
-    output_len: int
-    weight_precision: str | None = None
-    kv_precision: str | None = None
-    engine: str = "vllm"
-    engine_version: str = ""
-    tpot_s: float = math.nan
-    throughput_tokens_per_s: float = math.nan
-    ttft_s: float = math.nan
-    kind: str = "static"
-    num_prompts: int | None = None
-    request_rate: float | None = None
-    source: str = ""
-    source_group: str = ""  # one label per source document: what a held-out split holds out together
-    statistic: str = "mean"  # of TTFT and TPOT over requests: "mean", "median", or "" (the source does not say)
-    problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
-
-    @property
-    def context(self) -> int:
-        """The mean context over the generation, at which the row's TPOT is predicted (whole tokens)."""
-        return mean_context(self.input_len, self.output_len)
-
-
-DECODE_COLUMNS = (
-    "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
-    "(optional: record_id, tensor_parallel_size, weight_dtype, kv_cache_dtype, engine, engine_version, "
-    "batching, num_prompts, request_rate)"
-)
-
-
-def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
-    """Rows of a benchmark CSV (default: every shipped ``decode_*.csv`` and ``perf_*.csv``). See ``DECODE_COLUMNS``."""
-    ref = reference_dir()
-    paths = [Path(path)] if path else sorted([*ref.glob("decode_*.csv"), *ref.glob("perf_*.csv")])
-    rows = []
-    for p in paths:
-        raw = read_csv_rows(p)
-        needed = ("gpu", "model", "batch_size_or_concurrency|batch", "input_len", "output_len")
-        require_columns(p, raw, needed, f"a decode file has {DECODE_COLUMNS}")
-        for i, r in enumerate(raw, 1):
-            rows.append(_decode_row(p, i, r))
-    return rows
-
-
-#: The ``kind`` column of ``perf_public.csv``: (kind of run, prompts all at once, batch chosen by the engine).
-KIND_COLUMN = {
-    "latency_batch1": ("static", False, False),
-    "static_batch": ("static", False, False),
-    "serving_concurrency": ("serving", True, False),
-    "serving_rate": ("serving", False, False),
-    "max_throughput": ("serving", True, True),
-}
-
-
-#: A fixed-concurrency run whose number of prompts is not stated (NIM/AIPerf, vllm bench serve pages): the
-#: client kept ``batch`` requests in flight; taken as this many prompts per slot, so the ramp and tail are ~1/10
-#: of the run (TTFT and TPOT of a closed loop hardly depend on it; the run's output rate does, by up to ~10%).
-CLOSED_LOOP_PROMPTS_PER_SLOT = 10
-
-
-def throughput_scope(unit: str) -> str:
-    """'group' (the whole tensor-parallel group), 'gpu' (per GPU) or 'unknown', from a throughput-unit cell."""
-    text = str(unit or "").lower()
-    if any(w in text for w in ("not stated", "does not say", "whether", "presumably")):
-        return "unknown"
-    return "gpu" if "per gpu" in text else "group"
-
-
-def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
-    tpot = first_number(r.get("tpot_ms")) / 1e3
-    tput = first_number(r.get("output_throughput_tok_s") or r.get("throughput_tok_s"))
-    ttft = first_number(r.get("ttft_ms")) / 1e3
-    kind, _ = benchmark_kind(r.get("batching", ""))
-    kind, _, engine_batch = KIND_COLUMN.get(str(r.get("kind", "")).strip(), (kind, False, False))
-    rate = first_number(r.get("request_rate"))
-    engine_cell = str(r.get("engine", "")).strip()
-    version = str(r.get("engine_version", "")).strip()
-    left_out = ""
-    scope = throughput_scope(r.get("throughput_unit", ""))
-    if scope == "unknown" and not math.isnan(tput):
-        tput, left_out = math.nan, "throughput left out: the source does not say per GPU or per group"
-    problem, batch, inp, out, tp, prompts = "", 1, 1, 1, 1, None
-    try:
-        tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
-        if scope == "gpu":
-            tput *= tp
-        batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")
-        inp = whole_number(r.get("input_len"), "input_len")
-        out = whole_number(r.get("output_len"), "output_len")
-        prompts = whole_number(r.get("num_prompts"), "num_prompts")
-        if batch is None and (engine_batch or kind == "serving"):
-            batch = 0  # the engine's own choice, worked out when the row is predicted
-        if batch is None or inp is None or out is None:
-            blank = [c for c, v in (("batch", batch), ("input_len", inp), ("output_len", out)) if v is None]
-            raise ValueError(f"no {', '.join(blank)}")
-        if batch < 1 and not (engine_batch or kind == "serving"):
-            raise ValueError("batch must be 1 or more")
-        kind_cell = str(r.get("kind", "")).strip()
-        if prompts is None and kind_cell == "serving_concurrency" and batch >= 1:
-            prompts = (
-                CLOSED_LOOP_PROMPTS_PER_SLOT * batch
-            )  # a client kept `batch` in flight for a run of unstated length
-        elif prompts is None and kind_cell in ("max_throughput", "serving_rate"):
-            raise ValueError("num_prompts not stated: the run's length sets its ramp, tail and queue")
-    except ValueError as exc:
-        problem = str(exc)
-    where = " ".join(str(r.get(c, "")) for c in ("gpu", "batching", "notes")).lower()
-    if not problem and re.search(r"across (two )?nodes|different nodes|diff-nodes|two nodes|multi-node", where):
-        problem = "tensor or pipeline parallelism across nodes is not modelled (one node's interconnect only)"
-    e2e = first_number(r.get("e2e_latency_ms")) / 1e3
-    if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
-        tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
-    if not problem and all(math.isnan(x) for x in (tpot, tput, ttft)):
-        problem = left_out or "no tpot_ms, ttft_ms or output_throughput_tok_s"
-    return DecodeRow(
-        record_id=r.get("record_id") or f"row{i}",
-        gpu=r["gpu"],
-        model=r["model"],
-        gpus=tp,
-        batch=batch if batch is not None else 1,
-        input_len=inp or 0,
-        output_len=out or 0,
-        weight_precision=precision_in(r.get("weight_dtype", "")),
-        kv_precision=precision_in(r.get("kv_cache_dtype", "")),
-        engine=_engine_name(engine_cell),
-        engine_version=version,
-        tpot_s=tpot,
-        throughput_tokens_per_s=tput,
-        ttft_s=ttft,
-        kind=kind,
-        num_prompts=prompts or None,
-        request_rate=None if math.isnan(rate) or rate <= 0 else rate,
-        source=r.get("source", "") or str(p),
-        source_group=r.get("source_group", "") or source_group_of(r.get("source", "") or str(p)),
-        statistic=statistic_of(r.get("statistic", "")),
-        problem=problem,
-    )
-
-
-def statistic_of(cell: str) -> str:
-    """ "mean", "median" or "" (not said) from a ``statistic`` cell: its first word that names one.
-
-    "median (ttft, itl, e2e)" is a median; "mean", "average" and AIPerf's averages are means; a cell saying the
-    source does not say which is "". A blank cell is a mean (a static batch: every request alike).
-    """
-    text = str(cell or "").lower()
-    if "does not say" in text or "not say mean" in text:
-        return ""
-    hit = re.search(r"\b(mean|median|average|averages|ave)\b", text)
-    if hit is None:
-        return "mean"
-    return "median" if hit.group(1) == "median" else "mean"
-
-
-#: Source groups (``perf_public.csv``'s labels) of documents whose rows sit in files without that column.
-SOURCE_GROUPS = {
-    "InternLM/lmdeploy/blob/3e391df4673326f79363eebe030876861a9b7090/docs/en/benchmark/a100_fp16.md": (
-        "lmdeploy-a100-fp16-v0.1.0a1"
-    ),
-    "dennislee22/vLLM-benchmarking": "dennislee22-vllm-benchmarking",
-}
-
-
-def source_group_of(source: str) -> str:
-    """The source group of a row from its address: one label per source document, so a fit can hold it out."""
-    return next((group for part, group in SOURCE_GROUPS.items() if part in source), source)
-
-
-def _engine_name(cell: str) -> str:
-    """'vllm', 'lmdeploy', 'tensorrt-llm', 'sglang' ... from an engine cell ("LMDeploy (TurboMind)")."""
-    text = cell.lower()
-    name = next((k for k in ("vllm", "lmdeploy", "tensorrt", "trt", "sglang") if k in text), text.split(" ")[0])
-    return {"tensorrt": "tensorrt-llm", "trt": "tensorrt-llm"}.get(name, name) or "vllm"
-
-
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     if engine is not None:
         return engine_profile(engine)
@@ -430,10 +241,25 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
         output_len=np.array([r.output_len for r in rows], dtype=float),
         batch=np.array([r.batch for r in rows], dtype=float),
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
+        max_num_seqs=np.array([r.max_num_seqs for r in rows], dtype=object),
+        max_num_batched_tokens=np.array([r.max_num_batched_tokens for r in rows], dtype=object),
+        scheduler=np.array(["sglang" if r.engine == "sglang" else "vllm" for r in rows], dtype=object),
         gpus=np.array([r.gpus for r in rows], dtype=float),
         weight_precision=np.array([r.weight_precision for r in rows], dtype=object),
         kv_precision=np.array([r.kv_precision for r in rows], dtype=object),
     )
+
+
+def _resolves(row: DecodeRow, cat: Catalog, memo: dict[tuple[str, str], bool]) -> bool:
+    """Whether the row's GPU and model names resolve (each pair tried once: a miss builds a suggestion list)."""
+    key = (row.gpu, row.model)
+    if key not in memo:
+        try:
+            resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat)
+            memo[key] = True
+        except PlannerError:
+            memo[key] = False
+    return memo[key]
 
 
 def predict_decode_rows(
@@ -450,8 +276,9 @@ def predict_decode_rows(
     tpot, tput, ttft = (np.full(n, math.nan) for _ in range(3))
     groups: dict[tuple, list[int]] = {}
     profiles: dict[str, EngineProfile] = {}
+    resolvable: dict[tuple[str, str], bool] = {}
     for i, r in enumerate(rows):
-        if r.problem:
+        if r.problem or not _resolves(r, cat, resolvable):
             continue
         eng = _profile_for(r, engine)
         profiles[eng.name] = eng

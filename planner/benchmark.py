@@ -43,6 +43,11 @@ from planner.errors import InvalidInputError
 from planner.serving import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
+#: How the engine fills a step: "vllm" mixes decodes and prompt chunks (vLLM v1, TensorRT-LLM in-flight
+#: batching); "sglang" runs prefill-only steps while prompts wait (SGLang without --enable-mixed-chunk).
+SCHEDULERS = ("vllm", "sglang")
+#: SGLang admits requests while its KV pool holds them: a count that never binds before the KV cache does.
+SGLANG_MAX_RUNNING = 1_000_000
 #: Seed of the Poisson arrivals of a run at a request rate (numpy ``default_rng``): the same run every call.
 ARRIVAL_SEED = 0
 #: Batch sizes tabulated exactly; above, a geometric grid (decode time is smooth in the batch) interpolated.
@@ -80,6 +85,7 @@ def predict_benchmark(
     request_rate: Any = None,
     max_num_seqs: Any = None,
     max_num_batched_tokens: Any = None,
+    scheduler: Any = None,
     gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
@@ -91,7 +97,8 @@ def predict_benchmark(
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
 
     ``batch``: the static batch, or the client's concurrency limit of a serving run (0 or at least
-    ``num_prompts``: every prompt sent at once). ``num_prompts`` defaults to ``batch``. Arrays broadcast.
+    ``num_prompts``: every prompt sent at once). ``num_prompts`` defaults to ``batch``. ``scheduler``: "vllm"
+    (default; TensorRT-LLM's in-flight batching alike) or "sglang" (``SCHEDULERS``). Arrays broadcast.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -103,7 +110,7 @@ def predict_benchmark(
         return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
-        max_num_batched_tokens, gpus, prec, opts,
+        max_num_batched_tokens, scheduler, gpus, prec, opts,
     )  # fmt: skip
 
 
@@ -139,14 +146,15 @@ def _batch_grid(cap: int) -> np.ndarray:
 
 
 def _serving(
-    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, gpus, prec, opts
-) -> BenchmarkRun:
+    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler, gpus,
+    prec, opts,
+) -> BenchmarkRun:  # fmt: skip
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat}
     items = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (gpu, model, input_len, output_len, batch, num_prompts, request_rate)],
-        *[np.asarray(x, dtype=object) for x in (max_num_seqs, max_tokens, gpus, *prec.values())],
+        *[np.asarray(x, dtype=object) for x in (max_num_seqs, max_tokens, gpus, *prec.values(), scheduler)],
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -165,9 +173,15 @@ def _serving(
     fits = _arr(plan.max_batch)
     caps = np.zeros(n)
     budgets = np.zeros(n)
+    kinds = [str(x or "vllm").lower() for x in flat[12]]
     for i in range(n):
-        tokens, seqs = _limits(cat, eng, g[i], flat[7][i], flat[8][i])
-        caps[i] = min(seqs, fits[i], prompts[i]) if fits[i] >= 1 else math.nan
+        if kinds[i] not in SCHEDULERS:
+            raise InvalidInputError(f"scheduler {flat[12][i]!r} is not known; use one of {', '.join(SCHEDULERS)}")
+        if not (np.isfinite(group[i]) and fits[i] >= 1):
+            caps[i] = math.nan  # the memory plan failed (errors="coerce"), or not one sequence fits
+            continue
+        tokens, seqs = _limits(cat, eng, kinds[i], g[i], flat[7][i], flat[8][i])
+        caps[i] = min(seqs, fits[i], prompts[i])
         budgets[i] = tokens
     ok = np.isfinite(caps) & np.isfinite(group)
     res = np.full((8, n), math.nan)
@@ -187,7 +201,7 @@ def _serving(
             conc = int(client[i]) if 0 < client[i] < prompts[i] else None
             r = simulate(
                 table,
-                Scheduler(cap, int(budgets[i])),
+                Scheduler(cap, int(budgets[i]), prefill_first=kinds[i] == "sglang"),
                 int(inp[i]),
                 int(out[i]),
                 int(prompts[i]),
@@ -219,13 +233,22 @@ def _memory_opts(opts: dict) -> dict:
     return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors")}
 
 
-def _limits(cat, eng, gpu_name, seqs, tokens) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU."""
-    try:
-        g = cat.gpu(gpu_name)
+def sglang_chunked_prefill_size(memory_bytes: float) -> int:
+    """SGLang's default ``chunked_prefill_size`` by GPU memory: 2048 under 35 GiB, 8192 under 160 GiB, else 16384
+    (``python/sglang/srt/server_args.py``, ``ServerArgs.__post_init__``)."""
+    gib = memory_bytes / 2**30
+    return 2048 if gib < 35 else 8192 if gib < 160 else 16384
+
+
+def _limits(cat, eng, kind, gpu_name, seqs, tokens) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU.
+
+    SGLang's running requests are bounded by its KV pool, not by a count: no limit here beyond what fits."""
+    g = cat.gpu(gpu_name)
+    if kind == "sglang":
+        default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), SGLANG_MAX_RUNNING
+    else:
         default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.architecture)
-    except Exception:  # an unknown GPU: the memory plan above already says so
-        default_tokens, default_seqs = 8192, 256
     return int(tokens or default_tokens), int(seqs or default_seqs)
 
 

@@ -74,10 +74,16 @@ class StepTable:
 
 @dataclass(frozen=True)
 class Scheduler:
-    """A continuous-batching engine's limits: sequences in flight, and tokens per step (chunked prefill)."""
+    """A continuous-batching engine's limits: sequences in flight, and tokens per step (chunked prefill).
+
+    ``prefill_first``: SGLang's default (no ``--enable-mixed-chunk``): while prompts wait and fit, a step
+    prefills only (up to ``max_num_batched_tokens``, its ``chunked_prefill_size``) and the decoding requests
+    wait; else (vLLM v1, TensorRT-LLM) decodes and prompt chunks share a step.
+    """
 
     max_num_seqs: int
     max_num_batched_tokens: int
+    prefill_first: bool = False
 
 
 @dataclass(frozen=True)
@@ -94,12 +100,13 @@ class RunResult:
 
 
 class _Cohort:
-    """Requests with the same progress: ``n`` of them, ``done`` prompt tokens computed, ``made`` tokens output."""
+    """Requests with the same progress: ``n`` of them, ``done`` prompt tokens computed; once decoding, their
+    output so far is the run's decode steps since ``base`` (they all decode in every step)."""
 
-    __slots__ = ("n", "done", "made", "arrivals", "first_s")
+    __slots__ = ("n", "done", "base", "arrivals", "first_s")
 
     def __init__(self, n: int, done: int, arrivals: list[tuple[float, int]]):
-        self.n, self.done, self.made, self.arrivals, self.first_s = n, done, 0, arrivals, math.nan
+        self.n, self.done, self.base, self.arrivals, self.first_s = n, done, 0, arrivals, math.nan
 
 
 def _take(groups: deque, k: int) -> list[tuple[float, int]]:
@@ -178,77 +185,67 @@ def simulate(
     else:
         first = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
         queue, to_send = deque([(0.0, first)]), num_prompts - first
-    running: list[_Cohort] = []
+    prefilling: list[_Cohort] = []  # admitted, prompt not finished, in admission order
+    decoding: deque[_Cohort] = deque()  # first token out, in the order they got it (the front finishes first)
+    n_run = b = nbase = steps_done = 0  # requests in flight, of them decoding, sum of n x base, decode steps so far
     ttfts: list[tuple[float, int]] = []
     tpots: list[tuple[float, int]] = []
     now, busy_integral, finished_at = 0.0, 0.0, 0.0
-    while running or queue:
-        n_run = sum(c.n for c in running)
-        if not running and queue[0][0] > now:
+    while n_run or queue:
+        if not n_run and queue[0][0] > now:
             now = queue[0][0]  # idle until the next request arrives
-        budget = budget_max
-        decoding = [c for c in running if c.done >= plen]
-        b = sum(c.n for c in decoding)
-        budget -= b
-        ctx = sum(c.n * (plen + c.made) for c in decoding) / b if b else 0.0
-        prefill, finishing = 0, []
-        for c in [c for c in running if c.done < plen]:  # requests still prefilling, in admission order
-            if budget <= 0:
-                break
+        budget = budget_max if scheduler.prefill_first else budget_max - b
+        ctx = plen + (b * steps_done - nbase) / b if b else 0.0  # tokens held by a decoding request, mean
+        prefill, finishing, still = 0, [], []
+        for c in prefilling:  # requests still prefilling, in admission order
             need = plen - c.done
-            whole = min(c.n, budget // need)
+            whole = min(c.n, budget // need) if budget > 0 else 0
             if whole == c.n:
                 prefill += whole * need
                 budget -= whole * need
                 finishing.append(c)
                 continue
-            # the budget ends inside this cohort: split it into finished / partly done / untouched requests
-            parts = []
-            if whole:
-                head, rest = _split(c.arrivals, whole)
-                parts.append(_Cohort(whole, plen, head))
-                c.arrivals, c.n = rest, c.n - whole
+            if whole:  # the budget ends inside this cohort: split off the requests it finishes
+                head, c.arrivals = _split(c.arrivals, whole)
+                finishing.append(_Cohort(whole, plen, head))
+                c.n -= whole
                 prefill += whole * need
                 budget -= whole * need
-            if budget > 0:
-                head, rest = _split(c.arrivals, 1)
-                parts.append(_Cohort(1, c.done + budget, head))
-                c.arrivals, c.n = rest, c.n - 1
+            if budget > 0:  # and the one it gets part way through
+                head, c.arrivals = _split(c.arrivals, 1)
+                part = _Cohort(1, c.done + budget, head)
+                c.n -= 1
                 prefill += budget
                 budget = 0
-            i = running.index(c)
-            running[i:i] = parts
-            finishing += [p for p in parts if p.done >= plen]
-            if c.n == 0:
-                running.remove(c)
-            break
-        for c in finishing:
-            c.done = plen
+                still.append(part)
+            if c.n:
+                still.append(c)
         while budget > 0 and n_run < cap and queue and queue[0][0] <= now:  # admit waiting requests
             k = _arrived(queue, now, cap - n_run)
             whole = min(k, budget // plen)
             if whole:
-                c = _Cohort(whole, plen, _take(queue, whole))
-                running.append(c)
-                finishing.append(c)
+                finishing.append(_Cohort(whole, plen, _take(queue, whole)))
                 prefill += whole * plen
                 budget -= whole * plen
                 n_run += whole
             elif k:
-                running.append(_Cohort(1, budget, _take(queue, 1)))
+                still.append(_Cohort(1, budget, _take(queue, 1)))
                 prefill += budget
                 n_run += 1
                 budget = 0
             if whole < k:
                 break
+        prefilling = still
         if b == 0 and prefill == 0:
             if queue:  # nothing runnable until the next arrival
                 now = max(now, queue[0][0])
                 continue
             break
         steps = 1
-        if prefill == 0:  # decode only until the next event: sum the steps in closed form
-            steps = min(olen - c.made for c in decoding)
+        if prefill and scheduler.prefill_first:  # a prefill-only step: the decoding requests wait
+            steps, dt = 0, table.step_s(0, 0.0, prefill)
+        elif prefill == 0:  # decode only until the next event: sum the steps in closed form
+            steps = olen - (steps_done - decoding[0].base)
             if queue and n_run < cap:
                 steps = min(steps, _steps_until(table, b, ctx, queue[0][0] - now))
             slope = table.decode_slope_s(b)
@@ -257,17 +254,21 @@ def simulate(
             dt = table.step_s(b, ctx, prefill)
         now += dt
         busy_integral += dt * n_run
-        for c in decoding:
-            c.made += steps
-        for c in finishing:
-            c.made, c.first_s = 1, now
+        steps_done += steps
+        for c in finishing:  # first token at the end of this step: made = steps_done - base = 1
+            c.done, c.base, c.first_s = plen, steps_done - 1, now
             ttfts += [(now - t, n) for t, n in c.arrivals]
-        done = [c for c in running if c.made >= olen]
-        for c in done:
-            running.remove(c)
+            decoding.append(c)
+            b += c.n
+            nbase += c.n * c.base
+        while decoding and steps_done - decoding[0].base >= olen:
+            c = decoding.popleft()
+            b -= c.n
+            nbase -= c.n * c.base
+            n_run -= c.n
             finished_at = now
             if olen > 1:
-                tpots += [((now - c.first_s) / (olen - 1), c.n)]
+                tpots.append(((now - c.first_s) / (olen - 1), c.n))
             if to_send:
                 sent = min(to_send, c.n)
                 queue.append((now, sent))

@@ -193,3 +193,36 @@ class TestValidateCommand:
         assert r.exit_code == 1, r.output
         verdict = next(line for line in r.output.splitlines() if line.startswith("FAIL:"))
         assert verdict.split("(")[-1].startswith("TTFT ms: worst") and "TPOT ms" not in verdict
+
+
+class TestBenchmarkConventions:
+    """How published serving rows are read (perf_public.csv's README: kind, num_prompts, statistic, units)."""
+
+    def test_statistic_cells(self):
+        assert (
+            acc.statistic_of("median (ttft, itl, e2e); output_throughput = total output tokens / duration") == "median"
+        )
+        assert acc.statistic_of("mean (TTFT includes queueing when all prompts are sent at once)") == "mean"
+        assert acc.statistic_of("average (evalscope), seconds stored as ms") == "mean"
+        assert (
+            acc.statistic_of("TTFT and TPOT as printed by vllm bench serve (the page does not say mean or median)")
+            == ""
+        )
+        assert acc.statistic_of("") == "mean"
+
+    def test_server_flags_set_the_scheduler_limits(self):
+        """XWQ72-001's server ran with --max-num-batched-tokens 65536 (its readme's vllm serve command)."""
+        rows = {r.record_id: r for r in acc.load_decode_rows(acc.reference_dir() / "perf_public.csv")}
+        assert rows["XWQ72-001"].max_num_batched_tokens == 65536
+        assert rows["XWQ72-001"].max_num_seqs is None
+
+    def test_fixed_concurrency_without_num_prompts_is_a_closed_loop(self):
+        """NIM18-004 (AIPerf, 50 requests kept in flight, run length not stated): 10 prompts per slot."""
+        rows = {r.record_id: r for r in acc.load_decode_rows(acc.reference_dir() / "perf_public.csv")}
+        assert rows["NIM18-004"].num_prompts == acc.CLOSED_LOOP_PROMPTS_PER_SLOT * 50
+        assert rows["NIM18-004"].kind == "serving"
+
+    def test_unknown_run_length_is_not_guessed(self):
+        """A max-throughput run without its number of prompts gets no prediction and says why."""
+        rows = [r for r in acc.load_decode_rows(acc.reference_dir() / "perf_public.csv") if "num_prompts" in r.problem]
+        assert rows and all("not stated" in r.problem for r in rows)

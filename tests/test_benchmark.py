@@ -142,3 +142,24 @@ def test_a_model_that_does_not_fit_is_refused_or_nan():
         predict_benchmark("L4", "llama3.1-405b", 128, 128, 4, kind="serving", gpus=1)
     run = predict_benchmark("L4", "llama3.1-405b", 128, 128, 4, kind="serving", gpus=1, errors="coerce")
     assert math.isnan(run.ttft_s)
+
+
+class TestSchedulers:
+    def test_sglang_prefills_first_so_prompts_wait_less_and_decodes_more(self):
+        """SGLang runs prefill-only steps while prompts wait (no --enable-mixed-chunk): against vLLM's mixed
+        steps with the same 8192-token budget, first tokens come sooner and the decoding requests stall longer."""
+        opts = dict(kind="serving", num_prompts=64, gpus=1, max_num_batched_tokens=8192)
+        vllm = predict_benchmark(GPU, MODEL, 2048, 256, 0, **opts)
+        sglang = predict_benchmark(GPU, MODEL, 2048, 256, 0, scheduler="sglang", **opts)
+        assert sglang.ttft_s < vllm.ttft_s
+        assert sglang.tpot_s > api.tpot(GPU, MODEL, 2048 + 128, batch=64, gpus=1, check_fit=False)
+
+    def test_sglang_chunk_follows_gpu_memory(self):
+        """SGLang server_args.py: chunked_prefill_size 2048 under 35 GiB, 8192 under 160 GiB (H100), 16384 above."""
+        from planner.benchmark import sglang_chunked_prefill_size
+
+        assert [sglang_chunked_prefill_size(g * 2**30) for g in (24, 80, 141, 192)] == [2048, 8192, 8192, 16384]
+
+    def test_unknown_scheduler_is_refused(self):
+        with pytest.raises(InvalidInputError, match="use one of vllm, sglang"):
+            predict_benchmark(GPU, MODEL, 128, 128, 4, kind="serving", scheduler="tgi")

@@ -1,7 +1,7 @@
 """Held-out accuracy (issue 10 item 3): what the published rows the fit never saw honestly support.
 
 The thresholds are the measured held-out medians (bench/heldout.py, docs/accuracy.md) with a little room, not
-the issue's goals, which are not met: TPOT 37%, TTFT 49% (serving runs simulated step by step, planner.serving),
+the issue's goals, which are not met: TPOT 38%, TTFT 45% (serving runs simulated step by step, planner.serving),
 static-batch throughput 20%, serving throughput 32% median.
 """
 
