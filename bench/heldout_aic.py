@@ -10,40 +10,27 @@ run resumes where it stopped. Not part of the planner package: it imports aiconf
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sys
-import time
+
+from estimator_cache import run_cached
 
 
 def main(queries_path: str, cache_path: str) -> None:
     logging.disable(logging.WARNING)
     from aiconfigurator.cli.api import cli_estimate
 
-    queries = json.load(open(queries_path, encoding="utf-8"))
-    cache = json.load(open(cache_path, encoding="utf-8")) if os.path.exists(cache_path) else {}
-    todo = [q for q in queries if q["key"] not in cache]
-    print(f"{len(todo)} of {len(queries)} queries to run", flush=True)
-    for i, q in enumerate(todo, 1):
+    def estimate(q: dict) -> dict:
         args = {k: v for k, v in q.items() if k not in ("key", "model_path", "system", "backend") and v is not None}
-        start = time.time()
-        try:
-            r = cli_estimate(q["model_path"], q["system"], backend_name=q["backend"], **args)
-            out = {
-                "ttft_ms": float(r.ttft),
-                "tpot_ms": float(r.tpot),
-                "throughput_tok_s": float(r.raw.get("tokens/s", float("nan"))),
-                "version": str(r.backend_version),
-            }
-        except Exception as exc:  # aiconfigurator refuses the configuration: record why
-            out = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}
-        cache[q["key"]] = out
-        tmp = cache_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(cache, f, indent=0, sort_keys=True)
-        os.replace(tmp, cache_path)
-        print(f"{i}/{len(todo)} {q['key']}: {out} ({time.time() - start:.0f} s)", flush=True)
+        r = cli_estimate(q["model_path"], q["system"], backend_name=q["backend"], **args)
+        return {
+            "ttft_ms": float(r.ttft),
+            "tpot_ms": float(r.tpot),
+            "throughput_tok_s": float(r.raw.get("tokens/s", float("nan"))),
+            "version": str(r.backend_version),
+        }
+
+    run_cached(queries_path, cache_path, estimate, "aiconfigurator")
 
 
 if __name__ == "__main__":

@@ -12,10 +12,10 @@ part of the planner package: it imports llm-analysis only.
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import sys
+
+from estimator_cache import run_cached
 
 
 def main(queries_path: str, cache_path: str) -> None:
@@ -23,33 +23,21 @@ def main(queries_path: str, cache_path: str) -> None:
     from llm_analysis.analysis import LLMAnalysis, ParallelismConfig
     from llm_analysis.config import ModelConfig, get_dtype_config_by_name, get_gpu_config_by_name
 
-    queries = json.load(open(queries_path, encoding="utf-8"))
-    cache = json.load(open(cache_path, encoding="utf-8")) if os.path.exists(cache_path) else {}
-    todo = [q for q in queries if q["key"] not in cache]
-    print(f"{len(todo)} of {len(queries)} llm-analysis queries to run", flush=True)
-    for q in todo:
-        try:
-            a = LLMAnalysis(
-                ModelConfig(**q["model"]),
-                get_gpu_config_by_name(q["gpu"]),
-                get_dtype_config_by_name(q["dtype"]),
-                ParallelismConfig(tp_size=q["tp"]),
-            )
-            r = a.inference(
-                batch_size_per_gpu=q["batch"], seq_len=q["input_len"], num_tokens_to_generate=q["output_len"]
-            )
-            out = {
-                "ttft_ms": 1e3 * float(r["prefill_latency"]),
-                "tpot_ms": 1e3 * float(r["decode_latency"]),
-                "throughput_tok_s": q["batch"] * q["output_len"] / float(r["total_latency"]),
-            }
-        except Exception as exc:  # llm-analysis refuses the configuration: record why
-            out = {"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"}
-        cache[q["key"]] = out
-    tmp = cache_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(cache, f, indent=0, sort_keys=True)
-    os.replace(tmp, cache_path)
+    def estimate(q: dict) -> dict:
+        a = LLMAnalysis(
+            ModelConfig(**q["model"]),
+            get_gpu_config_by_name(q["gpu"]),
+            get_dtype_config_by_name(q["dtype"]),
+            ParallelismConfig(tp_size=q["tp"]),
+        )
+        r = a.inference(batch_size_per_gpu=q["batch"], seq_len=q["input_len"], num_tokens_to_generate=q["output_len"])
+        return {
+            "ttft_ms": 1e3 * float(r["prefill_latency"]),
+            "tpot_ms": 1e3 * float(r["decode_latency"]),
+            "throughput_tok_s": q["batch"] * q["output_len"] / float(r["total_latency"]),
+        }
+
+    run_cached(queries_path, cache_path, estimate, "llm-analysis")
 
 
 if __name__ == "__main__":
