@@ -17,6 +17,7 @@ import numpy as np
 
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
+from planner.checks import Errors, _count_or_mask, _pandas_index
 from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and tests use these names here)
     GPU_GROUPS,
     MAX_BATCH_INPUT,
@@ -36,11 +37,7 @@ from planner.engines import EngineProfile
 from planner.model import MemoryPlan
 from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
     PEAK_KEYS,
-    Errors,
-    _count_or_mask,
     _lookup,
-    _nonnegative,
-    _pandas_index,
     _peak_for_weights,
     _resolve,
     default_kv_precision,

@@ -18,9 +18,10 @@ from planner import model as m
 from planner.architecture import model_facts
 from planner.calibration import resolve_calibration
 from planner.catalog import Catalog, Model, default_catalog
+from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, OutOfRangeError
-from planner.resolve import Errors, Resolved, _count_or_mask, _fraction, _nonnegative, _resolve
+from planner.resolve import Resolved, _resolve
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)

@@ -12,11 +12,12 @@ from planner import api
 from planner import model as m
 from planner.calibration import residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
+from planner.checks import _count, _nonnegative
 from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan
-from planner.resolve import _count, _nonnegative, default_kv_precision
+from planner.resolve import default_kv_precision
 
 
 @dataclass(frozen=True)

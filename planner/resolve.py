@@ -10,7 +10,7 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -18,86 +18,10 @@ from planner import failures
 from planner.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision
+from planner.checks import Errors
 from planner.engines import EngineProfile, engine_profile
-from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
+from planner.errors import OutOfRangeError, PlannerError
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
-
-Errors = Literal["raise", "coerce"]
-
-# -- input checks ---------------------------------------------------------------------------------------
-
-
-def _pandas_index(*args: Any):
-    for a in args:
-        if type(a).__name__ == "Series" and hasattr(a, "index"):
-            return a.index
-    return None
-
-
-def _numbers(value: Any, accepted: str, errors: Errors) -> np.ndarray:
-    """Floats from a number or an array of numbers; a value of another kind is an InvalidInputError.
-
-    With errors="coerce", elements that are not numbers become NaN (they then fail the range check).
-    """
-    if isinstance(value, (bool, np.bool_, str)) or value is None:
-        raise InvalidInputError(f"{accepted}; got {value!r}")
-    try:
-        return np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        if errors == "raise" or np.ndim(np.asarray(value, dtype=object)) == 0:
-            raise InvalidInputError(f"{accepted}; got {value!r}") from None
-
-    def one(x: Any) -> float:
-        return float(x) if isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_)) else np.nan
-
-    obj = np.asarray(value, dtype=object)
-    return np.vectorize(one, otypes=[float])(obj)
-
-
-def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fill: float) -> tuple[np.ndarray, Any]:
-    if not np.any(bad):
-        return arr, False
-    if errors == "raise":
-        raise _out_of_range(accepted, arr[bad].flat[0] if arr.ndim else arr)
-    failures.note_each(bad, (arr,), lambda value: _out_of_range(accepted, value))
-    return np.where(bad, fill, arr), bad
-
-
-def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
-    value = float(value)
-    shown = int(value) if math.isfinite(value) and value == int(value) else value
-    return OutOfRangeError(f"{accepted}; got {shown!r}")
-
-
-def _count_or_mask(
-    value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise"
-) -> tuple[np.ndarray, Any]:
-    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192), and the mask of elements that are not (coerce)."""
-    if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
-        return float(value), False
-    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
-    arr = _numbers(value, accepted, errors)
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))
-    return _checked(arr, bad, accepted, errors, 1.0)
-
-
-def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
-    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError)."""
-    return _count_or_mask(value, what, maximum, unit)[0]
-
-
-def _fraction(value: Any, what: str) -> np.ndarray:
-    accepted = f"{what} must be a number above 0 and at most 1"
-    arr = _numbers(value, accepted, "raise")
-    return _checked(arr, ~np.isfinite(arr) | (arr <= 0) | (arr > 1), accepted, "raise", 1.0)[0]
-
-
-def _nonnegative(value: Any, what: str) -> np.ndarray:
-    accepted = f"{what} must be a number of 0 or more"
-    arr = _numbers(value, accepted, "raise")
-    return _checked(arr, ~np.isfinite(arr) | (arr < 0), accepted, "raise", 0.0)[0]
-
 
 # -- name resolution ------------------------------------------------------------------------------------
 
@@ -124,6 +48,18 @@ class _Column:
     def values(self) -> dict[str, Any]:
         """Every field per scenario."""
         return {k: self.gather(k) for k in self.rows}
+
+    def gather_block(self, names: list[str]) -> dict[str, Any]:
+        """Fields ``names`` per scenario, gathered by one ``numpy.take`` into one block (a row per field).
+
+        One large allocation instead of one per field: numpy asks the kernel for huge pages for large blocks,
+        so filling the fresh memory costs a fraction (a 200,000-scenario call: about 30 ms instead of 100 ms).
+        """
+        if self.codes is None:
+            return {n: self.rows[n] for n in names}
+        table = np.stack([self.rows[n] for n in names])  # fields x distinct names
+        block = np.take(table, self.codes.ravel(), axis=1).reshape((len(names), *self.codes.shape))
+        return dict(zip(names, block, strict=True))
 
 
 def _one(key: Any, numbers: Callable[[Any], dict[str, float]], errors: Errors) -> _Column:
@@ -404,11 +340,10 @@ def _resolve_many(
     g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
     if g:
-        gpu_facts = _gathered(GpuFacts, gpu_cols, peak_flop_per_s=_peak(gpu_cols, model_cols) if md else np.nan)
-        limits = _gathered(EngineFacts, gpu_cols)
+        peak = _peak(gpu_cols, model_cols) if md else np.nan
+        gpu_facts, limits = _gathered(gpu_cols, (GpuFacts, EngineFacts), peak_flop_per_s=peak)
     if md:
-        model_rec = _gathered(ModelFacts, model_cols)
-        precision = _gathered(PrecisionFacts, model_cols)
+        model_rec, precision = _gathered(model_cols, (ModelFacts, PrecisionFacts))
     return Resolved(
         gpu_facts,
         limits,
@@ -421,9 +356,11 @@ def _resolve_many(
     )
 
 
-def _gathered(cls: type, column: _Column, **given: Any):
-    """A facts record of ``column``'s fields per scenario (``given`` fields as they are)."""
-    return cls(**{name: given[name] if name in given else column.gather(name) for name in field_names(cls)})
+def _gathered(column: _Column, classes: tuple[type, ...], **given: Any) -> list[Any]:
+    """Facts records of ``column``'s fields per scenario, gathered in one block (``given`` fields as they are)."""
+    names = [n for cls in classes for n in field_names(cls) if n not in given]
+    values = {**column.gather_block(list(dict.fromkeys(names))), **given}
+    return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
 
 
 def _peak(gpus: _Column, models: _Column) -> Any:

@@ -17,11 +17,12 @@ import numpy as np
 
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
+from planner.checks import Errors, _nonnegative, _pandas_index
 from planner.deploy import Options, deploy, finish, finish_record, nan_record
 from planner.engines import EngineProfile
 from planner.errors import MissingDataError
 from planner.model import DecodeStep, PrefillStep
-from planner.resolve import Errors, _nonnegative, _pandas_index, _resolve, gpu_numbers
+from planner.resolve import _resolve, gpu_numbers
 
 Engine = str | EngineProfile | None
 P = ParamSpec("P")

@@ -1,0 +1,87 @@
+"""Input checks for the public functions: numbers of the right kind and range, with errors that say what is
+accepted. With ``errors="coerce"`` the scenarios that fail a check are masked (and, inside
+``planner.failures.collect()``, noted with their reason) instead of raising."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+import numpy as np
+
+from planner import failures
+from planner.errors import InvalidInputError, OutOfRangeError
+
+Errors = Literal["raise", "coerce"]
+
+
+def _pandas_index(*args: Any):
+    for a in args:
+        if type(a).__name__ == "Series" and hasattr(a, "index"):
+            return a.index
+    return None
+
+
+def _numbers(value: Any, accepted: str, errors: Errors) -> np.ndarray:
+    """Floats from a number or an array of numbers; a value of another kind is an InvalidInputError.
+
+    With errors="coerce", elements that are not numbers become NaN (they then fail the range check).
+    """
+    if isinstance(value, (bool, np.bool_, str)) or value is None:
+        raise InvalidInputError(f"{accepted}; got {value!r}")
+    try:
+        return np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        if errors == "raise" or np.ndim(np.asarray(value, dtype=object)) == 0:
+            raise InvalidInputError(f"{accepted}; got {value!r}") from None
+
+    def one(x: Any) -> float:
+        return float(x) if isinstance(x, (int, float, np.number)) and not isinstance(x, (bool, np.bool_)) else np.nan
+
+    obj = np.asarray(value, dtype=object)
+    return np.vectorize(one, otypes=[float])(obj)
+
+
+def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fill: float) -> tuple[np.ndarray, Any]:
+    if not np.any(bad):
+        return arr, False
+    if errors == "raise":
+        raise _out_of_range(accepted, arr[bad].flat[0] if arr.ndim else arr)
+    failures.note_each(bad, (arr,), lambda value: _out_of_range(accepted, value))
+    return np.where(bad, fill, arr), bad
+
+
+def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
+    value = float(value)
+    shown = int(value) if math.isfinite(value) and value == int(value) else value
+    return OutOfRangeError(f"{accepted}; got {shown!r}")
+
+
+def _count_or_mask(
+    value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise"
+) -> tuple[np.ndarray, Any]:
+    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192), and the mask of elements that are not (coerce)."""
+    if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
+        return float(value), False
+    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    arr = _numbers(value, accepted, errors)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))
+    return _checked(arr, bad, accepted, errors, 1.0)
+
+
+def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
+    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError)."""
+    return _count_or_mask(value, what, maximum, unit)[0]
+
+
+def _fraction(value: Any, what: str) -> np.ndarray:
+    accepted = f"{what} must be a number above 0 and at most 1"
+    arr = _numbers(value, accepted, "raise")
+    return _checked(arr, ~np.isfinite(arr) | (arr <= 0) | (arr > 1), accepted, "raise", 1.0)[0]
+
+
+def _nonnegative(value: Any, what: str) -> np.ndarray:
+    accepted = f"{what} must be a number of 0 or more"
+    arr = _numbers(value, accepted, "raise")
+    return _checked(arr, ~np.isfinite(arr) | (arr < 0), accepted, "raise", 0.0)[0]
