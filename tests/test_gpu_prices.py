@@ -207,3 +207,27 @@ class TestIssue12Quotes:
         assert "$7.89/h on-demand 2026-10-07" in line["B300 288GB"] and "STALE" not in line["B300 288GB"]
         assert "$1.29/h on-demand 2026-09-20" in line["A10"]
         assert "no price" in line["GB300 NVL72"] and "no price" in line["A40"]
+
+
+def test_the_workbook_gpu_sheet_shows_reserved_and_spot_quotes_beside_on_demand():
+    """H100: Hyperstack reserved $2.72 (2026-08-26) and RunPod spot $2.69 (2026-03-10); GB300 has none."""
+    from openpyxl.utils import get_column_letter
+
+    from planner.calibration import resolve_calibration
+    from planner.engines import engine_profile
+    from planner.workbook.catalog_sheets import gpus_sheet
+
+    sheet, _ = gpus_sheet(CAT, list(CAT.gpus), engine_profile("vllm"), resolve_calibration(None))
+    last = max(int("".join(c for c in ref if c.isdigit())) for ref in sheet.cells)
+    header = {sheet.cells[f"{get_column_letter(j)}1"].value: get_column_letter(j) for j in range(1, 60)
+              if f"{get_column_letter(j)}1" in sheet.cells}  # fmt: skip
+    rows = {sheet.cells[f"A{r}"].value: r for r in range(2, last + 1) if f"A{r}" in sheet.cells}
+
+    def cell(gpu: str, column: str):
+        c = sheet.cells.get(f"{header[column]}{rows[gpu]}")
+        return c.value if c else None
+
+    assert cell("H100 SXM 80GB", "Reserved price ($/GPU-hour)") == 2.72
+    assert cell("H100 SXM 80GB", "Reserved quote (provider, date)") == "Hyperstack (reserved contract), 2026-08-26"
+    assert cell("H100 SXM 80GB", "Spot price ($/GPU-hour)") == 2.69
+    assert cell("GB300 NVL72", "Reserved price ($/GPU-hour)") in (None, "")

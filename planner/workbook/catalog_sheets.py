@@ -49,10 +49,16 @@ class Column:
         return self.detail if self.detail is not None else (self.formula or self.width >= 30)
 
 
-def _on_demand(g: Gpu, field: str) -> Any:
-    """A field of the GPU's on-demand price (the one the model defaults to), or None when it has none."""
-    price = g.price("on-demand")
+def _on_demand(g: Gpu, field: str, kind: str = "on-demand") -> Any:
+    """A field of the GPU's on-demand price (the one the model defaults to), or of its ``kind`` quote; None if none."""
+    price = g.price(kind)
     return getattr(price, field) if price else None
+
+
+def _quote_label(g: Gpu, kind: str) -> str | None:
+    """'provider, date' of the GPU's ``kind`` quote (reserved, spot), or None when it has none."""
+    price = g.price(kind)
+    return f"{price.provider}, {price.date}" if price else None
 
 
 def _table_sheet(
@@ -158,6 +164,10 @@ def gpus_sheet(
         Column("Price provider", text(lambda g, r: _on_demand(g, "provider")), width=12),
         Column("Price date", lambda g, r: _on_demand(g, "date"), width=10),
         Column("Price source", text(lambda g, r: _on_demand(g, "source")), width=40),
+        Column("Reserved price ($/GPU-hour)", lambda g, r: _on_demand(g, "usd_per_gpu_hour", "reserved"), USD, 12),
+        Column("Reserved quote (provider, date)", text(lambda g, r: _quote_label(g, "reserved")), width=18),
+        Column("Spot price ($/GPU-hour)", lambda g, r: _on_demand(g, "usd_per_gpu_hour", "spot"), USD, 12),
+        Column("Spot quote (provider, date)", text(lambda g, r: _quote_label(g, "spot")), width=18),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
             "Large GPU class (engine)",
