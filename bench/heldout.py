@@ -9,7 +9,7 @@ Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` wh
 in ``planner.fit.FIT_SOURCE_GROUPS``; every start-up row of ``startup_memory_*.csv`` (the memory profiles were
 fitted to ``vllm_startup_*.csv``, and rows of the same sources are left out). Prints median / worst |error| per quantity (TPOT, TTFT, static-batch
 throughput, serving throughput, vLLM KV GiB per GPU) against the issue's goals, then per group (GPU, TP size,
-model size, MoE, engine), planner beside aiconfigurator on the rows both predicted.
+model size, MoE, engine, how the run sent its prompts), planner beside aiconfigurator on the rows both predicted.
 
 aiconfigurator (``/work/venvs/aic``, ``pip install aiconfigurator``) is run by ``bench/heldout_aic.py`` in its
 own venv; its answers are cached by query in ``bench/heldout_aic_cache.json``, so the table reprints without
@@ -107,6 +107,15 @@ def size_class(total_params: float) -> str:
     return ">100B"
 
 
+def run_kind(r: acc.DecodeRow) -> str:
+    """How the benchmark sent its prompts: static batch, all at once, a client's fixed concurrency, or a rate."""
+    if r.kind == "static":
+        return "static"
+    if r.request_rate:
+        return "rate"
+    return "closed loop" if 0 < r.batch < (r.num_prompts or r.batch) else "all at once"
+
+
 def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
     """One dict per compared figure: quantity, planner prediction, published value, groups, the row."""
     cat = default_catalog()
@@ -123,6 +132,7 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
             "size": size_class(param_counts(model)[0]) if model else "(unknown)",
             "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
             "engine": r.engine,
+            "run": run_kind(r),
         }
         tput_q = "static-batch throughput" if r.kind == "static" else "serving throughput"
         for q, p, pub in (
@@ -158,6 +168,7 @@ def memory_checks() -> list[dict]:
                     "size": size_class(param_counts(model)[0]) if model else "(unknown)",
                     "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
                     "engine": "vllm",
+                    "run": "start-up",
                 }
             )
     return out
@@ -315,7 +326,7 @@ def report(checks: list[dict]) -> str:
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")
-        for by in ("GPU", "TP", "size", "MoE", "engine"):
+        for by in ("GPU", "TP", "size", "MoE", "engine", "run"):
             groups = defaultdict(list)
             for c in qc:
                 groups[c[by]].append(c)
