@@ -42,6 +42,7 @@ CALIBRATED_FIELDS = (
     "prefill_latency_s",
     "allreduce_latency_s",
     "interconnect_efficiency",
+    "roofline_overlap",
 )
 
 
@@ -59,6 +60,7 @@ class GpuCalibration(BaseModel):
     prefill_latency_s: float | None = Field(default=None, ge=0)
     allreduce_latency_s: float | None = Field(default=None, ge=0)
     interconnect_efficiency: float | None = Field(default=None, gt=0, le=1.5)
+    roofline_overlap: float | None = Field(default=None, ge=0, le=1)
     #: relative residuals of the fit (measured / predicted - 1): lower and upper quantiles for ranges
     residual_low: float | None = None
     residual_high: float | None = None

@@ -7,8 +7,8 @@ and kept within [0.02, 1] (no engine beats the datasheet); overheads in millisec
 A very light pull towards the starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see
 (e.g. the decode FLOP efficiency when every row is memory-bound) where they were, instead of wandering.
 
-``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines`` come
-from running it on ``catalogs/reference/decode_public.csv`` (docs/accuracy.md).
+``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines`` come from
+``planner.holdout.fit_reference_defaults`` (every source at once, each held out in turn: docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ from planner.errors import InvalidInputError
 DEFAULT_FIELDS = ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency", "step_overhead_s")
 TIME_FIELDS = ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s", "prefill_latency_s", "allreduce_latency_s")
 EFFICIENCY_BOUNDS = (0.02, 1.0)
+#: Factors fitted as they are, between 0 and 1 (not as logs: 0 is a valid value).
+FRACTION_FIELDS = ("roofline_overlap",)
+#: Upper bound of a fitted time, ms.
+MAX_TIME_MS = 100.0
 #: First-token latencies of batches of several prompts with fewer prompt tokens than this are left out: the
 #: prompts' first tokens are staggered there (LMDeploy, 64 one-token prompts: FTL 13 ms min, 42 ms mean,
 #: 210 ms max), which neither the roofline nor a fixed latency describes. A single prompt's TTFT is kept.
@@ -36,8 +40,20 @@ EFFICIENCY_BOUNDS = (0.02, 1.0)
 #: the batch's prefill.)
 MIN_PREFILL_TOKENS = 512
 PRIOR_WEIGHT = 1e-5
-#: The sources (``source_group``) the shipped time factors are fitted to: every other source is held out.
-FIT_SOURCE_GROUPS = ("lmdeploy-a100-fp16-v0.1.0a1", "dennislee22-vllm-benchmarking")
+#: The sources (``source_group``) whose rows the shipped time factors are fitted to (``planner.holdout``: their
+#: static and batch-1 rows; vLLM's per-sequence cost on the dennislee22 serving rows; ``tests/test_holdout.py``
+#: checks the list against the rows): the other sources' rows are never fitted (``bench/heldout.py``).
+FIT_SOURCE_GROUPS = (
+    "dennislee22-vllm-benchmarking",
+    "lmdeploy-a100-fp16-v0.1.0a1",
+    "lmdeploy-w4a16-rtx4090",
+    "trtllm-blog-h200-launch",
+    "trtllm-perf-v0.6.1",
+    "vllm-buildkite-perf-9513",
+    "vllm-buildkite-perf-9515",
+    "vllm-buildkite-perf-9523",
+    "vllm-buildkite-perf-9555",
+)
 
 
 @dataclass(frozen=True)
@@ -103,22 +119,31 @@ def residuals(
 
 
 def _to_vector(factors: dict[str, float], fields: Sequence[str]) -> np.ndarray:
-    return np.array([factors[f] * 1e3 if f in TIME_FIELDS else math.log(factors[f]) for f in fields])
+    """Fit space: times in ms, fractions (``FRACTION_FIELDS``) as they are, efficiencies as logs."""
+    return np.array(
+        [
+            factors[f] * 1e3 if f in TIME_FIELDS else factors[f] if f in FRACTION_FIELDS else math.log(factors[f])
+            for f in fields
+        ]
+    )
 
 
 def _from_vector(x: np.ndarray, fields: Sequence[str]) -> dict[str, float]:
     out = {}
-    for v, f in zip(x, fields, strict=True):
-        if f in TIME_FIELDS:
-            out[f] = max(float(v), 0.0) / 1e3
-        else:
-            out[f] = float(np.clip(math.exp(v), *EFFICIENCY_BOUNDS))
+    for v, f in zip(_clip(x, fields), fields, strict=True):
+        out[f] = float(v) / 1e3 if f in TIME_FIELDS else float(v) if f in FRACTION_FIELDS else math.exp(v)
     return out
 
 
+def bounds(fields: Sequence[str]) -> tuple[list[float], list[float]]:
+    """(lower, upper) of each field in fit space: times 0 to ``MAX_TIME_MS``, fractions 0-1, efficiencies 0.02-1."""
+    eff = (math.log(EFFICIENCY_BOUNDS[0]), math.log(EFFICIENCY_BOUNDS[1]))
+    pairs = [(0.0, MAX_TIME_MS) if f in TIME_FIELDS else (0.0, 1.0) if f in FRACTION_FIELDS else eff for f in fields]
+    return [lo for lo, _ in pairs], [hi for _, hi in pairs]
+
+
 def _clip(x: np.ndarray, fields: Sequence[str]) -> np.ndarray:
-    lo, hi = math.log(EFFICIENCY_BOUNDS[0]), math.log(EFFICIENCY_BOUNDS[1])
-    return np.array([max(v, 0.0) if f in TIME_FIELDS else min(max(v, lo), hi) for v, f in zip(x, fields, strict=True)])
+    return np.clip(x, *bounds(fields))
 
 
 def fit_time_factors(
@@ -204,33 +229,3 @@ def least_squares(
         if not improved or done:
             break
     return x
-
-
-def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> dict[str, FitResult]:
-    """The shipped time factors, fitted in two stages (what ``planner.engines`` holds, rounded).
-
-    Only rows of ``FIT_SOURCE_GROUPS`` are used: every other source stays held out (``bench/heldout.py``).
-
-    1. The kernels' factors (achieved bandwidth, prefill FLOP efficiency), LMDeploy's step overhead and its
-       fixed prefill latency on the LMDeploy rows, whose TPOT and first-token latency are measured directly
-       on static batches.
-    2. vLLM's step overhead and per-sequence cost per step on the vLLM rows (1 to 50 requests at once), the
-       kernels' factors held at stage 1's values.
-    """
-    rows = [r for r in rows if r.source_group in FIT_SOURCE_GROUPS]  # the other sources stay held out
-    lmdeploy_rows = [r for r in rows if r.engine == "lmdeploy"]
-    vllm_rows = [r for r in rows if r.engine == "vllm"]
-    kernels = fit_time_factors(
-        lmdeploy_rows,
-        "lmdeploy",
-        ("bandwidth_efficiency", "step_overhead_s", "prefill_flop_efficiency", "prefill_latency_s"),
-        catalog=catalog,
-    )
-    held = {k: kernels.factors[k] for k in ("bandwidth_efficiency", "prefill_flop_efficiency")}
-    vllm = fit_time_factors(
-        vllm_rows,
-        engine_profile("vllm").with_(**held),
-        ("step_overhead_s", "sequence_overhead_s"),
-        catalog=catalog,
-    )
-    return {"lmdeploy": kernels, "vllm": vllm}

@@ -35,12 +35,11 @@ from planner.catalog import Catalog, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.fit import (
-    EFFICIENCY_BOUNDS,
     PRIOR_WEIGHT,
-    TIME_FIELDS,
     _from_vector,
     _observations,
     _to_vector,
+    bounds,
     ttft_is_prefill,
 )
 
@@ -52,6 +51,7 @@ SHARED_FIELDS = (
     "decode_flop_efficiency",
     "prefill_flop_efficiency",
     "prefill_latency_s",
+    "roofline_overlap",
 )
 #: Each engine's own factors.
 ENGINE_FIELDS = ("step_overhead_s",)
@@ -62,8 +62,6 @@ FOLD_PREFIXES = ("vllm-buildkite-perf",)
 #: decimals: 0.01 s is 5-15 ms). Their throughput columns keep 4-5 digits and are fitted.
 TPOT_RESOLUTION_S = {"lmdeploy-a100-fp16-v0.1.0a1": 0.01}
 MAX_ROUNDING = 0.05
-#: Upper bound of a fitted time, ms.
-MAX_TIME_MS = 100.0
 
 
 def fold_of(row: DecodeRow) -> str:
@@ -198,8 +196,7 @@ def fit_joint(
         res = log_residuals(rows, predict_with(rows, profiles, catalog=cat))
         return np.concatenate([res, math.sqrt(PRIOR_WEIGHT) * (x - x0)])
 
-    lower = [0.0 if f in TIME_FIELDS else math.log(EFFICIENCY_BOUNDS[0]) for f in names]
-    upper = [MAX_TIME_MS if f in TIME_FIELDS else 0.0 for f in names]
+    lower, upper = bounds(names)
     x0 = np.clip(x0, lower, upper)
     shared, own = unpack(least_squares(r, x0, bounds=(lower, upper), x_scale=1.0, xtol=1e-6, ftol=1e-8).x)
     return JointFit(shared, own, len(rows))
@@ -215,21 +212,22 @@ class HeldOut:
     fit: JointFit  # on all rows: what planner.engines ships
     folds: dict[str, JointFit]
 
-    def held_out_error(self, i: int, quantity: str) -> float:
-        """Held-out predicted / measured - 1 of row ``i``'s "TPOT", "TTFT" or throughput (NaN where none)."""
-        r, p = self.rows[i], self.held_out
+    def held_out_error(self, i: int, quantity: str, which: str = "held_out") -> float:
+        """Predicted / measured - 1 of row ``i``'s "TPOT", "TTFT" or throughput (NaN where none); ``which``:
+        "held_out" (its fold left out of the fit) or "in_sample" (the fit on all rows)."""
+        r, p = self.rows[i], getattr(self, which)
         if quantity == "TPOT":
             return p.tpot_s[i] / r.tpot_s - 1.0
         if quantity == "TTFT":
             return p.ttft_s[i] / r.ttft_s - 1.0 if ttft_is_prefill(r) else math.nan
         return p.throughput_tokens_per_s[i] / r.throughput_tokens_per_s - 1.0
 
-    def time_residuals(self) -> list[tuple[DecodeRow, float]]:
-        """(row, measured / predicted time - 1) of every held-out figure; a throughput counts as a time's inverse."""
+    def time_residuals(self, which: str = "held_out") -> list[tuple[DecodeRow, float]]:
+        """(row, measured / predicted time - 1) of every figure; a throughput counts as a time's inverse."""
         out = []
         for i, r in enumerate(self.rows):
             for q in ("TPOT", "TTFT", "throughput"):
-                e = self.held_out_error(i, q)
+                e = self.held_out_error(i, q, which)
                 if not math.isnan(e):
                     out.append((r, e if q == "throughput" else 1.0 / (1.0 + e) - 1.0))
         return out
@@ -257,3 +255,9 @@ def leave_one_source_out(
         for arr, got in zip(held, (p.tpot_s, p.throughput_tokens_per_s, p.ttft_s), strict=True):
             arr[idx] = got
     return HeldOut(tuple(rows), full.predict(rows, catalog=cat), DecodePrediction(*held), full, folds)
+
+
+def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> JointFit:
+    """The shipped time factors: ``fit_joint`` on all ``fit_rows`` of ``rows`` (``planner.engines`` holds them,
+    rounded; ``tests/test_holdout.py`` re-derives them from the shipped reference rows)."""
+    return fit_joint(fit_rows(rows, catalog=catalog), catalog=catalog)

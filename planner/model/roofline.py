@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from planner.model import ops
 from planner.model.facts import ArrayLike
 
 
@@ -41,6 +42,17 @@ def memory_time_s(bytes_moved: ArrayLike, gpus: ArrayLike, bandwidth_bytes_per_s
 def compute_time_s(flop: ArrayLike, gpus: ArrayLike, peak_flop_per_s: ArrayLike, efficiency: ArrayLike):
     """FLOPs / (g x peak x achieved fraction)."""
     return flop / (gpus * peak_flop_per_s * efficiency)
+
+
+def roofline_time_s(memory_s: ArrayLike, compute_s: ArrayLike, overlap: ArrayLike) -> ArrayLike:
+    """max(memory, compute) + (1 - overlap) x min(memory, compute): 1 the textbook roofline, 0 no overlap.
+
+    The roofline (overlap 1) is a lower bound: a kernel near the ridge neither streams at full bandwidth nor
+    computes at full rate at once, and a step's kernels (GEMMs, attention, norms) run one after another, each
+    bound by one or the other. Overlap 0 is the upper bound, the two times added (docs/accuracy.md).
+    """
+    hi, lo = ops.maximum(memory_s, compute_s), ops.minimum(memory_s, compute_s)
+    return hi + (1.0 - overlap) * lo
 
 
 def cost_per_million_tokens_usd(

@@ -52,6 +52,7 @@ ENGINE_FIELD_HELP = {
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
     "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
+    "roofline_overlap": ("fraction", "overlap of memory and compute time: step = max + (1 - overlap) x min"),
 }
 
 

@@ -164,7 +164,8 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            f"MAX({{.tmem}},{{.tflop}})+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
+            f"MAX({{.tmem}},{{.tflop}})+(1-{{f_roofline_overlap}})*MIN({{.tmem}},{{.tflop}})+{{.comm}}+{{overhead}}"
+            f"+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -208,12 +209,14 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ),
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
+        ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
+        ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
         (
             "t",
             "Roofline time",
             "s",
             "0.000E+00",
-            "MAX({.bytes}/({n}*{bw}*{f_bandwidth_efficiency}),{.flop}/({n}*{peak}*{f_prefill_flop_efficiency}))",
+            "MAX({.tmem},{.tflop})+(1-{f_roofline_overlap})*MIN({.tmem},{.tflop})",
         ),
         (
             "comm",
