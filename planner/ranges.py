@@ -1,8 +1,9 @@
 """How far off a time prediction may be: held-out residuals of the nearest region the published data covers.
 
 ``catalogs/reference/heldout_residuals.csv`` holds, per GPU and for all GPUs together, the 10th and 90th
-percentiles of measured / predicted - 1 over published decode figures (TPOT, and throughput turned into a
-time; a server's TTFT is mostly queueing and is left out) from sources the shipped factors were *not* fitted on (``python bench/heldout.py --write-residuals``).
+percentiles of measured / predicted - 1 over the leave-one-source-out held-out figures (``planner.holdout``:
+single-prompt TTFT, TPOT, and throughput turned into a time; each source predicted by the fit on the others),
+written by ``python bench/loso.py --write-residuals``.
 A GPU with at least ``MIN_ROWS`` such figures gets its own percentiles; any other GPU gets those of all GPUs,
 widened by ``WIDEN`` and with a note saying so: the data says nothing about it.
 """
