@@ -7,8 +7,8 @@
 The rows are those the protocol fits (static batches and batch-1 latency of vLLM, LMDeploy and TensorRT-LLM;
 ``planner.holdout`` states the rules). Columns: "before" is the factors ``planner.engines`` ships (on rows its
 fit saw, that is in-sample too), "in-sample" the fit on all rows, "held-out" each source's rows predicted by the
-fit on the other sources; aiconfigurator's errors (``bench/heldout_aic_cache.json``) on the rows it predicts,
-beside the planner's held-out errors on those same rows. Median / worst |predicted / measured - 1| (figures).
+fit on the other sources; aiconfigurator's and llm-analysis's errors (``bench/heldout_aic_cache.json``,
+``bench/heldout_la_cache.json``) on the rows each predicts, beside the planner's held-out errors on those rows. Median / worst |predicted / measured - 1| (figures).
 """
 
 from __future__ import annotations
@@ -73,7 +73,10 @@ def _stats(errs: list[float]) -> str:
 
 def report(cs: list[dict]) -> str:
     lines = []
-    head = f"{'':<36}{'before':>20}{'in-sample':>20}{'held-out':>20}{'held-out, aic rows':>22}{'aiconfigurator':>20}"
+    head = (
+        f"{'':<36}{'before':>20}{'in-sample':>20}{'held-out':>20}{'held-out, aic rows':>22}{'aiconfigurator':>20}"
+        f"{'held-out, la rows':>22}{'llm-analysis':>20}"
+    )
     for q in ("TPOT", "TTFT", "static-batch throughput"):
         qc = [c for c in cs if c["q"] == q]
         if not qc:
@@ -82,12 +85,14 @@ def report(cs: list[dict]) -> str:
         lines += ["", f"== {q}: median / worst |error| (figures); goal {goal[0]:.0%} / {goal[1]:.0%}", head]
 
         def line(label: str, g: list[dict]) -> str:
-            both = [c for c in g if not math.isnan(c.get("aic", math.nan))]
-            return (
+            text = (
                 f"{label:<36}{_stats([c['before'] for c in g]):>20}{_stats([c['in'] for c in g]):>20}"
-                f"{_stats([c['planner'] for c in g]):>20}{_stats([c['planner'] for c in both]):>22}"
-                f"{_stats([c['aic'] for c in both]):>20}"
+                f"{_stats([c['planner'] for c in g]):>20}"
             )
+            for tool in ("aic", "la"):
+                both = [c for c in g if not math.isnan(c.get(tool, math.nan))]
+                text += f"{_stats([c['planner'] for c in both]):>22}{_stats([c[tool] for c in both]):>20}"
+            return text
 
         lines.append(line("all", qc))
         for by in ("GPU", "TP", "size", "MoE", "engine", "source"):
@@ -128,7 +133,7 @@ def main() -> None:
     args = parser.parse_args()
     result = ho.leave_one_source_out(acc.load_decode_rows())
     cs = checks(result)
-    note = heldout.attach_aic(cs, run=False)
+    note = heldout.attach(cs, "aic", run=False) + "; " + heldout.attach(cs, "la", run=False)
     folds = sorted(result.folds)
     print(f"fitted rows: {len(result.rows)} from {len(folds)} source folds, each held out in turn: {', '.join(folds)}")
     print(factors_line(result.fit))
