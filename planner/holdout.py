@@ -82,10 +82,10 @@ def fit_rows(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> li
         if r.problem or r.kind != "static" or r.engine not in FIT_ENGINES:
             continue
         try:
-            model = resolve_model_name(r.model, cat)
+            model, gpu = resolve_model_name(r.model, cat), resolve_gpu_name(r.gpu, cat)
         except PlannerError:
             continue
-        key = (r.source_group, model, r.gpus, r.batch, r.input_len, r.output_len, r.weight_precision)
+        key = (r.source_group, gpu, model, r.gpus, r.batch, r.input_len, r.output_len, r.weight_precision)
         if key not in seen:
             seen.add(key)
             coarse = TPOT_RESOLUTION_S.get(r.source_group, 0.0) / 2 > MAX_ROUNDING * r.tpot_s
