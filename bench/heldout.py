@@ -21,7 +21,6 @@ batches and batch-1 latency of dense models on its A100 and H100 configs; its de
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import statistics
@@ -34,7 +33,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner import accuracy as acc  # noqa: E402
-from planner import ranges  # noqa: E402
 from planner.architecture import param_counts  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.fit import FIT_SOURCE_GROUPS  # noqa: E402
@@ -335,38 +333,11 @@ def report(checks: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_residuals(checks: list[dict], path: Path) -> None:
-    """Per GPU and for all GPUs: 10th / 90th percentile of measured / predicted decode time - 1 (planner.ranges)."""
-    by_gpu = defaultdict(list)
-    for c in checks:
-        # TTFT is left out: a server's TTFT is mostly queueing behind other prompts, not the prefill time
-        # a plan's TTFT is; TPOT and throughput measure the decode step whose range the surfaces show
-        if c["q"] in ("vLLM KV GiB / GPU", "TTFT") or math.isnan(c["planner"]) or c["GPU"] == "(unknown)":
-            continue
-        # TPOT, TTFT: measured / predicted - 1; a throughput is a time's inverse: predicted / measured - 1
-        residual = c["planner"] if "throughput" in c["q"] else 1.0 / (1.0 + c["planner"]) - 1.0
-        for key in (c["GPU"], ranges.ALL_GPUS):
-            by_gpu[key].append((residual, c["row"].source_group))
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["gpu", "rows", "residual_low", "residual_high", "sources"])
-        for gpu in sorted(by_gpu):
-            res = [x for x, _ in by_gpu[gpu]]
-            low, high = acc.quantiles(res)
-            w.writerow([gpu, len(res), f"{low:.2f}", f"{high:.2f}", " ".join(sorted({s for _, s in by_gpu[gpu]}))])
-    print(f"wrote {path}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
     parser.add_argument("--run-aic", action="store_true", help="run aiconfigurator on rows its cache lacks")
     parser.add_argument("--run-la", action="store_true", help="run llm-analysis on rows its cache lacks")
-    parser.add_argument(
-        "--write-residuals",
-        action="store_true",
-        help=f"write the held-out residual regions to {ranges.residuals_file()}",
-    )
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
@@ -376,8 +347,6 @@ def main() -> None:
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
     print("\n".join(notes))
     print(report(checks))
-    if args.write_residuals:
-        write_residuals(checks, ranges.residuals_file())
 
 
 if __name__ == "__main__":
