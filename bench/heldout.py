@@ -296,9 +296,15 @@ def attach(checks: list[dict], tool: str, run: bool) -> str:
 # -- report --------------------------------------------------------------------------------------------------
 
 
-def _stats(errs: list[float]) -> str:
+def stats(errs: list[float], width: int = 5) -> str:
+    """Median / worst |error| (figures) of the errors that are numbers; a dash, as wide, when none is."""
     e = [abs(x) for x in errs if not math.isnan(x)]
-    return f"{statistics.median(e):5.0%} / {max(e):5.0%} ({len(e):3d})" if e else f"{'-':>13}      "
+    n = width - 2
+    return (
+        f"{statistics.median(e):{width}.0%} / {max(e):{width}.0%} ({len(e):{n}d})"
+        if e
+        else f"{'-':>{width + 8}}" + " " * (width + 1)
+    )
 
 
 def report(checks: list[dict]) -> str:
@@ -314,10 +320,10 @@ def report(checks: list[dict]) -> str:
         lines += ["", f"== {q}: median / worst |error| (rows); goal {g_med:.0%} / {g_worst:.0%}", head]
 
         def line(label, cs):
-            out = f"{label:<34}{_stats([c['planner'] for c in cs]):>22}"
+            out = f"{label:<34}{stats([c['planner'] for c in cs]):>22}"
             for tool in ("aic", "la"):
                 both = [c for c in cs if not math.isnan(c.get(tool, math.nan)) and not math.isnan(c["planner"])]
-                out += f"{_stats([c['planner'] for c in both]):>24}{_stats([c[tool] for c in both]):>22}"
+                out += f"{stats([c['planner'] for c in both]):>24}{stats([c[tool] for c in both]):>22}"
             return out
 
         lines.append(line("all", qc))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import statistics
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -66,11 +65,6 @@ def checks(result: ho.HeldOut) -> list[dict]:
     return out
 
 
-def _stats(errs: list[float]) -> str:
-    e = [abs(x) for x in errs if not math.isnan(x)]
-    return f"{statistics.median(e):4.0%} / {max(e):4.0%} ({len(e):2d})" if e else f"{'-':>18}"
-
-
 def report(cs: list[dict]) -> str:
     lines = []
     head = (
@@ -86,12 +80,12 @@ def report(cs: list[dict]) -> str:
 
         def line(label: str, g: list[dict]) -> str:
             text = (
-                f"{label:<36}{_stats([c['before'] for c in g]):>20}{_stats([c['in'] for c in g]):>20}"
-                f"{_stats([c['planner'] for c in g]):>20}"
+                f"{label:<36}{heldout.stats([c['before'] for c in g]):>20}{heldout.stats([c['in'] for c in g]):>20}"
+                f"{heldout.stats([c['planner'] for c in g]):>20}"
             )
             for tool in ("aic", "la"):
                 both = [c for c in g if not math.isnan(c.get(tool, math.nan))]
-                text += f"{_stats([c['planner'] for c in both]):>22}{_stats([c[tool] for c in both]):>20}"
+                text += f"{heldout.stats([c['planner'] for c in both]):>22}{heldout.stats([c[tool] for c in both]):>20}"
             return text
 
         lines.append(line("all", qc))
