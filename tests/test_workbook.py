@@ -399,6 +399,13 @@ class TestWhatAReaderSees:
         calc = spec.sheet("Calc")
         assert any("IFERROR" in str(c.value) for c in calc.cells.values())
 
+    def test_explain_shows_the_seeds_worked_numbers(self, book):
+        """The seeds' figures, computed by planner: H100 SXM ridge 989.4e12 / 3.35e12 = 295.3 FLOP/B (datasheet);
+        Llama 2 70B KV 2 x 80 x 8 x 128 x 2 = 327,680 B per token; LLaMA 65B 2 x 80 x 64 x 128 x 2 = 2,621,440 B."""
+        text = " ".join(str(c.value) for row in openpyxl.load_workbook(book)["Explain"].iter_rows() for c in row)
+        assert "nan" not in text
+        assert "= 295.3." in text and "= 327,680 B" in text and "2,621,440 B" in text
+
     def test_explain_labels_sit_at_the_top_of_their_rows(self, book):
         ws = openpyxl.load_workbook(book)["Explain"]
         labels = [ws[f"A{r}"] for r in range(4, ws.max_row + 1) if ws[f"A{r}"].value]

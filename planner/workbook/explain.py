@@ -5,6 +5,7 @@ from __future__ import annotations
 from planner import __version__, api
 from planner.catalog import Catalog
 from planner.engines import EngineProfile
+from planner.errors import UnknownNameError
 from planner.workbook.layout import EXPLAIN_SHEET
 from planner.workbook.spec import Sheet
 
@@ -20,17 +21,17 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         "B",
     )
 
-    def worked(fn, *args, **kw):
+    def worked(fn, name, **kw):
         try:
-            return fn(*args, catalog=catalog, **kw)
-        except Exception:  # a catalog without the seed entries
+            return fn(name, catalog=catalog, **kw)
+        except UnknownNameError:  # a catalog without the seed entries
             return float("nan")
 
-    kv70 = worked(api.kv_bytes_per_token, "Llama-2-70B", "fp16")
-    kv65 = worked(api.kv_bytes_per_token, "LLaMA-65B", "fp16")
-    r_a100 = worked(api.ridge, "A100 SXM 80GB", "bf16")
-    r_h100 = worked(api.ridge, "H100 SXM 80GB", "bf16")
-    w70 = worked(api.weight_bytes, "Llama-2-70B", "fp16")
+    kv70 = worked(api.kv_bytes_per_token, "Llama-2-70B", kv_precision="fp16")
+    kv65 = worked(api.kv_bytes_per_token, "LLaMA-65B", kv_precision="fp16")
+    r_a100 = worked(api.ridge, "A100 SXM 80GB", precision="bf16")
+    r_h100 = worked(api.ridge, "H100 SXM 80GB", precision="bf16")
+    w70 = worked(api.weight_bytes, "Llama-2-70B", precision="fp16")
     rows = [
         (
             "Ridge point",
@@ -65,12 +66,19 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "floor(KV budget x GPUs / KV per sequence). When GPUs outnumber KV heads each GPU keeps a copy, "
             "so the group holds more bytes per sequence (KV replication).",
         ),
-        ("GPU count", "as entered, else the smallest of 1, 2, 4, 8, 16, 32, 64 GPUs whose max batch is at least 1."),
+        (
+            "GPU count",
+            "as entered, else the smallest of 1, 2, 4, 8, 16, 32, 64 GPUs that vLLM accepts for the model (attention "
+            "heads divisible by it, KV heads divisible by it or it by them) whose max batch is at least 1.",
+        ),
         (
             "Decode step (TPOT)",
             "bytes = weights read (MoE: the experts the batch touches, E x (1 - (1 - k/E)^batch)) + "
-            "batch x KV per sequence; FLOPs = batch x (2 x params per token + attention). TPOT = max(bytes / (GPUs x "
-            "bandwidth x efficiency), FLOPs / (GPUs x peak x efficiency)) + 2 all-reduces per layer + overheads.",
+            "batch x KV per sequence; FLOPs = batch x (2 x params per token + attention). With the memory time bytes / "
+            "(GPUs x bandwidth x efficiency) and the compute time FLOPs / (GPUs x peak x efficiency): TPOT = "
+            "max(memory, compute) + (1 - roofline overlap) x min(memory, compute) + 2 all-reduces per layer + "
+            f"overheads (this profile's overlap: {engine.roofline_overlap:g}; the fitted 0 says a step's kernels run one "
+            "after another, so the two add).",
         ),
         (
             "Throughput, MFU, MBU",
