@@ -366,7 +366,7 @@ KV = Param(
 GPUS = Param(
     "gpus",
     "number",
-    "GPUs in the tensor-parallel group; default: the smallest of 1, 2, 4, 8 ... 64 that fits",
+    "GPUs in the tensor-parallel group (a size vLLM accepts); default: the smallest of 1, 2, 4, 8 ... 64 that fits",
     required=False,
 )
 WEIGHTS = Param(

@@ -87,7 +87,8 @@ tpot = _quantity(
     "tpot",
     """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
 
-    step = max(bytes / achieved bandwidth, FLOPs / achieved peak) + TP all-reduces + overhead, with bytes =
+    step = max(memory, compute) + (1 - roofline_overlap) x min(memory, compute) + TP all-reduces + overhead, with
+    memory = bytes / achieved bandwidth, compute = FLOPs / achieved peak, bytes =
     weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
     (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput). Options: ``decode_step``.
     """,

@@ -81,7 +81,7 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "GPUs",
         "count",
         False,
-        "Blank: the smallest of 1, 2, 4, 8, 16, 32, 64 that holds the weights and one sequence.",
+        "Blank: the smallest of 1, 2, 4, 8, 16, 32, 64 that vLLM accepts and that holds the weights and one sequence.",
     ),
     InputField(
         "memory_utilization",

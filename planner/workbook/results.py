@@ -36,7 +36,13 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         ("Memory", None),
         (
             "GPUs in the group",
-            ("n", INT, "GPUs", "", "given, or the smallest of 1, 2, 4, 8, ... that holds the weights and one sequence"),
+            (
+                "n",
+                INT,
+                "GPUs",
+                "",
+                "given, or the smallest valid vLLM group of 1, 2, 4, 8, ... holding the weights and one sequence",
+            ),
         ),
         (
             "Memory the engine sees per GPU",
@@ -87,7 +93,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 MS,
                 "ms",
                 MSF,
-                "max(bytes / achieved bandwidth, FLOPs / achieved peak) + all-reduces + overhead",
+                "bytes / achieved bandwidth + FLOPs / achieved peak (less the roofline overlap) + all-reduces + overhead",
             ),
         ),
         ("Throughput", ("d_tput", INT, "tokens/s", "", "batch / TPOT")),
