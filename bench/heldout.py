@@ -2,20 +2,24 @@
 published rows from sources the planner's time factors were not fitted on.
 
     python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
+    python bench/heldout.py --why                # also one line per row without a prediction: why
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
-in ``planner.fit.FIT_SOURCE_GROUPS``; every start-up row of ``startup_memory_*.csv`` (the memory profiles were
-fitted to ``vllm_startup_*.csv``, and rows of the same sources are left out). Prints median / worst |error| per quantity (TPOT, TTFT, static-batch
-throughput, serving throughput, vLLM KV GiB per GPU) against the issue's goals, then per group (GPU, TP size,
-model size, MoE, engine, how the run sent its prompts), planner beside aiconfigurator on the rows both predicted.
+in ``planner.fit.FIT_SOURCE_GROUPS`` (``planner.holdout.fit_rows`` fits those sources only). Prints median /
+worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
+then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts), planner beside
+aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
+why. vLLM start-up rows (``vllm_startup_*.csv``, ``startup_memory_*.csv``: KV GiB per GPU, KV tokens, max
+concurrency) are printed in three tiers: "in-sample" (the rows the memory profiles were fitted to,
+``MEMORY_FIT_ROWS``), "same source" (other rows of those sources) and "held out" (other sources).
 
 aiconfigurator (``/work/venvs/aic``, ``pip install aiconfigurator``) is run by ``bench/heldout_aic.py`` in its
-own venv; its answers are cached by query in ``bench/heldout_aic_cache.json``, so the table reprints without
-it. llm-analysis 0.2.2 (``/work/venvs/la``) is run by ``bench/heldout_la.py`` on the rows it can model (static
-batches and batch-1 latency of dense models on its A100 and H100 configs; its default efficiencies), cached in
-``bench/heldout_la_cache.json``. Without a venv and its cache the script prints that column empty.
+own venv; its answers are cached by query in ``bench/heldout_aic_cache.json`` with its database version, so the
+table reprints without it. llm-analysis 0.2.2 (``/work/venvs/la``) is run by ``bench/heldout_la.py`` on the rows
+it can model (static batches and single-sequence runs of dense models on its A100 and H100 configs; its default
+efficiencies), cached in ``bench/heldout_la_cache.json``. Without a venv and its cache that column is empty.
 """
 
 from __future__ import annotations
@@ -23,11 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -53,8 +58,26 @@ LA_GPUS = {
 #: llm-analysis dtype configs (weights / activations / embeddings bits) by the row's weight precision.
 LA_DTYPES = {None: "w16a16e16", "fp16": "w16a16e16", "bf16": "w16a16e16", "fp8": "w8a8e16", "int8": "w8a16e16"}
 LA_DTYPES.update({"int4": "w4a16e16", "awq": "w4a16e16"})
-#: Sources the vLLM memory profiles were fitted to (vllm_startup_*.csv): their other rows are not held out.
-MEMORY_FIT_SOURCES = ("llm-d-planner-v0.19.0-memory-sweep", "dennislee22-vllm-benchmarking")
+#: Start-up rows the vLLM memory profiles were fitted to (planner.engines, docs/accuracy.md "Memory"): 'vllm-0.10'
+#: on KV001-KV003, 'vllm-fullsort' on KV013 and XL01-XL06, 'vllm' on XN01-XN12 (activation peak and non-torch
+#: memory by least squares). They are in-sample for the KV GiB, tokens and concurrency vLLM printed.
+MEMORY_FIT_ROWS = frozenset(
+    ["KV001", "KV002", "KV003", "KV013"] + [f"XL0{i}" for i in range(1, 7)] + [f"XN{i:02d}" for i in range(1, 13)]
+)
+#: The sources of those rows (address or source_group): their other rows are "same source", not held out.
+MEMORY_FIT_SOURCES = (
+    "dennislee22/vLLM-benchmarking",
+    "dennislee22-vllm-benchmarking",
+    "llm-d/llm-d-benchmark",
+    "jgchn/llm-d-planner",
+    "llm-d-planner-v0.19.0-memory-sweep",
+)
+#: Start-up figures compared, and the StartupRow / StartupPrediction field of each.
+MEMORY_QUANTITIES = {
+    "vLLM KV GiB / GPU": "kv_cache_gib",
+    "vLLM KV tokens": "kv_cache_tokens",
+    "vLLM max concurrency": "max_concurrency",
+}
 AIC_CACHE = HERE / "heldout_aic_cache.json"
 #: The issue's goals: (median, worst) |error|.
 GOALS = {
@@ -63,7 +86,11 @@ GOALS = {
     "static-batch throughput": (0.10, 0.40),
     "serving throughput": (0.10, 0.40),
     "vLLM KV GiB / GPU": (0.05, 0.20),
+    "vLLM KV tokens": None,
+    "vLLM max concurrency": None,
 }
+#: Fit tiers of the start-up rows, in the order printed.
+MEMORY_TIERS = ("held out", "same source", "in-sample")
 AIC_SYSTEMS = {
     "A100 SXM 80GB": "a100_sxm",
     "A100 PCIe 80GB": "a100_pcie",
@@ -88,9 +115,14 @@ AIC_MODELS = {
     "Mixtral-8x7B": "mistralai/Mixtral-8x7B-v0.1",
     "Mixtral-8x22B": "mistralai/Mixtral-8x22B-v0.1",
     "DeepSeek-V3": "deepseek-ai/DeepSeek-V3",
+    "DeepSeek-R1": "deepseek-ai/DeepSeek-R1",
+    "Qwen3-235B-A22B-2507": "Qwen/Qwen3-235B-A22B",  # the 2507 release keeps the shape (longer context only)
     "gpt-oss-20b": "openai/gpt-oss-20b",
     "gpt-oss-120b": "openai/gpt-oss-120b",
 }
+#: A max-throughput run of at most this many prompts (vLLM's and SGLang's smallest default max_num_seqs /
+#: max_running_requests) ran them as one batch: aiconfigurator's agg mode is asked at that concurrency.
+AIC_ALL_AT_ONCE_MAX = 256
 AIC_GEMM = {"fp8": "fp8", "nvfp4": "nvfp4", "fp4": "nvfp4", "int4": "int4_wo", "awq": "int4_wo"}
 
 
@@ -140,35 +172,50 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
         ):
             if not math.isnan(pub):
                 out.append({"q": q, "planner": _err(p, pub), "row": r, "gpu": gpu, "model": model, **groups})
+                if math.isnan(p):
+                    out[-1]["why"] = acc.why_not_predicted(r, catalog=cat) or "the prediction is not a number"
     return out
 
 
+def memory_tier(record_id: str, source: str, source_group: str) -> str:
+    """Whether a start-up row was fitted ("in-sample"), comes from a source a fit used ("same source") or not."""
+    if record_id in MEMORY_FIT_ROWS:
+        return "in-sample"
+    text = f"{source} {source_group}"
+    return "same source" if any(s in text for s in MEMORY_FIT_SOURCES) else "held out"
+
+
 def memory_checks() -> list[dict]:
+    """KV GiB per GPU, KV tokens and max concurrency of every published vLLM start-up row, with its fit tier."""
     out = []
     cat = default_catalog()
-    for p in sorted(acc.reference_dir().glob("startup_memory_*.csv")):
+    ref = acc.reference_dir()
+    for p in sorted([*ref.glob("vllm_startup_*.csv"), *ref.glob("startup_memory_*.csv")]):
         groups = {r["record_id"]: r.get("source_group", "") for r in acc.read_csv_rows(p)}
         for r in acc.load_startup_rows(p):
-            if math.isnan(r.kv_cache_gib) or groups.get(r.record_id) in MEMORY_FIT_SOURCES:
-                continue
+            why = ""
             try:
-                pred = acc.predict_startup(r, catalog=cat).kv_cache_gib
+                pred = acc.predict_startup(r, catalog=cat)
                 model = cat.model(acc.resolve_model_name(r.model, cat))
                 gpu = acc.resolve_gpu_name(r.gpu, cat)
-            except acc.PlannerError:
-                pred, model, gpu = math.nan, None, None
-            out.append(
-                {
-                    "q": "vLLM KV GiB / GPU",
-                    "planner": _err(pred, r.kv_cache_gib),
-                    "GPU": gpu or "(unknown)",
-                    "TP": f"TP{r.tensor_parallel_size}",
-                    "size": size_class(param_counts(model)[0]) if model else "(unknown)",
-                    "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
-                    "engine": "vllm",
-                    "run": "start-up",
-                }
-            )
+            except acc.PlannerError as exc:
+                pred, model, gpu, why = None, None, None, str(exc)
+            tier = memory_tier(r.record_id, r.source, groups.get(r.record_id, ""))
+            groups_of_row = {
+                "GPU": gpu or "(unknown)",
+                "TP": f"TP{r.tensor_parallel_size}",
+                "size": size_class(param_counts(model)[0]) if model else "(unknown)",
+                "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
+                "engine": f"vllm ({r.profile})",
+                "run": "start-up",
+            }
+            for q, field in MEMORY_QUANTITIES.items():
+                pub = getattr(r, field)
+                if math.isnan(pub):
+                    continue
+                predicted = getattr(pred, field) if pred else math.nan
+                check = {"q": f"{q} [{tier}]", "planner": _err(predicted, pub), "record": r.record_id}
+                out.append({**check, **groups_of_row, **({"why": why} if why else {})})
     return out
 
 
@@ -194,44 +241,62 @@ def _hf_config(model) -> dict:
     }
 
 
-def aic_query(c: dict, config_dir: Path) -> dict | None:
-    """The aiconfigurator query for a check, or None where it does not support the row."""
+def aic_query(c: dict, config_dir: Path) -> dict | str:
+    """The aiconfigurator query for a check, or why it cannot be asked (a one-line reason)."""
     r, model = c["row"], c["model"]
-    system, backend = AIC_SYSTEMS.get(c["gpu"] or ""), AIC_BACKENDS.get(r.engine)
-    if not (system and backend and model) or r.request_rate or r.batch < 1:
-        return None  # no GPU / engine of its database, a request-rate run, or an engine-chosen batch
+    if not model or not c["gpu"]:
+        return "the planner does not resolve the row's GPU or model"
+    if c["gpu"] not in AIC_SYSTEMS:
+        return f"no {c['gpu']} in its system database"
+    if r.engine not in AIC_BACKENDS:
+        return f"no {r.engine} backend"
+    if r.request_rate:
+        return "a run at a request rate (its modes take a batch or a concurrency)"
+    batch = r.batch or (r.num_prompts if (r.num_prompts or 0) <= (r.max_num_seqs or AIC_ALL_AT_ONCE_MAX) else 0)
+    if batch < 1:
+        return "the engine chose the batch (a queue of more prompts than its max_num_seqs): its modes take a batch"
     path = AIC_MODELS.get(model.name)
     if path is None:
         if model.moe or model.mla or model.sliding_window:
-            return None
+            return "a MoE, MLA or sliding-window model it ships no config.json for"
         d = config_dir / model.name
         d.mkdir(parents=True, exist_ok=True)
         (d / "config.json").write_text(json.dumps(_hf_config(model)))
         path = str(d)
     q = {
         "model_path": path,
-        "system": system,
-        "backend": backend,
+        "system": AIC_SYSTEMS[c["gpu"]],
+        "backend": AIC_BACKENDS[r.engine],
         "mode": "static" if r.kind == "static" else "agg",
         "isl": max(r.input_len, 1),
         "osl": max(r.output_len, 2),
-        "batch_size": r.batch,
+        "batch_size": batch,
         "tp_size": r.gpus,
         "gemm_quant_mode": AIC_GEMM.get(r.weight_precision or ""),
         "kvcache_quant_mode": "fp8" if r.kv_precision == "fp8" else None,
     }
+    if model.moe:  # experts split like the rest of the layer (the engines' default without expert parallelism)
+        q["moe_tp_size"] = r.gpus
     q["key"] = json.dumps({**q, "model_path": model.name}, sort_keys=True)
     return q
 
 
-def la_query(c: dict) -> dict | None:
-    """The llm-analysis query for a check, or None where it cannot model the row (see the module docstring)."""
+def la_query(c: dict) -> dict | str:
+    """The llm-analysis query for a check, or why it cannot model the row (see the module docstring)."""
     r, model = c["row"], c["model"]
-    gpu, dtype = LA_GPUS.get(c["gpu"] or ""), LA_DTYPES.get(r.weight_precision, "")
-    if not (gpu and dtype and model) or r.kind != "static" or r.batch < 1 or r.output_len < 1:
-        return None
+    if not model or not c["gpu"]:
+        return "the planner does not resolve the row's GPU or model"
     if model.moe or model.mla or model.sliding_window:
-        return None
+        return "a MoE, MLA or sliding-window model (its ModelConfig is a dense transformer)"
+    if c["gpu"] not in LA_GPUS:
+        return f"no {c['gpu']} among its GPU configs"
+    if r.weight_precision not in LA_DTYPES:
+        return f"no {r.weight_precision} dtype config"
+    one = r.batch == 1 and (r.num_prompts or 1) == 1 or r.kind == "serving" and r.batch == 1 and not r.request_rate
+    if not (r.kind == "static" and r.batch >= 1 or one) or r.output_len < 1:
+        return "a serving run of more than one sequence (it models a static batch)"
+    if r.kind == "serving" and c["q"] not in ("TTFT", "TPOT"):
+        return "a serving run's output rate (it models a static batch's)"
     q = {
         "model": {
             "name": model.name,
@@ -245,8 +310,8 @@ def la_query(c: dict) -> dict | None:
             "expansion_ratio": model.intermediate_size / model.hidden_size,
             "model_type": "llama",
         },
-        "gpu": gpu,
-        "dtype": dtype,
+        "gpu": LA_GPUS[c["gpu"]],
+        "dtype": LA_DTYPES[r.weight_precision],
         "tp": r.gpus,
         "batch": r.batch,
         "input_len": max(r.input_len, 1),
@@ -261,6 +326,12 @@ def _published(c: dict) -> float:
     return {"TPOT": r.tpot_s * 1e3, "TTFT": r.ttft_s * 1e3}.get(c["q"], r.throughput_tokens_per_s)
 
 
+def _error_kind(error: str) -> str:
+    """An estimator's error message without the names and sizes that make each one different."""
+    text = re.sub(r"(the model|on system) '[^']*'", r"\1", error)
+    return re.split(r" with the given| for MoeKey|: either| \(", text)[0]
+
+
 def attach(checks: list[dict], tool: str, run: bool) -> str:
     """Each check's error for ``tool`` ("aic" or "la") from its cache, running the tool on new queries if ``run``."""
     python, cache_path, script = {
@@ -269,12 +340,17 @@ def attach(checks: list[dict], tool: str, run: bool) -> str:
     }[tool]
     cache = json.loads(cache_path.read_text()) if cache_path.exists() else {}
     with tempfile.TemporaryDirectory() as tmp:
-        queries = {}
+        queries, refused = {}, Counter()
         for c in checks:
-            q = (aic_query(c, Path(tmp)) if tool == "aic" else la_query(c)) if "row" in c else None
-            if q:
-                c[f"{tool}_key"] = q["key"]
-                queries[q["key"]] = q
+            if "row" not in c:
+                refused["a vLLM start-up row (it has no vLLM memory budget)"] += 1
+                continue
+            q = aic_query(c, Path(tmp)) if tool == "aic" else la_query(c)
+            if isinstance(q, str):
+                refused[q] += 1
+                continue
+            c[f"{tool}_key"] = q["key"]
+            queries[q["key"]] = q
         if run and python.exists():
             qfile = Path(tmp) / "queries.json"
             qfile.write_text(json.dumps(list(queries.values())))
@@ -286,11 +362,17 @@ def attach(checks: list[dict], tool: str, run: bool) -> str:
         key = {"TPOT": "tpot_ms", "TTFT": "ttft_ms"}.get(c["q"], "throughput_tok_s")
         c[tool] = _err(res[key], _published(c)) if key in res else math.nan
         answered += key in res
+        if f"{tool}_key" in c and key not in res:
+            refused[
+                f"it raised {_error_kind(res['error'])}" if "error" in res else "not run yet (no cached answer)"
+            ] += 1
     state = "ran" if run and python.exists() else ("cache" if cache else "absent")
+    why = "".join(f"\n    {n:4d} figures: {reason}" for reason, n in refused.most_common())
     if tool == "la":
-        return f"llm-analysis 0.2.2 ({state}; default efficiencies): {answered} figures"
-    versions = sorted({v.get("version", "") for v in cache.values() if "version" in v})
-    return f"aiconfigurator ({state}; backend database versions {', '.join(versions) or '-'}): {answered} figures"
+        return f"llm-analysis 0.2.2 ({state}; default efficiencies): {answered} figures; none for{why}"
+    versions = sorted({v.get("version", "") for k, v in cache.items() if "version" in v and k in queries})
+    head = f"aiconfigurator ({state}; backend database versions {', '.join(versions) or '-'}): {answered} figures"
+    return f"{head}; none for{why}"
 
 
 # -- report --------------------------------------------------------------------------------------------------
@@ -307,17 +389,27 @@ def stats(errs: list[float], width: int = 5) -> str:
     )
 
 
+def _sections(checks: list[dict]) -> list[tuple[str, tuple[float, float] | None]]:
+    """The quantities present, in GOALS order (start-up ones once per fit tier), each with its goal."""
+    present = {c["q"] for c in checks}
+    out = []
+    for q, goal in GOALS.items():
+        for name in (q, *(f"{q} [{t}]" for t in MEMORY_TIERS)):
+            if name in present:
+                out.append((name, goal))
+    return out
+
+
 def report(checks: list[dict]) -> str:
     lines = []
     head = (
         f"{'':<34}{'planner: all rows':>22}{'planner: rows aic has':>24}{'aiconfigurator':>22}"
         f"{'planner: rows la has':>24}{'llm-analysis':>22}"
     )
-    for q, (g_med, g_worst) in GOALS.items():
+    for q, goal in _sections(checks):
         qc = [c for c in checks if c["q"] == q]
-        if not qc:
-            continue
-        lines += ["", f"== {q}: median / worst |error| (rows); goal {g_med:.0%} / {g_worst:.0%}", head]
+        target = f"goal {goal[0]:.0%} / {goal[1]:.0%}" if goal else "no goal set"
+        lines += ["", f"== {q}: median / worst |error| (rows); {target}", head]
 
         def line(label, cs):
             out = f"{label:<34}{stats([c['planner'] for c in cs]):>22}"
@@ -339,11 +431,22 @@ def report(checks: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def why_lines(checks: list[dict]) -> list[str]:
+    """One line per row without a planner prediction: its id, the figures it lacks, and why."""
+    rows: dict[str, tuple[list[str], str]] = {}
+    for c in checks:
+        if "why" in c:
+            rid = c["row"].record_id if "row" in c else c["record"]
+            rows.setdefault(rid, ([], c["why"]))[0].append(c["q"])
+    return [f"{rid}: no {', '.join(qs)}: {why}" for rid, (qs, why) in rows.items()]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
     parser.add_argument("--run-aic", action="store_true", help="run aiconfigurator on rows its cache lacks")
     parser.add_argument("--run-la", action="store_true", help="run llm-analysis on rows its cache lacks")
+    parser.add_argument("--why", action="store_true", help="also print why each row without a prediction has none")
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
@@ -353,6 +456,9 @@ def main() -> None:
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
     print("\n".join(notes))
     print(report(checks))
+    if args.why:
+        print("\n== rows without a planner prediction, and why")
+        print("\n".join(why_lines(checks)))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 Each query is ``{"key", "model", "gpu", "dtype", "tp", "batch", "input_len", "output_len"}``: ``model`` a
 llm-analysis ``ModelConfig`` as a dict (written from the planner's catalog), ``gpu`` and ``dtype`` names of its
 shipped configs. Its result (TTFT = ``prefill_latency``, TPOT = ``decode_latency``, both ms, and the static
-batch's output tokens/s = batch x output / ``total_latency``, or the error it raised) is added to CACHE.json under
+batch's output tokens/s = batch x output / ``total_latency``, and llm-analysis's version, or the error it raised) is added to CACHE.json under
 ``key``. Efficiencies are llm-analysis's defaults (its ``infer`` entry point: flops and HBM efficiency 1). Not
 part of the planner package: it imports llm-analysis only.
 """
@@ -20,6 +20,8 @@ from estimator_cache import run_cached
 
 def main(queries_path: str, cache_path: str) -> None:
     logging.disable(logging.CRITICAL)
+    from importlib.metadata import version
+
     from llm_analysis.analysis import LLMAnalysis, ParallelismConfig
     from llm_analysis.config import ModelConfig, get_dtype_config_by_name, get_gpu_config_by_name
 
@@ -35,6 +37,7 @@ def main(queries_path: str, cache_path: str) -> None:
             "ttft_ms": 1e3 * float(r["prefill_latency"]),
             "tpot_ms": 1e3 * float(r["decode_latency"]),
             "throughput_tok_s": q["batch"] * q["output_len"] / float(r["total_latency"]),
+            "version": version("llm-analysis"),
         }
 
     run_cached(queries_path, cache_path, estimate, "llm-analysis")

@@ -36,9 +36,13 @@ from planner.model import max_concurrency  # noqa: F401  (re-exported: validatio
 from planner.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
+    QUANT_METHODS,
     DecodeRow,
+    auto_kv_precision,
+    checkpoint_precision,
     first_number,
     load_decode_rows,
+    pipeline_problem,
     precision_in,
     read_csv_rows,
     reference_dir,
@@ -47,6 +51,7 @@ from planner.published import (  # noqa: F401  (re-exported: the rows' loader li
     resolve_model_name,
     server_flag,
     source_group_of,
+    stated,
     statistic_of,
     throughput_scope,
     whole_number,
@@ -82,6 +87,7 @@ class StartupRow:
     max_concurrency: float  # "Maximum concurrency for L tokens per request" (NaN when not printed)
     source: str = ""
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
+    kv_precision: str | None = None  # the kv_cache_dtype cell ("auto" / blank: the model's dtype)
 
 
 STARTUP_COLUMNS = (
@@ -109,12 +115,14 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
             problem, tp, mml, block, util = "", 1, None, None, 0.9
             try:
                 tp = whole_number(r.get("tensor_parallel_size") or r.get("num_gpus"), "tensor_parallel_size", 1) or 1
-                mml = whole_number(r.get("max_model_len"), "max_model_len")
+                mml = whole_number(stated(r.get("max_model_len")), "max_model_len")
                 block = whole_number(r.get("block_size"), "block_size")
                 util_cell = first_number(r.get("gpu_memory_utilization"))
                 util = 0.9 if math.isnan(util_cell) else util_cell
+                problem = pipeline_problem(r)
             except ValueError as exc:
                 problem = str(exc)
+            weight = _weight_precision(r)
             rows.append(
                 StartupRow(
                     record_id=rid,
@@ -124,13 +132,14 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                     memory_utilization=util,
                     max_model_len=mml or None,
                     block_size=block or None,
-                    weight_precision=_weight_precision(r),
+                    weight_precision=weight,
                     profile=_startup_profile(rid, r),
                     kv_cache_gib=first_number(r.get("available_kv_cache_memory_gib")),
                     kv_cache_tokens=first_number(r.get("gpu_kv_cache_tokens")),
                     max_concurrency=first_number(r.get("max_concurrency_x")),
                     source=r.get("source", ""),
                     problem=problem,
+                    kv_precision=precision_in(r.get("kv_cache_dtype", "")) or auto_kv_precision(weight),
                 )
             )
     return rows
@@ -149,10 +158,12 @@ def _startup_profile(record_id: str, r: dict[str, str]) -> str:
 
 
 def _weight_precision(r: dict[str, str]) -> str | None:
+    """The quantization cell's precision; for a method name ("compressed-tensors", "gptq_marlin") the one the
+    checkpoint's name states ("-fp8-dynamic", "-quantized.w8a8"); else the weight_dtype cell."""
     quant = precision_in(r.get("quantization"))
-    if quant:
+    if quant and quant not in QUANT_METHODS:
         return "fp8" if quant.startswith("fp8") else quant
-    return precision_in(r.get("weight_dtype", ""))
+    return (quant and checkpoint_precision(r.get("model", ""))) or precision_in(r.get("weight_dtype", ""))
 
 
 @dataclass(frozen=True)
@@ -182,6 +193,7 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
         row.max_model_len or eng.block_size,  # the budget and token count do not depend on it
         gpus=row.tensor_parallel_size,
         weight_precision=row.weight_precision,
+        kv_precision=row.kv_precision,
         memory_utilization=row.memory_utilization,
         engine=eng,
         catalog=cat,

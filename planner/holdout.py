@@ -35,6 +35,7 @@ from planner.catalog import Catalog, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.fit import (
+    FIT_SOURCE_GROUPS,
     PRIOR_WEIGHT,
     _from_vector,
     _observations,
@@ -75,11 +76,12 @@ def engine_key(row: DecodeRow) -> str:
 
 
 def fit_rows(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> list[DecodeRow]:
-    """The rows the protocol fits: static, of an engine with a profile, predictable, each published once."""
+    """The rows the protocol fits: of the sources in ``FIT_SOURCE_GROUPS`` (the others are the held-out set of
+    bench/heldout.py), static, of an engine with a profile, predictable, each published once."""
     cat = catalog or default_catalog()
     out, seen = [], set()
     for r in rows:
-        if r.problem or r.kind != "static" or r.engine not in FIT_ENGINES:
+        if r.problem or r.kind != "static" or r.engine not in FIT_ENGINES or r.source_group not in FIT_SOURCE_GROUPS:
             continue
         try:
             model, gpu = resolve_model_name(r.model, cat), resolve_gpu_name(r.gpu, cat)

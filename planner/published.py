@@ -24,7 +24,7 @@ from typing import Any
 from planner.benchmark import benchmark_kind, mean_context
 from planner.catalog import Catalog
 from planner.catalog.loader import shipped_catalog_dir
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, MissingDataError
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
 GPU_NAMES = {
@@ -34,6 +34,23 @@ GPU_NAMES = {
 GPU_NOISE = re.compile(r"\b(nvidia|amd|tesla|instinct|geforce|hbm3e?|hbm2e?|gpu|gpus|tensor core)\b", re.I)
 #: Model-name suffixes that change the weights but not the shape (chat/instruct tunes, packaging).
 MODEL_SUFFIXES = re.compile(r"(-(instruct|chat|it|hf|base))+(-\d{4})?$", re.I)
+#: Checkpoint-name suffixes that say how a repackaging quantized the weights (and ships KV-cache scales), not the
+#: shape: such checkpoints keep the base model's config.json and add a ``quantization_config`` (e.g. Qwen/Qwen3-32B
+#: against Qwen/Qwen3-32B-FP8, both copied in aiconfigurator 0.12's model_configs). The precision is the row's
+#: dtype cell, else the one the suffix names (``checkpoint_precision``).
+QUANT_SUFFIXES = re.compile(
+    r"(-(fp8(-kv|-dynamic|-static)?|awq|gptq(-int[48])?|int[48]|w4a16|w8a8|nvfp4|fp4|mxfp4|quantized(\.w\d+a\d+)?))+$",
+    re.I,
+)
+#: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
+#: row naming one gets this reason instead of a list of similar names.
+UNMODELLED_MODELS = {
+    "deepseek-v3.2": "DeepSeek Sparse Attention (a lightning indexer picking 2048 past tokens per query) is not modelled",
+    "nvidia-nemotron-3-nano": "a hybrid Mamba-2 / attention MoE: Mamba layers are not modelled",
+    "llama-3_3-nemotron-super": "a NAS-pruned model whose layers differ in width and attention (DeciLM): not modelled",
+}
+#: Quantization cells that name a method or kernel, not a precision: the checkpoint's name says which.
+QUANT_METHODS = {"compressed-tensors", "gptq_marlin", "gptq", "awq_marlin", "modelopt", "quark"}
 #: dtype cells that mean "the model's default".
 DEFAULT_DTYPES = {"", "auto", "default", "none", "n/a", "na", "-", "unknown", "not stated"}
 
@@ -95,7 +112,9 @@ def _model_candidates(text: str) -> list[str]:
     out = []
     for c in (text, *inner, outer):
         for d in (c, c.split("/")[-1]):
-            out += [d, d + "-hf", MODEL_SUFFIXES.sub("", d), MODEL_SUFFIXES.sub("", d) + "-hf"]
+            bare = QUANT_SUFFIXES.sub("", d)
+            for e in dict.fromkeys((d, bare, re.sub(r"^meta-(?=llama)", "", bare, flags=re.I))):
+                out += [e, e + "-hf", MODEL_SUFFIXES.sub("", e), MODEL_SUFFIXES.sub("", e) + "-hf"]
     return [c for c in dict.fromkeys(out) if c]
 
 
@@ -105,7 +124,25 @@ def resolve_model_name(name: str, catalog: Catalog) -> str:
     for candidate in _model_candidates(text):
         if candidate in catalog.models:
             return catalog.model(candidate).name
+    short = text.split("/")[-1].lower()
+    for prefix, why in UNMODELLED_MODELS.items():
+        if short.startswith(prefix):
+            raise MissingDataError(f"model {text!r}: {why}")
     return catalog.model(text).name
+
+
+def checkpoint_precision(name: str) -> str | None:
+    """The weight precision a checkpoint's name states ("-FP8", "-FP8-KV": fp8; "-AWQ", "-GPTQ-Int4": int4), or None.
+
+    AMD's "-FP8-KV" checkpoints also ship fp8 KV-cache scales, but vLLM uses them only with ``--kv-cache-dtype
+    fp8`` ("auto" keeps the model dtype: docs.vllm.ai, quantized KV cache), so the KV precision stays the row's.
+    """
+    hit = QUANT_SUFFIXES.search(str(name).strip())
+    tail = hit.group(0).lower() if hit else ""
+    for pattern, precision in (("nvfp4|-fp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp8", "fp8"), ("int8|w8a8", "int8")):
+        if re.search(pattern, tail):
+            return precision
+    return "int4" if tail else None
 
 
 def precision_in(value: Any) -> str | None:
@@ -114,6 +151,25 @@ def precision_in(value: Any) -> str | None:
     if text in DEFAULT_DTYPES or text.startswith(("not ", "unknown", "default")):
         return None
     return text.split(" ")[0]
+
+
+def stated(value: Any) -> str:
+    """The cell, or "" where it says the value was left at its default ("model default (not set ...)", "auto")."""
+    text = str(value or "").strip()
+    return "" if precision_in(text) is None or re.search(r"\bdefault\b|not set|not stated", text, re.I) else text
+
+
+def auto_kv_precision(weight_precision: str | None) -> str | None:
+    """vLLM's ``--kv-cache-dtype auto``: the model's dtype, so a float32 or float16 run caches in it; quantized
+    weights (fp8, int4 ...) keep the activation dtype, the catalog model's default (None)."""
+    return weight_precision if weight_precision in ("fp32", "float32", "fp16", "float16") else None
+
+
+def pipeline_problem(r: dict[str, str]) -> str:
+    """Why a row run with pipeline parallelism cannot be predicted ("" when it was not): the planner models one
+    tensor-parallel group holding every layer."""
+    pp = whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
+    return f"pipeline parallelism (PP {pp}) is not modelled" if pp > 1 else ""
 
 
 def first_number(value: Any) -> float:
@@ -267,6 +323,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         inp = whole_number(r.get("input_len"), "input_len")
         out = whole_number(r.get("output_len"), "output_len")
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        problem = pipeline_problem(r)
         if batch is None and (engine_batch or kind == "serving"):
             batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
@@ -299,7 +356,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         batch=batch if batch is not None else 1,
         input_len=inp or 0,
         output_len=out or 0,
-        weight_precision=precision_in(r.get("weight_dtype", "")),
+        weight_precision=precision_in(r.get("weight_dtype", "")) or checkpoint_precision(r["model"]),
         kv_precision=precision_in(r.get("kv_cache_dtype", "")),
         engine=_engine_name(engine_cell),
         engine_version=version,
