@@ -64,6 +64,8 @@ def _count_or_mask(
     if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
         return float(value), False
     accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iu":  # whole and finite already
+        return _checked(value.astype(float), (value < 1) | (value > maximum), accepted, errors, 1.0)
     arr = _numbers(value, accepted, errors)
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))

@@ -22,6 +22,7 @@ from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.resolve import Resolved, _resolve
+from planner.rows import gathered
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
@@ -38,6 +39,7 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     """NaN where a scenario failed (coerce), a Python scalar for scalar input, a Series for Series input."""
     if type(result) is float and bad is False:  # one scenario that worked
         return int(result) if integer and result == result else result
+    result, bad = gathered(result), gathered(bad)  # per-row values (planner.rows) become per scenario
     out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
     if integer and errors == "raise":
         out = out.astype(np.int64)
@@ -51,8 +53,12 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     return out
 
 
-def finish_record(record: Any, bad: Any, index=None):
-    """Every field of a result record (MemoryPlan, DecodeStep, PrefillStep) finished as ``finish`` does."""
+def finish_record(record: Any, bad: Any, index=None, field: str | None = None):
+    """Every field of a result record (MemoryPlan, DecodeStep, PrefillStep) finished as ``finish`` does; with
+    ``field``, only that field (or property) of the record, finished, which is the same number as that of the
+    finished record."""
+    if field is not None:
+        return finish(np.asarray(getattr(record, field), dtype=float), bad, "coerce", index)
     if bad is False and all(type(v) is float for v in vars(record).values()):
         return record
     return type(record)(
@@ -138,7 +144,7 @@ class Deployment:
     utilization: Any
     gpus: np.ndarray  # given or chosen; NaN where no group fits
     gpus_safe: np.ndarray  # NaN replaced by the largest group, so formulas can run everywhere
-    plan: m.MemoryPlan
+    plan: m.MemoryPlan | None  # None when nothing needed it (a given group, check_fit=False)
     bad: np.ndarray  # unknown name, refused group, or does not fit
 
 
@@ -155,7 +161,7 @@ def choose_gpus(r: Resolved, engine: EngineProfile, context, gpus, util, reserve
     shape = r.shape(context, need_batch)
     chosen = np.full(shape, np.nan)
     for n in GPU_GROUPS:
-        group = np.full(shape, float(n))
+        group = np.asarray(float(n))
         fits = plan_on(r, engine, context, group, util, reserve).max_batch >= need_batch
         chosen = np.where(np.isnan(chosen) & fits & m.tensor_parallel_ok(r.model, group), n, chosen)
         if not np.any(np.isnan(chosen)):
@@ -225,7 +231,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
             raise r.first_error
         return None
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
-    if one and type(r.model.num_layers) is float:
+    if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors)
     if gpus is not None:
         refused = ~m.tensor_parallel_ok(r.model, gpus) & ~np.asarray(r.bad)
@@ -234,17 +240,19 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
                 shape = np.shape(refused)
                 first = tuple(np.argwhere(refused)[0]) if shape else ()
                 raise tp_size_error(r.catalog.model(element(model, first, shape)), int(element(gpus, first, shape)))
-            failures.note_each(
-                refused, (_names(model), gpus), lambda name, n: tp_size_error(r.catalog.model(name), int(n))
-            )
+            if failures.active():
+                failures.note_each(
+                    refused, (_names(model), gpus), lambda name, n: tp_size_error(r.catalog.model(name), int(n))
+                )
             bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
-    plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
     bad = np.asarray(r.bad) | bad_ctx | bad_batch | bad_gpus
+    plan = None
     if check_fit or gpus is None:
-        short = (np.isnan(n) | (np.nan_to_num(plan.max_batch, nan=-1) < need)) & ~bad
+        plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
+        short = (np.isnan(n) | ~(plan.max_batch >= need)) & ~bad  # NaN max batch: short
         if np.any(short) and (errors == "raise" or failures.active()):
             first_only = errors == "raise"
             where, why = _does_not_fit(r, eng, plan, gpus, need, ctx, short, gpu, model, util, reserve, first_only)

@@ -22,6 +22,7 @@ from planner.checks import Errors
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
+from planner.rows import Rows
 
 # -- name resolution ------------------------------------------------------------------------------------
 
@@ -49,18 +50,6 @@ class _Column:
         """Every field per scenario."""
         return {k: self.gather(k) for k in self.rows}
 
-    def gather_block(self, names: list[str]) -> dict[str, Any]:
-        """Fields ``names`` per scenario, gathered by one ``numpy.take`` into one block (a row per field).
-
-        One large allocation instead of one per field: numpy asks the kernel for huge pages for large blocks,
-        so filling the fresh memory costs a fraction (a 200,000-scenario call: about 30 ms instead of 100 ms).
-        """
-        if self.codes is None:
-            return {n: self.rows[n] for n in names}
-        table = np.stack([self.rows[n] for n in names])  # fields x distinct names
-        block = np.take(table, self.codes.ravel(), axis=1).reshape((len(names), *self.codes.shape))
-        return dict(zip(names, block, strict=True))
-
 
 def _one(key: Any, numbers: Callable[[Any], dict[str, float]], errors: Errors) -> _Column:
     """One name (or combination of names) resolved: a column of Python floats."""
@@ -77,9 +66,9 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
     """(code per element, the distinct values in code order, shape): each distinct name once.
 
     A pandas Categorical (or Series of category dtype) brings its codes: a sweep that builds its names as
-    categoricals once pays no per-call hashing. Other arrays of names are hashed as they are (pandas' hash
-    table, no per-element Python work); when some value is not text (a number, a list or a catalog entry
-    inside a cell) every value is keyed by its repr instead.
+    categoricals once pays no per-call hashing. Other arrays of names are grouped by identity first
+    (``_codes_by_identity``), else hashed as they are (pandas' hash table, no per-element Python work); when some
+    value is not text (a number, a list or a catalog entry inside a cell) every value is keyed by its repr instead.
     """
     import pandas as pd  # only arrays of names need it
 
@@ -92,6 +81,9 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
         return _used(codes, values, codes.shape)
     arr = np.asarray(names, dtype=object)
     flat = arr.ravel()
+    by_identity = _codes_by_identity(flat)
+    if by_identity is not None:
+        return (*by_identity, arr.shape)
     try:
         codes, uniques = pd.factorize(flat, use_na_sentinel=False)
         plain = all(type(u) is str for u in uniques)
@@ -101,9 +93,58 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
         return codes.astype(np.intp, copy=False), list(uniques), arr.shape
     codes, _ = pd.factorize(np.array([x if isinstance(x, str) else repr(x) for x in flat], dtype=object))
     codes = codes.astype(np.intp, copy=False)
-    top = np.maximum.accumulate(codes)  # pandas numbers codes in order of appearance: a new one raises the max
-    first_at = np.flatnonzero(np.concatenate(([True], top[1:] > top[:-1]))) if len(codes) else codes
-    return codes, [flat[i] for i in first_at], arr.shape
+    return codes, [flat[i] for i in _first_appearances(codes)], arr.shape
+
+
+def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
+    """``_codes`` of an object array whose elements are a few objects repeated, as a sweep's names are.
+
+    The elements are grouped by identity first (an object array holds references: hashing them as integers costs
+    a fraction of hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it
+    is, anything else by its repr), numbered in order of first appearance. None when the array cannot be read as
+    references or holds many distinct objects (then hashing the values is as fast).
+    """
+    import pandas as pd
+
+    try:
+        refs = np.frombuffer(memoryview(flat).cast("B"), dtype=np.intp)
+    except (TypeError, ValueError, BufferError):
+        return None
+    if len(refs) != len(flat):
+        return None
+    codes, distinct = pd.factorize(refs)
+    if len(distinct) > max(1024, len(flat) // 16):
+        return None
+    first_at = _first_appearances(codes, len(distinct))
+    objects = [flat[i] for i in first_at]
+    plain = all(type(x) is str for x in objects)
+    group: dict[Any, int] = {}
+    values: list[Any] = []
+    renumber = np.empty(len(objects), dtype=np.intp)
+    for i, x in enumerate(objects):
+        key = x if plain or isinstance(x, str) else repr(x)  # as ``_codes``: non-text keyed by its repr
+        if key not in group:
+            group[key] = len(values)
+            values.append(x)
+        renumber[i] = group[key]
+    codes = codes.astype(np.intp, copy=False)
+    return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
+
+
+def _first_appearances(codes: np.ndarray, count: int | None = None) -> np.ndarray:
+    """Where each code first appears: pandas numbers codes in order of appearance, so a new one raises the max.
+
+    With ``count`` (the number of codes), only the part up to the last code's first appearance is read.
+    """
+    if count:
+        end = 1024
+        while end < len(codes) and codes[:end].max() < count - 1:
+            end *= 8
+        codes = codes[:end]
+    if not len(codes):
+        return codes
+    top = np.maximum.accumulate(codes)
+    return np.flatnonzero(np.concatenate(([True], top[1:] > top[:-1])))
 
 
 def _used(codes: np.ndarray, values: list[Any], shape: tuple) -> tuple[np.ndarray, list[Any], tuple]:
@@ -145,10 +186,32 @@ def _table(makers: list[Callable[[], dict[str, float]]], codes: np.ndarray, shap
         failures.note(np.take(np.not_equal(row_errors, None), codes), np.take(row_errors, codes))
     if not present:
         return _Column({}, codes, np.ones(shape, dtype=bool), first_error)
+    table = _memo(("table", *map(id, rows)), tuple(rows), lambda: _stack(rows, present[0]))
+    bad = np.take(np.array([r is None for r in rows]), codes) if first_error is not None else False
+    return _Column(table, codes, bad, first_error)
+
+
+def _stack(rows: list[dict[str, float] | None], filler: dict[str, float]) -> dict[str, np.ndarray]:
+    """Rows of numbers as one array per field (a failed row, None, holds ``filler``'s numbers)."""
+    present = [r for r in rows if r is not None]
     fields = dict.fromkeys(k for r in present for k in r)  # union: GPUs differ in which peaks they have
-    filler = present[0]
-    table = {k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float) for k in fields}
-    return _Column(table, codes, np.take(np.array([r is None for r in rows]), codes), first_error)
+    return {k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float) for k in fields}
+
+
+#: Catalog numbers by name and by set of names, computed once: GPU and model rows (``_gpu_numbers``,
+#: ``_model_numbers``) and their tables (``_table``). Objects in a key (a catalog, an engine, the rows of a table)
+#: are keyed by identity and kept alive with the entry, so a key cannot be reused by another object.
+_MEMO: dict[tuple, tuple[tuple, Any]] = {}
+
+
+def _memo(key: tuple, keep: tuple, make: Callable[[], Any]) -> Any:
+    """``make()``, once per ``key`` (``keep``: the objects behind the identities in ``key``)."""
+    hit = _MEMO.get(key)
+    if hit is None:
+        if len(_MEMO) > 8192:
+            _MEMO.clear()
+        hit = _MEMO[key] = (keep, make())
+    return hit[1]
 
 
 def gpu_numbers(
@@ -183,6 +246,15 @@ def gpu_numbers(
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
+
+
+def _gpu_numbers(catalog: Catalog, engine: EngineProfile | None, calibration: Calibration | None, name: Any):
+    """``gpu_numbers`` of the GPU ``name`` (a name or a catalog entry), once per catalog, engine and calibration."""
+    return _memo(
+        ("gpu", id(catalog), id(engine), id(calibration), _name_key(name)),
+        (catalog, engine, calibration, name),
+        lambda: gpu_numbers(catalog.gpu(name), engine, calibration),
+    )
 
 
 def fabric_numbers(g: Gpu) -> dict[str, float]:
@@ -260,10 +332,10 @@ class Resolved:
 
     def shape(self, *arrays: Any) -> tuple:
         """The broadcast shape of every fact and ``arrays``."""
-        parts: list[Any] = [np.asarray(a) for a in arrays]
+        parts: list[Any] = list(arrays)
         for rec in (self.gpu, self.limits, self.model, self.precision):
             if rec is not None:
-                parts.extend(np.asarray(v) for v in vars(rec).values())
+                parts.extend(vars(rec).values())
         return np.broadcast_shapes(*(np.shape(p) for p in parts))
 
 
@@ -324,7 +396,7 @@ def _resolve_many(
     calibration: Calibration | None,
 ) -> Resolved:
     gpu_cols = (
-        _lookup(gpu, catalog.gpu, lambda g: gpu_numbers(g, engine, calibration), errors)
+        _lookup(gpu, lambda name: name, functools.partial(_gpu_numbers, catalog, engine, calibration), errors)
         if gpu is not None
         else _Column({}, None, False, None)
     )
@@ -339,11 +411,12 @@ def _resolve_many(
     first = gpu_cols.first_error or model_cols.first_error
     g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
+    codes, (gi, mi) = _combinations(gpu_cols if g else None, model_cols if md else None)
     if g:
-        peak = _peak(gpu_cols, model_cols) if md else np.nan
-        gpu_facts, limits = _gathered(gpu_cols, (GpuFacts, EngineFacts), peak_flop_per_s=peak)
+        peak = _peak(gpu_cols, model_cols, gi, mi, codes) if md else np.nan
+        gpu_facts, limits = _facts(gpu_cols, gi, codes, (GpuFacts, EngineFacts), peak_flop_per_s=peak)
     if md:
-        model_rec, precision = _gathered(model_cols, (ModelFacts, PrecisionFacts))
+        model_rec, precision = _facts(model_cols, mi, codes, (ModelFacts, PrecisionFacts))
     return Resolved(
         gpu_facts,
         limits,
@@ -356,15 +429,55 @@ def _resolve_many(
     )
 
 
-def _gathered(column: _Column, classes: tuple[type, ...], **given: Any) -> list[Any]:
-    """Facts records of ``column``'s fields per scenario, gathered in one block (``given`` fields as they are)."""
-    names = [n for cls in classes for n in field_names(cls) if n not in given]
-    values = {**column.gather_block(list(dict.fromkeys(names))), **given}
+def _combinations(gpus: _Column | None, models: _Column | None) -> tuple[np.ndarray | None, list[np.ndarray | None]]:
+    """Each scenario's distinct (GPU row, model row) combination, and the GPU and model row of each combination.
+
+    (codes of the combinations, [GPU rows, model rows]: None for a column of one name or none). The combined code
+    (GPU row x model rows + model row) counts in a small range, so the distinct ones are found by counting, not
+    sorting.
+    """
+    ranged = [c is not None and c.codes is not None for c in (gpus, models)]
+    if not any(ranged):
+        return None, [None, None]
+    if not all(ranged):
+        c = gpus if ranged[0] else models
+        rows = np.arange(_row_count(c))
+        return c.codes, [rows, None] if ranged[0] else [None, rows]
+    n_models = _row_count(models)
+    combined = gpus.codes * n_models + models.codes  # broadcast: GPUs in a column, models in a row give a grid
+    span = _row_count(gpus) * n_models
+    if span <= max(4 * combined.size, 1 << 16):
+        renumber = np.zeros(span, dtype=np.intp)
+        used = np.flatnonzero(np.bincount(combined.ravel(), minlength=span))
+        renumber[used] = np.arange(len(used))
+        codes = np.take(renumber, combined)
+    else:  # very many distinct names on both sides
+        used, codes = np.unique(combined, return_inverse=True)
+        codes = codes.reshape(combined.shape)
+    gpu_rows, model_rows = np.divmod(used, n_models)
+    return codes, [gpu_rows, model_rows]
+
+
+def _row_count(column: _Column) -> int:
+    return len(next(iter(column.rows.values())))
+
+
+def _facts(
+    column: _Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
+) -> list[Any]:
+    """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
+    (``rows``: the column's row of each combination; None: one name, its floats shared by all)."""
+    values = dict(given)
+    for cls in classes:
+        for n in field_names(cls):
+            if n not in values:
+                v = column.rows[n]
+                values[n] = v if rows is None else Rows(np.take(v, rows), codes)
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
 
 
-def _peak(gpus: _Column, models: _Column) -> Any:
-    """Per scenario: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair."""
+def _peak(gpus: _Column, models: _Column, gpu_rows: Any, model_rows: Any, codes: Any) -> Any:
+    """Per combination: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair."""
     if gpus.codes is None and models.codes is None:
         return _peak_for_weights(gpus.rows, models.rows)
     g = {k: np.asarray(v, dtype=float).reshape(-1, 1) for k, v in gpus.rows.items()}
@@ -372,16 +485,21 @@ def _peak(gpus: _Column, models: _Column) -> Any:
         k: np.asarray(v, dtype=float).reshape(1, -1) for k, v in models.rows.items() if k[:5] in ("math_", "fallb")
     }
     table = _peak_for_weights(g, flags)  # GPU rows x model rows
-    gi = 0 if gpus.codes is None else gpus.codes
-    mi = 0 if models.codes is None else models.codes
-    return table[gi, mi]
+    gi = 0 if gpu_rows is None else gpu_rows
+    mi = 0 if model_rows is None else model_rows
+    return Rows(np.asarray(table[gi, mi]), codes)
 
 
 def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     """A model's facts, weight / expert / kept / KV bytes and math flags at the given precisions (names or None)."""
-    hit = _MODEL_ROWS.get(cache_key := (id(catalog), id(engine), *(_name_key(x) for x in key)))
-    if hit is not None:
-        return hit[1]
+    return _memo(
+        ("model", id(catalog), id(engine), *(_name_key(x) for x in key)),
+        (catalog, engine, key),
+        lambda: _model_row(catalog, engine, key),
+    )
+
+
+def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     name, wp, kp = key
     mdl = catalog.model(name)
     facts = model_facts(mdl)
@@ -407,21 +525,12 @@ def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[An
         kv_bytes_per_element=kv.bytes_per_element,
     )
     out.update(math_flags(w))
-    if cache_key is not None:
-        if len(_MODEL_ROWS) > 4096:
-            _MODEL_ROWS.clear()
-        _MODEL_ROWS[cache_key] = ((catalog, engine, key), out)
     return out
 
 
 def _name_key(x: Any) -> Any:
     """A cache key for a name: the text itself, None, or the identity of a catalog entry."""
     return x if x is None or type(x) is str else id(x)
-
-
-#: Model rows by (catalog, engine, model, weight precision, KV precision): objects keyed by identity are kept
-#: alive with the entry, so a key cannot be reused by another object.
-_MODEL_ROWS: dict[tuple, tuple[tuple, dict[str, float]]] = {}
 
 
 def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors) -> _Column:

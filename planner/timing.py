@@ -28,19 +28,27 @@ Engine = str | EngineProfile | None
 P = ParamSpec("P")
 
 
-def _quantity(step: Callable[P, Any], field: str, name: str, doc: str) -> Callable[P, Any]:
+def _quantity(
+    step: Callable[P, Any], record_step: Callable[..., Any], field: str, name: str, doc: str
+) -> Callable[P, Any]:
     """The public function ``name``: field ``field`` of ``step``'s record, with ``step``'s signature.
 
     ``inspect.signature`` and ``help`` show ``step``'s explicit keyword-only parameters, type checkers see them
-    through the ParamSpec, and ``step`` checks every call.
+    through the ParamSpec, and ``step`` checks every call. A call in the usual form (the three required arguments
+    by position, options by name) goes to ``record_step`` (gpu, model, tokens, Options, field), which finishes
+    only ``field``.
     """
+    signature = inspect.signature(step)
+    options = {p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
     def quantity(*args: P.args, **kwargs: P.kwargs) -> Any:
+        if len(args) == 3 and kwargs.keys() <= options:
+            return record_step(*args, Options(**kwargs), field)
         return getattr(step(*args, **kwargs), field)
 
     quantity.__name__ = quantity.__qualname__ = name
     quantity.__doc__ = doc
-    quantity.__signature__ = inspect.signature(step).replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
+    quantity.__signature__ = signature.replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
     return quantity
 
 
@@ -72,17 +80,20 @@ def decode_step(
     return _decode_step(gpu, model, context, Options.pick(locals()))
 
 
-def _decode_step(gpu: Any, model: Any, context: Any, options: Options) -> DecodeStep:
+def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: str | None = None) -> Any:
+    """``decode_step``'s record, or only its ``field`` (the others are not finished)."""
     d = deploy(gpu, model, context, options)
     if d is None:
-        return nan_record(DecodeStep, gpu, model, context, options.batch)
+        record = nan_record(DecodeStep, gpu, model, context, options.batch)
+        return record if field is None else getattr(record, field)
     f = d.facts
     step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
-    return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch))
+    return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
 
 
 tpot = _quantity(
     decode_step,
+    _decode_step,
     "step_s",
     "tpot",
     """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
@@ -95,6 +106,7 @@ tpot = _quantity(
 )
 throughput = _quantity(
     decode_step,
+    _decode_step,
     "throughput_tokens_per_s",
     "throughput",
     """Steady-state decode output tokens per second of the whole group: batch / TPOT, every sequence decoding.
@@ -105,24 +117,28 @@ throughput = _quantity(
 )
 batch_token_time = _quantity(
     decode_step,
+    _decode_step,
     "batch_token_time_s",
     "batch_token_time",
     """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure.""",
 )
 mfu = _quantity(
     decode_step,
+    _decode_step,
     "mfu",
     "mfu",
     """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%.""",
 )
 mbu = _quantity(
     decode_step,
+    _decode_step,
     "mbu",
     "mbu",
     """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth).""",
 )
 decode_intensity = _quantity(
     decode_step,
+    _decode_step,
     "intensity_flop_per_byte",
     "decode_intensity",
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context.""",
@@ -153,23 +169,31 @@ def prefill(
     The weights are read once for the whole batch; every prompt's FLOPs and KV writes count. One prompt (the
     default) gives its TTFT, the one busy time of a prompt (all-reduces included).
     """
-    d = deploy(gpu, model, prompt_tokens, Options.pick(locals()))
+    return _prefill(gpu, model, prompt_tokens, Options.pick(locals()))
+
+
+def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: str | None = None) -> Any:
+    """``prefill``'s record, or only its ``field`` (the others are not finished)."""
+    d = deploy(gpu, model, prompt_tokens, options)
     if d is None:
-        return nan_record(PrefillStep, gpu, model, prompt_tokens)
+        record = nan_record(PrefillStep, gpu, model, prompt_tokens)
+        return record if field is None else getattr(record, field)
     f = d.facts
     step = m.prefill_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
     step = PrefillStep(d.gpus, step.prompt_tokens, step.ttft_s, step.bytes_moved, step.flop)
-    return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens))
+    return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens), field)
 
 
 ttft = _quantity(
     prefill,
+    _prefill,
     "ttft_s",
     "ttft",
     """Time to first token of one prompt, in seconds: the prefill time (no queueing). Options: ``prefill``.""",
 )
 prefill_intensity = _quantity(
     prefill,
+    _prefill,
     "intensity_flop_per_byte",
     "prefill_intensity",
     """Arithmetic intensity of a prefill, FLOP per byte. About the prompt length at 16-bit.""",

@@ -8,7 +8,7 @@ import numpy as np
 
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
+from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes_of_layer_tokens, kv_replication
 from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
 
 
@@ -21,23 +21,23 @@ def experts_touched(model: ModelFacts, tokens: ArrayLike) -> ArrayLike:
     if type(e) in (float, int) and e == 0:
         return 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        touched = e * (1.0 - ops.power(1.0 - k / e, tokens))
-    return ops.where(e > 0, touched, 0.0)
+        miss = ops.where(e > 0, 1.0 - k / e, 1.0)  # a token's chance to skip one expert (dense: 1, so 0 x 0)
+    return e * (1.0 - ops.power(miss, tokens))
 
 
 def weights_read_bytes(model: ModelFacts, precision: PrecisionFacts, tokens: ArrayLike) -> ArrayLike:
     """Weight bytes one step over ``tokens`` tokens streams: dense part + the MoE experts those tokens touch.
 
     (params read per step - those kept 16-bit) x B/param + kept 16-bit (output head, norms, routers) x 2 B
-    + MoE layers x experts touched x params per expert x expert B/param.
+    + MoE layers x params per expert x expert B/param x experts touched.
     """
     return (
         (model.params_read_per_step - model.params_read_kept_16bit) * precision.weight_bytes_per_param
         + model.params_read_kept_16bit * precision.kept_bytes_per_param
         + model.moe_layers
-        * experts_touched(model, tokens)
         * model.params_per_expert_layer
         * precision.expert_bytes_per_param
+        * experts_touched(model, tokens)
     )
 
 
@@ -55,7 +55,7 @@ def allreduce_time_s(gpu: GpuFacts, limits: EngineFacts, message_bytes: ArrayLik
     within = gpus <= gpu.interconnect_domain_gpus
     link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
     latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
-    t = latency + 2.0 * (gpus - 1.0) / gpus * message_bytes / link
+    t = latency + message_bytes * (2.0 * (gpus - 1.0) / gpus / link)
     return ops.where(gpus > 1, t, 0.0)
 
 
@@ -63,7 +63,7 @@ def tp_communication_s(
     model: ModelFacts, gpu: GpuFacts, limits: EngineFacts, tokens: ArrayLike, gpus: ArrayLike
 ) -> ArrayLike:
     """Two all-reduces per layer (after attention and after the MLP) of tokens x hidden 16-bit activations."""
-    return 2.0 * model.num_layers * allreduce_time_s(gpu, limits, tokens * model.hidden_size * 2.0, gpus)
+    return 2.0 * model.num_layers * allreduce_time_s(gpu, limits, tokens * (model.hidden_size * 2.0), gpus)
 
 
 def step_overhead_s(model: ModelFacts, limits: EngineFacts) -> ArrayLike:
@@ -131,15 +131,16 @@ def decode_step(
     bytes = weights read (MoE: the experts the batch touches) + batch x KV at the context (replicated heads
     counted); FLOPs = batch x (2 x params per token + attention FLOP per cached token x cached tokens).
     """
-    kv_read = kv_bytes(model, precision, context_tokens, batch) * kv_replication(model, gpus)
-    attn = model.attention_flop_per_context_token_per_layer * cached_tokens_per_layer_sum(model, context_tokens)
+    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
+    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
+    attn = model.attention_flop_per_context_token_per_layer * layer_tokens
     flop = batch * (2.0 * params_per_token(model) + attn)
     bytes_moved = weights_read_bytes(model, precision, batch) + kv_read
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)
     overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * batch
-    step = roofline_time_s(t_mem, t_flop, limits.roofline_overlap) + comm + overhead
+    step = roofline_time_s(t_mem, t_flop, limits.roofline_overlap) + (comm + overhead)
     return DecodeStep(
         gpus=gpus,
         batch=batch,

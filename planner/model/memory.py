@@ -45,12 +45,15 @@ def kv_bytes(
     MHA/GQA/MQA: 2 x KV heads x head dim values; MLA: kv_lora_rank + rope dim. Llama 2 70B, fp16:
     2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token.
     """
-    return (
-        model.kv_elements_per_token_per_layer
-        * precision.kv_bytes_per_element
-        * cached_tokens_per_layer_sum(model, context_tokens)
-        * batch
-    )
+    return kv_bytes_of_layer_tokens(model, precision, cached_tokens_per_layer_sum(model, context_tokens), batch)
+
+
+def kv_bytes_of_layer_tokens(
+    model: ModelFacts, precision: PrecisionFacts, layer_tokens: ArrayLike, batch: ArrayLike = 1
+) -> ArrayLike:
+    """``kv_bytes`` from the tokens held summed over layers (``cached_tokens_per_layer_sum``), for a caller that
+    has them: values per token per layer x bytes x layer-tokens x batch."""
+    return model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * layer_tokens * batch
 
 
 def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:

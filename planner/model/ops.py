@@ -29,6 +29,12 @@ def minimum(a, b):
 def where(condition, a, b):
     if type(condition) is bool:
         return a if condition else b
+    if isinstance(condition, np.ndarray) and condition.ndim == 0:  # one condition for all: the chosen side as it is
+        chosen = a if condition else b
+        if np.result_type(chosen) == np.result_type(a, b) and np.shape(chosen) == np.broadcast_shapes(
+            np.shape(a), np.shape(b)
+        ):
+            return chosen
     return np.where(condition, a, b)
 
 

@@ -233,10 +233,10 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             f"IF({{peak_math}}>0,{{peak_math}},IF({{peak_fb}}>0,{{peak_fb}},"
             f"IF({F.peak_of(chr(34) + 'fp16' + chr(34))}>0,{F.peak_of(chr(34) + 'fp16' + chr(34))},"
             f"{F.peak_of(chr(34) + 'bf16' + chr(34))})))",
-            "api._peak_for_weights",
+            "resolve.gpu_peak_flop_per_s",
         ),
         Row("ridge", "Ridge point", "FLOP/B", "#,##0.0", "{peak}/{bw}", "peak / bandwidth", quantity="ridge"),
-        S("s_memory", "Memory (api._memory, vLLM-style budget)"),
+        S("s_memory", "Memory (model.memory_plan, vLLM-style budget)"),
         Row("block", "KV block", "tokens", INT, "MAX(INT(eng_block_size),1)"),
         Row(
             "visible_raw",
@@ -295,7 +295,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ]
     )
     c.add(
-        Row("n_raw", "GPU count asked (or smallest group)", "GPUs", INT, F.choose_group(), "api._choose_gpus"),
+        Row("n_raw", "GPU count asked (or smallest group)", "GPUs", INT, F.choose_group(), "deploy.choose_gpus"),
         Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
         Row(
             "n",
@@ -367,7 +367,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "model.max_batch_from_budget",
             quantity="memory_plan.max_batch",
         ),
-        S("s_decode_shared", "Decode (api._decode)"),
+        S("s_decode_shared", "Decode (model.decode_step)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
         Row("attn_decode", "Attention FLOP per token", "FLOP", "0.000E+00", "{attnflop}*{ctx_layer_tokens}"),
         Row("overhead", "Step overhead", "s", "0.000E+00", "{f_step_overhead_s}+{f_layer_overhead_s}*{layers}"),

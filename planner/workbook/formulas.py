@@ -34,7 +34,7 @@ def local(template: str, prefix: str) -> str:
 
 
 def whole(x: str, maximum: int) -> str:
-    """x if it is a whole number from 1 to maximum; #NUM! for another number, #VALUE! for text (api._count)."""
+    """x if it is a whole number from 1 to maximum; #NUM! for another number, #VALUE! for text (checks._count)."""
     return (
         f"IF(ISERROR({x}),{x},IF(ISNUMBER({x}),IF(AND({x}>=1,{x}<={maximum},{x}=INT({x})),{x},OUT_OF_RANGE),BAD_INPUT))"
     )
@@ -97,7 +97,7 @@ def seq_tokens(ctx: str) -> str:
 
 
 def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
-    """api._memory's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
+    """model.memory_plan's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
     return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}))"
 
 
@@ -107,7 +107,7 @@ def tp_ok(n: str) -> str:
 
 
 def choose_group() -> str:
-    """api._choose_gpus: the given count (#NUM! where vLLM refuses it), or the smallest valid group in GPU_GROUPS
+    """deploy.choose_gpus: the given count (#NUM! where vLLM refuses it), or the smallest valid group in GPU_GROUPS
     that holds one sequence."""
     nested = "NOT_FIT"
     for g in reversed(GPU_GROUPS):
@@ -134,7 +134,7 @@ def experts_touched(tokens: str) -> str:
 
 
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
-    """api._decode at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
+    """model.decode_step at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
     b = "{" + batch + "}"
     return [
         ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched(b)),

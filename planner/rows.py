@@ -1,0 +1,145 @@
+"""Per-row values gathered lazily: a sweep's formulas run once per distinct combination where they can.
+
+A sweep of 200,000 scenarios over 31 GPUs and 66 models holds a few hundred distinct (GPU, model) combinations.
+``planner.resolve`` gives the model its facts as ``Rows``: one value per combination (``values``) and each
+scenario's combination (``codes``). Arithmetic between ``Rows`` of the same codes and plain numbers stays per
+combination (weights per GPU, KV bytes per token, usable memory, fixed step times); the first operation that
+meets a per-scenario array (the context, a batch) gathers the row values once (``numpy.take``) and goes on per
+scenario. Each formula is written once (``planner.model``), and a sweep pays per scenario only for the terms
+that depend on the scenario.
+
+The values are those of computing every scenario: the same floating-point operations on the same numbers,
+only fewer of them. Anything else numpy is asked of a ``Rows`` (``numpy.asarray``, reductions, indexing) sees
+the gathered array.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.mixins import NDArrayOperatorsMixin
+
+
+class Rows(NDArrayOperatorsMixin):
+    """``values[codes]``, computed on ``values`` while every operand is per row or a plain number."""
+
+    __slots__ = ("values", "codes", "_gathered")
+    __array_priority__ = 20.0
+
+    def __init__(self, values: np.ndarray, codes: np.ndarray) -> None:
+        self.values = values
+        self.codes = codes
+        self._gathered: np.ndarray | None = None
+
+    @property
+    def shape(self) -> tuple:
+        return self.codes.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.codes.ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.values.dtype
+
+    def gather(self) -> np.ndarray:
+        """The value of every scenario (computed once per ``Rows``)."""
+        return np.take(self.values, self.codes)
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        out = self.gather()
+        return out if dtype is None else out.astype(dtype, copy=False)
+
+    def _per_row(self, operands: tuple) -> list | None:
+        """The operands' per-row values when each is a Rows of these codes or a plain number, else None."""
+        out = []
+        for x in operands:
+            if isinstance(x, Rows):
+                if x.codes is not self.codes:
+                    return None
+                out.append(x.values)
+            elif type(x) in (float, int, bool) or (isinstance(x, (np.ndarray, np.generic)) and np.ndim(x) == 0):
+                out.append(x)
+            else:
+                return None
+        return out
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        plain_call = method == "__call__" and not kwargs
+        per_row = self._per_row(inputs) if plain_call else None
+        if per_row is not None:
+            result = ufunc(*per_row)
+            return tuple(Rows(r, self.codes) for r in result) if isinstance(result, tuple) else Rows(result, self.codes)
+        args = _plain(inputs)
+        if plain_call and ufunc in _FLOAT_ARITHMETIC:
+            # The gathered array is a temporary of this call: the result can take its place (one array less).
+            for x, a in zip(inputs, args, strict=True):
+                if isinstance(x, Rows) and a.dtype == np.float64 and _float_operands(args, a.shape):
+                    return ufunc(*args, out=a)
+        return getattr(ufunc, method)(*args, **_plain(kwargs))
+
+    def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
+        if func is np.where and not kwargs and len(args) == 3:
+            per_row = self._per_row(args)
+            if per_row is not None:
+                return Rows(np.where(*per_row), self.codes)
+        return func(*_plain(args), **_plain(kwargs))
+
+    def __bool__(self) -> bool:
+        return bool(self.gather())
+
+    def __float__(self) -> float:
+        return float(self.gather())
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.gather()[key]
+
+    def __iter__(self):
+        return iter(self.gather())
+
+    def __repr__(self) -> str:
+        return f"Rows({self.values!r} over {self.codes.shape})"
+
+    def astype(self, dtype: Any, copy: bool = True) -> np.ndarray:
+        return self.gather().astype(dtype, copy=copy)
+
+    def tolist(self) -> Any:
+        return self.gather().tolist()
+
+
+#: Ufuncs whose result on float64 operands is float64, so a float64 operand can hold it.
+_FLOAT_ARITHMETIC = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.minimum, np.maximum, np.power))
+
+
+def _float_operands(args: tuple, shape: tuple) -> bool:
+    """Whether every operand is a float64 array broadcasting into ``shape`` or a Python float or int."""
+    for a in args:
+        if isinstance(a, np.ndarray):
+            if a.dtype != np.float64 or (a.shape != shape and np.broadcast_shapes(a.shape, shape) != shape):
+                return False
+        elif type(a) not in (float, int):
+            return False
+    return True
+
+
+def _plain(x: Any) -> Any:
+    """``x`` with every Rows inside (lists, tuples and dicts too) replaced by its gathered array."""
+    if isinstance(x, Rows):
+        return x.gather()
+    if isinstance(x, tuple):
+        return tuple(_plain(v) for v in x)
+    if isinstance(x, list):
+        return [_plain(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def gathered(x: Any) -> Any:
+    """A plain number or numpy array: Rows gathered, anything else as it is."""
+    return x.gather() if isinstance(x, Rows) else x
