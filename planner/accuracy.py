@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from planner import api
-from planner.benchmark import predict_benchmark
+from planner.benchmark import SCHEDULERS, predict_benchmark
 from planner.calibration import residual_quantiles, resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_for_version, engine_profile, parse_version
@@ -255,7 +255,8 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
         max_num_seqs=np.array([r.max_num_seqs for r in rows], dtype=object),
         max_num_batched_tokens=np.array([r.max_num_batched_tokens for r in rows], dtype=object),
-        scheduler=np.array(["sglang" if r.engine == "sglang" else "vllm" for r in rows], dtype=object),
+        scheduler=np.array([r.engine if r.engine in SCHEDULERS else "vllm" for r in rows], dtype=object),
+        length_range_ratio=np.array([r.length_range_ratio for r in rows], dtype=object),
         gpus=np.array([r.gpus for r in rows], dtype=float),
         weight_precision=np.array([r.weight_precision for r in rows], dtype=object),
         kv_precision=np.array([r.kv_precision for r in rows], dtype=object),

@@ -16,8 +16,9 @@ Two kinds of run:
   (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT).
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving``): at most
-  ``max_num_seqs`` in flight (and no more whole sequences than its KV cache holds), chunked prefill within
-  ``max_num_batched_tokens`` per step, decodes first, then prompt chunks. Requests arrive all at once; or, when
+  ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
+  reserves part of the future output), chunked prefill within ``max_num_batched_tokens`` per step, decodes
+  first, then prompt chunks. Requests arrive all at once; or, when
   ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
   (``--max-concurrency``); or at ``request_rate`` per second, Poisson arrivals drawn with a fixed seed
   (``ARRIVAL_SEED``), so a prediction is repeatable. TTFT and TPOT are means over requests (medians in
@@ -43,11 +44,10 @@ from planner.errors import InvalidInputError
 from planner.serving import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
-#: How the engine fills a step: "vllm" mixes decodes and prompt chunks (vLLM v1, TensorRT-LLM in-flight
-#: batching); "sglang" runs prefill-only steps while prompts wait (SGLang without --enable-mixed-chunk).
-SCHEDULERS = ("vllm", "sglang")
-#: SGLang admits requests while its KV pool holds them: a count that never binds before the KV cache does.
-SGLANG_MAX_RUNNING = 1_000_000
+#: How the engine fills a step and its KV cache (``planner.serving.Scheduler``): "vllm" mixes decodes and prompt
+#: chunks and preempts on a full cache (vLLM v1); "sglang" runs prefill-only steps while prompts wait and
+#: reserves part of the future output; "tensorrt-llm" mixes like vLLM and reserves every whole sequence.
+SCHEDULERS = ("vllm", "sglang", "tensorrt-llm")
 #: Seed of the Poisson arrivals of a run at a request rate (numpy ``default_rng``): the same run every call.
 ARRIVAL_SEED = 0
 #: Batch sizes tabulated exactly; above, a geometric grid (decode time is smooth in the batch) interpolated.
@@ -86,6 +86,7 @@ def predict_benchmark(
     max_num_seqs: Any = None,
     max_num_batched_tokens: Any = None,
     scheduler: Any = None,
+    length_range_ratio: Any = None,
     gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
@@ -98,19 +99,23 @@ def predict_benchmark(
 
     ``batch``: the static batch, or the client's concurrency limit of a serving run (0 or at least
     ``num_prompts``: every prompt sent at once). ``num_prompts`` defaults to ``batch``. ``scheduler``: "vllm"
-    (default; TensorRT-LLM's in-flight batching alike) or "sglang" (``SCHEDULERS``). Arrays broadcast.
+    (default), "sglang" or "tensorrt-llm" (``SCHEDULERS``). ``length_range_ratio`` (serving runs): the requests'
+    lengths vary as a benchmark's ``--random-range-ratio`` draws them (``request_lengths``); None: every request
+    has ``input_len`` / ``output_len``. Arrays broadcast.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
     if kind == "static" and request_rate is not None:
         raise InvalidInputError("a static batch has no request rate; use kind='serving' with request_rate")
+    if kind == "static" and any(x is not None for x in np.ravel(np.asarray(length_range_ratio, dtype=object))):
+        raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
     opts = dict(engine=engine, catalog=catalog, calibration=calibration, errors=errors)
     prec = dict(weight_precision=weight_precision, kv_precision=kv_precision)
     if kind == "static":
         return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
-        max_num_batched_tokens, scheduler, gpus, prec, opts,
+        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts,
     )  # fmt: skip
 
 
@@ -146,8 +151,8 @@ def _batch_grid(cap: int) -> np.ndarray:
 
 
 def _serving(
-    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler, gpus,
-    prec, opts,
+    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
+    range_ratio, gpus, prec, opts,
 ) -> BenchmarkRun:  # fmt: skip
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
@@ -155,6 +160,7 @@ def _serving(
     items = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (gpu, model, input_len, output_len, batch, num_prompts, request_rate)],
         *[np.asarray(x, dtype=object) for x in (max_num_seqs, max_tokens, gpus, *prec.values(), scheduler)],
+        np.asarray(range_ratio, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -171,17 +177,26 @@ def _serving(
     plan = api.memory_plan(g, m, inp + out, gpus=given, **precs, **_memory_opts(opts))
     group = _arr(plan.gpus)
     fits = _arr(plan.max_batch)
+    kv_tokens = _arr(plan.kv_cache_tokens)
     caps = np.zeros(n)
+    sched_seqs = np.zeros(n)
     budgets = np.zeros(n)
     kinds = [str(x or "vllm").lower() for x in flat[12]]
+    lengths = [
+        None if r is None or kinds[i] not in SCHEDULERS else request_lengths(inp[i], out[i], int(prompts[i]), float(r))
+        for i, r in enumerate(flat[13])
+    ]
     for i in range(n):
         if kinds[i] not in SCHEDULERS:
             raise InvalidInputError(f"scheduler {flat[12][i]!r} is not known; use one of {', '.join(SCHEDULERS)}")
         if not (np.isfinite(group[i]) and fits[i] >= 1):
             caps[i] = math.nan  # the memory plan failed (errors="coerce"), or not one sequence fits
             continue
-        tokens, seqs = _limits(cat, eng, kinds[i], g[i], flat[7][i], flat[8][i])
-        caps[i] = min(seqs, fits[i], prompts[i])
+        tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[7][i], flat[8][i])
+        seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
+        shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
+        caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
+        sched_seqs[i] = seqs
         budgets[i] = tokens
     ok = np.isfinite(caps) & np.isfinite(group)
     res = np.full((8, n), math.nan)
@@ -201,14 +216,15 @@ def _serving(
             conc = int(client[i]) if 0 < client[i] < prompts[i] else None
             r = simulate(
                 table,
-                Scheduler(cap, int(budgets[i]), prefill_first=kinds[i] == "sglang"),
+                Scheduler(int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i])),
                 int(inp[i]),
                 int(out[i]),
                 int(prompts[i]),
                 arrivals_s=arrivals,
                 client_concurrency=conc,
+                lengths=lengths[i],
             )
-            peak = min(cap, conc or cap)
+            peak = max(1, min(r.peak_running, cap))
             steady = peak / table.decode_s(peak, inp[i] + out[i] / 2.0)
             res[:, i] = (
                 r.ttft_mean_s,
@@ -229,6 +245,20 @@ def _serving(
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
+def request_lengths(input_len: float, output_len: float, num_prompts: int, range_ratio: float) -> list[tuple[int, int]]:
+    """Each request's (prompt, output) tokens as ``sglang.bench_serving --random-range-ratio r`` draws them: uniform
+    integers from r x top (at least 1) to top (``sample_random_requests``), the tops chosen so that the means are
+    ``input_len`` / ``output_len`` (what a run's totals give), drawn with a fixed seed (``ARRIVAL_SEED``)."""
+    if not 0.0 <= range_ratio <= 1.0:
+        raise InvalidInputError(f"length_range_ratio {range_ratio!r} is not a fraction; use 0 to 1")
+    rng = np.random.default_rng([ARRIVAL_SEED, 1])
+    drawn = []
+    for mean in (input_len, output_len):
+        top = max(1, round(2.0 * mean / (1.0 + range_ratio)))
+        drawn.append(rng.integers(max(int(top * range_ratio), 1), top + 1, size=num_prompts))
+    return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
 def _memory_opts(opts: dict) -> dict:
     return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors")}
 
@@ -240,13 +270,18 @@ def sglang_chunked_prefill_size(memory_bytes: float) -> int:
     return 2048 if gib < 35 else 8192 if gib < 160 else 16384
 
 
-def _limits(cat, eng, kind, gpu_name, seqs, tokens) -> tuple[int, int]:
-    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU.
+def sglang_max_running_requests(kv_tokens: float, context_len: int) -> int:
+    """SGLang's default request slots: kv_tokens / context_len x 512, within 2048..4096
+    (``python/sglang/srt/model_executor/model_runner.py``, ``init_memory_pool``: ``max_num_reqs``)."""
+    return int(min(max(int(kv_tokens / max(context_len, 1) * 512), 2048), 4096))
 
-    SGLang's running requests are bounded by its KV pool, not by a count: no limit here beyond what fits."""
+
+def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tuple[int, int]:
+    """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU."""
     g = cat.gpu(gpu_name)
     if kind == "sglang":
-        default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), SGLANG_MAX_RUNNING
+        slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context)
+        default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), slots
     else:
         default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.architecture)
     return int(tokens or default_tokens), int(seqs or default_seqs)

@@ -248,6 +248,7 @@ class DecodeRow:
     statistic: str = "mean"  # of TTFT and TPOT over requests: "mean", "median", or "" (the source does not say)
     max_num_batched_tokens: int | None = None  # the server's token budget per step, where its command sets it
     max_num_seqs: int | None = None  # the server's limit of requests in flight, where its command sets it
+    length_range_ratio: float | None = None  # the benchmark's --random-range-ratio, where its lengths vary by it
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
 
     @property
@@ -371,6 +372,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         statistic=statistic_of(r.get("statistic", "")),
         max_num_batched_tokens=server_flag(r, TOKEN_BUDGET_FLAGS),
         max_num_seqs=server_flag(r, SEQUENCE_LIMIT_FLAGS),
+        length_range_ratio=range_ratio_of(r),
         problem=problem,
     )
 
@@ -388,6 +390,12 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
         if hit:
             return int(hit.group(1))
     return None
+
+
+def range_ratio_of(r: dict[str, str]) -> float | None:
+    """The ``--random-range-ratio`` of a random-dataset run (its ``dataset`` cell), if it states one."""
+    hit = re.search(r"--random-range-ratio[ =]([0-9.]+)", str(r.get("dataset", "")))
+    return float(hit.group(1)) if hit else None
 
 
 def statistic_of(cell: str) -> str:

@@ -1,15 +1,19 @@
 """A serving benchmark run, step by step: how a continuous-batching engine schedules N requests.
 
-The scheduler is vLLM v1's (``vllm/v1/core/sched/scheduler.py``), which TensorRT-LLM's in-flight batching
-resembles: every step has a token budget (``max_num_batched_tokens``); the running requests are scheduled
+The scheduler is vLLM v1's (``vllm/v1/core/sched/scheduler.py``), with SGLang's and TensorRT-LLM's variants
+(``Scheduler``): every step has a token budget (``max_num_batched_tokens``); the running requests are scheduled
 first, each decoding request taking one token of it, then requests still prefilling take the next chunk of
-their prompt; waiting requests are admitted first come first served while budget and a sequence slot
-(``max_num_seqs``) remain, their first chunk in the same step. A request's first token comes at the end of
-the step that finishes its prompt; it then decodes one token per step until its output is complete.
+their prompt; waiting requests are admitted first come first served while budget, a sequence slot
+(``max_num_seqs``) and KV cache remain, their first chunk in the same step. A request's first token comes at
+the end of the step that finishes its prompt; it then decodes one token per step until its output is complete.
+KV is held token by token as the engines hold it, not reserved for whole sequences: vLLM preempts the newest
+request when a decode finds no free slot, SGLang admits against an estimate of the running requests' future
+output and retracts on overflow (``Scheduler``), so at high concurrency more sequences run at once than whole
+sequences fit.
 
-Requests with identical progress move together as one cohort (all prompts of a run have the same length:
-a run's mean lengths), and stretches of decode-only steps between two events (an arrival, a request
-finishing) are summed in closed form, so a run costs a few iterations per request, not one per step.
+Requests with identical progress move together as one cohort (a run of one length, or a run of each length of
+a dataset), and stretches of decode-only steps between two events (an arrival, a request finishing, the KV
+cache full) are summed in closed form, so a run costs a few iterations per request, not one per step.
 
 The step time comes from the model (``StepTable``, built by ``planner.benchmark``): decode steps of b
 sequences at the mean context, prefill steps of p prompt tokens; a step with both pays the decode step plus
@@ -23,6 +27,7 @@ over the run's duration (first arrival to last completion).
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -50,14 +55,16 @@ class StepTable:
     shared_s: float
 
     def decode_s(self, batch: int, mean_context: float) -> float:
-        lo, hi = self.decode_lo_s[batch - 1], self.decode_hi_s[batch - 1]
+        i = min(batch, len(self.decode_lo_s)) - 1  # (the table covers every batch the run can reach)
+        lo, hi = self.decode_lo_s[i], self.decode_hi_s[i]
         span = self.ctx_hi_tokens - self.ctx_lo_tokens
         return lo + (hi - lo) * (mean_context - self.ctx_lo_tokens) / span if span > 0 else lo
 
     def decode_slope_s(self, batch: int) -> float:
         """d(decode step) / d(mean context), seconds per token of context."""
         span = self.ctx_hi_tokens - self.ctx_lo_tokens
-        return (self.decode_hi_s[batch - 1] - self.decode_lo_s[batch - 1]) / span if span > 0 else 0.0
+        i = min(batch, len(self.decode_lo_s)) - 1
+        return (self.decode_hi_s[i] - self.decode_lo_s[i]) / span if span > 0 else 0.0
 
     def step_s(self, batch: int, mean_context: float, prefill_tokens: float) -> float:
         """One step: ``batch`` decoding sequences and ``prefill_tokens`` prompt tokens.
@@ -72,18 +79,47 @@ class StepTable:
         return pre if batch <= 0 else max(dec, pre, dec + pre - self.shared_s)
 
 
+#: SGLang's estimate of the output a running request has still to produce, as a fraction of what it may: 0.7 at
+#: start and after an idle spell, falling by (0.7 - 0.7 x 0.14) / 600 each decode step to 0.7 x 0.14
+#: (``python/sglang/srt/global_config.py``: default_init_new_token_ratio, default_min_new_token_ratio_factor,
+#: default_new_token_ratio_decay_steps; ``--schedule-conservativeness`` 1).
+SGLANG_NEW_TOKEN_RATIO = (0.7, 0.7 * 0.14, 600)
+#: SGLang clips a request's output at this many tokens in its memory estimates (``CLIP_MAX_NEW_TOKENS``).
+SGLANG_CLIP_NEW_TOKENS = 4096
+#: After a retraction SGLang keeps this many decode steps of KV free per running request (``retract_decode_steps``).
+SGLANG_RETRACT_STEPS = 20
+
+
 @dataclass(frozen=True)
 class Scheduler:
-    """A continuous-batching engine's limits: sequences in flight, and tokens per step (chunked prefill).
+    """A continuous-batching engine's limits and rules: sequences in flight, tokens per step, KV cache tokens.
 
-    ``prefill_first``: SGLang's default (no ``--enable-mixed-chunk``): while prompts wait and fit, a step
-    prefills only (up to ``max_num_batched_tokens``, its ``chunked_prefill_size``) and the decoding requests
-    wait; else (vLLM v1, TensorRT-LLM) decodes and prompt chunks share a step.
+    ``kind="vllm"`` (vLLM v1, ``vllm/v1/core/sched/scheduler.py``): decodes and prompt chunks share a step. KV is taken as tokens are computed: a waiting request is admitted
+    when its prompt chunk fits in the free KV (nothing reserved for its output); when a decode step finds no free
+    slot, the newest running request is preempted (``self.running.pop()``), its KV freed, and it waits at the
+    head of the queue to recompute its prompt and output so far; no request is admitted in a step that
+    preempted.
+
+    ``kind="sglang"`` (``python/sglang/srt/managers/schedule_policy.py`` ``PrefillAdder``; no
+    ``--enable-mixed-chunk``): while prompts wait and fit, a step prefills only (up to ``max_num_batched_tokens``,
+    its ``chunked_prefill_size``) and the decoding requests wait. A request is admitted while the tokens held,
+    plus ``new_token_ratio`` x the output each running request has still to produce, plus its own prompt and
+    whole output (clipped at ``SGLANG_CLIP_NEW_TOKENS``) fit (``SGLANG_NEW_TOKEN_RATIO``); a decode step without
+    a free slot retracts the newest requests until ``SGLANG_RETRACT_STEPS`` steps fit, and the ratio becomes
+    (output so far + 20 x running) / their whole outputs (``ScheduleBatch.retract_decode`` up to SGLang 0.4;
+    later versions retract until one step fits).
+
+    ``kind="tensorrt-llm"``: vLLM's steps, and the default capacity policy ``GUARANTEED_NO_EVICT``: a request is
+    admitted only when its prompt and whole output fit beside the whole outputs of the running ones, so none is
+    ever paused (TensorRT-LLM docs, "Useful Runtime Options": Capacity Scheduler Policy).
+
+    ``kv_tokens``: the KV cache of the whole group, tokens (infinite: never binds).
     """
 
     max_num_seqs: int
     max_num_batched_tokens: int
-    prefill_first: bool = False
+    kind: str = "vllm"
+    kv_tokens: float = math.inf
 
 
 @dataclass(frozen=True)
@@ -97,41 +133,35 @@ class RunResult:
     duration_s: float
     run_output_tokens_per_s: float  # all output tokens / duration
     mean_running: float  # time-averaged sequences in flight
+    peak_running: int = 0  # the most sequences in flight at once
+    preemptions: int = 0  # requests preempted (vLLM) or retracted (SGLang), counted each time
 
 
 class _Cohort:
-    """Requests with the same progress: ``n`` of them, ``done`` prompt tokens computed; once decoding, their
-    output so far is the run's decode steps since ``base`` (they all decode in every step)."""
+    """Requests with the same progress: ``n`` of ``prompt`` prompt and ``olen`` output tokens each. Their prefill
+    computes ``need`` tokens (the prompt; after a preemption the prompt and the ``out0`` outputs made before it),
+    ``done`` of them so far; once decoding, their output so far is ``steps - base`` (decode steps of the run)."""
 
-    __slots__ = ("n", "done", "base", "arrivals", "first_s")
+    __slots__ = ("n", "prompt", "olen", "need", "done", "out0", "base", "arrivals", "first_s", "ready_s", "seq")
 
-    def __init__(self, n: int, done: int, arrivals: list[tuple[float, int]]):
-        self.n, self.done, self.base, self.arrivals, self.first_s = n, done, 0, arrivals, math.nan
+    def __init__(self, n, prompt, olen, arrivals, ready_s, *, need=None, out0=0, first_s=math.nan):
+        self.n, self.prompt, self.olen, self.arrivals, self.ready_s = n, prompt, olen, arrivals, ready_s
+        self.need, self.done, self.out0, self.first_s = need or prompt, 0, out0, first_s
+        self.base, self.seq = None, 0
 
+    def fresh_like(self, other: _Cohort) -> bool:
+        """Whether the two can be admitted as one cohort: new requests of the same lengths."""
+        return self.out0 == other.out0 == 0 and (self.prompt, self.olen) == (other.prompt, other.olen)
 
-def _take(groups: deque, k: int) -> list[tuple[float, int]]:
-    """The first ``k`` requests of a queue of (arrival time, count) groups."""
-    out = []
-    while k > 0:
-        t, n = groups[0]
-        used = min(n, k)
-        out.append((t, used))
-        k -= used
-        if used == n:
-            groups.popleft()
-        else:
-            groups[0] = (t, n - used)
-    return out
-
-
-def _arrived(groups: deque, now: float, limit: int) -> int:
-    """How many queued requests have arrived by ``now``, up to ``limit`` (the queue is in arrival order)."""
-    total = 0
-    for t, n in groups:
-        if t > now or total >= limit:
-            break
-        total += n
-    return min(total, limit)
+    def part(self, k: int, **kw) -> _Cohort:
+        """The last ``k`` requests split off as a cohort of their own (``kw``: what differs)."""
+        head, tail = _split(self.arrivals, self.n - k)
+        self.arrivals, self.n = head, self.n - k
+        c = _Cohort(k, self.prompt, self.olen, tail, self.ready_s, need=self.need, out0=self.out0, first_s=self.first_s)
+        c.done = self.done
+        for name, value in kw.items():
+            setattr(c, name, value)
+        return c
 
 
 def _split(arrivals: list[tuple[float, int]], k: int) -> tuple[list, list]:
@@ -162,6 +192,136 @@ def _weighted_median(pairs: list[tuple[float, int]]) -> float:
     return pairs[-1][0]
 
 
+class _Run:
+    """A run's state: requests waiting (``queue``), prefilling and decoding (``running``, in admission order), the
+    decode steps so far, and the KV tokens they hold."""
+
+    def __init__(self, kv_tokens: float):
+        self.kv = kv_tokens
+        self.queue: deque[_Cohort] = deque()
+        self.running: dict[int, _Cohort] = {}
+        self.prefilling: list[_Cohort] = []
+        self.heap: list[tuple[int, int]] = []  # (decode step at which a decoding cohort finishes, its seq)
+        self.seq = self.n_run = self.b = self.nbase = self.dec_prompt = self.dec_olen = self.steps = 0
+        self.preemptions = 0
+
+    def made(self) -> int:
+        """Output tokens made so far by the decoding requests, all together."""
+        return self.b * self.steps - self.nbase
+
+    def held(self) -> float:
+        """KV tokens held: prompts and outputs fed back of decoding requests, computed prompt of prefilling ones."""
+        return self.dec_prompt + self.made() - self.b + sum(c.n * c.done for c in self.prefilling)
+
+    def start(self, c: _Cohort, *, new: bool = True) -> None:
+        """``c`` joins the running set (``new``: admitted now; else split off a running cohort)."""
+        self.seq += 1
+        c.seq = self.seq
+        self.running[c.seq] = c
+        self.n_run += c.n if new else 0
+
+    def decode(self, c: _Cohort) -> None:
+        """``c`` made its next token at the end of the last step (its prefill done): from now on it decodes."""
+        c.done, c.base = c.need, self.steps - (c.out0 + 1)
+        self.b += c.n
+        self.nbase += c.n * c.base
+        self.dec_prompt += c.n * c.prompt
+        self.dec_olen += c.n * c.olen
+        heapq.heappush(self.heap, (c.base + c.olen, c.seq))
+
+    def drop(self, c: _Cohort, k: int) -> None:
+        """``k`` requests of ``c`` (already taken off ``c.n``) leave the running set (finished or preempted)."""
+        self.n_run -= k
+        if c.base is not None:
+            self.b -= k
+            self.nbase -= k * c.base
+            self.dec_prompt -= k * c.prompt
+            self.dec_olen -= k * c.olen
+        if c.n == 0:
+            del self.running[c.seq]
+            if c.base is None:
+                self.prefilling.remove(c)
+
+    def preempt(self, headroom: int, now: float, decoding_only: bool) -> bool:
+        """Preempt the newest running requests until ``headroom`` free tokens per decoding request are left; each
+        goes back to the head of the queue to recompute what it had (``_Cohort.need``). Whether any was."""
+        hit = False
+        while self.running and self.kv - self.held() < headroom * self.b:
+            c = next((c for c in reversed(self.running.values()) if c.base is not None or not decoding_only), None)
+            if c is None:
+                break
+            excess = headroom * self.b - (self.kv - self.held())
+            if c.base is None:  # prefilling: frees what it computed
+                k = c.n if c.done <= 0 else min(c.n, math.ceil(excess / c.done))
+                back = c.part(k, ready_s=now, done=0)
+            else:
+                made = self.steps - c.base
+                k = min(c.n, math.ceil(excess / (c.prompt + made - 1 + headroom)))
+                back = c.part(k, ready_s=now, out0=made, need=c.prompt + made, done=0)
+            self.drop(c, k)
+            self.queue.appendleft(back)
+            self.preemptions += k
+            hit = True
+        return hit
+
+    def waiting(self, now: float, limit: int) -> int:
+        """How many requests at the head of the queue are ready and can be admitted as one cohort (at most ``limit``)."""
+        total, first = 0, self.queue[0] if self.queue else None
+        for c in self.queue:
+            if c.ready_s > now or total >= limit or (total and not c.fresh_like(first)):
+                break
+            total += c.n
+        return min(total, limit)
+
+    def take(self, k: int) -> _Cohort:
+        """The first ``k`` requests of the queue as one cohort (``waiting`` says how many can be)."""
+        first = self.queue[0]
+        if first.n > k:
+            out = first.part(first.n - k)  # the queue keeps the later requests
+            out, self.queue[0] = self.queue[0], out
+            return out
+        out = self.queue.popleft()
+        while out.n < k:
+            c = self.queue[0]
+            used = min(c.n, k - out.n)
+            if used < c.n:
+                self.queue[0] = c.part(c.n - used)
+            else:
+                self.queue.popleft()
+            out.arrivals += c.arrivals
+            out.n += used
+        return out
+
+    def next_finish(self) -> int:
+        """The decode step at which the first decoding cohort finishes (stale heap entries dropped)."""
+        while self.heap:
+            step, seq = self.heap[0]
+            c = self.running.get(seq)
+            if c is not None and c.base is not None and c.base + c.olen == step:
+                return step
+            heapq.heappop(self.heap)
+        return math.inf
+
+
+def _requests(lengths, start: int, count: int, t: float) -> list[_Cohort]:
+    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths."""
+    out: list[_Cohort] = []
+    for p, o in lengths[start : start + count]:
+        if out and (out[-1].prompt, out[-1].olen) == (p, o):
+            out[-1].n += 1
+            out[-1].arrivals[0] = (t, out[-1].n)
+        else:
+            out.append(_Cohort(1, p, o, [(t, 1)], t))
+    return out
+
+
+def _count(tokens: float, per: float) -> int:
+    """How many of ``per`` tokens fit in ``tokens`` (a large number when ``tokens`` is infinite)."""
+    if tokens <= 0:
+        return 0
+    return 1 << 62 if math.isinf(tokens) else int(tokens // per)
+
+
 def simulate(
     table: StepTable,
     scheduler: Scheduler,
@@ -171,119 +331,170 @@ def simulate(
     *,
     arrivals_s: np.ndarray | None = None,
     client_concurrency: int | None = None,
+    lengths: list[tuple[int, int]] | None = None,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
     ``arrivals_s``: when each request reaches the server (sorted); None: all at time 0, or, with
-    ``client_concurrency``, that many at time 0 and one more each time a request finishes.
+    ``client_concurrency``, that many at time 0 and one more each time a request finishes. ``lengths``: each
+    request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike.
     """
-    plen, olen = max(int(input_len), 1), max(int(output_len), 1)
+    if lengths is None:
+        lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
+    lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
+    num_prompts = len(lengths)
+    sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
+    reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
+    clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
+    run = _Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf)
     if arrivals_s is not None:
-        queue = deque((float(t), 1) for t in arrivals_s)
-        to_send = 0
+        for i, t in enumerate(arrivals_s[:num_prompts]):
+            run.queue.extend(_requests(lengths, i, 1, float(t)))
+        sent = num_prompts
     else:
-        first = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
-        queue, to_send = deque([(0.0, first)]), num_prompts - first
-    prefilling: list[_Cohort] = []  # admitted, prompt not finished, in admission order
-    decoding: deque[_Cohort] = deque()  # first token out, in the order they got it (the front finishes first)
-    n_run = b = nbase = steps_done = 0  # requests in flight, of them decoding, sum of n x base, decode steps so far
+        sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
+        run.queue.extend(_requests(lengths, 0, sent, 0.0))
+    ratio0, ratio_min, decay_steps = SGLANG_NEW_TOKEN_RATIO
+    ratio = ratio0
     ttfts: list[tuple[float, int]] = []
     tpots: list[tuple[float, int]] = []
-    now, busy_integral, finished_at = 0.0, 0.0, 0.0
-    while n_run or queue:
-        if not n_run and queue[0][0] > now:
-            now = queue[0][0]  # idle until the next request arrives
-        budget = budget_max if scheduler.prefill_first else budget_max - b
-        ctx = plen + (b * steps_done - nbase) / b if b else 0.0  # tokens held by a decoding request, mean
+    now = busy_integral = finished_at = 0.0
+    peak = stuck = 0
+    while run.running or run.queue:
+        if not run.running:
+            ratio = ratio0  # SGLang resets its estimate when idle
+            now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
+        budget, preempted = budget_max, False
+        if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
+            preempted = False if reserve else run.preempt(1, now, decoding_only=False)
+            budget -= run.b
+        b = run.b
+        free = run.kv - run.held() - (0 if reserve else b)
+        if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
+            owed = run.dec_olen - run.made() + sum(c.n * (c.olen - c.out0 + c.need - c.done) for c in run.prefilling)
+            free -= (ratio if sg else 1.0) * owed
         prefill, finishing, still = 0, [], []
-        for c in prefilling:  # requests still prefilling, in admission order
-            need = plen - c.done
-            whole = min(c.n, budget // need) if budget > 0 else 0
-            if whole == c.n:
-                prefill += whole * need
-                budget -= whole * need
+        for c in run.prefilling:  # requests still prefilling, in admission order
+            need = c.need - c.done  # (a chunked request's KV was kept back when it was admitted, if ``reserve``)
+            whole = min(c.n, budget // need, _count(math.inf if reserve else free, need)) if budget > 0 else 0
+            if whole:  # the first ``whole`` of this cohort finish their prompt in this step
                 finishing.append(c)
-                continue
-            if whole:  # the budget ends inside this cohort: split off the requests it finishes
-                head, c.arrivals = _split(c.arrivals, whole)
-                finishing.append(_Cohort(whole, plen, head))
-                c.n -= whole
+                prefill, budget = prefill + whole * need, budget - whole * need
+                free -= 0 if reserve else whole * need
+                if whole == c.n:
+                    continue
+                c = c.part(c.n - whole)
+                run.start(c, new=False)
+            chunk = int(min(budget, budget if reserve else free)) if budget > 0 else 0
+            if chunk > 0:  # the next one gets part way through; the others of its cohort wait
+                if c.n > 1:
+                    still.append(c.part(c.n - 1))
+                    run.start(still[-1], new=False)
+                c.done += chunk
+                prefill, budget = prefill + chunk, 0
+                free -= 0 if reserve else chunk
+            still.append(c)
+        while not preempted and budget > 0 and run.n_run < cap and run.queue and run.queue[0].ready_s <= now:
+            k = run.waiting(now, cap - run.n_run)
+            head = run.queue[0]
+            need = head.need
+            per = need + (min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
+            fit = _count(free, per)
+            whole = min(k, budget // need, fit)
+            if whole:
+                c = run.take(whole)
+                c.done = need
+                run.start(c)
+                finishing.append(c)
                 prefill += whole * need
                 budget -= whole * need
-            if budget > 0:  # and the one it gets part way through
-                head, c.arrivals = _split(c.arrivals, 1)
-                part = _Cohort(1, c.done + budget, head)
-                c.n -= 1
-                prefill += budget
-                budget = 0
-                still.append(part)
-            if c.n:
+                free -= whole * per
+            elif k and fit and budget > 0:  # a budget-sized chunk of the next prompt
+                c = run.take(1)
+                chunk = int(min(budget, budget if reserve else free))
+                c.done = chunk
+                run.start(c)
                 still.append(c)
-        while budget > 0 and n_run < cap and queue and queue[0][0] <= now:  # admit waiting requests
-            k = _arrived(queue, now, cap - n_run)
-            whole = min(k, budget // plen)
-            if whole:
-                finishing.append(_Cohort(whole, plen, _take(queue, whole)))
-                prefill += whole * plen
-                budget -= whole * plen
-                n_run += whole
-            elif k:
-                still.append(_Cohort(1, budget, _take(queue, 1)))
-                prefill += budget
-                n_run += 1
+                prefill += chunk
+                free -= per if reserve else chunk
                 budget = 0
-            if whole < k:
+            if whole < k or not whole:
                 break
-        prefilling = still
+        run.prefilling = still
+        if sg and prefill == 0 and run.b and run.kv - run.held() < run.b:  # a decode step: retract if no slot
+            if run.preempt(SGLANG_RETRACT_STEPS, now, decoding_only=True) and run.dec_olen:
+                ratio = min(1.0, (run.made() + SGLANG_RETRACT_STEPS * run.b) / run.dec_olen)
+        b = run.b
         if b == 0 and prefill == 0:
-            if queue:  # nothing runnable until the next arrival
-                now = max(now, queue[0][0])
+            if run.prefilling:  # prompts part way through hold the KV the others need: the newest gives way
+                c = run.prefilling[-1]
+                n = c.n
+                run.queue.appendleft(c.part(n, ready_s=now, done=0))
+                run.drop(c, n)
+                run.preemptions += n
                 continue
-            break
+            stuck += 1  # nothing ran: the next arrival is ahead, or a step preempted every request
+            if stuck > 2:
+                break  # nothing can run (cannot happen while one request's prompt and output fit the KV)
+            continue
+        stuck = 0
         steps = 1
-        if prefill and scheduler.prefill_first:  # a prefill-only step: the decoding requests wait
+        ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
+        if prefill and sg:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
-            steps = olen - (steps_done - decoding[0].base)
-            if queue and n_run < cap:
-                steps = min(steps, _steps_until(table, b, ctx, queue[0][0] - now))
+            steps = run.next_finish() - run.steps
+            if run.queue and run.n_run < cap:
+                head = run.queue[0]
+                if head.ready_s > now:
+                    steps = min(steps, _steps_until(table, b, ctx, head.ready_s - now))
+                elif sg:
+                    steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
+            room = run.kv - run.held()
+            if math.isfinite(room):
+                steps = max(1, min(steps, _count(room, b)))
+            steps = int(steps)
             slope = table.decode_slope_s(b)
             dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0
+            if sg:
+                ratio = max(ratio - (ratio0 - ratio_min) / decay_steps * steps, ratio_min)
         else:
             dt = table.step_s(b, ctx, prefill)
         now += dt
-        busy_integral += dt * n_run
-        steps_done += steps
-        for c in finishing:  # first token at the end of this step: made = steps_done - base = 1
-            c.done, c.base, c.first_s = plen, steps_done - 1, now
-            ttfts += [(now - t, n) for t, n in c.arrivals]
-            decoding.append(c)
-            b += c.n
-            nbase += c.n * c.base
-        while decoding and steps_done - decoding[0].base >= olen:
-            c = decoding.popleft()
-            b -= c.n
-            nbase -= c.n * c.base
-            n_run -= c.n
+        busy_integral += dt * run.n_run
+        peak = max(peak, run.n_run)
+        run.steps += steps
+        for c in finishing:  # the next token at the end of this step
+            if math.isnan(c.first_s):
+                c.first_s = now
+                ttfts += [(now - t, n) for t, n in c.arrivals]
+            run.decode(c)
+        while run.next_finish() <= run.steps:
+            c = run.running[heapq.heappop(run.heap)[1]]
+            n, c.n = c.n, 0
+            run.drop(c, n)
             finished_at = now
-            if olen > 1:
-                tpots.append(((now - c.first_s) / (olen - 1), c.n))
-            if to_send:
-                sent = min(to_send, c.n)
-                queue.append((now, sent))
-                to_send -= sent
+            if c.olen > 1:
+                tpots.append(((now - c.first_s) / (c.olen - 1), n))
+            if sent < num_prompts:
+                more = min(num_prompts - sent, n)
+                run.queue.extend(_requests(lengths, sent, more, now))
+                sent += more
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
     duration = finished_at
+    total_out = sum(o for _, o in lengths)
     return RunResult(
         ttft_mean_s=sum(v * n for v, n in ttfts) / n_ttft if n_ttft else math.nan,
         ttft_median_s=_weighted_median(ttfts),
         tpot_mean_s=sum(v * n for v, n in tpots) / n_tpot if n_tpot else math.nan,
         tpot_median_s=_weighted_median(tpots),
         duration_s=duration,
-        run_output_tokens_per_s=num_prompts * olen / duration if duration > 0 else math.nan,
+        run_output_tokens_per_s=total_out / duration if duration > 0 else math.nan,
         mean_running=busy_integral / duration if duration > 0 else math.nan,
+        peak_running=peak,
+        preemptions=run.preemptions,
     )
 
 

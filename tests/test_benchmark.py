@@ -165,3 +165,100 @@ class TestSchedulers:
     def test_unknown_scheduler_is_refused(self):
         with pytest.raises(InvalidInputError, match="use one of vllm, sglang"):
             predict_benchmark(GPU, MODEL, 128, 128, 4, kind="serving", scheduler="tgi")
+
+
+class TestKvAdmission:
+    """KV taken as the engines take it (planner.serving.Scheduler). Step table of these tests: a decode step is
+    10 ms whatever the batch, a prefill step 1 ms per prompt token, nothing shared, so schedules work out by hand."""
+
+    TABLE = StepTable((0.01,) * 4, (0.01,) * 4, 10.0, 110.0, (0.0, 1000.0), (0.0, 1.0), 0.0)
+
+    def test_vllm_admits_by_prompt_and_preempts_the_newest(self):
+        """vLLM v1 (vllm/v1/core/sched/scheduler.py): 2 requests of 10 + 10 tokens, a 30-token cache (whole
+        sequences: one fits). Both prefill in one 20 ms step (first tokens at 20 ms); five 10 ms decode steps
+        fill the cache (2 x (10 + 5) = 30 tokens); the next finds no slot, so the newest request is preempted
+        (self.running.pop()) with 6 tokens out. The first finishes after 4 more steps (110 ms); the second then
+        recomputes its 16 tokens (126 ms, its 7th token) and decodes 3 more: 156 ms. TPOT: 10 ms and
+        (156 - 20) / 9 ms."""
+        r = simulate(self.TABLE, Scheduler(8, 1000, kind="vllm", kv_tokens=30), 10, 10, 2)
+        assert (r.peak_running, r.preemptions) == (2, 1)
+        assert r.ttft_mean_s == pytest.approx(0.020)
+        assert r.duration_s == pytest.approx(0.156)
+        assert r.tpot_mean_s == pytest.approx((0.010 + 0.136 / 9) / 2)
+
+    @pytest.mark.parametrize(
+        "kind, kv_tokens, ttft_s",
+        [
+            # held 70 + 0.7 x (1 - 60 / 600 x 0.86) x 39 left = 25.0 reserved + 110 for the new one = 205 <= 210:
+            # admitted at 610 ms, a 10 ms prefill-only step (SGLang), first token 15 ms after its arrival
+            ("sglang", 210, 0.015),
+            # 205 > 200: it waits for the first request to finish (1.000 s), then prefills: 1.010 - 0.605
+            ("sglang", 200, 0.405),
+            # GUARANTEED_NO_EVICT keeps the first request's whole output: 70 + 39 + 110 = 219 > 210: waits
+            ("tensorrt-llm", 210, 0.405),
+            # vLLM needs only the 10 prompt tokens: admitted at 610 ms, its prefill shares a step with the decode
+            # (10 + 10 ms): first token at 630 ms
+            ("vllm", 210, 0.025),
+        ],
+    )
+    def test_admission_of_a_second_request(self, kind, kv_tokens, ttft_s):
+        """One request of 10 + 100 tokens at 0, another at 605 ms, when the first has 61 tokens out (at 610 ms).
+        SGLang keeps back new_token_ratio (0.7, less 0.602 / 600 per decode step: global_config.py) of the
+        running requests' remaining output, and a new request's prompt and whole output (schedule_policy.py
+        PrefillAdder); TensorRT-LLM keeps every whole sequence (its default capacity policy)."""
+        sched = Scheduler(8, 1000, kind=kind, kv_tokens=kv_tokens)
+        r = simulate(self.TABLE, sched, 10, 100, 2, arrivals_s=np.array([0.0, 0.605]))
+        assert 2 * r.ttft_mean_s - 0.010 == pytest.approx(ttft_s)  # the first request's TTFT is its 10 ms prefill
+
+    def test_sglang_request_slots(self):
+        """SGLang model_runner.py: max_num_reqs = KV tokens / context length x 512, within 2048 .. 4096."""
+        from planner.benchmark import sglang_max_running_requests
+
+        assert sglang_max_running_requests(1_163_328, 131_072) == 4096  # 4544 clipped
+        assert sglang_max_running_requests(200_000, 131_072) == 2048  # 781 raised
+        assert sglang_max_running_requests(700_000, 131_072) == 2734
+
+    def test_more_run_at_once_than_whole_sequences_fit(self):
+        """vLLM holds KV token by token: with 1024 + 1024-token requests on one H100 running Llama-3.1-8B, more
+        requests run at once than the memory plan's whole sequences (max_batch), and some are preempted."""
+        plan = api.memory_plan(GPU, MODEL, 2048, gpus=1)
+        run = predict_benchmark(GPU, MODEL, 1024, 1024, 0, kind="serving", num_prompts=1000, gpus=1)
+        assert run.concurrency > plan.max_batch
+
+
+class TestVariedLengths:
+    def test_lengths_drawn_as_sglang_random_range_ratio(self):
+        """sglang.bench_serving sample_random_requests: lengths uniform from max(int(len x ratio), 1) to len. The
+        datacrunch H200 run DCH200-005 (--random-range-ratio 0.0, nominal 1024 / 1024) had means 1629242 / 3200 =
+        509.1 in and 1642637 / 3200 = 513.3 out: drawn back from those means, the lengths span 1 .. 2 x mean and
+        average the means (within 2%: 3200 draws of a uniform spread of sd ~ 294)."""
+        from planner.benchmark import request_lengths
+
+        drawn = np.array(request_lengths(509.1, 513.3, 3200, 0.0))
+        assert drawn.min() == 1 and drawn[:, 0].max() <= 1018 and drawn[:, 1].max() <= 1027
+        assert drawn.mean(axis=0) == pytest.approx([509.1, 513.3], rel=0.02)
+        assert request_lengths(500, 200, 4, 1.0) == [(500, 200)] * 4  # ratio 1: every request alike
+        assert request_lengths(500, 200, 4, 0.0) == request_lengths(500, 200, 4, 0.0)  # seeded
+
+    def test_range_ratio_read_from_a_dataset_cell(self):
+        from planner.published import range_ratio_of
+
+        assert range_ratio_of({"dataset": "random, --random-range-ratio 0.0 (lengths drawn up to 1024)"}) == 0.0
+        assert range_ratio_of({"dataset": "random, --random-range-ratio 0.5"}) == 0.5
+        assert range_ratio_of({"dataset": "sharegpt (variable lengths; not stated)"}) is None
+
+    def test_every_request_runs_its_own_lengths(self):
+        """Two requests of 10 + 5 and 20 + 15 tokens (1 ms per prompt token, 10 ms per decode step): one 30 ms
+        prefill step, then 4 steps end the first and 14 the second (170 ms): 20 tokens out over 0.17 s."""
+        table = StepTable((0.01,) * 2, (0.01,) * 2, 10.0, 30.0, (0.0, 1000.0), (0.0, 1.0), 0.0)
+        r = simulate(table, Scheduler(8, 1000), 0, 0, 2, lengths=[(10, 5), (20, 15)])
+        assert r.duration_s == pytest.approx(0.170)
+        assert r.run_output_tokens_per_s == pytest.approx(20 / 0.170)
+
+    def test_serving_only(self):
+        with pytest.raises(InvalidInputError, match="static batch has one length"):
+            predict_benchmark(GPU, MODEL, 128, 128, 4, length_range_ratio=0.0)
+        with pytest.raises(InvalidInputError, match="not a fraction"):
+            predict_benchmark(GPU, MODEL, 128, 128, 4, kind="serving", length_range_ratio=2.0)
+        run = predict_benchmark(GPU, MODEL, 512, 256, 0, kind="serving", num_prompts=200, length_range_ratio=0.0)
+        assert run.ttft_s > 0 and run.tpot_s > 0
