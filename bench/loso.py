@@ -23,12 +23,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import heldout  # noqa: E402  (aiconfigurator's cached answers, size classes)
+import heldout  # noqa: E402  (aiconfigurator's cached answers, goals, stats)
 
 from planner import accuracy as acc  # noqa: E402
 from planner import holdout as ho  # noqa: E402
 from planner import ranges  # noqa: E402
-from planner.architecture import param_counts  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.fit import ttft_is_prefill  # noqa: E402
 
@@ -43,11 +42,12 @@ def checks(result: ho.HeldOut) -> list[dict]:
     for i, r in enumerate(result.rows):
         model = cat.model(acc.resolve_model_name(r.model, cat))
         gpu = acc.resolve_gpu_name(r.gpu, cat)
+        values = ho.row_values(r, cat)
         groups = {
             "GPU": gpu,
             "TP": f"TP{r.gpus}",
-            "size": heldout.size_class(param_counts(model)[0]),
-            "MoE": "MoE" if model.moe else "dense",
+            "size": values["size"],
+            "MoE": values["moe"],
             "engine": r.engine,
             "source": ho.fold_of(r),
         }
@@ -104,20 +104,17 @@ def factors_line(fit: ho.JointFit) -> str:
 
 
 def write_residuals(result: ho.HeldOut, path: Path) -> None:
-    """Per GPU and for all GPUs: 10th / 90th percentile of the held-out measured / predicted time - 1."""
-    cat = default_catalog()
-    by_gpu = defaultdict(list)
-    for row, residual in result.time_residuals():
-        for key in (acc.resolve_gpu_name(row.gpu, cat), ranges.ALL_GPUS):
-            by_gpu[key].append((residual, ho.fold_of(row)))
+    """The held-out residual quantiles per region and each dimension's widening (``planner.holdout.residual_table``)."""
+    table = ho.residual_table(result)
     with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["gpu", "rows", "residual_low", "residual_high", "sources"])
-        for gpu in sorted(by_gpu):
-            res = [x for x, _ in by_gpu[gpu]]
-            low, high = acc.quantiles(res)
-            w.writerow([gpu, len(res), f"{low:.2f}", f"{high:.2f}", " ".join(sorted({s for _, s in by_gpu[gpu]}))])
+        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(table)
     print(f"wrote {path}")
+    print(
+        "widening per uncovered dimension: "
+        + ", ".join(f"{r['dimension']} x{r['widen']}" for r in table if r["value"] == "*" and r["widen"])
+    )
 
 
 def main() -> None:

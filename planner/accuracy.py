@@ -377,29 +377,36 @@ def with_names(rows: Sequence[DecodeRow], gpu: str | None, model: str | None) ->
 # -- ranges ------------------------------------------------------------------------------------------------
 
 
-def _range(value: Any, gpu: Any, engine: Any, calibration: Any, catalog: Catalog | None):
-    """value x (1 + low), value x (1 + high): the measured time is value x (1 + residual)."""
-    low, high = residual_quantiles(gpu, engine, calibration, catalog)
-    return value * (1.0 + low), value * (1.0 + high)
+def _residuals(gpu: Any, model: Any, context: Any, options: dict) -> tuple[float, float]:
+    """The query's residual quantiles (``planner.calibration.residual_quantiles``): its GPU, engine, model and
+    tensor-parallel group (``gpus``, else the smallest that holds the weights and one sequence, as the API picks)."""
+    gpus = options.get("gpus")
+    if gpus is None:
+        keys = ("kv_precision", "weight_precision", "memory_utilization", "engine", "reserve_bytes", "catalog")
+        gpus = api.min_gpus(gpu, model, context, **{k: options[k] for k in keys if k in options})
+    cal, cat = options.get("calibration"), options.get("catalog")
+    return residual_quantiles(gpu, options.get("engine"), cal, cat, gpus=gpus, model=model)
 
 
 def tpot_range(gpu: Any, model: Any, context: Any, **options: Any):
     """(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars; one GPU name)."""
     t = api.tpot(gpu, model, context, **options)
-    return _range(t, gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
+    low, high = _residuals(gpu, model, context, options)
+    return t * (1.0 + low), t * (1.0 + high)
 
 
 def throughput_range(gpu: Any, model: Any, context: Any, **options: Any):
     """(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low)."""
     tput = api.throughput(gpu, model, context, **options)
-    low, high = residual_quantiles(gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
+    low, high = _residuals(gpu, model, context, options)
     return tput / (1.0 + high), tput / (1.0 + low)
 
 
 def ttft_range(gpu: Any, model: Any, prompt_tokens: Any, **options: Any):
     """(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."""
     t = api.ttft(gpu, model, prompt_tokens, **options)
-    return _range(t, gpu, options.get("engine"), options.get("calibration"), options.get("catalog"))
+    low, high = _residuals(gpu, model, prompt_tokens, options)
+    return t * (1.0 + low), t * (1.0 + high)
 
 
 def quantiles(residuals: Iterable[float], low: float = 0.1, high: float = 0.9) -> tuple[float, float]:

@@ -198,27 +198,34 @@ def resolve_calibration(calibration: Calibration | str | os.PathLike | None) -> 
 
 
 def residual_quantiles(
-    gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None
+    gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None, *, gpus: Any = None, model: Any = None
 ) -> tuple[float, float]:
     """(low, high) relative residuals of time predictions for a GPU: its calibration entry's, else held-out ones.
 
     Without a calibration entry: the 10th / 90th percentiles of measured / predicted - 1 on published rows the
-    shipped factors were not fitted on, for this GPU, or for all GPUs widened when it has none
+    shipped factors were not fitted on, for this GPU (all GPUs' when it has too few), widened for each of the GPU,
+    the tensor-parallel group ``gpus``, the engine and the ``model``'s kind and size the data does not cover
     (``planner.ranges``). A measured time lies, for 80% of those rows, within prediction x (1 + low) ..
     prediction x (1 + high).
     """
-    return residual_range(gpu, engine, calibration, catalog)[:2]
+    return residual_range(gpu, engine, calibration, catalog, gpus=gpus, model=model)[:2]
 
 
-def residual_range(gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None):
-    """``residual_quantiles`` and a note saying where they come from: (low, high, note)."""
+def residual_range(
+    gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None, *, gpus: Any = None, model: Any = None
+):
+    """``residual_quantiles`` and where they come from: a ``planner.ranges.TimeRange`` (low, high, note, widened)."""
     from planner.catalog import default_catalog
     from planner.engines import DEFAULT_RESIDUALS, engine_profile
-    from planner.ranges import region_residuals
+    from planner.ranges import TimeRange, region_residuals
 
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)
-    entry = resolve_calibration(calibration).for_gpu(g.all_names(), engine_profile(engine).name)
+    eng = engine_profile(engine)
+    entry = resolve_calibration(calibration).for_gpu(g.all_names(), eng.name)
     if entry is not None and entry.residual_low is not None and entry.residual_high is not None:
-        return entry.residual_low, entry.residual_high, f"your calibration file ({entry.source or 'no source'})"
-    return region_residuals(g.name, DEFAULT_RESIDUALS)
+        return TimeRange(
+            entry.residual_low, entry.residual_high, f"your calibration file ({entry.source or 'no source'})"
+        )
+    mdl = cat.model(model) if model is not None else None
+    return region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl)

@@ -28,8 +28,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import least_squares
 
-from planner import api
-from planner.accuracy import DecodePrediction, DecodeRow, predict_decode_rows, resolve_gpu_name, resolve_model_name
+from planner import api, ranges
+from planner.accuracy import (
+    DecodePrediction,
+    DecodeRow,
+    predict_decode_rows,
+    quantiles,
+    resolve_gpu_name,
+    resolve_model_name,
+)
 from planner.calibration import Calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines import EngineProfile, engine_profile
@@ -263,3 +270,82 @@ def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None
     """The shipped time factors: ``fit_joint`` on all ``fit_rows`` of ``rows`` (``planner.engines`` holds them,
     rounded; ``tests/test_holdout.py`` re-derives them from the shipped reference rows)."""
     return fit_joint(fit_rows(rows, catalog=catalog), catalog=catalog)
+
+
+# -- the residuals file of planner.ranges ---------------------------------------------------------------
+
+
+def row_values(row: DecodeRow, catalog: Catalog) -> dict[str, str]:
+    """A fitted row's value of each of ``planner.ranges.DIMENSIONS`` (GPU, TP size, engine, MoE, size class)."""
+    model = catalog.model(resolve_model_name(row.model, catalog))
+    return ranges.query_values(resolve_gpu_name(row.gpu, catalog), row.gpus, row.engine, model)
+
+
+def value_held_out(result: HeldOut, dimension: str, *, catalog: Catalog | None = None) -> HeldOut:
+    """``result`` with each row predicted by a fit that saw neither its fold nor its value of ``dimension``.
+
+    One fit per (value, fold) cell, on the rows of other folds with another value; a cell whose value has no row
+    outside its fold reuses that fold's leave-one-source-out fit (the same rows). NaN where no row is left to fit.
+    """
+    cat = catalog or default_catalog()
+    rows = result.rows
+    values = [row_values(r, cat)[dimension] for r in rows]
+    held = [np.full(len(rows), math.nan) for _ in range(3)]
+    for v, fold in sorted({(v, fold_of(r)) for v, r in zip(values, rows, strict=True)}):
+        idx = [i for i, r in enumerate(rows) if values[i] == v and fold_of(r) == fold]
+        train = [r for i, r in enumerate(rows) if values[i] != v and fold_of(r) != fold]
+        if not train:
+            continue
+        alone = all(fold_of(r) == fold for i, r in enumerate(rows) if values[i] == v)
+        fit = result.folds[fold] if alone else fit_joint(train, catalog=cat)
+        p = fit.predict([rows[i] for i in idx], catalog=cat)
+        for arr, got in zip(held, (p.tpot_s, p.throughput_tokens_per_s, p.ttft_s), strict=True):
+            arr[idx] = got
+    return replace(result, held_out=DecodePrediction(*held))
+
+
+def _width(residuals: Sequence[float]) -> float:
+    """log(1 + 90th percentile) - log(1 + 10th): the range's width as a ratio of times (the fit's scale)."""
+    low, high = quantiles(residuals)
+    return math.log1p(high) - math.log1p(low)
+
+
+def residual_table(result: HeldOut, *, catalog: Catalog | None = None) -> list[dict[str, str]]:
+    """The rows of ``catalogs/reference/heldout_residuals.csv`` (``planner.ranges`` states what each holds).
+
+    Per dimension: a ``*`` row with the value-held-out quantiles and ``widen``, the width of their 10th-90th
+    percentiles over that of the leave-one-source-out residuals of the same figures (at least 1.00; widths in
+    log(measured / predicted), as the fit measures misses); then one row per value with its figures'
+    leave-one-source-out quantiles.
+    """
+    cat = catalog or default_catalog()
+    loso = result.time_residuals()
+
+    def row(dimension: str, value: str, figures: list[tuple[DecodeRow, float]], widen: str = "") -> dict[str, str]:
+        low, high = quantiles([e for _, e in figures])
+        folds = " ".join(sorted({fold_of(r) for r, _ in figures}))
+        return dict(
+            dimension=dimension,
+            value=value,
+            rows=str(len(figures)),
+            residual_low=f"{low:.2f}",
+            residual_high=f"{high:.2f}",
+            widen=widen,
+            sources=folds,
+        )
+
+    out = [row(*ranges.ALL, loso)]
+    for dim in ranges.DIMENSIONS:
+        lvo = value_held_out(result, dim, catalog=cat).time_residuals()
+        kept = {id(r) for r, e in lvo}
+        factor = max(1.0, _width([e for _, e in lvo]) / _width([e for r, e in loso if id(r) in kept]))
+        out.append(row(dim, "*", lvo, f"{factor:.2f}"))
+        by_value: dict[str, list[tuple[DecodeRow, float]]] = {}
+        for r, e in loso:
+            by_value.setdefault(row_values(r, cat)[dim], []).append((r, e))
+        out += [row(dim, v, by_value[v]) for v in sorted(by_value, key=_value_order)]
+    return out
+
+
+def _value_order(value: str) -> tuple:
+    return (0, int(value), "") if value.isdigit() else (1, 0, value)

@@ -1,11 +1,29 @@
 """How far off a time prediction may be: held-out residuals of the nearest region the published data covers.
 
-``catalogs/reference/heldout_residuals.csv`` holds, per GPU and for all GPUs together, the 10th and 90th
-percentiles of measured / predicted - 1 over the leave-one-source-out held-out figures (``planner.holdout``:
-single-prompt TTFT, TPOT, and throughput turned into a time; each source predicted by the fit on the others),
-written by ``python bench/loso.py --write-residuals``.
-A GPU with at least ``MIN_ROWS`` such figures gets its own percentiles; any other GPU gets those of all GPUs,
-widened by ``WIDEN`` and with a note saying so: the data says nothing about it.
+``catalogs/reference/heldout_residuals.csv`` (written only by ``python bench/loso.py --write-residuals`` from
+``planner.holdout.residual_table``) holds the 10th and 90th percentiles of measured / predicted - 1 over the
+leave-one-source-out held-out figures (single-prompt TTFT, TPOT, and throughput turned into a time; each source
+predicted by the fit on the others): for all figures (``all,*``) and for each value of each dimension a query
+has: the GPU, the tensor-parallel group (``tp``), the engine, MoE or dense (``moe``) and the model's size class
+(``size``, total parameters).
+
+**Region.** A query's range is its GPU's quantiles when that GPU has at least ``MIN_ROWS`` held-out figures,
+else all GPUs'. **Widening.** Every dimension whose query value has fewer than ``MIN_ROWS`` held-out figures
+(a GPU, TP size, engine, MoE / dense or size class the data does not cover) widens the range by that
+dimension's factor, and the note names each one. Widening scales the range's width in log(measured /
+predicted), the scale the fit measures misses on: high -> (1 + high) ** factor - 1, likewise low, so a range
+never goes below -100%. Several uncovered dimensions multiply their factors.
+
+**The factors are measured, not chosen.** Each figure is predicted once more by a fit that saw neither its
+source nor any row sharing its value of that dimension (all TP-4 rows left out, as well as the source, to
+predict a TP-4 figure: what a query at a TP size without rows faces). A dimension's factor is the width of
+those residuals' 10th-90th percentiles over the width of the leave-one-source-out residuals of the same
+figures, never below 1 (the ``widen`` column of the dimension's ``*`` row, whose quantiles are the
+value-held-out ones). On the shipped reference rows (100 figures): GPU x1.07, TP x1.19, engine x1.00 (said in
+the note, not widened), MoE x1.68, size x1.27. So H100 at TP 8 (no TP-8 rows): -22% / +58% -> -26% / +73%.
+Caveats: the MoE factor pools MoE held out (4 figures, all in one source: x1.00) with dense held out (a fit on
+those 4 MoE rows alone), so it mostly says how little 4 rows pin down; the GPU factor comes from NVIDIA
+A100/H100/H200/L40S/RTX 4090 rows, and an AMD GPU is a larger step than holding one of those out.
 """
 
 from __future__ import annotations
@@ -15,23 +33,41 @@ import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple
 
 from planner.catalog.loader import shipped_catalog_dir
 
 MIN_ROWS = 5
-WIDEN = 1.5
-ALL_GPUS = "*"
+ALL = ("all", "*")
+#: The dimensions a query is judged on beyond its GPU, in the order the note names them.
+DIMENSIONS = ("gpu", "tp", "engine", "moe", "size")
+#: Size classes by total parameters (upper bound, label); larger models are ">100B".
+SIZE_CLASSES = ((10e9, "<10B"), (40e9, "10-40B"), (100e9, "40-100B"))
 
 
 @dataclass(frozen=True)
 class Region:
-    """Residual quantiles of one region: (low, high) with measured = predicted x (1 + residual)."""
+    """Residual quantiles of one region: (low, high) with measured = predicted x (1 + residual).
 
-    gpu: str
+    On a dimension's ``*`` row the quantiles are the value-held-out ones and ``widen`` the dimension's factor.
+    """
+
+    dimension: str
+    value: str
     rows: int
     low: float
     high: float
+    widen: float = 1.0
     sources: str = ""
+
+
+class TimeRange(NamedTuple):
+    """(low, high) relative residuals, where they come from, and what widened them ("" when nothing did)."""
+
+    low: float
+    high: float
+    note: str
+    widened: str = ""
 
 
 def residuals_file() -> Path:
@@ -39,40 +75,97 @@ def residuals_file() -> Path:
 
 
 @functools.lru_cache(maxsize=2)
-def load_regions(path: str | None = None) -> dict[str, Region]:
-    """The regions of the residuals file, by GPU name ("*": all GPUs); empty when the file is absent."""
+def load_regions(path: str | None = None) -> dict[tuple[str, str], Region]:
+    """The regions of the residuals file by (dimension, value); empty when the file is absent."""
     p = Path(path) if path else residuals_file()
     if not p.exists():
         return {}
     with open(p, newline="", encoding="utf-8") as f:
         return {
-            r["gpu"]: Region(
-                r["gpu"], int(r["rows"]), float(r["residual_low"]), float(r["residual_high"]), r["sources"]
+            (r["dimension"], r["value"]): Region(
+                r["dimension"],
+                r["value"],
+                int(r["rows"]),
+                float(r["residual_low"]),
+                float(r["residual_high"]),
+                float(r["widen"] or 1.0),
+                r["sources"],
             )
             for r in csv.DictReader(f)
         }
 
 
-def region_residuals(gpu_name: str, fallback: tuple[float, float]) -> tuple[float, float, str]:
-    """(low, high, note) for a catalog GPU: its own held-out quantiles, else all GPUs' widened, else ``fallback``."""
+def size_class(total_params: float) -> str:
+    return next((label for limit, label in SIZE_CLASSES if total_params < limit), ">100B")
+
+
+def query_values(gpu: str, gpus: Any = None, engine: Any = None, model: Any = None) -> dict[str, str]:
+    """A query's (or a published row's) value of each dimension; a dimension not given is left out."""
+    from planner.architecture import param_counts
+
+    out = {"gpu": gpu}
+    if gpus is not None:
+        out["tp"] = str(int(gpus))
+    if engine is not None:
+        name = str(getattr(engine, "name", engine))
+        out["engine"] = "vllm" if name.startswith("vllm") else name  # vLLM's profiles share its time factors
+    if model is not None:
+        out["moe"] = "MoE" if model.moe else "dense"
+        out["size"] = size_class(param_counts(model)[0])
+    return out
+
+
+def _where(dimension: str, value: str) -> str:
+    return {
+        "gpu": f"on {value}",
+        "tp": f"at TP {value}",
+        "engine": f"of engine {value}",
+        "moe": f"of {value} models",
+        "size": f"of {value}-parameter models",
+    }[dimension]
+
+
+def region_residuals(
+    gpu_name: str, fallback: tuple[float, float], *, gpus: Any = None, engine: Any = None, model: Any = None
+) -> TimeRange:
+    """The range of a catalog GPU's time predictions (``gpus``, ``engine``, ``model`` when known): its GPU's
+    held-out quantiles (all GPUs' without enough rows), widened per uncovered dimension; ``fallback`` (the fit's
+    in-sample quantiles) without a residuals file."""
     regions = load_regions()
-    own = regions.get(gpu_name)
-    if own is not None and own.rows >= MIN_ROWS:
-        note = f"held-out residuals of {own.rows} published figures on {gpu_name} (sources: {own.sources})"
-        return own.low, own.high, note
-    every = regions.get(ALL_GPUS)
-    if every is None:
-        return (*fallback, "residuals of the fit (no held-out residuals file)")
-    low, high = _widen(every.low), _widen(every.high)
-    return (
-        low,
-        high,
-        f"no held-out rows on {gpu_name}: all GPUs' held-out range ({every.low:+.0%} / {every.high:+.0%}, "
-        f"{every.rows} figures) widened x{WIDEN:g}",
+    if not regions:
+        return TimeRange(*fallback, "residuals of the fit (no held-out residuals file)")
+    query = query_values(gpu_name, gpus, engine, model)
+    own = regions.get(("gpu", gpu_name))
+    base = own if own is not None and own.rows >= MIN_ROWS else regions[ALL]
+    note = (
+        f"held-out residuals of {own.rows} published figures on {gpu_name} (sources: {own.sources})"
+        if base is own
+        else f"all GPUs' held-out residuals ({base.low:+.0%} / {base.high:+.0%}, {base.rows} figures)"
     )
+    factor, gaps, flat = 1.0, [], []
+    for dim in DIMENSIONS:
+        if dim not in query:
+            continue
+        covered = regions.get((dim, query[dim]))
+        rows = covered.rows if covered is not None else 0
+        if rows >= MIN_ROWS:
+            continue
+        widen = regions[(dim, "*")].widen
+        text = f"{f'only {rows}' if rows else 'no'} held-out figures {_where(dim, query[dim])}"
+        if widen > 1.0:
+            factor *= widen
+            gaps.append(f"{text} (x{widen:.2f})")
+        else:  # holding such a value out did not widen the residuals: said, not widened
+            flat.append(f"{text} (holding one out did not widen the residuals: x{widen:.2f})")
+    note += "".join(f"; {t}" for t in flat)
+    if not gaps:
+        return TimeRange(base.low, base.high, note)
+    widened = f"x{factor:.2f}: " + ", ".join(gaps)
+    return TimeRange(_widen(base.low, factor), _widen(base.high, factor), f"{note}; widened {widened}", widened)
 
 
-def _widen(x: float) -> float:
-    """x x WIDEN, rounded outwards to whole percent (-0.30 -> -0.45, 0.20 -> 0.30)."""
-    pct = round(x * WIDEN * 100, 6)
+def _widen(x: float, factor: float) -> float:
+    """(1 + x) ** factor - 1, rounded outwards to whole percent: the range's width in log(measured / predicted)
+    times ``factor``, never below -100% (+58% x1.29 -> +81%, -22% x1.29 -> -28%)."""
+    pct = round(math.expm1(math.log1p(x) * factor) * 100, 6)
     return (math.floor(pct) if x < 0 else math.ceil(pct)) / 100

@@ -10,7 +10,7 @@ from typing import Any
 
 from planner import api
 from planner import model as m
-from planner.calibration import residual_quantiles
+from planner.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.checks import _count, _nonnegative
 from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS
@@ -41,9 +41,11 @@ class Plan:
     price_usd_per_gpu_hour: float
     cost_per_mtok_usd: float
     warnings: tuple[str, ...]
-    #: relative residuals of time predictions (calibration entry, else the shipped fit): a measured time lies
-    #: within prediction x (1 + low) .. prediction x (1 + high) for 80% of the fitted rows
+    #: relative residuals of time predictions (calibration entry, else held-out residuals of the nearest covered
+    #: region, ``planner.ranges``): a measured time lies within prediction x (1 + low) .. x (1 + high) for 80% of them
     time_residuals: tuple[float, float] = (0.0, 0.0)
+    time_range_note: str = ""  # where the range comes from
+    time_range_widened: str = ""  # why it was widened ("" when it was not: the data covers this query)
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -145,6 +147,7 @@ def plan(
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if memory_utilization is None else float(memory_utilization)
+    rng = residual_range(g, eng, calibration, cat, gpus=n, model=mdl)
     return Plan(
         g,
         mdl,
@@ -163,5 +166,7 @@ def plan(
         price,
         cost,
         tuple(warnings),
-        residual_quantiles(g, eng, calibration, cat),
+        (rng.low, rng.high),
+        rng.note,
+        rng.widened,
     )

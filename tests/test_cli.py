@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
 
 import click
@@ -144,6 +146,26 @@ class TestRanges:
         t = planner.tpot("H100", "llama3.1-8b", 4096, batch=data["batch"])
         assert data["tpot_range_s"] == pytest.approx([t * (1 - 0.22), t * (1 + 0.58)])
 
+    def test_plan_widens_the_range_at_a_tp_size_without_rows_and_says_so(self):
+        """Llama-3.1-70B on 8 x H100: no published row at TP 8, so H100's held-out range widened by the TP factor
+        (both from catalogs/reference/heldout_residuals.csv); the text names TP 8, the JSON carries the note."""
+        from planner import ranges
+
+        regions = ranges.load_regions()
+        h100, tp = regions[("gpu", "H100 SXM 80GB")], regions[("tp", "*")]
+        args = ("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus")
+        data = json.loads(run(*args, "8", "--json").output)
+        low = math.expm1(math.log1p(h100.low) * tp.widen)  # rounded outwards to whole percent by planner.ranges
+        high = math.expm1(math.log1p(h100.high) * tp.widen)
+        t = data["tpot_s"]
+        assert [x / t - 1 for x in data["tpot_range_s"]] == pytest.approx([low, high], abs=0.01)
+        assert low < h100.low and high > h100.high
+        assert "no held-out figures at TP 8" in data["time_range_widened"]
+        text = run(*args, "8").output
+        assert "Time ranges widened" in text and "at TP 8" in text
+        covered = run(*args, "4")
+        assert covered.exit_code == 0 and "widened" not in covered.output
+
     def test_a_calibration_file_narrows_the_range(self, tmp_path):
         cal = tmp_path / "cal.toml"
         cal.write_text('[[calibration]]\ngpu = "H100"\nresidual_low = -0.02\nresidual_high = 0.01\nsource = "test"\n')
@@ -175,7 +197,10 @@ def test_export_and_workbook_take_a_calibration_file_for_one_command(tmp_path):
     example = Path(__file__).parents[1] / "examples" / "budget-review.toml"
     r = run("export", str(example), "-o", str(tmp_path / "r.md"), "--calibration", str(cal), "-q")
     assert r.exit_code == 0, r.output
-    assert "| H100 SXM 80GB: uncertainty of TPOT and TTFT | -2% / +1% |" in (tmp_path / "r.md").read_text()
+    md = (tmp_path / "r.md").read_text()
+    assert re.search(
+        r"\| H100 SXM 80GB, Llama-3.1-70B, \d GPUs per replica: uncertainty of TPOT and TTFT \| -2% / \+1% \|", md
+    )
     assert ENV_VAR not in os.environ
     bad = run("workbook", "-o", str(tmp_path / "wb"), "--calibration", str(example))
     assert bad.exit_code == 2  # a calibration file that does not validate is bad input

@@ -1,16 +1,96 @@
-"""Ranges of time predictions from held-out residuals of the nearest covered region (issue 10 item 3)."""
+"""Ranges of time predictions from held-out residuals of the nearest covered region, widened per uncovered
+dimension (issue 10 item 3; planner.ranges).
+
+Expected values are read from the shipped catalogs/reference/heldout_residuals.csv (written by
+``python bench/loso.py --write-residuals``; tests/test_holdout.py re-derives it), or from a small file written here.
+"""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
 from planner import ranges
 from planner.calibration import Calibration, GpuCalibration, residual_range
+from planner.catalog import default_catalog
 
-FILE = """gpu,rows,residual_low,residual_high,sources
-*,40,-0.30,0.20,a b
-H100 SXM 80GB,12,-0.10,0.25,a
-L40S,3,-0.05,0.05,b
+FALLBACK = (-0.09, 0.08)
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    ranges.load_regions.cache_clear()
+    return ranges.load_regions()
+
+
+def widened(x: float, *factors: float) -> float:
+    """The rule in planner.ranges: (1 + x) ** (product of factors) - 1, rounded outwards to whole percent."""
+    v = math.expm1(math.log1p(x) * math.prod(factors)) * 100
+    return (math.floor(round(v, 6)) if x < 0 else math.ceil(round(v, 6))) / 100
+
+
+class TestShippedFile:
+    def test_a_covered_gpu_and_tp_size_get_the_files_quantiles(self, shipped):
+        """H100 at TP 4 with Llama-3.1-70B (40-100B, dense, vLLM): every dimension has >= 5 held-out figures."""
+        h100 = shipped[("gpu", "H100 SXM 80GB")]
+        assert shipped[("tp", "4")].rows >= ranges.MIN_ROWS and shipped[("size", "40-100B")].rows >= ranges.MIN_ROWS
+        r = residual_range("H100", "vllm", gpus=4, model="llama3.1-70b")
+        assert (r.low, r.high) == (h100.low, h100.high) and r.widened == ""
+        assert f"{h100.rows} published figures on H100 SXM 80GB" in r.note
+
+    def test_a_tp_size_without_rows_widens_and_the_note_names_it(self, shipped):
+        """No published row at TP 8: H100's quantiles widened by the TP factor measured by holding TP sizes out."""
+        assert ("tp", "8") not in shipped
+        h100, tp = shipped[("gpu", "H100 SXM 80GB")], shipped[("tp", "*")]
+        assert tp.widen > 1.0
+        r = residual_range("H100", "vllm", gpus=8, model="llama3.1-70b")
+        assert (r.low, r.high) == (widened(h100.low, tp.widen), widened(h100.high, tp.widen))
+        assert r.low < h100.low and r.high > h100.high
+        assert "no held-out figures at TP 8" in r.widened and r.widened in r.note
+
+    def test_uncovered_dimensions_multiply(self, shipped):
+        """MI300X (no rows), TP 8 (none), DeepSeek-V3 (MoE: 4 figures; >100B: none): all GPUs' range, every
+        factor applied, every dimension named."""
+        every = shipped[ranges.ALL]
+        factors = [shipped[(d, "*")].widen for d in ("gpu", "tp", "moe", "size")]
+        r = residual_range("MI300X", "vllm", gpus=8, model="deepseek-v3")
+        assert (r.low, r.high) == (widened(every.low, *factors), widened(every.high, *factors))
+        for text in ("on MI300X", "at TP 8", "of MoE models", "of >100B-parameter models"):
+            assert text in r.widened
+        assert r.low > -1.0  # widening is in log(measured / predicted): never a negative time
+
+    def test_a_gpu_with_too_few_rows_gets_all_gpus_range_widened(self, shipped):
+        """L40S has 2 held-out figures (< MIN_ROWS): all GPUs' quantiles x the GPU factor, TP 1 covered."""
+        every, gpu = shipped[ranges.ALL], shipped[("gpu", "*")]
+        assert shipped[("gpu", "L40S")].rows < ranges.MIN_ROWS
+        r = ranges.region_residuals("L40S", FALLBACK, gpus=1)
+        assert (r.low, r.high) == (widened(every.low, gpu.widen), widened(every.high, gpu.widen))
+        assert r.widened.startswith(f"x{gpu.widen:.2f}: only 2 held-out figures on L40S")
+
+    def test_a_dimension_whose_factor_is_one_is_said_not_widened(self, shipped):
+        """The 'ideal' engine (the seeds' bound) has no rows; holding an engine out did not widen the residuals."""
+        assert shipped[("engine", "*")].widen == 1.0
+        h100 = shipped[("gpu", "H100 SXM 80GB")]
+        r = residual_range("H100", "ideal", gpus=1, model="llama3.1-8b")
+        assert (r.low, r.high) == (h100.low, h100.high) and r.widened == ""
+        assert "no held-out figures of engine ideal" in r.note
+
+    def test_vllm_profiles_share_vllms_rows(self):
+        """vllm-fullsort and vllm-0.10 differ in memory only: their time factors are vLLM's, so are their rows."""
+        assert ranges.query_values("H100", engine="vllm-0.10")["engine"] == "vllm"
+
+    def test_every_dimension_has_a_factor_row(self, shipped):
+        assert all(shipped[(d, "*")].widen >= 1.0 for d in ranges.DIMENSIONS)
+
+
+FILE = """dimension,value,rows,residual_low,residual_high,widen,sources
+all,*,40,-0.30,0.20,,a b
+gpu,*,40,-0.40,0.30,1.50,a b
+gpu,H100 SXM 80GB,12,-0.10,0.25,,a
+gpu,L40S,3,-0.05,0.05,,b
+tp,*,40,-0.30,0.20,2.00,a b
+tp,1,40,-0.30,0.20,,a b
 """
 
 
@@ -25,27 +105,45 @@ def regions(tmp_path, monkeypatch):
 
 
 def test_a_covered_gpu_gets_its_own_quantiles(regions):
-    low, high, note = ranges.region_residuals("H100 SXM 80GB", (-0.09, 0.08))
-    assert (low, high) == (-0.10, 0.25) and "12 published figures" in note
+    r = ranges.region_residuals("H100 SXM 80GB", FALLBACK, gpus=1)
+    assert (r.low, r.high, r.widened) == (-0.10, 0.25, "") and "12 published figures" in r.note
 
 
 @pytest.mark.parametrize("gpu", ["L40S", "T4"])
 def test_outside_coverage_the_all_gpu_range_widens_with_a_note(regions, gpu):
-    """L40S has 3 figures (< MIN_ROWS = 5) and T4 none: all GPUs' -30% / +20%, widened x1.5."""
-    low, high, note = ranges.region_residuals(gpu, (-0.09, 0.08))
-    assert (low, high) == (-0.45, 0.30)
-    assert note.startswith(f"no held-out rows on {gpu}") and "widened x1.5" in note
+    """L40S has 3 figures (< MIN_ROWS = 5) and T4 none: all GPUs' -30% / +20%, widened x1.5 in log terms:
+    0.7 ** 1.5 = 0.5857 -> -42%, 1.2 ** 1.5 = 1.3145 -> +32%."""
+    r = ranges.region_residuals(gpu, FALLBACK)
+    assert (r.low, r.high) == (-0.42, 0.32)
+    assert r.widened.startswith("x1.50: ") and f"held-out figures on {gpu} (x1.50)" in r.widened
+
+
+def test_tp_widening_multiplies_the_gpus(regions):
+    """T4 at TP 8: x1.5 x 2.0 = x3: 0.7 ** 3 = 0.343 -> -66%, 1.2 ** 3 = 1.728 -> +73%."""
+    r = ranges.region_residuals("T4", FALLBACK, gpus=8)
+    assert (r.low, r.high) == (-0.66, 0.73) and r.widened.startswith("x3.00: ") and "at TP 8 (x2.00)" in r.widened
 
 
 def test_a_calibration_entry_wins(regions):
     cal = Calibration((GpuCalibration(gpu="H100", residual_low=-0.02, residual_high=0.03, source="mine"),))
-    assert residual_range("H100", calibration=cal) == (-0.02, 0.03, "your calibration file (mine)")
+    assert residual_range("H100", calibration=cal, gpus=8)[:3] == (-0.02, 0.03, "your calibration file (mine)")
 
 
 def test_without_the_file_the_fit_residuals_are_used(tmp_path, monkeypatch):
     monkeypatch.setattr(ranges, "residuals_file", lambda: tmp_path / "absent.csv")
     ranges.load_regions.cache_clear()
     try:
-        assert ranges.region_residuals("H100 SXM 80GB", (-0.09, 0.08))[:2] == (-0.09, 0.08)
+        assert ranges.region_residuals("H100 SXM 80GB", FALLBACK, gpus=8)[:2] == FALLBACK
     finally:
         ranges.load_regions.cache_clear()
+
+
+def test_size_classes_follow_total_parameters():
+    """Llama-3.1-8B: 8.0e9 total (< 10B); Mixtral 8x7B: 46.7e9 total, 12.9e9 active: sized by total (40-100B)."""
+    cat = default_catalog()
+    assert ranges.query_values("H100", model=cat.model("llama3.1-8b"))["size"] == "<10B"
+    assert ranges.query_values("H100", model=cat.model("mixtral-8x7b")) == {
+        "gpu": "H100",
+        "moe": "MoE",
+        "size": "40-100B",
+    }

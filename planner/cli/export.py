@@ -61,6 +61,8 @@ def summary_lines(review) -> list[str]:
         f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
         f"TTFT {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin)"
     ]
+    if rec.time_range_widened:
+        lines.append(f"  margin widened {rec.time_range_widened}")
     width = max(len(r.option.name) for r in review.results)
     kinds = max(len(r.money.price_kind) for r in review.results)
     for i, r in enumerate(review.results, start=1):

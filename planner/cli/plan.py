@@ -76,6 +76,8 @@ def render_plan(p: Plan) -> str:
         f"TTFT ({p.context:,}-token prompt)",
         f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
     )
+    if p.time_range_widened:
+        row("Time ranges widened", p.time_range_widened)
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
@@ -108,6 +110,8 @@ def plan_as_dict(p: Plan) -> dict:
         "batch": p.batch,
         "tpot_s": float(p.at_batch.step_s),
         "tpot_range_s": list(p.time_range(float(p.at_batch.step_s))),
+        "time_range_note": p.time_range_note,
+        "time_range_widened": p.time_range_widened,
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
         "tpot_s_batch_1": float(p.at_one.step_s),
         "mfu": float(p.at_batch.mfu),

@@ -181,17 +181,20 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             Assumption(f"engine {e.name}: achieved FLOP/s (prefill)", e.prefill_flop_efficiency, "of peak", src),
             Assumption(f"engine {e.name}: per-step overhead", e.step_overhead_s * 1e3, "ms", src),
         ]
-    for r in _first_per(results, lambda r: r.gpu.name):
+    for r in _first_per(results, lambda r: (r.gpu.name, r.model.name, r.candidate and r.candidate.gpus_per_replica)):
         low, high = r.time_range
+        where = f"{r.gpu.name}, {r.model.name}" + (
+            f", {r.candidate.gpus_per_replica} GPUs per replica" if r.meets else ""
+        )
         rows.append(
             Assumption(
-                f"{r.gpu.name}: uncertainty of TPOT and TTFT",
+                f"{where}: uncertainty of TPOT and TTFT",
                 f"{low:+.0%} / {high:+.0%}",
                 "of the prediction",
                 f"10th / 90th percentile of measured / predicted - 1: {r.time_range_note} (docs/accuracy.md)",
             )
         )
-        rows.append(Assumption(f"{r.gpu.name}: margin used", r.margin, "share", "workload.latency_margin"))
+        rows.append(Assumption(f"{where}: margin used", r.margin, "share", "workload.latency_margin"))
     rules = "planner.sizing (docs/export.md)"
     rows += [
         Assumption("Hours per month", sizing.HOURS_PER_MONTH, "h", "8,760 h / 12"),

@@ -30,7 +30,9 @@ def risk(scenario: Scenario, rec: Result) -> str:
     )
     text = (
         f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of its "
-        f"benchmark rows; sized with {how}"
+        f"benchmark rows"
+        + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
+        + f"; sized with {how}"
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
         + f", TPOT at peak is {tp * 1e3:.1f} ms predicted, {tp * (1 + high) * 1e3:.1f} ms at the pessimistic end, "
         f"and TTFT {rec.replica.ttft_s:.2f} s, {rec.replica.ttft_s * (1 + high):.2f} s."

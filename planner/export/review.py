@@ -19,6 +19,8 @@ from planner.engines import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.export.assumptions import Assumption, assumptions
 from planner.export.ownership import Money, option_money
+from planner.export.shortfall import pessimistic, quoted_group, shortfall_text
+from planner.ranges import TimeRange
 from planner.scenario import Option, Scenario, Workload, check_names
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
@@ -44,6 +46,13 @@ class Candidate:
     tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)  # batch 1, 2, ...; NaN: no fit
     #: TPOT at each batch if every sequence were at the high-percentile length (what 0.1.0 sized for); for display
     tpot_long_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    #: the time model's range for this GPU and group (``planner.calibration.residual_range``) and the margin it gives
+    time_range: TimeRange = TimeRange(0.0, 0.0, "")
+    margin: float = 0.0
+
+    def goal_s(self, target_s: float) -> float:
+        """What the central prediction must meet: target / (1 + margin)."""
+        return float(sizing.margin_target(target_s, self.margin))
 
     @property
     def fits(self) -> bool:
@@ -72,8 +81,10 @@ class Result:
     shortfall: str  # why it does not meet the targets ("" when it does)
     warnings: tuple[str, ...] = ()
     margin: float = 0.0  # predictions x (1 + margin) meet the targets (docs/export.md, "Margin")
-    time_range: tuple[float, float] = (0.0, 0.0)  # (low, high) residual quantiles of the time model for this GPU
+    #: (low, high) residual quantiles of the time model for this GPU and the kept group (``Candidate.time_range``)
+    time_range: tuple[float, float] = (0.0, 0.0)
     time_range_note: str = ""  # where that range comes from
+    time_range_widened: str = ""  # why it was widened ("" when the data covers this GPU, group and model)
     tpot_goal_s: float = math.nan  # target / (1 + margin): what the central prediction must meet
     ttft_goal_s: float = math.nan
 
@@ -137,13 +148,16 @@ def _candidates(
     kp: str | None,
     eng: EngineProfile,
     groups: tuple[int, ...],
-    tpot_target_s: float,
+    time_ranges: tuple[TimeRange, ...],
 ) -> tuple[Candidate, ...]:
     """Per tensor-parallel group: TPOT over every batch in one vectorized call (``_best_batch`` then picks one).
 
     A batch fits when its slots can each hold a high-percentile sequence (memory); its TPOT is taken at the
-    mean context in flight (decode time under continuous batching). docs/export.md, "Two contexts".
+    mean context in flight (decode time under continuous batching). docs/export.md, "Two contexts". Each group
+    meets the TPOT target with its own margin (``latency_margin`` of its ``time_ranges`` entry).
     """
+    margins = [latency_margin(workload, r.high) for r in time_ranges]
+    tpot_goals = sizing.margin_target(workload.tpot_target_s, np.asarray(margins))
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
     batches = np.arange(1, max_seqs + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
@@ -183,7 +197,7 @@ def _candidates(
 
     tpot = curve(workload.inflight_context_tokens)
     tpot_long = curve(workload.sizing_context_tokens)
-    best = sizing.largest_batch_meeting(tpot, batches, tpot_target_s)
+    best = sizing.largest_batch_meeting(tpot, batches, tpot_goals)
     prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
     ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
     mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
@@ -201,6 +215,8 @@ def _candidates(
                 float(ttft_mean[i]),
                 tuple(float(v) for v in tpot[i]),
                 tuple(float(v) for v in tpot_long[i]),
+                time_ranges[i],
+                margins[i],
             )
         )
     return tuple(out)
@@ -276,10 +292,6 @@ def evaluate(
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
-    rng = residual_range(gpu, eng.name, catalog=catalog)
-    margin = latency_margin(workload, rng[1])
-    tpot_goal = float(sizing.margin_target(workload.tpot_target_s, margin))
-    ttft_goal = float(sizing.margin_target(workload.ttft_target_s, margin))
     valid = api.valid_tp_sizes(mdl)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
         raise api.tp_size_error(mdl, option.gpus_per_replica)
@@ -288,8 +300,9 @@ def evaluate(
         if option.gpus_per_replica
         else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
     )
+    time_ranges = tuple(residual_range(gpu, eng.name, catalog=catalog, gpus=n, model=mdl) for n in groups)
     cands = _candidates(
-        option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, tpot_goal
+        option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
     warnings = []
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
@@ -302,13 +315,16 @@ def evaluate(
         )
     best: tuple | None = None
     for c in cands:
-        if c.batch < 1 or not c.ttft_high_s <= ttft_goal:
+        if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):
             continue
-        rep = _best_batch(c, workload, tpot_goal)
-        fl = _fleet(option, workload, rep, money, 1.0, tpot_goal)
+        rep = _best_batch(c, workload, c.goal_s(workload.tpot_target_s))
+        fl = _fleet(option, workload, rep, money, 1.0, c.goal_s(workload.tpot_target_s))
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
         if best is None or key < best[0]:
-            best = (key, rep, fl)
+            best = (key, rep, fl, c)
+    # the margin stated: the kept group's, or (none meets) that of the group the shortfall quotes
+    kept = best[3] if best is not None else quoted_group(cands)
+    tpot_goal = kept.goal_s(workload.tpot_target_s)
     common = dict(
         option=option,
         gpu=gpu,
@@ -319,11 +335,12 @@ def evaluate(
         money=money,
         candidates=cands,
         warnings=tuple(warnings),
-        margin=margin,
-        time_range=rng[:2],
-        time_range_note=rng[2],
+        margin=kept.margin,
+        time_range=(kept.time_range.low, kept.time_range.high),
+        time_range_note=kept.time_range.note,
+        time_range_widened=kept.time_range.widened,
         tpot_goal_s=tpot_goal,
-        ttft_goal_s=ttft_goal,
+        ttft_goal_s=kept.goal_s(workload.ttft_target_s),
     )
     if best is None:
         peak = avg = math.nan
@@ -339,9 +356,9 @@ def evaluate(
             sweep=None,
             peak_rate_per_s=peak,
             average_rate_per_s=avg,
-            shortfall=_shortfall(cands, workload, gpu, mdl, margin),
+            shortfall=shortfall_text(cands, workload, gpu, mdl),
         )
-    _, rep, fl = best
+    _, rep, fl, _ = best
     peak, avg = _rates(workload, rep)
     x = traffic_change
     return Result(
@@ -357,36 +374,13 @@ def evaluate(
     )
 
 
-def _pessimistic(value_s: float, margin: float, unit: str) -> str:
-    scale, fmt = (1e3, "{:.1f} ms") if unit == "ms" else (1.0, "{:.2f} s")
-    text = fmt.format(value_s * scale)
-    return text if not margin else f"{text} (+{margin:.0%} margin: {fmt.format(value_s * (1 + margin) * scale)})"
-
-
-def _shortfall(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, model: Model, margin: float) -> str:
-    fitting = [c for c in cands if c.fits]
-    if not fitting:
-        return (
-            f"{model.name} does not fit on up to {cands[-1].gpus_per_replica} x {gpu.name} with a "
-            f"{workload.sizing_context_tokens:,}-token sequence"
-        )
-    tp = min(c.tpot_batch1_s for c in fitting)
-    ttft = min(c.ttft_high_s for c in fitting)
-    parts = []
-    if tp * (1 + margin) > workload.tpot_target_s:
-        parts.append(f"best TPOT {_pessimistic(tp, margin, 'ms')} > target {workload.tpot_target_s * 1e3:.1f} ms")
-    if ttft * (1 + margin) > workload.ttft_target_s:
-        parts.append(f"best TTFT {_pessimistic(ttft, margin, 's')} > target {workload.ttft_target_s:.2f} s")
-    if not parts:  # each target met by some group, not both by one
-        parts.append("no single group size meets both the TTFT and TPOT targets")
-    return "; ".join(parts)
-
-
 def latency_margin(workload: Workload, high: float) -> float:
     """The margin the option is sized with: the scenario's, or ``high``, the time model's upper residual quantile.
 
-    "model-range" (the default): the 90th percentile of measured / predicted - 1 for this GPU (held-out rows, or
-    your calibration's: ``planner.calibration.residual_range``), so the pessimistic end of the range meets the target.
+    "model-range" (the default): the 90th percentile of measured / predicted - 1 for this GPU and tensor-parallel
+    group (held-out rows of the nearest covered region, widened where the data does not cover the group, GPU or
+    model; or your calibration's: ``planner.calibration.residual_range``), so the pessimistic end of the range meets
+    the target. Each group is sized with its own (``_candidates``): a 4-GPU and an 8-GPU group may differ.
     """
     if workload.latency_margin != "model-range":
         return float(workload.latency_margin)
@@ -405,18 +399,18 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
             f"{w.sizing_context_tokens:,}-token sequence; use more or larger GPUs, a shorter "
             "context or lower precisions"
         )
-    tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s * (1 + cr[1].margin))
-    tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s * (1 + cr[1].margin))
-    if tp_c.tpot_batch1_s * (1 + tp_r.margin) > w.tpot_target_s:
+    tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s * (1 + cr[0].margin))
+    tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s * (1 + cr[0].margin))
+    if tp_c.tpot_batch1_s * (1 + tp_c.margin) > w.tpot_target_s:
         return TargetNotMetError(
             f"{source}: workload.tpot_target_s: no option meets {w.tpot_target_s * 1e3:g} ms; the best any option "
-            f"reaches is {_pessimistic(tp_c.tpot_batch1_s, tp_r.margin, 'ms')} ({tp_r.option.name}, "
+            f"reaches is {pessimistic(tp_c.tpot_batch1_s, tp_c.margin, 'ms')} ({tp_r.option.name}, "
             f"{tp_c.gpus_per_replica} GPUs per replica, batch 1); workload.latency_margin sets the margin"
         )
-    if tt_c.ttft_high_s * (1 + tt_r.margin) > w.ttft_target_s:
+    if tt_c.ttft_high_s * (1 + tt_c.margin) > w.ttft_target_s:
         return TargetNotMetError(
             f"{source}: workload.ttft_target_s: no option meets {w.ttft_target_s:g} s; the best any option reaches is "
-            f"{_pessimistic(tt_c.ttft_high_s, tt_r.margin, 's')} ({tt_r.option.name}, {tt_c.gpus_per_replica} GPUs "
+            f"{pessimistic(tt_c.ttft_high_s, tt_c.margin, 's')} ({tt_r.option.name}, {tt_c.gpus_per_replica} GPUs "
             f"per replica, {w.prompt_tokens_high:,}-token prompt); workload.latency_margin sets the margin"
         )
     return TargetNotMetError(

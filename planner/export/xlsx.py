@@ -311,8 +311,10 @@ def _options(book: _Book) -> None:
     keys = (*MAIN_KEYS, "live_rank")
     main = select(full, MAIN_KEYS)
     main = Table((*main.columns, Column("Live rank", "int", "live_rank")), tuple((*r, None) for r in main.rows))
-    widths = {"rank": 6, "option": 24, "price_kind": 11, "meets_targets": 9, "gpus": 8, "note": 28, "live_rank": 8}
-    widths |= {"monthly_usd": 13, "annual_usd": 14}  # "$12,345,678": wider than 11 prints ### in LibreOffice
+    widths = {"rank": 6, "option": 24, "price_kind": 11, "meets_targets": 9, "gpus": 9, "note": 28, "live_rank": 8}
+    # a fleet sized at batch 1 (its TPOT just meets the target) runs to 5-digit GPU counts, $1e9 a year and
+    # $1,000s per million tokens: a number wider than its column prints ### in LibreOffice
+    widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12}
     _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
     gpus, per, mon, ann, live = (
         _col(keys, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd", "live_rank")
