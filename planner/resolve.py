@@ -158,17 +158,39 @@ def _used(codes: np.ndarray, values: list[Any], shape: tuple) -> tuple[np.ndarra
 
 
 def _lookup(
-    names: Any, resolve: Callable[[Any], Any], extract: Callable[[Any], dict[str, float]], errors: Errors
+    names: Any,
+    resolve: Callable[[Any], Any],
+    extract: Callable[[Any], dict[str, float]],
+    errors: Errors,
+    memo: tuple = (),
 ) -> _Column:
-    """Resolve each distinct name once: its numbers in a row table, and each scenario's row code."""
+    """Resolve each distinct name once: its numbers in a row table, and each scenario's row code.
+
+    ``memo``: (key, objects) naming what else the numbers depend on (catalog, engine ...), so the table of a set
+    of names is built once (``_table``).
+    """
     if isinstance(names, (str, Gpu, Model, Precision)) or names is None:
         return _one(names, lambda n: extract(resolve(n)), errors)
     codes, values, shape = _codes(names)
-    return _table([lambda v=v: extract(resolve(v)) for v in values], codes, shape, errors)
+    key = ((*memo[0], *map(_name_key, values)), (*memo[1], values)) if memo else None
+    return _table([lambda v=v: extract(resolve(v)) for v in values], codes, shape, errors, key)
 
 
-def _table(makers: list[Callable[[], dict[str, float]]], codes: np.ndarray, shape: tuple, errors: Errors) -> _Column:
-    """Rows of numbers (one maker per distinct key; a PlannerError marks the row failed) and codes of ``shape``."""
+def _table(
+    makers: list[Callable[[], dict[str, float]]],
+    codes: np.ndarray,
+    shape: tuple,
+    errors: Errors,
+    memo: tuple | None = None,
+) -> _Column:
+    """Rows of numbers (one maker per distinct key; a PlannerError marks the row failed) and codes of ``shape``.
+
+    ``memo``: (key, objects behind the key's identities) of this set of keys: a table where every row resolved is
+    kept and found again by the next call over the same names (``_MEMO``).
+    """
+    hit = _MEMO.get(memo[0]) if memo else None
+    if hit is not None:
+        return _Column(hit[1], codes.reshape(shape), False, None)
     rows: list[dict[str, float] | None] = []
     row_errors = np.full(len(makers), None, dtype=object)
     for i, make in enumerate(makers):
@@ -187,6 +209,8 @@ def _table(makers: list[Callable[[], dict[str, float]]], codes: np.ndarray, shap
     if not present:
         return _Column({}, codes, np.ones(shape, dtype=bool), first_error)
     table = _memo(("table", *map(id, rows)), tuple(rows), lambda: _stack(rows, present[0]))
+    if memo and first_error is None:
+        _memo(memo[0], memo[1], lambda: table)
     bad = np.take(np.array([r is None for r in rows]), codes) if first_error is not None else False
     return _Column(table, codes, bad, first_error)
 
@@ -396,7 +420,13 @@ def _resolve_many(
     calibration: Calibration | None,
 ) -> Resolved:
     gpu_cols = (
-        _lookup(gpu, lambda name: name, functools.partial(_gpu_numbers, catalog, engine, calibration), errors)
+        _lookup(
+            gpu,
+            lambda name: name,
+            functools.partial(_gpu_numbers, catalog, engine, calibration),
+            errors,
+            (("gpus", id(catalog), id(engine), id(calibration)), (catalog, engine, calibration)),
+        )
         if gpu is not None
         else _Column({}, None, False, None)
     )
@@ -407,7 +437,9 @@ def _resolve_many(
         if all(np.ndim(x) == 0 for x in names):
             model_cols = _one(names, numbers, errors)
         else:
-            model_cols = _lookup_combinations(names, numbers, errors)
+            model_cols = _lookup_combinations(
+                names, numbers, errors, (("models", id(catalog), id(engine)), (catalog, engine))
+            )
     first = gpu_cols.first_error or model_cols.first_error
     g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
@@ -433,8 +465,9 @@ def _combinations(gpus: _Column | None, models: _Column | None) -> tuple[np.ndar
     """Each scenario's distinct (GPU row, model row) combination, and the GPU and model row of each combination.
 
     (codes of the combinations, [GPU rows, model rows]: None for a column of one name or none). The combined code
-    (GPU row x model rows + model row) counts in a small range, so the distinct ones are found by counting, not
-    sorting.
+    (GPU row x model rows + model row) counts in a small range: when it is small beside the scenarios, every pair
+    is a combination (a few unused ones cost less than finding them), else the distinct ones are found by
+    counting, not sorting.
     """
     ranged = [c is not None and c.codes is not None for c in (gpus, models)]
     if not any(ranged):
@@ -446,6 +479,8 @@ def _combinations(gpus: _Column | None, models: _Column | None) -> tuple[np.ndar
     n_models = _row_count(models)
     combined = gpus.codes * n_models + models.codes  # broadcast: GPUs in a column, models in a row give a grid
     span = _row_count(gpus) * n_models
+    if span <= max(combined.size // 16, 1024):  # every (GPU row, model row) pair a row: no renumbering
+        return combined, list(np.divmod(np.arange(span), n_models))
     if span <= max(4 * combined.size, 1 << 16):
         renumber = np.zeros(span, dtype=np.intp)
         used = np.flatnonzero(np.bincount(combined.ravel(), minlength=span))
@@ -480,14 +515,19 @@ def _peak(gpus: _Column, models: _Column, gpu_rows: Any, model_rows: Any, codes:
     """Per combination: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair."""
     if gpus.codes is None and models.codes is None:
         return _peak_for_weights(gpus.rows, models.rows)
+    table = _memo(("peak", id(gpus.rows), id(models.rows)), (gpus.rows, models.rows), lambda: _peaks(gpus, models))
+    gi = 0 if gpu_rows is None else gpu_rows
+    mi = 0 if model_rows is None else model_rows
+    return Rows(np.asarray(table[gi, mi]), codes)
+
+
+def _peaks(gpus: _Column, models: _Column) -> np.ndarray:
+    """The peak at the weight precision's math of every (GPU row, model row) pair: GPU rows x model rows."""
     g = {k: np.asarray(v, dtype=float).reshape(-1, 1) for k, v in gpus.rows.items()}
     flags = {
         k: np.asarray(v, dtype=float).reshape(1, -1) for k, v in models.rows.items() if k[:5] in ("math_", "fallb")
     }
-    table = _peak_for_weights(g, flags)  # GPU rows x model rows
-    gi = 0 if gpu_rows is None else gpu_rows
-    mi = 0 if model_rows is None else model_rows
-    return Rows(np.asarray(table[gi, mi]), codes)
+    return _peak_for_weights(g, flags)
 
 
 def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
@@ -533,8 +573,9 @@ def _name_key(x: Any) -> Any:
     return x if x is None or type(x) is str else id(x)
 
 
-def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors) -> _Column:
-    """Resolve each distinct combination of names (model, weight precision, KV precision) once."""
+def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors, memo: tuple = ()) -> _Column:
+    """Resolve each distinct combination of names (model, weight precision, KV precision) once (``memo``: as
+    ``_lookup``'s)."""
     parts = [(None, [a], ()) if np.ndim(a) == 0 and getattr(a, "cat", None) is None else _codes(a) for a in arrays]
     shape = np.broadcast_shapes(*(p[2] for p in parts))
     ranged = [p for p in parts if p[0] is not None]
@@ -559,7 +600,9 @@ def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Err
         it = iter(digits)
         return tuple(p[1][0] if p[0] is None else p[1][next(it)] for p in parts)
 
-    return _table([lambda d=d: numbers(names(d)) for d in index], np.asarray(codes), shape, errors)
+    combos = [names(d) for d in index]
+    key = ((*memo[0], *(tuple(map(_name_key, c)) for c in combos)), (*memo[1], combos)) if memo else None
+    return _table([lambda c=c: numbers(c) for c in combos], np.asarray(codes), shape, errors, key)
 
 
 def _peak_for_weights(g: dict[str, np.ndarray], flags: dict[str, np.ndarray]) -> np.ndarray:

@@ -132,10 +132,10 @@ def decode_step(
     counted); FLOPs = batch x (2 x params per token + attention FLOP per cached token x cached tokens).
     """
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
-    attn = model.attention_flop_per_context_token_per_layer * layer_tokens
-    flop = batch * (2.0 * params_per_token(model) + attn)
-    bytes_moved = weights_read_bytes(model, precision, batch) + kv_read
+    bytes_moved = weights_read_bytes(model, precision, batch) + kv_bytes_of_layer_tokens(
+        model, precision, layer_tokens, batch * kv_replication(model, gpus)
+    )  # weights + KV read
+    flop = batch * (2.0 * params_per_token(model) + model.attention_flop_per_context_token_per_layer * layer_tokens)
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)

@@ -58,9 +58,10 @@ def prefill_step(
     The weights are read once for the batch (MoE: the experts its L x batch tokens touch); every prompt writes
     its KV (replicated heads counted) and spends 2 x params per token x L + causal attention FLOPs.
     """
-    kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus))
     flop = batch * (2.0 * params_per_token(model) * prompt_tokens + causal_attention_flop(model, prompt_tokens))
-    bytes_moved = weights_read_bytes(model, precision, prompt_tokens * batch) + kv_written
+    bytes_moved = weights_read_bytes(model, precision, prompt_tokens * batch) + kv_bytes(
+        model, precision, prompt_tokens, batch * kv_replication(model, gpus)
+    )  # weights read + KV written
     t = roofline_time_s(
         memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
         compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.prefill_flop_efficiency),
