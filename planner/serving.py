@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
+
+from planner.serving_state import Run, requests
 
 
 @dataclass(frozen=True)
@@ -137,48 +138,6 @@ class RunResult:
     preemptions: int = 0  # requests preempted (vLLM) or retracted (SGLang), counted each time
 
 
-class _Cohort:
-    """Requests with the same progress: ``n`` of ``prompt`` prompt and ``olen`` output tokens each. Their prefill
-    computes ``need`` tokens (the prompt; after a preemption the prompt and the ``out0`` outputs made before it),
-    ``done`` of them so far; once decoding, their output so far is ``steps - base`` (decode steps of the run)."""
-
-    __slots__ = ("n", "prompt", "olen", "need", "done", "out0", "base", "arrivals", "first_s", "ready_s", "seq")
-
-    def __init__(self, n, prompt, olen, arrivals, ready_s, *, need=None, out0=0, first_s=math.nan):
-        self.n, self.prompt, self.olen, self.arrivals, self.ready_s = n, prompt, olen, arrivals, ready_s
-        self.need, self.done, self.out0, self.first_s = need or prompt, 0, out0, first_s
-        self.base, self.seq = None, 0
-
-    def fresh_like(self, other: _Cohort) -> bool:
-        """Whether the two can be admitted as one cohort: new requests of the same lengths."""
-        return self.out0 == other.out0 == 0 and (self.prompt, self.olen) == (other.prompt, other.olen)
-
-    def part(self, k: int, **kw) -> _Cohort:
-        """The last ``k`` requests split off as a cohort of their own (``kw``: what differs)."""
-        head, tail = _split(self.arrivals, self.n - k)
-        self.arrivals, self.n = head, self.n - k
-        c = _Cohort(k, self.prompt, self.olen, tail, self.ready_s, need=self.need, out0=self.out0, first_s=self.first_s)
-        c.done = self.done
-        for name, value in kw.items():
-            setattr(c, name, value)
-        return c
-
-
-def _split(arrivals: list[tuple[float, int]], k: int) -> tuple[list, list]:
-    head, tail, left = [], [], k
-    for t, n in arrivals:
-        if left >= n:
-            head.append((t, n))
-            left -= n
-        elif left > 0:
-            head.append((t, left))
-            tail.append((t, n - left))
-            left = 0
-        else:
-            tail.append((t, n))
-    return head, tail
-
-
 def _weighted_median(pairs: list[tuple[float, int]]) -> float:
     pairs = sorted(pairs)
     total = sum(n for _, n in pairs)
@@ -190,129 +149,6 @@ def _weighted_median(pairs: list[tuple[float, int]]) -> float:
         if seen >= half:
             return v
     return pairs[-1][0]
-
-
-class _Run:
-    """A run's state: requests waiting (``queue``), prefilling and decoding (``running``, in admission order), the
-    decode steps so far, and the KV tokens they hold."""
-
-    def __init__(self, kv_tokens: float):
-        self.kv = kv_tokens
-        self.queue: deque[_Cohort] = deque()
-        self.running: dict[int, _Cohort] = {}
-        self.prefilling: list[_Cohort] = []
-        self.heap: list[tuple[int, int]] = []  # (decode step at which a decoding cohort finishes, its seq)
-        self.seq = self.n_run = self.b = self.nbase = self.dec_prompt = self.dec_olen = self.steps = 0
-        self.preemptions = 0
-
-    def made(self) -> int:
-        """Output tokens made so far by the decoding requests, all together."""
-        return self.b * self.steps - self.nbase
-
-    def held(self) -> float:
-        """KV tokens held: prompts and outputs fed back of decoding requests, computed prompt of prefilling ones."""
-        return self.dec_prompt + self.made() - self.b + sum(c.n * c.done for c in self.prefilling)
-
-    def start(self, c: _Cohort, *, new: bool = True) -> None:
-        """``c`` joins the running set (``new``: admitted now; else split off a running cohort)."""
-        self.seq += 1
-        c.seq = self.seq
-        self.running[c.seq] = c
-        self.n_run += c.n if new else 0
-
-    def decode(self, c: _Cohort) -> None:
-        """``c`` made its next token at the end of the last step (its prefill done): from now on it decodes."""
-        c.done, c.base = c.need, self.steps - (c.out0 + 1)
-        self.b += c.n
-        self.nbase += c.n * c.base
-        self.dec_prompt += c.n * c.prompt
-        self.dec_olen += c.n * c.olen
-        heapq.heappush(self.heap, (c.base + c.olen, c.seq))
-
-    def drop(self, c: _Cohort, k: int) -> None:
-        """``k`` requests of ``c`` (already taken off ``c.n``) leave the running set (finished or preempted)."""
-        self.n_run -= k
-        if c.base is not None:
-            self.b -= k
-            self.nbase -= k * c.base
-            self.dec_prompt -= k * c.prompt
-            self.dec_olen -= k * c.olen
-        if c.n == 0:
-            del self.running[c.seq]
-            if c.base is None:
-                self.prefilling.remove(c)
-
-    def preempt(self, headroom: int, now: float, decoding_only: bool) -> bool:
-        """Preempt the newest running requests until ``headroom`` free tokens per decoding request are left; each
-        goes back to the head of the queue to recompute what it had (``_Cohort.need``). Whether any was."""
-        hit = False
-        while self.running and self.kv - self.held() < headroom * self.b:
-            c = next((c for c in reversed(self.running.values()) if c.base is not None or not decoding_only), None)
-            if c is None:
-                break
-            excess = headroom * self.b - (self.kv - self.held())
-            if c.base is None:  # prefilling: frees what it computed
-                k = c.n if c.done <= 0 else min(c.n, math.ceil(excess / c.done))
-                back = c.part(k, ready_s=now, done=0)
-            else:
-                made = self.steps - c.base
-                k = min(c.n, math.ceil(excess / (c.prompt + made - 1 + headroom)))
-                back = c.part(k, ready_s=now, out0=made, need=c.prompt + made, done=0)
-            self.drop(c, k)
-            self.queue.appendleft(back)
-            self.preemptions += k
-            hit = True
-        return hit
-
-    def waiting(self, now: float, limit: int) -> int:
-        """How many requests at the head of the queue are ready and can be admitted as one cohort (at most ``limit``)."""
-        total, first = 0, self.queue[0] if self.queue else None
-        for c in self.queue:
-            if c.ready_s > now or total >= limit or (total and not c.fresh_like(first)):
-                break
-            total += c.n
-        return min(total, limit)
-
-    def take(self, k: int) -> _Cohort:
-        """The first ``k`` requests of the queue as one cohort (``waiting`` says how many can be)."""
-        first = self.queue[0]
-        if first.n > k:
-            out = first.part(first.n - k)  # the queue keeps the later requests
-            out, self.queue[0] = self.queue[0], out
-            return out
-        out = self.queue.popleft()
-        while out.n < k:
-            c = self.queue[0]
-            used = min(c.n, k - out.n)
-            if used < c.n:
-                self.queue[0] = c.part(c.n - used)
-            else:
-                self.queue.popleft()
-            out.arrivals += c.arrivals
-            out.n += used
-        return out
-
-    def next_finish(self) -> int:
-        """The decode step at which the first decoding cohort finishes (stale heap entries dropped)."""
-        while self.heap:
-            step, seq = self.heap[0]
-            c = self.running.get(seq)
-            if c is not None and c.base is not None and c.base + c.olen == step:
-                return step
-            heapq.heappop(self.heap)
-        return math.inf
-
-
-def _requests(lengths, start: int, count: int, t: float) -> list[_Cohort]:
-    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths."""
-    out: list[_Cohort] = []
-    for p, o in lengths[start : start + count]:
-        if out and (out[-1].prompt, out[-1].olen) == (p, o):
-            out[-1].n += 1
-            out[-1].arrivals[0] = (t, out[-1].n)
-        else:
-            out.append(_Cohort(1, p, o, [(t, 1)], t))
-    return out
 
 
 def _count(tokens: float, per: float) -> int:
@@ -347,20 +183,20 @@ def simulate(
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
-    run = _Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf)
+    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf)
     if arrivals_s is not None:
         for i, t in enumerate(arrivals_s[:num_prompts]):
-            run.queue.extend(_requests(lengths, i, 1, float(t)))
+            run.queue.extend(requests(lengths, i, 1, float(t)))
         sent = num_prompts
     else:
         sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
-        run.queue.extend(_requests(lengths, 0, sent, 0.0))
+        run.queue.extend(requests(lengths, 0, sent, 0.0))
     ratio0, ratio_min, decay_steps = SGLANG_NEW_TOKEN_RATIO
     ratio = ratio0
     ttfts: list[tuple[float, int]] = []
     tpots: list[tuple[float, int]] = []
     now = busy_integral = finished_at = 0.0
-    peak = stuck = 0
+    peak = stuck = finished = 0
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
@@ -436,7 +272,7 @@ def simulate(
                 continue
             stuck += 1  # nothing ran: the next arrival is ahead, or a step preempted every request
             if stuck > 2:
-                break  # nothing can run (cannot happen while one request's prompt and output fit the KV)
+                break  # nothing can run (a request longer than the KV cache): no figures, below
             continue
         stuck = 0
         steps = 1
@@ -474,16 +310,18 @@ def simulate(
             c = run.running[heapq.heappop(run.heap)[1]]
             n, c.n = c.n, 0
             run.drop(c, n)
-            finished_at = now
+            finished_at, finished = now, finished + n
             if c.olen > 1:
                 tpots.append(((now - c.first_s) / (c.olen - 1), n))
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
-                run.queue.extend(_requests(lengths, sent, more, now))
+                run.queue.extend(requests(lengths, sent, more, now))
                 sent += more
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
-    duration = finished_at
+    duration = finished_at if finished == num_prompts else math.nan  # a run that cannot finish has no figures
+    if math.isnan(duration):
+        ttfts, tpots, n_ttft, n_tpot = [], [], 0, 0
     total_out = sum(o for _, o in lengths)
     return RunResult(
         ttft_mean_s=sum(v * n for v, n in ttfts) / n_ttft if n_ttft else math.nan,

@@ -210,6 +210,13 @@ class TestKvAdmission:
         r = simulate(self.TABLE, sched, 10, 100, 2, arrivals_s=np.array([0.0, 0.605]))
         assert 2 * r.ttft_mean_s - 0.010 == pytest.approx(ttft_s)  # the first request's TTFT is its 10 ms prefill
 
+    @pytest.mark.parametrize("kind", ["vllm", "sglang", "tensorrt-llm"])
+    def test_a_request_longer_than_the_cache_gives_no_figures(self, kind):
+        """10 + 10 tokens in a 15-token cache: vLLM prefills it, preempts it at 15 tokens and cannot readmit its 16;
+        SGLang and TensorRT-LLM never admit it. No engine finishes the run: NaN, not the figures of a part of it."""
+        r = simulate(self.TABLE, Scheduler(8, 1000, kind=kind, kv_tokens=15), 10, 10, 2)
+        assert math.isnan(r.ttft_mean_s) and math.isnan(r.duration_s) and math.isnan(r.tpot_mean_s)
+
     def test_sglang_request_slots(self):
         """SGLang model_runner.py: max_num_reqs = KV tokens / context length x 512, within 2048 .. 4096."""
         from planner.benchmark import sglang_max_running_requests
@@ -262,3 +269,23 @@ class TestVariedLengths:
             predict_benchmark(GPU, MODEL, 128, 128, 4, kind="serving", length_range_ratio=2.0)
         run = predict_benchmark(GPU, MODEL, 512, 256, 0, kind="serving", num_prompts=200, length_range_ratio=0.0)
         assert run.ttft_s > 0 and run.tpot_s > 0
+
+
+@pytest.mark.parametrize("kind", ["vllm", "sglang", "tensorrt-llm"])
+def test_every_request_finishes_whatever_the_limits(kind):
+    """Random runs (lengths, caches from one longest sequence up, budgets, sequence limits, arrivals): every
+    request finishes, so a run's output rate is its tokens over a finite duration: preemption, retraction and
+    reservation never lose or strand a request (200 seeded runs per engine)."""
+    rng = np.random.default_rng(7)
+    lo = tuple(0.01 + 0.0002 * b for b in range(64))
+    table = StepTable(lo, tuple(x * 1.5 for x in lo), 50.0, 300.0, (0.0, 1000.0, 5000.0), (0.0, 0.1, 0.5), 0.005)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        lengths = [(int(rng.integers(1, 200)), int(rng.integers(1, 100))) for _ in range(n)]
+        kv = max(p + o for p, o in lengths) + int(rng.integers(0, 400))
+        sched = Scheduler(int(rng.integers(1, 64)), int(rng.integers(1, 600)), kind=kind, kv_tokens=kv)
+        mode = int(rng.integers(3))
+        arrivals = np.cumsum(rng.exponential(0.05, n)) if mode == 1 else None
+        conc = int(rng.integers(1, n + 1)) if mode == 2 else None
+        r = simulate(table, sched, 0, 0, n, arrivals_s=arrivals, client_concurrency=conc, lengths=lengths)
+        assert r.run_output_tokens_per_s * r.duration_s == pytest.approx(sum(o for _, o in lengths))

@@ -1,0 +1,173 @@
+"""The state of a simulated serving run (``planner.serving``): requests grouped in cohorts of the same progress,
+waiting, prefilling or decoding, and the KV cache tokens they hold."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+
+
+class Cohort:
+    """Requests with the same progress: ``n`` of ``prompt`` prompt and ``olen`` output tokens each. Their prefill
+    computes ``need`` tokens (the prompt; after a preemption the prompt and the ``out0`` outputs made before it),
+    ``done`` of them so far; once decoding, their output so far is ``steps - base`` (decode steps of the run)."""
+
+    __slots__ = ("n", "prompt", "olen", "need", "done", "out0", "base", "arrivals", "first_s", "ready_s", "seq")
+
+    def __init__(self, n, prompt, olen, arrivals, ready_s, *, need=None, out0=0, first_s=math.nan):
+        self.n, self.prompt, self.olen, self.arrivals, self.ready_s = n, prompt, olen, arrivals, ready_s
+        self.need, self.done, self.out0, self.first_s = need or prompt, 0, out0, first_s
+        self.base, self.seq = None, 0
+
+    def fresh_like(self, other: Cohort) -> bool:
+        """Whether the two can be admitted as one cohort: new requests of the same lengths."""
+        return self.out0 == other.out0 == 0 and (self.prompt, self.olen) == (other.prompt, other.olen)
+
+    def part(self, k: int, **kw) -> Cohort:
+        """The last ``k`` requests split off as a cohort of their own (``kw``: what differs)."""
+        head, tail = _split(self.arrivals, self.n - k)
+        self.arrivals, self.n = head, self.n - k
+        c = Cohort(k, self.prompt, self.olen, tail, self.ready_s, need=self.need, out0=self.out0, first_s=self.first_s)
+        c.done = self.done
+        for name, value in kw.items():
+            setattr(c, name, value)
+        return c
+
+
+def _split(arrivals: list[tuple[float, int]], k: int) -> tuple[list, list]:
+    head, tail, left = [], [], k
+    for t, n in arrivals:
+        if left >= n:
+            head.append((t, n))
+            left -= n
+        elif left > 0:
+            head.append((t, left))
+            tail.append((t, n - left))
+            left = 0
+        else:
+            tail.append((t, n))
+    return head, tail
+
+
+class Run:
+    """A run's state: requests waiting (``queue``), prefilling and decoding (``running``, in admission order), the
+    decode steps so far, and the KV tokens they hold."""
+
+    def __init__(self, kv_tokens: float):
+        self.kv = kv_tokens
+        self.queue: deque[Cohort] = deque()
+        self.running: dict[int, Cohort] = {}
+        self.prefilling: list[Cohort] = []
+        self.heap: list[tuple[int, int]] = []  # (decode step at which a decoding cohort finishes, its seq)
+        self.seq = self.n_run = self.b = self.nbase = self.dec_prompt = self.dec_olen = self.steps = 0
+        self.preemptions = 0
+
+    def made(self) -> int:
+        """Output tokens made so far by the decoding requests, all together."""
+        return self.b * self.steps - self.nbase
+
+    def held(self) -> float:
+        """KV tokens held: prompts and outputs fed back of decoding requests, computed prompt of prefilling ones."""
+        return self.dec_prompt + self.made() - self.b + sum(c.n * c.done for c in self.prefilling)
+
+    def start(self, c: Cohort, *, new: bool = True) -> None:
+        """``c`` joins the running set (``new``: admitted now; else split off a running cohort)."""
+        self.seq += 1
+        c.seq = self.seq
+        self.running[c.seq] = c
+        self.n_run += c.n if new else 0
+
+    def decode(self, c: Cohort) -> None:
+        """``c`` made its next token at the end of the last step (its prefill done): from now on it decodes."""
+        c.done, c.base = c.need, self.steps - (c.out0 + 1)
+        self.b += c.n
+        self.nbase += c.n * c.base
+        self.dec_prompt += c.n * c.prompt
+        self.dec_olen += c.n * c.olen
+        heapq.heappush(self.heap, (c.base + c.olen, c.seq))
+
+    def drop(self, c: Cohort, k: int) -> None:
+        """``k`` requests of ``c`` (already taken off ``c.n``) leave the running set (finished or preempted)."""
+        self.n_run -= k
+        if c.base is not None:
+            self.b -= k
+            self.nbase -= k * c.base
+            self.dec_prompt -= k * c.prompt
+            self.dec_olen -= k * c.olen
+        if c.n == 0:
+            del self.running[c.seq]
+            if c.base is None:
+                self.prefilling.remove(c)
+
+    def preempt(self, headroom: int, now: float, decoding_only: bool) -> bool:
+        """Preempt the newest running requests until ``headroom`` free tokens per decoding request are left; each
+        goes back to the head of the queue to recompute what it had (``Cohort.need``). Whether any was."""
+        hit = False
+        while self.running and self.kv - self.held() < headroom * self.b:
+            c = next((c for c in reversed(self.running.values()) if c.base is not None or not decoding_only), None)
+            if c is None:
+                break
+            excess = headroom * self.b - (self.kv - self.held())
+            if c.base is None:  # prefilling: frees what it computed
+                k = c.n if c.done <= 0 else min(c.n, math.ceil(excess / c.done))
+                back = c.part(k, ready_s=now, done=0)
+            else:
+                made = self.steps - c.base
+                k = min(c.n, math.ceil(excess / (c.prompt + made - 1 + headroom)))
+                back = c.part(k, ready_s=now, out0=made, need=c.prompt + made, done=0)
+            self.drop(c, k)
+            self.queue.appendleft(back)
+            self.preemptions += k
+            hit = True
+        return hit
+
+    def waiting(self, now: float, limit: int) -> int:
+        """How many requests at the head of the queue are ready and can be admitted as one cohort (at most ``limit``)."""
+        total, first = 0, self.queue[0] if self.queue else None
+        for c in self.queue:
+            if c.ready_s > now or total >= limit or (total and not c.fresh_like(first)):
+                break
+            total += c.n
+        return min(total, limit)
+
+    def take(self, k: int) -> Cohort:
+        """The first ``k`` requests of the queue as one cohort (``waiting`` says how many can be)."""
+        first = self.queue[0]
+        if first.n > k:
+            out = first.part(first.n - k)  # the queue keeps the later requests
+            out, self.queue[0] = self.queue[0], out
+            return out
+        out = self.queue.popleft()
+        while out.n < k:
+            c = self.queue[0]
+            used = min(c.n, k - out.n)
+            if used < c.n:
+                self.queue[0] = c.part(c.n - used)
+            else:
+                self.queue.popleft()
+            out.arrivals += c.arrivals
+            out.n += used
+        return out
+
+    def next_finish(self) -> int:
+        """The decode step at which the first decoding cohort finishes (stale heap entries dropped)."""
+        while self.heap:
+            step, seq = self.heap[0]
+            c = self.running.get(seq)
+            if c is not None and c.base is not None and c.base + c.olen == step:
+                return step
+            heapq.heappop(self.heap)
+        return math.inf
+
+
+def requests(lengths, start: int, count: int, t: float) -> list[Cohort]:
+    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths."""
+    out: list[Cohort] = []
+    for p, o in lengths[start : start + count]:
+        if out and (out[-1].prompt, out[-1].olen) == (p, o):
+            out[-1].n += 1
+            out[-1].arrivals[0] = (t, out[-1].n)
+        else:
+            out.append(Cohort(1, p, o, [(t, 1)], t))
+    return out
