@@ -152,8 +152,10 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         s.set(f"C{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_high,{gpu_match}))", fmt=MS, style="result")
         s.set(
             f"D{r}",
-            "measured / predicted - 1 lay within the GPU's range (GPUs sheet) in 80% of the fitted rows: "
-            "the public benchmarks' fit, or your calibration file",
+            "measured / predicted - 1 lay within the GPU's range (GPUs sheet) in 80% of the held-out published "
+            "figures, or your calibration file's; per GPU only: not widened for a GPU count (TP 8) or a model "
+            "(MoE, over 100B) the published rows do not cover, as planner plan and planner export do "
+            "(docs/accuracy.md, Ranges)",
             style="note",
         )
     r += 2
