@@ -370,3 +370,27 @@ class TestCli:
         p.write_text("hello")
         result = run(str(p), "-o", str(tmp_path / "r.md"))
         assert result.exit_code == 2 and "give a .toml scenario file" in result.output
+
+
+class TestSummaryLines:
+    def test_a_prompt_bound_option_says_how_little_time_prompts_get(self):
+        """README example: L40S meets the TPOT goal at batch 1 with almost nothing to spare, so prompts get a sliver
+        of each replica's time and the fleet is ~9,600 replicas; its line says so, the H100 lines do not."""
+        from planner.cli.export import summary_lines
+
+        review = review_of(EXAMPLE)
+        printed = summary_lines(review)
+        lines = {r.option.name: next(x for x in printed if f". {r.option.name}  " in x) for r in review.results}
+        l40s = next(r for r in review.results if r.option.name == "L40S, rented")
+        free = 1 - l40s.replica.tpot_s / l40s.tpot_goal_s
+        assert 0 < free < 0.1 and bool(l40s.fleet.prompt_bound)
+        assert f"leaves {free:.1%} of the time for prompts" in lines["L40S, rented"]
+        assert "for prompts" not in lines["H100, rented"]
+
+    def test_gpu_and_money_columns_line_up_whatever_their_width(self):
+        """Every ranked line ends its GPU count and monthly cost at the same column (76,512 GPUs beside 44)."""
+        from planner.cli.export import summary_lines
+
+        ranked = [line for line in summary_lines(review_of(EXAMPLE))[1:] if "/month" in line]
+        assert len({line.index(" GPUs") for line in ranked}) == 1
+        assert len({line.index("/month") for line in ranked}) == 1

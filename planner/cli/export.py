@@ -65,15 +65,26 @@ def summary_lines(review) -> list[str]:
         lines.append(f"  margin widened {rec.time_range_widened}")
     width = max(len(r.option.name) for r in review.results)
     kinds = max(len(r.money.price_kind) for r in review.results)
+    counts = max((len(f"{r.gpus:,}") for r in review.results if r.meets), default=4)
+    money = max((len(fmt(r.monthly_usd, "usd")) for r in review.results if r.meets), default=10)
     for i, r in enumerate(review.results, start=1):
         kind = f"{r.money.price_kind:<{kinds}}"
         if r.meets:
             lines.append(
-                f"  {i}. {r.option.name:<{width}}  {kind}  {r.gpus:>4} GPUs  {fmt(r.monthly_usd, 'usd'):>10}/month"
+                f"  {i}. {r.option.name:<{width}}  {kind}  {r.gpus:>{counts},} GPUs  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
+                + _prompt_bound_note(r)
             )
         else:
             lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
     return lines
+
+
+def _prompt_bound_note(r) -> str:
+    """A warning when decode leaves prompts under 10% of each replica's time: the fleet then grows as 1 / that share."""
+    free = 1.0 - float(r.replica.tpot_s) / r.tpot_goal_s
+    if not bool(r.fleet.prompt_bound) or free >= 0.1:
+        return ""
+    return f"  (TPOT {float(r.replica.tpot_s) * 1e3:.1f} ms of a {r.tpot_goal_s * 1e3:.1f} ms goal leaves {free:.1%} of the time for prompts)"
 
 
 def _make_folder(folder: Path) -> Path | None:
