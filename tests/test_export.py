@@ -386,6 +386,10 @@ class TestSummaryLines:
         assert 0 < free < 0.1 and bool(l40s.fleet.prompt_bound)
         assert f"leaves {free:.1%} of the time for prompts" in lines["L40S, rented"]
         assert "for prompts" not in lines["H100, rented"]
+        md = render(review, "md")
+        md = md.decode() if isinstance(md, bytes) else md
+        l40s_row = next(x for x in md.splitlines() if x.startswith("| 6 | L40S, rented |"))
+        assert l40s_row.rstrip(" |").endswith(f"leaves {free:.1%} of the time for prompts")  # the Options note
 
     def test_gpu_and_money_columns_line_up_whatever_their_width(self):
         """Every ranked line ends its GPU count and monthly cost at the same column (76,512 GPUs beside 44)."""

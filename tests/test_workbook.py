@@ -464,3 +464,24 @@ class TestCatalogTextStaysText:
         ws = openpyxl.load_workbook(book)["GPUs"]
         cells = [c for c in _column(ws, "Source") if c.value == "'=1+1"]
         assert len(cells) == 1 and cells[0].data_type == "s"
+
+
+class TestNoHashMarks:
+    def test_every_whole_number_on_the_catalog_sheets_fits_its_column(self, book):
+        """A number wider than its column prints ### in Excel and LibreOffice (Llama-3.1-70B's 1,050,673,152
+        params kept 16-bit did, in a width-11 column). Every whole number (format #,##0) on the GPUs and Models
+        sheets, with its separators, fits the column width in characters."""
+        from openpyxl.utils import get_column_letter
+
+        wb = openpyxl.load_workbook(book)
+        checked = 0
+        for name in ("GPUs", "Models"):
+            ws = wb[name]
+            for row in ws.iter_rows(min_row=2):
+                for c in row:
+                    if isinstance(c.value, (int, float)) and c.number_format == "#,##0":
+                        width = ws.column_dimensions[get_column_letter(c.column)].width
+                        shown = f"{c.value:,.0f}"
+                        assert len(shown) <= width, (name, c.coordinate, shown, width)
+                        checked += 1
+        assert checked > 500

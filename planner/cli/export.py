@@ -53,7 +53,7 @@ def _format_for(output: Path, fmt: str | None) -> str:
 
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
-    from planner.export.tables import fmt
+    from planner.export.tables import fmt, prompt_time_note
 
     rec = review.recommended
     lines = [
@@ -72,19 +72,11 @@ def summary_lines(review) -> list[str]:
         if r.meets:
             lines.append(
                 f"  {i}. {r.option.name:<{width}}  {kind}  {r.gpus:>{counts},} GPUs  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
-                + _prompt_bound_note(r)
+                + (f"  ({note})" if (note := prompt_time_note(r)) else "")
             )
         else:
             lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
     return lines
-
-
-def _prompt_bound_note(r) -> str:
-    """A warning when decode leaves prompts under 10% of each replica's time: the fleet then grows as 1 / that share."""
-    free = 1.0 - float(r.replica.tpot_s) / r.tpot_goal_s
-    if not bool(r.fleet.prompt_bound) or free >= 0.1:
-        return ""
-    return f"  (TPOT {float(r.replica.tpot_s) * 1e3:.1f} ms of a {r.tpot_goal_s * 1e3:.1f} ms goal leaves {free:.1%} of the time for prompts)"
 
 
 def _make_folder(folder: Path) -> Path | None:

@@ -72,9 +72,25 @@ def options_table(review: Review) -> Table:
     return Table(cols, tuple(rows))
 
 
+def prompt_time_note(r: Result) -> str:
+    """Why a fleet is huge when decode alone nearly uses the TPOT goal: prompts then get 1 - TPOT / goal of each
+    replica's time, and the replica count grows as 1 / that share (``sizing.max_rate_per_replica``). Said when
+    prompts set the replica count and get under 10% of the time; empty otherwise."""
+    if not r.meets:
+        return ""
+    free = 1.0 - float(r.replica.tpot_s) / r.tpot_goal_s
+    if not bool(r.fleet.prompt_bound) or free >= 0.1:
+        return ""
+    return (
+        f"TPOT {float(r.replica.tpot_s) * 1e3:.1f} ms of a {r.tpot_goal_s * 1e3:.1f} ms goal leaves {free:.1%} of "
+        "the time for prompts"
+    )
+
+
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
-    note = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
+    role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
+    note = "; ".join(x for x in (role, prompt_time_note(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, over {o.amortization_months} months"
         if r.money.pricing == "purchase"

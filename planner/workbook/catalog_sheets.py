@@ -300,6 +300,12 @@ LOOKUP_FACTS = {
 }
 
 
+def _digits_width(values) -> float:
+    """A column width that shows every value with thousands separators (1,050,673,152 needs 15), at least 11:
+    a narrower column prints ### in Excel and LibreOffice."""
+    return max([11.0, *(len(f"{v:,.0f}") + 2.0 for v in values if v == v)])
+
+
 def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model]) -> tuple[Sheet, list[Name]]:
     facts = {m.name: model_facts(m) for m in models}
     cols = [
@@ -326,7 +332,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
                 FACT_HEADERS.get(f, f),
                 (lambda field: lambda m, r: getattr(facts[m.name], field))(f),
                 fmt,
-                11,
+                _digits_width(float(getattr(x, f)) for x in facts.values()),
                 f"model_{f}",
                 detail=f in LOOKUP_FACTS,
             )
