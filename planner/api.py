@@ -34,10 +34,10 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     valid_tp_sizes,
 )
 from planner.engines import EngineProfile
+from planner.lookup import lookup
 from planner.model import MemoryPlan
 from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
     PEAK_KEYS,
-    _lookup,
     _peak_for_weights,
     _resolve,
     default_kv_precision,
@@ -56,7 +56,7 @@ def ridge(gpu: Any, *, precision: Any = "bf16", catalog: Catalog | None = None, 
     """
     cat = catalog or default_catalog()
     r = _resolve(cat, errors, gpu=gpu)
-    prec = _lookup("bf16" if precision is None else precision, cat.precision, math_flags, errors)
+    prec = lookup("bf16" if precision is None else precision, cat.precision, math_flags, errors)
     if r.gpu is None or not prec.values:
         return all_failed(r.first_error or prec.first_error, errors, gpu, precision)
     peak = _peak_for_weights(r.gpu_columns.values, prec.values)

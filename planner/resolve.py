@@ -1,14 +1,15 @@
-"""From names to numbers: input checks, catalog lookups and broadcasting for ``planner.api``.
+"""From names to typed facts for ``planner.api``: what a GPU's, model's and precision's numbers are, and the
+facts records (``Resolved``) of a batch of scenarios.
 
-Each distinct GPU, model and precision (or combination of them) is resolved once; its numbers are then
-spread over the scenario arrays, so a million-row sweep costs a few hundred catalog lookups.
+Each distinct GPU, model and precision (or combination of them) is resolved once (``planner.lookup``: names to
+codes and row tables); its numbers are then spread over the scenario arrays per (GPU, model) combination
+(``planner.rows.Rows``), so a million-row sweep costs a few hundred catalog lookups.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,221 +22,9 @@ from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.checks import Errors
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
+from planner.lookup import Column, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
 from planner.rows import Rows
-
-# -- name resolution ------------------------------------------------------------------------------------
-
-
-@dataclass
-class _Column:
-    """Numbers looked up from names: one row per distinct name (``rows``) and each scenario's row (``codes``).
-
-    One name: ``rows`` holds Python floats and ``codes`` is None. Failed rows hold a working row's numbers
-    (so formulas run everywhere) and are marked in ``bad``, per scenario.
-    """
-
-    rows: dict[str, Any]
-    codes: np.ndarray | None
-    bad: np.ndarray | bool
-    first_error: PlannerError | None
-
-    def gather(self, name: str) -> Any:
-        """Field ``name`` per scenario (numpy ``take`` of the row table by code)."""
-        col = self.rows[name]
-        return col if self.codes is None else np.take(col, self.codes)
-
-    @property
-    def values(self) -> dict[str, Any]:
-        """Every field per scenario."""
-        return {k: self.gather(k) for k in self.rows}
-
-
-def _one(key: Any, numbers: Callable[[Any], dict[str, float]], errors: Errors) -> _Column:
-    """One name (or combination of names) resolved: a column of Python floats."""
-    try:
-        return _Column({k: float(v) for k, v in numbers(key).items()}, None, False, None)
-    except PlannerError as exc:
-        if errors == "raise":
-            raise
-        failures.note(True, exc)
-        return _Column({}, None, True, exc)
-
-
-def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
-    """(code per element, the distinct values in code order, shape): each distinct name once.
-
-    A pandas Categorical (or Series of category dtype) brings its codes: a sweep that builds its names as
-    categoricals once pays no per-call hashing. Other arrays of names are grouped by identity first
-    (``_codes_by_identity``), else hashed as they are (pandas' hash table, no per-element Python work); when some
-    value is not text (a number, a list or a catalog entry inside a cell) every value is keyed by its repr instead.
-    """
-    import pandas as pd  # only arrays of names need it
-
-    cat = getattr(names, "cat", None)
-    if isinstance(names, pd.Categorical) or cat is not None:
-        c = names if isinstance(names, pd.Categorical) else names.array
-        codes = np.asarray(c.codes, dtype=np.intp)
-        values = [*c.categories, None]  # code -1 (missing) -> None
-        codes = np.where(codes < 0, len(values) - 1, codes)
-        return _used(codes, values, codes.shape)
-    arr = np.asarray(names, dtype=object)
-    flat = arr.ravel()
-    by_identity = _codes_by_identity(flat)
-    if by_identity is not None:
-        return (*by_identity, arr.shape)
-    try:
-        codes, uniques = pd.factorize(flat, use_na_sentinel=False)
-        plain = all(type(u) is str for u in uniques)
-    except TypeError:
-        plain = False
-    if plain:
-        return codes.astype(np.intp, copy=False), list(uniques), arr.shape
-    codes, _ = pd.factorize(np.array([x if isinstance(x, str) else repr(x) for x in flat], dtype=object))
-    codes = codes.astype(np.intp, copy=False)
-    return codes, [flat[i] for i in _first_appearances(codes)], arr.shape
-
-
-def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
-    """``_codes`` of an object array whose elements are a few objects repeated, as a sweep's names are.
-
-    The elements are grouped by identity first (an object array holds references: hashing them as integers costs
-    a fraction of hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it
-    is, anything else by its repr), numbered in order of first appearance. None when the array cannot be read as
-    references or holds many distinct objects (then hashing the values is as fast).
-    """
-    import pandas as pd
-
-    try:
-        refs = np.frombuffer(memoryview(flat).cast("B"), dtype=np.intp)
-    except (TypeError, ValueError, BufferError):
-        return None
-    if len(refs) != len(flat):
-        return None
-    codes, distinct = pd.factorize(refs)
-    if len(distinct) > max(1024, len(flat) // 16):
-        return None
-    first_at = _first_appearances(codes, len(distinct))
-    objects = [flat[i] for i in first_at]
-    plain = all(type(x) is str for x in objects)
-    group: dict[Any, int] = {}
-    values: list[Any] = []
-    renumber = np.empty(len(objects), dtype=np.intp)
-    for i, x in enumerate(objects):
-        key = x if plain or isinstance(x, str) else repr(x)  # as ``_codes``: non-text keyed by its repr
-        if key not in group:
-            group[key] = len(values)
-            values.append(x)
-        renumber[i] = group[key]
-    codes = codes.astype(np.intp, copy=False)
-    return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
-
-
-def _first_appearances(codes: np.ndarray, count: int | None = None) -> np.ndarray:
-    """Where each code first appears: pandas numbers codes in order of appearance, so a new one raises the max.
-
-    With ``count`` (the number of codes), only the part up to the last code's first appearance is read.
-    """
-    if count:
-        end = 1024
-        while end < len(codes) and codes[:end].max() < count - 1:
-            end *= 8
-        codes = codes[:end]
-    if not len(codes):
-        return codes
-    top = np.maximum.accumulate(codes)
-    return np.flatnonzero(np.concatenate(([True], top[1:] > top[:-1])))
-
-
-def _used(codes: np.ndarray, values: list[Any], shape: tuple) -> tuple[np.ndarray, list[Any], tuple]:
-    """Codes renumbered over the values that occur (categories that no element uses are not looked up)."""
-    used = np.flatnonzero(np.bincount(codes.ravel(), minlength=len(values)))
-    if len(used) == len(values):
-        return codes, values, shape
-    renumber = np.zeros(len(values), dtype=np.intp)
-    renumber[used] = np.arange(len(used))
-    return np.take(renumber, codes), [values[i] for i in used], shape
-
-
-def _lookup(
-    names: Any,
-    resolve: Callable[[Any], Any],
-    extract: Callable[[Any], dict[str, float]],
-    errors: Errors,
-    memo: tuple = (),
-) -> _Column:
-    """Resolve each distinct name once: its numbers in a row table, and each scenario's row code.
-
-    ``memo``: (key, objects) naming what else the numbers depend on (catalog, engine ...), so the table of a set
-    of names is built once (``_table``).
-    """
-    if isinstance(names, (str, Gpu, Model, Precision)) or names is None:
-        return _one(names, lambda n: extract(resolve(n)), errors)
-    codes, values, shape = _codes(names)
-    key = ((*memo[0], *map(_name_key, values)), (*memo[1], values)) if memo else None
-    return _table([lambda v=v: extract(resolve(v)) for v in values], codes, shape, errors, key)
-
-
-def _table(
-    makers: list[Callable[[], dict[str, float]]],
-    codes: np.ndarray,
-    shape: tuple,
-    errors: Errors,
-    memo: tuple | None = None,
-) -> _Column:
-    """Rows of numbers (one maker per distinct key; a PlannerError marks the row failed) and codes of ``shape``.
-
-    ``memo``: (key, objects behind the key's identities) of this set of keys: a table where every row resolved is
-    kept and found again by the next call over the same names (``_MEMO``).
-    """
-    hit = _MEMO.get(memo[0]) if memo else None
-    if hit is not None:
-        return _Column(hit[1], codes.reshape(shape), False, None)
-    rows: list[dict[str, float] | None] = []
-    row_errors = np.full(len(makers), None, dtype=object)
-    for i, make in enumerate(makers):
-        try:
-            rows.append(make())
-        except PlannerError as exc:
-            if errors == "raise":
-                raise
-            row_errors[i] = exc
-            rows.append(None)
-    present = [r for r in rows if r is not None]
-    codes = codes.reshape(shape)
-    first_error = next((e for e in row_errors if e is not None), None)
-    if first_error is not None:
-        failures.note(np.take(np.not_equal(row_errors, None), codes), np.take(row_errors, codes))
-    if not present:
-        return _Column({}, codes, np.ones(shape, dtype=bool), first_error)
-    table = _memo(("table", *map(id, rows)), tuple(rows), lambda: _stack(rows, present[0]))
-    if memo and first_error is None:
-        _memo(memo[0], memo[1], lambda: table)
-    bad = np.take(np.array([r is None for r in rows]), codes) if first_error is not None else False
-    return _Column(table, codes, bad, first_error)
-
-
-def _stack(rows: list[dict[str, float] | None], filler: dict[str, float]) -> dict[str, np.ndarray]:
-    """Rows of numbers as one array per field (a failed row, None, holds ``filler``'s numbers)."""
-    present = [r for r in rows if r is not None]
-    fields = dict.fromkeys(k for r in present for k in r)  # union: GPUs differ in which peaks they have
-    return {k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float) for k in fields}
-
-
-#: Catalog numbers by name and by set of names, computed once: GPU and model rows (``_gpu_numbers``,
-#: ``_model_numbers``) and their tables (``_table``). Objects in a key (a catalog, an engine, the rows of a table)
-#: are keyed by identity and kept alive with the entry, so a key cannot be reused by another object.
-_MEMO: dict[tuple, tuple[tuple, Any]] = {}
-
-
-def _memo(key: tuple, keep: tuple, make: Callable[[], Any]) -> Any:
-    """``make()``, once per ``key`` (``keep``: the objects behind the identities in ``key``)."""
-    hit = _MEMO.get(key)
-    if hit is None:
-        if len(_MEMO) > 8192:
-            _MEMO.clear()
-        hit = _MEMO[key] = (keep, make())
-    return hit[1]
 
 
 def gpu_numbers(
@@ -274,8 +63,8 @@ def gpu_numbers(
 
 def _gpu_numbers(catalog: Catalog, engine: EngineProfile | None, calibration: Calibration | None, name: Any):
     """``gpu_numbers`` of the GPU ``name`` (a name or a catalog entry), once per catalog, engine and calibration."""
-    return _memo(
-        ("gpu", id(catalog), id(engine), id(calibration), _name_key(name)),
+    return once(
+        ("gpu", id(catalog), id(engine), id(calibration), name_key(name)),
         (catalog, engine, calibration, name),
         lambda: gpu_numbers(catalog.gpu(name), engine, calibration),
     )
@@ -347,7 +136,7 @@ class Resolved:
     bad: np.ndarray | bool
     first_error: PlannerError | None
     catalog: Catalog | None = None
-    gpu_columns: _Column | None = None
+    gpu_columns: Column | None = None
 
     @property
     def ok(self) -> bool:
@@ -381,7 +170,7 @@ def _resolve(
             if errors == "raise":
                 raise
             failures.note(True, exc)
-            missing = _Column({}, None, True, exc) if gpu is not None else None
+            missing = Column({}, None, True, exc) if gpu is not None else None
             return Resolved(None, None, None, None, True, exc, catalog, missing)
     return _resolve_many(catalog, errors, gpu, model, weight_precision, kv_precision, engine, calibration)
 
@@ -420,7 +209,7 @@ def _resolve_many(
     calibration: Calibration | None,
 ) -> Resolved:
     gpu_cols = (
-        _lookup(
+        lookup(
             gpu,
             lambda name: name,
             functools.partial(_gpu_numbers, catalog, engine, calibration),
@@ -428,16 +217,16 @@ def _resolve_many(
             (("gpus", id(catalog), id(engine), id(calibration)), (catalog, engine, calibration)),
         )
         if gpu is not None
-        else _Column({}, None, False, None)
+        else Column({}, None, False, None)
     )
-    model_cols = _Column({}, None, False, None)
+    model_cols = Column({}, None, False, None)
     if model is not None:
         names = (model, weight_precision, kv_precision)
         numbers = functools.partial(_model_numbers, catalog, engine)
         if all(np.ndim(x) == 0 for x in names):
-            model_cols = _one(names, numbers, errors)
+            model_cols = lookup_one(names, numbers, errors)
         else:
-            model_cols = _lookup_combinations(
+            model_cols = lookup_combinations(
                 names, numbers, errors, (("models", id(catalog), id(engine)), (catalog, engine))
             )
     first = gpu_cols.first_error or model_cols.first_error
@@ -461,7 +250,7 @@ def _resolve_many(
     )
 
 
-def _combinations(gpus: _Column | None, models: _Column | None) -> tuple[np.ndarray | None, list[np.ndarray | None]]:
+def _combinations(gpus: Column | None, models: Column | None) -> tuple[np.ndarray | None, list[np.ndarray | None]]:
     """Each scenario's distinct (GPU row, model row) combination, and the GPU and model row of each combination.
 
     (codes of the combinations, [GPU rows, model rows]: None for a column of one name or none). The combined code
@@ -493,12 +282,12 @@ def _combinations(gpus: _Column | None, models: _Column | None) -> tuple[np.ndar
     return codes, [gpu_rows, model_rows]
 
 
-def _row_count(column: _Column) -> int:
+def _row_count(column: Column) -> int:
     return len(next(iter(column.rows.values())))
 
 
 def _facts(
-    column: _Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
+    column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
 ) -> list[Any]:
     """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
     (``rows``: the column's row of each combination; None: one name, its floats shared by all)."""
@@ -511,17 +300,17 @@ def _facts(
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
 
 
-def _peak(gpus: _Column, models: _Column, gpu_rows: Any, model_rows: Any, codes: Any) -> Any:
+def _peak(gpus: Column, models: Column, gpu_rows: Any, model_rows: Any, codes: Any) -> Any:
     """Per combination: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair."""
     if gpus.codes is None and models.codes is None:
         return _peak_for_weights(gpus.rows, models.rows)
-    table = _memo(("peak", id(gpus.rows), id(models.rows)), (gpus.rows, models.rows), lambda: _peaks(gpus, models))
+    table = once(("peak", id(gpus.rows), id(models.rows)), (gpus.rows, models.rows), lambda: _peaks(gpus, models))
     gi = 0 if gpu_rows is None else gpu_rows
     mi = 0 if model_rows is None else model_rows
     return Rows(np.asarray(table[gi, mi]), codes)
 
 
-def _peaks(gpus: _Column, models: _Column) -> np.ndarray:
+def _peaks(gpus: Column, models: Column) -> np.ndarray:
     """The peak at the weight precision's math of every (GPU row, model row) pair: GPU rows x model rows."""
     g = {k: np.asarray(v, dtype=float).reshape(-1, 1) for k, v in gpus.rows.items()}
     flags = {
@@ -532,8 +321,8 @@ def _peaks(gpus: _Column, models: _Column) -> np.ndarray:
 
 def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     """A model's facts, weight / expert / kept / KV bytes and math flags at the given precisions (names or None)."""
-    return _memo(
-        ("model", id(catalog), id(engine), *(_name_key(x) for x in key)),
+    return once(
+        ("model", id(catalog), id(engine), *(name_key(x) for x in key)),
         (catalog, engine, key),
         lambda: _model_row(catalog, engine, key),
     )
@@ -566,43 +355,6 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
     )
     out.update(math_flags(w))
     return out
-
-
-def _name_key(x: Any) -> Any:
-    """A cache key for a name: the text itself, None, or the identity of a catalog entry."""
-    return x if x is None or type(x) is str else id(x)
-
-
-def _lookup_combinations(arrays: tuple[Any, ...], numbers: Callable, errors: Errors, memo: tuple = ()) -> _Column:
-    """Resolve each distinct combination of names (model, weight precision, KV precision) once (``memo``: as
-    ``_lookup``'s)."""
-    parts = [(None, [a], ()) if np.ndim(a) == 0 and getattr(a, "cat", None) is None else _codes(a) for a in arrays]
-    shape = np.broadcast_shapes(*(p[2] for p in parts))
-    ranged = [p for p in parts if p[0] is not None]
-    if len(ranged) == 1:  # one array of names: its codes are the combinations' codes
-        codes, values, _ = ranged[0]
-        index = [(i,) for i in range(len(values))]
-        codes = np.broadcast_to(codes.reshape(ranged[0][2]), shape)
-    else:
-        combined = np.zeros(shape, dtype=np.int64)
-        for c, values, sh in ranged:
-            combined = combined * len(values) + c.reshape(sh)
-        keys, codes = np.unique(combined, return_inverse=True)
-        index = []
-        for key in keys.tolist():
-            digits = []
-            for _, values, _ in reversed(ranged):
-                key, d = divmod(key, len(values))
-                digits.append(d)
-            index.append(tuple(reversed(digits)))
-
-    def names(digits: tuple) -> tuple:
-        it = iter(digits)
-        return tuple(p[1][0] if p[0] is None else p[1][next(it)] for p in parts)
-
-    combos = [names(d) for d in index]
-    key = ((*memo[0], *(tuple(map(_name_key, c)) for c in combos)), (*memo[1], combos)) if memo else None
-    return _table([lambda c=c: numbers(c) for c in combos], np.asarray(codes), shape, errors, key)
 
 
 def _peak_for_weights(g: dict[str, np.ndarray], flags: dict[str, np.ndarray]) -> np.ndarray:
