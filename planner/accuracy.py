@@ -18,11 +18,12 @@ of "auto" or "not stated" is the model's default. A row that cannot be predicted
 
 from __future__ import annotations
 
+import inspect
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec
 
 import numpy as np
 
@@ -57,6 +58,8 @@ from planner.published import (  # noqa: F401  (re-exported: the rows' loader li
     whole_number,
 )
 from planner.vllm_log import vllm_kv_log
+
+P = ParamSpec("P")
 
 GiB = 2**30
 
@@ -388,25 +391,43 @@ def _residuals(gpu: Any, model: Any, context: Any, options: dict) -> tuple[float
     return residual_quantiles(gpu, options.get("engine"), cal, cat, gpus=gpus, model=model)
 
 
-def tpot_range(gpu: Any, model: Any, context: Any, **options: Any):
-    """(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars; one GPU name)."""
-    t = api.tpot(gpu, model, context, **options)
-    low, high = _residuals(gpu, model, context, options)
-    return t * (1.0 + low), t * (1.0 + high)
+def _time_range(
+    quantity: Callable[P, Any], name: str, doc: str, *, inverse: bool = False
+) -> Callable[P, tuple[Any, Any]]:
+    """The public function ``name``: (low, high) around ``quantity`` (``api.tpot`` ...), with its signature.
+
+    The value times 1 + the query's residual quantiles (``_residuals``); a rate (``inverse``) is divided by them
+    instead, high quantile first. ``help`` and ``inspect.signature`` show ``quantity``'s keyword-only options.
+    """
+    signature = inspect.signature(quantity)
+
+    def time_range(*args: P.args, **kwargs: P.kwargs) -> tuple[Any, Any]:
+        bound = signature.bind(*args, **kwargs)
+        value = quantity(*args, **kwargs)
+        gpu, model, tokens = list(bound.arguments.values())[:3]
+        low, high = _residuals(gpu, model, tokens, bound.kwargs)
+        if inverse:
+            return value / (1.0 + high), value / (1.0 + low)
+        return value * (1.0 + low), value * (1.0 + high)
+
+    time_range.__name__ = time_range.__qualname__ = name
+    time_range.__doc__ = doc
+    time_range.__signature__ = signature  # type: ignore[attr-defined]
+    return time_range
 
 
-def throughput_range(gpu: Any, model: Any, context: Any, **options: Any):
-    """(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low)."""
-    tput = api.throughput(gpu, model, context, **options)
-    low, high = _residuals(gpu, model, context, options)
-    return tput / (1.0 + high), tput / (1.0 + low)
-
-
-def ttft_range(gpu: Any, model: Any, prompt_tokens: Any, **options: Any):
-    """(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."""
-    t = api.ttft(gpu, model, prompt_tokens, **options)
-    low, high = _residuals(gpu, model, prompt_tokens, options)
-    return t * (1.0 + low), t * (1.0 + high)
+tpot_range = _time_range(
+    api.tpot, "tpot_range", "(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars)."
+)
+throughput_range = _time_range(
+    api.throughput,
+    "throughput_range",
+    "(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low).",
+    inverse=True,
+)
+ttft_range = _time_range(
+    api.ttft, "ttft_range", "(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."
+)
 
 
 def quantiles(residuals: Iterable[float], low: float = 0.1, high: float = 0.9) -> tuple[float, float]:

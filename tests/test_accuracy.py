@@ -125,6 +125,18 @@ class TestRanges:
         low_t, high_t = acc.tpot_range("H100", "llama3.1-8b", 4096, batch=8, calibration=Calibration())
         assert (low, high) == pytest.approx((8 / high_t, 8 / low_t))
 
+    def test_ranges_spell_out_the_options_of_the_quantity_they_bracket(self):
+        """The range functions take exactly api.tpot's / api.ttft's parameters (issue 11: no ``**options``), so a
+        misspelled option is a TypeError rather than a silently ignored keyword."""
+        import inspect
+
+        from planner import api
+
+        assert inspect.signature(acc.tpot_range) == inspect.signature(api.tpot)
+        assert inspect.signature(acc.ttft_range) == inspect.signature(api.ttft)
+        with pytest.raises(TypeError, match="bacth"):
+            acc.tpot_range("H100", "llama3.1-8b", 4096, bacth=8)
+
 
 class TestValidateCommand:
     def test_memory_table_passes_and_informative_rows_name_their_misses(self):
