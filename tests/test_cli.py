@@ -136,6 +136,16 @@ def test_every_command_has_help_with_an_example():
         assert r.exit_code == 0, path
 
 
+def test_help_examples_print_one_command_per_line():
+    """Click rewraps paragraphs; an example of several lines must print as written (``\\b`` before it), else
+    ``validate --help`` showed "planner validate     planner validate --decode ..." on one line."""
+    for path, _ in _commands(main, click.Context(main)):
+        example = run(*path, "--help").output.split("Example:")[1].split("Options:")[0]
+        for line in example.splitlines():
+            commands = line.count("planner ") + line.count("export PLANNER")
+            assert commands <= 1, (path, line)
+
+
 class TestRanges:
     def test_plan_shows_tpot_with_the_held_out_range(self):
         """Without a calibration, TPOT x (1 - 22%) .. (1 + 58%): the H100's 10th/90th percentiles of held-out

@@ -69,6 +69,7 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
 
     Example:
 
+    \b
         planner validate
         planner validate --decode my-runs.csv --calibration my-gpus.toml --json
     """
@@ -223,6 +224,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
 
     Example:
 
+    \b
         planner calibrate my-runs.csv -o my-gpus.toml
         export PLANNER_CALIBRATION=my-gpus.toml
     """
