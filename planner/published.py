@@ -185,7 +185,7 @@ def whole_number(value: Any, what: str, default: int | None = None) -> int | Non
         if default is not None or not str(value or "").strip():
             return default
         raise ValueError(f"{what} {value!r} is not a number")
-    if x < 0 or x != int(x):
+    if x < 0 or not math.isfinite(x) or x != int(x):
         raise ValueError(f"{what} {value!r} is not a whole number")
     return int(x)
 

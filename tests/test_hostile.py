@@ -172,6 +172,16 @@ class TestCalibrate:
         assert r.exception is None or isinstance(r.exception, SystemExit), repr(r.exception)
         assert "Traceback" not in r.output and r.exit_code in (0, 1, 2)
 
+    @pytest.mark.parametrize("batch", ["1e400", "-1", "2.5"])
+    def test_validate_names_the_row_with_a_batch_that_is_not_a_whole_number(self, tmp_path, batch):
+        """A bad batch cell is that row's reason (the other rows still run); 1e400 was an OverflowError read as
+        'a row cannot be read (cannot convert float infinity to integer)' for the whole file."""
+        f = tmp_path / "runs.csv"
+        f.write_text(self.HEADER + f"H100,llama2-7b,{batch},1000,200,12\nH100,llama2-7b,8,1000,200,12\n")
+        r = run("validate", "--decode", str(f))
+        assert f"row1: batch '{batch}' is not a whole number" in r.output
+        assert "row2:" not in r.output.split("Not predicted:")[1]
+
 
 # -- workbook refresh ------------------------------------------------------------------------------------
 
