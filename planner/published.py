@@ -48,6 +48,10 @@ UNMODELLED_MODELS = {
     "deepseek-v3.2": "DeepSeek Sparse Attention (a lightning indexer picking 2048 past tokens per query) is not modelled",
     "nvidia-nemotron-3-nano": "a hybrid Mamba-2 / attention MoE: Mamba layers are not modelled",
     "llama-3_3-nemotron-super": "a NAS-pruned model whose layers differ in width and attention (DeciLM): not modelled",
+    "granite-vision": "a vision-language model (SigLIP vision tower + Granite 2B language model): the vision tower's "
+    "weights and image tokens are not in the catalog",
+    "kimi-vl": "a vision-language model (MoonViT vision tower + DeepSeek-V3-style MLA MoE language model): the vision "
+    "tower's weights and image tokens are not in the catalog",
 }
 #: Quantization cells that name a method or kernel, not a precision: the checkpoint's name says which.
 QUANT_METHODS = {"compressed-tensors", "gptq_marlin", "gptq", "awq_marlin", "modelopt", "quark"}
