@@ -217,15 +217,24 @@ def residual_range(
     """``residual_quantiles`` and where they come from: a ``planner.ranges.TimeRange`` (low, high, note, widened)."""
     from planner.catalog import default_catalog
     from planner.engines import DEFAULT_RESIDUALS, engine_profile
-    from planner.ranges import TimeRange, region_residuals
+    from planner.ranges import region_residuals
 
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)
     eng = engine_profile(engine)
-    entry = resolve_calibration(calibration).for_gpu(g.all_names(), eng.name)
-    if entry is not None and entry.residual_low is not None and entry.residual_high is not None:
-        return TimeRange(
-            entry.residual_low, entry.residual_high, f"your calibration file ({entry.source or 'no source'})"
-        )
+    own = calibrated_range(g, eng, calibration)
+    if own is not None:
+        return own
     mdl = cat.model(model) if model is not None else None
     return region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl)
+
+
+def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):
+    """The calibration entry's own (low, high) for a catalog ``gpu`` and engine profile, as a TimeRange that
+    nothing widens; None when no entry names both quantiles (the held-out regions then apply)."""
+    from planner.ranges import TimeRange
+
+    entry = resolve_calibration(calibration).for_gpu(gpu.all_names(), engine.name)
+    if entry is None or entry.residual_low is None or entry.residual_high is None:
+        return None
+    return TimeRange(entry.residual_low, entry.residual_high, f"your calibration file ({entry.source or 'no source'})")

@@ -115,14 +115,20 @@ def query_values(gpu: str, gpus: Any = None, engine: Any = None, model: Any = No
     return out
 
 
+#: How a note names a dimension's value: text before and after it ("at TP " + "8"). The workbook's Ranges sheet
+#: writes these beside its factors, so its note formulas say what ``region_residuals`` says.
+WHERE = {
+    "gpu": ("on ", ""),
+    "tp": ("at TP ", ""),
+    "engine": ("of engine ", ""),
+    "moe": ("of ", " models"),
+    "size": ("of ", "-parameter models"),
+}
+
+
 def _where(dimension: str, value: str) -> str:
-    return {
-        "gpu": f"on {value}",
-        "tp": f"at TP {value}",
-        "engine": f"of engine {value}",
-        "moe": f"of {value} models",
-        "size": f"of {value}-parameter models",
-    }[dimension]
+    before, after = WHERE[dimension]
+    return f"{before}{value}{after}"
 
 
 def region_residuals(

@@ -54,7 +54,7 @@ class TestDescription:
     def test_every_name_a_formula_uses_is_defined(self, spec):
         """Names like eng_block_size or gpu_memory in formulas are defined names of the workbook."""
         defined = {n.name.lower() for n in spec.names}
-        token = re.compile(r"\b((?:eng|gpu|model|prec|in|kv|peak)_[A-Za-z0-9_]+|NOT_FIT|BAD_INPUT)\b(?!\()")
+        token = re.compile(r"\b((?:eng|gpu|model|prec|in|kv|peak|rng)_[A-Za-z0-9_]+|NOT_FIT|BAD_INPUT)\b(?!\()")
         for sheet, ref, f in _formulas(spec):
             for name in token.findall(re.sub(r'"[^"]*"', '""', f)):
                 assert name.lower() in defined, f"{sheet}!{ref} uses undefined {name}"

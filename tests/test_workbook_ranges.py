@@ -1,33 +1,155 @@
-"""The what-if workbook shows each time prediction with the range of the fit (or of the user's calibration)."""
+"""The what-if workbook's time ranges follow planner.ranges: the nearest covered region's held-out residuals,
+widened with a note for a GPU, GPU count or model the published figures do not cover (issue 10 item 3).
+
+Expected values come from ``planner.calibration.residual_range`` (what ``planner plan`` and ``planner export``
+print) for the same GPU, group and model; its figures are catalogs/reference/heldout_residuals.csv (written by
+``python bench/loso.py --write-residuals``, re-derived by tests/test_holdout.py).
+"""
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
 
-import openpyxl
 import pytest
-from workbook_support import require_libreoffice
+from workbook_support import recalculate_many, require_libreoffice, with_inputs
 
-import planner
-from planner.calibration import residual_quantiles
-from planner.libreoffice import recalculate
+from planner import api, ranges
+from planner.calibration import Calibration, GpuCalibration, residual_range
 from planner.workbook import read_inputs
-from planner.workbook.layout import RESULTS_SHEET
-from planner.workbook.update import generate
+from planner.workbook.build import build_whatif
+from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
 
-pytestmark = pytest.mark.libreoffice
+#: (inputs, engine, calibration): covered and uncovered TP sizes, MoE, GPUs with few or no rows, all at once,
+#: an engine without rows (said, not widened) and a calibration entry (replaces the held-out range).
+CALIBRATION = Calibration((GpuCalibration(gpu="H100", residual_low=-0.05, residual_high=0.04, source="my runs"),))
+SCENARIOS = {
+    "h100_tp4_covered": (dict(gpu="H100 SXM 80GB", model="Llama-3.1-70B", gpus=4), None, None),
+    "h100_tp8_uncovered": (dict(gpu="H100 SXM 80GB", model="Llama-3.1-70B", gpus=8), None, None),
+    "h100_tp2_moe": (dict(gpu="H100 SXM 80GB", model="Mixtral-8x7B", gpus=2), None, None),
+    "mi300x_no_rows": (dict(gpu="MI300X", model="Llama-3.1-70B", gpus=None), None, None),
+    "l40s_two_rows": (dict(gpu="L40S", model="Llama-3.1-8B", gpus=None), None, None),
+    "mi300x_deepseek_tp8": (dict(gpu="MI300X", model="DeepSeek-V3", gpus=8), None, None),
+    "ideal_engine": (dict(gpu="H100 SXM 80GB", model="Llama-3.1-8B", gpus=1), "ideal", None),
+    "calibrated_tp8": (dict(gpu="H100 SXM 80GB", model="Llama-3.1-70B", gpus=8), None, CALIBRATION),
+}
 
 
-def test_results_show_the_tpot_range_of_the_shipped_fit(tmp_path: Path):
-    """Low / high = TPOT x (1 + the GPU's held-out residual quantiles) for the default inputs (planner.ranges)."""
+def _cell(book, spec, name):
+    sheet, ref = spec.name(name).ref.split("!")
+    return book[sheet][ref.replace("$", "")].value
+
+
+@pytest.fixture(scope="module")
+def recalculated(tmp_path_factory):
     require_libreoffice()
-    path = generate(tmp_path)[0].path
-    i = read_inputs(path)
-    sheet = openpyxl.load_workbook(recalculate(path, tmp_path / "rc"), data_only=True)[RESULTS_SHEET]
-    rows = {r[0]: r[1:3] for r in sheet.iter_rows(min_col=1, max_col=3, values_only=True) if r[0]}
-    args = (i["gpu"], i["model"], i["context"])
-    opts = dict(kv_precision=i["kv_precision"], gpus=i["gpus"], weight_precision=i["weight_precision"])
-    batch = i["batch"] or planner.max_batch(*args, **opts)
-    tpot_ms = planner.tpot(*args, batch=batch, **opts) * 1e3
-    low, high = residual_quantiles(i["gpu"])
-    assert rows["TPOT at the chosen batch: low / high"] == pytest.approx((tpot_ms * (1 + low), tpot_ms * (1 + high)))
+    tmp = tmp_path_factory.mktemp("ranges")
+    specs = {
+        key: with_inputs(build_whatif(engine=engine, calibration=cal), inputs)
+        for key, (inputs, engine, cal) in SCENARIOS.items()
+    }
+    books = recalculate_many(specs, tmp)
+    return {key: (books[key], specs[key], read_inputs(tmp / "src" / f"{key}.xlsx")) for key in SCENARIOS}
+
+
+def _expected(key: str, inputs: dict) -> ranges.TimeRange:
+    """planner's range for the scenario: the group memory_plan chooses (as plan does), its engine and calibration."""
+    _, engine, cal = SCENARIOS[key]
+    opts = dict(kv_precision=inputs["kv_precision"], weight_precision=inputs["weight_precision"])
+    n = int(api.memory_plan(inputs["gpu"], inputs["model"], inputs["context"], gpus=inputs["gpus"], **opts).gpus)
+    return residual_range(inputs["gpu"], engine, cal, gpus=n, model=inputs["model"])
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("key", list(SCENARIOS))
+def test_range_and_note_equal_planner_ranges(recalculated, key):
+    """Ranges sheet: low, high, the 'widened' text and the note, recalculated by LibreOffice, are residual_range's."""
+    book, spec, inputs = recalculated[key]
+    want = _expected(key, inputs)
+    got = tuple(_cell(book, spec, n) for n in ("rng_low", "rng_high", "rng_note", "rng_widened"))
+    assert got[:2] == pytest.approx((want.low, want.high), abs=1e-12)
+    assert (got[2], got[3] or "") == (want.note, want.widened)
+
+
+@pytest.mark.libreoffice
+def test_the_scenarios_cover_widening_and_its_absence(recalculated):
+    """The scenarios are what they claim: TP 8, MoE, no-row and few-row GPUs widen; TP 4, the engine without rows
+    (factor x1.00) and the calibrated GPU do not."""
+    widened = {key: _expected(key, inputs).widened for key, (_, _, inputs) in recalculated.items()}
+    assert "at TP 8" in widened["h100_tp8_uncovered"] and "of MoE models" in widened["h100_tp2_moe"]
+    assert "no held-out figures on MI300X" in widened["mi300x_no_rows"]
+    assert "only 2 held-out figures on L40S" in widened["l40s_two_rows"]
+    assert widened["mi300x_deepseek_tp8"].count("(x") == 4
+    assert widened["h100_tp4_covered"] == widened["ideal_engine"] == widened["calibrated_tp8"] == ""
+
+
+@pytest.mark.libreoffice
+@pytest.mark.parametrize("key", ["h100_tp4_covered", "h100_tp8_uncovered", "mi300x_deepseek_tp8"])
+def test_results_show_each_time_times_the_range(recalculated, key):
+    """Results: low / high = the time above (checked against planner.api by the parity tests) x (1 + range)."""
+    book, _, inputs = recalculated[key]
+    want = _expected(key, inputs)
+    rows: dict = {}
+    for r in book[RESULTS_SHEET].iter_rows(min_col=1, max_col=3, values_only=True):
+        rows.setdefault(r[0], r[1:3])  # the first "TPOT" is at the chosen batch
+    for label, time_label in (("TPOT at the chosen batch", "TPOT"), ("TTFT", "TTFT (prompt of the whole context)")):
+        time_ms = rows[time_label][0]
+        assert rows[f"{label}: low / high"] == pytest.approx((time_ms * (1 + want.low), time_ms * (1 + want.high)))
+    assert rows["Range widened"][0] == (want.widened or "no")
+    assert rows["Range from"][0] == want.note
+
+
+class TestTheRangesSheetHoldsTheFileNotTheFormulas:
+    @pytest.fixture(scope="class")
+    def spec(self):
+        return build_whatif()
+
+    def test_factors_and_coverage_are_the_residuals_files(self, spec):
+        """Every region of heldout_residuals.csv (figures, quantiles, sources) and every dimension's factor."""
+        sheet = spec.sheet(RANGES_SHEET)
+        regions = ranges.load_regions()
+        by_key = {}
+        for ref, cell in sheet.cells.items():
+            if ref.startswith("F") and isinstance(cell.value, str) and "|" in cell.value:
+                r = ref[1:]
+                by_key[cell.value] = tuple(sheet.cells[f"{c}{r}"].value for c in "CDEG")
+        want = {f"{d}|{v}": (g.rows, g.low, g.high, g.sources) for (d, v), g in regions.items() if v != "*"}
+        want.pop("all|*", None)
+        assert by_key == want
+        head = next(int(ref[1:]) for ref, c in sheet.cells.items() if ref.startswith("B") and c.value == "Factor")
+        rows = range(head + 1, head + 1 + len(ranges.DIMENSIONS))
+        factors = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in rows}
+        assert factors == {d: regions[(d, "*")].widen for d in ranges.DIMENSIONS}
+
+    def test_no_formula_holds_a_factor_or_quantile(self, spec):
+        """Formulas on Ranges and Results use only 0, 1, 2, 3, 6, 100, 1000 (positions, percent, rounding):
+        the file's numbers sit in cells, so a regenerated file changes them in one place."""
+        allowed = {"0", "1", "2", "3", "6", "100", "1000", "1000000"}
+        for name in (RANGES_SHEET, RESULTS_SHEET):
+            for ref, cell in spec.sheet(name).cells.items():
+                if isinstance(cell.value, str) and cell.value.startswith("="):
+                    bare = re.sub(r'"[^"]*"', '""', cell.value)
+                    bare = re.sub(r"\$?[A-Z]{1,3}\$?\d+|[A-Za-z_]+\d*", "", bare)
+                    numbers = set(re.findall(r"\d+(?:\.\d+)?", bare))
+                    assert numbers <= allowed, f"{name}!{ref}: {cell.value}"
+
+    def test_the_note_is_no_longer_per_gpu_only(self, spec):
+        """The Results note said ranges were 'not widened for a GPU count or a model'; they now are."""
+        texts = [c.value for c in spec.sheet(RESULTS_SHEET).cells.values() if isinstance(c.value, str)]
+        assert not any("not widened" in t for t in texts)
+
+
+@pytest.mark.parametrize(
+    "model, moe, size",
+    [
+        ("Mixtral-8x7B", "MoE", "40-100B"),  # 46.7B total (Mistral AI's announcement): sized by total, not active
+        ("Llama-3.1-405B", "dense", ">100B"),
+        ("Llama-3.1-8B", "dense", "<10B"),
+    ],
+)
+def test_models_sheet_gives_each_models_class(model, moe, size):
+    """The Models sheet's MoE / dense and size class (planner.ranges.query_values) that the Ranges sheet looks up."""
+    sheet = build_whatif(models=[model]).sheet("Models")
+    header = {c.value: ref[:-1] for ref, c in sheet.cells.items() if ref.endswith("1") and ref[:-1].isalpha()}
+    cols = header["Time-range class: MoE or dense"], header["Time-range class: size (total params)"]
+    row = next(ref[1:] for ref, c in sheet.cells.items() if ref.startswith("A") and c.value == model)
+    assert tuple(sheet.cells[f"{c}{row}"].value for c in cols) == (moe, size)

@@ -1,6 +1,6 @@
 """Describe the what-if workbook (``WorkbookSpec``) from the live catalog, engine profile and calibration.
 
-Sheets, one module each: Inputs (opens here), Results, Levers, Charts, Explain, Assumptions, Calc (every step of
+Sheets, one module each: Inputs (opens here), Results, Levers, Charts, Explain, Assumptions, Ranges, Calc (every step of
 the model, one column per scenario), Sweeps (chart data), GPUs, Models, Precisions (catalog tables).
 """
 
@@ -19,6 +19,7 @@ from planner.workbook.explain import explain_sheet
 from planner.workbook.inputs import default_inputs, inputs_sheet
 from planner.workbook.layout import FORMAT_VERSION, INPUTS_SHEET, MARKER_KIND, MARKER_NAME, VERSION_PROPERTY
 from planner.workbook.levers import levers_sheet
+from planner.workbook.ranges_sheet import ranges_sheet
 from planner.workbook.results import results_sheet
 from planner.workbook.spec import Name, Sheet, WorkbookSpec
 from planner.workbook.sweeps import sweeps_sheet
@@ -83,11 +84,23 @@ def build_whatif(
     sweeps, p4, where = sweeps_sheet(c)
     charts = charts_sheet(where)
     assumptions, n2 = assumptions_sheet(eng, cal)
+    ranges, n4 = ranges_sheet(c, eng)
     catalog_sheets, n3 = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
     marker = f"{MARKER_KIND}/{FORMAT_VERSION}"
-    names = names + n2 + n3 + [Name(MARKER_NAME, f'"{marker}"', hidden=True)]
+    names = names + n2 + n4 + n3 + [Name(MARKER_NAME, f'"{marker}"', hidden=True)]
     return WorkbookSpec(
-        sheets=[inputs, results, levers, charts, explain_sheet(cat, eng), assumptions, calc, sweeps, *catalog_sheets],
+        sheets=[
+            inputs,
+            results,
+            levers,
+            charts,
+            explain_sheet(cat, eng),
+            assumptions,
+            ranges,
+            calc,
+            sweeps,
+            *catalog_sheets,
+        ],
         names=names,
         properties={MARKER_NAME: marker, VERSION_PROPERTY: __version__, "planner_engine": eng.name},
         active=INPUTS_SHEET,

@@ -13,9 +13,10 @@ from openpyxl.utils import get_column_letter
 
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.architecture import MODEL_FACT_FIELDS, model_facts
-from planner.calibration import CALIBRATED_FIELDS, Calibration, residual_quantiles
+from planner.calibration import CALIBRATED_FIELDS, Calibration, calibrated_range, residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.engines import EngineProfile
+from planner.ranges import query_values
 from planner.resolve import fabric_numbers
 from planner.safetext import xlsx_text
 from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
@@ -210,9 +211,15 @@ def gpus_sheet(
     def residual(which: int):
         return lambda g, r: residual_quantiles(g.name, engine, calibration, catalog)[which]
 
+    def own(which: int):  # the calibration entry's range, blank without one (the Ranges sheet widens the rest)
+        return lambda g, r: None if (c := calibrated_range(g, engine, calibration)) is None else c[which]
+
     cols += [
-        Column("Time range, low (fraction)", residual(0), "+0%;-0%", 10, "gpu_residual_low"),
-        Column("Time range, high (fraction)", residual(1), "+0%;-0%", 10, "gpu_residual_high"),
+        Column("Time range, GPU alone, low (fraction)", residual(0), "+0%;-0%", 10, "gpu_residual_low"),
+        Column("Time range, GPU alone, high (fraction)", residual(1), "+0%;-0%", 10, "gpu_residual_high"),
+        Column("Calibrated time range, low (fraction)", own(0), "+0%;-0%", 11, "gpu_cal_residual_low"),
+        Column("Calibrated time range, high (fraction)", own(1), "+0%;-0%", 11, "gpu_cal_residual_high"),
+        Column("Calibrated time range, note", text(own(2)), width=20, name="gpu_cal_range_note", detail=True),
     ]
     cols += [
         Column(
@@ -245,6 +252,11 @@ def gpus_sheet(
 def _calibration_source(calibration: Calibration, g: Gpu, engine: EngineProfile) -> str:
     entry = calibration.for_gpu(g.all_names(), engine.name)
     return (entry.source or "calibration file") if entry is not None else "engine defaults (Assumptions)"
+
+
+def _range_class(key: str) -> Callable[[Model, int], str]:
+    """A model's value of a dimension the time ranges judge ("moe": MoE or dense; "size": its size class)."""
+    return lambda m, r: query_values(m.name, model=m)[key]
 
 
 def gqa_sibling(model: Model, models: list[Model]) -> str:
@@ -337,6 +349,16 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
                 detail=f in LOOKUP_FACTS,
             )
         )
+    cols += [
+        Column(
+            f"Time-range class: {label}",
+            _range_class(key),
+            width=10,
+            name=f"model_range_{key}",
+            detail=True,
+        )
+        for key, label in (("moe", "MoE or dense"), ("size", "size (total params)"))
+    ]
     cols += [
         Column("Published params (billions)", lambda m, r: m.published_params_total, BILLIONS, 11),
         Column("Params source", text(lambda m, r: m.published_params_source), width=40),

@@ -10,7 +10,7 @@ from planner.workbook.spec import Probe, Sheet
 
 def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
     s = Sheet(RESULTS_SHEET, freeze="A4", tab_color="70AD47")
-    s.widths.update(A=40, B=18, C=10, D=90)
+    s.widths.update(A=40, B=18, C=14, D=90)  # C: the high end of a range, up to "99,999.99 ms"
     s.set("A1", "Results for the baseline inputs", style="title")
     s.set(
         "A2",
@@ -144,20 +144,26 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         r += 1
     r += 1
     s.set(f"A{r}", "Range of the time predictions", style="subtitle")
-    gpu_match = "MATCH(in_gpu,gpu_names,0)"
     for label, key in (("TPOT at the chosen batch", "d_step"), ("TPOT at max batch", "m_step"), ("TTFT", "p_ttft")):
         r += 1
         s.set(f"A{r}", f"{label}: low / high", style="label")
-        s.set(f"B{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_low,{gpu_match}))", fmt=MS, style="result")
-        s.set(f"C{r}", f"=B{row_of[key]}*(1+INDEX(gpu_residual_high,{gpu_match}))", fmt=MS, style="result")
+        s.set(f"B{r}", f"=B{row_of[key]}*(1+rng_low)", fmt=MS, style="result")
+        s.set(f"C{r}", f"=B{row_of[key]}*(1+rng_high)", fmt=MS, style="result")
         s.set(
             f"D{r}",
-            "measured / predicted - 1 lay within the GPU's range (GPUs sheet) in 80% of the held-out published "
-            "figures, or your calibration file's; per GPU only: not widened for a GPU count (TP 8) or a model "
-            "(MoE, over 100B) the published rows do not cover, as planner plan and planner export do "
-            "(docs/accuracy.md, Ranges)",
+            "measured / predicted - 1 lay within this range in 80% of the held-out published figures of the "
+            "nearest covered region, widened where they do not cover this GPU, GPU count or model (Ranges sheet)",
             style="note",
         )
+    r += 1
+    s.set(f"A{r}", "Range widened", style="label")
+    s.set(f"B{r}", '=IF(rng_widened="","no",rng_widened)', style="note")
+    s.merges.append(f"B{r}:D{r}")
+    r += 1
+    s.set(f"A{r}", "Range from", style="label")
+    s.set(f"B{r}", "=rng_note", style="note")
+    s.merges.append(f"B{r}:D{r}")
+    s.heights[r] = 44
     r += 2
     s.set(f"A{r}", 'Why "GPU-Util 80%" says nothing about these', style="subtitle")
     util = [

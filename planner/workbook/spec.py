@@ -85,6 +85,7 @@ class Sheet:
     name: str
     cells: dict[str, Cell] = field(default_factory=dict)  # "B4" -> Cell
     widths: dict[str, float] = field(default_factory=dict)  # column letter -> width in characters
+    heights: dict[int, float] = field(default_factory=dict)  # row -> height in points (a formula's long text)
     freeze: str | None = None  # the first cell below/right of the frozen panes, e.g. "A4"
     validations: list[Validation] = field(default_factory=list)
     highlights: list[Highlight] = field(default_factory=list)

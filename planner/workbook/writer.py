@@ -75,6 +75,8 @@ def _row_heights(ws, s: Sheet) -> None:
     for row, lines in lines_of.items():
         if lines > 1:
             ws.row_dimensions[row].height = 13.5 * lines + 2
+    for row, height in s.heights.items():
+        ws.row_dimensions[row].height = max(height, ws.row_dimensions[row].height or 0)
 
 
 def _quote_ref(ref: str) -> tuple[str, str]:

@@ -1,0 +1,227 @@
+"""The Ranges sheet: how far off the baseline's time predictions may be, as ``planner.ranges`` judges a query.
+
+The facts come from ``planner.ranges`` (the held-out residuals file, its widening factors, ``MIN_ROWS`` and the
+note's wording); the formulas apply its rule to the baseline's GPU, GPU count and model: the GPU's own quantiles
+when it has at least ``MIN_ROWS`` held-out figures, else all GPUs'; every dimension (GPU, TP size, engine, MoE or
+dense, size class) whose value has fewer figures widens the range by its factor, in log(measured / predicted),
+rounded outwards to whole percent; a calibration entry's own range (GPUs sheet) replaces all of it.
+``tests/test_workbook_ranges.py`` checks the recalculated cells against ``planner.calibration.residual_range``.
+"""
+
+from __future__ import annotations
+
+from planner import ranges
+from planner.engines import DEFAULT_RESIDUALS, EngineProfile
+from planner.workbook.calc import Calc
+from planner.workbook.layout import RANGES_SHEET
+from planner.workbook.spec import Name, Sheet
+
+PCT = "+0%;-0%"
+#: What each dimension is, in words (the file's codes stay in column A: they are the lookup keys).
+DIMENSION_LABELS = {
+    "gpu": "GPU",
+    "tp": "tensor-parallel size (GPUs in the group)",
+    "engine": "engine",
+    "moe": "MoE or dense",
+    "size": "size class (total parameters)",
+}
+
+
+def _text(x: str) -> str:
+    """A string literal for a formula."""
+    return '"' + x.replace('"', '""') + '"'
+
+
+def _widen(x: str, factor: str) -> str:
+    """``planner.ranges._widen`` as a formula: (1 + x) ^ factor - 1, rounded outwards to whole percent."""
+    p = f"ROUND((EXP(LN(1+{x})*{factor})-1)*100,6)"
+    return f"IF({factor}>1,IF({x}<0,INT({p}),-INT(-{p}))/100,{x})"
+
+
+def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
+    s = Sheet(RANGES_SHEET, tab_color="C00000")
+    s.widths.update(A=34, B=18, C=13, D=11, E=11, F=44, G=44, H=52)
+    s.set("A1", "Ranges: how far off the baseline's time predictions may be", style="title")
+    s.note(
+        "A2",
+        "The 10th-90th percentile of measured / predicted - 1 over published figures the time fit did not see "
+        "(leave-one-source-out), for the nearest covered region: the GPU's own when it has enough figures, else "
+        "all GPUs'. Every dimension of the query the figures do not cover (a GPU, TP size, engine, MoE / dense or "
+        "size class with too few) widens it by that dimension's factor, measured by holding a whole value out, "
+        "and the note names it. A calibration file's range (GPUs sheet) replaces all of this. Same rule and "
+        "figures as planner plan and planner export (planner.ranges; docs/accuracy.md, Ranges).",
+        "H",
+    )
+    names: list[Name] = []
+    regions = ranges.load_regions()
+    every = regions.get(ranges.ALL)
+    gpu, n = c.ref("gpu", "C", True, True), c.ref("n", "C", True, True)
+    gpu_row, model_row = c.ref("gpu_row", "C", True, True), c.ref("model_row", "C", True, True)
+
+    # -- settings -------------------------------------------------------------------------------------------
+    s.set("A3", "Setting", style="header")
+    s.set("B3", "Value", style="header")
+    s.set("C3", "", style="header")
+    s.set("D3", "", style="header")
+    s.set("E3", "", style="header")
+    for col in "FGH":
+        s.set(f"{col}3", "Source or meaning" if col == "F" else "", style="header")
+    s.set("A4", "Held-out residuals file", style="label")
+    s.set("B4", "catalogs/reference/heldout_residuals.csv", text=True)
+    s.note(
+        "F4",
+        "written by python bench/loso.py --write-residuals (planner.holdout.residual_table) from the published "
+        "rows of catalogs/reference/; tests/test_holdout.py re-derives it",
+        "H",
+    )
+    s.set("A5", "Covered: at least this many figures", style="label")
+    s.set("B5", ranges.MIN_ROWS, style="result")
+    s.note("F5", "planner.ranges.MIN_ROWS", "H")
+    s.set("A6", "Engine, as the figures name it", style="label")
+    s.set("B6", ranges.query_values("", engine=engine.name)["engine"], style="result", text=True)
+    s.note("F6", f"the {engine.name} profile (Assumptions); vLLM's profiles share its time factors", "H")
+    s.set("A7", "All GPUs: low / high / figures", style="label")
+    all_low, all_high, all_rows = (every.low, every.high, every.rows) if every else (*DEFAULT_RESIDUALS, 0)
+    s.set("B7", all_low, fmt=PCT, style="result")
+    s.set("C7", all_high, fmt=PCT, style="result")
+    s.set("D7", all_rows, style="result")
+    s.note("F7", "the file's all,* row: the range of a GPU with too few figures, before widening", "H")
+
+    # -- widening factors and coverage (the file) --------------------------------------------------------------
+    r_q = 10  # the query block: header, one row per dimension, then the region, factor and result rows
+    r_fac = r_q + len(ranges.DIMENSIONS) + 11
+    s.set(f"A{r_fac - 1}", "Widening factor per dimension (a whole value held out)", style="subtitle")
+    heads = ("Dimension", "Factor", "Held-out low", "high", "figures", "Meaning", "Note: before value", "after")
+    for col, h in zip("ABCDEFGH", heads, strict=True):
+        s.set(f"{col}{r_fac}", h, style="header")
+    factor_row = {}
+    for i, dim in enumerate(ranges.DIMENSIONS, 1):
+        r = r_fac + i
+        factor_row[dim] = r
+        held = regions.get((dim, "*"))
+        s.set(f"A{r}", dim, style="label")
+        s.set(f"B{r}", held.widen if held else 1.0, fmt="0.00", style="result")
+        if held:
+            s.set(f"C{r}", held.low, fmt=PCT)
+            s.set(f"D{r}", held.high, fmt=PCT)
+            s.set(f"E{r}", held.rows)
+        s.set(f"F{r}", DIMENSION_LABELS[dim], style="note")
+        before, after = ranges.WHERE[dim]
+        s.set(f"G{r}", before, text=True)
+        s.set(f"H{r}", after, text=True)
+    r_cov = r_fac + len(ranges.DIMENSIONS) + 3
+    s.set(f"A{r_cov - 1}", "Coverage: held-out figures per region", style="subtitle")
+    heads = ("Dimension", "Value", "Figures", "Low (10th)", "High (90th)", "Lookup key", "Sources", "")
+    for col, h in zip("ABCDEFGH", heads, strict=True):
+        s.set(f"{col}{r_cov}", h, style="header")
+    rows = [g for (dim, value), g in regions.items() if value != "*" and dim in ranges.DIMENSIONS] or [None]
+    for i, g in enumerate(rows, 1):
+        r = r_cov + i
+        if g is None:  # no residuals file: an empty table keeps the names valid
+            continue
+        s.set(f"A{r}", g.dimension, text=True)
+        s.set(f"B{r}", g.value, text=True)
+        s.set(f"C{r}", g.rows)
+        s.set(f"D{r}", g.low, fmt=PCT)
+        s.set(f"E{r}", g.high, fmt=PCT)
+        s.set(f"F{r}", f"{g.dimension}|{g.value}", text=True)
+        s.note(f"G{r}", g.sources, "H").text = True
+    last = r_cov + len(rows)
+    for name, col in (("keys", "F"), ("rows", "C"), ("lows", "D"), ("highs", "E"), ("sources", "G")):
+        names.append(Name(f"rng_{name}", f"{RANGES_SHEET}!${col}${r_cov + 1}:${col}${last}"))
+
+    # -- this query ------------------------------------------------------------------------------------------
+    s.set(f"A{r_q - 1}", "This query: the baseline on Inputs", style="subtitle")
+    heads = ("Dimension", "Value", "Lookup key", "Figures", "Factor", "Not covered", "Widens", "Said, not widened")
+    for col, h in zip("ABCDEFGH", heads, strict=True):
+        s.set(f"{col}{r_q}", h, style="header")
+    value_of = {
+        "gpu": f"={gpu}",
+        "tp": f"={n}",
+        "engine": "=$B$6",
+        "moe": f"=INDEX(model_range_moe,{model_row})",
+        "size": f"=INDEX(model_range_size,{model_row})",
+    }
+    q = {}
+    for i, dim in enumerate(ranges.DIMENSIONS, 1):
+        r, f = r_q + i, factor_row[dim]
+        q[dim] = r
+        w = f"$B${f}"
+        match = f"MATCH(C{r},rng_keys,0)"
+        s.set(f"A{r}", dim, style="label")
+        s.set(f"B{r}", value_of[dim], style="label")
+        s.set(f"C{r}", f'=A{r}&"|"&B{r}', style="label")
+        s.set(f"D{r}", f"=IF(ISNA({match}),0,INDEX(rng_rows,{match}))", style="calc")
+        s.set(f"E{r}", f"=IF(AND(D{r}<$B$5,{w}>1),{w},1)", fmt="0.00", style="calc")
+        s.set(
+            f"F{r}",
+            f'=IF(D{r}>=$B$5,"",IF(D{r}>0,"only "&D{r},"no")&" held-out figures "&$G${f}&B{r}&$H${f})',
+            style="note",
+        )
+        s.set(f"G{r}", f'=IF(AND(F{r}<>"",{w}>1),", "&F{r}&" (x"&TEXT({w},"0.00")&")","")', style="note")
+        s.set(
+            f"H{r}",
+            f'=IF(AND(F{r}<>"",{w}<=1),"; "&F{r}&" (holding one out did not widen the residuals: x"'
+            f'&TEXT({w},"0.00")&")","")',
+            style="note",
+        )
+    first, end = r_q + 1, r_q + len(ranges.DIMENSIONS)
+    gaps = "&".join(f"G{r}" for r in range(first, end + 1))
+    flats = "&".join(f"H{r}" for r in range(first, end + 1))
+    g_rows, g_key = f"D{q['gpu']}", f"MATCH(C{q['gpu']},rng_keys,0)"
+    r = end + 2
+    s.set(f"A{r}", "Region: low / high", style="label")
+    if every is None:  # no residuals file: the fit's own residuals, as planner.ranges falls back to
+        fallback = ranges.region_residuals("", DEFAULT_RESIDUALS)
+        s.set(f"B{r}", fallback.low, fmt=PCT, style="result")
+        s.set(f"C{r}", fallback.high, fmt=PCT, style="result")
+        s.set(f"F{r}", fallback.note, style="note", text=True)
+    else:
+        s.set(f"B{r}", f"=IF({g_rows}>=$B$5,INDEX(rng_lows,{g_key}),$B$7)", fmt=PCT, style="result")
+        s.set(f"C{r}", f"=IF({g_rows}>=$B$5,INDEX(rng_highs,{g_key}),$C$7)", fmt=PCT, style="result")
+        own = (
+            f'"held-out residuals of "&{g_rows}&" published figures on "&B{q["gpu"]}&" (sources: "'
+            f'&INDEX(rng_sources,{g_key})&")"'
+        )
+        every_note = (
+            '"all GPUs\' held-out residuals ("&TEXT($B$7,"+0%;-0%")&" / "&TEXT($C$7,"+0%;-0%")&", "&$D$7&" figures)"'
+        )
+        s.set(f"F{r}", f"=IF({g_rows}>=$B$5,{own},{every_note})&{flats}", style="note")
+    s.merges.append(f"F{r}:H{r}")
+    s.set(f"E{r}", "note:", style="unit")
+    region = r
+    r += 1
+    s.set(f"A{r}", "Widening factor (product)", style="label")
+    s.set(f"B{r}", f"=PRODUCT(E{first}:E{end})", fmt="0.00", style="result")
+    s.set(f"E{r}", "widened:", style="unit")
+    s.set(f"F{r}", f'=IF({gaps}="","","x"&TEXT(B{r},"0.00")&": "&MID({gaps},3,1000))', style="note")
+    s.merges.append(f"F{r}:H{r}")
+    factor = r
+    r += 1
+    calibrated = f'INDEX(gpu_cal_range_note,{gpu_row})<>""'
+    s.set(f"A{r}", "Calibration file's range (GPUs sheet)", style="label")
+    s.set(f"B{r}", f'=IF({calibrated},INDEX(gpu_cal_residual_low,{gpu_row}),"none")', fmt=PCT, style="result")
+    s.set(f"C{r}", f'=IF({calibrated},INDEX(gpu_cal_residual_high,{gpu_row}),"")', fmt=PCT, style="result")
+    cal = r
+    r += 2
+    s.set(f"A{r}", "Range: low / high", style="subtitle")
+    s.set(f"B{r}", f"=IF({calibrated},B{cal},{_widen(f'B{region}', f'B{factor}')})", fmt=PCT, style="result")
+    s.set(f"C{r}", f"=IF({calibrated},C{cal},{_widen(f'C{region}', f'B{factor}')})", fmt=PCT, style="result")
+    names += [Name("rng_low", f"{RANGES_SHEET}!$B${r}"), Name("rng_high", f"{RANGES_SHEET}!$C${r}")]
+    r += 1
+    s.set(f"A{r}", "Widened", style="label")
+    s.set(f"B{r}", f'=IF({calibrated},"",F{factor})', style="note")
+    s.merges.append(f"B{r}:H{r}")
+    names.append(Name("rng_widened", f"{RANGES_SHEET}!$B${r}"))
+    r += 1
+    s.set(f"A{r}", "Note", style="label")
+    s.set(
+        f"B{r}",
+        f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),F{region}&IF(F{factor}="","","; widened "&F{factor}))',
+        style="note",
+    )
+    s.merges.append(f"B{r}:H{r}")
+    s.heights[r] = 44
+    names.append(Name("rng_note", f"{RANGES_SHEET}!$B${r}"))
+    assert r == r_fac - 3, "the query block's rows and the factor table's place disagree"
+    return s, names
