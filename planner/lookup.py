@@ -97,7 +97,8 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
     The elements are grouped by identity first (an object array holds references: hashing them as integers costs
     a fraction of hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it
     is, anything else by its repr), numbered in order of first appearance. None when the array cannot be read as
-    references or holds many distinct objects (then hashing the values is as fast).
+    references or holds many distinct objects (then hashing the values is as fast). The grouping by identity of
+    the last few arrays is kept (``_BY_IDENTITY``): the calls of a sweep over the same arrays hash each once.
     """
     import pandas as pd
 
@@ -107,10 +108,20 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         return None
     if len(refs) != len(flat):
         return None
-    codes, distinct = pd.factorize(refs)
-    if len(distinct) > max(1024, len(flat) // 16):
-        return None
-    first_at = _first_appearances(codes, len(distinct))
+    cache_key = (len(refs), *refs[[0, len(refs) // 2, -1]].tolist()) if len(refs) else (0,)
+    hit = _BY_IDENTITY.get(cache_key)
+    if hit is not None and np.array_equal(hit[0], refs):
+        codes, first_at = hit[1], hit[2]
+    else:
+        codes, distinct = pd.factorize(refs)
+        if len(distinct) > max(1024, len(flat) // 16):
+            return None
+        codes = codes.astype(np.intp, copy=False)
+        codes.flags.writeable = False  # shared by the calls that pass the same references
+        first_at = _first_appearances(codes, len(distinct))
+        if len(_BY_IDENTITY) >= 4:
+            _BY_IDENTITY.clear()
+        _BY_IDENTITY[cache_key] = (refs.copy(), codes, first_at)
     objects = [flat[i] for i in first_at]
     plain = all(type(x) is str for x in objects)
     group: dict[Any, int] = {}
@@ -122,8 +133,15 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
             group[key] = len(values)
             values.append(x)
         renumber[i] = group[key]
-    codes = codes.astype(np.intp, copy=False)
     return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
+
+
+#: The grouping by identity of recent arrays of names, by (length, three references): (every reference, codes,
+#: first appearances). A sweep that passes the same arrays to several functions hashes them once; a hit needs
+#: every reference equal (one vectorized compare), so it holds for any array whose elements are the same objects
+#: in the same places (the objects' values are read again from the array each call). Four arrays at most: each
+#: entry holds two integers per name (16 MB for a million names).
+_BY_IDENTITY: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 
 def _first_appearances(codes: np.ndarray, count: int | None = None) -> np.ndarray:

@@ -198,3 +198,38 @@ class TestCategoricalNames:
         assert out[0] == planner.max_batch("H100", "llama3.1-8b", 8192) and math.isnan(out[1])
         with pytest.raises(UnknownNameError):
             planner.max_batch(gpus, "llama3.1-8b", 8192)
+
+
+class TestNamesCodedOnce:
+    """Issue 11: a sweep that passes the same arrays of names to several functions groups them by identity once."""
+
+    def test_the_same_array_is_hashed_once_and_an_array_changed_in_place_again(self, monkeypatch):
+        """Expected values: each scenario through the scalar API (checked against the seeds in test_seed_cases)."""
+        import pandas as pd
+
+        hashed = []
+        factorize = pd.factorize
+        monkeypatch.setattr(pd, "factorize", lambda *a, **k: hashed.append(1) or factorize(*a, **k))
+        gpus = np.array(["H100", "A100 SXM 80GB", "L4", "H100"] * 25 + ["".join("L40S")], dtype=object)
+        ctx = np.arange(1, 102) * 64
+
+        def expected():
+            return [planner.max_batch(g, "llama3.1-8b", c, gpus=1) for g, c in zip(gpus, ctx, strict=True)]
+
+        first = planner.max_batch(gpus, "llama3.1-8b", ctx, gpus=1)
+        assert list(first) == expected() and len(hashed) == 1
+        second = planner.max_batch(gpus, "llama3.1-8b", ctx, gpus=1)
+        np.testing.assert_array_equal(second, first)
+        assert len(hashed) == 1  # grouped as before: every reference is the same
+        gpus[2] = "H200 SXM 141GB"
+        third = planner.max_batch(gpus, "llama3.1-8b", ctx, gpus=1)
+        assert list(third) == expected() and third[2] != first[2] and len(hashed) == 2
+
+    def test_a_new_array_of_the_same_names_gives_the_same_numbers(self):
+        gpus = np.array(["H100", "L4"] * 50, dtype=object)
+        again = np.array(["".join(g) for g in gpus], dtype=object)  # equal text, other string objects
+        ctx = np.full(100, 4096)
+        np.testing.assert_array_equal(
+            planner.tpot(gpus, "llama3.1-8b", ctx, batch=4, gpus=1),
+            planner.tpot(again, "llama3.1-8b", ctx, batch=4, gpus=1),
+        )
