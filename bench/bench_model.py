@@ -14,7 +14,8 @@ Printed:
    against one llm-analysis call - the ratio should be >= 1000 - with the names as arrays of text, and as pandas
    Categoricals (names coded once, as a sweep that calls several functions can build them); and the text sweep
    against the same with every call grouping its arrays of names afresh (planner.lookup keeps the grouping of the
-   arrays recent calls were given: the three calls of a sweep group each array once);
+   arrays recent calls were given: the three calls of a sweep group each array once; every timed sweep starts
+   with nothing kept, so its first call pays the grouping);
 3. 300 x 300 distinct failing cells through PLANNER_WHY and the classic (Windows) runtime: seconds per range
    (the Office.js runtime shows the bare codes: the same work as the classic one, less the text).
 """
@@ -113,9 +114,13 @@ def sweep_inputs(n: int, seed: int = 0):
 
 
 def sweep(gpus, models, contexts, afresh: bool = False) -> None:
-    """max_batch + tpot + ttft of every scenario on 8 GPUs (NaN where the model does not fit or vLLM refuses 8);
-    ``afresh``: each call groups the arrays of names again (as before planner kept the grouping)."""
+    """max_batch + tpot + ttft of every scenario on 8 GPUs (NaN where the model does not fit or vLLM refuses 8).
+
+    The sweep starts with no grouping of names kept (a timing round must not reuse the previous round's), so it
+    pays one grouping per array, shared by its three calls; ``afresh``: each call groups the arrays again (as
+    before planner kept the grouping)."""
     opts = dict(gpus=8, errors="coerce")
+    lookup._BY_IDENTITY.clear()
     for call in (
         lambda: planner.max_batch(gpus, models, contexts, **opts),
         lambda: planner.tpot(gpus, models, contexts, batch=8, check_fit=False, **opts),
