@@ -38,6 +38,7 @@ CALIBRATED_FIELDS = (
     "prefill_flop_efficiency",
     "step_overhead_s",
     "layer_overhead_s",
+    "moe_layer_overhead_s",
     "sequence_overhead_s",
     "prefill_latency_s",
     "allreduce_latency_s",
@@ -56,6 +57,7 @@ class GpuCalibration(BaseModel):
     prefill_flop_efficiency: float | None = Field(default=None, gt=0, le=1.5)
     step_overhead_s: float | None = Field(default=None, ge=0)
     layer_overhead_s: float | None = Field(default=None, ge=0)
+    moe_layer_overhead_s: float | None = Field(default=None, ge=0)
     sequence_overhead_s: float | None = Field(default=None, ge=0)
     prefill_latency_s: float | None = Field(default=None, ge=0)
     allreduce_latency_s: float | None = Field(default=None, ge=0)

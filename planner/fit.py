@@ -27,7 +27,14 @@ from planner.errors import InvalidInputError
 
 #: Factors fitted by default, and those that are times (fitted in ms, linearly) rather than efficiencies.
 DEFAULT_FIELDS = ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency", "step_overhead_s")
-TIME_FIELDS = ("step_overhead_s", "layer_overhead_s", "sequence_overhead_s", "prefill_latency_s", "allreduce_latency_s")
+TIME_FIELDS = (
+    "step_overhead_s",
+    "layer_overhead_s",
+    "moe_layer_overhead_s",
+    "sequence_overhead_s",
+    "prefill_latency_s",
+    "allreduce_latency_s",
+)
 EFFICIENCY_BOUNDS = (0.02, 1.0)
 #: Factors fitted as they are, between 0 and 1 (not as logs: 0 is a valid value).
 FRACTION_FIELDS = ("roofline_overlap",)
@@ -166,7 +173,7 @@ def fit_time_factors(
     if unknown:
         raise InvalidInputError(
             f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
-            "layer_overhead_s, sequence_overhead_s, prefill_latency_s, allreduce_latency_s, interconnect_efficiency"
+            "layer_overhead_s, moe_layer_overhead_s, sequence_overhead_s, prefill_latency_s, allreduce_latency_s, interconnect_efficiency"
         )
     rows = [r for r in rows if not r.problem]
     if rows:  # rows the planner cannot predict (unknown name, does not fit) say nothing about the factors

@@ -67,8 +67,19 @@ def tp_communication_s(
 
 
 def step_overhead_s(model: ModelFacts, limits: EngineFacts) -> ArrayLike:
-    """Fixed time per step (scheduling, sampling) + time per layer (launch gaps CUDA graphs do not hide)."""
-    return limits.step_overhead_s + limits.layer_overhead_s * model.num_layers
+    """Fixed time per step (scheduling, sampling) + per layer x layers + per MoE layer x MoE layers.
+
+    The per-MoE-layer time is the fused-MoE call's kernel chain beyond the roofline of the expert bytes it reads:
+    vLLM's ``fused_experts_impl`` (vllm/model_executor/layers/fused_moe/fused_moe.py, commit 000d1458) runs, per
+    MoE layer and step, top-k routing, ``moe_align_block_size``, ``invoke_fused_moe_kernel`` on w13, the activation,
+    ``invoke_fused_moe_kernel`` on w2 and ``moe_sum``; on a decode step's few tokens per expert each kernel has
+    a floor of a few microseconds whatever it reads. Assumed the same for every batch (dense models: 0 x it).
+    """
+    return (
+        limits.step_overhead_s
+        + limits.layer_overhead_s * model.num_layers
+        + limits.moe_layer_overhead_s * model.moe_layers
+    )
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ class EngineFacts:
     prefill_flop_efficiency: ArrayLike
     step_overhead_s: ArrayLike
     layer_overhead_s: ArrayLike
+    moe_layer_overhead_s: ArrayLike  # per MoE layer per step (the fused-MoE call's kernel chain)
     sequence_overhead_s: ArrayLike  # per sequence per decode step
     prefill_latency_s: ArrayLike  # fixed latency of a prefill beyond its roofline
     allreduce_latency_s: ArrayLike  # within the fabric domain (catalog, unless the engine or a calibration sets it)

@@ -48,6 +48,7 @@ ENGINE_FIELD_HELP = {
     "prefill_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in prefill"),
     "step_overhead_s": ("s", "fixed time per step (scheduling, sampling, launch gaps)"),
     "layer_overhead_s": ("s", "time per layer per step (launch gaps CUDA graphs do not hide)"),
+    "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
     "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
     "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),

@@ -370,7 +370,13 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         S("s_decode_shared", "Decode (model.decode_step)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
         Row("attn_decode", "Attention FLOP per token", "FLOP", "0.000E+00", "{attnflop}*{ctx_layer_tokens}"),
-        Row("overhead", "Step overhead", "s", "0.000E+00", "{f_step_overhead_s}+{f_layer_overhead_s}*{layers}"),
+        Row(
+            "overhead",
+            "Step overhead",
+            "s",
+            "0.000E+00",
+            "{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_moe_layer_overhead_s}*{moe_layers}",
+        ),
         Row("price", "Price per GPU-hour used", "US$", '"$"#,##0.00', F.PRICE),
         Row("batch", "Batch asked (blank: max batch)", "sequences", INT, F.BATCH_IN),
         Row(

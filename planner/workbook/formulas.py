@@ -232,7 +232,8 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "TTFT (prefill of the context)",
             "s",
             "0.000E+00",
-            "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_prefill_latency_s}",
+            "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_moe_layer_overhead_s}*{moe_layers}"
+            "+{f_prefill_latency_s}",
         ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]

@@ -1,0 +1,66 @@
+"""Extract the measured kernel latencies ``planner.kernel_floor`` derives the per-MoE-layer time from.
+
+    /work/venvs/aic/bin/python bench/moe_kernel_extract.py   # writes catalogs/reference/kernel_latency_aic.csv
+
+Source: aiconfigurator 0.12.0's collected kernel database for vLLM 0.24.0 on H100 SXM and H200 SXM
+(``aiconfigurator_core/systems/data/{h100_sxm,h200_sxm}/{moe,gemm}/vllm/0.24.0/*_perf.parquet``, Apache-2.0,
+NVIDIA): latencies in ms of vLLM's fused-MoE call and of its dense GEMMs, measured on those GPUs. Kept: the
+Triton fused-MoE kernels vLLM runs by default (unquantized bf16, fp8 block, gpt-oss mxfp4) with balanced routing,
+no expert parallelism, 1-8 tokens with tokens x top-k at most half the experts (each token's experts distinct);
+bf16 GEMMs of 1, 2, 4 or 8 rows with both other sides at least 1024 (an MLP's shapes). Needs pandas and pyarrow (the
+aiconfigurator venv has them); the planner reads only the CSV.
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+OUT = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "kernel_latency_aic.csv"
+DATA = "lib/python3.11/site-packages/aiconfigurator_core/systems/data"
+VENV = Path("/work/venvs/aic")
+GPUS = {"h100_sxm": "H100 SXM 80GB", "h200_sxm": "H200 SXM 141GB"}
+MOE_KERNELS = (
+    "vllm_unquantizedfusedmoe_triton_tritonexperts",
+    "vllm_fp8moe_triton_tritonexperts",
+    "vllm_gptossmxfp4moe_triton_oaitritonmxfp4expertsmonolithic",
+)
+COLUMNS = ("op", "gpu", "kernel_source", "dtype", "tokens", "hidden_size", "inter_size", "topk", "num_experts")
+COLUMNS += ("tp_size", "n", "k", "latency_ms")
+
+
+def main() -> None:
+    data = VENV / DATA
+    rows = []
+    for key, gpu in GPUS.items():
+        moe = pd.read_parquet(data / key / "moe/vllm/0.24.0/moe_perf.parquet")
+        moe = moe[
+            (moe.distribution == "balanced")
+            & (moe.moe_ep_size == 1)
+            & moe.kernel_source.isin(MOE_KERNELS)
+            & (moe.num_tokens <= 8)
+            & (moe.num_tokens * moe.topk * 2 <= moe.num_experts)
+        ]
+        for r in moe.itertuples():
+            rows.append(
+                ("moe", gpu, r.kernel_source, r.moe_dtype, r.num_tokens, r.hidden_size, r.inter_size, r.topk)
+                + (r.num_experts, r.moe_tp_size, "", "", f"{r.latency:.6g}")
+            )
+        gemm = pd.read_parquet(data / key / "gemm/vllm/0.24.0/gemm_perf.parquet")
+        gemm = gemm[(gemm.gemm_dtype == "bfloat16") & gemm.m.isin([1, 2, 4, 8]) & (gemm.n >= 1024) & (gemm.k >= 1024)]
+        for r in gemm.itertuples():
+            rows.append(
+                ("gemm", gpu, r.kernel_source, r.gemm_dtype, r.m, "", "", "", "", "", r.n, r.k, f"{r.latency:.6g}")
+            )
+    with OUT.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        w.writerows(sorted(rows, key=lambda r: tuple(str(x) for x in r)))
+    print(f"{len(rows)} rows -> {OUT}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

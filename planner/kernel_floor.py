@@ -1,0 +1,75 @@
+"""The per-MoE-layer time of a decode step, derived from measured kernel latencies (numpy only).
+
+A MoE layer runs vLLM's fused-MoE call where a dense layer runs its MLP: ``fused_experts_impl``
+(vllm/model_executor/layers/fused_moe/fused_moe.py, commit 000d1458) launches ``moe_align_block_size``, a grouped
+GEMM over w13, the activation, a grouped GEMM over w2 and ``moe_sum``, each with a floor of a few microseconds
+whatever it reads. On a decode step's few tokens that floor is far from the roofline of the expert bytes.
+
+Derivation (``moe_layer_overhead_from_kernels``), from aiconfigurator 0.12.0's measured kernel database for
+vLLM 0.24.0 on H100 SXM and H200 SXM (``catalogs/reference/kernel_latency_aic.csv``, written by
+``bench/moe_kernel_extract.py``):
+
+- per GPU and Triton fused-MoE kernel (bf16, fp8 block, gpt-oss mxfp4), least squares of
+  latency = floor + expert bytes / rate over calls of 1-8 tokens, expert bytes = tokens x top-k x 3 x hidden x
+  (MoE width / TP) x bytes per weight; the call's floor is the median of those intercepts;
+- the same for bf16 GEMMs of 1-8 rows (bytes = n x k x 2): a dense GEMM's floor, the median over the GPUs;
+- per MoE layer: the call's floor less the two GEMMs' floors of the dense MLP it replaces (the fitted per-step
+  overhead already holds a dense layer's floors: it was fitted on dense models).
+
+Assumed the same on every GPU and engine (SGLang runs the same Triton kernel; TensorRT-LLM its own).
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from pathlib import Path
+
+import numpy as np
+
+from planner.catalog import Catalog, default_catalog
+
+KERNEL_FILE = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "kernel_latency_aic.csv"
+#: Bytes per stored weight of each kernel dtype in the file (mxfp4: 4 bits + one 8-bit scale per 32 values).
+DTYPE_BYTES = {"bfloat16": 2.0, "fp8_block": 1.0, "fp8": 1.0, "w4a16_mxfp4": 4.25 / 8}
+#: Dense GEMMs of a dense layer's MLP (gate-up, down) whose floor the per-step overhead already holds.
+DENSE_MLP_GEMMS = 2
+
+
+def read_kernel_rows(path: str | Path | None = None) -> list[dict[str, str]]:
+    with Path(path or KERNEL_FILE).open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def kernel_bytes(row: dict[str, str]) -> float:
+    """Weight bytes one measured call reads: MoE: tokens x top-k experts (distinct) x 3 x hidden x width / TP x
+    B/weight; GEMM: n x k x 2 B."""
+    if row["op"] == "gemm":
+        return float(row["n"]) * float(row["k"]) * 2.0
+    experts = float(row["tokens"]) * float(row["topk"])
+    width = float(row["inter_size"]) / float(row["tp_size"])
+    return experts * 3.0 * float(row["hidden_size"]) * width * DTYPE_BYTES[row["dtype"]]
+
+
+def floors_s(rows: list[dict[str, str]], op: str, catalog: Catalog | None = None) -> dict[tuple[str, str], float]:
+    """Per (GPU, kernel) of ``op``: the intercept of least-squares latency = floor + bytes / (bandwidth x e), s."""
+    cat = catalog or default_catalog()
+    groups: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for r in rows:
+        if r["op"] == op:
+            groups.setdefault((r["gpu"], r["kernel_source"]), []).append(r)
+    out = {}
+    for (gpu, kernel), g in sorted(groups.items()):
+        bandwidth = cat.gpu(gpu).hbm_bandwidth_bytes_per_s
+        a = np.array([[1.0, kernel_bytes(r) / bandwidth] for r in g])
+        latency_s = np.array([float(r["latency_ms"]) * 1e-3 for r in g])
+        out[(gpu, kernel)] = float(np.linalg.lstsq(a, latency_s, rcond=None)[0][0])
+    return out
+
+
+def moe_layer_overhead_from_kernels(path: str | Path | None = None, catalog: Catalog | None = None) -> float:
+    """Seconds per MoE layer per step: median fused-MoE call floor - 2 x median dense GEMM floor (module doc)."""
+    rows = read_kernel_rows(path)
+    moe = statistics.median(floors_s(rows, "moe", catalog).values())
+    gemm = statistics.median(floors_s(rows, "gemm", catalog).values())
+    return moe - DENSE_MLP_GEMMS * gemm
