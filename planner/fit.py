@@ -20,21 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.accuracy import DecodeRow, predict_decode_rows, quantiles
-from planner.calibration import Calibration
+from planner.calibration import CALIBRATED_FIELDS, Calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines import EngineProfile, engine_profile
 from planner.errors import InvalidInputError
 
 #: Factors fitted by default, and those that are times (fitted in ms, linearly) rather than efficiencies.
 DEFAULT_FIELDS = ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency", "step_overhead_s")
-TIME_FIELDS = (
-    "step_overhead_s",
-    "layer_overhead_s",
-    "moe_layer_overhead_s",
-    "sequence_overhead_s",
-    "prefill_latency_s",
-    "allreduce_latency_s",
-)
+TIME_FIELDS = tuple(f for f in CALIBRATED_FIELDS if f.endswith("_s"))  # seconds: the overheads and latencies
 EFFICIENCY_BOUNDS = (0.02, 1.0)
 #: Factors fitted as they are, between 0 and 1 (not as logs: 0 is a valid value).
 FRACTION_FIELDS = ("roofline_overlap",)
