@@ -162,11 +162,10 @@ def fit_time_factors(
     cat = catalog or default_catalog()
     base = engine_profile(engine)
     fields = tuple(fields)
-    unknown = [f for f in fields if not hasattr(base, f)]
+    unknown = [f for f in fields if f not in CALIBRATED_FIELDS]
     if unknown:
         raise InvalidInputError(
-            f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(DEFAULT_FIELDS)}, "
-            "layer_overhead_s, moe_layer_overhead_s, sequence_overhead_s, prefill_latency_s, allreduce_latency_s, interconnect_efficiency"
+            f"cannot fit {', '.join(unknown)}; fields that can be fitted: {', '.join(CALIBRATED_FIELDS)}"
         )
     rows = [r for r in rows if not r.problem]
     if rows:  # rows the planner cannot predict (unknown name, does not fit) say nothing about the factors

@@ -28,8 +28,9 @@ from pathlib import Path
 import numpy as np
 
 from planner.catalog import Catalog, default_catalog
+from planner.catalog.loader import shipped_catalog_dir
 
-KERNEL_FILE = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "kernel_latency_aic.csv"
+KERNEL_FILE_NAME = "kernel_latency_aic.csv"  # in the shipped reference data (catalogs/reference)
 #: Bytes per stored weight of each kernel dtype in the file (mxfp4: 4 bits + one 8-bit scale per 32 values).
 DTYPE_BYTES = {"bfloat16": 2.0, "fp8_block": 1.0, "fp8": 1.0, "w4a16_mxfp4": 4.25 / 8}
 #: Dense GEMMs of a dense layer's MLP (gate-up, down) whose floor the per-step overhead already holds.
@@ -37,7 +38,7 @@ DENSE_MLP_GEMMS = 2
 
 
 def read_kernel_rows(path: str | Path | None = None) -> list[dict[str, str]]:
-    with Path(path or KERNEL_FILE).open(newline="") as f:
+    with Path(path or shipped_catalog_dir() / "reference" / KERNEL_FILE_NAME).open(newline="") as f:
         return list(csv.DictReader(f))
 
 

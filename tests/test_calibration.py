@@ -55,6 +55,12 @@ class TestFit:
         with pytest.raises(Exception, match="fields that can be fitted: bandwidth_efficiency"):
             fit_time_factors(synthetic_rows(), VLLM, fields=("colour",))
 
+    def test_a_profile_attribute_that_is_no_time_factor_is_refused(self):
+        """``name`` is an EngineProfile attribute but no factor a calibration can hold: refused, not fitted (a
+        check by ``hasattr`` let it through); the list names the new MoE term."""
+        with pytest.raises(Exception, match="cannot fit name; .*moe_layer_overhead_s"):
+            fit_time_factors(synthetic_rows(), VLLM, fields=("name",))
+
 
 class TestCalibrationFile:
     def test_written_file_reads_back(self, tmp_path):
