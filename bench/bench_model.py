@@ -16,6 +16,9 @@ Printed:
    against the same with every call grouping its arrays of names afresh (planner.lookup keeps the grouping of the
    arrays recent calls were given: the three calls of a sweep group each array once; every timed sweep starts
    with nothing kept, so its first call pays the grouping);
+   And the text sweep in fresh processes with glibc's malloc as it starts (``PLANNER_MALLOC=default``) against
+   the same with planner's kept heap (``planner.heap``: the thresholds glibc learns, set before the first sweep),
+   alternating, best of 3 each;
 3. 300 x 300 distinct failing cells through PLANNER_WHY and the classic (Windows) runtime: seconds per range
    (the Office.js runtime shows the bare codes: the same work as the classic one, less the text).
 """
@@ -131,6 +134,15 @@ def sweep(gpus, models, contexts, afresh: bool = False) -> None:
         call()
 
 
+def sweep_seconds_in_fresh_process(n: int, malloc: str) -> float:
+    """Best of 3 text sweeps of ``n`` scenarios in a new Python process with PLANNER_MALLOC=``malloc``."""
+    env = dict(os.environ, PLANNER_MALLOC=malloc, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run(
+        [sys.executable, __file__, "--sweep", str(n), "--sweep-seconds"], env=env, check=True, capture_output=True
+    )
+    return float(out.stdout.decode().split()[-1])
+
+
 def failing_range(n: int) -> list[list[float]]:
     """n x n distinct contexts that all fail: Llama 2 70B with 4M to 4.1M-token sequences on one GPU."""
     return [[float(4_000_000 + i * n + j) for j in range(n)] for i in range(n)]
@@ -141,7 +153,13 @@ def main() -> None:
     ap.add_argument("--sweep", type=int, default=200_000, help="scenarios in the sweep")
     ap.add_argument("--repeat", type=int, default=300, help="calls per timing round")
     ap.add_argument("--range", type=int, default=300, help="side of the failing range")
+    ap.add_argument("--sweep-seconds", action="store_true", help="print only the best text sweep's seconds")
     args = ap.parse_args()
+    if args.sweep_seconds:
+        data = sweep_inputs(args.sweep)
+        sweep(*(a[:100] for a in data))
+        print(best_of(lambda: sweep(*data), 1, rounds=3))
+        return
 
     la = llm_analysis_seconds(args.repeat)
     one = best_of(scalar_scenario, args.repeat)
@@ -168,6 +186,16 @@ def main() -> None:
     print(
         f"2. the text sweep, each array of names grouped once: {best[False] / args.sweep * 1e6:.3f} us per scenario; "
         f"grouped by every call: {best[True] / args.sweep * 1e6:.3f} us   ratio {best[True] / best[False]:.2f}x"
+    )
+
+    heap = {"default": float("inf"), "kept": float("inf")}
+    for _ in range(3):  # alternating, so both meet the same load
+        for malloc in heap:
+            heap[malloc] = min(heap[malloc], sweep_seconds_in_fresh_process(args.sweep, malloc))
+    print(
+        f"2. the text sweep in a fresh process, glibc's malloc as it starts: {heap['default'] / args.sweep * 1e6:.3f} us "
+        f"per scenario; planner's kept heap: {heap['kept'] / args.sweep * 1e6:.3f} us   "
+        f"ratio {heap['default'] / heap['kept']:.2f}x"
     )
 
     grid = failing_range(args.range)

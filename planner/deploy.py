@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from planner import failures
+from planner import failures, heap
 from planner import model as m
 from planner.architecture import model_facts
 from planner.calibration import resolve_calibration
@@ -233,6 +233,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors)
+    heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
     if gpus is not None:
         refused = ~m.tensor_parallel_ok(r.model, gpus) & ~np.asarray(r.bad)
         if np.any(refused):

@@ -16,13 +16,16 @@ def experts_touched(model: ModelFacts, tokens: ArrayLike) -> ArrayLike:
     """Expected distinct experts per MoE layer that ``tokens`` tokens route to, under uniform routing.
 
     E x (1 - (1 - k/E)^T): one token touches k, a large batch touches all E. 0 for dense models.
+    Computed as -E x expm1(T x log1p(-k/E)), the same number: the logarithm is taken once per model and
+    exp runs at a fraction of pow's cost over a sweep's tokens (T >= 1, so k = E gives E x 1).
     """
     e, k = model.num_experts, model.experts_per_token
     if type(e) in (float, int) and e == 0:
         return 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
-        miss = ops.where(e > 0, 1.0 - k / e, 1.0)  # a token's chance to skip one expert (dense: 1, so 0 x 0)
-    return e * (1.0 - ops.power(miss, tokens))
+        # log of a token's chance to skip one expert (dense: log 1 = 0, so 0 x 0)
+        log_miss = ops.where(e > 0, ops.log1p(-k / e), 0.0)
+    return -e * ops.expm1(tokens * log_miss)  # -0.0 for a dense model in an array: equal to 0
 
 
 def weights_read_bytes(model: ModelFacts, precision: PrecisionFacts, tokens: ArrayLike) -> ArrayLike:

@@ -56,3 +56,14 @@ def ceil(x):
 
 def power(a, b):
     return float(a**b) if _scalar(a, b) else np.power(a, b)
+
+
+def log1p(x):
+    """log(1 + x); -inf at x = -1 (as numpy), NaN below."""
+    if type(x) in _SCALARS:
+        return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
+    return np.log1p(x)
+
+
+def expm1(x):
+    return math.expm1(x) if type(x) in _SCALARS and x == x else np.expm1(x)

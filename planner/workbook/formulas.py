@@ -133,6 +133,22 @@ def experts_touched(tokens: str) -> str:
     return f"IF({{E}}>0,{{E}}*(1-IF({{k}}>={{E}},0,IF({t}*LN(1-{{k}}/{{E}})<-700,0,POWER(1-{{k}}/{{E}},{t})))),0)"
 
 
+#: model.weights_read_bytes over the block's experts touched (``{.touched}``).
+WEIGHTS_READ = "({read}-{read16})*{wbpp}+{read16}*{kbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"
+#: model.roofline_time_s of the block's memory and compute times.
+ROOFLINE = "MAX({.tmem},{.tflop})+(1-{f_roofline_overlap})*MIN({.tmem},{.tflop})"
+
+
+def tp_communication(tokens: str, single_gpu: str = "0") -> str:
+    """model.tp_communication_s: two all-reduces per layer of tokens x hidden 16-bit values (allreduce_time_s:
+    latency + 2 (n-1)/n x bytes / link, in the fabric domain or over PCIe); ``single_gpu`` on one GPU."""
+    return (
+        f"2*{{layers}}*IF({{n}}>1,IF({{n}}<={{domain}},{{f_allreduce_latency_s}},{{pcie_lat}})"
+        f"+2*({{n}}-1)/{{n}}*({tokens}*{{hidden}}*2)"
+        f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}}),{single_gpu})"
+    )
+
+
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
     """model.decode_step at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
     b = "{" + batch + "}"
@@ -143,7 +159,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "Weight bytes read",
             "B",
             "#,##0",
-            "({read}-{read16})*{wbpp}+{read16}*{kbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}",
+            WEIGHTS_READ,
         ),
         ("kv", "KV bytes read", "B", "#,##0", f"{{kvel}}*{{kvbpe}}*{{ctx_layer_tokens}}*{b}*{{repl}}"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
@@ -155,17 +171,14 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "All-reduce time",
             "s",
             "0.000E+00",
-            f"2*{{layers}}*IF({{n}}>1,IF({{n}}<={{domain}},{{f_allreduce_latency_s}},{{pcie_lat}})"
-            f"+2*({{n}}-1)/{{n}}*({b}*{{hidden}}*2)"
-            f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}}),0*{b})",
+            tp_communication(b, f"0*{b}"),
         ),  # 0 x batch: a batch that does not fit stays an error
         (
             "step",
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            f"MAX({{.tmem}},{{.tflop}})+(1-{{f_roofline_overlap}})*MIN({{.tmem}},{{.tflop}})+{{.comm}}+{{overhead}}"
-            f"+{{f_sequence_overhead_s}}*{b}",
+            ROOFLINE + f"+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -197,7 +210,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "Weight bytes read",
             "B",
             "#,##0",
-            "({read}-{read16})*{wbpp}+{read16}*{kbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}",
+            WEIGHTS_READ,
         ),
         ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}*{repl}"),
         (
@@ -216,16 +229,14 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "Roofline time",
             "s",
             "0.000E+00",
-            "MAX({.tmem},{.tflop})+(1-{f_roofline_overlap})*MIN({.tmem},{.tflop})",
+            ROOFLINE,
         ),
         (
             "comm",
             "All-reduce time",
             "s",
             "0.000E+00",
-            "2*{layers}*IF({n}>1,IF({n}<={domain},{f_allreduce_latency_s},{pcie_lat})"
-            "+2*({n}-1)/{n}*({context}*{hidden}*2)"
-            "/(IF({n}<={domain},{ic},{pcie_bw})*{f_interconnect_efficiency}),0)",
+            tp_communication("{context}"),
         ),
         (
             "ttft",

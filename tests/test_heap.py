@@ -1,0 +1,85 @@
+"""planner.heap: glibc's learned malloc thresholds, set once before the first large sweep.
+
+Each case runs in a fresh Python process: the thresholds are process-wide and set once, so a case must not see
+another's. Expected values: glibc malloc/malloc.c (DEFAULT_MMAP_THRESHOLD_MAX = 4 x 1024 x 1024 x sizeof(long) =
+32 MiB on 64-bit; ``free`` raises the trim threshold to twice the mmap threshold) and the page faults the kernel
+counts (``getrusage`` ru_minflt).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from planner import heap
+
+GLIBC = sys.platform.startswith("linux") and hasattr(ctypes.CDLL(None), "gnu_get_libc_version")
+
+# Ten 1.6 MB arrays made and freed, 20 times over (a sweep's temporaries); page faults counted after the first round.
+CHURN = textwrap.dedent(
+    """
+    import json, resource, sys
+    import numpy as np
+    from planner import heap
+    first = heap.keep_heap_for_sweeps(int(sys.argv[1]))
+    again = heap.keep_heap_for_sweeps(10**9)
+    def churn():
+        arrays = [np.ones(200_000) for _ in range(10)]
+        del arrays
+    churn()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        churn()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    print(json.dumps({"first": first, "again": again, "faults": faults}))
+    """
+)
+
+
+def churn(values: int, malloc: str | None = None) -> dict:
+    env = dict(os.environ)
+    env.pop("PLANNER_MALLOC", None)
+    if malloc is not None:
+        env["PLANNER_MALLOC"] = malloc
+    out = subprocess.run(
+        [sys.executable, "-c", CHURN, str(values)], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def test_thresholds_are_glibcs_own_ceiling():
+    assert heap.MMAP_THRESHOLD_BYTES == 4 * 1024 * 1024 * 8  # DEFAULT_MMAP_THRESHOLD_MAX, 64-bit
+    assert heap.TRIM_THRESHOLD_BYTES == 2 * heap.MMAP_THRESHOLD_BYTES
+    assert heap.SWEEP_VALUES * 8 == 128 * 1024  # float64 arrays from glibc's starting mmap threshold
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
+def test_a_sweep_reuses_the_heap_instead_of_faulting_in_fresh_pages():
+    kept = churn(200_000)
+    assert kept["first"] is True and kept["again"] is True
+    default = churn(200_000, malloc="default")
+    assert default["first"] is False
+    # glibc as it starts trims the freed 16 MB and faults it back in every round: 20 x 10 x 391 pages
+    assert default["faults"] > 20_000
+    assert kept["faults"] < 200
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
+def test_a_small_sweep_leaves_malloc_alone_and_a_later_large_one_sets_it():
+    out = churn(heap.SWEEP_VALUES - 1)
+    assert out["first"] is False  # below the mmap threshold: nothing to keep
+    assert out["again"] is True  # the later 10**9-value call sets it
+    assert out["faults"] < 200
+
+
+def test_off_glibc_nothing_is_done(monkeypatch):
+    monkeypatch.setattr(heap, "_state", {"done": False, "set": False})
+    monkeypatch.setattr(heap.sys, "platform", "darwin")
+    assert heap.keep_heap_for_sweeps(10**6) is False
+    assert heap._state["done"] is True
