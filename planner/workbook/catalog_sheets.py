@@ -377,10 +377,17 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
     )
 
 
+def _aliases_width(precisions: list[Precision]) -> float:
+    """The Aliases column as wide as its longest list (26 to 48 characters), so no list is cut off by the next column."""
+    return min(48.0, max([26.0] + [len(", ".join(p.aliases)) + 2.0 for p in precisions]))
+
+
 def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
     cols = [
         Column("Precision", text(lambda p, r: p.name), width=10, name="prec_names"),
-        Column("Aliases", text(lambda p, r: ", ".join(p.aliases) or None), width=26),
+        Column(
+            "Aliases", text(lambda p, r: ", ".join(p.aliases) or None), width=_aliases_width(precisions), detail=False
+        ),
         Column("Bits per value", lambda p, r: p.bits_per_element, "0.##", 8),
         Column("Scale bits", lambda p, r: p.scale_bits, "0.##", 8),
         Column("Values per scale", lambda p, r: p.scale_block, INT, 8),
@@ -395,7 +402,8 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         ),
         Column("Math runs at", lambda p, r: p.math, width=8, name="prec_math"),
         Column("Math fallback", lambda p, r: p.math_fallback, width=8, name="prec_fallback"),
-        Column("KV-cache format", lambda p, r: p.kv_cache, width=8, name="prec_kv_cache"),
+        # a boolean column: LibreOffice shows some booleans of a General column as 1 / 0; this format reads TRUE / FALSE
+        Column("KV-cache format", lambda p, r: p.kv_cache, '"TRUE";"TRUE";"FALSE"', width=8, name="prec_kv_cache"),
         Column("Quantizes", lambda p, r: p.quantizes, width=12, name="prec_quantizes"),
         Column("Notes", text(lambda p, r: p.notes or None), width=40),
         Column("Source", text(lambda p, r: p.source), width=40),

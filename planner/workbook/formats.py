@@ -6,6 +6,7 @@ TFLOPS = '#,##0.0,,,," TFLOP/s"'
 USD = '"$"#,##0.00'
 INT = "#,##0"
 MS = '#,##0.00" ms"'
+MS_BEFORE_TEXT = '#,##0.00" ms   "'  # right-aligned beside a left-aligned text column: a gap before the text
 # Number-only forms for table columns whose header names the unit ("Memory (GB)"): narrow, readable columns.
 GB_NUM = "#,##0.00,,,"
 GBS_NUM = "#,##0,,,"

@@ -210,7 +210,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     names += [Name("rng_low", f"{RANGES_SHEET}!$B${r}"), Name("rng_high", f"{RANGES_SHEET}!$C${r}")]
     r += 1
     s.set(f"A{r}", "Widened", style="label")
-    s.set(f"B{r}", f'=IF({calibrated},"",F{factor})', style="note")
+    s.set(f"B{r}", f'=IF(OR({calibrated},F{factor}=""),"no",F{factor})', style="note")
     s.merges.append(f"B{r}:H{r}")
     names.append(Name("rng_widened", f"{RANGES_SHEET}!$B${r}"))
     r += 1

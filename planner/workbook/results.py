@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from planner.workbook.calc import Calc
-from planner.workbook.formats import GB, INT, MS, USD
+from planner.workbook.formats import GB, INT, MS, MS_BEFORE_TEXT, USD
 from planner.workbook.layout import RESULTS_SHEET
 from planner.workbook.spec import Probe, Sheet
 
@@ -148,7 +148,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         r += 1
         s.set(f"A{r}", f"{label}: low / high", style="label")
         s.set(f"B{r}", f"=B{row_of[key]}*(1+rng_low)", fmt=MS, style="result")
-        s.set(f"C{r}", f"=B{row_of[key]}*(1+rng_high)", fmt=MS, style="result")
+        s.set(f"C{r}", f"=B{row_of[key]}*(1+rng_high)", fmt=MS_BEFORE_TEXT, style="result")
         s.set(
             f"D{r}",
             "measured / predicted - 1 lay within this range in 80% of the held-out published figures of the "
@@ -157,7 +157,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         )
     r += 1
     s.set(f"A{r}", "Range widened", style="label")
-    s.set(f"B{r}", '=IF(rng_widened="","no",rng_widened)', style="note")
+    s.set(f"B{r}", "=rng_widened", style="note")
     s.merges.append(f"B{r}:D{r}")
     r += 1
     s.set(f"A{r}", "Range from", style="label")

@@ -34,7 +34,7 @@ STYLES = {
         fill=PatternFill("solid", fgColor="1F3864"),
         alignment=Alignment(wrap_text=True, vertical="top"),
     ),
-    "label": dict(font=Font(bold=False), alignment=Alignment(vertical="top")),
+    "label": dict(font=Font(bold=False), alignment=Alignment(horizontal="left", vertical="top")),
     "input": dict(
         fill=PatternFill("solid", fgColor="FFF2CC"),
         border=Border(_thin, _thin, _thin, _thin),
