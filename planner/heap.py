@@ -11,9 +11,11 @@ sweep of 200,000 scenarios, half its time.
 
 ``keep_heap_for_sweeps`` sets the thresholds glibc would reach by itself after freeing a 32 MiB block (mmap
 above 32 MiB, trim above 64 MiB), once per process, the first time planner evaluates arrays large enough to be
-mmapped (16,384 float64 values: 128 KiB). The process may then keep up to 64 MiB of freed heap for its next
-arrays. Values are unchanged (this is where memory comes from, not what is computed). Elsewhere (macOS,
-Windows, musl, Pyodide) nothing is done; ``PLANNER_MALLOC=default`` in the environment leaves glibc as it is.
+mmapped (16,384 float64 values: 128 KiB). The process then keeps up to 64 MiB of freed memory at the top of its
+heap for its next arrays, and arrays up to 32 MiB come from the heap (freed space below a live block is kept for
+reuse), as after glibc's own learning. Values are unchanged (this is where memory comes from, not what is
+computed). Elsewhere (macOS, Windows, musl, Pyodide) nothing is done; ``PLANNER_MALLOC=default`` in the
+environment leaves glibc as it is.
 """
 
 from __future__ import annotations
