@@ -54,10 +54,6 @@ def ceil(x):
     return float(math.ceil(x)) if type(x) in _SCALARS and x == x else np.ceil(x)
 
 
-def power(a, b):
-    return float(a**b) if _scalar(a, b) else np.power(a, b)
-
-
 def log1p(x):
     """log(1 + x); -inf at x = -1 (as numpy), NaN below."""
     if type(x) in _SCALARS:
