@@ -179,3 +179,43 @@ class TestVectorized:
             errors="coerce",
         )
         assert out[0] >= 1 and np.isnan(out[1]) and np.isnan(out[2])
+
+
+class TestExpertsTouched:
+    """model.experts_touched: E x (1 - (1 - k/E)^T) distinct experts per MoE layer for T tokens, uniform routing."""
+
+    @staticmethod
+    def facts(experts: float, per_token: float):
+        from types import SimpleNamespace
+
+        return SimpleNamespace(num_experts=experts, experts_per_token=per_token)
+
+    def test_hand_worked_values(self):
+        """Mixtral (8 experts, 2 per token; its config.json): one token 2, two tokens 8 x (1 - 0.75^2) = 3.5;
+        DeepSeek-V3 (256 routed, 8 per token): one token 8; a dense model 0."""
+        from planner.model import experts_touched
+
+        assert experts_touched(self.facts(8.0, 2.0), 1.0) == pytest.approx(2.0, rel=1e-15)
+        assert experts_touched(self.facts(8.0, 2.0), 2.0) == pytest.approx(3.5, rel=1e-15)
+        assert experts_touched(self.facts(256.0, 8.0), 1.0) == pytest.approx(8.0, rel=1e-15)
+        assert experts_touched(self.facts(0.0, 0.0), 64.0) == 0.0
+
+    @given(
+        experts=st.integers(1, 512),
+        share=st.floats(0.0, 1.0),
+        tokens=st.integers(1, 10_000_000),
+    )
+    def test_equals_the_power_form_within_bounds_scalar_and_array(self, experts, share, tokens):
+        """The same number as E x (1 - (1 - k/E)^T) (computed via expm1 / log1p), between k and min(E, k x T),
+        non-decreasing in T, and the array path gives the scalar path's value."""
+        from planner.model import experts_touched
+
+        k = float(max(1, round(share * experts)))
+        f = self.facts(float(experts), k)
+        got = experts_touched(f, float(tokens))
+        want = experts * (1.0 - (1.0 - k / experts) ** tokens)
+        assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
+        assert k * (1 - 1e-12) <= got <= min(experts, k * tokens) * (1 + 1e-12)
+        assert experts_touched(f, float(tokens + 1)) >= got * (1 - 1e-15)
+        arrays = self.facts(np.array([float(experts), 0.0]), np.array([k, 0.0]))
+        assert experts_touched(arrays, np.array([float(tokens), float(tokens)])) == pytest.approx([got, 0.0], rel=1e-14)
