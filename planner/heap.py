@@ -20,7 +20,6 @@ environment leaves glibc as it is.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 
@@ -47,6 +46,8 @@ def keep_heap_for_sweeps(values: int) -> bool:
     _state["done"] = True
     if os.environ.get("PLANNER_MALLOC", "").strip().lower() == "default" or not sys.platform.startswith("linux"):
         return False
+    import ctypes  # here, not at import: Pyodide (xlwings Lite) never gets this far
+
     try:
         libc = ctypes.CDLL(None)  # the process's own C library
         mallopt = libc.mallopt
