@@ -24,13 +24,12 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 class Rows(NDArrayOperatorsMixin):
     """``values[codes]``, computed on ``values`` while every operand is per row or a plain number."""
 
-    __slots__ = ("values", "codes", "_gathered")
+    __slots__ = ("values", "codes")
     __array_priority__ = 20.0
 
     def __init__(self, values: np.ndarray, codes: np.ndarray) -> None:
         self.values = values
         self.codes = codes
-        self._gathered: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple:
@@ -45,7 +44,8 @@ class Rows(NDArrayOperatorsMixin):
         return self.values.dtype
 
     def gather(self) -> np.ndarray:
-        """The value of every scenario (computed once per ``Rows``)."""
+        """The value of every scenario: a new array on each call (an operation's gathered operand becomes its
+        result's buffer, so keeping it would let a later operation overwrite it)."""
         return np.take(self.values, self.codes)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
