@@ -98,10 +98,15 @@ def test_results_show_each_time_times_the_range(recalculated, key):
     assert rows["Range from"][0] == want.note
 
 
+@pytest.fixture(scope="module")
+def whatif_spec():
+    return build_whatif()
+
+
 class TestTheRangesSheetHoldsTheFileNotTheFormulas:
-    @pytest.fixture(scope="class")
-    def spec(self):
-        return build_whatif()
+    @pytest.fixture
+    def spec(self, whatif_spec):
+        return whatif_spec
 
     def test_factors_and_coverage_are_the_residuals_files(self, spec):
         """Every region of heldout_residuals.csv (figures, quantiles, sources) and every dimension's factor."""
