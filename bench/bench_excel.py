@@ -6,7 +6,7 @@
    the planner.api function directly: the wrapper's overhead (target: under 30%).
 2. One call over a 10,000-row range against 10,000 scalar calls of the same function (target: at least
    50x faster per row): why a spreadsheet should call once per column.
-3. Import time of planner.excel_functions against importing xlwings alone (fresh interpreters, median of 5).
+3. Import time of planner.excel.functions against importing xlwings alone (fresh interpreters, median of 5).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from planner import api  # noqa: E402
-from planner import excel_functions as xf  # noqa: E402
+from planner.excel import functions as xf  # noqa: E402
 
 
 def best_per_call(f, repeat: int = 7, number: int = 200) -> float:
@@ -115,15 +115,15 @@ def import_time(repeat: int = 5) -> None:
 
     base = cost("pass")
     xw = cost("import xlwings") - base
-    ours = cost("import planner.excel_functions") - base
+    ours = cost("import planner.excel.functions") - base
     probe = (
-        "import sys, planner.excel_functions; print(' '.join(sorted(m for m in "
+        "import sys, planner.excel.functions; print(' '.join(sorted(m for m in "
         "('openpyxl', 'matplotlib', 'click', 'pandas', 'planner.cli') if m in sys.modules)))"
     )
     heavy = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT).stdout.strip()
     print(f"   import xlwings                  {xw * 1e3:7.0f} ms")
     print(
-        f"   import planner.excel_functions  {ours * 1e3:7.0f} ms   ({ours / xw:.2f}x xlwings alone; "
+        f"   import planner.excel.functions  {ours * 1e3:7.0f} ms   ({ours / xw:.2f}x xlwings alone; "
         f"+{(ours - xw) * 1e3:.0f} ms for planner)"
     )
     print(f"   heavy modules loaded after import: {heavy or 'none'} (xlwings itself imports pandas and matplotlib)")

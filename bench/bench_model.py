@@ -13,11 +13,11 @@ Printed:
 2. a sweep where GPU, model and context all vary: planner's vectorized max_batch + tpot + ttft per scenario
    against one llm-analysis call - the ratio should be >= 1000 - with the names as arrays of text, and as pandas
    Categoricals (names coded once, as a sweep that calls several functions can build them); and the text sweep
-   against the same with every call grouping its arrays of names afresh (planner.lookup keeps the grouping of the
+   against the same with every call grouping its arrays of names afresh (planner.catalog.lookup keeps the grouping of the
    arrays recent calls were given: the three calls of a sweep group each array once; every timed sweep starts
    with nothing kept, so its first call pays the grouping);
    And the text sweep in fresh processes with glibc's malloc as it starts (``PLANNER_MALLOC=default``) against
-   the same with planner's kept heap (``planner.heap``: the thresholds glibc learns, set before the first sweep),
+   the same with planner's kept heap (``planner.io.heap``: the thresholds glibc learns, set before the first sweep),
    alternating, best of 3 each;
 3. 300 x 300 distinct failing cells through PLANNER_WHY and the classic (Windows) runtime: seconds per range
    (the Office.js runtime shows the bare codes: the same work as the classic one, less the text).
@@ -37,9 +37,8 @@ import numpy as np
 import pandas as pd
 
 import planner
-from planner import excel_support as xs
-from planner import lookup
-from planner.catalog import default_catalog
+from planner.catalog import default_catalog, lookup
+from planner.excel import support as xs
 
 VENV = Path(os.environ.get("LLM_ANALYSIS_VENV", "/work/venvs/la"))
 LLM_ANALYSIS_TIMER = r"""

@@ -7,7 +7,7 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
-in ``planner.fit.FIT_SOURCE_GROUPS`` (``planner.holdout.fit_rows`` fits those sources only). Prints median /
+in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
 worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
 then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts), planner beside
 aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
@@ -37,10 +37,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner import accuracy as acc  # noqa: E402
-from planner.architecture import param_counts  # noqa: E402
+from planner.accuracy import predict as acc  # noqa: E402
+from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
-from planner.fit import FIT_SOURCE_GROUPS  # noqa: E402
+from planner.engines.architecture import param_counts  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
@@ -58,7 +58,7 @@ LA_GPUS = {
 #: llm-analysis dtype configs (weights / activations / embeddings bits) by the row's weight precision.
 LA_DTYPES = {None: "w16a16e16", "fp16": "w16a16e16", "bf16": "w16a16e16", "fp8": "w8a8e16", "int8": "w8a16e16"}
 LA_DTYPES.update({"int4": "w4a16e16", "awq": "w4a16e16"})
-#: Start-up rows the vLLM memory profiles were fitted to (planner.engines, docs/accuracy.md "Memory"): 'vllm-0.10'
+#: Start-up rows the vLLM memory profiles were fitted to (planner.engines.profiles, docs/accuracy.md "Memory"): 'vllm-0.10'
 #: on KV001-KV003, 'vllm-fullsort' on KV013 and XL01-XL06, 'vllm' on XN01-XN12 (activation peak and non-torch
 #: memory by least squares). They are in-sample for the KV GiB, tokens and concurrency vLLM printed.
 MEMORY_FIT_ROWS = frozenset(

@@ -1,11 +1,11 @@
-"""Leave-one-source-out accuracy of the time factors (``planner.holdout``): in-sample and held-out, per group.
+"""Leave-one-source-out accuracy of the time factors (``planner.accuracy.holdout``): in-sample and held-out, per group.
 
     python bench/loso.py                  # the table (about 20 s)
     python bench/loso.py --worst 15       # and the 15 worst held-out figures
-    python bench/loso.py --write-residuals  # regenerate catalogs/reference/heldout_residuals.csv (planner.ranges)
+    python bench/loso.py --write-residuals  # regenerate catalogs/reference/heldout_residuals.csv (planner.accuracy.ranges)
 
 The rows are those the protocol fits (static batches and batch-1 latency of vLLM, LMDeploy and TensorRT-LLM;
-``planner.holdout`` states the rules). Columns: "before" is the factors ``planner.engines`` ships (on rows its
+``planner.accuracy.holdout`` states the rules). Columns: "before" is the factors ``planner.engines.profiles`` ships (on rows its
 fit saw, that is in-sample too), "in-sample" the fit on all rows, "held-out" each source's rows predicted by the
 fit on the other sources; aiconfigurator's and llm-analysis's errors (``bench/heldout_aic_cache.json``,
 ``bench/heldout_la_cache.json``) on the rows each predicts, beside the planner's held-out errors on those rows. Median / worst |predicted / measured - 1| (figures).
@@ -25,11 +25,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import heldout  # noqa: E402  (aiconfigurator's cached answers, goals, stats)
 
-from planner import accuracy as acc  # noqa: E402
-from planner import holdout as ho  # noqa: E402
-from planner import ranges  # noqa: E402
+from planner.accuracy import holdout as ho  # noqa: E402
+from planner.accuracy import predict as acc  # noqa: E402
+from planner.accuracy import ranges  # noqa: E402
+from planner.accuracy.fit import ttft_is_prefill  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
-from planner.fit import ttft_is_prefill  # noqa: E402
 
 QUANTITIES = {"TTFT": "TTFT, batch 1", "static-batch throughput": "static-batch throughput"}
 
@@ -104,7 +104,7 @@ def factors_line(fit: ho.JointFit) -> str:
 
 
 def write_residuals(result: ho.HeldOut, path: Path) -> None:
-    """The held-out residual quantiles per region and each dimension's widening (``planner.holdout.residual_table``)."""
+    """The held-out residual quantiles per region and each dimension's widening (``planner.accuracy.holdout.residual_table``)."""
     table = ho.residual_table(result)
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")

@@ -1,4 +1,4 @@
-"""Extract the measured kernel latencies ``planner.kernel_floor`` derives the per-MoE-layer time from.
+"""Extract the measured kernel latencies ``planner.engines.kernel_floor`` derives the per-MoE-layer time from.
 
     /work/venvs/aic/bin/python bench/moe_kernel_extract.py   # writes catalogs/reference/kernel_latency_aic.csv
 

@@ -31,9 +31,8 @@ from planner.api import (
     valid_tp_sizes,
     weight_bytes,
 )
-from planner.benchmark import BenchmarkRun, predict_benchmark
 from planner.catalog import Catalog, default_catalog, load_catalog, reload_catalog
-from planner.engines import ENGINES, EngineProfile, engine_profile
+from planner.engines.profiles import ENGINES, EngineProfile, engine_profile
 from planner.errors import (
     CatalogError,
     DoesNotFitError,
@@ -42,6 +41,7 @@ from planner.errors import (
     PlannerError,
     UnknownNameError,
 )
+from planner.serving.benchmark import BenchmarkRun, predict_benchmark
 
 __version__ = "0.1.0"
 

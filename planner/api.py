@@ -2,7 +2,7 @@
 
 Each function takes GPU, model and precision names (or catalog entries) and numbers; any of them may be a
 scalar, a numpy array or a pandas Series, and arrays broadcast. This module only resolves names
-(``planner.resolve``), checks and broadcasts arguments (``planner.deploy``) and shapes results; every formula
+(``planner.catalog.resolve``), checks and broadcasts arguments (``planner.deploy``) and shapes results; every formula
 is a function of ``planner.model`` (docs/model.md lists them).
 
 ``errors="raise"`` (default) raises a ``PlannerError`` for the first bad scenario; ``errors="coerce"``
@@ -17,6 +17,16 @@ import numpy as np
 
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
+from planner.catalog.lookup import lookup
+from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
+    PEAK_KEYS,
+    _peak_for_weights,
+    _resolve,
+    default_kv_precision,
+    gpu_numbers,
+    gpu_peak_flop_per_s,
+    math_flags,
+)
 from planner.checks import Errors, _count_or_mask, _pandas_index
 from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and tests use these names here)
     GPU_GROUPS,
@@ -33,18 +43,8 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     tp_size_error,
     valid_tp_sizes,
 )
-from planner.engines import EngineProfile
-from planner.lookup import lookup
+from planner.engines.profiles import EngineProfile
 from planner.model import MemoryPlan
-from planner.resolve import (  # noqa: F401  (re-exported: the workbook writer and export use these)
-    PEAK_KEYS,
-    _peak_for_weights,
-    _resolve,
-    default_kv_precision,
-    gpu_numbers,
-    gpu_peak_flop_per_s,
-    math_flags,
-)
 
 # -- catalog quantities ---------------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 """Input checks for the public functions: numbers of the right kind and range, with errors that say what is
 accepted. With ``errors="coerce"`` the scenarios that fail a check are masked (and, inside
-``planner.failures.collect()``, noted with their reason) instead of raising."""
+``planner.model.failures.collect()``, noted with their reason) instead of raising."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any, Literal
 
 import numpy as np
 
-from planner import failures
 from planner.errors import InvalidInputError, OutOfRangeError
+from planner.model import failures
 
 Errors = Literal["raise", "coerce"]
 

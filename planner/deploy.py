@@ -13,16 +13,17 @@ from typing import Any
 
 import numpy as np
 
-from planner import failures, heap
 from planner import model as m
-from planner.architecture import model_facts
-from planner.calibration import resolve_calibration
+from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Model, default_catalog
+from planner.catalog.resolve import Resolved, _resolve
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.architecture import model_facts
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, OutOfRangeError
-from planner.resolve import Resolved, _resolve
-from planner.rows import gathered
+from planner.io import heap
+from planner.model import failures
+from planner.model.rows import gathered
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
@@ -39,7 +40,7 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     """NaN where a scenario failed (coerce), a Python scalar for scalar input, a Series for Series input."""
     if type(result) is float and bad is False:  # one scenario that worked
         return int(result) if integer and result == result else result
-    result, bad = gathered(result), gathered(bad)  # per-row values (planner.rows) become per scenario
+    result, bad = gathered(result), gathered(bad)  # per-row values (planner.model.rows) become per scenario
     out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
     if integer and errors == "raise":
         out = out.astype(np.int64)

@@ -10,14 +10,14 @@ from typing import Any
 
 from planner import api
 from planner import model as m
-from planner.calibration import residual_range
+from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
+from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan
-from planner.resolve import default_kv_precision
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Plan:
     cost_per_mtok_usd: float
     warnings: tuple[str, ...]
     #: relative residuals of time predictions (calibration entry, else held-out residuals of the nearest covered
-    #: region, ``planner.ranges``): a measured time lies within prediction x (1 + low) .. x (1 + high) for 80% of them
+    #: region, ``planner.accuracy.ranges``): a measured time lies within prediction x (1 + low) .. x (1 + high) for 80% of them
     time_residuals: tuple[float, float] = (0.0, 0.0)
     time_range_note: str = ""  # where the range comes from
     time_range_widened: str = ""  # why it was widened ("" when it was not: the data covers this query)

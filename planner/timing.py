@@ -17,12 +17,12 @@ import numpy as np
 
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
+from planner.catalog.resolve import _resolve, gpu_numbers
 from planner.checks import Errors, _nonnegative, _pandas_index
 from planner.deploy import Options, deploy, finish, finish_record, nan_record
-from planner.engines import EngineProfile
+from planner.engines.profiles import EngineProfile
 from planner.errors import MissingDataError
 from planner.model import DecodeStep, PrefillStep
-from planner.resolve import _resolve, gpu_numbers
 
 Engine = str | EngineProfile | None
 P = ParamSpec("P")
@@ -112,7 +112,7 @@ throughput = _quantity(
     """Steady-state decode output tokens per second of the whole group: batch / TPOT, every sequence decoding.
 
     Not a benchmark's "output throughput", which is a whole run's rate with the prefill included:
-    ``planner.benchmark.predict_benchmark(...).run_output_tokens_per_s``. Options: ``decode_step``.
+    ``planner.serving.benchmark.predict_benchmark(...).run_output_tokens_per_s``. Options: ``decode_step``.
     """,
 )
 batch_token_time = _quantity(

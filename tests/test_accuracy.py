@@ -12,16 +12,16 @@ import math
 
 import pytest
 
-from planner import accuracy as acc
 from planner import memory_plan, tpot, ttft
-from planner.calibration import Calibration, GpuCalibration
-from planner.engines import LMDEPLOY, VLLM, engine_profile
-from planner.validation import MEMORY_TOLERANCE, validate_memory, validate_time
+from planner.accuracy import predict as acc
+from planner.accuracy.calibration import Calibration, GpuCalibration
+from planner.accuracy.validation import MEMORY_TOLERANCE, validate_memory, validate_time
+from planner.engines.profiles import LMDEPLOY, VLLM, engine_profile
 
 GiB = 2**30
 PUBLIC = acc.reference_dir() / "vllm_startup_public.csv"
 #: Eight benchmark rows of two sources (LMDeploy A100 static batches, vLLM serving); LMDeploy's five are among the
-#: rows the shipped time factors are fitted to (planner.holdout; bench/loso.py reports held-out errors).
+#: rows the shipped time factors are fitted to (planner.accuracy.holdout; bench/loso.py reports held-out errors).
 DECODE = acc.reference_dir() / "decode_public.csv"
 EXTRA = acc.reference_dir() / "vllm_startup_extra.csv"
 
@@ -103,8 +103,8 @@ class TestDecodeTime:
 
 class TestRanges:
     def test_tpot_range_brackets_the_prediction_with_shipped_residuals(self):
-        """Without a calibration, TPOT x (1 + the GPU's held-out residual quantiles) (planner.ranges)."""
-        from planner.ranges import region_residuals
+        """Without a calibration, TPOT x (1 + the GPU's held-out residual quantiles) (planner.accuracy.ranges)."""
+        from planner.accuracy.ranges import region_residuals
 
         t = tpot("H100", "llama3.1-8b", 4096, batch=8, calibration=Calibration())
         r_low, r_high = region_residuals("H100 SXM 80GB", acc.DEFAULT_RESIDUALS)[:2]
@@ -163,7 +163,7 @@ class TestValidateCommand:
         r = CliRunner().invoke(main, ["validate", "--check", "--decode", str(DECODE)])
         assert r.exit_code == 1, r.output
         verdict = next(line for line in r.output.splitlines() if line.startswith("FAIL:"))
-        # TPOT misses too (11.5% / 39%): LMDeploy's TPOTs are printed to 10 ms and no longer fitted (planner.holdout)
+        # TPOT misses too (11.5% / 39%): LMDeploy's TPOTs are printed to 10 ms and no longer fitted (planner.accuracy.holdout)
         assert "TTFT ms: median" in verdict and "worst" in verdict.split("TTFT ms:")[-1]
 
 

@@ -11,9 +11,9 @@ import pytest
 from pydantic import ValidationError
 
 from planner import api
-from planner.architecture import model_facts, param_breakdown
 from planner.catalog import Model, default_catalog
 from planner.catalog.hf import model_from_hf_config
+from planner.engines.architecture import model_facts, param_breakdown
 
 CAT = default_catalog()
 

@@ -1,5 +1,5 @@
 """Predicting a benchmark run (issue 10 item 4): static batches, and serving runs simulated step by step
-(planner.serving: continuous batching, max_num_seqs, a token budget per step with chunked prefill)."""
+(planner.serving.simulate: continuous batching, max_num_seqs, a token budget per step with chunked prefill)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from planner import api
-from planner.benchmark import predict_benchmark
 from planner.errors import InvalidInputError
-from planner.serving import Scheduler, StepTable, simulate
+from planner.serving.benchmark import predict_benchmark
+from planner.serving.simulate import Scheduler, StepTable, simulate
 
 GPU, MODEL = "H100", "llama3.1-8b"
 
@@ -23,7 +23,7 @@ def _ttft(prompt_tokens, batch=1):
 class TestStatic:
     def test_lmdeploy_static_batch_within_the_held_out_spread(self):
         """LMDeploy a100_fp16.md, Llama-2-7B, batch 16, 128 in / 2048 out: 1010.62 out tok/s, FTL 0.13 s,
-        median per-token latency 0.015 s (DM030). The throughput is a fitted row (planner.holdout: in-sample
+        median per-token latency 0.015 s (DM030). The throughput is a fitted row (planner.accuracy.holdout: in-sample
         -8%); a batch's FTL and a 0.01 s-resolution TPOT are not fitted (+13%, +15%): within the held-out
         spread (static-batch throughput 13% median, bench/loso.py)."""
         run = predict_benchmark("A100", "llama2-7b", 128, 2048, 16, engine="lmdeploy")
@@ -158,7 +158,7 @@ class TestSchedulers:
 
     def test_sglang_chunk_follows_gpu_memory(self):
         """SGLang server_args.py: chunked_prefill_size 2048 under 35 GiB, 8192 under 160 GiB (H100), 16384 above."""
-        from planner.benchmark import sglang_chunked_prefill_size
+        from planner.serving.benchmark import sglang_chunked_prefill_size
 
         assert [sglang_chunked_prefill_size(g * 2**30) for g in (24, 80, 141, 192)] == [2048, 8192, 8192, 16384]
 
@@ -168,7 +168,7 @@ class TestSchedulers:
 
 
 class TestKvAdmission:
-    """KV taken as the engines take it (planner.serving.Scheduler). Step table of these tests: a decode step is
+    """KV taken as the engines take it (planner.serving.simulate.Scheduler). Step table of these tests: a decode step is
     10 ms whatever the batch, a prefill step 1 ms per prompt token, nothing shared, so schedules work out by hand."""
 
     TABLE = StepTable((0.01,) * 4, (0.01,) * 4, 10.0, 110.0, (0.0, 1000.0), (0.0, 1.0), 0.0)
@@ -219,7 +219,7 @@ class TestKvAdmission:
 
     def test_sglang_request_slots(self):
         """SGLang model_runner.py: max_num_reqs = KV tokens / context length x 512, within 2048 .. 4096."""
-        from planner.benchmark import sglang_max_running_requests
+        from planner.serving.benchmark import sglang_max_running_requests
 
         assert sglang_max_running_requests(1_163_328, 131_072) == 4096  # 4544 clipped
         assert sglang_max_running_requests(200_000, 131_072) == 2048  # 781 raised
@@ -239,7 +239,7 @@ class TestVariedLengths:
         datacrunch H200 run DCH200-005 (--random-range-ratio 0.0, nominal 1024 / 1024) had means 1629242 / 3200 =
         509.1 in and 1642637 / 3200 = 513.3 out: drawn back from those means, the lengths span 1 .. 2 x mean and
         average the means (within 2%: 3200 draws of a uniform spread of sd ~ 294)."""
-        from planner.benchmark import request_lengths
+        from planner.serving.benchmark import request_lengths
 
         drawn = np.array(request_lengths(509.1, 513.3, 3200, 0.0))
         assert drawn.min() == 1 and drawn[:, 0].max() <= 1018 and drawn[:, 1].max() <= 1027
@@ -248,7 +248,7 @@ class TestVariedLengths:
         assert request_lengths(500, 200, 4, 0.0) == request_lengths(500, 200, 4, 0.0)  # seeded
 
     def test_range_ratio_read_from_a_dataset_cell(self):
-        from planner.published import range_ratio_of
+        from planner.accuracy.published import range_ratio_of
 
         assert range_ratio_of({"dataset": "random, --random-range-ratio 0.0 (lengths drawn up to 1024)"}) == 0.0
         assert range_ratio_of({"dataset": "random, --random-range-ratio 0.5"}) == 0.5

@@ -8,12 +8,12 @@ import pytest
 from click.testing import CliRunner
 
 from planner import tpot
-from planner.accuracy import DecodeRow, predict_decode_rows
-from planner.calibration import Calibration, GpuCalibration, load_calibration, write_calibration
+from planner.accuracy.calibration import Calibration, GpuCalibration, load_calibration, write_calibration
+from planner.accuracy.fit import fit_time_factors
+from planner.accuracy.predict import DecodeRow, predict_decode_rows
 from planner.cli import main
-from planner.engines import VLLM
+from planner.engines.profiles import VLLM
 from planner.errors import OutputExistsError
-from planner.fit import fit_time_factors
 
 TRUE = dict(bandwidth_efficiency=0.7, decode_flop_efficiency=0.45, prefill_flop_efficiency=0.5, step_overhead_s=0.002)
 
@@ -188,7 +188,7 @@ class TestCalibrateCommand:
 
     def test_validate_with_a_calibration_predicts_the_time_rows_with_it(self, tmp_path):
         """A calibration halving the achieved bandwidth makes the memory-bound TPOT of DM041 (batch 1) longer."""
-        from planner.accuracy import load_decode_rows, predict_decode
+        from planner.accuracy.predict import load_decode_rows, predict_decode
 
         cal = tmp_path / "c.toml"
         write_calibration(cal, [GpuCalibration(gpu="A100 SXM 80GB", bandwidth_efficiency=0.435)])

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from planner.architecture import param_breakdown
 from planner.catalog import Gpu, Model, Precision, default_catalog, load_catalog, reload_catalog
 from planner.catalog.loader import ENV_VAR
 from planner.catalog.schema import normalize_name
 from planner.cli.catalog import entry_to_toml
+from planner.engines.architecture import param_breakdown
 from planner.errors import CatalogError, UnknownNameError
 
 CAT = default_catalog()

@@ -11,12 +11,12 @@ import math
 
 import pytest
 
-from planner import accuracy as acc
 from planner import api
-from planner.architecture import param_breakdown
+from planner.accuracy import predict as acc
+from planner.accuracy.published import checkpoint_precision, resolve_gpu_name, resolve_model_name
 from planner.catalog import default_catalog
+from planner.engines.architecture import param_breakdown
 from planner.errors import MissingDataError
-from planner.published import checkpoint_precision, resolve_gpu_name, resolve_model_name
 
 CAT = default_catalog()
 GiB = 2**30

@@ -11,9 +11,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from planner.architecture import param_counts
 from planner.catalog import default_catalog, load_catalog
 from planner.cli import main
+from planner.engines.architecture import param_counts
 
 
 def run(*args: str):
@@ -159,13 +159,15 @@ class TestRanges:
     def test_plan_widens_the_range_at_a_tp_size_without_rows_and_says_so(self):
         """Llama-3.1-70B on 8 x H100: no published row at TP 8, so H100's held-out range widened by the TP factor
         (both from catalogs/reference/heldout_residuals.csv); the text names TP 8, the JSON carries the note."""
-        from planner import ranges
+        from planner.accuracy import ranges
 
         regions = ranges.load_regions()
         h100, tp = regions[("gpu", "H100 SXM 80GB")], regions[("tp", "*")]
         args = ("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus")
         data = json.loads(run(*args, "8", "--json").output)
-        low = math.expm1(math.log1p(h100.low) * tp.widen)  # rounded outwards to whole percent by planner.ranges
+        low = math.expm1(
+            math.log1p(h100.low) * tp.widen
+        )  # rounded outwards to whole percent by planner.accuracy.ranges
         high = math.expm1(math.log1p(h100.high) * tp.widen)
         t = data["tpot_s"]
         assert [x / t - 1 for x in data["tpot_range_s"]] == pytest.approx([low, high], abs=0.01)
@@ -200,7 +202,7 @@ def test_export_and_workbook_take_a_calibration_file_for_one_command(tmp_path):
     """--calibration is $PLANNER_CALIBRATION for that command only: the review states the calibrated range."""
     import os
 
-    from planner.calibration import ENV_VAR
+    from planner.accuracy.calibration import ENV_VAR
 
     cal = tmp_path / "cal.toml"
     cal.write_text('[[calibration]]\ngpu = "H100"\nresidual_low = -0.02\nresidual_high = 0.01\nsource = "test"\n')

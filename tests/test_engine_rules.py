@@ -6,10 +6,10 @@ import pytest
 
 import planner
 from planner import api
-from planner import excel_functions as xf
-from planner.architecture import model_facts
 from planner.catalog import default_catalog
+from planner.engines.architecture import model_facts
 from planner.errors import DoesNotFitError, OutOfRangeError
+from planner.excel import functions as xf
 
 CAT = default_catalog()
 
@@ -79,12 +79,12 @@ class TestOnePromptBusyTime:
         assert not hasattr(step, "compute_s")
         # the figure: 227 ms on 8 x L40S with NVLink's 8 us latency (the FLOP-only 58 ms left out the
         # all-reduces); with the catalog's PCIe all-reduce latency (42 us, item 9) and the fitted time model
-        # (planner.holdout: prefill efficiency 0.65, prefill latency 3.1 ms, memory time 28 ms added to the
+        # (planner.accuracy.holdout: prefill efficiency 0.65, prefill latency 3.1 ms, memory time 28 ms added to the
         # compute time 60 ms): 262 ms, of which 160 all-reduces take over 150 ms
         assert step.ttft_s == pytest.approx(0.2625, abs=0.0005)
 
     def test_sizing_charges_the_ttft(self):
-        from planner.sizing import Replica
+        from planner.export.sizing import Replica
 
         r = Replica(gpus=4, batch=32, tpot_s=0.04, ttft_s=0.2, ttft_mean_s=0.058)
         assert r.prompt_time_s == 0.058

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from planner import api
-from planner import excel_functions as xf
-from planner import excel_support as xs
 from planner.catalog import default_catalog, reload_catalog
+from planner.excel import functions as xf
+from planner.excel import support as xs
 
 ERRORS = {"#N/A", "#NUM!", "#VALUE!"}
 
@@ -384,7 +384,7 @@ class TestCatalogFunctions:
         (tmp_path / "cat" / "mine.toml").write_text(USER_GPU, encoding="utf-8")
         conf = tmp_path / "xlwings.conf"
         conf.write_text(
-            f'"UDF MODULES","planner.excel_functions"\n"PLANNER_CATALOG","{tmp_path / "cat"}"\n', encoding="utf-8"
+            f'"UDF MODULES","planner.excel.functions"\n"PLANNER_CATALOG","{tmp_path / "cat"}"\n', encoding="utf-8"
         )
         monkeypatch.setattr(xs, "xlwings_config_path", lambda: str(conf))
         assert xs.config_folders() == (str(tmp_path / "cat"),)
@@ -469,13 +469,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class TestAddinInstall:
     def test_install_adds_the_module_and_keeps_other_settings(self, tmp_path):
-        """ "UDF Modules" gains planner.excel_functions next to modules already there; other keys stay."""
+        """ "UDF Modules" gains planner.excel.functions next to modules already there; other keys stay."""
         conf = tmp_path / "xlwings.conf"
         conf.write_text('"INTERPRETER_WIN","C:\\\\py\\\\python.exe"\n"UDF MODULES","mymod"\n', encoding="utf-8")
         res = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf), "--catalog", str(tmp_path)])
         assert res.exit_code == 0, res.output
         text = conf.read_text(encoding="utf-8")
-        assert '"UDF MODULES","mymod;planner.excel_functions"' in text
+        assert '"UDF MODULES","mymod;planner.excel.functions"' in text
         assert '"INTERPRETER_WIN","C:\\\\py\\\\python.exe"' in text and f'"PLANNER_CATALOG","{tmp_path}"' in text
         assert "Import Functions" in res.output and "Trust access to the VBA project object model" in res.output
         again = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)])
@@ -485,7 +485,7 @@ class TestAddinInstall:
         """Uninstall leaves the other modules and settings as they were."""
         conf = tmp_path / "xlwings.conf"
         conf.write_text(
-            '"UDF MODULES","mymod;planner.excel_functions"\n"PLANNER_CATALOG","x"\n"A","b"\n', encoding="utf-8"
+            '"UDF MODULES","mymod;planner.excel.functions"\n"PLANNER_CATALOG","x"\n"A","b"\n', encoding="utf-8"
         )
         res = CliRunner().invoke(cli_main, ["addin", "uninstall", "--config", str(conf)])
         assert res.exit_code == 0, res.output
@@ -495,7 +495,7 @@ class TestAddinInstall:
         """No config yet: one is written with the module."""
         conf = tmp_path / "new" / "xlwings.conf"
         assert CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)]).exit_code == 0
-        assert conf.read_text(encoding="utf-8") == '"UDF MODULES","planner.excel_functions"\n'
+        assert conf.read_text(encoding="utf-8") == '"UDF MODULES","planner.excel.functions"\n'
 
 
 class TestAddinLite:
@@ -520,7 +520,7 @@ class TestAddinLite:
             "import runpy; g = runpy.run_path('main.py', run_name='main'); import planner, sys; "
             "print(planner.__file__); print(g['MAX_BATCH']('TG200', 'llama2-70b', 8192.0)); "
             "print(sorted(k for k in g if k.isupper() and callable(g[k])) == sorted(g['__all__'] if '__all__' in g "
-            "else __import__('planner.excel_functions').excel_functions.__all__)); "
+            "else __import__('planner.excel.functions').excel.functions.__all__)); "
             "print('click' in sys.modules or 'planner.cli' in sys.modules)"
         )
         proc = subprocess.run([sys.executable, "-I", "-c", code], cwd=out, capture_output=True, text=True, timeout=120)
@@ -535,7 +535,7 @@ class TestAddinLite:
         res = CliRunner().invoke(cli_main, ["addin", "lite", str(tmp_path), "--wheel-url", url])
         assert res.exit_code == 0, res.output
         assert url in (tmp_path / "requirements.txt").read_text()
-        assert "from planner.excel_functions import *" in (tmp_path / "main.py").read_text()
+        assert "from planner.excel.functions import *" in (tmp_path / "main.py").read_text()
 
 
 class TestExampleWorkbook:
@@ -580,7 +580,7 @@ class TestExampleWorkbook:
 
 
 class TestFailingCellsInBulk:
-    """Issue 11: the reason of each failing cell is noted in bulk (``planner.failures``), not found by re-running
+    """Issue 11: the reason of each failing cell is noted in bulk (``planner.model.failures``), not found by re-running
     the cell alone; each reason is the one the same cell alone gives."""
 
     # (gpu, model, context, kv precision, gpus): every kind of failure, and cells that work

@@ -35,8 +35,8 @@ DRIVER = r"""
 import asyncio, json, os, sys
 import xlwings as xw
 from xlwings.server import custom_functions_call, custom_functions_meta
-import planner.excel_functions as m
-from planner import excel_support
+import planner.excel.functions as m
+from planner.excel import support as excel_support
 
 bodies = json.loads(sys.stdin.read())
 out = {"runtime": excel_support.RUNTIME, "meta": custom_functions_meta(m), "results": []}
@@ -114,7 +114,7 @@ class TestOfficeJsPath:
 
     def test_metadata_names_docs_and_optional_flags(self, officejs):
         """Excel registers every function, with the docstring, argument help (units) and optional flags."""
-        import planner.excel_functions as xf
+        import planner.excel.functions as xf
 
         funcs = {f["name"]: f for f in officejs["meta"]["functions"]}
         assert set(funcs) == set(xf.__all__)

@@ -16,8 +16,8 @@ from planner.catalog import default_catalog
 from planner.cli import main
 from planner.export import build_review, render
 from planner.export.csvout import neutralize
-from planner.libreoffice import find_soffice
-from planner.scenario import load_scenario
+from planner.export.scenario import load_scenario
+from planner.io.libreoffice import find_soffice
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "budget-review.toml"
@@ -184,7 +184,7 @@ class TestXlsx:
             if os.environ.get("CI") == "true":
                 pytest.fail("soffice is required in CI")
             pytest.skip("LibreOffice (soffice) is not installed")
-        from planner.libreoffice import recalculate
+        from planner.io.libreoffice import recalculate
 
         out = tmp_path / "review.xlsx"
         out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
@@ -249,7 +249,7 @@ class TestPdf:
 
     def test_without_libreoffice_says_how_to_get_it(self, tmp_path, monkeypatch):
         """No soffice: exit 1, the install hint, and no file."""
-        monkeypatch.setattr("planner.libreoffice.find_soffice", lambda: None)
+        monkeypatch.setattr("planner.io.libreoffice.find_soffice", lambda: None)
         out = tmp_path / "review.pdf"
         result = run(str(write_scenario(tmp_path)), "-o", str(out))
         assert result.exit_code == 1

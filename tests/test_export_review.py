@@ -18,12 +18,14 @@ import pytest
 from test_export import DATE, EXAMPLE, HAND, review_of, run, write_scenario
 from workbook_support import require_libreoffice
 
-from planner import api, libreoffice, ranges
-from planner.calibration import residual_range
+from planner import api
+from planner.accuracy import ranges
+from planner.accuracy.calibration import residual_range
 from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export.review import evaluate
-from planner.scenario import load_scenario
+from planner.export.scenario import load_scenario
+from planner.io import libreoffice
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +117,7 @@ class TestSizingRules:
         assert rec.replica.tpot_s == pytest.approx(float(tpot))
 
     def test_default_margin_is_the_model_range_and_the_pessimistic_end_meets_the_target(self, example):
-        """Default: the upper residual quantile of the GPU and the group kept (planner.calibration.residual_range,
+        """Default: the upper residual quantile of the GPU and the group kept (planner.accuracy.calibration.residual_range,
         from catalogs/reference/heldout_residuals.csv); every meeting option's TPOT at peak and p95 TTFT x
         (1 + margin) meet the 50 ms and 1.5 s targets; each candidate group carries its own range."""
         for r in example.results:

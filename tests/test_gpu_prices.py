@@ -131,7 +131,7 @@ purchase_usd = 4000
     def test_a_catalog_price_older_than_a_year_is_flagged_on_the_option_that_uses_it(self, tmp_path):
         """RTX A6000's only catalog price is its October 2020 launch price: flagged; the user's own quote is not."""
         from planner.export import build_review
-        from planner.scenario import load_scenario
+        from planner.export.scenario import load_scenario
 
         path = tmp_path / "s.toml"
         path.write_text(self.SCENARIO)
@@ -190,7 +190,7 @@ class TestIssue12Quotes:
         assert "($9.00/GPU-hour)" in out and "n/a per million" not in out
 
     def test_a_review_option_on_a_gpu_without_a_cloud_price_is_refused_with_the_fix(self, tmp_path):
-        from planner.scenario import ScenarioError, check_names, load_scenario
+        from planner.export.scenario import ScenarioError, check_names, load_scenario
 
         text = TestReviewFlagsStalePrices.SCENARIO.replace('"RTX A6000"', '"GB300"', 1)
         text = text.replace('pricing = "purchase"\n[[option]]', 'pricing = "cloud"\n[[option]]', 1)
@@ -213,8 +213,8 @@ def test_the_workbook_gpu_sheet_shows_reserved_and_spot_quotes_beside_on_demand(
     """H100: Hyperstack reserved $2.72 (2026-08-26) and RunPod spot $2.69 (2026-03-10); GB300 has none."""
     from openpyxl.utils import get_column_letter
 
-    from planner.calibration import resolve_calibration
-    from planner.engines import engine_profile
+    from planner.accuracy.calibration import resolve_calibration
+    from planner.engines.profiles import engine_profile
     from planner.workbook.catalog_sheets import gpus_sheet
 
     sheet, _ = gpus_sheet(CAT, list(CAT.gpus), engine_profile("vllm"), resolve_calibration(None))

@@ -1,4 +1,4 @@
-"""planner.heap: glibc's learned malloc thresholds, set once before the first large sweep.
+"""planner.io.heap: glibc's learned malloc thresholds, set once before the first large sweep.
 
 Each case runs in a fresh Python process: the thresholds are process-wide and set once, so a case must not see
 another's. Expected values: glibc malloc/malloc.c (DEFAULT_MMAP_THRESHOLD_MAX = 4 x 1024 x 1024 x sizeof(long) =
@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from planner import heap
+from planner.io import heap
 
 GLIBC = sys.platform.startswith("linux") and hasattr(ctypes.CDLL(None), "gnu_get_libc_version")
 
@@ -26,7 +26,7 @@ CHURN = textwrap.dedent(
     """
     import json, resource, sys
     import numpy as np
-    from planner import heap
+    from planner.io import heap
     first = heap.keep_heap_for_sweeps(int(sys.argv[1]))
     again = heap.keep_heap_for_sweeps(10**9)
     def churn():

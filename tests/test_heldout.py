@@ -2,7 +2,7 @@
 
 The thresholds are the measured held-out medians (bench/heldout.py, docs/accuracy.md) with a little room, not
 the issue's goals, which are not met: TPOT 40% (232 figures), TTFT 44% (261), serving throughput 21% (528) median
-(serving runs simulated step by step, planner.serving); static-batch throughput 44% (35, 32 of them vLLM on
+(serving runs simulated step by step, planner.serving.simulate); static-batch throughput 44% (35, 32 of them vLLM on
 MI300X).
 """
 
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from planner import accuracy as acc
-from planner.fit import FIT_SOURCE_GROUPS
+from planner.accuracy import predict as acc
+from planner.accuracy.fit import FIT_SOURCE_GROUPS
 
 spec = importlib.util.spec_from_file_location("heldout", Path(__file__).parents[1] / "bench" / "heldout.py")
 heldout = importlib.util.module_from_spec(spec)
@@ -43,7 +43,7 @@ def test_no_training_source_is_held_out(checks):
     [
         ("TPOT", 0.40, 150),
         ("TTFT", 0.55, 200),
-        # static batches are fitted now (planner.holdout): their held-out errors are tests/test_holdout.py's
+        # static batches are fitted now (planner.accuracy.holdout): their held-out errors are tests/test_holdout.py's
         ("serving throughput", 0.35, 400),
     ],
 )

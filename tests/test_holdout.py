@@ -1,4 +1,4 @@
-"""The leave-one-source-out protocol (planner.holdout, issue 10 item 3): which rows are fitted, what each fold
+"""The leave-one-source-out protocol (planner.accuracy.holdout, issue 10 item 3): which rows are fitted, what each fold
 holds out, that the shipped factors are the fit, and the held-out errors the data supports.
 
 The thresholds are the measured leave-one-source-out figures (python bench/loso.py, docs/accuracy.md: TTFT of a
@@ -13,10 +13,10 @@ import math
 
 import pytest
 
-from planner import accuracy as acc
-from planner import holdout as ho
-from planner.engines import DEFAULT_RESIDUALS, LMDEPLOY, TENSORRT_LLM, VLLM
-from planner.fit import FIT_SOURCE_GROUPS
+from planner.accuracy import holdout as ho
+from planner.accuracy import predict as acc
+from planner.accuracy.fit import FIT_SOURCE_GROUPS
+from planner.engines.profiles import DEFAULT_RESIDUALS, LMDEPLOY, TENSORRT_LLM, VLLM
 
 
 @pytest.fixture(scope="module")
@@ -87,7 +87,7 @@ def loso():
 
 
 def test_shipped_factors_are_the_fit(loso):
-    """planner.engines ships the fit on all rows (fit_reference_defaults), rounded: the kernels' factors shared by
+    """planner.engines.profiles ships the fit on all rows (fit_reference_defaults), rounded: the kernels' factors shared by
     every engine, each engine's step overhead its own."""
     fit = loso.fit
     for profile in (VLLM, LMDEPLOY, TENSORRT_LLM):
@@ -100,7 +100,7 @@ def test_shipped_factors_are_the_fit(loso):
 
 
 def test_fit_source_groups_are_the_fitted_sources(loso):
-    """planner.fit.FIT_SOURCE_GROUPS (what bench/heldout.py leaves out of its held-out table) lists every source
+    """planner.accuracy.fit.FIT_SOURCE_GROUPS (what bench/heldout.py leaves out of its held-out table) lists every source
     with a fitted row, and only those: the protocol's, and the vLLM serving runs VLLM_SEQUENCE_OVERHEAD_S is from."""
     assert set(FIT_SOURCE_GROUPS) == {r.source_group for r in loso.rows} | {"dennislee22-vllm-benchmarking"}
 
@@ -143,11 +143,11 @@ def test_value_held_out_fits_see_neither_the_fold_nor_the_value(monkeypatch):
 
 
 def test_the_shipped_residuals_file_is_the_protocols(loso):
-    """catalogs/reference/heldout_residuals.csv (planner.ranges reads it; bench/loso.py --write-residuals writes it)
+    """catalogs/reference/heldout_residuals.csv (planner.accuracy.ranges reads it; bench/loso.py --write-residuals writes it)
     is residual_table of the leave-one-source-out result, widening factors included: re-derived here."""
     import csv
 
-    from planner import ranges
+    from planner.accuracy import ranges
 
     with open(ranges.residuals_file(), newline="", encoding="utf-8") as f:
         shipped = list(csv.DictReader(f))

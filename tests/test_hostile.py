@@ -283,8 +283,8 @@ class TestRefresh:
 
 def test_planner_reload_adds_a_folder(tmp_path, monkeypatch):
     """=PLANNER_RELOAD("B") adds B to the configured folders (its help says so); 0.1.0 replaced them."""
-    import planner.excel_functions as xf
-    import planner.excel_support as xs
+    import planner.excel.functions as xf
+    import planner.excel.support as xs
 
     a, b = tmp_path / "a", tmp_path / "b"
     user_gpu(a)

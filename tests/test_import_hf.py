@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from planner.architecture import param_counts
 from planner.catalog import load_catalog
 from planner.cli import main
+from planner.engines.architecture import param_counts
 
 # A Llama-shaped model small enough to write out: 2 layers, hidden 64, 4 heads of 16, 2 KV heads.
 TINY = {

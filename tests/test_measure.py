@@ -7,10 +7,10 @@ from click.testing import CliRunner
 
 torch = pytest.importorskip("torch")
 
-from planner.calibration import load_calibration  # noqa: E402
+from planner.accuracy.calibration import load_calibration  # noqa: E402
+from planner.accuracy.fit import fit_time_factors  # noqa: E402
+from planner.accuracy.measure import TINY_SHAPE, measure  # noqa: E402
 from planner.cli import main  # noqa: E402
-from planner.fit import fit_time_factors  # noqa: E402
-from planner.measure import TINY_SHAPE, measure  # noqa: E402
 
 
 class TestMeasureOnCpu:

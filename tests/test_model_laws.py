@@ -9,9 +9,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import planner
-from planner.architecture import local_attention_span
 from planner.catalog import default_catalog
-from planner.engines import engine_profile
+from planner.engines.architecture import local_attention_span
+from planner.engines.profiles import engine_profile
 from planner.errors import DoesNotFitError, OutOfRangeError
 
 CAT = default_catalog()
@@ -118,7 +118,7 @@ class TestDecodeTime:
         g = CAT.gpu(gpu)
         m = CAT.model(model)
         # a dense model streams every weight but the embedding lookup; MoE at least the active experts
-        from planner.architecture import model_facts
+        from planner.engines.architecture import model_facts
 
         facts = model_facts(m)
         floor_bytes = facts.params_read_per_step * CAT.precision(m.native_precision).bytes_per_element

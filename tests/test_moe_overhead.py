@@ -1,12 +1,13 @@
 """The per-MoE-layer step time: the formula on a hand-worked case, and its value re-derived from the shipped
-kernel latencies (``planner.kernel_floor``)."""
+kernel latencies (``planner.engines.kernel_floor``)."""
 
 from __future__ import annotations
 
 import pytest
 
-from planner import api, kernel_floor
-from planner.engines import engine_profile
+from planner import api
+from planner.engines import kernel_floor
+from planner.engines.profiles import engine_profile
 from planner.model import step_overhead_s
 from planner.model.facts import EngineFacts, ModelFacts, field_names
 
@@ -58,7 +59,7 @@ def test_floor_is_the_intercept_of_latency_against_bytes():
 
 
 def test_shipped_value_is_the_kernel_derivation():
-    """planner.engines ships moe_layer_overhead_s rounded to the us from the aiconfigurator 0.12.0 measurements of
+    """planner.engines.profiles ships moe_layer_overhead_s rounded to the us from the aiconfigurator 0.12.0 measurements of
     vLLM 0.24.0 kernels in catalogs/reference/kernel_latency_aic.csv (the fitted rows' only MoE model cannot
     identify it: Mixtral at batch 8 reads nearly every expert)."""
     derived = kernel_floor.moe_layer_overhead_from_kernels()

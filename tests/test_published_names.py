@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from planner import accuracy as acc
+from planner.accuracy import predict as acc
+from planner.accuracy.published import checkpoint_precision, resolve_model_name
 from planner.catalog import default_catalog
 from planner.errors import MissingDataError
-from planner.published import checkpoint_precision, resolve_model_name
 
 CAT = default_catalog()
 REF = acc.reference_dir()
@@ -123,7 +123,7 @@ def test_every_row_without_a_prediction_says_why():
 def test_rows_that_now_resolve_stay_out_of_the_fit():
     """The 32 MI300X rows of ROCm/vllm's dev-docker README resolve now (amd/*-FP8-KV names); their source is not in
     FIT_SOURCE_GROUPS, so the shipped time factors are not fitted to them (they are held out)."""
-    from planner import holdout as ho
+    from planner.accuracy import holdout as ho
 
     rows = acc.load_decode_rows(REF / "perf_public.csv")
     rocm = [r for r in rows if r.source_group == "rocm-vllm-dev-docker-v0.10.0" and r.kind == "static"]

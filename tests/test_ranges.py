@@ -1,5 +1,5 @@
 """Ranges of time predictions from held-out residuals of the nearest covered region, widened per uncovered
-dimension (issue 10 item 3; planner.ranges).
+dimension (issue 10 item 3; planner.accuracy.ranges).
 
 Expected values are read from the shipped catalogs/reference/heldout_residuals.csv (written by
 ``python bench/loso.py --write-residuals``; tests/test_holdout.py re-derives it), or from a small file written here.
@@ -11,8 +11,8 @@ import math
 
 import pytest
 
-from planner import ranges
-from planner.calibration import Calibration, GpuCalibration, residual_range
+from planner.accuracy import ranges
+from planner.accuracy.calibration import Calibration, GpuCalibration, residual_range
 from planner.catalog import default_catalog
 
 FALLBACK = (-0.09, 0.08)
@@ -25,7 +25,7 @@ def shipped():
 
 
 def widened(x: float, *factors: float) -> float:
-    """The rule in planner.ranges: (1 + x) ** (product of factors) - 1, rounded outwards to whole percent."""
+    """The rule in planner.accuracy.ranges: (1 + x) ** (product of factors) - 1, rounded outwards to whole percent."""
     v = math.expm1(math.log1p(x) * math.prod(factors)) * 100
     return (math.floor(round(v, 6)) if x < 0 else math.ceil(round(v, 6))) / 100
 

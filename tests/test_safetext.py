@@ -1,4 +1,4 @@
-"""planner.safetext: names from users and catalogs land in xlsx and Markdown as text.
+"""planner.io.safetext: names from users and catalogs land in xlsx and Markdown as text.
 
 Expected values follow the formats' own rules: an xlsx cell is a formula only when it has an ``<f>`` element
 (ECMA-376 Part 1, 18.3.1.40 ``f``); a string cell is ``t="s"`` or ``t="inlineStr"`` (18.18.11 ST_CellType);
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from planner.safetext import md_text, starts_formula, write_text, xlsx_text
+from planner.io.safetext import md_text, starts_formula, write_text, xlsx_text
 
 HOSTILE = [
     '=HYPERLINK("http://example.invalid/x","click")',

@@ -1,4 +1,4 @@
-"""Scenario files (planner.scenario): the shipped example loads; every bad field is one line naming it."""
+"""Scenario files (planner.export.scenario): the shipped example loads; every bad field is one line naming it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from planner.catalog import default_catalog
-from planner.scenario import ScenarioError, check_names, load_scenario, parse_scenario
+from planner.export.scenario import ScenarioError, check_names, load_scenario, parse_scenario
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 

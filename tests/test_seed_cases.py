@@ -12,8 +12,8 @@ import pytest
 
 import planner
 from planner import model as m
-from planner.architecture import param_counts
 from planner.catalog import default_catalog
+from planner.engines.architecture import param_counts
 from planner.errors import DoesNotFitError
 
 CASES = {

@@ -1,4 +1,4 @@
-"""The sizing rules (planner.sizing): hand-computed cases, then the laws they obey."""
+"""The sizing rules (planner.export.sizing): hand-computed cases, then the laws they obey."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from planner import sizing
+from planner.export import sizing
 
 
 class TestLargestBatchMeeting:

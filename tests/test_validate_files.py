@@ -7,11 +7,11 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from planner import accuracy as acc
+from planner.accuracy import predict as acc
+from planner.accuracy.validation import validate_memory
 from planner.catalog import default_catalog
 from planner.cli import main
-from planner.engines import engine_for_version, engine_profile
-from planner.validation import validate_memory
+from planner.engines.profiles import engine_for_version, engine_profile
 
 DECODE = """record_id,gpu,model,tensor_parallel_size,weight_dtype,batch,input_len,output_len,tpot_ms,ttft_ms,batching
 U1,NVIDIA H100 SXM 80GB,LLaMA 7B (Llama-2-7b),1,not stated,1,2048,1,,150,static
@@ -67,7 +67,7 @@ class TestNames:
 
     @pytest.mark.parametrize("cell", ["auto", "not stated", "", "Not stated (fp16 page)", "default"])
     def test_default_dtype_cells(self, cell):
-        from planner.published import precision_in
+        from planner.accuracy.published import precision_in
 
         assert precision_in(cell) is None
 

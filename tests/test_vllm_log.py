@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from planner import api
-from planner.architecture import param_counts, vllm_kv_cache_groups, vllm_kv_layer_slots
 from planner.catalog import Model, default_catalog
-from planner.engines import engine_profile
-from planner.vllm_log import vllm_kv_log
+from planner.engines.architecture import param_counts, vllm_kv_cache_groups, vllm_kv_layer_slots
+from planner.engines.profiles import engine_profile
+from planner.engines.vllm_log import vllm_kv_log
 
 CAT = default_catalog()
 GiB = 2**30

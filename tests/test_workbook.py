@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from planner.cli import main
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutputExistsError, PlannerError, WriteError
 from planner.workbook import read_inputs
 from planner.workbook.build import build_whatif
@@ -132,7 +132,7 @@ class TestWrittenFile:
         before = book.read_bytes()
         wb = to_openpyxl(spec)
 
-        def broken(fh):  # save_atomic hands openpyxl the open temporary file (planner.files.write_file)
+        def broken(fh):  # save_atomic hands openpyxl the open temporary file (planner.io.files.write_file)
             fh.write(b"half")
             raise OSError(28, "No space left on device")
 

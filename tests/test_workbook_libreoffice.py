@@ -14,7 +14,7 @@ import pytest
 from workbook_support import agrees, expected, recalculate_many, require_libreoffice, scenario_inputs, with_inputs
 
 from planner.catalog import default_catalog
-from planner.libreoffice import convert
+from planner.io.libreoffice import convert
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, input_row

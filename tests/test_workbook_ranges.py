@@ -1,7 +1,7 @@
-"""The what-if workbook's time ranges follow planner.ranges: the nearest covered region's held-out residuals,
+"""The what-if workbook's time ranges follow planner.accuracy.ranges: the nearest covered region's held-out residuals,
 widened with a note for a GPU, GPU count or model the published figures do not cover (issue 10 item 3).
 
-Expected values come from ``planner.calibration.residual_range`` (what ``planner plan`` and ``planner export``
+Expected values come from ``planner.accuracy.calibration.residual_range`` (what ``planner plan`` and ``planner export``
 print) for the same GPU, group and model; its figures are catalogs/reference/heldout_residuals.csv (written by
 ``python bench/loso.py --write-residuals``, re-derived by tests/test_holdout.py).
 """
@@ -13,8 +13,9 @@ import re
 import pytest
 from workbook_support import recalculate_many, require_libreoffice, with_inputs
 
-from planner import api, ranges
-from planner.calibration import Calibration, GpuCalibration, residual_range
+from planner import api
+from planner.accuracy import ranges
+from planner.accuracy.calibration import Calibration, GpuCalibration, residual_range
 from planner.workbook import read_inputs
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
@@ -152,7 +153,7 @@ class TestTheRangesSheetHoldsTheFileNotTheFormulas:
     ],
 )
 def test_models_sheet_gives_each_models_class(model, moe, size):
-    """The Models sheet's MoE / dense and size class (planner.ranges.query_values) that the Ranges sheet looks up."""
+    """The Models sheet's MoE / dense and size class (planner.accuracy.ranges.query_values) that the Ranges sheet looks up."""
     sheet = build_whatif(models=[model]).sheet("Models")
     header = {c.value: ref[:-1] for ref, c in sheet.cells.items() if ref.endswith("1") and ref[:-1].isalpha()}
     cols = header["Time-range class: MoE or dense"], header["Time-range class: size (total params)"]

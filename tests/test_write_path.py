@@ -1,4 +1,4 @@
-"""planner.files.write_file, the one write path: exclusive, atomic, cleaned up, one line when the system refuses.
+"""planner.io.files.write_file, the one write path: exclusive, atomic, cleaned up, one line when the system refuses.
 
 Expected behaviour is POSIX's: link(2) fails with EEXIST when the new name exists (so creation is exclusive);
 rename(2) replaces its target in one step; a process that handles SIGTERM can clean up before exiting.
@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from planner.cli import main
 from planner.errors import InvalidInputError, OutputExistsError, WriteError
-from planner.files import write_file
+from planner.io.files import write_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "budget-review.toml"

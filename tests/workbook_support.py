@@ -17,7 +17,7 @@ import pytest
 from planner import api
 from planner.catalog import default_catalog
 from planner.errors import DoesNotFitError, PlannerError
-from planner.libreoffice import convert, find_soffice
+from planner.io.libreoffice import convert, find_soffice
 from planner.workbook.catalog_sheets import gqa_sibling
 from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
 from planner.workbook.spec import WorkbookSpec

@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from planner.architecture import param_counts
 from planner.catalog.schema import Model
+from planner.engines.architecture import param_counts
 from planner.errors import InvalidInputError
 
 _DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float8_e4m3fn": "fp8"}

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.catalog.schema import Gpu, Model, Precision, normalize_name
 from planner.errors import CatalogError, UnknownNameError
-from planner.toml_text import loads_toml, toml_repr
+from planner.io.toml_text import loads_toml, toml_repr
 
 ENV_VAR = "PLANNER_CATALOG"
 KINDS: dict[str, type[BaseModel]] = {"gpu": Gpu, "model": Model, "precision": Precision}

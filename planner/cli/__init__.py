@@ -13,7 +13,7 @@ import click
 
 from planner import __version__
 from planner.errors import PlannerError
-from planner.safetext import message_text
+from planner.io.safetext import message_text
 
 #: command name -> "module:attribute"; a module that is not there (yet) leaves its command out.
 COMMANDS = {

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import click
 
-from planner.accuracy import (
+from planner.accuracy.calibration import ENV_VAR, GpuCalibration, check_measurements, write_calibration
+from planner.accuracy.predict import (
     DECODE_COLUMNS,
     DecodeRow,
     load_decode_rows,
@@ -22,12 +23,11 @@ from planner.accuracy import (
     resolve_model_name,
     with_names,
 )
-from planner.calibration import ENV_VAR, GpuCalibration, check_measurements, write_calibration
+from planner.accuracy.validation import MEMORY_TOLERANCE, render_table, to_json, validate_memory, validate_time
 from planner.cli.options import catalog_option, load
-from planner.engines import ENGINES, engine_profile
+from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
-from planner.files import check_target
-from planner.validation import MEMORY_TOLERANCE, render_table, to_json, validate_memory, validate_time
+from planner.io.files import check_target
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 _ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. vllm==0.11.0"
@@ -228,7 +228,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         planner calibrate my-runs.csv -o my-gpus.toml
         export PLANNER_CALIBRATION=my-gpus.toml
     """
-    from planner.fit import fit_time_factors
+    from planner.accuracy.fit import fit_time_factors
 
     cat = load(catalog_dirs)
     check_target(output, force, make_parents=True)
@@ -236,7 +236,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")
     eng = engine_profile(engine)
     if measure:
-        from planner import measure as meas
+        from planner.accuracy import measure as meas
 
         result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
         click.echo(result.summary())

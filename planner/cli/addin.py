@@ -14,9 +14,9 @@ import click
 
 from planner.cli.addin_example import example_command
 from planner.errors import InvalidInputError, OutputExistsError
-from planner.files import write_file
+from planner.io.files import write_file
 
-MODULE = "planner.excel_functions"
+MODULE = "planner.excel.functions"
 UDF_KEY = "UDF MODULES"
 CATALOG_KEY = "PLANNER_CATALOG"
 
@@ -40,7 +40,7 @@ addin_group.add_command(example_command)  # ``planner addin example``: the examp
 
 
 def _write_atomic(path: Path, data: bytes | str, force: bool, what: str = "file") -> None:
-    """``planner.files.write_file``: exclusive unless ``force``, atomic, folders made as needed."""
+    """``planner.io.files.write_file``: exclusive unless ``force``, atomic, folders made as needed."""
     write_file(path, data, force=force, make_parents=True)
 
 
@@ -48,7 +48,7 @@ def _write_atomic(path: Path, data: bytes | str, force: bool, what: str = "file"
 
 
 def default_config_path() -> Path:
-    from planner.excel_support import xlwings_config_path
+    from planner.excel.support import xlwings_config_path
 
     return Path(xlwings_config_path())
 
@@ -122,7 +122,7 @@ Remaining steps in Excel (Windows; classic UDFs are not available on a Mac):
 )
 @click.option("--dry-run", is_flag=True, help="Show the new config without writing it.")
 def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run: bool) -> None:
-    """Register the functions with classic xlwings UDFs (Windows): adds planner.excel_functions to "UDF Modules".
+    """Register the functions with classic xlwings UDFs (Windows): adds planner.excel.functions to "UDF Modules".
 
     Keeps every other setting and module in the config; prints the Excel steps that cannot be automated.
 
@@ -157,7 +157,7 @@ def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run:
     help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf).",
 )
 def uninstall_command(config_path: Path | None) -> None:
-    """Remove planner.excel_functions from "UDF Modules" (and PLANNER_CATALOG); other settings stay.
+    """Remove planner.excel.functions from "UDF Modules" (and PLANNER_CATALOG); other settings stay.
 
     Example:
 
@@ -179,13 +179,14 @@ def uninstall_command(config_path: Path | None) -> None:
 
 
 def _package_files() -> list[tuple[str, bytes]]:
-    """The modules the functions import (planner's top level, the catalog package and anything else they pull
+    """The modules the functions may import (planner's top level, the core packages and anything else they pull
     in; not the CLI, workbook or export code) and the shipped catalog, as (archive name, bytes)."""
-    import planner.excel_functions  # noqa: F401 - its imports decide what the bundle needs
+    import planner.excel.functions  # noqa: F401 - its imports decide what the bundle needs
     from planner.catalog import shipped_catalog_dir
 
     root = Path(__file__).resolve().parents[1]
-    wanted = {p.resolve() for p in root.glob("*.py")} | {p.resolve() for p in (root / "catalog").glob("*.py")}
+    core = ("catalog", "model", "engines", "serving", "accuracy", "excel", "io")
+    wanted = {p.resolve() for p in root.glob("*.py")} | {p.resolve() for d in core for p in (root / d).glob("*.py")}
     for name, mod in list(sys.modules.items()):
         f = getattr(mod, "__file__", None)
         if (name == "planner" or name.startswith("planner.")) and f and not name.startswith("planner.cli"):
@@ -254,7 +255,7 @@ def _unpack():
 
 _unpack()
 
-from planner.excel_functions import *  # noqa: E402,F401,F403  (Lite registers the @func functions it finds here)
+from planner.excel.functions import *  # noqa: E402,F401,F403  (Lite registers the @func functions it finds here)
 '''
 
 MAIN_WHEEL = '''\
@@ -264,7 +265,7 @@ Written by `planner addin lite` (planner {version}). Paste this file into the Li
 planner wheel is installed from the URL in requirements.txt. =PLANNER_WHY("MAX_BATCH", ...) explains an error.
 """
 
-from planner.excel_functions import *  # noqa: F401,F403  (Lite registers the @func functions it finds here)
+from planner.excel.functions import *  # noqa: F401,F403  (Lite registers the @func functions it finds here)
 '''
 
 REQUIREMENTS = """\

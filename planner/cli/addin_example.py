@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from planner.errors import InvalidInputError
-from planner.files import write_file
+from planner.io.files import write_file
 
 
 class Shown(str):
@@ -21,7 +21,7 @@ def example_cells() -> dict:
     Values in the "Python gave" column are what the same functions return in Python when the file is made,
     so a user can check their add-in against them.
     """
-    from planner import excel_functions as xf
+    from planner.excel import functions as xf
 
     single = [
         ("Ridge point of an H100 at bf16", "FLOP/B", 'RIDGE("H100","bf16")', xf.RIDGE("H100", "bf16")),

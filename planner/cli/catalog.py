@@ -9,13 +9,13 @@ from pathlib import Path
 import click
 import tomli_w
 
-from planner.architecture import param_counts
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import catalog_option, load
+from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
-from planner.files import write_file
+from planner.io.files import write_file
 from planner.units import fmt_bytes, fmt_gb
 
 KINDS = ("gpus", "models", "precisions")

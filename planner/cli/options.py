@@ -30,7 +30,7 @@ def calibration_option(f):
 
     def use(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
         if value is not None:
-            from planner.calibration import ENV_VAR, load_calibration
+            from planner.accuracy.calibration import ENV_VAR, load_calibration
 
             load_calibration(value)  # a broken file is reported before any work starts
             before = os.environ.get(ENV_VAR)

@@ -8,11 +8,11 @@ from pathlib import Path
 import click
 
 from planner.api import Plan, plan
-from planner.architecture import vllm_kv_layer_slots
 from planner.cli.options import catalog_option, load
-from planner.engines import ENGINES
+from planner.engines.architecture import vllm_kv_layer_slots
+from planner.engines.profiles import ENGINES
+from planner.engines.vllm_log import vllm_kv_log
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
-from planner.vllm_log import vllm_kv_log
 
 
 def render_plan(p: Plan) -> str:

@@ -3,7 +3,7 @@
     review = build_review(load_scenario(path), default_catalog(), source=str(path), date="2026-06-01")
     write_review(review, Path("review.xlsx"), "xlsx", force=False)
 
-``review`` computes (through ``planner.api`` and ``planner.sizing``); ``tables`` lays the review out as plain
+``review`` computes (through ``planner.api`` and ``planner.export.sizing``); ``tables`` lays the review out as plain
 tables; ``xlsx``, ``csvout``, ``markdown`` and ``pdf`` each render bytes; ``files`` writes them atomically.
 """
 

@@ -9,9 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from planner import __version__, api, sizing
+from planner import __version__, api
+from planner.export import sizing
 from planner.export.ownership import Sourced
-from planner.scenario import Scenario
+from planner.export.scenario import Scenario
 
 _URL = re.compile(r"https?://[^\s,;)'\"]+")
 LABEL_CHARS = 60
@@ -174,7 +175,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         ]
     for r in _first_per(results, lambda r: r.engine.name):
         e = r.engine
-        src = f"planner.engines profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
+        src = f"planner.engines.profiles profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
         rows += [
             Assumption(f"engine {e.name}: memory utilization", e.memory_utilization, "share", src),
             Assumption(f"engine {e.name}: achieved bandwidth", e.bandwidth_efficiency, "of peak", src),
@@ -195,7 +196,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             )
         )
         rows.append(Assumption(f"{where}: margin used", r.margin, "share", "workload.latency_margin"))
-    rules = "planner.sizing (docs/export.md)"
+    rules = "planner.export.sizing (docs/export.md)"
     rows += [
         Assumption("Hours per month", sizing.HOURS_PER_MONTH, "h", "8,760 h / 12"),
         Assumption(

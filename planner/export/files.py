@@ -1,7 +1,7 @@
-"""Writing output files: the one write path lives in ``planner.files``; these are its names for export."""
+"""Writing output files: the one write path lives in ``planner.io.files``; these are its names for export."""
 
 from __future__ import annotations
 
-from planner.files import check_target, write_atomic, write_file, write_stdout
+from planner.io.files import check_target, write_atomic, write_file, write_stdout
 
 __all__ = ["check_target", "write_atomic", "write_file", "write_stdout"]

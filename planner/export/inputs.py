@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.scenario import Scenario, ScenarioError, load_scenario
+from planner.export.scenario import Scenario, ScenarioError, load_scenario
 
 WORKBOOK_SUFFIXES = (".xlsx", ".xlsm")
 

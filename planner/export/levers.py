@@ -7,7 +7,7 @@ import math
 from planner.catalog import Catalog
 from planner.export.reason import usd as _usd
 from planner.export.review import Lever, Result, evaluate
-from planner.scenario import Scenario
+from planner.export.scenario import Scenario
 
 
 def _lever(name: str, change: str, base: Result, res: Result | None, note: str = "") -> Lever:

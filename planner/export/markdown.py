@@ -16,7 +16,7 @@ from planner.export.tables import (
     sensitivity_table,
     tco_table,
 )
-from planner.safetext import md_text
+from planner.io.safetext import md_text
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all).
 MD_OPTION_KEYS = (

@@ -2,7 +2,7 @@
 
 Defaults for what surrounds a bought GPU (host server, network, host power, colocation, electricity, PUE) come
 from ``catalogs/costs/ownership.toml``, each with a short label, a link, the full source and a date; a scenario
-overrides any of them per option. The rules are ``planner.sizing``'s (docs/export.md, "Total cost of ownership"):
+overrides any of them per option. The rules are ``planner.export.sizing``'s (docs/export.md, "Total cost of ownership"):
 
     capex per GPU       GPU price + (host server + network per node) / node size
     IT power per GPU    TDP + host power per node / node size
@@ -20,10 +20,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner import sizing
 from planner.catalog import Gpu
 from planner.catalog.loader import shipped_catalog_dir
-from planner.scenario import Option
+from planner.export import sizing
+from planner.export.scenario import Option
 
 OWNERSHIP_FILE = Path("costs") / "ownership.toml"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from planner.export.review import Review
 from planner.export.xlsx import render_xlsx
-from planner.libreoffice import convert
+from planner.io.libreoffice import convert
 
 
 def render_pdf(review: Review) -> bytes:

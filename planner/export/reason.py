@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from planner.export.review import Result
-    from planner.scenario import Scenario
+    from planner.export.scenario import Scenario
 
 
 def usd(x: float) -> str:

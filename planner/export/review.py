@@ -1,7 +1,7 @@
 """The budget review: every option sized and costed, the recommendation, the four levers, the sensitivity.
 
 This is the only place the export calls the capacity model: per-replica memory, TPOT and TTFT come from
-``planner.api``; fleet and money rules from ``planner.sizing``. The writers only lay out a ``Review``.
+``planner.api``; fleet and money rules from ``planner.export.sizing``. The writers only lay out a ``Review``.
 """
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner import __version__, api, sizing
-from planner.calibration import residual_range
+from planner import __version__, api
+from planner.accuracy.calibration import residual_range
+from planner.accuracy.ranges import TimeRange
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
+from planner.export import sizing
 from planner.export.assumptions import Assumption, assumptions
 from planner.export.ownership import Money, option_money
+from planner.export.scenario import Option, Scenario, Workload, check_names
 from planner.export.shortfall import pessimistic, quoted_group, shortfall_text
-from planner.ranges import TimeRange
-from planner.scenario import Option, Scenario, Workload, check_names
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -46,7 +47,7 @@ class Candidate:
     tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)  # batch 1, 2, ...; NaN: no fit
     #: TPOT at each batch if every sequence were at the high-percentile length (what 0.1.0 sized for); for display
     tpot_long_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)
-    #: the time model's range for this GPU and group (``planner.calibration.residual_range``) and the margin it gives
+    #: the time model's range for this GPU and group (``planner.accuracy.calibration.residual_range``) and the margin it gives
     time_range: TimeRange = TimeRange(0.0, 0.0, "")
     margin: float = 0.0
 
@@ -379,7 +380,7 @@ def latency_margin(workload: Workload, high: float) -> float:
 
     "model-range" (the default): the 90th percentile of measured / predicted - 1 for this GPU and tensor-parallel
     group (held-out rows of the nearest covered region, widened where the data does not cover the group, GPU or
-    model; or your calibration's: ``planner.calibration.residual_range``), so the pessimistic end of the range meets
+    model; or your calibration's: ``planner.accuracy.calibration.residual_range``), so the pessimistic end of the range meets
     the target. Each group is sized with its own (``_candidates``): a 4-GPU and an 8-GPU group may differ.
     """
     if workload.latency_margin != "model-range":

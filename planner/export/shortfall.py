@@ -1,7 +1,7 @@
 """Why an option misses its targets, in one line: the best pessimistic TPOT and TTFT any of its groups reaches.
 
 Each tensor-parallel group carries its own margin (``planner.export.review.Candidate``): the line quotes the
-group with the best pessimistic figure, and says when that group's range was widened (``planner.ranges``).
+group with the best pessimistic figure, and says when that group's range was widened (``planner.accuracy.ranges``).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from planner.catalog import Gpu, Model
-from planner.scenario import Workload
+from planner.export.scenario import Workload
 
 if TYPE_CHECKING:
     from planner.export.review import Candidate

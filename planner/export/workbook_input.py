@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.scenario import Scenario, parse_scenario
+from planner.export.scenario import Scenario, parse_scenario
 
 #: Traffic and targets a workbook does not hold.
 WORKBOOK_WORKLOAD = {
@@ -60,7 +60,7 @@ def scenario_from_workbook(path: Path) -> Scenario:
     try:
         from planner.workbook import read_inputs
     except ImportError:  # pragma: no cover - the workbook package ships with planner
-        from planner.scenario import ScenarioError
+        from planner.export.scenario import ScenarioError
 
         raise ScenarioError(
             f"{path}: reading what-if workbooks needs planner.workbook, which is not installed"

@@ -16,7 +16,7 @@ from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.worksheet.worksheet import Worksheet
 
-from planner.safetext import write_text, xlsx_text
+from planner.io.safetext import write_text, xlsx_text
 
 NUMBER_FORMATS = {
     "int": "#,##0",
@@ -43,7 +43,7 @@ LINE_PT = 13.0
 
 
 def safe_text(value) -> str:
-    """User or catalog text made safe for a chart title or a series name (planner.safetext's rule)."""
+    """User or catalog text made safe for a chart title or a series name (planner.io.safetext's rule)."""
     return xlsx_text(value)
 
 

@@ -1,7 +1,7 @@
 """The numbers the capacity model runs on, as typed records: one field per fact, units in the names.
 
 Every field is a Python number or a numpy array; arrays broadcast against each other, so one record can hold
-one scenario or a million. ``planner.resolve`` fills them from the catalog; the model functions read them.
+one scenario or a million. ``planner.catalog.resolve`` fills them from the catalog; the model functions read them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ ArrayLike = Any  # a float or a numpy array of floats
 
 @dataclass(frozen=True)
 class ModelFacts:
-    """A model's architecture as the capacity model needs it (``planner.architecture.model_facts``)."""
+    """A model's architecture as the capacity model needs it (``planner.engines.architecture.model_facts``)."""
 
     num_layers: ArrayLike
     hidden_size: ArrayLike

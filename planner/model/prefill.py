@@ -28,7 +28,7 @@ class PrefillStep:
     """A prefill of ``batch`` prompts: its time, bytes and FLOPs for the whole group.
 
     ``ttft_s`` is the one busy time of a prompt: the full prefill, tensor-parallel all-reduces and step
-    overhead included. TTFT reports it and fleet sizing charges each prompt it (``planner.sizing``).
+    overhead included. TTFT reports it and fleet sizing charges each prompt it (``planner.export.sizing``).
     """
 
     gpus: ArrayLike

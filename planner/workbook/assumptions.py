@@ -1,4 +1,4 @@
-"""The Assumptions sheet: every engine parameter (``planner.engines.EngineProfile``) as a named input cell
+"""The Assumptions sheet: every engine parameter (``planner.engines.profiles.EngineProfile``) as a named input cell
 ``eng_<field>``, the constants, and the cells holding each exception's error value.
 """
 
@@ -7,13 +7,13 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from planner.accuracy.calibration import Calibration
 from planner.api import PEAK_KEYS
-from planner.calibration import Calibration
-from planner.engines import EngineProfile
+from planner.engines.profiles import EngineProfile
 from planner.workbook.layout import ASSUMPTIONS_SHEET
 from planner.workbook.spec import Name, Sheet
 
-#: What each EngineProfile field means (from planner/engines.py); a new field shows with its name only.
+#: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),
     "description": ("", "in words"),
@@ -79,7 +79,9 @@ def engine_value(engine: EngineProfile, field: str) -> Any:
 def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
     s.widths.update(A=36, B=16, C=11, D=90)
-    s.set("A1", f"Assumptions: the {engine.name} engine profile (planner.engines) and constants", style="title")
+    s.set(
+        "A1", f"Assumptions: the {engine.name} engine profile (planner.engines.profiles) and constants", style="title"
+    )
     s.note(
         "A2",
         "Every engine parameter the formulas use is a named cell here (defined name eng_ + parameter); edit "

@@ -7,9 +7,9 @@ the model, one column per scenario), Sweeps (chart data), GPUs, Models, Precisio
 from __future__ import annotations
 
 from planner import __version__
-from planner.calibration import Calibration, resolve_calibration
+from planner.accuracy.calibration import Calibration, resolve_calibration
 from planner.catalog import Catalog, default_catalog
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError
 from planner.workbook.assumptions import assumptions_sheet
 from planner.workbook.calc import calc_rows, calc_sheet

@@ -11,14 +11,14 @@ from typing import Any, Callable
 import numpy as np
 from openpyxl.utils import get_column_letter
 
+from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, calibrated_range, residual_quantiles
+from planner.accuracy.ranges import query_values
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
-from planner.architecture import MODEL_FACT_FIELDS, model_facts
-from planner.calibration import CALIBRATED_FIELDS, Calibration, calibrated_range, residual_quantiles
 from planner.catalog import Catalog, Gpu, Model, Precision
-from planner.engines import EngineProfile
-from planner.ranges import query_values
-from planner.resolve import fabric_numbers
-from planner.safetext import xlsx_text
+from planner.catalog.resolve import fabric_numbers
+from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.profiles import EngineProfile
+from planner.io.safetext import xlsx_text
 from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
 from planner.workbook.layout import GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET
 from planner.workbook.spec import Name, Sheet, Table
@@ -31,7 +31,7 @@ def _blank(x: Any) -> Any:
 
 
 def text(get: Callable[[Any, int], Any]) -> Callable[[Any, int], Any]:
-    """A column of catalog or user text: never a formula in the cell (planner.safetext.xlsx_text)."""
+    """A column of catalog or user text: never a formula in the cell (planner.io.safetext.xlsx_text)."""
     return lambda entry, r: None if (v := get(entry, r)) is None else xlsx_text(v)
 
 
@@ -371,7 +371,7 @@ def models_sheet(catalog: Catalog, models: list[Model], all_models: list[Model])
         "tbl_models",
         models,
         cols,
-        "Counts derived from each config.json by planner.architecture.model_facts (exact). "
+        "Counts derived from each config.json by planner.engines.architecture.model_facts (exact). "
         "Sliding window blank: none. MLA models cache one latent (KV heads 1). GQA sibling: the "
         "dense GQA model closest in size to an MHA model, else the model itself.",
     )

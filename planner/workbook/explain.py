@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from planner import __version__, api
 from planner.catalog import Catalog
-from planner.engines import EngineProfile
+from planner.engines.profiles import EngineProfile
 from planner.errors import UnknownNameError
 from planner.workbook.layout import EXPLAIN_SHEET
 from planner.workbook.spec import Sheet

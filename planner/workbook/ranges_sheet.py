@@ -1,17 +1,17 @@
-"""The Ranges sheet: how far off the baseline's time predictions may be, as ``planner.ranges`` judges a query.
+"""The Ranges sheet: how far off the baseline's time predictions may be, as ``planner.accuracy.ranges`` judges a query.
 
-The facts come from ``planner.ranges`` (the held-out residuals file, its widening factors, ``MIN_ROWS`` and the
+The facts come from ``planner.accuracy.ranges`` (the held-out residuals file, its widening factors, ``MIN_ROWS`` and the
 note's wording); the formulas apply its rule to the baseline's GPU, GPU count and model: the GPU's own quantiles
 when it has at least ``MIN_ROWS`` held-out figures, else all GPUs'; every dimension (GPU, TP size, engine, MoE or
 dense, size class) whose value has fewer figures widens the range by its factor, in log(measured / predicted),
 rounded outwards to whole percent; a calibration entry's own range (GPUs sheet) replaces all of it.
-``tests/test_workbook_ranges.py`` checks the recalculated cells against ``planner.calibration.residual_range``.
+``tests/test_workbook_ranges.py`` checks the recalculated cells against ``planner.accuracy.calibration.residual_range``.
 """
 
 from __future__ import annotations
 
-from planner import ranges
-from planner.engines import DEFAULT_RESIDUALS, EngineProfile
+from planner.accuracy import ranges
+from planner.engines.profiles import DEFAULT_RESIDUALS, EngineProfile
 from planner.workbook.calc import Calc
 from planner.workbook.layout import RANGES_SHEET
 from planner.workbook.spec import Name, Sheet
@@ -33,7 +33,7 @@ def _text(x: str) -> str:
 
 
 def _widen(x: str, factor: str) -> str:
-    """``planner.ranges._widen`` as a formula: (1 + x) ^ factor - 1, rounded outwards to whole percent."""
+    """``planner.accuracy.ranges._widen`` as a formula: (1 + x) ^ factor - 1, rounded outwards to whole percent."""
     p = f"ROUND((EXP(LN(1+{x})*{factor})-1)*100,6)"
     return f"IF({factor}>1,IF({x}<0,INT({p}),-INT(-{p}))/100,{x})"
 
@@ -49,7 +49,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
         "all GPUs'. Every dimension of the query the figures do not cover (a GPU, TP size, engine, MoE / dense or "
         "size class with too few) widens it by that dimension's factor, measured by holding a whole value out, "
         "and the note names it. A calibration file's range (GPUs sheet) replaces all of this. Same rule and "
-        "figures as planner plan and planner export (planner.ranges; docs/accuracy.md, Ranges).",
+        "figures as planner plan and planner export (planner.accuracy.ranges; docs/accuracy.md, Ranges).",
         "H",
     )
     names: list[Name] = []
@@ -70,13 +70,13 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.set("B4", "catalogs/reference/heldout_residuals.csv", text=True)
     s.note(
         "F4",
-        "written by python bench/loso.py --write-residuals (planner.holdout.residual_table) from the published "
+        "written by python bench/loso.py --write-residuals (planner.accuracy.holdout.residual_table) from the published "
         "rows of catalogs/reference/; tests/test_holdout.py re-derives it",
         "H",
     )
     s.set("A5", "Covered: at least this many figures", style="label")
     s.set("B5", ranges.MIN_ROWS, style="result")
-    s.note("F5", "planner.ranges.MIN_ROWS", "H")
+    s.note("F5", "planner.accuracy.ranges.MIN_ROWS", "H")
     s.set("A6", "Engine, as the figures name it", style="label")
     s.set("B6", ranges.query_values("", engine=engine.name)["engine"], style="result", text=True)
     s.note("F6", f"the {engine.name} profile (Assumptions); vLLM's profiles share its time factors", "H")
@@ -171,7 +171,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     g_rows, g_key = f"D{q['gpu']}", f"MATCH(C{q['gpu']},rng_keys,0)"
     r = end + 2
     s.set(f"A{r}", "Region: low / high", style="label")
-    if every is None:  # no residuals file: the fit's own residuals, as planner.ranges falls back to
+    if every is None:  # no residuals file: the fit's own residuals, as planner.accuracy.ranges falls back to
         fallback = ranges.region_residuals("", DEFAULT_RESIDUALS)
         s.set(f"B{r}", fallback.low, fmt=PCT, style="result")
         s.set(f"C{r}", fallback.high, fmt=PCT, style="result")

@@ -20,7 +20,7 @@ class Cell:
     """One cell: a number, text, bool, or a formula (text starting with '=').
 
     ``text``: the value is literal text from a user or a catalog (a name, a source): written as a string cell
-    that is never read as a formula, even when it starts with '=' (``planner.safetext.write_text``).
+    that is never read as a formula, even when it starts with '=' (``planner.io.safetext.write_text``).
     """
 
     value: Any = None

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from planner import __version__
-from planner.calibration import resolve_calibration
+from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, default_catalog
-from planner.engines import engine_profile
-from planner.files import check_target, write_file
+from planner.engines.profiles import engine_profile
+from planner.io.files import check_target, write_file
 from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
 from planner.workbook.layout import CATALOG_SHEETS, VERSION_PROPERTY, WORKBOOK_FILE
 from planner.workbook.reader import WorkbookError, check_file, check_marker, load

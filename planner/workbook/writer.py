@@ -21,8 +21,8 @@ from openpyxl.worksheet.protection import SheetProtection
 from openpyxl.worksheet.table import Table as XlTable
 from openpyxl.worksheet.table import TableStyleInfo
 
-from planner.files import write_file
-from planner.safetext import write_text
+from planner.io.files import write_file
+from planner.io.safetext import write_text
 from planner.workbook.spec import Chart, Sheet, WorkbookSpec
 
 _thin = Side(style="thin", color="BFBFBF")
@@ -216,7 +216,7 @@ def to_openpyxl(spec: WorkbookSpec) -> Workbook:
 
 
 def save_atomic(wb: Workbook, path: str | os.PathLike, force: bool = False) -> Path:
-    """Save through ``planner.files.write_file``: whole or not at all; an existing file only with ``force``."""
+    """Save through ``planner.io.files.write_file``: whole or not at all; an existing file only with ``force``."""
     return write_file(path, wb.save, force=force, make_parents=True)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from planner.errors import PlannerError, UnknownNameError
-from planner.excel_cells import (
+from planner.excel.cells import (
     MISSING,
     NA,
     VALUE,
@@ -20,7 +20,7 @@ from planner.excel_cells import (
     clean,
     failure_from,
 )
-from planner.excel_support import catalog, render
+from planner.excel.support import catalog, render
 
 
 def names(kind: str) -> list[list[str]]:
@@ -58,7 +58,7 @@ def facts(name: str) -> dict[str, Any]:
                 dump["price"] = {k: entry.price(k).model_dump(exclude={"kind"}) for k in kinds}
             _flatten("", dump, out)
             if kind == "model":
-                from planner.architecture import MODEL_FACT_FIELDS, model_facts
+                from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 
                 derived = model_facts(entry)
                 for f in MODEL_FACT_FIELDS:

@@ -6,7 +6,7 @@ Two measurements on the local device:
 - decode steps of a random-weight decoder with the catalog model's shape (QKV, attention over a KV cache,
   output projection, gated MLP, LM head; norms and rotary left out: they move little memory) for a few batch
   sizes and contexts. Each step time becomes a ``DecodeRow`` (``output_len = 0``: steady-state decode at one
-  context) and ``planner.fit`` fits the GPU's efficiency factors to them, as for a measurements file.
+  context) and ``planner.accuracy.fit`` fits the GPU's efficiency factors to them, as for a measurements file.
 
 On a CPU (or with ``tiny=True``) the shape is shrunk to a few layers so the tests run anywhere, and the
 "GPU" is a synthetic catalog entry whose bandwidth and peak are the ones measured here. PyTorch is an
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from planner.accuracy import DecodeRow
+from planner.accuracy.predict import DecodeRow
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.loader import Table
 from planner.errors import InvalidInputError, PlannerError

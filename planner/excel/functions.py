@@ -1,9 +1,9 @@
 """Excel functions for the capacity model: =MAX_BATCH("H100","llama2-70b",8192,"fp16") and its family.
 
-Thin ``@xw.func`` wrappers over ``planner.api`` (through ``planner.excel_support``, which cleans the
+Thin ``@xw.func`` wrappers over ``planner.api`` (through ``planner.excel.support``, which cleans the
 arguments, broadcasts ranges and maps errors to Excel error values). They hold no formula of their own.
 
-- Windows, classic xlwings UDFs: set "UDF Modules" to ``planner.excel_functions`` (``planner addin install``
+- Windows, classic xlwings UDFs: set "UDF Modules" to ``planner.excel.functions`` (``planner addin install``
   does it) and click "Import Functions".
 - xlwings Lite (Windows, Mac, Excel on the web): ``planner addin lite DIR`` writes the ``main.py`` and
   ``requirements.txt`` to paste into the Lite editor.
@@ -24,8 +24,8 @@ import sys
 import xlwings as xw
 
 from planner import __version__
-from planner import excel_catalog as _c
-from planner import excel_support as _s
+from planner.excel import catalog as _c
+from planner.excel import support as _s
 
 __all__ = [
     "COST_PER_MTOK",

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.accuracy import (
+from planner.accuracy.predict import (
     DecodeRow,
     StartupPrediction,
     StartupRow,
@@ -26,7 +26,7 @@ from planner.accuracy import (
     why_not_predicted,
 )
 from planner.catalog import Catalog, default_catalog
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
 
 #: The issue's goals, median and worst |error| per quantity: what ``planner validate`` holds each table to.

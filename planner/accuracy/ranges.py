@@ -1,7 +1,7 @@
 """How far off a time prediction may be: held-out residuals of the nearest region the published data covers.
 
 ``catalogs/reference/heldout_residuals.csv`` (written only by ``python bench/loso.py --write-residuals`` from
-``planner.holdout.residual_table``) holds the 10th and 90th percentiles of measured / predicted - 1 over the
+``planner.accuracy.holdout.residual_table``) holds the 10th and 90th percentiles of measured / predicted - 1 over the
 leave-one-source-out held-out figures (single-prompt TTFT, TPOT, and throughput turned into a time; each source
 predicted by the fit on the others): for all figures (``all,*``) and for each value of each dimension a query
 has: the GPU, the tensor-parallel group (``tp``), the engine, MoE or dense (``moe``) and the model's size class
@@ -101,7 +101,7 @@ def size_class(total_params: float) -> str:
 
 def query_values(gpu: str, gpus: Any = None, engine: Any = None, model: Any = None) -> dict[str, str]:
     """A query's (or a published row's) value of each dimension; a dimension not given is left out."""
-    from planner.architecture import param_counts
+    from planner.engines.architecture import param_counts
 
     out = {"gpu": gpu}
     if gpus is not None:

@@ -15,7 +15,7 @@ Requests with identical progress move together as one cohort (a run of one lengt
 a dataset), and stretches of decode-only steps between two events (an arrival, a request finishing, the KV
 cache full) are summed in closed form, so a run costs a few iterations per request, not one per step.
 
-The step time comes from the model (``StepTable``, built by ``planner.benchmark``): decode steps of b
+The step time comes from the model (``StepTable``, built by ``planner.serving.benchmark``): decode steps of b
 sequences at the mean context, prefill steps of p prompt tokens; a step with both pays the decode step plus
 the prefill's work beyond the weights read and overheads that both share (``StepTable.step_s``).
 
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.serving_state import Run, requests
+from planner.serving.state import Run, requests
 
 
 @dataclass(frozen=True)

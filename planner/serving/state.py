@@ -1,4 +1,4 @@
-"""The state of a simulated serving run (``planner.serving``): requests grouped in cohorts of the same progress,
+"""The state of a simulated serving run (``planner.serving.simulate``): requests grouped in cohorts of the same progress,
 waiting, prefilling or decoding, and the KV cache tokens they hold."""
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ IDEAL = EngineProfile(
 )
 
 #: Time factors fitted to every unambiguous published row at once (static batches and batch-1 latency of vLLM,
-#: LMDeploy and TensorRT-LLM in catalogs/reference/: ``planner.holdout.fit_reference_defaults``,
+#: LMDeploy and TensorRT-LLM in catalogs/reference/: ``planner.accuracy.holdout.fit_reference_defaults``,
 #: docs/accuracy.md), each source held out in turn to measure them (``python bench/loso.py``). The kernels'
 #: share of the hardware is one value for every engine; each engine's per-step cost is its own. IDEAL keeps 100%.
 KERNEL_FACTORS = dict(
@@ -138,11 +138,11 @@ KERNEL_FACTORS = dict(
     # static-batch throughput worst 121% -> 92%): memory and compute time add
     roofline_overlap=0.0,
     # not fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert): derived
-    # from measured vLLM fused-MoE and GEMM latencies, 33.6 us (``planner.kernel_floor``)
+    # from measured vLLM fused-MoE and GEMM latencies, 33.6 us (``planner.engines.kernel_floor``)
     moe_layer_overhead_s=34e-6,
 )
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
-#: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.ranges``;
+#: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
 DEFAULT_RESIDUALS = (-0.16, 0.21)
 VLLM_STEP_OVERHEAD_S = 0.0012  # fitted: 1.19 ms per step (Python scheduling, sampling) on vLLM's CI rows

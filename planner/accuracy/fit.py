@@ -1,14 +1,14 @@
 """Fitting the efficiency factors of the time model to measurements (numpy only: damped Gauss-Newton).
 
-The measurements are ``planner.accuracy.DecodeRow``s: TPOT, whole-run throughput and (for static batches)
+The measurements are ``planner.accuracy.predict.DecodeRow``s: TPOT, whole-run throughput and (for static batches)
 the batch's first-token latency. The fit minimises the squared log-ratios predicted / measured over all of
 them, so a 10% miss weighs the same on a 10 ms and on a 100 ms row. Efficiencies are fitted in log space
 and kept within [0.02, 1] (no engine beats the datasheet); overheads in milliseconds, kept at 0 or above.
 A very light pull towards the starting values (``PRIOR_WEIGHT``) keeps factors that the data cannot see
 (e.g. the decode FLOP efficiency when every row is memory-bound) where they were, instead of wandering.
 
-``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines`` come from
-``planner.holdout.fit_reference_defaults`` (every source at once, each held out in turn: docs/accuracy.md).
+``fit_time_factors`` is what ``planner calibrate`` runs; the shipped defaults in ``planner.engines.profiles`` come from
+``planner.accuracy.holdout.fit_reference_defaults`` (every source at once, each held out in turn: docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.accuracy import DecodeRow, predict_decode_rows, quantiles
-from planner.calibration import CALIBRATED_FIELDS, Calibration
+from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration
+from planner.accuracy.predict import DecodeRow, predict_decode_rows, quantiles
 from planner.catalog import Catalog, default_catalog
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError
 
 #: Factors fitted by default, and those that are times (fitted in ms, linearly) rather than efficiencies.
@@ -36,11 +36,11 @@ MAX_TIME_MS = 100.0
 #: First-token latencies of batches of several prompts with fewer prompt tokens than this are left out: the
 #: prompts' first tokens are staggered there (LMDeploy, 64 one-token prompts: FTL 13 ms min, 42 ms mean,
 #: 210 ms max), which neither the roofline nor a fixed latency describes. A single prompt's TTFT is kept.
-#: (``planner.holdout`` keeps single prompts only: 64 x 128-token prompts also stagger, FTL several times
+#: (``planner.accuracy.holdout`` keeps single prompts only: 64 x 128-token prompts also stagger, FTL several times
 #: the batch's prefill.)
 MIN_PREFILL_TOKENS = 512
 PRIOR_WEIGHT = 1e-5
-#: The sources (``source_group``) whose rows the shipped time factors are fitted to (``planner.holdout``: their
+#: The sources (``source_group``) whose rows the shipped time factors are fitted to (``planner.accuracy.holdout``: their
 #: static and batch-1 rows; vLLM's per-sequence cost on the dennislee22 serving rows; ``tests/test_holdout.py``
 #: checks the list against the rows): the other sources' rows are never fitted (``bench/heldout.py``).
 FIT_SOURCE_GROUPS = (

@@ -3,7 +3,7 @@
 An array of names becomes integer codes (``_codes``: a Categorical's own codes, else grouped by object identity,
 else pandas' hash table); each distinct name's numbers are computed once (``lookup``, ``lookup_combinations``)
 into one array per field, and each scenario keeps its row's code (``Column``). Tables of a set of names are kept
-(``once``), so a sweep that repeats its names pays no lookup again. ``planner.resolve`` says what a name's
+(``once``), so a sweep that repeats its names pays no lookup again. ``planner.catalog.resolve`` says what a name's
 numbers are (catalog GPUs, models, precisions).
 """
 
@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from planner import failures
 from planner.catalog import Gpu, Model, Precision
 from planner.checks import Errors
 from planner.errors import PlannerError
+from planner.model import failures
 
 
 @dataclass
@@ -235,7 +235,7 @@ def _stack(rows: list[dict[str, float] | None], filler: dict[str, float]) -> dic
     return {k: np.array([(r or filler).get(k, math.nan) for r in rows], dtype=float) for k in fields}
 
 
-#: Catalog numbers by name and by set of names, computed once: GPU and model rows (``planner.resolve``'s
+#: Catalog numbers by name and by set of names, computed once: GPU and model rows (``planner.catalog.resolve``'s
 #: ``_gpu_numbers``, ``_model_numbers``) and their tables (``_table``). Objects in a key (a catalog, an engine,
 #: the rows of a table) are keyed by identity and kept alive with the entry, so a key cannot be reused by another
 #: object.

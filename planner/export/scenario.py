@@ -21,9 +21,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog import Catalog
-from planner.engines import ENGINES, engine_profile
+from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
-from planner.toml_text import loads_toml, toml_repr
+from planner.io.toml_text import loads_toml, toml_repr
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
@@ -131,8 +131,8 @@ class Workload(BaseModel):
 
     @property
     def inflight_context_tokens(self) -> int:
-        """Mean context a decode step reads under continuous batching, whole tokens (``planner.sizing``'s rule)."""
-        from planner.sizing import inflight_context_tokens
+        """Mean context a decode step reads under continuous batching, whole tokens (``planner.export.sizing``'s rule)."""
+        from planner.export.sizing import inflight_context_tokens
 
         exact = inflight_context_tokens(
             self.prompt_tokens_mean, self.output_tokens_mean, self.output_tokens_high, self.high_percentile

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from planner.benchmark import benchmark_kind, mean_context
 from planner.catalog import Catalog
 from planner.catalog.loader import shipped_catalog_dir
 from planner.errors import InvalidInputError, MissingDataError
+from planner.serving.benchmark import benchmark_kind, mean_context
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
 GPU_NAMES = {

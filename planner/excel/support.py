@@ -1,13 +1,13 @@
 """What sits between Excel and ``planner.api``: the runtime, the catalog configuration and the evaluation of calls.
 
-No xlwings import here (``planner.excel_functions`` holds the ``@xw.func`` wrappers), so everything is
+No xlwings import here (``planner.excel.functions`` holds the ``@xw.func`` wrappers), so everything is
 testable as plain Python. The rules, as a spreadsheet user sees them:
 
 - Every argument may be a cell or a range. Ranges broadcast the way Excel's own array arithmetic does
   (a row against a column gives a table; a single cell goes with anything), and one call computes the
   whole block: the model runs once over arrays, not once per cell.
 - Excel hands numbers as floats (8192.0), empty cells as None, ranges as 2-D lists, and names with stray
-  case and spaces; numbers typed as text ("8192") count as numbers (cleaning: ``planner.excel_cells``).
+  case and spaces; numbers typed as text ("8192") count as numbers (cleaning: ``planner.excel.cells``).
 - A cell that cannot be computed holds an Excel error, never an exception: ``#N/A`` for an unknown GPU,
   model or precision; ``#NUM!`` for a number out of range or a configuration that does not fit or makes
   no sense; ``#VALUE!`` for an argument of the wrong kind (text where a number belongs, a number where a
@@ -30,10 +30,10 @@ from typing import Any
 
 import numpy as np
 
-from planner import api, failures
+from planner import api
 from planner.catalog import Catalog, default_catalog, reload_catalog
 from planner.errors import PlannerError
-from planner.excel_cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
+from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
     BLANK,
     MISSING,
     NA,
@@ -49,10 +49,11 @@ from planner.excel_cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
     clean,
     failure_from,
 )
+from planner.model import failures
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
-#: "python" (plain Python, tests: the error codes as strings). Set by ``planner.excel_functions``.
+#: "python" (plain Python, tests: the error codes as strings). Set by ``planner.excel.functions``.
 RUNTIME = "python"
 
 #: More distinct failing scenarios than this in one call, when no message is needed, are classified by
@@ -294,7 +295,7 @@ class _Block(Cells):
 
     def _explain(self, rows: np.ndarray, dropped: set[str], reasons: np.ndarray) -> None:
         """The Excel error (and reason) of each failed row: the error the API noted for it in bulk
-        (``planner.failures``); a row without one (a number that is not finite) re-runs with errors="raise"."""
+        (``planner.model.failures``); a row without one (a number that is not finite) re-runs with errors="raise"."""
         made: dict[int, Failure] = {}
         for r, exc in zip(rows.tolist(), reasons.tolist(), strict=True):
             if exc is not None:
@@ -434,7 +435,7 @@ def why(function: Any, args: Sequence[Any]) -> Any:
         return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {", ".join(SPECS)}, PLANNER_INFO'
     key = function.strip().lstrip("=").split("(")[0].strip().upper()
     if key == "PLANNER_INFO":
-        from planner.excel_catalog import info
+        from planner.excel.catalog import info
 
         return info(*(list(args) + [None, None])[:2], why=True)
     spec = SPECS.get(key)

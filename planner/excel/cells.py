@@ -1,9 +1,9 @@
 """Excel cells to arguments: cleaning each cell, broadcasting ranges, and the error values of cells.
 
-No xlwings import (``planner.excel_functions`` holds the ``@xw.func`` wrappers). Excel hands numbers as
+No xlwings import (``planner.excel.functions`` holds the ``@xw.func`` wrappers). Excel hands numbers as
 floats (8192.0), empty cells as None, ranges as 2-D lists, and names with stray case and spaces; numbers typed
 as text ("8192") count as numbers. A value of the wrong kind is a ``#VALUE!`` ``Failure`` with its reason;
-``planner.excel_support`` runs the model over what is left and shows the failures as the runtime wants.
+``planner.excel.support`` runs the model over what is left and shows the failures as the runtime wants.
 """
 
 from __future__ import annotations

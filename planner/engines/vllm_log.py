@@ -1,7 +1,7 @@
 """What vLLM's start-up log prints about the KV cache, for models with local (sliding or chunked) attention too.
 
 vLLM V1's hybrid KV cache manager (docs/design/hybrid_kv_cache_manager.md) pages layers in groups of equal size
-(``planner.architecture.vllm_kv_cache_groups``); the pool of ``num_blocks`` blocks is shared by the groups.
+(``planner.engines.architecture.vllm_kv_cache_groups``); the pool of ``num_blocks`` blocks is shared by the groups.
 
 - "GPU KV cache size: N tokens" = (num_blocks // groups) x block size (``vllm/v1/core/kv_cache_utils.py``,
   ``_report_kv_cache_config``, through v0.19 at least; later versions print max concurrency x max_model_len);
@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import math
 
-from planner.architecture import local_attention_span, vllm_kv_cache_groups
 from planner.catalog.schema import Model
+from planner.engines.architecture import local_attention_span, vllm_kv_cache_groups
 
 
 def vllm_kv_log(

@@ -15,7 +15,7 @@ Two kinds of run:
   whole batch. TTFT = the batch's prefill; TPOT = the decode step at the mean context ``input + output / 2``
   (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT).
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
-  engine given ``num_prompts`` requests, simulated step by step (``planner.serving``): at most
+  engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
   reserves part of the future output), chunked prefill within ``max_num_batched_tokens`` per step, decodes
   first, then prompt chunks. Requests arrive all at once; or, when
@@ -39,12 +39,12 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.engines import engine_profile
+from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError
-from planner.serving import Scheduler, StepTable, simulate
+from planner.serving.simulate import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
-#: How the engine fills a step and its KV cache (``planner.serving.Scheduler``): "vllm" mixes decodes and prompt
+#: How the engine fills a step and its KV cache (``planner.serving.simulate.Scheduler``): "vllm" mixes decodes and prompt
 #: chunks and preempts on a full cache (vLLM v1); "sglang" runs prefill-only steps while prompts wait and
 #: reserves part of the future output; "tensorrt-llm" mixes like vLLM and reserves every whole sequence.
 SCHEDULERS = ("vllm", "sglang", "tensorrt-llm")

@@ -6,12 +6,12 @@ Protocol (docs/accuracy.md), fixed before any figure was looked at:
   and batch-1 latency: all sequences start together, no queueing), of an engine with a profile (vLLM,
   LMDeploy, TensorRT-LLM), that the planner can predict, whose whole batch fits the KV cache (else the
   engine queues part of it). A TPOT printed too coarsely (``TPOT_RESOLUTION_S``) is not used; a TTFT only
-  for a single prompt (``planner.fit.ttft_is_prefill``). Serving benchmarks are not fitted: their figures
-  hold queueing and scheduling that ``planner.benchmark`` simulates, not the time terms. A row published
+  for a single prompt (``planner.accuracy.fit.ttft_is_prefill``). Serving benchmarks are not fitted: their figures
+  hold queueing and scheduling that ``planner.serving.benchmark`` simulates, not the time terms. A row published
   twice (``decode_public.csv`` repeats five LMDeploy rows of ``perf_public.csv``) counts once.
 - **Factors**: ``SHARED_FIELDS`` are the kernels' (one value for every engine: the same GEMM and attention
   libraries); ``ENGINE_FIELDS`` are each engine's own (its runtime's per-step cost). An engine without rows
-  in a fit keeps its starting value (``planner.engines``).
+  in a fit keeps its starting value (``planner.engines.profiles``).
 - **Held out**: for each source fold (``fold_of``: one source document; vLLM's CI pages of one benchmark
   on several GPUs are one fold), fit on all other folds' rows and predict that fold's rows. Every row
   of every fold has one held-out prediction; the shipped factors are the fit on all rows.
@@ -28,20 +28,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 from scipy.optimize import least_squares
 
-from planner import api, ranges
-from planner.accuracy import (
-    DecodePrediction,
-    DecodeRow,
-    predict_decode_rows,
-    quantiles,
-    resolve_gpu_name,
-    resolve_model_name,
-)
-from planner.calibration import Calibration
-from planner.catalog import Catalog, default_catalog
-from planner.engines import EngineProfile, engine_profile
-from planner.errors import PlannerError
-from planner.fit import (
+from planner import api
+from planner.accuracy import ranges
+from planner.accuracy.calibration import Calibration
+from planner.accuracy.fit import (
     FIT_SOURCE_GROUPS,
     PRIOR_WEIGHT,
     _from_vector,
@@ -50,6 +40,17 @@ from planner.fit import (
     bounds,
     ttft_is_prefill,
 )
+from planner.accuracy.predict import (
+    DecodePrediction,
+    DecodeRow,
+    predict_decode_rows,
+    quantiles,
+    resolve_gpu_name,
+    resolve_model_name,
+)
+from planner.catalog import Catalog, default_catalog
+from planner.engines.profiles import EngineProfile, engine_profile
+from planner.errors import PlannerError
 
 #: Engines whose rows are fitted (each has a profile); other engines' rows are predicted with vLLM's factors.
 FIT_ENGINES = ("vllm", "lmdeploy", "tensorrt-llm")
@@ -218,7 +219,7 @@ class HeldOut:
     rows: tuple[DecodeRow, ...]
     in_sample: DecodePrediction
     held_out: DecodePrediction
-    fit: JointFit  # on all rows: what planner.engines ships
+    fit: JointFit  # on all rows: what planner.engines.profiles ships
     folds: dict[str, JointFit]
 
     def held_out_error(self, i: int, quantity: str, which: str = "held_out") -> float:
@@ -267,16 +268,16 @@ def leave_one_source_out(
 
 
 def fit_reference_defaults(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> JointFit:
-    """The shipped time factors: ``fit_joint`` on all ``fit_rows`` of ``rows`` (``planner.engines`` holds them,
+    """The shipped time factors: ``fit_joint`` on all ``fit_rows`` of ``rows`` (``planner.engines.profiles`` holds them,
     rounded; ``tests/test_holdout.py`` re-derives them from the shipped reference rows)."""
     return fit_joint(fit_rows(rows, catalog=catalog), catalog=catalog)
 
 
-# -- the residuals file of planner.ranges ---------------------------------------------------------------
+# -- the residuals file of planner.accuracy.ranges ---------------------------------------------------------------
 
 
 def row_values(row: DecodeRow, catalog: Catalog) -> dict[str, str]:
-    """A fitted row's value of each of ``planner.ranges.DIMENSIONS`` (GPU, TP size, engine, MoE, size class)."""
+    """A fitted row's value of each of ``planner.accuracy.ranges.DIMENSIONS`` (GPU, TP size, engine, MoE, size class)."""
     model = catalog.model(resolve_model_name(row.model, catalog))
     return ranges.query_values(resolve_gpu_name(row.gpu, catalog), row.gpus, row.engine, model)
 
@@ -311,7 +312,7 @@ def _width(residuals: Sequence[float]) -> float:
 
 
 def residual_table(result: HeldOut, *, catalog: Catalog | None = None) -> list[dict[str, str]]:
-    """The rows of ``catalogs/reference/heldout_residuals.csv`` (``planner.ranges`` states what each holds).
+    """The rows of ``catalogs/reference/heldout_residuals.csv`` (``planner.accuracy.ranges`` states what each holds).
 
     Per dimension: a ``*`` row with the value-held-out quantiles and ``widen``, the width of their 10th-90th
     percentiles over that of the leave-one-source-out residuals of the same figures (at least 1.00; widths in

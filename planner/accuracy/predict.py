@@ -5,11 +5,11 @@ Two kinds of reference rows (``catalogs/reference/``, or a user's own files in t
 - start-up logs of vLLM (``vllm_startup_*.csv``): the KV cache memory per GPU, the KV cache tokens of the
   tensor-parallel group and the maximum concurrency vLLM printed. Each row is predicted with its ``profile``
   column, else ``STARTUP_PROFILES``, else the profile of its ``engine_version``
-  (``planner.engines.engine_for_version``), else ``vllm``. ``max_model_len`` is needed only for the
+  (``planner.engines.profiles.engine_for_version``), else ``vllm``. ``max_model_len`` is needed only for the
   concurrency figure.
 - benchmark rows (``decode_*.csv``): ``batch`` sequences (or a server's concurrency) of ``input_len`` prompt
   and ``output_len`` output tokens, with any of TPOT, TTFT and output throughput. Each is predicted as the
-  benchmark ran (``planner.benchmark.predict_benchmark``): a static batch, a server given all prompts at
+  benchmark ran (``planner.serving.benchmark.predict_benchmark``): a static batch, a server given all prompts at
   once, or a server fed at ``request_rate``. A row with only a TTFT (batch 1, one output token) is a prefill.
 
 Names are read as logs write them: "NVIDIA H100 SXM 80GB", "LLaMA 7B (Llama-2-7b)", "Qwen/Qwen2-72B"; a dtype
@@ -28,13 +28,8 @@ from typing import Any, ParamSpec
 import numpy as np
 
 from planner import api
-from planner.benchmark import SCHEDULERS, predict_benchmark
-from planner.calibration import residual_quantiles, resolve_calibration
-from planner.catalog import Catalog, default_catalog
-from planner.engines import DEFAULT_RESIDUALS, EngineProfile, engine_for_version, engine_profile, parse_version
-from planner.errors import InvalidInputError, PlannerError
-from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
-from planner.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.published)
+from planner.accuracy.calibration import residual_quantiles, resolve_calibration
+from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
     QUANT_METHODS,
@@ -57,7 +52,12 @@ from planner.published import (  # noqa: F401  (re-exported: the rows' loader li
     throughput_scope,
     whole_number,
 )
-from planner.vllm_log import vllm_kv_log
+from planner.catalog import Catalog, default_catalog
+from planner.engines.profiles import DEFAULT_RESIDUALS, EngineProfile, engine_for_version, engine_profile, parse_version
+from planner.engines.vllm_log import vllm_kv_log
+from planner.errors import InvalidInputError, PlannerError
+from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
+from planner.serving.benchmark import SCHEDULERS, predict_benchmark
 
 P = ParamSpec("P")
 
@@ -381,7 +381,7 @@ def with_names(rows: Sequence[DecodeRow], gpu: str | None, model: str | None) ->
 
 
 def _residuals(gpu: Any, model: Any, context: Any, options: dict) -> tuple[float, float]:
-    """The query's residual quantiles (``planner.calibration.residual_quantiles``): its GPU, engine, model and
+    """The query's residual quantiles (``planner.accuracy.calibration.residual_quantiles``): its GPU, engine, model and
     tensor-parallel group (``gpus``, else the smallest that holds the weights and one sequence, as the API picks)."""
     gpus = options.get("gpus")
     if gpus is None:

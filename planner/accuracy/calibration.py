@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.catalog.schema import normalize_name
 from planner.errors import CatalogError, InvalidInputError
-from planner.toml_text import loads_toml
+from planner.io.toml_text import loads_toml
 
 ENV_VAR = "PLANNER_CALIBRATION"
 
@@ -170,8 +170,8 @@ def dumps_calibration(entries: list[GpuCalibration], header: str = "") -> str:
 def write_calibration(
     path: str | os.PathLike, entries: list[GpuCalibration], *, header: str = "", force: bool = False
 ) -> Path:
-    """Write a calibration file through ``planner.files.write_file``; an existing file needs ``force``."""
-    from planner.files import check_target, write_file
+    """Write a calibration file through ``planner.io.files.write_file``; an existing file needs ``force``."""
+    from planner.io.files import check_target, write_file
 
     p = check_target(path, force, make_parents=True)
     text = dumps_calibration(entries, header)
@@ -207,7 +207,7 @@ def residual_quantiles(
     Without a calibration entry: the 10th / 90th percentiles of measured / predicted - 1 on published rows the
     shipped factors were not fitted on, for this GPU (all GPUs' when it has too few), widened for each of the GPU,
     the tensor-parallel group ``gpus``, the engine and the ``model``'s kind and size the data does not cover
-    (``planner.ranges``). A measured time lies, for 80% of those rows, within prediction x (1 + low) ..
+    (``planner.accuracy.ranges``). A measured time lies, for 80% of those rows, within prediction x (1 + low) ..
     prediction x (1 + high).
     """
     return residual_range(gpu, engine, calibration, catalog, gpus=gpus, model=model)[:2]
@@ -216,10 +216,10 @@ def residual_quantiles(
 def residual_range(
     gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None, *, gpus: Any = None, model: Any = None
 ):
-    """``residual_quantiles`` and where they come from: a ``planner.ranges.TimeRange`` (low, high, note, widened)."""
+    """``residual_quantiles`` and where they come from: a ``planner.accuracy.ranges.TimeRange`` (low, high, note, widened)."""
+    from planner.accuracy.ranges import region_residuals
     from planner.catalog import default_catalog
-    from planner.engines import DEFAULT_RESIDUALS, engine_profile
-    from planner.ranges import region_residuals
+    from planner.engines.profiles import DEFAULT_RESIDUALS, engine_profile
 
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)
@@ -234,7 +234,7 @@ def residual_range(
 def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):
     """The calibration entry's own (low, high) for a catalog ``gpu`` and engine profile, as a TimeRange that
     nothing widens; None when no entry names both quantiles (the held-out regions then apply)."""
-    from planner.ranges import TimeRange
+    from planner.accuracy.ranges import TimeRange
 
     entry = resolve_calibration(calibration).for_gpu(gpu.all_names(), engine.name)
     if entry is None or entry.residual_low is None or entry.residual_high is None:

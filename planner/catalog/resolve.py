@@ -1,9 +1,9 @@
 """From names to typed facts for ``planner.api``: what a GPU's, model's and precision's numbers are, and the
 facts records (``Resolved``) of a batch of scenarios.
 
-Each distinct GPU, model and precision (or combination of them) is resolved once (``planner.lookup``: names to
+Each distinct GPU, model and precision (or combination of them) is resolved once (``planner.catalog.lookup``: names to
 codes and row tables); its numbers are then spread over the scenario arrays per (GPU, model) combination
-(``planner.rows.Rows``), so a million-row sweep costs a few hundred catalog lookups.
+(``planner.model.rows.Rows``), so a million-row sweep costs a few hundred catalog lookups.
 """
 
 from __future__ import annotations
@@ -15,16 +15,16 @@ from typing import Any
 
 import numpy as np
 
-from planner import failures
-from planner.architecture import MODEL_FACT_FIELDS, model_facts
-from planner.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
+from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision
+from planner.catalog.lookup import Column, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.checks import Errors
-from planner.engines import EngineProfile, engine_profile
+from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
-from planner.lookup import Column, lookup, lookup_combinations, lookup_one, name_key, once
+from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
-from planner.rows import Rows
+from planner.model.rows import Rows
 
 
 def gpu_numbers(

@@ -1,7 +1,7 @@
 """Per-row values gathered lazily: a sweep's formulas run once per distinct combination where they can.
 
 A sweep of 200,000 scenarios over 31 GPUs and 66 models holds a few hundred distinct (GPU, model) combinations.
-``planner.resolve`` gives the model its facts as ``Rows``: one value per combination (``values``) and each
+``planner.catalog.resolve`` gives the model its facts as ``Rows``: one value per combination (``values``) and each
 scenario's combination (``codes``). Arithmetic between ``Rows`` of the same codes and plain numbers stays per
 combination (weights per GPU, KV bytes per token, usable memory, fixed step times); the first operation that
 meets a per-scenario array (the context, a batch) gathers the row values once (``numpy.take``) and goes on per

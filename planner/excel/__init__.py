@@ -1,0 +1,8 @@
+"""The Excel surface: user-defined functions for xlwings (desktop, Office.js and Lite).
+
+- ``functions``: the ``=MAX_BATCH(...)`` family, each a thin call of ``planner.api``.
+- ``support``, ``cells``: arguments read from cells, errors turned into Excel error values.
+- ``catalog``: the catalog as cell ranges (lists of GPUs, models, precisions).
+
+May import ``planner.api`` and everything below it; nothing imports this package but the CLI's add-in builder.
+"""

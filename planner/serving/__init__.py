@@ -1,0 +1,8 @@
+"""Serving under load: a step-by-step simulation of an engine's scheduler and the benchmark runs it predicts.
+
+- ``simulate``: continuous batching with chunked prefill, preemption and each engine's admission policy.
+- ``state``: the simulated run's requests, grouped in cohorts of the same progress.
+- ``benchmark``: a published benchmark run (prompts, rate, concurrency) predicted by the simulation.
+
+May import ``planner.model``, ``planner.engines.profiles``, ``planner.catalog`` and ``planner.errors``; never a surface.
+"""
