@@ -116,18 +116,35 @@ def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None) -> in
 
 
 def tp_size_error(model: Model, gpus: int) -> OutOfRangeError:
-    """The error for a group size vLLM refuses: why, and the valid sizes."""
-    f = model_facts(model)
-    kv = (
-        ""
-        if model.mla is not None
-        else f" and its {f.num_kv_heads} KV heads to be divisible by the group or the group by them"
-    )
+    """The error for a group size vLLM refuses: the split that does not divide (``tp_refusal``), and the valid
+    sizes."""
     valid = ", ".join(str(n) for n in valid_tp_sizes(model))
     return OutOfRangeError(
-        f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: vLLM needs its "
-        f"{f.num_attention_heads} attention heads to be divisible by the group{kv}; valid groups up to "
-        f"{GPU_GROUPS[-1]}: {valid}"
+        f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: {tp_refusal(model, gpus)}; "
+        f"valid groups up to {GPU_GROUPS[-1]}: {valid}"
+    )
+
+
+def tp_refusal(model: Model, gpus: int) -> str:
+    """Why vLLM refuses a group of ``gpus`` (the first rule of ``model.tensor_parallel_ok`` that fails), in words."""
+    f = model_facts(model)
+    g = int(gpus)
+    heads, kvh = int(f.num_attention_heads), int(f.num_kv_heads)
+    if heads % g or (kvh % g and g % kvh):
+        kv = (
+            ""
+            if model.mla is not None
+            else f" and its {kvh} KV heads to be divisible by the group or the group by them"
+        )
+        return f"vLLM needs its {heads} attention heads to be divisible by the group{kv}"
+    width, experts, block = int(f.mlp_split_width), int(f.expert_split_width), int(f.weight_block_size)
+    if width % g:
+        return f"vLLM splits its MLP width of {width:,} evenly (MergedColumnParallelLinear): {width:,} / {g} leaves {width % g}"
+    short = [w for w in (width, experts) if w and w % (g * block)] if block else [0]
+    hint = "; expert parallelism keeps experts whole" if short[0] == experts and len(short) == 1 else ""
+    return (
+        f"its weights are quantized in blocks of {block} and vLLM needs whole blocks on each GPU: "
+        f"{short[0]:,} / {g} = {short[0] / g:g} (validate_fp8_block_shape{hint})"
     )
 
 

@@ -21,15 +21,14 @@ class TestTensorParallelGroups:
     def test_valid_sizes_of_llama2_70b_and_qwen2_7b(self):
         """Llama-2-70B config.json: 64 heads, 8 KV heads; Qwen2-7B-Instruct config.json: 28 heads, 4 KV heads."""
         assert planner.valid_tp_sizes("llama2-70b") == (1, 2, 4, 8, 16, 32, 64)
-        assert planner.valid_tp_sizes("qwen2-7b") == (1, 2, 4, 28)
-        assert planner.valid_tp_sizes("qwen2-7b", max_gpus=8) == (1, 2, 4)
+        assert planner.valid_tp_sizes("qwen2-7b") == (1, 2, 4)  # 28 heads allow 28; its MLP does not (below)
 
     def test_the_next_larger_group_is_the_next_valid_one(self):
         """The workbook's "More GPUs" lever: Llama-2-70B above 4 GPUs takes 8; Qwen2-7B (28 heads) above 2 takes 4,
         and above 4 has none of 8..64 (28 % 8, 28 % 16 != 0): refused naming the valid groups."""
         assert planner.next_tp_size("llama2-70b", 4) == 8
         assert planner.next_tp_size("qwen2-7b", 2) == 4
-        with pytest.raises(OutOfRangeError, match=r"no tensor-parallel group above 4 GPUs.*valid groups: 1, 2, 4, 28"):
+        with pytest.raises(OutOfRangeError, match=r"no tensor-parallel group above 4 GPUs.*valid groups: 1, 2, 4$"):
             planner.next_tp_size("qwen2-7b", 4)
 
     def test_three_gpus_are_refused_naming_the_valid_groups(self):
@@ -69,6 +68,81 @@ class TestTensorParallelGroups:
             except DoesNotFitError:
                 continue
             assert n in valid, model.name
+
+
+class TestMlpAndBlockSplits:
+    """vLLM splits the MLP too: ``MergedColumnParallelLinear`` / ``RowParallelLinear`` divide intermediate_size by
+    the group with ``divide`` (vllm/model_executor/layers/linear.py), which asserts an exact division; a
+    block-quantized checkpoint also needs whole blocks per GPU (``validate_fp8_block_shape``,
+    vllm/model_executor/layers/quantization/utils/fp8_utils.py; the experts' check in ``Fp8MoEMethod.create_weights``,
+    quantization/fp8.py, raises "The output_size of gate's and up's weight = N is not divisible by weight
+    quantization block_n = 128"). SGLang's loaders, adapted from vLLM's, raise the same errors."""
+
+    def test_qwen2_7b_mlp_refuses_28(self):
+        """Qwen2-7B config.json: intermediate_size 18,944; 18,944 % 28 = 16, so 28 GPUs (28 heads) is refused."""
+        assert 18_944 % 28 == 16
+        with pytest.raises(
+            OutOfRangeError, match=r"MLP width of 18,944.*/ 28 leaves 16; valid groups up to 64: 1, 2, 4$"
+        ):
+            planner.max_batch("H100", "qwen2-7b", 4096, gpus=28)
+
+    def test_every_refused_mlp_split_leaves_a_remainder(self):
+        """For every catalog model and group the heads allow, the MLP rule refuses exactly the groups that leave a
+        remainder of the dense MLP width (the issue found 19 models with such groups; the block rule adds 3)."""
+        refused_by_mlp = set()
+        for model in CAT.models:
+            f = model_facts(model)
+            for g in range(2, 65):
+                heads_ok = f.num_attention_heads % g == 0 and (f.num_kv_heads % g == 0 or g % f.num_kv_heads == 0)
+                if heads_ok and f.mlp_split_width % g:
+                    refused_by_mlp.add(model.name)
+                    assert g not in planner.valid_tp_sizes(model), (model.name, g)
+        assert {"Qwen2-7B", "Llama-2-13B", "Mistral-Large-2", "Phi-4-mini"} <= refused_by_mlp
+        assert len(refused_by_mlp) == 19
+
+    def test_deepseek_v3_fp8_blocks_stop_at_16(self):
+        """DeepSeek-V3 config.json: weight_block_size [128, 128], moe_intermediate_size 2,048 (the shared expert's
+        too), intermediate_size 18,432; 128 heads allow 32 and 64, but 2,048 / 32 = 64 is half a block."""
+        assert planner.valid_tp_sizes("deepseek-v3") == (1, 2, 4, 8, 16)
+        with pytest.raises(OutOfRangeError, match=r"blocks of 128.*2,048 / 32 = 64 \(validate_fp8_block_shape\)"):
+            planner.max_batch("H200", "deepseek-v3", 4096, gpus=32)
+
+    def test_online_quantization_has_no_blocks(self):
+        """The same model loaded in bf16 (vLLM re-quantizes nothing; ``--quantization fp8`` on a bf16 checkpoint is
+        per tensor) has no block rule: 32 GPUs load."""
+        assert planner.max_batch("H200", "deepseek-v3", 4096, gpus=32, weight_precision="bf16") > 0
+
+    def test_expert_width_is_checked_against_blocks(self):
+        """A routed width of 1,536 (Qwen3-235B-A22B-FP8, MiniMax-M2.5) at TP 8 leaves 192 per GPU: refused, the
+        published vLLM/SGLang error (MiniMax-M2.5 FP8 on 8 x H200: "output_size of gate's and up's weight = 192 is
+        not divisible by weight quantization block_n = 128"); dense widths that divide pass."""
+        from dataclasses import replace
+
+        from planner.model import tensor_parallel_ok
+        from planner.model.memory import tp_blocks_ok
+
+        f = replace(model_facts(CAT.model("deepseek-v3")), mlp_split_width=0, expert_split_width=1536)
+        assert [g for g in (1, 2, 4, 8, 16) if tensor_parallel_ok(f, g)] == [1, 2, 4]
+        assert tp_blocks_ok(f, 8, expert_parallel=True)
+
+    def test_imported_config_keeps_its_block(self):
+        """An FP8 config.json's quantization_config.weight_block_size [128, 128] (DeepSeek-V3's) is read on import."""
+        from planner.catalog.hf import model_from_hf_config
+
+        cfg = {
+            "model_type": "llama",
+            "num_hidden_layers": 2,
+            "hidden_size": 1024,
+            "num_attention_heads": 16,
+            "num_key_value_heads": 8,
+            "intermediate_size": 3072,
+            "vocab_size": 1000,
+            "torch_dtype": "bfloat16",
+            "quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]},
+        }
+        imported, _ = model_from_hf_config(cfg, "tiny-fp8")
+        assert imported.native_precision == "fp8" and imported.weight_block_size == 128
+        assert planner.valid_tp_sizes(imported) == (1, 2, 4, 8)  # 3,072 / 16 = 192: not whole 128-blocks
 
 
 class TestOnePromptBusyTime:

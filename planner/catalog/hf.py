@@ -115,10 +115,14 @@ def model_from_hf_config(
     quant = _dict(outer, "quantization_config") or _dict(cfg, "quantization_config")
     method = _str(quant, "quant_method")
     expert_precision = None
+    block_size = None
     if method == "mxfp4":
         expert_precision = "mxfp4"
     elif method == "fp8":
         native = "fp8"
+        block = quant.get("weight_block_size")
+        if isinstance(block, list) and block and all(isinstance(b, int) and b > 0 for b in block):
+            block_size = max(block)  # [128, 128]: engines check both dims against the same 128
     elif method:
         notes.append(f"quantization_config quant_method {method!r} is not modelled: weights counted at {native}")
     is_llama4 = model_type.startswith("llama4")
@@ -151,6 +155,8 @@ def model_from_hf_config(
         notes.append(f"tie_word_embeddings absent: assumed {'tied (Gemma default)' if default_tied else 'untied'}")
     if expert_precision:
         entry["native_expert_precision"] = expert_precision
+    if block_size:
+        entry["weight_block_size"] = block_size
     if model_type.startswith("gpt_oss"):
         entry.update(attention_output_bias=True, attention_sinks=True)
     if model_type.startswith(("gemma2", "gemma3")):

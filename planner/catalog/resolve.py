@@ -347,6 +347,8 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
             + " (engine='ideal' computes any KV format as a what-if)"
         )
     out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
+    if w.name != catalog.precision(mdl.native_precision).name:  # re-quantized online (per tensor): no blocks
+        out["weight_block_size"] = 0.0
     out.update(
         weight_bytes_per_param=w.bytes_per_element,
         expert_bytes_per_param=expert.bytes_per_element,

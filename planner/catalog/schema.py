@@ -253,6 +253,11 @@ class Model(_Entry):
     native_expert_precision: str | None = Field(
         default=None, description="MoE expert weights stored in another format (gpt-oss: mxfp4)"
     )
+    weight_block_size: PositiveInt | None = Field(
+        default=None,
+        description="config.json quantization_config.weight_block_size of the published checkpoint (block-FP8: "
+        "[128, 128] -> 128); engines need every tensor-parallel shard to hold whole blocks",
+    )
     gated_mlp: bool = Field(default=True, description="SwiGLU/GeGLU (3 matrices) rather than 2")
     attention_bias: bool = Field(default=False, description="q, k, v projections carry biases (Qwen2)")
     attention_output_bias: bool = False

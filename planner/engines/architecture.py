@@ -6,6 +6,7 @@ Pure functions of a catalog ``Model``; no I/O. They feed the vectorized capacity
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 from planner.catalog.schema import Model
@@ -203,11 +204,29 @@ def vllm_kv_layer_slots(m: Model) -> int:
     return size * (full_groups + local_groups)
 
 
+def tp_split_widths(m: Model) -> tuple[int, int]:
+    """(dense, routed): the gcd of the MLP widths a tensor-parallel group splits, 0 where there are none.
+
+    Dense: the dense MLP layers' ``intermediate_size`` and the shared experts' width (``n_shared`` x
+    ``moe_intermediate_size`` as one MLP, vLLM ``DeepseekV2MoE.shared_experts``), both
+    ``MergedColumnParallelLinear`` / ``RowParallelLinear``, which split them with ``divide`` (exact). Routed:
+    the experts' width, which ``FusedMoE`` splits per GPU (``intermediate_size_per_partition``) unless experts
+    are spread whole by expert parallelism. A layer the model does not have contributes nothing.
+    """
+    dense_layers = m.num_layers - m.moe_layers
+    dense = m.intermediate_size if dense_layers > 0 else 0
+    if m.moe is None:
+        return dense, 0
+    shared = m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size
+    return math.gcd(dense, shared), m.moe.expert_intermediate_size
+
+
 def model_facts(m: Model) -> ModelFacts:
     """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)
     swa_layers, window = local_attention_span(m)
     moe_layers = m.moe_layers
+    dense_width, routed_width = tp_split_widths(m)
     # Decode streams the output projection (the tied embedding doubles as it) but only looks up
     # one row of the input embedding.
     read = b.non_expert - b.extra - (b.embedding if b.lm_head else 0)
@@ -215,6 +234,9 @@ def model_facts(m: Model) -> ModelFacts:
         num_layers=m.num_layers,
         hidden_size=m.hidden_size,
         intermediate_size=m.intermediate_size,
+        mlp_split_width=dense_width,
+        expert_split_width=routed_width,
+        weight_block_size=m.weight_block_size or 0,
         vocab_size=m.vocab_size,
         num_attention_heads=m.num_attention_heads,
         num_kv_heads=1 if m.mla is not None else m.num_kv_heads,

@@ -21,6 +21,9 @@ class ModelFacts:
     num_layers: ArrayLike
     hidden_size: ArrayLike
     intermediate_size: ArrayLike
+    mlp_split_width: ArrayLike  # gcd of the dense MLP widths tensor parallelism divides exactly (0: none)
+    expert_split_width: ArrayLike  # routed experts' width, split per GPU under tensor parallelism (0: dense)
+    weight_block_size: ArrayLike  # of the checkpoint loaded: its quantization block (block-FP8: 128); 0: none
     vocab_size: ArrayLike
     num_attention_heads: ArrayLike
     num_kv_heads: ArrayLike  # MLA: 1 (one latent shared by all heads; replicated under tensor parallelism)

@@ -57,14 +57,35 @@ def kv_bytes_of_layer_tokens(
 
 
 def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
-    """Whether vLLM runs the model on ``gpus``: heads % g = 0 and (KV heads % g = 0 or g % KV heads = 0).
+    """Whether vLLM loads the model on a tensor-parallel group of ``gpus``: every split it makes is exact.
 
-    vLLM's ``ModelConfig.verify_with_parallel_config`` refuses attention heads not divisible by the group;
-    ``QKVParallelLinear`` splits KV heads (``divide(kv_heads, tp)``) or replicates them (``divide(tp, kv_heads)``),
-    and ``divide`` asserts an exact division. MLA's single latent: any group its heads allow.
+    heads % g = 0 (``ModelConfig.verify_with_parallel_config``); KV heads % g = 0 or g % KV heads = 0
+    (``QKVParallelLinear``: ``divide(kv_heads, tp)`` or ``divide(tp, kv_heads)``; MLA's single latent: any g);
+    dense MLP width % g = 0 (``MergedColumnParallelLinear`` / ``RowParallelLinear``: ``divide(size, tp)``;
+    Qwen2-7B's 18,944 refuses 28); and for a block-quantized checkpoint (block b), every split width per GPU a
+    multiple of b, routed experts' included (``validate_fp8_block_shape``; ``Fp8MoEMethod.create_weights``:
+    "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128").
+    ``divide`` asserts an exact division; SGLang's loaders (adapted from vLLM's) raise the same errors.
     """
     g, kvh = gpus, model.num_kv_heads
-    return (ops.mod(model.num_attention_heads, g) == 0) & ((ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0))
+    heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & ((ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0))
+    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & tp_blocks_ok(model, g)
+
+
+def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
+    """Whether each GPU's shard of a block-quantized checkpoint holds whole blocks: dense MLP width % (g b) = 0
+    and, unless experts are spread whole (expert parallelism), expert width % (g b) = 0. True for g = 1 or b = 0.
+
+    vLLM ``validate_fp8_block_shape`` (``vllm/model_executor/layers/quantization/utils/fp8_utils.py``) checks the
+    linear layers' shards when ``tp_size > 1``; ``Fp8MoEMethod.create_weights`` (``quantization/fp8.py``) the
+    experts' ``intermediate_size_per_partition % block_n``. DeepSeek-V3 (widths 18,432 and 2,048, b = 128):
+    groups of up to 16; 32 leaves 2,048 / 32 = 64 per GPU.
+    """
+    b = model.weight_block_size
+    step = gpus * ops.maximum(b, 1)
+    experts_ok = (ops.mod(model.expert_split_width, step) == 0) | expert_parallel
+    blocks_ok = (ops.mod(model.mlp_split_width, step) == 0) & experts_ok
+    return (gpus == 1) | (b == 0) | blocks_ok
 
 
 def kv_replication(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:

@@ -174,6 +174,8 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("vocab", "vocab_size", "Vocabulary"),
         ("heads", "num_attention_heads", "Attention heads"),
         ("kvh", "num_kv_heads", "KV heads"),
+        ("mlpw", "mlp_split_width", "Dense MLP width split by TP (gcd)"),
+        ("expw", "expert_split_width", "Expert width split by TP"),
         ("kvel", "kv_elements_per_token_per_layer", "KV values per token per layer"),
         ("full", "full_attention_layers", "Full-attention layers"),
         ("swl", "sliding_window_layers", "Sliding-window layers"),
@@ -193,6 +195,16 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
     ]
     c.add(S("s_facts", "Model facts (Models sheet)"))
     c.add(*[Row(k, label, "", INT, f"INDEX(model_{f},{{model_row}})") for k, f, label in facts])
+    c.add(
+        Row(
+            "wblock",
+            "Weight block (0: none)",
+            "values",
+            INT,
+            "IF({wp}={native},INDEX(model_weight_block_size,{model_row}),0)",
+            "the published checkpoint's quantization block; weights re-quantized online have none",
+        )
+    )
     c.add(
         S("s_gpu", "GPU facts and engine factors (GPUs sheet)"),
         Row("mem", "Physical memory", "B", GB, "INDEX(gpu_memory,{gpu_row})"),

@@ -102,8 +102,12 @@ def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
 
 
 def tp_ok(n: str) -> str:
-    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0)."""
-    return f"AND(INT({{heads}}/{n})={{heads}}/{n},OR(INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}}))"
+    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0), dense MLP width % n = 0,
+    and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
+    heads = f"INT({{heads}}/{n})={{heads}}/{n},OR(INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    step = f"({n}*MAX({{wblock}},1))"
+    blocks = f"OR({n}=1,{{wblock}}=0,AND(INT({{mlpw}}/{step})={{mlpw}}/{step},INT({{expw}}/{step})={{expw}}/{step}))"
+    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},{blocks})"
 
 
 def choose_group() -> str:
