@@ -129,6 +129,7 @@ def memory_plan(
     catalog: Catalog | None = None,
     errors: Errors = "raise",
     calibration: Any = None,
+    parallelism: Any = None,
 ) -> MemoryPlan:
     """All memory quantities of a deployment (``model.memory_plan``); ``gpus=None`` picks the smallest valid group
     holding ``batch`` sequences."""
@@ -156,6 +157,7 @@ def max_batch(
     catalog: Catalog | None = None,
     errors: Errors = "raise",
     calibration: Any = None,
+    parallelism: Any = None,
 ):
     """Sequences of ``context`` tokens that fit at once: floor(KV budget / KV bytes per sequence).
 
@@ -183,6 +185,7 @@ def min_gpus(
     catalog: Catalog | None = None,
     errors: Errors = "raise",
     calibration: Any = None,
+    parallelism: Any = None,
 ):
     """Smallest valid tensor-parallel group (1, 2, 4, 8, ... 64) holding the weights and ``batch`` sequences."""
     g = _memory_plan(gpu, model, context, Options.pick(locals())).gpus

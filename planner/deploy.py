@@ -23,6 +23,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures
+from planner.model.parallel import PARALLELISMS
 from planner.model.rows import gathered
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
@@ -87,15 +88,17 @@ def all_failed(first_error: Exception | None, errors: Errors, *args: Any):
 # -- tensor-parallel groups -----------------------------------------------------------------------------
 
 
-def valid_tp_sizes(model: Any, *, max_gpus: int = GPU_GROUPS[-1], catalog: Catalog | None = None) -> tuple[int, ...]:
-    """Tensor-parallel group sizes up to ``max_gpus`` that vLLM runs ``model`` on (``model.tensor_parallel_ok``).
+def valid_tp_sizes(
+    model: Any, *, max_gpus: int = GPU_GROUPS[-1], catalog: Catalog | None = None, parallelism: str = "tp"
+) -> tuple[int, ...]:
+    """Group sizes up to ``max_gpus`` that vLLM runs ``model`` on (``model.group_ok``; tensor-parallel by default).
 
     Attention heads divisible by the group, and KV heads divisible by it or it by them. Llama 2 70B (64 heads,
     8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4, 28 (28 only with ``max_gpus`` >= 28).
     """
     mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
     sizes = np.arange(1, int(max_gpus) + 1)
-    return tuple(int(n) for n in sizes[m.tensor_parallel_ok(model_facts(mdl), sizes)])
+    return tuple(int(n) for n in sizes[m.group_ok(model_facts(mdl), sizes, check_parallelism(parallelism))])
 
 
 def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None) -> int:
@@ -115,13 +118,32 @@ def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None) -> in
     return larger[0]
 
 
-def tp_size_error(model: Model, gpus: int) -> OutOfRangeError:
+def tp_size_error(model: Model, gpus: int, parallelism: str = "tp") -> OutOfRangeError:
     """The error for a group size vLLM refuses: the split that does not divide (``tp_refusal``), and the valid
     sizes."""
-    valid = ", ".join(str(n) for n in valid_tp_sizes(model))
+    valid = ", ".join(str(n) for n in valid_tp_sizes(model, parallelism=parallelism))
+    if parallelism != "tp" and (model.moe is None or gpus > model.moe.num_experts):
+        experts = "it has no experts" if model.moe is None else f"it has {model.moe.num_experts} experts"
+        return OutOfRangeError(
+            f"{model.name} cannot spread its experts over {gpus} GPUs ({parallelism}): {experts}; valid groups up to "
+            f"{GPU_GROUPS[-1]}: {valid or 'none'}"
+            + (" (parallelism='tp' splits a dense model)" if model.moe is None else "")
+        )
     return OutOfRangeError(
         f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: {tp_refusal(model, gpus)}; "
         f"valid groups up to {GPU_GROUPS[-1]}: {valid}"
+    )
+
+
+def check_parallelism(parallelism: Any) -> str:
+    """The parallelism named (``model.parallel.PARALLELISMS``; None: "tp"), or one error line naming the choices."""
+    if parallelism is None:
+        return "tp"
+    if isinstance(parallelism, str) and parallelism.strip().lower() in PARALLELISMS:
+        return parallelism.strip().lower()
+    raise OutOfRangeError(
+        f"parallelism {parallelism!r} is not one of {', '.join(PARALLELISMS)} (tp: tensor parallel; tp-ep: experts "
+        "spread whole; dp-ep: data-parallel attention with experts spread); one name for the whole call"
     )
 
 
@@ -164,14 +186,20 @@ class Deployment:
     gpus_safe: np.ndarray  # NaN replaced by the largest group, so formulas can run everywhere
     plan: m.MemoryPlan | None  # None when nothing needed it (a given group, check_fit=False)
     bad: np.ndarray  # unknown name, refused group, or does not fit
+    parallelism: str = "tp"  # model.parallel.PARALLELISMS
 
 
-def plan_on(r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any) -> m.MemoryPlan:
-    """``model.memory_plan`` of the resolved scenarios on groups of ``gpus``."""
-    return m.memory_plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
+def plan_on(
+    r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any, parallelism: str = "tp"
+) -> m.MemoryPlan:
+    """``model.memory_plan`` (``dp_memory_plan`` for "dp-ep") of the resolved scenarios on groups of ``gpus``."""
+    plan = m.dp_memory_plan if parallelism == "dp-ep" else m.memory_plan
+    return plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
 
 
-def choose_gpus(r: Resolved, engine: EngineProfile, context, gpus, util, reserve, need_batch: Any = 1) -> np.ndarray:
+def choose_gpus(
+    r: Resolved, engine: EngineProfile, context, gpus, util, reserve, need_batch: Any = 1, parallelism: str = "tp"
+) -> np.ndarray:
     """The GPU count per scenario: as given, or the smallest valid group in GPU_GROUPS holding the weights and
     ``need_batch`` sequences (valid: ``model.tensor_parallel_ok``); NaN where none does."""
     if gpus is not None:
@@ -180,8 +208,8 @@ def choose_gpus(r: Resolved, engine: EngineProfile, context, gpus, util, reserve
     chosen = np.full(shape, np.nan)
     for n in GPU_GROUPS:
         group = np.asarray(float(n))
-        fits = plan_on(r, engine, context, group, util, reserve).max_batch >= need_batch
-        chosen = np.where(np.isnan(chosen) & fits & m.tensor_parallel_ok(r.model, group), n, chosen)
+        fits = plan_on(r, engine, context, group, util, reserve, parallelism).max_batch >= need_batch
+        chosen = np.where(np.isnan(chosen) & fits & m.group_ok(r.model, group, parallelism), n, chosen)
         if not np.any(np.isnan(chosen)):
             break
     return chosen
@@ -206,6 +234,7 @@ class Options:
     catalog: Catalog | None = None
     errors: Errors = "raise"
     calibration: Any = None
+    parallelism: Any = None
 
     @classmethod
     def pick(cls, names: dict[str, Any]) -> Options:
@@ -226,6 +255,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     kv_precision, gpus, weight_precision, batch = o.kv_precision, o.gpus, o.weight_precision, o.batch
     engine, reserve_bytes, catalog, errors, check_fit = o.engine, o.reserve_bytes, o.catalog, o.errors, o.check_fit
     memory_utilization, calibration = o.memory_utilization, o.calibration
+    par = check_parallelism(o.parallelism)
     eng = engine_profile(engine)
     util = eng.memory_utilization if memory_utilization is None else _fraction(memory_utilization, "memory_utilization")
     ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors)
@@ -250,70 +280,71 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         return None
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
-        return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors)
+        return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
     if gpus is not None:
-        refused = ~m.tensor_parallel_ok(r.model, gpus) & ~np.asarray(r.bad)
+        refused = ~m.group_ok(r.model, gpus, par) & ~np.asarray(r.bad)
         if np.any(refused):
             if errors == "raise":
                 shape = np.shape(refused)
                 first = tuple(np.argwhere(refused)[0]) if shape else ()
-                raise tp_size_error(r.catalog.model(element(model, first, shape)), int(element(gpus, first, shape)))
+                name, n = element(model, first, shape), int(element(gpus, first, shape))
+                raise tp_size_error(r.catalog.model(name), n, par)
             if failures.active():
                 failures.note_each(
-                    refused, (_names(model), gpus), lambda name, n: tp_size_error(r.catalog.model(name), int(n))
+                    refused, (_names(model), gpus), lambda name, n: tp_size_error(r.catalog.model(name), int(n), par)
                 )
             bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
-    n = choose_gpus(r, eng, ctx, gpus, util, reserve, need)
+    n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
     bad = np.asarray(r.bad) | bad_ctx | bad_batch | bad_gpus
     plan = None
     if check_fit or gpus is None:
-        plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
+        plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
         short = (np.isnan(n) | ~(plan.max_batch >= need)) & ~bad  # NaN max batch: short
         if np.any(short) and (errors == "raise" or failures.active()):
             first_only = errors == "raise"
-            where, why = _does_not_fit(r, eng, plan, gpus, need, ctx, short, gpu, model, util, reserve, first_only)
+            where, why = _does_not_fit(r, eng, plan, gpus, need, ctx, short, gpu, model, util, reserve, first_only, par)
             if first_only:
                 raise why[0]
             reasons = np.full(where.shape, None, dtype=object)
             reasons[where] = why
             failures.note(where, reasons)
         bad = bad | short
-    return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad)
+    return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad, par)
 
 
-def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, check_fit, gpu, model, errors):
+def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, check_fit, gpu, model, errors, par):
     """``deploy`` for one scenario of Python numbers: the same checks without array bookkeeping."""
-    if gpus is not None and not m.tensor_parallel_ok(r.model, gpus):
+    if gpus is not None and not m.group_ok(r.model, gpus, par):
         if errors == "raise":
-            raise tp_size_error(r.catalog.model(model), int(gpus))
-        failures.note(True, tp_size_error(r.catalog.model(model), int(gpus)))
-        plan = plan_on(r, eng, ctx, gpus, util, reserve)
-        return Deployment(r, eng, ctx, b, util, gpus, gpus, plan, True)
+            raise tp_size_error(r.catalog.model(model), int(gpus), par)
+        failures.note(True, tp_size_error(r.catalog.model(model), int(gpus), par))
+        plan = plan_on(r, eng, ctx, gpus, util, reserve, par)
+        return Deployment(r, eng, ctx, b, util, gpus, gpus, plan, True, par)
     need = b if check_fit else 1.0
     n = gpus
     if n is None:
         n = math.nan
         for k in GPU_GROUPS:
             if (
-                m.tensor_parallel_ok(r.model, float(k))
-                and plan_on(r, eng, ctx, float(k), util, reserve).max_batch >= need
+                m.group_ok(r.model, float(k), par)
+                and plan_on(r, eng, ctx, float(k), util, reserve, par).max_batch >= need
             ):
                 n = float(k)
                 break
     n_safe = float(GPU_GROUPS[-1]) if n != n else n
-    plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve), gpus=n)
+    plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
     bad = False
     if (check_fit or gpus is None) and (n != n or not plan.max_batch >= need):
         if errors == "raise" or failures.active():
-            why = _does_not_fit(r, eng, plan, gpus, need, ctx, True, gpu, model, util, reserve, True)[1][0]
+            why = _does_not_fit(r, eng, plan, gpus, need, ctx, True, gpu, model, util, reserve, True, par)[1][0]
             if errors == "raise":
                 raise why
             failures.note(True, why)
         bad = True
-    return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad)
+    return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad, par)
 
 
 def element(x: Any, idx: tuple, shape: tuple) -> Any:
@@ -337,7 +368,7 @@ def _names(x: Any) -> np.ndarray:
 
 
 def _does_not_fit(
-    r, engine, plan, gpus_given, need, context, mask, gpu, model, util, reserve, first_only: bool = False
+    r, engine, plan, gpus_given, need, context, mask, gpu, model, util, reserve, first_only: bool = False, par="tp"
 ) -> tuple[np.ndarray, list[DoesNotFitError]]:
     """The error of each scenario where ``mask`` holds (only the first with ``first_only``), and where they are:
     what does not fit where, by how much, and the smallest group that works.
@@ -372,8 +403,8 @@ def _does_not_fit(
             out = np.where(groups == k, values, out)
         return out
 
-    plans = {k: plan_on(r, engine, context, np.asarray(float(k)), util, reserve) for k in GPU_GROUPS}
-    ok = {k: np.asarray(at(m.tensor_parallel_ok(r.model, float(k))), dtype=bool) for k in GPU_GROUPS}
+    plans = {k: plan_on(r, engine, context, np.asarray(float(k)), util, reserve, par) for k in GPU_GROUPS}
+    ok = {k: np.asarray(at(m.group_ok(r.model, float(k), par)), dtype=bool) for k in GPU_GROUPS}
     valid_text = {}  # the valid groups, written once per combination
     code = sum(ok[k].astype(np.int64) << j for j, k in enumerate(GPU_GROUPS))
     for c in np.unique(code).tolist():

@@ -71,6 +71,7 @@ def decode_step(
     catalog: Catalog | None = None,
     errors: Errors = "raise",
     calibration: Any = None,
+    parallelism: Any = None,
 ) -> DecodeStep:
     """One decode step of ``batch`` sequences at ``context`` tokens (``model.decode_step``): its time and what it moves.
 
@@ -87,7 +88,8 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
         record = nan_record(DecodeStep, gpu, model, context, options.batch)
         return record if field is None else getattr(record, field)
     f = d.facts
-    step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    step_of = m.dp_decode_step if d.parallelism == "dp-ep" else m.decode_step  # tp-ep: as tp (bytes split evenly)
+    step = step_of(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
     return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
 
 
@@ -163,6 +165,7 @@ def prefill(
     catalog: Catalog | None = None,
     errors: Errors = "raise",
     calibration: Any = None,
+    parallelism: Any = None,
 ) -> PrefillStep:
     """Prefill of ``batch`` prompts together (``model.prefill_step``): 2 x active params x tokens + causal attention.
 
@@ -179,7 +182,8 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
         record = nan_record(PrefillStep, gpu, model, prompt_tokens)
         return record if field is None else getattr(record, field)
     f = d.facts
-    step = m.prefill_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    step_of = m.dp_prefill_step if d.parallelism == "dp-ep" else m.prefill_step
+    step = step_of(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
     step = PrefillStep(d.gpus, step.prompt_tokens, step.ttft_s, step.bytes_moved, step.flop)
     return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens), field)
 
@@ -225,6 +229,7 @@ def cost_per_mtok(
     catalog: Catalog | None = None,
     errors: Errors = "raise",
     calibration: Any = None,
+    parallelism: Any = None,
 ):
     """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6.
 

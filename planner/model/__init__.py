@@ -4,6 +4,7 @@
 - ``memory``: weights, KV cache, tensor-parallel groups, the engine's KV budget, max batch (``memory_plan``).
 - ``decode``: one decode step, TPOT (``decode_step``).
 - ``prefill``: one prefill, TTFT, the busy time of a prompt (``prefill_step``).
+- ``parallel``: data-parallel attention with expert parallelism (memory, decode, prefill, the all-to-all).
 - ``roofline``: ridge point, intensities, cost per token.
 
 ``planner.api`` turns GPU, model and precision names into these facts, broadcasts and shapes the results;
@@ -38,6 +39,13 @@ from planner.model.memory import (
     visible_memory_bytes,
     weight_bytes,
 )
+from planner.model.parallel import (
+    dp_decode_step,
+    dp_memory_plan,
+    dp_prefill_step,
+    expert_alltoall_time_s,
+    group_ok,
+)
 from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_step
 from planner.model.roofline import (
     attention_intensity_flop_per_byte,
@@ -64,7 +72,12 @@ __all__ = [
     "compute_time_s",
     "cost_per_million_tokens_usd",
     "decode_step",
+    "dp_decode_step",
+    "dp_memory_plan",
+    "dp_prefill_step",
+    "expert_alltoall_time_s",
     "experts_touched",
+    "group_ok",
     "kv_budget_bytes_per_gpu",
     "kv_bytes",
     "kv_bytes_of_layer_tokens",

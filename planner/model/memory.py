@@ -56,7 +56,7 @@ def kv_bytes_of_layer_tokens(
     return model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * layer_tokens * batch
 
 
-def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
+def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
     """Whether vLLM loads the model on a tensor-parallel group of ``gpus``: every split it makes is exact.
 
     heads % g = 0 (``ModelConfig.verify_with_parallel_config``); KV heads % g = 0 or g % KV heads = 0
@@ -66,10 +66,11 @@ def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
     multiple of b, routed experts' included (``validate_fp8_block_shape``; ``Fp8MoEMethod.create_weights``:
     "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128").
     ``divide`` asserts an exact division; SGLang's loaders (adapted from vLLM's) raise the same errors.
+    ``expert_parallel``: experts spread whole over the group (``--enable-expert-parallel``), not split.
     """
     g, kvh = gpus, model.num_kv_heads
     heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & ((ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0))
-    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & tp_blocks_ok(model, g)
+    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & tp_blocks_ok(model, g, expert_parallel)
 
 
 def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:

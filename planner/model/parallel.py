@@ -1,0 +1,228 @@
+"""Data-parallel attention with expert parallelism: memory and time of a MoE model served that way. Pure formulas.
+
+vLLM ``--data-parallel-size g --enable-expert-parallel`` (tensor-parallel size 1 per rank) and SGLang
+``--enable-dp-attention --dp g --tp g`` run a MoE model on g GPUs as g attention ranks: each GPU holds the whole
+non-expert part (attention, dense layers, embeddings, head) and 1/g of the routed experts, serves its own
+sequences, and keeps their KV cache whole, so an MLA latent is held once, not on every GPU as under tensor
+parallelism. Each MoE layer sends every token to the ranks of its k experts and back (an all-to-all dispatch
+and combine) instead of the two all-reduces per layer of tensor parallelism.
+
+Assumptions: sequences spread evenly over the ranks; experts spread evenly (vLLM ``determine_expert_map`` gives
+the first E mod g ranks one more); routing uniform, as ``experts_touched``.
+"""
+
+from __future__ import annotations
+
+from planner.engines.profiles import EngineProfile
+from planner.model import ops
+from planner.model.decode import (
+    DecodeStep,
+    params_per_token,
+    step_overhead_s,
+    weights_read_bytes,
+)
+from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.memory import (
+    MemoryPlan,
+    activation_peak_bytes,
+    cached_tokens_per_layer_sum,
+    kv_budget_bytes_per_gpu,
+    kv_bytes,
+    kv_bytes_of_layer_tokens,
+    kv_cache_tokens,
+    max_batch_from_budget,
+    reserve_bytes_per_gpu,
+    tensor_parallel_ok,
+    visible_memory_bytes,
+    weight_bytes,
+)
+from planner.model.prefill import PrefillStep, causal_attention_flop
+from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
+
+#: Bytes per activation value an all-to-all moves (bf16 dispatch and combine, vLLM's default all2all backends).
+ALLTOALL_BYTES_PER_VALUE = 2.0
+
+
+#: How a group of GPUs splits the model: "tp" everything tensor-parallel (vLLM's default); "tp-ep" attention and
+#: dense layers tensor-parallel, experts spread whole (``--tensor-parallel-size g --enable-expert-parallel``);
+#: "dp-ep" data-parallel attention, experts spread (``--data-parallel-size g --enable-expert-parallel``,
+#: SGLang ``--enable-dp-attention``).
+PARALLELISMS = ("tp", "tp-ep", "dp-ep")
+
+
+def expert_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
+    """Whether the experts can be spread over ``gpus`` ranks: a MoE model with at least one expert per GPU."""
+    return (model.num_experts > 0) & (gpus <= model.num_experts)
+
+
+def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp") -> ArrayLike:
+    """Whether the engine loads the model on ``gpus`` GPUs split as ``parallelism`` (``PARALLELISMS``).
+
+    "tp": ``tensor_parallel_ok``; "tp-ep": the same with experts whole (no block rule on them) and at least one
+    expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters.
+    """
+    if parallelism == "dp-ep":
+        return expert_parallel_ok(model, gpus)
+    if parallelism == "tp-ep":
+        return tensor_parallel_ok(model, gpus, expert_parallel=True) & expert_parallel_ok(model, gpus)
+    return tensor_parallel_ok(model, gpus)
+
+
+def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """Weight bytes of all routed experts: routed params x expert B/param."""
+    return model.params_routed_experts * precision.expert_bytes_per_param
+
+
+def dp_weight_bytes_per_gpu(model: ModelFacts, precision: PrecisionFacts, gpus: ArrayLike) -> ArrayLike:
+    """Weights on one GPU: everything but the routed experts (replicated on every rank) + routed experts / g."""
+    experts = routed_expert_bytes(model, precision)
+    return weight_bytes(model, precision) - experts + experts / gpus
+
+
+def expert_alltoall_time_s(
+    gpu: GpuFacts, limits: EngineFacts, model: ModelFacts, tokens_per_gpu: ArrayLike, gpus: ArrayLike
+) -> ArrayLike:
+    """One MoE layer's dispatch + combine: 2 x (latency + T x k x hidden x 2 B x (g-1)/g / (link x efficiency)).
+
+    Each of a GPU's T tokens goes to its k experts; under uniform routing (g-1)/g of those copies live on other
+    ranks, and come back after the experts (combine). The link is the GPU's own fabric bandwidth within the fabric
+    domain, PCIe's beyond it (as ``allreduce_time_s``); the latency is the engine's collective latency. 0 on one GPU.
+    """
+    within = gpus <= gpu.interconnect_domain_gpus
+    link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
+    latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
+    sent = tokens_per_gpu * model.experts_per_token * model.hidden_size * ALLTOALL_BYTES_PER_VALUE
+    one_way = latency + sent * ((gpus - 1.0) / gpus) / link
+    return ops.where(gpus > 1, 2.0 * one_way, 0.0)
+
+
+def ep_communication_s(
+    gpu: GpuFacts, limits: EngineFacts, model: ModelFacts, tokens_per_gpu: ArrayLike, gpus: ArrayLike
+) -> ArrayLike:
+    """A step's all-to-alls: MoE layers x ``expert_alltoall_time_s`` (no all-reduces: attention is not split)."""
+    return model.moe_layers * expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
+
+
+def dp_memory_plan(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    engine: EngineProfile,
+    context_tokens: ArrayLike,
+    gpus: ArrayLike,
+    memory_utilization: ArrayLike,
+    reserve_bytes: ArrayLike | None = None,
+) -> MemoryPlan:
+    """The memory budget of g attention ranks with the experts spread over them.
+
+    KV budget per GPU = visible x utilization - ``dp_weight_bytes_per_gpu`` - reserve (the activation peak of one
+    rank, which runs its MLPs unsplit, + non-torch + the collectives' buffers); each rank caches whole sequences
+    (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence).
+    """
+    wb = weight_bytes(model, precision)
+    visible = visible_memory_bytes(gpu, engine)
+    if reserve_bytes is None:
+        one_rank = activation_peak_bytes(model, limits, engine, 1.0)
+        reserve_bytes = reserve_bytes_per_gpu(one_rank, gpus, engine)
+    budget = kv_budget_bytes_per_gpu(
+        visible, dp_weight_bytes_per_gpu(model, precision, gpus), 1.0, reserve_bytes, memory_utilization, engine
+    )
+    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * model.num_layers
+    block = max(int(engine.block_size), 1)
+    seq = kv_bytes(model, precision, ops.ceil(context_tokens / block) * block)
+    return MemoryPlan(
+        gpus=gpus,
+        weight_bytes=wb,
+        visible_bytes_per_gpu=visible,
+        reserve_bytes_per_gpu=reserve_bytes,
+        kv_budget_bytes_per_gpu=budget,
+        kv_bytes_per_token_per_gpu=per_token,
+        kv_bytes_per_sequence=seq,
+        kv_cache_tokens=gpus * kv_cache_tokens(budget, per_token, block),
+        max_batch=gpus * max_batch_from_budget(budget, seq),
+    )
+
+
+def dp_decode_step(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    context_tokens: ArrayLike,
+    batch: ArrayLike,
+    gpus: ArrayLike,
+) -> DecodeStep:
+    """TPOT of g attention ranks holding B / g sequences each: roofline of one GPU's bytes and FLOPs + all-to-alls
+    + overhead.
+
+    One GPU reads the non-expert weights whole, its E / g experts that the whole batch touches
+    (``experts_touched``(B) / g) and its sequences' KV; it computes its sequences' dense and attention FLOPs and
+    1/g of the batch's expert FLOPs. ``bytes_moved`` and ``flop`` are the group's (g x one GPU's).
+    """
+    per_rank = batch / gpus
+    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
+    experts_all = weights_read_bytes(model, precision, batch) - weights_read_bytes(model, precision, 0.0)
+    dense = weights_read_bytes(model, precision, 0.0)
+    bytes_gpu = dense + experts_all / gpus + kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
+    flop = batch * (2.0 * params_per_token(model) + model.attention_flop_per_context_token_per_layer * layer_tokens)
+    t_mem = memory_time_s(bytes_gpu, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
+    t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
+    comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
+    overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
+    step = roofline_time_s(t_mem, t_flop, limits.roofline_overlap) + (comm + overhead)
+    return DecodeStep(
+        gpus=gpus,
+        batch=batch,
+        step_s=step,
+        bytes_moved=bytes_gpu * gpus,
+        flop=flop,
+        memory_time_s=t_mem,
+        compute_time_s=t_flop,
+        communication_s=comm,
+        overhead_s=overhead,
+        peak_flop_per_s=gpu.peak_flop_per_s,
+        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+    )
+
+
+def dp_prefill_step(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    prompt_tokens: ArrayLike,
+    batch: ArrayLike,
+    gpus: ArrayLike,
+) -> PrefillStep:
+    """TTFT of ``batch`` prompts spread over g attention ranks (ceil(batch / g) on the busiest): that rank's roofline
+    + all-to-alls + overhead + prefill latency.
+
+    The busiest rank computes its prompts' dense and attention FLOPs alone and 1/g of every prompt's expert FLOPs,
+    reads the non-expert weights and its experts (all touched) and writes its prompts' KV whole. ``flop`` and
+    ``bytes_moved`` are the group's.
+    """
+    on_rank = ops.ceil(batch / gpus)
+    expert_params = model.moe_layers * model.experts_per_token * model.params_per_expert_layer
+    dense_flop = 2.0 * (params_per_token(model) - expert_params) * prompt_tokens + causal_attention_flop(
+        model, prompt_tokens
+    )
+    expert_flop = 2.0 * expert_params * prompt_tokens
+    flop_rank = on_rank * dense_flop + batch * expert_flop / gpus
+    dense = weights_read_bytes(model, precision, 0.0)
+    experts = weights_read_bytes(model, precision, prompt_tokens * batch) - dense
+    bytes_rank = dense + experts / gpus + kv_bytes(model, precision, prompt_tokens, on_rank)
+    t = roofline_time_s(
+        memory_time_s(bytes_rank, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
+        compute_time_s(flop_rank, 1.0, gpu.peak_flop_per_s, limits.prefill_flop_efficiency),
+        limits.roofline_overlap,
+    )
+    comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
+    ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
+    return PrefillStep(
+        gpus=gpus,
+        prompt_tokens=prompt_tokens,
+        ttft_s=ttft,
+        bytes_moved=bytes_rank * gpus,
+        flop=batch * (dense_flop + expert_flop),
+    )

@@ -1,0 +1,122 @@
+"""Data-parallel attention and expert parallelism (issue 23): memory per attention rank, experts per EP rank, the
+all-to-all each MoE layer adds, and which groups the engines load. Each test states its number and source."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import planner
+from planner.catalog import default_catalog
+from planner.catalog.resolve import _resolve
+from planner.engines.profiles import engine_profile
+from planner.errors import OutOfRangeError
+from planner.model import parallel as par
+
+CAT = default_catalog()
+VLLM = engine_profile(None)
+
+
+def facts(gpu: str, model: str):
+    return _resolve(CAT, "raise", gpu=gpu, model=model, engine=VLLM)
+
+
+class TestMemoryPerAttentionRank:
+    """DeepSeek-V3 config.json: 61 layers, MLA latent kv_lora_rank 512 + qk_rope_head_dim 64, cached in bf16."""
+
+    def test_each_rank_caches_a_sequence_once(self):
+        """8,192 tokens x 61 layers x 576 values x 2 B = 575,668,224 B per sequence, held by one rank; tensor
+        parallelism holds the latent on all 8 GPUs (4,605,345,792 B)."""
+        tp = planner.memory_plan("H200", "deepseek-v3", 8192, gpus=8)
+        dp = planner.memory_plan("H200", "deepseek-v3", 8192, gpus=8, parallelism="dp-ep")
+        assert dp.kv_bytes_per_sequence == 8192 * 61 * 576 * 2 == 575_668_224
+        assert tp.kv_bytes_per_sequence == 8 * 575_668_224
+
+    def test_max_batch_is_ranks_times_what_one_rank_holds(self):
+        """The issue's case: DeepSeek-V3 at 8K on 8 x H200 holds 80 sequences tensor-parallel; with data-parallel
+        attention every rank holds floor(its KV budget / 575,668,224 B), 8 ranks: several times more."""
+        dp = planner.memory_plan("H200", "deepseek-v3", 8192, gpus=8, parallelism="dp-ep")
+        assert planner.max_batch("H200", "deepseek-v3", 8192, gpus=8) == 80
+        assert dp.max_batch == 8 * math.floor(dp.kv_budget_bytes_per_gpu / 575_668_224)
+        assert dp.max_batch >= 4 * 80
+
+    def test_each_gpu_holds_the_non_experts_whole_and_its_share_of_experts(self):
+        """Per GPU: weights - routed experts + routed experts / g; one GPU holds everything."""
+        r = facts("H200", "deepseek-v3")
+        whole = planner.weight_bytes("deepseek-v3")
+        experts = par.routed_expert_bytes(r.model, r.precision)
+        assert par.dp_weight_bytes_per_gpu(r.model, r.precision, 1.0) == pytest.approx(whole, rel=1e-12)
+        eight, sixteen = (par.dp_weight_bytes_per_gpu(r.model, r.precision, g) for g in (8.0, 16.0))
+        assert eight - sixteen == pytest.approx(experts / 16, rel=1e-12)
+        assert eight == pytest.approx(whole - experts * 7 / 8, rel=1e-12)
+
+
+class TestAllToAll:
+    """Each MoE layer sends every token to its k experts' ranks and back (dispatch + combine)."""
+
+    def test_hand_worked_dispatch_and_combine(self):
+        """DeepSeek-V3 (hidden 7,168, 8 experts per token) on 8 x H200: 32 tokens per GPU send 32 x 8 x 7,168 x 2 B
+        = 3,670,016 B, of which 7/8 leave the GPU, over NVLink's 450 GB/s x 0.7 (the fitted fabric efficiency),
+        after the collective latency of 10.1 us; twice (dispatch, combine)."""
+        r = facts("H200", "deepseek-v3")
+        one_way = 10.1e-6 + 3_670_016 * 7 / 8 / (450e9 * 0.7)
+        got = par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 8.0)
+        assert got == pytest.approx(2 * one_way, rel=1e-9)
+        assert par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 1.0) == 0.0
+
+    def test_every_moe_layer_pays_it_and_tpot_includes_it(self):
+        """58 of DeepSeek-V3's 61 layers are MoE (first_k_dense_replace 3)."""
+        step = planner.decode_step("H200", "deepseek-v3", 8192, gpus=8, batch=256, parallelism="dp-ep")
+        r = facts("H200", "deepseek-v3")
+        assert step.communication_s == pytest.approx(
+            58 * par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 8.0), rel=1e-12
+        )
+        assert step.step_s > step.communication_s + step.overhead_s
+
+
+class TestWhereItWins:
+    """A DeepSeek-class scenario on 8 GPUs: decode throughput at the largest batch each layout holds."""
+
+    def test_decode_throughput_at_the_batch_that_fits(self):
+        tp_batch = planner.max_batch("H200", "deepseek-v3", 8192, gpus=8)
+        dp_batch = planner.max_batch("H200", "deepseek-v3", 8192, gpus=8, parallelism="dp-ep")
+        tp = planner.throughput("H200", "deepseek-v3", 8192, gpus=8, batch=tp_batch)
+        dp = planner.throughput("H200", "deepseek-v3", 8192, gpus=8, batch=dp_batch, parallelism="dp-ep")
+        assert dp > 2 * tp
+
+    def test_a_long_prompt_is_slower_on_one_attention_rank(self):
+        """A 32K prompt's attention runs on one GPU under data-parallel attention: its TTFT exceeds TP's."""
+        tp = planner.ttft("H200", "deepseek-v3", 32768, gpus=8)
+        dp = planner.ttft("H200", "deepseek-v3", 32768, gpus=8, parallelism="dp-ep")
+        assert dp > tp
+
+
+class TestGroupsTheEnginesLoad:
+    def test_expert_parallelism_loads_a_block_fp8_moe_that_tensor_parallelism_refuses(self):
+        """MiniMax-M2.5 (FP8, 128x128 blocks, expert width 1,536) at TP 8: 1,536 / 8 = 192, the published vLLM error
+        "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128",
+        fixed with --enable-expert-parallel (a published 8 x H200 run); data-parallel attention loads it too."""
+        with pytest.raises(OutOfRangeError, match=r"1,536 / 8 = 192 \(validate_fp8_block_shape; expert parallelism"):
+            planner.max_batch("H200", "minimax-m2.5", 8192, gpus=8)
+        assert planner.max_batch("H200", "minimax-m2.5", 8192, gpus=8, parallelism="tp-ep") > 0
+        assert planner.max_batch("H200", "minimax-m2.5", 8192, gpus=8, parallelism="dp-ep") > 0
+        assert 8 in planner.valid_tp_sizes("minimax-m2.5", parallelism="tp-ep")
+
+    def test_dense_models_have_no_experts_to_spread(self):
+        with pytest.raises(OutOfRangeError, match="Llama-2-70B cannot spread its experts over 8 GPUs .*no experts"):
+            planner.max_batch("H100", "llama2-70b", 8192, gpus=8, parallelism="dp-ep")
+
+    def test_at_least_one_expert_per_gpu(self):
+        """Mixtral-8x7B has 8 experts: 16 ranks would leave GPUs without one."""
+        assert planner.valid_tp_sizes("mixtral-8x7b", parallelism="dp-ep", max_gpus=16)[-1] == 8
+
+    def test_an_unknown_layout_is_one_line_naming_the_choices(self):
+        with pytest.raises(OutOfRangeError, match="parallelism 'ep' is not one of tp, tp-ep, dp-ep"):
+            planner.max_batch("H200", "deepseek-v3", 8192, gpus=8, parallelism="ep")
+
+    def test_the_automatic_group_uses_the_layout(self):
+        """300 sequences of 8K need 8 x H200 as data-parallel ranks; tensor-parallel no group of up to 16 holds them
+        (16 holds twice 80, still short) ."""
+        assert planner.min_gpus("H200", "deepseek-v3", 8192, batch=300, parallelism="dp-ep") == 8
+        assert planner.max_batch("H200", "deepseek-v3", 8192, gpus=16) < 300
