@@ -14,10 +14,23 @@ from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
-from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS
+from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism
 from planner.engines.profiles import EngineProfile, engine_profile
-from planner.errors import OutOfRangeError
+from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
+
+
+@dataclass(frozen=True)
+class LayoutOption:
+    """The same GPUs split another way (``model.parallel.PARALLELISMS``), at the largest batch that layout holds."""
+
+    parallelism: str
+    gpus: int
+    max_batch: int
+    tpot_s: float
+    throughput_tokens_per_s: float
+    ttft_s: float
+    cost_per_mtok_usd: float
 
 
 @dataclass(frozen=True)
@@ -46,6 +59,8 @@ class Plan:
     time_residuals: tuple[float, float] = (0.0, 0.0)
     time_range_note: str = ""  # where the range comes from
     time_range_widened: str = ""  # why it was widened ("" when it was not: the data covers this query)
+    parallelism: str = "tp"  # how the group splits the model (model.parallel.PARALLELISMS)
+    alternatives: tuple[LayoutOption, ...] = ()  # the other layouts on the same GPUs, where the model loads
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -67,14 +82,17 @@ def plan(
     price_per_gpu_hour: Any = None,
     catalog: Catalog | None = None,
     calibration: Any = None,
+    parallelism: Any = None,
 ) -> Plan:
-    """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this."""
+    """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this. For a MoE model the
+    other layouts on the same GPUs (data-parallel attention with experts spread ...) come beside it."""
     cat = catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
     eng = engine_profile(engine)
     wp = cat.precision(weight_precision).name if weight_precision is not None else mdl.native_precision
     kp = cat.precision(kv_precision).name if kv_precision is not None else default_kv_precision(mdl)
-    opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat, calibration=calibration)
+    layout = check_parallelism(parallelism)
+    opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat, calibration=calibration, parallelism=layout)
     mem = api.memory_plan(
         g,
         mdl,
@@ -141,9 +159,7 @@ def plan(
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
     if n > 8:
-        warnings.append(
-            f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
-        )
+        warnings.append(f"{n} GPUs is more than one 8-GPU node: communication across nodes is slower than modelled")
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if memory_utilization is None else float(memory_utilization)
@@ -169,4 +185,36 @@ def plan(
         (rng.low, rng.high),
         rng.note,
         rng.widened,
+        layout,
+        _alternatives(
+            g,
+            mdl,
+            context,
+            n,
+            layout,
+            price,
+            dict(opts, kv_precision=kp, weight_precision=weight_precision, memory_utilization=memory_utilization),
+        ),
     )
+
+
+def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, layout: str, price: float, opts: dict) -> tuple:
+    """The other layouts of a MoE model on the same ``n`` GPUs, each at the largest batch it holds (none for a
+    dense model, or where a layout does not load or hold one sequence)."""
+    if mdl.moe is None or n < 2:
+        return ()
+    out = []
+    for other in ("tp", "dp-ep"):  # tp-ep times and holds as tp: offered only by the refusal that calls for it
+        if other == layout:
+            continue
+        kw = dict(opts, parallelism=other)
+        try:
+            top = int(api.max_batch(g, mdl, context, gpus=n, **kw))
+            step = api.decode_step(g, mdl, context, batch=top, gpus=n, **kw)
+            first = float(api.ttft(g, mdl, context, gpus=n, **kw))
+        except PlannerError:
+            continue
+        rate = float(step.throughput_tokens_per_s)
+        cost = float(m.cost_per_million_tokens_usd(price, n, rate))
+        out.append(LayoutOption(other, n, top, float(step.step_s), rate, first, cost))
+    return tuple(out)

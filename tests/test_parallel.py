@@ -4,6 +4,7 @@ all-to-all each MoE layer adds, and which groups the engines load. Each test sta
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -120,3 +121,33 @@ class TestGroupsTheEnginesLoad:
         (16 holds twice 80, still short) ."""
         assert planner.min_gpus("H200", "deepseek-v3", 8192, batch=300, parallelism="dp-ep") == 8
         assert planner.max_batch("H200", "deepseek-v3", 8192, gpus=16) < 300
+
+
+class TestPlanOffersTheOtherLayout:
+    def test_a_moe_plan_shows_data_parallel_attention_beside_tensor_parallel(self):
+        """DeepSeek-V3 at 8K on 8 x H200: the plan (TP) lists DP + EP on the same GPUs, with its own max batch."""
+        p = planner.plan("H200", "deepseek-v3", 8192, gpus=8)
+        (alt,) = p.alternatives
+        assert alt.parallelism == "dp-ep" and alt.gpus == 8
+        assert alt.max_batch == planner.max_batch("H200", "deepseek-v3", 8192, gpus=8, parallelism="dp-ep")
+        assert alt.throughput_tokens_per_s > 2 * p.at_batch.throughput_tokens_per_s
+        assert alt.cost_per_mtok_usd < p.cost_per_mtok_usd / 2
+
+    def test_a_dense_plan_has_no_other_layout(self):
+        assert planner.plan("H100", "llama2-70b", 8192).alternatives == ()
+
+    def test_the_cli_prints_it_and_takes_the_layout(self):
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        out = CliRunner().invoke(main, ["plan", "--gpu", "H200", "--model", "deepseek-v3", "--context", "8192"])
+        assert out.exit_code == 0 and "data-parallel attention + expert parallel  max batch 408" in out.output
+        dp = CliRunner().invoke(
+            main, ["plan", "--gpu", "H200", "--model", "deepseek-v3", "--context", "8192", "--parallelism", "dp-ep"]
+        )
+        assert dp.exit_code == 0 and re.search(r"Max batch +408 sequences", dp.output)
+        bad = CliRunner().invoke(
+            main, ["plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--parallelism", "dp-ep"]
+        )
+        assert bad.exit_code == 1 and "no experts" in bad.output and "Traceback" not in bad.output

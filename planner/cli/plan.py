@@ -12,7 +12,15 @@ from planner.cli.options import catalog_option, load
 from planner.engines.architecture import vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
+from planner.model.parallel import PARALLELISMS
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
+
+#: How each layout reads after the GPU count ("" for plain tensor parallelism).
+LAYOUT_WORDS = {
+    "tp": "",
+    "tp-ep": ", experts spread whole (expert parallel)",
+    "dp-ep": ", data-parallel attention + expert parallel",
+}
 
 
 def render_plan(p: Plan) -> str:
@@ -27,15 +35,25 @@ def render_plan(p: Plan) -> str:
     weights = p.weight_precision
     if m.native_expert_precision and p.weight_precision == m.native_precision:
         weights += f" + {m.native_expert_precision} experts"  # as published (gpt-oss)
+    layout = LAYOUT_WORDS[p.parallelism]
     head = (
         f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
-        f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget)"
+        f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget{layout})"
     )
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
     row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
-    row("  - weights", f"{fmt_gb(float(mem.weight_bytes) / p.gpus)} (whole model {fmt_gb(float(mem.weight_bytes))})")
+    weights_per_gpu = float(mem.weight_bytes) / p.gpus
+    if p.parallelism == "dp-ep":  # non-experts whole on every GPU: the budget's own identity gives the share
+        reserve, budget = float(mem.reserve_bytes_per_gpu), float(mem.kv_budget_bytes_per_gpu)
+        free = p.engine.budget_mode == "free"
+        weights_per_gpu = (
+            visible - reserve - budget / p.memory_utilization
+            if free
+            else (visible * p.memory_utilization - reserve - budget)
+        )
+    row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(float(mem.weight_bytes))})")
     row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
     budget = float(mem.kv_budget_bytes_per_gpu)
     row("  = KV cache budget", f"{fmt_gb(budget)} ({budget / GiB:.2f} GiB, as vLLM logs it)")
@@ -43,7 +61,10 @@ def render_plan(p: Plan) -> str:
     copies = (
         f"; {fmt_bytes(per_gpu)} on each of {p.gpus} GPUs, the MLA latent is not split" if m.mla and p.gpus > 1 else ""
     )
-    row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
+    if p.parallelism == "dp-ep":
+        row("KV cache per token", f"{fmt_bytes(per_gpu)} ({kv_kind}; on the one attention rank serving the sequence)")
+    else:
+        row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
     row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
     logged_tokens, concurrency = vllm_kv_log(
         m,
@@ -58,7 +79,8 @@ def render_plan(p: Plan) -> str:
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != m.num_layers else ""))
     n = int(mem.max_batch)
     row("Max batch", f"{n:,} sequence{'s' if n != 1 else ''} of {p.context:,} tokens")
-    row("Max concurrency (vLLM's log line)", f"{concurrency:.2f}x at {p.context:,} tokens per request")
+    rank = ", each rank" if p.parallelism == "dp-ep" else ""
+    row(f"Max concurrency (vLLM's log line{rank})", f"{concurrency:.2f}x at {p.context:,} tokens per request")
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
     steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])
     for label, step in steps:
@@ -84,6 +106,13 @@ def render_plan(p: Plan) -> str:
         else "the catalog has no on-demand price for this GPU; give --price US$ per GPU-hour"
     )
     row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
+    for alt in p.alternatives:
+        row(
+            f"Same {alt.gpus} GPUs{LAYOUT_WORDS[alt.parallelism] or ', tensor parallel'}",
+            f"max batch {alt.max_batch:,}, TPOT {fmt_seconds(alt.tpot_s)} and {fmt_rate(alt.throughput_tokens_per_s)} "
+            f"at it, TTFT {fmt_seconds(alt.ttft_s)}, {fmt_usd(alt.cost_per_mtok_usd)} per million output tokens"
+            f" (--parallelism {alt.parallelism})",
+        )
     width = max(len(label) for label, _ in rows) + 2
     lines = [head, ""] + [f"{label:<{width}}{value}".rstrip() for label, value in rows]
     lines += [f"warning: {w}" for w in p.warnings]
@@ -120,6 +149,8 @@ def plan_as_dict(p: Plan) -> dict:
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
         "warnings": list(p.warnings),
+        "parallelism": p.parallelism,
+        "alternatives": [vars(a) for a in p.alternatives],
     }
 
 
@@ -150,6 +181,14 @@ def plan_as_dict(p: Plan) -> dict:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Calibration file from `planner calibrate` (also $PLANNER_CALIBRATION).",
 )
+@click.option(
+    "--parallelism",
+    type=click.Choice(PARALLELISMS),
+    default="tp",
+    show_default=True,
+    help="How the GPUs split the model: tp (tensor parallel), tp-ep (experts spread whole), dp-ep (data-parallel "
+    "attention + expert parallel, MoE models).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
 def plan_command(
@@ -164,6 +203,7 @@ def plan_command(
     engine,
     price_per_gpu_hour,
     calibration,
+    parallelism,
     as_json,
     catalog_dirs: tuple[Path, ...],
 ):
@@ -186,5 +226,6 @@ def plan_command(
         price_per_gpu_hour=price_per_gpu_hour,
         catalog=load(catalog_dirs),
         calibration=calibration,
+        parallelism=parallelism,
     )
     click.echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))
