@@ -135,6 +135,13 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp") -> OutOfRang
     )
 
 
+def layout_error(model: Model, parallelism: str) -> OutOfRangeError:
+    """The error for a layout that spreads experts asked of a dense model."""
+    return OutOfRangeError(
+        f"{model.name} has no experts to spread (parallelism={parallelism!r}); parallelism='tp' splits a dense model"
+    )
+
+
 def check_parallelism(parallelism: Any) -> str:
     """The parallelism named (``model.parallel.PARALLELISMS``; None: "tp"), or one error line naming the choices."""
     if parallelism is None:
@@ -278,7 +285,15 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         if errors == "raise" and r.first_error:
             raise r.first_error
         return None
+    if par != "tp":  # a dense model has no experts to spread: refused whatever the group
+        dense = gathered(r.model.num_experts == 0) & ~np.asarray(r.bad)
+        if np.any(dense):
+            if errors == "raise":
+                name = element(model, tuple(np.argwhere(dense)[0]) if np.ndim(dense) else (), np.shape(dense))
+                raise layout_error(r.catalog.model(name), par)
+            bad_gpus = np.asarray(bad_gpus) | dense
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
+    one = one and bad_gpus is False
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
