@@ -38,6 +38,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     deploy,
     finish,
     finish_record,
+    layout_error,
     nan_record,
     next_tp_size,
     tp_size_error,

@@ -151,3 +151,36 @@ class TestPlanOffersTheOtherLayout:
             main, ["plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--parallelism", "dp-ep"]
         )
         assert bad.exit_code == 2 and "no experts" in bad.output and "Traceback" not in bad.output
+
+
+class TestExportOffersIt:
+    """examples/deepseek-dp-attention.toml: DeepSeek-V3 on H200, one option tensor-parallel, one DP attention + EP."""
+
+    def test_the_dp_option_is_sized_beside_the_tp_one_and_wins(self):
+        from pathlib import Path
+
+        from planner.export.review import evaluate
+        from planner.export.scenario import load_scenario
+
+        s = load_scenario(Path(__file__).parents[1] / "examples" / "deepseek-dp-attention.toml")
+        tp, dp = (evaluate(o, s.workload, CAT, s.traffic_change) for o in s.option)
+        assert tp.meets and dp.meets
+        assert dp.replica.batch > tp.replica.batch  # each rank caches its own sequences once
+        assert dp.fleet.gpus < tp.fleet.gpus
+
+    def test_a_dense_option_asking_for_it_is_one_line(self, tmp_path):
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        scenario = tmp_path / "dense.toml"
+        scenario.write_text(
+            "[workload]\npeak_requests_per_s = 1\naverage_requests_per_s = 1\nprompt_tokens_mean = 100\n"
+            "prompt_tokens_high = 200\noutput_tokens_mean = 100\noutput_tokens_high = 200\nhigh_percentile = 95\n"
+            "ttft_target_s = 2\ntpot_target_s = 0.1\n[[option]]\ngpu = 'H100'\nmodel = 'llama2-70b'\n"
+            "parallelism = 'dp-ep'\n",
+            encoding="utf-8",
+        )
+        out = CliRunner().invoke(main, ["export", str(scenario), "-o", str(tmp_path / "r.xlsx")])
+        assert out.exit_code != 0 and "Llama-2-70B has no experts to spread" in out.output
+        assert "Traceback" not in out.output and not (tmp_path / "r.xlsx").exists()

@@ -160,9 +160,11 @@ def _candidates(
     margins = [latency_margin(workload, r.high) for r in time_ranges]
     tpot_goals = sizing.margin_target(workload.tpot_target_s, np.asarray(margins))
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
-    batches = np.arange(1, max_seqs + 1, dtype=float)
+    layout = option.parallelism or "tp"
+    ranks = max(groups) if layout == "dp-ep" else 1  # every attention rank schedules up to max_num_seqs
+    batches = np.arange(1, max_seqs * ranks + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
-    common = dict(engine=eng, catalog=catalog, errors="coerce")
+    common = dict(engine=eng, catalog=catalog, errors="coerce", parallelism=layout)
     mu = option.memory_utilization
     fits = np.asarray(
         api.max_batch(
@@ -201,8 +203,12 @@ def _candidates(
     best = sizing.largest_batch_meeting(tpot, batches, tpot_goals)
     prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
     ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
-    mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
-    ttft_mean = np.asarray(mean_prompt.ttft_s)
+    if layout == "dp-ep":  # each attention rank prefills its own prompt in the same steps: g prompts per busy time
+        many = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, batch=tp, weight_precision=wp, **prompt)
+        ttft_mean = np.asarray(many.ttft_s) / tp
+    else:
+        mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
+        ttft_mean = np.asarray(mean_prompt.ttft_s)
     out = []
     for i, n in enumerate(groups):
         b = int(best[i])
@@ -293,9 +299,12 @@ def evaluate(
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
-    valid = api.valid_tp_sizes(mdl)
+    layout = option.parallelism or "tp"
+    if layout != "tp" and mdl.moe is None:
+        raise api.layout_error(mdl, layout)
+    valid = api.valid_tp_sizes(mdl, parallelism=layout)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
-        raise api.tp_size_error(mdl, option.gpus_per_replica)
+        raise api.tp_size_error(mdl, option.gpus_per_replica, layout)
     groups = groups or (
         (option.gpus_per_replica,)
         if option.gpus_per_replica

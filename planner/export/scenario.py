@@ -203,6 +203,11 @@ class _OptionFields(BaseModel):
     spare_replicas: int | None = Field(
         default=None, ge=0, le=10_000, description="replicas beyond the peak need (N+1: 1)"
     )
+    parallelism: Literal["tp", "tp-ep", "dp-ep"] | None = Field(
+        default=None,
+        description="how a replica's GPUs split the model: tp (tensor parallel, default), tp-ep (experts spread "
+        "whole), dp-ep (data-parallel attention + expert parallel: MoE models)",
+    )
     max_gpus_per_replica: GpuGroup | None = Field(default=None, description="largest tensor-parallel group tried")
     gpus_per_replica: int | None = Field(
         default=None,
@@ -392,6 +397,8 @@ def _named(option: dict) -> dict:
         parts.append(option["weight_precision"])
     if isinstance(option.get("kv_precision"), str):
         parts.append(f"KV {option['kv_precision']}")
+    if option.get("parallelism") in ("tp-ep", "dp-ep"):
+        parts.append({"tp-ep": "TP + EP", "dp-ep": "DP attention + EP"}[option["parallelism"]])
     parts.append(str(option.get("pricing") or BUILTIN_DEFAULTS["pricing"]))
     return {**option, "name": ", ".join(parts)}
 
