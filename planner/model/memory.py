@@ -103,7 +103,8 @@ def visible_memory_bytes(gpu: GpuFacts, engine: EngineProfile) -> ArrayLike:
     """Memory the engine sees per GPU: the measured torch-visible total, else physical x (1 - ECC) x visible fraction.
 
     ECC on GDDR cards (L4, A10G, L40S, T4...) takes 1/16 of the memory when on, as it is by default: an L4's
-    24 GiB x 15/16 x 0.9898 = 22.27 GiB (torch reports 22.03 GiB). The ideal engine: physical x (1 - ECC).
+    24 GiB x 15/16 x 0.9898 = 22.27 GiB, where torch reports 22.03 GiB (the catalog's measured total, used first).
+    The ideal engine: physical x (1 - ECC).
     """
     usable = gpu.memory_bytes * (1.0 - gpu.ecc_reserved_fraction)
     if not engine.use_engine_visible_memory:
