@@ -152,7 +152,6 @@ def min_gpus(gpu: Any, model: Any, context: Any, **options: Unpack[BatchOptions]
     return g
 
 
-from planner.report import Plan, plan  # noqa: E402  (re-exported: plan uses the functions above)
 from planner.timing import (  # noqa: E402  (the time functions, re-exported: one public module)
     batch_token_time,
     cost_per_mtok,
@@ -173,7 +172,6 @@ __all__ = [
     "MAX_BATCH_INPUT",
     "MAX_CONTEXT_TOKENS",
     "MAX_GPUS",
-    "Plan",
     "batch_token_time",
     "cost_per_mtok",
     "decode_intensity",
@@ -189,7 +187,6 @@ __all__ = [
     "memory_plan",
     "mfu",
     "min_gpus",
-    "plan",
     "prefill",
     "prefill_intensity",
     "ridge",

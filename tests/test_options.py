@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 import planner
-from planner import api
+from planner import api, report
 from planner.accuracy import predict
 from planner.cli import main
 from planner.excel import support
@@ -51,7 +51,7 @@ class TestOneDefinition:
             (api.cost_per_mtok, "DecodeOptions"),
             (api.prefill, "DeploymentOptions"),
             (api.ttft, "DeploymentOptions"),
-            (api.plan, "GroupOptions"),
+            (report.plan, "GroupOptions"),
             (predict.tpot_range, "DecodeOptions"),
         ],
     )
@@ -100,4 +100,4 @@ class TestSurfacesReadIt:
     def test_plan_refuses_coerce(self):
         """``plan`` evaluates one scenario: its error is raised, never a NaN report."""
         with pytest.raises(TypeError, match='errors="raise" only'):
-            api.plan("H100", "llama2-70b", 8192, errors="coerce")
+            report.plan("H100", "llama2-70b", 8192, errors="coerce")

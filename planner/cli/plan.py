@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from planner.api import Plan, plan
 from planner.cli.options import catalog_option, load
 from planner.engines.architecture import vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.options import option_doc
+from planner.report import Plan, plan
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 

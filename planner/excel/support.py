@@ -412,19 +412,23 @@ SPECS: dict[str, Spec] = {
 }
 
 
-def why(function: Any, args: Sequence[Any]) -> Any:
-    """PLANNER_WHY: the reason each cell of ``function(*args)`` has no number ("ok" where it has one)."""
+def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence[Any]], Any]] | None = None) -> Any:
+    """PLANNER_WHY: the reason each cell of ``function(*args)`` has no number ("ok" where it has one).
+
+    ``others``: the reasons of functions outside ``SPECS`` by name (``planner.excel.functions`` passes
+    PLANNER_INFO's, so this module needs nothing of ``planner.excel.catalog``, which builds on it).
+    """
+    others = others or {}
+    known = ", ".join([*SPECS, *others])
     function = _unwrap(function)
     if not isinstance(function, str) or not function.strip():
-        return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {", ".join(SPECS)}, PLANNER_INFO'
+        return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {known}'
     key = function.strip().lstrip("=").split("(")[0].strip().upper()
-    if key == "PLANNER_INFO":
-        from planner.excel.catalog import info
-
-        return info(*(list(args) + [None, None])[:2], why=True)
+    if key in others:
+        return others[key](args)
     spec = SPECS.get(key)
     if spec is None:
-        return f"unknown function {function.strip()!r}; known: {', '.join(SPECS)}, PLANNER_INFO"
+        return f"unknown function {function.strip()!r}; known: {known}"
     if len(args) > len(spec.params):
         return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
     return evaluate(spec, args, why=True)

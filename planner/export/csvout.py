@@ -6,7 +6,7 @@ import csv
 import io
 import math
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import options_table
 
 #: A text cell starting with one of these would run as a formula in Excel, LibreOffice or Google Sheets

@@ -5,7 +5,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.xlsx import render_xlsx
 from planner.io.libreoffice import convert
 
