@@ -25,6 +25,7 @@ from planner.accuracy.predict import (
 )
 from planner.accuracy.validation import MEMORY_TOLERANCE, render_table, to_json, validate_memory, validate_time
 from planner.cli.options import catalog_option, load
+from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
@@ -95,17 +96,17 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
     if as_json:
-        click.echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
+        echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
     else:
         for t, counts in tables:
-            click.echo(render_table(t))
+            echo(render_table(t))
             if counts:
                 why = "" if t.passed() else f" ({'; '.join(t.failures())})"
-                click.echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
             else:  # informative rows: not held to the limits, their misses listed
                 misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
                 outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
-                click.echo(f"INFO: {t.title}: not held to the limits{outside}\n")
+                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
 
@@ -239,7 +240,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         from planner.accuracy import measure as meas
 
         result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
-        click.echo(result.summary())
+        echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
     else:
         with reading(file, DECODE_COLUMNS):
@@ -272,14 +273,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
                 source=f"{source}, {today}, {len(grows)} rows",
             )
         )
-        click.echo(
+        echo(
             f"{g}: {len(grows)} rows; median |error| {fit.median_abs_error(False):.1%} -> "
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
-        click.echo(
-            "  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}"
-        )
+        echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
     write_calibration(
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
-    click.echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
+    echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
