@@ -136,9 +136,9 @@ def csv_text(value: object) -> str:
 
     Every piece that a split on ``,`` ``;`` tab or ``|`` would start with ``= + - @`` (after blanks) gets a
     leading apostrophe, which spreadsheets show as text (OWASP "CSV injection"): ``=1+1`` -> ``'=1+1``,
-    ``x;=1+1;`` -> ``x;'=1+1;``. Control characters other than line breaks are removed.
+    ``x;=1+1;`` -> ``x;'=1+1;``. Control characters other than tab and line breaks are removed.
     """
-    text = _CONTROL.sub("", _text(value))
+    text = _XML_ILLEGAL.sub("", _CONTROL.sub("", _text(value)))
     return _CSV_PIECE_START.sub(lambda m: m.group(1) + "'" + m.group(2), text)
 
 
