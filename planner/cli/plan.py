@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from planner.cli.options import catalog_option, load
+from planner.cli.terminal import echo
 from planner.engines.architecture import vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
@@ -188,4 +189,4 @@ def plan_command(
         catalog=load(catalog_dirs),
         calibration=calibration,
     )
-    click.echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))
+    echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))
