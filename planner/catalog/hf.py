@@ -283,7 +283,9 @@ def _moe(cfg: dict, entry: dict, model_type: str, notes: list[str]) -> None:
     if cfg.get("topk_method") == "noaux_tc" or model_type.startswith("glm4_moe"):
         moe["router_bias"] = True  # e_score_correction_bias
     dense_layers, step = moe["dense_layers"], moe["layer_step"]
-    if -(-(dense_layers + 1) // step) * step > entry["num_layers"]:  # the first MoE layer i + 1 = k x step is past the end
+    if (
+        -(-(dense_layers + 1) // step) * step > entry["num_layers"]
+    ):  # the first MoE layer i + 1 = k x step is past the end
         notes.append(
             f"{experts} experts stated but no layer is MoE (first_k_dense_replace {dense_layers}, "
             f"{entry['num_layers']} layers): imported as a dense model"

@@ -12,7 +12,13 @@ from pathlib import Path
 
 import click
 
-from planner.accuracy.calibration import ENV_VAR, GpuCalibration, check_measurements, write_calibration
+from planner.accuracy.calibration import (
+    ENV_VAR,
+    FEW_ROWS,
+    GpuCalibration,
+    measurement_problem,
+    write_calibration,
+)
 from planner.accuracy.predict import (
     DECODE_COLUMNS,
     DecodeRow,
@@ -182,12 +188,41 @@ def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int)
                         source=str(path),
                     )
                 )
-            except (KeyError, ValueError) as exc:
-                raise InvalidInputError(
-                    f"{path}: row {i}: bad or missing {exc}; columns: gpu, model, batch, context, "
-                    "tpot_ms and/or throughput_tok_s (gpus optional)"
-                ) from None
+            except (
+                KeyError,
+                ValueError,
+                OverflowError,
+            ) as exc:  # kept with its problem: calibrate skips it with a note
+                problem = f"bad or missing {exc}; columns: gpu, model, batch, context, tpot_ms and/or throughput_tok_s"
+                rid = r.get("record_id") or f"row{i}"
+                rows.append(DecodeRow(rid, gpu or "", model or "", gpus, 1, 1, 0, source=str(path), problem=problem))
     return rows
+
+
+#: Skipped rows named one by one on stderr; the rest are counted.
+SKIPPED_SHOWN = 5
+
+
+def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]], list[str]]:
+    """The rows a fit can use, by catalog GPU name, and one "row ID: why" line per row it cannot use.
+
+    The same rows ``planner validate`` reads; a bad cell, an unknown name or a missing figure skips that row only.
+    """
+    by_gpu: dict[str, list[DecodeRow]] = {}
+    skipped = []
+    for r in rows:
+        problem = measurement_problem(r)
+        if not problem:
+            try:
+                gpu = resolve_gpu_name(r.gpu, cat)
+                resolve_model_name(r.model, cat)
+            except PlannerError as exc:
+                problem = str(exc)
+        if problem:
+            skipped.append(f"row {r.record_id}: {problem}")
+        else:
+            by_gpu.setdefault(gpu, []).append(r)
+    return by_gpu, skipped
 
 
 @click.command("calibrate")
@@ -245,18 +280,16 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         with reading(file, DECODE_COLUMNS):
             rows = read_measurements(file, gpu, model_name, gpus)
         source = f"planner calibrate {file.name}"
+    where = file or "--measure"
     if not rows:
-        raise InvalidInputError(f"{file}: no measurements")
-    check_measurements(rows, file or "--measure")
-    by_gpu: dict[str, list[DecodeRow]] = {}
-    for r in rows:
-        if r.problem:
-            raise InvalidInputError(f"{r.record_id}: {r.problem}")
-        try:
-            by_gpu.setdefault(resolve_gpu_name(r.gpu, cat), []).append(r)
-            resolve_model_name(r.model, cat)
-        except PlannerError as exc:
-            raise InvalidInputError(f"{r.record_id}: {exc}") from None
+        raise InvalidInputError(f"{where}: no measurements")
+    by_gpu, skipped = usable_by_gpu(rows, cat)
+    if not by_gpu:
+        raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
+    for line in skipped[:SKIPPED_SHOWN]:
+        click.echo(f"note: {where}: {line}: row skipped", err=True)
+    if len(skipped) > SKIPPED_SHOWN:
+        click.echo(f"note: {where}: {len(skipped) - SKIPPED_SHOWN} more rows skipped", err=True)
     entries = []
     today = datetime.date.today().isoformat()
     for g, grows in by_gpu.items():
@@ -273,12 +306,19 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             )
         )
         click.echo(
-            f"{g}: {len(grows)} rows; median |error| {fit.median_abs_error(False):.1%} -> "
+            f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
         click.echo(
             "  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}"
         )
+        if len(grows) < FEW_ROWS:
+            click.echo(
+                f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
+                f"{FEW_ROWS}): its factors can move a sizing far; measure more batches and contexts, and check it "
+                f"with: planner validate --decode {where} --calibration {output}",
+                err=True,
+            )
     write_calibration(
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
