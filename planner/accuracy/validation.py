@@ -8,8 +8,8 @@ its check with ``predicted`` NaN and a one-line ``reason``; such checks count in
 from __future__ import annotations
 
 import math
-import sys
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
