@@ -115,7 +115,7 @@ class TestScenarioNumbers:
         ("line_from", "line_to", "said"),
         [
             ("tpot_target_s = 0.05", "tpot_target_s = true", "workload.tpot_target_s: Input should be a valid number"),
-            ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: Input should be"),
+            ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: expected a whole"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = inf", "peak_requests_per_s: Input should be a finite"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = 1e308", "less than or equal to 1000000"),
             ("growth_over_horizon = 0.5", "growth_over_horizon = 1e308", "growth_over_horizon: Input should be less"),

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from planner.api import Plan, plan
-from planner.cli.options import catalog_option, load
+from planner.cli.options import TokenCount, catalog_option, load
 from planner.engines.architecture import vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
@@ -126,7 +126,12 @@ def plan_as_dict(p: Plan) -> dict:
 @click.command("plan")
 @click.option("--gpu", required=True, help="GPU name or alias, e.g. H100, A100-40GB, MI300X.")
 @click.option("--model", "model_name", required=True, help="Model name or alias, e.g. llama2-70b, qwen3-32b.")
-@click.option("--context", required=True, type=click.IntRange(min=1), help="Tokens per sequence (prompt + output).")
+@click.option(
+    "--context",
+    required=True,
+    type=TokenCount(),
+    help="Tokens per sequence (prompt + output): 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
+)
 @click.option("--gpus", type=click.IntRange(min=1), help="Tensor-parallel group size [default: smallest that fits].")
 @click.option("--batch", type=click.IntRange(min=1), help="Batch for the speed figures [default: max batch].")
 @click.option("--weight-precision", "-w", help="fp16, bf16, fp8, int8, int4, mxfp4, nvfp4 [default: as published].")
