@@ -6,6 +6,7 @@ Token counts written as people write them, unit sanity checks with a way out, er
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -179,3 +180,28 @@ class TestBrokenPipe:
         p.wait(timeout=60)
         assert err == ""
         assert p.returncode == 1
+
+
+class TestPlanHints:
+    def test_names_what_the_next_group_would_hold(self):
+        """Llama 2 70B at 16K on H100: 2 GPUs hold 1 sequence; the hint gives the 4-GPU group's max batch."""
+        from planner import max_batch
+
+        two = int(max_batch("H100", "llama2-70b", 16384, gpus=2))
+        four = int(max_batch("H100", "llama2-70b", 16384, gpus=4))
+        assert two == 1 and four > 8 * two
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "16k")
+        assert r.exit_code == 0, r.output
+        hint = f"hint: 4 x H100 SXM 80GB would hold {four:,} sequences of 16,384 tokens where 2 hold 1 (--gpus 4)"
+        assert hint in r.stdout.splitlines()
+
+    def test_no_hint_when_the_batch_is_not_small(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["larger_group"] is None
+
+    def test_a_batch_that_cannot_fit_says_why_and_what_works(self):
+        """--batch 10 on 2 x H100: the shortfall and the smallest group that holds it."""
+        line = one_line(run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8k", "--batch", "10"), 1)
+        assert "do not fit on 2 x H100 SXM 80GB: short by" in line
+        assert "the smallest group that works is 4 x H100 SXM 80GB" in line

@@ -86,6 +86,12 @@ def render_plan(p: Plan) -> str:
     row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
     width = max(len(label) for label, _ in rows) + 2
     lines = [head, ""] + [f"{label:<{width}}{value}".rstrip() for label, value in rows]
+    if p.larger_group is not None:
+        more, held = p.larger_group
+        lines.append(
+            f"hint: {more} x {g.name} would hold {held:,} sequences of {p.context:,} tokens where {p.gpus} hold "
+            f"{n:,} (--gpus {more})"
+        )
     lines += [f"warning: {w}" for w in p.warnings]
     return "\n".join(lines)
 
@@ -120,6 +126,7 @@ def plan_as_dict(p: Plan) -> dict:
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
         "warnings": list(p.warnings),
+        "larger_group": None if p.larger_group is None else {"gpus": p.larger_group[0], "max_batch": p.larger_group[1]},
     }
 
 
