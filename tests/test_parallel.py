@@ -159,7 +159,7 @@ class TestExportOffersIt:
     def test_the_dp_option_is_sized_beside_the_tp_one_and_wins(self):
         from pathlib import Path
 
-        from planner.export.review import evaluate
+        from planner.export.evaluate import evaluate
         from planner.export.scenario import load_scenario
 
         s = load_scenario(Path(__file__).parents[1] / "examples" / "deepseek-dp-attention.toml")
