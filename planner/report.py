@@ -12,6 +12,7 @@ from planner import api
 from planner import model as m
 from planner.accuracy.calibration import residual_range
 from planner.catalog import Gpu, Model, default_catalog, stale_price_warning
+from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
@@ -92,6 +93,7 @@ def plan(
         raise TypeError('plan() evaluates one scenario and raises its error: errors="raise" only')
     cat = o.catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
+    o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)

@@ -287,3 +287,30 @@ class TestEccAndInterconnect:
         assert step.communication_s == pytest.approx(
             2 * 80 * (g.pcie_latency_s + 2 * 7 / 8 * 8192 * 2 / (link * eff)), rel=1e-12
         )
+
+
+class TestNamesAsPeopleWriteThem:
+    """Names from logs and hubs resolve in max_batch, plan and export as ``validate`` reads them (issue 23);
+    ``planner.catalog.names`` holds the rules, ``Catalog.gpu`` / ``Catalog.model`` fall back on them."""
+
+    @pytest.mark.parametrize(
+        "written, name",
+        [("NVIDIA H100", "H100 SXM 80GB"), ("H100 80GB", "H100 SXM 80GB"), ("B200 192GB", "B200 180GB")],
+    )
+    def test_gpu_names(self, written, name):
+        assert CAT.gpu(written).name == name
+        assert planner.max_batch(written, "llama-3.1-8b", 8192) == planner.max_batch(name, "llama-3.1-8b", 8192)
+
+    def test_a_quantized_checkpoint_is_its_base_model_at_the_stated_precision(self):
+        """RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8 keeps Llama-3.1-70B's config.json and stores fp8 weights."""
+        hub = "RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8"
+        assert CAT.model(hub).name == "Llama-3.1-70B"
+        fp8 = planner.max_batch("H100", "llama-3.1-70b", 8192, weight_precision="fp8")
+        assert planner.max_batch("NVIDIA H100", hub, 8192) == fp8
+        assert planner.plan("H100", hub, 8192).weight_precision == "fp8"
+
+    def test_an_unknown_name_is_refused_with_the_nearest_ones(self):
+        from planner.errors import UnknownNameError
+
+        with pytest.raises(UnknownNameError, match=r"unknown GPU 'NVIDIA H10'; did you mean .*H100"):
+            planner.max_batch("NVIDIA H10", "llama-3.1-8b", 8192)

@@ -25,26 +25,22 @@ from typing import Any
 
 from planner.catalog import Catalog
 from planner.catalog.loader import shipped_catalog_dir
+from planner.catalog.names import (  # noqa: F401  (re-exported: the validation rows' rules, named here before)
+    GPU_NAMES,
+    GPU_NOISE,
+    MODEL_SUFFIXES,
+    QUANT_SUFFIXES,
+    _gpu_by_parts,
+    _gpu_candidates,
+    _model_candidates,
+    checkpoint_precision,
+    gpu_name,
+    model_name,
+)
 from planner.errors import InvalidInputError, MissingDataError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import benchmark_kind, mean_context
 
-#: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
-GPU_NAMES = {
-    "nvidia a100-80g": "A100 SXM 80GB",  # LMDeploy's A100 benchmark page (SXM4 per its 400 W class results)
-}
-#: Words in published GPU names that say nothing about which card it is.
-GPU_NOISE = re.compile(r"\b(nvidia|amd|tesla|instinct|geforce|hbm3e?|hbm2e?|gpu|gpus|tensor core)\b", re.I)
-#: Model-name suffixes that change the weights but not the shape (chat/instruct tunes, packaging).
-MODEL_SUFFIXES = re.compile(r"(-(instruct|chat|it|hf|base))+(-\d{4})?$", re.I)
-#: Checkpoint-name suffixes that say how a repackaging quantized the weights (and ships KV-cache scales), not the
-#: shape: such checkpoints keep the base model's config.json and add a ``quantization_config`` (e.g. Qwen/Qwen3-32B
-#: against Qwen/Qwen3-32B-FP8, both copied in aiconfigurator 0.12's model_configs). The precision is the row's
-#: dtype cell, else the one the suffix names (``checkpoint_precision``).
-QUANT_SUFFIXES = re.compile(
-    r"(-(fp8(-kv|-dynamic|-static)?|awq|gptq(-int[48])?|int[48]|w4a16|w8a8|nvfp4|fp4|mxfp4|quantized(\.w\d+a\d+)?))+$",
-    re.I,
-)
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
 UNMODELLED_MODELS = {
@@ -65,91 +61,23 @@ DEFAULT_DTYPES = {"", "auto", "default", "none", "n/a", "na", "-", "unknown", "n
 # -- name resolution ---------------------------------------------------------------------------------------
 
 
-def _gpu_candidates(text: str) -> list[str]:
-    inner = re.findall(r"\(([^()]*)\)", text)
-    outer = re.sub(r"\s*\([^()]*\)", "", text).strip()
-    out = []
-    for c in (text, outer, *inner):
-        out += [c, re.sub(r"\s+", " ", GPU_NOISE.sub(" ", c)).strip()]
-    return [c for c in dict.fromkeys(out) if c]
-
-
-def _gpu_by_parts(text: str, catalog: Catalog) -> str | None:
-    """The one catalog GPU whose family (H100, MI300X ...), memory and form factor the text names, if any."""
-    words = set(re.findall(r"[a-z0-9]+", text.lower()))
-    family = re.compile(r"^[a-z]{1,3}\d{2,4}[a-z]?$|^rtx$|^a\d+g?$")
-    hits = []
-    for g in catalog.gpus:
-        parts = set(re.findall(r"[a-z0-9]+", g.name.lower()))
-        fam = {p for p in parts if family.match(p) and not p.endswith("gb")}
-        mem = {p for p in parts if p.endswith("gb")}
-        if not fam or not fam <= words:
-            continue
-        stated_mem = {w for w in words if re.fullmatch(r"\d+gb?", w)}
-        if stated_mem and mem and not {m.rstrip("b") for m in mem} & {w.rstrip("b") for w in stated_mem}:
-            continue
-        forms = {"sxm", "sxm4", "sxm5", "pcie", "nvl"}
-        stated_form = {w.rstrip("45") for w in words & forms}
-        form = {p.rstrip("45") for p in parts & forms}
-        if stated_form and form and not stated_form <= form:
-            continue
-        hits.append((bool(form) and "sxm" not in form, g.name))  # SXM (the default alias) before PCIe / NVL
-    hits.sort()
-    if len(hits) == 1 or (hits and hits[0][0] != hits[1][0]):
-        return hits[0][1]
-    return None
-
-
 def resolve_gpu_name(name: str, catalog: Catalog) -> str:
-    """A catalog GPU name for a published one ("NVIDIA H100 SXM 80GB", "NVIDIA A100 80GB (79.18 GiB reported)")."""
-    text = str(name).strip()
-    for candidate in _gpu_candidates(text):
-        if candidate in catalog.gpus:
-            return catalog.gpu(candidate).name
-        mapped = GPU_NAMES.get(candidate.lower())
-        if mapped:
-            return catalog.gpu(mapped).name
-    found = _gpu_by_parts(text, catalog)
-    return found or catalog.gpu(text).name  # raises UnknownNameError with suggestions
-
-
-def _model_candidates(text: str) -> list[str]:
-    inner = re.findall(r"\(([^()]*)\)", text)
-    outer = re.sub(r"\s*\([^()]*\)", "", text).strip()
-    out = []
-    for c in (text, *inner, outer):
-        for d in (c, c.split("/")[-1]):
-            bare = QUANT_SUFFIXES.sub("", d)
-            for e in dict.fromkeys((d, bare, re.sub(r"^meta-(?=llama)", "", bare, flags=re.I))):
-                out += [e, e + "-hf", MODEL_SUFFIXES.sub("", e), MODEL_SUFFIXES.sub("", e) + "-hf"]
-    return [c for c in dict.fromkeys(out) if c]
+    """A catalog GPU name for a published one ("NVIDIA H100 SXM 80GB", "NVIDIA A100 80GB (79.18 GiB reported)"):
+    ``Catalog.gpu``, which reads such names (``planner.catalog.names``) or raises UnknownNameError with suggestions."""
+    return catalog.gpu(str(name).strip()).name
 
 
 def resolve_model_name(name: str, catalog: Catalog) -> str:
     """A catalog model name for a published one ("meta-llama/Llama-2-7b", "LLaMA 7B (Llama-2-7b)", "Qwen/Qwen2-7B")."""
     text = str(name).strip()
-    for candidate in _model_candidates(text):
-        if candidate in catalog.models:
-            return catalog.model(candidate).name
+    found = model_name(text, catalog)
+    if found is not None:
+        return found
     short = text.split("/")[-1].lower()
     for prefix, why in UNMODELLED_MODELS.items():
         if short.startswith(prefix):
             raise MissingDataError(f"model {text!r}: {why}")
     return catalog.model(text).name
-
-
-def checkpoint_precision(name: str) -> str | None:
-    """The weight precision a checkpoint's name states ("-FP8", "-FP8-KV": fp8; "-AWQ", "-GPTQ-Int4": int4), or None.
-
-    AMD's "-FP8-KV" checkpoints also ship fp8 KV-cache scales, but vLLM uses them only with ``--kv-cache-dtype
-    fp8`` ("auto" keeps the model dtype: docs.vllm.ai, quantized KV cache), so the KV precision stays the row's.
-    """
-    hit = QUANT_SUFFIXES.search(str(name).strip())
-    tail = hit.group(0).lower() if hit else ""
-    for pattern, precision in (("nvfp4|-fp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp8", "fp8"), ("int8|w8a8", "int8")):
-        if re.search(pattern, tail):
-            return precision
-    return "int4" if tail else None
 
 
 def precision_in(value: Any) -> str | None:

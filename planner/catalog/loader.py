@@ -20,6 +20,7 @@ from typing import Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from planner.catalog import names
 from planner.catalog.schema import Gpu, Model, Precision, normalize_name
 from planner.errors import CatalogError, InvalidInputError, UnknownNameError
 from planner.io.limits import MAX_CATALOG_ENTRIES, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_FILES, read_text_bounded
@@ -90,10 +91,25 @@ class Catalog:
     folders: tuple[Path, ...] = ()
 
     def gpu(self, name: str | Gpu) -> Gpu:
-        return self.gpus.get(name)
+        """The GPU of a name, an alias, or a name as logs write it ("NVIDIA H100", "H100 80GB": ``names.gpu_name``)."""
+        try:
+            return self.gpus.get(name)
+        except UnknownNameError:
+            found = names.gpu_name(name, self) if isinstance(name, str) else None
+            if found is None:
+                raise
+            return self.gpus.get(found)
 
     def model(self, name: str | Model) -> Model:
-        return self.models.get(name)
+        """The model of a name, an alias, or a hub checkpoint's name ("RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8":
+        the base model; ``names.model_name``). The precision such a name states: ``names.checkpoint_precision``."""
+        try:
+            return self.models.get(name)
+        except UnknownNameError:
+            found = names.model_name(name, self) if isinstance(name, str) else None
+            if found is None:
+                raise
+            return self.models.get(found)
 
     def precision(self, name: str | Precision) -> Precision:
         return self.precisions.get(name)

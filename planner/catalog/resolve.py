@@ -18,6 +18,7 @@ import numpy as np
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.lookup import Column, lookup, lookup_combinations, lookup_one, name_key, once
+from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -331,6 +332,7 @@ def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[An
 def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     name, wp, kp = key
     mdl = catalog.model(name)
+    wp = implied_weight_precision(name, wp)  # "...-FP8" checkpoints: fp8
     facts = model_facts(mdl)
     w = catalog.precision(wp if wp is not None else mdl.native_precision)
     expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w

@@ -14,6 +14,7 @@ from planner import api
 from planner.accuracy.calibration import residual_range
 from planner.accuracy.ranges import TimeRange
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
+from planner.catalog.names import implied_weight_precision
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.export import sizing
 from planner.export.ownership import Money, option_money
@@ -185,6 +186,8 @@ def evaluate(
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)
+    if option.weight_precision is None and model is None:  # "...-FP8" checkpoint names state their precision
+        option = option.model_copy(update={"weight_precision": implied_weight_precision(option.model, None)})
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
