@@ -96,6 +96,7 @@ class Money:
     pue: Sourced | None = None
     node_size: int = 1
     it_power_w_per_gpu: float = math.nan
+    price_provider: str = ""  # who quotes the price ("scenario file" for the scenario's own quote)
 
     @property
     def opex_usd_per_gpu_month(self) -> float:
@@ -131,6 +132,7 @@ def option_money(option: Option, gpu: Gpu) -> Money:
         return Money(
             "cloud", kind, monthly, 0.0, 0.0, 0.0, 0.0, math.nan, float(hourly), src,
             "" if option.cloud_usd_per_gpu_hour else date,
+            price_provider="scenario file" if option.cloud_usd_per_gpu_hour else price.provider,
         )  # fmt: skip
     d = ownership_defaults()
     node = option.nodes_of
@@ -169,4 +171,5 @@ def option_money(option: Option, gpu: Gpu) -> Money:
         pue,
         node,
         it_w,
+        price_provider="scenario file" if option.purchase_usd else price.provider,
     )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +24,9 @@ from planner.export.assumptions import Assumption, assumptions
 from planner.export.ownership import Money, option_money
 from planner.export.scenario import Option, Scenario, Workload, check_names
 from planner.export.shortfall import pessimistic, quoted_group, shortfall_text
+
+if TYPE_CHECKING:
+    from planner.export.outlook import Outlook
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -134,6 +138,8 @@ class Review:
     reason: str
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...] = field(default=())
+    #: like-for-like grid, the margin's price, ownership over the horizon, demand cases (``planner.export.outlook``)
+    outlook: Outlook | None = None
 
 
 # -- one option -----------------------------------------------------------------------------------------
@@ -255,6 +261,11 @@ def _fleet(
         money.usd_per_gpu_month,
         tpot_goal_s,
     )
+
+
+def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
+    """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
+    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s)
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
@@ -448,6 +459,7 @@ def build_review(
             f"({base.shortfall}); name an option that does, or leave baseline out"
         )
     from planner.export.levers import levers  # levers size options again with evaluate()
+    from planner.export.outlook import build_outlook
     from planner.export.reason import reason
 
     lv = levers(scenario, base, catalog)
@@ -467,4 +479,5 @@ def build_review(
         reason(scenario, rec, ranked),
         assumptions(scenario, results, catalog, date, workload_source),
         warnings,
+        build_outlook(scenario, tuple(ranked), catalog),
     )
