@@ -6,6 +6,16 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
+from planner.export.glossary import GLOSSARY
+from planner.export.money_tables import (
+    cases_table,
+    grid_line,
+    grid_table,
+    horizon_line,
+    margin_line,
+    ownership_table,
+    phasing_table,
+)
 from planner.export.review import Review
 from planner.export.tables import (
     Table,
@@ -80,6 +90,38 @@ def _source(label: str, url: str) -> str:
     return f"[{text}](<{url}>)" if url.startswith("https://") and not any(c in url for c in "<> ") else text
 
 
+def _money_sections(review: Review) -> list[str]:
+    """Like for like, ownership over the horizon (with the margin's price), demand cases and quarterly phasing."""
+    fin, w = review.scenario.finance, review.scenario.workload
+    return [
+        "## Like for like",
+        "",
+        "Every GPU of the scenario x price kind x weight precision, sized and costed the same way; ranked by monthly "
+        "cost. Price from: the catalog quote's provider and date (stale: older than a year on the review's date).",
+        "",
+        md_table(grid_table(review)),
+        "",
+        f"## Ownership over {fin.horizon_months} months",
+        "",
+        f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; the fleet is sized "
+        "each quarter for that quarter's last month (bought GPUs are kept). Full fleet: the planned-peak fleet "
+        f"from month 1. Cost of capital {fin.cost_of_capital:.1%} a year, residual value "
+        f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
+        "that the central prediction, not the pessimistic one, meets the targets.",
+        "",
+        md_table(ownership_table(review)),
+        "",
+        "## Demand cases",
+        "",
+        md_table(cases_table(review)),
+        "",
+        "## Fleet by quarter",
+        "",
+        md_table(phasing_table(review)),
+        "",
+    ]
+
+
 def render_markdown(review: Review) -> str:
     s, w = review.scenario, review.scenario.workload
     rec = review.recommended
@@ -92,6 +134,11 @@ def render_markdown(review: Review) -> str:
         f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs, {rec.money.price_kind} price.",
         "",
         md_text(review.reason),
+        "",
+        *[md_text(x) + "\n" for x in (margin_line(review), horizon_line(review), grid_line(review)) if x],
+        *[md_text(q.text) + "\n" for q in review.outlook.quality],
+        "Signed off: finance ______________  engineering ______________  "
+        f"quality ({md_text(s.finance.quality_sign_off, line_start=False)}) ______________",
         "",
         "## Options",
         "",
@@ -109,6 +156,7 @@ def render_markdown(review: Review) -> str:
         "",
         md_table(tco_table(review), MD_TCO_KEYS),
         "",
+        *_money_sections(review),
         "## Levers",
         "",
         f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); saving = baseline "
@@ -123,6 +171,7 @@ def render_markdown(review: Review) -> str:
     out += ["## Sensitivity", "", md_table(sensitivity_table(review)), ""]
     if review.warnings:
         out += ["## Warnings", "", *[f"- {md_text(x, line_start=False)}" for x in review.warnings], ""]
+    out += ["## Glossary", "", *[f"- **{term}**: {md_text(text, line_start=False)}" for term, text in GLOSSARY], ""]
     out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---:|---|---|"]
     for a in review.assumptions:
         if isinstance(a.value, str):

@@ -78,7 +78,7 @@ class QualityNote:
         )
         if self.deltas:
             quoted = "; ".join(
-                f"{d.checkpoint} scores {d.quantized_score:g} against {d.reference_score:g} for the 16-bit model on "
+                f"{d.checkpoint} scores {d.quantized_score:.2f} against {d.reference_score:.2f} for the 16-bit model on "
                 f"the {d.benchmark.split(' (')[0]} ({d.delta_points:+.2f} points, {d.recovery:.1%} kept; model card, "
                 f"{d.date})"
                 for d in self.deltas
