@@ -1,4 +1,5 @@
-"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Levers, Charts, Assumptions.
+"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Demand
+cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
 
 Summary is a snapshot of the review (it says so), with a live box that follows the prices on Options. On
 Options the $ per GPU-month cells are inputs (yellow) and monthly cost, annual cost and the live rank are
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import math
 import zipfile
 
 from openpyxl import Workbook
@@ -21,6 +23,16 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
+from planner.export.glossary import GLOSSARY
+from planner.export.money_tables import (
+    cases_table,
+    grid_line,
+    grid_table,
+    horizon_line,
+    margin_line,
+    ownership_table,
+    phasing_table,
+)
 from planner.export.review import Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
@@ -216,6 +228,13 @@ def _summary(book: _Book) -> None:
     skipped = not_evaluated(review)
     if skipped:
         notes.append(("Levers not evaluated", skipped))
+    money = [x for x in (margin_line(review), horizon_line(review), grid_line(review)) if x]
+    money += [q.text for q in review.outlook.quality]
+    money.append(
+        "Signed off: finance ______________   engineering ______________   "
+        f"quality ({s.finance.quality_sign_off}) ______________"
+    )
+    notes.insert(0, ("Margin, years, like for like, quality", money))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
         _label(ws, r, heading)
@@ -264,6 +283,10 @@ def _reading_notes(review: Review) -> list[str]:
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
         "planned peak. Assumptions: every number used, with a link to its source.",
+        "Like for like: every GPU x price kind x weight precision sized the same way. Ownership: the margin's price, "
+        "year-1 cash and the horizon's total with the fleet added by quarter (Fleet by quarter), present value at "
+        "the scenario's cost of capital, residual value, commitment. Demand cases: low, base and high traffic. "
+        "Glossary: the terms used.",
     ]
 
 
@@ -343,6 +366,40 @@ def _options(book: _Book) -> None:
     widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26}
     _write_table(ws, select(full, DETAIL_KEYS), 1, widths)
     ws.freeze_panes = "B2"
+
+
+def _money(book: _Book) -> None:
+    """Like for like, Ownership, Demand cases, Fleet by quarter: each a table from A1 (``money_tables``)."""
+    review = book.review
+    for title, heading, table, widths in (
+        ("Like for like", "Every GPU x price kind x weight precision, ranked by monthly cost", grid_table(review),
+         {"gpu": 16, "price_kind": 11, "weights": 9, "price_from": 30, "note": 40}),
+        ("Ownership", "The margin's price, year-1 cash, the horizon's total, commitments", ownership_table(review),
+         {"option": 24, "price_kind": 11, "commitment": 34, "price_from": 30}),
+        ("Demand cases", "Low, base and high demand for each option", cases_table(review),
+         {"option": 24, "case": 14, "cheapest": 24}),
+        ("Fleet by quarter", "GPUs each quarter (bought: GPUs owned so far)", phasing_table(review),
+         {"option": 24}),
+    ):  # fmt: skip
+        ws = book.sheet(title, heading)
+        _write_table(ws, table, 1, widths)
+        ws.freeze_panes = "B2"
+
+
+def _glossary(book: _Book) -> None:
+    ws = book.sheet("Glossary", "Glossary: the terms this review uses")
+    header_row(ws, 1, ["Term", "Meaning"])
+    for i, (term, text) in enumerate(GLOSSARY, start=2):
+        put_text(ws.cell(row=i, column=1), term)
+        ws.cell(row=i, column=1).font = Font(bold=True)
+        put_text(ws.cell(row=i, column=2), text)
+        for j in (1, 2):
+            ws.cell(row=i, column=j).alignment = WRAP
+            ws.cell(row=i, column=j).border = THIN
+    ws.column_dimensions["A"].width = 20
+    ws.column_dimensions["B"].width = 110
+    for r in range(1, len(GLOSSARY) + 2):
+        fit_row(ws, r)
 
 
 def _levers(book: _Book) -> None:
@@ -457,15 +514,44 @@ def _assumptions(book: _Book) -> None:
     ws.freeze_panes = "A2"
 
 
+#: Smallest printed text: a sheet too wide to print one page wide at this size prints several pages wide instead.
+MIN_PRINT_PT = 8.0
+BASE_FONT_PT = 11.0  # openpyxl's default cell font (Calibri 11)
+A4_LANDSCAPE_WIDTH_IN = 11.69
+
+
+def printed_width_pt(ws: Worksheet) -> float:
+    """Width of the sheet's used columns on paper at 100%: Excel's (characters x 7 + 5) px, 96 px an inch."""
+    chars = [ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, ws.max_column + 1)]
+    return sum(c * 7 + 5 for c in chars) * 0.75
+
+
+def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
+    """Keep printed text at MIN_PRINT_PT or more: one page wide when the fit scale allows it, else a fixed scale
+    over several pages wide with ``title_cols`` repeated on each (the fit would shrink 11-pt text below 8 pt)."""
+    printable_pt = (A4_LANDSCAPE_WIDTH_IN - ws.page_margins.left - ws.page_margins.right) * 72
+    fit = printable_pt / printed_width_pt(ws)
+    if fit * BASE_FONT_PT >= MIN_PRINT_PT:
+        return
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.page_setup.scale = math.ceil(MIN_PRINT_PT / BASE_FONT_PT * 100)
+    ws.print_title_cols = title_cols
+
+
 def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     """The openpyxl Workbook (not saved) and the computed values of its formula cells."""
     book = _Book(review)
     _summary(book)
     _options(book)  # Options, Costs and Details
+    _money(book)  # Like for like, Ownership, Demand cases, Fleet by quarter
     _levers(book)
     _charts(book)  # Chart data and Charts
     book.wb.move_sheet("Charts", offset=-1)
+    _glossary(book)
     _assumptions(book)
+    for ws in book.wb.worksheets:
+        if ws.title not in ("Summary", "Charts"):
+            legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
     when = dt.datetime.fromisoformat(review.date)
     wb = book.wb
     wb.properties.created = wb.properties.modified = when
