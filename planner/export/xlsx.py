@@ -368,6 +368,11 @@ def _options(book: _Book) -> None:
     ws.freeze_panes = "B2"
 
 
+#: Dollar totals over years run to $10,000,000s: 15 characters keep them from printing ###.
+MONEY_WIDTHS = {k: 15 for k in ("year1_cash_usd", "year1_cash_full_usd", "total_usd", "total_full_usd",
+                                "present_value_usd", "residual_usd", "monthly_usd", "monthly_usd_without_margin")}  # fmt: skip
+
+
 def _money(book: _Book) -> None:
     """Like for like, Ownership, Demand cases, Fleet by quarter: each a table from A1 (``money_tables``)."""
     review = book.review
@@ -382,7 +387,7 @@ def _money(book: _Book) -> None:
          {"option": 24}),
     ):  # fmt: skip
         ws = book.sheet(title, heading)
-        _write_table(ws, table, 1, widths)
+        _write_table(ws, table, 1, {**MONEY_WIDTHS, **widths})
         ws.freeze_panes = "B2"
 
 
