@@ -1,7 +1,8 @@
 """Money a finance team can sign: the like-for-like grid, the margin's price, ownership over years, demand cases.
 
 Known values are derived by hand in the comments, from the catalog's sourced prices (catalogs/gpus.toml: H100
-on-demand $2.99/GPU-h Lambda 2026-05-18; purchase $30,000 NVIDIA MSRP) and catalogs/costs/ownership.toml (host
+on-demand $2.99/GPU-h Lambda 2026-05-18, billed as 8-GPU instances, and $3.20 Hyperstack 2026-08-26, whose median
+is $3.095; purchase $30,000 NVIDIA MSRP) and catalogs/costs/ownership.toml (host
 $32,010 and network $15,060 per 8-GPU node, 4,600 W host power, $0.12/kWh, PUE 1.3, $184.06/kW-month), and from
 the hand-computed scenario of test_export.py (HAND: 11 rented GPUs at $2.00/GPU-h; 16 bought GPUs at $35,883.75
 capex and $379.8735 opex a GPU-month).
@@ -24,7 +25,9 @@ from planner.export.review import fleet_at
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
 
 HOURS = 730.0
-H100_RENT_MONTH = 2.99 * HOURS  # $2,182.70 a GPU-month (Lambda on-demand)
+#: the median of H100's two on-demand quotes, (2.99 + 3.20) / 2 = $3.095 x 730 h = $2,259.35 a GPU-month, billed in
+#: whole 8-GPU instances (the larger of the two quotes' billing units: Lambda's "8x instance")
+H100_RENT_MONTH = (2.99 + 3.20) / 2 * HOURS
 #: bought H100 in 8-GPU nodes: $30,000 + ($32,010 + $15,060) / 8 = $35,883.75 up front per GPU
 H100_CAPEX = 30000 + (32010 + 15060) / 8
 #: IT load 700 W + 4,600 W / 8 = 1,275 W: power 1.275 x 1.3 x 0.12 x 730 = $145.197, colocation 1.275 x 184.06
@@ -77,15 +80,15 @@ class TestCashRules:
 
 
 class TestMarginPriced:
-    def test_the_margin_costs_four_h100_on_the_recommended_fleet(self, example):
-        """44 GPUs with the +59% margin, 40 without: 4 x $2.99 x 730 h = $8,731.40 a month."""
+    def test_the_margin_costs_one_instance_of_8_h100_on_the_recommended_fleet(self, example):
+        """48 GPUs with the +59% margin, 40 without (whole 8-GPU instances): 8 x $2,259.35 = $18,074.80 a month."""
         rec = example.recommended
         oo = example.outlook.of(rec.option.name)
-        assert (rec.gpus, oo.gpus_without_margin) == (44, 40)
-        assert oo.margin_usd_per_month(rec) == pytest.approx(4 * H100_RENT_MONTH)
+        assert (rec.gpus, oo.gpus_without_margin) == (48, 40)
+        assert oo.margin_usd_per_month(rec) == pytest.approx(8 * H100_RENT_MONTH)
 
     def test_without_margin_is_the_same_option_sized_at_margin_zero(self, example):
-        """The 16-bit rented fleet: 88 GPUs with the margin, 64 without: 24 x $2,182.70 = $52,384.80 a month."""
+        """The 16-bit rented fleet: 88 GPUs with the margin, 64 without: 24 x $2,259.35 = $54,224.40 a month."""
         r = by_name(example, "H100, rented")
         oo = example.outlook.of(r.option.name)
         assert oo.gpus_without_margin == 64
@@ -94,7 +97,7 @@ class TestMarginPriced:
     def test_the_review_prints_the_margins_price(self, example):
         """Markdown shows the line and the Ownership table's column."""
         md = render(example, "md").decode()
-        assert "latency margin costs 4 GPUs ($8,731 a month) on the recommended fleet" in md
+        assert "latency margin costs 8 GPUs ($18,075 a month) on the recommended fleet" in md
         assert "Margin's price per month" in md
 
 
@@ -140,12 +143,13 @@ class TestLikeForLike:
         assert row.result is None and row.note == "no purchase price in the catalog"
 
     def test_the_recommendation_names_every_way_it_differs_from_the_runner_up(self, example):
-        """Rented FP8 against bought 16-bit: weights, price kind, the quote and the billing unit differ."""
+        """Rented FP8 against bought 16-bit: weights, price kind, the quote and the tensor-parallel group differ."""
         for part in (
             "differ in 4 ways",
             "weights fp8 (runner-up: bf16)",
             "price kind on-demand (runner-up: purchase)",
-            "billed in units of 1 GPU (runner-up: 8 GPUs)",
+            "price from median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)",
+            "tensor-parallel group 2 GPUs per replica (runner-up: 4 GPUs per replica)",
         ):
             assert part in example.reason
 
@@ -172,19 +176,20 @@ class TestOwnership:
         assert ow.commitment.startswith("committed:")
 
     def test_example_three_years_of_renting(self, example):
-        """Rented FP8 at full size: 44 x $2,182.70 x 36 = $3,457,396.80; not committed."""
+        """Rented FP8 at full size: 48 x $2,259.35 x 36 = $3,904,156.80; not committed."""
         ow = example.outlook.of(example.recommended.option.name).ownership
         assert ow.horizon_months == 36
-        assert ow.total_full_usd == pytest.approx(44 * H100_RENT_MONTH * 36)
+        assert ow.total_full_usd == pytest.approx(48 * H100_RENT_MONTH * 36)
         assert ow.commitment == "not committed: billed by the hour"
 
     def test_example_quarterly_phasing_costs_less_in_year_one(self, example):
-        """Phased year 1 = GPUs of each quarter x 3 months x rent; about 11% below the full fleet all year."""
+        """Phased year 1 = GPUs of each quarter (40, 40, 48, 48) x 3 months x rent: 1/12 below the full fleet."""
         rec = example.recommended
         ow = example.outlook.of(rec.option.name).ownership
         assert ow.year1_cash_usd == pytest.approx(sum(ow.gpus_by_quarter[:4]) * 3 * H100_RENT_MONTH)
         assert ow.gpus_by_quarter[3:] == (rec.gpus,) * 9  # the planned fleet from month 12 on
-        assert 0.10 < 1 - ow.year1_cash_usd / ow.year1_cash_full_usd < 0.13
+        assert ow.gpus_by_quarter[:4] == (40, 40, 48, 48)
+        assert 1 - ow.year1_cash_usd / ow.year1_cash_full_usd == pytest.approx(1 / 12)
 
     def test_hand_scenario_rented_present_value(self, hand):
         """11 GPUs x $2.00 x 730 h = $16,060 a month for 24 months; PV = 16,060 x v (1 - v^24) / (1 - v), v = 1.1^(-1/12)."""
@@ -225,6 +230,46 @@ class TestDemandCases:
             mine = [r for r in rows if r[1] == case]
             cheapest = min(mine, key=lambda r: r[4])[0]
             assert all(r[6] == cheapest for r in mine)
+
+
+class TestComparablePrices:
+    def test_several_quotes_of_one_kind_pay_their_median(self):
+        """GB200 on-demand: Spheron $4.54 (2026-03-17) and CoreWeave $10.50 (2026-09-20): median $7.52, oldest date."""
+        from planner.export.ownership import chosen_quote
+
+        q = chosen_quote(default_catalog().gpu("GB200"), "on-demand")
+        assert q.usd_per_gpu_hour == pytest.approx((4.54 + 10.50) / 2)
+        assert q.date == "2026-03-17" and q.provider.startswith("median of 2 quotes: Spheron 4.54")
+
+    def test_one_providers_basis_prices_every_option_from_it(self, tmp_path):
+        """[defaults] price_basis = "Hyperstack": H200 on-demand at its $3.99: 56 x 3.99 x 730 = $163,111.20."""
+        text = EXAMPLE.read_text().replace("[defaults]\n", '[defaults]\nprice_basis = "Hyperstack"\n', 1)
+        path = tmp_path / "s.toml"
+        path.write_text(text)
+        review = review_of(path)
+        h200 = by_name(review, "H200, rented")
+        assert (h200.gpus, h200.money.price_provider) == (56, "Hyperstack")
+        assert h200.monthly_usd == pytest.approx(56 * 3.99 * HOURS)
+        h100 = by_name(review, "H100, rented")
+        assert h100.money.cloud_usd_per_gpu_hour == 3.20 and h100.money.node_size == 1
+
+    def test_an_8_gpu_instance_is_billed_whole(self):
+        """Lambda's H100 quote is for 8-GPU instances: 44 GPUs needed are billed as 48 (6 instances)."""
+        from planner.export.ownership import option_money
+        from planner.export.scenario import Option
+
+        opt = Option(gpu="H100", model="Llama-3.1-70B", price_basis="Lambda")
+        m = option_money(opt, default_catalog().gpu("H100"))
+        assert (m.cloud_usd_per_gpu_hour, m.node_size) == (2.99, 8)
+        from planner.export.sizing import gpus_to_buy
+
+        assert float(gpus_to_buy(11, 4, m.node_size)) == 48
+
+    def test_a_quote_over_a_year_old_on_the_review_date_is_flagged(self):
+        """L40S reserved, AWS 2025-08-12: 476 days before a review dated 2026-12-01, so its grid row says stale."""
+        review = build_review(load_scenario(EXAMPLE), default_catalog(), date="2026-12-01")
+        rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "reserved" and r[0] is not None]
+        assert rows and all("stale (476 days)" in r[-1] for r in rows)
 
 
 class TestFinanceTable:

@@ -67,7 +67,7 @@ def differences(a: Result, b: Result) -> list[str]:
         ("price kind", a.money.price_kind, b.money.price_kind),
         ("price from", quote(a), quote(b)),
         ("tensor-parallel group", group(a), group(b)),
-        ("billed in units of", _gpus(a.option.nodes_of), _gpus(b.option.nodes_of)),
+        ("billed in units of", _gpus(a.money.node_size), _gpus(b.money.node_size)),
         ("spare replicas", str(a.option.spare_replicas), str(b.option.spare_replicas)),
         ("latency margin", f"+{a.margin:.0%}", f"+{b.margin:.0%}"),
     )

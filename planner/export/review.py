@@ -257,7 +257,7 @@ def _fleet(
         workload.output_tokens_mean,
         workload.prompt_tokens_mean,
         option.spare_replicas,
-        option.nodes_of,
+        money.node_size,
         money.usd_per_gpu_month,
         tpot_goal_s,
     )
@@ -318,7 +318,7 @@ def evaluate(
     )
     warnings = []
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
-    stale = None if own_quote else stale_price_warning(gpu.price(money.price_kind), gpu.name)
+    stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
     if workload.sizing_context_tokens > mdl.max_context:
         warnings.append(

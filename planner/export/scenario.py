@@ -180,6 +180,14 @@ class _OptionFields(BaseModel):
     price_kind: Literal["on-demand", "spot", "reserved"] | None = Field(
         default=None, description="which catalog rent a cloud option pays: on-demand (default), spot or reserved"
     )
+    price_basis: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description='which catalog quote of the kind is paid: "median" (default: the median of the dated quotes) '
+        'or a provider\'s name, e.g. "Hyperstack" (its quote where it has one, else the median); set it in '
+        "[defaults] to price every option on one basis",
+    )
     host_server_usd: float | None = Field(
         default=None,
         ge=0,
