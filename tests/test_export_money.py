@@ -318,6 +318,19 @@ class TestFiles:
             else:
                 assert ws.page_setup.scale * 11 / 100 >= MIN_PRINT_PT, ws.title
 
+    def test_sheets_are_protected_and_only_the_prices_are_editable(self, example, tmp_path):
+        """Every sheet protected (no password); on Options the yellow $ per GPU-month cells alone are unlocked."""
+        path = tmp_path / "r.xlsx"
+        path.write_bytes(render(example, "xlsx"))
+        book = openpyxl.load_workbook(path)
+        assert all(ws.protection.sheet for ws in book.worksheets)
+        ws = book["Options"]
+        header = [c.value for c in ws[1]]
+        price, monthly = header.index("$ per GPU-month") + 1, header.index("Monthly cost") + 1
+        assert not ws.cell(row=2, column=price).protection.locked
+        assert ws.cell(row=2, column=monthly).protection.locked and ws.cell(row=2, column=2).protection.locked
+        assert all(c.protection.locked for row in book["Summary"].iter_rows() for c in row)
+
     def test_money_totals_fit_their_columns(self, example, tmp_path):
         """No '###' for a $10M+ three-year total: the columns are 15 characters wide."""
         path = tmp_path / "r.xlsx"

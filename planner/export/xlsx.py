@@ -18,7 +18,7 @@ import zipfile
 from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.chart.series import SeriesLabel
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Alignment, Font, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
@@ -349,6 +349,7 @@ def _options(book: _Book) -> None:
             book.cache.formula(ws, f"{ann}{i}", f"={mon}{i}*12", r.monthly_usd * 12)
             book.cache.formula(ws, f"{live}{i}", f"=RANK({mon}{i},${mon}$2:${mon}${n + 1},1)", i - 1)
             ws[f"{per}{i}"].fill = INPUT_FILL
+            ws[f"{per}{i}"].protection = Protection(locked=False)  # the only cells a reader may edit
             for c in (mon, ann, live):
                 ws[f"{c}{i}"].fill = LIVE_FILL
         fill = REC_FILL if r is review.recommended else (NO_FILL if not r.meets else None)
@@ -557,6 +558,9 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     for ws in book.wb.worksheets:
         if ws.title not in ("Summary", "Charts"):
             legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
+        # protected without a password: the yellow prices stay editable, the snapshot and formulas do not
+        ws.protection.sheet = True
+        ws.protection.formatColumns = ws.protection.formatRows = False  # widths and heights may still change
     when = dt.datetime.fromisoformat(review.date)
     wb = book.wb
     wb.properties.created = wb.properties.modified = when
