@@ -77,10 +77,9 @@ def summary_lines(review) -> list[str]:
         else:
             lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
     if review.outlook is not None:
-        from planner.export.money_tables import grid_line, horizon_line, margin_line
+        from planner.export.money_tables import money_lines
 
-        lines += [f"{x}" for x in (margin_line(review), horizon_line(review), grid_line(review)) if x]
-        lines += [q.text for q in review.outlook.quality]
+        lines += money_lines(review)
     return lines
 
 

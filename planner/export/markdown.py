@@ -6,16 +6,8 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
+from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
-from planner.export.money_tables import (
-    cases_table,
-    grid_line,
-    grid_table,
-    horizon_line,
-    margin_line,
-    ownership_table,
-    phasing_table,
-)
 from planner.export.review import Review
 from planner.export.tables import (
     Table,
@@ -99,7 +91,7 @@ def _money_sections(review: Review) -> list[str]:
         "Every GPU of the scenario x price kind x weight precision, sized and costed the same way; ranked by monthly "
         "cost. Price from: the catalog quote's provider and date (stale: older than a year on the review's date).",
         "",
-        md_table(grid_table(review)),
+        md_table(money.grid_table(review)),
         "",
         f"## Ownership over {fin.horizon_months} months",
         "",
@@ -109,15 +101,15 @@ def _money_sections(review: Review) -> list[str]:
         f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
         "that the central prediction, not the pessimistic one, meets the targets.",
         "",
-        md_table(ownership_table(review)),
+        md_table(money.ownership_table(review)),
         "",
         "## Demand cases",
         "",
-        md_table(cases_table(review)),
+        md_table(money.cases_table(review)),
         "",
         "## Fleet by quarter",
         "",
-        md_table(phasing_table(review)),
+        md_table(money.phasing_table(review)),
         "",
     ]
 
@@ -135,10 +127,8 @@ def render_markdown(review: Review) -> str:
         "",
         md_text(review.reason),
         "",
-        *[md_text(x) + "\n" for x in (margin_line(review), horizon_line(review), grid_line(review)) if x],
-        *[md_text(q.text) + "\n" for q in review.outlook.quality],
-        "Signed off: finance ______________  engineering ______________  "
-        f"quality ({md_text(s.finance.quality_sign_off, line_start=False)}) ______________",
+        *[md_text(x) + "\n" for x in money.money_lines(review)],
+        md_text(money.sign_off_line(review)),
         "",
         "## Options",
         "",

@@ -13,6 +13,11 @@ from planner.export.review import Result, Review
 from planner.export.tables import Column, Table
 
 
+def _columns(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
+    """Columns from (header, kind, key) triples."""
+    return tuple(Column(*x) for x in spec)
+
+
 def _years(months: int) -> str:
     return f"{months // 12} years" if months % 12 == 0 else f"{months} months"
 
@@ -26,19 +31,19 @@ def stale_text(result: Result, review_date: str) -> str:
 def grid_table(review: Review) -> Table:
     """Every GPU x price kind x weight precision, sized like an option: ranked by monthly cost, then the rest."""
     h = review.scenario.finance.horizon_months
-    cols = (
-        Column("Rank", "int", "rank"),
-        Column("GPU", "text", "gpu"),
-        Column("Price kind", "text", "price_kind"),
-        Column("Weights", "text", "weights"),
-        Column("GPUs", "int", "gpus"),
-        Column("GPUs per replica", "int", "gpus_per_replica"),
-        Column("$ per GPU-month", "usd", "usd_per_gpu_month"),
-        Column("Monthly cost", "usd", "monthly_usd"),
-        Column("Year-1 cash", "usd", "year1_cash_usd"),
-        Column(f"Total, {_years(h)}", "usd", "total_usd"),
-        Column("Price from", "text", "price_from"),
-        Column("Note", "text", "note"),
+    cols = _columns(
+        ("Rank", "int", "rank"),
+        ("GPU", "text", "gpu"),
+        ("Price kind", "text", "price_kind"),
+        ("Weights", "text", "weights"),
+        ("GPUs", "int", "gpus"),
+        ("GPUs per replica", "int", "gpus_per_replica"),
+        ("$ per GPU-month", "usd", "usd_per_gpu_month"),
+        ("Monthly cost", "usd", "monthly_usd"),
+        ("Year-1 cash", "usd", "year1_cash_usd"),
+        (f"Total, {_years(h)}", "usd", "total_usd"),
+        ("Price from", "text", "price_from"),
+        ("Note", "text", "note"),
     )
     rows = []
     rank = 0
@@ -107,22 +112,22 @@ def ownership_table(review: Review) -> Table:
     """Per meeting option: the margin's GPUs and price, year-1 cash, the horizon's total and present value, commitment."""
     fin = review.scenario.finance
     h = _years(fin.horizon_months)
-    cols = (
-        Column("Option", "text", "option"),
-        Column("Price kind", "text", "price_kind"),
-        Column("GPUs", "int", "gpus"),
-        Column("Latency margin", "pct", "margin"),
-        Column("GPUs without margin", "int", "gpus_without_margin"),
-        Column("Monthly without margin", "usd", "monthly_usd_without_margin"),
-        Column("Margin's price per month", "usd", "margin_usd_per_month"),
-        Column("Year-1 cash, phased", "usd", "year1_cash_usd"),
-        Column("Year-1 cash, full fleet", "usd", "year1_cash_full_usd"),
-        Column(f"Total, {h}, phased", "usd", "total_usd"),
-        Column(f"Total, {h}, full fleet", "usd", "total_full_usd"),
-        Column(f"Present value at {fin.cost_of_capital:.1%}", "usd", "present_value_usd"),
-        Column("Residual value", "usd", "residual_usd"),
-        Column("Commitment", "text", "commitment"),
-        Column("Price from", "text", "price_from"),
+    cols = _columns(
+        ("Option", "text", "option"),
+        ("Price kind", "text", "price_kind"),
+        ("GPUs", "int", "gpus"),
+        ("Latency margin", "pct", "margin"),
+        ("GPUs without margin", "int", "gpus_without_margin"),
+        ("Monthly without margin", "usd", "monthly_usd_without_margin"),
+        ("Margin's price per month", "usd", "margin_usd_per_month"),
+        ("Year-1 cash, phased", "usd", "year1_cash_usd"),
+        ("Year-1 cash, full fleet", "usd", "year1_cash_full_usd"),
+        (f"Total, {h}, phased", "usd", "total_usd"),
+        (f"Total, {h}, full fleet", "usd", "total_full_usd"),
+        (f"Present value at {fin.cost_of_capital:.1%}", "usd", "present_value_usd"),
+        ("Residual value", "usd", "residual_usd"),
+        ("Commitment", "text", "commitment"),
+        ("Price from", "text", "price_from"),
     )
     rows = []
     for r in review.results:
@@ -158,14 +163,14 @@ def ownership_table(review: Review) -> Table:
 def cases_table(review: Review) -> Table:
     """Per meeting option, the low, base and high demand cases: GPUs, monthly cost, the horizon's total."""
     h = _years(review.scenario.finance.horizon_months)
-    cols = (
-        Column("Option", "text", "option"),
-        Column("Demand case", "text", "case"),
-        Column("x planned peak", "x", "multiplier"),
-        Column("GPUs", "int", "gpus"),
-        Column("Monthly cost", "usd", "monthly_usd"),
-        Column(f"Total, {h}, phased", "usd", "total_usd"),
-        Column("Cheapest option in this case", "text", "cheapest"),
+    cols = _columns(
+        ("Option", "text", "option"),
+        ("Demand case", "text", "case"),
+        ("x planned peak", "x", "multiplier"),
+        ("GPUs", "int", "gpus"),
+        ("Monthly cost", "usd", "monthly_usd"),
+        (f"Total, {h}, phased", "usd", "total_usd"),
+        ("Cheapest option in this case", "text", "cheapest"),
     )
     outs = [review.outlook.of(r.option.name) for r in review.results]
     outs = [o for o in outs if o is not None]
@@ -211,4 +216,17 @@ def horizon_line(review: Review) -> str:
         f"Over {_years(fin.horizon_months)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
         f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
         f"{ow.commitment}. At {high.name} demand: {high.gpus} GPUs, {usd(high.monthly_usd)} a month."
+    )
+
+
+def money_lines(review: Review) -> list[str]:
+    """What every surface says under the recommendation: the margin's price, the years, like for like, quality."""
+    lines = [x for x in (margin_line(review), horizon_line(review), grid_line(review)) if x]
+    return lines + [q.text for q in review.outlook.quality]
+
+
+def sign_off_line(review: Review) -> str:
+    return (
+        "Signed off: finance ______________   engineering ______________   "
+        f"quality ({review.scenario.finance.quality_sign_off}) ______________"
     )

@@ -23,16 +23,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
+from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
-from planner.export.money_tables import (
-    cases_table,
-    grid_line,
-    grid_table,
-    horizon_line,
-    margin_line,
-    ownership_table,
-    phasing_table,
-)
 from planner.export.review import Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
@@ -228,13 +220,9 @@ def _summary(book: _Book) -> None:
     skipped = not_evaluated(review)
     if skipped:
         notes.append(("Levers not evaluated", skipped))
-    money = [x for x in (margin_line(review), horizon_line(review), grid_line(review)) if x]
-    money += [q.text for q in review.outlook.quality]
-    money.append(
-        "Signed off: finance ______________   engineering ______________   "
-        f"quality ({s.finance.quality_sign_off}) ______________"
+    notes.insert(
+        0, ("Margin, years, like for like, quality", [*money.money_lines(review), money.sign_off_line(review)])
     )
-    notes.insert(0, ("Margin, years, like for like, quality", money))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
         _label(ws, r, heading)
@@ -378,13 +366,13 @@ def _money(book: _Book) -> None:
     """Like for like, Ownership, Demand cases, Fleet by quarter: each a table from A1 (``money_tables``)."""
     review = book.review
     for title, heading, table, widths in (
-        ("Like for like", "Every GPU x price kind x weight precision, ranked by monthly cost", grid_table(review),
+        ("Like for like", "Every GPU x price kind x weight precision, ranked by monthly cost", money.grid_table(review),
          {"gpu": 16, "price_kind": 11, "weights": 9, "price_from": 30, "note": 40}),
-        ("Ownership", "The margin's price, year-1 cash, the horizon's total, commitments", ownership_table(review),
+        ("Ownership", "The margin's price, year-1 cash, the horizon's total, commitments", money.ownership_table(review),
          {"option": 24, "price_kind": 11, "commitment": 34, "price_from": 30}),
-        ("Demand cases", "Low, base and high demand for each option", cases_table(review),
+        ("Demand cases", "Low, base and high demand for each option", money.cases_table(review),
          {"option": 24, "case": 14, "cheapest": 24}),
-        ("Fleet by quarter", "GPUs each quarter (bought: GPUs owned so far)", phasing_table(review),
+        ("Fleet by quarter", "GPUs each quarter (bought: GPUs owned so far)", money.phasing_table(review),
          {"option": 24}),
     ):  # fmt: skip
         ws = book.sheet(title, heading)
