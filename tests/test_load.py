@@ -148,3 +148,27 @@ class TestUnderLoad:
         r = latency_under_load(GPU, MODEL, 1024, 16, arrivals_s=[0.0, 10.0], gpus=1)
         assert r.completed == 2
         assert r.ttft_s.p99 == pytest.approx(_prefill_s(1024), rel=1e-6)
+
+
+class TestExcelFunctions:
+    def test_cell_is_the_simulations_percentile_in_milliseconds(self):
+        """=TTFT_P99(gpu, model, rate, prompt, output, gpus) is latency_under_load's p99 TTFT x 1e3 (computed by
+        planner's queue simulation, not a cell formula)."""
+        import planner.excel.functions as xf
+
+        r = latency_under_load(GPU, MODEL, 1024, 256, rate_per_s=8.0, gpus=1)
+        assert xf.TTFT_P99(GPU, MODEL, 8, 1024, 256, 1) == pytest.approx(r.ttft_s.p99 * 1e3)
+        assert xf.TPOT_P50(GPU, MODEL, 8, 1024, 256, 1) == pytest.approx(r.tpot_s.p50 * 1e3)
+
+    def test_a_range_of_rates_spills_and_a_bad_rate_is_num(self):
+        import planner.excel.functions as xf
+
+        cells = xf.TTFT_P50(GPU, MODEL, [[2.0], [8.0], [-1.0]], 1024, 256, 1)
+        assert cells[0][0] < cells[1][0] and cells[2][0] == "#NUM!"
+        why = xf.PLANNER_WHY("TTFT_P50", GPU, MODEL, -1, 1024, 256, 1)
+        assert "rate_per_s must be a number of requests per second above 0" in why
+
+    def test_unknown_model_is_na(self):
+        import planner.excel.functions as xf
+
+        assert xf.TPOT_P99(GPU, "nosuch", 2, 1024, 256) == "#N/A"

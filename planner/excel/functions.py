@@ -45,7 +45,13 @@ __all__ = [
     "RIDGE",
     "THROUGHPUT",
     "TPOT",
+    "TPOT_P50",
+    "TPOT_P95",
+    "TPOT_P99",
     "TTFT",
+    "TTFT_P50",
+    "TTFT_P95",
+    "TTFT_P99",
     "WEIGHT_BYTES",
 ]
 
@@ -162,6 +168,68 @@ def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_pr
 def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE."""
     return _s.evaluate(_s.SPECS["DECODE_INTENSITY"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+# -- under load: computed by planner's serving simulation, not a cell formula --------------------------------
+
+
+def _under_load(name, gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision):
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
+    return _s.evaluate(_s.SPECS[name], args)
+
+
+@_udf("TTFT_P50")
+def TTFT_P50(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """Median time to first token at a request rate, milliseconds: computed by planner's queue simulation of 1,000
+    Poisson requests on one replica (not a cell formula)."""
+    return _under_load(
+        "TTFT_P50", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
+    )
+
+
+@_udf("TTFT_P95")
+def TTFT_P95(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """95th-percentile time to first token at a request rate, milliseconds: computed by planner's queue simulation
+    (not a cell formula)."""
+    return _under_load(
+        "TTFT_P95", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
+    )
+
+
+@_udf("TTFT_P99")
+def TTFT_P99(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """99th-percentile time to first token at a request rate, milliseconds: computed by planner's queue simulation
+    (not a cell formula)."""
+    return _under_load(
+        "TTFT_P99", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
+    )
+
+
+@_udf("TPOT_P50")
+def TPOT_P50(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """Median time per output token (after the first) at a request rate, milliseconds: computed by planner's queue
+    simulation (not a cell formula)."""
+    return _under_load(
+        "TPOT_P50", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
+    )
+
+
+@_udf("TPOT_P95")
+def TPOT_P95(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """95th-percentile time per output token at a request rate, milliseconds: computed by planner's queue simulation
+    (not a cell formula)."""
+    return _under_load(
+        "TPOT_P95", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
+    )
+
+
+@_udf("TPOT_P99")
+def TPOT_P99(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    """99th-percentile time per output token at a request rate, milliseconds: computed by planner's queue simulation
+    (not a cell formula)."""
+    return _under_load(
+        "TPOT_P99", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
+    )
 
 
 # -- catalog, reasons, reload -----------------------------------------------------------------------------------

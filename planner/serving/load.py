@@ -28,7 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from planner.checks import _checked, _count_or_mask, _numbers
+from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
+from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, serving_setups
 from planner.serving.simulate import RunResult, Samples, simulate, weighted_percentile
 
@@ -263,7 +266,7 @@ def latency_under_load(
     _, setups, (g, m, *_) = serving_setups(
         gpu, model, float(prompt_tokens), float(output_tokens), client, n, max_num_seqs, max_num_batched_tokens,
         scheduler, shaped, gpus, dict(weight_precision=weight_precision, kv_precision=kv_precision),
-        dict(engine=engine, catalog=catalog, calibration=calibration, errors="coerce"),
+        dict(engine=engine, catalog=catalog, calibration=calibration, errors="raise"),
     )  # fmt: skip
     setup = setups[0]
     if setup is None:
@@ -316,3 +319,68 @@ def _whole(x: Any, name: str) -> int:
     if not (v >= 1 and v == int(v)) or math.isinf(v):
         raise InvalidInputError(f"{name} {x!r} is not a whole number of 1 or more")
     return int(v)
+
+
+#: What ``load_percentile`` reports: TTFT, TPOT, ITL or end-to-end latency (``LoadResult`` fields).
+METRICS = ("ttft", "tpot", "itl", "e2e")
+
+
+def load_percentile(
+    gpu: Any,
+    model: Any,
+    rate_per_s: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    gpus: Any = None,
+    metric: str = "ttft",
+    percentile: float = 99,
+    burstiness: float = 1.0,
+    num_requests: int = DEFAULT_REQUESTS,
+    weight_precision: Any = None,
+    kv_precision: Any = None,
+    engine: Any = None,
+    calibration: Any = None,
+    catalog: Any = None,
+    errors: str = "raise",
+) -> Any:
+    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (``burstiness``
+    1) of fixed lengths: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one simulation
+    per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
+    if metric not in METRICS:
+        raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
+    if percentile not in PERCENTILES:
+        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+    accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
+    rate = _numbers(rate_per_s, accepted, errors)
+    with np.errstate(invalid="ignore"):
+        rate, bad_rate = _checked(rate, np.isnan(rate) | (rate <= 0), accepted, errors, 1.0)
+    prompt, bad_p = _count_or_mask(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    output, bad_o = _count_or_mask(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    items = np.broadcast_arrays(
+        *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, gpus, weight_precision)),
+        np.asarray(kv_precision, dtype=object),
+        np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
+    )
+    shape = items[0].shape
+    flat = [a.ravel() for a in items]
+    out = np.full(len(flat[0]), math.nan)
+    for i in range(len(out)):
+        if flat[8][i]:
+            continue
+        try:
+            r = latency_under_load(
+                flat[0][i], flat[1][i], float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]),
+                burstiness=burstiness, num_requests=num_requests, gpus=flat[5][i], weight_precision=flat[6][i],
+                kv_precision=flat[7][i], engine=engine, calibration=calibration, catalog=catalog,
+            )  # fmt: skip
+        except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
+            if errors == "raise":
+                raise
+            mask = np.zeros(len(out), dtype=bool)
+            mask[i] = True
+            failures.note_each(mask.reshape(shape), (), lambda *_, e=exc: e)
+            continue
+        out[i] = getattr(r, f"{metric}_s").at(percentile)
+    out = out.reshape(shape)
+    return out.item() if out.ndim == 0 else out
