@@ -32,7 +32,7 @@ from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
 from planner.model import failures
-from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, serving_setups
+from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, serving_setups
 from planner.serving.simulate import RunResult, Samples, simulate, weighted_percentile
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
@@ -261,18 +261,11 @@ def latency_under_load(
     if rate_per_s is not None and math.isfinite(float(rate_per_s)):
         arrivals = arrival_times_s(n, rate_per_s, burstiness)
     client = 0 if concurrency is None else _whole(concurrency, "concurrency")
-    shaped = np.empty((), dtype=object)
-    shaped[()] = lengths
-    _, setups, (g, m, *_) = serving_setups(
-        gpu, model, float(prompt_tokens), float(output_tokens), client, n, max_num_seqs, max_num_batched_tokens,
-        scheduler, shaped, gpus, dict(weight_precision=weight_precision, kv_precision=kv_precision),
-        dict(engine=engine, catalog=catalog, calibration=calibration, errors="raise"),
+    setup = deployment(
+        gpu, model, prompt_tokens, output_tokens, gpus=gpus, scheduler=scheduler, max_num_seqs=max_num_seqs,
+        max_num_batched_tokens=max_num_batched_tokens, weight_precision=weight_precision, kv_precision=kv_precision,
+        engine=engine, calibration=calibration, catalog=catalog, concurrency=client, lengths=lengths,
     )  # fmt: skip
-    setup = setups[0]
-    if setup is None:
-        raise InvalidInputError(
-            f"{g[0]} cannot serve {m[0]} at {int(prompt_tokens + output_tokens)} tokens a request: not one fits"
-        )
     run = simulate(
         setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
         arrivals_s=arrivals + front if arrivals is not None else None,
@@ -281,9 +274,45 @@ def latency_under_load(
     )  # fmt: skip
     if math.isnan(run.duration_s):
         raise InvalidInputError(
-            f"{g[0]} / {m[0]}: the run cannot finish (a request longer than the KV cache); shorten the requests"
+            f"{gpu} / {model}: the run cannot finish (a request longer than the KV cache); shorten the requests"
         )
     return _result(run)
+
+
+def deployment(
+    gpu: Any,
+    model: Any,
+    prompt_tokens: float,
+    output_tokens: float,
+    *,
+    gpus: Any = None,
+    scheduler: str = "vllm",
+    max_num_seqs: int | None = None,
+    max_num_batched_tokens: int | None = None,
+    weight_precision: Any = None,
+    kv_precision: Any = None,
+    engine: Any = None,
+    calibration: Any = None,
+    catalog: Any = None,
+    concurrency: int = 0,
+    lengths: list[tuple[int, int]] | None = None,
+) -> ServingSetup:
+    """One replica ready to simulate (``planner.serving.benchmark.serving_setups``): its step times tabulated at
+    ``prompt_tokens`` / ``output_tokens``, the engine's limits, a closed-loop client of ``concurrency`` (0: none)."""
+    if lengths is None:
+        lengths = fixed_lengths(prompt_tokens, output_tokens, DEFAULT_REQUESTS)
+    shaped = np.empty((), dtype=object)
+    shaped[()] = lengths
+    _, setups, (g, m, *_) = serving_setups(
+        gpu, model, float(prompt_tokens), float(output_tokens), concurrency, len(lengths), max_num_seqs,
+        max_num_batched_tokens, scheduler, shaped, gpus, dict(weight_precision=weight_precision, kv_precision=kv_precision),
+        dict(engine=engine, catalog=catalog, calibration=calibration, errors="raise"),
+    )  # fmt: skip
+    if setups[0] is None:
+        raise InvalidInputError(
+            f"{g[0]} cannot serve {m[0]} at {int(prompt_tokens + output_tokens)} tokens a request: not one fits"
+        )
+    return setups[0]
 
 
 def _percentiles(samples: tuple[np.ndarray, np.ndarray]) -> Percentiles:
