@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from planner.serving.approx import approximate_load
-from planner.serving.load import deployment, latency_under_load
+from planner.serving.load import Replica, latency_under_load
 
 CASES = [  # (GPU, model, GPUs, prompt tokens, output tokens)
     ("H100", "llama3.1-8b", 1, 1024, 256),
@@ -55,14 +55,15 @@ def main() -> int:
     rows = []  # (load, quantity, error)
     for gpu, model, n, p, o in CASES:
         try:
-            setup = deployment(gpu, model, p, o, gpus=n)
+            replica = Replica(gpu, model, gpus=n)
+            setup = replica.setup(p, o)
         except Exception as exc:  # noqa: BLE001 - a case the catalog cannot run is reported, not fatal
             print(f"skip {gpu} {model}: {exc}")
             continue
         cap = capacity(setup, p, o)
         for load in LOADS:
             rate = load * cap
-            sim = latency_under_load(gpu, model, p, o, rate_per_s=rate, gpus=n, num_requests=REQUESTS)
+            sim = latency_under_load(replica, p, o, rate_per_s=rate, num_requests=REQUESTS)
             for q in PERCENTILES:
                 a = approximate_load(setup.table, setup.scheduler, p, o, np.array([rate]), q)
                 for what, est, ref in (

@@ -14,6 +14,7 @@ from planner import api
 from planner.errors import InvalidInputError
 from planner.serving.load import (
     DATASETS,
+    Replica,
     arrival_times_s,
     dataset_lengths,
     latency_under_load,
@@ -23,6 +24,7 @@ from planner.serving.load import (
 from planner.serving.simulate import weighted_percentile
 
 GPU, MODEL = "H100", "llama3.1-8b"
+ONE = Replica(GPU, MODEL, gpus=1)
 
 
 def _prefill_s(prompt_tokens: int) -> float:
@@ -99,34 +101,35 @@ class TestUnderLoad:
         arrivals, M/D/1. Pollaczek-Khinchine: mean wait = rho S / (2 (1 - rho)); at rho = 0.5, S / 2, so the
         mean TTFT is 1.5 S."""
         s = _prefill_s(2048)
-        r = latency_under_load(GPU, MODEL, 2048, 1, rate_per_s=0.5 / s, num_requests=20000, gpus=1, max_num_seqs=1)
+        one_at_a_time = Replica(GPU, MODEL, gpus=1, max_num_seqs=1)
+        r = latency_under_load(one_at_a_time, 2048, 1, rate_per_s=0.5 / s, num_requests=20000)
         assert r.ttft_s.mean == pytest.approx(1.5 * s, rel=0.05)
         assert r.ttft_s.p50 < r.ttft_s.mean < r.ttft_s.p99
 
     def test_closed_loop_of_one_is_prefill_then_decode(self):
         """Concurrency 1: no queue; TTFT is the prompt's prefill, every gap one decode step of one sequence,
         latency = TTFT + (output - 1) x TPOT, and the request rate its inverse."""
-        r = latency_under_load(GPU, MODEL, 1024, 128, concurrency=1, num_requests=20, gpus=1)
+        r = latency_under_load(ONE, 1024, 128, concurrency=1, num_requests=20)
         assert r.ttft_s.p99 == pytest.approx(_prefill_s(1024), rel=1e-6)
         assert _decode_s(1024) <= r.itl_s.p50 <= _decode_s(1024 + 128)
         assert r.e2e_s.p50 == pytest.approx(r.ttft_s.p50 + 127 * r.tpot_s.p50, rel=1e-6)
         assert r.request_throughput_per_s == pytest.approx(1 / r.e2e_s.mean, rel=1e-6)
 
     def test_front_end_time_adds_to_ttft_and_latency(self):
-        base = latency_under_load(GPU, MODEL, 1024, 128, concurrency=1, num_requests=20, gpus=1)
-        slow = latency_under_load(GPU, MODEL, 1024, 128, concurrency=1, num_requests=20, gpus=1, frontend_s=0.05)
+        base = latency_under_load(ONE, 1024, 128, concurrency=1, num_requests=20)
+        slow = latency_under_load(ONE, 1024, 128, concurrency=1, num_requests=20, frontend_s=0.05)
         assert slow.ttft_s.p50 == pytest.approx(base.ttft_s.p50 + 0.05)
         assert slow.e2e_s.p99 == pytest.approx(base.e2e_s.p99 + 0.05)
         assert slow.tpot_s.p50 == pytest.approx(base.tpot_s.p50)
 
     def test_prefix_cache_hits_shorten_the_prefill(self):
         """Half of each 4096-token prompt cached: the prefill computes 2048 tokens, between the two prefills."""
-        half = latency_under_load(GPU, MODEL, 4096, 16, concurrency=1, num_requests=10, gpus=1, prefix_hit_rate=0.5)
+        half = latency_under_load(ONE, 4096, 16, concurrency=1, num_requests=10, prefix_hit_rate=0.5)
         assert _prefill_s(2048) <= half.ttft_s.p50 < _prefill_s(4096)
 
     def test_percentiles_grow_with_the_rate(self):
         """More traffic on one replica: longer queues and fuller batches, every p99 no lower."""
-        lo, hi = (latency_under_load(GPU, MODEL, 1024, 256, rate_per_s=r, gpus=1) for r in (2.0, 12.0))
+        lo, hi = (latency_under_load(ONE, 1024, 256, rate_per_s=r) for r in (2.0, 12.0))
         assert hi.ttft_s.p99 > lo.ttft_s.p99
         assert hi.tpot_s.p99 > lo.tpot_s.p99
         assert lo.request_throughput_per_s == pytest.approx(2.0, rel=0.05)
@@ -134,18 +137,18 @@ class TestUnderLoad:
     def test_a_thousand_varied_requests_well_under_a_second(self):
         """Issue 22: 1,000 requests simulated in well under a second (here: of 0.5 s, the model's tables included)."""
         lengths = range_ratio_lengths(1024, 256, 1000, 0.5)
-        latency_under_load(GPU, MODEL, 1024, 256, rate_per_s=8.0, gpus=1, lengths=lengths)  # imports, catalog
+        latency_under_load(ONE, 1024, 256, rate_per_s=8.0, lengths=lengths)  # imports, catalog
         start = time.perf_counter()
-        latency_under_load(GPU, MODEL, 1024, 256, rate_per_s=12.0, gpus=1, lengths=lengths)
+        latency_under_load(ONE, 1024, 256, rate_per_s=12.0, lengths=lengths)
         assert time.perf_counter() - start < 0.5
 
     def test_two_traffic_kinds_at_once_are_refused(self):
         with pytest.raises(InvalidInputError, match="give one of a rate, a concurrency or a trace"):
-            latency_under_load(GPU, MODEL, 1024, 128, rate_per_s=2.0, concurrency=4)
+            latency_under_load(ONE, 1024, 128, rate_per_s=2.0, concurrency=4)
 
     def test_a_trace_is_replayed(self):
         """Two requests 10 s apart on an idle replica: each sees no queue."""
-        r = latency_under_load(GPU, MODEL, 1024, 16, arrivals_s=[0.0, 10.0], gpus=1)
+        r = latency_under_load(ONE, 1024, 16, arrivals_s=[0.0, 10.0])
         assert r.completed == 2
         assert r.ttft_s.p99 == pytest.approx(_prefill_s(1024), rel=1e-6)
 
@@ -156,7 +159,7 @@ class TestExcelFunctions:
         planner's queue simulation, not a cell formula)."""
         import planner.excel.functions as xf
 
-        r = latency_under_load(GPU, MODEL, 1024, 256, rate_per_s=8.0, gpus=1)
+        r = latency_under_load(ONE, 1024, 256, rate_per_s=8.0)
         assert xf.TTFT_P99(GPU, MODEL, 8, 1024, 256, 1) == pytest.approx(r.ttft_s.p99 * 1e3)
         assert xf.TPOT_P50(GPU, MODEL, 8, 1024, 256, 1) == pytest.approx(r.tpot_s.p50 * 1e3)
 
@@ -181,17 +184,17 @@ class TestApproximation:
     def test_within_the_stated_error_at_half_load(self):
         """H100, Llama 3.1 8B, 1,024 / 256 tokens at 7 requests/s (about half its capacity): p50 and p99 of TTFT
         and TPOT within 15% of the simulation (4,000 requests, steady state)."""
-        from planner.serving.approx import approximate_percentile
+        from planner.serving.approx import approximate_percentiles
 
-        sim = latency_under_load(GPU, MODEL, 1024, 256, rate_per_s=7.0, gpus=1, num_requests=4000)
+        sim = latency_under_load(ONE, 1024, 256, rate_per_s=7.0, num_requests=4000)
         for metric in ("ttft", "tpot"):
             for q in (50, 99):
-                est = approximate_percentile(GPU, MODEL, [7.0], 1024, 256, metric=metric, percentile=q, gpus=1)[0]
+                est = approximate_percentiles(ONE, 1024, 256, [7.0], q)[f"{metric}_s"][0]
                 ref = getattr(sim, f"{metric}_s").at(q)
                 assert est == pytest.approx(ref, rel=0.15), (metric, q)
 
     def test_past_capacity_is_infinite_and_rates_are_one_call(self):
-        from planner.serving.approx import approximate_percentile
+        from planner.serving.approx import approximate_percentiles
 
-        ttft = approximate_percentile(GPU, MODEL, [1.0, 5.0, 1000.0], 1024, 256, percentile=99, gpus=1)
+        ttft = approximate_percentiles(ONE, 1024, 256, [1.0, 5.0, 1000.0])["ttft_s"]
         assert ttft[0] < ttft[1] < ttft[2] == float("inf")

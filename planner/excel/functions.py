@@ -173,63 +173,25 @@ def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=No
 # -- under load: computed by planner's serving simulation, not a cell formula --------------------------------
 
 
-def _under_load(name, gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision):
-    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
-    return _s.evaluate(_s.SPECS[name], args)
+def _under_load(name: str, doc: str):
+    """A percentile function of the family: the same arguments, its own Spec (``planner.serving.load``)."""
+
+    def f(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+        args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
+        return _s.evaluate(_s.SPECS[name], args)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc}, milliseconds, one replica taking rate_per_s Poisson requests: computed by planner's queue "
+    f.__doc__ += "simulation of 1,000 requests (not a cell formula)."
+    return _udf(name)(f)
 
 
-@_udf("TTFT_P50")
-def TTFT_P50(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
-    """Median time to first token at a request rate, milliseconds: computed by planner's queue simulation of 1,000
-    Poisson requests on one replica (not a cell formula)."""
-    return _under_load(
-        "TTFT_P50", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
-    )
-
-
-@_udf("TTFT_P95")
-def TTFT_P95(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
-    """95th-percentile time to first token at a request rate, milliseconds: computed by planner's queue simulation
-    (not a cell formula)."""
-    return _under_load(
-        "TTFT_P95", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
-    )
-
-
-@_udf("TTFT_P99")
-def TTFT_P99(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
-    """99th-percentile time to first token at a request rate, milliseconds: computed by planner's queue simulation
-    (not a cell formula)."""
-    return _under_load(
-        "TTFT_P99", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
-    )
-
-
-@_udf("TPOT_P50")
-def TPOT_P50(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
-    """Median time per output token (after the first) at a request rate, milliseconds: computed by planner's queue
-    simulation (not a cell formula)."""
-    return _under_load(
-        "TPOT_P50", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
-    )
-
-
-@_udf("TPOT_P95")
-def TPOT_P95(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
-    """95th-percentile time per output token at a request rate, milliseconds: computed by planner's queue simulation
-    (not a cell formula)."""
-    return _under_load(
-        "TPOT_P95", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
-    )
-
-
-@_udf("TPOT_P99")
-def TPOT_P99(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
-    """99th-percentile time per output token at a request rate, milliseconds: computed by planner's queue simulation
-    (not a cell formula)."""
-    return _under_load(
-        "TPOT_P99", gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision
-    )
+TTFT_P50 = _under_load("TTFT_P50", "Median time to first token under load")
+TTFT_P95 = _under_load("TTFT_P95", "95th-percentile time to first token under load")
+TTFT_P99 = _under_load("TTFT_P99", "99th-percentile time to first token under load")
+TPOT_P50 = _under_load("TPOT_P50", "Median time per output token (after the first) under load")
+TPOT_P95 = _under_load("TPOT_P95", "95th-percentile time per output token (after the first) under load")
+TPOT_P99 = _under_load("TPOT_P99", "99th-percentile time per output token (after the first) under load")
 
 
 # -- catalog, reasons, reload -----------------------------------------------------------------------------------

@@ -26,12 +26,14 @@ Beyond capacity (rho >= 1, or the slots full) every figure is infinite: the queu
 from __future__ import annotations
 
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from planner.errors import InvalidInputError
 from planner.serving.simulate import Scheduler, StepTable
+
+if TYPE_CHECKING:
+    from planner.serving.load import Replica
 
 #: Fixed-point iterations and damping of the step time (converges to 1e-9 relative well within this).
 ITERATIONS = 200
@@ -108,34 +110,12 @@ def approximate_load(
     }
 
 
-def approximate_percentile(
-    gpu: Any,
-    model: Any,
-    rate_per_s: Any,
-    prompt_tokens: float,
-    output_tokens: float,
-    *,
-    metric: str = "ttft",
-    percentile: float = 99,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    kv_precision: Any = None,
-    engine: Any = None,
-    calibration: Any = None,
-    catalog: Any = None,
-) -> np.ndarray:
-    """TTFT or TPOT (``metric``) at ``percentile``, seconds, of one replica at each rate of ``rate_per_s`` (an
-    array: one deployment, every rate at once); infinite beyond capacity. The approximation of the module
-    docstring; ``planner.serving.load.latency_under_load`` simulates one rate."""
-    from planner.serving.load import deployment  # (load imports the simulation this module stands beside)
-
-    if metric not in ("ttft", "tpot"):
-        raise InvalidInputError(f"metric {metric!r} is not approximated; use ttft or tpot")
-    setup = deployment(
-        gpu, model, prompt_tokens, output_tokens, gpus=gpus, weight_precision=weight_precision,
-        kv_precision=kv_precision, engine=engine, calibration=calibration, catalog=catalog,
-    )  # fmt: skip
-    rates = np.asarray(rate_per_s, dtype=float)
-    return approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile)[
-        f"{metric}_s"
-    ]
+def approximate_percentiles(
+    replica: Replica, prompt_tokens: float, output_tokens: float, rates_per_s: Any, percentile: float = 99
+) -> dict[str, np.ndarray]:
+    """TTFT and TPOT (``"ttft_s"``, ``"tpot_s"``) at ``percentile``, seconds, and the mean decoding batch, of one
+    replica at each rate of ``rates_per_s`` (one deployment, every rate at once); infinite beyond capacity. The
+    approximation of the module docstring; ``planner.serving.load.latency_under_load`` simulates one rate."""
+    setup = replica.setup(prompt_tokens, output_tokens)
+    rates = np.asarray(rates_per_s, dtype=float)
+    return approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile)

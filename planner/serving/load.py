@@ -23,7 +23,7 @@ duration, from the first request sent to the last completed.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -206,9 +206,50 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
 # -- the run ----------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Replica:
+    """What serves the load: one replica of ``model`` on ``gpus`` x ``gpu`` (None: the smallest group that holds a
+    request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
+    ``planner.serving.benchmark``), at the given precisions (None: the model's)."""
+
+    gpu: Any
+    model: Any
+    gpus: Any = None
+    scheduler: str = "vllm"
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    weight_precision: Any = None
+    kv_precision: Any = None
+    engine: Any = None
+    calibration: Any = None
+    catalog: Any = None
+
+    def setup(
+        self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
+    ) -> ServingSetup:
+        """Ready to simulate (``serving_setups``): step times tabulated at ``prompt_tokens`` / ``output_tokens`` (the
+        means), slots for the shortest of ``lengths``, a closed-loop client of ``concurrency`` (0: none)."""
+        if self.scheduler not in SCHEDULERS:
+            raise InvalidInputError(f"scheduler {self.scheduler!r} is not known; use one of {', '.join(SCHEDULERS)}")
+        shaped = np.empty((), dtype=object)
+        shaped[()] = lengths or fixed_lengths(prompt_tokens, output_tokens, 1)
+        _, setups, _ = serving_setups(
+            self.gpu, self.model, float(prompt_tokens), float(output_tokens), concurrency,
+            len(lengths) if lengths else DEFAULT_REQUESTS, self.max_num_seqs, self.max_num_batched_tokens,
+            self.scheduler, shaped, self.gpus,
+            dict(weight_precision=self.weight_precision, kv_precision=self.kv_precision),
+            dict(engine=self.engine, catalog=self.catalog, calibration=self.calibration, errors="raise"),
+        )  # fmt: skip
+        if setups[0] is None:
+            raise InvalidInputError(
+                f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
+                "not one fits"
+            )
+        return setups[0]
+
+
 def latency_under_load(
-    gpu: Any,
-    model: Any,
+    replica: Replica,
     prompt_tokens: float,
     output_tokens: float,
     *,
@@ -220,28 +261,16 @@ def latency_under_load(
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
     frontend_s: float = 0.0,
-    gpus: Any = None,
-    scheduler: str = "vllm",
-    max_num_seqs: int | None = None,
-    max_num_batched_tokens: int | None = None,
-    weight_precision: Any = None,
-    kv_precision: Any = None,
-    engine: Any = None,
-    calibration: Any = None,
-    catalog: Any = None,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
     Traffic: one of ``rate_per_s`` (with ``burstiness``), ``concurrency`` (a closed loop) or ``arrivals_s`` (a
     trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
-    ``prompt_tokens`` / ``output_tokens``, so give the means). Limits: the engine's defaults on that GPU unless
-    given (``planner.serving.benchmark``).
+    ``prompt_tokens`` / ``output_tokens``, so give the means).
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
-    if scheduler not in SCHEDULERS:
-        raise InvalidInputError(f"scheduler {scheduler!r} is not known; use one of {', '.join(SCHEDULERS)}")
     hit = float(prefix_hit_rate)
     if not 0.0 <= hit <= 1.0:
         raise InvalidInputError(f"prefix_hit_rate {prefix_hit_rate!r} is not a fraction; use 0 to 1")
@@ -261,11 +290,7 @@ def latency_under_load(
     if rate_per_s is not None and math.isfinite(float(rate_per_s)):
         arrivals = arrival_times_s(n, rate_per_s, burstiness)
     client = 0 if concurrency is None else _whole(concurrency, "concurrency")
-    setup = deployment(
-        gpu, model, prompt_tokens, output_tokens, gpus=gpus, scheduler=scheduler, max_num_seqs=max_num_seqs,
-        max_num_batched_tokens=max_num_batched_tokens, weight_precision=weight_precision, kv_precision=kv_precision,
-        engine=engine, calibration=calibration, catalog=catalog, concurrency=client, lengths=lengths,
-    )  # fmt: skip
+    setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
     run = simulate(
         setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
         arrivals_s=arrivals + front if arrivals is not None else None,
@@ -274,45 +299,10 @@ def latency_under_load(
     )  # fmt: skip
     if math.isnan(run.duration_s):
         raise InvalidInputError(
-            f"{gpu} / {model}: the run cannot finish (a request longer than the KV cache); shorten the requests"
+            f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
+            "shorten the requests"
         )
     return _result(run)
-
-
-def deployment(
-    gpu: Any,
-    model: Any,
-    prompt_tokens: float,
-    output_tokens: float,
-    *,
-    gpus: Any = None,
-    scheduler: str = "vllm",
-    max_num_seqs: int | None = None,
-    max_num_batched_tokens: int | None = None,
-    weight_precision: Any = None,
-    kv_precision: Any = None,
-    engine: Any = None,
-    calibration: Any = None,
-    catalog: Any = None,
-    concurrency: int = 0,
-    lengths: list[tuple[int, int]] | None = None,
-) -> ServingSetup:
-    """One replica ready to simulate (``planner.serving.benchmark.serving_setups``): its step times tabulated at
-    ``prompt_tokens`` / ``output_tokens``, the engine's limits, a closed-loop client of ``concurrency`` (0: none)."""
-    if lengths is None:
-        lengths = fixed_lengths(prompt_tokens, output_tokens, DEFAULT_REQUESTS)
-    shaped = np.empty((), dtype=object)
-    shaped[()] = lengths
-    _, setups, (g, m, *_) = serving_setups(
-        gpu, model, float(prompt_tokens), float(output_tokens), concurrency, len(lengths), max_num_seqs,
-        max_num_batched_tokens, scheduler, shaped, gpus, dict(weight_precision=weight_precision, kv_precision=kv_precision),
-        dict(engine=engine, catalog=catalog, calibration=calibration, errors="raise"),
-    )  # fmt: skip
-    if setups[0] is None:
-        raise InvalidInputError(
-            f"{g[0]} cannot serve {m[0]} at {int(prompt_tokens + output_tokens)} tokens a request: not one fits"
-        )
-    return setups[0]
 
 
 def _percentiles(samples: tuple[np.ndarray, np.ndarray]) -> Percentiles:
@@ -361,21 +351,17 @@ def load_percentile(
     prompt_tokens: Any,
     output_tokens: Any,
     *,
-    gpus: Any = None,
     metric: str = "ttft",
     percentile: float = 99,
-    burstiness: float = 1.0,
-    num_requests: int = DEFAULT_REQUESTS,
+    gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
-    engine: Any = None,
-    calibration: Any = None,
     catalog: Any = None,
     errors: str = "raise",
 ) -> Any:
-    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (``burstiness``
-    1) of fixed lengths: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one simulation
-    per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
+    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
+    1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -398,11 +384,9 @@ def load_percentile(
         if flat[8][i]:
             continue
         try:
-            r = latency_under_load(
-                flat[0][i], flat[1][i], float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]),
-                burstiness=burstiness, num_requests=num_requests, gpus=flat[5][i], weight_precision=flat[6][i],
-                kv_precision=flat[7][i], engine=engine, calibration=calibration, catalog=catalog,
-            )  # fmt: skip
+            replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
+            replica = replace(replica, catalog=catalog)
+            r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
                 raise
