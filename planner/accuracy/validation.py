@@ -25,6 +25,8 @@ from planner.accuracy.predict import (
     predict_startup,
     why_not_predicted,
 )
+from planner.accuracy.published import reference_dir
+from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
@@ -38,6 +40,13 @@ LIMITS = {
     "kv_cache_gib": (0.05, 0.20),
     "kv_cache_tokens": (0.05, 0.20),
     "max_concurrency": (0.05, 0.20),
+    # serving runs under load (issue 22): medians within 15% / 40%, p99 within 20% / 50%
+    "ttft_median_ms": (0.15, 0.40),
+    "ttft_p99_ms": (0.20, 0.50),
+    "tpot_median_ms": (0.15, 0.40),
+    "tpot_p99_ms": (0.20, 0.50),
+    "itl_median_ms": (0.15, 0.40),
+    "itl_p99_ms": (0.20, 0.50),
 }
 MEMORY_TOLERANCE = 0.05
 
@@ -49,6 +58,12 @@ QUANTITIES = {
     "kv_cache_gib": "KV cache GiB",
     "kv_cache_tokens": "KV cache tokens",
     "max_concurrency": "max concurrency",
+    "ttft_median_ms": "TTFT median ms",
+    "ttft_p99_ms": "TTFT p99 ms",
+    "tpot_median_ms": "TPOT median ms",
+    "tpot_p99_ms": "TPOT p99 ms",
+    "itl_median_ms": "ITL median ms",
+    "itl_p99_ms": "ITL p99 ms",
 }
 
 
@@ -188,6 +203,37 @@ def validate_time(
     return Table(
         "Benchmarks: TPOT, TTFT and output throughput, as each benchmark ran",
         tuple(c if math.isnan(c.predicted) else _clear(c) for c in checks),
+    )
+
+
+def validate_load(
+    rows: Sequence[DecodeRow] | None = None,
+    *,
+    engine: str | EngineProfile | None = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+) -> Table:
+    """Every serving row with percentiles (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL,
+    simulated as the run went (default rows: ``catalogs/reference/load_public.csv``)."""
+    rows = load_decode_rows(reference_dir() / "load_public.csv") if rows is None else rows
+    cat = catalog or default_catalog()
+    checks = []
+    for r in (r for r in rows if has_percentiles(r)):
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.input_len}/{r.output_len} " + (
+            f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
+        )
+        reason, predicted = r.problem, {}
+        if not reason:
+            try:
+                predicted = predict_percentiles(r, engine=engine, calibration=calibration, catalog=cat)
+            except PlannerError as exc:
+                reason = str(exc)
+        for quantity, (field_name, _, _) in FIGURES.items():
+            published = getattr(r, field_name) * 1e3
+            if not math.isnan(published):
+                checks.append(Check(r.record_id, quantity, label, predicted.get(quantity, math.nan), published, reason))
+    return Table(
+        "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went", tuple(checks)
     )
 
 
