@@ -16,7 +16,7 @@ from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
-from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.options import GroupOptions, Options
@@ -128,6 +128,7 @@ def plan(
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
     if n > 8:
         warnings.append(f"{n} GPUs is more than one 8-GPU node: communication across nodes is slower than modelled")
+    warnings += _release_note(options.get("engine"))
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
@@ -158,6 +159,15 @@ def plan(
         layout,
         _alternatives(g, mdl, context, n, price, o),
     )
+
+
+def _release_note(engine: Any) -> list[str]:
+    """The note of an engine named with a release newer than any logged one ("vllm==0.25.0"), else nothing."""
+    hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
+    if not hit:
+        return []
+    why = engine_for_version(hit["name"], hit["version"])[1]
+    return [why] if "newer than the newest release" in why else []
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:

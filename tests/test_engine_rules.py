@@ -314,3 +314,18 @@ class TestNamesAsPeopleWriteThem:
 
         with pytest.raises(UnknownNameError, match=r"unknown GPU 'NVIDIA H10'; did you mean .*H100"):
             planner.max_batch("NVIDIA H10", "llama-3.1-8b", 8192)
+
+
+class TestReleasesNewerThanTheLogs:
+    def test_a_newer_vllm_release_takes_the_newest_profile_and_says_so(self):
+        """vLLM 0.19.0 is the newest release with start-up logs in catalogs/reference (XN01-XN12)."""
+        from planner.engines.profiles import engine_for_version
+
+        profile, why = engine_for_version("vllm", "0.25.1")
+        assert (
+            profile.name == "vllm" and "newer than the newest release with published start-up logs here (0.19.0)" in why
+        )
+        assert "newer" not in engine_for_version("vllm", "0.19.0")[1]
+        assert any(
+            "0.25.1 is newer" in w for w in planner.plan("H100", "llama-3.1-8b", 8192, engine="vllm==0.25.1").warnings
+        )

@@ -281,6 +281,9 @@ VLLM_VERSION_PROFILES: tuple[tuple[tuple[int, ...], str, str], ...] = (
     ),
     ((0, 12), "vllm", "12 vLLM 0.19.0 logs (XN01-XN12): ~15.6 B; versions 0.12-0.18 have no published logs here"),
 )
+#: The newest vLLM release with published start-up logs here (XN01-XN12); a later release takes the last profile,
+#: and ``engine_for_version`` says so.
+NEWEST_LOGGED_VLLM = (0, 19, 0)
 _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
 
 
@@ -307,7 +310,14 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
         first, name, why = VLLM_VERSION_PROFILES[0]
         return ENGINES[name], f"vLLM {version} is older than any logged release; nearest: {name} ({why})"
     name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
-    return ENGINES[name], f"vLLM {'.'.join(map(str, v))} -> {name}: {why}"
+    text = ".".join(map(str, v))
+    if v[:3] > NEWEST_LOGGED_VLLM:
+        newest = ".".join(map(str, NEWEST_LOGGED_VLLM))
+        return ENGINES[name], (
+            f"vLLM {text} is newer than the newest release with published start-up logs here ({newest}): mapped to "
+            f"the newest profile, {name} ({why}); its defaults may have moved since"
+        )
+    return ENGINES[name], f"vLLM {text} -> {name}: {why}"
 
 
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
