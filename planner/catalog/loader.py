@@ -92,30 +92,30 @@ class Catalog:
 
     def gpu(self, name: str | Gpu) -> Gpu:
         """The GPU of a name, an alias, or a name as logs write it ("NVIDIA H100", "H100 80GB": ``names.gpu_name``)."""
-        try:
-            return self.gpus.get(name)
-        except UnknownNameError:
-            found = names.gpu_name(name, self) if isinstance(name, str) else None
-            if found is None:
-                raise
-            return self.gpus.get(found)
+        return _get_or_read(self.gpus, name, lambda text: names.gpu_name(text, self))
 
     def model(self, name: str | Model) -> Model:
         """The model of a name, an alias, or a hub checkpoint's name ("RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8":
         the base model; ``names.model_name``). The precision such a name states: ``names.checkpoint_precision``."""
-        try:
-            return self.models.get(name)
-        except UnknownNameError:
-            found = names.model_name(name, self) if isinstance(name, str) else None
-            if found is None:
-                raise
-            return self.models.get(found)
+        return _get_or_read(self.models, name, lambda text: names.model_name(text, self))
 
     def precision(self, name: str | Precision) -> Precision:
         return self.precisions.get(name)
 
     def table(self, kind: str) -> Table:
         return {"gpu": self.gpus, "model": self.models, "precision": self.precisions}[kind]
+
+
+def _get_or_read(table: Table[E], name: str | E, read) -> E:
+    """``table.get(name)``; for text it does not know, the entry ``read(name)`` names (None: the unknown-name error,
+    with its nearest names, stands)."""
+    try:
+        return table.get(name)
+    except UnknownNameError:
+        found = read(name) if isinstance(name, str) else None
+        if found is None:
+            raise
+        return table.get(found)
 
 
 def _describe(exc: ValidationError, model: type[BaseModel]) -> str:

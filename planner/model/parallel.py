@@ -13,30 +13,24 @@ the first E mod g ranks one more); routing uniform, as ``experts_touched``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from planner.engines.profiles import EngineProfile
 from planner.model import ops
-from planner.model.decode import (
-    DecodeStep,
-    params_per_token,
-    step_overhead_s,
-    weights_read_bytes,
-)
+from planner.model.decode import DecodeStep, decode_step, params_per_token, step_overhead_s, weights_read_bytes
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
     MemoryPlan,
     activation_peak_bytes,
     cached_tokens_per_layer_sum,
-    kv_budget_bytes_per_gpu,
     kv_bytes,
     kv_bytes_of_layer_tokens,
-    kv_cache_tokens,
-    max_batch_from_budget,
+    memory_plan,
     reserve_bytes_per_gpu,
     tensor_parallel_ok,
-    visible_memory_bytes,
     weight_bytes,
 )
-from planner.model.prefill import PrefillStep, causal_attention_flop
+from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_step
 from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
 
 #: Bytes per activation value an all-to-all moves (bf16 dispatch and combine, vLLM's default all2all backends).
@@ -114,33 +108,23 @@ def dp_memory_plan(
     memory_utilization: ArrayLike,
     reserve_bytes: ArrayLike | None = None,
 ) -> MemoryPlan:
-    """The memory budget of g attention ranks with the experts spread over them.
+    """The memory budget of g attention ranks with the experts spread over them: ``memory_plan`` of one rank.
 
-    KV budget per GPU = visible x utilization - ``dp_weight_bytes_per_gpu`` - reserve (the activation peak of one
-    rank, which runs its MLPs unsplit, + non-torch + the collectives' buffers); each rank caches whole sequences
-    (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence).
+    One rank is a group of 1 GPU holding the non-experts whole and 1/g of the experts (expert bytes / g), with the
+    activation peak of one rank (its MLPs unsplit) + non-torch + the collectives' buffers; each rank caches whole
+    sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the group's
+    KV cache tokens g x one rank's.
     """
-    wb = weight_bytes(model, precision)
-    visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:
-        one_rank = activation_peak_bytes(model, limits, engine, 1.0)
-        reserve_bytes = reserve_bytes_per_gpu(one_rank, gpus, engine)
-    budget = kv_budget_bytes_per_gpu(
-        visible, dp_weight_bytes_per_gpu(model, precision, gpus), 1.0, reserve_bytes, memory_utilization, engine
-    )
-    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * model.num_layers
-    block = max(int(engine.block_size), 1)
-    seq = kv_bytes(model, precision, ops.ceil(context_tokens / block) * block)
-    return MemoryPlan(
+        reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
+    share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
+    one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
+    return replace(
+        one,
         gpus=gpus,
-        weight_bytes=wb,
-        visible_bytes_per_gpu=visible,
-        reserve_bytes_per_gpu=reserve_bytes,
-        kv_budget_bytes_per_gpu=budget,
-        kv_bytes_per_token_per_gpu=per_token,
-        kv_bytes_per_sequence=seq,
-        kv_cache_tokens=gpus * kv_cache_tokens(budget, per_token, block),
-        max_batch=gpus * max_batch_from_budget(budget, seq),
+        weight_bytes=weight_bytes(model, precision),
+        kv_cache_tokens=gpus * one.kv_cache_tokens,
+        max_batch=gpus * one.max_batch,
     )
 
 
@@ -153,36 +137,24 @@ def dp_decode_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> DecodeStep:
-    """TPOT of g attention ranks holding B / g sequences each: roofline of one GPU's bytes and FLOPs + all-to-alls
-    + overhead.
+    """TPOT of g attention ranks holding B / g sequences each: roofline of one GPU's bytes and the group's FLOPs
+    (as ``decode_step``'s) + all-to-alls + overhead.
 
     One GPU reads the non-expert weights whole, its E / g experts that the whole batch touches
-    (``experts_touched``(B) / g) and its sequences' KV; it computes its sequences' dense and attention FLOPs and
-    1/g of the batch's expert FLOPs. ``bytes_moved`` and ``flop`` are the group's (g x one GPU's).
+    (``experts_touched``(B) / g) and its sequences' KV. ``bytes_moved`` is the group's (g x one GPU's).
     """
+    split = decode_step(gpu, model, precision, limits, context_tokens, batch, gpus)  # FLOPs and compute time
     per_rank = batch / gpus
-    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    experts_all = weights_read_bytes(model, precision, batch) - weights_read_bytes(model, precision, 0.0)
     dense = weights_read_bytes(model, precision, 0.0)
-    bytes_gpu = dense + experts_all / gpus + kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
-    flop = batch * (2.0 * params_per_token(model) + model.attention_flop_per_context_token_per_layer * layer_tokens)
+    experts = weights_read_bytes(model, precision, batch) - dense
+    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
+    bytes_gpu = dense + experts / gpus + kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
     t_mem = memory_time_s(bytes_gpu, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
-    t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
     overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
-    step = roofline_time_s(t_mem, t_flop, limits.roofline_overlap) + (comm + overhead)
-    return DecodeStep(
-        gpus=gpus,
-        batch=batch,
-        step_s=step,
-        bytes_moved=bytes_gpu * gpus,
-        flop=flop,
-        memory_time_s=t_mem,
-        compute_time_s=t_flop,
-        communication_s=comm,
-        overhead_s=overhead,
-        peak_flop_per_s=gpu.peak_flop_per_s,
-        bandwidth_bytes_per_s=gpu.bandwidth_bytes_per_s,
+    step = roofline_time_s(t_mem, split.compute_time_s, limits.roofline_overlap) + (comm + overhead)
+    return replace(
+        split, step_s=step, bytes_moved=bytes_gpu * gpus, memory_time_s=t_mem, communication_s=comm, overhead_s=overhead
     )
 
 
@@ -199,30 +171,26 @@ def dp_prefill_step(
     + all-to-alls + overhead + prefill latency.
 
     The busiest rank computes its prompts' dense and attention FLOPs alone and 1/g of every prompt's expert FLOPs,
-    reads the non-expert weights and its experts (all touched) and writes its prompts' KV whole. ``flop`` and
-    ``bytes_moved`` are the group's.
+    reads the non-expert weights and its experts (all touched) and writes its prompts' KV whole. ``flop`` is the
+    group's (as ``prefill_step``'s), ``bytes_moved`` g x the busiest rank's.
     """
     on_rank = ops.ceil(batch / gpus)
     expert_params = model.moe_layers * model.experts_per_token * model.params_per_expert_layer
-    dense_flop = 2.0 * (params_per_token(model) - expert_params) * prompt_tokens + causal_attention_flop(
-        model, prompt_tokens
-    )
     expert_flop = 2.0 * expert_params * prompt_tokens
-    flop_rank = on_rank * dense_flop + batch * expert_flop / gpus
+    dense_flop = (
+        2.0 * params_per_token(model) * prompt_tokens - expert_flop + causal_attention_flop(model, prompt_tokens)
+    )
     dense = weights_read_bytes(model, precision, 0.0)
     experts = weights_read_bytes(model, precision, prompt_tokens * batch) - dense
     bytes_rank = dense + experts / gpus + kv_bytes(model, precision, prompt_tokens, on_rank)
     t = roofline_time_s(
         memory_time_s(bytes_rank, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
-        compute_time_s(flop_rank, 1.0, gpu.peak_flop_per_s, limits.prefill_flop_efficiency),
+        compute_time_s(
+            on_rank * dense_flop + batch * expert_flop / gpus, 1.0, gpu.peak_flop_per_s, limits.prefill_flop_efficiency
+        ),
         limits.roofline_overlap,
     )
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
-    return PrefillStep(
-        gpus=gpus,
-        prompt_tokens=prompt_tokens,
-        ttft_s=ttft,
-        bytes_moved=bytes_rank * gpus,
-        flop=batch * (dense_flop + expert_flop),
-    )
+    split = prefill_step(gpu, model, precision, limits, prompt_tokens, batch, gpus)  # the group's FLOPs
+    return replace(split, ttft_s=ttft, bytes_moved=bytes_rank * gpus)
