@@ -54,14 +54,10 @@ from planner.errors import PlannerError
 
 #: Engines whose rows are fitted (each has a profile); other engines' rows are predicted with vLLM's factors.
 FIT_ENGINES = ("vllm", "lmdeploy", "tensorrt-llm")
-#: The kernels' factors: one value for all engines.
-SHARED_FIELDS = (
-    "bandwidth_efficiency",
-    "decode_flop_efficiency",
-    "prefill_flop_efficiency",
-    "prefill_latency_s",
-    "roofline_overlap",
-)
+#: Fitted end-to-end and shared by all engines: the per-layer cost beyond the measured GEMM and attention kernels
+#: (norms, rotary embedding, activation, KV-cache writes: small kernels the kernel tables do not hold) and a
+#: prefill's fixed latency. The kernels' own curves are measured (``planner.engines.kernel_curves``), never fitted here.
+SHARED_FIELDS = ("layer_overhead_s", "prefill_latency_s")
 #: Each engine's own factors.
 ENGINE_FIELDS = ("step_overhead_s",)
 #: Source groups that are one benchmark published on several pages: held out together.

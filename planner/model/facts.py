@@ -87,6 +87,15 @@ class EngineFacts:
     allreduce_latency_s: ArrayLike  # within the fabric domain (catalog, unless the engine or a calibration sets it)
     interconnect_efficiency: ArrayLike
     roofline_overlap: ArrayLike  # 1: step = max(memory, compute); 0: their sum
+    # -- kernel curves of the operator model (planner.engines.kernel_curves: measured per GPU) --
+    gemm_bandwidth_efficiency: ArrayLike  # a memory-bound GEMM's bytes/s over the datasheet bandwidth
+    gemm_flop_efficiency: ArrayLike  # a compute-bound GEMM's FLOP/s over the dense peak
+    gemm_floor_s: ArrayLike  # time of the smallest GEMM (per kernel)
+    attention_bandwidth_efficiency: ArrayLike  # decode attention's KV bytes/s over the datasheet bandwidth
+    attention_flop_efficiency: ArrayLike  # decode attention's FLOP/s over the dense peak (MLA's absorbed form)
+    attention_floor_s: ArrayLike  # time of the smallest decode attention kernel (per layer)
+    prefill_attention_flop_efficiency: ArrayLike  # causal prefill attention's FLOP/s over the dense peak
+    prefill_attention_floor_s: ArrayLike  # time of the smallest prefill attention kernel (per layer)
 
 
 def field_names(cls: type) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from openpyxl.utils import get_column_letter
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS
+from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.api import GPU_GROUPS
 from planner.workbook import formulas as F
 from planner.workbook.formats import GB, INT
@@ -208,6 +209,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         Row("seqs", "Sampler sequences", "sequences", INT, "INDEX(gpu_seqs,{gpu_row})"),
     )
     c.add(*[Row(f"f_{f}", f, "", "0.000###", f"INDEX(gpu_{f},{{gpu_row}})") for f in CALIBRATED_FIELDS])
+    c.add(*[Row(f"f_{f}", f, "", "0.000000###", f"INDEX(gpu_{f},{{gpu_row}})") for f in KERNEL_FIELDS])
     c.add(
         Row("math_key", "Math of the weight precision", "", None, "INDEX(prec_math,{w_row})"),
         Row("fb_key", "Math fallback", "", None, "INDEX(prec_fallback,{w_row})"),

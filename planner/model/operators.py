@@ -1,0 +1,173 @@
+"""A step as the engine runs it: each operator class timed from the GPU's measured kernel curves.
+
+Every kernel takes floor + max(bytes / achieved bandwidth, FLOPs / achieved peak) (``kernel_time_s``), the form
+its measurements were fitted to (``planner.engines.kernel_curves``, ``bench/kernel_extract.py``). A step sums its
+operators: the linear layers' GEMMs (QKV, O, gate-up, down per layer and the output head; the same rows, so
+one shared intensity: the sum of their times is one max over their summed bytes and FLOPs), the MoE layers'
+grouped GEMMs over the experts the step's tokens touch, and attention (decode: paged attention over the cache,
+MLA in its absorbed form, sliding-window layers up to their window; prefill: causal FlashAttention over the new
+tokens). The tensor-parallel all-reduces and the engine's per-step costs are added by ``decode`` and ``prefill``.
+The engine's ``bandwidth_efficiency`` and FLOP efficiencies multiply the measured fractions (1: the kernels as
+measured).
+"""
+
+from __future__ import annotations
+
+from planner.model import ops
+from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.roofline import roofline_time_s
+
+#: GEMM kernels per decoder layer: fused QKV, output projection, fused gate-up, down (a MoE layer's expert GEMMs
+#: are the fused-MoE call's, whose floor beyond two GEMMs is ``EngineFacts.moe_layer_overhead_s``).
+GEMMS_PER_LAYER = 4
+#: vLLM's CUDA-graph capture sizes: 1, 2, 4, then every multiple of 8 up to 512 (``CompilationConfig``
+#: ``cudagraph_capture_sizes`` default); a decode batch runs padded to the next one, a larger one runs eagerly.
+CUDA_GRAPH_MAX_BATCH = 512
+
+
+def cuda_graph_batch(batch: ArrayLike) -> ArrayLike:
+    """The batch a decode step's kernels run at: 1, 2, 4, then the next multiple of 8 up to 512; beyond: the batch."""
+    padded = ops.where(batch <= 4.0, ops.where(batch <= 1.0, 1.0, ops.where(batch <= 2.0, 2.0, 4.0)), 8.0 * ops.ceil(batch / 8.0))
+    return ops.where(batch <= CUDA_GRAPH_MAX_BATCH, padded, batch)
+
+
+def kernel_time_s(
+    bytes_moved: ArrayLike,
+    flop: ArrayLike,
+    gpus: ArrayLike,
+    bandwidth_bytes_per_s: ArrayLike,
+    bandwidth_efficiency: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    flop_efficiency: ArrayLike,
+    overlap: ArrayLike,
+) -> ArrayLike:
+    """roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff), overlap): the work split over the group."""
+    return roofline_time_s(
+        bytes_moved / (gpus * bandwidth_bytes_per_s * bandwidth_efficiency),
+        flop / (gpus * peak_flop_per_s * flop_efficiency),
+        overlap,
+    )
+
+
+def dense_weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """Weight bytes of the non-expert linear layers a step streams: quantized part x B/param + kept 16-bit x 2 B."""
+    return (model.params_read_per_step - model.params_read_kept_16bit) * precision.weight_bytes_per_param + (
+        model.params_read_kept_16bit * precision.kept_bytes_per_param
+    )
+
+
+def gemm_time_s(
+    gpu: GpuFacts,
+    limits: EngineFacts,
+    bytes_moved: ArrayLike,
+    flop: ArrayLike,
+    kernels: ArrayLike,
+    flop_efficiency: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """GEMMs of one intensity: roofline at the GEMM curve's fractions (x the engine's) + kernels x the GEMM floor."""
+    return kernel_time_s(
+        bytes_moved,
+        flop,
+        gpus,
+        gpu.bandwidth_bytes_per_s,
+        limits.gemm_bandwidth_efficiency * limits.bandwidth_efficiency,
+        gpu.peak_flop_per_s,
+        limits.gemm_flop_efficiency * flop_efficiency,
+        limits.roofline_overlap,
+    ) + kernels * limits.gemm_floor_s
+
+
+def linear_layers_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    limits: EngineFacts,
+    tokens: ArrayLike,
+    flop_efficiency: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """The dense GEMMs of a step over ``tokens`` rows: weights read once, 2 FLOP per parameter per token.
+
+    4 GEMMs per layer + the output head, each with the GEMM floor.
+    """
+    return gemm_time_s(
+        gpu,
+        limits,
+        dense_weight_bytes(model, precision),
+        2.0 * tokens * model.params_read_per_step,
+        GEMMS_PER_LAYER * model.num_layers + 1.0,
+        flop_efficiency,
+        gpus,
+    )
+
+
+def expert_layers_time_s(
+    gpu: GpuFacts,
+    limits: EngineFacts,
+    expert_bytes: ArrayLike,
+    model: ModelFacts,
+    tokens: ArrayLike,
+    flop_efficiency: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """The MoE layers' grouped GEMMs: the touched experts' bytes once, 2 x tokens x top-k x params per expert FLOPs.
+
+    Each expert runs at the tokens routed to it (tokens x k / experts touched), so the intensity is that of those
+    rows; the call's kernel floor is the engine's per-MoE-layer time (``step_overhead_s``). 0 for dense models.
+    """
+    flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
+    return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
+
+
+def decode_attention_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    kv_bytes_read: ArrayLike,
+    flop: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """Paged decode attention: roofline(KV bytes / (g bw x attention eff), FLOPs / (g peak x eff)) + layers x floor.
+
+    KV bytes: every sequence's cache at its context (sliding-window layers: the window; MLA: the latent);
+    FLOPs: MLA's absorbed form over the latent, else 4 x heads x head dim per cached token.
+    """
+    return (
+        kernel_time_s(
+            kv_bytes_read,
+            flop,
+            gpus,
+            gpu.bandwidth_bytes_per_s,
+            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
+            gpu.peak_flop_per_s,
+            limits.attention_flop_efficiency * limits.decode_flop_efficiency,
+            limits.roofline_overlap,
+        )
+        + model.num_layers * limits.attention_floor_s
+    )
+
+
+def prefill_attention_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    kv_bytes_written: ArrayLike,
+    flop: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """Causal prefill attention: roofline(KV written / (g bw x eff), FLOPs / (g peak x prefill attention eff))
+    + layers x floor (FlashAttention over the new tokens; MLA as plain multi-head attention)."""
+    return (
+        kernel_time_s(
+            kv_bytes_written,
+            flop,
+            gpus,
+            gpu.bandwidth_bytes_per_s,
+            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
+            gpu.peak_flop_per_s,
+            limits.prefill_attention_flop_efficiency * limits.prefill_flop_efficiency,
+            limits.roofline_overlap,
+        )
+        + model.num_layers * limits.prefill_attention_floor_s
+    )
