@@ -1,6 +1,7 @@
 """Derive the operator model's kernel curves from aiconfigurator's measured kernel database.
 
-    /work/venvs/aic/bin/python bench/kernel_extract.py   # writes catalogs/reference/kernel_curves_aic.csv
+    /work/venvs/aic/bin/python bench/kernel_extract.py          # writes catalogs/reference/kernel_curves_aic.csv
+    /work/venvs/aic/bin/python bench/kernel_extract.py OUT.csv  # elsewhere (tests/test_kernel_curves.py)
 
 Source: aiconfigurator 0.12.0 (PyPI ``aiconfigurator``, Apache-2.0, NVIDIA; licence text in
 ``catalogs/reference/LICENSE-aiconfigurator.txt``), its collected tables for vLLM
@@ -178,19 +179,19 @@ def fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-def main() -> None:
+def main(out: Path = OUT) -> None:
     rows = []
     for key, gpu in SYSTEMS.items():
         system = DATA / key
         row = {"gpu": gpu, "aic_system": key, **gemm_curve(system), **attention_curves(system), **allreduce_curve(system)}
         rows.append([fmt(row[c]) for c in COLUMNS])
         print(" ".join(f"{c}={fmt(row[c])}" for c in COLUMNS), file=sys.stderr)
-    with OUT.open("w", newline="") as f:
+    with out.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(COLUMNS)
         w.writerows(rows)
-    print(f"{len(rows)} GPUs -> {OUT}", file=sys.stderr)
+    print(f"{len(rows)} GPUs -> {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
-    main()
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)
