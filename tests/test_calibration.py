@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -90,6 +91,7 @@ class TestCalibrationFile:
         factor adds the memory time once, halving it again adds it twice: the kernel floors and overheads stay) and
         leaves the A100 alone."""
 
+        @functools.cache
         def at(efficiency):
             cal = GpuCalibration(
                 gpu="H100",
