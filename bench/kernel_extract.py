@@ -183,7 +183,13 @@ def main(out: Path = OUT) -> None:
     rows = []
     for key, gpu in SYSTEMS.items():
         system = DATA / key
-        row = {"gpu": gpu, "aic_system": key, **gemm_curve(system), **attention_curves(system), **allreduce_curve(system)}
+        row = {
+            "gpu": gpu,
+            "aic_system": key,
+            **gemm_curve(system),
+            **attention_curves(system),
+            **allreduce_curve(system),
+        }
         rows.append([fmt(row[c]) for c in COLUMNS])
         print(" ".join(f"{c}={fmt(row[c])}" for c in COLUMNS), file=sys.stderr)
     with out.open("w", newline="") as f:

@@ -34,13 +34,8 @@ def weights_read_bytes(model: ModelFacts, precision: PrecisionFacts, tokens: Arr
     (params read per step - those kept 16-bit) x B/param + kept 16-bit (output head, norms, routers) x 2 B
     + MoE layers x params per expert x expert B/param x experts touched.
     """
-    return (
-        (model.params_read_per_step - model.params_read_kept_16bit) * precision.weight_bytes_per_param
-        + model.params_read_kept_16bit * precision.kept_bytes_per_param
-        + model.moe_layers
-        * model.params_per_expert_layer
-        * precision.expert_bytes_per_param
-        * experts_touched(model, tokens)
+    return operators.dense_weight_bytes(model, precision) + operators.expert_weight_bytes(
+        model, precision, experts_touched(model, tokens)
     )
 
 
@@ -149,7 +144,7 @@ def decode_step(
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
     rows = operators.cuda_graph_batch(batch)
     dense_bytes = operators.dense_weight_bytes(model, precision)
-    expert_bytes = weights_read_bytes(model, precision, batch) - dense_bytes
+    expert_bytes = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
     attention_flop = batch * model.attention_flop_per_context_token_per_layer * layer_tokens
     bytes_moved = dense_bytes + expert_bytes + kv_read

@@ -13,6 +13,8 @@ measured).
 
 from __future__ import annotations
 
+import math
+
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.roofline import roofline_time_s
@@ -27,7 +29,13 @@ CUDA_GRAPH_MAX_BATCH = 512
 
 def cuda_graph_batch(batch: ArrayLike) -> ArrayLike:
     """The batch a decode step's kernels run at: 1, 2, 4, then the next multiple of 8 up to 512; beyond: the batch."""
-    padded = ops.where(batch <= 4.0, ops.where(batch <= 1.0, 1.0, ops.where(batch <= 2.0, 2.0, 4.0)), 8.0 * ops.ceil(batch / 8.0))
+    if type(batch) in (float, int):  # one scenario: Python's arithmetic
+        if batch > CUDA_GRAPH_MAX_BATCH or batch != batch:
+            return batch
+        return 1.0 if batch <= 1 else 2.0 if batch <= 2 else 4.0 if batch <= 4 else 8.0 * math.ceil(batch / 8.0)
+    padded = ops.where(
+        batch <= 4.0, ops.where(batch <= 1.0, 1.0, ops.where(batch <= 2.0, 2.0, 4.0)), 8.0 * ops.ceil(batch / 8.0)
+    )
     return ops.where(batch <= CUDA_GRAPH_MAX_BATCH, padded, batch)
 
 
@@ -66,16 +74,19 @@ def gemm_time_s(
     gpus: ArrayLike,
 ) -> ArrayLike:
     """GEMMs of one intensity: roofline at the GEMM curve's fractions (x the engine's) + kernels x the GEMM floor."""
-    return kernel_time_s(
-        bytes_moved,
-        flop,
-        gpus,
-        gpu.bandwidth_bytes_per_s,
-        limits.gemm_bandwidth_efficiency * limits.bandwidth_efficiency,
-        gpu.peak_flop_per_s,
-        limits.gemm_flop_efficiency * flop_efficiency,
-        limits.roofline_overlap,
-    ) + kernels * limits.gemm_floor_s
+    return (
+        kernel_time_s(
+            bytes_moved,
+            flop,
+            gpus,
+            gpu.bandwidth_bytes_per_s,
+            limits.gemm_bandwidth_efficiency * limits.bandwidth_efficiency,
+            gpu.peak_flop_per_s,
+            limits.gemm_flop_efficiency * flop_efficiency,
+            limits.roofline_overlap,
+        )
+        + kernels * limits.gemm_floor_s
+    )
 
 
 def linear_layers_time_s(
@@ -102,6 +113,11 @@ def linear_layers_time_s(
     )
 
 
+def expert_weight_bytes(model: ModelFacts, precision: PrecisionFacts, touched: ArrayLike) -> ArrayLike:
+    """Weight bytes of the routed experts a step streams: MoE layers x params per expert x B/param x experts touched."""
+    return model.moe_layers * model.params_per_expert_layer * precision.expert_bytes_per_param * touched
+
+
 def expert_layers_time_s(
     gpu: GpuFacts,
     limits: EngineFacts,
@@ -116,6 +132,8 @@ def expert_layers_time_s(
     Each expert runs at the tokens routed to it (tokens x k / experts touched), so the intensity is that of those
     rows; the call's kernel floor is the engine's per-MoE-layer time (``step_overhead_s``). 0 for dense models.
     """
+    if type(model.moe_layers) in (float, int) and model.moe_layers == 0:
+        return 0.0  # a dense model, one scenario
     flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from planner.model import operators
-from planner.model.decode import params_per_token, step_overhead_s, tp_communication_s, weights_read_bytes
+from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
 
@@ -63,7 +63,7 @@ def prefill_step(
     attention_flop = batch * causal_attention_flop(model, prompt_tokens)
     flop = tokens * 2.0 * params_per_token(model) + attention_flop
     dense_bytes = operators.dense_weight_bytes(model, precision)
-    expert_bytes = weights_read_bytes(model, precision, tokens) - dense_bytes
+    expert_bytes = operators.expert_weight_bytes(model, precision, experts_touched(model, tokens))
     kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus))
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
     eff = limits.prefill_flop_efficiency

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from openpyxl.utils import get_column_letter
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS
-from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.api import GPU_GROUPS
+from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.workbook import formulas as F
 from planner.workbook.formats import GB, INT
 from planner.workbook.layout import CALC_SHEET

@@ -211,12 +211,13 @@ def gpus_sheet(
         for f in CALIBRATED_FIELDS
     ]
 
-    def kernel(field):  # the GPU's measured kernel curves (or its nearest architecture's): planner.engines.kernel_curves
+    def kernel(
+        field,
+    ):  # the GPU's measured kernel curves (or its nearest architecture's): planner.engines.kernel_curves
         return lambda g, r: gpu_numbers(g, engine, calibration)[field]
 
     cols += [
-        Column(f"{f} (kernel curves)", kernel(f), "0.000000###", 11, f"gpu_{f}", detail=True)
-        for f in KERNEL_FIELDS
+        Column(f"{f} (kernel curves)", kernel(f), "0.000000###", 11, f"gpu_{f}", detail=True) for f in KERNEL_FIELDS
     ]
 
     def residual(which: int):
