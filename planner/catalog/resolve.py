@@ -63,6 +63,7 @@ def gpu_numbers(
         "memory_bytes": g.memory_bytes,
         "engine_visible_memory_bytes": g.engine_visible_memory_bytes or math.nan,
         "bandwidth_bytes_per_s": g.hbm_bandwidth_bytes_per_s,
+        "bf16_peak_flop_per_s": g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"],
         "interconnect_bytes_per_s": g.interconnect_bytes_per_s or 32e9,  # PCIe Gen4 x16 when unstated
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
@@ -71,8 +72,7 @@ def gpu_numbers(
 
 def gpu_kernel_factors(g: Gpu) -> dict[str, float]:
     """The GPU's kernel curves (``planner.engines.kernel_curves``), its own or its nearest architecture's."""
-    peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"]
-    return kernel_factors(g.name, g.architecture, g.hbm_bandwidth_bytes_per_s, peak, default_catalog())
+    return kernel_factors(g, default_catalog())
 
 
 def _gpu_numbers(catalog: Catalog, engine: EngineProfile | None, calibration: Calibration | None, name: Any):

@@ -4,8 +4,8 @@
 measured vLLM kernel database, Apache-2.0: ``catalogs/reference/LICENSE-aiconfigurator.txt``) holds, per GPU with
 measurements, each kernel class's fitted floor and achieved rates: latency = floor + max(bytes / byte rate,
 FLOPs / FLOP rate). ``kernel_factors`` turns them into the ``EngineFacts`` fields the model reads: the rates as
-fractions of the catalog's datasheet bandwidth and bf16 dense peak (applied to the peak of the weights' math), the
-floors in seconds, and the measured small-message all-reduce latency.
+fractions of the catalog's datasheet bandwidth and dense peak (bf16; fp8 for GEMMs whose math is 8-bit or
+narrower), the floors in seconds, and the measured small-message all-reduce latency.
 
 A GPU without measurements borrows the fractions and floors of the nearest measured architecture
 (``NEAREST``); ``borrowed_from`` names it, so plans and the ranges can say the curves are not its own.
@@ -36,6 +36,7 @@ FALLBACK = "H100 SXM 80GB"
 KERNEL_FIELDS = {
     "gemm_bandwidth_efficiency": 1.0,
     "gemm_flop_efficiency": 1.0,
+    "gemm_fp8_flop_efficiency": 1.0,
     "gemm_floor_s": 0.0,
     "attention_bandwidth_efficiency": 1.0,
     "attention_flop_efficiency": 1.0,
@@ -58,28 +59,29 @@ def source_gpu(name: str, architecture: str) -> str:
     return name if name in curves else NEAREST.get(architecture, FALLBACK)
 
 
-def kernel_factors(
-    name: str, architecture: str, bandwidth_bytes_per_s: float, bf16_peak_flop_per_s: float, catalog
-) -> dict[str, float]:
-    """The ``KERNEL_FIELDS`` of one GPU, plus ``measured_allreduce_latency_s`` (NaN where none was measured).
+def kernel_factors(gpu, catalog) -> dict[str, float]:
+    """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``measured_allreduce_latency_s`` (NaN where none was measured).
 
-    Rates become fractions of the measured GPU's datasheet figures (its catalog entry), floors stay seconds.
+    Rates become fractions of the measured GPU's datasheet figures (its catalog entry: HBM bandwidth, dense bf16
+    peak, dense fp8 peak for the fp8 GEMMs), floors stay seconds.
     """
-    src = source_gpu(name, architecture)
+    src = source_gpu(gpu.name, gpu.architecture)
     row = read_curves()[src]
-    if src != name:
-        g = catalog.gpu(src)
-        bandwidth_bytes_per_s, bf16_peak_flop_per_s = g.hbm_bandwidth_bytes_per_s, g.peak_flop_per_s["bf16"]
-    bw, peak = float(bandwidth_bytes_per_s), float(bf16_peak_flop_per_s)
+    g = gpu if src == gpu.name else catalog.gpu(src)
+    bw = float(g.hbm_bandwidth_bytes_per_s)
+    peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
+    gemm = float(row["gemm_bf16_flop_per_s"]) / peak
+    fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
     latency = row["allreduce_latency_s"]
     return {
         "gemm_bandwidth_efficiency": float(row["gemm_bytes_per_s"]) / bw,
-        "gemm_flop_efficiency": float(row["gemm_bf16_flop_per_s"]) / peak,
+        "gemm_flop_efficiency": gemm,
+        "gemm_fp8_flop_efficiency": float(fp8_rate) / float(fp8_peak) if fp8_rate and fp8_peak else gemm,
         "gemm_floor_s": float(row["gemm_floor_s"]),
         "attention_bandwidth_efficiency": float(row["attention_bytes_per_s"]) / bw,
         "attention_flop_efficiency": float(row["attention_flop_per_s"]) / peak,
         "attention_floor_s": float(row["attention_floor_s"]),
         "prefill_attention_flop_efficiency": float(row["prefill_attention_flop_per_s"]) / peak,
         "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
-        "measured_allreduce_latency_s": float(latency) if latency and src == name else float("nan"),
+        "measured_allreduce_latency_s": float(latency) if latency and src == gpu.name else float("nan"),
     }

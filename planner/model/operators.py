@@ -73,7 +73,12 @@ def gemm_time_s(
     flop_efficiency: ArrayLike,
     gpus: ArrayLike,
 ) -> ArrayLike:
-    """GEMMs of one intensity: roofline at the GEMM curve's fractions (x the engine's) + kernels x the GEMM floor."""
+    """GEMMs of one intensity: roofline at the GEMM curve's fractions (x the engine's) + kernels x the GEMM floor.
+
+    The FLOP fraction is the fp8 GEMMs' where the weights' math peak is above the 16-bit peak (fp8, int8, fp4).
+    """
+    narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
+    gemm_flop = ops.where(narrow, limits.gemm_fp8_flop_efficiency, limits.gemm_flop_efficiency)
     return (
         kernel_time_s(
             bytes_moved,
@@ -82,7 +87,7 @@ def gemm_time_s(
             gpu.bandwidth_bytes_per_s,
             limits.gemm_bandwidth_efficiency * limits.bandwidth_efficiency,
             gpu.peak_flop_per_s,
-            limits.gemm_flop_efficiency * flop_efficiency,
+            gemm_flop * flop_efficiency,
             limits.roofline_overlap,
         )
         + kernels * limits.gemm_floor_s
