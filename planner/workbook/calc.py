@@ -237,6 +237,15 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             f"{F.peak_of(chr(34) + 'bf16' + chr(34))})))",
             "resolve.gpu_peak_flop_per_s",
         ),
+        Row(
+            "peak16",
+            "Peak at 16-bit math (bf16, else fp16)",
+            "FLOP/s",
+            '#,##0.0,,,," TFLOP/s"',
+            f"IF({F.peak_of(chr(34) + 'bf16' + chr(34))}>0,{F.peak_of(chr(34) + 'bf16' + chr(34))},"
+            f"{F.peak_of(chr(34) + 'fp16' + chr(34))})",
+            "resolve.gpu_numbers bf16_peak_flop_per_s",
+        ),
         Row("ridge", "Ridge point", "FLOP/B", "#,##0.0", "{peak}/{bw}", "peak / bandwidth", quantity="ridge"),
         S("s_memory", "Memory (model.memory_plan, vLLM-style budget)"),
         Row("block", "KV block", "tokens", INT, "MAX(INT(eng_block_size),1)"),

@@ -158,7 +158,9 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
     ``rows`` tokens; ``flop_eff``: the engine's FLOP factor (decode or prefill); ``attention``: the attention
     curve's FLOP fraction and floor (decode or prefill_attention)."""
     gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
-    gemm_peak = f"({{n}}*{{peak}}*{{f_gemm_flop_efficiency}}*{flop_eff})"
+    # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
+    gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
+    gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     att_peak = f"({{n}}*{{peak}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
     s, e = "0.000E+00", "s"
