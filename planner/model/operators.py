@@ -143,6 +143,33 @@ def expert_layers_time_s(
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
 
 
+def attention_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    kv_bytes: ArrayLike,
+    flop: ArrayLike,
+    flop_efficiency: ArrayLike,
+    floor_s: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g peak x ``flop_efficiency``))
+    + layers x ``floor_s`` (one attention kernel per layer)."""
+    return (
+        kernel_time_s(
+            kv_bytes,
+            flop,
+            gpus,
+            gpu.bandwidth_bytes_per_s,
+            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
+            gpu.peak_flop_per_s,
+            flop_efficiency,
+            limits.roofline_overlap,
+        )
+        + model.num_layers * floor_s
+    )
+
+
 def decode_attention_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -151,24 +178,13 @@ def decode_attention_time_s(
     flop: ArrayLike,
     gpus: ArrayLike,
 ) -> ArrayLike:
-    """Paged decode attention: roofline(KV bytes / (g bw x attention eff), FLOPs / (g peak x eff)) + layers x floor.
+    """Paged decode attention at the decode-attention curve (``attention_time_s``).
 
     KV bytes: every sequence's cache at its context (sliding-window layers: the window; MLA: the latent);
     FLOPs: MLA's absorbed form over the latent, else 4 x heads x head dim per cached token.
     """
-    return (
-        kernel_time_s(
-            kv_bytes_read,
-            flop,
-            gpus,
-            gpu.bandwidth_bytes_per_s,
-            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
-            gpu.peak_flop_per_s,
-            limits.attention_flop_efficiency * limits.decode_flop_efficiency,
-            limits.roofline_overlap,
-        )
-        + model.num_layers * limits.attention_floor_s
-    )
+    eff = limits.attention_flop_efficiency * limits.decode_flop_efficiency
+    return attention_time_s(gpu, model, limits, kv_bytes_read, flop, eff, limits.attention_floor_s, gpus)
 
 
 def prefill_attention_time_s(
@@ -179,18 +195,7 @@ def prefill_attention_time_s(
     flop: ArrayLike,
     gpus: ArrayLike,
 ) -> ArrayLike:
-    """Causal prefill attention: roofline(KV written / (g bw x eff), FLOPs / (g peak x prefill attention eff))
-    + layers x floor (FlashAttention over the new tokens; MLA as plain multi-head attention)."""
-    return (
-        kernel_time_s(
-            kv_bytes_written,
-            flop,
-            gpus,
-            gpu.bandwidth_bytes_per_s,
-            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
-            gpu.peak_flop_per_s,
-            limits.prefill_attention_flop_efficiency * limits.prefill_flop_efficiency,
-            limits.roofline_overlap,
-        )
-        + model.num_layers * limits.prefill_attention_floor_s
-    )
+    """Causal prefill attention at the prefill-attention curve (``attention_time_s``): FlashAttention over the new
+    tokens, KV written once; MLA as plain multi-head attention."""
+    eff = limits.prefill_attention_flop_efficiency * limits.prefill_flop_efficiency
+    return attention_time_s(gpu, model, limits, kv_bytes_written, flop, eff, limits.prefill_attention_floor_s, gpus)
