@@ -144,16 +144,28 @@ def decode_step(
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
     rows = operators.cuda_graph_batch(batch)
     dense_bytes = operators.dense_weight_bytes(model, precision)
-    expert_bytes = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
+    dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
+    expert_bytes = (
+        0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
+    )
     kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
     attention_flop = batch * model.attention_flop_per_context_token_per_layer * layer_tokens
     bytes_moved = dense_bytes + expert_bytes + kv_read
     flop = batch * 2.0 * params_per_token(model) + attention_flop
     eff = limits.decode_flop_efficiency
     kernels_s = (
-        operators.linear_layers_time_s(gpu, model, precision, limits, rows, eff, gpus)
-        + operators.expert_layers_time_s(gpu, limits, expert_bytes, model, rows, eff, gpus)
-        + operators.decode_attention_time_s(gpu, model, limits, kv_read, attention_flop, gpus)
+        operators.linear_layers_time_s(gpu, model, limits, dense_bytes, rows, eff, gpus)
+        + (0.0 if dense_model else operators.expert_layers_time_s(gpu, limits, expert_bytes, model, rows, eff, gpus))
+        + operators.attention_time_s(
+            gpu,
+            model,
+            limits,
+            kv_read,
+            attention_flop,
+            limits.attention_flop_efficiency * eff,
+            limits.attention_floor_s,
+            gpus,
+        )
     )
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)

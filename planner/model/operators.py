@@ -50,11 +50,12 @@ def kernel_time_s(
     overlap: ArrayLike,
 ) -> ArrayLike:
     """roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff), overlap): the work split over the group."""
-    return roofline_time_s(
-        bytes_moved / (gpus * bandwidth_bytes_per_s * bandwidth_efficiency),
-        flop / (gpus * peak_flop_per_s * flop_efficiency),
-        overlap,
-    )
+    memory_s = bytes_moved / (gpus * bandwidth_bytes_per_s * bandwidth_efficiency)
+    compute_s = flop / (gpus * peak_flop_per_s * flop_efficiency)
+    if type(memory_s) is float and type(compute_s) is float:  # one scenario: Python's max (NaN still propagates)
+        hi, lo = (memory_s, compute_s) if memory_s >= compute_s else (compute_s, memory_s)
+        return hi + (1.0 - overlap) * lo
+    return roofline_time_s(memory_s, compute_s, overlap)
 
 
 def dense_weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
@@ -78,7 +79,10 @@ def gemm_time_s(
     The FLOP fraction is the fp8 GEMMs' where the weights' math peak is above the 16-bit peak (fp8, int8, fp4).
     """
     narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
-    gemm_flop = ops.where(narrow, limits.gemm_fp8_flop_efficiency, limits.gemm_flop_efficiency)
+    if type(narrow) is bool:  # one scenario
+        gemm_flop = limits.gemm_fp8_flop_efficiency if narrow else limits.gemm_flop_efficiency
+    else:
+        gemm_flop = ops.where(narrow, limits.gemm_fp8_flop_efficiency, limits.gemm_flop_efficiency)
     return (
         kernel_time_s(
             bytes_moved,
@@ -97,20 +101,18 @@ def gemm_time_s(
 def linear_layers_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
-    precision: PrecisionFacts,
     limits: EngineFacts,
+    dense_bytes: ArrayLike,
     tokens: ArrayLike,
     flop_efficiency: ArrayLike,
     gpus: ArrayLike,
 ) -> ArrayLike:
-    """The dense GEMMs of a step over ``tokens`` rows: weights read once, 2 FLOP per parameter per token.
-
-    4 GEMMs per layer + the output head, each with the GEMM floor.
-    """
+    """The dense GEMMs of a step over ``tokens`` rows: ``dense_bytes`` (``dense_weight_bytes``) read once, 2 FLOP per
+    parameter per token; 4 GEMMs per layer + the output head, each with the GEMM floor."""
     return gemm_time_s(
         gpu,
         limits,
-        dense_weight_bytes(model, precision),
+        dense_bytes,
         2.0 * tokens * model.params_read_per_step,
         GEMMS_PER_LAYER * model.num_layers + 1.0,
         flop_efficiency,
@@ -137,8 +139,6 @@ def expert_layers_time_s(
     Each expert runs at the tokens routed to it (tokens x k / experts touched), so the intensity is that of those
     rows; the call's kernel floor is the engine's per-MoE-layer time (``step_overhead_s``). 0 for dense models.
     """
-    if type(model.moe_layers) in (float, int) and model.moe_layers == 0:
-        return 0.0  # a dense model, one scenario
     flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
 
@@ -154,7 +154,13 @@ def attention_time_s(
     gpus: ArrayLike,
 ) -> ArrayLike:
     """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g peak x ``flop_efficiency``))
-    + layers x ``floor_s`` (one attention kernel per layer)."""
+    + layers x ``floor_s`` (one attention kernel per layer).
+
+    Decode (paged attention): KV bytes read = every sequence's cache at its context (sliding-window layers: the
+    window; MLA: the latent), FLOPs = MLA's absorbed form over the latent, else 4 x heads x head dim per cached
+    token, at the decode-attention curve. Prefill (causal FlashAttention over the new tokens; MLA as plain
+    multi-head attention): KV bytes written, FLOPs of the causal prompt, at the prefill-attention curve.
+    """
     return (
         kernel_time_s(
             kv_bytes,
@@ -168,34 +174,3 @@ def attention_time_s(
         )
         + model.num_layers * floor_s
     )
-
-
-def decode_attention_time_s(
-    gpu: GpuFacts,
-    model: ModelFacts,
-    limits: EngineFacts,
-    kv_bytes_read: ArrayLike,
-    flop: ArrayLike,
-    gpus: ArrayLike,
-) -> ArrayLike:
-    """Paged decode attention at the decode-attention curve (``attention_time_s``).
-
-    KV bytes: every sequence's cache at its context (sliding-window layers: the window; MLA: the latent);
-    FLOPs: MLA's absorbed form over the latent, else 4 x heads x head dim per cached token.
-    """
-    eff = limits.attention_flop_efficiency * limits.decode_flop_efficiency
-    return attention_time_s(gpu, model, limits, kv_bytes_read, flop, eff, limits.attention_floor_s, gpus)
-
-
-def prefill_attention_time_s(
-    gpu: GpuFacts,
-    model: ModelFacts,
-    limits: EngineFacts,
-    kv_bytes_written: ArrayLike,
-    flop: ArrayLike,
-    gpus: ArrayLike,
-) -> ArrayLike:
-    """Causal prefill attention at the prefill-attention curve (``attention_time_s``): FlashAttention over the new
-    tokens, KV written once; MLA as plain multi-head attention."""
-    eff = limits.prefill_attention_flop_efficiency * limits.prefill_flop_efficiency
-    return attention_time_s(gpu, model, limits, kv_bytes_written, flop, eff, limits.prefill_attention_floor_s, gpus)

@@ -63,14 +63,26 @@ def prefill_step(
     attention_flop = batch * causal_attention_flop(model, prompt_tokens)
     flop = tokens * 2.0 * params_per_token(model) + attention_flop
     dense_bytes = operators.dense_weight_bytes(model, precision)
-    expert_bytes = operators.expert_weight_bytes(model, precision, experts_touched(model, tokens))
+    dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
+    expert_bytes = (
+        0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, tokens))
+    )
     kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus))
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
     eff = limits.prefill_flop_efficiency
     t = (
-        operators.linear_layers_time_s(gpu, model, precision, limits, tokens, eff, gpus)
-        + operators.expert_layers_time_s(gpu, limits, expert_bytes, model, tokens, eff, gpus)
-        + operators.prefill_attention_time_s(gpu, model, limits, kv_written, attention_flop, gpus)
+        operators.linear_layers_time_s(gpu, model, limits, dense_bytes, tokens, eff, gpus)
+        + (0.0 if dense_model else operators.expert_layers_time_s(gpu, limits, expert_bytes, model, tokens, eff, gpus))
+        + operators.attention_time_s(
+            gpu,
+            model,
+            limits,
+            kv_written,
+            attention_flop,
+            limits.prefill_attention_flop_efficiency * eff,
+            limits.prefill_attention_floor_s,
+            gpus,
+        )
     )
     overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
