@@ -110,7 +110,7 @@ class TestOperators:
         """16 GB of weights at batch 64 on 1 GPU of 3.35 TB/s and 989.4 TFLOP/s (H100 SXM datasheet), GEMM curve 86%
         of the bandwidth and 82% of the peak, floor 6 us, 129 kernels: memory 16e9 / (3.35e12 x 0.86) = 5.554 ms,
         compute 2 x 64 x 8e9 / (989.4e12 x 0.82) = 1.262 ms; the max plus 129 x 6 us = 6.328 ms."""
-        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=3.35e12, peak_flop_per_s=989.4e12)
+        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=3.35e12, peak_flop_per_s=989.4e12, bf16_peak_flop_per_s=989.4e12)
         limits = _facts(
             EngineFacts,
             gemm_bandwidth_efficiency=0.86,
@@ -123,6 +123,23 @@ class TestOperators:
         memory = 16e9 / (3.35e12 * 0.86)
         assert t == pytest.approx(memory + 129 * 6e-6, rel=1e-12)
         assert math.isclose(memory, 5.554e-3, rel_tol=1e-3)
+
+    def test_fp8_math_uses_the_fp8_curve(self):
+        """A compute-bound GEMM whose math peak (fp8: 1,979 TFLOP/s on H100 SXM, datasheet) is above the 16-bit one
+        (989.4) runs at the fp8 curve's fraction (aiconfigurator's fp8 GEMMs reach about 42% of it), not the bf16
+        curve's 82%: 2 x 4096 x 8e9 FLOPs take 6.554e13 / (1.9789e15 x 0.42) = 78.9 ms, no floor, bytes negligible."""
+        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=3.35e12, peak_flop_per_s=1978.9e12, bf16_peak_flop_per_s=989.4e12)
+        limits = _facts(
+            EngineFacts,
+            gemm_bandwidth_efficiency=0.86,
+            gemm_flop_efficiency=0.82,
+            gemm_fp8_flop_efficiency=0.42,
+            bandwidth_efficiency=1.0,
+            roofline_overlap=1.0,
+        )
+        t = operators.gemm_time_s(gpu, limits, 8e9, 2 * 4096 * 8e9, 0.0, 1.0, 1.0)
+        assert t == pytest.approx(2 * 4096 * 8e9 / (1978.9e12 * 0.42), rel=1e-12)
+        assert math.isclose(t, 78.9e-3, rel_tol=1e-3)
 
     def test_a_mixed_batch_is_one_pass_over_the_weights(self):
         """The dense GEMMs of 2048 prompt tokens read the weights once: twice the tokens, less than twice the time."""
