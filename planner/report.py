@@ -14,7 +14,7 @@ from planner.accuracy.calibration import residual_range
 from planner.catalog import Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
-from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS
+from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, valid_tp_sizes
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan
@@ -48,6 +48,9 @@ class Plan:
     time_residuals: tuple[float, float] = (0.0, 0.0)
     time_range_note: str = ""  # where the range comes from
     time_range_widened: str = ""  # why it was widened ("" when it was not: the data covers this query)
+    #: (GPUs, max batch) of the next valid tensor-parallel group, when this one holds fewer than
+    #: ``FEW_SEQUENCES``: "4 x H100 would hold 55 sequences" where 2 hold 1. None otherwise.
+    larger_group: tuple[int, int] | None = None
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -112,6 +115,7 @@ def plan(
     warnings += [stale] if stale else []
     util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
+    larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
         g,
         mdl,
@@ -133,4 +137,21 @@ def plan(
         (rng.low, rng.high),
         rng.note,
         rng.widened,
+        larger,
     )
+
+
+#: A max batch below this is reported with what the next valid group of GPUs would hold.
+FEW_SEQUENCES = 8
+
+
+def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: Options) -> tuple[int, int] | None:
+    """(GPUs, max batch) of the smallest valid tensor-parallel group above ``gpus`` (at most 64), asked only when
+    ``top`` is below FEW_SEQUENCES; None when there is no larger group or it holds no more."""
+    if top >= FEW_SEQUENCES:
+        return None
+    larger = [size for size in valid_tp_sizes(model, catalog=o.catalog) if size > gpus]
+    if not larger:
+        return None
+    held = int(api._memory_plan(gpu, model, context, replace(o, gpus=larger[0])).max_batch)
+    return (larger[0], held) if held > top else None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -25,6 +26,8 @@ from planner.accuracy.predict import (
     predict_startup,
     why_not_predicted,
 )
+from planner.accuracy.published import reference_dir
+from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
@@ -38,6 +41,8 @@ LIMITS = {
     "kv_cache_gib": (0.05, 0.20),
     "kv_cache_tokens": (0.05, 0.20),
     "max_concurrency": (0.05, 0.20),
+    # serving runs under load (issue 22): medians within 15% / 40%, p99 within 20% / 50%
+    **{q: (0.15, 0.40) if "median" in q else (0.20, 0.50) for q in FIGURES},
 }
 MEMORY_TOLERANCE = 0.05
 
@@ -49,6 +54,7 @@ QUANTITIES = {
     "kv_cache_gib": "KV cache GiB",
     "kv_cache_tokens": "KV cache tokens",
     "max_concurrency": "max concurrency",
+    **{q: f"{q.split('_')[0].upper()} {q.split('_')[1]} ms" for q in FIGURES},  # "TTFT median ms", "ITL p99 ms"
 }
 
 
@@ -63,6 +69,15 @@ class Check:
     published: float
     reason: str = ""
 
+    def __post_init__(self) -> None:
+        """A published figure that is not a positive normal number (0, -3, 5e-324, inf) compares to nothing:
+        the check is left unpredicted with that reason instead of printing an error of +inf% or -100%."""
+        usable = math.isfinite(self.published) and self.published >= sys.float_info.min
+        ratio = self.predicted / self.published if usable else math.nan
+        if not usable or (not math.isnan(self.predicted) and not math.isfinite(ratio)):
+            object.__setattr__(self, "predicted", math.nan)
+            object.__setattr__(self, "reason", f"published {self.published:g} is not a positive figure to compare with")
+
     @property
     def what(self) -> str:
         return QUANTITIES[self.quantity]
@@ -70,7 +85,7 @@ class Check:
     @property
     def error(self) -> float:
         """Relative error, predicted / published - 1 (NaN when the planner has no prediction)."""
-        if math.isnan(self.predicted) or not self.published:
+        if math.isnan(self.predicted):
             return math.nan
         return self.predicted / self.published - 1.0
 
@@ -188,6 +203,31 @@ def validate_time(
     return Table(
         "Benchmarks: TPOT, TTFT and output throughput, as each benchmark ran",
         tuple(c if math.isnan(c.predicted) else _clear(c) for c in checks),
+    )
+
+
+def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None) -> Table:
+    """Every serving row (``DecodeRow``s; default: ``catalogs/reference/load_public.csv``) with percentiles
+    (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL, simulated as the run went."""
+    rows = load_decode_rows(reference_dir() / "load_public.csv") if rows is None else rows
+    cat = catalog or default_catalog()
+    checks = []
+    for r in (r for r in rows if has_percentiles(r)):
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.input_len}/{r.output_len} " + (
+            f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
+        )
+        reason, predicted = r.problem, {}
+        if not reason:
+            try:
+                predicted = predict_percentiles(r, engine=engine, calibration=calibration, catalog=cat)
+            except PlannerError as exc:
+                reason = str(exc)
+        for quantity, (field_name, _, _) in FIGURES.items():
+            published = getattr(r, field_name) * 1e3
+            if not math.isnan(published):
+                checks.append(Check(r.record_id, quantity, label, predicted.get(quantity, math.nan), published, reason))
+    return Table(
+        "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went", tuple(checks)
     )
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from planner.cli.options import calibration_option, catalog_option, load
+from planner.cli.terminal import echo
 from planner.errors import InvalidInputError
 
 FORMATS = ("xlsx", "csv", "md", "pdf")
@@ -76,6 +77,10 @@ def summary_lines(review) -> list[str]:
             )
         else:
             lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
+    if review.outlook is not None:
+        from planner.export.money_tables import money_lines
+
+        lines += money_lines(review)
     return lines
 
 
@@ -173,5 +178,5 @@ def export_command(
         raise
     if not quiet:
         for line in summary_lines(review):
-            click.echo(line)
-        click.echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")
+            echo(line)
+        echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")
