@@ -107,13 +107,17 @@ Remaining steps in Excel (Windows; classic UDFs are not available on a Mac):
   A "UDF Modules" value in the ribbon or a workbook's xlwings.conf sheet overrides this file."""
 
 
-@addin_group.command("install")
-@click.option(
+#: ``--config FILE``: the xlwings config file that install and uninstall edit.
+config_option = click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf, as xlwings reads it).",
 )
+
+
+@addin_group.command("install")
+@config_option
 @click.option(
     "--catalog",
     "catalog_dir",
@@ -150,12 +154,7 @@ def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run:
 
 
 @addin_group.command("uninstall")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf).",
-)
+@config_option
 def uninstall_command(config_path: Path | None) -> None:
     """Remove planner.excel.functions from "UDF Modules" (and PLANNER_CATALOG); other settings stay.
 
