@@ -20,7 +20,7 @@ MAX_CATALOG_FILE_BYTES = 4_000_000
 #: Catalog files read from one folder.
 MAX_CATALOG_FILES = 1_000
 #: Entries of one kind (GPUs, models, precisions) over all catalog files.
-MAX_CATALOG_ENTRIES = 5_000
+MAX_CATALOG_ENTRIES = 2_000
 #: A measurements file for validate or calibrate: CSV, benchmark JSON, vLLM log (perf_public.csv: 1.4 MB).
 MAX_MEASUREMENTS_BYTES = 64_000_000
 #: Rows of a measurements file that validate and calibrate evaluate.
