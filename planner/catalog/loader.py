@@ -211,12 +211,27 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
     for folder in order:
         for kind, items in read_folder(folder).items():
             entries[kind] = _merge(entries[kind], items, kind, folder)
-    return Catalog(
+    catalog = Catalog(
         gpus=Table("GPU", tuple(entries["gpu"])),
         models=Table("model", tuple(entries["model"])),
         precisions=Table("precision", tuple(entries["precision"])),
         folders=tuple(order),
     )
+    _check_references(catalog)
+    return catalog
+
+
+def _check_references(catalog: Catalog) -> None:
+    """Every precision a model names is in the catalog: a CatalogError here, not an IndexError in ``export``."""
+    for m in catalog.models:
+        for key in ("native_precision", "native_expert_precision"):
+            name = getattr(m, key)
+            if name is not None and name not in catalog.precisions:
+                folders = ", ".join(str(f) for f in catalog.folders)
+                raise CatalogError(
+                    f"model {m.name!r}: {key}: {UnknownNameError('precision', name, catalog.precisions.names())} "
+                    f"(catalog folders: {folders})"
+                )
 
 
 @functools.lru_cache(maxsize=8)

@@ -302,6 +302,11 @@ class Model(_Entry):
             raise ValueError("sliding_window_layers needs sliding_window")
         if self.moe is not None and self.moe.dense_layers > self.num_layers:
             raise ValueError("moe.dense_layers exceeds num_layers")
+        if self.moe is not None and self.moe_layers == 0:
+            raise ValueError(
+                f"no layer is MoE (moe.dense_layers {self.moe.dense_layers}, moe.layer_step {self.moe.layer_step}, "
+                f"{self.num_layers} layers); remove the [moe] table for a dense model"
+            )
         if self.chunked_attention_layers and self.attention_chunk_size is None:
             raise ValueError("chunked_attention_layers needs attention_chunk_size")
         if self.chunked_attention_layers and self.sliding_window_layers:

@@ -6,7 +6,7 @@ import csv
 import io
 import math
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import options_table
 from planner.io.safetext import csv_text
 

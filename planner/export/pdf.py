@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.xlsx import render_xlsx
 from planner.io.files import private_temp_dir
 from planner.io.libreoffice import convert
