@@ -266,6 +266,33 @@ class TestBounds:
         assert f"at most {MAX_MEASUREMENT_ROWS:,} are accepted" in line
         assert not (tmp_path / "cal.toml").exists()
 
+    SERVING = "record_id,gpu,model,batch,input_len,output_len,tpot_ms,kind,num_prompts,request_rate\n"
+
+    def test_a_serving_run_of_a_billion_requests(self, tmp_path):
+        """A measured serving run stating 10^9 prompts (it simulated without end): the row is left out with the
+        reason, at once; the API refuses it as out of range."""
+        from planner import predict_benchmark
+        from planner.errors import OutOfRangeError
+        from planner.serving.benchmark import MAX_PROMPTS
+
+        f = tmp_path / "serve.csv"
+        f.write_text(self.SERVING + "r1,H100,llama2-7b,,1000,200,12,serving_rate,1000000000,10\n", encoding="utf-8")
+        started = time.monotonic()
+        r = run("validate", "--decode", str(f))
+        assert "Traceback" not in r.output and time.monotonic() - started < 20
+        assert f"num_prompts 1,000,000,000 is above {MAX_PROMPTS:,}" in r.stdout
+        with pytest.raises(OutOfRangeError, match="num_prompts"):
+            predict_benchmark("H100", "llama2-7b", 1000, 200, 8, kind="serving", num_prompts=10**9)
+
+    def test_serving_runs_that_add_up_past_the_bound(self, tmp_path):
+        """31 runs of 100,000 prompts (3.1 million to simulate, past MAX_SIMULATED_PROMPTS): refused in one line."""
+        from planner.accuracy.published import MAX_SIMULATED_PROMPTS
+
+        f = tmp_path / "serve.csv"
+        f.write_text(self.SERVING + "r,H100,llama2-7b,,1000,200,12,serving_rate,100000,10\n" * 31, encoding="utf-8")
+        line = one_line(run("validate", "--decode", str(f)), 2)
+        assert f"3,100,000 requests to simulate; at most {MAX_SIMULATED_PROMPTS:,}" in line
+
     def test_too_many_catalog_entries(self, tmp_path):
         """2,100 GPUs in a user catalog folder: refused, naming the file that passes the bound."""
         entry = default_catalog().gpu("H100").model_dump(mode="json", exclude_none=True)

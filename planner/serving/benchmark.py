@@ -40,7 +40,7 @@ import numpy as np
 from planner import api
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, OutOfRangeError
 from planner.serving.simulate import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
@@ -50,6 +50,12 @@ KINDS = ("static", "serving")
 SCHEDULERS = ("vllm", "sglang", "tensorrt-llm")
 #: Seed of the Poisson arrivals of a run at a request rate (numpy ``default_rng``): the same run every call.
 ARRIVAL_SEED = 0
+#: The most requests one serving run is simulated with (its cost grows with them: about 50 us each; the shipped
+#: benchmarks' largest run has 30,000).
+MAX_PROMPTS = 100_000
+#: The largest per-step token budget (max_num_batched_tokens) accepted: a prefill table is built over up to
+#: budget / prompt length prompts (vLLM's defaults: 2,048 to 16,384; the shipped rows' largest: 131,072).
+MAX_BATCHED_TOKENS = 2**20
 #: Batch sizes tabulated exactly; above, a geometric grid (decode time is smooth in the batch) interpolated.
 EXACT_BATCHES = 64
 GRID_BATCHES = 48
@@ -170,6 +176,15 @@ def _serving(
     out = np.maximum(np.array(flat[3], dtype=float), 1.0)
     client = np.array([0.0 if x is None else float(x) for x in flat[4]])
     prompts = np.array([max(float(p if p is not None else c), 1.0) for p, c in zip(flat[5], client, strict=True)])
+    budgets_given = np.array([float(t) if t is not None else 0.0 for t in flat[8]])
+    if (np.nan_to_num(prompts, nan=0.0) > MAX_PROMPTS).any():
+        raise OutOfRangeError(
+            f"num_prompts {np.nanmax(prompts):,.0f} is above {MAX_PROMPTS:,}, the most a run is simulated with"
+        )
+    if (np.nan_to_num(budgets_given, nan=0.0) > MAX_BATCHED_TOKENS).any():
+        raise OutOfRangeError(
+            f"max_num_batched_tokens {np.nanmax(budgets_given):,.0f} is above {MAX_BATCHED_TOKENS:,}, the most accepted"
+        )
     rate = np.array([math.nan if x is None else float(x) for x in flat[6]])
     precs = dict(weight_precision=flat[10], kv_precision=flat[11])
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
