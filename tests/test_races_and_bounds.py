@@ -22,6 +22,7 @@ import tomli_w
 from cli_support import one_line, run
 from hypothesis import given
 from hypothesis import strategies as st
+from test_hostile import SCENARIO  # the issue's scenario of one option
 
 from planner.catalog import default_catalog
 from planner.catalog.schema import Model
@@ -37,23 +38,6 @@ from planner.io.limits import (
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKBOOK = ROOT / "workbooks" / "capacity-what-if.xlsx"
-SCENARIO = """\
-title = "T"
-[workload]
-peak_requests_per_s = 40
-average_requests_per_s = 16
-prompt_tokens_mean = 800
-prompt_tokens_high = 3000
-output_tokens_mean = 400
-output_tokens_high = 1200
-ttft_target_s = 1.5
-tpot_target_s = 0.05
-growth_over_horizon = 0.5
-[[option]]
-name = "H100, rented"
-gpu = "H100"
-model = "Llama-3.1-70B"
-"""
 RUNS = "gpu,model,batch,input_len,output_len,tpot_ms\nH100,llama2-7b,8,1000,200,12\nH100,llama2-7b,32,1000,200,16\n"
 
 
