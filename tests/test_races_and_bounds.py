@@ -20,7 +20,7 @@ import openpyxl
 import pytest
 import tomli_w
 from cli_support import one_line, run
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_hostile import SCENARIO  # the issue's scenario of one option
 
@@ -100,8 +100,9 @@ def test_concurrent_writers_of_one_new_file_one_wins(tmp_path, command):
     assert codes == [0, 1, 1, 1, 1, 1], results
     for code, err in results:
         if code:
-            lines = err.strip().splitlines()
-            assert len(lines) == 1 and "already exists" in lines[0] and "--force" in lines[0], err
+            lines = [line for line in err.splitlines() if line.startswith("planner: error:")]  # (calibrate warns)
+            assert "Traceback" not in err and len(lines) == 1, err
+            assert "already exists" in lines[0] and "--force" in lines[0], err
     if out.suffix == ".xlsx":
         openpyxl.load_workbook(out)  # whole
     else:
@@ -323,7 +324,9 @@ class TestLayers:
     def test_moe_layers_closed_form_equals_the_definition(self, layers, dense, step):
         """moe_layers = #{i in [dense, layers): (i + 1) % step == 0}, the rule stated in the schema."""
         dense = min(dense, layers)
+        expected = sum(1 for i in range(dense, layers) if (i + 1) % step == 0)
+        assume(expected > 0)  # a [moe] table with no MoE layer is refused by the schema
         base = default_catalog().model("Mixtral-8x7B").model_dump()
         base["moe"] = {**base["moe"], "dense_layers": dense, "layer_step": step}
         m = Model(**{**base, "num_layers": layers})
-        assert m.moe_layers == sum(1 for i in range(dense, layers) if (i + 1) % step == 0)
+        assert m.moe_layers == expected
