@@ -330,3 +330,22 @@ class TestLayers:
         base["moe"] = {**base["moe"], "dense_layers": dense, "layer_step": step}
         m = Model(**{**base, "num_layers": layers})
         assert m.moe_layers == expected
+
+
+def test_docs_state_the_bounds_the_code_uses():
+    """docs/export.md's paragraph on bounds quotes the constants of planner.io.limits and the serving bounds."""
+    from planner.accuracy.published import MAX_SIMULATED_PROMPTS
+    from planner.io import limits
+    from planner.serving.benchmark import MAX_PROMPTS
+
+    text = " ".join((ROOT / "docs" / "export.md").read_text(encoding="utf-8").split())
+    stated = (
+        f"a scenario file up to {limits.MAX_SCENARIO_BYTES / 1e6:g} MB with up to {limits.MAX_OPTIONS:,} options",
+        f"TOML keys of up to {limits.MAX_TOML_KEY_PARTS} dotted parts",
+        f"calibration files up to {limits.MAX_CATALOG_FILE_BYTES / 1e6:g} MB, {limits.MAX_CATALOG_FILES:,} files a "
+        f"folder, {limits.MAX_CATALOG_ENTRIES:,} entries of a kind",
+        f"measurements files up to {limits.MAX_MEASUREMENTS_BYTES / 1e6:g} MB and {limits.MAX_MEASUREMENT_ROWS:,} rows",
+        f"serving runs of up to {MAX_PROMPTS:,} requests each and {MAX_SIMULATED_PROMPTS:,} in all",
+    )
+    for phrase in stated:
+        assert phrase in text, phrase
