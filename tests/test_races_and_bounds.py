@@ -110,6 +110,16 @@ def test_concurrent_writers_of_one_new_file_one_wins(tmp_path, command):
     assert leftovers(out.parent) == []
 
 
+def test_concurrent_exports_into_a_folder_not_yet_made(tmp_path):
+    """6 exports to out/new.md where out/ does not exist yet: export makes the folder; one writes, five refuse."""
+    (tmp_path / "s.toml").write_text(SCENARIO, encoding="utf-8")
+    out = tmp_path / "out" / "new.md"
+    results = race(6, lambda i: ["export", str(tmp_path / "s.toml"), "-o", str(out)])
+    assert sorted(code for code, _ in results) == [0, 1, 1, 1, 1, 1], results
+    assert all("already exists" in err for code, err in results if code)
+    assert out.read_text(encoding="utf-8").startswith("# ")
+
+
 # -- kills -----------------------------------------------------------------------------------------------------
 
 
