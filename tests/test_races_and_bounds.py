@@ -278,6 +278,10 @@ class TestBounds:
         assert f"num_prompts 1,000,000,000 is above {MAX_PROMPTS:,}" in r.stdout
         with pytest.raises(OutOfRangeError, match="num_prompts"):
             predict_benchmark("H100", "llama2-7b", 1000, 200, 8, kind="serving", num_prompts=10**9)
+        from planner.serving.load import Replica, latency_under_load
+
+        with pytest.raises(OutOfRangeError, match="num_requests 1,000,000,000 is above"):
+            latency_under_load(Replica("H100", "llama2-7b"), 1000, 200, rate_per_s=10, num_requests=10**9)
 
     def test_serving_runs_that_add_up_past_the_bound(self, tmp_path):
         """31 runs of 100,000 prompts (3.1 million to simulate, past MAX_SIMULATED_PROMPTS): refused in one line."""

@@ -167,7 +167,7 @@ class ServingSetup:
     client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
 
 
-def check_run_size(num_prompts, max_num_batched_tokens) -> None:
+def check_run_size(num_prompts, max_num_batched_tokens, name: str = "num_prompts") -> None:
     """OutOfRangeError for a run of more than ``MAX_PROMPTS`` requests or a token budget over ``MAX_BATCHED_TOKENS``
     (values per run; None: not given): the simulation's time and memory grow with both."""
 
@@ -176,7 +176,7 @@ def check_run_size(num_prompts, max_num_batched_tokens) -> None:
         return float(np.nan_to_num(x, nan=0.0).max()) if x.size else 0.0
 
     if (worst := largest(num_prompts)) > MAX_PROMPTS:
-        raise OutOfRangeError(f"num_prompts {worst:,.0f} is above {MAX_PROMPTS:,}, the most a run is simulated with")
+        raise OutOfRangeError(f"{name} {worst:,.0f} is above {MAX_PROMPTS:,}, the most a run is simulated with")
     if (worst := largest(max_num_batched_tokens)) > MAX_BATCHED_TOKENS:
         raise OutOfRangeError(f"max_num_batched_tokens {worst:,.0f} is above {MAX_BATCHED_TOKENS:,}, the most accepted")
 
