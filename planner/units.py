@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import decimal
 import math
+import re
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
@@ -50,3 +52,70 @@ def fmt_usd(x: float) -> str:
     if x is None or math.isnan(x):
         return "n/a"
     return f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
+
+
+#: Suffixes of a token count as model cards write them: an "8K context" is 8,192 tokens, "128k" 131,072.
+TOKEN_SUFFIXES = {"k": 2**10, "m": 2**20}
+_TOKEN_COUNT = re.compile(r"(?P<number>[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<suffix>[kKmM]?)")
+
+
+def parse_token_count(value: object) -> int:
+    """A token count as people write it: 8192, "8192", "8,192", "8_192", "1e4" (10,000), "8k" / "8K" (8,192 =
+    8 x 1,024, as model cards mean an 8K context), "1.5k" (1,536), "1M" (1,048,576).
+
+    Raises ValueError saying what is accepted for anything else: text that is not a count, a fraction of a
+    token, true/false, inf or NaN. A thousands comma must group three digits ("8,19" is refused).
+    """
+    accepted = "a whole number of tokens such as 8192, 8,192, 1e4 or 8k (k = 1,024 tokens)"
+    if isinstance(value, bool):
+        raise ValueError(f"expected {accepted}, not true or false")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if not (math.isfinite(value) and value.is_integer()):
+            raise ValueError(f"{value!r} is not {accepted}")
+        return int(value)
+    if not isinstance(value, str):
+        raise ValueError(f"expected {accepted}; got {type(value).__name__}")
+    hit = _TOKEN_COUNT.fullmatch(value.strip())
+    if hit is None:
+        raise ValueError(f"{value[:40]!r} is not {accepted}")
+    number = hit["number"]
+    if "," in number and not re.fullmatch(r"[0-9]{1,3}(,[0-9]{3})+(\.[0-9]*)?([eE][+-]?[0-9]+)?", number):
+        raise ValueError(f"{value[:40]!r}: a comma must separate groups of three digits; expected {accepted}")
+    count = decimal.Decimal(number.replace(",", "").replace("_", "")) * TOKEN_SUFFIXES.get(hit["suffix"].lower(), 1)
+    if count > 2**63:  # before int(): 1e999999999 would be a billion digits
+        raise ValueError(f"{value[:40]!r} is more tokens than any context holds; expected {accepted}")
+    if count != count.to_integral_value():
+        raise ValueError(f"{value[:40]!r} is {count:f} tokens, not a whole number; expected {accepted}")
+    return int(count)
+
+
+#: Units a duration may be written in, in seconds.
+TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
+_DURATION = re.compile(r"(?P<number>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|ms|us|µs)")
+
+
+def parse_seconds(value: object, bare_max_s: float, name: str) -> float:
+    """A duration in seconds: a number is seconds, text carries its unit ("50 ms", "0.05 s", "800us").
+
+    A bare number above ``bare_max_s`` is refused as a likely unit slip (``tpot_target_s = 50`` is 50 ms typed
+    as seconds) with the way out: the number in seconds, or the same value written with its unit, which is
+    taken as written. ValueError for anything else.
+    """
+    if isinstance(value, bool):
+        raise ValueError('expected seconds, e.g. 0.05 or "50 ms"; not true or false')
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+        if math.isfinite(seconds) and seconds > bare_max_s:
+            raise ValueError(
+                f"{value:g} seconds looks like milliseconds typed as seconds; write {value / 1e3:g} "
+                f'(seconds) or "{value:g} ms", or "{value:g} s" if you do mean seconds'
+            )
+        return seconds
+    if not isinstance(value, str):
+        raise ValueError(f'expected seconds, e.g. 0.05 or "50 ms"; got {type(value).__name__}')
+    hit = _DURATION.fullmatch(value.strip())
+    if hit is None:
+        raise ValueError(f'{value[:40]!r} is not a duration; write {name} = 0.05 (seconds) or "50 ms"')
+    return float(hit["number"]) * TIME_UNITS[hit["unit"]]

@@ -177,7 +177,7 @@ class TestCalibrateCommand:
         src.write_text(json.dumps(data))
         result = CliRunner().invoke(main, ["calibrate", str(src), "--gpu", "H100", "-o", str(tmp_path / "c.toml")])
         assert result.exit_code == 0, result.output
-        assert "H100 SXM 80GB: 1 rows" in result.output
+        assert "H100 SXM 80GB: 1 row;" in result.output
 
     def test_benchmark_result_without_gpu_is_refused(self, tmp_path):
         """benchmark_serving files do not name the GPU: --gpu is required and the message says so."""

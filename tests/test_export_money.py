@@ -20,8 +20,8 @@ from test_export import DATE, EXAMPLE, HAND, review_of, write_scenario
 from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export import finance as fin
+from planner.export.evaluate import fleet_at
 from planner.export.money_tables import cases_table, grid_table, ownership_table
-from planner.export.review import fleet_at
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
 
 HOURS = 730.0

@@ -115,7 +115,7 @@ class TestScenarioNumbers:
         ("line_from", "line_to", "said"),
         [
             ("tpot_target_s = 0.05", "tpot_target_s = true", "workload.tpot_target_s: Input should be a valid number"),
-            ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: Input should be"),
+            ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: expected a whole"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = inf", "peak_requests_per_s: Input should be a finite"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = 1e308", "less than or equal to 1000000"),
             ("growth_over_horizon = 0.5", "growth_over_horizon = 1e308", "growth_over_horizon: Input should be less"),
@@ -147,10 +147,13 @@ class TestCalibrate:
     @pytest.mark.parametrize(
         ("content", "said"),
         [
-            (HEADER + "H100,llama2-7b,0,1000,200,12\n", "batch must be a whole number from 1; got 0"),
+            (HEADER + "H100,llama2-7b,0,1000,200,12\n", "batch must be 1 or more"),
             (HEADER + "H100,llama2-7b,8,1000,200,1e400\n", "tpot_s must be a finite number above 0; got inf"),
-            (HEADER + "H100,llama2-7b\n", "runs.csv: row"),  # a short row: which field it names depends on the reader
-            ("gpu,model,batch,context,tpot_ms\nH100,llama2-7b,1e400,1000,20\n", "a row cannot be read"),
+            (
+                HEADER + "H100,llama2-7b\n",
+                "row row1: no batch",
+            ),  # a short row: which field it names depends on the reader
+            ("gpu,model,batch,context,tpot_ms\nH100,llama2-7b,1e400,1000,20\n", "none of the 1 rows can be used"),
             ((HEADER + "H100,llama2-7b,8,1000,200,12\n").encode("utf-16"), "not UTF-8 text"),
             (bytes(range(256)) * 4, "not UTF-8 text"),
         ],

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.catalog.schema import normalize_name
 from planner.errors import CatalogError, InvalidInputError
+from planner.io.limits import MAX_CATALOG_FILE_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml
 
 ENV_VAR = "PLANNER_CALIBRATION"
@@ -95,7 +97,11 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and validate a calibration file; errors name the file, the entry and the field."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_bounded(p, MAX_CATALOG_FILE_BYTES, "a calibration file")
+    except InvalidInputError as exc:
+        raise CatalogError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise CatalogError(f"{p}: cannot read calibration file (not UTF-8 text)") from None
     except OSError as exc:
         raise CatalogError(f"{p}: cannot read calibration file ({exc.strerror or exc})") from None
     return load_calibration_text(text, p)
@@ -123,28 +129,33 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
     return Calibration(tuple(entries), p)
 
 
-def check_measurements(rows, where: object) -> None:
-    """Refuse measurement rows a fit cannot use: one line naming the row and the field.
+def measurement_problem(row) -> str:
+    """Why a fit cannot use a measurement row ("" when it can): the field and what it must be.
 
     Batch, GPUs and prompt length are whole numbers from 1, the output length from 0; TPOT and throughput are
     finite and above 0 where given, and each row gives at least one of them.
     """
-    for r in rows:
-        label = f"{where}: row {r.record_id}"
-        for field, low in (("batch", 1), ("gpus", 1), ("input_len", 1), ("output_len", 0)):
-            value = getattr(r, field)
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise InvalidInputError(f"{label}: {field} must be a whole number from {low}; got {value!r}")
-        given = 0
-        for field in ("tpot_s", "throughput_tokens_per_s"):
-            value = getattr(r, field)
-            if isinstance(value, float) and math.isnan(value):
-                continue
-            if not math.isfinite(value) or value <= 0:
-                raise InvalidInputError(f"{label}: {field} must be a finite number above 0; got {value!r}")
-            given += 1
-        if not given:
-            raise InvalidInputError(f"{label}: give tpot_ms or a throughput (tokens per second)")
+    if row.problem:
+        return row.problem
+    for field, low in (("batch", 1), ("gpus", 1), ("input_len", 1), ("output_len", 0)):
+        value = getattr(row, field)
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            return f"{field} must be a whole number from {low}; got {value!r}"
+    given = 0
+    for field in ("tpot_s", "throughput_tokens_per_s"):
+        value = getattr(row, field)
+        if isinstance(value, float) and math.isnan(value):
+            continue
+        if not math.isfinite(value) or value < sys.float_info.min:
+            return f"{field} must be a finite number above 0; got {value!r}"
+        given += 1
+    return "" if given else "give tpot_ms or a throughput (tokens per second)"
+
+
+#: A fit of the four time factors from fewer rows than this is reported with a warning: one row fits any
+#: factors exactly and says nothing about the others (one row moved the budget review's H200 option from 56 to
+#: 32 GPUs, issue 26).
+FEW_ROWS = 8
 
 
 def _toml_value(v: object) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -63,6 +64,15 @@ class Check:
     published: float
     reason: str = ""
 
+    def __post_init__(self) -> None:
+        """A published figure that is not a positive normal number (0, -3, 5e-324, inf) compares to nothing:
+        the check is left unpredicted with that reason instead of printing an error of +inf% or -100%."""
+        usable = math.isfinite(self.published) and self.published >= sys.float_info.min
+        ratio = self.predicted / self.published if usable else math.nan
+        if not usable or (not math.isnan(self.predicted) and not math.isfinite(ratio)):
+            object.__setattr__(self, "predicted", math.nan)
+            object.__setattr__(self, "reason", f"published {self.published:g} is not a positive figure to compare with")
+
     @property
     def what(self) -> str:
         return QUANTITIES[self.quantity]
@@ -70,7 +80,7 @@ class Check:
     @property
     def error(self) -> float:
         """Relative error, predicted / published - 1 (NaN when the planner has no prediction)."""
-        if math.isnan(self.predicted) or not self.published:
+        if math.isnan(self.predicted):
             return math.nan
         return self.predicted / self.published - 1.0
 

@@ -62,7 +62,16 @@ def _bool(cfg: dict, key: str, default: bool) -> bool:
 
 
 def _str(cfg: dict, key: str, default: str = "") -> str:
-    return _typed(cfg, key, str, default, "a string")
+    """``cfg[key]`` as text; JSON's ``\\ud800`` escapes decode to lone surrogates that no file can hold: refused."""
+    value = _typed(cfg, key, str, default, "a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(
+            f"config.json: {key} is not valid Unicode text (a lone surrogate such as \\ud800); "
+            "give plain text, e.g. 'llama'"
+        ) from None
+    return value
 
 
 def _dict(cfg: dict, key: str) -> dict:
@@ -273,6 +282,15 @@ def _moe(cfg: dict, entry: dict, model_type: str, notes: list[str]) -> None:
         moe.update(expert_bias=True, router_bias=True)
     if cfg.get("topk_method") == "noaux_tc" or model_type.startswith("glm4_moe"):
         moe["router_bias"] = True  # e_score_correction_bias
+    dense_layers, step = moe["dense_layers"], moe["layer_step"]
+    if (
+        -(-(dense_layers + 1) // step) * step > entry["num_layers"]
+    ):  # the first MoE layer i + 1 = k x step is past the end
+        notes.append(
+            f"{experts} experts stated but no layer is MoE (first_k_dense_replace {dense_layers}, "
+            f"{entry['num_layers']} layers): imported as a dense model"
+        )
+        return
     entry["moe"] = moe
     notes.append(f"MoE: {experts} experts, {per_token} per token, expert width {expert_width}")
 

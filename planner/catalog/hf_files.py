@@ -172,11 +172,18 @@ def stored_params(folder: Path) -> tuple[int | None, str, list[str]]:
             return None, "", [f"{len(missing)} of {len(shards)} safetensors shards absent: no stored parameter count"]
         counts = [safetensors_header_params(folder / s) for s in shards]
         total, tensors = sum(c for c, _ in counts), sum(t for _, t in counts)
-        return total, f"headers of {len(shards)} safetensors shards ({tensors:,} tensors)", []
+        return _counted(total, f"headers of {len(shards)} safetensors shards ({tensors:,} tensors)")
     if single.is_file():
         total, tensors = safetensors_header_params(single)
-        return total, f"header of model.safetensors ({tensors:,} tensors)", []
+        return _counted(total, f"header of model.safetensors ({tensors:,} tensors)")
     return None, "", ["no safetensors weights in the folder: no stored parameter count"]
+
+
+def _counted(total: int, how: str) -> tuple[int | None, str, list[str]]:
+    """A stored count, or none when the headers list no elements (an empty header ``{}``: nothing to count)."""
+    if total > 0:
+        return total, how, []
+    return None, "", [f"the {how} list no stored elements: no stored parameter count"]
 
 
 def read_local_model(path: Path) -> LocalModel:

@@ -7,6 +7,7 @@ Errors a user causes (``PlannerError``) become one line on stderr and exit code 
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -54,11 +55,24 @@ class LazyGroup(click.Group):
             return super().invoke(ctx)
         except PlannerError as exc:
             fail(str(exc), exc.exit_code)
+        except BrokenPipeError:  # `planner catalog list | head`: the reader left; nothing to say
+            quiet_exit_on_broken_pipe()
         except OSError as exc:  # a file the system would not let us read or write
             where = f"{exc.filename}: " if exc.filename else ""
             fail(f"{where}{exc.strerror or type(exc).__name__}", 1)
         except (RecursionError, OverflowError, MemoryError) as exc:
             fail(f"input too large or too deeply nested ({type(exc).__name__}); give values of a realistic size", 2)
+
+
+def quiet_exit_on_broken_pipe() -> None:
+    """Exit 1 without a word when stdout's reader has gone (``| head``), as Python's documentation advises:
+    stdout is pointed at devnull so that the flush at exit does not raise a second BrokenPipeError."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real file descriptor (a test runner's stdout)
+        pass
+    sys.exit(1)
 
 
 def fail(message: str, code: int) -> None:

@@ -12,22 +12,39 @@ from pathlib import Path
 
 import click
 
-from planner.accuracy.calibration import ENV_VAR, GpuCalibration, check_measurements, write_calibration
+from planner.accuracy.calibration import (
+    ENV_VAR,
+    FEW_ROWS,
+    GpuCalibration,
+    measurement_problem,
+    write_calibration,
+)
 from planner.accuracy.predict import (
     DECODE_COLUMNS,
     DecodeRow,
     load_decode_rows,
     load_startup_rows,
+    read_csv_rows,
     reference_dir,
     resolve_gpu_name,
     resolve_model_name,
     with_names,
 )
-from planner.accuracy.validation import MEMORY_TOLERANCE, render_table, to_json, validate_memory, validate_time
+from planner.accuracy.validation import (
+    LIMITS,
+    MEMORY_TOLERANCE,
+    QUANTITIES,
+    render_table,
+    to_json,
+    validate_memory,
+    validate_time,
+)
 from planner.cli.options import catalog_option, load
+from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
+from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 _ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. vllm==0.11.0"
@@ -51,7 +68,34 @@ def reading(path: Path | None, accepted: str):
         raise InvalidInputError(f"{path}: a row cannot be read ({exc}); expected {accepted}") from None
 
 
-@click.command("validate")
+def _limits_text() -> str:
+    """The limits ``validate`` holds each quantity to, as its help states them (from validation.LIMITS)."""
+    return "; ".join(
+        f"{QUANTITIES[q]} median {med:.0%}, worst {worst:.0%}" for q, (med, worst) in LIMITS.items() if q in TIME_LIMITS
+    )
+
+
+#: The benchmark quantities; the start-up rows are held to MEMORY_TOLERANCE on every row.
+TIME_LIMITS = ("tpot_ms", "ttft_ms", "throughput_tok_s")
+
+VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and worst error per quantity.
+
+    Memory: vLLM's "Available KV cache memory" per GPU, "GPU KV cache size" and "Maximum concurrency" from
+    start-up logs (limit {MEMORY_TOLERANCE:.0%} on every shipped row; your --memory file: median and worst
+    {LIMITS["kv_cache_gib"][0]:.0%} and {LIMITS["kv_cache_gib"][1]:.0%}). Benchmarks: TPOT, TTFT and output
+    throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
+    rate; limits: {_limits_text()}). Point --decode / --memory at your own files; rows that cannot be predicted
+    say why.
+
+    Example:
+
+    \b
+        planner validate
+        planner validate --decode my-runs.csv --calibration my-gpus.toml --json
+    """
+
+
+@click.command("validate", help=VALIDATE_HELP)
 @click.option("--memory", "memory_file", type=_PATH, help="vLLM start-up CSV [default: the shipped reference rows].")
 @click.option("--decode", "decode_file", type=_PATH, help=f"Benchmark CSV ({DECODE_COLUMNS}) [default: shipped rows].")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
@@ -60,19 +104,6 @@ def reading(path: Path | None, accepted: str):
 @click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
 @catalog_option
 def validate_command(memory_file, decode_file, calibration, engine, as_json, check, catalog_dirs):
-    """Predicted vs published, row by row, with the median and worst error per quantity.
-
-    Memory: vLLM's "Available KV cache memory" per GPU, "GPU KV cache size" and "Maximum concurrency" from
-    start-up logs (limit 5% on every row). Benchmarks: TPOT, TTFT and output throughput, each predicted as
-    its benchmark ran (static batch, or a server given N prompts at once or at a rate; limits: median 20%,
-    worst 40%). Point --decode / --memory at your own files; rows that cannot be predicted say why.
-
-    Example:
-
-    \b
-        planner validate
-        planner validate --decode my-runs.csv --calibration my-gpus.toml --json
-    """
     cat = load(catalog_dirs)
     tables = []  # (table, counts for --check)
     if decode_file is None or memory_file is not None:
@@ -95,17 +126,17 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
     if as_json:
-        click.echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
+        echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
     else:
         for t, counts in tables:
-            click.echo(render_table(t))
+            echo(render_table(t))
             if counts:
                 why = "" if t.passed() else f" ({'; '.join(t.failures())})"
-                click.echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
             else:  # informative rows: not held to the limits, their misses listed
                 misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
                 outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
-                click.echo(f"INFO: {t.title}: not held to the limits{outside}\n")
+                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
 
@@ -113,10 +144,11 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
 def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
     """One row from a vLLM ``benchmark_serving.py --save-result`` JSON file (GPU and TP size are not in it)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json.loads(read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInputError(f"{path}: not a readable JSON file ({exc})") from None
     results = data if isinstance(data, list) else [data]
+    check_count(len(results), MAX_MEASUREMENT_ROWS, "results", str(path))
     rows = []
     for i, d in enumerate(results, 1):
         try:
@@ -150,44 +182,66 @@ def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int)
         if not gpu:
             raise InvalidInputError(f"{path}: a benchmark_serving result does not name the GPU; pass --gpu")
         return read_benchmark_serving(path, gpu, model, gpus)
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as f:
-        header = next(csv.reader(f), [])
+    raw = read_csv_rows(path)  # bounded in size and rows
+    header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
-        return _read_context_csv(path, gpu, model, gpus)
+        return _read_context_csv(path, raw, gpu, model, gpus)
     return with_names(load_decode_rows(path), gpu, model)
 
 
-def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
-    import csv
-
+def _read_context_csv(
+    path: Path, raw: list[dict[str, str]], gpu: str | None, model: str | None, gpus: int
+) -> list[DecodeRow]:
     rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for i, r in enumerate(csv.DictReader(f), 1):
-            try:
-                tpot = float(r.get("tpot_ms") or "nan") / 1e3
-                tput = float(r.get("throughput_tok_s") or r.get("output_throughput_tok_s") or "nan")
-                rows.append(
-                    DecodeRow(
-                        record_id=r.get("record_id") or f"row{i}",
-                        gpu=gpu or r["gpu"],
-                        model=model or r["model"],
-                        gpus=int(r.get("gpus") or gpus),
-                        batch=int(float(r["batch"])),
-                        input_len=int(float(r["context"])),
-                        output_len=0,
-                        tpot_s=tpot,
-                        throughput_tokens_per_s=tput,
-                        source=str(path),
-                    )
+    for i, r in enumerate(raw, 1):
+        try:
+            tpot = float(r.get("tpot_ms") or "nan") / 1e3
+            tput = float(r.get("throughput_tok_s") or r.get("output_throughput_tok_s") or "nan")
+            rows.append(
+                DecodeRow(
+                    record_id=r.get("record_id") or f"row{i}",
+                    gpu=gpu or r["gpu"],
+                    model=model or r["model"],
+                    gpus=int(r.get("gpus") or gpus),
+                    batch=int(float(r["batch"])),
+                    input_len=int(float(r["context"])),
+                    output_len=0,
+                    tpot_s=tpot,
+                    throughput_tokens_per_s=tput,
+                    source=str(path),
                 )
-            except (KeyError, ValueError) as exc:
-                raise InvalidInputError(
-                    f"{path}: row {i}: bad or missing {exc}; columns: gpu, model, batch, context, "
-                    "tpot_ms and/or throughput_tok_s (gpus optional)"
-                ) from None
+            )
+        except (KeyError, ValueError, OverflowError) as exc:  # kept with its problem: calibrate skips it with a note
+            problem = f"bad or missing {exc}; columns: gpu, model, batch, context, tpot_ms and/or throughput_tok_s"
+            rid = r.get("record_id") or f"row{i}"
+            rows.append(DecodeRow(rid, gpu or "", model or "", gpus, 1, 1, 0, source=str(path), problem=problem))
     return rows
+
+
+#: Skipped rows named one by one on stderr; the rest are counted.
+SKIPPED_SHOWN = 5
+
+
+def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]], list[str]]:
+    """The rows a fit can use, by catalog GPU name, and one "row ID: why" line per row it cannot use.
+
+    The same rows ``planner validate`` reads; a bad cell, an unknown name or a missing figure skips that row only.
+    """
+    by_gpu: dict[str, list[DecodeRow]] = {}
+    skipped = []
+    for r in rows:
+        problem = measurement_problem(r)
+        if not problem:
+            try:
+                gpu = resolve_gpu_name(r.gpu, cat)
+                resolve_model_name(r.model, cat)
+            except PlannerError as exc:
+                problem = str(exc)
+        if problem:
+            skipped.append(f"row {r.record_id}: {problem}")
+        else:
+            by_gpu.setdefault(gpu, []).append(r)
+    return by_gpu, skipped
 
 
 @click.command("calibrate")
@@ -239,24 +293,22 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         from planner.accuracy import measure as meas
 
         result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
-        click.echo(result.summary())
+        echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
     else:
         with reading(file, DECODE_COLUMNS):
             rows = read_measurements(file, gpu, model_name, gpus)
         source = f"planner calibrate {file.name}"
+    where = file or "--measure"
     if not rows:
-        raise InvalidInputError(f"{file}: no measurements")
-    check_measurements(rows, file or "--measure")
-    by_gpu: dict[str, list[DecodeRow]] = {}
-    for r in rows:
-        if r.problem:
-            raise InvalidInputError(f"{r.record_id}: {r.problem}")
-        try:
-            by_gpu.setdefault(resolve_gpu_name(r.gpu, cat), []).append(r)
-            resolve_model_name(r.model, cat)
-        except PlannerError as exc:
-            raise InvalidInputError(f"{r.record_id}: {exc}") from None
+        raise InvalidInputError(f"{where}: no measurements")
+    by_gpu, skipped = usable_by_gpu(rows, cat)
+    if not by_gpu:
+        raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
+    for line in skipped[:SKIPPED_SHOWN]:
+        echo(f"note: {where}: {line}: row skipped", err=True)
+    if len(skipped) > SKIPPED_SHOWN:
+        echo(f"note: {where}: {len(skipped) - SKIPPED_SHOWN} more rows skipped", err=True)
     entries = []
     today = datetime.date.today().isoformat()
     for g, grows in by_gpu.items():
@@ -272,14 +324,19 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
                 source=f"{source}, {today}, {len(grows)} rows",
             )
         )
-        click.echo(
-            f"{g}: {len(grows)} rows; median |error| {fit.median_abs_error(False):.1%} -> "
+        echo(
+            f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
-        click.echo(
-            "  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}"
-        )
+        echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
+        if len(grows) < FEW_ROWS:
+            echo(
+                f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
+                f"{FEW_ROWS}): its factors can move a sizing far; measure more batches and contexts, and check it "
+                f"with: planner validate --decode {where} --calibration {output}",
+                err=True,
+            )
     write_calibration(
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
-    click.echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
+    echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")

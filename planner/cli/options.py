@@ -8,6 +8,25 @@ from pathlib import Path
 import click
 
 from planner.catalog import Catalog, default_catalog
+from planner.units import parse_token_count
+
+
+class TokenCount(click.ParamType):
+    """A token count as people write it ("8192", "8,192", "1e4", "8k"): ``planner.units.parse_token_count``."""
+
+    name = "TOKENS"
+
+    def __init__(self, minimum: int = 1):
+        self.minimum = minimum
+
+    def convert(self, value, param, ctx) -> int:
+        try:
+            count = parse_token_count(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+        if count < self.minimum:
+            self.fail(f"{count:,} tokens; give at least {self.minimum:,}", param, ctx)
+        return count
 
 
 def catalog_option(f):

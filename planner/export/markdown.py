@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import (
     Table,
     fmt,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.export.outlook import GridRow, price_age_days
 from planner.export.reason import usd
-from planner.export.review import Result, Review
+from planner.export.records import Result, Review
 from planner.export.tables import Column, Table
 
 

@@ -21,8 +21,9 @@ import numpy as np
 from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export import finance
+from planner.export.evaluate import evaluate, fleet_at
 from planner.export.quality import QualityNote, quality_notes
-from planner.export.review import Result, evaluate, fleet_at
+from planner.export.records import Result
 from planner.export.scenario import Option, Scenario
 
 

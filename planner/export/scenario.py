@@ -24,7 +24,9 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
+from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
+from planner.units import parse_seconds, parse_token_count
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
@@ -42,6 +44,30 @@ def _not_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("Input should be a number, not true or false")
     return value
+
+
+def _token_count(value: Any) -> Any:
+    """A token count as people write it (8192, "8,192", 1e4, "8k"): ``planner.units.parse_token_count``."""
+    return parse_token_count(value)
+
+
+#: A whole number of tokens, written as a number or as text ("8k", "8,192"); the range is the field's.
+Tokens = Annotated[int, BeforeValidator(_token_count)]
+
+#: Largest target written as a bare number of seconds; above it, the unit must be written ("2 s"). A token
+#: every second is slower than anyone reads (about 5 tokens/s); a first token after a minute is no chat.
+BARE_TPOT_MAX_S = 1.0
+BARE_TTFT_MAX_S = 60.0
+
+
+def _tpot_seconds(value: Any) -> Any:
+    """tpot_target_s in seconds; 50 (ms typed as seconds) is refused with the way out: 0.05 or "50 ms"."""
+    return parse_seconds(value, BARE_TPOT_MAX_S, "tpot_target_s")
+
+
+def _ttft_seconds(value: Any) -> Any:
+    """ttft_target_s in seconds; 1500 (ms typed as seconds) is refused with the way out: 1.5 or "1500 ms"."""
+    return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s")
 
 
 #: A Literal of whole numbers: ``True == 1`` in Python, so a TOML ``true`` is refused first.
@@ -69,19 +95,27 @@ class Workload(BaseModel):
     average_concurrent_requests: float | None = Field(
         default=None, gt=0, le=MAX_CONCURRENT, description="requests in flight on average"
     )
-    prompt_tokens_mean: int = Field(gt=0, le=MAX_TOKENS, description="mean prompt length, tokens")
-    prompt_tokens_high: int = Field(
+    prompt_tokens_mean: Tokens = Field(gt=0, le=MAX_TOKENS, description="mean prompt length, tokens")
+    prompt_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
     )
-    output_tokens_mean: int = Field(gt=0, le=MAX_TOKENS, description="mean output length, tokens")
-    output_tokens_high: int = Field(gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)")
+    output_tokens_mean: Tokens = Field(gt=0, le=MAX_TOKENS, description="mean output length, tokens")
+    output_tokens_high: Tokens = Field(
+        gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
+    )
     high_percentile: float = Field(
-        default=95, gt=0, lt=100, description="which percentile the *_high lengths are (a label)"
+        default=95,
+        gt=50,
+        lt=100,
+        description="which percentile the *_high lengths are, above 50 and below 100 (sets the spread of output "
+        "lengths, so the mean context in flight)",
     )
-    ttft_target_s: float = Field(
-        gt=0, le=MAX_TARGET_S, description="time to first token of a high-percentile prompt, seconds"
+    ttft_target_s: Annotated[float, BeforeValidator(_ttft_seconds)] = Field(
+        gt=0, le=MAX_TARGET_S, description='time to first token of a high-percentile prompt, seconds (or "800 ms")'
     )
-    tpot_target_s: float = Field(gt=0, le=MAX_TARGET_S, description="time per output token, seconds")
+    tpot_target_s: Annotated[float, BeforeValidator(_tpot_seconds)] = Field(
+        gt=0, le=MAX_TARGET_S, description='time per output token, seconds (or "50 ms")'
+    )
     growth_over_horizon: float = Field(
         default=0.0, ge=0, le=MAX_GROWTH, description="traffic growth by the end of the horizon (0.5 = +50%)"
     )
@@ -261,7 +295,7 @@ class Levers(BaseModel):
     gpus_per_replica: Annotated[Literal[2, 4, 8, 16], BeforeValidator(_not_bool)] | None = Field(
         default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)"
     )
-    prompt_tokens_high: int | None = Field(
+    prompt_tokens_high: Tokens | None = Field(
         default=None,
         gt=0,
         le=MAX_TOKENS,
@@ -415,6 +449,11 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     if isinstance(raw_options, dict):  # [option] written instead of [[option]]
         raise ScenarioError(f"{source}: option: write each option as an [[option]] table (double brackets)")
     raw_options = raw_options if isinstance(raw_options, list) else []
+    if len(raw_options) > MAX_OPTIONS:
+        raise ScenarioError(
+            f"{source}: {len(raw_options):,} [[option]] tables; a scenario holds at most {MAX_OPTIONS:,} "
+            "(split it into several reviews)"
+        )
     defaults_raw = data.get("defaults", {})
     try:
         defaults = Defaults.model_validate(defaults_raw if defaults_raw is not None else {})
@@ -450,9 +489,11 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario TOML file. Errors name the file and the field."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_text_bounded(path, MAX_SCENARIO_BYTES, "a scenario file")
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such file") from None
+    except InvalidInputError as exc:
+        raise ScenarioError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     try:
@@ -464,7 +505,18 @@ def load_scenario(path: str | Path) -> Scenario:
 
 def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") -> None:
     """Every GPU, model, precision and engine name resolves in the catalog; else a one-line ScenarioError."""
-    checks: list[tuple[str, Any, Any]] = []
+    d = scenario.defaults  # checked first: a typo there is blamed on [defaults], not on option #1 that inherits it
+    checks: list[tuple[str, Any, Any]] = [
+        (f"defaults.{f}", lookup, getattr(d, f))
+        for f, lookup in (
+            ("gpu", catalog.gpu),
+            ("model", catalog.model),
+            ("engine", engine_profile),
+            ("weight_precision", catalog.precision),
+            ("kv_precision", catalog.precision),
+        )
+        if getattr(d, f) is not None
+    ]
     for i, o in enumerate(scenario.option):
         label = f"option #{i + 1} ({o.name})"
         checks += [

@@ -25,7 +25,7 @@ from openpyxl.writer.excel import ExcelWriter
 
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,

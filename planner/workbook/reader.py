@@ -65,15 +65,20 @@ def check_file(path: str | os.PathLike) -> Path:
     return p
 
 
-def load(path: str | os.PathLike, data_only: bool = False):
-    """openpyxl workbook of a checked file; any parse failure becomes a WorkbookError."""
+def load(path: str | os.PathLike, data_only: bool = False, keep_user_content: bool = False):
+    """openpyxl workbook of a checked file; any parse failure becomes a WorkbookError.
+
+    ``keep_user_content``: read rich text as runs and keep links to other workbooks, for a file written back.
+    """
     import openpyxl
 
     p = check_file(path)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # openpyxl warns about extensions it drops (slicers, ...)
-            return openpyxl.load_workbook(p, data_only=data_only, keep_vba=False, keep_links=False)
+            return openpyxl.load_workbook(
+                p, data_only=data_only, keep_vba=False, keep_links=keep_user_content, rich_text=keep_user_content
+            )
     except Exception as exc:  # openpyxl raises many kinds on malformed packages
         raise WorkbookError(f"{p}: {_unreadable(exc)}") from None
 

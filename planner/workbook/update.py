@@ -20,7 +20,14 @@ from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import engine_profile
 from planner.io.files import check_target, write_file
 from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
-from planner.workbook.layout import CATALOG_SHEETS, VERSION_PROPERTY, WORKBOOK_FILE
+from planner.workbook.layout import (
+    CATALOG_SHEETS,
+    GPUS_SHEET,
+    MODELS_SHEET,
+    PRECISIONS_SHEET,
+    VERSION_PROPERTY,
+    WORKBOOK_FILE,
+)
 from planner.workbook.reader import WorkbookError, check_file, check_marker, load
 from planner.workbook.writer import write_sheet, write_workbook
 
@@ -62,7 +69,8 @@ def refresh(
 
     Writes ``output`` (default: the file itself, replaced atomically; a symlink is written through, a read-only
     file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``, for a
-    read-only file or one holding pictures, sparklines or other parts openpyxl cannot carry over;
+    read-only file, one holding pictures, sparklines, threaded comments, x14 validation or data bars, custom
+    XML, dynamic-array formulas or other parts openpyxl cannot carry over, or rows added to a catalog sheet;
     OutputExistsError when ``output`` exists and ``force`` is not set.
     """
     src = Path(path)
@@ -73,9 +81,16 @@ def refresh(
     elif not force and (not src.stat().st_mode & 0o222 or not os.access(src, os.W_OK)):  # root: mode bits
         raise WorkbookError(f"{src} is read-only; pass --force to refresh it anyway (it stays read-only)")
     before = package_features(check_file(src))
-    wb = load(src)
+    wb = load(src, keep_user_content=True)
     check_marker(wb, src)
     cat = catalog or default_catalog()
+    added = user_rows(wb, cat)
+    if added and not force:
+        more = f" and {len(added) - 1} more" if len(added) > 1 else ""
+        raise WorkbookError(
+            f"{src}: {added[0]}{more} is not in the catalog, and refresh rewrites that sheet from the catalog; "
+            "add the entry to a catalog folder (--catalog DIR) to keep it, or pass --force to drop it"
+        )
     eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
     gpu_list, model_list = select_entries(cat, gpus, models)
@@ -109,11 +124,15 @@ def refresh(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
             "pass --force to refresh anyway and lose them, or refresh a copy with -o"
         )
-    write_file(dest, buf.getvalue(), force=True, make_parents=True)
+    # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
+    write_file(dest, buf.getvalue(), force=force or in_place, make_parents=True)
     return Written(dest, len(gpu_list), len(model_list))
 
 
-#: Parts a user may add that openpyxl does not read back: (label, part-name pattern, element pattern).
+#: Parts a user may add, and whether openpyxl reads them back: (label, part-name pattern, element pattern).
+#: Counted before and after the rewrite; what the rewrite would lose is refused unless --force. Rich text
+#: (runs in shared or inline strings) and links to other workbooks are read with ``rich_text`` and
+#: ``keep_links`` and so kept; the others openpyxl does not model and drops.
 _FEATURES = (
     ("picture", r"xl/drawings/[^/]+\.xml", rb"<(?:\w+:)?pic[\s>]"),
     ("shape", r"xl/drawings/[^/]+\.xml", rb"<(?:\w+:)?sp[\s>]"),
@@ -122,7 +141,30 @@ _FEATURES = (
     ("pivot table", r"xl/pivotTables/[^/]+\.xml", None),
     ("slicer", r"xl/slicers/[^/]+\.xml", None),
     ("form control", r"xl/ctrlProps/[^/]+\.xml", None),
+    ("threaded comment", r"xl/threadedComments/[^/]+\.xml", rb"<(?:\w+:)?threadedComment[\s>]"),
+    ("rich-text run", r"xl/(?:sharedStrings|worksheets/[^/]+)\.xml", rb"<(?:\w+:)?r>"),
+    ("link to another workbook", r"xl/externalLinks/externalLink[^/]*\.xml", None),
+    ("x14 data validation", r"xl/worksheets/[^/]+\.xml", rb"<x14:dataValidation[\s>]"),
+    ("x14 conditional format (data bar, icon set)", r"xl/worksheets/[^/]+\.xml", rb"<x14:cfRule[\s>]"),
+    ("custom XML part", r"customXml/item\d+\.xml", None),
+    ("dynamic-array formula", r"xl/worksheets/[^/]+\.xml", rb"<(?:\w+:)?c\s[^>]*\bcm=\"\d+\""),
 )
+
+
+def user_rows(wb, catalog: Catalog) -> list[str]:
+    """Rows a user added to a catalog sheet ("GPUs row 34 ('My GPU')"): a first cell that names no catalog entry
+    of that kind, with more cells filled beside it (the sheet's one-cell footnote is not a row). Refresh would
+    drop them with the sheet."""
+    tables = {GPUS_SHEET: catalog.gpus, MODELS_SHEET: catalog.models, PRECISIONS_SHEET: catalog.precisions}
+    found = []
+    for sheet, table in tables.items():
+        if sheet not in wb.sheetnames:
+            continue
+        for row in wb[sheet].iter_rows(min_row=2, max_col=4):
+            name = row[0].value
+            if name is not None and sum(c.value is not None for c in row) >= 2 and str(name) not in table:
+                found.append(f"{sheet} row {row[0].row} ({str(name)[:40]!r})")
+    return found
 
 
 def package_features(source) -> Counter:

@@ -1,0 +1,207 @@
+"""Issue 26 item 5: a newcomer's friction, each case as the issue reports it.
+
+Token counts written as people write them, unit sanity checks with a way out, errors on the right line,
+``calibrate`` reading what ``validate`` reads, ``plan`` hints, quiet broken pipes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from cli_support import one_line, run
+
+from planner.accuracy.validation import MEMORY_TOLERANCE
+from planner.units import parse_seconds, parse_token_count
+
+ROWS = "gpu,model,batch,input_len,output_len,tpot_ms\n"
+
+
+class TestCalibrateReadsWhatValidateReads:
+    def test_skips_an_unusable_row_with_a_note(self, tmp_path):
+        """One bad row (batch 0) is skipped with a note naming it; the other rows are fitted (0.1.0 gave up)."""
+        f = tmp_path / "runs.csv"
+        good = "".join(f"H100,llama2-7b,{b},1000,200,{12 + b / 8:.2f}\n" for b in (1, 2, 4, 8, 16, 32, 64, 128))
+        f.write_text(ROWS + "H100,llama2-7b,0,1000,200,12\n" + good)
+        assert run("validate", "--decode", str(f)).exit_code == 0
+        r = run("calibrate", str(f), "-o", str(tmp_path / "c.toml"))
+        assert r.exit_code == 0, r.output
+        assert "note: " in r.stderr and "row row1: batch must be 1 or more: row skipped" in r.stderr
+        assert "H100 SXM 80GB: 8 rows" in r.stdout
+        assert "warning" not in r.stderr  # 8 rows: not few
+        assert (tmp_path / "c.toml").exists()
+
+    def test_warns_when_the_fit_rests_on_few_rows(self, tmp_path):
+        """One row fits any factors exactly: the fit is written, with a warning that names the row count."""
+        f = tmp_path / "runs.csv"
+        f.write_text(ROWS + "H100,llama2-7b,8,1000,200,14\n")
+        r = run("calibrate", str(f), "-o", str(tmp_path / "c.toml"))
+        assert r.exit_code == 0, r.output
+        assert "warning: H100 SXM 80GB: the fit rests on 1 row (fewer than 8)" in r.stderr
+        assert "planner validate --decode" in r.stderr
+
+    def test_no_usable_row_is_one_line(self, tmp_path):
+        f = tmp_path / "runs.csv"
+        f.write_text(ROWS + "H100,no-such-model,8,1000,200,14\n")
+        line = one_line(run("calibrate", str(f), "-o", str(tmp_path / "c.toml")), 2)
+        assert "none of the 1 rows can be used; the first: row row1: unknown model 'no-such-model'" in line
+        assert not (tmp_path / "c.toml").exists()
+
+
+SCENARIO = """\
+[workload]
+peak_requests_per_s = 40
+average_requests_per_s = 16
+prompt_tokens_mean = 800
+prompt_tokens_high = 3000
+output_tokens_mean = 400
+output_tokens_high = 1200
+ttft_target_s = 1.5
+tpot_target_s = 0.05
+[[option]]
+gpu = "H100"
+model = "Llama-3.1-70B"
+"""
+
+
+def export(tmp_path, text: str):
+    sc = tmp_path / "s.toml"
+    sc.write_text(text)
+    return run("export", str(sc), "-o", str(tmp_path / "r.md"), "--force")
+
+
+class TestTokenCounts:
+    """`--context 8k` gave click's "not a valid integer range"; one parser now reads every token count."""
+
+    @pytest.mark.parametrize(
+        ("written", "tokens"),
+        [("8192", 8192), ("8,192", 8192), ("8_192", 8192), ("8k", 8192), ("8K", 8192), ("1e4", 10_000), ("1.5k", 1536)],
+    )
+    def test_parser(self, written, tokens):
+        """k is 1,024 tokens: Llama 2's "4K context" is max_position_embeddings 4096 (its config.json)."""
+        assert parse_token_count(written) == tokens
+
+    @pytest.mark.parametrize("written", ["8,19", "1.3k", "8kb", "", "-5", "inf", "1e999999", True, 1.5])
+    def test_parser_refuses(self, written):
+        with pytest.raises(ValueError, match="whole number of tokens|comma|more tokens|not a whole"):
+            parse_token_count(written)
+
+    @pytest.mark.parametrize("written", ["8k", "8,192", "8192"])
+    def test_plan_context(self, written):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", written)
+        assert r.exit_code == 0, r.output
+        assert "context 8,192 tokens" in r.stdout.splitlines()[0]
+
+    def test_plan_context_refused_names_what_is_accepted(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "1.3k")
+        assert r.exit_code == 2
+        assert "'1.3k' is 1331.2 tokens, not a whole number" in r.stderr and "8k (k = 1,024 tokens)" in r.stderr
+
+    def test_scenario_fields(self, tmp_path):
+        """The same numbers written three ways size the same fleet."""
+        plain = export(tmp_path, SCENARIO)
+        written = SCENARIO.replace("= 3000", '= "3,000"').replace("= 1200", "= 1.2e3").replace("= 800", '= "800"')
+        again = export(tmp_path, written)
+        assert plain.exit_code == again.exit_code == 0, again.output
+        assert plain.stdout.splitlines()[0] == again.stdout.splitlines()[0]
+
+
+class TestTimeUnits:
+    """`tpot_target_s = 50` (milliseconds typed as seconds) was accepted silently."""
+
+    def test_bare_50_is_refused_with_the_way_out(self, tmp_path):
+        line = one_line(export(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", "tpot_target_s = 50")), 2)
+        assert "workload.tpot_target_s: 50 seconds looks like milliseconds typed as seconds; write 0.05" in line
+        assert '"50 ms"' in line
+
+    def test_ttft_1500_is_refused(self, tmp_path):
+        line = one_line(export(tmp_path, SCENARIO.replace("ttft_target_s = 1.5", "ttft_target_s = 1500")), 2)
+        assert "workload.ttft_target_s: 1500 seconds looks like milliseconds" in line
+
+    def test_explicit_unit_is_taken_as_written(self, tmp_path):
+        """ "50 ms" is 0.05 s: the same review as 0.05; "2 s" is accepted though above the bare limit."""
+        plain = export(tmp_path, SCENARIO)
+        ms = export(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = "50 ms"'))
+        assert plain.exit_code == ms.exit_code == 0, ms.output
+        assert plain.stdout == ms.stdout
+        slow = export(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = "2 s"'))
+        assert slow.exit_code == 0, slow.output
+
+    def test_parse_seconds(self):
+        assert parse_seconds("50 ms", 1.0, "t") == pytest.approx(0.05)
+        assert parse_seconds("800us", 1.0, "t") == pytest.approx(8e-4)
+        assert parse_seconds(0.05, 1.0, "t") == 0.05
+
+
+class TestHighPercentile:
+    """`high_percentile` at 5 sized 360 H100s instead of 44, and 1e-323 was a StatisticsError traceback."""
+
+    @pytest.mark.parametrize("value", ["5", "1e-323", "50", "100"])
+    def test_refused_outside_50_to_100(self, tmp_path, value):
+        text = SCENARIO.replace("tpot_target_s = 0.05", f"tpot_target_s = 0.05\nhigh_percentile = {value}")
+        line = one_line(export(tmp_path, text), 2)
+        assert "workload.high_percentile" in line and "above 50 and below 100" in line
+
+
+class TestDefaultsTypo:
+    def test_blamed_on_defaults_not_option_1(self, tmp_path):
+        text = SCENARIO.replace('[[option]]\ngpu = "H100"\nmodel = "Llama-3.1-70B"\n', "")
+        text += '[defaults]\nmodel = "Lama-3.1-8B"\n[[option]]\ngpu = "H100"\n[[option]]\ngpu = "H200"\n'
+        line = one_line(export(tmp_path, text), 2)
+        assert "s.toml: defaults.model: unknown model 'Lama-3.1-8B'; did you mean Llama-3.1-8B" in line
+
+
+class TestValidateHelp:
+    def test_states_the_limits_the_tables_use(self, tmp_path):
+        """Each "limits A / B" that a table prints is in --help (0.1.0's help said 20% / 40%, unused)."""
+        helptext = " ".join(run("validate", "--help").output.split())
+        f = tmp_path / "runs.csv"
+        f.write_text(ROWS + "H100,llama2-7b,8,1000,200,14\n")
+        out = run("validate", "--decode", str(f)).stdout
+        shown = re.findall(r"^(TPOT ms)\s.*limits (\d+%) / (\d+%)\)$", out, flags=re.M)
+        assert shown, out
+        for what, median, worst in shown:
+            assert f"{what} median {median}, worst {worst}" in helptext
+        assert f"limit {MEMORY_TOLERANCE:.0%} on every shipped row" in helptext
+
+
+class TestBrokenPipe:
+    def test_catalog_list_into_a_closed_pipe_is_quiet(self):
+        """`planner catalog list | head` ended in "error: Broken pipe"; the reader here has gone before the write."""
+        p = subprocess.Popen(
+            [sys.executable, "-m", "planner", "catalog", "list"], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        p.stdout.close()
+        with p.stderr:
+            err = p.stderr.read().decode()
+        p.wait(timeout=60)
+        assert err == ""
+        assert p.returncode == 1
+
+
+class TestPlanHints:
+    def test_names_what_the_next_group_would_hold(self):
+        """Llama 2 70B at 16K on H100: 2 GPUs hold 1 sequence; the hint gives the 4-GPU group's max batch."""
+        from planner import max_batch
+
+        two = int(max_batch("H100", "llama2-70b", 16384, gpus=2))
+        four = int(max_batch("H100", "llama2-70b", 16384, gpus=4))
+        assert two == 1 and four > 8 * two
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "16k")
+        assert r.exit_code == 0, r.output
+        hint = f"hint: 4 x H100 SXM 80GB would hold {four:,} sequences of 16,384 tokens where 2 hold 1 (--gpus 4)"
+        assert hint in r.stdout.splitlines()
+
+    def test_no_hint_when_the_batch_is_not_small(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--json")
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.stdout)["larger_group"] is None
+
+    def test_a_batch_that_cannot_fit_says_why_and_what_works(self):
+        """--batch 10 on 2 x H100: the shortfall and the smallest group that holds it."""
+        line = one_line(run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8k", "--batch", "10"), 1)
+        assert "do not fit on 2 x H100 SXM 80GB: short by" in line
+        assert "the smallest group that works is 4 x H100 SXM 80GB" in line
