@@ -14,83 +14,17 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
 from planner.catalog import Catalog
+from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
 from planner.export.evaluate import evaluate, fleet_at
-from planner.export.quality import QualityNote, quality_notes
-from planner.export.records import Result
+from planner.export.quality import quality_notes
+from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
 from planner.export.scenario import Option, Scenario
-
-
-@dataclass(frozen=True)
-class Ownership:
-    """One option's cash over the horizon, its fleet phased by quarter (and, for comparison, at full size)."""
-
-    horizon_months: int
-    gpus_by_quarter: tuple[int, ...]  # the fleet each quarter (owned: the GPUs bought so far)
-    year1_cash_usd: float  # phased
-    year1_cash_full_usd: float  # the planned-peak fleet from month 1, as the review's monthly figure assumes
-    total_usd: float  # phased, undiscounted, less the residual value
-    total_full_usd: float
-    present_value_usd: float  # phased, discounted at the cost of capital, less the residual's present value
-    residual_usd: float
-    commitment: str  # what signing commits to
-
-
-@dataclass(frozen=True)
-class Case:
-    """One demand case of one option: the planned peak x multiplier."""
-
-    name: str
-    multiplier: float
-    gpus: int
-    monthly_usd: float
-    total_usd: float  # over the horizon, phased
-
-
-@dataclass(frozen=True)
-class OptionOutlook:
-    """What the review adds to one option that meets the targets."""
-
-    name: str
-    ownership: Ownership
-    cases: tuple[Case, ...]
-    gpus_without_margin: int  # the same option sized with no latency margin (0 when even that cannot be sized)
-    monthly_without_margin_usd: float
-
-    def margin_gpus(self, result: Result) -> int:
-        return result.gpus - self.gpus_without_margin
-
-    def margin_usd_per_month(self, result: Result) -> float:
-        return result.monthly_usd - self.monthly_without_margin_usd
-
-
-@dataclass(frozen=True)
-class GridRow:
-    """One cell of the like-for-like grid: the option it derives from, re-priced and re-sized, or why it could not be."""
-
-    gpu: str
-    price_kind: str
-    weight_precision: str
-    result: Result | None
-    ownership: Ownership | None
-    note: str  # why there is no result, or the price's provider and date
-
-
-@dataclass(frozen=True)
-class Outlook:
-    options: tuple[OptionOutlook, ...]  # the meeting options, in the review's order
-    grid: tuple[GridRow, ...]  # meeting rows ranked by monthly cost, then the rest
-    quality: tuple[QualityNote, ...]
-
-    def of(self, name: str) -> OptionOutlook | None:
-        return next((o for o in self.options if o.name == name), None)
-
 
 # -- ownership ------------------------------------------------------------------------------------------
 
@@ -249,6 +183,12 @@ def price_age_days(result: Result, review_date: str) -> int | None:
     parts = [int(x) for x in result.money.price_date.split("-")]
     quoted = dt.date(parts[0], parts[1], parts[2] if len(parts) > 2 else 1)
     return (dt.date.fromisoformat(review_date) - quoted).days
+
+
+def stale_text(result: Result, review_date: str) -> str:
+    """'stale (N days)' when the catalog quote is older than PRICE_STALE_AFTER_DAYS on the review's date, else ''."""
+    age = price_age_days(result, review_date)
+    return f"stale ({age} days)" if age is not None and age > PRICE_STALE_AFTER_DAYS else ""
 
 
 # -- the whole outlook ----------------------------------------------------------------------------------

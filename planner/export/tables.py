@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
 
 
@@ -160,8 +161,6 @@ def _rate(usd_per_hour: float) -> str:
 
 def _dated(r: Result, review_date: str) -> str:
     """The quote's date, '(stale)' when older than PRICE_STALE_AFTER_DAYS on the review's date; '' for the scenario's own."""
-    from planner.export.money_tables import stale_text
-
     stale = stale_text(r, review_date)
     return r.money.price_date + (f" ({stale})" if stale else "")
 
