@@ -1,5 +1,6 @@
 """The budget review's records: a tensor-parallel group tried (``Candidate``), an option sized (``Result``), a
-lever applied (``Lever``) and the whole review (``Review``). Data only: ``planner.export.evaluate`` fills them,
+lever applied (``Lever``), the money over time (``Outlook``: like-for-like grid, ownership, demand cases, quality
+notes) and the whole review (``Review``). Data only: ``planner.export.evaluate`` fills them,
 ``planner.export.review`` assembles the review, the writers lay it out.
 """
 
