@@ -7,7 +7,7 @@ Same ``Table`` and column kinds as ``planner.export.tables``; every figure comes
 from __future__ import annotations
 
 from planner.export.outlook import GridRow, stale_text
-from planner.export.reason import differences, usd
+from planner.export.reason import usd
 from planner.export.records import Review
 from planner.export.tables import Column, Table
 
@@ -80,6 +80,8 @@ def _grid_role(g: GridRow, review: Review) -> str:
 
 def grid_line(review: Review) -> str:
     """One sentence: the grid's cheapest row, and how it differs from the recommendation when it is another."""
+    from planner.export.reason import differences
+
     meeting = [g for g in review.outlook.grid if g.result is not None and g.result.meets]
     if not meeting:
         return ""

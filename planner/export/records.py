@@ -1,6 +1,5 @@
 """The budget review's records: a tensor-parallel group tried (``Candidate``), an option sized (``Result``), a
-lever applied (``Lever``), the money over time (``Outlook``: like-for-like grid, ownership, demand cases, quality
-notes) and the whole review (``Review``). Data only: ``planner.export.evaluate`` fills them,
+lever applied (``Lever``) and the whole review (``Review``). Data only: ``planner.export.evaluate`` fills them,
 ``planner.export.review`` assembles the review, the writers lay it out.
 """
 
@@ -105,7 +104,25 @@ class Lever:
     note: str
 
 
-# -- money over time (filled by planner.export.outlook) ---------------------------------------------------
+@dataclass(frozen=True)
+class Review:
+    scenario: Scenario
+    source: str
+    date: str
+    version: str
+    results: tuple[Result, ...]  # ranked: meeting options by monthly cost, then the others
+    recommended: Result
+    baseline: Result
+    levers: tuple[Lever, ...]
+    sweep_multipliers: tuple[float, ...]
+    reason: str
+    assumptions: tuple[Assumption, ...]
+    warnings: tuple[str, ...] = field(default=())
+    #: like-for-like grid, the margin's price, ownership over the horizon, demand cases (``planner.export.outlook``)
+    outlook: Outlook | None = None
+
+
+# -- what the review adds for a finance team (built by planner.export.outlook) ----------------------------
 
 
 @dataclass(frozen=True)
@@ -171,24 +188,3 @@ class Outlook:
 
     def of(self, name: str) -> OptionOutlook | None:
         return next((o for o in self.options if o.name == name), None)
-
-
-# -- the whole review -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Review:
-    scenario: Scenario
-    source: str
-    date: str
-    version: str
-    results: tuple[Result, ...]  # ranked: meeting options by monthly cost, then the others
-    recommended: Result
-    baseline: Result
-    levers: tuple[Lever, ...]
-    sweep_multipliers: tuple[float, ...]
-    reason: str
-    assumptions: tuple[Assumption, ...]
-    warnings: tuple[str, ...] = field(default=())
-    #: like-for-like grid, the margin's price, ownership over the horizon, demand cases (``planner.export.outlook``)
-    outlook: Outlook | None = None
