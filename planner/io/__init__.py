@@ -4,6 +4,7 @@
 - ``safetext``: user text made safe for xlsx, terminal and CSV.
 - ``toml_text``: reading and writing TOML.
 - ``libreoffice``: headless conversion and recalculation.
+- ``xlsx_values``: a saved xlsx's formula cells given the values readers show.
 - ``heap``: glibc's malloc thresholds for large sweeps.
 
 Imports nothing from planner but ``planner.errors``.
