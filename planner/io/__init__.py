@@ -6,6 +6,7 @@
 - ``limits``: bounds on what planner reads (file sizes, counts, TOML key depth), checked before the work.
 - ``toml_text``: reading and writing TOML.
 - ``libreoffice``: headless conversion and recalculation.
+- ``xlsx_values``: a saved xlsx's formula cells given the values readers show.
 - ``heap``: glibc's malloc thresholds for large sweeps.
 
 Imports nothing from planner but ``planner.errors``.
