@@ -171,8 +171,19 @@ VLLM_KV = dict(
     ),
 )
 
-VLLM = EngineProfile(
+#: What every vLLM V1 release shares: its KV-cache formats, blocks of 16 tokens, the fitted kernels' share and
+#: per-step and per-sequence costs; the releases differ in their memory profiling (activation peak, non-torch).
+VLLM_COMMON = dict(
     **VLLM_KV,
+    block_size=16,
+    **KERNEL_FACTORS,
+    step_overhead_s=VLLM_STEP_OVERHEAD_S,
+    prefill_latency_s=VLLM_PREFILL_LATENCY_S,
+    sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
+)
+
+VLLM = EngineProfile(
+    **VLLM_COMMON,
     name="vllm",
     description=(
         "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
@@ -184,15 +195,10 @@ VLLM = EngineProfile(
     activation_bytes_per_seq_vocab=15.56,
     non_torch_bytes=0.25 * GiB,
     non_torch_bytes_tensor_parallel=1.83 * GiB,
-    block_size=16,
-    **KERNEL_FACTORS,
-    step_overhead_s=VLLM_STEP_OVERHEAD_S,
-    prefill_latency_s=VLLM_PREFILL_LATENCY_S,
-    sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
 )
 
 VLLM_FULLSORT = EngineProfile(
-    **VLLM_KV,
+    **VLLM_COMMON,
     name="vllm-fullsort",
     description=(
         "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
@@ -204,15 +210,10 @@ VLLM_FULLSORT = EngineProfile(
     activation_bytes_per_seq_vocab=38.39,
     non_torch_bytes=0.13 * GiB,
     non_torch_bytes_tensor_parallel=0.41 * GiB,
-    block_size=16,
-    **KERNEL_FACTORS,
-    step_overhead_s=VLLM_STEP_OVERHEAD_S,
-    prefill_latency_s=VLLM_PREFILL_LATENCY_S,
-    sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
 )
 
 VLLM_010 = EngineProfile(
-    **VLLM_KV,
+    **VLLM_COMMON,
     name="vllm-0.10",
     description=(
         "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
@@ -222,11 +223,6 @@ VLLM_010 = EngineProfile(
     activation_bytes_per_seq_vocab=11.0,
     non_torch_bytes=0.13 * GiB,
     non_torch_bytes_tensor_parallel=0.13 * GiB,
-    block_size=16,
-    **KERNEL_FACTORS,
-    step_overhead_s=VLLM_STEP_OVERHEAD_S,
-    prefill_latency_s=VLLM_PREFILL_LATENCY_S,
-    sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
 )
 
 TENSORRT_LLM = EngineProfile(
