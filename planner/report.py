@@ -127,7 +127,9 @@ def plan(
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
     if n > 8:
-        warnings.append(f"{n} GPUs is more than one 8-GPU node: communication across nodes is slower than modelled")
+        warnings.append(
+            f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
+        )
     warnings += _release_note(options.get("engine"))
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []

@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from planner.engines.profiles import EngineProfile
-from planner.model import ops
-from planner.model.decode import DecodeStep, decode_step, params_per_token, step_overhead_s, weights_read_bytes
-from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model import operators, ops
+from planner.model.decode import DecodeStep, decode_step, experts_touched, step_overhead_s
+from planner.model.facts import ArrayLike, EngineFacts, EngineMemoryRules, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
     MemoryPlan,
     activation_peak_bytes,
@@ -31,7 +30,7 @@ from planner.model.memory import (
     weight_bytes,
 )
 from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_step
-from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
+from planner.model.roofline import memory_time_s
 
 #: Bytes per activation value an all-to-all moves (bf16 dispatch and combine, vLLM's default all2all backends).
 ALLTOALL_BYTES_PER_VALUE = 2.0
@@ -102,7 +101,7 @@ def dp_memory_plan(
     model: ModelFacts,
     precision: PrecisionFacts,
     limits: EngineFacts,
-    engine: EngineProfile,
+    engine: EngineMemoryRules,
     context_tokens: ArrayLike,
     gpus: ArrayLike,
     memory_utilization: ArrayLike,
@@ -137,24 +136,46 @@ def dp_decode_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> DecodeStep:
-    """TPOT of g attention ranks holding B / g sequences each: roofline of one GPU's bytes and the group's FLOPs
-    (as ``decode_step``'s) + all-to-alls + overhead.
+    """TPOT of g attention ranks holding B / g sequences each: one GPU's operators (``planner.model.operators``)
+    + all-to-alls + overhead.
 
-    One GPU reads the non-expert weights whole, its E / g experts that the whole batch touches
-    (``experts_touched``(B) / g) and its sequences' KV. ``bytes_moved`` is the group's (g x one GPU's).
+    A GPU runs the dense GEMMs whole at its own CUDA-graph batch, 1/g of the batch's expert work (the experts the
+    whole batch touches, E / g of them on each GPU: as tensor parallelism splits it) and attention over its own
+    sequences' KV. ``flop`` is the group's (as ``decode_step``'s); ``bytes_moved`` g x one GPU's.
     """
-    split = decode_step(gpu, model, precision, limits, context_tokens, batch, gpus)  # FLOPs and compute time
+    split = decode_step(gpu, model, precision, limits, context_tokens, batch, gpus)  # the group's FLOPs
     per_rank = batch / gpus
-    dense = weights_read_bytes(model, precision, 0.0)
-    experts = weights_read_bytes(model, precision, batch) - dense
+    rows = operators.cuda_graph_batch(per_rank)
+    eff = limits.decode_flop_efficiency
+    dense = operators.dense_weight_bytes(model, precision)
+    experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    bytes_gpu = dense + experts / gpus + kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
-    t_mem = memory_time_s(bytes_gpu, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
+    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
+    attention_flop = per_rank * model.attention_flop_per_context_token_per_layer * layer_tokens
+    kernels_s = (
+        operators.linear_layers_time_s(gpu, model, limits, dense, rows, eff, 1.0)
+        + operators.expert_layers_time_s(gpu, limits, experts, model, gpus * rows, eff, gpus)
+        + operators.attention_time_s(
+            gpu,
+            model,
+            limits,
+            kv_read,
+            attention_flop,
+            limits.attention_flop_efficiency * eff,
+            limits.attention_floor_s,
+            1.0,
+        )
+    )
+    bytes_gpu = dense + experts / gpus + kv_read
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
     overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
-    step = roofline_time_s(t_mem, split.compute_time_s, limits.roofline_overlap) + (comm + overhead)
     return replace(
-        split, step_s=step, bytes_moved=bytes_gpu * gpus, memory_time_s=t_mem, communication_s=comm, overhead_s=overhead
+        split,
+        step_s=kernels_s + (comm + overhead),
+        bytes_moved=bytes_gpu * gpus,
+        memory_time_s=memory_time_s(bytes_gpu, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
+        communication_s=comm,
+        overhead_s=overhead,
     )
 
 
@@ -167,30 +188,34 @@ def dp_prefill_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> PrefillStep:
-    """TTFT of ``batch`` prompts spread over g attention ranks (ceil(batch / g) on the busiest): that rank's roofline
-    + all-to-alls + overhead + prefill latency.
+    """TTFT of ``batch`` prompts spread over g attention ranks (ceil(batch / g) on the busiest): that rank's
+    operators + all-to-alls + overhead + prefill latency.
 
-    The busiest rank computes its prompts' dense and attention FLOPs alone and 1/g of every prompt's expert FLOPs,
-    reads the non-expert weights and its experts (all touched) and writes its prompts' KV whole. ``flop`` is the
-    group's (as ``prefill_step``'s), ``bytes_moved`` g x the busiest rank's.
+    The busiest rank runs its prompts' dense GEMMs and causal attention alone, 1/g of every prompt's expert work
+    (the experts all tokens touch, E / g of them here) and writes its prompts' KV whole. ``flop`` is the group's
+    (as ``prefill_step``'s), ``bytes_moved`` g x the busiest rank's.
     """
     on_rank = ops.ceil(batch / gpus)
-    expert_params = model.moe_layers * model.experts_per_token * model.params_per_expert_layer
-    expert_flop = 2.0 * expert_params * prompt_tokens
-    dense_flop = (
-        2.0 * params_per_token(model) * prompt_tokens - expert_flop + causal_attention_flop(model, prompt_tokens)
-    )
-    dense = weights_read_bytes(model, precision, 0.0)
-    experts = weights_read_bytes(model, precision, prompt_tokens * batch) - dense
-    bytes_rank = dense + experts / gpus + kv_bytes(model, precision, prompt_tokens, on_rank)
-    t = roofline_time_s(
-        memory_time_s(bytes_rank, 1.0, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
-        compute_time_s(
-            on_rank * dense_flop + batch * expert_flop / gpus, 1.0, gpu.peak_flop_per_s, limits.prefill_flop_efficiency
-        ),
-        limits.roofline_overlap,
+    eff = limits.prefill_flop_efficiency
+    dense = operators.dense_weight_bytes(model, precision)
+    experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
+    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank)
+    attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
+    t = (
+        operators.linear_layers_time_s(gpu, model, limits, dense, on_rank * prompt_tokens, eff, 1.0)
+        + operators.expert_layers_time_s(gpu, limits, experts, model, prompt_tokens * batch, eff, gpus)
+        + operators.attention_time_s(
+            gpu,
+            model,
+            limits,
+            kv_written,
+            attention_flop,
+            limits.prefill_attention_flop_efficiency * eff,
+            limits.prefill_attention_floor_s,
+            1.0,
+        )
     )
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
     split = prefill_step(gpu, model, precision, limits, prompt_tokens, batch, gpus)  # the group's FLOPs
-    return replace(split, ttft_s=ttft, bytes_moved=bytes_rank * gpus)
+    return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)
