@@ -59,9 +59,10 @@ class TestAllToAll:
     def test_hand_worked_dispatch_and_combine(self):
         """DeepSeek-V3 (hidden 7,168, 8 experts per token) on 8 x H200: 32 tokens per GPU send 32 x 8 x 7,168 x 2 B
         = 3,670,016 B, of which 7/8 leave the GPU, over NVLink's 450 GB/s x 0.7 (the fitted fabric efficiency),
-        after the collective latency of 10.1 us; twice (dispatch, combine)."""
+        after the engine's collective latency; twice (dispatch, combine)."""
         r = facts("H200", "deepseek-v3")
-        one_way = 10.1e-6 + 3_670_016 * 7 / 8 / (450e9 * 0.7)
+        assert r.gpu.interconnect_bytes_per_s == 450e9 and r.limits.interconnect_efficiency == 0.7
+        one_way = r.limits.allreduce_latency_s + 3_670_016 * 7 / 8 / (450e9 * 0.7)
         got = par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 8.0)
         assert got == pytest.approx(2 * one_way, rel=1e-9)
         assert par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 1.0) == 0.0

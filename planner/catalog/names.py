@@ -3,16 +3,15 @@
 
 ``Catalog.gpu`` and ``Catalog.model`` fall back on these rules when a name is neither a catalog name nor an alias,
 so every surface (``max_batch``, ``plan``, ``export``, ``validate``) reads the same names. Pure text rules; the
-only import is the catalog's schema (for types).
+imports nothing of planner (the catalog loader imports it).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Any
 
-if TYPE_CHECKING:
-    from planner.catalog.loader import Catalog
+Catalog = Any  # a planner.catalog.Catalog (not imported: the loader imports this module)
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
 GPU_NAMES = {
@@ -44,7 +43,7 @@ def _gpu_candidates(text: str) -> list[str]:
     return [c for c in dict.fromkeys(out) if c]
 
 
-def _gpu_by_parts(text: str, catalog: "Catalog") -> str | None:
+def _gpu_by_parts(text: str, catalog: Catalog) -> str | None:
     """The one catalog GPU whose family (H100, MI300X ...), memory and form factor the text names, if any."""
     words = set(re.findall(r"[a-z0-9]+", text.lower()))
     family = re.compile(r"^[a-z]{1,3}\d{2,4}[a-z]?$|^rtx$|^a\d+g?$")
@@ -70,7 +69,7 @@ def _gpu_by_parts(text: str, catalog: "Catalog") -> str | None:
     return None
 
 
-def gpu_name(text: str, catalog: "Catalog") -> str | None:
+def gpu_name(text: str, catalog: Catalog) -> str | None:
     """The catalog GPU a written name means ("NVIDIA H100 SXM 80GB", "H100 80GB", "NVIDIA A100 80GB (79.18 GiB
     reported)"), or None: its bracketed and noise-free forms, ``GPU_NAMES``, then family + memory + form factor."""
     for candidate in _gpu_candidates(str(text).strip()):
@@ -97,7 +96,7 @@ def _model_candidates(text: str) -> list[str]:
     return [c for c in dict.fromkeys(out) if c]
 
 
-def model_name(text: str, catalog: "Catalog") -> str | None:
+def model_name(text: str, catalog: Catalog) -> str | None:
     """The catalog model a written name means ("meta-llama/Llama-2-7b", "RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8",
     "LLaMA 7B (Llama-2-7b)"), or None: the name, its repository-free, tune-free and quantization-free forms."""
     for candidate in _model_candidates(str(text).strip()):
