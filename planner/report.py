@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 from typing import Any, Unpack
 
@@ -20,7 +19,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan
 from planner.options import GroupOptions, Options
-from planner.serving.load import Replica, Sizing, fewest_replicas
+from planner.serving.load import Replica
 from planner.timing import _decode_step, _prefill
 
 
@@ -159,33 +158,10 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
     return (larger[0], held) if held > top else None
 
 
-def size_under_load(
-    p: Plan,
-    rate_per_s: float,
-    prompt_tokens: float,
-    output_tokens: float,
-    *,
-    percentile: float = 95,
-    ttft_target_s: float = math.inf,
-    tpot_target_s: float = math.inf,
-    burstiness: float = 1.0,
-    catalog: Catalog | None = None,
-    calibration: Any = None,
-) -> Sizing:
-    """The fewest replicas of the plan's deployment (its GPU group, precisions and engine) whose simulated
-    ``percentile`` TTFT and TPOT meet the targets when ``rate_per_s`` requests of these mean lengths are spread
-    over them (``planner.serving.load.fewest_replicas``); without targets, one replica at the whole rate."""
-    replica = Replica(
-        p.gpu.name,
-        p.model.name,
-        gpus=p.gpus,
-        weight_precision=p.weight_precision,
-        kv_precision=p.kv_precision,
-        engine=p.engine,
-        calibration=calibration,
-        catalog=catalog,
+def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None) -> Replica:
+    """The plan's deployment as one serving replica (its GPU group, precisions and engine), for
+    ``planner.serving.load``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
+    precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
+    return Replica(
+        p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog, **precisions
     )
-    return fewest_replicas(
-        replica, prompt_tokens, output_tokens, rate_per_s, percentile=percentile, ttft_target_s=ttft_target_s,
-        tpot_target_s=tpot_target_s, burstiness=burstiness,
-    )  # fmt: skip

@@ -15,8 +15,8 @@ from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
 from planner.options import option_doc
-from planner.report import Plan, plan, size_under_load
-from planner.serving.load import Sizing
+from planner.report import Plan, plan, replica_of
+from planner.serving.load import Sizing, fewest_replicas
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 
@@ -240,10 +240,9 @@ def plan_command(
     )
     sized = None
     if rate_per_s is not None:
-        sized = size_under_load(
-            p, rate_per_s, prompt_tokens, output_tokens, percentile=float(percentile),
+        sized = fewest_replicas(
+            replica_of(p, cat, calibration), prompt_tokens, output_tokens, rate_per_s, percentile=float(percentile),
             ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
-            catalog=cat, calibration=calibration,
         )  # fmt: skip
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
