@@ -426,7 +426,8 @@ def fewest_replicas(
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
     per second (gamma arrivals of ``burstiness``; 1,000 requests), meet the targets: the closed-form
     approximation (``planner.serving.approx``) gives a first k, the simulation settles it by bisection (latency
-    falls as k grows). Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle replica is too slow)."""
+    falls as k grows); a k past the approximation's capacity never counts (a 1,000-request run cannot show a
+    queue that grows without bound). Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle replica is too slow)."""
     from planner.serving.approx import approximate_load  # (approx imports this module's Replica for types)
 
     if percentile not in PERCENTILES:
@@ -449,7 +450,11 @@ def fewest_replicas(
     a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile)
     ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
-    lo, hi = 0, guess  # lo misses (0 replicas always do), hi meets once found
+    # below the approximation's capacity a finite run can look fine while its queue grows without bound: those
+    # k count as missing (lo), whatever 1,000 requests show
+    stable = np.isfinite(a["ttft_s"])
+    lo = int(ks[np.argmax(stable)]) - 1 if stable.any() else max_replicas - 1
+    lo, hi = min(lo, guess - 1), guess  # lo misses, hi meets once found
     while not meets(hi):
         if hi >= max_replicas:
             r = runs[hi]
