@@ -127,15 +127,21 @@ class TestXlsx:
         return openpyxl.load_workbook(out)
 
     def test_has_the_finance_sheets_in_order(self, book):
-        """Summary first, then Options, Costs (TCO), Details, Levers, Charts, their data and Assumptions."""
+        """Summary first, then Options, Costs (TCO), Details, the money over time, Levers, Charts, their data,
+        Glossary and Assumptions."""
         assert book.sheetnames == [
             "Summary",
             "Options",
             "Costs",
             "Details",
+            "Like for like",
+            "Ownership",
+            "Demand cases",
+            "Fleet by quarter",
             "Levers",
             "Charts",
             "Chart data",
+            "Glossary",
             "Assumptions",
         ]
 
@@ -297,7 +303,7 @@ class TestCli:
             (
                 HAND.replace("tpot_target_s = 0.2", 'tpot_target_s = "fast"'),
                 2,
-                "s.toml: workload.tpot_target_s: Input should be a valid number",
+                "s.toml: workload.tpot_target_s: 'fast' is not a duration",
             ),
             (HAND.replace("ttft_target_s = 10", ""), 2, "s.toml: workload.ttft_target_s: missing"),
             (
