@@ -241,3 +241,25 @@ class TestPlanCli:
 
         result = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "2048", "--rate", "4")
         assert "--rate needs --prompt-tokens and --output-tokens" in one_line(result, 2)
+
+
+class TestExportSizing:
+    def test_the_readme_example_is_sized_on_simulated_percentiles(self):
+        """examples/budget-review.toml (workload.sizing defaults to "simulated"): the FP8 option's serving replicas
+        are the fewest whose simulated p95 TTFT and TPOT at the peak meet the margin-adjusted goals, and the
+        recommendation line says so."""
+        from pathlib import Path
+
+        from planner.catalog import default_catalog
+        from planner.cli.export import _simulated
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import load_scenario
+
+        scenario = load_scenario(Path(__file__).resolve().parents[1] / "examples" / "budget-review.toml")
+        option = next(o for o in scenario.option if o.weight_precision == "fp8")
+        r = evaluate(option, scenario.workload, default_catalog(), scenario.traffic_change)
+        u = r.under_load
+        assert u is not None and u.percentile == 95
+        assert u.result.ttft_s.p95 <= r.ttft_goal_s and u.result.tpot_s.p95 <= r.tpot_goal_s
+        assert int(r.fleet.replicas_needed) == u.replicas + option.spare_replicas
+        assert "replicas on simulated p95 TTFT" in _simulated(r)

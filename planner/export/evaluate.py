@@ -172,7 +172,7 @@ def _simulated(
 
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
     """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
-    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s)
+    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load)
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
