@@ -193,14 +193,8 @@ def plan_command(
     gpu,
     model_name,
     context,
-    gpus,
-    batch,
-    weight_precision,
-    kv_precision,
-    memory_utilization,
-    engine,
-    price_per_gpu_hour,
-    calibration,
+    as_json,
+    catalog_dirs: tuple[Path, ...],
     rate_per_s,
     prompt_tokens,
     output_tokens,
@@ -208,8 +202,7 @@ def plan_command(
     tpot_target,
     percentile,
     burstiness,
-    as_json,
-    catalog_dirs: tuple[Path, ...],
+    **options,
 ):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type; with --rate, the fewest
     replicas whose simulated percentile TTFT and TPOT meet the targets at that traffic.
@@ -224,25 +217,13 @@ def plan_command(
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
         raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load)")
     cat = load(catalog_dirs)
-    p = plan(
-        gpu,
-        model_name,
-        context,
-        kv_precision=kv_precision,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        batch=batch,
-        engine=engine,
-        price_per_gpu_hour=price_per_gpu_hour,
-        catalog=cat,
-        calibration=calibration,
-    )
+    p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = None
     if rate_per_s is not None:
         sized = fewest_replicas(
-            replica_of(p, cat, calibration), prompt_tokens, output_tokens, rate_per_s, percentile=float(percentile),
-            ttft_target_s=ttft_target or math.inf, tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
+            replica_of(p, cat, options.get("calibration")), prompt_tokens, output_tokens, rate_per_s,
+            percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
+            tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
         )  # fmt: skip
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
