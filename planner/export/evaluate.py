@@ -289,6 +289,8 @@ def evaluate(
             warnings.append(f"{option.name}: sized by Little's law; under load {exc}")
         else:
             fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
+            # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
+            fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
         common["warnings"] = tuple(warnings)
     x = traffic_change
     return Result(
