@@ -8,7 +8,6 @@
 """
 
 from planner.api import (
-    Plan,
     batch_token_time,
     cost_per_mtok,
     decode_intensity,
@@ -21,7 +20,6 @@ from planner.api import (
     mfu,
     min_gpus,
     next_tp_size,
-    plan,
     prefill,
     prefill_intensity,
     ridge,
@@ -41,6 +39,7 @@ from planner.errors import (
     PlannerError,
     UnknownNameError,
 )
+from planner.report import Plan, plan
 from planner.serving.benchmark import BenchmarkRun, predict_benchmark
 
 __version__ = "0.1.0"

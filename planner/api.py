@@ -11,7 +11,7 @@ returns NaN for each scenario that raises, so a spreadsheet column can show an e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     MAX_GPUS,
-    Options,
     all_failed,
     deploy,
     finish,
@@ -43,8 +42,8 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     tp_size_error,
     valid_tp_sizes,
 )
-from planner.engines.profiles import EngineProfile
 from planner.model import MemoryPlan
+from planner.options import BatchOptions, DeploymentOptions, GroupOptions, Options
 
 # -- catalog quantities ---------------------------------------------------------------------------------
 
@@ -114,25 +113,10 @@ def kv_bytes_per_token(
 # -- memory ---------------------------------------------------------------------------------------------
 
 
-def memory_plan(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: str | EngineProfile | None = None,
-    reserve_bytes: Any = None,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-) -> MemoryPlan:
+def memory_plan(gpu: Any, model: Any, context: Any, **options: Unpack[DeploymentOptions]) -> MemoryPlan:
     """All memory quantities of a deployment (``model.memory_plan``); ``gpus=None`` picks the smallest valid group
-    holding ``batch`` sequences."""
-    return _memory_plan(gpu, model, context, Options.pick(locals()))
+    holding ``batch`` sequences. Options: ``planner.options.DeploymentOptions``."""
+    return _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "memory_plan"))
 
 
 def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> MemoryPlan:
@@ -142,56 +126,32 @@ def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> Memory
     return finish_record(d.plan, d.bad, _pandas_index(gpu, model, context))
 
 
-def max_batch(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: str | EngineProfile | None = None,
-    reserve_bytes: Any = None,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
+def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions]):
     """Sequences of ``context`` tokens that fit at once: floor(KV budget / KV bytes per sequence).
 
     KV budget = GPUs x (visible memory x utilization - reserve) - weights (engine ``"vllm"`` by default;
     ``engine="ideal"``, ``memory_utilization=1`` gives the seeds' free HBM / KV per sequence). Without
     ``gpus``, the smallest valid group of 1, 2, 4, 8 (... 64) GPUs that holds the weights and one sequence.
+    Options: ``planner.options.GroupOptions``.
     """
-    d = deploy(gpu, model, context, Options.pick(locals()))
+    o = Options.read(GroupOptions, options, "max_batch")
+    d = deploy(gpu, model, context, o)
     if d is None:
-        return all_failed(None, errors, gpu, model, context, kv_precision, gpus)
-    return finish(d.plan.max_batch, d.bad, errors, _pandas_index(gpu, model, context, kv_precision, gpus), integer=True)
+        return all_failed(None, o.errors, gpu, model, context, o.kv_precision, o.gpus)
+    index = _pandas_index(gpu, model, context, o.kv_precision, o.gpus)
+    return finish(d.plan.max_batch, d.bad, o.errors, index, integer=True)
 
 
-def min_gpus(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: str | EngineProfile | None = None,
-    reserve_bytes: Any = None,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-):
-    """Smallest valid tensor-parallel group (1, 2, 4, 8, ... 64) holding the weights and ``batch`` sequences."""
-    g = _memory_plan(gpu, model, context, Options.pick(locals())).gpus
-    if errors == "raise":
+def min_gpus(gpu: Any, model: Any, context: Any, **options: Unpack[BatchOptions]):
+    """Smallest valid tensor-parallel group (1, 2, 4, 8, ... 64) holding the weights and ``batch`` sequences.
+    Options: ``planner.options.BatchOptions``."""
+    o = Options.read(BatchOptions, options, "min_gpus")
+    g = _memory_plan(gpu, model, context, o).gpus
+    if o.errors == "raise":
         return int(g) if np.ndim(g) == 0 else g.astype("int64")
     return g
 
 
-from planner.report import Plan, plan  # noqa: E402  (re-exported: plan uses the functions above)
 from planner.timing import (  # noqa: E402  (the time functions, re-exported: one public module)
     batch_token_time,
     cost_per_mtok,
@@ -212,7 +172,6 @@ __all__ = [
     "MAX_BATCH_INPUT",
     "MAX_CONTEXT_TOKENS",
     "MAX_GPUS",
-    "Plan",
     "batch_token_time",
     "cost_per_mtok",
     "decode_intensity",
@@ -228,7 +187,6 @@ __all__ = [
     "memory_plan",
     "mfu",
     "min_gpus",
-    "plan",
     "prefill",
     "prefill_intensity",
     "ridge",

@@ -24,6 +24,7 @@ from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures
 from planner.model.rows import gathered
+from planner.options import Options
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
@@ -168,35 +169,6 @@ def choose_gpus(r: Resolved, engine: EngineProfile, context, gpus, util, reserve
         if not np.any(np.isnan(chosen)):
             break
     return chosen
-
-
-@dataclass(frozen=True)
-class Options:
-    """The keyword-only options of the capacity functions, with the one set of defaults they share.
-
-    Each public function (``api.memory_plan``, ``timing.decode_step`` ...) spells its options out in its own
-    signature and hands them on as one ``Options`` (``Options.pick(locals())``) to ``deploy``.
-    """
-
-    batch: Any = 1
-    kv_precision: Any = None
-    gpus: Any = None
-    weight_precision: Any = None
-    memory_utilization: Any = None
-    engine: str | EngineProfile | None = None
-    reserve_bytes: Any = None
-    check_fit: bool = True
-    catalog: Catalog | None = None
-    errors: Errors = "raise"
-    calibration: Any = None
-
-    @classmethod
-    def pick(cls, names: dict[str, Any]) -> Options:
-        """The options among ``names`` (a function's ``locals()``); the others keep their defaults."""
-        return cls(**{k: names[k] for k in _OPTION_NAMES if k in names})
-
-
-_OPTION_NAMES = tuple(f.name for f in fields(Options))
 
 
 def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment | None:

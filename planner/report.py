@@ -5,19 +5,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Unpack
 
 from planner import api
 from planner import model as m
 from planner.accuracy.calibration import residual_range
-from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
+from planner.catalog import Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, valid_tp_sizes
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan
+from planner.options import GroupOptions, Options
+from planner.timing import _decode_step, _prefill
 
 
 @dataclass(frozen=True)
@@ -61,33 +63,24 @@ def plan(
     context: Any,
     *,
     batch: Any = None,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: str | EngineProfile | None = None,
-    reserve_bytes: Any = None,
     price_per_gpu_hour: Any = None,
-    catalog: Catalog | None = None,
-    calibration: Any = None,
+    **options: Unpack[GroupOptions],
 ) -> Plan:
-    """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this."""
-    cat = catalog or default_catalog()
+    """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this.
+
+    ``batch`` (default: max batch) is the batch of the speed figures; options: ``planner.options.GroupOptions``
+    (``errors`` is always "raise": one scenario).
+    """
+    o = Options.read(GroupOptions, options, "plan")
+    if o.errors != "raise":
+        raise TypeError('plan() evaluates one scenario and raises its error: errors="raise" only')
+    cat = o.catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
-    eng = engine_profile(engine)
-    wp = cat.precision(weight_precision).name if weight_precision is not None else mdl.native_precision
-    kp = cat.precision(kv_precision).name if kv_precision is not None else default_kv_precision(mdl)
-    opts = dict(engine=eng, reserve_bytes=reserve_bytes, catalog=cat, calibration=calibration)
-    mem = api.memory_plan(
-        g,
-        mdl,
-        context,
-        kv_precision=kp,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        **opts,
-    )
+    eng = engine_profile(o.engine)
+    wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
+    kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)
+    o = replace(o, kv_precision=kp, engine=eng, catalog=cat)
+    mem = api._memory_plan(g, mdl, context, o)
     n = int(mem.gpus)
     top = int(mem.max_batch)
     if batch is None and top > MAX_BATCH_INPUT:  # only with implausible catalog numbers (memory_bytes near 2**63)
@@ -96,38 +89,9 @@ def plan(
             f"models; check the catalog's memory_bytes ({g.memory_bytes:,}) or give --batch"
         )
     b = top if batch is None else int(_count(batch, "batch", MAX_BATCH_INPUT, " of sequences"))
-    at_batch = api.decode_step(
-        g,
-        mdl,
-        context,
-        batch=b,
-        kv_precision=kp,
-        gpus=n,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        **opts,
-    )
-    at_one = api.decode_step(
-        g,
-        mdl,
-        context,
-        batch=1,
-        kv_precision=kp,
-        gpus=n,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        **opts,
-    )
-    first = api.ttft(
-        g,
-        mdl,
-        context,
-        gpus=n,
-        weight_precision=weight_precision,
-        kv_precision=kp,
-        memory_utilization=memory_utilization,
-        **opts,
-    )
+    at_batch = _decode_step(g, mdl, context, replace(o, batch=b, gpus=n))
+    at_one = _decode_step(g, mdl, context, replace(o, batch=1, gpus=n))
+    first = _prefill(g, mdl, context, replace(o, gpus=n), "ttft_s")
     price = (
         api.gpu_price_per_hour(g, catalog=cat)
         if price_per_gpu_hour is None
@@ -149,16 +113,9 @@ def plan(
         )
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
-    util = eng.memory_utilization if memory_utilization is None else float(memory_utilization)
-    rng = residual_range(g, eng, calibration, cat, gpus=n, model=mdl)
-    larger = _larger_group(
-        g,
-        mdl,
-        ctx,
-        n,
-        top,
-        dict(kv_precision=kp, weight_precision=weight_precision, memory_utilization=memory_utilization, **opts),
-    )
+    util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
+    rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
+    larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
         g,
         mdl,
@@ -188,13 +145,13 @@ def plan(
 FEW_SEQUENCES = 8
 
 
-def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, options: dict) -> tuple[int, int] | None:
+def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: Options) -> tuple[int, int] | None:
     """(GPUs, max batch) of the smallest valid tensor-parallel group above ``gpus`` (at most 64), asked only when
     ``top`` is below FEW_SEQUENCES; None when there is no larger group or it holds no more."""
     if top >= FEW_SEQUENCES:
         return None
-    larger = [size for size in valid_tp_sizes(model, catalog=options["catalog"]) if size > gpus]
+    larger = [size for size in valid_tp_sizes(model, catalog=o.catalog) if size > gpus]
     if not larger:
         return None
-    held = int(api.max_batch(gpu, model, context, gpus=larger[0], **options))
+    held = int(api._memory_plan(gpu, model, context, replace(o, gpus=larger[0])).max_batch)
     return (larger[0], held) if held > top else None

@@ -1,83 +1,36 @@
 """Public time and cost functions: ``decode_step`` (TPOT and its family), ``prefill`` (TTFT), ``cost_per_mtok``.
 
 As in ``planner.api``: names are resolved, arguments checked and broadcast, the tensor-parallel group checked or
-chosen (``planner.deploy``), then one function of ``planner.model`` runs over whole arrays. ``decode_step`` and
-``prefill`` spell out the required arguments (GPU, model, context or prompt tokens) and the keyword-only options
-(the same names and defaults as everywhere: ``planner.deploy.Options``); each quantity of their records
-(``tpot``, ``throughput``, ``mfu`` ... ``ttft``) is a function with exactly that signature (``_quantity``).
+chosen (``planner.deploy``), then one function of ``planner.model`` runs over whole arrays. Every function takes
+the GPU, the model and the context (or prompt tokens), then its options by keyword (``planner.options``); each
+quantity of a record (``tpot``, ``throughput``, ``mfu`` ... ``ttft``) finishes only its own field.
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import Any, ParamSpec
+from typing import Any, Unpack
 
 import numpy as np
 
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
-from planner.checks import Errors, _nonnegative, _pandas_index
-from planner.deploy import Options, deploy, finish, finish_record, nan_record
-from planner.engines.profiles import EngineProfile
+from planner.checks import _nonnegative, _pandas_index
+from planner.deploy import deploy, finish, finish_record, nan_record
 from planner.errors import MissingDataError
 from planner.model import DecodeStep, PrefillStep
-
-Engine = str | EngineProfile | None
-P = ParamSpec("P")
-
-
-def _quantity(
-    step: Callable[P, Any], record_step: Callable[..., Any], field: str, name: str, doc: str
-) -> Callable[P, Any]:
-    """The public function ``name``: field ``field`` of ``step``'s record, with ``step``'s signature.
-
-    ``inspect.signature`` and ``help`` show ``step``'s explicit keyword-only parameters, type checkers see them
-    through the ParamSpec, and ``step`` checks every call. A call in the usual form (the three required arguments
-    by position, options by name) goes to ``record_step`` (gpu, model, tokens, Options, field), which finishes
-    only ``field``.
-    """
-    signature = inspect.signature(step)
-    options = {p.name for p in signature.parameters.values() if p.kind is inspect.Parameter.KEYWORD_ONLY}
-
-    def quantity(*args: P.args, **kwargs: P.kwargs) -> Any:
-        if len(args) == 3 and kwargs.keys() <= options:
-            return record_step(*args, Options(**kwargs), field)
-        return getattr(step(*args, **kwargs), field)
-
-    quantity.__name__ = quantity.__qualname__ = name
-    quantity.__doc__ = doc
-    quantity.__signature__ = signature.replace(return_annotation=inspect.Signature.empty)  # type: ignore[attr-defined]
-    return quantity
-
+from planner.options import DecodeOptions, DeploymentOptions, Options
 
 # -- decode ---------------------------------------------------------------------------------------------
 
 
-def decode_step(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-) -> DecodeStep:
+def decode_step(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> DecodeStep:
     """One decode step of ``batch`` sequences at ``context`` tokens (``model.decode_step``): its time and what it moves.
 
     ``gpus=None``: the smallest valid group holding ``batch`` sequences; ``check_fit=False`` skips the memory test
-    for a given group (time of a batch regardless of memory).
+    for a given group (time of a batch regardless of memory). Options: ``planner.options.DecodeOptions``.
     """
-    return _decode_step(gpu, model, context, Options.pick(locals()))
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "decode_step"))
 
 
 def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: str | None = None) -> Any:
@@ -91,85 +44,63 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
     return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
 
 
-tpot = _quantity(
-    decode_step,
-    _decode_step,
-    "step_s",
-    "tpot",
+def tpot(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
     """Time per output token of one sequence, in seconds: the decode step time of the whole batch.
 
     step = max(memory, compute) + (1 - roofline_overlap) x min(memory, compute) + TP all-reduces + overhead, with
     memory = bytes / achieved bandwidth, compute = FLOPs / achieved peak, bytes =
     weights read (MoE: experts the batch touches) + batch x KV at ``context``. Not the seed's
     (weights + KV) / bandwidth x 1/B: that is ``batch_token_time`` (= 1 / throughput). Options: ``decode_step``.
-    """,
-)
-throughput = _quantity(
-    decode_step,
-    _decode_step,
-    "throughput_tokens_per_s",
-    "throughput",
+    """
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "tpot"), "step_s")
+
+
+def throughput(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
     """Steady-state decode output tokens per second of the whole group: batch / TPOT, every sequence decoding.
 
     Not a benchmark's "output throughput", which is a whole run's rate with the prefill included:
     ``planner.serving.benchmark.predict_benchmark(...).run_output_tokens_per_s``. Options: ``decode_step``.
-    """,
-)
-batch_token_time = _quantity(
-    decode_step,
-    _decode_step,
-    "batch_token_time_s",
-    "batch_token_time",
-    """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure.""",
-)
-mfu = _quantity(
-    decode_step,
-    _decode_step,
-    "mfu",
-    "mfu",
-    """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%.""",
-)
-mbu = _quantity(
-    decode_step,
-    _decode_step,
-    "mbu",
-    "mbu",
-    """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth).""",
-)
-decode_intensity = _quantity(
-    decode_step,
-    _decode_step,
-    "intensity_flop_per_byte",
-    "decode_intensity",
-    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context.""",
-)
+    """
+    return _decode_step(
+        gpu, model, context, Options.read(DecodeOptions, options, "throughput"), "throughput_tokens_per_s"
+    )
+
+
+def batch_token_time(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
+    """Seconds per output token of the whole batch (TPOT / batch): the second seed's "x 1/B" figure."""
+    return _decode_step(
+        gpu, model, context, Options.read(DecodeOptions, options, "batch_token_time"), "batch_token_time_s"
+    )
+
+
+def mfu(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
+    """Model FLOPs utilization of a decode step: FLOPs / (step time x GPUs x peak). Batch 1 on H100: ~0.3%."""
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "mfu"), "mfu")
+
+
+def mbu(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
+    """Memory bandwidth utilization of a decode step: bytes / (step time x GPUs x bandwidth)."""
+    return _decode_step(gpu, model, context, Options.read(DecodeOptions, options, "mbu"), "mbu")
+
+
+def decode_intensity(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> Any:
+    """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV). About B at 16-bit, short context."""
+    return _decode_step(
+        gpu, model, context, Options.read(DecodeOptions, options, "decode_intensity"), "intensity_flop_per_byte"
+    )
 
 
 # -- prefill --------------------------------------------------------------------------------------------
 
 
-def prefill(
-    gpu: Any,
-    model: Any,
-    prompt_tokens: Any,
-    *,
-    batch: Any = 1,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
-) -> PrefillStep:
+def prefill(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> PrefillStep:
     """Prefill of ``batch`` prompts together (``model.prefill_step``): 2 x active params x tokens + causal attention.
 
     The weights are read once for the whole batch; every prompt's FLOPs and KV writes count. One prompt (the
-    default) gives its TTFT, the one busy time of a prompt (all-reduces included).
+    default) gives its TTFT, the one busy time of a prompt (all-reduces included). Options:
+    ``planner.options.DeploymentOptions``.
     """
-    return _prefill(gpu, model, prompt_tokens, Options.pick(locals()))
+    return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, "prefill"))
 
 
 def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: str | None = None) -> Any:
@@ -184,20 +115,20 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
     return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens), field)
 
 
-ttft = _quantity(
-    prefill,
-    _prefill,
-    "ttft_s",
-    "ttft",
-    """Time to first token of one prompt, in seconds: the prefill time (no queueing). Options: ``prefill``.""",
-)
-prefill_intensity = _quantity(
-    prefill,
-    _prefill,
-    "intensity_flop_per_byte",
-    "prefill_intensity",
-    """Arithmetic intensity of a prefill, FLOP per byte. About the prompt length at 16-bit.""",
-)
+def ttft(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:
+    """Time to first token of one prompt, in seconds: the prefill time (no queueing). Options: ``prefill``."""
+    return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, "ttft"), "ttft_s")
+
+
+def prefill_intensity(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> Any:
+    """Arithmetic intensity of a prefill, FLOP per byte. About the prompt length at 16-bit."""
+    return _prefill(
+        gpu,
+        model,
+        prompt_tokens,
+        Options.read(DeploymentOptions, options, "prefill_intensity"),
+        "intensity_flop_per_byte",
+    )
 
 
 # -- cost -----------------------------------------------------------------------------------------------
@@ -209,32 +140,19 @@ def gpu_price_per_hour(gpu: Any, *, catalog: Catalog | None = None) -> float:
 
 
 def cost_per_mtok(
-    gpu: Any,
-    model: Any,
-    context: Any,
-    *,
-    batch: Any = 1,
-    price_per_gpu_hour: Any = None,
-    kv_precision: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    memory_utilization: Any = None,
-    engine: Engine = None,
-    reserve_bytes: Any = None,
-    check_fit: bool = True,
-    catalog: Catalog | None = None,
-    errors: Errors = "raise",
-    calibration: Any = None,
+    gpu: Any, model: Any, context: Any, *, price_per_gpu_hour: Any = None, **options: Unpack[DecodeOptions]
 ):
     """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6.
 
-    ``price_per_gpu_hour`` defaults to the catalog's on-demand price for the GPU.
+    ``price_per_gpu_hour`` defaults to the catalog's on-demand price for the GPU. Options:
+    ``planner.options.DecodeOptions``.
     """
-    step = _decode_step(gpu, model, context, Options.pick(locals()))
+    o = Options.read(DecodeOptions, options, "cost_per_mtok")
+    step = _decode_step(gpu, model, context, o)
     if price_per_gpu_hour is None:
-        r = _resolve(catalog or default_catalog(), errors, gpu=gpu)
+        r = _resolve(o.catalog or default_catalog(), o.errors, gpu=gpu)
         price = r.gpu.price_usd_per_gpu_hour if r.gpu is not None else np.nan
-        if errors == "raise" and np.any(np.isnan(price)):
+        if o.errors == "raise" and np.any(np.isnan(price)):
             raise MissingDataError(f"no price per GPU-hour in the catalog for {gpu!r}; pass price_per_gpu_hour")
     else:
         price = _nonnegative(price_per_gpu_hour, "price_per_gpu_hour")
@@ -242,5 +160,5 @@ def cost_per_mtok(
         m.cost_per_million_tokens_usd(price, step.gpus, step.throughput_tokens_per_s),
         False,
         "coerce",
-        _pandas_index(gpu, model, context, batch),
+        _pandas_index(gpu, model, context, o.batch),
     )

@@ -147,26 +147,37 @@ class TestErrorKinds:
 
 
 class TestSignatures:
-    """Issue 11: options are keyword-only with the same names and defaults everywhere (no ``**options``)."""
+    """Issue 24: every function reads its options from one definition (``planner.options``), plainly typed."""
 
     @pytest.mark.parametrize("name", ["tpot", "throughput", "batch_token_time", "mfu", "mbu", "decode_intensity"])
-    def test_decode_quantities_show_and_enforce_decode_steps_keyword_only_options(self, name):
+    def test_decode_quantities_take_decode_steps_options_and_nothing_else(self, name):
+        """A decode quantity's signature is the three required arguments and ``**options: Unpack[DecodeOptions]``;
+        a misspelled option or a 4th positional argument is a TypeError naming it."""
         import inspect
 
         fn = getattr(planner.api, name)
         params = inspect.signature(fn).parameters
-        assert list(params)[:3] == ["gpu", "model", "context"]
-        assert params["batch"].kind is inspect.Parameter.KEYWORD_ONLY and params["batch"].default == 1
-        assert params["check_fit"].default is True
-        assert not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        assert list(params) == ["gpu", "model", "context", "options"]
+        assert params["options"].annotation == "Unpack[DecodeOptions]"
         with pytest.raises(TypeError, match="3 positional arguments"):
             fn("H100", "llama2-70b", 2048, 8)  # the 4th positional argument used to mean different things
+        with pytest.raises(
+            TypeError, match=rf"{name}\(\) got an unexpected keyword argument 'bacth' \(did you mean 'batch'"
+        ):
+            fn("H100", "llama2-70b", 2048, bacth=8)
 
     def test_ttft_takes_prompt_tokens_and_no_check_fit(self):
         import inspect
 
         params = inspect.signature(planner.api.ttft).parameters
-        assert list(params)[:3] == ["gpu", "model", "prompt_tokens"] and "check_fit" not in params
+        assert list(params)[:3] == ["gpu", "model", "prompt_tokens"]
+        with pytest.raises(TypeError, match="unexpected keyword argument 'check_fit'"):
+            planner.api.ttft("H100", "llama2-70b", 2048, check_fit=False)
+
+    def test_max_batch_refuses_a_batch(self):
+        """max_batch counts sequences: a batch is not one of its options (min_gpus takes one)."""
+        with pytest.raises(TypeError, match="max_batch\\(\\) got an unexpected keyword argument 'batch'"):
+            planner.max_batch("H100", "llama2-70b", 8192, batch=3)
 
 
 class TestCategoricalNames:

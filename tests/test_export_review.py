@@ -23,7 +23,7 @@ from planner.accuracy import ranges
 from planner.accuracy.calibration import residual_range
 from planner.catalog import default_catalog
 from planner.export import build_review, render
-from planner.export.review import evaluate
+from planner.export.evaluate import evaluate
 from planner.export.scenario import load_scenario
 from planner.io import libreoffice
 

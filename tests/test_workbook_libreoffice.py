@@ -133,7 +133,7 @@ class TestParityWithThePythonModel:
     def test_inputs_warn_as_planner_plan_does(self, recalculated, name, inputs):
         """The Inputs sheet shows `planner plan`'s warnings, word for word, and none for the opening scenario:
         Llama 2 70B at 8,192 tokens is past its trained 4,096; 16 GPUs are two 8-GPU nodes."""
-        from planner.api import plan
+        from planner.report import plan
 
         spec, books = recalculated
         cells = [ref for ref, c in spec.sheet(INPUTS_SHEET).cells.items() if c.style == "warn"]
@@ -175,7 +175,7 @@ class TestParityWithThePythonModel:
 
     def test_default_template_matches_planner_plan(self, recalculated):
         """The shipped inputs give `planner plan`'s max batch (Llama 2 70B on 4 x H100 at 4,096 tokens)."""
-        from planner.api import plan
+        from planner.report import plan
 
         spec, books = recalculated
         p = plan("H100 SXM 80GB", "Llama-2-70B", 4096, gpus=4, batch=1)

@@ -27,7 +27,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from planner.catalog.schema import normalize_name
-from planner.errors import CatalogError
+from planner.errors import CatalogError, InvalidInputError
+from planner.io.limits import MAX_CATALOG_FILE_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml
 
 ENV_VAR = "PLANNER_CALIBRATION"
@@ -96,7 +97,11 @@ def load_calibration(path: str | os.PathLike) -> Calibration:
     """Read and validate a calibration file; errors name the file, the entry and the field."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = read_text_bounded(p, MAX_CATALOG_FILE_BYTES, "a calibration file")
+    except InvalidInputError as exc:
+        raise CatalogError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise CatalogError(f"{p}: cannot read calibration file (not UTF-8 text)") from None
     except OSError as exc:
         raise CatalogError(f"{p}: cannot read calibration file ({exc.strerror or exc})") from None
     return load_calibration_text(text, p)

@@ -18,12 +18,11 @@ of "auto" or "not stated" is the model's default. A row that cannot be predicted
 
 from __future__ import annotations
 
-import inspect
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ParamSpec
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -57,9 +56,8 @@ from planner.engines.profiles import DEFAULT_RESIDUALS, EngineProfile, engine_fo
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
+from planner.options import DecodeOptions, DeploymentOptions
 from planner.serving.benchmark import SCHEDULERS, predict_benchmark
-
-P = ParamSpec("P")
 
 GiB = 2**30
 
@@ -391,43 +389,28 @@ def _residuals(gpu: Any, model: Any, context: Any, options: dict) -> tuple[float
     return residual_quantiles(gpu, options.get("engine"), cal, cat, gpus=gpus, model=model)
 
 
-def _time_range(
-    quantity: Callable[P, Any], name: str, doc: str, *, inverse: bool = False
-) -> Callable[P, tuple[Any, Any]]:
-    """The public function ``name``: (low, high) around ``quantity`` (``api.tpot`` ...), with its signature.
-
-    The value times 1 + the query's residual quantiles (``_residuals``); a rate (``inverse``) is divided by them
-    instead, high quantile first. ``help`` and ``inspect.signature`` show ``quantity``'s keyword-only options.
-    """
-    signature = inspect.signature(quantity)
-
-    def time_range(*args: P.args, **kwargs: P.kwargs) -> tuple[Any, Any]:
-        bound = signature.bind(*args, **kwargs)
-        value = quantity(*args, **kwargs)
-        gpu, model, tokens = list(bound.arguments.values())[:3]
-        low, high = _residuals(gpu, model, tokens, bound.kwargs)
-        if inverse:
-            return value / (1.0 + high), value / (1.0 + low)
-        return value * (1.0 + low), value * (1.0 + high)
-
-    time_range.__name__ = time_range.__qualname__ = name
-    time_range.__doc__ = doc
-    time_range.__signature__ = signature  # type: ignore[attr-defined]
-    return time_range
+def _bracket(value: Any, gpu: Any, model: Any, tokens: Any, options: dict, inverse: bool = False) -> tuple[Any, Any]:
+    """(low, high) around ``value``: times 1 + the query's residual quantiles (``_residuals``); a rate
+    (``inverse``) is divided by them instead, high quantile first."""
+    low, high = _residuals(gpu, model, tokens, options)
+    if inverse:
+        return value / (1.0 + high), value / (1.0 + low)
+    return value * (1.0 + low), value * (1.0 + high)
 
 
-tpot_range = _time_range(
-    api.tpot, "tpot_range", "(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars)."
-)
-throughput_range = _time_range(
-    api.throughput,
-    "throughput_range",
-    "(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low).",
-    inverse=True,
-)
-ttft_range = _time_range(
-    api.ttft, "ttft_range", "(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."
-)
+def tpot_range(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> tuple[Any, Any]:
+    """(low, high) TPOT in seconds: ``api.tpot`` times 1 + the residual quantiles (scalars)."""
+    return _bracket(api.tpot(gpu, model, context, **options), gpu, model, context, options)
+
+
+def throughput_range(gpu: Any, model: Any, context: Any, **options: Unpack[DecodeOptions]) -> tuple[Any, Any]:
+    """(low, high) output tokens/s: ``api.throughput`` divided by 1 + the residual quantiles (high, low)."""
+    return _bracket(api.throughput(gpu, model, context, **options), gpu, model, context, options, inverse=True)
+
+
+def ttft_range(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> tuple[Any, Any]:
+    """(low, high) TTFT in seconds: ``api.ttft`` times 1 + the residual quantiles (no queueing)."""
+    return _bracket(api.ttft(gpu, model, prompt_tokens, **options), gpu, model, prompt_tokens, options)
 
 
 def quantiles(residuals: Iterable[float], low: float = 0.1, high: float = 0.9) -> tuple[float, float]:

@@ -14,6 +14,8 @@ command is quoted (``server_flag``).
 from __future__ import annotations
 
 import csv
+import io
+import itertools
 import math
 import re
 from collections.abc import Iterable
@@ -24,6 +26,7 @@ from typing import Any
 from planner.catalog import Catalog
 from planner.catalog.loader import shipped_catalog_dir
 from planner.errors import InvalidInputError, MissingDataError
+from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import benchmark_kind, mean_context
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
@@ -195,11 +198,21 @@ def whole_number(value: Any, what: str, default: int | None = None) -> int | Non
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a measurements CSV as {column: text}; over MAX_MEASUREMENTS_BYTES or MAX_MEASUREMENT_ROWS
+    rows, or unreadable: InvalidInputError in one line."""
     try:
-        with open(path, newline="", encoding="utf-8-sig") as f:
-            return [{(k or "").strip(): (v or "") for k, v in r.items()} for r in csv.DictReader(f)]
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file", encoding="utf-8-sig")
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        rows = [
+            {(k or "").strip(): (v or "") for k, v in r.items()}
+            for r in itertools.islice(reader, MAX_MEASUREMENT_ROWS + 1)
+        ]
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV") from None
+    except (OSError, csv.Error) as exc:
         raise InvalidInputError(f"{path}: cannot read as CSV ({getattr(exc, 'strerror', None) or exc})") from None
+    check_count(len(rows), MAX_MEASUREMENT_ROWS, "rows or more", str(path))
+    return rows
 
 
 def require_columns(path: Path, raw: list[dict[str, str]], needed: Iterable[str], accepted: str) -> None:

@@ -1,4 +1,13 @@
-"""Catalog of GPUs, models and precisions: schema and loader."""
+"""Catalog of GPUs, models and precisions: every number with its source, and names resolved to typed facts.
+
+- ``schema``, ``loader``: the TOML entries as frozen pydantic models, and the one explicit loader.
+- ``lookup``, ``resolve``: names (text, arrays, Series, Categoricals) to catalog entries and ``planner.model`` facts,
+  with the engine's profile and the calibration applied (``planner.engines``, ``planner.accuracy.calibration``).
+- ``hf``, ``hf_files``: a Hugging Face ``config.json`` turned into a catalog entry (``planner catalog import-hf``).
+
+May import ``planner.model``, ``planner.errors``, ``planner.units``, ``planner.io``, the engines' facts and the
+calibration file reader; never a surface.
+"""
 
 from planner.catalog.loader import Catalog, default_catalog, load_catalog, reload_catalog, shipped_catalog_dir
 from planner.catalog.schema import (

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import itertools
 import os
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -20,7 +21,8 @@ from typing import Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from planner.catalog.schema import Gpu, Model, Precision, normalize_name
-from planner.errors import CatalogError, UnknownNameError
+from planner.errors import CatalogError, InvalidInputError, UnknownNameError
+from planner.io.limits import MAX_CATALOG_ENTRIES, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_FILES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 
 ENV_VAR = "PLANNER_CATALOG"
@@ -117,7 +119,9 @@ def _describe(exc: ValidationError, model: type[BaseModel]) -> str:
 
 def _read_file(path: Path) -> dict[str, list]:
     try:
-        data = loads_toml(path.read_text(encoding="utf-8"))
+        data = loads_toml(read_text_bounded(path, MAX_CATALOG_FILE_BYTES, "a catalog file"))
+    except InvalidInputError as exc:
+        raise CatalogError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CatalogError(f"{path}: cannot read catalog file ({exc})") from None
     except tomllib.TOMLDecodeError as exc:
@@ -146,22 +150,40 @@ def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
     if not folder.is_dir():
         raise CatalogError(f"{folder}: catalog folder not found")
     found: dict[str, list[BaseModel]] = {k: [] for k in KINDS}
-    for path in sorted(folder.glob("*.toml")):
+    paths = sorted(itertools.islice(folder.glob("*.toml"), MAX_CATALOG_FILES + 1))
+    if len(paths) > MAX_CATALOG_FILES:
+        raise CatalogError(
+            f"{folder}: more than {MAX_CATALOG_FILES:,} *.toml files; a catalog folder holds at most that"
+        )
+    for path in paths:
         for kind, items in _read_file(path).items():
             if not isinstance(items, list):
                 raise CatalogError(f"{path}: '{kind}' must be an array of tables ([[{kind}]])")
+            if len(found[kind]) + len(items) > MAX_CATALOG_ENTRIES:
+                raise CatalogError(
+                    f"{path}: more than {MAX_CATALOG_ENTRIES:,} {kind} entries in {folder}; a catalog holds at most that"
+                )
             found[kind].extend(_validate(path, kind, raw, i + 1) for i, raw in enumerate(items))
     return found
 
 
 def _merge(base: list[E], overrides: Iterable[E], kind: str, folder: Path) -> list[E]:
     merged = list(base)
+    first: dict[str, int] = {}  # an entry's normalized name -> the first place it holds (one lookup per name)
+    for i, old in enumerate(merged):
+        first.setdefault(normalize_name(old.name), i)
     for entry in overrides:
-        keys = {normalize_name(n) for n in entry.all_names()}
-        replaced = [i for i, old in enumerate(merged) if normalize_name(old.name) in keys]
-        if replaced:
-            merged[replaced[0]] = entry
+        hits = [first[k] for k in {normalize_name(n) for n in entry.all_names()} if k in first]
+        if hits:  # replaces the first entry whose name it carries
+            i = min(hits)
+            old_key = normalize_name(merged[i].name)
+            if first.get(old_key) == i:  # (two entries of one name are refused below, after the merge)
+                del first[old_key]
+            merged[i] = entry
+            key = normalize_name(entry.name)
+            first[key] = min(first.get(key, i), i)
         else:
+            first.setdefault(normalize_name(entry.name), len(merged))
             merged.append(entry)
     # a name may not point at two entries
     owner: dict[str, str] = {}

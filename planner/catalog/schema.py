@@ -320,11 +320,16 @@ class Model(_Entry):
 
     @property
     def moe_layers(self) -> int:
-        """Layers with a MoE block: after ``moe.dense_layers``, every ``moe.layer_step``-th layer (0 if dense)."""
+        """Layers with a MoE block: after ``moe.dense_layers``, every ``moe.layer_step``-th layer (0 if dense).
+
+        Layer i (0-based) is MoE when i >= dense_layers and (i + 1) is a multiple of the step: the multiples of
+        step in [dense_layers + 1, num_layers], i.e. num_layers // step - dense_layers // step (no loop, so a
+        huge ``num_layers`` costs nothing).
+        """
         if self.moe is None:
             return 0
         step = self.moe.layer_step
-        return sum(1 for i in range(self.moe.dense_layers, self.num_layers) if (i + 1) % step == 0)
+        return self.num_layers // step - self.moe.dense_layers // step
 
     @property
     def attention_kind(self) -> Literal["MHA", "GQA", "MQA", "MLA"]:

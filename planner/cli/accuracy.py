@@ -24,6 +24,7 @@ from planner.accuracy.predict import (
     DecodeRow,
     load_decode_rows,
     load_startup_rows,
+    read_csv_rows,
     reference_dir,
     resolve_gpu_name,
     resolve_model_name,
@@ -39,9 +40,11 @@ from planner.accuracy.validation import (
     validate_time,
 )
 from planner.cli.options import catalog_option, load
+from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
+from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 _ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. vllm==0.11.0"
@@ -123,17 +126,17 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
     if as_json:
-        click.echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
+        echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
     else:
         for t, counts in tables:
-            click.echo(render_table(t))
+            echo(render_table(t))
             if counts:
                 why = "" if t.passed() else f" ({'; '.join(t.failures())})"
-                click.echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
+                echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
             else:  # informative rows: not held to the limits, their misses listed
                 misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
                 outside = f"; outside {MEMORY_TOLERANCE:.0%}: {', '.join(misses)}" if misses else ""
-                click.echo(f"INFO: {t.title}: not held to the limits{outside}\n")
+                echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
 
@@ -141,10 +144,11 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
 def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
     """One row from a vLLM ``benchmark_serving.py --save-result`` JSON file (GPU and TP size are not in it)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        data = json.loads(read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidInputError(f"{path}: not a readable JSON file ({exc})") from None
     results = data if isinstance(data, list) else [data]
+    check_count(len(results), MAX_MEASUREMENT_ROWS, "results", str(path))
     rows = []
     for i, d in enumerate(results, 1):
         try:
@@ -178,46 +182,39 @@ def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int)
         if not gpu:
             raise InvalidInputError(f"{path}: a benchmark_serving result does not name the GPU; pass --gpu")
         return read_benchmark_serving(path, gpu, model, gpus)
-    import csv
-
-    with open(path, newline="", encoding="utf-8") as f:
-        header = next(csv.reader(f), [])
+    raw = read_csv_rows(path)  # bounded in size and rows
+    header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
-        return _read_context_csv(path, gpu, model, gpus)
+        return _read_context_csv(path, raw, gpu, model, gpus)
     return with_names(load_decode_rows(path), gpu, model)
 
 
-def _read_context_csv(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
-    import csv
-
+def _read_context_csv(
+    path: Path, raw: list[dict[str, str]], gpu: str | None, model: str | None, gpus: int
+) -> list[DecodeRow]:
     rows = []
-    with open(path, newline="", encoding="utf-8") as f:
-        for i, r in enumerate(csv.DictReader(f), 1):
-            try:
-                tpot = float(r.get("tpot_ms") or "nan") / 1e3
-                tput = float(r.get("throughput_tok_s") or r.get("output_throughput_tok_s") or "nan")
-                rows.append(
-                    DecodeRow(
-                        record_id=r.get("record_id") or f"row{i}",
-                        gpu=gpu or r["gpu"],
-                        model=model or r["model"],
-                        gpus=int(r.get("gpus") or gpus),
-                        batch=int(float(r["batch"])),
-                        input_len=int(float(r["context"])),
-                        output_len=0,
-                        tpot_s=tpot,
-                        throughput_tokens_per_s=tput,
-                        source=str(path),
-                    )
+    for i, r in enumerate(raw, 1):
+        try:
+            tpot = float(r.get("tpot_ms") or "nan") / 1e3
+            tput = float(r.get("throughput_tok_s") or r.get("output_throughput_tok_s") or "nan")
+            rows.append(
+                DecodeRow(
+                    record_id=r.get("record_id") or f"row{i}",
+                    gpu=gpu or r["gpu"],
+                    model=model or r["model"],
+                    gpus=int(r.get("gpus") or gpus),
+                    batch=int(float(r["batch"])),
+                    input_len=int(float(r["context"])),
+                    output_len=0,
+                    tpot_s=tpot,
+                    throughput_tokens_per_s=tput,
+                    source=str(path),
                 )
-            except (
-                KeyError,
-                ValueError,
-                OverflowError,
-            ) as exc:  # kept with its problem: calibrate skips it with a note
-                problem = f"bad or missing {exc}; columns: gpu, model, batch, context, tpot_ms and/or throughput_tok_s"
-                rid = r.get("record_id") or f"row{i}"
-                rows.append(DecodeRow(rid, gpu or "", model or "", gpus, 1, 1, 0, source=str(path), problem=problem))
+            )
+        except (KeyError, ValueError, OverflowError) as exc:  # kept with its problem: calibrate skips it with a note
+            problem = f"bad or missing {exc}; columns: gpu, model, batch, context, tpot_ms and/or throughput_tok_s"
+            rid = r.get("record_id") or f"row{i}"
+            rows.append(DecodeRow(rid, gpu or "", model or "", gpus, 1, 1, 0, source=str(path), problem=problem))
     return rows
 
 
@@ -296,7 +293,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         from planner.accuracy import measure as meas
 
         result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
-        click.echo(result.summary())
+        echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
     else:
         with reading(file, DECODE_COLUMNS):
@@ -309,9 +306,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     if not by_gpu:
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
     for line in skipped[:SKIPPED_SHOWN]:
-        click.echo(f"note: {where}: {line}: row skipped", err=True)
+        echo(f"note: {where}: {line}: row skipped", err=True)
     if len(skipped) > SKIPPED_SHOWN:
-        click.echo(f"note: {where}: {len(skipped) - SKIPPED_SHOWN} more rows skipped", err=True)
+        echo(f"note: {where}: {len(skipped) - SKIPPED_SHOWN} more rows skipped", err=True)
     entries = []
     today = datetime.date.today().isoformat()
     for g, grows in by_gpu.items():
@@ -327,15 +324,13 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
                 source=f"{source}, {today}, {len(grows)} rows",
             )
         )
-        click.echo(
+        echo(
             f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
-        click.echo(
-            "  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}"
-        )
+        echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
         if len(grows) < FEW_ROWS:
-            click.echo(
+            echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
                 f"{FEW_ROWS}): its factors can move a sizing far; measure more batches and contexts, and check it "
                 f"with: planner validate --decode {where} --calibration {output}",
@@ -344,4 +339,4 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     write_calibration(
         output, entries, force=force, header=f"Written by {source} on {today}. Use: PLANNER_CALIBRATION={output}"
     )
-    click.echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")
+    echo(f"wrote {output}; use it with: export {ENV_VAR}={output}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import csv
-import hashlib
 import io
 import sys
 import zipfile
@@ -13,6 +12,7 @@ from pathlib import Path
 import click
 
 from planner.cli.addin_example import example_command
+from planner.cli.terminal import echo
 from planner.errors import InvalidInputError, OutputExistsError
 from planner.io.files import write_file
 
@@ -137,16 +137,16 @@ def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run:
         new = set_config_value(new, CATALOG_KEY, str(catalog_dir.resolve()))
     text = format_config(new)
     if dry_run:
-        click.echo(f"would write {path}:\n{text}", nl=False)
+        echo(f"would write {path}:\n{text}", nl=False)
     elif new == rows:
-        click.echo(f"{path}: already set up ({UDF_KEY} = {_get(rows, UDF_KEY)})")
+        echo(f"{path}: already set up ({UDF_KEY} = {_get(rows, UDF_KEY)})")
     else:
         _write_atomic(path, text, force=True)
-        click.echo(
+        echo(
             f"wrote {path}: {UDF_KEY} = {_get(new, UDF_KEY)}"
             + (f"; {CATALOG_KEY} = {_get(new, CATALOG_KEY)}" if catalog_dir else "")
         )
-    click.echo(CLASSIC_STEPS)
+    echo(CLASSIC_STEPS)
 
 
 @addin_group.command("uninstall")
@@ -169,10 +169,10 @@ def uninstall_command(config_path: Path | None) -> None:
     new = set_config_value(rows, UDF_KEY, modules or None)
     new = set_config_value(new, CATALOG_KEY, None)
     if new == rows:
-        click.echo(f"{path}: planner was not set up there; nothing to do")
+        echo(f"{path}: planner was not set up there; nothing to do")
         return
     _write_atomic(path, format_config(new), force=True)
-    click.echo(f"wrote {path}: removed {MODULE}; click 'Import Functions' again in open workbooks")
+    echo(f"wrote {path}: removed {MODULE}; click 'Import Functions' again in open workbooks")
 
 
 # -- xlwings Lite -----------------------------------------------------------------------------------------
@@ -230,9 +230,11 @@ The planner package (pure Python) and its catalog are embedded below; Pyodide pr
 pydantic (listed in requirements.txt). =PLANNER_WHY("MAX_BATCH", ...) explains an error cell.
 """
 
+import atexit
 import base64
 import io
 import os
+import shutil
 import sys
 import tempfile
 import zipfile
@@ -243,11 +245,18 @@ _BUNDLE = (
 
 
 def _unpack():
-    target = os.path.join(tempfile.gettempdir(), "planner-lite-{digest}")
-    if not os.path.isdir(os.path.join(target, "planner")):
-        zipfile.ZipFile(io.BytesIO(base64.b64decode(_BUNDLE))).extractall(target)
-    if target not in sys.path:
-        sys.path.insert(0, target)
+    """Unpack the bundle into a new private folder and import planner from there, never from a shared place.
+
+    mkdtemp makes a folder with an unpredictable name that only this user may enter (0700), so nothing another
+    user planted can be imported; it is checked anyway, and removed when Python exits.
+    """
+    target = tempfile.mkdtemp(prefix="planner-lite-")
+    info = os.lstat(target)
+    if (hasattr(os, "getuid") and info.st_uid != os.getuid()) or info.st_mode & 0o077:
+        raise ImportError(target + " is not a private folder; planner's functions were not loaded")
+    atexit.register(shutil.rmtree, target, True)
+    zipfile.ZipFile(io.BytesIO(base64.b64decode(_BUNDLE))).extractall(target)
+    sys.path.insert(0, target)
     user = os.path.join(target, "user_catalog")
     if os.path.isdir(user):
         os.environ["PLANNER_CATALOG"] = user
@@ -289,8 +298,7 @@ def lite_files(catalog_dir: Path | None = None, wheel_url: str | None = None) ->
         }
     data = base64.b64encode(lite_bundle(catalog_dir)).decode("ascii")
     chunks = "\n".join(f'    "{data[i : i + 100]}"' for i in range(0, len(data), 100))
-    digest = hashlib.sha256(data.encode()).hexdigest()[:12]
-    main = MAIN_EMBEDDED.format(version=__version__, chunks=chunks, digest=digest)
+    main = MAIN_EMBEDDED.format(version=__version__, chunks=chunks)
     return {"main.py": main, "requirements.txt": REQUIREMENTS.format(extra="")}
 
 
@@ -331,8 +339,8 @@ def lite_command(outdir: Path, catalog_dir: Path | None, wheel_url: str | None, 
     for name, text in files.items():
         _write_atomic(targets[name], text, force=force)
     size = len(files["main.py"].encode()) / 1e3
-    click.echo(f"wrote {targets['main.py']} ({size:,.0f} kB) and {targets['requirements.txt']}")
-    click.echo(LITE_STEPS.format(main=targets["main.py"], req=targets["requirements.txt"]))
+    echo(f"wrote {targets['main.py']} ({size:,.0f} kB) and {targets['requirements.txt']}")
+    echo(LITE_STEPS.format(main=targets["main.py"], req=targets["requirements.txt"]))
 
 
 if __name__ == "__main__":  # pragma: no cover

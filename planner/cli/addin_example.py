@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from planner.cli.terminal import echo
 from planner.errors import InvalidInputError
 from planner.io.files import write_file
 
@@ -195,4 +196,4 @@ def example_command(path: Path, force: bool) -> None:
     if path.suffix.lower() != ".xlsx":
         raise InvalidInputError(f"{path}: the example workbook is an .xlsx file; give a path ending in .xlsx")
     write_example(path, force)
-    click.echo(f"wrote {path}")
+    echo(f"wrote {path}")

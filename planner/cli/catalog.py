@@ -13,6 +13,7 @@ from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import catalog_option, load
+from planner.cli.terminal import echo
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
 from planner.io.files import write_file
@@ -88,16 +89,16 @@ def list_command(kind: str, catalog_dirs) -> None:
     }
     for key in KINDS if kind == "all" else (kind,):
         title, table, line = sections[key]
-        click.echo(f"{title} ({len(table)})")
+        echo(f"{title} ({len(table)})")
         for entry in table:
-            click.echo("  " + line(entry))
-        click.echo()
+            echo("  " + line(entry))
+        echo()
     if kind in ("all", "gpus"):
-        click.echo(
+        echo(
             f"Prices: on-demand where the catalog has one, else its first quote; STALE: quoted more than "
             f"{PRICE_STALE_AFTER_DAYS} days ago (`planner catalog show NAME` lists every quote)."
         )
-    click.echo("Catalog folders: " + ", ".join(str(f) for f in cat.folders))
+    echo("Catalog folders: " + ", ".join(str(f) for f in cat.folders))
 
 
 @catalog_group.command("show")
@@ -117,12 +118,12 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
         if name in table:
             entry = table.get(name)
             if as_json:
-                click.echo(json.dumps(entry.model_dump(mode="json"), indent=2))
+                echo(json.dumps(entry.model_dump(mode="json"), indent=2))
                 return
-            click.echo(entry_to_toml(kind, entry).rstrip())
+            echo(entry_to_toml(kind, entry).rstrip())
             if isinstance(entry, Model):
                 total, active = param_counts(entry)
-                click.echo(
+                echo(
                     f"# computed: {total:,} parameters ({fmt_bytes(total)}), {active:,} active; "
                     f"published {entry.published_params_total:,}"
                 )
@@ -176,20 +177,20 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
     )
     text = entry_to_toml("model", model)
     for note in (*local.notes, *notes):
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
     if published_params:
         total, _ = param_counts(model)
         stated = "stored in safetensors" if source else "published"
         if model.published_total_includes_tied_copy:
             published_params -= model.vocab_size * model.hidden_size
             stated += " (less the tied copy)"
-        click.echo(
+        echo(
             f"note: computed {total:,} parameters vs {stated} {published_params:,} ({total / published_params - 1:+.2%})",
             err=True,
         )
     if folder is None:
-        click.echo(text.rstrip())
+        echo(text.rstrip())
         return
     target = folder / f"{''.join(c if c.isalnum() or c in '-_.' else '-' for c in name)}.toml"
     write_file(target, text, force=force, make_parents=True)
-    click.echo(f"wrote {target}; use it with --catalog {folder} or PLANNER_CATALOG={folder}")
+    echo(f"wrote {target}; use it with --catalog {folder} or PLANNER_CATALOG={folder}")

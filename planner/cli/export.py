@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from planner.cli.options import calibration_option, catalog_option, load
+from planner.cli.terminal import echo
 from planner.errors import InvalidInputError
 
 FORMATS = ("xlsx", "csv", "md", "pdf")
@@ -173,5 +174,5 @@ def export_command(
         raise
     if not quiet:
         for line in summary_lines(review):
-            click.echo(line)
-        click.echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")
+            echo(line)
+        echo(f"Wrote {output} ({kind}). To write it again: the same command with --force.")

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import click
 
-from planner.api import Plan, plan
 from planner.cli.options import TokenCount, catalog_option, load
+from planner.cli.terminal import echo
 from planner.engines.architecture import vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
+from planner.options import option_doc
+from planner.report import Plan, plan
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 
@@ -139,14 +141,14 @@ def plan_as_dict(p: Plan) -> dict:
     type=TokenCount(),
     help="Tokens per sequence (prompt + output): 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
 )
-@click.option("--gpus", type=click.IntRange(min=1), help="Tensor-parallel group size [default: smallest that fits].")
+@click.option("--gpus", type=click.IntRange(min=1), help=option_doc("gpus"))
 @click.option("--batch", type=click.IntRange(min=1), help="Batch for the speed figures [default: max batch].")
-@click.option("--weight-precision", "-w", help="fp16, bf16, fp8, int8, int4, mxfp4, nvfp4 [default: as published].")
-@click.option("--kv-precision", "-k", help="KV-cache precision [default: the activation dtype].")
+@click.option("--weight-precision", "-w", help=option_doc("weight_precision"))
+@click.option("--kv-precision", "-k", help=option_doc("kv_precision"))
 @click.option(
     "--memory-utilization",
     type=click.FloatRange(min=0, max=1, min_open=True),
-    help="Share of GPU memory the engine may use.",
+    help=option_doc("memory_utilization"),
 )
 @click.option(
     "--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule."
@@ -199,4 +201,4 @@ def plan_command(
         catalog=load(catalog_dirs),
         calibration=calibration,
     )
-    click.echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))
+    echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from planner.cli.options import calibration_option, catalog_option, load
+from planner.cli.terminal import echo
 
 
 def _names(values: tuple[str, ...]) -> list[str] | None:
@@ -62,7 +63,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     from planner.workbook.update import generate
 
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
-        click.echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
+        echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
 
 
 @workbook_group.command("refresh")
@@ -94,4 +95,4 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
     from planner.workbook.update import refresh
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
-    click.echo(f"refreshed {w.path} ({w.gpus} GPUs, {w.models} models)")
+    echo(f"refreshed {w.path} ({w.gpus} GPUs, {w.models} models)")

@@ -207,7 +207,7 @@ def PLANNER_INFO(name, field=None):
 )
 def PLANNER_WHY(function, *args):
     """Why a planner function shows an error: the reason per cell ("ok" where there is a number)."""
-    return _s.why(function, args)
+    return _s.why(function, args, {"PLANNER_INFO": lambda a: _c.info(*(list(a) + [None, None])[:2], why=True)})
 
 
 @_udf(folder="a catalog folder of *.toml files to add; empty: the folder named in the xlwings config")

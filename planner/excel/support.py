@@ -51,6 +51,7 @@ from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
 )
 from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
+from planner.options import option_doc
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
@@ -368,28 +369,11 @@ class _Block(Cells):
 GPU = Param("gpu", "gpu", "GPU name or alias, e.g. H100 (see PLANNER_GPUS)")
 MODEL = Param("model", "model", "model name or alias, e.g. llama2-70b (see PLANNER_MODELS)")
 CONTEXT = Param("context", "number", "tokens per sequence (prompt + output), e.g. 8192")
-BATCH = Param("batch", "number", "sequences decoded together; default 1", required=False)
-KV = Param(
-    "kv_precision",
-    "precision",
-    "KV-cache precision, e.g. fp16 or fp8; default: the model's activation dtype",
-    required=False,
-)
-GPUS = Param(
-    "gpus",
-    "number",
-    "GPUs in the tensor-parallel group (a size vLLM accepts); default: the smallest of 1, 2, 4, 8 ... 64 that fits",
-    required=False,
-)
-WEIGHTS = Param(
-    "weight_precision", "precision", "weight precision, e.g. fp8 or int4; default: as published", required=False
-)
-UTIL = Param(
-    "memory_utilization",
-    "number",
-    "fraction of GPU memory the engine may use (0 to 1); default 0.9 (vLLM)",
-    required=False,
-)
+BATCH = Param("batch", "number", option_doc("batch"), required=False)
+KV = Param("kv_precision", "precision", option_doc("kv_precision"), required=False)
+GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
+WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"), required=False)
+UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
 
 SPECS: dict[str, Spec] = {
     s.name: s
@@ -439,19 +423,23 @@ SPECS: dict[str, Spec] = {
 }
 
 
-def why(function: Any, args: Sequence[Any]) -> Any:
-    """PLANNER_WHY: the reason each cell of ``function(*args)`` has no number ("ok" where it has one)."""
+def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence[Any]], Any]] | None = None) -> Any:
+    """PLANNER_WHY: the reason each cell of ``function(*args)`` has no number ("ok" where it has one).
+
+    ``others``: the reasons of functions outside ``SPECS`` by name (``planner.excel.functions`` passes
+    PLANNER_INFO's, so this module needs nothing of ``planner.excel.catalog``, which builds on it).
+    """
+    others = others or {}
+    known = ", ".join([*SPECS, *others])
     function = _unwrap(function)
     if not isinstance(function, str) or not function.strip():
-        return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {", ".join(SPECS)}, PLANNER_INFO'
+        return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {known}'
     key = function.strip().lstrip("=").split("(")[0].strip().upper()
-    if key == "PLANNER_INFO":
-        from planner.excel.catalog import info
-
-        return info(*(list(args) + [None, None])[:2], why=True)
+    if key in others:
+        return others[key](args)
     spec = SPECS.get(key)
     if spec is None:
-        return f"unknown function {function.strip()!r}; known: {', '.join(SPECS)}, PLANNER_INFO"
+        return f"unknown function {function.strip()!r}; known: {known}"
     if len(args) > len(spec.params):
         return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
     return evaluate(spec, args, why=True)

@@ -1,4 +1,4 @@
-"""The options table as CSV, safe to open in a spreadsheet (formula injection neutralized)."""
+"""The options table as CSV, safe to open in a spreadsheet with any separator (formula injection neutralized)."""
 
 from __future__ import annotations
 
@@ -6,17 +6,14 @@ import csv
 import io
 import math
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import options_table
-
-#: A text cell starting with one of these would run as a formula in Excel, LibreOffice or Google Sheets
-#: (OWASP "CSV injection"); tab and carriage return are included because some programs strip them first.
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+from planner.io.safetext import csv_text
 
 
 def neutralize(text: str) -> str:
-    """A text cell that cannot start a formula: a leading ', which spreadsheets show as text, is added when needed."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    """A text cell that starts no formula whatever separator the spreadsheet uses (planner.io.safetext.csv_text)."""
+    return csv_text(text)
 
 
 def _value(v, kind: str):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 from planner.catalog import Catalog
+from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd
-from planner.export.review import Lever, Result, evaluate
+from planner.export.records import Lever, Result
 from planner.export.scenario import Scenario
 
 

@@ -6,7 +6,7 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import (
     Table,
     fmt,

@@ -6,7 +6,7 @@ import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from planner.export.review import Result
+    from planner.export.records import Result
     from planner.export.scenario import Scenario
 
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
+from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.units import parse_seconds, parse_token_count
 
@@ -398,6 +399,11 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     if isinstance(raw_options, dict):  # [option] written instead of [[option]]
         raise ScenarioError(f"{source}: option: write each option as an [[option]] table (double brackets)")
     raw_options = raw_options if isinstance(raw_options, list) else []
+    if len(raw_options) > MAX_OPTIONS:
+        raise ScenarioError(
+            f"{source}: {len(raw_options):,} [[option]] tables; a scenario holds at most {MAX_OPTIONS:,} "
+            "(split it into several reviews)"
+        )
     defaults_raw = data.get("defaults", {})
     try:
         defaults = Defaults.model_validate(defaults_raw if defaults_raw is not None else {})
@@ -433,9 +439,11 @@ def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a scenario TOML file. Errors name the file and the field."""
     path = Path(path)
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_text_bounded(path, MAX_SCENARIO_BYTES, "a scenario file")
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such file") from None
+    except InvalidInputError as exc:
+        raise ScenarioError(str(exc)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ScenarioError(f"{path}: cannot be read as UTF-8 text ({exc.__class__.__name__})") from None
     try:

@@ -1,6 +1,6 @@
 """Why an option misses its targets, in one line: the best pessimistic TPOT and TTFT any of its groups reaches.
 
-Each tensor-parallel group carries its own margin (``planner.export.review.Candidate``): the line quotes the
+Each tensor-parallel group carries its own margin (``planner.export.records.Candidate``): the line quotes the
 group with the best pessimistic figure, and says when that group's range was widened (``planner.accuracy.ranges``).
 """
 
@@ -12,7 +12,7 @@ from planner.catalog import Gpu, Model
 from planner.export.scenario import Workload
 
 if TYPE_CHECKING:
-    from planner.export.review import Candidate
+    from planner.export.records import Candidate
 
 
 def pessimistic(value_s: float, margin: float, unit: str) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.export.review import Result, Review
+from planner.export.records import Result, Review
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
-from planner.export.review import Review
+from planner.export.records import Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,

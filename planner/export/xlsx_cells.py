@@ -12,11 +12,10 @@ import re
 from dataclasses import dataclass, field
 from xml.sax.saxutils import escape
 
-from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.worksheet.worksheet import Worksheet
 
-from planner.io.safetext import write_text, xlsx_text
+from planner.io.safetext import MAX_HEADER_CHARS, cell_text, header_text, write_text, xlsx_text
 
 NUMBER_FORMATS = {
     "int": "#,##0",
@@ -52,11 +51,6 @@ def put_text(cell, value) -> None:
     write_text(cell, value)
 
 
-def header_text(value) -> str:
-    """Text for a printed page header or footer: '&' doubled (it starts a code there), no control characters."""
-    return ILLEGAL_CHARACTERS_RE.sub("", str(value)).replace("&", "&&")
-
-
 @dataclass
 class Cache:
     """Computed values of formula cells, by sheet title and coordinate."""
@@ -67,7 +61,7 @@ class Cache:
         """A live formula cell whose cached value is what the Python model computed."""
         ws[coord] = formula
         if value is not None:
-            self.values[(ws.title, coord)] = value
+            self.values[(ws.title, coord)] = cell_text(value) if isinstance(value, str) else value
 
 
 _CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/>|<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v></v>')
@@ -80,7 +74,7 @@ def _fill(xml: str, cached: dict[str, float | str]) -> str:
             return m.group(0)
         value = cached[coord]
         if isinstance(value, str):
-            return f'<c r="{coord}"{attrs} t="str"><f>{formula}</f><v>{escape(value)}</v>'
+            return f'<c r="{coord}"{attrs} t="str"><f>{formula}</f><v>{escape(cell_text(value))}</v>'
         return f'<c r="{coord}"{attrs}><f>{formula}</f><v>{float(value)!r}</v>'
 
     return _CELL.sub(sub, xml)
@@ -109,14 +103,16 @@ def page_setup(ws: Worksheet, title: str, subtitle: str, footer: str, title_rows
     ws.page_margins.header = ws.page_margins.footer = 0.3
     if title_rows:
         ws.print_title_rows = title_rows
-    ws.oddHeader.left.text = "&B" + header_text(title) + "&B"
-    ws.oddHeader.left.size = 10
-    ws.oddHeader.right.text = header_text(subtitle)
-    ws.oddHeader.right.size = 10
-    ws.oddFooter.left.text = header_text(footer)
-    ws.oddFooter.left.size = 8
-    ws.oddFooter.right.text = "page &P of &N"
-    ws.oddFooter.right.size = 8
+    # each of header and footer holds 255 characters, codes included: the title and subtitle share theirs
+    ws.oddHeader.left.size = ws.oddHeader.right.size = 10
+    ws.oddHeader.left.text, ws.oddHeader.right.text = "&B&B", ""
+    room = MAX_HEADER_CHARS - len(str(ws.oddHeader))
+    sub = header_text(subtitle, max(room - len(header_text(title)), room // 2))
+    ws.oddHeader.left.text = "&B" + header_text(title, room - len(sub)) + "&B"
+    ws.oddHeader.right.text = sub
+    ws.oddFooter.left.size = ws.oddFooter.right.size = 8
+    ws.oddFooter.left.text, ws.oddFooter.right.text = "", "page &P of &N"
+    ws.oddFooter.left.text = header_text(footer, MAX_HEADER_CHARS - len(str(ws.oddFooter)))
 
 
 def header_row(ws: Worksheet, row: int, headers: list[str], col: int = 1) -> None:

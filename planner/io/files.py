@@ -10,6 +10,11 @@ import-hf, addin, workbook, workbook refresh):
   ``os.replace``, one step; a symlink is written through (its target is replaced, the link stays).
 - The temporary file is removed on any failure, on Ctrl-C and on SIGTERM/SIGHUP (turned into SystemExit
   while a write is under way); an OSError becomes a one-line WriteError (exit 1).
+- SIGKILL cannot be caught, so temporaries carry the writer's process id: ``.NAME.<pid>.<random>.part`` in
+  the target's folder, ``planner-<kind>-<pid>-<random>`` folders (``private_temp_dir``) in the temp
+  directory. The next write (or temp folder) removes those of a process that no longer runs, if they are
+  this user's own plain files or folders; a live writer's are never touched. (Process ids are this
+  machine's: a folder shared with another machine keeps that machine's leftovers.)
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -118,11 +125,12 @@ def write_file(
         mode = _new_file_mode(replacing)
     except OSError as exc:
         raise WriteError(f"cannot write {path}: {_reason(exc)}") from None
+    remove_stale_parts(target)
     tmp = None
     with _signals_raise():
         try:
             with _signals_held():  # a SIGTERM between creating the file and naming it would leak it
-                fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:80]}.", suffix=".part", dir=target.parent)
+                fd, tmp = tempfile.mkstemp(prefix=_part_prefix(target.name), suffix=".part", dir=target.parent)
             with os.fdopen(fd, "wb") as fh:
                 if callable(data):
                     data(fh)
@@ -144,6 +152,105 @@ def write_file(
                 with _signals_held(), contextlib.suppress(OSError):
                     os.unlink(tmp)
     return path
+
+
+def _part_prefix(name: str) -> str:
+    """``.NAME.<pid>.``: mkstemp adds a random part and ``.part``; the pid tells a later run whose it was."""
+    return f".{name[:80]}.{os.getpid()}."
+
+
+def _pid_alive(pid: int) -> bool:
+    """True when a process ``pid`` runs on this machine (or may: no permission to signal it, or no way to ask)."""
+    if pid <= 0:
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, ValueError, OverflowError):
+        return True
+    return True
+
+
+def _owned_by_me(entry: os.DirEntry) -> bool:
+    """The entry (not followed if a link) is this user's own, where the system has owners."""
+    if not hasattr(os, "getuid"):
+        return True
+    try:
+        return entry.stat(follow_symlinks=False).st_uid == os.getuid()
+    except OSError:
+        return False
+
+
+def remove_stale_parts(target: str | os.PathLike) -> list[str]:
+    """Remove ``.NAME.<pid>.<random>.part`` files next to ``target`` left by writers that no longer run.
+
+    A writer killed with SIGKILL leaves its temporary file; this is the next write's cleanup. Only plain files
+    of this user whose process id names no running process go. Returns the names removed.
+    """
+    target = Path(target)
+    pattern = re.compile(re.escape(f".{target.name[:80]}.") + r"(\d+)\.[A-Za-z0-9_]+\.part")
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = pattern.fullmatch(entry.name)
+        if m is None or _pid_alive(int(m.group(1))) or not entry.is_file(follow_symlinks=False):
+            continue
+        if _owned_by_me(entry):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return removed
+
+
+#: ``planner-<kind>-<pid>-<random>``: a private temporary folder (see ``private_temp_dir``).
+_TEMP_DIR = re.compile(r"planner-([a-z]+)-(\d+)-[A-Za-z0-9_]+")
+
+
+def remove_stale_temp_dirs(parent: str | os.PathLike | None = None) -> list[str]:
+    """Remove ``planner-<kind>-<pid>-<random>`` folders in the temp directory whose process no longer runs.
+
+    Only this user's own folders (not links) go. Returns the names removed.
+    """
+    parent = Path(parent or tempfile.gettempdir())
+    removed = []
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        m = _TEMP_DIR.fullmatch(entry.name)
+        if m is None or _pid_alive(int(m.group(2))) or not entry.is_dir(follow_symlinks=False):
+            continue
+        if _owned_by_me(entry):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
+
+
+@contextlib.contextmanager
+def private_temp_dir(kind: str) -> Iterator[Path]:
+    """A new folder only this user can enter (``mkdtemp``: 0700, unpredictable name), removed on every exit.
+
+    Named ``planner-<kind>-<pid>-<random>`` in the temp directory, so when a SIGKILL skips the removal the
+    next ``private_temp_dir`` removes it. SIGTERM and SIGHUP raise SystemExit meanwhile (the folder goes).
+    """
+    if not re.fullmatch(r"[a-z]+", kind):
+        raise ValueError(f"kind must be lowercase letters, not {kind!r}")
+    remove_stale_temp_dirs()
+    with _signals_raise():
+        with _signals_held():
+            path = tempfile.mkdtemp(prefix=f"planner-{kind}-{os.getpid()}-")
+        try:
+            yield Path(path)
+        finally:
+            with _signals_held():
+                shutil.rmtree(path, ignore_errors=True)
 
 
 def _link_exclusive(tmp: str, target: Path) -> None:
@@ -174,4 +281,12 @@ def write_atomic(path: str | os.PathLike, data: bytes, *, force: bool = False) -
     return write_file(path, data, force=force)
 
 
-__all__ = ["check_target", "write_atomic", "write_file", "write_stdout"]
+__all__ = [
+    "check_target",
+    "private_temp_dir",
+    "remove_stale_parts",
+    "remove_stale_temp_dirs",
+    "write_atomic",
+    "write_file",
+    "write_stdout",
+]

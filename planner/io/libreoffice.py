@@ -10,10 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 from planner.errors import PlannerError
+from planner.io.files import private_temp_dir
 
 INSTALL_HINT = (
     "LibreOffice is not installed (no soffice on PATH or in its default install folder); install it with "
@@ -61,11 +61,11 @@ def convert(files: list[Path] | Path, fmt: str, outdir: Path, timeout_s: float =
     files = [Path(files)] if isinstance(files, (str, Path)) else [Path(f) for f in files]
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="planner-lo-") as tmp:
-        profile = Path(tmp) / "profile"
+    with private_temp_dir("lo") as tmp:  # removed on every exit; after a SIGKILL, by the next run
+        profile = tmp / "profile"
         (profile / "user").mkdir(parents=True)
         (profile / "user" / "registrymodifications.xcu").write_text(_PROFILE_XCU, encoding="utf-8")
-        env = {**os.environ, "HOME": tmp}
+        env = {**os.environ, "HOME": str(tmp), "TMPDIR": str(tmp)}  # its own temporaries land here too
         cmd = [
             exe,
             f"-env:UserInstallation={profile.as_uri()}",

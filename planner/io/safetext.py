@@ -9,8 +9,16 @@ A name such as ``=HYPERLINK("http://evil","click")`` or ``Option\\n# Approved`` 
 - ``write_text(cell, value)``: writes the text itself into an openpyxl cell as a string cell (data type
   ``s``, Excel's "quote prefix" set when it starts like a formula), so Excel shows the name unchanged and
   never evaluates it, even after the user edits the cell.
+- ``cell_text(value)``: the text an xlsx holds for ``value`` anywhere, a formula's cached value included:
+  without the characters XML 1.0 cannot hold, cut to what a cell holds.
+- ``header_text(value, max_chars)``: text for a printed page header or footer (``&`` doubled, at most
+  ``max_chars``; Excel refuses a header or footer over 255 characters).
 - ``md_text(value)``: one line of Markdown that renders as the literal text: no heading, list, table cell
   break, emphasis, code, link, image, raw HTML or ``javascript:`` URL.
+- ``csv_text(value)``: a CSV text cell that starts no formula whichever separator the spreadsheet splits on
+  (``,`` ``;`` tab ``|``): ``x;=1+1;`` -> ``x;'=1+1;``.
+- ``message_text(value)`` / ``terminal_text(value)``: text for the terminal with control characters (ESC,
+  BEL, NUL, CR, ...) and bidirectional overrides shown as escapes; ``terminal_text`` keeps line breaks.
 """
 
 from __future__ import annotations
@@ -22,12 +30,25 @@ import re
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 #: What an xlsx cell holds at most (Excel's limit).
 MAX_CELL_CHARS = 32767
+#: Characters a printed page header or footer holds, codes included (Microsoft, "Excel specifications and
+#: limits": "Number of characters in a header or footer: 255").
+MAX_HEADER_CHARS = 255
+#: Separators a spreadsheet may split a CSV line on (regional settings: ';' in German and French Excel).
+CSV_SEPARATORS = (",", ";", "\t", "|")
 
 # XML 1.0 forbids these; openpyxl raises IllegalCharacterError on them.
 _XML_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 _LINE_BREAKS = re.compile(r"\r\n|[\n\r\v\f\x85\u2028\u2029]")
 _CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
-_TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls (ESC starts CSI/OSC sequences, 0x9b is a one-byte CSI), line/paragraph separators and the
+# bidirectional embeddings, overrides and isolates that reorder what a terminal shows ("Trojan Source").
+_TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_TERMINAL_CONTROL_BUT_NEWLINE = re.compile(
+    r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
+)
+# A formula trigger at the start of any piece a CSV reader may split the text into.
+# (Line breaks count as separators too: a reader that ignores quotes starts a row there.)
+_CSV_PIECE_START = re.compile(r"(^|[,;\t|\n])([^\S\t\n\r]*)(?=[=+\-@\r])")
 # Markdown punctuation that opens inline syntax anywhere in a line (CommonMark lets any ASCII punctuation
 # be escaped); & < > become entities instead. A link or image needs "[", so "(" and "!" need no escape.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")
@@ -40,9 +61,29 @@ def _text(value: object) -> str:
     return "" if value is None else str(value)
 
 
-def _cell_text(value: object) -> str:
-    """The text with the characters XML cannot hold removed, cut to what a cell holds."""
+def cell_text(value: object) -> str:
+    """The text with the characters XML 1.0 cannot hold removed, cut to the 32,767 characters a cell holds.
+
+    What every string that goes into an xlsx part passes through, a formula's cached value included.
+    """
     return _XML_ILLEGAL.sub("", _text(value))[:MAX_CELL_CHARS]
+
+
+_cell_text = cell_text
+
+
+def header_text(value: object, max_chars: int = MAX_HEADER_CHARS) -> str:
+    """Text for a printed page header or footer: no XML-illegal characters, ``&`` doubled (it starts a code
+    there), at most ``max_chars`` characters (cut with an ellipsis, never between the two ``&`` of a pair)."""
+    text = _XML_ILLEGAL.sub("", _text(value)).replace("&", "&&")
+    if len(text) <= max_chars:
+        return text
+    if max_chars <= 0:
+        return ""
+    cut = text[: max_chars - 1]
+    if (len(cut) - len(cut.rstrip("&"))) % 2:  # half of a doubled '&'
+        cut = cut[:-1]
+    return cut + "\u2026"
 
 
 def starts_formula(text: str) -> bool:
@@ -91,13 +132,47 @@ def md_text(value: object, *, line_start: bool = True) -> str:
     return _URL_SCHEME.sub(lambda m: m.group(1) + "&#58;", text)
 
 
+def csv_text(value: object) -> str:
+    """A CSV text cell that starts no formula, whichever separator a spreadsheet splits the line on.
+
+    Every piece that a split on ``,`` ``;`` tab or ``|`` would start with ``= + - @`` (after blanks) gets a
+    leading apostrophe, which spreadsheets show as text (OWASP "CSV injection"): ``=1+1`` -> ``'=1+1``,
+    ``x;=1+1;`` -> ``x;'=1+1;``. Control characters other than tab and line breaks are removed.
+    """
+    text = _XML_ILLEGAL.sub("", _CONTROL.sub("", _text(value)))
+    return _CSV_PIECE_START.sub(lambda m: m.group(1) + "'" + m.group(2), text)
+
+
+def terminal_text(value: object) -> str:
+    """Text (lines of it) for the terminal: like ``message_text`` but line breaks are kept."""
+    return _TERMINAL_CONTROL_BUT_NEWLINE.sub(_escape, _text(value))
+
+
+def _escape(m: re.Match) -> str:
+    return m.group().encode("unicode_escape").decode("ascii")
+
+
 def message_text(value: object) -> str:
     """Text for a one-line message on a terminal: line breaks and control characters shown as escapes.
 
     ``"a\x00b\nc"`` -> ``a\\x00b\\nc``: a NUL, an escape sequence or a newline from the user's input is
     never echoed raw.
     """
-    return _TERMINAL_CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), _text(value))
+    return _TERMINAL_CONTROL.sub(_escape, _text(value))
 
 
-__all__ = ["FORMULA_TRIGGERS", "MAX_CELL_CHARS", "md_text", "message_text", "starts_formula", "write_text", "xlsx_text"]
+__all__ = [
+    "CSV_SEPARATORS",
+    "FORMULA_TRIGGERS",
+    "MAX_CELL_CHARS",
+    "MAX_HEADER_CHARS",
+    "cell_text",
+    "csv_text",
+    "header_text",
+    "md_text",
+    "message_text",
+    "starts_formula",
+    "terminal_text",
+    "write_text",
+    "xlsx_text",
+]

@@ -7,7 +7,7 @@ one scenario or a million. ``planner.catalog.resolve`` fills them from the catal
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -87,6 +87,22 @@ class EngineFacts:
     allreduce_latency_s: ArrayLike  # within the fabric domain (catalog, unless the engine or a calibration sets it)
     interconnect_efficiency: ArrayLike
     roofline_overlap: ArrayLike  # 1: step = max(memory, compute); 0: their sum
+
+
+class EngineMemoryRules(Protocol):
+    """What the memory formulas read of an engine (``planner.engines.profiles.EngineProfile`` has these fields).
+
+    A protocol, so the model names the engine's memory rules without importing the engines package.
+    """
+
+    budget_mode: Literal["total", "free"]  # KV budget from the total visible memory (vLLM) or the free memory
+    use_engine_visible_memory: bool  # the catalog's measured visible total (else physical x visible_memory_fraction)
+    visible_memory_fraction: float
+    non_torch_bytes: float  # per GPU
+    non_torch_bytes_tensor_parallel: float  # extra per GPU when tensor-parallel
+    activation_bytes_per_token_width: float
+    activation_bytes_per_seq_vocab: float
+    block_size: int  # KV-cache block, tokens
 
 
 def field_names(cls: type) -> tuple[str, ...]:

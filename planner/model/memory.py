@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.engines.profiles import EngineProfile
 from planner.model import ops
-from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.facts import ArrayLike, EngineFacts, EngineMemoryRules, GpuFacts, ModelFacts, PrecisionFacts
 
 
 def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
@@ -77,7 +76,7 @@ def kv_replication(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
     return gpus * ops.maximum(1.0, kvh / gpus) / kvh
 
 
-def visible_memory_bytes(gpu: GpuFacts, engine: EngineProfile) -> ArrayLike:
+def visible_memory_bytes(gpu: GpuFacts, engine: EngineMemoryRules) -> ArrayLike:
     """Memory the engine sees per GPU: the measured torch-visible total, else physical x (1 - ECC) x visible fraction.
 
     ECC on GDDR cards (L4, A10G, L40S, T4...) takes 1/16 of the memory when on, as it is by default: an L4's
@@ -90,7 +89,9 @@ def visible_memory_bytes(gpu: GpuFacts, engine: EngineProfile) -> ArrayLike:
     return ops.where(ops.isnan(measured), usable * engine.visible_memory_fraction, measured)
 
 
-def activation_peak_bytes(model: ModelFacts, limits: EngineFacts, engine: EngineProfile, gpus: ArrayLike) -> ArrayLike:
+def activation_peak_bytes(
+    model: ModelFacts, limits: EngineFacts, engine: EngineMemoryRules, gpus: ArrayLike
+) -> ArrayLike:
     """Activation peak per GPU of the engine's profiling run.
 
     a x batched tokens x (hidden + 2 x MLP width / g) + b x sequences x vocabulary (the sampler sees the whole
@@ -103,7 +104,7 @@ def activation_peak_bytes(model: ModelFacts, limits: EngineFacts, engine: Engine
     )
 
 
-def reserve_bytes_per_gpu(activation_bytes: ArrayLike, gpus: ArrayLike, engine: EngineProfile) -> ArrayLike:
+def reserve_bytes_per_gpu(activation_bytes: ArrayLike, gpus: ArrayLike, engine: EngineMemoryRules) -> ArrayLike:
     """Memory kept out of the KV budget per GPU: activation peak + non-torch (+ NCCL buffers when g > 1)."""
     return activation_bytes + engine.non_torch_bytes + ops.where(gpus > 1, engine.non_torch_bytes_tensor_parallel, 0.0)
 
@@ -114,7 +115,7 @@ def kv_budget_bytes_per_gpu(
     gpus: ArrayLike,
     reserve_bytes: ArrayLike,
     memory_utilization: ArrayLike,
-    engine: EngineProfile,
+    engine: EngineMemoryRules,
 ) -> ArrayLike:
     """KV budget of one GPU of the group (weights split evenly); negative when the weights do not fit.
 
@@ -168,7 +169,7 @@ def memory_plan(
     model: ModelFacts,
     precision: PrecisionFacts,
     limits: EngineFacts,
-    engine: EngineProfile,
+    engine: EngineMemoryRules,
     context_tokens: ArrayLike,
     gpus: ArrayLike,
     memory_utilization: ArrayLike,

@@ -129,7 +129,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
 
 
 def warnings(c: Calc) -> tuple[str, str]:
-    """The baseline's warnings as formulas, worded as ``planner.api.plan``'s: a context beyond the model's trained
+    """The baseline's warnings as formulas, worded as ``planner.report.plan``'s: a context beyond the model's trained
     maximum, and a tensor-parallel group larger than one 8-GPU node ("" when neither applies)."""
     ctx, n = c.ref("context", "C", True, True), c.ref("n", "C", True, True)
     model, row = c.ref("model", "C", True, True), c.ref("model_row", "C", True, True)

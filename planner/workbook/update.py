@@ -124,7 +124,8 @@ def refresh(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
             "pass --force to refresh anyway and lose them, or refresh a copy with -o"
         )
-    write_file(dest, buf.getvalue(), force=True, make_parents=True)
+    # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
+    write_file(dest, buf.getvalue(), force=force or in_place, make_parents=True)
     return Written(dest, len(gpu_list), len(model_list))
 
 

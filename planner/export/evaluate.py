@@ -1,0 +1,277 @@
+"""One option of a budget review sized and costed: every tensor-parallel group tried, the best batch, the fleet.
+
+This is the only place the export calls the capacity model: per-replica memory, TPOT and TTFT come from
+``planner.api``; fleet and money rules from ``planner.export.sizing``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from planner import api
+from planner.accuracy.calibration import residual_range
+from planner.accuracy.ranges import TimeRange
+from planner.catalog import Catalog, Gpu, Model, stale_price_warning
+from planner.engines.profiles import EngineProfile, engine_profile
+from planner.export import sizing
+from planner.export.ownership import Money, option_money
+from planner.export.records import Candidate, Result
+from planner.export.scenario import Option, Workload
+from planner.export.shortfall import quoted_group, shortfall_text
+
+#: Traffic multipliers (of the sized peak) that the charts sweep.
+SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
+
+
+# -- one option -----------------------------------------------------------------------------------------
+
+
+def _candidates(
+    option: Option,
+    workload: Workload,
+    catalog: Catalog,
+    gpu: Gpu,
+    model: Model,
+    wp: str | None,
+    kp: str | None,
+    eng: EngineProfile,
+    groups: tuple[int, ...],
+    time_ranges: tuple[TimeRange, ...],
+) -> tuple[Candidate, ...]:
+    """Per tensor-parallel group: TPOT over every batch in one vectorized call (``_best_batch`` then picks one).
+
+    A batch fits when its slots can each hold a high-percentile sequence (memory); its TPOT is taken at the
+    mean context in flight (decode time under continuous batching). docs/export.md, "Two contexts". Each group
+    meets the TPOT target with its own margin (``latency_margin`` of its ``time_ranges`` entry).
+    """
+    margins = [latency_margin(workload, r.high) for r in time_ranges]
+    tpot_goals = sizing.margin_target(workload.tpot_target_s, np.asarray(margins))
+    _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
+    batches = np.arange(1, max_seqs + 1, dtype=float)
+    tp = np.asarray(groups, dtype=float)
+    common = dict(engine=eng, catalog=catalog, errors="coerce")
+    mu = option.memory_utilization
+    fits = np.asarray(
+        api.max_batch(
+            gpu,
+            model,
+            workload.sizing_context_tokens,
+            kv_precision=kp,
+            gpus=tp,
+            weight_precision=wp,
+            memory_utilization=mu,
+            **common,
+        ),
+        dtype=float,
+    )
+    room = batches[None, :] <= np.nan_to_num(fits, nan=0.0)[:, None]
+
+    def curve(ctx: float) -> np.ndarray:
+        t = np.asarray(
+            api.tpot(
+                gpu,
+                model,
+                ctx,
+                batch=batches[None, :],
+                kv_precision=kp,
+                gpus=tp[:, None],
+                weight_precision=wp,
+                memory_utilization=mu,
+                **common,
+            ),
+            dtype=float,
+        )
+        return np.where(room, t, np.nan)
+
+    tpot = curve(workload.inflight_context_tokens)
+    tpot_long = curve(workload.sizing_context_tokens)
+    best = sizing.largest_batch_meeting(tpot, batches, tpot_goals)
+    prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
+    ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
+    mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
+    ttft_mean = np.asarray(mean_prompt.ttft_s)
+    out = []
+    for i, n in enumerate(groups):
+        b = int(best[i])
+        out.append(
+            Candidate(
+                n,
+                b,
+                float(tpot[i, b - 1] if b else tpot[i, 0]),
+                float(tpot[i, 0]),
+                float(ttft_hi[i]),
+                float(ttft_mean[i]),
+                tuple(float(v) for v in tpot[i]),
+                tuple(float(v) for v in tpot_long[i]),
+                time_ranges[i],
+                margins[i],
+            )
+        )
+    return tuple(out)
+
+
+def _rates(workload: Workload, replica: sizing.Replica, change: float = 1.0) -> tuple[float, float]:
+    """(peak, average) requests per second at the end of the horizon (x change), from rates or concurrency."""
+    g = workload.growth_factor * change
+    if workload.by_rate:
+        return workload.peak_requests_per_s * g, workload.average_requests_per_s * g
+
+    def conv(c: float) -> float:
+        return float(sizing.rate_from_concurrency(c, replica.ttft_mean_s, workload.output_tokens_mean, replica.tpot_s))
+
+    return conv(workload.peak_concurrent_requests * g), conv(workload.average_concurrent_requests * g)
+
+
+def _fleet(
+    option: Option,
+    workload: Workload,
+    replica: sizing.Replica,
+    money: Money,
+    change: float | np.ndarray,
+    tpot_goal_s: float,
+) -> sizing.Fleet:
+    peak, avg = _rates(workload, replica)
+    return sizing.size(
+        replica,
+        peak * np.asarray(change),
+        avg * np.asarray(change),
+        workload.output_tokens_mean,
+        workload.prompt_tokens_mean,
+        option.spare_replicas,
+        option.nodes_of,
+        money.usd_per_gpu_month,
+        tpot_goal_s,
+    )
+
+
+def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
+    """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target.
+
+    Prompts share the replica's time with decode, so the largest batch meeting the target is not always best:
+    a smaller, faster batch leaves more time for prompts. Ties go to the larger batch.
+    """
+    curve = np.asarray(c.tpot_by_batch_s, dtype=float)
+    batches = np.arange(1, len(curve) + 1, dtype=float)
+    rates = sizing.max_rate_per_replica(
+        c.ttft_mean_s,
+        workload.output_tokens_mean,
+        np.nan_to_num(curve, nan=np.inf),
+        np.where(np.isfinite(curve), batches, 0.0),
+        tpot_goal_s,
+        ttft_s=c.ttft_mean_s,
+    )
+    i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
+    return sizing.Replica(c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s)
+
+
+def evaluate(
+    option: Option,
+    workload: Workload,
+    catalog: Catalog,
+    traffic_change: float,
+    *,
+    model: Model | None = None,
+    groups: tuple[int, ...] | None = None,
+) -> Result:
+    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak."""
+    gpu = catalog.gpu(option.gpu)
+    mdl = model or catalog.model(option.model)
+    eng = engine_profile(option.engine)
+    wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
+    kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
+    money = option_money(option, gpu)
+    valid = api.valid_tp_sizes(mdl)
+    if option.gpus_per_replica and option.gpus_per_replica not in valid:
+        raise api.tp_size_error(mdl, option.gpus_per_replica)
+    groups = groups or (
+        (option.gpus_per_replica,)
+        if option.gpus_per_replica
+        else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
+    )
+    time_ranges = tuple(residual_range(gpu, eng.name, catalog=catalog, gpus=n, model=mdl) for n in groups)
+    cands = _candidates(
+        option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
+    )
+    warnings = []
+    own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
+    stale = None if own_quote else stale_price_warning(gpu.price(money.price_kind), gpu.name)
+    warnings += [f"{option.name}: {stale}"] if stale else []
+    if workload.sizing_context_tokens > mdl.max_context:
+        warnings.append(
+            f"{mdl.name}: a {workload.sizing_context_tokens:,}-token sequence exceeds its trained maximum "
+            f"of {mdl.max_context:,} tokens; memory and time are extrapolated"
+        )
+    best: tuple | None = None
+    for c in cands:
+        if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):
+            continue
+        rep = _best_batch(c, workload, c.goal_s(workload.tpot_target_s))
+        fl = _fleet(option, workload, rep, money, 1.0, c.goal_s(workload.tpot_target_s))
+        key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)
+        if best is None or key < best[0]:
+            best = (key, rep, fl, c)
+    # the margin stated: the kept group's, or (none meets) that of the group the shortfall quotes
+    kept = best[3] if best is not None else quoted_group(cands)
+    tpot_goal = kept.goal_s(workload.tpot_target_s)
+    common = dict(
+        option=option,
+        gpu=gpu,
+        model=mdl,
+        weight_precision=wp,
+        kv_precision=kp,
+        engine=eng,
+        money=money,
+        candidates=cands,
+        warnings=tuple(warnings),
+        margin=kept.margin,
+        time_range=(kept.time_range.low, kept.time_range.high),
+        time_range_note=kept.time_range.note,
+        time_range_widened=kept.time_range.widened,
+        tpot_goal_s=tpot_goal,
+        ttft_goal_s=kept.goal_s(workload.ttft_target_s),
+    )
+    if best is None:
+        peak = avg = math.nan
+        if workload.by_rate:
+            peak = workload.peak_requests_per_s * workload.growth_factor
+            avg = workload.average_requests_per_s * workload.growth_factor
+        return Result(
+            **common,
+            replica=None,
+            fleet=None,
+            low=None,
+            high=None,
+            sweep=None,
+            peak_rate_per_s=peak,
+            average_rate_per_s=avg,
+            shortfall=shortfall_text(cands, workload, gpu, mdl),
+        )
+    _, rep, fl, _ = best
+    peak, avg = _rates(workload, rep)
+    x = traffic_change
+    return Result(
+        **common,
+        replica=rep,
+        fleet=fl,
+        low=_fleet(option, workload, rep, money, 1 - x, tpot_goal),
+        high=_fleet(option, workload, rep, money, 1 + x, tpot_goal),
+        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal),
+        peak_rate_per_s=peak,
+        average_rate_per_s=avg,
+        shortfall="",
+    )
+
+
+def latency_margin(workload: Workload, high: float) -> float:
+    """The margin the option is sized with: the scenario's, or ``high``, the time model's upper residual quantile.
+
+    "model-range" (the default): the 90th percentile of measured / predicted - 1 for this GPU and tensor-parallel
+    group (held-out rows of the nearest covered region, widened where the data does not cover the group, GPU or
+    model; or your calibration's: ``planner.accuracy.calibration.residual_range``), so the pessimistic end of the range meets
+    the target. Each group is sized with its own (``_candidates``): a 4-GPU and an 8-GPU group may differ.
+    """
+    if workload.latency_margin != "model-range":
+        return float(workload.latency_margin)
+    return max(0.0, float(high))

@@ -1,0 +1,119 @@
+"""The budget review's records: a tensor-parallel group tried (``Candidate``), an option sized (``Result``), a
+lever applied (``Lever``) and the whole review (``Review``). Data only: ``planner.export.evaluate`` fills them,
+``planner.export.review`` assembles the review, the writers lay it out.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from planner.accuracy.ranges import TimeRange
+from planner.catalog import Gpu, Model
+from planner.engines.profiles import EngineProfile
+from planner.export import sizing
+from planner.export.assumptions import Assumption
+from planner.export.ownership import Money
+from planner.export.scenario import Option, Scenario
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One tensor-parallel group size tried for an option."""
+
+    gpus_per_replica: int
+    batch: int  # largest batch meeting the TPOT target whose KV fits (0: none)
+    tpot_s: float  # at that batch (at batch 1 when none meets)
+    tpot_batch1_s: float  # NaN when the weights do not fit
+    ttft_high_s: float
+    ttft_mean_s: float
+    tpot_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)  # batch 1, 2, ...; NaN: no fit
+    #: TPOT at each batch if every sequence were at the high-percentile length (what 0.1.0 sized for); for display
+    tpot_long_by_batch_s: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    #: the time model's range for this GPU and group (``planner.accuracy.calibration.residual_range``) and the margin it gives
+    time_range: TimeRange = TimeRange(0.0, 0.0, "")
+    margin: float = 0.0
+
+    def goal_s(self, target_s: float) -> float:
+        """What the central prediction must meet: target / (1 + margin)."""
+        return float(sizing.margin_target(target_s, self.margin))
+
+    @property
+    def fits(self) -> bool:
+        return math.isfinite(self.tpot_batch1_s)
+
+
+@dataclass(frozen=True)
+class Result:
+    """One option, sized: the chosen replica and its fleet at peak, at +-traffic_change, and over the sweep."""
+
+    option: Option
+    gpu: Gpu
+    model: Model
+    weight_precision: str
+    kv_precision: str
+    engine: EngineProfile
+    money: Money
+    candidates: tuple[Candidate, ...]
+    replica: sizing.Replica | None
+    fleet: sizing.Fleet | None
+    low: sizing.Fleet | None
+    high: sizing.Fleet | None
+    sweep: sizing.Fleet | None
+    peak_rate_per_s: float
+    average_rate_per_s: float
+    shortfall: str  # why it does not meet the targets ("" when it does)
+    warnings: tuple[str, ...] = ()
+    margin: float = 0.0  # predictions x (1 + margin) meet the targets (docs/export.md, "Margin")
+    #: (low, high) residual quantiles of the time model for this GPU and the kept group (``Candidate.time_range``)
+    time_range: tuple[float, float] = (0.0, 0.0)
+    time_range_note: str = ""  # where that range comes from
+    time_range_widened: str = ""  # why it was widened ("" when the data covers this GPU, group and model)
+    tpot_goal_s: float = math.nan  # target / (1 + margin): what the central prediction must meet
+    ttft_goal_s: float = math.nan
+
+    @property
+    def meets(self) -> bool:
+        return self.fleet is not None
+
+    @property
+    def gpus(self) -> int:
+        return int(self.fleet.gpus) if self.fleet is not None else 0
+
+    @property
+    def monthly_usd(self) -> float:
+        return float(self.fleet.monthly_usd) if self.fleet is not None else math.nan
+
+    @property
+    def candidate(self) -> Candidate | None:
+        """The tensor-parallel group that was kept (None when the option does not meet the targets)."""
+        if self.replica is None:
+            return None
+        return next(c for c in self.candidates if c.gpus_per_replica == int(self.replica.gpus))
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One lever applied to the baseline: what changes, its result, and the saving (positive) or extra cost."""
+
+    name: str
+    change: str
+    result: Result | None
+    saving_usd_per_month: float  # baseline - lever; NaN when the lever does not meet the targets
+    note: str
+
+
+@dataclass(frozen=True)
+class Review:
+    scenario: Scenario
+    source: str
+    date: str
+    version: str
+    results: tuple[Result, ...]  # ranked: meeting options by monthly cost, then the others
+    recommended: Result
+    baseline: Result
+    levers: tuple[Lever, ...]
+    sweep_multipliers: tuple[float, ...]
+    reason: str
+    assumptions: tuple[Assumption, ...]
+    warnings: tuple[str, ...] = field(default=())

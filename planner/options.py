@@ -1,0 +1,127 @@
+"""A deployment's options, defined once: their names, types, defaults and help text.
+
+Every public capacity function takes the GPU, the model and the tokens, then its options by keyword:
+``max_batch("H100", "llama2-70b", 8192, kv_precision="fp16")``. The options are written here and nowhere else:
+
+- ``Options``: a frozen dataclass with every option, its default and its help text (``option_doc``); the API
+  turns a call's keywords into one ``Options`` (``Options.read``) and hands it to ``planner.deploy``.
+- The ``TypedDict``s below say which options each function takes, typed; a function's signature reads
+  ``**options: Unpack[DecodeOptions]`` (PEP 692), which type checkers and editors expand into the keywords, so
+  ``kv_precison="fp16"`` is an error before the code runs, and a ``TypeError`` naming the options when it does.
+- The Excel functions' optional arguments (``planner.excel.support``) and the CLI's options (``planner.cli``)
+  take their help text from ``option_doc``.
+
+Adding an option: a field of ``Options`` (default and help) and a key in the ``TypedDict`` of the functions that
+take it; ``tests/test_options.py`` checks that the two agree.
+
+Imports: the catalog, engine profiles and argument checks (for types), nothing of the surfaces.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, fields
+from typing import Any, TypedDict
+
+from planner.catalog import Catalog
+from planner.checks import Errors
+from planner.engines.profiles import EngineProfile
+
+
+def _option(default: Any, doc: str) -> Any:
+    """A field of ``Options``: its default and its help text (Python docs, Excel argument help, CLI help)."""
+    return field(default=default, metadata={"doc": doc})
+
+
+@dataclass(frozen=True)
+class Options:
+    """Every option of the capacity functions with its one default; a function reads the keys it takes.
+
+    Any numeric option may be a scalar, a numpy array or a pandas Series; arrays broadcast with the GPU, model
+    and tokens. ``None`` means "the default rule" named in each option's help.
+    """
+
+    batch: Any = _option(1, "sequences decoded together; default 1")
+    kv_precision: Any = _option(None, "KV-cache precision, e.g. fp16 or fp8; default: the model's activation dtype")
+    gpus: Any = _option(
+        None,
+        "GPUs in the tensor-parallel group (a size vLLM accepts); default: the smallest of 1, 2, 4, 8 ... 64 that fits",
+    )
+    weight_precision: Any = _option(None, "weight precision, e.g. fp8 or int4; default: as published")
+    memory_utilization: Any = _option(
+        None, "fraction of GPU memory the engine may use (0 to 1); default: the engine's (0.9 for vLLM)"
+    )
+    engine: str | EngineProfile | None = _option(
+        None, "memory budgeting rule: vllm (default), tensorrt-llm, lmdeploy, ideal, or an EngineProfile"
+    )
+    reserve_bytes: Any = _option(
+        None, "bytes per GPU kept from the KV cache besides the weights; default: the engine's activation peak"
+    )
+    check_fit: bool = _option(True, "False: time a batch on a given group even where it does not fit in memory")
+    catalog: Catalog | None = _option(None, "catalog to read names from; default: the shipped one and $PLANNER_CATALOG")
+    errors: Errors = _option("raise", '"raise": the first bad scenario raises; "coerce": NaN for each bad one')
+    calibration: Any = _option(
+        None, "calibration file or Calibration for time predictions; default: $PLANNER_CALIBRATION, else none"
+    )
+
+    @classmethod
+    def read(cls, takes: type, given: dict[str, Any], function: str) -> Options:
+        """The options of a call: ``given`` (the function's ``**options``), checked against the keys of ``takes``
+        (its ``TypedDict``); an option it does not take is a ``TypeError`` naming the ones it does."""
+        allowed = takes.__optional_keys__
+        if not given.keys() <= allowed:
+            unknown = sorted(given.keys() - allowed)[0]
+            near = difflib.get_close_matches(unknown, allowed, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise TypeError(
+                f"{function}() got an unexpected keyword argument {unknown!r}{hint}; "
+                f"its options: {', '.join(name for name in OPTION_NAMES if name in allowed)}"
+            )
+        return cls(**given)
+
+
+#: The options in their documented order.
+OPTION_NAMES = tuple(f.name for f in fields(Options))
+
+
+def option_doc(name: str) -> str:
+    """The help text of option ``name`` (one line; ends with its default)."""
+    return next(f.metadata["doc"] for f in fields(Options) if f.name == name)
+
+
+# -- which function takes which options (PEP 692: ``**options: Unpack[...]``) ---------------------------
+
+
+class CommonOptions(TypedDict, total=False):
+    """Options every deployment function takes: precisions, the engine's memory rule, catalog, errors."""
+
+    kv_precision: Any
+    weight_precision: Any
+    memory_utilization: Any
+    engine: str | EngineProfile | None
+    reserve_bytes: Any
+    catalog: Catalog | None
+    errors: Errors
+    calibration: Any
+
+
+class GroupOptions(CommonOptions, total=False):
+    """``max_batch``'s options: the common ones and the GPU group."""
+
+    gpus: Any
+
+
+class BatchOptions(CommonOptions, total=False):
+    """``min_gpus``'s options: the common ones and the batch the group must hold."""
+
+    batch: Any
+
+
+class DeploymentOptions(GroupOptions, BatchOptions, total=False):
+    """``memory_plan``'s and ``prefill``'s (``ttft`` ...) options: the common ones, the group and the batch."""
+
+
+class DecodeOptions(DeploymentOptions, total=False):
+    """``decode_step``'s (``tpot``, ``throughput`` ...) and ``cost_per_mtok``'s options: all of them."""
+
+    check_fit: bool

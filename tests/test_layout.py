@@ -1,0 +1,134 @@
+"""The package reads as the architecture: no import cycles, and dependencies point inward (issue 24).
+
+The import graph is built from the source (``ast`` over ``planner/**/*.py``): every ``import`` and ``from ... import``
+of a planner module counts, at module level, inside a function or under ``TYPE_CHECKING`` alike, since each is a
+dependency a reader has to follow.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "planner"
+#: The surfaces: what a user touches. Nothing of the core imports them.
+SURFACES = ("cli", "excel", "workbook", "export")
+#: What each package may import of planner besides itself, as its ``__init__`` docstring says.
+MAY_IMPORT = {
+    "model": {"errors", "units"},
+    "io": {"errors"},
+    "engines": {"model", "catalog", "errors", "units", "io"},
+    "serving": {"api", "model", "engines", "catalog", "errors"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the planner modules it imports (``from planner.x import y`` counts ``planner.x.y`` when y is one)."""
+    modules = {module_name(p): p for p in ROOT.rglob("*.py")}
+
+    def known(name: str) -> str:
+        while name not in modules:
+            name = name.rpartition(".")[0]
+        return name
+
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                targets |= {known(a.name) for a in node.names if a.name.split(".")[0] == "planner"}
+            elif (
+                isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "planner"
+            ):
+                targets |= {known(f"{node.module}.{a.name}") for a in node.names}
+        graph[name] = targets - {name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def part(module: str) -> str:
+    """The part of the design a module belongs to: ``planner.excel.support`` -> ``excel``, ``planner.api`` -> ``api``."""
+    return module.split(".")[1] if "." in module else "planner"
+
+
+GRAPH = import_graph()
+
+
+class TestImportGraph:
+    def test_the_graph_sees_the_known_edges(self):
+        """The graph reads real imports: the API calls deploy, the Excel functions call support, the CLI reaches all."""
+        assert "planner.deploy" in GRAPH["planner.api"]
+        assert "planner.excel.support" in GRAPH["planner.excel.functions"]
+        assert {"planner.model.memory", "planner.model.facts"} <= GRAPH["planner.model"]
+
+    def test_finds_a_cycle_when_there_is_one(self):
+        """The cycle finder is not vacuous: a -> b -> c -> a is one component, d alone is none."""
+        assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == [["a", "b", "c"]]
+
+    def test_no_import_cycles(self):
+        assert cycles(GRAPH) == []
+
+    def test_the_model_imports_nothing_of_planner_but_errors_and_units(self):
+        outside = {
+            (m, t) for m, ts in GRAPH.items() if part(m) == "model" for t in ts if part(t) not in MAY_IMPORT["model"]
+        }
+        assert {(m, t) for m, t in outside if part(t) != "model"} == set()
+
+    def test_no_core_module_imports_a_surface(self):
+        """Surfaces (CLI, Excel, workbook, export) sit outside; the core never reaches out to them."""
+        core = [m for m in GRAPH if part(m) not in SURFACES and m not in ("planner", "planner.__main__")]
+        assert {(m, t) for m in core for t in GRAPH[m] if part(t) in SURFACES} == set()
+
+    @pytest.mark.parametrize("package", sorted(MAY_IMPORT))
+    def test_packages_import_what_their_docstring_allows(self, package):
+        allowed = MAY_IMPORT[package] | {package}
+        bad = {(m, t) for m, ts in GRAPH.items() if part(m) == package for t in ts if part(t) not in allowed}
+        assert bad == set()
+
+
+class TestLayout:
+    def test_at_most_a_dozen_modules_directly_in_planner(self):
+        assert len(list(ROOT.glob("*.py"))) <= 12
+
+    @pytest.mark.parametrize("package", sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").exists()))
+    def test_every_package_says_what_it_holds(self, package):
+        doc = ast.get_docstring(ast.parse((ROOT / package / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len(doc.splitlines()) >= 3, package
