@@ -19,6 +19,7 @@ from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import engine_profile
 from planner.io.files import check_target, write_file
+from planner.io.safetext import xlsx_text
 from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
 from planner.workbook.layout import (
     CATALOG_SHEETS,
@@ -160,9 +161,11 @@ def user_rows(wb, catalog: Catalog) -> list[str]:
     for sheet, table in tables.items():
         if sheet not in wb.sheetnames:
             continue
+        written = {xlsx_text(n) for n in table.names()}  # as the sheet shows them ('=... gets its apostrophe)
         for row in wb[sheet].iter_rows(min_row=2, max_col=4):
             name = row[0].value
-            if name is not None and sum(c.value is not None for c in row) >= 2 and str(name) not in table:
+            filled = sum(c.value is not None for c in row) >= 2
+            if name is not None and filled and str(name) not in table and str(name) not in written:
                 found.append(f"{sheet} row {row[0].row} ({str(name)[:40]!r})")
     return found
 
