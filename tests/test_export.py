@@ -296,7 +296,7 @@ class TestCli:
             (
                 HAND.replace("tpot_target_s = 0.2", 'tpot_target_s = "fast"'),
                 2,
-                "s.toml: workload.tpot_target_s: Input should be a valid number",
+                "s.toml: workload.tpot_target_s: 'fast' is not a duration",
             ),
             (HAND.replace("ttft_target_s = 10", ""), 2, "s.toml: workload.ttft_target_s: missing"),
             (
