@@ -126,15 +126,21 @@ class TestXlsx:
         return openpyxl.load_workbook(out)
 
     def test_has_the_finance_sheets_in_order(self, book):
-        """Summary first, then Options, Costs (TCO), Details, Levers, Charts, their data and Assumptions."""
+        """Summary first, then Options, Costs (TCO), Details, the money over time, Levers, Charts, their data,
+        Glossary and Assumptions."""
         assert book.sheetnames == [
             "Summary",
             "Options",
             "Costs",
             "Details",
+            "Like for like",
+            "Ownership",
+            "Demand cases",
+            "Fleet by quarter",
             "Levers",
             "Charts",
             "Chart data",
+            "Glossary",
             "Assumptions",
         ]
 

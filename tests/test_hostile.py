@@ -114,7 +114,11 @@ class TestScenarioNumbers:
     @pytest.mark.parametrize(
         ("line_from", "line_to", "said"),
         [
-            ("tpot_target_s = 0.05", "tpot_target_s = true", "workload.tpot_target_s: expected seconds"),
+            (
+                "tpot_target_s = 0.05",
+                "tpot_target_s = true",
+                'workload.tpot_target_s: expected seconds, e.g. 0.05 or "50 ms"; not true or false',
+            ),
             ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: expected a whole"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = inf", "peak_requests_per_s: Input should be a finite"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = 1e308", "less than or equal to 1000000"),

@@ -20,7 +20,7 @@ MAY_IMPORT = {
     "model": {"errors", "units"},
     "io": {"errors"},
     "engines": {"model", "catalog", "errors", "units", "io"},
-    "serving": {"api", "model", "engines", "catalog", "errors"},
+    "serving": {"api", "deploy", "checks", "options", "model", "engines", "catalog", "errors"},
 }
 
 

@@ -28,6 +28,7 @@ from planner.catalog.loader import shipped_catalog_dir
 from planner.errors import InvalidInputError, MissingDataError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import benchmark_kind, mean_context
+from planner.serving.load import DATASETS
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
 GPU_NAMES = {
@@ -267,6 +268,14 @@ class DecodeRow:
     max_num_seqs: int | None = None  # the server's limit of requests in flight, where its command sets it
     length_range_ratio: float | None = None  # the benchmark's --random-range-ratio, where its lengths vary by it
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
+    #: a serving run's percentiles over requests (TTFT, TPOT) and output tokens (ITL), seconds (NaN: not printed)
+    ttft_median_s: float = math.nan
+    ttft_p99_s: float = math.nan
+    tpot_median_s: float = math.nan
+    tpot_p99_s: float = math.nan
+    itl_median_s: float = math.nan
+    itl_p99_s: float = math.nan
+    dataset: str = ""  # the dataset cell (a named dataset's published lengths stand in for blank lengths)
 
     @property
     def context(self) -> int:
@@ -338,8 +347,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if scope == "gpu":
             tput *= tp
         batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")
-        inp = whole_number(r.get("input_len"), "input_len")
-        out = whole_number(r.get("output_len"), "output_len")
+        inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0)
+        out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
         problem = pipeline_problem(r)
         if batch is None and (engine_batch or kind == "serving"):
@@ -364,8 +373,9 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     e2e = first_number(r.get("e2e_latency_ms")) / 1e3
     if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
-    if not problem and all(math.isnan(x) for x in (tpot, tput, ttft)):
-        problem = left_out or "no tpot_ms, ttft_ms or output_throughput_tok_s"
+    percentiles = {c: first_number(r.get(c)) / 1e3 for c in PERCENTILE_COLUMNS}
+    if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
+        problem = left_out or "no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column (ttft_p99_ms ...)"
     return DecodeRow(
         record_id=r.get("record_id") or f"row{i}",
         gpu=r["gpu"],
@@ -391,7 +401,31 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         max_num_seqs=server_flag(r, SEQUENCE_LIMIT_FLAGS),
         length_range_ratio=range_ratio_of(r),
         problem=problem,
+        dataset=str(r.get("dataset", "")).strip(),
+        **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
+
+
+#: A serving run's percentile columns, milliseconds, as ``vllm bench serve`` and ``sglang.bench_serving`` print them.
+PERCENTILE_COLUMNS = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
+
+
+def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
+    """A length cell as serving benchmarks print it: a run's mean (207.5 tokens: rounded to whole tokens, at least 1),
+    or, blank, the named dataset's published mean (``planner.serving.load.DATASETS``; ``which``: 0 prompt, 1
+    output); None when blank with no dataset known; ValueError naming ``what`` for text or a negative number."""
+    x = first_number(value)
+    if math.isnan(x):
+        if str(value or "").strip():
+            raise ValueError(f"{what} {value!r} is not a number")
+        key = next((k for k in DATASETS if k in str(dataset).lower()), None)
+        if key is None:
+            return None
+        d = DATASETS[key]
+        x = d.prompt_mean_tokens if which == 0 else d.output_mean_tokens
+    if x < 0 or not math.isfinite(x):
+        raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
+    return int(round(x)) if x >= 1 or x == 0 else 1
 
 
 #: Server flags that set the token budget of a step (vLLM, SGLang, TensorRT-LLM) and the requests in flight.

@@ -26,6 +26,8 @@ from planner.accuracy.predict import (
     predict_startup,
     why_not_predicted,
 )
+from planner.accuracy.published import reference_dir
+from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
@@ -39,6 +41,8 @@ LIMITS = {
     "kv_cache_gib": (0.05, 0.20),
     "kv_cache_tokens": (0.05, 0.20),
     "max_concurrency": (0.05, 0.20),
+    # serving runs under load (issue 22): medians within 15% / 40%, p99 within 20% / 50%
+    **{q: (0.15, 0.40) if "median" in q else (0.20, 0.50) for q in FIGURES},
 }
 MEMORY_TOLERANCE = 0.05
 
@@ -50,6 +54,7 @@ QUANTITIES = {
     "kv_cache_gib": "KV cache GiB",
     "kv_cache_tokens": "KV cache tokens",
     "max_concurrency": "max concurrency",
+    **{q: f"{q.split('_')[0].upper()} {q.split('_')[1]} ms" for q in FIGURES},  # "TTFT median ms", "ITL p99 ms"
 }
 
 
@@ -198,6 +203,31 @@ def validate_time(
     return Table(
         "Benchmarks: TPOT, TTFT and output throughput, as each benchmark ran",
         tuple(c if math.isnan(c.predicted) else _clear(c) for c in checks),
+    )
+
+
+def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None) -> Table:
+    """Every serving row (``DecodeRow``s; default: ``catalogs/reference/load_public.csv``) with percentiles
+    (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL, simulated as the run went."""
+    rows = load_decode_rows(reference_dir() / "load_public.csv") if rows is None else rows
+    cat = catalog or default_catalog()
+    checks = []
+    for r in (r for r in rows if has_percentiles(r)):
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.input_len}/{r.output_len} " + (
+            f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
+        )
+        reason, predicted = r.problem, {}
+        if not reason:
+            try:
+                predicted = predict_percentiles(r, engine=engine, calibration=calibration, catalog=cat)
+            except PlannerError as exc:
+                reason = str(exc)
+        for quantity, (field_name, _, _) in FIGURES.items():
+            published = getattr(r, field_name) * 1e3
+            if not math.isnan(published):
+                checks.append(Check(r.record_id, quantity, label, predicted.get(quantity, math.nan), published, reason))
+    return Table(
+        "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went", tuple(checks)
     )
 
 

@@ -66,6 +66,9 @@ class Price(BaseModel):
     provider: str = Field(min_length=1, description="who quotes it: a cloud, a reseller, the vendor's list price")
     date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="YYYY-MM or YYYY-MM-DD")
     source: str = Field(min_length=3)
+    instance_gpus: PositiveInt = Field(
+        default=1, description="GPUs in the smallest unit the provider bills (8: only whole 8-GPU instances)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Price:

@@ -77,6 +77,10 @@ def summary_lines(review) -> list[str]:
             )
         else:
             lines.append(f"  -  {r.option.name:<{width}}  {kind}  does not meet the targets: {r.shortfall}")
+    if review.outlook is not None:
+        from planner.export.money_tables import money_lines
+
+        lines += money_lines(review)
     return lines
 
 

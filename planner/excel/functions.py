@@ -46,7 +46,13 @@ __all__ = [
     "RIDGE",
     "THROUGHPUT",
     "TPOT",
+    "TPOT_P50",
+    "TPOT_P95",
+    "TPOT_P99",
     "TTFT",
+    "TTFT_P50",
+    "TTFT_P95",
+    "TTFT_P99",
     "WEIGHT_BYTES",
 ]
 
@@ -168,6 +174,30 @@ def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_pr
 def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE."""
     return _s.evaluate(_s.SPECS["DECODE_INTENSITY"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+
+
+# -- under load: computed by planner's serving simulation, not a cell formula --------------------------------
+
+
+def _under_load(name: str, doc: str):
+    """A percentile function of the family: the same arguments, its own Spec (``planner.serving.load``)."""
+
+    def f(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+        args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
+        return _s.evaluate(_s.SPECS[name], args)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"{doc}, milliseconds, one replica taking rate_per_s Poisson requests: computed by planner's queue "
+    f.__doc__ += "simulation of 1,000 requests (not a cell formula)."
+    return _udf(name)(f)
+
+
+TTFT_P50 = _under_load("TTFT_P50", "Median time to first token under load")
+TTFT_P95 = _under_load("TTFT_P95", "95th-percentile time to first token under load")
+TTFT_P99 = _under_load("TTFT_P99", "99th-percentile time to first token under load")
+TPOT_P50 = _under_load("TPOT_P50", "Median time per output token (after the first) under load")
+TPOT_P95 = _under_load("TPOT_P95", "95th-percentile time per output token (after the first) under load")
+TPOT_P99 = _under_load("TPOT_P99", "99th-percentile time per output token (after the first) under load")
 
 
 # -- catalog, reasons, reload -----------------------------------------------------------------------------------

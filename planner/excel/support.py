@@ -22,6 +22,7 @@ starts with the error code and carries the reason, e.g. ``#N/A: unknown GPU 'H10
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -52,6 +53,7 @@ from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
 from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
 from planner.options import option_doc
+from planner.serving.load import load_percentile
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
@@ -375,6 +377,10 @@ GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
 WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"), required=False)
 UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
 
+RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
+PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048")
+OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256")
+
 SPECS: dict[str, Spec] = {
     s.name: s
     for s in (
@@ -419,6 +425,16 @@ SPECS: dict[str, Spec] = {
         Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
         Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
         Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+        *(
+            Spec(
+                f"{metric.upper()}_P{q}",
+                functools.partial(load_percentile, metric=metric, percentile=q),
+                (GPU, MODEL, RATE, PROMPT, OUTPUT, GPUS, WEIGHTS, KV),
+                scale=1e3,
+            )
+            for metric in ("ttft", "tpot")
+            for q in (50, 95, 99)
+        ),
     )
 }
 

@@ -140,10 +140,15 @@ def _fleet(
         workload.output_tokens_mean,
         workload.prompt_tokens_mean,
         option.spare_replicas,
-        option.nodes_of,
+        money.node_size,
         money.usd_per_gpu_month,
         tpot_goal_s,
     )
+
+
+def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
+    """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
+    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s)
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
@@ -196,7 +201,7 @@ def evaluate(
     )
     warnings = []
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
-    stale = None if own_quote else stale_price_warning(gpu.price(money.price_kind), gpu.name)
+    stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
     if workload.sizing_context_tokens > mdl.max_context:
         warnings.append(

@@ -6,6 +6,8 @@ markup, links, HTML or line breaks of its own.
 
 from __future__ import annotations
 
+from planner.export import money_tables as money
+from planner.export.glossary import GLOSSARY
 from planner.export.records import Review
 from planner.export.tables import (
     Table,
@@ -80,6 +82,38 @@ def _source(label: str, url: str) -> str:
     return f"[{text}](<{url}>)" if url.startswith("https://") and not any(c in url for c in "<> ") else text
 
 
+def _money_sections(review: Review) -> list[str]:
+    """Like for like, ownership over the horizon (with the margin's price), demand cases and quarterly phasing."""
+    fin, w = review.scenario.finance, review.scenario.workload
+    return [
+        "## Like for like",
+        "",
+        "Every GPU of the scenario x price kind x weight precision, sized and costed the same way; ranked by monthly "
+        "cost. Price from: the catalog quote's provider and date (stale: older than a year on the review's date).",
+        "",
+        md_table(money.grid_table(review)),
+        "",
+        f"## Ownership over {fin.horizon_months} months",
+        "",
+        f"Traffic grows linearly to the planned peak over {w.horizon_months} months, then stays; the fleet is sized "
+        "each quarter for that quarter's last month (bought GPUs are kept). Full fleet: the planned-peak fleet "
+        f"from month 1. Cost of capital {fin.cost_of_capital:.1%} a year, residual value "
+        f"{fin.residual_value_share:.0%} of capex ([finance] in the scenario). Without margin: the option sized so "
+        "that the central prediction, not the pessimistic one, meets the targets.",
+        "",
+        md_table(money.ownership_table(review)),
+        "",
+        "## Demand cases",
+        "",
+        md_table(money.cases_table(review)),
+        "",
+        "## Fleet by quarter",
+        "",
+        md_table(money.phasing_table(review)),
+        "",
+    ]
+
+
 def render_markdown(review: Review) -> str:
     s, w = review.scenario, review.scenario.workload
     rec = review.recommended
@@ -92,6 +126,9 @@ def render_markdown(review: Review) -> str:
         f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs, {rec.money.price_kind} price.",
         "",
         md_text(review.reason),
+        "",
+        *[md_text(x) + "\n" for x in money.money_lines(review)],
+        md_text(money.sign_off_line(review)),
         "",
         "## Options",
         "",
@@ -109,6 +146,7 @@ def render_markdown(review: Review) -> str:
         "",
         md_table(tco_table(review), MD_TCO_KEYS),
         "",
+        *_money_sections(review),
         "## Levers",
         "",
         f"Each lever changes one thing in the baseline ({md_text(review.baseline.option.name, line_start=False)}); saving = baseline "
@@ -123,6 +161,7 @@ def render_markdown(review: Review) -> str:
     out += ["## Sensitivity", "", md_table(sensitivity_table(review)), ""]
     if review.warnings:
         out += ["## Warnings", "", *[f"- {md_text(x, line_start=False)}" for x in review.warnings], ""]
+    out += ["## Glossary", "", *[f"- **{term}**: {md_text(text, line_start=False)}" for term, text in GLOSSARY], ""]
     out += ["## Assumptions", "", "| What | Value | Unit | Source |", "|---|---:|---|---|"]
     for a in review.assumptions:
         if isinstance(a.value, str):

@@ -7,20 +7,23 @@ overrides any of them per option. The rules are ``planner.export.sizing``'s (doc
     capex per GPU       GPU price + (host server + network per node) / node size
     IT power per GPU    TDP + host power per node / node size
     per GPU-month       capex / amortization months + IT kW x PUE x $/kWh x 730 h + IT kW x colocation $/kW-month
-    rented              $/GPU-hour x 730 h (host, network, power and building are in the hourly rate)
+    rented              $/GPU-hour x 730 h (host, network, power and building are in the hourly rate), billed in
+                        whole instances of the quote's instance_gpus (or the option's node_size)
+    several quotes      the median of the kind's dated quotes, or one provider's (``price_basis``)
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import statistics
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from planner.catalog import Gpu
+from planner.catalog import Gpu, Price
 from planner.catalog.loader import shipped_catalog_dir
 from planner.export import sizing
 from planner.export.scenario import Option
@@ -96,6 +99,8 @@ class Money:
     pue: Sourced | None = None
     node_size: int = 1
     it_power_w_per_gpu: float = math.nan
+    price_provider: str = ""  # who quotes the price ("scenario file" for the scenario's own quote)
+    quote: Price | None = None  # the catalog quote paid (None: the scenario's own price)
 
     @property
     def opex_usd_per_gpu_month(self) -> float:
@@ -118,10 +123,44 @@ def price_kind(option: Option) -> str:
     return "purchase" if option.pricing == "purchase" else (option.price_kind or "on-demand")
 
 
+#: The default rule when a GPU has several catalog quotes of one kind.
+MEDIAN = "median"
+
+
+def chosen_quote(gpu: Gpu, kind: str, basis: str | None = None) -> Price | None:
+    """The catalog quote of ``kind`` an option pays under ``basis``; None when the catalog has none.
+
+    basis "median" (default): the only quote, or one made of the median of all of them (provider 'median of N
+    quotes: ...', the oldest date, billed in the largest instance any of them needs). A provider's name: its first
+    quote of the kind (names compared case-insensitively from the start), else the median rule.
+    """
+    quotes = [p for p in gpu.prices if p.kind == kind]
+    if not quotes:
+        return None
+    if basis and basis.lower() != MEDIAN:
+        mine = [p for p in quotes if p.provider.lower().startswith(basis.lower())]
+        if mine:
+            return mine[0]
+    if len(quotes) == 1:
+        return quotes[0]
+    amount = statistics.median(p.amount for p in quotes)
+    listed = ", ".join(f"{p.provider} {p.amount:,.2f} ({p.date})" for p in quotes)
+    oldest = min(quotes, key=lambda p: p.quoted_on()).date
+    value = {"purchase_usd": amount} if kind == "purchase" else {"usd_per_gpu_hour": amount}
+    return Price(
+        kind=kind,
+        provider=f"median of {len(quotes)} quotes: {listed}",
+        date=oldest,
+        source=" | ".join(p.source for p in quotes),
+        instance_gpus=max(p.instance_gpus for p in quotes),
+        **value,
+    )
+
+
 def option_money(option: Option, gpu: Gpu) -> Money:
     """Cost of one GPU for this option (check_names has made sure a price exists)."""
     kind = price_kind(option)
-    price = gpu.price(kind)
+    price = chosen_quote(gpu, kind, option.price_basis)
     cat_src = f"catalog {gpu.name} {kind} price, {price.provider}, {price.date}: {price.source}" if price else ""
     date = price.date if price else ""
     if option.pricing == "cloud":
@@ -131,6 +170,9 @@ def option_money(option: Option, gpu: Gpu) -> Money:
         return Money(
             "cloud", kind, monthly, 0.0, 0.0, 0.0, 0.0, math.nan, float(hourly), src,
             "" if option.cloud_usd_per_gpu_hour else date,
+            price_provider="scenario file" if option.cloud_usd_per_gpu_hour else price.provider,
+            quote=None if option.cloud_usd_per_gpu_hour else price,
+            node_size=option.node_size or (1 if option.cloud_usd_per_gpu_hour else price.instance_gpus),
         )  # fmt: skip
     d = ownership_defaults()
     node = option.nodes_of
@@ -169,4 +211,6 @@ def option_money(option: Option, gpu: Gpu) -> Money:
         pue,
         node,
         it_w,
+        price_provider="scenario file" if option.purchase_usd else price.provider,
+        quote=None if option.purchase_usd else price,
     )

@@ -42,6 +42,38 @@ def risk(scenario: Scenario, rec: Result) -> str:
     return text
 
 
+def _gpus(n: int) -> str:
+    return f"{n} GPU" if n == 1 else f"{n} GPUs"
+
+
+def differences(a: Result, b: Result) -> list[str]:
+    """Every way option ``a`` differs from option ``b`` that changes what is bought or what it answers: 'weights fp8
+    (b: bf16)'. Compared: GPU, model, weight and KV precision, engine, price kind, price source and date, group
+    size, billing unit, spare replicas and the latency margin."""
+
+    def group(r: Result) -> str:
+        return f"{int(r.replica.gpus)} GPUs per replica" if r.replica is not None else "no group"
+
+    def quote(r: Result) -> str:
+        m = r.money
+        return f"{m.price_provider}, {m.price_date}" if m.price_date else m.price_provider or "scenario file"
+
+    pairs = (
+        ("GPU", a.gpu.name, b.gpu.name),
+        ("model", a.model.name, b.model.name),
+        ("weights", a.weight_precision, b.weight_precision),
+        ("KV cache", a.kv_precision, b.kv_precision),
+        ("engine", a.engine.name, b.engine.name),
+        ("price kind", a.money.price_kind, b.money.price_kind),
+        ("price from", quote(a), quote(b)),
+        ("tensor-parallel group", group(a), group(b)),
+        ("billed in units of", _gpus(a.money.node_size), _gpus(b.money.node_size)),
+        ("spare replicas", str(a.option.spare_replicas), str(b.option.spare_replicas)),
+        ("latency margin", f"+{a.margin:.0%}", f"+{b.margin:.0%}"),
+    )
+    return [f"{what} {x} (runner-up: {y})" for what, x, y in pairs if x != y]
+
+
 def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     w = scenario.workload
     f, r = rec.fleet, rec.replica
@@ -77,7 +109,11 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     others = [x for x in ranked if x.meets and x is not rec]
     if others:
         nxt = others[0]
-        text += f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more."
+        text += f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more"
+        diff = differences(rec, nxt)
+        text += (
+            f"; the two differ in {len(diff)} way{'s' if len(diff) != 1 else ''}: {'; '.join(diff)}." if diff else "."
+        )
     failing = [x for x in ranked if not x.meets]
     if failing:
         text += f" {len(failing)} option{'s' if len(failing) > 1 else ''} cannot meet the targets."

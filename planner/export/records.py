@@ -14,6 +14,7 @@ from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
 from planner.export.ownership import Money
+from planner.export.quality import QualityNote
 from planner.export.scenario import Option, Scenario
 
 
@@ -117,3 +118,73 @@ class Review:
     reason: str
     assumptions: tuple[Assumption, ...]
     warnings: tuple[str, ...] = field(default=())
+    #: like-for-like grid, the margin's price, ownership over the horizon, demand cases (``planner.export.outlook``)
+    outlook: Outlook | None = None
+
+
+# -- what the review adds for a finance team (built by planner.export.outlook) ----------------------------
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """One option's cash over the horizon, its fleet phased by quarter (and, for comparison, at full size)."""
+
+    horizon_months: int
+    gpus_by_quarter: tuple[int, ...]  # the fleet each quarter (owned: the GPUs bought so far)
+    year1_cash_usd: float  # phased
+    year1_cash_full_usd: float  # the planned-peak fleet from month 1, as the review's monthly figure assumes
+    total_usd: float  # phased, undiscounted, less the residual value
+    total_full_usd: float
+    present_value_usd: float  # phased, discounted at the cost of capital, less the residual's present value
+    residual_usd: float
+    commitment: str  # what signing commits to
+
+
+@dataclass(frozen=True)
+class Case:
+    """One demand case of one option: the planned peak x multiplier."""
+
+    name: str
+    multiplier: float
+    gpus: int
+    monthly_usd: float
+    total_usd: float  # over the horizon, phased
+
+
+@dataclass(frozen=True)
+class OptionOutlook:
+    """What the review adds to one option that meets the targets."""
+
+    name: str
+    ownership: Ownership
+    cases: tuple[Case, ...]
+    gpus_without_margin: int  # the same option sized with no latency margin (0 when even that cannot be sized)
+    monthly_without_margin_usd: float
+
+    def margin_gpus(self, result: Result) -> int:
+        return result.gpus - self.gpus_without_margin
+
+    def margin_usd_per_month(self, result: Result) -> float:
+        return result.monthly_usd - self.monthly_without_margin_usd
+
+
+@dataclass(frozen=True)
+class GridRow:
+    """One cell of the like-for-like grid: the option it derives from, re-priced and re-sized, or why it could not be."""
+
+    gpu: str
+    price_kind: str
+    weight_precision: str
+    result: Result | None
+    ownership: Ownership | None
+    note: str  # why there is no result, or the price's provider and date
+
+
+@dataclass(frozen=True)
+class Outlook:
+    options: tuple[OptionOutlook, ...]  # the meeting options, in the review's order
+    grid: tuple[GridRow, ...]  # meeting rows ranked by monthly cost, then the rest
+    quality: tuple[QualityNote, ...]
+
+    def of(self, name: str) -> OptionOutlook | None:
+        return next((o for o in self.options if o.name == name), None)

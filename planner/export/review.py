@@ -12,6 +12,7 @@ from planner.errors import PlannerError
 from planner.export.assumptions import assumptions
 from planner.export.evaluate import SWEEP, evaluate
 from planner.export.levers import levers
+from planner.export.outlook import build_outlook
 from planner.export.reason import reason
 from planner.export.records import Candidate, Lever, Result, Review
 from planner.export.scenario import Scenario, check_names
@@ -102,4 +103,5 @@ def build_review(
         reason(scenario, rec, ranked),
         assumptions(scenario, results, catalog, date, workload_source),
         warnings,
+        build_outlook(scenario, tuple(ranked), catalog),
     )

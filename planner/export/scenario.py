@@ -8,6 +8,7 @@ example; ``docs/export.md`` lists every field.
     [defaults]    any option field, shared by every [[option]] that does not set it
     [[option]]    one deployment choice each; at least one
     [levers]      what the four levers change (optional)
+    [finance]     ownership horizon, cost of capital, residual value, stress case, grid (optional)
 
 Every error is one line naming the file and the field (``option #2 (H200 rented).gpu``; options count from 1).
 """
@@ -214,6 +215,14 @@ class _OptionFields(BaseModel):
     price_kind: Literal["on-demand", "spot", "reserved"] | None = Field(
         default=None, description="which catalog rent a cloud option pays: on-demand (default), spot or reserved"
     )
+    price_basis: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description='which catalog quote of the kind is paid: "median" (default: the median of the dated quotes) '
+        'or a provider\'s name, e.g. "Hyperstack" (its quote where it has one, else the median); set it in '
+        "[defaults] to price every option on one basis",
+    )
     host_server_usd: float | None = Field(
         default=None,
         ge=0,
@@ -299,6 +308,45 @@ class Levers(BaseModel):
     kv_precision: str = Field(default="fp8", description="KV-cache quantization: the precision to try")
 
 
+PriceKindName = Literal["purchase", "reserved", "on-demand", "spot"]
+
+
+class Finance(BaseModel):
+    """[finance]: how the review prices time: the ownership horizon, the cost of capital, residual value, the grid."""
+
+    model_config = _CONFIG
+
+    horizon_months: int = Field(
+        default=36, gt=0, le=MAX_MONTHS, description="months the cost of ownership covers (default 36: three years)"
+    )
+    cost_of_capital: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="annual rate future cash is discounted at, e.g. 0.08 (default 0: undiscounted; use your treasury's)",
+    )
+    residual_value_share: float = Field(
+        default=0.0,
+        ge=0,
+        le=1,
+        description="share of the capex bought hardware is worth at the horizon's end (default 0: written off)",
+    )
+    stress_multiplier: float = Field(
+        default=2.0, gt=1, le=100, description="the high demand case: planned peak traffic x this (default 2)"
+    )
+    grid_price_kinds: tuple[PriceKindName, ...] = Field(
+        default=("purchase", "reserved", "on-demand"),
+        strict=False,
+        description="price kinds the like-for-like grid tries for every GPU (spot is added when an option asks for it)",
+    )
+    quality_sign_off: str = Field(
+        default="the model owner",
+        min_length=1,
+        max_length=200,
+        description="who signs off answer quality when weights are quantized",
+    )
+
+
 class Scenario(BaseModel):
     """A whole budget-review scenario file."""
 
@@ -315,6 +363,7 @@ class Scenario(BaseModel):
     defaults: Defaults = Defaults()
     option: tuple[Option, ...] = Field(min_length=1, strict=False, description="the [[option]] tables")
     levers: Levers = Levers()
+    finance: Finance = Finance()
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
@@ -357,7 +406,8 @@ def _accepted(model: type[BaseModel], field: str) -> str:
 
 def _field_model(loc: tuple) -> type[BaseModel] | None:
     top = loc[0] if loc else None
-    return {"workload": Workload, "defaults": Defaults, "option": Option, "levers": Levers}.get(top, Scenario)
+    tables = {"workload": Workload, "defaults": Defaults, "option": Option, "levers": Levers, "finance": Finance}
+    return tables.get(top, Scenario)
 
 
 def _message(err: dict, raw_options: list) -> str:

@@ -1,4 +1,5 @@
-"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Levers, Charts, Assumptions.
+"""The review as an Excel workbook for finance: Summary, Options, Costs, Details, Like for like, Ownership, Demand
+cases, Fleet by quarter, Levers, Charts, Chart data, Glossary, Assumptions.
 
 Summary is a snapshot of the review (it says so), with a live box that follows the prices on Options. On
 Options the $ per GPU-month cells are inputs (yellow) and monthly cost, annual cost and the live rank are
@@ -11,16 +12,19 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import math
 import zipfile
 
 from openpyxl import Workbook
 from openpyxl.chart import Reference, ScatterChart, Series
 from openpyxl.chart.series import SeriesLabel
-from openpyxl.styles import Alignment, Font
+from openpyxl.styles import Alignment, Font, Protection
 from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
+from planner.export import money_tables as money
+from planner.export.glossary import GLOSSARY
 from planner.export.records import Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
@@ -216,6 +220,9 @@ def _summary(book: _Book) -> None:
     skipped = not_evaluated(review)
     if skipped:
         notes.append(("Levers not evaluated", skipped))
+    notes.insert(
+        0, ("Margin, years, like for like, quality", [*money.money_lines(review), money.sign_off_line(review)])
+    )
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
         _label(ws, r, heading)
@@ -264,6 +271,10 @@ def _reading_notes(review: Review) -> list[str]:
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
         "planned peak. Assumptions: every number used, with a link to its source.",
+        "Like for like: every GPU x price kind x weight precision sized the same way. Ownership: the margin's price, "
+        "year-1 cash and the horizon's total with the fleet added by quarter (Fleet by quarter), present value at "
+        "the scenario's cost of capital, residual value, commitment. Demand cases: low, base and high traffic. "
+        "Glossary: the terms used.",
     ]
 
 
@@ -326,6 +337,7 @@ def _options(book: _Book) -> None:
             book.cache.formula(ws, f"{ann}{i}", f"={mon}{i}*12", r.monthly_usd * 12)
             book.cache.formula(ws, f"{live}{i}", f"=RANK({mon}{i},${mon}$2:${mon}${n + 1},1)", i - 1)
             ws[f"{per}{i}"].fill = INPUT_FILL
+            ws[f"{per}{i}"].protection = Protection(locked=False)  # the only cells a reader may edit
             for c in (mon, ann, live):
                 ws[f"{c}{i}"].fill = LIVE_FILL
         fill = REC_FILL if r is review.recommended else (NO_FILL if not r.meets else None)
@@ -343,6 +355,45 @@ def _options(book: _Book) -> None:
     widths = {"option": 24, "gpu": 16, "model": 16, "precisions": 11, "pricing": 26}
     _write_table(ws, select(full, DETAIL_KEYS), 1, widths)
     ws.freeze_panes = "B2"
+
+
+#: Dollar totals over years run to $10,000,000s: 15 characters keep them from printing ###.
+MONEY_WIDTHS = {k: 15 for k in ("year1_cash_usd", "year1_cash_full_usd", "total_usd", "total_full_usd",
+                                "present_value_usd", "residual_usd", "monthly_usd", "monthly_usd_without_margin")}  # fmt: skip
+
+
+def _money(book: _Book) -> None:
+    """Like for like, Ownership, Demand cases, Fleet by quarter: each a table from A1 (``money_tables``)."""
+    review = book.review
+    for title, heading, table, widths in (
+        ("Like for like", "Every GPU x price kind x weight precision, ranked by monthly cost", money.grid_table(review),
+         {"gpu": 16, "price_kind": 11, "weights": 9, "price_from": 30, "note": 40}),
+        ("Ownership", "The margin's price, year-1 cash, the horizon's total, commitments", money.ownership_table(review),
+         {"option": 24, "price_kind": 11, "commitment": 34, "price_from": 30}),
+        ("Demand cases", "Low, base and high demand for each option", money.cases_table(review),
+         {"option": 24, "case": 14, "cheapest": 24}),
+        ("Fleet by quarter", "GPUs each quarter (bought: GPUs owned so far)", money.phasing_table(review),
+         {"option": 24}),
+    ):  # fmt: skip
+        ws = book.sheet(title, heading)
+        _write_table(ws, table, 1, {**MONEY_WIDTHS, **widths})
+        ws.freeze_panes = "B2"
+
+
+def _glossary(book: _Book) -> None:
+    ws = book.sheet("Glossary", "Glossary: the terms this review uses")
+    header_row(ws, 1, ["Term", "Meaning"])
+    for i, (term, text) in enumerate(GLOSSARY, start=2):
+        put_text(ws.cell(row=i, column=1), term)
+        ws.cell(row=i, column=1).font = Font(bold=True)
+        put_text(ws.cell(row=i, column=2), text)
+        for j in (1, 2):
+            ws.cell(row=i, column=j).alignment = WRAP
+            ws.cell(row=i, column=j).border = THIN
+    ws.column_dimensions["A"].width = 20
+    ws.column_dimensions["B"].width = 110
+    for r in range(1, len(GLOSSARY) + 2):
+        fit_row(ws, r)
 
 
 def _levers(book: _Book) -> None:
@@ -457,15 +508,47 @@ def _assumptions(book: _Book) -> None:
     ws.freeze_panes = "A2"
 
 
+#: Smallest printed text: a sheet too wide to print one page wide at this size prints several pages wide instead.
+MIN_PRINT_PT = 8.0
+BASE_FONT_PT = 11.0  # openpyxl's default cell font (Calibri 11)
+A4_LANDSCAPE_WIDTH_IN = 11.69
+
+
+def printed_width_pt(ws: Worksheet) -> float:
+    """Width of the sheet's used columns on paper at 100%: Excel's (characters x 7 + 5) px, 96 px an inch."""
+    chars = [ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, ws.max_column + 1)]
+    return sum(c * 7 + 5 for c in chars) * 0.75
+
+
+def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
+    """Keep printed text at MIN_PRINT_PT or more: one page wide when the fit scale allows it, else a fixed scale
+    over several pages wide with ``title_cols`` repeated on each (the fit would shrink 11-pt text below 8 pt)."""
+    printable_pt = (A4_LANDSCAPE_WIDTH_IN - ws.page_margins.left - ws.page_margins.right) * 72
+    fit = printable_pt / printed_width_pt(ws)
+    if fit * BASE_FONT_PT >= MIN_PRINT_PT:
+        return
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.page_setup.scale = math.ceil(MIN_PRINT_PT / BASE_FONT_PT * 100)
+    ws.print_title_cols = title_cols
+
+
 def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     """The openpyxl Workbook (not saved) and the computed values of its formula cells."""
     book = _Book(review)
     _summary(book)
     _options(book)  # Options, Costs and Details
+    _money(book)  # Like for like, Ownership, Demand cases, Fleet by quarter
     _levers(book)
     _charts(book)  # Chart data and Charts
     book.wb.move_sheet("Charts", offset=-1)
+    _glossary(book)
     _assumptions(book)
+    for ws in book.wb.worksheets:
+        if ws.title not in ("Summary", "Charts"):
+            legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
+        # protected without a password: the yellow prices stay editable, the snapshot and formulas do not
+        ws.protection.sheet = True
+        ws.protection.formatColumns = ws.protection.formatRows = False  # widths and heights may still change
     when = dt.datetime.fromisoformat(review.date)
     wb = book.wb
     wb.properties.created = wb.properties.modified = when

@@ -4,6 +4,7 @@
 - ``state``: the simulated run's requests, grouped in cohorts of the same progress.
 - ``benchmark``: a published benchmark run (prompts, rate, concurrency) predicted by the simulation.
 
-May import ``planner.api`` (a run's steps are its ``decode_step`` and ``prefill``), ``planner.model``,
+May import ``planner.api`` (a run's steps are its ``decode_step`` and ``prefill``) and its argument checks
+(``planner.checks``, ``planner.deploy``, ``planner.options``), ``planner.model``,
 ``planner.engines.profiles``, ``planner.catalog`` and ``planner.errors``; never a surface.
 """

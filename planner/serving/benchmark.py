@@ -150,92 +150,131 @@ def _batch_grid(cap: int) -> np.ndarray:
     return np.unique(np.r_[exact, np.round(np.geomspace(EXACT_BATCHES, cap, GRID_BATCHES))])
 
 
-def _serving(
-    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
-    range_ratio, gpus, prec, opts,
-) -> BenchmarkRun:  # fmt: skip
+@dataclass(frozen=True)
+class ServingSetup:
+    """One serving run's deployment, ready to simulate: the step times, the engine's limits, the client."""
+
+    table: StepTable
+    scheduler: Scheduler
+    cap: int  # the most sequences that can decode at once (slots and KV cache)
+    num_prompts: int
+    client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
+
+
+def serving_setups(
+    gpu,
+    model,
+    input_len,
+    output_len,
+    batch,
+    num_prompts,
+    max_num_seqs,
+    max_tokens,
+    scheduler,
+    lengths,
+    gpus,
+    prec,
+    opts,
+) -> tuple[tuple[int, ...], list[ServingSetup | None], list]:
+    """Deployments of serving runs (arguments broadcast; ``lengths``: per run, each request's (prompt, output) or
+    None), every step table in two model calls: (shape, one ``ServingSetup`` or None per run, the flat GPU and
+    model names). None where not one sequence fits or the memory plan failed (``errors="coerce"``)."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat}
     items = np.broadcast_arrays(
-        *[np.asarray(x, dtype=object) for x in (gpu, model, input_len, output_len, batch, num_prompts, request_rate)],
+        *[np.asarray(x, dtype=object) for x in (gpu, model, input_len, output_len, batch, num_prompts)],
         *[np.asarray(x, dtype=object) for x in (max_num_seqs, max_tokens, gpus, *prec.values(), scheduler)],
-        np.asarray(range_ratio, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
     n = flat[0].size
+    lengths = list(np.broadcast_to(np.asarray(lengths, dtype=object) if lengths is not None else None, shape).ravel())
     g, m = flat[0], flat[1]
     inp = np.maximum(np.array(flat[2], dtype=float), 1.0)
     out = np.maximum(np.array(flat[3], dtype=float), 1.0)
     client = np.array([0.0 if x is None else float(x) for x in flat[4]])
     prompts = np.array([max(float(p if p is not None else c), 1.0) for p, c in zip(flat[5], client, strict=True)])
-    rate = np.array([math.nan if x is None else float(x) for x in flat[6]])
-    precs = dict(weight_precision=flat[10], kv_precision=flat[11])
+    precs = dict(weight_precision=flat[9], kv_precision=flat[10])
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
-    given = None if all(x is None for x in flat[9]) else np.array(flat[9], dtype=float)
+    given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
     plan = api.memory_plan(g, m, inp + out, gpus=given, **precs, **_memory_opts(opts))
     group = _arr(plan.gpus)
     fits = _arr(plan.max_batch)
     kv_tokens = _arr(plan.kv_cache_tokens)
-    caps = np.zeros(n)
+    caps = np.full(n, math.nan)
     sched_seqs = np.zeros(n)
     budgets = np.zeros(n)
-    kinds = [str(x or "vllm").lower() for x in flat[12]]
-    lengths = [
-        None if r is None or kinds[i] not in SCHEDULERS else request_lengths(inp[i], out[i], int(prompts[i]), float(r))
-        for i, r in enumerate(flat[13])
-    ]
+    kinds = [str(x or "vllm").lower() for x in flat[11]]
     for i in range(n):
         if kinds[i] not in SCHEDULERS:
-            raise InvalidInputError(f"scheduler {flat[12][i]!r} is not known; use one of {', '.join(SCHEDULERS)}")
+            raise InvalidInputError(f"scheduler {flat[11][i]!r} is not known; use one of {', '.join(SCHEDULERS)}")
         if not (np.isfinite(group[i]) and fits[i] >= 1):
-            caps[i] = math.nan  # the memory plan failed (errors="coerce"), or not one sequence fits
-            continue
-        tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[7][i], flat[8][i])
+            continue  # the memory plan failed (errors="coerce"), or not one sequence fits
+        tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
         budgets[i] = tokens
-    ok = np.isfinite(caps) & np.isfinite(group)
-    res = np.full((8, n), math.nan)
-    idx = np.flatnonzero(ok)
+    setups: list[ServingSetup | None] = [None] * n
+    idx = np.flatnonzero(np.isfinite(caps) & np.isfinite(group))
     if len(idx):
         tables = _step_tables(g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], precs, idx, opts)
-        rng_rates = rate[idx]
-        for j, i in enumerate(idx):
-            table = tables[j]
-            if table is None:
-                continue
-            cap = int(caps[i])
-            arrivals = None
-            if not math.isnan(rng_rates[j]) and rng_rates[j] > 0 and math.isfinite(rng_rates[j]):
-                gaps = np.random.default_rng(ARRIVAL_SEED).exponential(1.0 / rng_rates[j], int(prompts[i]))
-                arrivals = np.concatenate([[0.0], np.cumsum(gaps[:-1])])
-            conc = int(client[i]) if 0 < client[i] < prompts[i] else None
-            r = simulate(
-                table,
-                Scheduler(int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i])),
-                int(inp[i]),
-                int(out[i]),
-                int(prompts[i]),
-                arrivals_s=arrivals,
-                client_concurrency=conc,
-                lengths=lengths[i],
-            )
-            peak = max(1, min(r.peak_running, cap))
-            steady = peak / table.decode_s(peak, inp[i] + out[i] / 2.0)
-            res[:, i] = (
-                r.ttft_mean_s,
-                r.tpot_mean_s,
-                r.run_output_tokens_per_s,
-                steady,
-                r.duration_s,
-                peak,
-                r.ttft_median_s,
-                r.tpot_median_s,
-            )
+        for table, i in zip(tables, idx, strict=True):
+            if table is not None:
+                sched = Scheduler(int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]))
+                conc = int(client[i]) if 0 < client[i] < prompts[i] else None
+                setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
+    return shape, setups, [g, m, inp, out]
+
+
+def _serving(
+    gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
+    range_ratio, gpus, prec, opts,
+) -> BenchmarkRun:  # fmt: skip
+    args = np.broadcast_arrays(
+        *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
+        np.asarray(range_ratio, dtype=object),
+    )
+    inp_, out_, batch_, prompts_, rate_, sched_, ratio_ = [a.ravel() for a in args]
+    lengths = np.empty(inp_.size, dtype=object)
+    for i, r in enumerate(ratio_):
+        if r is not None and str(sched_[i] or "vllm").lower() in SCHEDULERS:
+            prompts = int(max(float(prompts_[i] if prompts_[i] is not None else batch_[i] or 0), 1.0))
+            inp, out = max(float(inp_[i]), 1.0), max(float(out_[i]), 1.0)
+            lengths[i] = request_lengths(inp, out, prompts, float(r))
+    shape, setups, (g, m, inp, out) = serving_setups(
+        gpu, model, input_len, output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
+        lengths.reshape(args[0].shape), gpus, prec, opts,
+    )  # fmt: skip
+    rate = np.broadcast_to(np.array([math.nan if x is None else float(x) for x in rate_]).reshape(args[0].shape), shape)
+    rate = rate.ravel()
+    lengths = np.broadcast_to(lengths.reshape(args[0].shape), shape).ravel()
+    res = np.full((8, len(setups)), math.nan)
+    for i, s in enumerate(setups):
+        if s is None:
+            continue
+        arrivals = None
+        if not math.isnan(rate[i]) and rate[i] > 0 and math.isfinite(rate[i]):
+            gaps = np.random.default_rng(ARRIVAL_SEED).exponential(1.0 / rate[i], s.num_prompts)
+            arrivals = np.concatenate([[0.0], np.cumsum(gaps[:-1])])
+        r = simulate(
+            s.table, s.scheduler, int(inp[i]), int(out[i]), s.num_prompts,
+            arrivals_s=arrivals, client_concurrency=s.client_concurrency, lengths=lengths[i],
+        )  # fmt: skip
+        peak = max(1, min(r.peak_running, s.cap))
+        steady = peak / s.table.decode_s(peak, inp[i] + out[i] / 2.0)
+        res[:, i] = (
+            r.ttft_mean_s,
+            r.tpot_mean_s,
+            r.run_output_tokens_per_s,
+            steady,
+            r.duration_s,
+            peak,
+            r.ttft_median_s,
+            r.tpot_median_s,
+        )
     if opts["errors"] == "raise" and np.isnan(res[0]).any():
         bad = int(np.flatnonzero(np.isnan(res[0]))[0])
         raise InvalidInputError(

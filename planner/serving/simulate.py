@@ -136,6 +136,45 @@ class RunResult:
     mean_running: float  # time-averaged sequences in flight
     peak_running: int = 0  # the most sequences in flight at once
     preemptions: int = 0  # requests preempted (vLLM) or retracted (SGLang), counted each time
+    samples: Samples | None = None  # every request's (and token gap's) figures, for percentiles
+
+
+@dataclass(frozen=True)
+class Samples:
+    """A run's figures as weighted samples (``values[i]`` occurs ``counts[i]`` times; requests of a cohort share
+    them), seconds: TTFT, TPOT and end-to-end latency per request, ITL per output token after a request's first
+    (the steps between two of its tokens: a decode step, or a decode step and the prefill-only steps before it)."""
+
+    ttft: tuple[np.ndarray, np.ndarray]
+    tpot: tuple[np.ndarray, np.ndarray]
+    itl: tuple[np.ndarray, np.ndarray]
+    e2e: tuple[np.ndarray, np.ndarray]
+    requests: int  # completed
+    output_tokens: int
+    input_tokens: int
+
+
+def _pairs(pairs: list[tuple[float, int]], shift_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    if not pairs:
+        return np.zeros(0), np.zeros(0, dtype=np.int64)
+    v, n = zip(*pairs, strict=True)
+    return np.asarray(v, dtype=float) + shift_s, np.asarray(n, dtype=np.int64)
+
+
+def weighted_percentile(samples: tuple[np.ndarray, np.ndarray], q: float | np.ndarray) -> np.ndarray:
+    """``np.percentile(values repeated counts times, q)`` (linear interpolation, what ``vllm bench serve`` prints)
+    without repeating them: the k-th smallest of N is the group whose running count first exceeds k."""
+    values, counts = samples
+    q = np.asarray(q, dtype=float)
+    if not len(values) or counts.sum() == 0:
+        return np.full(q.shape, math.nan)
+    order = np.argsort(values, kind="stable")
+    v, cum = values[order], np.cumsum(counts[order])
+    pos = q / 100.0 * (cum[-1] - 1)
+    lo, hi = np.floor(pos), np.ceil(pos)
+    v_lo = v[np.searchsorted(cum, lo, side="right")]
+    v_hi = v[np.searchsorted(cum, hi, side="right")]
+    return v_lo + (v_hi - v_lo) * (pos - lo)
 
 
 def _weighted_median(pairs: list[tuple[float, int]]) -> float:
@@ -168,17 +207,23 @@ def simulate(
     arrivals_s: np.ndarray | None = None,
     client_concurrency: int | None = None,
     lengths: list[tuple[int, int]] | None = None,
+    cached_fraction: float = 0.0,
+    frontend_s: float = 0.0,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
     ``arrivals_s``: when each request reaches the server (sorted); None: all at time 0, or, with
     ``client_concurrency``, that many at time 0 and one more each time a request finishes. ``lengths``: each
-    request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike.
+    request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike. ``cached_fraction``: the
+    share of each prompt found in the prefix cache (its KV held, not computed: the prefill computes the rest, at
+    least one token; a preempted request recomputes all). ``frontend_s``: each request's time outside the engine
+    (HTTP, tokenizing, detokenizing), added to its TTFT and latency and before a closed-loop client's next request.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
     lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
     num_prompts = len(lengths)
+    hit = min(max(float(cached_fraction), 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
@@ -186,15 +231,18 @@ def simulate(
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf)
     if arrivals_s is not None:
         for i, t in enumerate(arrivals_s[:num_prompts]):
-            run.queue.extend(requests(lengths, i, 1, float(t)))
+            run.queue.extend(requests(lengths, i, 1, float(t), hit))
         sent = num_prompts
     else:
         sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
-        run.queue.extend(requests(lengths, 0, sent, 0.0))
+        run.queue.extend(requests(lengths, 0, sent, 0.0, hit))
     ratio0, ratio_min, decay_steps = SGLANG_NEW_TOKEN_RATIO
     ratio = ratio0
     ttfts: list[tuple[float, int]] = []
     tpots: list[tuple[float, int]] = []
+    itls: list[tuple[float, int]] = []
+    e2es: list[tuple[float, int]] = []
+    stall = 0.0  # prefill-only steps (SGLang) since the decoding requests' last token: part of their next gap
     now = busy_integral = finished_at = 0.0
     peak = stuck = finished = 0
     while run.running or run.queue:
@@ -279,6 +327,7 @@ def simulate(
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and sg:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
+            stall += dt if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
             steps = run.next_finish() - run.steps
             if run.queue and run.n_run < cap:
@@ -295,8 +344,13 @@ def simulate(
             dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0
             if sg:
                 ratio = max(ratio - (ratio0 - ratio_min) / decay_steps * steps, ratio_min)
+            itls += [(dt / steps + stall, b)] + ([(dt / steps, b * (steps - 1))] if steps > 1 else [])
+            stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
+            if b:
+                itls.append((dt + stall, b))
+                stall = 0.0
         now += dt
         busy_integral += dt * run.n_run
         peak = max(peak, run.n_run)
@@ -313,16 +367,26 @@ def simulate(
             finished_at, finished = now, finished + n
             if c.olen > 1:
                 tpots.append(((now - c.first_s) / (c.olen - 1), n))
+            e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
-                run.queue.extend(requests(lengths, sent, more, now))
+                run.queue.extend(requests(lengths, sent, more, now + frontend_s, hit))
                 sent += more
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
     duration = finished_at if finished == num_prompts else math.nan  # a run that cannot finish has no figures
     if math.isnan(duration):
-        ttfts, tpots, n_ttft, n_tpot = [], [], 0, 0
+        ttfts, tpots, itls, e2es, n_ttft, n_tpot = [], [], [], [], 0, 0
     total_out = sum(o for _, o in lengths)
+    samples = Samples(
+        ttft=_pairs(ttfts, float(frontend_s)),
+        tpot=_pairs(tpots),
+        itl=_pairs([(v, n) for v, n in itls if n > 0]),
+        e2e=_pairs(e2es, float(frontend_s)),
+        requests=finished if n_ttft else 0,
+        output_tokens=total_out if n_ttft else 0,
+        input_tokens=sum(p for p, _ in lengths) if n_ttft else 0,
+    )
     return RunResult(
         ttft_mean_s=sum(v * n for v, n in ttfts) / n_ttft if n_ttft else math.nan,
         ttft_median_s=_weighted_median(ttfts),
@@ -333,6 +397,7 @@ def simulate(
         mean_running=busy_integral / duration if duration > 0 else math.nan,
         peak_running=peak,
         preemptions=run.preemptions,
+        samples=samples,
     )
 
 

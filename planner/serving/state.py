@@ -161,13 +161,14 @@ class Run:
         return math.inf
 
 
-def requests(lengths, start: int, count: int, t: float) -> list[Cohort]:
-    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths."""
+def requests(lengths, start: int, count: int, t: float, cached_fraction: float = 0.0) -> list[Cohort]:
+    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths. A prompt
+    whose ``cached_fraction`` is in the prefix cache computes the rest (whole tokens, at least one)."""
     out: list[Cohort] = []
     for p, o in lengths[start : start + count]:
         if out and (out[-1].prompt, out[-1].olen) == (p, o):
             out[-1].n += 1
             out[-1].arrivals[0] = (t, out[-1].n)
         else:
-            out.append(Cohort(1, p, o, [(t, 1)], t))
+            out.append(Cohort(1, p, o, [(t, 1)], t, need=max(p - int(p * cached_fraction), 1)))
     return out

@@ -1,0 +1,66 @@
+"""A published serving run's percentiles predicted as the run went: its traffic, lengths and engine simulated
+(``planner.serving.load``), for ``planner validate``'s table of loaded figures.
+
+A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``, ``ttft_p99_ms``, ``tpot_median_ms``,
+``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms``: ``num_prompts`` requests at ``request_rate`` (Poisson, as
+``vllm bench serve`` sends them), or kept ``batch`` at a time (a closed loop), or all at once; each of
+``input_len`` / ``output_len`` tokens (a run's means, rounded; a named dataset's published means when blank),
+varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from planner.accuracy.predict import _profile_for
+from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
+from planner.catalog import Catalog, default_catalog
+from planner.serving.benchmark import SCHEDULERS, request_lengths
+from planner.serving.load import Replica, fixed_lengths, latency_under_load
+
+#: Each compared figure: (DecodeRow field, simulated latency, percentile).
+FIGURES = {
+    "ttft_median_ms": ("ttft_median_s", "ttft_s", 50),
+    "ttft_p99_ms": ("ttft_p99_s", "ttft_s", 99),
+    "tpot_median_ms": ("tpot_median_s", "tpot_s", 50),
+    "tpot_p99_ms": ("tpot_p99_s", "tpot_s", 99),
+    "itl_median_ms": ("itl_median_s", "itl_s", 50),
+    "itl_p99_ms": ("itl_p99_s", "itl_s", 99),
+}
+
+
+def has_percentiles(row: DecodeRow) -> bool:
+    """Whether the row states any of the percentile figures (``FIGURES``)."""
+    return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
+
+
+def predict_percentiles(
+    row: DecodeRow, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None
+) -> dict[str, float]:
+    """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
+    Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
+    cat = catalog or default_catalog()
+    replica = Replica(
+        resolve_gpu_name(row.gpu, cat),
+        resolve_model_name(row.model, cat),
+        gpus=row.gpus,
+        scheduler=row.engine if row.engine in SCHEDULERS else "vllm",
+        max_num_seqs=row.max_num_seqs,
+        max_num_batched_tokens=row.max_num_batched_tokens,
+        weight_precision=row.weight_precision,
+        kv_precision=row.kv_precision,
+        engine=_profile_for(row, engine),
+        calibration=calibration,
+        catalog=cat,
+    )
+    n = row.num_prompts or max(row.batch, 1)
+    inp, out = max(row.input_len, 1), max(row.output_len, 1)
+    ratio = row.length_range_ratio
+    lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
+    rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
+    closed = rate is None and row.kind == "serving" and 0 < row.batch < n
+    r = latency_under_load(
+        replica, inp, out, rate_per_s=rate, concurrency=row.batch if closed else None, lengths=lengths
+    )
+    return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

@@ -1,0 +1,46 @@
+"""The words a budget review uses, defined once for readers outside engineering (Markdown, xlsx and PDF print it)."""
+
+from __future__ import annotations
+
+#: (term, definition), in reading order.
+GLOSSARY: tuple[tuple[str, str], ...] = (
+    (
+        "TTFT",
+        "Time to first token: from a request's arrival to the first word of its answer (the prompt is read first).",
+    ),
+    (
+        "TPOT",
+        "Time per output token: the gap between two words of one answer once it is streaming; 50 ms is 20 tokens a second.",
+    ),
+    ("p95", "95th percentile: 95 requests in 100 are at or below this length or time; the targets hold for them."),
+    (
+        "Replica",
+        "One running copy of the model on a group of GPUs; the fleet is several replicas behind a load balancer.",
+    ),
+    (
+        "Tensor-parallel",
+        "One replica's model split across several GPUs that work on every token together (4 GPUs per replica: TP 4).",
+    ),
+    (
+        "KV cache",
+        "Memory each request in flight holds for the text so far; it sets how many requests a replica serves at once.",
+    ),
+    (
+        "GQA",
+        "Grouped-query attention: several attention heads share one key/value head, so the KV cache is several times smaller.",
+    ),
+    (
+        "Weights precision",
+        "How many bits store each model weight: bf16 as published (16 bits), fp8 half that; fewer bits, fewer GPUs, a quality check.",
+    ),
+    (
+        "Latency margin",
+        "Headroom the fleet is sized with so that the model's pessimistic prediction, not its central one, meets the targets.",
+    ),
+    (
+        "Price kind",
+        "purchase (bought, paid up front), reserved (a contract term), on-demand (by the hour, no commitment), spot (cheaper, can be reclaimed).",
+    ),
+    ("Year-1 cash", "Money out in the first 12 months: purchases when made plus running costs, or rent."),
+    ("Present value", "Future cash discounted at the cost of capital: what it is worth today."),
+)

@@ -1,0 +1,232 @@
+"""The review's money over time as plain tables: like-for-like grid, the margin's price, ownership, demand, phasing.
+
+Same ``Table`` and column kinds as ``planner.export.tables``; every figure comes from ``review.outlook``
+(``planner.export.outlook``); nothing here computes.
+"""
+
+from __future__ import annotations
+
+from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
+from planner.export.outlook import GridRow, price_age_days
+from planner.export.reason import usd
+from planner.export.records import Result, Review
+from planner.export.tables import Column, Table
+
+
+def _columns(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
+    """Columns from (header, kind, key) triples."""
+    return tuple(Column(*x) for x in spec)
+
+
+def _years(months: int) -> str:
+    return f"{months // 12} years" if months % 12 == 0 else f"{months} months"
+
+
+def stale_text(result: Result, review_date: str) -> str:
+    """'stale (N days)' when the catalog quote is older than PRICE_STALE_AFTER_DAYS on the review's date, else ''."""
+    age = price_age_days(result, review_date)
+    return f"stale ({age} days)" if age is not None and age > PRICE_STALE_AFTER_DAYS else ""
+
+
+def grid_table(review: Review) -> Table:
+    """Every GPU x price kind x weight precision, sized like an option: ranked by monthly cost, then the rest."""
+    h = review.scenario.finance.horizon_months
+    cols = _columns(
+        ("Rank", "int", "rank"),
+        ("GPU", "text", "gpu"),
+        ("Price kind", "text", "price_kind"),
+        ("Weights", "text", "weights"),
+        ("GPUs", "int", "gpus"),
+        ("GPUs per replica", "int", "gpus_per_replica"),
+        ("$ per GPU-month", "usd", "usd_per_gpu_month"),
+        ("Monthly cost", "usd", "monthly_usd"),
+        ("Year-1 cash", "usd", "year1_cash_usd"),
+        (f"Total, {_years(h)}", "usd", "total_usd"),
+        ("Price from", "text", "price_from"),
+        ("Note", "text", "note"),
+    )
+    rows = []
+    rank = 0
+    for g in review.outlook.grid:
+        r = g.result
+        if r is not None and r.meets:
+            rank += 1
+            stale = stale_text(r, review.date)
+            rows.append(
+                (
+                    rank,
+                    r.gpu.name,
+                    g.price_kind,
+                    g.weight_precision,
+                    r.gpus,
+                    int(r.replica.gpus),
+                    float(r.fleet.usd_per_gpu_month),
+                    r.monthly_usd,
+                    g.ownership.year1_cash_usd,
+                    g.ownership.total_usd,
+                    g.note,
+                    "; ".join(x for x in (stale, _grid_role(g, review)) if x),
+                )
+            )
+        else:
+            rows.append((None, g.gpu, g.price_kind, g.weight_precision, None, None, None, None, None, None, "", g.note))
+    return Table(cols, tuple(rows))
+
+
+def _grid_role(g: GridRow, review: Review) -> str:
+    same = [
+        r.option.name
+        for r in review.results
+        if r.gpu.name == g.result.gpu.name
+        and r.money.price_kind == g.price_kind
+        and r.weight_precision == g.weight_precision
+        and r.kv_precision == g.result.kv_precision
+    ]
+    return f"= option {same[0]}" if same else ""
+
+
+def grid_line(review: Review) -> str:
+    """One sentence: the grid's cheapest row, and how it differs from the recommendation when it is another."""
+    from planner.export.reason import differences
+
+    meeting = [g for g in review.outlook.grid if g.result is not None and g.result.meets]
+    if not meeting:
+        return ""
+    best, rec = meeting[0], review.recommended
+    text = (
+        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights): the cheapest is "
+        f"{best.result.gpu.name}, {best.price_kind}, {best.weight_precision} weights, {best.result.gpus} GPUs at "
+        f"{usd(best.result.monthly_usd)} a month"
+    )
+    diff = differences(best.result, rec)
+    if not diff:
+        return text + ", the recommendation itself."
+    return (
+        text
+        + f"; against the recommendation it differs in: {'; '.join(diff)}".replace("runner-up", "recommended")
+        + "."
+    )
+
+
+def ownership_table(review: Review) -> Table:
+    """Per meeting option: the margin's GPUs and price, year-1 cash, the horizon's total and present value, commitment."""
+    fin = review.scenario.finance
+    h = _years(fin.horizon_months)
+    cols = _columns(
+        ("Option", "text", "option"),
+        ("Price kind", "text", "price_kind"),
+        ("GPUs", "int", "gpus"),
+        ("Latency margin", "pct", "margin"),
+        ("GPUs without margin", "int", "gpus_without_margin"),
+        ("Monthly without margin", "usd", "monthly_usd_without_margin"),
+        ("Margin's price per month", "usd", "margin_usd_per_month"),
+        ("Year-1 cash, phased", "usd", "year1_cash_usd"),
+        ("Year-1 cash, full fleet", "usd", "year1_cash_full_usd"),
+        (f"Total, {h}, phased", "usd", "total_usd"),
+        (f"Total, {h}, full fleet", "usd", "total_full_usd"),
+        (f"Present value at {fin.cost_of_capital:.1%}", "usd", "present_value_usd"),
+        ("Residual value", "usd", "residual_usd"),
+        ("Commitment", "text", "commitment"),
+        ("Price from", "text", "price_from"),
+    )
+    rows = []
+    for r in review.results:
+        oo = review.outlook.of(r.option.name)
+        if oo is None:
+            continue
+        ow = oo.ownership
+        m = r.money
+        src = f"{m.price_provider}, {m.price_date}" if m.price_date else m.price_provider
+        stale = stale_text(r, review.date)
+        rows.append(
+            (
+                r.option.name,
+                m.price_kind,
+                r.gpus,
+                r.margin,
+                oo.gpus_without_margin or None,
+                oo.monthly_without_margin_usd,
+                oo.margin_usd_per_month(r),
+                ow.year1_cash_usd,
+                ow.year1_cash_full_usd,
+                ow.total_usd,
+                ow.total_full_usd,
+                ow.present_value_usd,
+                ow.residual_usd,
+                ow.commitment,
+                src + (f" ({stale})" if stale else ""),
+            )
+        )
+    return Table(cols, tuple(rows))
+
+
+def cases_table(review: Review) -> Table:
+    """Per meeting option, the low, base and high demand cases: GPUs, monthly cost, the horizon's total."""
+    h = _years(review.scenario.finance.horizon_months)
+    cols = _columns(
+        ("Option", "text", "option"),
+        ("Demand case", "text", "case"),
+        ("x planned peak", "x", "multiplier"),
+        ("GPUs", "int", "gpus"),
+        ("Monthly cost", "usd", "monthly_usd"),
+        (f"Total, {h}, phased", "usd", "total_usd"),
+        ("Cheapest option in this case", "text", "cheapest"),
+    )
+    outs = [review.outlook.of(r.option.name) for r in review.results]
+    outs = [o for o in outs if o is not None]
+    rows = []
+    for o in outs:
+        for k, c in enumerate(o.cases):
+            cheapest = min(outs, key=lambda x: x.cases[k].monthly_usd)
+            rows.append((o.name, c.name, c.multiplier, c.gpus, c.monthly_usd, c.total_usd, cheapest.name))
+    return Table(cols, tuple(rows))
+
+
+def phasing_table(review: Review) -> Table:
+    """Per meeting option, the fleet each quarter of the horizon (owned: GPUs bought so far)."""
+    outs = [o for o in (review.outlook.of(r.option.name) for r in review.results) if o is not None]
+    n = max(len(o.ownership.gpus_by_quarter) for o in outs)
+    cols = (Column("Option", "text", "option"), *[Column(f"Q{q + 1}", "int", f"q{q + 1}") for q in range(n)])
+    rows = tuple((o.name, *o.ownership.gpus_by_quarter) for o in outs)
+    return Table(cols, rows)
+
+
+def margin_line(review: Review) -> str:
+    """One sentence: what the latency margin costs on the recommended fleet."""
+    rec = review.recommended
+    oo = review.outlook.of(rec.option.name)
+    if oo is None or not oo.gpus_without_margin:
+        return ""
+    return (
+        f"The +{rec.margin:.0%} latency margin costs {oo.margin_gpus(rec)} GPUs ({usd(oo.margin_usd_per_month(rec))} a "
+        f"month) on the recommended fleet: {oo.gpus_without_margin} GPUs, {usd(oo.monthly_without_margin_usd)} a month "
+        "without it."
+    )
+
+
+def horizon_line(review: Review) -> str:
+    """One sentence: the recommendation's year-1 cash, horizon total and high-demand case."""
+    fin = review.scenario.finance
+    rec = review.recommended
+    oo = review.outlook.of(rec.option.name)
+    ow = oo.ownership
+    high = oo.cases[-1]
+    pv = f", {usd(ow.present_value_usd)} at a {fin.cost_of_capital:.1%} cost of capital" if fin.cost_of_capital else ""
+    return (
+        f"Over {_years(fin.horizon_months)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
+        f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
+        f"{ow.commitment}. At {high.name} demand: {high.gpus} GPUs, {usd(high.monthly_usd)} a month."
+    )
+
+
+def money_lines(review: Review) -> list[str]:
+    """What every surface says under the recommendation: the margin's price, the years, like for like, quality."""
+    lines = [x for x in (margin_line(review), horizon_line(review), grid_line(review)) if x]
+    return lines + [q.text for q in review.outlook.quality]
+
+
+def sign_off_line(review: Review) -> str:
+    return (
+        "Signed off: finance ______________   engineering ______________   "
+        f"quality ({review.scenario.finance.quality_sign_off}) ______________"
+    )

@@ -1,0 +1,214 @@
+"""The money a finance team signs: like-for-like grid, the margin's price, ownership over years, demand cases.
+
+Built once per review from its sized options (``planner.export.review``); the rules are ``planner.export.finance``'s:
+
+    grid            every GPU of the scenario x price kind ([finance] grid_price_kinds, spot when an option asks)
+                    x weight precision any option uses, each sized like an option; ranked by monthly cost
+    margin price    each option sized again with no latency margin: the GPUs and dollars the margin adds
+    ownership       the fleet phased by quarter over [finance] horizon_months (default 36), owned or rented;
+                    year-1 cash, total, present value at the cost of capital, residual value, the commitment
+    demand cases    the planned peak x (1 - traffic_change), x 1 and x stress_multiplier (default 2)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+
+from planner.catalog import Catalog
+from planner.errors import PlannerError
+from planner.export import finance
+from planner.export.evaluate import evaluate, fleet_at
+from planner.export.quality import quality_notes
+from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
+from planner.export.scenario import Option, Scenario
+
+# -- ownership ------------------------------------------------------------------------------------------
+
+
+def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
+    """What signing for this price kind commits to: capex for bought GPUs, a contract term for reserved ones."""
+    kind = result.money.price_kind
+    if kind == "purchase":
+        return f"committed: ${capex_usd:,.0f} of hardware ({owned_gpus:,.0f} GPUs) paid when bought, not refundable"
+    if kind == "reserved":
+        return "committed: a reserved contract; the term and volume are set per contract (see the price source)"
+    if kind == "spot":
+        return "not committed; spot capacity can be reclaimed by the provider at any time"
+    return "not committed: billed by the hour"
+
+
+def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownership:
+    """The option's cash over the horizon with its fleet sized quarter by quarter (traffic x ``scale``)."""
+    fin, w = scenario.finance, scenario.workload
+    h = fin.horizon_months
+    ends = finance.quarter_end_months(h)
+    shares = finance.traffic_share_of_plan(ends, w.growth_over_horizon, w.horizon_months) * scale
+    per_quarter = np.asarray(fleet_at(result, w, shares).gpus, dtype=float)
+    phased = finance.monthly_from_quarters(per_quarter, h)
+    full = np.full(h, float(fleet_at(result, w, scale).gpus))
+    m = result.money
+    if m.pricing == "purchase":
+        cash = finance.owned_cash_by_month(phased, m.capex_usd_per_gpu, m.opex_usd_per_gpu_month)
+        cash_full = finance.owned_cash_by_month(full, m.capex_usd_per_gpu, m.opex_usd_per_gpu_month)
+        owned = float(np.max(phased))
+        residual = finance.residual_usd(owned, m.capex_usd_per_gpu, fin.residual_value_share)
+        residual_full = finance.residual_usd(float(full[0]), m.capex_usd_per_gpu, fin.residual_value_share)
+        gpus = np.maximum.accumulate(per_quarter)
+        commit = commitment(result, owned, owned * m.capex_usd_per_gpu)
+    else:
+        cash = finance.rented_cash_by_month(phased, m.usd_per_gpu_month)
+        cash_full = finance.rented_cash_by_month(full, m.usd_per_gpu_month)
+        residual = residual_full = 0.0
+        gpus = per_quarter
+        commit = commitment(result, 0.0, 0.0)
+    return Ownership(
+        h,
+        tuple(int(g) for g in gpus),
+        finance.year_cash_usd(cash),
+        finance.year_cash_usd(cash_full),
+        finance.total_usd(cash, residual),
+        finance.total_usd(cash_full, residual_full),
+        finance.present_value_usd(cash, fin.cost_of_capital, residual),
+        residual,
+        commit,
+    )
+
+
+def demand_cases(scenario: Scenario, result: Result) -> tuple[Case, ...]:
+    """Low (1 - traffic_change), base and stress (x stress_multiplier) demand: GPUs, monthly cost, horizon total."""
+    x, stress = scenario.traffic_change, scenario.finance.stress_multiplier
+    out = []
+    for name, mult in ((f"low (-{x:.0%})", 1 - x), ("base", 1.0), (f"high (x{stress:g})", stress)):
+        f = fleet_at(result, scenario.workload, mult)
+        out.append(Case(name, mult, int(f.gpus), float(f.monthly_usd), ownership(scenario, result, mult).total_usd))
+    return tuple(out)
+
+
+# -- the margin's price ---------------------------------------------------------------------------------
+
+
+def without_margin(scenario: Scenario, result: Result, catalog: Catalog) -> Result | None:
+    """The same option sized with no latency margin (predictions meet the targets as they are)."""
+    if result.margin == 0:
+        return result
+    w = scenario.workload.model_copy(update={"latency_margin": 0.0})
+    r = evaluate(result.option, w, catalog, scenario.traffic_change, model=result.model)
+    return r if r.meets else None
+
+
+# -- the like-for-like grid -----------------------------------------------------------------------------
+
+
+def _grid_option(base: Option, kind: str, weights: str | None, name: str) -> Option:
+    """``base`` with another price kind and weight precision; its own quote and node size kept only for its own kind."""
+    pricing = "purchase" if kind == "purchase" else "cloud"
+    same = base.pricing == pricing and (pricing == "purchase" or (base.price_kind or "on-demand") == kind)
+    update = {
+        "name": name,
+        "pricing": pricing,
+        "price_kind": None if pricing == "purchase" else kind,
+        "weight_precision": weights,
+        "purchase_usd": base.purchase_usd if same else None,
+        "cloud_usd_per_gpu_hour": base.cloud_usd_per_gpu_hour if same else None,
+        "node_size": base.node_size if base.pricing == pricing else None,
+    }
+    return base.model_copy(update=update)
+
+
+def _own_quote(base: Option, kind: str) -> bool:
+    """Whether the option gives its own price of this kind."""
+    if kind == "purchase":
+        return base.pricing == "purchase" and base.purchase_usd is not None
+    return (
+        base.pricing == "cloud" and (base.price_kind or "on-demand") == kind and base.cloud_usd_per_gpu_hour is not None
+    )
+
+
+def grid_kinds(scenario: Scenario) -> tuple[str, ...]:
+    """The price kinds the grid tries: [finance] grid_price_kinds, plus spot when an option pays spot."""
+    kinds = list(scenario.finance.grid_price_kinds)
+    if any(o.pricing == "cloud" and o.price_kind == "spot" for o in scenario.option) and "spot" not in kinds:
+        kinds.append("spot")
+    return tuple(kinds)
+
+
+def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Catalog) -> tuple[GridRow, ...]:
+    """Every GPU of the scenario x price kind x weight precision, sized and costed; meeting rows ranked by cost.
+
+    Each GPU's row takes everything else (model, KV precision, engine, spares, group sizes) from the scenario's
+    first option on that GPU. A kind without a catalog quote for the GPU (or the option's own) gets a row that
+    says so.
+    """
+    firsts: dict[str, Result] = {}
+    for r in results:
+        firsts.setdefault(r.gpu.name, r)
+    precisions = list(dict.fromkeys(r.weight_precision for r in results))
+    rows: list[GridRow] = []
+    for gpu_name, first in firsts.items():
+        for weights in precisions:
+            for kind in grid_kinds(scenario):
+                label = f"{gpu_name}, {kind}, {weights} weights"
+                if first.gpu.price(kind) is None and not _own_quote(first.option, kind):
+                    rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
+                    continue
+                wp = None if weights == first.model.native_precision else weights
+                opt = _grid_option(first.option, kind, wp, label)
+                try:
+                    res = evaluate(opt, scenario.workload, catalog, scenario.traffic_change, model=first.model)
+                except PlannerError as exc:
+                    rows.append(GridRow(gpu_name, kind, weights, None, None, str(exc)))
+                    continue
+                note = f"{res.money.price_provider}, {res.money.price_date}" if res.money.price_date else ""
+                if res.meets:
+                    rows.append(GridRow(gpu_name, kind, weights, res, ownership(scenario, res), note))
+                else:
+                    rows.append(
+                        GridRow(gpu_name, kind, weights, res, None, f"does not meet the targets: {res.shortfall}")
+                    )
+    meeting = sorted((g for g in rows if g.result is not None and g.result.meets), key=lambda g: g.result.monthly_usd)
+    return tuple(meeting) + tuple(g for g in rows if g.result is None or not g.result.meets)
+
+
+# -- price dates ----------------------------------------------------------------------------------------
+
+
+def price_age_days(result: Result, review_date: str) -> int | None:
+    """Days from the catalog quote's date to the review's date; None for a scenario's own quote."""
+    if not result.money.price_date:
+        return None
+    parts = [int(x) for x in result.money.price_date.split("-")]
+    quoted = dt.date(parts[0], parts[1], parts[2] if len(parts) > 2 else 1)
+    return (dt.date.fromisoformat(review_date) - quoted).days
+
+
+# -- the whole outlook ----------------------------------------------------------------------------------
+
+
+def build_outlook(scenario: Scenario, results: tuple[Result, ...], catalog: Catalog) -> Outlook:
+    """Ownership, demand cases and the margin's price of every meeting option; the grid; the quality lines."""
+    opts = []
+    for r in results:
+        if not r.meets:
+            continue
+        bare = without_margin(scenario, r, catalog)
+        opts.append(
+            OptionOutlook(
+                r.option.name,
+                ownership(scenario, r),
+                demand_cases(scenario, r),
+                bare.gpus if bare is not None else 0,
+                bare.monthly_usd if bare is not None else math.nan,
+            )
+        )
+    grid = like_for_like(scenario, results, catalog)
+    runs = [(r.option.name, r.model.name, r.weight_precision, r.model.native_precision) for r in results if r.meets]
+    runs += [
+        (g.result.option.name, g.result.model.name, g.weight_precision, g.result.model.native_precision)
+        for g in grid[:1]
+        if g.result is not None and g.result.meets
+    ]
+    notes = quality_notes(runs, scenario.finance.quality_sign_off)
+    return Outlook(tuple(opts), grid, notes)

@@ -1,0 +1,115 @@
+"""What quantized weights may do to answers: published evaluation deltas and the sign-off the review asks for.
+
+``catalogs/quality/quantized.toml`` holds, per catalog model and weight precision, a quantized checkpoint's
+score on a public benchmark against its 16-bit original's, each from the checkpoint's model card with its date.
+A review whose options run weights below the model's published precision gets one line per (model, precision):
+the delta where one is published, "none published" where not, and who signs off either way.
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from planner.catalog.loader import shipped_catalog_dir
+
+QUALITY_FILE = Path("quality") / "quantized.toml"
+
+
+class PublishedDelta(BaseModel):
+    """One model card's scores: the quantized checkpoint and its 16-bit original on one benchmark."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1, description="catalog model name")
+    weight_precision: str = Field(min_length=1)
+    checkpoint: str = Field(min_length=3)
+    benchmark: str = Field(min_length=3)
+    quantized_score: float
+    reference_score: float = Field(gt=0)
+    date: str = Field(pattern=r"^\d{4}-\d{2}(-\d{2})?$")
+    url: str = Field(pattern=r"^https://")
+    source: str = Field(min_length=10)
+
+    @property
+    def delta_points(self) -> float:
+        """Quantized minus 16-bit score, in the benchmark's points (negative: the quantized model scores lower)."""
+        return self.quantized_score - self.reference_score
+
+    @property
+    def recovery(self) -> float:
+        """Quantized / 16-bit score: 0.999 = 99.9% of the original's score kept."""
+        return self.quantized_score / self.reference_score
+
+
+class _QualityFile(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    quality: tuple[PublishedDelta, ...]
+
+
+@functools.cache
+def published_deltas() -> tuple[PublishedDelta, ...]:
+    """The shipped deltas (read once)."""
+    path = shipped_catalog_dir() / QUALITY_FILE
+    return _QualityFile.model_validate(tomllib.loads(path.read_text(encoding="utf-8"))).quality
+
+
+@dataclass(frozen=True)
+class QualityNote:
+    """The quality line for one model at one quantized weight precision, and the deltas it quotes."""
+
+    model: str
+    weight_precision: str
+    native_precision: str
+    options: tuple[str, ...]  # the review's options (and grid rows) that run these weights
+    deltas: tuple[PublishedDelta, ...]
+    sign_off: str
+
+    @property
+    def text(self) -> str:
+        head = (
+            f"Quality: {self.model} with {self.weight_precision} weights (published as {self.native_precision}; "
+            f"{', '.join(self.options)}): "
+        )
+        if self.deltas:
+            quoted = "; ".join(
+                f"{d.checkpoint} scores {d.quantized_score:.2f} against {d.reference_score:.2f} for the 16-bit model on "
+                f"the {d.benchmark.split(' (')[0]} ({d.delta_points:+.2f} points, {d.recovery:.1%} kept; model card, "
+                f"{d.date})"
+                for d in self.deltas
+            )
+        else:
+            quoted = "no published evaluation of this model at this precision is in the catalog; evaluate it first"
+        return (
+            f"{head}{quoted}. A benchmark average does not cover your prompts: sign-off by {self.sign_off} on an "
+            "evaluation of your own traffic before this saving is booked."
+        )
+
+
+def quality_notes(
+    runs: list[tuple[str, str, str, str]], sign_off: str, deltas: tuple[PublishedDelta, ...] | None = None
+) -> tuple[QualityNote, ...]:
+    """One note per (model, weight precision) among ``runs`` = (option name, model, weights, native weights) whose
+    weights differ from the model's published precision; in first-seen order."""
+    table = published_deltas() if deltas is None else deltas
+    seen: dict[tuple[str, str], list] = {}
+    for name, model, weights, native in runs:
+        if weights == native:
+            continue
+        seen.setdefault((model, weights), [native, []])[1].append(name)
+    return tuple(
+        QualityNote(
+            model,
+            weights,
+            native,
+            tuple(names),
+            tuple(d for d in table if d.model == model and d.weight_precision == weights),
+            sign_off,
+        )
+        for (model, weights), (native, names) in seen.items()
+    )

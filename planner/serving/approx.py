@@ -1,0 +1,121 @@
+"""A closed-form approximation of latency under load, vectorized over request rates: for sweeps and Excel ranges.
+
+The simulation (``planner.serving.load``) steps through 1,000 requests, ~0.05 s a scenario; this evaluates a
+whole array of rates on one deployment at once, from the same step times (``StepTable``) and limits
+(``Scheduler``). Its error against the simulation is measured by ``bench/load_approx.py`` and stated in
+docs/model.md ("Latency under load"); use the simulation for a single figure.
+
+Mean field, for Poisson arrivals at rate x of requests of P prompt and O output tokens (vLLM's mixed steps):
+
+    steps      a step lasts tau: B decoding requests at the mean context C = P + O / 2, and the prompts that
+               arrived during the step before, k ~ Poisson(x tau): tau = e^-k' decode(B, C) + (1 - e^-k') step(B, C,
+               P k' / (1 - e^-k')), k' = x tau (a step with prompts pays the prefill's fixed costs once);
+               B = x (O - 1) tau (Little's law over the decode phase), at most the engine's slots. Solved by damped
+               fixed-point iteration.
+    TPOT       a request's steps average over its O - 1 steps; the requests decoding beside it number about
+               N ~ Poisson(B), each having added its prompt's work once: TPOT(N) = decode(N, C) + N x
+               (prefill(P) - shared) / (O - 1). Percentile q at N = B + z_q sqrt(B) + (z_q^2 - 1) / 6 (Poisson's, Cornish-Fisher).
+    TTFT       the rest of the step it arrives in (uniform: q x tau), its prefill (step(B, C, P), or in chunks of the
+               budget left beside the decodes, K - B tokens a step), and the wait for the budget: an M/D/1 queue of
+               prompts, service S = P / (K - B) x step(B, C, K - B), load rho = x S, wait percentile
+               S / (2 (1 - rho)) x ln(rho / (1 - q)) (exponential tail, P(wait > 0) = rho).
+
+Beyond capacity (rho >= 1, or the slots full) every figure is infinite: the queue grows without bound.
+"""
+
+from __future__ import annotations
+
+from statistics import NormalDist
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from planner.serving.simulate import Scheduler, StepTable
+
+if TYPE_CHECKING:
+    from planner.serving.load import Replica
+
+#: Fixed-point iterations and damping of the step time (converges to 1e-9 relative well within this).
+ITERATIONS = 200
+DAMPING = 0.5
+
+
+def _decode(table: StepTable, batch: np.ndarray, context: float) -> np.ndarray:
+    """Decode step of a fractional batch (linear between whole batches; 0 decoders cost nothing)."""
+    n = len(table.decode_lo_s)
+    grid = np.arange(1, n + 1, dtype=float)
+    lo = np.interp(batch, grid, table.decode_lo_s)
+    hi = np.interp(batch, grid, table.decode_hi_s)
+    span = table.ctx_hi_tokens - table.ctx_lo_tokens
+    frac = (context - table.ctx_lo_tokens) / span if span > 0 else 0.0
+    return np.where(batch > 0, lo + (hi - lo) * frac, 0.0)
+
+
+def _prefill(table: StepTable, tokens: np.ndarray) -> np.ndarray:
+    return np.interp(tokens, table.prefill_tokens, table.prefill_s)
+
+
+def _step(table: StepTable, batch: np.ndarray, context: float, tokens: np.ndarray) -> np.ndarray:
+    """``StepTable.step_s`` over arrays: decode + prefill - shared, at least the larger alone."""
+    dec = _decode(table, batch, context)
+    pre = _prefill(table, tokens)
+    both = np.maximum(np.maximum(dec, pre), dec + pre - table.shared_s)
+    return np.where(tokens <= 0, dec, np.where(batch <= 0, pre, both))
+
+
+def approximate_load(
+    table: StepTable,
+    scheduler: Scheduler,
+    prompt_tokens: float,
+    output_tokens: float,
+    rate_per_s: np.ndarray,
+    percentile: float,
+) -> dict[str, np.ndarray]:
+    """TTFT and TPOT at ``percentile`` (0-100), seconds, and the mean decoding batch, for each rate (module
+    docstring); infinite beyond capacity."""
+    x = np.asarray(rate_per_s, dtype=float)
+    p, o = float(prompt_tokens), max(float(output_tokens), 1.0)
+    ctx = p + o / 2.0
+    slots = float(min(scheduler.max_num_seqs, len(table.decode_lo_s)))
+    budget = float(scheduler.max_num_batched_tokens)
+    tau = _decode(table, np.ones_like(x), ctx) + 0.0
+    batch = np.zeros_like(x)
+    for _ in range(ITERATIONS):
+        batch = np.minimum(x * (o - 1.0) * tau, slots)
+        arrive = x * tau  # prompts arriving during a step, Poisson: a share 1 - e^-k of steps has any
+        some = -np.expm1(-arrive)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            tokens = np.minimum(np.where(some > 0, p * arrive / some, 0.0), budget)
+        new = (1.0 - some) * _decode(table, batch, ctx) + some * _step(table, batch, ctx, tokens)
+        tau = DAMPING * tau + (1.0 - DAMPING) * new
+    q = float(percentile) / 100.0
+    z = NormalDist().inv_cdf(min(max(q, 1e-9), 1 - 1e-9))
+    n = np.maximum(batch + z * np.sqrt(batch) + (z * z - 1.0) / 6.0, 0.0)  # Poisson quantile (Cornish-Fisher)
+    extra = np.maximum(_prefill(table, np.full_like(x, p)) - table.shared_s, 0.0)
+    tpot = _decode(table, np.maximum(n, 1.0), ctx) + n * extra / max(o - 1.0, 1.0)
+    left = np.maximum(budget - batch, 1.0)  # prompt tokens a step can take beside the decodes
+    chunks = np.ceil(p / left)
+    own = np.where(chunks <= 1, _step(table, batch, ctx, np.full_like(x, p)), chunks * _step(table, batch, ctx, left))
+    service = np.minimum(p, left) / left * _step(table, batch, ctx, left) * np.maximum(chunks, 1.0)
+    rho = x * service
+    with np.errstate(divide="ignore", invalid="ignore"):
+        wait = np.where(rho > 1 - q, service / (2 * (1 - rho)) * np.log(rho / (1 - q)), 0.0)
+    ttft = q * tau + own + wait
+    over = (rho >= 1) | (x * (o - 1.0) * tau > slots) | (x * tau * p > left)
+    inf = np.inf
+    return {
+        "ttft_s": np.where(over, inf, ttft),
+        "tpot_s": np.where(over, inf, tpot),
+        "batch": np.where(over, inf, batch),
+    }
+
+
+def approximate_percentiles(
+    replica: Replica, prompt_tokens: float, output_tokens: float, rates_per_s: Any, percentile: float = 99
+) -> dict[str, np.ndarray]:
+    """TTFT and TPOT (``"ttft_s"``, ``"tpot_s"``) at ``percentile``, seconds, and the mean decoding batch, of one
+    replica at each rate of ``rates_per_s`` (one deployment, every rate at once); infinite beyond capacity. The
+    approximation of the module docstring; ``planner.serving.load.latency_under_load`` simulates one rate."""
+    setup = replica.setup(prompt_tokens, output_tokens)
+    rates = np.asarray(rates_per_s, dtype=float)
+    return approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile)

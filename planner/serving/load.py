@@ -1,0 +1,399 @@
+"""Latency under load: a traffic pattern and a length distribution run through the serving simulation.
+
+A service-level objective is a percentile at a traffic level ("p95 TTFT under 1.5 s at 60 requests/s"). This
+module draws the requests a client sends (``arrival_times_s``, the ``*_lengths`` functions), simulates the engine
+serving them (``planner.serving.simulate``, step times from the model through ``planner.serving.benchmark``) and
+reports the percentiles a serving benchmark prints (``LoadResult``):
+
+- **Arrivals.** At a rate: ``vllm bench serve``'s gaps, gamma-distributed with shape ``burstiness`` and mean
+  1 / rate (1: Poisson; below 1 burstier; ``inf``: evenly spaced), rescaled so the last request goes at N / rate
+  (``vllm/benchmarks/serve.py`` ``get_request``). A closed loop: ``concurrency`` requests in flight, the client
+  sending the next when one completes (``--max-concurrency`` with an infinite rate). A burst: every request at
+  time 0 (neither given). A trace: the arrival times given (``arrivals_s``).
+- **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
+  with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
+- **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
+- **Front end.** ``frontend_s``: each request's time outside the engine, added to its TTFT and latency.
+
+Percentiles are ``np.percentile``'s (linear), over requests for TTFT, TPOT and end-to-end latency and over output
+tokens after each request's first for ITL, as ``vllm bench serve`` computes them. Throughputs are over the run's
+duration, from the first request sent to the last completed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from planner.checks import _checked, _count_or_mask, _numbers
+from planner.deploy import MAX_CONTEXT_TOKENS
+from planner.errors import InvalidInputError
+from planner.model import failures
+from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, serving_setups
+from planner.serving.simulate import RunResult, Samples, simulate, weighted_percentile
+
+#: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
+PERCENTILES = (50, 90, 95, 99)
+#: How many requests a load simulation sends unless told: ``vllm bench serve``'s default ``--num-prompts``.
+DEFAULT_REQUESTS = 1000
+#: ``--random-range-ratio`` readers: vLLM (``vllm/benchmarks/datasets.py`` ``RandomDataset``, since 2025) draws
+#: uniform integers in [floor(L (1 - r)), ceil(L (1 + r))], mean L; SGLang (``python/sglang/bench_serving.py``
+#: ``sample_random_requests``) and vLLM before 2025 draw in [max(int(L r), 1), L], mean L (1 + r) / 2.
+RANGE_READERS = ("vllm", "sglang")
+
+
+@dataclass(frozen=True)
+class DatasetLengths:
+    """A dataset's published mean prompt and output lengths (tokens) and where they are published."""
+
+    prompt_mean_tokens: float
+    output_mean_tokens: float
+    source: str
+
+
+#: Named datasets' published length statistics. Only means are published with these; a dataset is simulated
+#: at its means (``dataset_lengths``) unless a spread is given (``lognormal_lengths``).
+DATASETS = {
+    "sharegpt": DatasetLengths(
+        161.31,
+        337.99,
+        "Kwon et al., Efficient Memory Management for LLM Serving with PagedAttention (SOSP 2023), Fig. 11a: "
+        "ShareGPT input mean 161.31, output mean 337.99 tokens (OPT tokenizer)",
+    ),
+    "alpaca": DatasetLengths(
+        19.31,
+        58.45,
+        "Kwon et al., SOSP 2023, Fig. 11b: Alpaca input mean 19.31, output mean 58.45 tokens (OPT tokenizer)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Percentiles:
+    """A latency's distribution over requests (or tokens), seconds: the mean and ``PERCENTILES``."""
+
+    mean: float
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+
+    def at(self, percentile: float) -> float:
+        """The value at one of ``PERCENTILES`` (50, 90, 95, 99)."""
+        key = f"p{int(percentile)}"
+        if int(percentile) != percentile or not hasattr(self, key):
+            raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+        return getattr(self, key)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    """A simulated run's figures as a serving benchmark reports them (seconds; requests or tokens per second)."""
+
+    ttft_s: Percentiles
+    tpot_s: Percentiles
+    itl_s: Percentiles
+    e2e_s: Percentiles
+    request_throughput_per_s: float
+    output_tokens_per_s: float
+    total_tokens_per_s: float
+    duration_s: float
+    completed: int
+    peak_running: int
+    preemptions: int
+
+
+# -- arrivals ---------------------------------------------------------------------------------------------
+
+
+def arrival_times_s(
+    num_requests: int, rate_per_s: float, burstiness: float = 1.0, seed: int = ARRIVAL_SEED
+) -> np.ndarray:
+    """When each request is sent, seconds: gaps ~ Gamma(shape = burstiness, scale = 1 / (rate x burstiness)) (mean
+    1 / rate; burstiness 1 is Poisson), summed and rescaled so the last goes at N / rate, as ``vllm bench serve``
+    sends them. An infinite rate sends all at 0; an infinite burstiness evenly, every 1 / rate."""
+    n = _whole(num_requests, "num_requests")
+    rate, shape = float(rate_per_s), float(burstiness)
+    if not rate > 0 or math.isnan(rate):
+        raise InvalidInputError(f"request rate {rate_per_s!r} is not a positive number of requests per second")
+    if not shape > 0 or math.isnan(shape):
+        raise InvalidInputError(f"burstiness {burstiness!r} is not positive; use 1 for Poisson, below 1 burstier")
+    if math.isinf(rate):
+        return np.zeros(n)
+    gaps = (
+        np.full(n, 1.0 / rate)
+        if math.isinf(shape)
+        else np.random.default_rng(seed).gamma(shape, 1.0 / (rate * shape), n)
+    )
+    times = np.cumsum(gaps)
+    return times * (n / rate / times[-1]) if times[-1] > 0 else times
+
+
+# -- request lengths --------------------------------------------------------------------------------------
+
+
+def fixed_lengths(prompt_tokens: float, output_tokens: float, num_requests: int) -> list[tuple[int, int]]:
+    """Every request the same (prompt, output) tokens, rounded to whole tokens (at least 1)."""
+    n = _whole(num_requests, "num_requests")
+    return [(max(round(float(prompt_tokens)), 1), max(round(float(output_tokens)), 1))] * n
+
+
+def range_ratio_lengths(
+    prompt_tokens: float,
+    output_tokens: float,
+    num_requests: int,
+    range_ratio: float,
+    reader: str = "vllm",
+    seed: int = ARRIVAL_SEED,
+) -> list[tuple[int, int]]:
+    """(prompt, output) tokens as a benchmark given ``--random-input-len`` L and ``--random-range-ratio`` r draws
+    them: uniform integers, vLLM in [floor(L (1 - r)), ceil(L (1 + r))], SGLang in [max(int(L r), 1), L]
+    (``RANGE_READERS``)."""
+    n = _whole(num_requests, "num_requests")
+    r = float(range_ratio)
+    if reader not in RANGE_READERS:
+        raise InvalidInputError(f"range-ratio reader {reader!r} is not known; use one of {', '.join(RANGE_READERS)}")
+    if not 0.0 <= r <= 1.0 or (reader == "vllm" and r >= 1.0):
+        raise InvalidInputError(f"range ratio {range_ratio!r} is out of range; use 0 to 1 (vLLM: below 1)")
+    rng = np.random.default_rng([seed, 2])
+    drawn = []
+    for length in (float(prompt_tokens), float(output_tokens)):
+        if reader == "vllm":
+            low, high = max(math.floor(length * (1 - r)), 1), max(math.ceil(length * (1 + r)), 1)
+        else:
+            low, high = max(int(length * r), 1), max(int(length), 1)
+        drawn.append(rng.integers(low, high + 1, size=n))
+    return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
+def lognormal_lengths(
+    prompt_mean_tokens: float,
+    output_mean_tokens: float,
+    num_requests: int,
+    cv: float = 1.0,
+    max_tokens: float = math.inf,
+    seed: int = ARRIVAL_SEED,
+) -> list[tuple[int, int]]:
+    """(prompt, output) tokens drawn lognormal with the given means and coefficient of variation (std / mean):
+    sigma^2 = ln(1 + cv^2), mu = ln(mean) - sigma^2 / 2; rounded, at least 1, at most ``max_tokens`` each."""
+    n = _whole(num_requests, "num_requests")
+    c = float(cv)
+    if not c >= 0 or math.isinf(c):
+        raise InvalidInputError(f"coefficient of variation {cv!r} is not a finite number of 0 or more")
+    sigma = math.sqrt(math.log1p(c * c))
+    rng = np.random.default_rng([seed, 3])
+    drawn = []
+    for mean in (float(prompt_mean_tokens), float(output_mean_tokens)):
+        if not mean > 0:
+            raise InvalidInputError(f"mean length {mean!r} is not a positive number of tokens")
+        x = rng.lognormal(math.log(mean) - sigma * sigma / 2.0, sigma, n) if sigma else np.full(n, mean)
+        drawn.append(np.clip(np.round(x), 1, max_tokens).astype(int))
+    return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
+def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
+    """A named dataset's requests at its published means (``DATASETS``; each with its source)."""
+    key = str(name).strip().lower()
+    if key not in DATASETS:
+        raise InvalidInputError(f"dataset {name!r} has no published lengths here; use one of {', '.join(DATASETS)}")
+    d = DATASETS[key]
+    return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
+
+
+# -- the run ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replica:
+    """What serves the load: one replica of ``model`` on ``gpus`` x ``gpu`` (None: the smallest group that holds a
+    request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
+    ``planner.serving.benchmark``), at the given precisions (None: the model's)."""
+
+    gpu: Any
+    model: Any
+    gpus: Any = None
+    scheduler: str = "vllm"
+    max_num_seqs: int | None = None
+    max_num_batched_tokens: int | None = None
+    weight_precision: Any = None
+    kv_precision: Any = None
+    engine: Any = None
+    calibration: Any = None
+    catalog: Any = None
+
+    def setup(
+        self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
+    ) -> ServingSetup:
+        """Ready to simulate (``serving_setups``): step times tabulated at ``prompt_tokens`` / ``output_tokens`` (the
+        means), slots for the shortest of ``lengths``, a closed-loop client of ``concurrency`` (0: none)."""
+        if self.scheduler not in SCHEDULERS:
+            raise InvalidInputError(f"scheduler {self.scheduler!r} is not known; use one of {', '.join(SCHEDULERS)}")
+        shaped = np.empty((), dtype=object)
+        shaped[()] = lengths or fixed_lengths(prompt_tokens, output_tokens, 1)
+        _, setups, _ = serving_setups(
+            self.gpu, self.model, float(prompt_tokens), float(output_tokens), concurrency,
+            len(lengths) if lengths else DEFAULT_REQUESTS, self.max_num_seqs, self.max_num_batched_tokens,
+            self.scheduler, shaped, self.gpus,
+            dict(weight_precision=self.weight_precision, kv_precision=self.kv_precision),
+            dict(engine=self.engine, catalog=self.catalog, calibration=self.calibration, errors="raise"),
+        )  # fmt: skip
+        if setups[0] is None:
+            raise InvalidInputError(
+                f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
+                "not one fits"
+            )
+        return setups[0]
+
+
+def latency_under_load(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    *,
+    rate_per_s: float | None = None,
+    burstiness: float = 1.0,
+    concurrency: int | None = None,
+    arrivals_s: Any = None,
+    num_requests: int = DEFAULT_REQUESTS,
+    lengths: list[tuple[int, int]] | None = None,
+    prefix_hit_rate: float = 0.0,
+    frontend_s: float = 0.0,
+) -> LoadResult:
+    """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
+
+    Traffic: one of ``rate_per_s`` (with ``burstiness``), ``concurrency`` (a closed loop) or ``arrivals_s`` (a
+    trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
+    tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
+    ``prompt_tokens`` / ``output_tokens``, so give the means).
+    """
+    if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
+        raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
+    hit = float(prefix_hit_rate)
+    if not 0.0 <= hit <= 1.0:
+        raise InvalidInputError(f"prefix_hit_rate {prefix_hit_rate!r} is not a fraction; use 0 to 1")
+    front = float(frontend_s)
+    if not 0.0 <= front < math.inf:
+        raise InvalidInputError(f"frontend_s {frontend_s!r} is not a finite number of seconds of 0 or more")
+    arrivals = None
+    if arrivals_s is not None:
+        arrivals = np.sort(np.asarray(arrivals_s, dtype=float).ravel())
+        if not len(arrivals) or not np.isfinite(arrivals).all() or arrivals[0] < 0:
+            raise InvalidInputError("a trace's arrival times must be finite seconds of 0 or more, at least one")
+        num_requests = len(arrivals) if lengths is None else min(len(arrivals), len(lengths))
+    if lengths is None:
+        lengths = fixed_lengths(prompt_tokens, output_tokens, num_requests)
+    n = min(_whole(num_requests, "num_requests"), len(lengths))
+    lengths = list(lengths[:n])
+    if rate_per_s is not None and math.isfinite(float(rate_per_s)):
+        arrivals = arrival_times_s(n, rate_per_s, burstiness)
+    client = 0 if concurrency is None else _whole(concurrency, "concurrency")
+    setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
+    run = simulate(
+        setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
+        arrivals_s=arrivals + front if arrivals is not None else None,
+        client_concurrency=setup.client_concurrency,
+        lengths=lengths, cached_fraction=hit, frontend_s=front,
+    )  # fmt: skip
+    if math.isnan(run.duration_s):
+        raise InvalidInputError(
+            f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
+            "shorten the requests"
+        )
+    return _result(run)
+
+
+def _percentiles(samples: tuple[np.ndarray, np.ndarray]) -> Percentiles:
+    values, counts = samples
+    total = counts.sum()
+    mean = float((values * counts).sum() / total) if total else math.nan
+    return Percentiles(mean, *(float(x) for x in weighted_percentile(samples, np.array(PERCENTILES))))
+
+
+def _result(run: RunResult) -> LoadResult:
+    s: Samples = run.samples
+    d = run.duration_s
+    return LoadResult(
+        ttft_s=_percentiles(s.ttft),
+        tpot_s=_percentiles(s.tpot),
+        itl_s=_percentiles(s.itl),
+        e2e_s=_percentiles(s.e2e),
+        request_throughput_per_s=s.requests / d,
+        output_tokens_per_s=s.output_tokens / d,
+        total_tokens_per_s=(s.output_tokens + s.input_tokens) / d,
+        duration_s=d,
+        completed=s.requests,
+        peak_running=run.peak_running,
+        preemptions=run.preemptions,
+    )
+
+
+def _whole(x: Any, name: str) -> int:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} {x!r} is not a number; use a whole number of 1 or more") from None
+    if not (v >= 1 and v == int(v)) or math.isinf(v):
+        raise InvalidInputError(f"{name} {x!r} is not a whole number of 1 or more")
+    return int(v)
+
+
+#: What ``load_percentile`` reports: TTFT, TPOT, ITL or end-to-end latency (``LoadResult`` fields).
+METRICS = ("ttft", "tpot", "itl", "e2e")
+
+
+def load_percentile(
+    gpu: Any,
+    model: Any,
+    rate_per_s: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    metric: str = "ttft",
+    percentile: float = 99,
+    gpus: Any = None,
+    weight_precision: Any = None,
+    kv_precision: Any = None,
+    catalog: Any = None,
+    errors: str = "raise",
+) -> Any:
+    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
+    1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
+    if metric not in METRICS:
+        raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
+    if percentile not in PERCENTILES:
+        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+    accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
+    rate = _numbers(rate_per_s, accepted, errors)
+    with np.errstate(invalid="ignore"):
+        rate, bad_rate = _checked(rate, np.isnan(rate) | (rate <= 0), accepted, errors, 1.0)
+    prompt, bad_p = _count_or_mask(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    output, bad_o = _count_or_mask(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    items = np.broadcast_arrays(
+        *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, gpus, weight_precision)),
+        np.asarray(kv_precision, dtype=object),
+        np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
+    )
+    shape = items[0].shape
+    flat = [a.ravel() for a in items]
+    out = np.full(len(flat[0]), math.nan)
+    for i in range(len(out)):
+        if flat[8][i]:
+            continue
+        try:
+            replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
+            replica = replace(replica, catalog=catalog)
+            r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
+        except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
+            if errors == "raise":
+                raise
+            mask = np.zeros(len(out), dtype=bool)
+            mask[i] = True
+            failures.note_each(mask.reshape(shape), (), lambda *_, e=exc: e)
+            continue
+        out[i] = getattr(r, f"{metric}_s").at(percentile)
+    out = out.reshape(shape)
+    return out.item() if out.ndim == 0 else out

@@ -1,0 +1,348 @@
+"""Money a finance team can sign: the like-for-like grid, the margin's price, ownership over years, demand cases.
+
+Known values are derived by hand in the comments, from the catalog's sourced prices (catalogs/gpus.toml: H100
+on-demand $2.99/GPU-h Lambda 2026-05-18, billed as 8-GPU instances, and $3.20 Hyperstack 2026-08-26, whose median
+is $3.095; purchase $30,000 NVIDIA MSRP) and catalogs/costs/ownership.toml (host
+$32,010 and network $15,060 per 8-GPU node, 4,600 W host power, $0.12/kWh, PUE 1.3, $184.06/kW-month), and from
+the hand-computed scenario of test_export.py (HAND: 11 rented GPUs at $2.00/GPU-h; 16 bought GPUs at $35,883.75
+capex and $379.8735 opex a GPU-month).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import openpyxl
+import pytest
+from test_export import DATE, EXAMPLE, HAND, review_of, write_scenario
+
+from planner.catalog import default_catalog
+from planner.export import build_review, render
+from planner.export import finance as fin
+from planner.export.evaluate import fleet_at
+from planner.export.money_tables import cases_table, grid_table, ownership_table
+from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
+
+HOURS = 730.0
+#: the median of H100's two on-demand quotes, (2.99 + 3.20) / 2 = $3.095 x 730 h = $2,259.35 a GPU-month, billed in
+#: whole 8-GPU instances (the larger of the two quotes' billing units: Lambda's "8x instance")
+H100_RENT_MONTH = (2.99 + 3.20) / 2 * HOURS
+#: bought H100 in 8-GPU nodes: $30,000 + ($32,010 + $15,060) / 8 = $35,883.75 up front per GPU
+H100_CAPEX = 30000 + (32010 + 15060) / 8
+#: IT load 700 W + 4,600 W / 8 = 1,275 W: power 1.275 x 1.3 x 0.12 x 730 = $145.197, colocation 1.275 x 184.06
+H100_OPEX_MONTH = 1.275 * 1.3 * 0.12 * HOURS + 1.275 * 184.06
+
+
+@pytest.fixture(scope="module")
+def example():
+    """The README's scenario (examples/budget-review.toml), reviewed once."""
+    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+
+
+def by_name(review, name):
+    return next(r for r in review.results if r.option.name == name)
+
+
+FINANCE = """
+[finance]
+horizon_months = 24
+cost_of_capital = 0.10
+residual_value_share = 0.25
+"""
+
+
+@pytest.fixture(scope="module")
+def hand(tmp_path_factory):
+    """test_export.py's hand-computed scenario with two years, a 10% cost of capital and a 25% residual value."""
+    return review_of(write_scenario(tmp_path_factory.mktemp("money"), HAND + FINANCE))
+
+
+class TestCashRules:
+    def test_traffic_grows_linearly_to_the_planned_peak_then_stays(self):
+        """+50% over 12 months: month 3 carries 1.125 / 1.5 = 0.75 of the planned peak; month 24 all of it."""
+        got = fin.traffic_share_of_plan(np.array([0, 3, 12, 24]), 0.5, 12)
+        assert got == pytest.approx([1 / 1.5, 0.75, 1.0, 1.0])
+
+    def test_quarters_end_with_the_horizon(self):
+        """36 months: 12 quarters ending 3 .. 36; 10 months: 3, 6, 9 and a short last quarter ending at 10."""
+        assert fin.quarter_end_months(36).tolist() == list(range(3, 37, 3))
+        assert fin.quarter_end_months(10).tolist() == [3, 6, 9, 10]
+
+    def test_bought_gpus_are_paid_once_and_kept(self):
+        """Fleet 8, 8, 16, 8: buys 8, 0, 8, 0 and runs 8, 8, 16, 16 (a GPU bought is kept)."""
+        cash = fin.owned_cash_by_month(np.array([8, 8, 16, 8]), 100.0, 1.0)
+        assert cash.tolist() == [808.0, 8.0, 816.0, 16.0]
+
+    def test_a_dollar_a_year_out_at_the_cost_of_capital_is_worth_a_dollar_today(self):
+        """$1.10 paid at the end of month 12 at 10% a year: present value $1.00."""
+        assert fin.present_value_usd(np.array([0.0] * 11 + [1.1]), 0.10) == pytest.approx(1.0)
+
+
+class TestMarginPriced:
+    def test_the_margin_costs_one_instance_of_8_h100_on_the_recommended_fleet(self, example):
+        """48 GPUs with the +59% margin, 40 without (whole 8-GPU instances): 8 x $2,259.35 = $18,074.80 a month."""
+        rec = example.recommended
+        oo = example.outlook.of(rec.option.name)
+        assert (rec.gpus, oo.gpus_without_margin) == (48, 40)
+        assert oo.margin_usd_per_month(rec) == pytest.approx(8 * H100_RENT_MONTH)
+
+    def test_without_margin_is_the_same_option_sized_at_margin_zero(self, example):
+        """The 16-bit rented fleet: 88 GPUs with the margin, 64 without: 24 x $2,259.35 = $54,224.40 a month."""
+        r = by_name(example, "H100, rented")
+        oo = example.outlook.of(r.option.name)
+        assert oo.gpus_without_margin == 64
+        assert oo.margin_usd_per_month(r) == pytest.approx(24 * H100_RENT_MONTH)
+
+    def test_the_review_prints_the_margins_price(self, example):
+        """Markdown shows the line and the Ownership table's column."""
+        md = render(example, "md").decode()
+        assert "latency margin costs 8 GPUs ($18,075 a month) on the recommended fleet" in md
+        assert "Margin's price per month" in md
+
+
+class TestLikeForLike:
+    def test_every_gpu_price_kind_and_weight_precision_is_a_row(self, example):
+        """4 GPUs (H100, H200, A100, L40S) x 3 kinds (purchase, reserved, on-demand) x 2 weights (bf16, fp8) = 24."""
+        keys = {(g.gpu, g.price_kind, g.weight_precision) for g in example.outlook.grid}
+        assert len(example.outlook.grid) == len(keys) == 24
+
+    def test_bought_with_fp8_weights_is_priced_like_the_options(self, example):
+        """H100 bought, fp8: 48 GPUs x ($35,883.75 / 36 + $379.87) = 48 x $1,376.64 = $66,078.93 a month."""
+        row = next(
+            g
+            for g in example.outlook.grid
+            if g.gpu.startswith("H100") and (g.price_kind, g.weight_precision) == ("purchase", "fp8")
+        )
+        assert row.result.gpus == 48
+        assert row.result.monthly_usd == pytest.approx(48 * (H100_CAPEX / 36 + H100_OPEX_MONTH), rel=1e-6)
+
+    def test_a_row_matching_an_option_has_its_fleet_and_cost(self, example):
+        """The grid's H100 on-demand fp8 row is the recommended option: same GPUs, same dollars."""
+        rec = example.recommended
+        row = next(
+            g
+            for g in example.outlook.grid
+            if g.result is not None and g.result.option.name.startswith("H100 SXM 80GB, on-demand, fp8")
+        )
+        assert (row.result.gpus, row.result.monthly_usd) == (rec.gpus, rec.monthly_usd)
+        table = grid_table(example)
+        notes = [row[-1] for row in table.rows if row[1] == "H100 SXM 80GB" and row[2:4] == ("on-demand", "fp8")]
+        assert notes == [f"= option {rec.option.name}"]
+
+    def test_meeting_rows_are_ranked_by_monthly_cost_and_carry_provider_and_date(self, example):
+        """Rank 1 is the cheapest; every meeting row names the quote's provider and date."""
+        rows = [r for r in grid_table(example).rows if r[0] is not None]
+        costs = [r[7] for r in rows]
+        assert costs == sorted(costs) and [r[0] for r in rows] == list(range(1, len(rows) + 1))
+        assert all(", 20" in r[10] for r in rows)
+
+    def test_a_kind_without_a_quote_says_so(self, example):
+        """The catalog has no H200 purchase price: the row says so instead of a number."""
+        row = next(g for g in example.outlook.grid if g.gpu.startswith("H200") and g.price_kind == "purchase")
+        assert row.result is None and row.note == "no purchase price in the catalog"
+
+    def test_the_recommendation_names_every_way_it_differs_from_the_runner_up(self, example):
+        """Rented FP8 against bought 16-bit: weights, price kind, the quote and the tensor-parallel group differ."""
+        for part in (
+            "differ in 4 ways",
+            "weights fp8 (runner-up: bf16)",
+            "price kind on-demand (runner-up: purchase)",
+            "price from median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20 (2026-08-26)",
+            "tensor-parallel group 2 GPUs per replica (runner-up: 4 GPUs per replica)",
+        ):
+            assert part in example.reason
+
+
+class TestQuality:
+    def test_fp8_weights_get_the_published_delta_and_a_sign_off(self, example):
+        """RedHatAI Meta-Llama-3.1-70B-Instruct-FP8 model card: OpenLLM v1 average 84.29 against 84.40."""
+        (note,) = example.outlook.quality
+        assert (note.model, note.weight_precision) == ("Llama-3.1-70B", "fp8")
+        assert "84.29 against 84.40" in note.text and "-0.11 points" in note.text
+        assert "sign-off by the model owner" in note.text
+        assert "Signed off: finance" in render(example, "md").decode()
+
+    def test_no_quality_line_when_no_weights_are_quantized(self, hand):
+        """The hand scenario runs Llama-2-7B at fp16, its published precision."""
+        assert hand.outlook.quality == ()
+
+
+class TestOwnership:
+    def test_example_year1_cash_of_buying_is_the_capex_and_a_year_of_opex(self, example):
+        """88 bought H100 at full size: 88 x $35,883.75 + 12 x 88 x $379.87 = $3,558,913 (not the $1.45M 'per year')."""
+        ow = example.outlook.of("H100, bought").ownership
+        assert ow.year1_cash_full_usd == pytest.approx(88 * H100_CAPEX + 12 * 88 * H100_OPEX_MONTH, rel=1e-6)
+        assert ow.commitment.startswith("committed:")
+
+    def test_example_three_years_of_renting(self, example):
+        """Rented FP8 at full size: 48 x $2,259.35 x 36 = $3,904,156.80; not committed."""
+        ow = example.outlook.of(example.recommended.option.name).ownership
+        assert ow.horizon_months == 36
+        assert ow.total_full_usd == pytest.approx(48 * H100_RENT_MONTH * 36)
+        assert ow.commitment == "not committed: billed by the hour"
+
+    def test_example_quarterly_phasing_costs_less_in_year_one(self, example):
+        """Phased year 1 = GPUs of each quarter (40, 40, 48, 48) x 3 months x rent: 1/12 below the full fleet."""
+        rec = example.recommended
+        ow = example.outlook.of(rec.option.name).ownership
+        assert ow.year1_cash_usd == pytest.approx(sum(ow.gpus_by_quarter[:4]) * 3 * H100_RENT_MONTH)
+        assert ow.gpus_by_quarter[3:] == (rec.gpus,) * 9  # the planned fleet from month 12 on
+        assert ow.gpus_by_quarter[:4] == (40, 40, 48, 48)
+        assert 1 - ow.year1_cash_usd / ow.year1_cash_full_usd == pytest.approx(1 / 12)
+
+    def test_hand_scenario_rented_present_value(self, hand):
+        """11 GPUs x $2.00 x 730 h = $16,060 a month for 24 months; PV = 16,060 x v (1 - v^24) / (1 - v), v = 1.1^(-1/12)."""
+        ow = hand.outlook.of("H100 rented").ownership
+        v = 1.1 ** (-1 / 12)
+        assert ow.year1_cash_usd == pytest.approx(12 * 16060)
+        assert ow.total_usd == pytest.approx(24 * 16060)
+        assert ow.present_value_usd == pytest.approx(16060 * v * (1 - v**24) / (1 - v))
+        assert ow.residual_usd == 0
+
+    def test_hand_scenario_bought_with_residual_value(self, hand):
+        """16 GPUs: capex 16 x $35,883.75 = $574,140 in month 1; opex 16 x $379.8735 a month; 25% back at month 24."""
+        ow = hand.outlook.of("H100 bought").ownership
+        capex, opex = 16 * H100_CAPEX, 16 * H100_OPEX_MONTH
+        v = 1.1 ** (-1 / 12)
+        assert ow.residual_usd == pytest.approx(0.25 * capex)
+        assert ow.year1_cash_usd == pytest.approx(capex + 12 * opex)
+        assert ow.total_usd == pytest.approx(capex + 24 * opex - 0.25 * capex)
+        pv = capex * v + opex * v * (1 - v**24) / (1 - v) - 0.25 * capex * v**24
+        assert ow.present_value_usd == pytest.approx(pv)
+        assert ownership_table(hand).columns[11].header == "Present value at 10.0%"
+
+
+class TestDemandCases:
+    def test_low_base_and_twice_the_planned_peak(self, example):
+        """Cases: traffic -20%, as planned and x2; the x2 fleet is the option sized again at twice the peak."""
+        rec = example.recommended
+        low, base, high = example.outlook.of(rec.option.name).cases
+        assert [c.multiplier for c in (low, base, high)] == [0.8, 1.0, 2.0]
+        assert base.gpus == rec.gpus and base.monthly_usd == pytest.approx(rec.monthly_usd)
+        assert high.gpus == int(fleet_at(rec, example.scenario.workload, 2.0).gpus) > rec.gpus
+        assert high.monthly_usd == pytest.approx(high.gpus * H100_RENT_MONTH)
+
+    def test_each_case_names_its_cheapest_option(self, example):
+        rows = cases_table(example).rows
+        assert {r[1] for r in rows} == {"low (-20%)", "base", "high (x2)"}
+        for case in ("low (-20%)", "base", "high (x2)"):
+            mine = [r for r in rows if r[1] == case]
+            cheapest = min(mine, key=lambda r: r[4])[0]
+            assert all(r[6] == cheapest for r in mine)
+
+
+class TestComparablePrices:
+    def test_several_quotes_of_one_kind_pay_their_median(self):
+        """GB200 on-demand: Spheron $4.54 (2026-03-17) and CoreWeave $10.50 (2026-09-20): median $7.52, oldest date."""
+        from planner.export.ownership import chosen_quote
+
+        q = chosen_quote(default_catalog().gpu("GB200"), "on-demand")
+        assert q.usd_per_gpu_hour == pytest.approx((4.54 + 10.50) / 2)
+        assert q.date == "2026-03-17" and q.provider.startswith("median of 2 quotes: Spheron 4.54")
+
+    def test_one_providers_basis_prices_every_option_from_it(self, tmp_path):
+        """[defaults] price_basis = "Hyperstack": H200 on-demand at its $3.99: 56 x 3.99 x 730 = $163,111.20."""
+        text = EXAMPLE.read_text().replace("[defaults]\n", '[defaults]\nprice_basis = "Hyperstack"\n', 1)
+        path = tmp_path / "s.toml"
+        path.write_text(text)
+        review = review_of(path)
+        h200 = by_name(review, "H200, rented")
+        assert (h200.gpus, h200.money.price_provider) == (56, "Hyperstack")
+        assert h200.monthly_usd == pytest.approx(56 * 3.99 * HOURS)
+        h100 = by_name(review, "H100, rented")
+        assert h100.money.cloud_usd_per_gpu_hour == 3.20 and h100.money.node_size == 1
+
+    def test_an_8_gpu_instance_is_billed_whole(self):
+        """Lambda's H100 quote is for 8-GPU instances: 44 GPUs needed are billed as 48 (6 instances)."""
+        from planner.export.ownership import option_money
+        from planner.export.scenario import Option
+
+        opt = Option(gpu="H100", model="Llama-3.1-70B", price_basis="Lambda")
+        m = option_money(opt, default_catalog().gpu("H100"))
+        assert (m.cloud_usd_per_gpu_hour, m.node_size) == (2.99, 8)
+        from planner.export.sizing import gpus_to_buy
+
+        assert float(gpus_to_buy(11, 4, m.node_size)) == 48
+
+    def test_a_quote_over_a_year_old_on_the_review_date_is_flagged(self):
+        """L40S reserved, AWS 2025-08-12: 476 days before a review dated 2026-12-01, so its grid row says stale."""
+        review = build_review(load_scenario(EXAMPLE), default_catalog(), date="2026-12-01")
+        rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "reserved" and r[0] is not None]
+        assert rows and all("stale (476 days)" in r[-1] for r in rows)
+
+
+class TestFinanceTable:
+    def test_an_out_of_range_cost_of_capital_is_one_line_naming_the_field(self):
+        with pytest.raises(ScenarioError) as err:
+            parse_scenario(_with_finance({"cost_of_capital": 1.5}), "s.toml")
+        assert str(err.value).startswith("s.toml: finance.cost_of_capital:") and "\n" not in str(err.value)
+
+    def test_an_unknown_finance_key_lists_the_accepted_ones(self):
+        with pytest.raises(ScenarioError) as err:
+            parse_scenario(_with_finance({"horizon": 36}), "s.toml")
+        assert "finance.horizon: unknown field; accepted fields:" in str(err.value)
+        assert "horizon_months" in str(err.value)
+
+
+def _with_finance(finance: dict) -> dict:
+    import tomllib
+
+    data = tomllib.loads(HAND.replace("{bought}", "H100 bought"))
+    data["finance"] = finance
+    return data
+
+
+class TestFiles:
+    def test_glossary_defines_the_terms(self, example, tmp_path):
+        """TTFT, TPOT, p95, replica, tensor-parallel, KV cache and GQA are defined in the md and the xlsx."""
+        md = render(example, "md").decode()
+        path = tmp_path / "r.xlsx"
+        path.write_bytes(render(example, "xlsx"))
+        terms = [c.value for c in openpyxl.load_workbook(path)["Glossary"]["A"][1:]]
+        for term in ("TTFT", "TPOT", "p95", "Replica", "Tensor-parallel", "KV cache", "GQA"):
+            assert f"- **{term}**:" in md and term in terms
+
+    def test_no_sheet_prints_below_8_pt(self, example, tmp_path):
+        """Fit-to-width only where it keeps 11-pt text at 8 pt or more (Excel's width: characters x 7 + 5 px)."""
+        from planner.export.xlsx import MIN_PRINT_PT, printed_width_pt
+
+        path = tmp_path / "r.xlsx"
+        path.write_bytes(render(example, "xlsx"))
+        for ws in openpyxl.load_workbook(path).worksheets:
+            if ws.title in ("Summary", "Charts"):
+                continue
+            if ws.sheet_properties.pageSetUpPr.fitToPage:
+                printable = (11.69 - ws.page_margins.left - ws.page_margins.right) * 72
+                assert printable / printed_width_pt(ws) * 11 >= MIN_PRINT_PT, ws.title
+            else:
+                assert ws.page_setup.scale * 11 / 100 >= MIN_PRINT_PT, ws.title
+
+    def test_sheets_are_protected_and_only_the_prices_are_editable(self, example, tmp_path):
+        """Every sheet protected (no password); on Options the yellow $ per GPU-month cells alone are unlocked."""
+        path = tmp_path / "r.xlsx"
+        path.write_bytes(render(example, "xlsx"))
+        book = openpyxl.load_workbook(path)
+        assert all(ws.protection.sheet for ws in book.worksheets)
+        ws = book["Options"]
+        header = [c.value for c in ws[1]]
+        price, monthly = header.index("$ per GPU-month") + 1, header.index("Monthly cost") + 1
+        assert not ws.cell(row=2, column=price).protection.locked
+        assert ws.cell(row=2, column=monthly).protection.locked and ws.cell(row=2, column=2).protection.locked
+        assert all(c.protection.locked for row in book["Summary"].iter_rows() for c in row)
+
+    def test_money_totals_fit_their_columns(self, example, tmp_path):
+        """No '###' for a $10M+ three-year total: the columns are 15 characters wide."""
+        path = tmp_path / "r.xlsx"
+        path.write_bytes(render(example, "xlsx"))
+        ws = openpyxl.load_workbook(path)["Ownership"]
+        longest = max(
+            len(f"${v:,.0f}")
+            for row in ws.iter_rows(min_row=2, values_only=True)
+            for v in row[7:13]
+            if isinstance(v, float)
+        )
+        header = [c.value for c in ws[1]]
+        col = openpyxl.utils.get_column_letter(header.index("Total, 3 years, full fleet") + 1)
+        assert longest < ws.column_dimensions[col].width
+        assert math.isfinite(longest)

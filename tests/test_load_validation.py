@@ -1,0 +1,100 @@
+"""`planner validate` reads serving runs as they are published (issue 22, item 4): percentile columns, a run's
+fractional mean lengths, a dataset named without lengths; each row simulated under its own load."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+
+import pytest
+from cli_support import run
+
+from planner.accuracy.published import PERCENTILE_COLUMNS, load_decode_rows, reference_dir
+from planner.accuracy.under_load import FIGURES, predict_percentiles
+from planner.accuracy.validation import to_json, validate_load
+
+HEADER = (
+    "record_id,kind,engine,gpu,tensor_parallel_size,model,dataset,batch_size_or_concurrency,num_prompts,"
+    "request_rate,input_len,output_len,statistic,ttft_median_ms,ttft_p99_ms,tpot_median_ms,tpot_p99_ms,"
+    "itl_median_ms,itl_p99_ms,source\n"
+)
+
+
+def _file(tmp_path, *lines: str):
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + "".join(line + "\n" for line in lines))
+    return path
+
+
+class TestReading:
+    def test_fractional_mean_lengths_are_read_rounded(self, tmp_path):
+        """Serving benchmarks print a dataset's mean lengths (207.5 tokens); main refused them ("input_len '207.5'
+        is not a whole number"). They are read rounded to whole tokens."""
+        rows = load_decode_rows(
+            _file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,,,100,2,207.5,99.4,,50,90,,,,,x")
+        )
+        assert (rows[0].input_len, rows[0].output_len, rows[0].problem) == (208, 99, "")
+
+    def test_a_dataset_without_lengths_uses_its_published_means(self, tmp_path):
+        """ShareGPT's published means (vLLM paper, SOSP 2023, Fig. 11): 161.31 in, 337.99 out."""
+        rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,100,2,,,,50,,,,,,x"))
+        assert (rows[0].input_len, rows[0].output_len) == (161, 338)
+
+    def test_percentile_columns_are_seconds_inside(self, tmp_path):
+        rows = load_decode_rows(
+            _file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,,,100,2,512,128,,50,90,10,12,9,30,x")
+        )
+        r = rows[0]
+        assert (r.ttft_median_s, r.ttft_p99_s, r.tpot_median_s, r.itl_p99_s) == (0.05, 0.09, 0.01, 0.03)
+
+    def test_shipped_percentiles_are_in_their_quotes(self):
+        """Every figure of load_public.csv appears in its row's quote (transcribed from the source's table)."""
+        with open(reference_dir() / "load_public.csv", newline="") as f:
+            for row in csv.DictReader(f):
+                assert row["source"].startswith("https://")
+                for column in PERCENTILE_COLUMNS:
+                    if row[column]:
+                        assert row[column] in row["quote"], (row["record_id"], column)
+
+
+class TestPrediction:
+    def test_a_low_rate_run_is_its_prefill(self):
+        """LD001 (surajssd/llm-k8s, vLLM 0.8.3, Llama 3.3 70B on 8 x A100 40GB, ShareGPT at 1 request/s): far from
+        capacity, the median TTFT is about one prompt's prefill; the source printed 56.37 ms. Within the issue's
+        15% for medians."""
+        rows = [r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD001"]
+        predicted = predict_percentiles(rows[0])
+        assert predicted["ttft_median_ms"] == pytest.approx(56.3722, rel=0.15)
+        assert set(predicted) == set(FIGURES)
+
+    def test_table_and_json_carry_the_new_quantities(self):
+        table = validate_load()
+        out = to_json([table])
+        quantities = {r["quantity"] for r in out["rows"]}
+        assert quantities == {
+            "ttft_median_ms",
+            "ttft_p99_ms",
+            "tpot_median_ms",
+            "tpot_p99_ms",
+            "itl_median_ms",
+            "itl_p99_ms",
+        }
+        assert all(r["predicted"] is not None for r in out["rows"])
+
+    def test_a_row_that_cannot_run_is_null_with_a_reason(self, tmp_path):
+        rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,L4,1,llama3.1-405b,,,10,1,512,128,,50,,,,,,x"))
+        out = to_json([validate_load(rows)])
+        assert out["rows"][0]["predicted"] is None
+        assert "do not fit" in out["rows"][0]["reason"]
+
+
+class TestCli:
+    def test_validate_a_users_serving_runs(self, tmp_path):
+        """`planner validate --decode runs.csv --json` with only percentile columns and mean lengths."""
+        path = _file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,,,200,2,207.5,99.4,,50,90,10,12,9,30,x")
+        result = run("validate", "--decode", str(path), "--json")
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)["rows"]
+        ttft = [r for r in rows if r["quantity"] == "ttft_p99_ms"]
+        assert len(ttft) == 1 and not math.isnan(ttft[0]["predicted"]) and ttft[0]["published"] == 90.0
