@@ -178,26 +178,22 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     ``check_fit=False`` skips the memory test for a given GPU count (time of a batch regardless of memory).
     """
     o = options
-    kv_precision, gpus, weight_precision, batch = o.kv_precision, o.gpus, o.weight_precision, o.batch
-    engine, reserve_bytes, catalog, errors, check_fit = o.engine, o.reserve_bytes, o.catalog, o.errors, o.check_fit
-    memory_utilization, calibration = o.memory_utilization, o.calibration
-    eng = engine_profile(engine)
-    util = eng.memory_utilization if memory_utilization is None else _fraction(memory_utilization, "memory_utilization")
+    gpus, batch, errors, check_fit = o.gpus, o.batch, o.errors, o.check_fit
+    eng = engine_profile(o.engine)
+    util = (
+        eng.memory_utilization
+        if o.memory_utilization is None
+        else _fraction(o.memory_utilization, "memory_utilization")
+    )
     ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors)
     b, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
     bad_gpus: Any = False
     if gpus is not None:
         gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
-    reserve = None if reserve_bytes is None else _nonnegative(reserve_bytes, "reserve_bytes")
+    reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
+    names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     r = _resolve(
-        catalog or default_catalog(),
-        errors,
-        gpu=gpu,
-        model=model,
-        weight_precision=weight_precision,
-        kv_precision=kv_precision,
-        engine=eng,
-        calibration=resolve_calibration(calibration),
+        o.catalog or default_catalog(), errors, **names, engine=eng, calibration=resolve_calibration(o.calibration)
     )
     if r.model is None or r.gpu is None:
         if errors == "raise" and r.first_error:

@@ -244,3 +244,84 @@ class TestNamesCodedOnce:
             planner.tpot(gpus, "llama3.1-8b", ctx, batch=4, gpus=1),
             planner.tpot(again, "llama3.1-8b", ctx, batch=4, gpus=1),
         )
+
+
+class TestEveryFormOfNames:
+    """Issue 24: names as a numpy text array, an object array of distinct strings (as read from a file), a pandas
+    Series or a Categorical give the same numbers; text arrays are grouped without a Python string per element."""
+
+    @staticmethod
+    def read_back(tmp_path):
+        """A sweep's columns written to a CSV file and read back the four ways users read them."""
+        import csv
+
+        import pandas as pd
+
+        rng = np.random.default_rng(24)
+        names = {"gpu": ["H100", "A100 SXM 80GB", "L4", "not-a-gpu"], "model": ["llama3.1-8b", "llama2-70b"]}
+        frame = pd.DataFrame(
+            {k: rng.choice(v, 2000) for k, v in names.items()} | {"context": rng.choice([512, 8192], 2000)}
+        )
+        path = tmp_path / "sweep.csv"
+        frame.to_csv(path, index=False)
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.DictReader(f))
+        read = pd.read_csv(path)
+        cats = pd.read_csv(path, dtype={"gpu": "category", "model": "category"})
+        return {
+            "numpy text": [np.loadtxt(path, dtype=str, delimiter=",", skiprows=1, usecols=i) for i in (0, 1)],
+            "distinct objects": [np.array([r[k] for r in rows], dtype=object) for k in ("gpu", "model")],
+            "Series": [read.gpu, read.model],
+            "Categorical": [cats.gpu, cats.model],
+        }, read.context.to_numpy()
+
+    def test_the_four_forms_give_each_scenarios_own_numbers(self, tmp_path):
+        """Expected: each scenario through the scalar API (names as Python str), NaN for the unknown GPU."""
+        forms, ctx = self.read_back(tmp_path)
+        assert forms["numpy text"][0].dtype.kind == "U"
+        assert len({id(x) for x in forms["distinct objects"][0][:100]}) == 100  # a new string object per cell
+        gpus, models = forms["distinct objects"]
+        expected = [
+            planner.tpot(g, m, c, batch=2, gpus=1, errors="coerce")
+            for g, m, c in zip(gpus[:40], models[:40], ctx[:40], strict=True)
+        ]
+        for name, (g, m) in forms.items():
+            out = np.asarray(planner.tpot(g, m, ctx, batch=2, gpus=1, errors="coerce"))
+            np.testing.assert_array_equal(out[:40], expected, err_msg=name)
+            np.testing.assert_array_equal(
+                out, np.asarray(planner.tpot(gpus, models, ctx, batch=2, gpus=1, errors="coerce"))
+            )
+
+    def test_a_text_array_is_grouped_without_python_strings_and_exactly(self):
+        from planner.catalog import lookup
+
+        names = np.array(["H100", "L4", "H100", "L40S", "L4", "H1000"])
+        codes, values = lookup._codes_of_text(names)
+        assert values == ["H100", "L4", "L40S", "H1000"] and codes.tolist() == [0, 1, 0, 2, 1, 3]
+        assert all(type(v) is str for v in values)
+
+    def test_a_hash_collision_falls_back_to_grouping_objects(self, monkeypatch):
+        """With every multiplier 0 all names hash alike: the exact comparison refuses, and the object path groups."""
+        from planner.catalog import lookup
+
+        monkeypatch.setattr(lookup, "_text_multipliers", lambda width: np.zeros(width))
+        names = np.array(["H100", "L4", "H100"])
+        assert lookup._codes_of_text(names) is None
+        codes, values, shape = lookup._codes(names)
+        assert values == ["H100", "L4"] and codes.tolist() == [0, 1, 0] and shape == (3,)
+
+    def test_distinct_objects_are_grouped_by_value_once_per_array(self, monkeypatch):
+        """Three calls over the same array of distinct string objects hash their values once (then by reference)."""
+        import pandas as pd
+
+        from planner.catalog import lookup
+
+        gpus = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
+        assert lookup._mostly_copies(gpus)
+        lookup._BY_IDENTITY.clear()
+        hashed = []
+        factorize = pd.factorize
+        monkeypatch.setattr(pd, "factorize", lambda *a, **k: hashed.append(1) or factorize(*a, **k))
+        results = [planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1) for _ in range(3)]
+        assert len(hashed) == 1
+        assert list(results[2][:2]) == [planner.max_batch(g, "llama3.1-8b", 4096, gpus=1) for g in ("H100", "L4")]

@@ -227,6 +227,8 @@ class TestRoundTrip:
     def test_entries_survive_a_dump_and_validate_round_trip(self, entry, tmp_path):
         kind = {Gpu: "gpu", Model: "model", Precision: "precision"}[type(entry)]
         (tmp_path / "x.toml").write_text(entry_to_toml(kind, entry))
+        if kind == "model":  # a model's precisions must be in its catalog (an unknown native_precision is refused)
+            (tmp_path / "p.toml").write_text("\n".join(entry_to_toml("precision", p) for p in CAT.precisions))
         again = load_catalog(tmp_path, shipped=False, use_env=False).table(kind).get(entry.name)
         assert again == entry
 

@@ -61,7 +61,7 @@ def test_thresholds_are_glibcs_own_ceiling():
 
 @pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
 def test_a_sweep_reuses_the_heap_instead_of_faulting_in_fresh_pages():
-    kept = churn(200_000)
+    kept = churn(200_000, malloc="sweeps")
     assert kept["first"] is True and kept["again"] is True
     default = churn(200_000, malloc="default")
     assert default["first"] is False
@@ -72,14 +72,34 @@ def test_a_sweep_reuses_the_heap_instead_of_faulting_in_fresh_pages():
 
 @pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
 def test_a_small_sweep_leaves_malloc_alone_and_a_later_large_one_sets_it():
-    out = churn(heap.SWEEP_VALUES - 1)
+    out = churn(heap.SWEEP_VALUES - 1, malloc="sweeps")
     assert out["first"] is False  # below the mmap threshold: nothing to keep
     assert out["again"] is True  # the later 10**9-value call sets it
     assert out["faults"] < 200
 
 
+@pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
+def test_a_library_call_leaves_malloc_alone_unless_asked():
+    """Issue 24: a process that did not ask (no ``allow()``, no ``PLANNER_MALLOC``) keeps glibc's malloc as it
+    starts: a sweep's pattern of arrays faults its pages in every round, as in the "default" case above."""
+    out = churn(200_000)
+    assert out["first"] is False and out["again"] is False
+    assert out["faults"] > 20_000
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
+def test_the_planner_command_opts_its_process_in():
+    code = (
+        "import sys\nfrom click.testing import CliRunner\nfrom planner.cli import main\nfrom planner.io import heap\n"
+        "CliRunner().invoke(main, ['catalog', 'list', 'gpus'])\nprint(heap.keep_heap_for_sweeps(10**6))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PLANNER_MALLOC"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split()[-1] == "True"
+
+
 def test_off_glibc_nothing_is_done(monkeypatch):
-    monkeypatch.setattr(heap, "_state", {"done": False, "set": False})
+    monkeypatch.setattr(heap, "_state", {"done": False, "set": False, "allowed": True})
     monkeypatch.setattr(heap.sys, "platform", "darwin")
     assert heap.keep_heap_for_sweeps(10**6) is False
     assert heap._state["done"] is True

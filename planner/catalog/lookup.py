@@ -74,6 +74,10 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
         values = [*c.categories, None]  # code -1 (missing) -> None
         codes = np.where(codes < 0, len(values) - 1, codes)
         return _used(codes, values, codes.shape)
+    if isinstance(names, np.ndarray) and names.dtype.kind == "U":
+        text = _codes_of_text(names.ravel())
+        if text is not None:
+            return (*text, names.shape)
     arr = np.asarray(names, dtype=object)
     flat = arr.ravel()
     by_identity = _codes_by_identity(flat)
@@ -113,15 +117,18 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
     if hit is not None and np.array_equal(hit[0], refs):
         codes, first_at = hit[1], hit[2]
     else:
-        codes, distinct = pd.factorize(refs)
-        if len(distinct) > max(1024, len(flat) // 16):
-            return None
+        if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
+            codes, distinct = pd.factorize(flat, use_na_sentinel=False)
+            if not all(type(u) is str for u in distinct):
+                return None
+        else:
+            codes, distinct = pd.factorize(refs)
+            if len(distinct) > max(1024, len(flat) // 16):
+                return None
         codes = codes.astype(np.intp, copy=False)
         codes.flags.writeable = False  # shared by the calls that pass the same references
         first_at = _first_appearances(codes, len(distinct))
-        if len(_BY_IDENTITY) >= 4:
-            _BY_IDENTITY.clear()
-        _BY_IDENTITY[cache_key] = (refs.copy(), codes, first_at)
+        _keep(cache_key, (refs.copy(), codes, first_at))
     objects = [flat[i] for i in first_at]
     plain = all(type(x) is str for x in objects)
     group: dict[Any, int] = {}
@@ -136,12 +143,89 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
     return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
 
 
-#: The grouping by identity of recent arrays of names, by (length, three references): (every reference, codes,
-#: first appearances). A sweep that passes the same arrays to several functions hashes them once; a hit needs
-#: every reference equal (one vectorized compare), so it holds for any array whose elements are the same objects
-#: in the same places (the objects' values are read again from the array each call). Four arrays at most: each
-#: entry holds two integers per name (16 MB for a million names).
+def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
+    """Whether the first ``sample`` elements hold many more objects than values: names read from a file, a
+    DataFrame or an Excel range (each cell its own string), which are grouped by value rather than by identity."""
+    head = flat[:sample].tolist()
+    try:
+        values = len(set(head))
+    except TypeError:  # an unhashable cell (a list): grouped by identity, then by repr
+        return False
+    return len({id(x) for x in head}) > 2 * values + 16
+
+
+def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """``_codes`` of a numpy text array (``dtype <U``), without making a Python string per element.
+
+    Each element's UCS-4 code points x (< 2^21) are hashed to sum(c_j x_j) with fixed integer multipliers c_j
+    < 2^25, in float64 (BLAS): every partial sum is an integer below 2^53, so exact and the same in any order. The
+    hashes are grouped (pandas' hash table), then every element is compared with its group's first element: a
+    hash collision costs time (the array is grouped as objects instead) but never a wrong name. Both passes run
+    over blocks of ``_TEXT_BLOCK`` elements, so their temporaries stay in the CPU's cache. None beyond 128
+    characters (where the sums could pass 2^53).
+    """
+    import pandas as pd
+
+    n, width = len(flat), flat.dtype.itemsize // 4
+    if not n or not 0 < width <= 128:
+        return None
+    flat = np.ascontiguousarray(flat)
+    words = flat.view(np.uint32).reshape(n, width)
+    cache_key = ("text", flat.__array_interface__["data"][0], n, width)
+    hit = _BY_IDENTITY.get(cache_key)
+    if hit is not None and np.array_equal(_as_words(hit[0]), _as_words(words)):  # the last call's text: its grouping
+        return hit[1], hit[2].tolist()
+    multipliers = _text_multipliers(width)
+    hashes = np.empty(n)
+    block = np.empty((_TEXT_BLOCK, width))
+    for i in range(0, n, _TEXT_BLOCK):
+        rows = words[i : i + _TEXT_BLOCK]
+        block[: len(rows)] = rows
+        np.matmul(block[: len(rows)], multipliers, out=hashes[i : i + _TEXT_BLOCK])
+    codes, distinct = pd.factorize(hashes)
+    codes = codes.astype(np.intp, copy=False)
+    first = flat[_first_appearances(codes, len(distinct))]
+    whole = first.view(f"V{flat.dtype.itemsize}")  # each name as one raw value: ``take`` copies whole rows
+    for i in range(0, n, _TEXT_BLOCK):
+        if not np.array_equal(
+            _as_words(np.take(whole, codes[i : i + _TEXT_BLOCK])), _as_words(words[i : i + _TEXT_BLOCK])
+        ):
+            return None
+    codes.flags.writeable = False  # shared by the calls that pass the same text
+    _keep(cache_key, (words.copy(), codes, first))
+    return codes, first.tolist()
+
+
+def _as_words(a: np.ndarray) -> np.ndarray:
+    """The bytes of a contiguous array as 8-byte words (4-byte ones when its size is not a multiple of 8): two
+    arrays of one shape are equal exactly when these are, at half the comparisons of the code points."""
+    raw = a.reshape(-1).view(np.uint8)
+    return raw.view(np.uint64) if raw.size % 8 == 0 else raw.view(np.uint32)
+
+
+def _text_multipliers(width: int) -> np.ndarray:
+    """``_codes_of_text``'s multipliers for names of ``width`` characters: fixed integers from 1 to 2^25 - 1."""
+    return np.random.default_rng(width).integers(1, 2**25, width).astype(np.float64)
+
+
+#: Elements per block of ``_codes_of_text``'s passes (names of 32 characters: 512 KiB of words, 1 MiB as floats).
+_TEXT_BLOCK = 4096
+
+
+#: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
+#: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
+#: whose elements are the same objects in the same places (the objects' values are read again from the array each
+#: call). Text arrays by ("text", address, length, width): (a copy of the text, codes, the distinct names); a hit
+#: needs the text equal. A sweep that passes the same arrays to several functions groups each once. Four arrays
+#: at most: an entry holds two integers per name (16 MB for a million names), a text entry a copy of the text.
 _BY_IDENTITY: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+
+def _keep(key: tuple, grouping: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
+    """Keep an array's grouping for the next calls (``_BY_IDENTITY``), forgetting all when four are kept."""
+    if len(_BY_IDENTITY) >= 4:
+        _BY_IDENTITY.clear()
+    _BY_IDENTITY[key] = grouping
 
 
 def _first_appearances(codes: np.ndarray, count: int | None = None) -> np.ndarray:

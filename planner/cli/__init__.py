@@ -92,3 +92,6 @@ def main() -> None:
 
         planner plan --gpu H100 --model llama2-70b --context 8192
     """
+    from planner.io import heap
+
+    heap.allow()  # a command's process is planner's own: large sweeps keep their heap (planner.io.heap)

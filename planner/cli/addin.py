@@ -15,6 +15,7 @@ from planner.cli.addin_example import example_command
 from planner.cli.terminal import echo
 from planner.errors import InvalidInputError, OutputExistsError
 from planner.io.files import write_file
+from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
 
 MODULE = "planner.excel.functions"
 UDF_KEY = "UDF MODULES"
@@ -57,8 +58,8 @@ def read_config(path: Path) -> list[list[str]]:
     """The config's rows, ``[KEY, VALUE]`` each, in file order (xlwings writes one ``"KEY","VALUE"`` per line)."""
     if not path.exists():
         return []
-    with open(path, encoding="utf-8", newline="") as f:
-        return [row for row in csv.reader(f) if row]
+    text = read_text_bounded(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
+    return [row for row in csv.reader(io.StringIO(text, newline="")) if row]
 
 
 def format_config(rows: list[list[str]]) -> str:
@@ -107,13 +108,17 @@ Remaining steps in Excel (Windows; classic UDFs are not available on a Mac):
   A "UDF Modules" value in the ribbon or a workbook's xlwings.conf sheet overrides this file."""
 
 
-@addin_group.command("install")
-@click.option(
+#: ``--config FILE``: the xlwings config file that install and uninstall edit.
+config_option = click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf, as xlwings reads it).",
 )
+
+
+@addin_group.command("install")
+@config_option
 @click.option(
     "--catalog",
     "catalog_dir",
@@ -150,12 +155,7 @@ def install_command(config_path: Path | None, catalog_dir: Path | None, dry_run:
 
 
 @addin_group.command("uninstall")
-@click.option(
-    "--config",
-    "config_path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="xlwings config file to edit (default: ~/.xlwings/xlwings.conf).",
-)
+@config_option
 def uninstall_command(config_path: Path | None) -> None:
     """Remove planner.excel.functions from "UDF Modules" (and PLANNER_CATALOG); other settings stay.
 

@@ -166,39 +166,12 @@ def plan_as_dict(p: Plan) -> dict:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
-def plan_command(
-    gpu,
-    model_name,
-    context,
-    gpus,
-    batch,
-    weight_precision,
-    kv_precision,
-    memory_utilization,
-    engine,
-    price_per_gpu_hour,
-    calibration,
-    as_json,
-    catalog_dirs: tuple[Path, ...],
-):
+def plan_command(gpu, model_name, context, as_json, catalog_dirs: tuple[Path, ...], **options):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type.
 
     Example:
 
         planner plan --gpu H100 --model llama2-70b --context 8192
     """
-    p = plan(
-        gpu,
-        model_name,
-        context,
-        kv_precision=kv_precision,
-        gpus=gpus,
-        weight_precision=weight_precision,
-        memory_utilization=memory_utilization,
-        batch=batch,
-        engine=engine,
-        price_per_gpu_hour=price_per_gpu_hour,
-        catalog=load(catalog_dirs),
-        calibration=calibration,
-    )
+    p = plan(gpu, model_name, context, catalog=load(catalog_dirs), **options)  # the options by their API names
     echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))

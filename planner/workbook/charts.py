@@ -50,26 +50,12 @@ def charts_sheet(w: dict) -> Sheet:
             categories=True,  # contexts double: evenly spaced, the axis ends at the last context swept
         )
     )
-    s.charts.append(
-        Chart(
-            "TPOT vs batch",
-            "A22",
-            "Batch (sequences, log)",
-            "TPOT (ms)",
-            (Series("TPOT", f"{S}!$B${b0}:$B${b1}", f"{S}!${w['tpot']}${b0}:${w['tpot']}${b1}"),),
-            x_log=True,
-        )
-    )
-    s.charts.append(
-        Chart(
-            "Throughput vs batch",
-            "K22",
-            "Batch (sequences, log)",
-            "Throughput (tokens/s)",
-            (Series("Throughput", f"{S}!$B${b0}:$B${b1}", f"{S}!${w['tput']}${b0}:${w['tput']}${b1}"),),
-            x_log=True,
-        )
-    )
+    for what, anchor, axis, key in (
+        ("TPOT", "A22", "TPOT (ms)", "tpot"),
+        ("Throughput", "K22", "Throughput (tokens/s)", "tput"),
+    ):
+        series = Series(what, f"{S}!$B${b0}:$B${b1}", f"{S}!${w[key]}${b0}:${w[key]}${b1}")
+        s.charts.append(Chart(f"{what} vs batch", anchor, "Batch (sequences, log)", axis, (series,), x_log=True))
     s.widths.update({col: 9 for col in "ABCDEFGHIJKLMNOPQRS"})
     s.note(
         "A41",

@@ -37,6 +37,14 @@ def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
     }
 
 
+#: The data validation of each kind of numeric input: (Excel's kind, minimum, maximum, prompt, error).
+NUMBER_CHECKS = {
+    "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
+    "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
+    "money": ("decimal", 0, 10**6, "US$ per GPU-hour.", "0 or more US$."),
+}
+
+
 def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000")
     s.widths.update(A=30, B=24, C=14, D=80)
@@ -74,32 +82,16 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
                     error="Not in the catalog: pick from the list.",
                 )
             )
-        elif f.kind == "count":
+        elif f.kind in NUMBER_CHECKS:
+            kind, low, high, prompt, error = NUMBER_CHECKS[f.kind]
             s.validations.append(
                 Validation(
                     f"B{r}",
-                    "whole",
-                    minimum=1,
-                    maximum=2**24,
-                    prompt=f"A whole number of {f.unit}.",
-                    error=f"A whole number of {f.unit} from 1.",
-                )
-            )
-        elif f.kind == "fraction":
-            s.validations.append(
-                Validation(
-                    f"B{r}",
-                    "decimal",
-                    minimum=0.01,
-                    maximum=1,
-                    prompt="A fraction above 0, at most 1.",
-                    error="Above 0 and at most 1.",
-                )
-            )
-        elif f.kind == "money":
-            s.validations.append(
-                Validation(
-                    f"B{r}", "decimal", minimum=0, maximum=10**6, prompt="US$ per GPU-hour.", error="0 or more US$."
+                    kind,
+                    minimum=low,
+                    maximum=high,
+                    prompt=prompt.format(unit=f.unit),
+                    error=error.format(unit=f.unit),
                 )
             )
     r = input_row(COMPARE_FIELD.key) + 2

@@ -38,6 +38,7 @@ class Written:
     path: Path
     gpus: int
     models: int
+    values_stored: bool = False  # every formula carries its value (LibreOffice recalculated a copy)
 
 
 def generate(
@@ -47,10 +48,14 @@ def generate(
     models: list[str] | None = None,
     force: bool = False,
 ) -> list[Written]:
-    """Write the what-if workbook(s) into ``out_dir``; an existing file is an OutputExistsError unless ``force``."""
+    """Write the what-if workbook(s) into ``out_dir``, each formula with its value stored when LibreOffice is
+    installed; an existing file is an OutputExistsError unless ``force``."""
+    from planner.io.libreoffice import find_soffice
+
     spec = build_whatif(catalog, gpus, models)
-    path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force)
-    return [Written(path, _rows(spec.sheet("GPUs")), _rows(spec.sheet("Models")))]
+    path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force, store_values=True)
+    stored = find_soffice() is not None
+    return [Written(path, _rows(spec.sheet("GPUs")), _rows(spec.sheet("Models")), stored)]
 
 
 def _rows(sheet) -> int:
@@ -161,11 +166,11 @@ def user_rows(wb, catalog: Catalog) -> list[str]:
     for sheet, table in tables.items():
         if sheet not in wb.sheetnames:
             continue
-        written = {xlsx_text(n) for n in table.names()}  # as the sheet shows them ('=... gets its apostrophe)
+        written = {xlsx_text(e.name) for e in table}  # a name that starts like a formula is written as '=...
         for row in wb[sheet].iter_rows(min_row=2, max_col=4):
             name = row[0].value
-            filled = sum(c.value is not None for c in row) >= 2
-            if name is not None and filled and str(name) not in table and str(name) not in written:
+            known = name is None or str(name) in table or str(name) in written
+            if not known and sum(c.value is not None for c in row) >= 2:
                 found.append(f"{sheet} row {row[0].row} ({str(name)[:40]!r})")
     return found
 
