@@ -36,8 +36,13 @@ H100_OPEX_MONTH = 1.275 * 1.3 * 0.12 * HOURS + 1.275 * 184.06
 
 @pytest.fixture(scope="module")
 def example():
-    """The README's scenario (examples/budget-review.toml), reviewed once."""
-    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+    """The README's scenario (examples/budget-review.toml), reviewed once, its replicas counted by Little's law
+    (``sizing = "littles-law"``): the fleets below are hand-computed that way; the default simulated sizing is
+    tested in test_load.py."""
+    scenario = load_scenario(EXAMPLE)
+    workload = scenario.workload.model_copy(update={"sizing": "littles-law"})
+    scenario = scenario.model_copy(update={"workload": workload})
+    return build_review(scenario, default_catalog(), source="budget-review.toml", date=DATE)
 
 
 def by_name(review, name):

@@ -123,6 +123,19 @@ class Workload(BaseModel):
     horizon_months: int = Field(
         default=12, gt=0, le=MAX_MONTHS, description="planning horizon, months (a label for the growth)"
     )
+    burstiness: float = Field(
+        default=1.0,
+        gt=0,
+        le=100,
+        description="how the peak's requests arrive: the gamma shape of their gaps (1: Poisson; below 1 burstier; "
+        "vllm bench serve --burstiness)",
+    )
+    sizing: Literal["simulated", "littles-law"] = Field(
+        default="simulated",
+        description='"simulated" (default): the fewest replicas whose simulated high-percentile TTFT and TPOT at the '
+        'peak meet the targets (planner.serving.load); "littles-law": requests in flight by Little\'s law and a '
+        "standalone prefill per prompt (planner 0.x)",
+    )
     latency_margin: Literal["model-range"] | float = Field(
         default="model-range",
         description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
