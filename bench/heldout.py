@@ -9,7 +9,7 @@ published rows from sources the planner's time factors were not fitted on.
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
 worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
-then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts), planner beside
+then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
 aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
 why. vLLM start-up rows (``vllm_startup_*.csv``, ``startup_memory_*.csv``: KV GiB per GPU, KV tokens, max
 concurrency) are printed in three tiers: "in-sample" (the rows the memory profiles were fitted to,
@@ -137,6 +137,17 @@ def size_class(total_params: float) -> str:
     return ">100B"
 
 
+#: Batch bands of the per-group table: (largest batch, label).
+BATCH_BANDS = ((1, "1"), (8, "2-8"), (32, "9-32"), (128, "33-128"), (512, "129-512"))
+
+
+def batch_band(batch: float) -> str:
+    """The row's batch (or client concurrency) band; "engine's" when the run sent every prompt at once."""
+    if not batch or batch <= 0:
+        return "engine's"
+    return next((label for limit, label in BATCH_BANDS if batch <= limit), ">512")
+
+
 def run_kind(r: acc.DecodeRow) -> str:
     """How the benchmark sent its prompts: static batch, all at once, a client's fixed concurrency, or a rate."""
     if r.kind == "static":
@@ -163,6 +174,7 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
             "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
             "engine": r.engine,
             "run": run_kind(r),
+            "batch": batch_band(r.batch),
         }
         tput_q = "static-batch throughput" if r.kind == "static" else "serving throughput"
         for q, p, pub in (
@@ -208,6 +220,7 @@ def memory_checks() -> list[dict]:
                 "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
                 "engine": f"vllm ({r.profile})",
                 "run": "start-up",
+                "batch": "start-up",
             }
             for q, field in MEMORY_QUANTITIES.items():
                 pub = getattr(r, field)
@@ -422,7 +435,7 @@ def report(checks: list[dict]) -> str:
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")
-        for by in ("GPU", "TP", "size", "MoE", "engine", "run"):
+        for by in ("GPU", "TP", "size", "MoE", "engine", "run", "batch"):
             groups = defaultdict(list)
             for c in qc:
                 groups[c[by]].append(c)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -86,23 +87,26 @@ class TestCalibrationFile:
         assert path.read_text() == "keep"
 
     def test_api_uses_the_calibration_for_its_gpu_only(self, tmp_path):
-        """A calibration for the H100 slows H100 predictions by the bandwidth ratio and leaves the A100 alone."""
-        path = write_calibration(
-            tmp_path / "c.toml",
-            [
-                GpuCalibration(
-                    gpu="H100",
-                    bandwidth_efficiency=0.425,
-                    step_overhead_s=0.0,
-                    sequence_overhead_s=0.0,
-                    decode_flop_efficiency=0.6,
-                    roofline_overlap=1.0,
-                )
-            ],
-        )
-        base = tpot("H100", "llama3.1-8b", 1024, batch=1, calibration=VLLM_NO_OVERHEAD_CAL)
-        assert tpot("H100", "llama3.1-8b", 1024, batch=1, calibration=path) == pytest.approx(base * 2, rel=1e-6)
-        assert tpot("A100", "llama3.1-8b", 1024, batch=1, calibration=path) == tpot(
+        """A calibration for the H100 stretches the memory-bound kernels' time by the bandwidth ratio (halving the
+        factor adds the memory time once, halving it again adds it twice: the kernel floors and overheads stay) and
+        leaves the A100 alone."""
+
+        @functools.cache
+        def at(efficiency):
+            cal = GpuCalibration(
+                gpu="H100",
+                bandwidth_efficiency=efficiency,
+                step_overhead_s=0.0,
+                sequence_overhead_s=0.0,
+                decode_flop_efficiency=0.6,
+                roofline_overlap=1.0,
+            )
+            return write_calibration(tmp_path / f"c{efficiency}.toml", [cal])
+
+        t = [tpot("H100", "llama3.1-8b", 1024, batch=1, calibration=at(e)) for e in (0.85, 0.425, 0.2125)]
+        assert t[2] - t[1] == pytest.approx(2 * (t[1] - t[0]), rel=1e-9)
+        assert t[1] - t[0] > 0.5 * t[0]  # batch 1 is memory-bound: the memory time is most of the step
+        assert tpot("A100", "llama3.1-8b", 1024, batch=1, calibration=at(0.425)) == tpot(
             "A100", "llama3.1-8b", 1024, batch=1, calibration=Calibration()
         )
 
@@ -111,20 +115,6 @@ class TestCalibrationFile:
         path = write_calibration(tmp_path / "env.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.2)])
         monkeypatch.setenv("PLANNER_CALIBRATION", str(path))
         assert tpot("H100", "llama3.1-8b", 1024) > tpot("H100", "llama3.1-8b", 1024, calibration=Calibration())
-
-
-VLLM_NO_OVERHEAD_CAL = Calibration(
-    (
-        GpuCalibration(
-            gpu="H100",
-            bandwidth_efficiency=0.85,
-            step_overhead_s=0.0,
-            sequence_overhead_s=0.0,
-            decode_flop_efficiency=0.6,
-            roofline_overlap=1.0,  # the plain roofline: a batch-1 step is its memory time
-        ),
-    )
-)
 
 
 class TestCalibrateCommand:

@@ -271,6 +271,17 @@ class TestComparablePrices:
         rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "reserved" and r[0] is not None]
         assert rows and all("stale (476 days)" in r[-1] for r in rows)
 
+    def test_every_option_row_names_its_quote_provider_and_date(self, example):
+        """CSV (the full options table): provider and date on every row, the L40S that misses the targets too."""
+        import csv
+        import io
+
+        rows = list(csv.DictReader(io.StringIO(render(example, "csv").decode())))
+        assert len(rows) == 6 and all(r["price_from"] and r["price_date"] for r in rows)
+        h100 = next(r for r in rows if r["option"] == "H100, rented")
+        assert h100["pricing"] == "rented, $3.095/GPU-hour, billed in 8-GPU instances"
+        assert h100["price_date"] == "2026-05-18"  # the older of the two quotes
+
 
 class TestFinanceTable:
     def test_an_out_of_range_cost_of_capital_is_one_line_naming_the_field(self):

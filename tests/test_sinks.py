@@ -97,6 +97,24 @@ class TestReviewWorkbook:
             assert "Budget && plan" in str(ws.oddHeader)  # '&' stays a character, not a code
 
 
+def test_what_if_workbook_from_a_hostile_catalog(tmp_path):
+    """A user GPU named with ESC, VT, U+FFFE and ';=1+1': the generated what-if workbook has no XML-illegal
+    character in any part and shows the name cleaned, as text."""
+    entry = default_catalog().gpu("H100").model_dump(mode="json", exclude_none=True)
+    entry.update(name="Evil\x1b[31m\x0b\ufffe;=1+1", aliases=[])
+    (tmp_path / "cat").mkdir()
+    (tmp_path / "cat" / "evil.toml").write_text(tomli_w.dumps({"gpu": [entry]}), encoding="utf-8")
+    r = run("workbook", "-o", str(tmp_path / "wb"), "--catalog", str(tmp_path / "cat"), "--models", "llama2-7b")
+    assert r.exit_code == 0, r.output
+    path = tmp_path / "wb" / "capacity-what-if.xlsx"
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            assert not XML_ILLEGAL.search(z.read(name).decode("utf-8", "replace")), name
+    gpus = openpyxl.load_workbook(path)["GPUs"]
+    names = [c.value for c in gpus["A"] if isinstance(c.value, str)]
+    assert "Evil[31m;=1+1" in names  # ESC, VT and U+FFFE are not XML characters: removed
+
+
 class TestHeaderText:
     @given(st.text(max_size=400), st.integers(min_value=0, max_value=300))
     def test_never_longer_and_never_half_an_ampersand(self, text, limit):

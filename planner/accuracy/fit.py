@@ -208,7 +208,8 @@ def least_squares(
         f0 = r(x)
         jac = np.empty((len(f0), len(x)))
         for j in range(len(x)):
-            h = 1e-4 if fields[j] not in TIME_FIELDS else 1e-3
+            # efficiencies step down: the engines' multipliers start at 1, the upper bound (a step up is clipped)
+            h = -1e-4 if fields[j] not in TIME_FIELDS else 1e-3
             xp = x.copy()
             xp[j] += h
             jac[:, j] = (r(xp) - f0) / h

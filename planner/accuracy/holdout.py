@@ -54,16 +54,12 @@ from planner.errors import PlannerError
 
 #: Engines whose rows are fitted (each has a profile); other engines' rows are predicted with vLLM's factors.
 FIT_ENGINES = ("vllm", "lmdeploy", "tensorrt-llm")
-#: The kernels' factors: one value for all engines.
-SHARED_FIELDS = (
-    "bandwidth_efficiency",
-    "decode_flop_efficiency",
-    "prefill_flop_efficiency",
-    "prefill_latency_s",
-    "roofline_overlap",
-)
-#: Each engine's own factors.
-ENGINE_FIELDS = ("step_overhead_s",)
+#: Fitted end-to-end and shared by all engines: the per-layer cost beyond the measured GEMM and attention kernels
+#: (norms, rotary embedding, activation, KV-cache writes: small kernels the kernel tables do not hold). The kernels'
+#: own curves are measured (``planner.engines.kernel_curves``), never fitted here.
+SHARED_FIELDS = ("layer_overhead_s",)
+#: Each engine's own factors: its runtime's per-step cost and a prefill's fixed latency (front end, scheduling).
+ENGINE_FIELDS = ("step_overhead_s", "prefill_latency_s")
 #: Source groups that are one benchmark published on several pages: held out together.
 FOLD_PREFIXES = ("vllm-buildkite-perf",)
 #: Sources that publish TPOT rounded to a resolution, seconds: a TPOT whose half-resolution is more than

@@ -27,7 +27,7 @@ from planner.catalog import Catalog
 from planner.catalog.loader import shipped_catalog_dir
 from planner.errors import InvalidInputError, MissingDataError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
-from planner.serving.benchmark import benchmark_kind, mean_context
+from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
 from planner.serving.load import DATASETS
 
 #: Published names that the catalog's aliases and the rules of ``resolve_gpu_name`` do not reach.
@@ -283,6 +283,10 @@ class DecodeRow:
         return mean_context(self.input_len, self.output_len)
 
 
+#: Requests that the serving runs of one measurements file may ask to simulate in all (about 50 us each; the
+#: shipped files: 2.2 million over 711 runs).
+MAX_SIMULATED_PROMPTS = 3_000_000
+
 DECODE_COLUMNS = (
     "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
     "(optional: record_id, tensor_parallel_size, weight_dtype, kv_cache_dtype, engine, engine_version, "
@@ -301,6 +305,12 @@ def load_decode_rows(path: str | Path | None = None) -> list[DecodeRow]:
         require_columns(p, raw, needed, f"a decode file has {DECODE_COLUMNS}")
         for i, r in enumerate(raw, 1):
             rows.append(_decode_row(p, i, r))
+    simulated = sum(r.num_prompts or 0 for r in rows if r.kind == "serving" and not r.problem)
+    if path and simulated > MAX_SIMULATED_PROMPTS:
+        raise InvalidInputError(
+            f"{path}: its serving runs add up to {simulated:,} requests to simulate; at most {MAX_SIMULATED_PROMPTS:,} "
+            "are (split the file)"
+        )
     return rows
 
 
@@ -350,6 +360,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0)
         out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        if prompts is not None and prompts > MAX_PROMPTS:
+            raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
+        if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
+            raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
         problem = pipeline_problem(r)
         if batch is None and (engine_batch or kind == "serving"):
             batch = 0  # the engine's own choice, worked out when the row is predicted

@@ -16,10 +16,11 @@ from typing import Any
 import numpy as np
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
-from planner.catalog import Catalog, Gpu, Model, Precision
+from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
 from planner.catalog.lookup import Column, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.checks import Errors
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import failures
@@ -42,12 +43,19 @@ def gpu_numbers(
     if entry is not None:
         factors.update(entry.factors())
     tokens, seqs = eng.batching_limits(g.memory_bytes, g.architecture)
-    override = factors["allreduce_latency_s"]  # the engine's or a calibration's, else the catalog's per fabric
+    override = factors["allreduce_latency_s"]  # the engine's or a calibration's, else measured, else the catalog's
     fabric = fabric_numbers(g)
+    kernels = dict(KERNEL_FIELDS)
+    if eng.kernel_curves:
+        kernels = gpu_kernel_factors(g)
+        measured = kernels.pop("measured_allreduce_latency_s")
+        if not math.isnan(measured):
+            fabric["allreduce_latency_s"] = measured
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     return {
         **fabric,
         **factors,
+        **kernels,
         "pcie_latency_s": fabric["pcie_latency_s"] if override is None else override,
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
         "max_num_batched_tokens": tokens,
@@ -55,10 +63,16 @@ def gpu_numbers(
         "memory_bytes": g.memory_bytes,
         "engine_visible_memory_bytes": g.engine_visible_memory_bytes or math.nan,
         "bandwidth_bytes_per_s": g.hbm_bandwidth_bytes_per_s,
+        "bf16_peak_flop_per_s": g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"],
         "interconnect_bytes_per_s": g.interconnect_bytes_per_s or 32e9,  # PCIe Gen4 x16 when unstated
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
+
+
+def gpu_kernel_factors(g: Gpu) -> dict[str, float]:
+    """The GPU's kernel curves (``planner.engines.kernel_curves``), its own or its nearest architecture's."""
+    return kernel_factors(g, default_catalog())
 
 
 def _gpu_numbers(catalog: Catalog, engine: EngineProfile | None, calibration: Calibration | None, name: Any):

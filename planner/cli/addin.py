@@ -15,6 +15,7 @@ from planner.cli.addin_example import example_command
 from planner.cli.terminal import echo
 from planner.errors import InvalidInputError, OutputExistsError
 from planner.io.files import write_file
+from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
 
 MODULE = "planner.excel.functions"
 UDF_KEY = "UDF MODULES"
@@ -57,8 +58,8 @@ def read_config(path: Path) -> list[list[str]]:
     """The config's rows, ``[KEY, VALUE]`` each, in file order (xlwings writes one ``"KEY","VALUE"`` per line)."""
     if not path.exists():
         return []
-    with open(path, encoding="utf-8", newline="") as f:
-        return [row for row in csv.reader(f) if row]
+    text = read_text_bounded(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
+    return [row for row in csv.reader(io.StringIO(text, newline="")) if row]
 
 
 def format_config(rows: list[list[str]]) -> str:

@@ -88,7 +88,10 @@ def _make_folder(folder: Path) -> Path | None:
     """Create the output's folder (e.g. out/) when its parent exists; the folder made, or None."""
     if folder.exists() or not folder.parent.is_dir():
         return None
-    folder.mkdir()
+    try:
+        folder.mkdir()
+    except FileExistsError:  # another export made it meanwhile: it is theirs
+        return None
     return folder
 
 

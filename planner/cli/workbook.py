@@ -64,6 +64,11 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
         echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
+        if not w.values_stored:
+            echo(
+                "  its formulas have no stored values (LibreOffice not found): Excel and LibreOffice calculate them "
+                "on open; previews and pandas show blanks. Install LibreOffice and run again with --force to store them"
+            )
 
 
 @workbook_group.command("refresh")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import math
 import os
 from collections.abc import Callable, Sequence
@@ -50,6 +51,7 @@ from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
     clean,
     failure_from,
 )
+from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
 from planner.model import failures
 from planner.options import option_doc
 from planner.serving.load import load_percentile
@@ -92,10 +94,10 @@ def config_folders(path: str | None = None) -> tuple[str, ...]:
     if path is None:
         path = xlwings_config_path()
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            for row in csv.reader(f):
-                if len(row) >= 2 and row[0].strip().upper() == "PLANNER_CATALOG":
-                    return tuple(p.strip() for p in row[1].split(";") if p.strip())
+        text = read_text_bounded(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
+        for row in csv.reader(io.StringIO(text, newline="")):
+            if len(row) >= 2 and row[0].strip().upper() == "PLANNER_CATALOG":
+                return tuple(p.strip() for p in row[1].split(";") if p.strip())
     except OSError:
         pass
     return ()

@@ -6,10 +6,9 @@ Same ``Table`` and column kinds as ``planner.export.tables``; every figure comes
 
 from __future__ import annotations
 
-from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
-from planner.export.outlook import GridRow, price_age_days
+from planner.export.outlook import GridRow, stale_text
 from planner.export.reason import usd
-from planner.export.records import Result, Review
+from planner.export.records import Review
 from planner.export.tables import Column, Table
 
 
@@ -20,12 +19,6 @@ def _columns(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
 
 def _years(months: int) -> str:
     return f"{months // 12} years" if months % 12 == 0 else f"{months} months"
-
-
-def stale_text(result: Result, review_date: str) -> str:
-    """'stale (N days)' when the catalog quote is older than PRICE_STALE_AFTER_DAYS on the review's date, else ''."""
-    age = price_age_days(result, review_date)
-    return f"stale ({age} days)" if age is not None and age > PRICE_STALE_AFTER_DAYS else ""
 
 
 def grid_table(review: Review) -> Table:

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from planner.catalog import Catalog
+from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
 from planner.export.evaluate import evaluate, fleet_at
@@ -182,6 +183,12 @@ def price_age_days(result: Result, review_date: str) -> int | None:
     parts = [int(x) for x in result.money.price_date.split("-")]
     quoted = dt.date(parts[0], parts[1], parts[2] if len(parts) > 2 else 1)
     return (dt.date.fromisoformat(review_date) - quoted).days
+
+
+def stale_text(result: Result, review_date: str) -> str:
+    """'stale (N days)' when the catalog quote is older than PRICE_STALE_AFTER_DAYS on the review's date, else ''."""
+    age = price_age_days(result, review_date)
+    return f"stale ({age} days)" if age is not None and age > PRICE_STALE_AFTER_DAYS else ""
 
 
 # -- the whole outlook ----------------------------------------------------------------------------------

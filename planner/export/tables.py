@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
 
 
@@ -41,6 +42,8 @@ def options_table(review: Review) -> Table:
         Column("Weights / KV", "text", "precisions"),
         Column("Pricing", "text", "pricing"),
         Column("Price kind", "text", "price_kind"),
+        Column("Price from", "text", "price_from"),
+        Column("Price date", "text", "price_date"),
         Column("Meets targets", "text", "meets_targets"),
         Column("GPUs", "int", "gpus"),
         Column("GPUs per replica", "int", "gpus_per_replica"),
@@ -94,8 +97,10 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, over {o.amortization_months} months"
         if r.money.pricing == "purchase"
-        else f"rented, ${r.money.cloud_usd_per_gpu_hour:,.2f}/GPU-hour"
+        else f"rented, ${_rate(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
+        + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
     )
+    quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
         return (
             None,
@@ -105,6 +110,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
             f"{r.weight_precision} / {r.kv_precision}",
             price,
             r.money.price_kind,
+            *quote,
             "no",
             *([None] * 22),
             r.shortfall,
@@ -118,6 +124,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         f"{r.weight_precision} / {r.kv_precision}",
         price,
         r.money.price_kind,
+        *quote,
         "yes",
         int(f.gpus),
         int(rep.gpus),
@@ -143,6 +150,19 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         _n(r.high.monthly_usd),
         note,
     )
+
+
+def _rate(usd_per_hour: float) -> str:
+    """Cents, or a tenth of a cent when the rate has one (a median of two quotes: $3.095)."""
+    return (
+        f"{usd_per_hour:,.2f}" if abs(usd_per_hour * 100 - round(usd_per_hour * 100)) < 1e-9 else f"{usd_per_hour:,.3f}"
+    )
+
+
+def _dated(r: Result, review_date: str) -> str:
+    """The quote's date, '(stale)' when older than PRICE_STALE_AFTER_DAYS on the review's date; '' for the scenario's own."""
+    stale = stale_text(r, review_date)
+    return r.money.price_date + (f" ({stale})" if stale else "")
 
 
 def tco_table(review: Review) -> Table:
@@ -335,6 +355,8 @@ DETAIL_KEYS = (
     "precisions",
     "pricing",
     "price_kind",
+    "price_from",
+    "price_date",
     "tpot_pessimistic_ms",
     "tpot_long_ms",
     "margin",

@@ -520,12 +520,40 @@ def printed_width_pt(ws: Worksheet) -> float:
     return sum(c * 7 + 5 for c in chars) * 0.75
 
 
+#: Text columns wrap: they may narrow to this many characters before a sheet prints several pages wide.
+MIN_TEXT_WIDTH = 12.0
+
+
+def _narrowest(ws: Worksheet, col: int) -> float:
+    """How narrow a column may print: MIN_TEXT_WIDTH for text (it wraps); a number column keeps its widest value
+    whole, else it prints ###: digits and separators + 8 (a currency sign, decimals, a unit such as " ms", and
+    LibreOffice's substitute font being wider than Calibri), at least 10."""
+    values = [ws.cell(row=r, column=col).value for r in range(2, ws.max_row + 1)]
+    if any(isinstance(v, str) for v in values):
+        return MIN_TEXT_WIDTH
+    numbers = [abs(v) for v in values if isinstance(v, (int, float)) and math.isfinite(v)]
+    return max([10.0] + [len(f"{v:,.0f}") + 8.0 for v in numbers])
+
+
 def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
-    """Keep printed text at MIN_PRINT_PT or more: one page wide when the fit scale allows it, else a fixed scale
-    over several pages wide with ``title_cols`` repeated on each (the fit would shrink 11-pt text below 8 pt)."""
+    """Keep printed text at MIN_PRINT_PT or more and tables one page wide where possible: first narrow the columns
+    (text down to MIN_TEXT_WIDTH, it wraps; numbers down to their widest value) until the fit scale keeps 11-pt
+    text at 8 pt; if even that is too wide, print at 8 pt over several pages wide with ``title_cols`` repeated."""
     printable_pt = (A4_LANDSCAPE_WIDTH_IN - ws.page_margins.left - ws.page_margins.right) * 72
-    fit = printable_pt / printed_width_pt(ws)
-    if fit * BASE_FONT_PT >= MIN_PRINT_PT:
+    # the table's width at 100% that still prints at 8 pt, 1% short so rounding cannot tip it below
+    widest_pt = printable_pt * BASE_FONT_PT / MIN_PRINT_PT * 0.99
+    excess_px = (printed_width_pt(ws) - widest_pt) / 0.75
+    if excess_px <= 0:
+        return
+    cols = {get_column_letter(j): _narrowest(ws, j) for j in range(1, ws.max_column + 1)}
+    width = {c: ws.column_dimensions[c].width or 8.43 for c in cols}
+    room_px = sum(max(0.0, width[c] - low) * 7 for c, low in cols.items())
+    if room_px >= excess_px:
+        share = excess_px / room_px
+        for c, low in cols.items():
+            ws.column_dimensions[c].width = width[c] - max(0.0, width[c] - low) * share
+        for r in range(1, ws.max_row + 1):
+            fit_row(ws, r, 3 if r == 1 else 1)
         return
     ws.sheet_properties.pageSetUpPr.fitToPage = False
     ws.page_setup.scale = math.ceil(MIN_PRINT_PT / BASE_FONT_PT * 100)

@@ -8,14 +8,13 @@ XML as the cell's cached value; a spreadsheet program recalculates it anyway.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
-from xml.sax.saxutils import escape
 
 from openpyxl.styles import Alignment, Border, Font, PatternFill, Side
 from openpyxl.worksheet.worksheet import Worksheet
 
 from planner.io.safetext import MAX_HEADER_CHARS, cell_text, header_text, write_text, xlsx_text
+from planner.io.xlsx_values import store_values
 
 NUMBER_FORMATS = {
     "int": "#,##0",
@@ -64,31 +63,9 @@ class Cache:
             self.values[(ws.title, coord)] = cell_text(value) if isinstance(value, str) else value
 
 
-_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/>|<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v></v>')
-
-
-def _fill(xml: str, cached: dict[str, float | str]) -> str:
-    def sub(m: re.Match) -> str:
-        coord, attrs, formula = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
-        if coord not in cached:
-            return m.group(0)
-        value = cached[coord]
-        if isinstance(value, str):
-            return f'<c r="{coord}"{attrs} t="str"><f>{formula}</f><v>{escape(cell_text(value))}</v>'
-        return f'<c r="{coord}"{attrs}><f>{formula}</f><v>{float(value)!r}</v>'
-
-    return _CELL.sub(sub, xml)
-
-
 def store_cached_values(parts: dict[str, bytes], sheet_titles: list[str], cache: Cache) -> dict[str, bytes]:
-    """The saved workbook's parts with each recorded formula's value filled in (sheets are sheet1.xml, ... in order)."""
-    out = dict(parts)
-    for i, title in enumerate(sheet_titles, start=1):
-        name = f"xl/worksheets/sheet{i}.xml"
-        cached = {coord: v for (t, coord), v in cache.values.items() if t == title}
-        if cached and name in out:
-            out[name] = _fill(out[name].decode("utf-8"), cached).encode("utf-8")
-    return out
+    """The saved workbook's parts with each recorded formula's value filled in (``planner.io.xlsx_values``)."""
+    return store_values(parts, sheet_titles, cache.values)
 
 
 def page_setup(ws: Worksheet, title: str, subtitle: str, footer: str, title_rows: str | None = None) -> None:

@@ -14,7 +14,8 @@ import-hf, addin, workbook, workbook refresh):
   the target's folder, ``planner-<kind>-<pid>-<random>`` folders (``private_temp_dir``) in the temp
   directory. The next write (or temp folder) removes those of a process that no longer runs, if they are
   this user's own plain files or folders; a live writer's are never touched. (Process ids are this
-  machine's: a folder shared with another machine keeps that machine's leftovers.)
+  machine's: a folder shared with another machine keeps that machine's leftovers. POSIX only: on Windows,
+  where a process cannot be asked whether it runs without signalling it, nothing is removed.)
 """
 
 from __future__ import annotations
@@ -161,9 +162,7 @@ def _part_prefix(name: str) -> str:
 
 def _pid_alive(pid: int) -> bool:
     """True when a process ``pid`` runs on this machine (or may: no permission to signal it, or no way to ask)."""
-    if pid <= 0:
-        return True
-    if pid == os.getpid():
+    if pid <= 0 or pid == os.getpid() or os.name != "posix":  # Windows: os.kill(pid, 0) would send CTRL_C_EVENT
         return True
     try:
         os.kill(pid, 0)

@@ -20,13 +20,15 @@ MAX_CATALOG_FILE_BYTES = 4_000_000
 #: Catalog files read from one folder.
 MAX_CATALOG_FILES = 1_000
 #: Entries of one kind (GPUs, models, precisions) over all catalog files.
-MAX_CATALOG_ENTRIES = 5_000
+MAX_CATALOG_ENTRIES = 2_000
 #: A measurements file for validate or calibrate: CSV, benchmark JSON, vLLM log (perf_public.csv: 1.4 MB).
 MAX_MEASUREMENTS_BYTES = 64_000_000
 #: Rows of a measurements file that validate and calibrate evaluate.
 MAX_MEASUREMENT_ROWS = 10_000  # calibrate: 18 s of CPU for 20,000 rows, 2.6 s for 2,000
 #: Options in one scenario (each is sized at several traffic levels).
 MAX_OPTIONS = 500
+#: An xlwings config file (xlwings.conf: a few lines of "KEY","VALUE").
+MAX_XLWINGS_CONFIG_BYTES = 1_000_000
 #: Parts of one dotted TOML key (``a.b.c`` has 3); tomllib's work grows with the square of the count.
 MAX_TOML_KEY_PARTS = 64
 
@@ -73,6 +75,7 @@ __all__ = [
     "MAX_OPTIONS",
     "MAX_SCENARIO_BYTES",
     "MAX_TOML_KEY_PARTS",
+    "MAX_XLWINGS_CONFIG_BYTES",
     "check_count",
     "read_bytes_bounded",
     "read_text_bounded",

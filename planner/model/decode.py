@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.model import ops
+from planner.model import operators, ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes_of_layer_tokens, kv_replication
-from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
+from planner.model.roofline import compute_time_s, memory_time_s
 
 
 def experts_touched(model: ModelFacts, tokens: ArrayLike) -> ArrayLike:
@@ -34,13 +34,8 @@ def weights_read_bytes(model: ModelFacts, precision: PrecisionFacts, tokens: Arr
     (params read per step - those kept 16-bit) x B/param + kept 16-bit (output head, norms, routers) x 2 B
     + MoE layers x params per expert x expert B/param x experts touched.
     """
-    return (
-        (model.params_read_per_step - model.params_read_kept_16bit) * precision.weight_bytes_per_param
-        + model.params_read_kept_16bit * precision.kept_bytes_per_param
-        + model.moe_layers
-        * model.params_per_expert_layer
-        * precision.expert_bytes_per_param
-        * experts_touched(model, tokens)
+    return operators.dense_weight_bytes(model, precision) + operators.expert_weight_bytes(
+        model, precision, experts_touched(model, tokens)
     )
 
 
@@ -136,25 +131,47 @@ def decode_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> DecodeStep:
-    """TPOT = roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff)) + TP all-reduces + overhead.
+    """TPOT = dense GEMMs + MoE grouped GEMMs + decode attention (``planner.model.operators``) + TP all-reduces
+    + overhead.
 
-    roofline(m, c) = max(m, c) + (1 - overlap) x min(m, c) (``roofline_time_s``; overlap 1: the plain max).
-
-    overhead = per step + per layer x layers + per sequence x batch (fitted per engine).
+    Each operator: floor + max(bytes / (g x bandwidth x its measured fraction), FLOPs / (g x peak x fraction)), at
+    the CUDA-graph batch (``cuda_graph_batch``). overhead = per step + per layer x layers + per MoE layer x MoE
+    layers + per sequence x batch (the engine's).
 
     bytes = weights read (MoE: the experts the batch touches) + batch x KV at the context (replicated heads
     counted); FLOPs = batch x (2 x params per token + attention FLOP per cached token x cached tokens).
     """
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    bytes_moved = weights_read_bytes(model, precision, batch) + kv_bytes_of_layer_tokens(
-        model, precision, layer_tokens, batch * kv_replication(model, gpus)
-    )  # weights + KV read
-    flop = batch * (2.0 * params_per_token(model) + model.attention_flop_per_context_token_per_layer * layer_tokens)
+    rows = operators.cuda_graph_batch(batch)
+    dense_bytes = operators.dense_weight_bytes(model, precision)
+    dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
+    expert_bytes = (
+        0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
+    )
+    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
+    attention_flop = batch * model.attention_flop_per_context_token_per_layer * layer_tokens
+    bytes_moved = dense_bytes + expert_bytes + kv_read
+    flop = batch * 2.0 * params_per_token(model) + attention_flop
+    eff = limits.decode_flop_efficiency
+    kernels_s = (
+        operators.linear_layers_time_s(gpu, model, limits, dense_bytes, rows, eff, gpus)
+        + (0.0 if dense_model else operators.expert_layers_time_s(gpu, limits, expert_bytes, model, rows, eff, gpus))
+        + operators.attention_time_s(
+            gpu,
+            model,
+            limits,
+            kv_read,
+            attention_flop,
+            limits.attention_flop_efficiency * eff,
+            limits.attention_floor_s,
+            gpus,
+        )
+    )
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)
     overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * batch
-    step = roofline_time_s(t_mem, t_flop, limits.roofline_overlap) + (comm + overhead)
+    step = kernels_s + (comm + overhead)
     return DecodeStep(
         gpus=gpus,
         batch=batch,

@@ -67,6 +67,7 @@ class GpuFacts:
     pcie_latency_s: ArrayLike  # all-reduce latency beyond the domain (engine or calibration override applied)
     ecc_reserved_fraction: ArrayLike  # share of physical memory ECC takes when on by default (GDDR: 1/16)
     peak_flop_per_s: ArrayLike
+    bf16_peak_flop_per_s: ArrayLike  # dense 16-bit peak (fp16 where no bf16): a peak above it is 8-bit or narrower math
     price_usd_per_gpu_hour: ArrayLike  # NaN where the catalog has none
 
 
@@ -87,6 +88,16 @@ class EngineFacts:
     allreduce_latency_s: ArrayLike  # within the fabric domain (catalog, unless the engine or a calibration sets it)
     interconnect_efficiency: ArrayLike
     roofline_overlap: ArrayLike  # 1: step = max(memory, compute); 0: their sum
+    # -- kernel curves of the operator model (planner.engines.kernel_curves: measured per GPU) --
+    gemm_bandwidth_efficiency: ArrayLike  # a memory-bound GEMM's bytes/s over the datasheet bandwidth
+    gemm_flop_efficiency: ArrayLike  # a compute-bound 16-bit GEMM's FLOP/s over the dense bf16 peak
+    gemm_fp8_flop_efficiency: ArrayLike  # a compute-bound GEMM's FLOP/s over the dense peak when its math is 8-bit
+    gemm_floor_s: ArrayLike  # time of the smallest GEMM (per kernel)
+    attention_bandwidth_efficiency: ArrayLike  # decode attention's KV bytes/s over the datasheet bandwidth
+    attention_flop_efficiency: ArrayLike  # decode attention's FLOP/s over the dense peak (MLA's absorbed form)
+    attention_floor_s: ArrayLike  # time of the smallest decode attention kernel (per layer)
+    prefill_attention_flop_efficiency: ArrayLike  # causal prefill attention's FLOP/s over the dense peak
+    prefill_attention_floor_s: ArrayLike  # time of the smallest prefill attention kernel (per layer)
 
 
 class EngineMemoryRules(Protocol):

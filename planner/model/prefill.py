@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.model.decode import params_per_token, step_overhead_s, tp_communication_s, weights_read_bytes
+from planner.model import operators
+from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
-from planner.model.roofline import compute_time_s, memory_time_s, roofline_time_s
 
 
 def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayLike:
@@ -51,22 +51,39 @@ def prefill_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> PrefillStep:
-    """TTFT = roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x prefill eff)) + TP all-reduces + overhead.
+    """TTFT = dense GEMMs + MoE grouped GEMMs + causal attention (``planner.model.operators``) + TP all-reduces
+    + overhead.
 
-    overhead = per step + per layer x layers + the fixed prefill latency (fitted).
-
-    The weights are read once for the batch (MoE: the experts its L x batch tokens touch); every prompt writes
-    its KV (replicated heads counted) and spends 2 x params per token x L + causal attention FLOPs.
+    One forward pass over the batch's L x batch tokens: the weights are read once (MoE: the experts those tokens
+    touch), every prompt writes its KV (replicated heads counted) and spends 2 x params per token x L + causal
+    attention FLOPs. overhead = per step + per layer x layers + per MoE layer x MoE layers + the fixed prefill
+    latency (the engine's).
     """
-    flop = batch * (2.0 * params_per_token(model) * prompt_tokens + causal_attention_flop(model, prompt_tokens))
-    bytes_moved = weights_read_bytes(model, precision, prompt_tokens * batch) + kv_bytes(
-        model, precision, prompt_tokens, batch * kv_replication(model, gpus)
-    )  # weights read + KV written
-    t = roofline_time_s(
-        memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency),
-        compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.prefill_flop_efficiency),
-        limits.roofline_overlap,
+    tokens = prompt_tokens * batch
+    attention_flop = batch * causal_attention_flop(model, prompt_tokens)
+    flop = tokens * 2.0 * params_per_token(model) + attention_flop
+    dense_bytes = operators.dense_weight_bytes(model, precision)
+    dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
+    expert_bytes = (
+        0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, tokens))
+    )
+    kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus))
+    bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
+    eff = limits.prefill_flop_efficiency
+    t = (
+        operators.linear_layers_time_s(gpu, model, limits, dense_bytes, tokens, eff, gpus)
+        + (0.0 if dense_model else operators.expert_layers_time_s(gpu, limits, expert_bytes, model, tokens, eff, gpus))
+        + operators.attention_time_s(
+            gpu,
+            model,
+            limits,
+            kv_written,
+            attention_flop,
+            limits.prefill_attention_flop_efficiency * eff,
+            limits.prefill_attention_floor_s,
+            gpus,
+        )
     )
     overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
-    ttft = t + tp_communication_s(model, gpu, limits, prompt_tokens * batch, gpus) + overhead
+    ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)

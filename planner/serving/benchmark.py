@@ -40,7 +40,7 @@ import numpy as np
 from planner import api
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, OutOfRangeError
 from planner.serving.simulate import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
@@ -50,6 +50,12 @@ KINDS = ("static", "serving")
 SCHEDULERS = ("vllm", "sglang", "tensorrt-llm")
 #: Seed of the Poisson arrivals of a run at a request rate (numpy ``default_rng``): the same run every call.
 ARRIVAL_SEED = 0
+#: The most requests one serving run is simulated with (its cost grows with them: about 50 us each; the shipped
+#: benchmarks' largest run has 30,000).
+MAX_PROMPTS = 100_000
+#: The largest per-step token budget (max_num_batched_tokens) accepted: a prefill table is built over up to
+#: budget / prompt length prompts (vLLM's defaults: 2,048 to 16,384; the shipped rows' largest: 131,072).
+MAX_BATCHED_TOKENS = 2**20
 #: Batch sizes tabulated exactly; above, a geometric grid (decode time is smooth in the batch) interpolated.
 EXACT_BATCHES = 64
 GRID_BATCHES = 48
@@ -161,6 +167,20 @@ class ServingSetup:
     client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
 
 
+def check_run_size(num_prompts, max_num_batched_tokens, name: str = "num_prompts") -> None:
+    """OutOfRangeError for a run of more than ``MAX_PROMPTS`` requests or a token budget over ``MAX_BATCHED_TOKENS``
+    (values per run; None: not given): the simulation's time and memory grow with both."""
+
+    def largest(values) -> float:
+        x = np.array([float(v) if v is not None else 0.0 for v in np.ravel(np.asarray(values, dtype=object))])
+        return float(np.nan_to_num(x, nan=0.0).max()) if x.size else 0.0
+
+    if (worst := largest(num_prompts)) > MAX_PROMPTS:
+        raise OutOfRangeError(f"{name} {worst:,.0f} is above {MAX_PROMPTS:,}, the most a run is simulated with")
+    if (worst := largest(max_num_batched_tokens)) > MAX_BATCHED_TOKENS:
+        raise OutOfRangeError(f"max_num_batched_tokens {worst:,.0f} is above {MAX_BATCHED_TOKENS:,}, the most accepted")
+
+
 def serving_setups(
     gpu,
     model,
@@ -195,6 +215,7 @@ def serving_setups(
     out = np.maximum(np.array(flat[3], dtype=float), 1.0)
     client = np.array([0.0 if x is None else float(x) for x in flat[4]])
     prompts = np.array([max(float(p if p is not None else c), 1.0) for p, c in zip(flat[5], client, strict=True)])
+    check_run_size(prompts, flat[7])
     precs = dict(weight_precision=flat[9], kv_precision=flat[10])
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
     given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
@@ -238,6 +259,7 @@ def _serving(
         np.asarray(range_ratio, dtype=object),
     )
     inp_, out_, batch_, prompts_, rate_, sched_, ratio_ = [a.ravel() for a in args]
+    check_run_size([p if p is not None else b for p, b in zip(prompts_, batch_, strict=True)], max_tokens)
     lengths = np.empty(inp_.size, dtype=object)
     for i, r in enumerate(ratio_):
         if r is not None and str(sched_[i] or "vllm").lower() in SCHEDULERS:

@@ -32,7 +32,7 @@ from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
 from planner.model import failures
-from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, serving_setups
+from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
 from planner.serving.simulate import RunResult, Samples, simulate, weighted_percentile
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
@@ -283,6 +283,9 @@ def latency_under_load(
         if not len(arrivals) or not np.isfinite(arrivals).all() or arrivals[0] < 0:
             raise InvalidInputError("a trace's arrival times must be finite seconds of 0 or more, at least one")
         num_requests = len(arrivals) if lengths is None else min(len(arrivals), len(lengths))
+    check_run_size(
+        [_whole(num_requests, "num_requests")], [None], "num_requests"
+    )  # before any per-request list is made
     if lengths is None:
         lengths = fixed_lengths(prompt_tokens, output_tokens, num_requests)
     n = min(_whole(num_requests, "num_requests"), len(lengths))

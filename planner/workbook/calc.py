@@ -12,6 +12,7 @@ from openpyxl.utils import get_column_letter
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS
 from planner.api import GPU_GROUPS
+from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.workbook import formulas as F
 from planner.workbook.formats import GB, INT
 from planner.workbook.layout import CALC_SHEET
@@ -208,6 +209,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         Row("seqs", "Sampler sequences", "sequences", INT, "INDEX(gpu_seqs,{gpu_row})"),
     )
     c.add(*[Row(f"f_{f}", f, "", "0.000###", f"INDEX(gpu_{f},{{gpu_row}})") for f in CALIBRATED_FIELDS])
+    c.add(*[Row(f"f_{f}", f, "", "0.000000###", f"INDEX(gpu_{f},{{gpu_row}})") for f in KERNEL_FIELDS])
     c.add(
         Row("math_key", "Math of the weight precision", "", None, "INDEX(prec_math,{w_row})"),
         Row("fb_key", "Math fallback", "", None, "INDEX(prec_fallback,{w_row})"),
@@ -234,6 +236,15 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             f"IF({F.peak_of(chr(34) + 'fp16' + chr(34))}>0,{F.peak_of(chr(34) + 'fp16' + chr(34))},"
             f"{F.peak_of(chr(34) + 'bf16' + chr(34))})))",
             "resolve.gpu_peak_flop_per_s",
+        ),
+        Row(
+            "peak16",
+            "Peak at 16-bit math (bf16, else fp16)",
+            "FLOP/s",
+            '#,##0.0,,,," TFLOP/s"',
+            f"IF({F.peak_of(chr(34) + 'bf16' + chr(34))}>0,{F.peak_of(chr(34) + 'bf16' + chr(34))},"
+            f"{F.peak_of(chr(34) + 'fp16' + chr(34))})",
+            "resolve.gpu_numbers bf16_peak_flop_per_s",
         ),
         Row("ridge", "Ridge point", "FLOP/B", "#,##0.0", "{peak}/{bw}", "peak / bandwidth", quantity="ridge"),
         S("s_memory", "Memory (model.memory_plan, vLLM-style budget)"),

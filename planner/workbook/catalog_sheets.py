@@ -17,6 +17,7 @@ from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.resolve import fabric_numbers
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
+from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
 from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
@@ -102,8 +103,10 @@ def gpus_sheet(
             entry = calibration.for_gpu(g.all_names(), engine.name)
             if entry is not None and field in entry.factors():
                 return float(entry.factors()[field])
-            if field == "allreduce_latency_s":  # blank on the Assumptions sheet: the catalog's, per fabric
-                seconds = np.format_float_positional(fabric_numbers(g)[catalog_key or field], trim="-")
+            if field == "allreduce_latency_s":  # blank on the Assumptions sheet: measured, else the catalog's
+                unset = engine.with_(allreduce_latency_s=None) if engine.allreduce_latency_s is None else engine
+                seconds = gpu_numbers(g, unset, calibration)[catalog_key or field]
+                seconds = np.format_float_positional(seconds, trim="-")
                 return f"=IF(ISNUMBER(eng_{field}),eng_{field},{seconds})"
             return f"=eng_{field}"
 
@@ -206,6 +209,15 @@ def gpus_sheet(
     cols += [
         Column(f"{f} (engine or calibrated)", calibrated(f), "0.000###", 11, f"gpu_{f}", formula=True)
         for f in CALIBRATED_FIELDS
+    ]
+
+    def kernel(
+        field,
+    ):  # the GPU's measured kernel curves (or its nearest architecture's): planner.engines.kernel_curves
+        return lambda g, r: gpu_numbers(g, engine, calibration)[field]
+
+    cols += [
+        Column(f"{f} (kernel curves)", kernel(f), "0.000000###", 11, f"gpu_{f}", detail=True) for f in KERNEL_FIELDS
     ]
 
     def residual(which: int):

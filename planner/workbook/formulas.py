@@ -135,8 +135,48 @@ def experts_touched(tokens: str) -> str:
 
 #: model.weights_read_bytes over the block's experts touched (``{.touched}``).
 WEIGHTS_READ = "({read}-{read16})*{wbpp}+{read16}*{kbpp}+{moe_layers}*{.touched}*{per_expert}*{ebpp}"
-#: model.roofline_time_s of the block's memory and compute times.
-ROOFLINE = "MAX({.tmem},{.tflop})+(1-{f_roofline_overlap})*MIN({.tmem},{.tflop})"
+#: model.operators.dense_weight_bytes and the experts' share of WEIGHTS_READ.
+DENSE_WEIGHTS = "({read}-{read16})*{wbpp}+{read16}*{kbpp}"
+EXPERT_WEIGHTS = "{moe_layers}*{.touched}*{per_expert}*{ebpp}"
+#: model.operators.GEMMS_PER_LAYER x layers + the output head: the GEMM floors of a step.
+GEMM_KERNELS = "(4*{layers}+1)"
+
+
+def roofline(memory: str, compute: str) -> str:
+    """model.roofline_time_s of two block rows (keys): max + (1 - overlap) x min."""
+    m, c = "{." + memory + "}", "{." + compute + "}"
+    return f"MAX({m},{c})+(1-{{f_roofline_overlap}})*MIN({m},{c})"
+
+
+def cuda_graph_batch(batch: str) -> str:
+    """model.operators.cuda_graph_batch: 1, 2, 4, then the next multiple of 8 up to 512; beyond: the batch."""
+    return f"IF({batch}<=1,1,IF({batch}<=2,2,IF({batch}<=4,4,IF({batch}<=512,8*ROUNDUP({batch}/8,0),{batch}))))"
+
+
+def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, str, str, str, str]]:
+    """model.operators: memory and compute time of the dense GEMMs, the MoE experts' GEMMs and attention over
+    ``rows`` tokens; ``flop_eff``: the engine's FLOP factor (decode or prefill); ``attention``: the attention
+    curve's FLOP fraction and floor (decode or prefill_attention)."""
+    gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
+    # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
+    gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
+    gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
+    att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
+    att_peak = f"({{n}}*{{peak}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
+    s, e = "0.000E+00", "s"
+    return [
+        ("dense", "Dense weight bytes", "B", "#,##0", DENSE_WEIGHTS),
+        ("experts", "Expert weight bytes", "B", "#,##0", EXPERT_WEIGHTS),
+        ("gemm_m", "Dense GEMMs: memory time", e, s, "{.dense}/" + gemm_bw),
+        ("gemm_c", "Dense GEMMs: compute time", e, s, f"2*{rows}*{{read}}/" + gemm_peak),
+        ("gemm", "Dense GEMMs", e, s, roofline("gemm_m", "gemm_c") + f"+{GEMM_KERNELS}*{{f_gemm_floor_s}}"),
+        ("moe_m", "MoE expert GEMMs: memory time", e, s, "{.experts}/" + gemm_bw),
+        ("moe_c", "MoE expert GEMMs: compute time", e, s, f"2*{rows}*{{moe_layers}}*{{k}}*{{per_expert}}/" + gemm_peak),
+        ("moe", "MoE expert GEMMs", e, s, roofline("moe_m", "moe_c")),
+        ("att_m", "Attention: memory time", e, s, "{.kv}/" + att_bw),
+        ("att_c", "Attention: compute time", e, s, "{.attn}/" + att_peak),
+        ("att", "Attention", e, s, roofline("att_m", "att_c") + f"+{{layers}}*{{f_{attention}_floor_s}}"),
+    ]
 
 
 def tp_communication(tokens: str, single_gpu: str = "0") -> str:
@@ -162,8 +202,11 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             WEIGHTS_READ,
         ),
         ("kv", "KV bytes read", "B", "#,##0", f"{{kvel}}*{{kvbpe}}*{{ctx_layer_tokens}}*{b}*{{repl}}"),
+        ("attn", "Attention FLOPs", "FLOP", "0.000E+00", f"{b}*{{attn_decode}}"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
+        ("rows", "Batch the kernels run at (CUDA graph)", "sequences", "#,##0", cuda_graph_batch(b)),
+        *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
         (
@@ -178,7 +221,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            ROOFLINE + f"+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
+            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -224,13 +267,8 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
-        (
-            "t",
-            "Roofline time",
-            "s",
-            "0.000E+00",
-            ROOFLINE,
-        ),
+        *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention"),
+        ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}"),
         (
             "comm",
             "All-reduce time",

@@ -38,6 +38,7 @@ class Written:
     path: Path
     gpus: int
     models: int
+    values_stored: bool = False  # every formula carries its value (LibreOffice recalculated a copy)
 
 
 def generate(
@@ -47,10 +48,14 @@ def generate(
     models: list[str] | None = None,
     force: bool = False,
 ) -> list[Written]:
-    """Write the what-if workbook(s) into ``out_dir``; an existing file is an OutputExistsError unless ``force``."""
+    """Write the what-if workbook(s) into ``out_dir``, each formula with its value stored when LibreOffice is
+    installed; an existing file is an OutputExistsError unless ``force``."""
+    from planner.io.libreoffice import find_soffice
+
     spec = build_whatif(catalog, gpus, models)
-    path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force)
-    return [Written(path, _rows(spec.sheet("GPUs")), _rows(spec.sheet("Models")))]
+    path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force, store_values=True)
+    stored = find_soffice() is not None
+    return [Written(path, _rows(spec.sheet("GPUs")), _rows(spec.sheet("Models")), stored)]
 
 
 def _rows(sheet) -> int:

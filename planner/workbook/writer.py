@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 
@@ -220,5 +221,17 @@ def save_atomic(wb: Workbook, path: str | os.PathLike, force: bool = False) -> P
     return write_file(path, wb.save, force=force, make_parents=True)
 
 
-def write_workbook(spec: WorkbookSpec, path: str | os.PathLike, force: bool = False) -> Path:
-    return save_atomic(to_openpyxl(spec), path, force)
+def write_workbook(
+    spec: WorkbookSpec, path: str | os.PathLike, force: bool = False, *, store_values: bool = False
+) -> Path:
+    """Write the workbook; with ``store_values``, every formula also carries the value LibreOffice computes for
+    it (``planner.workbook.values``; written without them when LibreOffice is missing)."""
+    wb = to_openpyxl(spec)
+    if not store_values:
+        return save_atomic(wb, path, force)
+    from planner.workbook.values import with_stored_values
+
+    raw = io.BytesIO()
+    wb.save(raw)
+    data = with_stored_values(raw.getvalue(), wb.sheetnames)
+    return write_file(path, data if data is not None else raw.getvalue(), force=force, make_parents=True)

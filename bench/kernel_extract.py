@@ -1,0 +1,203 @@
+"""Derive the operator model's kernel curves from aiconfigurator's measured kernel database.
+
+    /work/venvs/aic/bin/python bench/kernel_extract.py          # writes catalogs/reference/kernel_curves_aic.csv
+    /work/venvs/aic/bin/python bench/kernel_extract.py OUT.csv  # elsewhere (tests/test_kernel_curves.py)
+
+Source: aiconfigurator 0.12.0 (PyPI ``aiconfigurator``, Apache-2.0, NVIDIA; licence text in
+``catalogs/reference/LICENSE-aiconfigurator.txt``), its collected tables for vLLM
+(``aiconfigurator_core/systems/data/<system>/{gemm,attention,comm}/vllm/<version>/*_perf.parquet``): kernel
+latencies in ms measured on each GPU. Derived per GPU (one CSV row, a few hundred bytes; the 89 MB database is
+not shipped), each by least squares of log(latency) (soft-L1, so a few odd shapes do not pull the fit):
+
+- GEMM (bf16 and per-tensor fp8, the fastest kernel per shape; m <= 16384 rows, n and k >= 1024, an LLM
+  layer's shapes): latency = floor + max(bytes / achieved bytes/s, 2 m n k / achieved FLOP/s),
+  bytes = weights n x k x B/weight + activations in and out (m x (k + n) x 2 B). One floor and one byte rate
+  per GPU, one FLOP rate per dtype.
+- Decode attention (``generation_attention``, no sliding window, the fastest kernel per shape as the engine
+  picks it; bf16 and fp8 KV): latency = floor + max(KV bytes / achieved bytes/s, FLOPs / achieved FLOP/s),
+  KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4.
+- Prefill attention (``context_attention``, causal, no window, bf16 KV): latency = floor + FLOPs / achieved
+  FLOP/s, FLOPs = batch x isl^2 / 2 x heads x head dim x 4.
+- All-reduce (vLLM's custom all-reduce under CUDA graphs, ``vLLM_custom_graph``): the median latency of
+  messages up to 64 KiB over 2, 4 and 8 GPUs (a decode step's messages: batch x hidden x 2 B).
+
+Each fit's median and worst |error| over its own rows is written beside it (in-sample: the kernels are the
+calibration data; the end-to-end figures in ``bench/heldout.py`` are the held-out test). Needs pandas, pyarrow and
+scipy (the aiconfigurator venv has them); the planner reads only the CSV (``planner.engines.kernel_curves``).
+"""
+
+from __future__ import annotations
+
+import csv
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import least_squares
+
+OUT = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "kernel_curves_aic.csv"
+VENV = Path("/work/venvs/aic")
+DATA = VENV / "lib/python3.11/site-packages/aiconfigurator_core/systems/data"
+AIC_VERSION = "0.12.0"
+#: aiconfigurator system -> planner catalog GPU name (the GPUs with vLLM kernel tables).
+SYSTEMS = {
+    "a100_sxm": "A100 SXM 80GB",
+    "h100_sxm": "H100 SXM 80GB",
+    "h200_sxm": "H200 SXM 141GB",
+    "b200_sxm": "B200 180GB",
+    "b300_sxm": "B300 288GB",
+    "gb200": "GB200 NVL72",
+    "gb300": "GB300 NVL72",
+    "l40s": "L40S",
+}
+ALLREDUCE_MAX_MESSAGE_BYTES = 65536
+COLUMNS = (
+    "gpu",
+    "aic_system",
+    "vllm_version",
+    "gemm_floor_s",
+    "gemm_bytes_per_s",
+    "gemm_bf16_flop_per_s",
+    "gemm_fp8_flop_per_s",
+    "gemm_rows",
+    "gemm_median_abs_error",
+    "gemm_worst_abs_error",
+    "attention_floor_s",
+    "attention_bytes_per_s",
+    "attention_flop_per_s",
+    "attention_rows",
+    "attention_median_abs_error",
+    "attention_worst_abs_error",
+    "prefill_attention_floor_s",
+    "prefill_attention_flop_per_s",
+    "prefill_attention_rows",
+    "prefill_attention_median_abs_error",
+    "prefill_attention_worst_abs_error",
+    "allreduce_latency_s",
+    "allreduce_rows",
+)
+
+
+def latest(path: Path) -> Path | None:
+    """The newest version folder under ``path`` (numeric order), or None."""
+    if not path.is_dir():
+        return None
+    versions = sorted(path.iterdir(), key=lambda p: tuple(int(x) if x.isdigit() else 0 for x in p.name.split(".")))
+    return versions[-1] if versions else None
+
+
+def fit_floor_max(
+    latency_s: np.ndarray, bytes_: np.ndarray, flop: np.ndarray, flop_groups: np.ndarray, guess: tuple
+) -> tuple[np.ndarray, np.ndarray]:
+    """Least squares of log latency = log(floor + max(bytes / rate_b, flop / rate_f[group])): (params, |errors|).
+
+    Parameters in log space: floor (s), byte rate (B/s), one FLOP rate per group (FLOP/s).
+    """
+    groups = int(flop_groups.max()) + 1
+
+    def predict(x):
+        floor, rate_b, rate_f = np.exp(x[0]), np.exp(x[1]), np.exp(x[2:])[flop_groups]
+        return floor + np.maximum(bytes_ / rate_b, flop / rate_f)
+
+    x0 = np.log([guess[0], guess[1]] + [guess[2]] * groups)
+    r = least_squares(lambda x: np.log(predict(x) / latency_s), x0, loss="soft_l1", f_scale=0.1)
+    err = np.abs(predict(r.x) / latency_s - 1.0)
+    return np.exp(r.x), err
+
+
+def gemm_curve(system: Path) -> dict:
+    folder = latest(system / "gemm" / "vllm")
+    d = pd.read_parquet(folder / "gemm_perf.parquet")
+    dtypes = {"bfloat16": (2.0, 0), "fp8": (1.0, 1)}  # B per weight, FLOP-rate group
+    d = d[d.gemm_dtype.isin(list(dtypes)) & (d.m <= 16384) & (d.n >= 1024) & (d.k >= 1024)]
+    d = d.groupby(["gemm_dtype", "m", "n", "k"], as_index=False).latency.min()  # the kernel the engine picks
+    wb = np.array([dtypes[t][0] for t in d.gemm_dtype])
+    group = np.array([dtypes[t][1] for t in d.gemm_dtype])
+    m, n, k = (d[c].to_numpy(float) for c in "mnk")
+    bytes_ = n * k * wb + m * (k + n) * 2.0
+    x, err = fit_floor_max(d.latency.to_numpy() * 1e-3, bytes_, 2.0 * m * n * k, group, (5e-6, 2e12, 5e14))
+    return {
+        "vllm_version": folder.name,
+        "gemm_floor_s": x[0],
+        "gemm_bytes_per_s": x[1],
+        "gemm_bf16_flop_per_s": x[2],
+        "gemm_fp8_flop_per_s": x[3] if len(x) > 3 else "",
+        "gemm_rows": len(d),
+        "gemm_median_abs_error": float(np.median(err)),
+        "gemm_worst_abs_error": float(np.max(err)),
+    }
+
+
+def attention_curves(system: Path) -> dict:
+    folder = latest(system / "attention" / "vllm")
+    shape = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step"]
+    g = pd.read_parquet(folder / "generation_attention_perf.parquet")
+    g["window_size"] = g.get("window_size", 0)  # older tables (A100, vLLM 0.14) have no window column
+    g = g[g.window_size == 0].groupby(shape, as_index=False).latency.min()
+    kvb = np.where(g.kv_cache_dtype == "fp8", 1.0, 2.0)
+    ctx = g.step.to_numpy(float) + g.isl.to_numpy(float)
+    per = g.batch_size.to_numpy(float) * ctx * g.head_dim.to_numpy(float)
+    bytes_ = per * g.num_key_value_heads.to_numpy(float) * 2.0 * kvb
+    flop = per * g.num_heads.to_numpy(float) * 4.0
+    x, err = fit_floor_max(g.latency.to_numpy() * 1e-3, bytes_, flop, np.zeros(len(g), int), (5e-6, 2e12, 2e14))
+    c = pd.read_parquet(folder / "context_attention_perf.parquet")
+    c["window_size"] = c.get("window_size", 0)
+    c = c[(c.window_size == 0) & (c.kv_cache_dtype == "bfloat16")].groupby(shape, as_index=False).latency.min()
+    isl = c.isl.to_numpy(float)
+    cflop = c.batch_size.to_numpy(float) * isl * isl / 2.0 * c.num_heads.to_numpy(float) * c.head_dim.to_numpy(float)
+    cflop = cflop * 4.0
+    # no byte term: a prefill's attention is compute-bound (bytes 0 leave the max to the FLOPs)
+    cx, cerr = fit_floor_max(c.latency.to_numpy() * 1e-3, 0.0 * cflop, cflop, np.zeros(len(c), int), (1e-5, 1e12, 3e14))
+    return {
+        "attention_floor_s": x[0],
+        "attention_bytes_per_s": x[1],
+        "attention_flop_per_s": x[2],
+        "attention_rows": len(g),
+        "attention_median_abs_error": float(np.median(err)),
+        "attention_worst_abs_error": float(np.max(err)),
+        "prefill_attention_floor_s": cx[0],
+        "prefill_attention_flop_per_s": cx[2],
+        "prefill_attention_rows": len(c),
+        "prefill_attention_median_abs_error": float(np.median(cerr)),
+        "prefill_attention_worst_abs_error": float(np.max(cerr)),
+    }
+
+
+def allreduce_curve(system: Path) -> dict:
+    folder = latest(system / "comm" / "vllm")
+    if folder is None:
+        return {"allreduce_latency_s": "", "allreduce_rows": 0}
+    d = pd.read_parquet(folder / "custom_allreduce_perf.parquet")
+    d = d[(d.kernel_source == "vLLM_custom_graph") & (d.message_size <= ALLREDUCE_MAX_MESSAGE_BYTES)]
+    if d.empty:
+        return {"allreduce_latency_s": "", "allreduce_rows": 0}
+    return {"allreduce_latency_s": float(d.latency.median()) * 1e-3, "allreduce_rows": len(d)}
+
+
+def fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def main(out: Path = OUT) -> None:
+    rows = []
+    for key, gpu in SYSTEMS.items():
+        system = DATA / key
+        row = {
+            "gpu": gpu,
+            "aic_system": key,
+            **gemm_curve(system),
+            **attention_curves(system),
+            **allreduce_curve(system),
+        }
+        rows.append([fmt(row[c]) for c in COLUMNS])
+        print(" ".join(f"{c}={fmt(row[c])}" for c in COLUMNS), file=sys.stderr)
+    with out.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(COLUMNS)
+        w.writerows(rows)
+    print(f"{len(rows)} GPUs -> {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)

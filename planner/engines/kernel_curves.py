@@ -1,0 +1,87 @@
+"""Per-GPU kernel curves of the operator model, from measured kernel latencies (numpy-free, read once).
+
+``catalogs/reference/kernel_curves_aic.csv`` (written by ``bench/kernel_extract.py`` from aiconfigurator 0.12.0's
+measured vLLM kernel database, Apache-2.0: ``catalogs/reference/LICENSE-aiconfigurator.txt``) holds, per GPU with
+measurements, each kernel class's fitted floor and achieved rates: latency = floor + max(bytes / byte rate,
+FLOPs / FLOP rate). ``kernel_factors`` turns them into the ``EngineFacts`` fields the model reads: the rates as
+fractions of the catalog's datasheet bandwidth and dense peak (bf16; fp8 for GEMMs whose math is 8-bit or
+narrower), the floors in seconds, and the measured small-message all-reduce latency.
+
+A GPU without measurements borrows the fractions and floors of the nearest measured architecture
+(``NEAREST``); ``borrowed_from`` names it, so plans and the ranges can say the curves are not its own.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from pathlib import Path
+
+from planner.catalog.loader import shipped_catalog_dir
+
+CURVES_FILE_NAME = "kernel_curves_aic.csv"  # in the shipped reference data (catalogs/reference)
+#: The measured GPU whose curves a GPU of each architecture (catalog ``architecture``) borrows when it has none.
+#: AMD CDNA and Intel Gaudi have no kernel tables in aiconfigurator: the H100's fractions of the datasheet are used,
+#: a what-if the held-out ranges widen for (no held-out figures on those GPUs beyond MI300X's).
+NEAREST = {
+    "Ampere": "A100 SXM 80GB",
+    "Turing": "A100 SXM 80GB",
+    "Hopper": "H100 SXM 80GB",
+    "Blackwell": "B200 180GB",
+    "Blackwell Ultra": "B300 288GB",
+    "Ada Lovelace": "L40S",
+}
+FALLBACK = "H100 SXM 80GB"
+#: EngineFacts fields set from the curves, and what each is with the engine's "ideal" (no kernel tables) form.
+KERNEL_FIELDS = {
+    "gemm_bandwidth_efficiency": 1.0,
+    "gemm_flop_efficiency": 1.0,
+    "gemm_fp8_flop_efficiency": 1.0,
+    "gemm_floor_s": 0.0,
+    "attention_bandwidth_efficiency": 1.0,
+    "attention_flop_efficiency": 1.0,
+    "attention_floor_s": 0.0,
+    "prefill_attention_flop_efficiency": 1.0,
+    "prefill_attention_floor_s": 0.0,
+}
+
+
+@functools.cache
+def read_curves(path: str | None = None) -> dict[str, dict[str, str]]:
+    """The curves file's rows by catalog GPU name."""
+    with Path(path or shipped_catalog_dir() / "reference" / CURVES_FILE_NAME).open(newline="") as f:
+        return {r["gpu"]: r for r in csv.DictReader(f)}
+
+
+def source_gpu(name: str, architecture: str) -> str:
+    """The measured GPU whose curves ``name`` uses: itself when measured, else the nearest architecture's."""
+    curves = read_curves()
+    return name if name in curves else NEAREST.get(architecture, FALLBACK)
+
+
+def kernel_factors(gpu, catalog) -> dict[str, float]:
+    """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``measured_allreduce_latency_s`` (NaN where none was measured).
+
+    Rates become fractions of the measured GPU's datasheet figures (its catalog entry: HBM bandwidth, dense bf16
+    peak, dense fp8 peak for the fp8 GEMMs), floors stay seconds.
+    """
+    src = source_gpu(gpu.name, gpu.architecture)
+    row = read_curves()[src]
+    g = gpu if src == gpu.name else catalog.gpu(src)
+    bw = float(g.hbm_bandwidth_bytes_per_s)
+    peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
+    gemm = float(row["gemm_bf16_flop_per_s"]) / peak
+    fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
+    latency = row["allreduce_latency_s"]
+    return {
+        "gemm_bandwidth_efficiency": float(row["gemm_bytes_per_s"]) / bw,
+        "gemm_flop_efficiency": gemm,
+        "gemm_fp8_flop_efficiency": float(fp8_rate) / float(fp8_peak) if fp8_rate and fp8_peak else gemm,
+        "gemm_floor_s": float(row["gemm_floor_s"]),
+        "attention_bandwidth_efficiency": float(row["attention_bytes_per_s"]) / bw,
+        "attention_flop_efficiency": float(row["attention_flop_per_s"]) / peak,
+        "attention_floor_s": float(row["attention_floor_s"]),
+        "prefill_attention_flop_efficiency": float(row["prefill_attention_flop_per_s"]) / peak,
+        "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
+        "measured_allreduce_latency_s": float(latency) if latency and src == gpu.name else float("nan"),
+    }

@@ -1,0 +1,49 @@
+"""Cached values in a saved xlsx: each formula cell keeps its formula and gets the value readers show.
+
+openpyxl writes a formula cell as ``<c r="B5" s="3"><f>...</f><v />``: Excel recalculates it on open, but
+previews, mail clients and pandas show the empty ``<v />``. ``store_values`` fills it: a number as is, text with
+``t="str"``, TRUE/FALSE with ``t="b"``, an Excel error (``#N/A``, ``#NUM!`` ...) with ``t="e"``.
+"""
+
+from __future__ import annotations
+
+import re
+from xml.sax.saxutils import escape
+
+from planner.io.safetext import cell_text
+
+#: The error values a cell can hold (ECMA-376 Part 1, 18.18.31 ST_CellErrorValue; LibreOffice adds none in xlsx).
+EXCEL_ERRORS = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"})
+
+_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/>|<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v></v>')
+
+
+def _fill(xml: str, cached: dict[str, float | str | bool]) -> str:
+    def sub(m: re.Match) -> str:
+        coord, attrs, formula = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
+        if coord not in cached:
+            return m.group(0)
+        value = cached[coord]
+        if isinstance(value, bool):
+            return f'<c r="{coord}"{attrs} t="b"><f>{formula}</f><v>{int(value)}</v>'
+        if isinstance(value, str) and value in EXCEL_ERRORS:
+            return f'<c r="{coord}"{attrs} t="e"><f>{formula}</f><v>{value}</v>'
+        if isinstance(value, str):
+            return f'<c r="{coord}"{attrs} t="str"><f>{formula}</f><v>{escape(cell_text(value))}</v>'
+        return f'<c r="{coord}"{attrs}><f>{formula}</f><v>{float(value)!r}</v>'
+
+    return _CELL.sub(sub, xml)
+
+
+def store_values(
+    parts: dict[str, bytes], sheet_titles: list[str], values: dict[tuple[str, str], float | str | bool]
+) -> dict[str, bytes]:
+    """The saved workbook's parts with each formula's value from ``values`` ((sheet title, coordinate) -> value)
+    filled in; sheets are xl/worksheets/sheet1.xml, ... in the order of ``sheet_titles`` (openpyxl's)."""
+    out = dict(parts)
+    for i, title in enumerate(sheet_titles, start=1):
+        name = f"xl/worksheets/sheet{i}.xml"
+        cached = {coord: v for (t, coord), v in values.items() if t == title}
+        if cached and name in out:
+            out[name] = _fill(out[name].decode("utf-8"), cached).encode("utf-8")
+    return out

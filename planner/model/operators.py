@@ -1,0 +1,176 @@
+"""A step as the engine runs it: each operator class timed from the GPU's measured kernel curves.
+
+Every kernel takes floor + max(bytes / achieved bandwidth, FLOPs / achieved peak) (``kernel_time_s``), the form
+its measurements were fitted to (``planner.engines.kernel_curves``, ``bench/kernel_extract.py``). A step sums its
+operators: the linear layers' GEMMs (QKV, O, gate-up, down per layer and the output head; the same rows, so
+one shared intensity: the sum of their times is one max over their summed bytes and FLOPs), the MoE layers'
+grouped GEMMs over the experts the step's tokens touch, and attention (decode: paged attention over the cache,
+MLA in its absorbed form, sliding-window layers up to their window; prefill: causal FlashAttention over the new
+tokens). The tensor-parallel all-reduces and the engine's per-step costs are added by ``decode`` and ``prefill``.
+The engine's ``bandwidth_efficiency`` and FLOP efficiencies multiply the measured fractions (1: the kernels as
+measured).
+"""
+
+from __future__ import annotations
+
+import math
+
+from planner.model import ops
+from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.roofline import roofline_time_s
+
+#: GEMM kernels per decoder layer: fused QKV, output projection, fused gate-up, down (a MoE layer's expert GEMMs
+#: are the fused-MoE call's, whose floor beyond two GEMMs is ``EngineFacts.moe_layer_overhead_s``).
+GEMMS_PER_LAYER = 4
+#: vLLM's CUDA-graph capture sizes: 1, 2, 4, then every multiple of 8 up to 512 (``CompilationConfig``
+#: ``cudagraph_capture_sizes`` default); a decode batch runs padded to the next one, a larger one runs eagerly.
+CUDA_GRAPH_MAX_BATCH = 512
+
+
+def cuda_graph_batch(batch: ArrayLike) -> ArrayLike:
+    """The batch a decode step's kernels run at: 1, 2, 4, then the next multiple of 8 up to 512; beyond: the batch."""
+    if type(batch) in (float, int):  # one scenario: Python's arithmetic
+        if batch > CUDA_GRAPH_MAX_BATCH or batch != batch:
+            return batch
+        return 1.0 if batch <= 1 else 2.0 if batch <= 2 else 4.0 if batch <= 4 else 8.0 * math.ceil(batch / 8.0)
+    padded = ops.where(
+        batch <= 4.0, ops.where(batch <= 1.0, 1.0, ops.where(batch <= 2.0, 2.0, 4.0)), 8.0 * ops.ceil(batch / 8.0)
+    )
+    return ops.where(batch <= CUDA_GRAPH_MAX_BATCH, padded, batch)
+
+
+def kernel_time_s(
+    bytes_moved: ArrayLike,
+    flop: ArrayLike,
+    gpus: ArrayLike,
+    bandwidth_bytes_per_s: ArrayLike,
+    bandwidth_efficiency: ArrayLike,
+    peak_flop_per_s: ArrayLike,
+    flop_efficiency: ArrayLike,
+    overlap: ArrayLike,
+) -> ArrayLike:
+    """roofline(bytes / (g x bandwidth x eff), FLOPs / (g x peak x eff), overlap): the work split over the group."""
+    memory_s = bytes_moved / (gpus * bandwidth_bytes_per_s * bandwidth_efficiency)
+    compute_s = flop / (gpus * peak_flop_per_s * flop_efficiency)
+    if type(memory_s) is float and type(compute_s) is float:  # one scenario: Python's max (NaN still propagates)
+        hi, lo = (memory_s, compute_s) if memory_s >= compute_s else (compute_s, memory_s)
+        return hi + (1.0 - overlap) * lo
+    return roofline_time_s(memory_s, compute_s, overlap)
+
+
+def dense_weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """Weight bytes of the non-expert linear layers a step streams: quantized part x B/param + kept 16-bit x 2 B."""
+    return (model.params_read_per_step - model.params_read_kept_16bit) * precision.weight_bytes_per_param + (
+        model.params_read_kept_16bit * precision.kept_bytes_per_param
+    )
+
+
+def gemm_time_s(
+    gpu: GpuFacts,
+    limits: EngineFacts,
+    bytes_moved: ArrayLike,
+    flop: ArrayLike,
+    kernels: ArrayLike,
+    flop_efficiency: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """GEMMs of one intensity: roofline at the GEMM curve's fractions (x the engine's) + kernels x the GEMM floor.
+
+    The FLOP fraction is the fp8 GEMMs' where the weights' math peak is above the 16-bit peak (fp8, int8, fp4).
+    """
+    narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
+    if type(narrow) is bool:  # one scenario
+        gemm_flop = limits.gemm_fp8_flop_efficiency if narrow else limits.gemm_flop_efficiency
+    else:
+        gemm_flop = ops.where(narrow, limits.gemm_fp8_flop_efficiency, limits.gemm_flop_efficiency)
+    return (
+        kernel_time_s(
+            bytes_moved,
+            flop,
+            gpus,
+            gpu.bandwidth_bytes_per_s,
+            limits.gemm_bandwidth_efficiency * limits.bandwidth_efficiency,
+            gpu.peak_flop_per_s,
+            gemm_flop * flop_efficiency,
+            limits.roofline_overlap,
+        )
+        + kernels * limits.gemm_floor_s
+    )
+
+
+def linear_layers_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    dense_bytes: ArrayLike,
+    tokens: ArrayLike,
+    flop_efficiency: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """The dense GEMMs of a step over ``tokens`` rows: ``dense_bytes`` (``dense_weight_bytes``) read once, 2 FLOP per
+    parameter per token; 4 GEMMs per layer + the output head, each with the GEMM floor."""
+    return gemm_time_s(
+        gpu,
+        limits,
+        dense_bytes,
+        2.0 * tokens * model.params_read_per_step,
+        GEMMS_PER_LAYER * model.num_layers + 1.0,
+        flop_efficiency,
+        gpus,
+    )
+
+
+def expert_weight_bytes(model: ModelFacts, precision: PrecisionFacts, touched: ArrayLike) -> ArrayLike:
+    """Weight bytes of the routed experts a step streams: MoE layers x params per expert x B/param x experts touched."""
+    return model.moe_layers * model.params_per_expert_layer * precision.expert_bytes_per_param * touched
+
+
+def expert_layers_time_s(
+    gpu: GpuFacts,
+    limits: EngineFacts,
+    expert_bytes: ArrayLike,
+    model: ModelFacts,
+    tokens: ArrayLike,
+    flop_efficiency: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """The MoE layers' grouped GEMMs: the touched experts' bytes once, 2 x tokens x top-k x params per expert FLOPs.
+
+    Each expert runs at the tokens routed to it (tokens x k / experts touched), so the intensity is that of those
+    rows; the call's kernel floor is the engine's per-MoE-layer time (``step_overhead_s``). 0 for dense models.
+    """
+    flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
+    return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
+
+
+def attention_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    kv_bytes: ArrayLike,
+    flop: ArrayLike,
+    flop_efficiency: ArrayLike,
+    floor_s: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g peak x ``flop_efficiency``))
+    + layers x ``floor_s`` (one attention kernel per layer).
+
+    Decode (paged attention): KV bytes read = every sequence's cache at its context (sliding-window layers: the
+    window; MLA: the latent), FLOPs = MLA's absorbed form over the latent, else 4 x heads x head dim per cached
+    token, at the decode-attention curve. Prefill (causal FlashAttention over the new tokens; MLA as plain
+    multi-head attention): KV bytes written, FLOPs of the causal prompt, at the prefill-attention curve.
+    """
+    return (
+        kernel_time_s(
+            kv_bytes,
+            flop,
+            gpus,
+            gpu.bandwidth_bytes_per_s,
+            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
+            gpu.peak_flop_per_s,
+            flop_efficiency,
+            limits.roofline_overlap,
+        )
+        + model.num_layers * floor_s
+    )

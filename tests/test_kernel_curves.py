@@ -1,0 +1,154 @@
+"""The operator model's kernel curves: the shipped table re-derived from aiconfigurator's kernel database when it is
+installed, its shape and sources otherwise, and the operators' formulas on hand-worked numbers."""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from planner.catalog import default_catalog
+from planner.catalog.resolve import gpu_numbers
+from planner.engines import kernel_curves
+from planner.model import operators
+from planner.model.facts import EngineFacts, GpuFacts, field_names
+
+REPO = Path(__file__).resolve().parents[1]
+SHIPPED = REPO / "catalogs" / "reference" / kernel_curves.CURVES_FILE_NAME
+AIC_PYTHON = Path("/work/venvs/aic/bin/python")
+#: The GPUs aiconfigurator 0.12.0 has vLLM GEMM, attention and all-reduce tables for (bench/kernel_extract.py).
+MEASURED = {
+    "A100 SXM 80GB",
+    "H100 SXM 80GB",
+    "H200 SXM 141GB",
+    "B200 180GB",
+    "B300 288GB",
+    "GB200 NVL72",
+    "GB300 NVL72",
+    "L40S",
+}
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def _facts(cls, **values):
+    return cls(**{name: values.get(name, 0.0) for name in field_names(cls)})
+
+
+class TestShippedTable:
+    def test_one_row_per_measured_gpu_each_a_catalog_gpu(self):
+        """Eight GPUs, each a catalog name, with its aiconfigurator system and the vLLM version measured."""
+        rows = _rows(SHIPPED)
+        assert {r["gpu"] for r in rows} == MEASURED
+        cat = default_catalog()
+        for r in rows:
+            assert cat.gpu(r["gpu"]).name == r["gpu"]
+            assert r["aic_system"] and r["vllm_version"]
+
+    def test_rates_are_below_the_datasheet_and_floors_are_microseconds(self):
+        """Every achieved rate is a fraction of the catalog's datasheet figure (no kernel beats it by more than
+        the fit's slack) and every floor is a few microseconds."""
+        for r in _rows(SHIPPED):
+            n = gpu_numbers(default_catalog().gpu(r["gpu"]))
+            for f in ("gemm", "attention"):
+                assert 0.3 < n[f"{f}_bandwidth_efficiency"] < 1.1, (r["gpu"], f)
+            assert 0.3 < n["gemm_flop_efficiency"] < 1.1, r["gpu"]
+            for f in ("gemm_floor_s", "attention_floor_s", "prefill_attention_floor_s"):
+                assert 1e-6 < float(r[f]) < 3e-5, (r["gpu"], f)
+
+    def test_h100_small_allreduce_is_the_measured_one(self):
+        """A small all-reduce on 2-8 x H100 NVLink takes 4.5-5.3 us in aiconfigurator's vLLM custom all-reduce table
+        (issue 21; the catalog's NCCL-tests figure is 10.1 us): the model uses the measured one."""
+        n = gpu_numbers(default_catalog().gpu("H100"))
+        assert 4.5e-6 <= n["allreduce_latency_s"] <= 5.3e-6
+
+    def test_a_gpu_without_tables_borrows_the_nearest_architecture(self):
+        """MI300X (CDNA 3, no aiconfigurator data) takes the H100's fractions and floors, and keeps the catalog's
+        all-reduce latency (no measured one of its own); H100 PCIe (Hopper) takes the H100 SXM's too."""
+        cat = default_catalog()
+        h100 = gpu_numbers(cat.gpu("H100 SXM 80GB"))
+        for name in ("MI300X", "H100 PCIe 80GB"):
+            n = gpu_numbers(cat.gpu(name))
+            assert kernel_curves.source_gpu(cat.gpu(name).name, cat.gpu(name).architecture) == "H100 SXM 80GB"
+            for f in kernel_curves.KERNEL_FIELDS:
+                assert n[f] == pytest.approx(h100[f], rel=1e-12), (name, f)
+        assert gpu_numbers(cat.gpu("MI300X"))["allreduce_latency_s"] == cat.gpu("MI300X").interconnect_latency_s
+
+    def test_the_ideal_engine_has_no_curves(self):
+        """engine="ideal" runs every kernel at the datasheet with no floor (the seeds' roofline)."""
+        n = gpu_numbers(default_catalog().gpu("H100"), kernel_curves_engine("ideal"))
+        assert {f: n[f] for f in kernel_curves.KERNEL_FIELDS} == kernel_curves.KERNEL_FIELDS
+
+    @pytest.mark.skipif(not AIC_PYTHON.exists(), reason="aiconfigurator venv (/work/venvs/aic) not installed")
+    def test_rederived_from_aiconfigurator(self, tmp_path):
+        """bench/kernel_extract.py run on the installed aiconfigurator writes the shipped table, number for number."""
+        out = tmp_path / "curves.csv"
+        subprocess.run([str(AIC_PYTHON), str(REPO / "bench" / "kernel_extract.py"), str(out)], check=True)
+        assert _rows(out) == _rows(SHIPPED)
+
+
+def kernel_curves_engine(name):
+    from planner.engines.profiles import engine_profile
+
+    return engine_profile(name)
+
+
+class TestOperators:
+    def test_cuda_graph_batch(self):
+        """vLLM's capture sizes 1, 2, 4, 8, 16 ... 512: a batch runs padded to the next; beyond 512 as it is."""
+        got = [operators.cuda_graph_batch(float(b)) for b in (1, 2, 3, 5, 8, 17, 512, 513)]
+        assert got == [1.0, 2.0, 4.0, 8.0, 8.0, 24.0, 512.0, 513.0]
+
+    def test_gemm_time_by_hand(self):
+        """16 GB of weights at batch 64 on 1 GPU of 3.35 TB/s and 989.4 TFLOP/s (H100 SXM datasheet), GEMM curve 86%
+        of the bandwidth and 82% of the peak, floor 6 us, 129 kernels: memory 16e9 / (3.35e12 x 0.86) = 5.554 ms,
+        compute 2 x 64 x 8e9 / (989.4e12 x 0.82) = 1.262 ms; the max plus 129 x 6 us = 6.328 ms."""
+        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=3.35e12, peak_flop_per_s=989.4e12, bf16_peak_flop_per_s=989.4e12)
+        limits = _facts(
+            EngineFacts,
+            gemm_bandwidth_efficiency=0.86,
+            gemm_flop_efficiency=0.82,
+            gemm_floor_s=6e-6,
+            bandwidth_efficiency=1.0,
+            roofline_overlap=1.0,
+        )
+        t = operators.gemm_time_s(gpu, limits, 16e9, 2 * 64 * 8e9, 129.0, 1.0, 1.0)
+        memory = 16e9 / (3.35e12 * 0.86)
+        assert t == pytest.approx(memory + 129 * 6e-6, rel=1e-12)
+        assert math.isclose(memory, 5.554e-3, rel_tol=1e-3)
+
+    def test_fp8_math_uses_the_fp8_curve(self):
+        """A compute-bound GEMM whose math peak (fp8: 1,979 TFLOP/s on H100 SXM, datasheet) is above the 16-bit one
+        (989.4) runs at the fp8 curve's fraction (aiconfigurator's fp8 GEMMs reach about 42% of it), not the bf16
+        curve's 82%: 2 x 4096 x 8e9 FLOPs take 6.554e13 / (1.9789e15 x 0.42) = 78.9 ms, no floor, bytes negligible."""
+        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=3.35e12, peak_flop_per_s=1978.9e12, bf16_peak_flop_per_s=989.4e12)
+        limits = _facts(
+            EngineFacts,
+            gemm_bandwidth_efficiency=0.86,
+            gemm_flop_efficiency=0.82,
+            gemm_fp8_flop_efficiency=0.42,
+            bandwidth_efficiency=1.0,
+            roofline_overlap=1.0,
+        )
+        t = operators.gemm_time_s(gpu, limits, 8e9, 2 * 4096 * 8e9, 0.0, 1.0, 1.0)
+        assert t == pytest.approx(2 * 4096 * 8e9 / (1978.9e12 * 0.42), rel=1e-12)
+        assert math.isclose(t, 78.9e-3, rel_tol=1e-3)
+
+    def test_a_mixed_batch_is_one_pass_over_the_weights(self):
+        """The dense GEMMs of 2048 prompt tokens read the weights once: twice the tokens, less than twice the time."""
+        import planner
+
+        one = planner.prefill("H100", "llama3.1-8b", 1024)
+        two = planner.prefill("H100", "llama3.1-8b", 1024, batch=2)
+        assert one.ttft_s < two.ttft_s < 2 * one.ttft_s
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q", "-n", "0"]))
