@@ -162,7 +162,7 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     hashes grouped (pandas' hash table), then every row is compared with its group's first row: a hash collision
     costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
     objects). The packed rows of the last few arrays are kept with their grouping (``_BY_IDENTITY``): the next call
-    over the same text packs it again, compares and reuses the grouping.
+    over the same text packs it again, compares the packed rows and reuses the grouping.
     """
     import pandas as pd
 
