@@ -183,6 +183,7 @@ def _package_files() -> list[tuple[str, bytes]]:
     in; not the CLI, workbook or export code) and the shipped catalog, as (archive name, bytes)."""
     import planner.excel.functions  # noqa: F401 - its imports decide what the bundle needs
     from planner.catalog import shipped_catalog_dir
+    from planner.engines.kernel_curves import CURVES_FILE_NAME
 
     root = Path(__file__).resolve().parents[1]
     core = ("catalog", "model", "engines", "serving", "accuracy", "excel", "io")
@@ -198,6 +199,8 @@ def _package_files() -> list[tuple[str, bytes]]:
     ]
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
+    curves = shipped_catalog_dir() / "reference" / CURVES_FILE_NAME  # the operator model's kernel curves
+    files.append((f"planner/_catalogs/reference/{CURVES_FILE_NAME}", curves.read_bytes()))
     return files
 
 
