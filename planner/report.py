@@ -160,7 +160,7 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
 
 def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None) -> Replica:
     """The plan's deployment as one serving replica (its GPU group, precisions and engine), for
-    ``planner.serving.load``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
+    ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
     precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
     return Replica(
         p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog, **precisions

@@ -204,7 +204,7 @@ class TestFewestReplicas:
     def test_the_fewest_that_meet_and_one_fewer_misses(self):
         """Issue 22 item 2: the fewest replicas whose simulated p95 TTFT and TPOT meet the targets; with one
         replica fewer the simulation misses one of them."""
-        from planner.serving.load import fewest_replicas
+        from planner.serving.fleet import fewest_replicas
 
         s = fewest_replicas(ONE, 1024, 256, 40.0, percentile=95, ttft_target_s=0.3, tpot_target_s=0.025)
         assert s.result.ttft_s.p95 <= 0.3 and s.result.tpot_s.p95 <= 0.025
@@ -214,7 +214,7 @@ class TestFewestReplicas:
 
     def test_a_target_below_an_idle_replica_is_refused(self):
         """A p95 TTFT target below one prompt's prefill cannot be met by any number of replicas."""
-        from planner.serving.load import fewest_replicas
+        from planner.serving.fleet import fewest_replicas
 
         with pytest.raises(InvalidInputError, match="no fleet of up to 64 replicas meets the targets"):
             fewest_replicas(ONE, 4096, 16, 1.0, ttft_target_s=0.5 * _prefill_s(4096), max_replicas=64)

@@ -16,7 +16,7 @@ from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
 from planner.options import option_doc
 from planner.report import Plan, plan, replica_of
-from planner.serving.load import Sizing, fewest_replicas
+from planner.serving.fleet import Sizing, fewest_replicas
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 

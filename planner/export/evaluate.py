@@ -22,7 +22,8 @@ from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
-from planner.serving.load import PERCENTILES, Replica, Sizing, fewest_replicas
+from planner.serving.fleet import Sizing, fewest_replicas
+from planner.serving.load import PERCENTILES, Replica
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -155,7 +156,7 @@ def _simulated(
     workload: Workload, replica: Replica, rep: sizing.Replica, peak_rate_per_s: float, goals: tuple[float, float]
 ) -> Sizing:
     """The fewest replicas (of the kept group and batch) whose simulated high-percentile TTFT and TPOT meet the
-    (margin-adjusted) targets at the peak: ``planner.serving.load.fewest_replicas``, mean lengths, the workload's
+    (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
     burstiness. A high percentile between those reported is taken at the next one above (95 for 92.5)."""
     percentile = next((q for q in PERCENTILES if q >= workload.high_percentile), PERCENTILES[-1])
     return fewest_replicas(

@@ -16,7 +16,7 @@ from planner.export.assumptions import Assumption
 from planner.export.ownership import Money
 from planner.export.quality import QualityNote
 from planner.export.scenario import Option, Scenario
-from planner.serving.load import Sizing
+from planner.serving.fleet import Sizing
 
 
 @dataclass(frozen=True)

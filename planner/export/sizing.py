@@ -298,7 +298,7 @@ def size(
     x_max = max_rate_per_replica(
         busy, output_tokens_mean, replica.tpot_s, replica.batch, tpot_target_s, ttft_s=replica.ttft_mean_s
     )
-    if max_rate_per_replica_s is not None:  # sized on simulated percentiles (planner.serving.load.fewest_replicas)
+    if max_rate_per_replica_s is not None:  # sized on simulated percentiles (planner.serving.fleet.fewest_replicas)
         x_max = np.asarray(max_rate_per_replica_s, dtype=float)
     need = replicas_for_rate(peak_rate_per_s, x_max, spare_replicas)
     serving = need - _f(spare_replicas)
