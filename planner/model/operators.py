@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.roofline import roofline_time_s
@@ -55,7 +57,14 @@ def kernel_time_s(
     if type(memory_s) is float and type(compute_s) is float:  # one scenario: Python's max (NaN still propagates)
         hi, lo = (memory_s, compute_s) if memory_s >= compute_s else (compute_s, memory_s)
         return hi + (1.0 - overlap) * lo
+    if _all_one(overlap):  # the plain max for every scenario (as shipped): 0 x min adds nothing
+        return ops.maximum(memory_s, compute_s)
     return roofline_time_s(memory_s, compute_s, overlap)
+
+
+def _all_one(x: ArrayLike) -> bool:
+    """Whether ``x`` is 1 everywhere, read on its per-combination values where it has them (``Rows``)."""
+    return bool(np.all(np.asarray(getattr(x, "values", x)) == 1.0))
 
 
 def dense_weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
