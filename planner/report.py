@@ -11,7 +11,7 @@ from typing import Any, Unpack
 from planner import api
 from planner import model as m
 from planner.accuracy.calibration import residual_range
-from planner.catalog import Gpu, Model, default_catalog, stale_price_warning
+from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, valid_tp_sizes
@@ -19,6 +19,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan
 from planner.options import GroupOptions, Options
+from planner.serving.load import Replica
 from planner.timing import _decode_step, _prefill
 
 
@@ -155,3 +156,12 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
         return None
     held = int(api._memory_plan(gpu, model, context, replace(o, gpus=larger[0])).max_batch)
     return (larger[0], held) if held > top else None
+
+
+def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None) -> Replica:
+    """The plan's deployment as one serving replica (its GPU group, precisions and engine), for
+    ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
+    precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
+    return Replica(
+        p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog, **precisions
+    )

@@ -300,11 +300,23 @@ class TestEveryFormOfNames:
         assert values == ["H100", "L4", "L40S", "H1000"] and codes.tolist() == [0, 1, 0, 2, 1, 3]
         assert all(type(v) is str for v in values)
 
-    def test_a_hash_collision_falls_back_to_grouping_objects(self, monkeypatch):
-        """With every multiplier 0 all names hash alike: the exact comparison refuses, and the object path groups."""
+    def test_long_and_non_latin1_names_are_grouped_exactly(self):
+        """Names past 8 characters span several words; a name beyond Latin-1 leaves the text to the object path."""
         from planner.catalog import lookup
 
-        monkeypatch.setattr(lookup, "_text_multipliers", lambda width: np.zeros(width))
+        names = np.array(["llama3.1-70b", "llama3.1-8b", "llama3.1-70b", "llama3.1-70c"])
+        codes, values = lookup._codes_of_text(names)
+        assert values == ["llama3.1-70b", "llama3.1-8b", "llama3.1-70c"] and codes.tolist() == [0, 1, 0, 2]
+        odd = np.array(["H100", "H100\u2713", "H100"])
+        assert lookup._codes_of_text(odd) is None
+        codes, values, _ = lookup._codes(odd)
+        assert values == ["H100", "H100\u2713"] and codes.tolist() == [0, 1, 0]
+
+    def test_a_hash_collision_falls_back_to_grouping_objects(self, monkeypatch):
+        """With every hash 0 all names hash alike: the exact comparison refuses, and the object path groups."""
+        from planner.catalog import lookup
+
+        monkeypatch.setattr(lookup, "_text_hash", lambda words: np.zeros(len(words), dtype=np.uint64))
         names = np.array(["H100", "L4", "H100"])
         assert lookup._codes_of_text(names) is None
         codes, values, shape = lookup._codes(names)

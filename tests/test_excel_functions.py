@@ -8,6 +8,7 @@ These run on the plain-Python path (xlwings' identity decorators on Linux). The 
 
 from __future__ import annotations
 
+import inspect
 import math
 import types
 
@@ -440,8 +441,8 @@ class TestArbitraryCellValues:
         """Any mix of None, bools, text, NaN, infinities, negatives, huge numbers and (nested) lists gives a
         number, a spilled array or an Excel error value; the capacity functions' text is only #N/A, #NUM!, #VALUE!."""
         f = FUNCTIONS[name]
-        code = f.__code__
-        n = code.co_argcount + (3 if code.co_flags & 0x04 else 0)
+        params = inspect.signature(f).parameters.values()  # through the UDF wrapper's __wrapped__
+        n = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in params) + 3 * any(p.kind == p.VAR_POSITIONAL for p in params)
         args = [data.draw(cells) for _ in range(n)]
         if name == "PLANNER_WHY" and data.draw(st.booleans()):
             args[0] = data.draw(st.sampled_from(sorted(xs.SPECS)))

@@ -53,6 +53,7 @@ output_tokens_mean = 100
 output_tokens_high = 1024
 ttft_target_s = 10
 tpot_target_s = 0.2
+sizing = "littles-law"  # the hand computation above is Little's law's; the simulated sizing is tested in test_load
 [defaults]
 model = "Llama-2-7B"
 weight_precision = "fp16"

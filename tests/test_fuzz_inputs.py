@@ -14,6 +14,7 @@ from pathlib import Path
 
 import tomli_w
 from click.testing import CliRunner
+from fuzz_support import tallied
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,7 @@ OPTION_FIELDS = [
     field=st.sampled_from(WORKLOAD_FIELDS + OPTION_FIELDS + ["title", "traffic_change", "extra"]),
     value=HOSTILE,
 )
+@tallied("scenario fields (issue 13)")
 def test_fuzz_scenario(tmp_path_factory, table, field, value):
     folder = tmp_path_factory.mktemp("sc")
     data = {
@@ -119,6 +121,7 @@ MODEL = default_catalog().model("llama2-7b").model_dump(mode="json", exclude_non
 
 @FUZZ
 @given(kind=st.sampled_from(["gpu", "model"]), field=st.data(), value=HOSTILE)
+@tallied("catalog entries (issue 13)")
 def test_fuzz_catalog_entry(tmp_path_factory, kind, field, value):
     folder = tmp_path_factory.mktemp("cat")
     entry = dict(GPU if kind == "gpu" else MODEL, name="Fuzz", aliases=[])
@@ -134,6 +137,7 @@ def test_fuzz_catalog_entry(tmp_path_factory, kind, field, value):
 
 @FUZZ
 @given(text=st.one_of(st.text(max_size=200), st.binary(max_size=200).map(lambda b: b.decode("latin-1"))))
+@tallied("catalog files (issue 13)")
 def test_fuzz_catalog_file(tmp_path_factory, text):
     folder = tmp_path_factory.mktemp("cat")
     (folder / "f.toml").write_text("[[gpu]]\n" + text, encoding="utf-8", errors="surrogatepass")
@@ -158,6 +162,7 @@ CELL = st.one_of(
     ),
     raw=st.one_of(st.none(), st.binary(max_size=300)),
 )
+@tallied("calibration files (issue 13)")
 def test_fuzz_calibration_file(tmp_path_factory, rows, header, raw):
     folder = tmp_path_factory.mktemp("cal")
     f = folder / "runs.csv"
@@ -180,6 +185,7 @@ ARG = st.one_of(CELL, st.sampled_from(["H100", "llama2-70b", "fp8", "int4", "-",
     option=st.sampled_from(["--context", "--gpus", "--batch", "--memory-utilization", "--price", "-k", "-w", "--gpu"]),
     value=ARG,
 )
+@tallied("plan arguments (issue 13)")
 def test_fuzz_plan_arguments(tmp_path_factory, option, value):
     folder = tmp_path_factory.mktemp("cli")
     args = {"--gpu": "H100", "--model": "llama2-70b", "--context": "8192"}
@@ -190,6 +196,7 @@ def test_fuzz_plan_arguments(tmp_path_factory, option, value):
 
 @FUZZ
 @given(name=st.one_of(st.text(min_size=1, max_size=300), st.sampled_from(["x" * 300 + ".md", "a/b/c.md", ".", "-"])))
+@tallied("output names (issue 13)")
 def test_fuzz_output_names(tmp_path_factory, name):
     """Any output name: written whole, or one line; ``-`` is standard output."""
     folder = tmp_path_factory.mktemp("out")

@@ -198,3 +198,68 @@ class TestApproximation:
 
         ttft = approximate_percentiles(ONE, 1024, 256, [1.0, 5.0, 1000.0])["ttft_s"]
         assert ttft[0] < ttft[1] < ttft[2] == float("inf")
+
+
+class TestFewestReplicas:
+    def test_the_fewest_that_meet_and_one_fewer_misses(self):
+        """Issue 22 item 2: the fewest replicas whose simulated p95 TTFT and TPOT meet the targets; with one
+        replica fewer the simulation misses one of them."""
+        from planner.serving.fleet import fewest_replicas
+
+        s = fewest_replicas(ONE, 1024, 256, 40.0, percentile=95, ttft_target_s=0.3, tpot_target_s=0.025)
+        assert s.result.ttft_s.p95 <= 0.3 and s.result.tpot_s.p95 <= 0.025
+        assert s.rate_per_replica_s == pytest.approx(40.0 / s.replicas)
+        fewer = latency_under_load(ONE, 1024, 256, rate_per_s=40.0 / (s.replicas - 1))
+        assert fewer.ttft_s.p95 > 0.3 or fewer.tpot_s.p95 > 0.025
+
+    def test_a_target_below_an_idle_replica_is_refused(self):
+        """A p95 TTFT target below one prompt's prefill cannot be met by any number of replicas."""
+        from planner.serving.fleet import fewest_replicas
+
+        with pytest.raises(InvalidInputError, match="no fleet of up to 64 replicas meets the targets"):
+            fewest_replicas(ONE, 4096, 16, 1.0, ttft_target_s=0.5 * _prefill_s(4096), max_replicas=64)
+
+
+class TestPlanCli:
+    def test_plan_sizes_a_fleet_on_simulated_percentiles(self):
+        from cli_support import run
+
+        args = ["plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "2048", "--gpus", "1"]
+        load = ["--rate", "40", "--prompt-tokens", "1024", "--output-tokens", "256", "--ttft-target", "0.3"]
+        result = run(*args, *load, "--tpot-target", "0.025", "--json")
+        assert result.exit_code == 0, result.output
+        import json
+
+        out = json.loads(result.stdout)["under_load"]
+        assert out["ttft_s"]["p95"] <= 0.3 and out["tpot_s"]["p95"] <= 0.025
+        assert out["gpus"] == out["replicas"] and "simulation" in out["computed_by"]
+        text = run(*args, *load, "--tpot-target", "0.025").stdout
+        assert "computed by planner's serving simulation" in text and "replicas (p95 TTFT <= 300 ms" in text
+
+    def test_a_rate_without_lengths_is_a_usage_error(self):
+        from cli_support import one_line, run
+
+        result = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "2048", "--rate", "4")
+        assert "--rate needs --prompt-tokens and --output-tokens" in one_line(result, 2)
+
+
+class TestExportSizing:
+    def test_the_readme_example_is_sized_on_simulated_percentiles(self):
+        """examples/budget-review.toml (workload.sizing defaults to "simulated"): the FP8 option's serving replicas
+        are the fewest whose simulated p95 TTFT and TPOT at the peak meet the margin-adjusted goals, and the
+        recommendation line says so."""
+        from pathlib import Path
+
+        from planner.catalog import default_catalog
+        from planner.cli.export import _simulated
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import load_scenario
+
+        scenario = load_scenario(Path(__file__).resolve().parents[1] / "examples" / "budget-review.toml")
+        option = next(o for o in scenario.option if o.weight_precision == "fp8")
+        r = evaluate(option, scenario.workload, default_catalog(), scenario.traffic_change)
+        u = r.under_load
+        assert u is not None and u.percentile == 95
+        assert u.result.ttft_s.p95 <= r.ttft_goal_s and u.result.tpot_s.p95 <= r.tpot_goal_s
+        assert int(r.fleet.replicas_needed) == u.replicas + option.spare_replicas
+        assert "replicas on simulated p95 TTFT" in _simulated(r)

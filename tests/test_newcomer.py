@@ -152,6 +152,23 @@ class TestDefaultsTypo:
         text += '[defaults]\nmodel = "Lama-3.1-8B"\n[[option]]\ngpu = "H100"\n[[option]]\ngpu = "H200"\n'
         line = one_line(export(tmp_path, text), 2)
         assert "s.toml: defaults.model: unknown model 'Lama-3.1-8B'; did you mean Llama-3.1-8B" in line
+        typo = text.splitlines().index('model = "Lama-3.1-8B"') + 1
+        assert line.endswith(f"(line {typo})")
+
+    def test_errors_name_the_line_of_the_field(self, tmp_path):
+        """The second option's GPU typo and a bare 50 for tpot_target_s: each error ends with its line."""
+        text = SCENARIO + '[[option]]\nname = "second"\ngpu = "H1OO"\nmodel = "Llama-3.1-70B"\n'
+        line = one_line(export(tmp_path, text), 2)
+        assert "option #2 (second).gpu: unknown GPU 'H1OO'" in line
+        typo = text.splitlines().index('gpu = "H1OO"') + 1
+        assert line.endswith(f"(line {typo})")
+        slip = SCENARIO.replace("tpot_target_s = 0.05", "tpot_target_s = 50")
+        line = one_line(export(tmp_path, slip), 2)
+        assert line.endswith(f"(line {slip.splitlines().index('tpot_target_s = 50') + 1})")
+
+    def test_a_missing_field_points_at_its_table(self, tmp_path):
+        line = one_line(export(tmp_path, SCENARIO.replace("ttft_target_s = 1.5\n", "")), 2)
+        assert "workload.ttft_target_s: missing" in line and line.endswith("(line 1)")
 
 
 class TestValidateHelp:

@@ -259,3 +259,23 @@ def test_sigterm_races_the_commit(tmp_path):
         p.join(20)
         assert path.read_bytes() in (old, new)
     assert leftovers(tmp_path) == []
+
+
+def test_a_dead_writers_leftovers_go_and_a_running_ones_stay(tmp_path):
+    """A killed writer's ``.NAME.<pid>.<random>.part`` file and ``planner-<kind>-<pid>-<random>`` folder are removed;
+    those of a running process (this one) are kept."""
+    import subprocess
+    import sys
+
+    from planner.io.files import remove_stale_parts, remove_stale_temp_dirs
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid, live_pid = int(dead.stdout), os.getpid()
+    for pid in (dead_pid, live_pid):
+        (tmp_path / f".out.xlsx.{pid}.x1.part").write_bytes(b"")
+        (tmp_path / f"planner-render-{pid}-x1").mkdir()
+    assert remove_stale_parts(tmp_path / "out.xlsx") == [f".out.xlsx.{dead_pid}.x1.part"]
+    assert remove_stale_temp_dirs(tmp_path) == [f"planner-render-{dead_pid}-x1"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f".out.xlsx.{live_pid}.x1.part", f"planner-render-{live_pid}-x1"]
+    )

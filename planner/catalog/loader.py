@@ -222,7 +222,12 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
 
 
 def _check_references(catalog: Catalog) -> None:
-    """Every precision a model names is in the catalog: a CatalogError here, not an IndexError in ``export``."""
+    """Every precision a model names is in the catalog: a CatalogError here, not an IndexError in ``export``.
+
+    A catalog read without any precisions (``shipped=False`` over a folder of models only) is not checked.
+    """
+    if not len(catalog.precisions):
+        return
     for m in catalog.models:
         for key in ("native_precision", "native_expert_precision"):
             name = getattr(m, key)

@@ -157,67 +157,55 @@ def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
 def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     """``_codes`` of a numpy text array (``dtype <U``), without making a Python string per element.
 
-    Each element's UCS-4 code points x (< 2^21) are hashed to sum(c_j x_j) with fixed integer multipliers c_j
-    < 2^25, in float64 (BLAS): every partial sum is an integer below 2^53, so exact and the same in any order. The
-    hashes are grouped (pandas' hash table), then every element is compared with its group's first element: a
-    hash collision costs time (the array is grouped as objects instead) but never a wrong name. Both passes run
-    over blocks of ``_TEXT_BLOCK`` elements, so their temporaries stay in the CPU's cache. None beyond 128
-    characters (where the sums could pass 2^53).
+    Names in Latin-1 (every code point < 256, as catalog names are) are packed one byte per character into rows
+    of 8-byte words (a name of up to 8 characters is one integer); the rows are hashed (``_text_hash``) and the
+    hashes grouped (pandas' hash table), then every row is compared with its group's first row: a hash collision
+    costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
+    objects). The packed rows of the last few arrays are kept with their grouping (``_BY_IDENTITY``): the next call
+    over the same text packs it again, compares the packed rows and reuses the grouping.
     """
     import pandas as pd
 
     n, width = len(flat), flat.dtype.itemsize // 4
-    if not n or not 0 < width <= 128:
+    if not n or not width:
         return None
-    flat = np.ascontiguousarray(flat)
-    words = flat.view(np.uint32).reshape(n, width)
+    points = np.ascontiguousarray(flat).view(np.uint32).reshape(n, width)
+    if points.max() > 255:
+        return None
+    packed = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
+    packed[:, :width] = points
+    words = packed.view(np.uint64)
     cache_key = ("text", flat.__array_interface__["data"][0], n, width)
     hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and np.array_equal(_as_words(hit[0]), _as_words(words)):  # the last call's text: its grouping
+    if hit is not None and np.array_equal(hit[0], words):  # the text of a recent call: its grouping
         return hit[1], hit[2].tolist()
-    multipliers = _text_multipliers(width)
-    hashes = np.empty(n)
-    block = np.empty((_TEXT_BLOCK, width))
-    for i in range(0, n, _TEXT_BLOCK):
-        rows = words[i : i + _TEXT_BLOCK]
-        block[: len(rows)] = rows
-        np.matmul(block[: len(rows)], multipliers, out=hashes[i : i + _TEXT_BLOCK])
-    codes, distinct = pd.factorize(hashes)
+    codes, distinct = pd.factorize(_text_hash(words))
     codes = codes.astype(np.intp, copy=False)
-    first = flat[_first_appearances(codes, len(distinct))]
-    whole = first.view(f"V{flat.dtype.itemsize}")  # each name as one raw value: ``take`` copies whole rows
-    for i in range(0, n, _TEXT_BLOCK):
-        if not np.array_equal(
-            _as_words(np.take(whole, codes[i : i + _TEXT_BLOCK])), _as_words(words[i : i + _TEXT_BLOCK])
-        ):
-            return None
+    at = _first_appearances(codes, len(distinct))
+    if not np.array_equal(np.take(words[at], codes, axis=0), words):
+        return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
-    _keep(cache_key, (words.copy(), codes, first))
+    first = flat[at]
+    _keep(cache_key, (words, codes, first))
     return codes, first.tolist()
 
 
-def _as_words(a: np.ndarray) -> np.ndarray:
-    """The bytes of a contiguous array as 8-byte words (4-byte ones when its size is not a multiple of 8): two
-    arrays of one shape are equal exactly when these are, at half the comparisons of the code points."""
-    raw = a.reshape(-1).view(np.uint8)
-    return raw.view(np.uint64) if raw.size % 8 == 0 else raw.view(np.uint32)
-
-
-def _text_multipliers(width: int) -> np.ndarray:
-    """``_codes_of_text``'s multipliers for names of ``width`` characters: fixed integers from 1 to 2^25 - 1."""
-    return np.random.default_rng(width).integers(1, 2**25, width).astype(np.float64)
-
-
-#: Elements per block of ``_codes_of_text``'s passes (names of 32 characters: 512 KiB of words, 1 MiB as floats).
-_TEXT_BLOCK = 4096
+def _text_hash(words: np.ndarray) -> np.ndarray:
+    """One integer per row of 8-byte words: h = h * M xor word, word by word (wrapping uint64 arithmetic; M is
+    the 64-bit golden-ratio constant). One word: the word itself, so exact."""
+    h = words[:, 0].copy()
+    for j in range(1, words.shape[1]):
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= words[:, j]
+    return h
 
 
 #: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
 #: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
 #: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (a copy of the text, codes, the distinct names); a hit
+#: call). Text arrays by ("text", address, length, width): (the text packed, codes, the distinct names); a hit
 #: needs the text equal. A sweep that passes the same arrays to several functions groups each once. Four arrays
-#: at most: an entry holds two integers per name (16 MB for a million names), a text entry a copy of the text.
+#: at most: an entry holds two integers per name (16 MB for a million names), a text entry its text packed (a byte per character).
 _BY_IDENTITY: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
 

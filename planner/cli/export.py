@@ -52,6 +52,18 @@ def _format_for(output: Path, fmt: str | None) -> str:
     return ext
 
 
+def _simulated(rec) -> str:
+    """How the replicas were counted, when on simulated percentiles: ", replicas on simulated p95 ..."."""
+    u = rec.under_load
+    if u is None:
+        return ""
+    q = f"p{u.percentile:g}"
+    return (
+        f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
+        f"{u.result.tpot_s.at(u.percentile) * 1e3:.1f} ms at the peak"
+    )
+
+
 def summary_lines(review) -> list[str]:
     """What the command prints: the recommendation and the ranked options, one line each."""
     from planner.export.tables import fmt, prompt_time_note
@@ -60,7 +72,7 @@ def summary_lines(review) -> list[str]:
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
         f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
-        f"TTFT {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin)"
+        f"TTFT {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
     if rec.time_range_widened:
         lines.append(f"  margin widened {rec.time_range_widened}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import click
@@ -12,8 +13,10 @@ from planner.cli.terminal import echo
 from planner.engines.architecture import vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
+from planner.errors import InvalidInputError
 from planner.options import option_doc
-from planner.report import Plan, plan
+from planner.report import Plan, plan, replica_of
+from planner.serving.fleet import Sizing, fewest_replicas
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 
@@ -164,14 +167,114 @@ def plan_as_dict(p: Plan) -> dict:
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Calibration file from `planner calibrate` (also $PLANNER_CALIBRATION).",
 )
+@click.option(
+    "--rate",
+    "rate_per_s",
+    type=click.FloatRange(min=0, min_open=True),
+    help="Requests per second to serve: size a fleet on simulated percentiles (needs --prompt-tokens, --output-tokens).",
+)
+@click.option("--prompt-tokens", type=TokenCount(), help="Mean prompt length under load, tokens.")
+@click.option("--output-tokens", type=TokenCount(), help="Mean output length under load, tokens.")
+@click.option("--ttft-target", type=click.FloatRange(min=0, min_open=True), help="TTFT target at the percentile, s.")
+@click.option("--tpot-target", type=click.FloatRange(min=0, min_open=True), help="TPOT target at the percentile, s.")
+@click.option(
+    "--percentile", type=click.Choice(["50", "90", "95", "99"]), default="95", show_default=True, help="Of the targets."
+)
+@click.option(
+    "--burstiness",
+    type=click.FloatRange(min=0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Gamma shape of the arrival gaps: 1 Poisson, below 1 burstier (vllm bench serve --burstiness).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
-def plan_command(gpu, model_name, context, as_json, catalog_dirs: tuple[Path, ...], **options):
-    """Memory, max batch, TPOT, throughput and cost of one model on one GPU type.
+def plan_command(
+    gpu,
+    model_name,
+    context,
+    as_json,
+    catalog_dirs: tuple[Path, ...],
+    rate_per_s,
+    prompt_tokens,
+    output_tokens,
+    ttft_target,
+    tpot_target,
+    percentile,
+    burstiness,
+    **options,
+):
+    """Memory, max batch, TPOT, throughput and cost of one model on one GPU type; with --rate, the fewest
+    replicas whose simulated percentile TTFT and TPOT meet the targets at that traffic.
 
     Example:
 
+    \b
         planner plan --gpu H100 --model llama2-70b --context 8192
+        planner plan --gpu H100 --model llama3.1-70b --context 4096 -w fp8 --gpus 4 \\
+            --rate 60 --prompt-tokens 800 --output-tokens 400 --ttft-target 1.5 --tpot-target 0.05
     """
-    p = plan(gpu, model_name, context, catalog=load(catalog_dirs), **options)  # the options by their API names
-    echo(json.dumps(plan_as_dict(p), indent=2) if as_json else render_plan(p))
+    if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
+        raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load)")
+    cat = load(catalog_dirs)
+    p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
+    sized = None
+    if rate_per_s is not None:
+        sized = fewest_replicas(
+            replica_of(p, cat, options.get("calibration")), prompt_tokens, output_tokens, rate_per_s,
+            percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
+            tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
+        )  # fmt: skip
+    if as_json:
+        out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
+        echo(json.dumps(out, indent=2))
+    else:
+        echo(render_plan(p) + (render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens) if sized else ""))
+
+
+def render_sizing(s: Sizing, p: Plan, rate_per_s: float, prompt_tokens: int, output_tokens: int) -> str:
+    """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them."""
+    r, q = s.result, f"p{s.percentile:g}"
+    targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
+    targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
+    meet = f" ({q} {', '.join(targets)})" if targets else " (no targets: one replica at the whole rate)"
+
+    def spread(x) -> str:
+        return " / ".join(fmt_seconds(v) for v in (x.p50, x.p95, x.p99))
+
+    lines = [
+        "\n",
+        f"Under load: {rate_per_s:g} requests/s of {prompt_tokens:,}-token prompts and {output_tokens:,}-token outputs, "
+        "computed by planner's serving simulation (1,000 requests a replica)",
+        f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {s.replicas * p.gpus:,} GPUs, "
+        f"{s.rate_per_replica_s:.3g} requests/s each",
+        f"  TTFT p50 / p95 / p99   {spread(r.ttft_s)}",
+        f"  TPOT p50 / p95 / p99   {spread(r.tpot_s)}",
+        f"  ITL p50 / p95 / p99    {spread(r.itl_s)}",
+        f"  latency p50 / p95 / p99 {spread(r.e2e_s)}",
+        f"  output per replica     {fmt_rate(r.output_tokens_per_s)}",
+    ]
+    return lines[0] + "\n".join(lines[1:])
+
+
+def sizing_as_dict(s: Sizing, p: Plan) -> dict:
+    """The sizing's figures for --json: seconds, requests and tokens per second."""
+
+    def pct(x) -> dict:
+        return {"mean": x.mean, "p50": x.p50, "p90": x.p90, "p95": x.p95, "p99": x.p99}
+
+    r = s.result
+    return {
+        "replicas": s.replicas,
+        "gpus": s.replicas * p.gpus,
+        "rate_per_replica_per_s": s.rate_per_replica_s,
+        "percentile": s.percentile,
+        "ttft_target_s": s.ttft_target_s if math.isfinite(s.ttft_target_s) else None,
+        "tpot_target_s": s.tpot_target_s if math.isfinite(s.tpot_target_s) else None,
+        "ttft_s": pct(r.ttft_s),
+        "tpot_s": pct(r.tpot_s),
+        "itl_s": pct(r.itl_s),
+        "e2e_s": pct(r.e2e_s),
+        "output_tokens_per_s_per_replica": r.output_tokens_per_s,
+        "computed_by": "planner's serving simulation (planner.serving.load)",
+    }

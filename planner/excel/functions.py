@@ -19,6 +19,7 @@ arrives, no openpyxl, matplotlib or CLI code).
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import xlwings as xw
@@ -74,14 +75,19 @@ _s.RUNTIME = detect_runtime()
 
 
 def _udf(spec_name: str | None = None, **docs: str):
-    """``@xw.func`` with every argument read as a 2-D range (keeps a row a row) and its help text."""
+    """``@xw.func`` with every argument read as a 2-D range (keeps a row a row) and its help text; every text
+    it returns fits a cell (``support.fit_cells``)."""
 
     def wrap(f):
+        @functools.wraps(f)  # xlwings reads the signature through __wrapped__
+        def udf(*args):
+            return _s.fit_cells(f(*args))
+
         params = {p.name: p.doc for p in _s.SPECS[spec_name].params} if spec_name else {}
         params.update(docs)
         for name, doc in params.items():
-            f = xw.arg(name, ndim=2, doc=doc)(f)
-        return xw.func(f)
+            udf = xw.arg(name, ndim=2, doc=doc)(udf)
+        return xw.func(udf)
 
     return wrap
 

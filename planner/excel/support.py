@@ -52,6 +52,7 @@ from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
     failure_from,
 )
 from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
+from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
 from planner.options import option_doc
 from planner.serving.load import load_percentile
@@ -67,6 +68,16 @@ RERUN_LIMIT = 64
 
 
 # -- failures ---------------------------------------------------------------------------------------------
+
+
+def fit_cells(value: Any) -> Any:
+    """A function's result with every text cut to the 32,767 characters a cell holds (ending in "..."), in a
+    single value or a spilled table: Excel refuses a longer one (a 40,000-character name came back whole)."""
+    if isinstance(value, str) and len(value) > MAX_CELL_CHARS:
+        return value[: MAX_CELL_CHARS - 3] + "..."
+    if isinstance(value, (list, tuple)):
+        return [fit_cells(v) for v in value]
+    return value
 
 
 def render(value: Any, runtime: str | None = None) -> Any:

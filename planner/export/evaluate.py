@@ -7,6 +7,7 @@ This is the only place the export calls the capacity model: per-replica memory, 
 from __future__ import annotations
 
 import math
+from dataclasses import replace as dc_replace
 
 import numpy as np
 
@@ -15,11 +16,14 @@ from planner.accuracy.calibration import residual_range
 from planner.accuracy.ranges import TimeRange
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.engines.profiles import EngineProfile, engine_profile
+from planner.errors import PlannerError
 from planner.export import sizing
 from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
+from planner.serving.fleet import Sizing, fewest_replicas
+from planner.serving.load import PERCENTILES, Replica
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -131,6 +135,7 @@ def _fleet(
     money: Money,
     change: float | np.ndarray,
     tpot_goal_s: float,
+    under_load: Sizing | None = None,
 ) -> sizing.Fleet:
     peak, avg = _rates(workload, replica)
     return sizing.size(
@@ -143,12 +148,32 @@ def _fleet(
         money.node_size,
         money.usd_per_gpu_month,
         tpot_goal_s,
+        None if under_load is None else under_load.rate_per_replica_s,
+    )
+
+
+def _simulated(
+    workload: Workload, replica: Replica, rep: sizing.Replica, peak_rate_per_s: float, goals: tuple[float, float]
+) -> Sizing:
+    """The fewest replicas (of the kept group and batch) whose simulated high-percentile TTFT and TPOT meet the
+    (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
+    burstiness. A high percentile between those reported is taken at the next one above (95 for 92.5)."""
+    percentile = next((q for q in PERCENTILES if q >= workload.high_percentile), PERCENTILES[-1])
+    return fewest_replicas(
+        dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)),
+        workload.prompt_tokens_mean,
+        workload.output_tokens_mean,
+        peak_rate_per_s,
+        percentile=percentile,
+        ttft_target_s=goals[0],
+        tpot_target_s=goals[1],
+        burstiness=workload.burstiness,
     )
 
 
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
     """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
-    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s)
+    return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load)
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
@@ -186,6 +211,7 @@ def evaluate(
     eng = engine_profile(option.engine)
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
+    precisions = {"weight_precision": wp, "kv_precision": kp}
     money = option_money(option, gpu)
     valid = api.valid_tp_sizes(mdl)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
@@ -255,14 +281,27 @@ def evaluate(
         )
     _, rep, fl, _ = best
     peak, avg = _rates(workload, rep)
+    sim = None
+    if workload.sizing == "simulated":
+        replica = Replica(gpu.name, mdl.name, kept.gpus_per_replica, engine=eng, catalog=catalog, **precisions)
+        try:
+            sim = _simulated(workload, replica, rep, peak, (common["ttft_goal_s"], tpot_goal))
+        except PlannerError as exc:  # no fleet meets the targets under load: the option says why
+            warnings.append(f"{option.name}: sized by Little's law; under load {exc}")
+        else:
+            fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
+            # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
+            fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
+        common["warnings"] = tuple(warnings)
     x = traffic_change
     return Result(
         **common,
         replica=rep,
         fleet=fl,
-        low=_fleet(option, workload, rep, money, 1 - x, tpot_goal),
-        high=_fleet(option, workload, rep, money, 1 + x, tpot_goal),
-        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal),
+        low=_fleet(option, workload, rep, money, 1 - x, tpot_goal, sim),
+        high=_fleet(option, workload, rep, money, 1 + x, tpot_goal, sim),
+        sweep=_fleet(option, workload, rep, money, np.asarray(SWEEP), tpot_goal, sim),
+        under_load=sim,
         peak_rate_per_s=peak,
         average_rate_per_s=avg,
         shortfall="",

@@ -10,6 +10,7 @@ from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
 from planner.export.records import Review
 from planner.export.tables import (
+    LEAD_KEYS,
     Table,
     fmt,
     levers_table,
@@ -22,13 +23,7 @@ from planner.io.safetext import md_text
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all).
 MD_OPTION_KEYS = (
-    "rank",
-    "option",
-    "price_kind",
-    "meets_targets",
-    "gpus",
-    "gpus_per_replica",
-    "replicas",
+    *LEAD_KEYS,
     "tpot_ms",
     "tpot_pessimistic_ms",
     "ttft_s",

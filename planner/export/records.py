@@ -16,6 +16,7 @@ from planner.export.assumptions import Assumption
 from planner.export.ownership import Money
 from planner.export.quality import QualityNote
 from planner.export.scenario import Option, Scenario
+from planner.serving.fleet import Sizing
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ class Result:
     time_range_widened: str = ""  # why it was widened ("" when the data covers this GPU, group and model)
     tpot_goal_s: float = math.nan  # target / (1 + margin): what the central prediction must meet
     ttft_goal_s: float = math.nan
+    #: the simulated run of one replica at the planned peak, when replicas were sized on percentiles (else None)
+    under_load: Sizing | None = None
 
     @property
     def meets(self) -> bool:

@@ -15,6 +15,7 @@ Every error is one line naming the file and the field (``option #2 (H200 rented)
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -121,6 +122,19 @@ class Workload(BaseModel):
     )
     horizon_months: int = Field(
         default=12, gt=0, le=MAX_MONTHS, description="planning horizon, months (a label for the growth)"
+    )
+    burstiness: float = Field(
+        default=1.0,
+        gt=0,
+        le=100,
+        description="how the peak's requests arrive: the gamma shape of their gaps (1: Poisson; below 1 burstier; "
+        "vllm bench serve --burstiness)",
+    )
+    sizing: Literal["simulated", "littles-law"] = Field(
+        default="simulated",
+        description='"simulated" (default): the fewest replicas whose simulated high-percentile TTFT and TPOT at the '
+        'peak meet the targets (planner.serving.load); "littles-law": requests in flight by Little\'s law and a '
+        "standalone prefill per prompt (planner 0.x)",
     )
     latency_margin: Literal["model-range"] | float = Field(
         default="model-range",
@@ -460,7 +474,7 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     except ValidationError as exc:
         err = dict(exc.errors()[0])
         err["loc"] = ("defaults", *err.get("loc", ()))
-        raise ScenarioError(f"{source}: {_message(err, raw_options)}") from None
+        raise ScenarioError(f"{source}: {_message(err, raw_options)}{_line_note(source, err['loc'])}") from None
     given = defaults.model_dump(exclude_none=True)
     merged = dict(data)
     if raw_options:
@@ -468,7 +482,8 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     try:
         scenario = Scenario.model_validate(merged)
     except ValidationError as exc:
-        raise ScenarioError(f"{source}: {_message(exc.errors()[0], raw_options)}") from None
+        err = exc.errors()[0]
+        raise ScenarioError(f"{source}: {_message(err, raw_options)}{_line_note(source, err['loc'])}") from None
     return scenario
 
 
@@ -483,6 +498,55 @@ def _named(option: dict) -> dict:
         parts.append(f"KV {option['kv_precision']}")
     parts.append(str(option.get("pricing") or BUILTIN_DEFAULTS["pricing"]))
     return {**option, "name": ", ".join(parts)}
+
+
+_TABLE_HEADER = re.compile(r"\[\[?\s*([A-Za-z_][\w.-]*)\s*\]\]?")
+
+
+def field_line(text: str, loc: tuple) -> int | None:
+    """The line (from 1) of scenario ``text`` that sets the field at ``loc`` (pydantic's location:
+    ``("workload", "tpot_target_s")``, ``("option", 1, "gpu")``, ``("title",)``); the line of its table's
+    header when the table does not set it (a missing field); None when neither is found."""
+    tables = ("workload", "defaults", "option", "levers")
+    table = loc[0] if loc and loc[0] in tables else None
+    index = loc[1] if table == "option" and len(loc) > 1 and isinstance(loc[1], int) else 0
+    key = next((str(x) for x in reversed(loc) if isinstance(x, str) and x != table), None)
+    current, options, header = None, -1, None
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        head = _TABLE_HEADER.match(stripped) if stripped.startswith("[") else None
+        if head:
+            current = head.group(1)
+            options += current == "option" and stripped.startswith("[[")
+            if current == table and (table != "option" or options == index):
+                header = number
+            continue
+        here = current == table and (table != "option" or options == index)
+        if key and here and re.match(rf"{re.escape(key)}\s*=", stripped):
+            return number
+        if key and table and current is None and re.match(rf"{table}\s*\.\s*{re.escape(key)}\s*=", stripped):
+            return number
+    return header
+
+
+def _line_note(source: str, loc: tuple) -> str:
+    """' (line N)' when ``source`` is the scenario file and the field at ``loc`` is found in it, else ''."""
+    path = Path(source)
+    try:
+        if not path.is_file():
+            return ""
+        line = field_line(read_text_bounded(path, MAX_SCENARIO_BYTES, "a scenario file"), tuple(loc))
+    except (OSError, UnicodeDecodeError, PlannerError):
+        return ""
+    return f" (line {line})" if line else ""
+
+
+def _where_loc(where: str) -> tuple:
+    """``"option #2 (H100 rented).gpu"`` -> ``("option", 1, "gpu")``; ``"defaults.model"`` -> ``("defaults", "model")``."""
+    option = re.fullmatch(r"option #(\d+) \(.*\)\.(\w+)", where, flags=re.S)
+    if option:
+        return ("option", int(option.group(1)) - 1, option.group(2))
+    return tuple(where.split(".", 1))
 
 
 def load_scenario(path: str | Path) -> Scenario:
@@ -536,13 +600,16 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         try:
             lookup(name)
         except PlannerError as exc:
-            raise ScenarioError(f"{source}: {where}: {exc}") from None
+            raise ScenarioError(f"{source}: {where}: {exc}{_line_note(source, _where_loc(where))}") from None
     for where, name in [
         (f"option #{i + 1} ({o.name}).kv_precision", o.kv_precision) for i, o in enumerate(scenario.option)
     ] + [("levers.kv_precision", scenario.levers.kv_precision)]:
         if name is not None and not catalog.precision(name).kv_cache:
             usable = ", ".join(p.name for p in catalog.precisions if p.kv_cache)
-            raise ScenarioError(f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}")
+            raise ScenarioError(
+                f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}"
+                + _line_note(source, _where_loc(where))
+            )
     for i, o in enumerate(scenario.option):
         gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"

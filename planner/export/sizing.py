@@ -284,18 +284,22 @@ def size(
     node_size: float,
     usd_per_gpu_month: float,
     tpot_target_s: float = math.inf,
+    max_rate_per_replica_s: float | None = None,
 ) -> Fleet:
     """Size the fleet for a peak rate and cost it; utilization and cost per token at the average rate.
 
     Serving replicas = ceil(peak rate / ``max_rate_per_replica``): prompts and decode share each replica's
     time and the stretched TPOT must meet the target. Little's law uses the mean prompt's TTFT and the mean
     output length; the batch (and its TPOT) was chosen for the high-percentile sequence length, so every slot
-    can hold a long request.
+    can hold a long request. ``max_rate_per_replica_s``, when given, replaces Little's law's rate per replica (a
+    rate at which one replica's simulated percentiles meet the targets).
     """
     busy = replica.prompt_time_s
     x_max = max_rate_per_replica(
         busy, output_tokens_mean, replica.tpot_s, replica.batch, tpot_target_s, ttft_s=replica.ttft_mean_s
     )
+    if max_rate_per_replica_s is not None:  # sized on simulated percentiles (planner.serving.fleet.fewest_replicas)
+        x_max = np.asarray(max_rate_per_replica_s, dtype=float)
     need = replicas_for_rate(peak_rate_per_s, x_max, spare_replicas)
     serving = need - _f(spare_replicas)
     with np.errstate(divide="ignore", invalid="ignore"):

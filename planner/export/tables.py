@@ -332,15 +332,12 @@ def select(table: Table, keys: tuple[str, ...]) -> Table:
     return Table(tuple(table.columns[i] for i in idx), tuple(tuple(row[i] for i in idx) for row in table.rows))
 
 
+#: The options table's first columns in every view (xlsx, Markdown): which option, how it is paid, whether it
+#: meets the targets, and its GPUs.
+LEAD_KEYS = ("rank", "option", "price_kind", "meets_targets", "gpus", "gpus_per_replica", "replicas")
 #: The options table as a finance reader sees it first, and the details that follow it.
 MAIN_KEYS = (
-    "rank",
-    "option",
-    "price_kind",
-    "meets_targets",
-    "gpus",
-    "gpus_per_replica",
-    "replicas",
+    *LEAD_KEYS,
     "batch_per_replica",
     "tpot_ms",
     "ttft_s",

@@ -190,25 +190,37 @@ def remove_stale_parts(target: str | os.PathLike) -> list[str]:
     of this user whose process id names no running process go. Returns the names removed.
     """
     target = Path(target)
-    pattern = re.compile(re.escape(f".{target.name[:80]}.") + r"(\d+)\.[A-Za-z0-9_]+\.part")
+    pattern = re.compile(re.escape(f".{target.name[:80]}.") + r"(?P<pid>\d+)\.[A-Za-z0-9_]+\.part")
+    return _remove_stale(target.parent, pattern, folders=False)
+
+
+def _remove_stale(parent: Path, pattern: re.Pattern, folders: bool) -> list[str]:
+    """Remove the entries of ``parent`` whose name matches ``pattern`` and whose ``pid`` group names no running
+    process: this user's own plain files (``folders`` False) or folders (True), never links. Returns their names."""
     removed = []
     try:
-        entries = list(os.scandir(target.parent))
+        entries = list(os.scandir(parent))
     except OSError:
         return removed
     for entry in entries:
         m = pattern.fullmatch(entry.name)
-        if m is None or _pid_alive(int(m.group(1))) or not entry.is_file(follow_symlinks=False):
+        if m is None or _pid_alive(int(m.group("pid"))):
             continue
-        if _owned_by_me(entry):
-            with contextlib.suppress(OSError):
+        if not (entry.is_dir if folders else entry.is_file)(follow_symlinks=False) or not _owned_by_me(entry):
+            continue
+        if folders:
+            shutil.rmtree(entry.path, ignore_errors=True)
+        else:
+            try:
                 os.unlink(entry.path)
-                removed.append(entry.name)
+            except OSError:
+                continue
+        removed.append(entry.name)
     return removed
 
 
 #: ``planner-<kind>-<pid>-<random>``: a private temporary folder (see ``private_temp_dir``).
-_TEMP_DIR = re.compile(r"planner-([a-z]+)-(\d+)-[A-Za-z0-9_]+")
+_TEMP_DIR = re.compile(r"planner-([a-z]+)-(?P<pid>\d+)-[A-Za-z0-9_]+")
 
 
 def remove_stale_temp_dirs(parent: str | os.PathLike | None = None) -> list[str]:
@@ -216,20 +228,7 @@ def remove_stale_temp_dirs(parent: str | os.PathLike | None = None) -> list[str]
 
     Only this user's own folders (not links) go. Returns the names removed.
     """
-    parent = Path(parent or tempfile.gettempdir())
-    removed = []
-    try:
-        entries = list(os.scandir(parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        m = _TEMP_DIR.fullmatch(entry.name)
-        if m is None or _pid_alive(int(m.group(2))) or not entry.is_dir(follow_symlinks=False):
-            continue
-        if _owned_by_me(entry):
-            shutil.rmtree(entry.path, ignore_errors=True)
-            removed.append(entry.name)
-    return removed
+    return _remove_stale(Path(parent or tempfile.gettempdir()), _TEMP_DIR, folders=True)
 
 
 @contextlib.contextmanager

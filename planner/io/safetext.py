@@ -46,9 +46,10 @@ _TERMINAL_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u20
 _TERMINAL_CONTROL_BUT_NEWLINE = re.compile(
     r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069]"
 )
-# A formula trigger at the start of any piece a CSV reader may split the text into.
+# A formula trigger at the start of any piece a CSV reader may split the text into, after blanks or quotes
+# (a reader splitting on ";" reads ";\"=" as a quoted field that starts with "=").
 # (Line breaks count as separators too: a reader that ignores quotes starts a row there.)
-_CSV_PIECE_START = re.compile(r"(^|[,;\t|\n])([^\S\t\n\r]*)(?=[=+\-@\r])")
+_CSV_PIECE_START = re.compile(r"(^|[,;\t|\n])((?:[^\S\t\n\r]|\")*)(?=[=+\-@\r])")
 # Markdown punctuation that opens inline syntax anywhere in a line (CommonMark lets any ASCII punctuation
 # be escaped); & < > become entities instead. A link or image needs "[", so "(" and "!" need no escape.
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]#|~])")

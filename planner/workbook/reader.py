@@ -143,7 +143,16 @@ def _cell_of(wb, name: str, path):
     sheet, ref = dests[0]
     if sheet not in wb.sheetnames:
         raise WorkbookError(f"{path}: the defined name '{name}' points at a missing sheet {sheet!r}")
-    return wb[sheet][ref.replace("$", "")]
+    try:
+        cell = wb[sheet][ref.replace("$", "")]
+    except (ValueError, KeyError, IndexError):  # not a cell reference openpyxl reads
+        cell = None
+    if not hasattr(cell, "coordinate"):  # a range (a tuple of rows) or a whole row or column
+        raise WorkbookError(
+            f"{path}: the defined name '{name}' covers {sheet}!{ref[:40]}, not one cell; "
+            "point it at the one input cell (Formulas > Name Manager)"
+        )
+    return cell
 
 
 def _convert(f: InputField, value: Any, where: str) -> Any:

@@ -1,0 +1,85 @@
+"""Fleets sized on latency under load: the fewest replicas whose simulated percentiles meet the targets.
+
+The closed-form approximation (``planner.serving.approx``) gives a first guess, the simulation
+(``planner.serving.load``) settles it; ``planner plan --rate`` and ``planner export`` call ``fewest_replicas``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from planner.errors import InvalidInputError
+from planner.serving.approx import approximate_load
+from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """The fewest replicas meeting percentile targets at a rate, and the simulated run of one of them."""
+
+    replicas: int
+    rate_per_replica_s: float  # requests per second each replica takes
+    result: LoadResult  # one replica's simulated run at that rate
+    percentile: float
+    ttft_target_s: float
+    tpot_target_s: float
+
+
+def fewest_replicas(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rate_per_s: float,
+    *,
+    percentile: float = 95,
+    ttft_target_s: float = math.inf,
+    tpot_target_s: float = math.inf,
+    burstiness: float = 1.0,
+    max_replicas: int = 4096,
+) -> Sizing:
+    """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
+    per second (gamma arrivals of ``burstiness``; 1,000 requests), meet the targets: the closed-form
+    approximation (``planner.serving.approx``) gives a first k, the simulation settles it by bisection (latency
+    falls as k grows); a k past the approximation's capacity never counts (a 1,000-request run cannot show a
+    queue that grows without bound). Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle replica is too slow)."""
+    if percentile not in PERCENTILES:
+        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+    rate = float(rate_per_s)
+    if not 0 < rate < math.inf:
+        raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
+    runs: dict[int, LoadResult] = {}
+
+    def meets(k: int) -> bool:
+        if k not in runs:
+            runs[k] = latency_under_load(
+                replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness
+            )
+        r = runs[k]
+        return r.ttft_s.at(percentile) <= ttft_target_s and r.tpot_s.at(percentile) <= tpot_target_s
+
+    setup = replica.setup(prompt_tokens, output_tokens)
+    ks = np.arange(1, max_replicas + 1, dtype=float)
+    a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile)
+    ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
+    guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
+    # below the approximation's capacity a finite run can look fine while its queue grows without bound: those
+    # k count as missing (lo), whatever 1,000 requests show
+    stable = np.isfinite(a["ttft_s"])
+    lo = int(ks[np.argmax(stable)]) - 1 if stable.any() else max_replicas - 1
+    lo, hi = min(lo, guess - 1), guess  # lo misses, hi meets once found
+    while not meets(hi):
+        if hi >= max_replicas:
+            r = runs[hi]
+            raise InvalidInputError(
+                f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
+                f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s (target {ttft_target_s:g} s), "
+                f"TPOT {r.tpot_s.at(percentile) * 1e3:.3g} ms (target {tpot_target_s * 1e3:g} ms)"
+            )
+        lo, hi = hi, min(2 * hi, max_replicas)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if meets(mid) else (mid, hi)
+    return Sizing(hi, rate / hi, runs[hi], float(percentile), float(ttft_target_s), float(tpot_target_s))
