@@ -199,8 +199,9 @@ def _package_files() -> list[tuple[str, bytes]]:
     ]
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
-    curves = shipped_catalog_dir() / "reference" / CURVES_FILE_NAME  # the operator model's kernel curves
-    files.append((f"planner/_catalogs/reference/{CURVES_FILE_NAME}", curves.read_bytes()))
+    # the operator model's kernel curves (planner.engines.kernel_curves) and the licence of the data they come from
+    for name in (CURVES_FILE_NAME, "LICENSE-aiconfigurator.txt"):
+        files.append((f"planner/_catalogs/reference/{name}", (shipped_catalog_dir() / "reference" / name).read_bytes()))
     return files
 
 
