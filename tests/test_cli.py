@@ -156,26 +156,28 @@ class TestRanges:
         t = planner.tpot("H100", "llama3.1-8b", 4096, batch=data["batch"])
         assert data["tpot_range_s"] == pytest.approx([t * (1 - 0.15), t * (1 + 0.90)])
 
-    def test_plan_widens_the_range_at_a_tp_size_without_rows_and_says_so(self):
-        """Llama-3.1-70B on 8 x H100: no published row at TP 8, so H100's held-out range widened by the TP factor
-        (both from catalogs/reference/heldout_residuals.csv); the text names TP 8, the JSON carries the note."""
+    def test_plan_widens_the_range_on_a_gpu_without_rows_and_says_so(self):
+        """Llama-3.1-70B on 4 x B200: no held-out row on B200, so all GPUs' held-out range ("all", "*") is widened
+        by the GPU factor (both from catalogs/reference/heldout_residuals.csv); the text names B200, the JSON
+        carries the note. On H100, which has rows, nothing widens."""
         from planner.accuracy import ranges
 
         regions = ranges.load_regions()
-        h100, tp = regions[("gpu", "H100 SXM 80GB")], regions[("tp", "*")]
-        args = ("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--gpus")
-        data = json.loads(run(*args, "8", "--json").output)
+        every, gpu = regions[("all", "*")], regions[("gpu", "*")]
+        assert gpu.widen > 1  # the premise: holding a GPU out widened the residuals
+        args = ("plan", "--model", "llama3.1-70b", "--context", "4096", "--gpus", "4")
+        data = json.loads(run(*args, "--gpu", "B200", "--json").output)
         low = math.expm1(
-            math.log1p(h100.low) * tp.widen
+            math.log1p(every.low) * gpu.widen
         )  # rounded outwards to whole percent by planner.accuracy.ranges
-        high = math.expm1(math.log1p(h100.high) * tp.widen)
+        high = math.expm1(math.log1p(every.high) * gpu.widen)
         t = data["tpot_s"]
         assert [x / t - 1 for x in data["tpot_range_s"]] == pytest.approx([low, high], abs=0.01)
-        assert low < h100.low and high > h100.high
-        assert "no held-out figures at TP 8" in data["time_range_widened"]
-        text = run(*args, "8").output
-        assert "Time ranges widened" in text and "at TP 8" in text
-        covered = run(*args, "4")
+        assert low < every.low and high > every.high
+        assert "no held-out figures on B200" in data["time_range_widened"]
+        text = run(*args, "--gpu", "B200").output
+        assert "Time ranges widened" in text and "on B200" in text
+        covered = run(*args, "--gpu", "H100")
         assert covered.exit_code == 0 and "widened" not in covered.output
 
     def test_a_calibration_file_narrows_the_range(self, tmp_path):

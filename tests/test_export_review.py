@@ -129,50 +129,44 @@ class TestSizingRules:
                 m = 1 + r.margin
                 assert float(r.fleet.tpot_peak_s) * m <= 0.05 + 1e-12 and r.replica.ttft_s * m <= 1.5
 
-    def test_the_margin_follows_the_group_chosen(self, example, tmp_path):
-        """On H100 a 4-GPU group is covered by held-out rows and an 8-GPU group is not (no TP-8 row): the README's
-        "H100, rented" keeps 4-GPU replicas at H100's high quantile; forced to 8 GPUs per replica it is
-        sized with that range widened by the TP factor, and the review says so."""
+    def test_the_margin_follows_the_gpu_and_its_coverage(self, example, tmp_path):
+        """H100 has held-out rows, B200 none (catalogs/reference/heldout_residuals.csv): the README's "H100, rented"
+        is sized at H100's own high quantile, not widened; the same option on B200 at all GPUs' range widened by
+        the GPU factor, and the review says so."""
         regions = ranges.load_regions()
-        h100, tp = regions[("gpu", "H100 SXM 80GB")], regions[("tp", "*")]
+        h100, every, gpu = regions[("gpu", "H100 SXM 80GB")], regions[("all", "*")], regions[("gpu", "*")]
         rented = next(r for r in example.results if r.option.name == "H100, rented")
-        assert int(rented.replica.gpus) == 4 and rented.margin == h100.high and not rented.time_range_widened
-        eight = next(c for c in rented.candidates if c.gpus_per_replica == 8)
-        assert eight.margin == pytest.approx(math.expm1(math.log1p(h100.high) * tp.widen), abs=0.01)
-        assert eight.margin > rented.margin
-        text = EXAMPLE.read_text().replace('name = "H100, rented"\n', 'name = "H100, rented"\ngpus_per_replica = 8\n')
-        forced = review_of(write_scenario(tmp_path, text))
-        r8 = next(r for r in forced.results if r.option.name == "H100, rented")
-        assert (
-            int(r8.replica.gpus) == 8
-            and r8.margin == eight.margin
-            and r8.tpot_goal_s == pytest.approx(0.05 / (1 + eight.margin))
-        )
-        assert "at TP 8" in r8.time_range_widened and "at TP 8" in r8.time_range_note
-        notes = [a.label + a.source for a in forced.assumptions if "H100 SXM 80GB" in a.what and "8 GPUs per" in a.what]
-        assert any("widened" in n and "at TP 8" in n for n in notes)
+        assert rented.margin == h100.high and not rented.time_range_widened
+        text = EXAMPLE.read_text().replace('name = "H100, rented"\ngpu = "H100"', 'name = "H100, rented"\ngpu = "B200"')
+        assert text != EXAMPLE.read_text()
+        moved = review_of(write_scenario(tmp_path, text))
+        b200 = next(r for r in moved.results if r.option.name == "H100, rented")
+        assert b200.margin == pytest.approx(math.expm1(math.log1p(every.high) * gpu.widen), abs=0.01)
+        assert b200.margin > every.high
+        assert "no held-out figures on B200" in b200.time_range_widened
+        notes = [a.label + a.source for a in moved.assumptions if "B200" in a.what]
+        assert any("widened" in n and "on B200" in n for n in notes)
 
     def test_the_terminal_summary_says_when_the_margin_was_widened(self, tmp_path):
-        """The hand scenario on 8-GPU replicas (no TP-8 rows): the recommendation line is followed by why its
-        margin is wider than the GPU's; on 1 GPU (covered) no such line."""
+        """The hand scenario on B200 (no held-out rows): the recommendation line is followed by why its margin is
+        wider than a covered GPU's; on H100 (covered) no such line."""
         from planner.cli.export import summary_lines
 
-        eight = review_of(write_scenario(tmp_path, HAND.replace("max_gpus_per_replica = 1", "gpus_per_replica = 8")))
-        lines = summary_lines(eight)
-        assert lines[1] == f"  margin widened {eight.recommended.time_range_widened}" and "at TP 8" in lines[1]
+        moved = review_of(write_scenario(tmp_path, HAND.replace('gpu = "H100"', 'gpu = "B200"')))
+        lines = summary_lines(moved)
+        assert lines[1] == f"  margin widened {moved.recommended.time_range_widened}" and "on B200" in lines[1]
         assert not any("widened" in line for line in summary_lines(review_of(write_scenario(tmp_path))))
 
     def test_a_shortfall_quotes_its_groups_own_margin_and_why_it_was_widened(self, tmp_path):
-        """The hand scenario on 8-GPU replicas with a 0.2 ms TPOT target no group meets: the line quotes the 8-GPU
-        group's margin (TP 8 uncovered) and says why it is wider than the GPU's."""
-        text = HAND.replace("max_gpus_per_replica = 1", "gpus_per_replica = 8")
-        text = text.replace("tpot_target_s = 0.2", "tpot_target_s = 0.0002")
+        """The hand scenario on B200 with a 0.2 ms TPOT target no group meets: the line quotes the group's margin
+        (B200 uncovered) and says why it is wider than a covered GPU's."""
+        text = HAND.replace('gpu = "H100"', 'gpu = "B200"').replace("tpot_target_s = 0.2", "tpot_target_s = 0.0002")
         scenario = load_scenario(write_scenario(tmp_path, text))
         r = evaluate(scenario.option[0], scenario.workload, default_catalog(), 0.2)
         c = r.candidates[0]
         assert not r.meets and r.margin == c.margin and c.time_range.widened
         assert f"(+{c.margin:.0%} margin: " in r.shortfall
-        assert f"(8 GPUs per replica; range widened {c.time_range.widened})" in r.shortfall
+        assert f"range widened {c.time_range.widened})" in r.shortfall
 
     def test_a_scenario_field_sets_another_margin(self, tmp_path):
         """latency_margin = 0.2: TPOT at peak x 1.2 <= 200 ms; 0: none; the review states the margin used."""
