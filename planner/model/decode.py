@@ -153,20 +153,12 @@ def decode_step(
     bytes_moved = dense_bytes + expert_bytes + kv_read
     flop = batch * 2.0 * params_per_token(model) + attention_flop
     eff = limits.decode_flop_efficiency
-    kernels_s = (
-        operators.linear_layers_time_s(gpu, model, limits, dense_bytes, rows, eff, gpus)
-        + (0.0 if dense_model else operators.expert_layers_time_s(gpu, limits, expert_bytes, model, rows, eff, gpus))
-        + operators.attention_time_s(
-            gpu,
-            model,
-            limits,
-            kv_read,
-            attention_flop,
-            limits.attention_flop_efficiency * eff,
-            limits.attention_floor_s,
-            gpus,
-        )
-    )
+    kernels_s = operators.forward_kernels_time_s(
+        gpu, model, limits, eff, prefill=False,
+        dense_bytes=dense_bytes, dense_rows=rows, dense_gpus=gpus,
+        expert_bytes=expert_bytes, expert_rows=rows, expert_gpus=gpus,
+        attention_bytes=kv_read, attention_flop=attention_flop, attention_gpus=gpus,
+    )  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)

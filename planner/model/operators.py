@@ -183,3 +183,52 @@ def attention_time_s(
         )
         + model.num_layers * floor_s
     )
+
+
+def forward_kernels_time_s(
+    gpu: GpuFacts,
+    model: ModelFacts,
+    limits: EngineFacts,
+    flop_efficiency: ArrayLike,
+    *,
+    prefill: bool,
+    dense_bytes: ArrayLike,
+    dense_rows: ArrayLike,
+    dense_gpus: ArrayLike,
+    expert_bytes: ArrayLike,
+    expert_rows: ArrayLike,
+    expert_gpus: ArrayLike,
+    attention_bytes: ArrayLike,
+    attention_flop: ArrayLike,
+    attention_gpus: ArrayLike,
+) -> ArrayLike:
+    """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
+    GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
+    (``attention_time_s``) at the decode or prefill attention efficiency and floor. Decode, prefill and their
+    data-parallel forms differ only in the rows and GPUs each operator sees."""
+    if prefill:
+        attention_efficiency, attention_floor_s = (
+            limits.prefill_attention_flop_efficiency,
+            limits.prefill_attention_floor_s,
+        )
+    else:
+        attention_efficiency, attention_floor_s = limits.attention_flop_efficiency, limits.attention_floor_s
+    no_experts = type(expert_bytes) is float and expert_bytes == 0.0
+    return (
+        linear_layers_time_s(gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus)
+        + (
+            0.0
+            if no_experts
+            else expert_layers_time_s(gpu, limits, expert_bytes, model, expert_rows, flop_efficiency, expert_gpus)
+        )
+        + attention_time_s(
+            gpu,
+            model,
+            limits,
+            attention_bytes,
+            attention_flop,
+            attention_efficiency * flop_efficiency,
+            attention_floor_s,
+            attention_gpus,
+        )
+    )

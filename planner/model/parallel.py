@@ -152,20 +152,12 @@ def dp_decode_step(
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
     kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
     attention_flop = per_rank * model.attention_flop_per_context_token_per_layer * layer_tokens
-    kernels_s = (
-        operators.linear_layers_time_s(gpu, model, limits, dense, rows, eff, 1.0)
-        + operators.expert_layers_time_s(gpu, limits, experts, model, gpus * rows, eff, gpus)
-        + operators.attention_time_s(
-            gpu,
-            model,
-            limits,
-            kv_read,
-            attention_flop,
-            limits.attention_flop_efficiency * eff,
-            limits.attention_floor_s,
-            1.0,
-        )
-    )
+    kernels_s = operators.forward_kernels_time_s(
+        gpu, model, limits, eff, prefill=False,
+        dense_bytes=dense, dense_rows=rows, dense_gpus=1.0,
+        expert_bytes=experts, expert_rows=gpus * rows, expert_gpus=gpus,
+        attention_bytes=kv_read, attention_flop=attention_flop, attention_gpus=1.0,
+    )  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_read
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
     overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
@@ -201,20 +193,12 @@ def dp_prefill_step(
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
     kv_written = kv_bytes(model, precision, prompt_tokens, on_rank)
     attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
-    t = (
-        operators.linear_layers_time_s(gpu, model, limits, dense, on_rank * prompt_tokens, eff, 1.0)
-        + operators.expert_layers_time_s(gpu, limits, experts, model, prompt_tokens * batch, eff, gpus)
-        + operators.attention_time_s(
-            gpu,
-            model,
-            limits,
-            kv_written,
-            attention_flop,
-            limits.prefill_attention_flop_efficiency * eff,
-            limits.prefill_attention_floor_s,
-            1.0,
-        )
-    )
+    t = operators.forward_kernels_time_s(
+        gpu, model, limits, eff, prefill=True,
+        dense_bytes=dense, dense_rows=on_rank * prompt_tokens, dense_gpus=1.0,
+        expert_bytes=experts, expert_rows=prompt_tokens * batch, expert_gpus=gpus,
+        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=1.0,
+    )  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
     split = prefill_step(gpu, model, precision, limits, prompt_tokens, batch, gpus)  # the group's FLOPs

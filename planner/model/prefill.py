@@ -70,20 +70,12 @@ def prefill_step(
     kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus))
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
     eff = limits.prefill_flop_efficiency
-    t = (
-        operators.linear_layers_time_s(gpu, model, limits, dense_bytes, tokens, eff, gpus)
-        + (0.0 if dense_model else operators.expert_layers_time_s(gpu, limits, expert_bytes, model, tokens, eff, gpus))
-        + operators.attention_time_s(
-            gpu,
-            model,
-            limits,
-            kv_written,
-            attention_flop,
-            limits.prefill_attention_flop_efficiency * eff,
-            limits.prefill_attention_floor_s,
-            gpus,
-        )
-    )
+    t = operators.forward_kernels_time_s(
+        gpu, model, limits, eff, prefill=True,
+        dense_bytes=dense_bytes, dense_rows=tokens, dense_gpus=gpus,
+        expert_bytes=expert_bytes, expert_rows=tokens, expert_gpus=gpus,
+        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=gpus,
+    )  # fmt: skip
     overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)
