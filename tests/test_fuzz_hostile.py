@@ -166,10 +166,12 @@ def test_concurrent_exclusive_writes_have_one_winner(tmp_path_factory, writers, 
 @examples(2)
 @given(delay_s=st.floats(min_value=0.3, max_value=3.0))
 def test_killed_export_leaves_no_corrupt_file(tmp_path_factory, delay_s):
-    """SIGKILL at a random moment: the review is absent or whole; the next run clears the dead writer's .part."""
+    """SIGKILL at a random moment: the review is absent or whole; the next run clears the dead writer's .part.
+    The issue's one-option scenario (about 2 s a run, so 0.3-3 s lands anywhere from start-up to the write)."""
     folder = tmp_path_factory.mktemp("kill")
     out = folder / "review.xlsx"
-    cmd = [sys.executable, "-m", "planner", "export", str(ROOT / "examples" / "budget-review.toml"), "-q"]
+    (folder / "s.toml").write_text(scenario_text(), encoding="utf-8")
+    cmd = [sys.executable, "-m", "planner", "export", str(folder / "s.toml"), "-q"]
     with trial("kills during a write"):
         p = subprocess.Popen([*cmd, "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(delay_s)
@@ -179,7 +181,7 @@ def test_killed_export_leaves_no_corrupt_file(tmp_path_factory, delay_s):
             openpyxl.load_workbook(out).close()
         subprocess.run([*cmd, "-o", str(out), "--force"], check=True, timeout=120)
         openpyxl.load_workbook(out).close()
-        assert sorted(p.name for p in folder.iterdir()) == ["review.xlsx"]
+        assert sorted(p.name for p in folder.iterdir()) == ["review.xlsx", "s.toml"]
 
 
 @examples(6)

@@ -108,14 +108,14 @@ class Catalog:
 
 def _get_or_read(table: Table[E], name: str | E, read) -> E:
     """``table.get(name)``; for text it does not know, the entry ``read(name)`` names (None: the unknown-name error,
-    with its nearest names, stands)."""
-    try:
-        return table.get(name)
-    except UnknownNameError:
-        found = read(name) if isinstance(name, str) else None
-        if found is None:
-            raise
-        return table.get(found)
+    with its nearest names, stands). The error, whose nearest names cost a difflib pass over every name, is
+    built only when ``read`` finds nothing either (published names such as "NVIDIA H100 SXM 80GB" are read on
+    every lookup: the accuracy protocol asks for 100,000 of them)."""
+    if isinstance(name, str) and name not in table:
+        found = read(name)
+        if found is not None:
+            return table.get(found)
+    return table.get(name)
 
 
 def _describe(exc: ValidationError, model: type[BaseModel]) -> str:
