@@ -214,4 +214,6 @@ def test_fuzz_output_names(tmp_path_factory, name):
         assert (folder / name).is_file() and (folder / name).read_text(encoding="utf-8").startswith("# "), name
     elif r.exit_code:  # one line (click's usage errors end in one "Error:" line)
         lines = r.stderr.strip().splitlines()
-        assert lines == lines[-1:] and lines[0].startswith("planner: error: ") or lines[-1].startswith("Error: "), r.stderr
+        assert lines == lines[-1:] and lines[0].startswith("planner: error: ") or lines[-1].startswith("Error: "), (
+            r.stderr
+        )
