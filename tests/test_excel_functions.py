@@ -195,6 +195,40 @@ class TestResultsEqualTheModel:
 # -- errors -------------------------------------------------------------------------------------------------
 
 
+class TestTokenCountsAsPeopleWriteThem:
+    """Issue 26 item 5: a context cell holding "8k" or "8,192" reads as `planner plan --context` reads it
+    (planner.units.parse_token_count; k = 1,024 tokens, as model cards mean an 8K context)."""
+
+    def test_kv_bytes_of_8k_is_that_of_8192(self):
+        """Llama 2 70B (80 layers, 8 KV heads of 128, fp16; meta-llama/Llama-2-70b-hf config.json) at 8,192
+        tokens: 80 x 8 x 128 x 2 (K and V) x 2 bytes x 8,192 = 2,684,354,560 bytes, however the count is written."""
+        for written in ("8k", "8K", "8,192", " 8192 ", "8_192", 8192.0):
+            assert xf.KV_BYTES(cell("llama2-70b"), cell(written)) == 2_684_354_560, written
+
+    def test_context_prompt_and_output_lengths(self):
+        """MAX_BATCH's context, TTFT's prompt and the under-load functions' lengths all read "2k" as 2,048."""
+        assert xf.MAX_BATCH("H100", "llama2-70b", "4k", None, 4.0) == xf.MAX_BATCH(
+            "H100", "llama2-70b", 4096.0, None, 4.0
+        )
+        assert xf.TTFT("H100", "llama2-70b", "2k") == xf.TTFT("H100", "llama2-70b", 2048.0)
+        spec = xs.SPECS["KV_BYTES"]
+        assert [p.name for p in spec.params if p.tokens] == ["tokens"]
+        under_load = [s for s in xs.SPECS.values() if any(p.name == "output_tokens" for p in s.params)]
+        assert under_load and all(p.tokens for s in under_load for p in s.params if p.name.endswith("tokens"))
+
+    def test_a_range_of_written_counts(self):
+        """Each cell of a range on its own: "8k" and "4k" give their batches, a bad one #VALUE! beside them."""
+        got = xf.MAX_BATCH("H100", "llama2-70b", [["8k"], ["4k"], ["8,19"]], None, 4.0)
+        assert got == [[xf.MAX_BATCH("H100", "llama2-70b", 8192.0, None, 4.0)], [117], ["#VALUE!"]]
+
+    def test_what_is_not_a_count_says_what_is(self):
+        """A comma that does not group three digits, or half a token: #VALUE! and the accepted forms."""
+        assert xf.KV_BYTES("llama2-70b", "8,19") == "#VALUE!"
+        reason = xf.PLANNER_WHY("KV_BYTES", "llama2-70b", "8,19")
+        assert reason.startswith("tokens: '8,19'") and "8,192, 1e4 or 8k" in reason
+        assert "not a whole number" in xf.PLANNER_WHY("KV_BYTES", "llama2-70b", "1.0001k")
+
+
 class TestErrorValues:
     def test_unknown_gpu_is_na_with_closest_names(self):
         """An unknown GPU gives #N/A; PLANNER_WHY names the closest catalog names."""

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from planner.errors import PlannerError
+from planner.units import parse_token_count
 
 NA, NUM, VALUE = "#N/A", "#NUM!", "#VALUE!"
 
@@ -60,6 +61,7 @@ class Param:
     doc: str
     required: bool = True
     api_name: str | None = None  # the planner.api keyword, when it differs
+    tokens: bool = False  # a token count: text as people write it ("8k", "8,192") read as the CLI reads it
 
     @property
     def keyword(self) -> str:
@@ -117,6 +119,11 @@ def clean(value: Any, param: Param) -> Any:
             return float(text)
         except ValueError:
             pass
+        if param.tokens:  # "8k" (8,192), "8,192", "1.5k": planner.units.parse_token_count, as --context reads it
+            try:
+                return float(parse_token_count(text))
+            except ValueError as exc:
+                return Failure(VALUE, f"{param.name}: {exc}")
     return Failure(VALUE, f"{param.name} must be a number ({param.doc}); got {_describe(value)}")
 
 

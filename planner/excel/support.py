@@ -372,7 +372,7 @@ class _Block(Cells):
 
 GPU = Param("gpu", "gpu", "GPU name or alias, e.g. H100 (see PLANNER_GPUS)")
 MODEL = Param("model", "model", "model name or alias, e.g. llama2-70b (see PLANNER_MODELS)")
-CONTEXT = Param("context", "number", "tokens per sequence (prompt + output), e.g. 8192")
+CONTEXT = Param("context", "number", "tokens per sequence (prompt + output), e.g. 8192 or 8k", tokens=True)
 BATCH = Param("batch", "number", option_doc("batch"), required=False)
 KV = Param("kv_precision", "precision", option_doc("kv_precision"), required=False)
 GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
@@ -380,8 +380,8 @@ WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"),
 UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
 
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
-PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048")
-OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256")
+PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
+OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256", tokens=True)
 
 SPECS: dict[str, Spec] = {
     s.name: s
@@ -394,14 +394,18 @@ SPECS: dict[str, Spec] = {
             api.weight_bytes,
             (MODEL, Param("precision", "precision", "weight precision; default: as published", required=False)),
         ),
-        Spec("KV_BYTES", api.kv_bytes, (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192"), KV, BATCH)),
+        Spec(
+            "KV_BYTES",
+            api.kv_bytes,
+            (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192 or 8k", tokens=True), KV, BATCH),
+        ),
         Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True),
         Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True),
         Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3),
         Spec(
             "TTFT",
             api.ttft,
-            (GPU, MODEL, Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048"), GPUS, WEIGHTS, KV),
+            (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV),
             scale=1e3,
         ),
         Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
