@@ -24,6 +24,9 @@ from planner.export.evaluate import fleet_at
 from planner.export.money_tables import cases_table, grid_table, ownership_table
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_export_money")
+
 HOURS = 730.0
 #: the median of H100's two on-demand quotes, (2.99 + 3.20) / 2 = $3.095 x 730 h = $2,259.35 a GPU-month, billed in
 #: whole 8-GPU instances (the larger of the two quotes' billing units: Lambda's "8x instance")

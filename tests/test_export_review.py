@@ -27,6 +27,9 @@ from planner.export.evaluate import evaluate
 from planner.export.scenario import load_scenario
 from planner.io import libreoffice
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_export_review")
+
 
 @pytest.fixture(scope="module")
 def example():

@@ -23,6 +23,9 @@ from test_import_hf import TINY
 from planner.catalog import load_catalog
 from planner.cli import main
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_fuzz_import_hf")
+
 LLAMA = TINY  # a 2-layer Llama config (tests/test_import_hf.py)
 DEEPSEEK = {
     **LLAMA,

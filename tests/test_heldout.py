@@ -18,6 +18,9 @@ import pytest
 from planner.accuracy import predict as acc
 from planner.accuracy.fit import FIT_SOURCE_GROUPS
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_heldout")
+
 spec = importlib.util.spec_from_file_location("heldout", Path(__file__).parents[1] / "bench" / "heldout.py")
 heldout = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(heldout)

@@ -18,6 +18,9 @@ from planner.accuracy import predict as acc
 from planner.accuracy.fit import FIT_SOURCE_GROUPS
 from planner.engines.profiles import DEFAULT_RESIDUALS, LMDEPLOY, TENSORRT_LLM, VLLM
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_holdout")
+
 
 @pytest.fixture(scope="module")
 def rows():

@@ -19,6 +19,9 @@ from click.testing import CliRunner
 from planner.catalog import default_catalog
 from planner.cli import main
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_injection")
+
 EVIL = '=HYPERLINK("http://evil.invalid/x","click")'
 EVIL_GPU = '=HYPERLINK("http://evil.invalid/gpu","GPU")'
 MULTILINE = "Opt\n# Approved <img src=x onerror=alert(1)> [go](javascript:alert(1)) | x"

@@ -11,6 +11,9 @@ import pytest
 
 import planner
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_packaging")
+
 ROOT = Path(__file__).parents[1]
 
 

@@ -15,6 +15,9 @@ from planner.accuracy import ranges
 from planner.accuracy.calibration import Calibration, GpuCalibration, residual_range
 from planner.catalog import default_catalog
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_ranges")
+
 FALLBACK = (-0.09, 0.08)
 
 

@@ -21,6 +21,9 @@ from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh
 from planner.workbook.writer import save_atomic, to_openpyxl, write_workbook
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_workbook")
+
 REPO = Path(__file__).resolve().parents[1]
 
 

@@ -21,7 +21,7 @@ from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, input_row
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
 
-pytestmark = pytest.mark.libreoffice
+pytestmark = [pytest.mark.libreoffice, pytest.mark.xdist_group("test_workbook_libreoffice")]  # one worker recalculates
 
 BASE = dict(
     gpu="H100 SXM 80GB",

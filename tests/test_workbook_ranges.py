@@ -20,6 +20,9 @@ from planner.workbook import read_inputs
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_workbook_ranges")
+
 #: (inputs, engine, calibration): covered and uncovered TP sizes, MoE, GPUs with few or no rows, all at once,
 #: an engine without rows (said, not widened) and a calibration entry (replaces the held-out range).
 CALIBRATION = Calibration((GpuCalibration(gpu="H100", residual_low=-0.05, residual_high=0.04, source="my runs"),))

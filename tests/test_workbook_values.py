@@ -18,6 +18,9 @@ from planner import api
 from planner.cli import main
 from planner.io.xlsx_values import store_values
 
+#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_workbook_values")
+
 
 class TestStoreValues:
     def test_each_kind_of_value_gets_its_cell_type(self):
