@@ -98,3 +98,44 @@ class TestCli:
         rows = json.loads(result.stdout)["rows"]
         ttft = [r for r in rows if r["quantity"] == "ttft_p99_ms"]
         assert len(ttft) == 1 and not math.isnan(ttft[0]["predicted"]) and ttft[0]["published"] == 90.0
+
+
+class TestPrefixCacheReading:
+    """A sweep re-sends the same prompts to one server: with prefix caching on, runs after the first find them cached."""
+
+    def test_warm_prompt_keeps_whole_blocks_short_of_the_last_token(self):
+        """vLLM V1 ``KVCacheManager.get_computed_blocks``: at most P - 1 tokens hit (the last is recomputed for its
+        logits) and only full 16-token blocks are kept: 207 tokens -> 192 cached; 16 -> none; 17 -> 16."""
+        from planner.serving.load import warm_prompt_fraction
+
+        assert warm_prompt_fraction(207) == pytest.approx(192 / 207)
+        assert warm_prompt_fraction(16) == 0.0
+        assert warm_prompt_fraction(17) == pytest.approx(16 / 17)
+
+    def test_prefix_cache_cell(self, tmp_path):
+        """"warm" reads as cached, "cold" or blank as computed; other text is the row's problem, in one line."""
+        header = HEADER.replace("dataset,", "dataset,prefix_cache,")
+        path = tmp_path / "runs.csv"
+        path.write_text(
+            header
+            + "r1,serving_rate,vLLM,H100,1,llama3.1-8b,,warm,,100,2,207.5,99.4,,50,90,,,,,x\n"
+            + "r2,serving_rate,vLLM,H100,1,llama3.1-8b,,,,100,2,207.5,99.4,,50,90,,,,,x\n"
+            + "r3,serving_rate,vLLM,H100,1,llama3.1-8b,,hot,,100,2,207.5,99.4,,50,90,,,,,x\n"
+        )
+        rows = load_decode_rows(path)
+        assert [r.prompts_cached for r in rows] == [True, False, False]
+        assert rows[2].problem == "prefix_cache 'hot' is not 'warm' or 'cold'"
+
+    def test_a_warm_burst_is_not_a_prefill_queue(self):
+        """LD004 (surajssd/llm-k8s, vLLM 0.8.3, 200 ShareGPT prompts at once on 8 x A100 40GB, Llama 3.3 70B, after
+        the same prompts at 1, 4 and 16 req/s): its 42.6K prompt tokens need >= 6.0e15 FLOP, 2.4 s at 8 x 312
+        TFLOPS, yet the source printed a p99 TTFT of 450.38 ms. Read cold, the simulation queues every prefill (over
+        4 s at p99); read warm (vLLM V1 caches prefixes by default), no TTFT is above the published p99."""
+        from dataclasses import replace
+
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD004")
+        assert row.prompts_cached
+        warm = predict_percentiles(row)
+        cold = predict_percentiles(replace(row, prompts_cached=False))
+        assert cold["ttft_p99_ms"] > 4000.0
+        assert warm["ttft_p99_ms"] < 450.38

@@ -5,7 +5,9 @@ A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``,
 ``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms``: ``num_prompts`` requests at ``request_rate`` (Poisson, as
 ``vllm bench serve`` sends them), or kept ``batch`` at a time (a closed loop), or all at once; each of
 ``input_len`` / ``output_len`` tokens (a run's means, rounded; a named dataset's published means when blank),
-varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits.
+varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits. A row whose
+``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
+last partial block (``planner.serving.load.warm_prompt_fraction``).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
 from planner.serving.benchmark import SCHEDULERS, request_lengths
-from planner.serving.load import Replica, fixed_lengths, latency_under_load
+from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
@@ -60,7 +62,14 @@ def predict_percentiles(
     lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
+    hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
     r = latency_under_load(
-        replica, inp, out, rate_per_s=rate, concurrency=row.batch if closed else None, lengths=lengths
+        replica,
+        inp,
+        out,
+        rate_per_s=rate,
+        concurrency=row.batch if closed else None,
+        lengths=lengths,
+        prefix_hit_rate=hit,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

@@ -203,6 +203,22 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
     return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
 
 
+#: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
+VLLM_BLOCK_TOKENS = 16
+
+
+def warm_prompt_fraction(prompt_tokens: float, block_tokens: int = VLLM_BLOCK_TOKENS) -> float:
+    """The share of a prompt found in the prefix cache when the same prompt was served before: its whole blocks
+    short of the last token, floor((P - 1) / B) x B / P (vLLM V1 ``KVCacheManager.get_computed_blocks``: "When all
+    tokens hit the cache, we must recompute the last token to obtain logits", so at most P - 1 tokens hit, and the
+    cache keeps only full blocks of B tokens)."""
+    p = float(prompt_tokens)
+    if not p >= 1 or math.isinf(p):
+        raise InvalidInputError(f"prompt_tokens {prompt_tokens!r} is not a number of tokens of 1 or more")
+    b = _whole(block_tokens, "block_tokens")
+    return math.floor((round(p) - 1) / b) * b / round(p)
+
+
 # -- the run ----------------------------------------------------------------------------------------------
 
 
