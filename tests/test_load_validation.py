@@ -177,3 +177,41 @@ class TestShareGptSample:
         p99 was 75.8 ms (-58%); with the sample's lengths it is within the issue's p99 limit of 50%."""
         row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD005")
         assert predict_percentiles(row)["ttft_p99_ms"] == pytest.approx(180.7, rel=0.5)
+
+
+class TestAsyncScheduling:
+    """vLLM ``--async-scheduling`` (``vllm/v1/engine/core.py`` ``step_with_batch_queue``) schedules step k+1 when step
+    k is launched: a request arriving at a busy engine joins the second step after it arrives."""
+
+    def test_the_row_says_so(self, tmp_path):
+        """The flag or the words in the batching / notes cells turn it on; "no async scheduling" does not."""
+        from planner.accuracy.published import async_scheduling_of
+
+        assert async_scheduling_of({"batching": "vllm serve --async-scheduling"})
+        assert async_scheduling_of({"notes": "Async Scheduling enabled"})
+        assert not async_scheduling_of({"batching": "no async scheduling"})
+        assert not async_scheduling_of({"batching": "Poisson arrivals"})
+
+    def test_a_busy_engine_adds_one_step_to_ttft(self):
+        """Far from capacity, a busy engine's median TTFT rises by about one decode step (vLLM 0.14.1 on an H200, its
+        report's server table: 'Async Scheduling | Enabled'); an idle one's does not change."""
+        from planner.serving.load import Replica, latency_under_load
+
+        replica = Replica("H200", "llama3.1-8b", gpus=1)
+        sync = latency_under_load(replica, 200, 200, rate_per_s=5.0, num_requests=300)
+        overlap = latency_under_load(replica, 200, 200, rate_per_s=5.0, num_requests=300, async_scheduling=True)
+        step = sync.tpot_s.p50
+        assert overlap.ttft_s.p50 - sync.ttft_s.p50 == pytest.approx(step, rel=0.35)
+        alone = [
+            latency_under_load(replica, 200, 2, concurrency=1, num_requests=5, async_scheduling=a).ttft_s.p50
+            for a in (False, True)
+        ]
+        assert alone[0] == pytest.approx(alone[1])
+
+    def test_the_h200_sweep_reads_as_its_report_says(self):
+        """LD007 (H200, vLLM 0.14.1, Llama 3.1 70B FP8, ShareGPT at 1 req/s, warm, async): median TTFT 56.5 ms
+        published; read with the report's prefix caching and async scheduling it is within the issue's 15% median
+        limit (read as a cold, synchronous run it was -11%, and warm but synchronous -35%)."""
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD007")
+        assert row.async_scheduling and row.prompts_cached
+        assert predict_percentiles(row)["ttft_median_ms"] == pytest.approx(56.5, rel=0.15)

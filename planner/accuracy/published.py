@@ -207,6 +207,9 @@ class DecodeRow:
     #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
     #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
     prompts_cached: bool = False
+    #: whether the server scheduled each step while the one before ran (vLLM ``--async-scheduling``, said in the
+    #: row's ``batching`` or ``notes`` cell): a request arriving at a busy server waits one step more
+    async_scheduling: bool = False
 
     @property
     def context(self) -> int:
@@ -353,6 +356,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
         prompts_cached=cached,
+        async_scheduling=async_scheduling_of(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -377,6 +381,18 @@ def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
     return int(round(x)) if x >= 1 or x == 0 else 1
+
+
+def async_scheduling_of(r: dict[str, str]) -> bool:
+    """Whether the row's server command or description (its ``batching`` and ``notes`` cells) turns on async scheduling:
+    the flag ``--async-scheduling``, or the words "async scheduling" not preceded by "no" or "without"."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes")).lower()
+    if "--async-scheduling" in text:
+        return True
+    return any(
+        not re.search(r"\b(no|without|disabled?)\s*$", text[: m.start()])
+        for m in re.finditer(r"async(hronous)?[ -]scheduling", text)
+    )
 
 
 def prefix_cache_of(cell: Any) -> bool:

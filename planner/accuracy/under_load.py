@@ -8,7 +8,8 @@ A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``,
 varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits. A row whose
 ``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
 last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
-(``sharegpt_prompts``) sends that sample's prompts, each its own length, outputs at the row's mean.
+(``sharegpt_prompts``) sends that sample's prompts, each its own length, outputs at the row's mean. A server that
+schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later.
 """
 
 from __future__ import annotations
@@ -106,5 +107,6 @@ def predict_percentiles(
         concurrency=row.batch if closed else None,
         lengths=lengths,
         prefix_hit_rate=hit,
+        async_scheduling=row.async_scheduling,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

@@ -277,13 +277,15 @@ def latency_under_load(
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
     frontend_s: float = 0.0,
+    async_scheduling: bool = False,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
     Traffic: one of ``rate_per_s`` (with ``burstiness``), ``concurrency`` (a closed loop) or ``arrivals_s`` (a
     trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
-    ``prompt_tokens`` / ``output_tokens``, so give the means).
+    ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
+    while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more.
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
@@ -314,7 +316,7 @@ def latency_under_load(
         setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
         arrivals_s=arrivals + front if arrivals is not None else None,
         client_concurrency=setup.client_concurrency,
-        lengths=lengths, cached_fraction=hit, frontend_s=front,
+        lengths=lengths, cached_fraction=hit, frontend_s=front, async_scheduling=bool(async_scheduling),
     )  # fmt: skip
     if math.isnan(run.duration_s):
         raise InvalidInputError(
