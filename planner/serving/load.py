@@ -326,6 +326,33 @@ def latency_under_load(
     return _result(run)
 
 
+def rate_sweep(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rates_per_s: Any,
+    *,
+    burstiness: float = 1.0,
+    num_requests: int = DEFAULT_REQUESTS,
+) -> list[LoadResult | None]:
+    """``latency_under_load`` at each rate of ``rates_per_s`` (requests/s, fixed lengths at the means), the step
+    times tabulated once for all of them; None for a rate whose run cannot finish."""
+    n = _whole(num_requests, "num_requests")
+    check_run_size([n], [None], "num_requests")
+    setup = replica.setup(prompt_tokens, output_tokens)
+    lengths = fixed_lengths(prompt_tokens, output_tokens, n)
+    out: list[LoadResult | None] = []
+    for rate in np.asarray(rates_per_s, dtype=float).ravel():
+        if not 0 < rate < math.inf:
+            raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
+        run = simulate(
+            setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
+            arrivals_s=arrival_times_s(n, rate, burstiness), lengths=lengths,
+        )  # fmt: skip
+        out.append(None if math.isnan(run.duration_s) else _result(run))
+    return out
+
+
 def _percentiles(samples: tuple[np.ndarray, np.ndarray]) -> Percentiles:
     values, counts = samples
     total = counts.sum()
