@@ -255,7 +255,9 @@ class TestLayout:
             }
         for xml in latency:  # p50 dashed, the sizing percentile solid, the planned peak and the target dotted
             assert "Planned peak (60)" in xml and "Target" in xml and "p95" in xml
-            assert {"dash", "solid", "sysDot"} <= {d for d in ("dash", "solid", "sysDot") if f'prstDash val="{d}"' in xml}
+            assert {"dash", "solid", "sysDot"} <= {
+                d for d in ("dash", "solid", "sysDot") if f'prstDash val="{d}"' in xml
+            }
 
 
 class TestUserText:
