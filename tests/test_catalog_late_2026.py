@@ -66,6 +66,13 @@ class TestParameterCounts:
         assert (b.total, b.active) == (79_674_391_296, 3_874_929_408)
         assert param_breakdown(CAT.model("Qwen3-Next-80B-A3B")).total == 79_674_391_296
 
+    def test_qwen3_6_27b_decoder_vision_and_mtp_to_the_parameter(self):
+        """Qwen3.6-27B: HF safetensors.total 27,781,427,952 = decoder (64 layers, 48 of them Gated DeltaNet with 48
+        value heads) 26,895,998,464 + vision tower 460,730,096 + MTP layer 424,699,392 (arithmetic in the entry)."""
+        m = CAT.model("Qwen/Qwen3.6-27B")
+        b = param_breakdown(m)
+        assert (b.total, b.extra, b.total - b.extra) == (27_781_427_952, 885_429_488, 26_895_998_464)
+
     def test_dsa_models_within_their_rounded_totals(self):
         """DeepSeek-V3.2: card 685B (671B + 14B MTP); GLM-5: README 744B. The indexer adds 13,959,424 per layer to
         DeepSeek-V3's: 1,536 x 64 x 128 + 7,168 x 128 + 2 x 128 + 7,168 x 64."""
@@ -87,6 +94,12 @@ class TestHybridLinearAttention:
         assert model_facts(CAT.model("Qwen3-Next-80B-A3B")).state_bytes_per_sequence == QWEN3_NEXT_STATE_BF16
         r = facts("H200", "Qwen3-Next-80B-A3B")
         assert memory.state_bytes(r.model, 3.0) == 3 * QWEN3_NEXT_STATE_BF16
+
+    def test_a_float32_state_where_the_config_asks_for_it(self):
+        """Qwen3.6-27B (mamba_ssm_dtype float32): 48 x (48 x 128 x 128 x 4 B + 3 x 10,240 x 2 B) = 153,944,064 B per
+        sequence and 16 x 2 x 4 x 256 x 2 B = 65,536 B per token, as a public capacity study of the shape states."""
+        assert model_facts(CAT.model("Qwen3.6-27B")).state_bytes_per_sequence == 153_944_064
+        assert planner.kv_bytes_per_token("Qwen3.6-27B", kv_precision="bf16") == 65_536
 
     def test_a_sequence_in_the_memory_plan_is_kv_plus_state(self):
         """At 8,192 tokens on 2 GPUs (each holds one of the 2 KV heads and half the state): 8,192 x 24,576 +
