@@ -12,6 +12,7 @@ import pytest
 
 import planner
 from planner.catalog import default_catalog
+from planner.catalog.hf import model_from_hf_config
 from planner.catalog.resolve import _resolve
 from planner.engines.architecture import model_facts, param_breakdown
 from planner.engines.profiles import engine_profile
@@ -170,3 +171,40 @@ class TestRtxPro6000ServerEdition:
         assert g.peak_flop_per_s["fp4"] == 2e15 and g.peak_flop_per_s["fp32"] == 120e12
         assert g.peak_flop_per_s["fp8"] == 2 * g.peak_flop_per_s["bf16"] == 1e15
         assert (g.interconnect_kind, g.interconnect_domain_gpus, g.ecc_reserved_fraction) == ("pcie", 1, 0)
+
+
+class TestImportHf:
+    """``planner catalog import-hf`` reads the new attention kinds from a config.json."""
+
+    QWEN3_NEXT = {  # Qwen/Qwen3-Coder-Next config.json (the fields that shape the model), as quoted in the entry
+        "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "hidden_size": 2048,
+        "num_hidden_layers": 48, "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256,
+        "intermediate_size": 5120, "vocab_size": 151936, "tie_word_embeddings": False,
+        "max_position_embeddings": 262144, "torch_dtype": "bfloat16", "full_attention_interval": 4,
+        "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_key_head_dim": 128,
+        "linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "num_experts": 512, "num_experts_per_tok": 10,
+        "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "decoder_sparse_step": 1,
+        "mlp_only_layers": [],
+    }  # fmt: skip
+
+    def test_a_qwen3_next_config_imports_to_the_published_count(self):
+        """The imported entry has 36 linear layers and 79,674,391,296 parameters (HF safetensors.total)."""
+        m, notes = model_from_hf_config(self.QWEN3_NEXT, "imported")
+        assert m.linear_attention.layers == 36 and m.attention_output_gate and m.moe.shared_expert_gate
+        assert param_breakdown(m).total == 79_674_391_296
+        assert any("linear attention" in n for n in notes)
+
+    def test_index_topk_on_an_mla_config_is_sparse_attention(self):
+        """GLM-5-style config: index_topk 2048, 32 index heads of 128 (transformers GlmMoeDsaConfig defaults)."""
+        cfg = {
+            "model_type": "glm_moe_dsa", "hidden_size": 6144, "num_hidden_layers": 78, "num_attention_heads": 64,
+            "num_key_value_heads": 64, "intermediate_size": 12288, "vocab_size": 154880,
+            "max_position_embeddings": 202752, "torch_dtype": "bfloat16", "kv_lora_rank": 512, "q_lora_rank": 2048,
+            "qk_rope_head_dim": 64, "qk_nope_head_dim": 192, "v_head_dim": 256, "n_routed_experts": 256,
+            "num_experts_per_tok": 8, "n_shared_experts": 1, "moe_intermediate_size": 2048,
+            "first_k_dense_replace": 3, "topk_method": "noaux_tc", "index_topk": 2048, "index_n_heads": 32,
+            "index_head_dim": 128, "tie_word_embeddings": False,
+        }  # fmt: skip
+        m, _ = model_from_hf_config(cfg, "imported")
+        assert (m.sparse_attention.top_k, m.sparse_attention.index_n_heads) == (2048, 32)
+        assert param_breakdown(m).total == param_breakdown(CAT.model("GLM-5")).total
