@@ -203,6 +203,12 @@ class DecodeRow:
     itl_median_s: float = math.nan
     itl_p99_s: float = math.nan
     dataset: str = ""  # the dataset cell (a named dataset's published lengths stand in for blank lengths)
+    #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
+    #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
+    prompts_cached: bool = False
+    #: whether the server scheduled each step while the one before ran (vLLM ``--async-scheduling``, said in the
+    #: row's ``batching`` or ``notes`` cell): a request arriving at a busy server waits one step more
+    async_scheduling: bool = False
 
     @property
     def context(self) -> int:
@@ -315,6 +321,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
     percentiles = {c: first_number(r.get(c)) / 1e3 for c in PERCENTILE_COLUMNS}
+    cached = False
+    try:
+        cached = prefix_cache_of(r.get("prefix_cache", ""))
+    except ValueError as exc:
+        problem = problem or str(exc)
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
         problem = left_out or "no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column (ttft_p99_ms ...)"
     return DecodeRow(
@@ -343,6 +354,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         length_range_ratio=range_ratio_of(r),
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
+        prompts_cached=cached,
+        async_scheduling=async_scheduling_of(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -367,6 +380,33 @@ def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
     return int(round(x)) if x >= 1 or x == 0 else 1
+
+
+def async_scheduling_of(r: dict[str, str]) -> bool:
+    """Whether the row's server command or description (its ``batching`` and ``notes`` cells) turns on async scheduling:
+    the flag ``--async-scheduling``, or the words "async scheduling" not preceded by "no" or "without"."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes")).lower()
+    if "--async-scheduling" in text:
+        return True
+    return any(
+        not re.search(r"\b(no|without|disabled?)\s*$", text[: m.start()])
+        for m in re.finditer(r"async(hronous)?[ -]scheduling", text)
+    )
+
+
+def prefix_cache_of(cell: Any) -> bool:
+    """Whether a ``prefix_cache`` cell says the run's prompts were served from the prefix cache.
+
+    "warm": every prompt had been sent to the same server before, with prefix caching on (a sweep of rates that
+    re-sends one fixed-seed sample: ``vllm bench serve`` and vLLM's CI suite draw the same prompts at each rate, and
+    vLLM V1 caches prefixes by default); "cold", "none" or blank: each prompt computed. Other text: ValueError.
+    """
+    text = str(cell or "").strip().lower()
+    if text in ("", "cold", "none", "off"):
+        return False
+    if text == "warm":
+        return True
+    raise ValueError(f"prefix_cache {cell!r} is not 'warm' or 'cold'")
 
 
 #: Server flags that set the token budget of a step (vLLM, SGLang, TensorRT-LLM) and the requests in flight.
