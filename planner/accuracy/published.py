@@ -107,6 +107,20 @@ def pipeline_problem(r: dict[str, str]) -> str:
     return f"pipeline parallelism (PP {pp}) is not modelled" if pp > 1 else ""
 
 
+#: Server flags that turn on speculative decoding (SGLang ``--speculative-algorithm``, vLLM ``--speculative-config``,
+#: older vLLM ``--speculative-model``, TensorRT-LLM ``--speculative_config``).
+SPECULATIVE_FLAG = re.compile(r"--speculative[-_](algorithm|config|model)\b")
+
+
+def speculative_problem(r: dict[str, str]) -> str:
+    """Why a row served with speculative decoding cannot be predicted ("" when it was not): the planner's step emits
+    one token per sequence, while a draft model or MTP head accepting several per step changes TPOT by the
+    acceptance rate, which no row states (read from the server command quoted in ``batching`` or ``notes``)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    hit = SPECULATIVE_FLAG.search(text)
+    return f"speculative decoding ({hit.group(0)} in the server command) is not modelled" if hit else ""
+
+
 def first_number(value: Any) -> float:
     """The first number in a published cell ("14.2488 GiB", "93,872", "5.73x"); NaN when there is none."""
     hit = re.search(r"-?\d[\d,]*\.?\d*(?:[eE]-?\d+)?", str(value or ""))
@@ -297,7 +311,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
-        problem = pipeline_problem(r)
+        problem = pipeline_problem(r) or speculative_problem(r)
         if batch is None and (engine_batch or kind == "serving"):
             batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
