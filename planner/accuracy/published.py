@@ -45,7 +45,6 @@ from planner.serving.load import DATASETS
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
 UNMODELLED_MODELS = {
-    "deepseek-v3.2": "DeepSeek Sparse Attention (a lightning indexer picking 2048 past tokens per query) is not modelled",
     "nvidia-nemotron-3-nano": "a hybrid Mamba-2 / attention MoE: Mamba layers are not modelled",
     "llama-3_3-nemotron-super": "a NAS-pruned model whose layers differ in width and attention (DeciLM): not modelled",
     "granite-vision": "a vision-language model (SigLIP vision tower + Granite 2B language model): the vision tower's "
@@ -106,6 +105,20 @@ def pipeline_problem(r: dict[str, str]) -> str:
     tensor-parallel group holding every layer."""
     pp = whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
     return f"pipeline parallelism (PP {pp}) is not modelled" if pp > 1 else ""
+
+
+#: Server flags that turn on speculative decoding (SGLang ``--speculative-algorithm``, vLLM ``--speculative-config``,
+#: older vLLM ``--speculative-model``, TensorRT-LLM ``--speculative_config``).
+SPECULATIVE_FLAG = re.compile(r"--speculative[-_](algorithm|config|model)\b")
+
+
+def speculative_problem(r: dict[str, str]) -> str:
+    """Why a row served with speculative decoding cannot be predicted ("" when it was not): the planner's step emits
+    one token per sequence, while a draft model or MTP head accepting several per step changes TPOT by the
+    acceptance rate, which no row states (read from the server command quoted in ``batching`` or ``notes``)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    hit = SPECULATIVE_FLAG.search(text)
+    return f"speculative decoding ({hit.group(0)} in the server command) is not modelled" if hit else ""
 
 
 def first_number(value: Any) -> float:
@@ -298,7 +311,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
-        problem = pipeline_problem(r)
+        problem = pipeline_problem(r) or speculative_problem(r)
         if batch is None and (engine_batch or kind == "serving"):
             batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
