@@ -255,8 +255,11 @@ def evaluate(
     *,
     model: Model | None = None,
     groups: tuple[int, ...] | None = None,
+    load_curves: bool = False,
 ) -> Result:
-    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak."""
+    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
+    ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
+    only, not the levers' and outlook's variants)."""
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)
@@ -348,9 +351,10 @@ def evaluate(
             fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
             # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
             fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
-            common["load_curve"] = load_curve(
-                dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)), workload, peak, sim
-            )
+            if load_curves:
+                common["load_curve"] = load_curve(
+                    dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)), workload, peak, sim
+                )
         common["warnings"] = tuple(warnings)
     x = traffic_change
     return Result(
