@@ -139,7 +139,7 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
             if counts:
                 why = "" if t.passed() else f" ({'; '.join(t.failures())})"
                 echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
-            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (one source)
+            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
                 echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
             else:  # informative rows: not held to the limits, their misses listed
                 misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
