@@ -92,6 +92,18 @@ def test_pipeline_parallel_rows_say_why_they_are_not_predicted():
     assert startup["LP19-022"].problem == "pipeline parallelism (PP 2) is not modelled"
 
 
+def test_speculative_decoding_rows_say_why_they_are_not_predicted():
+    """GPUSTACK-264 (SGLang --speculative-algorithm EAGLE3, gpustack docs/performance-lab/qwen3-8b/h100-latency.md)
+    printed a 2.67 ms TPOT, under a third of one forward pass of Qwen3-8B at batch 1 on an H100; GPUSTACK-019 (vLLM
+    --speculative-config with MTP) likewise; GPUSTACK-001 (the same page's vLLM run without a draft) is predicted."""
+    perf = {r.record_id: r for r in acc.load_decode_rows(REF / "perf_public.csv")}
+    assert perf["GPUSTACK-264"].problem == (
+        "speculative decoding (--speculative-algorithm in the server command) is not modelled"
+    )
+    assert perf["GPUSTACK-019"].problem.startswith("speculative decoding (--speculative-config")
+    assert perf["GPUSTACK-001"].problem == ""
+
+
 def test_startup_cells_read_as_written():
     """LP19-003: quantization 'compressed-tensors' of RedHatAI's -fp8-dynamic checkpoint is fp8; LP19-019: a
     float32 run ('--8192-dtf32.log') with kv_cache_dtype auto caches KV in float32; GH21348-001: max_model_len
