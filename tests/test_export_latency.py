@@ -57,7 +57,9 @@ class TestLoadCurve:
         finite = [x for x in c.ttft_high_s if math.isfinite(x)]
         assert finite == sorted(finite) and len(finite) >= 4
         assert 0.0 <= c.headroom < 1.0
-        replica = Replica("H100", "Llama-3.1-8B", int(r.replica.gpus), max_num_seqs=int(r.replica.batch), engine=r.engine)
+        replica = Replica(
+            "H100", "Llama-3.1-8B", int(r.replica.gpus), max_num_seqs=int(r.replica.batch), engine=r.engine
+        )
         q = c.percentile
 
         def meets(mult: float) -> bool:
@@ -84,3 +86,12 @@ class TestWorkbook:
         assert names.index("Latency") == names.index("Chart data") + 1
         assert names[names.index("Latency") + 1] == "Latency data"
         assert len(book["Latency"]._charts) == 2
+
+
+class TestMarkdown:
+    def test_the_review_states_the_headroom(self, review):
+        """The Markdown review (and the PDF made from it) carries the headroom table under its own heading."""
+        md = render(review, "md").decode()
+        assert "## Latency under load" in md
+        section = md.split("## Latency under load", 1)[1]
+        assert "| H100 rented |" in section and "more traffic than the planned peak" in section

@@ -245,11 +245,18 @@ class TestLayout:
         p.write_bytes(render(example, "xlsx"))
         with zipfile.ZipFile(p) as z:
             charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
-        assert len(charts) == 2
-        for xml in charts:
+        cost = [xml for xml in charts if "against peak traffic" in xml]
+        latency = [xml for xml in charts if "against traffic" in xml and xml not in cost]
+        assert (len(cost), len(latency)) == (2, 2)
+        for xml in cost:
             assert "Planned peak (60)" in xml
             assert {"dash", "sysDot", "lgDash"} <= {
                 d for d in ("dash", "sysDot", "lgDash") if f'prstDash val="{d}"' in xml
+            }
+        for xml in latency:  # p50 dashed, the sizing percentile solid, the planned peak and the target dotted
+            assert "Planned peak (60)" in xml and "Target" in xml and "p95" in xml
+            assert {"dash", "solid", "sysDot"} <= {
+                d for d in ("dash", "solid", "sysDot") if f'prstDash val="{d}"' in xml
             }
 
 

@@ -113,7 +113,7 @@ class TestPrefixCacheReading:
         assert warm_prompt_fraction(17) == pytest.approx(16 / 17)
 
     def test_prefix_cache_cell(self, tmp_path):
-        """"warm" reads as cached, "cold" or blank as computed; other text is the row's problem, in one line."""
+        """ "warm" reads as cached, "cold" or blank as computed; other text is the row's problem, in one line."""
         header = HEADER.replace("dataset,", "dataset,prefix_cache,")
         path = tmp_path / "runs.csv"
         path.write_text(

@@ -34,10 +34,10 @@ from planner.export.tables import (
     Column,
     Table,
     charted,
+    fmt,
     headroom_table,
     latency_charted,
     latency_table,
-    fmt,
     levers_table,
     not_evaluated,
     options_table,
@@ -485,7 +485,9 @@ def _latency(book: _Book) -> None:
     if not shown:
         return
     table = latency_table(review)
-    data = book.sheet("Latency data", "Data of the latency charts: each option's planned fleet under more or less traffic")
+    data = book.sheet(
+        "Latency data", "Data of the latency charts: each option's planned fleet under more or less traffic"
+    )
     _write_table(data, table, 1)
     rows = len(table.rows)
     w = review.scenario.workload
@@ -523,7 +525,7 @@ def _latency(book: _Book) -> None:
         ws.cell(row=helper + k, column=3, value=t_tpot)
         k += 1
     x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
-    for title, y_title, offset, anchor, fmt, marker_col in (
+    for title, y_title, offset, anchor, y_format, marker_col in (
         ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
         ("Time per output token against traffic", "ms", 2, "A19", "0", 3),
     ):
@@ -532,11 +534,11 @@ def _latency(book: _Book) -> None:
         ch.style = 2
         ch.x_axis.title = table.columns[0].header
         ch.y_axis.title = y_title
-        ch.y_axis.number_format = fmt
+        ch.y_axis.number_format = y_format
         ch.x_axis.delete = ch.y_axis.delete = False
         ch.height, ch.width = 8.6, 26
         ch.legend.position = "r"
-        for i, r in enumerate(shown):
+        for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
             for j, dash in ((0, "dash"), (1, "solid")):
                 col = 2 + 4 * i + offset + j
@@ -553,7 +555,9 @@ def _latency(book: _Book) -> None:
                 ch.series.append(s)
         for rows_at, label in (((1, 2), f"Planned peak ({planned:,.3g})"), ((3, 4), "Target")):
             mx = Reference(ws, min_col=1, min_row=helper + rows_at[0], max_row=helper + rows_at[1])
-            line = Series(Reference(ws, min_col=marker_col, min_row=helper + rows_at[0], max_row=helper + rows_at[1]), mx)
+            line = Series(
+                Reference(ws, min_col=marker_col, min_row=helper + rows_at[0], max_row=helper + rows_at[1]), mx
+            )
             line.tx = SeriesLabel(v=label)
             line.graphicalProperties.line.solidFill = "7F7F7F"
             line.graphicalProperties.line.prstDash = "sysDot"
