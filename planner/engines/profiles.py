@@ -8,7 +8,6 @@ defaults are fitted to public measurements (see ``docs/accuracy.md``); users ove
 from __future__ import annotations
 
 import functools
-
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
