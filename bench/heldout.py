@@ -459,7 +459,11 @@ def signed_report(checks: list[dict]) -> str:
         if "[" in q:  # start-up figures: the |error| tables say enough
             continue
         qc = [c for c in checks if c["q"] == q]
-        lines += ["", f"== {q}: median signed error (figures)", f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}"]
+        lines += [
+            "",
+            f"== {q}: median signed error (figures)",
+            f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}",
+        ]
         for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch"):
             groups = defaultdict(list)
             for c in qc:

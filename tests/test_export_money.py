@@ -85,13 +85,14 @@ class TestCashRules:
 
 
 FP8 = "H100, rented, FP8 weights"  # the README example's rented H100 option with FP8 weights
+RENTED = "H100, rented"  # the same with bf16 weights: the rented option whose fleet the margin grows (56 for 48)
 
 
 class TestMarginPriced:
     def test_the_margin_costs_whole_instances_of_h100_at_the_median_rate(self, example):
-        """Rented FP8 H100: the GPUs the margin adds, in whole 8-GPU instances, x $2,259.35 a GPU-month."""
-        r = by_name(example, FP8)
-        oo = example.outlook.of(FP8)
+        """Rented H100: the GPUs the margin adds, in whole 8-GPU instances, x $2,259.35 a GPU-month."""
+        r = by_name(example, RENTED)
+        oo = example.outlook.of(RENTED)
         assert 0 < oo.gpus_without_margin < r.gpus and oo.gpus_without_margin % 8 == r.gpus % 8 == 0
         assert oo.margin_usd_per_month(r) == pytest.approx((r.gpus - oo.gpus_without_margin) * H100_RENT_MONTH)
 

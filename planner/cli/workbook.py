@@ -9,6 +9,12 @@ import click
 from planner.cli.options import calibration_option, catalog_option, load
 from planner.cli.terminal import echo
 
+#: Said when LibreOffice is missing and a workbook's formulas were written without their values.
+NO_VALUES = (
+    "  its formulas have no stored values (LibreOffice not found): Excel and LibreOffice calculate them "
+    "on open; previews and pandas show blanks. Install LibreOffice and run again with --force to store them"
+)
+
 
 def _names(values: tuple[str, ...]) -> list[str] | None:
     """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']."""
@@ -65,10 +71,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
         echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
         if not w.values_stored:
-            echo(
-                "  its formulas have no stored values (LibreOffice not found): Excel and LibreOffice calculate them "
-                "on open; previews and pandas show blanks. Install LibreOffice and run again with --force to store them"
-            )
+            echo(NO_VALUES)
 
 
 @workbook_group.command("refresh")
@@ -101,3 +104,5 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
     echo(f"refreshed {w.path} ({w.gpus} GPUs, {w.models} models)")
+    if not w.values_stored:
+        echo(NO_VALUES.replace("run again with --force", "refresh again"))

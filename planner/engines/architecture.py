@@ -88,8 +88,11 @@ def _indexer_params_per_layer(m: Model) -> int:
     if d is None or m.mla is None:
         return 0
     q_in = m.mla.q_lora_rank or m.hidden_size
-    return q_in * d.index_n_heads * d.index_head_dim + m.hidden_size * d.index_head_dim + 2 * d.index_head_dim + (
-        m.hidden_size * d.index_n_heads
+    return (
+        q_in * d.index_n_heads * d.index_head_dim
+        + m.hidden_size * d.index_head_dim
+        + 2 * d.index_head_dim
+        + (m.hidden_size * d.index_n_heads)
     )
 
 

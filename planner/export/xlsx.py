@@ -77,12 +77,17 @@ SERIES_STYLES = (
 )
 
 
+def footer_text(review: Review) -> str:
+    """Every printed page's footer: the planner version, the review date and the scenario file."""
+    return f"planner {review.version}, review of {review.date}, from {review.source}"
+
+
 class _Book:
     def __init__(self, review: Review):
         self.review = review
         self.wb = Workbook()
         self.cache = Cache()
-        self.footer = f"planner {review.version}, review of {review.date}, from {review.source}"
+        self.footer = footer_text(review)
 
     def sheet(self, title: str, heading: str, title_rows: str | None = "1:1") -> Worksheet:
         ws = self.wb.active if self.wb.active.title == "Sheet" else self.wb.create_sheet()
@@ -612,9 +617,12 @@ A4_LANDSCAPE_WIDTH_IN = 11.69
 
 
 def printed_width_pt(ws: Worksheet) -> float:
-    """Width of the sheet's used columns on paper at 100%: Excel's (characters x 7 + 5) px, 96 px an inch."""
+    """Width of the sheet's used columns on paper at 100%: the wider of Excel's (characters x 7 + 5) px, 96 px an
+    inch, and LibreOffice's (characters x ``print_layout.LO_PT_PER_CHAR``), which makes the PDF."""
+    from planner.export.print_layout import LO_PT_PER_CHAR
+
     chars = [ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, ws.max_column + 1)]
-    return sum(c * 7 + 5 for c in chars) * 0.75
+    return max(sum(c * 7 + 5 for c in chars) * 0.75, sum(chars) * LO_PT_PER_CHAR)
 
 
 #: Text columns wrap: they may narrow to this many characters before a sheet prints several pages wide.
@@ -636,6 +644,8 @@ def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
     """Keep printed text at MIN_PRINT_PT or more and tables one page wide where possible: first narrow the columns
     (text down to MIN_TEXT_WIDTH, it wraps; numbers down to their widest value) until the fit scale keeps 11-pt
     text at 8 pt; if even that is too wide, print at 8 pt over several pages wide with ``title_cols`` repeated."""
+    from planner.export.print_layout import LO_PT_PER_CHAR
+
     printable_pt = (A4_LANDSCAPE_WIDTH_IN - ws.page_margins.left - ws.page_margins.right) * 72
     # the table's width at 100% that still prints at 8 pt, 1% short so rounding cannot tip it below
     widest_pt = printable_pt * BASE_FONT_PT / MIN_PRINT_PT * 0.99
@@ -644,7 +654,8 @@ def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
         return
     cols = {get_column_letter(j): _narrowest(ws, j) for j in range(1, ws.max_column + 1)}
     width = {c: ws.column_dimensions[c].width or 8.43 for c in cols}
-    room_px = sum(max(0.0, width[c] - low) * 7 for c, low in cols.items())
+    px_per_char = max(7.0, LO_PT_PER_CHAR / 0.75)
+    room_px = sum(max(0.0, width[c] - low) * px_per_char for c, low in cols.items())
     if room_px >= excess_px:
         share = excess_px / room_px
         for c, low in cols.items():
@@ -688,6 +699,26 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
 def render_xlsx(review: Review) -> bytes:
     """The workbook's bytes, formulas with their cached values; the same review gives the same bytes."""
     wb, cache = review_workbook(review)
+    return _saved(wb, cache, review)
+
+
+def render_print_xlsx(review: Review) -> bytes:
+    """The workbook as the PDF prints it: the option tables turned onto "Options compared" (``print_layout``)."""
+    from planner.export.print_layout import break_pages, options_compared
+
+    wb, cache = review_workbook(review)
+    ws = options_compared(wb, review, review.scenario.title, footer_text(review))
+    if ws is not None:
+        ws.protection.sheet = True
+        ws.protection.formatColumns = ws.protection.formatRows = False
+    for sheet in wb.worksheets:
+        if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts"):
+            break_pages(sheet)
+    return _saved(wb, cache, review)
+
+
+def _saved(wb: Workbook, cache: Cache, review: Review) -> bytes:
+    """``wb``'s bytes with the cached values of its formulas, zip entries stamped with the review date."""
     raw = io.BytesIO()
     with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         ExcelWriter(wb, archive).save()  # save_workbook() would stamp the current time as 'modified'

@@ -108,6 +108,8 @@ class EngineFacts:
     attention_floor_s: ArrayLike  # time of the smallest decode attention kernel (per layer)
     prefill_attention_flop_efficiency: ArrayLike  # causal prefill attention's FLOP/s over the dense peak
     prefill_attention_floor_s: ArrayLike  # time of the smallest prefill attention kernel (per layer)
+    # 1: decode attention reads each KV head once per query head (TensorRT-LLM's masked MHA before XQA); 0: once
+    decode_kv_reads_per_query_head: ArrayLike
 
 
 class EngineMemoryRules(Protocol):
