@@ -85,6 +85,7 @@ class TestCashRules:
 
 
 FP8 = "H100, rented, FP8 weights"  # the README example's rented H100 option with FP8 weights
+RENTED = "H100, rented"  # the same with bf16 weights: the rented option whose fleet the margin grows (56 for 48)
 
 
 class TestMarginPriced:

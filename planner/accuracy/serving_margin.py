@@ -12,10 +12,10 @@ predicted TPOT - 1.
 
 **Rule** (``margin_range``), for a query's GPU and engine:
 
-- at least ``MIN_ROWS`` figures: their 10th-90th percentiles are the range (H100 with vLLM: 9 figures);
+- at least ``MIN_ROWS`` figures: their 10th-90th percentiles are the range (H100 with vLLM: 9 figures, -8% / +19%);
 - 1 to ``MIN_ROWS - 1`` figures: the prediction range (``ranges.region_residuals``), but at least as wide as the
   errors measured there: its high end at least their largest, its low end at most their smallest (H200 with
-  vLLM: 2 figures, +22% and +82%, so at least +82%);
+  vLLM: 2 figures, +20% and +96%, so at least +96%);
 - none: the prediction range unchanged (B200: all GPUs' range, widened).
 
 A calibration file's range replaces all of this (``planner.accuracy.calibration.calibrated_range``).

@@ -59,6 +59,7 @@ def gpu_numbers(
         **kernels,
         "pcie_latency_s": fabric["pcie_latency_s"] if override is None else override,
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
+        "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
         "max_num_batched_tokens": tokens,
         "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,

@@ -7,6 +7,7 @@ defaults are fitted to public measurements (see ``docs/accuracy.md``); users ove
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -89,6 +90,10 @@ class EngineProfile:
     #: time each operator from the GPU's measured kernel curves (``planner.engines.kernel_curves``); False: every
     #: kernel at the datasheet's bandwidth and peak with no floor (the seeds' roofline)
     kernel_curves: bool = True
+    #: decode attention reads each KV head once per query head sharing it (TensorRT-LLM's masked multi-head
+    #: attention kernel before XQA, ``planner.model.operators.decode_kv_read_factor``); set per release by
+    #: ``with_release_kernels``, False for every shipped profile
+    decode_kv_reads_per_query_head: bool = False
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
@@ -140,9 +145,9 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=1.0,
     prefill_flop_efficiency=1.0,
     roofline_overlap=1.0,
-    # fitted: 33.1 us per layer per step beyond the measured GEMM and attention kernels (norms, rotary, activation,
+    # fitted: 22.0 us per layer per step beyond the measured GEMM and attention kernels (norms, rotary, activation,
     # KV-cache writes, residual adds: a few small kernels per layer the kernel tables do not hold)
-    layer_overhead_s=33.1e-6,
+    layer_overhead_s=22.0e-6,
     # not fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert): derived
     # from measured vLLM fused-MoE and GEMM latencies, 33.6 us (``planner.engines.kernel_floor``)
     moe_layer_overhead_s=34e-6,
@@ -150,16 +155,16 @@ KERNEL_FACTORS = dict(
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
-DEFAULT_RESIDUALS = (-0.17, 0.27)
-VLLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on vLLM's CI rows once the per-layer cost is counted
+DEFAULT_RESIDUALS = (-0.24, 0.25)
+VLLM_STEP_OVERHEAD_S = 0.0003  # fitted: 0.27 ms per step on vLLM's CI rows beside the per-layer cost
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
-LMDEPLOY_PREFILL_LATENCY_S = 0.0091  # fitted: 9.06 ms per single-prompt TTFT on LMDeploy's A100 rows
-TENSORRT_LLM_STEP_OVERHEAD_S = 0.0002  # fitted: 0.23 ms per step on the TensorRT-LLM rows
-TENSORRT_LLM_PREFILL_LATENCY_S = 0.0032  # fitted: 3.20 ms per single-prompt TTFT on the TensorRT-LLM rows
+LMDEPLOY_PREFILL_LATENCY_S = 0.0096  # fitted: 9.58 ms per single-prompt TTFT on LMDeploy's A100 rows
+TENSORRT_LLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on the TensorRT-LLM rows once the per-layer cost is counted
+TENSORRT_LLM_PREFILL_LATENCY_S = 0.0039  # fitted: 3.90 ms per single-prompt TTFT on the TensorRT-LLM rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
 #: the fp8 variants (vllm/config/cache.py CacheDType; docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/).
 #: No integer KV formats.
@@ -328,6 +333,33 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
             f"the newest profile, {name} ({why}); its defaults may have moved since"
         )
     return ENGINES[name], f"vLLM {text} -> {name}: {why}"
+
+
+#: The first TensorRT-LLM release whose generation kernels read a GQA/MQA KV head once for its group: the main-branch
+#: update of 2023-12-01 ("MMHA optimization for MQA and GQA", NVIDIA/TensorRT-LLM pull request 524) that became 0.7,
+#: followed by the XQA kernel ("2.4x more Llama-70B throughput within the same latency budget", README news of
+#: 2024-01-30). Earlier releases (0.5, 0.6) run a GQA model's decode attention in the masked multi-head attention
+#: kernel, a KV head read per query head: their Llama-2-70B rows whose time is the KV read are 73-85% faster than
+#: one read predicts, while their Llama-2-7B/13B rows (no GQA) and the 0.7 pre-release's Llama-2-70B rows
+#: (trtllm-blog-falcon180b-h200, within 3% without it) are not.
+TENSORRT_LLM_XQA_VERSION = (0, 7)
+
+
+def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
+    """``profile`` with the kernels of the release that ran a row: TensorRT-LLM before ``TENSORRT_LLM_XQA_VERSION``
+    reads the KV cache once per query head in decode (``decode_kv_reads_per_query_head``); any other release, or
+    a version that does not parse, keeps the profile as it is."""
+    v = parse_version(version)
+    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    if name == "tensorrt-llm" and v is not None and v < TENSORRT_LLM_XQA_VERSION:
+        return _reading_kv_per_query_head(profile)
+    return profile
+
+
+@functools.lru_cache(maxsize=64)
+def _reading_kv_per_query_head(profile: EngineProfile) -> EngineProfile:
+    """One copy per profile (the facts caches key on the profile object)."""
+    return profile.with_(decode_kv_reads_per_query_head=True)
 
 
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:

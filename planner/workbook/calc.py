@@ -193,6 +193,12 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("moe_layers", "moe_layers", "MoE layers"),
         ("E", "num_experts", "Experts"),
         ("k", "experts_per_token", "Experts per token"),
+        ("linl", "linear_attention_layers", "Linear-attention layers"),
+        ("state", "state_bytes_per_sequence", "Linear-attention state per sequence (B)"),
+        ("linflop", "linear_attention_flop_per_token", "Linear-attention FLOP per token"),
+        ("topk", "attended_tokens_max", "Tokens a query attends to (DSA top-k; 0: all)"),
+        ("idxb", "indexer_bytes_per_token_per_layer", "DSA indexer bytes per token per layer"),
+        ("idxflop", "indexer_flop_per_context_token_per_layer", "DSA indexer FLOP per cached token per layer"),
     ]
     c.add(S("s_facts", "Model facts (Models sheet)"))
     c.add(*[Row(k, label, "", INT, f"INDEX(model_{f},{{model_row}})") for k, f, label in facts])
@@ -283,7 +289,8 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per token (one copy)",
             "B",
             INT,
-            "{kvel}*IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)*" + F.layer_tokens("1"),
+            "({kvel}*IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)+{idxb})*"
+            + F.layer_tokens("1"),
             "api.kv_bytes_per_token",
             quantity="kv_bytes_per_token",
         ),
@@ -296,11 +303,19 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "model.cached_tokens_per_layer_sum",
         ),
         Row(
+            "ctx_attended",
+            "Attended tokens summed over layers",
+            "tokens",
+            INT,
+            F.attended_tokens("{context}"),
+            "model.attended_tokens_per_layer_sum (DSA: top-k)",
+        ),
+        Row(
             "kv_seq_base",
             "KV per sequence (blocks, one copy)",
             "B",
             INT,
-            "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens("{context}")),
+            "({kvel}*{kvbpe}+{idxb})*" + F.layer_tokens(F.seq_tokens("{context}")),
             "model.kv_bytes",
         ),
     )
@@ -361,7 +376,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per token per GPU",
             "B",
             INT,
-            "{kvel}*{kvbpe}*{layers}*{repl}/{n}",
+            "({kvel}*{kvbpe}+{idxb})*({layers}-{linl})*{repl}/{n}",
             quantity="memory_plan.kv_bytes_per_token_per_gpu",
         ),
         Row(
@@ -369,7 +384,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per sequence (group)",
             "B",
             GB,
-            "{kv_seq_base}*{repl}",
+            "{kv_seq_base}*{repl}+{state}",
             quantity="memory_plan.kv_bytes_per_sequence",
         ),
         Row(
@@ -392,7 +407,14 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ),
         S("s_decode_shared", "Decode (model.decode_step)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
-        Row("attn_decode", "Attention FLOP per token", "FLOP", "0.000E+00", "{attnflop}*{ctx_layer_tokens}"),
+        Row(
+            "attn_decode",
+            "Attention FLOP per token",
+            "FLOP",
+            "0.000E+00",
+            "{attnflop}*{ctx_attended}+{idxflop}*{full}*{context}+{linflop}",
+            "model.decode_attention_flop / batch",
+        ),
         Row(
             "overhead",
             "Step overhead",
