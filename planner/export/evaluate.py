@@ -12,8 +12,9 @@ from dataclasses import replace as dc_replace
 import numpy as np
 
 from planner import api
-from planner.accuracy.calibration import residual_range
+from planner.accuracy.calibration import calibrated_range, residual_range
 from planner.accuracy.ranges import TimeRange
+from planner.accuracy.serving_margin import margin_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -280,7 +281,7 @@ def evaluate(
         if option.gpus_per_replica
         else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
     )
-    time_ranges = tuple(residual_range(gpu, eng.name, catalog=catalog, gpus=n, model=mdl) for n in groups)
+    time_ranges = tuple(_margin_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
@@ -369,6 +370,16 @@ def evaluate(
         average_rate_per_s=avg,
         shortfall="",
     )
+
+
+def _margin_range(gpu: Gpu, eng: EngineProfile, catalog: Catalog, gpus: int, mdl: Model) -> TimeRange:
+    """The range a group is sized with: a calibration entry's, else the prediction range for this GPU, group and
+    model made at least as wide as the held-out errors of this engine's serving runs on this GPU
+    (``planner.accuracy.serving_margin.margin_range``)."""
+    prediction = residual_range(gpu, eng.name, catalog=catalog, gpus=gpus, model=mdl)
+    if calibrated_range(gpu, eng) is not None:
+        return prediction
+    return margin_range(prediction, gpu.name, eng.name)
 
 
 def latency_margin(workload: Workload, high: float) -> float:
