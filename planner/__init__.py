@@ -68,6 +68,7 @@ def __dir__() -> list[str]:
     """The module's names with the lazy ones, as if imported."""
     return sorted({*globals(), *_LAZY})
 
+
 __all__ = [
     "BenchmarkRun",
     "ENGINES",

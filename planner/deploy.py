@@ -200,9 +200,8 @@ class Deployment:
 def plan_on(
     r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any, parallelism: str = "tp"
 ) -> m.MemoryPlan:
-    """``model.memory_plan`` (``dp_memory_plan`` for "dp-ep") of the resolved scenarios on groups of ``gpus``."""
-    plan = m.dp_memory_plan if parallelism == "dp-ep" else m.memory_plan
-    return plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
+    """``model.memory_plan`` of the resolved scenarios on groups of ``gpus`` split as ``parallelism``."""
+    return m.memory_plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve, parallelism)
 
 
 def choose_gpus(

@@ -40,8 +40,9 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
         record = nan_record(DecodeStep, gpu, model, context, options.batch)
         return record if field is None else getattr(record, field)
     f = d.facts
-    step_of = m.dp_decode_step if d.parallelism == "dp-ep" else m.decode_step  # tp-ep: as tp (bytes split evenly)
-    step = step_of(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    if d.parallelism == "dp-ep":  # tp-ep: as tp (bytes split evenly)
+        step = m.dp_decode_step(step, f.gpu, f.model, f.precision, f.limits, d.context)
     return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
 
 
@@ -111,8 +112,9 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
         record = nan_record(PrefillStep, gpu, model, prompt_tokens)
         return record if field is None else getattr(record, field)
     f = d.facts
-    step_of = m.dp_prefill_step if d.parallelism == "dp-ep" else m.prefill_step
-    step = step_of(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    step = m.prefill_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    if d.parallelism == "dp-ep":
+        step = m.dp_prefill_step(step, f.gpu, f.model, f.precision, f.limits, d.batch)
     step = PrefillStep(d.gpus, step.prompt_tokens, step.ttft_s, step.bytes_moved, step.flop)
     return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens), field)
 

@@ -41,7 +41,6 @@ from planner.model.memory import (
 )
 from planner.model.parallel import (
     dp_decode_step,
-    dp_memory_plan,
     dp_prefill_step,
     expert_alltoall_time_s,
     group_ok,
@@ -73,7 +72,6 @@ __all__ = [
     "cost_per_million_tokens_usd",
     "decode_step",
     "dp_decode_step",
-    "dp_memory_plan",
     "dp_prefill_step",
     "expert_alltoall_time_s",
     "experts_touched",
