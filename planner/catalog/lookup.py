@@ -70,10 +70,19 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
     cat = getattr(names, "cat", None)
     if isinstance(names, pd.Categorical) or cat is not None:
         c = names if isinstance(names, pd.Categorical) else names.array
-        codes = np.asarray(c.codes, dtype=np.intp)
+        raw = c.codes
+        cache_key = ("category", raw.__array_interface__["data"][0], raw.shape, raw.dtype.str)
+        hit = _BY_IDENTITY.get(cache_key)
+        if hit is not None and hit[2][0] is c.categories and np.array_equal(hit[0], raw):  # a recent call's codes
+            return hit[1], hit[2][1], raw.shape
+        codes = np.asarray(raw, dtype=np.intp)
         values = [*c.categories, None]  # code -1 (missing) -> None
-        codes = np.where(codes < 0, len(values) - 1, codes)
-        return _used(codes, values, codes.shape)
+        if codes.size and codes.min() < 0:
+            codes = np.where(codes < 0, len(values) - 1, codes)
+        codes, values, shape = _used(codes, values, codes.shape)
+        codes.flags.writeable = False  # shared by the calls that pass the same categoricals
+        _keep(cache_key, (raw.copy(), codes, (c.categories, values)))
+        return codes, values, shape
     if isinstance(names, np.ndarray) and names.dtype.kind == "U":
         text = _codes_of_text(names.ravel())
         if text is not None:
@@ -118,8 +127,8 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         codes, first_at = hit[1], hit[2]
     else:
         if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
-            codes, distinct = pd.factorize(flat, use_na_sentinel=False)
-            if not all(type(u) is str for u in distinct):
+            codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1: their own path below
+            if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
                 return None
         else:
             codes, distinct = pd.factorize(refs)
@@ -204,14 +213,17 @@ def _text_hash(words: np.ndarray) -> np.ndarray:
 #: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
 #: whose elements are the same objects in the same places (the objects' values are read again from the array each
 #: call). Text arrays by ("text", address, length, width): (the text packed, codes, the distinct names); a hit
-#: needs the text equal. A sweep that passes the same arrays to several functions groups each once. Four arrays
-#: at most: an entry holds two integers per name (16 MB for a million names), a text entry its text packed (a byte per character).
-_BY_IDENTITY: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+#: needs the text equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over
+#: the categories used, (categories, values)); a hit needs the same categories and codes. ``planner.catalog.resolve``
+#: keeps its pairs of names and contexts here too (``_pair``). A sweep that passes the same arrays to several
+#: functions groups each once. Eight entries at most: an entry holds two integers per name (16 MB for a million
+#: names), a text entry its text packed (a byte per character).
+_BY_IDENTITY: dict[tuple, tuple[Any, ...]] = {}
 
 
-def _keep(key: tuple, grouping: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-    """Keep an array's grouping for the next calls (``_BY_IDENTITY``), forgetting all when four are kept."""
-    if len(_BY_IDENTITY) >= 4:
+def _keep(key: tuple, grouping: tuple[Any, ...]) -> None:
+    """Keep an array's grouping for the next calls (``_BY_IDENTITY``), forgetting all when eight are kept."""
+    if len(_BY_IDENTITY) >= 8:
         _BY_IDENTITY.clear()
     _BY_IDENTITY[key] = grouping
 
