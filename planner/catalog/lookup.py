@@ -170,24 +170,25 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     of 8-byte words (a name of up to 8 characters is one integer); the rows are hashed (``_text_hash``) and the
     hashes grouped (pandas' hash table), then every row is compared with its group's first row: a hash collision
     costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
-    objects). The packed rows of the last few arrays are kept with their grouping (``_BY_IDENTITY``): the next call
-    over the same text packs it again, compares the packed rows and reuses the grouping.
+    objects). A copy of the last few arrays' text is kept with their grouping (``_BY_IDENTITY``): the next call over
+    the same text compares it whole (as 8-byte words, no packing) and reuses the grouping.
     """
     import pandas as pd
 
     n, width = len(flat), flat.dtype.itemsize // 4
     if not n or not width:
         return None
-    points = np.ascontiguousarray(flat).view(np.uint32).reshape(n, width)
+    text = np.ascontiguousarray(flat)
+    cache_key = ("text", text.__array_interface__["data"][0], n, width)
+    hit = _BY_IDENTITY.get(cache_key)
+    if hit is not None and np.array_equal(hit[0], _as_words(text)):  # the text of a recent call: its grouping
+        return hit[1], hit[2].tolist()
+    points = text.view(np.uint32).reshape(n, width)
     if points.max() > 255:
         return None
     packed = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
     packed[:, :width] = points
     words = packed.view(np.uint64)
-    cache_key = ("text", flat.__array_interface__["data"][0], n, width)
-    hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and np.array_equal(hit[0], words):  # the text of a recent call: its grouping
-        return hit[1], hit[2].tolist()
     codes, distinct = pd.factorize(_text_hash(words))
     codes = codes.astype(np.intp, copy=False)
     at = _first_appearances(codes, len(distinct))
@@ -195,8 +196,15 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
         return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
-    _keep(cache_key, (words, codes, first))
+    _keep(cache_key, (_as_words(text).copy(), codes, first))
     return codes, first.tolist()
+
+
+def _as_words(text: np.ndarray) -> np.ndarray:
+    """A contiguous text array's bytes as the widest unsigned integers its items divide into (a compare of two
+    texts reads as few numbers as it can)."""
+    size = text.dtype.itemsize
+    return text.view(np.uint64 if size % 8 == 0 else np.uint32)
 
 
 def _text_hash(words: np.ndarray) -> np.ndarray:
@@ -212,12 +220,12 @@ def _text_hash(words: np.ndarray) -> np.ndarray:
 #: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
 #: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
 #: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (the text packed, codes, the distinct names); a hit
+#: call). Text arrays by ("text", address, length, width): (a copy of the text, codes, the distinct names); a hit
 #: needs the text equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over
 #: the categories used, (categories, values)); a hit needs the same categories and codes. ``planner.catalog.resolve``
 #: keeps its pairs of names and contexts here too (``_pair``). A sweep that passes the same arrays to several
 #: functions groups each once. Eight entries at most: an entry holds two integers per name (16 MB for a million
-#: names), a text entry its text packed (a byte per character).
+#: names), a text entry a copy of its text (4 bytes per character).
 _BY_IDENTITY: dict[tuple, tuple[Any, ...]] = {}
 
 

@@ -254,10 +254,7 @@ def _resolve_many(
     first = gpu_cols.first_error or model_cols.first_error
     g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
-    codes, (gi, mi) = _combinations(gpu_cols if g else None, model_cols if md else None)
-    paired = _pair(codes, gi, mi, numbers, (gpu_cols, model_cols)) if codes is not None else None
-    if paired is not None:
-        codes, gi, mi, numbers = paired
+    codes, gi, mi, numbers = _groups((gpu_cols if g else None, model_cols if md else None), numbers)
     if g:
         peak = _peak(gpu_cols, model_cols, gi, mi, codes) if md else np.nan
         gpu_facts, limits = _facts(gpu_cols, gi, codes, (GpuFacts, EngineFacts), peak_flop_per_s=peak)
@@ -272,7 +269,7 @@ def _resolve_many(
         first,
         catalog,
         gpu_cols if gpu is not None else None,
-        numbers if paired is not None else None,
+        numbers,
     )
 
 
@@ -308,35 +305,46 @@ def _combinations(gpus: Column | None, models: Column | None) -> tuple[np.ndarra
     return codes, [gpu_rows, model_rows]
 
 
-def _pair(codes: np.ndarray, gpu_rows: Any, model_rows: Any, numbers: Any, columns: tuple, most: int = 4096):
-    """Each scenario's distinct (combination of names, number) pair: (codes of the pairs, the GPU and model row of
-    each pair, the number of each pair as ``Rows``), so that every fact and the number are per pair and a formula
-    runs once per pair (a sweep of 200,000 scenarios over 31 GPUs, 66 models and 6 contexts holds about 12,000).
-    None when ``numbers`` is not an array of whole numbers, holds more than ``most`` values or the pairs are not
-    much fewer than the scenarios (``planner.model.rows.regroup``).
+def _groups(columns: tuple[Column | None, Column | None], numbers: Any, most: int = 4096) -> tuple:
+    """(codes, GPU rows, model rows, numbers): each scenario's combination of names and the GPU and model row of
+    each combination (``_combinations``), or, when ``numbers`` (whole numbers per scenario: a context) repeat, each
+    scenario's distinct (combination, number) pair, the rows of each pair and the number of each pair as ``Rows``,
+    so that every fact and the number are per pair and a formula runs once per pair (a sweep of 200,000 scenarios
+    over 31 GPUs, 66 models and 6 contexts holds about 12,000 pairs). numbers is None when not paired: not an array
+    of whole numbers, more than ``most`` values, or pairs not much fewer than the scenarios
+    (``planner.model.rows.regroup``).
 
     The pairs of recent calls are kept (``lookup._BY_IDENTITY``) by the name codes of ``columns`` (read-only arrays
     kept with the entry: their place and shape name them) and the numbers (compared whole): the calls of a sweep
     over the same arrays pair them once."""
     if not isinstance(numbers, np.ndarray) or numbers.size < 4 * most or numbers.dtype.kind not in "iuf":
-        return None
-    name_codes = tuple(c.codes for c in columns if c.codes is not None)
-    key = ("pairs", *((c.__array_interface__["data"][0], c.shape, c.strides, c.flags.writeable) for c in name_codes))
-    key += (numbers.shape, *(len(r) for r in (gpu_rows, model_rows) if r is not None))
+        return (*_ungrouped(columns), None)
+    ranged = [c for c in columns if c is not None and c.codes is not None]
+    name_codes = tuple(c.codes for c in ranged)
+    key = ("pairs", *((c.__array_interface__["data"][0], c.shape, c.strides) for c in name_codes))
+    key += (numbers.shape, *(_row_count(c) for c in ranged), tuple(c is None for c in columns))
     hit = _BY_IDENTITY.get(key)
     if hit is not None and not any(c.flags.writeable for c in name_codes) and np.array_equal(hit[1], numbers):
         return hit[2]
-    found = whole_number_codes(numbers, most)
-    rows = len(gpu_rows if gpu_rows is not None else model_rows)
+    codes, gpu_rows, model_rows = _ungrouped(columns)
+    found = whole_number_codes(numbers, most) if codes is not None else None
+    rows = len(gpu_rows if gpu_rows is not None else model_rows) if codes is not None else 0
     grouped = None if found is None else regroup(codes, rows, found[0], len(found[1]))
     if grouped is None:
-        return None
+        return codes, gpu_rows, model_rows, None
     pairs, row_of, value_of = grouped
-    pairs.flags.writeable = False
     gpu_rows, model_rows = (None if r is None else np.take(r, row_of) for r in (gpu_rows, model_rows))
+    for a in (pairs, gpu_rows, model_rows):
+        if a is not None:
+            a.flags.writeable = False  # shared by the calls that pass the same names and numbers (and ``_facts``)
     out = pairs, gpu_rows, model_rows, Rows(np.take(found[1], value_of), pairs)
     _keep(key, (name_codes, numbers.copy(), out))
     return out
+
+
+def _ungrouped(columns: tuple[Column | None, Column | None]) -> tuple:
+    codes, (gpu_rows, model_rows) = _combinations(*columns)
+    return codes, gpu_rows, model_rows
 
 
 def _row_count(column: Column) -> int:
@@ -347,13 +355,23 @@ def _facts(
     column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
 ) -> list[Any]:
     """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
-    (``rows``: the column's row of each combination; None: one name, its floats shared by all)."""
-    values = dict(given)
-    for cls in classes:
-        for n in field_names(cls):
-            if n not in values:
-                v = column.rows[n]
-                values[n] = v if rows is None else Rows(np.take(v, rows), codes)
+    (``rows``: the column's row of each combination; None: one name, its floats shared by all). The Rows of pairs
+    kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a sweep's next calls
+    over the same names and contexts take no row again."""
+    shared = rows is not None and not rows.flags.writeable and not codes.flags.writeable  # pairs kept (``_groups``)
+    key = ("facts", id(column.rows), id(rows), id(codes), classes, tuple(given))
+    hit = _BY_IDENTITY.get(key) if shared else None
+    if hit is not None and hit[0][0] is column.rows and hit[0][1] is rows and hit[0][2] is codes:
+        values = {**hit[1], **given}
+    else:
+        values = dict(given)
+        for cls in classes:
+            for n in field_names(cls):
+                if n not in values:
+                    v = column.rows[n]
+                    values[n] = v if rows is None else Rows(np.take(v, rows), codes)
+        if shared:
+            _keep(key, ((column.rows, rows, codes), {k: v for k, v in values.items() if k not in given}))
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
 
 
