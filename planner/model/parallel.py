@@ -111,17 +111,15 @@ def dp_decode_step(
     batch, gpus = split.batch, split.gpus
     per_rank = batch / gpus
     rows = operators.cuda_graph_batch(per_rank)
-    eff = limits.decode_flop_efficiency
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
     kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
     attention_flop = per_rank * model.attention_flop_per_context_token_per_layer * layer_tokens
     kernels_s = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=False,
-        dense_bytes=dense, dense_rows=rows, dense_gpus=1.0,
-        expert_bytes=experts, expert_rows=gpus * rows, expert_gpus=gpus,
-        attention_bytes=kv_read, attention_flop=attention_flop, attention_gpus=1.0,
+        gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
+        attention_bytes=kv_read, attention_flop=attention_flop,
+        dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0,
     )  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_read
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
@@ -154,16 +152,14 @@ def dp_prefill_step(
     """
     prompt_tokens, gpus = split.prompt_tokens, split.gpus
     on_rank = ops.ceil(batch / gpus)
-    eff = limits.prefill_flop_efficiency
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
     kv_written = kv_bytes(model, precision, prompt_tokens, on_rank)
     attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
     t = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=True,
-        dense_bytes=dense, dense_rows=on_rank * prompt_tokens, dense_gpus=1.0,
-        expert_bytes=experts, expert_rows=prompt_tokens * batch, expert_gpus=gpus,
-        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=1.0,
+        gpu, model, limits, prefill=True, rows=on_rank * prompt_tokens, gpus=gpus, dense_bytes=dense,
+        expert_bytes=experts, attention_bytes=kv_written, attention_flop=attention_flop,
+        dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0,
     )  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
