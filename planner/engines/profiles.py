@@ -117,16 +117,12 @@ IDEAL = EngineProfile(
         "the seeds' form: the full physical memory, nothing reserved, every token slot usable, any KV-cache "
         "format (int4 or int8 KV here is a what-if: vLLM caches fp16, bf16 or fp8 only)"
     ),
-    memory_utilization=1.0,
     use_engine_visible_memory=False,
-    non_torch_bytes=0.0,
-    non_torch_bytes_tensor_parallel=0.0,
-    bandwidth_efficiency=1.0,
-    decode_flop_efficiency=1.0,
-    prefill_flop_efficiency=1.0,
-    allreduce_latency_s=0.0,
-    interconnect_efficiency=1.0,
     kernel_curves=False,
+    # all of the memory and of every peak, nothing spent beside the weights and the KV cache
+    **dict.fromkeys(("memory_utilization", "bandwidth_efficiency", "interconnect_efficiency"), 1.0),
+    **dict.fromkeys(("decode_flop_efficiency", "prefill_flop_efficiency"), 1.0),
+    **dict.fromkeys(("non_torch_bytes", "non_torch_bytes_tensor_parallel", "allreduce_latency_s"), 0.0),
 )
 
 #: Time factors fitted to every unambiguous published row at once (static batches and batch-1 latency of vLLM,
