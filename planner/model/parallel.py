@@ -19,9 +19,10 @@ from planner.model import operators, ops
 from planner.model.decode import DecodeStep, experts_touched, step_overhead_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
-    cached_tokens_per_layer_sum,
+    decode_attention_bytes,
+    decode_attention_flop,
     kv_bytes,
-    kv_bytes_of_layer_tokens,
+    state_bytes,
     tensor_parallel_ok,
     weight_bytes,
 )
@@ -113,9 +114,8 @@ def dp_decode_step(
     rows = operators.cuda_graph_batch(per_rank)
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
-    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
-    attention_flop = per_rank * model.attention_flop_per_context_token_per_layer * layer_tokens
+    kv_read = decode_attention_bytes(model, precision, context_tokens, per_rank)
+    attention_flop = decode_attention_flop(model, context_tokens, per_rank)
     kernels_s = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
         attention_bytes=kv_read, attention_flop=attention_flop,
@@ -154,7 +154,7 @@ def dp_prefill_step(
     on_rank = ops.ceil(batch / gpus)
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
-    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank)
+    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank) + state_bytes(model, on_rank)
     attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
     t = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=True, rows=on_rank * prompt_tokens, gpus=gpus, dense_bytes=dense,
