@@ -6,6 +6,7 @@
 - ``prefill``: one prefill, TTFT, the busy time of a prompt (``prefill_step``).
 - ``parallel``: data-parallel attention with expert parallelism (memory, decode, prefill, the all-to-all).
 - ``roofline``: ridge point, intensities, cost per token.
+- ``fleet``: replicas for a request rate, the monthly cost of their GPUs.
 
 ``planner.api`` turns GPU, model and precision names into these facts, broadcasts and shapes the results;
 docs/model.md lists every quantity with its function and formula.
