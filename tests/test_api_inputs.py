@@ -388,3 +388,23 @@ class TestContextsPaired:
         second = np.asarray(planner.max_batch(gpus, models, ctx, gpus=8, errors="coerce"))
         i = int(np.flatnonzero((gpus == "H100") & (models == "llama2-70b") & (ctx == 32768))[0])
         assert second[i] == planner.max_batch("H100", "llama2-70b", 32768, gpus=8) and not np.array_equal(first, second)
+
+
+class TestTextKeptForTheNextCall:
+    """Issue 24: a text array's grouping is kept for the next call, found again only for the same text, whether
+    the copy kept is the text itself or (past ``lookup.RAW_TEXT_BYTES``) its packed rows."""
+
+    @pytest.mark.parametrize("raw_limit", [1 << 26, 0])
+    def test_the_same_text_reuses_its_grouping_and_changed_text_does_not(self, monkeypatch, raw_limit):
+        from planner.catalog import lookup
+
+        monkeypatch.setattr(lookup, "RAW_TEXT_BYTES", raw_limit)
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["H100", "L4", "H100", "RTX PRO 6000 Blackwell Server Edition"] * 50)
+        first = lookup._codes_of_text(names)
+        again = lookup._codes_of_text(names)
+        assert again[0] is first[0] and again[1] == ["H100", "L4", "RTX PRO 6000 Blackwell Server Edition"]
+        names[1] = "H200"  # changed in place: same array, other text
+        changed = lookup._codes_of_text(names)
+        assert changed[1] == ["H100", "H200", "RTX PRO 6000 Blackwell Server Edition", "L4"]
+        assert changed[0][:5].tolist() == [0, 1, 0, 2, 0]

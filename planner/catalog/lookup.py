@@ -170,8 +170,10 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     of 8-byte words (a name of up to 8 characters is one integer); the rows are hashed (``_text_hash``) and the
     hashes grouped (pandas' hash table), then every row is compared with its group's first row: a hash collision
     costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
-    objects). A copy of the last few arrays' text is kept with their grouping (``_BY_IDENTITY``): the next call over
-    the same text compares it whole (as 8-byte words, no packing) and reuses the grouping.
+    objects). The last few arrays' text is kept with their grouping (``_BY_IDENTITY``): the next call over the same
+    text compares it whole and reuses the grouping. Up to ``RAW_TEXT_BYTES`` a copy of the text is kept (compared
+    as 8-byte words, no packing); a larger array keeps its packed rows (a quarter of the memory), packed again to
+    compare.
     """
     import pandas as pd
 
@@ -179,9 +181,10 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     if not n or not width:
         return None
     text = np.ascontiguousarray(flat)
+    raw = text.nbytes <= RAW_TEXT_BYTES
     cache_key = ("text", text.__array_interface__["data"][0], n, width)
     hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and np.array_equal(hit[0], _as_words(text)):  # the text of a recent call: its grouping
+    if hit is not None and raw and np.array_equal(hit[0], _as_words(text)):  # a recent call's text: its grouping
         return hit[1], hit[2].tolist()
     points = text.view(np.uint32).reshape(n, width)
     if points.max() > 255:
@@ -189,6 +192,8 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     packed = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
     packed[:, :width] = points
     words = packed.view(np.uint64)
+    if hit is not None and not raw and np.array_equal(hit[0], words):
+        return hit[1], hit[2].tolist()
     codes, distinct = pd.factorize(_text_hash(words))
     codes = codes.astype(np.intp, copy=False)
     at = _first_appearances(codes, len(distinct))
@@ -196,8 +201,13 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
         return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
-    _keep(cache_key, (_as_words(text).copy(), codes, first))
+    _keep(cache_key, (_as_words(text).copy() if raw else words, codes, first))
     return codes, first.tolist()
+
+
+#: The largest text array (bytes, 4 per character) whose copy ``_codes_of_text`` keeps: 64 MB, 400,000 names of 40
+#: characters; a larger one keeps its packed rows instead.
+RAW_TEXT_BYTES = 1 << 26
 
 
 def _as_words(text: np.ndarray) -> np.ndarray:
@@ -220,12 +230,12 @@ def _text_hash(words: np.ndarray) -> np.ndarray:
 #: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
 #: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
 #: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (a copy of the text, codes, the distinct names); a hit
-#: needs the text equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over
+#: call). Text arrays by ("text", address, length, width): (a copy of the text, or its packed rows when large;
+#: codes; the distinct names); a hit needs the text equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over
 #: the categories used, (categories, values)); a hit needs the same categories and codes. ``planner.catalog.resolve``
 #: keeps its pairs of names and contexts here too (``_pair``). A sweep that passes the same arrays to several
 #: functions groups each once. Eight entries at most: an entry holds two integers per name (16 MB for a million
-#: names), a text entry a copy of its text (4 bytes per character).
+#: names), a text entry a copy of its text (4 bytes per character; 1 packed, past ``RAW_TEXT_BYTES``).
 _BY_IDENTITY: dict[tuple, tuple[Any, ...]] = {}
 
 
