@@ -172,8 +172,8 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
     objects). The last few arrays' text is kept with their grouping (``_BY_IDENTITY``): the next call over the same
     text compares it whole and reuses the grouping. Up to ``RAW_TEXT_BYTES`` a copy of the text is kept (compared
-    as 8-byte words, no packing); a larger array keeps its packed rows (a quarter of the memory), packed again to
-    compare.
+    as 8-byte words, ``_same_bytes``, no packing); a larger array keeps its packed rows (a quarter of the memory),
+    packed again to compare.
     """
     import pandas as pd
 
@@ -184,7 +184,7 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     raw = text.nbytes <= RAW_TEXT_BYTES
     cache_key = ("text", text.__array_interface__["data"][0], n, width)
     hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and raw and np.array_equal(hit[0], _as_words(text)):  # a recent call's text: its grouping
+    if hit is not None and raw and _same_bytes(hit[0], text):  # a recent call's text: its grouping
         return hit[1], hit[2].tolist()
     points = text.view(np.uint32).reshape(n, width)
     if points.max() > 255:
@@ -201,7 +201,7 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
         return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
-    _keep(cache_key, (_as_words(text).copy() if raw else words, codes, first))
+    _keep(cache_key, (text.copy() if raw else words, codes, first))
     return codes, first.tolist()
 
 
@@ -210,11 +210,13 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
 RAW_TEXT_BYTES = 1 << 26
 
 
-def _as_words(text: np.ndarray) -> np.ndarray:
-    """A contiguous text array's bytes as the widest unsigned integers its items divide into (a compare of two
-    texts reads as few numbers as it can)."""
-    size = text.dtype.itemsize
-    return text.view(np.uint64 if size % 8 == 0 else np.uint32)
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two contiguous arrays hold the same bytes, read as 8-byte words (and the few bytes after the last)."""
+    if a.nbytes != b.nbytes:
+        return False
+    x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
+    whole = x.size // 8 * 8
+    return np.array_equal(x[:whole].view(np.uint64), y[:whole].view(np.uint64)) and np.array_equal(x[whole:], y[whole:])
 
 
 def _text_hash(words: np.ndarray) -> np.ndarray:
