@@ -23,8 +23,8 @@ from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
-from planner.serving.fleet import Sizing, fewest_replicas
 from planner.serving.approx import approximate_load
+from planner.serving.fleet import Sizing, fewest_replicas
 from planner.serving.load import PERCENTILES, Replica, rate_sweep
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.

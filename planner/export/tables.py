@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.export.outlook import stale_text
 from planner.export.evaluate import HEADROOM_STEP
+from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
 
 

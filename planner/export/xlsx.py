@@ -34,10 +34,10 @@ from planner.export.tables import (
     Column,
     Table,
     charted,
+    fmt,
     headroom_table,
     latency_charted,
     latency_table,
-    fmt,
     levers_table,
     not_evaluated,
     options_table,
@@ -500,12 +500,12 @@ def _latency(book: _Book) -> None:
         ws.cell(row=helper + k, column=3, value=t_tpot)
         k += 1
     x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
-    for title, y_title, offset, anchor, fmt, marker_col in (
+    for title, y_title, offset, anchor, number_format, marker_col in (
         ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
         ("Time per output token against traffic", "ms", 2, "A19", "0", 3),
     ):
-        ch = _scatter_chart(title, table.columns[0].header, y_title, fmt)
-        for i, r in enumerate(shown):
+        ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
+        for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
             for j, dash in ((0, "dash"), (1, "solid")):
                 col = 2 + 4 * i + offset + j
