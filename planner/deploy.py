@@ -200,9 +200,8 @@ class Deployment:
 def plan_on(
     r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any, parallelism: str = "tp"
 ) -> m.MemoryPlan:
-    """``model.memory_plan`` (``dp_memory_plan`` for "dp-ep") of the resolved scenarios on groups of ``gpus``."""
-    plan = m.dp_memory_plan if parallelism == "dp-ep" else m.memory_plan
-    return plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
+    """``model.memory_plan`` of the resolved scenarios on groups of ``gpus`` split as ``parallelism``."""
+    return m.memory_plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve, parallelism)
 
 
 def choose_gpus(
@@ -245,9 +244,8 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
     reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
-    r = _resolve(
-        o.catalog or default_catalog(), errors, **names, engine=eng, calibration=resolve_calibration(o.calibration)
-    )
+    calibration = resolve_calibration(o.calibration)
+    r = _resolve(o.catalog or default_catalog(), errors, **names, engine=eng, calibration=calibration, numbers=ctx)
     if r.model is None or r.gpu is None:
         if errors == "raise" and r.first_error:
             raise r.first_error
@@ -264,6 +262,8 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
+    if r.numbers is not None:  # contexts that repeat: the formulas run once per (names, context) pair
+        ctx = r.numbers
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par) & ~np.asarray(r.bad)
         if np.any(refused):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import calibration_option, catalog_option, load
+from planner.cli.options import calibration_option, catalog_option, load, output_option
 from planner.cli.terminal import echo
 
 #: Said when LibreOffice is missing and a workbook's formulas were written without their values.
@@ -40,14 +40,7 @@ def _selection(f):
 
 
 @click.group("workbook", invoke_without_command=True)
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("workbooks"),
-    show_default=True,
-    help="Folder to write into.",
-)
+@output_option("-o", "--output-dir", folder=True, default=Path("workbooks"), help="Folder to write into.")
 @_selection
 @click.option("--force", is_flag=True, help="Overwrite existing workbooks.")
 @calibration_option
@@ -76,12 +69,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 
 @workbook_group.command("refresh")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the refreshed copy here instead of replacing FILE.",
-)
+@output_option("-o", "--output", help="Write the refreshed copy here instead of replacing FILE.")
 @_selection
 @click.option(
     "--force",

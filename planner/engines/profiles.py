@@ -122,16 +122,12 @@ IDEAL = EngineProfile(
         "the seeds' form: the full physical memory, nothing reserved, every token slot usable, any KV-cache "
         "format (int4 or int8 KV here is a what-if: vLLM caches fp16, bf16 or fp8 only)"
     ),
-    memory_utilization=1.0,
     use_engine_visible_memory=False,
-    non_torch_bytes=0.0,
-    non_torch_bytes_tensor_parallel=0.0,
-    bandwidth_efficiency=1.0,
-    decode_flop_efficiency=1.0,
-    prefill_flop_efficiency=1.0,
-    allreduce_latency_s=0.0,
-    interconnect_efficiency=1.0,
     kernel_curves=False,
+    # all of the memory and of every peak, nothing spent beside the weights and the KV cache
+    **dict.fromkeys(("memory_utilization", "bandwidth_efficiency", "interconnect_efficiency"), 1.0),
+    **dict.fromkeys(("decode_flop_efficiency", "prefill_flop_efficiency"), 1.0),
+    **dict.fromkeys(("non_torch_bytes", "non_torch_bytes_tensor_parallel", "allreduce_latency_s"), 0.0),
 )
 
 #: Time factors fitted to every unambiguous published row at once (static batches and batch-1 latency of vLLM,
@@ -187,84 +183,88 @@ VLLM_COMMON = dict(
     sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
 )
 
-VLLM = EngineProfile(
-    **VLLM_COMMON,
-    name="vllm",
-    description=(
-        "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
-        "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry) and non-torch "
-        "memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); KV in blocks of 16"
-    ),
-    # least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md)
-    activation_bytes_per_token_width=0.077,
-    activation_bytes_per_seq_vocab=15.56,
-    non_torch_bytes=0.25 * GiB,
-    non_torch_bytes_tensor_parallel=1.83 * GiB,
-)
 
-VLLM_FULLSORT = EngineProfile(
-    **VLLM_COMMON,
-    name="vllm-fullsort",
-    description=(
-        "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
-        "logits): the llm-d H100 rows run from the vllm/vllm-openai:latest image in late 2025; non-torch 0.13 GiB, "
-        "+0.41 GiB when tensor-parallel"
-    ),
-    # least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md)
-    activation_bytes_per_token_width=0.282,
-    activation_bytes_per_seq_vocab=38.39,
-    non_torch_bytes=0.13 * GiB,
-    non_torch_bytes_tensor_parallel=0.41 * GiB,
-)
+def vllm_release(
+    name: str, description: str, token_width_bytes: float, seq_vocab_bytes: float, non_torch_gib: float, tp_gib: float
+) -> EngineProfile:
+    """A vLLM V1 release: ``VLLM_COMMON`` with its memory profiling: activation peak per batched token x width and
+    per sequence x vocabulary entry (bytes), non-torch memory and the extra when tensor-parallel (GiB)."""
+    return EngineProfile(
+        **VLLM_COMMON,
+        name=name,
+        description=description,
+        activation_bytes_per_token_width=token_width_bytes,
+        activation_bytes_per_seq_vocab=seq_vocab_bytes,
+        non_torch_bytes=non_torch_gib * GiB,
+        non_torch_bytes_tensor_parallel=tp_gib * GiB,
+    )
 
-VLLM_010 = EngineProfile(
-    **VLLM_COMMON,
-    name="vllm-0.10",
-    description=(
-        "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
-        "~0.13 GiB of NCCL buffers when tensor-parallel (fitted to three A100 0.10.1.1 start-up logs)"
-    ),
-    activation_bytes_per_token_width=0.282,
-    activation_bytes_per_seq_vocab=11.0,
-    non_torch_bytes=0.13 * GiB,
-    non_torch_bytes_tensor_parallel=0.13 * GiB,
-)
 
-TENSORRT_LLM = EngineProfile(
-    name="tensorrt-llm",
-    description=(
-        "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and runtime buffers"
-    ),
-    budget_mode="free",
-    activation_bytes_per_token_width=2.0,
-    activation_bytes_per_seq_vocab=4.0,
-    max_num_batched_tokens=8192,
-    max_num_seqs=256,
-    block_size=32,
-    kv_precisions=("fp16", "bf16", "fp8", "int8"),
-    kv_precisions_source="https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
-    **KERNEL_FACTORS,
+#: Least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md).
+VLLM = vllm_release(
+    "vllm",
+    "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
+    "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry) and non-torch "
+    "memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); KV in blocks of 16",
+    0.077, 15.56, 0.25, 1.83,
+)  # fmt: skip
+#: Least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md).
+VLLM_FULLSORT = vllm_release(
+    "vllm-fullsort",
+    "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
+    "logits): the llm-d H100 rows run from the vllm/vllm-openai:latest image in late 2025; non-torch 0.13 GiB, "
+    "+0.41 GiB when tensor-parallel",
+    0.282, 38.39, 0.13, 0.41,
+)  # fmt: skip
+VLLM_010 = vllm_release(
+    "vllm-0.10",
+    "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
+    "~0.13 GiB of NCCL buffers when tensor-parallel (fitted to three A100 0.10.1.1 start-up logs)",
+    0.282, 11.0, 0.13, 0.13,
+)  # fmt: skip
+
+
+def free_memory_engine(
+    name: str, description: str, block_size: int, kv_precisions: tuple[str, ...], kv_source: str, **changes
+) -> EngineProfile:
+    """An engine whose KV cache takes a share of the memory left free after weights and activations
+    (``budget_mode="free"``: TensorRT-LLM, LMDeploy), with the activation allowance and profiling batch they share
+    (2 B per token x width, 4 B per sequence x vocabulary entry, 8,192 tokens, 256 sequences) and the fitted kernels'
+    share; ``changes``: its own fields (memory share, fitted per-step and prefill costs)."""
+    return EngineProfile(
+        name=name,
+        description=description,
+        budget_mode="free",
+        activation_bytes_per_token_width=2.0,
+        activation_bytes_per_seq_vocab=4.0,
+        max_num_batched_tokens=8192,
+        max_num_seqs=256,
+        block_size=block_size,
+        kv_precisions=kv_precisions,
+        kv_precisions_source=kv_source,
+        **KERNEL_FACTORS,
+        **changes,
+    )
+
+
+TENSORRT_LLM = free_memory_engine(
+    "tensorrt-llm",
+    "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and runtime buffers",
+    32,
+    ("fp16", "bf16", "fp8", "int8"),
+    "https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
 )
-
-LMDEPLOY = EngineProfile(
-    name="lmdeploy",
-    description=(
-        "LMDeploy TurboMind: the KV cache takes cache_max_entry_count (0.8) of the memory left free after the "
-        "weights, in blocks of 64 tokens (memory side not checked against start-up logs); time factors fitted to "
-        "its published A100 benchmarks"
-    ),
-    budget_mode="free",
+LMDEPLOY = free_memory_engine(
+    "lmdeploy",
+    "LMDeploy TurboMind: the KV cache takes cache_max_entry_count (0.8) of the memory left free after the "
+    "weights, in blocks of 64 tokens (memory side not checked against start-up logs); time factors fitted to "
+    "its published A100 benchmarks",
+    64,
+    ("fp16", "bf16", "int8", "int4"),
+    "https://lmdeploy.readthedocs.io/en/latest/quantization/kv_quant.html (quant_policy 8: int8, 4: int4)",
     memory_utilization=0.8,
-    activation_bytes_per_token_width=2.0,
-    activation_bytes_per_seq_vocab=4.0,
-    max_num_batched_tokens=8192,
-    max_num_seqs=256,
-    block_size=64,
-    kv_precisions=("fp16", "bf16", "int8", "int4"),
-    kv_precisions_source="https://lmdeploy.readthedocs.io/en/latest/quantization/kv_quant.html (quant_policy 8: int8, 4: int4)",
-    **KERNEL_FACTORS,
     step_overhead_s=LMDEPLOY_STEP_OVERHEAD_S,
     prefill_latency_s=LMDEPLOY_PREFILL_LATENCY_S,
 )

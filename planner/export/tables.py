@@ -101,30 +101,15 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         else f"rented, ${_rate(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
     )
+    # what every option shows, met or not: option, GPU, model, precisions, pricing, price kind, source and date
+    chosen = (o.name, r.gpu.name, r.model.name, f"{r.weight_precision} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
-        return (
-            None,
-            o.name,
-            r.gpu.name,
-            r.model.name,
-            f"{r.weight_precision} / {r.kv_precision}",
-            price,
-            r.money.price_kind,
-            *quote,
-            "no",
-            *([None] * 22),
-            r.shortfall,
-        )
+        return (None, *chosen, *quote, "no", *([None] * 22), r.shortfall)
     f, rep = r.fleet, r.replica
     return (
         rank,
-        o.name,
-        r.gpu.name,
-        r.model.name,
-        f"{r.weight_precision} / {r.kv_precision}",
-        price,
-        r.money.price_kind,
+        *chosen,
         *quote,
         "yes",
         int(f.gpus),

@@ -446,37 +446,12 @@ def _charts(book: _Book) -> None:
         ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0', 2),
         ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A19", "0", 3),
     ):
-        ch = ScatterChart()
-        ch.title = title
-        ch.style = 2
-        ch.x_axis.title = table.columns[0].header
-        ch.y_axis.title = y_title
-        ch.y_axis.number_format = number_format
-        ch.x_axis.delete = ch.y_axis.delete = False
-        ch.height, ch.width = 8.6, 26
-        ch.legend.position = "r"
+        ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
         for j in range(first, first + n_opt):
-            s = Series(Reference(data, min_col=j, min_row=2, max_row=rows + 1), x)
-            s.tx = SeriesLabel(v=_series_name(names[j - first]))
-            color, dash, symbol = SERIES_STYLES[(j - first) % len(SERIES_STYLES)]
-            s.graphicalProperties.line.solidFill = color
-            s.graphicalProperties.line.prstDash = dash
-            s.graphicalProperties.line.width = 22000
-            s.marker.symbol = symbol
-            s.marker.size = 6
-            s.marker.graphicalProperties.solidFill = color
-            s.marker.graphicalProperties.line.solidFill = color
-            s.smooth = False
-            ch.series.append(s)
-        mx = Reference(ws, min_col=1, min_row=helper + 1, max_row=helper + 2)
-        peak = Series(Reference(ws, min_col=marker_col, min_row=helper + 1, max_row=helper + 2), mx)
-        peak.tx = SeriesLabel(v=f"Planned peak ({planned:,.3g})")
-        peak.graphicalProperties.line.solidFill = "7F7F7F"
-        peak.graphicalProperties.line.prstDash = "sysDot"
-        peak.graphicalProperties.line.width = 28000
-        peak.marker.symbol = "none"
-        peak.smooth = False
-        ch.series.append(peak)
+            ys = Reference(data, min_col=j, min_row=2, max_row=rows + 1)
+            style = SERIES_STYLES[(j - first) % len(SERIES_STYLES)]
+            ch.series.append(_styled_series(ys, x, _series_name(names[j - first]), *style, marker_size=6))
+        ch.series.append(_marker_line(ws, helper + 1, marker_col, f"Planned peak ({planned:,.3g})"))
         ws.add_chart(ch, anchor)
     ws.page_setup.fitToHeight = 1
 
@@ -530,49 +505,66 @@ def _latency(book: _Book) -> None:
         ws.cell(row=helper + k, column=3, value=t_tpot)
         k += 1
     x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
-    for title, y_title, offset, anchor, y_format, marker_col in (
+    for title, y_title, offset, anchor, number_format, marker_col in (
         ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
         ("Time per output token against traffic", "ms", 2, "A19", "0", 3),
     ):
-        ch = ScatterChart()
-        ch.title = title
-        ch.style = 2
-        ch.x_axis.title = table.columns[0].header
-        ch.y_axis.title = y_title
-        ch.y_axis.number_format = y_format
-        ch.x_axis.delete = ch.y_axis.delete = False
-        ch.height, ch.width = 8.6, 26
-        ch.legend.position = "r"
+        ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
         for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
             for j, dash in ((0, "dash"), (1, "solid")):
                 col = 2 + 4 * i + offset + j
-                s = Series(Reference(data, min_col=col, min_row=2, max_row=rows + 1), x)
-                s.tx = SeriesLabel(v=_series_name(table.columns[col - 1].header))
-                s.graphicalProperties.line.solidFill = color
-                s.graphicalProperties.line.prstDash = dash
-                s.graphicalProperties.line.width = 22000
-                s.marker.symbol = symbol
-                s.marker.size = 5
-                s.marker.graphicalProperties.solidFill = color
-                s.marker.graphicalProperties.line.solidFill = color
-                s.smooth = False
-                ch.series.append(s)
-        for rows_at, label in (((1, 2), f"Planned peak ({planned:,.3g})"), ((3, 4), "Target")):
-            mx = Reference(ws, min_col=1, min_row=helper + rows_at[0], max_row=helper + rows_at[1])
-            line = Series(
-                Reference(ws, min_col=marker_col, min_row=helper + rows_at[0], max_row=helper + rows_at[1]), mx
-            )
-            line.tx = SeriesLabel(v=label)
-            line.graphicalProperties.line.solidFill = "7F7F7F"
-            line.graphicalProperties.line.prstDash = "sysDot"
-            line.graphicalProperties.line.width = 28000
-            line.marker.symbol = "none"
-            line.smooth = False
-            ch.series.append(line)
+                ys = Reference(data, min_col=col, min_row=2, max_row=rows + 1)
+                name = _series_name(table.columns[col - 1].header)
+                ch.series.append(_styled_series(ys, x, name, color, dash, symbol, marker_size=5))
+        for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
+            ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
         ws.add_chart(ch, anchor)
     ws.print_area = f"A1:P{top + 1}"
     ws.page_setup.fitToHeight = 1
+
+
+def _scatter_chart(title: str, x_title: str, y_title: str, number_format: str) -> ScatterChart:
+    """A review chart: titled axes both shown, the y axis in ``number_format``, 8.6 x 26 cm, legend on the right."""
+    ch = ScatterChart()
+    ch.title = title
+    ch.style = 2
+    ch.x_axis.title = x_title
+    ch.y_axis.title = y_title
+    ch.y_axis.number_format = number_format
+    ch.x_axis.delete = ch.y_axis.delete = False
+    ch.height, ch.width = 8.6, 26
+    ch.legend.position = "r"
+    return ch
+
+
+def _styled_series(ys, xs, name: str, color: str, dash: str, symbol: str, marker_size: int) -> Series:
+    """One option's line: its colour, dash and marker (``SERIES_STYLES``), 2.2 pt wide, straight segments."""
+    s = Series(ys, xs)
+    s.tx = SeriesLabel(v=name)
+    s.graphicalProperties.line.solidFill = color
+    s.graphicalProperties.line.prstDash = dash
+    s.graphicalProperties.line.width = 22000
+    s.marker.symbol = symbol
+    s.marker.size = marker_size
+    s.marker.graphicalProperties.solidFill = color
+    s.marker.graphicalProperties.line.solidFill = color
+    s.smooth = False
+    return s
+
+
+def _marker_line(ws, first_row: int, y_col: int, label: str) -> Series:
+    """A grey dotted segment through two helper points (x in column 1, y in ``y_col``, rows ``first_row`` and the
+    next): the planned peak or a target marked on a chart."""
+    xs = Reference(ws, min_col=1, min_row=first_row, max_row=first_row + 1)
+    line = Series(Reference(ws, min_col=y_col, min_row=first_row, max_row=first_row + 1), xs)
+    line.tx = SeriesLabel(v=label)
+    line.graphicalProperties.line.solidFill = "7F7F7F"
+    line.graphicalProperties.line.prstDash = "sysDot"
+    line.graphicalProperties.line.width = 28000
+    line.marker.symbol = "none"
+    line.smooth = False
+    return line
 
 
 def _series_name(name: str) -> str:

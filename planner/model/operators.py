@@ -204,24 +204,31 @@ def forward_kernels_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
     limits: EngineFacts,
-    flop_efficiency: ArrayLike,
     *,
     prefill: bool,
+    rows: ArrayLike,
+    gpus: ArrayLike,
     dense_bytes: ArrayLike,
-    dense_rows: ArrayLike,
-    dense_gpus: ArrayLike,
     expert_bytes: ArrayLike,
-    expert_rows: ArrayLike,
-    expert_gpus: ArrayLike,
     attention_bytes: ArrayLike,
     attention_flop: ArrayLike,
-    attention_gpus: ArrayLike,
+    dense_gpus: ArrayLike | None = None,
+    expert_rows: ArrayLike | None = None,
+    attention_gpus: ArrayLike | None = None,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
-    (``attention_time_s``) at the decode or prefill attention efficiency and floor; a decode step's KV bytes x
-    ``decode_kv_read_factor`` (1 but for engines whose kernel reads a KV head once per query head). Decode, prefill and their
-    data-parallel forms differ only in the rows and GPUs each operator sees."""
+    (``attention_time_s``) at the decode or prefill FLOP efficiency, attention efficiency and floor; a decode
+    step's KV bytes x ``decode_kv_read_factor`` (1 but for engines whose kernel reads a KV head once per query head).
+
+    Under tensor parallelism every operator sees the same ``rows`` (tokens per GEMM) split over ``gpus``; the
+    data-parallel forms (``planner.model.parallel``) run the dense GEMMs and attention whole on one GPU
+    (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``)."""
+    flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
+    dense_gpus = gpus if dense_gpus is None else dense_gpus
+    expert_gpus, expert_rows = gpus, rows if expert_rows is None else expert_rows
+    attention_gpus = gpus if attention_gpus is None else attention_gpus
+    dense_rows = rows
     if prefill:
         attention_efficiency, attention_floor_s = (
             limits.prefill_attention_flop_efficiency,

@@ -99,12 +99,9 @@ def prefill_step(
         model, batch
     )
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
-    eff = limits.prefill_flop_efficiency
     t = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=True,
-        dense_bytes=dense_bytes, dense_rows=tokens, dense_gpus=gpus,
-        expert_bytes=expert_bytes, expert_rows=tokens, expert_gpus=gpus,
-        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=gpus,
+        gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
+        attention_bytes=kv_written, attention_flop=attention_flop,
     )  # fmt: skip
     overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
