@@ -90,9 +90,9 @@ RENTED = "H100, rented"  # the same with bf16 weights: the rented option whose f
 
 class TestMarginPriced:
     def test_the_margin_costs_whole_replicas_of_a100_at_the_median_rate(self, example):
-        """Rented A100 80GB (+42% margin): the GPUs the margin adds, whole 8-GPU replicas (152 against 112), x the
+        """Rented A100 80GB (+47% margin): the GPUs the margin adds, whole 8-GPU replicas (152 against 104), x the
         median of its two on-demand quotes, (2.4984 + 1.60) / 2 = $2.0492 x 730 h = $1,495.92 a GPU-month. (Rented
-        FP8 H100's margin, +17% from vLLM's serving runs on H100, adds no GPU: 40 either way.)"""
+        FP8 H100's margin, +19% from vLLM's serving runs on H100, adds no GPU: 40 either way.)"""
         name = "A100 80GB, rented"
         r, oo = by_name(example, name), example.outlook.of(name)
         assert 0 < oo.gpus_without_margin < r.gpus and oo.gpus_without_margin % 8 == r.gpus % 8 == 0

@@ -6,7 +6,7 @@ the body's height. A word's box is the font's ascent + descent: 1.164 em for Dej
 for Calibri (0.928 + 0.236, the font's hhea metrics), so 8-pt text gives 9.31-pt boxes.
 
 Before this layout (main at 47c2921) the README example printed 19 pages, five of them under 27% full (Costs 16%
-and 16%, Fleet by quarter 10%), and Like for like and Levers at 7.0 pt.
+and 16%, Fleet by quarter 10%), and Like for like and Levers at 7.0 pt (main's Latency sheet, added since, at 5.9 pt).
 """
 
 from __future__ import annotations
@@ -38,9 +38,10 @@ from planner.export.xlsx import render_print_xlsx
 
 #: DejaVu Sans ascent + descent, em (hhea: ascender 1901, descender -483, units per em 2048).
 BOX_PER_PT = (1901 + 483) / 2048
-#: Least share of a page's body a page fills: the README example's review, and any review (the hand scenario's two
-#: options leave short tables, Like for like 4 rows at 22%; a lone row or two prints at 3-6%).
-MIN_FILL = {"example": 0.30, "hand": 0.20}
+#: Least share of a page's body a page fills: the README example's review (its shortest page is a whole 8-row table,
+#: Latency data, at 27%), and any review (the hand scenario's two options leave short tables, Like for like 4 rows
+#: at 22%); a lone row or two prints at 3-6%.
+MIN_FILL = {"example": 0.25, "hand": 0.20}
 MARGIN_PT = 0.7 * 72
 
 
@@ -80,7 +81,7 @@ def printed(example, tmp_path_factory):
 class TestPrintedPages:
     @pytest.mark.parametrize("name", ["example", "hand"])
     def test_no_page_is_near_empty(self, printed, name):
-        """Every page's body runs over 30% of its height (README example: 35% at least, 10% before), 20% for the hand
+        """Every page's body runs over 25% of its height (README example: 27% at least, 10% before), 20% for the hand
         scenario (22% at least)."""
         for i, (height, body) in enumerate(printed[name], 1):
             assert body, f"{name} page {i} is blank"

@@ -49,6 +49,7 @@ from planner.export.tables import (
 from planner.export.xlsx_cells import (
     CENTER,
     INPUT_FILL,
+    LINE_PT,
     LIVE_FILL,
     NO_FILL,
     NOTE_FONT,
@@ -65,6 +66,7 @@ from planner.export.xlsx_cells import (
     put_text,
     safe_text,
     store_cached_values,
+    wrapped_lines,
 )
 
 #: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
@@ -479,12 +481,17 @@ def _latency(book: _Book) -> None:
     note = (
         f"Each option keeps its planned replicas while traffic changes (simulated: gamma arrivals of burstiness "
         f"{w.burstiness:g}, 1 is Poisson; every request at the mean lengths). Headroom: how much more traffic than "
-        "the planned peak the fleet takes with both figures within their goals. Dashed: p50; solid: p{q:g}; dotted grey: the planned peak ({planned:,.3g} "
+        f"the planned peak the fleet takes with both figures within their goals. Dashed: p50; solid: p{q:g}; dotted grey: the planned peak ({planned:,.3g} "
         "requests/s) and the target. Past a replica's capacity (its queue grows without bound) the line stops. "
         "Goals are the targets less the model's margin."
     )
     top = 39 + len(heads.rows) + 1
-    ws.merge_cells(start_row=top, start_column=1, end_row=top + 1, end_column=16)
+    # the note spans the table's width, not more: a wider sheet prints scaled down (16 columns: its table at 5.9 pt)
+    last = len(heads.columns)
+    ws.merge_cells(start_row=top, start_column=1, end_row=top + 1, end_column=last)
+    chars = sum(ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, last + 1))
+    for r in (top, top + 1):
+        ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 2  # italic runs wider
     put_text(ws.cell(row=top, column=1), note)
     ws.cell(row=top, column=1).font = NOTE_FONT
     ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
@@ -520,7 +527,8 @@ def _latency(book: _Book) -> None:
         for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
             ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
         ws.add_chart(ch, anchor)
-    ws.print_area = f"A1:P{top + 1}"
+    # the table's columns and one more, as wide as the charts (26 cm); to P, the sheet printed its table at 6 pt
+    ws.print_area = f"A1:{get_column_letter(last + 1)}{top + 1}"
     ws.page_setup.fitToHeight = 1
 
 
@@ -704,7 +712,7 @@ def render_print_xlsx(review: Review) -> bytes:
         ws.protection.sheet = True
         ws.protection.formatColumns = ws.protection.formatRows = False
     for sheet in wb.worksheets:
-        if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts"):
+        if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts", "Latency"):
             break_pages(sheet)
     return _saved(wb, cache, review)
 
