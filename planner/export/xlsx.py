@@ -30,6 +30,7 @@ from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,
     DETAIL_KEYS,
+    LATENCY_CHART_CAP,
     MAIN_KEYS,
     Column,
     Table,
@@ -481,6 +482,11 @@ def _charts(book: _Book) -> None:
     ws.page_setup.fitToHeight = 1
 
 
+#: The row of the Latency sheet's headroom table, under its two charts (7 cm tall each, anchored at A1 and A15), so
+#: that the sheet prints on one page at the Charts sheet's scale.
+LATENCY_TABLE_ROW = 29
+
+
 def _latency(book: _Book) -> None:
     """The latency-against-load view: each charted option's planned fleet (replicas fixed) under traffic from a
     quarter to twice the planned peak, p50 (dashed) and high-percentile (solid) TTFT and TPOT, the targets and
@@ -500,16 +506,26 @@ def _latency(book: _Book) -> None:
     planned = shown[0].load_curve.peak_requests_per_s
     ws = book.sheet("Latency", f"Latency against traffic: p50 and p{q:g} of each option's planned fleet", None)
     heads = headroom_table(review)
-    _write_table(ws, heads, 38, {"option": 26, "headroom": 40})
+    _write_table(
+        ws,
+        heads,
+        LATENCY_TABLE_ROW,
+        {
+            "option": 16,
+            "replicas": 8.43,
+            "headroom": 8.43,
+            **dict.fromkeys(("ttft_peak", "ttft_goal", "tpot_peak", "tpot_goal"), 8.43),
+        },
+    )
     note = (
         f"Each option keeps its planned replicas while traffic changes (simulated: gamma arrivals of burstiness "
         f"{w.burstiness:g}, 1 is Poisson; every request at the mean lengths). Headroom: how much more traffic than "
         "the planned peak the fleet takes with both figures within their goals. Dashed: p50; solid: p{q:g}; dotted grey: the planned peak ({planned:,.3g} "
-        "requests/s) and the target. Past a replica's capacity (its queue grows without bound) the line stops. "
+        f"requests/s) and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. "
         "Goals are the targets less the model's margin."
     )
-    top = 39 + len(heads.rows) + 1
-    ws.merge_cells(start_row=top, start_column=1, end_row=top + 1, end_column=16)
+    top = LATENCY_TABLE_ROW + 1 + len(heads.rows) + 1
+    ws.merge_cells(start_row=top, start_column=1, end_row=top + 2, end_column=13)
     put_text(ws.cell(row=top, column=1), note)
     ws.cell(row=top, column=1).font = NOTE_FONT
     ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
@@ -532,7 +548,7 @@ def _latency(book: _Book) -> None:
     x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
     for title, y_title, offset, anchor, y_format, marker_col in (
         ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
-        ("Time per output token against traffic", "ms", 2, "A19", "0", 3),
+        ("Time per output token against traffic", "ms", 2, "A15", "0", 3),
     ):
         ch = ScatterChart()
         ch.title = title
@@ -541,7 +557,7 @@ def _latency(book: _Book) -> None:
         ch.y_axis.title = y_title
         ch.y_axis.number_format = y_format
         ch.x_axis.delete = ch.y_axis.delete = False
-        ch.height, ch.width = 8.6, 26
+        ch.height, ch.width = 7.0, 20
         ch.legend.position = "r"
         for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
@@ -571,7 +587,7 @@ def _latency(book: _Book) -> None:
             line.smooth = False
             ch.series.append(line)
         ws.add_chart(ch, anchor)
-    ws.print_area = f"A1:P{top + 1}"
+    ws.print_area = f"A1:M{top + 2}"
     ws.page_setup.fitToHeight = 1
 
 
@@ -711,8 +727,10 @@ def render_print_xlsx(review: Review) -> bytes:
     if ws is not None:
         ws.protection.sheet = True
         ws.protection.formatColumns = ws.protection.formatRows = False
+    if "Latency data" in wb.sheetnames:  # its figures print as the Latency charts and headroom table
+        wb["Latency data"].sheet_state = "hidden"
     for sheet in wb.worksheets:
-        if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts"):
+        if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts", "Latency"):
             break_pages(sheet)
     return _saved(wb, cache, review)
 
