@@ -518,26 +518,28 @@ def _latency(book: _Book) -> None:
         },
     )
     note = (
-        f"Each option keeps its planned replicas while traffic changes (simulated: gamma arrivals of burstiness "
-        f"{w.burstiness:g}, 1 is Poisson; every request at the mean lengths). Headroom: how much more traffic than "
-        "the planned peak the fleet takes with both figures within their goals. Dashed: p50; solid: p{q:g}; dotted grey: the planned peak ({planned:,.3g} "
-        f"requests/s) and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. "
-        "Goals are the targets less the model's margin."
+        f"Each option keeps its planned replicas while traffic changes (simulated at the mean lengths, arrivals of "
+        f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak ({planned:,.3g} requests/s) "
+        f"and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. Headroom: "
+        "the extra traffic the fleet takes with both figures within their goals (the targets less the margin)."
     )
     top = LATENCY_TABLE_ROW + 1 + len(heads.rows) + 1
-    ws.merge_cells(start_row=top, start_column=1, end_row=top + 2, end_column=13)
+    ws.merge_cells(start_row=top, start_column=1, end_row=top + 3, end_column=13)
     put_text(ws.cell(row=top, column=1), note)
     ws.cell(row=top, column=1).font = NOTE_FONT
     ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
     helper = top + 4
     put_text(ws.cell(row=helper, column=1), "Chart helper: the planned peak and the targets (x, TTFT s, TPOT ms)")
     xs = [row[0] for row in table.rows]
-    ttfts = [v for row in table.rows for v in row[1:] if isinstance(v, float) and math.isfinite(v)]
-    top_ttft = max([w.ttft_target_s, *ttfts[::1]] or [1.0]) * 1.1
+
+    def highest(first: int, target: float) -> float:  # the highest charted figure of a metric (TTFT: 1, 2; TPOT: 3, 4)
+        cells = [row[c] for row in table.rows for c in range(first, len(row), 4) for c in (c, c + 1)]
+        return max([target, *(v for v in cells if isinstance(v, float) and math.isfinite(v))]) * 1.1
+
     k = 1
     for x, t_ttft, t_tpot in (
         (planned, 0.0, 0.0),
-        (planned, top_ttft, w.tpot_target_s * 1e3 * 1.3),
+        (planned, highest(1, w.ttft_target_s), highest(3, w.tpot_target_s * 1e3)),
         (min(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
         (max(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
     ):
@@ -557,14 +559,14 @@ def _latency(book: _Book) -> None:
         ch.y_axis.title = y_title
         ch.y_axis.number_format = y_format
         ch.x_axis.delete = ch.y_axis.delete = False
-        ch.height, ch.width = 7.0, 20
+        ch.height, ch.width = 7.0, 26
         ch.legend.position = "r"
         for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
             for j, dash in ((0, "dash"), (1, "solid")):
                 col = 2 + 4 * i + offset + j
                 s = Series(Reference(data, min_col=col, min_row=2, max_row=rows + 1), x)
-                s.tx = SeriesLabel(v=_series_name(table.columns[col - 1].header))
+                s.tx = SeriesLabel(v=_series_name(f"{shown[i].option.name}: p{50 if j == 0 else q:g}"))
                 s.graphicalProperties.line.solidFill = color
                 s.graphicalProperties.line.prstDash = dash
                 s.graphicalProperties.line.width = 22000
@@ -587,7 +589,7 @@ def _latency(book: _Book) -> None:
             line.smooth = False
             ch.series.append(line)
         ws.add_chart(ch, anchor)
-    ws.print_area = f"A1:M{top + 2}"
+    ws.print_area = f"A1:M{top + 3}"
     ws.page_setup.fitToHeight = 1
 
 
