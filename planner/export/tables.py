@@ -316,9 +316,15 @@ def latency_charted(review: Review) -> list[Result]:
     return [r for r in charted(review) if r.load_curve is not None]
 
 
+#: The latency charts leave out a figure above this many times its target (its queue has run away; the axis stays
+#: readable near the target).
+LATENCY_CHART_CAP = 3.0
+
+
 def latency_table(review: Review) -> Table:
     """The latency-against-load view's data: traffic (the whole fleet's requests/s) and, per option with a curve,
-    its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity."""
+    its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity or above
+    ``LATENCY_CHART_CAP`` x the target."""
     shown = latency_charted(review)
     q = shown[0].load_curve.percentile if shown else 95.0
     cols = [Column("Traffic (requests/s)", "x", "traffic")]
@@ -333,16 +339,23 @@ def latency_table(review: Review) -> Table:
     if not shown:
         return Table(tuple(cols), ())
     c0 = shown[0].load_curve
+    w = review.scenario.workload
 
-    def v(x: float, scale: float = 1.0) -> float:
-        return x * scale if math.isfinite(x) else math.nan
+    def v(x: float, target: float, scale: float = 1.0) -> float:
+        return x * scale if math.isfinite(x) and x <= LATENCY_CHART_CAP * target else math.nan
 
     rows = []
     for j, mult in enumerate(c0.multipliers):
         row = [c0.peak_requests_per_s * mult]
         for r in shown:
             c = r.load_curve
-            row += [v(c.ttft_p50_s[j]), v(c.ttft_high_s[j]), v(c.tpot_p50_s[j], 1e3), v(c.tpot_high_s[j], 1e3)]
+            tt, tp = w.ttft_target_s, w.tpot_target_s
+            row += [
+                v(c.ttft_p50_s[j], tt),
+                v(c.ttft_high_s[j], tt),
+                v(c.tpot_p50_s[j], tp, 1e3),
+                v(c.tpot_high_s[j], tp, 1e3),
+            ]
         rows.append(tuple(row))
     return Table(tuple(cols), tuple(rows))
 
@@ -358,7 +371,7 @@ def headroom_table(review: Review) -> Table:
         Column("TTFT goal (s)", "s", "ttft_goal"),
         Column("TPOT at peak (ms)", "ms", "tpot_peak"),
         Column("TPOT goal (ms)", "ms", "tpot_goal"),
-        Column("Headroom", "text", "headroom"),
+        Column("Headroom over the planned peak", "text", "headroom"),
     )
     rows = []
     for r in shown:
@@ -377,7 +390,7 @@ def headroom_table(review: Review) -> Table:
                 c.ttft_goal_s,
                 sim.result.tpot_s.at(c.percentile) * 1e3,
                 c.tpot_goal_s * 1e3,
-                f"{h} more traffic than the planned peak",
+                f"+{h}" if h[0].isdigit() else h,
             )
         )
     return Table(cols, tuple(rows))

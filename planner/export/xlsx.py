@@ -30,6 +30,7 @@ from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,
     DETAIL_KEYS,
+    LATENCY_CHART_CAP,
     MAIN_KEYS,
     Column,
     Table,
@@ -49,7 +50,6 @@ from planner.export.tables import (
 from planner.export.xlsx_cells import (
     CENTER,
     INPUT_FILL,
-    LINE_PT,
     LIVE_FILL,
     NO_FILL,
     NOTE_FONT,
@@ -66,7 +66,6 @@ from planner.export.xlsx_cells import (
     put_text,
     safe_text,
     store_cached_values,
-    wrapped_lines,
 )
 
 #: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
@@ -458,6 +457,11 @@ def _charts(book: _Book) -> None:
     ws.page_setup.fitToHeight = 1
 
 
+#: The row of the Latency sheet's headroom table, under its two charts (7 cm tall each, anchored at A1 and A15), so
+#: that the sheet prints on one page at the Charts sheet's scale.
+LATENCY_TABLE_ROW = 29
+
+
 def _latency(book: _Book) -> None:
     """The latency-against-load view: each charted option's planned fleet (replicas fixed) under traffic from a
     quarter to twice the planned peak, p50 (dashed) and high-percentile (solid) TTFT and TPOT, the targets and
@@ -477,33 +481,40 @@ def _latency(book: _Book) -> None:
     planned = shown[0].load_curve.peak_requests_per_s
     ws = book.sheet("Latency", f"Latency against traffic: p50 and p{q:g} of each option's planned fleet", None)
     heads = headroom_table(review)
-    _write_table(ws, heads, 38, {"option": 26, "headroom": 40})
-    note = (
-        f"Each option keeps its planned replicas while traffic changes (simulated: gamma arrivals of burstiness "
-        f"{w.burstiness:g}, 1 is Poisson; every request at the mean lengths). Headroom: how much more traffic than "
-        f"the planned peak the fleet takes with both figures within their goals. Dashed: p50; solid: p{q:g}; dotted grey: the planned peak ({planned:,.3g} "
-        "requests/s) and the target. Past a replica's capacity (its queue grows without bound) the line stops. "
-        "Goals are the targets less the model's margin."
+    _write_table(
+        ws,
+        heads,
+        LATENCY_TABLE_ROW,
+        {
+            "option": 16,
+            "replicas": 8.43,
+            "headroom": 8.43,
+            **dict.fromkeys(("ttft_peak", "ttft_goal", "tpot_peak", "tpot_goal"), 8.43),
+        },
     )
-    top = 39 + len(heads.rows) + 1
-    # the note spans the table's width, not more: a wider sheet prints scaled down (16 columns: its table at 5.9 pt)
-    last = len(heads.columns)
-    ws.merge_cells(start_row=top, start_column=1, end_row=top + 1, end_column=last)
-    chars = sum(ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, last + 1))
-    for r in (top, top + 1):
-        ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 2  # italic runs wider
+    note = (
+        f"Each option keeps its planned replicas while traffic changes (simulated at the mean lengths, arrivals of "
+        f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak ({planned:,.3g} requests/s) "
+        f"and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. Headroom: "
+        "the extra traffic the fleet takes with both figures within their goals (the targets less the margin)."
+    )
+    top = LATENCY_TABLE_ROW + 1 + len(heads.rows) + 1
+    ws.merge_cells(start_row=top, start_column=1, end_row=top + 3, end_column=13)
     put_text(ws.cell(row=top, column=1), note)
     ws.cell(row=top, column=1).font = NOTE_FONT
     ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
     helper = top + 4
     put_text(ws.cell(row=helper, column=1), "Chart helper: the planned peak and the targets (x, TTFT s, TPOT ms)")
     xs = [row[0] for row in table.rows]
-    ttfts = [v for row in table.rows for v in row[1:] if isinstance(v, float) and math.isfinite(v)]
-    top_ttft = max([w.ttft_target_s, *ttfts[::1]] or [1.0]) * 1.1
+
+    def highest(first: int, target: float) -> float:  # the highest charted figure of a metric (TTFT: 1, 2; TPOT: 3, 4)
+        cells = [row[c] for row in table.rows for c in range(first, len(row), 4) for c in (c, c + 1)]
+        return max([target, *(v for v in cells if isinstance(v, float) and math.isfinite(v))]) * 1.1
+
     k = 1
     for x, t_ttft, t_tpot in (
         (planned, 0.0, 0.0),
-        (planned, top_ttft, w.tpot_target_s * 1e3 * 1.3),
+        (planned, highest(1, w.ttft_target_s), highest(3, w.tpot_target_s * 1e3)),
         (min(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
         (max(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
     ):
@@ -514,21 +525,21 @@ def _latency(book: _Book) -> None:
     x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
     for title, y_title, offset, anchor, number_format, marker_col in (
         ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
-        ("Time per output token against traffic", "ms", 2, "A19", "0", 3),
+        ("Time per output token against traffic", "ms", 2, "A15", "0", 3),
     ):
         ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
+        ch.height = 7.0
         for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
             for j, dash in ((0, "dash"), (1, "solid")):
                 col = 2 + 4 * i + offset + j
                 ys = Reference(data, min_col=col, min_row=2, max_row=rows + 1)
-                name = _series_name(table.columns[col - 1].header)
+                name = _series_name(f"{shown[i].option.name}: p{50 if j == 0 else q:g}")
                 ch.series.append(_styled_series(ys, x, name, color, dash, symbol, marker_size=5))
         for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
             ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
         ws.add_chart(ch, anchor)
-    # the table's columns and one more, as wide as the charts (26 cm); to P, the sheet printed its table at 6 pt
-    ws.print_area = f"A1:{get_column_letter(last + 1)}{top + 1}"
+    ws.print_area = f"A1:M{top + 3}"
     ws.page_setup.fitToHeight = 1
 
 
@@ -711,6 +722,8 @@ def render_print_xlsx(review: Review) -> bytes:
     if ws is not None:
         ws.protection.sheet = True
         ws.protection.formatColumns = ws.protection.formatRows = False
+    if "Latency data" in wb.sheetnames:  # its figures print as the Latency charts and headroom table
+        wb["Latency data"].sheet_state = "hidden"
     for sheet in wb.worksheets:
         if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts", "Latency"):
             break_pages(sheet)
