@@ -107,18 +107,11 @@ def load_serving(path: str | None = None) -> dict[tuple[str, str], ServingRegion
     p = Path(path) if path else serving_residuals_file()
     if not p.exists():
         return {}
+    residuals = ("residual_low", "residual_median", "residual_high", "residual_smallest", "residual_largest")
     with open(p, newline="", encoding="utf-8") as f:
         return {
             (r["gpu"], r["engine"]): ServingRegion(
-                r["gpu"],
-                r["engine"],
-                int(r["rows"]),
-                float(r["residual_low"]),
-                float(r["residual_median"]),
-                float(r["residual_high"]),
-                float(r["residual_smallest"]),
-                float(r["residual_largest"]),
-                r["sources"],
+                r["gpu"], r["engine"], int(r["rows"]), *(float(r[c]) for c in residuals), r["sources"]
             )
             for r in csv.DictReader(f)
         }

@@ -194,19 +194,10 @@ def write_example(path: Path, force: bool) -> None:
 def with_python_values(data: bytes, titles: list[str], sheets: dict) -> bytes:
     """The saved workbook with each formula's stored value: what the same function returned in Python (the
     functions are the add-in's, which no spreadsheet without it can compute), so previews and pandas show them."""
-    import zipfile
-
-    from planner.io.xlsx_values import store_values
+    from planner.io.xlsx_values import with_stored_values
 
     values = {(title, ref): v for title, spec in sheets.items() for ref, v in spec["values"].items()}
-    with zipfile.ZipFile(io.BytesIO(data)) as src:
-        infos = src.infolist()
-        parts = store_values({i.filename: src.read(i.filename) for i in infos}, titles, values)
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in infos:
-            dst.writestr(info, parts[info.filename])
-    return out.getvalue()
+    return with_stored_values(data, titles, values)
 
 
 @click.command("example")

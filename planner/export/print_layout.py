@@ -23,15 +23,13 @@ from planner.export import money_tables as money
 from planner.export.records import Review
 from planner.export.tables import DETAIL_KEYS, Table, options_table, select, tco_table
 from planner.export.xlsx_cells import (
-    CENTER,
     LINE_PT,
-    NUM,
-    NUMBER_FORMATS,
     THIN,
     WRAP,
     fit_row,
     header_row,
     page_setup,
+    put_table_value,
     put_text,
     wrapped_lines,
 )
@@ -150,16 +148,7 @@ def _figure_row(ws: Worksheet, table: Table, j: int, r: int) -> None:
     put_text(label, col.header)
     label.alignment, label.border = WRAP, THIN
     for i, row in enumerate(table.rows, start=2):
-        v, cell = row[j], ws.cell(row=r, column=i)
-        if col.kind == "text":
-            if v is not None:
-                put_text(cell, v)
-            cell.alignment = WRAP
-        else:
-            cell.value = None if v is None or (isinstance(v, float) and v != v) else v
-            cell.number_format = NUMBER_FORMATS[col.kind]
-            cell.alignment = CENTER if col.key == "rank" else NUM
-        cell.border = THIN
+        put_table_value(ws.cell(row=r, column=i), row[j], col.kind, col.key)
     fit_row(ws, r)
 
 

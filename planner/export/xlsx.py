@@ -48,7 +48,6 @@ from planner.export.tables import (
     tco_table,
 )
 from planner.export.xlsx_cells import (
-    CENTER,
     INPUT_FILL,
     LIVE_FILL,
     NO_FILL,
@@ -63,6 +62,7 @@ from planner.export.xlsx_cells import (
     header_row,
     number_format_for,
     page_setup,
+    put_table_value,
     put_text,
     safe_text,
     store_cached_values,
@@ -104,16 +104,7 @@ def _write_table(ws: Worksheet, table: Table, top: int, widths: dict[str, float]
     header_row(ws, top, [c.header for c in table.columns])
     for i, row in enumerate(table.rows, start=top + 1):
         for j, (v, col) in enumerate(zip(row, table.columns, strict=True), start=1):
-            cell = ws.cell(row=i, column=j)
-            if col.kind == "text":
-                if v is not None:
-                    put_text(cell, v)
-                cell.alignment = WRAP
-            else:
-                cell.value = None if v is None or (isinstance(v, float) and v != v) else v
-                cell.number_format = NUMBER_FORMATS[col.kind]
-                cell.alignment = CENTER if col.key == "rank" else NUM
-            cell.border = THIN
+            put_table_value(ws.cell(row=i, column=j), v, col.kind, col.key)
     for r in range(top, top + len(table.rows) + 1):
         fit_row(ws, r, 3 if r == top else 1)
 

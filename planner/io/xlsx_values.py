@@ -7,8 +7,10 @@ previews, mail clients and pandas show the empty ``<v />``. ``store_values`` fil
 
 from __future__ import annotations
 
+import io
 import math
 import re
+import zipfile
 from xml.sax.saxutils import escape
 
 from planner.io.safetext import cell_text
@@ -54,3 +56,17 @@ def store_values(
         if cached and name in out:
             out[name] = _fill(out[name].decode("utf-8"), cached).encode("utf-8")
     return out
+
+
+def with_stored_values(
+    data: bytes, sheet_titles: list[str], values: dict[tuple[str, str], float | str | bool]
+) -> bytes:
+    """A saved workbook (xlsx bytes) with ``store_values`` applied to its parts, rezipped in the same order."""
+    with zipfile.ZipFile(io.BytesIO(data)) as src:
+        infos = src.infolist()
+        parts = store_values({i.filename: src.read(i.filename) for i in infos}, sheet_titles, values)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in infos:
+            dst.writestr(info, parts[info.filename])
+    return out.getvalue()
