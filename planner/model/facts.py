@@ -45,6 +45,7 @@ class ModelFacts:
     num_experts: ArrayLike  # 0 for dense
     experts_per_token: ArrayLike  # 0 for dense
     params_active: ArrayLike
+    local_attention_chunked: ArrayLike = 0.0  # 1: the local layers are chunked attention (Llama 4), 0: sliding
 
 
 @dataclass(frozen=True)
@@ -117,6 +118,7 @@ class EngineMemoryRules(Protocol):
     activation_bytes_per_token_width: float
     activation_bytes_per_seq_vocab: float
     block_size: int  # KV-cache block, tokens
+    kv_group_padding: bool  # vLLM's hybrid allocator: equal-size layer groups, padded (memory.kv_cache_groups)
 
 
 def field_names(cls: type) -> tuple[str, ...]:

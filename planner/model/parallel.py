@@ -48,17 +48,18 @@ def expert_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
     return (model.num_experts > 0) & (gpus <= model.num_experts)
 
 
-def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp") -> ArrayLike:
+def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp", kv_heads_any: bool = False) -> ArrayLike:
     """Whether the engine loads the model on ``gpus`` GPUs split as ``parallelism`` (``PARALLELISMS``).
 
     "tp": ``tensor_parallel_ok``; "tp-ep": the same with experts whole (no block rule on them) and at least one
     expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters.
+    ``kv_heads_any``: the engine's KV heads need not divide the group (TensorRT-LLM; ``tensor_parallel_ok``).
     """
     if parallelism == "dp-ep":
         return expert_parallel_ok(model, gpus)
     if parallelism == "tp-ep":
-        return tensor_parallel_ok(model, gpus, expert_parallel=True) & expert_parallel_ok(model, gpus)
-    return tensor_parallel_ok(model, gpus)
+        return tensor_parallel_ok(model, gpus, True, kv_heads_any) & expert_parallel_ok(model, gpus)
+    return tensor_parallel_ok(model, gpus, False, kv_heads_any)
 
 
 def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:

@@ -181,6 +181,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("full", "full_attention_layers", "Full-attention layers"),
         ("swl", "sliding_window_layers", "Sliding-window layers"),
         ("window", "sliding_window", "Sliding window"),
+        ("chunked", "local_attention_chunked", "Local layers chunked (1) or sliding (0)"),
         ("attnflop", "attention_flop_per_context_token_per_layer", "Attention FLOP per cached token per layer"),
         ("pattnflop", "prefill_attention_flop_per_token_pair_per_layer", "Attention FLOP per token pair (prefill)"),
         ("non_expert", "params_non_expert", "Params non-expert"),
@@ -296,12 +297,32 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "model.cached_tokens_per_layer_sum",
         ),
         Row(
+            "kv_group_size",
+            "Layers per KV-cache group",
+            "layers",
+            INT,
+            "IF(MIN({full},{swl})>0,IF(MAX({full},{swl})<1.5*MIN({full},{swl}),MAX({full},{swl}),MIN({full},{swl})),"
+            "MAX({full},{swl}))",
+            "model.kv_cache_groups",
+        ),
+        Row(
+            "kv_layer_slots",
+            "Layer-token slots per sequence, groups padded",
+            "tokens",
+            INT,
+            "{kv_group_size}*{block}*(IF({full}>0,-INT(-{full}/{kv_group_size}),0)*-INT(-{context}/{block})"
+            "+IF({swl}>0,-INT(-{swl}/{kv_group_size}),0)*(-INT(-MIN({window}+{chunked},{context})/{block})+1-{chunked}))",
+            "model.padded_kv_layer_tokens",
+        ),
+        Row(
             "kv_seq_base",
             "KV per sequence (blocks, one copy)",
             "B",
             INT,
-            "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens("{context}")),
-            "model.kv_bytes",
+            "{kvel}*{kvbpe}*IF(eng_kv_group_padding,{kv_layer_slots},"
+            + F.layer_tokens(F.seq_tokens("{context}"))
+            + ")",
+            "model.kv_bytes (vLLM: model.padded_kv_layer_tokens)",
         ),
     )
     c.add(

@@ -102,12 +102,16 @@ def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
 
 
 def tp_ok(n: str) -> str:
-    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0), dense MLP width % n = 0,
+    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0, unless the engine splits KV
+    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0,
     and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
-    heads = f"INT({{heads}}/{n})={{heads}}/{n},OR(INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    heads = (
+        f"INT({{heads}}/{n})={{heads}}/{n},"
+        f"OR(eng_kv_heads_any_split,INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    )
     step = f"({n}*MAX({{wblock}},1))"
     blocks = f"OR({n}=1,{{wblock}}=0,AND(INT({{mlpw}}/{step})={{mlpw}}/{step},INT({{expw}}/{step})={{expw}}/{step}))"
-    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},{blocks})"
+    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{blocks})"
 
 
 def choose_group() -> str:
@@ -166,7 +170,8 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
     gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
-    att_peak = f"({{n}}*{{peak}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
+    # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
+    att_peak = f"({{n}}*{{peak16}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
     s, e = "0.000E+00", "s"
     return [
         ("dense", "Dense weight bytes", "B", "#,##0", DENSE_WEIGHTS),
