@@ -153,9 +153,11 @@ KERNEL_FACTORS = dict(
     # fitted: 33.1 us per layer per step beyond the measured GEMM and attention kernels (norms, rotary, activation,
     # KV-cache writes, residual adds: a few small kernels per layer the kernel tables do not hold)
     layer_overhead_s=33.1e-6,
-    # not fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert): derived
-    # from measured vLLM fused-MoE and GEMM latencies, 33.6 us (``planner.engines.kernel_floor``)
-    moe_layer_overhead_s=34e-6,
+    # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
+    # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
+    # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
+    # fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert)
+    moe_layer_overhead_s=0.0,
 )
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;

@@ -102,6 +102,8 @@ class EngineFacts:
     attention_floor_s: ArrayLike  # time of the smallest decode attention kernel (per layer)
     prefill_attention_flop_efficiency: ArrayLike  # causal prefill attention's FLOP/s over the dense peak
     prefill_attention_floor_s: ArrayLike  # time of the smallest prefill attention kernel (per layer)
+    moe_floor_s: ArrayLike  # the fused-MoE call's floor beyond two GEMMs' at one token, per MoE layer per step
+    moe_floor_per_doubling_s: ArrayLike  # its growth per doubling of the tokens in the call, measured up to 8
 
 
 class EngineMemoryRules(Protocol):

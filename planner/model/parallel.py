@@ -161,7 +161,7 @@ def dp_decode_step(
     )  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_read
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
-    overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
+    overhead = step_overhead_s(model, limits, per_rank) + limits.sequence_overhead_s * per_rank
     return replace(
         split,
         step_s=kernels_s + (comm + overhead),
@@ -201,6 +201,6 @@ def dp_prefill_step(
         attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=1.0,
     )  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
-    ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
+    ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s
     split = prefill_step(gpu, model, precision, limits, prompt_tokens, batch, gpus)  # the group's FLOPs
     return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)

@@ -76,6 +76,6 @@ def prefill_step(
         expert_bytes=expert_bytes, expert_rows=tokens, expert_gpus=gpus,
         attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=gpus,
     )  # fmt: skip
-    overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
+    overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)

@@ -198,6 +198,11 @@ def tp_communication(tokens: str, single_gpu: str = "0") -> str:
     )
 
 
+def moe_floor(tokens: str) -> str:
+    """model.step_overhead_s's fused-MoE floor: MoE layers x (floor + per doubling x log2(min(max(tokens, 1), 8)))."""
+    return f"{{moe_layers}}*({{f_moe_floor_s}}+{{f_moe_floor_per_doubling_s}}*LOG(MIN(MAX({tokens},1),8),2))"
+
+
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
     """model.decode_step at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
     b = "{" + batch + "}"
@@ -230,7 +235,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
+            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{moe_floor(b)}+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -291,7 +296,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "s",
             "0.000E+00",
             "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_moe_layer_overhead_s}*{moe_layers}"
-            "+{f_prefill_latency_s}",
+            "+" + moe_floor("{context}") + "+{f_prefill_latency_s}",
         ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]
