@@ -8,6 +8,7 @@ quantity of a record (``tpot``, ``throughput``, ``mfu`` ... ``ttft``) finishes o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Unpack
 
 import numpy as np
@@ -17,7 +18,7 @@ from planner.catalog import Catalog, default_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
 from planner.checks import _nonnegative, _pandas_index
 from planner.deploy import deploy, finish, finish_record, nan_record
-from planner.errors import MissingDataError
+from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
 from planner.model import DecodeStep, PrefillStep
 from planner.options import DecodeOptions, DeploymentOptions, Options
 
@@ -164,3 +165,58 @@ def cost_per_mtok(
         "coerce",
         _pandas_index(gpu, model, context, o.batch),
     )
+
+
+# -- the fleet for a peak -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeakFleet:
+    """The rented fleet that serves a peak request rate, every replica at its max batch (the what-if Levers)."""
+
+    rate_per_replica_s: float  # requests per second one replica takes: throughput at max batch / output tokens
+    replicas: float  # max(1, ceil(peak rate / rate per replica)), no spare
+    gpus: float  # replicas x GPUs in the group
+    monthly_usd: float  # GPUs x $/GPU-hour x 730 h; NaN when no price is given and the catalog has none
+
+
+def peak_fleet(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    *,
+    peak_requests_per_s: float,
+    output_tokens: int,
+    price_per_gpu_hour: Any = None,
+    **options: Unpack[DeploymentOptions],
+) -> PeakFleet:
+    """The fleet that serves ``peak_requests_per_s`` requests of ``output_tokens`` each, one scalar question.
+
+    rate per replica = throughput at max batch / output tokens; replicas = max(1, ceil(peak / rate per replica))
+    (``planner.export.sizing.replicas_for_rate``, no spare); GPUs = replicas x the group ``memory_plan`` chose;
+    monthly cost = GPUs x $/GPU-hour x 730 h (``sizing.cloud_usd_per_gpu_month``). Assumes every replica runs
+    at its max batch (the cheapest per token) with no time lost to prompts; its TPOT there is the decode step at
+    max batch, which the caller compares with a target. ``planner export`` sizes a fleet under load instead.
+    """
+    from planner.api import memory_plan
+    from planner.export.sizing import cloud_usd_per_gpu_month, replicas_for_rate
+
+    if isinstance(peak_requests_per_s, bool) or not isinstance(peak_requests_per_s, (int, float)):
+        raise InvalidInputError(f"peak_requests_per_s must be a number; got {peak_requests_per_s!r}")
+    if isinstance(output_tokens, bool) or not isinstance(output_tokens, (int, float)):
+        raise InvalidInputError(f"output_tokens must be a number; got {output_tokens!r}")
+    if not peak_requests_per_s > 0:
+        raise OutOfRangeError(f"peak_requests_per_s must be above 0; got {peak_requests_per_s!r}")
+    if not output_tokens >= 1:
+        raise OutOfRangeError(f"output_tokens must be 1 or more; got {output_tokens!r}")
+    plan = memory_plan(gpu, model, context, **options)
+    step_options = {**options, "gpus": int(plan.gpus), "batch": int(plan.max_batch)}
+    step = decode_step(gpu, model, context, **step_options)
+    rate = float(step.throughput_tokens_per_s) / output_tokens
+    replicas = float(replicas_for_rate(peak_requests_per_s, rate))
+    gpus = replicas * int(plan.gpus)
+    if price_per_gpu_hour is None:
+        price = gpu_price_per_hour(gpu, catalog=options.get("catalog"))
+    else:
+        price = float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
+    return PeakFleet(rate, replicas, gpus, float(cloud_usd_per_gpu_month(price)) * gpus)

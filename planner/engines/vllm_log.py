@@ -42,7 +42,8 @@ def vllm_kv_log(
     block = max(int(block_size), 1)
     facts = model_facts(model)
     size, full_groups, local_groups = (int(x) for x in kv_cache_groups(facts))
-    page = kv_bytes_per_token_per_gpu / model.num_layers * size * block
+    attention_layers = float(facts.full_attention_layers + facts.sliding_window_layers)  # linear layers: no KV
+    page = kv_bytes_per_token_per_gpu / attention_layers * size * block
     num_blocks = math.floor(max(kv_budget_bytes_per_gpu, 0.0) / page)
     tokens = float(num_blocks // (full_groups + local_groups) * block)
     if not max_model_len:

@@ -10,6 +10,7 @@ import math
 from dataclasses import dataclass
 
 from planner.export.outlook import stale_text
+from planner.export.evaluate import HEADROOM_STEP
 from planner.export.records import Result, Review
 
 
@@ -321,6 +322,78 @@ def sweep_table(review: Review) -> Table:
     for j, mult in enumerate(review.sweep_multipliers):
         rows.append(
             (peak * mult, *[float(r.sweep.monthly_usd[j]) for r in meeting], *[int(r.sweep.gpus[j]) for r in meeting])
+        )
+    return Table(cols, tuple(rows))
+
+
+def latency_charted(review: Review) -> list[Result]:
+    """The charted options (``charted``) that carry a latency-against-load curve (sized on percentiles)."""
+    return [r for r in charted(review) if r.load_curve is not None]
+
+
+def latency_table(review: Review) -> Table:
+    """The latency-against-load view's data: traffic (the whole fleet's requests/s) and, per option with a curve,
+    its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity."""
+    shown = latency_charted(review)
+    q = shown[0].load_curve.percentile if shown else 95.0
+    cols = [Column("Traffic (requests/s)", "x", "traffic")]
+    for i, r in enumerate(shown):
+        name = r.option.name
+        cols += [
+            Column(f"{name}: p50 TTFT", "s", f"ttft_p50_{i}"),
+            Column(f"{name}: p{q:g} TTFT", "s", f"ttft_high_{i}"),
+            Column(f"{name}: p50 TPOT", "ms", f"tpot_p50_{i}"),
+            Column(f"{name}: p{q:g} TPOT", "ms", f"tpot_high_{i}"),
+        ]
+    if not shown:
+        return Table(tuple(cols), ())
+    c0 = shown[0].load_curve
+
+    def v(x: float, scale: float = 1.0) -> float:
+        return x * scale if math.isfinite(x) else math.nan
+
+    rows = []
+    for j, mult in enumerate(c0.multipliers):
+        row = [c0.peak_requests_per_s * mult]
+        for r in shown:
+            c = r.load_curve
+            row += [v(c.ttft_p50_s[j]), v(c.ttft_high_s[j]), v(c.tpot_p50_s[j], 1e3), v(c.tpot_high_s[j], 1e3)]
+        rows.append(tuple(row))
+    return Table(tuple(cols), tuple(rows))
+
+
+def headroom_table(review: Review) -> Table:
+    """Per option with a curve: its planned replicas, the simulated high-percentile TTFT and TPOT at the planned
+    peak against their goals, and the headroom (``LoadCurve.headroom``: more traffic it takes within the goals)."""
+    shown = latency_charted(review)
+    cols = (
+        Column("Option", "text", "option"),
+        Column("Replicas", "int", "replicas"),
+        Column("TTFT at peak (s)", "s", "ttft_peak"),
+        Column("TTFT goal (s)", "s", "ttft_goal"),
+        Column("TPOT at peak (ms)", "ms", "tpot_peak"),
+        Column("TPOT goal (ms)", "ms", "tpot_goal"),
+        Column("Headroom", "text", "headroom"),
+    )
+    rows = []
+    for r in shown:
+        c, sim = r.load_curve, r.under_load
+        if math.isinf(c.headroom):
+            h = "over 100%"
+        elif c.headroom < HEADROOM_STEP:
+            h = f"under {HEADROOM_STEP:.0%}"
+        else:
+            h = f"{c.headroom:.0%}"
+        rows.append(
+            (
+                r.option.name,
+                c.replicas,
+                sim.result.ttft_s.at(c.percentile),
+                c.ttft_goal_s,
+                sim.result.tpot_s.at(c.percentile) * 1e3,
+                c.tpot_goal_s * 1e3,
+                f"{h} more traffic than the planned peak",
+            )
         )
     return Table(cols, tuple(rows))
 

@@ -34,6 +34,9 @@ from planner.export.tables import (
     Column,
     Table,
     charted,
+    headroom_table,
+    latency_charted,
+    latency_table,
     fmt,
     levers_table,
     not_evaluated,
@@ -473,6 +476,96 @@ def _charts(book: _Book) -> None:
     ws.page_setup.fitToHeight = 1
 
 
+def _latency(book: _Book) -> None:
+    """The latency-against-load view: each charted option's planned fleet (replicas fixed) under traffic from a
+    quarter to twice the planned peak, p50 (dashed) and high-percentile (solid) TTFT and TPOT, the targets and
+    the planned peak marked; the headroom table below. Only for reviews sized on simulated percentiles."""
+    review = book.review
+    shown = latency_charted(review)
+    if not shown:
+        return
+    table = latency_table(review)
+    data = book.sheet("Latency data", "Data of the latency charts: each option's planned fleet under more or less traffic")
+    _write_table(data, table, 1)
+    rows = len(table.rows)
+    w = review.scenario.workload
+    q = shown[0].load_curve.percentile
+    planned = shown[0].load_curve.peak_requests_per_s
+    ws = book.sheet("Latency", f"Latency against traffic: p50 and p{q:g} of each option's planned fleet", None)
+    heads = headroom_table(review)
+    _write_table(ws, heads, 38, {"option": 26, "headroom": 40})
+    note = (
+        f"Each option keeps its planned replicas while traffic changes (simulated: gamma arrivals of burstiness "
+        f"{w.burstiness:g}, 1 is Poisson; every request at the mean lengths). Headroom: how much more traffic than "
+        "the planned peak the fleet takes with both figures within their goals. Dashed: p50; solid: p{q:g}; dotted grey: the planned peak ({planned:,.3g} "
+        "requests/s) and the target. Past a replica's capacity (its queue grows without bound) the line stops. "
+        "Goals are the targets less the model's margin."
+    )
+    top = 39 + len(heads.rows) + 1
+    ws.merge_cells(start_row=top, start_column=1, end_row=top + 1, end_column=16)
+    put_text(ws.cell(row=top, column=1), note)
+    ws.cell(row=top, column=1).font = NOTE_FONT
+    ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
+    helper = top + 4
+    put_text(ws.cell(row=helper, column=1), "Chart helper: the planned peak and the targets (x, TTFT s, TPOT ms)")
+    xs = [row[0] for row in table.rows]
+    ttfts = [v for row in table.rows for v in row[1:] if isinstance(v, float) and math.isfinite(v)]
+    top_ttft = max([w.ttft_target_s, *ttfts[::1]] or [1.0]) * 1.1
+    k = 1
+    for x, t_ttft, t_tpot in (
+        (planned, 0.0, 0.0),
+        (planned, top_ttft, w.tpot_target_s * 1e3 * 1.3),
+        (min(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
+        (max(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
+    ):
+        ws.cell(row=helper + k, column=1, value=x)
+        ws.cell(row=helper + k, column=2, value=t_ttft)
+        ws.cell(row=helper + k, column=3, value=t_tpot)
+        k += 1
+    x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
+    for title, y_title, offset, anchor, fmt, marker_col in (
+        ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
+        ("Time per output token against traffic", "ms", 2, "A19", "0", 3),
+    ):
+        ch = ScatterChart()
+        ch.title = title
+        ch.style = 2
+        ch.x_axis.title = table.columns[0].header
+        ch.y_axis.title = y_title
+        ch.y_axis.number_format = fmt
+        ch.x_axis.delete = ch.y_axis.delete = False
+        ch.height, ch.width = 8.6, 26
+        ch.legend.position = "r"
+        for i, r in enumerate(shown):
+            color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
+            for j, dash in ((0, "dash"), (1, "solid")):
+                col = 2 + 4 * i + offset + j
+                s = Series(Reference(data, min_col=col, min_row=2, max_row=rows + 1), x)
+                s.tx = SeriesLabel(v=_series_name(table.columns[col - 1].header))
+                s.graphicalProperties.line.solidFill = color
+                s.graphicalProperties.line.prstDash = dash
+                s.graphicalProperties.line.width = 22000
+                s.marker.symbol = symbol
+                s.marker.size = 5
+                s.marker.graphicalProperties.solidFill = color
+                s.marker.graphicalProperties.line.solidFill = color
+                s.smooth = False
+                ch.series.append(s)
+        for rows_at, label in (((1, 2), f"Planned peak ({planned:,.3g})"), ((3, 4), "Target")):
+            mx = Reference(ws, min_col=1, min_row=helper + rows_at[0], max_row=helper + rows_at[1])
+            line = Series(Reference(ws, min_col=marker_col, min_row=helper + rows_at[0], max_row=helper + rows_at[1]), mx)
+            line.tx = SeriesLabel(v=label)
+            line.graphicalProperties.line.solidFill = "7F7F7F"
+            line.graphicalProperties.line.prstDash = "sysDot"
+            line.graphicalProperties.line.width = 28000
+            line.marker.symbol = "none"
+            line.smooth = False
+            ch.series.append(line)
+        ws.add_chart(ch, anchor)
+    ws.print_area = f"A1:P{top + 1}"
+    ws.page_setup.fitToHeight = 1
+
+
 def _series_name(name: str) -> str:
     """User text for a chart series or title: plain text, no control characters."""
     return safe_text(name)
@@ -569,10 +662,13 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _levers(book)
     _charts(book)  # Chart data and Charts
     book.wb.move_sheet("Charts", offset=-1)
+    _latency(book)  # Latency and its data, when sized on simulated percentiles
+    if "Latency" in book.wb.sheetnames:
+        book.wb.move_sheet("Latency", offset=-1)
     _glossary(book)
     _assumptions(book)
     for ws in book.wb.worksheets:
-        if ws.title not in ("Summary", "Charts"):
+        if ws.title not in ("Summary", "Charts", "Latency"):
             legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
         # protected without a password: the yellow prices stay editable, the snapshot and formulas do not
         ws.protection.sheet = True

@@ -9,7 +9,7 @@ import numpy as np
 
 from planner.model import operators, ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes_of_layer_tokens, kv_replication
+from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
 from planner.model.roofline import compute_time_s, memory_time_s
 
 
@@ -141,17 +141,18 @@ def decode_step(
     layers + per sequence x batch (the engine's).
 
     bytes = weights read (MoE: the experts the batch touches) + batch x KV at the context (replicated heads
-    counted); FLOPs = batch x (2 x params per token + attention FLOP per cached token x cached tokens).
+    counted; DSA: the top-k latents + every indexer key; linear layers: their state read and written); FLOPs =
+    batch x (2 x params per token + attention FLOP per attended token x attended tokens + indexer + recurrence)
+    (``memory.decode_attention_bytes``, ``memory.decode_attention_flop``).
     """
-    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
     rows = operators.cuda_graph_batch(batch)
     dense_bytes = operators.dense_weight_bytes(model, precision)
     dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
     expert_bytes = (
         0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     )
-    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
-    attention_flop = batch * model.attention_flop_per_context_token_per_layer * layer_tokens
+    kv_read = decode_attention_bytes(model, precision, context_tokens, batch, kv_replication(model, gpus))
+    attention_flop = decode_attention_flop(model, context_tokens, batch)
     bytes_moved = dense_bytes + expert_bytes + kv_read
     flop = batch * 2.0 * params_per_token(model) + attention_flop
     eff = limits.decode_flop_efficiency

@@ -45,6 +45,13 @@ class ModelFacts:
     num_experts: ArrayLike  # 0 for dense
     experts_per_token: ArrayLike  # 0 for dense
     params_active: ArrayLike
+    # -- hybrid linear attention (Gated DeltaNet) and DeepSeek Sparse Attention; the defaults: neither --
+    linear_attention_layers: ArrayLike = 0.0  # layers with a fixed-size state per sequence, no per-token KV
+    state_bytes_per_sequence: ArrayLike = 0.0  # those layers' recurrent + conv state of one sequence, all layers
+    linear_attention_flop_per_token: ArrayLike = 0.0  # those layers' state update and read per token, all layers
+    attended_tokens_max: ArrayLike = float("inf")  # DSA top-k: tokens one query attends to per layer; inf: all
+    indexer_bytes_per_token_per_layer: ArrayLike = 0.0  # DSA indexer key cache (fp8 + scale), any KV precision
+    indexer_flop_per_context_token_per_layer: ArrayLike = 0.0  # DSA indexer scoring of one cached token
     local_attention_chunked: ArrayLike = 0.0  # 1: the local layers are chunked attention (Llama 4), 0: sliding
 
 

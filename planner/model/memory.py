@@ -36,13 +36,23 @@ def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) ->
     )
 
 
+def attended_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
+    """Sum over layers of tokens one query attends to: full layers min(C, top-k) (DSA; top-k is inf for dense
+    attention, so C), sliding-window layers min(C, window); linear-attention layers none."""
+    return model.full_attention_layers * ops.minimum(
+        context_tokens, model.attended_tokens_max
+    ) + model.sliding_window_layers * ops.minimum(context_tokens, model.sliding_window)
+
+
 def kv_bytes(
     model: ModelFacts, precision: PrecisionFacts, context_tokens: ArrayLike, batch: ArrayLike = 1
 ) -> ArrayLike:
-    """KV cache of ``batch`` sequences: values per token per layer x bytes x layer-tokens x batch.
+    """KV cache of ``batch`` sequences: (values per token per layer x bytes + indexer bytes) x layer-tokens x batch.
 
     MHA/GQA/MQA: 2 x KV heads x head dim values; MLA: kv_lora_rank + rope dim. Llama 2 70B, fp16:
-    2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token.
+    2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token. DSA (DeepSeek-V3.2) adds its indexer's key per token and
+    layer (132 B, fp8 + scale, whatever the KV precision). Linear-attention layers hold no per-token cache: their
+    fixed state is ``state_bytes``.
     """
     return kv_bytes_of_layer_tokens(model, precision, cached_tokens_per_layer_sum(model, context_tokens), batch)
 
@@ -51,8 +61,48 @@ def kv_bytes_of_layer_tokens(
     model: ModelFacts, precision: PrecisionFacts, layer_tokens: ArrayLike, batch: ArrayLike = 1
 ) -> ArrayLike:
     """``kv_bytes`` from the tokens held summed over layers (``cached_tokens_per_layer_sum``), for a caller that
-    has them: values per token per layer x bytes x layer-tokens x batch."""
-    return model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * layer_tokens * batch
+    has them: (values per token per layer x bytes + indexer bytes per token per layer) x layer-tokens x batch."""
+    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+    return (per_token + model.indexer_bytes_per_token_per_layer) * layer_tokens * batch
+
+
+def state_bytes(model: ModelFacts, batch: ArrayLike = 1) -> ArrayLike:
+    """Linear-attention state of ``batch`` sequences: state bytes per sequence x batch, whatever the context.
+
+    The state is split by heads under tensor parallelism (no replication); one slot per running sequence (vLLM
+    without prefix caching of hybrid models; SGLang's radix cache keeps extra slots, not counted). 0 for models
+    without linear-attention layers.
+    """
+    return model.state_bytes_per_sequence * batch
+
+
+def decode_attention_bytes(
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    context_tokens: ArrayLike,
+    batch: ArrayLike,
+    replication: ArrayLike = 1.0,
+) -> ArrayLike:
+    """Bytes one decode step's attention moves: the KV of the tokens each query attends to (DSA: the top-k latents;
+    sliding windows: the window) + the indexer keys of every cached token (DSA scores them all), x batch x the
+    KV copies; + the linear-attention state, read and written once per sequence (2 x state bytes x batch)."""
+    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+    attended = attended_tokens_per_layer_sum(model, context_tokens)
+    kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
+        model, context_tokens
+    )
+    return kv * batch * replication + 2.0 * state_bytes(model, batch)
+
+
+def decode_attention_flop(model: ModelFacts, context_tokens: ArrayLike, batch: ArrayLike) -> ArrayLike:
+    """FLOPs of one decode step's attention: batch x (FLOP per attended token x attended layer-tokens + the DSA
+    indexer's FLOP per cached token (2 x index heads x index dim) x full-attention layer-tokens + the linear layers'
+    recurrence per token)."""
+    attended = attended_tokens_per_layer_sum(model, context_tokens)
+    indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * context_tokens
+    return batch * (
+        model.attention_flop_per_context_token_per_layer * attended + indexed + model.linear_attention_flop_per_token
+    )
 
 
 #: vLLM 0.33.0 ``vllm/v1/core/kv_cache_planning.py`` lines 521-531: the group size is the smaller attention type's
@@ -266,8 +316,9 @@ def memory_plan(
 ) -> MemoryPlan:
     """The memory budget on a group of ``gpus``: weights, reserve, KV budget, KV per sequence, max batch.
 
-    max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication));
-    with ``engine.kv_group_padding`` (vLLM) a sequence's blocks are ``padded_kv_layer_tokens`` at one decoding token.
+    max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication
+    + linear-attention state of a sequence)); with ``engine.kv_group_padding`` (vLLM) a sequence's blocks are
+    ``padded_kv_layer_tokens`` at one decoding token.
     ``reserve_bytes`` replaces the engine's activation + non-torch estimate when given.
     """
     wb = weight_bytes(model, precision)
@@ -276,14 +327,17 @@ def memory_plan(
         reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)
     budget = kv_budget_bytes_per_gpu(visible, wb, gpus, reserve_bytes, memory_utilization, engine)
     repl = kv_replication(model, gpus)
-    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * model.num_layers * repl / gpus
+    per_layer_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element + (
+        model.indexer_bytes_per_token_per_layer
+    )
+    per_token = per_layer_token * (model.num_layers - model.linear_attention_layers) * repl / gpus
     block = max(int(engine.block_size), 1)
     seq_tokens = ops.ceil(context_tokens / block) * block
     if engine.kv_group_padding:  # vLLM: layer groups of equal size, padded; a local group holds one more block
         layer_tokens = padded_kv_layer_tokens(model, context_tokens, block)
-        seq_group = kv_bytes_of_layer_tokens(model, precision, layer_tokens) * repl
+        seq_group = kv_bytes_of_layer_tokens(model, precision, layer_tokens) * repl + state_bytes(model)
     else:
-        seq_group = kv_bytes(model, precision, seq_tokens) * repl
+        seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
     tokens = kv_cache_tokens(budget, per_token, block)
     batch = max_batch_from_budget(budget * gpus, seq_group)
     return MemoryPlan(

@@ -21,11 +21,12 @@ from planner.model.facts import ArrayLike, EngineFacts, EngineMemoryRules, GpuFa
 from planner.model.memory import (
     MemoryPlan,
     activation_peak_bytes,
-    cached_tokens_per_layer_sum,
+    decode_attention_bytes,
+    decode_attention_flop,
     kv_bytes,
-    kv_bytes_of_layer_tokens,
     memory_plan,
     reserve_bytes_per_gpu,
+    state_bytes,
     tensor_parallel_ok,
     weight_bytes,
 )
@@ -150,9 +151,8 @@ def dp_decode_step(
     eff = limits.decode_flop_efficiency
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
-    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
-    attention_flop = per_rank * model.attention_flop_per_context_token_per_layer * layer_tokens
+    kv_read = decode_attention_bytes(model, precision, context_tokens, per_rank)
+    attention_flop = decode_attention_flop(model, context_tokens, per_rank)
     kernels_s = operators.forward_kernels_time_s(
         gpu, model, limits, eff, prefill=False,
         dense_bytes=dense, dense_rows=rows, dense_gpus=1.0,
@@ -192,7 +192,7 @@ def dp_prefill_step(
     eff = limits.prefill_flop_efficiency
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
-    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank)
+    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank) + state_bytes(model, on_rank)
     attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
     t = operators.forward_kernels_time_s(
         gpu, model, limits, eff, prefill=True,

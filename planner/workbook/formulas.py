@@ -59,6 +59,20 @@ def layer_tokens(x: str) -> str:
     return f"({{full}}*{x}+{{swl}}*MIN({x},{{window}}))"
 
 
+def attended_tokens(x: str) -> str:
+    """model.attended_tokens_per_layer_sum: full layers attend to min(x, top-k) (top-k blank: all x), sliding-window
+    layers at most the window."""
+    return f"({{full}}*IF({{topk}}>0,MIN({x},{{topk}}),{x})+{{swl}}*MIN({x},{{window}}))"
+
+
+def causal_pairs(x: str) -> str:
+    """prefill.causal_attention_flop's attended pairs per query over layers: full layers min(t, k) averaged over the
+    prompt, m^2 / (2x) + (x - m) m / x with m = min(x, k) (x / 2 without top-k), sliding-window layers min(x/2, w)."""
+    m = f"MIN({x},{{topk}})"
+    mean = f"IF({{topk}}>0,{m}*{m}/(2*{x})+({x}-{m})*{m}/{x},{x}/2)"
+    return f"({{full}}*{mean}+{{swl}}*MIN({x}/2,{{window}}))"
+
+
 def peak_of(key: str) -> str:
     """The GPU's peak for a math key (blank -> 0)."""
     return f"INDEX(gpu_peaks,{{gpu_row}},MATCH({key},peak_keys,0))"
@@ -98,7 +112,7 @@ def seq_tokens(ctx: str) -> str:
 
 def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
     """model.memory_plan's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
-    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}))"
+    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}+{{state}}))"
 
 
 def tp_ok(n: str) -> str:
@@ -215,7 +229,13 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "#,##0",
             WEIGHTS_READ,
         ),
-        ("kv", "KV bytes read", "B", "#,##0", f"{{kvel}}*{{kvbpe}}*{{ctx_layer_tokens}}*{b}*{{repl}}"),
+        (
+            "kv",
+            "KV bytes read",
+            "B",
+            "#,##0",
+            f"({{kvel}}*{{kvbpe}}*{{ctx_attended}}+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}+2*{{state}}*{b}",
+        ),
         ("attn", "Attention FLOPs", "FLOP", "0.000E+00", f"{b}*{{attn_decode}}"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
@@ -269,13 +289,15 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "#,##0",
             WEIGHTS_READ,
         ),
-        ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}*{repl}"),
+        ("kv", "KV bytes written", "B", "#,##0", "({kvel}*{kvbpe}+{idxb})*{ctx_layer_tokens}*{repl}+{state}"),
         (
             "attn",
             "Attention FLOPs (causal)",
             "FLOP",
             "0.000E+00",
-            "IF(ISERROR({n}),{n},{pattnflop}*{context}*" + layer_tokens("{context}/2") + ")",
+            "IF(ISERROR({n}),{n},{context}*({pattnflop}*"
+            + causal_pairs("{context}")
+            + "+{idxflop}*{full}*{context}/2+{linflop}))",
         ),
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
