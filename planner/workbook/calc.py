@@ -317,8 +317,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "Layer-token slots per sequence, groups padded",
             "tokens",
             INT,
-            "{kv_group_size}*{block}*(IF({full}>0,-INT(-{full}/{kv_group_size}),0)*-INT(-{context}/{block})"
-            "+IF({swl}>0,-INT(-{swl}/{kv_group_size}),0)*(-INT(-MIN({window}+{chunked},{context})/{block})+1-{chunked}))",
+            F.padded_layer_tokens("{context}"),
             "model.padded_kv_layer_tokens",
         ),
         Row(

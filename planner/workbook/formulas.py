@@ -105,6 +105,21 @@ def replication(n: str) -> str:
     return f"({n}*MAX(1,INT({{kvh}}/{n}))/{{kvh}})"
 
 
+def padded_layer_tokens(ctx: str) -> str:
+    """model.padded_kv_layer_tokens at one decoding token: layers per group x block x (full groups x ceil(ctx / b)
+    + local groups x (ceil(min(window + chunked, ctx) / b) + 1 - chunked))."""
+    return (
+        f"{{kv_group_size}}*{{block}}*(IF({{full}}>0,-INT(-{{full}}/{{kv_group_size}}),0)*-INT(-{ctx}/{{block}})"
+        f"+IF({{swl}}>0,-INT(-{{swl}}/{{kv_group_size}}),0)*(-INT(-MIN({{window}}+{{chunked}},{ctx})/{{block}})+1-{{chunked}}))"
+    )
+
+
+def held_layer_tokens(ctx: str) -> str:
+    """The layer-tokens a sequence of ctx tokens holds in the engine's cache: vLLM's padded groups
+    (eng_kv_group_padding) or the block-rounded layer-tokens (model.memory_plan)."""
+    return f"IF(eng_kv_group_padding,{padded_layer_tokens(ctx)},{layer_tokens(seq_tokens(ctx))})"
+
+
 def seq_tokens(ctx: str) -> str:
     """Context rounded up to whole KV blocks: ceil(ctx / block) x block."""
     return f"(-INT(-{ctx}/{{block}})*{{block}})"
