@@ -6,6 +6,7 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
+    python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
@@ -459,7 +460,11 @@ def signed_report(checks: list[dict]) -> str:
         if "[" in q:  # start-up figures: the |error| tables say enough
             continue
         qc = [c for c in checks if c["q"] == q]
-        lines += ["", f"== {q}: median signed error (figures)", f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}"]
+        lines += [
+            "",
+            f"== {q}: median signed error (figures)",
+            f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}",
+        ]
         for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch"):
             groups = defaultdict(list)
             for c in qc:
@@ -484,6 +489,30 @@ def why_lines(checks: list[dict]) -> list[str]:
     return [f"{rid}: no {', '.join(qs)}: {why}" for rid, (qs, why) in rows.items()]
 
 
+def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
+    """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
+    import csv
+
+    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file
+
+    cat = default_catalog()
+    pred = acc.predict_decode_rows(held, catalog=cat)
+    table = serving_residual_table(held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held])
+    path = serving_residuals_file()
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(table)
+    return path
+
+
+def _gpu_or_none(name: str, cat) -> str | None:
+    try:
+        return acc.resolve_gpu_name(name, cat)
+    except acc.PlannerError:
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
@@ -491,9 +520,17 @@ def main() -> None:
     parser.add_argument("--run-la", action="store_true", help="run llm-analysis on rows its cache lacks")
     parser.add_argument("--why", action="store_true", help="also print why each row without a prediction has none")
     parser.add_argument("--signed", action="store_true", help="also print the median signed error per group")
+    parser.add_argument(
+        "--write-serving-residuals",
+        action="store_true",
+        help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
+    )
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    if args.write_serving_residuals:
+        print(f"wrote {write_serving_residuals(held)}")
+        return
     checks = time_checks(held) + (memory_checks() if not args.rows else [])
     notes = [attach(checks, "aic", args.run_aic), attach(checks, "la", args.run_la)]
     groups = sorted({r.source_group for r in held})

@@ -227,11 +227,10 @@ class Deployment:
 def plan_on(
     r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any, parallelism: str = "tp"
 ) -> m.MemoryPlan:
-    """``model.memory_plan`` (``dp_memory_plan`` for "dp-ep") of the resolved scenarios on groups of ``gpus``; a
-    None ``util`` is the engine's default on each GPU and group (``utilization_on``)."""
-    plan = m.dp_memory_plan if parallelism == "dp-ep" else m.memory_plan
+    """``model.memory_plan`` of the resolved scenarios on groups of ``gpus`` split as ``parallelism``; a None
+    ``util`` is the engine's default on each GPU and group (``utilization_on``)."""
     util = utilization_on(r, engine, gpus, util, parallelism)
-    return plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
+    return m.memory_plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve, parallelism)
 
 
 def utilization_on(r: Resolved, engine: EngineProfile, gpus: Any, util: Any, parallelism: str = "tp") -> Any:
@@ -293,9 +292,8 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
     reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
-    r = _resolve(
-        o.catalog or default_catalog(), errors, **names, engine=eng, calibration=resolve_calibration(o.calibration)
-    )
+    calibration = resolve_calibration(o.calibration)
+    r = _resolve(o.catalog or default_catalog(), errors, **names, engine=eng, calibration=calibration, numbers=ctx)
     if r.model is None or r.gpu is None:
         if errors == "raise" and r.first_error:
             raise r.first_error
@@ -312,6 +310,8 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
+    if r.numbers is not None:  # contexts that repeat: the formulas run once per (names, context) pair
+        ctx = r.numbers
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
         if np.any(refused):

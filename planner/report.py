@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from planner import api
 from planner import model as m
@@ -22,8 +22,10 @@ from planner.engines.sglang import default_memory_fraction
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.options import GroupOptions, Options
-from planner.serving.load import Replica
 from planner.timing import _decode_step, _prefill
+
+if TYPE_CHECKING:  # the serving simulation is imported when a replica is made, not with every plan
+    from planner.serving.load import Replica
 
 
 @dataclass(frozen=True)
@@ -226,6 +228,8 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
 def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None) -> Replica:
     """The plan's deployment as one serving replica (its GPU group, precisions and engine), for
     ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
+    from planner.serving.load import Replica
+
     precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
     return Replica(
         p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog, **precisions

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import openpyxl
 import pytest
@@ -57,7 +58,9 @@ class TestLoadCurve:
         finite = [x for x in c.ttft_high_s if math.isfinite(x)]
         assert finite == sorted(finite) and len(finite) >= 4
         assert 0.0 <= c.headroom < 1.0
-        replica = Replica("H100", "Llama-3.1-8B", int(r.replica.gpus), max_num_seqs=int(r.replica.batch), engine=r.engine)
+        replica = Replica(
+            "H100", "Llama-3.1-8B", int(r.replica.gpus), max_num_seqs=int(r.replica.batch), engine=r.engine
+        )
         q = c.percentile
 
         def meets(mult: float) -> bool:
@@ -73,7 +76,8 @@ class TestLoadCurve:
         data, heads = latency_table(review), headroom_table(review)
         assert len(data.rows) == len(LOAD_CURVE) and len(data.columns) == 1 + 4
         assert data.rows[LOAD_CURVE.index(1.0)][0] == pytest.approx(40.0)
-        assert heads.rows[0][0] == "H100 rented" and heads.rows[0][-1].endswith("more traffic than the planned peak")
+        assert heads.rows[0][0] == "H100 rented"
+        assert re.fullmatch(r"\+\d+%|under 2%|over 100%", heads.rows[0][-1])
 
 
 class TestWorkbook:
@@ -84,3 +88,12 @@ class TestWorkbook:
         assert names.index("Latency") == names.index("Chart data") + 1
         assert names[names.index("Latency") + 1] == "Latency data"
         assert len(book["Latency"]._charts) == 2
+
+
+class TestMarkdown:
+    def test_the_review_states_the_headroom(self, review):
+        """The Markdown review (and the PDF made from it) carries the headroom table under its own heading."""
+        md = render(review, "md").decode()
+        assert "## Latency under load" in md
+        section = md.split("## Latency under load", 1)[1]
+        assert "| H100 rented |" in section and "more traffic than the planned peak" in section.split("|", 1)[0]

@@ -90,6 +90,9 @@ NAMED = {
     "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),
     "more-gpus-lever-has-no-valid-group": dict(gpu="L4", model="Qwen2-7B", context=4096, gpus=4),
     "more-gpus-lever-from-two": dict(gpu="L4", model="Qwen2-7B", context=4096, gpus=2),
+    "hybrid-linear-attention-qwen3-next": dict(model="Qwen3-Next-80B-A3B", context=32768, gpus=2, batch=16),
+    "float32-state-qwen3.6-rtx-pro": dict(gpu="RTX PRO 6000 Blackwell Server Edition", model="Qwen3.6-27B"),
+    "sparse-attention-deepseek-v3.2": dict(model="DeepSeek-V3.2", context=65536, gpus=8, batch=4),
     # the budget block: a blank or text target, no traffic, a target every lever meets
     "budget-blank-tpot-target": dict(model="Llama-2-70B", context=4096, gpus=4, tpot_target_ms=None),
     "budget-text-ttft-target": dict(model="Llama-2-70B", context=4096, gpus=4, ttft_target_ms="fast"),
@@ -136,6 +139,7 @@ class TestParityWithThePythonModel:
         models = {cat.model(s["model"]) for s in SCENARIO_INPUTS.values() if s["model"] in cat.models}
         assert len(SCENARIO_INPUTS) >= 50
         assert any(m.moe for m in models) and any(m.mla for m in models) and any(m.sliding_window for m in models)
+        assert any(m.linear_attention for m in models) and any(m.sparse_attention for m in models)
         assert len({s["gpu"] for s in SCENARIO_INPUTS.values()}) >= 10
 
     @pytest.mark.parametrize(

@@ -223,6 +223,8 @@ class DecodeRow:
     #: whether the server scheduled each step while the one before ran (vLLM ``--async-scheduling``, said in the
     #: row's ``batching`` or ``notes`` cell): a request arriving at a busy server waits one step more
     async_scheduling: bool = False
+    #: vLLM's ``--num-scheduler-steps`` where the row's server command sets it (multi-step scheduling, vLLM 0.5-0.7)
+    scheduler_steps: int | None = None
 
     @property
     def context(self) -> int:
@@ -370,6 +372,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         dataset=str(r.get("dataset", "")).strip(),
         prompts_cached=cached,
         async_scheduling=async_scheduling_of(r),
+        scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 

@@ -21,6 +21,7 @@ from typing import Any
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
+from planner.errors import InvalidInputError
 from planner.serving.benchmark import SCHEDULERS, request_lengths
 from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
@@ -75,6 +76,11 @@ def predict_percentiles(
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
+    if (row.scheduler_steps or 1) > 1:
+        raise InvalidInputError(
+            f"multi-step scheduling (--num-scheduler-steps {row.scheduler_steps}) is not simulated: the server streams "
+            f"tokens {row.scheduler_steps} steps at a time and admits arrivals only between those windows"
+        )
     cat = catalog or default_catalog()
     replica = Replica(
         resolve_gpu_name(row.gpu, cat),

@@ -12,8 +12,9 @@ from dataclasses import replace as dc_replace
 import numpy as np
 
 from planner import api
-from planner.accuracy.calibration import residual_range
+from planner.accuracy.calibration import calibrated_range, residual_range
 from planner.accuracy.ranges import TimeRange
+from planner.accuracy.serving_margin import margin_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -23,8 +24,8 @@ from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
-from planner.serving.fleet import Sizing, fewest_replicas
 from planner.serving.approx import approximate_load
+from planner.serving.fleet import Sizing, fewest_replicas
 from planner.serving.load import PERCENTILES, Replica, rate_sweep
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
@@ -255,8 +256,11 @@ def evaluate(
     *,
     model: Model | None = None,
     groups: tuple[int, ...] | None = None,
+    load_curves: bool = False,
 ) -> Result:
-    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak."""
+    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
+    ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
+    only, not the levers' and outlook's variants)."""
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)
@@ -277,7 +281,7 @@ def evaluate(
         if option.gpus_per_replica
         else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
     )
-    time_ranges = tuple(residual_range(gpu, eng.name, catalog=catalog, gpus=n, model=mdl) for n in groups)
+    time_ranges = tuple(_margin_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
@@ -348,9 +352,10 @@ def evaluate(
             fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
             # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
             fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
-            common["load_curve"] = load_curve(
-                dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)), workload, peak, sim
-            )
+            if load_curves:
+                common["load_curve"] = load_curve(
+                    dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)), workload, peak, sim
+                )
         common["warnings"] = tuple(warnings)
     x = traffic_change
     return Result(
@@ -365,6 +370,16 @@ def evaluate(
         average_rate_per_s=avg,
         shortfall="",
     )
+
+
+def _margin_range(gpu: Gpu, eng: EngineProfile, catalog: Catalog, gpus: int, mdl: Model) -> TimeRange:
+    """The range a group is sized with: a calibration entry's, else the prediction range for this GPU, group and
+    model made at least as wide as the held-out errors of this engine's serving runs on this GPU
+    (``planner.accuracy.serving_margin.margin_range``)."""
+    prediction = residual_range(gpu, eng.name, catalog=catalog, gpus=gpus, model=mdl)
+    if calibrated_range(gpu, eng) is not None:
+        return prediction
+    return margin_range(prediction, gpu.name, eng.name)
 
 
 def latency_margin(workload: Workload, high: float) -> float:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.export.outlook import stale_text
 from planner.export.evaluate import HEADROOM_STEP
+from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
 
 
@@ -101,30 +101,15 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         else f"rented, ${_rate(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
     )
+    # what every option shows, met or not: option, GPU, model, precisions, pricing, price kind, source and date
+    chosen = (o.name, r.gpu.name, r.model.name, f"{r.weight_precision} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
-        return (
-            None,
-            o.name,
-            r.gpu.name,
-            r.model.name,
-            f"{r.weight_precision} / {r.kv_precision}",
-            price,
-            r.money.price_kind,
-            *quote,
-            "no",
-            *([None] * 22),
-            r.shortfall,
-        )
+        return (None, *chosen, *quote, "no", *([None] * 22), r.shortfall)
     f, rep = r.fleet, r.replica
     return (
         rank,
-        o.name,
-        r.gpu.name,
-        r.model.name,
-        f"{r.weight_precision} / {r.kv_precision}",
-        price,
-        r.money.price_kind,
+        *chosen,
         *quote,
         "yes",
         int(f.gpus),
@@ -331,9 +316,15 @@ def latency_charted(review: Review) -> list[Result]:
     return [r for r in charted(review) if r.load_curve is not None]
 
 
+#: The latency charts leave out a figure above this many times its target (its queue has run away; the axis stays
+#: readable near the target).
+LATENCY_CHART_CAP = 3.0
+
+
 def latency_table(review: Review) -> Table:
     """The latency-against-load view's data: traffic (the whole fleet's requests/s) and, per option with a curve,
-    its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity."""
+    its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity or above
+    ``LATENCY_CHART_CAP`` x the target."""
     shown = latency_charted(review)
     q = shown[0].load_curve.percentile if shown else 95.0
     cols = [Column("Traffic (requests/s)", "x", "traffic")]
@@ -348,16 +339,23 @@ def latency_table(review: Review) -> Table:
     if not shown:
         return Table(tuple(cols), ())
     c0 = shown[0].load_curve
+    w = review.scenario.workload
 
-    def v(x: float, scale: float = 1.0) -> float:
-        return x * scale if math.isfinite(x) else math.nan
+    def v(x: float, target: float, scale: float = 1.0) -> float:
+        return x * scale if math.isfinite(x) and x <= LATENCY_CHART_CAP * target else math.nan
 
     rows = []
     for j, mult in enumerate(c0.multipliers):
         row = [c0.peak_requests_per_s * mult]
         for r in shown:
             c = r.load_curve
-            row += [v(c.ttft_p50_s[j]), v(c.ttft_high_s[j]), v(c.tpot_p50_s[j], 1e3), v(c.tpot_high_s[j], 1e3)]
+            tt, tp = w.ttft_target_s, w.tpot_target_s
+            row += [
+                v(c.ttft_p50_s[j], tt),
+                v(c.ttft_high_s[j], tt),
+                v(c.tpot_p50_s[j], tp, 1e3),
+                v(c.tpot_high_s[j], tp, 1e3),
+            ]
         rows.append(tuple(row))
     return Table(tuple(cols), tuple(rows))
 
@@ -373,7 +371,7 @@ def headroom_table(review: Review) -> Table:
         Column("TTFT goal (s)", "s", "ttft_goal"),
         Column("TPOT at peak (ms)", "ms", "tpot_peak"),
         Column("TPOT goal (ms)", "ms", "tpot_goal"),
-        Column("Headroom", "text", "headroom"),
+        Column("Headroom over the planned peak", "text", "headroom"),
     )
     rows = []
     for r in shown:
@@ -392,7 +390,7 @@ def headroom_table(review: Review) -> Table:
                 c.ttft_goal_s,
                 sim.result.tpot_s.at(c.percentile) * 1e3,
                 c.tpot_goal_s * 1e3,
-                f"{h} more traffic than the planned peak",
+                f"+{h}" if h[0].isdigit() else h,
             )
         )
     return Table(cols, tuple(rows))

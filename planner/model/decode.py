@@ -155,12 +155,9 @@ def decode_step(
     attention_flop = decode_attention_flop(model, context_tokens, batch)
     bytes_moved = dense_bytes + expert_bytes + kv_read
     flop = batch * 2.0 * params_per_token(model) + attention_flop
-    eff = limits.decode_flop_efficiency
     kernels_s = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=False,
-        dense_bytes=dense_bytes, dense_rows=rows, dense_gpus=gpus,
-        expert_bytes=expert_bytes, expert_rows=rows, expert_gpus=gpus,
-        attention_bytes=kv_read, attention_flop=attention_flop, attention_gpus=gpus,
+        gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
+        attention_bytes=kv_read, attention_flop=attention_flop,
     )  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)

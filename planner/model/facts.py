@@ -111,6 +111,8 @@ class EngineFacts:
     prefill_attention_floor_s: ArrayLike  # time of the smallest prefill attention kernel (per layer)
     moe_floor_s: ArrayLike  # the fused-MoE call's floor beyond two GEMMs' at one token, per MoE layer per step
     moe_floor_per_doubling_s: ArrayLike  # its growth per doubling of the tokens in the call, measured up to 8
+    # 1: decode attention reads each KV head once per query head (TensorRT-LLM's masked MHA before XQA); 0: once
+    decode_kv_reads_per_query_head: ArrayLike
 
 
 class EngineMemoryRules(Protocol):

@@ -6,7 +6,7 @@ Bytes are exact; a tensor-parallel group of ``gpus`` GPUs splits weights and KV 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -313,6 +313,7 @@ def memory_plan(
     gpus: ArrayLike,
     memory_utilization: ArrayLike,
     reserve_bytes: ArrayLike | None = None,
+    parallelism: str = "tp",
 ) -> MemoryPlan:
     """The memory budget on a group of ``gpus``: weights, reserve, KV budget, KV per sequence, max batch.
 
@@ -320,7 +321,21 @@ def memory_plan(
     + linear-attention state of a sequence)); with ``engine.kv_group_padding`` (vLLM) a sequence's blocks are
     ``padded_kv_layer_tokens`` at one decoding token.
     ``reserve_bytes`` replaces the engine's activation + non-torch estimate when given.
+
+    ``parallelism`` (``planner.model.parallel.PARALLELISMS``): "tp" and "tp-ep" split every layer's weights (experts
+    whole or split, the same bytes per GPU); "dp-ep", g attention ranks with the experts spread over them, is the
+    plan of one rank, g times: a group of 1 GPU holding the non-experts whole and 1/g of the experts (expert bytes
+    / g), with the activation peak of one rank (its MLPs unsplit) + non-torch + the collectives' buffers; each rank
+    caches whole sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the
+    group's KV cache tokens g x one rank's.
     """
+    if parallelism == "dp-ep":
+        if reserve_bytes is None:
+            reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
+        share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
+        one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
+        group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
+        return replace(one, gpus=gpus, weight_bytes=weight_bytes(model, precision), **group)
     wb = weight_bytes(model, precision)
     visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:

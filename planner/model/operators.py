@@ -205,27 +205,50 @@ def attention_time_s(
     )
 
 
+def decode_kv_read_factor(model: ModelFacts, limits: EngineFacts, attention_gpus: ArrayLike) -> ArrayLike:
+    """KV bytes a decode attention kernel reads over those of one read per KV head: 1, or, where the engine's kernel
+    reads a KV head once per query head (``limits.decode_kv_reads_per_query_head``), a GPU's query heads over its
+    KV heads, max(1, heads / max(g, KV heads)) (``attention_gpus`` g: the GPUs the heads are split over).
+
+    TensorRT-LLM before 0.7 ran GQA's generation step in the masked multi-head attention kernel, one thread block
+    per query head; 0.7's GQA-aware kernels and then XQA read each KV head once for its group
+    (``planner.engines.profiles.TENSORRT_LLM_XQA_VERSION``). Assumed: no reuse of a KV head's blocks across its
+    query heads in L2 (the 0.5/0.6 Llama-2-70B rows then sit 5-10% below the same sources' Llama-2-7B/13B rows,
+    what some reuse would give). Not for MLA (no such kernel predates it).
+    """
+    per_head = model.num_attention_heads / ops.maximum(attention_gpus, model.num_kv_heads)
+    return 1.0 + limits.decode_kv_reads_per_query_head * (ops.maximum(per_head, 1.0) - 1.0)
+
+
 def forward_kernels_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
     limits: EngineFacts,
-    flop_efficiency: ArrayLike,
     *,
     prefill: bool,
+    rows: ArrayLike,
+    gpus: ArrayLike,
     dense_bytes: ArrayLike,
-    dense_rows: ArrayLike,
-    dense_gpus: ArrayLike,
     expert_bytes: ArrayLike,
-    expert_rows: ArrayLike,
-    expert_gpus: ArrayLike,
     attention_bytes: ArrayLike,
     attention_flop: ArrayLike,
-    attention_gpus: ArrayLike,
+    dense_gpus: ArrayLike | None = None,
+    expert_rows: ArrayLike | None = None,
+    attention_gpus: ArrayLike | None = None,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
-    (``attention_time_s``) at the decode or prefill attention efficiency and floor. Decode, prefill and their
-    data-parallel forms differ only in the rows and GPUs each operator sees."""
+    (``attention_time_s``) at the decode or prefill FLOP efficiency, attention efficiency and floor; a decode
+    step's KV bytes x ``decode_kv_read_factor`` (1 but for engines whose kernel reads a KV head once per query head).
+
+    Under tensor parallelism every operator sees the same ``rows`` (tokens per GEMM) split over ``gpus``; the
+    data-parallel forms (``planner.model.parallel``) run the dense GEMMs and attention whole on one GPU
+    (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``)."""
+    flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
+    dense_gpus = gpus if dense_gpus is None else dense_gpus
+    expert_gpus, expert_rows = gpus, rows if expert_rows is None else expert_rows
+    attention_gpus = gpus if attention_gpus is None else attention_gpus
+    dense_rows = rows
     if prefill:
         attention_efficiency, attention_floor_s = (
             limits.prefill_attention_flop_efficiency,
@@ -233,6 +256,8 @@ def forward_kernels_time_s(
         )
     else:
         attention_efficiency, attention_floor_s = limits.attention_flop_efficiency, limits.attention_floor_s
+        if not (type(limits.decode_kv_reads_per_query_head) is float and limits.decode_kv_reads_per_query_head == 0):
+            attention_bytes = attention_bytes * decode_kv_read_factor(model, limits, attention_gpus)
     no_experts = type(expert_bytes) is float and expert_bytes == 0.0
     return (
         linear_layers_time_s(gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus)

@@ -6,10 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.model import operators
+from planner.model import operators, ops
 from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model import ops
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication, state_bytes
 
 
@@ -36,15 +35,15 @@ def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayL
     )
     indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * prompt_tokens / 2.0
     return prompt_tokens * (
-        model.prefill_attention_flop_per_token_pair_per_layer * pairs
-        + indexed
-        + model.linear_attention_flop_per_token
+        model.prefill_attention_flop_per_token_pair_per_layer * pairs + indexed + model.linear_attention_flop_per_token
     )
 
 
 def _dense_attention(model: ModelFacts) -> bool:
     """Whether every scenario's model attends densely with no linear layers (the common case, kept bit for bit)."""
-    return _all_zero(model.indexer_flop_per_context_token_per_layer) and _all_zero(model.linear_attention_flop_per_token)
+    return _all_zero(model.indexer_flop_per_context_token_per_layer) and _all_zero(
+        model.linear_attention_flop_per_token
+    )
 
 
 def _all_zero(x: ArrayLike) -> bool:
@@ -100,12 +99,9 @@ def prefill_step(
         model, batch
     )
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
-    eff = limits.prefill_flop_efficiency
     t = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=True,
-        dense_bytes=dense_bytes, dense_rows=tokens, dense_gpus=gpus,
-        expert_bytes=expert_bytes, expert_rows=tokens, expert_gpus=gpus,
-        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=gpus,
+        gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
+        attention_bytes=kv_written, attention_flop=attention_flop,
     )  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead

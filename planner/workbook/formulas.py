@@ -237,13 +237,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
     b = "{" + batch + "}"
     return [
         ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched(b)),
-        (
-            "weights",
-            "Weight bytes read",
-            "B",
-            "#,##0",
-            WEIGHTS_READ,
-        ),
+        ("weights", "Weight bytes read", "B", "#,##0", WEIGHTS_READ),
         (
             "kv",
             "KV bytes read",
@@ -258,13 +252,8 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
-        (
-            "comm",
-            "All-reduce time",
-            "s",
-            "0.000E+00",
-            tp_communication(b, f"0*{b}"),
-        ),  # 0 x batch: a batch that does not fit stays an error
+        # 0 x batch: a batch that does not fit stays an error
+        ("comm", "All-reduce time", "s", "0.000E+00", tp_communication(b, f"0*{b}")),
         (
             "step",
             "TPOT (decode step)",
@@ -297,13 +286,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "#,##0.00",
             "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")",
         ),
-        (
-            "weights",
-            "Weight bytes read",
-            "B",
-            "#,##0",
-            WEIGHTS_READ,
-        ),
+        ("weights", "Weight bytes read", "B", "#,##0", WEIGHTS_READ),
         ("kv", "KV bytes written", "B", "#,##0", "({kvel}*{kvbpe}+{idxb})*{ctx_layer_tokens}*{repl}+{state}"),
         (
             "attn",
@@ -320,13 +303,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
         *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention"),
         ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}"),
-        (
-            "comm",
-            "All-reduce time",
-            "s",
-            "0.000E+00",
-            tp_communication("{context}"),
-        ),
+        ("comm", "All-reduce time", "s", "0.000E+00", tp_communication("{context}")),
         (
             "ttft",
             "TTFT (prefill of the context)",
