@@ -16,7 +16,9 @@ from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
+from planner.engines.kernel_curves import moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
+from planner.engines.sglang import default_memory_fraction
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.options import GroupOptions, Options
@@ -134,9 +136,18 @@ def plan(
             f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
     warnings += _release_note(options.get("engine"))
+    if mdl.moe is not None and eng.kernel_curves:
+        # the GPU and engine only: past 8 tokens per step the floor is held (a few % of a large step's time)
+        floor_note = moe_floor_note(g.name, eng.name, 1)
+        warnings += [floor_note] if floor_note else []
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
+    if o.memory_utilization is None and eng.memory_fraction_rule:  # SGLang: its fraction on this GPU and group
+        ranks = n if layout == "dp-ep" else 1
+        util = float(
+            default_memory_fraction(eng.memory_fraction_rule, mem.visible_bytes_per_gpu, n, ranks, mdl.mla is not None)
+        )
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
     larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
@@ -172,7 +183,7 @@ def _release_note(engine: Any) -> list[str]:
     if not hit:
         return []
     why = engine_for_version(hit["name"], hit["version"])[1]
-    return [why] if "newer than the newest release" in why else []
+    return [why] if "newer than the newest release" in why or "not read itself" in why else []
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:

@@ -206,9 +206,12 @@ class TestEngineKvPrecisions:
         )
 
     def test_engines_that_cache_integer_kv_keep_it(self):
-        """LMDeploy TurboMind: quant_policy 4 (int4) and 8 (int8); TensorRT-LLM: INT8 and FP8 KV."""
+        """LMDeploy TurboMind: quant_policy 4 (int4) and 8 (int8); TensorRT-LLM 0.x engines: INT8 and FP8 KV. The
+        1.x PyTorch backend caches FP8 and NVFP4 only (TensorRT-LLM 1.3 quantization page): int8 is refused."""
         assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int4", engine="lmdeploy") > 0
-        assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int8", engine="tensorrt-llm") > 0
+        assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int8", engine="tensorrt-llm-0") > 0
+        with pytest.raises(OutOfRangeError, match="'tensorrt-llm' engine cannot cache KV in int8"):
+            planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int8", engine="tensorrt-llm")
 
     def test_ideal_engine_computes_it_labelled(self):
         p = planner.plan("H100", "llama2-70b", 8192, kv_precision="int4", engine="ideal")

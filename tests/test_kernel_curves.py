@@ -181,3 +181,33 @@ class TestOperators:
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-n", "0"]))
+
+
+class TestAttentionPrecision:
+    """Attention runs at the 16-bit peak whatever the weights' math (``operators.attention_peak_flop_per_s``)."""
+
+    def test_fp8_weights_leave_attention_at_the_bf16_peak(self):
+        """An fp8 checkpoint's GPU facts carry the fp8 peak (1,978.9 TFLOP/s on H200) for the GEMMs; attention's
+        FLOPs still run against the bf16 peak (989.4): 1e15 FLOPs at 100% take 1 / 989.4e12 s, not half that.
+        vLLM 0.33.0 keeps MLA prefill in the model dtype (``use_prefill_query_quantization`` False by default,
+        vllm/config/attention.py line 85)."""
+        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=4.8e12, peak_flop_per_s=1978.9e12, bf16_peak_flop_per_s=989.4e12)
+        limits = _facts(EngineFacts, attention_bandwidth_efficiency=1.0, bandwidth_efficiency=1.0, roofline_overlap=1.0)
+        model = type("M", (), {"num_layers": 61})()
+        t = operators.attention_time_s(gpu, model, limits, 1e6, 1e15, 1.0, 0.0, 1.0)
+        assert t == pytest.approx(1e15 / 989.4e12, rel=1e-12)
+
+    def test_deepseek_v3_32k_prompt_on_8_h200(self):
+        """The issue's case: DeepSeek-V3 (fp8 weights) prefilling 32,768 tokens on 8 x H200. Its causal attention,
+        ``causal_attention_flop`` (81,920 FLOP per token pair, 61 layers: ``TestMlaPrefill``), at the H200's measured
+        prefill-attention rate (407.7 TFLOP/s, kernel_curves_aic.csv) takes 0.82 s over 8 GPUs; the TTFT holds all
+        of it (it was 1.08 s with attention at the fp8 peak, 0.41 s of attention)."""
+        import planner
+        from planner.engines.architecture import model_facts
+        from planner.model.prefill import causal_attention_flop
+
+        f = model_facts(default_catalog().model("deepseek-v3"))
+        attention_s = causal_attention_flop(f, 32768.0) / (8 * 4.077e14)
+        assert attention_s == pytest.approx(0.82, abs=0.01)
+        ttft = planner.prefill("H200", "deepseek-v3", 32768, gpus=8).ttft_s
+        assert ttft == pytest.approx(1.49, abs=0.01) and ttft > attention_s + 0.6

@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 
 from planner.catalog.schema import Model
 from planner.model.facts import ModelFacts
+from planner.model.memory import kv_cache_groups
 
 
 @dataclass(frozen=True)
@@ -249,17 +250,13 @@ def local_attention_span(m: Model) -> tuple[int, float]:
 def vllm_kv_cache_groups(m: Model) -> tuple[int, int, int]:
     """(layers per group, full-attention groups, local groups) of vLLM's hybrid KV cache manager.
 
-    vLLM V1 pages every KV cache group alike: a group holds as many layers as the smaller attention type has
-    (min(full, local)), and a type whose layer count is not a multiple of it is padded with empty layers
-    (docs/design/hybrid_kv_cache_manager.md, "Case 3": Gemma-3-27B's 10 full and 52 sliding layers make 1 + 6
+    ``planner.model.memory.kv_cache_groups`` of the model's facts (one rule for ``max_batch`` and the log matcher):
+    a group holds as many layers as the smaller attention type has (min(full, local)), and a type whose layer count
+    is not a multiple of it is padded with empty layers (docs/design/hybrid_kv_cache_manager.md, "Case 3": Gemma-3-27B's 10 full and 52 sliding layers make 1 + 6
     groups of 10, 8 of them padding). Models with one attention type are one group of all their layers.
     """
-    local, _ = local_attention_span(m)
-    full = m.num_layers - local
-    if local == 0 or full == 0:
-        return m.num_layers, int(full > 0), int(local > 0)
-    size = min(full, local)
-    return size, -(-full // size), -(-local // size)
+    size, full_groups, local_groups = kv_cache_groups(model_facts(m))
+    return int(size), int(full_groups), int(local_groups)
 
 
 def vllm_kv_layer_slots(m: Model) -> int:
@@ -334,6 +331,7 @@ def model_facts(m: Model) -> ModelFacts:
         attended_tokens_max=float(dsa.top_k) if dsa is not None else float("inf"),
         indexer_bytes_per_token_per_layer=dsa.indexer_cache_bytes_per_token if dsa is not None else 0,
         indexer_flop_per_context_token_per_layer=2 * dsa.index_n_heads * dsa.index_head_dim if dsa is not None else 0,
+        local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
     )
 
 

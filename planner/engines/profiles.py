@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from planner.engines.sglang import sglang_rule_for_version
 from planner.errors import UnknownNameError
 
 GiB = 2**30
@@ -32,6 +33,9 @@ class EngineProfile:
     description: str
     budget_mode: Literal["total", "free"] = "total"
     memory_utilization: float = 0.9
+    #: a rule that computes the default utilization per GPU and group (``planner.engines.sglang``: SGLang's
+    #: ``mem_fraction_static``); "" : ``memory_utilization`` everywhere. A given memory_utilization replaces it.
+    memory_fraction_rule: str = ""
     use_engine_visible_memory: bool = True
     #: visible total / physical memory where the catalog has no measured visible total (H100: 79.18/80)
     visible_memory_fraction: float = 0.9898
@@ -54,6 +58,12 @@ class EngineProfile:
     max_num_batched_tokens_small_gpu: int = 2048
     max_num_seqs_small_gpu: int = 256
     block_size: int = 1
+    #: vLLM V1's hybrid KV cache manager: layers paged in groups of equal size, padded with empty layers, a local
+    #: group one block over its window (``planner.model.memory.padded_kv_layer_tokens``); False: layers alone
+    kv_group_padding: bool = False
+    #: KV heads need not divide the tensor-parallel group (TensorRT-LLM gives each GPU ceil(KV heads / g)); False:
+    #: KV heads % g = 0 or g % KV heads = 0 (vLLM and SGLang's ``QKVParallelLinear``; ``model.tensor_parallel_ok``)
+    kv_heads_any_split: bool = False
     #: KV-cache precisions the engine can cache in (catalog names); None: any KV-cache format (the seeds' form)
     kv_precisions: tuple[str, ...] | None = None
     #: where ``kv_precisions`` is documented
@@ -144,9 +154,11 @@ KERNEL_FACTORS = dict(
     # fitted: 22.0 us per layer per step beyond the measured GEMM and attention kernels (norms, rotary, activation,
     # KV-cache writes, residual adds: a few small kernels per layer the kernel tables do not hold)
     layer_overhead_s=22.0e-6,
-    # not fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert): derived
-    # from measured vLLM fused-MoE and GEMM latencies, 33.6 us (``planner.engines.kernel_floor``)
-    moe_layer_overhead_s=34e-6,
+    # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
+    # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
+    # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
+    # fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert)
+    moe_layer_overhead_s=0.0,
 )
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
@@ -177,6 +189,7 @@ VLLM_KV = dict(
 VLLM_COMMON = dict(
     **VLLM_KV,
     block_size=16,
+    kv_group_padding=True,
     **KERNEL_FACTORS,
     step_overhead_s=VLLM_STEP_OVERHEAD_S,
     prefill_latency_s=VLLM_PREFILL_LATENCY_S,
@@ -238,7 +251,7 @@ def free_memory_engine(
         activation_bytes_per_token_width=2.0,
         activation_bytes_per_seq_vocab=4.0,
         max_num_batched_tokens=8192,
-        max_num_seqs=256,
+        max_num_seqs=changes.pop("max_num_seqs", 256),
         block_size=block_size,
         kv_precisions=kv_precisions,
         kv_precisions_source=kv_source,
@@ -247,15 +260,97 @@ def free_memory_engine(
     )
 
 
+#: TensorRT-LLM's PyTorch backend (the default since 1.0): ``KvCacheConfig`` in ``tensorrt_llm/llmapi/llm_args.py``
+#: (the stored snapshot of NVIDIA/TensorRT-LLM, December 2026): free_gpu_memory_fraction 0.9 ("Default is 90%"),
+#: tokens_per_block 32, dtype "auto" (the model's), and ``BaseLlmArgs`` max_batch_size 2048, max_num_tokens 8192.
+#: KV formats: FP8 and NVFP4 (https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/features/quantization.html, "FP8 KV
+#: Cache", "NVFP4 KV Cache"; 1.0.0's page: FP8 only); NVFP4 KV has no catalog format yet. Group rule: heads % g = 0,
+#: KV heads ceil(KV heads / g) per GPU (``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``), experts
+#: tp = moe_tp x moe_ep (``Mapping``, ``tensorrt_llm/mapping.py``: "tp_size must equal to moe_tp_size *
+#: moe_ep_size"); the MLP and block rules as vLLM's (a split that leaves a remainder cannot load the weights).
 TENSORRT_LLM = free_memory_engine(
     "tensorrt-llm",
-    "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and runtime buffers",
+    "TensorRT-LLM 1.x, PyTorch backend: free_gpu_memory_fraction (0.9) of the memory left after weights, "
+    "activations and runtime buffers; up to 2,048 sequences, KV in blocks of 32, fp8 KV (no int8)",
     32,
-    ("fp16", "bf16", "fp8", "int8"),
-    "https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
+    ("fp16", "bf16", "fp8"),
+    "https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/features/quantization.html (FP8 KV Cache, NVFP4 KV Cache); "
+    "tensorrt_llm/llmapi/llm_args.py KvCacheConfig.dtype",
+    max_num_seqs=2048,
+    kv_heads_any_split=True,
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
 )
+TENSORRT_LLM_0 = free_memory_engine(
+    "tensorrt-llm-0",
+    "TensorRT-LLM 0.x, TensorRT engines (trtllm-build): free_gpu_memory_fraction (0.9) of the memory left after "
+    "weights, activations and runtime buffers; engines built for 256 sequences; fp8 or int8 KV",
+    32,
+    ("fp16", "bf16", "fp8", "int8"),
+    "https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
+    kv_heads_any_split=True,
+    step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
+    prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
+)
+
+
+def tensorrt_llm_for_version(version: tuple[int, ...]) -> tuple[EngineProfile, str]:
+    """TensorRT-LLM 0.x: TensorRT engines ("tensorrt-llm-0"); 1.0 and later: the PyTorch backend ("tensorrt-llm"),
+    a release after 1.4 (the newest documentation read here) with a note."""
+    text = ".".join(map(str, version))
+    if version < (1,):
+        return TENSORRT_LLM_0, f"TensorRT-LLM {text} -> tensorrt-llm-0 (TensorRT engines; the PyTorch backend is 1.0's)"
+    if version[:2] > (1, 4):
+        return TENSORRT_LLM, (
+            f"TensorRT-LLM {text} is newer than the newest release read here (1.4): mapped to the newest profile, "
+            "tensorrt-llm; its defaults may have moved since"
+        )
+    return TENSORRT_LLM, f"TensorRT-LLM {text} -> tensorrt-llm (PyTorch backend, the default since 1.0)"
+
+
+#: SGLang's --kv-cache-dtype in 0.5.23: auto, fp8_e5m2, fp8_e4m3, mxfp8, bf16 / bfloat16, nvfp4, fp4_mx_block16
+#: (``sglang/srt/arg_groups/fields/model.py`` lines 197-221); 0.4.6.post5: auto, fp8_e5m2, fp8_e4m3
+#: (``server_args.py`` line 553). In catalog names (the fp4 KV formats have no catalog entry yet):
+SGLANG_KV = dict(
+    kv_precisions=("fp16", "bf16", "fp32", "fp8"),
+    kv_precisions_source=(
+        "sglang 0.5.23 sglang/srt/arg_groups/fields/model.py lines 197-221 (auto, fp8_e5m2, fp8_e4m3, mxfp8, bf16, "
+        "bfloat16, nvfp4, fp4_mx_block16); 0.4.6.post5 server_args.py line 553 (auto, fp8_e5m2, fp8_e4m3)"
+    ),
+)
+
+
+def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
+    """An SGLang profile: the KV pool is mem_fraction_static (``planner.engines.sglang``, per GPU and group) of the
+    memory, less the weights; pages of one token; time as vLLM's (SGLang has no fitted rows here)."""
+    return EngineProfile(
+        **SGLANG_KV,
+        **KERNEL_FACTORS,
+        name="sglang" if rule == "sglang-0.5.20" else rule,
+        description=(
+            f"SGLang {releases}: the KV pool takes mem_fraction_static of the memory less the weights, the fraction "
+            f"computed per GPU and group as the {rule} rule does when --mem-fraction-static is not given "
+            "(planner.engines.sglang); pages of 1 token; non-torch memory and per-step costs borrowed from vLLM "
+            "(no SGLang start-up logs or timed rows here)"
+        ),
+        memory_utilization=0.83,  # H100 at TP 1 under 0.5.23; the rule gives each GPU and group its own
+        memory_fraction_rule=rule,
+        non_torch_bytes=0.25 * GiB,
+        non_torch_bytes_tensor_parallel=1.83 * GiB,
+        block_size=1,
+        step_overhead_s=VLLM_STEP_OVERHEAD_S,
+        prefill_latency_s=VLLM_PREFILL_LATENCY_S,
+        sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
+        **changes,
+    )
+
+
+SGLANG = _sglang("sglang-0.5.20", "0.5.20-0.5.23 (read in both)")
+SGLANG_0510 = _sglang("sglang-0.5.10", "0.5.10-0.5.19 (read in 0.5.10 and 0.5.15)")
+SGLANG_055 = _sglang("sglang-0.5.5", "0.5.5-0.5.9 (read in 0.5.5)")
+SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.4 (read in 0.5.1)")
+SGLANG_04 = _sglang("sglang-0.4", "0.4.x (read in 0.4.6.post5)")
+
 LMDEPLOY = free_memory_engine(
     "lmdeploy",
     "LMDeploy TurboMind: the KV cache takes cache_max_entry_count (0.8) of the memory left free after the "
@@ -269,9 +364,17 @@ LMDEPLOY = free_memory_engine(
     prefill_latency_s=LMDEPLOY_PREFILL_LATENCY_S,
 )
 
-ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, VLLM_FULLSORT, VLLM_010, TENSORRT_LLM, LMDEPLOY, IDEAL)}
+ENGINES: dict[str, EngineProfile] = {
+    e.name: e
+    for e in (
+        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04,
+        TENSORRT_LLM, TENSORRT_LLM_0, LMDEPLOY, IDEAL,
+    )
+}  # fmt: skip
 ENGINE_ALIASES = {
     "trtllm": "tensorrt-llm",
+    "tensorrt-llm-1": "tensorrt-llm",
+    "trtllm-0": "tensorrt-llm-0",
     "trt-llm": "tensorrt-llm",
     "tensorrtllm": "tensorrt-llm",
     "seed": "ideal",
@@ -319,6 +422,11 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     v = parse_version(version)
     if v is None:
         raise UnknownNameError("engine version", version, ["a version number such as 0.11.0"])
+    if base.name.startswith("sglang"):
+        rule, why = sglang_rule_for_version(v)
+        return ENGINES["sglang" if rule == "sglang-0.5.20" else rule], why
+    if base.name.startswith("tensorrt-llm"):
+        return tensorrt_llm_for_version(v)
     if not base.name.startswith("vllm"):
         return base, f"{base.name}: one profile for every version"
     if v < VLLM_VERSION_PROFILES[0][0]:
@@ -374,4 +482,4 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     hit = _VERSION.match(text)
     if hit and ENGINE_ALIASES.get(hit["name"], hit["name"]) in ENGINES:
         return engine_for_version(hit["name"], hit["version"])[0]
-    raise UnknownNameError("engine", engine, [*ENGINES, "vllm==<version>"]) from None
+    raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None

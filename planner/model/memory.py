@@ -105,21 +105,87 @@ def decode_attention_flop(model: ModelFacts, context_tokens: ArrayLike, batch: A
     )
 
 
-def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
+#: vLLM 0.33.0 ``vllm/v1/core/kv_cache_planning.py`` lines 521-531: the group size is the smaller attention type's
+#: layer count, or the larger's when it is under 1.5 times the smaller (gpt-oss-20b + EAGLE: 12 sliding, 13 full).
+KV_GROUP_SIZE_RATIO = 1.5
+
+
+def kv_cache_groups(model: ModelFacts) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """(layers per group, full-attention groups, local groups) of vLLM's hybrid KV cache manager.
+
+    Every group holds the same number of layers s: s = min(full, local), or max(full, local) when that is under
+    1.5 x the minimum; each type gets ceil(layers / s) groups, the last padded with empty layers ("Add %d padding
+    layers, may waste at most %.2f%% KV cache memory", vLLM 0.33.0 ``vllm/v1/core/kv_cache_planning.py`` lines
+    521-540). One attention type: one group of all layers. Gemma-3-27B (10 full, 52 sliding): s = 10, 1 + 6
+    groups, 70 layer slots for 62 layers.
+    """
+    full, local = model.full_attention_layers, model.sliding_window_layers
+    low, high = ops.minimum(full, local), ops.maximum(full, local)
+    size = ops.where(low > 0, ops.where(high < KV_GROUP_SIZE_RATIO * low, high, low), high)
+    full_groups = ops.where(full > 0, ops.ceil(full / size), 0.0)
+    local_groups = ops.where(local > 0, ops.ceil(local / size), 0.0)
+    return size, full_groups, local_groups
+
+
+def kv_blocks_per_request(
+    model: ModelFacts, tokens: ArrayLike, block_size: int, scheduled_tokens: ArrayLike
+) -> tuple[ArrayLike, ArrayLike]:
+    """(blocks of one full-attention group, blocks of one local group) a request of ``tokens`` holds in vLLM
+    with ``scheduled_tokens`` in flight.
+
+    Full: ceil(L / b). Sliding window W: ceil(min(W - 1 + s, L) / b) + 1 (+1: the window need not start on a block
+    boundary; ``SlidingWindowSpec``, vLLM 0.33.0 ``vllm/v1/kv_cache_interface.py`` line 944). Chunked attention of
+    chunk c: ceil(min(c + s, L) / b) (``ChunkedLocalAttentionSpec``, line 881). The start-up log's "Maximum
+    concurrency" takes s = max_num_batched_tokens (a prefill chunk); a sequence decoding holds s = 1.
+    """
+    b = float(max(int(block_size), 1))
+    window = model.sliding_window
+    chunked = model.local_attention_chunked
+    held = ops.minimum(window - 1.0 + scheduled_tokens + chunked, tokens)
+    local = ops.ceil(held / b) + (1.0 - chunked)
+    return ops.ceil(tokens / b), local
+
+
+def padded_kv_layer_tokens(model: ModelFacts, tokens: ArrayLike, block_size: int, scheduled_tokens: ArrayLike = 1.0):
+    """Token slots summed over layers that one request of ``tokens`` takes in vLLM's paged cache: layers per group x
+    block x (full groups x full blocks + local groups x local blocks) (``kv_cache_groups``,
+    ``kv_blocks_per_request``): padding layers and a local group's extra block included. Gemma-3-27B at 8,192 tokens
+    decoding (s = 1), b = 16: 10 x 16 x (512 + 6 x 65) = 144,320, where 10 x 8,192 + 52 x 1,024 = 135,168 counts
+    the layers alone (max batch 6.8% higher).
+    """
+    size, full_groups, local_groups = kv_cache_groups(model)
+    full, local = kv_blocks_per_request(model, tokens, block_size, scheduled_tokens)
+    return (
+        size
+        * float(max(int(block_size), 1))
+        * (full_groups * full + ops.where(local_groups > 0, local_groups * local, 0.0))
+    )
+
+
+def tensor_parallel_ok(
+    model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False, kv_heads_any: bool = False
+) -> ArrayLike:
     """Whether vLLM loads the model on a tensor-parallel group of ``gpus``: every split it makes is exact.
 
     heads % g = 0 (``ModelConfig.verify_with_parallel_config``); KV heads % g = 0 or g % KV heads = 0
     (``QKVParallelLinear``: ``divide(kv_heads, tp)`` or ``divide(tp, kv_heads)``; MLA's single latent: any g);
     dense MLP width % g = 0 (``MergedColumnParallelLinear`` / ``RowParallelLinear``: ``divide(size, tp)``;
-    Qwen2-7B's 18,944 refuses 28); and for a block-quantized checkpoint (block b), every split width per GPU a
+    Qwen2-7B's 18,944 refuses 28); routed experts' width % g = 0 unless experts are spread whole
+    (``FusedMoEConfig.__post_init__``: ``assert self.intermediate_size % tp_size == 0``, vLLM 0.33.0
+    ``vllm/model_executor/layers/fused_moe/config.py`` line 1352); and for a block-quantized checkpoint (block b), every split width per GPU a
     multiple of b, routed experts' included (``validate_fp8_block_shape``; ``Fp8MoEMethod.create_weights``:
     "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128").
     ``divide`` asserts an exact division; SGLang's loaders (adapted from vLLM's) raise the same errors.
     ``expert_parallel``: experts spread whole over the group (``--enable-expert-parallel``), not split.
+    ``kv_heads_any``: the engine gives each GPU ceil(KV heads / g) heads whatever g (TensorRT-LLM's
+    ``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``: ``assert self.num_heads % tp_size == 0``,
+    ``num_key_value_heads = (num_key_value_heads + tp_size - 1) // tp_size``), so only the heads must divide.
     """
     g, kvh = gpus, model.num_kv_heads
-    heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & ((ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0))
-    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & tp_blocks_ok(model, g, expert_parallel)
+    kv_ok = (ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0) | kv_heads_any
+    heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & kv_ok
+    experts_ok = (ops.mod(model.expert_split_width, g) == 0) | expert_parallel
+    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & experts_ok & tp_blocks_ok(model, g, expert_parallel)
 
 
 def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
@@ -252,7 +318,8 @@ def memory_plan(
     """The memory budget on a group of ``gpus``: weights, reserve, KV budget, KV per sequence, max batch.
 
     max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication
-    + linear-attention state of a sequence)).
+    + linear-attention state of a sequence)); with ``engine.kv_group_padding`` (vLLM) a sequence's blocks are
+    ``padded_kv_layer_tokens`` at one decoding token.
     ``reserve_bytes`` replaces the engine's activation + non-torch estimate when given.
 
     ``parallelism`` (``planner.model.parallel.PARALLELISMS``): "tp" and "tp-ep" split every layer's weights (experts
@@ -281,7 +348,11 @@ def memory_plan(
     per_token = per_layer_token * (model.num_layers - model.linear_attention_layers) * repl / gpus
     block = max(int(engine.block_size), 1)
     seq_tokens = ops.ceil(context_tokens / block) * block
-    seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
+    if engine.kv_group_padding:  # vLLM: layer groups of equal size, padded; a local group holds one more block
+        layer_tokens = padded_kv_layer_tokens(model, context_tokens, block)
+        seq_group = kv_bytes_of_layer_tokens(model, precision, layer_tokens) * repl + state_bytes(model)
+    else:
+        seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
     tokens = kv_cache_tokens(budget, per_token, block)
     batch = max_batch_from_budget(budget * gpus, seq_group)
     return MemoryPlan(

@@ -152,6 +152,23 @@ def expert_layers_time_s(
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
 
 
+def attention_peak_flop_per_s(gpu: GpuFacts) -> ArrayLike:
+    """The dense peak attention runs against: the 16-bit one (bf16, fp16 where none), whatever the weights' math.
+
+    vLLM, SGLang and TensorRT-LLM compute attention in the activations' dtype: an fp8 checkpoint (DeepSeek-V3's
+    block-FP8) quantizes the linear layers' inputs, not the attention scores. MLA's prefill (DeepSeek-V3) runs in
+    the model dtype unless the KV cache is fp8 and ``use_prefill_query_quantization`` is set (default False, vLLM
+    0.33.0 ``vllm/config/attention.py`` line 85; ``determine_prefill_query_data_type``,
+    ``vllm/model_executor/layers/attention/mla_attention.py`` line 2357). Only an fp8 KV cache changes other
+    models' attention math, and only on some kernels: vLLM 0.33.0's FlashAttention backend then passes an fp8
+    query ("queries are quantized in the attention layer", ``vllm/v1/attention/backends/flash_attn.py`` line 1277,
+    ``q_descale`` line 1290) where the kernel takes one (FA3), while FA4 on SM90 "consumes native FP16/BF16 Q and
+    dequantizes FP8 K/V in-kernel" (line 1155). The planner credits no fp8 attention math (the kernel curves
+    measured bf16 attention only): fp8-KV prefills on FA3 may run faster than it says.
+    """
+    return gpu.bf16_peak_flop_per_s
+
+
 def attention_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -162,8 +179,11 @@ def attention_time_s(
     floor_s: ArrayLike,
     gpus: ArrayLike,
 ) -> ArrayLike:
-    """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g peak x ``flop_efficiency``))
-    + layers x ``floor_s`` (one attention kernel per layer).
+    """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g 16-bit peak x
+    ``flop_efficiency``)) + layers x ``floor_s`` (one attention kernel per layer).
+
+    Attention's math is 16-bit whatever the weights are (``attention_peak_flop_per_s``): fp8 weights make the GEMMs
+    fp8, not Q K^T and P V, and the measured attention curves are fractions of the bf16 peak.
 
     Decode (paged attention): KV bytes read = every sequence's cache at its context (sliding-window layers: the
     window; MLA: the latent), FLOPs = MLA's absorbed form over the latent, else 4 x heads x head dim per cached
@@ -177,7 +197,7 @@ def attention_time_s(
             gpus,
             gpu.bandwidth_bytes_per_s,
             limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
-            gpu.peak_flop_per_s,
+            attention_peak_flop_per_s(gpu),
             flop_efficiency,
             limits.roofline_overlap,
         )

@@ -45,17 +45,18 @@ def expert_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
     return (model.num_experts > 0) & (gpus <= model.num_experts)
 
 
-def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp") -> ArrayLike:
+def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp", kv_heads_any: bool = False) -> ArrayLike:
     """Whether the engine loads the model on ``gpus`` GPUs split as ``parallelism`` (``PARALLELISMS``).
 
     "tp": ``tensor_parallel_ok``; "tp-ep": the same with experts whole (no block rule on them) and at least one
     expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters.
+    ``kv_heads_any``: the engine's KV heads need not divide the group (TensorRT-LLM; ``tensor_parallel_ok``).
     """
     if parallelism == "dp-ep":
         return expert_parallel_ok(model, gpus)
     if parallelism == "tp-ep":
-        return tensor_parallel_ok(model, gpus, expert_parallel=True) & expert_parallel_ok(model, gpus)
-    return tensor_parallel_ok(model, gpus)
+        return tensor_parallel_ok(model, gpus, True, kv_heads_any) & expert_parallel_ok(model, gpus)
+    return tensor_parallel_ok(model, gpus, False, kv_heads_any)
 
 
 def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
@@ -123,7 +124,7 @@ def dp_decode_step(
     )  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_read
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
-    overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
+    overhead = step_overhead_s(model, limits, per_rank) + limits.sequence_overhead_s * per_rank
     return replace(
         split,
         step_s=kernels_s + (comm + overhead),
@@ -162,5 +163,5 @@ def dp_prefill_step(
         dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0,
     )  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
-    ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
+    ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s
     return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)

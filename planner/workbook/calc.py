@@ -181,6 +181,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("full", "full_attention_layers", "Full-attention layers"),
         ("swl", "sliding_window_layers", "Sliding-window layers"),
         ("window", "sliding_window", "Sliding window"),
+        ("chunked", "local_attention_chunked", "Local layers chunked (1) or sliding (0)"),
         ("attnflop", "attention_flop_per_context_token_per_layer", "Attention FLOP per cached token per layer"),
         ("pattnflop", "prefill_attention_flop_per_token_pair_per_layer", "Attention FLOP per token pair (prefill)"),
         ("non_expert", "params_non_expert", "Params non-expert"),
@@ -303,6 +304,23 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "model.cached_tokens_per_layer_sum",
         ),
         Row(
+            "kv_group_size",
+            "Layers per KV-cache group",
+            "layers",
+            INT,
+            "IF(MIN({full},{swl})>0,IF(MAX({full},{swl})<1.5*MIN({full},{swl}),MAX({full},{swl}),MIN({full},{swl})),"
+            "MAX({full},{swl}))",
+            "model.kv_cache_groups",
+        ),
+        Row(
+            "kv_layer_slots",
+            "Layer-token slots per sequence, groups padded",
+            "tokens",
+            INT,
+            F.padded_layer_tokens("{context}"),
+            "model.padded_kv_layer_tokens",
+        ),
+        Row(
             "ctx_attended",
             "Attended tokens summed over layers",
             "tokens",
@@ -315,8 +333,10 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per sequence (blocks, one copy)",
             "B",
             INT,
-            "({kvel}*{kvbpe}+{idxb})*" + F.layer_tokens(F.seq_tokens("{context}")),
-            "model.kv_bytes",
+            "({kvel}*{kvbpe}+{idxb})*IF(eng_kv_group_padding,{kv_layer_slots},"
+            + F.layer_tokens(F.seq_tokens("{context}"))
+            + ")",
+            "model.kv_bytes (vLLM: model.padded_kv_layer_tokens)",
         ),
     )
     c.add(

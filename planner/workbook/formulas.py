@@ -105,6 +105,21 @@ def replication(n: str) -> str:
     return f"({n}*MAX(1,INT({{kvh}}/{n}))/{{kvh}})"
 
 
+def padded_layer_tokens(ctx: str) -> str:
+    """model.padded_kv_layer_tokens at one decoding token: layers per group x block x (full groups x ceil(ctx / b)
+    + local groups x (ceil(min(window + chunked, ctx) / b) + 1 - chunked))."""
+    return (
+        f"{{kv_group_size}}*{{block}}*(IF({{full}}>0,-INT(-{{full}}/{{kv_group_size}}),0)*-INT(-{ctx}/{{block}})"
+        f"+IF({{swl}}>0,-INT(-{{swl}}/{{kv_group_size}}),0)*(-INT(-MIN({{window}}+{{chunked}},{ctx})/{{block}})+1-{{chunked}}))"
+    )
+
+
+def held_layer_tokens(ctx: str) -> str:
+    """The layer-tokens a sequence of ctx tokens holds in the engine's cache: vLLM's padded groups
+    (eng_kv_group_padding) or the block-rounded layer-tokens (model.memory_plan)."""
+    return f"IF(eng_kv_group_padding,{padded_layer_tokens(ctx)},{layer_tokens(seq_tokens(ctx))})"
+
+
 def seq_tokens(ctx: str) -> str:
     """Context rounded up to whole KV blocks: ceil(ctx / block) x block."""
     return f"(-INT(-{ctx}/{{block}})*{{block}})"
@@ -116,12 +131,16 @@ def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
 
 
 def tp_ok(n: str) -> str:
-    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0), dense MLP width % n = 0,
+    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0, unless the engine splits KV
+    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0,
     and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
-    heads = f"INT({{heads}}/{n})={{heads}}/{n},OR(INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    heads = (
+        f"INT({{heads}}/{n})={{heads}}/{n},"
+        f"OR(eng_kv_heads_any_split,INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    )
     step = f"({n}*MAX({{wblock}},1))"
     blocks = f"OR({n}=1,{{wblock}}=0,AND(INT({{mlpw}}/{step})={{mlpw}}/{step},INT({{expw}}/{step})={{expw}}/{step}))"
-    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},{blocks})"
+    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{blocks})"
 
 
 def choose_group() -> str:
@@ -180,7 +199,8 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
     gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
-    att_peak = f"({{n}}*{{peak}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
+    # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
+    att_peak = f"({{n}}*{{peak16}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
     s, e = "0.000E+00", "s"
     return [
         ("dense", "Dense weight bytes", "B", "#,##0", DENSE_WEIGHTS),
@@ -205,6 +225,11 @@ def tp_communication(tokens: str, single_gpu: str = "0") -> str:
         f"+2*({{n}}-1)/{{n}}*({tokens}*{{hidden}}*2)"
         f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}}),{single_gpu})"
     )
+
+
+def moe_floor(tokens: str) -> str:
+    """model.step_overhead_s's fused-MoE floor: MoE layers x (floor + per doubling x log2(min(max(tokens, 1), 8)))."""
+    return f"{{moe_layers}}*({{f_moe_floor_s}}+{{f_moe_floor_per_doubling_s}}*LOG(MIN(MAX({tokens},1),8),2))"
 
 
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
@@ -234,7 +259,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
+            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{moe_floor(b)}+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -285,7 +310,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "s",
             "0.000E+00",
             "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_moe_layer_overhead_s}*{moe_layers}"
-            "+{f_prefill_latency_s}",
+            "+" + moe_floor("{context}") + "+{f_prefill_latency_s}",
         ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]

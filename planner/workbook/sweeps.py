@@ -82,7 +82,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             def resolve(k, sc=sc, r=r):
                 return c.ref(k, sc, absolute=True, sheet=True)
 
-            seq = "({kvel}*{kvbpe}+{idxb})*" + F.layer_tokens(F.seq_tokens(f"$A{r}"))
+            seq = "({kvel}*{kvbpe}+{idxb})*" + F.held_layer_tokens(f"$A{r}")
             mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/(({seq})*{{repl}}+{{state}}))", resolve)[1:]
             s.set(f"{col}{r}", f"=IF({mb}<1,NA(),{mb})", fmt=INT)
             probes.append(
