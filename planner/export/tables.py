@@ -366,7 +366,7 @@ def headroom_table(review: Review) -> Table:
     shown = latency_charted(review)
     cols = (
         Column("Option", "text", "option"),
-        Column("Replicas", "int", "replicas"),
+        Column("Serving replicas", "int", "replicas"),
         Column("TTFT at peak (s)", "s", "ttft_peak"),
         Column("TTFT goal (s)", "s", "ttft_goal"),
         Column("TPOT at peak (ms)", "ms", "tpot_peak"),

@@ -49,6 +49,7 @@ from planner.export.tables import (
 )
 from planner.export.xlsx_cells import (
     INPUT_FILL,
+    LINE_PT,
     LIVE_FILL,
     NO_FILL,
     NOTE_FONT,
@@ -66,6 +67,7 @@ from planner.export.xlsx_cells import (
     put_text,
     safe_text,
     store_cached_values,
+    wrapped_lines,
 )
 
 #: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
@@ -479,12 +481,13 @@ def _latency(book: _Book) -> None:
         {
             "option": 16,
             "replicas": 8.43,
-            "headroom": 8.43,
+            "headroom": 13,
             **dict.fromkeys(("ttft_peak", "ttft_goal", "tpot_peak", "tpot_goal"), 8.43),
         },
     )
     note = (
-        f"Each option keeps its planned replicas while traffic changes (simulated at the mean lengths, arrivals of "
+        f"Each option keeps its serving replicas (the fewest that meet the goals at the peak; the fleet adds its spares "
+        f"and rounds to whole nodes) while traffic changes (simulated at the mean lengths, arrivals of "
         f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak ({planned:,.3g} requests/s) "
         f"and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. Headroom: "
         "the extra traffic the fleet takes with both figures within their goals (the targets less the margin)."
@@ -494,6 +497,10 @@ def _latency(book: _Book) -> None:
     put_text(ws.cell(row=top, column=1), note)
     ws.cell(row=top, column=1).font = NOTE_FONT
     ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
+    # merged cells do not grow with their text: the four rows share the height the wrapped note needs
+    chars = sum(ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, 14))
+    for r in range(top, top + 4):
+        ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 4  # italic runs wider
     helper = top + 4
     put_text(ws.cell(row=helper, column=1), "Chart helper: the planned peak and the targets (x, TTFT s, TPOT ms)")
     xs = [row[0] for row in table.rows]
