@@ -17,8 +17,9 @@ Printed:
    with the names as numpy text arrays (``np.loadtxt``), object arrays of distinct strings (``csv.reader``: a new
    string object per cell, as an Excel range or a file gives), pandas Series and Categoricals (``pd.read_csv``);
    then the distinct strings' sweep against the same with every call grouping its arrays of names afresh
-   (planner.catalog.lookup keeps the grouping of the arrays recent calls were given: the three calls of a sweep
-   group each array once; every timed sweep starts with nothing kept, so its first call pays the grouping);
+   (planner.catalog.lookup keeps the grouping of the arrays recent calls were given, and planner.catalog.resolve
+   the (GPU, model, context) pairs the formulas run once each: the three calls of a sweep group each array and
+   pair them once; every timed sweep starts with nothing kept, so its first call pays the grouping);
    and that sweep in fresh processes with glibc's malloc as it starts (a library user's process: planner leaves
    the allocator alone) against the same opted in (``PLANNER_MALLOC=sweeps``: ``planner.io.heap`` sets the
    thresholds glibc learns before the first sweep, as this bench and the planner command do), best of 3 each;

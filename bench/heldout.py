@@ -3,8 +3,10 @@ published rows from sources the planner's time factors were not fitted on.
 
     python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
     python bench/heldout.py --why                # also one line per row without a prediction: why
+    python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
+    python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
@@ -444,6 +446,39 @@ def report(checks: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def signed(errs: list[float], width: int = 6) -> str:
+    """Median signed error (+: predicted above measured) and how many figures; a dash, as wide, when none."""
+    e = [x for x in errs if not math.isnan(x)]
+    return f"{statistics.median(e):+{width}.0%} ({len(e):3d})" if e else f"{'-':>{width}}      "
+
+
+def signed_report(checks: list[dict]) -> str:
+    """Median signed error per quantity and group: which regimes the planner (and aiconfigurator, on the rows it
+    predicts) puts too slow (TPOT, TTFT +; throughput -) or too fast."""
+    lines = []
+    for q, _ in _sections(checks):
+        if "[" in q:  # start-up figures: the |error| tables say enough
+            continue
+        qc = [c for c in checks if c["q"] == q]
+        lines += [
+            "",
+            f"== {q}: median signed error (figures)",
+            f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}",
+        ]
+        for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch"):
+            groups = defaultdict(list)
+            for c in qc:
+                groups["all" if by == "all" else f"  {by} {c[by]}"].append(c)
+            for label in sorted(groups):
+                cs = groups[label]
+                both = [c for c in cs if not math.isnan(c.get("aic", math.nan)) and not math.isnan(c["planner"])]
+                lines.append(
+                    f"{label:<34}{signed([c['planner'] for c in cs]):>14}"
+                    f"{signed([c['planner'] for c in both]):>20}{signed([c['aic'] for c in both]):>14}"
+                )
+    return "\n".join(lines)
+
+
 def why_lines(checks: list[dict]) -> list[str]:
     """One line per row without a planner prediction: its id, the figures it lacks, and why."""
     rows: dict[str, tuple[list[str], str]] = {}
@@ -454,21 +489,56 @@ def why_lines(checks: list[dict]) -> list[str]:
     return [f"{rid}: no {', '.join(qs)}: {why}" for rid, (qs, why) in rows.items()]
 
 
+def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
+    """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
+    import csv
+
+    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file
+
+    cat = default_catalog()
+    pred = acc.predict_decode_rows(held, catalog=cat)
+    table = serving_residual_table(held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held])
+    path = serving_residuals_file()
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(table)
+    return path
+
+
+def _gpu_or_none(name: str, cat) -> str | None:
+    try:
+        return acc.resolve_gpu_name(name, cat)
+    except acc.PlannerError:
+        return None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
     parser.add_argument("--run-aic", action="store_true", help="run aiconfigurator on rows its cache lacks")
     parser.add_argument("--run-la", action="store_true", help="run llm-analysis on rows its cache lacks")
     parser.add_argument("--why", action="store_true", help="also print why each row without a prediction has none")
+    parser.add_argument("--signed", action="store_true", help="also print the median signed error per group")
+    parser.add_argument(
+        "--write-serving-residuals",
+        action="store_true",
+        help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
+    )
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    if args.write_serving_residuals:
+        print(f"wrote {write_serving_residuals(held)}")
+        return
     checks = time_checks(held) + (memory_checks() if not args.rows else [])
     notes = [attach(checks, "aic", args.run_aic), attach(checks, "la", args.run_la)]
     groups = sorted({r.source_group for r in held})
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
     print("\n".join(notes))
     print(report(checks))
+    if args.signed:
+        print(signed_report(checks))
     if args.why:
         print("\n== rows without a planner prediction, and why")
         print("\n".join(why_lines(checks)))

@@ -1,10 +1,12 @@
-"""Serving runs under load: predicted / published - 1 of median and p99 TTFT, TPOT and ITL, per engine and GPU.
+"""Serving runs under load: predicted / published - 1 of median and p99 TTFT and TPOT (and ITL), per engine and GPU.
 
     python bench/load_validation.py [runs.csv]
 
 Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Each run is simulated as it went
-(``planner.accuracy.under_load``); nothing in the load simulation is fitted, so every row is out of sample for it
-(the step times come from the time model, fitted on ``perf_public.csv``, whose rows include these sources' means).
+(``planner.accuracy.under_load``); nothing in the load simulation is fitted to these rows (the step times come from
+the operator model). One line per engine and GPU: runs, sources, then for each figure the median and worst
+|error| over its runs, the share of figures predicted, and the reasons for the rows not predicted. The issue's
+limits: medians within 15% median / 40% worst, p99s within 20% / 50%, at least 90% of the figures predicted.
 """
 
 from __future__ import annotations
@@ -16,27 +18,65 @@ import sys
 from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.validation import validate_load
 
+#: The figures in the table, in order: (quantity, column heading).
+COLUMNS = (
+    ("ttft_median_ms", "TTFT p50"),
+    ("ttft_p99_ms", "TTFT p99"),
+    ("tpot_median_ms", "TPOT p50"),
+    ("tpot_p99_ms", "TPOT p99"),
+    ("itl_median_ms", "ITL p50"),
+    ("itl_p99_ms", "ITL p99"),
+)
+
+
+def _cell(errors: list[float]) -> str:
+    return f"{statistics.median(errors):4.0%} /{max(errors):5.0%}" if errors else "     n/a    "
+
+
+def summarise(rows, checks) -> list[str]:
+    """The table's lines: one per (engine, GPU), then an all-rows line, then the reasons for refusals."""
+    by_id = {r.record_id: r for r in rows}
+    groups: dict[tuple[str, str], dict] = {}
+    for c in checks:
+        r = by_id[c.record_id]
+        key = (r.engine, r.gpu.split("(")[0].strip())
+        g = groups.setdefault(key, {"runs": set(), "sources": set(), "errors": {}, "n": 0, "missing": 0})
+        g["runs"].add(r.record_id)
+        g["sources"].add(r.source_group)
+        g["n"] += 1
+        if math.isnan(c.error):
+            g["missing"] += 1
+        else:
+            g["errors"].setdefault(c.quantity, []).append(abs(c.error))
+    head = f"{'engine':<9}{'GPU':<16}{'runs':>5}{'src':>4}" + "".join(f"{h:>13}" for _, h in COLUMNS) + "  predicted"
+    lines = [head, " " * 34 + "   (median / worst |predicted / published - 1|)"]
+    total = {"runs": set(), "sources": set(), "errors": {}, "n": 0, "missing": 0}
+    for (engine, gpu), g in sorted(groups.items()):
+        for k in ("runs", "sources"):
+            total[k] |= g[k]
+        total["n"] += g["n"]
+        total["missing"] += g["missing"]
+        for q, e in g["errors"].items():
+            total["errors"].setdefault(q, []).extend(e)
+        lines.append(_line(engine, gpu, g))
+    lines.append(_line("all", "", total))
+    refused = {c.record_id: c.reason for c in checks if math.isnan(c.error)}
+    if refused:
+        lines += ["", "Not predicted:"] + [f"  {rid}: {why}" for rid, why in refused.items()]
+    return lines
+
+
+def _line(engine: str, gpu: str, g: dict) -> str:
+    share = (g["n"] - g["missing"]) / max(g["n"], 1)
+    cells = "".join(f"{_cell(g['errors'].get(q, [])):>13}" for q, _ in COLUMNS)
+    return f"{engine:<9}{gpu:<16}{len(g['runs']):>5}{len(g['sources']):>4}{cells}  {share:6.0%} of {g['n']}"
+
 
 def main(argv: list[str]) -> int:
     path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
-    rows = {r.record_id: r for r in load_decode_rows(path)}
-    table = validate_load(list(rows.values()))
-    groups: dict[tuple[str, str, str], list[float]] = {}
-    missing = 0
-    for c in table.checks:
-        r = rows[c.record_id]
-        key = (r.engine, r.gpu.split("(")[0].strip(), c.quantity)
-        if math.isnan(c.error):
-            missing += 1
-            continue
-        groups.setdefault(key, []).append(abs(c.error))
-    print(f"{'engine':<8} {'GPU':<16} {'quantity':<16} {'n':>3} {'median':>8} {'worst':>8}")
-    for (engine, gpu, quantity), errors in sorted(groups.items()):
-        print(
-            f"{engine:<8} {gpu:<16} {quantity:<16} {len(errors):>3} {statistics.median(errors):8.1%} {max(errors):8.1%}"
-        )
-    total = len(table.checks)
-    print(f"{total - missing} of {total} figures predicted ({(total - missing) / max(total, 1):.0%})")
+    rows = load_decode_rows(path)
+    table = validate_load(rows)
+    print("\n".join(summarise(rows, table.checks)))
     return 0
 
 

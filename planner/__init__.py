@@ -7,6 +7,8 @@
 12
 """
 
+import typing as _typing
+
 from planner.api import (
     batch_token_time,
     cost_per_mtok,
@@ -40,9 +42,32 @@ from planner.errors import (
     UnknownNameError,
 )
 from planner.report import Plan, plan
-from planner.serving.benchmark import BenchmarkRun, predict_benchmark
 
 __version__ = "0.1.0"
+
+if _typing.TYPE_CHECKING:
+    from planner.serving.benchmark import BenchmarkRun, predict_benchmark
+
+#: Names imported at first use: the serving simulation (planner.serving) loads only for those who call it, so that
+#: the model's surfaces (the Excel functions above all) start without it.
+_LAZY = {"BenchmarkRun": "planner.serving.benchmark", "predict_benchmark": "planner.serving.benchmark"}
+
+
+def __getattr__(name: str):
+    """``planner.BenchmarkRun`` and ``planner.predict_benchmark``, imported at first use (PEP 562)."""
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'planner' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names with the lazy ones, as if imported."""
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = [
     "BenchmarkRun",

@@ -120,13 +120,6 @@ def memory_plan(gpu: Any, model: Any, context: Any, **options: Unpack[Deployment
     return _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "memory_plan"))
 
 
-def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> MemoryPlan:
-    d = deploy(gpu, model, context, options)
-    if d is None:
-        return nan_record(MemoryPlan, gpu, model, context)
-    return finish_record(d.plan, d.bad, _pandas_index(gpu, model, context))
-
-
 def max_batch(gpu: Any, model: Any, context: Any, **options: Unpack[GroupOptions]):
     """Sequences of ``context`` tokens that fit at once: floor(KV budget / KV bytes per sequence).
 
@@ -154,6 +147,7 @@ def min_gpus(gpu: Any, model: Any, context: Any, **options: Unpack[BatchOptions]
 
 
 from planner.timing import (  # noqa: E402  (the time functions, re-exported: one public module)
+    _memory_plan,
     batch_token_time,
     cost_per_mtok,
     decode_intensity,
@@ -161,6 +155,7 @@ from planner.timing import (  # noqa: E402  (the time functions, re-exported: on
     gpu_price_per_hour,
     mbu,
     mfu,
+    peak_fleet,
     prefill,
     prefill_intensity,
     throughput,
@@ -188,6 +183,7 @@ __all__ = [
     "memory_plan",
     "mfu",
     "min_gpus",
+    "peak_fleet",
     "prefill",
     "prefill_intensity",
     "ridge",

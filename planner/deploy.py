@@ -20,6 +20,7 @@ from planner.catalog.resolve import Resolved, _resolve
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
 from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures
@@ -90,39 +91,53 @@ def all_failed(first_error: Exception | None, errors: Errors, *args: Any):
 
 
 def valid_tp_sizes(
-    model: Any, *, max_gpus: int = GPU_GROUPS[-1], catalog: Catalog | None = None, parallelism: str = "tp"
+    model: Any,
+    *,
+    max_gpus: int = GPU_GROUPS[-1],
+    catalog: Catalog | None = None,
+    parallelism: str = "tp",
+    engine: Any = None,
 ) -> tuple[int, ...]:
-    """Group sizes up to ``max_gpus`` that vLLM runs ``model`` on (``model.group_ok``; tensor-parallel by default).
+    """Group sizes up to ``max_gpus`` that the engine runs ``model`` on (``model.group_ok``; tensor-parallel by
+    default; vLLM's rules unless ``engine`` names another: TensorRT-LLM's KV heads need not divide).
 
     Attention heads divisible by the group, and KV heads divisible by it or it by them. Llama 2 70B (64 heads,
-    8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4, 28 (28 only with ``max_gpus`` >= 28).
+    8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4 (28 heads allow 28, its MLP width does not).
     """
     mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
+    any_kv = engine_profile(engine).kv_heads_any_split
     sizes = np.arange(1, int(max_gpus) + 1)
-    return tuple(int(n) for n in sizes[m.group_ok(model_facts(mdl), sizes, check_parallelism(parallelism))])
+    return tuple(int(n) for n in sizes[m.group_ok(model_facts(mdl), sizes, check_parallelism(parallelism), any_kv)])
 
 
-def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None) -> int:
-    """The smallest group of ``GPU_GROUPS`` above ``gpus`` that vLLM runs ``model`` on (``valid_tp_sizes``).
+def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None, engine: Any = None) -> int:
+    """The smallest group of ``GPU_GROUPS`` above ``gpus`` that the engine runs ``model`` on (``valid_tp_sizes``).
 
     The what-if workbook's "More GPUs" lever. Llama 2 70B above 4: 8; Qwen2-7B (28 heads, 4 KV heads) above 2: 4,
     above 4: none of 8 to 64 divides its heads, so OutOfRangeError naming the valid sizes.
     """
     mdl = model if isinstance(model, Model) else (catalog or default_catalog()).model(model)
-    valid = valid_tp_sizes(mdl)
+    valid = valid_tp_sizes(mdl, engine=engine)
     larger = [g for g in GPU_GROUPS if g > gpus and g in valid]
     if not larger:
         raise OutOfRangeError(
             f"{mdl.name} has no tensor-parallel group above {gpus} GPUs among {', '.join(map(str, GPU_GROUPS))}"
-            f" that vLLM accepts; valid groups: {', '.join(map(str, valid))}"
+            f" that {engine_label(engine)} accepts; valid groups: {', '.join(map(str, valid))}"
         )
     return larger[0]
 
 
-def tp_size_error(model: Model, gpus: int, parallelism: str = "tp") -> OutOfRangeError:
-    """The error for a group size vLLM refuses: the split that does not divide (``tp_refusal``), and the valid
-    sizes."""
-    valid = ", ".join(str(n) for n in valid_tp_sizes(model, parallelism=parallelism))
+def engine_label(engine: Any) -> str:
+    """How an error names the engine whose loading rules it states: vLLM (also for LMDeploy and the ideal engine,
+    which follow vLLM's rules here), SGLang or TensorRT-LLM."""
+    name = engine_profile(engine).name
+    return "SGLang" if name.startswith("sglang") else "TensorRT-LLM" if name.startswith("tensorrt") else "vLLM"
+
+
+def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any = None) -> OutOfRangeError:
+    """The error for a group size the engine refuses: the split that does not divide (``tp_refusal``), and the
+    valid sizes."""
+    valid = ", ".join(str(n) for n in valid_tp_sizes(model, parallelism=parallelism, engine=engine))
     if parallelism != "tp" and (model.moe is None or gpus > model.moe.num_experts):
         experts = "it has no experts" if model.moe is None else f"it has {model.moe.num_experts} experts"
         return OutOfRangeError(
@@ -131,7 +146,7 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp") -> OutOfRang
             + (" (parallelism='tp' splits a dense model)" if model.moe is None else "")
         )
     return OutOfRangeError(
-        f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: {tp_refusal(model, gpus)}; "
+        f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: {tp_refusal(model, gpus, engine)}; "
         f"valid groups up to {GPU_GROUPS[-1]}: {valid}"
     )
 
@@ -155,25 +170,37 @@ def check_parallelism(parallelism: Any) -> str:
     )
 
 
-def tp_refusal(model: Model, gpus: int) -> str:
-    """Why vLLM refuses a group of ``gpus`` (the first rule of ``model.tensor_parallel_ok`` that fails), in words."""
+def tp_refusal(model: Model, gpus: int, engine: Any = None) -> str:
+    """Why the engine refuses a group of ``gpus`` (the first rule of ``model.tensor_parallel_ok`` that fails), in
+    words."""
     f = model_facts(model)
     g = int(gpus)
+    label, any_kv = engine_label(engine), engine_profile(engine).kv_heads_any_split
     heads, kvh = int(f.num_attention_heads), int(f.num_kv_heads)
-    if heads % g or (kvh % g and g % kvh):
+    if not heads % g and kvh % g and g % kvh and not any_kv:
+        return (
+            f"{label} needs its {kvh} KV heads to be divisible by the group or the group by them "
+            "(QKVParallelLinear; TensorRT-LLM replicates them instead)"
+        )
+    if heads % g:
         kv = (
             ""
-            if model.mla is not None
+            if model.mla is not None or any_kv
             else f" and its {kvh} KV heads to be divisible by the group or the group by them"
         )
-        return f"vLLM needs its {heads} attention heads to be divisible by the group{kv}"
+        return f"{label} needs its {heads} attention heads to be divisible by the group{kv}"
     width, experts, block = int(f.mlp_split_width), int(f.expert_split_width), int(f.weight_block_size)
     if width % g:
-        return f"vLLM splits its MLP width of {width:,} evenly (MergedColumnParallelLinear): {width:,} / {g} leaves {width % g}"
+        return f"{label} splits its MLP width of {width:,} evenly (MergedColumnParallelLinear): {width:,} / {g} leaves {width % g}"
+    if experts % g:
+        return (
+            f"{label} splits each expert's width of {experts:,} evenly (FusedMoEConfig): {experts:,} / {g} leaves "
+            f"{experts % g}; expert parallelism (parallelism='tp-ep') keeps experts whole"
+        )
     short = [w for w in (width, experts) if w and w % (g * block)] if block else [0]
     hint = "; expert parallelism keeps experts whole" if short[0] == experts and len(short) == 1 else ""
     return (
-        f"its weights are quantized in blocks of {block} and vLLM needs whole blocks on each GPU: "
+        f"its weights are quantized in blocks of {block} and {label} needs whole blocks on each GPU: "
         f"{short[0]:,} / {g} = {short[0] / g:g} (validate_fp8_block_shape{hint})"
     )
 
@@ -200,9 +227,27 @@ class Deployment:
 def plan_on(
     r: Resolved, engine: EngineProfile, context: Any, gpus: Any, util: Any, reserve: Any, parallelism: str = "tp"
 ) -> m.MemoryPlan:
-    """``model.memory_plan`` (``dp_memory_plan`` for "dp-ep") of the resolved scenarios on groups of ``gpus``."""
-    plan = m.dp_memory_plan if parallelism == "dp-ep" else m.memory_plan
-    return plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve)
+    """``model.memory_plan`` of the resolved scenarios on groups of ``gpus`` split as ``parallelism``; a None
+    ``util`` is the engine's default on each GPU and group (``utilization_on``)."""
+    util = utilization_on(r, engine, gpus, util, parallelism)
+    return m.memory_plan(r.gpu, r.model, r.precision, r.limits, engine, context, gpus, util, reserve, parallelism)
+
+
+def utilization_on(r: Resolved, engine: EngineProfile, gpus: Any, util: Any, parallelism: str = "tp") -> Any:
+    """``util`` as given, else the engine's rule for each GPU and group (SGLang's mem_fraction_static:
+    ``planner.engines.sglang.default_memory_fraction``; MLA models: the attention FLOP forms differ)."""
+    if util is not None:
+        return util
+    mla = bool(
+        np.all(
+            np.asarray(r.model.attention_flop_per_context_token_per_layer)
+            != np.asarray(r.model.prefill_attention_flop_per_token_pair_per_layer)
+        )
+    )
+    ranks = gpus if parallelism == "dp-ep" else 1.0
+    visible = m.visible_memory_bytes(r.gpu, engine)
+    out = default_memory_fraction(engine.memory_fraction_rule, visible, gpus, ranks, mla)
+    return out
 
 
 def choose_gpus(
@@ -217,7 +262,9 @@ def choose_gpus(
     for n in GPU_GROUPS:
         group = np.asarray(float(n))
         fits = plan_on(r, engine, context, group, util, reserve, parallelism).max_batch >= need_batch
-        chosen = np.where(np.isnan(chosen) & fits & m.group_ok(r.model, group, parallelism), n, chosen)
+        chosen = np.where(
+            np.isnan(chosen) & fits & m.group_ok(r.model, group, parallelism, engine.kv_heads_any_split), n, chosen
+        )
         if not np.any(np.isnan(chosen)):
             break
     return chosen
@@ -234,7 +281,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     par = check_parallelism(o.parallelism)
     eng = engine_profile(o.engine)
     util = (
-        eng.memory_utilization
+        (None if eng.memory_fraction_rule else eng.memory_utilization)  # None: per GPU and group (utilization_on)
         if o.memory_utilization is None
         else _fraction(o.memory_utilization, "memory_utilization")
     )
@@ -245,9 +292,8 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
     reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
-    r = _resolve(
-        o.catalog or default_catalog(), errors, **names, engine=eng, calibration=resolve_calibration(o.calibration)
-    )
+    calibration = resolve_calibration(o.calibration)
+    r = _resolve(o.catalog or default_catalog(), errors, **names, engine=eng, calibration=calibration, numbers=ctx)
     if r.model is None or r.gpu is None:
         if errors == "raise" and r.first_error:
             raise r.first_error
@@ -264,17 +310,21 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
+    if r.numbers is not None:  # contexts that repeat: the formulas run once per (names, context) pair
+        ctx = r.numbers
     if gpus is not None:
-        refused = ~m.group_ok(r.model, gpus, par) & ~np.asarray(r.bad)
+        refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
         if np.any(refused):
             if errors == "raise":
                 shape = np.shape(refused)
                 first = tuple(np.argwhere(refused)[0]) if shape else ()
                 name, n = element(model, first, shape), int(element(gpus, first, shape))
-                raise tp_size_error(r.catalog.model(name), n, par)
+                raise tp_size_error(r.catalog.model(name), n, par, eng)
             if failures.active():
                 failures.note_each(
-                    refused, (_names(model), gpus), lambda name, n: tp_size_error(r.catalog.model(name), int(n), par)
+                    refused,
+                    (_names(model), gpus),
+                    lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
                 )
             bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
@@ -299,10 +349,10 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
 
 def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, check_fit, gpu, model, errors, par):
     """``deploy`` for one scenario of Python numbers: the same checks without array bookkeeping."""
-    if gpus is not None and not m.group_ok(r.model, gpus, par):
+    if gpus is not None and not m.group_ok(r.model, gpus, par, eng.kv_heads_any_split):
         if errors == "raise":
-            raise tp_size_error(r.catalog.model(model), int(gpus), par)
-        failures.note(True, tp_size_error(r.catalog.model(model), int(gpus), par))
+            raise tp_size_error(r.catalog.model(model), int(gpus), par, eng)
+        failures.note(True, tp_size_error(r.catalog.model(model), int(gpus), par, eng))
         plan = plan_on(r, eng, ctx, gpus, util, reserve, par)
         return Deployment(r, eng, ctx, b, util, gpus, gpus, plan, True, par)
     need = b if check_fit else 1.0
@@ -311,7 +361,7 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
         n = math.nan
         for k in GPU_GROUPS:
             if (
-                m.group_ok(r.model, float(k), par)
+                m.group_ok(r.model, float(k), par, eng.kv_heads_any_split)
                 and plan_on(r, eng, ctx, float(k), util, reserve, par).max_batch >= need
             ):
                 n = float(k)
@@ -386,7 +436,9 @@ def _does_not_fit(
         return out
 
     plans = {k: plan_on(r, engine, context, np.asarray(float(k)), util, reserve, par) for k in GPU_GROUPS}
-    ok = {k: np.asarray(at(m.group_ok(r.model, float(k), par)), dtype=bool) for k in GPU_GROUPS}
+    ok = {
+        k: np.asarray(at(m.group_ok(r.model, float(k), par, engine.kv_heads_any_split)), dtype=bool) for k in GPU_GROUPS
+    }
     valid_text = {}  # the valid groups, written once per combination
     code = sum(ok[k].astype(np.int64) << j for j, k in enumerate(GPU_GROUPS))
     for c in np.unique(code).tolist():
@@ -408,7 +460,7 @@ def _does_not_fit(
             where_text = (
                 f"up to {big} x {gname}"
                 if big == GPU_GROUPS[-1]
-                else f"{big} x {gname}, the largest group vLLM runs it on ({valid_text[int(code[i])]})"
+                else f"{big} x {gname}, the largest group {engine_label(engine)} runs it on ({valid_text[int(code[i])]})"
             )
             errors.append(
                 DoesNotFitError(
@@ -421,7 +473,9 @@ def _does_not_fit(
     n = np.asarray(at(plan.gpus))
     shorts = np.asarray(at(plan.kv_bytes_per_sequence)) * needs - np.asarray(at(plan.kv_budget_bytes_per_gpu)) * n
     weights = np.asarray(at(plan.weight_bytes))
-    weights_short = (weights / n > np.asarray(at(plan.visible_bytes_per_gpu)) * np.asarray(at(util))).tolist()
+    groups = np.asarray(plan.gpus, dtype=float)
+    util_n = np.asarray(at(utilization_on(r, engine, np.where(np.isnan(groups), GPU_GROUPS[-1], groups), util, par)))
+    weights_short = (weights / n > np.asarray(at(plan.visible_bytes_per_gpu)) * util_n).tolist()
     smallest = np.zeros(n.shape)
     for k in reversed(GPU_GROUPS):
         smallest = np.where(ok[k] & (np.asarray(at(plans[k].max_batch)) >= needs), float(k), smallest)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from planner import api
 from planner import model as m
@@ -16,12 +16,16 @@ from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
+from planner.engines.kernel_curves import moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
+from planner.engines.sglang import default_memory_fraction
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
 from planner.options import GroupOptions, Options
-from planner.serving.load import Replica
 from planner.timing import _decode_step, _prefill
+
+if TYPE_CHECKING:  # the serving simulation is imported when a replica is made, not with every plan
+    from planner.serving.load import Replica
 
 
 @dataclass(frozen=True)
@@ -132,9 +136,18 @@ def plan(
             f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
     warnings += _release_note(options.get("engine"))
+    if mdl.moe is not None and eng.kernel_curves:
+        # the GPU and engine only: past 8 tokens per step the floor is held (a few % of a large step's time)
+        floor_note = moe_floor_note(g.name, eng.name, 1)
+        warnings += [floor_note] if floor_note else []
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)
+    if o.memory_utilization is None and eng.memory_fraction_rule:  # SGLang: its fraction on this GPU and group
+        ranks = n if layout == "dp-ep" else 1
+        util = float(
+            default_memory_fraction(eng.memory_fraction_rule, mem.visible_bytes_per_gpu, n, ranks, mdl.mla is not None)
+        )
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
     larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
@@ -170,7 +183,7 @@ def _release_note(engine: Any) -> list[str]:
     if not hit:
         return []
     why = engine_for_version(hit["name"], hit["version"])[1]
-    return [why] if "newer than the newest release" in why else []
+    return [why] if "newer than the newest release" in why or "not read itself" in why else []
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:
@@ -215,6 +228,8 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
 def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None) -> Replica:
     """The plan's deployment as one serving replica (its GPU group, precisions and engine), for
     ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
+    from planner.serving.load import Replica
+
     precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
     return Replica(
         p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog, **precisions

@@ -8,6 +8,7 @@ quantity of a record (``tpot``, ``throughput``, ``mfu`` ... ``ttft``) finishes o
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Unpack
 
 import numpy as np
@@ -17,8 +18,9 @@ from planner.catalog import Catalog, default_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
 from planner.checks import _nonnegative, _pandas_index
 from planner.deploy import deploy, finish, finish_record, nan_record
-from planner.errors import MissingDataError
-from planner.model import DecodeStep, PrefillStep
+from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
+from planner.model import DecodeStep, MemoryPlan, PrefillStep
+from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
 from planner.options import DecodeOptions, DeploymentOptions, Options
 
 # -- decode ---------------------------------------------------------------------------------------------
@@ -40,8 +42,9 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
         record = nan_record(DecodeStep, gpu, model, context, options.batch)
         return record if field is None else getattr(record, field)
     f = d.facts
-    step_of = m.dp_decode_step if d.parallelism == "dp-ep" else m.decode_step  # tp-ep: as tp (bytes split evenly)
-    step = step_of(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    if d.parallelism == "dp-ep":  # tp-ep: as tp (bytes split evenly)
+        step = m.dp_decode_step(step, f.gpu, f.model, f.precision, f.limits, d.context)
     return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
 
 
@@ -111,8 +114,9 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
         record = nan_record(PrefillStep, gpu, model, prompt_tokens)
         return record if field is None else getattr(record, field)
     f = d.facts
-    step_of = m.dp_prefill_step if d.parallelism == "dp-ep" else m.prefill_step
-    step = step_of(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    step = m.prefill_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    if d.parallelism == "dp-ep":
+        step = m.dp_prefill_step(step, f.gpu, f.model, f.precision, f.limits, d.batch)
     step = PrefillStep(d.gpus, step.prompt_tokens, step.ttft_s, step.bytes_moved, step.flop)
     return finish_record(step, d.bad, _pandas_index(gpu, model, prompt_tokens), field)
 
@@ -164,3 +168,63 @@ def cost_per_mtok(
         "coerce",
         _pandas_index(gpu, model, context, o.batch),
     )
+
+
+def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> MemoryPlan:
+    """``api.memory_plan``'s finished record (NaN where every lookup failed)."""
+    d = deploy(gpu, model, context, options)
+    if d is None:
+        return nan_record(MemoryPlan, gpu, model, context)
+    return finish_record(d.plan, d.bad, _pandas_index(gpu, model, context))
+
+
+# -- the fleet for a peak -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PeakFleet:
+    """The rented fleet that serves a peak request rate, every replica at its max batch (the what-if Levers)."""
+
+    rate_per_replica_s: float  # requests per second one replica takes: throughput at max batch / output tokens
+    replicas: float  # max(1, ceil(peak rate / rate per replica)), no spare
+    gpus: float  # replicas x GPUs in the group
+    monthly_usd: float  # GPUs x $/GPU-hour x 730 h; NaN when no price is given and the catalog has none
+
+
+def peak_fleet(
+    gpu: Any,
+    model: Any,
+    context: Any,
+    *,
+    peak_requests_per_s: float,
+    output_tokens: int,
+    price_per_gpu_hour: Any = None,
+    **options: Unpack[DeploymentOptions],
+) -> PeakFleet:
+    """The fleet that serves ``peak_requests_per_s`` requests of ``output_tokens`` each, one scalar question.
+
+    rate per replica = throughput at max batch / output tokens; replicas = max(1, ceil(peak / rate per replica))
+    (``planner.model.fleet.replicas_for_rate``, no spare); GPUs = replicas x the group ``memory_plan`` chose;
+    monthly cost = GPUs x $/GPU-hour x 730 h (``fleet.cloud_usd_per_gpu_month``). Assumes every replica runs
+    at its max batch (the cheapest per token) with no time lost to prompts; its TPOT there is the decode step at
+    max batch, which the caller compares with a target. ``planner export`` sizes a fleet under load instead.
+    """
+    if isinstance(peak_requests_per_s, bool) or not isinstance(peak_requests_per_s, (int, float)):
+        raise InvalidInputError(f"peak_requests_per_s must be a number; got {peak_requests_per_s!r}")
+    if isinstance(output_tokens, bool) or not isinstance(output_tokens, (int, float)):
+        raise InvalidInputError(f"output_tokens must be a number; got {output_tokens!r}")
+    if not peak_requests_per_s > 0:
+        raise OutOfRangeError(f"peak_requests_per_s must be above 0; got {peak_requests_per_s!r}")
+    if not output_tokens >= 1:
+        raise OutOfRangeError(f"output_tokens must be 1 or more; got {output_tokens!r}")
+    plan = _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "peak_fleet"))
+    step_options = {**options, "gpus": int(plan.gpus), "batch": int(plan.max_batch)}
+    step = decode_step(gpu, model, context, **step_options)
+    rate = float(step.throughput_tokens_per_s) / output_tokens
+    replicas = float(replicas_for_rate(peak_requests_per_s, rate))
+    gpus = replicas * int(plan.gpus)
+    if price_per_gpu_hour is None:
+        price = gpu_price_per_hour(gpu, catalog=options.get("catalog"))
+    else:
+        price = float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
+    return PeakFleet(rate, replicas, gpus, float(cloud_usd_per_gpu_month(price)) * gpus)

@@ -337,3 +337,74 @@ class TestEveryFormOfNames:
         results = [planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1) for _ in range(3)]
         assert len(hashed) == 1
         assert list(results[2][:2]) == [planner.max_batch(g, "llama3.1-8b", 4096, gpus=1) for g in ("H100", "L4")]
+
+
+class TestContextsPaired:
+    """Issue 24: a sweep whose contexts repeat runs its formulas once per distinct (names, context) pair
+    (``planner.catalog.resolve._pair``); the numbers are those of computing every scenario."""
+
+    @staticmethod
+    def sweep(n=20_000, seed=24):
+        rng = np.random.default_rng(seed)
+        gpus = rng.choice(np.array(["H100", "A100 SXM 80GB", "L4", "not-a-gpu", "H200 SXM 141GB"], dtype=object), n)
+        models = rng.choice(np.array(["llama3.1-8b", "llama2-70b", "mixtral-8x7b"], dtype=object), n)
+        return gpus, models, rng.choice([512, 2048, 8192, 32768, 0], n)  # 0: not a context (NaN when coerced)
+
+    def test_pairs_give_the_numbers_of_every_scenario(self):
+        """Expected: the same sweep in chunks of 1,000 (too small to pair: every scenario computed on its own)."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import _resolve
+
+        gpus, models, ctx = self.sweep()
+        paired = _resolve(default_catalog(), "coerce", gpu=gpus, model=models, numbers=ctx.astype(float))
+        assert paired.numbers is not None and paired.numbers.values.size < 100  # 5 x 3 x 5 pairs at most
+        calls = {
+            "max_batch": lambda g, m, c: planner.max_batch(g, m, c, gpus=8, errors="coerce"),
+            "tpot": lambda g, m, c: planner.tpot(g, m, c, batch=8, gpus=8, check_fit=False, errors="coerce"),
+            "ttft": lambda g, m, c: planner.ttft(g, m, c, errors="coerce"),
+        }
+        for name, call in calls.items():
+            whole = np.asarray(call(gpus, models, ctx), dtype=float)
+            chunks = [
+                np.asarray(call(*(a[i : i + 1000] for a in (gpus, models, ctx))), dtype=float)
+                for i in range(0, len(ctx), 1000)
+            ]
+            np.testing.assert_array_equal(whole, np.concatenate(chunks), err_msg=name)
+            assert np.isnan(whole[ctx == 0]).all() and np.isfinite(whole[(ctx == 512) & (gpus == "H100")]).all()
+
+    def test_contexts_that_hardly_repeat_are_not_paired(self):
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import _resolve
+
+        gpus, models, _ = self.sweep()
+        ctx = np.arange(1, len(gpus) + 1, dtype=float)
+        assert _resolve(default_catalog(), "coerce", gpu=gpus, model=models, numbers=ctx).numbers is None
+
+    def test_a_context_changed_in_place_is_paired_again(self):
+        """The pairs kept for the next call are found again only for the same names and the same contexts."""
+        gpus, models, ctx = self.sweep()
+        first = np.asarray(planner.max_batch(gpus, models, ctx, gpus=8, errors="coerce"))
+        ctx[ctx == 512] = 32768
+        second = np.asarray(planner.max_batch(gpus, models, ctx, gpus=8, errors="coerce"))
+        i = int(np.flatnonzero((gpus == "H100") & (models == "llama2-70b") & (ctx == 32768))[0])
+        assert second[i] == planner.max_batch("H100", "llama2-70b", 32768, gpus=8) and not np.array_equal(first, second)
+
+
+class TestTextKeptForTheNextCall:
+    """Issue 24: a text array's grouping is kept for the next call, found again only for the same text, whether
+    the copy kept is the text itself or (past ``lookup.RAW_TEXT_BYTES``) its packed rows."""
+
+    @pytest.mark.parametrize("raw_limit", [1 << 26, 0])
+    def test_the_same_text_reuses_its_grouping_and_changed_text_does_not(self, monkeypatch, raw_limit):
+        from planner.catalog import lookup
+
+        monkeypatch.setattr(lookup, "RAW_TEXT_BYTES", raw_limit)
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["H100", "L4", "H100", "RTX PRO 6000 Blackwell Server Edition"] * 50)
+        first = lookup._codes_of_text(names)
+        again = lookup._codes_of_text(names)
+        assert again[0] is first[0] and again[1] == ["H100", "L4", "RTX PRO 6000 Blackwell Server Edition"]
+        names[1] = "H200"  # changed in place: same array, other text
+        changed = lookup._codes_of_text(names)
+        assert changed[1] == ["H100", "H200", "RTX PRO 6000 Blackwell Server Edition", "L4"]
+        assert changed[0][:5].tolist() == [0, 1, 0, 2, 0]

@@ -502,6 +502,21 @@ from planner.cli import main as cli_main  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
+class TestStartUp:
+    def test_the_functions_load_without_the_serving_simulation(self):
+        """Importing the Excel functions (what Excel's Python does when a workbook opens) leaves planner.serving
+        unimported (~20 ms of start-up, issue 24); the first percentile call imports it and returns a number."""
+        code = (
+            "import sys; import planner.excel.functions as xf; "
+            "print(any(m.startswith('planner.serving') for m in sys.modules)); "
+            "v = xf.TTFT_P50('H100', 'llama2-7b', 2.0, 256.0, 16.0, 1.0); "
+            "print('planner.serving.load' in sys.modules, isinstance(v, float) and v > 0)"
+        )
+        proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert proc.stdout.split() == ["False", "True", "True"]
+
+
 class TestAddinInstall:
     def test_install_adds_the_module_and_keeps_other_settings(self, tmp_path):
         """ "UDF Modules" gains planner.excel.functions next to modules already there; other keys stay."""

@@ -88,15 +88,20 @@ class TestCashRules:
 
 
 FP8 = "H100, rented, FP8 weights"  # the README example's rented H100 option with FP8 weights
+RENTED = "H100, rented"  # the same with bf16 weights: the rented option whose fleet the margin grows (56 for 48)
 
 
 class TestMarginPriced:
-    def test_the_margin_costs_whole_instances_of_h100_at_the_median_rate(self, example):
-        """Rented FP8 H100: the GPUs the margin adds, in whole 8-GPU instances, x $2,259.35 a GPU-month."""
-        r = by_name(example, FP8)
-        oo = example.outlook.of(FP8)
+    def test_the_margin_costs_whole_replicas_of_a100_at_the_median_rate(self, example):
+        """Rented A100 80GB (+47% margin): the GPUs the margin adds, whole 8-GPU replicas (152 against 104), x the
+        median of its two on-demand quotes, (2.4984 + 1.60) / 2 = $2.0492 x 730 h = $1,495.92 a GPU-month. (Rented
+        FP8 H100's margin, +19% from vLLM's serving runs on H100, adds no GPU: 40 either way.)"""
+        name = "A100 80GB, rented"
+        r, oo = by_name(example, name), example.outlook.of(name)
         assert 0 < oo.gpus_without_margin < r.gpus and oo.gpus_without_margin % 8 == r.gpus % 8 == 0
-        assert oo.margin_usd_per_month(r) == pytest.approx((r.gpus - oo.gpus_without_margin) * H100_RENT_MONTH)
+        a100_rent_month = (2.4984 + 1.60) / 2 * HOURS
+        assert oo.margin_usd_per_month(r) == pytest.approx((r.gpus - oo.gpus_without_margin) * a100_rent_month)
+        assert example.outlook.of(FP8).gpus_without_margin == by_name(example, FP8).gpus
 
     def test_without_margin_is_the_same_option_sized_at_margin_zero(self, example):
         """The fleet without the margin is what evaluate() sizes with latency_margin = 0."""

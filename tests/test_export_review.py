@@ -21,6 +21,7 @@ from workbook_support import require_libreoffice
 from planner import api
 from planner.accuracy import ranges
 from planner.accuracy.calibration import residual_range
+from planner.accuracy.serving_margin import load_serving, margin_range
 from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export.evaluate import evaluate
@@ -121,11 +122,13 @@ class TestSizingRules:
 
     def test_default_margin_is_the_model_range_and_the_pessimistic_end_meets_the_target(self, example):
         """Default: the upper residual quantile of the GPU and the group kept (planner.accuracy.calibration.residual_range,
-        from catalogs/reference/heldout_residuals.csv); every meeting option's TPOT at peak and p95 TTFT x
+        from catalogs/reference/heldout_residuals.csv, at least as wide as the engine's held-out serving errors on
+        that GPU: serving_margin.margin_range); every meeting option's TPOT at peak and p95 TTFT x
         (1 + margin) meet the 50 ms and 1.5 s targets; each candidate group carries its own range."""
         for r in example.results:
             for c in r.candidates:
-                assert c.time_range == residual_range(r.gpu, r.engine.name, gpus=c.gpus_per_replica, model=r.model)
+                prediction = residual_range(r.gpu, r.engine.name, gpus=c.gpus_per_replica, model=r.model)
+                assert c.time_range == margin_range(prediction, r.gpu.name, r.engine.name)
                 assert c.margin == max(0.0, c.time_range.high)
             if r.meets:
                 assert r.margin == r.candidate.margin and r.time_range == r.candidate.time_range[:2]
@@ -133,13 +136,16 @@ class TestSizingRules:
                 assert float(r.fleet.tpot_peak_s) * m <= 0.05 + 1e-12 and r.replica.ttft_s * m <= 1.5
 
     def test_the_margin_follows_the_gpu_and_its_coverage(self, example, tmp_path):
-        """H100 has held-out rows, B200 none (catalogs/reference/heldout_residuals.csv): the README's "H100, rented"
-        is sized at H100's own high quantile, not widened; the same option on B200 at all GPUs' range widened by
-        the GPU factor, and the review says so."""
+        """H100 has 9 held-out vLLM serving figures, B200 none (catalogs/reference/heldout_serving_residuals.csv,
+        heldout_residuals.csv): the README's "H100, rented" is sized at the 90th percentile of vLLM's errors on H100
+        (+19%), not widened; the same option on B200 at all GPUs' range widened by the GPU factor, and the review
+        says so."""
         regions = ranges.load_regions()
-        h100, every, gpu = regions[("gpu", "H100 SXM 80GB")], regions[("all", "*")], regions[("gpu", "*")]
+        every, gpu = regions[("all", "*")], regions[("gpu", "*")]
         rented = next(r for r in example.results if r.option.name == "H100, rented")
-        assert rented.margin == h100.high and not rented.time_range_widened
+        vllm = load_serving()[("H100 SXM 80GB", "vllm")]
+        assert vllm.rows >= ranges.MIN_ROWS
+        assert rented.margin == vllm.high == 0.19 and not rented.time_range_widened
         text = EXAMPLE.read_text().replace('name = "H100, rented"\ngpu = "H100"', 'name = "H100, rented"\ngpu = "B200"')
         assert text != EXAMPLE.read_text()
         moved = review_of(write_scenario(tmp_path, text))
@@ -248,11 +254,21 @@ class TestLayout:
         p.write_bytes(render(example, "xlsx"))
         with zipfile.ZipFile(p) as z:
             charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
-        assert len(charts) == 2
-        for xml in charts:
+        cost = [xml for xml in charts if "against peak traffic" in xml]
+        latency = [xml for xml in charts if "against traffic" in xml and xml not in cost]
+        assert (len(cost), len(latency)) == (2, 2)
+        from planner.export.tables import charted
+        from planner.export.xlsx import SERIES_STYLES
+
+        styles = {dash for _, dash, _ in SERIES_STYLES[: len(charted(example))]}
+        assert len(charted(example)) >= 2
+        for xml in cost:  # a dash style per charted option
             assert "Planned peak (60)" in xml
-            assert {"dash", "sysDot", "lgDash"} <= {
-                d for d in ("dash", "sysDot", "lgDash") if f'prstDash val="{d}"' in xml
+            assert styles | {"sysDot"} <= {d for _, d, _ in SERIES_STYLES if f'prstDash val="{d}"' in xml}
+        for xml in latency:  # p50 dashed, the sizing percentile solid, the planned peak and the target dotted
+            assert "Planned peak (60)" in xml and "Target" in xml and "p95" in xml
+            assert {"dash", "solid", "sysDot"} <= {
+                d for d in ("dash", "solid", "sysDot") if f'prstDash val="{d}"' in xml
             }
 
 

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import pytest
 
+from planner.accuracy import predict as acc
 from planner.catalog import default_catalog
 from planner.catalog.resolve import gpu_numbers
 from planner.engines import kernel_curves
+from planner.engines.profiles import engine_profile, with_release_kernels
 from planner.model import operators
-from planner.model.facts import EngineFacts, GpuFacts, field_names
+from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, field_names
 
 REPO = Path(__file__).resolve().parents[1]
+REF = REPO / "catalogs" / "reference"
 SHIPPED = REPO / "catalogs" / "reference" / kernel_curves.CURVES_FILE_NAME
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
 #: The GPUs aiconfigurator 0.12.0 has vLLM GEMM, attention and all-reduce tables for (bench/kernel_extract.py).
@@ -141,6 +144,32 @@ class TestOperators:
         assert t == pytest.approx(2 * 4096 * 8e9 / (1978.9e12 * 0.42), rel=1e-12)
         assert math.isclose(t, 78.9e-3, rel_tol=1e-3)
 
+    def test_kv_read_per_query_head_before_tensorrt_llm_0_7(self):
+        """Llama-2-70B (64 query heads, 8 KV heads, config.json) reads its KV cache 8 times per decode step in a kernel
+        with a block per query head, at TP 2 and 4 alike (a GPU's 32 or 16 query heads over its 4 or 2 KV heads);
+        MHA (Llama-2-7B: 32 and 32) reads it once; engines with GQA kernels (every shipped profile) read it once."""
+        pre = _facts(EngineFacts, decode_kv_reads_per_query_head=1.0)
+        llama70 = _facts(ModelFacts, num_attention_heads=64.0, num_kv_heads=8.0)
+        llama7 = _facts(ModelFacts, num_attention_heads=32.0, num_kv_heads=32.0)
+        assert [operators.decode_kv_read_factor(llama70, pre, g) for g in (1.0, 2.0, 4.0, 8.0)] == [8.0] * 4
+        assert operators.decode_kv_read_factor(llama7, pre, 2.0) == 1.0
+        assert operators.decode_kv_read_factor(llama70, _facts(EngineFacts), 2.0) == 1.0
+
+    def test_tensorrt_llm_releases_before_0_7_read_kv_per_query_head(self):
+        """TRT061-012 (TensorRT-LLM v0.6.1 performance.md, H100 FP8: Llama-2-70B TP 2, batch 64, 2048/2048) published
+        547 out tok/s per GPU, 1,094 for the pair: 64 / 1,094 = 58.5 ms a step. Read once per KV head the step is
+        about half that (the row was 84% faster than published); read once per query head it lands within 30%.
+        v0.7's pre-release rows (trtllm-blog-falcon180b-h200) and later releases keep one read."""
+        rows = {r.record_id: r for r in acc.load_decode_rows(REF / "perf_public.csv")}
+        row = rows["TRT061-012"]
+        pred = acc.predict_decode(row).throughput_tokens_per_s
+        assert pred / row.throughput_tokens_per_s - 1 == pytest.approx(0.0, abs=0.30)
+        trt = engine_profile("tensorrt-llm")
+        assert with_release_kernels(trt, "tensorrt-llm", "v0.6.1").decode_kv_reads_per_query_head
+        assert not with_release_kernels(trt, "TensorRT-LLM", "v0.7a").decode_kv_reads_per_query_head
+        assert not with_release_kernels(trt, "tensorrt-llm", "0.13.0").decode_kv_reads_per_query_head
+        assert not with_release_kernels(engine_profile("vllm"), "vllm", "0.2.0").decode_kv_reads_per_query_head
+
     def test_a_mixed_batch_is_one_pass_over_the_weights(self):
         """The dense GEMMs of 2048 prompt tokens read the weights once: twice the tokens, less than twice the time."""
         import planner
@@ -152,3 +181,33 @@ class TestOperators:
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q", "-n", "0"]))
+
+
+class TestAttentionPrecision:
+    """Attention runs at the 16-bit peak whatever the weights' math (``operators.attention_peak_flop_per_s``)."""
+
+    def test_fp8_weights_leave_attention_at_the_bf16_peak(self):
+        """An fp8 checkpoint's GPU facts carry the fp8 peak (1,978.9 TFLOP/s on H200) for the GEMMs; attention's
+        FLOPs still run against the bf16 peak (989.4): 1e15 FLOPs at 100% take 1 / 989.4e12 s, not half that.
+        vLLM 0.33.0 keeps MLA prefill in the model dtype (``use_prefill_query_quantization`` False by default,
+        vllm/config/attention.py line 85)."""
+        gpu = _facts(GpuFacts, bandwidth_bytes_per_s=4.8e12, peak_flop_per_s=1978.9e12, bf16_peak_flop_per_s=989.4e12)
+        limits = _facts(EngineFacts, attention_bandwidth_efficiency=1.0, bandwidth_efficiency=1.0, roofline_overlap=1.0)
+        model = type("M", (), {"num_layers": 61})()
+        t = operators.attention_time_s(gpu, model, limits, 1e6, 1e15, 1.0, 0.0, 1.0)
+        assert t == pytest.approx(1e15 / 989.4e12, rel=1e-12)
+
+    def test_deepseek_v3_32k_prompt_on_8_h200(self):
+        """The issue's case: DeepSeek-V3 (fp8 weights) prefilling 32,768 tokens on 8 x H200. Its causal attention,
+        ``causal_attention_flop`` (81,920 FLOP per token pair, 61 layers: ``TestMlaPrefill``), at the H200's measured
+        prefill-attention rate (407.7 TFLOP/s, kernel_curves_aic.csv) takes 0.82 s over 8 GPUs; the TTFT holds all
+        of it (it was 1.08 s with attention at the fp8 peak, 0.41 s of attention)."""
+        import planner
+        from planner.engines.architecture import model_facts
+        from planner.model.prefill import causal_attention_flop
+
+        f = model_facts(default_catalog().model("deepseek-v3"))
+        attention_s = causal_attention_flop(f, 32768.0) / (8 * 4.077e14)
+        assert attention_s == pytest.approx(0.82, abs=0.01)
+        ttft = planner.prefill("H200", "deepseek-v3", 32768, gpus=8).ttft_s
+        assert ttft == pytest.approx(1.49, abs=0.01) and ttft > attention_s + 0.6

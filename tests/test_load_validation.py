@@ -52,7 +52,7 @@ class TestReading:
         """Every figure of load_public.csv appears in its row's quote (transcribed from the source's table)."""
         with open(reference_dir() / "load_public.csv", newline="") as f:
             for row in csv.DictReader(f):
-                assert row["source"].startswith("https://")
+                assert row["source"].startswith("https://"), row["record_id"]
                 for column in PERCENTILE_COLUMNS:
                     if row[column]:
                         assert row[column] in row["quote"], (row["record_id"], column)
@@ -80,7 +80,9 @@ class TestPrediction:
             "itl_median_ms",
             "itl_p99_ms",
         }
-        assert all(r["predicted"] is not None for r in out["rows"])
+        refused = [r for r in out["rows"] if r["predicted"] is None]
+        assert all(r["reason"].startswith("multi-step scheduling") for r in refused)  # the one mechanism not simulated
+        assert len(refused) <= 0.15 * len(out["rows"])
 
     def test_a_row_that_cannot_run_is_null_with_a_reason(self, tmp_path):
         rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,L4,1,llama3.1-405b,,,10,1,512,128,,50,,,,,,x"))
@@ -98,3 +100,133 @@ class TestCli:
         rows = json.loads(result.stdout)["rows"]
         ttft = [r for r in rows if r["quantity"] == "ttft_p99_ms"]
         assert len(ttft) == 1 and not math.isnan(ttft[0]["predicted"]) and ttft[0]["published"] == 90.0
+
+
+class TestPrefixCacheReading:
+    """A sweep re-sends the same prompts to one server: with prefix caching on, runs after the first find them cached."""
+
+    def test_warm_prompt_keeps_whole_blocks_short_of_the_last_token(self):
+        """vLLM V1 ``KVCacheManager.get_computed_blocks``: at most P - 1 tokens hit (the last is recomputed for its
+        logits) and only full 16-token blocks are kept: 207 tokens -> 192 cached; 16 -> none; 17 -> 16."""
+        from planner.serving.load import warm_prompt_fraction
+
+        assert warm_prompt_fraction(207) == pytest.approx(192 / 207)
+        assert warm_prompt_fraction(16) == 0.0
+        assert warm_prompt_fraction(17) == pytest.approx(16 / 17)
+
+    def test_prefix_cache_cell(self, tmp_path):
+        """ "warm" reads as cached, "cold" or blank as computed; other text is the row's problem, in one line."""
+        header = HEADER.replace("dataset,", "dataset,prefix_cache,")
+        path = tmp_path / "runs.csv"
+        path.write_text(
+            header
+            + "r1,serving_rate,vLLM,H100,1,llama3.1-8b,,warm,,100,2,207.5,99.4,,50,90,,,,,x\n"
+            + "r2,serving_rate,vLLM,H100,1,llama3.1-8b,,,,100,2,207.5,99.4,,50,90,,,,,x\n"
+            + "r3,serving_rate,vLLM,H100,1,llama3.1-8b,,hot,,100,2,207.5,99.4,,50,90,,,,,x\n"
+        )
+        rows = load_decode_rows(path)
+        assert [r.prompts_cached for r in rows] == [True, False, False]
+        assert rows[2].problem == "prefix_cache 'hot' is not 'warm' or 'cold'"
+
+    def test_a_warm_burst_is_not_a_prefill_queue(self):
+        """LD004 (surajssd/llm-k8s, vLLM 0.8.3, 200 ShareGPT prompts at once on 8 x A100 40GB, Llama 3.3 70B, after
+        the same prompts at 1, 4 and 16 req/s): its 42.6K prompt tokens need >= 6.0e15 FLOP, 2.4 s at 8 x 312
+        TFLOPS, yet the source printed a p99 TTFT of 450.38 ms. Read cold, the simulation queues every prefill (over
+        4 s at p99); read warm (vLLM V1 caches prefixes by default), no TTFT is above the published p99."""
+        from dataclasses import replace
+
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD004")
+        assert row.prompts_cached
+        warm = predict_percentiles(row)
+        cold = predict_percentiles(replace(row, prompts_cached=False))
+        assert cold["ttft_p99_ms"] > 4000.0
+        assert warm["ttft_p99_ms"] < 450.38
+
+
+class TestShareGptSample:
+    """vLLM's ShareGPT sampler at its default seed sends the same prompts in the same order in every version."""
+
+    def test_the_trace_is_the_sample_other_runs_printed(self):
+        """The trace (LambdaLabsML/vllm-benchmark, vLLM 0.5.4, 320 prompts, Llama 3.1 tokenizer): its first 300 add up
+        to 62,238 tokens, the total the H200 report (vLLM 0.14.1, 300 prompts) prints; its first 200 to 42,659,
+        213.3 a prompt, the mean of surajssd/llm-k8s's run JSON (vLLM 0.8.3, 200 prompts: 213)."""
+        from planner.accuracy.under_load import sharegpt_seed0_prompts
+
+        trace = sharegpt_seed0_prompts()
+        assert len(trace) == 320
+        assert sum(trace[:300]) == 62238
+        assert sum(trace[:200]) == 42659
+
+    def test_a_run_is_read_as_the_sample_only_when_its_mean_matches(self, tmp_path):
+        """A ShareGPT row of 300 prompts at 207.46 tokens is the sample (each prompt its own length, 4 to 933 tokens);
+        at 161 tokens (the vLLM paper's mean, another sampler) it is not, and is simulated at its mean."""
+        from planner.accuracy.under_load import sharegpt_prompts
+
+        rows = load_decode_rows(
+            _file(
+                tmp_path,
+                "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,300,2,207.46,198,,50,,,,,,x",
+                "r2,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,300,2,161,198,,50,,,,,,x",
+            )
+        )
+        sample = sharegpt_prompts(rows[0], 300)
+        assert sample is not None and (min(sample), max(sample), len(sample)) == (4, 933, 300)
+        assert sharegpt_prompts(rows[1], 300) is None
+
+    def test_a_cold_sweep_start_has_the_long_prompt_tail(self):
+        """LD005 (H200, vLLM 0.14.1, Llama 3.1 70B FP8, ShareGPT at 0.5 req/s, the sweep's cold first rate): the p99
+        TTFT is the longest prompts' prefill, 180.7 ms published; at the mean length every prompt is alike and the
+        p99 was 75.8 ms (-58%); with the sample's lengths it is within the issue's p99 limit of 50%."""
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD005")
+        assert predict_percentiles(row)["ttft_p99_ms"] == pytest.approx(180.7, rel=0.5)
+
+
+class TestAsyncScheduling:
+    """vLLM ``--async-scheduling`` (``vllm/v1/engine/core.py`` ``step_with_batch_queue``) schedules step k+1 when step
+    k is launched: a request arriving at a busy engine joins the second step after it arrives."""
+
+    def test_the_row_says_so(self, tmp_path):
+        """The flag or the words in the batching / notes cells turn it on; "no async scheduling" does not."""
+        from planner.accuracy.published import async_scheduling_of
+
+        assert async_scheduling_of({"batching": "vllm serve --async-scheduling"})
+        assert async_scheduling_of({"notes": "Async Scheduling enabled"})
+        assert not async_scheduling_of({"batching": "no async scheduling"})
+        assert not async_scheduling_of({"batching": "Poisson arrivals"})
+
+    def test_a_busy_engine_adds_one_step_to_ttft(self):
+        """Far from capacity, a busy engine's median TTFT rises by about one decode step (vLLM 0.14.1 on an H200, its
+        report's server table: 'Async Scheduling | Enabled'); an idle one's does not change."""
+        from planner.serving.load import Replica, latency_under_load
+
+        replica = Replica("H200", "llama3.1-8b", gpus=1)
+        sync = latency_under_load(replica, 200, 200, rate_per_s=5.0, num_requests=300)
+        overlap = latency_under_load(replica, 200, 200, rate_per_s=5.0, num_requests=300, async_scheduling=True)
+        step = sync.tpot_s.p50
+        assert overlap.ttft_s.p50 - sync.ttft_s.p50 == pytest.approx(step, rel=0.35)
+        alone = [
+            latency_under_load(replica, 200, 2, concurrency=1, num_requests=5, async_scheduling=a).ttft_s.p50
+            for a in (False, True)
+        ]
+        assert alone[0] == pytest.approx(alone[1])
+
+    def test_the_h200_sweep_reads_as_its_report_says(self):
+        """LD007 (H200, vLLM 0.14.1, Llama 3.1 70B FP8, ShareGPT at 1 req/s, warm, async): median TTFT 56.5 ms
+        published; read with the report's prefix caching and async scheduling it is within the issue's 15% median
+        limit (read as a cold, synchronous run it was -11%, and warm but synchronous -35%)."""
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD007")
+        assert row.async_scheduling and row.prompts_cached
+        assert predict_percentiles(row)["ttft_median_ms"] == pytest.approx(56.5, rel=0.15)
+
+
+class TestMultiStep:
+    def test_a_multi_step_server_is_refused_with_its_reason(self):
+        """vLLM 0.6.0 with --num-scheduler-steps 10 (sgl-project/sglang benchmark/benchmark_vllm_060: median ITL
+        129.32 ms against a 14.14 ms TPOT: tokens arrive ten at a time) is not simulated; the row says why."""
+        table = validate_load(
+            [r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD015"]
+        )
+        assert {c.reason for c in table.checks} == {
+            "multi-step scheduling (--num-scheduler-steps 10) is not simulated: the server streams tokens 10 steps at "
+            "a time and admits arrivals only between those windows"
+        }

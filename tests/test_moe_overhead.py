@@ -17,27 +17,43 @@ def _facts(cls, **values):
 
 
 def test_step_overhead_by_hand():
-    """61 layers of which 58 MoE (DeepSeek-V3's config.json: num_hidden_layers 61, first_k_dense_replace 3):
-    1.2 ms + 61 x 0 + 58 x 34 us = 1.2 ms + 1.972 ms = 3.172 ms."""
+    """61 layers of which 58 MoE (DeepSeek-V3's config.json: num_hidden_layers 61, first_k_dense_replace 3), an H100's
+    fused-MoE floor (26.3 us + 3.0 us per doubling): one token 1.2 ms + 58 x 26.3 us = 2.7254 ms; 8 tokens and any
+    more (measured up to 8) 58 x 35.3 us = 2.0474 ms more than the fixed 1.2 ms."""
     model = _facts(ModelFacts, num_layers=61.0, moe_layers=58.0)
-    limits = _facts(EngineFacts, step_overhead_s=1.2e-3, moe_layer_overhead_s=34e-6)
-    assert step_overhead_s(model, limits) == pytest.approx(3.172e-3, rel=1e-12)
+    limits = _facts(EngineFacts, step_overhead_s=1.2e-3, moe_floor_s=26.3e-6, moe_floor_per_doubling_s=3.0e-6)
+    assert step_overhead_s(model, limits) == pytest.approx(2.7254e-3, rel=1e-12)
+    assert step_overhead_s(model, limits, 8.0) == pytest.approx(1.2e-3 + 58 * 35.3e-6, rel=1e-12)
+    assert step_overhead_s(model, limits, 4096.0) == step_overhead_s(model, limits, 8.0)
     dense = _facts(ModelFacts, num_layers=61.0, moe_layers=0.0)
-    assert step_overhead_s(dense, limits) == pytest.approx(1.2e-3, rel=1e-12)
+    assert step_overhead_s(dense, limits, 8.0) == pytest.approx(1.2e-3, rel=1e-12)
 
 
-@pytest.mark.parametrize("quantity", ["tpot", "ttft"])
-def test_each_moe_layer_adds_its_time_to_a_step(quantity):
-    """Mixtral-8x7B: 32 layers, every one MoE (its config.json: num_hidden_layers 32, num_local_experts 8), so the
-    term adds 32 x 34 us = 1.088 ms to a decode step and to a prefill; Llama-3.1-8B (dense) gets nothing."""
-    with_term = engine_profile("vllm")
-    without = with_term.with_(moe_layer_overhead_s=0.0)
-    assert with_term.moe_layer_overhead_s == 34e-6
-    f = getattr(api, quantity)
-    for model, added_s in (("Mixtral-8x7B", 32 * 34e-6), ("Llama-3.1-8B", 0.0)):
-        args = ("H100 SXM 80GB", model, 1024)
-        gap = f(*args, engine=with_term, gpus=2) - f(*args, engine=without, gpus=2)
-        assert gap == pytest.approx(added_s, abs=1e-12), model
+def test_the_floor_grows_with_the_batch_up_to_eight_tokens():
+    """Mixtral-8x7B (32 MoE layers) on 2 x H100: a step of 8 sequences carries 32 x 3 x 3.0 us more MoE floor than a
+    step of 1, besides 7 more sequences' 0.059 ms; Llama-3.1-8B (dense) only the sequences'."""
+    for model, moe_s in (("Mixtral-8x7B", 32 * 3 * 3.0e-6), ("Llama-3.1-8B", 0.0)):
+        one, eight = (api.decode_step("H100 SXM 80GB", model, 1024, gpus=2, batch=b).overhead_s for b in (1, 8))
+        assert eight - one == pytest.approx(moe_s + 7 * 0.059e-3, abs=1e-12), model
+
+
+def test_each_gpu_has_its_own_floor_and_others_borrow_the_measured_mean():
+    """H100 26.3 us, H200 26.7 us at one token; MI300X borrows its curves' source (H100), B200 (whose curves have no
+    MoE kernels) the measured mean, 26.5 us, each with a note that says so; vLLM and SGLang run the measured kernel,
+    TensorRT-LLM its own (noted)."""
+    from planner.catalog import default_catalog
+    from planner.catalog.resolve import gpu_numbers
+    from planner.engines import kernel_curves
+
+    cat = default_catalog()
+    got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("H100", "H200", "B200", "MI300X")}
+    assert got == {"H100": 26.3e-6, "H200": 26.7e-6, "B200": 26.5e-6, "MI300X": 26.3e-6}
+    assert kernel_curves.moe_floor_note("H100 SXM 80GB", "vllm", 8) == ""
+    assert kernel_curves.moe_floor_note("H100 SXM 80GB", "sglang", 4) == ""
+    assert "not measured on B200 180GB" in kernel_curves.moe_floor_note("B200 180GB", "vllm", 1)
+    assert "not measured on MI300X" in kernel_curves.moe_floor_note("MI300X", "vllm", 1)
+    note = kernel_curves.moe_floor_note("H100 SXM 80GB", "tensorrt-llm", 64)
+    assert "for tensorrt-llm's own MoE kernels or beyond 8 tokens per step" in note and "27-43 us" in note
 
 
 def test_kernel_bytes_by_hand():
@@ -58,10 +74,17 @@ def test_floor_is_the_intercept_of_latency_against_bytes():
     assert kernel_floor.floors_s(rows, "gemm")[("H100 SXM 80GB", "k")] == pytest.approx(40e-6, rel=1e-9)
 
 
-def test_shipped_value_is_the_kernel_derivation():
-    """planner.engines.profiles ships moe_layer_overhead_s rounded to the us from the aiconfigurator 0.12.0 measurements of
-    vLLM 0.24.0 kernels in catalogs/reference/kernel_latency_aic.csv (the fitted rows' only MoE model cannot
-    identify it: Mixtral at batch 8 reads nearly every expert)."""
-    derived = kernel_floor.moe_layer_overhead_from_kernels()
-    assert derived == pytest.approx(33.6e-6, abs=0.1e-6)
-    assert engine_profile("vllm").moe_layer_overhead_s == pytest.approx(derived, abs=0.5e-6)
+def test_shipped_floors_are_the_kernel_derivation():
+    """kernel_curves.MOE_FLOORS re-derived from aiconfigurator 0.12.0's measurements of vLLM 0.24.0 kernels in
+    catalogs/reference/kernel_latency_aic.csv (``kernel_floor.moe_floor_line``), to the 0.1 us they are shipped at;
+    the single median floor of every GPU, kernel and token count (the old flat term) is 33.6 us."""
+    from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, MOE_FLOORS
+
+    for gpu, (at_one, per_doubling) in MOE_FLOORS.items():
+        derived = kernel_floor.moe_floor_line(gpu)
+        assert derived == pytest.approx((at_one, per_doubling), abs=0.05e-6), gpu
+    assert MOE_FLOOR_UNMEASURED == pytest.approx(
+        tuple(sum(v) / 2 for v in zip(*MOE_FLOORS.values(), strict=True)), abs=1e-12
+    )
+    assert kernel_floor.moe_layer_overhead_from_kernels() == pytest.approx(33.6e-6, abs=0.1e-6)
+    assert engine_profile("vllm").moe_layer_overhead_s == 0.0  # the engine adds nothing beyond the GPU's floor

@@ -50,7 +50,6 @@ def test_a_plain_name_states_no_precision():
 @pytest.mark.parametrize(
     "published, why",
     [
-        ("deepseek-ai/DeepSeek-V3.2", "Sparse Attention"),  # GPUSTACK-016
         ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8", "Mamba"),  # VUL-001
         ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "NAS"),  # VUL-010
     ],
@@ -58,6 +57,23 @@ def test_a_plain_name_states_no_precision():
 def test_models_the_planner_does_not_model_say_why(published, why):
     with pytest.raises(MissingDataError, match=why):
         resolve_model_name(published, CAT)
+
+
+@pytest.mark.parametrize(
+    "published, catalog_name",
+    [
+        ("deepseek-ai/DeepSeek-V3.2", "DeepSeek-V3.2"),  # GPUSTACK-016: DeepSeek Sparse Attention, now modelled
+        ("deepseek-ai/DeepSeek-V3.2-Exp", "DeepSeek-V3.2"),
+        ("moonshotai/Kimi-K2.5", "Kimi-K2.5"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B"),
+        ("Qwen/Qwen3-Next-80B-A3B-Instruct-FP8", "Qwen3-Next-80B-A3B"),
+        ("zai-org/GLM-5", "GLM-5"),
+        ("zai-org/GLM-5-FP8", "GLM-5"),
+    ],
+)
+def test_late_2026_models_resolve_as_hubs_write_them(published, catalog_name):
+    """Hub names of the models issue 23 adds resolve (an -FP8 repackaging to its base model)."""
+    assert resolve_model_name(published, CAT) == catalog_name
 
 
 def test_fp8_kv_checkpoint_keeps_the_rows_kv_precision():
@@ -74,6 +90,18 @@ def test_pipeline_parallel_rows_say_why_they_are_not_predicted():
     startup = {r.record_id: r for r in acc.load_startup_rows(REF / "startup_memory_public.csv")}
     assert perf["GPUSTACK-064"].problem == "pipeline parallelism (PP 4) is not modelled"
     assert startup["LP19-022"].problem == "pipeline parallelism (PP 2) is not modelled"
+
+
+def test_speculative_decoding_rows_say_why_they_are_not_predicted():
+    """GPUSTACK-264 (SGLang --speculative-algorithm EAGLE3, gpustack docs/performance-lab/qwen3-8b/h100-latency.md)
+    printed a 2.67 ms TPOT, under a third of one forward pass of Qwen3-8B at batch 1 on an H100; GPUSTACK-019 (vLLM
+    --speculative-config with MTP) likewise; GPUSTACK-001 (the same page's vLLM run without a draft) is predicted."""
+    perf = {r.record_id: r for r in acc.load_decode_rows(REF / "perf_public.csv")}
+    assert perf["GPUSTACK-264"].problem == (
+        "speculative decoding (--speculative-algorithm in the server command) is not modelled"
+    )
+    assert perf["GPUSTACK-019"].problem.startswith("speculative decoding (--speculative-config")
+    assert perf["GPUSTACK-001"].problem == ""
 
 
 def test_startup_cells_read_as_written():

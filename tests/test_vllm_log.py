@@ -16,7 +16,7 @@ import pytest
 
 from planner import api
 from planner.catalog import Model, default_catalog
-from planner.engines.architecture import param_counts, vllm_kv_cache_groups, vllm_kv_layer_slots
+from planner.engines.architecture import model_facts, param_counts, vllm_kv_cache_groups, vllm_kv_layer_slots
 from planner.engines.profiles import engine_profile
 from planner.engines.vllm_log import vllm_kv_log
 
@@ -111,6 +111,47 @@ class TestGemma3LocalGlobal:
         per_token = float(api.memory_plan("H100", m, 16, catalog=CAT).kv_bytes_per_token_per_gpu)
         unpadded = 19.53 * GiB / per_token
         assert unpadded / 36560 == pytest.approx(70 / 62, rel=0.002)
+
+
+class TestHybridPaddingInMaxBatch:
+    """``max_batch`` and the log matcher share one rule (``planner.model.memory.padded_kv_layer_tokens``): vLLM
+    0.33.0 pages equal-size layer groups, padded (``vllm/v1/core/kv_cache_planning.py`` lines 521-540), and a
+    sliding group holds ceil(min(W - 1 + s, L) / b) + 1 blocks (``vllm/v1/kv_cache_interface.py`` line 944)."""
+
+    def test_gemma3_27b_sequence_takes_seventy_layer_slots(self):
+        """Gemma-3-27B at 8,192 tokens, decoding (s = 1): 10 layers x 16 x (512 + 6 x 65) = 144,320 layer-token slots
+        of 8,192 B (2 x 16 KV heads x 128 x 2 B), where the layers alone take 10 x 8,192 + 52 x 1,024 = 135,168."""
+        plan = api.memory_plan("H100", "gemma-3-27b", 8192, gpus=1, catalog=CAT)
+        assert plan.kv_bytes_per_sequence == 10 * 16 * (512 + 6 * 65) * 8192
+        assert 144_320 / 135_168 == pytest.approx(1.068, abs=0.001)  # max batch was this much high
+
+    def test_logged_pool_holds_as_many_decoding_sequences_as_max_batch_says(self):
+        """LP19-009 (vLLM 0.19.0, one H100): 36,560 tokens = 2,285 blocks per group x 7 groups = 15,995 blocks.
+        The logged concurrency at a prefill chunk of 8,192 is 15,995 / (512 + 6 x 513) = 4.46 (the log: 4.46x);
+        sequences decoding at 8,192 take 512 + 6 x 65 blocks each: 17 fit, as ``memory_plan`` counts them for the
+        logged 19.53 GiB (18 without the padding)."""
+        blocks = 36_560 // 16 * 7
+        assert round(blocks / (512 + 6 * 513), 2) == 4.46
+        per_sequence = float(api.memory_plan("H100", "gemma-3-27b", 8192, gpus=1, catalog=CAT).kv_bytes_per_sequence)
+        logged = 19.53 * GiB
+        assert math.floor(logged / per_sequence) == blocks // (512 + 6 * 65) == 17
+        assert math.floor(logged / (8192 * 135_168)) == 18
+
+    def test_engines_without_the_hybrid_manager_count_layers_alone(self):
+        """TensorRT-LLM and the ideal engine: 10 x 8,192 + 52 x 1,024 layer tokens x 8,192 B."""
+        plan = api.memory_plan("H100", "gemma-3-27b", 8192, gpus=1, engine="ideal", catalog=CAT)
+        assert plan.kv_bytes_per_sequence == 135_168 * 8192
+
+    def test_group_size_follows_the_one_and_a_half_rule(self):
+        """12 sliding + 13 full layers (gpt-oss-20b with an EAGLE layer, the source's example): 13 < 1.5 x 12, so
+        groups of 13, not 12 (which would pad the full type to 24)."""
+        from dataclasses import replace
+
+        from planner.model.memory import kv_cache_groups
+
+        f = replace(model_facts(CAT.model("gpt-oss-20b")), full_attention_layers=13, sliding_window_layers=12)
+        assert kv_cache_groups(f) == (13, 1.0, 1.0)
+        assert [int(x) for x in kv_cache_groups(model_facts(CAT.model("gemma-3-27b")))] == [10, 1, 6]
 
 
 class TestGptOssSlidingWindowAndMxfp4:

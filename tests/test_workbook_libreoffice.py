@@ -11,12 +11,23 @@ import subprocess
 
 import openpyxl
 import pytest
-from workbook_support import agrees, expected, recalculate_many, require_libreoffice, scenario_inputs, with_inputs
+from workbook_support import (
+    agrees,
+    cheapest_label,
+    expected,
+    expected_green,
+    green_scenarios,
+    recalculate_many,
+    require_libreoffice,
+    scenario_inputs,
+    with_inputs,
+)
 
 from planner.catalog import default_catalog
 from planner.io.libreoffice import convert
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
+from planner.workbook.inputs import glance_row
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, input_row
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
@@ -79,6 +90,14 @@ NAMED = {
     "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),
     "more-gpus-lever-has-no-valid-group": dict(gpu="L4", model="Qwen2-7B", context=4096, gpus=4),
     "more-gpus-lever-from-two": dict(gpu="L4", model="Qwen2-7B", context=4096, gpus=2),
+    "hybrid-linear-attention-qwen3-next": dict(model="Qwen3-Next-80B-A3B", context=32768, gpus=2, batch=16),
+    "float32-state-qwen3.6-rtx-pro": dict(gpu="RTX PRO 6000 Blackwell Server Edition", model="Qwen3.6-27B"),
+    "sparse-attention-deepseek-v3.2": dict(model="DeepSeek-V3.2", context=65536, gpus=8, batch=4),
+    # the budget block: a blank or text target, no traffic, a target every lever meets
+    "budget-blank-tpot-target": dict(model="Llama-2-70B", context=4096, gpus=4, tpot_target_ms=None),
+    "budget-text-ttft-target": dict(model="Llama-2-70B", context=4096, gpus=4, ttft_target_ms="fast"),
+    "budget-blank-traffic": dict(model="Llama-2-70B", context=4096, gpus=4, peak_requests_per_s=None),
+    "budget-every-lever-meets": dict(model="Llama-2-70B", context=4096, gpus=4, tpot_target_ms=1000),
 }
 
 
@@ -120,6 +139,7 @@ class TestParityWithThePythonModel:
         models = {cat.model(s["model"]) for s in SCENARIO_INPUTS.values() if s["model"] in cat.models}
         assert len(SCENARIO_INPUTS) >= 50
         assert any(m.moe for m in models) and any(m.mla for m in models) and any(m.sliding_window for m in models)
+        assert any(m.linear_attention for m in models) and any(m.sparse_attention for m in models)
         assert len({s["gpu"] for s in SCENARIO_INPUTS.values()}) >= 10
 
     @pytest.mark.parametrize(
@@ -144,19 +164,15 @@ class TestParityWithThePythonModel:
             assert want  # the case is one that warns
         assert [w for w in shown if w] == want
 
-    @pytest.mark.parametrize("name", ["opening-scenario", "does-not-fit-on-given-gpus", "no-catalog-price"])
-    def test_levers_name_the_cheapest_scenario_per_million_tokens(self, recalculated, name):
-        """The green, named lever is the one whose api.cost_per_mtok at max batch is lowest ("none fits" when
-        no scenario has a cost)."""
-        spec, books = recalculated
-        inputs = SCENARIO_INPUTS[name]
-        cost = {
-            header: expected(scenario_inputs(inputs, key), "cost_per_mtok@batch=max") for key, header, _ in SCENARIOS
-        }
-        costs = {h: c for h, c in cost.items() if isinstance(c, float)}
-        levers = books[name]["Levers"]
-        label = next(r for r in levers.iter_rows() if r[0].value == "Cheapest per million output tokens")
-        assert label[2].value == (min(costs, key=costs.get) if costs else "none fits")
+    @pytest.mark.parametrize("name", sorted(SCENARIO_INPUTS))
+    def test_no_lever_is_green_that_misses_a_target_or_lacks_a_value(self, recalculated, name):
+        """The green scenarios (Calc's green row, which the Levers highlight reads) are those
+        workbook_support.expected_green names from the model's own numbers, and the label names one of them."""
+        _, books = recalculated
+        assert green_scenarios(books[name]) == expected_green(SCENARIO_INPUTS[name])
+        want = expected_green(SCENARIO_INPUTS[name])
+        label = cheapest_label(books[name])
+        assert label in want if want else label == "none meets the targets"
 
     @pytest.mark.parametrize("name", sorted(SCENARIO_INPUTS))
     def test_every_result_cell_equals_the_model(self, recalculated, name):
@@ -217,7 +233,7 @@ class TestRefreshKeepsUserData:
         wb.save(path)
         out = convert(path, "xlsx", tmp_path / "recalc")[0]
         values = openpyxl.load_workbook(out, data_only=True)
-        assert isinstance(values["Inputs"][f"B{input_row('compare_model') + 4}"].value, (int, float))  # max batch
+        assert isinstance(values["Inputs"][f"B{glance_row() + 2}"].value, (int, float))  # max batch
         assert values["My scenarios"]["B1"].value is not None
 
 

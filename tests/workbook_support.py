@@ -19,7 +19,7 @@ from planner.catalog import default_catalog
 from planner.errors import DoesNotFitError, PlannerError
 from planner.io.libreoffice import convert, find_soffice
 from planner.workbook.catalog_sheets import gqa_sibling
-from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
+from planner.workbook.layout import BUDGET_DEFAULTS, BUDGET_FIELDS, COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
 from planner.workbook.spec import WorkbookSpec
 from planner.workbook.writer import write_workbook
 
@@ -36,7 +36,7 @@ def with_inputs(spec: WorkbookSpec, inputs: dict[str, Any]) -> WorkbookSpec:
     """A copy of the description with the Inputs cells set (keys of read_inputs, plus compare_model)."""
     out = copy.deepcopy(spec)
     sheet = out.sheet(INPUTS_SHEET)
-    for f in (*INPUT_FIELDS, COMPARE_FIELD):
+    for f in (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS):
         if f.key in inputs:
             sheet.cells[f"B{input_row(f.key)}"].value = inputs[f.key]
     return out
@@ -103,6 +103,9 @@ def scenario_inputs(base: dict, key: str) -> dict:
     return s
 
 
+#: The budget inputs the fleet needs (layout.BUDGET_FIELDS); absent from a scenario: the workbook's default.
+_FLEET_INPUTS = ("peak_requests_per_s", "output_tokens")
+
 #: Functions whose result does not depend on the GPU count (so the baseline's group error does not reach them).
 _N_FREE = ("ridge", "weight_bytes", "kv_bytes_per_token")
 
@@ -137,6 +140,16 @@ MODEL = {
     ),
     "decode_step": lambda s, n, a: api.decode_step(
         s["gpu"], s["model"], s["context"], batch=a["batch"], **_options(s, n)
+    ),
+    "peak_fleet": lambda s, n, a: api.peak_fleet(
+        s["gpu"],
+        s["model"],
+        s["context"],
+        peak_requests_per_s=s.get("peak_requests_per_s", BUDGET_DEFAULTS["peak_requests_per_s"]) or 1.0,  # blank:
+        # only the rate per replica is asked (``expected`` answers #N/A for the rest)
+        output_tokens=s.get("output_tokens", BUDGET_DEFAULTS["output_tokens"]),
+        price_per_gpu_hour=s.get("price_per_gpu_hour"),
+        **_options(s, n),
     ),
     "cost_per_mtok": lambda s, n, a: api.cost_per_mtok(
         s["gpu"],
@@ -183,13 +196,17 @@ def expected(s: dict, quantity: str) -> float | Error:
         args["batch"] = int(batch)
     if "context" in args:
         args["context"] = int(args["context"])
+    needs = _FLEET_INPUTS[1:] if field == "rate_per_replica_s" else _FLEET_INPUTS  # the rate needs no traffic
+    if function == "peak_fleet" and any(s.get(k, BUDGET_DEFAULTS[k]) is None for k in needs):
+        return Error("#N/A")  # a blank budget input (after the group's errors, as the sheet checks them): NO_DATA
     try:
         result = MODEL[function](s, n, args)
     except DoesNotFitError as exc:
         return Error("#N/A") if function == "max_batch" else _err(exc)  # a sweep context where nothing fits
     except PlannerError as exc:
         return _err(exc)
-    return float(getattr(result, field) if field else result)
+    value = float(getattr(result, field) if field else result)
+    return Error("#N/A") if function == "peak_fleet" and math.isnan(value) else value  # no price: NO_DATA
 
 
 def agrees(cell: Any, want: float | Error, scale: float = 1.0, rel: float = 1e-9) -> bool:
@@ -198,3 +215,47 @@ def agrees(cell: Any, want: float | Error, scale: float = 1.0, rel: float = 1e-9
     if isinstance(cell, bool) or not isinstance(cell, (int, float)):
         return False
     return math.isclose(cell, want * scale, rel_tol=rel, abs_tol=1e-300)
+
+
+# -- the budget block's green ----------------------------------------------------------------------------
+
+
+def expected_green(inputs: dict) -> set[str]:
+    """The Levers headers that must be green: of the scenarios whose TPOT at max batch (api.decode_step) and TTFT
+    (api.prefill) meet the Inputs targets and whose fleet has a monthly cost (api.peak_fleet), the cheapest (all
+    of them on a tie). A blank or text target, or an error in a value, means not met."""
+    from planner.workbook.calc import SCENARIOS
+
+    targets = [inputs.get(k, BUDGET_DEFAULTS[k]) for k in ("tpot_target_ms", "ttft_target_ms")]
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in targets):
+        return set()
+    tpot_target_s, ttft_target_s = (t / 1000 for t in targets)
+    ok = {}
+    for key, header, _ in SCENARIOS:
+        s = scenario_inputs(inputs, key)
+        step = expected(s, "decode_step.step_s@batch=max")
+        ttft = expected(s, "prefill.ttft_s")
+        cost = expected(s, "peak_fleet.monthly_usd@batch=max")
+        if (
+            not any(isinstance(x, Error) for x in (step, ttft, cost))
+            and step <= tpot_target_s
+            and ttft <= ttft_target_s
+        ):
+            ok[header] = cost
+    return {h for h, cost in ok.items() if cost == min(ok.values())}
+
+
+def green_scenarios(book: openpyxl.Workbook) -> set[str]:
+    """The headers whose cell in Calc's green row (what the Levers highlight reads) is 1 in a recalculated book."""
+    from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
+
+    row = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["green"]
+    flags = {header: book["Calc"][f"{scenario_col(key)}{row}"].value for key, header, _ in SCENARIOS}
+    assert set(flags.values()) <= {0, 1}, flags
+    return {h for h, flag in flags.items() if flag == 1}
+
+
+def cheapest_label(book: openpyxl.Workbook):
+    """The Levers cell that names the cheapest fleet meeting the targets."""
+    row = next(r for r in book["Levers"].iter_rows() if r[0].value == "Cheapest fleet that meets the targets")
+    return row[2].value

@@ -52,7 +52,14 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
-from planner.engines.profiles import DEFAULT_RESIDUALS, EngineProfile, engine_for_version, engine_profile, parse_version
+from planner.engines.profiles import (
+    DEFAULT_RESIDUALS,
+    EngineProfile,
+    engine_for_version,
+    engine_profile,
+    parse_version,
+    with_release_kernels,
+)
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
@@ -215,6 +222,12 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 
 
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
+    """The row's profile (``engine`` if given, else its engine's release's) with its release's kernels
+    (``with_release_kernels``: TensorRT-LLM before XQA)."""
+    return with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
+
+
+def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     if engine is not None:
         return engine_profile(engine)
     try:
@@ -289,14 +302,15 @@ def predict_decode_rows(
     n = len(rows)
     tpot, tput, ttft = (np.full(n, math.nan) for _ in range(3))
     groups: dict[tuple, list[int]] = {}
-    profiles: dict[str, EngineProfile] = {}
+    profiles: dict[tuple[str, bool], EngineProfile] = {}
     resolvable: dict[tuple[str, str], bool] = {}
     for i, r in enumerate(rows):
         if r.problem or not _resolves(r, cat, resolvable):
             continue
         eng = _profile_for(r, engine)
-        profiles[eng.name] = eng
-        groups.setdefault((eng.name, r.kind, r.request_rate is not None), []).append(i)
+        key = (eng.name, eng.decode_kv_reads_per_query_head)  # a release's kernels are a profile of their own
+        profiles[key] = eng
+        groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)
     for (name, kind, at_rate), idx in groups.items():
         sel = [rows[i] for i in idx]
         try:

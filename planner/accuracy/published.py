@@ -45,7 +45,6 @@ from planner.serving.load import DATASETS
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
 UNMODELLED_MODELS = {
-    "deepseek-v3.2": "DeepSeek Sparse Attention (a lightning indexer picking 2048 past tokens per query) is not modelled",
     "nvidia-nemotron-3-nano": "a hybrid Mamba-2 / attention MoE: Mamba layers are not modelled",
     "llama-3_3-nemotron-super": "a NAS-pruned model whose layers differ in width and attention (DeciLM): not modelled",
     "granite-vision": "a vision-language model (SigLIP vision tower + Granite 2B language model): the vision tower's "
@@ -106,6 +105,20 @@ def pipeline_problem(r: dict[str, str]) -> str:
     tensor-parallel group holding every layer."""
     pp = whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
     return f"pipeline parallelism (PP {pp}) is not modelled" if pp > 1 else ""
+
+
+#: Server flags that turn on speculative decoding (SGLang ``--speculative-algorithm``, vLLM ``--speculative-config``,
+#: older vLLM ``--speculative-model``, TensorRT-LLM ``--speculative_config``).
+SPECULATIVE_FLAG = re.compile(r"--speculative[-_](algorithm|config|model)\b")
+
+
+def speculative_problem(r: dict[str, str]) -> str:
+    """Why a row served with speculative decoding cannot be predicted ("" when it was not): the planner's step emits
+    one token per sequence, while a draft model or MTP head accepting several per step changes TPOT by the
+    acceptance rate, which no row states (read from the server command quoted in ``batching`` or ``notes``)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    hit = SPECULATIVE_FLAG.search(text)
+    return f"speculative decoding ({hit.group(0)} in the server command) is not modelled" if hit else ""
 
 
 def first_number(value: Any) -> float:
@@ -204,6 +217,14 @@ class DecodeRow:
     itl_median_s: float = math.nan
     itl_p99_s: float = math.nan
     dataset: str = ""  # the dataset cell (a named dataset's published lengths stand in for blank lengths)
+    #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
+    #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
+    prompts_cached: bool = False
+    #: whether the server scheduled each step while the one before ran (vLLM ``--async-scheduling``, said in the
+    #: row's ``batching`` or ``notes`` cell): a request arriving at a busy server waits one step more
+    async_scheduling: bool = False
+    #: vLLM's ``--num-scheduler-steps`` where the row's server command sets it (multi-step scheduling, vLLM 0.5-0.7)
+    scheduler_steps: int | None = None
 
     @property
     def context(self) -> int:
@@ -292,7 +313,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
-        problem = pipeline_problem(r)
+        problem = pipeline_problem(r) or speculative_problem(r)
         if batch is None and (engine_batch or kind == "serving"):
             batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
@@ -316,6 +337,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
     percentiles = {c: first_number(r.get(c)) / 1e3 for c in PERCENTILE_COLUMNS}
+    cached = False
+    try:
+        cached = prefix_cache_of(r.get("prefix_cache", ""))
+    except ValueError as exc:
+        problem = problem or str(exc)
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
         problem = left_out or "no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column (ttft_p99_ms ...)"
     return DecodeRow(
@@ -344,6 +370,9 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         length_range_ratio=range_ratio_of(r),
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
+        prompts_cached=cached,
+        async_scheduling=async_scheduling_of(r),
+        scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -368,6 +397,33 @@ def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
     return int(round(x)) if x >= 1 or x == 0 else 1
+
+
+def async_scheduling_of(r: dict[str, str]) -> bool:
+    """Whether the row's server command or description (its ``batching`` and ``notes`` cells) turns on async scheduling:
+    the flag ``--async-scheduling``, or the words "async scheduling" not preceded by "no" or "without"."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes")).lower()
+    if "--async-scheduling" in text:
+        return True
+    return any(
+        not re.search(r"\b(no|without|disabled?)\s*$", text[: m.start()])
+        for m in re.finditer(r"async(hronous)?[ -]scheduling", text)
+    )
+
+
+def prefix_cache_of(cell: Any) -> bool:
+    """Whether a ``prefix_cache`` cell says the run's prompts were served from the prefix cache.
+
+    "warm": every prompt had been sent to the same server before, with prefix caching on (a sweep of rates that
+    re-sends one fixed-seed sample: ``vllm bench serve`` and vLLM's CI suite draw the same prompts at each rate, and
+    vLLM V1 caches prefixes by default); "cold", "none" or blank: each prompt computed. Other text: ValueError.
+    """
+    text = str(cell or "").strip().lower()
+    if text in ("", "cold", "none", "off"):
+        return False
+    if text == "warm":
+        return True
+    raise ValueError(f"prefix_cache {cell!r} is not 'warm' or 'cold'")
 
 
 #: Server flags that set the token budget of a step (vLLM, SGLang, TensorRT-LLM) and the requests in flight.

@@ -5,19 +5,25 @@ A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``,
 ``tpot_p99_ms``, ``itl_median_ms``, ``itl_p99_ms``: ``num_prompts`` requests at ``request_rate`` (Poisson, as
 ``vllm bench serve`` sends them), or kept ``batch`` at a time (a closed loop), or all at once; each of
 ``input_len`` / ``output_len`` tokens (a run's means, rounded; a named dataset's published means when blank),
-varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits.
+varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits. A row whose
+``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
+last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
+(``sharegpt_prompts``) sends that sample's prompts, each its own length, outputs at the row's mean. A server that
+schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later.
 """
 
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 from planner.accuracy.predict import _profile_for
-from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
+from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
+from planner.errors import InvalidInputError
 from planner.serving.benchmark import SCHEDULERS, request_lengths
-from planner.serving.load import Replica, fixed_lengths, latency_under_load
+from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
@@ -30,6 +36,36 @@ FIGURES = {
 }
 
 
+#: vLLM's ShareGPT sample at its default seed (0), prompt tokens under the Llama 3 tokenizer, in the order sent
+#: (``catalogs/reference/sharegpt_vllm_seed0_prompts.csv``, from a ``benchmark_serving.py`` result file that lists
+#: each request's length). vLLM's sampler shuffles the dataset with ``random.seed(0)`` and keeps the first prompts
+#: that pass its length filter, so a run of N prompts sends this list's first N (its first 300 add up to 62,238
+#: tokens and its first 200 to 42,659, the totals two other published runs print, vLLM 0.14.1 and 0.8.3).
+SHAREGPT_TRACE_FILE = "sharegpt_vllm_seed0_prompts.csv"
+#: How close a run's stated mean prompt must be to the trace's first N for the run to be read as that sample.
+SHAREGPT_TRACE_MATCH = 0.01
+
+
+@cache
+def sharegpt_seed0_prompts() -> tuple[int, ...]:
+    """The prompt lengths of ``SHAREGPT_TRACE_FILE``, tokens, in the order sent."""
+    rows = read_csv_rows(reference_dir() / SHAREGPT_TRACE_FILE)
+    return tuple(int(r["prompt_tokens"]) for r in sorted(rows, key=lambda r: int(r["index"])))
+
+
+def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
+    """The prompts a ShareGPT run sent, when the row is vLLM's seed-0 sample: its dataset names ShareGPT, it sent at
+    most as many prompts as the trace holds, and its stated mean prompt is within ``SHAREGPT_TRACE_MATCH`` of the
+    trace's first ``n`` (the check that it is that sample, tokenizer included); else None (lengths at the means)."""
+    if "sharegpt" not in row.dataset.lower() or row.length_range_ratio is not None:
+        return None
+    trace = sharegpt_seed0_prompts()
+    if not 0 < n <= len(trace):
+        return None
+    mean = sum(trace[:n]) / n
+    return list(trace[:n]) if abs(mean / max(row.input_len, 1) - 1) <= SHAREGPT_TRACE_MATCH else None
+
+
 def has_percentiles(row: DecodeRow) -> bool:
     """Whether the row states any of the percentile figures (``FIGURES``)."""
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
@@ -40,6 +76,11 @@ def predict_percentiles(
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
+    if (row.scheduler_steps or 1) > 1:
+        raise InvalidInputError(
+            f"multi-step scheduling (--num-scheduler-steps {row.scheduler_steps}) is not simulated: the server streams "
+            f"tokens {row.scheduler_steps} steps at a time and admits arrivals only between those windows"
+        )
     cat = catalog or default_catalog()
     replica = Replica(
         resolve_gpu_name(row.gpu, cat),
@@ -58,9 +99,20 @@ def predict_percentiles(
     inp, out = max(row.input_len, 1), max(row.output_len, 1)
     ratio = row.length_range_ratio
     lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
+    prompts = sharegpt_prompts(row, n)
+    if prompts is not None:
+        lengths = [(p, out) for p in prompts]
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
+    hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
     r = latency_under_load(
-        replica, inp, out, rate_per_s=rate, concurrency=row.batch if closed else None, lengths=lengths
+        replica,
+        inp,
+        out,
+        rate_per_s=rate,
+        concurrency=row.batch if closed else None,
+        lengths=lengths,
+        prefix_hit_rate=hit,
+        async_scheduling=row.async_scheduling,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

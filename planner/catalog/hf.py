@@ -176,6 +176,8 @@ def model_from_hf_config(
     _chunked(cfg, entry, layers, notes)
     _moe(cfg, entry, model_type, notes)
     _mla(cfg, entry)
+    _linear_attention(cfg, entry, layers, model_type, notes)
+    _sparse_attention(cfg, entry, notes)
     try:
         draft = Model(**entry, published_params_total=1, published_params_source="(computed)")
     except ValidationError as exc:
@@ -299,6 +301,50 @@ def _moe(cfg: dict, entry: dict, model_type: str, notes: list[str]) -> None:
         return
     entry["moe"] = moe
     notes.append(f"MoE: {experts} experts, {per_token} per token, expert width {expert_width}")
+
+
+def _linear_attention(cfg: dict, entry: dict, layers: int, model_type: str, notes: list[str]) -> None:
+    """Qwen3-Next / Qwen3.5 Gated DeltaNet layers: layer_types 'linear_attention' (else all but every
+    full_attention_interval-th layer), linear_* heads and dims, mamba_ssm_dtype float32 -> a 4-byte state."""
+    if cfg.get("linear_num_value_heads") is None:
+        return
+    layer_types = cfg.get("layer_types")
+    if isinstance(layer_types, list) and layer_types:
+        if len(layer_types) != layers or not all(isinstance(t, str) for t in layer_types):
+            raise InvalidInputError(f"config.json: layer_types must list {layers} strings, one per layer")
+        count, pattern = sum(1 for t in layer_types if "linear" in t), "per config layer_types"
+    else:
+        every = _int(cfg, "full_attention_interval", default=4)
+        count, pattern = layers - layers // every, f"all but every {every}th layer (full_attention_interval)"
+    if not count:
+        return
+    entry["linear_attention"] = {
+        "layers": count,
+        "pattern": pattern,
+        "num_key_heads": _int(cfg, "linear_num_key_heads"),
+        "num_value_heads": _int(cfg, "linear_num_value_heads"),
+        "key_head_dim": _int(cfg, "linear_key_head_dim"),
+        "value_head_dim": _int(cfg, "linear_value_head_dim"),
+        "conv_kernel": _int(cfg, "linear_conv_kernel_dim", default=4),
+        "state_bytes_per_element": 4 if cfg.get("mamba_ssm_dtype") == "float32" else 2,
+    }
+    entry["attention_output_gate"] = _bool(cfg, "attn_output_gate", model_type.startswith("qwen3_next"))
+    moe = entry.get("moe")
+    if moe is not None and moe.get("num_shared_experts"):  # Qwen2-MoE-style sigmoid gate on the shared expert
+        moe["shared_expert_gate"] = True
+    notes.append(f"linear attention (Gated DeltaNet) on {count} of {layers} layers: a fixed state per sequence")
+
+
+def _sparse_attention(cfg: dict, entry: dict, notes: list[str]) -> None:
+    """DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5): index_topk, index_n_heads, index_head_dim on an MLA model."""
+    if cfg.get("index_topk") is None or "mla" not in entry:
+        return
+    entry["sparse_attention"] = {
+        "top_k": _int(cfg, "index_topk"),
+        "index_n_heads": _int(cfg, "index_n_heads", default=64),
+        "index_head_dim": _int(cfg, "index_head_dim", default=128),
+    }
+    notes.append(f"DeepSeek Sparse Attention: each query attends to {entry['sparse_attention']['top_k']} tokens")
 
 
 def _mla(cfg: dict, entry: dict) -> None:

@@ -70,10 +70,19 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
     cat = getattr(names, "cat", None)
     if isinstance(names, pd.Categorical) or cat is not None:
         c = names if isinstance(names, pd.Categorical) else names.array
-        codes = np.asarray(c.codes, dtype=np.intp)
+        raw = c.codes
+        cache_key = ("category", raw.__array_interface__["data"][0], raw.shape, raw.dtype.str)
+        hit = _BY_IDENTITY.get(cache_key)
+        if hit is not None and hit[2][0] is c.categories and np.array_equal(hit[0], raw):  # a recent call's codes
+            return hit[1], hit[2][1], raw.shape
+        codes = np.asarray(raw, dtype=np.intp)
         values = [*c.categories, None]  # code -1 (missing) -> None
-        codes = np.where(codes < 0, len(values) - 1, codes)
-        return _used(codes, values, codes.shape)
+        if codes.size and codes.min() < 0:
+            codes = np.where(codes < 0, len(values) - 1, codes)
+        codes, values, shape = _used(codes, values, codes.shape)
+        codes.flags.writeable = False  # shared by the calls that pass the same categoricals
+        _keep(cache_key, (raw.copy(), codes, (c.categories, values)))
+        return codes, values, shape
     if isinstance(names, np.ndarray) and names.dtype.kind == "U":
         text = _codes_of_text(names.ravel())
         if text is not None:
@@ -118,8 +127,8 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         codes, first_at = hit[1], hit[2]
     else:
         if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
-            codes, distinct = pd.factorize(flat, use_na_sentinel=False)
-            if not all(type(u) is str for u in distinct):
+            codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1: their own path below
+            if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
                 return None
         else:
             codes, distinct = pd.factorize(refs)
@@ -161,23 +170,29 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     of 8-byte words (a name of up to 8 characters is one integer); the rows are hashed (``_text_hash``) and the
     hashes grouped (pandas' hash table), then every row is compared with its group's first row: a hash collision
     costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
-    objects). The packed rows of the last few arrays are kept with their grouping (``_BY_IDENTITY``): the next call
-    over the same text packs it again, compares the packed rows and reuses the grouping.
+    objects). The last few arrays' text is kept with their grouping (``_BY_IDENTITY``): the next call over the same
+    text compares it whole and reuses the grouping. Up to ``RAW_TEXT_BYTES`` a copy of the text is kept (compared
+    as 8-byte words, ``_same_bytes``, no packing); a larger array keeps its packed rows (a quarter of the memory),
+    packed again to compare.
     """
     import pandas as pd
 
     n, width = len(flat), flat.dtype.itemsize // 4
     if not n or not width:
         return None
-    points = np.ascontiguousarray(flat).view(np.uint32).reshape(n, width)
+    text = np.ascontiguousarray(flat)
+    raw = text.nbytes <= RAW_TEXT_BYTES
+    cache_key = ("text", text.__array_interface__["data"][0], n, width)
+    hit = _BY_IDENTITY.get(cache_key)
+    if hit is not None and raw and _same_bytes(hit[0], text):  # a recent call's text: its grouping
+        return hit[1], hit[2].tolist()
+    points = text.view(np.uint32).reshape(n, width)
     if points.max() > 255:
         return None
     packed = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
     packed[:, :width] = points
     words = packed.view(np.uint64)
-    cache_key = ("text", flat.__array_interface__["data"][0], n, width)
-    hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and np.array_equal(hit[0], words):  # the text of a recent call: its grouping
+    if hit is not None and not raw and np.array_equal(hit[0], words):
         return hit[1], hit[2].tolist()
     codes, distinct = pd.factorize(_text_hash(words))
     codes = codes.astype(np.intp, copy=False)
@@ -186,8 +201,22 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
         return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
-    _keep(cache_key, (words, codes, first))
+    _keep(cache_key, (text.copy() if raw else words, codes, first))
     return codes, first.tolist()
+
+
+#: The largest text array (bytes, 4 per character) whose copy ``_codes_of_text`` keeps: 64 MB, 400,000 names of 40
+#: characters; a larger one keeps its packed rows instead.
+RAW_TEXT_BYTES = 1 << 26
+
+
+def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two contiguous arrays hold the same bytes, read as 8-byte words (and the few bytes after the last)."""
+    if a.nbytes != b.nbytes:
+        return False
+    x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
+    whole = x.size // 8 * 8
+    return np.array_equal(x[:whole].view(np.uint64), y[:whole].view(np.uint64)) and np.array_equal(x[whole:], y[whole:])
 
 
 def _text_hash(words: np.ndarray) -> np.ndarray:
@@ -203,15 +232,18 @@ def _text_hash(words: np.ndarray) -> np.ndarray:
 #: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
 #: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
 #: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (the text packed, codes, the distinct names); a hit
-#: needs the text equal. A sweep that passes the same arrays to several functions groups each once. Four arrays
-#: at most: an entry holds two integers per name (16 MB for a million names), a text entry its text packed (a byte per character).
-_BY_IDENTITY: dict[tuple, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+#: call). Text arrays by ("text", address, length, width): (a copy of the text, or its packed rows when large;
+#: codes; the distinct names); a hit needs the text equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over
+#: the categories used, (categories, values)); a hit needs the same categories and codes. ``planner.catalog.resolve``
+#: keeps its pairs of names and contexts here too (``_pair``). A sweep that passes the same arrays to several
+#: functions groups each once. Eight entries at most: an entry holds two integers per name (16 MB for a million
+#: names), a text entry a copy of its text (4 bytes per character; 1 packed, past ``RAW_TEXT_BYTES``).
+_BY_IDENTITY: dict[tuple, tuple[Any, ...]] = {}
 
 
-def _keep(key: tuple, grouping: tuple[np.ndarray, np.ndarray, np.ndarray]) -> None:
-    """Keep an array's grouping for the next calls (``_BY_IDENTITY``), forgetting all when four are kept."""
-    if len(_BY_IDENTITY) >= 4:
+def _keep(key: tuple, grouping: tuple[Any, ...]) -> None:
+    """Keep an array's grouping for the next calls (``_BY_IDENTITY``), forgetting all when eight are kept."""
+    if len(_BY_IDENTITY) >= 8:
         _BY_IDENTITY.clear()
     _BY_IDENTITY[key] = grouping
 

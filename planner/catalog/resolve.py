@@ -17,7 +17,7 @@ import numpy as np
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
-from planner.catalog.lookup import Column, lookup, lookup_combinations, lookup_one, name_key, once
+from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
@@ -26,7 +26,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
-from planner.model.rows import Rows
+from planner.model.rows import Rows, regroup, whole_number_codes
 
 
 def gpu_numbers(
@@ -59,6 +59,7 @@ def gpu_numbers(
         **kernels,
         "pcie_latency_s": fabric["pcie_latency_s"] if override is None else override,
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
+        "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
         "max_num_batched_tokens": tokens,
         "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,
@@ -152,6 +153,7 @@ class Resolved:
     first_error: PlannerError | None
     catalog: Catalog | None = None
     gpu_columns: Column | None = None
+    numbers: Rows | None = None  # the numbers asked to pair with the names, per (names, number) pair; None: not paired
 
     @property
     def ok(self) -> bool:
@@ -176,8 +178,13 @@ def _resolve(
     kv_precision: Any = None,
     engine: EngineProfile | None = None,
     calibration: Calibration | None = None,
+    numbers: Any = None,
 ) -> Resolved:
-    """Look up GPUs, models and precisions (all optional) into typed facts, broadcasting arrays of names."""
+    """Look up GPUs, models and precisions (all optional) into typed facts, broadcasting arrays of names.
+
+    ``numbers``: an array of whole numbers per scenario (a context) that the facts are paired with when its values
+    repeat (``_pair``): the facts then hold one row per distinct (names, number) pair, and ``Resolved.numbers``
+    the number of each pair, so that the formulas run once per pair."""
     if all(_is_one_name(x) for x in (gpu, model, weight_precision, kv_precision)):
         try:
             return _resolve_one(catalog, gpu, model, weight_precision, kv_precision, engine, calibration)
@@ -187,7 +194,7 @@ def _resolve(
             failures.note(True, exc)
             missing = Column({}, None, True, exc) if gpu is not None else None
             return Resolved(None, None, None, None, True, exc, catalog, missing)
-    return _resolve_many(catalog, errors, gpu, model, weight_precision, kv_precision, engine, calibration)
+    return _resolve_many(catalog, errors, gpu, model, weight_precision, kv_precision, engine, calibration, numbers)
 
 
 def _is_one_name(x: Any) -> bool:
@@ -222,6 +229,7 @@ def _resolve_many(
     kv_precision: Any,
     engine: EngineProfile | None,
     calibration: Calibration | None,
+    numbers: Any = None,
 ) -> Resolved:
     gpu_cols = (
         lookup(
@@ -237,17 +245,17 @@ def _resolve_many(
     model_cols = Column({}, None, False, None)
     if model is not None:
         names = (model, weight_precision, kv_precision)
-        numbers = functools.partial(_model_numbers, catalog, engine)
+        model_numbers = functools.partial(_model_numbers, catalog, engine)
         if all(np.ndim(x) == 0 for x in names):
-            model_cols = lookup_one(names, numbers, errors)
+            model_cols = lookup_one(names, model_numbers, errors)
         else:
             model_cols = lookup_combinations(
-                names, numbers, errors, (("models", id(catalog), id(engine)), (catalog, engine))
+                names, model_numbers, errors, (("models", id(catalog), id(engine)), (catalog, engine))
             )
     first = gpu_cols.first_error or model_cols.first_error
     g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
-    codes, (gi, mi) = _combinations(gpu_cols if g else None, model_cols if md else None)
+    codes, gi, mi, numbers = _groups((gpu_cols if g else None, model_cols if md else None), numbers)
     if g:
         peak = _peak(gpu_cols, model_cols, gi, mi, codes) if md else np.nan
         gpu_facts, limits = _facts(gpu_cols, gi, codes, (GpuFacts, EngineFacts), peak_flop_per_s=peak)
@@ -262,6 +270,7 @@ def _resolve_many(
         first,
         catalog,
         gpu_cols if gpu is not None else None,
+        numbers,
     )
 
 
@@ -297,6 +306,48 @@ def _combinations(gpus: Column | None, models: Column | None) -> tuple[np.ndarra
     return codes, [gpu_rows, model_rows]
 
 
+def _groups(columns: tuple[Column | None, Column | None], numbers: Any, most: int = 4096) -> tuple:
+    """(codes, GPU rows, model rows, numbers): each scenario's combination of names and the GPU and model row of
+    each combination (``_combinations``), or, when ``numbers`` (whole numbers per scenario: a context) repeat, each
+    scenario's distinct (combination, number) pair, the rows of each pair and the number of each pair as ``Rows``,
+    so that every fact and the number are per pair and a formula runs once per pair (a sweep of 200,000 scenarios
+    over 31 GPUs, 66 models and 6 contexts holds about 12,000 pairs). numbers is None when not paired: not an array
+    of whole numbers, more than ``most`` values, or pairs not much fewer than the scenarios
+    (``planner.model.rows.regroup``).
+
+    The pairs of recent calls are kept (``lookup._BY_IDENTITY``) by the name codes of ``columns`` (read-only arrays
+    kept with the entry: their place and shape name them) and the numbers (compared whole): the calls of a sweep
+    over the same arrays pair them once."""
+    if not isinstance(numbers, np.ndarray) or numbers.size < 4 * most or numbers.dtype.kind not in "iuf":
+        return (*_ungrouped(columns), None)
+    ranged = [c for c in columns if c is not None and c.codes is not None]
+    name_codes = tuple(c.codes for c in ranged)
+    key = ("pairs", *((c.__array_interface__["data"][0], c.shape, c.strides) for c in name_codes))
+    key += (numbers.shape, *(_row_count(c) for c in ranged), tuple(c is None for c in columns))
+    hit = _BY_IDENTITY.get(key)
+    if hit is not None and not any(c.flags.writeable for c in name_codes) and np.array_equal(hit[1], numbers):
+        return hit[2]
+    codes, gpu_rows, model_rows = _ungrouped(columns)
+    found = whole_number_codes(numbers, most) if codes is not None else None
+    rows = len(gpu_rows if gpu_rows is not None else model_rows) if codes is not None else 0
+    grouped = None if found is None else regroup(codes, rows, found[0], len(found[1]))
+    if grouped is None:
+        return codes, gpu_rows, model_rows, None
+    pairs, row_of, value_of = grouped
+    gpu_rows, model_rows = (None if r is None else np.take(r, row_of) for r in (gpu_rows, model_rows))
+    for a in (pairs, gpu_rows, model_rows):
+        if a is not None:
+            a.flags.writeable = False  # shared by the calls that pass the same names and numbers (and ``_facts``)
+    out = pairs, gpu_rows, model_rows, Rows(np.take(found[1], value_of), pairs)
+    _keep(key, (name_codes, numbers.copy(), out))
+    return out
+
+
+def _ungrouped(columns: tuple[Column | None, Column | None]) -> tuple:
+    codes, (gpu_rows, model_rows) = _combinations(*columns)
+    return codes, gpu_rows, model_rows
+
+
 def _row_count(column: Column) -> int:
     return len(next(iter(column.rows.values())))
 
@@ -305,13 +356,23 @@ def _facts(
     column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
 ) -> list[Any]:
     """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
-    (``rows``: the column's row of each combination; None: one name, its floats shared by all)."""
-    values = dict(given)
-    for cls in classes:
-        for n in field_names(cls):
-            if n not in values:
-                v = column.rows[n]
-                values[n] = v if rows is None else Rows(np.take(v, rows), codes)
+    (``rows``: the column's row of each combination; None: one name, its floats shared by all). The Rows of pairs
+    kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a sweep's next calls
+    over the same names and contexts take no row again."""
+    shared = rows is not None and not rows.flags.writeable and not codes.flags.writeable  # pairs kept (``_groups``)
+    key = ("facts", id(column.rows), id(rows), id(codes), classes, tuple(given))
+    hit = _BY_IDENTITY.get(key) if shared else None
+    if hit is not None and hit[0][0] is column.rows and hit[0][1] is rows and hit[0][2] is codes:
+        values = {**hit[1], **given}
+    else:
+        values = dict(given)
+        for cls in classes:
+            for n in field_names(cls):
+                if n not in values:
+                    v = column.rows[n]
+                    values[n] = v if rows is None else Rows(np.take(v, rows), codes)
+        if shared:
+            _keep(key, ((column.rows, rows, codes), {k: v for k, v in values.items() if k not in given}))
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
 
 

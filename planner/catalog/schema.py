@@ -218,6 +218,9 @@ class Moe(BaseModel):
     )
     expert_bias: bool = Field(default=False, description="expert projections carry biases (gpt-oss)")
     router_bias: bool = False
+    shared_expert_gate: bool = Field(
+        default=False, description="a hidden -> 1 sigmoid gate on the shared expert (Qwen2-MoE, Qwen3-Next, Qwen3.5)"
+    )
 
     @model_validator(mode="after")
     def _check(self) -> Moe:
@@ -236,6 +239,77 @@ class Mla(BaseModel):
     qk_nope_head_dim: PositiveInt
     v_head_dim: PositiveInt
     q_lora_rank: int | None = Field(default=None, ge=1)
+
+
+class LinearAttention(BaseModel):
+    """Linear-attention layers (Gated DeltaNet: Qwen3-Next, Qwen3.5): a fixed-size state per sequence, no per-token KV.
+
+    Each such layer keeps, per sequence, a recurrent state of value heads x key dim x value dim and a causal-conv
+    state of (conv kernel - 1) x (2 x key heads x key dim + value heads x value dim), whatever the context
+    (vLLM ``MambaStateShapeCalculator.gated_delta_net_state_shape``). The other layers use full attention.
+    """
+
+    model_config = ENTRY_CONFIG
+
+    layers: PositiveInt = Field(description="how many layers are linear (config layer_types 'linear_attention')")
+    pattern: str = Field(default="", description="which layers, in words (full_attention_interval)")
+    num_key_heads: PositiveInt = Field(description="linear_num_key_heads")
+    num_value_heads: PositiveInt = Field(description="linear_num_value_heads")
+    key_head_dim: PositiveInt = Field(description="linear_key_head_dim")
+    value_head_dim: PositiveInt = Field(description="linear_value_head_dim")
+    conv_kernel: PositiveInt = Field(description="linear_conv_kernel_dim")
+    state_bytes_per_element: PositiveInt = Field(
+        default=2,
+        description="bytes of one recurrent-state value: 4 where config.json sets mamba_ssm_dtype float32 "
+        "(Qwen3.5), else the model's 16-bit dtype (vLLM mamba_ssm_cache_dtype 'auto')",
+    )
+    conv_state_bytes_per_element: PositiveInt = Field(default=2, description="conv state: the model's dtype")
+
+    @property
+    def key_dim(self) -> int:
+        return self.num_key_heads * self.key_head_dim
+
+    @property
+    def value_dim(self) -> int:
+        return self.num_value_heads * self.value_head_dim
+
+    @property
+    def recurrent_state_elements(self) -> int:
+        """Per layer and sequence: value heads x key head dim x value head dim."""
+        return self.num_value_heads * self.key_head_dim * self.value_head_dim
+
+    @property
+    def conv_state_elements(self) -> int:
+        """Per layer and sequence: (kernel - 1) x conv channels (q, k and v: 2 x key dim + value dim)."""
+        return (self.conv_kernel - 1) * (2 * self.key_dim + self.value_dim)
+
+    @property
+    def state_bytes_per_layer(self) -> int:
+        """Bytes one linear layer holds per sequence: recurrent x its bytes + conv x its bytes."""
+        return (
+            self.recurrent_state_elements * self.state_bytes_per_element
+            + self.conv_state_elements * self.conv_state_bytes_per_element
+        )
+
+
+class SparseAttention(BaseModel):
+    """DeepSeek Sparse Attention (DSA: DeepSeek-V3.2, GLM-5): a lightning indexer picks ``top_k`` cached tokens.
+
+    Every full-attention layer still caches every token (the MLA latent, plus the indexer's own key), but a query
+    attends to at most ``top_k`` of them; the indexer scores all cached tokens with ``index_n_heads`` heads of
+    ``index_head_dim`` (DeepSeek-V3.2-Exp paper, section 2.1).
+    """
+
+    model_config = ENTRY_CONFIG
+
+    top_k: PositiveInt = Field(description="index_topk: tokens each query attends to")
+    index_n_heads: PositiveInt
+    index_head_dim: PositiveInt
+    indexer_cache_bytes_per_token: PositiveInt = Field(
+        default=132,
+        description="bytes of one token's indexer key per layer: fp8 key (index_head_dim B) + one fp32 scale per "
+        "128 values (vLLM's indexer cache: head_dim + head_dim // 128 x 4 = 132 B)",
+    )
 
 
 class Model(_Entry):
@@ -269,6 +343,13 @@ class Model(_Entry):
     norms_per_layer: PositiveInt = Field(default=2, description="RMSNorm/LayerNorm vectors per layer (Gemma 2: 4)")
     moe: Moe | None = None
     mla: Mla | None = None
+    linear_attention: LinearAttention | None = None
+    sparse_attention: SparseAttention | None = None
+    attention_output_gate: bool = Field(
+        default=False,
+        description="gated attention (Qwen3-Next, Qwen3.5 attn_output_gate): q_proj also emits a per-head sigmoid "
+        "gate, doubling its width",
+    )
     sliding_window: PositiveInt | None = Field(default=None, description="tokens a sliding-window layer attends to")
     sliding_window_layers: int = Field(default=0, ge=0, description="how many layers use the window")
     sliding_window_pattern: str = Field(default="", description="which layers, in words (e.g. 'every other layer')")
@@ -324,6 +405,15 @@ class Model(_Entry):
             )
         if self.chunked_attention_layers > self.num_layers:
             raise ValueError("chunked_attention_layers exceeds num_layers")
+        if self.linear_attention is not None:
+            if self.linear_attention.layers >= self.num_layers:
+                raise ValueError("linear_attention.layers must leave at least one full-attention layer")
+            if self.sliding_window_layers or self.chunked_attention_layers:
+                raise ValueError(
+                    "a model with both linear-attention and sliding-window or chunked layers is not supported"
+                )
+        if self.sparse_attention is not None and self.mla is None:
+            raise ValueError("sparse_attention (DSA) is modelled on MLA models only (DeepSeek-V3.2, GLM-5)")
         return self
 
     @property
@@ -341,6 +431,7 @@ class Model(_Entry):
 
     @property
     def attention_kind(self) -> Literal["MHA", "GQA", "MQA", "MLA"]:
+        """The full-attention layers' kind (a DSA or hybrid linear model names its attention layers')."""
         if self.mla is not None:
             return "MLA"
         if self.num_kv_heads == self.num_attention_heads:

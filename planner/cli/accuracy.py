@@ -41,7 +41,7 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import catalog_option, load
+from planner.cli.options import catalog_option, load, output_option
 from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
@@ -139,7 +139,7 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
             if counts:
                 why = "" if t.passed() else f" ({'; '.join(t.failures())})"
                 echo(f"{'PASS' if t.passed() else 'FAIL'}: {t.title}{why}\n")
-            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (one source)
+            elif any(q in FIGURES for q in t.quantities()):  # the shipped loaded runs: informative (few sources)
                 echo(f"INFO: {t.title}: not held to the limits ({'; '.join(t.failures()) or 'within them'})\n")
             else:  # informative rows: not held to the limits, their misses listed
                 misses = sorted({c.record_id for c in t.checks if abs(c.error) > MEMORY_TOLERANCE})
@@ -265,14 +265,7 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
     callback=_engine,
     help=f"{_ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU).",
 )
-@click.option(
-    "--output",
-    "-o",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=Path("planner-calibration.toml"),
-    show_default=True,
-    help="Calibration file to write.",
-)
+@output_option("--output", "-o", default=Path("planner-calibration.toml"), help="Calibration file to write.")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
 @click.option("--device", default=None, help="--measure: torch device [default: cuda if available, else cpu].")
 @catalog_option

@@ -83,8 +83,10 @@ def example_cells() -> dict:
         ("Does not fit on 1 GPU", "#NUM!", 'MAX_BATCH("H100","llama2-70b",8192,,1)', "#NUM!"),
     ]
     functions_rows = [["What", "Unit", "Formula", "Result", "Python gave"]]
+    functions_values = {}
     for what, unit, formula, value in single:
         functions_rows.append([what, unit, Shown("=" + formula), f"={formula}", value])
+        functions_values[f"D{len(functions_rows)}"] = value
 
     scen = [
         ("H100", "llama2-70b", 4096, 1),
@@ -129,9 +131,13 @@ def example_cells() -> dict:
     check_rows = [["Python gave (when this file was made)"] + list(expected)]
     for i in range(n):
         check_rows.append([f"{scen[i][0]} / {scen[i][1]}"] + [expected[k][i][0] for k in expected])
+    scenario_values = {
+        f"{col}{2 + i}": expected[k][i][0] for col, k in zip("EFGHI", expected, strict=True) for i in range(n)
+    }
+    lists = {"A": xf.PLANNER_GPUS(), "B": xf.PLANNER_MODELS(), "C": xf.PLANNER_PRECISIONS()}
     return {
-        "Functions": {"rows": functions_rows, "arrays": {}},
-        "Scenarios": {"rows": scenario_rows, "arrays": arrays, "below": check_rows},
+        "Functions": {"rows": functions_rows, "arrays": {}, "values": functions_values},
+        "Scenarios": {"rows": scenario_rows, "arrays": arrays, "below": check_rows, "values": scenario_values},
         "Catalog": {
             "rows": [["GPUs", "Models", "Precisions"]],
             "arrays": {
@@ -139,8 +145,9 @@ def example_cells() -> dict:
                 f"B2:B{1 + len(xf.PLANNER_MODELS())}": "PLANNER_MODELS()",
                 f"C2:C{1 + len(xf.PLANNER_PRECISIONS())}": "PLANNER_PRECISIONS()",
             },
+            "values": {f"{col}{2 + i}": row[0] for col, names in lists.items() for i, row in enumerate(names)},
         },
-        "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}},
+        "Read me": {"rows": [[line] for line in README_SHEET.splitlines()], "arrays": {}, "values": {}},
     }
 
 
@@ -165,11 +172,14 @@ def write_example(path: Path, force: bool) -> None:
         ws = wb.create_sheet(title)
         for row in spec["rows"]:
             ws.append(row)
-            for c in ws[ws.max_row]:
-                if isinstance(c.value, Shown):
-                    c.value, c.data_type = str(c.value), "s"
+            for value, c in zip(row, ws[ws.max_row], strict=False):  # openpyxl stores a str subclass as str
+                if isinstance(value, Shown):
+                    c.value, c.data_type = str(value), "s"
         for ref, formula in spec["arrays"].items():
-            ws[ref.split(":")[0]] = ArrayFormula(ref, f"={formula}")
+            first, last = ref.split(":")
+            ws[first] = ArrayFormula(ref, f"={formula}")
+            for row in ws[ref][1:]:  # the rest of an array's range holds its values, as Excel saves it
+                ws[row[0].coordinate] = spec["values"][row[0].coordinate]
         if spec.get("below"):
             ws.append([])
             for row in spec["below"]:
@@ -178,7 +188,16 @@ def write_example(path: Path, force: bool) -> None:
             ws.column_dimensions[col].width = width
     buf = io.BytesIO()
     wb.save(buf)
-    write_file(path, buf.getvalue(), force=force, make_parents=True)
+    write_file(path, with_python_values(buf.getvalue(), wb.sheetnames, sheets), force=force, make_parents=True)
+
+
+def with_python_values(data: bytes, titles: list[str], sheets: dict) -> bytes:
+    """The saved workbook with each formula's stored value: what the same function returned in Python (the
+    functions are the add-in's, which no spreadsheet without it can compute), so previews and pandas show them."""
+    from planner.io.xlsx_values import with_stored_values
+
+    values = {(title, ref): v for title, spec in sheets.items() for ref, v in spec["values"].items()}
+    return with_stored_values(data, titles, values)
 
 
 @click.command("example")

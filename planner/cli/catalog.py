@@ -12,7 +12,7 @@ import tomli_w
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
-from planner.cli.options import catalog_option, load
+from planner.cli.options import catalog_option, load, output_option
 from planner.cli.terminal import echo
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
@@ -143,11 +143,8 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
     type=click.IntRange(min=1),
     help="Published parameter count, to check the computed one against.",
 )
-@click.option(
-    "--to",
-    "folder",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Catalog folder to write <name>.toml into (default: print the entry).",
+@output_option(
+    "--to", "folder", folder=True, help="Catalog folder to write <name>.toml into (default: print the entry)."
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_params, folder, force: bool) -> None:

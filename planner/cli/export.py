@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import calibration_option, catalog_option, load
+from planner.cli.options import calibration_option, catalog_option, load, output_option
 from planner.cli.terminal import echo
 from planner.errors import InvalidInputError
 
@@ -114,11 +114,10 @@ def _remove_if_empty(folder: Path | None) -> None:
 
 @click.command("export")
 @click.argument("scenario", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
+@output_option(
     "-o",
     "--output",
     required=True,
-    type=click.Path(dir_okay=False, path_type=Path),
     help="File to write: review.xlsx, review.csv, review.md or review.pdf; - writes md or csv to standard output.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), help="Output format [default: from the file name].")

@@ -40,6 +40,18 @@ def catalog_option(f):
     )(f)
 
 
+def output_option(*names: str, help: str, folder: bool = False, default: Path | None = None, required: bool = False):
+    """Where a command writes: a file (``folder=False``) or a folder, as a Path; its default shown in the help."""
+    return click.option(
+        *names,
+        type=click.Path(file_okay=not folder, dir_okay=folder, path_type=Path),
+        default=default,
+        show_default=default is not None,
+        required=required,
+        help=help,
+    )
+
+
 def load(catalog_dirs: tuple[Path, ...]) -> Catalog:
     return default_catalog(*catalog_dirs)
 

@@ -10,7 +10,7 @@ import click
 
 from planner.cli.options import TokenCount, catalog_option, load
 from planner.cli.terminal import echo
-from planner.engines.architecture import vllm_kv_layer_slots
+from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
@@ -32,6 +32,10 @@ def render_plan(p: Plan) -> str:
     """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
     mem, m, g = p.memory, p.model, p.gpu
     kv_kind = m.attention_kind + (f", {m.num_kv_heads} KV heads" if m.attention_kind in ("GQA", "MQA", "MHA") else "")
+    if m.sparse_attention is not None:
+        kv_kind += f" + DSA indexer key; a query reads its top {m.sparse_attention.top_k:,}"
+    if m.linear_attention is not None:
+        kv_kind += f"; {m.num_layers - m.linear_attention.layers} of {m.num_layers} layers cache tokens"
     rows: list[tuple[str, str]] = []
 
     def row(label: str, value: str) -> None:
@@ -70,7 +74,15 @@ def render_plan(p: Plan) -> str:
         row("KV cache per token", f"{fmt_bytes(per_gpu)} ({kv_kind}; on the one attention rank serving the sequence)")
     else:
         row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
-    row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
+    if m.linear_attention is not None:
+        state = state_bytes_per_sequence(m)
+        row(
+            "KV cache per sequence",
+            f"{fmt_gb(float(mem.kv_bytes_per_sequence))} (with {fmt_gb(state)} of linear-attention state, "
+            f"{m.linear_attention.layers} layers, whatever the context)",
+        )
+    else:
+        row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
     logged_tokens, concurrency = vllm_kv_log(
         m,
         float(mem.kv_budget_bytes_per_gpu),

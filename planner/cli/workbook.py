@@ -6,8 +6,14 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import calibration_option, catalog_option, load
+from planner.cli.options import calibration_option, catalog_option, load, output_option
 from planner.cli.terminal import echo
+
+#: Said when LibreOffice is missing and a workbook's formulas were written without their values.
+NO_VALUES = (
+    "  its formulas have no stored values (LibreOffice not found): Excel and LibreOffice calculate them "
+    "on open; previews and pandas show blanks. Install LibreOffice and run again with --force to store them"
+)
 
 
 def _names(values: tuple[str, ...]) -> list[str] | None:
@@ -34,14 +40,7 @@ def _selection(f):
 
 
 @click.group("workbook", invoke_without_command=True)
-@click.option(
-    "-o",
-    "--output-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=Path("workbooks"),
-    show_default=True,
-    help="Folder to write into.",
-)
+@output_option("-o", "--output-dir", folder=True, default=Path("workbooks"), help="Folder to write into.")
 @_selection
 @click.option("--force", is_flag=True, help="Overwrite existing workbooks.")
 @calibration_option
@@ -65,20 +64,12 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
         echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
         if not w.values_stored:
-            echo(
-                "  its formulas have no stored values (LibreOffice not found): Excel and LibreOffice calculate them "
-                "on open; previews and pandas show blanks. Install LibreOffice and run again with --force to store them"
-            )
+            echo(NO_VALUES)
 
 
 @workbook_group.command("refresh")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the refreshed copy here instead of replacing FILE.",
-)
+@output_option("-o", "--output", help="Write the refreshed copy here instead of replacing FILE.")
 @_selection
 @click.option(
     "--force",
@@ -101,3 +92,5 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
     echo(f"refreshed {w.path} ({w.gpus} GPUs, {w.models} models)")
+    if not w.values_stored:
+        echo(NO_VALUES.replace("run again with --force", "refresh again"))

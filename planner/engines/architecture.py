@@ -11,6 +11,7 @@ from dataclasses import dataclass, fields
 
 from planner.catalog.schema import Model
 from planner.model.facts import ModelFacts
+from planner.model.memory import kv_cache_groups
 
 
 @dataclass(frozen=True)
@@ -65,10 +66,10 @@ def _attention_params_per_layer(m: Model) -> int:
         kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank
         kv += a.kv_lora_rank * m.num_attention_heads * (a.qk_nope_head_dim + a.v_head_dim)
         o = m.num_attention_heads * a.v_head_dim * h
-        return q + kv + o
+        return q + kv + o + _indexer_params_per_layer(m)
     q_width = m.num_attention_heads * m.head_dim
     kv_width = m.num_kv_heads * m.head_dim
-    n = h * q_width + 2 * h * kv_width + q_width * h
+    n = h * q_width * (2 if m.attention_output_gate else 1) + 2 * h * kv_width + q_width * h
     if m.attention_bias:
         n += q_width + 2 * kv_width
     if m.attention_output_bias:
@@ -78,6 +79,71 @@ def _attention_params_per_layer(m: Model) -> int:
     if m.attention_sinks:
         n += m.num_attention_heads
     return n
+
+
+def _indexer_params_per_layer(m: Model) -> int:
+    """DSA's lightning indexer in one layer (0 without): wq_b (q_lora_rank x heads x dim), wk (hidden x dim),
+    k_norm (a LayerNorm: weight and bias of dim) and weights_proj (hidden x heads), as the published checkpoints
+    name them (DeepSeek-V3.2 ``inference/model.py`` ``Indexer``; transformers ``GlmMoeDsaIndexer``)."""
+    d = m.sparse_attention
+    if d is None or m.mla is None:
+        return 0
+    q_in = m.mla.q_lora_rank or m.hidden_size
+    return (
+        q_in * d.index_n_heads * d.index_head_dim
+        + m.hidden_size * d.index_head_dim
+        + 2 * d.index_head_dim
+        + (m.hidden_size * d.index_n_heads)
+    )
+
+
+def _linear_attention_params_per_layer(m: Model) -> int:
+    """One Gated DeltaNet layer (vLLM/transformers ``Qwen3NextGatedDeltaNet``; Qwen3.5 splits in_proj_qkvz into
+    in_proj_qkv and in_proj_z, same count): in_proj_qkvz hidden x (2 key dim + 2 value dim), in_proj_ba hidden x
+    2 value heads, conv1d (2 key dim + value dim) x kernel (no bias), dt_bias and A_log (value heads each), the gated
+    RMSNorm (value head dim) and out_proj value dim x hidden."""
+    a = m.linear_attention
+    if a is None:
+        return 0
+    h = m.hidden_size
+    conv_channels = 2 * a.key_dim + a.value_dim
+    return (
+        h * (2 * a.key_dim + 2 * a.value_dim)
+        + h * 2 * a.num_value_heads
+        + conv_channels * a.conv_kernel
+        + 2 * a.num_value_heads
+        + a.value_head_dim
+        + a.value_dim * h
+    )
+
+
+def linear_attention_layers(m: Model) -> int:
+    """Layers with a linear-attention state instead of a per-token KV cache (0 for other models)."""
+    return m.linear_attention.layers if m.linear_attention is not None else 0
+
+
+def state_bytes_per_sequence(m: Model) -> int:
+    """Fixed-size state one sequence holds in all linear-attention layers: layers x (recurrent x its bytes + conv x
+    its bytes), whatever the context. Qwen3-Next-80B-A3B (36 layers, 32 value heads of 128 x 128, kernel 4, 16-bit):
+    36 x (524,288 + 3 x 8,192) x 2 B = 39,518,208 B."""
+    a = m.linear_attention
+    return 0 if a is None else a.layers * a.state_bytes_per_layer
+
+
+def linear_attention_flop_per_token(m: Model) -> int:
+    """FLOPs one token spends in all linear-attention layers' recurrence: layers x (7 x value heads x key dim x
+    value dim + 2 x kernel x conv channels).
+
+    Gated delta rule, per value head with state S (key dim x value dim): decay S (1 FLOP per value), S^T k (2), the
+    rank-1 delta update (2) and the output S^T q (2): 7 per state value; the short causal conv 2 x kernel per channel.
+    The chunked prefill kernel does about as many per token (chunk 64: 2 x 64 x (128 + 128) = 32,768 per head
+    against 7 x 128 x 128 = 114,688), so one count serves decode and prefill.
+    """
+    a = m.linear_attention
+    if a is None:
+        return 0
+    conv_channels = 2 * a.key_dim + a.value_dim
+    return a.layers * (7 * a.num_value_heads * a.key_head_dim * a.value_head_dim + 2 * a.conv_kernel * conv_channels)
 
 
 def _mlp_params(hidden: int, intermediate: int, gated: bool, bias: bool = False) -> int:
@@ -92,7 +158,8 @@ def param_breakdown(m: Model) -> ParamBreakdown:
     h, layers = m.hidden_size, m.num_layers
     embedding = m.vocab_size * h
     lm_head = 0 if m.tie_word_embeddings else m.vocab_size * h
-    attention = layers * _attention_params_per_layer(m)
+    linear = linear_attention_layers(m)
+    attention = (layers - linear) * _attention_params_per_layer(m) + linear * _linear_attention_params_per_layer(m)
     norms = layers * m.norms_per_layer * h + h
     router = shared = routed = routed_active = 0
     if m.moe is None:
@@ -102,7 +169,9 @@ def param_breakdown(m: Model) -> ParamBreakdown:
         moe_layers = m.moe_layers  # the others (leading dense, or interleaved) carry a dense MLP
         dense_mlp = (layers - moe_layers) * _mlp_params(h, m.intermediate_size, m.gated_mlp)
         per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
-        router = moe_layers * (h * e.num_experts + (e.num_experts if e.router_bias else 0))
+        router = moe_layers * (
+            h * e.num_experts + (e.num_experts if e.router_bias else 0) + (h if e.shared_expert_gate else 0)
+        )
         shared = moe_layers * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
         routed = moe_layers * e.num_experts * per_expert
         routed_active = moe_layers * e.experts_per_token * per_expert
@@ -181,17 +250,13 @@ def local_attention_span(m: Model) -> tuple[int, float]:
 def vllm_kv_cache_groups(m: Model) -> tuple[int, int, int]:
     """(layers per group, full-attention groups, local groups) of vLLM's hybrid KV cache manager.
 
-    vLLM V1 pages every KV cache group alike: a group holds as many layers as the smaller attention type has
-    (min(full, local)), and a type whose layer count is not a multiple of it is padded with empty layers
-    (docs/design/hybrid_kv_cache_manager.md, "Case 3": Gemma-3-27B's 10 full and 52 sliding layers make 1 + 6
+    ``planner.model.memory.kv_cache_groups`` of the model's facts (one rule for ``max_batch`` and the log matcher):
+    a group holds as many layers as the smaller attention type has (min(full, local)), and a type whose layer count
+    is not a multiple of it is padded with empty layers (docs/design/hybrid_kv_cache_manager.md, "Case 3": Gemma-3-27B's 10 full and 52 sliding layers make 1 + 6
     groups of 10, 8 of them padding). Models with one attention type are one group of all their layers.
     """
-    local, _ = local_attention_span(m)
-    full = m.num_layers - local
-    if local == 0 or full == 0:
-        return m.num_layers, int(full > 0), int(local > 0)
-    size = min(full, local)
-    return size, -(-full // size), -(-local // size)
+    size, full_groups, local_groups = kv_cache_groups(model_facts(m))
+    return int(size), int(full_groups), int(local_groups)
 
 
 def vllm_kv_layer_slots(m: Model) -> int:
@@ -225,7 +290,9 @@ def model_facts(m: Model) -> ModelFacts:
     """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)
     swa_layers, window = local_attention_span(m)
+    linear = linear_attention_layers(m)
     moe_layers = m.moe_layers
+    dsa = m.sparse_attention
     dense_width, routed_width = tp_split_widths(m)
     # Decode streams the output projection (the tied embedding doubles as it) but only looks up
     # one row of the input embedding.
@@ -241,7 +308,7 @@ def model_facts(m: Model) -> ModelFacts:
         num_attention_heads=m.num_attention_heads,
         num_kv_heads=1 if m.mla is not None else m.num_kv_heads,
         kv_elements_per_token_per_layer=kv_elements_per_token_per_layer(m),
-        full_attention_layers=m.num_layers - swa_layers,
+        full_attention_layers=m.num_layers - swa_layers - linear,
         sliding_window_layers=swa_layers,
         sliding_window=window,
         attention_flop_per_context_token_per_layer=attention_flop_per_context_token_per_layer(m),
@@ -258,6 +325,13 @@ def model_facts(m: Model) -> ModelFacts:
         num_experts=m.moe.num_experts if m.moe else 0,
         experts_per_token=m.moe.experts_per_token if m.moe else 0,
         params_active=b.active,
+        linear_attention_layers=linear,
+        state_bytes_per_sequence=state_bytes_per_sequence(m),
+        linear_attention_flop_per_token=linear_attention_flop_per_token(m),
+        attended_tokens_max=float(dsa.top_k) if dsa is not None else float("inf"),
+        indexer_bytes_per_token_per_layer=dsa.indexer_cache_bytes_per_token if dsa is not None else 0,
+        indexer_flop_per_context_token_per_layer=2 * dsa.index_n_heads * dsa.index_head_dim if dsa is not None else 0,
+        local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
     )
 
 

@@ -43,7 +43,28 @@ KERNEL_FIELDS = {
     "attention_floor_s": 0.0,
     "prefill_attention_flop_efficiency": 1.0,
     "prefill_attention_floor_s": 0.0,
+    "moe_floor_s": 0.0,
+    "moe_floor_per_doubling_s": 0.0,
 }
+#: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
+#: kernels: (at one token, per doubling of the tokens up to 8), seconds: least squares of the floor against log2 of
+#: the tokens over aiconfigurator 0.12.0's vLLM 0.24.0 Triton fused-MoE calls of 1, 2, 4 and 8 tokens
+#: (``planner.engines.kernel_floor.moe_floor_line``, re-derived by tests/test_moe_overhead.py). H100: 27.3, 27.6,
+#: 33.1, 35.5 us at 1, 2, 4, 8 tokens; H200: 28.6, 27.3, 34.0, 37.9 us.
+MOE_FLOORS = {
+    "H100 SXM 80GB": (26.3e-6, 3.0e-6),
+    "H200 SXM 141GB": (26.7e-6, 3.5e-6),
+}
+#: A GPU without MoE measurements takes its curves' source GPU's floor (an MI300X or H20: H100's) or, where that has
+#: none either (B200, A100, L40S), the measured GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels, with
+#: the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for (27-43 us per layer at 1-8 tokens over GPUs and
+#: kernels: fp8 block, bf16, mxfp4), which ``moe_floor_note`` states.
+MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
+MOE_FLOOR_MEASURED_RANGE_S = (27e-6, 43e-6)
+MOE_FLOOR_MEASURED_TOKENS = 8
+#: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
+#: is adapted from it.
+MOE_FLOOR_ENGINES = ("vllm", "sglang")
 
 
 @functools.cache
@@ -83,5 +104,25 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "attention_floor_s": float(row["attention_floor_s"]),
         "prefill_attention_flop_efficiency": float(row["prefill_attention_flop_per_s"]) / peak,
         "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
+        "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
+        "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "measured_allreduce_latency_s": float(latency) if latency and src == gpu.name else float("nan"),
     }
+
+
+def moe_floor_note(gpu_name: str, engine_name: str, tokens_per_step: float) -> str:
+    """ "" where the fused-MoE floor was measured for this GPU, engine and step size; else what stands in for it."""
+    gaps = []
+    if gpu_name not in MOE_FLOORS:
+        gaps.append(f"on {gpu_name}")
+    if not engine_name.startswith(MOE_FLOOR_ENGINES):
+        gaps.append(f"for {engine_name}'s own MoE kernels")
+    if tokens_per_step > MOE_FLOOR_MEASURED_TOKENS:
+        gaps.append(f"beyond {MOE_FLOOR_MEASURED_TOKENS} tokens per step (held at its 8-token value)")
+    if not gaps:
+        return ""
+    low, high = (x * 1e6 for x in MOE_FLOOR_MEASURED_RANGE_S)
+    return (
+        "MoE kernel floor not measured " + " or ".join(gaps) + ": vLLM's Triton fused MoE on H100/H200 stands in "
+        f"({low:.0f}-{high:.0f} us per MoE layer over the measured GPUs, kernels and 1-8 tokens)"
+    )

@@ -74,3 +74,27 @@ def moe_layer_overhead_from_kernels(path: str | Path | None = None, catalog: Cat
     moe = statistics.median(floors_s(rows, "moe", catalog).values())
     gemm = statistics.median(floors_s(rows, "gemm", catalog).values())
     return moe - DENSE_MLP_GEMMS * gemm
+
+
+def moe_floor_points(gpu: str, path: str | Path | None = None, catalog: Catalog | None = None) -> dict[int, float]:
+    """Per token count of the measured calls (1, 2, 4, 8): the median over the GPU's fused-MoE kernels of the
+    intercept of latency against expert bytes at that count, less the GPU's two dense GEMM floors, seconds."""
+    rows = [r for r in read_kernel_rows(path) if r["gpu"] == gpu]
+    gemm = statistics.median(floors_s(rows, "gemm", catalog).values())
+    counts = sorted({int(r["tokens"]) for r in rows if r["op"] == "moe"})
+    return {
+        t: statistics.median(
+            floors_s([r for r in rows if r["op"] == "moe" and int(r["tokens"]) == t], "moe", catalog).values()
+        )
+        - DENSE_MLP_GEMMS * gemm
+        for t in counts
+    }
+
+
+def moe_floor_line(gpu: str, path: str | Path | None = None, catalog: Catalog | None = None) -> tuple[float, float]:
+    """(floor at one token, growth per doubling of the tokens), seconds: least squares of ``moe_floor_points``
+    against log2(tokens) (``planner.engines.kernel_curves.MOE_FLOORS`` ships them rounded to 0.1 us)."""
+    points = moe_floor_points(gpu, path, catalog)
+    a = np.array([[1.0, np.log2(t)] for t in points])
+    at_one, per_doubling = np.linalg.lstsq(a, np.array(list(points.values())), rcond=None)[0]
+    return float(at_one), float(per_doubling)

@@ -7,10 +7,12 @@ defaults are fitted to public measurements (see ``docs/accuracy.md``); users ove
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from planner.engines.sglang import sglang_rule_for_version
 from planner.errors import UnknownNameError
 
 GiB = 2**30
@@ -31,6 +33,9 @@ class EngineProfile:
     description: str
     budget_mode: Literal["total", "free"] = "total"
     memory_utilization: float = 0.9
+    #: a rule that computes the default utilization per GPU and group (``planner.engines.sglang``: SGLang's
+    #: ``mem_fraction_static``); "" : ``memory_utilization`` everywhere. A given memory_utilization replaces it.
+    memory_fraction_rule: str = ""
     use_engine_visible_memory: bool = True
     #: visible total / physical memory where the catalog has no measured visible total (H100: 79.18/80)
     visible_memory_fraction: float = 0.9898
@@ -53,6 +58,12 @@ class EngineProfile:
     max_num_batched_tokens_small_gpu: int = 2048
     max_num_seqs_small_gpu: int = 256
     block_size: int = 1
+    #: vLLM V1's hybrid KV cache manager: layers paged in groups of equal size, padded with empty layers, a local
+    #: group one block over its window (``planner.model.memory.padded_kv_layer_tokens``); False: layers alone
+    kv_group_padding: bool = False
+    #: KV heads need not divide the tensor-parallel group (TensorRT-LLM gives each GPU ceil(KV heads / g)); False:
+    #: KV heads % g = 0 or g % KV heads = 0 (vLLM and SGLang's ``QKVParallelLinear``; ``model.tensor_parallel_ok``)
+    kv_heads_any_split: bool = False
     #: KV-cache precisions the engine can cache in (catalog names); None: any KV-cache format (the seeds' form)
     kv_precisions: tuple[str, ...] | None = None
     #: where ``kv_precisions`` is documented
@@ -89,6 +100,10 @@ class EngineProfile:
     #: time each operator from the GPU's measured kernel curves (``planner.engines.kernel_curves``); False: every
     #: kernel at the datasheet's bandwidth and peak with no floor (the seeds' roofline)
     kernel_curves: bool = True
+    #: decode attention reads each KV head once per query head sharing it (TensorRT-LLM's masked multi-head
+    #: attention kernel before XQA, ``planner.model.operators.decode_kv_read_factor``); set per release by
+    #: ``with_release_kernels``, False for every shipped profile
+    decode_kv_reads_per_query_head: bool = False
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
@@ -117,16 +132,12 @@ IDEAL = EngineProfile(
         "the seeds' form: the full physical memory, nothing reserved, every token slot usable, any KV-cache "
         "format (int4 or int8 KV here is a what-if: vLLM caches fp16, bf16 or fp8 only)"
     ),
-    memory_utilization=1.0,
     use_engine_visible_memory=False,
-    non_torch_bytes=0.0,
-    non_torch_bytes_tensor_parallel=0.0,
-    bandwidth_efficiency=1.0,
-    decode_flop_efficiency=1.0,
-    prefill_flop_efficiency=1.0,
-    allreduce_latency_s=0.0,
-    interconnect_efficiency=1.0,
     kernel_curves=False,
+    # all of the memory and of every peak, nothing spent beside the weights and the KV cache
+    **dict.fromkeys(("memory_utilization", "bandwidth_efficiency", "interconnect_efficiency"), 1.0),
+    **dict.fromkeys(("decode_flop_efficiency", "prefill_flop_efficiency"), 1.0),
+    **dict.fromkeys(("non_torch_bytes", "non_torch_bytes_tensor_parallel", "allreduce_latency_s"), 0.0),
 )
 
 #: Time factors fitted to every unambiguous published row at once (static batches and batch-1 latency of vLLM,
@@ -140,26 +151,28 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=1.0,
     prefill_flop_efficiency=1.0,
     roofline_overlap=1.0,
-    # fitted: 33.1 us per layer per step beyond the measured GEMM and attention kernels (norms, rotary, activation,
+    # fitted: 22.0 us per layer per step beyond the measured GEMM and attention kernels (norms, rotary, activation,
     # KV-cache writes, residual adds: a few small kernels per layer the kernel tables do not hold)
-    layer_overhead_s=33.1e-6,
-    # not fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert): derived
-    # from measured vLLM fused-MoE and GEMM latencies, 33.6 us (``planner.engines.kernel_floor``)
-    moe_layer_overhead_s=34e-6,
+    layer_overhead_s=22.0e-6,
+    # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
+    # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
+    # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
+    # fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert)
+    moe_layer_overhead_s=0.0,
 )
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
-DEFAULT_RESIDUALS = (-0.17, 0.27)
-VLLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on vLLM's CI rows once the per-layer cost is counted
+DEFAULT_RESIDUALS = (-0.24, 0.25)
+VLLM_STEP_OVERHEAD_S = 0.0003  # fitted: 0.27 ms per step on vLLM's CI rows beside the per-layer cost
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
-LMDEPLOY_PREFILL_LATENCY_S = 0.0091  # fitted: 9.06 ms per single-prompt TTFT on LMDeploy's A100 rows
-TENSORRT_LLM_STEP_OVERHEAD_S = 0.0002  # fitted: 0.23 ms per step on the TensorRT-LLM rows
-TENSORRT_LLM_PREFILL_LATENCY_S = 0.0032  # fitted: 3.20 ms per single-prompt TTFT on the TensorRT-LLM rows
+LMDEPLOY_PREFILL_LATENCY_S = 0.0096  # fitted: 9.58 ms per single-prompt TTFT on LMDeploy's A100 rows
+TENSORRT_LLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on the TensorRT-LLM rows once the per-layer cost is counted
+TENSORRT_LLM_PREFILL_LATENCY_S = 0.0039  # fitted: 3.90 ms per single-prompt TTFT on the TensorRT-LLM rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
 #: the fp8 variants (vllm/config/cache.py CacheDType; docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/).
 #: No integer KV formats.
@@ -176,97 +189,192 @@ VLLM_KV = dict(
 VLLM_COMMON = dict(
     **VLLM_KV,
     block_size=16,
+    kv_group_padding=True,
     **KERNEL_FACTORS,
     step_overhead_s=VLLM_STEP_OVERHEAD_S,
     prefill_latency_s=VLLM_PREFILL_LATENCY_S,
     sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
 )
 
-VLLM = EngineProfile(
-    **VLLM_COMMON,
-    name="vllm",
-    description=(
-        "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
-        "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry) and non-torch "
-        "memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); KV in blocks of 16"
-    ),
-    # least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md)
-    activation_bytes_per_token_width=0.077,
-    activation_bytes_per_seq_vocab=15.56,
-    non_torch_bytes=0.25 * GiB,
-    non_torch_bytes_tensor_parallel=1.83 * GiB,
-)
 
-VLLM_FULLSORT = EngineProfile(
-    **VLLM_COMMON,
-    name="vllm-fullsort",
-    description=(
-        "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
-        "logits): the llm-d H100 rows run from the vllm/vllm-openai:latest image in late 2025; non-torch 0.13 GiB, "
-        "+0.41 GiB when tensor-parallel"
-    ),
-    # least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md)
-    activation_bytes_per_token_width=0.282,
-    activation_bytes_per_seq_vocab=38.39,
-    non_torch_bytes=0.13 * GiB,
-    non_torch_bytes_tensor_parallel=0.41 * GiB,
-)
+def vllm_release(
+    name: str, description: str, token_width_bytes: float, seq_vocab_bytes: float, non_torch_gib: float, tp_gib: float
+) -> EngineProfile:
+    """A vLLM V1 release: ``VLLM_COMMON`` with its memory profiling: activation peak per batched token x width and
+    per sequence x vocabulary entry (bytes), non-torch memory and the extra when tensor-parallel (GiB)."""
+    return EngineProfile(
+        **VLLM_COMMON,
+        name=name,
+        description=description,
+        activation_bytes_per_token_width=token_width_bytes,
+        activation_bytes_per_seq_vocab=seq_vocab_bytes,
+        non_torch_bytes=non_torch_gib * GiB,
+        non_torch_bytes_tensor_parallel=tp_gib * GiB,
+    )
 
-VLLM_010 = EngineProfile(
-    **VLLM_COMMON,
-    name="vllm-0.10",
-    description=(
-        "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
-        "~0.13 GiB of NCCL buffers when tensor-parallel (fitted to three A100 0.10.1.1 start-up logs)"
-    ),
-    activation_bytes_per_token_width=0.282,
-    activation_bytes_per_seq_vocab=11.0,
-    non_torch_bytes=0.13 * GiB,
-    non_torch_bytes_tensor_parallel=0.13 * GiB,
-)
 
-TENSORRT_LLM = EngineProfile(
-    name="tensorrt-llm",
-    description=(
-        "TensorRT-LLM: free_gpu_memory_fraction (0.9) of the memory left after weights, activations and runtime buffers"
-    ),
-    budget_mode="free",
-    activation_bytes_per_token_width=2.0,
-    activation_bytes_per_seq_vocab=4.0,
-    max_num_batched_tokens=8192,
-    max_num_seqs=256,
-    block_size=32,
-    kv_precisions=("fp16", "bf16", "fp8", "int8"),
-    kv_precisions_source="https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
-    **KERNEL_FACTORS,
+#: Least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md).
+VLLM = vllm_release(
+    "vllm",
+    "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
+    "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry) and non-torch "
+    "memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); KV in blocks of 16",
+    0.077, 15.56, 0.25, 1.83,
+)  # fmt: skip
+#: Least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md).
+VLLM_FULLSORT = vllm_release(
+    "vllm-fullsort",
+    "vLLM builds whose profiling sampler costs ~38 B per sequence x vocabulary entry (a full sort of fp32 "
+    "logits): the llm-d H100 rows run from the vllm/vllm-openai:latest image in late 2025; non-torch 0.13 GiB, "
+    "+0.41 GiB when tensor-parallel",
+    0.282, 38.39, 0.13, 0.41,
+)  # fmt: skip
+VLLM_010 = vllm_release(
+    "vllm-0.10",
+    "vLLM 0.10.x V1: as 'vllm' but a cheaper sampler profiling run (~11 B per sequence x vocabulary entry) and "
+    "~0.13 GiB of NCCL buffers when tensor-parallel (fitted to three A100 0.10.1.1 start-up logs)",
+    0.282, 11.0, 0.13, 0.13,
+)  # fmt: skip
+
+
+def free_memory_engine(
+    name: str, description: str, block_size: int, kv_precisions: tuple[str, ...], kv_source: str, **changes
+) -> EngineProfile:
+    """An engine whose KV cache takes a share of the memory left free after weights and activations
+    (``budget_mode="free"``: TensorRT-LLM, LMDeploy), with the activation allowance and profiling batch they share
+    (2 B per token x width, 4 B per sequence x vocabulary entry, 8,192 tokens, 256 sequences) and the fitted kernels'
+    share; ``changes``: its own fields (memory share, fitted per-step and prefill costs)."""
+    return EngineProfile(
+        name=name,
+        description=description,
+        budget_mode="free",
+        activation_bytes_per_token_width=2.0,
+        activation_bytes_per_seq_vocab=4.0,
+        max_num_batched_tokens=8192,
+        max_num_seqs=changes.pop("max_num_seqs", 256),
+        block_size=block_size,
+        kv_precisions=kv_precisions,
+        kv_precisions_source=kv_source,
+        **KERNEL_FACTORS,
+        **changes,
+    )
+
+
+#: TensorRT-LLM's PyTorch backend (the default since 1.0): ``KvCacheConfig`` in ``tensorrt_llm/llmapi/llm_args.py``
+#: (the stored snapshot of NVIDIA/TensorRT-LLM, December 2026): free_gpu_memory_fraction 0.9 ("Default is 90%"),
+#: tokens_per_block 32, dtype "auto" (the model's), and ``BaseLlmArgs`` max_batch_size 2048, max_num_tokens 8192.
+#: KV formats: FP8 and NVFP4 (https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/features/quantization.html, "FP8 KV
+#: Cache", "NVFP4 KV Cache"; 1.0.0's page: FP8 only); NVFP4 KV has no catalog format yet. Group rule: heads % g = 0,
+#: KV heads ceil(KV heads / g) per GPU (``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``), experts
+#: tp = moe_tp x moe_ep (``Mapping``, ``tensorrt_llm/mapping.py``: "tp_size must equal to moe_tp_size *
+#: moe_ep_size"); the MLP and block rules as vLLM's (a split that leaves a remainder cannot load the weights).
+TENSORRT_LLM = free_memory_engine(
+    "tensorrt-llm",
+    "TensorRT-LLM 1.x, PyTorch backend: free_gpu_memory_fraction (0.9) of the memory left after weights, "
+    "activations and runtime buffers; up to 2,048 sequences, KV in blocks of 32, fp8 KV (no int8)",
+    32,
+    ("fp16", "bf16", "fp8"),
+    "https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/features/quantization.html (FP8 KV Cache, NVFP4 KV Cache); "
+    "tensorrt_llm/llmapi/llm_args.py KvCacheConfig.dtype",
+    max_num_seqs=2048,
+    kv_heads_any_split=True,
+    step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
+    prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
+)
+TENSORRT_LLM_0 = free_memory_engine(
+    "tensorrt-llm-0",
+    "TensorRT-LLM 0.x, TensorRT engines (trtllm-build): free_gpu_memory_fraction (0.9) of the memory left after "
+    "weights, activations and runtime buffers; engines built for 256 sequences; fp8 or int8 KV",
+    32,
+    ("fp16", "bf16", "fp8", "int8"),
+    "https://nvidia.github.io/TensorRT-LLM/features/quantization.html (FP8 and INT8 KV cache)",
+    kv_heads_any_split=True,
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
 )
 
-LMDEPLOY = EngineProfile(
-    name="lmdeploy",
-    description=(
-        "LMDeploy TurboMind: the KV cache takes cache_max_entry_count (0.8) of the memory left free after the "
-        "weights, in blocks of 64 tokens (memory side not checked against start-up logs); time factors fitted to "
-        "its published A100 benchmarks"
+
+def tensorrt_llm_for_version(version: tuple[int, ...]) -> tuple[EngineProfile, str]:
+    """TensorRT-LLM 0.x: TensorRT engines ("tensorrt-llm-0"); 1.0 and later: the PyTorch backend ("tensorrt-llm"),
+    a release after 1.4 (the newest documentation read here) with a note."""
+    text = ".".join(map(str, version))
+    if version < (1,):
+        return TENSORRT_LLM_0, f"TensorRT-LLM {text} -> tensorrt-llm-0 (TensorRT engines; the PyTorch backend is 1.0's)"
+    if version[:2] > (1, 4):
+        return TENSORRT_LLM, (
+            f"TensorRT-LLM {text} is newer than the newest release read here (1.4): mapped to the newest profile, "
+            "tensorrt-llm; its defaults may have moved since"
+        )
+    return TENSORRT_LLM, f"TensorRT-LLM {text} -> tensorrt-llm (PyTorch backend, the default since 1.0)"
+
+
+#: SGLang's --kv-cache-dtype in 0.5.23: auto, fp8_e5m2, fp8_e4m3, mxfp8, bf16 / bfloat16, nvfp4, fp4_mx_block16
+#: (``sglang/srt/arg_groups/fields/model.py`` lines 197-221); 0.4.6.post5: auto, fp8_e5m2, fp8_e4m3
+#: (``server_args.py`` line 553). In catalog names (the fp4 KV formats have no catalog entry yet):
+SGLANG_KV = dict(
+    kv_precisions=("fp16", "bf16", "fp32", "fp8"),
+    kv_precisions_source=(
+        "sglang 0.5.23 sglang/srt/arg_groups/fields/model.py lines 197-221 (auto, fp8_e5m2, fp8_e4m3, mxfp8, bf16, "
+        "bfloat16, nvfp4, fp4_mx_block16); 0.4.6.post5 server_args.py line 553 (auto, fp8_e5m2, fp8_e4m3)"
     ),
-    budget_mode="free",
+)
+
+
+def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
+    """An SGLang profile: the KV pool is mem_fraction_static (``planner.engines.sglang``, per GPU and group) of the
+    memory, less the weights; pages of one token; time as vLLM's (SGLang has no fitted rows here)."""
+    return EngineProfile(
+        **SGLANG_KV,
+        **KERNEL_FACTORS,
+        name="sglang" if rule == "sglang-0.5.20" else rule,
+        description=(
+            f"SGLang {releases}: the KV pool takes mem_fraction_static of the memory less the weights, the fraction "
+            f"computed per GPU and group as the {rule} rule does when --mem-fraction-static is not given "
+            "(planner.engines.sglang); pages of 1 token; non-torch memory and per-step costs borrowed from vLLM "
+            "(no SGLang start-up logs or timed rows here)"
+        ),
+        memory_utilization=0.83,  # H100 at TP 1 under 0.5.23; the rule gives each GPU and group its own
+        memory_fraction_rule=rule,
+        non_torch_bytes=0.25 * GiB,
+        non_torch_bytes_tensor_parallel=1.83 * GiB,
+        block_size=1,
+        step_overhead_s=VLLM_STEP_OVERHEAD_S,
+        prefill_latency_s=VLLM_PREFILL_LATENCY_S,
+        sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
+        **changes,
+    )
+
+
+SGLANG = _sglang("sglang-0.5.20", "0.5.20-0.5.23 (read in both)")
+SGLANG_0510 = _sglang("sglang-0.5.10", "0.5.10-0.5.19 (read in 0.5.10 and 0.5.15)")
+SGLANG_055 = _sglang("sglang-0.5.5", "0.5.5-0.5.9 (read in 0.5.5)")
+SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.4 (read in 0.5.1)")
+SGLANG_04 = _sglang("sglang-0.4", "0.4.x (read in 0.4.6.post5)")
+
+LMDEPLOY = free_memory_engine(
+    "lmdeploy",
+    "LMDeploy TurboMind: the KV cache takes cache_max_entry_count (0.8) of the memory left free after the "
+    "weights, in blocks of 64 tokens (memory side not checked against start-up logs); time factors fitted to "
+    "its published A100 benchmarks",
+    64,
+    ("fp16", "bf16", "int8", "int4"),
+    "https://lmdeploy.readthedocs.io/en/latest/quantization/kv_quant.html (quant_policy 8: int8, 4: int4)",
     memory_utilization=0.8,
-    activation_bytes_per_token_width=2.0,
-    activation_bytes_per_seq_vocab=4.0,
-    max_num_batched_tokens=8192,
-    max_num_seqs=256,
-    block_size=64,
-    kv_precisions=("fp16", "bf16", "int8", "int4"),
-    kv_precisions_source="https://lmdeploy.readthedocs.io/en/latest/quantization/kv_quant.html (quant_policy 8: int8, 4: int4)",
-    **KERNEL_FACTORS,
     step_overhead_s=LMDEPLOY_STEP_OVERHEAD_S,
     prefill_latency_s=LMDEPLOY_PREFILL_LATENCY_S,
 )
 
-ENGINES: dict[str, EngineProfile] = {e.name: e for e in (VLLM, VLLM_FULLSORT, VLLM_010, TENSORRT_LLM, LMDEPLOY, IDEAL)}
+ENGINES: dict[str, EngineProfile] = {
+    e.name: e
+    for e in (
+        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04,
+        TENSORRT_LLM, TENSORRT_LLM_0, LMDEPLOY, IDEAL,
+    )
+}  # fmt: skip
 ENGINE_ALIASES = {
     "trtllm": "tensorrt-llm",
+    "tensorrt-llm-1": "tensorrt-llm",
+    "trtllm-0": "tensorrt-llm-0",
     "trt-llm": "tensorrt-llm",
     "tensorrtllm": "tensorrt-llm",
     "seed": "ideal",
@@ -314,6 +422,11 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     v = parse_version(version)
     if v is None:
         raise UnknownNameError("engine version", version, ["a version number such as 0.11.0"])
+    if base.name.startswith("sglang"):
+        rule, why = sglang_rule_for_version(v)
+        return ENGINES["sglang" if rule == "sglang-0.5.20" else rule], why
+    if base.name.startswith("tensorrt-llm"):
+        return tensorrt_llm_for_version(v)
     if not base.name.startswith("vllm"):
         return base, f"{base.name}: one profile for every version"
     if v < VLLM_VERSION_PROFILES[0][0]:
@@ -330,6 +443,33 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     return ENGINES[name], f"vLLM {text} -> {name}: {why}"
 
 
+#: The first TensorRT-LLM release whose generation kernels read a GQA/MQA KV head once for its group: the main-branch
+#: update of 2023-12-01 ("MMHA optimization for MQA and GQA", NVIDIA/TensorRT-LLM pull request 524) that became 0.7,
+#: followed by the XQA kernel ("2.4x more Llama-70B throughput within the same latency budget", README news of
+#: 2024-01-30). Earlier releases (0.5, 0.6) run a GQA model's decode attention in the masked multi-head attention
+#: kernel, a KV head read per query head: their Llama-2-70B rows whose time is the KV read are 73-85% faster than
+#: one read predicts, while their Llama-2-7B/13B rows (no GQA) and the 0.7 pre-release's Llama-2-70B rows
+#: (trtllm-blog-falcon180b-h200, within 3% without it) are not.
+TENSORRT_LLM_XQA_VERSION = (0, 7)
+
+
+def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
+    """``profile`` with the kernels of the release that ran a row: TensorRT-LLM before ``TENSORRT_LLM_XQA_VERSION``
+    reads the KV cache once per query head in decode (``decode_kv_reads_per_query_head``); any other release, or
+    a version that does not parse, keeps the profile as it is."""
+    v = parse_version(version)
+    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    if name == "tensorrt-llm" and v is not None and v < TENSORRT_LLM_XQA_VERSION:
+        return _reading_kv_per_query_head(profile)
+    return profile
+
+
+@functools.lru_cache(maxsize=64)
+def _reading_kv_per_query_head(profile: EngineProfile) -> EngineProfile:
+    """One copy per profile (the facts caches key on the profile object)."""
+    return profile.with_(decode_kv_reads_per_query_head=True)
+
+
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     """The profile for a name ('vllm', 'tensorrt-llm', 'ideal'), a release ('vllm==0.11.0'), or the profile itself."""
     if isinstance(engine, EngineProfile):
@@ -342,4 +482,4 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     hit = _VERSION.match(text)
     if hit and ENGINE_ALIASES.get(hit["name"], hit["name"]) in ENGINES:
         return engine_for_version(hit["name"], hit["version"])[0]
-    raise UnknownNameError("engine", engine, [*ENGINES, "vllm==<version>"]) from None
+    raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None

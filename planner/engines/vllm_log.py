@@ -1,7 +1,9 @@
 """What vLLM's start-up log prints about the KV cache, for models with local (sliding or chunked) attention too.
 
 vLLM V1's hybrid KV cache manager (docs/design/hybrid_kv_cache_manager.md) pages layers in groups of equal size
-(``planner.engines.architecture.vllm_kv_cache_groups``); the pool of ``num_blocks`` blocks is shared by the groups.
+(``planner.model.memory.kv_cache_groups``); the pool of ``num_blocks`` blocks is shared by the groups. The blocks a
+request holds are ``planner.model.memory.kv_blocks_per_request``: the same rule ``max_batch`` uses (at one decoding
+token), here at a prefill chunk of ``max_num_batched_tokens`` as vLLM's concurrency line assumes.
 
 - "GPU KV cache size: N tokens" = (num_blocks // groups) x block size (``vllm/v1/core/kv_cache_utils.py``,
   ``_report_kv_cache_config``, through v0.19 at least; later versions print max concurrency x max_model_len);
@@ -19,7 +21,8 @@ from __future__ import annotations
 import math
 
 from planner.catalog.schema import Model
-from planner.engines.architecture import local_attention_span, vllm_kv_cache_groups
+from planner.engines.architecture import model_facts
+from planner.model.memory import kv_cache_groups, padded_kv_layer_tokens
 
 
 def vllm_kv_log(
@@ -37,19 +40,13 @@ def vllm_kv_log(
     ``size`` layers takes size / layers of it per block. Concurrency is NaN without a ``max_model_len``.
     """
     block = max(int(block_size), 1)
-    size, full_groups, local_groups = vllm_kv_cache_groups(model)
-    page = kv_bytes_per_token_per_gpu / model.num_layers * size * block
+    facts = model_facts(model)
+    size, full_groups, local_groups = (int(x) for x in kv_cache_groups(facts))
+    attention_layers = float(facts.full_attention_layers + facts.sliding_window_layers)  # linear layers: no KV
+    page = kv_bytes_per_token_per_gpu / attention_layers * size * block
     num_blocks = math.floor(max(kv_budget_bytes_per_gpu, 0.0) / page)
     tokens = float(num_blocks // (full_groups + local_groups) * block)
     if not max_model_len:
         return tokens, math.nan
-    blocks = full_groups * -(-max_model_len // block)
-    if local_groups:
-        _, span = local_attention_span(model)
-        if model.chunked_attention_layers and model.attention_chunk_size:
-            held = min(int(span) + max_num_batched_tokens, max_model_len)
-            blocks += local_groups * -(-held // block)
-        else:
-            held = min(int(span) - 1 + max_num_batched_tokens, max_model_len)
-            blocks += local_groups * (-(-held // block) + 1)
-    return tokens, num_blocks / blocks
+    layer_tokens = padded_kv_layer_tokens(facts, float(max_model_len), block, float(max_num_batched_tokens))
+    return tokens, num_blocks / (layer_tokens / (size * block))

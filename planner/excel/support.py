@@ -55,7 +55,6 @@ from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
 from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
 from planner.options import option_doc
-from planner.serving.load import load_percentile
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
@@ -155,6 +154,14 @@ def reload(folder: str | None = None) -> str:
 
 
 # -- functions ----------------------------------------------------------------------------------------------
+
+
+def _load_percentile(*args: Any, **kwargs: Any) -> Any:
+    """``planner.serving.load.load_percentile``, its simulation imported at the first percentile call (~20 ms) rather
+    than with the Excel functions."""
+    from planner.serving.load import load_percentile
+
+    return load_percentile(*args, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -434,7 +441,7 @@ SPECS: dict[str, Spec] = {
         *(
             Spec(
                 f"{metric.upper()}_P{q}",
-                functools.partial(load_percentile, metric=metric, percentile=q),
+                functools.partial(_load_percentile, metric=metric, percentile=q),
                 (GPU, MODEL, RATE, PROMPT, OUTPUT, GPUS, WEIGHTS, KV),
                 scale=1e3,
             )

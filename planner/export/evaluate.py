@@ -12,22 +12,27 @@ from dataclasses import replace as dc_replace
 import numpy as np
 
 from planner import api
-from planner.accuracy.calibration import residual_range
+from planner.accuracy.calibration import calibrated_range, residual_range
 from planner.accuracy.ranges import TimeRange
+from planner.accuracy.serving_margin import margin_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.export import sizing
 from planner.export.ownership import Money, option_money
-from planner.export.records import Candidate, Result
+from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
+from planner.serving.approx import approximate_load
 from planner.serving.fleet import Sizing, fewest_replicas
-from planner.serving.load import PERCENTILES, Replica
+from planner.serving.load import PERCENTILES, Replica, rate_sweep
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
+#: Traffic multipliers (of the planned peak) of the latency-against-load view, and how finely its headroom is found.
+LOAD_CURVE = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)
+HEADROOM_STEP = 0.02
 
 
 # -- one option -----------------------------------------------------------------------------------------
@@ -178,6 +183,46 @@ def _simulated(
     )
 
 
+def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim: Sizing) -> LoadCurve:
+    """The planned fleet (``sim.replicas``) at ``LOAD_CURVE`` x the planned peak: each replica takes that traffic /
+    replicas; its p50 and ``sim.percentile`` TTFT and TPOT simulated (``planner.serving.load.rate_sweep``, as the
+    fleet was sized), infinite where the closed-form approximation finds the replica past capacity (a finite run
+    cannot show a queue that grows without bound). Headroom: the most traffic, as a multiple of the planned peak
+    less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
+    the peak (which meets) and the first curve point that misses; ``math.inf`` when none to the curve's end does."""
+    p, o, b = workload.prompt_tokens_mean, workload.output_tokens_mean, workload.burstiness
+    setup = replica.setup(p, o)
+    q = sim.percentile
+
+    def runs(mults: list[float]) -> list:
+        rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
+        stable = np.isfinite(approximate_load(setup.table, setup.scheduler, p, o, rates, q)["ttft_s"])
+        sims = rate_sweep(replica, p, o, rates[stable], burstiness=b) if stable.any() else []
+        it = iter(sims)
+        return [next(it) if ok else None for ok in stable]
+
+    def meets(r) -> bool:
+        return r is not None and r.ttft_s.at(q) <= sim.ttft_target_s and r.tpot_s.at(q) <= sim.tpot_target_s
+
+    curve = runs(list(LOAD_CURVE))
+    inf = math.inf
+    lo, hi = 1.0, next((m for m, r in zip(LOAD_CURVE, curve, strict=True) if m > 1 and not meets(r)), None)
+    while hi is not None and hi - lo > HEADROOM_STEP:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if meets(runs([mid])[0]) else (lo, mid)
+    headroom = inf if hi is None else lo - 1.0
+
+    def col(f) -> tuple[float, ...]:
+        return tuple(inf if r is None else float(f(r)) for r in curve)
+
+    return LoadCurve(
+        LOAD_CURVE, float(peak_rate_per_s), int(sim.replicas), float(q),
+        col(lambda r: r.ttft_s.p50), col(lambda r: r.ttft_s.at(q)),
+        col(lambda r: r.tpot_s.p50), col(lambda r: r.tpot_s.at(q)),
+        float(sim.ttft_target_s), float(sim.tpot_target_s), headroom,
+    )  # fmt: skip
+
+
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
     """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
     return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load)
@@ -211,8 +256,11 @@ def evaluate(
     *,
     model: Model | None = None,
     groups: tuple[int, ...] | None = None,
+    load_curves: bool = False,
 ) -> Result:
-    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak."""
+    """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
+    ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
+    only, not the levers' and outlook's variants)."""
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)
@@ -233,7 +281,7 @@ def evaluate(
         if option.gpus_per_replica
         else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
     )
-    time_ranges = tuple(residual_range(gpu, eng.name, catalog=catalog, gpus=n, model=mdl) for n in groups)
+    time_ranges = tuple(_margin_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
@@ -304,6 +352,10 @@ def evaluate(
             fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
             # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
             fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
+            if load_curves:
+                common["load_curve"] = load_curve(
+                    dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)), workload, peak, sim
+                )
         common["warnings"] = tuple(warnings)
     x = traffic_change
     return Result(
@@ -318,6 +370,16 @@ def evaluate(
         average_rate_per_s=avg,
         shortfall="",
     )
+
+
+def _margin_range(gpu: Gpu, eng: EngineProfile, catalog: Catalog, gpus: int, mdl: Model) -> TimeRange:
+    """The range a group is sized with: a calibration entry's, else the prediction range for this GPU, group and
+    model made at least as wide as the held-out errors of this engine's serving runs on this GPU
+    (``planner.accuracy.serving_margin.margin_range``)."""
+    prediction = residual_range(gpu, eng.name, catalog=catalog, gpus=gpus, model=mdl)
+    if calibrated_range(gpu, eng) is not None:
+        return prediction
+    return margin_range(prediction, gpu.name, eng.name)
 
 
 def latency_margin(workload: Workload, high: float) -> float:

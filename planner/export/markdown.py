@@ -13,6 +13,8 @@ from planner.export.tables import (
     LEAD_KEYS,
     Table,
     fmt,
+    headroom_table,
+    latency_charted,
     levers_table,
     not_evaluated,
     options_table,
@@ -154,6 +156,18 @@ def render_markdown(review: Review) -> str:
     if skipped:
         out += ["Not evaluated:", "", *[f"- {md_text(x, line_start=False)}" for x in skipped], ""]
     out += ["## Sensitivity", "", md_table(sensitivity_table(review)), ""]
+    if latency_charted(review):
+        q = latency_charted(review)[0].load_curve.percentile
+        out += [
+            "## Latency under load",
+            "",
+            f"Each option's planned fleet, its replicas fixed, simulated at the planned peak; headroom: how much more "
+            f"traffic than the planned peak it takes with p{q:g} TTFT and TPOT within their goals (the targets less "
+            "the model's margin). The xlsx charts p50 and p" + f"{q:g} from a quarter to twice the peak.",
+            "",
+            md_table(headroom_table(review)),
+            "",
+        ]
     if review.warnings:
         out += ["## Warnings", "", *[f"- {md_text(x, line_start=False)}" for x in review.warnings], ""]
     out += ["## Glossary", "", *[f"- **{term}**: {md_text(text, line_start=False)}" for term, text in GLOSSARY], ""]

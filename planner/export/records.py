@@ -20,6 +20,27 @@ from planner.serving.fleet import Sizing
 
 
 @dataclass(frozen=True)
+class LoadCurve:
+    """An option's planned fleet (``replicas``, fixed) under traffic from ``multipliers`` x the planned peak: each
+    replica's p50 and ``percentile`` TTFT and TPOT, seconds (infinite past capacity), from the closed-form
+    approximation (``planner.serving.approx``; its error against the simulation: docs/model.md), and the headroom:
+    how much more than the planned peak the fleet takes before a ``percentile`` figure passes its goal (a
+    fraction: 0.3 is 30% more traffic; ``math.inf`` when it does not pass within the curve's range)."""
+
+    multipliers: tuple[float, ...]
+    peak_requests_per_s: float  # the planned peak, the whole fleet's
+    replicas: int
+    percentile: float
+    ttft_p50_s: tuple[float, ...]
+    ttft_high_s: tuple[float, ...]
+    tpot_p50_s: tuple[float, ...]
+    tpot_high_s: tuple[float, ...]
+    ttft_goal_s: float
+    tpot_goal_s: float
+    headroom: float
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One tensor-parallel group size tried for an option."""
 
@@ -75,6 +96,8 @@ class Result:
     ttft_goal_s: float = math.nan
     #: the simulated run of one replica at the planned peak, when replicas were sized on percentiles (else None)
     under_load: Sizing | None = None
+    #: the planned fleet's latency against traffic (sized on percentiles only; else None)
+    load_curve: LoadCurve | None = None
 
     @property
     def meets(self) -> bool:

@@ -72,7 +72,7 @@ def build_review(
     check_names(scenario, catalog, source)
     results = []
     for o in scenario.option:
-        results.append(evaluate(o, scenario.workload, catalog, scenario.traffic_change))
+        results.append(evaluate(o, scenario.workload, catalog, scenario.traffic_change, load_curves=True))
         if progress:
             progress(o.name)
     if not any(r.meets for r in results):

@@ -41,6 +41,11 @@ MAX_GROWTH = 1000.0  # traffic x1001 over the horizon
 MAX_MONTHS = 1200
 
 
+def months_field(default: int | None, description: str | None = None) -> Any:
+    """A count of months (a horizon, a write-off period): a whole number from 1 to ``MAX_MONTHS``."""
+    return Field(default=default, gt=0, le=MAX_MONTHS, description=description)
+
+
 def _not_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("Input should be a number, not true or false")
@@ -120,9 +125,7 @@ class Workload(BaseModel):
     growth_over_horizon: float = Field(
         default=0.0, ge=0, le=MAX_GROWTH, description="traffic growth by the end of the horizon (0.5 = +50%)"
     )
-    horizon_months: int = Field(
-        default=12, gt=0, le=MAX_MONTHS, description="planning horizon, months (a label for the growth)"
-    )
+    horizon_months: int = months_field(12, "planning horizon, months (a label for the growth)")
     burstiness: float = Field(
         default=1.0,
         gt=0,
@@ -213,9 +216,7 @@ class _OptionFields(BaseModel):
     cloud_usd_per_gpu_hour: float | None = Field(
         default=None, gt=0, le=1e4, description="rent per GPU-hour (default: the catalog's)"
     )
-    amortization_months: int | None = Field(
-        default=None, gt=0, le=MAX_MONTHS, description="months a purchase is written off over"
-    )
+    amortization_months: int | None = months_field(None, "months a purchase is written off over")
     power_usd_per_kwh: float | None = Field(
         default=None, ge=0, le=100, description="electricity price, $/kWh (default: catalogs/costs/ownership.toml)"
     )
@@ -296,7 +297,7 @@ class Option(_OptionFields):
     model: str = Field(min_length=1, description="model name or alias from the catalog")
     engine: str = BUILTIN_DEFAULTS["engine"]
     pricing: Literal["purchase", "cloud"] = BUILTIN_DEFAULTS["pricing"]
-    amortization_months: int = Field(default=BUILTIN_DEFAULTS["amortization_months"], gt=0, le=MAX_MONTHS)
+    amortization_months: int = months_field(BUILTIN_DEFAULTS["amortization_months"])
     spare_replicas: int = Field(default=BUILTIN_DEFAULTS["spare_replicas"], ge=0, le=10_000)
     max_gpus_per_replica: GpuGroup = BUILTIN_DEFAULTS["max_gpus_per_replica"]
 
@@ -334,9 +335,7 @@ class Finance(BaseModel):
 
     model_config = _CONFIG
 
-    horizon_months: int = Field(
-        default=36, gt=0, le=MAX_MONTHS, description="months the cost of ownership covers (default 36: three years)"
-    )
+    horizon_months: int = months_field(36, "months the cost of ownership covers (default 36: three years)")
     cost_of_capital: float = Field(
         default=0.0,
         ge=0,

@@ -29,10 +29,10 @@ from statistics import NormalDist
 
 import numpy as np
 
+from planner.model.fleet import HOURS_PER_MONTH, cloud_usd_per_gpu_month, replicas_for_rate  # noqa: F401 (sizing's names)
+
 ArrayLike = float | np.ndarray
 
-#: Hours in an average month: 8,760 h / 12 = 730 h (the convention cloud providers bill monthly estimates on).
-HOURS_PER_MONTH = 730.0
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
 
 
@@ -118,16 +118,6 @@ def effective_tpot(tpot_s: ArrayLike, rate_per_replica: ArrayLike, ttft_s: Array
     busy = _f(rate_per_replica) * _f(ttft_s)
     with np.errstate(divide="ignore"):
         return np.where(busy < 1.0, _f(tpot_s) / (1.0 - busy), np.inf)
-
-
-def replicas_for_rate(
-    rate_per_s: ArrayLike, max_rate_per_replica_s: ArrayLike, spare_replicas: ArrayLike = 0
-) -> np.ndarray:
-    """Serving replicas ceil(rate / max rate per replica) (at least 1) plus the spares; NaN where a replica takes none."""
-    x = _f(max_rate_per_replica_s)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        serving = np.maximum(np.ceil(_f(rate_per_s) / x - 1e-9), 1.0)
-    return np.where(x > 0, serving + _f(spare_replicas), np.nan)
 
 
 # -- contexts and margin ----------------------------------------------------------------------------------
@@ -218,11 +208,6 @@ def power_usd_per_gpu_month(
 ) -> np.ndarray:
     """Electricity at full board power: TDP / 1000 x PUE x $/kWh x hours. 700 W, PUE 1.3, $0.12: $79.72 a month."""
     return _f(tdp_w) / 1000.0 * _f(pue) * _f(usd_per_kwh) * _f(hours)
-
-
-def cloud_usd_per_gpu_month(usd_per_gpu_hour: ArrayLike, hours: ArrayLike = HOURS_PER_MONTH) -> np.ndarray:
-    """Rented around the clock: $/GPU-hour x hours. $2.99 x 730 h = $2,182.70 a month."""
-    return _f(usd_per_gpu_hour) * _f(hours)
 
 
 def tokens_per_month(rate_per_s: ArrayLike, tokens_per_request: ArrayLike) -> np.ndarray:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from planner.export.evaluate import HEADROOM_STEP
 from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
 
@@ -100,30 +101,15 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         else f"rented, ${_rate(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
     )
+    # what every option shows, met or not: option, GPU, model, precisions, pricing, price kind, source and date
+    chosen = (o.name, r.gpu.name, r.model.name, f"{r.weight_precision} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
-        return (
-            None,
-            o.name,
-            r.gpu.name,
-            r.model.name,
-            f"{r.weight_precision} / {r.kv_precision}",
-            price,
-            r.money.price_kind,
-            *quote,
-            "no",
-            *([None] * 22),
-            r.shortfall,
-        )
+        return (None, *chosen, *quote, "no", *([None] * 22), r.shortfall)
     f, rep = r.fleet, r.replica
     return (
         rank,
-        o.name,
-        r.gpu.name,
-        r.model.name,
-        f"{r.weight_precision} / {r.kv_precision}",
-        price,
-        r.money.price_kind,
+        *chosen,
         *quote,
         "yes",
         int(f.gpus),
@@ -321,6 +307,91 @@ def sweep_table(review: Review) -> Table:
     for j, mult in enumerate(review.sweep_multipliers):
         rows.append(
             (peak * mult, *[float(r.sweep.monthly_usd[j]) for r in meeting], *[int(r.sweep.gpus[j]) for r in meeting])
+        )
+    return Table(cols, tuple(rows))
+
+
+def latency_charted(review: Review) -> list[Result]:
+    """The charted options (``charted``) that carry a latency-against-load curve (sized on percentiles)."""
+    return [r for r in charted(review) if r.load_curve is not None]
+
+
+#: The latency charts leave out a figure above this many times its target (its queue has run away; the axis stays
+#: readable near the target).
+LATENCY_CHART_CAP = 3.0
+
+
+def latency_table(review: Review) -> Table:
+    """The latency-against-load view's data: traffic (the whole fleet's requests/s) and, per option with a curve,
+    its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity or above
+    ``LATENCY_CHART_CAP`` x the target."""
+    shown = latency_charted(review)
+    q = shown[0].load_curve.percentile if shown else 95.0
+    cols = [Column("Traffic (requests/s)", "x", "traffic")]
+    for i, r in enumerate(shown):
+        name = r.option.name
+        cols += [
+            Column(f"{name}: p50 TTFT", "s", f"ttft_p50_{i}"),
+            Column(f"{name}: p{q:g} TTFT", "s", f"ttft_high_{i}"),
+            Column(f"{name}: p50 TPOT", "ms", f"tpot_p50_{i}"),
+            Column(f"{name}: p{q:g} TPOT", "ms", f"tpot_high_{i}"),
+        ]
+    if not shown:
+        return Table(tuple(cols), ())
+    c0 = shown[0].load_curve
+    w = review.scenario.workload
+
+    def v(x: float, target: float, scale: float = 1.0) -> float:
+        return x * scale if math.isfinite(x) and x <= LATENCY_CHART_CAP * target else math.nan
+
+    rows = []
+    for j, mult in enumerate(c0.multipliers):
+        row = [c0.peak_requests_per_s * mult]
+        for r in shown:
+            c = r.load_curve
+            tt, tp = w.ttft_target_s, w.tpot_target_s
+            row += [
+                v(c.ttft_p50_s[j], tt),
+                v(c.ttft_high_s[j], tt),
+                v(c.tpot_p50_s[j], tp, 1e3),
+                v(c.tpot_high_s[j], tp, 1e3),
+            ]
+        rows.append(tuple(row))
+    return Table(tuple(cols), tuple(rows))
+
+
+def headroom_table(review: Review) -> Table:
+    """Per option with a curve: its planned replicas, the simulated high-percentile TTFT and TPOT at the planned
+    peak against their goals, and the headroom (``LoadCurve.headroom``: more traffic it takes within the goals)."""
+    shown = latency_charted(review)
+    cols = (
+        Column("Option", "text", "option"),
+        Column("Serving replicas", "int", "replicas"),
+        Column("TTFT at peak (s)", "s", "ttft_peak"),
+        Column("TTFT goal (s)", "s", "ttft_goal"),
+        Column("TPOT at peak (ms)", "ms", "tpot_peak"),
+        Column("TPOT goal (ms)", "ms", "tpot_goal"),
+        Column("Headroom over the planned peak", "text", "headroom"),
+    )
+    rows = []
+    for r in shown:
+        c, sim = r.load_curve, r.under_load
+        if math.isinf(c.headroom):
+            h = "over 100%"
+        elif c.headroom < HEADROOM_STEP:
+            h = f"under {HEADROOM_STEP:.0%}"
+        else:
+            h = f"{c.headroom:.0%}"
+        rows.append(
+            (
+                r.option.name,
+                c.replicas,
+                sim.result.ttft_s.at(c.percentile),
+                c.ttft_goal_s,
+                sim.result.tpot_s.at(c.percentile) * 1e3,
+                c.tpot_goal_s * 1e3,
+                f"+{h}" if h[0].isdigit() else h,
+            )
         )
     return Table(cols, tuple(rows))
 

@@ -30,11 +30,15 @@ from planner.export.tables import (
     CHART_COST_LIMIT,
     CHART_MAX_OPTIONS,
     DETAIL_KEYS,
+    LATENCY_CHART_CAP,
     MAIN_KEYS,
     Column,
     Table,
     charted,
     fmt,
+    headroom_table,
+    latency_charted,
+    latency_table,
     levers_table,
     not_evaluated,
     options_table,
@@ -44,8 +48,8 @@ from planner.export.tables import (
     tco_table,
 )
 from planner.export.xlsx_cells import (
-    CENTER,
     INPUT_FILL,
+    LINE_PT,
     LIVE_FILL,
     NO_FILL,
     NOTE_FONT,
@@ -59,9 +63,11 @@ from planner.export.xlsx_cells import (
     header_row,
     number_format_for,
     page_setup,
+    put_table_value,
     put_text,
     safe_text,
     store_cached_values,
+    wrapped_lines,
 )
 
 #: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
@@ -74,12 +80,17 @@ SERIES_STYLES = (
 )
 
 
+def footer_text(review: Review) -> str:
+    """Every printed page's footer: the planner version, the review date and the scenario file."""
+    return f"planner {review.version}, review of {review.date}, from {review.source}"
+
+
 class _Book:
     def __init__(self, review: Review):
         self.review = review
         self.wb = Workbook()
         self.cache = Cache()
-        self.footer = f"planner {review.version}, review of {review.date}, from {review.source}"
+        self.footer = footer_text(review)
 
     def sheet(self, title: str, heading: str, title_rows: str | None = "1:1") -> Worksheet:
         ws = self.wb.active if self.wb.active.title == "Sheet" else self.wb.create_sheet()
@@ -95,16 +106,7 @@ def _write_table(ws: Worksheet, table: Table, top: int, widths: dict[str, float]
     header_row(ws, top, [c.header for c in table.columns])
     for i, row in enumerate(table.rows, start=top + 1):
         for j, (v, col) in enumerate(zip(row, table.columns, strict=True), start=1):
-            cell = ws.cell(row=i, column=j)
-            if col.kind == "text":
-                if v is not None:
-                    put_text(cell, v)
-                cell.alignment = WRAP
-            else:
-                cell.value = None if v is None or (isinstance(v, float) and v != v) else v
-                cell.number_format = NUMBER_FORMATS[col.kind]
-                cell.alignment = CENTER if col.key == "rank" else NUM
-            cell.border = THIN
+            put_table_value(ws.cell(row=i, column=j), v, col.kind, col.key)
     for r in range(top, top + len(table.rows) + 1):
         fit_row(ws, r, 3 if r == top else 1)
 
@@ -438,39 +440,148 @@ def _charts(book: _Book) -> None:
         ("Monthly cost against peak traffic", "US$ per month", 2, "A1", '"$"#,##0', 2),
         ("GPUs needed against peak traffic", "GPUs", 2 + n_opt, "A19", "0", 3),
     ):
-        ch = ScatterChart()
-        ch.title = title
-        ch.style = 2
-        ch.x_axis.title = table.columns[0].header
-        ch.y_axis.title = y_title
-        ch.y_axis.number_format = number_format
-        ch.x_axis.delete = ch.y_axis.delete = False
-        ch.height, ch.width = 8.6, 26
-        ch.legend.position = "r"
+        ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
         for j in range(first, first + n_opt):
-            s = Series(Reference(data, min_col=j, min_row=2, max_row=rows + 1), x)
-            s.tx = SeriesLabel(v=_series_name(names[j - first]))
-            color, dash, symbol = SERIES_STYLES[(j - first) % len(SERIES_STYLES)]
-            s.graphicalProperties.line.solidFill = color
-            s.graphicalProperties.line.prstDash = dash
-            s.graphicalProperties.line.width = 22000
-            s.marker.symbol = symbol
-            s.marker.size = 6
-            s.marker.graphicalProperties.solidFill = color
-            s.marker.graphicalProperties.line.solidFill = color
-            s.smooth = False
-            ch.series.append(s)
-        mx = Reference(ws, min_col=1, min_row=helper + 1, max_row=helper + 2)
-        peak = Series(Reference(ws, min_col=marker_col, min_row=helper + 1, max_row=helper + 2), mx)
-        peak.tx = SeriesLabel(v=f"Planned peak ({planned:,.3g})")
-        peak.graphicalProperties.line.solidFill = "7F7F7F"
-        peak.graphicalProperties.line.prstDash = "sysDot"
-        peak.graphicalProperties.line.width = 28000
-        peak.marker.symbol = "none"
-        peak.smooth = False
-        ch.series.append(peak)
+            ys = Reference(data, min_col=j, min_row=2, max_row=rows + 1)
+            style = SERIES_STYLES[(j - first) % len(SERIES_STYLES)]
+            ch.series.append(_styled_series(ys, x, _series_name(names[j - first]), *style, marker_size=6))
+        ch.series.append(_marker_line(ws, helper + 1, marker_col, f"Planned peak ({planned:,.3g})"))
         ws.add_chart(ch, anchor)
     ws.page_setup.fitToHeight = 1
+
+
+#: The row of the Latency sheet's headroom table, under its two charts (7 cm tall each, anchored at A1 and A15), so
+#: that the sheet prints on one page at the Charts sheet's scale.
+LATENCY_TABLE_ROW = 29
+
+
+def _latency(book: _Book) -> None:
+    """The latency-against-load view: each charted option's planned fleet (replicas fixed) under traffic from a
+    quarter to twice the planned peak, p50 (dashed) and high-percentile (solid) TTFT and TPOT, the targets and
+    the planned peak marked; the headroom table below. Only for reviews sized on simulated percentiles."""
+    review = book.review
+    shown = latency_charted(review)
+    if not shown:
+        return
+    table = latency_table(review)
+    data = book.sheet(
+        "Latency data", "Data of the latency charts: each option's planned fleet under more or less traffic"
+    )
+    _write_table(data, table, 1)
+    rows = len(table.rows)
+    w = review.scenario.workload
+    q = shown[0].load_curve.percentile
+    planned = shown[0].load_curve.peak_requests_per_s
+    ws = book.sheet("Latency", f"Latency against traffic: p50 and p{q:g} of each option's planned fleet", None)
+    heads = headroom_table(review)
+    _write_table(
+        ws,
+        heads,
+        LATENCY_TABLE_ROW,
+        {
+            "option": 16,
+            "replicas": 8.43,
+            "headroom": 13,
+            **dict.fromkeys(("ttft_peak", "ttft_goal", "tpot_peak", "tpot_goal"), 8.43),
+        },
+    )
+    note = (
+        f"Each option keeps its serving replicas (the fewest that meet the goals at the peak; the fleet adds its spares "
+        f"and rounds to whole nodes) while traffic changes (simulated at the mean lengths, arrivals of "
+        f"burstiness {w.burstiness:g}). Dashed: p50; solid: p{q:g}; dotted: the planned peak ({planned:,.3g} requests/s) "
+        f"and the target. A line stops past a replica's capacity or at {LATENCY_CHART_CAP:g}x the target. Headroom: "
+        "the extra traffic the fleet takes with both figures within their goals (the targets less the margin)."
+    )
+    top = LATENCY_TABLE_ROW + 1 + len(heads.rows) + 1
+    ws.merge_cells(start_row=top, start_column=1, end_row=top + 3, end_column=13)
+    put_text(ws.cell(row=top, column=1), note)
+    ws.cell(row=top, column=1).font = NOTE_FONT
+    ws.cell(row=top, column=1).alignment = Alignment(wrap_text=True, vertical="top")
+    # merged cells do not grow with their text: the four rows share the height the wrapped note needs
+    chars = sum(ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, 14))
+    for r in range(top, top + 4):
+        ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 4  # italic runs wider
+    helper = top + 4
+    put_text(ws.cell(row=helper, column=1), "Chart helper: the planned peak and the targets (x, TTFT s, TPOT ms)")
+    xs = [row[0] for row in table.rows]
+
+    def highest(first: int, target: float) -> float:  # the highest charted figure of a metric (TTFT: 1, 2; TPOT: 3, 4)
+        cells = [row[c] for row in table.rows for c in range(first, len(row), 4) for c in (c, c + 1)]
+        return max([target, *(v for v in cells if isinstance(v, float) and math.isfinite(v))]) * 1.1
+
+    k = 1
+    for x, t_ttft, t_tpot in (
+        (planned, 0.0, 0.0),
+        (planned, highest(1, w.ttft_target_s), highest(3, w.tpot_target_s * 1e3)),
+        (min(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
+        (max(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
+    ):
+        ws.cell(row=helper + k, column=1, value=x)
+        ws.cell(row=helper + k, column=2, value=t_ttft)
+        ws.cell(row=helper + k, column=3, value=t_tpot)
+        k += 1
+    x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
+    for title, y_title, offset, anchor, number_format, marker_col in (
+        ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
+        ("Time per output token against traffic", "ms", 2, "A15", "0", 3),
+    ):
+        ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
+        ch.height = 7.0
+        for i in range(len(shown)):
+            color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
+            for j, dash in ((0, "dash"), (1, "solid")):
+                col = 2 + 4 * i + offset + j
+                ys = Reference(data, min_col=col, min_row=2, max_row=rows + 1)
+                name = _series_name(f"{shown[i].option.name}: p{50 if j == 0 else q:g}")
+                ch.series.append(_styled_series(ys, x, name, color, dash, symbol, marker_size=5))
+        for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
+            ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
+        ws.add_chart(ch, anchor)
+    ws.print_area = f"A1:M{top + 3}"
+    ws.page_setup.fitToHeight = 1
+
+
+def _scatter_chart(title: str, x_title: str, y_title: str, number_format: str) -> ScatterChart:
+    """A review chart: titled axes both shown, the y axis in ``number_format``, 8.6 x 26 cm, legend on the right."""
+    ch = ScatterChart()
+    ch.title = title
+    ch.style = 2
+    ch.x_axis.title = x_title
+    ch.y_axis.title = y_title
+    ch.y_axis.number_format = number_format
+    ch.x_axis.delete = ch.y_axis.delete = False
+    ch.height, ch.width = 8.6, 26
+    ch.legend.position = "r"
+    return ch
+
+
+def _styled_series(ys, xs, name: str, color: str, dash: str, symbol: str, marker_size: int) -> Series:
+    """One option's line: its colour, dash and marker (``SERIES_STYLES``), 2.2 pt wide, straight segments."""
+    s = Series(ys, xs)
+    s.tx = SeriesLabel(v=name)
+    s.graphicalProperties.line.solidFill = color
+    s.graphicalProperties.line.prstDash = dash
+    s.graphicalProperties.line.width = 22000
+    s.marker.symbol = symbol
+    s.marker.size = marker_size
+    s.marker.graphicalProperties.solidFill = color
+    s.marker.graphicalProperties.line.solidFill = color
+    s.smooth = False
+    return s
+
+
+def _marker_line(ws, first_row: int, y_col: int, label: str) -> Series:
+    """A grey dotted segment through two helper points (x in column 1, y in ``y_col``, rows ``first_row`` and the
+    next): the planned peak or a target marked on a chart."""
+    xs = Reference(ws, min_col=1, min_row=first_row, max_row=first_row + 1)
+    line = Series(Reference(ws, min_col=y_col, min_row=first_row, max_row=first_row + 1), xs)
+    line.tx = SeriesLabel(v=label)
+    line.graphicalProperties.line.solidFill = "7F7F7F"
+    line.graphicalProperties.line.prstDash = "sysDot"
+    line.graphicalProperties.line.width = 28000
+    line.marker.symbol = "none"
+    line.smooth = False
+    return line
 
 
 def _series_name(name: str) -> str:
@@ -515,9 +626,12 @@ A4_LANDSCAPE_WIDTH_IN = 11.69
 
 
 def printed_width_pt(ws: Worksheet) -> float:
-    """Width of the sheet's used columns on paper at 100%: Excel's (characters x 7 + 5) px, 96 px an inch."""
+    """Width of the sheet's used columns on paper at 100%: the wider of Excel's (characters x 7 + 5) px, 96 px an
+    inch, and LibreOffice's (characters x ``print_layout.LO_PT_PER_CHAR``), which makes the PDF."""
+    from planner.export.print_layout import LO_PT_PER_CHAR
+
     chars = [ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, ws.max_column + 1)]
-    return sum(c * 7 + 5 for c in chars) * 0.75
+    return max(sum(c * 7 + 5 for c in chars) * 0.75, sum(chars) * LO_PT_PER_CHAR)
 
 
 #: Text columns wrap: they may narrow to this many characters before a sheet prints several pages wide.
@@ -539,6 +653,8 @@ def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
     """Keep printed text at MIN_PRINT_PT or more and tables one page wide where possible: first narrow the columns
     (text down to MIN_TEXT_WIDTH, it wraps; numbers down to their widest value) until the fit scale keeps 11-pt
     text at 8 pt; if even that is too wide, print at 8 pt over several pages wide with ``title_cols`` repeated."""
+    from planner.export.print_layout import LO_PT_PER_CHAR
+
     printable_pt = (A4_LANDSCAPE_WIDTH_IN - ws.page_margins.left - ws.page_margins.right) * 72
     # the table's width at 100% that still prints at 8 pt, 1% short so rounding cannot tip it below
     widest_pt = printable_pt * BASE_FONT_PT / MIN_PRINT_PT * 0.99
@@ -547,7 +663,8 @@ def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
         return
     cols = {get_column_letter(j): _narrowest(ws, j) for j in range(1, ws.max_column + 1)}
     width = {c: ws.column_dimensions[c].width or 8.43 for c in cols}
-    room_px = sum(max(0.0, width[c] - low) * 7 for c, low in cols.items())
+    px_per_char = max(7.0, LO_PT_PER_CHAR / 0.75)
+    room_px = sum(max(0.0, width[c] - low) * px_per_char for c, low in cols.items())
     if room_px >= excess_px:
         share = excess_px / room_px
         for c, low in cols.items():
@@ -569,10 +686,13 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
     _levers(book)
     _charts(book)  # Chart data and Charts
     book.wb.move_sheet("Charts", offset=-1)
+    _latency(book)  # Latency and its data, when sized on simulated percentiles
+    if "Latency" in book.wb.sheetnames:
+        book.wb.move_sheet("Latency", offset=-1)
     _glossary(book)
     _assumptions(book)
     for ws in book.wb.worksheets:
-        if ws.title not in ("Summary", "Charts"):
+        if ws.title not in ("Summary", "Charts", "Latency"):
             legible_print(ws, "A:B" if ws.title == "Options" else "A:A")
         # protected without a password: the yellow prices stay editable, the snapshot and formulas do not
         ws.protection.sheet = True
@@ -588,6 +708,28 @@ def review_workbook(review: Review) -> tuple[Workbook, Cache]:
 def render_xlsx(review: Review) -> bytes:
     """The workbook's bytes, formulas with their cached values; the same review gives the same bytes."""
     wb, cache = review_workbook(review)
+    return _saved(wb, cache, review)
+
+
+def render_print_xlsx(review: Review) -> bytes:
+    """The workbook as the PDF prints it: the option tables turned onto "Options compared" (``print_layout``)."""
+    from planner.export.print_layout import break_pages, options_compared
+
+    wb, cache = review_workbook(review)
+    ws = options_compared(wb, review, review.scenario.title, footer_text(review))
+    if ws is not None:
+        ws.protection.sheet = True
+        ws.protection.formatColumns = ws.protection.formatRows = False
+    if "Latency data" in wb.sheetnames:  # its figures print as the Latency charts and headroom table
+        wb["Latency data"].sheet_state = "hidden"
+    for sheet in wb.worksheets:
+        if sheet is not ws and sheet.sheet_state == "visible" and sheet.title not in ("Summary", "Charts", "Latency"):
+            break_pages(sheet)
+    return _saved(wb, cache, review)
+
+
+def _saved(wb: Workbook, cache: Cache, review: Review) -> bytes:
+    """``wb``'s bytes with the cached values of its formulas, zip entries stamped with the review date."""
     raw = io.BytesIO()
     with zipfile.ZipFile(raw, "w", zipfile.ZIP_DEFLATED) as archive:
         ExcelWriter(wb, archive).save()  # save_workbook() would stamp the current time as 'modified'

@@ -116,6 +116,20 @@ def fit_row(ws: Worksheet, row: int, min_lines: int = 1) -> None:
     ws.row_dimensions[row].height = LINE_PT * lines + 3
 
 
+def put_table_value(cell, value, kind: str, key: str) -> None:
+    """One value of a review table in its cell: text wrapped (never a formula), a number in its column kind's format
+    (NaN and None blank), the rank centred; a thin rule under it."""
+    if kind == "text":
+        if value is not None:
+            put_text(cell, value)
+        cell.alignment = WRAP
+    else:
+        cell.value = None if value is None or (isinstance(value, float) and value != value) else value
+        cell.number_format = NUMBER_FORMATS[kind]
+        cell.alignment = CENTER if key == "rank" else NUM
+    cell.border = THIN
+
+
 def number_format_for(value: float, unit: str) -> str:
     """How an Assumptions number shows: shares as %, whole numbers with separators, others to 3 decimals."""
     if unit in ("share", "of peak"):

@@ -7,7 +7,10 @@ previews, mail clients and pandas show the empty ``<v />``. ``store_values`` fil
 
 from __future__ import annotations
 
+import io
+import math
 import re
+import zipfile
 from xml.sax.saxutils import escape
 
 from planner.io.safetext import cell_text
@@ -15,22 +18,28 @@ from planner.io.safetext import cell_text
 #: The error values a cell can hold (ECMA-376 Part 1, 18.18.31 ST_CellErrorValue; LibreOffice adds none in xlsx).
 EXCEL_ERRORS = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"})
 
-_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v\s*/>|<c r="([A-Z]+[0-9]+)"([^>]*)><f>(.*?)</f><v></v>')
+#: A formula cell without a value: ``<c r="B5" s="3"><f>...</f><v />`` (or ``<v></v>``); the formula element may
+#: carry attributes (an array formula's ``<f t="array" ref="E2:E7">``).
+_CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f((?: [^>]*)?)>(.*?)</f>(?:<v\s*/>|<v></v>)')
 
 
 def _fill(xml: str, cached: dict[str, float | str | bool]) -> str:
     def sub(m: re.Match) -> str:
-        coord, attrs, formula = (m.group(1), m.group(2), m.group(3)) if m.group(1) else m.group(4, 5, 6)
+        coord, attrs, f_attrs, formula = m.group(1, 2, 3, 4)
         if coord not in cached:
             return m.group(0)
         value = cached[coord]
+        attrs = re.sub(r'\st="[^"]*"', "", attrs)  # the cell's type follows its value
+        f = f"<f{f_attrs}>{formula}</f>"
         if isinstance(value, bool):
-            return f'<c r="{coord}"{attrs} t="b"><f>{formula}</f><v>{int(value)}</v>'
+            return f'<c r="{coord}"{attrs} t="b">{f}<v>{int(value)}</v>'
+        if isinstance(value, float) and not math.isfinite(value):
+            value = "#NUM!"  # xlsx has no NaN or infinity
         if isinstance(value, str) and value in EXCEL_ERRORS:
-            return f'<c r="{coord}"{attrs} t="e"><f>{formula}</f><v>{value}</v>'
+            return f'<c r="{coord}"{attrs} t="e">{f}<v>{value}</v>'
         if isinstance(value, str):
-            return f'<c r="{coord}"{attrs} t="str"><f>{formula}</f><v>{escape(cell_text(value))}</v>'
-        return f'<c r="{coord}"{attrs}><f>{formula}</f><v>{float(value)!r}</v>'
+            return f'<c r="{coord}"{attrs} t="str">{f}<v>{escape(cell_text(value))}</v>'
+        return f'<c r="{coord}"{attrs}>{f}<v>{float(value)!r}</v>'
 
     return _CELL.sub(sub, xml)
 
@@ -47,3 +56,17 @@ def store_values(
         if cached and name in out:
             out[name] = _fill(out[name].decode("utf-8"), cached).encode("utf-8")
     return out
+
+
+def with_stored_values(
+    data: bytes, sheet_titles: list[str], values: dict[tuple[str, str], float | str | bool]
+) -> bytes:
+    """A saved workbook (xlsx bytes) with ``store_values`` applied to its parts, rezipped in the same order."""
+    with zipfile.ZipFile(io.BytesIO(data)) as src:
+        infos = src.infolist()
+        parts = store_values({i.filename: src.read(i.filename) for i in infos}, sheet_titles, values)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in infos:
+            dst.writestr(info, parts[info.filename])
+    return out.getvalue()

@@ -6,6 +6,7 @@
 - ``prefill``: one prefill, TTFT, the busy time of a prompt (``prefill_step``).
 - ``parallel``: data-parallel attention with expert parallelism (memory, decode, prefill, the all-to-all).
 - ``roofline``: ridge point, intensities, cost per token.
+- ``fleet``: replicas for a request rate, the monthly cost of their GPUs.
 
 ``planner.api`` turns GPU, model and precision names into these facts, broadcasts and shapes the results;
 docs/model.md lists every quantity with its function and formula.
@@ -41,7 +42,6 @@ from planner.model.memory import (
 )
 from planner.model.parallel import (
     dp_decode_step,
-    dp_memory_plan,
     dp_prefill_step,
     expert_alltoall_time_s,
     group_ok,
@@ -73,7 +73,6 @@ __all__ = [
     "cost_per_million_tokens_usd",
     "decode_step",
     "dp_decode_step",
-    "dp_memory_plan",
     "dp_prefill_step",
     "expert_alltoall_time_s",
     "experts_touched",

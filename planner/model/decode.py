@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from planner.model import operators, ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes_of_layer_tokens, kv_replication
+from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
 from planner.model.roofline import compute_time_s, memory_time_s
 
 
@@ -64,20 +65,21 @@ def tp_communication_s(
     return 2.0 * model.num_layers * allreduce_time_s(gpu, limits, tokens * (model.hidden_size * 2.0), gpus)
 
 
-def step_overhead_s(model: ModelFacts, limits: EngineFacts) -> ArrayLike:
+def step_overhead_s(model: ModelFacts, limits: EngineFacts, tokens: ArrayLike = 1.0) -> ArrayLike:
     """Fixed time per step (scheduling, sampling) + per layer x layers + per MoE layer x MoE layers.
 
-    The per-MoE-layer time is the fused-MoE call's kernel chain beyond the roofline of the expert bytes it reads:
-    vLLM's ``fused_experts_impl`` (vllm/model_executor/layers/fused_moe/fused_moe.py, commit 000d1458) runs, per
-    MoE layer and step, top-k routing, ``moe_align_block_size``, ``invoke_fused_moe_kernel`` on w13, the activation,
-    ``invoke_fused_moe_kernel`` on w2 and ``moe_sum``; on a decode step's few tokens per expert each kernel has
-    a floor of a few microseconds whatever it reads. Assumed the same for every batch (dense models: 0 x it).
+    Per MoE layer: the engine's own term + the GPU's fused-MoE floor at the step's ``tokens`` (those one GPU's MoE
+    call takes): floor(1) + per doubling x log2(min(max(tokens, 1), 8)) (``moe_floor_s``, ``moe_floor_per_doubling_s``:
+    ``planner.engines.kernel_curves.MOE_FLOORS``, measured at 1-8 tokens; held at 8 beyond). The floor is the
+    fused-MoE call's kernel chain beyond the roofline of the expert bytes it reads: vLLM's ``fused_experts_impl``
+    (vllm/model_executor/layers/fused_moe/fused_moe.py, commit 000d1458) runs, per MoE layer and step, top-k
+    routing, ``moe_align_block_size``, ``invoke_fused_moe_kernel`` on w13, the activation, ``invoke_fused_moe_kernel``
+    on w2 and ``moe_sum``, each with a floor of a few microseconds whatever it reads. Dense models: 0 x it.
     """
-    return (
-        limits.step_overhead_s
-        + limits.layer_overhead_s * model.num_layers
-        + limits.moe_layer_overhead_s * model.moe_layers
-    )
+    t = ops.minimum(ops.maximum(tokens, 1.0), 8.0)
+    doublings = math.log2(t) if type(t) in (float, int) else np.log2(t)
+    per_moe_layer = limits.moe_layer_overhead_s + limits.moe_floor_s + limits.moe_floor_per_doubling_s * doublings
+    return limits.step_overhead_s + limits.layer_overhead_s * model.num_layers + per_moe_layer * model.moe_layers
 
 
 @dataclass(frozen=True)
@@ -139,30 +141,28 @@ def decode_step(
     layers + per sequence x batch (the engine's).
 
     bytes = weights read (MoE: the experts the batch touches) + batch x KV at the context (replicated heads
-    counted); FLOPs = batch x (2 x params per token + attention FLOP per cached token x cached tokens).
+    counted; DSA: the top-k latents + every indexer key; linear layers: their state read and written); FLOPs =
+    batch x (2 x params per token + attention FLOP per attended token x attended tokens + indexer + recurrence)
+    (``memory.decode_attention_bytes``, ``memory.decode_attention_flop``).
     """
-    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
     rows = operators.cuda_graph_batch(batch)
     dense_bytes = operators.dense_weight_bytes(model, precision)
     dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
     expert_bytes = (
         0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     )
-    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, batch * kv_replication(model, gpus))
-    attention_flop = batch * model.attention_flop_per_context_token_per_layer * layer_tokens
+    kv_read = decode_attention_bytes(model, precision, context_tokens, batch, kv_replication(model, gpus))
+    attention_flop = decode_attention_flop(model, context_tokens, batch)
     bytes_moved = dense_bytes + expert_bytes + kv_read
     flop = batch * 2.0 * params_per_token(model) + attention_flop
-    eff = limits.decode_flop_efficiency
     kernels_s = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=False,
-        dense_bytes=dense_bytes, dense_rows=rows, dense_gpus=gpus,
-        expert_bytes=expert_bytes, expert_rows=rows, expert_gpus=gpus,
-        attention_bytes=kv_read, attention_flop=attention_flop, attention_gpus=gpus,
+        gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
+        attention_bytes=kv_read, attention_flop=attention_flop,
     )  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)
-    overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * batch
+    overhead = step_overhead_s(model, limits, batch) + limits.sequence_overhead_s * batch
     step = kernels_s + (comm + overhead)
     return DecodeStep(
         gpus=gpus,

@@ -45,6 +45,14 @@ class ModelFacts:
     num_experts: ArrayLike  # 0 for dense
     experts_per_token: ArrayLike  # 0 for dense
     params_active: ArrayLike
+    # -- hybrid linear attention (Gated DeltaNet) and DeepSeek Sparse Attention; the defaults: neither --
+    linear_attention_layers: ArrayLike = 0.0  # layers with a fixed-size state per sequence, no per-token KV
+    state_bytes_per_sequence: ArrayLike = 0.0  # those layers' recurrent + conv state of one sequence, all layers
+    linear_attention_flop_per_token: ArrayLike = 0.0  # those layers' state update and read per token, all layers
+    attended_tokens_max: ArrayLike = float("inf")  # DSA top-k: tokens one query attends to per layer; inf: all
+    indexer_bytes_per_token_per_layer: ArrayLike = 0.0  # DSA indexer key cache (fp8 + scale), any KV precision
+    indexer_flop_per_context_token_per_layer: ArrayLike = 0.0  # DSA indexer scoring of one cached token
+    local_attention_chunked: ArrayLike = 0.0  # 1: the local layers are chunked attention (Llama 4), 0: sliding
 
 
 @dataclass(frozen=True)
@@ -101,6 +109,10 @@ class EngineFacts:
     attention_floor_s: ArrayLike  # time of the smallest decode attention kernel (per layer)
     prefill_attention_flop_efficiency: ArrayLike  # causal prefill attention's FLOP/s over the dense peak
     prefill_attention_floor_s: ArrayLike  # time of the smallest prefill attention kernel (per layer)
+    moe_floor_s: ArrayLike  # the fused-MoE call's floor beyond two GEMMs' at one token, per MoE layer per step
+    moe_floor_per_doubling_s: ArrayLike  # its growth per doubling of the tokens in the call, measured up to 8
+    # 1: decode attention reads each KV head once per query head (TensorRT-LLM's masked MHA before XQA); 0: once
+    decode_kv_reads_per_query_head: ArrayLike
 
 
 class EngineMemoryRules(Protocol):
@@ -117,6 +129,7 @@ class EngineMemoryRules(Protocol):
     activation_bytes_per_token_width: float
     activation_bytes_per_seq_vocab: float
     block_size: int  # KV-cache block, tokens
+    kv_group_padding: bool  # vLLM's hybrid allocator: equal-size layer groups, padded (memory.kv_cache_groups)
 
 
 def field_names(cls: type) -> tuple[str, ...]:

@@ -6,7 +6,7 @@ Bytes are exact; a tensor-parallel group of ``gpus`` GPUs splits weights and KV 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -36,13 +36,23 @@ def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) ->
     )
 
 
+def attended_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
+    """Sum over layers of tokens one query attends to: full layers min(C, top-k) (DSA; top-k is inf for dense
+    attention, so C), sliding-window layers min(C, window); linear-attention layers none."""
+    return model.full_attention_layers * ops.minimum(
+        context_tokens, model.attended_tokens_max
+    ) + model.sliding_window_layers * ops.minimum(context_tokens, model.sliding_window)
+
+
 def kv_bytes(
     model: ModelFacts, precision: PrecisionFacts, context_tokens: ArrayLike, batch: ArrayLike = 1
 ) -> ArrayLike:
-    """KV cache of ``batch`` sequences: values per token per layer x bytes x layer-tokens x batch.
+    """KV cache of ``batch`` sequences: (values per token per layer x bytes + indexer bytes) x layer-tokens x batch.
 
     MHA/GQA/MQA: 2 x KV heads x head dim values; MLA: kv_lora_rank + rope dim. Llama 2 70B, fp16:
-    2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token.
+    2 x 8 x 128 x 2 B x 80 layers = 327,680 B per token. DSA (DeepSeek-V3.2) adds its indexer's key per token and
+    layer (132 B, fp8 + scale, whatever the KV precision). Linear-attention layers hold no per-token cache: their
+    fixed state is ``state_bytes``.
     """
     return kv_bytes_of_layer_tokens(model, precision, cached_tokens_per_layer_sum(model, context_tokens), batch)
 
@@ -51,25 +61,131 @@ def kv_bytes_of_layer_tokens(
     model: ModelFacts, precision: PrecisionFacts, layer_tokens: ArrayLike, batch: ArrayLike = 1
 ) -> ArrayLike:
     """``kv_bytes`` from the tokens held summed over layers (``cached_tokens_per_layer_sum``), for a caller that
-    has them: values per token per layer x bytes x layer-tokens x batch."""
-    return model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * layer_tokens * batch
+    has them: (values per token per layer x bytes + indexer bytes per token per layer) x layer-tokens x batch."""
+    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+    return (per_token + model.indexer_bytes_per_token_per_layer) * layer_tokens * batch
 
 
-def tensor_parallel_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
+def state_bytes(model: ModelFacts, batch: ArrayLike = 1) -> ArrayLike:
+    """Linear-attention state of ``batch`` sequences: state bytes per sequence x batch, whatever the context.
+
+    The state is split by heads under tensor parallelism (no replication); one slot per running sequence (vLLM
+    without prefix caching of hybrid models; SGLang's radix cache keeps extra slots, not counted). 0 for models
+    without linear-attention layers.
+    """
+    return model.state_bytes_per_sequence * batch
+
+
+def decode_attention_bytes(
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    context_tokens: ArrayLike,
+    batch: ArrayLike,
+    replication: ArrayLike = 1.0,
+) -> ArrayLike:
+    """Bytes one decode step's attention moves: the KV of the tokens each query attends to (DSA: the top-k latents;
+    sliding windows: the window) + the indexer keys of every cached token (DSA scores them all), x batch x the
+    KV copies; + the linear-attention state, read and written once per sequence (2 x state bytes x batch)."""
+    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
+    attended = attended_tokens_per_layer_sum(model, context_tokens)
+    kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
+        model, context_tokens
+    )
+    return kv * batch * replication + 2.0 * state_bytes(model, batch)
+
+
+def decode_attention_flop(model: ModelFacts, context_tokens: ArrayLike, batch: ArrayLike) -> ArrayLike:
+    """FLOPs of one decode step's attention: batch x (FLOP per attended token x attended layer-tokens + the DSA
+    indexer's FLOP per cached token (2 x index heads x index dim) x full-attention layer-tokens + the linear layers'
+    recurrence per token)."""
+    attended = attended_tokens_per_layer_sum(model, context_tokens)
+    indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * context_tokens
+    return batch * (
+        model.attention_flop_per_context_token_per_layer * attended + indexed + model.linear_attention_flop_per_token
+    )
+
+
+#: vLLM 0.33.0 ``vllm/v1/core/kv_cache_planning.py`` lines 521-531: the group size is the smaller attention type's
+#: layer count, or the larger's when it is under 1.5 times the smaller (gpt-oss-20b + EAGLE: 12 sliding, 13 full).
+KV_GROUP_SIZE_RATIO = 1.5
+
+
+def kv_cache_groups(model: ModelFacts) -> tuple[ArrayLike, ArrayLike, ArrayLike]:
+    """(layers per group, full-attention groups, local groups) of vLLM's hybrid KV cache manager.
+
+    Every group holds the same number of layers s: s = min(full, local), or max(full, local) when that is under
+    1.5 x the minimum; each type gets ceil(layers / s) groups, the last padded with empty layers ("Add %d padding
+    layers, may waste at most %.2f%% KV cache memory", vLLM 0.33.0 ``vllm/v1/core/kv_cache_planning.py`` lines
+    521-540). One attention type: one group of all layers. Gemma-3-27B (10 full, 52 sliding): s = 10, 1 + 6
+    groups, 70 layer slots for 62 layers.
+    """
+    full, local = model.full_attention_layers, model.sliding_window_layers
+    low, high = ops.minimum(full, local), ops.maximum(full, local)
+    size = ops.where(low > 0, ops.where(high < KV_GROUP_SIZE_RATIO * low, high, low), high)
+    full_groups = ops.where(full > 0, ops.ceil(full / size), 0.0)
+    local_groups = ops.where(local > 0, ops.ceil(local / size), 0.0)
+    return size, full_groups, local_groups
+
+
+def kv_blocks_per_request(
+    model: ModelFacts, tokens: ArrayLike, block_size: int, scheduled_tokens: ArrayLike
+) -> tuple[ArrayLike, ArrayLike]:
+    """(blocks of one full-attention group, blocks of one local group) a request of ``tokens`` holds in vLLM
+    with ``scheduled_tokens`` in flight.
+
+    Full: ceil(L / b). Sliding window W: ceil(min(W - 1 + s, L) / b) + 1 (+1: the window need not start on a block
+    boundary; ``SlidingWindowSpec``, vLLM 0.33.0 ``vllm/v1/kv_cache_interface.py`` line 944). Chunked attention of
+    chunk c: ceil(min(c + s, L) / b) (``ChunkedLocalAttentionSpec``, line 881). The start-up log's "Maximum
+    concurrency" takes s = max_num_batched_tokens (a prefill chunk); a sequence decoding holds s = 1.
+    """
+    b = float(max(int(block_size), 1))
+    window = model.sliding_window
+    chunked = model.local_attention_chunked
+    held = ops.minimum(window - 1.0 + scheduled_tokens + chunked, tokens)
+    local = ops.ceil(held / b) + (1.0 - chunked)
+    return ops.ceil(tokens / b), local
+
+
+def padded_kv_layer_tokens(model: ModelFacts, tokens: ArrayLike, block_size: int, scheduled_tokens: ArrayLike = 1.0):
+    """Token slots summed over layers that one request of ``tokens`` takes in vLLM's paged cache: layers per group x
+    block x (full groups x full blocks + local groups x local blocks) (``kv_cache_groups``,
+    ``kv_blocks_per_request``): padding layers and a local group's extra block included. Gemma-3-27B at 8,192 tokens
+    decoding (s = 1), b = 16: 10 x 16 x (512 + 6 x 65) = 144,320, where 10 x 8,192 + 52 x 1,024 = 135,168 counts
+    the layers alone (max batch 6.8% higher).
+    """
+    size, full_groups, local_groups = kv_cache_groups(model)
+    full, local = kv_blocks_per_request(model, tokens, block_size, scheduled_tokens)
+    return (
+        size
+        * float(max(int(block_size), 1))
+        * (full_groups * full + ops.where(local_groups > 0, local_groups * local, 0.0))
+    )
+
+
+def tensor_parallel_ok(
+    model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False, kv_heads_any: bool = False
+) -> ArrayLike:
     """Whether vLLM loads the model on a tensor-parallel group of ``gpus``: every split it makes is exact.
 
     heads % g = 0 (``ModelConfig.verify_with_parallel_config``); KV heads % g = 0 or g % KV heads = 0
     (``QKVParallelLinear``: ``divide(kv_heads, tp)`` or ``divide(tp, kv_heads)``; MLA's single latent: any g);
     dense MLP width % g = 0 (``MergedColumnParallelLinear`` / ``RowParallelLinear``: ``divide(size, tp)``;
-    Qwen2-7B's 18,944 refuses 28); and for a block-quantized checkpoint (block b), every split width per GPU a
+    Qwen2-7B's 18,944 refuses 28); routed experts' width % g = 0 unless experts are spread whole
+    (``FusedMoEConfig.__post_init__``: ``assert self.intermediate_size % tp_size == 0``, vLLM 0.33.0
+    ``vllm/model_executor/layers/fused_moe/config.py`` line 1352); and for a block-quantized checkpoint (block b), every split width per GPU a
     multiple of b, routed experts' included (``validate_fp8_block_shape``; ``Fp8MoEMethod.create_weights``:
     "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128").
     ``divide`` asserts an exact division; SGLang's loaders (adapted from vLLM's) raise the same errors.
     ``expert_parallel``: experts spread whole over the group (``--enable-expert-parallel``), not split.
+    ``kv_heads_any``: the engine gives each GPU ceil(KV heads / g) heads whatever g (TensorRT-LLM's
+    ``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``: ``assert self.num_heads % tp_size == 0``,
+    ``num_key_value_heads = (num_key_value_heads + tp_size - 1) // tp_size``), so only the heads must divide.
     """
     g, kvh = gpus, model.num_kv_heads
-    heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & ((ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0))
-    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & tp_blocks_ok(model, g, expert_parallel)
+    kv_ok = (ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0) | kv_heads_any
+    heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & kv_ok
+    experts_ok = (ops.mod(model.expert_split_width, g) == 0) | expert_parallel
+    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & experts_ok & tp_blocks_ok(model, g, expert_parallel)
 
 
 def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
@@ -197,22 +313,46 @@ def memory_plan(
     gpus: ArrayLike,
     memory_utilization: ArrayLike,
     reserve_bytes: ArrayLike | None = None,
+    parallelism: str = "tp",
 ) -> MemoryPlan:
     """The memory budget on a group of ``gpus``: weights, reserve, KV budget, KV per sequence, max batch.
 
-    max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication)).
+    max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication
+    + linear-attention state of a sequence)); with ``engine.kv_group_padding`` (vLLM) a sequence's blocks are
+    ``padded_kv_layer_tokens`` at one decoding token.
     ``reserve_bytes`` replaces the engine's activation + non-torch estimate when given.
+
+    ``parallelism`` (``planner.model.parallel.PARALLELISMS``): "tp" and "tp-ep" split every layer's weights (experts
+    whole or split, the same bytes per GPU); "dp-ep", g attention ranks with the experts spread over them, is the
+    plan of one rank, g times: a group of 1 GPU holding the non-experts whole and 1/g of the experts (expert bytes
+    / g), with the activation peak of one rank (its MLPs unsplit) + non-torch + the collectives' buffers; each rank
+    caches whole sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the
+    group's KV cache tokens g x one rank's.
     """
+    if parallelism == "dp-ep":
+        if reserve_bytes is None:
+            reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
+        share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
+        one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
+        group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
+        return replace(one, gpus=gpus, weight_bytes=weight_bytes(model, precision), **group)
     wb = weight_bytes(model, precision)
     visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:
         reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)
     budget = kv_budget_bytes_per_gpu(visible, wb, gpus, reserve_bytes, memory_utilization, engine)
     repl = kv_replication(model, gpus)
-    per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element * model.num_layers * repl / gpus
+    per_layer_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element + (
+        model.indexer_bytes_per_token_per_layer
+    )
+    per_token = per_layer_token * (model.num_layers - model.linear_attention_layers) * repl / gpus
     block = max(int(engine.block_size), 1)
     seq_tokens = ops.ceil(context_tokens / block) * block
-    seq_group = kv_bytes(model, precision, seq_tokens) * repl
+    if engine.kv_group_padding:  # vLLM: layer groups of equal size, padded; a local group holds one more block
+        layer_tokens = padded_kv_layer_tokens(model, context_tokens, block)
+        seq_group = kv_bytes_of_layer_tokens(model, precision, layer_tokens) * repl + state_bytes(model)
+    else:
+        seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
     tokens = kv_cache_tokens(budget, per_token, block)
     batch = max_batch_from_budget(budget * gpus, seq_group)
     return MemoryPlan(

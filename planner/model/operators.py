@@ -152,6 +152,23 @@ def expert_layers_time_s(
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
 
 
+def attention_peak_flop_per_s(gpu: GpuFacts) -> ArrayLike:
+    """The dense peak attention runs against: the 16-bit one (bf16, fp16 where none), whatever the weights' math.
+
+    vLLM, SGLang and TensorRT-LLM compute attention in the activations' dtype: an fp8 checkpoint (DeepSeek-V3's
+    block-FP8) quantizes the linear layers' inputs, not the attention scores. MLA's prefill (DeepSeek-V3) runs in
+    the model dtype unless the KV cache is fp8 and ``use_prefill_query_quantization`` is set (default False, vLLM
+    0.33.0 ``vllm/config/attention.py`` line 85; ``determine_prefill_query_data_type``,
+    ``vllm/model_executor/layers/attention/mla_attention.py`` line 2357). Only an fp8 KV cache changes other
+    models' attention math, and only on some kernels: vLLM 0.33.0's FlashAttention backend then passes an fp8
+    query ("queries are quantized in the attention layer", ``vllm/v1/attention/backends/flash_attn.py`` line 1277,
+    ``q_descale`` line 1290) where the kernel takes one (FA3), while FA4 on SM90 "consumes native FP16/BF16 Q and
+    dequantizes FP8 K/V in-kernel" (line 1155). The planner credits no fp8 attention math (the kernel curves
+    measured bf16 attention only): fp8-KV prefills on FA3 may run faster than it says.
+    """
+    return gpu.bf16_peak_flop_per_s
+
+
 def attention_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -162,8 +179,11 @@ def attention_time_s(
     floor_s: ArrayLike,
     gpus: ArrayLike,
 ) -> ArrayLike:
-    """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g peak x ``flop_efficiency``))
-    + layers x ``floor_s`` (one attention kernel per layer).
+    """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g 16-bit peak x
+    ``flop_efficiency``)) + layers x ``floor_s`` (one attention kernel per layer).
+
+    Attention's math is 16-bit whatever the weights are (``attention_peak_flop_per_s``): fp8 weights make the GEMMs
+    fp8, not Q K^T and P V, and the measured attention curves are fractions of the bf16 peak.
 
     Decode (paged attention): KV bytes read = every sequence's cache at its context (sliding-window layers: the
     window; MLA: the latent), FLOPs = MLA's absorbed form over the latent, else 4 x heads x head dim per cached
@@ -177,7 +197,7 @@ def attention_time_s(
             gpus,
             gpu.bandwidth_bytes_per_s,
             limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
-            gpu.peak_flop_per_s,
+            attention_peak_flop_per_s(gpu),
             flop_efficiency,
             limits.roofline_overlap,
         )
@@ -185,27 +205,50 @@ def attention_time_s(
     )
 
 
+def decode_kv_read_factor(model: ModelFacts, limits: EngineFacts, attention_gpus: ArrayLike) -> ArrayLike:
+    """KV bytes a decode attention kernel reads over those of one read per KV head: 1, or, where the engine's kernel
+    reads a KV head once per query head (``limits.decode_kv_reads_per_query_head``), a GPU's query heads over its
+    KV heads, max(1, heads / max(g, KV heads)) (``attention_gpus`` g: the GPUs the heads are split over).
+
+    TensorRT-LLM before 0.7 ran GQA's generation step in the masked multi-head attention kernel, one thread block
+    per query head; 0.7's GQA-aware kernels and then XQA read each KV head once for its group
+    (``planner.engines.profiles.TENSORRT_LLM_XQA_VERSION``). Assumed: no reuse of a KV head's blocks across its
+    query heads in L2 (the 0.5/0.6 Llama-2-70B rows then sit 5-10% below the same sources' Llama-2-7B/13B rows,
+    what some reuse would give). Not for MLA (no such kernel predates it).
+    """
+    per_head = model.num_attention_heads / ops.maximum(attention_gpus, model.num_kv_heads)
+    return 1.0 + limits.decode_kv_reads_per_query_head * (ops.maximum(per_head, 1.0) - 1.0)
+
+
 def forward_kernels_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
     limits: EngineFacts,
-    flop_efficiency: ArrayLike,
     *,
     prefill: bool,
+    rows: ArrayLike,
+    gpus: ArrayLike,
     dense_bytes: ArrayLike,
-    dense_rows: ArrayLike,
-    dense_gpus: ArrayLike,
     expert_bytes: ArrayLike,
-    expert_rows: ArrayLike,
-    expert_gpus: ArrayLike,
     attention_bytes: ArrayLike,
     attention_flop: ArrayLike,
-    attention_gpus: ArrayLike,
+    dense_gpus: ArrayLike | None = None,
+    expert_rows: ArrayLike | None = None,
+    attention_gpus: ArrayLike | None = None,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
-    (``attention_time_s``) at the decode or prefill attention efficiency and floor. Decode, prefill and their
-    data-parallel forms differ only in the rows and GPUs each operator sees."""
+    (``attention_time_s``) at the decode or prefill FLOP efficiency, attention efficiency and floor; a decode
+    step's KV bytes x ``decode_kv_read_factor`` (1 but for engines whose kernel reads a KV head once per query head).
+
+    Under tensor parallelism every operator sees the same ``rows`` (tokens per GEMM) split over ``gpus``; the
+    data-parallel forms (``planner.model.parallel``) run the dense GEMMs and attention whole on one GPU
+    (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``)."""
+    flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
+    dense_gpus = gpus if dense_gpus is None else dense_gpus
+    expert_gpus, expert_rows = gpus, rows if expert_rows is None else expert_rows
+    attention_gpus = gpus if attention_gpus is None else attention_gpus
+    dense_rows = rows
     if prefill:
         attention_efficiency, attention_floor_s = (
             limits.prefill_attention_flop_efficiency,
@@ -213,6 +256,8 @@ def forward_kernels_time_s(
         )
     else:
         attention_efficiency, attention_floor_s = limits.attention_flop_efficiency, limits.attention_floor_s
+        if not (type(limits.decode_kv_reads_per_query_head) is float and limits.decode_kv_reads_per_query_head == 0):
+            attention_bytes = attention_bytes * decode_kv_read_factor(model, limits, attention_gpus)
     no_experts = type(expert_bytes) is float and expert_bytes == 0.0
     return (
         linear_layers_time_s(gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus)

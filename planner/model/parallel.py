@@ -16,20 +16,17 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.model import operators, ops
-from planner.model.decode import DecodeStep, decode_step, experts_touched, step_overhead_s
-from planner.model.facts import ArrayLike, EngineFacts, EngineMemoryRules, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.decode import DecodeStep, experts_touched, step_overhead_s
+from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
-    MemoryPlan,
-    activation_peak_bytes,
-    cached_tokens_per_layer_sum,
+    decode_attention_bytes,
+    decode_attention_flop,
     kv_bytes,
-    kv_bytes_of_layer_tokens,
-    memory_plan,
-    reserve_bytes_per_gpu,
+    state_bytes,
     tensor_parallel_ok,
     weight_bytes,
 )
-from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_step
+from planner.model.prefill import PrefillStep, causal_attention_flop
 from planner.model.roofline import memory_time_s
 
 #: Bytes per activation value an all-to-all moves (bf16 dispatch and combine, vLLM's default all2all backends).
@@ -48,17 +45,18 @@ def expert_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
     return (model.num_experts > 0) & (gpus <= model.num_experts)
 
 
-def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp") -> ArrayLike:
+def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp", kv_heads_any: bool = False) -> ArrayLike:
     """Whether the engine loads the model on ``gpus`` GPUs split as ``parallelism`` (``PARALLELISMS``).
 
     "tp": ``tensor_parallel_ok``; "tp-ep": the same with experts whole (no block rule on them) and at least one
     expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters.
+    ``kv_heads_any``: the engine's KV heads need not divide the group (TensorRT-LLM; ``tensor_parallel_ok``).
     """
     if parallelism == "dp-ep":
         return expert_parallel_ok(model, gpus)
     if parallelism == "tp-ep":
-        return tensor_parallel_ok(model, gpus, expert_parallel=True) & expert_parallel_ok(model, gpus)
-    return tensor_parallel_ok(model, gpus)
+        return tensor_parallel_ok(model, gpus, True, kv_heads_any) & expert_parallel_ok(model, gpus)
+    return tensor_parallel_ok(model, gpus, False, kv_heads_any)
 
 
 def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
@@ -96,71 +94,37 @@ def ep_communication_s(
     return model.moe_layers * expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
 
 
-def dp_memory_plan(
-    gpu: GpuFacts,
-    model: ModelFacts,
-    precision: PrecisionFacts,
-    limits: EngineFacts,
-    engine: EngineMemoryRules,
-    context_tokens: ArrayLike,
-    gpus: ArrayLike,
-    memory_utilization: ArrayLike,
-    reserve_bytes: ArrayLike | None = None,
-) -> MemoryPlan:
-    """The memory budget of g attention ranks with the experts spread over them: ``memory_plan`` of one rank.
-
-    One rank is a group of 1 GPU holding the non-experts whole and 1/g of the experts (expert bytes / g), with the
-    activation peak of one rank (its MLPs unsplit) + non-torch + the collectives' buffers; each rank caches whole
-    sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the group's
-    KV cache tokens g x one rank's.
-    """
-    if reserve_bytes is None:
-        reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
-    share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
-    one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
-    return replace(
-        one,
-        gpus=gpus,
-        weight_bytes=weight_bytes(model, precision),
-        kv_cache_tokens=gpus * one.kv_cache_tokens,
-        max_batch=gpus * one.max_batch,
-    )
-
-
 def dp_decode_step(
+    split: DecodeStep,
     gpu: GpuFacts,
     model: ModelFacts,
     precision: PrecisionFacts,
     limits: EngineFacts,
     context_tokens: ArrayLike,
-    batch: ArrayLike,
-    gpus: ArrayLike,
 ) -> DecodeStep:
     """TPOT of g attention ranks holding B / g sequences each: one GPU's operators (``planner.model.operators``)
     + all-to-alls + overhead.
 
     A GPU runs the dense GEMMs whole at its own CUDA-graph batch, 1/g of the batch's expert work (the experts the
     whole batch touches, E / g of them on each GPU: as tensor parallelism splits it) and attention over its own
-    sequences' KV. ``flop`` is the group's (as ``decode_step``'s); ``bytes_moved`` g x one GPU's.
+    sequences' KV. ``split``: ``decode_step`` of the same batch on the same group, whose ``flop`` (the group's),
+    batch and GPU count it keeps; ``bytes_moved`` g x one GPU's.
     """
-    split = decode_step(gpu, model, precision, limits, context_tokens, batch, gpus)  # the group's FLOPs
+    batch, gpus = split.batch, split.gpus
     per_rank = batch / gpus
     rows = operators.cuda_graph_batch(per_rank)
-    eff = limits.decode_flop_efficiency
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
-    layer_tokens = cached_tokens_per_layer_sum(model, context_tokens)
-    kv_read = kv_bytes_of_layer_tokens(model, precision, layer_tokens, per_rank)
-    attention_flop = per_rank * model.attention_flop_per_context_token_per_layer * layer_tokens
+    kv_read = decode_attention_bytes(model, precision, context_tokens, per_rank)
+    attention_flop = decode_attention_flop(model, context_tokens, per_rank)
     kernels_s = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=False,
-        dense_bytes=dense, dense_rows=rows, dense_gpus=1.0,
-        expert_bytes=experts, expert_rows=gpus * rows, expert_gpus=gpus,
-        attention_bytes=kv_read, attention_flop=attention_flop, attention_gpus=1.0,
+        gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
+        attention_bytes=kv_read, attention_flop=attention_flop,
+        dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0,
     )  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_read
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
-    overhead = step_overhead_s(model, limits) + limits.sequence_overhead_s * per_rank
+    overhead = step_overhead_s(model, limits, per_rank) + limits.sequence_overhead_s * per_rank
     return replace(
         split,
         step_s=kernels_s + (comm + overhead),
@@ -172,34 +136,32 @@ def dp_decode_step(
 
 
 def dp_prefill_step(
+    split: PrefillStep,
     gpu: GpuFacts,
     model: ModelFacts,
     precision: PrecisionFacts,
     limits: EngineFacts,
-    prompt_tokens: ArrayLike,
     batch: ArrayLike,
-    gpus: ArrayLike,
 ) -> PrefillStep:
     """TTFT of ``batch`` prompts spread over g attention ranks (ceil(batch / g) on the busiest): that rank's
     operators + all-to-alls + overhead + prefill latency.
 
     The busiest rank runs its prompts' dense GEMMs and causal attention alone, 1/g of every prompt's expert work
     (the experts all tokens touch, E / g of them here) and writes its prompts' KV whole. ``flop`` is the group's
-    (as ``prefill_step``'s), ``bytes_moved`` g x the busiest rank's.
+    (``split``: ``prefill_step`` of the same prompts on the same group, whose ``flop``, prompt length and GPU count it
+    keeps), ``bytes_moved`` g x the busiest rank's.
     """
+    prompt_tokens, gpus = split.prompt_tokens, split.gpus
     on_rank = ops.ceil(batch / gpus)
-    eff = limits.prefill_flop_efficiency
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
-    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank)
+    kv_written = kv_bytes(model, precision, prompt_tokens, on_rank) + state_bytes(model, on_rank)
     attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
     t = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=True,
-        dense_bytes=dense, dense_rows=on_rank * prompt_tokens, dense_gpus=1.0,
-        expert_bytes=experts, expert_rows=prompt_tokens * batch, expert_gpus=gpus,
-        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=1.0,
+        gpu, model, limits, prefill=True, rows=on_rank * prompt_tokens, gpus=gpus, dense_bytes=dense,
+        expert_bytes=experts, attention_bytes=kv_written, attention_flop=attention_flop,
+        dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0,
     )  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
-    ttft = t + comm + step_overhead_s(model, limits) + limits.prefill_latency_s
-    split = prefill_step(gpu, model, precision, limits, prompt_tokens, batch, gpus)  # the group's FLOPs
+    ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s
     return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from planner.model import operators
+import numpy as np
+
+from planner.model import operators, ops
 from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication
+from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication, state_bytes
 
 
 def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayLike:
@@ -15,12 +17,38 @@ def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayL
 
     Token t attends to t earlier tokens (at most the window), L/2 on average. FLOP per pair: 4 x heads x head
     dim; MLA prefills as plain multi-head attention over 192/128-dim heads (``architecture``).
+
+    DSA (top-k = k): token t attends to min(t, k), on average m^2 / (2L) + (L - m) m / L with m = min(L, k) (L/2
+    when L <= k), and the indexer scores all t earlier tokens (L/2 on average) at its FLOP per pair. Linear-attention
+    layers add their recurrence per token (``linear_attention_flop_per_token``) and no pairs.
     """
-    return (
-        model.prefill_attention_flop_per_token_pair_per_layer
-        * prompt_tokens
-        * cached_tokens_per_layer_sum(model, prompt_tokens / 2.0)
+    if _dense_attention(model):  # no DSA, no linear layers: the plain causal sum
+        return (
+            model.prefill_attention_flop_per_token_pair_per_layer
+            * prompt_tokens
+            * cached_tokens_per_layer_sum(model, prompt_tokens / 2.0)
+        )
+    m = ops.minimum(prompt_tokens, model.attended_tokens_max)
+    mean_attended = m * m / (2.0 * prompt_tokens) + (prompt_tokens - m) * m / prompt_tokens
+    pairs = model.full_attention_layers * mean_attended + model.sliding_window_layers * ops.minimum(
+        prompt_tokens / 2.0, model.sliding_window
     )
+    indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * prompt_tokens / 2.0
+    return prompt_tokens * (
+        model.prefill_attention_flop_per_token_pair_per_layer * pairs + indexed + model.linear_attention_flop_per_token
+    )
+
+
+def _dense_attention(model: ModelFacts) -> bool:
+    """Whether every scenario's model attends densely with no linear layers (the common case, kept bit for bit)."""
+    return _all_zero(model.indexer_flop_per_context_token_per_layer) and _all_zero(
+        model.linear_attention_flop_per_token
+    )
+
+
+def _all_zero(x: ArrayLike) -> bool:
+    """Whether ``x`` is 0 everywhere, read on its per-combination values where it has them (``Rows``)."""
+    return bool(np.all(np.asarray(getattr(x, "values", x)) == 0.0))
 
 
 @dataclass(frozen=True)
@@ -67,15 +95,14 @@ def prefill_step(
     expert_bytes = (
         0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, tokens))
     )
-    kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus))
+    kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus)) + state_bytes(
+        model, batch
+    )
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
-    eff = limits.prefill_flop_efficiency
     t = operators.forward_kernels_time_s(
-        gpu, model, limits, eff, prefill=True,
-        dense_bytes=dense_bytes, dense_rows=tokens, dense_gpus=gpus,
-        expert_bytes=expert_bytes, expert_rows=tokens, expert_gpus=gpus,
-        attention_bytes=kv_written, attention_flop=attention_flop, attention_gpus=gpus,
+        gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
+        attention_bytes=kv_written, attention_flop=attention_flop,
     )  # fmt: skip
-    overhead = step_overhead_s(model, limits) + limits.prefill_latency_s
+    overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)

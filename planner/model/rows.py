@@ -15,6 +15,7 @@ the gathered array.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -143,3 +144,40 @@ def _plain(x: Any) -> Any:
 def gathered(x: Any) -> Any:
     """A plain number or numpy array: Rows gathered, anything else as it is."""
     return x.gather() if isinstance(x, Rows) else x
+
+
+def whole_number_codes(x: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """(code per element, the distinct values in increasing order) of an array of whole numbers from 0 to 2**24 (a
+    context, a batch), found by counting (``numpy.bincount``), not sorting; None when it holds more than ``most``
+    distinct values or numbers too large to count cheaply beside its size."""
+    top = int(x.max()) if x.size else 0
+    if top > max(4 * x.size, 1 << 16):
+        return None
+    whole = x.astype(np.intp)
+    present = np.flatnonzero(np.bincount(whole.ravel(), minlength=top + 1))
+    if len(present) > most:
+        return None
+    code_of = np.zeros(top + 1, dtype=np.intp)
+    code_of[present] = np.arange(len(present))
+    return np.take(code_of, whole), present.astype(x.dtype)
+
+
+def regroup(codes: np.ndarray, rows: int, value_codes: np.ndarray, values: int) -> tuple[np.ndarray, ...] | None:
+    """Rows of (row, value) pairs: each scenario's pair (the row ``codes`` of a table of ``rows`` rows, and
+    ``value_codes`` of ``values`` distinct numbers, broadcast together), numbered over the pairs that occur.
+
+    (the pair of each scenario, the row of each pair, the value of each pair); None when the pairs are not much
+    fewer than the scenarios (a sweep whose numbers hardly repeat: per-row work would save nothing)."""
+    span = rows * values
+    shape = np.broadcast_shapes(codes.shape, value_codes.shape)
+    size = math.prod(shape)
+    if span > size // 4:
+        return None
+    pairs = codes * values + value_codes  # broadcast
+    renumber = np.zeros(span, dtype=np.intp)
+    used = np.flatnonzero(np.bincount(pairs.ravel(), minlength=span))
+    if len(used) > size // 4:
+        return None
+    renumber[used] = np.arange(len(used))
+    row_of, value_of = np.divmod(used, values)
+    return np.take(renumber, pairs), row_of, value_of

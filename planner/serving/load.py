@@ -204,6 +204,22 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
     return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
 
 
+#: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
+VLLM_BLOCK_TOKENS = 16
+
+
+def warm_prompt_fraction(prompt_tokens: float, block_tokens: int = VLLM_BLOCK_TOKENS) -> float:
+    """The share of a prompt found in the prefix cache when the same prompt was served before: its whole blocks
+    short of the last token, floor((P - 1) / B) x B / P (vLLM V1 ``KVCacheManager.get_computed_blocks``: "When all
+    tokens hit the cache, we must recompute the last token to obtain logits", so at most P - 1 tokens hit, and the
+    cache keeps only full blocks of B tokens)."""
+    p = float(prompt_tokens)
+    if not p >= 1 or math.isinf(p):
+        raise InvalidInputError(f"prompt_tokens {prompt_tokens!r} is not a number of tokens of 1 or more")
+    b = _whole(block_tokens, "block_tokens")
+    return math.floor((round(p) - 1) / b) * b / round(p)
+
+
 # -- the run ----------------------------------------------------------------------------------------------
 
 
@@ -262,13 +278,15 @@ def latency_under_load(
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
     frontend_s: float = 0.0,
+    async_scheduling: bool = False,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
     Traffic: one of ``rate_per_s`` (with ``burstiness``), ``concurrency`` (a closed loop) or ``arrivals_s`` (a
     trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
-    ``prompt_tokens`` / ``output_tokens``, so give the means).
+    ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
+    while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more.
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
@@ -300,13 +318,13 @@ def latency_under_load(
     digest.update(b"-" if sent is None else np.asarray(sent, dtype=float).tobytes())
     key = (
         setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
-        setup.client_concurrency, hit, front, sent is None, digest.digest(),
+        setup.client_concurrency, hit, front, bool(async_scheduling), sent is None, digest.digest(),
     )  # fmt: skip
     if key not in _RUNS:
         run = simulate(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
             arrivals_s=sent, client_concurrency=setup.client_concurrency,
-            lengths=lengths, cached_fraction=hit, frontend_s=front,
+            lengths=lengths, cached_fraction=hit, frontend_s=front, async_scheduling=bool(async_scheduling),
         )  # fmt: skip
         if len(_RUNS) >= _RUNS_KEPT:
             del _RUNS[next(iter(_RUNS))]  # the oldest
@@ -327,6 +345,33 @@ def latency_under_load(
 #: holds the request lengths and arrival times as a BLAKE2b digest (a few bytes instead of 1,000 pairs).
 _RUNS: dict[tuple, LoadResult | None] = {}
 _RUNS_KEPT = 512
+
+
+def rate_sweep(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rates_per_s: Any,
+    *,
+    burstiness: float = 1.0,
+    num_requests: int = DEFAULT_REQUESTS,
+) -> list[LoadResult | None]:
+    """``latency_under_load`` at each rate of ``rates_per_s`` (requests/s, fixed lengths at the means), the step
+    times tabulated once for all of them; None for a rate whose run cannot finish."""
+    n = _whole(num_requests, "num_requests")
+    check_run_size([n], [None], "num_requests")
+    setup = replica.setup(prompt_tokens, output_tokens)
+    lengths = fixed_lengths(prompt_tokens, output_tokens, n)
+    out: list[LoadResult | None] = []
+    for rate in np.asarray(rates_per_s, dtype=float).ravel():
+        if not 0 < rate < math.inf:
+            raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
+        run = simulate(
+            setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
+            arrivals_s=arrival_times_s(n, rate, burstiness), lengths=lengths,
+        )  # fmt: skip
+        out.append(None if math.isnan(run.duration_s) else _result(run))
+    return out
 
 
 def _percentiles(samples: tuple[np.ndarray, np.ndarray]) -> Percentiles:

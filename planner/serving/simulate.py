@@ -209,6 +209,7 @@ def simulate(
     lengths: list[tuple[int, int]] | None = None,
     cached_fraction: float = 0.0,
     frontend_s: float = 0.0,
+    async_scheduling: bool = False,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -218,6 +219,10 @@ def simulate(
     share of each prompt found in the prefix cache (its KV held, not computed: the prefill computes the rest, at
     least one token; a preempted request recomputes all). ``frontend_s``: each request's time outside the engine
     (HTTP, tokenizing, detokenizing), added to its TTFT and latency and before a closed-loop client's next request.
+    ``async_scheduling``: the engine schedules each step while the one before it runs (vLLM ``--async-scheduling``,
+    ``vllm/v1/engine/core.py`` ``step_with_batch_queue``: step k+1 is scheduled when step k is launched), so a request
+    that arrives while the engine is busy joins the second step that starts after it arrives, not the first: one
+    step more to its first token. An idle engine schedules an arrival at once.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
@@ -244,11 +249,14 @@ def simulate(
     e2es: list[tuple[float, int]] = []
     stall = 0.0  # prefill-only steps (SGLang) since the decoding requests' last token: part of their next gap
     now = busy_integral = finished_at = 0.0
+    seen_s = -math.inf  # async scheduling: arrivals up to this time were seen when this step was scheduled
     peak = stuck = finished = 0
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
+            seen_s = now
+        cutoff = seen_s if async_scheduling else now  # the latest arrival this step's schedule can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             preempted = False if reserve else run.preempt(1, now, decoding_only=False)
@@ -279,8 +287,8 @@ def simulate(
                 prefill, budget = prefill + chunk, 0
                 free -= 0 if reserve else chunk
             still.append(c)
-        while not preempted and budget > 0 and run.n_run < cap and run.queue and run.queue[0].ready_s <= now:
-            k = run.waiting(now, cap - run.n_run)
+        while not preempted and budget > 0 and run.n_run < cap and run.queue and run.queue[0].ready_s <= cutoff:
+            k = run.waiting(cutoff, cap - run.n_run)
             head = run.queue[0]
             need = head.need
             per = need + (min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
@@ -332,8 +340,10 @@ def simulate(
             steps = run.next_finish() - run.steps
             if run.queue and run.n_run < cap:
                 head = run.queue[0]
-                if head.ready_s > now:
-                    steps = min(steps, _steps_until(table, b, ctx, head.ready_s - now))
+                if head.ready_s > cutoff:  # async: it joins the step after the one that starts after it arrives
+                    wait = head.ready_s - now
+                    n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(async_scheduling)
+                    steps = min(steps, n)
                 elif sg:
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
             room = run.kv - run.held()
@@ -351,6 +361,7 @@ def simulate(
             if b:
                 itls.append((dt + stall, b))
                 stall = 0.0
+        seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
         now += dt
         busy_integral += dt * run.n_run
         peak = max(peak, run.n_run)

@@ -41,6 +41,17 @@ ENGINE_FIELD_HELP = {
     "max_num_batched_tokens_small_gpu": ("tokens", "profiling tokens on other GPUs"),
     "max_num_seqs_small_gpu": ("sequences", "sampler sequences on other GPUs"),
     "block_size": ("tokens", "KV cache is allocated in blocks of this many tokens"),
+    "kv_heads_any_split": ("", "TRUE: KV heads need not divide the group (TensorRT-LLM: ceil(KV heads / GPUs) each)"),
+    "memory_fraction_rule": (
+        "",
+        "a rule that sets the default utilization per GPU and group (SGLang's mem_fraction_static); the workbook "
+        "uses memory_utilization",
+    ),
+    "kv_group_padding": (
+        "",
+        "TRUE: layers paged in equal-size groups padded with empty layers, a sliding group one block over its "
+        "window (vLLM's hybrid KV cache manager)",
+    ),
     "kv_precisions": ("", "KV-cache precisions the engine caches in (blank: any KV format, a what-if)"),
     "kv_precisions_source": ("", "where the engine documents its KV-cache precisions"),
     "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),

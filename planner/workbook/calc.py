@@ -181,6 +181,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("full", "full_attention_layers", "Full-attention layers"),
         ("swl", "sliding_window_layers", "Sliding-window layers"),
         ("window", "sliding_window", "Sliding window"),
+        ("chunked", "local_attention_chunked", "Local layers chunked (1) or sliding (0)"),
         ("attnflop", "attention_flop_per_context_token_per_layer", "Attention FLOP per cached token per layer"),
         ("pattnflop", "prefill_attention_flop_per_token_pair_per_layer", "Attention FLOP per token pair (prefill)"),
         ("non_expert", "params_non_expert", "Params non-expert"),
@@ -193,6 +194,12 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("moe_layers", "moe_layers", "MoE layers"),
         ("E", "num_experts", "Experts"),
         ("k", "experts_per_token", "Experts per token"),
+        ("linl", "linear_attention_layers", "Linear-attention layers"),
+        ("state", "state_bytes_per_sequence", "Linear-attention state per sequence (B)"),
+        ("linflop", "linear_attention_flop_per_token", "Linear-attention FLOP per token"),
+        ("topk", "attended_tokens_max", "Tokens a query attends to (DSA top-k; 0: all)"),
+        ("idxb", "indexer_bytes_per_token_per_layer", "DSA indexer bytes per token per layer"),
+        ("idxflop", "indexer_flop_per_context_token_per_layer", "DSA indexer FLOP per cached token per layer"),
     ]
     c.add(S("s_facts", "Model facts (Models sheet)"))
     c.add(*[Row(k, label, "", INT, f"INDEX(model_{f},{{model_row}})") for k, f, label in facts])
@@ -283,7 +290,8 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per token (one copy)",
             "B",
             INT,
-            "{kvel}*IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)*" + F.layer_tokens("1"),
+            "({kvel}*IF(INDEX(prec_kv_cache,{kv_row}),INDEX(prec_bytes,{kv_row}),OUT_OF_RANGE)+{idxb})*"
+            + F.layer_tokens("1"),
             "api.kv_bytes_per_token",
             quantity="kv_bytes_per_token",
         ),
@@ -296,12 +304,39 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "model.cached_tokens_per_layer_sum",
         ),
         Row(
+            "kv_group_size",
+            "Layers per KV-cache group",
+            "layers",
+            INT,
+            "IF(MIN({full},{swl})>0,IF(MAX({full},{swl})<1.5*MIN({full},{swl}),MAX({full},{swl}),MIN({full},{swl})),"
+            "MAX({full},{swl}))",
+            "model.kv_cache_groups",
+        ),
+        Row(
+            "kv_layer_slots",
+            "Layer-token slots per sequence, groups padded",
+            "tokens",
+            INT,
+            F.padded_layer_tokens("{context}"),
+            "model.padded_kv_layer_tokens",
+        ),
+        Row(
+            "ctx_attended",
+            "Attended tokens summed over layers",
+            "tokens",
+            INT,
+            F.attended_tokens("{context}"),
+            "model.attended_tokens_per_layer_sum (DSA: top-k)",
+        ),
+        Row(
             "kv_seq_base",
             "KV per sequence (blocks, one copy)",
             "B",
             INT,
-            "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens("{context}")),
-            "model.kv_bytes",
+            "({kvel}*{kvbpe}+{idxb})*IF(eng_kv_group_padding,{kv_layer_slots},"
+            + F.layer_tokens(F.seq_tokens("{context}"))
+            + ")",
+            "model.kv_bytes (vLLM: model.padded_kv_layer_tokens)",
         ),
     )
     c.add(
@@ -361,7 +396,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per token per GPU",
             "B",
             INT,
-            "{kvel}*{kvbpe}*{layers}*{repl}/{n}",
+            "({kvel}*{kvbpe}+{idxb})*({layers}-{linl})*{repl}/{n}",
             quantity="memory_plan.kv_bytes_per_token_per_gpu",
         ),
         Row(
@@ -369,7 +404,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per sequence (group)",
             "B",
             GB,
-            "{kv_seq_base}*{repl}",
+            "{kv_seq_base}*{repl}+{state}",
             quantity="memory_plan.kv_bytes_per_sequence",
         ),
         Row(
@@ -392,7 +427,14 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ),
         S("s_decode_shared", "Decode (model.decode_step)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
-        Row("attn_decode", "Attention FLOP per token", "FLOP", "0.000E+00", "{attnflop}*{ctx_layer_tokens}"),
+        Row(
+            "attn_decode",
+            "Attention FLOP per token",
+            "FLOP",
+            "0.000E+00",
+            "{attnflop}*{ctx_attended}+{idxflop}*{full}*{context}+{linflop}",
+            "model.decode_attention_flop / batch",
+        ),
         Row(
             "overhead",
             "Step overhead",
@@ -447,14 +489,6 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
     c.add(
         S("s_levers", "Comparing the scenarios (Levers sheet)"),
         Row(
-            "cost_rank",
-            "Cost at max batch for ranking (errors: 10^300)",
-            "US$",
-            "#,##0.00",
-            "IFERROR({m_cost},POWER(10,300))",
-            "Levers: the cheapest scenario per million output tokens is green",
-        ),
-        Row(
             "trained_note",
             "Context within the model's trained maximum",
             "",
@@ -464,7 +498,153 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "beyond it memory and time are extrapolated",
         ),
     )
+    budget_rows(c)
     return c
+
+
+def _number_or_blank(name: str, scale: str = "") -> str:
+    """An optional numeric input: "" when blank, the number (times ``scale``), or #VALUE! for text."""
+    return f'IF({name}="","",IF(ISNUMBER({name}),{name}{scale},BAD_INPUT))'
+
+
+#: What a ranking row holds for a scenario that cannot be chosen (no cost, or it misses a target).
+NOT_RANKED = "POWER(10,300)"
+
+
+def budget_rows(c: Calc) -> None:
+    """The budget question per scenario, each at its own max batch: does it meet the latency targets, and what
+    fleet serves the peak traffic at what monthly cost.
+
+        meets TPOT      TPOT at max batch <= TPOT target (1, else 0; a blank target or an error is 0)
+        meets TTFT      TTFT of a whole-context prompt <= TTFT target (same rule)
+        requests/s per replica   throughput at max batch / output tokens per request
+        replicas        max(1, ceil(peak requests/s / requests/s per replica))  (sizing.replicas_for_rate, no spare)
+        fleet GPUs      replicas x GPUs in the group
+        monthly cost    fleet GPUs x price per GPU-hour x 730 h  (sizing.cloud_usd_per_gpu_month)
+        green           meets both targets, has a monthly cost, and no other such scenario costs less
+
+    Assumption: each replica runs at its max batch (the cheapest per token); a scenario that misses TPOT there may
+    meet it at a smaller batch with more replicas, which this sheet does not search (``planner export`` does).
+    """
+    from planner.export.sizing import HOURS_PER_MONTH
+
+    first, last = scenario_col(SCENARIOS[0][0]), scenario_col(SCENARIOS[-1][0])
+    c.add(
+        Row(
+            "s_budget", "Budget: the fleet for the peak traffic, each scenario at its max batch (Levers)", section=True
+        ),
+        Row(
+            "rps",
+            "Peak traffic",
+            "requests/s",
+            "#,##0.###",
+            {"base": _number_or_blank("in_peak_requests"), "*": "{C:rps}"},
+        ),
+        Row(
+            "out_tok",
+            "Output tokens per request",
+            "tokens",
+            INT,
+            {"base": _number_or_blank("in_output_tokens"), "*": "{C:out_tok}"},
+        ),
+        Row(
+            "tpot_t",
+            "TPOT target",
+            "s",
+            "0.000###",
+            {"base": _number_or_blank("in_tpot_target_ms", "/1000"), "*": "{C:tpot_t}"},
+        ),
+        Row(
+            "ttft_t",
+            "TTFT target",
+            "s",
+            "0.000###",
+            {"base": _number_or_blank("in_ttft_target_ms", "/1000"), "*": "{C:ttft_t}"},
+        ),
+        Row(
+            "tpot_ok",
+            "Meets the TPOT target at max batch (1 yes, 0 no)",
+            "",
+            INT,
+            "IF(AND(ISNUMBER({m_step}),ISNUMBER({tpot_t})),IF({m_step}<={tpot_t},1,0),0)",
+            "a blank target or an error counts as not met",
+        ),
+        Row(
+            "ttft_ok",
+            "Meets the TTFT target (1 yes, 0 no)",
+            "",
+            INT,
+            "IF(AND(ISNUMBER({p_ttft}),ISNUMBER({ttft_t})),IF({p_ttft}<={ttft_t},1,0),0)",
+            "a blank target or an error counts as not met",
+        ),
+        Row("meets", "Meets both targets (1 yes, 0 no)", "", INT, "{tpot_ok}*{ttft_ok}"),
+        Row(
+            "meets_text",
+            "Meets the latency targets",
+            "",
+            None,
+            'IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
+            '&TEXT({tpot_t}*1000,"0.0")&" ms","not known (blank target or error)"),"TPOT ok")'
+            '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT({ttft_t}*1000,"#,##0")'
+            '&" ms","not known (blank target or error)"),""))',
+        ),
+        Row(
+            "rate_repl",
+            "Requests/s one replica takes at max batch",
+            "requests/s",
+            "#,##0.00",
+            'IF(ISERROR({m_tput}),{m_tput},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
+            "IF({out_tok}>=1,{m_tput}/{out_tok},OUT_OF_RANGE),BAD_INPUT)))",
+            "throughput / output tokens per request",
+            quantity="peak_fleet.rate_per_replica_s@batch=max",
+        ),
+        Row(
+            "replicas",
+            "Replicas for the peak",
+            "replicas",
+            INT,
+            'IF(ISERROR({rate_repl}),{rate_repl},IF({rps}="",NO_DATA,IF({rps}>0,'
+            "MAX(1,ROUNDUP({rps}/{rate_repl}-POWER(10,-9),0)),OUT_OF_RANGE)))",
+            "sizing.replicas_for_rate (no spare)",
+            quantity="peak_fleet.replicas@batch=max",
+        ),
+        Row(
+            "fleet_gpus",
+            "Fleet GPUs",
+            "GPUs",
+            INT,
+            "{replicas}*{n}",
+            "replicas x GPUs in the group",
+            quantity="peak_fleet.gpus@batch=max",
+        ),
+        Row(
+            "fleet_usd_month",
+            "Fleet cost per month",
+            "US$",
+            '"$"#,##0.00',
+            f"{{fleet_gpus}}*{{price}}*{HOURS_PER_MONTH:g}",
+            f"GPUs x price x {HOURS_PER_MONTH:g} h (sizing.cloud_usd_per_gpu_month)",
+            quantity="peak_fleet.monthly_usd@batch=max",
+        ),
+        Row(
+            "budget_rank",
+            "Monthly cost for ranking (misses a target or no cost: 10^300)",
+            "US$",
+            "#,##0",
+            f"IF({{meets}}=1,IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},{NOT_RANKED}),{NOT_RANKED})",
+        ),
+    )
+    rank = f"${first}${c.row_of['budget_rank']}:${last}${c.row_of['budget_rank']}"
+    c.add(
+        Row(
+            "green",
+            "Green on Levers: cheapest that meets the targets (1 yes, 0 no)",
+            "",
+            INT,
+            f"IF(AND({{budget_rank}}<{NOT_RANKED},{{budget_rank}}=MIN({rank})),1,0)",
+            "never a scenario that misses a target or lacks a value",
+        ),
+    )
 
 
 def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:

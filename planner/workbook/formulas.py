@@ -59,6 +59,20 @@ def layer_tokens(x: str) -> str:
     return f"({{full}}*{x}+{{swl}}*MIN({x},{{window}}))"
 
 
+def attended_tokens(x: str) -> str:
+    """model.attended_tokens_per_layer_sum: full layers attend to min(x, top-k) (top-k blank: all x), sliding-window
+    layers at most the window."""
+    return f"({{full}}*IF({{topk}}>0,MIN({x},{{topk}}),{x})+{{swl}}*MIN({x},{{window}}))"
+
+
+def causal_pairs(x: str) -> str:
+    """prefill.causal_attention_flop's attended pairs per query over layers: full layers min(t, k) averaged over the
+    prompt, m^2 / (2x) + (x - m) m / x with m = min(x, k) (x / 2 without top-k), sliding-window layers min(x/2, w)."""
+    m = f"MIN({x},{{topk}})"
+    mean = f"IF({{topk}}>0,{m}*{m}/(2*{x})+({x}-{m})*{m}/{x},{x}/2)"
+    return f"({{full}}*{mean}+{{swl}}*MIN({x}/2,{{window}}))"
+
+
 def peak_of(key: str) -> str:
     """The GPU's peak for a math key (blank -> 0)."""
     return f"INDEX(gpu_peaks,{{gpu_row}},MATCH({key},peak_keys,0))"
@@ -91,6 +105,21 @@ def replication(n: str) -> str:
     return f"({n}*MAX(1,INT({{kvh}}/{n}))/{{kvh}})"
 
 
+def padded_layer_tokens(ctx: str) -> str:
+    """model.padded_kv_layer_tokens at one decoding token: layers per group x block x (full groups x ceil(ctx / b)
+    + local groups x (ceil(min(window + chunked, ctx) / b) + 1 - chunked))."""
+    return (
+        f"{{kv_group_size}}*{{block}}*(IF({{full}}>0,-INT(-{{full}}/{{kv_group_size}}),0)*-INT(-{ctx}/{{block}})"
+        f"+IF({{swl}}>0,-INT(-{{swl}}/{{kv_group_size}}),0)*(-INT(-MIN({{window}}+{{chunked}},{ctx})/{{block}})+1-{{chunked}}))"
+    )
+
+
+def held_layer_tokens(ctx: str) -> str:
+    """The layer-tokens a sequence of ctx tokens holds in the engine's cache: vLLM's padded groups
+    (eng_kv_group_padding) or the block-rounded layer-tokens (model.memory_plan)."""
+    return f"IF(eng_kv_group_padding,{padded_layer_tokens(ctx)},{layer_tokens(seq_tokens(ctx))})"
+
+
 def seq_tokens(ctx: str) -> str:
     """Context rounded up to whole KV blocks: ceil(ctx / block) x block."""
     return f"(-INT(-{ctx}/{{block}})*{{block}})"
@@ -98,16 +127,20 @@ def seq_tokens(ctx: str) -> str:
 
 def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
     """model.memory_plan's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
-    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}))"
+    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}+{{state}}))"
 
 
 def tp_ok(n: str) -> str:
-    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0), dense MLP width % n = 0,
+    """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0, unless the engine splits KV
+    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0,
     and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
-    heads = f"INT({{heads}}/{n})={{heads}}/{n},OR(INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    heads = (
+        f"INT({{heads}}/{n})={{heads}}/{n},"
+        f"OR(eng_kv_heads_any_split,INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
+    )
     step = f"({n}*MAX({{wblock}},1))"
     blocks = f"OR({n}=1,{{wblock}}=0,AND(INT({{mlpw}}/{step})={{mlpw}}/{step},INT({{expw}}/{step})={{expw}}/{step}))"
-    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},{blocks})"
+    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{blocks})"
 
 
 def choose_group() -> str:
@@ -166,7 +199,8 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
     gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
-    att_peak = f"({{n}}*{{peak}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
+    # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
+    att_peak = f"({{n}}*{{peak16}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
     s, e = "0.000E+00", "s"
     return [
         ("dense", "Dense weight bytes", "B", "#,##0", DENSE_WEIGHTS),
@@ -193,19 +227,24 @@ def tp_communication(tokens: str, single_gpu: str = "0") -> str:
     )
 
 
+def moe_floor(tokens: str) -> str:
+    """model.step_overhead_s's fused-MoE floor: MoE layers x (floor + per doubling x log2(min(max(tokens, 1), 8)))."""
+    return f"{{moe_layers}}*({{f_moe_floor_s}}+{{f_moe_floor_per_doubling_s}}*LOG(MIN(MAX({tokens},1),8),2))"
+
+
 def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
     """model.decode_step at ``batch`` (a key): rows (local key, label, unit, format, template with {.x} locals)."""
     b = "{" + batch + "}"
     return [
         ("touched", "MoE experts touched per layer", "experts", "#,##0.00", experts_touched(b)),
+        ("weights", "Weight bytes read", "B", "#,##0", WEIGHTS_READ),
         (
-            "weights",
-            "Weight bytes read",
+            "kv",
+            "KV bytes read",
             "B",
             "#,##0",
-            WEIGHTS_READ,
+            f"({{kvel}}*{{kvbpe}}*{{ctx_attended}}+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}+2*{{state}}*{b}",
         ),
-        ("kv", "KV bytes read", "B", "#,##0", f"{{kvel}}*{{kvbpe}}*{{ctx_layer_tokens}}*{b}*{{repl}}"),
         ("attn", "Attention FLOPs", "FLOP", "0.000E+00", f"{b}*{{attn_decode}}"),
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
@@ -213,19 +252,14 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
-        (
-            "comm",
-            "All-reduce time",
-            "s",
-            "0.000E+00",
-            tp_communication(b, f"0*{b}"),
-        ),  # 0 x batch: a batch that does not fit stays an error
+        # 0 x batch: a batch that does not fit stays an error
+        ("comm", "All-reduce time", "s", "0.000E+00", tp_communication(b, f"0*{b}")),
         (
             "step",
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{{f_sequence_overhead_s}}*{b}",
+            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{moe_floor(b)}+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -252,20 +286,16 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "#,##0.00",
             "IF(ISERROR({n}),{n}," + experts_touched("{context}") + ")",
         ),
-        (
-            "weights",
-            "Weight bytes read",
-            "B",
-            "#,##0",
-            WEIGHTS_READ,
-        ),
-        ("kv", "KV bytes written", "B", "#,##0", "{kvel}*{kvbpe}*{ctx_layer_tokens}*{repl}"),
+        ("weights", "Weight bytes read", "B", "#,##0", WEIGHTS_READ),
+        ("kv", "KV bytes written", "B", "#,##0", "({kvel}*{kvbpe}+{idxb})*{ctx_layer_tokens}*{repl}+{state}"),
         (
             "attn",
             "Attention FLOPs (causal)",
             "FLOP",
             "0.000E+00",
-            "IF(ISERROR({n}),{n},{pattnflop}*{context}*" + layer_tokens("{context}/2") + ")",
+            "IF(ISERROR({n}),{n},{context}*({pattnflop}*"
+            + causal_pairs("{context}")
+            + "+{idxflop}*{full}*{context}/2+{linflop}))",
         ),
         ("flop", "FLOPs", "FLOP", "0.000E+00", "2*{ppt}*{context}+{.attn}"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
@@ -273,20 +303,14 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
         *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention"),
         ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}"),
-        (
-            "comm",
-            "All-reduce time",
-            "s",
-            "0.000E+00",
-            tp_communication("{context}"),
-        ),
+        ("comm", "All-reduce time", "s", "0.000E+00", tp_communication("{context}")),
         (
             "ttft",
             "TTFT (prefill of the context)",
             "s",
             "0.000E+00",
             "{.t}+{.comm}+{f_step_overhead_s}+{f_layer_overhead_s}*{layers}+{f_moe_layer_overhead_s}*{moe_layers}"
-            "+{f_prefill_latency_s}",
+            "+" + moe_floor("{context}") + "+{f_prefill_latency_s}",
         ),
         ("intensity", "Arithmetic intensity", "FLOP/B", "#,##0.0", "{.flop}/{.bytes}"),
     ]

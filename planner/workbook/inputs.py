@@ -6,7 +6,14 @@ from __future__ import annotations
 from planner.catalog import Catalog
 from planner.workbook.calc import Calc
 from planner.workbook.formats import INT, MS, USD
-from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
+from planner.workbook.layout import (
+    BUDGET_DEFAULTS,
+    BUDGET_FIELDS,
+    COMPARE_FIELD,
+    INPUT_FIELDS,
+    INPUTS_SHEET,
+    input_row,
+)
 from planner.workbook.spec import Name, Sheet, Validation
 
 #: The scenario the workbook opens on: the seed's comparison, valid for both models' inputs. Llama 2 70B (GQA,
@@ -34,6 +41,7 @@ def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
         "price_per_gpu_hour": None,
         "batch": 1,
         "compare_model": compare,
+        **BUDGET_DEFAULTS,
     }
 
 
@@ -42,6 +50,8 @@ NUMBER_CHECKS = {
     "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
     "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
     "money": ("decimal", 0, 10**6, "US$ per GPU-hour.", "0 or more US$."),
+    "rate": ("decimal", 0.000001, 10**6, "Requests per second, above 0.", "Above 0 and at most 1,000,000 {unit}."),
+    "ms": ("decimal", 0.001, 3_600_000, "Milliseconds, above 0.", "Above 0 and at most 3,600,000 {unit}."),
 }
 
 
@@ -64,10 +74,12 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         "weight_precision": "prec_names",
         "compare_model": "model_names",
     }
-    for f in (*INPUT_FIELDS, COMPARE_FIELD):
+    for f in (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS):
         r = input_row(f.key)
         s.set(f"A{r}", f.label + ("" if f.required else " (optional)"), style="label")
-        fmt = {"count": INT, "fraction": "0.00", "money": '"$"#,##0.00'}.get(f.kind)
+        fmt = {"count": INT, "fraction": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"}.get(
+            f.kind
+        )
         s.set(f"B{r}", defaults.get(f.key), fmt=fmt, style="input", text=f.kind == "text")
         s.set(f"C{r}", f.unit, style="unit")
         s.set(f"D{r}", f.help, style="note")
@@ -94,7 +106,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
                     error=error.format(unit=f.unit),
                 )
             )
-    r = input_row(COMPARE_FIELD.key) + 2
+    r = glance_row()
     s.set(f"A{r}", "At a glance (baseline)", style="subtitle")
     glance = [
         ("GPUs in the group", "n", INT, "GPUs"),
@@ -102,13 +114,16 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
         ("Throughput at max batch", "m_tput", INT, "tokens/s"),
         ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
+        ("Fleet for the peak traffic", "fleet_gpus", INT, "GPUs (replicas x GPUs in the group)"),
+        ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
+        ("Meets the latency targets", "meets_text", None, "at max batch (Levers: which lever does)"),
     ]
     for i, (label, key, fmt, unit) in enumerate(glance, 1):
         scale = "*1000" if key == "d_step" else ""
         s.set(f"A{r + i}", label, style="label")
         s.set(f"B{r + i}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
         s.set(f"C{r + i}", unit, style="unit")
-    s.set(f"D{r + 1}", "Full results: Results sheet. The four levers side by side: Levers sheet.", style="note")
+    s.set(f"D{r + 1}", "Full results: Results sheet. The five levers side by side: Levers sheet.", style="note")
     s.set(
         f"D{r + 2}",
         "#N/A: a name not in the catalog (or no price). #VALUE!: text where a number belongs. #NUM!: a number out of "
@@ -118,6 +133,11 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     for i, warning in enumerate(warnings(c), 3):
         s.set(f"D{r + i}", warning, style="warn")
     return s, names
+
+
+def glance_row() -> int:
+    """The first row of the "At a glance" block: two rows below the last input."""
+    return input_row(BUDGET_FIELDS[-1].key) + 2
 
 
 def warnings(c: Calc) -> tuple[str, str]:

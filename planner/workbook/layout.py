@@ -40,7 +40,7 @@ class InputField:
     name: str  # defined name of the cell
     label: str
     unit: str
-    kind: Literal["text", "count", "fraction", "money"]
+    kind: Literal["text", "count", "fraction", "money", "rate", "ms"]
     required: bool
     help: str
 
@@ -124,7 +124,50 @@ COMPARE_FIELD = InputField(
 )
 ENGINE_NAME = "eng_name"
 
+#: The budget question's inputs, below the compare model (not part of ``read_inputs``: the capacity model does not
+#: take them). Defaults: examples/budget-review.toml's peak (40 requests/s of 400 output tokens) and targets.
+BUDGET_FIELDS: tuple[InputField, ...] = (
+    InputField(
+        "peak_requests_per_s",
+        "in_peak_requests",
+        "Peak traffic",
+        "requests/s",
+        "rate",
+        False,
+        "Requests arriving per second at the busiest time; sizes the fleet on Levers. Blank: no fleet.",
+    ),
+    InputField(
+        "output_tokens",
+        "in_output_tokens",
+        "Output tokens per request",
+        "tokens",
+        "count",
+        False,
+        "Mean tokens each answer generates; peak tokens/s = traffic x this. Blank: no fleet.",
+    ),
+    InputField(
+        "tpot_target_ms",
+        "in_tpot_target_ms",
+        "TPOT target (time per output token)",
+        "ms",
+        "ms",
+        False,
+        "The slowest TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
+    ),
+    InputField(
+        "ttft_target_ms",
+        "in_ttft_target_ms",
+        "TTFT target (time to first token)",
+        "ms",
+        "ms",
+        False,
+        "The slowest first token accepted, for a prompt of the whole context. Blank: no lever meets it.",
+    ),
+)
+#: What the budget inputs open on (examples/budget-review.toml's [workload]).
+BUDGET_DEFAULTS = {"peak_requests_per_s": 40, "output_tokens": 400, "tpot_target_ms": 50, "ttft_target_ms": 1500}
+
 
 def input_row(key: str) -> int:
-    keys = [f.key for f in INPUT_FIELDS] + [COMPARE_FIELD.key]
+    keys = [f.key for f in INPUT_FIELDS] + [COMPARE_FIELD.key] + [f.key for f in BUDGET_FIELDS]
     return FIRST_INPUT_ROW + keys.index(key)

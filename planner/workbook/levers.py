@@ -20,7 +20,8 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         "A2",
         "Speed and cost at each scenario's max batch, on the baseline's GPU count (More GPUs: the next group vLLM "
         "accepts, usually twice it). "
-        "The green cell is the cheapest per million output tokens.",
+        "Green: the cheapest fleet per month among the scenarios that meet the TPOT and TTFT targets (Inputs); a "
+        "scenario that misses a target, or lacks a value it needs (a blank input, an error), is never green.",
         last_col(),
     )
     s.set("A3", "", style="header")
@@ -76,21 +77,37 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q, 1000.0 if scale else 1.0))
         result_row[key] = r
         r += 1
-    cost = result_row["m_cost"]
     first, last = scenario_col(SCENARIOS[0][0]), last_col()
-    rank_row = c.row_of["cost_rank"]
-    rank = f"{CALC_SHEET}!${first}${rank_row}:${last}${rank_row}"
-    none = "POWER(10,300)"  # what the ranking row holds for a scenario that has no cost (an error)
-    s.highlights.append(  # the ranking row lives on Calc
-        Highlight(
-            f"{first}{cost}:{last}{cost}",
-            f"AND({c.ref('cost_rank', first, sheet=True)}<{none},{c.ref('cost_rank', first, sheet=True)}=MIN({rank}))",
-        )
-    )
-    s.set(f"A{r}", "Cheapest per million output tokens", style="label")
+    r += 1
+    s.set(f"A{r}", "Budget: the fleet for the peak traffic (Inputs), each at its max batch", style="subtitle")
+    r += 1
+    budget = [
+        ("Meets the latency targets", "meets_text", None, "", "at max batch"),
+        ("Requests/s one replica takes", "rate_repl", "#,##0.00", "requests/s", ""),
+        ("Replicas for the peak", "replicas", INT, "replicas", ""),
+        ("Fleet GPUs", "fleet_gpus", INT, "GPUs", ""),
+        ("Fleet cost per month", "fleet_usd_month", USD, "US$", ""),
+    ]
+    for label, key, fmt, unit, _ in budget:
+        s.set(f"A{r}", label, style="label")
+        s.set(f"B{r}", unit, style="unit")
+        q = next(x for x in c.rows if x.key == key).quantity
+        for sk, _, _ in SCENARIOS:
+            col = scenario_col(sk)
+            s.set(f"{col}{r}", f"={c.ref(key, col, absolute=True, sheet=True)}", fmt=fmt, style="result")
+            if q:
+                probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
+        result_row[key] = r
+        r += 1
+    green_row = c.row_of["green"]
+    for key in ("meets_text", "fleet_usd_month"):  # Calc's green row: 1 only where the targets are met
+        row = result_row[key]
+        s.highlights.append(Highlight(f"{first}{row}:{last}{row}", f"{CALC_SHEET}!{first}${green_row}=1"))
+    greens = f"{CALC_SHEET}!${first}${green_row}:${last}${green_row}"
+    s.set(f"A{r}", "Cheapest fleet that meets the targets", style="label")
     s.set(
         f"{first}{r}",
-        f'=IF(MIN({rank})<{none},INDEX({first}3:{last}3,MATCH(MIN({rank}),{rank},0)),"none fits")',
+        f'=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),"none meets the targets")',
         style="result",
     )
     r += 2

@@ -21,6 +21,11 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     s.set("A1", "Sweeps: chart data for the baseline (#N/A: does not fit, charts skip it)", style="title")
     probes: list[Probe] = []
     base = scenario_col("base")
+
+    def baseline(key: str) -> str:
+        """The Calc sheet's absolute cell of ``key`` in the baseline column."""
+        return c.ref(key, base, True, True)
+
     block = F.decode_block("sb")
     keys = [k for k, *_ in block]
     s.set("A3", "Batch", style="header")
@@ -39,7 +44,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     for i, b in enumerate(BATCH_SWEEP):
         r = first + i
         s.set(f"A{r}", b, fmt=INT)
-        s.set(f"B{r}", f"=IF(A{r}>{c.ref('max_batch', base, True, True)},NA(),A{r})", fmt=INT)
+        s.set(f"B{r}", f"=IF(A{r}>{baseline('max_batch')},NA(),A{r})", fmt=INT)
 
         def resolve(k, r=r):
             if k in col_of:
@@ -51,7 +56,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
         s.set(f"{tpot_col}{r}", f"={col_of['s_step']}{r}*1000", fmt="#,##0.00")
         s.set(
             f"{ach_col}{r}",
-            f"={col_of['s_flop']}{r}/({col_of['s_step']}{r}*{c.ref('n', base, True, True)})/1000000000000",
+            f"={col_of['s_flop']}{r}/({col_of['s_step']}{r}*{baseline('n')})/1000000000000",
             fmt="#,##0.0",
         )
         for key, q in (
@@ -67,7 +72,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     s.set(f"A{r0 - 1}", "Max batch against context (on the baseline's GPU count)", style="subtitle")
     s.set(f"A{r0}", "Context (tokens)", style="header")
     comp = scenario_col("compare")
-    s.set(f"B{r0}", f'={c.ref("model", base, True, True)}&" ("&{c.ref("kv", base, True, True)}&" KV)"', style="header")
+    s.set(f"B{r0}", f'={baseline("model")}&" ("&{baseline("kv")}&" KV)"', style="header")
     s.set(f"C{r0}", f'={c.ref("model", comp, True, True)}&" ("&{c.ref("kv", comp, True, True)}&" KV)"', style="header")
     for i, ctx in enumerate(CONTEXT_SWEEP):
         r = r0 + 1 + i
@@ -77,8 +82,8 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
             def resolve(k, sc=sc, r=r):
                 return c.ref(k, sc, absolute=True, sheet=True)
 
-            seq = "{kvel}*{kvbpe}*" + F.layer_tokens(F.seq_tokens(f"$A{r}"))
-            mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/(({seq})*{{repl}}))", resolve)[1:]
+            seq = "({kvel}*{kvbpe}+{idxb})*" + F.held_layer_tokens(f"$A{r}")
+            mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/(({seq})*{{repl}}+{{state}}))", resolve)[1:]
             s.set(f"{col}{r}", f"=IF({mb}<1,NA(),{mb})", fmt=INT)
             probes.append(
                 Probe(SWEEPS_SHEET, f"{col}{r}", "base" if sc == base else "compare", f"max_batch@context={ctx}")
@@ -91,21 +96,20 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     s.set(f"B{r1}", "Attainable TFLOP/s", style="header")
     for i, x in enumerate(ROOF_INTENSITIES):
         r = r1 + 1 + i
-        s.set(f"A{r}", x if x is not None else f"={c.ref('ridge', base, True, True)}", fmt="#,##0.00")
+        s.set(f"A{r}", x if x is not None else f"={baseline('ridge')}", fmt="#,##0.00")
         s.set(
             f"B{r}",
-            f"=MIN({c.ref('peak', base, True, True)},{c.ref('bw', base, True, True)}*A{r})/1000000000000",
+            f"=MIN({baseline('peak')},{baseline('bw')}*A{r})/1000000000000",
             fmt="#,##0.0",
         )
     roof_rows = (r1 + 1, r1 + len(ROOF_INTENSITIES))
     rp = roof_rows[1] + 2
     s.set(f"A{rp - 1}", "Prefill intensity (FLOP/B)", style="header")
     s.set(f"B{rp - 1}", "Prefill achieved TFLOP/s per GPU", style="header")
-    s.set(f"A{rp}", f"={c.ref('p_intensity', base, True, True)}", fmt="#,##0")
+    s.set(f"A{rp}", f"={baseline('p_intensity')}", fmt="#,##0")
     s.set(
         f"B{rp}",
-        f"={c.ref('p_flop', base, True, True)}/({c.ref('p_ttft', base, True, True)}*"
-        f"{c.ref('n', base, True, True)})/1000000000000",
+        f"={baseline('p_flop')}/({baseline('p_ttft')}*{baseline('n')})/1000000000000",
         fmt="#,##0.0",
     )
     where = dict(

@@ -130,9 +130,12 @@ def refresh(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
             "pass --force to refresh anyway and lose them, or refresh a copy with -o"
         )
+    from planner.workbook.values import with_stored_values
+
+    stored = with_stored_values(buf.getvalue(), wb.sheetnames)  # openpyxl saved every formula without its value
     # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
-    write_file(dest, buf.getvalue(), force=force or in_place, make_parents=True)
-    return Written(dest, len(gpu_list), len(model_list))
+    write_file(dest, stored or buf.getvalue(), force=force or in_place, make_parents=True)
+    return Written(dest, len(gpu_list), len(model_list), stored is not None)
 
 
 #: Parts a user may add, and whether openpyxl reads them back: (label, part-name pattern, element pattern).

@@ -9,13 +9,12 @@ written as before, its formulas without stored values, and the caller says so.
 from __future__ import annotations
 
 import io
-import zipfile
 
 import openpyxl
 
 from planner.io.files import private_temp_dir
 from planner.io.libreoffice import convert, find_soffice
-from planner.io.xlsx_values import store_values
+from planner.io.xlsx_values import with_stored_values as _store
 
 
 def recalculated(data: bytes, sheet_titles: list[str]) -> dict[tuple[str, str], float | str | bool]:
@@ -44,12 +43,4 @@ def with_stored_values(data: bytes, sheet_titles: list[str]) -> bytes | None:
     if find_soffice() is None:
         return None
     values = recalculated(data, sheet_titles)
-    raw = io.BytesIO(data)
-    with zipfile.ZipFile(raw) as src:
-        infos = src.infolist()
-        parts = store_values({i.filename: src.read(i.filename) for i in infos}, sheet_titles, values)
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for info in infos:
-            dst.writestr(info, parts[info.filename])
-    return out.getvalue()
+    return _store(data, sheet_titles, values)

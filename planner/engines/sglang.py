@@ -1,0 +1,167 @@
+"""SGLang's memory defaults per release: ``mem_fraction_static`` from the GPU's memory and the group, as its source
+computes it when the flag is not given. Pure functions of numbers or numpy arrays.
+
+SGLang sizes its KV pool as ``mem_fraction_static`` x the memory free before the weights load, less what is
+resident after it (``_profile_available_bytes``: "KV pool budget = currently-free GPU memory minus the non-static
+runtime slack (pre_model_load_memory * (1 - mem_fraction_static))", 0.5.23
+``sglang/srt/mem_cache/kv_cache_configurator.py`` line 2990): the planner's "total" budget with the fraction as
+the utilization. The fraction itself is computed from ``gpu_mem``, the total memory nvidia-smi reports in MiB
+(``get_device_memory_capacity``), and the tensor-parallel size. Each generation of that rule below names the
+release files it was read from (wheels from PyPI, ``pip download sglang==<version> --no-deps``):
+
+- 0.4 (0.4.6.post5 ``sglang/srt/server_args.py`` lines 247-268): 0.88 / 0.87 / 0.85 / 0.81 / 0.79 for TP x PP of
+  1 / 2 / 4 / 8 / 16 on GPUs of 80 GiB or less, 0.88 above; above 96 GiB raised to
+  min(f + 48 GiB x (1 - f) / M, (M - 18 GiB) / M).
+- 0.5.1 (``server_args.py`` lines 354-395): M - reserved, reserved by GPU class: (2.8 + p / 10) GiB under
+  35 GiB, (9.5 + p / 2) GiB under 90, (12 + p / 2) GiB under 160, 32 GiB above (p = TP x PP; +4 GiB with
+  DP attention).
+- 0.5.5 (``server_args.py`` lines 689-822): reserved = 512 MiB + max(chunked_prefill_size, 2048) x 1.5 MiB +
+  cuda_graph_max_bs x 2 MiB + p / 8 GiB (+ DP attention: max_bs x dp x 3 MiB, x 1.5 more above 300), at least
+  10 GiB on GPUs above 60 GiB; f = round((M - reserved) / M, 3). chunked_prefill_size and cuda_graph_max_bs by
+  GPU class (``GPU_CLASSES``).
+- 0.5.10 (0.5.10 ``server_args.py`` lines 1283-1314; the same in 0.5.15, lines 3625-3673): + the prefill CUDA
+  graphs, on by default: 8 MiB per captured token count (1.5 GiB for MLA models) before the 10 GiB floor.
+- 0.5.20 (0.5.20 and 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``: ``handle_gpu_memory_settings`` lines
+  47-345, ``reserve_for_graph_mb`` lines 357-399): the same, with the 20-35 GiB class (A10, RTX 4090 / 5090)
+  raised to chunked_prefill_size 4,096 and cuda_graph_max_bs 48 (160 at TP >= 4).
+
+A release between two read ones follows the older (``sglang_rule_for_version`` says so); a later one the newest.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from planner.errors import UnknownNameError
+
+MiB = 2**20
+#: The rules by first release they were read in, newest last.
+SGLANG_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
+    ((0, 4), "sglang-0.4"),
+    ((0, 5, 1), "sglang-0.5.1"),
+    ((0, 5, 5), "sglang-0.5.5"),
+    ((0, 5, 10), "sglang-0.5.10"),
+    ((0, 5, 20), "sglang-0.5.20"),
+)
+#: The releases each rule was read in.
+READ_IN = {
+    "sglang-0.4": "0.4.6.post5",
+    "sglang-0.5.1": "0.5.1",
+    "sglang-0.5.5": "0.5.5",
+    "sglang-0.5.10": "0.5.10 and 0.5.15",
+    "sglang-0.5.20": "0.5.20 and 0.5.23",
+}
+#: The newest release read here (0.5.23, December 2026); a later one takes the newest rule.
+NEWEST_READ_SGLANG = (0, 5, 23)
+
+#: (GPU memory below, MiB; chunked_prefill_size; cuda_graph_max_bs at TP < 4; at TP >= 4), 0.5.5's table
+#: (``server_args.py`` lines 690-770: "T4, 4080", "A10, 4090, 5090", "A100 (40GB), L40", "H100, A100",
+#: "H20, H200", "B200, MI300").
+GPU_CLASSES_055 = (
+    (20 * 1024, 2048, 8, 8),
+    (35 * 1024, 2048, 24, 80),
+    (60 * 1024, 4096, 32, 160),
+    (90 * 1024, 8192, 256, 512),
+    (160 * 1024, 8192, 256, 512),
+    (float("inf"), 16384, 512, 512),
+)
+#: 0.5.20's table (``memory_hook.py`` lines 89-170): the 20-35 GiB class takes 4,096 tokens and 48 / 160 graphs.
+GPU_CLASSES_0520 = (GPU_CLASSES_055[0], (35 * 1024, 4096, 48, 160), *GPU_CLASSES_055[2:])
+
+
+def prefill_graph_sizes(max_tokens: int) -> int:
+    """How many prefill CUDA graphs SGLang captures up to ``max_tokens`` (``generate_prefill_cuda_graph_batch_sizes``,
+    0.5.23 ``sglang/srt/arg_groups/cuda_graph_hook.py`` lines 480-497): 4-32 by 4, 48-256 by 16, 288-512 by 32,
+    576-1,024 by 64, 1,280-4,096 by 256, then by 512. 8,192 tokens: 58 graphs."""
+    sizes = [
+        *range(4, 33, 4),
+        *range(48, 257, 16),
+        *range(288, 513, 32),
+        *range(576, 1025, 64),
+        *range(1280, 4097, 256),
+        *range(4608, int(max_tokens) + 1, 512),
+    ]
+    return sum(1 for s in sizes if s <= max_tokens)
+
+
+def gpu_class_defaults(gpu_memory_mib, tp_size, rule: str = "sglang-0.5.20"):
+    """(chunked_prefill_size, cuda_graph_max_bs) SGLang picks for a GPU of ``gpu_memory_mib`` and a TP size."""
+    table = GPU_CLASSES_0520 if rule == "sglang-0.5.20" else GPU_CLASSES_055
+    mem = np.asarray(gpu_memory_mib, dtype=float)
+    tp = np.asarray(tp_size, dtype=float)
+    chunk = np.full(np.broadcast_shapes(mem.shape, tp.shape), np.nan)
+    graphs = chunk.copy()
+    for below, tokens, small, large in reversed(table):
+        here = mem < below
+        chunk = np.where(here, tokens, chunk)
+        graphs = np.where(here, np.where(tp < 4, small, large), graphs)
+    return chunk, graphs
+
+
+def sglang_reserved_mib(gpu_memory_mib, tp_size, rule: str = "sglang-0.5.20", dp_attention_size=0, mla=False):
+    """MiB SGLang keeps out of ``mem_fraction_static`` (0.5.1 and later; module docstring, rule by rule)."""
+    mem = np.asarray(gpu_memory_mib, dtype=float)
+    p = np.asarray(tp_size, dtype=float)
+    dp = np.asarray(dp_attention_size, dtype=float)
+    if rule == "sglang-0.5.1":
+        gib = np.where(
+            mem < 35 * 1024,
+            2.8 + p / 10,
+            np.where(mem < 90 * 1024, 9.5 + p / 2, np.where(mem < 160 * 1024, 12 + p / 2, 32)),
+        )
+        return gib * 1024 + np.where(dp > 1, 4 * 1024, 0.0)
+    chunk, graphs = gpu_class_defaults(mem, p, rule)
+    reserved = 512 + np.maximum(chunk, 2048) * 1.5 + graphs * 2 + p / 8 * 1024
+    reserved = reserved + np.where(dp > 1, graphs * dp * 3 + np.where(graphs > 300, graphs * dp * 1.5, 0.0), 0.0)
+    if rule in ("sglang-0.5.10", "sglang-0.5.20"):  # prefill CUDA graphs, on by default on CUDA
+        max_tokens = np.minimum(chunk, 8192) if mla else chunk
+        per_graph = np.vectorize(prefill_graph_sizes)(max_tokens) * 8.0
+        reserved = reserved + (1.5 * 1024 if mla else per_graph)
+    return np.where(mem > 60 * 1024, np.maximum(reserved, 10 * 1024), reserved)
+
+
+def sglang_mem_fraction_static(gpu_memory_mib, tp_size, rule: str = "sglang-0.5.20", dp_attention_size=0, mla=False):
+    """The default ``mem_fraction_static``: 0.4's table, else round((M - reserved) / M, 3) (``sglang_reserved_mib``).
+
+    H100 (81,559 MiB per nvidia-smi) at TP 1 under 0.5.23: 512 + 8,192 x 1.5 + 256 x 2 + 128 + 58 x 8 = 13,904 MiB
+    reserved, f = 0.830; at TP 8: 512 + 12,288 + 1,024 + 1,024 + 464 = 15,312 MiB, f = 0.812.
+    """
+    mem = np.asarray(gpu_memory_mib, dtype=float)
+    p = np.asarray(tp_size, dtype=float)
+    if rule == "sglang-0.4":
+        table = np.where(p >= 16, 0.79, np.where(p >= 8, 0.81, np.where(p >= 4, 0.85, np.where(p >= 2, 0.87, 0.88))))
+        f = np.where(mem <= 81920, table, 0.88)
+        raised = np.minimum(f + 48 * 1024 * (1 - f) / mem, (mem - 18 * 1024) / mem)
+        out = np.where(mem > 96 * 1024, raised, f)
+    else:
+        out = np.round((mem - sglang_reserved_mib(mem, p, rule, dp_attention_size, mla)) / mem, 3)
+    return float(out) if out.ndim == 0 else out
+
+
+def sglang_rule_for_version(version: tuple[int, ...]) -> tuple[str, str]:
+    """The rule of an SGLang release, and why: the newest rule read at or before it; a note when it is newer than
+    every release read or falls between two."""
+    if version < SGLANG_RULES[0][0]:
+        raise UnknownNameError("SGLang version", ".".join(map(str, version)), ["0.4 or later"])
+    rule = next(r for s, r in reversed(SGLANG_RULES) if version >= s)
+    text = ".".join(map(str, version))
+    if version[:3] > NEWEST_READ_SGLANG:
+        newest = ".".join(map(str, NEWEST_READ_SGLANG))
+        return rule, (
+            f"SGLang {text} is newer than the newest release read here ({newest}): mapped to the newest rule, {rule}; "
+            "its defaults may have moved since"
+        )
+    read = READ_IN[rule]
+    if text in read.split(" and "):
+        return rule, f"SGLang {text} -> {rule} (read in {read})"
+    return rule, f"SGLang {text} -> {rule}: not read itself; the rule of the nearest older release read ({read})"
+
+
+def default_memory_fraction(rule: str, gpu_memory_bytes, gpus, attention_ranks=1.0, mla=False):
+    """The engine's default memory utilization on each scenario's GPU and group under ``rule`` (an
+    ``EngineProfile.memory_fraction_rule``): SGLang's mem_fraction_static of ``gpu_memory_bytes`` (the memory the
+    engine sees, taken for nvidia-smi's total: the two differ by under 1%, 0.001 in the fraction), TP size =
+    ``gpus``, DP attention over ``attention_ranks``."""
+    if not rule.startswith("sglang"):
+        raise ValueError(f"unknown memory fraction rule {rule!r}")
+    return sglang_mem_fraction_static(np.asarray(gpu_memory_bytes, dtype=float) / MiB, gpus, rule, attention_ranks, mla)

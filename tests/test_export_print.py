@@ -1,0 +1,150 @@
+"""The review's PDF is legible: no near-empty page, no table below 8 pt, the option tables turned to fit the page.
+
+Measured with poppler's ``pdftotext -bbox`` (each word's box on the page). A page's fill is the height from its first
+to its last body word (inside the 0.7 in top and bottom margins, so without the running header and footer) over
+the body's height. A word's box is the font's ascent + descent: 1.164 em for DejaVu Sans, LibreOffice's substitute
+for Calibri (0.928 + 0.236, the font's hhea metrics), so 8-pt text gives 9.31-pt boxes.
+
+Before this layout (main at 47c2921) the README example printed 19 pages, five of them under 27% full (Costs 16%
+and 16%, Fleet by quarter 10%), and Like for like and Levers at 7.0 pt (main's Latency sheet, added since, at 5.9 pt).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+
+import openpyxl
+import pytest
+from openpyxl import Workbook
+from test_export import DATE, EXAMPLE, review_of, write_scenario
+from workbook_support import require_libreoffice
+
+from planner.catalog import default_catalog
+from planner.export import build_review, render
+from planner.export.print_layout import (
+    MAX_TURNED_OPTIONS,
+    MIN_LAST_PAGE,
+    PAGE_BODY_PT,
+    SHEET,
+    TURNED,
+    break_pages,
+    print_scale,
+)
+from planner.export.scenario import load_scenario
+from planner.export.tables import options_table
+from planner.export.xlsx import render_print_xlsx
+
+#: DejaVu Sans ascent + descent, em (hhea: ascender 1901, descender -483, units per em 2048).
+BOX_PER_PT = (1901 + 483) / 2048
+#: Least share of a page's body a page fills: the README example's review (its shortest page is a whole 8-row table,
+#: Latency data, at 27%), and any review (the hand scenario's two options leave short tables, Like for like 4 rows
+#: at 22%); a lone row or two prints at 3-6%.
+MIN_FILL = {"example": 0.25, "hand": 0.20}
+MARGIN_PT = 0.7 * 72
+
+
+def pages(pdf: bytes, tmp_path) -> list[tuple[float, list[tuple[float, float, str]]]]:
+    """Each page's height and its body words as (top, bottom, text), from pdftotext -bbox."""
+    if shutil.which("pdftotext") is None:
+        pytest.skip("poppler-utils (pdftotext) not installed")
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    path = tmp_path / "r.pdf"
+    path.write_bytes(pdf)
+    html = subprocess.run(["pdftotext", "-bbox", str(path), "-"], capture_output=True, text=True, check=True).stdout
+    out = []
+    for page in html.split("<page ")[1:]:
+        height = float(re.search(r'height="([\d.]+)"', page).group(1))
+        words = re.findall(r'<word xMin="[\d.]+" yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', page)
+        body = [(float(a), float(b), w) for a, b, w in words if float(a) > MARGIN_PT and float(b) < height - MARGIN_PT]
+        out.append((height, body))
+    return out
+
+
+@pytest.fixture(scope="module")
+def example():
+    """The README's scenario, reviewed once."""
+    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+
+
+@pytest.fixture(scope="module")
+def printed(example, tmp_path_factory):
+    """The README example's PDF and a small hand scenario's (test_export.HAND, two options), as pages."""
+    require_libreoffice()
+    tmp = tmp_path_factory.mktemp("print")
+    hand = review_of(write_scenario(tmp))
+    return {name: pages(render(r, "pdf"), tmp / name) for name, r in (("example", example), ("hand", hand))}
+
+
+@pytest.mark.libreoffice
+class TestPrintedPages:
+    @pytest.mark.parametrize("name", ["example", "hand"])
+    def test_no_page_is_near_empty(self, printed, name):
+        """Every page's body runs over 25% of its height (README example: 27% at least, 10% before), 20% for the hand
+        scenario (22% at least)."""
+        for i, (height, body) in enumerate(printed[name], 1):
+            assert body, f"{name} page {i} is blank"
+            fill = (max(b for _, b, _ in body) - min(t for t, _, _ in body)) / (height - 2 * MARGIN_PT)
+            assert fill >= MIN_FILL[name], f"{name} page {i}: {fill:.0%} of the page"
+
+    @pytest.mark.parametrize("name", ["example", "hand"])
+    def test_no_text_prints_below_8_pt(self, printed, name):
+        """Every body word's box is at least 8 pt x 1.164 (README example: 8.2 pt smallest; 7.0 pt before)."""
+        for i, (_, body) in enumerate(printed[name], 1):
+            smallest = min(b - t for t, b, _ in body)
+            assert smallest / BOX_PER_PT >= 8.0 * 0.99, f"{name} page {i}: {smallest / BOX_PER_PT:.1f} pt"
+
+
+class TestOptionsCompared:
+    def test_the_option_tables_print_turned_and_the_screen_sheets_are_hidden(self, example, tmp_path):
+        """The printed copy shows Options compared (a column per option, the monthly cost as on Options) and hides
+        the five sheets it replaces; the screen xlsx keeps them visible."""
+        path = tmp_path / "p.xlsx"
+        path.write_bytes(render_print_xlsx(example))
+        book = openpyxl.load_workbook(path)
+        assert {n for n in TURNED if book[n].sheet_state == "hidden"} == set(TURNED)
+        ws = book[SHEET]
+        assert ws.sheet_state == "visible"
+        table = options_table(example)
+        names = [r[[c.key for c in table.columns].index("option")] for r in table.rows]
+        assert [c.value for c in ws[2][1 : 1 + len(names)]] == names
+        row = next(r for r in ws.iter_rows() if r[0].value == "Monthly cost")
+        monthly = [r[[c.key for c in table.columns].index("monthly_usd")] for r in table.rows]
+        for cell, m in zip(row[1 : 1 + len(names)], monthly, strict=True):
+            assert cell.value == pytest.approx(m, rel=1e-12) if m == m else cell.value is None
+        screen = tmp_path / "s.xlsx"
+        screen.write_bytes(render(example, "xlsx"))
+        assert all(openpyxl.load_workbook(screen)[n].sheet_state == "visible" for n in TURNED)
+
+    def test_more_than_eight_options_print_as_the_screen_tables(self):
+        """Turned, nine options would run two pages wide: MAX_TURNED_OPTIONS is 8."""
+        assert MAX_TURNED_OPTIONS == 8
+
+
+class TestBreakPages:
+    def test_a_short_last_page_shares_the_rows_of_the_one_before(self):
+        """40 rows of 16 pt at 100% where a page holds 28: pages of 28 and 12 (43%), no change; 30 rows: 28 and 2
+        (7%) become 15 and 15."""
+        for rows, want in ((40, [28]), (30, [15])):
+            ws = Workbook().active
+            ws.sheet_properties.pageSetUpPr.fitToPage = False
+            ws.page_setup.scale = 100
+            for r in range(1, rows + 1):
+                ws.cell(row=r, column=1, value=r)
+                ws.row_dimensions[r].height = PAGE_BODY_PT / 28.5
+            assert break_pages(ws) == 2
+            assert [b.id for b in ws.row_breaks.brk] == want
+            last = rows - want[0]
+            assert last / 28.5 >= MIN_LAST_PAGE
+
+    def test_a_sheet_just_over_a_page_prints_one_page_tall_when_that_keeps_8_pt(self):
+        """31 rows where a page holds 28, fitted to width at 100%: one page tall (scale 28/31 = 90% > 73%)."""
+        ws = Workbook().active
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+        ws.column_dimensions["A"].width = 20
+        for r in range(1, 32):
+            ws.cell(row=r, column=1, value=r)
+            ws.row_dimensions[r].height = PAGE_BODY_PT / 28.5
+        assert print_scale(ws) == 1.0
+        assert break_pages(ws) == 1 and ws.page_setup.fitToHeight == 1 and not ws.row_breaks.brk

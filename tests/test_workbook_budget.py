@@ -1,0 +1,143 @@
+"""The what-if workbook's budget block (Inputs: traffic and latency targets; Levers: fleet and monthly cost), as
+LibreOffice recalculates it: a lever is green only when it meets both targets and has every value it needs.
+
+The shipped inputs are issue 25's case: Llama 2 70B at 4,096 tokens on 4 x H100, 40 requests/s of 400 output
+tokens, TPOT 50 ms, TTFT 1,500 ms (examples/budget-review.toml's targets). Halving the context gives the cheapest
+fleet but a TPOT above 50 ms at its max batch: it must not be green.
+"""
+
+from __future__ import annotations
+
+import pytest
+from workbook_support import (
+    agrees,
+    cheapest_label,
+    expected,
+    expected_green,
+    green_scenarios,
+    recalculate_many,
+    require_libreoffice,
+    scenario_inputs,
+    with_inputs,
+)
+
+from planner import api
+from planner.workbook.build import build_whatif
+from planner.workbook.calc import SCENARIOS, calc_rows
+from planner.workbook.inputs import OPENING
+from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
+
+pytestmark = pytest.mark.libreoffice
+
+SHIPPED = dict(OPENING, kv_precision=None, weight_precision=None, memory_utilization=None, price_per_gpu_hour=None)
+SHIPPED["batch"] = 1
+
+#: Each case names the way a value goes missing or a target is missed.
+CASES = {
+    "as-shipped": {},
+    "blank-tpot-target": dict(tpot_target_ms=None),
+    "text-ttft-target": dict(ttft_target_ms="fast"),
+    "zero-tpot-target": dict(tpot_target_ms=0),
+    "blank-traffic": dict(peak_requests_per_s=None),
+    "blank-output-tokens": dict(output_tokens=None),
+    "every-lever-meets": dict(tpot_target_ms=1000, ttft_target_ms=60000),
+    "ttft-target-missed-by-all": dict(ttft_target_ms=100),
+    "no-catalog-price": dict(gpu="H100 NVL 94GB", model="Llama-3.1-70B", gpus=None, compare_model=None),
+    "does-not-fit": dict(gpu="L40S", model="Qwen2.5-72B", gpus=1, compare_model=None),
+    "invalid-context": dict(context=0),
+}
+INPUTS = {name: {**SHIPPED, **change} for name, change in CASES.items()}
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory):
+    require_libreoffice()
+    spec = build_whatif()
+    specs = {name: with_inputs(spec, inputs) for name, inputs in INPUTS.items()}
+    return spec, recalculate_many(specs, tmp_path_factory.mktemp("budget"))
+
+
+def _levers_row(book, label: str) -> dict[str, object]:
+    row = next(r for r in book[LEVERS_SHEET].iter_rows() if r[0].value == label)
+    return {header: row[2 + i].value for i, (_, header, _) in enumerate(SCENARIOS)}
+
+
+class TestNeverGreen:
+    def test_context_halved_is_cheapest_but_misses_tpot_so_is_not_green(self, books):
+        """Shipped inputs: Context halved's fleet is the cheapest ($34,923.20 a month: 4 replicas x 4 H100 x $2.99 x
+        730 h, as api.peak_fleet) but its TPOT at max batch is 50.8 ms (api.tpot at 2,048 tokens, batch 234) > 50 ms;
+        Weights fp8 (48.3 ms, $43,654.00) is green."""
+        _, wb = books
+        book = wb["as-shipped"]
+        cost = _levers_row(book, "Fleet cost per month")
+        half = api.peak_fleet("H100", "Llama-2-70B", 2048, gpus=4, peak_requests_per_s=40, output_tokens=400)
+        assert cost["Context halved"] == pytest.approx(half.monthly_usd, rel=1e-9) == pytest.approx(34923.2)
+        assert cost["Context halved"] == min(v for v in cost.values() if isinstance(v, float))
+        batch = api.max_batch("H100", "Llama-2-70B", 2048, gpus=4)
+        assert api.tpot("H100", "Llama-2-70B", 2048, gpus=4, batch=batch) * 1000 == pytest.approx(50.8, abs=0.05)
+        assert _levers_row(book, "Meets the latency targets")["Context halved"] == "no: TPOT 50.8 ms > 50.0 ms"
+        assert green_scenarios(book) == {"Weights fp8"} == expected_green(INPUTS["as-shipped"])
+        assert cheapest_label(book) == "Weights fp8"
+        assert cost["Weights fp8"] == pytest.approx(43654.0)
+
+    @pytest.mark.parametrize("name", sorted(CASES))
+    def test_green_only_where_both_targets_are_met_and_a_cost_exists(self, books, name):
+        """Calc's green row equals the model's rule (workbook_support.expected_green): a blank, text or zero target,
+        a blank traffic or output length, no price, or an error leaves the scenario uncoloured."""
+        _, wb = books
+        want = expected_green(INPUTS[name])
+        assert green_scenarios(wb[name]) == want
+        label = cheapest_label(wb[name])
+        assert label in want if want else label == "none meets the targets"
+
+    @pytest.mark.parametrize(
+        "name",
+        [
+            "blank-tpot-target",
+            "text-ttft-target",
+            "zero-tpot-target",
+            "blank-traffic",
+            "blank-output-tokens",
+            "ttft-target-missed-by-all",
+            "no-catalog-price",
+            "does-not-fit",
+            "invalid-context",
+        ],
+    )
+    def test_nothing_is_green_when_a_needed_value_is_missing(self, books, name):
+        """Each of these cases lacks a value every scenario needs, or every scenario misses a target: none is green."""
+        _, wb = books
+        assert green_scenarios(wb[name]) == set()
+        assert cheapest_label(wb[name]) == "none meets the targets"
+
+    def test_when_every_lever_meets_the_targets_the_cheapest_fleets_are_green(self, books):
+        """Loose targets: Context halved and KV cache fp8 tie at the lowest cost (both 234 sequences at max batch);
+        both are green."""
+        _, wb = books
+        assert green_scenarios(wb["every-lever-meets"]) == {"Context halved", "KV cache fp8"}
+
+    def test_the_levers_highlight_reads_only_calcs_green_row(self, books):
+        """Both coloured rows' conditional formats test Calc's green row = 1, nothing else (so the colour follows
+        the rule the tests above check)."""
+        spec, _ = books
+        green = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["green"]
+        highlights = spec.sheet(LEVERS_SHEET).highlights
+        assert len(highlights) == 2
+        assert {h.formula for h in highlights} == {f"{CALC_SHEET}!C${green}=1"}
+
+
+class TestFleetParity:
+    @pytest.mark.parametrize("name", sorted(CASES))
+    def test_fleet_cells_equal_api_peak_fleet(self, books, name):
+        """Every fleet cell (Calc and Levers) equals api.peak_fleet for its scenario within 1e-9, or shows its
+        error (#N/A for a blank traffic or output length, or no price)."""
+        spec, wb = books
+        wrong = []
+        for p in spec.probes:
+            if not p.quantity.startswith("peak_fleet"):
+                continue
+            got = wb[name][p.sheet][p.ref].value
+            want = expected(scenario_inputs(INPUTS[name], p.scenario), p.quantity)
+            if not agrees(got, want, p.scale):
+                wrong.append(f"{p.sheet}!{p.ref} {p.scenario} {p.quantity}: sheet {got!r}, model {want!r}")
+        assert not wrong, "\n".join(wrong)
