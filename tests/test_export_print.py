@@ -112,7 +112,7 @@ class TestOptionsCompared:
         row = next(r for r in ws.iter_rows() if r[0].value == "Monthly cost")
         monthly = [r[[c.key for c in table.columns].index("monthly_usd")] for r in table.rows]
         for cell, m in zip(row[1 : 1 + len(names)], monthly, strict=True):
-            assert cell.value == pytest.approx(m, rel=1e-12) if m == m else cell.value is None
+            assert cell.value == pytest.approx(m, rel=1e-12) if m is not None and m == m else cell.value is None
         screen = tmp_path / "s.xlsx"
         screen.write_bytes(render(example, "xlsx"))
         assert all(openpyxl.load_workbook(screen)[n].sheet_state == "visible" for n in TURNED)

@@ -30,11 +30,11 @@ ROOT = Path(__file__).resolve().parents[1]
 
 class TestRule:
     def test_a_gpu_and_engine_with_enough_figures_take_their_own_percentiles(self):
-        """H100 + vLLM, 9 figures: -8% / +19%, whatever the prediction range (H100's static rows: wider)."""
+        """H100 + vLLM, 9 figures: -8% / +20% (catalogs/reference/heldout_serving_residuals.csv), whatever the prediction range (H100's static rows: wider)."""
         prediction = residual_range("H100", "vllm", gpus=4, model="Llama-3.1-70B")
-        assert prediction.high > 0.19
+        assert prediction.high > 0.20
         got = margin_range(prediction, "H100 SXM 80GB", "vllm")
-        assert (got.low, got.high) == (-0.08, 0.19)
+        assert (got.low, got.high) == (-0.08, 0.20)
         assert "9 steady-load serving runs of vllm on H100 SXM 80GB" in got.note
 
     def test_a_gpu_with_few_figures_gets_at_least_the_errors_measured_for_it(self):
