@@ -11,7 +11,19 @@ from typing import Any, Literal
 
 #: Named cell styles the writer knows (fills, fonts, borders): see ``writer.STYLES``.
 Style = Literal[
-    "title", "subtitle", "header", "label", "input", "result", "unit", "note", "calc", "key", "warn", "text"
+    "title",
+    "subtitle",
+    "header",
+    "label",
+    "input",
+    "result",
+    "result_text",
+    "unit",
+    "note",
+    "calc",
+    "key",
+    "warn",
+    "text",
 ]
 
 

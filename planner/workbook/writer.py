@@ -43,6 +43,8 @@ STYLES = {
         protection=Protection(locked=False),  # the one kind of cell a protected sheet lets the user edit
     ),
     "result": dict(font=Font(bold=True), alignment=Alignment(horizontal="right", vertical="top")),
+    # a formula's text answer ("no: TPOT 61.1 ms > 50.0 ms") wrapped in its column, not spilling into the next
+    "result_text": dict(font=Font(bold=True), alignment=Alignment(horizontal="right", vertical="top", wrap_text=True)),
     "unit": dict(font=Font(italic=True, color="595959")),
     "note": dict(font=Font(color="595959"), alignment=Alignment(wrap_text=True, vertical="top")),
     "calc": dict(alignment=Alignment(horizontal="right", vertical="top")),
