@@ -57,7 +57,7 @@ NUMBER_CHECKS = {
 
 def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000")
-    s.widths.update(A=30, B=24, C=14, D=80)
+    s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
     s.set("A1", "LLM inference what-if: inputs", style="title")
     s.note(
         "A2",
