@@ -323,7 +323,9 @@ def _per_run(given: Any, shape: tuple[int, ...]) -> list:
     if shape == ():
         return [given]
     if len(given) != size:
-        raise InvalidInputError(f"sample_lengths has {len(given)} runs; give one list of (prompt, output) per run ({size})")
+        raise InvalidInputError(
+            f"sample_lengths has {len(given)} runs; give one list of (prompt, output) per run ({size})"
+        )
     return list(given)
 
 
