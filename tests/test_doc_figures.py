@@ -8,6 +8,7 @@ here (they depend on the machine; docs/model.md states each one with its machine
 
 from __future__ import annotations
 
+import math
 import re
 import subprocess
 import sys
@@ -27,8 +28,9 @@ WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven"
 
 
 def stated(doc: str, pattern: str) -> tuple:
-    """The groups of ``pattern`` in ``doc`` (exactly one match), numbers as ints ("four" -> 4, "1,205" -> 1205)."""
-    hits = re.findall(pattern, (ROOT / doc).read_text(encoding="utf-8"))
+    """The groups of ``pattern`` in ``doc`` (exactly one match; line breaks and runs of spaces read as one space),
+    numbers as ints ("four" -> 4, "1,205" -> 1205)."""
+    hits = re.findall(pattern, " ".join((ROOT / doc).read_text(encoding="utf-8").split()))
     assert len(hits) == 1, f"{doc}: {pattern!r} matches {len(hits)} times"
     groups = hits[0] if isinstance(hits[0], tuple) else (hits[0],)
     return tuple(_number(g) for g in groups)
@@ -155,3 +157,215 @@ class TestReadmeAccuracy:
             int(table[("all", "*")]["rows"]),
             table[("gpu", "*")]["widen"],
         )
+
+
+def _pct(x: float) -> int:
+    """A residual as the docs print it: -0.26 -> -26."""
+    return round(x * 100)
+
+
+class TestExportDoc:
+    """docs/export.md: each figure of "How an option is sized" and "Total cost of ownership" from the code that
+    computes it (planner.export.sizing, planner.accuracy.ranges / serving_margin, catalogs/costs/ownership.toml)."""
+
+    DOC = "docs/export.md"
+
+    def test_two_contexts_example(self):
+        """'800 + 400 x exp(0.9319^2) / 2 = 800 + 476.6 = 1,277 tokens': sizing.inflight_context_tokens of the
+        README scenario's lengths (examples/budget-review.toml: 800 / 3,000 prompt, 400 / 1,200 output, p95)."""
+        import tomllib
+
+        from planner.export import sizing
+
+        w = tomllib.loads((ROOT / "examples" / "budget-review.toml").read_text(encoding="utf-8"))["workload"]
+        prompt, out, s, half, total, equal_half, equal_total, high = stated(
+            self.DOC,
+            r"Example: (\d+) \+ (\d+) x exp\((0\.\d+)\^2\) / 2 = \d+ \+ ([\d.]+) = \*\*([\d,]+) tokens\*\* \(equal "
+            r"output lengths would give \d+ \+ (\d+) = ([\d,]+); 0\.1\.0 took ([\d,]+) for every sequence\)",
+        )
+        assert (prompt, out) == (w["prompt_tokens_mean"], w["output_tokens_mean"])
+        spread = sizing.output_length_spread(out, w["output_tokens_high"], w["high_percentile"])
+        assert s == f"{spread:.4f}"
+        assert half == f"{out * math.exp(spread**2) / 2:.1f}"
+        assert total == round(sizing.inflight_context_tokens(prompt, out, w["output_tokens_high"], 95))
+        assert (equal_half, equal_total) == (out // 2, prompt + out // 2)
+        assert high == w["prompt_tokens_high"] + w["output_tokens_high"]
+        assert stated(self.DOC, r"p95 prompt \+ p95 output; ([\d,]+) tokens in the example") == (high,)
+
+    def test_normal_quantile_and_lognormal_cap(self):
+        """'1.645 at p95' and 'h / m > exp(z^2 / 2) = 3.87 at p95': beyond it the spread is capped at z."""
+        from statistics import NormalDist
+
+        from planner.export import sizing
+
+        z = NormalDist().inv_cdf(0.95)
+        (quantile,) = stated(self.DOC, r"z the normal quantile, ([\d.]+) at p95")
+        (cap,) = stated(self.DOC, r"h / m > exp\(z\^2 / 2\) = ([\d.]+) at p95")
+        assert (quantile, cap) == (f"{z:.3f}", f"{math.exp(z * z / 2):.2f}")
+        assert sizing.output_length_spread(100, 100 * float(cap) * 1.01, 95) == z  # past the cap: s = z
+
+    def test_margin_example(self):
+        """'a +50% margin: 50 ms -> 33.3 ms, 1.5 s -> 1.0 s': sizing.margin_target."""
+        from planner.export import sizing
+
+        margin, tpot_ms, tpot_to, ttft_s, ttft_to = stated(
+            self.DOC, r"a \+(\d+)% margin: (\d+) ms -> ([\d.]+) ms, ([\d.]+) s -> ([\d.]+) s\)"
+        )
+        assert tpot_to == f"{float(sizing.margin_target(tpot_ms / 1e3, margin / 100)) * 1e3:.1f}"
+        assert ttft_to == f"{float(sizing.margin_target(float(ttft_s), margin / 100)):.1f}"
+
+    def test_widening_factors(self):
+        """'today GPU x1.11, TP x1.00, engine x1.00, MoE x1.00, size x1.00': the ``widen`` column of
+        heldout_residuals.csv (issue 26: the text said TP x1.12, GPU x1.01, MoE x1.58, size x1.18)."""
+        from planner.accuracy import ranges
+
+        regions = ranges.load_regions()
+        factors = stated(
+            self.DOC,
+            r"today GPU x([\d.]+), TP x([\d.]+), engine x([\d.]+), MoE x([\d.]+), size x([\d.]+);",
+        )
+        assert factors == tuple(f"{regions[(d, '*')].widen:.2f}" for d in ("gpu", "tp", "engine", "moe", "size"))
+        (moe_rows,) = stated(self.DOC, r"a MoE model \((\d+) figures\), a model over (?:\d+)B parameters")
+        assert moe_rows == regions[("moe", "MoE")].rows
+        (big,) = stated(self.DOC, r"a MoE model \(\d+ figures\), a model over (\d+)B parameters")
+        assert big * 1e9 == ranges.SIZE_CLASSES[-1][0]
+        (few,) = stated(self.DOC, r"all GPUs together for a GPU with fewer than (\d+) held-out figures")
+        assert few == ranges.MIN_ROWS
+
+    def test_ranges_per_group(self):
+        """'(H100 at 4 GPUs per replica and at 8: -26% / +38% both ...; L40S at 8: -26% / +49%, ... x1.11)':
+        calibration.residual_range for Llama-3.1-70B with vLLM (issue 26: the text said +59% and +69%)."""
+        from planner.accuracy.calibration import residual_range
+
+        h_low, h_high, l_low, l_high, l_widen = stated(
+            self.DOC,
+            r"\(H100 at 4 GPUs per replica and at 8: (-\d+)% / \+(\d+)% both, since the TP factor is 1\.00; "
+            r"L40S at 8: (-\d+)% / \+(\d+)%, all GPUs' range widened x([\d.]+)\)",
+        )
+        for gpus in (4, 8):
+            r = residual_range("H100 SXM 80GB", "vllm", gpus=gpus, model="Llama-3.1-70B")
+            assert (_pct(r.low), _pct(r.high)) == (int(h_low), h_high)
+        r = residual_range("L40S", "vllm", gpus=8, model="Llama-3.1-70B")
+        assert (_pct(r.low), _pct(r.high)) == (int(l_low), l_high) and r.widened.startswith(f"x{l_widen}:")
+
+    def test_serving_margins(self):
+        """'(H100 with vLLM: 9 figures, -8% / +20%)', '(H200 with vLLM: +21% and +96%, so at least +96%)', 'with
+        none it stands (B200)': heldout_serving_residuals.csv (the text said +20% for H200's smaller error)."""
+        from planner.accuracy.serving_margin import load_serving
+
+        serving = load_serving()
+        rows, low, high = stated(self.DOC, r"\(H100 with vLLM: (\d+) figures, (-\d+)% / \+(\d+)%\)")
+        h100 = serving[("H100 SXM 80GB", "vllm")]
+        assert (rows, int(low), high) == (h100.rows, _pct(h100.low), _pct(h100.high))
+        smallest, largest, at_least = stated(
+            self.DOC, r"\(H200 with vLLM: \+(\d+)% and \+(\d+)%,\s+so at least \+(\d+)%\)"
+        )
+        h200 = serving[("H200 SXM 141GB", "vllm")]
+        assert h200.rows == 2 and (smallest, largest) == (_pct(h200.smallest), _pct(h200.largest))
+        assert at_least == max(largest, _pct(0.08))  # H200's own static range tops out at +8%
+        assert stated(self.DOC, r"with none it stands \((\w+)\)") == ("B200",)
+        assert not any(gpu == "B200" for gpu, _ in serving)
+
+    def test_ownership_example(self):
+        """'H100 ($30,000, 700 W) in 8-GPU nodes: capex $35,883.75; $996.77 + $145.20 + $234.68 = $1,376.64 a
+        month' and the per-node defaults quoted beside the formula: planner.export.sizing over the catalog's H100
+        purchase quote and catalogs/costs/ownership.toml."""
+        from planner.export import sizing
+        from planner.export.ownership import ownership_defaults
+        from planner.model.fleet import HOURS_PER_MONTH
+
+        d = ownership_defaults()
+        host, net, power_w, pue, kwh, colo = stated(
+            self.DOC,
+            r"\(host server \$([\d,]+) \+ network \$([\d,]+)\) / n .*?host power ([\d,]+) W / n\) / 1000 x PUE "
+            r"([\d.]+) x \$([\d.]+)/kWh x 730 h .*?\$([\d.]+) per kW-month",
+        )
+        assert (host, net, power_w) == (d.host_server_usd.value, d.networking_usd.value, d.host_power_w.value)
+        assert (pue, kwh, colo) == (
+            f"{d.pue.value:g}",
+            f"{d.power_usd_per_kwh.value:g}",
+            f"{d.colocation_usd_per_kw_month.value:g}",
+        )
+        assert stated(
+            self.DOC, r"`pue` \| per kW of IT load, electricity, PUE \(the same file: ([\d.]+), ([\d.]+), ([\d.]+)\)"
+        ) == (colo, kwh, pue)
+
+        h100 = CAT.gpu("H100")
+        (purchase,) = [p.purchase_usd for p in h100.prices if p.kind == "purchase"]
+        price, tdp, nodes, capex, amort, power, coloc, month = stated(
+            self.DOC,
+            r"H100 \(\$([\d,]+), (\d+) W\) in (\d+)-GPU nodes: capex \$([\d,.]+); \$([\d,.]+) \+ \$([\d,.]+) \+ "
+            r"\$([\d,.]+) = \$([\d,.]+) a month",
+        )
+        assert (price, tdp, nodes) == (purchase, h100.tdp_w, d.node_gpus)
+        per_gpu = float(sizing.owned_capex_usd_per_gpu(price, host, net, nodes))
+        watts = float(sizing.it_power_w_per_gpu(tdp, power_w, nodes))
+        parts = (
+            per_gpu / 36,
+            float(sizing.power_usd_per_gpu_month(watts, d.pue.value, d.power_usd_per_kwh.value)),
+            float(sizing.colocation_usd_per_gpu_month(watts, d.colocation_usd_per_kw_month.value)),
+        )
+        assert (capex, amort, power, coloc) == (f"{per_gpu:,.2f}", *(f"{x:,.2f}" for x in parts))
+        assert month == f"{sum(parts):,.2f}" and HOURS_PER_MONTH == 730
+
+    def test_instance_billing_example(self):
+        """'a quote for an 8-GPU instance (e.g. Lambda's H100) bills 44 GPUs needed as 48'."""
+        from planner.export import sizing
+
+        size, needed, billed = stated(
+            self.DOC,
+            r"a quote for an (\d+)-GPU instance \(`instance_gpus = \d+` in catalogs/gpus.toml, e.g. Lambda's "
+            r"H100\) bills (\d+) GPUs needed as (\d+)",
+        )
+        (lambda_h100,) = [p for p in CAT.gpu("H100").prices if p.provider == "Lambda"]
+        assert lambda_h100.instance_gpus == size
+        assert float(sizing.gpus_to_buy(needed, 1, size)) == billed
+
+    def test_workbook_input_defaults(self):
+        """'context C -> p95 output C // 4 ...; 10 requests/s at peak, 4 on average, ...; TTFT target 2 s, TPOT
+        target 100 ms': planner.export.workbook_input's stated workload."""
+        from planner.export import workbook_input
+
+        peak, avg, ttft_s, tpot_ms = stated(
+            self.DOC,
+            r"(\d+) requests/s at peak, (\d+) on average, no growth; TTFT target (\d+) s, TPOT target (\d+) ms",
+        )
+        w = workbook_input.WORKBOOK_WORKLOAD
+        assert (peak, avg, ttft_s, tpot_ms / 1e3) == (
+            w["peak_requests_per_s"],
+            w["average_requests_per_s"],
+            w["ttft_target_s"],
+            w["tpot_target_s"],
+        )
+        assert w["growth_over_horizon"] == 0
+
+    def test_unit_checks_and_token_counts(self):
+        """'A bare number above 1 (TPOT) or 60 (TTFT) is refused' and '`1e4` (10,000), `"8k"` (8,192 ...)'."""
+        from planner.export import scenario
+        from planner.units import parse_token_count
+
+        assert stated(self.DOC, r"A bare number above (\d+) \(TPOT\) or (\d+) \(TTFT\) is refused") == (
+            scenario.BARE_TPOT_MAX_S,
+            scenario.BARE_TTFT_MAX_S,
+        )
+        e4, k8 = stated(self.DOC, r'`1e4` \(([\d,]+)\), `"8k"` \(([\d,]+):')
+        assert (e4, k8) == (parse_token_count("1e4"), parse_token_count("8k"))
+
+    def test_print_scale_and_charts(self):
+        """'11-pt text at 8 pt or more prints at 73%'; 'the charts at 0.25x to 3x the planned peak (the cheapest five
+        options within 3x the recommended cost)'; Latency 'from 0.25x to 2x ... bisected to 2%', '3x the target'."""
+        from planner.export import evaluate, tables, xlsx
+
+        base, smallest, scale = stated(self.DOC, r"with its (\d+)-pt text at (\d+) pt or more prints at (\d+)%")
+        assert (base, smallest, scale) == (xlsx.BASE_FONT_PT, xlsx.MIN_PRINT_PT, math.ceil(smallest / base * 100))
+        low, high, five, cost = stated(
+            self.DOC, r"the charts at ([\d.]+)x to (\d+)x the planned peak \(the cheapest (\w+) options within (\d+)x"
+        )
+        assert (float(low), high) == (evaluate.SWEEP[0], evaluate.SWEEP[-1])
+        assert (five, cost) == (tables.CHART_MAX_OPTIONS, tables.CHART_COST_LIMIT)
+        lat_low, lat_high, cap, step = stated(
+            self.DOC,
+            r"from ([\d.]+)x to (\d+)x the planned peak; .*?figures above (\d+)x the target left off; .*?bisected to (\d+)%",
+        )
+        assert (float(lat_low), lat_high) == (evaluate.LOAD_CURVE[0], evaluate.LOAD_CURVE[-1])
+        assert (cap, step / 100) == (tables.LATENCY_CHART_CAP, evaluate.HEADROOM_STEP)
