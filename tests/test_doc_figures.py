@@ -369,3 +369,41 @@ class TestExportDoc:
         )
         assert (float(lat_low), lat_high) == (evaluate.LOAD_CURVE[0], evaluate.LOAD_CURVE[-1])
         assert (cap, step / 100) == (tables.LATENCY_CHART_CAP, evaluate.HEADROOM_STEP)
+
+    def test_scenario_defaults(self):
+        """The field tables' defaults in brackets are the scenario schema's (planner.export.scenario)."""
+        from planner.export import scenario
+
+        def default(model, field):
+            return model.model_fields[field].default
+
+        assert stated(self.DOC, r"above 50 and below 100 \(default (\d+)\)") == (
+            default(scenario.Workload, "high_percentile"),
+        )
+        assert stated(
+            self.DOC,
+            r"traffic growth by the end of the horizon \(0\.5 = \+50%; default (\d+)\), months \(default (\d+)\)",
+        ) == (
+            default(scenario.Workload, "growth_over_horizon"),
+            default(scenario.Workload, "horizon_months"),
+        )
+        assert stated(self.DOC, r"months a purchase is written off over, straight line \((\d+)\)") == (
+            default(scenario.Option, "amortization_months"),
+        )
+        assert stated(self.DOC, r"replicas beyond the peak need; N\+1 is 1 \((\d+)\)") == (
+            default(scenario.Option, "spare_replicas"),
+        )
+        assert stated(self.DOC, r"largest tensor-parallel group tried \((\d+)\)") == (
+            default(scenario.Option, "max_gpus_per_replica"),
+        )
+        (change,) = stated(self.DOC, r"`traffic_change` \(sensitivity, default ([\d.]+) =")
+        assert float(change) == default(scenario.Scenario, "traffic_change")
+        assert stated(self.DOC, r"months the cost of ownership covers \((\d+)\)") == (
+            default(scenario.Finance, "horizon_months"),
+        )
+        assert stated(self.DOC, r"the high demand case: planned peak x this \((\d+)\)") == (
+            default(scenario.Finance, "stress_multiplier"),
+        )
+        assert stated(self.DOC, r"hypothetical\), `kv_precision` \(default (\w+)\)") == (
+            default(scenario.Levers, "kv_precision"),
+        )
