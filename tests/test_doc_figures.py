@@ -407,3 +407,91 @@ class TestExportDoc:
         assert stated(self.DOC, r"hypothetical\), `kv_precision` \(default (\w+)\)") == (
             default(scenario.Levers, "kv_precision"),
         )
+
+
+class TestWorkbooksDoc:
+    """docs/workbooks.md: the opening scenario, the sweeps, the parity and range tests' sizes, the bounds."""
+
+    DOC = "docs/workbooks.md"
+
+    def test_opening_scenario(self):
+        """'on Llama 2 70B at its trained 4,096 tokens on 4 x H100 compared with LLaMA-65B (MHA): the seeds' 8x KV
+        per token, 117 against 15 sequences': planner.workbook.inputs.OPENING and api.max_batch."""
+        from planner import kv_bytes, max_batch
+        from planner.workbook.inputs import OPENING
+
+        context, gpus, compare, ratio, batch, compare_batch = stated(
+            self.DOC,
+            r"on Llama 2 70B at its trained ([\d,]+) tokens on (\d+) x H100 compared with ([\w-]+) \(MHA\): the seeds' "
+            r"(\d+)x KV per token, (\d+) against (\d+) sequences",
+        )
+        model = CAT.model("llama2-70b")
+        assert (OPENING["model"], OPENING["context"], OPENING["gpus"], OPENING["compare_model"]) == (
+            model.name,
+            context,
+            gpus,
+            compare,
+        )
+        assert context == model.max_context and CAT.gpu(OPENING["gpu"]).name == CAT.gpu("H100").name
+        assert kv_bytes(compare, 1) / kv_bytes(model.name, 1) == ratio
+        assert (max_batch("H100", model.name, context, gpus=gpus), max_batch("H100", compare, context, gpus=gpus)) == (
+            batch,
+            compare_batch,
+        )
+
+    def test_sweeps(self):
+        """'decode at batch 1 to 1,024', 'contexts 1,024 .. 131,072': the Sweeps sheet's axes."""
+        from planner.workbook.sweeps import BATCH_SWEEP, CONTEXT_SWEEP
+
+        assert stated(self.DOC, r"decode at batch (\d+) to ([\d,]+) and the prefill point") == (
+            BATCH_SWEEP[0],
+            BATCH_SWEEP[-1],
+        )
+        assert stated(self.DOC, r"\(contexts ([\d,]+) \.\. ([\d,]+) evenly spaced") == (
+            CONTEXT_SWEEP[0],
+            CONTEXT_SWEEP[-1],
+        )
+
+    def test_ranges_sheet(self):
+        """'A GPU with at least 5 held-out figures gets its own ...' and the note quoted: what residual_range gives
+        for L40S (issue 26: the doc quoted 'widened x1.12: no held-out figures at TP 8', a factor now 1.00)."""
+        from planner.accuracy import ranges
+        from planner.accuracy.calibration import residual_range
+
+        assert stated(self.DOC, r"A GPU with at least (\d+) held-out figures gets its own") == (ranges.MIN_ROWS,)
+        (note,) = stated(self.DOC, r'the note says so \("(widened [^"]+)"')
+        r = residual_range("L40S", "vllm", gpus=1, model="Llama-3.1-8B")
+        assert note == f"widened {r.widened}"
+
+    def test_parity_contexts_probes_and_range_scenarios(self):
+        """'contexts from 512 to 131,072', 'each of the 387 probed cells per scenario', 'recalculates 8 scenarios':
+        the parity test's inputs, the workbook's probes (issue 26: the text said 339) and the ranges test's cases."""
+        from test_workbook_ranges import SCENARIOS as RANGE_SCENARIOS
+
+        from planner.workbook.build import build_whatif
+
+        contexts = [
+            s["context"] for s in SCENARIO_INPUTS.values() if isinstance(s.get("context"), int) and s["context"] > 0
+        ]
+        assert stated(self.DOC, r"contexts from ([\d,]+) to ([\d,]+); every precision") == (
+            min(contexts),
+            max(contexts),
+        )
+        assert stated(self.DOC, r"compares each of the (\d+) probed cells per scenario") == (
+            len(build_whatif().probes),
+        )
+        assert stated(self.DOC, r"`tests/test_workbook_ranges\.py` recalculates (\d+) scenarios") == (
+            len(RANGE_SCENARIOS),
+        )
+
+    def test_groups_and_bounds(self):
+        """'1, 2, 4, 8, 16, 32 or 64 GPUs' (deploy.GPU_GROUPS), '#NUM! when none is, e.g. Qwen2-7B above 4'
+        (valid_tp_sizes), 'files over 50 MB' (the reader's bound)."""
+        from planner import valid_tp_sizes
+        from planner.deploy import GPU_GROUPS
+        from planner.workbook.reader import MAX_FILE_BYTES
+
+        (groups,) = stated(self.DOC, r"the smallest group of\s+([\d, ]+ or \d+) GPUs holding the weights")
+        assert tuple(int(g) for g in re.split(r", | or ", groups)) == GPU_GROUPS
+        assert stated(self.DOC, r"e\.g\. Qwen2-7B above (\d+)\)") == (max(valid_tp_sizes("qwen2-7b")),)
+        assert stated(self.DOC, r"files over (\d+) MB") == (MAX_FILE_BYTES / 1e6,)
