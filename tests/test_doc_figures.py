@@ -495,3 +495,43 @@ class TestWorkbooksDoc:
         assert tuple(int(g) for g in re.split(r", | or ", groups)) == GPU_GROUPS
         assert stated(self.DOC, r"e\.g\. Qwen2-7B above (\d+)\)") == (max(valid_tp_sizes("qwen2-7b")),)
         assert stated(self.DOC, r"files over (\d+) MB") == (MAX_FILE_BYTES / 1e6,)
+
+
+class TestExcelDoc:
+    """docs/excel.md: the figures of the function table, the ranges example and the example workbook."""
+
+    DOC = "docs/excel.md"
+
+    def test_ridge_example(self):
+        """'ridge point, FLOP per byte (H100 at bf16: 295)': api.ridge."""
+        from planner import ridge
+
+        assert stated(self.DOC, r"\(H100 at bf16: (\d+)\)") == (round(ridge("H100", precision="bf16")),)
+
+    def test_groups_and_simulated_requests(self):
+        """'the smallest group of 1, 2, 4, 8 … 64' (deploy.GPU_GROUPS) and the percentile functions' '1,000
+        requests' (planner.serving.load.DEFAULT_REQUESTS, which the Excel family uses)."""
+        from planner.deploy import GPU_GROUPS
+        from planner.serving.load import DEFAULT_REQUESTS
+
+        assert stated(self.DOC, r"on the smallest group of ([\d, ]+?) … (\d+) that fits") == (
+            ", ".join(map(str, GPU_GROUPS[:4])),
+            GPU_GROUPS[-1],
+        )
+        assert stated(self.DOC, r"queue simulation\*\* \(([\d,]+) requests, `planner\.serving\.load`\)") == (
+            DEFAULT_REQUESTS,
+        )
+
+    def test_range_example_rows(self):
+        """'`=MAX_BATCH(A2:A500,B2:B500,C2:C500)` computes 499 scenarios'."""
+        first, last, n = stated(self.DOC, r"`=MAX_BATCH\(A(\d+):A(\d+),B\d+:B\d+,C\d+:C\d+\)` computes (\d+) scenarios")
+        assert n == last - first + 1
+
+    def test_example_workbook_sheets(self):
+        """'It has four sheets': Functions, Scenarios, Catalog, Read me (the shipped workbooks/functions-example.xlsx)."""
+        import openpyxl
+
+        (n,) = stated(self.DOC, r"--force`\. It has (\w+) sheets:")
+        wb = openpyxl.load_workbook(ROOT / "workbooks" / "functions-example.xlsx", read_only=True)
+        assert n == len(wb.sheetnames) and wb.sheetnames == ["Functions", "Scenarios", "Catalog", "Read me"]
+        wb.close()
