@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_workbook_libreoffice import SCENARIO_INPUTS
 
 from planner.accuracy import predict
@@ -535,3 +536,272 @@ class TestExcelDoc:
         wb = openpyxl.load_workbook(ROOT / "workbooks" / "functions-example.xlsx", read_only=True)
         assert n == len(wb.sheetnames) and wb.sheetnames == ["Functions", "Scenarios", "Catalog", "Read me"]
         wb.close()
+
+
+class TestModelDoc:
+    """docs/model.md: the worked numbers of "Units", "Roofline", "Memory", "Time", "Data-parallel attention" and
+    "Engine releases", each from the function that computes it (the Speed section's timings are dated runs)."""
+
+    DOC = "docs/model.md"
+
+    def test_units(self):
+        """'an "80 GB" H100 has 80 GiB = 85,899,345,920 B; nvidia-smi shows 81,559 MiB ... and vLLM sees 79.18 GiB'."""
+        total, smi, seen = stated(
+            self.DOC, r"H100 has 80 GiB = ([\d,]+) B; nvidia-smi shows ([\d,]+) MiB .*? and vLLM sees ([\d.]+) GiB"
+        )
+        h100 = CAT.gpu("H100")
+        assert total == h100.memory_bytes == 80 * 2**30
+        assert f"H100 {smi} MiB with ECC on" in h100.ecc_source
+        assert seen == f"{h100.engine_visible_memory_bytes / 2**30:.2f}"
+
+    def test_ridge_points_and_intensities(self):
+        """'A100 80GB: 312e12 / 2,039e9 = 153 FLOP/B; H100 SXM: 989.4e12 / 3,350e9 = 295.3 FLOP/B', '0.34% of its
+        peak' at batch 1 (mfu, engine="ideal")."""
+        from planner import mfu, ridge
+
+        a_peak, a_bw, a_ridge, h_peak, h_bw, h_ridge = stated(
+            self.DOC,
+            r"A100 80GB: ([\d.]+)e12 / ([\d,]+)e9 = \*\*(\d+) FLOP/B\*\*; H100 SXM: ([\d.]+)e12 / ([\d,]+)e9 = "
+            r"\*\*([\d.]+) FLOP/B\*\*",
+        )
+        for name, peak, bw, value, digits in (
+            ("A100 SXM 80GB", a_peak, a_bw, a_ridge, 0),
+            ("H100", h_peak, h_bw, h_ridge, 1),
+        ):
+            g = CAT.gpu(name)
+            assert (float(peak) * 1e12, bw * 1e9) == (g.peak_flop_per_s["bf16"], g.hbm_bandwidth_bytes_per_s)
+            assert str(value) == f"{ridge(name):.{digits}f}"
+        (share,) = stated(self.DOC, r"= \*\*([\d.]+)%\*\* of its peak")
+        assert share == f"{mfu('H100', 'llama2-70b', 1, batch=1, engine='ideal') * 100:.2f}"
+
+    def test_weights(self):
+        """'Llama 2 70B: 68,976,648,192 parameters x 2 B = 137.95 GB'; 'Llama-3.1-8B int4: 6,979,321,856 x 0.515625
+        + 1,050,939,392 x 2 = 5.70 GB (fp8: 9.08 GB), not 4.14 GB'; 'multi-token-prediction module (13.46 B params)'."""
+        from planner import weight_bytes
+
+        params, gb = stated(self.DOC, r"Llama 2 70B:\s+([\d,]+) parameters x 2 B = \*\*([\d.]+) GB\*\*")
+        assert (
+            params == param_breakdown(CAT.model("llama2-70b")).total and gb == f"{weight_bytes('llama2-70b') / 1e9:.2f}"
+        )
+        linear, int4, kept, total, fp8, naive = stated(
+            self.DOC,
+            r"Llama-3\.1-8B int4: ([\d,]+) x ([\d.]+) \+ ([\d,]+) x 2 = \*\*([\d.]+) GB\*\* \(fp8: ([\d.]+) GB\), not "
+            r"([\d.]+) GB",
+        )
+        b = param_breakdown(CAT.model("llama-3.1-8b"))
+        assert (linear, kept) == (b.attention + b.dense_mlp, b.embedding + b.lm_head + b.norms)
+        q = CAT.precision("int4")
+        assert float(int4) == (q.bits_per_element + q.scale_bits / q.scale_block) / 8
+        assert total == f"{weight_bytes('llama-3.1-8b', precision='int4') / 1e9:.2f}"
+        assert fp8 == f"{weight_bytes('llama-3.1-8b', precision='fp8') / 1e9:.2f}"
+        assert naive == f"{b.total * float(int4) / 1e9:.2f}"
+        (mtp,) = stated(self.DOC, r"multi-token-prediction module \(([\d.]+) B params\)")
+        assert mtp == f"{param_breakdown(CAT.model('deepseek-v3')).extra / 1e9:.2f}"
+
+    def test_kv_cache(self):
+        """'2 x 80 x 1,024 x 2 B = 327,680 B; LLaMA 1 65B ... 2,621,440 B, 8x more. An 8K sequence: 2.68 GB vs
+        21.5 GB'; the seeds' trailer '(2 x 80 GiB - 137.95 GB) / 2.68 GB = 12.6, so 12 sequences'."""
+        from planner import kv_bytes, kv_bytes_per_token, max_batch, weight_bytes
+
+        gqa, mha, ratio, seq_gqa, seq_mha = stated(
+            self.DOC,
+            r"= \*\*([\d,]+) B\*\*; LLaMA 1 65B \(MHA, 64 x 128\): \*\*([\d,]+) B\*\*, (\d+)x more\. An 8K sequence: "
+            r"([\d.]+) GB vs ([\d.]+) GB",
+        )
+        assert (gqa, mha) == (kv_bytes_per_token("llama2-70b"), kv_bytes_per_token("llama-65b")) and mha == ratio * gqa
+        assert (seq_gqa, seq_mha) == (
+            f"{kv_bytes('llama2-70b', 8192) / 1e9:.2f}",
+            f"{kv_bytes('llama-65b', 8192) / 1e9:.1f}",
+        )
+        fraction, whole = stated(
+            self.DOC, r"\(2 x 80 GiB - 137\.95 GB\) / 2\.68 GB = ([\d.]+), so \*\*(\d+) sequences\*\*"
+        )
+        assert fraction == f"{(2 * 80 * 2**30 - weight_bytes('llama2-70b')) / kv_bytes('llama2-70b', 8192):.1f}"
+        assert whole == max_batch("H100", "llama2-70b", 8192, engine="ideal", memory_utilization=1, gpus=2)
+
+    def test_hybrid_and_sparse_attention(self):
+        """Qwen3-Next 'only ... 12 of 48, 24,576 B per token'; '39.5 MB per Qwen3-Next sequence, 154 MB per
+        Qwen3.6-27B sequence'; DSA '132 B', 'top 2,048', '2,048 x 1,152 + 65,536 x 132 B ..., 15% of DeepSeek-V3's
+        latents' (issue 26: the text said 1/6; it is 0.146)."""
+        from planner import kv_bytes_per_token
+        from planner.engines.architecture import model_facts, state_bytes_per_sequence
+
+        full, layers, per_token = stated(self.DOC, r"Qwen3-Next-80B-A3B: (\d+) of (\d+), ([\d,]+) B per token in bf16")
+        nxt = CAT.model("Qwen3-Next-80B-A3B")
+        assert (full, layers) == (nxt.num_layers - nxt.linear_attention.layers, nxt.num_layers)
+        assert per_token == kv_bytes_per_token(nxt.name)
+        next_mb, q36_mb = stated(
+            self.DOC, r"([\d.]+) MB per Qwen3-Next sequence,\s+([\d.]+) MB per Qwen3\.6-27B sequence"
+        )
+        assert next_mb == f"{state_bytes_per_sequence(nxt) / 1e6:.1f}"
+        assert q36_mb == round(state_bytes_per_sequence(CAT.model("Qwen3.6-27B")) / 1e6)
+
+        dsa = CAT.model("DeepSeek-V3.2").sparse_attention
+        assert stated(self.DOC, r"the lightning indexer's fp8 key and scale, (\d+) B\)") == (
+            dsa.indexer_cache_bytes_per_token,
+        )
+        top, latent, ctx, key, share = stated(
+            self.DOC,
+            r"reads\s+([\d,]+) x ([\d,]+) \+ ([\d,]+) x (\d+) B per layer and sequence, (\d+)% of DeepSeek-V3's",
+        )
+        v32, v3 = model_facts(CAT.model("DeepSeek-V3.2")), model_facts(CAT.model("DeepSeek-V3"))
+        latent_b = kv_bytes_per_token("DeepSeek-V3") / CAT.model("DeepSeek-V3").num_layers
+        assert (top, key) == (dsa.top_k, v32.indexer_bytes_per_token_per_layer) and latent == latent_b
+        assert (
+            share == round((top * latent + ctx * key) / (ctx * latent_b) * 100) and v3.attended_tokens_max == math.inf
+        )
+
+    def test_tensor_parallel_groups(self):
+        """'Qwen2-7B's 18,944 % 28 = 16'; 'DeepSeek-V3's 2,048-wide experts allow groups up to 16 (2,048 / 32 = 64)';
+        'Llama 2 70B (64 heads, 8 KV heads): 1, 2, 4, 8, 16, 32, 64; Qwen2-7B (28, 4): 1, 2, 4'."""
+        from planner import valid_tp_sizes
+
+        width, heads, rest = stated(self.DOC, r"Qwen2-7B's ([\d,]+) % (\d+) = (\d+)")
+        qwen = CAT.model("qwen2-7b")
+        assert (width, heads, rest) == (qwen.intermediate_size, qwen.num_attention_heads, width % heads)
+        expert, up_to, bad_g, per_gpu = stated(
+            self.DOC, r"DeepSeek-V3's ([\d,]+)-wide experts allow groups up to (\d+) \([\d,]+ / (\d+) = (\d+)\)"
+        )
+        ds = CAT.model("deepseek-v3")
+        assert expert == ds.moe.expert_intermediate_size and max(valid_tp_sizes("deepseek-v3")) == up_to
+        assert bad_g == 2 * up_to and expert // bad_g == per_gpu and per_gpu % ds.weight_block_size != 0
+        llama, q = stated(
+            self.DOC, r"Llama 2 70B \(64 heads, 8 KV heads\): ([\d, ]+);\s+Qwen2-7B \(28, 4\): ([\d, ]+)\. When"
+        )
+        assert (llama, q) == (
+            ", ".join(map(str, valid_tp_sizes("llama2-70b"))),
+            ", ".join(map(str, valid_tp_sizes("qwen2-7b"))),
+        )
+
+    def test_ecc(self):
+        """'ECC on GDDR cards (L4, A10G, L40S, T4, A10, A40, L20) ... 1/16'; 'A10's 24 GiB x 15/16 x 0.9898 = 22.27
+        GiB'; 'the L4, whose torch total is published (22.03 GiB ...)'."""
+        from planner import memory_plan
+        from planner.engines.profiles import engine_profile
+
+        (names,) = stated(self.DOC, r"\*\*ECC\*\* on GDDR cards \(([^)]+)\)")
+        assert set(names.split(", ")) == {g.name for g in CAT.gpus if g.ecc_reserved_fraction}
+        gib, frac, a10 = stated(self.DOC, r"an A10's (\d+) GiB x 15/16 x ([\d.]+) = ([\d.]+) GiB")
+        assert gib * 2**30 == CAT.gpu("A10").memory_bytes and CAT.gpu("A10").ecc_reserved_fraction == 1 / 16
+        assert float(frac) == engine_profile("vllm").visible_memory_fraction
+        seen = {g: memory_plan(g, "llama-3.1-8b", 1024, gpus=1).visible_bytes_per_gpu / 2**30 for g in ("A10", "L4")}
+        assert a10 == f"{seen['A10']:.2f}"
+        assert stated(self.DOC, r"\(([\d.]+) GiB in public\s+out-of-memory messages\)") == (f"{seen['L4']:.2f}",)
+
+    def test_kernel_curves_h100(self):
+        """'on H100 SXM a GEMM streams at 2.89 TB/s (86% of 3.35), computes at 812 TFLOP/s in bf16 (82% of 989) and
+        823 TFLOP/s in fp8 (42% of 1,979 ...), floor 6.0 us; decode attention reads KV at 2.40 TB/s with a 13.8 us
+        floor; a small all-reduce takes 4.7 us': catalogs/reference/kernel_curves_aic.csv and the H100's datasheet."""
+        from planner.engines.kernel_curves import read_curves
+
+        row = {k: float(v) for k, v in read_curves()["H100 SXM 80GB"].items() if v and k.endswith(("_s", "per_s"))}
+        g = CAT.gpu("H100")
+        got = stated(
+            self.DOC,
+            r"a GEMM streams at ([\d.]+) TB/s \((\d+)% of ([\d.]+)\), computes at (\d+) TFLOP/s in bf16 \((\d+)% of "
+            r"(\d+)\) and\s+(\d+) TFLOP/s in fp8 \((\d+)% of ([\d,]+):.*?floor ([\d.]+) us; decode attention reads KV "
+            r"at ([\d.]+) TB/s with a ([\d.]+) us floor; a small all-reduce takes\s+([\d.]+) us",
+        )
+        bw, bf16, fp8 = g.hbm_bandwidth_bytes_per_s, g.peak_flop_per_s["bf16"], g.peak_flop_per_s["fp8"]
+        assert got == (
+            f"{row['gemm_bytes_per_s'] / 1e12:.2f}",
+            round(row["gemm_bytes_per_s"] / bw * 100),
+            f"{bw / 1e12:.2f}",
+            round(row["gemm_bf16_flop_per_s"] / 1e12),
+            round(row["gemm_bf16_flop_per_s"] / bf16 * 100),
+            round(bf16 / 1e12),
+            round(row["gemm_fp8_flop_per_s"] / 1e12),
+            round(row["gemm_fp8_flop_per_s"] / fp8 * 100),
+            round(fp8 / 1e12),
+            f"{row['gemm_floor_s'] * 1e6:.1f}",
+            f"{row['attention_bytes_per_s'] / 1e12:.2f}",
+            f"{row['attention_floor_s'] * 1e6:.1f}",
+            f"{row['allreduce_latency_s'] * 1e6:.1f}",
+        )
+
+    def test_moe_floor_cuda_graphs_and_fabric(self):
+        """'(H100: 26.3 us + 3.0 us per doubling up to 8 tokens ...)'; 'vLLM pads a decode batch to 1, 2, 4, then
+        the next multiple of 8 up to 512'; '(8 on HGX NVLink, 2 on H100 NVL's bridged pairs, 1 on PCIe cards)'."""
+        import numpy as np
+
+        from planner.engines.kernel_curves import MOE_FLOOR_MEASURED_TOKENS, MOE_FLOORS
+        from planner.model.operators import cuda_graph_batch
+
+        floor, step, tokens = stated(self.DOC, r"\(H100: ([\d.]+) us \+ ([\d.]+) us per doubling up to (\d+) tokens")
+        assert (float(floor) * 1e-6, float(step) * 1e-6) == pytest.approx(MOE_FLOORS["H100 SXM 80GB"])
+        assert tokens == MOE_FLOOR_MEASURED_TOKENS
+        multiple, cap = stated(
+            self.DOC, r"vLLM pads a decode batch to 1, 2, 4,\s+then the next multiple of (\d+) up to (\d+)\)"
+        )
+        b = np.arange(1, cap + 2)
+        want = np.where(b <= 4, 2 ** np.ceil(np.log2(b)), np.where(b <= cap, np.ceil(b / multiple) * multiple, b))
+        assert (cuda_graph_batch(b) == want).all()
+        hgx, nvl, pcie = stated(
+            self.DOC, r"\((\d+) on HGX NVLink, (\d+) on H100 NVL's bridged pairs, (\d+) on PCIe cards\)"
+        )
+        assert (hgx, nvl, pcie) == tuple(CAT.gpu(n).interconnect_domain_gpus for n in ("H100", "H100 NVL 94GB", "L40S"))
+
+    def test_mla_attention_flops(self):
+        """'2 x 128 x 192 + 2 x 128 x 128 = 81,920 FLOP per pair for DeepSeek-V3; decode uses the absorbed form
+        ..., 2 x 128 x 576 + 2 x 128 x 512 = 278,528'."""
+        from planner.engines.architecture import model_facts
+
+        prefill, decode = stated(self.DOC, r"= \*\*([\d,]+)\*\* FLOP per pair for\s+DeepSeek-V3; .*? = ([\d,]+)\.")
+        f = model_facts(CAT.model("deepseek-v3"))
+        assert (prefill, decode) == (
+            f.prefill_attention_flop_per_token_pair_per_layer,
+            f.attention_flop_per_context_token_per_layer,
+        )
+
+    def test_dp_attention(self):
+        """'DeepSeek-V3 at 8K on 8 x H200: 80 sequences tensor-parallel, 408 as 8 ranks (8 x floor(29.73 GB /
+        575,668,224 B)); decode throughput ... 1,642 -> 4,933 tokens/s (TPOT 48.7 -> 82.7 ms)'; 'a 32K-token prompt
+        takes 9.2 s where tensor parallelism takes 1.5 s' (issue 26: the text said 1,635 -> 6,825, 48.9 -> 59.8 ms,
+        5.9 s and 1.1 s)."""
+        from planner import max_batch, memory_plan, throughput, tpot, ttft
+
+        tp_b, dp_b, ranks, budget, seq, tp_rate, dp_rate, tp_ms, dp_ms = stated(
+            self.DOC,
+            r"(\d+) sequences tensor-parallel, \*\*(\d+)\*\* as (\d+) ranks \(8 x floor\(([\d.]+) GB / ([\d,]+) B\)\); "
+            r"decode throughput at the batch that fits ([\d,]+) -> ([\d,]+) tokens/s \(TPOT ([\d.]+) -> ([\d.]+) ms\)",
+        )
+        kw = dict(gpus=8)
+        plan = memory_plan("H200", "deepseek-v3", 8192, parallelism="dp-ep", **kw)
+        assert (budget, seq) == (f"{plan.kv_budget_bytes_per_gpu / 1e9:.2f}", plan.kv_bytes_per_sequence)
+        got = []
+        for par, b in (("tp", tp_b), ("dp-ep", dp_b)):
+            assert max_batch("H200", "deepseek-v3", 8192, parallelism=par, **kw) == b
+            got.append(
+                (
+                    round(throughput("H200", "deepseek-v3", 8192, batch=b, parallelism=par, **kw)),
+                    f"{tpot('H200', 'deepseek-v3', 8192, batch=b, parallelism=par, **kw) * 1e3:.1f}",
+                )
+            )
+        assert dp_b == ranks * (plan.kv_budget_bytes_per_gpu // seq)
+        assert got == [(tp_rate, tp_ms), (dp_rate, dp_ms)]
+        dp_s, tp_s = stated(self.DOC, r"a 32K-token prompt takes ([\d.]+) s where tensor parallelism takes ([\d.]+) s")
+        assert (dp_s, tp_s) == tuple(
+            f"{ttft('H200', 'deepseek-v3', 32768, parallelism=p, **kw):.1f}" for p in ("dp-ep", "tp")
+        )
+
+    def test_engine_releases(self):
+        """'an H100 at TP 1 under 0.5.23 keeps 0.830'; TensorRT-LLM '(2,048 sequences, blocks of 32, fp8 KV)', 0.x
+        '(256 sequences, int8 KV too); both `free_gpu_memory_fraction` 0.9'."""
+        from planner.engines.profiles import engine_profile
+        from planner.engines.sglang import sglang_mem_fraction_static, sglang_rule_for_version
+
+        (kept,) = stated(self.DOC, r"an H100 at TP 1 under 0\.5\.23\s+keeps ([\d.]+)\.")
+        smi_mib = (
+            81559  # nvidia-smi's H100 total (catalogs/gpus.toml ecc_source), as sglang_mem_fraction_static reads it
+        )
+        assert kept == f"{sglang_mem_fraction_static(smi_mib, 1, sglang_rule_for_version((0, 5, 23))[0]):.3f}"
+        seqs, block, seqs0, frac = stated(
+            self.DOC,
+            r"`tensorrt-llm` is 1\.x's PyTorch backend \(([\d,]+) sequences, blocks of (\d+), fp8 KV\),\s+"
+            r"`tensorrt-llm-0` the 0\.x TensorRT engines \((\d+) sequences, int8 KV too\); both "
+            r"`free_gpu_memory_fraction` ([\d.]+)\.",
+        )
+        one, zero = engine_profile("tensorrt-llm"), engine_profile("tensorrt-llm-0")
+        assert (seqs, block, seqs0) == (one.max_num_seqs, one.block_size, zero.max_num_seqs)
+        assert float(frac) == one.memory_utilization == zero.memory_utilization
+        assert "int8" in zero.kv_precisions and "int8" not in one.kv_precisions
