@@ -805,3 +805,110 @@ class TestModelDoc:
         assert (seqs, block, seqs0) == (one.max_num_seqs, one.block_size, zero.max_num_seqs)
         assert float(frac) == one.memory_utilization == zero.memory_utilization
         assert "int8" in zero.kv_precisions and "int8" not in one.kv_precisions
+
+
+class TestReadmeFigures:
+    """The README outside its transcripts and its accuracy paragraph: the "Assumptions and limits" figures, the MoE
+    kernel floor, the heap thresholds (its speed figures are timings with their machine; docs/model.md dates them)."""
+
+    DOC = "README.md"
+
+    def test_units(self):
+        """'an "80 GB" H100 has 80 GiB (85,899,345,920 B); nvidia-smi shows 81,559 MiB and vLLM sees 79.18 GiB'."""
+        total, smi, seen = stated(
+            self.DOC, r"H100 has 80 GiB\s+\(([\d,]+) B\); nvidia-smi shows ([\d,]+) MiB and vLLM sees ([\d.]+) GiB"
+        )
+        h100 = CAT.gpu("H100")
+        assert total == h100.memory_bytes and f"H100 {smi} MiB with ECC on" in h100.ecc_source
+        assert seen == f"{h100.engine_visible_memory_bytes / 2**30:.2f}"
+
+    def test_memory_budget(self):
+        """'`memory_utilization` (0.9)', 'KV in blocks of 16 tokens', '(12 sequences of 8K on 2 x H100 for Llama 2
+        70B)' with engine="ideal" at utilization 1."""
+        from planner import max_batch
+        from planner.engines.profiles import engine_profile
+
+        util, block = stated(self.DOC, r"`memory_utilization` \(([\d.]+)\) .*?KV in blocks of (\d+)\s+tokens")
+        vllm = engine_profile("vllm")
+        assert (float(util), block) == (vllm.memory_utilization, vllm.block_size)
+        (n,) = stated(self.DOC, r"\((\d+) sequences of 8K on\s+2 x H100 for Llama 2 70B\)")
+        assert n == max_batch("H100", "llama2-70b", 8192, engine="ideal", memory_utilization=1, gpus=2)
+
+    def test_gpu_count(self):
+        """'(`valid_tp_sizes("qwen2-7b")` = 1, 2, 4: its 18,944-wide MLP refuses 28; DeepSeek-V3: up to 16)'; 'the
+        smallest valid group of 1, 2, 4, 8 (16, 32, 64: several nodes, flagged)'; 'DeepSeek-V3 at 8K on 8 x H200 holds
+        408 sequences instead of 80'."""
+        from planner import max_batch, valid_tp_sizes
+        from planner.deploy import GPU_GROUPS
+
+        sizes, width, refused, up_to = stated(
+            self.DOC,
+            r'`valid_tp_sizes\("qwen2-7b"\)` = ([\d, ]+): its ([\d,]+)-wide MLP refuses (\d+); DeepSeek-V3: up to (\d+)\)',
+        )
+        qwen = CAT.model("qwen2-7b")
+        assert sizes == ", ".join(map(str, valid_tp_sizes("qwen2-7b"))) and width == qwen.intermediate_size
+        assert qwen.num_attention_heads % refused == 0 and width % refused != 0  # heads allow 28; the MLP does not
+        assert up_to == max(valid_tp_sizes("deepseek-v3"))
+        one_node, more = stated(
+            self.DOC, r"the smallest valid group of ([\d, ]+) \(([\d, ]+): several nodes, flagged\)"
+        )
+        assert f"{one_node}, {more}" == ", ".join(map(str, GPU_GROUPS))
+        dp, tp = stated(self.DOC, r"DeepSeek-V3\s+at 8K on 8 x H200 holds (\d+) sequences instead of (\d+)\)")
+        assert (dp, tp) == tuple(max_batch("H200", "deepseek-v3", 8192, gpus=8, parallelism=p) for p in ("dp-ep", "tp"))
+
+    def test_precisions(self):
+        """'int4 (16-bit scale per 128 weights: 0.515625 B), mxfp4 (E8M0 scale per 32: 0.53125 B), nvfp4 (= "fp4",
+        FP8 scale per 16: 0.5625 B)': the catalog's precisions."""
+        got = stated(
+            self.DOC,
+            r"int4 \((\d+)-bit scale per (\d+) weights: ([\d.]+) B\), mxfp4\s+\(E8M0 scale per (\d+): ([\d.]+) B\), "
+            r'nvfp4 \(= "fp4", FP8 scale per (\d+): ([\d.]+) B\)',
+        )
+        q4, mx, nv = (CAT.precision(n) for n in ("int4", "mxfp4", "fp4"))
+
+        def size(q):
+            return str((q.bits_per_element + q.scale_bits / q.scale_block) / 8)
+
+        assert nv.name == "nvfp4" and mx.scale_bits == nv.scale_bits == 8
+        assert got == (q4.scale_bits, q4.scale_block, size(q4), mx.scale_block, size(mx), nv.scale_block, size(nv))
+
+    def test_moe_kernel_floor_range(self):
+        """'a MoE layer's fused-MoE kernel floor per GPU and step size, 26-38 us': the floors of 1 to 8 tokens over
+        planner.engines.kernel_curves' measured GPUs and the unmeasured default, rounded outwards."""
+        from planner.engines.kernel_curves import MOE_FLOOR_MEASURED_TOKENS, MOE_FLOOR_UNMEASURED, MOE_FLOORS
+
+        low, high = stated(self.DOC, r"kernel floor per GPU and step size, (\d+)-(\d+) us")
+        doublings = math.log2(MOE_FLOOR_MEASURED_TOKENS)
+        lines = [*MOE_FLOORS.values(), MOE_FLOOR_UNMEASURED]
+        assert low == math.floor(min(a for a, _ in lines) * 1e6)
+        assert high == math.ceil(max(a + b * doublings for a, b in lines) * 1e6)
+
+    def test_heap_thresholds(self):
+        """'(mmap above 32 MiB, trim above 64 MiB)' (README) and docs/model.md's 'arrays of at least 16,384 values
+        (128 KiB of float64)': planner.io.heap."""
+        from planner.io import heap
+
+        assert stated(self.DOC, r"\(mmap above (\d+) MiB,\s+trim above (\d+) MiB\)") == (
+            heap.MMAP_THRESHOLD_BYTES / 2**20,
+            heap.TRIM_THRESHOLD_BYTES / 2**20,
+        )
+        values, kib = stated("docs/model.md", r"arrays of at least ([\d,]+) values \((\d+) KiB of float64\)")
+        assert values == heap.SWEEP_VALUES and kib * 1024 == values * 8
+
+    def test_speed_figures_are_docs_model_latest_runs(self):
+        """The README's 'latest runs' speed figures are docs/model.md's first "Speed" table (timings are not
+        recomputed here: they depend on the machine; this keeps the README from quoting an older run as today's)."""
+        model = " ".join((ROOT / "docs" / "model.md").read_text(encoding="utf-8").split())
+        speed = model[model.index("## Speed") :]
+        when, load = re.search(
+            r"Four runs on (2026-\d\d-\d\d at [\d:-]+ UTC) .*?load average ([\d.-]+);", speed
+        ).groups()
+        ratios = re.findall(r"\| [\d.-]+ (?:ms|us) \| ([\d,.-]+x) \|", speed[: speed.index("Before the pairing")])
+        got = stated(
+            self.DOC,
+            r"Its latest runs \((2026-\d\d-\d\d), ([\d:-]+ UTC), the shared 2-core machine at load ([\d.-]+), .*?\): one "
+            r"scenario ([\d.-]+x) faster than one llm-analysis call, and a 200,000-scenario sweep faster per scenario by "
+            r"([\d,-]+x) as numpy text, ([\d,-]+x) as distinct strings, ([\d,-]+x) as Series and ([\d,-]+x) as Categoricals",
+        )
+        assert (f"{got[0]} at {got[1]}", got[2]) == (when, load)
+        assert list(got[3:]) == ratios
