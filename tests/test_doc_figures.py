@@ -409,6 +409,24 @@ class TestExportDoc:
             default(scenario.Levers, "kv_precision"),
         )
 
+    def test_groups_hours_nodes_and_percentile_bounds(self):
+        """'Qwen2-7B with 28 heads: 1, 2, 4, never 8'; '$/GPU-hour x 730 h a month (8,760 h / 12)'; 'node size n (8
+        by default)'; 'high_percentile ... above 50 and below 100'."""
+        from planner import valid_tp_sizes
+        from planner.export import scenario
+        from planner.export.ownership import ownership_defaults
+        from planner.model.fleet import HOURS_PER_MONTH
+
+        heads, sizes, never = stated(self.DOC, r"Qwen2-7B with (\d+) heads: ([\d, ]+), never (\d+)\)")
+        assert heads == CAT.model("qwen2-7b").num_attention_heads
+        assert sizes == ", ".join(map(str, valid_tp_sizes("qwen2-7b"))) and never not in valid_tp_sizes("qwen2-7b")
+        hours, year = stated(self.DOC, r"Rented: \$/GPU-hour x (\d+) h a month \(([\d,]+) h / 12\)")
+        assert hours == HOURS_PER_MONTH == year / 12 == 365 * 24 / 12
+        assert stated(self.DOC, r"with node size n \((\d+) by default\)") == (ownership_defaults().node_gpus,)
+        low, high = stated(self.DOC, r"which percentile the `\*_high` lengths are, above (\d+) and below (\d+)")
+        bounds = {type(m).__name__: m for m in scenario.Workload.model_fields["high_percentile"].metadata}
+        assert (low, high) == (bounds["Gt"].gt, bounds["Lt"].lt)
+
 
 class TestWorkbooksDoc:
     """docs/workbooks.md: the opening scenario, the sweeps, the parity and range tests' sizes, the bounds."""
@@ -496,6 +514,20 @@ class TestWorkbooksDoc:
         assert tuple(int(g) for g in re.split(r", | or ", groups)) == GPU_GROUPS
         assert stated(self.DOC, r"e\.g\. Qwen2-7B above (\d+)\)") == (max(valid_tp_sizes("qwen2-7b")),)
         assert stated(self.DOC, r"files over (\d+) MB") == (MAX_FILE_BYTES / 1e6,)
+
+    def test_parity_tolerance_and_underflow(self):
+        """'equal within 1e-9 relative' (workbook_support.agrees' default) and '(1 - k/E)^tokens underflows (below
+        e^-700)' (the experts-touched formula's cut-off in planner.workbook.formulas)."""
+        import inspect
+
+        from workbook_support import agrees
+
+        from planner.workbook import formulas
+
+        (rel,) = stated(self.DOC, r"with the model: equal within (1e-\d+) relative")
+        assert float(rel) == inspect.signature(agrees).parameters["rel"].default
+        (cut,) = stated(self.DOC, r"underflows\s+\(below e\^(-\d+)\)")
+        assert f"<{cut}," in inspect.getsource(formulas)
 
 
 class TestExcelDoc:
@@ -806,6 +838,17 @@ class TestModelDoc:
         assert float(frac) == one.memory_utilization == zero.memory_utilization
         assert "int8" in zero.kv_precisions and "int8" not in one.kv_precisions
 
+    def test_bandwidth_unit_and_alltoall_link_fraction(self):
+        """'Bandwidth and FLOP/s are SI (3.35e12 B/s)' (the H100's) and 'a link fraction near the all-reduce's 0.7'
+        (EngineProfile.interconnect_efficiency of vLLM)."""
+        from planner.engines.profiles import engine_profile
+
+        assert stated(self.DOC, r"Bandwidth and FLOP/s are SI \(([\d.]+)e12 B/s\)") == (
+            f"{CAT.gpu('H100').hbm_bandwidth_bytes_per_s / 1e12:g}",
+        )
+        (fraction,) = stated(self.DOC, r"a link fraction near the all-reduce's ([\d.]+) is conservative")
+        assert float(fraction) == engine_profile("vllm").interconnect_efficiency
+
 
 class TestReadmeFigures:
     """The README outside its transcripts and its accuracy paragraph: the "Assumptions and limits" figures, the MoE
@@ -833,6 +876,13 @@ class TestReadmeFigures:
         assert (float(util), block) == (vllm.memory_utilization, vllm.block_size)
         (n,) = stated(self.DOC, r"\((\d+) sequences of 8K on\s+2 x H100 for Llama 2 70B\)")
         assert n == max_batch("H100", "llama2-70b", 8192, engine="ideal", memory_utilization=1, gpus=2)
+
+    def test_vllm_profile_releases(self):
+        """'`engine="vllm"` (default, vLLM 0.11-0.19)': the releases the default profile's description names."""
+        from planner.engines.profiles import engine_profile
+
+        low, high = stated(self.DOC, r'`engine="vllm"` \(default, vLLM (\d+\.\d+)-(\d+\.\d+)\)')
+        assert f"as of {low}.0-{high}.0:" in engine_profile("vllm").description
 
     def test_gpu_count(self):
         """'(`valid_tp_sizes("qwen2-7b")` = 1, 2, 4: its 18,944-wide MLP refuses 28; DeepSeek-V3: up to 16)'; 'the
