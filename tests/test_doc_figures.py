@@ -427,6 +427,31 @@ class TestExportDoc:
         bounds = {type(m).__name__: m for m in scenario.Workload.model_fields["high_percentile"].metadata}
         assert (low, high) == (bounds["Gt"].gt, bounds["Lt"].lt)
 
+    def test_more_defaults_and_bounds(self):
+        """'page headers are cut to Excel's 255 characters'; 'burstiness ... (1, the default: Poisson ...)';
+        'cost_of_capital ... (0: undiscounted ...)', 'residual_value_share ... (0: written off)'; 'have 5 TPOT
+        figures or more'; the workbook input's 'context C -> p95 output C // 4, p95 prompt C - C // 4; means half'."""
+        from planner.accuracy import ranges
+        from planner.export import scenario
+        from planner.export.workbook_input import workbook_scenario_data
+        from planner.io.safetext import MAX_HEADER_CHARS
+
+        assert stated(self.DOC, r"page headers\s+are cut to Excel's (\d+) characters") == (MAX_HEADER_CHARS,)
+        assert stated(self.DOC, r"the gamma shape of their gaps \((\d+), the default: Poisson") == (
+            scenario.Workload.model_fields["burstiness"].default,
+        )
+        assert stated(self.DOC, r"discounted at \((\d+): undiscounted") == (
+            scenario.Finance.model_fields["cost_of_capital"].default,
+        )
+        assert stated(self.DOC, r"worth at the horizon's end \((\d+): written off\)") == (
+            scenario.Finance.model_fields["residual_value_share"].default,
+        )
+        assert stated(self.DOC, r"have (\d+) TPOT figures or\s+more") == (ranges.MIN_ROWS,)
+        (div,) = stated(self.DOC, r"context C -> p95 output C // (\d+), p95 prompt C - C // \d+; means half of those")
+        w = workbook_scenario_data({"context": 4096, "gpu": "H100", "model": "llama2-70b"}, "x")["workload"]
+        assert (w["output_tokens_high"], w["prompt_tokens_high"]) == (4096 // div, 4096 - 4096 // div)
+        assert (w["output_tokens_mean"], w["prompt_tokens_mean"]) == (4096 // div // 2, (4096 - 4096 // div) // 2)
+
 
 class TestWorkbooksDoc:
     """docs/workbooks.md: the opening scenario, the sweeps, the parity and range tests' sizes, the bounds."""
