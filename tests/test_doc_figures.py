@@ -554,6 +554,23 @@ class TestWorkbooksDoc:
         (cut,) = stated(self.DOC, r"underflows\s+\(below e\^(-\d+)\)")
         assert f"<{cut}," in inspect.getsource(formulas)
 
+    def test_read_inputs_example(self):
+        """The "Reading a workbook from Python" example's output is read_inputs of the shipped workbook."""
+        from planner.workbook import read_inputs
+
+        gpu, model, context, kv, engine = stated(
+            self.DOC,
+            r"# \{'gpu': '([^']+)', 'model': '([^']+)', 'context': (\d+), 'kv_precision': (\w+), \.\.\., 'engine': '(\w+)'\}",
+        )
+        got = read_inputs(ROOT / "workbooks" / "capacity-what-if.xlsx")
+        assert (got["gpu"], got["model"], got["context"], str(got["kv_precision"]), got["engine"]) == (
+            gpu,
+            model,
+            context,
+            kv,
+            engine,
+        )
+
 
 class TestExcelDoc:
     """docs/excel.md: the figures of the function table, the ranges example and the example workbook."""
@@ -593,6 +610,21 @@ class TestExcelDoc:
         wb = openpyxl.load_workbook(ROOT / "workbooks" / "functions-example.xlsx", read_only=True)
         assert n == len(wb.sheetnames) and wb.sheetnames == ["Functions", "Scenarios", "Catalog", "Read me"]
         wb.close()
+
+    def test_error_example_and_bench_rows(self):
+        """'`#N/A: unknown GPU 'H10'; did you mean H100, H100 NVL, H100 SXM?`' is what planner says for 'H10';
+        'one 10,000-row range call against 10,000 scalar calls' is bench/bench_excel.py's default."""
+        from planner import max_batch
+        from planner.errors import PlannerError
+
+        (message,) = stated(self.DOC, r"for example `#N/A: (unknown GPU 'H10'; did you mean [^`]+)`")
+        with pytest.raises(PlannerError) as e:
+            max_batch("H10", "llama2-70b", 8192)
+        assert str(e.value) == message
+        rows, scalars = stated(self.DOC, r"one\s+([\d,]+)-row range call against ([\d,]+) scalar calls")
+        bench = (ROOT / "bench" / "bench_excel.py").read_text(encoding="utf-8")
+        default = re.search(r"def range_vs_scalars\(rows: int = ([\d_]+)\)", bench)
+        assert rows == scalars == int(default[1].replace("_", ""))
 
 
 class TestModelDoc:
