@@ -1002,6 +1002,32 @@ class TestReadmeFigures:
         values, kib = stated("docs/model.md", r"arrays of at least ([\d,]+) values \((\d+) KiB of float64\)")
         assert values == heap.SWEEP_VALUES and kib * 1024 == values * 8
 
+    def test_catalog_attention_layouts(self):
+        """'(decode reads the top 2,048 tokens)', 'Gemma 3's 5:1 local/global layers', 'Llama 4's chunked layers (at
+        most one 8,192-token chunk each)': the catalog's DeepSeek-V3.2, Gemma 3 and Llama 4 entries."""
+        top, local, glob, chunk = stated(
+            self.DOC,
+            r"decode reads\s+the top ([\d,]+) tokens\).*?Gemma 3's (\d+):(\d+) local/global layers, Llama 4's chunked "
+            r"layers \(at most one ([\d,]+)-token\s+chunk each\)",
+        )
+        assert top == CAT.model("DeepSeek-V3.2").sparse_attention.top_k
+        gemma = [m for m in CAT.models if m.name.startswith("Gemma-3-")]
+        assert gemma and all(m.sliding_window_pattern.startswith(f"{local} local : {glob} global") for m in gemma)
+        llama4 = [m for m in CAT.models if m.name.startswith("Llama-4-")]
+        assert llama4 and {m.attention_chunk_size for m in llama4} == {chunk}
+
+    def test_rent_hours_and_workbook_opening(self):
+        """'rented = $/GPU-hour x 730 h' and the what-if workbook 'opens on Llama 2 70B against the MHA LLaMA-65B'."""
+        from planner.model.fleet import HOURS_PER_MONTH
+        from planner.workbook.inputs import OPENING
+
+        assert stated(self.DOC, r"rented = \$/GPU-hour x (\d+) h\.") == (HOURS_PER_MONTH,)
+        model, compare = stated(self.DOC, r"\(it opens on (Llama 2 70B)\s+against the MHA ([\w-]+)\)")
+        assert (CAT.model(model.replace("Llama 2 ", "llama2-").lower()).name, compare) == (
+            OPENING["model"],
+            OPENING["compare_model"],
+        )
+
     def test_speed_figures_are_docs_model_latest_runs(self):
         """The README's 'latest runs' speed figures are docs/model.md's first "Speed" table (timings are not
         recomputed here: they depend on the machine; this keeps the README from quoting an older run as today's)."""
