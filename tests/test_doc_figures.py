@@ -906,6 +906,51 @@ class TestModelDoc:
         (fraction,) = stated(self.DOC, r"a link fraction near the all-reduce's ([\d.]+) is conservative")
         assert float(fraction) == engine_profile("vllm").interconnect_efficiency
 
+    def test_intensities(self):
+        """'Decode at batch B with 16-bit weights: B FLOP/B (1 at batch 1, 32 at batch 32 ...). Prefill of a
+        2,048-token prompt: 2,048 FLOP/B'; 'heads / KV heads at 16-bit: MHA 1, GQA 8:1 gives 8': planner.model.roofline."""
+        from planner.model import roofline
+
+        one, b32, tokens, prefill = stated(
+            self.DOC,
+            r"\*\*B FLOP/B\*\* \((\d+) at batch 1, (\d+) at\s+batch 32: far under 295\)\. Prefill of a ([\d,]+)-token "
+            r"prompt: \*\*([\d,]+) FLOP/B\*\*",
+        )
+        assert (one, b32, prefill) == tuple(roofline.linear_intensity_flop_per_byte(t, 2.0) for t in (1, 32, tokens))
+        mha, ratio, gqa = stated(self.DOC, r"heads / KV heads at 16-bit: MHA (\d+), GQA (\d+):1 gives (\d+)\.")
+        assert (mha, gqa) == (
+            roofline.attention_intensity_flop_per_byte(64, 64),
+            roofline.attention_intensity_flop_per_byte(8 * ratio, 8),
+        )
+
+    def test_state_flops_and_engine_defaults(self):
+        """'spends 7 FLOPs per state value' (architecture.linear_attention_flop_per_token less its conv term); 'not
+        23.76 GiB' (an A10 without ECC); vLLM's 'utilization (0.9)', 'blocks of 16 tokens', 'moe_layer_overhead_s
+        (0)', the efficiencies '1 as shipped'."""
+        from planner.engines.architecture import linear_attention_flop_per_token
+        from planner.engines.profiles import engine_profile
+
+        (per_value,) = stated(self.DOC, r"spends (\d+) FLOPs per state value")
+        la = CAT.model("Qwen3-Next-80B-A3B").linear_attention
+        conv = 2 * la.conv_kernel * (2 * la.num_key_heads * la.key_head_dim + la.num_value_heads * la.value_head_dim)
+        values = la.num_value_heads * la.key_head_dim * la.value_head_dim
+        assert linear_attention_flop_per_token(CAT.model("Qwen3-Next-80B-A3B")) == la.layers * (
+            per_value * values + conv
+        )
+        vllm = engine_profile("vllm")
+        (no_ecc,) = stated(self.DOC, r"= 22\.27 GiB,\s+not ([\d.]+) GiB")
+        assert no_ecc == f"{CAT.gpu('A10').memory_bytes * vllm.visible_memory_fraction / 2**30:.2f}"
+        util, block = stated(
+            self.DOC,
+            r"engine `vllm` \(default\): visible memory x utilization \(([\d.]+)\).*?KV is allocated in blocks of (\d+) tokens",
+        )
+        assert (float(util), block) == (vllm.memory_utilization, vllm.block_size)
+        assert stated(self.DOC, r"the engine's `moe_layer_overhead_s` \((\d+)\)") == (vllm.moe_layer_overhead_s,)
+        assert stated(self.DOC, r"multiply the\s+measured fractions \((\d+) as shipped;") == (
+            vllm.bandwidth_efficiency,
+        )
+        assert vllm.decode_flop_efficiency == vllm.prefill_flop_efficiency == vllm.bandwidth_efficiency
+
 
 class TestReadmeFigures:
     """The README outside its transcripts and its accuracy paragraph: the "Assumptions and limits" figures, the MoE
