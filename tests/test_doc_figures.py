@@ -951,6 +951,20 @@ class TestModelDoc:
         )
         assert vllm.decode_flop_efficiency == vllm.prefill_flop_efficiency == vllm.bandwidth_efficiency
 
+    def test_bench_sweep_pairs(self):
+        """'the bench's 200,000 scenarios draw the catalog's GPUs, models and 6 contexts, so they hold at most one pair
+        per combination: under 10% of the scenarios' (bench/bench_model.py's sweep_file; the catalog's size)."""
+        n, contexts, share = stated(
+            self.DOC,
+            r"the bench's ([\d,]+) scenarios draw the\s+catalog's GPUs, models and (\d+) contexts, .*?: under (\d+)% of "
+            r"the scenarios",
+        )
+        bench = (ROOT / "bench" / "bench_model.py").read_text(encoding="utf-8")
+        drawn = re.search(r'"context": rng\.choice\(\[([\d, ]+)\], n\)', bench)[1].split(",")
+        default = re.search(r'"--sweep", type=int, default=([\d_]+)', bench)[1]
+        assert len(drawn) == contexts and int(default.replace("_", "")) == n
+        assert len(CAT.gpus) * len(CAT.models) * contexts < share / 100 * n
+
 
 class TestReadmeFigures:
     """The README outside its transcripts and its accuracy paragraph: the "Assumptions and limits" figures, the MoE
