@@ -139,6 +139,14 @@ class TestReadmeAccuracy:
         assert m, "README's start-up memory sentence changed shape; update this test with it"
         held = tier("held out")
         assert [int(g) for g in m.groups()] == [*tier("in-sample"), *tier("same source"), held[1]] and held[2] == 1
+        (log,) = [c for c in checks if c["q"] == "vLLM KV GiB / GPU [held out]"]
+        where = re.search(r"\(vLLM issue (\d+): ([\w.-]+) on (\d+) x H100 with an LMCache connector\)", self.README)
+        assert where, "README's held-out log sentence changed shape; update this test with it"
+        assert (log["record"].startswith(f"GH{where[1]}-"), log["GPU"], log["TP"]) == (
+            True,
+            "H100 SXM 80GB",
+            f"TP{where[3]}",
+        )
 
     def test_range_residuals(self):
         import csv
