@@ -81,8 +81,7 @@ class TestPrediction:
             "itl_p99_ms",
         }
         refused = [r for r in out["rows"] if r["predicted"] is None]
-        assert all(r["reason"].startswith("multi-step scheduling") for r in refused)  # the one mechanism not simulated
-        assert len(refused) <= 0.15 * len(out["rows"])
+        assert len(refused) <= 0.10 * len(out["rows"])  # the issue's goal: a prediction for at least 90%
 
     def test_a_row_that_cannot_run_is_null_with_a_reason(self, tmp_path):
         rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,L4,1,llama3.1-405b,,,10,1,512,128,,50,,,,,,x"))
@@ -220,13 +219,15 @@ class TestAsyncScheduling:
 
 
 class TestMultiStep:
-    def test_a_multi_step_server_is_refused_with_its_reason(self):
-        """vLLM 0.6.0 with --num-scheduler-steps 10 (sgl-project/sglang benchmark/benchmark_vllm_060: median ITL
-        129.32 ms against a 14.14 ms TPOT: tokens arrive ten at a time) is not simulated; the row says why."""
-        table = validate_load(
-            [r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD015"]
-        )
-        assert {c.reason for c in table.checks} == {
-            "multi-step scheduling (--num-scheduler-steps 10) is not simulated: the server streams tokens 10 steps at "
-            "a time and admits arrivals only between those windows"
-        }
+    def test_a_multi_step_server_is_simulated_in_windows(self):
+        """vLLM 0.6.0 with --num-scheduler-steps 10 (sgl-project/sglang benchmark/benchmark_vllm_060, Llama 3.1 8B on
+        one A100 80GB, ShareGPT at 4 req/s): tokens arrive ten at a time, median ITL 129.32 ms against a 14.14 ms
+        TPOT, and an arrival waits for the window to end (median TTFT 100.48 ms, SGLang's 31.98). Predicted within
+        the issue's worst-case limit for medians (40%); the ITL is a window, not a step."""
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD015")
+        assert row.scheduler_steps == 10
+        predicted = predict_percentiles(row)
+        assert predicted["itl_median_ms"] == pytest.approx(129.32, rel=0.40)
+        assert predicted["ttft_median_ms"] == pytest.approx(100.48, rel=0.40)
+        assert predicted["tpot_median_ms"] == pytest.approx(14.14, rel=0.40)
+        assert predicted["itl_median_ms"] > 5 * predicted["tpot_median_ms"]

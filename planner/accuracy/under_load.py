@@ -9,7 +9,9 @@ varied by ``--random-range-ratio`` where the row states it; the row's engine, it
 ``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
 last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
 (``sharegpt_prompts``) sends that sample's prompts, each its own length, outputs at the row's mean. A server that
-schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later.
+schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later. A vLLM V0 server with
+multi-step scheduling (``DecodeRow.scheduler_steps``, ``--num-scheduler-steps``) runs prefill-only steps and decodes
+in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from typing import Any
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
-from planner.errors import InvalidInputError
 from planner.serving.benchmark import SCHEDULERS, request_lengths
 from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
@@ -76,11 +77,6 @@ def predict_percentiles(
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
-    if (row.scheduler_steps or 1) > 1:
-        raise InvalidInputError(
-            f"multi-step scheduling (--num-scheduler-steps {row.scheduler_steps}) is not simulated: the server streams "
-            f"tokens {row.scheduler_steps} steps at a time and admits arrivals only between those windows"
-        )
     cat = catalog or default_catalog()
     replica = Replica(
         resolve_gpu_name(row.gpu, cat),
@@ -114,5 +110,6 @@ def predict_percentiles(
         lengths=lengths,
         prefix_hit_rate=hit,
         async_scheduling=row.async_scheduling,
+        scheduler_steps=row.scheduler_steps or 1,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}
