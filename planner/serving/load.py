@@ -349,7 +349,7 @@ class RunKey:
     async_scheduling: bool
     scheduler_steps: int
     digest: bytes  # of the lengths and of the send times (or of "none": a burst or a closed loop)
-    lengths: tuple[tuple[int, int], ...] = field(compare=False, repr=False)
+    lengths: np.ndarray = field(compare=False, repr=False)  # (N, 2) prompt and output tokens
     sent_s: np.ndarray | None = field(compare=False, repr=False)
 
     @classmethod
@@ -367,12 +367,13 @@ class RunKey:
         scheduler_steps: int = 1,
     ) -> RunKey:
         """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
-        digest = hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes())
+        pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
+        digest = hashlib.blake2b(pairs.astype(float).tobytes())
         digest.update(b"-" if sent_s is None else np.asarray(sent_s, dtype=float).tobytes())
         return cls(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
             setup.client_concurrency, float(cached_fraction), float(frontend_s), bool(async_scheduling),
-            max(int(scheduler_steps), 1), digest.digest(), tuple(lengths), sent_s,
+            max(int(scheduler_steps), 1), digest.digest(), pairs, sent_s,
         )  # fmt: skip
 
 
@@ -387,7 +388,7 @@ def simulated_run(key: RunKey) -> LoadResult | None:
     so sharing it is safe); None when it cannot finish (a request longer than the KV cache)."""
     run = simulate(
         key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
-        arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=list(key.lengths),
+        arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
         cached_fraction=key.cached_fraction, frontend_s=key.frontend_s, async_scheduling=key.async_scheduling,
         scheduler_steps=key.scheduler_steps,
     )  # fmt: skip
