@@ -183,6 +183,28 @@ class TestShareGptSample:
         assert sample is not None and (min(sample), max(sample), len(sample)) == (4, 933, 300)
         assert sharegpt_prompts(rows[1], 300) is None
 
+    def test_another_tokenizer_reads_the_trace_scaled_to_the_stated_mean(self):
+        """LD085 (gpustack, Qwen3-8B on one H100, vllm bench serve ShareGPT, 100 prompts, one in flight): 23,260 prompt
+        tokens under Qwen3's tokenizer, 233 a prompt, against 224 for the trace's first 100 under Llama 3's (4% apart,
+        beyond the 1% same-tokenizer match): the trace's prompts, each scaled by 233 / 224."""
+        from planner.accuracy.under_load import sharegpt_prompts, sharegpt_seed0_prompts
+
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD085")
+        assert (row.client, row.input_len, row.num_prompts) == ("vllm", 233, 100)
+        prompts = sharegpt_prompts(row, 100)
+        trace = sharegpt_seed0_prompts()[:100]
+        assert sum(prompts) / 100 == pytest.approx(233, rel=0.005)
+        assert prompts.index(max(prompts)) == trace.index(max(trace))  # the same prompts in the same order
+
+    def test_sglangs_sampler_is_not_read_as_vllms(self):
+        """LD027 (datacrunch, sglang.bench_serving --backend sglang, ShareGPT): SGLang's sampler (seed 1) sends other
+        prompts, so the row is simulated at its mean lengths even though its mean is near the trace's."""
+        from planner.accuracy.under_load import sharegpt_prompts
+
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD027")
+        assert row.client == "sglang"
+        assert sharegpt_prompts(row, 300) is None
+
     def test_a_cold_sweep_start_has_the_long_prompt_tail(self):
         """LD005 (H200, vLLM 0.14.1, Llama 3.1 70B FP8, ShareGPT at 0.5 req/s, the sweep's cold first rate): the p99
         TTFT is the longest prompts' prefill, 180.7 ms published; at the mean length every prompt is alike and the

@@ -45,6 +45,9 @@ FIGURES = {
 SHAREGPT_TRACE_FILE = "sharegpt_vllm_seed0_prompts.csv"
 #: How close a run's stated mean prompt must be to the trace's first N for the run to be read as that sample.
 SHAREGPT_TRACE_MATCH = 0.01
+#: How close it must be when the run's client is vLLM's sampler at its default seed but the model's tokenizer is
+#: another (Qwen, DeepSeek, GLM ...): the same prompts in the same order, each a few percent longer or shorter.
+SHAREGPT_TOKENIZER_MATCH = 0.10
 
 
 @cache
@@ -57,14 +60,22 @@ def sharegpt_seed0_prompts() -> tuple[int, ...]:
 def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
     """The prompts a ShareGPT run sent, when the row is vLLM's seed-0 sample: its dataset names ShareGPT, it sent at
     most as many prompts as the trace holds, and its stated mean prompt is within ``SHAREGPT_TRACE_MATCH`` of the
-    trace's first ``n`` (the check that it is that sample, tokenizer included); else None (lengths at the means)."""
+    trace's first ``n`` (the check that it is that sample, tokenizer included): the trace's first ``n``. A run whose
+    client is vLLM's sampler at its default seed (``DecodeRow.client`` "vllm") sent the same prompts under the model's
+    own tokenizer: within ``SHAREGPT_TOKENIZER_MATCH``, the trace's first ``n`` each scaled by stated mean / trace mean
+    (rounded, at least 1). Else None (lengths at the means)."""
     if "sharegpt" not in row.dataset.lower() or row.length_range_ratio is not None:
         return None
     trace = sharegpt_seed0_prompts()
     if not 0 < n <= len(trace):
         return None
     mean = sum(trace[:n]) / n
-    return list(trace[:n]) if abs(mean / max(row.input_len, 1) - 1) <= SHAREGPT_TRACE_MATCH else None
+    ratio = max(row.input_len, 1) / mean
+    if abs(1 / ratio - 1) <= SHAREGPT_TRACE_MATCH:
+        return list(trace[:n])
+    if row.client == "vllm" and abs(1 / ratio - 1) <= SHAREGPT_TOKENIZER_MATCH:
+        return [max(round(p * ratio), 1) for p in trace[:n]]
+    return None
 
 
 def has_percentiles(row: DecodeRow) -> bool:
