@@ -1112,3 +1112,34 @@ class TestReadmeFigures:
         )
         assert (f"{got[0]} at {got[1]}", got[2]) == (when, load)
         assert list(got[3:]) == ratios
+
+
+def ranges_markdown() -> str:
+    """docs/accuracy.md's Ranges table: catalogs/reference/heldout_residuals.csv as a reader sees it."""
+    import csv
+
+    with open(ROOT / "catalogs" / "reference" / "heldout_residuals.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    lines = ["| dimension | value | figures | 10th / 90th percentile | widening factor |", "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        value = "(value held out)" if r["value"] == "*" and r["dimension"] != "all" else r["value"]
+        low, high = float(r["residual_low"]), float(r["residual_high"])
+        widen = f"x{r['widen']}" if r["widen"] else ""
+        lines.append(f"| {r['dimension']} | {value} | {r['rows']} | {low:+.0%} / {high:+.0%} | {widen} |")
+    return "\n".join(lines) + "\n"
+
+
+def test_accuracy_ranges_table_is_the_residuals_file():
+    """docs/accuracy.md's Ranges table is the shipped residual file (rewrite: python tests/test_doc_figures.py)."""
+    text = (ROOT / "docs" / "accuracy.md").read_text(encoding="utf-8")
+    table = text.split("<!-- ranges:table -->\n", 1)[1].split("<!-- /ranges:table -->", 1)[0]
+    assert table == ranges_markdown(), "run: python tests/test_doc_figures.py"
+
+
+if __name__ == "__main__":  # python tests/test_doc_figures.py: rewrite docs/accuracy.md's Ranges table
+    doc = ROOT / "docs" / "accuracy.md"
+    text = doc.read_text(encoding="utf-8")
+    head, rest = text.split("<!-- ranges:table -->\n", 1)
+    tail = rest.split("<!-- /ranges:table -->", 1)[1]
+    doc.write_text(head + "<!-- ranges:table -->\n" + ranges_markdown() + "<!-- /ranges:table -->" + tail, encoding="utf-8")
+    print(f"wrote {doc}")
