@@ -18,8 +18,11 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
   KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4.
 - Prefill attention (``context_attention``, causal, no window, bf16 KV): latency = floor + FLOPs / achieved
   FLOP/s, FLOPs = batch x isl^2 / 2 x heads x head dim x 4.
-- All-reduce (vLLM's custom all-reduce under CUDA graphs, ``vLLM_custom_graph``): the median latency of
-  messages up to 64 KiB over 2, 4 and 8 GPUs (a decode step's messages: batch x hidden x 2 B).
+- All-reduce (vLLM's custom all-reduce under CUDA graphs, ``vLLM_custom_graph``, bf16; 2, 4 and 8 GPUs, messages
+  1 KiB - 512 MiB: a decode step sends batch x hidden x 2 B, 8 KiB - 16 MiB, a prefill chunk up to hundreds of MiB): latency = fixed latency +
+  2 (g-1)/g x message / bus bytes/s, one latency and one bus rate per GPU over all three group sizes (the form
+  ``planner.model.decode.allreduce_time_s`` and the workbook's formula compute; the planner reads the rate as a
+  fraction of the catalog's NVLink bandwidth). Its median / worst |error| per group size are written beside it.
 
 Each fit's median and worst |error| over its own rows is written beside it (in-sample: the kernels are the
 calibration data; the end-to-end figures in ``bench/heldout.py`` are the held-out test). Needs pandas, pyarrow and
@@ -51,7 +54,7 @@ SYSTEMS = {
     "gb300": "GB300 NVL72",
     "l40s": "L40S",
 }
-ALLREDUCE_MAX_MESSAGE_BYTES = 65536
+ALLREDUCE_MESSAGE_BYTES = (1024, 2**29)  # least and greatest message fitted: the whole table from 1 KiB
 COLUMNS = (
     "gpu",
     "aic_system",
@@ -76,6 +79,12 @@ COLUMNS = (
     "prefill_attention_worst_abs_error",
     "allreduce_latency_s",
     "allreduce_rows",
+    "allreduce_bus_bytes_per_s",
+    "allreduce_median_abs_error",
+    "allreduce_worst_abs_error",
+    "allreduce_worst_abs_error_2",
+    "allreduce_worst_abs_error_4",
+    "allreduce_worst_abs_error_8",
 )
 
 
@@ -165,14 +174,34 @@ def attention_curves(system: Path) -> dict:
 
 
 def allreduce_curve(system: Path) -> dict:
+    """Fixed latency and bus rate of vLLM's graph-captured custom all-reduce (the docstring's form), by least squares
+    of log(latency) over 2, 4 and 8 GPUs and the step's message sizes; blank where the GPU has no vLLM table."""
+    blank = dict.fromkeys(COLUMNS[COLUMNS.index("allreduce_latency_s") :], "") | {"allreduce_rows": 0}
     folder = latest(system / "comm" / "vllm")
     if folder is None:
-        return {"allreduce_latency_s": "", "allreduce_rows": 0}
+        return blank
     d = pd.read_parquet(folder / "custom_allreduce_perf.parquet")
-    d = d[(d.kernel_source == "vLLM_custom_graph") & (d.message_size <= ALLREDUCE_MAX_MESSAGE_BYTES)]
+    low, high = ALLREDUCE_MESSAGE_BYTES
+    d = d[(d.kernel_source == "vLLM_custom_graph") & d.message_size.between(low, high)]
     if d.empty:
-        return {"allreduce_latency_s": "", "allreduce_rows": 0}
-    return {"allreduce_latency_s": float(d.latency.median()) * 1e-3, "allreduce_rows": len(d)}
+        return blank
+    m, g, t = (d.message_size.to_numpy(float), d.num_gpus.to_numpy(float), d.latency.to_numpy(float) * 1e-3)
+
+    def model(p):  # p: latency in us, bus rate in GB/s (scaled so both are near 1-1000)
+        return p[0] * 1e-6 + 2.0 * (g - 1.0) / g * m / (p[1] * 1e9)
+
+    fit = least_squares(
+        lambda p: np.log(model(p) / t), [5.0, 200.0], loss="soft_l1", f_scale=0.1, bounds=([0.1, 1.0], [100, 5000])
+    )
+    err = np.abs(model(fit.x) / t - 1.0)
+    return {
+        "allreduce_latency_s": float(fit.x[0]) * 1e-6,
+        "allreduce_rows": len(d),
+        "allreduce_bus_bytes_per_s": float(fit.x[1]) * 1e9,
+        "allreduce_median_abs_error": float(np.median(err)),
+        "allreduce_worst_abs_error": float(err.max()),
+        **{f"allreduce_worst_abs_error_{n}": float(err[g == n].max()) if (g == n).any() else "" for n in (2, 4, 8)},
+    }
 
 
 def fmt(v) -> str:

@@ -52,6 +52,9 @@ def gpu_numbers(
         measured = kernels.pop("measured_allreduce_latency_s")
         if not math.isnan(measured):
             fabric["allreduce_latency_s"] = measured
+        share = kernels.pop("measured_interconnect_efficiency")  # a calibration's own share wins
+        if not math.isnan(share) and (entry is None or entry.interconnect_efficiency is None):
+            factors["interconnect_efficiency"] = share
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     return {
         **fabric,

@@ -5,7 +5,8 @@ measured vLLM kernel database, Apache-2.0: ``catalogs/reference/LICENSE-aiconfig
 measurements, each kernel class's fitted floor and achieved rates: latency = floor + max(bytes / byte rate,
 FLOPs / FLOP rate). ``kernel_factors`` turns them into the ``EngineFacts`` fields the model reads: the rates as
 fractions of the catalog's datasheet bandwidth and dense peak (bf16; fp8 for GEMMs whose math is 8-bit or
-narrower), the floors in seconds, and the measured small-message all-reduce latency.
+narrower), the floors in seconds, and the all-reduce's fixed latency and achieved share of the NVLink bandwidth
+fitted to vLLM's measured custom all-reduce per message size and group size (``allreduce_factors``).
 
 A GPU without measurements borrows the fractions and floors of the nearest measured architecture
 (``NEAREST``); ``borrowed_from`` names it, so plans and the ranges can say the curves are not its own.
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import math
 from pathlib import Path
 
 from planner.catalog.loader import shipped_catalog_dir
@@ -65,6 +67,11 @@ MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
 #: is adapted from it.
 MOE_FLOOR_ENGINES = ("vllm", "sglang")
+#: A GPU's fitted all-reduce replaces the catalog latency and the engine's achieved-bandwidth share only where the
+#: table's group sizes (2, 4, 8) lie inside its fabric domain and the one-latency-one-rate form follows the table:
+#: median |error| over its messages at most this (A100, H100, H200, B200, B300, GB200 NVL72: 3-13%; GB300 NVL72's
+#: table 40% and L40S's over PCIe 45% are not used).
+ALLREDUCE_FIT_MAX_MEDIAN_ERROR = 0.15
 
 
 @functools.cache
@@ -81,7 +88,7 @@ def source_gpu(name: str, architecture: str) -> str:
 
 
 def kernel_factors(gpu, catalog) -> dict[str, float]:
-    """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``measured_allreduce_latency_s`` (NaN where none was measured).
+    """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``allreduce_factors``' two (NaN where none was measured).
 
     Rates become fractions of the measured GPU's datasheet figures (its catalog entry: HBM bandwidth, dense bf16
     peak, dense fp8 peak for the fp8 GEMMs), floors stay seconds.
@@ -93,7 +100,6 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
     peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
     gemm = float(row["gemm_bf16_flop_per_s"]) / peak
     fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
-    latency = row["allreduce_latency_s"]
     return {
         "gemm_bandwidth_efficiency": float(row["gemm_bytes_per_s"]) / bw,
         "gemm_flop_efficiency": gemm,
@@ -106,7 +112,32 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
-        "measured_allreduce_latency_s": float(latency) if latency and src == gpu.name else float("nan"),
+        **allreduce_factors(gpu, row if src == gpu.name else None),
+    }
+
+
+def allreduce_factors(gpu, row: dict[str, str] | None) -> dict[str, float]:
+    """``measured_allreduce_latency_s`` and ``measured_interconnect_efficiency`` of one GPU from its curves row.
+
+    One all-reduce of M bytes over g GPUs takes latency + 2 (g-1)/g x M / (NVLink bytes/s x efficiency)
+    (``planner.model.decode.allreduce_time_s``); ``bench/kernel_extract.py`` fits latency and the bus rate
+    (= NVLink bytes/s x efficiency) to vLLM's graph-captured custom all-reduce at 2, 4 and 8 GPUs and 1 KiB - 512 MiB
+    messages. H100: 4.9 us and 151 GB/s, 34% of 450 GB/s (the engine default assumed 70%): 1 MiB over 8 GPUs takes
+    19.4 us measured, 17.1 us fitted, 10.5 us before; 512 MiB over 8 GPUs 4.0 ms measured, 6.2 ms fitted (one rate
+    for all sizes: the bus rate rises from ~130 GB/s at 1-16 MiB to ~230 GB/s at 512 MiB). NaN (the catalog latency and the engine's share stand) where
+    the GPU has no table of its own, its domain is under 8 GPUs, or the form misses its table
+    (``ALLREDUCE_FIT_MAX_MEDIAN_ERROR``).
+    """
+    nan = {"measured_allreduce_latency_s": float("nan"), "measured_interconnect_efficiency": float("nan")}
+    if row is None or not row.get("allreduce_bus_bytes_per_s") or not gpu.interconnect_bytes_per_s:
+        return nan
+    domain = gpu.interconnect_domain_gpus or (1 if gpu.interconnect_kind == "pcie" else math.inf)
+    if float(row["allreduce_median_abs_error"]) > ALLREDUCE_FIT_MAX_MEDIAN_ERROR or domain < 8:
+        return nan
+    return {
+        "measured_allreduce_latency_s": float(row["allreduce_latency_s"]),
+        "measured_interconnect_efficiency": float(row["allreduce_bus_bytes_per_s"])
+        / float(gpu.interconnect_bytes_per_s),
     }
 
 
