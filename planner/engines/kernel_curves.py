@@ -112,32 +112,36 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
-        **allreduce_factors(gpu, row if src == gpu.name else None),
+        **allreduce_factors(gpu, row, g),
     }
 
 
-def allreduce_factors(gpu, row: dict[str, str] | None) -> dict[str, float]:
+def allreduce_factors(gpu, row: dict[str, str], measured_gpu) -> dict[str, float]:
     """``measured_allreduce_latency_s`` and ``measured_interconnect_efficiency`` of one GPU from its curves row.
 
-    One all-reduce of M bytes over g GPUs takes latency + 2 (g-1)/g x M / (NVLink bytes/s x efficiency)
+    One all-reduce of M bytes over g GPUs takes latency + 2 (g-1)/g x M / (fabric bytes/s x efficiency)
     (``planner.model.decode.allreduce_time_s``); ``bench/kernel_extract.py`` fits latency and the bus rate
-    (= NVLink bytes/s x efficiency) to vLLM's graph-captured custom all-reduce at 2, 4 and 8 GPUs and 1 KiB - 512 MiB
+    (= fabric bytes/s x efficiency) to vLLM's graph-captured custom all-reduce at 2, 4 and 8 GPUs and 1 KiB - 512 MiB
     messages. H100: 4.9 us and 151 GB/s, 34% of 450 GB/s (the engine default assumed 70%): 1 MiB over 8 GPUs takes
     19.4 us measured, 17.1 us fitted, 10.5 us before; 512 MiB over 8 GPUs 4.0 ms measured, 6.2 ms fitted (one rate
-    for all sizes: the bus rate rises from ~130 GB/s at 1-16 MiB to ~230 GB/s at 512 MiB). NaN (the catalog latency and the engine's share stand) where
-    the GPU has no table of its own, its domain is under 8 GPUs, or the form misses its table
-    (``ALLREDUCE_FIT_MAX_MEDIAN_ERROR``).
+    for all sizes: the bus rate rises from ~130 GB/s at 1-16 MiB to ~230 GB/s at 512 MiB).
+
+    A GPU without a table of its own (``measured_gpu`` is the one whose row this is: MI300X, H20, GH200 -> H100 SXM)
+    borrows the share of its fabric, as it borrows the GEMM and attention fractions, and keeps its catalog latency
+    (MI300X: RCCL's measured 7.44 us). NaN (the catalog latency and the engine's share stand) where the GPU's fabric
+    domain is under 8 GPUs or the form misses the table (``ALLREDUCE_FIT_MAX_MEDIAN_ERROR``).
     """
     nan = {"measured_allreduce_latency_s": float("nan"), "measured_interconnect_efficiency": float("nan")}
-    if row is None or not row.get("allreduce_bus_bytes_per_s") or not gpu.interconnect_bytes_per_s:
+    if not row.get("allreduce_bus_bytes_per_s") or not gpu.interconnect_bytes_per_s:
         return nan
     domain = gpu.interconnect_domain_gpus or (1 if gpu.interconnect_kind == "pcie" else math.inf)
     if float(row["allreduce_median_abs_error"]) > ALLREDUCE_FIT_MAX_MEDIAN_ERROR or domain < 8:
         return nan
+    share = float(row["allreduce_bus_bytes_per_s"]) / float(measured_gpu.interconnect_bytes_per_s)
+    own = measured_gpu.name == gpu.name
     return {
-        "measured_allreduce_latency_s": float(row["allreduce_latency_s"]),
-        "measured_interconnect_efficiency": float(row["allreduce_bus_bytes_per_s"])
-        / float(gpu.interconnect_bytes_per_s),
+        "measured_allreduce_latency_s": float(row["allreduce_latency_s"]) if own else float("nan"),
+        "measured_interconnect_efficiency": share,
     }
 
 
