@@ -904,15 +904,15 @@ class TestModelDoc:
         assert "int8" in zero.kv_precisions and "int8" not in one.kv_precisions
 
     def test_bandwidth_unit_and_alltoall_link_fraction(self):
-        """'Bandwidth and FLOP/s are SI (3.35e12 B/s)' (the H100's) and 'a link fraction near the all-reduce's 0.7'
-        (EngineProfile.interconnect_efficiency of vLLM)."""
-        from planner.engines.profiles import engine_profile
+        """'Bandwidth and FLOP/s are SI (3.35e12 B/s)' (the H100's) and 'the all-reduce's measured share of the link
+        it also uses, 0.35 on H200' (the H200's interconnect_efficiency from its measured all-reduce)."""
+        from planner.catalog.resolve import gpu_numbers
 
         assert stated(self.DOC, r"Bandwidth and FLOP/s are SI \(([\d.]+)e12 B/s\)") == (
             f"{CAT.gpu('H100').hbm_bandwidth_bytes_per_s / 1e12:g}",
         )
-        (fraction,) = stated(self.DOC, r"a link fraction near the all-reduce's ([\d.]+) is conservative")
-        assert float(fraction) == engine_profile("vllm").interconnect_efficiency
+        (fraction,) = stated(self.DOC, r"the all-reduce's measured share of the link it also uses, ([\d.]+) on H200")
+        assert fraction == f"{gpu_numbers(CAT.gpu('H200'))['interconnect_efficiency']:.2f}"
 
     def test_intensities(self):
         """'Decode at batch B with 16-bit weights: B FLOP/B (1 at batch 1, 32 at batch 32 ...). Prefill of a
