@@ -15,7 +15,7 @@ from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, calibra
 from planner.accuracy.ranges import query_values
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.catalog import Catalog, Gpu, Model, Precision
-from planner.catalog.resolve import fabric_numbers
+from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.engines.profiles import EngineProfile
@@ -108,6 +108,12 @@ def gpus_sheet(
                 seconds = gpu_numbers(g, unset, calibration)[catalog_key or field]
                 seconds = np.format_float_positional(seconds, trim="-")
                 return f"=IF(ISNUMBER(eng_{field}),eng_{field},{seconds})"
+            if field == "interconnect_efficiency" and engine.kernel_curves:
+                # the share the GPU's measured all-reduce achieves (planner.engines.kernel_curves.allreduce_factors),
+                # as gpu_numbers applies it: a number where measured or borrowed, else the engine's cell
+                share = gpu_kernel_factors(g)["measured_interconnect_efficiency"]
+                if not math.isnan(share):
+                    return share
             return f"=eng_{field}"
 
         return value
