@@ -48,7 +48,7 @@ def recalculated(tmp_path_factory):
     require_libreoffice()
     tmp = tmp_path_factory.mktemp("ranges")
     specs = {
-        key: with_inputs(build_whatif(engine=engine, calibration=cal), inputs)
+        key: with_inputs(build_whatif(engine=engine, calibration=cal, load=False), inputs)
         for key, (inputs, engine, cal) in SCENARIOS.items()
     }
     books = recalculate_many(specs, tmp)
@@ -109,7 +109,7 @@ def test_results_show_each_time_times_the_range(recalculated, key):
 
 @pytest.fixture(scope="module")
 def whatif_spec():
-    return build_whatif()
+    return build_whatif(load=False)  # the Ranges sheet's tests: no serving simulation needed
 
 
 class TestTheRangesSheetHoldsTheFileNotTheFormulas:
