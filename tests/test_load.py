@@ -220,6 +220,24 @@ class TestFewestReplicas:
             fewest_replicas(ONE, 4096, 16, 1.0, ttft_target_s=0.5 * _prefill_s(4096), max_replicas=64)
 
 
+class TestSweepWithinCapacity:
+    def test_simulates_below_capacity_and_leaves_out_what_is_past_it(self):
+        """The review's Latency sheet and the workbook's Load sheet share this: at 1 and 5 requests/s (below the
+        approximation's capacity) the runs equal ``rate_sweep``'s; at 1,000 requests/s, past it, None (a finite run
+        there only says how long it ran)."""
+        from planner.serving.fleet import sweep_within_capacity
+        from planner.serving.load import rate_sweep
+
+        runs = sweep_within_capacity(ONE, 1024, 256, [1.0, 5.0, 1000.0])
+        assert runs[:2] == rate_sweep(ONE, 1024, 256, [1.0, 5.0]) and runs[2] is None
+
+    def test_a_rate_of_zero_is_refused(self):
+        from planner.serving.fleet import sweep_within_capacity
+
+        with pytest.raises(InvalidInputError, match="positive finite numbers of requests per second"):
+            sweep_within_capacity(ONE, 1024, 256, [1.0, 0.0])
+
+
 class TestPlanCli:
     def test_plan_sizes_a_fleet_on_simulated_percentiles(self):
         from cli_support import run

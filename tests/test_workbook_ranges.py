@@ -162,7 +162,7 @@ class TestTheRangesSheetHoldsTheFileNotTheFormulas:
 )
 def test_models_sheet_gives_each_models_class(model, moe, size):
     """The Models sheet's MoE / dense and size class (planner.accuracy.ranges.query_values) that the Ranges sheet looks up."""
-    sheet = build_whatif(models=[model]).sheet("Models")
+    sheet = build_whatif(models=[model], load=False).sheet("Models")
     header = {c.value: ref[:-1] for ref, c in sheet.cells.items() if ref.endswith("1") and ref[:-1].isalpha()}
     cols = header["Time-range class: MoE or dense"], header["Time-range class: size (total params)"]
     row = next(ref[1:] for ref, c in sheet.cells.items() if ref.startswith("A") and c.value == model)

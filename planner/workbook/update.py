@@ -116,16 +116,13 @@ def refresh(
 
     for n in names:
         wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
-    refresh_load(wb, src, cat, eng, cal, force)
+    check_load_sheet(wb, src, force)
     _set_property(wb, VERSION_PROPERTY, __version__)
     if wb.calculation is None:  # a workbook whose <calcPr/> was removed
         from openpyxl.workbook.properties import CalcProperties
 
         wb.calculation = CalcProperties()
     wb.calculation.fullCalcOnLoad = True
-    # keep the sheet the user had open, and only that one selected
-    for ws in wb.worksheets:
-        ws.sheet_view.tabSelected = ws is wb.active
     buf = io.BytesIO()
     wb.save(buf)
     lost = before - package_features(buf)
@@ -135,6 +132,13 @@ def refresh(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
             "pass --force to refresh anyway and lose them, or refresh a copy with -o"
         )
+    # after that check, so that a refused refresh simulates nothing; the new sheet has as many charts as the old
+    refresh_load(wb, src, cat, eng, cal, force)
+    # keep the sheet the user had open, and only that one selected
+    for ws in wb.worksheets:
+        ws.sheet_view.tabSelected = ws is wb.active
+    buf = io.BytesIO()
+    wb.save(buf)
     from planner.workbook.values import with_stored_values
 
     stored = with_stored_values(buf.getvalue(), wb.sheetnames)  # openpyxl saved every formula without its value
@@ -143,19 +147,27 @@ def refresh(
     return Written(dest, len(gpu_list), len(model_list), stored is not None)
 
 
+def check_load_sheet(wb, path: Path, force: bool = False) -> None:
+    """A WorkbookError, unless ``force``, for a sheet named Load that planner did not write (its title differs):
+    refresh would replace it."""
+    from planner.workbook.load_sheet import TITLE
+
+    if LOAD_SHEET in wb.sheetnames and str(wb[LOAD_SHEET]["A1"].value) != TITLE and not force:
+        raise WorkbookError(
+            f"{path}: its sheet '{LOAD_SHEET}' was not written by planner, and refresh writes the Load sheet; "
+            "rename that sheet to keep it, or pass --force to replace it"
+        )
+
+
 def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: bool = False) -> None:
     """Write the Load sheet of ``wb`` again: its figures simulated from the workbook's Inputs (``read_all_inputs``),
     in the place of the old one (new: after Levers). Inputs that cannot be read give a sheet saying so, not an
     error: the catalog refresh goes on. A sheet named Load that planner did not write (another title) is a
     WorkbookError unless ``force``."""
     from planner.workbook.load_figures import load_figures, not_computed
-    from planner.workbook.load_sheet import TITLE, load_sheet
+    from planner.workbook.load_sheet import load_sheet
 
-    if LOAD_SHEET in wb.sheetnames and wb[LOAD_SHEET]["A1"].value != TITLE and not force:
-        raise WorkbookError(
-            f"{path}: its sheet '{LOAD_SHEET}' was not written by planner, and refresh writes the Load sheet; "
-            "rename that sheet to keep it, or pass --force to replace it"
-        )
+    check_load_sheet(wb, path, force)
     try:
         figures = load_figures(read_all_inputs(path, wb), catalog, engine, calibration)
     except WorkbookError as exc:
