@@ -18,7 +18,7 @@ from planner.workbook.build import build_whatif, select_entries
 from planner.workbook.calc import SCENARIOS, scenario_col
 from planner.workbook.inputs import default_inputs
 from planner.workbook.layout import INPUTS_SHEET, LEVERS_SHEET, LOAD_SHEET, input_row
-from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures
+from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, scheduler_of
 from planner.workbook.load_sheet import STATUS_CELL, TITLE, load_sheet
 from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh_load
@@ -140,6 +140,14 @@ class TestFiguresArePlannersPythonApi:
                 for key, value in p50[mult].items():
                     assert (value is None) == (p99[mult][key] is None)
                     assert value is None or p99[mult][key] >= value
+
+
+class TestTheSimulatedEngine:
+    def test_each_engine_family_gets_its_scheduler(self):
+        """A release profile simulates with its family's scheduler (SGLang's retraction, TensorRT-LLM's policy);
+        an engine without one (lmdeploy, ideal) with vLLM's."""
+        want = {"vllm-0.10": "vllm", "sglang-0.5.1": "sglang", "tensorrt-llm-0": "tensorrt-llm", "lmdeploy": "vllm"}
+        assert {name: scheduler_of(engine_profile(name)) for name in want} == want
 
 
 class TestWithoutTraffic:

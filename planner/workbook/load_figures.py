@@ -16,6 +16,9 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
                     no targets are given or none meet them
     figures         p50 and p99 TTFT and TPOT of 1,000 Poisson requests per rate
                     (``serving.fleet.sweep_within_capacity``); None past the replica's capacity
+
+Assumption: the Inputs' targets apply to the p99 of these requests (the Levers sheet compares one whole-context
+prompt's TTFT and the decode step at max batch with them).
 """
 
 from __future__ import annotations
@@ -126,6 +129,11 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
     return s
 
 
+def scheduler_of(engine: EngineProfile) -> str:
+    """The serving simulation's scheduler for an engine profile: its family ("sglang-0.5.1" -> "sglang"), else vLLM's."""
+    return next((n for n in SCHEDULERS if engine.name == n or engine.name.startswith(n + "-")), "vllm")
+
+
 def _lever(
     key: str, header: str, inputs: dict, catalog: Catalog, engine: EngineProfile, calibration: Any, targets: tuple
 ) -> LeverLoad:
@@ -143,7 +151,7 @@ def _lever(
         plan = api.memory_plan(s["gpu"], s["model"], s["context"], gpus=s["gpus"], **options)
         fleet = api.peak_fleet(
             s["gpu"], s["model"], s["context"], peak_requests_per_s=peak, output_tokens=int(output),
-            price_per_gpu_hour=0.0, gpus=s["gpus"], **options,
+            price_per_gpu_hour=0.0, gpus=s["gpus"], **options,  # replicas do not depend on the price
         )  # fmt: skip
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc))
@@ -156,7 +164,7 @@ def _lever(
         )  # fmt: skip
     eng = engine if mu is None else replace(engine, memory_utilization=float(mu), memory_fraction_rule="")
     replica = Replica(
-        s["gpu"], s["model"], s["gpus"], scheduler=engine.name if engine.name in SCHEDULERS else "vllm",
+        s["gpu"], s["model"], s["gpus"], scheduler=scheduler_of(engine),
         max_num_seqs=batch, weight_precision=s["weight_precision"], kv_precision=s["kv_precision"],
         engine=eng, calibration=calibration, catalog=catalog,
     )  # fmt: skip
