@@ -83,13 +83,9 @@ def has_percentiles(row: DecodeRow) -> bool:
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
 
 
-def predict_percentiles(
-    row: DecodeRow, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None
-) -> dict[str, float]:
-    """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
-    Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
+def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | None) -> Replica:
     cat = catalog or default_catalog()
-    replica = Replica(
+    return Replica(
         resolve_gpu_name(row.gpu, cat),
         resolve_model_name(row.model, cat),
         gpus=row.gpus,
@@ -102,6 +98,37 @@ def predict_percentiles(
         calibration=calibration,
         catalog=cat,
     )
+
+
+def prefill_alone_ms(
+    row: DecodeRow, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None
+) -> float:
+    """One request of the row's mean lengths on its idle engine, no front end: its TTFT, milliseconds (the prefill
+    of the part of the prompt not cached, and the step that makes the first token)."""
+    inp, out = max(row.input_len, 1), max(row.output_len, 1)
+    hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
+    r = latency_under_load(
+        _replica(row, engine, calibration, catalog), inp, out, concurrency=1, num_requests=1, prefix_hit_rate=hit
+    )
+    return r.ttft_s.p50 * 1e3
+
+
+def predict_percentiles(
+    row: DecodeRow,
+    *,
+    engine: Any = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+    frontend_s: float | None = None,
+) -> dict[str, float]:
+    """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
+    ``frontend_s``: each request's time outside the engine, seconds (None: the fitted value,
+    ``planner.accuracy.frontend.FRONTEND_S``). Raises a ``PlannerError`` (its message the reason) when the row
+    cannot be predicted."""
+    from planner.accuracy.frontend import FRONTEND_S
+
+    replica = _replica(row, engine, calibration, catalog)
+    front = FRONTEND_S if frontend_s is None else frontend_s
     n = row.num_prompts or max(row.batch, 1)
     inp, out = max(row.input_len, 1), max(row.output_len, 1)
     ratio = row.length_range_ratio
@@ -122,5 +149,6 @@ def predict_percentiles(
         prefix_hit_rate=hit,
         async_scheduling=row.async_scheduling,
         scheduler_steps=row.scheduler_steps or 1,
+        frontend_s=front,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}
