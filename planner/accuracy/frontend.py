@@ -14,8 +14,8 @@ run from -1.5 to 211 ms over five sources), and a value per engine, judged leavi
 worse (39% median / 127% worst |error| over the shipped runs, against 33% / 100% for one value; 40% / 100% with none).
 ``frontend_s_for`` gives the value a source is *predicted* with: the same rule over the other sources' votes only
 (leave one source out), so no figure is judged by a value fitted on its own rows.
-``FRONTEND_S`` is the value fitted on every source, for plans and exports; ``bench/frontend_fit.py`` re-derives it
-and prints each source's left-out value.
+``planner.serving.load.FRONTEND_S`` is the value fitted on every source, the default of every simulated replica
+(plans, exports, Excel); ``bench/frontend_fit.py`` re-derives it and prints each source's left-out value.
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from dataclasses import dataclass
 
 from planner.accuracy.published import DecodeRow
 from planner.errors import PlannerError
+from planner.serving.load import FRONTEND_S
 
-#: Front-end time (seconds, every engine), fitted on every source of ``catalogs/reference/load_public.csv`` as the module
-#: docstring says (``python bench/frontend_fit.py`` prints the votes and re-derives these; a test checks they match).
-#: Votes (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM gpustack 0.10/0.11 18.8, H200
-#: 0.14.1 report -1.5, sglang-v0.3.0-vs-vllm-v0.6.0 35.6, surajssd A100 0.8.3 14.3, vLLM PR 23151 211.4 (one
-#: closed-loop run); SGLang datacrunch 0.4 65.4, gpustack 0.5.3 13.3, sglang-v0.3.0 17.7; TensorRT-LLM gpustack 21.5.
-FRONTEND_S = 0.0188
+__all__ = ["FRONTEND_S", "Vote", "fitted_frontend_s", "frontend_s_for", "offered_load", "residual_s", "votes"]
+
+#: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
+#: gpustack 0.10/0.11 18.8, H200 0.14.1 report -1.5, sglang-v0.3.0-vs-vllm-v0.6.0 35.6, surajssd A100 0.8.3 14.3, vLLM
+#: PR 23151 211.4 (one closed-loop run); SGLang datacrunch 0.4 65.4, gpustack 0.5.3 13.3, sglang-v0.3.0 17.7;
+#: TensorRT-LLM gpustack 21.5. Median 18.8 ms.
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
 from planner.serving.benchmark import SCHEDULERS, request_lengths
-from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
+from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
@@ -100,19 +100,6 @@ def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | N
     )
 
 
-def prefill_alone_ms(
-    row: DecodeRow, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None
-) -> float:
-    """One request of the row's mean lengths on its idle engine, no front end: its TTFT, milliseconds (the prefill
-    of the part of the prompt not cached, and the step that makes the first token)."""
-    inp, out = max(row.input_len, 1), max(row.output_len, 1)
-    hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
-    r = latency_under_load(
-        _replica(row, engine, calibration, catalog), inp, out, concurrency=1, num_requests=1, prefix_hit_rate=hit
-    )
-    return r.ttft_s.p50 * 1e3
-
-
 def predict_percentiles(
     row: DecodeRow,
     *,
@@ -125,8 +112,6 @@ def predict_percentiles(
     ``frontend_s``: each request's time outside the engine, seconds (None: the fitted value,
     ``planner.accuracy.frontend.FRONTEND_S``). Raises a ``PlannerError`` (its message the reason) when the row
     cannot be predicted."""
-    from planner.accuracy.frontend import FRONTEND_S
-
     replica = _replica(row, engine, calibration, catalog)
     front = FRONTEND_S if frontend_s is None else frontend_s
     n = row.num_prompts or max(row.batch, 1)
