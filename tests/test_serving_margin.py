@@ -2,8 +2,8 @@
 steady-load serving runs on that GPU; a GPU with few such figures gets at least the errors measured there.
 
 Figures from catalogs/reference/heldout_serving_residuals.csv (``python bench/heldout.py --write-serving-residuals``):
-H100 + vLLM 9 figures (gpustack-performance-lab, sglang-v0.3.0-vs-vllm-v0.6.0), 10th / 90th -8% / +19%; H200 + vLLM
-2 figures, +20% and +96%; MI300X + vLLM 6 figures, +12% / +92% (median +43%, the "45% fast" docs/accuracy.md reports
+H100 + vLLM 9 figures (gpustack-performance-lab, sglang-v0.3.0-vs-vllm-v0.6.0), 10th / 90th -8% / +20%; H200 + vLLM
+2 figures, +21% and +96%; MI300X + vLLM 6 figures, +12% / +92% (median +43%, the "45% fast" docs/accuracy.md reports
 for its static rows); B200 none.
 """
 
