@@ -3,33 +3,35 @@
     python bench/load_gaps.py
 
 1. Closed-loop ITL p99 (gpustack, Qwen3-8B on one H100, ShareGPT, 1-8 in flight): each run simulated with outputs
-   all at the run's mean (as validated) and with a lognormal spread (coefficient of variation 0.5 and 1; an assumption
-   for this check only, no source publishes the sample's output lengths). Equal outputs keep the closed loop in
-   lockstep (the C requests finish in one step and the next C prefill together, so no decode ever shares a step with
-   a prompt); with a spread, a prompt joins the decodes' step, but the step model prices 233 prompt tokens of an 8B
-   model at well under a millisecond beyond the decode step, so the p99 stays one step.
+   all at the run's mean and with vLLM's published ShareGPT sample's outputs scaled to it (as validated,
+   ``planner.accuracy.datasets``). Equal outputs keep the closed loop in lockstep (the C requests finish in one step
+   and the next C prefill together, so no decode ever shares a step with a prompt); with the sample's spread a prompt
+   joins the decodes' step, but the step model prices 233 prompt tokens of an 8B model at well under a millisecond
+   beyond the decode step, so the p99 stays about one step.
 2. TensorRT-LLM all-at-once runs: simulated and published median TPOT, their ratio and the sequences in flight.
 """
 
 from __future__ import annotations
 
-from planner.accuracy.frontend import FRONTEND_S
+from planner.accuracy.datasets import sharegpt_requests
 from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.under_load import _replica, sharegpt_prompts
-from planner.serving.load import fixed_lengths, latency_under_load, lognormal_lengths
+from planner.serving.load import FRONTEND_S, fixed_lengths, latency_under_load
 
 CLOSED_LOOP = ("LD085", "LD086", "LD068", "LD087", "LD069", "LD070")
 
 
 def main() -> int:
     rows = {r.record_id: r for r in load_decode_rows(reference_dir() / "load_public.csv")}
-    print("1. closed loop: ITL p50 / p99 ms, simulated at output spread cv 0 / 0.5 / 1, published")
+    print("1. closed loop: ITL p50 / p99 ms, simulated with equal outputs, with the sample's outputs; published")
     for rid in CLOSED_LOOP:
         r = rows[rid]
         prompts = sharegpt_prompts(r, r.num_prompts) or [r.input_len] * r.num_prompts
         cells = []
-        for cv in (0.0, 0.5, 1.0):
-            outs = [o for _, o in lognormal_lengths(r.input_len, r.output_len, r.num_prompts, cv=cv)]
+        for outs in (
+            [r.output_len] * r.num_prompts,
+            [o for _, o in sharegpt_requests(r.num_prompts, None, r.output_len)],
+        ):
             res = latency_under_load(
                 _replica(r, None, None, None), r.input_len, r.output_len, concurrency=r.batch,
                 lengths=list(zip(prompts, outs, strict=True)), frontend_s=FRONTEND_S,

@@ -11,7 +11,7 @@ simulation gets wrong is read as little as it can be as a front end.
 One vote per (engine, source): the median residual of that source's lightest-load runs of that engine. The front-end
 time is the median of all votes (at least 0), one value for every engine: the votes do not separate engines (vLLM's
 run from -1.5 to 211 ms over five sources), and a value per engine, judged leaving sources out, predicted median TTFT
-worse (39% median / 127% worst |error| over the shipped runs, against 33% / 100% for one value; 40% / 100% with none).
+worse (40% median / 107% worst |error| over the shipped runs, against 33% / 100% for one value; 47% / 100% with none).
 ``frontend_s_for`` gives the value a source is *predicted* with: the same rule over the other sources' votes only
 (leave one source out), so no figure is judged by a value fitted on its own rows.
 ``planner.serving.load.FRONTEND_S`` is the value fitted on every source, the default of every simulated replica
@@ -32,9 +32,9 @@ from planner.serving.load import FRONTEND_S
 __all__ = ["FRONTEND_S", "Vote", "fitted_frontend_s", "frontend_s_for", "offered_load", "residual_s", "votes"]
 
 #: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
-#: gpustack 0.10/0.11 18.8, H200 0.14.1 report -1.5, sglang-v0.3.0-vs-vllm-v0.6.0 35.6, surajssd A100 0.8.3 14.3, vLLM
-#: PR 23151 211.4 (one closed-loop run); SGLang datacrunch 0.4 65.4, gpustack 0.5.3 13.3, sglang-v0.3.0 17.7;
-#: TensorRT-LLM gpustack 21.5. Median 18.8 ms.
+#: gpustack 0.10/0.11 31.2, H200 0.14.1 report -0.6, sglang-v0.3.0-vs-vllm-v0.6.0 35.6, surajssd A100 0.8.3 14.0, vLLM
+#: PR 23151 211.4 (one closed-loop run); SGLang datacrunch 0.4 65.4, gpustack 0.5.3 27.0, sglang-v0.3.0 17.7;
+#: TensorRT-LLM gpustack 33.9. Median 31.2 ms.
 
 
 @dataclass(frozen=True)
