@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from planner.accuracy.frontend import FRONTEND_S, Vote, fitted_frontend_s, frontend_s_for, offered_load, votes
+from planner.accuracy.frontend import (
+    FRONTEND_S,
+    Vote,
+    fitted_frontend_s,
+    frontend_for_rows,
+    frontend_s_for,
+    offered_load,
+    votes,
+)
 from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.under_load import predict_percentiles
 from planner.accuracy.validation import validate_load
@@ -65,3 +73,14 @@ class TestValidation:
         check = next(c for c in checks if c.record_id == "LD001" and c.quantity == "ttft_median_ms")
         assert check.predicted == pytest.approx(bare + left_out * 1e3, rel=1e-6)
         assert check.predicted == pytest.approx(56.3722, rel=0.40)  # published (surajssd/llm-k8s, benchmark_results.md)
+
+    def test_a_users_run_gets_the_value_fitted_on_every_shipped_source(self, tmp_path):
+        """A run of a source not in load_public.csv was in no fit: it is predicted with ``FRONTEND_S`` itself (and
+        the shipped runs are not simulated for it)."""
+        path = tmp_path / "runs.csv"
+        path.write_text(
+            "record_id,kind,engine,gpu,tensor_parallel_size,model,batch_size_or_concurrency,request_rate,num_prompts,"
+            "input_len,output_len,ttft_median_ms,source\n"
+            "u1,serving_rate,vLLM,H100,1,llama3.1-8b,,2,100,512,128,50,https://example.com/mine\n"
+        )
+        assert frontend_for_rows(load_decode_rows(path)) == {"u1": FRONTEND_S}

@@ -25,11 +25,20 @@ import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from planner.accuracy.published import DecodeRow
+from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir
 from planner.errors import PlannerError
 from planner.serving.load import FRONTEND_S
 
-__all__ = ["FRONTEND_S", "Vote", "fitted_frontend_s", "frontend_s_for", "offered_load", "residual_s", "votes"]
+__all__ = [
+    "FRONTEND_S",
+    "Vote",
+    "fitted_frontend_s",
+    "frontend_for_rows",
+    "frontend_s_for",
+    "offered_load",
+    "residual_s",
+    "votes",
+]
 
 #: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
 #: gpustack 0.10/0.11 31.2, H200 0.14.1 report -0.6, sglang-v0.3.0-vs-vllm-v0.6.0 35.6, surajssd A100 0.8.3 14.0, vLLM
@@ -110,3 +119,17 @@ def fitted_frontend_s(all_votes: Iterable[Vote], leave_out: str | None = None) -
 def frontend_s_for(row: DecodeRow, all_votes: Iterable[Vote]) -> float:
     """The front-end time ``row`` is predicted with: fitted on every source but its own (leave one source out)."""
     return fitted_frontend_s(all_votes, leave_out=row.source_group)
+
+
+def frontend_for_rows(rows: Iterable[DecodeRow], **predict) -> dict[str, float]:
+    """The front-end time each row is predicted with, seconds, by record id: a row of a source in
+    ``catalogs/reference/load_public.csv`` gets the value fitted on that file's other sources (``frontend_s_for``);
+    any other row the value fitted on every shipped source (``FRONTEND_S`` when the simulation's options are the
+    defaults). The shipped runs are simulated only when a row needs them."""
+    rows = list(rows)
+    shipped = load_decode_rows(reference_dir() / "load_public.csv")
+    groups = {r.source_group for r in shipped}
+    if not any(r.source_group in groups for r in rows) and not any(v is not None for v in predict.values()):
+        return {r.record_id: FRONTEND_S for r in rows}
+    fits = votes(shipped, **predict)
+    return {r.record_id: fitted_frontend_s(fits, r.source_group if r.source_group in groups else None) for r in rows}
