@@ -372,6 +372,26 @@ class TestContextsPaired:
             np.testing.assert_array_equal(whole, np.concatenate(chunks), err_msg=name)
             assert np.isnan(whole[ctx == 0]).all() and np.isfinite(whole[(ctx == 512) & (gpus == "H100")]).all()
 
+    def test_a_models_own_facts_run_once_per_model(self):
+        """A fact of the model alone is a Rows over the model rows (3 models), gathered to the pairs only when it
+        meets a per-pair term; the tensor-parallel check (model facts and a group of 8) stays per model, and every
+        scenario reads its own model's answer: Llama 2 70B's 64 heads and 8 KV heads split over 8 GPUs
+        (config.json of meta-llama/Llama-2-70b-hf: num_attention_heads 64, num_key_value_heads 8)."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import _resolve
+        from planner.model.memory import tensor_parallel_ok
+        from planner.model.rows import Rows, row_values
+
+        gpus, models, ctx = self.sweep()
+        r = _resolve(default_catalog(), "coerce", gpu=gpus, model=models, numbers=ctx.astype(float))
+        heads = r.model.num_attention_heads
+        assert isinstance(heads, Rows) and isinstance(heads.values, Rows) and row_values(heads).size == 3
+        ok = tensor_parallel_ok(r.model, 8)
+        assert isinstance(ok.values, Rows) and row_values(ok).size == 3
+        per_scenario = np.asarray(ok)
+        assert per_scenario.shape == ctx.shape and per_scenario[models == "llama2-70b"].all()
+        assert np.asarray(heads)[models == "llama2-70b"].tolist() == [64.0] * int((models == "llama2-70b").sum())
+
     def test_contexts_that_hardly_repeat_are_not_paired(self):
         from planner.catalog import default_catalog
         from planner.catalog.resolve import _resolve
