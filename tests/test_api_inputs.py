@@ -411,14 +411,12 @@ class TestContextsPaired:
 
 
 class TestTextKeptForTheNextCall:
-    """Issue 24: a text array's grouping is kept for the next call, found again only for the same text, whether
-    the copy kept is the text itself or (past ``lookup.RAW_TEXT_BYTES``) its packed rows."""
+    """Issue 24: a text array's grouping is kept for the next call (with its packed rows, a byte per character),
+    found again only for the same text."""
 
-    @pytest.mark.parametrize("raw_limit", [1 << 26, 0])
-    def test_the_same_text_reuses_its_grouping_and_changed_text_does_not(self, monkeypatch, raw_limit):
+    def test_the_same_text_reuses_its_grouping_and_changed_text_does_not(self):
         from planner.catalog import lookup
 
-        monkeypatch.setattr(lookup, "RAW_TEXT_BYTES", raw_limit)
         lookup._BY_IDENTITY.clear()
         names = np.array(["H100", "L4", "H100", "RTX PRO 6000 Blackwell Server Edition"] * 50)
         first = lookup._codes_of_text(names)
@@ -428,3 +426,27 @@ class TestTextKeptForTheNextCall:
         changed = lookup._codes_of_text(names)
         assert changed[1] == ["H100", "H200", "RTX PRO 6000 Blackwell Server Edition", "L4"]
         assert changed[0][:5].tolist() == [0, 1, 0, 2, 0]
+
+    @pytest.mark.parametrize("width", [3, 8, 9, 16, 17, 37])
+    def test_names_that_differ_only_in_their_last_character_are_told_apart(self, width):
+        """Rows are hashed as 8-byte words read in place, the last word overlapping when the width is not a
+        multiple of 8: a difference in the last byte changes the group whatever the width."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        a, b = "x" * (width - 1) + "a", "x" * (width - 1) + "b"
+        codes, values = lookup._codes_of_text(np.array([a, b, a, b, b]))
+        assert values == [a, b] and codes.tolist() == [0, 1, 0, 1, 1]
+
+    def test_a_character_past_latin1_written_in_place_is_not_read_as_its_low_byte(self):
+        """'Ł' is U+0141: its low byte is 'A' (0x41), so packing it a byte per character would read "H10A"; the
+        changed array leaves the packed path and is grouped as objects, exactly."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["H10A", "L4", "H10A"])
+        assert lookup._codes_of_text(names)[1] == ["H10A", "L4"]
+        names[2] = "H10\u0141"
+        assert lookup._codes_of_text(names) is None
+        codes, values, _ = lookup._codes(names)
+        assert values == ["H10A", "L4", "H10\u0141"] and codes.tolist() == [0, 1, 2]
