@@ -312,6 +312,22 @@ class TestEveryFormOfNames:
         codes, values, _ = lookup._codes(odd)
         assert values == ["H100", "H100\u2713"] and codes.tolist() == [0, 1, 0]
 
+    @pytest.mark.parametrize(
+        "cells",
+        [["H100", None, "H100"], ["H100", float("nan")], ["H100", 8], ["H100", np.str_("L4")], ["a\x00b", "a\x00c"]],
+    )
+    def test_strings_read_by_the_string_table_only_when_every_cell_is_a_str(self, cells):
+        """A missing cell, a number or a str subclass leaves the string table (``_codes`` keys it by its repr);
+        strings that differ after a NUL character stay apart."""
+        from planner.catalog import lookup
+
+        flat = np.array(cells, dtype=object)
+        found = lookup._factorize_strings(flat)
+        if all(type(x) is str for x in cells):
+            assert found[1] == cells and found[0].tolist() == list(range(len(cells)))
+        else:
+            assert found is None
+
     def test_a_hash_collision_falls_back_to_grouping_objects(self, monkeypatch):
         """With every hash 0 all names hash alike: the exact comparison refuses, and the object path groups."""
         from planner.catalog import lookup
@@ -324,16 +340,14 @@ class TestEveryFormOfNames:
 
     def test_distinct_objects_are_grouped_by_value_once_per_array(self, monkeypatch):
         """Three calls over the same array of distinct string objects hash their values once (then by reference)."""
-        import pandas as pd
-
         from planner.catalog import lookup
 
         gpus = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
         assert lookup._mostly_copies(gpus)
         lookup._BY_IDENTITY.clear()
         hashed = []
-        factorize = pd.factorize
-        monkeypatch.setattr(pd, "factorize", lambda *a, **k: hashed.append(1) or factorize(*a, **k))
+        factorize = lookup._factorize_strings
+        monkeypatch.setattr(lookup, "_factorize_strings", lambda *a, **k: hashed.append(1) or factorize(*a, **k))
         results = [planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1) for _ in range(3)]
         assert len(hashed) == 1
         assert list(results[2][:2]) == [planner.max_batch(g, "llama3.1-8b", 4096, gpus=1) for g in ("H100", "L4")]

@@ -127,9 +127,10 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         codes, first_at = hit[1], hit[2]
     else:
         if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
-            codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1: their own path below
-            if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
+            found = _factorize_strings(flat)
+            if found is None:
                 return None
+            codes, distinct = found
         else:
             codes, distinct = pd.factorize(refs)
             if len(distinct) > max(1024, len(flat) // 16):
@@ -150,6 +151,28 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
             values.append(x)
         renumber[i] = group[key]
     return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
+
+
+def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """(code per element, the distinct strings in order of first appearance) of an object array of Python
+    strings, by pandas' hash table of strings (``StringHashTable``: each string's UTF-8 bytes hashed once); None
+    when some element is not a ``str`` (a missing cell, a number, a subclass): ``_codes`` keys those otherwise.
+
+    ``pandas.factorize`` reaches the same table after reading every element once more to learn that the array is
+    all text (``lib.is_string_array``); the table itself marks any other element missing (code -1), which is read
+    here as "not all text", so that pass is left out. Where pandas' table cannot be imported, ``pandas.factorize``.
+    """
+    try:
+        from pandas._libs.hashtable import StringHashTable
+
+        distinct, codes = StringHashTable(len(flat)).factorize(flat)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        import pandas as pd
+
+        codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1
+    if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
+        return None
+    return codes, list(distinct)
 
 
 def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
