@@ -236,6 +236,19 @@ class TestNamesCodedOnce:
         third = planner.max_batch(gpus, "llama3.1-8b", ctx, gpus=1)
         assert list(third) == expected() and third[2] != first[2] and len(hashed) == 2
 
+    def test_equal_text_in_several_objects_is_one_code_kept_for_the_next_call(self):
+        """pandas' read_csv shares a string object among some cells, not all: the text's code is kept with the
+        references, so the next call over the same array reads the same codes (and finds its pairs again)."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        a, b, c = "H100", "".join("H100"), "L4"
+        assert a == b and a is not b
+        names = np.array([a, c, b] * 100, dtype=object)
+        codes, values, _ = lookup._codes(names)
+        assert values == ["H100", "L4"] and codes[:6].tolist() == [0, 1, 0, 0, 1, 0]
+        assert lookup._codes(names)[0] is codes and not codes.flags.writeable
+
     def test_a_new_array_of_the_same_names_gives_the_same_numbers(self):
         gpus = np.array(["H100", "L4"] * 50, dtype=object)
         again = np.array(["".join(g) for g in gpus], dtype=object)  # equal text, other string objects

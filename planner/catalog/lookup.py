@@ -136,8 +136,17 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
             if len(distinct) > max(1024, len(flat) // 16):
                 return None
         codes = codes.astype(np.intp, copy=False)
-        codes.flags.writeable = False  # shared by the calls that pass the same references
         first_at = _first_appearances(codes, len(distinct))
+        objects = [flat[i] for i in first_at]
+        if all(type(x) is str for x in objects):  # one code per text, kept: strings do not change
+            number: dict[str, int] = {}
+            renumber = np.empty(len(objects), dtype=np.intp)
+            for i, x in enumerate(objects):
+                renumber[i] = number.setdefault(x, len(number))
+            if len(number) < len(objects):  # equal text in several objects (pandas' read_csv shares some)
+                codes = np.take(renumber, codes)
+                first_at = _first_appearances(codes, len(number))
+        codes.flags.writeable = False  # shared by the calls that pass the same references
         _keep(cache_key, (refs.copy(), codes, first_at))
     objects = [flat[i] for i in first_at]
     plain = all(type(x) is str for x in objects)
