@@ -25,7 +25,7 @@ from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures
 from planner.model.parallel import PARALLELISMS
-from planner.model.rows import gathered
+from planner.model.rows import Rows, gathered
 from planner.options import Options
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
@@ -43,8 +43,11 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     """NaN where a scenario failed (coerce), a Python scalar for scalar input, a Series for Series input."""
     if type(result) is float and bad is False:  # one scenario that worked
         return int(result) if integer and result == result else result
-    result, bad = gathered(result), gathered(bad)  # per-row values (planner.model.rows) become per scenario
-    out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
+    if isinstance(result, Rows) and isinstance(bad, Rows) and result.codes is bad.codes:  # NaN per row, one gather
+        out = np.asarray(np.where(bad, np.nan, result), dtype=float)
+    else:
+        result, bad = gathered(result), gathered(bad)  # per-row values (planner.model.rows) become per scenario
+        out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
     if integer and errors == "raise":
         out = out.astype(np.int64)
     if out.ndim == 0:
@@ -62,7 +65,8 @@ def finish_record(record: Any, bad: Any, index=None, field: str | None = None):
     ``field``, only that field (or property) of the record, finished, which is the same number as that of the
     finished record."""
     if field is not None:
-        return finish(np.asarray(getattr(record, field), dtype=float), bad, "coerce", index)
+        value = getattr(record, field)
+        return finish(value if isinstance(value, Rows) else np.asarray(value, dtype=float), bad, "coerce", index)
     if bad is False and all(type(v) is float for v in vars(record).values()):
         return record
     return type(record)(
@@ -290,6 +294,10 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     bad_gpus: Any = False
     if gpus is not None:
         gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
+    # a mask with no scenario marked is no mask: what fails later stays per (names, context) pair (``finish``)
+    bad_ctx, bad_batch, bad_gpus = (
+        False if np.ndim(x) and not np.any(x) else x for x in (bad_ctx, bad_batch, bad_gpus)
+    )
     reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     calibration = resolve_calibration(o.calibration)
