@@ -294,10 +294,6 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     bad_gpus: Any = False
     if gpus is not None:
         gpus, bad_gpus = _count_or_mask(gpus, "gpus", MAX_GPUS, " of GPUs", errors)
-    # a mask with no scenario marked is no mask: what fails later stays per (names, context) pair (``finish``)
-    bad_ctx, bad_batch, bad_gpus = (
-        False if np.ndim(x) and not np.any(x) else x for x in (bad_ctx, bad_batch, bad_gpus)
-    )
     reserve = None if o.reserve_bytes is None else _nonnegative(o.reserve_bytes, "reserve_bytes")
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     calibration = resolve_calibration(o.calibration)

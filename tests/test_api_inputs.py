@@ -475,6 +475,26 @@ class TestContextsPaired:
         assert per_scenario.shape == ctx.shape and per_scenario[models == "llama2-70b"].all()
         assert np.asarray(heads)[models == "llama2-70b"].tolist() == [64.0] * int((models == "llama2-70b").sum())
 
+    def test_groups_a_model_refuses_are_nan_per_pair_as_per_scenario(self):
+        """6 GPUs split no model of the sweep (32 / 64 heads, vLLM's heads % tp = 0): the refusal is per model
+        and the result NaN for every scenario, per pair as in chunks too small to pair; 2 GPUs split them all."""
+        gpus, models, ctx = self.sweep()
+        for n in (6, 2):
+            whole = np.asarray(planner.max_batch(gpus, models, ctx, gpus=n, errors="coerce"), dtype=float)
+            chunks = np.concatenate(
+                [
+                    np.asarray(
+                        planner.max_batch(
+                            gpus[i : i + 1000], models[i : i + 1000], ctx[i : i + 1000], gpus=n, errors="coerce"
+                        ),
+                        dtype=float,
+                    )
+                    for i in range(0, len(ctx), 1000)
+                ]
+            )
+            np.testing.assert_array_equal(whole, chunks)
+            assert np.isnan(whole).all() == (n == 6)
+
     def test_contexts_that_hardly_repeat_are_not_paired(self):
         from planner.catalog import default_catalog
         from planner.catalog.resolve import _resolve
