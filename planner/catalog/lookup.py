@@ -223,7 +223,7 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     codes, distinct = pd.factorize(_text_hash(packed))
     codes = codes.astype(np.intp, copy=False)
     at = _first_appearances(codes, len(distinct))
-    if not np.array_equal(np.take(packed[at], codes, axis=0), packed):
+    if not _same_bytes(np.take(packed[at], codes, axis=0), packed):
         return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
