@@ -357,9 +357,9 @@ def _facts(
 ) -> list[Any]:
     """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
     (``rows``: the column's row of each combination; None: one name, its floats shared by all) whose values are the
-    column's own rows (``Rows(Rows(table, rows), codes)``: a term of these facts alone runs once per catalog row). The Rows of pairs
-    kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a sweep's next calls
-    over the same names and contexts take no row again."""
+    column's own rows (``Rows(Rows(table, rows), codes)``: a term of these facts alone runs once per catalog row).
+    The Rows of pairs kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a
+    sweep's next calls over the same names and contexts take no row again."""
     shared = rows is not None and not rows.flags.writeable and not codes.flags.writeable  # pairs kept (``_groups``)
     key = ("facts", id(column.rows), id(rows), id(codes), classes, tuple(given))
     hit = _BY_IDENTITY.get(key) if shared else None
