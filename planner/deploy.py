@@ -318,7 +318,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         ctx = r.numbers
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
-        if np.any(refused):
+        if (errors == "raise" or failures.active()) and np.any(refused):  # else marked per pair, unread
             if errors == "raise":
                 shape = np.shape(refused)
                 first = tuple(np.argwhere(refused)[0]) if shape else ()
@@ -330,7 +330,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
                     (_names(model), gpus),
                     lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
                 )
-            bad_gpus = np.asarray(bad_gpus) | refused
+        bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
