@@ -66,7 +66,7 @@ def fewest_replicas(
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
     a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile)
-    ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
+    ok = (a["ttft_s"] + replica.frontend_s <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
     # below the approximation's capacity a finite run can look fine while its queue grows without bound: those
     # k count as missing (lo), whatever 1,000 requests show
