@@ -72,6 +72,7 @@ def _inputs_block(s: Sheet, f: LoadFigures) -> int:
         r += 1
     s.set(STATUS_CELL, _status_formula(r - 1), style="warn")  # red; green while current:
     s.highlights.append(Highlight(STATUS_CELL, f'LEFT({STATUS_CELL},7)="current"'))
+    s.merges.append(f"{STATUS_CELL}:{TARGET_COL}{STATUS_ROW}")  # the fill under the whole answer
     return r + 1
 
 
