@@ -538,7 +538,7 @@ class TestWorkbooksDoc:
 
     def test_load_sheet(self):
         """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 23 replicas
-        of 4 x H100 where the Levers sheet counts 6: 3,696-token prompts', '1,000 Poisson requests per point', 'from
+        of 4 x H100 where the Levers sheet counts 16: ... (prompts of 3,696 tokens here)', '1,000 Poisson requests per point', 'from
         a quarter to twice the Inputs' peak': the Load sheet's figures (planner.workbook.load_figures)."""
         from planner.accuracy.calibration import resolve_calibration
         from planner.engines.profiles import engine_profile
@@ -553,7 +553,7 @@ class TestWorkbooksDoc:
         peak, output, ttft_s, tpot_ms, needed, gpus, levers, prompt = stated(
             self.DOC,
             r"On the opening inputs \((\d+) requests/s of (\d+) output tokens, ([\d.]+) s / (\d+) ms\) the baseline needs "
-            r"(\d+) replicas of (\d+) x H100 where the Levers sheet counts (\d+): ([\d,]+)-token prompts",
+            r"(\d+) replicas of (\d+) x H100 where the Levers sheet counts (\d+): .*?\(prompts of ([\d,]+) tokens here\)",
         )
         assert (peak, output, float(ttft_s), tpot_ms) == (
             inputs["peak_requests_per_s"],

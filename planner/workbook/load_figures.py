@@ -4,8 +4,8 @@ A queue simulation is not a cell formula: these figures are computed here, when 
 and stored in the sheet as numbers (``planner.workbook.load_sheet`` lays them out). For each scenario of the Levers
 sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas resolve it (``lever_inputs``):
 
-    Levers replicas the Levers sheet's "Replicas for the peak": ``api.peak_fleet`` (throughput at max batch / output
-                    tokens per request; no time lost to prompts)
+    Levers replicas the Levers sheet's "Replicas for the peak": ``api.peak_fleet`` (1 / (output tokens / throughput at
+                    max batch + one whole-context prefill); no queue)
     one request     prompt = context - output tokens, output = the Inputs' output tokens (context is prompt + output)
     the replica     ``serving.load.Replica`` on the scenario's GPUs and precisions, ``max_num_seqs`` = its max batch
                     (the Levers sheet runs each scenario at its max batch), the engine's scheduler

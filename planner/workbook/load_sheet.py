@@ -93,7 +93,7 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("Prompt tokens per request (context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
         ("Max batch (the engine's max_num_seqs here)", "sequences", lambda v: v.max_batch, INT),
-        ("Replicas for the peak, Levers sheet (no time for prompts)", "replicas", lambda v: v.replicas, INT),
+        ("Replicas for the peak, Levers sheet (no queue)", "replicas", lambda v: v.replicas, INT),
         (
             f"Replicas the simulation needs (p{HIGH_PERCENTILE} within targets)",
             "replicas",
