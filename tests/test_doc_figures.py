@@ -530,11 +530,46 @@ class TestWorkbooksDoc:
             max(contexts),
         )
         assert stated(self.DOC, r"compares each of the (\d+) probed cells per scenario") == (
-            len(build_whatif().probes),
+            len(build_whatif(load=False).probes),
         )
         assert stated(self.DOC, r"`tests/test_workbook_ranges\.py` recalculates (\d+) scenarios") == (
             len(RANGE_SCENARIOS),
         )
+
+    def test_load_sheet(self):
+        """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 23 replicas
+        of 4 x H100 where the Levers sheet counts 16: ... (prompts of 3,696 tokens here)', '1,000 Poisson requests per point', 'from
+        a quarter to twice the Inputs' peak': the Load sheet's figures (planner.workbook.load_figures)."""
+        from planner.accuracy.calibration import resolve_calibration
+        from planner.engines.profiles import engine_profile
+        from planner.serving.load import DEFAULT_REQUESTS
+        from planner.workbook.build import select_entries
+        from planner.workbook.inputs import default_inputs
+        from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures
+
+        inputs = default_inputs(CAT, *select_entries(CAT, None, None))
+        f = load_figures(inputs, CAT, engine_profile(None), resolve_calibration(None))
+        base = f.levers[0]
+        peak, output, ttft_s, tpot_ms, needed, gpus, levers, prompt = stated(
+            self.DOC,
+            r"On the opening inputs \((\d+) requests/s of (\d+) output tokens, ([\d.]+) s / (\d+) ms\) the baseline needs "
+            r"(\d+) replicas of (\d+) x H100 where the Levers sheet counts (\d+): .*?\(prompts of ([\d,]+) tokens here\)",
+        )
+        assert (peak, output, float(ttft_s), tpot_ms) == (
+            inputs["peak_requests_per_s"],
+            inputs["output_tokens"],
+            inputs["ttft_target_ms"] / 1e3,
+            inputs["tpot_target_ms"],
+        )
+        assert (needed, gpus, levers, prompt) == (
+            base.needed_replicas,
+            base.inputs["gpus"],
+            base.replicas,
+            base.prompt_tokens,
+        )
+        assert stated(self.DOC, r"([\d,]+) Poisson requests per point") == (DEFAULT_REQUESTS,)
+        assert stated(self.DOC, r"from a (quarter) to (twice) the Inputs' peak traffic") == ("quarter", "twice")
+        assert (LOAD_MULTIPLES[0], LOAD_MULTIPLES[-1]) == (0.25, 2.0)
 
     def test_groups_and_bounds(self):
         """'1, 2, 4, 8, 16, 32 or 64 GPUs' (deploy.GPU_GROUPS), '#NUM! when none is, e.g. Qwen2-7B above 4'
@@ -1096,19 +1131,25 @@ class TestReadmeFigures:
         )
 
     def test_speed_figures_are_docs_model_latest_runs(self):
-        """The README's 'latest runs' speed figures are docs/model.md's first "Speed" table (timings are not
+        """The README's 'latest runs' speed figures are docs/model.md's first "Speed" table, medians and ranges (timings are not
         recomputed here: they depend on the machine; this keeps the README from quoting an older run as today's)."""
         model = " ".join((ROOT / "docs" / "model.md").read_text(encoding="utf-8").split())
         speed = model[model.index("## Speed") :]
         when, load = re.search(
-            r"Four runs on (2026-\d\d-\d\d at [\d:-]+ UTC) .*?load average ([\d.-]+);", speed
+            r"Five runs on (2026-\d\d-\d\d at [\d:-]+ UTC) .*?load average ([\d.-]+) ", speed
         ).groups()
-        ratios = re.findall(r"\| [\d.-]+ (?:ms|us) \| ([\d,.-]+x) \|", speed[: speed.index("Before the pairing")])
+        table = speed[: speed.index("| distinct strings in a fresh process")]  # the rows the README quotes
+        ratios = [
+            f"{median} ({spread}x)"
+            for median, spread in re.findall(r"\| [\d.]+ (?:ms|us) \([\d.-]+\) \| ([\d,.]+x) \(([\d,.-]+)\) \|", table)
+        ]
+        ratio = r"([\d,.]+x \([\d,.-]+x\))"
         got = stated(
             self.DOC,
-            r"Its latest runs \((2026-\d\d-\d\d), ([\d:-]+ UTC), the shared 2-core machine at load ([\d.-]+), .*?\): one "
-            r"scenario ([\d.-]+x) faster than one llm-analysis call, and a 200,000-scenario sweep faster per scenario by "
-            r"([\d,-]+x) as numpy text, ([\d,-]+x) as distinct strings, ([\d,-]+x) as Series and ([\d,-]+x) as Categoricals",
+            r"Its latest runs \((2026-\d\d-\d\d), ([\d:-]+ UTC), the shared 2-core machine at load ([\d.-]+), .*?\), "
+            rf"medians of five by the wall clock: one scenario {ratio} faster than one llm-analysis call, and a "
+            rf"200,000-scenario sweep faster per scenario by {ratio} as numpy text, {ratio} as distinct strings, "
+            rf"{ratio} as Series and {ratio} as Categoricals",
         )
         assert (f"{got[0]} at {got[1]}", got[2]) == (when, load)
         assert list(got[3:]) == ratios
@@ -1120,7 +1161,10 @@ def ranges_markdown() -> str:
 
     with open(ROOT / "catalogs" / "reference" / "heldout_residuals.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    lines = ["| dimension | value | figures | 10th / 90th percentile | widening factor |", "| --- | --- | --- | --- | --- |"]
+    lines = [
+        "| dimension | value | figures | 10th / 90th percentile | widening factor |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for r in rows:
         value = "(value held out)" if r["value"] == "*" and r["dimension"] != "all" else r["value"]
         low, high = float(r["residual_low"]), float(r["residual_high"])
@@ -1141,5 +1185,7 @@ if __name__ == "__main__":  # python tests/test_doc_figures.py: rewrite docs/acc
     text = doc.read_text(encoding="utf-8")
     head, rest = text.split("<!-- ranges:table -->\n", 1)
     tail = rest.split("<!-- /ranges:table -->", 1)[1]
-    doc.write_text(head + "<!-- ranges:table -->\n" + ranges_markdown() + "<!-- /ranges:table -->" + tail, encoding="utf-8")
+    doc.write_text(
+        head + "<!-- ranges:table -->\n" + ranges_markdown() + "<!-- /ranges:table -->" + tail, encoding="utf-8"
+    )
     print(f"wrote {doc}")
