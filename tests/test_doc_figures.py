@@ -537,8 +537,8 @@ class TestWorkbooksDoc:
         )
 
     def test_load_sheet(self):
-        """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 23 replicas
-        of 4 x H100 where the Levers sheet counts 16: ... (prompts of 3,696 tokens here)', '1,000 Poisson requests per point', 'from
+        """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 30 replicas
+        of 4 x H100 where the Levers sheet counts 18: ... (prompts of 3,696 tokens here)', '1,000 Poisson requests per point', 'from
         a quarter to twice the Inputs' peak': the Load sheet's figures (planner.workbook.load_figures)."""
         from planner.accuracy.calibration import resolve_calibration
         from planner.engines.profiles import engine_profile
