@@ -120,14 +120,14 @@ class TestFiguresArePlannersPythonApi:
 
     def test_levers_fleet_is_short_of_the_simulated_one_for_long_prompts(self, spec):
         """The Levers sheet sizes each replica by its requests' share of the steps at max batch plus one prefill each,
-        with no queue (``api.peak_fleet``: 16 replicas for the baseline); the simulation's p99 targets need more
+        with no queue (``api.peak_fleet``: 18 replicas for the baseline); the simulation's p99 targets need more
         replicas for every lever."""
         sheet = spec.sheet(LOAD_SHEET)
         rows = _rows(sheet)
         levers_row = rows["Replicas for the peak, Levers sheet (no queue)"]
         needed_row = rows["Replicas the simulation needs (p99 within targets)"]
         fleet = api.peak_fleet(GPU, MODEL, CONTEXT, peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
-        assert sheet.cells[f"C{levers_row}"].value == fleet.replicas == 16
+        assert sheet.cells[f"C{levers_row}"].value == fleet.replicas == 18
         for key, _, _ in SCENARIOS:
             col = scenario_col(key)
             assert sheet.cells[f"{col}{needed_row}"].value > sheet.cells[f"{col}{levers_row}"].value, key
