@@ -404,7 +404,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per sequence (group)",
             "B",
             GB,
-            "{kv_seq_base}*{repl}+{state}",
+            F.sequence_bytes("{n}"),
             quantity="memory_plan.kv_bytes_per_sequence",
         ),
         Row(

@@ -125,9 +125,30 @@ def seq_tokens(ctx: str) -> str:
     return f"(-INT(-{ctx}/{{block}})*{{block}})"
 
 
+def hybrid_sequence(n: str, ctx: str = "{context}") -> str:
+    """model.hybrid_sequence_bytes on n GPUs: n x group size x block x token page x (attention groups x
+    ceil(ctx / block) + state groups), the block from model.hybrid_state_block_tokens (vLLM's attention block enlarged
+    until one page holds a layer's state)."""
+    token_page = f"(({{kvel}}*{{kvbpe}}+{{idxb}})*{replication(n)}/{n})"
+    state_page = f"({{state}}/MAX({{linl}},1)/{n})"
+    block = f"({{block}}*MAX(-INT(-{state_page}/MAX({{block}}*{token_page},1E-30)),1))"
+    size = "MAX(IF(MAX({full},{linl})<1.5*MIN({full},{linl}),MAX({full},{linl}),MIN({full},{linl})),1)"
+    groups = f"((-INT(-{{full}}/{size}))*(-INT(-{ctx}/{block}))+(-INT(-{{linl}}/{size})))"
+    return f"({n}*{size}*({block}*{token_page})*{groups})"
+
+
+def sequence_bytes(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
+    """model.memory_plan's bytes of one sequence over n GPUs: KV blocks x replication + state, or with vLLM's paging
+    (eng_kv_group_padding) and state layers, ``hybrid_sequence``."""
+    return (
+        f"IF(AND(eng_kv_group_padding,{{linl}}>0),{hybrid_sequence(n)},"
+        f"{kv_seq_base}*{replication(n)}+{{state}})"
+    )
+
+
 def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
     """model.memory_plan's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
-    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}+{{state}}))"
+    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({sequence_bytes(n, kv_seq_base)}))"
 
 
 def tp_ok(n: str) -> str:
