@@ -197,6 +197,12 @@ def tp_refusal(model: Model, gpus: int, engine: Any = None) -> str:
             f"{label} splits each expert's width of {experts:,} evenly (FusedMoEConfig): {experts:,} / {g} leaves "
             f"{experts % g}; expert parallelism (parallelism='tp-ep') keeps experts whole"
         )
+    ssm = int(f.ssm_split_width)
+    if ssm % g:
+        return (
+            f"{label} splits each Mamba-2 mixer's {model.mamba.num_heads} heads and {model.mamba.n_groups} groups "
+            f"evenly (MambaMixer2): {ssm} / {g} leaves {ssm % g}"
+        )
     short = [w for w in (width, experts) if w and w % (g * block)] if block else [0]
     hint = "; expert parallelism keeps experts whole" if short[0] == experts and len(short) == 1 else ""
     return (

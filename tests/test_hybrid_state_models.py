@@ -13,6 +13,7 @@ from planner.catalog.resolve import _resolve
 from planner.catalog.schema import Model
 from planner.engines.architecture import model_facts, param_breakdown, state_bytes_per_sequence
 from planner.engines.profiles import engine_profile
+from planner.errors import OutOfRangeError
 from planner.model import memory
 from planner.model.decode import decode_step
 
@@ -137,3 +138,14 @@ class TestQwen35Moe:
         """vLLM's recipe serves text with --language-model-only; MTP loads only for speculative decoding."""
         f = model_facts(CAT.model("Qwen3.5-397B-A17B"))
         assert f.params_not_loaded == 7_051_578_608
+
+
+class TestMamba2LoadingRule:
+    def test_groups_must_divide_the_mixers_heads_and_groups(self):
+        """vLLM 0.33.0 ``MambaMixer2.__init__`` (vllm/model_executor/layers/mamba/mamba_mixer2.py lines 316-323):
+        ``num_heads % tp_size == 0`` and ``n_groups % tp_size == 0 or n_groups == 1``. Nemotron-H-8B's 32 attention
+        heads, 8 KV heads and MLP width 21,504 all split 16 ways, its 8 Mamba groups do not."""
+        assert (32 % 16, 16 % 8, 21_504 % 16, 8 % 16) == (0, 0, 0, 8)
+        with pytest.raises(OutOfRangeError, match=r"128 heads and 8 groups evenly \(MambaMixer2\): 8 / 16 leaves 8"):
+            planner.max_batch("H100", "Nemotron-H-8B", 4096, gpus=16)
+        assert planner.valid_tp_sizes("Nemotron-H-8B") == (1, 2, 4, 8)

@@ -355,6 +355,18 @@ def tp_split_widths(m: Model) -> tuple[int, int]:
     return math.gcd(dense, shared), m.moe.expert_intermediate_size
 
 
+def ssm_split_width(m: Model) -> int:
+    """The number a tensor-parallel group must divide for vLLM to load a Mamba-2 mixer (0 for other models): the
+    mixer's heads and groups, gcd(heads, groups), or the heads alone when there is one group (vLLM 0.33.0
+    ``MambaMixer2.__init__``, vllm/model_executor/layers/mamba/mamba_mixer2.py lines 316-323: ``assert num_heads %
+    self.tp_size == 0``; ``assert (n_groups % self.tp_size) == 0 or n_groups == 1``). Nemotron-H-8B (128 heads, 8
+    groups): 8, so 16 GPUs are refused though its 32 attention heads and 8 KV heads would split."""
+    a = m.mamba
+    if a is None:
+        return 0
+    return a.num_heads if a.n_groups == 1 else math.gcd(a.num_heads, a.n_groups)
+
+
 def model_facts(m: Model) -> ModelFacts:
     """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)
@@ -402,6 +414,7 @@ def model_facts(m: Model) -> ModelFacts:
         indexer_bytes_per_token_per_layer=dsa.indexer_cache_bytes_per_token if dsa is not None else 0,
         indexer_flop_per_context_token_per_layer=2 * dsa.index_n_heads * dsa.index_head_dim if dsa is not None else 0,
         local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
+        ssm_split_width=ssm_split_width(m),
     )
 
 

@@ -214,16 +214,21 @@ def tensor_parallel_ok(
     multiple of b, routed experts' included (``validate_fp8_block_shape``; ``Fp8MoEMethod.create_weights``:
     "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128").
     ``divide`` asserts an exact division; SGLang's loaders (adapted from vLLM's) raise the same errors.
+    A Mamba-2 mixer's heads and groups % g = 0 (``ModelFacts.ssm_split_width``, vLLM 0.33.0 ``MambaMixer2.__init__``,
+    vllm/model_executor/layers/mamba/mamba_mixer2.py lines 316-323).
     ``expert_parallel``: experts spread whole over the group (``--enable-expert-parallel``), not split.
     ``kv_heads_any``: the engine gives each GPU ceil(KV heads / g) heads whatever g (TensorRT-LLM's
-    ``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``: ``assert self.num_heads % tp_size == 0``,
-    ``num_key_value_heads = (num_key_value_heads + tp_size - 1) // tp_size``), so only the heads must divide.
+    ``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py`` lines 114-117 at NVIDIA/TensorRT-LLM commit
+    c6d3bb2a: ``assert self.num_heads % tp_size == 0``, ``self.num_key_value_heads = (self.num_key_value_heads +
+    tp_size - 1) // tp_size``; lines 103-104: with attention data parallelism ``tp_size = 1``), so only the heads
+    must divide.
     """
     g, kvh = gpus, model.num_kv_heads
     kv_ok = (ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0) | kv_heads_any
     heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & kv_ok
     experts_ok = (ops.mod(model.expert_split_width, g) == 0) | expert_parallel
-    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & experts_ok & tp_blocks_ok(model, g, expert_parallel)
+    ssm_ok = ops.mod(model.ssm_split_width, g) == 0
+    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & experts_ok & ssm_ok & tp_blocks_ok(model, g, expert_parallel)
 
 
 def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
@@ -243,13 +248,15 @@ def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike 
 
 
 def kv_replication(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
-    """Copies of each KV head the group holds: g x max(1, KV heads / g) / KV heads.
+    """Copies of each KV head the group holds: g x max(1, ceil(KV heads / g)) / KV heads.
 
     1 when the group splits the KV heads; g / KV heads when each GPU holds one head (vLLM's
-    ``num_kv_head_replicas``). Exact for the groups ``tensor_parallel_ok`` accepts; MLA's latent: g copies.
+    ``num_kv_head_replicas``); TensorRT-LLM gives every GPU ceil(KV heads / g) heads whatever g (``Attention.__init__``,
+    tensorrt_llm/_torch/modules/attention.py lines 116-117 at NVIDIA/TensorRT-LLM commit c6d3bb2a): Phi-4's 10 KV
+    heads on 4 GPUs are 3 per GPU, 1.2 copies. MLA's latent: g copies.
     """
     kvh = model.num_kv_heads
-    return gpus * ops.maximum(1.0, kvh / gpus) / kvh
+    return gpus * ops.maximum(1.0, ops.ceil(kvh / gpus)) / kvh
 
 
 def visible_memory_bytes(gpu: GpuFacts, engine: EngineMemoryRules) -> ArrayLike:

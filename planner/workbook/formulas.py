@@ -101,8 +101,8 @@ def budget(n: str, reserve_expr: str) -> str:
 
 
 def replication(n: str) -> str:
-    """model.kv_replication: n x max(1, floor(KV heads / n)) / KV heads."""
-    return f"({n}*MAX(1,INT({{kvh}}/{n}))/{{kvh}})"
+    """model.kv_replication: n x max(1, ceil(KV heads / n)) / KV heads."""
+    return f"({n}*MAX(1,-INT(-{{kvh}}/{n}))/{{kvh}})"
 
 
 def padded_layer_tokens(ctx: str) -> str:
@@ -131,7 +131,7 @@ def hybrid_sequence(n: str, ctx: str = "{context}") -> str:
     until one page holds a layer's state)."""
     token_page = f"(({{kvel}}*{{kvbpe}}+{{idxb}})*{replication(n)}/{n})"
     state_page = f"({{state}}/MAX({{linl}},1)/{n})"
-    block = f"({{block}}*MAX(-INT(-{state_page}/MAX({{block}}*{token_page},1E-30)),1))"
+    block = f"({{block}}*MAX(-INT(-{state_page}/({{block}}*{token_page})),1))"
     size = "MAX(IF(MAX({full},{linl})<1.5*MIN({full},{linl}),MAX({full},{linl}),MIN({full},{linl})),1)"
     groups = f"((-INT(-{{full}}/{size}))*(-INT(-{ctx}/{block}))+(-INT(-{{linl}}/{size})))"
     return f"({n}*{size}*({block}*{token_page})*{groups})"
@@ -153,15 +153,16 @@ def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
 
 def tp_ok(n: str) -> str:
     """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0, unless the engine splits KV
-    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0,
-    and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
+    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0, Mamba-2 heads and groups
+    (ssm_split_width) % n = 0, and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
     heads = (
         f"INT({{heads}}/{n})={{heads}}/{n},"
         f"OR(eng_kv_heads_any_split,INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
     )
     step = f"({n}*MAX({{wblock}},1))"
     blocks = f"OR({n}=1,{{wblock}}=0,AND(INT({{mlpw}}/{step})={{mlpw}}/{step},INT({{expw}}/{step})={{expw}}/{step}))"
-    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{blocks})"
+    ssm = f"INT({{ssmw}}/{n})={{ssmw}}/{n}"
+    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{ssm},{blocks})"
 
 
 def choose_group() -> str:
