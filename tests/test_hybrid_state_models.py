@@ -149,3 +149,13 @@ class TestMamba2LoadingRule:
         with pytest.raises(OutOfRangeError, match=r"128 heads and 8 groups evenly \(MambaMixer2\): 8 / 16 leaves 8"):
             planner.max_batch("H100", "Nemotron-H-8B", 4096, gpus=16)
         assert planner.valid_tp_sizes("Nemotron-H-8B") == (1, 2, 4, 8)
+
+
+class TestGlm47:
+    def test_its_own_entry_to_its_trained_context(self):
+        """zai-org/GLM-4.7(-FP8) config.json (aiconfigurator's copy, commit a0ba9ec6): max_position_embeddings 202752,
+        GLM-4.5's shape; HF safetensors total 358,337,791,296 (a public model-variant table)."""
+        m = CAT.model("zai-org/GLM-4.7-FP8")
+        assert (m.name, m.max_context) == ("GLM-4.7", 202_752)
+        assert param_breakdown(m).total == 358_337_791_296
+        assert CAT.model("zai-org/GLM-4.5").name == "GLM-4.5"
