@@ -479,6 +479,45 @@ def signed_report(checks: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: The block of docs/accuracy.md that ``--write-docs`` rewrites and tests/test_heldout.py checks.
+DOC_BLOCK = ("<!-- heldout:summary -->\n", "<!-- /heldout:summary -->\n")
+TIME_QUANTITIES = ("TPOT", "TTFT", "static-batch throughput", "serving throughput")
+
+
+def _pct(errs: list[float]) -> str:
+    e = [abs(x) for x in errs if not math.isnan(x)]
+    return f"{statistics.median(e):.0%} / {max(e):.0%} ({len(e)})" if e else "-"
+
+
+def summary_markdown(checks: list[dict]) -> str:
+    """The held-out figures as docs/accuracy.md states them: per time quantity, median / worst |error| (figures)
+    on every held-out row, and on the rows aiconfigurator predicts, planner's beside aiconfigurator's. ``checks``
+    must carry aiconfigurator's answers (``attach(checks, "aic", ...)``)."""
+    lines = [
+        "| quantity | planner, held-out rows | on aiconfigurator's rows: planner | aiconfigurator | goal |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for q in TIME_QUANTITIES:
+        qc = [c for c in checks if c["q"] == q]
+        both = [c for c in qc if not math.isnan(c.get("aic", math.nan)) and not math.isnan(c["planner"])]
+        goal = GOALS[q]
+        lines.append(
+            f"| {q} | {_pct([c['planner'] for c in qc])} | {_pct([c['planner'] for c in both])} | "
+            f"{_pct([c['aic'] for c in both])} | {goal[0]:.0%} / {goal[1]:.0%} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_docs_summary(checks: list[dict], doc: Path = Path(__file__).parents[1] / "docs" / "accuracy.md") -> Path:
+    """Rewrite docs/accuracy.md's ``DOC_BLOCK`` with ``summary_markdown(checks)``."""
+    text = doc.read_text(encoding="utf-8")
+    start, end = DOC_BLOCK
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(head + start + summary_markdown(checks) + end + tail, encoding="utf-8")
+    return doc
+
+
 def why_lines(checks: list[dict]) -> list[str]:
     """One line per row without a planner prediction: its id, the figures it lacks, and why."""
     rows: dict[str, tuple[list[str], str]] = {}
@@ -525,6 +564,9 @@ def main() -> None:
         action="store_true",
         help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
     )
+    parser.add_argument(
+        "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
+    )
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
@@ -537,6 +579,8 @@ def main() -> None:
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
     print("\n".join(notes))
     print(report(checks))
+    if args.write_docs:
+        print(f"wrote {write_docs_summary(checks)}")
     if args.signed:
         print(signed_report(checks))
     if args.why:

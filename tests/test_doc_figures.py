@@ -108,3 +108,50 @@ class TestDocs:
         size_kb = (tmp_path / "lite" / "main.py").stat().st_size / 1e3
         (kb,) = stated("docs/excel.md", r"It writes `main.py` \(about (\d+) kB\)")
         assert abs(kb / size_kb - 1) <= 0.10, f"docs/excel.md says about {kb} kB; main.py is {size_kb:.0f} kB"
+
+
+class TestReadmeAccuracy:
+    """The README's accuracy paragraph: start-up memory errors and the range's residuals (issue 26)."""
+
+    README = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+
+    def test_kv_memory_figures(self):
+        import importlib.util
+        import statistics
+
+        spec = importlib.util.spec_from_file_location("heldout", ROOT / "bench" / "heldout.py")
+        heldout = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(heldout)
+        checks = heldout.memory_checks()
+
+        def tier(name):
+            e = [abs(c["planner"]) for c in checks if c["q"] == f"vLLM KV GiB / GPU [{name}]"]
+            return int(f"{statistics.median(e):.0%}"[:-1]), int(f"{max(e):.0%}"[:-1]), len(e)
+
+        m = re.search(
+            r"median (\d+)%, worst (\d+)% on the (\d+) vLLM start-up logs the memory profiles were fitted to; "
+            r"median (\d+)%, worst (\d+)% on (\d+) further logs of the same sources; (\d+)% off on the one log",
+            self.README,
+        )
+        assert m, "README's start-up memory sentence changed shape; update this test with it"
+        held = tier("held out")
+        assert [int(g) for g in m.groups()] == [*tier("in-sample"), *tier("same source"), held[1]] and held[2] == 1
+
+    def test_range_residuals(self):
+        import csv
+
+        with open(ROOT / "catalogs" / "reference" / "heldout_residuals.csv", encoding="utf-8") as f:
+            table = {(r["dimension"], r["value"]): r for r in csv.DictReader(f)}
+        h100 = table[("gpu", "H100 SXM 80GB")]
+        m = re.search(
+            r"\(H100: (-\d+)% / \+(\d+)%\), widened where the (\d+) held-out figures do not reach.*?"
+            r"a GPU with fewer than \d+ figures x([\d.]+)",
+            self.README,
+        )
+        assert m, "README's range sentence changed shape; update this test with it"
+        assert (int(m[1]), int(m[2]), int(m[3]), m[4]) == (
+            round(float(h100["residual_low"]) * 100),
+            round(float(h100["residual_high"]) * 100),
+            int(table[("all", "*")]["rows"]),
+            table[("gpu", "*")]["widen"],
+        )

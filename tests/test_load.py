@@ -153,6 +153,62 @@ class TestUnderLoad:
         assert r.ttft_s.p99 == pytest.approx(_prefill_s(1024), rel=1e-6)
 
 
+class TestMultiStep:
+    """vLLM V0 ``--num-scheduler-steps K`` (``MultiStepModelRunner``): decodes run K steps per schedule, their tokens
+    streamed at the window's end; prompts are admitted only between windows, in prefill-only steps."""
+
+    def test_each_gap_is_a_window_and_tpot_one_step(self):
+        """Concurrency 1, 101 output tokens: the prefill gives the first, then 10 windows of 10 decode steps; each of
+        the 10 gaps the client sees is 10 steps, and TPOT (latency - TTFT) / 100 is one step, as without windows."""
+        one = latency_under_load(ONE, 1024, 101, concurrency=1, num_requests=5)
+        ten = latency_under_load(ONE, 1024, 101, concurrency=1, num_requests=5, scheduler_steps=10)
+        assert 10 * _decode_s(1024) <= ten.itl_s.p50 <= 10 * _decode_s(1024 + 101)
+        assert ten.tpot_s.p50 == pytest.approx(one.tpot_s.p50, rel=1e-9)
+        assert ten.ttft_s.p50 == pytest.approx(_prefill_s(1024), rel=1e-6)
+
+    def test_an_arrival_waits_for_the_window_to_end(self):
+        """A second request arriving 2.5 decode steps into the first one's first window waits 7.5 steps for it to
+        end, then its prompt is prefilled alone: TTFT = 7.5 steps + one prefill."""
+        prefill, step = _prefill_s(1024), _decode_s(1024 + 5)
+        r = latency_under_load(ONE, 1024, 101, arrivals_s=[0.0, prefill + 2.5 * step], scheduler_steps=10)
+        assert r.ttft_s.p99 == pytest.approx(7.5 * step + prefill, rel=0.02)
+
+    def test_a_step_count_below_one_is_refused(self):
+        with pytest.raises(InvalidInputError, match="scheduler_steps 0 is not a whole number of 1 or more"):
+            latency_under_load(ONE, 1024, 16, concurrency=1, num_requests=2, scheduler_steps=0)
+
+
+class TestMemo:
+    """Simulated runs are kept by a hashable key of everything the simulation reads (``RunKey``)."""
+
+    def test_a_rate_sweep_reuses_the_run_already_simulated(self):
+        """A fleet sized at a rate, then its latency curve through that rate: the curve's point is the sized run
+        itself, simulated once."""
+        from planner.serving.load import rate_sweep, simulated_run
+
+        sized = latency_under_load(ONE, 700, 150, rate_per_s=3.25)
+        misses = simulated_run.cache_info().misses
+        curve = rate_sweep(ONE, 700, 150, [3.25, 6.5])
+        assert curve[0] is sized
+        assert simulated_run.cache_info().misses == misses + 1  # only the new rate ran
+
+    def test_keys_differ_by_what_the_run_reads(self):
+        """Equal inputs give equal keys; one request's length or one send time changed gives another."""
+        from planner.serving.load import RunKey, fixed_lengths
+
+        setup = ONE.setup(700, 150)
+        lengths = fixed_lengths(700, 150, 4)
+        sent = arrival_times_s(4, 2.0)
+
+        def key(ls=lengths, s=sent):
+            return RunKey.of(setup, 700, 150, ls, s)
+
+        assert key() == key(list(lengths), sent.copy()) and hash(key()) == hash(key(list(lengths), sent.copy()))
+        assert key() != key([*lengths[:3], (701, 150)])
+        assert key() != key(s=sent + np.array([0, 0, 0, 1e-3]))
+        assert key() != key(s=None)
+
+
 class TestExcelFunctions:
     def test_cell_is_the_simulations_percentile_in_milliseconds(self):
         """=TTFT_P99(gpu, model, rate, prompt, output, gpus) is latency_under_load's p99 TTFT x 1e3 (computed by
