@@ -9,11 +9,12 @@ import pytest
 
 import planner
 from planner.catalog import default_catalog
+from planner.catalog.hf import model_from_hf_config
 from planner.catalog.resolve import _resolve
 from planner.catalog.schema import Model
 from planner.engines.architecture import model_facts, param_breakdown, state_bytes_per_sequence
 from planner.engines.profiles import engine_profile
-from planner.errors import OutOfRangeError
+from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import memory
 from planner.model.decode import decode_step
 
@@ -159,3 +160,30 @@ class TestGlm47:
         assert (m.name, m.max_context) == ("GLM-4.7", 202_752)
         assert param_breakdown(m).total == 358_337_791_296
         assert CAT.model("zai-org/GLM-4.5").name == "GLM-4.5"
+
+
+class TestImportNemotronH:
+    def test_a_nemotron_h_config_imports_to_the_catalogs_count(self):
+        """NVIDIA-Nemotron-Nano-9B-v2's config.json keys (nemotron_h: hybrid_override_pattern, mamba_num_heads 128,
+        mamba_head_dim 80, ssm_state_size 128, n_groups 8, conv_kernel 4, mamba_ssm_cache_dtype float32 as its card
+        serves it) give the catalog's 8,888,227,328 parameters and state."""
+        cfg = {
+            "architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h", "num_hidden_layers": 56,
+            "hidden_size": 4480, "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+            "intermediate_size": 15680, "vocab_size": 131072, "tie_word_embeddings": False,
+            "max_position_embeddings": 131072, "torch_dtype": "bfloat16", "mamba_num_heads": 128,
+            "mamba_head_dim": 80, "ssm_state_size": 128, "n_groups": 8, "conv_kernel": 4, "use_conv_bias": True,
+            "mamba_ssm_cache_dtype": "float32",
+            "hybrid_override_pattern": "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-",
+        }  # fmt: skip
+        m, notes = model_from_hf_config(cfg, name="nano-9b-v2")
+        assert param_breakdown(m).total == 8_888_227_328
+        assert state_bytes_per_sequence(m) == state_bytes_per_sequence(CAT.model("Nemotron-Nano-9B-v2"))
+        assert any("27 Mamba-2" in n for n in notes)
+
+    def test_a_pattern_of_the_wrong_length_is_refused(self):
+        cfg = {"model_type": "nemotron_h", "num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+               "vocab_size": 128, "mamba_num_heads": 4, "mamba_head_dim": 16, "ssm_state_size": 16,
+               "hybrid_override_pattern": "M*"}  # fmt: skip
+        with pytest.raises(InvalidInputError, match="hybrid_override_pattern has 2 blocks but num_hidden_layers is 4"):
+            model_from_hf_config(cfg, name="bad")
