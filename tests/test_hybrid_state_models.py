@@ -151,6 +151,14 @@ class TestMamba2LoadingRule:
             planner.max_batch("H100", "Nemotron-H-8B", 4096, gpus=16)
         assert planner.valid_tp_sizes("Nemotron-H-8B") == (1, 2, 4, 8)
 
+    def test_gated_deltanet_heads_divide_the_group(self):
+        """vLLM 0.33.0 qwen_gdn_linear_attn.py line 651 (``divide(self.num_v_heads, self.tp_size)``) and line 957
+        (``self.num_k_heads // self.tp_size`` key heads per GPU): Qwen3.5-397B-A17B's 32 attention heads and 2 KV
+        heads would split 32 ways, its 16 DeltaNet key heads do not."""
+        with pytest.raises(OutOfRangeError, match=r"16 key heads and 64 value heads evenly: 16 / 32 leaves 16"):
+            planner.max_batch("H200", "Qwen3.5-397B-A17B", 8192, gpus=32, weight_precision="fp8")
+        assert planner.valid_tp_sizes("Qwen3.5-397B-A17B") == (1, 2, 4, 8, 16)
+
 
 class TestGlm47:
     def test_its_own_entry_to_its_trained_context(self):
@@ -187,3 +195,4 @@ class TestImportNemotronH:
                "hybrid_override_pattern": "M*"}  # fmt: skip
         with pytest.raises(InvalidInputError, match="hybrid_override_pattern has 2 blocks but num_hidden_layers is 4"):
             model_from_hf_config(cfg, name="bad")
+

@@ -360,7 +360,13 @@ def ssm_split_width(m: Model) -> int:
     mixer's heads and groups, gcd(heads, groups), or the heads alone when there is one group (vLLM 0.33.0
     ``MambaMixer2.__init__``, vllm/model_executor/layers/mamba/mamba_mixer2.py lines 316-323: ``assert num_heads %
     self.tp_size == 0``; ``assert (n_groups % self.tp_size) == 0 or n_groups == 1``). Nemotron-H-8B (128 heads, 8
-    groups): 8, so 16 GPUs are refused though its 32 attention heads and 8 KV heads would split."""
+    groups): 8, so 16 GPUs are refused though its 32 attention heads and 8 KV heads would split. A Gated DeltaNet
+    layer: its key and value heads, gcd(key heads, value heads) (vLLM 0.33.0 ``QwenGatedDeltaNetAttention``,
+    vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py line 651 ``divide(self.num_v_heads, self.tp_size)``,
+    line 957 ``ng = self.num_k_heads // self.tp_size`` whole key heads per GPU): Qwen3.5-397B-A17B's 16 key heads
+    refuse 32 GPUs."""
+    if m.linear_attention is not None:
+        return math.gcd(m.linear_attention.num_key_heads, m.linear_attention.num_value_heads)
     a = m.mamba
     if a is None:
         return 0
