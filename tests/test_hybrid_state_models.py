@@ -14,6 +14,7 @@ from planner.catalog.resolve import _resolve
 from planner.catalog.schema import Model
 from planner.engines.architecture import model_facts, param_breakdown, state_bytes_per_sequence
 from planner.engines.profiles import engine_profile
+from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import memory
 from planner.model.decode import decode_step
@@ -196,3 +197,15 @@ class TestImportNemotronH:
         with pytest.raises(InvalidInputError, match="hybrid_override_pattern has 2 blocks but num_hidden_layers is 4"):
             model_from_hf_config(cfg, name="bad")
 
+
+
+class TestVllmStartUpLogOfHybrids:
+    def test_qwen3_next_tp2_kv_cache_size_and_concurrency(self):
+        """The same public vLLM 0.10.2 log (Qwen3-Next-80B-A3B-Instruct, TP 2, H200): 'GPU KV cache size: 973,760
+        tokens' and 'Maximum concurrency for 262,144 tokens per request: 14.77x' from 'Available KV cache memory:
+        44.59 GiB'; blocks = 44.59 GiB / (12 x 544 x 1,024 B) = 7,162, tokens = 7,162 // 4 x 544."""
+        m = CAT.model("Qwen3-Next-80B-A3B")
+        tokens, conc = vllm_kv_log(
+            m, 44.59 * GiB, 12 * 1024, 262_144, block_size=16, max_num_batched_tokens=8192, gpus=2
+        )
+        assert (tokens, round(conc, 2)) == (973_760, 14.77)
