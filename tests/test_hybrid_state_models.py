@@ -198,7 +198,6 @@ class TestImportNemotronH:
             model_from_hf_config(cfg, name="bad")
 
 
-
 class TestVllmStartUpLogOfHybrids:
     def test_qwen3_next_tp2_kv_cache_size_and_concurrency(self):
         """The same public vLLM 0.10.2 log (Qwen3-Next-80B-A3B-Instruct, TP 2, H200): 'GPU KV cache size: 973,760

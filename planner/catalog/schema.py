@@ -304,7 +304,9 @@ class Mamba2(BaseModel):
 
     model_config = ENTRY_CONFIG
 
-    pattern: str = Field(min_length=1, description="hybrid_override_pattern: M (Mamba-2), * (attention), - (MLP), E (MoE)")
+    pattern: str = Field(
+        min_length=1, description="hybrid_override_pattern: M (Mamba-2), * (attention), - (MLP), E (MoE)"
+    )
     num_heads: PositiveInt = Field(description="mamba_num_heads")
     head_dim: PositiveInt = Field(description="mamba_head_dim")
     state_size: PositiveInt = Field(description="ssm_state_size (d_state)")
@@ -492,7 +494,9 @@ class Model(_Entry):
                     f"mamba.pattern has {len(self.mamba.pattern)} blocks but num_layers is {self.num_layers}"
                 )
             if self.linear_attention is not None or self.sliding_window_layers or self.chunked_attention_layers:
-                raise ValueError("a Mamba-2 hybrid with linear-attention, sliding-window or chunked layers is not supported")
+                raise ValueError(
+                    "a Mamba-2 hybrid with linear-attention, sliding-window or chunked layers is not supported"
+                )
             if (self.moe is None) != (self.mamba.moe_blocks == 0):
                 raise ValueError("mamba.pattern has MoE blocks 'E' exactly when the model has a [moe] table")
         if self.sparse_attention is not None and self.mla is None:

@@ -79,7 +79,9 @@ def render_plan(p: Plan) -> str:
     if m.linear_attention is not None or m.mamba is not None:
         state = state_bytes_per_sequence(m)
         kind, n = (
-            ("Mamba-2", m.mamba.mamba_layers) if m.mamba is not None else ("linear-attention", m.linear_attention.layers)
+            ("Mamba-2", m.mamba.mamba_layers)
+            if m.mamba is not None
+            else ("linear-attention", m.linear_attention.layers)
         )
         row(
             "KV cache per sequence",

@@ -173,9 +173,7 @@ def linear_attention_flop_per_token(m: Model) -> int:
     """
     if m.mamba is not None:
         b = m.mamba
-        return b.mamba_layers * (
-            5 * b.num_heads * b.head_dim * b.state_size + 2 * b.conv_kernel * b.conv_channels
-        )
+        return b.mamba_layers * (5 * b.num_heads * b.head_dim * b.state_size + 2 * b.conv_kernel * b.conv_channels)
     a = m.linear_attention
     if a is None:
         return 0

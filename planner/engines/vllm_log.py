@@ -64,7 +64,6 @@ def vllm_kv_log(
     return tokens, num_blocks / (layer_tokens / (size * block))
 
 
-
 def _hybrid_state_log(
     facts: ModelFacts,
     budget_per_gpu: float,

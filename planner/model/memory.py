@@ -228,7 +228,13 @@ def tensor_parallel_ok(
     heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & kv_ok
     experts_ok = (ops.mod(model.expert_split_width, g) == 0) | expert_parallel
     ssm_ok = ops.mod(model.ssm_split_width, g) == 0
-    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & experts_ok & ssm_ok & tp_blocks_ok(model, g, expert_parallel)
+    return (
+        heads_ok
+        & (ops.mod(model.mlp_split_width, g) == 0)
+        & experts_ok
+        & ssm_ok
+        & tp_blocks_ok(model, g, expert_parallel)
+    )
 
 
 def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:

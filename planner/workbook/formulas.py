@@ -140,10 +140,7 @@ def hybrid_sequence(n: str, ctx: str = "{context}") -> str:
 def sequence_bytes(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
     """model.memory_plan's bytes of one sequence over n GPUs: KV blocks x replication + state, or with vLLM's paging
     (eng_kv_group_padding) and state layers, ``hybrid_sequence``."""
-    return (
-        f"IF(AND(eng_kv_group_padding,{{linl}}>0),{hybrid_sequence(n)},"
-        f"{kv_seq_base}*{replication(n)}+{{state}})"
-    )
+    return f"IF(AND(eng_kv_group_padding,{{linl}}>0),{hybrid_sequence(n)},{kv_seq_base}*{replication(n)}+{{state}})"
 
 
 def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
