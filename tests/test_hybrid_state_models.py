@@ -116,6 +116,19 @@ class TestVllmHybridPages:
         f = model_facts(CAT.model("Qwen3.6-27B"))
         assert memory.hybrid_state_block_tokens(2 * 4 * 256 * 2, f.state_bytes_per_sequence / 48, 16) == 784
 
+    def test_qwen3_5_state_is_float32_as_the_family_logs_it(self):
+        """vLLM start-up log of Qwen/Qwen3.5-9B (a public log, read 2026-12-01): 'Setting attention block size to 528
+        tokens', 'Padding mamba page size by 0.76%'. Its config (4 KV heads of 256; DeltaNet 16 key / 32 value heads
+        of 128, kernel 4) gives that only with a float32 recurrent state (mamba_ssm_dtype), the assumption the
+        Qwen3.5-397B-A17B and 122B-A10B entries make: 32 x 128 x 128 x 4 + 3 x 8,192 x 2 = 2,146,304 B per layer;
+        in bf16 the block would be 272 tokens."""
+        token_page = 2 * 4 * 256 * 2
+        f32, bf16 = 32 * 128 * 128 * 4 + 3 * 8192 * 2, 32 * 128 * 128 * 2 + 3 * 8192 * 2
+        block = memory.hybrid_state_block_tokens(token_page, f32, 16)
+        assert (block, round(100 * (block * token_page - f32) / f32, 2)) == (528, 0.76)
+        assert memory.hybrid_state_block_tokens(token_page, bf16, 16) == 272
+        assert CAT.model("Qwen3.5-397B-A17B").linear_attention.state_bytes_per_element == 4
+
     def test_max_batch_pays_for_the_padded_pages(self):
         """The memory plan's sequence is the paged one, at least the bare KV + state (Nemotron-H-8B, 1 x H100)."""
         p = planner.memory_plan("H100", "Nemotron-H-8B", 1000, gpus=1)
