@@ -149,6 +149,13 @@ class TestQwen35Moe:
         assert b.total == 125_086_497_008
         assert round((b.total - b.extra) / 1e9, 2) == 122.11
 
+    def test_35b_a3b_and_its_3_6_twin_to_the_parameter(self):
+        """Qwen3.5-35B-A3B and Qwen3.6-35B-A3B: safetensors total 35,951,822,704 each (public model table and an HF
+        revision record, read 2026-12-01); one entry, the same architecture and model_type (transformers docs)."""
+        m = CAT.model("Qwen/Qwen3.6-35B-A3B")
+        assert (m.name, param_breakdown(m).total) == ("Qwen3.5-35B-A3B", 35_951_822_704)
+        assert state_bytes_per_sequence(m) == 30 * (32 * 128 * 128 * 4 + 3 * 8192 * 2) == 64_389_120
+
     def test_mtp_and_vision_are_not_loaded(self):
         """vLLM's recipe serves text with --language-model-only; MTP loads only for speculative decoding."""
         f = model_facts(CAT.model("Qwen3.5-397B-A17B"))
