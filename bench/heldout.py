@@ -3,7 +3,7 @@ published rows from sources the planner's time factors were not fitted on.
 
     python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
     python bench/heldout.py --why                # also one line per row without a prediction: why
-    python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band
+    python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band, lengths
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
@@ -40,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.accuracy import predict as acc  # noqa: E402
+from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
@@ -159,6 +160,14 @@ def run_kind(r: acc.DecodeRow) -> str:
     return "closed loop" if 0 < r.batch < (r.num_prompts or r.batch) else "all at once"
 
 
+def length_kind(r: acc.DecodeRow) -> str:
+    """How the row's requests vary: a dataset's published sample (``planner.accuracy.datasets.sample_lengths``),
+    drawn by ``--random-range-ratio``, or every request at the stated lengths."""
+    if sample_lengths(r) is not None:
+        return "ShareGPT sample"
+    return "range ratio" if r.length_range_ratio is not None else "fixed"
+
+
 def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
     """One dict per compared figure: quantity, planner prediction, published value, groups, the row."""
     cat = default_catalog()
@@ -177,6 +186,7 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
             "engine": r.engine,
             "run": run_kind(r),
             "batch": batch_band(r.batch),
+            "lengths": length_kind(r),
         }
         tput_q = "static-batch throughput" if r.kind == "static" else "serving throughput"
         for q, p, pub in (
@@ -223,6 +233,7 @@ def memory_checks() -> list[dict]:
                 "engine": f"vllm ({r.profile})",
                 "run": "start-up",
                 "batch": "start-up",
+                "lengths": "start-up",
             }
             for q, field in MEMORY_QUANTITIES.items():
                 pub = getattr(r, field)
@@ -437,7 +448,7 @@ def report(checks: list[dict]) -> str:
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")
-        for by in ("GPU", "TP", "size", "MoE", "engine", "run", "batch"):
+        for by in ("GPU", "TP", "size", "MoE", "engine", "run", "batch", "lengths"):
             groups = defaultdict(list)
             for c in qc:
                 groups[c[by]].append(c)
@@ -465,7 +476,7 @@ def signed_report(checks: list[dict]) -> str:
             f"== {q}: median signed error (figures)",
             f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}",
         ]
-        for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch"):
+        for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch", "lengths"):
             groups = defaultdict(list)
             for c in qc:
                 groups["all" if by == "all" else f"  {by} {c[by]}"].append(c)

@@ -3,8 +3,9 @@
     python bench/load_validation.py [runs.csv]
 
 Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Each run is simulated as it went
-(``planner.accuracy.under_load``); nothing in the load simulation is fitted to these rows (the step times come from
-the operator model). One line per engine and GPU: runs, sources, then for each figure the median and worst
+(``planner.accuracy.under_load``); the step times come from the operator model, and the one term fitted on these rows,
+the per-request front-end time (``planner.accuracy.frontend``), predicts each source with the value fitted on the
+other sources only. One line per engine and GPU: runs, sources, then for each figure the median and worst
 |error| over its runs, the share of figures predicted, and the reasons for the rows not predicted. The issue's
 limits: medians within 15% median / 40% worst, p99s within 20% / 50%, at least 90% of the figures predicted.
 """

@@ -25,7 +25,7 @@ from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures
 from planner.model.parallel import PARALLELISMS
-from planner.model.rows import gathered
+from planner.model.rows import Rows, gathered
 from planner.options import Options
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
@@ -43,8 +43,11 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     """NaN where a scenario failed (coerce), a Python scalar for scalar input, a Series for Series input."""
     if type(result) is float and bad is False:  # one scenario that worked
         return int(result) if integer and result == result else result
-    result, bad = gathered(result), gathered(bad)  # per-row values (planner.model.rows) become per scenario
-    out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
+    if isinstance(result, Rows) and isinstance(bad, Rows) and result.codes is bad.codes:  # NaN per row, one gather
+        out = np.asarray(np.where(bad, np.nan, result), dtype=float)
+    else:
+        result, bad = gathered(result), gathered(bad)  # per-row values (planner.model.rows) become per scenario
+        out = np.where(bad, np.nan, result) if np.any(bad) else np.asarray(result, dtype=float)
     if integer and errors == "raise":
         out = out.astype(np.int64)
     if out.ndim == 0:
@@ -62,7 +65,8 @@ def finish_record(record: Any, bad: Any, index=None, field: str | None = None):
     ``field``, only that field (or property) of the record, finished, which is the same number as that of the
     finished record."""
     if field is not None:
-        return finish(np.asarray(getattr(record, field), dtype=float), bad, "coerce", index)
+        value = getattr(record, field)
+        return finish(value if isinstance(value, Rows) else np.asarray(value, dtype=float), bad, "coerce", index)
     if bad is False and all(type(v) is float for v in vars(record).values()):
         return record
     return type(record)(
@@ -326,7 +330,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         ctx = r.numbers
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
-        if np.any(refused):
+        if (errors == "raise" or failures.active()) and np.any(refused):  # else marked per pair, unread
             if errors == "raise":
                 shape = np.shape(refused)
                 first = tuple(np.argwhere(refused)[0]) if shape else ()
@@ -338,7 +342,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
                     (_names(model), gpus),
                     lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
                 )
-            bad_gpus = np.asarray(bad_gpus) | refused
+        bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)

@@ -185,7 +185,7 @@ def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> Memory
 class PeakFleet:
     """The rented fleet that serves a peak request rate, every replica at its max batch (the what-if Levers)."""
 
-    rate_per_replica_s: float  # requests per second one replica takes: throughput at max batch / output tokens
+    rate_per_replica_s: float  # requests/s one replica takes: 1 / (output tokens / throughput at max batch + prefill)
     replicas: float  # max(1, ceil(peak rate / rate per replica)), no spare
     gpus: float  # replicas x GPUs in the group
     monthly_usd: float  # GPUs x $/GPU-hour x 730 h; NaN when no price is given and the catalog has none
@@ -203,11 +203,14 @@ def peak_fleet(
 ) -> PeakFleet:
     """The fleet that serves ``peak_requests_per_s`` requests of ``output_tokens`` each, one scalar question.
 
-    rate per replica = throughput at max batch / output tokens; replicas = max(1, ceil(peak / rate per replica))
+    rate per replica = 1 / (output tokens / throughput at max batch + prefill of a ``context``-token prompt): each
+    request's share of the decode steps plus its own prefill, which holds the replica alone (the whole context as
+    prompt, as the what-if's TTFT row reads it: an upper bound); replicas = max(1, ceil(peak / rate per replica))
     (``planner.model.fleet.replicas_for_rate``, no spare); GPUs = replicas x the group ``memory_plan`` chose;
-    monthly cost = GPUs x $/GPU-hour x 730 h (``fleet.cloud_usd_per_gpu_month``). Assumes every replica runs
-    at its max batch (the cheapest per token) with no time lost to prompts; its TPOT there is the decode step at
-    max batch, which the caller compares with a target. ``planner export`` sizes a fleet under load instead.
+    monthly cost = GPUs x $/GPU-hour x 730 h (``fleet.cloud_usd_per_gpu_month``). Assumes every replica runs at
+    its max batch (the cheapest per token) and no queue; its TPOT there is the decode step at max batch, which the
+    caller compares with a target. ``planner export`` and the what-if's Load sheet size a fleet on simulated
+    percentiles under load instead.
     """
     if isinstance(peak_requests_per_s, bool) or not isinstance(peak_requests_per_s, (int, float)):
         raise InvalidInputError(f"peak_requests_per_s must be a number; got {peak_requests_per_s!r}")
@@ -220,7 +223,8 @@ def peak_fleet(
     plan = _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "peak_fleet"))
     step_options = {**options, "gpus": int(plan.gpus), "batch": int(plan.max_batch)}
     step = decode_step(gpu, model, context, **step_options)
-    rate = float(step.throughput_tokens_per_s) / output_tokens
+    prefill_s = float(prefill(gpu, model, context, **{**options, "gpus": int(plan.gpus)}).ttft_s)
+    rate = 1.0 / (output_tokens / float(step.throughput_tokens_per_s) + prefill_s)
     replicas = float(replicas_for_rate(peak_requests_per_s, rate))
     gpus = replicas * int(plan.gpus)
     if price_per_gpu_hour is None:

@@ -236,6 +236,19 @@ class TestNamesCodedOnce:
         third = planner.max_batch(gpus, "llama3.1-8b", ctx, gpus=1)
         assert list(third) == expected() and third[2] != first[2] and len(hashed) == 2
 
+    def test_equal_text_in_several_objects_is_one_code_kept_for_the_next_call(self):
+        """pandas' read_csv shares a string object among some cells, not all: the text's code is kept with the
+        references, so the next call over the same array reads the same codes (and finds its pairs again)."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        a, b, c = "H100", "".join("H100"), "L4"
+        assert a == b and a is not b
+        names = np.array([a, c, b] * 100, dtype=object)
+        codes, values, _ = lookup._codes(names)
+        assert values == ["H100", "L4"] and codes[:6].tolist() == [0, 1, 0, 0, 1, 0]
+        assert lookup._codes(names)[0] is codes and not codes.flags.writeable
+
     def test_a_new_array_of_the_same_names_gives_the_same_numbers(self):
         gpus = np.array(["H100", "L4"] * 50, dtype=object)
         again = np.array(["".join(g) for g in gpus], dtype=object)  # equal text, other string objects
@@ -292,6 +305,62 @@ class TestEveryFormOfNames:
                 out, np.asarray(planner.tpot(gpus, models, ctx, batch=2, gpus=1, errors="coerce"))
             )
 
+    def test_the_four_forms_give_equal_arrays_and_the_seed_trailer_of_twelve(self, tmp_path):
+        """A sweep of 20,000 scenarios (enough to pair names with contexts, as the bench's) read back from one CSV
+        file the four ways gives bit-for-bit equal arrays, and Llama 2 70B on 2 x H100 at 8,192 tokens (fp16, all
+        of memory, nothing reserved, ideal engine) holds 12 sequences in every form: the seed case
+        "trailer-seed-form", catalogs/reference/seed_cases.toml (000_*.txt section 2, free HBM / KV per sequence)."""
+        import csv
+        import tomllib
+        from pathlib import Path
+
+        import pandas as pd
+
+        from planner.catalog import lookup
+
+        seeds = tomllib.loads((Path(__file__).parents[1] / "catalogs/reference/seed_cases.toml").read_text())
+        seed = next(c for c in seeds["case"] if c["id"] == "trailer-seed-form")
+        i = seed["inputs"]
+        rng = np.random.default_rng(24)
+        n = 20_000
+        frame = pd.DataFrame(
+            {
+                "gpu": rng.choice([i["gpu"], "A100 SXM 80GB", "L40S", "H200 SXM 141GB"], n),
+                "model": rng.choice([i["model"], "llama3.1-8b", "mixtral-8x7b"], n),
+                "context": rng.choice([i["context"], 1024, 32768], n),
+            }
+        )
+        path = tmp_path / "sweep.csv"
+        frame.to_csv(path, index=False)
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))[1:]
+        read, cats = pd.read_csv(path), pd.read_csv(path, dtype={"gpu": "category", "model": "category"})
+        forms = {
+            "numpy text": [np.loadtxt(path, dtype=str, delimiter=",", skiprows=1, usecols=k) for k in (0, 1)],
+            "distinct objects": [np.array([r[k] for r in rows], dtype=object) for k in (0, 1)],
+            "Series": [read.gpu, read.model],
+            "Categorical": [cats.gpu, cats.model],
+        }
+        options = dict(
+            gpus=i["gpus"],
+            kv_precision=i["kv_dtype"],
+            weight_precision=i["weight_dtype"],
+            memory_utilization=i["memory_utilization"],
+            reserve_bytes=i["reserve_bytes"],
+            engine="ideal",
+            errors="coerce",
+        )
+        ctx = read.context.to_numpy()
+        seed_rows = (read.gpu == i["gpu"]).to_numpy() & (read.model == i["model"]).to_numpy() & (ctx == i["context"])
+        results = {}
+        for name, (g, m) in forms.items():
+            lookup._BY_IDENTITY.clear()  # each form groups its own names
+            results[name] = np.asarray(planner.max_batch(g, m, ctx, **options), dtype=float)
+        first = results["numpy text"]
+        assert seed_rows.sum() > 100 and (first[seed_rows] == seed["expected"]).all()
+        for name, out in results.items():
+            np.testing.assert_array_equal(out.view(np.uint64), first.view(np.uint64), err_msg=name)
+
     def test_a_text_array_is_grouped_without_python_strings_and_exactly(self):
         from planner.catalog import lookup
 
@@ -312,6 +381,22 @@ class TestEveryFormOfNames:
         codes, values, _ = lookup._codes(odd)
         assert values == ["H100", "H100\u2713"] and codes.tolist() == [0, 1, 0]
 
+    @pytest.mark.parametrize(
+        "cells",
+        [["H100", None, "H100"], ["H100", float("nan")], ["H100", 8], ["H100", np.str_("L4")], ["a\x00b", "a\x00c"]],
+    )
+    def test_strings_read_by_the_string_table_only_when_every_cell_is_a_str(self, cells):
+        """A missing cell, a number or a str subclass leaves the string table (``_codes`` keys it by its repr);
+        strings that differ after a NUL character stay apart."""
+        from planner.catalog import lookup
+
+        flat = np.array(cells, dtype=object)
+        found = lookup._factorize_strings(flat)
+        if all(type(x) is str for x in cells):
+            assert found[1] == cells and found[0].tolist() == list(range(len(cells)))
+        else:
+            assert found is None
+
     def test_a_hash_collision_falls_back_to_grouping_objects(self, monkeypatch):
         """With every hash 0 all names hash alike: the exact comparison refuses, and the object path groups."""
         from planner.catalog import lookup
@@ -324,16 +409,14 @@ class TestEveryFormOfNames:
 
     def test_distinct_objects_are_grouped_by_value_once_per_array(self, monkeypatch):
         """Three calls over the same array of distinct string objects hash their values once (then by reference)."""
-        import pandas as pd
-
         from planner.catalog import lookup
 
         gpus = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
         assert lookup._mostly_copies(gpus)
         lookup._BY_IDENTITY.clear()
         hashed = []
-        factorize = pd.factorize
-        monkeypatch.setattr(pd, "factorize", lambda *a, **k: hashed.append(1) or factorize(*a, **k))
+        factorize = lookup._factorize_strings
+        monkeypatch.setattr(lookup, "_factorize_strings", lambda *a, **k: hashed.append(1) or factorize(*a, **k))
         results = [planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1) for _ in range(3)]
         assert len(hashed) == 1
         assert list(results[2][:2]) == [planner.max_batch(g, "llama3.1-8b", 4096, gpus=1) for g in ("H100", "L4")]
@@ -372,6 +455,46 @@ class TestContextsPaired:
             np.testing.assert_array_equal(whole, np.concatenate(chunks), err_msg=name)
             assert np.isnan(whole[ctx == 0]).all() and np.isfinite(whole[(ctx == 512) & (gpus == "H100")]).all()
 
+    def test_a_models_own_facts_run_once_per_model(self):
+        """A fact of the model alone is a Rows over the model rows (3 models), gathered to the pairs only when it
+        meets a per-pair term; the tensor-parallel check (model facts and a group of 8) stays per model, and every
+        scenario reads its own model's answer: Llama 2 70B's 64 heads and 8 KV heads split over 8 GPUs
+        (config.json of meta-llama/Llama-2-70b-hf: num_attention_heads 64, num_key_value_heads 8)."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import _resolve
+        from planner.model.memory import tensor_parallel_ok
+        from planner.model.rows import Rows, row_values
+
+        gpus, models, ctx = self.sweep()
+        r = _resolve(default_catalog(), "coerce", gpu=gpus, model=models, numbers=ctx.astype(float))
+        heads = r.model.num_attention_heads
+        assert isinstance(heads, Rows) and isinstance(heads.values, Rows) and row_values(heads).size == 3
+        ok = tensor_parallel_ok(r.model, 8)
+        assert isinstance(ok.values, Rows) and row_values(ok).size == 3
+        per_scenario = np.asarray(ok)
+        assert per_scenario.shape == ctx.shape and per_scenario[models == "llama2-70b"].all()
+        assert np.asarray(heads)[models == "llama2-70b"].tolist() == [64.0] * int((models == "llama2-70b").sum())
+
+    def test_groups_a_model_refuses_are_nan_per_pair_as_per_scenario(self):
+        """6 GPUs split no model of the sweep (32 / 64 heads, vLLM's heads % tp = 0): the refusal is per model
+        and the result NaN for every scenario, per pair as in chunks too small to pair; 2 GPUs split them all."""
+        gpus, models, ctx = self.sweep()
+        for n in (6, 2):
+            whole = np.asarray(planner.max_batch(gpus, models, ctx, gpus=n, errors="coerce"), dtype=float)
+            chunks = np.concatenate(
+                [
+                    np.asarray(
+                        planner.max_batch(
+                            gpus[i : i + 1000], models[i : i + 1000], ctx[i : i + 1000], gpus=n, errors="coerce"
+                        ),
+                        dtype=float,
+                    )
+                    for i in range(0, len(ctx), 1000)
+                ]
+            )
+            np.testing.assert_array_equal(whole, chunks)
+            assert np.isnan(whole).all() == (n == 6)
+
     def test_contexts_that_hardly_repeat_are_not_paired(self):
         from planner.catalog import default_catalog
         from planner.catalog.resolve import _resolve
@@ -391,14 +514,12 @@ class TestContextsPaired:
 
 
 class TestTextKeptForTheNextCall:
-    """Issue 24: a text array's grouping is kept for the next call, found again only for the same text, whether
-    the copy kept is the text itself or (past ``lookup.RAW_TEXT_BYTES``) its packed rows."""
+    """Issue 24: a text array's grouping is kept for the next call (with its packed rows, a byte per character),
+    found again only for the same text."""
 
-    @pytest.mark.parametrize("raw_limit", [1 << 26, 0])
-    def test_the_same_text_reuses_its_grouping_and_changed_text_does_not(self, monkeypatch, raw_limit):
+    def test_the_same_text_reuses_its_grouping_and_changed_text_does_not(self):
         from planner.catalog import lookup
 
-        monkeypatch.setattr(lookup, "RAW_TEXT_BYTES", raw_limit)
         lookup._BY_IDENTITY.clear()
         names = np.array(["H100", "L4", "H100", "RTX PRO 6000 Blackwell Server Edition"] * 50)
         first = lookup._codes_of_text(names)
@@ -408,3 +529,27 @@ class TestTextKeptForTheNextCall:
         changed = lookup._codes_of_text(names)
         assert changed[1] == ["H100", "H200", "RTX PRO 6000 Blackwell Server Edition", "L4"]
         assert changed[0][:5].tolist() == [0, 1, 0, 2, 0]
+
+    @pytest.mark.parametrize("width", [3, 8, 9, 16, 17, 37])
+    def test_names_that_differ_only_in_their_last_character_are_told_apart(self, width):
+        """Rows are hashed as 8-byte words read in place, the last word overlapping when the width is not a
+        multiple of 8: a difference in the last byte changes the group whatever the width."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        a, b = "x" * (width - 1) + "a", "x" * (width - 1) + "b"
+        codes, values = lookup._codes_of_text(np.array([a, b, a, b, b]))
+        assert values == [a, b] and codes.tolist() == [0, 1, 0, 1, 1]
+
+    def test_a_character_past_latin1_written_in_place_is_not_read_as_its_low_byte(self):
+        """'Ł' is U+0141: its low byte is 'A' (0x41), so packing it a byte per character would read "H10A"; the
+        changed array leaves the packed path and is grouped as objects, exactly."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["H10A", "L4", "H10A"])
+        assert lookup._codes_of_text(names)[1] == ["H10A", "L4"]
+        names[2] = "H10\u0141"
+        assert lookup._codes_of_text(names) is None
+        codes, values, _ = lookup._codes(names)
+        assert values == ["H10A", "L4", "H10\u0141"] and codes.tolist() == [0, 1, 2]

@@ -126,3 +126,12 @@ def test_readme_states_todays_held_out_figures(with_aic):
         med(both["serving throughput"], "planner"),
     ]
     assert stated == computed
+
+
+def test_lengths_group_names_how_requests_vary(checks):
+    """--signed and the per-group tables split the figures by lengths: gpustack's DeepSeek-R1 ShareGPT run
+    (GPUSTACK-001, 1,000 prompts) is simulated with the ShareGPT sample, its random 4K-prompt run (GPUSTACK-008,
+    fixed lengths: 1,997,530 / 100,000 tokens over 500 requests) at its lengths."""
+    by_id = {c["row"].record_id: c["lengths"] for c in checks}
+    assert by_id["GPUSTACK-001"] == "ShareGPT sample"
+    assert by_id["GPUSTACK-008"] == "fixed"

@@ -3,7 +3,9 @@ through the serving simulation, and the percentiles a serving benchmark prints (
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ from planner import api
 from planner.errors import InvalidInputError
 from planner.serving.load import (
     DATASETS,
+    FRONTEND_S,
     Replica,
     arrival_times_s,
     dataset_lengths,
@@ -24,7 +27,8 @@ from planner.serving.load import (
 from planner.serving.simulate import weighted_percentile
 
 GPU, MODEL = "H100", "llama3.1-8b"
-ONE = Replica(GPU, MODEL, gpus=1)
+#: The engine alone: no time outside its steps (``FRONTEND_S``, fitted on published runs, is tested on its own).
+ONE = Replica(GPU, MODEL, gpus=1, frontend_s=0.0)
 
 
 def _prefill_s(prompt_tokens: int) -> float:
@@ -96,15 +100,27 @@ def test_weighted_percentile_is_numpys_on_the_repeated_values(pairs, q):
 
 
 class TestUnderLoad:
-    def test_one_request_at_a_time_is_an_md1_queue(self):
+    @pytest.mark.parametrize("rho", [0.3, 0.5, 0.8])
+    def test_one_request_at_a_time_is_an_md1_queue(self, rho):
         """max_num_seqs 1, one output token: a single server with a fixed service time S (one prefill) fed Poisson
         arrivals, M/D/1. Pollaczek-Khinchine: mean wait = rho S / (2 (1 - rho)); at rho = 0.5, S / 2, so the
-        mean TTFT is 1.5 S."""
+        mean TTFT is 1.5 S. docs/model.md states the simulated and the formula's ratios at 0.3, 0.5 and 0.8: they
+        are these runs' (issue 26: every figure in the docs checked by a test)."""
         s = _prefill_s(2048)
-        one_at_a_time = Replica(GPU, MODEL, gpus=1, max_num_seqs=1)
-        r = latency_under_load(one_at_a_time, 2048, 1, rate_per_s=0.5 / s, num_requests=20000)
-        assert r.ttft_s.mean == pytest.approx(1.5 * s, rel=0.05)
+        one_at_a_time = Replica(GPU, MODEL, gpus=1, max_num_seqs=1, frontend_s=0.0)
+        r = latency_under_load(one_at_a_time, 2048, 1, rate_per_s=rho / s, num_requests=20000)
+        pk = 1 + rho / (2 * (1 - rho))
+        assert r.ttft_s.mean == pytest.approx(pk * s, rel=0.05)
         assert r.ttft_s.p50 < r.ttft_s.mean < r.ttft_s.p99
+        doc = " ".join((Path(__file__).parents[1] / "docs" / "model.md").read_text(encoding="utf-8").split())
+        m = re.search(
+            r"the simulated mean TTFT / prefill is ([\d.]+), ([\d.]+), ([\d.]+) at utilization ([\d.]+), ([\d.]+), "
+            r"([\d.]+), where Pollaczek-Khinchine gives ([\d.]+), ([\d.]+), ([\d.]+)",
+            doc,
+        )
+        assert m, "docs/model.md's M/D/1 sentence changed shape; update this test with it"
+        i = [float(x) for x in m.groups()[3:6]].index(rho)
+        assert (m[1 + i], float(m[7 + i])) == (f"{r.ttft_s.mean / s:.3f}", round(pk, 3))
 
     def test_closed_loop_of_one_is_prefill_then_decode(self):
         """Concurrency 1: no queue; TTFT is the prompt's prefill, every gap one decode step of one sequence,
@@ -212,10 +228,12 @@ class TestMemo:
 class TestExcelFunctions:
     def test_cell_is_the_simulations_percentile_in_milliseconds(self):
         """=TTFT_P99(gpu, model, rate, prompt, output, gpus) is latency_under_load's p99 TTFT x 1e3 (computed by
-        planner's queue simulation, not a cell formula)."""
+        planner's queue simulation, not a cell formula), each request's front-end time (``FRONTEND_S``) included."""
         import planner.excel.functions as xf
 
-        r = latency_under_load(ONE, 1024, 256, rate_per_s=8.0)
+        r = latency_under_load(Replica(GPU, MODEL, gpus=1), 1024, 256, rate_per_s=8.0)
+        bare = latency_under_load(ONE, 1024, 256, rate_per_s=8.0)
+        assert r.ttft_s.p99 == pytest.approx(bare.ttft_s.p99 + FRONTEND_S)  # Poisson arrivals: shifted, same queue
         assert xf.TTFT_P99(GPU, MODEL, 8, 1024, 256, 1) == pytest.approx(r.ttft_s.p99 * 1e3)
         assert xf.TPOT_P50(GPU, MODEL, 8, 1024, 256, 1) == pytest.approx(r.tpot_s.p50 * 1e3)
 
@@ -274,6 +292,24 @@ class TestFewestReplicas:
 
         with pytest.raises(InvalidInputError, match="no fleet of up to 64 replicas meets the targets"):
             fewest_replicas(ONE, 4096, 16, 1.0, ttft_target_s=0.5 * _prefill_s(4096), max_replicas=64)
+
+
+class TestSweepWithinCapacity:
+    def test_simulates_below_capacity_and_leaves_out_what_is_past_it(self):
+        """The review's Latency sheet and the workbook's Load sheet share this: at 1 and 5 requests/s (below the
+        approximation's capacity) the runs equal ``rate_sweep``'s; at 1,000 requests/s, past it, None (a finite run
+        there only says how long it ran)."""
+        from planner.serving.fleet import sweep_within_capacity
+        from planner.serving.load import rate_sweep
+
+        runs = sweep_within_capacity(ONE, 1024, 256, [1.0, 5.0, 1000.0])
+        assert runs[:2] == rate_sweep(ONE, 1024, 256, [1.0, 5.0]) and runs[2] is None
+
+    def test_a_rate_of_zero_is_refused(self):
+        from planner.serving.fleet import sweep_within_capacity
+
+        with pytest.raises(InvalidInputError, match="positive finite numbers of requests per second"):
+            sweep_within_capacity(ONE, 1024, 256, [1.0, 0.0])
 
 
 class TestPlanCli:

@@ -20,7 +20,8 @@ from test_hostile import WORKBOOK, copy_with
 
 X14 = b'xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main"'
 XM = b'xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main"'
-SHEET = "xl/worksheets/sheet6.xml"  # Assumptions: a sheet refresh keeps
+#: The Assumptions sheet's part (a sheet refresh keeps): openpyxl writes the n-th sheet as sheetN.xml.
+SHEET = f"xl/worksheets/sheet{openpyxl.load_workbook(WORKBOOK, read_only=True).sheetnames.index('Assumptions') + 1}.xml"
 
 
 def with_ext(ext: bytes):

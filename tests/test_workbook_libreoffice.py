@@ -28,7 +28,8 @@ from planner.io.libreoffice import convert
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.inputs import glance_row
-from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, input_row
+from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, LOAD_SHEET, input_row
+from planner.workbook.load_sheet import STATUS_CELL
 from planner.workbook.update import refresh
 from planner.workbook.writer import write_workbook
 
@@ -201,6 +202,40 @@ class TestParityWithThePythonModel:
         assert values["GPUs in the group"] == p.gpus
 
 
+class TestLoadSheetRecalculated:
+    """The Load sheet's figures are numbers planner wrote (a queue simulation is not a cell formula): LibreOffice's
+    recalculation keeps them, and its Status formula tells current Inputs from changed ones."""
+
+    def test_figures_survive_recalculation_unchanged(self, recalculated):
+        spec, books = recalculated
+        ws = books["as-shipped"][LOAD_SHEET]
+        figures = {ref: c.value for ref, c in spec.sheet(LOAD_SHEET).cells.items() if isinstance(c.value, float)}
+        assert len(figures) > 100  # p50/p99 TTFT/TPOT of six levers at nine traffic levels, less those past capacity
+        for ref, value in figures.items():
+            assert ws[ref].value == pytest.approx(value, rel=1e-12), ref  # xlsx keeps 15-17 significant digits
+        literal = {ref: c.value for ref, c in spec.sheet(LOAD_SHEET).cells.items() if isinstance(c.value, (int, str))}
+        for ref, value in literal.items():
+            if not (isinstance(value, str) and value.startswith("=")):
+                assert ws[ref].value == (value if value != "" else None), ref  # an empty text cell reads blank
+        assert ws[STATUS_CELL].value == "current: computed from the Inputs as they are now"
+
+    def test_status_turns_stale_when_an_input_changes(self, recalculated):
+        """'opening-scenario' sets the inputs the sheet was computed from; 'default-mha-65b' (``BASE``) another model
+        and context, a blank GPU count and compare model: those four rows read 'changed' and Status asks for a
+        refresh."""
+        _, books = recalculated
+        assert books["opening-scenario"][LOAD_SHEET][STATUS_CELL].value.startswith("current")
+        ws = books["default-mha-65b"][LOAD_SHEET]
+        assert ws[STATUS_CELL].value.startswith("STALE: Inputs changed after these figures were computed")
+        changed = {ws[f"A{r}"].value for r in range(7, 20) if ws[f"D{r}"].value == "changed"}
+        assert changed == {
+            "Model",
+            "Context per sequence (tokens)",
+            "GPU count (tensor parallel) (GPUs)",
+            "Compare with model",
+        }
+
+
 class TestRefreshKeepsUserData:
     def test_refresh_adds_a_new_gpu_and_keeps_inputs_sheets_and_edits(self, tmp_path):
         """After refresh: a new catalog GPU is listed and usable; edited inputs, an added sheet and an
@@ -235,6 +270,9 @@ class TestRefreshKeepsUserData:
         values = openpyxl.load_workbook(out, data_only=True)
         assert isinstance(values["Inputs"][f"B{glance_row() + 2}"].value, (int, float))  # max batch
         assert values["My scenarios"]["B1"].value is not None
+        # the Load sheet was computed for the GPU refresh saw; after the GPU changed its Status says so
+        assert values[LOAD_SHEET][STATUS_CELL].value.startswith("STALE: Inputs changed")
+        assert values[LOAD_SHEET]["D7"].value == "changed"  # the GPU row
 
 
 NEW_GPU_TOML = """
@@ -269,8 +307,9 @@ class TestRenderedPages:
         pages = sorted(tmp_path.glob("page-*.png"))
         sheets = openpyxl.load_workbook(path).sheetnames
         # Results and Assumptions run over a page each, Calc over five (its operator block: one row per kernel; the
-        # budget fleet, linear-attention state and sparse-attention rows of this round)
-        assert len(sheets) <= len(pages) <= len(sheets) + 7
+        # budget fleet, linear-attention state and sparse-attention rows of this round), Load over three (inputs and
+        # levers, its four charts, its four tables: page breaks of its own)
+        assert len(sheets) <= len(pages) <= len(sheets) + 9
         for i in range(1, len(pages) + 1):  # no blank page: each has its sheet's title or table header
             text = subprocess.run(
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True

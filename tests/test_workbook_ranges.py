@@ -48,7 +48,7 @@ def recalculated(tmp_path_factory):
     require_libreoffice()
     tmp = tmp_path_factory.mktemp("ranges")
     specs = {
-        key: with_inputs(build_whatif(engine=engine, calibration=cal), inputs)
+        key: with_inputs(build_whatif(engine=engine, calibration=cal, load=False), inputs)
         for key, (inputs, engine, cal) in SCENARIOS.items()
     }
     books = recalculate_many(specs, tmp)
@@ -109,7 +109,7 @@ def test_results_show_each_time_times_the_range(recalculated, key):
 
 @pytest.fixture(scope="module")
 def whatif_spec():
-    return build_whatif()
+    return build_whatif(load=False)  # the Ranges sheet's tests: no serving simulation needed
 
 
 class TestTheRangesSheetHoldsTheFileNotTheFormulas:
@@ -162,7 +162,7 @@ class TestTheRangesSheetHoldsTheFileNotTheFormulas:
 )
 def test_models_sheet_gives_each_models_class(model, moe, size):
     """The Models sheet's MoE / dense and size class (planner.accuracy.ranges.query_values) that the Ranges sheet looks up."""
-    sheet = build_whatif(models=[model]).sheet("Models")
+    sheet = build_whatif(models=[model], load=False).sheet("Models")
     header = {c.value: ref[:-1] for ref, c in sheet.cells.items() if ref.endswith("1") and ref[:-1].isalpha()}
     cols = header["Time-range class: MoE or dense"], header["Time-range class: size (total params)"]
     row = next(ref[1:] for ref, c in sheet.cells.items() if ref.startswith("A") and c.value == model)

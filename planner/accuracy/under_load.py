@@ -8,7 +8,10 @@ A row (``planner.accuracy.published.DecodeRow``) with any of ``ttft_median_ms``,
 varied by ``--random-range-ratio`` where the row states it; the row's engine, its scheduler and limits. A row whose
 ``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
 last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
-(``sharegpt_prompts``) sends that sample's prompts, each its own length, outputs at the row's mean. A server that
+(``sharegpt_prompts``) sends that sample's prompts, each its own length, and its requests' outputs, each its own length
+scaled to the row's mean (``planner.accuracy.datasets.sharegpt_requests``: the published sample's generated lengths,
+cycled past its 200; equal outputs kept a closed loop in lockstep, no prompt ever sharing a step with decodes). A
+server that
 schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later. A vLLM V0 server with
 multi-step scheduling (``DecodeRow.scheduler_steps``, ``--num-scheduler-steps``) runs prefill-only steps and decodes
 in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``).
@@ -20,11 +23,12 @@ import math
 from functools import cache
 from typing import Any
 
+from planner.accuracy.datasets import sharegpt_requests
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
 from planner.serving.benchmark import SCHEDULERS, request_lengths
-from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
+from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
@@ -83,13 +87,9 @@ def has_percentiles(row: DecodeRow) -> bool:
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
 
 
-def predict_percentiles(
-    row: DecodeRow, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None
-) -> dict[str, float]:
-    """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
-    Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
+def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | None) -> Replica:
     cat = catalog or default_catalog()
-    replica = Replica(
+    return Replica(
         resolve_gpu_name(row.gpu, cat),
         resolve_model_name(row.model, cat),
         gpus=row.gpus,
@@ -102,13 +102,30 @@ def predict_percentiles(
         calibration=calibration,
         catalog=cat,
     )
+
+
+def predict_percentiles(
+    row: DecodeRow,
+    *,
+    engine: Any = None,
+    calibration: Any = None,
+    catalog: Catalog | None = None,
+    frontend_s: float | None = None,
+) -> dict[str, float]:
+    """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
+    ``frontend_s``: each request's time outside the engine, seconds (None: the fitted value,
+    ``planner.accuracy.frontend.FRONTEND_S``). Raises a ``PlannerError`` (its message the reason) when the row
+    cannot be predicted."""
+    replica = _replica(row, engine, calibration, catalog)
+    front = FRONTEND_S if frontend_s is None else frontend_s
     n = row.num_prompts or max(row.batch, 1)
     inp, out = max(row.input_len, 1), max(row.output_len, 1)
     ratio = row.length_range_ratio
     lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
     prompts = sharegpt_prompts(row, n)
-    if prompts is not None:
-        lengths = [(p, out) for p in prompts]
+    if prompts is not None:  # vLLM's seed-0 sample: its prompts and its outputs (scaled to the run's mean)
+        outputs = [o for _, o in sharegpt_requests(n, None, out)]
+        lengths = list(zip(prompts, outputs, strict=True))
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
     hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
@@ -122,5 +139,6 @@ def predict_percentiles(
         prefix_hit_rate=hit,
         async_scheduling=row.async_scheduling,
         scheduler_steps=row.scheduler_steps or 1,
+        frontend_s=front,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

@@ -208,9 +208,15 @@ def validate_time(
 
 def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, catalog: Catalog | None = None) -> Table:
     """Every serving row (``DecodeRow``s; default: ``catalogs/reference/load_public.csv``) with percentiles
-    (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL, simulated as the run went."""
+    (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL, simulated as the run went. Each row's
+    per-request front-end time (``planner.accuracy.frontend.frontend_for_rows``) is fitted on the shipped runs of
+    the other sources only (leave one source out, so no figure is judged by a value fitted on its own source); a row
+    of a source not shipped gets the value fitted on every shipped source."""
+    from planner.accuracy.frontend import frontend_for_rows
+
     rows = load_decode_rows(reference_dir() / "load_public.csv") if rows is None else rows
     cat = catalog or default_catalog()
+    fronts = frontend_for_rows(rows, engine=engine, calibration=calibration, catalog=catalog)
     checks = []
     for r in (r for r in rows if has_percentiles(r)):
         label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.input_len}/{r.output_len} " + (
@@ -219,7 +225,10 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
         reason, predicted = r.problem, {}
         if not reason:
             try:
-                predicted = predict_percentiles(r, engine=engine, calibration=calibration, catalog=cat)
+                front = fronts[r.record_id]
+                predicted = predict_percentiles(
+                    r, engine=engine, calibration=calibration, catalog=cat, frontend_s=front
+                )
             except PlannerError as exc:
                 reason = str(exc)
         for quantity, (field_name, _, _) in FIGURES.items():

@@ -127,16 +127,26 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         codes, first_at = hit[1], hit[2]
     else:
         if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
-            codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1: their own path below
-            if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
+            found = _factorize_strings(flat)
+            if found is None:
                 return None
+            codes, distinct = found
         else:
             codes, distinct = pd.factorize(refs)
             if len(distinct) > max(1024, len(flat) // 16):
                 return None
         codes = codes.astype(np.intp, copy=False)
-        codes.flags.writeable = False  # shared by the calls that pass the same references
         first_at = _first_appearances(codes, len(distinct))
+        objects = [flat[i] for i in first_at]
+        if all(type(x) is str for x in objects):  # one code per text, kept: strings do not change
+            number: dict[str, int] = {}
+            renumber = np.empty(len(objects), dtype=np.intp)
+            for i, x in enumerate(objects):
+                renumber[i] = number.setdefault(x, len(number))
+            if len(number) < len(objects):  # equal text in several objects (pandas' read_csv shares some)
+                codes = np.take(renumber, codes)
+                first_at = _first_appearances(codes, len(number))
+        codes.flags.writeable = False  # shared by the calls that pass the same references
         _keep(cache_key, (refs.copy(), codes, first_at))
     objects = [flat[i] for i in first_at]
     plain = all(type(x) is str for x in objects)
@@ -150,6 +160,28 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
             values.append(x)
         renumber[i] = group[key]
     return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
+
+
+def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
+    """(code per element, the distinct strings in order of first appearance) of an object array of Python
+    strings, by pandas' hash table of strings (``StringHashTable``: each string's UTF-8 bytes hashed once); None
+    when some element is not a ``str`` (a missing cell, a number, a subclass): ``_codes`` keys those otherwise.
+
+    ``pandas.factorize`` reaches the same table after reading every element once more to learn that the array is
+    all text (``lib.is_string_array``); the table itself marks any other element missing (code -1), which is read
+    here as "not all text", so that pass is left out. Where pandas' table cannot be imported, ``pandas.factorize``.
+    """
+    try:
+        from pandas._libs.hashtable import StringHashTable
+
+        distinct, codes = StringHashTable(len(flat)).factorize(flat)
+    except (ImportError, AttributeError, TypeError, ValueError):
+        import pandas as pd
+
+        codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1
+    if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
+        return None
+    return codes, list(distinct)
 
 
 def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
@@ -166,14 +198,13 @@ def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
 def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     """``_codes`` of a numpy text array (``dtype <U``), without making a Python string per element.
 
-    Names in Latin-1 (every code point < 256, as catalog names are) are packed one byte per character into rows
-    of 8-byte words (a name of up to 8 characters is one integer); the rows are hashed (``_text_hash``) and the
-    hashes grouped (pandas' hash table), then every row is compared with its group's first row: a hash collision
-    costs time (the array is grouped as objects instead) but never a wrong name. None for other text (grouped as
-    objects). The last few arrays' text is kept with their grouping (``_BY_IDENTITY``): the next call over the same
-    text compares it whole and reuses the grouping. Up to ``RAW_TEXT_BYTES`` a copy of the text is kept (compared
-    as 8-byte words, ``_same_bytes``, no packing); a larger array keeps its packed rows (a quarter of the memory),
-    packed again to compare.
+    Names in Latin-1 (every code point < 256, as catalog names are) are cast one byte per character into rows of
+    ``width`` bytes (``packed``, a quarter of the text); the rows are hashed (``_text_hash``) and the hashes grouped
+    (pandas' hash table), then every row is compared with its group's first row: a hash collision costs time (the
+    array is grouped as objects instead) but never a wrong name. None for other text (grouped as objects). The
+    packed rows of the last few arrays are kept with their grouping (``_BY_IDENTITY``): the next call over the same
+    array packs its text again and, when the packed rows are equal, reuses the grouping (packing reads the text
+    once; comparing it with a kept copy would read it and the copy, and the copy costs a pass of its own).
     """
     import pandas as pd
 
@@ -181,33 +212,23 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     if not n or not width:
         return None
     text = np.ascontiguousarray(flat)
-    raw = text.nbytes <= RAW_TEXT_BYTES
-    cache_key = ("text", text.__array_interface__["data"][0], n, width)
-    hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and raw and _same_bytes(hit[0], text):  # a recent call's text: its grouping
-        return hit[1], hit[2].tolist()
     points = text.view(np.uint32).reshape(n, width)
     if points.max() > 255:
         return None
-    packed = np.zeros((n, -(-width // 8) * 8), dtype=np.uint8)
-    packed[:, :width] = points
-    words = packed.view(np.uint64)
-    if hit is not None and not raw and np.array_equal(hit[0], words):
+    packed = points.astype(np.uint8)
+    cache_key = ("text", text.__array_interface__["data"][0], n, width)
+    hit = _BY_IDENTITY.get(cache_key)
+    if hit is not None and _same_bytes(hit[0], packed):  # a recent call's text: its grouping
         return hit[1], hit[2].tolist()
-    codes, distinct = pd.factorize(_text_hash(words))
+    codes, distinct = pd.factorize(_text_hash(packed))
     codes = codes.astype(np.intp, copy=False)
     at = _first_appearances(codes, len(distinct))
-    if not np.array_equal(np.take(words[at], codes, axis=0), words):
+    if not _same_bytes(np.take(packed[at], codes, axis=0), packed):
         return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
-    _keep(cache_key, (text.copy() if raw else words, codes, first))
+    _keep(cache_key, (packed, codes, first))
     return codes, first.tolist()
-
-
-#: The largest text array (bytes, 4 per character) whose copy ``_codes_of_text`` keeps: 64 MB, 400,000 names of 40
-#: characters; a larger one keeps its packed rows instead.
-RAW_TEXT_BYTES = 1 << 26
 
 
 def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
@@ -219,25 +240,37 @@ def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
     return np.array_equal(x[:whole].view(np.uint64), y[:whole].view(np.uint64)) and np.array_equal(x[whole:], y[whole:])
 
 
-def _text_hash(words: np.ndarray) -> np.ndarray:
-    """One integer per row of 8-byte words: h = h * M xor word, word by word (wrapping uint64 arithmetic; M is
-    the 64-bit golden-ratio constant). One word: the word itself, so exact."""
-    h = words[:, 0].copy()
-    for j in range(1, words.shape[1]):
-        h *= np.uint64(0x9E3779B97F4A7C15)
-        h ^= words[:, j]
+#: The multiplier of ``_text_hash``: the 64-bit golden-ratio constant.
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _text_hash(rows: np.ndarray) -> np.ndarray:
+    """One integer per row of bytes (C-contiguous, ``width`` bytes a row): h = h * M xor word over the row's 8-byte
+    words read in place (wrapping uint64 arithmetic; the last word ends at the row's end, overlapping the one before
+    when the width is not a multiple of 8). Rows of up to 8 bytes: the bytes themselves, zero-padded, so exact."""
+    n, width = rows.shape
+    if width < 8:
+        padded = np.zeros((n, 8), dtype=np.uint8)
+        padded[:, :width] = rows
+        return padded.view(np.uint64)[:, 0]
+    buffer = np.ascontiguousarray(rows).reshape(-1)
+    offsets = [*range(0, width - 7, 8), *([width - 8] if width % 8 else [])]
+    h = np.ndarray((n,), dtype=np.uint64, buffer=buffer, offset=offsets[0], strides=(width,)).copy()
+    for offset in offsets[1:]:
+        h *= _HASH_MULTIPLIER
+        h ^= np.ndarray((n,), dtype=np.uint64, buffer=buffer, offset=offset, strides=(width,))
     return h
 
 
 #: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
 #: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
 #: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (a copy of the text, or its packed rows when large;
-#: codes; the distinct names); a hit needs the text equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over
-#: the categories used, (categories, values)); a hit needs the same categories and codes. ``planner.catalog.resolve``
-#: keeps its pairs of names and contexts here too (``_pair``). A sweep that passes the same arrays to several
-#: functions groups each once. Eight entries at most: an entry holds two integers per name (16 MB for a million
-#: names), a text entry a copy of its text (4 bytes per character; 1 packed, past ``RAW_TEXT_BYTES``).
+#: call). Text arrays by ("text", address, length, width): (the packed rows, a byte per character; codes; the
+#: distinct names); a hit needs the text packed again equal. Categoricals by ("category", address, shape, dtype):
+#: (their codes, codes renumbered over the categories used, (categories, values)); a hit needs the same categories
+#: and codes. ``planner.catalog.resolve`` keeps its pairs of names and contexts here too (``_pair``). A sweep that
+#: passes the same arrays to several functions groups each once. Eight entries at most: an entry holds two integers
+#: per name (16 MB for a million names), a text entry a byte per character besides.
 _BY_IDENTITY: dict[tuple, tuple[Any, ...]] = {}
 
 

@@ -356,9 +356,10 @@ def _facts(
     column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
 ) -> list[Any]:
     """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
-    (``rows``: the column's row of each combination; None: one name, its floats shared by all). The Rows of pairs
-    kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a sweep's next calls
-    over the same names and contexts take no row again."""
+    (``rows``: the column's row of each combination; None: one name, its floats shared by all) whose values are the
+    column's own rows (``Rows(Rows(table, rows), codes)``: a term of these facts alone runs once per catalog row).
+    The Rows of pairs kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a
+    sweep's next calls over the same names and contexts take no row again."""
     shared = rows is not None and not rows.flags.writeable and not codes.flags.writeable  # pairs kept (``_groups``)
     key = ("facts", id(column.rows), id(rows), id(codes), classes, tuple(given))
     hit = _BY_IDENTITY.get(key) if shared else None
@@ -370,7 +371,7 @@ def _facts(
             for n in field_names(cls):
                 if n not in values:
                     v = column.rows[n]
-                    values[n] = v if rows is None else Rows(np.take(v, rows), codes)
+                    values[n] = v if rows is None else Rows(Rows(v, rows), codes)
         if shared:
             _keep(key, ((column.rows, rows, codes), {k: v for k, v in values.items() if k not in given}))
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]

@@ -1,4 +1,5 @@
-"""``planner workbook``: generate the what-if workbooks; ``planner workbook refresh FILE``: update a copy's catalog."""
+"""``planner workbook``: generate the what-if workbooks; ``planner workbook refresh FILE``: update a copy's catalog
+and its Load sheet."""
 
 from __future__ import annotations
 
@@ -81,8 +82,9 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 @catalog_option
 def refresh_command(file: Path, output: Path | None, gpu_names, model_names, force: bool, catalog_dirs) -> None:
     """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
-    new GPUs, new prices. Your inputs, your edits on other sheets (Assumptions included) and sheets you added
-    are kept. Refuses a file `planner workbook` did not make.
+    new GPUs, new prices; and compute its Load sheet again from your Inputs (latency under load comes from
+    planner's simulation, not from cell formulas). Your inputs, your edits on other sheets (Assumptions included)
+    and sheets you added are kept. Refuses a file `planner workbook` did not make.
 
     Example:
 

@@ -24,9 +24,8 @@ from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
-from planner.serving.approx import approximate_load
-from planner.serving.fleet import Sizing, fewest_replicas
-from planner.serving.load import PERCENTILES, Replica, rate_sweep
+from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
+from planner.serving.load import PERCENTILES, Replica
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -185,21 +184,16 @@ def _simulated(
 
 def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim: Sizing) -> LoadCurve:
     """The planned fleet (``sim.replicas``) at ``LOAD_CURVE`` x the planned peak: each replica takes that traffic /
-    replicas; its p50 and ``sim.percentile`` TTFT and TPOT simulated (``planner.serving.load.rate_sweep``, as the
-    fleet was sized), infinite where the closed-form approximation finds the replica past capacity (a finite run
+    replicas; its p50 and ``sim.percentile`` TTFT and TPOT simulated as the fleet was sized
+    (``planner.serving.fleet.sweep_within_capacity``), infinite where the closed-form approximation finds the replica past capacity (a finite run
     cannot show a queue that grows without bound). Headroom: the most traffic, as a multiple of the planned peak
     less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
     the peak (which meets) and the first curve point that misses; ``math.inf`` when none to the curve's end does."""
     p, o, b = workload.prompt_tokens_mean, workload.output_tokens_mean, workload.burstiness
-    setup = replica.setup(p, o)
     q = sim.percentile
 
     def runs(mults: list[float]) -> list:
-        rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
-        stable = np.isfinite(approximate_load(setup.table, setup.scheduler, p, o, rates, q)["ttft_s"])
-        sims = rate_sweep(replica, p, o, rates[stable], burstiness=b) if stable.any() else []
-        it = iter(sims)
-        return [next(it) if ok else None for ok in stable]
+        return sweep_within_capacity(replica, p, o, np.asarray(mults) * peak_rate_per_s / sim.replicas, burstiness=b)
 
     def meets(r) -> bool:
         return r is not None and r.ttft_s.at(q) <= sim.ttft_target_s and r.tpot_s.at(q) <= sim.tpot_target_s

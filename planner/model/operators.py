@@ -20,6 +20,7 @@ import numpy as np
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.roofline import roofline_time_s
+from planner.model.rows import row_values
 
 #: GEMM kernels per decoder layer: fused QKV, output projection, fused gate-up, down (a MoE layer's expert GEMMs
 #: are the fused-MoE call's, whose floor beyond two GEMMs is ``EngineFacts.moe_layer_overhead_s``).
@@ -64,7 +65,7 @@ def kernel_time_s(
 
 def _all_one(x: ArrayLike) -> bool:
     """Whether ``x`` is 1 everywhere, read on its per-combination values where it has them (``Rows``)."""
-    return bool(np.all(np.asarray(getattr(x, "values", x)) == 1.0))
+    return bool(np.all(np.asarray(row_values(x)) == 1.0))
 
 
 def dense_weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:

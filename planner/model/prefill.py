@@ -10,6 +10,7 @@ from planner.model import operators, ops
 from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication, state_bytes
+from planner.model.rows import row_values
 
 
 def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayLike:
@@ -48,7 +49,7 @@ def _dense_attention(model: ModelFacts) -> bool:
 
 def _all_zero(x: ArrayLike) -> bool:
     """Whether ``x`` is 0 everywhere, read on its per-combination values where it has them (``Rows``)."""
-    return bool(np.all(np.asarray(getattr(x, "values", x)) == 0.0))
+    return bool(np.all(np.asarray(row_values(x)) == 0.0))
 
 
 @dataclass(frozen=True)

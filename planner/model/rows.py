@@ -2,7 +2,10 @@
 
 A sweep of 200,000 scenarios over 31 GPUs and 66 models holds a few hundred distinct (GPU, model) combinations.
 ``planner.catalog.resolve`` gives the model its facts as ``Rows``: one value per combination (``values``) and each
-scenario's combination (``codes``). Arithmetic between ``Rows`` of the same codes and plain numbers stays per
+scenario's combination (``codes``). A GPU's or a model's own fact is a ``Rows`` of ``Rows``: its values are the
+catalog rows (31 GPUs, 66 models) with each combination's row as codes, so a term of the model's facts alone (its
+tensor-parallel splits, its weight bytes) runs once per model and is gathered to the combinations when it meets
+a term that depends on both. Arithmetic between ``Rows`` of the same codes and plain numbers stays per
 combination (weights per GPU, KV bytes per token, usable memory, fixed step times); the first operation that
 meets a per-scenario array (the context, a batch) gathers the row values once (``numpy.take``) and goes on per
 scenario. Each formula is written once (``planner.model``), and a sweep pays per scenario only for the terms
@@ -138,6 +141,14 @@ def _plain(x: Any) -> Any:
         return [_plain(v) for v in x]
     if isinstance(x, dict):
         return {k: _plain(v) for k, v in x.items()}
+    return x
+
+
+def row_values(x: Any) -> Any:
+    """The values ``x`` holds per row, at its innermost level (a ``Rows`` of ``Rows``: the catalog's rows), else
+    ``x`` itself: enough to ask whether a fact is one value everywhere without gathering it."""
+    while isinstance(x, Rows):
+        x = x.values
     return x
 
 

@@ -115,7 +115,9 @@ def approximate_percentiles(
 ) -> dict[str, np.ndarray]:
     """TTFT and TPOT (``"ttft_s"``, ``"tpot_s"``) at ``percentile``, seconds, and the mean decoding batch, of one
     replica at each rate of ``rates_per_s`` (one deployment, every rate at once); infinite beyond capacity. The
-    approximation of the module docstring; ``planner.serving.load.latency_under_load`` simulates one rate."""
+    approximation of the module docstring, TTFT with the replica's front-end time (``Replica.frontend_s``) added;
+    ``planner.serving.load.latency_under_load`` simulates one rate."""
     setup = replica.setup(prompt_tokens, output_tokens)
     rates = np.asarray(rates_per_s, dtype=float)
-    return approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile)
+    out = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile)
+    return out | {"ttft_s": out["ttft_s"] + float(replica.frontend_s)}

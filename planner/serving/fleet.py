@@ -2,12 +2,15 @@
 
 The closed-form approximation (``planner.serving.approx``) gives a first guess, the simulation
 (``planner.serving.load``) settles it; ``planner plan --rate`` and ``planner export`` call ``fewest_replicas``.
+``sweep_within_capacity``: one replica's simulated runs over a range of rates, None past its capacity (the review's
+latency-against-load view and the what-if workbook's Load sheet).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -63,7 +66,7 @@ def fewest_replicas(
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
     a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile)
-    ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
+    ok = (a["ttft_s"] + replica.frontend_s <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
     # below the approximation's capacity a finite run can look fine while its queue grows without bound: those
     # k count as missing (lo), whatever 1,000 requests show
@@ -83,3 +86,29 @@ def fewest_replicas(
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if meets(mid) else (mid, hi)
     return Sizing(hi, rate / hi, runs[hi], float(percentile), float(ttft_target_s), float(tpot_target_s))
+
+
+def sweep_within_capacity(
+    replica: Replica,
+    prompt_tokens: float,
+    output_tokens: float,
+    rates_per_s: Any,
+    *,
+    burstiness: float = 1.0,
+) -> list[LoadResult | None]:
+    """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths, gamma arrivals of
+    ``burstiness``) at each rate of ``rates_per_s`` (requests/s), None where the closed-form approximation
+    (``planner.serving.approx``) finds the rate past the replica's capacity: there the queue grows without bound
+    and a finite run's figures only say how long it ran. Runs are memoized (``latency_under_load``)."""
+    rates = np.asarray(rates_per_s, dtype=float).ravel()
+    if not ((rates > 0) & np.isfinite(rates)).all():
+        raise InvalidInputError(f"rates {rates_per_s!r} must be positive finite numbers of requests per second")
+    setup = replica.setup(prompt_tokens, output_tokens)
+    # which rates are past capacity does not depend on the percentile asked (``approximate_load``'s ``over``)
+    a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, PERCENTILES[-1])
+    return [
+        latency_under_load(replica, prompt_tokens, output_tokens, rate_per_s=float(r), burstiness=burstiness)
+        if stable
+        else None
+        for r, stable in zip(rates, np.isfinite(a["ttft_s"]), strict=True)
+    ]

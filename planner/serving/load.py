@@ -13,7 +13,8 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
   with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
 - **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
-- **Front end.** ``frontend_s``: each request's time outside the engine, added to its TTFT and latency.
+- **Front end.** ``frontend_s``: each request's time outside the engine (HTTP, chat template, tokenizing,
+  detokenizing), added to its TTFT and latency; a replica's default is ``FRONTEND_S``, fitted on published runs.
 
 Percentiles are ``np.percentile``'s (linear), over requests for TTFT, TPOT and end-to-end latency and over output
 tokens after each request's first for ITL, as ``vllm bench serve`` computes them. Throughputs are over the run's
@@ -205,6 +206,12 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
     return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
 
 
+#: Each request's time outside the engine's steps, seconds, for every engine: the median over (engine, source) of the
+#: published median TTFT at each sweep's lightest load minus the simulated one, over the 9 (engine, source) pairs of
+#: ``catalogs/reference/load_public.csv`` (``planner.accuracy.frontend``, which judges it leaving each source out;
+#: ``python bench/frontend_fit.py`` re-derives it, and a test checks it matches).
+FRONTEND_S = 0.0312
+
 #: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
 VLLM_BLOCK_TOKENS = 16
 
@@ -228,7 +235,8 @@ def warm_prompt_fraction(prompt_tokens: float, block_tokens: int = VLLM_BLOCK_TO
 class Replica:
     """What serves the load: one replica of ``model`` on ``gpus`` x ``gpu`` (None: the smallest group that holds a
     request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
-    ``planner.serving.benchmark``), at the given precisions (None: the model's)."""
+    ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
+    ``frontend_s`` seconds outside the engine (``FRONTEND_S``)."""
 
     gpu: Any
     model: Any
@@ -241,6 +249,7 @@ class Replica:
     engine: Any = None
     calibration: Any = None
     catalog: Any = None
+    frontend_s: float = FRONTEND_S
 
     def setup(
         self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
@@ -278,7 +287,7 @@ def latency_under_load(
     num_requests: int = DEFAULT_REQUESTS,
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
-    frontend_s: float = 0.0,
+    frontend_s: float | None = None,
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
 ) -> LoadResult:
@@ -290,13 +299,14 @@ def latency_under_load(
     ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
     while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more.
     ``scheduler_steps``: decode steps per schedule (vLLM V0 ``--num-scheduler-steps``; ``simulate`` says how).
+    ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
     hit = float(prefix_hit_rate)
     if not 0.0 <= hit <= 1.0:
         raise InvalidInputError(f"prefix_hit_rate {prefix_hit_rate!r} is not a fraction; use 0 to 1")
-    front = float(frontend_s)
+    front = float(replica.frontend_s if frontend_s is None else frontend_s)
     if not 0.0 <= front < math.inf:
         raise InvalidInputError(f"frontend_s {frontend_s!r} is not a finite number of seconds of 0 or more")
     arrivals = None
@@ -404,8 +414,8 @@ def rate_sweep(
     burstiness: float = 1.0,
     num_requests: int = DEFAULT_REQUESTS,
 ) -> list[LoadResult | None]:
-    """``latency_under_load`` at each rate of ``rates_per_s`` (requests/s, fixed lengths at the means), the step
-    times tabulated once for all of them; None for a rate whose run cannot finish. Runs go through the same memo
+    """``latency_under_load`` at each rate of ``rates_per_s`` (requests/s, fixed lengths at the means; the replica's
+    front-end time), the step times tabulated once for all of them; None for a rate whose run cannot finish. Runs go through the same memo
     (``simulated_run``), so a rate ``latency_under_load`` was asked before (a fleet's planned peak) is not simulated
     again."""
     n = _whole(num_requests, "num_requests")
@@ -416,8 +426,9 @@ def rate_sweep(
     for rate in np.asarray(rates_per_s, dtype=float).ravel():
         if not 0 < rate < math.inf:
             raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
-        sent = arrival_times_s(n, rate, burstiness)
-        out.append(simulated_run(RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent)))
+        front = float(replica.frontend_s)
+        sent = arrival_times_s(n, rate, burstiness) + front
+        out.append(simulated_run(RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front)))
     return out
 
 

@@ -1,7 +1,8 @@
 """Describe the what-if workbook (``WorkbookSpec``) from the live catalog, engine profile and calibration.
 
-Sheets, one module each: Inputs (opens here), Results, Levers, Charts, Explain, Assumptions, Ranges, Calc (every step of
-the model, one column per scenario), Sweeps (chart data), GPUs, Models, Precisions (catalog tables).
+Sheets, one module each: Inputs (opens here), Results, Levers, Load (latency against traffic per lever: numbers planner's
+simulation computed, not formulas), Charts, Explain, Assumptions, Ranges, Calc (every step of the model, one column per
+scenario), Sweeps (chart data), GPUs, Models, Precisions (catalog tables).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from planner.workbook.explain import explain_sheet
 from planner.workbook.inputs import default_inputs, inputs_sheet
 from planner.workbook.layout import FORMAT_VERSION, INPUTS_SHEET, MARKER_KIND, MARKER_NAME, VERSION_PROPERTY
 from planner.workbook.levers import levers_sheet
+from planner.workbook.load_figures import load_figures
+from planner.workbook.load_sheet import load_sheet
 from planner.workbook.ranges_sheet import ranges_sheet
 from planner.workbook.results import results_sheet
 from planner.workbook.spec import Name, Sheet, WorkbookSpec
@@ -69,8 +72,13 @@ def build_whatif(
     models: list[str] | None = None,
     engine: str | EngineProfile | None = None,
     calibration=None,
+    *,
+    load: bool = True,
 ) -> WorkbookSpec:
-    """The what-if workbook for ``gpus`` x ``models`` of the catalog (default: all), as a pure description."""
+    """The what-if workbook for ``gpus`` x ``models`` of the catalog (default: all), as a pure description.
+
+    ``load``: with the Load sheet, whose serving simulations take a few seconds (about 10 s of CPU for the opening
+    inputs); False leaves it out."""
     cat = catalog or default_catalog()
     eng = engine_profile(engine)
     cal = resolve_calibration(calibration)
@@ -78,7 +86,8 @@ def build_whatif(
     fp8 = cat.precision("fp8").name
     c = calc_rows(lever_kv=fp8, lever_weights=fp8)
     calc, probes = calc_sheet(c)
-    inputs, names = inputs_sheet(default_inputs(cat, gpu_list, model_list), c)
+    opening = default_inputs(cat, gpu_list, model_list)
+    inputs, names = inputs_sheet(opening, c)
     results, p2 = results_sheet(c)
     levers, p3 = levers_sheet(c)
     sweeps, p4, where = sweeps_sheet(c)
@@ -93,6 +102,7 @@ def build_whatif(
             inputs,
             results,
             levers,
+            *([load_sheet(load_figures(opening, cat, eng, cal))] if load else []),
             charts,
             explain_sheet(cat, eng),
             assumptions,

@@ -518,14 +518,15 @@ def budget_rows(c: Calc) -> None:
 
         meets TPOT      TPOT at max batch <= TPOT target (1, else 0; a blank target or an error is 0)
         meets TTFT      TTFT of a whole-context prompt <= TTFT target (same rule)
-        requests/s per replica   throughput at max batch / output tokens per request
+        requests/s per replica   1 / (output tokens / throughput at max batch + TTFT of a whole-context prompt)
         replicas        max(1, ceil(peak requests/s / requests/s per replica))  (sizing.replicas_for_rate, no spare)
         fleet GPUs      replicas x GPUs in the group
         monthly cost    fleet GPUs x price per GPU-hour x 730 h  (sizing.cloud_usd_per_gpu_month)
         green           meets both targets, has a monthly cost, and no other such scenario costs less
 
-    Assumption: each replica runs at its max batch (the cheapest per token); a scenario that misses TPOT there may
-    meet it at a smaller batch with more replicas, which this sheet does not search (``planner export`` does).
+    Assumption: each replica runs at its max batch (the cheapest per token), a prompt's prefill holds it alone, and
+    requests never queue (the Load sheet simulates the queue); a scenario that misses TPOT there may meet it at a
+    smaller batch with more replicas, which this sheet does not search (``planner export`` does).
     """
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -594,9 +595,10 @@ def budget_rows(c: Calc) -> None:
             "Requests/s one replica takes at max batch",
             "requests/s",
             "#,##0.00",
-            'IF(ISERROR({m_tput}),{m_tput},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
-            "IF({out_tok}>=1,{m_tput}/{out_tok},OUT_OF_RANGE),BAD_INPUT)))",
-            "throughput / output tokens per request",
+            'IF(ISERROR({m_tput}),{m_tput},IF(ISERROR({p_ttft}),{p_ttft},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
+            "IF({out_tok}>=1,1/({out_tok}/{m_tput}+{p_ttft}),OUT_OF_RANGE),BAD_INPUT))))",
+            "1 / (output tokens / throughput at max batch + the prompt's prefill): each request's share of the "
+            "decode steps plus its own prefill, which holds the replica alone",
             quantity="peak_fleet.rate_per_replica_s@batch=max",
         ),
         Row(

@@ -18,6 +18,8 @@ WORKBOOK_FILE = "capacity-what-if.xlsx"
 INPUTS_SHEET = "Inputs"
 RESULTS_SHEET = "Results"
 LEVERS_SHEET = "Levers"
+#: Latency against traffic per lever: numbers planner's simulation computed, rewritten by ``refresh`` (not formulas).
+LOAD_SHEET = "Load"
 CHARTS_SHEET = "Charts"
 CALC_SHEET = "Calc"
 SWEEPS_SHEET = "Sweeps"

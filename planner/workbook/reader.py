@@ -14,6 +14,7 @@ from typing import Any
 
 from planner.errors import PlannerError
 from planner.workbook.layout import (
+    BUDGET_FIELDS,
     COMPARE_FIELD,
     ENGINE_NAME,
     FORMAT_VERSION,
@@ -191,13 +192,34 @@ def read_inputs(path: str | os.PathLike) -> dict:
     engine (str). Blank optional inputs are None. Raises ``WorkbookError`` (a PlannerError) with a one-line
     message for a file it did not make, an unsafe or unreadable file, or an input of the wrong kind.
     """
-    wb = load(path)
+    return _read(load(path), path, INPUT_FIELDS)
+
+
+def read_all_inputs(path: str | os.PathLike, wb=None) -> dict:
+    """``read_inputs`` and the Inputs it leaves out: the compare model and the budget question (``BUDGET_FIELDS``:
+    peak traffic, output tokens, targets), None when blank; the Load sheet is computed from them. ``wb``: the file
+    already loaded. Raises ``WorkbookError`` as ``read_inputs`` does, for a budget input that is not a number too."""
+    return _read(wb if wb is not None else load(path), path, (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS))
+
+
+def _read(wb, path: str | os.PathLike, fields) -> dict[str, Any]:
     check_marker(wb, path)
+    out = _read_fields(wb, path, fields)
+    engine = _cell_of(wb, ENGINE_NAME, path).value
+    out["engine"] = str(engine).strip() if engine else "vllm"
+    return out
+
+
+def _read_fields(wb, path: str | os.PathLike, fields) -> dict[str, Any]:
+    """Each field's input cell (its defined name), converted and checked; a formula typed into an input: its saved
+    value."""
     cached = None
     out: dict[str, Any] = {}
-    for f in INPUT_FIELDS:
+    for f in fields:
         cell = _cell_of(wb, f.name, path)
         value = cell.value
+        if type(value).__name__ == "CellRichText":  # a workbook loaded with rich text kept (``refresh``)
+            value = str(value)
         if isinstance(value, str) and value.startswith("="):  # a formula typed into an input: use its saved value
             cached = cached or load(path, data_only=True)
             value = cached[cell.parent.title][cell.coordinate].value
@@ -207,9 +229,16 @@ def read_inputs(path: str | os.PathLike) -> dict:
                     "without a saved value; open and save the file in Excel or LibreOffice first"
                 )
         out[f.key] = _convert(f, value, f"{path}: {cell.parent.title}!{cell.coordinate}")
-    engine = _cell_of(wb, ENGINE_NAME, path).value
-    out["engine"] = str(engine).strip() if engine else "vllm"
     return out
 
 
-__all__ = ["COMPARE_FIELD", "INPUTS_SHEET", "WorkbookError", "check_file", "check_marker", "load", "read_inputs"]
+__all__ = [
+    "COMPARE_FIELD",
+    "INPUTS_SHEET",
+    "WorkbookError",
+    "check_file",
+    "check_marker",
+    "load",
+    "read_all_inputs",
+    "read_inputs",
+]

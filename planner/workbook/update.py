@@ -1,7 +1,8 @@
 """Generate what-if workbooks, and refresh the catalog sheets of a user's copy in place.
 
-``refresh`` rewrites only the sheets in ``layout.CATALOG_SHEETS`` and the defined names that point into them;
-inputs, edits on other sheets (Assumptions included) and sheets the user added are kept.
+``refresh`` rewrites only the sheets in ``layout.CATALOG_SHEETS`` and the defined names that point into them, and the
+Load sheet (numbers planner's simulation computes, not formulas: computed again from the copy's Inputs); inputs,
+edits on other sheets (Assumptions included) and sheets the user added are kept.
 """
 
 from __future__ import annotations
@@ -24,12 +25,14 @@ from planner.workbook.build import build_catalog_sheets, build_whatif, select_en
 from planner.workbook.layout import (
     CATALOG_SHEETS,
     GPUS_SHEET,
+    LEVERS_SHEET,
+    LOAD_SHEET,
     MODELS_SHEET,
     PRECISIONS_SHEET,
     VERSION_PROPERTY,
     WORKBOOK_FILE,
 )
-from planner.workbook.reader import WorkbookError, check_file, check_marker, load
+from planner.workbook.reader import WorkbookError, check_file, check_marker, load, read_all_inputs
 from planner.workbook.writer import write_sheet, write_workbook
 
 
@@ -71,7 +74,8 @@ def refresh(
     output: str | os.PathLike | None = None,
     force: bool = False,
 ) -> Written:
-    """Replace the catalog sheets of a workbook ``planner workbook`` made with the current catalog.
+    """Replace the catalog sheets of a workbook ``planner workbook`` made with the current catalog, and compute its
+    Load sheet again from its Inputs (added after Levers when missing; ``refresh_load``).
 
     Writes ``output`` (default: the file itself, replaced atomically; a symlink is written through, a read-only
     file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``, for a
@@ -112,15 +116,13 @@ def refresh(
 
     for n in names:
         wb.defined_names[n.name] = DefinedName(n.name, attr_text=n.ref, hidden=n.hidden or None)
+    check_load_sheet(wb, src, force)
     _set_property(wb, VERSION_PROPERTY, __version__)
     if wb.calculation is None:  # a workbook whose <calcPr/> was removed
         from openpyxl.workbook.properties import CalcProperties
 
         wb.calculation = CalcProperties()
     wb.calculation.fullCalcOnLoad = True
-    # keep the sheet the user had open, and only that one selected
-    for ws in wb.worksheets:
-        ws.sheet_view.tabSelected = ws is wb.active
     buf = io.BytesIO()
     wb.save(buf)
     lost = before - package_features(buf)
@@ -130,12 +132,52 @@ def refresh(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
             "pass --force to refresh anyway and lose them, or refresh a copy with -o"
         )
+    # after that check, so that a refused refresh simulates nothing; the new sheet has as many charts as the old
+    refresh_load(wb, src, cat, eng, cal, force)
+    # keep the sheet the user had open, and only that one selected
+    for ws in wb.worksheets:
+        ws.sheet_view.tabSelected = ws is wb.active
+    buf = io.BytesIO()
+    wb.save(buf)
     from planner.workbook.values import with_stored_values
 
     stored = with_stored_values(buf.getvalue(), wb.sheetnames)  # openpyxl saved every formula without its value
     # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
     write_file(dest, stored or buf.getvalue(), force=force or in_place, make_parents=True)
     return Written(dest, len(gpu_list), len(model_list), stored is not None)
+
+
+def check_load_sheet(wb, path: Path, force: bool = False) -> None:
+    """A WorkbookError, unless ``force``, for a sheet named Load that planner did not write (its title differs):
+    refresh would replace it."""
+    from planner.workbook.load_sheet import TITLE
+
+    if LOAD_SHEET in wb.sheetnames and str(wb[LOAD_SHEET]["A1"].value) != TITLE and not force:
+        raise WorkbookError(
+            f"{path}: its sheet '{LOAD_SHEET}' was not written by planner, and refresh writes the Load sheet; "
+            "rename that sheet to keep it, or pass --force to replace it"
+        )
+
+
+def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: bool = False) -> None:
+    """Write the Load sheet of ``wb`` again: its figures simulated from the workbook's Inputs (``read_all_inputs``),
+    in the place of the old one (new: after Levers). Inputs that cannot be read give a sheet saying so, not an
+    error: the catalog refresh goes on. A sheet named Load that planner did not write (another title) is a
+    WorkbookError unless ``force``."""
+    from planner.workbook.load_figures import load_figures, not_computed
+    from planner.workbook.load_sheet import load_sheet
+
+    check_load_sheet(wb, path, force)
+    try:
+        figures = load_figures(read_all_inputs(path, wb), catalog, engine, calibration)
+    except WorkbookError as exc:
+        figures = not_computed(str(exc), engine)
+    if LOAD_SHEET in wb.sheetnames:
+        index = wb.sheetnames.index(LOAD_SHEET)
+        wb.remove(wb[LOAD_SHEET])
+    else:
+        index = wb.sheetnames.index(LEVERS_SHEET) + 1 if LEVERS_SHEET in wb.sheetnames else len(wb.sheetnames)
+    write_sheet(wb.create_sheet(LOAD_SHEET, index), load_sheet(figures))
 
 
 #: Parts a user may add, and whether openpyxl reads them back: (label, part-name pattern, element pattern).

@@ -18,6 +18,7 @@ from openpyxl.styles import Alignment, Border, Font, PatternFill, Protection, Si
 from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.datavalidation import DataValidation
+from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.protection import SheetProtection
 from openpyxl.worksheet.table import Table as XlTable
 from openpyxl.worksheet.table import TableStyleInfo
@@ -52,7 +53,8 @@ STYLES = {
     "warn": dict(font=Font(bold=True, color="C00000")),
 }
 TOP = Alignment(vertical="top")
-PALETTE = ("1F77B4", "D62728", "2CA02C", "FF7F0E")
+#: Series colours in order (the Load sheet's six levers and its target use all seven).
+PALETTE = ("1F77B4", "D62728", "2CA02C", "FF7F0E", "9467BD", "8C564B", "7F7F7F")
 BEST_FILL = PatternFill("solid", fgColor="C6EFCE", bgColor="C6EFCE")
 BEST_FONT = Font(bold=True, color="006100")
 
@@ -142,6 +144,8 @@ def write_sheet(ws, s: Sheet) -> None:
     ws.page_setup.fitToHeight = 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True
     ws.print_options.gridLines = False
+    for row in s.page_breaks:
+        ws.row_breaks.append(Break(id=row))
     if s.protect:
         ws.protection = protection()
     if s.freeze:
@@ -192,6 +196,8 @@ def _chart(ch: Chart) -> ScatterChart | LineChart:
         if ser.line:
             s.graphicalProperties.line.solidFill = color
             s.graphicalProperties.line.width = 22000
+            if ser.dash:
+                s.graphicalProperties.line.dashStyle = "dash"
         else:
             s.graphicalProperties.line.noFill = True
         s.smooth = False

@@ -1,0 +1,135 @@
+"""Per-request front-end time: what a served request spends outside the engine's steps (HTTP, chat template,
+tokenizing, detokenizing, the client's own parsing), fitted on published loaded runs, judged leaving sources out.
+
+No engine documents or measures this time per request (issue 22's gap (a); vLLM, SGLang and TensorRT-LLM issues
+measure it only for one client or one model), so it is a fitted term. The residual of a run is its published
+median TTFT minus the simulated one with no front end (``predict_percentiles(row, frontend_s=0)``); only each
+sweep's **lightest load** counts: of the runs of one engine, source, model, GPU group and dataset at a request rate or
+a closed-loop concurrency (never all at once), those at the sweep's lowest rate (or concurrency), so that a queue the
+simulation gets wrong is read as little as it can be as a front end.
+
+One vote per (engine, source): the median residual of that source's lightest-load runs of that engine. The front-end
+time is the median of all votes (at least 0), one value for every engine: the votes do not separate engines (vLLM's
+run from -1.5 to 211 ms over five sources), and a value per engine, judged leaving sources out, predicted median TTFT
+worse (40% median / 107% worst |error| over the shipped runs, against 33% / 100% for one value; 47% / 100% with none).
+``frontend_s_for`` gives the value a source is *predicted* with: the same rule over the other sources' votes only
+(leave one source out), so no figure is judged by a value fitted on its own rows.
+``planner.serving.load.FRONTEND_S`` is the value fitted on every source, the default of every simulated replica
+(plans, exports, Excel); ``bench/frontend_fit.py`` re-derives it and prints each source's left-out value.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir
+from planner.errors import PlannerError
+from planner.serving.load import FRONTEND_S
+
+__all__ = [
+    "FRONTEND_S",
+    "Vote",
+    "fitted_frontend_s",
+    "frontend_for_rows",
+    "frontend_s_for",
+    "offered_load",
+    "residual_s",
+    "votes",
+]
+
+#: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
+#: gpustack 0.10/0.11 31.2, H200 0.14.1 report -0.6, sglang-v0.3.0-vs-vllm-v0.6.0 35.6, surajssd A100 0.8.3 14.0, vLLM
+#: PR 23151 211.4 (one closed-loop run); SGLang datacrunch 0.4 65.4, gpustack 0.5.3 27.0, sglang-v0.3.0 17.7;
+#: TensorRT-LLM gpustack 33.9. Median 31.2 ms.
+
+
+@dataclass(frozen=True)
+class Vote:
+    """One (engine, source)'s front-end residual: median over its sweeps' lightest-load runs, seconds."""
+
+    engine: str
+    source_group: str
+    residual_s: float
+    runs: tuple[str, ...]
+
+
+def offered_load(row: DecodeRow) -> float | None:
+    """The run's request rate (req/s) or closed-loop concurrency; None for a burst (all at once)."""
+    if row.request_rate is not None and math.isfinite(row.request_rate):
+        return float(row.request_rate)
+    if row.kind == "serving" and 0 < row.batch < (row.num_prompts or 0):
+        return float(row.batch)
+    return None
+
+
+def residual_s(row: DecodeRow, **predict) -> float | None:
+    """Published median TTFT minus the simulated one with no front end, seconds; None when the row has no median
+    TTFT or cannot be simulated."""
+    from planner.accuracy.under_load import predict_percentiles
+
+    if row.problem or math.isnan(row.ttft_median_s):
+        return None
+    try:
+        return row.ttft_median_s - predict_percentiles(row, frontend_s=0.0, **predict)["ttft_median_ms"] / 1e3
+    except PlannerError:
+        return None
+
+
+def votes(rows: Iterable[DecodeRow], **predict) -> list[Vote]:
+    """Each (engine, source)'s vote: the median residual (``residual_s``) of the runs at the lowest load of each of its
+    sweeps (same engine, source, model, GPU, group size and dataset; rated or closed-loop runs only)."""
+    sweeps: dict[tuple, list[tuple[float, DecodeRow]]] = {}
+    for r in rows:
+        load = offered_load(r)
+        if load is not None and not r.problem and not math.isnan(r.ttft_median_s):
+            dataset = (r.dataset.split() or [""])[0].strip(",;").lower()  # the name, without the cell's notes
+            key = (
+                r.engine,
+                r.source_group,
+                r.model,
+                r.gpu.split("(")[0].strip(),
+                r.gpus,
+                dataset,
+                r.request_rate is None,
+            )
+            sweeps.setdefault(key, []).append((load, r))
+    found: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for (engine, source, *_), runs in sorted(sweeps.items(), key=lambda kv: str(kv[0])):
+        lowest = min(load for load, _ in runs)
+        for load, r in runs:
+            x = residual_s(r, **predict) if load == lowest else None
+            if x is not None:
+                found.setdefault((engine, source), []).append((r.record_id, x))
+    return [
+        Vote(engine, source, statistics.median(x for _, x in runs), tuple(rid for rid, _ in runs))
+        for (engine, source), runs in sorted(found.items())
+    ]
+
+
+def fitted_frontend_s(all_votes: Iterable[Vote], leave_out: str | None = None) -> float:
+    """The front-end time, seconds: the median of the votes from sources other than ``leave_out``, at least 0 (0 when
+    there are none)."""
+    others = [v.residual_s for v in all_votes if v.source_group != leave_out]
+    return max(statistics.median(others), 0.0) if others else 0.0
+
+
+def frontend_s_for(row: DecodeRow, all_votes: Iterable[Vote]) -> float:
+    """The front-end time ``row`` is predicted with: fitted on every source but its own (leave one source out)."""
+    return fitted_frontend_s(all_votes, leave_out=row.source_group)
+
+
+def frontend_for_rows(rows: Iterable[DecodeRow], **predict) -> dict[str, float]:
+    """The front-end time each row is predicted with, seconds, by record id: a row of a source in
+    ``catalogs/reference/load_public.csv`` gets the value fitted on that file's other sources (``frontend_s_for``);
+    any other row the value fitted on every shipped source (``FRONTEND_S`` when the simulation's options are the
+    defaults). The shipped runs are simulated only when a row needs them."""
+    rows = list(rows)
+    shipped = load_decode_rows(reference_dir() / "load_public.csv")
+    groups = {r.source_group for r in shipped}
+    if not any(r.source_group in groups for r in rows) and not any(v is not None for v in predict.values()):
+        return {r.record_id: FRONTEND_S for r in rows}
+    fits = votes(shipped, **predict)
+    return {r.record_id: fitted_frontend_s(fits, r.source_group if r.source_group in groups else None) for r in rows}

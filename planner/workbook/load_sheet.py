@@ -1,0 +1,219 @@
+"""The Load sheet: each lever's latency against traffic, p50 and p99 TTFT and TPOT, as planner's simulation computed it.
+
+The figures (``load_figures``) are numbers, not formulas: a queue simulation is not a cell formula. The sheet says so
+in its note, in a cell note on its title and in a Status cell whose formula compares the Inputs the figures were
+computed from with the Inputs now ("STALE ..." once one differs); ``planner workbook refresh`` computes them again.
+"""
+
+from __future__ import annotations
+
+from planner import __version__
+from planner.workbook.calc import SCENARIOS, scenario_col
+from planner.workbook.formats import INT
+from planner.workbook.layout import BUDGET_FIELDS, COMPARE_FIELD, ENGINE_NAME, INPUT_FIELDS, LOAD_SHEET
+from planner.workbook.load_figures import HIGH_PERCENTILE, LOAD_MULTIPLES, LoadFigures
+from planner.workbook.spec import Chart, Highlight, Series, Sheet
+
+#: The sheet's title; ``refresh`` recognises a Load sheet planner wrote by it.
+TITLE = "Load: latency against traffic per lever, computed by planner's queue simulation (not by Excel)"
+STATUS_ROW = 3
+STATUS_CELL = f"B{STATUS_ROW}"
+#: The row of the first "Computed from" input.
+FIRST_INPUT_ROW = 7
+TARGET_COL = "I"
+#: Charts: (title, key, metric, percentile, y axis, log y). TTFT's p99 near capacity is 10-50x its p50.
+QUANTITIES = (
+    ("TTFT p50", "ttft", 50, "TTFT (ms, log)", True),
+    (f"TTFT p{HIGH_PERCENTILE}", "ttft", HIGH_PERCENTILE, "TTFT (ms, log)", True),
+    ("TPOT p50", "tpot", 50, "TPOT (ms)", False),
+    (f"TPOT p{HIGH_PERCENTILE}", "tpot", HIGH_PERCENTILE, "TPOT (ms)", False),
+)
+CHART_ROWS = 19  # rows a 9 cm chart covers, and a gap
+CHART_WIDTH_CM = 18.5  # two side by side across the tables' width
+MS_FMT = "#,##0"
+TPOT_FMT = "#,##0.0"
+
+
+def _note(f: LoadFigures) -> str:
+    return (
+        "These figures are computed by planner's queue simulation (planner.serving: the "
+        f"{f.engine} scheduler serving 1,000 Poisson requests per point, its step times from the capacity model), "
+        f"by planner {__version__} when it wrote this workbook, from the Inputs listed below. The cells hold numbers, "
+        "not formulas: Excel and LibreOffice do not recalculate them. After changing Inputs, run "
+        "`planner workbook refresh <this file>` (or generate the workbook again) to compute them again; Status "
+        "says whether they still match the Inputs. A blank figure: past the replica's capacity (its queue grows "
+        "without bound)."
+    )
+
+
+def _status_formula(last_row: int) -> str:
+    changed = f"D{FIRST_INPUT_ROW}:D{last_row}"
+    return (
+        f'=IF(COUNTIF({changed},"changed")=0,"current: computed from the Inputs as they are now",'
+        '"STALE: Inputs changed after these figures were computed; run planner workbook refresh on this file")'
+    )
+
+
+def _inputs_block(s: Sheet, f: LoadFigures) -> int:
+    """What the figures were computed from, the Inputs now, and whether each still matches; the next free row."""
+    s.set("A5", "Computed from: the Inputs when these figures were computed", style="subtitle")
+    for col, h in zip("ABCD", ("Input", "Used", "Inputs now", "Matches"), strict=True):
+        s.set(f"{col}6", h, style="header")
+    fields = {x.key: x for x in (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS)}
+    r = FIRST_INPUT_ROW
+    rows = [(fields[k].label, fields[k].unit, fields[k].name, v, fields[k].kind) for k, v in f.inputs.items()]
+    rows.append(("Engine (Assumptions)", "", ENGINE_NAME, f.engine, "text"))
+    for label, unit, name, value, kind in rows:
+        s.set(f"A{r}", f"{label} ({unit})" if unit and unit != "catalog name" else label, style="label")
+        fmt = None if kind == "text" else "#,##0.###"
+        s.set(f"B{r}", value, fmt=fmt, style="calc", text=kind == "text")
+        s.set(f"C{r}", f'=IF({name}="","",{name})', fmt=fmt, style="calc")
+        s.set(f"D{r}", f'=IF(EXACT(""&B{r},""&C{r}),"yes","changed")', style="calc")
+        r += 1
+    s.set(STATUS_CELL, _status_formula(r - 1), style="warn")  # red; green while current:
+    s.highlights.append(Highlight(STATUS_CELL, f'LEFT({STATUS_CELL},7)="current"'))
+    s.merges.append(f"{STATUS_CELL}:{TARGET_COL}{STATUS_ROW}")  # the fill under the whole answer
+    return r + 1
+
+
+def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
+    s.set(f"A{r}", "Each lever's replica (the Levers sheet's scenarios)", style="subtitle")
+    r += 1
+    s.set(f"A{r}", "", style="header")
+    s.set(f"B{r}", "Unit", style="header")
+    for lever in f.levers:
+        s.set(f"{scenario_col(lever.key)}{r}", lever.header, style="header")
+    r += 1
+    rows = (
+        ("Model", "", lambda v: v.inputs.get("model"), None),
+        ("Context", "tokens", lambda v: v.inputs.get("context"), INT),
+        ("KV-cache precision", "", lambda v: v.inputs.get("kv_precision") or "default", None),
+        ("Weight precision", "", lambda v: v.inputs.get("weight_precision") or "as published", None),
+        ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
+        ("Prompt tokens per request (context - output)", "tokens", lambda v: v.prompt_tokens, INT),
+        ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
+        ("Max batch (the engine's max_num_seqs here)", "sequences", lambda v: v.max_batch, INT),
+        ("Replicas for the peak, Levers sheet (no queue)", "replicas", lambda v: v.replicas, INT),
+        (
+            f"Replicas the simulation needs (p{HIGH_PERCENTILE} within targets)",
+            "replicas",
+            lambda v: v.needed_replicas,
+            INT,
+        ),
+        ("Replicas the traffic below is spread over", "replicas", lambda v: v.curve_replicas if v.runs else None, INT),
+        (
+            "Requests/s per replica at the peak",
+            "requests/s",
+            lambda v: v.rates_per_s[LOAD_MULTIPLES.index(1.0)] if v.rates_per_s else None,
+            "#,##0.00",
+        ),
+    )
+    for label, unit, get, fmt in rows:
+        s.set(f"A{r}", label, style="label")
+        s.set(f"B{r}", unit, style="unit")
+        for lever in f.levers:
+            value = get(lever)
+            s.set(f"{scenario_col(lever.key)}{r}", value, fmt=fmt, style="calc", text=isinstance(value, str))
+        r += 1
+    notes = {} if f.note else {v.key: v.error or v.needed_note for v in f.levers}  # f.note: said once, above
+    if any(notes.values()):
+        s.set(f"A{r}", "Not simulated, or not sized on the targets, because", style="label")
+        for key, text in notes.items():
+            if text:
+                s.set(f"{scenario_col(key)}{r}", text, style="note", text=True)
+        r += 1
+    return r + 1
+
+
+def _figure(run, metric: str, percentile: int) -> float | None:
+    """A run's percentile of a metric in ms; None past capacity (no run)."""
+    if run is None:
+        return None
+    return getattr(run, f"{metric}_s").at(percentile) * 1e3
+
+
+def _blocks(s: Sheet, f: LoadFigures, r: int) -> list[tuple[str, int, int, str, bool]]:
+    """One table per quantity: traffic down, levers across, the target beside; returns each block's chart data."""
+    peak = f.inputs.get("peak_requests_per_s")
+    made = []
+    for title, metric, percentile, axis, log in QUANTITIES:
+        target_s = f.ttft_target_s if metric == "ttft" else f.tpot_target_s
+        what = "time to first token" if metric == "ttft" else "time per output token"
+        middle = "median" if percentile == 50 else f"{percentile}th percentile"
+        s.set(f"A{r}", f"{title} (ms): {what}, {middle} over the requests", style="subtitle")
+        r += 1
+        s.set(f"A{r}", "Traffic (the whole fleet's)", style="header")
+        s.set(f"B{r}", "x peak", style="header")
+        for lever in f.levers:
+            s.set(f"{scenario_col(lever.key)}{r}", lever.header, style="header")
+        s.set(f"{TARGET_COL}{r}", "Target", style="header")
+        r += 1
+        first = r
+        for i, mult in enumerate(LOAD_MULTIPLES):
+            rate = f" = {mult * peak:,.4g} requests/s" if isinstance(peak, (int, float)) else ""
+            s.set(f"A{r}", f"{mult:g} x the peak{rate}" + (" (the peak)" if mult == 1.0 else ""), style="label")
+            s.set(f"B{r}", mult, fmt='0.00"x"', style="calc")
+            for lever in f.levers:
+                value = _figure(lever.runs[i], metric, percentile) if lever.runs else None
+                fmt = MS_FMT if metric == "ttft" else TPOT_FMT
+                s.set(f"{scenario_col(lever.key)}{r}", value, fmt=fmt, style="key" if mult == 1.0 else "calc")
+            if target_s is not None:
+                s.set(f"{TARGET_COL}{r}", target_s * 1e3, fmt=MS_FMT, style="calc")
+            r += 1
+        made.append((title, first, r - 1, axis, log))
+        r += 1
+    return made
+
+
+def _charts(s: Sheet, blocks: list, top: int, has_target: tuple[bool, bool]) -> None:
+    """A line chart per quantity, 2 x 2 from ``top``: one line per lever, the target dashed."""
+    name = LOAD_SHEET
+    for i, (title, first, end, axis, log) in enumerate(blocks):
+        x = f"{name}!$B${first}:$B${end}"
+        series = [
+            Series(
+                f"={name}!${scenario_col(k)}${first - 1}",
+                x,
+                f"{name}!${scenario_col(k)}${first}:${scenario_col(k)}${end}",
+            )
+            for k, _, _ in SCENARIOS
+        ]
+        if has_target[0 if title.startswith("TTFT") else 1]:
+            t = f"{name}!${TARGET_COL}${first}:${TARGET_COL}${end}"
+            series.append(Series("Target", x, t, marker=False, dash=True))
+        anchor = f"{'A' if i % 2 == 0 else 'E'}{top + (i // 2) * CHART_ROWS}"
+        s.charts.append(
+            Chart(
+                f"{title} against traffic (ms)",
+                anchor,
+                "Traffic (x the Inputs' peak; 1 = the peak)",
+                axis,
+                tuple(series),
+                y_log=log,
+                width_cm=CHART_WIDTH_CM,
+                height_cm=9.0,
+            )
+        )
+
+
+def load_sheet(f: LoadFigures) -> Sheet:
+    """The Load sheet of figures ``f`` (``load_figures.load_figures``): what they were computed from and whether the
+    Inputs still match, each lever's replica, four charts, and the four tables the charts draw."""
+    s = Sheet(LOAD_SHEET, tab_color="7030A0")
+    s.widths.update(A=50, B=14, C=16, D=16, E=16, F=16, G=16, H=16, I=11)  # "Context halved" on one line
+    s.set("A1", TITLE, style="title", comment=_note(f))
+    s.note("A2", _note(f), TARGET_COL)
+    s.set(f"A{STATUS_ROW}", "Status", style="label")
+    r = _inputs_block(s, f)
+    if f.note:
+        s.set(f"A{r}", f.note, style="warn")
+        r += 2
+    r = _lever_rows(s, f, r)
+    s.page_breaks.append(r - 1)  # the charts on a page of their own, then the tables
+    s.set(f"A{r}", "Charts: each lever's replica under traffic; dashed: the Inputs' target", style="subtitle")
+    charts_top = r + 1
+    blocks_top = charts_top + 2 * CHART_ROWS
+    s.page_breaks.append(blocks_top - 1)
+    blocks = _blocks(s, f, blocks_top)
+    _charts(s, blocks, charts_top, (f.ttft_target_s is not None, f.tpot_target_s is not None))
+    return s
