@@ -201,6 +201,18 @@ def tp_refusal(model: Model, gpus: int, engine: Any = None) -> str:
             f"{label} splits each expert's width of {experts:,} evenly (FusedMoEConfig): {experts:,} / {g} leaves "
             f"{experts % g}; expert parallelism (parallelism='tp-ep') keeps experts whole"
         )
+    ssm = int(f.ssm_split_width)
+    if ssm % g and model.mamba is not None:
+        return (
+            f"{label} splits each Mamba-2 mixer's {model.mamba.num_heads} heads and {model.mamba.n_groups} groups "
+            f"evenly (MambaMixer2): {ssm} / {g} leaves {ssm % g}"
+        )
+    if ssm % g and model.linear_attention is not None:
+        a = model.linear_attention
+        return (
+            f"{label} splits each Gated DeltaNet layer's {a.num_key_heads} key heads and {a.num_value_heads} value "
+            f"heads evenly: {ssm} / {g} leaves {ssm % g}"
+        )
     short = [w for w in (width, experts) if w and w % (g * block)] if block else [0]
     hint = "; expert parallelism keeps experts whole" if short[0] == experts and len(short) == 1 else ""
     return (

@@ -102,12 +102,15 @@ class TestHybridLinearAttention:
         assert model_facts(CAT.model("Qwen3.6-27B")).state_bytes_per_sequence == 153_944_064
         assert planner.kv_bytes_per_token("Qwen3.6-27B", kv_precision="bf16") == 65_536
 
-    def test_a_sequence_in_the_memory_plan_is_kv_plus_state(self):
-        """At 8,192 tokens on 2 GPUs (each holds one of the 2 KV heads and half the state): 8,192 x 24,576 +
-        39,518,208 = 240,844,800 B per sequence; max batch = floor(2 x budget per GPU / it)."""
+    def test_a_sequence_in_the_memory_plan_is_vllms_pages(self):
+        """At 8,192 tokens on 2 GPUs (each holds one of the 2 KV heads and half the state), vLLM pages the cache in
+        blocks of 544 tokens (``test_qwen3_next_start_up_log``): per GPU 12 layer slots x 544 x 1,024 B x (16 attention
+        blocks + 3 state groups) = 127,008,768 B, 254,017,536 B over the group, where the bare KV + state is
+        8,192 x 24,576 + 39,518,208 = 240,844,800 B; max batch = floor(2 x budget per GPU / it)."""
         p = planner.memory_plan("H200", "Qwen3-Next-80B-A3B", 8192, gpus=2)
-        assert p.kv_bytes_per_sequence == 8192 * QWEN3_NEXT_KV_PER_TOKEN_BF16 + QWEN3_NEXT_STATE_BF16 == 240_844_800
-        assert p.max_batch == math.floor(2 * p.kv_budget_bytes_per_gpu / 240_844_800)
+        assert p.kv_bytes_per_sequence == 2 * 12 * 544 * 1024 * (16 + 3) == 254_017_536
+        assert 8192 * QWEN3_NEXT_KV_PER_TOKEN_BF16 + QWEN3_NEXT_STATE_BF16 == 240_844_800
+        assert p.max_batch == math.floor(2 * p.kv_budget_bytes_per_gpu / 254_017_536)
 
     def test_decode_reads_and_writes_the_state_once_per_sequence(self):
         """A decode step moves 2 x state x batch more bytes than the attention layers' KV alone would."""

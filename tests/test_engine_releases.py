@@ -123,8 +123,9 @@ class TestReleasesMapToProfiles:
 class TestLoadingRulesPerEngine:
     """vLLM and SGLang (``QKVParallelLinear``, sglang 0.5.23 ``sglang/srt/layers/linear.py`` lines 1139-1145: KV heads
     divided by the group or the group by them) refuse groups TensorRT-LLM loads (``Attention.__init__``,
-    ``tensorrt_llm/_torch/modules/attention.py``: ``assert self.num_heads % tp_size == 0``, KV heads
-    ``(num_key_value_heads + tp_size - 1) // tp_size`` each)."""
+    ``tensorrt_llm/_torch/modules/attention.py`` lines 114-117 at NVIDIA/TensorRT-LLM commit c6d3bb2a:
+    ``assert self.num_heads % tp_size == 0``, KV heads ``(self.num_key_value_heads + tp_size - 1) // tp_size``
+    each)."""
 
     def test_phi4_on_4_gpus(self):
         """Phi-4 config.json: 40 heads, 10 KV heads, MLP 17,920. 4 GPUs: 40 % 4 = 0, but 10 % 4 and 4 % 10 != 0."""
@@ -136,6 +137,14 @@ class TestLoadingRulesPerEngine:
             planner.max_batch("H100", "phi-4", 4096, gpus=4, engine="sglang")
         assert planner.max_batch("H100", "phi-4", 4096, gpus=4, engine="tensorrt-llm") > 0
         assert planner.valid_tp_sizes("phi-4", engine="tensorrt-llm") == (1, 2, 4, 5, 8, 10, 20, 40)
+
+    def test_tensorrt_llm_holds_ceil_kv_heads_per_gpu(self):
+        """``self.num_key_value_heads = (self.num_key_value_heads + tp_size - 1) // tp_size`` (attention.py lines
+        116-117, commit c6d3bb2a): Phi-4's 10 KV heads on 4 GPUs are 3 per GPU, so a token's KV per GPU is 3/10 of
+        Phi-4's 204,800 B (40 layers x 2 x 10 x 128 x 2 B): 61,440 B, not the 51,200 B of an even split."""
+        assert planner.kv_bytes_per_token("phi-4") == 40 * 2 * 10 * 128 * 2 == 204_800
+        p = planner.memory_plan("H100", "phi-4", 4096, gpus=4, engine="tensorrt-llm")
+        assert p.kv_bytes_per_token_per_gpu == 3 * 204_800 / 10 == 61_440
 
     def test_expert_width_divides_the_group(self):
         """vLLM 0.33.0 ``FusedMoEConfig.__post_init__`` (vllm/model_executor/layers/fused_moe/config.py line 1352):

@@ -136,9 +136,10 @@ class TestSizingRules:
                 assert float(r.fleet.tpot_peak_s) * m <= 0.05 + 1e-12 and r.replica.ttft_s * m <= 1.5
 
     def test_the_margin_follows_the_gpu_and_its_coverage(self, example, tmp_path):
-        """H100 has 9 held-out vLLM serving figures, B200 none (catalogs/reference/heldout_serving_residuals.csv,
+        """H100 has 9 held-out vLLM serving figures, B300 none (catalogs/reference/heldout_serving_residuals.csv,
         heldout_residuals.csv): the README's "H100, rented" is sized at the 90th percentile of vLLM's errors on H100
-        (+17% in the shipped file), not widened; the same option on B200 at all GPUs' range widened by the GPU factor, and the review
+        (+17% in the shipped file), not widened; the same option on B300 at all GPUs' range widened by the GPU factor,
+        and the review
         says so."""
         regions = ranges.load_regions()
         every, gpu = regions[("all", "*")], regions[("gpu", "*")]
@@ -146,30 +147,30 @@ class TestSizingRules:
         vllm = load_serving()[("H100 SXM 80GB", "vllm")]
         assert vllm.rows >= ranges.MIN_ROWS
         assert rented.margin == vllm.high and not rented.time_range_widened
-        text = EXAMPLE.read_text().replace('name = "H100, rented"\ngpu = "H100"', 'name = "H100, rented"\ngpu = "B200"')
+        text = EXAMPLE.read_text().replace('name = "H100, rented"\ngpu = "H100"', 'name = "H100, rented"\ngpu = "B300"')
         assert text != EXAMPLE.read_text()
         moved = review_of(write_scenario(tmp_path, text))
-        b200 = next(r for r in moved.results if r.option.name == "H100, rented")
-        assert b200.margin == pytest.approx(math.expm1(math.log1p(every.high) * gpu.widen), abs=0.01)
-        assert b200.margin > every.high
-        assert "no held-out figures on B200" in b200.time_range_widened
-        notes = [a.label + a.source for a in moved.assumptions if "B200" in a.what]
-        assert any("widened" in n and "on B200" in n for n in notes)
+        b300 = next(r for r in moved.results if r.option.name == "H100, rented")
+        assert b300.margin == pytest.approx(math.expm1(math.log1p(every.high) * gpu.widen), abs=0.01)
+        assert b300.margin > every.high
+        assert "no held-out figures on B300" in b300.time_range_widened
+        notes = [a.label + a.source for a in moved.assumptions if "B300" in a.what]
+        assert any("widened" in n and "on B300" in n for n in notes)
 
     def test_the_terminal_summary_says_when_the_margin_was_widened(self, tmp_path):
-        """The hand scenario on B200 (no held-out rows): the recommendation line is followed by why its margin is
+        """The hand scenario on B300 (no held-out rows): the recommendation line is followed by why its margin is
         wider than a covered GPU's; on H100 (covered) no such line."""
         from planner.cli.export import summary_lines
 
-        moved = review_of(write_scenario(tmp_path, HAND.replace('gpu = "H100"', 'gpu = "B200"')))
+        moved = review_of(write_scenario(tmp_path, HAND.replace('gpu = "H100"', 'gpu = "B300"')))
         lines = summary_lines(moved)
-        assert lines[1] == f"  margin widened {moved.recommended.time_range_widened}" and "on B200" in lines[1]
+        assert lines[1] == f"  margin widened {moved.recommended.time_range_widened}" and "on B300" in lines[1]
         assert not any("widened" in line for line in summary_lines(review_of(write_scenario(tmp_path))))
 
     def test_a_shortfall_quotes_its_groups_own_margin_and_why_it_was_widened(self, tmp_path):
-        """The hand scenario on B200 with a 0.2 ms TPOT target no group meets: the line quotes the group's margin
-        (B200 uncovered) and says why it is wider than a covered GPU's."""
-        text = HAND.replace('gpu = "H100"', 'gpu = "B200"').replace("tpot_target_s = 0.2", "tpot_target_s = 0.0002")
+        """The hand scenario on B300 with a 0.2 ms TPOT target no group meets: the line quotes the group's margin
+        (B300 uncovered) and says why it is wider than a covered GPU's."""
+        text = HAND.replace('gpu = "H100"', 'gpu = "B300"').replace("tpot_target_s = 0.2", "tpot_target_s = 0.0002")
         scenario = load_scenario(write_scenario(tmp_path, text))
         r = evaluate(scenario.option[0], scenario.workload, default_catalog(), 0.2)
         c = r.candidates[0]

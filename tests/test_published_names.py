@@ -50,7 +50,6 @@ def test_a_plain_name_states_no_precision():
 @pytest.mark.parametrize(
     "published, why",
     [
-        ("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8", "Mamba"),  # VUL-001
         ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "NAS"),  # VUL-010
     ],
 )
@@ -63,6 +62,10 @@ def test_models_the_planner_does_not_model_say_why(published, why):
     "published, catalog_name",
     [
         ("deepseek-ai/DeepSeek-V3.2", "DeepSeek-V3.2"),  # GPUSTACK-016: DeepSeek Sparse Attention, now modelled
+        (
+            "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8",
+            "Nemotron-3-Nano-30B-A3B",
+        ),  # VUL-001: Mamba-2 hybrid, now modelled
         ("deepseek-ai/DeepSeek-V3.2-Exp", "DeepSeek-V3.2"),
         ("moonshotai/Kimi-K2.5", "Kimi-K2.5"),
         ("Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B"),

@@ -62,11 +62,17 @@ class TestRule:
         got = margin_range(prediction, "MI300X", "vllm-0.6")  # vLLM's profiles share its figures
         assert got.high == 0.92 > prediction.high
 
-    @pytest.mark.parametrize("gpu,engine", [("B200 180GB", "vllm"), ("H100 SXM 80GB", "ideal")])
+    @pytest.mark.parametrize("gpu,engine", [("L40S", "vllm"), ("H100 SXM 80GB", "ideal")])
     def test_without_figures_the_prediction_range_stands(self, gpu, engine):
         """No held-out serving figure of that engine on that GPU: the range is the prediction's, unchanged."""
         prediction = residual_range(gpu, "vllm", gpus=8, model="Llama-3.1-70B")
         assert margin_range(prediction, gpu, engine) is prediction
+
+    def test_b200_takes_its_nemotron_serving_figures(self):
+        """B200 + vLLM: 9 held-out steady-load figures since Nemotron 3 Nano is modelled (vultr's vLLM cookbook
+        runs, shipped file): the margin is no longer the bare prediction range."""
+        prediction = residual_range("B200 180GB", "vllm", gpus=8, model="Llama-3.1-70B")
+        assert margin_range(prediction, "B200 180GB", "vllm") is not prediction
 
     def test_only_steady_load_runs_count(self):
         """A request rate, or clients keeping fewer requests in flight than they send; not every prompt at once,

@@ -215,6 +215,7 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
         row.max_model_len,
         block_size=eng.block_size,
         max_num_batched_tokens=eng.batching_limits(gpu.memory_bytes, gpu.architecture)[0],
+        gpus=row.tensor_parallel_size or 1,
     )
     return StartupPrediction(budget / GiB, tokens, conc)
 

@@ -45,7 +45,6 @@ from planner.serving.load import DATASETS
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
 UNMODELLED_MODELS = {
-    "nvidia-nemotron-3-nano": "a hybrid Mamba-2 / attention MoE: Mamba layers are not modelled",
     "llama-3_3-nemotron-super": "a NAS-pruned model whose layers differ in width and attention (DeciLM): not modelled",
     "granite-vision": "a vision-language model (SigLIP vision tower + Granite 2B language model): the vision tower's "
     "weights and image tokens are not in the catalog",

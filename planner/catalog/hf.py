@@ -177,6 +177,7 @@ def model_from_hf_config(
     _moe(cfg, entry, model_type, notes)
     _mla(cfg, entry)
     _linear_attention(cfg, entry, layers, model_type, notes)
+    _mamba(cfg, entry, layers, notes)
     _sparse_attention(cfg, entry, notes)
     try:
         draft = Model(**entry, published_params_total=1, published_params_source="(computed)")
@@ -333,6 +334,40 @@ def _linear_attention(cfg: dict, entry: dict, layers: int, model_type: str, note
     if moe is not None and moe.get("num_shared_experts"):  # Qwen2-MoE-style sigmoid gate on the shared expert
         moe["shared_expert_gate"] = True
     notes.append(f"linear attention (Gated DeltaNet) on {count} of {layers} layers: a fixed state per sequence")
+
+
+def _mamba(cfg: dict, entry: dict, layers: int, notes: list[str]) -> None:
+    """Nemotron-H Mamba-2 hybrids (model_type nemotron_h): hybrid_override_pattern (M, *, -, E per block),
+    mamba_num_heads, mamba_head_dim, ssm_state_size, n_groups, conv_kernel; squared-ReLU MLPs (up and down), one norm
+    per block; MoE blocks with moe_shared_expert_intermediate_size and an expert-bias router."""
+    pattern = cfg.get("hybrid_override_pattern")
+    if not isinstance(pattern, str) or cfg.get("mamba_num_heads") is None:
+        return
+    if len(pattern) != layers:
+        raise InvalidInputError(
+            f"config.json: hybrid_override_pattern has {len(pattern)} blocks but num_hidden_layers is {layers}"
+        )
+    entry["mamba"] = {
+        "pattern": pattern,
+        "num_heads": _int(cfg, "mamba_num_heads"),
+        "head_dim": _int(cfg, "mamba_head_dim"),
+        "state_size": _int(cfg, "ssm_state_size"),
+        "n_groups": _int(cfg, "n_groups", default=8),
+        "conv_kernel": _int(cfg, "conv_kernel", default=4),
+        "conv_bias": _bool(cfg, "use_conv_bias", True),
+        "ssm_state_bytes_per_element": 4 if cfg.get("mamba_ssm_cache_dtype") == "float32" else 2,
+    }
+    entry.update(gated_mlp=False, norms_per_layer=1)
+    moe = entry.get("moe")
+    if moe is not None:
+        shared = _int(cfg, "moe_shared_expert_intermediate_size", default=0, minimum=0)
+        if shared:
+            moe.update(num_shared_experts=1, shared_expert_intermediate_size=shared)
+        moe.update(router_bias=True, dense_layers=0, layer_step=1)  # e_score_correction_bias; the pattern places E
+    notes.append(
+        f"Mamba-2 hybrid: {pattern.count('M')} Mamba-2, {pattern.count('*')} attention, {pattern.count('-')} MLP and "
+        f"{pattern.count('E')} MoE blocks; only attention blocks cache tokens"
+    )
 
 
 def _sparse_attention(cfg: dict, entry: dict, notes: list[str]) -> None:

@@ -14,7 +14,7 @@ import datetime
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
 #: Keys of ``Gpu.peak_flop_per_s``: dense (not 2:4-sparse) tensor-core peaks, except fp32 (CUDA cores).
 PeakKey = Literal["fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp6", "fp4", "int4"]
@@ -292,6 +292,79 @@ class LinearAttention(BaseModel):
         )
 
 
+class Mamba2(BaseModel):
+    """Mamba-2 hybrid layout (NVIDIA Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): one mixer or MLP per block.
+
+    ``pattern`` is config.json's ``hybrid_override_pattern``, one character per block (``num_layers`` blocks): ``M`` a
+    Mamba-2 mixer, ``*`` self-attention (GQA, no MLP), ``-`` a dense MLP, ``E`` a MoE block. A Mamba-2 layer keeps, per
+    sequence, a conv state of (conv kernel - 1) x (heads x head dim + 2 x groups x state size) and an SSM state of
+    heads x head dim x state size, whatever the context (vLLM 0.33.0 ``MambaStateShapeCalculator.mamba2_state_shape``,
+    vllm/model_executor/layers/mamba/mamba_utils.py lines 186-211); only the ``*`` blocks cache tokens.
+    """
+
+    model_config = ENTRY_CONFIG
+
+    pattern: str = Field(
+        min_length=1, description="hybrid_override_pattern: M (Mamba-2), * (attention), - (MLP), E (MoE)"
+    )
+    num_heads: PositiveInt = Field(description="mamba_num_heads")
+    head_dim: PositiveInt = Field(description="mamba_head_dim")
+    state_size: PositiveInt = Field(description="ssm_state_size (d_state)")
+    n_groups: PositiveInt = Field(description="n_groups: B and C are shared by heads in a group")
+    conv_kernel: PositiveInt = Field(default=4, description="conv_kernel (d_conv)")
+    conv_bias: bool = Field(default=True, description="use_conv_bias")
+    ssm_state_bytes_per_element: PositiveInt = Field(
+        default=2,
+        description="bytes of one SSM-state value: the model's 16-bit dtype under vLLM's mamba_ssm_cache_dtype "
+        "'auto'; 4 where the model card serves it with --mamba-ssm-cache-dtype float32",
+    )
+    conv_state_bytes_per_element: PositiveInt = Field(default=2, description="conv state: the model's dtype")
+
+    @field_validator("pattern")
+    @classmethod
+    def _pattern(cls, v: str) -> str:
+        bad = sorted(set(v) - set("M*-E"))
+        if bad:
+            raise ValueError(f"pattern has {bad!r}; use M (Mamba-2), * (attention), - (MLP) and E (MoE) only")
+        if "*" not in v:
+            raise ValueError("pattern needs at least one attention block '*' (a pure Mamba model is not supported)")
+        return v
+
+    @property
+    def mamba_layers(self) -> int:
+        return self.pattern.count("M")
+
+    @property
+    def attention_layers(self) -> int:
+        return self.pattern.count("*")
+
+    @property
+    def mlp_blocks(self) -> int:
+        return self.pattern.count("-")
+
+    @property
+    def moe_blocks(self) -> int:
+        return self.pattern.count("E")
+
+    @property
+    def inner_size(self) -> int:
+        """d_inner = heads x head dim (the x and z streams)."""
+        return self.num_heads * self.head_dim
+
+    @property
+    def conv_channels(self) -> int:
+        """conv_dim = d_inner + 2 x groups x state size (x, B and C go through the causal conv)."""
+        return self.inner_size + 2 * self.n_groups * self.state_size
+
+    @property
+    def state_bytes_per_layer(self) -> int:
+        """Bytes one Mamba-2 layer holds per sequence: (kernel - 1) x conv_dim x its bytes + heads x head dim x
+        state size x its bytes."""
+        return (self.conv_kernel - 1) * self.conv_channels * self.conv_state_bytes_per_element + (
+            self.num_heads * self.head_dim * self.state_size * self.ssm_state_bytes_per_element
+        )
+
+
 class SparseAttention(BaseModel):
     """DeepSeek Sparse Attention (DSA: DeepSeek-V3.2, GLM-5): a lightning indexer picks ``top_k`` cached tokens.
 
@@ -345,6 +418,9 @@ class Model(_Entry):
     mla: Mla | None = None
     linear_attention: LinearAttention | None = None
     sparse_attention: SparseAttention | None = None
+    mamba: Mamba2 | None = Field(
+        default=None, description="Mamba-2 hybrid (Nemotron-H): num_layers counts the pattern's blocks"
+    )
     attention_output_gate: bool = Field(
         default=False,
         description="gated attention (Qwen3-Next, Qwen3.5 attn_output_gate): q_proj also emits a per-head sigmoid "
@@ -412,6 +488,17 @@ class Model(_Entry):
                 raise ValueError(
                     "a model with both linear-attention and sliding-window or chunked layers is not supported"
                 )
+        if self.mamba is not None:
+            if len(self.mamba.pattern) != self.num_layers:
+                raise ValueError(
+                    f"mamba.pattern has {len(self.mamba.pattern)} blocks but num_layers is {self.num_layers}"
+                )
+            if self.linear_attention is not None or self.sliding_window_layers or self.chunked_attention_layers:
+                raise ValueError(
+                    "a Mamba-2 hybrid with linear-attention, sliding-window or chunked layers is not supported"
+                )
+            if (self.moe is None) != (self.mamba.moe_blocks == 0):
+                raise ValueError("mamba.pattern has MoE blocks 'E' exactly when the model has a [moe] table")
         if self.sparse_attention is not None and self.mla is None:
             raise ValueError("sparse_attention (DSA) is modelled on MLA models only (DeepSeek-V3.2, GLM-5)")
         return self
@@ -426,6 +513,8 @@ class Model(_Entry):
         """
         if self.moe is None:
             return 0
+        if self.mamba is not None:
+            return self.mamba.moe_blocks
         step = self.moe.layer_step
         return self.num_layers // step - self.moe.dense_layers // step
 

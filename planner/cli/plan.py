@@ -36,6 +36,8 @@ def render_plan(p: Plan) -> str:
         kv_kind += f" + DSA indexer key; a query reads its top {m.sparse_attention.top_k:,}"
     if m.linear_attention is not None:
         kv_kind += f"; {m.num_layers - m.linear_attention.layers} of {m.num_layers} layers cache tokens"
+    if m.mamba is not None:
+        kv_kind += f"; {m.mamba.attention_layers} of {m.num_layers} blocks cache tokens"
     rows: list[tuple[str, str]] = []
 
     def row(label: str, value: str) -> None:
@@ -74,12 +76,17 @@ def render_plan(p: Plan) -> str:
         row("KV cache per token", f"{fmt_bytes(per_gpu)} ({kv_kind}; on the one attention rank serving the sequence)")
     else:
         row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
-    if m.linear_attention is not None:
+    if m.linear_attention is not None or m.mamba is not None:
         state = state_bytes_per_sequence(m)
+        kind, n = (
+            ("Mamba-2", m.mamba.mamba_layers)
+            if m.mamba is not None
+            else ("linear-attention", m.linear_attention.layers)
+        )
         row(
             "KV cache per sequence",
-            f"{fmt_gb(float(mem.kv_bytes_per_sequence))} (with {fmt_gb(state)} of linear-attention state, "
-            f"{m.linear_attention.layers} layers, whatever the context)",
+            f"{fmt_gb(float(mem.kv_bytes_per_sequence))} (with {fmt_gb(state)} of {kind} state, "
+            f"{n} layers, whatever the context)",
         )
     else:
         row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
@@ -90,9 +97,12 @@ def render_plan(p: Plan) -> str:
         p.context,
         block_size=p.engine.block_size,
         max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.architecture)[0],
+        gpus=1 if p.parallelism == "dp-ep" else p.gpus,
     )
     slots = vllm_kv_layer_slots(m)
     padded = f" (vLLM logs {int(logged_tokens):,}: its KV groups pad {m.num_layers} layers to {slots})"
+    if m.linear_attention is not None or m.mamba is not None:  # state pages share the pool (hybrid_sequence_bytes)
+        padded, slots = f" (vLLM logs {int(logged_tokens):,}: the state layers' pages share its blocks)", 0
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != m.num_layers else ""))
     n = int(mem.max_batch)
     row("Max batch", f"{n:,} sequence{'s' if n != 1 else ''} of {p.context:,} tokens")

@@ -117,15 +117,46 @@ def _linear_attention_params_per_layer(m: Model) -> int:
     )
 
 
+def _mamba2_params_per_layer(m: Model) -> int:
+    """One Mamba-2 mixer (vLLM ``MambaMixer2``, transformers ``NemotronHMamba2Mixer``): in_proj hidden x (2 x d_inner
+    + 2 x groups x state + heads) for z, x, B, C and dt (no bias), conv1d conv_dim x kernel (+ conv_dim bias), dt_bias,
+    A_log and D (heads each), the gated RMSNorm (d_inner) and out_proj d_inner x hidden (no bias)."""
+    a = m.mamba
+    if a is None:
+        return 0
+    h = m.hidden_size
+    in_proj = h * (2 * a.inner_size + 2 * a.n_groups * a.state_size + a.num_heads)
+    conv = a.conv_channels * a.conv_kernel + (a.conv_channels if a.conv_bias else 0)
+    return in_proj + conv + 3 * a.num_heads + a.inner_size + a.inner_size * h
+
+
 def linear_attention_layers(m: Model) -> int:
-    """Layers with a linear-attention state instead of a per-token KV cache (0 for other models)."""
+    """Layers with a fixed state per sequence instead of a per-token KV cache: Gated DeltaNet layers, or a Mamba-2
+    hybrid's ``M`` blocks (0 for other models)."""
+    if m.mamba is not None:
+        return m.mamba.mamba_layers
     return m.linear_attention.layers if m.linear_attention is not None else 0
+
+
+def mixer_layers(m: Model) -> int:
+    """Layers as the capacity model counts them: ``num_layers``, or a Mamba-2 hybrid's mixer blocks (``M`` and ``*``).
+
+    A Nemotron-H block holds one mixer or one MLP, each followed by one tensor-parallel all-reduce; a transformer layer
+    holds both and two all-reduces. Counting the mixers as layers keeps 2 all-reduces and one layer overhead per layer
+    within a few blocks of the engine's (Nemotron-H-8B: 28 mixers, 2 x 28 = 56 all-reduces for its 52 blocks).
+    """
+    if m.mamba is not None:
+        return m.mamba.mamba_layers + m.mamba.attention_layers
+    return m.num_layers
 
 
 def state_bytes_per_sequence(m: Model) -> int:
     """Fixed-size state one sequence holds in all linear-attention layers: layers x (recurrent x its bytes + conv x
     its bytes), whatever the context. Qwen3-Next-80B-A3B (36 layers, 32 value heads of 128 x 128, kernel 4, 16-bit):
-    36 x (524,288 + 3 x 8,192) x 2 B = 39,518,208 B."""
+    36 x (524,288 + 3 x 8,192) x 2 B = 39,518,208 B. A Mamba-2 hybrid: Mamba layers x ``Mamba2.state_bytes_per_layer``
+    (Nemotron-H-8B: 24 x (3 x 10,240 x 2 B + 128 x 64 x 128 x 2 B) = 51,806,208 B)."""
+    if m.mamba is not None:
+        return m.mamba.mamba_layers * m.mamba.state_bytes_per_layer
     a = m.linear_attention
     return 0 if a is None else a.layers * a.state_bytes_per_layer
 
@@ -137,8 +168,12 @@ def linear_attention_flop_per_token(m: Model) -> int:
     Gated delta rule, per value head with state S (key dim x value dim): decay S (1 FLOP per value), S^T k (2), the
     rank-1 delta update (2) and the output S^T q (2): 7 per state value; the short causal conv 2 x kernel per channel.
     The chunked prefill kernel does about as many per token (chunk 64: 2 x 64 x (128 + 128) = 32,768 per head
-    against 7 x 128 x 128 = 114,688), so one count serves decode and prefill.
+    against 7 x 128 x 128 = 114,688), so one count serves decode and prefill. A Mamba-2 layer: 5 per SSM-state value
+    (decay, the rank-1 dt x B x update, the C readout) per head of head dim x state size, plus the conv.
     """
+    if m.mamba is not None:
+        b = m.mamba
+        return b.mamba_layers * (5 * b.num_heads * b.head_dim * b.state_size + 2 * b.conv_kernel * b.conv_channels)
     a = m.linear_attention
     if a is None:
         return 0
@@ -158,6 +193,8 @@ def param_breakdown(m: Model) -> ParamBreakdown:
     h, layers = m.hidden_size, m.num_layers
     embedding = m.vocab_size * h
     lm_head = 0 if m.tie_word_embeddings else m.vocab_size * h
+    if m.mamba is not None:
+        return _hybrid_mamba_breakdown(m, embedding, lm_head)
     linear = linear_attention_layers(m)
     attention = (layers - linear) * _attention_params_per_layer(m) + linear * _linear_attention_params_per_layer(m)
     norms = layers * m.norms_per_layer * h + h
@@ -175,6 +212,36 @@ def param_breakdown(m: Model) -> ParamBreakdown:
         shared = moe_layers * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
         routed = moe_layers * e.num_experts * per_expert
         routed_active = moe_layers * e.experts_per_token * per_expert
+    return ParamBreakdown(
+        embedding=embedding,
+        lm_head=lm_head,
+        attention=attention,
+        norms=norms,
+        dense_mlp=dense_mlp,
+        router=router,
+        shared_experts=shared,
+        routed_experts=routed,
+        routed_experts_active=routed_active,
+        extra=m.extra_params,
+    )
+
+
+def _hybrid_mamba_breakdown(m: Model, embedding: int, lm_head: int) -> ParamBreakdown:
+    """A Mamba-2 hybrid's blocks, one kind each (``Mamba2.pattern``): ``M`` mixers and ``*`` attention layers
+    (counted as attention), ``-`` dense MLPs, ``E`` MoE blocks; one RMSNorm of hidden per block plus the final norm
+    (transformers ``NemotronHBlock.norm``, ``norm_f``)."""
+    a, h = m.mamba, m.hidden_size
+    attention = a.attention_layers * _attention_params_per_layer(m) + a.mamba_layers * _mamba2_params_per_layer(m)
+    norms = m.num_layers * h + h
+    dense_mlp = a.mlp_blocks * _mlp_params(h, m.intermediate_size, m.gated_mlp)
+    router = shared = routed = routed_active = 0
+    if m.moe is not None:
+        e, n = m.moe, a.moe_blocks
+        per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
+        router = n * (h * e.num_experts + (e.num_experts if e.router_bias else 0))
+        shared = n * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
+        routed = n * e.num_experts * per_expert
+        routed_active = n * e.experts_per_token * per_expert
     return ParamBreakdown(
         embedding=embedding,
         lm_head=lm_head,
@@ -278,12 +345,30 @@ def tp_split_widths(m: Model) -> tuple[int, int]:
     the experts' width, which ``FusedMoE`` splits per GPU (``intermediate_size_per_partition``) unless experts
     are spread whole by expert parallelism. A layer the model does not have contributes nothing.
     """
-    dense_layers = m.num_layers - m.moe_layers
+    dense_layers = m.mamba.mlp_blocks if m.mamba is not None else m.num_layers - m.moe_layers
     dense = m.intermediate_size if dense_layers > 0 else 0
     if m.moe is None:
         return dense, 0
     shared = m.moe.num_shared_experts * m.moe.shared_expert_intermediate_size
     return math.gcd(dense, shared), m.moe.expert_intermediate_size
+
+
+def ssm_split_width(m: Model) -> int:
+    """The number a tensor-parallel group must divide for vLLM to load a Mamba-2 mixer (0 for other models): the
+    mixer's heads and groups, gcd(heads, groups), or the heads alone when there is one group (vLLM 0.33.0
+    ``MambaMixer2.__init__``, vllm/model_executor/layers/mamba/mamba_mixer2.py lines 316-323: ``assert num_heads %
+    self.tp_size == 0``; ``assert (n_groups % self.tp_size) == 0 or n_groups == 1``). Nemotron-H-8B (128 heads, 8
+    groups): 8, so 16 GPUs are refused though its 32 attention heads and 8 KV heads would split. A Gated DeltaNet
+    layer: its key and value heads, gcd(key heads, value heads) (vLLM 0.33.0 ``QwenGatedDeltaNetAttention``,
+    vllm/model_executor/layers/mamba/gdn/qwen_gdn_linear_attn.py line 651 ``divide(self.num_v_heads, self.tp_size)``,
+    line 957 ``ng = self.num_k_heads // self.tp_size`` whole key heads per GPU): Qwen3.5-397B-A17B's 16 key heads
+    refuse 32 GPUs."""
+    if m.linear_attention is not None:
+        return math.gcd(m.linear_attention.num_key_heads, m.linear_attention.num_value_heads)
+    a = m.mamba
+    if a is None:
+        return 0
+    return a.num_heads if a.n_groups == 1 else math.gcd(a.num_heads, a.n_groups)
 
 
 def model_facts(m: Model) -> ModelFacts:
@@ -297,8 +382,9 @@ def model_facts(m: Model) -> ModelFacts:
     # Decode streams the output projection (the tied embedding doubles as it) but only looks up
     # one row of the input embedding.
     read = b.non_expert - b.extra - (b.embedding if b.lm_head else 0)
+    layers = mixer_layers(m)
     return ModelFacts(
-        num_layers=m.num_layers,
+        num_layers=layers,
         hidden_size=m.hidden_size,
         intermediate_size=m.intermediate_size,
         mlp_split_width=dense_width,
@@ -308,7 +394,7 @@ def model_facts(m: Model) -> ModelFacts:
         num_attention_heads=m.num_attention_heads,
         num_kv_heads=1 if m.mla is not None else m.num_kv_heads,
         kv_elements_per_token_per_layer=kv_elements_per_token_per_layer(m),
-        full_attention_layers=m.num_layers - swa_layers - linear,
+        full_attention_layers=layers - swa_layers - linear,
         sliding_window_layers=swa_layers,
         sliding_window=window,
         attention_flop_per_context_token_per_layer=attention_flop_per_context_token_per_layer(m),
@@ -332,6 +418,7 @@ def model_facts(m: Model) -> ModelFacts:
         indexer_bytes_per_token_per_layer=dsa.indexer_cache_bytes_per_token if dsa is not None else 0,
         indexer_flop_per_context_token_per_layer=2 * dsa.index_n_heads * dsa.index_head_dim if dsa is not None else 0,
         local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
+        ssm_split_width=ssm_split_width(m),
     )
 
 

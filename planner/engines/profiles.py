@@ -265,9 +265,11 @@ def free_memory_engine(
 #: tokens_per_block 32, dtype "auto" (the model's), and ``BaseLlmArgs`` max_batch_size 2048, max_num_tokens 8192.
 #: KV formats: FP8 and NVFP4 (https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/features/quantization.html, "FP8 KV
 #: Cache", "NVFP4 KV Cache"; 1.0.0's page: FP8 only); NVFP4 KV has no catalog format yet. Group rule: heads % g = 0,
-#: KV heads ceil(KV heads / g) per GPU (``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``), experts
-#: tp = moe_tp x moe_ep (``Mapping``, ``tensorrt_llm/mapping.py``: "tp_size must equal to moe_tp_size *
-#: moe_ep_size"); the MLP and block rules as vLLM's (a split that leaves a remainder cannot load the weights).
+#: KV heads ceil(KV heads / g) per GPU (``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py`` lines
+#: 114-117 at NVIDIA/TensorRT-LLM commit c6d3bb2a), experts tp = moe_tp x moe_ep (``MappingBase.__init__``,
+#: ``tensorrt_llm/mapping.py`` lines 104-108 at commit b35ac1b6: "moe_tp_size * moe_ep_size * moe_cluster_size must
+#: equal to moe_world_size", moe_world_size = tp_size, line 66); the MLP and block rules as vLLM's (a split that
+#: leaves a remainder cannot load the weights).
 TENSORRT_LLM = free_memory_engine(
     "tensorrt-llm",
     "TensorRT-LLM 1.x, PyTorch backend: free_gpu_memory_fraction (0.9) of the memory left after weights, "

@@ -22,7 +22,13 @@ import math
 
 from planner.catalog.schema import Model
 from planner.engines.architecture import model_facts
-from planner.model.memory import kv_cache_groups, padded_kv_layer_tokens
+from planner.model.facts import ModelFacts
+from planner.model.memory import (
+    KV_GROUP_SIZE_RATIO,
+    hybrid_state_block_tokens,
+    kv_cache_groups,
+    padded_kv_layer_tokens,
+)
 
 
 def vllm_kv_log(
@@ -33,14 +39,20 @@ def vllm_kv_log(
     *,
     block_size: int,
     max_num_batched_tokens: int,
+    gpus: int = 1,
 ) -> tuple[float, float]:
     """(KV cache tokens of the group, maximum concurrency at ``max_model_len``) as vLLM logs them.
 
     ``kv_bytes_per_token_per_gpu`` is the planner's all-layer figure (every layer caching the token); a group of
-    ``size`` layers takes size / layers of it per block. Concurrency is NaN without a ``max_model_len``.
+    ``size`` layers takes size / layers of it per block. Concurrency is NaN without a ``max_model_len``. A model with
+    state layers pages as ``_hybrid_state_log`` on ``gpus`` GPUs.
     """
     block = max(int(block_size), 1)
     facts = model_facts(model)
+    if facts.linear_attention_layers:
+        return _hybrid_state_log(
+            facts, kv_budget_bytes_per_gpu, kv_bytes_per_token_per_gpu, max_model_len, block, max(int(gpus), 1)
+        )
     size, full_groups, local_groups = (int(x) for x in kv_cache_groups(facts))
     attention_layers = float(facts.full_attention_layers + facts.sliding_window_layers)  # linear layers: no KV
     page = kv_bytes_per_token_per_gpu / attention_layers * size * block
@@ -50,3 +62,30 @@ def vllm_kv_log(
         return tokens, math.nan
     layer_tokens = padded_kv_layer_tokens(facts, float(max_model_len), block, float(max_num_batched_tokens))
     return tokens, num_blocks / (layer_tokens / (size * block))
+
+
+def _hybrid_state_log(
+    facts: ModelFacts,
+    budget_per_gpu: float,
+    kv_per_token_per_gpu: float,
+    max_model_len: int | None,
+    block: int,
+    gpus: int,
+) -> tuple[float, float]:
+    """``vllm_kv_log`` for a model with state layers (Gated DeltaNet, Mamba-2): pages of one enlarged attention block
+    (``planner.model.memory.hybrid_state_block_tokens``), groups of ``size`` layers of one kind
+    (``hybrid_sequence_bytes``); num_blocks = budget / (size x page); tokens = (num_blocks // groups) x block; a
+    request of L tokens holds ceil(L / block) blocks of each attention group and one of each state group (no prefix
+    caching of states). Qwen3-Next on 2 x H200 with 44.59 GiB per GPU: 7,162 blocks of 544 tokens, 1,790 x 544 =
+    973,760 tokens and 7,162 / 485 = 14.77x at 262,144, as its start-up log prints."""
+    full, linear = float(facts.full_attention_layers), float(facts.linear_attention_layers)
+    token_page = kv_per_token_per_gpu / full
+    hybrid_block = float(hybrid_state_block_tokens(token_page, facts.state_bytes_per_sequence / linear / gpus, block))
+    low, high = min(full, linear), max(full, linear)
+    size = max(high if high < KV_GROUP_SIZE_RATIO * low else low, 1.0)
+    full_groups, state_groups = math.ceil(full / size), math.ceil(linear / size)
+    num_blocks = math.floor(max(budget_per_gpu, 0.0) / (size * hybrid_block * token_page))
+    tokens = float(num_blocks // (full_groups + state_groups) * hybrid_block)
+    if not max_model_len:
+        return tokens, math.nan
+    return tokens, num_blocks / (full_groups * math.ceil(max_model_len / hybrid_block) + state_groups)

@@ -53,6 +53,9 @@ class ModelFacts:
     indexer_bytes_per_token_per_layer: ArrayLike = 0.0  # DSA indexer key cache (fp8 + scale), any KV precision
     indexer_flop_per_context_token_per_layer: ArrayLike = 0.0  # DSA indexer scoring of one cached token
     local_attention_chunked: ArrayLike = 0.0  # 1: the local layers are chunked attention (Llama 4), 0: sliding
+    ssm_split_width: ArrayLike = (
+        0.0  # state layers: the count TP must divide (Mamba-2 heads/groups, DeltaNet heads); 0: none
+    )
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,44 @@ def padded_kv_layer_tokens(model: ModelFacts, tokens: ArrayLike, block_size: int
     )
 
 
+def hybrid_state_block_tokens(token_page_bytes: ArrayLike, state_page_bytes: ArrayLike, block_size: int) -> ArrayLike:
+    """Attention block size (tokens) vLLM picks for a model with state layers (Mamba-2, Gated DeltaNet): the
+    smallest multiple of the kernel's block whose attention page covers one layer's state,
+    b x ceil(state page / (b x attention bytes per token)), never below b.
+
+    vLLM 0.33.0 ``Platform._align_hybrid_block_size`` (vllm/platforms/interface.py lines 1098-1101:
+    ``attn_block_size = kernel_block_alignment_size * cdiv(mamba_page_size, kernel_block_alignment_size *
+    attn_page_size_1_token)``); both pages per GPU (TP splits the state's heads and the KV heads). Nemotron-H-8B
+    at TP 1: 16 x ceil(2,158,592 / (16 x 4,096)) = 528 tokens.
+    """
+    b = float(max(int(block_size), 1))
+    blocks = ops.ceil(state_page_bytes / ops.maximum(b * token_page_bytes, 1e-30))
+    return b * ops.maximum(blocks, 1.0)
+
+
+def hybrid_sequence_bytes(
+    model: ModelFacts, token_page_bytes: ArrayLike, context_tokens: ArrayLike, gpus: ArrayLike, block_size: int
+) -> ArrayLike:
+    """Bytes one sequence of ``context_tokens`` takes over the group in vLLM's cache for a model with state layers.
+
+    Every page is one attention block (``hybrid_state_block_tokens``) of one layer: a state layer's page is padded up
+    to it (``cache_config.mamba_page_size_padded = attn_page_size``, vllm/platforms/interface.py lines 1118-1128), and
+    the layers form groups of equal size (the smaller type's count, or the larger's when under 1.5 x: vLLM 0.33.0
+    vllm/v1/core/kv_cache_planning.py lines 521-540), the last group of a type padded. A sequence holds
+    ceil(tokens / block) pages per attention layer slot and one page per state layer slot (no prefix caching of
+    states). Per GPU: group size x page x (attention groups x ceil(tokens / block) + state groups), times g.
+    ``token_page_bytes``: one token of one attention layer on one GPU (replicated KV heads included).
+    """
+    full, linear = model.full_attention_layers, model.linear_attention_layers
+    state_page = model.state_bytes_per_sequence / ops.maximum(linear, 1.0) / gpus
+    block = hybrid_state_block_tokens(token_page_bytes, state_page, block_size)
+    low, high = ops.minimum(full, linear), ops.maximum(full, linear)
+    size = ops.maximum(ops.where(high < KV_GROUP_SIZE_RATIO * low, high, low), 1.0)
+    full_groups, state_groups = ops.ceil(full / size), ops.ceil(linear / size)
+    page = block * token_page_bytes
+    return gpus * size * page * (full_groups * ops.ceil(context_tokens / block) + state_groups)
+
+
 def tensor_parallel_ok(
     model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False, kv_heads_any: bool = False
 ) -> ArrayLike:
@@ -176,16 +214,27 @@ def tensor_parallel_ok(
     multiple of b, routed experts' included (``validate_fp8_block_shape``; ``Fp8MoEMethod.create_weights``:
     "The output_size of gate's and up's weight = 192 is not divisible by weight quantization block_n = 128").
     ``divide`` asserts an exact division; SGLang's loaders (adapted from vLLM's) raise the same errors.
+    A Mamba-2 mixer's heads and groups % g = 0 (``ModelFacts.ssm_split_width``, vLLM 0.33.0 ``MambaMixer2.__init__``,
+    vllm/model_executor/layers/mamba/mamba_mixer2.py lines 316-323).
     ``expert_parallel``: experts spread whole over the group (``--enable-expert-parallel``), not split.
     ``kv_heads_any``: the engine gives each GPU ceil(KV heads / g) heads whatever g (TensorRT-LLM's
-    ``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py``: ``assert self.num_heads % tp_size == 0``,
-    ``num_key_value_heads = (num_key_value_heads + tp_size - 1) // tp_size``), so only the heads must divide.
+    ``Attention.__init__``, ``tensorrt_llm/_torch/modules/attention.py`` lines 114-117 at NVIDIA/TensorRT-LLM commit
+    c6d3bb2a: ``assert self.num_heads % tp_size == 0``, ``self.num_key_value_heads = (self.num_key_value_heads +
+    tp_size - 1) // tp_size``; lines 103-104: with attention data parallelism ``tp_size = 1``), so only the heads
+    must divide.
     """
     g, kvh = gpus, model.num_kv_heads
     kv_ok = (ops.mod(kvh, g) == 0) | (ops.mod(g, kvh) == 0) | kv_heads_any
     heads_ok = (ops.mod(model.num_attention_heads, g) == 0) & kv_ok
     experts_ok = (ops.mod(model.expert_split_width, g) == 0) | expert_parallel
-    return heads_ok & (ops.mod(model.mlp_split_width, g) == 0) & experts_ok & tp_blocks_ok(model, g, expert_parallel)
+    ssm_ok = ops.mod(model.ssm_split_width, g) == 0
+    return (
+        heads_ok
+        & (ops.mod(model.mlp_split_width, g) == 0)
+        & experts_ok
+        & ssm_ok
+        & tp_blocks_ok(model, g, expert_parallel)
+    )
 
 
 def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike = False) -> ArrayLike:
@@ -205,13 +254,15 @@ def tp_blocks_ok(model: ModelFacts, gpus: ArrayLike, expert_parallel: ArrayLike 
 
 
 def kv_replication(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
-    """Copies of each KV head the group holds: g x max(1, KV heads / g) / KV heads.
+    """Copies of each KV head the group holds: g x max(1, ceil(KV heads / g)) / KV heads.
 
     1 when the group splits the KV heads; g / KV heads when each GPU holds one head (vLLM's
-    ``num_kv_head_replicas``). Exact for the groups ``tensor_parallel_ok`` accepts; MLA's latent: g copies.
+    ``num_kv_head_replicas``); TensorRT-LLM gives every GPU ceil(KV heads / g) heads whatever g (``Attention.__init__``,
+    tensorrt_llm/_torch/modules/attention.py lines 116-117 at NVIDIA/TensorRT-LLM commit c6d3bb2a): Phi-4's 10 KV
+    heads on 4 GPUs are 3 per GPU, 1.2 copies. MLA's latent: g copies.
     """
     kvh = model.num_kv_heads
-    return gpus * ops.maximum(1.0, kvh / gpus) / kvh
+    return gpus * ops.maximum(1.0, ops.ceil(kvh / gpus)) / kvh
 
 
 def visible_memory_bytes(gpu: GpuFacts, engine: EngineMemoryRules) -> ArrayLike:
@@ -319,7 +370,8 @@ def memory_plan(
 
     max batch = floor(g x KV budget per GPU / (KV bytes of a sequence rounded up to whole blocks x replication
     + linear-attention state of a sequence)); with ``engine.kv_group_padding`` (vLLM) a sequence's blocks are
-    ``padded_kv_layer_tokens`` at one decoding token.
+    ``padded_kv_layer_tokens`` at one decoding token, and a model with state layers pages as
+    ``hybrid_sequence_bytes``.
     ``reserve_bytes`` replaces the engine's activation + non-torch estimate when given.
 
     ``parallelism`` (``planner.model.parallel.PARALLELISMS``): "tp" and "tp-ep" split every layer's weights (experts
@@ -351,6 +403,9 @@ def memory_plan(
     if engine.kv_group_padding:  # vLLM: layer groups of equal size, padded; a local group holds one more block
         layer_tokens = padded_kv_layer_tokens(model, context_tokens, block)
         seq_group = kv_bytes_of_layer_tokens(model, precision, layer_tokens) * repl + state_bytes(model)
+        # state layers (Mamba-2, Gated DeltaNet): pages of one enlarged attention block, the state padded to it
+        hybrid = hybrid_sequence_bytes(model, per_layer_token * repl / gpus, context_tokens, gpus, block)
+        seq_group = ops.where(model.linear_attention_layers > 0, hybrid, seq_group)
     else:
         seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
     tokens = kv_cache_tokens(budget, per_token, block)

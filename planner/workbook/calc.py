@@ -177,6 +177,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
         ("kvh", "num_kv_heads", "KV heads"),
         ("mlpw", "mlp_split_width", "Dense MLP width split by TP (gcd)"),
         ("expw", "expert_split_width", "Expert width split by TP"),
+        ("ssmw", "ssm_split_width", "Mamba-2 heads and groups split by TP (gcd)"),
         ("kvel", "kv_elements_per_token_per_layer", "KV values per token per layer"),
         ("full", "full_attention_layers", "Full-attention layers"),
         ("swl", "sliding_window_layers", "Sliding-window layers"),
@@ -404,7 +405,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "KV per sequence (group)",
             "B",
             GB,
-            "{kv_seq_base}*{repl}+{state}",
+            F.sequence_bytes("{n}"),
             quantity="memory_plan.kv_bytes_per_sequence",
         ),
         Row(

@@ -101,8 +101,8 @@ def budget(n: str, reserve_expr: str) -> str:
 
 
 def replication(n: str) -> str:
-    """model.kv_replication: n x max(1, floor(KV heads / n)) / KV heads."""
-    return f"({n}*MAX(1,INT({{kvh}}/{n}))/{{kvh}})"
+    """model.kv_replication: n x max(1, ceil(KV heads / n)) / KV heads."""
+    return f"({n}*MAX(1,-INT(-{{kvh}}/{n}))/{{kvh}})"
 
 
 def padded_layer_tokens(ctx: str) -> str:
@@ -125,22 +125,41 @@ def seq_tokens(ctx: str) -> str:
     return f"(-INT(-{ctx}/{{block}})*{{block}})"
 
 
+def hybrid_sequence(n: str, ctx: str = "{context}") -> str:
+    """model.hybrid_sequence_bytes on n GPUs: n x group size x block x token page x (attention groups x
+    ceil(ctx / block) + state groups), the block from model.hybrid_state_block_tokens (vLLM's attention block enlarged
+    until one page holds a layer's state)."""
+    token_page = f"(({{kvel}}*{{kvbpe}}+{{idxb}})*{replication(n)}/{n})"
+    state_page = f"({{state}}/MAX({{linl}},1)/{n})"
+    block = f"({{block}}*MAX(-INT(-{state_page}/({{block}}*{token_page})),1))"
+    size = "MAX(IF(MAX({full},{linl})<1.5*MIN({full},{linl}),MAX({full},{linl}),MIN({full},{linl})),1)"
+    groups = f"((-INT(-{{full}}/{size}))*(-INT(-{ctx}/{block}))+(-INT(-{{linl}}/{size})))"
+    return f"({n}*{size}*({block}*{token_page})*{groups})"
+
+
+def sequence_bytes(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
+    """model.memory_plan's bytes of one sequence over n GPUs: KV blocks x replication + state, or with vLLM's paging
+    (eng_kv_group_padding) and state layers, ``hybrid_sequence``."""
+    return f"IF(AND(eng_kv_group_padding,{{linl}}>0),{hybrid_sequence(n)},{kv_seq_base}*{replication(n)}+{{state}})"
+
+
 def max_batch_on(n: str, kv_seq_base: str = "{kv_seq_base}") -> str:
     """model.memory_plan's max batch on a group of n GPUs, in one formula (model.max_batch_from_budget)."""
-    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({kv_seq_base}*{replication(n)}+{{state}}))"
+    return f"INT(MAX({budget(n, reserve(n))}*{n},0)/({sequence_bytes(n, kv_seq_base)}))"
 
 
 def tp_ok(n: str) -> str:
     """model.tensor_parallel_ok: heads % n = 0 and (KV heads % n = 0 or n % KV heads = 0, unless the engine splits KV
-    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0,
-    and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
+    heads any way: eng_kv_heads_any_split), dense MLP width % n = 0, expert width % n = 0, Mamba-2 heads and groups
+    (ssm_split_width) % n = 0, and with a weight block b: n = 1 or (MLP width and expert width) % (n b) = 0."""
     heads = (
         f"INT({{heads}}/{n})={{heads}}/{n},"
         f"OR(eng_kv_heads_any_split,INT({{kvh}}/{n})={{kvh}}/{n},INT({n}/{{kvh}})={n}/{{kvh}})"
     )
     step = f"({n}*MAX({{wblock}},1))"
     blocks = f"OR({n}=1,{{wblock}}=0,AND(INT({{mlpw}}/{step})={{mlpw}}/{step},INT({{expw}}/{step})={{expw}}/{step}))"
-    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{blocks})"
+    ssm = f"INT({{ssmw}}/{n})={{ssmw}}/{n}"
+    return f"AND({heads},INT({{mlpw}}/{n})={{mlpw}}/{n},INT({{expw}}/{n})={{expw}}/{n},{ssm},{blocks})"
 
 
 def choose_group() -> str:

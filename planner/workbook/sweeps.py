@@ -83,7 +83,11 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
                 return c.ref(k, sc, absolute=True, sheet=True)
 
             seq = "({kvel}*{kvbpe}+{idxb})*" + F.held_layer_tokens(f"$A{r}")
-            mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/(({seq})*{{repl}}+{{state}}))", resolve)[1:]
+            per_seq = (
+                f"IF(AND(eng_kv_group_padding,{{linl}}>0),{F.hybrid_sequence('{n}', f'$A{r}')},"
+                f"({seq})*{{repl}}+{{state}})"
+            )
+            mb = F.render(f"INT(MAX({{budget}}*{{n}},0)/({per_seq}))", resolve)[1:]
             s.set(f"{col}{r}", f"=IF({mb}<1,NA(),{mb})", fmt=INT)
             probes.append(
                 Probe(SWEEPS_SHEET, f"{col}{r}", "base" if sc == base else "compare", f"max_batch@context={ctx}")
