@@ -27,7 +27,9 @@ from planner.workbook.calc import SCENARIOS, calc_rows
 from planner.workbook.inputs import OPENING
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
 
-pytestmark = pytest.mark.libreoffice
+#: One worker recalculates this module's books once (pyproject: --dist loadgroup); without a group each worker that
+#: ran one of its tests built them again.
+pytestmark = [pytest.mark.libreoffice, pytest.mark.xdist_group("test_workbook_budget")]
 
 SHIPPED = dict(OPENING, kv_precision=None, weight_precision=None, memory_utilization=None, price_per_gpu_hour=None)
 SHIPPED["batch"] = 1

@@ -23,6 +23,9 @@ from planner.workbook.layout import BUDGET_DEFAULTS, BUDGET_FIELDS, COMPARE_FIEL
 from planner.workbook.spec import WorkbookSpec
 from planner.workbook.writer import write_workbook
 
+#: The xdist group of the modules that read conftest.whatif_cli_workbook (pyproject: --dist loadgroup).
+WHATIF_CLI_GROUP = "whatif_cli_workbook"
+
 
 def require_libreoffice() -> None:
     """Skip without soffice, except on CI (CI=true), where a missing LibreOffice is a failure."""
