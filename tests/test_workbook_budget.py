@@ -15,10 +15,9 @@ from workbook_support import (
     expected,
     expected_green,
     green_scenarios,
-    recalculate_many,
+    recalculate_inputs,
     require_libreoffice,
     scenario_inputs,
-    with_inputs,
 )
 
 from planner import api
@@ -55,8 +54,7 @@ INPUTS = {name: {**SHIPPED, **change} for name, change in CASES.items()}
 def books(tmp_path_factory):
     require_libreoffice()
     spec = build_whatif()
-    specs = {name: with_inputs(spec, inputs) for name, inputs in INPUTS.items()}
-    return spec, recalculate_many(specs, tmp_path_factory.mktemp("budget"))
+    return spec, recalculate_inputs(spec, INPUTS, tmp_path_factory.mktemp("budget"))
 
 
 def _levers_row(book, label: str) -> dict[str, object]:
