@@ -3,7 +3,7 @@ published rows from sources the planner's time factors were not fitted on.
 
     python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
     python bench/heldout.py --why                # also one line per row without a prediction: why
-    python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band
+    python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band, lengths
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
@@ -40,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.accuracy import predict as acc  # noqa: E402
+from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
@@ -159,6 +160,14 @@ def run_kind(r: acc.DecodeRow) -> str:
     return "closed loop" if 0 < r.batch < (r.num_prompts or r.batch) else "all at once"
 
 
+def length_kind(r: acc.DecodeRow) -> str:
+    """How the row's requests vary: a dataset's published sample (``planner.accuracy.datasets.sample_lengths``),
+    drawn by ``--random-range-ratio``, or every request at the stated lengths."""
+    if sample_lengths(r) is not None:
+        return "ShareGPT sample"
+    return "range ratio" if r.length_range_ratio is not None else "fixed"
+
+
 def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
     """One dict per compared figure: quantity, planner prediction, published value, groups, the row."""
     cat = default_catalog()
@@ -177,6 +186,7 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
             "engine": r.engine,
             "run": run_kind(r),
             "batch": batch_band(r.batch),
+            "lengths": length_kind(r),
         }
         tput_q = "static-batch throughput" if r.kind == "static" else "serving throughput"
         for q, p, pub in (
@@ -223,6 +233,7 @@ def memory_checks() -> list[dict]:
                 "engine": f"vllm ({r.profile})",
                 "run": "start-up",
                 "batch": "start-up",
+                "lengths": "start-up",
             }
             for q, field in MEMORY_QUANTITIES.items():
                 pub = getattr(r, field)
@@ -437,7 +448,7 @@ def report(checks: list[dict]) -> str:
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")
-        for by in ("GPU", "TP", "size", "MoE", "engine", "run", "batch"):
+        for by in ("GPU", "TP", "size", "MoE", "engine", "run", "batch", "lengths"):
             groups = defaultdict(list)
             for c in qc:
                 groups[c[by]].append(c)
@@ -465,7 +476,7 @@ def signed_report(checks: list[dict]) -> str:
             f"== {q}: median signed error (figures)",
             f"{'':<34}{'planner':>14}{'planner, aic rows':>20}{'aic':>14}",
         ]
-        for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch"):
+        for by in ("all", "GPU", "TP", "MoE", "engine", "run", "batch", "lengths"):
             groups = defaultdict(list)
             for c in qc:
                 groups["all" if by == "all" else f"  {by} {c[by]}"].append(c)
@@ -477,6 +488,45 @@ def signed_report(checks: list[dict]) -> str:
                     f"{signed([c['planner'] for c in both]):>20}{signed([c['aic'] for c in both]):>14}"
                 )
     return "\n".join(lines)
+
+
+#: The block of docs/accuracy.md that ``--write-docs`` rewrites and tests/test_heldout.py checks.
+DOC_BLOCK = ("<!-- heldout:summary -->\n", "<!-- /heldout:summary -->\n")
+TIME_QUANTITIES = ("TPOT", "TTFT", "static-batch throughput", "serving throughput")
+
+
+def _pct(errs: list[float]) -> str:
+    e = [abs(x) for x in errs if not math.isnan(x)]
+    return f"{statistics.median(e):.0%} / {max(e):.0%} ({len(e)})" if e else "-"
+
+
+def summary_markdown(checks: list[dict]) -> str:
+    """The held-out figures as docs/accuracy.md states them: per time quantity, median / worst |error| (figures)
+    on every held-out row, and on the rows aiconfigurator predicts, planner's beside aiconfigurator's. ``checks``
+    must carry aiconfigurator's answers (``attach(checks, "aic", ...)``)."""
+    lines = [
+        "| quantity | planner, held-out rows | on aiconfigurator's rows: planner | aiconfigurator | goal |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for q in TIME_QUANTITIES:
+        qc = [c for c in checks if c["q"] == q]
+        both = [c for c in qc if not math.isnan(c.get("aic", math.nan)) and not math.isnan(c["planner"])]
+        goal = GOALS[q]
+        lines.append(
+            f"| {q} | {_pct([c['planner'] for c in qc])} | {_pct([c['planner'] for c in both])} | "
+            f"{_pct([c['aic'] for c in both])} | {goal[0]:.0%} / {goal[1]:.0%} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_docs_summary(checks: list[dict], doc: Path = Path(__file__).parents[1] / "docs" / "accuracy.md") -> Path:
+    """Rewrite docs/accuracy.md's ``DOC_BLOCK`` with ``summary_markdown(checks)``."""
+    text = doc.read_text(encoding="utf-8")
+    start, end = DOC_BLOCK
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(head + start + summary_markdown(checks) + end + tail, encoding="utf-8")
+    return doc
 
 
 def why_lines(checks: list[dict]) -> list[str]:
@@ -525,6 +575,9 @@ def main() -> None:
         action="store_true",
         help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
     )
+    parser.add_argument(
+        "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
+    )
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
@@ -537,6 +590,8 @@ def main() -> None:
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
     print("\n".join(notes))
     print(report(checks))
+    if args.write_docs:
+        print(f"wrote {write_docs_summary(checks)}")
     if args.signed:
         print(signed_report(checks))
     if args.why:

@@ -48,8 +48,8 @@ def summarise(rows, checks) -> list[str]:
             g["missing"] += 1
         else:
             g["errors"].setdefault(c.quantity, []).append(abs(c.error))
-    head = f"{'engine':<9}{'GPU':<16}{'runs':>5}{'src':>4}" + "".join(f"{h:>13}" for _, h in COLUMNS) + "  predicted"
-    lines = [head, " " * 34 + "   (median / worst |predicted / published - 1|)"]
+    head = f"{'engine':<13}{'GPU':<16}{'runs':>5}{'src':>4}" + "".join(f"{h:>13}" for _, h in COLUMNS) + "  predicted"
+    lines = [head, " " * 38 + "   (median / worst |predicted / published - 1|)"]
     total = {"runs": set(), "sources": set(), "errors": {}, "n": 0, "missing": 0}
     for (engine, gpu), g in sorted(groups.items()):
         for k in ("runs", "sources"):
@@ -69,7 +69,7 @@ def summarise(rows, checks) -> list[str]:
 def _line(engine: str, gpu: str, g: dict) -> str:
     share = (g["n"] - g["missing"]) / max(g["n"], 1)
     cells = "".join(f"{_cell(g['errors'].get(q, [])):>13}" for q, _ in COLUMNS)
-    return f"{engine:<9}{gpu:<16}{len(g['runs']):>5}{len(g['sources']):>4}{cells}  {share:6.0%} of {g['n']}"
+    return f"{engine:<13}{gpu:<16}{len(g['runs']):>5}{len(g['sources']):>4}{cells}  {share:6.0%} of {g['n']}"
 
 
 def main(argv: list[str]) -> int:

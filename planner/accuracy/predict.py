@@ -28,6 +28,7 @@ import numpy as np
 
 from planner import api
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
+from planner.accuracy.datasets import sample_lengths
 from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
@@ -326,6 +327,7 @@ def predict_decode_rows(
             **args,
             kind=kind,
             request_rate=rate,
+            sample_lengths=[sample_lengths(r) for r in sel] if kind == "serving" else None,
             engine=profiles[name],
             calibration=cal,
             catalog=cat,

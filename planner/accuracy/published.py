@@ -225,6 +225,8 @@ class DecodeRow:
     async_scheduling: bool = False
     #: vLLM's ``--num-scheduler-steps`` where the row's server command sets it (multi-step scheduling, vLLM 0.5-0.7)
     scheduler_steps: int | None = None
+    #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
+    client: str = ""
 
     @property
     def context(self) -> int:
@@ -373,6 +375,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         prompts_cached=cached,
         async_scheduling=async_scheduling_of(r),
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
+        client=benchmark_client_of(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -439,6 +442,18 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
         if hit:
             return int(hit.group(1))
     return None
+
+
+def benchmark_client_of(r: dict[str, str]) -> str:
+    """The benchmark client named in the row's ``batching``, ``dataset`` or ``notes`` cell: "sglang" for
+    ``sglang.bench_serving`` (whatever its ``--backend``: its own ShareGPT sampler, seed 1), "vllm" for ``vllm bench
+    serve`` or vLLM's ``benchmark_serving.py`` (sampler seed 0 unless ``--seed`` says otherwise), else ""."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "dataset", "notes")).lower()
+    if "sglang.bench_serving" in text or "sglang/bench_serving" in text:
+        return "sglang"
+    if re.search(r"--seed[ =]\d", text):
+        return ""  # another sample than the default one
+    return "vllm" if "vllm bench serve" in text or "benchmark_serving.py" in text else ""
 
 
 def range_ratio_of(r: dict[str, str]) -> float | None:

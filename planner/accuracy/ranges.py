@@ -19,9 +19,8 @@ source nor any row sharing its value of that dimension (all TP-4 rows left out, 
 predict a TP-4 figure: what a query at a TP size without rows faces). A dimension's factor is the width of
 those residuals' 10th-90th percentiles over the width of the leave-one-source-out residuals of the same
 figures, never below 1 (the ``widen`` column of the dimension's ``*`` row, whose quantiles are the
-value-held-out ones). On the shipped reference rows (100 figures): GPU x1.07, TP x1.19, engine x1.00 (said in
-the note, not widened), MoE x1.68, size x1.27. So H100 at TP 8 (no TP-8 rows): -22% / +58% -> -26% / +73%.
-Caveats: the MoE factor pools MoE held out (4 figures, all in one source: x1.00) with dense held out (a fit on
+value-held-out ones). A factor of 1.00 is said in the note, not applied. Today's factors are in that column
+(docs/export.md quotes them; tests/test_doc_figures.py checks the quote). Caveats: the MoE factor pools MoE held out (4 figures, all in one source: x1.00) with dense held out (a fit on
 those 4 MoE rows alone), so it mostly says how little 4 rows pin down; the GPU factor comes from NVIDIA
 A100/H100/H200/L40S/RTX 4090 rows, and an AMD GPU is a larger step than holding one of those out.
 """

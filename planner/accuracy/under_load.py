@@ -9,7 +9,9 @@ varied by ``--random-range-ratio`` where the row states it; the row's engine, it
 ``prefix_cache`` is "warm" (its prompts sent to the same server before, prefix caching on) computes only each prompt's
 last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
 (``sharegpt_prompts``) sends that sample's prompts, each its own length, outputs at the row's mean. A server that
-schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later.
+schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later. A vLLM V0 server with
+multi-step scheduling (``DecodeRow.scheduler_steps``, ``--num-scheduler-steps``) runs prefill-only steps and decodes
+in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from typing import Any
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
-from planner.errors import InvalidInputError
 from planner.serving.benchmark import SCHEDULERS, request_lengths
 from planner.serving.load import Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
@@ -44,6 +45,9 @@ FIGURES = {
 SHAREGPT_TRACE_FILE = "sharegpt_vllm_seed0_prompts.csv"
 #: How close a run's stated mean prompt must be to the trace's first N for the run to be read as that sample.
 SHAREGPT_TRACE_MATCH = 0.01
+#: How close it must be when the run's client is vLLM's sampler at its default seed but the model's tokenizer is
+#: another (Qwen, DeepSeek, GLM ...): the same prompts in the same order, each a few percent longer or shorter.
+SHAREGPT_TOKENIZER_MATCH = 0.10
 
 
 @cache
@@ -56,14 +60,22 @@ def sharegpt_seed0_prompts() -> tuple[int, ...]:
 def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
     """The prompts a ShareGPT run sent, when the row is vLLM's seed-0 sample: its dataset names ShareGPT, it sent at
     most as many prompts as the trace holds, and its stated mean prompt is within ``SHAREGPT_TRACE_MATCH`` of the
-    trace's first ``n`` (the check that it is that sample, tokenizer included); else None (lengths at the means)."""
+    trace's first ``n`` (the check that it is that sample, tokenizer included): the trace's first ``n``. A run whose
+    client is vLLM's sampler at its default seed (``DecodeRow.client`` "vllm") sent the same prompts under the model's
+    own tokenizer: within ``SHAREGPT_TOKENIZER_MATCH``, the trace's first ``n`` each scaled by stated mean / trace mean
+    (rounded, at least 1). Else None (lengths at the means)."""
     if "sharegpt" not in row.dataset.lower() or row.length_range_ratio is not None:
         return None
     trace = sharegpt_seed0_prompts()
     if not 0 < n <= len(trace):
         return None
     mean = sum(trace[:n]) / n
-    return list(trace[:n]) if abs(mean / max(row.input_len, 1) - 1) <= SHAREGPT_TRACE_MATCH else None
+    ratio = max(row.input_len, 1) / mean
+    if abs(1 / ratio - 1) <= SHAREGPT_TRACE_MATCH:
+        return list(trace[:n])
+    if row.client == "vllm" and abs(1 / ratio - 1) <= SHAREGPT_TOKENIZER_MATCH:
+        return [max(round(p * ratio), 1) for p in trace[:n]]
+    return None
 
 
 def has_percentiles(row: DecodeRow) -> bool:
@@ -76,11 +88,6 @@ def predict_percentiles(
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     Raises a ``PlannerError`` (its message the reason) when the row cannot be predicted."""
-    if (row.scheduler_steps or 1) > 1:
-        raise InvalidInputError(
-            f"multi-step scheduling (--num-scheduler-steps {row.scheduler_steps}) is not simulated: the server streams "
-            f"tokens {row.scheduler_steps} steps at a time and admits arrivals only between those windows"
-        )
     cat = catalog or default_catalog()
     replica = Replica(
         resolve_gpu_name(row.gpu, cat),
@@ -114,5 +121,6 @@ def predict_percentiles(
         lengths=lengths,
         prefix_hit_rate=hit,
         async_scheduling=row.async_scheduling,
+        scheduler_steps=row.scheduler_steps or 1,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

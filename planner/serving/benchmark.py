@@ -100,6 +100,7 @@ def predict_benchmark(
     calibration: Any = None,
     catalog: Any = None,
     errors: api.Errors = "raise",
+    sample_lengths: Any = None,
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
 
@@ -107,7 +108,9 @@ def predict_benchmark(
     ``num_prompts``: every prompt sent at once). ``num_prompts`` defaults to ``batch``. ``scheduler``: "vllm"
     (default), "sglang" or "tensorrt-llm" (``SCHEDULERS``). ``length_range_ratio`` (serving runs): the requests'
     lengths vary as a benchmark's ``--random-range-ratio`` draws them (``request_lengths``); None: every request
-    has ``input_len`` / ``output_len``. Arrays broadcast.
+    has ``input_len`` / ``output_len``. ``sample_lengths`` (serving runs): per run, each request's (prompt, output)
+    tokens in the order sent (a dataset's sample, e.g. ``planner.accuracy.datasets.sharegpt_requests``), or None;
+    a run given both uses these, not ``length_range_ratio``. Arrays broadcast.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -115,13 +118,15 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has no request rate; use kind='serving' with request_rate")
     if kind == "static" and any(x is not None for x in np.ravel(np.asarray(length_range_ratio, dtype=object))):
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
+    if kind == "static" and sample_lengths is not None:
+        raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
     opts = dict(engine=engine, catalog=catalog, calibration=calibration, errors=errors)
     prec = dict(weight_precision=weight_precision, kv_precision=kv_precision)
     if kind == "static":
         return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
-        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts,
+        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
     )  # fmt: skip
 
 
@@ -252,7 +257,7 @@ def serving_setups(
 
 def _serving(
     gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
-    range_ratio, gpus, prec, opts,
+    range_ratio, gpus, prec, opts, given_lengths=None,
 ) -> BenchmarkRun:  # fmt: skip
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
@@ -261,8 +266,11 @@ def _serving(
     inp_, out_, batch_, prompts_, rate_, sched_, ratio_ = [a.ravel() for a in args]
     check_run_size([p if p is not None else b for p, b in zip(prompts_, batch_, strict=True)], max_tokens)
     lengths = np.empty(inp_.size, dtype=object)
+    given = _per_run(given_lengths, args[0].shape)
     for i, r in enumerate(ratio_):
-        if r is not None and str(sched_[i] or "vllm").lower() in SCHEDULERS:
+        if given[i] is not None:
+            lengths[i] = [(max(int(p), 1), max(int(o), 1)) for p, o in given[i]]
+        elif r is not None and str(sched_[i] or "vllm").lower() in SCHEDULERS:
             prompts = int(max(float(prompts_[i] if prompts_[i] is not None else batch_[i] or 0), 1.0))
             inp, out = max(float(inp_[i]), 1.0), max(float(out_[i]), 1.0)
             lengths[i] = request_lengths(inp, out, prompts, float(r))
@@ -304,6 +312,21 @@ def _serving(
         )
     vals = [v.reshape(shape) for v in res]
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
+
+
+def _per_run(given: Any, shape: tuple[int, ...]) -> list:
+    """``sample_lengths`` as one entry per run (None or a list of (prompt, output) pairs), flat in ``shape``'s order:
+    scalar inputs take one run's list; array inputs one entry per run."""
+    size = int(np.prod(shape))
+    if given is None:
+        return [None] * size
+    if shape == ():
+        return [given]
+    if len(given) != size:
+        raise InvalidInputError(
+            f"sample_lengths has {len(given)} runs; give one list of (prompt, output) per run ({size})"
+        )
+    return list(given)
 
 
 def request_lengths(input_len: float, output_len: float, num_prompts: int, range_ratio: float) -> list[tuple[int, int]]:

@@ -22,9 +22,10 @@ duration, from the first request sent to the last completed.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -34,7 +35,7 @@ from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
-from planner.serving.simulate import RunResult, Samples, simulate, weighted_percentile
+from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -279,6 +280,7 @@ def latency_under_load(
     prefix_hit_rate: float = 0.0,
     frontend_s: float = 0.0,
     async_scheduling: bool = False,
+    scheduler_steps: int = 1,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
@@ -287,6 +289,7 @@ def latency_under_load(
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
     ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
     while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more.
+    ``scheduler_steps``: decode steps per schedule (vLLM V0 ``--num-scheduler-steps``; ``simulate`` says how).
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
@@ -312,24 +315,14 @@ def latency_under_load(
     if rate_per_s is not None and math.isfinite(float(rate_per_s)):
         arrivals = arrival_times_s(n, rate_per_s, burstiness)
     client = 0 if concurrency is None else _whole(concurrency, "concurrency")
+    scheduler_steps = _whole(scheduler_steps, "scheduler_steps")
     setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
     sent = arrivals + front if arrivals is not None else None
-    digest = hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes())
-    digest.update(b"-" if sent is None else np.asarray(sent, dtype=float).tobytes())
-    key = (
-        setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
-        setup.client_concurrency, hit, front, bool(async_scheduling), sent is None, digest.digest(),
+    key = RunKey.of(
+        setup, prompt_tokens, output_tokens, lengths, sent,
+        cached_fraction=hit, frontend_s=front, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps,
     )  # fmt: skip
-    if key not in _RUNS:
-        run = simulate(
-            setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
-            arrivals_s=sent, client_concurrency=setup.client_concurrency,
-            lengths=lengths, cached_fraction=hit, frontend_s=front, async_scheduling=bool(async_scheduling),
-        )  # fmt: skip
-        if len(_RUNS) >= _RUNS_KEPT:
-            del _RUNS[next(iter(_RUNS))]  # the oldest
-        _RUNS[key] = None if math.isnan(run.duration_s) else _result(run)
-    result = _RUNS[key]
+    result = simulated_run(key)
     if result is None:
         raise InvalidInputError(
             f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
@@ -338,13 +331,68 @@ def latency_under_load(
     return result
 
 
-#: Simulated runs by everything ``simulate`` reads (step-time table, scheduler, lengths, arrival times ...): the
-#: run is deterministic (seeded arrivals), so one asked again answers from here. ``planner export`` sizes each
-#: option again for the outlook and the levers, asking the same run about twice (141 runs, 66 different, for
-#: examples/budget-review.toml). A ``LoadResult`` holds floats only (frozen), so sharing it is safe. The key
-#: holds the request lengths and arrival times as a BLAKE2b digest (a few bytes instead of 1,000 pairs).
-_RUNS: dict[tuple, LoadResult | None] = {}
-_RUNS_KEPT = 512
+@dataclass(frozen=True)
+class RunKey:
+    """Everything ``simulate`` reads, as one hashable value: equal keys give the same run (the arrivals are seeded).
+
+    The request lengths and send times are compared by a BLAKE2b digest of their bytes (a few bytes instead of
+    1,000 pairs); the arrays themselves ride along uncompared, for the simulation to read."""
+
+    table: StepTable
+    scheduler: Scheduler
+    prompt_tokens: int
+    output_tokens: int
+    num_requests: int
+    client_concurrency: int | None
+    cached_fraction: float
+    frontend_s: float
+    async_scheduling: bool
+    scheduler_steps: int
+    digest: bytes  # of the lengths and of the send times (or of "none": a burst or a closed loop)
+    lengths: np.ndarray = field(compare=False, repr=False)  # (N, 2) prompt and output tokens
+    sent_s: np.ndarray | None = field(compare=False, repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        setup: ServingSetup,
+        prompt_tokens: float,
+        output_tokens: float,
+        lengths: list[tuple[int, int]],
+        sent_s: np.ndarray | None,
+        *,
+        cached_fraction: float = 0.0,
+        frontend_s: float = 0.0,
+        async_scheduling: bool = False,
+        scheduler_steps: int = 1,
+    ) -> RunKey:
+        """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
+        pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
+        digest = hashlib.blake2b(pairs.astype(float).tobytes())
+        digest.update(b"-" if sent_s is None else np.asarray(sent_s, dtype=float).tobytes())
+        return cls(
+            setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
+            setup.client_concurrency, float(cached_fraction), float(frontend_s), bool(async_scheduling),
+            max(int(scheduler_steps), 1), digest.digest(), pairs, sent_s,
+        )  # fmt: skip
+
+
+#: How many simulated runs are kept. ``planner export`` sizes each option again for the outlook and the levers and
+#: draws its latency curve through the same runs (examples/budget-review.toml asks for 141 runs, 66 different).
+RUNS_KEPT = 512
+
+
+@functools.lru_cache(maxsize=RUNS_KEPT)
+def simulated_run(key: RunKey) -> LoadResult | None:
+    """The run ``key`` describes, simulated once per distinct key (a ``LoadResult`` holds floats only and is frozen,
+    so sharing it is safe); None when it cannot finish (a request longer than the KV cache)."""
+    run = simulate(
+        key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
+        arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
+        cached_fraction=key.cached_fraction, frontend_s=key.frontend_s, async_scheduling=key.async_scheduling,
+        scheduler_steps=key.scheduler_steps,
+    )  # fmt: skip
+    return None if math.isnan(run.duration_s) else _result(run)
 
 
 def rate_sweep(
@@ -357,20 +405,19 @@ def rate_sweep(
     num_requests: int = DEFAULT_REQUESTS,
 ) -> list[LoadResult | None]:
     """``latency_under_load`` at each rate of ``rates_per_s`` (requests/s, fixed lengths at the means), the step
-    times tabulated once for all of them; None for a rate whose run cannot finish."""
+    times tabulated once for all of them; None for a rate whose run cannot finish. Runs go through the same memo
+    (``simulated_run``), so a rate ``latency_under_load`` was asked before (a fleet's planned peak) is not simulated
+    again."""
     n = _whole(num_requests, "num_requests")
     check_run_size([n], [None], "num_requests")
-    setup = replica.setup(prompt_tokens, output_tokens)
     lengths = fixed_lengths(prompt_tokens, output_tokens, n)
+    setup = replica.setup(prompt_tokens, output_tokens, lengths)
     out: list[LoadResult | None] = []
     for rate in np.asarray(rates_per_s, dtype=float).ravel():
         if not 0 < rate < math.inf:
             raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
-        run = simulate(
-            setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), n,
-            arrivals_s=arrival_times_s(n, rate, burstiness), lengths=lengths,
-        )  # fmt: skip
-        out.append(None if math.isnan(run.duration_s) else _result(run))
+        sent = arrival_times_s(n, rate, burstiness)
+        out.append(simulated_run(RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent)))
     return out
 
 

@@ -210,6 +210,7 @@ def simulate(
     cached_fraction: float = 0.0,
     frontend_s: float = 0.0,
     async_scheduling: bool = False,
+    scheduler_steps: int = 1,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -223,6 +224,12 @@ def simulate(
     ``vllm/v1/engine/core.py`` ``step_with_batch_queue``: step k+1 is scheduled when step k is launched), so a request
     that arrives while the engine is busy joins the second step that starts after it arrives, not the first: one
     step more to its first token. An idle engine schedules an arrival at once.
+    ``scheduler_steps`` K > 1: vLLM V0's multi-step scheduling (``--num-scheduler-steps``, vLLM 0.5.5-0.7, without
+    chunked prefill): a step that admits prompts prefills only (V0 ``Scheduler._schedule_default`` schedules the
+    running decodes only when no prefill was scheduled), and a decode step runs as a window of K steps of the same
+    batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
+    the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
+    and the benchmark's ITL is one gap per window (K tokens in one chunk).
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
@@ -230,6 +237,8 @@ def simulate(
     num_prompts = len(lengths)
     hit = min(max(float(cached_fraction), 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
+    window = max(int(scheduler_steps), 1)  # decode steps per schedule (vLLM V0 multi-step)
+    prefill_first = sg or window > 1  # a step that prefills runs no decodes
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
@@ -260,7 +269,7 @@ def simulate(
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             preempted = False if reserve else run.preempt(1, now, decoding_only=False)
-            budget -= run.b
+            budget -= 0 if prefill_first else run.b
         b = run.b
         free = run.kv - run.held() - (0 if reserve else b)
         if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
@@ -333,12 +342,14 @@ def simulate(
         stuck = 0
         steps = 1
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
-        if prefill and sg:  # a prefill-only step: the decoding requests wait
+        if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
             stall += dt if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
             steps = run.next_finish() - run.steps
-            if run.queue and run.n_run < cap:
+            if window > 1:
+                steps = window  # the whole window runs; arrivals wait for its end
+            elif run.queue and run.n_run < cap:
                 head = run.queue[0]
                 if head.ready_s > cutoff:  # async: it joins the step after the one that starts after it arrives
                     wait = head.ready_s - now
@@ -354,7 +365,10 @@ def simulate(
             dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0
             if sg:
                 ratio = max(ratio - (ratio0 - ratio_min) / decay_steps * steps, ratio_min)
-            itls += [(dt / steps + stall, b)] + ([(dt / steps, b * (steps - 1))] if steps > 1 else [])
+            if window > 1:  # one chunk of tokens per request per window
+                itls.append((dt + stall, b))
+            else:
+                itls += [(dt / steps + stall, b)] + ([(dt / steps, b * (steps - 1))] if steps > 1 else [])
             stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
