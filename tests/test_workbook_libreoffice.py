@@ -171,6 +171,13 @@ def recalculated(tmp_path_factory):
     return spec, _Halves(spec, tmp_path_factory)
 
 
+@pytest.fixture(scope="module")
+def written_once(tmp_path_factory):
+    """The what-if description and its workbook as write_workbook saves it (bytes)."""
+    spec = build_whatif()
+    return spec, write_workbook(spec, tmp_path_factory.mktemp("once") / "base.xlsx").read_bytes()
+
+
 class TestPatchedInputs:
     @pytest.mark.parametrize(
         "name",
@@ -182,11 +189,10 @@ class TestPatchedInputs:
             "chosen-compare-model",  # text inputs
         ],
     )
-    def test_equal_a_copy_written_with_the_inputs(self, tmp_path, name):
+    def test_equal_a_copy_written_with_the_inputs(self, written_once, tmp_path, name):
         """The parity books (workbook_support.with_inputs_xlsx: written once, Inputs cells set) have the same parts,
         byte for byte, as write_workbook of with_inputs(spec, inputs), so LibreOffice recalculates the same workbook."""
-        spec = build_whatif()
-        base = write_workbook(spec, tmp_path / "base.xlsx").read_bytes()
+        spec, base = written_once
         patched = zipfile.ZipFile(io.BytesIO(with_inputs_xlsx(base, spec, SCENARIO_INPUTS[name])))
         written = zipfile.ZipFile(write_workbook(with_inputs(spec, SCENARIO_INPUTS[name]), tmp_path / "w.xlsx"))
         assert patched.namelist() == written.namelist()
