@@ -36,6 +36,10 @@ from planner.export.scenario import load_scenario
 from planner.export.tables import options_table
 from planner.export.xlsx import render_print_xlsx
 
+#: One worker reviews and prints the example once (pyproject: --dist loadgroup); without a group each worker that
+#: ran one of its tests built the module's fixtures again.
+pytestmark = pytest.mark.xdist_group("test_export_print")
+
 #: DejaVu Sans ascent + descent, em (hhea: ascender 1901, descender -483, units per em 2048).
 BOX_PER_PT = (1901 + 483) / 2048
 #: Least share of a page's body a page fills: the README example's review (its shortest page is a whole 8-row table,

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import openpyxl
 import pytest
 from click.testing import CliRunner
+from workbook_support import WHATIF_CLI_GROUP
 
 from planner.cli import main
+
+#: One worker builds the shared what-if workbook (conftest.whatif_cli_workbook) once (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group(WHATIF_CLI_GROUP)
 
 DATE = "2026-06-01"
 
@@ -50,10 +55,11 @@ def invoke(*args: str):
 
 
 @pytest.fixture
-def edited_workbook(tmp_path) -> Path:
-    made = invoke("workbook", "-o", str(tmp_path / "wb"))
-    assert made.exit_code == 0, made.output
+def edited_workbook(tmp_path, whatif_cli_workbook) -> Path:
+    """A copy of ``planner workbook``'s file (built once, conftest.py) with EDITS typed into its input cells."""
+    (tmp_path / "wb").mkdir()
     path = tmp_path / "wb" / "capacity-what-if.xlsx"
+    shutil.copyfile(whatif_cli_workbook[0], path)
     wb = openpyxl.load_workbook(path)
     for name, value in EDITS.items():
         sheet, coord = next(iter(wb.defined_names[name].destinations))

@@ -15,10 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from planner.accuracy import predict as acc
 from planner.accuracy.fit import FIT_SOURCE_GROUPS
 
-#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
+#: One worker computes the held-out checks (conftest.held_out_time_checks) once (pyproject: --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("test_heldout")
 
 spec = importlib.util.spec_from_file_location("heldout", Path(__file__).parents[1] / "bench" / "heldout.py")
@@ -27,9 +26,9 @@ spec.loader.exec_module(heldout)
 
 
 @pytest.fixture(scope="module")
-def checks():
-    rows = [r for r in acc.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS]
-    return heldout.time_checks(rows)
+def checks(held_out_time_checks):
+    """heldout.time_checks of the rows not in FIT_SOURCE_GROUPS, computed once (conftest.py)."""
+    return held_out_time_checks
 
 
 def _median(checks, quantity):

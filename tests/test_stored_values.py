@@ -17,10 +17,13 @@ import openpyxl
 import pytest
 from click.testing import CliRunner
 from test_export import review_of, write_scenario
-from workbook_support import require_libreoffice
+from workbook_support import WHATIF_CLI_GROUP, require_libreoffice
 
 from planner.cli import main
 from planner.export import render
+
+#: One worker builds the shared what-if workbook (conftest.whatif_cli_workbook) once (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group(WHATIF_CLI_GROUP)
 
 
 def formulas_without_values(path: Path) -> list[str]:
@@ -53,13 +56,10 @@ def formula_count(path: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def whatif(tmp_path_factory):
-    """``planner workbook`` as a user runs it (LibreOffice stores the values)."""
+def whatif(whatif_cli_workbook):
+    """``planner workbook`` as a user runs it (LibreOffice stores the values); built once (conftest.py)."""
     require_libreoffice()
-    out = tmp_path_factory.mktemp("wb")
-    r = CliRunner().invoke(main, ["workbook", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    return out / "capacity-what-if.xlsx"
+    return whatif_cli_workbook[0]
 
 
 @pytest.mark.libreoffice
@@ -73,7 +73,7 @@ class TestEveryWrittenWorkbook:
         """``planner workbook refresh`` rewrites the catalog sheets with openpyxl, which drops every stored value;
         refresh stores them again (a user's own formula sheet included)."""
         copy = tmp_path / "copy.xlsx"
-        shutil.copy(whatif, copy)
+        shutil.copyfile(whatif, copy)
         book = openpyxl.load_workbook(copy)
         mine = book.create_sheet("Mine")
         mine["A1"] = "=Results!B5*2"

@@ -15,10 +15,9 @@ from workbook_support import (
     expected,
     expected_green,
     green_scenarios,
-    recalculate_many,
+    recalculate_inputs,
     require_libreoffice,
     scenario_inputs,
-    with_inputs,
 )
 
 from planner import api
@@ -27,7 +26,9 @@ from planner.workbook.calc import SCENARIOS, calc_rows
 from planner.workbook.inputs import OPENING
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
 
-pytestmark = pytest.mark.libreoffice
+#: One worker recalculates this module's books once (pyproject: --dist loadgroup); without a group each worker that
+#: ran one of its tests built them again.
+pytestmark = [pytest.mark.libreoffice, pytest.mark.xdist_group("test_workbook_budget")]
 
 SHIPPED = dict(OPENING, kv_precision=None, weight_precision=None, memory_utilization=None, price_per_gpu_hour=None)
 SHIPPED["batch"] = 1
@@ -53,8 +54,7 @@ INPUTS = {name: {**SHIPPED, **change} for name, change in CASES.items()}
 def books(tmp_path_factory):
     require_libreoffice()
     spec = build_whatif(load=False)  # the Levers sheet's budget: the Load sheet's simulations are not needed
-    specs = {name: with_inputs(spec, inputs) for name, inputs in INPUTS.items()}
-    return spec, recalculate_many(specs, tmp_path_factory.mktemp("budget"))
+    return spec, recalculate_inputs(spec, INPUTS, tmp_path_factory.mktemp("budget"))
 
 
 def _levers_row(book, label: str) -> dict[str, object]:

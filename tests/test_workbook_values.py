@@ -11,15 +11,13 @@ import zipfile
 
 import pandas as pd
 import pytest
-from click.testing import CliRunner
-from workbook_support import require_libreoffice
+from workbook_support import WHATIF_CLI_GROUP, require_libreoffice
 
 from planner import api
-from planner.cli import main
 from planner.io.xlsx_values import store_values
 
-#: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_workbook_values")
+#: One worker builds the shared what-if workbook (conftest.whatif_cli_workbook) once (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group(WHATIF_CLI_GROUP)
 
 
 class TestStoreValues:
@@ -37,14 +35,12 @@ class TestStoreValues:
 
 
 @pytest.fixture(scope="module")
-def book(tmp_path_factory):
-    """``planner workbook`` as a user runs it."""
+def book(whatif_cli_workbook):
+    """``planner workbook`` as a user runs it; built once (conftest.py)."""
     require_libreoffice()
-    out = tmp_path_factory.mktemp("wb")
-    r = CliRunner().invoke(main, ["workbook", "-o", str(out)])
-    assert r.exit_code == 0, r.output
-    assert "no stored values" not in r.output
-    return out / "capacity-what-if.xlsx"
+    path, output = whatif_cli_workbook
+    assert "no stored values" not in output
+    return path
 
 
 class TestWhatIfWorkbook:

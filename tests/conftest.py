@@ -1,0 +1,42 @@
+"""Fixtures shared by several test modules, built once per pytest process (each xdist worker is one process).
+
+``whatif_cli_workbook``: ``planner workbook`` as a user runs it (with LibreOffice installed it recalculates the
+workbook and stores the values), one build shared by test_stored_values, test_workbook_values and
+test_export_workbook; they share the xdist group ``workbook_support.WHATIF_CLI_GROUP``, so one worker builds it once. Tests that
+change the file copy it first.
+
+``held_out_time_checks``: bench/heldout.py's time checks over the published rows the fit never saw (the held-out
+table; each row predicted, serving runs simulated step by step), read by test_heldout and test_published_names,
+which run in the xdist group "test_heldout", so one worker computes it once.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+
+@pytest.fixture(scope="session")
+def whatif_cli_workbook(tmp_path_factory) -> tuple[Path, str]:
+    """``planner workbook -o DIR``: the written file and what the command printed. Copy the file to change it."""
+    from planner.cli import main
+
+    out = tmp_path_factory.mktemp("whatif-cli")
+    r = CliRunner().invoke(main, ["workbook", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    return out / "capacity-what-if.xlsx", r.output
+
+
+@pytest.fixture(scope="session")
+def held_out_time_checks() -> list[dict]:
+    """``bench/heldout.py``'s ``time_checks`` of the rows whose source is not in FIT_SOURCE_GROUPS (read only)."""
+    from planner.accuracy import predict as acc
+    from planner.accuracy.fit import FIT_SOURCE_GROUPS
+
+    spec = importlib.util.spec_from_file_location("heldout", Path(__file__).parents[1] / "bench" / "heldout.py")
+    heldout = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(heldout)
+    return heldout.time_checks([r for r in acc.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS])
