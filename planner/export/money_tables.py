@@ -190,6 +190,11 @@ def margin_line(review: Review) -> str:
     oo = review.outlook.of(rec.option.name)
     if oo is None or not oo.gpus_without_margin:
         return ""
+    if not oo.margin_gpus(rec):
+        return (
+            f"The +{rec.margin:.0%} latency margin costs no GPU on the recommended fleet: without it the fleet is the "
+            f"same {oo.gpus_without_margin} GPUs."
+        )
     return (
         f"The +{rec.margin:.0%} latency margin costs {oo.margin_gpus(rec)} GPUs ({usd(oo.margin_usd_per_month(rec))} a "
         f"month) on the recommended fleet: {oo.gpus_without_margin} GPUs, {usd(oo.monthly_without_margin_usd)} a month "
