@@ -129,7 +129,11 @@ class TestReadmeAccuracy:
 
         def tier(name):
             # logs without a prediction (a model not in the catalog, pipeline parallelism) are not counted
-            e = [abs(c["planner"]) for c in checks if c["q"] == f"vLLM KV GiB / GPU [{name}]" and c["planner"] == c["planner"]]
+            e = [
+                abs(c["planner"])
+                for c in checks
+                if c["q"] == f"vLLM KV GiB / GPU [{name}]" and c["planner"] == c["planner"]
+            ]
             return int(f"{statistics.median(e):.0%}"[:-1]), int(f"{max(e):.0%}"[:-1]), len(e)
 
         m = re.search(

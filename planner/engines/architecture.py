@@ -188,6 +188,18 @@ def _mlp_params(hidden: int, intermediate: int, gated: bool, bias: bool = False)
     return n
 
 
+def _moe_params(m: Model, moe_layers: int) -> tuple[int, int, int, int]:
+    """(router, shared experts, routed experts, routed experts active per token) over ``moe_layers`` MoE layers:
+    a router of hidden x experts (+ a bias per expert, + a shared-expert gate of hidden), each expert an MLP."""
+    e, h = m.moe, m.hidden_size
+    per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
+    router = moe_layers * (
+        h * e.num_experts + (e.num_experts if e.router_bias else 0) + (h if e.shared_expert_gate else 0)
+    )
+    shared = moe_layers * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
+    return router, shared, moe_layers * e.num_experts * per_expert, moe_layers * e.experts_per_token * per_expert
+
+
 def param_breakdown(m: Model) -> ParamBreakdown:
     """Exact parameter counts from the config fields (embedding, attention, MLP/MoE, norms, head)."""
     h, layers = m.hidden_size, m.num_layers
@@ -202,16 +214,9 @@ def param_breakdown(m: Model) -> ParamBreakdown:
     if m.moe is None:
         dense_mlp = layers * _mlp_params(h, m.intermediate_size, m.gated_mlp)
     else:
-        e = m.moe
         moe_layers = m.moe_layers  # the others (leading dense, or interleaved) carry a dense MLP
         dense_mlp = (layers - moe_layers) * _mlp_params(h, m.intermediate_size, m.gated_mlp)
-        per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
-        router = moe_layers * (
-            h * e.num_experts + (e.num_experts if e.router_bias else 0) + (h if e.shared_expert_gate else 0)
-        )
-        shared = moe_layers * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
-        routed = moe_layers * e.num_experts * per_expert
-        routed_active = moe_layers * e.experts_per_token * per_expert
+        router, shared, routed, routed_active = _moe_params(m, moe_layers)
     return ParamBreakdown(
         embedding=embedding,
         lm_head=lm_head,
@@ -234,14 +239,7 @@ def _hybrid_mamba_breakdown(m: Model, embedding: int, lm_head: int) -> ParamBrea
     attention = a.attention_layers * _attention_params_per_layer(m) + a.mamba_layers * _mamba2_params_per_layer(m)
     norms = m.num_layers * h + h
     dense_mlp = a.mlp_blocks * _mlp_params(h, m.intermediate_size, m.gated_mlp)
-    router = shared = routed = routed_active = 0
-    if m.moe is not None:
-        e, n = m.moe, a.moe_blocks
-        per_expert = _mlp_params(h, e.expert_intermediate_size, m.gated_mlp, bias=e.expert_bias)
-        router = n * (h * e.num_experts + (e.num_experts if e.router_bias else 0))
-        shared = n * e.num_shared_experts * _mlp_params(h, e.shared_expert_intermediate_size, m.gated_mlp)
-        routed = n * e.num_experts * per_expert
-        routed_active = n * e.experts_per_token * per_expert
+    router, shared, routed, routed_active = _moe_params(m, a.moe_blocks) if m.moe is not None else (0, 0, 0, 0)
     return ParamBreakdown(
         embedding=embedding,
         lm_head=lm_head,
