@@ -202,56 +202,42 @@ def _moe_params(m: Model, moe_layers: int) -> tuple[int, int, int, int]:
 
 def param_breakdown(m: Model) -> ParamBreakdown:
     """Exact parameter counts from the config fields (embedding, attention, MLP/MoE, norms, head)."""
+    h = m.hidden_size
+    attention, norms, dense_mlp, moe_layers = (_hybrid_mamba_blocks if m.mamba is not None else _transformer_blocks)(m)
+    router, shared, routed, routed_active = _moe_params(m, moe_layers) if m.moe is not None else (0, 0, 0, 0)
+    return ParamBreakdown(
+        embedding=m.vocab_size * h,
+        lm_head=0 if m.tie_word_embeddings else m.vocab_size * h,
+        attention=attention,
+        norms=norms,
+        dense_mlp=dense_mlp,
+        router=router,
+        shared_experts=shared,
+        routed_experts=routed,
+        routed_experts_active=routed_active,
+        extra=m.extra_params,
+    )
+
+
+def _transformer_blocks(m: Model) -> tuple[int, int, int, int]:
+    """(attention, norms, dense MLPs, MoE layers) of a transformer: full and linear-attention layers; a MoE model's
+    leading dense or interleaved layers carry a dense MLP."""
     h, layers = m.hidden_size, m.num_layers
-    embedding = m.vocab_size * h
-    lm_head = 0 if m.tie_word_embeddings else m.vocab_size * h
-    if m.mamba is not None:
-        return _hybrid_mamba_breakdown(m, embedding, lm_head)
     linear = linear_attention_layers(m)
     attention = (layers - linear) * _attention_params_per_layer(m) + linear * _linear_attention_params_per_layer(m)
-    norms = layers * m.norms_per_layer * h + h
-    router = shared = routed = routed_active = 0
-    if m.moe is None:
-        dense_mlp = layers * _mlp_params(h, m.intermediate_size, m.gated_mlp)
-    else:
-        moe_layers = m.moe_layers  # the others (leading dense, or interleaved) carry a dense MLP
-        dense_mlp = (layers - moe_layers) * _mlp_params(h, m.intermediate_size, m.gated_mlp)
-        router, shared, routed, routed_active = _moe_params(m, moe_layers)
-    return ParamBreakdown(
-        embedding=embedding,
-        lm_head=lm_head,
-        attention=attention,
-        norms=norms,
-        dense_mlp=dense_mlp,
-        router=router,
-        shared_experts=shared,
-        routed_experts=routed,
-        routed_experts_active=routed_active,
-        extra=m.extra_params,
-    )
+    moe_layers = m.moe_layers if m.moe is not None else 0
+    dense_mlp = (layers - moe_layers) * _mlp_params(h, m.intermediate_size, m.gated_mlp)
+    return attention, layers * m.norms_per_layer * h + h, dense_mlp, moe_layers
 
 
-def _hybrid_mamba_breakdown(m: Model, embedding: int, lm_head: int) -> ParamBreakdown:
-    """A Mamba-2 hybrid's blocks, one kind each (``Mamba2.pattern``): ``M`` mixers and ``*`` attention layers
-    (counted as attention), ``-`` dense MLPs, ``E`` MoE blocks; one RMSNorm of hidden per block plus the final norm
-    (transformers ``NemotronHBlock.norm``, ``norm_f``)."""
+def _hybrid_mamba_blocks(m: Model) -> tuple[int, int, int, int]:
+    """(attention, norms, dense MLPs, MoE blocks) of a Mamba-2 hybrid's blocks, one kind each (``Mamba2.pattern``):
+    ``M`` mixers and ``*`` attention layers (counted as attention), ``-`` dense MLPs, ``E`` MoE blocks; one RMSNorm
+    of hidden per block plus the final norm (transformers ``NemotronHBlock.norm``, ``norm_f``)."""
     a, h = m.mamba, m.hidden_size
     attention = a.attention_layers * _attention_params_per_layer(m) + a.mamba_layers * _mamba2_params_per_layer(m)
-    norms = m.num_layers * h + h
     dense_mlp = a.mlp_blocks * _mlp_params(h, m.intermediate_size, m.gated_mlp)
-    router, shared, routed, routed_active = _moe_params(m, a.moe_blocks) if m.moe is not None else (0, 0, 0, 0)
-    return ParamBreakdown(
-        embedding=embedding,
-        lm_head=lm_head,
-        attention=attention,
-        norms=norms,
-        dense_mlp=dense_mlp,
-        router=router,
-        shared_experts=shared,
-        routed_experts=routed,
-        routed_experts_active=routed_active,
-        extra=m.extra_params,
-    )
+    return attention, m.num_layers * h + h, dense_mlp, a.moe_blocks if m.moe is not None else 0
 
 
 def param_counts(m: Model) -> tuple[int, int]:
