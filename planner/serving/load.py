@@ -13,6 +13,8 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
   with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
 - **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
+- **Speculative decoding.** ``Replica.speculative`` (``planner.serving.speculative``): each decode step drafts,
+  verifies and emits the acceptance length's tokens per sequence, streamed as one chunk.
 - **Front end.** ``frontend_s``: each request's time outside the engine (HTTP, chat template, tokenizing,
   detokenizing), added to its TTFT and latency; a replica's default is ``FRONTEND_S``, fitted on published runs.
 
@@ -31,11 +33,13 @@ from typing import Any
 
 import numpy as np
 
+from planner import api
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
+from planner.serving.speculative import speculative_table
 from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
@@ -236,7 +240,8 @@ class Replica:
     """What serves the load: one replica of ``model`` on ``gpus`` x ``gpu`` (None: the smallest group that holds a
     request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
     ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
-    ``frontend_s`` seconds outside the engine (``FRONTEND_S``)."""
+    ``frontend_s`` seconds outside the engine (``FRONTEND_S``), decoding speculatively when ``speculative`` says how
+    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step)."""
 
     gpu: Any
     model: Any
@@ -250,6 +255,12 @@ class Replica:
     calibration: Any = None
     catalog: Any = None
     frontend_s: float = FRONTEND_S
+    speculative: Any = None
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Output tokens a decode step emits per sequence: the acceptance length when speculating, else 1."""
+        return float(self.speculative.acceptance_length) if self.speculative is not None else 1.0
 
     def setup(
         self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
@@ -272,7 +283,11 @@ class Replica:
                 f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
                 "not one fits"
             )
-        return setups[0]
+        if self.speculative is None:
+            return setups[0]
+        target_bytes = float(api.weight_bytes(self.model, precision=self.weight_precision, catalog=self.catalog))
+        table = speculative_table(setups[0].table, self.speculative, self.speculative.draft_bytes / target_bytes)
+        return replace(setups[0], table=table)
 
 
 def latency_under_load(
@@ -331,6 +346,7 @@ def latency_under_load(
     key = RunKey.of(
         setup, prompt_tokens, output_tokens, lengths, sent,
         cached_fraction=hit, frontend_s=front, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps,
+        tokens_per_step=replica.tokens_per_step,
     )  # fmt: skip
     result = simulated_run(key)
     if result is None:
@@ -358,6 +374,7 @@ class RunKey:
     frontend_s: float
     async_scheduling: bool
     scheduler_steps: int
+    tokens_per_step: float
     digest: bytes  # of the lengths and of the send times (or of "none": a burst or a closed loop)
     lengths: np.ndarray = field(compare=False, repr=False)  # (N, 2) prompt and output tokens
     sent_s: np.ndarray | None = field(compare=False, repr=False)
@@ -375,6 +392,7 @@ class RunKey:
         frontend_s: float = 0.0,
         async_scheduling: bool = False,
         scheduler_steps: int = 1,
+        tokens_per_step: float = 1.0,
     ) -> RunKey:
         """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
         pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
@@ -383,7 +401,7 @@ class RunKey:
         return cls(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
             setup.client_concurrency, float(cached_fraction), float(frontend_s), bool(async_scheduling),
-            max(int(scheduler_steps), 1), digest.digest(), pairs, sent_s,
+            max(int(scheduler_steps), 1), float(tokens_per_step), digest.digest(), pairs, sent_s,
         )  # fmt: skip
 
 
@@ -400,7 +418,7 @@ def simulated_run(key: RunKey) -> LoadResult | None:
         key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
         arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
         cached_fraction=key.cached_fraction, frontend_s=key.frontend_s, async_scheduling=key.async_scheduling,
-        scheduler_steps=key.scheduler_steps,
+        scheduler_steps=key.scheduler_steps, tokens_per_step=key.tokens_per_step,
     )  # fmt: skip
     return None if math.isnan(run.duration_s) else _result(run)
 
@@ -428,7 +446,10 @@ def rate_sweep(
             raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
         front = float(replica.frontend_s)
         sent = arrival_times_s(n, rate, burstiness) + front
-        out.append(simulated_run(RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front)))
+        key = RunKey.of(
+            setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front, tokens_per_step=replica.tokens_per_step
+        )
+        out.append(simulated_run(key))
     return out
 
 

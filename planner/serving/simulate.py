@@ -211,6 +211,7 @@ def simulate(
     frontend_s: float = 0.0,
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
+    tokens_per_step: float = 1.0,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -230,11 +231,16 @@ def simulate(
     batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
     the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
     and the benchmark's ITL is one gap per window (K tokens in one chunk).
+    ``tokens_per_step`` a > 1: speculative decoding (``planner.serving.speculative``; ``table``'s decode rows are whole
+    speculative steps): a request of o output tokens decodes for ceil((o - 1) / a) steps, each streamed as one chunk
+    (one ITL), and its TPOT is its decode time over o - 1.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
     lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
     num_prompts = len(lengths)
+    total_out = sum(o for _, o in lengths)
+    lengths, after_first = _in_steps(lengths, float(tokens_per_step))
     hit = min(max(float(cached_fraction), 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
     window = max(int(scheduler_steps), 1)  # decode steps per schedule (vLLM V0 multi-step)
@@ -391,7 +397,7 @@ def simulate(
             run.drop(c, n)
             finished_at, finished = now, finished + n
             if c.olen > 1:
-                tpots.append(((now - c.first_s) / (c.olen - 1), n))
+                tpots.append(((now - c.first_s) / after_first.get(c.olen, c.olen - 1), n))
             e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
@@ -402,7 +408,6 @@ def simulate(
     duration = finished_at if finished == num_prompts else math.nan  # a run that cannot finish has no figures
     if math.isnan(duration):
         ttfts, tpots, itls, e2es, n_ttft, n_tpot = [], [], [], [], 0, 0
-    total_out = sum(o for _, o in lengths)
     samples = Samples(
         ttft=_pairs(ttfts, float(frontend_s)),
         tpot=_pairs(tpots),
@@ -424,6 +429,24 @@ def simulate(
         preemptions=run.preemptions,
         samples=samples,
     )
+
+
+def _in_steps(lengths: list[tuple[int, int]], tokens_per_step: float) -> tuple[list[tuple[int, int]], dict]:
+    """Each request's (prompt, output) with the output counted in steps of ``tokens_per_step`` tokens after the first,
+    1 + ceil((o - 1) / a), and for each such step count the mean o - 1 of the requests that have it (TPOT's
+    denominator); unchanged (and an empty map) when a = 1."""
+    a = float(tokens_per_step)
+    if not a >= 1.0 or math.isinf(a):
+        raise ValueError(f"tokens_per_step {tokens_per_step!r} is not a finite number of 1 or more")
+    if a == 1.0:
+        return lengths, {}
+    steps = [(p, 1 + math.ceil((o - 1) / a - 1e-9)) for p, o in lengths]
+    sums: dict[int, list[float]] = {}
+    for (_, o), (_, s) in zip(lengths, steps, strict=True):
+        acc = sums.setdefault(s, [0.0, 0.0])
+        acc[0] += o - 1
+        acc[1] += 1
+    return steps, {s: total / n for s, (total, n) in sums.items() if total > 0}
 
 
 def _steps_until(table: StepTable, batch: int, mean_context: float, wait_s: float) -> int:
