@@ -26,6 +26,7 @@ from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.load import PERCENTILES, Replica
+from planner.serving.speculative import speculation_for
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -337,7 +338,10 @@ def evaluate(
     peak, avg = _rates(workload, rep)
     sim = None
     if workload.sizing == "simulated":
-        replica = Replica(gpu.name, mdl.name, kept.gpus_per_replica, engine=eng, catalog=catalog, **precisions)
+        spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
+        replica = Replica(
+            gpu.name, mdl.name, kept.gpus_per_replica, engine=eng, catalog=catalog, speculative=spec, **precisions
+        )
         try:
             sim = _simulated(workload, replica, rep, peak, (common["ttft_goal_s"], tpot_goal))
         except PlannerError as exc:  # no fleet meets the targets under load: the option says why

@@ -39,7 +39,7 @@ from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
-from planner.serving.speculative import speculative_table
+from planner.serving.speculative import speculation_for, speculative_table
 from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
@@ -504,12 +504,16 @@ def load_percentile(
     gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
+    speculative_tokens: Any = None,
+    acceptance_length: Any = None,
     catalog: Any = None,
     errors: str = "raise",
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
     1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
-    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer.
+    ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
+    (``planner.serving.speculative.speculation_for``; both or neither)."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -524,6 +528,8 @@ def load_percentile(
         *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, gpus, weight_precision)),
         np.asarray(kv_precision, dtype=object),
         np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
+        np.asarray(speculative_tokens, dtype=object),
+        np.asarray(acceptance_length, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -533,7 +539,8 @@ def load_percentile(
             continue
         try:
             replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
-            replica = replace(replica, catalog=catalog)
+            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=catalog)
+            replica = replace(replica, catalog=catalog, speculative=spec)
             r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":

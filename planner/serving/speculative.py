@@ -34,11 +34,16 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from planner.errors import InvalidInputError
+from planner.options import SPECULATION_OPTIONS
 from planner.serving.simulate import StepTable
 
 #: Speculative methods: EAGLE and EAGLE-3 draft heads, MTP (the model's own multi-token-prediction layer), n-gram
 #: lookup (prompt lookup; no draft model) and a separate small draft model.
 METHODS = ("eagle", "eagle3", "mtp", "ngram", "draft_model")
+
+#: The draft vocabulary of an EAGLE-3 head when only the target is named: SpecForge's EAGLE-3 configs
+#: (``configs/llama3-8B-eagle3.json``, ``configs/qwen3-8b-eagle3.json``: "draft_vocab_size": 32000).
+EAGLE3_DRAFT_VOCAB = 32000
 
 #: SGLang's ``--speculative-num-steps``, ``--speculative-eagle-topk``, ``--speculative-num-draft-tokens`` when none is
 #: given, for every architecture but DeepSeek's (``python/sglang/srt/server_args.py``, ``auto_choose_speculative_params``:
@@ -72,7 +77,7 @@ class SpeculativeDecoding:
         a = self.acceptance_length
         if isinstance(a, bool) or not isinstance(a, int | float) or not 1.0 <= float(a) <= self.draft_steps + 1:
             raise InvalidInputError(
-                f"acceptance_length {a!r} must be a number of tokens from 1 to draft_steps + 1 "
+                f"acceptance_length {a!r} must be a number of tokens from 1 to the draft tokens per step + 1 "
                 f"({self.draft_steps + 1}): the accepted draft tokens plus the target's own"
             )
         if self.verify_tokens is not None and not (
@@ -113,6 +118,39 @@ def eagle3_draft_params(
     h, d = int(hidden_size), int(head_dim)
     attention = 2 * h * heads * d + 2 * (2 * h * kv_heads * d) + heads * d * h
     return 3 * h * h + attention + 3 * h * int(intermediate_size) + int(draft_vocab) * h + 4 * h
+
+
+def speculation_for(
+    model, speculative_tokens, acceptance_length, *, catalog=None, draft_params: float | None = None
+) -> SpeculativeDecoding | None:
+    """The speculation a deployment states (``SPECULATION_OPTIONS``): None when neither is given; ``InvalidInputError``
+    naming the missing one when only one is. The draft is a chain (one token per pass, k + 1 verified, as vLLM runs
+    EAGLE) and, without ``draft_params``, an EAGLE-3 head shaped like ``model`` (``eagle3_draft_params`` of its hidden
+    size, heads, head dim and MLP width, ``EAGLE3_DRAFT_VOCAB``), as SpecForge trains them."""
+    blank = [v is None or (isinstance(v, float) and math.isnan(v)) for v in (speculative_tokens, acceptance_length)]
+    if all(blank):
+        return None
+    if any(blank):
+        missing = "acceptance_length" if blank[1] else "speculative_tokens"
+        raise InvalidInputError(
+            f"speculative decoding needs both speculative_tokens and acceptance_length; {missing} is missing "
+            f"({SPECULATION_OPTIONS[missing]})"
+        )
+    k = float(speculative_tokens)
+    if not (k >= 1 and k == int(k)) or math.isinf(k):
+        raise InvalidInputError(f"speculative_tokens {speculative_tokens!r} is not a whole number of 1 or more")
+    if draft_params is None:
+        from planner.catalog import default_catalog
+
+        m = (catalog or default_catalog()).model(model)
+        draft_params = eagle3_draft_params(
+            m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
+        )
+    try:
+        a = float(acceptance_length)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"acceptance_length {acceptance_length!r} is not a number of tokens") from None
+    return SpeculativeDecoding("eagle3", int(k), a, draft_params=float(draft_params))
 
 
 def sglang_speculation(steps: int | None, topk: int | None, draft_tokens: int | None) -> tuple[int, int, int]:
