@@ -96,9 +96,13 @@ def acceptance_from_speedup(d: DraftAcceptance, catalog=None) -> float:
     of ``d.target_model`` on ``d.gpu`` at ``d.weight_precision`` under SGLang; at most num_steps + 1."""
     sharegpt = DATASETS["sharegpt"]
     prompt, output = round(sharegpt.prompt_mean_tokens), round(sharegpt.output_mean_tokens)
-    replica = Replica(d.gpu, d.target_model, 1, scheduler="sglang", weight_precision=d.weight_precision, catalog=catalog)
+    replica = Replica(
+        d.gpu, d.target_model, 1, scheduler="sglang", weight_precision=d.weight_precision, catalog=catalog
+    )
     table = replica.setup(prompt, output).table
-    ratio = d.draft_params * 2.0 / float(api.weight_bytes(d.target_model, precision=d.weight_precision, catalog=catalog))
+    ratio = (
+        d.draft_params * 2.0 / float(api.weight_bytes(d.target_model, precision=d.weight_precision, catalog=catalog))
+    )
     steps, topk, tokens = sglang_speculation(d.num_steps or None, d.topk or None, d.num_draft_tokens or None)
     spec = SpeculativeDecoding(d.method, steps, 1.0, topk=topk, verify_tokens=tokens, draft_params=d.draft_params)
     context = prompt + output // 2

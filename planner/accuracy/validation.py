@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.accuracy.acceptance import acceptance_range
 from planner.accuracy.predict import (
     DecodeRow,
     StartupPrediction,
@@ -27,7 +28,6 @@ from planner.accuracy.predict import (
     why_not_predicted,
 )
 from planner.accuracy.published import reference_dir
-from planner.accuracy.acceptance import acceptance_range
 from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles, speculation_handled
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile

@@ -250,7 +250,9 @@ def plan_as_dict(p: Plan) -> dict:
     help="Gamma shape of the arrival gaps: 1 Poisson, below 1 burstier (vllm bench serve --burstiness).",
 )
 @click.option(
-    "--speculative-tokens", type=click.IntRange(min=1), help=f"With --rate: {SPECULATION_OPTIONS['speculative_tokens']}."
+    "--speculative-tokens",
+    type=click.IntRange(min=1),
+    help=f"With --rate: {SPECULATION_OPTIONS['speculative_tokens']}.",
 )
 @click.option(
     "--acceptance-length",

@@ -39,8 +39,8 @@ from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
-from planner.serving.speculative import speculation_for, speculative_table
 from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
+from planner.serving.speculative import speculation_for, speculative_table
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -447,7 +447,13 @@ def rate_sweep(
         front = float(replica.frontend_s)
         sent = arrival_times_s(n, rate, burstiness) + front
         key = RunKey.of(
-            setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front, tokens_per_step=replica.tokens_per_step
+            setup,
+            prompt_tokens,
+            output_tokens,
+            lengths,
+            sent,
+            frontend_s=front,
+            tokens_per_step=replica.tokens_per_step,
         )
         out.append(simulated_run(key))
     return out

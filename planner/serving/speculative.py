@@ -197,9 +197,7 @@ def verify_step_s(table: StepTable, batch: int, mean_context: float, tokens_per_
     return max(dec, pre, dec + pre - table.shared_s)
 
 
-def step_s(
-    table: StepTable, spec: SpeculativeDecoding, draft_ratio: float, batch: int, mean_context: float
-) -> float:
+def step_s(table: StepTable, spec: SpeculativeDecoding, draft_ratio: float, batch: int, mean_context: float) -> float:
     """One speculative step of ``batch`` sequences, seconds: verify (``verify_step_s``) + k draft passes, each the
     target's decode step over batch x topk rows scaled by ``draft_ratio`` (draft bytes / target weight bytes: a pass
     reads the draft's weights and runs the target's kinds of kernels)."""
