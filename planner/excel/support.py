@@ -389,7 +389,9 @@ UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), r
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
 OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256", tokens=True)
-SPEC_TOKENS = Param("speculative_tokens", "number", SPECULATION_OPTIONS["speculative_tokens"], required=False)
+SPEC_TOKENS = Param(
+    "speculative_tokens", "number", SPECULATION_OPTIONS["speculative_tokens"], required=False, tokens=True
+)
 ACCEPTANCE = Param("acceptance_length", "number", SPECULATION_OPTIONS["acceptance_length"], required=False)
 
 SPECS: dict[str, Spec] = {
