@@ -73,7 +73,9 @@ def summarise(rows, checks) -> list[str]:
         for c in spec:
             draft = by_id[c.record_id].speculation
             ends = c.label.split(" spec accept ")[1]
-            lines.append(f"  {c.record_id} {draft.draft_model:<26} {c.quantity:<15} accept {ends}, {c.published:.3g} ms")
+            lines.append(
+                f"  {c.record_id} {draft.draft_model:<26} {c.quantity:<15} accept {ends}, {c.published:.3g} ms"
+            )
     return lines
 
 
