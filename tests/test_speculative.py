@@ -16,7 +16,7 @@ from planner.cli import main
 from planner.errors import InvalidInputError
 from planner.excel import functions as xl
 from planner.serving.load import Replica, latency_under_load, load_percentile
-from planner.serving.simulate import StepTable
+from planner.serving.simulate import Scheduler, StepTable, simulate
 from planner.serving.speculative import (
     SpeculativeDecoding,
     eagle3_draft_params,
@@ -140,6 +140,15 @@ class TestSimulation:
             "Qwen/Qwen3-8B", 2, 1.0))  # fmt: skip
         r1 = latency_under_load(spec, 233, 221, concurrency=2, num_requests=20)
         assert r1.tpot_s.p50 >= r0.tpot_s.p50
+
+    def test_kv_grows_by_the_acceptance_length_a_step(self):
+        """40 requests of 100 + 1,000 tokens in an 11,000-token cache (vLLM preempts): the KV a request holds is its
+        tokens whatever the steps that made them, so speculating at 2.5 a step preempts as often as 1 a step, sooner."""
+        sched = Scheduler(64, 8192, "vllm", kv_tokens=11_000)
+        plain = simulate(_flat_table(), sched, 100, 1000, 40)
+        spec = simulate(_flat_table(), sched, 100, 1000, 40, tokens_per_step=2.5)
+        assert plain.preemptions > 0 and spec.preemptions == plain.preemptions
+        assert spec.duration_s < plain.duration_s
 
 
 class TestSettings:

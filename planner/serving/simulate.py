@@ -233,7 +233,7 @@ def simulate(
     and the benchmark's ITL is one gap per window (K tokens in one chunk).
     ``tokens_per_step`` a > 1: speculative decoding (``planner.serving.speculative``; ``table``'s decode rows are whole
     speculative steps): a request of o output tokens decodes for ceil((o - 1) / a) steps, each streamed as one chunk
-    (one ITL), and its TPOT is its decode time over o - 1.
+    (one ITL), its TPOT is its decode time over o - 1, and each step adds a tokens of KV per request.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
@@ -248,7 +248,8 @@ def simulate(
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
-    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf)
+    per_step = float(tokens_per_step)  # KV tokens a decode step adds per request
+    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
     if arrivals_s is not None:
         for i, t in enumerate(arrivals_s[:num_prompts]):
             run.queue.extend(requests(lengths, i, 1, float(t), hit))
@@ -274,12 +275,13 @@ def simulate(
         cutoff = seen_s if async_scheduling else now  # the latest arrival this step's schedule can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
-            preempted = False if reserve else run.preempt(1, now, decoding_only=False)
+            preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
             budget -= 0 if prefill_first else run.b
         b = run.b
-        free = run.kv - run.held() - (0 if reserve else b)
+        free = run.kv - run.held() - (0 if reserve else b * per_step)
         if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
-            owed = run.dec_olen - run.made() + sum(c.n * (c.olen - c.out0 + c.need - c.done) for c in run.prefilling)
+            owed = per_step * (run.dec_olen - run.made())
+            owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed
         prefill, finishing, still = 0, [], []
         for c in run.prefilling:  # requests still prefilling, in admission order
@@ -306,7 +308,7 @@ def simulate(
             k = run.waiting(cutoff, cap - run.n_run)
             head = run.queue[0]
             need = head.need
-            per = need + (min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
+            per = need + (per_step * min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
             fit = _count(free, per)
             whole = min(k, budget // need, fit)
             if whole:
@@ -329,7 +331,9 @@ def simulate(
             if whole < k or not whole:
                 break
         run.prefilling = still
-        if sg and prefill == 0 and run.b and run.kv - run.held() < run.b:  # a decode step: retract if no slot
+        if (
+            sg and prefill == 0 and run.b and run.kv - run.held() < run.b * per_step
+        ):  # a decode step: retract if no slot
             if run.preempt(SGLANG_RETRACT_STEPS, now, decoding_only=True) and run.dec_olen:
                 ratio = min(1.0, (run.made() + SGLANG_RETRACT_STEPS * run.b) / run.dec_olen)
         b = run.b
@@ -365,7 +369,7 @@ def simulate(
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
             room = run.kv - run.held()
             if math.isfinite(room):
-                steps = max(1, min(steps, _count(room, b)))
+                steps = max(1, min(steps, _count(room, b * per_step)))
             steps = int(steps)
             slope = table.decode_slope_s(b)
             dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0

@@ -21,9 +21,12 @@ stream each step's new tokens together), and ``vllm bench serve`` records one in
 ``output.itl.append(timestamp - most_recent_timestamp)`` for each chunk with content): ITL is the step time.
 
 The simulation (``planner.serving.simulate.simulate``, ``tokens_per_step``) counts a request's output in steps,
-1 + ceil((output - 1) / acceptance length), and divides each request's decode time by its real output - 1.
-Limits: KV held and SGLang's output reservation count one token a step (a spec-decoding run holds up to k + 1 a
-step); the draft's own KV cache and the tree's scratch slots are not charged; acceptance is the same every step.
+1 + ceil((output - 1) / acceptance length), divides each request's decode time by its real output - 1, and counts
+the acceptance length's tokens of KV a step (held, free slots, SGLang's and TensorRT-LLM's reservations). Limits: the
+draft's own KV cache and the tree's scratch slots are not charged; acceptance is the same every step and for every
+tree shape (a published acceptance is capped at the run's steps + 1, not scaled to its tree); the token budget a step
+takes counts one token per decoding request; the group and batch ``planner export`` keeps are chosen without
+speculation (only the replica count is simulated with it).
 """
 
 from __future__ import annotations
