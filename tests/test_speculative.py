@@ -84,6 +84,14 @@ class TestSglangFlags:
         assert rows["LD090"].speculation == Speculation("eagle3", "Tengyunw/qwen3_8b_eagle3", 4, 4, 16)
         assert rows["LD001"].speculation is None
 
+    def test_vllm_speculative_config_is_read_as_a_chain(self):
+        """GPUSTACK-019 (perf_public.csv, vLLM --speculative-config {"method":"mtp","num_speculative_tokens":1}): one
+        draft token, two verified; its mean figures stay refused (the one-token-a-step paths)."""
+        rows = {r.record_id: r for r in load_decode_rows(reference_dir() / "perf_public.csv")}
+        row = rows["GPUSTACK-019"]
+        assert row.speculation == Speculation("mtp", "", 1, 1, 2)
+        assert row.problem.startswith("speculative decoding (--speculative-config")
+
 
 class TestStep:
     def test_verify_pays_the_extra_tokens_as_a_prefill(self):

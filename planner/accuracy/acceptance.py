@@ -27,7 +27,7 @@ from planner import api
 from planner.accuracy.published import Speculation, read_csv_rows, reference_dir
 from planner.errors import InvalidInputError
 from planner.serving.load import DATASETS, Replica
-from planner.serving.speculative import SpeculativeDecoding, sglang_speculation, step_s
+from planner.serving.speculative import METHODS, SpeculativeDecoding, sglang_speculation, step_s
 
 #: One row per draft model: its acceptance length or a published speedup it is read from, and its source.
 ACCEPTANCE_FILE = "speculative_acceptance.csv"
@@ -133,7 +133,7 @@ def speculative_decoding(speculation: Speculation, acceptance_length: float, d: 
     (``sglang_speculation``), the draft's parameters, at ``acceptance_length``."""
     steps, topk, tokens = sglang_speculation(speculation.num_steps, speculation.topk, speculation.num_draft_tokens)
     return SpeculativeDecoding(
-        speculation.algorithm if speculation.algorithm in ("eagle", "eagle3") else "eagle3",
+        speculation.algorithm if speculation.algorithm in METHODS else "eagle3",
         steps,
         float(acceptance_length),
         topk=topk,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -146,16 +147,28 @@ def speculative_command(r: dict[str, str]) -> str:
 
 
 def speculation_of(r: dict[str, str]) -> Speculation | None:
-    """The run's ``Speculation`` from its SGLang server flags (``speculative_command``); None without speculation.
-    ValueError for a speculating command that is not SGLang's ``--speculative-algorithm`` form (vLLM's JSON
-    ``--speculative-config``, TensorRT-LLM's YAML): those rows are not read here."""
+    """The run's ``Speculation`` from its server flags (``speculative_command``): SGLang's ``--speculative-*`` flags, or
+    vLLM's ``--speculative-config`` JSON (``method``, ``num_speculative_tokens``, ``model``: a chain, k + 1 tokens
+    verified); None without speculation. ValueError for another form (TensorRT-LLM's YAML, vLLM 0.6's
+    ``--speculative-model``)."""
     text = speculative_command(r)
     hit = SPECULATIVE_FLAG.search(text)
     if not hit:
         return None
+    config = re.search(r"--speculative[-_]config[ =]+'?(\{[^}]*\})", text)
+    if config:  # vLLM: a JSON object; a chain of num_speculative_tokens drafts, k + 1 verified
+        try:
+            spec = json.loads(config.group(1))
+            k = int(spec["num_speculative_tokens"])
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"speculative decoding: {config.group(1)!r} is not vLLM's --speculative-config") from None
+        method = str(spec.get("method") or "draft_model").lower()
+        return Speculation(method, str(spec.get("model") or ""), k, 1, k + 1)
     algo = re.search(r"--speculative-algorithm[ =]+([A-Za-z0-9_]+)", text)
     if not algo:
-        raise ValueError(f"speculative decoding ({hit.group(0)} in the server command) is read only in SGLang's form")
+        raise ValueError(
+            f"speculative decoding ({hit.group(0)} in the server command) is read in SGLang's and vLLM's forms only"
+        )
 
     def flag(name: str) -> int | None:
         m = re.search(rf"--speculative-{name}[ =]+(\d+)", text)
