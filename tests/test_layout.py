@@ -144,3 +144,12 @@ class TestLayout:
     def test_every_package_says_what_it_holds(self, package):
         doc = ast.get_docstring(ast.parse((ROOT / package / "__init__.py").read_text(encoding="utf-8")))
         assert doc and len(doc.splitlines()) >= 3, package
+
+    def test_docs_map_names_every_package_and_module(self):
+        """docs/model.md's map of ``planner/`` (its ``text`` block under "The layout") names each package (``name/``)
+        and each module directly in ``planner/`` (``name.py``), and nothing that is not there."""
+        doc = (ROOT.parent / "docs" / "model.md").read_text(encoding="utf-8")
+        block = doc.split("## The layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+        named = set(re.findall(r"\b(\w+)/", block)) - {"planner"}, set(re.findall(r"\b(\w+\.py)\b", block))
+        modules = {p.name for p in ROOT.glob("*.py")} - {"__init__.py", "__main__.py"}
+        assert named == (set(PACKAGES), modules)
