@@ -72,8 +72,15 @@ def main() -> int:
 
 
 def same_documents() -> None:
-    """Section 3: published / simulated mean TPOT of gpustack's all-at-once Qwen3-8B/14B/32B runs per engine, GPU."""
+    """Section 3, printed: ``same_document_ratios`` per engine and GPU: runs, median, range."""
     print("\n3. gpustack, all at once, same documents: published / simulated mean TPOT (runs, median, range)")
+    for (engine, gpu), v in sorted(same_document_ratios().items()):
+        print(f"  {engine:<13} {gpu:<15} {len(v):3}  x{statistics.median(v):4.2f}  ({min(v):.2f}-{max(v):.2f})")
+
+
+def same_document_ratios() -> dict[tuple[str, str], list[float]]:
+    """Section 3: published / simulated mean TPOT of gpustack's all-at-once Qwen3-8B/14B/32B runs (perf_public.csv),
+    per (engine, GPU), vLLM and TensorRT-LLM; a run planner cannot fit is left out."""
     ratios: dict[tuple[str, str], list[float]] = {}
     for r in load_decode_rows(reference_dir() / "perf_public.csv"):
         if r.source_group != "gpustack-performance-lab" or r.batch or r.kind != "serving":
@@ -89,8 +96,7 @@ def same_documents() -> None:
             continue
         key = (r.engine, r.gpu.split("(")[0].strip())
         ratios.setdefault(key, []).append(r.tpot_s / res.tpot_s.mean)
-    for (engine, gpu), v in sorted(ratios.items()):
-        print(f"  {engine:<13} {gpu:<15} {len(v):3}  x{statistics.median(v):4.2f}  ({min(v):.2f}-{max(v):.2f})")
+    return ratios
 
 
 @contextlib.contextmanager

@@ -4,6 +4,11 @@ streams while it prepares a new one (vLLM's API server). planner.serving.load, p
 
 from __future__ import annotations
 
+import re
+import statistics
+import sys
+from pathlib import Path
+
 import pytest
 
 from planner import api
@@ -89,3 +94,33 @@ class TestStreamStall:
     def test_a_negative_stall_is_refused(self):
         with pytest.raises(InvalidInputError, match="stream_stall_s -0.01 is not a finite number of seconds"):
             self._run(4, -0.01)
+
+
+class TestTheTensorRTLLMH100GapIsTheSources:
+    def test_docs_figures_for_vllm_and_tensorrt_llm_on_the_same_documents(self):
+        """docs/model.md: 'vLLM xA on H100 (n runs) against xB on A100 (m), TensorRT-LLM xC (k) against xD (l)':
+        published / simulated mean TPOT of gpustack's all-at-once runs on the same documents
+        (bench/load_gaps.py section 3), and the H100 excess over A100 within 10% for the two engines."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import same_document_ratios
+        finally:
+            sys.path.remove(str(root / "bench"))
+        doc = " ".join((root / "docs" / "model.md").read_text(encoding="utf-8").split())
+        m = re.search(
+            r"vLLM x([\d.]+) on H100 \((\d+) runs\) against x([\d.]+) on A100 \((\d+)\), TensorRT-LLM x([\d.]+) "
+            r"\((\d+)\) against x([\d.]+) \((\d+)\)",
+            doc,
+        )
+        assert m, "docs/model.md's same-documents sentence changed shape; update this test with it"
+        ratios = same_document_ratios()
+        cells = [("vllm", "H100 SXM 80GB"), ("vllm", "A100 SXM 80GB"), ("tensorrt-llm", "H100 SXM 80GB")]
+        cells.append(("tensorrt-llm", "A100 SXM 80GB"))
+        got = []
+        for key in cells:
+            got += [f"{statistics.median(ratios[key]):.2f}", str(len(ratios[key]))]
+        assert list(m.groups()) == got
+        excess = [statistics.median(ratios[(e, "H100 SXM 80GB")]) / statistics.median(ratios[(e, "A100 SXM 80GB")])
+                  for e in ("vllm", "tensorrt-llm")]  # fmt: skip
+        assert excess[0] == pytest.approx(excess[1], rel=0.10)
