@@ -50,6 +50,8 @@ class TestOverlapScheduling:
         [
             ("tensorrt-llm", "tensorrt-llm", True),  # 1.x, PyTorch backend
             ("tensorrt-llm", "tensorrt-llm-0", False),  # 0.x, TensorRT engines
+            ("tensorrt-llm", "tensorrt-llm==0.9", False),  # a release names its profile
+            ("tensorrt-llm", "tensorrt-llm==1.2.0", True),
             ("sglang", "sglang-0.4", True),  # SGLang v0.4 blog (2024-12-04): the overlap scheduler on by default
             ("sglang", "sglang-0.5.5", True),
             ("sglang", None, True),

@@ -33,7 +33,8 @@ import numpy as np
 
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
-from planner.errors import InvalidInputError
+from planner.engines.profiles import engine_profile
+from planner.errors import InvalidInputError, PlannerError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
 from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
@@ -371,10 +372,13 @@ def overlap_scheduling(replica: Replica) -> bool:
     (``OVERLAP_SCHEDULING_ENGINES``): its profile's name when one is given (``planner.engines.profiles``:
     "tensorrt-llm" is the 1.x PyTorch backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later
     releases are SGLang's), else its scheduler's."""
-    name = replica.scheduler
+    name = str(replica.scheduler)
     if replica.engine is not None:
-        name = getattr(replica.engine, "name", None) or str(replica.engine)
-    name = str(name).strip().lower().split("==")[0]
+        try:
+            name = engine_profile(replica.engine).name  # a release ("tensorrt-llm==0.9") names its profile
+        except PlannerError:
+            name = str(replica.engine)
+    name = name.strip().lower()
     family = "sglang" if name.startswith("sglang") else name
     return family in OVERLAP_SCHEDULING_ENGINES
 
