@@ -13,6 +13,7 @@ import pytest
 
 from planner import api
 from planner.errors import InvalidInputError
+from planner.serving.approx import approximate_load, approximate_percentiles
 from planner.serving.load import Replica, latency_under_load, overlap_scheduling, range_ratio_lengths
 
 GPU, MODEL = "H100", "llama3.1-8b"
@@ -126,3 +127,16 @@ class TestTheTensorRTLLMH100GapIsTheSources:
         excess = [statistics.median(ratios[(e, "H100 SXM 80GB")]) / statistics.median(ratios[(e, "A100 SXM 80GB")])
                   for e in ("vllm", "tensorrt-llm")]  # fmt: skip
         assert excess[0] == pytest.approx(excess[1], rel=0.10)
+
+
+class TestApproximationFollowsTheSimulation:
+    def test_an_overlapping_engine_adds_one_step_to_the_approximate_ttft(self):
+        """planner.serving.approx: the closed form admits an arrival one step (its mean step tau) later on an engine
+        that schedules a step ahead, as the simulation does; TPOT is the same."""
+        rates = [2.0, 6.0]
+        trt = approximate_percentiles(_replica("tensorrt-llm", "tensorrt-llm"), 1024, 256, rates, 50)
+        setup = _replica("tensorrt-llm", "tensorrt-llm-0").setup(1024, 256)
+        plain = approximate_load(setup.table, setup.scheduler, 1024, 256, rates, 50)
+        tau = [trt["ttft_s"][i] - plain["ttft_s"][i] for i in range(2)]
+        assert all(_decode_s(1024, 1, "tensorrt-llm") <= t <= _decode_s(1280, 64, "tensorrt-llm") for t in tau)
+        assert list(trt["tpot_s"]) == list(plain["tpot_s"])
