@@ -300,7 +300,7 @@ def latency_under_load(
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
     ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
     while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more; an
-    engine that does so by default (``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x) always does.
+    engine that does so by default (``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x, SGLang from 0.4) always does.
     ``stream_stall_s``: how long the server's front end holds the running requests' token streams while it prepares
     each new request (``simulate`` says how it enters ITL; 0: never). vLLM's API server prepares a request in the
     process and event loop that stream the others' tokens (``vllm/v1/engine/async_llm.py``, ``AsyncLLM.generate``:

@@ -232,7 +232,7 @@ def simulate(
     the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
     and the benchmark's ITL is one gap per window (K tokens in one chunk).
     ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
-    request it prepares (``planner.serving.load.engine_serving_rules``: vLLM's API server prepares a request in the
+    request it prepares (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request in the
     event loop that streams the others' tokens). The steps go on; each request decoding in the step that admits
     n new requests sees that step's gap n x ``stream_stall_s`` longer (the tokens made meanwhile reach it in one
     later chunk, so its other gaps are as simulated). ITL only: TTFT, TPOT and latency are the engine's.
