@@ -27,7 +27,7 @@ from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
-from planner.options import SPECULATION_OPTIONS
+from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import parse_seconds, parse_token_count
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
