@@ -13,7 +13,9 @@ in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_ro
 worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
 then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
 aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
-why. vLLM start-up rows (``vllm_startup_*.csv``, ``startup_memory_*.csv``: KV GiB per GPU, KV tokens, max
+why. A serving row's TTFT carries the per-request front-end time its benchmark client measures
+(``planner.accuracy.frontend.frontend_s_of_rows``: the other sources' votes, never the row's own).
+vLLM start-up rows (``vllm_startup_*.csv``, ``startup_memory_*.csv``: KV GiB per GPU, KV tokens, max
 concurrency) are printed in three tiers: "in-sample" (the rows the memory profiles were fitted to,
 ``MEMORY_FIT_ROWS``), "same source" (other rows of those sources) and "held out" (other sources).
 
@@ -42,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
+from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
 
@@ -171,7 +174,7 @@ def length_kind(r: acc.DecodeRow) -> str:
 def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
     """One dict per compared figure: quantity, planner prediction, published value, groups, the row."""
     cat = default_catalog()
-    pred = acc.predict_decode_rows(rows, catalog=cat)
+    pred = acc.predict_decode_rows(rows, catalog=cat, frontend_s=frontend_s_of_rows(rows))
     out = []
     for i, r in enumerate(rows):
         try:
@@ -578,7 +581,16 @@ def main() -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
+    parser.add_argument(
+        "--allreduce-table",
+        action="store_true",
+        help="time every all-reduce from vLLM's measured table (planner.engines.allreduce_table) instead of the form",
+    )
     args = parser.parse_args()
+    if args.allreduce_table:  # before any prediction: the GPU numbers are read once per process
+        from planner.engines import allreduce_table
+
+        allreduce_table.DEFAULT_ON = True
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
     if args.write_serving_residuals:

@@ -18,7 +18,6 @@ of "auto" or "not stated" is the model's default. A row that cannot be predicted
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -298,14 +297,15 @@ def predict_decode_rows(
     engine: str | EngineProfile | None = None,
     calibration: Any = None,
     catalog: Catalog | None = None,
-    frontend: bool = True,
+    frontend_s: Sequence[float] | None = None,
 ) -> DecodePrediction:
     """``predict_decode`` for many rows: one vectorized call per (engine, kind of run). NaN where a row fails.
 
-    ``frontend``: a serving row's TTFT includes the per-request front-end time (``frontend_s_of_rows``), as the
-    benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the first
-    streamed token from the moment the request is sent: HTTP, chat template and tokenizing included); static rows
-    (an offline engine call) have none."""
+    ``frontend_s``: per row, seconds of per-request front-end time added to a serving row's TTFT (mean and median),
+    as the benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the
+    first streamed token from the moment the request is sent: HTTP, chat template and tokenizing included;
+    ``planner.accuracy.frontend.frontend_s_of_rows`` gives each row its leave-one-source-out value); static rows (an
+    offline engine call) get none. None: no front end."""
     cat = catalog or default_catalog()
     cal = resolve_calibration(calibration)
     n = len(rows)
@@ -351,30 +351,10 @@ def predict_decode_rows(
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
-    serving = [i for i, r in enumerate(rows) if r.kind == "serving"] if frontend else []
-    if serving:
-        ttft[serving] += np.array(frontend_s_of_rows([rows[i] for i in serving]))
+    if frontend_s is not None:
+        serving = [i for i, r in enumerate(rows) if r.kind == "serving"]
+        ttft[serving] += np.array([float(frontend_s[i]) for i in serving])
     return DecodePrediction(tpot, tput, ttft)
-
-
-@functools.cache
-def _frontend_votes() -> tuple:
-    """The shipped loaded runs' front-end votes (``planner.accuracy.frontend.votes``), computed once per process."""
-    from planner.accuracy.frontend import votes
-
-    return tuple(votes(load_decode_rows(reference_dir() / "load_public.csv")))
-
-
-def frontend_s_of_rows(rows: Iterable[DecodeRow]) -> list[float]:
-    """Each row's per-request front-end time, seconds, in order: the median of the front-end votes of every
-    source but the row's own (``planner.accuracy.frontend.fitted_frontend_s``, leave one source out), so a row of a
-    source that voted is never predicted with its own vote; ``FRONTEND_S`` (31.3 ms) for any other source. Fitted on
-    the shipped loaded runs' lightest loads only, never on the rows it is added to."""
-    from planner.accuracy.frontend import fitted_frontend_s
-
-    fits = _frontend_votes()
-    voted = {v.source_group for v in fits}
-    return [fitted_frontend_s(fits, r.source_group if r.source_group in voted else None) for r in rows]
 
 
 #: Where a source does not say mean or median, a TTFT or TPOT is compared only if the predicted mean and median
