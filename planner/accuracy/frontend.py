@@ -39,6 +39,7 @@ __all__ = [
     "frontend_s_of_rows",
     "offered_load",
     "residual_s",
+    "shipped_votes",
     "votes",
 ]
 
@@ -138,7 +139,7 @@ def frontend_for_rows(rows: Iterable[DecodeRow], **predict) -> dict[str, float]:
 
 
 @functools.cache
-def _shipped_votes() -> tuple[Vote, ...]:
+def shipped_votes() -> tuple[Vote, ...]:
     """The shipped loaded runs' votes with the default options, computed once per process."""
     return tuple(votes(load_decode_rows(reference_dir() / "load_public.csv")))
 
@@ -148,6 +149,6 @@ def frontend_s_of_rows(rows: Iterable[DecodeRow]) -> list[float]:
     median of the shipped votes of every source but the row's own (``fitted_frontend_s``, leave one source out), so
     no row is predicted with its own source's vote; ``FRONTEND_S`` (the median of all votes) for a source that did
     not vote. Default options only: the front end is outside the engine."""
-    fits = _shipped_votes()
+    fits = shipped_votes()
     voted = {v.source_group for v in fits}
     return [fitted_frontend_s(fits, r.source_group if r.source_group in voted else None) for r in rows]
