@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import numpy as np
 
@@ -41,6 +41,7 @@ from planner import api
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError
+from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
@@ -93,14 +94,8 @@ def predict_benchmark(
     max_num_batched_tokens: Any = None,
     scheduler: Any = None,
     length_range_ratio: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    kv_precision: Any = None,
-    engine: Any = None,
-    calibration: Any = None,
-    catalog: Any = None,
-    errors: api.Errors = "raise",
     sample_lengths: Any = None,
+    **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
 
@@ -110,7 +105,8 @@ def predict_benchmark(
     lengths vary as a benchmark's ``--random-range-ratio`` draws them (``request_lengths``); None: every request
     has ``input_len`` / ``output_len``. ``sample_lengths`` (serving runs): per run, each request's (prompt, output)
     tokens in the order sent (a dataset's sample, e.g. ``planner.accuracy.datasets.sharegpt_requests``), or None;
-    a run given both uses these, not ``length_range_ratio``. Arrays broadcast.
+    a run given both uses these, not ``length_range_ratio``. Arrays broadcast. Options (the group, precisions, engine,
+    calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -120,8 +116,10 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
-    opts = dict(engine=engine, catalog=catalog, calibration=calibration, errors=errors)
-    prec = dict(weight_precision=weight_precision, kv_precision=kv_precision)
+    o = Options.read(BenchmarkOptions, options, "predict_benchmark")
+    opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
+    prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
+    gpus = o.gpus
     if kind == "static":
         return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
     return _serving(
