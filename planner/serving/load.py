@@ -334,16 +334,16 @@ def latency_under_load(
     Traffic: one of ``rate_per_s`` (with ``burstiness``), ``concurrency`` (a closed loop) or ``arrivals_s`` (a
     trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
-    ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
-    while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more; an
-    engine that does so by default (``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x, SGLang from 0.4) always does.
-    ``stream_stall_s``: how long the server's front end holds the running requests' token streams while it prepares
-    each new request (``simulate`` says how it enters ITL; 0: never). vLLM's API server prepares a request in the
+    ``prompt_tokens`` / ``output_tokens``, so give the means). How the client and engine behave is one
+    ``RunBehaviour`` (``planner.serving.simulate`` states each setting), made by ``Replica.behaviour`` from these:
+    ``prefix_hit_rate`` (its ``cached_fraction``), ``async_scheduling`` (always on for an engine that overlaps its
+    steps by default, ``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x, SGLang from 0.4), ``scheduler_steps`` (vLLM V0
+    ``--num-scheduler-steps``) and ``stream_stall_s`` (0: never). vLLM's API server prepares a request in the
     process and event loop that stream the others' tokens (``vllm/v1/engine/async_llm.py``, ``AsyncLLM.generate``:
     "A separate output_handler loop runs in a background AsyncIO task", pulling outputs from EngineCore, a separate
-    process whose steps go on), so up to its front-end time; not on by default: the front-end time differs between
-    servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints both).
-    ``scheduler_steps``: decode steps per schedule (vLLM V0 ``--num-scheduler-steps``; ``simulate`` says how).
+    process whose steps go on), so it stalls up to its front-end time; not on by default: the front-end time differs
+    between servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints
+    both).
     ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
