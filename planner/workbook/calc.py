@@ -40,7 +40,7 @@ class Row:
     label: str
     unit: str = ""
     fmt: str | None = None
-    template: str | dict[str, str] = ""  # one template for all columns, or per scenario ("*" = the others)
+    template: str | dict[str, str | float] = ""  # for all columns, or per scenario ("*" = the others); a float: stored
     how: str = ""  # the model function it restates
     section: bool = False
     #: the planner function this row equals, for the parity tests and column "Checked against":
@@ -69,7 +69,9 @@ def _raw(name: str) -> str:
     return f'IF({name}="","",{name})'
 
 
-def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
+def calc_rows(*, lever_kv: str, lever_weights: str, rate_factors: dict[str, float] | None = None) -> Calc:
+    """Every Calc row. ``rate_factors``: per scenario key, the queue term planner's simulation found for the fleet
+    (``load_figures.LeverLoad.rate_factor``); absent: 1, no queue (``budget_rows``)."""
     c = Calc()
     S = lambda key, label: Row(key, label, section=True)  # noqa: E731
     c.add(
@@ -499,7 +501,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "beyond it memory and time are extrapolated",
         ),
     )
-    budget_rows(c)
+    budget_rows(c, rate_factors or {})
     return c
 
 
@@ -512,21 +514,30 @@ def _number_or_blank(name: str, scale: str = "") -> str:
 NOT_RANKED = "POWER(10,300)"
 
 
-def budget_rows(c: Calc) -> None:
+#: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
+RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
+
+
+def budget_rows(c: Calc, rate_factors: dict[str, float]) -> None:
     """The budget question per scenario, each at its own max batch: does it meet the latency targets, and what
     fleet serves the peak traffic at what monthly cost.
 
         meets TPOT      TPOT at max batch <= TPOT target (1, else 0; a blank target or an error is 0)
         meets TTFT      TTFT of a whole-context prompt <= TTFT target (same rule)
-        requests/s per replica   1 / (output tokens / throughput at max batch + TTFT of a whole-context prompt)
+        rate factor     the queue term: a number planner's queue simulation computed (``rate_factors``, the Load
+                        sheet's figures: the simulated fleet's requests/s per replica / the no-queue rate below),
+                        stored, not a formula; 1 (no queue) where nothing was simulated
+        requests/s per replica   rate factor / (output tokens / throughput at max batch + TTFT of a whole-context
+                        prompt): with the simulation's factor, the simulated fleet's rate, so the replicas are the
+                        fewest whose simulated p95 TTFT and TPOT meet the targets (``planner export``'s rule)
         replicas        max(1, ceil(peak requests/s / requests/s per replica))  (sizing.replicas_for_rate, no spare)
         fleet GPUs      replicas x GPUs in the group
         monthly cost    fleet GPUs x price per GPU-hour x 730 h  (sizing.cloud_usd_per_gpu_month)
         green           meets both targets, has a monthly cost, and no other such scenario costs less
 
-    Assumption: each replica runs at its max batch (the cheapest per token), a prompt's prefill holds it alone, and
-    requests never queue (the Load sheet simulates the queue); a scenario that misses TPOT there may meet it at a
-    smaller batch with more replicas, which this sheet does not search (``planner export`` does).
+    Assumption: the "meets" rows judge each replica at its max batch with a prompt's prefill holding it alone and no
+    queue; the fleet's queue comes only through the rate factor, which holds for the Inputs the simulation ran on (the
+    Load sheet's Status says when they changed: the factor is then the old one, an estimate until a refresh).
     """
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -591,14 +602,23 @@ def budget_rows(c: Calc) -> None:
             '&" ms","not known (blank target or error)"),""))',
         ),
         Row(
+            "rate_factor",
+            RATE_FACTOR_LABEL,
+            "",
+            "0.000",
+            {key: float(rate_factors.get(key, 1.0)) for key, _, _ in SCENARIOS},
+            "planner.workbook.load_figures (LeverLoad.rate_factor): a number computed by planner's queue "
+            "simulation, not a formula",
+        ),
+        Row(
             "rate_repl",
-            "Requests/s one replica takes at max batch",
+            "Requests/s one replica takes (rate factor x the no-queue rate)",
             "requests/s",
             "#,##0.00",
             'IF(ISERROR({m_tput}),{m_tput},IF(ISERROR({p_ttft}),{p_ttft},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
-            "IF({out_tok}>=1,1/({out_tok}/{m_tput}+{p_ttft}),OUT_OF_RANGE),BAD_INPUT))))",
-            "1 / (output tokens / throughput at max batch + the prompt's prefill): each request's share of the "
-            "decode steps plus its own prefill, which holds the replica alone",
+            "IF({out_tok}>=1,{rate_factor}/({out_tok}/{m_tput}+{p_ttft}),OUT_OF_RANGE),BAD_INPUT))))",
+            "rate factor / (output tokens / throughput at max batch + the prompt's prefill): each request's share of "
+            "the decode steps plus its own prefill, which holds the replica alone, times the queue term",
             quantity="peak_fleet.rate_per_replica_s@batch=max",
         ),
         Row(
@@ -687,6 +707,9 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             t = row.template
             if isinstance(t, dict):
                 t = t.get(key, t.get("*"))
+            if isinstance(t, float):  # a number planner computed (rate_factor): stored as it is
+                s.set(f"{col}{r}", t, fmt=row.fmt, style="calc")
+                continue
             if t.startswith('"') and t.endswith('"') and t.count('"') == 2:
                 s.set(f"{col}{r}", t.strip('"'), style="calc")
                 continue
