@@ -186,7 +186,9 @@ def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> Memory
 class PeakFleet:
     """The rented fleet that serves a peak request rate, every replica at its max batch (the what-if Levers)."""
 
-    rate_per_replica_s: float  # requests/s one replica takes: rate factor / (output tokens / throughput at max batch + prefill)
+    rate_per_replica_s: (
+        float  # requests/s one replica takes: rate factor / (output tokens / throughput at max batch + prefill)
+    )
     replicas: float  # max(1, ceil(peak rate / rate per replica)), no spare
     gpus: float  # replicas x GPUs in the group
     monthly_usd: float  # GPUs x $/GPU-hour x 730 h; NaN when no price is given and the catalog has none

@@ -86,7 +86,7 @@ def build_whatif(
     fp8 = cat.precision("fp8").name
     opening = default_inputs(cat, gpu_list, model_list)
     figures = load_figures(opening, cat, eng, cal) if load else None
-    c = calc_rows(lever_kv=fp8, lever_weights=fp8, rate_factors=rate_factors(figures))
+    c = calc_rows(lever_kv=fp8, lever_weights=fp8, rate_factors=rate_factors(figures), load=figures is not None)
     calc, probes = calc_sheet(c)
     inputs, names = inputs_sheet(opening, c)
     results, p2 = results_sheet(c)

@@ -20,6 +20,8 @@ RESULTS_SHEET = "Results"
 LEVERS_SHEET = "Levers"
 #: Latency against traffic per lever: numbers planner's simulation computed, rewritten by ``refresh`` (not formulas).
 LOAD_SHEET = "Load"
+#: The Load sheet's Status row (cell B of it: "current: ..." or "STALE: ..."), read by Calc and Levers.
+LOAD_STATUS_ROW = 3
 CHARTS_SHEET = "Charts"
 CALC_SHEET = "Calc"
 SWEEPS_SHEET = "Sweeps"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from planner.workbook.calc import SCENARIOS, Calc, scenario_col
 from planner.workbook.formats import GB, INT, MS, USD
-from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET
+from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
-from planner.workbook.load_sheet import STATUS_CELL
 from planner.workbook.spec import Highlight, Probe, Sheet
 
 
@@ -15,13 +14,13 @@ def last_col() -> str:
 
 
 def sized_by_formula(rate_factor_ref: str, load: bool) -> str:
-    """What the fleet row rests on, as a formula over the scenario's rate factor (Calc) and, with a Load sheet, its
-    Status: the simulation (and whether its Inputs still match), or no queue."""
-    status = f"{LOAD_SHEET}!${STATUS_CELL[0]}${STATUS_CELL[1:]}"
+    """What the fleet row rests on, as a formula over the scenario's rate factor (Calc; blank: not simulated) and,
+    with a Load sheet, its Status: the simulation (and whether its Inputs still match), or no queue."""
+    status = f"{LOAD_SHEET}!$B${LOAD_STATUS_ROW}"
     stale = f'&IF(LEFT({status},7)="current",""," (STALE: refresh)")' if load else ""
     return (
-        f'=IF(ISNUMBER({rate_factor_ref}),IF({rate_factor_ref}=1,"no queue (not simulated: Load sheet)",'
-        f'"simulated p{HIGH_PERCENTILE} under load"{stale}),"")'
+        f'=IF(ISNUMBER({rate_factor_ref}),"simulated p{HIGH_PERCENTILE} under load"{stale},'
+        '"no queue (not simulated: Load sheet)")'
     )
 
 
@@ -103,7 +102,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     )
     r += 1
     budget = [
-        ("Meets the latency targets (max batch, no queue)", "meets_text", None, "", "at max batch"),
+        ("Meets the latency targets", "meets_text", None, "", ""),
         ("Queue term: rate factor (planner's simulation)", "rate_factor", "0.000", "x no queue", ""),
         ("Requests/s one replica takes", "rate_repl", "#,##0.00", "requests/s", ""),
         ("Replicas for the peak", "replicas", INT, "replicas", ""),

@@ -218,7 +218,12 @@ def _lever(
 
 
 def batch_limit(
-    s: dict[str, Any], prompt_tokens: int, output_tokens: int, max_batch: int, tpot_target_s: float | None, options: dict
+    s: dict[str, Any],
+    prompt_tokens: int,
+    output_tokens: int,
+    max_batch: int,
+    tpot_target_s: float | None,
+    options: dict,
 ) -> int:
     """The simulated replica's ``max_num_seqs``: the max batch without a TPOT target; with one, the batch (up to the
     max batch) at which a replica takes the most requests/s meeting it, prompts sharing its time
@@ -279,10 +284,12 @@ def load_key(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, ca
     return h.hexdigest()
 
 
-def rate_factors(figures: LoadFigures | None) -> dict[str, float]:
-    """Each Levers scenario's queue term for Calc's rate_factor row (``LeverLoad.rate_factor``; 1 where not
-    simulated); empty without figures (no Load sheet: every factor 1)."""
-    return {} if figures is None else {v.key: v.rate_factor for v in figures.levers}
+def rate_factors(figures: LoadFigures | None) -> dict[str, float | None]:
+    """Each Levers scenario's queue term for Calc's rate_factor row (``LeverLoad.rate_factor``; None, a blank cell,
+    where no fleet was found to meet the targets); empty without figures (no Load sheet: every cell blank)."""
+    if figures is None:
+        return {}
+    return {v.key: v.rate_factor if v.needed_replicas is not None else None for v in figures.levers}
 
 
 def not_computed(why: str, engine: EngineProfile, inputs: dict[str, Any] | None = None) -> LoadFigures:

@@ -10,13 +10,20 @@ from __future__ import annotations
 from planner import __version__
 from planner.workbook.calc import SCENARIOS, scenario_col
 from planner.workbook.formats import INT
-from planner.workbook.layout import BUDGET_FIELDS, COMPARE_FIELD, ENGINE_NAME, INPUT_FIELDS, LOAD_SHEET
+from planner.workbook.layout import (
+    BUDGET_FIELDS,
+    COMPARE_FIELD,
+    ENGINE_NAME,
+    INPUT_FIELDS,
+    LOAD_SHEET,
+    LOAD_STATUS_ROW,
+)
 from planner.workbook.load_figures import HIGH_PERCENTILE, LOAD_MULTIPLES, LoadFigures
 from planner.workbook.spec import Chart, Highlight, Series, Sheet
 
 #: The sheet's title; ``refresh`` recognises a Load sheet planner wrote by it.
 TITLE = "Load: latency against traffic per lever, computed by planner's queue simulation (not by Excel)"
-STATUS_ROW = 3
+STATUS_ROW = LOAD_STATUS_ROW
 STATUS_CELL = f"B{STATUS_ROW}"
 #: The row of the first "Computed from" input.
 FIRST_INPUT_ROW = 7

@@ -195,8 +195,8 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     return True
 
 
-def _write_rate_factors(wb, factors: dict[str, float]) -> None:
-    """Calc's rate_factor row set to ``factors`` (1 for a scenario without one), where the Calc sheet has that row
+def _write_rate_factors(wb, factors: dict[str, float | None]) -> None:
+    """Calc's rate_factor row set to ``factors`` (blank for a scenario without one), where the Calc sheet has that row
     (found by its label: a workbook written before the row existed is left as it is)."""
     from planner.workbook.calc import RATE_FACTOR_LABEL, SCENARIOS, scenario_col
 
@@ -207,7 +207,7 @@ def _write_rate_factors(wb, factors: dict[str, float]) -> None:
     if row is None:
         return
     for key, _, _ in SCENARIOS:
-        ws[f"{scenario_col(key)}{row}"].value = float(factors.get(key, 1.0))
+        ws[f"{scenario_col(key)}{row}"].value = factors.get(key)
 
 
 #: Parts a user may add, and whether openpyxl reads them back: (label, part-name pattern, element pattern).
