@@ -156,7 +156,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
+        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
     ),
     InputField(
         "ttft_target_ms",
@@ -165,7 +165,8 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest first token accepted, for a prompt of the whole context. Blank: no lever meets it.",
+        "The slowest p95 first token accepted under the peak traffic (Levers: the fleet is sized on it). Blank: no "
+        "lever meets it.",
     ),
 )
 #: What the budget inputs open on (examples/budget-review.toml's [workload]).
