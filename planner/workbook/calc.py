@@ -628,7 +628,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Meets the latency targets",
             "",
             None,
-            'IF({sim_meets}=1,"yes: simulated p95 under load",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
+            'IF({sim_meets}=1,"yes (simulated p95)",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT({tpot_t}*1000,"0.0")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT({ttft_t}*1000,"#,##0")'
             '&" ms","not known (blank target or error)"),"")))',

@@ -35,7 +35,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         "accepts, usually twice it). "
         f"The fleet: the fewest replicas whose p{HIGH_PERCENTILE} TTFT and TPOT, simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
-        "the simulation found (a stored number; 1 where nothing was simulated). "
+        "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
         "Green: the cheapest fleet per month among the scenarios that meet the TPOT and TTFT targets (Inputs); a "
         "scenario that misses a target, or lacks a value it needs (a blank input, an error), is never green.",
         last_col(),
