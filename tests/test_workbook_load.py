@@ -6,6 +6,7 @@ LibreOffice checks (they survive a recalculation, Status turns stale) are in tes
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +19,7 @@ from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import default_catalog
 from planner.catalog.loader import Table
 from planner.engines.profiles import engine_profile
+from planner.errors import InvalidInputError, OutOfRangeError
 from planner.export import sizing
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, latency_under_load
@@ -159,6 +161,29 @@ class TestFiguresArePlannersPythonApi:
                 for key, value in p50[mult].items():
                     assert (value is None) == (p95[mult][key] is None)
                     assert value is None or p95[mult][key] >= value
+
+
+class TestPeakFleetRateFactor:
+    def test_the_rate_factor_scales_the_rate_per_replica(self):
+        """``api.peak_fleet``'s queue term multiplies the no-queue rate: half the factor, half the requests/s per
+        replica, and the replicas ceil(40 / that) (18 with no queue for the opening baseline)."""
+        kw = dict(peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
+        one, half = (api.peak_fleet(GPU, MODEL, CONTEXT, rate_factor=f, **kw) for f in (1.0, 0.5))
+        assert half.rate_per_replica_s == pytest.approx(one.rate_per_replica_s / 2, rel=1e-15)
+        assert (one.replicas, half.replicas) == (18, math.ceil(PEAK / half.rate_per_replica_s))
+
+    @pytest.mark.parametrize(
+        ("factor", "error", "message"),
+        [
+            (0, OutOfRangeError, "rate_factor must be above 0 and finite (1: no queue); got 0"),
+            (math.inf, OutOfRangeError, "rate_factor must be above 0 and finite (1: no queue); got inf"),
+            ("0.7", InvalidInputError, "rate_factor must be a number; got '0.7'"),
+        ],
+    )
+    def test_a_bad_rate_factor_is_one_line(self, factor, error, message):
+        with pytest.raises(error) as exc:
+            api.peak_fleet(GPU, MODEL, CONTEXT, peak_requests_per_s=PEAK, output_tokens=OUTPUT, rate_factor=factor)
+        assert str(exc.value) == message
 
 
 class TestSameFleetAsTheReview:
