@@ -7,6 +7,7 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
+    python bench/heldout.py --worst 15           # also the 15 rows of each quantity with the largest |error|, signed
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
@@ -529,6 +530,26 @@ def write_docs_summary(checks: list[dict], doc: Path = Path(__file__).parents[1]
     return doc
 
 
+def worst_lines(checks: list[dict], n: int) -> list[str]:
+    """The ``n`` figures of each time quantity with the largest |predicted / published - 1|, signed, with the row."""
+    out = []
+    for q in ("TPOT", "TTFT", "static-batch throughput", "serving throughput"):
+        rows = sorted(
+            (c for c in checks if c["q"] == q and not math.isnan(c["planner"])), key=lambda c: -abs(c["planner"])
+        )[:n]
+        if not rows:
+            continue
+        out.append(f"\n== {q}: the {len(rows)} largest |error|")
+        out.append(f"{'error':>7} {'record':<16} {'engine':<12} {'GPU':<15} TP {'batch':>5} {'prompts':>7} {'in':>6} {'out':>5}  model")
+        for c in rows:
+            r = c["row"]
+            out.append(
+                f"{c['planner']:+7.0%} {r.record_id:<16.16} {r.engine:<12.12} {str(c['gpu']):<15.15} {r.gpus:>2} "
+                f"{r.batch:>5} {r.num_prompts or 0:>7} {r.input_len:>6} {r.output_len:>5}  {r.model}"
+            )
+    return out
+
+
 def why_lines(checks: list[dict]) -> list[str]:
     """One line per row without a planner prediction: its id, the figures it lacks, and why."""
     rows: dict[str, tuple[list[str], str]] = {}
@@ -578,6 +599,7 @@ def main() -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
+    parser.add_argument("--worst", type=int, default=0, metavar="N", help="also list the N worst rows per quantity")
     args = parser.parse_args()
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
@@ -594,6 +616,8 @@ def main() -> None:
         print(f"wrote {write_docs_summary(checks)}")
     if args.signed:
         print(signed_report(checks))
+    if args.worst:
+        print("\n".join(worst_lines(checks, args.worst)))
     if args.why:
         print("\n== rows without a planner prediction, and why")
         print("\n".join(why_lines(checks)))
