@@ -116,6 +116,8 @@ class EngineFacts:
     moe_floor_per_doubling_s: ArrayLike  # its growth per doubling of the tokens in the call, measured up to 8
     # 1: decode attention reads each KV head once per query head (TensorRT-LLM's masked MHA before XQA); 0: once
     decode_kv_reads_per_query_head: ArrayLike
+    # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
+    moe_gemm_half_width: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):
