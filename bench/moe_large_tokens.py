@@ -37,7 +37,6 @@ GPUS = {"h100_sxm": "H100 SXM 80GB", "h200_sxm": "H200 SXM 141GB"}
 #: (label, hidden, expert intermediate, top-k, experts, TP, table dtype, weight bytes per parameter)
 SHAPES = [
     ("Qwen3-235B-A22B fp8 TP4", 4096, 1536, 8, 128, 4, "fp8_block", 1.0),
-    ("Qwen3-235B-A22B fp8 TP8", 4096, 1536, 8, 128, 8, "fp8_block", 1.0),
     ("Qwen3-30B-A3B bf16 TP1", 2048, 768, 8, 128, 1, "bfloat16", 2.0),
     ("DeepSeek-V3 fp8 TP8", 7168, 2048, 8, 256, 8, "fp8_block", 1.0),
     ("Mixtral-8x7B bf16 TP2", 4096, 14336, 2, 8, 2, "bfloat16", 2.0),
@@ -79,15 +78,17 @@ def write() -> None:
     print(f"{len(rows)} rows -> {OUT}", file=sys.stderr)
 
 
-def planner_layer_s(f: dict, hidden, inter, k, e, tp, bpp, tokens, fp8: bool) -> float:
+def planner_layer_s(f: dict, hidden, inter, k, e, tp, bpp, tokens, fp8: bool, half_width: float) -> float:
     """One MoE layer as ``expert_layers_time_s`` + the per-layer floor of ``step_overhead_s`` time it (engine
-    multipliers 1, as shipped): max(touched x 3 h i x B / (g bw), 2 T k 3 h i / (g peak)) + floor."""
+    multipliers 1, as shipped): max(touched x 3 h i x B / (g bw), 2 T k 3 h i / (g peak x w / (w + w0))) + floor,
+    w = i / g, w0 = ``half_width`` (0: the dense GEMM's rate, as before the grouped GEMM's own rate)."""
     params = 3.0 * hidden * inter
     touched = -e * math.expm1(tokens * math.log1p(-k / e))
     bw = f["bw"] * f["gemm_bandwidth_efficiency"]
     peak = f["fp8_peak"] * f["gemm_fp8_flop_efficiency"] if fp8 else f["bf16_peak"] * f["gemm_flop_efficiency"]
     mem = touched * params * bpp / (tp * bw)
-    flop = 2.0 * tokens * k * params / (tp * peak)
+    width = inter / tp
+    flop = 2.0 * tokens * k * params / (tp * peak * (width / (width + half_width)))
     floor = f["moe_floor_s"] + f["moe_floor_per_doubling_s"] * math.log2(min(max(tokens, 1), 8))
     return max(mem, flop) + floor
 
@@ -107,8 +108,9 @@ def main() -> None:
     f["fp8_peak"] = float(gpu.peak_flop_per_s["fp8"])
     m = pd.read_parquet(DATA / args.gpu / "moe/vllm/0.24.0/moe_perf.parquet")
     m = m[(m.distribution == "balanced") & (m.moe_ep_size == 1)]
-    print(f"{GPUS[args.gpu]}: predicted / measured - 1 per MoE layer (measured us in brackets)")
-    print(f"{'shape':<26}" + "".join(f"{t:>17}" for t in TOKENS))
+    print(f"{GPUS[args.gpu]}: predicted / measured - 1 per MoE layer at the dense GEMM rate, then at the grouped GEMM's")
+    print(f"(w0 = {f['moe_gemm_half_width']:.0f}); measured us in brackets")
+    print(f"{'shape':<26}" + "".join(f"{t:>20}" for t in TOKENS))
     for label, h, i, k, e, tp, dtype, bpp in SHAPES:
         sel = m[(m.hidden_size == h) & (m.inter_size == i) & (m.topk == k) & (m.num_experts == e)]
         sel = sel[(sel.moe_tp_size == tp) & (sel.moe_dtype == dtype)]
@@ -116,11 +118,13 @@ def main() -> None:
         for t in TOKENS:
             got = sel[sel.num_tokens == t]
             if got.empty:
-                cells.append(f"{'-':>17}")
+                cells.append(f"{'-':>20}")
                 continue
             measured_s = float(got.latency.min()) / 1e3  # the fastest kernel vLLM picks among those measured
-            pred = planner_layer_s(f, h, i, k, e, tp, bpp, t, dtype.startswith("fp8"))
-            cells.append(f"{pred / measured_s - 1:+8.0%} ({measured_s * 1e6:6.0f})")
+            fp8 = dtype.startswith("fp8")
+            dense_rate = planner_layer_s(f, h, i, k, e, tp, bpp, t, fp8, 0.0)
+            now = planner_layer_s(f, h, i, k, e, tp, bpp, t, fp8, f["moe_gemm_half_width"])
+            cells.append(f"{dense_rate / measured_s - 1:+5.0%} {now / measured_s - 1:+5.0%} ({measured_s * 1e6:5.0f})")
         print(f"{label:<26}" + "".join(cells))
 
 
