@@ -135,17 +135,3 @@ def test_lengths_group_names_how_requests_vary(checks):
     assert by_id["GPUSTACK-001"] == "ShareGPT sample"
     assert by_id["GPUSTACK-008"] == "fixed"
 
-
-def test_worst_lines_list_the_largest_errors_signed():
-    """``--worst N``: per quantity the N figures with the largest |error|, largest first, sign kept, with the row."""
-    from planner.accuracy.published import DecodeRow
-
-    def check(q, err, rid):
-        row = DecodeRow(record_id=rid, gpu="H100", model="m", gpus=2, batch=8, input_len=128, output_len=4)
-        return {"q": q, "planner": err, "row": row, "gpu": "H100 SXM 80GB"}
-
-    rows = [check("TPOT", 0.5, "A"), check("TPOT", -2.0, "B"), check("TPOT", math.nan, "C"), check("TTFT", 1.0, "D")]
-    lines = heldout.worst_lines(rows, 2)
-    tpot = lines[lines.index("\n== TPOT: the 2 largest |error|") + 2 :][:2]
-    assert [ln.split()[:2] for ln in tpot] == [["-200%", "B"], ["+50%", "A"]]
-    assert "\n== TTFT: the 1 largest |error|" in lines
