@@ -566,7 +566,7 @@ class TestWorkbooksDoc:
         assert stated(self.DOC, r"([\d,]+) Poisson requests per point") == (DEFAULT_REQUESTS,)
         assert stated(self.DOC, r"from a (quarter) to (twice) the Inputs' peak traffic") == ("quarter", "twice")
         assert (LOAD_MULTIPLES[0], LOAD_MULTIPLES[-1]) == (0.25, 2.0)
-        scenario = load_scenario(Path(__file__).parents[1] / "examples" / "budget-review.toml")
+        scenario = load_scenario(ROOT / "examples" / "budget-review.toml")
         option = next(o for o in scenario.option if o.name == scenario.baseline)
         review = evaluate(option, scenario.workload, CAT, scenario.traffic_change)
         assert stated(
