@@ -265,8 +265,9 @@ def _serving(
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
         np.asarray(range_ratio, dtype=object),
+        np.asarray(cached_fraction, dtype=float),
     )
-    inp_, out_, batch_, prompts_, rate_, sched_, ratio_ = [a.ravel() for a in args]
+    inp_, out_, batch_, prompts_, rate_, sched_, ratio_, cached_ = [a.ravel() for a in args]
     check_run_size([p if p is not None else b for p, b in zip(prompts_, batch_, strict=True)], max_tokens)
     lengths = np.empty(inp_.size, dtype=object)
     given = _per_run(given_lengths, args[0].shape)
@@ -278,13 +279,13 @@ def _serving(
             inp, out = max(float(inp_[i]), 1.0), max(float(out_[i]), 1.0)
             lengths[i] = request_lengths(inp, out, prompts, float(r))
     shape, setups, (g, m, inp, out) = serving_setups(
-        gpu, model, input_len, output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
+        gpu, model, args[0], output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
         lengths.reshape(args[0].shape), gpus, prec, opts,
     )  # fmt: skip
     rate = np.broadcast_to(np.array([math.nan if x is None else float(x) for x in rate_]).reshape(args[0].shape), shape)
     rate = rate.ravel()
     lengths = np.broadcast_to(lengths.reshape(args[0].shape), shape).ravel()
-    cached = np.broadcast_to(np.asarray(cached_fraction, dtype=float), shape).ravel()
+    cached = np.broadcast_to(cached_.reshape(args[0].shape), shape).ravel()
     if not ((cached >= 0.0) & (cached < 1.0)).all():
         raise InvalidInputError(f"cached_fraction must be at least 0 and below 1, the share of a prompt cached")
     res = np.full((8, len(setups)), math.nan)
