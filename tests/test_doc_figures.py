@@ -12,9 +12,9 @@ import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from doc_support import ROOT, stated
 from test_workbook_libreoffice import SCENARIO_INPUTS
 
 from planner.accuracy import predict
@@ -23,24 +23,7 @@ from planner.accuracy.holdout import fit_rows
 from planner.catalog import default_catalog
 from planner.engines.architecture import param_breakdown
 
-ROOT = Path(__file__).resolve().parents[1]
 CAT = default_catalog()
-WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-
-
-def stated(doc: str, pattern: str) -> tuple:
-    """The groups of ``pattern`` in ``doc`` (exactly one match; line breaks and runs of spaces read as one space),
-    numbers as ints ("four" -> 4, "1,205" -> 1205)."""
-    hits = re.findall(pattern, " ".join((ROOT / doc).read_text(encoding="utf-8").split()))
-    assert len(hits) == 1, f"{doc}: {pattern!r} matches {len(hits)} times"
-    groups = hits[0] if isinstance(hits[0], tuple) else (hits[0],)
-    return tuple(_number(g) for g in groups)
-
-
-def _number(text: str) -> int | str:
-    if text in WORDS:
-        return WORDS[text]
-    return int(text.replace(",", "")) if text.replace(",", "").isdigit() else text
 
 
 def parameter_fits() -> dict[str, float]:

@@ -20,6 +20,7 @@ worse (40% median / 107% worst |error| over the shipped runs, against 33% / 100%
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Iterable
@@ -35,8 +36,10 @@ __all__ = [
     "fitted_frontend_s",
     "frontend_for_rows",
     "frontend_s_for",
+    "frontend_s_of_rows",
     "offered_load",
     "residual_s",
+    "shipped_votes",
     "votes",
 ]
 
@@ -133,3 +136,19 @@ def frontend_for_rows(rows: Iterable[DecodeRow], **predict) -> dict[str, float]:
         return {r.record_id: FRONTEND_S for r in rows}
     fits = votes(shipped, **predict)
     return {r.record_id: fitted_frontend_s(fits, r.source_group if r.source_group in groups else None) for r in rows}
+
+
+@functools.cache
+def shipped_votes() -> tuple[Vote, ...]:
+    """The shipped loaded runs' votes with the default options, computed once per process."""
+    return tuple(votes(load_decode_rows(reference_dir() / "load_public.csv")))
+
+
+def frontend_s_of_rows(rows: Iterable[DecodeRow]) -> list[float]:
+    """Each row's per-request front-end time, seconds, in order (for ``predict_decode_rows(frontend_s=...)``): the
+    median of the shipped votes of every source but the row's own (``fitted_frontend_s``, leave one source out), so
+    no row is predicted with its own source's vote; ``FRONTEND_S`` (the median of all votes) for a source that did
+    not vote. Default options only: the front end is outside the engine."""
+    fits = shipped_votes()
+    voted = {v.source_group for v in fits}
+    return [fitted_frontend_s(fits, r.source_group if r.source_group in voted else None) for r in rows]

@@ -180,10 +180,14 @@ def validate_time(
     calibration: Any = None,
     catalog: Catalog | None = None,
 ) -> Table:
-    """Every benchmark row: TPOT, TTFT and the run's output rate, predicted as the benchmark ran."""
+    """Every benchmark row: TPOT, TTFT and the run's output rate, predicted as the benchmark ran (a serving row's TTFT
+    with the per-request front-end time its client measures, ``planner.accuracy.frontend.frontend_s_of_rows``)."""
+    from planner.accuracy.frontend import frontend_s_of_rows
+
     rows = load_decode_rows() if rows is None else rows
     cat = catalog or default_catalog()
-    p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=cat)
+    front = frontend_s_of_rows(rows)
+    p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=cat, frontend_s=front)
     checks = []
     for i, r in enumerate(rows):
         label = (

@@ -16,7 +16,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError
 from planner.serving.approx import approximate_load
-from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load
+from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load, overlap_scheduling
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,9 @@ def fewest_replicas(
 
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
-    a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile)
+    a = approximate_load(
+        setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile, overlap_scheduling(replica)
+    )
     ok = (a["ttft_s"] + replica.frontend_s <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
     # below the approximation's capacity a finite run can look fine while its queue grows without bound: those

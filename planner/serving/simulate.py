@@ -211,6 +211,7 @@ def simulate(
     frontend_s: float = 0.0,
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
+    stream_stall_s: float = 0.0,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -230,6 +231,11 @@ def simulate(
     batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
     the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
     and the benchmark's ITL is one gap per window (K tokens in one chunk).
+    ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
+    request it prepares (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request in the
+    event loop that streams the others' tokens). The steps go on; each request decoding in the step that admits
+    n new requests sees that step's gap n x ``stream_stall_s`` longer (the tokens made meanwhile reach it in one
+    later chunk, so its other gaps are as simulated). ITL only: TTFT, TPOT and latency are the engine's.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
@@ -276,6 +282,7 @@ def simulate(
             owed = run.dec_olen - run.made() + sum(c.n * (c.olen - c.out0 + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed
         prefill, finishing, still = 0, [], []
+        fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
             need = c.need - c.done  # (a chunked request's KV was kept back when it was admitted, if ``reserve``)
             whole = min(c.n, budget // need, _count(math.inf if reserve else free, need)) if budget > 0 else 0
@@ -305,6 +312,7 @@ def simulate(
             whole = min(k, budget // need, fit)
             if whole:
                 c = run.take(whole)
+                fresh += _fresh(c)
                 c.done = need
                 run.start(c)
                 finishing.append(c)
@@ -313,6 +321,7 @@ def simulate(
                 free -= whole * per
             elif k and fit and budget > 0:  # a budget-sized chunk of the next prompt
                 c = run.take(1)
+                fresh += _fresh(c)
                 chunk = int(min(budget, budget if reserve else free))
                 c.done = chunk
                 run.start(c)
@@ -341,10 +350,11 @@ def simulate(
             continue
         stuck = 0
         steps = 1
+        held = fresh * float(stream_stall_s)  # the front end held the running requests' streams this long
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
-            stall += dt if b else 0.0
+            stall += dt + held if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
             steps = run.next_finish() - run.steps
             if window > 1:
@@ -373,7 +383,7 @@ def simulate(
         else:
             dt = table.step_s(b, ctx, prefill)
             if b:
-                itls.append((dt + stall, b))
+                itls.append((dt + stall + held, b))
                 stall = 0.0
         seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
         now += dt
@@ -424,6 +434,12 @@ def simulate(
         preemptions=run.preemptions,
         samples=samples,
     )
+
+
+def _fresh(c) -> int:
+    """How many of cohort ``c``'s requests are new (not preempted and queued again): a preempted cohort is ready
+    at its preemption, later than its requests' arrival, or has output made before."""
+    return c.n if c.out0 == 0 and c.arrivals and c.ready_s <= c.arrivals[0][0] else 0
 
 
 def _steps_until(table: StepTable, batch: int, mean_context: float, wait_s: float) -> int:
