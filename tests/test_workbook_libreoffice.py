@@ -9,8 +9,10 @@ import io
 import random
 import shutil
 import subprocess
+import sys
 import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -419,3 +421,28 @@ class TestRenderedPages:
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True
             ).stdout
             assert text.strip(), f"page {i} is blank"
+
+
+class TestProfileTemplate:
+    def test_later_calls_copy_the_first_profile_and_still_recalculate(self, tmp_path):
+        """planner.io.libreoffice keeps the profile of a process's first conversion and copies it for later ones:
+        the copy keeps OOXMLRecalcMode 0 (a formula openpyxl saved without a value is computed both times), and
+        the template goes when the process exits."""
+        require_libreoffice()
+        script = (
+            "import sys, openpyxl\n"
+            "from pathlib import Path\n"
+            "import planner.io.libreoffice as lo\n"
+            "d = Path(sys.argv[1]); wb = openpyxl.Workbook(); wb.active['A1'] = '=6*7'; wb.save(d / 't.xlsx')\n"
+            "for i in range(2):\n"
+            "    out = lo.convert(d / 't.xlsx', 'xlsx', d / f'out{i}')[0]\n"
+            "    print(openpyxl.load_workbook(out, data_only=True).active['A1'].value, lo._template)\n"
+            "print((lo._template / 'user' / 'registrymodifications.xcu').read_text().count('OOXMLRecalcMode'))\n"
+        )
+        r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+        first, second, recalc_mode = r.stdout.splitlines()
+        template = first.split()[1]
+        assert first.split()[0] == second.split()[0] == "42"
+        assert second.split()[1] == template and Path(template).name.startswith("planner-loprofile-")
+        assert recalc_mode == "1"
+        assert not Path(template).exists()
