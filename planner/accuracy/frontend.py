@@ -45,8 +45,8 @@ __all__ = [
 
 #: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
 #: gpustack 0.10/0.11 31.3, H200 0.14.1 report 0.6, sglang-v0.3.0-vs-vllm-v0.6.0 34.1, surajssd A100 0.8.3 11.7, vLLM
-#: PR 23151 211.6 (one closed-loop run); SGLang datacrunch 0.4 53.2, gpustack 0.5.3 27.1, sglang-v0.3.0 16.4;
-#: TensorRT-LLM gpustack 34.4. Median 31.3 ms (python bench/frontend_fit.py).
+#: PR 23151 180.5 (one closed-loop run); SGLang datacrunch 0.4 21.6, gpustack 0.5.3 21.8, sglang-v0.3.0 16.4;
+#: TensorRT-LLM gpustack 27.2. Median 21.8 ms (python bench/frontend_fit.py).
 
 
 @dataclass(frozen=True)

@@ -120,6 +120,8 @@ class EngineFacts:
     # -- measured all-reduce table (planner.model.collectives): the GPU's row in it, NaN: the latency + bandwidth form
     allreduce_table_row: ArrayLike = math.nan
     allreduce_table: Any = None  # an AllReduceTable shared by every scenario, or None
+    # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
+    moe_gemm_half_width: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):

@@ -73,11 +73,15 @@ def approximate_load(
     rate_per_s: np.ndarray,
     percentile: float,
     overlap: bool = False,
+    tokens_per_step: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """TTFT and TPOT at ``percentile`` (0-100), seconds, and the mean decoding batch, for each rate (module
-    docstring; ``overlap``: the engine schedules a step ahead); infinite beyond capacity."""
+    docstring; ``overlap``: the engine schedules a step ahead); infinite beyond capacity. ``tokens_per_step`` a > 1:
+    speculative decoding (``table`` in steps, ``planner.serving.speculative.speculative_table``): a request decodes
+    for (O - 1) / a steps, and TPOT is the per-step figure / a."""
     x = np.asarray(rate_per_s, dtype=float)
-    p, o = float(prompt_tokens), max(float(output_tokens), 1.0)
+    a = max(float(tokens_per_step), 1.0)
+    p, o = float(prompt_tokens), 1.0 + (max(float(output_tokens), 1.0) - 1.0) / a
     ctx = p + o / 2.0
     slots = float(min(scheduler.max_num_seqs, len(table.decode_lo_s)))
     budget = float(scheduler.max_num_batched_tokens)
@@ -108,7 +112,7 @@ def approximate_load(
     inf = np.inf
     return {
         "ttft_s": np.where(over, inf, ttft),
-        "tpot_s": np.where(over, inf, tpot),
+        "tpot_s": np.where(over, inf, tpot / a),
         "batch": np.where(over, inf, batch),
     }
 
@@ -125,6 +129,13 @@ def approximate_percentiles(
     setup = replica.setup(prompt_tokens, output_tokens)
     rates = np.asarray(rates_per_s, dtype=float)
     out = approximate_load(
-        setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile, overlap_scheduling(replica)
+        setup.table,
+        setup.scheduler,
+        prompt_tokens,
+        output_tokens,
+        rates,
+        percentile,
+        overlap_scheduling(replica),
+        tokens_per_step=replica.tokens_per_step,
     )
     return out | {"ttft_s": out["ttft_s"] + float(replica.frontend_s)}

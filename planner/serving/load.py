@@ -13,6 +13,8 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
   with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
 - **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
+- **Speculative decoding.** ``Replica.speculative`` (``planner.serving.speculative``): each decode step drafts,
+  verifies and emits the acceptance length's tokens per sequence, streamed as one chunk.
 - **Front end.** ``frontend_s``: each request's time outside the engine (HTTP, chat template, tokenizing,
   detokenizing), added to its TTFT and latency; a replica's default is ``FRONTEND_S``, fitted on published runs.
 
@@ -31,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from planner import api
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.engines.profiles import engine_profile
@@ -38,6 +41,7 @@ from planner.errors import InvalidInputError, PlannerError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
 from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
+from planner.serving.speculative import speculation_for, speculative_table
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -211,7 +215,7 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
 #: published median TTFT at each sweep's lightest load minus the simulated one, over the 9 (engine, source) pairs of
 #: ``catalogs/reference/load_public.csv`` (``planner.accuracy.frontend``, which judges it leaving each source out;
 #: ``python bench/frontend_fit.py`` re-derives it, and a test checks it matches).
-FRONTEND_S = 0.0313
+FRONTEND_S = 0.0218
 
 #: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
 VLLM_BLOCK_TOKENS = 16
@@ -237,7 +241,8 @@ class Replica:
     """What serves the load: one replica of ``model`` on ``gpus`` x ``gpu`` (None: the smallest group that holds a
     request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
     ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
-    ``frontend_s`` seconds outside the engine (``FRONTEND_S``)."""
+    ``frontend_s`` seconds outside the engine (``FRONTEND_S``), decoding speculatively when ``speculative`` says how
+    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step)."""
 
     gpu: Any
     model: Any
@@ -251,6 +256,12 @@ class Replica:
     calibration: Any = None
     catalog: Any = None
     frontend_s: float = FRONTEND_S
+    speculative: Any = None
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Output tokens a decode step emits per sequence: the acceptance length when speculating, else 1."""
+        return float(self.speculative.acceptance_length) if self.speculative is not None else 1.0
 
     def setup(
         self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
@@ -273,7 +284,11 @@ class Replica:
                 f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
                 "not one fits"
             )
-        return setups[0]
+        if self.speculative is None:
+            return setups[0]
+        target_bytes = float(api.weight_bytes(self.model, precision=self.weight_precision, catalog=self.catalog))
+        table = speculative_table(setups[0].table, self.speculative, self.speculative.draft_bytes / target_bytes)
+        return replace(setups[0], table=table)
 
 
 def latency_under_load(
@@ -343,7 +358,7 @@ def latency_under_load(
     key = RunKey.of(
         setup, prompt_tokens, output_tokens, lengths, sent,
         cached_fraction=hit, frontend_s=front, async_scheduling=async_scheduling or overlap_scheduling(replica),
-        scheduler_steps=scheduler_steps, stream_stall_s=stall,
+        scheduler_steps=scheduler_steps, stream_stall_s=stall, tokens_per_step=replica.tokens_per_step,
     )  # fmt: skip
     result = simulated_run(key)
     if result is None:
@@ -380,6 +395,9 @@ def overlap_scheduling(replica: Replica) -> bool:
             name = str(replica.engine)
     name = name.strip().lower()
     family = "sglang" if name.startswith("sglang") else name
+    if family == "sglang" and replica.speculative is not None:
+        return False  # server_args.py (0.5.x): "Overlap scheduler is disabled because of using eagle3 or standalone
+        # speculative decoding" (unless SGLANG_ENABLE_SPEC_V2, a beta)
     return family in OVERLAP_SCHEDULING_ENGINES
 
 
@@ -401,6 +419,7 @@ class RunKey:
     async_scheduling: bool
     scheduler_steps: int
     stream_stall_s: float
+    tokens_per_step: float
     digest: bytes  # of the lengths and of the send times (or of "none": a burst or a closed loop)
     lengths: np.ndarray = field(compare=False, repr=False)  # (N, 2) prompt and output tokens
     sent_s: np.ndarray | None = field(compare=False, repr=False)
@@ -419,6 +438,7 @@ class RunKey:
         async_scheduling: bool = False,
         scheduler_steps: int = 1,
         stream_stall_s: float = 0.0,
+        tokens_per_step: float = 1.0,
     ) -> RunKey:
         """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
         pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
@@ -427,7 +447,7 @@ class RunKey:
         return cls(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
             setup.client_concurrency, float(cached_fraction), float(frontend_s), bool(async_scheduling),
-            max(int(scheduler_steps), 1), float(stream_stall_s), digest.digest(), pairs, sent_s,
+            max(int(scheduler_steps), 1), float(stream_stall_s), float(tokens_per_step), digest.digest(), pairs, sent_s,
         )  # fmt: skip
 
 
@@ -444,7 +464,7 @@ def simulated_run(key: RunKey) -> LoadResult | None:
         key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
         arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
         cached_fraction=key.cached_fraction, frontend_s=key.frontend_s, async_scheduling=key.async_scheduling,
-        scheduler_steps=key.scheduler_steps, stream_stall_s=key.stream_stall_s,
+        scheduler_steps=key.scheduler_steps, stream_stall_s=key.stream_stall_s, tokens_per_step=key.tokens_per_step,
     )  # fmt: skip
     return None if math.isnan(run.duration_s) else _result(run)
 
@@ -474,7 +494,8 @@ def rate_sweep(
         front = float(replica.frontend_s)
         sent = arrival_times_s(n, rate, burstiness) + front
         key = RunKey.of(
-            setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front, async_scheduling=overlap
+            setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front, async_scheduling=overlap,
+            tokens_per_step=replica.tokens_per_step,
         )  # fmt: skip
         out.append(simulated_run(key))
     return out
@@ -531,12 +552,16 @@ def load_percentile(
     gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
+    speculative_tokens: Any = None,
+    acceptance_length: Any = None,
     catalog: Any = None,
     errors: str = "raise",
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
     1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
-    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer.
+    ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
+    (``planner.serving.speculative.speculation_for``; both or neither)."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -551,6 +576,8 @@ def load_percentile(
         *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, gpus, weight_precision)),
         np.asarray(kv_precision, dtype=object),
         np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
+        np.asarray(speculative_tokens, dtype=object),
+        np.asarray(acceptance_length, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -560,7 +587,8 @@ def load_percentile(
             continue
         try:
             replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
-            replica = replace(replica, catalog=catalog)
+            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=catalog)
+            replica = replace(replica, catalog=catalog, speculative=spec)
             r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
