@@ -120,7 +120,9 @@ def predict_benchmark(
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
     if kind == "static" and np.any(np.asarray(cached_fraction, dtype=float) != 0.0):
-        raise InvalidInputError("a static batch is timed without a prefix cache; use kind='serving' with cached_fraction")
+        raise InvalidInputError(
+            "a static batch is timed without a prefix cache; use kind='serving' with cached_fraction"
+        )
     o = Options.read(BenchmarkOptions, options, "predict_benchmark")
     opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
@@ -287,7 +289,7 @@ def _serving(
     lengths = np.broadcast_to(lengths.reshape(args[0].shape), shape).ravel()
     cached = np.broadcast_to(cached_.reshape(args[0].shape), shape).ravel()
     if not ((cached >= 0.0) & (cached < 1.0)).all():
-        raise InvalidInputError(f"cached_fraction must be at least 0 and below 1, the share of a prompt cached")
+        raise InvalidInputError("cached_fraction must be at least 0 and below 1, the share of a prompt cached")
     res = np.full((8, len(setups)), math.nan)
     for i, s in enumerate(setups):
         if s is None:
