@@ -144,7 +144,7 @@ class TestCommandsUseIt:
         r = run("catalog", "import-hf", str(cfg), "--name", "X", "--to", str(tmp_path / "file" / "cat"))
         assert r.exit_code == 1 and "Traceback" not in r.output
         errors = [line for line in r.stderr.splitlines() if not line.startswith("note:")]
-        assert len(errors) == 1 and "Not a directory" in errors[0]
+        assert len(errors) == 1 and "file is not a folder" in errors[0]
         assert sorted(p.name for p in tmp_path.iterdir()) == ["config.json", "file"]
 
     def test_calibrate_to_a_300_character_name(self, tmp_path):

@@ -57,10 +57,14 @@ def check_target(path: str | os.PathLike, force: bool = False, *, make_parents: 
         if os.path.lexists(path) and not force:
             raise OutputExistsError(f"{path} already exists; pass --force to overwrite it")
         parent = path.parent
-        if not parent.is_dir() and not make_parents:
-            if parent.exists() or any(p.exists() and not p.is_dir() for p in parent.parents):
-                raise InvalidInputError(f"{path}: {parent} is not a folder")
-            raise InvalidInputError(f"{path}: the folder {parent} does not exist")
+        if not parent.is_dir():
+            blocking = next((p for p in (parent, *parent.parents) if p.exists() and not p.is_dir()), None)
+            if blocking is not None and make_parents:  # as write_file's mkdir would find, before the slow work
+                raise WriteError(f"cannot write {path}: {blocking} is not a folder")
+            if blocking is not None:
+                raise InvalidInputError(f"{path}: {blocking} is not a folder")
+            if not make_parents:
+                raise InvalidInputError(f"{path}: the folder {parent} does not exist")
     except OSError as exc:  # a name too long to stat, a folder we may not look into
         raise WriteError(f"cannot write {path}: {_reason(exc)}") from None
     return path

@@ -54,8 +54,10 @@ def generate(
 ) -> list[Written]:
     """Write the what-if workbook(s) into ``out_dir``, each formula with its value stored when LibreOffice is
     installed; an existing file is an OutputExistsError unless ``force``."""
+    from planner.io.files import check_target
     from planner.io.libreoffice import find_soffice
 
+    check_target(Path(out_dir) / WORKBOOK_FILE, force, make_parents=True)  # before the (slow) build
     spec = build_whatif(catalog, gpus, models)
     path = write_workbook(spec, Path(out_dir) / WORKBOOK_FILE, force=force, store_values=True)
     stored = find_soffice() is not None
