@@ -4,6 +4,8 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py                      # planner; the estimators from bench/heldout_{aic,la}_cache.json
     python bench/heldout.py --why                # also one line per row without a prediction: why
     python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band, lengths
+    python bench/heldout.py --worst TTFT 30      # also the 30 worst TTFT figures, one line per row
+    python bench/heldout.py --allreduce-table    # all-reduces from vLLM's measured table (planner.engines.allreduce_table)
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
@@ -13,7 +15,9 @@ in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_ro
 worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
 then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
 aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
-why. vLLM start-up rows (``vllm_startup_*.csv``, ``startup_memory_*.csv``: KV GiB per GPU, KV tokens, max
+why. A serving row's TTFT carries the per-request front-end time its benchmark client measures
+(``planner.accuracy.frontend.frontend_s_of_rows``: the other sources' votes, never the row's own).
+vLLM start-up rows (``vllm_startup_*.csv``, ``startup_memory_*.csv``: KV GiB per GPU, KV tokens, max
 concurrency) are printed in three tiers: "in-sample" (the rows the memory profiles were fitted to,
 ``MEMORY_FIT_ROWS``), "same source" (other rows of those sources) and "held out" (other sources).
 
@@ -42,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
+from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
 
@@ -171,7 +176,7 @@ def length_kind(r: acc.DecodeRow) -> str:
 def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
     """One dict per compared figure: quantity, planner prediction, published value, groups, the row."""
     cat = default_catalog()
-    pred = acc.predict_decode_rows(rows, catalog=cat)
+    pred = acc.predict_decode_rows(rows, catalog=cat, frontend_s=frontend_s_of_rows(rows))
     out = []
     for i, r in enumerate(rows):
         try:
@@ -490,6 +495,26 @@ def signed_report(checks: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def worst_rows(checks: list[dict], quantity: str, count: int) -> list[str]:
+    """The ``count`` figures of ``quantity`` furthest from their published value (signed error, published value,
+    the row's groups and lengths), worst first: the rows behind a group's median."""
+    qc = sorted(
+        (c for c in checks if c["q"] == quantity and not math.isnan(c["planner"])), key=lambda c: -abs(c["planner"])
+    )
+    lines = [f"\n== {quantity}: the {min(count, len(qc))} worst of {len(qc)} figures (planner / published - 1)"]
+    for c in qc[:count]:
+        r = c["row"]
+        pub = {"TPOT": r.tpot_s * 1e3, "TTFT": r.ttft_s * 1e3}.get(quantity, r.throughput_tokens_per_s)
+        aic = f" aic {c['aic']:+.0%}" if not math.isnan(c.get("aic", math.nan)) else ""
+        lines.append(
+            f"{r.record_id:<15}{c['planner']:>+8.0%}{aic:<11} published {pub:>10,.1f}  {c['GPU']} {c['TP']} {c['engine']} "
+            f"{r.engine_version.split(' ')[0]} {r.model.split('/')[-1].split(' ')[0]} {r.input_len}/{r.output_len} "
+            f"run {c['run']} batch {c['batch']} ({r.batch}, {r.num_prompts or '-'} prompts) lengths {c['lengths']} "
+            f"{r.statistic or 'statistic not stated'}"
+        )
+    return lines
+
+
 #: The block of docs/accuracy.md that ``--write-docs`` rewrites and tests/test_heldout.py checks.
 DOC_BLOCK = ("<!-- heldout:summary -->\n", "<!-- /heldout:summary -->\n")
 TIME_QUANTITIES = ("TPOT", "TTFT", "static-batch throughput", "serving throughput")
@@ -571,6 +596,12 @@ def main() -> None:
     parser.add_argument("--why", action="store_true", help="also print why each row without a prediction has none")
     parser.add_argument("--signed", action="store_true", help="also print the median signed error per group")
     parser.add_argument(
+        "--worst",
+        nargs=2,
+        metavar=("QUANTITY", "N"),
+        help="also list the N worst figures of QUANTITY (TPOT, TTFT, ...), one line per row",
+    )
+    parser.add_argument(
         "--write-serving-residuals",
         action="store_true",
         help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
@@ -578,7 +609,16 @@ def main() -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
+    parser.add_argument(
+        "--allreduce-table",
+        action="store_true",
+        help="time every all-reduce from vLLM's measured table (planner.engines.allreduce_table) instead of the form",
+    )
     args = parser.parse_args()
+    if args.allreduce_table:  # before any prediction: the GPU numbers are read once per process
+        from planner.engines import allreduce_table
+
+        allreduce_table.DEFAULT_ON = True
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
     if args.write_serving_residuals:
@@ -594,6 +634,8 @@ def main() -> None:
         print(f"wrote {write_docs_summary(checks)}")
     if args.signed:
         print(signed_report(checks))
+    if args.worst:
+        print("\n".join(worst_rows(checks, args.worst[0], int(args.worst[1]))))
     if args.why:
         print("\n== rows without a planner prediction, and why")
         print("\n".join(why_lines(checks)))

@@ -8,14 +8,30 @@
    and the next C prefill together, so no decode ever shares a step with a prompt); with the sample's spread a prompt
    joins the decodes' step, but the step model prices 233 prompt tokens of an 8B model at well under a millisecond
    beyond the decode step, so the p99 stays about one step.
+   The mixed step (LD068's three decodes with a 233-token prompt) is printed as one pass and as two: neither comes
+   near the published gap. A third column holds the running requests' streams for each new request's front-end time
+   (``stream_stall_s`` = ``FRONTEND_S``, fitted on every source, this one included: in-sample), as vLLM's API
+   server prepares a request in the event loop that streams the others' tokens.
 2. TensorRT-LLM all-at-once runs: simulated and published median TPOT, their ratio and the sequences in flight.
+3. The same gpustack documents served by vLLM 0.11.0 and TensorRT-LLM 1.2.0rc1 (perf_public.csv, all at once):
+   published / simulated mean TPOT per engine and GPU. Both engines are about 1.65x further off on these H100 runs
+   than on the A100 ones, so the H100 excess is common to the source's H100 runs, not a TensorRT-LLM term.
+4. Every vLLM run with a published p99 ITL, validated as ``bench/load_validation.py`` does (each source with the
+   front-end time fitted on the others), with and without the stream stall: why it is not on by default.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import math
+import statistics
+
+import planner.accuracy.under_load as under_load
 from planner.accuracy.datasets import sharegpt_requests
 from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.under_load import _replica, sharegpt_prompts
+from planner.accuracy.validation import validate_load
 from planner.serving.load import FRONTEND_S, fixed_lengths, latency_under_load
 
 CLOSED_LOOP = ("LD085", "LD086", "LD068", "LD087", "LD069", "LD070")
@@ -23,22 +39,31 @@ CLOSED_LOOP = ("LD085", "LD086", "LD068", "LD087", "LD069", "LD070")
 
 def main() -> int:
     rows = {r.record_id: r for r in load_decode_rows(reference_dir() / "load_public.csv")}
-    print("1. closed loop: ITL p50 / p99 ms, simulated with equal outputs, with the sample's outputs; published")
+    print(
+        "1. closed loop: ITL p50 / p99 ms, simulated with equal outputs, with the sample's outputs, and with the\n"
+        f"   front end holding the streams {FRONTEND_S * 1e3:.1f} ms per new request (in-sample); published"
+    )
     for rid in CLOSED_LOOP:
         r = rows[rid]
         prompts = sharegpt_prompts(r, r.num_prompts) or [r.input_len] * r.num_prompts
         cells = []
-        for outs in (
-            [r.output_len] * r.num_prompts,
-            [o for _, o in sharegpt_requests(r.num_prompts, None, r.output_len)],
-        ):
+        sample = [o for _, o in sharegpt_requests(r.num_prompts, None, r.output_len)]
+        for outs, stall in (([r.output_len] * r.num_prompts, 0.0), (sample, 0.0), (sample, FRONTEND_S)):
             res = latency_under_load(
                 _replica(r, None, None, None), r.input_len, r.output_len, concurrency=r.batch,
-                lengths=list(zip(prompts, outs, strict=True)), frontend_s=FRONTEND_S,
+                lengths=list(zip(prompts, outs, strict=True)), frontend_s=FRONTEND_S, stream_stall_s=stall,
             )  # fmt: skip
             cells.append(f"{res.itl_s.p50 * 1e3:5.1f} / {res.itl_s.p99 * 1e3:5.1f}")
         published = f"{r.itl_median_s * 1e3:5.1f} / {r.itl_p99_s * 1e3:5.1f}"
         print(f"  {rid} {r.engine:<13} C={r.batch}  " + "   ".join(cells) + f"   published {published}")
+    r = rows["LD068"]  # the mixed step cannot be the gap: even as two passes it is two steps, not 41 ms
+    table = _replica(r, None, None, None).setup(r.input_len, r.output_len, None, r.batch).table
+    ctx, dec = r.input_len + r.output_len / 2, table.decode_s(r.batch - 1, r.input_len + r.output_len / 2)
+    mixed, alone = table.step_s(r.batch - 1, ctx, r.input_len), table.step_s(0, 0.0, r.input_len)
+    print(
+        f"  LD068's step ms: {r.batch - 1} decodes {dec * 1e3:.1f}, with a {r.input_len}-token prompt as one pass "
+        f"{mixed * 1e3:.1f}, as two passes {(dec + alone) * 1e3:.1f} (published p99 ITL {r.itl_p99_s * 1e3:.1f})"
+    )
     print("\n2. TensorRT-LLM, all at once: median TPOT ms simulated, published, published / simulated; peak in flight")
     for r in rows.values():
         if r.engine != "tensorrt-llm" or r.batch:
@@ -50,7 +75,65 @@ def main() -> int:
             f"  {r.record_id} {r.model.split('/')[-1][:18]:<18} {r.gpu.split('(')[0].strip():<15} "
             f"{r.input_len:>6}/{r.output_len:<4} {sim:7.1f} {pub:7.1f}  x{pub / sim:5.2f}  {res.peak_running:5}"
         )
+    same_documents()
+    stall_on_every_vllm_run(list(rows.values()))
     return 0
+
+
+def same_documents() -> None:
+    """Section 3, printed: ``same_document_ratios`` per engine and GPU: runs, median, range."""
+    print("\n3. gpustack, all at once, same documents: published / simulated mean TPOT (runs, median, range)")
+    for (engine, gpu), v in sorted(same_document_ratios().items()):
+        print(f"  {engine:<13} {gpu:<15} {len(v):3}  x{statistics.median(v):4.2f}  ({min(v):.2f}-{max(v):.2f})")
+
+
+def same_document_ratios() -> dict[tuple[str, str], list[float]]:
+    """Section 3: published / simulated mean TPOT of gpustack's all-at-once Qwen3-8B/14B/32B runs (perf_public.csv),
+    per (engine, GPU), vLLM and TensorRT-LLM; a run planner cannot fit is left out."""
+    ratios: dict[tuple[str, str], list[float]] = {}
+    for r in load_decode_rows(reference_dir() / "perf_public.csv"):
+        if r.source_group != "gpustack-performance-lab" or r.batch or r.kind != "serving":
+            continue
+        if r.engine not in ("vllm", "tensorrt-llm") or math.isnan(r.tpot_s):
+            continue
+        if not any(f"performance-lab/{m}/" in r.source for m in ("qwen3-8b", "qwen3-14b", "qwen3-32b")):
+            continue
+        try:
+            lengths = fixed_lengths(r.input_len, r.output_len, r.num_prompts)
+            res = latency_under_load(_replica(r, None, None, None), r.input_len, r.output_len, lengths=lengths)
+        except Exception:  # noqa: BLE001 (a run planner cannot fit, e.g. 32K prompts of Qwen3-32B on one H100)
+            continue
+        key = (r.engine, r.gpu.split("(")[0].strip())
+        ratios.setdefault(key, []).append(r.tpot_s / res.tpot_s.mean)
+    return ratios
+
+
+@contextlib.contextmanager
+def _stream_stall(stall_s: float):
+    """Validation's simulations with the front end holding the running streams ``stall_s`` per new request."""
+    plain = under_load.latency_under_load
+    under_load.latency_under_load = functools.partial(plain, stream_stall_s=stall_s)
+    try:
+        yield
+    finally:
+        under_load.latency_under_load = plain
+
+
+def stall_on_every_vllm_run(rows) -> None:
+    """Section 4: p99 ITL of every vLLM run that prints one, validated without and with the stream stall."""
+    runs = [r for r in rows if r.engine == "vllm" and not math.isnan(r.itl_p99_s)]
+    checks = {}
+    for stall in (0.0, FRONTEND_S):
+        with _stream_stall(stall):
+            checks[stall] = {c.record_id: c for c in validate_load(runs).checks if c.quantity == "itl_p99_ms"}
+    print(f"\n4. vLLM p99 ITL ms: published, simulated without / with a {FRONTEND_S * 1e3:.1f} ms stream stall")
+    for r in runs:
+        off, on = checks[0.0][r.record_id], checks[FRONTEND_S][r.record_id]
+        how = f"C={r.batch}" if r.batch else f"{r.request_rate} req/s" if r.request_rate else "all at once"
+        print(
+            f"  {r.record_id} {r.source_group[:34]:<34} {how:<12} {r.itl_p99_s * 1e3:7.1f}  "
+            f"{off.predicted:7.1f} ({off.error:+5.0%})  {on.predicted:7.1f} ({on.error:+5.0%})"
+        )
 
 
 if __name__ == "__main__":

@@ -7,7 +7,10 @@ Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Ea
 the per-request front-end time (``planner.accuracy.frontend``), predicts each source with the value fitted on the
 other sources only. One line per engine and GPU: runs, sources, then for each figure the median and worst
 |error| over its runs, the share of figures predicted, and the reasons for the rows not predicted. The issue's
-limits: medians within 15% median / 40% worst, p99s within 20% / 50%, at least 90% of the figures predicted.
+limits: medians within 15% median / 40% worst, p99s within 20% / 50%, at least 90% of the figures predicted. Runs
+served with speculative decoding are predicted at their draft's public acceptance length
+(``catalogs/reference/speculative_acceptance.csv``, never fitted to these runs): the table compares the middle of a
+published range, and a last section lists each such run's TPOT and ITL medians at the range's two ends.
 """
 
 from __future__ import annotations
@@ -64,6 +67,15 @@ def summarise(rows, checks) -> list[str]:
     refused = {c.record_id: c.reason for c in checks if math.isnan(c.error)}
     if refused:
         lines += ["", "Not predicted:"] + [f"  {rid}: {why}" for rid, why in refused.items()]
+    spec = [c for c in checks if " spec accept " in c.label and c.quantity in ("tpot_median_ms", "itl_median_ms")]
+    if spec:
+        lines += ["", "Speculative decoding (acceptance from public sources; predicted at its low-high, published):"]
+        for c in spec:
+            draft = by_id[c.record_id].speculation
+            ends = c.label.split(" spec accept ")[1]
+            lines.append(
+                f"  {c.record_id} {draft.draft_model:<26} {c.quantity:<15} accept {ends}, {c.published:.3g} ms"
+            )
     return lines
 
 

@@ -85,6 +85,19 @@ class Options:
         return cls(**given)
 
 
+#: The two settings a deployment states for speculative decoding, with their help text: written here once, read by the
+#: serving simulation (``planner.serving.speculative.speculation_for``), the scenario file's options
+#: (``planner.export.scenario``), the Excel load functions (TTFT_P*, TPOT_P*) and ``planner plan --rate``. Not fields
+#: of ``Options``: only the simulation under load models speculation (a decode step of the capacity functions emits
+#: one token per sequence).
+SPECULATION_OPTIONS = {
+    "speculative_tokens": "draft tokens proposed per step and sequence (vLLM num_speculative_tokens, SGLang "
+    "--speculative-num-steps); blank: no speculative decoding",
+    "acceptance_length": "mean tokens a speculative step emits per sequence, the bonus token included (1 to "
+    "speculative_tokens + 1), as the draft's source publishes it for your kind of prompts; needed with "
+    "speculative_tokens",
+}
+
 #: The options in their documented order.
 OPTION_NAMES = tuple(f.name for f in fields(Options))
 

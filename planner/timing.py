@@ -8,6 +8,7 @@ quantity of a record (``tpot``, ``throughput``, ``mfu`` ... ``ttft``) finishes o
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Unpack
 
@@ -185,7 +186,9 @@ def _memory_plan(gpu: Any, model: Any, context: Any, options: Options) -> Memory
 class PeakFleet:
     """The rented fleet that serves a peak request rate, every replica at its max batch (the what-if Levers)."""
 
-    rate_per_replica_s: float  # requests/s one replica takes: 1 / (output tokens / throughput at max batch + prefill)
+    rate_per_replica_s: (
+        float  # requests/s one replica takes: rate factor / (output tokens / throughput at max batch + prefill)
+    )
     replicas: float  # max(1, ceil(peak rate / rate per replica)), no spare
     gpus: float  # replicas x GPUs in the group
     monthly_usd: float  # GPUs x $/GPU-hour x 730 h; NaN when no price is given and the catalog has none
@@ -199,16 +202,21 @@ def peak_fleet(
     peak_requests_per_s: float,
     output_tokens: int,
     price_per_gpu_hour: Any = None,
+    rate_factor: float = 1.0,
     **options: Unpack[DeploymentOptions],
 ) -> PeakFleet:
     """The fleet that serves ``peak_requests_per_s`` requests of ``output_tokens`` each, one scalar question.
 
-    rate per replica = 1 / (output tokens / throughput at max batch + prefill of a ``context``-token prompt): each
-    request's share of the decode steps plus its own prefill, which holds the replica alone (the whole context as
-    prompt, as the what-if's TTFT row reads it: an upper bound); replicas = max(1, ceil(peak / rate per replica))
+    rate per replica = rate factor / (output tokens / throughput at max batch + prefill of a ``context``-token prompt):
+    each request's share of the decode steps plus its own prefill, which holds the replica alone (the whole context as
+    prompt, as the what-if's TTFT row reads it), times ``rate_factor``, the queue term: the share of that no-queue
+    rate a replica may take while its latency percentiles meet their targets. 1 (the default) is no queue; the
+    what-if's Levers take it from planner's queue simulation (``planner.workbook.load_figures``: the simulated
+    fleet's rate per replica over this no-queue rate, so the replicas equal the simulation's; below 1 where queueing
+    costs, above 1 where this no-queue bound, with its whole-context prefill, is pessimistic); replicas = max(1, ceil(peak / rate per replica))
     (``planner.model.fleet.replicas_for_rate``, no spare); GPUs = replicas x the group ``memory_plan`` chose;
     monthly cost = GPUs x $/GPU-hour x 730 h (``fleet.cloud_usd_per_gpu_month``). Assumes every replica runs at
-    its max batch (the cheapest per token) and no queue; its TPOT there is the decode step at max batch, which the
+    its max batch (the cheapest per token), queueing only through ``rate_factor``; its TPOT there is the decode step at max batch, which the
     caller compares with a target. ``planner export`` and the what-if's Load sheet size a fleet on simulated
     percentiles under load instead.
     """
@@ -220,11 +228,15 @@ def peak_fleet(
         raise OutOfRangeError(f"peak_requests_per_s must be above 0; got {peak_requests_per_s!r}")
     if not output_tokens >= 1:
         raise OutOfRangeError(f"output_tokens must be 1 or more; got {output_tokens!r}")
+    if isinstance(rate_factor, bool) or not isinstance(rate_factor, (int, float)):
+        raise InvalidInputError(f"rate_factor must be a number; got {rate_factor!r}")
+    if not 0 < rate_factor < math.inf:
+        raise OutOfRangeError(f"rate_factor must be above 0 and finite (1: no queue); got {rate_factor!r}")
     plan = _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "peak_fleet"))
     step_options = {**options, "gpus": int(plan.gpus), "batch": int(plan.max_batch)}
     step = decode_step(gpu, model, context, **step_options)
     prefill_s = float(prefill(gpu, model, context, **{**options, "gpus": int(plan.gpus)}).ttft_s)
-    rate = 1.0 / (output_tokens / float(step.throughput_tokens_per_s) + prefill_s)
+    rate = float(rate_factor) / (output_tokens / float(step.throughput_tokens_per_s) + prefill_s)
     replicas = float(replicas_for_rate(peak_requests_per_s, rate))
     gpus = replicas * int(plan.gpus)
     if price_per_gpu_hour is None:

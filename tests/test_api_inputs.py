@@ -541,6 +541,22 @@ class TestTextKeptForTheNextCall:
         codes, values = lookup._codes_of_text(np.array([a, b, a, b, b]))
         assert values == [a, b] and codes.tolist() == [0, 1, 0, 1, 1]
 
+    def test_text_read_in_blocks_is_checked_in_every_block(self, monkeypatch):
+        """With blocks of 3 rows (``_TEXT_BLOCK_BYTES``), a change in the last block alone is seen, and a character
+        past Latin-1 in a later block leaves the packed path as in the first."""
+        from planner.catalog import lookup
+
+        monkeypatch.setattr(lookup, "_TEXT_BLOCK_BYTES", 3 * 4 * 9)  # three rows of 9 characters
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["llama2-7b", "H100", "L4", "H100", "llama2-7b", "L4", "H100", "L40S"])
+        codes, values = lookup._codes_of_text(names)
+        assert values == ["llama2-7b", "H100", "L4", "L40S"] and codes.tolist() == [0, 1, 2, 1, 0, 2, 1, 3]
+        names[-1] = "L4"  # the last block only
+        codes, values = lookup._codes_of_text(names)
+        assert values == ["llama2-7b", "H100", "L4"] and codes.tolist()[-1] == 2
+        names[-2] = "H10\u0141"
+        assert lookup._codes_of_text(names) is None
+
     def test_a_character_past_latin1_written_in_place_is_not_read_as_its_low_byte(self):
         """'Ł' is U+0141: its low byte is 'A' (0x41), so packing it a byte per character would read "H10A"; the
         changed array leaves the packed path and is grouped as objects, exactly."""

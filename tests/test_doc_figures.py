@@ -12,9 +12,9 @@ import math
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from doc_support import ROOT, stated
 from test_workbook_libreoffice import SCENARIO_INPUTS
 
 from planner.accuracy import predict
@@ -23,24 +23,7 @@ from planner.accuracy.holdout import fit_rows
 from planner.catalog import default_catalog
 from planner.engines.architecture import param_breakdown
 
-ROOT = Path(__file__).resolve().parents[1]
 CAT = default_catalog()
-WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9}
-
-
-def stated(doc: str, pattern: str) -> tuple:
-    """The groups of ``pattern`` in ``doc`` (exactly one match; line breaks and runs of spaces read as one space),
-    numbers as ints ("four" -> 4, "1,205" -> 1205)."""
-    hits = re.findall(pattern, " ".join((ROOT / doc).read_text(encoding="utf-8").split()))
-    assert len(hits) == 1, f"{doc}: {pattern!r} matches {len(hits)} times"
-    groups = hits[0] if isinstance(hits[0], tuple) else (hits[0],)
-    return tuple(_number(g) for g in groups)
-
-
-def _number(text: str) -> int | str:
-    if text in WORDS:
-        return WORDS[text]
-    return int(text.replace(",", "")) if text.replace(",", "").isdigit() else text
 
 
 def parameter_fits() -> dict[str, float]:
@@ -544,11 +527,15 @@ class TestWorkbooksDoc:
         )
 
     def test_load_sheet(self):
-        """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 30 replicas
-        of 4 x H100 where the Levers sheet counts 18: ... (prompts of 3,696 tokens here)', '1,000 Poisson requests per point', 'from
-        a quarter to twice the Inputs' peak': the Load sheet's figures (planner.workbook.load_figures)."""
+        """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 25 replicas
+        of 4 x H100 (batch limit 37: its 3,696-token prompts ...) where a fleet with no queue would count 18', '1,000
+        Poisson requests per point', 'from a quarter to twice the Inputs' peak': the Load sheet's figures
+        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB, 11 serving replicas; the review adds
+        its one spare)': planner export's sizing of examples/budget-review.toml's baseline."""
         from planner.accuracy.calibration import resolve_calibration
         from planner.engines.profiles import engine_profile
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import load_scenario
         from planner.serving.load import DEFAULT_REQUESTS
         from planner.workbook.build import select_entries
         from planner.workbook.inputs import default_inputs
@@ -557,10 +544,11 @@ class TestWorkbooksDoc:
         inputs = default_inputs(CAT, *select_entries(CAT, None, None))
         f = load_figures(inputs, CAT, engine_profile(None), resolve_calibration(None))
         base = f.levers[0]
-        peak, output, ttft_s, tpot_ms, needed, gpus, levers, prompt = stated(
+        peak, output, ttft_s, tpot_ms, needed, gpus, limit, prompt, levers = stated(
             self.DOC,
             r"On the opening inputs \((\d+) requests/s of (\d+) output tokens, ([\d.]+) s / (\d+) ms\) the baseline needs "
-            r"(\d+) replicas of (\d+) x H100 where the Levers sheet counts (\d+): .*?\(prompts of ([\d,]+) tokens here\)",
+            r"(\d+) replicas of (\d+) x H100 \(batch limit (\d+): its ([\d,]+)-token prompts .*?\) where a fleet with no "
+            r"queue would count (\d+)",
         )
         assert (peak, output, float(ttft_s), tpot_ms) == (
             inputs["peak_requests_per_s"],
@@ -568,15 +556,26 @@ class TestWorkbooksDoc:
             inputs["ttft_target_ms"] / 1e3,
             inputs["tpot_target_ms"],
         )
-        assert (needed, gpus, levers, prompt) == (
+        assert (needed, gpus, limit, prompt, levers) == (
             base.needed_replicas,
             base.inputs["gpus"],
-            base.replicas,
+            base.batch_limit,
             base.prompt_tokens,
+            base.replicas,
         )
         assert stated(self.DOC, r"([\d,]+) Poisson requests per point") == (DEFAULT_REQUESTS,)
         assert stated(self.DOC, r"from a (quarter) to (twice) the Inputs' peak traffic") == ("quarter", "twice")
         assert (LOAD_MULTIPLES[0], LOAD_MULTIPLES[-1]) == (0.25, 2.0)
+        scenario = load_scenario(ROOT / "examples" / "budget-review.toml")
+        option = next(o for o in scenario.option if o.name == scenario.baseline)
+        review = evaluate(option, scenario.workload, CAT, scenario.traffic_change)
+        assert stated(
+            self.DOC, r"README example \((\d+) x (H100 SXM 80GB), (\d+) serving replicas; the review adds its one"
+        ) == (
+            int(review.replica.gpus),
+            review.gpu.name,
+            int(review.fleet.replicas_needed) - option.spare_replicas,
+        )
 
     def test_groups_and_bounds(self):
         """'1, 2, 4, 8, 16, 32 or 64 GPUs' (deploy.GPU_GROUPS), '#NUM! when none is, e.g. Qwen2-7B above 4'

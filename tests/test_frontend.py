@@ -62,12 +62,14 @@ class TestFit:
 class TestValidation:
     def test_each_row_is_judged_by_the_value_fitted_on_other_sources(self, rows, shipped_votes):
         """LD001 at 1 req/s (arrivals shifted, so TTFT moves by exactly the front end): validate_load's prediction is
-        the simulation plus the left-out value (the other eight votes' median, 32.7 ms), not the shipped 31.3 ms; within
+        the simulation plus the left-out value (the other eight votes' median, 24.5 ms since TensorRT-LLM's and SGLang's
+        overlap scheduling lowered their votes), not the value fitted on every source; within
         the issue's worst-case limit for medians (40%) of the published 56.37 ms (this source's own residual is
         11.7 ms)."""
         row = next(r for r in rows if r.record_id == "LD001")
         left_out = frontend_s_for(row, shipped_votes)
-        assert left_out == pytest.approx(0.0327, abs=5e-4) and left_out != pytest.approx(FRONTEND_S, abs=5e-4)
+        assert left_out == pytest.approx(0.0245, abs=5e-4)
+        assert left_out != pytest.approx(fitted_frontend_s(shipped_votes), abs=5e-4)
         bare = predict_percentiles(row, frontend_s=0.0)["ttft_median_ms"]
         checks = validate_load(rows).checks
         check = next(c for c in checks if c.record_id == "LD001" and c.quantity == "ttft_median_ms")

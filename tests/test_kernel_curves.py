@@ -244,7 +244,9 @@ class TestAttentionPrecision:
         of it (it was 1.08 s with attention at the fp8 peak, 0.41 s of attention). 1.49 s -> 1.82 s when the
         all-reduces (2 x 61 of 32,768 x 7,168 x 2 B = 470 MB) took H200's measured bus rate, 155.5 GB/s, instead
         of 0.7 x 450 GB/s: 5.3 ms each (vLLM's table: 2.03 ms at 256 MiB, 4.00 ms at 512 MiB, ~3.5 ms at 470 MB, so about 0.2 s of it is
-        the one-rate fit's)."""
+        the one-rate fit's). 1.82 s -> 2.26 s when the grouped expert GEMMs took their measured rate: DeepSeek-V3's
+        experts at TP 8 are 2,048 / 8 = 256 wide, 256 / (256 + 593) = 30% of H200's dense GEMM rate
+        (``operators.grouped_gemm_flop_fraction``)."""
         import planner
         from planner.engines.architecture import model_facts
         from planner.model.prefill import causal_attention_flop
@@ -253,4 +255,4 @@ class TestAttentionPrecision:
         attention_s = causal_attention_flop(f, 32768.0) / (8 * 4.077e14)
         assert attention_s == pytest.approx(0.82, abs=0.01)
         ttft = planner.prefill("H200", "deepseek-v3", 32768, gpus=8).ttft_s
-        assert ttft == pytest.approx(1.82, abs=0.01) and ttft > attention_s + 0.6
+        assert ttft == pytest.approx(2.26, abs=0.01) and ttft > attention_s + 0.6

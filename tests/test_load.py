@@ -3,12 +3,12 @@ through the serving simulation, and the percentiles a serving benchmark prints (
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+from doc_support import stated
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -112,15 +112,13 @@ class TestUnderLoad:
         pk = 1 + rho / (2 * (1 - rho))
         assert r.ttft_s.mean == pytest.approx(pk * s, rel=0.05)
         assert r.ttft_s.p50 < r.ttft_s.mean < r.ttft_s.p99
-        doc = " ".join((Path(__file__).parents[1] / "docs" / "model.md").read_text(encoding="utf-8").split())
-        m = re.search(
+        said = stated(
+            "docs/model.md",
             r"the simulated mean TTFT / prefill is ([\d.]+), ([\d.]+), ([\d.]+) at utilization ([\d.]+), ([\d.]+), "
             r"([\d.]+), where Pollaczek-Khinchine gives ([\d.]+), ([\d.]+), ([\d.]+)",
-            doc,
         )
-        assert m, "docs/model.md's M/D/1 sentence changed shape; update this test with it"
-        i = [float(x) for x in m.groups()[3:6]].index(rho)
-        assert (m[1 + i], float(m[7 + i])) == (f"{r.ttft_s.mean / s:.3f}", round(pk, 3))
+        i = [float(x) for x in said[3:6]].index(rho)
+        assert (said[i], float(said[6 + i])) == (f"{r.ttft_s.mean / s:.3f}", round(pk, 3))
 
     def test_closed_loop_of_one_is_prefill_then_decode(self):
         """Concurrency 1: no queue; TTFT is the prompt's prefill, every gap one decode step of one sequence,
@@ -340,7 +338,6 @@ class TestExportSizing:
         """examples/budget-review.toml (workload.sizing defaults to "simulated"): the FP8 option's serving replicas
         are the fewest whose simulated p95 TTFT and TPOT at the peak meet the margin-adjusted goals, and the
         recommendation line says so."""
-        from pathlib import Path
 
         from planner.catalog import default_catalog
         from planner.cli.export import _simulated

@@ -7,6 +7,7 @@ import math
 import re
 
 import pytest
+from doc_support import stated
 
 import planner
 from planner.catalog import default_catalog
@@ -172,19 +173,12 @@ class TestExportOffersIt:
         assert dp.fleet.gpus < tp.fleet.gpus
         # docs/model.md states both fleets (issue 26: every figure in the docs checked by a test; it said DP + EP
         # 40 GPUs, $150,964 against 120 GPUs, $452,892)
-        doc = " ".join((Path(__file__).parents[1] / "docs" / "model.md").read_text(encoding="utf-8").split())
-        m = re.search(
+        said = stated(
+            "docs/model.md",
             r"\(DeepSeek-V3 on H200: DP \+ EP (\d+) GPUs, \$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, "
             r"\$([\d,]+)\)",
-            doc,
         )
-        assert m, "docs/model.md's DP + EP example sentence changed shape; update this test with it"
-        assert m.groups() == (
-            f"{dp.fleet.gpus:.0f}",
-            f"{dp.monthly_usd:,.0f}",
-            f"{tp.fleet.gpus:.0f}",
-            f"{tp.monthly_usd:,.0f}",
-        )
+        assert said == (round(dp.fleet.gpus), round(dp.monthly_usd), round(tp.fleet.gpus), round(tp.monthly_usd))
 
     def test_a_dense_option_asking_for_it_is_one_line(self, tmp_path):
         from click.testing import CliRunner

@@ -176,3 +176,15 @@ class TestOwnership:
         w = sizing.it_power_w_per_gpu(700, 4600, 8)
         assert float(w) == 1275.0
         assert float(sizing.colocation_usd_per_gpu_month(w, 184.06)) == pytest.approx(234.6765)
+
+
+class TestBestBatch:
+    def test_a_smaller_batch_wins_when_prompts_need_the_replicas_time(self):
+        """TPOT 10/20/30 ms at batch 1/2/3 (4 does not fit), 0.1 s prompts, 10 output tokens, target 50 ms: the
+        requests/s each batch allows (max_rate_per_replica: min(slots root, (1 - TPOT / target) / prompt)) are
+        3.82, 4.38 and 4.00 (by hand from the docstring's quadratic), so batch 2 wins; with no target the slots
+        alone grow with the batch and the largest that fits, 3, wins (the rule planner export and the what-if's
+        Load sheet both size with)."""
+        curve = [0.010, 0.020, 0.030, float("nan")]
+        assert sizing.best_batch(curve, 0.1, 10, 0.050) == (2, 0.020)
+        assert sizing.best_batch(curve, 0.1, 10, math.inf) == (3, 0.030)

@@ -5,29 +5,39 @@ LibreOffice checks (they survive a recalculation, Status turns stale) are in tes
 
 from __future__ import annotations
 
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
 import openpyxl
 import pytest
+from workbook_support import scenario_inputs, stored_rate_factors
 
 from planner import api
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import default_catalog
+from planner.catalog.loader import Table
 from planner.engines.profiles import engine_profile
+from planner.errors import InvalidInputError, OutOfRangeError
+from planner.export import sizing
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, latency_under_load
 from planner.workbook.build import build_whatif, select_entries
-from planner.workbook.calc import SCENARIOS, scenario_col
+from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import default_inputs
 from planner.workbook.layout import INPUTS_SHEET, LEVERS_SHEET, LOAD_SHEET, input_row
-from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, scheduler_of
+from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, load_key, rate_factors, scheduler_of
 from planner.workbook.load_sheet import STATUS_CELL, TITLE, load_sheet
 from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh_load
 from planner.workbook.writer import write_workbook
 
 #: The workbook's opening inputs (inputs.OPENING) with examples/budget-review.toml's workload (layout.BUDGET_DEFAULTS):
-#: Llama 2 70B on 4 x H100 at 4,096 tokens a sequence, 40 requests/s of 400 output tokens, p99 targets 1.5 s / 50 ms.
+#: Llama 2 70B on 4 x H100 at 4,096 tokens a sequence, 40 requests/s of 400 output tokens, p95 targets 1.5 s / 50 ms.
 GPU, MODEL, CONTEXT, GPUS = "H100 SXM 80GB", "Llama-2-70B", 4096, 4
 PEAK, OUTPUT, TTFT_TARGET_S, TPOT_TARGET_S = 40.0, 400, 1.5, 0.050
+NEEDED = "Replicas needed: p95 within targets (Levers' fleet)"
 
 
 @pytest.fixture(scope="module")
@@ -77,14 +87,14 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
 
     def test_figures_are_numbers_not_formulas(self, spec):
         """A queue simulation is not a cell formula: every figure cell holds a number (or is blank)."""
-        for key in ("TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"):
+        for key in ("TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95"):
             for row in _block(spec.sheet(LOAD_SHEET), key).values():
                 assert all(v is None or isinstance(v, float) for v in row.values()), key
 
     def test_four_line_charts_one_line_per_lever_and_the_target_dashed(self, spec):
         charts = spec.sheet(LOAD_SHEET).charts
         assert [c.title for c in charts] == [
-            f"{q} against traffic (ms)" for q in ("TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99")
+            f"{q} against traffic (ms)" for q in ("TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95")
         ]
         for c in charts:
             assert len(c.series) == len(SCENARIOS) + 1 and c.series[-1].title == "Target" and c.series[-1].dash
@@ -93,53 +103,122 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
 class TestFiguresArePlannersPythonApi:
     def test_baseline_at_the_peak_equals_latency_under_load(self, spec):
         """The Baseline column at 1x the peak is ``latency_under_load`` of one of the replicas the simulation needs
-        (``fewest_replicas``, p99 within the targets), each taking 40 requests/s / replicas, prompts of 4,096 - 400
-        tokens, ``max_num_seqs`` = the max batch the Levers sheet runs at (``api.memory_plan``)."""
+        (``fewest_replicas``, p95 within the targets), each taking 40 requests/s / replicas, prompts of 4,096 - 400
+        tokens, ``max_num_seqs`` = the batch at which a replica takes the most requests/s meeting the TPOT target
+        (``export.sizing.best_batch``, TPOT at 3,696 + 200 tokens in flight, each prompt's prefill its replica time)."""
         batch = int(api.memory_plan(GPU, MODEL, CONTEXT, gpus=GPUS).max_batch)
-        replica = Replica(GPU, MODEL, GPUS, max_num_seqs=batch)
         prompt = CONTEXT - OUTPUT
+        curve = api.tpot(GPU, MODEL, prompt + OUTPUT // 2, batch=np.arange(1, batch + 1), gpus=GPUS)
+        prompt_s = float(api.prefill(GPU, MODEL, prompt, gpus=GPUS).ttft_s)
+        limit = sizing.best_batch(curve, prompt_s, OUTPUT, TPOT_TARGET_S)[0]
+        assert limit < batch  # 3,696-token prompts: a smaller batch leaves the replica time for them
+        replica = Replica(GPU, MODEL, GPUS, max_num_seqs=limit)
         needed = fewest_replicas(
-            replica, prompt, OUTPUT, PEAK, percentile=99, ttft_target_s=TTFT_TARGET_S, tpot_target_s=TPOT_TARGET_S
+            replica, prompt, OUTPUT, PEAK, percentile=95, ttft_target_s=TTFT_TARGET_S, tpot_target_s=TPOT_TARGET_S
         ).replicas
         run = latency_under_load(replica, prompt, OUTPUT, rate_per_s=PEAK / needed)
         sheet = spec.sheet(LOAD_SHEET)
         rows = _rows(sheet)
-        batch_row = rows["Max batch (the engine's max_num_seqs here)"]
-        needed_row = rows["Replicas the simulation needs (p99 within targets)"]
-        assert sheet.cells[f"C{batch_row}"].value == batch
-        assert sheet.cells[f"C{needed_row}"].value == needed
+        assert sheet.cells[f"C{rows['Max batch (memory)']}"].value == batch
+        assert sheet.cells[f"C{rows['Batch limit simulated (the engine' + chr(39) + 's max_num_seqs)']}"].value == limit
+        assert sheet.cells[f"C{rows[NEEDED]}"].value == needed
         for block, want in (
             ("TTFT p50", run.ttft_s.p50),
-            ("TTFT p99", run.ttft_s.p99),
+            ("TTFT p95", run.ttft_s.p95),
             ("TPOT p50", run.tpot_s.p50),
-            ("TPOT p99", run.tpot_s.p99),
+            ("TPOT p95", run.tpot_s.p95),
         ):
             assert _block(sheet, block)[1.0]["base"] == want * 1e3, block
-        # sized on its p99, the fleet meets both targets at the peak
-        assert run.ttft_s.p99 <= TTFT_TARGET_S and run.tpot_s.p99 <= TPOT_TARGET_S
+        # sized on its p95, the fleet meets both targets at the peak
+        assert run.ttft_s.p95 <= TTFT_TARGET_S and run.tpot_s.p95 <= TPOT_TARGET_S
 
-    def test_levers_fleet_is_short_of_the_simulated_one_for_long_prompts(self, spec):
-        """The Levers sheet sizes each replica by its requests' share of the steps at max batch plus one prefill each,
-        with no queue (``api.peak_fleet``: 18 replicas for the baseline); the simulation's p99 targets need more
-        replicas for every lever."""
+    def test_the_levers_fleet_formula_gives_the_simulated_fleet(self, spec):
+        """With no queue (``api.peak_fleet`` at rate factor 1) the baseline would be 18 replicas; the simulation needs
+        more. Calc stores each lever's rate factor, and ``api.peak_fleet`` with it (what the Levers formula
+        computes) gives exactly the replicas the simulation needs, for every lever."""
         sheet = spec.sheet(LOAD_SHEET)
         rows = _rows(sheet)
-        levers_row = rows["Replicas for the peak, Levers sheet (no queue)"]
-        needed_row = rows["Replicas the simulation needs (p99 within targets)"]
-        fleet = api.peak_fleet(GPU, MODEL, CONTEXT, peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
-        assert sheet.cells[f"C{levers_row}"].value == fleet.replicas == 18
+        factors = stored_rate_factors(spec)
+        no_queue = api.peak_fleet(GPU, MODEL, CONTEXT, peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
+        assert sheet.cells[f"C{rows['Replicas for the peak with no queue']}"].value == no_queue.replicas == 18
+        inputs = default_inputs(default_catalog(), *select_entries(default_catalog(), None, None))
         for key, _, _ in SCENARIOS:
             col = scenario_col(key)
-            assert sheet.cells[f"{col}{needed_row}"].value > sheet.cells[f"{col}{levers_row}"].value, key
+            needed = sheet.cells[f"{col}{rows[NEEDED]}"].value
+            s = scenario_inputs(inputs, key)
+            fleet = api.peak_fleet(
+                s["gpu"], s["model"], s["context"], peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=s["gpus"],
+                kv_precision=s["kv_precision"], weight_precision=s["weight_precision"], rate_factor=factors[key],
+            )  # fmt: skip
+            assert factors[key] != 1.0 and fleet.replicas == needed, key
+        assert sheet.cells[f"C{rows[NEEDED]}"].value > 18
 
     def test_the_high_percentile_is_never_below_the_median(self, spec):
         sheet = spec.sheet(LOAD_SHEET)
         for metric in ("TTFT", "TPOT"):
-            p50, p99 = _block(sheet, f"{metric} p50"), _block(sheet, f"{metric} p99")
+            p50, p95 = _block(sheet, f"{metric} p50"), _block(sheet, f"{metric} p95")
             for mult in LOAD_MULTIPLES:
                 for key, value in p50[mult].items():
-                    assert (value is None) == (p99[mult][key] is None)
-                    assert value is None or p99[mult][key] >= value
+                    assert (value is None) == (p95[mult][key] is None)
+                    assert value is None or p95[mult][key] >= value
+
+
+class TestPeakFleetRateFactor:
+    def test_the_rate_factor_scales_the_rate_per_replica(self):
+        """``api.peak_fleet``'s queue term multiplies the no-queue rate: half the factor, half the requests/s per
+        replica, and the replicas ceil(40 / that) (18 with no queue for the opening baseline)."""
+        kw = dict(peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
+        one, half = (api.peak_fleet(GPU, MODEL, CONTEXT, rate_factor=f, **kw) for f in (1.0, 0.5))
+        assert half.rate_per_replica_s == pytest.approx(one.rate_per_replica_s / 2, rel=1e-15)
+        assert (one.replicas, half.replicas) == (18, math.ceil(PEAK / half.rate_per_replica_s))
+
+    @pytest.mark.parametrize(
+        ("factor", "error", "message"),
+        [
+            (0, OutOfRangeError, "rate_factor must be above 0 and finite (1: no queue); got 0"),
+            (math.inf, OutOfRangeError, "rate_factor must be above 0 and finite (1: no queue); got inf"),
+            ("0.7", InvalidInputError, "rate_factor must be a number; got '0.7'"),
+        ],
+    )
+    def test_a_bad_rate_factor_is_one_line(self, factor, error, message):
+        with pytest.raises(error) as exc:
+            api.peak_fleet(GPU, MODEL, CONTEXT, peak_requests_per_s=PEAK, output_tokens=OUTPUT, rate_factor=factor)
+        assert str(exc.value) == message
+
+
+class TestSameFleetAsTheReview:
+    def test_readme_example_what_if_fleet_equals_the_exports(self):
+        """examples/budget-review.toml's baseline ("H100, rented"): ``planner export`` keeps 4 x H100 SXM 80GB
+        replicas and needs 11 serving replicas (12 with the scenario's one spare: the README's 48 GPUs) for 40 x 1.5
+        = 60 requests/s at p95 TTFT and TPOT within its targets less its +14% margin. The what-if workbook given the
+        same scenario (that GPU and group, prompt 800 + output 400 = a 1,200-token context, 60 requests/s, those
+        margin-adjusted targets; it has no spare) sizes its Levers fleet on the same rule: the same GPUs, the same
+        11 replicas (44 GPUs)."""
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import load_scenario
+
+        scenario = load_scenario(Path(__file__).parents[1] / "examples" / "budget-review.toml")
+        option = next(o for o in scenario.option if o.name == scenario.baseline)
+        cat = default_catalog()
+        review = evaluate(option, scenario.workload, cat, scenario.traffic_change)
+        w = scenario.workload
+        serving = int(review.fleet.replicas_needed) - option.spare_replicas
+        gpus = int(review.replica.gpus)
+        assert (review.gpu.name, gpus, serving, int(review.fleet.gpus)) == ("H100 SXM 80GB", 4, 11, 48)
+        inputs = dict(
+            gpu=review.gpu.name, model=review.model.name, gpus=gpus, compare_model=None,
+            context=int(w.prompt_tokens_mean + w.output_tokens_mean), kv_precision=None, weight_precision=None,
+            memory_utilization=None, output_tokens=int(w.output_tokens_mean),
+            peak_requests_per_s=review.peak_rate_per_s, ttft_target_ms=review.ttft_goal_s * 1e3,
+            tpot_target_ms=review.tpot_goal_s * 1e3,
+        )  # fmt: skip
+        base = next(v for v in load_figures(inputs, cat, engine_profile(None), None).levers if v.key == "base")
+        fleet = api.peak_fleet(
+            review.gpu.name, review.model.name, inputs["context"], peak_requests_per_s=review.peak_rate_per_s,
+            output_tokens=inputs["output_tokens"], gpus=gpus, rate_factor=base.rate_factor,
+        )  # fmt: skip
+        assert (base.inputs["gpu"], base.inputs["gpus"], base.needed_replicas) == (review.gpu.name, gpus, serving)
+        assert (fleet.replicas, fleet.gpus) == (serving, serving * gpus)
 
 
 class TestTheSimulatedEngine:
@@ -159,7 +238,7 @@ class TestWithoutTraffic:
         assert all(lever.runs == () for lever in f.levers)
         sheet = load_sheet(f)
         assert f.note in [c.value for c in sheet.cells.values()]
-        assert all(v is None for row in _block(sheet, "TTFT p99").values() for v in row.values())
+        assert all(v is None for row in _block(sheet, "TTFT p95").values() for v in row.values())
 
 
 class TestRefreshComputesTheSheetAgain:
@@ -182,6 +261,42 @@ class TestRefreshComputesTheSheetAgain:
         want = load_sheet(load_figures(inputs, cat, eng, cal))
         for ref, cell in want.cells.items():
             assert ws[ref].value == cell.value, ref
+
+    def test_unchanged_inputs_are_not_simulated_again(self, spec, tmp_path, monkeypatch):
+        """A file whose Inputs, catalog, engine and planner are those its Load sheet was computed from (the key in
+        its ``LOAD_KEY_PROPERTY``) keeps its Load sheet and Calc's rate factors: ``refresh_load`` returns False
+        without simulating (about 3-8 s saved). Changing one input simulates again and writes the new rate factors."""
+        import planner.workbook.load_figures as lf
+
+        path = write_workbook(spec, tmp_path / "copy.xlsx")
+        cat, eng, cal = default_catalog(), engine_profile(None), resolve_calibration(None)
+        simulated = []
+        real = lf.load_figures
+        monkeypatch.setattr(lf, "load_figures", lambda *a: simulated.append(a) or real(*a))
+        wb = openpyxl.load_workbook(path, rich_text=True)
+        before = {ref: c.value for row in wb[LOAD_SHEET].iter_rows() for c in row for ref in [c.coordinate]}
+        assert refresh_load(wb, path, cat, eng, cal) is False and simulated == []
+        assert {c.coordinate: c.value for row in wb[LOAD_SHEET].iter_rows() for c in row} == before
+        wb[INPUTS_SHEET][f"B{input_row('peak_requests_per_s')}"] = 80
+        assert refresh_load(wb, path, cat, eng, cal) is True and len(simulated) == 1
+        want = rate_factors(real(simulated[0][0], cat, eng, cal))
+        row = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["rate_factor"]
+        assert {k: wb["Calc"][f"{scenario_col(k)}{row}"].value for k, _, _ in SCENARIOS} == want
+        assert want != stored_rate_factors(spec)  # 80 requests/s: other whole numbers of replicas
+
+    def test_the_load_key_changes_with_each_thing_the_figures_depend_on(self):
+        """``load_key``: equal for an input read back as a float (4096.0), different for another input, engine,
+        calibration, or a catalog with one number changed."""
+        cat, eng = default_catalog(), engine_profile(None)
+        inputs = default_inputs(cat, *select_entries(cat, None, None))
+        key = load_key(inputs, cat, eng, None)
+        assert load_key({**inputs, "context": 4096.0}, cat, eng, None) == key
+        assert load_key({**inputs, "ttft_target_ms": 1000}, cat, eng, None) != key
+        assert load_key(inputs, cat, engine_profile("sglang"), None) != key
+        assert load_key(inputs, cat, eng, "a calibration") != key
+        gpus = tuple(g.model_copy(update={"tdp_w": g.tdp_w + 1}) if g.name == GPU else g for g in cat.gpus.entries)
+        changed = dataclasses.replace(cat, gpus=Table("gpu", gpus))  # one figure of the H100 entry differs
+        assert load_key(inputs, changed, eng, None) != key
 
     def test_a_sheet_named_load_that_planner_did_not_write_is_refused(self, spec, tmp_path):
         path = write_workbook(spec, tmp_path / "copy.xlsx")

@@ -213,6 +213,7 @@ MODEL = {
         # only the rate per replica is asked (``expected`` answers #N/A for the rest)
         output_tokens=s.get("output_tokens", BUDGET_DEFAULTS["output_tokens"]),
         price_per_gpu_hour=s.get("price_per_gpu_hour"),
+        rate_factor=s.get("rate_factor") or 1.0,  # the queue term the workbook stores (Calc's rate_factor row)
         **_options(s, n),
     ),
     "cost_per_mtok": lambda s, n, a: api.cost_per_mtok(
@@ -284,10 +285,21 @@ def agrees(cell: Any, want: float | Error, scale: float = 1.0, rel: float = 1e-9
 # -- the budget block's green ----------------------------------------------------------------------------
 
 
-def expected_green(inputs: dict) -> set[str]:
-    """The Levers headers that must be green: of the scenarios whose TPOT at max batch (api.decode_step) and TTFT
-    (api.prefill) meet the Inputs targets and whose fleet has a monthly cost (api.peak_fleet), the cheapest (all
-    of them on a tie). A blank or text target, or an error in a value, means not met."""
+def stored_rate_factors(spec: WorkbookSpec) -> dict[str, float | None]:
+    """Each scenario's queue term as the description stores it (Calc's rate_factor row: numbers planner's
+    simulation computed, the same in every copy whatever its Inputs; None: blank, not simulated)."""
+    from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
+
+    row = calc_rows(lever_kv="fp8", lever_weights="fp8").row_of["rate_factor"]
+    return {key: spec.sheet("Calc").cells[f"{scenario_col(key)}{row}"].value for key, _, _ in SCENARIOS}
+
+
+def expected_green(inputs: dict, rate_factors: dict | None = None, simulated: bool = False) -> set[str]:
+    """The Levers headers that must be green: of the scenarios that meet the Inputs targets and whose fleet has a
+    monthly cost (api.peak_fleet with the scenario's ``rate_factors``, default 1), the cheapest (all of them on a
+    tie). Meeting the targets: a rate factor in a book whose Load sheet is current (``simulated``: the simulation
+    found that fleet meeting them), else TPOT at max batch (api.decode_step) and TTFT (api.prefill) within them. A
+    blank or text target, or an error in a value, means not met."""
     from planner.workbook.calc import SCENARIOS
 
     targets = [inputs.get(k, BUDGET_DEFAULTS[k]) for k in ("tpot_target_ms", "ttft_target_ms")]
@@ -297,13 +309,14 @@ def expected_green(inputs: dict) -> set[str]:
     ok = {}
     for key, header, _ in SCENARIOS:
         s = scenario_inputs(inputs, key)
+        s["rate_factor"] = (rate_factors or {}).get(key)
         step = expected(s, "decode_step.step_s@batch=max")
         ttft = expected(s, "prefill.ttft_s")
         cost = expected(s, "peak_fleet.monthly_usd@batch=max")
-        if (
-            not any(isinstance(x, Error) for x in (step, ttft, cost))
-            and step <= tpot_target_s
-            and ttft <= ttft_target_s
+        if isinstance(cost, Error):
+            continue
+        if (simulated and s["rate_factor"] is not None) or (
+            not any(isinstance(x, Error) for x in (step, ttft)) and step <= tpot_target_s and ttft <= ttft_target_s
         ):
             ok[header] = cost
     return {h for h, cost in ok.items() if cost == min(ok.values())}

@@ -7,5 +7,6 @@
 - ``measure``, ``calibration``: a user's own measurements, as a calibration file the model reads.
 - ``ranges``: the honest range around a prediction, from held-out residuals.
 
-May import ``planner.api`` and everything below it (serving, engines, catalog, model); never a surface.
+May import ``planner.api`` and ``planner.options``, and below them ``planner.serving``, ``planner.engines``,
+``planner.catalog``, ``planner.model``, ``planner.io`` and ``planner.errors``; never a surface.
 """

@@ -20,6 +20,7 @@ worse (40% median / 107% worst |error| over the shipped runs, against 33% / 100%
 
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from collections.abc import Iterable
@@ -35,15 +36,17 @@ __all__ = [
     "fitted_frontend_s",
     "frontend_for_rows",
     "frontend_s_for",
+    "frontend_s_of_rows",
     "offered_load",
     "residual_s",
+    "shipped_votes",
     "votes",
 ]
 
 #: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
 #: gpustack 0.10/0.11 31.3, H200 0.14.1 report 0.6, sglang-v0.3.0-vs-vllm-v0.6.0 34.1, surajssd A100 0.8.3 11.7, vLLM
-#: PR 23151 211.6 (one closed-loop run); SGLang datacrunch 0.4 53.2, gpustack 0.5.3 27.1, sglang-v0.3.0 16.4;
-#: TensorRT-LLM gpustack 34.4. Median 31.3 ms (python bench/frontend_fit.py).
+#: PR 23151 180.5 (one closed-loop run); SGLang datacrunch 0.4 21.6, gpustack 0.5.3 21.8, sglang-v0.3.0 16.4;
+#: TensorRT-LLM gpustack 27.2. Median 21.8 ms (python bench/frontend_fit.py).
 
 
 @dataclass(frozen=True)
@@ -133,3 +136,19 @@ def frontend_for_rows(rows: Iterable[DecodeRow], **predict) -> dict[str, float]:
         return {r.record_id: FRONTEND_S for r in rows}
     fits = votes(shipped, **predict)
     return {r.record_id: fitted_frontend_s(fits, r.source_group if r.source_group in groups else None) for r in rows}
+
+
+@functools.cache
+def shipped_votes() -> tuple[Vote, ...]:
+    """The shipped loaded runs' votes with the default options, computed once per process."""
+    return tuple(votes(load_decode_rows(reference_dir() / "load_public.csv")))
+
+
+def frontend_s_of_rows(rows: Iterable[DecodeRow]) -> list[float]:
+    """Each row's per-request front-end time, seconds, in order (for ``predict_decode_rows(frontend_s=...)``): the
+    median of the shipped votes of every source but the row's own (``fitted_frontend_s``, leave one source out), so
+    no row is predicted with its own source's vote; ``FRONTEND_S`` (the median of all votes) for a source that did
+    not vote. Default options only: the front end is outside the engine."""
+    fits = shipped_votes()
+    voted = {v.source_group for v in fits}
+    return [fitted_frontend_s(fits, r.source_group if r.source_group in voted else None) for r in rows]

@@ -297,8 +297,15 @@ def predict_decode_rows(
     engine: str | EngineProfile | None = None,
     calibration: Any = None,
     catalog: Catalog | None = None,
+    frontend_s: Sequence[float] | None = None,
 ) -> DecodePrediction:
-    """``predict_decode`` for many rows: one vectorized call per (engine, kind of run). NaN where a row fails."""
+    """``predict_decode`` for many rows: one vectorized call per (engine, kind of run). NaN where a row fails.
+
+    ``frontend_s``: per row, seconds of per-request front-end time added to a serving row's TTFT (mean and median),
+    as the benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the
+    first streamed token from the moment the request is sent: HTTP, chat template and tokenizing included;
+    ``planner.accuracy.frontend.frontend_s_of_rows`` gives each row its leave-one-source-out value); static rows (an
+    offline engine call) get none. None: no front end."""
     cat = catalog or default_catalog()
     cal = resolve_calibration(calibration)
     n = len(rows)
@@ -344,6 +351,9 @@ def predict_decode_rows(
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
+    if frontend_s is not None:
+        serving = [i for i, r in enumerate(rows) if r.kind == "serving"]
+        ttft[serving] += np.array([float(frontend_s[i]) for i in serving])
     return DecodePrediction(tpot, tput, ttft)
 
 

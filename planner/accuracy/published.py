@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import json
 import math
 import re
 from collections.abc import Iterable
@@ -111,13 +112,76 @@ def pipeline_problem(r: dict[str, str]) -> str:
 SPECULATIVE_FLAG = re.compile(r"--speculative[-_](algorithm|config|model)\b")
 
 
+@dataclass(frozen=True)
+class Speculation:
+    """A run's speculative decoding as its server command states it: SGLang's ``--speculative-algorithm``,
+    ``--speculative-draft-model-path``, ``--speculative-num-steps``, ``--speculative-eagle-topk`` and
+    ``--speculative-num-draft-tokens`` (None: not given, the engine's default; ``planner.serving.speculative
+    .sglang_speculation``)."""
+
+    algorithm: str
+    draft_model: str
+    num_steps: int | None = None
+    topk: int | None = None
+    num_draft_tokens: int | None = None
+
+
 def speculative_problem(r: dict[str, str]) -> str:
-    """Why a row served with speculative decoding cannot be predicted ("" when it was not): the planner's step emits
-    one token per sequence, while a draft model or MTP head accepting several per step changes TPOT by the
-    acceptance rate, which no row states (read from the server command quoted in ``batching`` or ``notes``)."""
+    """Why a row served with speculative decoding cannot be predicted by the one-token-a-step paths ("" when it was not
+    served so): their step emits one token per sequence, while a draft model or MTP head accepting several per step
+    changes TPOT by the acceptance length, which no row states (read from the server command quoted in ``batching`` or
+    ``notes``). Only the loaded-run simulation (``planner.accuracy.under_load``, ``DecodeRow.speculation``) models it."""
     text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
     hit = SPECULATIVE_FLAG.search(text)
     return f"speculative decoding ({hit.group(0)} in the server command) is not modelled" if hit else ""
+
+
+def speculative_command(r: dict[str, str]) -> str:
+    """The text holding the run's own server flags: the ``dataset`` cell's result-block label ("block: ...") when it
+    names a speculative algorithm (a document that runs several configurations under one generic serving script),
+    else the ``batching`` and ``notes`` cells."""
+    block = re.search(r"block:([^;]*)", str(r.get("dataset", "")))
+    if block and SPECULATIVE_FLAG.search(block.group(1)):
+        return block.group(1)
+    return " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+
+
+def speculation_of(r: dict[str, str]) -> Speculation | None:
+    """The run's ``Speculation`` from its server flags (``speculative_command``): SGLang's ``--speculative-*`` flags, or
+    vLLM's ``--speculative-config`` JSON (``method``, ``num_speculative_tokens``, ``model``: a chain, k + 1 tokens
+    verified); None without speculation. ValueError for another form (TensorRT-LLM's YAML, vLLM 0.6's
+    ``--speculative-model``)."""
+    text = speculative_command(r)
+    hit = SPECULATIVE_FLAG.search(text)
+    if not hit:
+        return None
+    config = re.search(r"--speculative[-_]config[ =]+'?(\{[^}]*\})", text)
+    if config:  # vLLM: a JSON object; a chain of num_speculative_tokens drafts, k + 1 verified
+        try:
+            spec = json.loads(config.group(1))
+            k = int(spec["num_speculative_tokens"])
+        except (ValueError, KeyError, TypeError):
+            raise ValueError(f"speculative decoding: {config.group(1)!r} is not vLLM's --speculative-config") from None
+        method = str(spec.get("method") or "draft_model").lower()
+        return Speculation(method, str(spec.get("model") or ""), k, 1, k + 1)
+    algo = re.search(r"--speculative-algorithm[ =]+([A-Za-z0-9_]+)", text)
+    if not algo:
+        raise ValueError(
+            f"speculative decoding ({hit.group(0)} in the server command) is read in SGLang's and vLLM's forms only"
+        )
+
+    def flag(name: str) -> int | None:
+        m = re.search(rf"--speculative-{name}[ =]+(\d+)", text)
+        return int(m.group(1)) if m else None
+
+    draft = re.search(r"--speculative-draft-model-path[ =]+(\S+)", text)
+    return Speculation(
+        algorithm=algo.group(1).lower(),
+        draft_model=draft.group(1) if draft else "",
+        num_steps=flag("num-steps"),
+        topk=flag("eagle-topk"),
+        num_draft_tokens=flag("num-draft-tokens"),
+    )
 
 
 def first_number(value: Any) -> float:
@@ -226,6 +290,8 @@ class DecodeRow:
     scheduler_steps: int | None = None
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
+    #: the run's speculative decoding as its server command states it (``speculation_of``); None: one token per step
+    speculation: Speculation | None = None
 
     @property
     def context(self) -> int:
@@ -302,6 +368,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     if scope == "unknown" and not math.isnan(tput):
         tput, left_out = math.nan, "throughput left out: the source does not say per GPU or per group"
     problem, batch, inp, out, tp, prompts = "", 1, 1, 1, 1, None
+    speculation = None
     try:
         tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
         if scope == "gpu":
@@ -315,6 +382,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
         problem = pipeline_problem(r) or speculative_problem(r)
+        try:
+            speculation = speculation_of(r)
+        except ValueError:  # a form not read here (vLLM's JSON): refused by speculative_problem's reason
+            speculation = None
         if batch is None and (engine_batch or kind == "serving"):
             batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
@@ -375,6 +446,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         async_scheduling=async_scheduling_of(r),
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         client=benchmark_client_of(r),
+        speculation=speculation,
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 

@@ -14,15 +14,20 @@ cycled past its 200; equal outputs kept a closed loop in lockstep, no prompt eve
 server that
 schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later. A vLLM V0 server with
 multi-step scheduling (``DecodeRow.scheduler_steps``, ``--num-scheduler-steps``) runs prefill-only steps and decodes
-in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``).
+in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``). A
+run served with speculative decoding (``DecodeRow.speculation``) drafts and verifies each step and emits its draft's
+acceptance length per sequence (``planner.serving.speculative``), that length from a public source, never from the
+runs compared (``planner.accuracy.acceptance``): a published range is predicted at its ends and its middle.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
+from planner.accuracy.acceptance import acceptance_range, speculative_decoding
 from planner.accuracy.datasets import sharegpt_requests
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
@@ -87,6 +92,16 @@ def has_percentiles(row: DecodeRow) -> bool:
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
 
 
+def speculation_handled(row: DecodeRow) -> bool:
+    """Whether the row's only reason for no prediction is speculative decoding that this simulation reads."""
+    return row.speculation is not None and row.problem == speculative_problem_text(row)
+
+
+def speculative_problem_text(row: DecodeRow) -> str:
+    """The refusal ``planner.accuracy.published`` gives a speculating row (the one-token-a-step paths')."""
+    return row.problem if row.problem.startswith("speculative decoding (") else ""
+
+
 def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | None) -> Replica:
     cat = catalog or default_catalog()
     return Replica(
@@ -111,12 +126,18 @@ def predict_percentiles(
     calibration: Any = None,
     catalog: Catalog | None = None,
     frontend_s: float | None = None,
+    acceptance_length: float | None = None,
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     ``frontend_s``: each request's time outside the engine, seconds (None: the fitted value,
     ``planner.accuracy.frontend.FRONTEND_S``). Raises a ``PlannerError`` (its message the reason) when the row
-    cannot be predicted."""
+    cannot be predicted. ``acceptance_length``: a speculating row's (None: the middle of its draft's published range,
+    ``planner.accuracy.acceptance.acceptance_range``)."""
     replica = _replica(row, engine, calibration, catalog)
+    if row.speculation is not None:
+        low, high, draft = acceptance_range(row.speculation, catalog)
+        a = (low + high) / 2.0 if acceptance_length is None else acceptance_length
+        replica = replace(replica, speculative=speculative_decoding(row.speculation, a, draft))
     front = FRONTEND_S if frontend_s is None else frontend_s
     n = row.num_prompts or max(row.batch, 1)
     inp, out = max(row.input_len, 1), max(row.output_len, 1)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from planner.accuracy.acceptance import acceptance_range
 from planner.accuracy.predict import (
     DecodeRow,
     StartupPrediction,
@@ -27,7 +28,7 @@ from planner.accuracy.predict import (
     why_not_predicted,
 )
 from planner.accuracy.published import reference_dir
-from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles
+from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percentiles, speculation_handled
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
@@ -180,10 +181,14 @@ def validate_time(
     calibration: Any = None,
     catalog: Catalog | None = None,
 ) -> Table:
-    """Every benchmark row: TPOT, TTFT and the run's output rate, predicted as the benchmark ran."""
+    """Every benchmark row: TPOT, TTFT and the run's output rate, predicted as the benchmark ran (a serving row's TTFT
+    with the per-request front-end time its client measures, ``planner.accuracy.frontend.frontend_s_of_rows``)."""
+    from planner.accuracy.frontend import frontend_s_of_rows
+
     rows = load_decode_rows() if rows is None else rows
     cat = catalog or default_catalog()
-    p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=cat)
+    front = frontend_s_of_rows(rows)
+    p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=cat, frontend_s=front)
     checks = []
     for i, r in enumerate(rows):
         label = (
@@ -211,7 +216,9 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
     (``planner.accuracy.under_load``): median and p99 of TTFT, TPOT and ITL, simulated as the run went. Each row's
     per-request front-end time (``planner.accuracy.frontend.frontend_for_rows``) is fitted on the shipped runs of
     the other sources only (leave one source out, so no figure is judged by a value fitted on its own source); a row
-    of a source not shipped gets the value fitted on every shipped source."""
+    of a source not shipped gets the value fitted on every shipped source. A run served with speculative decoding is
+    predicted at its draft's published acceptance (``planner.accuracy.acceptance``): the figure compared is at the
+    middle of the published range, and the label shows the predictions at its two ends."""
     from planner.accuracy.frontend import frontend_for_rows
 
     rows = load_decode_rows(reference_dir() / "load_public.csv") if rows is None else rows
@@ -222,19 +229,29 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
         label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.input_len}/{r.output_len} " + (
             f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
         )
-        reason, predicted = r.problem, {}
+        reason, predicted, ends = ("" if speculation_handled(r) else r.problem), {}, None
         if not reason:
             try:
                 front = fronts[r.record_id]
-                predicted = predict_percentiles(
-                    r, engine=engine, calibration=calibration, catalog=cat, frontend_s=front
-                )
+                opts = dict(engine=engine, calibration=calibration, catalog=cat, frontend_s=front)
+                predicted = predict_percentiles(r, **opts)
+                if r.speculation is not None:
+                    low, high, _ = acceptance_range(r.speculation, cat)
+                    ends = (low, high) + tuple(
+                        predict_percentiles(r, acceptance_length=a, **opts) if a != (low + high) / 2 else predicted
+                        for a in (low, high)
+                    )
             except PlannerError as exc:
                 reason = str(exc)
         for quantity, (field_name, _, _) in FIGURES.items():
             published = getattr(r, field_name) * 1e3
             if not math.isnan(published):
-                checks.append(Check(r.record_id, quantity, label, predicted.get(quantity, math.nan), published, reason))
+                where = label
+                if ends is not None:  # acceptance low..high: this figure at each end
+                    where += (
+                        f" spec accept {ends[0]:.2f}-{ends[1]:.2f}: {ends[2][quantity]:.3g}-{ends[3][quantity]:.3g} ms"
+                    )
+                checks.append(Check(r.record_id, quantity, where, predicted.get(quantity, math.nan), published, reason))
     return Table(
         "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went", tuple(checks)
     )

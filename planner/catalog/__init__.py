@@ -5,8 +5,9 @@
   with the engine's profile and the calibration applied (``planner.engines``, ``planner.accuracy.calibration``).
 - ``hf``, ``hf_files``: a Hugging Face ``config.json`` turned into a catalog entry (``planner catalog import-hf``).
 
-May import ``planner.model``, ``planner.errors``, ``planner.units``, ``planner.io``, the engines' facts and the
-calibration file reader; never a surface.
+May import ``planner.model``, ``planner.errors``, ``planner.units``, ``planner.io``, ``planner.checks``, the
+engines' facts (``planner.engines``) and the calibration file reader (``planner.accuracy.calibration``); never a
+surface.
 """
 
 from planner.catalog.loader import Catalog, default_catalog, load_catalog, reload_catalog, shipped_catalog_dir

@@ -203,8 +203,9 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
     (pandas' hash table), then every row is compared with its group's first row: a hash collision costs time (the
     array is grouped as objects instead) but never a wrong name. None for other text (grouped as objects). The
     packed rows of the last few arrays are kept with their grouping (``_BY_IDENTITY``): the next call over the same
-    array packs its text again and, when the packed rows are equal, reuses the grouping (packing reads the text
-    once; comparing it with a kept copy would read it and the copy, and the copy costs a pass of its own).
+    array compares its text with the kept rows and, when they are equal, reuses the grouping. The text is read a
+    block of rows at a time (``_text_blocks``), so that the check, the cast and the hash (or the comparison) of a
+    block read it from the CPU's cache, not from memory, and no array of the text's size is made on a reuse.
     """
     import pandas as pd
 
@@ -213,31 +214,73 @@ def _codes_of_text(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
         return None
     text = np.ascontiguousarray(flat)
     points = text.view(np.uint32).reshape(n, width)
-    if points.max() > 255:
-        return None
-    packed = points.astype(np.uint8)
     cache_key = ("text", text.__array_interface__["data"][0], n, width)
     hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and _same_bytes(hit[0], packed):  # a recent call's text: its grouping
+    if hit is not None and _same_text(points, hit[0]):  # a recent call's text: its grouping
         return hit[1], hit[2].tolist()
-    codes, distinct = pd.factorize(_text_hash(packed))
+    kept = bytearray(n * width)  # the packed rows, compared by ``bytearray.startswith`` (memcmp, no temporaries)
+    packed = np.frombuffer(kept, dtype=np.uint8).reshape(n, width)
+    hashes = np.empty(n, dtype=np.uint64)
+    for rows, block in _text_blocks(points, packed):
+        if rows is None:
+            return None
+        hashes[block] = _text_hash(rows)
+    codes, distinct = pd.factorize(hashes)
     codes = codes.astype(np.intp, copy=False)
     at = _first_appearances(codes, len(distinct))
-    if not _same_bytes(np.take(packed[at], codes, axis=0), packed):
-        return None
+    first_rows = packed[at]
+    spare = np.empty((min(n, _block_rows(width)), width), dtype=np.uint8)
+    for start in range(0, n, len(spare)):
+        block = slice(start, start + len(spare))
+        expected = spare[: len(codes[block])]
+        np.take(first_rows, codes[block], axis=0, out=expected)
+        if not kept.startswith(memoryview(expected).cast("B"), block.start * width):
+            return None
     codes.flags.writeable = False  # shared by the calls that pass the same text
     first = flat[at]
-    _keep(cache_key, (packed, codes, first))
+    _keep(cache_key, (kept, codes, first))
     return codes, first.tolist()
 
 
-def _same_bytes(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two contiguous arrays hold the same bytes, read as 8-byte words (and the few bytes after the last)."""
-    if a.nbytes != b.nbytes:
+#: Text is read in blocks of about this many bytes (``_text_blocks``): a block stays in the CPU's cache while it is
+#: checked, cast and hashed, so the text is read from memory once.
+_TEXT_BLOCK_BYTES = 1 << 20
+
+
+def _block_rows(width: int) -> int:
+    """Rows of ``width`` code points (4 bytes each) in one block of ``_TEXT_BLOCK_BYTES``."""
+    return max(1, _TEXT_BLOCK_BYTES // (4 * width))
+
+
+def _text_blocks(points: np.ndarray, out: np.ndarray | None = None):
+    """Rows of code points (uint32, n x width) cast to a byte per character, a block of rows at a time: yields
+    (the block's rows of bytes, the block's slice), or (None, slice) at the first block with a code point >= 256
+    (beyond Latin-1, where a byte would lose the character). ``out``: an n x width uint8 array the rows are written
+    to; without it each block is written to one reused buffer (for comparing, not keeping)."""
+    n, width = points.shape
+    step = _block_rows(width)
+    spare = np.empty((min(n, step), width), dtype=np.uint8) if out is None else None
+    for start in range(0, n, step):
+        block = slice(start, start + step)
+        source = points[block]
+        if source.max() > 255:
+            yield None, block
+            return
+        rows = out[block] if out is not None else spare[: len(source)]
+        np.copyto(rows, source, casting="unsafe")
+        yield rows, block
+
+
+def _same_text(points: np.ndarray, kept: bytearray) -> bool:
+    """Whether rows of code points (uint32, n x width) hold the same Latin-1 text as ``kept``, a recent call's rows
+    packed a byte per character: cast and compared (memcmp) a block at a time (``_text_blocks``)."""
+    n, width = points.shape
+    if len(kept) != n * width:
         return False
-    x, y = a.reshape(-1).view(np.uint8), b.reshape(-1).view(np.uint8)
-    whole = x.size // 8 * 8
-    return np.array_equal(x[:whole].view(np.uint64), y[:whole].view(np.uint64)) and np.array_equal(x[whole:], y[whole:])
+    for rows, block in _text_blocks(points):
+        if rows is None or not kept.startswith(memoryview(rows).cast("B"), block.start * width):
+            return False
+    return True
 
 
 #: The multiplier of ``_text_hash``: the 64-bit golden-ratio constant.

@@ -20,6 +20,7 @@ from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
 from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
+from planner.engines.allreduce_table import read_allreduce_table
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -56,7 +57,11 @@ def gpu_numbers(
         if not math.isnan(share) and (entry is None or entry.interconnect_efficiency is None):
             factors["interconnect_efficiency"] = share
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
+    table_row = math.nan  # the GPU's own measured all-reduce table (planner.engines.allreduce_table), if used
+    if eng.kernel_curves and uses_allreduce_table(eng):
+        table_row = read_allreduce_table().row(g.name)
     return {
+        "allreduce_table_row": table_row,
         **fabric,
         **factors,
         **kernels,
@@ -73,6 +78,14 @@ def gpu_numbers(
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
+
+
+def uses_allreduce_table(engine: EngineProfile) -> bool:
+    """Whether ``engine`` times all-reduces from the measured table (its ``allreduce_table``, or the run-wide
+    ``planner.engines.allreduce_table.DEFAULT_ON`` a benchmark script sets to compare)."""
+    from planner.engines import allreduce_table
+
+    return bool(engine.allreduce_table or allreduce_table.DEFAULT_ON) and engine.kernel_curves
 
 
 def gpu_kernel_factors(g: Gpu) -> dict[str, float]:
@@ -261,7 +274,10 @@ def _resolve_many(
     codes, gi, mi, numbers = _groups((gpu_cols if g else None, model_cols if md else None), numbers)
     if g:
         peak = _peak(gpu_cols, model_cols, gi, mi, codes) if md else np.nan
-        gpu_facts, limits = _facts(gpu_cols, gi, codes, (GpuFacts, EngineFacts), peak_flop_per_s=peak)
+        table = read_allreduce_table() if uses_allreduce_table(engine or engine_profile(None)) else None
+        gpu_facts, limits = _facts(
+            gpu_cols, gi, codes, (GpuFacts, EngineFacts), peak_flop_per_s=peak, allreduce_table=table
+        )
     if md:
         model_rec, precision = _facts(model_cols, mi, codes, (ModelFacts, PrecisionFacts))
     return Resolved(

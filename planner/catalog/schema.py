@@ -302,6 +302,21 @@ class LinearAttention(BaseModel):
         )
 
 
+#: The letters of a Mamba-2 hybrid's ``hybrid_override_pattern`` and the block each stands for.
+PATTERN_BLOCKS = {"M": "Mamba-2", "*": "attention", "-": "MLP", "E": "MoE"}
+_PATTERN_LETTERS = ", ".join(f"{letter} ({block})" for letter, block in PATTERN_BLOCKS.items())
+
+
+def _blocks(letter: str) -> property:
+    """A ``Mamba2`` property: how many blocks of one kind the pattern holds (the count of its letter)."""
+
+    def count(self: Mamba2) -> int:
+        return self.pattern.count(letter)
+
+    count.__doc__ = f"{PATTERN_BLOCKS[letter]} blocks: {letter!r} in the pattern."
+    return property(count)
+
+
 class Mamba2(BaseModel):
     """Mamba-2 hybrid layout (NVIDIA Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): one mixer or MLP per block.
 
@@ -314,9 +329,7 @@ class Mamba2(BaseModel):
 
     model_config = ENTRY_CONFIG
 
-    pattern: str = Field(
-        min_length=1, description="hybrid_override_pattern: M (Mamba-2), * (attention), - (MLP), E (MoE)"
-    )
+    pattern: str = Field(min_length=1, description=f"hybrid_override_pattern: {_PATTERN_LETTERS}")
     num_heads: PositiveInt = Field(description="mamba_num_heads")
     head_dim: PositiveInt = Field(description="mamba_head_dim")
     state_size: PositiveInt = Field(description="ssm_state_size (d_state)")
@@ -333,28 +346,17 @@ class Mamba2(BaseModel):
     @field_validator("pattern")
     @classmethod
     def _pattern(cls, v: str) -> str:
-        bad = sorted(set(v) - set("M*-E"))
+        bad = sorted(set(v) - PATTERN_BLOCKS.keys())
         if bad:
-            raise ValueError(f"pattern has {bad!r}; use M (Mamba-2), * (attention), - (MLP) and E (MoE) only")
+            raise ValueError(f"pattern has {bad!r}; use {_PATTERN_LETTERS} only")
         if "*" not in v:
             raise ValueError("pattern needs at least one attention block '*' (a pure Mamba model is not supported)")
         return v
 
-    @property
-    def mamba_layers(self) -> int:
-        return self.pattern.count("M")
-
-    @property
-    def attention_layers(self) -> int:
-        return self.pattern.count("*")
-
-    @property
-    def mlp_blocks(self) -> int:
-        return self.pattern.count("-")
-
-    @property
-    def moe_blocks(self) -> int:
-        return self.pattern.count("E")
+    mamba_layers = _blocks("M")
+    attention_layers = _blocks("*")
+    mlp_blocks = _blocks("-")
+    moe_blocks = _blocks("E")
 
     @property
     def inner_size(self) -> int:

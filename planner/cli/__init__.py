@@ -2,6 +2,11 @@
 
 Errors a user causes (``PlannerError``) become one line on stderr and exit code 2 (bad usage) or 1
 (failure); click's own usage errors exit 2. No traceback reaches the user.
+
+The outermost surface: may import every part, ``planner`` (its version), ``planner.api``, ``planner.options``,
+``planner.report``, ``planner.units``, ``planner.errors``, ``planner.model``, ``planner.catalog``,
+``planner.engines``, ``planner.serving``, ``planner.accuracy``, ``planner.io`` and the other surfaces
+(``planner.excel``, ``planner.export``, ``planner.workbook``); only ``python -m planner`` imports it.
 """
 
 from __future__ import annotations

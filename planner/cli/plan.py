@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace as dc_replace
 from pathlib import Path
 
 import click
@@ -15,9 +16,10 @@ from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
 from planner.model.parallel import PARALLELISMS
-from planner.options import option_doc
+from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, fewest_replicas
+from planner.serving.speculative import speculation_for
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
@@ -247,6 +249,16 @@ def plan_as_dict(p: Plan) -> dict:
     show_default=True,
     help="Gamma shape of the arrival gaps: 1 Poisson, below 1 burstier (vllm bench serve --burstiness).",
 )
+@click.option(
+    "--speculative-tokens",
+    type=click.IntRange(min=1),
+    help=f"With --rate: {SPECULATION_OPTIONS['speculative_tokens']}.",
+)
+@click.option(
+    "--acceptance-length",
+    type=click.FloatRange(min=1),
+    help=f"With --rate: {SPECULATION_OPTIONS['acceptance_length']}.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @catalog_option
 def plan_command(
@@ -262,6 +274,8 @@ def plan_command(
     tpot_target,
     percentile,
     burstiness,
+    speculative_tokens,
+    acceptance_length,
     **options,
 ):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type; with --rate, the fewest
@@ -273,27 +287,42 @@ def plan_command(
         planner plan --gpu H100 --model llama2-70b --context 8192
         planner plan --gpu H100 --model llama3.1-70b --context 4096 -w fp8 --gpus 4 \\
             --rate 60 --prompt-tokens 800 --output-tokens 400 --ttft-target 1.5 --tpot-target 0.05
+        planner plan --gpu H100 --model Qwen/Qwen3-8B --context 4096 -w fp8 --gpus 1 \
+            --rate 4 --prompt-tokens 233 --output-tokens 221 --speculative-tokens 3 --acceptance-length 2.7
     """
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
         raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load)")
+    if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
+        raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
-    sized = None
+    sized = spec = None
     if rate_per_s is not None:
+        spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         sized = fewest_replicas(
-            replica_of(p, cat, options.get("calibration")), prompt_tokens, output_tokens, rate_per_s,
+            dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec),
+            prompt_tokens, output_tokens, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
         )  # fmt: skip
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
+        if spec is not None:
+            out["under_load"]["speculative"] = {
+                "speculative_tokens": spec.draft_steps,
+                "acceptance_length": spec.acceptance_length,
+            }
         echo(json.dumps(out, indent=2))
     else:
-        echo(render_plan(p) + (render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens) if sized else ""))
+        text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec) if sized else ""
+        echo(render_plan(p) + text)
 
 
-def render_sizing(s: Sizing, p: Plan, rate_per_s: float, prompt_tokens: int, output_tokens: int) -> str:
-    """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them."""
+def render_sizing(
+    s: Sizing, p: Plan, rate_per_s: float, prompt_tokens: int, output_tokens: int, speculative=None
+) -> str:
+    """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
+    speculation it decodes with, if any)."""
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
@@ -306,6 +335,14 @@ def render_sizing(s: Sizing, p: Plan, rate_per_s: float, prompt_tokens: int, out
         "\n",
         f"Under load: {rate_per_s:g} requests/s of {prompt_tokens:,}-token prompts and {output_tokens:,}-token outputs, "
         "computed by planner's serving simulation (1,000 requests a replica)",
+        *(
+            [
+                f"  speculative decoding: {speculative.draft_steps} draft tokens a step, "
+                f"{speculative.acceptance_length:g} tokens emitted a step (as given; ITL is one step)"
+            ]
+            if speculative is not None
+            else []
+        ),
         f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {s.replicas * p.gpus:,} GPUs, "
         f"{s.rate_per_replica_s:.3g} requests/s each",
         f"  TTFT p50 / p95 / p99   {spread(r.ttft_s)}",

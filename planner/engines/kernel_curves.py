@@ -47,6 +47,7 @@ KERNEL_FIELDS = {
     "prefill_attention_floor_s": 0.0,
     "moe_floor_s": 0.0,
     "moe_floor_per_doubling_s": 0.0,
+    "moe_gemm_half_width": 0.0,
 }
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
 #: kernels: (at one token, per doubling of the tokens up to 8), seconds: least squares of the floor against log2 of
@@ -62,6 +63,19 @@ MOE_FLOORS = {
 #: the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for (27-43 us per layer at 1-8 tokens over GPUs and
 #: kernels: fp8 block, bf16, mxfp4), which ``moe_floor_note`` states.
 MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
+#: The expert width per GPU (MoE intermediate / TP) at which vLLM's Triton grouped GEMM runs at half the GPU's dense
+#: GEMM FLOP rate (``planner.model.operators.expert_layers_time_s``: rate x w / (w + w0)), per GPU with measured
+#: large-token MoE calls: least squares in log space over aiconfigurator 0.12.0's vLLM 0.24.0 fused-MoE calls of
+#: 1,024-16,384 tokens (``planner.engines.kernel_floor.moe_gemm_half_width``, re-derived by tests/test_moe_gemm_rate.py;
+#: catalogs/reference/moe_large_tokens_aic.csv, 1,089 calls: median |error| of those calls 41% -> 18% on both GPUs).
+#: Qwen3-235B at TP 4 (w = 384) then computes at 37% of the dense rate, Mixtral-8x7B at TP 2 (w = 7,168) at 92%.
+MOE_GEMM_HALF_WIDTHS = {
+    "H100 SXM 80GB": 656.0,
+    "H200 SXM 141GB": 593.0,
+}
+#: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
+#: that make narrow experts slow are the kernel's on every GPU; not measured beyond Hopper.
+MOE_GEMM_HALF_WIDTH_UNMEASURED = 624.5
 MOE_FLOOR_MEASURED_RANGE_S = (27e-6, 43e-6)
 MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
@@ -112,6 +126,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
+        "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
         **allreduce_factors(gpu, row, g),
     }
 

@@ -98,3 +98,65 @@ def moe_floor_line(gpu: str, path: str | Path | None = None, catalog: Catalog | 
     a = np.array([[1.0, np.log2(t)] for t in points])
     at_one, per_doubling = np.linalg.lstsq(a, np.array(list(points.values())), rcond=None)[0]
     return float(at_one), float(per_doubling)
+
+
+#: The large-token fused-MoE calls (1,024-16,384 tokens) ``moe_gemm_half_width`` is fitted to, written by
+#: ``bench/moe_large_tokens.py --write`` from the same aiconfigurator 0.12.0 vLLM 0.24.0 database.
+LARGE_TOKENS_FILE_NAME = "moe_large_tokens_aic.csv"
+#: Kernel dtypes whose math is 8-bit (the fp8 GEMM curve); bf16 and gpt-oss's w4a16 mxfp4 compute in bf16.
+FP8_MATH_DTYPES = ("fp8_block", "fp8")
+
+
+def moe_gemm_half_width(
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None
+) -> tuple[float, float, float]:
+    """(half width, median |error| before, after): the expert width per GPU ``w0`` at which vLLM's grouped GEMM
+    runs at half the GPU's dense GEMM FLOP rate, fitted to its measured fused-MoE calls of 1,024-16,384 tokens.
+
+    Form (``planner.model.operators.expert_layers_time_s``): latency = MoE floor at 8 tokens + max(expert bytes /
+    GEMM byte rate, FLOPs / (GEMM FLOP rate x w / (w + w0))), w = MoE width / TP, expert bytes = experts touched
+    (E (1 - (1 - k/E)^T)) x 3 x hidden x w x B/weight, FLOPs = 2 T k 3 hidden w; the GEMM rates and floor are the
+    GPU's kernel curves (``planner.engines.kernel_curves``). ``w0`` minimises the squared log error (scipy's
+    bounded scalar minimiser over 1-100,000). Why: the Triton kernel tiles each expert's rows (T k / E, padded to
+    its block) and its w columns; a narrow expert gives the GPU few, short tiles (Qwen3-235B at TP 4: w = 384),
+    so a grouped GEMM at thousands of tokens reaches 36-52% of a dense GEMM's rate where wide experts (Mixtral at TP 2,
+    w = 7,168) reach ~80% (the measured rates, ``bench/moe_large_tokens.py``).
+    """
+    import math
+
+    from scipy.optimize import minimize_scalar
+
+    from planner.engines.kernel_curves import MOE_FLOORS, MOE_FLOOR_UNMEASURED, kernel_factors
+
+    cat = catalog or default_catalog()
+    g = cat.gpu(gpu)
+    f = kernel_factors(g, cat)
+    byte_rate = g.hbm_bandwidth_bytes_per_s * f["gemm_bandwidth_efficiency"]
+    fp8_rate = g.peak_flop_per_s["fp8"] * f["gemm_fp8_flop_efficiency"]
+    bf16_rate = g.peak_flop_per_s["bf16"] * f["gemm_flop_efficiency"]
+    at_one, per_doubling = MOE_FLOORS.get(gpu, MOE_FLOOR_UNMEASURED)
+    floor_s = at_one + 3.0 * per_doubling  # the floor held at 8 tokens (step_overhead_s)
+    with Path(path or shipped_catalog_dir() / "reference" / LARGE_TOKENS_FILE_NAME).open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["gpu"] == gpu]
+    if not rows:
+        raise ValueError(f"no large-token fused-MoE measurements for {gpu}")
+    t, h, i, k, e, tp = (np.array([float(r[c]) for r in rows]) for c in
+                         ("tokens", "hidden_size", "inter_size", "topk", "num_experts", "tp_size"))  # fmt: skip
+    width = i / tp
+    bpp = np.array([DTYPE_BYTES[r["dtype"]] for r in rows])
+    rate = np.array([fp8_rate if r["dtype"] in FP8_MATH_DTYPES else bf16_rate for r in rows])
+    touched = -e * np.expm1(t * np.log1p(-k / e))
+    memory_s = touched * 3.0 * h * width * bpp / byte_rate
+    compute_s = 2.0 * t * k * 3.0 * h * width / rate
+    measured_s = np.array([float(r["latency_ms"]) * 1e-3 for r in rows])
+
+    def predicted(w0: float) -> np.ndarray:
+        return floor_s + np.maximum(memory_s, compute_s * (width + w0) / width)
+
+    def loss(log_w0: float) -> float:
+        return float(np.sum(np.log(predicted(math.exp(log_w0)) / measured_s) ** 2))
+
+    w0 = math.exp(minimize_scalar(loss, bounds=(0.0, math.log(1e5)), method="bounded").x)
+    before = float(np.median(np.abs(floor_s + np.maximum(memory_s, compute_s) - measured_s) / measured_s))
+    after = float(np.median(np.abs(predicted(w0) / measured_s - 1.0)))
+    return w0, before, after

@@ -182,8 +182,20 @@ def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=No
 def _under_load(name: str, doc: str):
     """A percentile function of the family: the same arguments, its own Spec (``planner.serving.load``)."""
 
-    def f(gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None):
+    def f(
+        gpu,
+        model,
+        rate_per_s,
+        prompt_tokens,
+        output_tokens,
+        gpus=None,
+        weight_precision=None,
+        kv_precision=None,
+        speculative_tokens=None,
+        acceptance_length=None,
+    ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
+        args += (speculative_tokens, acceptance_length)
         return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name

@@ -54,7 +54,7 @@ from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
 from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
 from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
-from planner.options import option_doc
+from planner.options import SPECULATION_OPTIONS, option_doc
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
@@ -389,6 +389,10 @@ UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), r
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
 OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256", tokens=True)
+SPEC_TOKENS = Param(
+    "speculative_tokens", "number", SPECULATION_OPTIONS["speculative_tokens"], required=False, tokens=True
+)
+ACCEPTANCE = Param("acceptance_length", "number", SPECULATION_OPTIONS["acceptance_length"], required=False)
 
 SPECS: dict[str, Spec] = {
     s.name: s
@@ -442,7 +446,7 @@ SPECS: dict[str, Spec] = {
             Spec(
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
-                (GPU, MODEL, RATE, PROMPT, OUTPUT, GPUS, WEIGHTS, KV),
+                (GPU, MODEL, RATE, PROMPT, OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE),
                 scale=1e3,
             )
             for metric in ("ttft", "tpot")

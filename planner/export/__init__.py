@@ -5,6 +5,10 @@
 
 ``review`` computes (through ``planner.api`` and ``planner.export.sizing``); ``tables`` lays the review out as plain
 tables; ``xlsx``, ``csvout``, ``markdown`` and ``pdf`` each render bytes; ``files`` writes them atomically.
+
+May import ``planner`` (its version), ``planner.api``, ``planner.serving``, ``planner.accuracy``,
+``planner.engines``, ``planner.catalog``, ``planner.model``, ``planner.io``, ``planner.units``,
+``planner.errors`` and the what-if workbook's Inputs reader (``planner.workbook``); nothing of the core imports it.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.load import PERCENTILES, Replica
+from planner.serving.speculative import speculation_for
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
@@ -223,23 +224,10 @@ def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> 
 
 
 def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.Replica:
-    """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target.
-
-    Prompts share the replica's time with decode, so the largest batch meeting the target is not always best:
-    a smaller, faster batch leaves more time for prompts. Ties go to the larger batch.
-    """
-    curve = np.asarray(c.tpot_by_batch_s, dtype=float)
-    batches = np.arange(1, len(curve) + 1, dtype=float)
-    rates = sizing.max_rate_per_replica(
-        c.ttft_mean_s,
-        workload.output_tokens_mean,
-        np.nan_to_num(curve, nan=np.inf),
-        np.where(np.isfinite(curve), batches, 0.0),
-        tpot_goal_s,
-        ttft_s=c.ttft_mean_s,
-    )
-    i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
-    return sizing.Replica(c.gpus_per_replica, float(batches[i]), float(curve[i]), c.ttft_high_s, c.ttft_mean_s)
+    """The batch (its KV fits) that lets one replica take the most requests per second at the TPOT target
+    (``sizing.best_batch``)."""
+    b, tpot_s = sizing.best_batch(c.tpot_by_batch_s, c.ttft_mean_s, workload.output_tokens_mean, tpot_goal_s)
+    return sizing.Replica(c.gpus_per_replica, float(b), tpot_s, c.ttft_high_s, c.ttft_mean_s)
 
 
 def evaluate(
@@ -337,7 +325,10 @@ def evaluate(
     peak, avg = _rates(workload, rep)
     sim = None
     if workload.sizing == "simulated":
-        replica = Replica(gpu.name, mdl.name, kept.gpus_per_replica, engine=eng, catalog=catalog, **precisions)
+        spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
+        replica = Replica(
+            gpu.name, mdl.name, kept.gpus_per_replica, engine=eng, catalog=catalog, speculative=spec, **precisions
+        )
         try:
             sim = _simulated(workload, replica, rep, peak, (common["ttft_goal_s"], tpot_goal))
         except PlannerError as exc:  # no fleet meets the targets under load: the option says why

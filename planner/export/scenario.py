@@ -27,6 +27,7 @@ from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
+from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import parse_seconds, parse_token_count
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
@@ -273,6 +274,12 @@ class _OptionFields(BaseModel):
         le=64,
         description="use exactly this tensor-parallel group (default: try 1, 2, 4, 8 up to max_gpus_per_replica)",
     )
+    speculative_tokens: int | None = Field(
+        default=None, ge=1, le=64, description=SPECULATION_OPTIONS["speculative_tokens"]
+    )
+    acceptance_length: float | None = Field(
+        default=None, ge=1, le=65, description=SPECULATION_OPTIONS["acceptance_length"]
+    )
 
 
 class Defaults(_OptionFields):
@@ -384,6 +391,24 @@ class Scenario(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> Scenario:
+        for o in self.option:  # speculative decoding: both settings, and the simulation that models it
+            given = (o.speculative_tokens is not None, o.acceptance_length is not None)
+            if any(given) and not all(given):
+                missing = "acceptance_length" if given[0] else "speculative_tokens"
+                raise ValueError(
+                    f"option {o.name or o.gpu + ' ' + o.model!r}: speculative decoding needs speculative_tokens and "
+                    f"acceptance_length; {missing} is missing ({SPECULATION_OPTIONS[missing]})"
+                )
+            if all(given) and o.acceptance_length > o.speculative_tokens + 1:
+                raise ValueError(
+                    f"option {o.name or o.gpu + ' ' + o.model!r}: acceptance_length {o.acceptance_length:g} is more "
+                    f"than speculative_tokens + 1 ({o.speculative_tokens + 1}), the most a step can emit"
+                )
+            if all(given) and self.workload.sizing != "simulated":
+                raise ValueError(
+                    f"option {o.name or o.gpu + ' ' + o.model!r}: speculative decoding is modelled only by the "
+                    'serving simulation; set [workload] sizing = "simulated"'
+                )
         names = [o.name for o in self.option]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

@@ -113,6 +113,28 @@ def max_rate_per_replica(
     return np.where(np.isfinite(x) & (x > 0) & (b > 0) & (t <= target), x, 0.0)
 
 
+def best_batch(
+    tpot_by_batch_s: ArrayLike, prompt_s: float, output_tokens: float, tpot_target_s: float
+) -> tuple[int, float]:
+    """The batch (1-based index into ``tpot_by_batch_s``, NaN where its KV cache does not fit) at which one replica
+    takes the most requests per second meeting the TPOT target, and its TPOT: ``max_rate_per_replica`` with each
+    prompt holding the replica for ``prompt_s`` (its TTFT too). Prompts share the replica's time with decode, so the
+    largest batch meeting the target is not always best: a smaller, faster batch leaves more time for prompts. Ties go
+    to the larger batch; with no target (inf) that is the largest batch that fits."""
+    curve = _f(tpot_by_batch_s)
+    batches = np.arange(1, len(curve) + 1, dtype=float)
+    rates = max_rate_per_replica(
+        prompt_s,
+        output_tokens,
+        np.nan_to_num(curve, nan=np.inf),
+        np.where(np.isfinite(curve), batches, 0.0),
+        tpot_target_s,
+        ttft_s=prompt_s,
+    )
+    i = int(len(rates) - 1 - np.argmax(rates[::-1]))  # the largest batch among the best
+    return int(batches[i]), float(curve[i])
+
+
 def effective_tpot(tpot_s: ArrayLike, rate_per_replica: ArrayLike, ttft_s: ArrayLike) -> np.ndarray:
     """TPOT a user sees when the replica also processes prompts: TPOT / (1 - rate per replica x TTFT)."""
     busy = _f(rate_per_replica) * _f(ttft_s)

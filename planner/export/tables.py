@@ -256,12 +256,19 @@ def not_evaluated(review: Review) -> list[str]:
     return [f"{lv.name}: {lv.note} ({lv.change})" for lv in review.levers if lv.result is None]
 
 
+def planned_peak(review: Review) -> tuple[float, str]:
+    """(the peak traffic the fleet is planned for, its unit): today's peak x (1 + growth over the horizon), in
+    requests/s for a workload given by rate, else in concurrent requests."""
+    w = review.scenario.workload
+    if w.by_rate:
+        return w.peak_requests_per_s * w.growth_factor, "requests/s"
+    return w.peak_concurrent_requests * w.growth_factor, "concurrent requests"
+
+
 def sensitivity_table(review: Review) -> Table:
     """The recommended option at traffic -x, as planned and +x: GPUs, monthly cost, and the cheapest option there."""
     x = review.scenario.traffic_change
-    w = review.scenario.workload
-    unit = "requests/s" if w.by_rate else "concurrent requests"
-    peak = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
+    peak, unit = planned_peak(review)
     rec = review.recommended
     meeting = [r for r in review.results if r.meets]
     cols = (
@@ -294,10 +301,8 @@ def charted(review: Review) -> list[Result]:
 
 def sweep_table(review: Review) -> Table:
     """Monthly cost and GPUs of the charted options over a range of peak traffic (the charts' data)."""
-    w = review.scenario.workload
-    peak = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
+    peak, unit = planned_peak(review)
     meeting = charted(review)
-    unit = "requests/s" if w.by_rate else "concurrent requests"
     cols = (
         Column(f"Peak traffic ({unit})", "x", "peak"),
         *[Column(f"{r.option.name}: monthly cost", "usd", f"monthly_{i}") for i, r in enumerate(meeting)],

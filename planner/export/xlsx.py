@@ -42,6 +42,7 @@ from planner.export.tables import (
     levers_table,
     not_evaluated,
     options_table,
+    planned_peak,
     select,
     sensitivity_table,
     sweep_table,
@@ -412,8 +413,7 @@ def _charts(book: _Book) -> None:
     rows = len(table.rows)
     n_opt = (len(table.columns) - 1) // 2
     names = [r.option.name for r in charted(review)]
-    w = review.scenario.workload
-    planned = (w.peak_requests_per_s if w.by_rate else w.peak_concurrent_requests) * w.growth_factor
+    planned, _ = planned_peak(review)
 
     ws = book.sheet("Charts", "Monthly cost and GPUs against peak traffic", None)
     left_out = [r.option.name for r in review.results if r.meets and r not in charted(review)]

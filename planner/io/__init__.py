@@ -9,5 +9,5 @@
 - ``xlsx_values``: a saved xlsx's formula cells given the values readers show.
 - ``heap``: glibc's malloc thresholds for large sweeps.
 
-Imports nothing from planner but ``planner.errors``.
+May import ``planner.errors`` only.
 """

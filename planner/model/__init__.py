@@ -10,6 +10,8 @@
 
 ``planner.api`` turns GPU, model and precision names into these facts, broadcasts and shapes the results;
 docs/model.md lists every quantity with its function and formula.
+
+May import ``planner.errors`` and ``planner.units`` only: nothing of the catalog, the engines or a surface.
 """
 
 from planner.model.decode import (

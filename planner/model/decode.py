@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.model import operators, ops
+from planner.model.collectives import table_allreduce_time_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
 from planner.model.roofline import compute_time_s, memory_time_s
@@ -45,16 +46,28 @@ def params_per_token(model: ModelFacts) -> ArrayLike:
     return model.params_read_per_step + model.moe_layers * model.experts_per_token * model.params_per_expert_layer
 
 
-def allreduce_time_s(gpu: GpuFacts, limits: EngineFacts, message_bytes: ArrayLike, gpus: ArrayLike) -> ArrayLike:
+def allreduce_time_s(
+    gpu: GpuFacts, limits: EngineFacts, message_bytes: ArrayLike, gpus: ArrayLike, tokens: ArrayLike = 1.0
+) -> ArrayLike:
     """One ring all-reduce: latency + 2 (g-1)/g x message / (link bandwidth x achieved fraction); 0 on one GPU.
 
     Within the fabric domain (g <= domain GPUs: NVLink on HGX, a bridged pair on H100 NVL) the fabric's latency and
-    bandwidth; a larger group runs at PCIe's (NCCL's ring is as fast as its slowest link).
+    bandwidth; a larger group runs at PCIe's (NCCL's ring is as fast as its slowest link). Where the engine reads
+    the measured table (``limits.allreduce_table``, the GPU's row ``limits.allreduce_table_row``), a group in the
+    fabric domain takes the table's time instead (``planner.model.collectives.table_allreduce_time_s``): measured
+    inside a CUDA graph for a step of at most ``operators.CUDA_GRAPH_MAX_BATCH`` tokens (vLLM's largest captured
+    size), outside one (eager) for a longer step; the form stands where the table has no value.
     """
     within = gpus <= gpu.interconnect_domain_gpus
     link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
     latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
     t = latency + message_bytes * (2.0 * (gpus - 1.0) / gpus / link)
+    row = limits.allreduce_table_row
+    if limits.allreduce_table is not None and not (type(row) is float and row != row):
+        graph = np.asarray(tokens) <= operators.CUDA_GRAPH_MAX_BATCH
+        measured = table_allreduce_time_s(limits.allreduce_table, row, message_bytes, gpus, graph)
+        t = np.where(np.asarray(within) & np.isfinite(measured), measured, t)
+        t = float(t) if t.ndim == 0 else t
     return ops.where(gpus > 1, t, 0.0)
 
 
@@ -62,7 +75,7 @@ def tp_communication_s(
     model: ModelFacts, gpu: GpuFacts, limits: EngineFacts, tokens: ArrayLike, gpus: ArrayLike
 ) -> ArrayLike:
     """Two all-reduces per layer (after attention and after the MLP) of tokens x hidden 16-bit activations."""
-    return 2.0 * model.num_layers * allreduce_time_s(gpu, limits, tokens * (model.hidden_size * 2.0), gpus)
+    return 2.0 * model.num_layers * allreduce_time_s(gpu, limits, tokens * (model.hidden_size * 2.0), gpus, tokens)
 
 
 def step_overhead_s(model: ModelFacts, limits: EngineFacts, tokens: ArrayLike = 1.0) -> ArrayLike:

@@ -6,6 +6,7 @@ one scenario or a million. ``planner.catalog.resolve`` fills them from the catal
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 from typing import Any, Literal, Protocol
 
@@ -116,6 +117,11 @@ class EngineFacts:
     moe_floor_per_doubling_s: ArrayLike  # its growth per doubling of the tokens in the call, measured up to 8
     # 1: decode attention reads each KV head once per query head (TensorRT-LLM's masked MHA before XQA); 0: once
     decode_kv_reads_per_query_head: ArrayLike
+    # -- measured all-reduce table (planner.model.collectives): the GPU's row in it, NaN: the latency + bandwidth form
+    allreduce_table_row: ArrayLike = math.nan
+    allreduce_table: Any = None  # an AllReduceTable shared by every scenario, or None
+    # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
+    moe_gemm_half_width: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):

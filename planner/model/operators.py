@@ -135,6 +135,22 @@ def expert_weight_bytes(model: ModelFacts, precision: PrecisionFacts, touched: A
     return model.moe_layers * model.params_per_expert_layer * precision.expert_bytes_per_param * touched
 
 
+def grouped_gemm_flop_fraction(limits: EngineFacts, expert_width: ArrayLike) -> ArrayLike:
+    """The grouped GEMM's FLOP rate over a dense GEMM's: w / (w + w0), w = one expert's width on one GPU (MoE
+    intermediate / TP; whole under expert parallelism), w0 = ``limits.moe_gemm_half_width`` (0, or a dense model's
+    w = 0: 1, the dense rate).
+
+    vLLM's Triton fused-MoE kernel tiles each expert's rows and its w columns; narrow experts give short tiles,
+    so at thousands of tokens its measured rate is 36-52% of a dense GEMM's for w = 256-768 and ~80% for w = 7,168
+    (``planner.engines.kernel_curves.MOE_GEMM_HALF_WIDTHS``, fitted to aiconfigurator's measured calls).
+    """
+    w0 = limits.moe_gemm_half_width
+    if type(w0) in (float, int) and type(expert_width) in (float, int):  # one scenario
+        return expert_width / (expert_width + w0) if expert_width > 0 and w0 > 0 else 1.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return ops.where((expert_width > 0) & (w0 > 0), expert_width / (expert_width + w0), 1.0)
+
+
 def expert_layers_time_s(
     gpu: GpuFacts,
     limits: EngineFacts,
@@ -143,14 +159,19 @@ def expert_layers_time_s(
     tokens: ArrayLike,
     flop_efficiency: ArrayLike,
     gpus: ArrayLike,
+    expert_width: ArrayLike | None = None,
 ) -> ArrayLike:
-    """The MoE layers' grouped GEMMs: the touched experts' bytes once, 2 x tokens x top-k x params per expert FLOPs.
+    """The MoE layers' grouped GEMMs: the touched experts' bytes once, 2 x tokens x top-k x params per expert FLOPs
+    at the GEMM curve's FLOP rate x ``grouped_gemm_flop_fraction`` (narrow experts compute slower than a dense GEMM).
 
     Each expert runs at the tokens routed to it (tokens x k / experts touched), so the intensity is that of those
     rows; the call's kernel floor is the engine's per-MoE-layer time (``step_overhead_s``). 0 for dense models.
+    ``expert_width``: one expert's width on one GPU; default the tensor-parallel split, MoE width / ``gpus``.
     """
     flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
-    return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency, gpus)
+    width = model.expert_split_width / gpus if expert_width is None else expert_width
+    fraction = grouped_gemm_flop_fraction(limits, width)
+    return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency * fraction, gpus)
 
 
 def attention_peak_flop_per_s(gpu: GpuFacts) -> ArrayLike:
@@ -247,6 +268,8 @@ def forward_kernels_time_s(
     (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``)."""
     flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
     dense_gpus = gpus if dense_gpus is None else dense_gpus
+    # the data-parallel forms hold whole experts on each GPU (expert parallelism): one expert's full width
+    expert_width = None if expert_rows is None else model.expert_split_width
     expert_gpus, expert_rows = gpus, rows if expert_rows is None else expert_rows
     attention_gpus = gpus if attention_gpus is None else attention_gpus
     dense_rows = rows
@@ -265,7 +288,9 @@ def forward_kernels_time_s(
         + (
             0.0
             if no_experts
-            else expert_layers_time_s(gpu, limits, expert_bytes, model, expert_rows, flop_efficiency, expert_gpus)
+            else expert_layers_time_s(
+                gpu, limits, expert_bytes, model, expert_rows, flop_efficiency, expert_gpus, expert_width
+            )
         )
         + attention_time_s(
             gpu,

@@ -6,6 +6,7 @@
 - ``load``: latency under load for one replica (arrivals, length distributions, percentiles of TTFT/TPOT/ITL).
 - ``approx``: a closed-form approximation of ``load`` over arrays of rates, for sweeps and first guesses.
 - ``fleet``: the fewest replicas whose simulated percentiles meet the targets.
+- ``speculative``: speculative decoding's step (draft passes and a verify pass) and the acceptance length it emits.
 
 May import ``planner.api`` (a run's steps are its ``decode_step`` and ``prefill``) and its argument checks
 (``planner.checks``, ``planner.deploy``, ``planner.options``), ``planner.model``,

@@ -18,7 +18,9 @@ Mean field, for Poisson arrivals at rate x of requests of P prompt and O output 
     TTFT       the rest of the step it arrives in (uniform: q x tau), its prefill (step(B, C, P), or in chunks of the
                budget left beside the decodes, K - B tokens a step), and the wait for the budget: an M/D/1 queue of
                prompts, service S = P / (K - B) x step(B, C, K - B), load rho = x S, wait percentile
-               S / (2 (1 - rho)) x ln(rho / (1 - q)) (exponential tail, P(wait > 0) = rho).
+               S / (2 (1 - rho)) x ln(rho / (1 - q)) (exponential tail, P(wait > 0) = rho). An engine that
+               schedules a step ahead (``overlap``: TensorRT-LLM 1.x, SGLang from 0.4, ``planner.serving.load.
+               overlap_scheduling``) admits it one step later: + tau.
 
 Beyond capacity (rho >= 1, or the slots full) every figure is infinite: the queue grows without bound.
 """
@@ -70,11 +72,16 @@ def approximate_load(
     output_tokens: float,
     rate_per_s: np.ndarray,
     percentile: float,
+    overlap: bool = False,
+    tokens_per_step: float = 1.0,
 ) -> dict[str, np.ndarray]:
     """TTFT and TPOT at ``percentile`` (0-100), seconds, and the mean decoding batch, for each rate (module
-    docstring); infinite beyond capacity."""
+    docstring; ``overlap``: the engine schedules a step ahead); infinite beyond capacity. ``tokens_per_step`` a > 1:
+    speculative decoding (``table`` in steps, ``planner.serving.speculative.speculative_table``): a request decodes
+    for (O - 1) / a steps, and TPOT is the per-step figure / a."""
     x = np.asarray(rate_per_s, dtype=float)
-    p, o = float(prompt_tokens), max(float(output_tokens), 1.0)
+    a = max(float(tokens_per_step), 1.0)
+    p, o = float(prompt_tokens), 1.0 + (max(float(output_tokens), 1.0) - 1.0) / a
     ctx = p + o / 2.0
     slots = float(min(scheduler.max_num_seqs, len(table.decode_lo_s)))
     budget = float(scheduler.max_num_batched_tokens)
@@ -100,12 +107,12 @@ def approximate_load(
     rho = x * service
     with np.errstate(divide="ignore", invalid="ignore"):
         wait = np.where(rho > 1 - q, service / (2 * (1 - rho)) * np.log(rho / (1 - q)), 0.0)
-    ttft = q * tau + own + wait
+    ttft = q * tau + own + wait + (tau if overlap else 0.0)
     over = (rho >= 1) | (x * (o - 1.0) * tau > slots) | (x * tau * p > left)
     inf = np.inf
     return {
         "ttft_s": np.where(over, inf, ttft),
-        "tpot_s": np.where(over, inf, tpot),
+        "tpot_s": np.where(over, inf, tpot / a),
         "batch": np.where(over, inf, batch),
     }
 
@@ -117,7 +124,18 @@ def approximate_percentiles(
     replica at each rate of ``rates_per_s`` (one deployment, every rate at once); infinite beyond capacity. The
     approximation of the module docstring, TTFT with the replica's front-end time (``Replica.frontend_s``) added;
     ``planner.serving.load.latency_under_load`` simulates one rate."""
+    from planner.serving.load import overlap_scheduling  # at call, as ``Replica`` above (type checking only)
+
     setup = replica.setup(prompt_tokens, output_tokens)
     rates = np.asarray(rates_per_s, dtype=float)
-    out = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile)
+    out = approximate_load(
+        setup.table,
+        setup.scheduler,
+        prompt_tokens,
+        output_tokens,
+        rates,
+        percentile,
+        overlap_scheduling(replica),
+        tokens_per_step=replica.tokens_per_step,
+    )
     return out | {"ttft_s": out["ttft_s"] + float(replica.frontend_s)}

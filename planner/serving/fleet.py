@@ -16,7 +16,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError
 from planner.serving.approx import approximate_load
-from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load
+from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load, overlap_scheduling
 
 
 @dataclass(frozen=True)
@@ -65,7 +65,16 @@ def fewest_replicas(
 
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
-    a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile)
+    a = approximate_load(
+        setup.table,
+        setup.scheduler,
+        prompt_tokens,
+        output_tokens,
+        rate / ks,
+        percentile,
+        overlap_scheduling(replica),
+        tokens_per_step=replica.tokens_per_step,
+    )
     ok = (a["ttft_s"] + replica.frontend_s <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
     # below the approximation's capacity a finite run can look fine while its queue grows without bound: those
@@ -105,7 +114,9 @@ def sweep_within_capacity(
         raise InvalidInputError(f"rates {rates_per_s!r} must be positive finite numbers of requests per second")
     setup = replica.setup(prompt_tokens, output_tokens)
     # which rates are past capacity does not depend on the percentile asked (``approximate_load``'s ``over``)
-    a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, PERCENTILES[-1])
+    a = approximate_load(
+        setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, PERCENTILES[-1], replica.tokens_per_step
+    )
     return [
         latency_under_load(replica, prompt_tokens, output_tokens, rate_per_s=float(r), burstiness=burstiness)
         if stable

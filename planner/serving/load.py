@@ -13,6 +13,8 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
   with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
 - **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
+- **Speculative decoding.** ``Replica.speculative`` (``planner.serving.speculative``): each decode step drafts,
+  verifies and emits the acceptance length's tokens per sequence, streamed as one chunk.
 - **Front end.** ``frontend_s``: each request's time outside the engine (HTTP, chat template, tokenizing,
   detokenizing), added to its TTFT and latency; a replica's default is ``FRONTEND_S``, fitted on published runs.
 
@@ -31,12 +33,15 @@ from typing import Any
 
 import numpy as np
 
+from planner import api
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
-from planner.errors import InvalidInputError
+from planner.engines.profiles import engine_profile
+from planner.errors import InvalidInputError, PlannerError
 from planner.model import failures
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
 from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
+from planner.serving.speculative import speculation_for, speculative_table
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -210,7 +215,7 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
 #: published median TTFT at each sweep's lightest load minus the simulated one, over the 9 (engine, source) pairs of
 #: ``catalogs/reference/load_public.csv`` (``planner.accuracy.frontend``, which judges it leaving each source out;
 #: ``python bench/frontend_fit.py`` re-derives it, and a test checks it matches).
-FRONTEND_S = 0.0313
+FRONTEND_S = 0.0218
 
 #: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
 VLLM_BLOCK_TOKENS = 16
@@ -236,7 +241,8 @@ class Replica:
     """What serves the load: one replica of ``model`` on ``gpus`` x ``gpu`` (None: the smallest group that holds a
     request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
     ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
-    ``frontend_s`` seconds outside the engine (``FRONTEND_S``)."""
+    ``frontend_s`` seconds outside the engine (``FRONTEND_S``), decoding speculatively when ``speculative`` says how
+    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step)."""
 
     gpu: Any
     model: Any
@@ -250,6 +256,12 @@ class Replica:
     calibration: Any = None
     catalog: Any = None
     frontend_s: float = FRONTEND_S
+    speculative: Any = None
+
+    @property
+    def tokens_per_step(self) -> float:
+        """Output tokens a decode step emits per sequence: the acceptance length when speculating, else 1."""
+        return float(self.speculative.acceptance_length) if self.speculative is not None else 1.0
 
     def setup(
         self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
@@ -272,7 +284,11 @@ class Replica:
                 f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
                 "not one fits"
             )
-        return setups[0]
+        if self.speculative is None:
+            return setups[0]
+        target_bytes = float(api.weight_bytes(self.model, precision=self.weight_precision, catalog=self.catalog))
+        table = speculative_table(setups[0].table, self.speculative, self.speculative.draft_bytes / target_bytes)
+        return replace(setups[0], table=table)
 
 
 def latency_under_load(
@@ -290,6 +306,7 @@ def latency_under_load(
     frontend_s: float | None = None,
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
+    stream_stall_s: float = 0.0,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
@@ -297,7 +314,14 @@ def latency_under_load(
     trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
     ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
-    while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more.
+    while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more; an
+    engine that does so by default (``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x, SGLang from 0.4) always does.
+    ``stream_stall_s``: how long the server's front end holds the running requests' token streams while it prepares
+    each new request (``simulate`` says how it enters ITL; 0: never). vLLM's API server prepares a request in the
+    process and event loop that stream the others' tokens (``vllm/v1/engine/async_llm.py``, ``AsyncLLM.generate``:
+    "A separate output_handler loop runs in a background AsyncIO task", pulling outputs from EngineCore, a separate
+    process whose steps go on), so up to its front-end time; not on by default: the front-end time differs between
+    servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints both).
     ``scheduler_steps``: decode steps per schedule (vLLM V0 ``--num-scheduler-steps``; ``simulate`` says how).
     ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
     """
@@ -309,6 +333,9 @@ def latency_under_load(
     front = float(replica.frontend_s if frontend_s is None else frontend_s)
     if not 0.0 <= front < math.inf:
         raise InvalidInputError(f"frontend_s {frontend_s!r} is not a finite number of seconds of 0 or more")
+    stall = float(stream_stall_s)
+    if not 0.0 <= stall < math.inf:
+        raise InvalidInputError(f"stream_stall_s {stream_stall_s!r} is not a finite number of seconds of 0 or more")
     arrivals = None
     if arrivals_s is not None:
         arrivals = np.sort(np.asarray(arrivals_s, dtype=float).ravel())
@@ -330,7 +357,8 @@ def latency_under_load(
     sent = arrivals + front if arrivals is not None else None
     key = RunKey.of(
         setup, prompt_tokens, output_tokens, lengths, sent,
-        cached_fraction=hit, frontend_s=front, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps,
+        cached_fraction=hit, frontend_s=front, async_scheduling=async_scheduling or overlap_scheduling(replica),
+        scheduler_steps=scheduler_steps, stream_stall_s=stall, tokens_per_step=replica.tokens_per_step,
     )  # fmt: skip
     result = simulated_run(key)
     if result is None:
@@ -339,6 +367,38 @@ def latency_under_load(
             "shorten the requests"
         )
     return result
+
+
+#: Engines whose scheduler prepares step n + 1 while step n runs, by default (a request arriving at a busy engine
+#: joins the second step that starts after it: ``simulate``'s ``async_scheduling``). TensorRT-LLM's PyTorch backend
+#: (1.0 and later): "At step n, the system launches GPU computation for step n+1 without waiting for CPU tasks (e.g.,
+#: stop criteria checks) from step n to complete ... Enabled by default. To disable, set
+#: disable_overlap_scheduler=True" (Overlap Scheduler, https://nvidia.github.io/TensorRT-LLM/latest/torch/features/
+#: overlap_scheduler.html; docs/source/features/overlap-scheduler.md in the 1.0 documentation, 2025-09-09). Its 0.x
+#: TensorRT engines ("tensorrt-llm-0") are not included. SGLang from 0.4 (its profiles "sglang-0.4" ... "sglang"):
+#: "The overlap scheduler is turned on by default" since SGLang v0.4 ("zero-overhead batch scheduler",
+#: https://lmsys.org/blog/2024-12-04-sglang-v0-4/, 2024-12-04; ``--disable-overlap-schedule`` turns it off); SGLang
+#: 0.3 has no profile of its own and is not included.
+OVERLAP_SCHEDULING_ENGINES = ("tensorrt-llm", "sglang")
+
+
+def overlap_scheduling(replica: Replica) -> bool:
+    """Whether the replica's engine schedules each step while the one before runs, by default
+    (``OVERLAP_SCHEDULING_ENGINES``): its profile's name when one is given (``planner.engines.profiles``:
+    "tensorrt-llm" is the 1.x PyTorch backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later
+    releases are SGLang's), else its scheduler's."""
+    name = str(replica.scheduler)
+    if replica.engine is not None:
+        try:
+            name = engine_profile(replica.engine).name  # a release ("tensorrt-llm==0.9") names its profile
+        except PlannerError:
+            name = str(replica.engine)
+    name = name.strip().lower()
+    family = "sglang" if name.startswith("sglang") else name
+    if family == "sglang" and replica.speculative is not None:
+        return False  # server_args.py (0.5.x): "Overlap scheduler is disabled because of using eagle3 or standalone
+        # speculative decoding" (unless SGLANG_ENABLE_SPEC_V2, a beta)
+    return family in OVERLAP_SCHEDULING_ENGINES
 
 
 @dataclass(frozen=True)
@@ -358,6 +418,8 @@ class RunKey:
     frontend_s: float
     async_scheduling: bool
     scheduler_steps: int
+    stream_stall_s: float
+    tokens_per_step: float
     digest: bytes  # of the lengths and of the send times (or of "none": a burst or a closed loop)
     lengths: np.ndarray = field(compare=False, repr=False)  # (N, 2) prompt and output tokens
     sent_s: np.ndarray | None = field(compare=False, repr=False)
@@ -375,6 +437,8 @@ class RunKey:
         frontend_s: float = 0.0,
         async_scheduling: bool = False,
         scheduler_steps: int = 1,
+        stream_stall_s: float = 0.0,
+        tokens_per_step: float = 1.0,
     ) -> RunKey:
         """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
         pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
@@ -383,7 +447,7 @@ class RunKey:
         return cls(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
             setup.client_concurrency, float(cached_fraction), float(frontend_s), bool(async_scheduling),
-            max(int(scheduler_steps), 1), digest.digest(), pairs, sent_s,
+            max(int(scheduler_steps), 1), float(stream_stall_s), float(tokens_per_step), digest.digest(), pairs, sent_s,
         )  # fmt: skip
 
 
@@ -400,7 +464,7 @@ def simulated_run(key: RunKey) -> LoadResult | None:
         key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
         arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
         cached_fraction=key.cached_fraction, frontend_s=key.frontend_s, async_scheduling=key.async_scheduling,
-        scheduler_steps=key.scheduler_steps,
+        scheduler_steps=key.scheduler_steps, stream_stall_s=key.stream_stall_s, tokens_per_step=key.tokens_per_step,
     )  # fmt: skip
     return None if math.isnan(run.duration_s) else _result(run)
 
@@ -422,13 +486,18 @@ def rate_sweep(
     check_run_size([n], [None], "num_requests")
     lengths = fixed_lengths(prompt_tokens, output_tokens, n)
     setup = replica.setup(prompt_tokens, output_tokens, lengths)
+    overlap = overlap_scheduling(replica)
     out: list[LoadResult | None] = []
     for rate in np.asarray(rates_per_s, dtype=float).ravel():
         if not 0 < rate < math.inf:
             raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
         front = float(replica.frontend_s)
         sent = arrival_times_s(n, rate, burstiness) + front
-        out.append(simulated_run(RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front)))
+        key = RunKey.of(
+            setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front, async_scheduling=overlap,
+            tokens_per_step=replica.tokens_per_step,
+        )  # fmt: skip
+        out.append(simulated_run(key))
     return out
 
 
@@ -483,12 +552,16 @@ def load_percentile(
     gpus: Any = None,
     weight_precision: Any = None,
     kv_precision: Any = None,
+    speculative_tokens: Any = None,
+    acceptance_length: Any = None,
     catalog: Any = None,
     errors: str = "raise",
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
     1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
-    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer."""
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer.
+    ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
+    (``planner.serving.speculative.speculation_for``; both or neither)."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -503,6 +576,8 @@ def load_percentile(
         *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, gpus, weight_precision)),
         np.asarray(kv_precision, dtype=object),
         np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
+        np.asarray(speculative_tokens, dtype=object),
+        np.asarray(acceptance_length, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -512,7 +587,8 @@ def load_percentile(
             continue
         try:
             replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
-            replica = replace(replica, catalog=catalog)
+            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=catalog)
+            replica = replace(replica, catalog=catalog, speculative=spec)
             r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":

@@ -211,6 +211,8 @@ def simulate(
     frontend_s: float = 0.0,
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
+    stream_stall_s: float = 0.0,
+    tokens_per_step: float = 1.0,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -230,11 +232,21 @@ def simulate(
     batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
     the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
     and the benchmark's ITL is one gap per window (K tokens in one chunk).
+    ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
+    request it prepares (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request in the
+    event loop that streams the others' tokens). The steps go on; each request decoding in the step that admits
+    n new requests sees that step's gap n x ``stream_stall_s`` longer (the tokens made meanwhile reach it in one
+    later chunk, so its other gaps are as simulated). ITL only: TTFT, TPOT and latency are the engine's.
+    ``tokens_per_step`` a > 1: speculative decoding (``planner.serving.speculative``; ``table``'s decode rows are whole
+    speculative steps): a request of o output tokens decodes for ceil((o - 1) / a) steps, each streamed as one chunk
+    (one ITL), its TPOT is its decode time over o - 1, and each step adds a tokens of KV per request.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
     lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
     num_prompts = len(lengths)
+    total_out = sum(o for _, o in lengths)
+    lengths, after_first = _in_steps(lengths, float(tokens_per_step))
     hit = min(max(float(cached_fraction), 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
     window = max(int(scheduler_steps), 1)  # decode steps per schedule (vLLM V0 multi-step)
@@ -242,7 +254,8 @@ def simulate(
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
-    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf)
+    per_step = float(tokens_per_step)  # KV tokens a decode step adds per request
+    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
     if arrivals_s is not None:
         for i, t in enumerate(arrivals_s[:num_prompts]):
             run.queue.extend(requests(lengths, i, 1, float(t), hit))
@@ -268,14 +281,16 @@ def simulate(
         cutoff = seen_s if async_scheduling else now  # the latest arrival this step's schedule can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
-            preempted = False if reserve else run.preempt(1, now, decoding_only=False)
+            preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
             budget -= 0 if prefill_first else run.b
         b = run.b
-        free = run.kv - run.held() - (0 if reserve else b)
+        free = run.kv - run.held() - (0 if reserve else b * per_step)
         if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
-            owed = run.dec_olen - run.made() + sum(c.n * (c.olen - c.out0 + c.need - c.done) for c in run.prefilling)
+            owed = per_step * (run.dec_olen - run.made())
+            owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed
         prefill, finishing, still = 0, [], []
+        fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
             need = c.need - c.done  # (a chunked request's KV was kept back when it was admitted, if ``reserve``)
             whole = min(c.n, budget // need, _count(math.inf if reserve else free, need)) if budget > 0 else 0
@@ -300,11 +315,12 @@ def simulate(
             k = run.waiting(cutoff, cap - run.n_run)
             head = run.queue[0]
             need = head.need
-            per = need + (min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
+            per = need + (per_step * min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
             fit = _count(free, per)
             whole = min(k, budget // need, fit)
             if whole:
                 c = run.take(whole)
+                fresh += _fresh(c)
                 c.done = need
                 run.start(c)
                 finishing.append(c)
@@ -313,6 +329,7 @@ def simulate(
                 free -= whole * per
             elif k and fit and budget > 0:  # a budget-sized chunk of the next prompt
                 c = run.take(1)
+                fresh += _fresh(c)
                 chunk = int(min(budget, budget if reserve else free))
                 c.done = chunk
                 run.start(c)
@@ -323,7 +340,9 @@ def simulate(
             if whole < k or not whole:
                 break
         run.prefilling = still
-        if sg and prefill == 0 and run.b and run.kv - run.held() < run.b:  # a decode step: retract if no slot
+        if (
+            sg and prefill == 0 and run.b and run.kv - run.held() < run.b * per_step
+        ):  # a decode step: retract if no slot
             if run.preempt(SGLANG_RETRACT_STEPS, now, decoding_only=True) and run.dec_olen:
                 ratio = min(1.0, (run.made() + SGLANG_RETRACT_STEPS * run.b) / run.dec_olen)
         b = run.b
@@ -341,10 +360,11 @@ def simulate(
             continue
         stuck = 0
         steps = 1
+        held = fresh * float(stream_stall_s)  # the front end held the running requests' streams this long
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
-            stall += dt if b else 0.0
+            stall += dt + held if b else 0.0
         elif prefill == 0:  # decode only until the next event: sum the steps in closed form
             steps = run.next_finish() - run.steps
             if window > 1:
@@ -359,7 +379,7 @@ def simulate(
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
             room = run.kv - run.held()
             if math.isfinite(room):
-                steps = max(1, min(steps, _count(room, b)))
+                steps = max(1, min(steps, _count(room, b * per_step)))
             steps = int(steps)
             slope = table.decode_slope_s(b)
             dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0
@@ -373,7 +393,7 @@ def simulate(
         else:
             dt = table.step_s(b, ctx, prefill)
             if b:
-                itls.append((dt + stall, b))
+                itls.append((dt + stall + held, b))
                 stall = 0.0
         seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
         now += dt
@@ -391,7 +411,7 @@ def simulate(
             run.drop(c, n)
             finished_at, finished = now, finished + n
             if c.olen > 1:
-                tpots.append(((now - c.first_s) / (c.olen - 1), n))
+                tpots.append(((now - c.first_s) / after_first.get(c.olen, c.olen - 1), n))
             e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
@@ -402,7 +422,6 @@ def simulate(
     duration = finished_at if finished == num_prompts else math.nan  # a run that cannot finish has no figures
     if math.isnan(duration):
         ttfts, tpots, itls, e2es, n_ttft, n_tpot = [], [], [], [], 0, 0
-    total_out = sum(o for _, o in lengths)
     samples = Samples(
         ttft=_pairs(ttfts, float(frontend_s)),
         tpot=_pairs(tpots),
@@ -424,6 +443,30 @@ def simulate(
         preemptions=run.preemptions,
         samples=samples,
     )
+
+
+def _fresh(c) -> int:
+    """How many of cohort ``c``'s requests are new (not preempted and queued again): a preempted cohort is ready
+    at its preemption, later than its requests' arrival, or has output made before."""
+    return c.n if c.out0 == 0 and c.arrivals and c.ready_s <= c.arrivals[0][0] else 0
+
+
+def _in_steps(lengths: list[tuple[int, int]], tokens_per_step: float) -> tuple[list[tuple[int, int]], dict]:
+    """Each request's (prompt, output) with the output counted in steps of ``tokens_per_step`` tokens after the first,
+    1 + ceil((o - 1) / a), and for each such step count the mean o - 1 of the requests that have it (TPOT's
+    denominator); unchanged (and an empty map) when a = 1."""
+    a = float(tokens_per_step)
+    if not a >= 1.0 or math.isinf(a):
+        raise ValueError(f"tokens_per_step {tokens_per_step!r} is not a finite number of 1 or more")
+    if a == 1.0:
+        return lengths, {}
+    steps = [(p, 1 + math.ceil((o - 1) / a - 1e-9)) for p, o in lengths]
+    sums: dict[int, list[float]] = {}
+    for (_, o), (_, s) in zip(lengths, steps, strict=True):
+        acc = sums.setdefault(s, [0.0, 0.0])
+        acc[0] += o - 1
+        acc[1] += 1
+    return steps, {s: total / n for s, (total, n) in sums.items() if total > 0}
 
 
 def _steps_until(table: StepTable, batch: int, mean_context: float, wait_s: float) -> int:

@@ -54,8 +54,9 @@ class Run:
     """A run's state: requests waiting (``queue``), prefilling and decoding (``running``, in admission order), the
     decode steps so far, and the KV tokens they hold."""
 
-    def __init__(self, kv_tokens: float):
+    def __init__(self, kv_tokens: float, tokens_per_step: float = 1.0):
         self.kv = kv_tokens
+        self.a = float(tokens_per_step)  # output tokens a decode step adds per request (speculative decoding: > 1)
         self.queue: deque[Cohort] = deque()
         self.running: dict[int, Cohort] = {}
         self.prefilling: list[Cohort] = []
@@ -68,8 +69,9 @@ class Run:
         return self.b * self.steps - self.nbase
 
     def held(self) -> float:
-        """KV tokens held: prompts and outputs fed back of decoding requests, computed prompt of prefilling ones."""
-        return self.dec_prompt + self.made() - self.b + sum(c.n * c.done for c in self.prefilling)
+        """KV tokens held: prompts and outputs fed back of decoding requests (``a`` tokens a step), computed prompt of
+        prefilling ones."""
+        return self.dec_prompt + self.a * self.made() - self.b + sum(c.n * c.done for c in self.prefilling)
 
     def start(self, c: Cohort, *, new: bool = True) -> None:
         """``c`` joins the running set (``new``: admitted now; else split off a running cohort)."""
@@ -114,8 +116,8 @@ class Run:
                 back = c.part(k, ready_s=now, done=0)
             else:
                 made = self.steps - c.base
-                k = min(c.n, math.ceil(excess / (c.prompt + made - 1 + headroom)))
-                back = c.part(k, ready_s=now, out0=made, need=c.prompt + made, done=0)
+                k = min(c.n, math.ceil(excess / (c.prompt + self.a * made - 1 + headroom)))
+                back = c.part(k, ready_s=now, out0=made, need=c.prompt + round(self.a * made), done=0)
             self.drop(c, k)
             self.queue.appendleft(back)
             self.preemptions += k

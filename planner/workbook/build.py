@@ -20,7 +20,7 @@ from planner.workbook.explain import explain_sheet
 from planner.workbook.inputs import default_inputs, inputs_sheet
 from planner.workbook.layout import FORMAT_VERSION, INPUTS_SHEET, MARKER_KIND, MARKER_NAME, VERSION_PROPERTY
 from planner.workbook.levers import levers_sheet
-from planner.workbook.load_figures import load_figures
+from planner.workbook.load_figures import LOAD_KEY_PROPERTY, load_figures, rate_factors
 from planner.workbook.load_sheet import load_sheet
 from planner.workbook.ranges_sheet import ranges_sheet
 from planner.workbook.results import results_sheet
@@ -84,12 +84,13 @@ def build_whatif(
     cal = resolve_calibration(calibration)
     gpu_list, model_list = select_entries(cat, gpus, models)
     fp8 = cat.precision("fp8").name
-    c = calc_rows(lever_kv=fp8, lever_weights=fp8)
-    calc, probes = calc_sheet(c)
     opening = default_inputs(cat, gpu_list, model_list)
+    figures = load_figures(opening, cat, eng, cal) if load else None
+    c = calc_rows(lever_kv=fp8, lever_weights=fp8, rate_factors=rate_factors(figures), load=figures is not None)
+    calc, probes = calc_sheet(c)
     inputs, names = inputs_sheet(opening, c)
     results, p2 = results_sheet(c)
-    levers, p3 = levers_sheet(c)
+    levers, p3 = levers_sheet(c, load=figures is not None)
     sweeps, p4, where = sweeps_sheet(c)
     charts = charts_sheet(where)
     assumptions, n2 = assumptions_sheet(eng, cal)
@@ -102,7 +103,7 @@ def build_whatif(
             inputs,
             results,
             levers,
-            *([load_sheet(load_figures(opening, cat, eng, cal))] if load else []),
+            *([load_sheet(figures)] if figures is not None else []),
             charts,
             explain_sheet(cat, eng),
             assumptions,
@@ -112,7 +113,12 @@ def build_whatif(
             *catalog_sheets,
         ],
         names=names,
-        properties={MARKER_NAME: marker, VERSION_PROPERTY: __version__, "planner_engine": eng.name},
+        properties={
+            MARKER_NAME: marker,
+            VERSION_PROPERTY: __version__,
+            "planner_engine": eng.name,
+            **({LOAD_KEY_PROPERTY: figures.key} if figures is not None and figures.key else {}),
+        },
         active=INPUTS_SHEET,
         probes=probes + p2 + p3 + p4,
     )

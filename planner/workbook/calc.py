@@ -15,7 +15,7 @@ from planner.api import GPU_GROUPS
 from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.workbook import formulas as F
 from planner.workbook.formats import GB, INT
-from planner.workbook.layout import CALC_SHEET
+from planner.workbook.layout import CALC_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.spec import Probe, Sheet
 
 #: Calc columns: (key, header, what changes against the baseline).
@@ -40,7 +40,7 @@ class Row:
     label: str
     unit: str = ""
     fmt: str | None = None
-    template: str | dict[str, str] = ""  # one template for all columns, or per scenario ("*" = the others)
+    template: str | dict[str, str | float | None] = ""  # all columns, or per scenario ("*": the others); float: stored
     how: str = ""  # the model function it restates
     section: bool = False
     #: the planner function this row equals, for the parity tests and column "Checked against":
@@ -69,7 +69,12 @@ def _raw(name: str) -> str:
     return f'IF({name}="","",{name})'
 
 
-def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
+def calc_rows(
+    *, lever_kv: str, lever_weights: str, rate_factors: dict[str, float | None] | None = None, load: bool = False
+) -> Calc:
+    """Every Calc row. ``rate_factors``: per scenario key, the queue term planner's simulation found for the fleet
+    (``load_figures.LeverLoad.rate_factor``); absent or None: blank, 1, no queue (``budget_rows``). ``load``: the
+    workbook has a Load sheet, whose Status says whether the simulation still holds. Neither moves a row."""
     c = Calc()
     S = lambda key, label: Row(key, label, section=True)  # noqa: E731
     c.add(
@@ -499,7 +504,7 @@ def calc_rows(*, lever_kv: str, lever_weights: str) -> Calc:
             "beyond it memory and time are extrapolated",
         ),
     )
-    budget_rows(c)
+    budget_rows(c, rate_factors or {}, load)
     return c
 
 
@@ -512,21 +517,32 @@ def _number_or_blank(name: str, scale: str = "") -> str:
 NOT_RANKED = "POWER(10,300)"
 
 
-def budget_rows(c: Calc) -> None:
+#: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
+RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
+
+
+def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> None:
     """The budget question per scenario, each at its own max batch: does it meet the latency targets, and what
     fleet serves the peak traffic at what monthly cost.
 
         meets TPOT      TPOT at max batch <= TPOT target (1, else 0; a blank target or an error is 0)
         meets TTFT      TTFT of a whole-context prompt <= TTFT target (same rule)
-        requests/s per replica   1 / (output tokens / throughput at max batch + TTFT of a whole-context prompt)
+        rate factor     the queue term: a number planner's queue simulation computed (``rate_factors``, the Load
+                        sheet's figures: the simulated fleet's requests/s per replica / the no-queue rate below),
+                        stored, not a formula; blank (1, no queue) where nothing was simulated or no fleet met
+        meets           1 where the simulated fleet meets both targets at p95 and the Load sheet is current, else
+                        meets TPOT x meets TTFT
+        requests/s per replica   rate factor / (output tokens / throughput at max batch + TTFT of a whole-context
+                        prompt): with the simulation's factor, the simulated fleet's rate, so the replicas are the
+                        fewest whose simulated p95 TTFT and TPOT meet the targets (``planner export``'s rule)
         replicas        max(1, ceil(peak requests/s / requests/s per replica))  (sizing.replicas_for_rate, no spare)
         fleet GPUs      replicas x GPUs in the group
         monthly cost    fleet GPUs x price per GPU-hour x 730 h  (sizing.cloud_usd_per_gpu_month)
         green           meets both targets, has a monthly cost, and no other such scenario costs less
 
-    Assumption: each replica runs at its max batch (the cheapest per token), a prompt's prefill holds it alone, and
-    requests never queue (the Load sheet simulates the queue); a scenario that misses TPOT there may meet it at a
-    smaller batch with more replicas, which this sheet does not search (``planner export`` does).
+    Assumption: without a current simulation the "meets" rows judge each replica at its max batch with a prompt's
+    prefill holding it alone and no queue; the fleet's queue comes only through the rate factor, which holds for the Inputs the simulation ran on (the
+    Load sheet's Status says when they changed: the factor is then the old one, an estimate until a refresh).
     """
     from planner.export.sizing import HOURS_PER_MONTH
 
@@ -579,26 +595,54 @@ def budget_rows(c: Calc) -> None:
             "IF(AND(ISNUMBER({p_ttft}),ISNUMBER({ttft_t})),IF({p_ttft}<={ttft_t},1,0),0)",
             "a blank target or an error counts as not met",
         ),
-        Row("meets", "Meets both targets (1 yes, 0 no)", "", INT, "{tpot_ok}*{ttft_ok}"),
+        Row(
+            "rate_factor",
+            RATE_FACTOR_LABEL,
+            "",
+            "0.000",
+            {key: rate_factors.get(key) for key, _, _ in SCENARIOS},
+            "planner.workbook.load_figures (LeverLoad.rate_factor): a number computed by planner's queue "
+            "simulation, not a formula; blank: not simulated (1, no queue)",
+        ),
+        Row(
+            "sim_meets",
+            "Simulated p95 meets the targets with this fleet (1 yes, 0 no)",
+            "",
+            INT,
+            f'IF(AND(ISNUMBER({{rate_factor}}),LEFT({LOAD_SHEET}!$B${LOAD_STATUS_ROW},7)="current"),1,0)'
+            if load
+            else "0",
+            "a rate factor exists only where the simulation found a fleet meeting both targets; it holds while the "
+            "Load sheet's Status is current",
+        ),
+        Row(
+            "meets",
+            "Meets both targets (1 yes, 0 no)",
+            "",
+            INT,
+            "IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok})",
+            "the simulation's answer while current, else both checks at max batch with no queue",
+        ),
         Row(
             "meets_text",
             "Meets the latency targets",
             "",
             None,
-            'IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
+            'IF({sim_meets}=1,"yes (simulated p95)",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
             '&TEXT({tpot_t}*1000,"0.0")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT({ttft_t}*1000,"#,##0")'
-            '&" ms","not known (blank target or error)"),""))',
+            '&" ms","not known (blank target or error)"),"")))',
         ),
         Row(
             "rate_repl",
-            "Requests/s one replica takes at max batch",
+            "Requests/s one replica takes (rate factor x the no-queue rate)",
             "requests/s",
             "#,##0.00",
             'IF(ISERROR({m_tput}),{m_tput},IF(ISERROR({p_ttft}),{p_ttft},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
-            "IF({out_tok}>=1,1/({out_tok}/{m_tput}+{p_ttft}),OUT_OF_RANGE),BAD_INPUT))))",
-            "1 / (output tokens / throughput at max batch + the prompt's prefill): each request's share of the "
-            "decode steps plus its own prefill, which holds the replica alone",
+            "IF({out_tok}>=1,IF(ISNUMBER({rate_factor}),{rate_factor},1)/({out_tok}/{m_tput}+{p_ttft}),OUT_OF_RANGE),"
+            "BAD_INPUT))))",
+            "rate factor / (output tokens / throughput at max batch + the prompt's prefill): each request's share of "
+            "the decode steps plus its own prefill, which holds the replica alone, times the queue term",
             quantity="peak_fleet.rate_per_replica_s@batch=max",
         ),
         Row(
@@ -687,6 +731,9 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             t = row.template
             if isinstance(t, dict):
                 t = t.get(key, t.get("*"))
+            if t is None or isinstance(t, float):  # a number planner computed (rate_factor), or blank: stored
+                s.set(f"{col}{r}", t, fmt=row.fmt, style="calc")
+                continue
             if t.startswith('"') and t.endswith('"') and t.count('"') == 2:
                 s.set(f"{col}{r}", t.strip('"'), style="calc")
                 continue

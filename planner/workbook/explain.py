@@ -108,7 +108,9 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "Assumptions and limits",
             f"{engine.description}. Efficiencies and overheads are the engine's defaults unless a "
             "calibration file set them per GPU (GPUs sheet). Tensor parallelism only; beyond 8 GPUs it crosses nodes and "
-            "is slower than modelled. MoE routing is assumed uniform. No queueing: TTFT is one prefill alone.",
+            "is slower than modelled. MoE routing is assumed uniform. No queueing in the Results: TTFT is one prefill "
+            "alone. The Levers fleet's queue term (Calc's rate factor) and the Load sheet are numbers planner's queue "
+            "simulation computed (p95 within the targets), not formulas: refresh them after changing Inputs.",
         ),
         (
             "Python parity",

@@ -217,6 +217,9 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
     # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
     gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
+    # model.operators.grouped_gemm_flop_fraction: w / (w + w0), w = expert width per GPU; 1 for dense models
+    moe_fraction = "IF(AND({expw}>0,{f_moe_gemm_half_width}>0),({expw}/{n})/({expw}/{n}+{f_moe_gemm_half_width}),1)"
+    moe_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{moe_fraction})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
     att_peak = f"({{n}}*{{peak16}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
@@ -228,7 +231,7 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
         ("gemm_c", "Dense GEMMs: compute time", e, s, f"2*{rows}*{{read}}/" + gemm_peak),
         ("gemm", "Dense GEMMs", e, s, roofline("gemm_m", "gemm_c") + f"+{GEMM_KERNELS}*{{f_gemm_floor_s}}"),
         ("moe_m", "MoE expert GEMMs: memory time", e, s, "{.experts}/" + gemm_bw),
-        ("moe_c", "MoE expert GEMMs: compute time", e, s, f"2*{rows}*{{moe_layers}}*{{k}}*{{per_expert}}/" + gemm_peak),
+        ("moe_c", "MoE expert GEMMs: compute time", e, s, f"2*{rows}*{{moe_layers}}*{{k}}*{{per_expert}}/" + moe_peak),
         ("moe", "MoE expert GEMMs", e, s, roofline("moe_m", "moe_c")),
         ("att_m", "Attention: memory time", e, s, "{.kv}/" + att_bw),
         ("att_c", "Attention: compute time", e, s, "{.attn}/" + att_peak),

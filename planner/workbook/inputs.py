@@ -116,7 +116,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
         ("Fleet for the peak traffic", "fleet_gpus", INT, "GPUs (replicas x GPUs in the group)"),
         ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
-        ("Meets the latency targets", "meets_text", None, "at max batch (Levers: which lever does)"),
+        ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
     ]
     for i, (label, key, fmt, unit) in enumerate(glance, 1):
         scale = "*1000" if key == "d_step" else ""

@@ -20,6 +20,8 @@ RESULTS_SHEET = "Results"
 LEVERS_SHEET = "Levers"
 #: Latency against traffic per lever: numbers planner's simulation computed, rewritten by ``refresh`` (not formulas).
 LOAD_SHEET = "Load"
+#: The Load sheet's Status row (cell B of it: "current: ..." or "STALE: ..."), read by Calc and Levers.
+LOAD_STATUS_ROW = 3
 CHARTS_SHEET = "Charts"
 CALC_SHEET = "Calc"
 SWEEPS_SHEET = "Sweeps"
@@ -154,7 +156,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
+        "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
     ),
     InputField(
         "ttft_target_ms",
@@ -163,7 +165,8 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         "ms",
         False,
-        "The slowest first token accepted, for a prompt of the whole context. Blank: no lever meets it.",
+        "The slowest p95 first token accepted under the peak traffic (Levers: the fleet is sized on it). Blank: no "
+        "lever meets it.",
     ),
 )
 #: What the budget inputs open on (examples/budget-review.toml's [workload]).

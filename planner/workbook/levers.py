@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from planner.workbook.calc import SCENARIOS, Calc, scenario_col
 from planner.workbook.formats import GB, INT, MS, USD
-from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET
+from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
+from planner.workbook.load_figures import HIGH_PERCENTILE
 from planner.workbook.spec import Highlight, Probe, Sheet
 
 
@@ -12,7 +13,19 @@ def last_col() -> str:
     return scenario_col(SCENARIOS[-1][0])
 
 
-def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
+def sized_by_formula(rate_factor_ref: str, load: bool) -> str:
+    """What the fleet row rests on, as a formula over the scenario's rate factor (Calc; blank: not simulated) and,
+    with a Load sheet, its Status: the simulation (and whether its Inputs still match), or no queue."""
+    status = f"{LOAD_SHEET}!$B${LOAD_STATUS_ROW}"
+    stale = f'&IF(LEFT({status},7)="current",""," (STALE: refresh)")' if load else ""
+    return (
+        f'=IF(ISNUMBER({rate_factor_ref}),"simulated p{HIGH_PERCENTILE} under load"{stale},'
+        '"no queue (not simulated: Load sheet)")'
+    )
+
+
+def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
+    """The Levers sheet; ``load``: the workbook has a Load sheet (the "Sized by" row reads its Status)."""
     s = Sheet(LEVERS_SHEET, freeze="C4", tab_color="4472C4")
     s.widths.update(A=40, B=12)
     s.set("A1", "Levers: each changes one thing against the baseline", style="title")
@@ -20,6 +33,9 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         "A2",
         "Speed and cost at each scenario's max batch, on the baseline's GPU count (More GPUs: the next group vLLM "
         "accepts, usually twice it). "
+        f"The fleet: the fewest replicas whose p{HIGH_PERCENTILE} TTFT and TPOT, simulated by planner under the peak "
+        "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
+        "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
         "Green: the cheapest fleet per month among the scenarios that meet the TPOT and TTFT targets (Inputs); a "
         "scenario that misses a target, or lacks a value it needs (a blank input, an error), is never green.",
         last_col(),
@@ -79,26 +95,36 @@ def levers_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         r += 1
     first, last = scenario_col(SCENARIOS[0][0]), last_col()
     r += 1
-    s.set(f"A{r}", "Budget: the fleet for the peak traffic (Inputs), each at its max batch", style="subtitle")
+    s.set(
+        f"A{r}",
+        f"Budget: the fleet for the peak traffic (Inputs), sized on simulated p{HIGH_PERCENTILE} (Load sheet)",
+        style="subtitle",
+    )
     r += 1
     budget = [
-        ("Meets the latency targets", "meets_text", None, "", "at max batch"),
+        ("Meets the latency targets", "meets_text", None, "", ""),
+        ("Queue term: rate factor (planner's simulation)", "rate_factor", "0.000", "x no queue", ""),
         ("Requests/s one replica takes", "rate_repl", "#,##0.00", "requests/s", ""),
         ("Replicas for the peak", "replicas", INT, "replicas", ""),
+        ("Fleet sized by", "sized_by", None, "", ""),
         ("Fleet GPUs", "fleet_gpus", INT, "GPUs", ""),
         ("Fleet cost per month", "fleet_usd_month", USD, "US$", ""),
     ]
     for label, key, fmt, unit, _ in budget:
         s.set(f"A{r}", label, style="label")
         s.set(f"B{r}", unit, style="unit")
-        q = next(x for x in c.rows if x.key == key).quantity
+        q = None if key == "sized_by" else next(x for x in c.rows if x.key == key).quantity
         for sk, _, _ in SCENARIOS:
             col = scenario_col(sk)
-            style = "result_text" if key == "meets_text" else "result"
-            s.set(f"{col}{r}", f"={c.ref(key, col, absolute=True, sheet=True)}", fmt=fmt, style=style)
+            style = "result_text" if key in ("meets_text", "sized_by") else "result"
+            if key == "sized_by":
+                formula = sized_by_formula(c.ref("rate_factor", col, absolute=True, sheet=True), load)
+            else:
+                formula = f"={c.ref(key, col, absolute=True, sheet=True)}"
+            s.set(f"{col}{r}", formula, fmt=fmt, style=style)
             if q:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
-        if key == "meets_text":
+        if key in ("meets_text", "sized_by"):
             s.heights[r] = 13.5 * 2 + 2  # "no: TPOT 61.1 ms > 50.0 ms" on two lines of its column
         result_row[key] = r
         r += 1

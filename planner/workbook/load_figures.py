@@ -4,33 +4,43 @@ A queue simulation is not a cell formula: these figures are computed here, when 
 and stored in the sheet as numbers (``planner.workbook.load_sheet`` lays them out). For each scenario of the Levers
 sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas resolve it (``lever_inputs``):
 
-    Levers replicas the Levers sheet's "Replicas for the peak": ``api.peak_fleet`` (1 / (output tokens / throughput at
-                    max batch + one whole-context prefill); no queue)
+    no queue        ``api.peak_fleet`` at rate factor 1: a replica takes 1 / (output tokens / throughput at max batch
+                    + one whole-context prefill) requests/s; the replicas the Levers formula would count with no queue
     one request     prompt = context - output tokens, output = the Inputs' output tokens (context is prompt + output)
-    the replica     ``serving.load.Replica`` on the scenario's GPUs and precisions, ``max_num_seqs`` = its max batch
-                    (the Levers sheet runs each scenario at its max batch), the engine's scheduler
-    needed          the fewest replicas whose simulated p99 TTFT and TPOT meet the Inputs' targets at the peak
+    batch limit     the engine's ``max_num_seqs``: with a TPOT target, the batch at which one replica takes the most
+                    requests/s meeting it (``planner.export.sizing.best_batch``, as ``planner export`` picks its batch;
+                    TPOT at the mean context in flight, prompt + output / 2); without one, the max batch
+    needed          the fewest replicas whose simulated p95 TTFT and TPOT meet the Inputs' targets at the peak
                     (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet)
+    rate factor     peak / (needed x the no-queue rate): the queue term the Levers sheet's fleet formula multiplies the
+                    no-queue rate by (Calc's "rate_factor" row, ``api.peak_fleet``'s ``rate_factor``), so that its
+                    replicas are the needed ones; 1 when none are
     rate            traffic multiple x peak requests/s / replicas, for each of ``LOAD_MULTIPLES``; replicas: the
-                    needed ones (the review's Latency sheet draws its fleet the same way), the Levers sheet's where
+                    needed ones (the review's Latency sheet draws its fleet the same way), the no-queue ones where
                     no targets are given or none meet them
-    figures         p50 and p99 TTFT and TPOT of 1,000 Poisson requests per rate
+    figures         p50 and p95 TTFT and TPOT of 1,000 Poisson requests per rate
                     (``serving.fleet.sweep_within_capacity``); None past the replica's capacity
 
-Assumption: the Inputs' targets apply to the p99 of these requests (the Levers sheet compares one whole-context
-prompt's TTFT and the decode step at max batch with them).
+Assumption: the Inputs' targets apply to the p95 of these requests, the percentile ``planner export`` sizes on by
+default (a scenario's ``high_percentile``); the Levers sheet's "Meets the latency targets" row still compares one
+whole-context prompt's TTFT and the decode step at max batch with them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from planner import api
+import numpy as np
+
+from planner import __version__, api
 from planner.catalog import Catalog
 from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
+from planner.export import sizing
 from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import SCHEDULERS
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
@@ -41,8 +51,9 @@ from planner.workbook.catalog_sheets import gqa_sibling
 #: Traffic on the Load sheet, as multiples of the Inputs' peak requests/s (spread over each scenario's replicas): the
 #: review's latency-against-load multiples.
 LOAD_MULTIPLES = LOAD_CURVE
-#: The percentile the sheet reports beside the median, and sizes the "needed" replicas on.
-HIGH_PERCENTILE = 99
+#: The percentile the sheet reports beside the median, and sizes the "needed" replicas on: ``planner export``'s
+#: default (``Workload.high_percentile``), so that both size the same fleet for the same traffic and targets.
+HIGH_PERCENTILE = 95
 #: The Inputs a Load sheet is computed from (``default_inputs`` keys); other inputs (price, batch) do not change it.
 LOAD_INPUT_KEYS = (
     "gpu",
@@ -71,17 +82,28 @@ class LeverLoad:
     inputs: dict[str, Any]
     error: str | None = None
     max_batch: int | None = None
-    replicas: int | None = None  # the Levers sheet's replicas for the peak
+    replicas: int | None = None  # the replicas for the peak with no queue (``api.peak_fleet`` at rate factor 1)
     prompt_tokens: int | None = None
     output_tokens: int | None = None
-    needed_replicas: int | None = None  # the fewest whose simulated p99 meet the targets
+    needed_replicas: int | None = None  # the fewest whose simulated p95 meet the targets
     needed_note: str = ""  # why ``needed_replicas`` is None
     rates_per_s: tuple[float, ...] = ()  # per replica (the needed ones, else the Levers'), one per LOAD_MULTIPLES
     runs: tuple[LoadResult | None, ...] = ()
+    batch_limit: int | None = None  # the simulated replica's max_num_seqs
+    no_queue_rate_per_s: float | None = None  # requests/s one replica takes with no queue (``api.peak_fleet``)
+    peak_requests_per_s: float | None = None
+
+    @property
+    def rate_factor(self) -> float:
+        """The Levers fleet formula's queue term: peak / (needed replicas x no-queue rate), the share of the no-queue
+        rate each simulated replica takes at the peak; 1 (no queue) where no replicas were found to be needed."""
+        if self.needed_replicas is None or not self.no_queue_rate_per_s or not self.peak_requests_per_s:
+            return 1.0
+        return self.peak_requests_per_s / self.needed_replicas / self.no_queue_rate_per_s
 
     @property
     def curve_replicas(self) -> int | None:
-        """The replicas the traffic is spread over: the needed ones, else the Levers sheet's."""
+        """The replicas the traffic is spread over: the needed ones, else the no-queue ones."""
         return self.needed_replicas if self.needed_replicas is not None else self.replicas
 
 
@@ -95,6 +117,7 @@ class LoadFigures:
     ttft_target_s: float | None
     tpot_target_s: float | None
     note: str = ""  # why no scenario was simulated (no peak traffic), else ""
+    key: str = ""  # ``load_key`` of what the figures were computed from ("": nothing to reuse)
 
 
 def _number(value: Any) -> float | None:
@@ -162,10 +185,14 @@ def _lever(
             key, header, s, error=f"a context of {int(s['context']):,} tokens leaves no prompt beside "
             f"{int(output):,} output tokens", max_batch=batch, replicas=replicas,
         )  # fmt: skip
+    try:
+        limit = batch_limit(s, prompt, int(output), batch, targets[1], options)
+    except PlannerError as exc:
+        return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
     eng = engine if mu is None else replace(engine, memory_utilization=float(mu), memory_fraction_rule="")
     replica = Replica(
         s["gpu"], s["model"], s["gpus"], scheduler=scheduler_of(engine),
-        max_num_seqs=batch, weight_precision=s["weight_precision"], kv_precision=s["kv_precision"],
+        max_num_seqs=limit, weight_precision=s["weight_precision"], kv_precision=s["kv_precision"],
         engine=eng, calibration=calibration, catalog=catalog,
     )  # fmt: skip
     needed, why = None, "no TTFT or TPOT target on Inputs"
@@ -178,13 +205,41 @@ def _lever(
             why = ""
         except PlannerError as exc:
             why = str(exc)
-    done = LeverLoad(key, header, s, None, batch, replicas, prompt, int(output), needed, why)
+    done = LeverLoad(
+        key, header, s, None, batch, replicas, prompt, int(output), needed, why,
+        batch_limit=limit, no_queue_rate_per_s=float(fleet.rate_per_replica_s), peak_requests_per_s=peak,
+    )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:
         runs = tuple(sweep_within_capacity(replica, prompt, int(output), rates))
     except PlannerError as exc:
         return replace(done, error=str(exc))
     return replace(done, rates_per_s=rates, runs=runs)
+
+
+def batch_limit(
+    s: dict[str, Any],
+    prompt_tokens: int,
+    output_tokens: int,
+    max_batch: int,
+    tpot_target_s: float | None,
+    options: dict,
+) -> int:
+    """The simulated replica's ``max_num_seqs``: the max batch without a TPOT target; with one, the batch (up to the
+    max batch) at which a replica takes the most requests/s meeting it, prompts sharing its time
+    (``planner.export.sizing.best_batch``, the batch ``planner export`` sizes with): TPOT per batch at the mean context
+    in flight (``sizing.inflight_context_tokens`` of fixed lengths: prompt + output / 2), each prompt's replica time
+    its prefill (``api.prefill``)."""
+    if tpot_target_s is None:
+        return max_batch
+    inflight = sizing.inflight_context_tokens(prompt_tokens, output_tokens, output_tokens)
+    batches = np.arange(1, max_batch + 1, dtype=float)
+    curve = np.asarray(
+        api.tpot(s["gpu"], s["model"], round(inflight), batch=batches, gpus=s["gpus"], errors="coerce", **options),
+        dtype=float,
+    )
+    prompt_s = float(api.prefill(s["gpu"], s["model"], prompt_tokens, gpus=s["gpus"], **options).ttft_s)
+    return sizing.best_batch(curve, prompt_s, output_tokens, tpot_target_s)[0]
 
 
 def load_figures(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, calibration: Any) -> LoadFigures:
@@ -201,7 +256,40 @@ def load_figures(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile
     if missing:
         return not_computed(f"no {' and no '.join(missing)} on Inputs (a number above 0)", engine, used)
     levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
-    return LoadFigures(used, engine.name, levers, *targets)
+    return LoadFigures(used, engine.name, levers, *targets, key=load_key(inputs, catalog, engine, calibration))
+
+
+#: The custom document property that holds the ``load_key`` the Load sheet was computed from (``refresh`` reads it).
+LOAD_KEY_PROPERTY = "planner_load_key"
+
+
+def load_key(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, calibration: Any) -> str:
+    """A digest (BLAKE2b, 32 hex digits) of everything the figures depend on: planner's version, the engine profile,
+    the calibration, every catalog entry (JSON) and the Inputs of ``LOAD_INPUT_KEYS`` (numbers as floats, so 4096
+    read back as 4096.0 matches; blank as ""). Equal keys: the same figures, so ``refresh`` need not simulate."""
+    h = hashlib.blake2b(digest_size=16)
+
+    def text(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return repr(float(value))
+        return f"{type(value).__name__}:{value}"
+
+    h.update(f"{__version__}\n{engine!r}\n{calibration!r}\n".encode())
+    for table in (catalog.gpus, catalog.models, catalog.precisions):
+        for entry in table:
+            h.update(entry.model_dump_json().encode())
+    h.update(json.dumps([text(inputs.get(k)) for k in LOAD_INPUT_KEYS]).encode())
+    return h.hexdigest()
+
+
+def rate_factors(figures: LoadFigures | None) -> dict[str, float | None]:
+    """Each Levers scenario's queue term for Calc's rate_factor row (``LeverLoad.rate_factor``; None, a blank cell,
+    where no fleet was found to meet the targets); empty without figures (no Load sheet: every cell blank)."""
+    if figures is None:
+        return {}
+    return {v.key: v.rate_factor if v.needed_replicas is not None else None for v in figures.levers}
 
 
 def not_computed(why: str, engine: EngineProfile, inputs: dict[str, Any] | None = None) -> LoadFigures:

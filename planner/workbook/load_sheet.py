@@ -1,4 +1,4 @@
-"""The Load sheet: each lever's latency against traffic, p50 and p99 TTFT and TPOT, as planner's simulation computed it.
+"""The Load sheet: each lever's latency against traffic, p50 and p95 TTFT and TPOT, as planner's simulation computed it.
 
 The figures (``load_figures``) are numbers, not formulas: a queue simulation is not a cell formula. The sheet says so
 in its note, in a cell note on its title and in a Status cell whose formula compares the Inputs the figures were
@@ -10,18 +10,25 @@ from __future__ import annotations
 from planner import __version__
 from planner.workbook.calc import SCENARIOS, scenario_col
 from planner.workbook.formats import INT
-from planner.workbook.layout import BUDGET_FIELDS, COMPARE_FIELD, ENGINE_NAME, INPUT_FIELDS, LOAD_SHEET
+from planner.workbook.layout import (
+    BUDGET_FIELDS,
+    COMPARE_FIELD,
+    ENGINE_NAME,
+    INPUT_FIELDS,
+    LOAD_SHEET,
+    LOAD_STATUS_ROW,
+)
 from planner.workbook.load_figures import HIGH_PERCENTILE, LOAD_MULTIPLES, LoadFigures
 from planner.workbook.spec import Chart, Highlight, Series, Sheet
 
 #: The sheet's title; ``refresh`` recognises a Load sheet planner wrote by it.
 TITLE = "Load: latency against traffic per lever, computed by planner's queue simulation (not by Excel)"
-STATUS_ROW = 3
+STATUS_ROW = LOAD_STATUS_ROW
 STATUS_CELL = f"B{STATUS_ROW}"
 #: The row of the first "Computed from" input.
 FIRST_INPUT_ROW = 7
 TARGET_COL = "I"
-#: Charts: (title, key, metric, percentile, y axis, log y). TTFT's p99 near capacity is 10-50x its p50.
+#: Charts: (title, key, metric, percentile, y axis, log y). TTFT's high percentile near capacity is 10-50x its p50.
 QUANTITIES = (
     ("TTFT p50", "ttft", 50, "TTFT (ms, log)", True),
     (f"TTFT p{HIGH_PERCENTILE}", "ttft", HIGH_PERCENTILE, "TTFT (ms, log)", True),
@@ -92,13 +99,20 @@ def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
         ("GPUs per replica", "GPUs", lambda v: v.inputs.get("gpus"), INT),
         ("Prompt tokens per request (context - output)", "tokens", lambda v: v.prompt_tokens, INT),
         ("Output tokens per request", "tokens", lambda v: v.output_tokens, INT),
-        ("Max batch (the engine's max_num_seqs here)", "sequences", lambda v: v.max_batch, INT),
-        ("Replicas for the peak, Levers sheet (no queue)", "replicas", lambda v: v.replicas, INT),
+        ("Max batch (memory)", "sequences", lambda v: v.max_batch, INT),
+        ("Batch limit simulated (the engine's max_num_seqs)", "sequences", lambda v: v.batch_limit, INT),
+        ("Replicas for the peak with no queue", "replicas", lambda v: v.replicas, INT),
         (
-            f"Replicas the simulation needs (p{HIGH_PERCENTILE} within targets)",
+            f"Replicas needed: p{HIGH_PERCENTILE} within targets (Levers' fleet)",
             "replicas",
             lambda v: v.needed_replicas,
             INT,
+        ),
+        (
+            "Rate factor: the Levers' queue term",
+            "x no queue",
+            lambda v: v.rate_factor if v.needed_replicas is not None else None,
+            "0.000",
         ),
         ("Replicas the traffic below is spread over", "replicas", lambda v: v.curve_replicas if v.runs else None, INT),
         (

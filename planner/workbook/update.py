@@ -23,6 +23,7 @@ from planner.io.files import check_target, write_file
 from planner.io.safetext import xlsx_text
 from planner.workbook.build import build_catalog_sheets, build_whatif, select_entries
 from planner.workbook.layout import (
+    CALC_SHEET,
     CATALOG_SHEETS,
     GPUS_SHEET,
     LEVERS_SHEET,
@@ -159,25 +160,54 @@ def check_load_sheet(wb, path: Path, force: bool = False) -> None:
         )
 
 
-def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: bool = False) -> None:
+def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: bool = False) -> bool:
     """Write the Load sheet of ``wb`` again: its figures simulated from the workbook's Inputs (``read_all_inputs``),
-    in the place of the old one (new: after Levers). Inputs that cannot be read give a sheet saying so, not an
-    error: the catalog refresh goes on. A sheet named Load that planner did not write (another title) is a
-    WorkbookError unless ``force``."""
-    from planner.workbook.load_figures import load_figures, not_computed
-    from planner.workbook.load_sheet import load_sheet
+    in the place of the old one (new: after Levers), and the queue terms they give into Calc's rate_factor row. A
+    Load sheet computed from the same Inputs, catalog, engine and planner (its ``load_key`` stored in the file's
+    ``LOAD_KEY_PROPERTY``) is kept as it is, without simulating: True when it was written again. Inputs that cannot
+    be read give a sheet saying so, not an error: the catalog refresh goes on. A sheet named Load that planner did
+    not write (another title) is a WorkbookError unless ``force``."""
+    from planner.workbook.load_figures import LOAD_KEY_PROPERTY, load_figures, load_key, not_computed, rate_factors
+    from planner.workbook.load_sheet import TITLE, load_sheet
 
     check_load_sheet(wb, path, force)
     try:
-        figures = load_figures(read_all_inputs(path, wb), catalog, engine, calibration)
+        inputs = read_all_inputs(path, wb)
     except WorkbookError as exc:
         figures = not_computed(str(exc), engine)
+    else:
+        ours = LOAD_SHEET in wb.sheetnames and str(wb[LOAD_SHEET]["A1"].value) == TITLE
+        stored = _property(wb, LOAD_KEY_PROPERTY)
+        if ours and stored and stored == load_key(inputs, catalog, engine, calibration):
+            return False  # current: the same figures would come out
+        figures = load_figures(inputs, catalog, engine, calibration)
     if LOAD_SHEET in wb.sheetnames:
         index = wb.sheetnames.index(LOAD_SHEET)
         wb.remove(wb[LOAD_SHEET])
     else:
         index = wb.sheetnames.index(LEVERS_SHEET) + 1 if LEVERS_SHEET in wb.sheetnames else len(wb.sheetnames)
     write_sheet(wb.create_sheet(LOAD_SHEET, index), load_sheet(figures))
+    _write_rate_factors(wb, rate_factors(figures))
+    if figures.key:
+        _set_property(wb, LOAD_KEY_PROPERTY, figures.key)
+    else:
+        _remove_property(wb, LOAD_KEY_PROPERTY)
+    return True
+
+
+def _write_rate_factors(wb, factors: dict[str, float | None]) -> None:
+    """Calc's rate_factor row set to ``factors`` (blank for a scenario without one), where the Calc sheet has that row
+    (found by its label: a workbook written before the row existed is left as it is)."""
+    from planner.workbook.calc import RATE_FACTOR_LABEL, SCENARIOS, scenario_col
+
+    if CALC_SHEET not in wb.sheetnames:
+        return
+    ws = wb[CALC_SHEET]
+    row = next((c.row for c in ws["A"] if c.value == RATE_FACTOR_LABEL), None)
+    if row is None:
+        return
+    for key, _, _ in SCENARIOS:
+        ws[f"{scenario_col(key)}{row}"].value = factors.get(key)
 
 
 #: Parts a user may add, and whether openpyxl reads them back: (label, part-name pattern, element pattern).
@@ -243,6 +273,16 @@ def _engine_of(wb) -> str:
                 if value:
                     return str(value)
     return "vllm"
+
+
+def _property(wb, name: str) -> str | None:
+    """A custom document property's value, None when the file has none of that name."""
+    return next((str(p.value) for p in wb.custom_doc_props.props if p.name == name), None)
+
+
+def _remove_property(wb, name: str) -> None:
+    for p in [p for p in wb.custom_doc_props.props if p.name == name]:
+        wb.custom_doc_props.props.remove(p)
 
 
 def _set_property(wb, name: str, value: str) -> None:

@@ -1,0 +1,232 @@
+"""Speculative decoding (EAGLE/EAGLE-3, MTP, n-gram, a draft model) in the serving simulation, as the engines run it.
+
+Each decode step of a running batch of b sequences (``SpeculativeDecoding``):
+
+- **Draft.** The draft runs ``draft_steps`` (k) forward passes over b x ``topk`` tokens. SGLang
+  (``python/sglang/srt/speculative/eagle_worker.py``, ``EAGLEWorker.draft_forward``: "we get 1 token from draft
+  prefill and (#spec steps - 1) tokens here", then ``forward_draft_extend_after_decode`` over the accepted tokens)
+  and vLLM (``vllm/v1/spec_decode/eagle.py``, ``EagleProposer.propose``: one pass over the accepted tokens, then
+  ``for _ in range(self.num_speculative_tokens - 1)`` one token each) both run k passes a step. N-gram drafting
+  is a CPU lookup: no draft pass (``draft_params`` 0).
+- **Verify.** The target runs one forward pass over b x ``verify_tokens`` tokens (SGLang
+  ``--speculative-num-draft-tokens``, the tree's nodes; vLLM k + 1): the decode step of b sequences plus the extra
+  tokens' work as a prefill's beyond what both share (``verify_step_s``).
+- **Emit.** A sequence gains ``acceptance_length`` tokens a step on average: the accepted draft tokens plus the
+  target's own (bonus) token, so 1 <= acceptance length <= k + 1. It is an input: it depends on the draft, the
+  data and the sampling, and no formula gives it.
+
+TPOT = step time / acceptance length. A step's tokens reach the client as one streamed chunk (SGLang and vLLM
+stream each step's new tokens together), and ``vllm bench serve`` records one inter-token latency per chunk
+(``vllm/benchmarks/lib/endpoint_request_func.py``, ``async_request_openai_chat_completions``:
+``output.itl.append(timestamp - most_recent_timestamp)`` for each chunk with content): ITL is the step time.
+
+The simulation (``planner.serving.simulate.simulate``, ``tokens_per_step``) counts a request's output in steps,
+1 + ceil((output - 1) / acceptance length), divides each request's decode time by its real output - 1, and counts
+the acceptance length's tokens of KV a step (held, free slots, SGLang's and TensorRT-LLM's reservations). Limits: the
+draft's own KV cache and the tree's scratch slots are not charged; acceptance is the same every step and for every
+tree shape (a published acceptance is capped at the run's steps + 1, not scaled to its tree); the token budget a step
+takes counts one token per decoding request; the group and batch ``planner export`` keeps are chosen without
+speculation (only the replica count is simulated with it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from planner.errors import InvalidInputError
+from planner.options import SPECULATION_OPTIONS
+from planner.serving.simulate import StepTable
+
+#: Speculative methods: EAGLE and EAGLE-3 draft heads, MTP (the model's own multi-token-prediction layer), n-gram
+#: lookup (prompt lookup; no draft model) and a separate small draft model.
+METHODS = ("eagle", "eagle3", "mtp", "ngram", "draft_model")
+
+#: The draft vocabulary of an EAGLE-3 head when only the target is named: SpecForge's EAGLE-3 configs
+#: (``configs/llama3-8B-eagle3.json``, ``configs/qwen3-8b-eagle3.json``: "draft_vocab_size": 32000).
+EAGLE3_DRAFT_VOCAB = 32000
+
+#: SGLang's ``--speculative-num-steps``, ``--speculative-eagle-topk``, ``--speculative-num-draft-tokens`` when none is
+#: given, for every architecture but DeepSeek's (``python/sglang/srt/server_args.py``, ``auto_choose_speculative_params``:
+#: ``return (5, 4, 8)``; DeepSeek-V2/V3 ``(3, 1, 4)``).
+SGLANG_DEFAULT_STEPS_TOPK_TOKENS = (5, 4, 8)
+
+
+@dataclass(frozen=True)
+class SpeculativeDecoding:
+    """How an engine speculates (module docstring): ``draft_steps`` draft passes of ``topk`` tokens per sequence, one
+    verify pass of ``verify_tokens`` per sequence (None: draft_steps + 1, a chain), ``acceptance_length`` tokens
+    emitted per sequence per step (the bonus token included), and a draft of ``draft_params`` parameters at
+    ``draft_bytes_per_param`` bytes each, streamed once per draft pass (0: n-gram, nothing to stream)."""
+
+    method: str
+    draft_steps: int
+    acceptance_length: float
+    topk: int = 1
+    verify_tokens: int | None = None
+    draft_params: float = 0.0
+    draft_bytes_per_param: float = 2.0
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise InvalidInputError(f"speculative method {self.method!r} is not known; use one of {', '.join(METHODS)}")
+        for name in ("draft_steps", "topk"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not (v >= 1 and v == int(v)) or math.isinf(v):
+                raise InvalidInputError(f"{name} {v!r} is not a whole number of 1 or more")
+        a = self.acceptance_length
+        if isinstance(a, bool) or not isinstance(a, int | float) or not 1.0 <= float(a) <= self.draft_steps + 1:
+            raise InvalidInputError(
+                f"acceptance_length {a!r} must be a number of tokens from 1 to the draft tokens per step + 1 "
+                f"({self.draft_steps + 1}): the accepted draft tokens plus the target's own"
+            )
+        if self.verify_tokens is not None and not (
+            isinstance(self.verify_tokens, int) and self.verify_tokens >= 2 and not isinstance(self.verify_tokens, bool)
+        ):
+            raise InvalidInputError(f"verify_tokens {self.verify_tokens!r} is not a whole number of 2 or more")
+        for name in ("draft_params", "draft_bytes_per_param"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0.0 <= float(v) < math.inf:
+                raise InvalidInputError(f"{name} {v!r} is not a finite number of 0 or more")
+        if self.method in ("eagle", "eagle3", "draft_model") and not self.draft_params > 0:
+            raise InvalidInputError(
+                f"a {self.method} draft needs its parameter count (draft_params), the bytes each draft pass reads"
+            )
+
+    @property
+    def tokens_per_sequence(self) -> int:
+        """Tokens per sequence in the target's verify pass: ``verify_tokens``, else draft_steps + 1."""
+        return int(self.verify_tokens or self.draft_steps + 1)
+
+    @property
+    def draft_bytes(self) -> float:
+        """Bytes one draft pass streams: draft_params x draft_bytes_per_param."""
+        return float(self.draft_params) * float(self.draft_bytes_per_param)
+
+    def with_acceptance(self, acceptance_length: float) -> SpeculativeDecoding:
+        """The same speculation at another acceptance length."""
+        return replace(self, acceptance_length=float(acceptance_length))
+
+
+def eagle3_draft_params(
+    hidden_size: int, intermediate_size: int, heads: int, kv_heads: int, head_dim: int, draft_vocab: int
+) -> int:
+    """Parameters an EAGLE-3 head streams each pass (SGLang ``python/sglang/srt/models/llama_eagle3.py``): the fusion
+    fc (3h x h), one decoder layer whose attention reads [embedding, fused hidden] (2h wide: q 2h x heads x d, k and v
+    2h x kv_heads x d, o heads x d x h), a gated MLP (3 x h x intermediate), the draft-vocabulary head (V_draft x h)
+    and four h-wide norms; the embedding is the target's (gathered, not streamed)."""
+    h, d = int(hidden_size), int(head_dim)
+    attention = 2 * h * heads * d + 2 * (2 * h * kv_heads * d) + heads * d * h
+    return 3 * h * h + attention + 3 * h * int(intermediate_size) + int(draft_vocab) * h + 4 * h
+
+
+def speculation_for(
+    model, speculative_tokens, acceptance_length, *, catalog=None, draft_params: float | None = None
+) -> SpeculativeDecoding | None:
+    """The speculation a deployment states (``SPECULATION_OPTIONS``): None when neither is given; ``InvalidInputError``
+    naming the missing one when only one is. The draft is a chain (one token per pass, k + 1 verified, as vLLM runs
+    EAGLE) and, without ``draft_params``, an EAGLE-3 head shaped like ``model`` (``eagle3_draft_params`` of its hidden
+    size, heads, head dim and MLP width, ``EAGLE3_DRAFT_VOCAB``), as SpecForge trains them."""
+    blank = [v is None or (isinstance(v, float) and math.isnan(v)) for v in (speculative_tokens, acceptance_length)]
+    if all(blank):
+        return None
+    if any(blank):
+        missing = "acceptance_length" if blank[1] else "speculative_tokens"
+        raise InvalidInputError(
+            f"speculative decoding needs both speculative_tokens and acceptance_length; {missing} is missing "
+            f"({SPECULATION_OPTIONS[missing]})"
+        )
+    k = float(speculative_tokens)
+    if not (k >= 1 and k == int(k)) or math.isinf(k):
+        raise InvalidInputError(f"speculative_tokens {speculative_tokens!r} is not a whole number of 1 or more")
+    if draft_params is None:
+        from planner.catalog import default_catalog
+
+        m = (catalog or default_catalog()).model(model)
+        draft_params = eagle3_draft_params(
+            m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
+        )
+    try:
+        a = float(acceptance_length)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"acceptance_length {acceptance_length!r} is not a number of tokens") from None
+    return SpeculativeDecoding("eagle3", int(k), a, draft_params=float(draft_params))
+
+
+def sglang_speculation(steps: int | None, topk: int | None, draft_tokens: int | None) -> tuple[int, int, int]:
+    """(num_steps, eagle_topk, num_draft_tokens) as SGLang runs them: ``SGLANG_DEFAULT_STEPS_TOPK_TOKENS`` when none is
+    given, and with topk 1 the draft tokens set to num_steps + 1 (``server_args.py``: "speculative_num_draft_tokens is
+    adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1")."""
+    if steps is None and topk is None and draft_tokens is None:
+        steps, topk, draft_tokens = SGLANG_DEFAULT_STEPS_TOPK_TOKENS
+    steps = int(steps or SGLANG_DEFAULT_STEPS_TOPK_TOKENS[0])
+    topk = int(topk or SGLANG_DEFAULT_STEPS_TOPK_TOKENS[1])
+    draft_tokens = int(draft_tokens or SGLANG_DEFAULT_STEPS_TOPK_TOKENS[2])
+    if topk == 1:
+        draft_tokens = steps + 1
+    return steps, topk, draft_tokens
+
+
+def _extrapolated(x: float, xs: tuple[float, ...], ys: tuple[float, ...]) -> float:
+    """``np.interp`` within the table, straight-line beyond its last two points (more tokens than it covers)."""
+    if x <= xs[-1] or len(xs) < 2:
+        return float(np.interp(x, xs, ys))
+    slope = (ys[-1] - ys[-2]) / (xs[-1] - xs[-2]) if xs[-1] > xs[-2] else 0.0
+    return float(ys[-1] + slope * (x - xs[-1]))
+
+
+def decode_at_s(table: StepTable, batch: float, mean_context: float) -> float:
+    """A decode step of ``batch`` sequences (``StepTable.decode_s``), straight-line past the table's largest batch."""
+    n = len(table.decode_lo_s)
+    if batch <= n:
+        return table.decode_s(max(int(round(batch)), 1), mean_context)
+    last, before = table.decode_s(n, mean_context), table.decode_s(max(n - 1, 1), mean_context)
+    return last + (last - before) * (batch - n)
+
+
+def verify_step_s(table: StepTable, batch: int, mean_context: float, tokens_per_sequence: int) -> float:
+    """The target's verify pass over ``batch`` x ``tokens_per_sequence`` tokens: the decode step of ``batch`` (one token
+    each, the KV read once per sequence) with the other batch x (tokens - 1) tokens' work as a prefill's,
+    max(decode, prefill, decode + prefill - shared) (``StepTable.step_s``'s mixed-step rule), the prefill straight-line
+    past the table."""
+    dec = table.decode_s(batch, mean_context)
+    extra = batch * (tokens_per_sequence - 1)
+    if extra <= 0:
+        return dec
+    pre = _extrapolated(extra, table.prefill_tokens, table.prefill_s)
+    return max(dec, pre, dec + pre - table.shared_s)
+
+
+def step_s(table: StepTable, spec: SpeculativeDecoding, draft_ratio: float, batch: int, mean_context: float) -> float:
+    """One speculative step of ``batch`` sequences, seconds: verify (``verify_step_s``) + k draft passes, each the
+    target's decode step over batch x topk rows scaled by ``draft_ratio`` (draft bytes / target weight bytes: a pass
+    reads the draft's weights and runs the target's kinds of kernels)."""
+    verify = verify_step_s(table, batch, mean_context, spec.tokens_per_sequence)
+    draft = spec.draft_steps * draft_ratio * decode_at_s(table, batch * spec.topk, mean_context)
+    return verify + draft
+
+
+def speculative_table(table: StepTable, spec: SpeculativeDecoding, draft_ratio: float) -> StepTable:
+    """The step table of a speculative run, in the simulation's units (``simulate(tokens_per_step=...)``): decode rows
+    are whole speculative steps (``step_s``) at the first and last context, the context axis counted in steps
+    (prompt + output / acceptance length at the end), and each prefill step also runs the draft over the prompt
+    (its time x (1 + draft_ratio): SGLang's ``forward_target_extend`` then the draft's extend)."""
+    ratio = float(draft_ratio)
+    if not 0.0 <= ratio < math.inf:
+        raise InvalidInputError(f"draft_ratio {draft_ratio!r} is not a finite number of 0 or more")
+    n = len(table.decode_lo_s)
+    lo = tuple(step_s(table, spec, ratio, b, table.ctx_lo_tokens) for b in range(1, n + 1))
+    hi = tuple(step_s(table, spec, ratio, b, table.ctx_hi_tokens) for b in range(1, n + 1))
+    span = table.ctx_hi_tokens - table.ctx_lo_tokens  # the output, tokens
+    return StepTable(
+        decode_lo_s=lo,
+        decode_hi_s=hi,
+        ctx_lo_tokens=table.ctx_lo_tokens,
+        ctx_hi_tokens=table.ctx_lo_tokens + span / spec.acceptance_length,
+        prefill_tokens=table.prefill_tokens,
+        prefill_s=tuple(p * (1.0 + ratio) for p in table.prefill_s),
+        shared_s=table.shared_s,
+    )

@@ -1,0 +1,178 @@
+"""vLLM's measured all-reduce table (catalogs/reference/allreduce_aic.csv, planner.engines.allreduce_table) and its
+use by the model (planner.model.collectives, planner.model.decode.allreduce_time_s) when an engine opts in."""
+
+from __future__ import annotations
+
+import csv
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner import api
+from planner.catalog import default_catalog
+from planner.catalog.resolve import gpu_numbers
+from planner.engines.allreduce_table import TABLE_FILE_NAME, read_allreduce_table
+from planner.engines.profiles import engine_profile
+from planner.model.collectives import table_allreduce_time_s
+from planner.model.decode import allreduce_time_s
+from planner.model.facts import EngineFacts, GpuFacts, field_names
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "catalogs" / "reference" / TABLE_FILE_NAME
+AIC_PYTHON = Path("/work/venvs/aic/bin/python")
+AIC_DATA = Path("/work/venvs/aic/lib/python3.11/site-packages/aiconfigurator_core/systems/data")
+needs_aic = pytest.mark.skipif(not AIC_DATA.is_dir(), reason="aiconfigurator 0.12.0's venv is not on this machine")
+TABLE_ENGINE = engine_profile("vllm").with_(allreduce_table=True)
+
+
+def _time_us(gpu: str, message_bytes: float, gpus: float, graph: bool = True) -> float:
+    table = read_allreduce_table()
+    return float(table_allreduce_time_s(table, table.row(gpu), message_bytes, gpus, graph)) * 1e6
+
+
+def _facts(gpu: str, engine) -> tuple[GpuFacts, EngineFacts]:
+    n = gpu_numbers(default_catalog().gpu(gpu), engine)
+    table = read_allreduce_table() if engine.allreduce_table else None
+    g = GpuFacts(**{k: n[k] for k in field_names(GpuFacts) if k in n}, peak_flop_per_s=n["bf16_peak_flop_per_s"])
+    e = EngineFacts(**{k: n[k] for k in field_names(EngineFacts) if k in n and k != "allreduce_table"},
+                    allreduce_table=table)  # fmt: skip
+    return g, e
+
+
+class TestTable:
+    def test_shipped_table_is_small(self):
+        """The table ships as kilobytes (issue 21: 'kilobytes, not its 114 MB'): 8 GPUs, graph and eager."""
+        assert SHIPPED.stat().st_size < 16_000
+        table = read_allreduce_table()
+        assert len(table.gpus) == 8 and table.group_sizes == (2, 4, 8, 16)
+
+    def test_measured_points_are_returned_as_measured(self):
+        """aiconfigurator 0.12.0, systems/data/h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet,
+        vLLM_custom_graph: 8 x H100, 1 MiB: 19.39 us; 512 MiB: 4009 us; 2 x H100, 1 MiB: 12.38 us; 4 x H100, 64 KiB:
+        5.80 us. vLLM_custom_eager, 8 x H100, 128 MiB: 1272 us (graph: 1091 us). a100_sxm/comm/vllm/0.14.0: 2 x A100,
+        4 MiB: 89.68 us (vLLM has left its custom all-reduce for NCCL: 2 MiB took 25.24 us)."""
+        assert _time_us("H100 SXM 80GB", 2**20, 8) == pytest.approx(19.39, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**29, 8) == pytest.approx(4009, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**20, 2) == pytest.approx(12.38, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**16, 4) == pytest.approx(5.80, rel=2e-3)
+        assert _time_us("H100 SXM 80GB", 2**27, 8, graph=False) == pytest.approx(1272, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**27, 8) == pytest.approx(1091, rel=1e-3)
+        assert _time_us("A100 SXM 80GB", 2**22, 2) == pytest.approx(89.68, rel=1e-3)
+        assert _time_us("A100 SXM 80GB", 2**21, 2) == pytest.approx(25.24, rel=1e-3)
+
+    def test_between_sizes_a_power_law_between_neighbours(self):
+        """At 2^20.5 bytes the time is the geometric mean of the 1 MiB and 2 MiB times (log-log interpolation)."""
+        mid = _time_us("H100 SXM 80GB", 2**20.5, 8)
+        assert mid == pytest.approx(
+            math.sqrt(_time_us("H100 SXM 80GB", 2**20, 8) * _time_us("H100 SXM 80GB", 2**21, 8))
+        )
+
+    def test_between_group_sizes_log_interpolated(self):
+        """6 GPUs sit halfway (in log2) between 4 and 8 only in log2(6) = 2.585: a weight 0.585 on the 8-GPU time."""
+        t4, t8 = _time_us("H100 SXM 80GB", 2**24, 4), _time_us("H100 SXM 80GB", 2**24, 8)
+        w = math.log2(6) - 2
+        assert _time_us("H100 SXM 80GB", 2**24, 6) == pytest.approx(math.exp(math.log(t4) + w * math.log(t8 / t4)))
+
+    def test_beyond_the_table_bytes_at_the_last_rate_and_latency_floor_below(self):
+        """1 GiB over 8 x H100: 4009 us + 512 MiB at the 256-512 MiB segment's rate ((4009 - 2117) us per 256 MiB):
+        7793 us; 64 B: the 128 B time (4.7 us)."""
+        assert _time_us("H100 SXM 80GB", 2**30, 8) == pytest.approx(4009 + (4009 - 2117) * 2, rel=2e-3)
+        assert _time_us("H100 SXM 80GB", 64, 8) == pytest.approx(_time_us("H100 SXM 80GB", 128, 8))
+
+    def test_no_value_where_not_measured(self):
+        """GB200's table has 2 and 4 GPUs only; no GPU has 32; an unknown row is NaN: the form stands there."""
+        table = read_allreduce_table()
+        assert math.isnan(_time_us("GB200 NVL72", 2**20, 8))
+        assert math.isnan(_time_us("H100 SXM 80GB", 2**20, 32))
+        assert math.isnan(float(table_allreduce_time_s(table, math.nan, 2**20, 8, True)))
+        assert np.isfinite(table_allreduce_time_s(table, table.row("GB300 NVL72"), 2**20, 16, True))
+
+
+class TestModel:
+    def test_off_as_shipped(self):
+        """No shipped profile reads the table (the workbook's formula computes the form; they must agree)."""
+        assert not engine_profile("vllm").allreduce_table and not engine_profile("sglang").allreduce_table
+        g, e = _facts("H100", engine_profile("vllm"))
+        assert e.allreduce_table is None and math.isnan(e.allreduce_table_row)
+
+    def test_decode_step_takes_the_graph_time_and_a_long_prefill_the_eager_one(self):
+        """With the table: 64 tokens x hidden 8,192 x 2 B = 1 MiB over 8 x H100 = 19.39 us (graph: a decode step);
+        8,192 tokens x 8,192 x 2 B = 128 MiB = 1272 us (eager: beyond vLLM's largest captured size, 512 tokens)."""
+        g, e = _facts("H100", TABLE_ENGINE)
+        assert allreduce_time_s(g, e, 2.0**20, 8.0, 64.0) == pytest.approx(19.39e-6, rel=1e-3)
+        assert allreduce_time_s(g, e, 2.0**27, 8.0, 8192.0) == pytest.approx(1272e-6, rel=1e-3)
+        assert allreduce_time_s(g, e, 2.0**27, 1.0, 8192.0) == 0.0
+
+    def test_gpu_without_a_table_keeps_the_form(self):
+        """MI300X has no vLLM table in aiconfigurator: the same time with and without the option."""
+        g0, e0 = _facts("MI300X", engine_profile("vllm"))
+        g1, e1 = _facts("MI300X", TABLE_ENGINE)
+        assert allreduce_time_s(g1, e1, 2.0**24, 8.0, 1024.0) == allreduce_time_s(g0, e0, 2.0**24, 8.0, 1024.0)
+
+    def test_prefill_and_arrays_use_it_through_the_api(self):
+        """Llama-3.1-70B on 4 x H100, 2,048 tokens: TTFT moves by exactly the all-reduce difference, 2 x 80 layers x
+        (eager table at 32 MiB - the form), the same for a scalar call and inside an array."""
+        plain = api.prefill("H100", "llama3.1-70b", 2048, gpus=4).ttft_s
+        table = api.prefill("H100", "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
+        g, e = _facts("H100", engine_profile("vllm"))
+        form = allreduce_time_s(g, e, 2048 * 8192 * 2.0, 4.0, 2048.0)
+        measured = _time_us("H100 SXM 80GB", 2048 * 8192 * 2.0, 4, graph=False) * 1e-6
+        assert table - plain == pytest.approx(160 * (measured - form), rel=1e-6)
+        many = api.prefill(np.array(["H100", "MI300X"]), "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
+        assert many[0] == pytest.approx(table)
+        assert many[1] == pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4).ttft_s)
+
+
+@needs_aic
+class TestAgainstThePackage:
+    def test_table_rederives(self, tmp_path):
+        """bench/allreduce_extract.py in the aiconfigurator venv writes the shipped file byte for byte."""
+        out = tmp_path / "t.csv"
+        subprocess.run([str(AIC_PYTHON), str(ROOT / "bench" / "allreduce_extract.py"), str(out)], check=True)
+        assert out.read_text() == SHIPPED.read_text()
+
+    def test_above_the_custom_limit_the_rows_are_nccl(self):
+        """Above vLLM's custom all-reduce size limit the measured vLLM rows equal aiconfigurator's NCCL all-reduce
+        table (nccl_perf.parquet, all_reduce, half) within 8% (A100, 4 GPUs, 4 MiB: 118 vs 111 us): A100 from 4 MiB,
+        H100 at 8 GPUs from 64 MiB."""
+        import importlib.util
+
+        if importlib.util.find_spec("pandas") is None:
+            pytest.skip("pandas is needed to read the parquet files")
+        code = (
+            "import pandas as pd, json, sys;"
+            "d=pd.read_parquet(sys.argv[1]);d=d[(d.op_name=='all_reduce')&(d.nccl_dtype=='half')];"
+            "print(json.dumps({f'{g},{m}':float(t) for g,m,t in zip(d.num_gpus,d.message_size,d.latency)}))"
+        )
+        import json
+
+        for system, gpu, nccl, gpus, low in (
+            ("a100_sxm", "A100 SXM 80GB", "2.27.3", (2, 4, 8), 2**22),
+            ("h100_sxm", "H100 SXM 80GB", "2.29.2", (8,), 2**26),
+        ):
+            path = AIC_DATA / system / "comm" / "nccl" / nccl / "nccl_perf.parquet"
+            got = subprocess.run([str(AIC_PYTHON), "-c", code, str(path)], check=True, capture_output=True, text=True)
+            nccl_ms = json.loads(got.stdout)
+            for g in gpus:
+                for p in range(int(math.log2(low)), 29):
+                    if f"{g},{2**p}" in nccl_ms:
+                        assert _time_us(gpu, 2**p, g) == pytest.approx(nccl_ms[f"{g},{2**p}"] * 1e3, rel=0.08)
+
+
+def test_table_file_rows_have_every_size():
+    """Every row has 23 sizes, 128 B - 512 MiB, all positive, and 512 MiB takes over 10x the 128 B latency floor
+    (a row read from the wrong column or unit would not)."""
+    with SHIPPED.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for r in rows:
+        us = [float(r[f"us_{p}"]) for p in range(7, 30)]
+        assert all(x > 0 for x in us), r["gpu"]
+        assert us[-1] > 10 * us[0], r["gpu"]
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__]))
