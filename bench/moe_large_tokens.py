@@ -108,7 +108,9 @@ def main() -> None:
     f["fp8_peak"] = float(gpu.peak_flop_per_s["fp8"])
     m = pd.read_parquet(DATA / args.gpu / "moe/vllm/0.24.0/moe_perf.parquet")
     m = m[(m.distribution == "balanced") & (m.moe_ep_size == 1)]
-    print(f"{GPUS[args.gpu]}: predicted / measured - 1 per MoE layer at the dense GEMM rate, then at the grouped GEMM's")
+    print(
+        f"{GPUS[args.gpu]}: predicted / measured - 1 per MoE layer at the dense GEMM rate, then at the grouped GEMM's"
+    )
     print(f"(w0 = {f['moe_gemm_half_width']:.0f}); measured us in brackets")
     print(f"{'shape':<26}" + "".join(f"{t:>20}" for t in TOKENS))
     for label, h, i, k, e, tp, dtype, bpp in SHAPES:

@@ -140,6 +140,25 @@ class DeploymentOptions(GroupOptions, BatchOptions, total=False):
     """``memory_plan``'s and ``prefill``'s (``ttft`` ...) options: the common ones, the group and the batch."""
 
 
+class ReplicaOptions(TypedDict, total=False):
+    """``planner.serving.load.load_percentile``'s options: one replica of the serving simulation (its group, its
+    precisions), the catalog and errors; the engine's limits are its scheduler's."""
+
+    gpus: Any
+    weight_precision: Any
+    kv_precision: Any
+    catalog: Catalog | None
+    errors: Errors
+
+
+class BenchmarkOptions(ReplicaOptions, total=False):
+    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's, the engine's memory rule and the
+    calibration of its step times."""
+
+    engine: str | EngineProfile | None
+    calibration: Any
+
+
 class DecodeOptions(DeploymentOptions, total=False):
     """``decode_step``'s (``tpot``, ``throughput`` ...) and ``cost_per_mtok``'s options: all of them."""
 

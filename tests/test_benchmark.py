@@ -289,3 +289,38 @@ def test_every_request_finishes_whatever_the_limits(kind):
         conc = int(rng.integers(1, n + 1)) if mode == 2 else None
         r = simulate(table, sched, 0, 0, n, arrivals_s=arrivals, client_concurrency=conc, lengths=lengths)
         assert r.run_output_tokens_per_s * r.duration_s == pytest.approx(sum(o for _, o in lengths))
+
+
+class TestPrefixCache:
+    """A serving run whose prompts the server has cached (``cached_fraction``) prefills only the rest."""
+
+    def test_cached_prompts_reach_their_first_token_sooner(self):
+        """16 prompts of 8,192 tokens at once: with half of each cached, each prefill computes 4,096 tokens, so the
+        queue of prefills behind one another drains in well under the uncached time (at most 60% of it)."""
+        cold = predict_benchmark(GPU, MODEL, 8192, 1, 16, kind="serving", gpus=1)
+        warm = predict_benchmark(GPU, MODEL, 8192, 1, 16, kind="serving", gpus=1, cached_fraction=0.5)
+        assert warm.ttft_s < 0.6 * cold.ttft_s
+
+    def test_per_run_fractions_broadcast(self):
+        runs = predict_benchmark(GPU, MODEL, 8192, 1, 16, kind="serving", gpus=1, cached_fraction=np.array([0.0, 0.5]))
+        one = predict_benchmark(GPU, MODEL, 8192, 1, 16, kind="serving", gpus=1, cached_fraction=0.5)
+        assert runs.ttft_s[1] == one.ttft_s and runs.ttft_s[0] > one.ttft_s
+
+    @pytest.mark.parametrize("bad", [-0.1, 1.0, 2.0])
+    def test_a_share_outside_0_to_1_is_refused(self, bad):
+        with pytest.raises(InvalidInputError, match="cached_fraction must be at least 0 and below 1"):
+            predict_benchmark(GPU, MODEL, 1024, 16, 4, kind="serving", gpus=1, cached_fraction=bad)
+
+    def test_a_static_batch_is_refused(self):
+        with pytest.raises(InvalidInputError, match="without a prefix cache"):
+            predict_benchmark(GPU, MODEL, 1024, 16, 4, gpus=1, cached_fraction=0.5)
+
+    def test_a_published_warm_run_is_predicted_with_its_cached_share(self):
+        """K8S-004 (surajssd's script sends the same 200 ShareGPT prompts again to one vLLM 0.8.3 server that caches
+        prefixes) is read as prompts_cached; its cached share is vLLM's whole 16-token blocks short of the last token
+        of its 213-token mean prompt: floor(212 / 16) x 16 / 213 = 208 / 213."""
+        from planner.accuracy.predict import _warm_fraction, load_decode_rows
+
+        row = next(r for r in load_decode_rows() if r.record_id == "K8S-004")
+        assert row.prompts_cached and row.input_len == 213
+        assert _warm_fraction(row) == pytest.approx(208 / 213)

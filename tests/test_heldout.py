@@ -134,4 +134,3 @@ def test_lengths_group_names_how_requests_vary(checks):
     by_id = {c["row"].record_id: c["lengths"] for c in checks}
     assert by_id["GPUSTACK-001"] == "ShareGPT sample"
     assert by_id["GPUSTACK-008"] == "fixed"
-

@@ -222,6 +222,36 @@ class TestMemo:
         assert key() != key(s=sent + np.array([0, 0, 0, 1e-3]))
         assert key() != key(s=None)
 
+    def test_keys_differ_by_the_runs_behaviour_and_equal_settings_give_one_key(self):
+        """The run's behaviour (``RunBehaviour``) is part of the key; its settings are stored normalised, so 0 or 1
+        scheduler steps and an int or float front-end time name the same run."""
+        from planner.serving.load import RunKey, fixed_lengths
+        from planner.serving.simulate import RunBehaviour
+
+        setup = ONE.setup(700, 150)
+        lengths = fixed_lengths(700, 150, 4)
+
+        def key(**how):
+            return RunKey.of(setup, 700, 150, lengths, None, RunBehaviour(**how))
+
+        assert key(scheduler_steps=0, frontend_s=0) == key() and RunBehaviour(scheduler_steps=0).scheduler_steps == 1
+        assert hash(key(frontend_s=1)) == hash(key(frontend_s=1.0))
+        for setting in ("cached_fraction", "frontend_s", "stream_stall_s", "tokens_per_step"):
+            assert key(**{setting: 0.5 if setting != "tokens_per_step" else 2.0}) != key(), setting
+        assert key(async_scheduling=True) != key() and key(scheduler_steps=4) != key()
+
+    def test_a_replicas_behaviour_is_its_front_end_its_engines_overlap_and_its_speculation(self):
+        """``Replica.behaviour``: the replica's front-end time (``FRONTEND_S``) unless one is given, TensorRT-LLM 1.x
+        overlapping its steps by default (``OVERLAP_SCHEDULING_ENGINES``), one token a step without speculation."""
+        from planner.serving.load import FRONTEND_S
+        from planner.serving.simulate import RunBehaviour
+
+        default = Replica(GPU, MODEL, gpus=1)
+        assert default.behaviour() == RunBehaviour(frontend_s=FRONTEND_S) and ONE.behaviour() == RunBehaviour()
+        assert default.behaviour(RunBehaviour(cached_fraction=0.5), 0.0) == RunBehaviour(cached_fraction=0.5)
+        trt = Replica(GPU, MODEL, gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm")
+        assert trt.behaviour().async_scheduling
+
 
 class TestExcelFunctions:
     def test_cell_is_the_simulations_percentile_in_milliseconds(self):

@@ -16,15 +16,18 @@ from planner.excel import support
 from planner.options import (
     OPTION_NAMES,
     BatchOptions,
+    BenchmarkOptions,
     CommonOptions,
     DecodeOptions,
     DeploymentOptions,
     GroupOptions,
     Options,
+    ReplicaOptions,
     option_doc,
 )
+from planner.serving import benchmark, load
 
-ALL = (CommonOptions, GroupOptions, BatchOptions, DeploymentOptions, DecodeOptions)
+ALL = (CommonOptions, GroupOptions, BatchOptions, DeploymentOptions, DecodeOptions, ReplicaOptions, BenchmarkOptions)
 
 
 class TestOneDefinition:
@@ -53,6 +56,8 @@ class TestOneDefinition:
             (api.ttft, "DeploymentOptions"),
             (report.plan, "GroupOptions"),
             (predict.tpot_range, "DecodeOptions"),
+            (benchmark.predict_benchmark, "BenchmarkOptions"),
+            (load.load_percentile, "ReplicaOptions"),
         ],
     )
     def test_signatures_are_plain_and_name_their_options(self, function, takes):
@@ -64,6 +69,27 @@ class TestOneDefinition:
             typing.get_type_hints(function, include_extras=True)["options"]
             == typing.Unpack[getattr(planner.options, takes)]
         )
+
+    @pytest.mark.parametrize(
+        ("call", "message"),
+        [
+            (
+                lambda: benchmark.predict_benchmark("H100", "llama2-7b", 128, 128, kv_precison="fp8"),
+                "predict_benchmark() got an unexpected keyword argument 'kv_precison' (did you mean 'kv_precision'?)",
+            ),
+            (
+                lambda: load.load_percentile("H100", "llama2-7b", 1.0, 128, 128, engine="vllm"),
+                "load_percentile() got an unexpected keyword argument 'engine'; its options: kv_precision, gpus, "
+                "weight_precision, catalog, errors",
+            ),
+        ],
+    )
+    def test_the_serving_functions_refuse_an_option_they_do_not_take(self, call, message):
+        """``predict_benchmark`` and ``load_percentile`` read their options as the capacity functions do: one line
+        naming the misspelled or untaken option (and, for an option they lack, the ones they take)."""
+        with pytest.raises(TypeError) as info:
+            call()
+        assert str(info.value).startswith(message)
 
     def test_read_refuses_an_option_the_function_does_not_take_and_names_those_it_does(self):
         with pytest.raises(TypeError) as info:

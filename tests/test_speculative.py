@@ -16,7 +16,7 @@ from planner.cli import main
 from planner.errors import InvalidInputError
 from planner.excel import functions as xl
 from planner.serving.load import Replica, latency_under_load, load_percentile
-from planner.serving.simulate import Scheduler, StepTable, simulate
+from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate
 from planner.serving.speculative import (
     SpeculativeDecoding,
     eagle3_draft_params,
@@ -154,9 +154,22 @@ class TestSimulation:
         tokens whatever the steps that made them, so speculating at 2.5 a step preempts as often as 1 a step, sooner."""
         sched = Scheduler(64, 8192, "vllm", kv_tokens=11_000)
         plain = simulate(_flat_table(), sched, 100, 1000, 40)
-        spec = simulate(_flat_table(), sched, 100, 1000, 40, tokens_per_step=2.5)
+        spec = simulate(_flat_table(), sched, 100, 1000, 40, behaviour=RunBehaviour(tokens_per_step=2.5))
         assert plain.preemptions > 0 and spec.preemptions == plain.preemptions
         assert spec.duration_s < plain.duration_s
+
+    def test_the_load_sheets_capacity_check_counts_the_acceptance_length(self):
+        """``sweep_within_capacity`` (the what-if Load sheet) asks the closed form which rates a replica can take with
+        the replica's own behaviour: Qwen3-8B fp8 on one H100 (SGLang) speculating at 2.5 tokens a step is simulated
+        at 30 requests/s of 233 + 221 tokens and keeps up (at least 95% of the offered rate completes). It used to
+        pass the acceptance length where the overlap flag goes, judge the replica at one token a step, and leave the
+        rate out as past capacity (None)."""
+        from planner.serving.fleet import sweep_within_capacity
+
+        spec = speculation_for("Qwen/Qwen3-8B", 4, 2.5)
+        r = Replica("H100", "Qwen/Qwen3-8B", 1, scheduler="sglang", weight_precision="fp8", speculative=spec)
+        (run,) = sweep_within_capacity(r, 233, 221, [30.0])
+        assert run is not None and run.request_throughput_per_s >= 0.95 * 30.0
 
 
 class TestSettings:

@@ -9,8 +9,10 @@ import io
 import random
 import shutil
 import subprocess
+import sys
 import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -180,6 +182,25 @@ def written_once(tmp_path_factory):
     return spec, write_workbook(spec, tmp_path_factory.mktemp("once") / "base.xlsx").read_bytes()
 
 
+def test_every_test_that_reads_a_book_runs_in_its_halfs_group():
+    """Each parameter of a test of this module that reads ``recalculated`` names its book first and carries that
+    book's xdist group: on another worker it would recalculate a whole half (35 books) again for itself."""
+    import inspect
+
+    readers = [
+        f
+        for cls in (TestParityWithThePythonModel, TestLoadSheetRecalculated)
+        for _, f in inspect.getmembers(cls, inspect.isfunction)
+        if "recalculated" in inspect.signature(f).parameters
+    ]
+    assert len(readers) == 7  # four parity tests, three Load sheet tests
+    for f in readers:
+        (params,) = [m.args[1] for m in f.pytestmark if m.name == "parametrize"]
+        for p in params:
+            groups = [m.args[0] for m in p.marks if m.name == "xdist_group"]
+            assert groups == [f"test_workbook_libreoffice_{_half(p.values[0])}"], (f.__name__, p.values[0])
+
+
 class TestPatchedInputs:
     @pytest.mark.parametrize(
         "name",
@@ -283,11 +304,15 @@ class TestParityWithThePythonModel:
 
 class TestLoadSheetRecalculated:
     """The Load sheet's figures are numbers planner wrote (a queue simulation is not a cell formula): LibreOffice's
-    recalculation keeps them, and its Status formula tells current Inputs from changed ones."""
+    recalculation keeps them, and its Status formula tells current Inputs from changed ones.
 
-    def test_figures_survive_recalculation_unchanged(self, recalculated):
+    Each test reads one parity book and runs in that book's xdist group, so it reuses its half's recalculation
+    (unmarked, a test could land on a worker that recalculates a whole half again for it: 340-380 s each)."""
+
+    @pytest.mark.parametrize("name", [book("as-shipped")])
+    def test_figures_survive_recalculation_unchanged(self, recalculated, name):
         spec, books = recalculated
-        ws = books["as-shipped"][LOAD_SHEET]
+        ws = books[name][LOAD_SHEET]
         figures = {ref: c.value for ref, c in spec.sheet(LOAD_SHEET).cells.items() if isinstance(c.value, float)}
         assert len(figures) > 100  # p50/p95 TTFT/TPOT of six levers at nine traffic levels, less those past capacity
         for ref, value in figures.items():
@@ -298,13 +323,18 @@ class TestLoadSheetRecalculated:
                 assert ws[ref].value == (value if value != "" else None), ref  # an empty text cell reads blank
         assert ws[STATUS_CELL].value == "current: computed from the Inputs as they are now"
 
-    def test_status_turns_stale_when_an_input_changes(self, recalculated):
-        """'opening-scenario' sets the inputs the sheet was computed from; 'default-mha-65b' (``BASE``) another model
-        and context, a blank GPU count and compare model: those four rows read 'changed' and Status asks for a
-        refresh."""
+    @pytest.mark.parametrize("name", [book("opening-scenario")])
+    def test_status_stays_current_for_the_inputs_it_was_computed_from(self, recalculated, name):
+        """'opening-scenario' sets the inputs the sheet was computed from: Status reads current."""
         _, books = recalculated
-        assert books["opening-scenario"][LOAD_SHEET][STATUS_CELL].value.startswith("current")
-        ws = books["default-mha-65b"][LOAD_SHEET]
+        assert books[name][LOAD_SHEET][STATUS_CELL].value.startswith("current")
+
+    @pytest.mark.parametrize("name", [book("default-mha-65b")])
+    def test_status_turns_stale_when_an_input_changes(self, recalculated, name):
+        """'default-mha-65b' (``BASE``) sets another model and context, a blank GPU count and compare model than
+        the sheet was computed from: those four rows read 'changed' and Status asks for a refresh."""
+        _, books = recalculated
+        ws = books[name][LOAD_SHEET]
         assert ws[STATUS_CELL].value.startswith("STALE: Inputs changed after these figures were computed")
         changed = {ws[f"A{r}"].value for r in range(7, 20) if ws[f"D{r}"].value == "changed"}
         assert changed == {
@@ -394,3 +424,28 @@ class TestRenderedPages:
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True
             ).stdout
             assert text.strip(), f"page {i} is blank"
+
+
+class TestProfileTemplate:
+    def test_later_calls_copy_the_first_profile_and_still_recalculate(self, tmp_path):
+        """planner.io.libreoffice keeps the profile of a process's first conversion and copies it for later ones:
+        the copy keeps OOXMLRecalcMode 0 (a formula openpyxl saved without a value is computed both times), and
+        the template goes when the process exits."""
+        require_libreoffice()
+        script = (
+            "import sys, openpyxl\n"
+            "from pathlib import Path\n"
+            "import planner.io.libreoffice as lo\n"
+            "d = Path(sys.argv[1]); wb = openpyxl.Workbook(); wb.active['A1'] = '=6*7'; wb.save(d / 't.xlsx')\n"
+            "for i in range(2):\n"
+            "    out = lo.convert(d / 't.xlsx', 'xlsx', d / f'out{i}')[0]\n"
+            "    print(openpyxl.load_workbook(out, data_only=True).active['A1'].value, lo._template)\n"
+            "print((lo._template / 'user' / 'registrymodifications.xcu').read_text().count('OOXMLRecalcMode'))\n"
+        )
+        r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
+        first, second, recalc_mode = r.stdout.splitlines()
+        template = first.split()[1]
+        assert first.split()[0] == second.split()[0] == "42"
+        assert second.split()[1] == template and Path(template).name.startswith("planner-loprofile-")
+        assert recalc_mode == "1"
+        assert not Path(template).exists()

@@ -22,6 +22,9 @@ from planner.io.files import write_file
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "budget-review.toml"
+#: The README's example sized by Little's law (docs/export.md, ``sizing``): an export in seconds, no simulation.
+QUICK_EXAMPLE = EXAMPLE.read_text(encoding="utf-8").replace("[workload]\n", '[workload]\nsizing = "littles-law"\n', 1)
+assert QUICK_EXAMPLE.count('sizing = "littles-law"') == 1
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0  # root writes into read-only folders
 
 
@@ -154,12 +157,15 @@ class TestCommandsUseIt:
         assert leftovers(tmp_path) == []
 
     def test_export_to_stdout(self, tmp_path):
-        """``-o -`` writes the review to standard output (the Unix convention), no file named '-'."""
-        r = CliRunner().invoke(main, ["export", str(EXAMPLE), "-o", "-", "--format", "md"])
+        """``-o -`` writes the review to standard output (the Unix convention), no file named '-'. The example sized
+        by Little's law (``QUICK_EXAMPLE``): the output path is under test, not the serving simulation."""
+        scenario = tmp_path / "budget-review.toml"
+        scenario.write_text(QUICK_EXAMPLE, encoding="utf-8")
+        r = CliRunner().invoke(main, ["export", str(scenario), "-o", "-", "--format", "md"])
         assert r.exit_code == 0, r.output
         assert r.stdout.startswith("# ") and "Recommendation" in r.stdout
         assert not Path("-").exists()
-        csv = CliRunner().invoke(main, ["export", str(EXAMPLE), "-o", "-", "--format", "csv"])
+        csv = CliRunner().invoke(main, ["export", str(scenario), "-o", "-", "--format", "csv"])
         assert csv.exit_code == 0 and csv.stdout.count("\n") > 3
 
     def test_calibrate_temporary_name_is_not_predictable(self, tmp_path):
@@ -183,33 +189,38 @@ class TestCommandsUseIt:
 forking = pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 
 
-def _race(path: str, barrier, results, i: int) -> None:
-    barrier.wait()
-    try:
-        write_file(path, f"writer {i}\n" * 1000)
-        results.put((i, "won"))
-    except OutputExistsError:
-        results.put((i, "refused"))
+def _race(paths: list[str], barrier, results, i: int) -> None:
+    """Writer ``i``: for each path, wait for the other writer at the barrier, then write it; (trial, i, outcome)."""
+    for trial, path in enumerate(paths):
+        barrier.wait()
+        try:
+            write_file(path, f"writer {i}\n" * 1000)
+            results.put((trial, i, "won"))
+        except OutputExistsError:
+            results.put((trial, i, "refused"))
 
 
 @forking
 def test_two_writers_of_one_new_file_exactly_one_wins(tmp_path):
-    """100 trials of two processes released together: one writes, the other gets OutputExistsError."""
+    """100 trials of two writers released together (a barrier before each new file; two processes that write
+    the 100 files in turn): one writes, the other gets OutputExistsError."""
     ctx = mp.get_context("fork")
-    outcomes = []
-    for trial in range(100):
-        path = tmp_path / f"review-{trial}.md"
-        barrier, results = ctx.Barrier(2), ctx.Queue()
-        procs = [ctx.Process(target=_race, args=(str(path), barrier, results, i)) for i in (0, 1)]
-        for p in procs:
-            p.start()
-        for p in procs:
-            p.join(30)
-        got = dict(results.get(timeout=5) for _ in procs)
-        outcomes.append(sorted(got.values()))
-        winner = next(i for i, v in got.items() if v == "won")
-        assert path.read_text() == f"writer {winner}\n" * 1000  # whole, and the winner's
-    assert outcomes == [["refused", "won"]] * 100
+    paths = [str(tmp_path / f"review-{trial}.md") for trial in range(100)]
+    barrier, results = ctx.Barrier(2), ctx.Queue()
+    procs = [ctx.Process(target=_race, args=(paths, barrier, results, i)) for i in (0, 1)]
+    for p in procs:
+        p.start()
+    got: dict[int, dict[int, str]] = {}
+    for _ in range(2 * len(paths)):
+        trial, i, outcome = results.get(timeout=60)
+        got.setdefault(trial, {})[i] = outcome
+    for p in procs:
+        p.join(30)
+        assert p.exitcode == 0
+    assert [sorted(got[t].values()) for t in range(len(paths))] == [["refused", "won"]] * 100
+    for trial, path in enumerate(paths):
+        winner = next(i for i, v in got[trial].items() if v == "won")
+        assert Path(path).read_text() == f"writer {winner}\n" * 1000  # whole, and the winner's
     assert leftovers(tmp_path) == []
 
 

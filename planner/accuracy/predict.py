@@ -66,6 +66,7 @@ from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
 from planner.options import DecodeOptions, DeploymentOptions
 from planner.serving.benchmark import SCHEDULERS, predict_benchmark
+from planner.serving.load import warm_prompt_fraction
 
 GiB = 2**30
 
@@ -336,6 +337,7 @@ def predict_decode_rows(
             kind=kind,
             request_rate=rate,
             sample_lengths=[sample_lengths(r) for r in sel] if kind == "serving" else None,
+            cached_fraction=np.array([_warm_fraction(r) for r in sel]) if kind == "serving" else 0.0,
             engine=profiles[name],
             calibration=cal,
             catalog=cat,
@@ -355,6 +357,12 @@ def predict_decode_rows(
         serving = [i for i, r in enumerate(rows) if r.kind == "serving"]
         ttft[serving] += np.array([float(frontend_s[i]) for i in serving])
     return DecodePrediction(tpot, tput, ttft)
+
+
+def _warm_fraction(row: DecodeRow) -> float:
+    """The share of each prompt the prefix cache holds in a run that sends prompts its server has served before
+    (``DecodeRow.prompts_cached``; ``planner.serving.load.warm_prompt_fraction``), else 0."""
+    return warm_prompt_fraction(max(row.input_len, 1)) if row.prompts_cached else 0.0
 
 
 #: Where a source does not say mean or median, a TTFT or TPOT is compared only if the predicted mean and median

@@ -126,7 +126,7 @@ def moe_gemm_half_width(
 
     from scipy.optimize import minimize_scalar
 
-    from planner.engines.kernel_curves import MOE_FLOORS, MOE_FLOOR_UNMEASURED, kernel_factors
+    from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, MOE_FLOORS, kernel_factors
 
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)

@@ -40,11 +40,17 @@ MAX_TOKENS = 2**24  # planner.api.MAX_CONTEXT_TOKENS
 MAX_TARGET_S = 3600.0
 MAX_GROWTH = 1000.0  # traffic x1001 over the horizon
 MAX_MONTHS = 1200
+MAX_NODE_USD = 1e8  # per node bought, beside its GPUs (host server, network)
 
 
 def months_field(default: int | None, description: str | None = None) -> Any:
     """A count of months (a horizon, a write-off period): a whole number from 1 to ``MAX_MONTHS``."""
     return Field(default=default, gt=0, le=MAX_MONTHS, description=description)
+
+
+def node_usd_field(description: str) -> Any:
+    """A price paid per node bought besides its GPUs (a host server, its network), US$: 0 to ``MAX_NODE_USD``."""
+    return Field(default=None, ge=0, le=MAX_NODE_USD, description=description)
 
 
 def _not_bool(value: Any) -> Any:
@@ -238,17 +244,11 @@ class _OptionFields(BaseModel):
         'or a provider\'s name, e.g. "Hyperstack" (its quote where it has one, else the median); set it in '
         "[defaults] to price every option on one basis",
     )
-    host_server_usd: float | None = Field(
-        default=None,
-        ge=0,
-        le=1e8,
-        description="host server per node bought, US$ (default: catalogs/costs/ownership.toml)",
+    host_server_usd: float | None = node_usd_field(
+        "host server per node bought, US$ (default: catalogs/costs/ownership.toml)"
     )
-    networking_usd: float | None = Field(
-        default=None,
-        ge=0,
-        le=1e8,
-        description="network (switches, cables) per node bought, US$ (default: the catalog's)",
+    networking_usd: float | None = node_usd_field(
+        "network (switches, cables) per node bought, US$ (default: the catalog's)"
     )
     host_power_w: float | None = Field(
         default=None, ge=0, le=1e6, description="host power per node beyond the GPUs, W (default: the catalog's)"

@@ -19,8 +19,9 @@ Mean field, for Poisson arrivals at rate x of requests of P prompt and O output 
                budget left beside the decodes, K - B tokens a step), and the wait for the budget: an M/D/1 queue of
                prompts, service S = P / (K - B) x step(B, C, K - B), load rho = x S, wait percentile
                S / (2 (1 - rho)) x ln(rho / (1 - q)) (exponential tail, P(wait > 0) = rho). An engine that
-               schedules a step ahead (``overlap``: TensorRT-LLM 1.x, SGLang from 0.4, ``planner.serving.load.
-               overlap_scheduling``) admits it one step later: + tau.
+               schedules a step ahead (``RunBehaviour.async_scheduling``: TensorRT-LLM 1.x, SGLang from 0.4,
+               ``planner.serving.load.overlap_scheduling``) admits it one step later: + tau; the front end's
+               time (``RunBehaviour.frontend_s``) is added.
 
 Beyond capacity (rho >= 1, or the slots full) every figure is infinite: the queue grows without bound.
 """
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from planner.serving.simulate import Scheduler, StepTable
+from planner.serving.simulate import DEFAULT_BEHAVIOUR, RunBehaviour, Scheduler, StepTable
 
 if TYPE_CHECKING:
     from planner.serving.load import Replica
@@ -72,15 +73,14 @@ def approximate_load(
     output_tokens: float,
     rate_per_s: np.ndarray,
     percentile: float,
-    overlap: bool = False,
-    tokens_per_step: float = 1.0,
+    behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
 ) -> dict[str, np.ndarray]:
     """TTFT and TPOT at ``percentile`` (0-100), seconds, and the mean decoding batch, for each rate (module
-    docstring; ``overlap``: the engine schedules a step ahead); infinite beyond capacity. ``tokens_per_step`` a > 1:
-    speculative decoding (``table`` in steps, ``planner.serving.speculative.speculative_table``): a request decodes
+    docstring); infinite beyond capacity. ``behaviour`` (``RunBehaviour``): its ``async_scheduling`` (the engine
+    schedules a step ahead), ``frontend_s`` (added to TTFT) and ``tokens_per_step`` a > 1, speculative decoding (``table`` in steps, ``planner.serving.speculative.speculative_table``): a request decodes
     for (O - 1) / a steps, and TPOT is the per-step figure / a."""
     x = np.asarray(rate_per_s, dtype=float)
-    a = max(float(tokens_per_step), 1.0)
+    a = max(behaviour.tokens_per_step, 1.0)
     p, o = float(prompt_tokens), 1.0 + (max(float(output_tokens), 1.0) - 1.0) / a
     ctx = p + o / 2.0
     slots = float(min(scheduler.max_num_seqs, len(table.decode_lo_s)))
@@ -107,7 +107,7 @@ def approximate_load(
     rho = x * service
     with np.errstate(divide="ignore", invalid="ignore"):
         wait = np.where(rho > 1 - q, service / (2 * (1 - rho)) * np.log(rho / (1 - q)), 0.0)
-    ttft = q * tau + own + wait + (tau if overlap else 0.0)
+    ttft = q * tau + own + wait + (tau if behaviour.async_scheduling else 0.0) + behaviour.frontend_s
     over = (rho >= 1) | (x * (o - 1.0) * tau > slots) | (x * tau * p > left)
     inf = np.inf
     return {
@@ -124,18 +124,8 @@ def approximate_percentiles(
     replica at each rate of ``rates_per_s`` (one deployment, every rate at once); infinite beyond capacity. The
     approximation of the module docstring, TTFT with the replica's front-end time (``Replica.frontend_s``) added;
     ``planner.serving.load.latency_under_load`` simulates one rate."""
-    from planner.serving.load import overlap_scheduling  # at call, as ``Replica`` above (type checking only)
-
     setup = replica.setup(prompt_tokens, output_tokens)
     rates = np.asarray(rates_per_s, dtype=float)
-    out = approximate_load(
-        setup.table,
-        setup.scheduler,
-        prompt_tokens,
-        output_tokens,
-        rates,
-        percentile,
-        overlap_scheduling(replica),
-        tokens_per_step=replica.tokens_per_step,
+    return approximate_load(
+        setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile, replica.behaviour()
     )
-    return out | {"ttft_s": out["ttft_s"] + float(replica.frontend_s)}

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import numpy as np
 
@@ -41,7 +41,8 @@ from planner import api
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError
-from planner.serving.simulate import Scheduler, StepTable, simulate
+from planner.options import BenchmarkOptions, Options
+from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate
 
 KINDS = ("static", "serving")
 #: How the engine fills a step and its KV cache (``planner.serving.simulate.Scheduler``): "vllm" mixes decodes and prompt
@@ -93,14 +94,9 @@ def predict_benchmark(
     max_num_batched_tokens: Any = None,
     scheduler: Any = None,
     length_range_ratio: Any = None,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    kv_precision: Any = None,
-    engine: Any = None,
-    calibration: Any = None,
-    catalog: Any = None,
-    errors: api.Errors = "raise",
     sample_lengths: Any = None,
+    cached_fraction: Any = 0.0,
+    **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
 
@@ -110,7 +106,10 @@ def predict_benchmark(
     lengths vary as a benchmark's ``--random-range-ratio`` draws them (``request_lengths``); None: every request
     has ``input_len`` / ``output_len``. ``sample_lengths`` (serving runs): per run, each request's (prompt, output)
     tokens in the order sent (a dataset's sample, e.g. ``planner.accuracy.datasets.sharegpt_requests``), or None;
-    a run given both uses these, not ``length_range_ratio``. Arrays broadcast.
+    a run given both uses these, not ``length_range_ratio``. ``cached_fraction`` (serving runs): the share of each
+    prompt found in the prefix cache (``planner.serving.simulate.RunBehaviour``; e.g. a client that sends the same
+    prompts again to a server that caches prefixes). Arrays broadcast. Options (the group, precisions, engine,
+    calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -120,13 +119,19 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
-    opts = dict(engine=engine, catalog=catalog, calibration=calibration, errors=errors)
-    prec = dict(weight_precision=weight_precision, kv_precision=kv_precision)
+    if kind == "static" and np.any(np.asarray(cached_fraction, dtype=float) != 0.0):
+        raise InvalidInputError(
+            "a static batch is timed without a prefix cache; use kind='serving' with cached_fraction"
+        )
+    o = Options.read(BenchmarkOptions, options, "predict_benchmark")
+    opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
+    prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
+    gpus = o.gpus
     if kind == "static":
         return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
-        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
+        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths, cached_fraction,
     )  # fmt: skip
 
 
@@ -257,13 +262,14 @@ def serving_setups(
 
 def _serving(
     gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
-    range_ratio, gpus, prec, opts, given_lengths=None,
+    range_ratio, gpus, prec, opts, given_lengths=None, cached_fraction=0.0,
 ) -> BenchmarkRun:  # fmt: skip
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
         np.asarray(range_ratio, dtype=object),
+        np.asarray(cached_fraction, dtype=float),
     )
-    inp_, out_, batch_, prompts_, rate_, sched_, ratio_ = [a.ravel() for a in args]
+    inp_, out_, batch_, prompts_, rate_, sched_, ratio_, cached_ = [a.ravel() for a in args]
     check_run_size([p if p is not None else b for p, b in zip(prompts_, batch_, strict=True)], max_tokens)
     lengths = np.empty(inp_.size, dtype=object)
     given = _per_run(given_lengths, args[0].shape)
@@ -275,12 +281,15 @@ def _serving(
             inp, out = max(float(inp_[i]), 1.0), max(float(out_[i]), 1.0)
             lengths[i] = request_lengths(inp, out, prompts, float(r))
     shape, setups, (g, m, inp, out) = serving_setups(
-        gpu, model, input_len, output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
+        gpu, model, args[0], output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
         lengths.reshape(args[0].shape), gpus, prec, opts,
     )  # fmt: skip
     rate = np.broadcast_to(np.array([math.nan if x is None else float(x) for x in rate_]).reshape(args[0].shape), shape)
     rate = rate.ravel()
     lengths = np.broadcast_to(lengths.reshape(args[0].shape), shape).ravel()
+    cached = np.broadcast_to(cached_.reshape(args[0].shape), shape).ravel()
+    if not ((cached >= 0.0) & (cached < 1.0)).all():
+        raise InvalidInputError("cached_fraction must be at least 0 and below 1, the share of a prompt cached")
     res = np.full((8, len(setups)), math.nan)
     for i, s in enumerate(setups):
         if s is None:
@@ -292,6 +301,7 @@ def _serving(
         r = simulate(
             s.table, s.scheduler, int(inp[i]), int(out[i]), s.num_prompts,
             arrivals_s=arrivals, client_concurrency=s.client_concurrency, lengths=lengths[i],
+            behaviour=RunBehaviour(cached_fraction=float(cached[i])),
         )  # fmt: skip
         peak = max(1, min(r.peak_running, s.cap))
         steady = peak / s.table.decode_s(peak, inp[i] + out[i] / 2.0)

@@ -16,7 +16,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError
 from planner.serving.approx import approximate_load
-from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load, overlap_scheduling
+from planner.serving.load import PERCENTILES, LoadResult, Replica, latency_under_load
 
 
 @dataclass(frozen=True)
@@ -66,16 +66,9 @@ def fewest_replicas(
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
     a = approximate_load(
-        setup.table,
-        setup.scheduler,
-        prompt_tokens,
-        output_tokens,
-        rate / ks,
-        percentile,
-        overlap_scheduling(replica),
-        tokens_per_step=replica.tokens_per_step,
+        setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile, replica.behaviour()
     )
-    ok = (a["ttft_s"] + replica.frontend_s <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
+    ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
     # below the approximation's capacity a finite run can look fine while its queue grows without bound: those
     # k count as missing (lo), whatever 1,000 requests show
@@ -115,7 +108,7 @@ def sweep_within_capacity(
     setup = replica.setup(prompt_tokens, output_tokens)
     # which rates are past capacity does not depend on the percentile asked (``approximate_load``'s ``over``)
     a = approximate_load(
-        setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, PERCENTILES[-1], replica.tokens_per_step
+        setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, PERCENTILES[-1], replica.behaviour()
     )
     return [
         latency_under_load(replica, prompt_tokens, output_tokens, rate_per_s=float(r), burstiness=burstiness)

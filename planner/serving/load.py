@@ -29,7 +29,7 @@ import functools
 import hashlib
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 
@@ -39,8 +39,18 @@ from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import failures
+from planner.options import Options, ReplicaOptions
 from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
-from planner.serving.simulate import RunResult, Samples, Scheduler, StepTable, simulate, weighted_percentile
+from planner.serving.simulate import (
+    DEFAULT_BEHAVIOUR,
+    RunBehaviour,
+    RunResult,
+    Samples,
+    Scheduler,
+    StepTable,
+    simulate,
+    weighted_percentile,
+)
 from planner.serving.speculative import speculation_for, speculative_table
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
@@ -290,6 +300,17 @@ class Replica:
         table = speculative_table(setups[0].table, self.speculative, self.speculative.draft_bytes / target_bytes)
         return replace(setups[0], table=table)
 
+    def behaviour(self, asked: RunBehaviour = DEFAULT_BEHAVIOUR, frontend_s: float | None = None) -> RunBehaviour:
+        """How this replica runs (``RunBehaviour``): ``asked`` (prefix cache, scheduler steps, stream stalls), with
+        ``frontend_s`` or, when None, the replica's own front-end time; overlap scheduling when asked or when its
+        engine does so by default (``overlap_scheduling``); its speculation's tokens per step."""
+        return replace(
+            asked,
+            frontend_s=self.frontend_s if frontend_s is None else frontend_s,
+            async_scheduling=asked.async_scheduling or overlap_scheduling(self),
+            tokens_per_step=self.tokens_per_step,
+        )
+
 
 def latency_under_load(
     replica: Replica,
@@ -313,16 +334,16 @@ def latency_under_load(
     Traffic: one of ``rate_per_s`` (with ``burstiness``), ``concurrency`` (a closed loop) or ``arrivals_s`` (a
     trace, seconds), or none of them (a burst: every request at 0). ``lengths``: each request's (prompt, output)
     tokens (``fixed_lengths`` of ``prompt_tokens`` / ``output_tokens`` when None; the step times are tabulated at
-    ``prompt_tokens`` / ``output_tokens``, so give the means). ``async_scheduling``: the engine schedules a step
-    while the one before runs (vLLM ``--async-scheduling``): an arrival to a busy engine waits one step more; an
-    engine that does so by default (``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x, SGLang from 0.4) always does.
-    ``stream_stall_s``: how long the server's front end holds the running requests' token streams while it prepares
-    each new request (``simulate`` says how it enters ITL; 0: never). vLLM's API server prepares a request in the
+    ``prompt_tokens`` / ``output_tokens``, so give the means). How the client and engine behave is one
+    ``RunBehaviour`` (``planner.serving.simulate`` states each setting), made by ``Replica.behaviour`` from these:
+    ``prefix_hit_rate`` (its ``cached_fraction``), ``async_scheduling`` (always on for an engine that overlaps its
+    steps by default, ``OVERLAP_SCHEDULING_ENGINES``: TensorRT-LLM 1.x, SGLang from 0.4), ``scheduler_steps`` (vLLM V0
+    ``--num-scheduler-steps``) and ``stream_stall_s`` (0: never). vLLM's API server prepares a request in the
     process and event loop that stream the others' tokens (``vllm/v1/engine/async_llm.py``, ``AsyncLLM.generate``:
     "A separate output_handler loop runs in a background AsyncIO task", pulling outputs from EngineCore, a separate
-    process whose steps go on), so up to its front-end time; not on by default: the front-end time differs between
-    servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints both).
-    ``scheduler_steps``: decode steps per schedule (vLLM V0 ``--num-scheduler-steps``; ``simulate`` says how).
+    process whose steps go on), so it stalls up to its front-end time; not on by default: the front-end time differs
+    between servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints
+    both).
     ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
@@ -355,11 +376,9 @@ def latency_under_load(
     scheduler_steps = _whole(scheduler_steps, "scheduler_steps")
     setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
     sent = arrivals + front if arrivals is not None else None
-    key = RunKey.of(
-        setup, prompt_tokens, output_tokens, lengths, sent,
-        cached_fraction=hit, frontend_s=front, async_scheduling=async_scheduling or overlap_scheduling(replica),
-        scheduler_steps=scheduler_steps, stream_stall_s=stall, tokens_per_step=replica.tokens_per_step,
-    )  # fmt: skip
+    asked = RunBehaviour(hit, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps, stream_stall_s=stall)
+    behaviour = replica.behaviour(asked, front)
+    key = RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, behaviour)
     result = simulated_run(key)
     if result is None:
         raise InvalidInputError(
@@ -414,12 +433,7 @@ class RunKey:
     output_tokens: int
     num_requests: int
     client_concurrency: int | None
-    cached_fraction: float
-    frontend_s: float
-    async_scheduling: bool
-    scheduler_steps: int
-    stream_stall_s: float
-    tokens_per_step: float
+    behaviour: RunBehaviour
     digest: bytes  # of the lengths and of the send times (or of "none": a burst or a closed loop)
     lengths: np.ndarray = field(compare=False, repr=False)  # (N, 2) prompt and output tokens
     sent_s: np.ndarray | None = field(compare=False, repr=False)
@@ -432,13 +446,7 @@ class RunKey:
         output_tokens: float,
         lengths: list[tuple[int, int]],
         sent_s: np.ndarray | None,
-        *,
-        cached_fraction: float = 0.0,
-        frontend_s: float = 0.0,
-        async_scheduling: bool = False,
-        scheduler_steps: int = 1,
-        stream_stall_s: float = 0.0,
-        tokens_per_step: float = 1.0,
+        behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
     ) -> RunKey:
         """The key of ``setup`` serving ``lengths`` sent at ``sent_s`` (None: all at once, or a closed loop)."""
         pairs = np.asarray(lengths, dtype=np.int64).reshape(-1, 2)  # 16 bytes a request, kept with the run
@@ -446,8 +454,7 @@ class RunKey:
         digest.update(b"-" if sent_s is None else np.asarray(sent_s, dtype=float).tobytes())
         return cls(
             setup.table, setup.scheduler, int(prompt_tokens), int(output_tokens), len(lengths),
-            setup.client_concurrency, float(cached_fraction), float(frontend_s), bool(async_scheduling),
-            max(int(scheduler_steps), 1), float(stream_stall_s), float(tokens_per_step), digest.digest(), pairs, sent_s,
+            setup.client_concurrency, behaviour, digest.digest(), pairs, sent_s,
         )  # fmt: skip
 
 
@@ -463,8 +470,7 @@ def simulated_run(key: RunKey) -> LoadResult | None:
     run = simulate(
         key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
         arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
-        cached_fraction=key.cached_fraction, frontend_s=key.frontend_s, async_scheduling=key.async_scheduling,
-        scheduler_steps=key.scheduler_steps, stream_stall_s=key.stream_stall_s, tokens_per_step=key.tokens_per_step,
+        behaviour=key.behaviour,
     )  # fmt: skip
     return None if math.isnan(run.duration_s) else _result(run)
 
@@ -486,17 +492,13 @@ def rate_sweep(
     check_run_size([n], [None], "num_requests")
     lengths = fixed_lengths(prompt_tokens, output_tokens, n)
     setup = replica.setup(prompt_tokens, output_tokens, lengths)
-    overlap = overlap_scheduling(replica)
+    behaviour = replica.behaviour()
     out: list[LoadResult | None] = []
     for rate in np.asarray(rates_per_s, dtype=float).ravel():
         if not 0 < rate < math.inf:
             raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
-        front = float(replica.frontend_s)
-        sent = arrival_times_s(n, rate, burstiness) + front
-        key = RunKey.of(
-            setup, prompt_tokens, output_tokens, lengths, sent, frontend_s=front, async_scheduling=overlap,
-            tokens_per_step=replica.tokens_per_step,
-        )  # fmt: skip
+        sent = arrival_times_s(n, rate, burstiness) + behaviour.frontend_s
+        key = RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, behaviour)
         out.append(simulated_run(key))
     return out
 
@@ -549,19 +551,18 @@ def load_percentile(
     *,
     metric: str = "ttft",
     percentile: float = 99,
-    gpus: Any = None,
-    weight_precision: Any = None,
-    kv_precision: Any = None,
     speculative_tokens: Any = None,
     acceptance_length: Any = None,
-    catalog: Any = None,
-    errors: str = "raise",
+    **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
     1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
     simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
-    (``planner.serving.speculative.speculation_for``; both or neither)."""
+    (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
+    SPECULATION_OPTIONS``). Options (the group, precisions, catalog, errors): ``planner.options.ReplicaOptions``."""
+    o = Options.read(ReplicaOptions, options, "load_percentile")
+    errors = o.errors
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -573,8 +574,8 @@ def load_percentile(
     prompt, bad_p = _count_or_mask(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
     output, bad_o = _count_or_mask(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
     items = np.broadcast_arrays(
-        *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, gpus, weight_precision)),
-        np.asarray(kv_precision, dtype=object),
+        *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, o.gpus, o.weight_precision)),
+        np.asarray(o.kv_precision, dtype=object),
         np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
         np.asarray(speculative_tokens, dtype=object),
         np.asarray(acceptance_length, dtype=object),
@@ -587,8 +588,8 @@ def load_percentile(
             continue
         try:
             replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
-            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=catalog)
-            replica = replace(replica, catalog=catalog, speculative=spec)
+            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
+            replica = replace(replica, catalog=o.catalog, speculative=spec)
             r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":

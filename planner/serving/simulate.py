@@ -211,6 +211,55 @@ def _count(tokens: float, per: float) -> int:
     return 1 << 62 if math.isinf(tokens) else int(tokens // per)
 
 
+@dataclass(frozen=True)
+class RunBehaviour:
+    """How the client and the engine behave in one run beyond the scheduler's limits: what ``simulate`` reads besides
+    the step times, the scheduler, the requests and their arrivals. Frozen and hashable (part of
+    ``planner.serving.load.RunKey``); values are normalised as they are stored (floats, a bool, K >= 1), so equal
+    settings give equal keys.
+
+    - ``cached_fraction``: the share of each prompt found in the prefix cache (its KV held, not computed: the prefill
+      computes the rest, at least one token; a preempted request recomputes all); clipped to 0-1 by ``simulate``.
+    - ``frontend_s``: each request's time outside the engine (HTTP, tokenizing, detokenizing), seconds, added to its
+      TTFT and latency and before a closed-loop client's next request.
+    - ``async_scheduling``: the engine schedules each step while the one before it runs (vLLM ``--async-scheduling``,
+      ``vllm/v1/engine/core.py`` ``step_with_batch_queue``: step k+1 is scheduled when step k is launched), so a
+      request that arrives while the engine is busy joins the second step that starts after it arrives, not the
+      first: one step more to its first token. An idle engine schedules an arrival at once.
+    - ``scheduler_steps`` K > 1: vLLM V0's multi-step scheduling (``--num-scheduler-steps``, vLLM 0.5.5-0.7, without
+      chunked prefill): a step that admits prompts prefills only (V0 ``Scheduler._schedule_default`` schedules the
+      running decodes only when no prefill was scheduled), and a decode step runs as a window of K steps of the same
+      batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
+      the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
+      and the benchmark's ITL is one gap per window (K tokens in one chunk).
+    - ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
+      request it prepares, seconds (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request
+      in the event loop that streams the others' tokens). The steps go on; each request decoding in the step that
+      admits n new requests sees that step's gap n x ``stream_stall_s`` longer (the tokens made meanwhile reach it in
+      one later chunk, so its other gaps are as simulated). ITL only: TTFT, TPOT and latency are the engine's.
+    - ``tokens_per_step`` a > 1: speculative decoding (``planner.serving.speculative``; the table's decode rows are
+      whole speculative steps): a request of o output tokens decodes for ceil((o - 1) / a) steps, each streamed as
+      one chunk (one ITL), its TPOT is its decode time over o - 1, and each step adds a tokens of KV per request.
+    """
+
+    cached_fraction: float = 0.0
+    frontend_s: float = 0.0
+    async_scheduling: bool = False
+    scheduler_steps: int = 1
+    stream_stall_s: float = 0.0
+    tokens_per_step: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name, kind in (("cached_fraction", float), ("frontend_s", float), ("async_scheduling", bool),
+                           ("stream_stall_s", float), ("tokens_per_step", float)):  # fmt: skip
+            object.__setattr__(self, name, kind(getattr(self, name)))
+        object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
+
+
+#: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
+DEFAULT_BEHAVIOUR = RunBehaviour()
+
+
 def simulate(
     table: StepTable,
     scheduler: Scheduler,
@@ -221,54 +270,31 @@ def simulate(
     arrivals_s: np.ndarray | None = None,
     client_concurrency: int | None = None,
     lengths: list[tuple[int, int]] | None = None,
-    cached_fraction: float = 0.0,
-    frontend_s: float = 0.0,
-    async_scheduling: bool = False,
-    scheduler_steps: int = 1,
-    stream_stall_s: float = 0.0,
-    tokens_per_step: float = 1.0,
+    behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
     ``arrivals_s``: when each request reaches the server (sorted); None: all at time 0, or, with
     ``client_concurrency``, that many at time 0 and one more each time a request finishes. ``lengths``: each
-    request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike. ``cached_fraction``: the
-    share of each prompt found in the prefix cache (its KV held, not computed: the prefill computes the rest, at
-    least one token; a preempted request recomputes all). ``frontend_s``: each request's time outside the engine
-    (HTTP, tokenizing, detokenizing), added to its TTFT and latency and before a closed-loop client's next request.
-    ``async_scheduling``: the engine schedules each step while the one before it runs (vLLM ``--async-scheduling``,
-    ``vllm/v1/engine/core.py`` ``step_with_batch_queue``: step k+1 is scheduled when step k is launched), so a request
-    that arrives while the engine is busy joins the second step that starts after it arrives, not the first: one
-    step more to its first token. An idle engine schedules an arrival at once.
-    ``scheduler_steps`` K > 1: vLLM V0's multi-step scheduling (``--num-scheduler-steps``, vLLM 0.5.5-0.7, without
-    chunked prefill): a step that admits prompts prefills only (V0 ``Scheduler._schedule_default`` schedules the
-    running decodes only when no prefill was scheduled), and a decode step runs as a window of K steps of the same
-    batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
-    the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
-    and the benchmark's ITL is one gap per window (K tokens in one chunk).
-    ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
-    request it prepares (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request in the
-    event loop that streams the others' tokens). The steps go on; each request decoding in the step that admits
-    n new requests sees that step's gap n x ``stream_stall_s`` longer (the tokens made meanwhile reach it in one
-    later chunk, so its other gaps are as simulated). ITL only: TTFT, TPOT and latency are the engine's.
-    ``tokens_per_step`` a > 1: speculative decoding (``planner.serving.speculative``; ``table``'s decode rows are whole
-    speculative steps): a request of o output tokens decodes for ceil((o - 1) / a) steps, each streamed as one chunk
-    (one ITL), its TPOT is its decode time over o - 1, and each step adds a tokens of KV per request.
+    request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike. ``behaviour``: how the client and engine
+    behave beyond the scheduler's limits (prefix cache, front end, overlap and multi-step scheduling, stream stalls,
+    speculative decoding; ``RunBehaviour``).
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
     lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
     num_prompts = len(lengths)
     total_out = sum(o for _, o in lengths)
-    lengths, after_first = _in_steps(lengths, float(tokens_per_step))
-    hit = min(max(float(cached_fraction), 0.0), 1.0)
+    how = behaviour
+    lengths, after_first = _in_steps(lengths, how.tokens_per_step)
+    hit = min(max(how.cached_fraction, 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
-    window = max(int(scheduler_steps), 1)  # decode steps per schedule (vLLM V0 multi-step)
+    window = how.scheduler_steps  # decode steps per schedule (vLLM V0 multi-step)
     prefill_first = sg or window > 1  # a step that prefills runs no decodes
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
-    per_step = float(tokens_per_step)  # KV tokens a decode step adds per request
+    per_step = how.tokens_per_step  # KV tokens a decode step adds per request
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
     if arrivals_s is not None:
         for i, t in enumerate(arrivals_s[:num_prompts]):
@@ -292,7 +318,7 @@ def simulate(
             ratio = ratio0  # SGLang resets its estimate when idle
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
             seen_s = now
-        cutoff = seen_s if async_scheduling else now  # the latest arrival this step's schedule can hold
+        cutoff = seen_s if how.async_scheduling else now  # the latest arrival this step's schedule can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
@@ -374,7 +400,7 @@ def simulate(
             continue
         stuck = 0
         steps = 1
-        held = fresh * float(stream_stall_s)  # the front end held the running requests' streams this long
+        held = fresh * how.stream_stall_s  # the front end held the running requests' streams this long
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
@@ -387,7 +413,7 @@ def simulate(
                 head = run.queue[0]
                 if head.ready_s > cutoff:  # async: it joins the step after the one that starts after it arrives
                     wait = head.ready_s - now
-                    n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(async_scheduling)
+                    n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(how.async_scheduling)
                     steps = min(steps, n)
                 elif sg:
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
@@ -429,7 +455,7 @@ def simulate(
             e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
-                run.queue.extend(requests(lengths, sent, more, now + frontend_s, hit))
+                run.queue.extend(requests(lengths, sent, more, now + how.frontend_s, hit))
                 sent += more
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
@@ -437,10 +463,10 @@ def simulate(
     if math.isnan(duration):
         ttfts, tpots, itls, e2es, n_ttft, n_tpot = [], [], [], [], 0, 0
     samples = Samples(
-        ttft=_pairs(ttfts, float(frontend_s)),
+        ttft=_pairs(ttfts, how.frontend_s),
         tpot=_pairs(tpots),
         itl=_pairs([(v, n) for v, n in itls if n > 0]),
-        e2e=_pairs(e2es, float(frontend_s)),
+        e2e=_pairs(e2es, how.frontend_s),
         requests=finished if n_ttft else 0,
         output_tokens=total_out if n_ttft else 0,
         input_tokens=sum(p for p, _ in lengths) if n_ttft else 0,

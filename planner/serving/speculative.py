@@ -210,7 +210,7 @@ def step_s(table: StepTable, spec: SpeculativeDecoding, draft_ratio: float, batc
 
 
 def speculative_table(table: StepTable, spec: SpeculativeDecoding, draft_ratio: float) -> StepTable:
-    """The step table of a speculative run, in the simulation's units (``simulate(tokens_per_step=...)``): decode rows
+    """The step table of a speculative run, in the simulation's units (``RunBehaviour.tokens_per_step``): decode rows
     are whole speculative steps (``step_s``) at the first and last context, the context axis counted in steps
     (prompt + output / acceptance length at the end), and each prefill step also runs the draft over the prompt
     (its time x (1 + draft_ratio): SGLang's ``forward_target_extend`` then the draft's extend)."""
