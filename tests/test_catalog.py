@@ -322,3 +322,29 @@ class TestUnknownNames:
     def test_unknown_precision_lists_what_is_known(self):
         with pytest.raises(UnknownNameError, match="unknown precision 'fp12'"):
             CAT.precision("fp12")
+
+
+class TestNameReadsAreRemembered:
+    """A frozen catalog remembers how it read a published name (the accuracy fits read the same names thousands of
+    times); a catalog made from it by ``dataclasses.replace`` reads them afresh."""
+
+    def test_a_published_name_is_read_once_and_means_the_same_entry(self):
+        """The name in catalogs/reference/gpu_memory_totals.csv row SMI001 (an nvidia-smi table, github.com/wilicc/
+        gpu-burn/issues/114) is the catalog's "H100 SXM 80GB", on the first read and from the memo."""
+        import dataclasses
+
+        cat = dataclasses.replace(CAT)
+        assert not cat.name_reads
+        assert cat.gpu("NVIDIA H100 80GB HBM3 (SXM)").name == "H100 SXM 80GB"
+        assert cat.name_reads == {("gpu", "NVIDIA H100 80GB HBM3 (SXM)"): "H100 SXM 80GB"}
+        assert cat.gpu("NVIDIA H100 80GB HBM3 (SXM)").name == "H100 SXM 80GB"
+
+    def test_a_replaced_catalog_does_not_inherit_the_reads(self):
+        import dataclasses
+
+        cat = dataclasses.replace(CAT)
+        cat.gpu("NVIDIA H100 80GB HBM3 (SXM)")
+        only_a100 = dataclasses.replace(cat, gpus=type(cat.gpus)("gpu", (cat.gpu("A100 SXM 80GB"),)))
+        assert not only_a100.name_reads
+        with pytest.raises(UnknownNameError):
+            only_a100.gpu("NVIDIA H100 80GB HBM3 (SXM)")

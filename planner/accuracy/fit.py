@@ -200,26 +200,38 @@ def _is_time(fields: Sequence[str]) -> np.ndarray:
 def least_squares(
     r: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, fields: Sequence[str], max_iterations: int = 100
 ) -> np.ndarray:
-    """Damped Gauss-Newton (Levenberg-Marquardt) on the residual function ``r``, kept within the fields' bounds."""
+    """Damped Gauss-Newton (Levenberg-Marquardt) on the residual function ``r``, kept within the fields' bounds.
+
+    ``r`` is evaluated once per point: an accepted step's residuals are those the next iteration starts from."""
+    last: dict[bytes, np.ndarray] = {}
+
+    def at(x: np.ndarray) -> np.ndarray:
+        """``r(x)``, remembered for the last point asked."""
+        key = x.tobytes()
+        if key not in last:
+            last.clear()
+            last[key] = r(x)
+        return last[key]
+
     x = x0.copy()
-    cost = float(np.sum(r(x) ** 2))
+    cost = float(np.sum(at(x) ** 2))
     lam = 1e-2
     for _ in range(max_iterations):
-        f0 = r(x)
+        f0 = at(x)
         jac = np.empty((len(f0), len(x)))
         for j in range(len(x)):
             # efficiencies step down: the engines' multipliers start at 1, the upper bound (a step up is clipped)
             h = -1e-4 if fields[j] not in TIME_FIELDS else 1e-3
             xp = x.copy()
             xp[j] += h
-            jac[:, j] = (r(xp) - f0) / h
+            jac[:, j] = (at(xp) - f0) / h
         g = jac.T @ f0
         a = jac.T @ jac
         improved, done = False, False
         for _ in range(12):
             step = np.linalg.solve(a + lam * np.diag(np.diag(a) + 1e-9), -g)
             xn = _clip(x + step, fields)
-            cn = float(np.sum(r(xn) ** 2))
+            cn = float(np.sum(at(xn) ** 2))
             if cn < cost:
                 x, lam, improved = xn, max(lam / 3, 1e-7), True
                 done = cost - cn < 1e-10 * max(cost, 1e-30)

@@ -140,16 +140,30 @@ class JointFit:
 
 
 def predict_with(
-    rows: Sequence[DecodeRow], profiles: dict[str, EngineProfile], *, catalog: Catalog | None = None
+    rows: Sequence[DecodeRow],
+    profiles: dict[str, EngineProfile],
+    *,
+    catalog: Catalog | None = None,
+    memo: dict[tuple[str, EngineProfile], DecodePrediction] | None = None,
 ) -> DecodePrediction:
-    """TPOT, output rate and TTFT of each row under ``profiles[engine_key(row)]`` (no user calibration)."""
+    """TPOT, output rate and TTFT of each row under ``profiles[engine_key(row)]`` (no user calibration).
+
+    ``memo``: predictions of each engine's rows by (engine, profile), for calls on the same ``rows`` (``fit_joint``:
+    a finite-difference step in one engine's own factor leaves the other engines' profiles, hence their rows'
+    predictions, as they were; a profile equal field by field predicts the same numbers)."""
     n = len(rows)
     out = [np.full(n, math.nan) for _ in range(3)]
     by_engine: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         by_engine.setdefault(engine_key(r), []).append(i)
     for e, idx in by_engine.items():
-        p = predict_decode_rows([rows[i] for i in idx], engine=profiles[e], calibration=Calibration(), catalog=catalog)
+        p = memo.get((e, profiles[e])) if memo is not None else None
+        if p is None:
+            p = predict_decode_rows(
+                [rows[i] for i in idx], engine=profiles[e], calibration=Calibration(), catalog=catalog
+            )
+            if memo is not None:
+                memo[(e, profiles[e])] = p
         for arr, got in zip(out, (p.tpot_s, p.throughput_tokens_per_s, p.ttft_s), strict=True):
             arr[idx] = got
     return DecodePrediction(*out)
@@ -196,10 +210,12 @@ def fit_joint(
         }
         return shared, own
 
+    memo: dict[tuple[str, EngineProfile], DecodePrediction] = {}
+
     def r(x: np.ndarray) -> np.ndarray:
         shared, own = unpack(x)
         profiles = {e: base[e].with_(**shared, **own.get(e, {})) for e in FIT_ENGINES}
-        res = log_residuals(rows, predict_with(rows, profiles, catalog=cat))
+        res = log_residuals(rows, predict_with(rows, profiles, catalog=cat, memo=memo))
         return np.concatenate([res, math.sqrt(PRIOR_WEIGHT) * (x - x0)])
 
     lower, upper = bounds(names)
@@ -278,11 +294,19 @@ def row_values(row: DecodeRow, catalog: Catalog) -> dict[str, str]:
     return ranges.query_values(resolve_gpu_name(row.gpu, catalog), row.gpus, row.engine, model)
 
 
-def value_held_out(result: HeldOut, dimension: str, *, catalog: Catalog | None = None) -> HeldOut:
+def value_held_out(
+    result: HeldOut,
+    dimension: str,
+    *,
+    catalog: Catalog | None = None,
+    fits: dict[tuple[int, ...], JointFit] | None = None,
+) -> HeldOut:
     """``result`` with each row predicted by a fit that saw neither its fold nor its value of ``dimension``.
 
     One fit per (value, fold) cell, on the rows of other folds with another value; a cell whose value has no row
     outside its fold reuses that fold's leave-one-source-out fit (the same rows). NaN where no row is left to fit.
+    ``fits``: fits already made by the positions of their rows in ``result.rows`` (``residual_table`` shares one
+    across dimensions: two cells that leave out the same rows fit the same rows, so the fit is the same).
     """
     cat = catalog or default_catalog()
     rows = result.rows
@@ -290,11 +314,18 @@ def value_held_out(result: HeldOut, dimension: str, *, catalog: Catalog | None =
     held = [np.full(len(rows), math.nan) for _ in range(3)]
     for v, fold in sorted({(v, fold_of(r)) for v, r in zip(values, rows, strict=True)}):
         idx = [i for i, r in enumerate(rows) if values[i] == v and fold_of(r) == fold]
-        train = [r for i, r in enumerate(rows) if values[i] != v and fold_of(r) != fold]
-        if not train:
+        kept = tuple(i for i, r in enumerate(rows) if values[i] != v and fold_of(r) != fold)
+        if not kept:
             continue
         alone = all(fold_of(r) == fold for i, r in enumerate(rows) if values[i] == v)
-        fit = result.folds[fold] if alone else fit_joint(train, catalog=cat)
+        if alone:
+            fit = result.folds[fold]
+        elif fits is not None and kept in fits:
+            fit = fits[kept]
+        else:
+            fit = fit_joint([rows[i] for i in kept], catalog=cat)
+            if fits is not None:
+                fits[kept] = fit
         p = fit.predict([rows[i] for i in idx], catalog=cat)
         for arr, got in zip(held, (p.tpot_s, p.throughput_tokens_per_s, p.ttft_s), strict=True):
             arr[idx] = got
@@ -332,8 +363,9 @@ def residual_table(result: HeldOut, *, catalog: Catalog | None = None) -> list[d
         )
 
     out = [row(*ranges.ALL, loso)]
+    fits: dict[tuple[int, ...], JointFit] = {}
     for dim in ranges.DIMENSIONS:
-        lvo = value_held_out(result, dim, catalog=cat).time_residuals()
+        lvo = value_held_out(result, dim, catalog=cat, fits=fits).time_residuals()
         kept = {id(r) for r, e in lvo}
         factor = max(1.0, _width([e for _, e in lvo]) / _width([e for r, e in loso if id(r) in kept]))
         out.append(row(dim, "*", lvo, f"{factor:.2f}"))

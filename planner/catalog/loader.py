@@ -89,6 +89,10 @@ class Catalog:
     models: Table[Model]
     precisions: Table[Precision]
     folders: tuple[Path, ...] = ()
+    #: ``names.gpu_name`` / ``names.model_name`` answers already read, by (kind, text): the catalog is frozen, so a
+    #: written name means the same entry every time (the accuracy fits read the same published names thousands of
+    #: times). Not an init field, so ``dataclasses.replace`` gives a new catalog an empty one.
+    name_reads: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def gpu(self, name: str | Gpu) -> Gpu:
         """The GPU of a name, an alias, or a name as logs write it ("NVIDIA H100", "H100 80GB": ``names.gpu_name``)."""

@@ -69,9 +69,25 @@ def _gpu_by_parts(text: str, catalog: Catalog) -> str | None:
     return None
 
 
+def _remembered(kind: str, text: str, catalog: Catalog, read) -> str | None:
+    """``read(text, catalog)``, kept in ``catalog.name_reads`` where the catalog has one (a frozen catalog: the same
+    text reads the same way every time); objects without it are read every time."""
+    memo = getattr(catalog, "name_reads", None)
+    if memo is None:
+        return read(text, catalog)
+    key = (kind, text)
+    if key not in memo:
+        memo[key] = read(text, catalog)
+    return memo[key]
+
+
 def gpu_name(text: str, catalog: Catalog) -> str | None:
     """The catalog GPU a written name means ("NVIDIA H100 SXM 80GB", "H100 80GB", "NVIDIA A100 80GB (79.18 GiB
     reported)"), or None: its bracketed and noise-free forms, ``GPU_NAMES``, then family + memory + form factor."""
+    return _remembered("gpu", str(text).strip(), catalog, _read_gpu_name)
+
+
+def _read_gpu_name(text: str, catalog: Catalog) -> str | None:
     for candidate in _gpu_candidates(str(text).strip()):
         if candidate in catalog.gpus:
             return catalog.gpus.get(candidate).name
@@ -99,6 +115,10 @@ def _model_candidates(text: str) -> list[str]:
 def model_name(text: str, catalog: Catalog) -> str | None:
     """The catalog model a written name means ("meta-llama/Llama-2-7b", "RedHatAI/Meta-Llama-3.1-70B-Instruct-FP8",
     "LLaMA 7B (Llama-2-7b)"), or None: the name, its repository-free, tune-free and quantization-free forms."""
+    return _remembered("model", str(text).strip(), catalog, _read_model_name)
+
+
+def _read_model_name(text: str, catalog: Catalog) -> str | None:
     for candidate in _model_candidates(str(text).strip()):
         if candidate in catalog.models:
             return catalog.models.get(candidate).name

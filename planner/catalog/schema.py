@@ -11,6 +11,7 @@ Every entry has a ``source`` for its numbers; a number with a different source n
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from typing import Literal
 
@@ -30,7 +31,16 @@ def normalize_name(name: str) -> str:
 
     Dots do: "qwen2.5-7b" and "qwen2-57b" must stay apart.
     """
-    return re.sub(r"[\s\-_]+", "", str(name)).lower()
+    return _normalized(str(name))
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _normalized(text: str) -> str:
+    """``normalize_name`` of text, remembered (catalog lookups normalize the same few names again and again)."""
+    return _SEPARATORS.sub("", text).lower()
+
+
+_SEPARATORS = re.compile(r"[\s\-_]+")
 
 
 class _Entry(BaseModel):

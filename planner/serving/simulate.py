@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,6 +54,20 @@ class StepTable:
     prefill_tokens: tuple[float, ...]
     prefill_s: tuple[float, ...]
     shared_s: float
+    #: ``prefill_alone_s`` answers by prompt tokens: a run's steps prefill the same few chunk sizes again and again
+    #: (the same ``numpy.interp`` on the same numbers, asked once). Not compared, hashed or given.
+    _prefill_memo: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def prefill_alone_s(self, prefill_tokens: float) -> float:
+        """A step that prefills ``prefill_tokens`` prompt tokens alone: ``prefill_s`` interpolated linearly."""
+        pre = self._prefill_memo.get(prefill_tokens)
+        if pre is None:
+            if len(self._prefill_memo) >= 4096:  # a run of many distinct prompt chunks: keep memory bounded
+                self._prefill_memo.clear()
+            pre = self._prefill_memo[prefill_tokens] = float(
+                np.interp(prefill_tokens, self.prefill_tokens, self.prefill_s)
+            )
+        return pre
 
     def decode_s(self, batch: int, mean_context: float) -> float:
         i = min(batch, len(self.decode_lo_s)) - 1  # (the table covers every batch the run can reach)
@@ -76,7 +90,7 @@ class StepTable:
         dec = self.decode_s(batch, mean_context) if batch > 0 else 0.0
         if prefill_tokens <= 0:
             return dec
-        pre = float(np.interp(prefill_tokens, self.prefill_tokens, self.prefill_s))
+        pre = self.prefill_alone_s(prefill_tokens)
         return pre if batch <= 0 else max(dec, pre, dec + pre - self.shared_s)
 
 
