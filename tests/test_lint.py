@@ -31,3 +31,27 @@ def test_every_module_imports():
     for name in names:
         importlib.import_module(name)
     assert "planner.cli.export" in names and "planner.workbook.reader" in names
+
+
+def _class_fixtures_on_instances(source: str) -> list[str]:
+    """Methods decorated ``@pytest.fixture(scope="class")`` without ``@classmethod``: pytest 9.1+ warns
+    (``PytestRemovedIn10Warning``, an error under this project's filterwarnings) as each test gets a new instance."""
+    import ast
+
+    found = []
+    for cls in (n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef)):
+        for fn in (n for n in cls.body if isinstance(n, ast.FunctionDef)):
+            names = [ast.unparse(d) for d in fn.decorator_list]
+            if any("fixture" in d and "scope='class'" in d for d in names) and "classmethod" not in names:
+                found.append(f"{cls.name}.{fn.name}")
+    return found
+
+
+def test_no_class_scoped_fixture_is_an_instance_method():
+    """The README's test command runs the newest pytest (issue 26: a class fixture written as an instance method
+    broke a fresh machine's run twice); an older local pytest does not warn, so the rule is checked here."""
+    assert _class_fixtures_on_instances(
+        "import pytest\nclass T:\n    @pytest.fixture(scope='class')\n    def f(self):\n        return 1\n"
+    ) == ["T.f"]
+    offenders = {p.name: _class_fixtures_on_instances(p.read_text()) for p in (ROOT / "tests").glob("*.py")}
+    assert {k: v for k, v in offenders.items() if v} == {}

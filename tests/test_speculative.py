@@ -118,15 +118,18 @@ class TestStep:
         assert speculative_table(_flat_table(), spec, 0.0).ctx_hi_tokens == pytest.approx(100.0 + 200 / 2.5)
 
 
+@pytest.fixture(scope="module")
+def runs():
+    """Qwen3-8B fp8 on one H100 (SGLang), one request at a time, with and without EAGLE-3 (4 steps, 2.5 accepted)."""
+    spec = speculation_for("Qwen/Qwen3-8B", 4, 2.5)
+    out = {}
+    for name, s in (("plain", None), ("spec", spec)):
+        r = Replica("H100", "Qwen/Qwen3-8B", 1, scheduler="sglang", weight_precision="fp8", speculative=s)
+        out[name] = latency_under_load(r, 233, 221, concurrency=1, num_requests=20)
+    return out
+
+
 class TestSimulation:
-    @pytest.fixture(scope="class")
-    def runs(self):
-        spec = speculation_for("Qwen/Qwen3-8B", 4, 2.5)
-        out = {}
-        for name, s in (("plain", None), ("spec", spec)):
-            r = Replica("H100", "Qwen/Qwen3-8B", 1, scheduler="sglang", weight_precision="fp8", speculative=s)
-            out[name] = latency_under_load(r, 233, 221, concurrency=1, num_requests=20)
-        return out
 
     def test_tpot_is_the_step_over_the_acceptance_length(self, runs):
         """One request at a time: every chunk is one step (ITL), and TPOT = step x ceil(220 / 2.5) / 220."""
