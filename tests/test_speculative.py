@@ -130,7 +130,6 @@ def runs():
 
 
 class TestSimulation:
-
     def test_tpot_is_the_step_over_the_acceptance_length(self, runs):
         """One request at a time: every chunk is one step (ITL), and TPOT = step x ceil(220 / 2.5) / 220."""
         r = runs["spec"]
