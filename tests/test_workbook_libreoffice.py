@@ -168,8 +168,8 @@ class _Halves(Mapping):
         return len(PARITY_BOOKS)
 
 
-@pytest.fixture(scope="module")
-def recalculated(tmp_path_factory):
+@pytest.fixture(scope="session")  # not "module": a worker that runs this module's tests in two stretches (xdist
+def recalculated(tmp_path_factory):  # groups interleave modules) tears a module fixture down and recalculated twice
     require_libreoffice()
     spec = build_whatif()
     return spec, _Halves(spec, tmp_path_factory)
