@@ -40,3 +40,17 @@ def held_out_time_checks() -> list[dict]:
     heldout = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(heldout)
     return heldout.time_checks([r for r in acc.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """Keep ``--dist loadgroup`` grouping under pytest >= 9.2: pytest-xdist (3.8) names a grouped test's worker by
+    writing ``item._nodeid = "<id>@<group>"``, but pytest 9.2 reads ``nodeid`` from ``item._id`` (a NodeId), so the
+    suffix is lost, every group is spread over both workers and each rebuilds its module fixtures (CI on 2026-12-01:
+    the what-if parity books recalculated four times instead of twice). Copy the suffix into ``_id``."""
+    for item in items:
+        wanted = getattr(item, "_nodeid", None)
+        if isinstance(wanted, str) and "@" in wanted and item.nodeid != wanted and hasattr(item, "_id"):
+            from _pytest.nodeid import NodeId  # pytest >= 9.2 only (older releases read _nodeid themselves)
+
+            item._id = NodeId.parse(wanted)

@@ -55,3 +55,14 @@ def test_no_class_scoped_fixture_is_an_instance_method():
     ) == ["T.f"]
     offenders = {p.name: _class_fixtures_on_instances(p.read_text()) for p in (ROOT / "tests").glob("*.py")}
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+@pytest.mark.xdist_group("grouping_check")
+def test_xdist_groups_reach_the_scheduler(request):
+    """Under ``-n N --dist loadgroup`` (pyproject addopts) a grouped test's id carries its group, which is what the
+    scheduler reads to keep a group on one worker (tests/conftest.py mends this for pytest >= 9.2)."""
+    import os
+
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("runs only under pytest-xdist with --dist loadgroup")
+    assert request.node.nodeid.endswith("@grouping_check")
