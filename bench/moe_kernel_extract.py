@@ -32,18 +32,20 @@ COLUMNS = ("op", "gpu", "kernel_source", "dtype", "tokens", "hidden_size", "inte
 COLUMNS += ("tp_size", "n", "k", "latency_ms")
 
 
+def vllm_moe_calls(key: str, kernels: tuple[str, ...] | None = MOE_KERNELS) -> pd.DataFrame:
+    """vLLM 0.24.0's measured fused-MoE calls on GPU ``key`` (e.g. "h100_sxm") with balanced routing and no expert
+    parallelism, of ``kernels`` (None: every kernel measured)."""
+    moe = pd.read_parquet(VENV / DATA / key / "moe/vllm/0.24.0/moe_perf.parquet")
+    moe = moe[(moe.distribution == "balanced") & (moe.moe_ep_size == 1)]
+    return moe if kernels is None else moe[moe.kernel_source.isin(kernels)]
+
+
 def main() -> None:
     data = VENV / DATA
     rows = []
     for key, gpu in GPUS.items():
-        moe = pd.read_parquet(data / key / "moe/vllm/0.24.0/moe_perf.parquet")
-        moe = moe[
-            (moe.distribution == "balanced")
-            & (moe.moe_ep_size == 1)
-            & moe.kernel_source.isin(MOE_KERNELS)
-            & (moe.num_tokens <= 8)
-            & (moe.num_tokens * moe.topk * 2 <= moe.num_experts)
-        ]
+        moe = vllm_moe_calls(key)
+        moe = moe[(moe.num_tokens <= 8) & (moe.num_tokens * moe.topk * 2 <= moe.num_experts)]
         for r in moe.itertuples():
             rows.append(
                 ("moe", gpu, r.kernel_source, r.moe_dtype, r.num_tokens, r.hidden_size, r.inter_size, r.topk)

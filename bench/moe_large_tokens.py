@@ -25,15 +25,15 @@ import math
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from moe_kernel_extract import GPUS, vllm_moe_calls  # noqa: E402
 
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.kernel_curves import kernel_factors  # noqa: E402
 
-DATA = Path("/work/venvs/aic/lib/python3.11/site-packages/aiconfigurator_core/systems/data")
-GPUS = {"h100_sxm": "H100 SXM 80GB", "h200_sxm": "H200 SXM 141GB"}
 #: (label, hidden, expert intermediate, top-k, experts, TP, table dtype, weight bytes per parameter)
 SHAPES = [
     ("Qwen3-235B-A22B fp8 TP4", 4096, 1536, 8, 128, 4, "fp8_block", 1.0),
@@ -45,11 +45,6 @@ SHAPES = [
 TOKENS = (1, 8, 64, 256, 1024, 4096, 16384)
 #: The token counts ``--write`` keeps: many rows per expert, where the grouped GEMM is compute-bound.
 WRITE_TOKENS = (1024, 4096, 16384)
-MOE_KERNELS = (
-    "vllm_unquantizedfusedmoe_triton_tritonexperts",
-    "vllm_fp8moe_triton_tritonexperts",
-    "vllm_gptossmxfp4moe_triton_oaitritonmxfp4expertsmonolithic",
-)
 OUT = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "moe_large_tokens_aic.csv"
 COLUMNS = ("gpu", "kernel_source", "dtype", "tokens", "hidden_size", "inter_size", "topk", "num_experts", "tp_size")
 COLUMNS += ("latency_ms",)
@@ -59,13 +54,8 @@ def write() -> None:
     """The large-token fused-MoE calls of both GPUs, sorted, to ``OUT``."""
     rows = []
     for key, gpu in GPUS.items():
-        m = pd.read_parquet(DATA / key / "moe/vllm/0.24.0/moe_perf.parquet")
-        m = m[
-            (m.distribution == "balanced")
-            & (m.moe_ep_size == 1)
-            & m.kernel_source.isin(MOE_KERNELS)
-            & m.num_tokens.isin(WRITE_TOKENS)
-        ]
+        m = vllm_moe_calls(key)
+        m = m[m.num_tokens.isin(WRITE_TOKENS)]
         for r in m.itertuples():
             rows.append(
                 (gpu, r.kernel_source, r.moe_dtype, r.num_tokens, r.hidden_size, r.inter_size, r.topk, r.num_experts)
@@ -106,8 +96,7 @@ def main() -> None:
     f = kernel_factors(gpu, cat)
     f.update(bw=float(gpu.hbm_bandwidth_bytes_per_s), bf16_peak=float(gpu.peak_flop_per_s["bf16"]))
     f["fp8_peak"] = float(gpu.peak_flop_per_s["fp8"])
-    m = pd.read_parquet(DATA / args.gpu / "moe/vllm/0.24.0/moe_perf.parquet")
-    m = m[(m.distribution == "balanced") & (m.moe_ep_size == 1)]
+    m = vllm_moe_calls(args.gpu, kernels=None)
     print(
         f"{GPUS[args.gpu]}: predicted / measured - 1 per MoE layer at the dense GEMM rate, then at the grouped GEMM's"
     )
