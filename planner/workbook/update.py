@@ -54,7 +54,6 @@ def generate(
 ) -> list[Written]:
     """Write the what-if workbook(s) into ``out_dir``, each formula with its value stored when LibreOffice is
     installed; an existing file is an OutputExistsError unless ``force``."""
-    from planner.io.files import check_target
     from planner.io.libreoffice import find_soffice
 
     check_target(Path(out_dir) / WORKBOOK_FILE, force, make_parents=True)  # before the (slow) build
