@@ -220,7 +220,8 @@ def _read_context_csv(
                 )
             )
         except (KeyError, ValueError, OverflowError) as exc:  # kept with its problem: calibrate skips it with a note
-            problem = f"bad or missing {exc}; columns: gpu, model, batch, context, tpot_ms and/or throughput_tok_s"
+            what = f"no column {exc}" if isinstance(exc, KeyError) else f"a value is not a usable number ({exc})"
+            problem = f"{what}; columns: gpu, model, batch, context, tpot_ms and/or throughput_tok_s"
             rid = r.get("record_id") or f"row{i}"
             rows.append(DecodeRow(rid, gpu or "", model or "", gpus, 1, 1, 0, source=str(path), problem=problem))
     return rows
