@@ -28,7 +28,7 @@ from functools import cache
 from typing import Any
 
 from planner.accuracy.acceptance import acceptance_range, speculative_decoding
-from planner.accuracy.datasets import sharegpt_requests
+from planner.accuracy.datasets import sample_lengths, sharegpt_requests
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
@@ -147,6 +147,8 @@ def predict_percentiles(
     if prompts is not None:  # vLLM's seed-0 sample: its prompts and its outputs (scaled to the run's mean)
         outputs = [o for _, o in sharegpt_requests(n, None, out)]
         lengths = list(zip(prompts, outputs, strict=True))
+    elif row.client == "vllm" and (sample := sample_lengths(row)) is not None:  # vLLM's sampler, off the trace
+        lengths = sample
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
     hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
