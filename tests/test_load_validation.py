@@ -260,6 +260,19 @@ class TestShareGptSample:
         assert predict_percentiles(row)["itl_p99_ms"] == pytest.approx(318.76, rel=0.5)
 
 
+class TestSglangReleaseMemory:
+    """A run is simulated with the KV pool its SGLang release would have sized (planner.engines.sglang)."""
+
+    def test_the_405b_at_8_per_s_queues_under_040s_pool(self):
+        """LD032 (datacrunch, Llama 3.1 405B on 8 x H200, SGLang 0.4.0, 1,024 / 1,024 random at 8 req/s): published
+        median TTFT 123.7 s, the queue growing through the run. 0.4.0's server_args.py keeps mem_fraction_static at
+        0.81 for TP 8 on every GPU (0.4.6's raise for GPUs above 96 GiB gave 0.872 and a pool that kept up: 2.0 s,
+        -98%); with 0.81 the requests 8 req/s keeps in flight do not fit and the simulated queue grows too."""
+        row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD032")
+        assert row.engine_version.startswith("0.4.0") and row.request_rate == 8
+        assert predict_percentiles(row)["ttft_median_ms"] > 20_000
+
+
 class TestAsyncScheduling:
     """vLLM ``--async-scheduling`` (``vllm/v1/engine/core.py`` ``step_with_batch_queue``) schedules step k+1 when step
     k is launched: a request arriving at a busy engine joins the second step after it arrives."""
