@@ -232,7 +232,6 @@ class TestShareGptSample:
         row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD005")
         assert predict_percentiles(row)["ttft_p99_ms"] == pytest.approx(180.7, rel=0.5)
 
-
     def test_a_row_names_the_dataset_its_perf_public_twin_names(self):
         """A loaded row transcribed from a perf_public.csv result block names ShareGPT exactly when that row does: both
         read the same document, whose Benchmark Script (e.g. gpustack docs/performance-lab/qwen3-32b/a100.md: ``vllm
