@@ -569,3 +569,47 @@ class TestTextKeptForTheNextCall:
         assert lookup._codes_of_text(names) is None
         codes, values, _ = lookup._codes(names)
         assert values == ["H10A", "L4", "H10\u0141"] and codes.tolist() == [0, 1, 2]
+
+
+class TestObjectsKeptForTheNextCall:
+    """Issue 24: an object array's grouping is kept with its references and found again only for the same strings."""
+
+    def test_a_string_freed_and_its_address_reused_is_not_read_as_the_old_one(self):
+        """CPython gives a freed object's memory to the next object of its size at once: an element replaced by a
+        new string of the same length can sit at the old element's address. The kept copy of the array holds the
+        old element, so the new string cannot take its address, and the grouping is made again (before it was
+        kept, the next call read "T4" as the "L4" once there)."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
+        assert lookup._codes(names)[1] == ["H100", "L4"]
+        old = id(names[3])
+        names[3] = None  # the array's reference goes; only the kept copy holds the "L4" that was there
+        t = "T"
+        names[3] = t + "4"  # a new two-character string, the size of the freed one
+        assert id(names[3]) != old
+        codes, values, _ = lookup._codes(names)
+        assert values == ["H100", "L4", "T4"] and codes[:5].tolist() == [0, 1, 0, 2, 0]
+
+    def test_a_string_freed_and_its_address_reused_gives_the_new_names_numbers(self):
+        """The same through the public API: the changed element gets its own GPU's answer (the scalar call's)."""
+        gpus = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
+        first = planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1)
+        gpus[2] = None
+        h = "H"
+        gpus[2] = h + "200"  # four characters, as the "H100" freed there
+        out = planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1)
+        assert out[2] == planner.max_batch("H200", "llama3.1-8b", 4096, gpus=1) != first[2]
+        assert out[0] == first[0] and out[1] == first[1]
+
+    def test_arrays_of_other_objects_are_grouped_afresh(self):
+        """A cell holding a list (keyed by its repr) can change in place: such arrays are not kept."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        cell = ["H100"]
+        names = np.empty(40, dtype=object)
+        names[:] = [cell, "L4"] * 20
+        lookup._codes(names)
+        assert not [k for k in lookup._BY_IDENTITY if k[0] == "objects"]

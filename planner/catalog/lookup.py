@@ -105,13 +105,20 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
 
 
 def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
-    """``_codes`` of an object array whose elements are a few objects repeated, as a sweep's names are.
+    """``_codes`` of an object array whose elements are a few objects repeated, as a sweep's names are, or distinct
+    strings of a few values, as read from a file.
 
-    The elements are grouped by identity first (an object array holds references: hashing them as integers costs
-    a fraction of hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it
-    is, anything else by its repr), numbered in order of first appearance. None when the array cannot be read as
-    references or holds many distinct objects (then hashing the values is as fast). The grouping by identity of
-    the last few arrays is kept (``_BY_IDENTITY``): the calls of a sweep over the same arrays hash each once.
+    Distinct strings (``_mostly_copies``) are grouped by value (``_factorize_strings``); otherwise the elements are
+    grouped by identity first (an object array holds references: hashing them as integers costs a fraction of
+    hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it is, anything else
+    by its repr), numbered in order of first appearance. None when the array cannot be read as references or holds
+    many distinct objects (then hashing the values is as fast).
+
+    The grouping of the last few arrays of strings is kept (``_BY_IDENTITY``) with a copy of the array, which holds
+    a reference to every element: the next call over an array whose every reference is the same (one vectorized
+    compare) reuses it. Holding the elements is what makes equal references mean equal strings: an element
+    replaced and freed could otherwise leave its address to a new string (CPython reuses freed memory at once), and
+    strings do not change. Arrays holding other objects (a list, a catalog entry) are grouped afresh each call.
     """
     import pandas as pd
 
@@ -121,45 +128,40 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         return None
     if len(refs) != len(flat):
         return None
-    cache_key = (len(refs), *refs[[0, len(refs) // 2, -1]].tolist()) if len(refs) else (0,)
+    cache_key = ("objects", len(refs), *refs[[0, len(refs) // 2, -1]].tolist()) if len(refs) else ("objects", 0)
     hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and np.array_equal(hit[0], refs):
-        codes, first_at = hit[1], hit[2]
-    else:
-        if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
-            found = _factorize_strings(flat)
-            if found is None:
-                return None
-            codes, distinct = found
-        else:
-            codes, distinct = pd.factorize(refs)
-            if len(distinct) > max(1024, len(flat) // 16):
-                return None
+    if hit is not None and np.array_equal(np.frombuffer(memoryview(hit[0]).cast("B"), dtype=np.intp), refs):
+        return hit[1], list(hit[2])
+    if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
+        found = _factorize_strings(flat)
+        if found is None:
+            return None
+        codes, distinct = found
         codes = codes.astype(np.intp, copy=False)
         first_at = _first_appearances(codes, len(distinct))
-        objects = [flat[i] for i in first_at]
-        if all(type(x) is str for x in objects):  # one code per text, kept: strings do not change
-            number: dict[str, int] = {}
-            renumber = np.empty(len(objects), dtype=np.intp)
-            for i, x in enumerate(objects):
-                renumber[i] = number.setdefault(x, len(number))
-            if len(number) < len(objects):  # equal text in several objects (pandas' read_csv shares some)
-                codes = np.take(renumber, codes)
-                first_at = _first_appearances(codes, len(number))
-        codes.flags.writeable = False  # shared by the calls that pass the same references
-        _keep(cache_key, (refs.copy(), codes, first_at))
+    else:
+        codes, distinct = pd.factorize(refs)
+        if len(distinct) > max(1024, len(flat) // 16):
+            return None
+        codes = codes.astype(np.intp, copy=False)
+        first_at = _first_appearances(codes, len(distinct))
     objects = [flat[i] for i in first_at]
-    plain = all(type(x) is str for x in objects)
+    strings = all(type(x) is str for x in objects)
     group: dict[Any, int] = {}
     values: list[Any] = []
     renumber = np.empty(len(objects), dtype=np.intp)
-    for i, x in enumerate(objects):
-        key = x if plain or isinstance(x, str) else repr(x)  # as ``_codes``: non-text keyed by its repr
+    for i, x in enumerate(objects):  # equal text in several objects is one code (pandas' read_csv shares some)
+        key = x if strings or isinstance(x, str) else repr(x)  # as ``_codes``: non-text keyed by its repr
         if key not in group:
             group[key] = len(values)
             values.append(x)
         renumber[i] = group[key]
-    return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
+    if len(values) < len(objects):
+        codes = np.take(renumber, codes)
+    if strings:
+        codes.flags.writeable = False  # shared by the calls that pass the same references
+        _keep(cache_key, (flat.copy(), codes, tuple(values)))
+    return codes, values
 
 
 def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
@@ -305,12 +307,11 @@ def _text_hash(rows: np.ndarray) -> np.ndarray:
     return h
 
 
-#: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
-#: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
-#: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (the packed rows, a byte per character; codes; the
-#: distinct names); a hit needs the text packed again equal. Categoricals by ("category", address, shape, dtype):
-#: (their codes, codes renumbered over the categories used, (categories, values)); a hit needs the same categories
+#: The grouping of recent arrays of names. Object arrays of strings by ("objects", length, three references): (a
+#: copy of the array, holding every element, so that no element's address can pass to another string while kept;
+#: codes; the distinct names); a hit needs every reference equal (one vectorized compare). Text arrays by ("text",
+#: address, length, width): (the packed rows, a byte per character; codes; the distinct names); a hit needs the
+#: text packed again equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over the categories used, (categories, values)); a hit needs the same categories
 #: and codes. ``planner.catalog.resolve`` keeps its pairs of names and contexts here too (``_pair``). A sweep that
 #: passes the same arrays to several functions groups each once. Eight entries at most: an entry holds two integers
 #: per name (16 MB for a million names), a text entry a byte per character besides.
