@@ -103,3 +103,46 @@ def test_off_glibc_nothing_is_done(monkeypatch):
     monkeypatch.setattr(heap.sys, "platform", "darwin")
     assert heap.keep_heap_for_sweeps(10**6) is False
     assert heap._state["done"] is True
+
+
+# A library user's sweep through the public API (20,000 scenarios: above SWEEP_VALUES, so deploy asks for the heap),
+# with planner.cli imported too (importing the command does not opt in; running it does), then the churn counted.
+LIBRARY_SWEEP = textwrap.dedent(
+    """
+    import json, resource
+    import numpy as np
+    import planner, planner.cli
+    from planner.io import heap
+    rng = np.random.default_rng(5)
+    gpus = rng.choice(np.array(["H100", "L4", "A100 SXM 80GB"], dtype=object), 20_000)
+    out = planner.max_batch(gpus, "llama3.1-8b", rng.choice([2048, 8192], 20_000), gpus=1)
+    asked = heap._state["done"]
+    def churn():
+        arrays = [np.ones(200_000) for _ in range(10)]
+        del arrays
+    churn()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(20):
+        churn()
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    print(json.dumps({"set": heap._state["set"], "asked": asked, "faults": faults, "n": int(out.size)}))
+    """
+)
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
+@pytest.mark.parametrize("malloc", [None, "sweeps"])
+def test_a_library_sweep_changes_malloc_only_when_the_process_opted_in(malloc):
+    """Issue 24 Build 5: planner.max_batch over 20,000 scenarios in a fresh process leaves glibc's malloc as it
+    starts (the freed 16 MB trimmed and faulted back each round, > 20,000 faults, as test_a_library_call_leaves_
+    malloc_alone_unless_asked counts) unless the process opted in (PLANNER_MALLOC=sweeps: < 200 faults)."""
+    env = {k: v for k, v in os.environ.items() if k != "PLANNER_MALLOC"}
+    if malloc is not None:
+        env["PLANNER_MALLOC"] = malloc
+    proc = subprocess.run([sys.executable, "-c", LIBRARY_SWEEP], env=env, capture_output=True, text=True, check=True)
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["n"] == 20_000
+    if malloc is None:
+        assert out["set"] is False and out["asked"] is False and out["faults"] > 20_000
+    else:
+        assert out["set"] is True and out["faults"] < 200
