@@ -132,19 +132,18 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
     hit = _BY_IDENTITY.get(cache_key)
     if hit is not None and np.array_equal(np.frombuffer(memoryview(hit[0]).cast("B"), dtype=np.intp), refs):
         return hit[1], list(hit[2])
+    kept = None
     if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
         found = _factorize_strings(flat)
         if found is None:
             return None
-        codes, distinct = found
-        codes = codes.astype(np.intp, copy=False)
-        first_at = _first_appearances(codes, len(distinct))
+        codes, distinct, kept = found
     else:
         codes, distinct = pd.factorize(refs)
         if len(distinct) > max(1024, len(flat) // 16):
             return None
         codes = codes.astype(np.intp, copy=False)
-        first_at = _first_appearances(codes, len(distinct))
+    first_at = _first_appearances(codes, len(distinct))
     objects = [flat[i] for i in first_at]
     strings = all(type(x) is str for x in objects)
     group: dict[Any, int] = {}
@@ -160,30 +159,50 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         codes = np.take(renumber, codes)
     if strings:
         codes.flags.writeable = False  # shared by the calls that pass the same references
-        _keep(cache_key, (flat.copy(), codes, tuple(values)))
+        _keep(cache_key, (flat.copy() if kept is None else kept, codes, tuple(values)))
     return codes, values
 
 
-def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
-    """(code per element, the distinct strings in order of first appearance) of an object array of Python
-    strings, by pandas' hash table of strings (``StringHashTable``: each string's UTF-8 bytes hashed once); None
-    when some element is not a ``str`` (a missing cell, a number, a subclass): ``_codes`` keys those otherwise.
+def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """(code per element, the distinct strings in order of first appearance, a copy of the array) of an object array
+    of Python strings, by pandas' hash table of strings (``StringHashTable``: each string's UTF-8 bytes hashed once);
+    None when some element is not a ``str`` (a missing cell, a number, a subclass): ``_codes`` keys those otherwise.
 
-    ``pandas.factorize`` reaches the same table after reading every element once more to learn that the array is
-    all text (``lib.is_string_array``); the table itself marks any other element missing (code -1), which is read
-    here as "not all text", so that pass is left out. Where pandas' table cannot be imported, ``pandas.factorize``.
+    The array is read a block of ``_STRING_BLOCK`` elements at a time: the block's few distinct strings are numbered
+    over the whole array (a dict of the strings seen, in order of first appearance, so the codes are those of one
+    pass over the whole array), and the block is copied into the copy while its strings are in the CPU's cache (the
+    copy holds a reference to every string: ``_codes_by_identity`` keeps it). ``pandas.factorize`` reaches the same
+    table after reading every element once more to learn that the array is all text (``lib.is_string_array``); the
+    table itself marks any other element missing (code -1), which is read here as "not all text", so that pass is
+    left out. Where pandas' table cannot be imported, ``pandas.factorize``.
     """
+    import pandas as pd
+
     try:
         from pandas._libs.hashtable import StringHashTable
+    except ImportError:
+        StringHashTable = None
+    n = len(flat)
+    codes = np.empty(n, dtype=np.intp)
+    kept = np.empty(n, dtype=object)
+    number: dict[str, int] = {}
+    for start in range(0, n, _STRING_BLOCK):
+        block = flat[start : start + _STRING_BLOCK]
+        try:
+            distinct, local = StringHashTable(64).factorize(block)
+        except (TypeError, AttributeError, ValueError):  # no table (None) or one that refuses the block
+            local, distinct = pd.factorize(block)  # missing cells (None, NaN) code -1
+        if not all(type(u) is str for u in distinct) or (len(local) and local.min() < 0):
+            return None
+        kept[start : start + len(block)] = block
+        renumber = np.fromiter((number.setdefault(u, len(number)) for u in distinct), np.intp, len(distinct))
+        np.take(renumber, local, out=codes[start : start + len(block)])
+    return codes, list(number), kept
 
-        distinct, codes = StringHashTable(len(flat)).factorize(flat)
-    except (ImportError, AttributeError, TypeError, ValueError):
-        import pandas as pd
 
-        codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1
-    if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
-        return None
-    return codes, list(distinct)
+#: Object arrays of strings are grouped this many elements at a time (``_factorize_strings``): a block's strings
+#: (about 70 bytes each) stay in the CPU's cache while they are hashed and referenced by the kept copy.
+_STRING_BLOCK = 8192
 
 
 def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
