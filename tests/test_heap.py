@@ -22,13 +22,9 @@ from planner.io import heap
 GLIBC = sys.platform.startswith("linux") and hasattr(ctypes.CDLL(None), "gnu_get_libc_version")
 
 # Ten 1.6 MB arrays made and freed, 20 times over (a sweep's temporaries); page faults counted after the first round.
-CHURN = textwrap.dedent(
+COUNT_FAULTS = textwrap.dedent(
     """
-    import json, resource, sys
-    import numpy as np
-    from planner.io import heap
-    first = heap.keep_heap_for_sweeps(int(sys.argv[1]))
-    again = heap.keep_heap_for_sweeps(10**9)
+    import resource
     def churn():
         arrays = [np.ones(200_000) for _ in range(10)]
         del arrays
@@ -37,8 +33,20 @@ CHURN = textwrap.dedent(
     for _ in range(20):
         churn()
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    print(json.dumps({"first": first, "again": again, "faults": faults}))
     """
+)
+CHURN = (
+    textwrap.dedent(
+        """
+        import json, sys
+        import numpy as np
+        from planner.io import heap
+        first = heap.keep_heap_for_sweeps(int(sys.argv[1]))
+        again = heap.keep_heap_for_sweeps(10**9)
+        """
+    )
+    + COUNT_FAULTS
+    + 'print(json.dumps({"first": first, "again": again, "faults": faults}))\n'
 )
 
 
@@ -107,26 +115,21 @@ def test_off_glibc_nothing_is_done(monkeypatch):
 
 # A library user's sweep through the public API (20,000 scenarios: above SWEEP_VALUES, so deploy asks for the heap),
 # with planner.cli imported too (importing the command does not opt in; running it does), then the churn counted.
-LIBRARY_SWEEP = textwrap.dedent(
-    """
-    import json, resource
-    import numpy as np
-    import planner, planner.cli
-    from planner.io import heap
-    rng = np.random.default_rng(5)
-    gpus = rng.choice(np.array(["H100", "L4", "A100 SXM 80GB"], dtype=object), 20_000)
-    out = planner.max_batch(gpus, "llama3.1-8b", rng.choice([2048, 8192], 20_000), gpus=1)
-    asked = heap._state["done"]
-    def churn():
-        arrays = [np.ones(200_000) for _ in range(10)]
-        del arrays
-    churn()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(20):
-        churn()
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    print(json.dumps({"set": heap._state["set"], "asked": asked, "faults": faults, "n": int(out.size)}))
-    """
+LIBRARY_SWEEP = (
+    textwrap.dedent(
+        """
+        import json
+        import numpy as np
+        import planner, planner.cli
+        from planner.io import heap
+        rng = np.random.default_rng(5)
+        gpus = rng.choice(np.array(["H100", "L4", "A100 SXM 80GB"], dtype=object), 20_000)
+        out = planner.max_batch(gpus, "llama3.1-8b", rng.choice([2048, 8192], 20_000), gpus=1)
+        asked = heap._state["done"]
+        """
+    )
+    + COUNT_FAULTS
+    + 'print(json.dumps({"set": heap._state["set"], "asked": asked, "faults": faults, "n": int(out.size)}))\n'
 )
 
 
