@@ -64,7 +64,12 @@ def _count_or_mask(
     if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
         return float(value), False
     accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    dtype = getattr(value, "dtype", None)
+    if not isinstance(value, np.ndarray) and isinstance(dtype, np.dtype) and dtype.kind in ("i", "u"):
+        value = np.asarray(value)  # a pandas Series of numpy integers: its array (no copy)
     if isinstance(value, np.ndarray) and value.dtype.kind in "iu":  # whole and finite already
+        if value.size and value.min() >= 1 and value.max() <= maximum:  # all valid: two reductions, no mask
+            return value.astype(float), False
         return _checked(value.astype(float), (value < 1) | (value > maximum), accepted, errors, 1.0)
     arr = _numbers(value, accepted, errors)
     with np.errstate(invalid="ignore"):

@@ -43,6 +43,7 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     """NaN where a scenario failed (coerce), a Python scalar for scalar input, a Series for Series input."""
     if type(result) is float and bad is False:  # one scenario that worked
         return int(result) if integer and result == result else result
+    given = result
     if isinstance(result, Rows) and isinstance(bad, Rows) and result.codes is bad.codes:  # NaN per row, one gather
         out = np.asarray(np.where(bad, np.nan, result), dtype=float)
     else:
@@ -56,7 +57,8 @@ def finish(result: Any, bad: Any, errors: Errors, index=None, integer: bool = Fa
     if index is not None and len(index) == out.shape[0] and out.ndim == 1:
         import pandas as pd
 
-        return pd.Series(out, index=index)
+        # A new array (gathered, np.where's, a cast) is the Series' own; the caller's array is copied.
+        return pd.Series(out, index=index, copy=out is given or out.base is not None)
     return out
 
 
@@ -351,7 +353,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if check_fit or gpus is None:
         plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
         short = (np.isnan(n) | ~(plan.max_batch >= need)) & ~bad  # NaN max batch: short
-        if np.any(short) and (errors == "raise" or failures.active()):
+        if (errors == "raise" or failures.active()) and np.any(short):  # coerce: marked per scenario, unread
             first_only = errors == "raise"
             where, why = _does_not_fit(r, eng, plan, gpus, need, ctx, short, gpu, model, util, reserve, first_only, par)
             if first_only:

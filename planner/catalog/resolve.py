@@ -271,15 +271,15 @@ def _resolve_many(
     first = gpu_cols.first_error or model_cols.first_error
     g, md = gpu_cols.rows, model_cols.rows
     gpu_facts = limits = model_rec = precision = None
-    codes, gi, mi, numbers = _groups((gpu_cols if g else None, model_cols if md else None), numbers)
+    codes, gi, mi, numbers, via = _groups((gpu_cols if g else None, model_cols if md else None), numbers)
     if g:
-        peak = _peak(gpu_cols, model_cols, gi, mi, codes) if md else np.nan
+        peak = _peak(gpu_cols, model_cols, gi, mi, codes, via) if md else np.nan
         table = read_allreduce_table() if uses_allreduce_table(engine or engine_profile(None)) else None
         gpu_facts, limits = _facts(
-            gpu_cols, gi, codes, (GpuFacts, EngineFacts), peak_flop_per_s=peak, allreduce_table=table
+            gpu_cols, gi, codes, (GpuFacts, EngineFacts), via, peak_flop_per_s=peak, allreduce_table=table
         )
     if md:
-        model_rec, precision = _facts(model_cols, mi, codes, (ModelFacts, PrecisionFacts))
+        model_rec, precision = _facts(model_cols, mi, codes, (ModelFacts, PrecisionFacts), via)
     return Resolved(
         gpu_facts,
         limits,
@@ -326,19 +326,20 @@ def _combinations(gpus: Column | None, models: Column | None) -> tuple[np.ndarra
 
 
 def _groups(columns: tuple[Column | None, Column | None], numbers: Any, most: int = 4096) -> tuple:
-    """(codes, GPU rows, model rows, numbers): each scenario's combination of names and the GPU and model row of
-    each combination (``_combinations``), or, when ``numbers`` (whole numbers per scenario: a context) repeat, each
-    scenario's distinct (combination, number) pair, the rows of each pair and the number of each pair as ``Rows``,
-    so that every fact and the number are per pair and a formula runs once per pair (a sweep of 200,000 scenarios
-    over 31 GPUs, 66 models and 6 contexts holds about 12,000 pairs). numbers is None when not paired: not an array
-    of whole numbers, more than ``most`` values, or pairs not much fewer than the scenarios
-    (``planner.model.rows.regroup``).
+    """(codes, GPU rows, model rows, numbers, via): each scenario's combination of names and the GPU and model row
+    of each combination (``_combinations``), or, when ``numbers`` (whole numbers per scenario: a context) repeat,
+    each scenario's distinct (combination, number) pair, the GPU and model rows of each combination, the number of
+    each pair as ``Rows`` and the combination of each pair (``via``), so that every fact and the number are per pair
+    and a formula runs once per pair, its terms without the number once per combination (a sweep of 200,000
+    scenarios over 33 GPUs, 87 models and 6 contexts holds 2,871 combinations and 17,226 pairs). numbers and via
+    are None when not paired: not an array of whole numbers, more than ``most`` values, or pairs not much fewer
+    than the scenarios (``planner.model.rows.regroup``).
 
     The pairs of recent calls are kept (``lookup._BY_IDENTITY``) by the name codes of ``columns`` (read-only arrays
     kept with the entry: their place and shape name them) and the numbers (compared whole): the calls of a sweep
     over the same arrays pair them once."""
     if not isinstance(numbers, np.ndarray) or numbers.size < 4 * most or numbers.dtype.kind not in "iuf":
-        return (*_ungrouped(columns), None)
+        return (*_ungrouped(columns), None, None)
     ranged = [c for c in columns if c is not None and c.codes is not None]
     name_codes = tuple(c.codes for c in ranged)
     key = ("pairs", *((c.__array_interface__["data"][0], c.shape, c.strides) for c in name_codes))
@@ -351,13 +352,12 @@ def _groups(columns: tuple[Column | None, Column | None], numbers: Any, most: in
     rows = len(gpu_rows if gpu_rows is not None else model_rows) if codes is not None else 0
     grouped = None if found is None else regroup(codes, rows, found[0], len(found[1]))
     if grouped is None:
-        return codes, gpu_rows, model_rows, None
+        return codes, gpu_rows, model_rows, None, None
     pairs, row_of, value_of = grouped
-    gpu_rows, model_rows = (None if r is None else np.take(r, row_of) for r in (gpu_rows, model_rows))
-    for a in (pairs, gpu_rows, model_rows):
+    for a in (pairs, gpu_rows, model_rows, row_of):
         if a is not None:
             a.flags.writeable = False  # shared by the calls that pass the same names and numbers (and ``_facts``)
-    out = pairs, gpu_rows, model_rows, Rows(np.take(found[1], value_of), pairs)
+    out = pairs, gpu_rows, model_rows, Rows(np.take(found[1], value_of), pairs), row_of
     _keep(key, (name_codes, numbers.copy(), out))
     return out
 
@@ -372,17 +372,26 @@ def _row_count(column: Column) -> int:
 
 
 def _facts(
-    column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
+    column: Column,
+    rows: np.ndarray | None,
+    codes: np.ndarray | None,
+    classes: tuple[type, ...],
+    via: np.ndarray | None = None,
+    **given: Any,
 ) -> list[Any]:
     """Facts records of ``column``'s fields: Python floats for one scenario, else ``Rows`` per combination
     (``rows``: the column's row of each combination; None: one name, its floats shared by all) whose values are the
     column's own rows (``Rows(Rows(table, rows), codes)``: a term of these facts alone runs once per catalog row).
-    The Rows of pairs kept by ``_groups`` (read-only rows and codes) are kept too (``lookup._BY_IDENTITY``): a
-    sweep's next calls over the same names and contexts take no row again."""
+    ``via``: the combination of each pair when ``codes`` number (combination, context) pairs (``_groups``): then
+    ``Rows(Rows(Rows(table, rows), via), codes)``, so that a term of the GPU's and the model's facts together runs
+    once per (GPU, model) combination (2,871 in the bench's sweep) and only a term with the context once per pair
+    (17,226). The Rows of pairs kept by ``_groups`` (read-only rows and codes) are kept too
+    (``lookup._BY_IDENTITY``): a sweep's next calls over the same names and contexts take no row again. The catalog
+    facts keep their gathered values (``Rows.keep``): read by many terms and calls, each is gathered once."""
     shared = rows is not None and not rows.flags.writeable and not codes.flags.writeable  # pairs kept (``_groups``)
-    key = ("facts", id(column.rows), id(rows), id(codes), classes, tuple(given))
+    key = ("facts", id(column.rows), id(rows), id(codes), id(via), classes, tuple(given))
     hit = _BY_IDENTITY.get(key) if shared else None
-    if hit is not None and hit[0][0] is column.rows and hit[0][1] is rows and hit[0][2] is codes:
+    if hit is not None and hit[0][0] is column.rows and hit[0][1] is rows and hit[0][2] is codes and hit[0][3] is via:
         values = {**hit[1], **given}
     else:
         values = dict(given)
@@ -390,20 +399,25 @@ def _facts(
             for n in field_names(cls):
                 if n not in values:
                     v = column.rows[n]
-                    values[n] = v if rows is None else Rows(Rows(v, rows), codes)
+                    if rows is not None:
+                        v = Rows(v, rows, keep=True)
+                        v = Rows(v if via is None else Rows(v, via, keep=True), codes)
+                    values[n] = v
         if shared:
-            _keep(key, ((column.rows, rows, codes), {k: v for k, v in values.items() if k not in given}))
+            _keep(key, ((column.rows, rows, codes, via), {k: v for k, v in values.items() if k not in given}))
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
 
 
-def _peak(gpus: Column, models: Column, gpu_rows: Any, model_rows: Any, codes: Any) -> Any:
-    """Per combination: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair."""
+def _peak(gpus: Column, models: Column, gpu_rows: Any, model_rows: Any, codes: Any, via: Any = None) -> Any:
+    """Per combination: the GPU's peak at the weight precision's math, chosen once per (GPU, model) row pair
+    (``via``: the combination of each (combination, context) pair, as ``_facts``)."""
     if gpus.codes is None and models.codes is None:
         return _peak_for_weights(gpus.rows, models.rows)
     table = once(("peak", id(gpus.rows), id(models.rows)), (gpus.rows, models.rows), lambda: _peaks(gpus, models))
     gi = 0 if gpu_rows is None else gpu_rows
     mi = 0 if model_rows is None else model_rows
-    return Rows(np.asarray(table[gi, mi]), codes)
+    peak = np.asarray(table[gi, mi])
+    return Rows(peak if via is None else Rows(peak, via), codes)
 
 
 def _peaks(gpus: Column, models: Column) -> np.ndarray:

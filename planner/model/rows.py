@@ -19,6 +19,7 @@ the gathered array.
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import numpy as np
@@ -28,12 +29,14 @@ from numpy.lib.mixins import NDArrayOperatorsMixin
 class Rows(NDArrayOperatorsMixin):
     """``values[codes]``, computed on ``values`` while every operand is per row or a plain number."""
 
-    __slots__ = ("values", "codes")
+    __slots__ = ("values", "codes", "keep", "_shared")
     __array_priority__ = 20.0
 
-    def __init__(self, values: np.ndarray, codes: np.ndarray) -> None:
+    def __init__(self, values: np.ndarray, codes: np.ndarray, keep: bool = False) -> None:
         self.values = values
         self.codes = codes
+        self.keep = keep  # keep the gathered operand (``shared``): a catalog fact read by many terms and calls
+        self._shared: np.ndarray | None = None
 
     @property
     def shape(self) -> tuple:
@@ -51,6 +54,19 @@ class Rows(NDArrayOperatorsMixin):
         """The value of every scenario: a new array on each call (an operation's gathered operand becomes its
         result's buffer, so keeping it would let a later operation overwrite it)."""
         return np.take(self.values, self.codes)
+
+    def shared(self) -> np.ndarray:
+        """The value of every row as one read-only array, gathered on the first call and kept: an operand that
+        numpy reads, never writes (``_plain``). A catalog fact (a GPU's or a model's, ``Rows(table, rows)``) meets
+        the other side's facts in many terms of a formula and in each of a sweep's calls (the facts of a sweep's
+        pairs are kept, ``planner.catalog.resolve._facts``): it is gathered once, not once per term. Read-only, so
+        no operation can take it as its output buffer (``__array_ufunc__``) or change it for the next reader."""
+        out = self._shared
+        if out is None:
+            out = self.gather()
+            out.flags.writeable = False
+            self._shared = out
+        return out
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         out = self.gather()
@@ -80,16 +96,21 @@ class Rows(NDArrayOperatorsMixin):
         if plain_call and ufunc in _FLOAT_ARITHMETIC:
             # The gathered array is a temporary of this call: the result can take its place (one array less).
             for x, a in zip(inputs, args, strict=True):
-                if isinstance(x, Rows) and a.dtype == np.float64 and _float_operands(args, a.shape):
+                if (
+                    isinstance(x, Rows)
+                    and a.flags.writeable
+                    and a.dtype == np.float64
+                    and _float_operands(args, a.shape)
+                ):
                     return ufunc(*args, out=a)
-        return getattr(ufunc, method)(*args, **_plain(kwargs))
+        return getattr(ufunc, method)(*args, **_plain(kwargs, read=False))
 
     def __array_function__(self, func: Any, types: Any, args: tuple, kwargs: dict) -> Any:
         if func is np.where and not kwargs and len(args) == 3:
             per_row = self._per_row(args)
             if per_row is not None:
                 return Rows(np.where(*per_row), self.codes)
-        return func(*_plain(args), **_plain(kwargs))
+        return func(*_plain(args, read=func in _READERS), **_plain(kwargs, read=False))
 
     def __bool__(self) -> bool:
         return bool(self.gather())
@@ -116,6 +137,50 @@ class Rows(NDArrayOperatorsMixin):
         return self.gather().tolist()
 
 
+def _operator(op: Any, mixin: Any, reflected: bool = False) -> Any:
+    """A binary operator of ``Rows``: with a Rows of the same codes or a Python number, ``op`` on the per-row values
+    straight away (the same numpy operation ``__array_ufunc__`` would run, without numpy's dispatch to it: a sweep's
+    formulas apply about a thousand operators to per-row values); anything else as ``NDArrayOperatorsMixin``'s."""
+
+    def method(self: Rows, other: Any) -> Any:
+        t = type(other)
+        if t is Rows:
+            if other.codes is self.codes:
+                v = other.values
+                return Rows(op(v, self.values) if reflected else op(self.values, v), self.codes)
+        elif t is float or t is int or t is bool:
+            return Rows(op(other, self.values) if reflected else op(self.values, other), self.codes)
+        return mixin(self, other)
+
+    method.__name__ = mixin.__name__
+    return method
+
+
+#: Rows' binary operators with a fast path (``_operator``): name, the operator, whether it has a reflected form.
+_OPERATORS = (
+    ("add", operator.add, True),
+    ("sub", operator.sub, True),
+    ("mul", operator.mul, True),
+    ("truediv", operator.truediv, True),
+    ("pow", operator.pow, True),
+    ("and", operator.and_, True),
+    ("or", operator.or_, True),
+    ("lt", operator.lt, False),
+    ("le", operator.le, False),
+    ("gt", operator.gt, False),
+    ("ge", operator.ge, False),
+    ("eq", operator.eq, False),
+    ("ne", operator.ne, False),
+)
+for _name, _op, _reflected in _OPERATORS:
+    setattr(Rows, f"__{_name}__", _operator(_op, getattr(NDArrayOperatorsMixin, f"__{_name}__")))
+    if _reflected:
+        setattr(Rows, f"__r{_name}__", _operator(_op, getattr(NDArrayOperatorsMixin, f"__r{_name}__"), True))
+
+#: numpy functions that only read their arguments and return a new array: they may be given a kept read-only
+#: gathered operand (``Rows.shared``); any other function gets new arrays (it may return a view or write into one).
+_READERS = frozenset((np.where, np.take, np.any, np.all))
+
 #: Ufuncs whose result on float64 operands is float64, so a float64 operand can hold it.
 _FLOAT_ARITHMETIC = frozenset((np.add, np.subtract, np.multiply, np.true_divide, np.minimum, np.maximum, np.power))
 
@@ -131,16 +196,18 @@ def _float_operands(args: tuple, shape: tuple) -> bool:
     return True
 
 
-def _plain(x: Any) -> Any:
-    """``x`` with every Rows inside (lists, tuples and dicts too) replaced by its gathered array."""
+def _plain(x: Any, read: bool = True) -> Any:
+    """``x`` with every Rows inside (lists, tuples and dicts too) replaced by its gathered array; ``read``: operands
+    that are only read, so a Rows that keeps its gathered array (``Rows.shared``, read-only) gives that one; else
+    (an ufunc's ``out=``) a new array each."""
     if isinstance(x, Rows):
-        return x.gather()
+        return x.shared() if read and x.keep else x.gather()
     if isinstance(x, tuple):
-        return tuple(_plain(v) for v in x)
+        return tuple(_plain(v, read) for v in x)
     if isinstance(x, list):
-        return [_plain(v) for v in x]
+        return [_plain(v, read) for v in x]
     if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
+        return {k: _plain(v, read) for k, v in x.items()}
     return x
 
 
