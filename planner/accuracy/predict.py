@@ -302,8 +302,8 @@ def predict_decode_rows(
 ) -> DecodePrediction:
     """``predict_decode`` for many rows: one vectorized call per (engine, kind of run). NaN where a row fails.
 
-    ``frontend_s``: per row, seconds of per-request front-end time added to a serving row's TTFT (mean and median),
-    as the benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the
+    ``frontend_s``: per row, seconds of per-request front-end time in a serving row's run (its TTFT, mean and median,
+    and a closed-loop client's next send), as the benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the
     first streamed token from the moment the request is sent: HTTP, chat template and tokenizing included;
     ``planner.accuracy.frontend.frontend_s_of_rows`` gives each row its leave-one-source-out value); static rows (an
     offline engine call) get none. None: no front end."""
@@ -328,16 +328,24 @@ def predict_decode_rows(
         except PlannerError:
             if len(sel) > 1:  # find the bad row by itself
                 for i in idx:
-                    one = predict_decode_rows([rows[i]], engine=profiles[name], calibration=cal, catalog=cat)
+                    front = None if frontend_s is None else [frontend_s[i]]
+                    one = predict_decode_rows(
+                        [rows[i]], engine=profiles[name], calibration=cal, catalog=cat, frontend_s=front
+                    )
                     tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
             continue
         rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
+        serving = kind == "serving"  # the run as the percentile rows simulate it (planner.accuracy.under_load)
+        front = [float(frontend_s[i]) for i in idx] if serving and frontend_s is not None else 0.0
         run = predict_benchmark(
             **args,
             kind=kind,
             request_rate=rate,
-            sample_lengths=[sample_lengths(r) for r in sel] if kind == "serving" else None,
-            cached_fraction=np.array([_warm_fraction(r) for r in sel]) if kind == "serving" else 0.0,
+            sample_lengths=[sample_lengths(r) for r in sel] if serving else None,
+            cached_fraction=np.array([_warm_fraction(r) for r in sel]) if serving else 0.0,
+            frontend_s=np.array(front),
+            async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,
+            scheduler_steps=np.array([r.scheduler_steps or 1 for r in sel]) if serving else 1,
             engine=profiles[name],
             calibration=cal,
             catalog=cat,
@@ -353,9 +361,6 @@ def predict_decode_rows(
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
-    if frontend_s is not None:
-        serving = [i for i, r in enumerate(rows) if r.kind == "serving"]
-        ttft[serving] += np.array([float(frontend_s[i]) for i in serving])
     return DecodePrediction(tpot, tput, ttft)
 
 
