@@ -28,7 +28,7 @@ import numpy as np
 
 from planner import api
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
-from planner.accuracy.datasets import sample_lengths
+from planner.accuracy.datasets import run_requests
 from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
@@ -341,7 +341,7 @@ def predict_decode_rows(
             **args,
             kind=kind,
             request_rate=rate,
-            sample_lengths=[sample_lengths(r) for r in sel] if serving else None,
+            sample_lengths=[run_requests(r) for r in sel] if serving else None,
             cached_fraction=np.array([_warm_fraction(r) for r in sel]) if serving else 0.0,
             frontend_s=np.array(front),
             async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,

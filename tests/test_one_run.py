@@ -1,0 +1,55 @@
+"""One published serving run, one simulation (issue 21, Build 4): the row's mean figures (``predict_decode_rows``,
+``planner validate``'s mean rows, ``bench/heldout.py``) and its percentiles (``predict_percentiles``, the loaded rows,
+``bench/load_validation.py``) are simulated with the same step table, engine rule (overlap scheduling), requests,
+arrivals and front end, so the median a mean row reports is the p50 the loaded table reports."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from planner.accuracy import predict as acc
+from planner.accuracy.datasets import run_requests, sample_lengths, sharegpt_prompts
+from planner.accuracy.published import load_decode_rows, reference_dir
+from planner.accuracy.under_load import predict_percentiles
+
+LOADED = {r.record_id: r for r in load_decode_rows(reference_dir() / "load_public.csv")}
+
+#: One run of each kind in load_public.csv: vLLM at a rate (LD001), all at once (LD004), --async-scheduling (LD005),
+#: a closed loop (LD013); SGLang 0.3 (vLLM's profile, sglang.bench_serving's lengths, 1,200 prompts: LD014); vLLM 0.6
+#: multi-step (LD015); TensorRT-LLM all at once (LD035); a closed loop with async scheduling (LD042); SGLang and
+#: TensorRT-LLM closed loops (their overlap scheduler: LD069, LD070).
+KINDS = ("LD001", "LD004", "LD005", "LD013", "LD014", "LD015", "LD035", "LD042", "LD069", "LD070")
+
+
+@pytest.mark.parametrize("record", KINDS)
+def test_a_mean_rows_median_is_the_loaded_rows_p50(record):
+    """Median TTFT and TPOT through the mean-row path equal the percentile path's p50 to 1e-9 (20 ms front end)."""
+    row = LOADED[record]
+    loaded = predict_percentiles(row, frontend_s=0.02)
+    mean_row = acc.predict_decode_rows([replace(row, statistic="median")], frontend_s=[0.02])
+    assert mean_row.ttft_s[0] * 1e3 == pytest.approx(loaded["ttft_median_ms"], rel=1e-9)
+    assert mean_row.tpot_s[0] * 1e3 == pytest.approx(loaded["tpot_median_ms"], rel=1e-9)
+
+
+class TestRunRequests:
+    def test_vllms_sample_is_sent_as_its_trace(self):
+        """LD001 (vLLM, ShareGPT, seed 0): the trace's prompts, the published sample's outputs."""
+        row = LOADED["LD001"]
+        n = row.num_prompts
+        assert [p for p, _ in run_requests(row)] == sharegpt_prompts(row, n)
+
+    def test_sglangs_sampler_keeps_the_means(self):
+        """LD014 (sglang.bench_serving, its own sampler at seed 1): no vLLM sample; the run's means."""
+        row = LOADED["LD014"]
+        assert sample_lengths(row) is not None  # a ShareGPT run, but not vLLM's draw
+        assert run_requests(row) is None
+
+    def test_a_long_run_sends_every_request(self):
+        """LD014 sent 1,200 prompts: all of them are simulated, not ``vllm bench serve``'s default 1,000 (before:
+        its median TTFT was simulated on 1,000)."""
+        row = LOADED["LD014"]
+        assert row.num_prompts == 1200
+        mean_row = acc.predict_decode_rows([replace(row, statistic="median")], frontend_s=[0.02])
+        assert mean_row.ttft_s[0] * 1e3 == pytest.approx(predict_percentiles(row, frontend_s=0.02)["ttft_median_ms"])
