@@ -27,6 +27,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import api
+from planner.accuracy.acceptance import middle_speculation, speculation_handled
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
 from planner.accuracy.datasets import run_requests
 from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
@@ -314,9 +315,15 @@ def predict_decode_rows(
     groups: dict[tuple, list[int]] = {}
     profiles: dict[tuple[str, bool], EngineProfile] = {}
     resolvable: dict[tuple[str, str], bool] = {}
+    speculation: dict[int, Any] = {}  # a speculating row's decoding, at its draft's published acceptance
     for i, r in enumerate(rows):
-        if r.problem or not _resolves(r, cat, resolvable):
+        if (r.problem and not speculation_handled(r)) or not _resolves(r, cat, resolvable):
             continue
+        if r.speculation is not None and r.problem:
+            try:
+                speculation[i] = middle_speculation(r, cat)
+            except PlannerError:
+                continue  # nothing published for its draft: no prediction (why_not_predicted says so)
         eng = _profile_for(r, engine)
         key = (eng.name, eng.decode_kv_reads_per_query_head)  # a release's kernels are a profile of their own
         profiles[key] = eng
@@ -346,6 +353,7 @@ def predict_decode_rows(
             frontend_s=np.array(front),
             async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,
             scheduler_steps=np.array([r.scheduler_steps or 1 for r in sel]) if serving else 1,
+            speculative=[speculation.get(i) for i in idx] if serving else None,
             engine=profiles[name],
             calibration=cal,
             catalog=cat,
@@ -381,10 +389,11 @@ def _statistic_matters(mean: float, median: float) -> bool:
 
 def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibration: Any = None, catalog=None) -> str:
     """The one-line reason a row has no prediction (the error its prediction raises), or "" when it has one."""
-    if row.problem:
+    if row.problem and not speculation_handled(row):
         return row.problem
     cat = catalog or default_catalog()
     try:
+        spec = middle_speculation(row, cat) if row.speculation is not None and row.problem else None
         if isinstance(row, StartupRow):
             predict_startup(row, catalog=cat)
             return ""
@@ -394,6 +403,7 @@ def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibr
             **{k: v[0] for k, v in args.items()},
             kind=row.kind,
             request_rate=row.request_rate,
+            speculative=spec,
             engine=eng,
             calibration=calibration,
             catalog=cat,

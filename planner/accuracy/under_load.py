@@ -26,7 +26,12 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from planner.accuracy.acceptance import acceptance_range, speculative_decoding
+from planner.accuracy.acceptance import (  # noqa: F401  (speculation_handled, speculative_problem_text re-exported)
+    acceptance_range,
+    speculation_handled,
+    speculative_decoding,
+    speculative_problem_text,
+)
 from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's readers re-exported)
     SHAREGPT_TOKENIZER_MATCH,
     SHAREGPT_TRACE_FILE,
@@ -55,16 +60,6 @@ FIGURES = {
 def has_percentiles(row: DecodeRow) -> bool:
     """Whether the row states any of the percentile figures (``FIGURES``)."""
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
-
-
-def speculation_handled(row: DecodeRow) -> bool:
-    """Whether the row's only reason for no prediction is speculative decoding that this simulation reads."""
-    return row.speculation is not None and row.problem == speculative_problem_text(row)
-
-
-def speculative_problem_text(row: DecodeRow) -> str:
-    """The refusal ``planner.accuracy.published`` gives a speculating row (the one-token-a-step paths')."""
-    return row.problem if row.problem.startswith("speculative decoding (") else ""
 
 
 def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | None) -> Replica:

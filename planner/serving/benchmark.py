@@ -45,6 +45,7 @@ from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
+from planner.serving.speculative import speculative_table
 
 KINDS = ("static", "serving")
 #: How the engine fills a step and its KV cache (``planner.serving.simulate.Scheduler``): "vllm" mixes decodes and prompt
@@ -179,6 +180,7 @@ def predict_benchmark(
     frontend_s: Any = 0.0,
     async_scheduling: Any = False,
     scheduler_steps: Any = 1,
+    speculative: Any = None,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
@@ -196,8 +198,9 @@ def predict_benchmark(
     schedules each step while the one before runs (vLLM ``--async-scheduling``; always on for an engine that overlaps
     by default, ``overlaps_steps``); ``scheduler_steps``: vLLM V0's ``--num-scheduler-steps`` (``RunBehaviour``).
     A serving run goes as ``planner.serving.load.latency_under_load`` sends it: the same step table, the same engine
-    rule (``engine_behaviour``), arrivals at a rate as ``arrival_times_s`` draws them, medians as its p50. Arrays
-    broadcast. Options (the group, precisions, engine,
+    rule (``engine_behaviour``), arrivals at a rate as ``arrival_times_s`` draws them, medians as its p50.
+    ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
+    SpeculativeDecoding`` or None (``speculative_setup``). Arrays broadcast. Options (the group, precisions, engine,
     calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
@@ -206,6 +209,8 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has no request rate; use kind='serving' with request_rate")
     if kind == "static" and any(x is not None for x in np.ravel(np.asarray(length_range_ratio, dtype=object))):
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
+    if kind == "static" and speculative is not None:
+        raise InvalidInputError("a static batch is timed one token a step; use kind='serving' with speculative")
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
     if kind == "static" and np.any(np.asarray(cached_fraction, dtype=float) != 0.0):
@@ -227,7 +232,7 @@ def predict_benchmark(
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
         max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
-        (cached_fraction, frontend_s, async_scheduling, scheduler_steps),
+        (cached_fraction, frontend_s, async_scheduling, scheduler_steps), speculative,
     )  # fmt: skip
 
 
@@ -358,7 +363,7 @@ def serving_setups(
 
 def _serving(
     gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
-    range_ratio, gpus, prec, opts, given_lengths=None, run_settings=(0.0, 0.0, False, 1),
+    range_ratio, gpus, prec, opts, given_lengths=None, run_settings=(0.0, 0.0, False, 1), speculative=None,
 ) -> BenchmarkRun:  # fmt: skip
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
@@ -393,12 +398,17 @@ def _serving(
     if not ((steps >= 1) & (steps == np.floor(steps))).all():
         raise InvalidInputError("scheduler_steps must be a whole number of 1 or more")
     scheds = np.broadcast_to(sched_.reshape(args[0].shape), shape).ravel()
+    specs = np.empty(args[0].size, dtype=object)
+    specs[:] = _per_run(speculative, args[0].shape, "speculative")
+    specs = np.broadcast_to(specs.reshape(args[0].shape), shape).ravel()
+    weights = np.broadcast_to(np.asarray(prec["weight_precision"], dtype=object), shape).ravel()
     res = np.full((8, len(setups)), math.nan)
     for i, s in enumerate(setups):
         if s is None:
             continue
+        s = speculative_setup(s, specs[i], m[i], weights[i], opts["catalog"])
         asked = RunBehaviour(float(cached[i]), float(front[i]), bool(overlap[i]), int(steps[i]))
-        behaviour = engine_behaviour(opts["engine"], scheds[i], asked)
+        behaviour = engine_behaviour(opts["engine"], scheds[i], asked, specs[i])
         sent = None
         if not math.isnan(rate[i]) and rate[i] > 0 and math.isfinite(rate[i]):
             sent = arrival_times_s(s.num_prompts, rate[i]) + behaviour.frontend_s
@@ -426,9 +436,22 @@ def _serving(
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
-def _per_run(given: Any, shape: tuple[int, ...]) -> list:
-    """``sample_lengths`` as one entry per run (None or a list of (prompt, output) pairs), flat in ``shape``'s order:
-    scalar inputs take one run's list; array inputs one entry per run."""
+def speculative_setup(
+    setup: ServingSetup, speculative: Any, model: Any, weight_precision: Any = None, catalog: Any = None
+) -> ServingSetup:
+    """``setup`` decoding speculatively: its decode rows become whole speculative steps
+    (``planner.serving.speculative.speculative_table``: draft passes scaled by draft bytes / the target's weight
+    bytes, one verify pass); unchanged when ``speculative`` is None. The rule both paths use (``predict_benchmark``,
+    ``planner.serving.load.Replica.setup``)."""
+    if speculative is None:
+        return setup
+    target_bytes = float(api.weight_bytes(model, precision=weight_precision, catalog=catalog))
+    return replace(setup, table=speculative_table(setup.table, speculative, speculative.draft_bytes / target_bytes))
+
+
+def _per_run(given: Any, shape: tuple[int, ...], name: str = "sample_lengths") -> list:
+    """``sample_lengths`` (or ``speculative``, ``name``) as one entry per run (None or a list of (prompt, output)
+    pairs; None or a speculation), flat in ``shape``'s order: scalar inputs take one run's; array inputs one per run."""
     size = int(np.prod(shape))
     if given is None:
         return [None] * size
@@ -436,7 +459,8 @@ def _per_run(given: Any, shape: tuple[int, ...]) -> list:
         return [given]
     if len(given) != size:
         raise InvalidInputError(
-            f"sample_lengths has {len(given)} runs; give one list of (prompt, output) per run ({size})"
+            f"{name} has {len(given)} runs; give one {'list of (prompt, output)' if name == 'sample_lengths' else 'entry'} "
+            f"per run ({size})"
         )
     return list(given)
 

@@ -33,7 +33,6 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from planner import api
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError
@@ -50,6 +49,7 @@ from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP
     engine_behaviour,
     overlaps_steps,
     serving_setups,
+    speculative_setup,
 )
 from planner.serving.simulate import (
     DEFAULT_BEHAVIOUR,
@@ -61,7 +61,7 @@ from planner.serving.simulate import (
     simulate,
     weighted_percentile,
 )
-from planner.serving.speculative import speculation_for, speculative_table
+from planner.serving.speculative import speculation_for
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -281,11 +281,7 @@ class Replica:
                 f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
                 "not one fits"
             )
-        if self.speculative is None:
-            return setups[0]
-        target_bytes = float(api.weight_bytes(self.model, precision=self.weight_precision, catalog=self.catalog))
-        table = speculative_table(setups[0].table, self.speculative, self.speculative.draft_bytes / target_bytes)
-        return replace(setups[0], table=table)
+        return speculative_setup(setups[0], self.speculative, self.model, self.weight_precision, self.catalog)
 
     def behaviour(self, asked: RunBehaviour = DEFAULT_BEHAVIOUR, frontend_s: float | None = None) -> RunBehaviour:
         """How this replica runs (``RunBehaviour``): ``asked`` (prefix cache, scheduler steps, stream stalls), with
