@@ -58,9 +58,11 @@ def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
 
 
 def _count_or_mask(
-    value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise"
+    value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise", integers: bool = False
 ) -> tuple[np.ndarray, Any]:
-    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192), and the mask of elements that are not (coerce)."""
+    """Whole numbers from 1 to ``maximum`` (8192.0 is 8192) as floats, and the mask of elements that are not
+    (coerce). ``integers``: an array of integers that is all valid comes back as it is (no float copy; the caller
+    casts it where it needs floats)."""
     if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
         return float(value), False
     accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
@@ -69,7 +71,7 @@ def _count_or_mask(
         value = np.asarray(value)  # a pandas Series of numpy integers: its array (no copy)
     if isinstance(value, np.ndarray) and value.dtype.kind in "iu":  # whole and finite already
         if value.size and value.min() >= 1 and value.max() <= maximum:  # all valid: two reductions, no mask
-            return value.astype(float), False
+            return (value if integers else value.astype(float)), False
         return _checked(value.astype(float), (value < 1) | (value > maximum), accepted, errors, 1.0)
     arr = _numbers(value, accepted, errors)
     with np.errstate(invalid="ignore"):

@@ -303,7 +303,9 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         if o.memory_utilization is None
         else _fraction(o.memory_utilization, "memory_utilization")
     )
-    ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    # Integer contexts stay integers until they are paired with the names (``_resolve``'s numbers): only unpaired
+    # ones are cast to floats (below), so a sweep's three calls make no float copy of its contexts.
+    ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors, integers=True)
     b, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
     bad_gpus: Any = False
     if gpus is not None:
@@ -312,6 +314,10 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     names = dict(gpu=gpu, model=model, weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     calibration = resolve_calibration(o.calibration)
     r = _resolve(o.catalog or default_catalog(), errors, **names, engine=eng, calibration=calibration, numbers=ctx)
+    if r.numbers is not None:  # contexts that repeat: the formulas run once per (names, context) pair
+        ctx = r.numbers
+    elif isinstance(ctx, np.ndarray) and ctx.dtype.kind != "f":
+        ctx = ctx.astype(float)
     if r.model is None or r.gpu is None:
         if errors == "raise" and r.first_error:
             raise r.first_error
@@ -328,8 +334,6 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
     heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
-    if r.numbers is not None:  # contexts that repeat: the formulas run once per (names, context) pair
-        ctx = r.numbers
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
         if (errors == "raise" or failures.active()) and np.any(refused):  # else marked per pair, unread

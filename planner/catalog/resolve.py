@@ -357,7 +357,7 @@ def _groups(columns: tuple[Column | None, Column | None], numbers: Any, most: in
     for a in (pairs, gpu_rows, model_rows, row_of):
         if a is not None:
             a.flags.writeable = False  # shared by the calls that pass the same names and numbers (and ``_facts``)
-    out = pairs, gpu_rows, model_rows, Rows(np.take(found[1], value_of), pairs), row_of
+    out = pairs, gpu_rows, model_rows, Rows(np.take(found[1].astype(float, copy=False), value_of), pairs), row_of
     _keep(key, (name_codes, numbers.copy(), out))
     return out
 

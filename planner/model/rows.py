@@ -43,6 +43,10 @@ class Rows(NDArrayOperatorsMixin):
         return self.codes.shape
 
     @property
+    def size(self) -> int:
+        return self.codes.size
+
+    @property
     def ndim(self) -> int:
         return self.codes.ndim
 
@@ -231,7 +235,7 @@ def whole_number_codes(x: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray
     top = int(x.max()) if x.size else 0
     if top > max(4 * x.size, 1 << 16):
         return None
-    whole = x.astype(np.intp)
+    whole = x.astype(np.intp, copy=False)  # read, not written
     present = np.flatnonzero(np.bincount(whole.ravel(), minlength=top + 1))
     if len(present) > most:
         return None
