@@ -27,7 +27,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
-from planner.model.rows import Rows, regroup, whole_number_codes
+from planner.model.rows import Rows, combined_codes, regroup, whole_number_codes
 
 
 def gpu_numbers(
@@ -309,7 +309,9 @@ def _combinations(gpus: Column | None, models: Column | None) -> tuple[np.ndarra
         rows = np.arange(_row_count(c))
         return c.codes, [rows, None] if ranged[0] else [None, rows]
     n_models = _row_count(models)
-    combined = gpus.codes * n_models + models.codes  # broadcast: GPUs in a column, models in a row give a grid
+    combined = combined_codes(
+        gpus.codes, n_models, models.codes
+    )  # broadcast: GPUs in a column, models in a row: a grid
     span = _row_count(gpus) * n_models
     if span <= max(combined.size // 16, 1024):  # every (GPU row, model row) pair a row: no renumbering
         return combined, list(np.divmod(np.arange(span), n_models))
