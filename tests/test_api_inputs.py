@@ -507,6 +507,41 @@ class TestContextsPaired:
         assert per_scenario.shape == ctx.shape and per_scenario[models == "llama2-70b"].all()
         assert np.asarray(heads)[models == "llama2-70b"].tolist() == [64.0] * int((models == "llama2-70b").sum())
 
+    def test_a_term_of_gpu_and_model_runs_once_per_combination(self):
+        """Facts of paired scenarios sit on three levels: catalog rows, (GPU, model) combinations, (combination,
+        context) pairs. A term of a GPU fact and a model fact (bytes of HBM per layer) is computed over the sweep's
+        combinations (5 GPU names x 3 models: 15 at most), never over its pairs or scenarios, and every scenario
+        reads its own: H100 SXM's 80 GiB (catalogs/gpus.toml: NVIDIA's "80 GB" of HBM3 is 81,920 MiB, as nvidia-smi
+        shows it) over Llama 2 70B's 80 layers (config.json of meta-llama/Llama-2-70b-hf: num_hidden_layers 80)."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import _resolve
+        from planner.model.rows import Rows
+
+        gpus, models, ctx = self.sweep()
+        r = _resolve(default_catalog(), "coerce", gpu=gpus, model=models, numbers=ctx)
+        per_layer = r.gpu.memory_bytes / r.model.num_layers
+        assert isinstance(per_layer, Rows) and per_layer.codes is r.numbers.codes  # per pair ...
+        combos = per_layer.values
+        assert isinstance(combos, Rows) and isinstance(combos.values, np.ndarray) and combos.values.size <= 15
+        assert r.numbers.values.size > combos.values.size  # ... computed per combination
+        memory = np.asarray(r.gpu.memory_bytes)
+        both = (gpus == "H100") & (models == "llama2-70b")
+        assert np.asarray(per_layer)[both].tolist() == [memory[both][0] / 80] * int(both.sum())
+        assert memory[both][0] == 80 * 2**30
+
+    def test_integer_contexts_are_checked_without_a_float_copy(self):
+        """Valid integer contexts come back as they are when the caller casts them itself (``integers=True``); one
+        out of range is masked (coerce) and the array comes back as floats, as before."""
+        from planner.checks import _count_or_mask
+
+        ctx = np.array([512, 2048, 8192], dtype=np.int64)
+        same, bad = _count_or_mask(ctx, "context", 2**24, " of tokens", "coerce", integers=True)
+        assert same is ctx and bad is False
+        floats, bad = _count_or_mask(ctx, "context", 2**24, " of tokens", "coerce")
+        assert floats.dtype == np.float64 and floats.tolist() == [512.0, 2048.0, 8192.0] and bad is False
+        masked, bad = _count_or_mask(np.array([0, 2048]), "context", 2**24, " of tokens", "coerce", integers=True)
+        assert masked.dtype == np.float64 and bad.tolist() == [True, False]
+
     def test_groups_a_model_refuses_are_nan_per_pair_as_per_scenario(self):
         """6 GPUs split no model of the sweep (32 / 64 heads, vLLM's heads % tp = 0): the refusal is per model
         and the result NaN for every scenario, per pair as in chunks too small to pair; 2 GPUs split them all."""
