@@ -86,3 +86,19 @@ class TestCombinedCodes:
         np.testing.assert_array_equal(combined_codes(a, 4, b), [1, 4, 11])
         grid = combined_codes(a.reshape(-1, 1), 4, b.reshape(1, -1))
         np.testing.assert_array_equal(grid, a.reshape(-1, 1) * 4 + b.reshape(1, -1))
+
+
+class TestRegroup:
+    def test_pairs_are_numbered_over_those_that_occur(self):
+        """Every (row, value) pair present (a full grid): the pair's code is row x values + value; one pair
+        missing: the codes are renumbered 0..n-1 in the pairs' order, and each pair's row and value read back."""
+        from planner.model.rows import regroup
+
+        rows, values = np.repeat(np.arange(3), 40), np.tile(np.arange(4), 30)
+        pairs, row_of, value_of = regroup(rows, 3, values, 4)
+        np.testing.assert_array_equal(pairs, rows * 4 + values)
+        keep = ~((rows == 1) & (values == 2))
+        pairs, row_of, value_of = regroup(rows[keep], 3, values[keep], 4)
+        assert pairs.max() == 10 and len(row_of) == 11
+        np.testing.assert_array_equal(row_of[pairs], rows[keep])
+        np.testing.assert_array_equal(value_of[pairs], values[keep])

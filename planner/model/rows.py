@@ -260,8 +260,10 @@ def regroup(codes: np.ndarray, rows: int, value_codes: np.ndarray, values: int) 
     used = np.flatnonzero(np.bincount(pairs.ravel(), minlength=span))
     if len(used) > size // 4:
         return None
-    renumber[used] = np.arange(len(used))
     row_of, value_of = np.divmod(used, values)
+    if len(used) == span and pairs.dtype == np.intp:  # every pair occurs (a full grid): its code is its number
+        return pairs, row_of, value_of
+    renumber[used] = np.arange(len(used))
     return np.take(renumber, pairs), row_of, value_of
 
 
