@@ -371,6 +371,12 @@ def _row_count(column: Column) -> int:
     return len(next(iter(column.rows.values())))
 
 
+#: Up to this many scenarios, facts are plain per-scenario arrays instead of ``Rows``: a formula on a few hundred
+#: numbers costs numpy's per-call overhead either way, and ``Rows``' own bookkeeping (a Python call per operation)
+#: was most of the time of the fits' ~100-row calls (``planner.accuracy.holdout``, ``planner calibrate``).
+SMALL_SCENARIOS = 256
+
+
 def _facts(
     column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
 ) -> list[Any]:
@@ -390,7 +396,12 @@ def _facts(
             for n in field_names(cls):
                 if n not in values:
                     v = column.rows[n]
-                    values[n] = v if rows is None else Rows(Rows(v, rows), codes)
+                    if rows is None:
+                        values[n] = v
+                    elif codes.size <= SMALL_SCENARIOS:  # plain arrays: numpy's overhead beats per-row savings
+                        values[n] = np.take(np.take(v, rows), codes)
+                    else:
+                        values[n] = Rows(Rows(v, rows), codes)
         if shared:
             _keep(key, ((column.rows, rows, codes), {k: v for k, v in values.items() if k not in given}))
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
@@ -403,7 +414,8 @@ def _peak(gpus: Column, models: Column, gpu_rows: Any, model_rows: Any, codes: A
     table = once(("peak", id(gpus.rows), id(models.rows)), (gpus.rows, models.rows), lambda: _peaks(gpus, models))
     gi = 0 if gpu_rows is None else gpu_rows
     mi = 0 if model_rows is None else model_rows
-    return Rows(np.asarray(table[gi, mi]), codes)
+    per_combination = np.asarray(table[gi, mi])
+    return np.take(per_combination, codes) if np.size(codes) <= SMALL_SCENARIOS else Rows(per_combination, codes)
 
 
 def _peaks(gpus: Column, models: Column) -> np.ndarray:
