@@ -271,7 +271,9 @@ class TestMemo:
         path = write_calibration(tmp_path / "c.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.5)])
         monkeypatch.setenv("PLANNER_CALIBRATION", str(path))
         slow = Replica(GPU, MODEL, gpus=1).setup(700, 150)
-        assert slow is not plain and all(s > p for s, p in zip(slow.table.decode_lo_s, plain.table.decode_lo_s))
+        assert slow is not plain and all(
+            s > p for s, p in zip(slow.table.decode_lo_s, plain.table.decode_lo_s, strict=True)
+        )
         monkeypatch.delenv("PLANNER_CALIBRATION")
         assert Replica(GPU, MODEL, gpus=1).setup(700, 150) == plain
 
