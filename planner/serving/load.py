@@ -298,8 +298,8 @@ class Replica:
         calibration are the ones a None resolves to now (``$PLANNER_CATALOG``, ``$PLANNER_CALIBRATION``); objects
         other than names and numbers are keyed by identity and kept alive with the entry, so no other object can
         take their key (as ``planner.catalog.resolve._resolve_one`` does)."""
-        from planner.accuracy.calibration import resolve_calibration
         from planner.catalog import default_catalog
+        from planner.deploy import resolve_calibration  # as every model call resolves it (``deploy``)
 
         catalog = self.catalog or default_catalog()
         calibration = resolve_calibration(self.calibration)
