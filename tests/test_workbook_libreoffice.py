@@ -6,6 +6,7 @@ Skipped without soffice; with CI=true a missing soffice fails (see workbook_supp
 from __future__ import annotations
 
 import io
+import os
 import random
 import shutil
 import subprocess
@@ -527,15 +528,17 @@ class TestTimeout:
     def test_a_conversion_past_its_time_fails_in_one_line_and_leaves_no_soffice_running(self, tmp_path):
         """convert stops soffice's whole process group at its timeout: killing only the launcher (before) left
         soffice.bin converting on, using a CPU after the test had failed. Ten copies of the what-if workbook
-        take ~13 s CPU, well past the 4 s allowed (by then soffice.bin runs)."""
+        take ~13 s CPU, well past the 4 s allowed (by then soffice.bin runs). Nothing is left in the working folder."""
         require_libreoffice()
         if shutil.which("pgrep") is None:
             pytest.skip("pgrep (procps) not installed")
         src = Path(__file__).resolve().parents[1] / "workbooks" / "capacity-what-if.xlsx"
         books = [shutil.copy(src, tmp_path / f"b{i}.xlsx") for i in range(10)]
         outdir = tmp_path / "out"
+        here = set(os.listdir())
         with pytest.raises(LibreOfficeError, match=r"^LibreOffice did not finish converting within 4 s$"):
             convert(books, "xlsx", outdir, timeout_s=4)
         time.sleep(2)  # before, the orphaned soffice.bin showed up a moment after the launcher was killed
         running = subprocess.run(["pgrep", "-f", f"outdir {outdir}"], capture_output=True, text=True).stdout
         assert running == ""
+        assert "pkcs11.txt" not in set(os.listdir()) - here  # (NSS's, left in the working folder before)

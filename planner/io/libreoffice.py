@@ -220,13 +220,14 @@ def _run(files: list[Path], fmt: str, outdir: Path, outputs: list[Path], timeout
             "--convert-to",
             fmt,
             "--outdir",
-            str(outdir),
-            *map(str, files),
+            str(outdir.resolve()),
+            *(str(f.resolve()) for f in files),
         ]
         # its own session: on a timeout the whole group goes (soffice is a launcher; killing it alone left
-        # soffice.bin converting on, seen under load on 2026-12-01)
+        # soffice.bin converting on, seen under load on 2026-12-01); run in tmp: a soffice killed while starting
+        # leaves NSS's pkcs11.txt in its working folder
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, cwd=tmp
         )
         try:
             stdout, stderr = proc.communicate(timeout=timeout_s)
