@@ -24,7 +24,7 @@ from workbook_support import (
     expected,
     expected_green,
     green_scenarios,
-    recalculate_inputs_values,
+    recalculate_inputs,
     require_libreoffice,
     scenario_inputs,
     stored_rate_factors,
@@ -137,7 +137,7 @@ SCENARIO_INPUTS = {k: {**BASE, **v} for k, v in {**NAMED, **_random_scenarios(24
 PARITY_BOOKS = [*sorted(SCENARIO_INPUTS), "as-shipped"]
 #: LibreOffice recalculates the books in halves (every other name), one soffice call each; each half is an xdist
 #: group (pyproject: --dist loadgroup), so the two workers share the work and each half is recalculated once: ~1.3 s
-#: of soffice CPU a book, read back through its CSV export (workbook_support.recalculate_inputs_values).
+#: of soffice CPU a book, read back through its CSV export (workbook_support.recalculate_inputs).
 HALVES = 2
 
 
@@ -160,7 +160,7 @@ class _Halves(Mapping):
         h = _half(name)
         if h not in self.halves:
             inputs = {key: SCENARIO_INPUTS.get(key, {}) for key in PARITY_BOOKS if _half(key) == h}
-            self.halves[h] = recalculate_inputs_values(self.spec, inputs, self.tmp_path_factory.mktemp(f"parity{h}"))
+            self.halves[h] = recalculate_inputs(self.spec, inputs, self.tmp_path_factory.mktemp(f"parity{h}"))
         return self.halves[h][name]
 
     def __iter__(self):

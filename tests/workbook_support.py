@@ -58,27 +58,14 @@ def recalculate_many(specs: dict[str, WorkbookSpec], tmp: Path) -> dict[str, ope
     return _recalculated(list(specs), paths, tmp)
 
 
-def recalculate_inputs(
-    spec: WorkbookSpec, inputs: dict[str, dict[str, Any]], tmp: Path
-) -> dict[str, openpyxl.Workbook]:
-    """``recalculate_many({key: with_inputs(spec, inputs[key])})``, but the description is written once and each
-    copy only gets its Inputs cells (``with_inputs_xlsx``): openpyxl writes a 12-sheet workbook in ~0.5 s CPU."""
-    src = tmp / "src"
-    src.mkdir(exist_ok=True)
-    base = write_workbook(spec, src / "_base.xlsx", force=True).read_bytes()
-    paths = []
-    for key, values in inputs.items():
-        paths.append(src / f"{key}.xlsx")
-        paths[-1].write_bytes(with_inputs_xlsx(base, spec, values))
-    return _recalculated(list(inputs), paths, tmp)
+def recalculate_inputs(spec: WorkbookSpec, inputs: dict[str, dict[str, Any]], tmp: Path) -> dict[str, BookValues]:
+    """Each ``with_inputs(spec, inputs[key])`` recalculated by LibreOffice in one call, its values by key.
 
-
-def recalculate_inputs_values(
-    spec: WorkbookSpec, inputs: dict[str, dict[str, Any]], tmp: Path
-) -> dict[str, BookValues]:
-    """``recalculate_inputs``, read through LibreOffice's CSV export (planner.io.libreoffice.convert_to_csv_sheets):
-    the same values by cell, ~2.5x less CPU a book (soffice writes CSV in ~0.15 s CPU where xlsx takes ~1.0 s, and
-    reading it takes ~0.05 s where openpyxl takes ~0.9 s; what-if workbook, LibreOffice 7.4)."""
+    The description is written once and each copy only gets its Inputs cells (``with_inputs_xlsx``: openpyxl
+    writes a 12-sheet workbook in ~0.5 s CPU). The values come through soffice's CSV export of every sheet
+    (planner.io.libreoffice.convert_to_csv_sheets), read as openpyxl's data_only workbook is (``BookValues``):
+    ~1.3 s CPU a book where xlsx + openpyxl took ~2.75 s (soffice 2.3 -> 1.3 s, reading 0.44 -> 0.04 s; the
+    what-if workbook, LibreOffice 7.4); TestCsvValues checks the two read alike."""
     src = tmp / "src"
     src.mkdir(exist_ok=True)
     base = write_workbook(spec, src / "_base.xlsx", force=True).read_bytes()
