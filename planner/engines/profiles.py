@@ -104,10 +104,10 @@ class EngineProfile:
     #: attention kernel before XQA, ``planner.model.operators.decode_kv_read_factor``); set per release by
     #: ``with_release_kernels``, False for every shipped profile
     decode_kv_reads_per_query_head: bool = False
-    #: time each tensor-parallel all-reduce from vLLM's measured table per message and group size
-    #: (``planner.engines.allreduce_table``) on GPUs that have one; False (shipped): latency + bandwidth form
-    #: (``planner.model.decode.allreduce_time_s``), which the workbook's formula computes too
-    allreduce_table: bool = False
+    #: time each tensor-parallel all-reduce in the fabric domain from vLLM's measured table per message and group
+    #: size (``planner.engines.allreduce_table``; a GPU without one borrows its nearest architecture's), as the
+    #: workbook's AllReduce sheet does; False: the latency + bandwidth form (``planner.model.decode.allreduce_time_s``)
+    allreduce_table: bool = True
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
