@@ -10,8 +10,11 @@ varied by ``--random-range-ratio`` where the row states it; the row's engine, it
 last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
 (``sharegpt_prompts``) sends that sample's prompts, each its own length, and its requests' outputs, each its own length
 scaled to the row's mean (``planner.accuracy.datasets.sharegpt_requests``: the published sample's generated lengths,
-cycled past its 200; equal outputs kept a closed loop in lockstep, no prompt ever sharing a step with decodes). A
-server that
+cycled past its 200; equal outputs kept a closed loop in lockstep, no prompt ever sharing a step with decodes). A run
+of vLLM's sampler that is not that sample (more prompts than the trace, or another tokenizer beyond its match) sends
+the sample's requests cycled and scaled to the row's means (``planner.accuracy.datasets.sample_lengths``): at equal
+lengths a burst of 1,000 moved in waves, a whole wave's prompts in one step (gpustack's TensorRT-LLM runs: p99 ITL
++579%). A server that
 schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later. A vLLM V0 server with
 multi-step scheduling (``DecodeRow.scheduler_steps``, ``--num-scheduler-steps``) runs prefill-only steps and decodes
 in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``). A
@@ -28,7 +31,7 @@ from functools import cache
 from typing import Any
 
 from planner.accuracy.acceptance import acceptance_range, speculative_decoding
-from planner.accuracy.datasets import sharegpt_requests
+from planner.accuracy.datasets import sample_lengths, sharegpt_requests
 from planner.accuracy.predict import _profile_for
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
@@ -147,6 +150,8 @@ def predict_percentiles(
     if prompts is not None:  # vLLM's seed-0 sample: its prompts and its outputs (scaled to the run's mean)
         outputs = [o for _, o in sharegpt_requests(n, None, out)]
         lengths = list(zip(prompts, outputs, strict=True))
+    elif row.client == "vllm" and (sample := sample_lengths(row)) is not None:  # vLLM's sampler, off the trace
+        lengths = sample
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
     hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0

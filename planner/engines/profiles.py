@@ -355,7 +355,8 @@ SGLANG = _sglang("sglang-0.5.20", "0.5.20-0.5.23 (read in both)")
 SGLANG_0510 = _sglang("sglang-0.5.10", "0.5.10-0.5.19 (read in 0.5.10 and 0.5.15)")
 SGLANG_055 = _sglang("sglang-0.5.5", "0.5.5-0.5.9 (read in 0.5.5)")
 SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.4 (read in 0.5.1)")
-SGLANG_04 = _sglang("sglang-0.4", "0.4.x (read in 0.4.6.post5)")
+SGLANG_04 = _sglang("sglang-0.4", "0.4.6-0.4.x (read in 0.4.6.post5)")
+SGLANG_040 = _sglang("sglang-0.4.0", "0.4.0-0.4.5 (read in 0.4.0, 0.4.3 and 0.4.5)")
 
 LMDEPLOY = free_memory_engine(
     "lmdeploy",
@@ -373,7 +374,7 @@ LMDEPLOY = free_memory_engine(
 ENGINES: dict[str, EngineProfile] = {
     e.name: e
     for e in (
-        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04,
+        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04, SGLANG_040,
         TENSORRT_LLM, TENSORRT_LLM_0, LMDEPLOY, IDEAL,
     )
 }  # fmt: skip
