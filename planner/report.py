@@ -13,10 +13,9 @@ from planner import model as m
 from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import default_kv_precision
+from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_allreduce_table
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
-from planner.catalog.resolve import fabric_numbers, uses_allreduce_table
 from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile

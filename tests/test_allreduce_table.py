@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from planner import api
-from planner.report import plan
 from planner.catalog import default_catalog
 from planner.catalog.resolve import gpu_numbers
 from planner.engines.allreduce_table import TABLE_FILE_NAME, read_allreduce_table
@@ -22,6 +21,7 @@ from planner.engines.profiles import engine_profile
 from planner.model.collectives import table_allreduce_time_s
 from planner.model.decode import allreduce_time_s
 from planner.model.facts import EngineFacts, GpuFacts, field_names
+from planner.report import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "catalogs" / "reference" / TABLE_FILE_NAME

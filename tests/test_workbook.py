@@ -119,9 +119,12 @@ class TestAllReduceSheet:
         with (REPO / "catalogs" / "reference" / TABLE_FILE_NAME).open(newline="") as f:
             rows = list(csv.DictReader(f))
         for row in rows:
-            r = FIRST_ROW + table.gpus.index(row["gpu"]) * per_block + MODES.index(row["mode"]) * len(
-                table.group_sizes
-            ) + table.group_sizes.index(int(row["num_gpus"]))
+            r = (
+                FIRST_ROW
+                + table.gpus.index(row["gpu"]) * per_block
+                + MODES.index(row["mode"]) * len(table.group_sizes)
+                + table.group_sizes.index(int(row["num_gpus"]))
+            )
             assert sheet.cells[f"A{r}"].value == row["gpu"]
             for j, x in enumerate(table.log2_bytes):
                 col = openpyxl.utils.get_column_letter(FIRST_SIZE_COL + j)
@@ -136,7 +139,10 @@ class TestAllReduceSheet:
         from planner.engines.allreduce_table import read_allreduce_table
 
         h100 = read_allreduce_table().gpus.index("H100 SXM 80GB") + 1
-        for engine, blocks in ((engine_profile("vllm"), [h100, h100]), (engine_profile("vllm").with_(allreduce_table=False), [0, 0])):
+        for engine, blocks in (
+            (engine_profile("vllm"), [h100, h100]),
+            (engine_profile("vllm").with_(allreduce_table=False), [0, 0]),
+        ):
             gpus = build_whatif(gpus=["H100", "MI300X"], models=["llama2-13b"], engine=engine, load=False).sheet("GPUs")
             headers = {c.value: ref[0] for ref, c in gpus.cells.items() if ref[1:] == "1"}
             block = headers["All-reduce table block (AllReduce sheet; 0: the form)"]

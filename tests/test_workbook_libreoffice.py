@@ -304,7 +304,6 @@ class TestParityWithThePythonModel:
         assert values["Max batch"] == int(p.memory.max_batch)
         assert values["GPUs in the group"] == p.gpus
 
-
     @pytest.mark.parametrize("name", [book("opening-scenario")])
     def test_the_all_reduce_is_the_measured_one(self, recalculated, name):
         """4 x H100 at batch 1 (Llama 2 70B): one all-reduce of 1 x 8,192 x 2 B = 16 KiB is the AllReduce sheet's

@@ -292,7 +292,13 @@ def allreduce_rows(tokens: str) -> list[tuple[str, str, str, str, str]]:
             "IF({ar_in},MIN(MAX(LOG(MAX({.ar_bytes},1),2),INDEX(ar_log2_bytes,1,1)),"
             "INDEX(ar_log2_bytes,1,COLUMNS(ar_log2_bytes))),NA())",
         ),
-        ("ar_sj", "All-reduce table: size column", "", "0", "MIN(MATCH({.ar_x},ar_log2_bytes,1),COLUMNS(ar_log2_bytes)-1)"),
+        (
+            "ar_sj",
+            "All-reduce table: size column",
+            "",
+            "0",
+            "MIN(MATCH({.ar_x},ar_log2_bytes,1),COLUMNS(ar_log2_bytes)-1)",
+        ),
         (
             "ar_sw",
             "All-reduce table: weight of the larger size",
