@@ -133,6 +133,16 @@ class TestAllReduceSheet:
         assert sheet.cells[f"{openpyxl.utils.get_column_letter(FIRST_SIZE_COL + 20 - 7)}{h100}"].value == 19.39
         assert spec.name("ar_us").ref.endswith(f"$Z${FIRST_ROW + len(table.gpus) * per_block - 1}")
 
+    def test_graph_or_eager_at_the_models_captured_size(self):
+        """Calc picks the CUDA-graph rows up to the model's largest captured batch (512, vLLM's default)."""
+        from planner.model.operators import CUDA_GRAPH_MAX_BATCH
+        from planner.workbook import formulas
+
+        assert formulas.CUDA_GRAPH_MAX_BATCH == CUDA_GRAPH_MAX_BATCH == 512
+        assert f"IF({{d_batch}}<={CUDA_GRAPH_MAX_BATCH},0,ROWS(ar_groups))" in dict(
+            (k, t) for k, *_, t in formulas.decode_block("d_batch")
+        )["ar_row"]
+
     def test_gpus_point_at_their_block_or_the_nearest_and_the_fit_at_none(self):
         """H100 SXM reads its own block at scale 1; MI300X H100 SXM's at 450 / 448 (the fabrics' GB/s); with
         ``allreduce_table=False`` no GPU has a block (Calc's all-reduce is the latency + bandwidth form)."""

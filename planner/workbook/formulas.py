@@ -18,8 +18,10 @@ import re
 from collections.abc import Callable
 
 from planner.api import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, MAX_GPUS
-from planner.model.operators import CUDA_GRAPH_MAX_BATCH
 
+#: vLLM's largest captured CUDA-graph batch (planner.model.operators.CUDA_GRAPH_MAX_BATCH; the workbook does not
+#: import the model: tests/test_workbook.py checks the two agree), as ``cuda_graph_batch`` spells it too
+CUDA_GRAPH_MAX_BATCH = 512
 _KEY = re.compile(r"\{([A-Za-z0-9_:.]+)\}")
 
 
