@@ -139,9 +139,10 @@ class TestAllReduceSheet:
         from planner.workbook import formulas
 
         assert formulas.CUDA_GRAPH_MAX_BATCH == CUDA_GRAPH_MAX_BATCH == 512
-        assert f"IF({{d_batch}}<={CUDA_GRAPH_MAX_BATCH},0,ROWS(ar_groups))" in dict(
-            (k, t) for k, *_, t in formulas.decode_block("d_batch")
-        )["ar_row"]
+        assert (
+            f"IF({{d_batch}}<={CUDA_GRAPH_MAX_BATCH},0,ROWS(ar_groups))"
+            in dict((k, t) for k, *_, t in formulas.decode_block("d_batch"))["ar_row"]
+        )
 
     def test_gpus_point_at_their_block_or_the_nearest_and_the_fit_at_none(self):
         """H100 SXM reads its own block at scale 1; MI300X H100 SXM's at 450 / 448 (the fabrics' GB/s); with
