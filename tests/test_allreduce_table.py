@@ -94,6 +94,23 @@ class TestTable:
         assert math.isnan(float(table_allreduce_time_s(table, math.nan, 2**20, 8, True)))
         assert np.isfinite(table_allreduce_time_s(table, table.row("GB300 NVL72"), 2**20, 16, True))
 
+    def test_one_scenario_equals_the_array_path(self):
+        """The float path of one scenario gives the array path's time (to 1e-15) or its NaN, over every GPU row and
+        none, group sizes 1-32 and messages from 0 B to 4 GiB, graph and eager."""
+        import itertools
+
+        table = read_allreduce_table()
+        rng = np.random.default_rng(21)
+        sizes = [*2.0 ** rng.uniform(3, 32, 12), 0.0, 1.0, 128.0, 2.0**20, 2.0**29, 2.0**30]
+        rows = [*map(float, range(len(table.gpus))), math.nan]
+        for r, b, g, graph in itertools.product(
+            rows, sizes, (1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0), (True, False)
+        ):
+            one = table_allreduce_time_s(table, r, b, g, graph)
+            arr = table_allreduce_time_s(table, np.array([r]), np.array([b]), np.array([g]), np.array([graph]))[0]
+            assert type(one) is float
+            assert one == pytest.approx(arr, rel=1e-15, nan_ok=True), (r, b, g, graph)
+
 
 class TestModel:
     def test_on_as_shipped_off_for_the_ideal_engine_and_the_fit(self):

@@ -69,8 +69,11 @@ def allreduce_time_s(
         graph = np.asarray(tokens) <= operators.CUDA_GRAPH_MAX_BATCH
         scaled = message_bytes * limits.allreduce_table_bytes_scale
         measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
-        t = np.where(np.asarray(within) & np.isfinite(measured), measured, t)
-        t = float(t) if t.ndim == 0 else t
+        if type(measured) is float and np.ndim(within) == 0 and np.ndim(t) == 0:  # one scenario
+            t = measured if within and measured == measured else float(t)
+        else:
+            t = np.where(np.asarray(within) & np.isfinite(measured), measured, t)
+            t = float(t) if t.ndim == 0 else t
     return ops.where(gpus > 1, t, 0.0)
 
 
