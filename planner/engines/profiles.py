@@ -8,6 +8,7 @@ defaults are fitted to public measurements (see ``docs/accuracy.md``); users ove
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -155,10 +156,10 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=1.0,
     prefill_flop_efficiency=1.0,
     roofline_overlap=1.0,
-    # fitted: 11.6 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
+    # fitted: 12.9 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
     # all-reduce (norms, rotary, activation, KV-cache writes, residual adds: a few small kernels per layer the kernel
     # tables do not hold; 14.3 us with the latency + bandwidth all-reduce fit)
-    layer_overhead_s=11.6e-6,
+    layer_overhead_s=12.9e-6,
     # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
     # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
     # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
@@ -168,14 +169,14 @@ KERNEL_FACTORS = dict(
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
-DEFAULT_RESIDUALS = (-0.29, 0.23)
-VLLM_STEP_OVERHEAD_S = 0.0006  # fitted: 0.62 ms per step on vLLM's CI rows beside the per-layer cost (0.53 before the table)
+DEFAULT_RESIDUALS = (-0.25, 0.23)
+VLLM_STEP_OVERHEAD_S = 0.0006  # fitted: 0.57 ms per step on vLLM's CI rows beside the per-layer cost (0.53 before the table)
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
-LMDEPLOY_PREFILL_LATENCY_S = 0.0094  # fitted: 9.40 ms per single-prompt TTFT on LMDeploy's A100 rows
+LMDEPLOY_PREFILL_LATENCY_S = 0.0095  # fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows
 TENSORRT_LLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on the TensorRT-LLM rows once the per-layer cost is counted
 TENSORRT_LLM_PREFILL_LATENCY_S = 0.0037  # fitted: 3.74 ms per single-prompt TTFT on the TensorRT-LLM rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
@@ -299,6 +300,46 @@ TENSORRT_LLM_0 = free_memory_engine(
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
 )
+
+
+#: TensorRT-LLM 1.x's PyTorch backend captures decode CUDA graphs for the batch sizes of its ``CudaGraphConfig``,
+#: on by default (``TorchLlmArgs.cuda_graph_config = Field(default_factory=CudaGraphConfig)``: "CUDA graphs are only
+#: created for the batch sizes in cuda_graph_config.batch_sizes, and are enabled for batches that consist of decoding
+#: requests *only*"), with ``max_batch_size`` 0 read as 128 ("If neither is provided, a default max_batch_size of 128
+#: is used", https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/llm-api/reference/DecodeCudaGraphConfig.html) and
+#: ``enable_padding`` False; ``trtllm-serve`` sets neither unless ``--extra_llm_api_options`` does (gpustack's runs,
+#: docs/performance-lab/*/{a100,h100,h200}.md at gpustack/gpustack 47277d7, pass none). Source of the sizes:
+#: ``CudaGraphConfig._generate_cuda_graph_batch_sizes`` in ``tensorrt_llm/llmapi/llm_args.py`` (the 1.0-1.2 form,
+#: https://nvidia.github.io/TensorRT-LLM/1.1.0rc5/_modules/tensorrt_llm/llmapi/llm_args.html).
+TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH = 128
+
+
+def tensorrt_llm_cuda_graph_batch_sizes(max_batch_size: int = 0, enable_padding: bool = False) -> tuple[int, ...]:
+    """The decode batch sizes TensorRT-LLM 1.x captures as CUDA graphs: without padding 1-31, 32, 64, 128, then powers
+    of two from 256 below ``max_batch_size`` and ``max_batch_size`` itself; with padding 1, 2, 4 and multiples of 8 to
+    128, then the same. ``max_batch_size`` 0: ``TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH``. (Later releases than 1.2 round
+    log2 up and, with padding, step by 64 past 128; the default sizes are the same.)"""
+    if max_batch_size < 0:
+        raise ValueError(f"cuda graph max_batch_size {max_batch_size} is negative; 0 means the default (128)")
+    top = max_batch_size or TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH
+    sizes = [1, 2, 4] + [8 * i for i in range(1, 17)] if enable_padding else [*range(1, 32), 32, 64, 128]
+    sizes += [2**i for i in range(8, math.floor(math.log2(top)))]
+    sizes = sorted(b for b in sizes if b <= top)
+    return tuple(sizes if sizes and sizes[-1] == top else [*sizes, top])
+
+
+def tensorrt_llm_decode_graphed(
+    batch: int, prompts: int = 0, max_batch_size: int = 0, enable_padding: bool = False
+) -> bool:
+    """Whether a TensorRT-LLM 1.x step of ``batch`` decoding requests and ``prompts`` prefilling ones replays a CUDA
+    graph: decode only (``prompts`` 0) and ``batch`` a captured size, or with padding at most the largest one (rounded
+    up to the next). Otherwise the step runs eagerly, every kernel launched from Python."""
+    if batch < 1 or prompts < 0:
+        raise ValueError(f"a step needs at least one decoding request and no negative prompts (got {batch}, {prompts})")
+    if prompts:
+        return False
+    sizes = tensorrt_llm_cuda_graph_batch_sizes(max_batch_size, enable_padding)
+    return batch <= sizes[-1] if enable_padding else batch in sizes
 
 
 def tensorrt_llm_for_version(version: tuple[int, ...]) -> tuple[EngineProfile, str]:
