@@ -170,7 +170,9 @@ KERNEL_FACTORS = dict(
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
 DEFAULT_RESIDUALS = (-0.25, 0.23)
-VLLM_STEP_OVERHEAD_S = 0.0006  # fitted: 0.57 ms per step on vLLM's CI rows beside the per-layer cost (0.53 before the table)
+VLLM_STEP_OVERHEAD_S = (
+    0.0006  # fitted: 0.57 ms per step on vLLM's CI rows beside the per-layer cost (0.53 before the table)
+)
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
