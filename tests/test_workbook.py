@@ -104,6 +104,68 @@ class TestDescription:
         assert spec.sheet("GPUs").cells["A2"].value == "H100 SXM 80GB"
 
 
+class TestAllReduceSheet:
+    """The AllReduce sheet carries vLLM's measured all-reduce table as Calc's formulas read it."""
+
+    def test_holds_the_shipped_table_as_microseconds(self, spec):
+        """Every number of catalogs/reference/allreduce_aic.csv is on the sheet, at its GPU's block, mode and group:
+        8 x H100 inside a CUDA graph, 1 MiB: 19.39 us (aiconfigurator 0.12.0, h100_sxm vLLM 0.24.0)."""
+        import csv
+
+        from planner.engines.allreduce_table import MODES, TABLE_FILE_NAME, read_allreduce_table
+        from planner.workbook.allreduce_sheet import FIRST_ROW, FIRST_SIZE_COL
+
+        table = read_allreduce_table()
+        sheet = spec.sheet("AllReduce")
+        per_block = len(MODES) * len(table.group_sizes)
+        with (REPO / "catalogs" / "reference" / TABLE_FILE_NAME).open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        for row in rows:
+            r = (
+                FIRST_ROW
+                + table.gpus.index(row["gpu"]) * per_block
+                + MODES.index(row["mode"]) * len(table.group_sizes)
+                + table.group_sizes.index(int(row["num_gpus"]))
+            )
+            assert sheet.cells[f"A{r}"].value == row["gpu"]
+            for j, x in enumerate(table.log2_bytes):
+                col = openpyxl.utils.get_column_letter(FIRST_SIZE_COL + j)
+                assert sheet.cells[f"{col}{r}"].value == float(row[f"us_{int(x)}"]), (row["gpu"], x)
+        h100 = FIRST_ROW + table.gpus.index("H100 SXM 80GB") * per_block + 2  # graph, 8 GPUs
+        assert sheet.cells[f"{openpyxl.utils.get_column_letter(FIRST_SIZE_COL + 20 - 7)}{h100}"].value == 19.39
+        assert spec.name("ar_us").ref.endswith(f"$Z${FIRST_ROW + len(table.gpus) * per_block - 1}")
+
+    def test_graph_or_eager_at_the_models_captured_size(self):
+        """Calc picks the CUDA-graph rows up to the model's largest captured batch (512, vLLM's default)."""
+        from planner.model.operators import CUDA_GRAPH_MAX_BATCH
+        from planner.workbook import formulas
+
+        assert formulas.CUDA_GRAPH_MAX_BATCH == CUDA_GRAPH_MAX_BATCH == 512
+        assert (
+            f"IF({{d_batch}}<={CUDA_GRAPH_MAX_BATCH},0,ROWS(ar_groups))"
+            in dict((k, t) for k, *_, t in formulas.decode_block("d_batch"))["ar_row"]
+        )
+
+    def test_gpus_point_at_their_block_or_the_nearest_and_the_fit_at_none(self):
+        """H100 SXM reads its own block at scale 1; MI300X H100 SXM's at 450 / 448 (the fabrics' GB/s); with
+        ``allreduce_table=False`` no GPU has a block (Calc's all-reduce is the latency + bandwidth form)."""
+        from planner.engines.allreduce_table import read_allreduce_table
+
+        h100 = read_allreduce_table().gpus.index("H100 SXM 80GB") + 1
+        for engine, blocks in (
+            (engine_profile("vllm"), [h100, h100]),
+            (engine_profile("vllm").with_(allreduce_table=False), [0, 0]),
+        ):
+            gpus = build_whatif(gpus=["H100", "MI300X"], models=["llama2-13b"], engine=engine, load=False).sheet("GPUs")
+            headers = {c.value: ref[0] for ref, c in gpus.cells.items() if ref[1:] == "1"}
+            block = headers["All-reduce table block (AllReduce sheet; 0: the form)"]
+            scale = headers["All-reduce message scale (that fabric / this one)"]
+            assert [gpus.cells[f"{block}{r}"].value for r in (2, 3)] == blocks
+            if blocks[0]:
+                assert gpus.cells[f"{scale}2"].value == 1.0
+                assert gpus.cells[f"{scale}3"].value == pytest.approx(450 / 448)
+
+
 class TestWrittenFile:
     def test_opens_on_inputs_with_frozen_headers_and_one_page_wide_print(self, book):
         wb = openpyxl.load_workbook(book)
