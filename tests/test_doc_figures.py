@@ -530,7 +530,7 @@ class TestWorkbooksDoc:
         """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 25 replicas
         of 4 x H100 (batch limit 37: its 3,696-token prompts ...) where a fleet with no queue would count 18', '1,000
         Poisson requests per point', 'from a quarter to twice the Inputs' peak': the Load sheet's figures
-        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB, 11 serving replicas; the review adds
+        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB, 12 serving replicas; the review adds
         its one spare)': planner export's sizing of examples/budget-review.toml's baseline."""
         from planner.accuracy.calibration import resolve_calibration
         from planner.engines.profiles import engine_profile
