@@ -333,7 +333,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     one = one and bad_gpus is False
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
         return _deploy_one(r, eng, ctx, b, util, gpus, reserve, check_fit, gpu, model, errors, par)
-    heap.keep_heap_for_sweeps(max(np.size(ctx), np.size(b), np.size(r.bad), np.size(gpus)))
+    heap.keep_heap_for_sweeps(max(x.size if isinstance(x, Rows) else np.size(x) for x in (ctx, b, r.bad, gpus)))
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
         if (errors == "raise" or failures.active()) and np.any(refused):  # else marked per pair, unread

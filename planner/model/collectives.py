@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.model.facts import ArrayLike
+from planner.model.rows import Rows, per_row
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,8 +48,12 @@ def table_allreduce_time_s(
     Interpolation: log(time) linear in log2(message bytes) between the measured sizes (a power law between two
     neighbours) and linear in log2(group size) between measured group sizes. Below the smallest size: its time (the
     latency floor). Above the largest (512 MiB): the last segment's bytes per second, linear in bytes. One scenario
-    (every argument a scalar) is computed in plain floats, the same steps (``_one_time_s``): a float back.
+    (every argument a scalar) is computed in plain floats, the same steps (``_one_time_s``): a float back. A sweep's
+    arguments per (GPU, model, context) pair (``planner.model.rows.Rows``) are read once per pair (``per_row``), not
+    gathered per scenario.
     """
+    if any(isinstance(a, Rows) for a in (row, message_bytes, gpus, graph)):  # a sweep's pairs: once per pair
+        return per_row(lambda *a: table_allreduce_time_s(table, *a), row, message_bytes, gpus, graph)
     if np.ndim(row) == 0 and np.ndim(message_bytes) == 0 and np.ndim(gpus) == 0 and np.ndim(graph) == 0:
         return _one_time_s(table, float(row), float(message_bytes), float(gpus), bool(graph))
     r, b, g, m = np.broadcast_arrays(

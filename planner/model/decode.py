@@ -66,13 +66,13 @@ def allreduce_time_s(
     t = latency + message_bytes * (2.0 * (gpus - 1.0) / gpus / link)
     row = limits.allreduce_table_row
     if limits.allreduce_table is not None and not (type(row) is float and row != row):
-        graph = np.asarray(tokens) <= operators.CUDA_GRAPH_MAX_BATCH
+        graph = tokens <= operators.CUDA_GRAPH_MAX_BATCH  # per row where tokens are (planner.model.rows)
         scaled = message_bytes * limits.allreduce_table_bytes_scale
         measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
         if type(measured) is float and np.ndim(within) == 0 and np.ndim(t) == 0:  # one scenario
             t = measured if within and measured == measured else float(t)
         else:
-            t = np.where(np.asarray(within) & np.isfinite(measured), measured, t)
+            t = np.where(within & np.isfinite(measured), measured, t)  # per row where all three are
             t = float(t) if t.ndim == 0 else t
     return ops.where(gpus > 1, t, 0.0)
 

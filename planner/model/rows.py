@@ -215,6 +215,18 @@ def _plain(x: Any, read: bool = True) -> Any:
     return x
 
 
+def per_row(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` of an elementwise function that reads its arguments as arrays (``numpy.asarray``, which would
+    gather a ``Rows`` per scenario): when every argument is a Rows of the same codes or a plain number, ``fn`` runs
+    on the per-row values (level by level, as an operator does) and the result is a Rows of those codes; else on
+    the arguments gathered. The same operations on the same numbers, once per row."""
+    first = next((a for a in args if isinstance(a, Rows)), None)
+    values = first._per_row(args) if first is not None else None
+    if values is None:  # no Rows, or Rows of other codes beside arrays: gathered (``fn`` then sees no Rows)
+        return fn(*_plain(args))
+    return Rows(per_row(fn, *values), first.codes)
+
+
 def row_values(x: Any) -> Any:
     """The values ``x`` holds per row, at its innermost level (a ``Rows`` of ``Rows``: the catalog's rows), else
     ``x`` itself: enough to ask whether a fact is one value everywhere without gathering it."""
