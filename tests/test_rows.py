@@ -102,3 +102,25 @@ class TestRegroup:
         assert pairs.max() == 10 and len(row_of) == 11
         np.testing.assert_array_equal(row_of[pairs], rows[keep])
         np.testing.assert_array_equal(value_of[pairs], values[keep])
+
+
+class TestPerRow:
+    def test_measured_allreduce_runs_once_per_row_with_the_numbers_of_every_scenario(self):
+        """The all-reduce table's interpolation (vLLM's measured all-reduce, catalogs/reference/allreduce_aic.csv)
+        over Rows of per-pair arguments gives a Rows, equal bit for bit (NaN where the table has no value) to the
+        array path over the gathered arguments."""
+        from planner.engines.allreduce_table import read_allreduce_table
+        from planner.model.collectives import table_allreduce_time_s
+
+        table = read_allreduce_table()
+        rng = np.random.default_rng(3)
+        codes = rng.integers(0, 50, 5000)
+        row = Rows(rng.integers(0, len(table.gpus), 50).astype(float), codes)
+        message = Rows(2.0 ** rng.uniform(5, 31, 50), codes)
+        graph = Rows(rng.random(50) < 0.5, codes)
+        for gpus in (np.asarray(2.0), np.asarray(8.0), np.asarray(3.0)):
+            out = table_allreduce_time_s(table, row, message, gpus, graph)
+            assert isinstance(out, Rows) and out.values.size == 50
+            expected = table_allreduce_time_s(table, np.asarray(row), np.asarray(message), gpus, np.asarray(graph))
+            np.testing.assert_array_equal(np.asarray(out), expected)
+        assert np.isfinite(np.asarray(table_allreduce_time_s(table, row, message, np.asarray(8.0), graph))).any()
