@@ -51,7 +51,7 @@ class TestFit:
 
     def test_only_each_sweeps_lightest_load_votes(self, rows, shipped_votes):
         """surajssd's vLLM 0.8.3 sweep (LD001-LD004: 1, 4, 16 req/s and all at once) votes with its 1 req/s run only:
-        published 56.37 ms median TTFT, 9.7 ms above the simulated prefill (python bench/frontend_fit.py)."""
+        published 56.37 ms median TTFT, 9.6 ms above the simulated prefill (python bench/frontend_fit.py)."""
         vote = next(v for v in shipped_votes if v.source_group == "surajssd-llm-k8s-azure-a100")
         assert vote.runs == ("LD001",)
         assert vote.residual_s == pytest.approx(0.0097, abs=0.002)
@@ -65,7 +65,7 @@ class TestValidation:
         the simulation plus the left-out value (the other eight votes' median, 27.2 ms; python bench/frontend_fit.py),
         not the value fitted on every source (27.1 ms: close here, but gpustack's rows get 21.5 ms, its own four votes
         left out); within the issue's worst-case limit for medians (40%) of the published 56.37 ms (this source's own
-        residual is 9.7 ms)."""
+        residual is 9.6 ms)."""
         row = next(r for r in rows if r.record_id == "LD001")
         left_out = frontend_s_for(row, shipped_votes)
         assert left_out == pytest.approx(0.0272, abs=5e-4)

@@ -219,3 +219,23 @@ class TestExpertsTouched:
         assert experts_touched(f, float(tokens + 1)) >= got * (1 - 1e-15)
         arrays = self.facts(np.array([float(experts), 0.0]), np.array([k, 0.0]))
         assert experts_touched(arrays, np.array([float(tokens), float(tokens)])) == pytest.approx([got, 0.0], rel=1e-14)
+
+
+class TestMeasuredAllReduce:
+    def test_a_larger_message_never_takes_less_time(self):
+        """The measured all-reduce table (catalogs/reference/allreduce_aic.csv) dips where vLLM's dispatch changes
+        kernels, e.g. B200's 8-GPU graph row, 1.5x faster at 512 KiB than at 256 KiB as measured: read as it is, a
+        step of LLaMA-65B on 8 x B200 took 11.84 ms at batch 11 and 11.79 ms at batch 22. Each row is read
+        non-decreasing in size (isotonic regression), so twice the batch is never a shorter step."""
+        from planner.engines.allreduce_table import read_allreduce_table
+
+        log_s = read_allreduce_table().log_seconds
+        steps = np.diff(log_s, axis=-1)
+        assert np.all(steps[np.isfinite(steps)] >= 0)
+        batches = np.arange(1, 513)
+        for context in (1, 2_048, 16_384):
+            step_s = [
+                planner.decode_step("B200", "llama-65b", context, batch=int(b), gpus=8, check_fit=False).step_s
+                for b in batches
+            ]
+            assert np.all(np.diff(step_s) >= 0), context

@@ -21,6 +21,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+from scipy.optimize import isotonic_regression
 
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.kernel_curves import FALLBACK, NEAREST
@@ -41,9 +42,27 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     log_s = np.full((len(gpus), len(MODES), len(groups), len(size_cols)), math.nan)
     for r in rows:
         us = np.array([float(r[c]) for c in size_cols])
-        log_s[gpus.index(r["gpu"]), MODES.index(r["mode"]), groups.index(int(r["num_gpus"]))] = np.log(us * 1e-6)
+        log_s[gpus.index(r["gpu"]), MODES.index(r["mode"]), groups.index(int(r["num_gpus"]))] = (
+            _never_faster_when_larger(np.log(us * 1e-6))
+        )
     log_s.flags.writeable = False
     return AllReduceTable(gpus, groups, tuple(float(c[3:]) for c in size_cols), log_s)
+
+
+def _never_faster_when_larger(log_seconds: np.ndarray) -> np.ndarray:
+    """One row's log times made non-decreasing in message size by isotonic regression (pool-adjacent-violators,
+    ``scipy.optimize.isotonic_regression``), NaN (not measured) left as it is.
+
+    The measurements dip where vLLM's dispatch changes kernels and where one size's run was slow (e.g. B200's
+    8-GPU graph row at 512 KiB - 1 MiB, 1.5x below 256 KiB): read as they are, a step of twice the batch would
+    take less time than the smaller one (tests/test_model_laws.py). The least-squares non-decreasing fit keeps
+    every monotone row as measured and spreads a dip over its neighbours instead of carrying one slow size forward.
+    """
+    finite = np.isfinite(log_seconds)
+    out = log_seconds.copy()
+    if finite.sum() > 1:
+        out[finite] = isotonic_regression(log_seconds[finite], increasing=True).x
+    return out
 
 
 #: Whether the whole process uses the latency + bandwidth form instead of the table, whatever the profiles say

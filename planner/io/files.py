@@ -213,6 +213,7 @@ def _remove_stale(parent: Path, pattern: re.Pattern, folders: bool) -> list[str]
         if not (entry.is_dir if folders else entry.is_file)(follow_symlinks=False) or not _owned_by_me(entry):
             continue
         if folders:
+            _kill_left_group(Path(entry.path))
             shutil.rmtree(entry.path, ignore_errors=True)
         else:
             try:
@@ -221,6 +222,23 @@ def _remove_stale(parent: Path, pattern: re.Pattern, folders: bool) -> list[str]
                 continue
         removed.append(entry.name)
     return removed
+
+
+#: In a private temporary folder: the id of a process group its owner started there (its working folder), which
+#: a SIGKILL of the owner does not reach (e.g. LibreOffice, in its own session so that a timeout can end it whole).
+GROUP_FILE_NAME = "process-group"
+
+
+def _kill_left_group(folder: Path) -> None:
+    """SIGKILL the process group named in ``folder``'s ``GROUP_FILE_NAME`` if its leader still runs with ``folder``
+    as its working folder (so a reused process id is never hit; Linux's /proc says; elsewhere nothing is killed)."""
+    try:
+        pgid = int((folder / GROUP_FILE_NAME).read_text(encoding="ascii"))
+        if Path(os.readlink(f"/proc/{pgid}/cwd")) != folder.resolve():
+            return
+        os.killpg(pgid, signal.SIGKILL)
+    except (OSError, ValueError, AttributeError):
+        return
 
 
 #: ``planner-<kind>-<pid>-<random>``: a private temporary folder (see ``private_temp_dir``).

@@ -24,7 +24,7 @@ from pathlib import Path
 from openpyxl.utils import get_column_letter
 
 from planner.errors import PlannerError
-from planner.io.files import private_temp_dir
+from planner.io.files import GROUP_FILE_NAME, private_temp_dir
 
 INSTALL_HINT = (
     "LibreOffice is not installed (no soffice on PATH or in its default install folder); install it with "
@@ -229,6 +229,8 @@ def _run(files: list[Path], fmt: str, outdir: Path, outputs: list[Path], timeout
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, cwd=tmp
         )
+        # a SIGKILL of planner does not reach that session: the next run's cleanup of this folder ends it
+        (tmp / GROUP_FILE_NAME).write_text(str(proc.pid), encoding="ascii")
         try:
             stdout, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:
