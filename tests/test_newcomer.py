@@ -18,6 +18,9 @@ from planner.accuracy.validation import MEMORY_TOLERANCE
 from planner.units import parse_seconds, parse_token_count
 
 ROWS = "gpu,model,batch,input_len,output_len,tpot_ms\n"
+#: `plan` sizing a fleet under load (a small model at 2 requests/s: one replica, about a second).
+PLAN_UNDER_LOAD = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--rate", "2")
+PLAN_UNDER_LOAD += ("--prompt-tokens", "200", "--output-tokens", "100")
 
 
 class TestCalibrateReadsWhatValidateReads:
@@ -129,6 +132,19 @@ class TestTimeUnits:
         assert plain.stdout == ms.stdout
         slow = export(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = "2 s"'))
         assert slow.exit_code == 0, slow.output
+
+    def test_plan_tpot_target_50_is_refused_with_the_way_out(self):
+        """`plan --rate ... --tpot-target 50` sized a fleet for "TPOT <= 50.00 s" without a word (found by s58)."""
+        r = run(*PLAN_UNDER_LOAD, "--tpot-target", "50")
+        assert r.exit_code == 2, r.output
+        assert "'--tpot-target': 50 seconds looks like milliseconds typed as seconds; write 0.05" in r.stderr
+        assert "'--ttft-target': 1500 seconds looks like" in run(*PLAN_UNDER_LOAD, "--ttft-target", "1500").stderr
+
+    def test_plan_target_with_its_unit_is_taken_as_written(self):
+        """ "50ms" is 0.05 s, "2 s" is taken though above the bare limit: the targets the JSON reports."""
+        out = json.loads(run(*PLAN_UNDER_LOAD, "--tpot-target", "50ms", "--ttft-target", "2 s", "--json").stdout)
+        assert out["under_load"]["tpot_target_s"] == pytest.approx(0.05)
+        assert out["under_load"]["ttft_target_s"] == 2.0
 
     def test_parse_seconds(self):
         assert parse_seconds("50 ms", 1.0, "t") == pytest.approx(0.05)
