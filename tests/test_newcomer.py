@@ -200,6 +200,28 @@ class TestValidateHelp:
             assert f"{what} median {median}, worst {worst}" in helptext
         assert f"limit {MEMORY_TOLERANCE:.0%} on every shipped row" in helptext
 
+    def test_states_the_limits_of_the_serving_runs_table(self, tmp_path):
+        """A --decode file with percentile columns is held to the serving table's limits (15% / 40%, 20% / 50%),
+        which --help did not state (found by s58); every "limits A / B" that table prints is in --help."""
+        helptext = " ".join(run("validate", "--help").output.split())
+        f = tmp_path / "load.csv"
+        f.write_text(
+            "gpu,model,batch,input_len,output_len,num_prompts,request_rate,ttft_median_ms,ttft_p99_ms,"
+            "tpot_median_ms,tpot_p99_ms,itl_median_ms,itl_p99_ms\nH100,llama2-7b,,200,100,100,2,30,60,8,9,8,20\n"
+        )
+        out = run("validate", "--decode", str(f)).stdout
+        shown = re.findall(r"^((?:TTFT|TPOT|ITL) (?:median|p99) ms)\s.*limits (\d+%) / (\d+%)\)$", out, flags=re.M)
+        assert len(shown) == 6, out
+        stated = {  # "TTFT median ms, TPOT median ms median 15%, worst 40%" -> each quantity's pair
+            what: (median, worst)
+            for group, median, worst in re.findall(
+                r"((?:\w+ \w+ ms, )*\w+ \w+ ms) median (\d+%), worst (\d+%)", helptext
+            )
+            for what in group.split(", ")
+        }
+        for what, median, worst in shown:
+            assert stated.get(what) == (median, worst), (what, stated)
+
 
 class TestBrokenPipe:
     def test_catalog_list_into_a_closed_pipe_is_quiet(self):

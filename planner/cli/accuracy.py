@@ -77,6 +77,14 @@ def _limits_text() -> str:
     )
 
 
+def _load_limits_text() -> str:
+    """The limits of the serving-runs table, as its help states them: one per distinct (median, worst) pair."""
+    by_limit: dict[tuple[float, float], list[str]] = {}
+    for q in FIGURES:
+        by_limit.setdefault(LIMITS[q], []).append(QUANTITIES[q])
+    return "; ".join(f"{', '.join(qs)} median {m:.0%}, worst {w:.0%}" for (m, w), qs in by_limit.items())
+
+
 #: The benchmark quantities; the start-up rows are held to MEMORY_TOLERANCE on every row.
 TIME_LIMITS = ("tpot_ms", "ttft_ms", "throughput_tok_s")
 
@@ -86,8 +94,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     start-up logs (limit {MEMORY_TOLERANCE:.0%} on every shipped row; your --memory file: median and worst
     {LIMITS["kv_cache_gib"][0]:.0%} and {LIMITS["kv_cache_gib"][1]:.0%}). Benchmarks: TPOT, TTFT and output
     throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
-    rate; limits: {_limits_text()}). Point --decode / --memory at your own files; rows that cannot be predicted
-    say why.
+    rate; limits: {_limits_text()}). Serving runs under load (rows with {", ".join(FIGURES)}): each simulated
+    as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
+    --decode / --memory at your own files; rows that cannot be predicted say why.
 
     Example:
 
