@@ -12,7 +12,8 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
 - GEMM (bf16 and per-tensor fp8, the fastest kernel per shape; m <= 16384 rows, n and k >= 1024, an LLM
   layer's shapes): latency = floor + max(bytes / achieved bytes/s, 2 m n k / achieved FLOP/s),
   bytes = weights n x k x B/weight + activations in and out (m x (k + n) x 2 B). One floor and one byte rate
-  per GPU, one FLOP rate per dtype.
+  per GPU over every shape, one FLOP rate per dtype refitted on the shapes of layer-sized weights (n x k >= 4,096 x
+  4,096, ``LAYER_WEIGHT_MIN``: a prefill's GEMMs; small weights compute slower, fp8's most).
 - Decode attention (``generation_attention``, no sliding window, the fastest kernel per shape as the engine
   picks it; bf16 and fp8 KV): latency = floor + max(KV bytes / achieved bytes/s, FLOPs / achieved FLOP/s),
   KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4.
@@ -115,6 +116,28 @@ def fit_floor_max(
     return np.exp(r.x), err
 
 
+#: The smallest weight matrix (n x k elements) whose GEMMs set the FLOP rates: 4,096 x 4,096, a 7-8B model's output
+#: projection at TP 1, the smallest of the layer GEMMs that dominate a prefill's FLOPs (a 70B model's MLP GEMMs at TP 8
+#: are 8,192 x 3,584 = 29 Mi). Below it the measured rate falls with the weight, fp8's most: H100 fp8 GEMMs of
+#: 1,024-16,384 rows run at a median 357 TFLOP/s for weights under 4 Mi elements and 980-990 TFLOP/s above 64 Mi
+#: (bf16: 638 and 787-812), so one rate over all shapes put fp8 at bf16's (823 against 812 TFLOP/s).
+LAYER_WEIGHT_MIN = 4096 * 4096
+
+
+def fit_layer_flop_rates(
+    latency_s: np.ndarray, bytes_: np.ndarray, flop: np.ndarray, groups: np.ndarray, layer: np.ndarray, x: np.ndarray
+) -> np.ndarray:
+    """The FLOP rates per group refitted on the GEMMs of layer-sized weights (``layer``), the floor and byte rate
+    (``x[0]``, ``x[1]``, fitted on every shape) kept: the same log least squares (soft-L1) as ``fit_floor_max``."""
+    floor, rate_b = x[0], x[1]
+    lat, b, f, g = latency_s[layer], bytes_[layer], flop[layer], groups[layer]
+
+    def residual(z):
+        return np.log((floor + np.maximum(b / rate_b, f / np.exp(z)[g])) / lat)
+
+    return np.exp(least_squares(residual, np.log(x[2:]), loss="soft_l1", f_scale=0.1).x)
+
+
 def gemm_curve(system: Path) -> dict:
     folder = latest(system / "gemm" / "vllm")
     d = pd.read_parquet(folder / "gemm_perf.parquet")
@@ -125,7 +148,10 @@ def gemm_curve(system: Path) -> dict:
     group = np.array([dtypes[t][1] for t in d.gemm_dtype])
     m, n, k = (d[c].to_numpy(float) for c in "mnk")
     bytes_ = n * k * wb + m * (k + n) * 2.0
-    x, err = fit_floor_max(d.latency.to_numpy() * 1e-3, bytes_, 2.0 * m * n * k, group, (5e-6, 2e12, 5e14))
+    latency_s, flop = d.latency.to_numpy() * 1e-3, 2.0 * m * n * k
+    x, _ = fit_floor_max(latency_s, bytes_, flop, group, (5e-6, 2e12, 5e14))
+    x[2:] = fit_layer_flop_rates(latency_s, bytes_, flop, group, n * k >= LAYER_WEIGHT_MIN, x)
+    err = np.abs((x[0] + np.maximum(bytes_ / x[1], flop / x[2:][group])) / latency_s - 1.0)
     return {
         "vllm_version": folder.name,
         "gemm_floor_s": x[0],

@@ -79,6 +79,33 @@ def summarise(rows, checks) -> list[str]:
     return lines
 
 
+def arrival_kind(row) -> str:
+    """How the run's requests arrived: "rate" (Poisson at a request rate), "closed" (a client keeping C in flight) or
+    "burst" (every prompt at once)."""
+    if row.request_rate is not None and math.isfinite(row.request_rate):
+        return "rate"
+    return "closed" if 0 < row.batch < (row.num_prompts or 0) else "burst"
+
+
+def signed_lines(rows, checks) -> list[str]:
+    """Median signed error (predicted / published - 1) and figures, per engine and arrival kind (``arrival_kind``):
+    which way each group is off, where the table above gives only how far."""
+    by_id = {r.record_id: r for r in rows}
+    groups: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for c in checks:
+        if not math.isnan(c.error):
+            r = by_id[c.record_id]
+            groups.setdefault((r.engine, arrival_kind(r)), {}).setdefault(c.quantity, []).append(c.error)
+    head = f"{'engine':<13}{'arrival':<16}" + "".join(f"{h:>13}" for _, h in COLUMNS)
+    lines = ["Signed (median predicted / published - 1, figures), by engine and arrival:", head]
+    for (engine, kind), g in sorted(groups.items()):
+        cells = "".join(
+            f"{f'{statistics.median(g[q]):+4.0%} ({len(g[q])})' if q in g else 'n/a':>13}" for q, _ in COLUMNS
+        )
+        lines.append(f"{engine:<13}{kind:<16}{cells}")
+    return lines
+
+
 def _line(engine: str, gpu: str, g: dict) -> str:
     share = (g["n"] - g["missing"]) / max(g["n"], 1)
     cells = "".join(f"{_cell(g['errors'].get(q, [])):>13}" for q, _ in COLUMNS)
@@ -89,7 +116,7 @@ def main(argv: list[str]) -> int:
     path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
     rows = load_decode_rows(path)
     table = validate_load(rows)
-    print("\n".join(summarise(rows, table.checks)))
+    print("\n".join(summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)))
     return 0
 
 

@@ -264,17 +264,15 @@ class TestEveryFormOfNames:
     Series or a Categorical give the same numbers; text arrays are grouped without a Python string per element."""
 
     @staticmethod
-    def read_back(tmp_path):
-        """A sweep's columns written to a CSV file and read back the four ways users read them."""
+    def read_back(tmp_path, n=2000):
+        """A sweep's columns (``n`` scenarios) written to a CSV file and read back the four ways users read them."""
         import csv
 
         import pandas as pd
 
         rng = np.random.default_rng(24)
         names = {"gpu": ["H100", "A100 SXM 80GB", "L4", "not-a-gpu"], "model": ["llama3.1-8b", "llama2-70b"]}
-        frame = pd.DataFrame(
-            {k: rng.choice(v, 2000) for k, v in names.items()} | {"context": rng.choice([512, 8192], 2000)}
-        )
+        frame = pd.DataFrame({k: rng.choice(v, n) for k, v in names.items()} | {"context": rng.choice([512, 8192], n)})
         path = tmp_path / "sweep.csv"
         frame.to_csv(path, index=False)
         with open(path, newline="", encoding="utf-8") as f:
@@ -360,6 +358,40 @@ class TestEveryFormOfNames:
         assert seed_rows.sum() > 100 and (first[seed_rows] == seed["expected"]).all()
         for name, out in results.items():
             np.testing.assert_array_equal(out.view(np.uint64), first.view(np.uint64), err_msg=name)
+
+    def test_a_sweeps_three_calls_give_equal_arrays_in_every_form_when_groupings_are_reused(self, tmp_path):
+        """The bench's sweep (max_batch, tpot, ttft on 8 GPUs, coerced) over 20,000 scenarios read back the four ways,
+        run twice per form (the second run reuses every kept grouping and pairing): every array bit-for-bit equal to
+        the Categoricals' first run, and each scenario's own numbers (checked on 30 rows through the scalar API)."""
+        from planner.catalog import lookup
+        from planner.catalog.resolve import _resolve
+
+        forms, ctx = self.read_back(tmp_path, 20_000)
+        gpus, models = forms["distinct objects"]
+        paired = _resolve(planner.default_catalog(), "coerce", gpu=gpus, model=models, numbers=ctx)
+        assert paired.numbers is not None  # names and contexts paired, as in the bench's sweep
+        rng = np.random.default_rng(5)
+
+        def sweep(g, m):
+            return [
+                np.asarray(planner.max_batch(g, m, ctx, gpus=8, errors="coerce"), dtype=float),
+                np.asarray(planner.tpot(g, m, ctx, batch=8, check_fit=False, gpus=8, errors="coerce"), dtype=float),
+                np.asarray(planner.ttft(g, m, ctx, gpus=8, errors="coerce"), dtype=float),
+            ]
+
+        lookup._BY_IDENTITY.clear()
+        reference = sweep(*forms["Categorical"])
+        rows = rng.choice(len(ctx), 30, replace=False)
+        scalar = [
+            planner.tpot(gpus[i], models[i], int(ctx[i]), batch=8, check_fit=False, gpus=8, errors="coerce")
+            for i in rows
+        ]
+        np.testing.assert_array_equal(reference[1][rows], scalar)
+        for name, (g, m) in forms.items():
+            lookup._BY_IDENTITY.clear()
+            for run in range(2):
+                for call, out, expected in zip(("max_batch", "tpot", "ttft"), sweep(g, m), reference, strict=True):
+                    np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64), f"{name} {call} {run}")
 
     def test_a_text_array_is_grouped_without_python_strings_and_exactly(self):
         from planner.catalog import lookup
@@ -569,3 +601,47 @@ class TestTextKeptForTheNextCall:
         assert lookup._codes_of_text(names) is None
         codes, values, _ = lookup._codes(names)
         assert values == ["H10A", "L4", "H10\u0141"] and codes.tolist() == [0, 1, 2]
+
+
+class TestObjectsKeptForTheNextCall:
+    """Issue 24: an object array's grouping is kept with its references and found again only for the same strings."""
+
+    def test_a_string_freed_and_its_address_reused_is_not_read_as_the_old_one(self):
+        """CPython gives a freed object's memory to the next object of its size at once: an element replaced by a
+        new string of the same length can sit at the old element's address. The kept copy of the array holds the
+        old element, so the new string cannot take its address, and the grouping is made again (before it was
+        kept, the next call read "T4" as the "L4" once there)."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        names = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
+        assert lookup._codes(names)[1] == ["H100", "L4"]
+        old = id(names[3])
+        names[3] = None  # the array's reference goes; only the kept copy holds the "L4" that was there
+        t = "T"
+        names[3] = t + "4"  # a new two-character string, the size of the freed one
+        assert id(names[3]) != old
+        codes, values, _ = lookup._codes(names)
+        assert values == ["H100", "L4", "T4"] and codes[:5].tolist() == [0, 1, 0, 2, 0]
+
+    def test_a_string_freed_and_its_address_reused_gives_the_new_names_numbers(self):
+        """The same through the public API: the changed element gets its own GPU's answer (the scalar call's)."""
+        gpus = np.array(["".join(g) for g in ["H100", "L4"] * 600], dtype=object)
+        first = planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1)
+        gpus[2] = None
+        h = "H"
+        gpus[2] = h + "200"  # four characters, as the "H100" freed there
+        out = planner.max_batch(gpus, "llama3.1-8b", 4096, gpus=1)
+        assert out[2] == planner.max_batch("H200", "llama3.1-8b", 4096, gpus=1) != first[2]
+        assert out[0] == first[0] and out[1] == first[1]
+
+    def test_arrays_of_other_objects_are_grouped_afresh(self):
+        """A cell holding a list (keyed by its repr) can change in place: such arrays are not kept."""
+        from planner.catalog import lookup
+
+        lookup._BY_IDENTITY.clear()
+        cell = ["H100"]
+        names = np.empty(40, dtype=object)
+        names[:] = [cell, "L4"] * 20
+        lookup._codes(names)
+        assert not [k for k in lookup._BY_IDENTITY if k[0] == "objects"]

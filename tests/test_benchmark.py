@@ -46,11 +46,12 @@ class TestStatic:
 class TestPromptsAtOnce:
     def test_one_prompt_per_step_queues_linearly(self):
         """Prompts as long as the token budget (vLLM serve on H100: 8192) prefill one per step; with one output
-        token there is no decode, so request k's first token comes after k prefills: mean (N + 1) / 2 x one."""
+        token there is no decode, so request k's first token comes after k prefills: mean (N + 1) / 2 x one, and
+        the median too, as ``vllm bench serve`` prints it (``np.median``: of 16, the mean of the 8th and 9th)."""
         n = 16
         run = predict_benchmark(GPU, MODEL, 8192, 1, n, kind="serving", gpus=1)
         assert run.ttft_s == pytest.approx((n + 1) / 2 * _ttft(8192), rel=1e-6)
-        assert run.ttft_median_s == pytest.approx(n / 2 * _ttft(8192), rel=1e-6)
+        assert run.ttft_median_s == pytest.approx((n + 1) / 2 * _ttft(8192), rel=1e-6)
 
     def test_ttft_grows_linearly_with_the_prompts_when_prefill_bound(self):
         """Twice the prompts at once, twice the mean wait behind the others' prefills (within 15%)."""
@@ -324,3 +325,43 @@ class TestPrefixCache:
         row = next(r for r in load_decode_rows() if r.record_id == "K8S-004")
         assert row.prompts_cached and row.input_len == 213
         assert _warm_fraction(row) == pytest.approx(208 / 213)
+
+
+class TestOneRunTwoStatistics:
+    """A serving run's means (``predict_benchmark``: ``planner validate``'s mean rows) and its percentiles
+    (``latency_under_load``: the loaded rows, plan, export) come from one simulated run: the same step table, the same
+    engine rule (``engine_behaviour``: overlap scheduling), the same arrivals and front end (issue 21, Build 4)."""
+
+    @pytest.mark.parametrize(
+        "engine, scheduler", [("sglang", "sglang"), ("tensorrt-llm", "tensorrt-llm"), ("vllm", "vllm")]
+    )
+    def test_the_mean_row_is_the_load_runs_mean_and_its_median_the_p50(self, engine, scheduler):
+        """4 requests/s of 512 / 128 tokens, 200 of them, 20 ms of front end: every figure equal to 1e-9."""
+        from planner.serving.load import Replica, latency_under_load
+
+        replica = Replica(GPU, MODEL, 1, scheduler=scheduler, engine=engine, frontend_s=0.02)
+        load = latency_under_load(replica, 512, 128, rate_per_s=4.0, num_requests=200)
+        run = predict_benchmark(
+            GPU, MODEL, 512, 128, 200, kind="serving", request_rate=4.0, gpus=1, scheduler=scheduler, engine=engine,
+            frontend_s=0.02,
+        )  # fmt: skip
+        assert run.ttft_s == pytest.approx(load.ttft_s.mean, rel=1e-9)
+        assert run.tpot_s == pytest.approx(load.tpot_s.mean, rel=1e-9)
+        assert run.ttft_median_s == pytest.approx(load.ttft_s.p50, rel=1e-9)
+        assert run.tpot_median_s == pytest.approx(load.tpot_s.p50, rel=1e-9)
+        assert run.run_output_tokens_per_s == pytest.approx(load.output_tokens_per_s, rel=1e-9)
+
+    def test_an_overlapping_engine_admits_an_arrival_a_step_later_in_the_mean_rows_too(self):
+        """SGLang (>= 0.4) overlaps its steps by default: its mean TTFT is vLLM's scheduler with
+        ``--async-scheduling``, and longer than without it (one decode step more for an arrival at a busy engine)."""
+        opts = dict(kind="serving", request_rate=8.0, num_prompts=200, gpus=1, scheduler="sglang")
+        sglang = predict_benchmark(GPU, MODEL, 512, 128, 200, engine="sglang", **opts)
+        told = predict_benchmark(GPU, MODEL, 512, 128, 200, engine="vllm", async_scheduling=True, **opts)
+        plain = predict_benchmark(GPU, MODEL, 512, 128, 200, engine="vllm", **opts)
+        assert sglang.ttft_s == told.ttft_s
+        assert sglang.ttft_s > plain.ttft_s
+
+    def test_a_static_batch_refuses_run_settings(self):
+        """A static batch is one engine call: no front end, overlap or multi-step setting applies."""
+        with pytest.raises(InvalidInputError, match="frontend_s"):
+            predict_benchmark(GPU, MODEL, 512, 128, 8, frontend_s=0.02)

@@ -827,8 +827,8 @@ class TestModelDoc:
         assert stated(self.DOC, r"\(([\d.]+) GiB in public\s+out-of-memory messages\)") == (f"{seen['L4']:.2f}",)
 
     def test_kernel_curves_h100(self):
-        """'on H100 SXM a GEMM streams at 2.89 TB/s (86% of 3.35), computes at 812 TFLOP/s in bf16 (82% of 989) and
-        823 TFLOP/s in fp8 (42% of 1,979 ...), floor 6.0 us; decode attention reads KV at 2.40 TB/s with a 13.8 us
+        """'on H100 SXM a GEMM streams at 2.89 TB/s (86% of 3.35), computes at 807 TFLOP/s in bf16 (82% of 989) and
+        909 TFLOP/s in fp8 (46% of 1,979 ...), floor 6.0 us; decode attention reads KV at 2.40 TB/s with a 13.8 us
         floor; a small all-reduce takes 4.7 us': catalogs/reference/kernel_curves_aic.csv and the H100's datasheet."""
         from planner.engines.kernel_curves import read_curves
 

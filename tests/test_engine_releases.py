@@ -61,6 +61,14 @@ class TestSglangMemFractionStatic:
         assert got == [0.88, 0.87, 0.85, 0.81, 0.79]
         assert sglang.sglang_mem_fraction_static(H200_SMI_MIB, 1, "sglang-0.4") == pytest.approx(0.87180, abs=1e-5)
 
+    def test_040_table_on_every_gpu(self):
+        """0.4.0 ``server_args.py`` lines 157-168 (the same in 0.4.3 and 0.4.5; wheels from PyPI): the TP table with no
+        memory condition, so an H200 at TP 8 keeps 0.81 (0.4.6.post5's rule raises it to 0.872, 45% more KV for
+        Llama 3.1 405B's 8 x H200)."""
+        got = [sglang.sglang_mem_fraction_static(H200_SMI_MIB, tp, "sglang-0.4.0") for tp in (1, 2, 4, 8, 16)]
+        assert got == [0.88, 0.87, 0.85, 0.81, 0.79]
+        assert sglang.sglang_mem_fraction_static(H200_SMI_MIB, 8, "sglang-0.4") == pytest.approx(0.87180, abs=1e-5)
+
     def test_the_kv_budget_follows_the_fraction_on_each_gpu_and_group(self):
         """The planner's budget for SGLang: visible x f - weights / g - non-torch, f from the visible memory (the
         H100's 81,081 MiB torch total: f = round((81,081 - 13,904) / 81,081, 3) = 0.829) and the group (TP 2:
@@ -88,6 +96,8 @@ class TestReleasesMapToProfiles:
     @pytest.mark.parametrize(
         ("text", "profile"),
         [
+            ("sglang==0.4.0", "sglang-0.4.0"),
+            ("sglang==0.4.5", "sglang-0.4.0"),
             ("sglang==0.4.6.post5", "sglang-0.4"),
             ("sglang==0.5.1", "sglang-0.5.1"),
             ("sglang==0.5.3", "sglang-0.5.1"),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from planner.accuracy import predict as acc
+from planner.accuracy.datasets import sample_lengths
 from planner.accuracy.frontend import fitted_frontend_s, frontend_s_of_rows, shipped_votes
 
 ROWS = {r.record_id: r for r in acc.load_decode_rows()}
@@ -30,14 +31,18 @@ class TestFrontendOfRows:
 
 
 class TestPredictWithFrontend:
-    def test_serving_ttft_grows_by_the_front_end_and_nothing_else(self):
-        """GPUSTACK-260 (vLLM, Qwen3-8B, one request in flight): TTFT + 25 ms exactly; TPOT and throughput equal."""
+    def test_serving_ttft_grows_by_the_front_end_and_the_closed_loop_waits_for_it(self):
+        """GPUSTACK-260 (vLLM, Qwen3-8B, one request in flight, 100 requests): TTFT + 25 ms exactly, TPOT equal; the
+        client sends each next request when one finishes, and it reaches the engine 25 ms later (as the load path
+        simulates it, ``latency_under_load``): the run lasts 99 x 25 ms longer (the first request is sent at 0)."""
         row = ROWS["GPUSTACK-260"]
         plain = acc.predict_decode_rows([row])
         fronted = acc.predict_decode_rows([row], frontend_s=[0.025])
         assert fronted.ttft_s[0] == pytest.approx(plain.ttft_s[0] + 0.025, abs=1e-12)
         assert fronted.tpot_s[0] == plain.tpot_s[0]
-        assert fronted.throughput_tokens_per_s[0] == plain.throughput_tokens_per_s[0]
+        tokens = sum(o for _, o in sample_lengths(row))
+        longer_s = tokens / fronted.throughput_tokens_per_s[0] - tokens / plain.throughput_tokens_per_s[0]
+        assert longer_s == pytest.approx(99 * 0.025, rel=1e-9)
 
     def test_a_static_row_has_no_front_end(self):
         """A static batch is an offline engine call (no HTTP client): its TTFT is the prefill alone."""

@@ -198,10 +198,10 @@ def test_huge_moe_models_answer_quickly(tmp_path_factory, layers, dense, step):
     entry["moe"].update(dense_layers=min(dense, layers), layer_step=step)
     (folder / "m.toml").write_text(tomli_w.dumps({"model": [entry]}))
     with trial("huge or deep inputs (bounded)"):
-        began = time.perf_counter()
+        began = time.process_time()  # CPU seconds: a busy machine does not inflate them
         r = invoke("plan", "--catalog", str(folder), "--gpu", "H100", "--model", "Fuzz-MoE", "--context", "1024")
         clean_outcome(r, folder, {"m.toml"})
-        assert time.perf_counter() - began < 20
+        assert time.process_time() - began < 20
 
 
 @examples(3)
@@ -216,11 +216,11 @@ def test_oversized_scenarios_are_refused_quickly(tmp_path_factory, parts, option
     (folder / "o.toml").write_text(many)
     with trial("huge or deep inputs (bounded)"):
         for name in ("k.toml", "o.toml"):
-            began = time.perf_counter()
+            began = time.process_time()  # CPU seconds: a busy machine does not inflate them
             r = invoke("export", str(folder / name), "-o", str(folder / "r.md"))
             assert r.exit_code == 2, r.output
             clean_outcome(r, folder, {"k.toml", "o.toml"})
-            assert time.perf_counter() - began < 20
+            assert time.process_time() - began < 20
 
 
 # -- item 4: tracebacks and wrong answers ----------------------------------------------------------------------

@@ -22,13 +22,9 @@ from planner.io import heap
 GLIBC = sys.platform.startswith("linux") and hasattr(ctypes.CDLL(None), "gnu_get_libc_version")
 
 # Ten 1.6 MB arrays made and freed, 20 times over (a sweep's temporaries); page faults counted after the first round.
-CHURN = textwrap.dedent(
+COUNT_FAULTS = textwrap.dedent(
     """
-    import json, resource, sys
-    import numpy as np
-    from planner.io import heap
-    first = heap.keep_heap_for_sweeps(int(sys.argv[1]))
-    again = heap.keep_heap_for_sweeps(10**9)
+    import resource
     def churn():
         arrays = [np.ones(200_000) for _ in range(10)]
         del arrays
@@ -37,8 +33,20 @@ CHURN = textwrap.dedent(
     for _ in range(20):
         churn()
     faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-    print(json.dumps({"first": first, "again": again, "faults": faults}))
     """
+)
+CHURN = (
+    textwrap.dedent(
+        """
+        import json, sys
+        import numpy as np
+        from planner.io import heap
+        first = heap.keep_heap_for_sweeps(int(sys.argv[1]))
+        again = heap.keep_heap_for_sweeps(10**9)
+        """
+    )
+    + COUNT_FAULTS
+    + 'print(json.dumps({"first": first, "again": again, "faults": faults}))\n'
 )
 
 
@@ -103,3 +111,41 @@ def test_off_glibc_nothing_is_done(monkeypatch):
     monkeypatch.setattr(heap.sys, "platform", "darwin")
     assert heap.keep_heap_for_sweeps(10**6) is False
     assert heap._state["done"] is True
+
+
+# A library user's sweep through the public API (20,000 scenarios: above SWEEP_VALUES, so deploy asks for the heap),
+# with planner.cli imported too (importing the command does not opt in; running it does), then the churn counted.
+LIBRARY_SWEEP = (
+    textwrap.dedent(
+        """
+        import json
+        import numpy as np
+        import planner, planner.cli
+        from planner.io import heap
+        rng = np.random.default_rng(5)
+        gpus = rng.choice(np.array(["H100", "L4", "A100 SXM 80GB"], dtype=object), 20_000)
+        out = planner.max_batch(gpus, "llama3.1-8b", rng.choice([2048, 8192], 20_000), gpus=1)
+        asked = heap._state["done"]
+        """
+    )
+    + COUNT_FAULTS
+    + 'print(json.dumps({"set": heap._state["set"], "asked": asked, "faults": faults, "n": int(out.size)}))\n'
+)
+
+
+@pytest.mark.skipif(not GLIBC, reason="glibc's malloc only")
+@pytest.mark.parametrize("malloc", [None, "sweeps"])
+def test_a_library_sweep_changes_malloc_only_when_the_process_opted_in(malloc):
+    """Issue 24 Build 5: planner.max_batch over 20,000 scenarios in a fresh process leaves glibc's malloc as it
+    starts (the freed 16 MB trimmed and faulted back each round, > 20,000 faults, as test_a_library_call_leaves_
+    malloc_alone_unless_asked counts) unless the process opted in (PLANNER_MALLOC=sweeps: < 200 faults)."""
+    env = {k: v for k, v in os.environ.items() if k != "PLANNER_MALLOC"}
+    if malloc is not None:
+        env["PLANNER_MALLOC"] = malloc
+    proc = subprocess.run([sys.executable, "-c", LIBRARY_SWEEP], env=env, capture_output=True, text=True, check=True)
+    out = json.loads(proc.stdout.splitlines()[-1])
+    assert out["n"] == 20_000
+    if malloc is None:
+        assert out["set"] is False and out["asked"] is False and out["faults"] > 20_000
+    else:
+        assert out["set"] is True and out["faults"] < 200

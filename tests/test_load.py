@@ -149,12 +149,14 @@ class TestUnderLoad:
         assert lo.request_throughput_per_s == pytest.approx(2.0, rel=0.05)
 
     def test_a_thousand_varied_requests_well_under_a_second(self):
-        """Issue 22: 1,000 requests simulated in well under a second (here: of 0.5 s, the model's tables included)."""
+        """Issue 22: 1,000 requests simulated in well under a second (here: under 0.5 s, the model's tables included).
+        Timed in this process's CPU seconds, which other processes on a busy machine do not inflate (wall time at a
+        load average of 18 on 2 cores did: 0.73 s)."""
         lengths = range_ratio_lengths(1024, 256, 1000, 0.5)
         latency_under_load(ONE, 1024, 256, rate_per_s=8.0, lengths=lengths)  # imports, catalog
-        start = time.perf_counter()
+        start = time.process_time()
         latency_under_load(ONE, 1024, 256, rate_per_s=12.0, lengths=lengths)
-        assert time.perf_counter() - start < 0.5
+        assert time.process_time() - start < 0.5
 
     def test_two_traffic_kinds_at_once_are_refused(self):
         with pytest.raises(InvalidInputError, match="give one of a rate, a concurrency or a trace"):

@@ -38,7 +38,7 @@ def _one_moe_layer_s(gpu: str, model: str, precision: str, gpus: int, tokens: fl
 
 class TestGroupedGemmFraction:
     def test_by_hand(self):
-        """w / (w + w0): Qwen3-235B's experts at TP 4 (1,536 / 4 = 384 wide) with H100's w0 = 656 -> 384 / 1,040."""
+        """w / (w + w0): Qwen3-235B's experts at TP 4 (1,536 / 4 = 384 wide) with w0 = 656 -> 384 / 1,040."""
         assert operators.grouped_gemm_flop_fraction(_limits(moe_gemm_half_width=656.0), 384.0) == pytest.approx(
             384.0 / 1040.0, rel=1e-12
         )
@@ -72,10 +72,10 @@ class TestShippedHalfWidths:
     @pytest.mark.parametrize("gpu", sorted(kernel_curves.MOE_GEMM_HALF_WIDTHS))
     def test_shipped_half_width_is_the_fit(self, gpu):
         """MOE_GEMM_HALF_WIDTHS re-derived from the shipped calls (``kernel_floor.moe_gemm_half_width``), to the
-        1 they are shipped at; the fit halves the calls' median error (41% -> 18% on H100 and H200)."""
+        1 they are shipped at; the fit halves the calls' median error (42% -> 20% on H100, 43% -> 21% on H200)."""
         w0, before, after = kernel_floor.moe_gemm_half_width(gpu)
         assert round(w0) == kernel_curves.MOE_GEMM_HALF_WIDTHS[gpu]
-        assert before > 0.35 and after < 0.20
+        assert before > 0.35 and after < 0.22
 
     def test_unmeasured_gpus_take_the_measured_mean(self):
         """B200 and A100 have no large-token MoE measurements: the mean of H100's and H200's half widths."""
@@ -85,7 +85,7 @@ class TestShippedHalfWidths:
         assert kernel_curves.MOE_GEMM_HALF_WIDTH_UNMEASURED == pytest.approx(mean, abs=0.5)
         cat = default_catalog()
         assert gpu_numbers(cat.gpu("B200"))["moe_gemm_half_width"] == kernel_curves.MOE_GEMM_HALF_WIDTH_UNMEASURED
-        assert gpu_numbers(cat.gpu("H100"))["moe_gemm_half_width"] == 656.0
+        assert gpu_numbers(cat.gpu("H100"))["moe_gemm_half_width"] == 683.0
 
     def test_a_gpu_without_measurements_is_refused_by_the_fit(self):
         """The fit names the GPU it has no calls for."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from planner import api
-from planner.accuracy.published import Speculation, read_csv_rows, reference_dir
+from planner.accuracy.published import DecodeRow, Speculation, read_csv_rows, reference_dir
 from planner.errors import InvalidInputError
 from planner.serving.load import DATASETS, Replica
 from planner.serving.speculative import METHODS, SpeculativeDecoding, sglang_speculation, step_s
@@ -126,6 +126,24 @@ def acceptance_range(speculation: Speculation, catalog=None) -> tuple[float, flo
     else:
         low = high = acceptance_from_speedup(d, catalog)
     return min(low, steps + 1.0), min(high, steps + 1.0), d
+
+
+def speculative_problem_text(row: DecodeRow) -> str:
+    """The refusal ``planner.accuracy.published`` gives a speculating row (the one-token-a-step reading's)."""
+    return row.problem if row.problem.startswith("speculative decoding (") else ""
+
+
+def speculation_handled(row: DecodeRow) -> bool:
+    """Whether the row's only reason for no prediction is speculative decoding, which the serving simulation reads
+    (``planner.serving.speculative``) at its draft's published acceptance (``acceptance_range``)."""
+    return row.speculation is not None and row.problem == speculative_problem_text(row)
+
+
+def middle_speculation(row: DecodeRow, catalog=None) -> SpeculativeDecoding:
+    """A speculating row's decoding at the middle of its draft's published acceptance range (``acceptance_range``;
+    ``InvalidInputError`` when nothing is published for its draft)."""
+    low, high, d = acceptance_range(row.speculation, catalog)
+    return speculative_decoding(row.speculation, (low + high) / 2.0, d)
 
 
 def speculative_decoding(speculation: Speculation, acceptance_length: float, d: DraftAcceptance) -> SpeculativeDecoding:

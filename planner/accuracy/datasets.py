@@ -64,3 +64,62 @@ def sample_lengths(row: DecodeRow) -> list[tuple[int, int]] | None:
     if not n or n <= 0:
         return None
     return sharegpt_requests(n, row.input_len or None, row.output_len or None)
+
+
+#: vLLM's ShareGPT sample at its default seed (0), prompt tokens under the Llama 3 tokenizer, in the order sent
+#: (``catalogs/reference/sharegpt_vllm_seed0_prompts.csv``, from a ``benchmark_serving.py`` result file that lists
+#: each request's length). vLLM's sampler shuffles the dataset with ``random.seed(0)`` and keeps the first prompts
+#: that pass its length filter, so a run of N prompts sends this list's first N (its first 300 add up to 62,238
+#: tokens and its first 200 to 42,659, the totals two other published runs print, vLLM 0.14.1 and 0.8.3).
+SHAREGPT_TRACE_FILE = "sharegpt_vllm_seed0_prompts.csv"
+#: How close a run's stated mean prompt must be to the trace's first N for the run to be read as that sample.
+SHAREGPT_TRACE_MATCH = 0.01
+#: How close it must be when the run's client is vLLM's sampler at its default seed but the model's tokenizer is
+#: another (Qwen, DeepSeek, GLM ...): the same prompts in the same order, each a few percent longer or shorter.
+SHAREGPT_TOKENIZER_MATCH = 0.10
+
+
+@cache
+def sharegpt_seed0_prompts() -> tuple[int, ...]:
+    """The prompt lengths of ``SHAREGPT_TRACE_FILE``, tokens, in the order sent."""
+    rows = read_csv_rows(reference_dir() / SHAREGPT_TRACE_FILE)
+    return tuple(int(r["prompt_tokens"]) for r in sorted(rows, key=lambda r: int(r["index"])))
+
+
+def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
+    """The prompts a ShareGPT run sent, when the row is vLLM's seed-0 sample: its dataset names ShareGPT, it sent at
+    most as many prompts as the trace holds, and its stated mean prompt is within ``SHAREGPT_TRACE_MATCH`` of the
+    trace's first ``n`` (the check that it is that sample, tokenizer included): the trace's first ``n``. A run whose
+    client is vLLM's sampler at its default seed (``DecodeRow.client`` "vllm") sent the same prompts under the model's
+    own tokenizer: within ``SHAREGPT_TOKENIZER_MATCH``, the trace's first ``n`` each scaled by stated mean / trace mean
+    (rounded, at least 1). Else None (lengths at the means)."""
+    if "sharegpt" not in row.dataset.lower() or row.length_range_ratio is not None:
+        return None
+    trace = sharegpt_seed0_prompts()
+    if not 0 < n <= len(trace):
+        return None
+    mean = sum(trace[:n]) / n
+    ratio = max(row.input_len, 1) / mean
+    if abs(1 / ratio - 1) <= SHAREGPT_TRACE_MATCH:
+        return list(trace[:n])
+    if row.client == "vllm" and abs(1 / ratio - 1) <= SHAREGPT_TOKENIZER_MATCH:
+        return [max(round(p * ratio), 1) for p in trace[:n]]
+    return None
+
+
+def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
+    """Each request's (prompt, output) tokens of a serving row's run, the one list both its mean figures
+    (``planner.accuracy.predict.predict_decode_rows``) and its percentiles (``planner.accuracy.under_load``) are
+    simulated with: where the row is vLLM's seed-0 sample (``sharegpt_prompts``), that trace's prompts and the
+    published sample's outputs scaled to the row's mean output; else, where vLLM's sampler drew the requests
+    (``DecodeRow.client`` "vllm"), the published sample scaled to the row's means (``sample_lengths``); None: the row's
+    own lengths (its means, or drawn by its range ratio), as for ``sglang.bench_serving``'s own sampler (seed 1: other
+    prompts)."""
+    if row.kind != "serving":
+        return None
+    n = row.num_prompts or max(row.batch, 1)
+    prompts = sharegpt_prompts(row, n)
+    if prompts is not None:
+        outputs = [o for _, o in sharegpt_requests(n, None, max(row.output_len, 1))]
+        return list(zip(prompts, outputs, strict=True))
+    return sample_lengths(row) if row.client == "vllm" else None

@@ -27,8 +27,9 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner import api
+from planner.accuracy.acceptance import middle_speculation, speculation_handled
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
-from planner.accuracy.datasets import sample_lengths
+from planner.accuracy.datasets import run_requests
 from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
@@ -302,8 +303,8 @@ def predict_decode_rows(
 ) -> DecodePrediction:
     """``predict_decode`` for many rows: one vectorized call per (engine, kind of run). NaN where a row fails.
 
-    ``frontend_s``: per row, seconds of per-request front-end time added to a serving row's TTFT (mean and median),
-    as the benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the
+    ``frontend_s``: per row, seconds of per-request front-end time in a serving row's run (its TTFT, mean and median,
+    and a closed-loop client's next send), as the benchmark client measures it (``vllm bench serve``, ``sglang.bench_serving`` and genai-perf time the
     first streamed token from the moment the request is sent: HTTP, chat template and tokenizing included;
     ``planner.accuracy.frontend.frontend_s_of_rows`` gives each row its leave-one-source-out value); static rows (an
     offline engine call) get none. None: no front end."""
@@ -314,9 +315,15 @@ def predict_decode_rows(
     groups: dict[tuple, list[int]] = {}
     profiles: dict[tuple[str, bool], EngineProfile] = {}
     resolvable: dict[tuple[str, str], bool] = {}
+    speculation: dict[int, Any] = {}  # a speculating row's decoding, at its draft's published acceptance
     for i, r in enumerate(rows):
-        if r.problem or not _resolves(r, cat, resolvable):
+        if (r.problem and not speculation_handled(r)) or not _resolves(r, cat, resolvable):
             continue
+        if r.speculation is not None and r.problem:
+            try:
+                speculation[i] = middle_speculation(r, cat)
+            except PlannerError:
+                continue  # nothing published for its draft: no prediction (why_not_predicted says so)
         eng = _profile_for(r, engine)
         key = (eng.name, eng.decode_kv_reads_per_query_head)  # a release's kernels are a profile of their own
         profiles[key] = eng
@@ -328,16 +335,25 @@ def predict_decode_rows(
         except PlannerError:
             if len(sel) > 1:  # find the bad row by itself
                 for i in idx:
-                    one = predict_decode_rows([rows[i]], engine=profiles[name], calibration=cal, catalog=cat)
+                    front = None if frontend_s is None else [frontend_s[i]]
+                    one = predict_decode_rows(
+                        [rows[i]], engine=profiles[name], calibration=cal, catalog=cat, frontend_s=front
+                    )
                     tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
             continue
         rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
+        serving = kind == "serving"  # the run as the percentile rows simulate it (planner.accuracy.under_load)
+        front = [float(frontend_s[i]) for i in idx] if serving and frontend_s is not None else 0.0
         run = predict_benchmark(
             **args,
             kind=kind,
             request_rate=rate,
-            sample_lengths=[sample_lengths(r) for r in sel] if kind == "serving" else None,
-            cached_fraction=np.array([_warm_fraction(r) for r in sel]) if kind == "serving" else 0.0,
+            sample_lengths=[run_requests(r) for r in sel] if serving else None,
+            cached_fraction=np.array([_warm_fraction(r) for r in sel]) if serving else 0.0,
+            frontend_s=np.array(front),
+            async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,
+            scheduler_steps=np.array([r.scheduler_steps or 1 for r in sel]) if serving else 1,
+            speculative=[speculation.get(i) for i in idx] if serving else None,
             engine=profiles[name],
             calibration=cal,
             catalog=cat,
@@ -353,9 +369,6 @@ def predict_decode_rows(
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
-    if frontend_s is not None:
-        serving = [i for i, r in enumerate(rows) if r.kind == "serving"]
-        ttft[serving] += np.array([float(frontend_s[i]) for i in serving])
     return DecodePrediction(tpot, tput, ttft)
 
 
@@ -376,10 +389,11 @@ def _statistic_matters(mean: float, median: float) -> bool:
 
 def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibration: Any = None, catalog=None) -> str:
     """The one-line reason a row has no prediction (the error its prediction raises), or "" when it has one."""
-    if row.problem:
+    if row.problem and not speculation_handled(row):
         return row.problem
     cat = catalog or default_catalog()
     try:
+        spec = middle_speculation(row, cat) if row.speculation is not None and row.problem else None
         if isinstance(row, StartupRow):
             predict_startup(row, catalog=cat)
             return ""
@@ -389,6 +403,7 @@ def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibr
             **{k: v[0] for k, v in args.items()},
             kind=row.kind,
             request_rate=row.request_rate,
+            speculative=spec,
             engine=eng,
             calibration=calibration,
             catalog=cat,

@@ -10,8 +10,11 @@ varied by ``--random-range-ratio`` where the row states it; the row's engine, it
 last partial block (``planner.serving.load.warm_prompt_fraction``). A ShareGPT run that is vLLM's seed-0 sample
 (``sharegpt_prompts``) sends that sample's prompts, each its own length, and its requests' outputs, each its own length
 scaled to the row's mean (``planner.accuracy.datasets.sharegpt_requests``: the published sample's generated lengths,
-cycled past its 200; equal outputs kept a closed loop in lockstep, no prompt ever sharing a step with decodes). A
-server that
+cycled past its 200; equal outputs kept a closed loop in lockstep, no prompt ever sharing a step with decodes). A run
+of vLLM's sampler that is not that sample (more prompts than the trace, or another tokenizer beyond its match) sends
+the sample's requests cycled and scaled to the row's means (``planner.accuracy.datasets.sample_lengths``): at equal
+lengths a burst of 1,000 moved in waves, a whole wave's prompts in one step (gpustack's TensorRT-LLM runs: p99 ITL
++579%). A server that
 schedules asynchronously (``DecodeRow.async_scheduling``) admits an arrival one step later. A vLLM V0 server with
 multi-step scheduling (``DecodeRow.scheduler_steps``, ``--num-scheduler-steps``) runs prefill-only steps and decodes
 in windows of that many steps, streaming each window's tokens at its end (``planner.serving.simulate.simulate``). A
@@ -24,13 +27,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from functools import cache
 from typing import Any
 
-from planner.accuracy.acceptance import acceptance_range, speculative_decoding
-from planner.accuracy.datasets import sharegpt_requests
+from planner.accuracy.acceptance import (  # noqa: F401  (speculation_handled, speculative_problem_text re-exported)
+    acceptance_range,
+    speculation_handled,
+    speculative_decoding,
+    speculative_problem_text,
+)
+from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's readers re-exported)
+    SHAREGPT_TOKENIZER_MATCH,
+    SHAREGPT_TRACE_FILE,
+    SHAREGPT_TRACE_MATCH,
+    run_requests,
+    sharegpt_prompts,
+    sharegpt_seed0_prompts,
+)
 from planner.accuracy.predict import _profile_for
-from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir, resolve_gpu_name, resolve_model_name
+from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
 from planner.serving.benchmark import SCHEDULERS, request_lengths
 from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
@@ -46,60 +60,9 @@ FIGURES = {
 }
 
 
-#: vLLM's ShareGPT sample at its default seed (0), prompt tokens under the Llama 3 tokenizer, in the order sent
-#: (``catalogs/reference/sharegpt_vllm_seed0_prompts.csv``, from a ``benchmark_serving.py`` result file that lists
-#: each request's length). vLLM's sampler shuffles the dataset with ``random.seed(0)`` and keeps the first prompts
-#: that pass its length filter, so a run of N prompts sends this list's first N (its first 300 add up to 62,238
-#: tokens and its first 200 to 42,659, the totals two other published runs print, vLLM 0.14.1 and 0.8.3).
-SHAREGPT_TRACE_FILE = "sharegpt_vllm_seed0_prompts.csv"
-#: How close a run's stated mean prompt must be to the trace's first N for the run to be read as that sample.
-SHAREGPT_TRACE_MATCH = 0.01
-#: How close it must be when the run's client is vLLM's sampler at its default seed but the model's tokenizer is
-#: another (Qwen, DeepSeek, GLM ...): the same prompts in the same order, each a few percent longer or shorter.
-SHAREGPT_TOKENIZER_MATCH = 0.10
-
-
-@cache
-def sharegpt_seed0_prompts() -> tuple[int, ...]:
-    """The prompt lengths of ``SHAREGPT_TRACE_FILE``, tokens, in the order sent."""
-    rows = read_csv_rows(reference_dir() / SHAREGPT_TRACE_FILE)
-    return tuple(int(r["prompt_tokens"]) for r in sorted(rows, key=lambda r: int(r["index"])))
-
-
-def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
-    """The prompts a ShareGPT run sent, when the row is vLLM's seed-0 sample: its dataset names ShareGPT, it sent at
-    most as many prompts as the trace holds, and its stated mean prompt is within ``SHAREGPT_TRACE_MATCH`` of the
-    trace's first ``n`` (the check that it is that sample, tokenizer included): the trace's first ``n``. A run whose
-    client is vLLM's sampler at its default seed (``DecodeRow.client`` "vllm") sent the same prompts under the model's
-    own tokenizer: within ``SHAREGPT_TOKENIZER_MATCH``, the trace's first ``n`` each scaled by stated mean / trace mean
-    (rounded, at least 1). Else None (lengths at the means)."""
-    if "sharegpt" not in row.dataset.lower() or row.length_range_ratio is not None:
-        return None
-    trace = sharegpt_seed0_prompts()
-    if not 0 < n <= len(trace):
-        return None
-    mean = sum(trace[:n]) / n
-    ratio = max(row.input_len, 1) / mean
-    if abs(1 / ratio - 1) <= SHAREGPT_TRACE_MATCH:
-        return list(trace[:n])
-    if row.client == "vllm" and abs(1 / ratio - 1) <= SHAREGPT_TOKENIZER_MATCH:
-        return [max(round(p * ratio), 1) for p in trace[:n]]
-    return None
-
-
 def has_percentiles(row: DecodeRow) -> bool:
     """Whether the row states any of the percentile figures (``FIGURES``)."""
     return any(not math.isnan(getattr(row, field)) for field, _, _ in FIGURES.values())
-
-
-def speculation_handled(row: DecodeRow) -> bool:
-    """Whether the row's only reason for no prediction is speculative decoding that this simulation reads."""
-    return row.speculation is not None and row.problem == speculative_problem_text(row)
-
-
-def speculative_problem_text(row: DecodeRow) -> str:
-    """The refusal ``planner.accuracy.published`` gives a speculating row (the one-token-a-step paths')."""
-    return row.problem if row.problem.startswith("speculative decoding (") else ""
 
 
 def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | None) -> Replica:
@@ -142,11 +105,9 @@ def predict_percentiles(
     n = row.num_prompts or max(row.batch, 1)
     inp, out = max(row.input_len, 1), max(row.output_len, 1)
     ratio = row.length_range_ratio
-    lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
-    prompts = sharegpt_prompts(row, n)
-    if prompts is not None:  # vLLM's seed-0 sample: its prompts and its outputs (scaled to the run's mean)
-        outputs = [o for _, o in sharegpt_requests(n, None, out)]
-        lengths = list(zip(prompts, outputs, strict=True))
+    lengths = run_requests(row)  # a dataset's requests: the same list the row's mean figures are simulated with
+    if lengths is None:
+        lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
     hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
@@ -156,6 +117,7 @@ def predict_percentiles(
         out,
         rate_per_s=rate,
         concurrency=row.batch if closed else None,
+        num_requests=len(lengths),  # every request the run sent (the default is vllm bench serve's 1,000)
         lengths=lengths,
         prefix_hit_rate=hit,
         async_scheduling=row.async_scheduling,

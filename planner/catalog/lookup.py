@@ -105,13 +105,20 @@ def _codes(names: Any) -> tuple[np.ndarray, list[Any], tuple]:
 
 
 def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
-    """``_codes`` of an object array whose elements are a few objects repeated, as a sweep's names are.
+    """``_codes`` of an object array whose elements are a few objects repeated, as a sweep's names are, or distinct
+    strings of a few values, as read from a file.
 
-    The elements are grouped by identity first (an object array holds references: hashing them as integers costs
-    a fraction of hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it
-    is, anything else by its repr), numbered in order of first appearance. None when the array cannot be read as
-    references or holds many distinct objects (then hashing the values is as fast). The grouping by identity of
-    the last few arrays is kept (``_BY_IDENTITY``): the calls of a sweep over the same arrays hash each once.
+    Distinct strings (``_mostly_copies``) are grouped by value (``_factorize_strings``); otherwise the elements are
+    grouped by identity first (an object array holds references: hashing them as integers costs a fraction of
+    hashing the text), then the few distinct objects by value as ``_codes`` keys them (text as it is, anything else
+    by its repr), numbered in order of first appearance. None when the array cannot be read as references or holds
+    many distinct objects (then hashing the values is as fast).
+
+    The grouping of the last few arrays of strings is kept (``_BY_IDENTITY``) with a copy of the array, which holds
+    a reference to every element: the next call over an array whose every reference is the same (one vectorized
+    compare) reuses it. Holding the elements is what makes equal references mean equal strings: an element
+    replaced and freed could otherwise leave its address to a new string (CPython reuses freed memory at once), and
+    strings do not change. Arrays holding other objects (a list, a catalog entry) are grouped afresh each call.
     """
     import pandas as pd
 
@@ -121,67 +128,81 @@ def _codes_by_identity(flat: np.ndarray) -> tuple[np.ndarray, list[Any]] | None:
         return None
     if len(refs) != len(flat):
         return None
-    cache_key = (len(refs), *refs[[0, len(refs) // 2, -1]].tolist()) if len(refs) else (0,)
+    cache_key = ("objects", len(refs), *refs[[0, len(refs) // 2, -1]].tolist()) if len(refs) else ("objects", 0)
     hit = _BY_IDENTITY.get(cache_key)
-    if hit is not None and np.array_equal(hit[0], refs):
-        codes, first_at = hit[1], hit[2]
+    if hit is not None and np.array_equal(np.frombuffer(memoryview(hit[0]).cast("B"), dtype=np.intp), refs):
+        return hit[1], list(hit[2])
+    kept = None
+    if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
+        found = _factorize_strings(flat)
+        if found is None:
+            return None
+        codes, distinct, kept = found
     else:
-        if _mostly_copies(flat):  # as read from a file: a new object per cell, few distinct values
-            found = _factorize_strings(flat)
-            if found is None:
-                return None
-            codes, distinct = found
-        else:
-            codes, distinct = pd.factorize(refs)
-            if len(distinct) > max(1024, len(flat) // 16):
-                return None
+        codes, distinct = pd.factorize(refs)
+        if len(distinct) > max(1024, len(flat) // 16):
+            return None
         codes = codes.astype(np.intp, copy=False)
-        first_at = _first_appearances(codes, len(distinct))
-        objects = [flat[i] for i in first_at]
-        if all(type(x) is str for x in objects):  # one code per text, kept: strings do not change
-            number: dict[str, int] = {}
-            renumber = np.empty(len(objects), dtype=np.intp)
-            for i, x in enumerate(objects):
-                renumber[i] = number.setdefault(x, len(number))
-            if len(number) < len(objects):  # equal text in several objects (pandas' read_csv shares some)
-                codes = np.take(renumber, codes)
-                first_at = _first_appearances(codes, len(number))
-        codes.flags.writeable = False  # shared by the calls that pass the same references
-        _keep(cache_key, (refs.copy(), codes, first_at))
+    first_at = _first_appearances(codes, len(distinct))
     objects = [flat[i] for i in first_at]
-    plain = all(type(x) is str for x in objects)
+    strings = all(type(x) is str for x in objects)
     group: dict[Any, int] = {}
     values: list[Any] = []
     renumber = np.empty(len(objects), dtype=np.intp)
-    for i, x in enumerate(objects):
-        key = x if plain or isinstance(x, str) else repr(x)  # as ``_codes``: non-text keyed by its repr
+    for i, x in enumerate(objects):  # equal text in several objects is one code (pandas' read_csv shares some)
+        key = x if strings or isinstance(x, str) else repr(x)  # as ``_codes``: non-text keyed by its repr
         if key not in group:
             group[key] = len(values)
             values.append(x)
         renumber[i] = group[key]
-    return (codes if len(values) == len(objects) else np.take(renumber, codes)), values
+    if len(values) < len(objects):
+        codes = np.take(renumber, codes)
+    if strings:
+        codes.flags.writeable = False  # shared by the calls that pass the same references
+        _keep(cache_key, (flat.copy() if kept is None else kept, codes, tuple(values)))
+    return codes, values
 
 
-def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str]] | None:
-    """(code per element, the distinct strings in order of first appearance) of an object array of Python
-    strings, by pandas' hash table of strings (``StringHashTable``: each string's UTF-8 bytes hashed once); None
-    when some element is not a ``str`` (a missing cell, a number, a subclass): ``_codes`` keys those otherwise.
+def _factorize_strings(flat: np.ndarray) -> tuple[np.ndarray, list[str], np.ndarray] | None:
+    """(code per element, the distinct strings in order of first appearance, a copy of the array) of an object array
+    of Python strings, by pandas' hash table of strings (``StringHashTable``: each string's UTF-8 bytes hashed once);
+    None when some element is not a ``str`` (a missing cell, a number, a subclass): ``_codes`` keys those otherwise.
 
-    ``pandas.factorize`` reaches the same table after reading every element once more to learn that the array is
-    all text (``lib.is_string_array``); the table itself marks any other element missing (code -1), which is read
-    here as "not all text", so that pass is left out. Where pandas' table cannot be imported, ``pandas.factorize``.
+    The array is read a block of ``_STRING_BLOCK`` elements at a time: the block's few distinct strings are numbered
+    over the whole array (a dict of the strings seen, in order of first appearance, so the codes are those of one
+    pass over the whole array), and the block is copied into the copy while its strings are in the CPU's cache (the
+    copy holds a reference to every string: ``_codes_by_identity`` keeps it). ``pandas.factorize`` reaches the same
+    table after reading every element once more to learn that the array is all text (``lib.is_string_array``); the
+    table itself marks any other element missing (code -1), which is read here as "not all text", so that pass is
+    left out. Where pandas' table cannot be imported, ``pandas.factorize``.
     """
+    import pandas as pd
+
     try:
         from pandas._libs.hashtable import StringHashTable
+    except ImportError:
+        StringHashTable = None
+    n = len(flat)
+    codes = np.empty(n, dtype=np.intp)
+    kept = np.empty(n, dtype=object)
+    number: dict[str, int] = {}
+    for start in range(0, n, _STRING_BLOCK):
+        block = flat[start : start + _STRING_BLOCK]
+        try:
+            distinct, local = StringHashTable(64).factorize(block)
+        except (TypeError, AttributeError, ValueError):  # no table (None) or one that refuses the block
+            local, distinct = pd.factorize(block)  # missing cells (None, NaN) code -1
+        if not all(type(u) is str for u in distinct) or (len(local) and local.min() < 0):
+            return None
+        kept[start : start + len(block)] = block
+        renumber = np.fromiter((number.setdefault(u, len(number)) for u in distinct), np.intp, len(distinct))
+        np.take(renumber, local, out=codes[start : start + len(block)])
+    return codes, list(number), kept
 
-        distinct, codes = StringHashTable(len(flat)).factorize(flat)
-    except (ImportError, AttributeError, TypeError, ValueError):
-        import pandas as pd
 
-        codes, distinct = pd.factorize(flat)  # missing cells (None, NaN) code -1
-    if not all(type(u) is str for u in distinct) or (len(codes) and codes.min() < 0):
-        return None
-    return codes, list(distinct)
+#: Object arrays of strings are grouped this many elements at a time (``_factorize_strings``): a block's strings
+#: (about 70 bytes each) stay in the CPU's cache while they are hashed and referenced by the kept copy.
+_STRING_BLOCK = 8192
 
 
 def _mostly_copies(flat: np.ndarray, sample: int = 1024) -> bool:
@@ -305,12 +326,11 @@ def _text_hash(rows: np.ndarray) -> np.ndarray:
     return h
 
 
-#: The grouping of recent arrays of names. Object arrays by (length, three references): (every reference, codes,
-#: first appearances); a hit needs every reference equal (one vectorized compare), so it holds for any array
-#: whose elements are the same objects in the same places (the objects' values are read again from the array each
-#: call). Text arrays by ("text", address, length, width): (the packed rows, a byte per character; codes; the
-#: distinct names); a hit needs the text packed again equal. Categoricals by ("category", address, shape, dtype):
-#: (their codes, codes renumbered over the categories used, (categories, values)); a hit needs the same categories
+#: The grouping of recent arrays of names. Object arrays of strings by ("objects", length, three references): (a
+#: copy of the array, holding every element, so that no element's address can pass to another string while kept;
+#: codes; the distinct names); a hit needs every reference equal (one vectorized compare). Text arrays by ("text",
+#: address, length, width): (the packed rows, a byte per character; codes; the distinct names); a hit needs the
+#: text packed again equal. Categoricals by ("category", address, shape, dtype): (their codes, codes renumbered over the categories used, (categories, values)); a hit needs the same categories
 #: and codes. ``planner.catalog.resolve`` keeps its pairs of names and contexts here too (``_pair``). A sweep that
 #: passes the same arrays to several functions groups each once. Eight entries at most: an entry holds two integers
 #: per name (16 MB for a million names), a text entry a byte per character besides.

@@ -67,15 +67,16 @@ MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
 #: GEMM FLOP rate (``planner.model.operators.expert_layers_time_s``: rate x w / (w + w0)), per GPU with measured
 #: large-token MoE calls: least squares in log space over aiconfigurator 0.12.0's vLLM 0.24.0 fused-MoE calls of
 #: 1,024-16,384 tokens (``planner.engines.kernel_floor.moe_gemm_half_width``, re-derived by tests/test_moe_gemm_rate.py;
-#: catalogs/reference/moe_large_tokens_aic.csv, 1,089 calls: median |error| of those calls 41% -> 18% on both GPUs).
-#: Qwen3-235B at TP 4 (w = 384) then computes at 37% of the dense rate, Mixtral-8x7B at TP 2 (w = 7,168) at 92%.
+#: catalogs/reference/moe_large_tokens_aic.csv, 1,089 calls: median |error| of those calls 42% -> 20% on H100, 43% -> 21%
+#: on H200, against the dense rates of the layer-sized GEMMs, ``bench/kernel_extract.LAYER_WEIGHT_MIN``).
+#: Qwen3-235B at TP 4 (w = 384) then computes at 36% of the dense rate, Mixtral-8x7B at TP 2 (w = 7,168) at 91%.
 MOE_GEMM_HALF_WIDTHS = {
-    "H100 SXM 80GB": 656.0,
-    "H200 SXM 141GB": 593.0,
+    "H100 SXM 80GB": 683.0,
+    "H200 SXM 141GB": 614.0,
 }
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts slow are the kernel's on every GPU; not measured beyond Hopper.
-MOE_GEMM_HALF_WIDTH_UNMEASURED = 624.5
+MOE_GEMM_HALF_WIDTH_UNMEASURED = 648.5
 MOE_FLOOR_MEASURED_RANGE_S = (27e-6, 43e-6)
 MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``

@@ -8,6 +8,7 @@ defaults are fitted to public measurements (see ``docs/accuracy.md``); users ove
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -300,6 +301,46 @@ TENSORRT_LLM_0 = free_memory_engine(
 )
 
 
+#: TensorRT-LLM 1.x's PyTorch backend captures decode CUDA graphs for the batch sizes of its ``CudaGraphConfig``,
+#: on by default (``TorchLlmArgs.cuda_graph_config = Field(default_factory=CudaGraphConfig)``: "CUDA graphs are only
+#: created for the batch sizes in cuda_graph_config.batch_sizes, and are enabled for batches that consist of decoding
+#: requests *only*"), with ``max_batch_size`` 0 read as 128 ("If neither is provided, a default max_batch_size of 128
+#: is used", https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/llm-api/reference/DecodeCudaGraphConfig.html) and
+#: ``enable_padding`` False; ``trtllm-serve`` sets neither unless ``--extra_llm_api_options`` does (gpustack's runs,
+#: docs/performance-lab/*/{a100,h100,h200}.md at gpustack/gpustack 47277d7, pass none). Source of the sizes:
+#: ``CudaGraphConfig._generate_cuda_graph_batch_sizes`` in ``tensorrt_llm/llmapi/llm_args.py`` (the 1.0-1.2 form,
+#: https://nvidia.github.io/TensorRT-LLM/1.1.0rc5/_modules/tensorrt_llm/llmapi/llm_args.html).
+TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH = 128
+
+
+def tensorrt_llm_cuda_graph_batch_sizes(max_batch_size: int = 0, enable_padding: bool = False) -> tuple[int, ...]:
+    """The decode batch sizes TensorRT-LLM 1.x captures as CUDA graphs: without padding 1-31, 32, 64, 128, then powers
+    of two from 256 below ``max_batch_size`` and ``max_batch_size`` itself; with padding 1, 2, 4 and multiples of 8 to
+    128, then the same. ``max_batch_size`` 0: ``TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH``. (Later releases than 1.2 round
+    log2 up and, with padding, step by 64 past 128; the default sizes are the same.)"""
+    if max_batch_size < 0:
+        raise ValueError(f"cuda graph max_batch_size {max_batch_size} is negative; 0 means the default (128)")
+    top = max_batch_size or TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH
+    sizes = [1, 2, 4] + [8 * i for i in range(1, 17)] if enable_padding else [*range(1, 32), 32, 64, 128]
+    sizes += [2**i for i in range(8, math.floor(math.log2(top)))]
+    sizes = sorted(b for b in sizes if b <= top)
+    return tuple(sizes if sizes and sizes[-1] == top else [*sizes, top])
+
+
+def tensorrt_llm_decode_graphed(
+    batch: int, prompts: int = 0, max_batch_size: int = 0, enable_padding: bool = False
+) -> bool:
+    """Whether a TensorRT-LLM 1.x step of ``batch`` decoding requests and ``prompts`` prefilling ones replays a CUDA
+    graph: decode only (``prompts`` 0) and ``batch`` a captured size, or with padding at most the largest one (rounded
+    up to the next). Otherwise the step runs eagerly, every kernel launched from Python."""
+    if batch < 1 or prompts < 0:
+        raise ValueError(f"a step needs at least one decoding request and no negative prompts (got {batch}, {prompts})")
+    if prompts:
+        return False
+    sizes = tensorrt_llm_cuda_graph_batch_sizes(max_batch_size, enable_padding)
+    return batch <= sizes[-1] if enable_padding else batch in sizes
+
+
 def tensorrt_llm_for_version(version: tuple[int, ...]) -> tuple[EngineProfile, str]:
     """TensorRT-LLM 0.x: TensorRT engines ("tensorrt-llm-0"); 1.0 and later: the PyTorch backend ("tensorrt-llm"),
     a release after 1.4 (the newest documentation read here) with a note."""
@@ -355,7 +396,8 @@ SGLANG = _sglang("sglang-0.5.20", "0.5.20-0.5.23 (read in both)")
 SGLANG_0510 = _sglang("sglang-0.5.10", "0.5.10-0.5.19 (read in 0.5.10 and 0.5.15)")
 SGLANG_055 = _sglang("sglang-0.5.5", "0.5.5-0.5.9 (read in 0.5.5)")
 SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.4 (read in 0.5.1)")
-SGLANG_04 = _sglang("sglang-0.4", "0.4.x (read in 0.4.6.post5)")
+SGLANG_04 = _sglang("sglang-0.4", "0.4.6-0.4.x (read in 0.4.6.post5)")
+SGLANG_040 = _sglang("sglang-0.4.0", "0.4.0-0.4.5 (read in 0.4.0, 0.4.3 and 0.4.5)")
 
 LMDEPLOY = free_memory_engine(
     "lmdeploy",
@@ -373,7 +415,7 @@ LMDEPLOY = free_memory_engine(
 ENGINES: dict[str, EngineProfile] = {
     e.name: e
     for e in (
-        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04,
+        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04, SGLANG_040,
         TENSORRT_LLM, TENSORRT_LLM_0, LMDEPLOY, IDEAL,
     )
 }  # fmt: skip

@@ -9,9 +9,10 @@ the utilization. The fraction itself is computed from ``gpu_mem``, the total mem
 (``get_device_memory_capacity``), and the tensor-parallel size. Each generation of that rule below names the
 release files it was read from (wheels from PyPI, ``pip download sglang==<version> --no-deps``):
 
-- 0.4 (0.4.6.post5 ``sglang/srt/server_args.py`` lines 247-268): 0.88 / 0.87 / 0.85 / 0.81 / 0.79 for TP x PP of
-  1 / 2 / 4 / 8 / 16 on GPUs of 80 GiB or less, 0.88 above; above 96 GiB raised to
-  min(f + 48 GiB x (1 - f) / M, (M - 18 GiB) / M).
+- 0.4.0 (0.4.0 ``sglang/srt/server_args.py`` lines 157-168; the same in 0.4.3, lines 195-205, and 0.4.5, lines
+  232-243): 0.88 / 0.87 / 0.85 / 0.81 / 0.79 for TP 1 / 2 / 4 / 8 / 16 on every GPU, whatever its memory.
+- 0.4 (0.4.6.post5 ``sglang/srt/server_args.py`` lines 247-268): that table for TP x PP on GPUs of 80 GiB or less,
+  0.88 above; above 96 GiB raised to min(f + 48 GiB x (1 - f) / M, (M - 18 GiB) / M).
 - 0.5.1 (``server_args.py`` lines 354-395): M - reserved, reserved by GPU class: (2.8 + p / 10) GiB under
   35 GiB, (9.5 + p / 2) GiB under 90, (12 + p / 2) GiB under 160, 32 GiB above (p = TP x PP; +4 GiB with
   DP attention).
@@ -30,6 +31,8 @@ A release between two read ones follows the older (``sglang_rule_for_version`` s
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from planner.errors import UnknownNameError
@@ -37,7 +40,8 @@ from planner.errors import UnknownNameError
 MiB = 2**20
 #: The rules by first release they were read in, newest last.
 SGLANG_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
-    ((0, 4), "sglang-0.4"),
+    ((0, 4), "sglang-0.4.0"),
+    ((0, 4, 6), "sglang-0.4"),
     ((0, 5, 1), "sglang-0.5.1"),
     ((0, 5, 5), "sglang-0.5.5"),
     ((0, 5, 10), "sglang-0.5.10"),
@@ -45,6 +49,7 @@ SGLANG_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
 )
 #: The releases each rule was read in.
 READ_IN = {
+    "sglang-0.4.0": "0.4.0, 0.4.3 and 0.4.5",
     "sglang-0.4": "0.4.6.post5",
     "sglang-0.5.1": "0.5.1",
     "sglang-0.5.5": "0.5.5",
@@ -128,8 +133,10 @@ def sglang_mem_fraction_static(gpu_memory_mib, tp_size, rule: str = "sglang-0.5.
     """
     mem = np.asarray(gpu_memory_mib, dtype=float)
     p = np.asarray(tp_size, dtype=float)
-    if rule == "sglang-0.4":
+    if rule in ("sglang-0.4.0", "sglang-0.4"):
         table = np.where(p >= 16, 0.79, np.where(p >= 8, 0.81, np.where(p >= 4, 0.85, np.where(p >= 2, 0.87, 0.88))))
+        if rule == "sglang-0.4.0":  # no memory condition before 0.4.6
+            return float(table) if table.ndim == 0 else np.broadcast_to(table, np.broadcast(mem, p).shape).copy()
         f = np.where(mem <= 81920, table, 0.88)
         raised = np.minimum(f + 48 * 1024 * (1 - f) / mem, (mem - 18 * 1024) / mem)
         out = np.where(mem > 96 * 1024, raised, f)
@@ -152,7 +159,7 @@ def sglang_rule_for_version(version: tuple[int, ...]) -> tuple[str, str]:
             "its defaults may have moved since"
         )
     read = READ_IN[rule]
-    if text in read.split(" and "):
+    if text in re.split(r", | and ", read):
         return rule, f"SGLang {text} -> {rule} (read in {read})"
     return rule, f"SGLang {text} -> {rule}: not read itself; the rule of the nearest older release read ({read})"
 

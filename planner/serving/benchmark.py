@@ -20,9 +20,11 @@ Two kinds of run:
   reserves part of the future output), chunked prefill within ``max_num_batched_tokens`` per step, decodes
   first, then prompt chunks. Requests arrive all at once; or, when
   ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
-  (``--max-concurrency``); or at ``request_rate`` per second, Poisson arrivals drawn with a fixed seed
-  (``ARRIVAL_SEED``), so a prediction is repeatable. TTFT and TPOT are means over requests (medians in
-  ``ttft_median_s``, ``tpot_median_s``), TPOT excluding the first token, as vLLM's benchmark defines it.
+  (``--max-concurrency``); or at ``request_rate`` per second, Poisson arrivals as ``vllm bench serve`` sends them
+  (``arrival_times_s``, seeded with ``ARRIVAL_SEED``), so a prediction is repeatable. TTFT and TPOT are means over
+  requests (medians in ``ttft_median_s``, ``tpot_median_s``: np.percentile's 50th, as the benchmark prints it), TPOT
+  excluding the first token, as vLLM's benchmark defines it. The run is the one ``planner.serving.load`` simulates
+  for its percentiles: the same step table, engine rule (overlap scheduling, ``engine_behaviour``) and arrivals.
 
 Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
 1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
@@ -32,7 +34,7 @@ Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Unpack
 
 import numpy as np
@@ -40,9 +42,10 @@ import numpy as np
 from planner import api
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError, OutOfRangeError
+from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
-from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate
+from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
+from planner.serving.speculative import speculative_table
 
 KINDS = ("static", "serving")
 #: How the engine fills a step and its KV cache (``planner.serving.simulate.Scheduler``): "vllm" mixes decodes and prompt
@@ -76,6 +79,84 @@ class BenchmarkRun:
     tpot_median_s: Any = None
 
 
+def arrival_times_s(
+    num_requests: int, rate_per_s: float, burstiness: float = 1.0, seed: int = ARRIVAL_SEED
+) -> np.ndarray:
+    """When each request is sent, seconds: gaps ~ Gamma(shape = burstiness, scale = 1 / (rate x burstiness)) (mean
+    1 / rate; burstiness 1 is Poisson), summed and rescaled so the last goes at N / rate, as ``vllm bench serve``
+    sends them. An infinite rate sends all at 0; an infinite burstiness evenly, every 1 / rate."""
+    n = _whole(num_requests, "num_requests")
+    rate, shape = float(rate_per_s), float(burstiness)
+    if not rate > 0 or math.isnan(rate):
+        raise InvalidInputError(f"request rate {rate_per_s!r} is not a positive number of requests per second")
+    if not shape > 0 or math.isnan(shape):
+        raise InvalidInputError(f"burstiness {burstiness!r} is not positive; use 1 for Poisson, below 1 burstier")
+    if math.isinf(rate):
+        return np.zeros(n)
+    gaps = (
+        np.full(n, 1.0 / rate)
+        if math.isinf(shape)
+        else np.random.default_rng(seed).gamma(shape, 1.0 / (rate * shape), n)
+    )
+    times = np.cumsum(gaps)
+    return times * (n / rate / times[-1]) if times[-1] > 0 else times
+
+
+def _whole(x: Any, name: str) -> int:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        raise InvalidInputError(f"{name} {x!r} is not a number; use a whole number of 1 or more") from None
+    if not (v >= 1 and v == int(v)) or math.isinf(v):
+        raise InvalidInputError(f"{name} {x!r} is not a whole number of 1 or more")
+    return int(v)
+
+
+#: Engines whose scheduler prepares step n + 1 while step n runs, by default (a request arriving at a busy engine
+#: joins the second step that starts after it: ``simulate``'s ``async_scheduling``). TensorRT-LLM's PyTorch backend
+#: (1.0 and later): "At step n, the system launches GPU computation for step n+1 without waiting for CPU tasks (e.g.,
+#: stop criteria checks) from step n to complete ... Enabled by default. To disable, set
+#: disable_overlap_scheduler=True" (Overlap Scheduler, https://nvidia.github.io/TensorRT-LLM/latest/torch/features/
+#: overlap_scheduler.html; docs/source/features/overlap-scheduler.md in the 1.0 documentation, 2025-09-09). Its 0.x
+#: TensorRT engines ("tensorrt-llm-0") are not included. SGLang from 0.4 (its profiles "sglang-0.4" ... "sglang"):
+#: "The overlap scheduler is turned on by default" since SGLang v0.4 ("zero-overhead batch scheduler",
+#: https://lmsys.org/blog/2024-12-04-sglang-v0-4/, 2024-12-04; ``--disable-overlap-schedule`` turns it off); SGLang
+#: 0.3 has no profile of its own and is not included.
+OVERLAP_SCHEDULING_ENGINES = ("tensorrt-llm", "sglang")
+
+
+def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
+    """Whether an engine schedules each step while the one before runs, by default (``OVERLAP_SCHEDULING_ENGINES``):
+    its profile's name when ``engine`` is given (``planner.engines.profiles``: "tensorrt-llm" is the 1.x PyTorch
+    backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later releases are SGLang's), else the
+    ``scheduler``'s; SGLang not when it decodes speculatively (``speculative``)."""
+    name = str(scheduler or "vllm")
+    if engine is not None:
+        try:
+            name = engine_profile(engine).name  # a release ("tensorrt-llm==0.9") names its profile
+        except PlannerError:
+            name = str(engine)
+    name = name.strip().lower()
+    family = "sglang" if name.startswith("sglang") else name
+    if family == "sglang" and speculative:
+        return False  # server_args.py (0.5.x): "Overlap scheduler is disabled because of using eagle3 or standalone
+        # speculative decoding" (unless SGLANG_ENABLE_SPEC_V2, a beta)
+    return family in OVERLAP_SCHEDULING_ENGINES
+
+
+def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculative: Any = None) -> RunBehaviour:
+    """How a run goes on this engine: ``asked`` (prefix cache, front end, multi-step scheduling, stream stalls) with
+    overlap scheduling on where asked or where the engine overlaps by default (``overlaps_steps``) and
+    ``speculative``'s tokens per step (a ``planner.serving.speculative.SpeculativeDecoding``; None: one a step). The
+    one rule both paths use: ``predict_benchmark``'s serving runs (the mean rows) and
+    ``planner.serving.load.Replica.behaviour`` (percentiles, plan, export, Excel)."""
+    return replace(
+        asked,
+        async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
+        tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,
+    )
+
+
 def _arr(x: Any) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
@@ -96,6 +177,10 @@ def predict_benchmark(
     length_range_ratio: Any = None,
     sample_lengths: Any = None,
     cached_fraction: Any = 0.0,
+    frontend_s: Any = 0.0,
+    async_scheduling: Any = False,
+    scheduler_steps: Any = 1,
+    speculative: Any = None,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
@@ -108,7 +193,14 @@ def predict_benchmark(
     tokens in the order sent (a dataset's sample, e.g. ``planner.accuracy.datasets.sharegpt_requests``), or None;
     a run given both uses these, not ``length_range_ratio``. ``cached_fraction`` (serving runs): the share of each
     prompt found in the prefix cache (``planner.serving.simulate.RunBehaviour``; e.g. a client that sends the same
-    prompts again to a server that caches prefixes). Arrays broadcast. Options (the group, precisions, engine,
+    prompts again to a server that caches prefixes). ``frontend_s`` (serving runs): each request's time outside the
+    engine, seconds (HTTP, tokenizing), before it reaches the engine and in its TTFT; ``async_scheduling``: the server
+    schedules each step while the one before runs (vLLM ``--async-scheduling``; always on for an engine that overlaps
+    by default, ``overlaps_steps``); ``scheduler_steps``: vLLM V0's ``--num-scheduler-steps`` (``RunBehaviour``).
+    A serving run goes as ``planner.serving.load.latency_under_load`` sends it: the same step table, the same engine
+    rule (``engine_behaviour``), arrivals at a rate as ``arrival_times_s`` draws them, medians as its p50.
+    ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
+    SpeculativeDecoding`` or None (``speculative_setup``). Arrays broadcast. Options (the group, precisions, engine,
     calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
@@ -117,12 +209,20 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has no request rate; use kind='serving' with request_rate")
     if kind == "static" and any(x is not None for x in np.ravel(np.asarray(length_range_ratio, dtype=object))):
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
+    if kind == "static" and speculative is not None:
+        raise InvalidInputError("a static batch is timed one token a step; use kind='serving' with speculative")
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
     if kind == "static" and np.any(np.asarray(cached_fraction, dtype=float) != 0.0):
         raise InvalidInputError(
             "a static batch is timed without a prefix cache; use kind='serving' with cached_fraction"
         )
+    for name, value, none in (
+        ("frontend_s", frontend_s, 0.0), ("async_scheduling", async_scheduling, False),
+        ("scheduler_steps", scheduler_steps, 1),
+    ):  # fmt: skip
+        if kind == "static" and np.any(np.asarray(value, dtype=float) != none):
+            raise InvalidInputError(f"a static batch is timed as one engine call; use kind='serving' with {name}")
     o = Options.read(BenchmarkOptions, options, "predict_benchmark")
     opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
@@ -131,7 +231,8 @@ def predict_benchmark(
         return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
-        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths, cached_fraction,
+        max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
+        (cached_fraction, frontend_s, async_scheduling, scheduler_steps), speculative,
     )  # fmt: skip
 
 
@@ -262,14 +363,14 @@ def serving_setups(
 
 def _serving(
     gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
-    range_ratio, gpus, prec, opts, given_lengths=None, cached_fraction=0.0,
+    range_ratio, gpus, prec, opts, given_lengths=None, run_settings=(0.0, 0.0, False, 1), speculative=None,
 ) -> BenchmarkRun:  # fmt: skip
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
         np.asarray(range_ratio, dtype=object),
-        np.asarray(cached_fraction, dtype=float),
+        *[np.asarray(x, dtype=float) for x in run_settings],
     )
-    inp_, out_, batch_, prompts_, rate_, sched_, ratio_, cached_ = [a.ravel() for a in args]
+    inp_, out_, batch_, prompts_, rate_, sched_, ratio_, cached_, front_, async_, steps_ = [a.ravel() for a in args]
     check_run_size([p if p is not None else b for p, b in zip(prompts_, batch_, strict=True)], max_tokens)
     lengths = np.empty(inp_.size, dtype=object)
     given = _per_run(given_lengths, args[0].shape)
@@ -287,21 +388,33 @@ def _serving(
     rate = np.broadcast_to(np.array([math.nan if x is None else float(x) for x in rate_]).reshape(args[0].shape), shape)
     rate = rate.ravel()
     lengths = np.broadcast_to(lengths.reshape(args[0].shape), shape).ravel()
-    cached = np.broadcast_to(cached_.reshape(args[0].shape), shape).ravel()
+    cached, front, overlap, steps = (
+        np.broadcast_to(x.reshape(args[0].shape), shape).ravel() for x in (cached_, front_, async_, steps_)
+    )
     if not ((cached >= 0.0) & (cached < 1.0)).all():
         raise InvalidInputError("cached_fraction must be at least 0 and below 1, the share of a prompt cached")
+    if not ((front >= 0.0) & np.isfinite(front)).all():
+        raise InvalidInputError("frontend_s must be a finite number of seconds of 0 or more")
+    if not ((steps >= 1) & (steps == np.floor(steps))).all():
+        raise InvalidInputError("scheduler_steps must be a whole number of 1 or more")
+    scheds = np.broadcast_to(sched_.reshape(args[0].shape), shape).ravel()
+    specs = np.empty(args[0].size, dtype=object)
+    specs[:] = _per_run(speculative, args[0].shape, "speculative")
+    specs = np.broadcast_to(specs.reshape(args[0].shape), shape).ravel()
+    weights = np.broadcast_to(np.asarray(prec["weight_precision"], dtype=object), shape).ravel()
     res = np.full((8, len(setups)), math.nan)
     for i, s in enumerate(setups):
         if s is None:
             continue
-        arrivals = None
+        s = speculative_setup(s, specs[i], m[i], weights[i], opts["catalog"])
+        asked = RunBehaviour(float(cached[i]), float(front[i]), bool(overlap[i]), int(steps[i]))
+        behaviour = engine_behaviour(opts["engine"], scheds[i], asked, specs[i])
+        sent = None
         if not math.isnan(rate[i]) and rate[i] > 0 and math.isfinite(rate[i]):
-            gaps = np.random.default_rng(ARRIVAL_SEED).exponential(1.0 / rate[i], s.num_prompts)
-            arrivals = np.concatenate([[0.0], np.cumsum(gaps[:-1])])
+            sent = arrival_times_s(s.num_prompts, rate[i]) + behaviour.frontend_s
         r = simulate(
             s.table, s.scheduler, int(inp[i]), int(out[i]), s.num_prompts,
-            arrivals_s=arrivals, client_concurrency=s.client_concurrency, lengths=lengths[i],
-            behaviour=RunBehaviour(cached_fraction=float(cached[i])),
+            arrivals_s=sent, client_concurrency=s.client_concurrency, lengths=lengths[i], behaviour=behaviour,
         )  # fmt: skip
         peak = max(1, min(r.peak_running, s.cap))
         steady = peak / s.table.decode_s(peak, inp[i] + out[i] / 2.0)
@@ -312,8 +425,7 @@ def _serving(
             steady,
             r.duration_s,
             peak,
-            r.ttft_median_s,
-            r.tpot_median_s,
+            *(float(weighted_percentile(x, 50.0)) for x in (r.samples.ttft, r.samples.tpot)),
         )
     if opts["errors"] == "raise" and np.isnan(res[0]).any():
         bad = int(np.flatnonzero(np.isnan(res[0]))[0])
@@ -324,9 +436,22 @@ def _serving(
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
-def _per_run(given: Any, shape: tuple[int, ...]) -> list:
-    """``sample_lengths`` as one entry per run (None or a list of (prompt, output) pairs), flat in ``shape``'s order:
-    scalar inputs take one run's list; array inputs one entry per run."""
+def speculative_setup(
+    setup: ServingSetup, speculative: Any, model: Any, weight_precision: Any = None, catalog: Any = None
+) -> ServingSetup:
+    """``setup`` decoding speculatively: its decode rows become whole speculative steps
+    (``planner.serving.speculative.speculative_table``: draft passes scaled by draft bytes / the target's weight
+    bytes, one verify pass); unchanged when ``speculative`` is None. The rule both paths use (``predict_benchmark``,
+    ``planner.serving.load.Replica.setup``)."""
+    if speculative is None:
+        return setup
+    target_bytes = float(api.weight_bytes(model, precision=weight_precision, catalog=catalog))
+    return replace(setup, table=speculative_table(setup.table, speculative, speculative.draft_bytes / target_bytes))
+
+
+def _per_run(given: Any, shape: tuple[int, ...], name: str = "sample_lengths") -> list:
+    """``sample_lengths`` (or ``speculative``, ``name``) as one entry per run (None or a list of (prompt, output)
+    pairs; None or a speculation), flat in ``shape``'s order: scalar inputs take one run's; array inputs one per run."""
     size = int(np.prod(shape))
     if given is None:
         return [None] * size
@@ -334,7 +459,8 @@ def _per_run(given: Any, shape: tuple[int, ...]) -> list:
         return [given]
     if len(given) != size:
         raise InvalidInputError(
-            f"sample_lengths has {len(given)} runs; give one list of (prompt, output) per run ({size})"
+            f"{name} has {len(given)} runs; give one {'list of (prompt, output)' if name == 'sample_lengths' else 'entry'} "
+            f"per run ({size})"
         )
     return list(given)
 

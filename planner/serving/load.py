@@ -33,14 +33,24 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from planner import api
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
-from planner.engines.profiles import engine_profile
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
-from planner.serving.benchmark import ARRIVAL_SEED, SCHEDULERS, ServingSetup, check_run_size, serving_setups
+from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP_SCHEDULING_ENGINES re-exported)
+    ARRIVAL_SEED,
+    OVERLAP_SCHEDULING_ENGINES,
+    SCHEDULERS,
+    ServingSetup,
+    _whole,
+    arrival_times_s,
+    check_run_size,
+    engine_behaviour,
+    overlaps_steps,
+    serving_setups,
+    speculative_setup,
+)
 from planner.serving.simulate import (
     DEFAULT_BEHAVIOUR,
     RunBehaviour,
@@ -51,7 +61,7 @@ from planner.serving.simulate import (
     simulate,
     weighted_percentile,
 )
-from planner.serving.speculative import speculation_for, speculative_table
+from planner.serving.speculative import speculation_for
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
@@ -125,29 +135,6 @@ class LoadResult:
 
 
 # -- arrivals ---------------------------------------------------------------------------------------------
-
-
-def arrival_times_s(
-    num_requests: int, rate_per_s: float, burstiness: float = 1.0, seed: int = ARRIVAL_SEED
-) -> np.ndarray:
-    """When each request is sent, seconds: gaps ~ Gamma(shape = burstiness, scale = 1 / (rate x burstiness)) (mean
-    1 / rate; burstiness 1 is Poisson), summed and rescaled so the last goes at N / rate, as ``vllm bench serve``
-    sends them. An infinite rate sends all at 0; an infinite burstiness evenly, every 1 / rate."""
-    n = _whole(num_requests, "num_requests")
-    rate, shape = float(rate_per_s), float(burstiness)
-    if not rate > 0 or math.isnan(rate):
-        raise InvalidInputError(f"request rate {rate_per_s!r} is not a positive number of requests per second")
-    if not shape > 0 or math.isnan(shape):
-        raise InvalidInputError(f"burstiness {burstiness!r} is not positive; use 1 for Poisson, below 1 burstier")
-    if math.isinf(rate):
-        return np.zeros(n)
-    gaps = (
-        np.full(n, 1.0 / rate)
-        if math.isinf(shape)
-        else np.random.default_rng(seed).gamma(shape, 1.0 / (rate * shape), n)
-    )
-    times = np.cumsum(gaps)
-    return times * (n / rate / times[-1]) if times[-1] > 0 else times
 
 
 # -- request lengths --------------------------------------------------------------------------------------
@@ -294,22 +281,14 @@ class Replica:
                 f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
                 "not one fits"
             )
-        if self.speculative is None:
-            return setups[0]
-        target_bytes = float(api.weight_bytes(self.model, precision=self.weight_precision, catalog=self.catalog))
-        table = speculative_table(setups[0].table, self.speculative, self.speculative.draft_bytes / target_bytes)
-        return replace(setups[0], table=table)
+        return speculative_setup(setups[0], self.speculative, self.model, self.weight_precision, self.catalog)
 
     def behaviour(self, asked: RunBehaviour = DEFAULT_BEHAVIOUR, frontend_s: float | None = None) -> RunBehaviour:
         """How this replica runs (``RunBehaviour``): ``asked`` (prefix cache, scheduler steps, stream stalls), with
         ``frontend_s`` or, when None, the replica's own front-end time; overlap scheduling when asked or when its
         engine does so by default (``overlap_scheduling``); its speculation's tokens per step."""
-        return replace(
-            asked,
-            frontend_s=self.frontend_s if frontend_s is None else frontend_s,
-            async_scheduling=asked.async_scheduling or overlap_scheduling(self),
-            tokens_per_step=self.tokens_per_step,
-        )
+        front = replace(asked, frontend_s=self.frontend_s if frontend_s is None else frontend_s)
+        return engine_behaviour(self.engine, self.scheduler, front, self.speculative)
 
 
 def latency_under_load(
@@ -388,36 +367,10 @@ def latency_under_load(
     return result
 
 
-#: Engines whose scheduler prepares step n + 1 while step n runs, by default (a request arriving at a busy engine
-#: joins the second step that starts after it: ``simulate``'s ``async_scheduling``). TensorRT-LLM's PyTorch backend
-#: (1.0 and later): "At step n, the system launches GPU computation for step n+1 without waiting for CPU tasks (e.g.,
-#: stop criteria checks) from step n to complete ... Enabled by default. To disable, set
-#: disable_overlap_scheduler=True" (Overlap Scheduler, https://nvidia.github.io/TensorRT-LLM/latest/torch/features/
-#: overlap_scheduler.html; docs/source/features/overlap-scheduler.md in the 1.0 documentation, 2025-09-09). Its 0.x
-#: TensorRT engines ("tensorrt-llm-0") are not included. SGLang from 0.4 (its profiles "sglang-0.4" ... "sglang"):
-#: "The overlap scheduler is turned on by default" since SGLang v0.4 ("zero-overhead batch scheduler",
-#: https://lmsys.org/blog/2024-12-04-sglang-v0-4/, 2024-12-04; ``--disable-overlap-schedule`` turns it off); SGLang
-#: 0.3 has no profile of its own and is not included.
-OVERLAP_SCHEDULING_ENGINES = ("tensorrt-llm", "sglang")
-
-
 def overlap_scheduling(replica: Replica) -> bool:
     """Whether the replica's engine schedules each step while the one before runs, by default
-    (``OVERLAP_SCHEDULING_ENGINES``): its profile's name when one is given (``planner.engines.profiles``:
-    "tensorrt-llm" is the 1.x PyTorch backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later
-    releases are SGLang's), else its scheduler's."""
-    name = str(replica.scheduler)
-    if replica.engine is not None:
-        try:
-            name = engine_profile(replica.engine).name  # a release ("tensorrt-llm==0.9") names its profile
-        except PlannerError:
-            name = str(replica.engine)
-    name = name.strip().lower()
-    family = "sglang" if name.startswith("sglang") else name
-    if family == "sglang" and replica.speculative is not None:
-        return False  # server_args.py (0.5.x): "Overlap scheduler is disabled because of using eagle3 or standalone
-        # speculative decoding" (unless SGLANG_ENABLE_SPEC_V2, a beta)
-    return family in OVERLAP_SCHEDULING_ENGINES
+    (``planner.serving.benchmark.overlaps_steps`` of its engine, scheduler and speculation)."""
+    return overlaps_steps(replica.engine, replica.scheduler, replica.speculative is not None)
 
 
 @dataclass(frozen=True)
@@ -526,16 +479,6 @@ def _result(run: RunResult) -> LoadResult:
         peak_running=run.peak_running,
         preemptions=run.preemptions,
     )
-
-
-def _whole(x: Any, name: str) -> int:
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        raise InvalidInputError(f"{name} {x!r} is not a number; use a whole number of 1 or more") from None
-    if not (v >= 1 and v == int(v)) or math.isinf(v):
-        raise InvalidInputError(f"{name} {x!r} is not a whole number of 1 or more")
-    return int(v)
 
 
 #: What ``load_percentile`` reports: TTFT, TPOT, ITL or end-to-end latency (``LoadResult`` fields).

@@ -471,9 +471,9 @@ def simulate(
         output_tokens=total_out if n_ttft else 0,
         input_tokens=sum(p for p, _ in lengths) if n_ttft else 0,
     )
-    return RunResult(
-        ttft_mean_s=sum(v * n for v, n in ttfts) / n_ttft if n_ttft else math.nan,
-        ttft_median_s=_weighted_median(ttfts),
+    return RunResult(  # TTFT from the client's send: the front end's time included, as in ``samples``
+        ttft_mean_s=sum(v * n for v, n in ttfts) / n_ttft + how.frontend_s if n_ttft else math.nan,
+        ttft_median_s=_weighted_median(ttfts) + how.frontend_s,
         tpot_mean_s=sum(v * n for v, n in tpots) / n_tpot if n_tpot else math.nan,
         tpot_median_s=_weighted_median(tpots),
         duration_s=duration,
