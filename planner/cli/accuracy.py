@@ -325,14 +325,15 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     for g, grows in by_gpu.items():
         fit = fit_time_factors(grows, eng, catalog=cat)
         low, high = fit.quantiles
+        few = len(grows) < FEW_ROWS  # quantiles of a handful of residuals are no range: the held-out one applies
         entries.append(
             GpuCalibration(
                 gpu=g,
                 engine=engine.name if engine is not None else None,
                 **fit.factors,
-                residual_low=low,
-                residual_high=high,
-                source=f"{source}, {today}, {len(grows)} rows",
+                residual_low=None if few else low,
+                residual_high=None if few else high,
+                source=f"{source}, {today}, {len(grows)} row{'s' if len(grows) != 1 else ''}",
             )
         )
         echo(
@@ -340,11 +341,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
-        if len(grows) < FEW_ROWS:
+        if few:
             echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
-                f"{FEW_ROWS}): its factors can move a sizing far; measure more batches and contexts, and check it "
-                f"with: planner validate --decode {where} --calibration {output}",
+                f"{FEW_ROWS}): its factors can move a sizing far, and its range is not recorded (sizing keeps the "
+                f"held-out range); measure more batches and contexts, and check it with: "
+                f"planner validate --decode {where} --calibration {output}",
                 err=True,
             )
     write_calibration(
