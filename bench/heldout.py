@@ -5,7 +5,7 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --why                # also one line per row without a prediction: why
     python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band, lengths
     python bench/heldout.py --worst TTFT 30      # also the 30 worst TTFT figures, one line per row
-    python bench/heldout.py --allreduce-table    # all-reduces from vLLM's measured table (planner.engines.allreduce_table)
+    python bench/heldout.py --allreduce-fit      # all-reduces from the latency + bandwidth form, not vLLM's measured table
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
@@ -610,15 +610,15 @@ def main() -> None:
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
     parser.add_argument(
-        "--allreduce-table",
+        "--allreduce-fit",
         action="store_true",
-        help="time every all-reduce from vLLM's measured table (planner.engines.allreduce_table) instead of the form",
+        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
     )
     args = parser.parse_args()
-    if args.allreduce_table:  # before any prediction: the GPU numbers are read once per process
+    if args.allreduce_fit:  # before any prediction: the GPU numbers are read once per process
         from planner.engines import allreduce_table
 
-        allreduce_table.DEFAULT_ON = True
+        allreduce_table.FIT_INSTEAD = True
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
     if args.write_serving_residuals:

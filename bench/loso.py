@@ -122,15 +122,15 @@ def main() -> None:
     parser.add_argument("--worst", type=int, default=0, help="also list the N worst held-out figures")
     parser.add_argument("--write-residuals", action="store_true", help="regenerate the held-out residuals file")
     parser.add_argument(
-        "--allreduce-table",
+        "--allreduce-fit",
         action="store_true",
-        help="time every all-reduce from vLLM's measured table (planner.engines.allreduce_table) instead of the form",
+        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
     )
     args = parser.parse_args()
-    if args.allreduce_table:  # before any prediction: the GPU numbers are read once per process
+    if args.allreduce_fit:  # before any prediction: the GPU numbers are read once per process
         from planner.engines import allreduce_table
 
-        allreduce_table.DEFAULT_ON = True
+        allreduce_table.FIT_INSTEAD = True
     result = ho.leave_one_source_out(acc.load_decode_rows())
     cs = checks(result)
     note = heldout.attach(cs, "aic", run=False) + "; " + heldout.attach(cs, "la", run=False)

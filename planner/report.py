@@ -13,9 +13,10 @@ from planner import model as m
 from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import default_kv_precision
+from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_allreduce_table
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
+from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
 from planner.engines.sglang import default_memory_fraction
@@ -140,6 +141,9 @@ def plan(
         # the GPU and engine only: past 8 tokens per step the floor is held (a few % of a large step's time)
         floor_note = moe_floor_note(g.name, eng.name, 1)
         warnings += [floor_note] if floor_note else []
+    if 1 < n <= fabric_numbers(g)["interconnect_domain_gpus"] and uses_allreduce_table(eng):
+        table_note = borrowed_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog())
+        warnings += [table_note] if table_note else []
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []
     util = eng.memory_utilization if o.memory_utilization is None else float(o.memory_utilization)

@@ -15,7 +15,7 @@ import pytest
 from planner import memory_plan, tpot, ttft
 from planner.accuracy import predict as acc
 from planner.accuracy.calibration import Calibration, GpuCalibration
-from planner.accuracy.validation import MEMORY_TOLERANCE, validate_memory, validate_time
+from planner.accuracy.validation import MEMORY_TOLERANCE, validate_memory
 from planner.engines.profiles import LMDEPLOY, VLLM, engine_profile
 
 GiB = 2**30
@@ -69,8 +69,6 @@ class TestStartupMemory:
 
 
 class TestDecodeTime:
-    table = validate_time(acc.load_decode_rows(DECODE))
-
     def test_lmdeploy_rows_are_predicted_with_the_lmdeploy_profile(self):
         """Each engine's rows use its own fitted costs: LMDeploy's single-prompt latency (9.1 ms, fitted on its A100
         rows) is its own, vLLM's fit rows have no single-prompt TTFT (0)."""

@@ -1,5 +1,6 @@
 """vLLM's measured all-reduce table (catalogs/reference/allreduce_aic.csv, planner.engines.allreduce_table) and its
-use by the model (planner.model.collectives, planner.model.decode.allreduce_time_s) when an engine opts in."""
+use by the model (planner.model.collectives, planner.model.decode.allreduce_time_s): on by default, the latency +
+bandwidth form a way back (``allreduce_table=False``, ``bench/heldout.py --allreduce-fit``)."""
 
 from __future__ import annotations
 
@@ -20,13 +21,15 @@ from planner.engines.profiles import engine_profile
 from planner.model.collectives import table_allreduce_time_s
 from planner.model.decode import allreduce_time_s
 from planner.model.facts import EngineFacts, GpuFacts, field_names
+from planner.report import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "catalogs" / "reference" / TABLE_FILE_NAME
 AIC_PYTHON = Path("/work/venvs/aic/bin/python")
 AIC_DATA = Path("/work/venvs/aic/lib/python3.11/site-packages/aiconfigurator_core/systems/data")
 needs_aic = pytest.mark.skipif(not AIC_DATA.is_dir(), reason="aiconfigurator 0.12.0's venv is not on this machine")
-TABLE_ENGINE = engine_profile("vllm").with_(allreduce_table=True)
+TABLE_ENGINE = engine_profile("vllm")
+FIT_ENGINE = engine_profile("vllm").with_(allreduce_table=False)
 
 
 def _time_us(gpu: str, message_bytes: float, gpus: float, graph: bool = True) -> float:
@@ -91,13 +94,42 @@ class TestTable:
         assert math.isnan(float(table_allreduce_time_s(table, math.nan, 2**20, 8, True)))
         assert np.isfinite(table_allreduce_time_s(table, table.row("GB300 NVL72"), 2**20, 16, True))
 
+    def test_one_scenario_equals_the_array_path(self):
+        """The float path of one scenario gives the array path's time (to 1e-15) or its NaN, over every GPU row and
+        none, group sizes 1-32 and messages from 0 B to 4 GiB, graph and eager."""
+        import itertools
+
+        table = read_allreduce_table()
+        rng = np.random.default_rng(21)
+        sizes = [*2.0 ** rng.uniform(3, 32, 12), 0.0, 1.0, 128.0, 2.0**20, 2.0**29, 2.0**30]
+        rows = [*map(float, range(len(table.gpus))), math.nan]
+        for r, b, g, graph in itertools.product(
+            rows, sizes, (1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 32.0), (True, False)
+        ):
+            one = table_allreduce_time_s(table, r, b, g, graph)
+            arr = table_allreduce_time_s(table, np.array([r]), np.array([b]), np.array([g]), np.array([graph]))[0]
+            assert type(one) is float
+            assert one == pytest.approx(arr, rel=1e-15, nan_ok=True), (r, b, g, graph)
+
 
 class TestModel:
-    def test_off_as_shipped(self):
-        """No shipped profile reads the table (the workbook's formula computes the form; they must agree)."""
-        assert not engine_profile("vllm").allreduce_table and not engine_profile("sglang").allreduce_table
-        g, e = _facts("H100", engine_profile("vllm"))
-        assert e.allreduce_table is None and math.isnan(e.allreduce_table_row)
+    def test_on_as_shipped_off_for_the_ideal_engine_and_the_fit(self):
+        """Every shipped engine with kernel curves reads the table (H100's row, scale 1); "ideal" (no kernel curves)
+        and a profile with ``allreduce_table=False`` keep the latency + bandwidth form."""
+        for name in ("vllm", "sglang", "trtllm"):
+            assert engine_profile(name).allreduce_table
+            n = gpu_numbers(default_catalog().gpu("H100"), engine_profile(name))
+            assert n["allreduce_table_row"] == read_allreduce_table().row("H100 SXM 80GB")
+            assert n["allreduce_table_bytes_scale"] == 1.0
+        for engine in (engine_profile("ideal"), FIT_ENGINE):
+            assert math.isnan(gpu_numbers(default_catalog().gpu("H100"), engine)["allreduce_table_row"])
+
+    def test_the_run_wide_switch_restores_the_fit(self, monkeypatch):
+        """``FIT_INSTEAD`` (bench/heldout.py --allreduce-fit) turns the table off for every profile."""
+        from planner.engines import allreduce_table
+
+        monkeypatch.setattr(allreduce_table, "FIT_INSTEAD", True)
+        assert math.isnan(gpu_numbers(default_catalog().gpu("H100"), engine_profile("vllm"))["allreduce_table_row"])
 
     def test_decode_step_takes_the_graph_time_and_a_long_prefill_the_eager_one(self):
         """With the table: 64 tokens x hidden 8,192 x 2 B = 1 MiB over 8 x H100 = 19.39 us (graph: a decode step);
@@ -107,24 +139,38 @@ class TestModel:
         assert allreduce_time_s(g, e, 2.0**27, 8.0, 8192.0) == pytest.approx(1272e-6, rel=1e-3)
         assert allreduce_time_s(g, e, 2.0**27, 1.0, 8192.0) == 0.0
 
-    def test_gpu_without_a_table_keeps_the_form(self):
-        """MI300X has no vLLM table in aiconfigurator: the same time with and without the option."""
-        g0, e0 = _facts("MI300X", engine_profile("vllm"))
-        g1, e1 = _facts("MI300X", TABLE_ENGINE)
-        assert allreduce_time_s(g1, e1, 2.0**24, 8.0, 1024.0) == allreduce_time_s(g0, e0, 2.0**24, 8.0, 1024.0)
+    def test_gpu_without_a_table_borrows_the_nearest_scaled_by_its_fabric(self):
+        """MI300X has no vLLM table in aiconfigurator: H100 SXM's (kernel_curves.FALLBACK) at the message x 450 / 448
+        GB/s (the catalog's NVLink and Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes
+        H100 SXM's at x 1.5: 16 MiB over 2 GPUs as 24 MiB over 2 x H100 SXM. A plan says so."""
+        g, e = _facts("MI300X", TABLE_ENGINE)
+        assert e.allreduce_table_bytes_scale == pytest.approx(450 / 448)
+        assert allreduce_time_s(g, e, 2.0**24, 8.0, 1024.0) == pytest.approx(
+            _time_us("H100 SXM 80GB", 2.0**24 * 450 / 448, 8, graph=False) * 1e-6
+        )
+        g, e = _facts("H100 NVL 94GB", TABLE_ENGINE)
+        assert allreduce_time_s(g, e, 2.0**24, 2.0, 64.0) == pytest.approx(
+            _time_us("H100 SXM 80GB", 1.5 * 2**24, 2) * 1e-6
+        )
+        assert allreduce_time_s(g, e, 2.0**24, 4.0, 64.0) == allreduce_time_s(*_facts("H100 NVL 94GB", FIT_ENGINE),
+                                                                                 2.0**24, 4.0, 64.0)  # fmt: skip
+        warnings = plan("MI300X", "llama3.1-70b", 4096, gpus=8).warnings
+        assert any("all-reduce not measured on MI300X" in w and "H100 SXM 80GB" in w for w in warnings)
+        assert not any("all-reduce not measured" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
 
     def test_prefill_and_arrays_use_it_through_the_api(self):
         """Llama-3.1-70B on 4 x H100, 2,048 tokens: TTFT moves by exactly the all-reduce difference, 2 x 80 layers x
         (eager table at 32 MiB - the form), the same for a scalar call and inside an array."""
-        plain = api.prefill("H100", "llama3.1-70b", 2048, gpus=4).ttft_s
-        table = api.prefill("H100", "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
-        g, e = _facts("H100", engine_profile("vllm"))
+        plain = api.prefill("H100", "llama3.1-70b", 2048, gpus=4, engine=FIT_ENGINE).ttft_s
+        table = api.prefill("H100", "llama3.1-70b", 2048, gpus=4).ttft_s
+        g, e = _facts("H100", FIT_ENGINE)
         form = allreduce_time_s(g, e, 2048 * 8192 * 2.0, 4.0, 2048.0)
         measured = _time_us("H100 SXM 80GB", 2048 * 8192 * 2.0, 4, graph=False) * 1e-6
         assert table - plain == pytest.approx(160 * (measured - form), rel=1e-6)
         many = api.prefill(np.array(["H100", "MI300X"]), "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
         assert many[0] == pytest.approx(table)
         assert many[1] == pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4).ttft_s)
+        assert many[1] != pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4, engine=FIT_ENGINE).ttft_s)
 
 
 @needs_aic

@@ -645,3 +645,29 @@ class TestObjectsKeptForTheNextCall:
         names[:] = [cell, "L4"] * 20
         lookup._codes(names)
         assert not [k for k in lookup._BY_IDENTITY if k[0] == "objects"]
+
+
+class TestSmallSweepsUsePlainArrays:
+    """Up to ``SMALL_SCENARIOS`` scenarios the facts are plain arrays, above it ``Rows`` per combination: the same
+    floating-point operations on the same numbers, so the answers are equal to the last bit either way."""
+
+    def test_a_small_sweep_gives_what_the_per_combination_path_gives(self, monkeypatch):
+        from planner.catalog import resolve
+
+        gpus = np.array(["H100", "A100 SXM 80GB", "L4", "H200 SXM 141GB"] * 10, dtype=object)
+        models = np.array(["llama3.1-8b", "mixtral-8x7b", "qwen2-7b", "llama3.1-8b", "gpt-oss-20b"] * 8, dtype=object)
+        ctx, batch = np.arange(1, 41) * 300, np.arange(1, 41) % 7 + 1
+
+        def answers():
+            return [
+                planner.tpot(gpus, models, ctx, batch=batch, errors="coerce"),
+                planner.ttft(gpus, models, ctx, errors="coerce"),
+                planner.max_batch(gpus, models, ctx, errors="coerce"),
+            ]
+
+        assert len(gpus) <= resolve.SMALL_SCENARIOS
+        plain = answers()
+        monkeypatch.setattr(resolve, "SMALL_SCENARIOS", 0)  # every sweep through Rows
+        for got, want in zip(answers(), plain, strict=True):
+            np.testing.assert_array_equal(got, want)
+        assert np.isfinite(plain[0]).sum() >= 30  # most scenarios answer: the comparison is not NaN against NaN

@@ -271,8 +271,13 @@ class TestEccAndInterconnect:
         assert api.memory_plan("H100", "llama-3.1-8b", 4096).visible_bytes_per_gpu > 79 * 2**30  # HBM: no ECC cost
 
     def test_a_group_larger_than_the_nvlink_domain_talks_over_pcie(self):
-        """H100 NVL is bridged in pairs: 2 GPUs use the 300 GB/s bridge, 4 GPUs PCIe Gen5 (64 GB/s), each with the
-        catalog's latency. One decode token of Llama-3.1-70B: 2 x 80 all-reduces of 8,192 x 2 B."""
+        """H100 NVL is bridged in pairs: 2 GPUs over the 300 GB/s bridge take H100 SXM's measured vLLM all-reduce
+        (no table of its own) at the message x 450 / 300 GB/s; 4 GPUs PCIe Gen5 (64 GB/s) with the catalog's PCIe
+        latency (the form: beyond the fabric domain). One decode token of Llama-3.1-70B: 2 x 80 all-reduces of
+        8,192 x 2 B."""
+        from planner.engines.allreduce_table import read_allreduce_table
+        from planner.model.collectives import table_allreduce_time_s
+
         g = CAT.gpu("H100 NVL")
         eff = planner.engine_profile("vllm").interconnect_efficiency
 
@@ -281,7 +286,9 @@ class TestEccAndInterconnect:
 
         two = api.decode_step("H100 NVL", "llama-3.1-70b", 4096, batch=1, gpus=2).communication_s
         four = api.decode_step("H100 NVL", "llama-3.1-70b", 4096, batch=1, gpus=4).communication_s
-        assert two == pytest.approx(comm(2, g.interconnect_latency_s, g.interconnect_bytes_per_s), rel=1e-12)
+        table = read_allreduce_table()
+        measured = table_allreduce_time_s(table, table.row("H100 SXM 80GB"), 8192 * 2 * 450 / 300, 2, True)
+        assert two == pytest.approx(2 * 80 * float(measured), rel=1e-12)
         assert four == pytest.approx(comm(4, g.pcie_latency_s, g.pcie_bytes_per_s), rel=1e-12)
 
     def test_pcie_cards_use_their_pcie_latency(self):

@@ -254,6 +254,31 @@ class TestMemo:
         trt = Replica(GPU, MODEL, gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm")
         assert trt.behaviour().async_scheduling
 
+    def test_a_setup_is_tabulated_once_and_is_what_tabulating_it_again_gives(self):
+        """``Replica.setup`` keeps its result (sizing a fleet asks for the same setup at every rate): the second call
+        returns the first's object, equal to a fresh tabulation; other lengths or a client limit are another setup."""
+        first = ONE.setup(700, 150)
+        assert ONE.setup(700, 150) is first and Replica(GPU, MODEL, gpus=1, frontend_s=0.0).setup(700, 150) is first
+        assert ONE._setup(700, 150) == first
+        mixed = [(700, 150)] * 999 + [(90, 150)]
+        assert ONE.setup(700, 150, mixed).cap > first.cap  # the KV cache holds more of the shortest prompt
+        assert ONE.setup(700, 150, concurrency=4).client_concurrency == 4 and first.client_concurrency is None
+
+    def test_a_kept_setup_follows_the_calibration_and_catalog_the_environment_names(self, tmp_path, monkeypatch):
+        """A setup kept under one $PLANNER_CALIBRATION is not served under another: the calibrated bandwidth
+        (0.5 of the shipped) makes every decode step slower."""
+        from planner.accuracy.calibration import GpuCalibration, write_calibration
+
+        plain = Replica(GPU, MODEL, gpus=1).setup(700, 150)
+        path = write_calibration(tmp_path / "c.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.5)])
+        monkeypatch.setenv("PLANNER_CALIBRATION", str(path))
+        slow = Replica(GPU, MODEL, gpus=1).setup(700, 150)
+        assert slow is not plain and all(
+            s > p for s, p in zip(slow.table.decode_lo_s, plain.table.decode_lo_s, strict=True)
+        )
+        monkeypatch.delenv("PLANNER_CALIBRATION")
+        assert Replica(GPU, MODEL, gpus=1).setup(700, 150) == plain
+
 
 class TestExcelFunctions:
     def test_cell_is_the_simulations_percentile_in_milliseconds(self):

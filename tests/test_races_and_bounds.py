@@ -102,18 +102,20 @@ def race(n: int, args_of, **kw) -> list[tuple[int, str]]:
     ],
 )
 def test_concurrent_writers_of_one_new_file_one_wins(tmp_path, command):
-    """6 concurrent commands writing one new file: exactly one succeeds, the others refuse in one line (exit 1,
+    """4 concurrent commands writing one new file: exactly one succeeds, the others refuse in one line (exit 1,
     'already exists'), the file is the winner's whole output and no temporary is left. (Before: 4-8 concurrent
     refreshes all reported success.) The refreshes run without LibreOffice on PATH: its stored values are not
-    what races (test_stored_values checks a refreshed copy's)."""
+    what races (test_stored_values checks a refreshed copy's). 4 suffice where 6 ran: the file is created by
+    link(2), which one process wins whatever the timing, so every further writer is one more loser of the same
+    check (3 losers still show that none of them overwrites or reports success)."""
     (tmp_path / "s.toml").write_text(QUICK_SCENARIO, encoding="utf-8")
     (tmp_path / "runs.csv").write_text(RUNS, encoding="utf-8")
     out = tmp_path / "out" / ("new.toml" if "calibrate" in str(command(tmp_path, "x")) else "new.xlsx")
     out.parent.mkdir()
     env = WITHOUT_LIBREOFFICE if "refresh" in command(tmp_path, out) else None
-    results = race(6, lambda i: command(tmp_path, out), env=env)
+    results = race(4, lambda i: command(tmp_path, out), env=env)
     codes = sorted(code for code, _ in results)
-    assert codes == [0, 1, 1, 1, 1, 1], results
+    assert codes == [0, 1, 1, 1], results
     for code, err in results:
         if code:
             lines = [line for line in err.splitlines() if line.startswith("planner: error:")]  # (calibrate warns)
@@ -140,8 +142,13 @@ def test_concurrent_exports_into_a_folder_not_yet_made(tmp_path):
 
 
 def test_sigkill_at_random_points_never_corrupts_and_the_next_run_cleans_up(tmp_path):
-    """12 exports killed (SIGKILL) at random moments over a run's length: the target is always the old file or a
-    whole new one; the next complete run leaves no .part file (it removes the dead writers' ones)."""
+    """6 exports killed (SIGKILL) at random moments over a run's length: the target is always the old file or a
+    whole new one; the next complete run leaves no .part file (it removes the dead writers' ones).
+
+    6 suffice where 12 ran because the moments are stratified, one at random in each sixth of 0.3-1.1 run
+    lengths: every run kills during start-up, the build, and twice around the end, where the file is written and
+    renamed (the only moments the target can change); 12 independent draws could all miss the end. Each kill
+    costs up to a whole export."""
     (tmp_path / "s.toml").write_text(QUICK_SCENARIO, encoding="utf-8")
     out = tmp_path / "review.xlsx"
     args = ("export", str(tmp_path / "s.toml"), "-o", str(out), "--force")
@@ -150,9 +157,10 @@ def test_sigkill_at_random_points_never_corrupts_and_the_next_run_cleans_up(tmp_
     length_s = time.monotonic() - started
     old = out.read_bytes()
     rng = random.Random(26)
-    for _ in range(12):
+    kills = 6
+    for k in range(kills):
         p = planner(*args)
-        time.sleep(rng.uniform(0.3, 1.1) * length_s)
+        time.sleep((0.3 + 0.8 * (k + rng.random()) / kills) * length_s)
         os.killpg(p.pid, signal.SIGKILL)
         finish(p, 60)
         data = out.read_bytes()

@@ -20,7 +20,7 @@ from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
 from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
-from planner.engines.allreduce_table import read_allreduce_table
+from planner.engines.allreduce_table import read_allreduce_table, table_source
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -57,11 +57,14 @@ def gpu_numbers(
         if not math.isnan(share) and (entry is None or entry.interconnect_efficiency is None):
             factors["interconnect_efficiency"] = share
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
-    table_row = math.nan  # the GPU's own measured all-reduce table (planner.engines.allreduce_table), if used
-    if eng.kernel_curves and uses_allreduce_table(eng):
-        table_row = read_allreduce_table().row(g.name)
+    interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
+    table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
+    if uses_allreduce_table(eng):
+        src, table_scale = table_source(g, interconnect, default_catalog())
+        table_row = read_allreduce_table().row(src)
     return {
         "allreduce_table_row": table_row,
+        "allreduce_table_bytes_scale": table_scale,
         **fabric,
         **factors,
         **kernels,
@@ -74,18 +77,19 @@ def gpu_numbers(
         "engine_visible_memory_bytes": g.engine_visible_memory_bytes or math.nan,
         "bandwidth_bytes_per_s": g.hbm_bandwidth_bytes_per_s,
         "bf16_peak_flop_per_s": g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"],
-        "interconnect_bytes_per_s": g.interconnect_bytes_per_s or 32e9,  # PCIe Gen4 x16 when unstated
+        "interconnect_bytes_per_s": interconnect,
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
 
 
 def uses_allreduce_table(engine: EngineProfile) -> bool:
-    """Whether ``engine`` times all-reduces from the measured table (its ``allreduce_table``, or the run-wide
-    ``planner.engines.allreduce_table.DEFAULT_ON`` a benchmark script sets to compare)."""
+    """Whether ``engine`` times all-reduces from the measured table: kernel curves and ``allreduce_table`` on (every
+    shipped profile but "ideal"), unless a benchmark script set the run-wide
+    ``planner.engines.allreduce_table.FIT_INSTEAD`` to compare with the latency + bandwidth form."""
     from planner.engines import allreduce_table
 
-    return bool(engine.allreduce_table or allreduce_table.DEFAULT_ON) and engine.kernel_curves
+    return bool(engine.allreduce_table and engine.kernel_curves and not allreduce_table.FIT_INSTEAD)
 
 
 def gpu_kernel_factors(g: Gpu) -> dict[str, float]:
@@ -371,6 +375,12 @@ def _row_count(column: Column) -> int:
     return len(next(iter(column.rows.values())))
 
 
+#: Up to this many scenarios, facts are plain per-scenario arrays instead of ``Rows``: a formula on a few hundred
+#: numbers costs numpy's per-call overhead either way, and ``Rows``' own bookkeeping (a Python call per operation)
+#: was most of the time of the fits' ~100-row calls (``planner.accuracy.holdout``, ``planner calibrate``).
+SMALL_SCENARIOS = 256
+
+
 def _facts(
     column: Column, rows: np.ndarray | None, codes: np.ndarray | None, classes: tuple[type, ...], **given: Any
 ) -> list[Any]:
@@ -390,7 +400,12 @@ def _facts(
             for n in field_names(cls):
                 if n not in values:
                     v = column.rows[n]
-                    values[n] = v if rows is None else Rows(Rows(v, rows), codes)
+                    if rows is None:
+                        values[n] = v
+                    elif codes.size <= SMALL_SCENARIOS:  # plain arrays: numpy's overhead beats per-row savings
+                        values[n] = np.take(np.take(v, rows), codes)
+                    else:
+                        values[n] = Rows(Rows(v, rows), codes)
         if shared:
             _keep(key, ((column.rows, rows, codes), {k: v for k, v in values.items() if k not in given}))
     return [cls(**{n: values[n] for n in field_names(cls)}) for cls in classes]
@@ -403,7 +418,8 @@ def _peak(gpus: Column, models: Column, gpu_rows: Any, model_rows: Any, codes: A
     table = once(("peak", id(gpus.rows), id(models.rows)), (gpus.rows, models.rows), lambda: _peaks(gpus, models))
     gi = 0 if gpu_rows is None else gpu_rows
     mi = 0 if model_rows is None else model_rows
-    return Rows(np.asarray(table[gi, mi]), codes)
+    per_combination = np.asarray(table[gi, mi])
+    return np.take(per_combination, codes) if np.size(codes) <= SMALL_SCENARIOS else Rows(per_combination, codes)
 
 
 def _peaks(gpus: Column, models: Column) -> np.ndarray:

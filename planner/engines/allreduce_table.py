@@ -5,10 +5,12 @@
 GB200 2 and 4), inside a captured CUDA graph and outside one. The rows are vLLM's dispatch at each size, so above
 its custom all-reduce's size limit they are NCCL's (``bench/allreduce_extract.py`` cites the limit and the check).
 
-``read_allreduce_table`` reads it into a ``planner.model.collectives.AllReduceTable``; an engine profile with
-``allreduce_table`` set times each all-reduce from it (``planner.model.decode.allreduce_time_s``) on a GPU with a
-table of its own, in its fabric domain. Off by default: the what-if workbook's formula computes the latency +
-bandwidth form, and Python and the workbook must agree (tests/test_workbook_libreoffice.py).
+``read_allreduce_table`` reads it into a ``planner.model.collectives.AllReduceTable``; every engine profile with
+kernel curves and ``allreduce_table`` set (all shipped ones) times each all-reduce in the fabric domain from it
+(``planner.model.decode.allreduce_time_s``), and so do the Excel functions and the what-if workbook, whose AllReduce
+sheet carries this table and whose formulas interpolate it the same way (tests/test_workbook_libreoffice.py).
+A GPU without a table of its own takes its nearest architecture's (``table_source``: the GPU its kernel curves
+borrow), with each message scaled by the two fabrics' bandwidths; ``borrowed_note`` says so in a plan.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from planner.catalog.loader import shipped_catalog_dir
+from planner.engines.kernel_curves import FALLBACK, NEAREST
 from planner.model.collectives import AllReduceTable
 
 TABLE_FILE_NAME = "allreduce_aic.csv"  # in the shipped reference data (catalogs/reference)
@@ -43,6 +46,32 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     return AllReduceTable(gpus, groups, tuple(float(c[3:]) for c in size_cols), log_s)
 
 
-#: Whether profiles that do not set ``allreduce_table`` use the table (False as shipped; ``bench/heldout.py
-#: --allreduce-table`` and ``bench/loso.py --allreduce-table`` set it for the whole run to compare).
-DEFAULT_ON = False
+#: Whether the whole process uses the latency + bandwidth form instead of the table, whatever the profiles say
+#: (False as shipped; ``bench/heldout.py --allreduce-fit`` and ``bench/loso.py --allreduce-fit`` set it to compare).
+FIT_INSTEAD = False
+
+
+def table_source(gpu, interconnect_bytes_per_s: float, catalog) -> tuple[str, float]:
+    """(the table row's GPU, bytes scale) for a catalog GPU: its own row and 1, else the nearest architecture's row
+    (``planner.engines.kernel_curves.NEAREST``, else ``FALLBACK``: H100 SXM) and that GPU's fabric bytes/s over this
+    one's (``interconnect_bytes_per_s``: the model's figure). The all-reduce of M bytes then takes the borrowed row's
+    time at M x scale: the same latency floor, the bandwidth-bound part slower or faster as the fabric is.
+    """
+    table = read_allreduce_table()
+    if gpu.name in table.gpus:
+        return gpu.name, 1.0
+    src = NEAREST.get(gpu.architecture, FALLBACK)
+    src = src if src in table.gpus else FALLBACK
+    return src, float(catalog.gpu(src).interconnect_bytes_per_s) / float(interconnect_bytes_per_s)
+
+
+def borrowed_note(gpu, interconnect_bytes_per_s: float, catalog) -> str:
+    """ "" where ``gpu`` has its own measured all-reduce table; else which GPU's stands in and how it is scaled."""
+    src, scale = table_source(gpu, interconnect_bytes_per_s, catalog)
+    if src == gpu.name:
+        return ""
+    own = interconnect_bytes_per_s / 1e9
+    return (
+        f"all-reduce not measured on {gpu.name}: vLLM's measured table of {src} stands in, each message scaled by "
+        f"the fabrics' bandwidths ({own * scale:,.0f} / {own:,.0f} GB/s); its latency floor is {src}'s"
+    )

@@ -7,6 +7,8 @@ out, arrays broadcast.
 
 from __future__ import annotations
 
+import bisect
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,8 +46,11 @@ def table_allreduce_time_s(
 
     Interpolation: log(time) linear in log2(message bytes) between the measured sizes (a power law between two
     neighbours) and linear in log2(group size) between measured group sizes. Below the smallest size: its time (the
-    latency floor). Above the largest (512 MiB): the last segment's bytes per second, linear in bytes.
+    latency floor). Above the largest (512 MiB): the last segment's bytes per second, linear in bytes. One scenario
+    (every argument a scalar) is computed in plain floats, the same steps (``_one_time_s``): a float back.
     """
+    if np.ndim(row) == 0 and np.ndim(message_bytes) == 0 and np.ndim(gpus) == 0 and np.ndim(graph) == 0:
+        return _one_time_s(table, float(row), float(message_bytes), float(gpus), bool(graph))
     r, b, g, m = np.broadcast_arrays(
         np.asarray(row, dtype=float), np.asarray(message_bytes, dtype=float), np.asarray(gpus, dtype=float),
         np.asarray(graph, dtype=bool),
@@ -80,3 +85,39 @@ def table_allreduce_time_s(
         slope = (t_hi - t_prev) / (top - 2.0 ** x_grid[-2])  # seconds per byte of the last measured segment
         t = np.where(b > top, t_hi + (b - top) * slope, t)
     return np.where(inside, t, np.nan).reshape(shape)
+
+
+def _one_segment(grid: tuple[float, ...], x: float) -> tuple[int, float]:
+    """``_segment`` of one value (x within the grid)."""
+    j = min(max(bisect.bisect_right(grid, x) - 1, 0), len(grid) - 2)
+    return j, (x - grid[j]) / (grid[j + 1] - grid[j])
+
+
+def _one_time_s(table: AllReduceTable, row: float, message_bytes: float, gpus: float, graph: bool) -> float:
+    """``table_allreduce_time_s`` of one scenario, in floats (a sweep's array path costs more than the model for
+    one scenario)."""
+    lg_grid = tuple(math.log2(x) for x in table.group_sizes)
+    lg = math.log2(max(gpus, 1.0))
+    if row != row or not lg_grid[0] <= lg <= lg_grid[-1]:
+        return math.nan
+    log_s = table.log_seconds[int(row), 0 if graph else 1]
+    gj, gw = _one_segment(lg_grid, lg)
+    x_grid = table.log2_bytes
+
+    def log_time(size: int, size_w: float) -> float:
+        def at(group: int) -> float:
+            lo, hi = float(log_s[group, size]), float(log_s[group, size + 1])
+            return lo if size_w == 0.0 else hi if size_w == 1.0 else lo + (hi - lo) * size_w
+
+        if gw == 0.0:
+            return at(gj)
+        left, right = at(gj), at(gj + 1)
+        return right if gw == 1.0 else left + (right - left) * gw
+
+    top = 2.0 ** x_grid[-1]
+    if message_bytes > top:
+        last = len(x_grid) - 2
+        t_hi, t_prev = math.exp(log_time(last, 1.0)), math.exp(log_time(last, 0.0))
+        return t_hi + (message_bytes - top) * ((t_hi - t_prev) / (top - 2.0 ** x_grid[-2]))
+    sj, sw = _one_segment(x_grid, min(max(math.log2(max(message_bytes, 1.0)), x_grid[0]), x_grid[-1]))
+    return math.exp(log_time(sj, sw))

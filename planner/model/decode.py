@@ -54,9 +54,11 @@ def allreduce_time_s(
     Within the fabric domain (g <= domain GPUs: NVLink on HGX, a bridged pair on H100 NVL) the fabric's latency and
     bandwidth; a larger group runs at PCIe's (NCCL's ring is as fast as its slowest link). Where the engine reads
     the measured table (``limits.allreduce_table``, the GPU's row ``limits.allreduce_table_row``), a group in the
-    fabric domain takes the table's time instead (``planner.model.collectives.table_allreduce_time_s``): measured
-    inside a CUDA graph for a step of at most ``operators.CUDA_GRAPH_MAX_BATCH`` tokens (vLLM's largest captured
-    size), outside one (eager) for a longer step; the form stands where the table has no value.
+    fabric domain takes the table's time instead (``planner.model.collectives.table_allreduce_time_s``) at
+    message x ``limits.allreduce_table_bytes_scale`` bytes (1 on the GPU's own row; a borrowed row's fabric bytes/s
+    over this GPU's): measured inside a CUDA graph for a step of at most ``operators.CUDA_GRAPH_MAX_BATCH`` tokens
+    (vLLM's largest captured size), outside one (eager) for a longer step; the form stands where the table has no
+    value.
     """
     within = gpus <= gpu.interconnect_domain_gpus
     link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
@@ -65,9 +67,13 @@ def allreduce_time_s(
     row = limits.allreduce_table_row
     if limits.allreduce_table is not None and not (type(row) is float and row != row):
         graph = np.asarray(tokens) <= operators.CUDA_GRAPH_MAX_BATCH
-        measured = table_allreduce_time_s(limits.allreduce_table, row, message_bytes, gpus, graph)
-        t = np.where(np.asarray(within) & np.isfinite(measured), measured, t)
-        t = float(t) if t.ndim == 0 else t
+        scaled = message_bytes * limits.allreduce_table_bytes_scale
+        measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
+        if type(measured) is float and np.ndim(within) == 0 and np.ndim(t) == 0:  # one scenario
+            t = measured if within and measured == measured else float(t)
+        else:
+            t = np.where(np.asarray(within) & np.isfinite(measured), measured, t)
+            t = float(t) if t.ndim == 0 else t
     return ops.where(gpus > 1, t, 0.0)
 
 

@@ -120,6 +120,9 @@ class EngineFacts:
     # -- measured all-reduce table (planner.model.collectives): the GPU's row in it, NaN: the latency + bandwidth form
     allreduce_table_row: ArrayLike = math.nan
     allreduce_table: Any = None  # an AllReduceTable shared by every scenario, or None
+    # messages are looked up at this many times their bytes (1: the GPU's own row; a borrowed row: its fabric's
+    # bytes/s over this GPU's)
+    allreduce_table_bytes_scale: ArrayLike = 1.0
     # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
     moe_gemm_half_width: ArrayLike = 0.0
 

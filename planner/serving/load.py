@@ -212,7 +212,7 @@ def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
 #: published median TTFT at each sweep's lightest load minus the simulated one, over the 9 (engine, source) pairs of
 #: ``catalogs/reference/load_public.csv`` (``planner.accuracy.frontend``, which judges it leaving each source out;
 #: ``python bench/frontend_fit.py`` re-derives it, and a test checks it matches).
-FRONTEND_S = 0.0218
+FRONTEND_S = 0.0271
 
 #: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
 VLLM_BLOCK_TOKENS = 16
@@ -231,6 +231,22 @@ def warm_prompt_fraction(prompt_tokens: float, block_tokens: int = VLLM_BLOCK_TO
 
 
 # -- the run ----------------------------------------------------------------------------------------------
+
+
+#: How many ``Replica.setup`` results are kept: a setup (the step times tabulated on a batch grid: two model calls of
+#: ~100-300 rows, ~50 ms) does not depend on the rate, so sizing a fleet asks for the same few setups again and again
+#: (examples/budget-review.toml: 222 setups per export, 1-2 s of CPU on a repeat before they were kept). A
+#: ``ServingSetup`` is frozen, so sharing it is safe.
+SETUPS_KEPT = 256
+_SETUPS: dict[tuple, tuple[tuple, ServingSetup]] = {}
+
+
+def _key_part(x: Any) -> Any:
+    """A name or number as itself (numpy scalars as Python ones, with their type: 1 and 1.0 stay apart), anything
+    else by identity."""
+    if isinstance(x, np.generic):
+        x = x.item()
+    return (type(x).__name__, x) if x is None or type(x) in (str, int, float, bool, bytes) else ("id", id(x))
 
 
 @dataclass(frozen=True)
@@ -267,6 +283,37 @@ class Replica:
         means), slots for the shortest of ``lengths``, a closed-loop client of ``concurrency`` (0: none)."""
         if self.scheduler not in SCHEDULERS:
             raise InvalidInputError(f"scheduler {self.scheduler!r} is not known; use one of {', '.join(SCHEDULERS)}")
+        key, kept = self._setup_key(prompt_tokens, output_tokens, lengths, concurrency)
+        hit = _SETUPS.get(key)
+        if hit is not None:
+            return hit[1]
+        out = self._setup(prompt_tokens, output_tokens, lengths, concurrency)
+        if len(_SETUPS) >= SETUPS_KEPT:
+            _SETUPS.clear()
+        _SETUPS[key] = (kept, out)
+        return out
+
+    def _setup_key(self, prompt_tokens, output_tokens, lengths, concurrency) -> tuple[tuple, tuple]:
+        """(key, objects to keep alive) of a ``setup`` call: everything ``serving_setups`` reads. The catalog and the
+        calibration are the ones a None resolves to now (``$PLANNER_CATALOG``, ``$PLANNER_CALIBRATION``); objects
+        other than names and numbers are keyed by identity and kept alive with the entry, so no other object can
+        take their key (as ``planner.catalog.resolve._resolve_one`` does)."""
+        from planner.catalog import default_catalog
+        from planner.deploy import resolve_calibration  # as every model call resolves it (``deploy``)
+
+        catalog = self.catalog or default_catalog()
+        calibration = resolve_calibration(self.calibration)
+        objects = (
+            self.gpu, self.model, self.gpus, self.scheduler, self.max_num_seqs, self.max_num_batched_tokens,
+            self.weight_precision, self.kv_precision, self.engine, calibration, catalog, self.speculative,
+        )  # fmt: skip
+        pairs = None if not lengths else hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes()).digest()
+        asked = (prompt_tokens, output_tokens, len(lengths) if lengths else 0, pairs, concurrency)
+        return tuple(map(_key_part, objects + asked)), objects + asked
+
+    def _setup(
+        self, prompt_tokens: float, output_tokens: float, lengths: list | None = None, concurrency: int = 0
+    ) -> ServingSetup:
         shaped = np.empty((), dtype=object)
         shaped[()] = lengths or fixed_lengths(prompt_tokens, output_tokens, 1)
         _, setups, _ = serving_setups(

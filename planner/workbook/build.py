@@ -2,7 +2,7 @@
 
 Sheets, one module each: Inputs (opens here), Results, Levers, Load (latency against traffic per lever: numbers planner's
 simulation computed, not formulas), Charts, Explain, Assumptions, Ranges, Calc (every step of the model, one column per
-scenario), Sweeps (chart data), GPUs, Models, Precisions (catalog tables).
+scenario), Sweeps (chart data), GPUs, Models, Precisions (catalog tables), AllReduce (vLLM's measured all-reduce table).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from planner.accuracy.calibration import Calibration, resolve_calibration
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError
+from planner.workbook.allreduce_sheet import allreduce_sheet
 from planner.workbook.assumptions import assumptions_sheet
 from planner.workbook.calc import calc_rows, calc_sheet
 from planner.workbook.catalog_sheets import gpus_sheet, gqa_sibling, models_sheet, precisions_sheet
@@ -60,6 +61,7 @@ def build_catalog_sheets(
         gpus_sheet(catalog, gpus, engine, calibration),
         models_sheet(catalog, models, list(catalog.models)),
         precisions_sheet(list(catalog.precisions)),
+        allreduce_sheet(),
     ):
         sheets.append(sheet)
         names += n

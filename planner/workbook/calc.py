@@ -228,6 +228,7 @@ def calc_rows(
         Row("domain", "Fabric domain (larger groups use PCIe)", "GPUs", INT, "INDEX(gpu_domain,{gpu_row})"),
         Row("pcie_bw", "PCIe", "B/s", '#,##0,,," GB/s"', "INDEX(gpu_pcie_bw,{gpu_row})"),
         Row("pcie_lat", "PCIe all-reduce latency", "s", "0.000E+00", "INDEX(gpu_pcie_latency,{gpu_row})"),
+        *[Row(k, label, unit, fmt, tmpl) for k, label, unit, fmt, tmpl in F.ALLREDUCE_GROUP_ROWS],
         Row("ecc", "ECC reserved fraction", "", "0.0000", "INDEX(gpu_ecc,{gpu_row})"),
         Row("price_catalog", "Catalog price (0: none)", "US$/h", '"$"#,##0.00', "INDEX(gpu_price,{gpu_row})"),
         Row("tokens", "Profiling tokens", "tokens", INT, "INDEX(gpu_tokens,{gpu_row})"),

@@ -16,6 +16,7 @@ from planner.accuracy.ranges import query_values
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors
+from planner.engines.allreduce_table import read_allreduce_table
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.engines.profiles import EngineProfile
@@ -118,6 +119,15 @@ def gpus_sheet(
 
         return value
 
+    def allreduce_block(g: Gpu) -> int:
+        """1 + the row of the measured all-reduce table the model reads for ``g`` (0: none, the form)."""
+        row = gpu_numbers(g, engine, calibration)["allreduce_table_row"]
+        return 0 if math.isnan(row) else int(row) + 1
+
+    def allreduce_source(g: Gpu) -> str | None:
+        block = allreduce_block(g)
+        return read_allreduce_table().gpus[block - 1] if block else None
+
     def domain(g: Gpu, r: int):
         return min(fabric_numbers(g)["interconnect_domain_gpus"], 4096.0)  # unlimited: more than any group
 
@@ -162,6 +172,21 @@ def gpus_sheet(
             11,
             "gpu_pcie_latency",
             formula=True,
+        ),
+        Column(
+            "All-reduce table block (AllReduce sheet; 0: the form)",
+            lambda g, r: allreduce_block(g),
+            INT,
+            10,
+            "gpu_ar_block",
+        ),
+        Column("All-reduce table of", text(lambda g, r: allreduce_source(g)), width=14),
+        Column(
+            "All-reduce message scale (that fabric / this one)",
+            lambda g, r: gpu_numbers(g, engine, calibration)["allreduce_table_bytes_scale"],
+            "0.000###",
+            10,
+            "gpu_ar_scale",
         ),
         Column("ECC reserved fraction", lambda g, r: g.ecc_reserved_fraction, "0.0000", 9, "gpu_ecc"),
         Column(

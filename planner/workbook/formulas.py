@@ -9,7 +9,7 @@ shows that error as the model raises the exception. Unknown names fail MATCH: #N
 Each template mirrors one function of ``planner.model`` / ``planner.api`` (named in its comment), in the same
 order of operations, so the parity test holds to 1e-9 relative. Only the functions both Excel and LibreOffice
 compute without a prefix are used: INDEX, MATCH, IF, AND, OR, ISNUMBER, ISERROR, INT, MIN, MAX, POWER, LN,
-NA.
+EXP, LOG, ROWS, COLUMNS, NA.
 """
 
 from __future__ import annotations
@@ -19,6 +19,9 @@ from collections.abc import Callable
 
 from planner.api import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, MAX_GPUS
 
+#: vLLM's largest captured CUDA-graph batch (planner.model.operators.CUDA_GRAPH_MAX_BATCH; the workbook does not
+#: import the model: tests/test_workbook.py checks the two agree), as ``cuda_graph_batch`` spells it too
+CUDA_GRAPH_MAX_BATCH = 512
 _KEY = re.compile(r"\{([A-Za-z0-9_:.]+)\}")
 
 
@@ -239,13 +242,101 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
     ]
 
 
+#: Calc rows of the measured all-reduce table that depend on the GPU and group only (key, label, unit, format,
+#: template): planner.model.collectives.table_allreduce_time_s's row, group segment and weight. #N/A where the table
+#: does not apply (no block, a group outside its sizes or beyond the fabric domain): the form stands.
+ALLREDUCE_GROUP_ROWS = [
+    ("ar_block", "All-reduce table block (0: none)", "", "0", "INDEX(gpu_ar_block,{gpu_row})"),
+    ("ar_scale", "All-reduce message scale (borrowed table)", "", "0.000###", "INDEX(gpu_ar_scale,{gpu_row})"),
+    (
+        "ar_in",
+        "Measured all-reduce applies",
+        "",
+        None,
+        "AND({ar_block}>0,{n}>=MIN(ar_groups),{n}<=MAX(ar_groups),{n}<={domain})",
+    ),
+    ("ar_gj", "All-reduce table: group row", "", "0", "IF({ar_in},MIN(MATCH({n},ar_groups,1),ROWS(ar_groups)-1),NA())"),
+    (
+        "ar_gw",
+        "All-reduce table: weight of the larger group",
+        "",
+        "0.000###",
+        "IF({n}=INDEX(ar_groups,{ar_gj}),0,IF({n}=INDEX(ar_groups,{ar_gj}+1),1,"
+        "(LOG({n},2)-LOG(INDEX(ar_groups,{ar_gj}),2))/(LOG(INDEX(ar_groups,{ar_gj}+1),2)-LOG(INDEX(ar_groups,{ar_gj}),2))))",
+    ),
+]
+
+
+def _log_us(row: str, col: str) -> str:
+    """log(seconds) of one table cell (a blank: an error, the form stands)."""
+    return f"LN(INDEX(ar_us,{row},{col})/1000000)"
+
+
+def _over_groups(col: str) -> str:
+    """log time at size column ``col``, linear in log2(GPUs) between the block's two group rows."""
+    left, right = _log_us("{.ar_row}", col), _log_us("{.ar_row}+1", col)
+    return f"IF({{ar_gw}}=0,{left},IF({{ar_gw}}=1,{right},{left}+({right}-{left})*{{ar_gw}}))"
+
+
+def allreduce_rows(tokens: str) -> list[tuple[str, str, str, str, str]]:
+    """planner.model.collectives.table_allreduce_time_s for one all-reduce of a step of ``tokens`` tokens: the
+    message (tokens x hidden x 2 B, x the borrowed table's scale) looked up on the AllReduce sheet, log time linear
+    in log2(bytes) between measured sizes (the smallest size's time below them, the last segment's bytes per second
+    beyond 512 MiB), in the CUDA-graph rows for a step of at most model.operators.CUDA_GRAPH_MAX_BATCH tokens."""
+    top = "ar_top_bytes"
+    return [
+        ("ar_bytes", "All-reduce message looked up", "B", "#,##0", f"{tokens}*({{hidden}}*2)*{{ar_scale}}"),
+        (
+            "ar_x",
+            "All-reduce table: log2(bytes) within it",
+            "",
+            "0.000###",
+            "IF({ar_in},MIN(MAX(LOG(MAX({.ar_bytes},1),2),INDEX(ar_log2_bytes,1,1)),"
+            "INDEX(ar_log2_bytes,1,COLUMNS(ar_log2_bytes))),NA())",
+        ),
+        (
+            "ar_sj",
+            "All-reduce table: size column",
+            "",
+            "0",
+            "MIN(MATCH({.ar_x},ar_log2_bytes,1),COLUMNS(ar_log2_bytes)-1)",
+        ),
+        (
+            "ar_sw",
+            "All-reduce table: weight of the larger size",
+            "",
+            "0.000###",
+            "({.ar_x}-INDEX(ar_log2_bytes,1,{.ar_sj}))/(INDEX(ar_log2_bytes,1,{.ar_sj}+1)-INDEX(ar_log2_bytes,1,{.ar_sj}))",
+        ),
+        (
+            "ar_row",
+            "All-reduce table: row (graph or eager)",
+            "",
+            "0",
+            f"({{ar_block}}-1)*2*ROWS(ar_groups)+IF({tokens}<={CUDA_GRAPH_MAX_BATCH},0,ROWS(ar_groups))+{{ar_gj}}",
+        ),
+        ("ar_lo", "All-reduce table: log s at the smaller size", "", "0.000###", _over_groups("{.ar_sj}")),
+        ("ar_hi", "All-reduce table: log s at the larger size", "", "0.000###", _over_groups("{.ar_sj}+1")),
+        (
+            "ar_t",
+            "All-reduce, measured (#N/A: the form)",
+            "s",
+            "0.000E+00",
+            f"IF({{.ar_bytes}}>{top},EXP({{.ar_hi}})+({{.ar_bytes}}-{top})*((EXP({{.ar_hi}})-EXP({{.ar_lo}}))"
+            f"/({top}-ar_below_top_bytes)),"
+            "EXP(IF({.ar_sw}=0,{.ar_lo},IF({.ar_sw}=1,{.ar_hi},{.ar_lo}+({.ar_hi}-{.ar_lo})*{.ar_sw}))))",
+        ),
+    ]
+
+
 def tp_communication(tokens: str, single_gpu: str = "0") -> str:
-    """model.tp_communication_s: two all-reduces per layer of tokens x hidden 16-bit values (allreduce_time_s:
-    latency + 2 (n-1)/n x bytes / link, in the fabric domain or over PCIe); ``single_gpu`` on one GPU."""
+    """model.tp_communication_s: two all-reduces per layer of tokens x hidden 16-bit values (allreduce_time_s: the
+    measured table's time ``{.ar_t}`` where it has one, else latency + 2 (n-1)/n x bytes / link, in the fabric domain
+    or over PCIe); ``single_gpu`` on one GPU."""
     return (
-        f"2*{{layers}}*IF({{n}}>1,IF({{n}}<={{domain}},{{f_allreduce_latency_s}},{{pcie_lat}})"
+        f"2*{{layers}}*IF({{n}}>1,IF(ISNUMBER({{.ar_t}}),{{.ar_t}},IF({{n}}<={{domain}},{{f_allreduce_latency_s}},{{pcie_lat}})"
         f"+2*({{n}}-1)/{{n}}*({tokens}*{{hidden}}*2)"
-        f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}}),{single_gpu})"
+        f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}})),{single_gpu})"
     )
 
 
@@ -274,6 +365,7 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
+        *allreduce_rows(b),
         # 0 x batch: a batch that does not fit stays an error
         ("comm", "All-reduce time", "s", "0.000E+00", tp_communication(b, f"0*{b}")),
         (
@@ -325,6 +417,7 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
         *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention"),
         ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}"),
+        *allreduce_rows("{context}"),
         ("comm", "All-reduce time", "s", "0.000E+00", tp_communication("{context}")),
         (
             "ttft",

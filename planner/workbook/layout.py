@@ -31,8 +31,10 @@ RANGES_SHEET = "Ranges"
 GPUS_SHEET = "GPUs"
 MODELS_SHEET = "Models"
 PRECISIONS_SHEET = "Precisions"
+#: vLLM's measured all-reduce table, which Calc's all-reduce formulas interpolate (``planner.workbook.allreduce_sheet``)
+ALLREDUCE_SHEET = "AllReduce"
 #: Sheets ``refresh`` rewrites from the catalog; everything else in a user's copy is kept.
-CATALOG_SHEETS = (GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET)
+CATALOG_SHEETS = (GPUS_SHEET, MODELS_SHEET, PRECISIONS_SHEET, ALLREDUCE_SHEET)
 
 INPUT_COLUMN = "B"
 FIRST_INPUT_ROW = 4
