@@ -2,15 +2,18 @@
 
     python bench/fuzz_table.py                      # CI's examples (about a minute)
     PLANNER_FUZZ_EXAMPLES=100 python bench/fuzz_table.py   # ten times as many
+    python bench/fuzz_table.py --log fuzz.log       # pytest's whole output (failures, slowest tests) kept
 
 Runs ``tests/test_fuzz_*.py`` (each example a trial of its class, ``tests/fuzz_support.py``; issue 13's
 classes included), then prints one row per class and the totals of
 the three things issue 26's "done means" asks to be zero: corrupt files, tracebacks and races. A trial that
-does not hold fails its test, so any non-zero "failed" column also shows in pytest's summary below the table.
+does not hold fails its test: pytest's line for each failed test (its exception) is printed below the table, so
+that a failure says what broke (a corrupt file, a leftover, a timeout under load) and not only its class.
 """
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import os
@@ -56,13 +59,18 @@ CORRUPT = {"XML-illegal text in an xlsx", "kills during a write", "refresh keeps
 RACES = {"concurrent writes (one winner)"}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", type=Path, help="write pytest's whole output here")
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "trials.jsonl"
         env = {**os.environ, "PLANNER_FUZZ_TABLE": str(table)}
         tests = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_fuzz_*.py"))
         run = subprocess.run(
-            [sys.executable, "-m", "pytest", "-n", "0", "-q", "-p", "no:cacheprovider"] + tests,
+            [sys.executable, "-m", "pytest", "-n", "0", "-q", "-rfE", "--tb=short", "-p", "no:cacheprovider"]
+            + ["-p", "no:benchmark"] * _has_plugin("pytest_benchmark")
+            + tests,
             cwd=ROOT,
             env=env,
             capture_output=True,
@@ -87,8 +95,21 @@ def main() -> int:
         f"tracebacks: {n_all - h_all - sum(tried[c] - held[c] for c in CORRUPT | RACES)}; "
         f"races: {sum(tried[c] - held[c] for c in RACES)}"
     )
-    print(run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[-500:])
+    if args.log:
+        args.log.write_text(run.stdout + run.stderr, encoding="utf-8")
+    out = run.stdout.strip().splitlines()
+    for line in out:
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line[:400])
+    print(out[-1] if out else run.stderr.strip()[-500:])
     return 1 if failed or run.returncode else 0
+
+
+def _has_plugin(module: str) -> bool:
+    """Whether ``module`` (a pytest plugin that breaks ``-n 0`` runs, such as pytest-benchmark) is installed."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 if __name__ == "__main__":

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from fuzz_support import tallied
-from hypothesis import HealthCheck, given, settings
+from fuzz_support import examples, tallied
+from hypothesis import given
 from hypothesis import strategies as st
 from test_import_hf import TINY
 
@@ -128,7 +128,7 @@ def _report():
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@examples(200)  # x PLANNER_FUZZ_EXAMPLES / 10 (tests/fuzz_support.py)
 @given(text=configs())
 @tallied("import-hf config.json (issue 13)")
 def test_hostile_configs_give_an_entry_or_one_line(text):

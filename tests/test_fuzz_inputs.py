@@ -8,26 +8,20 @@ hypothesis varies them from run to run.
 from __future__ import annotations
 
 import math
-import os
 import tomllib
 from pathlib import Path
 
 import tomli_w
 from click.testing import CliRunner
-from fuzz_support import tallied
-from hypothesis import HealthCheck, example, given, settings
+from fuzz_support import examples, tallied
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from planner.catalog import default_catalog
 from planner.cli import main
 
-#: Examples per test; PLANNER_FUZZ_EXAMPLES=500 for a long local run.
-FUZZ = settings(
-    max_examples=int(os.environ.get("PLANNER_FUZZ_EXAMPLES", "25")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture],
-    derandomize=False,
-)
+#: Examples per test: 25, x PLANNER_FUZZ_EXAMPLES / 10 when set (tests/fuzz_support.py, as every fuzz test).
+FUZZ = examples(25)
 
 SCENARIO = tomllib.loads(
     (Path(__file__).parent / "test_hostile.py").read_text().split('SCENARIO = """\\\n')[1].split('"""')[0]

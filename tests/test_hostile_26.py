@@ -123,6 +123,15 @@ class TestValidate:
         j = json.loads(run("validate", "--decode", str(f), "--json").stdout)
         assert j["rows"][0]["predicted"] is None and "not a positive figure" in j["rows"][0]["reason"]
 
+    def test_a_huge_published_figure_keeps_the_columns(self, tmp_path):
+        """tpot_ms = 1e308 was printed as a 400-character number in the published column (found by s58)."""
+        f = tmp_path / "d.csv"
+        f.write_text("gpu,model,batch,input_len,output_len,tpot_ms\nH100,llama2-7b,1,128,128,1e308\n")
+        r = run("validate", "--decode", str(f))
+        assert r.exit_code == 0, r.output
+        row = next(line for line in r.stdout.splitlines() if line.startswith("row1 "))
+        assert "1e+308" in row and len(row) < 120, row
+
 
 class TestWorkbookNames:
     def test_in_gpu_covering_a_range_is_one_line(self, tmp_path):

@@ -199,6 +199,13 @@ class TestRefused:
     def test_threaded_comments_and_replies(self, tmp_path):
         refused(*add_threaded_comments(WORKBOOK, tmp_path / "b.xlsx"))
 
+    def test_refused_with_o_says_the_original_keeps_them(self, tmp_path):
+        """With -o the refusal no longer suggests -o (which it also refuses): the source keeps its comments."""
+        wb, _ = add_threaded_comments(WORKBOOK, tmp_path / "b.xlsx")
+        line = one_line(run("workbook", "refresh", str(wb), "-o", str(tmp_path / "new.xlsx")), 1)
+        assert "2 threaded comments" in line and f"--force to refresh anyway without them ({wb} keeps them)" in line
+        assert not (tmp_path / "new.xlsx").exists()
+
     def test_x14_data_validation(self, tmp_path):
         refused(*add_x14_data_validation(WORKBOOK, tmp_path / "b.xlsx"))
 
@@ -271,11 +278,29 @@ def add_link_to_another_workbook(src, dest):
     return add(src, dest)
 
 
+def add_fallback_font_runs(src, dest):
+    """A GPUs-sheet source note split into runs by font, as LibreOffice Calc saves planner's own text where a
+    character needs a fallback font (a what-if saved in Calc held 8 such runs, all on the catalog sheets)."""
+    wb = openpyxl.load_workbook(src, rich_text=True)
+    ws = wb["GPUs"]
+    cell = next(
+        c for row in ws.iter_rows(min_row=2, max_row=3) for c in row if isinstance(c.value, str) and " " in c.value
+    )
+    head, tail = cell.value.split(" ", 1)
+    cell.value = CellRichText(
+        [TextBlock(InlineFont(rFont="Calibri", sz=11), head + " "), TextBlock(InlineFont(rFont="DejaVu Sans"), tail)]
+    )
+    wb.save(dest)
+    return dest, cell.coordinate
+
+
 @pytest.fixture(scope="module")
 def kept(tmp_path_factory):
-    """The what-if workbook with a rich-text note and a link to another workbook, refreshed once (no --force)."""
+    """The what-if workbook with a rich-text note, a link to another workbook and a catalog-sheet note in runs (as
+    LibreOffice saves it), refreshed once (no --force)."""
     tmp = tmp_path_factory.mktemp("kept")
-    path = add_link_to_another_workbook(add_rich_text(WORKBOOK, tmp / "a.xlsx"), tmp / "b.xlsx")
+    path, _ = add_fallback_font_runs(WORKBOOK, tmp / "0.xlsx")
+    path = add_link_to_another_workbook(add_rich_text(path, tmp / "a.xlsx"), tmp / "b.xlsx")
     with zipfile.ZipFile(path) as z:  # both are there before the refresh
         assert "xl/externalLinks/externalLink1.xml" in z.namelist()
     assert isinstance(openpyxl.load_workbook(path, rich_text=True)["Assumptions"]["H2"].value, CellRichText)
@@ -292,6 +317,12 @@ class TestKept:
         assert isinstance(back, CellRichText) and str(back) == "Budget approved on 30 Nov"
         bold = [b for b in back if isinstance(b, TextBlock)]
         assert bold and bold[0].text == "approved" and bold[0].font.b
+
+    def test_runs_on_a_catalog_sheet_are_rewritten_not_refused(self, kept):
+        """Runs in a catalog sheet's cells are planner's own text, written again from the catalog: no refusal (a
+        what-if saved in LibreOffice Calc was refused for "8 rich-text runs"; found by s58), plain text after."""
+        ws = openpyxl.load_workbook(kept, rich_text=True)["GPUs"]
+        assert not any(isinstance(c.value, CellRichText) for row in ws.iter_rows() for c in row)
 
     def test_link_to_another_workbook(self, kept):
         with zipfile.ZipFile(kept) as z:

@@ -285,8 +285,12 @@ def render_table(table: Table) -> str:
 
 
 def _num(x: float) -> str:
+    """A table figure: two decimals below 1,000, whole with thousands commas up to a billion, 3 significant
+    digits beyond (a published 1e308 ms is "1e+308", not a 400-character number that breaks the columns)."""
     if math.isnan(x):
         return "n/a"
+    if abs(x) >= 1e9:
+        return f"{x:.3g}"
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.2f}"
 
 

@@ -77,6 +77,14 @@ def _limits_text() -> str:
     )
 
 
+def _load_limits_text() -> str:
+    """The limits of the serving-runs table, as its help states them: one per distinct (median, worst) pair."""
+    by_limit: dict[tuple[float, float], list[str]] = {}
+    for q in FIGURES:
+        by_limit.setdefault(LIMITS[q], []).append(QUANTITIES[q])
+    return "; ".join(f"{', '.join(qs)} median {m:.0%}, worst {w:.0%}" for (m, w), qs in by_limit.items())
+
+
 #: The benchmark quantities; the start-up rows are held to MEMORY_TOLERANCE on every row.
 TIME_LIMITS = ("tpot_ms", "ttft_ms", "throughput_tok_s")
 
@@ -86,8 +94,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     start-up logs (limit {MEMORY_TOLERANCE:.0%} on every shipped row; your --memory file: median and worst
     {LIMITS["kv_cache_gib"][0]:.0%} and {LIMITS["kv_cache_gib"][1]:.0%}). Benchmarks: TPOT, TTFT and output
     throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
-    rate; limits: {_limits_text()}). Point --decode / --memory at your own files; rows that cannot be predicted
-    say why.
+    rate; limits: {_limits_text()}). Serving runs under load (rows with {", ".join(FIGURES)}): each simulated
+    as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
+    --decode / --memory at your own files; rows that cannot be predicted say why.
 
     Example:
 
@@ -316,14 +325,15 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     for g, grows in by_gpu.items():
         fit = fit_time_factors(grows, eng, catalog=cat)
         low, high = fit.quantiles
+        few = len(grows) < FEW_ROWS  # quantiles of a handful of residuals are no range: the held-out one applies
         entries.append(
             GpuCalibration(
                 gpu=g,
                 engine=engine.name if engine is not None else None,
                 **fit.factors,
-                residual_low=low,
-                residual_high=high,
-                source=f"{source}, {today}, {len(grows)} rows",
+                residual_low=None if few else low,
+                residual_high=None if few else high,
+                source=f"{source}, {today}, {len(grows)} row{'s' if len(grows) != 1 else ''}",
             )
         )
         echo(
@@ -331,11 +341,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
-        if len(grows) < FEW_ROWS:
+        if few:
             echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
-                f"{FEW_ROWS}): its factors can move a sizing far; measure more batches and contexts, and check it "
-                f"with: planner validate --decode {where} --calibration {output}",
+                f"{FEW_ROWS}): its factors can move a sizing far, and its range is not recorded (sizing keeps the "
+                f"held-out range); measure more batches and contexts, and check it with: "
+                f"planner validate --decode {where} --calibration {output}",
                 err=True,
             )
     write_calibration(

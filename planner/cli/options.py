@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
 import click
 
 from planner.catalog import Catalog, default_catalog
-from planner.units import parse_token_count
+from planner.units import parse_seconds, parse_token_count
 
 
 class TokenCount(click.ParamType):
@@ -27,6 +28,35 @@ class TokenCount(click.ParamType):
         if count < self.minimum:
             self.fail(f"{count:,} tokens; give at least {self.minimum:,}", param, ctx)
         return count
+
+
+class Seconds(click.ParamType):
+    """A duration as people write it: a bare number is seconds, text carries its unit ("50ms", "1.5 s");
+    ``planner.units.parse_seconds``. A bare number above ``bare_max_s`` is refused as milliseconds typed as seconds
+    (``--tpot-target 50``), with the way out; the same number with its unit ("50 s") is taken as written."""
+
+    name = "SECONDS"
+
+    def __init__(self, bare_max_s: float):
+        self.bare_max_s = bare_max_s
+
+    def convert(self, value, param, ctx) -> float:
+        if isinstance(value, float):
+            return value
+        text = str(value).strip()
+        try:
+            number = float(text)
+        except ValueError:
+            number = None
+        try:
+            seconds = parse_seconds(text if number is None else number, self.bare_max_s, "")
+        except ValueError as exc:
+            if number is not None:
+                self.fail(str(exc), param, ctx)
+            self.fail(f'{text[:40]!r} is not a duration; give seconds (0.05) or the unit ("50ms")', param, ctx)
+        if math.isnan(seconds) or seconds <= 0:
+            self.fail(f"{text[:40]!r}: give a time above 0 seconds", param, ctx)
+        return seconds
 
 
 def catalog_option(f):

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import TokenCount, catalog_option, load
+from planner.cli.options import Seconds, TokenCount, catalog_option, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
+from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
@@ -237,8 +238,18 @@ def plan_as_dict(p: Plan) -> dict:
 )
 @click.option("--prompt-tokens", type=TokenCount(), help="Mean prompt length under load, tokens.")
 @click.option("--output-tokens", type=TokenCount(), help="Mean output length under load, tokens.")
-@click.option("--ttft-target", type=click.FloatRange(min=0, min_open=True), help="TTFT target at the percentile, s.")
-@click.option("--tpot-target", type=click.FloatRange(min=0, min_open=True), help="TPOT target at the percentile, s.")
+@click.option(
+    "--ttft-target",
+    type=Seconds(BARE_TTFT_MAX_S),
+    help=f'TTFT target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
+    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds.",
+)
+@click.option(
+    "--tpot-target",
+    type=Seconds(BARE_TPOT_MAX_S),
+    help=f'TPOT target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
+    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds.",
+)
 @click.option(
     "--percentile", type=click.Choice(["50", "90", "95", "99"]), default="95", show_default=True, help="Of the targets."
 )

@@ -7,6 +7,7 @@ edits on other sheets (Assumptions included) and sheets the user added are kept.
 
 from __future__ import annotations
 
+import html
 import io
 import os
 import re
@@ -92,7 +93,7 @@ def refresh(
         check_target(dest, force, make_parents=True)
     elif not force and (not src.stat().st_mode & 0o222 or not os.access(src, os.W_OK)):  # root: mode bits
         raise WorkbookError(f"{src} is read-only; pass --force to refresh it anyway (it stays read-only)")
-    before = package_features(check_file(src))
+    before = package_features(check_file(src), CATALOG_SHEETS)
     wb = load(src, keep_user_content=True)
     check_marker(wb, src)
     cat = catalog or default_catalog()
@@ -127,12 +128,13 @@ def refresh(
     wb.calculation.fullCalcOnLoad = True
     buf = io.BytesIO()
     wb.save(buf)
-    lost = before - package_features(buf)
+    lost = before - package_features(buf, CATALOG_SHEETS)
     if lost and not force:
         what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(lost.items()))
+        keep = f"{src} keeps them" if not in_place else "with -o NEW.xlsx the original keeps them"
         raise WorkbookError(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
-            "pass --force to refresh anyway and lose them, or refresh a copy with -o"
+            f"pass --force to refresh anyway without them ({keep})"
         )
     # after that check, so that a refused refresh simulates nothing; the new sheet has as many charts as the old
     refresh_load(wb, src, cat, eng, cal, force)
@@ -211,6 +213,9 @@ def _write_rate_factors(wb, factors: dict[str, float | None]) -> None:
         ws[f"{scenario_col(key)}{row}"].value = factors.get(key)
 
 
+_RUN = rb"<(?:\w+:)?r>"
+_RICH_TEXT = "rich-text run"
+
 #: Parts a user may add, and whether openpyxl reads them back: (label, part-name pattern, element pattern).
 #: Counted before and after the rewrite; what the rewrite would lose is refused unless --force. Rich text
 #: (runs in shared or inline strings) and links to other workbooks are read with ``rich_text`` and
@@ -224,7 +229,7 @@ _FEATURES = (
     ("slicer", r"xl/slicers/[^/]+\.xml", None),
     ("form control", r"xl/ctrlProps/[^/]+\.xml", None),
     ("threaded comment", r"xl/threadedComments/[^/]+\.xml", rb"<(?:\w+:)?threadedComment[\s>]"),
-    ("rich-text run", r"xl/(?:sharedStrings|worksheets/[^/]+)\.xml", rb"<(?:\w+:)?r>"),
+    (_RICH_TEXT, r"xl/(?:sharedStrings|worksheets/[^/]+)\.xml", _RUN),
     ("link to another workbook", r"xl/externalLinks/externalLink[^/]*\.xml", None),
     ("x14 data validation", r"xl/worksheets/[^/]+\.xml", rb"<x14:dataValidation[\s>]"),
     ("x14 conditional format (data bar, icon set)", r"xl/worksheets/[^/]+\.xml", rb"<x14:cfRule[\s>]"),
@@ -251,18 +256,63 @@ def user_rows(wb, catalog: Catalog) -> list[str]:
     return found
 
 
-def package_features(source) -> Counter:
-    """How many pictures, shapes, charts, sparklines, pivot tables, slicers and form controls an xlsx holds.
+def package_features(source, rewritten_sheets: tuple[str, ...] = ()) -> Counter:
+    """How many pictures, shapes, charts, sparklines, pivot tables, slicers, form controls, rich-text runs ...
+    (``_FEATURES``) an xlsx holds.
 
-    Read from the package's parts (zip entries) without an XML parser, so nothing is lost to openpyxl.
+    Read from the package's parts (zip entries) without an XML parser, so nothing is lost to openpyxl. Rich-text
+    runs in the cells of ``rewritten_sheets`` (the catalog sheets refresh writes again from the catalog) are not
+    counted: LibreOffice saves planner's own text there as runs where a character needs a fallback font, and
+    those cells are replaced by design, not user work lost.
     """
     found: Counter = Counter()
     with zipfile.ZipFile(source) as z:
+        skipped = _sheet_parts(z, rewritten_sheets)
         for name in z.namelist():
             for label, part, element in _FEATURES:
                 if re.fullmatch(part, name):
+                    if label == _RICH_TEXT and rewritten_sheets:
+                        continue  # counted below, sheet by sheet
                     found[label] += 1 if element is None else len(re.findall(element, z.read(name)))
+        if rewritten_sheets:
+            found[_RICH_TEXT] += _runs_outside(z, skipped)
     return +found
+
+
+def _sheet_parts(z: zipfile.ZipFile, sheets: tuple[str, ...]) -> set[str]:
+    """The package part names (``xl/worksheets/sheetN.xml``) of the sheets named ``sheets``."""
+    if not sheets or "xl/workbook.xml" not in z.namelist():
+        return set()
+    rels = z.read("xl/_rels/workbook.xml.rels") if "xl/_rels/workbook.xml.rels" in z.namelist() else b""
+    targets = {}
+    for rel in re.findall(rb"<(?:\w+:)?Relationship\b[^>]*>", rels):
+        rid, target = re.search(rb'\bId="([^"]*)"', rel), re.search(rb'\bTarget="([^"]*)"', rel)
+        if rid and target:
+            path = html.unescape(target[1].decode())
+            targets[rid[1]] = path.lstrip("/") if path.startswith("/") else "xl/" + path
+    parts = set()
+    for sheet in re.findall(rb"<(?:\w+:)?sheet\b[^>]*>", z.read("xl/workbook.xml")):
+        name, rid = re.search(rb'\bname="([^"]*)"', sheet), re.search(rb'\br:id="([^"]*)"', sheet)
+        if name and rid and html.unescape(name[1].decode()) in sheets and rid[1] in targets:
+            parts.add(targets[rid[1]])
+    return parts
+
+
+def _runs_outside(z: zipfile.ZipFile, skipped: set[str]) -> int:
+    """Rich-text runs in the cells of every worksheet but ``skipped``: inline strings in the sheet part, and the
+    shared strings its cells use (each shared string counted once)."""
+    names = z.namelist()
+    shared = z.read("xl/sharedStrings.xml") if "xl/sharedStrings.xml" in names else b""
+    runs_of = [len(re.findall(_RUN, si)) for si in re.findall(rb"<(?:\w+:)?si>(.*?)</(?:\w+:)?si>", shared, re.S)]
+    used: set[int] = set()
+    inline = 0
+    for name in names:
+        if re.fullmatch(r"xl/worksheets/[^/]+\.xml", name) and name not in skipped:
+            data = z.read(name)
+            inline += len(re.findall(_RUN, data))
+            for index in re.findall(rb'<(?:\w+:)?c\b[^>]*\bt="s"[^>]*>\s*<(?:\w+:)?v>(\d+)</', data):
+                used.add(int(index))
+    return inline + sum(runs_of[i] for i in used if i < len(runs_of))
 
 
 def _engine_of(wb) -> str:
