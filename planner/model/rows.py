@@ -160,25 +160,14 @@ def _operator(op: Any, mixin: Any, reflected: bool = False) -> Any:
     return method
 
 
-#: Rows' binary operators with a fast path (``_operator``): name, the operator, whether it has a reflected form.
-_OPERATORS = (
-    ("add", operator.add, True),
-    ("sub", operator.sub, True),
-    ("mul", operator.mul, True),
-    ("truediv", operator.truediv, True),
-    ("pow", operator.pow, True),
-    ("and", operator.and_, True),
-    ("or", operator.or_, True),
-    ("lt", operator.lt, False),
-    ("le", operator.le, False),
-    ("gt", operator.gt, False),
-    ("ge", operator.ge, False),
-    ("eq", operator.eq, False),
-    ("ne", operator.ne, False),
-)
-for _name, _op, _reflected in _OPERATORS:
+#: Rows' binary operators with a fast path (``_operator``): the arithmetic ones (with a reflected form), then the
+#: comparisons; each is the ``operator`` module's function of that name (``and_``, ``or_`` for and, or).
+_ARITHMETIC = ("add", "sub", "mul", "truediv", "pow", "and", "or")
+_COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
+for _name in _ARITHMETIC + _COMPARISONS:
+    _op = getattr(operator, f"{_name}_" if _name in ("and", "or") else _name)
     setattr(Rows, f"__{_name}__", _operator(_op, getattr(NDArrayOperatorsMixin, f"__{_name}__")))
-    if _reflected:
+    if _name in _ARITHMETIC:
         setattr(Rows, f"__r{_name}__", _operator(_op, getattr(NDArrayOperatorsMixin, f"__r{_name}__"), True))
 
 #: numpy functions that only read their arguments and return a new array: they may be given a kept read-only
