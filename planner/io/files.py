@@ -29,6 +29,7 @@ import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -230,15 +231,38 @@ GROUP_FILE_NAME = "process-group"
 
 
 def _kill_left_group(folder: Path) -> None:
-    """SIGKILL the process group named in ``folder``'s ``GROUP_FILE_NAME`` if its leader still runs with ``folder``
-    as its working folder (so a reused process id is never hit; Linux's /proc says; elsewhere nothing is killed)."""
+    """SIGKILL the process group named in ``folder``'s ``GROUP_FILE_NAME`` if one of its processes still runs with
+    ``folder`` as its working folder (so a reused process id is never hit; Linux's /proc says, elsewhere nothing is
+    killed), then wait up to 5 s for them to end so that none writes into the folder while it is removed."""
     try:
         pgid = int((folder / GROUP_FILE_NAME).read_text(encoding="ascii"))
-        if Path(os.readlink(f"/proc/{pgid}/cwd")) != folder.resolve():
-            return
-        os.killpg(pgid, signal.SIGKILL)
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return
+    members = _group_members_in(pgid, folder.resolve())
+    if not members or not hasattr(os, "killpg"):
+        return
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except OSError:
+        return
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in members):
+        time.sleep(0.05)
+
+
+def _group_members_in(pgid: int, folder: Path) -> list[int]:
+    """The ids of process group ``pgid``'s processes (this user's, from /proc) when any works in ``folder``; []."""
+    members, inside = [], False
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
+            if int(stat.rsplit(")", 1)[1].split()[2]) != pgid:  # fields after "(comm)": state, ppid, pgrp
+                continue
+            members.append(int(entry.name))
+            inside = inside or Path(os.readlink(entry / "cwd")) == folder
+        except (OSError, ValueError, IndexError):
+            continue
+    return members if inside else []
 
 
 #: ``planner-<kind>-<pid>-<random>``: a private temporary folder (see ``private_temp_dir``).

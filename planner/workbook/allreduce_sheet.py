@@ -87,6 +87,6 @@ def allreduce_sheet() -> tuple[Sheet, list[Name]]:
 
 
 def _microseconds(table, gpu: int, mode: int, group: int, size: int) -> float:
-    """The shipped CSV's microseconds (4 significant figures) from the table's log seconds: the value written, so
-    LN(value / 1e6) in the sheet is the log the Python model reads, to rounding."""
-    return float(f"{math.exp(table.log_seconds[gpu, mode, group, size]) * 1e6:.4g}")
+    """The table's microseconds as the Python model reads them (the shipped CSV's, made non-decreasing in size by
+    ``planner.engines.allreduce_table``), unrounded, so LN(value / 1e6) in the sheet is the model's log to 1e-15."""
+    return math.exp(table.log_seconds[gpu, mode, group, size]) * 1e6
