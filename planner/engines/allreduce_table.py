@@ -21,7 +21,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.kernel_curves import FALLBACK, NEAREST
@@ -58,6 +57,8 @@ def _never_faster_when_larger(log_seconds: np.ndarray) -> np.ndarray:
     take less time than the smaller one (tests/test_model_laws.py). The least-squares non-decreasing fit keeps
     every monotone row as measured and spreads a dip over its neighbours instead of carrying one slow size forward.
     """
+    from scipy.optimize import isotonic_regression  # here, not at import: scipy.optimize costs ~0.4 s at Excel's start
+
     finite = np.isfinite(log_seconds)
     out = log_seconds.copy()
     if finite.sum() > 1:
