@@ -1,0 +1,53 @@
+"""gpt-oss serving rows read as they ran (issue 21/22): the checkpoint's own precisions, the model the run served.
+
+Sources: gpt-oss-120b config.json (https://huggingface.co/openai/gpt-oss-120b/blob/main/config.json: 36 layers,
+hidden 2880, 64 query heads and 8 KV heads of 64, attention biases, one sink per head); vLLM's
+``Mxfp4Config.get_quant_method`` (vllm/model_executor/layers/quantization/mxfp4.py, commit 007d50058a06): linear
+layers unquantized, only the fused MoE experts in MXFP4; gpustack docs/performance-lab/gpt-oss-20b/h100.md and
+gpt-oss-120b/h100.md at commit 47277d79 (the rows' ``source`` addresses).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import api
+from planner.accuracy.published import load_decode_rows, weight_precision_of
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {r.record_id: r for r in load_decode_rows()}
+
+
+def test_an_experts_only_cell_reads_as_the_checkpoint():
+    assert weight_precision_of("mxfp4 experts (checkpoint)", "openai/gpt-oss-120b") is None
+    assert weight_precision_of("mxfp4 experts (checkpoint format)", "openai/gpt-oss-120b") is None
+    # a cell that states one precision for the whole model keeps it; a blank one falls back to the name's
+    assert weight_precision_of("mxfp4", "openai/gpt-oss-120b") == "mxfp4"
+    assert weight_precision_of("", "Qwen/Qwen3-8B-FP8") == "fp8"
+
+
+def test_gpt_oss_rows_keep_attention_in_bf16(rows):
+    """The rows' reading weighs the attention projections at 2 B, not MXFP4's 0.53125 B: the difference from an
+    all-MXFP4 reading is exactly the attention's weights, biases and sinks x 1.46875 B (config.json shapes)."""
+    row = rows["GPUSTACK-112"]
+    assert row.weight_precision is None
+    read = api.memory_plan("H100 SXM 80GB", "gpt-oss-120b", 410, gpus=1, weight_precision=row.weight_precision)
+    all_fp4 = api.memory_plan("H100 SXM 80GB", "gpt-oss-120b", 410, gpus=1, weight_precision="mxfp4")
+    q, kv, hidden = 64 * 64, 8 * 64, 2880
+    per_layer = hidden * q * 2 + hidden * kv * 2 + (q + 2 * kv + hidden) + 64  # q/o, k/v, biases, sinks
+    assert read.weight_bytes - all_fp4.weight_bytes == pytest.approx(36 * per_layer * (2 - 0.53125), abs=1)
+
+
+def test_the_tuning_step_that_names_120b_served_20b(rows):
+    """gpustack's gpt-oss-20b H100 document, step 5: its serving script names gpt-oss-120b, but the run sits in the
+    20b document's tuning sequence on one H100 and matches step 4's 20b result (9,027 vs 9,064 output tok/s), three
+    times what the 120b document's own one-H100 runs reach (2,874-2,943 tok/s)."""
+    row = rows["GPUSTACK-147"]
+    assert row.model == "openai/gpt-oss-20b"
+    assert "gpt-oss-20b/h100.md" in row.source
+    step4 = rows["GPUSTACK-146"]
+    assert row.throughput_tokens_per_s == pytest.approx(step4.throughput_tokens_per_s, rel=0.01)
+    one_h100_120b = [rows[k].throughput_tokens_per_s for k in ("GPUSTACK-112", "GPUSTACK-115", "GPUSTACK-119")]
+    assert max(one_h100_120b) < row.throughput_tokens_per_s / 3
