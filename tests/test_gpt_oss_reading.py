@@ -51,3 +51,30 @@ def test_the_tuning_step_that_names_120b_served_20b(rows):
     assert row.throughput_tokens_per_s == pytest.approx(step4.throughput_tokens_per_s, rel=0.01)
     one_h100_120b = [rows[k].throughput_tokens_per_s for k in ("GPUSTACK-112", "GPUSTACK-115", "GPUSTACK-119")]
     assert max(one_h100_120b) < row.throughput_tokens_per_s / 3
+
+
+GiB = 2**30
+
+
+@pytest.mark.parametrize(("record", "model", "logged_gib"), [("XL05", "gpt-oss-120b", 64.38), ("XL04", "gpt-oss-20b", 13.47)])
+def test_vllm_loads_mxfp4_experts_padded_to_256(record, model, logged_gib):
+    """vLLM's MXFP4 MoE kernels pad the experts' hidden size 2,880 -> 3,072 (triton_kernels ``HopperMXValueLayout``
+    aligns one dimension to 256; Marlin's ``create_weights`` rounds ``hidden_size`` up to 256): the experts take
+    3,072 / 2,880 of their stored bytes. llm-d's H100 logs ('Model loading took', catalogs/reference/
+    vllm_startup_extra.csv XL04/XL05, llm-d/llm-d-benchmark config_explorer/empirical-vllm-memory-results.md):
+    64.38 and 13.47 GiB, within 0.3% of the rule; the checkpoint alone (60.71 / 12.81 GiB) is 4.9-5.7% short."""
+    loaded = float(api.memory_plan("H100 SXM 80GB", model, 1024, gpus=1, engine="vllm").weight_bytes)
+    stored = float(api.weight_bytes(model))
+    assert loaded / GiB == pytest.approx(logged_gib, rel=0.003)
+    assert stored / GiB < 0.96 * logged_gib
+    # an engine without the rule loads the checkpoint as stored
+    assert float(api.memory_plan("H100 SXM 80GB", model, 1024, gpus=1, engine="tensorrt-llm").weight_bytes) == stored
+
+
+def test_the_padding_is_the_experts_hidden_alignment():
+    """gpt-oss-120b: 114,661,785,600 routed expert weights (36 layers x 128 experts x 3 x 2,880^2, config.json) at
+    0.53125 B, x (3,072 / 2,880 - 1)."""
+    loaded = float(api.memory_plan("A100 SXM 80GB", "gpt-oss-120b", 1024, gpus=1, engine="vllm").weight_bytes)
+    stored = float(api.weight_bytes("gpt-oss-120b"))
+    experts = 36 * 128 * 3 * 2880 * 2880
+    assert loaded - stored == pytest.approx(experts * 0.53125 * (3072 / 2880 - 1), rel=1e-3)

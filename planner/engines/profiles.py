@@ -62,6 +62,9 @@ class EngineProfile:
     #: vLLM V1's hybrid KV cache manager: layers paged in groups of equal size, padded with empty layers, a local
     #: group one block over its window (``planner.model.memory.padded_kv_layer_tokens``); False: layers alone
     kv_group_padding: bool = False
+    #: MXFP4 experts' hidden size is padded to a multiple of this when the engine loads them (vLLM, SGLang: 256,
+    #: ``planner.model.memory.loaded_expert_padding_bytes``); 0: loaded as stored
+    mxfp4_expert_hidden_alignment: int = 0
     #: KV heads need not divide the tensor-parallel group (TensorRT-LLM gives each GPU ceil(KV heads / g)); False:
     #: KV heads % g = 0 or g % KV heads = 0 (vLLM and SGLang's ``QKVParallelLinear``; ``model.tensor_parallel_ok``)
     kv_heads_any_split: bool = False
@@ -198,6 +201,7 @@ VLLM_COMMON = dict(
     **VLLM_KV,
     block_size=16,
     kv_group_padding=True,
+    mxfp4_expert_hidden_alignment=256,
     **KERNEL_FACTORS,
     step_overhead_s=VLLM_STEP_OVERHEAD_S,
     prefill_latency_s=VLLM_PREFILL_LATENCY_S,
@@ -388,6 +392,7 @@ def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
         non_torch_bytes=0.25 * GiB,
         non_torch_bytes_tensor_parallel=1.83 * GiB,
         block_size=1,
+        mxfp4_expert_hidden_alignment=256,  # its triton_kernels swizzle (planner.model.memory.loaded_expert_padding_bytes)
         step_overhead_s=VLLM_STEP_OVERHEAD_S,
         prefill_latency_s=VLLM_PREFILL_LATENCY_S,
         sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,

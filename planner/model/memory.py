@@ -29,6 +29,28 @@ def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
     )
 
 
+def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, engine: EngineMemoryRules) -> ArrayLike:
+    """Bytes an engine's MXFP4 MoE kernels add to the routed experts when loading them: the experts' hidden size
+    padded to a multiple of a (``engine.mxfp4_expert_hidden_alignment``; 0: none), every expert matrix having the
+    hidden size as one dimension: routed params x expert B/param x (ceil(H / a) x a / H - 1).
+
+    vLLM (0.10.1 on, gpt-oss support): on Hopper the Triton backend swizzles each expert matrix into
+    ``HopperMXValueLayout``, whose ``_padded_shape`` aligns one dimension to 256 and the other to 64
+    (triton-lang/triton python/triton_kernels/triton_kernels/tensor_details/layout_details/hopper_value.py,
+    commit 000df03e48; vLLM ``_swizzle_mxfp4``); on GPUs without it (A100: ``Mxfp4Backend.MARLIN``)
+    ``Mxfp4MoEMethod.create_weights`` pads ``hidden_size = round_up(hidden_size, 256)`` (and the expert width per GPU
+    to 128, not modelled: +2.2% of gpt-oss's experts on one GPU) (vllm/model_executor/layers/quantization/mxfp4.py,
+    commit 007d50058a06). SGLang's ``Mxfp4MoEMethod`` swizzles with the same triton_kernels layout
+    (python/sglang/srt/layers/quantization/mxfp4.py, commit 0043c43a42). gpt-oss (H = 2,880 -> 3,072): experts
+    x 1.0667. gpt-oss-120b on one H100: 60.71 + 3.78 = 64.50 GiB, where vLLM logged 'Model loading took 64.38 GiB'
+    (catalogs/reference/vllm_startup_extra.csv XL05); gpt-oss-20b: 13.44 GiB, logged 13.47 (XL04).
+    """
+    a = engine.mxfp4_expert_hidden_alignment
+    h = model.hidden_size
+    factor = ops.where(a > 0, ops.ceil(h / ops.maximum(a, 1)) * ops.maximum(a, 1) / h, 1.0) - 1.0
+    return model.params_routed_experts * precision.expert_bytes_per_param * precision.expert_mxfp4 * factor
+
+
 def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
     """Sum over layers of tokens held: full layers hold the context C, sliding-window layers min(C, window)."""
     return model.full_attention_layers * context_tokens + model.sliding_window_layers * ops.minimum(
@@ -344,7 +366,7 @@ class MemoryPlan:
     """Per-scenario memory quantities (arrays or scalars), all in bytes except counts."""
 
     gpus: ArrayLike  # tensor-parallel group size used
-    weight_bytes: ArrayLike  # whole model
+    weight_bytes: ArrayLike  # whole model, as the engine loads it (``loaded_expert_padding_bytes`` included)
     visible_bytes_per_gpu: ArrayLike
     reserve_bytes_per_gpu: ArrayLike  # activation peak + non-torch
     kv_budget_bytes_per_gpu: ArrayLike
@@ -387,8 +409,9 @@ def memory_plan(
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
         one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
-        return replace(one, gpus=gpus, weight_bytes=weight_bytes(model, precision), **group)
-    wb = weight_bytes(model, precision)
+        loaded = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)
+        return replace(one, gpus=gpus, weight_bytes=loaded, **group)
+    wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)
     visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:
         reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)
