@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from planner import api
+from planner.catalog import default_catalog
 from planner.accuracy.published import load_decode_rows, weight_precision_of
 
 
@@ -78,3 +79,54 @@ def test_the_padding_is_the_experts_hidden_alignment():
     stored = float(api.weight_bytes("gpt-oss-120b"))
     experts = 36 * 128 * 3 * 2880 * 2880
     assert loaded - stored == pytest.approx(experts * 0.53125 * (3072 / 2880 - 1), rel=1e-3)
+
+
+class TestSlidingWindowPools:
+    """What a request of a sliding-window model holds in the engine's cache, in the logged tokens (every layer's)."""
+
+    def test_vllm_hybrid_pages_at_sharegpt_context(self):
+        """gpt-oss-120b, 16-token blocks, a request at C = 313 (ShareGPT's mean prompt 215 + half its 196 output):
+        ceil(313 / 16) = 20 pages per full group, ceil(128 / 16) + 1 = 9 per sliding group (``SlidingWindowSpec``), one
+        group of each (18 layers): 18 x 16 x 29 / 36 = 232 logged tokens for 313 of context."""
+        from planner.engines.architecture import model_facts
+        from planner.model.memory import vllm_sliding_tokens_factor
+
+        facts = model_facts(default_catalog().model("gpt-oss-120b"))
+        assert vllm_sliding_tokens_factor(facts, [313], 16) == pytest.approx(36 * 313 / (18 * 16 * 29), rel=1e-12)
+        dense = model_facts(default_catalog().model("Llama-3.1-8B"))
+        assert vllm_sliding_tokens_factor(dense, [313], 16) == 1.0
+
+    def test_the_same_pages_give_the_logged_concurrency(self):
+        """DL22S-003 (vLLM 0.10.1.1, 4 x A100, dennislee22 log): 2,640,144 tokens, 'Maximum concurrency for 16,384
+        tokens per request: 284.25x'. At a 2,048-token prefill chunk a request holds 1,024 full pages and
+        ceil((127 + 2,048) / 16) + 1 = 137 sliding ones: 2,640,144 x 36 / (18 x 16 x 1,161) = 284.25."""
+        from planner.engines.architecture import model_facts
+        from planner.model.memory import padded_kv_layer_tokens
+
+        facts = model_facts(default_catalog().model("gpt-oss-120b"))
+        slots = float(padded_kv_layer_tokens(facts, 16384, 16, 2048))
+        assert slots == 18 * 16 * (1024 + 137)
+        assert 2_640_144 * 36 / slots == pytest.approx(284.25, abs=0.005)
+
+    def test_sglang_full_pool(self):
+        """SGLang splits the profiled tokens so the sliding pool holds --swa-full-tokens-ratio (0.8) x the full pool's
+        (``set_num_token_hybrid``): gpt-oss's full pool is 36 / (0.8 x 18 + 18) = 1.111 x the profiled tokens."""
+        from planner.engines.architecture import model_facts
+        from planner.model.memory import SGLANG_SWA_FULL_TOKENS_RATIO, sglang_full_pool_factor
+
+        assert SGLANG_SWA_FULL_TOKENS_RATIO == 0.8
+        facts = model_facts(default_catalog().model("gpt-oss-20b"))
+        assert sglang_full_pool_factor(facts) == pytest.approx(36 / 32.4, rel=1e-12)
+
+    @pytest.mark.parametrize(("engine", "factor"), [("vllm", 36 * 313 / (18 * 16 * 29)), ("sglang", 36 / 32.4)])
+    def test_the_simulated_cache_holds_contexts(self, engine, factor):
+        """The serving simulation's scheduler gets the logged tokens x the engine's factor (one run of 215 + 196)."""
+        from planner.serving.benchmark import serving_setups
+
+        opts = dict(engine=engine, catalog=default_catalog(), calibration=None, errors="coerce")
+        prec = dict(weight_precision=None, kv_precision=None)
+        _, setups, _ = serving_setups(
+            "H100 SXM 80GB", "gpt-oss-20b", 215.0, 196.0, 0.0, 1000.0, None, None, engine, None, 1.0, prec, opts,
+        )  # fmt: skip
+        logged = float(api.memory_plan("H100 SXM 80GB", "gpt-oss-20b", 411, gpus=1, engine=engine).kv_cache_tokens)
+        assert setups[0].scheduler.kv_tokens == pytest.approx(logged * factor, rel=1e-9)

@@ -184,6 +184,44 @@ def padded_kv_layer_tokens(model: ModelFacts, tokens: ArrayLike, block_size: int
     )
 
 
+def vllm_sliding_tokens_factor(model: ModelFacts, contexts: ArrayLike, block_size: int) -> float:
+    """How many more context tokens vLLM's hybrid cache holds than its logged "GPU KV cache size" counts, for requests
+    of ``contexts`` tokens: sum(L x C) / sum(``padded_kv_layer_tokens``(C)), L the layers with a KV cache.
+
+    The log's tokens are the pool's pages per group x block (every layer's token counted, ``kv_cache_tokens``); a
+    request holds ceil(C / b) pages in each full group and at most ceil((W - 1 + 1) / b) + 1 in each sliding
+    group (``SlidingWindowSpec``, ``kv_blocks_per_request``), so a request of C tokens takes padded(C) / L of them.
+    gpt-oss (18 full + 18 sliding-128 layers, b = 16): C = 313 (ShareGPT's mean prompt and half its output)
+    takes 18 x 16 x (20 + 9) / 36 = 232 tokens, x1.35; C = 4,100: x1.92. 1 for a model without local layers.
+    ``contexts``: each request's mean context over its life (prompt + output / 2), the scale applied to all.
+    """
+    c = np.maximum(np.asarray(contexts, dtype=float).ravel(), 1.0)
+    layers = float(model.full_attention_layers + model.sliding_window_layers)
+    if not float(model.sliding_window_layers) > 0 or not layers > 0:
+        return 1.0
+    padded = np.asarray(padded_kv_layer_tokens(model, c, block_size), dtype=float)
+    return float(layers * c.sum() / padded.sum())
+
+
+#: SGLang's default share of the sliding-window pool's tokens in the full-attention pool's (``--swa-full-tokens-ratio``,
+#: ``python/sglang/srt/server_args.py``: ``swa_full_tokens_ratio: float = 0.8``).
+SGLANG_SWA_FULL_TOKENS_RATIO = 0.8
+
+
+def sglang_full_pool_factor(model: ModelFacts, swa_full_tokens_ratio: float = SGLANG_SWA_FULL_TOKENS_RATIO) -> float:
+    """SGLang's full-attention pool over its profiled token count for a model with sliding-window and full layers:
+    L / (ratio x sliding layers + full layers). SGLang sizes the memory for ``max_total_num_tokens`` tokens of every
+    layer, then splits it so that the sliding pool holds ratio x the full pool's tokens (``ModelRunner.
+    set_num_token_hybrid``: ``denominator = swa_full_tokens_ratio * swa_layers_num + full_layers_num``;
+    ``full_max_total_num_tokens = int(total_tokens / denominator)``, python/sglang/srt/model_executor/model_runner.py).
+    gpt-oss: 36 / (0.8 x 18 + 18) = 1.111. A request holds its whole context in the full pool (the binding one
+    here; the sliding pool, which frees what falls out of the window, is not simulated). 1 without both kinds."""
+    full, local = float(model.full_attention_layers), float(model.sliding_window_layers)
+    if not (full > 0 and local > 0):
+        return 1.0
+    return (full + local) / (swa_full_tokens_ratio * local + full)
+
+
 def hybrid_state_block_tokens(token_page_bytes: ArrayLike, state_page_bytes: ArrayLike, block_size: int) -> ArrayLike:
     """Attention block size (tokens) vLLM picks for a model with state layers (Mamba-2, Gated DeltaNet): the
     smallest multiple of the kernel's block whose attention page covers one layer's state,
