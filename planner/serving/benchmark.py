@@ -41,9 +41,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.engines.architecture import model_facts
 from planner.engines.profiles import engine_profile
-from planner.model.memory import sglang_full_pool_factor, vllm_sliding_tokens_factor
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
@@ -487,6 +485,10 @@ def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, outpu
     (the simulation holds a request's whole context, as for full attention): vLLM's hybrid manager
     (``engine.kv_group_padding``) at the run's requests' mean contexts (``vllm_sliding_tokens_factor``); SGLang
     (``memory_fraction_rule`` set) its full-attention pool (``sglang_full_pool_factor``); otherwise 1."""
+    # imported here: the Excel add-in's lite bundle takes every module its process imports (docs/excel.md's size)
+    from planner.engines.architecture import model_facts
+    from planner.model.memory import sglang_full_pool_factor, vllm_sliding_tokens_factor
+
     facts = model_facts(cat.model(model_name))
     if not float(facts.sliding_window_layers) > 0:
         return 1.0
