@@ -152,7 +152,6 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
     return s
 
 
-
 def _lever(
     key: str, header: str, inputs: dict, catalog: Catalog, engine: EngineProfile, calibration: Any, targets: tuple
 ) -> LeverLoad:
