@@ -7,10 +7,13 @@ trtllm_engine/rank0.engine and rank1.engine, TensorRT engines (TensorRT-LLM 0.x)
 
 from __future__ import annotations
 
+import pytest
+
 from planner.accuracy.predict import row_scheduler
 from planner.accuracy.published import _engine_name, load_decode_rows, reference_dir
 from planner.engines.profiles import NIM_BACKEND, engine_for_version, engine_profile
 from planner.serving.benchmark import scheduler_of
+from planner.serving.simulate import Scheduler, StepTable, chunked_prefill_default, simulate
 
 
 class TestNimBackend:
@@ -39,3 +42,35 @@ class TestNimBackend:
         kinds = {r.engine: row_scheduler(r) for r in rows.values() if r.engine != "nim"}
         assert kinds.get("vllm") == "vllm" and kinds.get("sglang") == "sglang"
         assert kinds.get("lmdeploy") == "vllm"  # no simulation of its own: vLLM's, as before
+
+
+class TestTensorRtLlmUnchunkedContext:
+    """TensorRT-LLM runs a prompt whole in one step by default (``planner.serving.simulate.UNCHUNKED_KINDS``:
+    ``BaseLlmArgs.enable_chunked_prefill`` default False, tensorrt_llm/llmapi/llm_args.py, NVIDIA/TensorRT-LLM
+    fcd3f316); vLLM V1 splits the next prompt at the step's token budget."""
+
+    # decode steps 10 ms at any batch; a step of t prompt tokens t / 10,000 s (1 ms per 10 tokens); nothing shared
+    TABLE = StepTable((0.01,) * 4, (0.01,) * 4, 100.0, 8200.0, (0.0, 10000.0), (0.0, 1.0), 0.0)
+
+    def _ttfts(self, scheduler: Scheduler) -> list[float]:
+        res = simulate(self.TABLE, scheduler, 0, 0, 2, lengths=[(100, 3), (8192, 2)])
+        values, counts = res.samples.ttft
+        return [round(float(v), 6) for v, n in zip(values, counts, strict=True) for _ in range(int(n))]
+
+    def test_a_prompt_that_does_not_fit_the_budget_left_waits_whole(self):
+        """A 100-token and an 8,192-token prompt at once, budget 8,192 tokens a step. TensorRT-LLM: step 1 prefills
+        the short one (10 ms); while it decodes (one budget token each step) the long one never fits whole, so it
+        waits until the short one's 3 tokens are out (steps 2, 3: 10 ms each) and then runs alone (819.2 ms): TTFTs
+        10 ms and 849.2 ms. vLLM fills step 1 with 100 + 8,092 tokens (819.2 ms) and ends the long prompt's 100 with
+        the short one's decode (20 ms): 819.2 ms and 839.2 ms."""
+        assert self._ttfts(Scheduler(4, 8192, kind="tensorrt-llm")) == pytest.approx([0.01, 0.8492])
+        assert self._ttfts(Scheduler(4, 8192, kind="vllm")) == pytest.approx([0.8192, 0.8392])
+
+    def test_defaults_and_override(self):
+        """TensorRT-LLM's default is unchunked, vLLM's and SGLang's chunked; ``chunked_prefill=True`` turns a
+        TensorRT-LLM scheduler into vLLM's splitting (its admission reserve aside: here both reserve nothing)."""
+        assert not chunked_prefill_default("tensorrt-llm") and chunked_prefill_default("vllm")
+        assert chunked_prefill_default("sglang")
+        chunked = Scheduler(4, 8192, kind="tensorrt-llm", chunked_prefill=True)
+        assert chunked.chunks_prompts
+        assert self._ttfts(chunked) == pytest.approx([0.8192, 0.8392])
