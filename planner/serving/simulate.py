@@ -298,7 +298,9 @@ def simulate(
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
     ``arrivals_s``: when each request reaches the server (sorted); None: all at time 0, or, with
-    ``client_concurrency``, that many at time 0 and one more each time a request finishes. ``lengths``: each
+    ``client_concurrency``, that many at time 0 and one more each time a request finishes (``vllm bench serve`` starts
+    every request's task at once at an infinite rate and its ``--max-concurrency`` semaphore lets the first C through
+    together: ``vllm/benchmarks/serve.py``, ``benchmark``, ``limited_request_func``). ``lengths``: each
     request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike. ``behaviour``: how the client and engine
     behave beyond the scheduler's limits (prefix cache, front end, overlap and multi-step scheduling, stream stalls,
     speculative decoding; ``RunBehaviour``).
