@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 
 from planner import api
-from planner.catalog import default_catalog
 from planner.accuracy.published import load_decode_rows, weight_precision_of
+from planner.catalog import default_catalog
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +57,9 @@ def test_the_tuning_step_that_names_120b_served_20b(rows):
 GiB = 2**30
 
 
-@pytest.mark.parametrize(("record", "model", "logged_gib"), [("XL05", "gpt-oss-120b", 64.38), ("XL04", "gpt-oss-20b", 13.47)])
+@pytest.mark.parametrize(
+    ("record", "model", "logged_gib"), [("XL05", "gpt-oss-120b", 64.38), ("XL04", "gpt-oss-20b", 13.47)]
+)
 def test_vllm_loads_mxfp4_experts_padded_to_256(record, model, logged_gib):
     """vLLM's MXFP4 MoE kernels pad the experts' hidden size 2,880 -> 3,072 (triton_kernels ``HopperMXValueLayout``
     aligns one dimension to 256; Marlin's ``create_weights`` rounds ``hidden_size`` up to 256): the experts take

@@ -177,7 +177,9 @@ class TestGptOssSlidingWindowAndMxfp4:
         assert float(ROWS["DL22S-003"]["model_weights_memory_gib"]) / (weights / 4 / GiB) == pytest.approx(
             1.13, abs=0.01
         )
-        loaded = float(api.memory_plan("A100", "gpt-oss-120b", 1024, gpus=4, engine="vllm-0.10", catalog=CAT).weight_bytes)
+        loaded = float(
+            api.memory_plan("A100", "gpt-oss-120b", 1024, gpus=4, engine="vllm-0.10", catalog=CAT).weight_bytes
+        )
         assert loaded / 4 / GiB == pytest.approx(16.12, abs=0.01)
 
 
