@@ -15,7 +15,14 @@ NUMBERS = (-2.5, -1.0, 0.0, 1e-300, 0.5, 1.0, 3.0, 8.0, 709.0, 710.0, 1e308, mat
 
 @pytest.mark.parametrize(
     ("mine", "numpys"),
-    [(ops.log2, np.log2), (ops.exp, np.exp), (ops.log1p, np.log1p), (ops.floor, np.floor), (ops.ceil, np.ceil), (ops.isnan, np.isnan)],
+    [
+        (ops.log2, np.log2),
+        (ops.exp, np.exp),
+        (ops.log1p, np.log1p),
+        (ops.floor, np.floor),
+        (ops.ceil, np.ceil),
+        (ops.isnan, np.isnan),
+    ],
 )
 def test_a_number_as_numpy(mine, numpys):
     """On each number (negative, 0, tiny, beyond exp's overflow, infinite, NaN) the Python path gives numpy's value
