@@ -13,6 +13,24 @@ layers' state read and written: ``memory.decode_attention_bytes``), the tensor-p
 (``decode.tp_communication_s``: per all-reduce beside it, against ``catalogs/reference/allreduce_aic.csv``), the per-step,
 per-layer and per-MoE-layer overheads and the engine's per-sequence cost. ``step_terms`` returns the parts and their
 sum, which equals the model's step (tests/test_step_operators.py).
+
+Measured (s69, main 8d2620b): the held-out worst TPOT rows that are too slow are not a step time that scales wrongly
+with tokens.
+- GPUSTACK-214 (Qwen3-235B-A22B FP8, 4 x H100, vLLM 0.11.0, 984 x 128/4 at once, budget 16,384 tokens): TPOT +342%
+  (553 vs 125 ms) but the run's output rate +6% (682 vs 644 tok/s): the simulated steps take the run's time. A prefill
+  step of 16,384 tokens is 689 ms (MoE 3,782 us/layer, +11% over aiconfigurator's measured fused-MoE call at that
+  shape, bench/moe_large_tokens.py; all-reduces 256 ms); a decode step of 984 sequences 115 ms, 8% under the
+  published TPOT. Published mean TTFT is 5.62 s of a 6.11 s run: nearly every first token came at the end and
+  the three decode steps after it at ~125 ms, where the simulation decodes each request in steps that carry 16k
+  prompt tokens. A schedule or front-end (stream) effect of this burst, not an operator's time.
+- VUL-006/008/009 (Nemotron-3-Nano FP8, 2 x B200, vLLM 0.16.0): the kernels of a 512-sequence decode step sum to
+  8.6 ms (Mamba-2 state and attention 2.8 ms) + 1.8 ms overheads; the per-sequence cost (59 us, fitted on one
+  source's A100 host) adds 30.2 ms. Without it VUL-008 is -21%, but the held-out gpustack vLLM runs with
+  --async-scheduling (GPUSTACK-098..155, gpt-oss) go from -8..+36% to -15..-64%: the cost is the host's, and
+  async scheduling does not hide it there, so no engine-version rule follows from these rows.
+- Reading aiconfigurator's all-reduce ``message_size`` as bf16 elements (its collector's tensor is [size // 4096,
+  4096]; A100's jump to NCCL then sits at vLLM's 8 MiB custom limit) was tried again (as 9b92a10, reverted in
+  1ebeceb): TPOT 20% -> 23% median (worst 342 -> 268%), TTFT 37 -> 39%; not kept.
 """
 
 from __future__ import annotations
