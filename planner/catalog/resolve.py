@@ -57,6 +57,9 @@ def gpu_numbers(
         if not math.isnan(share) and (entry is None or entry.interconnect_efficiency is None):
             factors["interconnect_efficiency"] = share
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
+    sparse_heads = eng.sparse_mla_prefill_max_heads
+    if sparse_heads is None:  # the engine runs no fp8 sparse MLA kernel (planner.model.operators.sparse_mla_time_s)
+        kernels["sparse_mla_token_s"] = 0.0
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     if uses_allreduce_table(eng):
@@ -71,6 +74,7 @@ def gpu_numbers(
         "pcie_latency_s": fabric["pcie_latency_s"] if override is None else override,
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
         "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
+        "sparse_mla_prefill_max_heads": float(sparse_heads or 0),
         "max_num_batched_tokens": tokens,
         "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,

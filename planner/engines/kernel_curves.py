@@ -48,6 +48,7 @@ KERNEL_FIELDS = {
     "moe_floor_s": 0.0,
     "moe_floor_per_doubling_s": 0.0,
     "moe_gemm_half_width": 0.0,
+    "sparse_mla_token_s": 0.0,
 }
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
 #: kernels: (at one token, per doubling of the tokens up to 8), seconds: least squares of the floor against log2 of
@@ -77,6 +78,18 @@ MOE_GEMM_HALF_WIDTHS = {
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 648.5
+#: Seconds per token per DSA layer of vLLM's fp8 sparse MLA kernel (FLASHMLA_SPARSE over its default fp8_ds_mla KV)
+#: per 64 query heads on one GPU, per GPU with measured DeepSeek-V3.2 decode modules: the median over 8-64 heads and
+#: 256-1,024 tokens of context of the module's time per token at batch 256-1,024 less its projection GEMMs
+#: (``planner.engines.kernel_floor.sparse_mla_token_s``, re-derived by tests/test_sparse_mla.py; from aiconfigurator
+#: 0.12.0's vLLM 0.24.0 ``dsa_generation_module`` tables, catalogs/reference/dsa_decode_aic.csv). The kernel walks the
+#: indexer's whole top-k list (2,048 slots) for every token at 64 padded heads, so the points lie within 1.04-1.14 us
+#: whatever the heads (8-64) and context. Hopper only: FlashMLA's sparse fp8 decode is an SM90 kernel here (Blackwell
+#: runs other kernels; A100 and older cannot run the model's sparse attention in vLLM), so other GPUs take 0.
+SPARSE_MLA_TOKEN_S = {
+    "H100 SXM 80GB": 1.10e-6,
+    "H200 SXM 141GB": 1.08e-6,
+}
 MOE_FLOOR_MEASURED_RANGE_S = (27e-6, 43e-6)
 MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
@@ -128,6 +141,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
+        "sparse_mla_token_s": SPARSE_MLA_TOKEN_S.get(src, 0.0),
         **allreduce_factors(gpu, row, g),
     }
 

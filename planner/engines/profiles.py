@@ -109,6 +109,13 @@ class EngineProfile:
     #: size (``planner.engines.allreduce_table``; a GPU without one borrows its nearest architecture's), as the
     #: workbook's AllReduce sheet does; False: the latency + bandwidth form (``planner.model.decode.allreduce_time_s``)
     allreduce_table: bool = True
+    #: a DeepSeek Sparse Attention model's latents go through the engine's fp8 sparse MLA kernel
+    #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token): every decode token,
+    #: and every prefill token when a GPU holds fewer query heads than this (vLLM: ``MIN_HEADS_FOR_BF16_PREFILL`` = 32,
+    #: "mixed batch mode": below it the fp8 decode kernel serves prefill tokens too, since the bf16 prefill kernel
+    #: pads heads to 128; vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31). None: the engine runs
+    #: no such kernel (SGLang's and TensorRT-LLM's sparse attention are not modelled apart)
+    sparse_mla_prefill_max_heads: int | None = None
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
@@ -196,6 +203,7 @@ VLLM_KV = dict(
 #: per-step and per-sequence costs; the releases differ in their memory profiling (activation peak, non-torch).
 VLLM_COMMON = dict(
     **VLLM_KV,
+    sparse_mla_prefill_max_heads=32,
     block_size=16,
     kv_group_padding=True,
     **KERNEL_FACTORS,

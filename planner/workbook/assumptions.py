@@ -65,6 +65,11 @@ ENGINE_FIELD_HELP = {
     "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
     "roofline_overlap": ("fraction", "overlap of memory and compute time: step = max + (1 - overlap) x min"),
+    "sparse_mla_prefill_max_heads": (
+        "heads",
+        "DSA models: prompt tokens run the fp8 sparse MLA kernel too below this many query heads per GPU (vLLM: 32); "
+        "blank: the engine runs no such kernel",
+    ),
 }
 
 
