@@ -133,3 +133,17 @@ class TestEngineRule:
             assert operators.sparse_mla_time_s(f.model, f.limits, 512, 8.0, sparse) == pytest.approx(
                 61 * 512 * 1.08e-6
             )
+
+
+class TestOtherGpus:
+    def test_a_borrowing_hopper_gpu_scales_by_its_compute(self):
+        """The kernel is compute-bound: H20 (148 TFLOP/s bf16) takes H100's 1.10 us x 989.4 / 148 = 7.35 us; a GPU
+        of another architecture (B200, MI300X) runs other kernels: no term."""
+        from planner.catalog import default_catalog
+
+        cat = default_catalog()
+        h20 = cat.gpu("H20")
+        expected = 1.10e-6 * 989.4e12 / h20.peak_flop_per_s["bf16"]
+        assert kernel_curves.kernel_factors(h20, cat)["sparse_mla_token_s"] == pytest.approx(expected)
+        for name in ("B200 180GB", "MI300X"):
+            assert kernel_curves.kernel_factors(cat.gpu(name), cat)["sparse_mla_token_s"] == 0.0

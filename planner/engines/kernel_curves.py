@@ -85,7 +85,10 @@ MOE_GEMM_HALF_WIDTH_UNMEASURED = 648.5
 #: 0.12.0's vLLM 0.24.0 ``dsa_generation_module`` tables, catalogs/reference/dsa_decode_aic.csv). The kernel walks the
 #: indexer's whole top-k list (2,048 slots) for every token at 64 padded heads, so the points lie within 1.04-1.14 us
 #: whatever the heads (8-64) and context. Hopper only: FlashMLA's sparse fp8 decode is an SM90 kernel here (Blackwell
-#: runs other kernels; A100 and older cannot run the model's sparse attention in vLLM), so other GPUs take 0.
+#: runs other kernels; A100 and older cannot run the model's sparse attention in vLLM), so other GPUs take 0. The
+#: kernel is compute-bound (H100 and H200, equal in FLOP/s and 1.4x apart in bandwidth, take the same time), so a
+#: Hopper GPU borrowing H100's value (H20, GH200, H100 NVL) scales it by H100's bf16 peak over its own (H20: x 6.7).
+SPARSE_MLA_ARCHITECTURE = "Hopper"
 SPARSE_MLA_TOKEN_S = {
     "H100 SXM 80GB": 1.10e-6,
     "H200 SXM 141GB": 1.08e-6,
@@ -126,6 +129,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
     g = gpu if src == gpu.name else catalog.gpu(src)
     bw = float(g.hbm_bandwidth_bytes_per_s)
     peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
+    own_peak = float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
     gemm = float(row["gemm_bf16_flop_per_s"]) / peak
     fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
     return {
@@ -141,7 +145,9 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
-        "sparse_mla_token_s": SPARSE_MLA_TOKEN_S.get(src, 0.0),
+        "sparse_mla_token_s": (
+            SPARSE_MLA_TOKEN_S.get(src, 0.0) * peak / own_peak if gpu.architecture == SPARSE_MLA_ARCHITECTURE else 0.0
+        ),
         **allreduce_factors(gpu, row, g),
     }
 
