@@ -195,20 +195,41 @@ def dsa_module_gemm_params(model_name: str = "DeepSeek-V3.2", heads: float = 16.
     )
 
 
+#: The KV format each engine's measured sparse kernel reads: vLLM's default ``fp8_ds_mla`` (its "auto" for
+#: DeepSeek-V3.2); TensorRT-LLM's tables hold bf16 only.
+SPARSE_MLA_KV = {"vllm": "fp8", "tensorrt-llm": "bfloat16"}
+
+
+def read_dsa_rows(path: str | Path | None = None) -> list[dict[str, str]]:
+    with Path(path or shipped_catalog_dir() / "reference" / DSA_FILE_NAME).open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def dsa_latency_s(
+    rows: list[dict[str, str]], engine: str, op: str, gpu: str
+) -> dict[tuple[int, int, int], float]:
+    """(heads, context, batch) -> the median measured latency, seconds, of ``engine``'s ``op`` module on ``gpu`` in
+    its ``SPARSE_MLA_KV`` format (a shape measured twice counts once)."""
+    groups: dict[tuple[int, int, int], list[float]] = {}
+    for r in rows:
+        if (r["engine"], r["op"], r["gpu"], r["kv_cache_dtype"]) == (engine, op, gpu, SPARSE_MLA_KV[engine]):
+            key = (int(r["num_heads"]), int(r["context"]), int(r["batch"]))
+            groups.setdefault(key, []).append(float(r["latency_ms"]) * 1e-3)
+    return {k: statistics.median(v) for k, v in groups.items()}
+
+
 def sparse_mla_token_points(
-    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None, engine: str = "vllm"
 ) -> dict[tuple[int, int], float]:
-    """Per (heads per GPU <= 64, context): seconds per token per layer of vLLM's fp8 sparse MLA kernel, from the
-    measured module: (latency at batch 1,024 - at 256) / 768, less the module's projection GEMMs per token at the
-    GPU's fp8 GEMM rate (2 x ``dsa_module_gemm_params`` / rate; the operator model times those GEMMs itself)."""
+    """Per (heads per GPU <= 64, context): seconds per token per layer of ``engine``'s sparse MLA kernel, from its
+    measured decode module: (latency at batch 1,024 - at 256) / 768, less the module's projection GEMMs per token at
+    the GPU's fp8 GEMM rate (2 x ``dsa_module_gemm_params`` / rate; the operator model times those GEMMs itself)."""
     from planner.engines.kernel_curves import kernel_factors
 
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)
     fp8_rate = g.peak_flop_per_s["fp8"] * kernel_factors(g, cat)["gemm_fp8_flop_efficiency"]
-    with Path(path or shipped_catalog_dir() / "reference" / DSA_FILE_NAME).open(newline="") as fh:
-        rows = [r for r in csv.DictReader(fh) if r["gpu"] == gpu and r["kv_cache_dtype"] == "fp8"]
-    lat = {(int(r["num_heads"]), int(r["context"]), int(r["batch"])): float(r["latency_ms"]) * 1e-3 for r in rows}
+    lat = dsa_latency_s(read_dsa_rows(path), engine, "generation", gpu)
     lo, hi = SPARSE_SLOPE_BATCHES
     out = {}
     for heads, ctx in sorted({(h, c) for h, c, _ in lat}):
@@ -217,15 +238,25 @@ def sparse_mla_token_points(
         slope = (lat[(heads, ctx, hi)] - lat[(heads, ctx, lo)]) / (hi - lo)
         out[(heads, ctx)] = slope - 2.0 * dsa_module_gemm_params(heads=heads, catalog=cat) / fp8_rate
     if not out:
-        raise ValueError(f"no fp8 DSA decode module measurements for {gpu}")
+        raise ValueError(f"no {engine} DSA decode module measurements for {gpu}")
     return out
 
 
-def sparse_mla_token_s(gpu: str, path: str | Path | None = None, catalog: Catalog | None = None) -> float:
-    """Seconds per token per DSA layer of vLLM's fp8 sparse MLA kernel on ``gpu`` at up to 64 heads per GPU: the
+def sparse_mla_token_s(
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None, engine: str = "vllm"
+) -> float:
+    """Seconds per token per DSA layer of ``engine``'s sparse MLA kernel on ``gpu`` at up to 64 heads per GPU: the
     median of ``sparse_mla_token_points`` (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S`` ships it rounded).
 
     The kernel walks the indexer's whole top-k list (2,048 slots, unused ones invalid) for every query token at 64
-    padded heads, so its time per token hardly moves with the heads (8-64) or the context (256-1,024): on H200 the
-    points lie within a few percent of each other (tests/test_sparse_mla.py)."""
-    return float(statistics.median(sparse_mla_token_points(gpu, path, catalog).values()))
+    padded heads, so its time per token hardly moves with the heads (8-64) or the context (256-1,024): vLLM's points
+    on H200 lie within 1.04-1.13 us, TensorRT-LLM's within a few percent of 1.4 us (tests/test_sparse_mla.py)."""
+    return float(statistics.median(sparse_mla_token_points(gpu, path, catalog, engine).values()))
+
+
+def prefill_token_s(gpu: str, engine: str = "tensorrt-llm", heads: int = 16, path: str | Path | None = None) -> float:
+    """Seconds per prompt token per layer of ``engine``'s measured DSA prefill module at ``heads`` per GPU: (latency
+    of 32 prompts of 256 tokens - of 8) / (24 x 256), projections included (what the test compares with the decode
+    kernel's time per token: a prompt token pays about the same)."""
+    lat = dsa_latency_s(read_dsa_rows(path), engine, "context", gpu)
+    return (lat[(heads, 256, 32)] - lat[(heads, 256, 8)]) / (24 * 256)

@@ -249,7 +249,7 @@ SPARSE_MLA_HEAD_TILE = 64.0
 
 
 def sparse_mla_applies(model: ModelFacts, limits: EngineFacts, heads_gpus: ArrayLike, prefill: bool) -> ArrayLike:
-    """1 where a step's DSA latents go through the engine's fp8 sparse MLA kernel (``sparse_mla_time_s``), else 0:
+    """1 where a step's DSA latents go through the engine's sparse MLA kernel (``sparse_mla_time_s``), else 0:
     a DSA model (a finite top-k) on an engine and GPU with the kernel's measured time; a prefill only when a GPU
     holds fewer query heads (heads / ``heads_gpus``) than ``limits.sparse_mla_prefill_max_heads``. 0.0 (a float) for
     every scenario of a dense-attention model or an engine without the kernel."""
@@ -265,9 +265,10 @@ def sparse_mla_applies(model: ModelFacts, limits: EngineFacts, heads_gpus: Array
 def sparse_mla_time_s(
     model: ModelFacts, limits: EngineFacts, tokens: ArrayLike, heads_gpus: ArrayLike, applies: ArrayLike
 ) -> ArrayLike:
-    """The fp8 sparse MLA kernel of a DSA model (vLLM's FLASHMLA_SPARSE over its default fp8_ds_mla KV): ``tokens``
-    query tokens x full-attention layers x the GPU's measured time per token and 64-head tile
-    (``limits.sparse_mla_token_s``) x ceil(heads per GPU / 64), where ``applies`` (``sparse_mla_applies``).
+    """The sparse MLA kernel of a DSA model (vLLM's FLASHMLA_SPARSE over its default fp8_ds_mla KV; TensorRT-LLM's
+    DSA attention): ``tokens`` query tokens x full-attention layers x the GPU's measured time per token and 64-head
+    tile for the engine (``limits.sparse_mla_token_s``) x ceil(heads per GPU / 64), where ``applies``
+    (``sparse_mla_applies``).
 
     The kernel takes the indexer's fixed-width top-k list (2,048 slots, unused ones invalid) for every query token and
     pads the heads to 64, so its time does not follow the context or the heads: DeepSeek-V3.2's decode attention
