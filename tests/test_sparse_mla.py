@@ -18,8 +18,8 @@ from planner.catalog.loader import shipped_catalog_dir
 from planner.deploy import deploy
 from planner.engines import kernel_curves, kernel_floor
 from planner.model import operators
-from planner.model.prefill import prefill_step
 from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
+from planner.model.prefill import prefill_step
 from planner.options import DecodeOptions, Options
 
 H200, H100 = "H200 SXM 141GB", "H100 SXM 80GB"
@@ -145,9 +145,7 @@ class TestEngineRule:
             options = dict(gpus=8, batch=512, check_fit=False)
             f = deploy(H200, "DeepSeek-V3.2", context, Options.read(DecodeOptions, options, "decode_step")).facts
             sparse = operators.sparse_mla_applies(f.model, f.limits, 8.0, prefill=False)
-            assert operators.sparse_mla_time_s(f.model, f.limits, 512, 8.0, sparse) == pytest.approx(
-                61 * 512 * 1.08e-6
-            )
+            assert operators.sparse_mla_time_s(f.model, f.limits, 512, 8.0, sparse) == pytest.approx(61 * 512 * 1.08e-6)
 
 
 class TestOtherGpus:

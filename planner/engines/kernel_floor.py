@@ -205,9 +205,7 @@ def read_dsa_rows(path: str | Path | None = None) -> list[dict[str, str]]:
         return list(csv.DictReader(fh))
 
 
-def dsa_latency_s(
-    rows: list[dict[str, str]], engine: str, op: str, gpu: str
-) -> dict[tuple[int, int, int], float]:
+def dsa_latency_s(rows: list[dict[str, str]], engine: str, op: str, gpu: str) -> dict[tuple[int, int, int], float]:
     """(heads, context, batch) -> the median measured latency, seconds, of ``engine``'s ``op`` module on ``gpu`` in
     its ``SPARSE_MLA_KV`` format (a shape measured twice counts once)."""
     groups: dict[tuple[int, int, int], list[float]] = {}

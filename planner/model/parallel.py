@@ -117,8 +117,10 @@ def dp_decode_step(
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     sparse = operators.sparse_mla_applies(model, limits, 1.0, prefill=False)  # every head on the rank
     kv_all = decode_attention_bytes(model, precision, context_tokens, per_rank)
-    kv_read = kv_all if type(sparse) is float and sparse == 0.0 else (
-        decode_attention_bytes(model, precision, context_tokens, per_rank, 1.0, sparse)
+    kv_read = (
+        kv_all
+        if type(sparse) is float and sparse == 0.0
+        else (decode_attention_bytes(model, precision, context_tokens, per_rank, 1.0, sparse))
     )
     attention_flop = decode_attention_flop(model, context_tokens, per_rank, sparse)
     kernels_s = operators.forward_kernels_time_s(
