@@ -128,6 +128,11 @@ class EngineFacts:
     allreduce_table_bytes_scale: ArrayLike = 1.0
     # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
     moe_gemm_half_width: ArrayLike = 0.0
+    # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
+    # modelled apart (the attention curves alone time DSA's latents)
+    sparse_mla_token_s: ArrayLike = 0.0
+    # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
+    sparse_mla_prefill_max_heads: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):

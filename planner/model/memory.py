@@ -104,23 +104,34 @@ def decode_attention_bytes(
     context_tokens: ArrayLike,
     batch: ArrayLike,
     replication: ArrayLike = 1.0,
+    sparse_kernel: ArrayLike = 0.0,
 ) -> ArrayLike:
     """Bytes one decode step's attention moves: the KV of the tokens each query attends to (DSA: the top-k latents;
     sliding windows: the window) + the indexer keys of every cached token (DSA scores them all), x batch x the
-    KV copies; + the linear-attention state, read and written once per sequence (2 x state bytes x batch)."""
+    KV copies; + the linear-attention state, read and written once per sequence (2 x state bytes x batch).
+
+    ``sparse_kernel`` 1: the latents are timed by the engine's fp8 sparse MLA kernel instead
+    (``planner.model.operators.sparse_mla_time_s``): only the indexer keys and the state are counted."""
     per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
     attended = attended_tokens_per_layer_sum(model, context_tokens)
+    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
+        attended = attended * (1.0 - sparse_kernel)
     kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
         model, context_tokens
     )
     return kv * batch * replication + 2.0 * state_bytes(model, batch)
 
 
-def decode_attention_flop(model: ModelFacts, context_tokens: ArrayLike, batch: ArrayLike) -> ArrayLike:
+def decode_attention_flop(
+    model: ModelFacts, context_tokens: ArrayLike, batch: ArrayLike, sparse_kernel: ArrayLike = 0.0
+) -> ArrayLike:
     """FLOPs of one decode step's attention: batch x (FLOP per attended token x attended layer-tokens + the DSA
     indexer's FLOP per cached token (2 x index heads x index dim) x full-attention layer-tokens + the linear layers'
-    recurrence per token)."""
+    recurrence per token); ``sparse_kernel`` 1: the attended latents' FLOPs left to the fp8 sparse MLA kernel
+    (``decode_attention_bytes``)."""
     attended = attended_tokens_per_layer_sum(model, context_tokens)
+    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
+        attended = attended * (1.0 - sparse_kernel)
     indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * context_tokens
     return batch * (
         model.attention_flop_per_context_token_per_layer * attended + indexed + model.linear_attention_flop_per_token
