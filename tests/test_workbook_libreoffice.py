@@ -21,9 +21,11 @@ import pytest
 from workbook_support import (
     agrees,
     cheapest_label,
+    convert_to_csv_sheets,
     expected,
     expected_green,
     green_scenarios,
+    read_csv_sheet,
     recalculate_inputs,
     require_libreoffice,
     scenario_inputs,
@@ -33,7 +35,7 @@ from workbook_support import (
 )
 
 from planner.catalog import default_catalog
-from planner.io.libreoffice import LibreOfficeError, convert, convert_to_csv_sheets, read_csv_sheet
+from planner.io.libreoffice import LibreOfficeError, convert
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.inputs import glance_row
@@ -470,7 +472,7 @@ class TestProfileTemplate:
 
 
 class TestCsvValues:
-    """The parity books are read through LibreOffice's CSV export (planner.io.libreoffice.read_csv_sheet), not its
+    """The parity books are read through LibreOffice's CSV export (workbook_support.read_csv_sheet), not its
     xlsx: the values must be those openpyxl reads from the xlsx, type included."""
 
     def test_reads_each_kind_of_field(self, tmp_path):
