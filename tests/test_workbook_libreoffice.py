@@ -19,6 +19,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 from workbook_support import (
+    CSV_EVERY_SHEET,
     agrees,
     cheapest_label,
     convert_to_csv_sheets,
@@ -446,29 +447,80 @@ class TestRenderedPages:
             assert text.strip(), f"page {i} is blank"
 
 
+#: A book of every kind of computed cell the parity tests read: a number, a whole number, text that looks like a
+#: number, text with a comma, quote and line break, an empty-text formula, errors with and without an Excel name, a
+#: boolean, a percentage, a number past 15 digits; openpyxl saves each formula without a value.
+KINDS_OF_CELL = {
+    "A1": "=5/2",
+    "A2": "=4096*1",
+    "A3": '="4096"',
+    "A4": '="say ""hi"", then"&CHAR(10)&"bye"',
+    "A5": '=""',
+    "A6": "=1/0",
+    "A7": "=NA()",
+    "A8": "=1>0",
+    "A9": "=1/8",
+    "A10": "=13125000000000000*1",
+    "A11": "=1/3",
+    "B2": "=A1*1e-300",
+    "B3": "=SQRT(-1)",  # Err:502, invalid argument
+    "B4": "=SUM(1;2)",  # Err:508, a missing pair (";" is no separator in an xlsx formula)
+    "B5": "=B5+1",  # Err:522, circular reference
+    "B6": "=IRR(A1:A2)",  # Err:523, no convergence
+}
+KINDS_SHEETS = ["Calc sheet", "Other"]
+
+#: One process converts the same book twice with planner.io.libreoffice: to xlsx (its first soffice call, whose
+#: profile becomes the template), then to CSV (a copy of the template); it prints the template after each call
+#: and how often the template's settings name OOXMLRecalcMode.
+_TWO_CONVERSIONS = """
+import sys
+from pathlib import Path
+import planner.io.libreoffice as lo
+d = Path(sys.argv[1])
+lo.convert(d / "t.xlsx", "xlsx", d / "x")
+print(lo._template)
+lo.convert(d / "t.xlsx", sys.argv[2], d / "c", outputs=[Path(p) for p in sys.argv[3:]])
+print(lo._template)
+print((lo._template / "user" / "registrymodifications.xcu").read_text().count("OOXMLRecalcMode"))
+"""
+
+
+@pytest.fixture(scope="module")
+def converted_twice(tmp_path_factory):
+    """``KINDS_OF_CELL`` converted by one process to xlsx, then to CSV (``_TWO_CONVERSIONS``): the xlsx's values
+    (openpyxl data_only), the CSV of each sheet by name, and what the process printed. Two soffice calls serve
+    TestProfileTemplate and TestCsvValues (four before: ~3 s of LibreOffice CPU)."""
+    require_libreoffice()
+    d = tmp_path_factory.mktemp("twice")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = KINDS_SHEETS[0]
+    for ref, formula in KINDS_OF_CELL.items():
+        ws[ref] = formula
+    ws["A9"].number_format = "0.0%"
+    wb.create_sheet(KINDS_SHEETS[1])["C3"] = "=-'Calc sheet'!A2"
+    wb.save(d / "t.xlsx")
+    csvs = {s: d / "c" / f"t-{s}.csv" for s in KINDS_SHEETS}
+    r = subprocess.run(
+        [sys.executable, "-c", _TWO_CONVERSIONS, str(d), CSV_EVERY_SHEET, *map(str, csvs.values())],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return openpyxl.load_workbook(d / "x" / "t.xlsx", data_only=True), csvs, r.stdout.splitlines()
+
+
 class TestProfileTemplate:
-    def test_later_calls_copy_the_first_profile_and_still_recalculate(self, tmp_path):
+    def test_later_calls_copy_the_first_profile_and_still_recalculate(self, converted_twice):
         """planner.io.libreoffice keeps the profile of a process's first conversion and copies it for later ones:
         the copy keeps OOXMLRecalcMode 0 (a formula openpyxl saved without a value is computed both times), and
         the template goes when the process exits."""
-        require_libreoffice()
-        script = (
-            "import sys, openpyxl\n"
-            "from pathlib import Path\n"
-            "import planner.io.libreoffice as lo\n"
-            "d = Path(sys.argv[1]); wb = openpyxl.Workbook(); wb.active['A1'] = '=6*7'; wb.save(d / 't.xlsx')\n"
-            "for i in range(2):\n"
-            "    out = lo.convert(d / 't.xlsx', 'xlsx', d / f'out{i}')[0]\n"
-            "    print(openpyxl.load_workbook(out, data_only=True).active['A1'].value, lo._template)\n"
-            "print((lo._template / 'user' / 'registrymodifications.xcu').read_text().count('OOXMLRecalcMode'))\n"
-        )
-        r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
-        first, second, recalc_mode = r.stdout.splitlines()
-        template = first.split()[1]
-        assert first.split()[0] == second.split()[0] == "42"
-        assert second.split()[1] == template and Path(template).name.startswith("planner-loprofile-")
+        xlsx, csvs, (first, second, recalc_mode) = converted_twice
+        assert xlsx[KINDS_SHEETS[0]]["A1"].value == 2.5 == read_csv_sheet(csvs[KINDS_SHEETS[0]])["A1"]
+        assert second == first and Path(first).name.startswith("planner-loprofile-")
         assert recalc_mode == "1"
-        assert not Path(template).exists()
+        assert not Path(first).exists()
 
 
 class TestCsvValues:
@@ -496,40 +548,10 @@ class TestCsvValues:
             with pytest.raises(LibreOfficeError, match=says):
                 read_csv_sheet(path)
 
-    def test_a_recalculated_book_reads_as_its_xlsx_does(self, tmp_path):
-        """Every kind of computed cell the parity tests read (number, whole number, text that looks like a number,
-        text with a comma, quote and line break, an empty-text formula, errors with and without an Excel name, a
-        boolean, a percentage, a number past 15 digits) has the value and type openpyxl reads from LibreOffice's
-        xlsx of the same book."""
-        require_libreoffice()
-        wb = openpyxl.Workbook()
-        ws = wb.active
-        ws.title = "Calc sheet"
-        cells = {
-            "A1": "=5/2",
-            "A2": "=4096*1",
-            "A3": '="4096"',
-            "A4": '="say ""hi"", then"&CHAR(10)&"bye"',
-            "A5": '=""',
-            "A6": "=1/0",
-            "A7": "=NA()",
-            "A8": "=1>0",
-            "A9": "=1/8",
-            "A10": "=13125000000000000*1",
-            "A11": "=1/3",
-            "B2": "=A1*1e-300",
-            "B3": "=SQRT(-1)",  # Err:502, invalid argument
-            "B4": "=SUM(1;2)",  # Err:508, a missing pair (";" is no separator in an xlsx formula)
-            "B5": "=B5+1",  # Err:522, circular reference
-            "B6": "=IRR(A1:A2)",  # Err:523, no convergence
-        }
-        for ref, formula in cells.items():
-            ws[ref] = formula
-        ws["A9"].number_format = "0.0%"
-        wb.create_sheet("Other")["C3"] = "=-'Calc sheet'!A2"
-        wb.save(tmp_path / "t.xlsx")
-        xlsx = openpyxl.load_workbook(convert(tmp_path / "t.xlsx", "xlsx", tmp_path / "x")[0], data_only=True)
-        (csvs,) = convert_to_csv_sheets(tmp_path / "t.xlsx", ["Calc sheet", "Other"], tmp_path / "c")
+    def test_a_recalculated_book_reads_as_its_xlsx_does(self, converted_twice):
+        """Every kind of computed cell the parity tests read (``KINDS_OF_CELL``) has the value and type openpyxl reads
+        from LibreOffice's xlsx of the same book."""
+        xlsx, csvs, _ = converted_twice
         for sheet, path in csvs.items():
             want = {c.coordinate: c.value for row in xlsx[sheet].iter_rows() for c in row if c.value is not None}
             got = read_csv_sheet(path)
