@@ -145,8 +145,9 @@ PRINT_TITLES_BOOK = "as-shipped-with-print-titles"
 #: The recalculated books: every scenario and the workbook as shipped (its inputs unchanged), also with print titles.
 PARITY_BOOKS = [*sorted(SCENARIO_INPUTS), "as-shipped", PRINT_TITLES_BOOK]
 #: LibreOffice recalculates the books in halves (every other name), one soffice call each; each half is an xdist
-#: group (pyproject: --dist loadgroup), so the two workers share the work and each half is recalculated once: ~1.3 s
-#: of soffice CPU a book, read back through its CSV export (workbook_support.recalculate_inputs).
+#: group (pyproject: --dist loadgroup), so the two workers share the work and each half is recalculated once: ~0.5 s
+#: of soffice CPU a book without print titles (~20 s a half), read back through its CSV export
+#: (workbook_support.recalculate_inputs).
 HALVES = 2
 
 
@@ -305,8 +306,8 @@ class TestParityWithThePythonModel:
     @pytest.mark.parametrize("name", [book(PRINT_TITLES_BOOK)])
     def test_print_titles_change_no_value(self, recalculated, name):
         """The parity books are recalculated without their print titles (planner.io.libreoffice.without_print_titles:
-        LibreOffice loads the what-if workbook in ~0.45 s CPU instead of ~1.3 s without them); the shipped workbook
-        recalculated with them has the same value in every cell of every sheet."""
+        LibreOffice loads and recalculates the what-if workbook in ~0.45 s CPU without them, ~1.3 s with them); the
+        shipped workbook recalculated with them has the same value in every cell of every sheet."""
         spec, books = recalculated
         for sheet in spec.sheets:
             assert books[name][sheet.name].cells == books["as-shipped"][sheet.name].cells, sheet.name

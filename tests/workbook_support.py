@@ -72,7 +72,7 @@ def recalculate_inputs(
     writes a 12-sheet workbook in ~0.5 s CPU). The values come through soffice's CSV export of every sheet
     (``convert_to_csv_sheets``), read as openpyxl's data_only workbook is (``BookValues``):
     ~1.3 s CPU a book where xlsx + openpyxl took ~2.75 s (soffice 2.3 -> 1.3 s, reading 0.44 -> 0.04 s; the
-    what-if workbook, LibreOffice 7.4); TestCsvValues checks the two read alike."""
+    what-if workbook, LibreOffice 7.4), ~0.5 s without print titles; TestCsvValues checks the two read alike."""
     src = tmp / "src"
     src.mkdir(exist_ok=True)
     base = write_workbook(spec, src / "_base.xlsx", force=True).read_bytes()
@@ -82,7 +82,7 @@ def recalculate_inputs(
         paths.append(src / f"{key}.xlsx")
         paths[-1].write_bytes(with_inputs_xlsx(base if key in print_titles else stripped, spec, values))
     sheets = [s.name for s in spec.sheets]
-    # ~1.3 s CPU a book; 1800 s leaves room for a machine shared by several test runs (600 s ran out at load 15)
+    # ~0.5 s CPU a book; 1800 s leaves room for a machine shared by several test runs (600 s ran out at load 15)
     csvs = convert_to_csv_sheets(paths, sheets, tmp / "recalculated", timeout_s=1800)
     return {key: BookValues(out) for key, out in zip(inputs, csvs, strict=True)}
 
