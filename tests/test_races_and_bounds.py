@@ -217,8 +217,9 @@ class TestStaleTemporaries:
 @pytest.mark.skipif(find_soffice() is None and os.environ.get("CI") != "true", reason="LibreOffice not installed")
 def test_killed_pdf_export_leaves_no_temp_folder_after_the_next_run(tmp_path):
     """A PDF export killed (SIGKILL, with LibreOffice) while converting leaves its temp folder; the next export
-    removes it and its own, so the temp directory ends empty of planner folders. (The scenario sized by Little's
-    law: LibreOffice's folders are under test, not the serving simulation.)"""
+    removes it and its own, so the temp directory ends empty of planner folders, and writes its PDF (exit 0, %PDF:
+    the suite's check that `planner export -o x.pdf` works end to end). (The scenario sized by Little's law:
+    LibreOffice's folders are under test, not the serving simulation.)"""
     (tmp_path / "s.toml").write_text(QUICK_SCENARIO, encoding="utf-8")
     temp = tmp_path / "tmp"
     temp.mkdir()
