@@ -87,7 +87,7 @@ def number_format(field: str, unit: str) -> str | None:
     seconds with fixed decimals (no scientific notation), fractions with two to four decimals."""
     if unit == "B":
         return "0.000" if "_bytes_per_" in field else "#,##0"
-    if unit in ("tokens", "sequences", "heads"):
+    if unit in ("tokens", "sequences", "heads", "elements"):
         return "#,##0"
     if unit == "s":
         return "0.000000"
