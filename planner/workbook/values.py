@@ -59,7 +59,7 @@ def recalculated(data: bytes, sheet_titles: list[str]) -> dict[tuple[str, str], 
                             values[(title, at[(r, c)])] = (
                                 "" if v is None else v if isinstance(v, (str, bool)) else float(v)
                             )
-                for (r, c), coord in at.items():  # rows past the copy's last written one read as empty
+                for coord in at.values():  # rows past the copy's last written one read as empty
                     values.setdefault((title, coord), "")
             return values
         finally:
