@@ -15,7 +15,7 @@ import math
 import numpy as np
 import openpyxl
 import pytest
-from test_export import DATE, EXAMPLE, HAND, review_of, write_scenario
+from test_export import DATE, EXAMPLE, HAND, littles_law, review_of, write_scenario
 
 from planner.catalog import default_catalog
 from planner.export import build_review, render
@@ -43,14 +43,6 @@ def example():
     (``sizing = "littles-law"``): the fleets below are hand-computed that way; the default simulated sizing is
     tested in test_load.py."""
     return build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), source="budget-review.toml", date=DATE)
-
-
-def littles_law(scenario):
-    """The scenario with its replicas counted by Little's law (``sizing = "littles-law"``, ~0.3 s) instead of the
-    serving simulation (~5 s CPU for the README's six options): for the checks of prices, quotes and money, which
-    take the fleet as given (GPUs x price) whatever sized it."""
-    workload = scenario.workload.model_copy(update={"sizing": "littles-law"})
-    return scenario.model_copy(update={"workload": workload})
 
 
 def by_name(review, name):
