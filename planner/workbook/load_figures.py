@@ -243,11 +243,15 @@ def batch_limit(
     return sizing.best_batch(curve, prompt_s, output_tokens, tpot_target_s)[0]
 
 
-#: Figures already computed in this process, by (``load_key``, the used inputs' repr), newest last: writing or
-#: refreshing the same inputs again (a library caller writing several books, a refresh of a book just written) does not
-#: simulate again (~10 s CPU for the opening inputs). ``load_key`` covers the catalog, engine, calibration and
-#: version; the repr keeps 4096 and 4096.0 apart so that a hit returns figures whose ``inputs`` are the caller's own.
+#: Figures already computed in this process, newest last: writing or refreshing the same inputs again (a library
+#: caller writing several books, a refresh of a book just written, whose Inputs read back as 40.0 where 40 was
+#: written) does not simulate again (~4-10 s CPU for the opening inputs). Keyed by ``load_key`` (the catalog, engine,
+#: calibration, version and the inputs' values, numbers as floats: the simulated numbers depend on values only) and
+#: the repr of the inputs each ``LeverLoad.inputs`` copies (``lever_inputs``' keys), so that a hit's scenario inputs
+#: are typed as the caller's; its ``LoadFigures.inputs`` is the caller's own.
 _MEMO: OrderedDict[tuple[str, str], LoadFigures] = OrderedDict()
+#: The inputs ``lever_inputs`` copies into each ``LeverLoad.inputs`` (their types are kept by the memo's key).
+_LEVER_KEYS = ("gpu", "model", "context", "kv_precision", "weight_precision", "gpus", "compare_model")
 #: Sets of figures kept (each a few hundred kB of simulated percentiles).
 MEMO_SIZE = 8
 
@@ -262,10 +266,10 @@ def load_figures(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile
     ``inputs`` (``inputs.default_inputs``' keys, or a workbook's Inputs read back). Computed once per process for
     the same inputs, catalog, engine and calibration (``_MEMO``); the result is shared: read it, do not change it."""
     used = {k: inputs.get(k) for k in LOAD_INPUT_KEYS}
-    memo = (load_key(inputs, catalog, engine, calibration), repr(used))
+    memo = (load_key(inputs, catalog, engine, calibration), repr([inputs.get(k) for k in _LEVER_KEYS]))
     if memo in _MEMO:
         _MEMO.move_to_end(memo)
-        return _MEMO[memo]
+        return replace(_MEMO[memo], inputs=used)
     figures = _computed(inputs, used, catalog, engine, calibration, memo[0])
     _MEMO[memo] = figures
     while len(_MEMO) > MEMO_SIZE:
