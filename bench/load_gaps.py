@@ -36,6 +36,19 @@
    host's time show. But vLLM 0.11's runs on the same H100 documents are x1.8-4.2 off at batches it does capture
    (last lines), so a host limit of that machine under a burst cannot be told apart from the eager launches. No
    public measurement of either for TensorRT-LLM was found, so no term is added.
+7. Closed-loop p99 TTFT: the first wave. ``vllm bench serve`` sends a closed loop's first C requests at once (its
+   ``--max-concurrency`` semaphore over requests yielded without delay at an infinite rate:
+   ``vllm/benchmarks/serve.py``, ``benchmark``'s ``limited_request_func``), as the simulation does, and the p99 of
+   100 requests is np.percentile's 99.01st of 100 sorted values: the second largest, so two slow requests set it.
+   Per closed run of C >= 3: published and simulated p99 - p50 TTFT, and the time per request a front end that
+   prepares one request at a time would need for the excess, (published - simulated) / (C - 2) (the second
+   largest of a first wave waits for C - 2 before it). Beside it, the most such a serial front end can take on the
+   same engine release and source, of the model's family (its chat template) and of any model: a burst of N
+   requests at once has mean TTFT >= s (N + 1) / 2 and median >= s N / 2 whatever the engine does, so
+   s <= 2 mean / (N - 1) over its all-at-once runs (perf_public.csv means, load_public.csv medians: 2 median / N),
+   the smallest of them. Every vLLM 0.11 and TensorRT-LLM 1.2 closed run needs more than its bound, SGLang 0.5.3's
+   FP8 runs on their own launches tens to thousands of times its BF16 runs (``first_wave_excess``): the tail is not
+   a queue in the front end, so none is simulated.
 """
 
 from __future__ import annotations
@@ -43,10 +56,11 @@ from __future__ import annotations
 import contextlib
 import functools
 import math
+import re
 import statistics
 
 import planner.accuracy.under_load as under_load
-from planner.accuracy.acceptance import acceptance_range
+from planner.accuracy.acceptance import acceptance_range, speculation_handled
 from planner.accuracy.datasets import sample_lengths, sharegpt_requests
 from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.under_load import _replica, sharegpt_prompts
@@ -99,6 +113,7 @@ def main() -> int:
     stall_on_every_vllm_run(list(rows.values()))
     arrival_share(list(rows.values()))
     cuda_graph_split(list(rows.values()))
+    first_wave(list(rows.values()))
     return 0
 
 
@@ -225,6 +240,74 @@ def cuda_graph_split(rows) -> None:
     for (gpu, graphed), v in sorted(vllm.items()):
         kind = "graphed" if graphed else "eager"
         print(f"  {gpu:<15} {kind:<8} {len(v):3} runs  x{statistics.median(v):4.2f}  ({min(v):.2f}-{max(v):.2f})")
+
+
+def release(row) -> str:
+    """The engine release a row states, as "engine x.y.z" (a suffix such as rc1 kept, .postN dropped)."""
+    found = re.search(r"\d+\.\d+\.\d+(rc\d+)?", row.engine_version)
+    return f"{row.engine} {found.group(0) if found else row.engine_version}"
+
+
+def family(row) -> str:
+    """The model's family as its name starts ("Qwen3", "gpt", "GLM", "DeepSeek"): the chat template a front end renders
+    is the family's, so a bound is read within one."""
+    return re.match(r"[A-Za-z]+\d*", row.model.split("/")[-1]).group(0)
+
+
+def serial_front_end_bounds(source_group: str = "gpustack-performance-lab") -> dict[tuple[str, str], tuple[float, str]]:
+    """Section 7: per engine release (``release``) and model family (``family``; "" for any), the most time a front end
+    preparing one request at a time can take per request on ``source_group``'s runs, seconds, and the run that bounds
+    it: over its all-at-once runs of at least 100 prompts, the smallest 2 x mean TTFT / (N - 1) (perf_public.csv) or
+    2 x median TTFT / N (load_public.csv): the k-th request of a burst reaches the engine no sooner than k x s after it
+    was sent."""
+    bounds: dict[tuple[str, str], tuple[float, str]] = {}
+    for name, stat in (("perf_public.csv", "mean"), ("load_public.csv", "median")):
+        for r in load_decode_rows(reference_dir() / name):
+            at_once = r.kind == "serving" and not r.batch and (r.num_prompts or 0) >= 100
+            if r.source_group != source_group or not at_once or (r.request_rate and math.isfinite(r.request_rate)):
+                continue
+            ttft = r.ttft_s if stat == "mean" else r.ttft_median_s
+            if math.isnan(ttft):
+                continue
+            s = 2.0 * ttft / (r.num_prompts - 1 if stat == "mean" else r.num_prompts)
+            for key in ((release(r), family(r)), (release(r), "")):
+                if s < bounds.get(key, (math.inf, ""))[0]:
+                    bounds[key] = (s, r.record_id)
+    return bounds
+
+
+def first_wave_excess(rows) -> list[tuple]:
+    """Section 7: per closed-loop run of C >= 3 with a published p99 TTFT, (row, published p99 - p50, simulated
+    p99 - p50, (published - simulated) / (C - 2)), seconds; simulated as validated, with ``FRONTEND_S`` (a shift of
+    every TTFT, so no part of a difference)."""
+    out = []
+    for r in rows:
+        if (
+            not 3 <= r.batch < (r.num_prompts or 0)
+            or math.isnan(r.ttft_p99_s)
+            or (r.problem and not speculation_handled(r))
+        ):
+            continue
+        p = under_load.predict_percentiles(r, frontend_s=FRONTEND_S)
+        published = r.ttft_p99_s - r.ttft_median_s
+        simulated = (p["ttft_p99_ms"] - p["ttft_median_ms"]) / 1e3
+        out.append((r, published, simulated, (published - simulated) / (r.batch - 2)))
+    return out
+
+
+def first_wave(rows) -> None:
+    """Section 7, printed (module docstring)."""
+    print("\n7. closed loop p99 TTFT: p99 - p50 published / simulated, ms; serial front-end time it needs per request,")
+    print("   and the most the same release's bursts allow, of the model's family and of any model (bounding run)")
+    bounds = serial_front_end_bounds()
+    for r, published, simulated, need in first_wave_excess(rows):
+        same, by = bounds.get((release(r), family(r)), (math.nan, "none"))
+        any_model, by_any = bounds.get((release(r), ""), (math.nan, "none"))
+        print(
+            f"  {r.record_id} {release(r):<22} {r.model.split('/')[-1][:16]:<16} C={r.batch:<2} "
+            f"{published * 1e3:6.1f} / {simulated * 1e3:5.1f}  needs {need * 1e3:6.1f}  allowed <= "
+            f"{same * 1e3:5.1f} ({by}), {any_model * 1e3:5.1f} ({by_any})"
+        )
 
 
 if __name__ == "__main__":

@@ -279,3 +279,23 @@ class TestPlanHints:
         line = one_line(run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8k", "--batch", "10"), 1)
         assert "do not fit on 2 x H100 SXM 80GB: short by" in line
         assert "the smallest group that works is 4 x H100 SXM 80GB" in line
+
+
+class TestFolderOptions:
+    """A folder option given a file's name (``-o review.xlsx``) is refused, not made into a folder of that name."""
+
+    @pytest.mark.parametrize(
+        "args", [("workbook", "-o", "{}/my.xlsx"), ("catalog", "import-hf", "{}/cfg", "--to", "{}/mine.toml")]
+    )
+    def test_a_file_name_is_refused_and_nothing_is_made(self, tmp_path, args):
+        result = run(*(a.format(tmp_path) for a in args))
+        assert result.exit_code == 2, result.output
+        assert "looks like a file name; this option takes a folder to write into" in result.stderr
+        assert list(tmp_path.iterdir()) == []
+
+    def test_an_existing_folder_of_that_name_is_taken(self, tmp_path):
+        folder = tmp_path / "books.xlsx"
+        folder.mkdir()
+        from planner.cli import options
+
+        assert options._not_a_file_name(None, None, folder) == folder

@@ -15,6 +15,7 @@ from planner import api
 from planner.errors import InvalidInputError
 from planner.serving.approx import approximate_load, approximate_percentiles
 from planner.serving.load import Replica, latency_under_load, overlap_scheduling, range_ratio_lengths
+from planner.serving.simulate import Scheduler, StepTable, simulate
 
 GPU, MODEL = "H100", "llama3.1-8b"
 
@@ -127,6 +128,77 @@ class TestTheTensorRTLLMH100GapIsTheSources:
         excess = [statistics.median(ratios[(e, "H100 SXM 80GB")]) / statistics.median(ratios[(e, "A100 SXM 80GB")])
                   for e in ("vllm", "tensorrt-llm")]  # fmt: skip
         assert excess[0] == pytest.approx(excess[1], rel=0.10)
+
+
+class TestClosedLoopTails:
+    """What makes a closed loop's p99 (issue 22): the first wave, and the steps that stall the decodes. Step times
+    are a flat table (a decode step 10 ms at any batch, a prefill step 20 ms at any size, 5 ms shared), so each
+    figure below is a count of steps."""
+
+    TABLE = StepTable(
+        decode_lo_s=(0.010,) * 8, decode_hi_s=(0.010,) * 8, ctx_lo_tokens=0.0, ctx_hi_tokens=1.0,
+        prefill_tokens=(1.0, 1e4), prefill_s=(0.020, 0.020), shared_s=0.005,
+    )  # fmt: skip
+
+    def _run(self, kind: str, concurrency: int, lengths: list[tuple[int, int]]):
+        scheduler = Scheduler(max_num_seqs=concurrency, max_num_batched_tokens=8192, kind=kind)
+        return simulate(self.TABLE, scheduler, 100, 5, len(lengths), client_concurrency=concurrency, lengths=lengths)
+
+    def test_the_first_wave_is_sent_at_once_and_prefilled_in_one_step(self):
+        """``vllm bench serve`` starts every request's task at once at an infinite rate and its ``--max-concurrency``
+        semaphore lets the first C through together (``vllm/benchmarks/serve.py``, ``benchmark``:
+        ``limited_request_func``, ``async with semaphore``); within the token budget the engine prefills them in
+        one step: four prompts of 100 tokens reach their first token after one 20 ms step, not 20, 40, 60, 80 ms.
+        Equal outputs finish together, so the next four go together too."""
+        values, counts = self._run("vllm", 4, [(100, 5)] * 8).samples.ttft
+        assert counts.sum() == 8
+        assert values == pytest.approx([0.020] * len(values))
+
+    def test_sglang_decodes_wait_a_whole_prefill_step(self):
+        """SGLang runs a batch of new prompts alone and the decoding requests wait for it
+        (``python/sglang/srt/managers/scheduler.py``, ``Scheduler.get_next_batch_to_run``: "Run prefill first if
+        possible"; a prefill takes the running decodes into its batch only when ``is_mixed_chunk``, i.e.
+        ``--enable-mixed-chunk``): the gap a decoding request sees when a new request arrives is a prefill step and
+        its own decode step, 20 + 10 = 30 ms."""
+        itl = self._run("sglang", 2, [(100, 5), (100, 40)] + [(100, 5)] * 6).samples.itl
+        assert sorted(set(itl[0].round(9))) == [0.010, 0.030]
+
+    def test_vllm_decodes_share_the_step_with_a_new_prompt(self):
+        """vLLM V1 schedules the running requests first and the new prompt's tokens in the same step
+        (``vllm/v1/core/sched/scheduler.py``, ``Scheduler.schedule``: "First, schedule the RUNNING requests", then
+        the WAITING ones within the token budget): the gap is the mixed step, 10 + 20 - 5 shared = 25 ms, shorter
+        than SGLang's 30."""
+        itl = self._run("vllm", 2, [(100, 5), (100, 40)] + [(100, 5)] * 6).samples.itl
+        assert sorted(set(itl[0].round(9))) == [0.010, 0.025]
+
+    def test_a_front_end_queue_cannot_be_the_first_waves_tail(self):
+        """bench/load_gaps.py section 7. gpustack's closed loops of vLLM 0.11.0 on Qwen3-8B (LD068 at 4 in flight:
+        p99 - p50 TTFT 38.3 ms published; LD087 at 8: 143.3 ms) would need a front end preparing one request at a
+        time for 14 and 22 ms a request, while a burst of 984 Qwen3 prompts on the same release and client bounds
+        such a front end to 2 x 5.622 s / 983 = 11.4 ms (GPUSTACK-214: mean TTFT 5,622 ms); TensorRT-LLM 1.2.0rc1's
+        LD070 would need 40 ms against 2 x 7.883 s / 1000 = 15.8 ms (LD053's median, Qwen3-14B). SGLang 0.5.3's
+        front end renders the same template for Qwen3-8B and its FP8 checkpoint, and the BF16 runs need 1-3 ms where
+        the FP8 run LD072 needs 46."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import family, first_wave_excess, release, serial_front_end_bounds
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        bounds = serial_front_end_bounds()
+        assert bounds[("vllm 0.11.0", "Qwen3")] == (pytest.approx(2 * 5.62165 / 983, rel=1e-3), "GPUSTACK-214")
+        assert bounds[("tensorrt-llm 1.2.0rc1", "Qwen3")] == (pytest.approx(2 * 7.88294 / 1000, rel=1e-3), "LD053")
+        wanted = ("LD068", "LD087", "LD070", "LD069", "LD071", "LD072")
+        rows = [r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id in wanted]
+        runs = {r.record_id: (r, need) for r, _, _, need in first_wave_excess(rows)}
+        assert runs["LD068"][1] == pytest.approx(0.0143, abs=0.002)
+        assert runs["LD087"][1] == pytest.approx(0.0221, abs=0.002)
+        for rid in ("LD068", "LD087", "LD070"):
+            r, need = runs[rid]
+            assert need > bounds[(release(r), family(r))][0], rid
+        assert max(runs["LD069"][1], runs["LD071"][1]) < 0.005 < 0.04 < runs["LD072"][1]
 
 
 class TestApproximationFollowsTheSimulation:

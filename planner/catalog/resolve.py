@@ -482,6 +482,7 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         expert_bytes_per_param=expert.bytes_per_element,
         kept_bytes_per_param=w.bytes_per_element if w.quantizes == "all" else 2.0,
         kv_bytes_per_element=kv.bytes_per_element,
+        expert_mxfp4=1.0 if expert.name == "mxfp4" else 0.0,
     )
     out.update(math_flags(w))
     return out

@@ -71,7 +71,10 @@ def catalog_option(f):
 
 
 def output_option(*names: str, help: str, folder: bool = False, default: Path | None = None, required: bool = False):
-    """Where a command writes: a file (``folder=False``) or a folder, as a Path; its default shown in the help."""
+    """Where a command writes: a file (``folder=False``) or a folder, as a Path; its default shown in the help.
+
+    A folder option refuses a name that ends like one of planner's files (``-o review.xlsx``), which would otherwise
+    become a folder of that name with the file inside it."""
     return click.option(
         *names,
         type=click.Path(file_okay=not folder, dir_okay=folder, path_type=Path),
@@ -79,7 +82,22 @@ def output_option(*names: str, help: str, folder: bool = False, default: Path | 
         show_default=default is not None,
         required=required,
         help=help,
+        callback=_not_a_file_name if folder else None,
     )
+
+
+#: Endings of the files planner writes; a folder option given one of them was meant as a file name.
+_FILE_SUFFIXES = frozenset({".xlsx", ".xlsm", ".xls", ".ods", ".pdf", ".csv", ".md", ".toml", ".json"})
+
+
+def _not_a_file_name(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None and value.suffix.lower() in _FILE_SUFFIXES and not value.is_dir():
+        raise click.BadParameter(
+            f"'{value}' looks like a file name; this option takes a folder to write into (e.g. '{value.parent}')",
+            ctx=ctx,
+            param=param,
+        )
+    return value
 
 
 def load(catalog_dirs: tuple[Path, ...]) -> Catalog:

@@ -52,6 +52,10 @@ ENGINE_FIELD_HELP = {
         "TRUE: layers paged in equal-size groups padded with empty layers, a sliding group one block over its "
         "window (vLLM's hybrid KV cache manager)",
     ),
+    "mxfp4_expert_hidden_alignment": (
+        "elements",
+        "MXFP4 experts' hidden size padded to a multiple of this when loaded (vLLM, SGLang: 256; 0: as stored)",
+    ),
     "kv_precisions": ("", "KV-cache precisions the engine caches in (blank: any KV format, a what-if)"),
     "kv_precisions_source": ("", "where the engine documents its KV-cache precisions"),
     "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),

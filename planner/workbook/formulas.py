@@ -98,8 +98,8 @@ def reserve(n: str) -> str:
 def budget(n: str, reserve_expr: str) -> str:
     """model.kv_budget_bytes_per_gpu ("total": vLLM; "free": TensorRT-LLM)."""
     return (
-        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{weight_bytes}}/{n}-{reserve_expr}),'
-        f"{{visible_raw}}*{{util}}-{{weight_bytes}}/{n}-{reserve_expr})"
+        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{loaded_weights}}/{n}-{reserve_expr}),'
+        f"{{visible_raw}}*{{util}}-{{loaded_weights}}/{n}-{reserve_expr})"
     )
 
 
