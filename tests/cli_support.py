@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+
 from click.testing import CliRunner
 
 from planner.cli import main
@@ -19,3 +22,15 @@ def one_line(result, code: int) -> str:
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     return lines[0]
+
+
+def without_libreoffice(monkeypatch) -> None:
+    """PATH without the folders holding soffice or libreoffice, for this test: ``planner workbook`` and ``refresh``
+    then write without stored values (LibreOffice's recalculation of the book, ~5 s CPU for the what-if workbook), by
+    the same write path. For checks that do not read the stored values (test_stored_values does)."""
+    from planner.io.libreoffice import find_soffice
+
+    path = os.environ.get("PATH", "").split(os.pathsep)
+    no_soffice = [d for d in path if not any(shutil.which(n, path=d) for n in ("soffice", "libreoffice"))]
+    monkeypatch.setenv("PATH", os.pathsep.join(no_soffice))
+    assert find_soffice() is None

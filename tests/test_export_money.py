@@ -15,7 +15,7 @@ import math
 import numpy as np
 import openpyxl
 import pytest
-from test_export import DATE, EXAMPLE, HAND, review_of, write_scenario
+from test_export import DATE, EXAMPLE, HAND, littles_law, review_of, write_scenario
 
 from planner.catalog import default_catalog
 from planner.export import build_review, render
@@ -42,10 +42,7 @@ def example():
     """The README's scenario (examples/budget-review.toml), reviewed once, its replicas counted by Little's law
     (``sizing = "littles-law"``): the fleets below are hand-computed that way; the default simulated sizing is
     tested in test_load.py."""
-    scenario = load_scenario(EXAMPLE)
-    workload = scenario.workload.model_copy(update={"sizing": "littles-law"})
-    scenario = scenario.model_copy(update={"workload": workload})
-    return build_review(scenario, default_catalog(), source="budget-review.toml", date=DATE)
+    return build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), source="budget-review.toml", date=DATE)
 
 
 def by_name(review, name):
@@ -277,7 +274,7 @@ class TestComparablePrices:
         text = EXAMPLE.read_text().replace("[defaults]\n", '[defaults]\nprice_basis = "Hyperstack"\n', 1)
         path = tmp_path / "s.toml"
         path.write_text(text)
-        review = review_of(path)
+        review = build_review(littles_law(load_scenario(path)), default_catalog(), source=path.name, date=DATE)
         h200 = by_name(review, "H200, rented")
         assert h200.money.price_provider == "Hyperstack"
         assert h200.monthly_usd == pytest.approx(h200.gpus * 3.99 * HOURS)
@@ -298,7 +295,7 @@ class TestComparablePrices:
 
     def test_a_quote_over_a_year_old_on_the_review_date_is_flagged(self):
         """L40S reserved, AWS 2025-08-12: 476 days before a review dated 2026-12-01, so its grid row says stale."""
-        review = build_review(load_scenario(EXAMPLE), default_catalog(), date="2026-12-01")
+        review = build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), date="2026-12-01")
         rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "reserved" and r[0] is not None]
         assert rows and all("stale (476 days)" in r[-1] for r in rows)
 

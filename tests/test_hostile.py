@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import tomli_w
-from cli_support import one_line, run
+from cli_support import one_line, run, without_libreoffice
 
 from planner.catalog import default_catalog
 
@@ -224,6 +224,12 @@ SPARKLINE_EXT = (
 
 
 class TestRefresh:
+    @pytest.fixture(autouse=True)
+    def _no_stored_values(self, monkeypatch):
+        """The refreshes here are about the file (mode, link, calcPr, what is refused), not the stored values, which
+        fill formula cells only (test_stored_values refreshes with them): no LibreOffice run (~5 s CPU each)."""
+        without_libreoffice(monkeypatch)
+
     def test_without_calcpr_and_through_a_symlink(self, tmp_path):
         """A workbook whose <calcPr/> was removed (0.1.0 raised AttributeError), refreshed through a symlink: the
         link stays a link, its target is refreshed and recalculates on open. (One refresh for both cases.)"""

@@ -14,6 +14,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 import tomli_w
+from cli_support import without_libreoffice
 from click.testing import CliRunner
 
 from planner.catalog import default_catalog
@@ -99,7 +100,9 @@ def test_review_md_holds_the_names_as_text(hostile, tmp_path):
     assert r"\# Approved &lt;img" in md  # the option name, escaped on one line
 
 
-def test_whatif_workbook_catalog_sheets_hold_names_as_text(hostile, tmp_path):
+def test_whatif_workbook_catalog_sheets_hold_names_as_text(hostile, tmp_path, monkeypatch):
+    """The written book (with its stored values) and its refresh (without soffice on PATH: the refresh's formulas and
+    chart series are checked, not its values; ~5 s CPU of recalculation saved) hold the names as text."""
     cat, _ = hostile
     run("workbook", "-o", str(tmp_path), "--catalog", str(cat), "--gpus", "evilgpu,H100", "--models", "llama2-7b")
     book = tmp_path / "capacity-what-if.xlsx"
@@ -112,6 +115,7 @@ def test_whatif_workbook_catalog_sheets_hold_names_as_text(hostile, tmp_path):
     assert "'=1+1 <script>x</script>\nsecond line" in sources
 
     refreshed = tmp_path / "refreshed.xlsx"
+    without_libreoffice(monkeypatch)
     run("workbook", "refresh", str(book), "-o", str(refreshed), "--catalog", str(cat), "--gpus", "evilgpu,H100")
     formulas, refs = formulas_and_series(refreshed)
     assert not [f for f in formulas + refs if "HYPERLINK" in f or "evil" in f]

@@ -141,12 +141,15 @@ class TestTimeUnits:
         assert "workload.ttft_target_s: 1500 seconds looks like milliseconds" in line
 
     def test_explicit_unit_is_taken_as_written(self, tmp_path):
-        """ "50 ms" is 0.05 s: the same review as 0.05; "2 s" is accepted though above the bare limit."""
-        plain = export(tmp_path, SCENARIO)
-        ms = export(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = "50 ms"'))
+        """ "50 ms" is 0.05 s: the same review as 0.05; "2 s" is accepted though above the bare limit. Sized by
+        Little's law (the TPOT target still picks each replica's batch; ~1 s CPU an export instead of ~3 s)."""
+        text = SCENARIO.replace("[workload]\n", '[workload]\nsizing = "littles-law"\n', 1)
+        plain = export(tmp_path, text)
+        ms = export(tmp_path, text.replace("tpot_target_s = 0.05", 'tpot_target_s = "50 ms"'))
         assert plain.exit_code == ms.exit_code == 0, ms.output
         assert plain.stdout == ms.stdout
-        slow = export(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = "2 s"'))
+        assert plain.stdout != export(tmp_path, text.replace("tpot_target_s = 0.05", "tpot_target_s = 0.04")).stdout
+        slow = export(tmp_path, text.replace("tpot_target_s = 0.05", 'tpot_target_s = "2 s"'))
         assert slow.exit_code == 0, slow.output
 
     def test_plan_tpot_target_50_is_refused_with_the_way_out(self):

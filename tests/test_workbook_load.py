@@ -231,6 +231,41 @@ class TestTheSimulatedEngine:
         assert {name: scheduler_of(engine_profile(name)) for name in want} == want
 
 
+class TestComputedOncePerProcess:
+    def test_the_same_inputs_are_not_simulated_again(self, monkeypatch):
+        """``load_figures`` keeps what it computed (``_MEMO``): the same inputs again, or read back from a file as
+        40.0 where 40 was written, give the same scenarios without simulating, with the caller's own ``inputs``; a
+        context typed 4096.0 (copied into each scenario's inputs), another peak, or a cleared memo simulate. (Each
+        scenario stubbed: the memo is under test, not the simulation.)"""
+        import planner.workbook.load_figures as lf
+
+        calls = []
+
+        def stub(key, header, inputs, *rest):
+            calls.append(key)
+            return lf.LeverLoad(key, header, {"context": inputs["context"]})
+
+        monkeypatch.setattr(lf, "_lever", stub)
+        monkeypatch.setattr(lf, "_MEMO", lf.OrderedDict())
+        cat, eng, cal = default_catalog(), engine_profile(None), resolve_calibration(None)
+        inputs = default_inputs(cat, *select_entries(cat, None, None))
+        assert isinstance(inputs["peak_requests_per_s"], int) and inputs["context"] == 4096
+        first = lf.load_figures(inputs, cat, eng, cal)
+        assert len(calls) == len(SCENARIOS)
+        again = lf.load_figures(dict(inputs), cat, eng, cal)
+        read_back = lf.load_figures({**inputs, "peak_requests_per_s": 40.0}, cat, eng, cal)
+        assert len(calls) == len(SCENARIOS)
+        assert again.levers is first.levers and read_back.levers is first.levers
+        assert repr(read_back.inputs["peak_requests_per_s"]) == "40.0" and again.inputs == first.inputs
+        typed = lf.load_figures({**inputs, "context": 4096.0}, cat, eng, cal)
+        assert len(calls) == 2 * len(SCENARIOS) and repr(typed.levers[0].inputs["context"]) == "4096.0"
+        lf.load_figures({**inputs, "peak_requests_per_s": 41}, cat, eng, cal)
+        assert len(calls) == 3 * len(SCENARIOS)
+        lf.clear_memo()
+        lf.load_figures(inputs, cat, eng, cal)
+        assert len(calls) == 4 * len(SCENARIOS)
+
+
 class TestWithoutTraffic:
     def test_blank_peak_traffic_is_not_computed_and_says_why(self):
         """No peak traffic on Inputs: nothing is simulated; the sheet says so instead of showing figures."""

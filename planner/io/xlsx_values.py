@@ -23,6 +23,11 @@ EXCEL_ERRORS = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#N
 _CELL = re.compile(r'<c r="([A-Z]+[0-9]+)"([^>]*)><f((?: [^>]*)?)>(.*?)</f>(?:<v\s*/>|<v></v>)')
 
 
+def unfilled_formula_cells(xml: str) -> set[str]:
+    """The coordinates of a sheet part's formula cells without a value: the cells ``store_values`` fills."""
+    return {m.group(1) for m in _CELL.finditer(xml)}
+
+
 def _fill(xml: str, cached: dict[str, float | str | bool]) -> str:
     def sub(m: re.Match) -> str:
         coord, attrs, f_attrs, formula = m.group(1, 2, 3, 4)

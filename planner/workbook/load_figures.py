@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -237,10 +238,43 @@ def batch_limit(
     return sizing.best_batch(curve, prompt_s, output_tokens, tpot_target_s)[0]
 
 
+#: Figures already computed in this process, newest last: writing or refreshing the same inputs again (a library
+#: caller writing several books, a refresh of a book just written, whose Inputs read back as 40.0 where 40 was
+#: written) does not simulate again (~4-10 s CPU for the opening inputs). Keyed by ``load_key`` (the catalog, engine,
+#: calibration, version and the inputs' values, numbers as floats: the simulated numbers depend on values only) and
+#: the repr of the inputs each ``LeverLoad.inputs`` copies (``lever_inputs``' keys), so that a hit's scenario inputs
+#: are typed as the caller's; its ``LoadFigures.inputs`` is the caller's own.
+_MEMO: OrderedDict[tuple[str, str], LoadFigures] = OrderedDict()
+#: The inputs ``lever_inputs`` copies into each ``LeverLoad.inputs`` (their types are kept by the memo's key).
+_LEVER_KEYS = ("gpu", "model", "context", "kv_precision", "weight_precision", "gpus", "compare_model")
+#: Sets of figures kept (each a few hundred kB of simulated percentiles).
+MEMO_SIZE = 8
+
+
+def clear_memo() -> None:
+    """Forget every figure computed so far in this process (the next ``load_figures`` call simulates)."""
+    _MEMO.clear()
+
+
 def load_figures(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile, calibration: Any) -> LoadFigures:
     """Each Levers scenario's replica at ``LOAD_MULTIPLES`` x the Inputs' peak traffic (module docstring), from
-    ``inputs`` (``inputs.default_inputs``' keys, or a workbook's Inputs read back)."""
+    ``inputs`` (``inputs.default_inputs``' keys, or a workbook's Inputs read back). Computed once per process for
+    the same inputs, catalog, engine and calibration (``_MEMO``); the result is shared: read it, do not change it."""
     used = {k: inputs.get(k) for k in LOAD_INPUT_KEYS}
+    memo = (load_key(inputs, catalog, engine, calibration), repr([inputs.get(k) for k in _LEVER_KEYS]))
+    if memo in _MEMO:
+        _MEMO.move_to_end(memo)
+        return replace(_MEMO[memo], inputs=used)
+    figures = _computed(inputs, used, catalog, engine, calibration, memo[0])
+    _MEMO[memo] = figures
+    while len(_MEMO) > MEMO_SIZE:
+        _MEMO.popitem(last=False)
+    return figures
+
+
+def _computed(
+    inputs: dict[str, Any], used: dict[str, Any], catalog: Catalog, engine: EngineProfile, calibration: Any, digest: str
+) -> LoadFigures:
     ms = [_number(inputs.get(k)) for k in ("ttft_target_ms", "tpot_target_ms")]
     targets = tuple(None if v is None else v / 1e3 for v in ms)
     missing = [
@@ -251,7 +285,7 @@ def load_figures(inputs: dict[str, Any], catalog: Catalog, engine: EngineProfile
     if missing:
         return not_computed(f"no {' and no '.join(missing)} on Inputs (a number above 0)", engine, used)
     levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
-    return LoadFigures(used, engine.name, levers, *targets, key=load_key(inputs, catalog, engine, calibration))
+    return LoadFigures(used, engine.name, levers, *targets, key=digest)
 
 
 #: The custom document property that holds the ``load_key`` the Load sheet was computed from (``refresh`` reads it).
