@@ -115,14 +115,18 @@ class TestShippedTable:
         assert h200["allreduce_latency_s"] == float(shipped["H200 SXM 141GB"]["allreduce_latency_s"])
 
     def test_a_gpu_without_tables_borrows_the_nearest_architecture(self):
-        """MI300X (CDNA 3, no aiconfigurator data) takes the H100's fractions and floors, and keeps the catalog's
-        all-reduce latency (no measured one of its own); H100 PCIe (Hopper) takes the H100 SXM's too."""
+        """MI300X (CDNA 3, no aiconfigurator data) takes the H100's fractions and floors but its GEMM FLOP rates
+        (published matmul figures: TestPublishedMatmulRates), and keeps the catalog's all-reduce latency (no measured
+        one of its own); H100 PCIe (Hopper) takes the H100 SXM's, every field."""
         cat = default_catalog()
         h100 = gpu_numbers(cat.gpu("H100 SXM 80GB"))
+        own_gemm = {"gemm_flop_efficiency", "gemm_fp8_flop_efficiency"}
         for name in ("MI300X", "H100 PCIe 80GB"):
             n = gpu_numbers(cat.gpu(name))
             assert kernel_curves.source_gpu(cat.gpu(name).name, cat.gpu(name).architecture) == "H100 SXM 80GB"
             for f in kernel_curves.KERNEL_FIELDS:
+                if name == "MI300X" and f in own_gemm:
+                    continue
                 assert n[f] == pytest.approx(h100[f], rel=1e-12), (name, f)
         assert gpu_numbers(cat.gpu("MI300X"))["allreduce_latency_s"] == cat.gpu("MI300X").interconnect_latency_s
 
