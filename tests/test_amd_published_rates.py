@@ -86,3 +86,38 @@ class TestPublishedMatmulRates:
         mi355 = plan("MI355X", "llama3.1-70b", 4096, gpus=8).warnings
         assert any("kernel curves not measured on MI355X" in w and "H100 SXM 80GB's fractions" in w for w in mi355)
         assert not any("kernel curves not measured" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
+
+
+class TestRangeOfAnotherVendorsCurves:
+    def test_the_miss_is_the_borrowed_gemm_rate_over_the_published_one(self):
+        """H100's fitted fraction of its datasheet on MI300X's peak (806.6 / 989.4 x 1,307.4 = 1,066 TFLOP/s) over
+        the published-derived rate (806.6 x 668.4 / 794.5 = 678.6): 1,307.4 x 794.5 / (989.4 x 668.4) = 1.571,
+        larger than MI325X's (1,066 / 796.9 = 1.338)."""
+        miss = kernel_curves.borrowed_rate_miss(default_catalog())
+        assert miss == pytest.approx(1307.4 * 794.5 / (989.4 * 668.4), rel=2e-3)
+
+    @pytest.mark.parametrize("name", ["MI300X", "MI355X"])
+    def test_amd_ranges_move_out_by_the_miss_and_say_so(self, name):
+        """The range is the held-out region's (widened as before), low -> (1 + low) / 1.571 - 1 and high ->
+        (1 + high) x 1.571 - 1, rounded outwards to whole percent; the note and 'widened' name it."""
+        from planner.accuracy import ranges
+        from planner.accuracy.calibration import residual_range
+        from planner.engines.profiles import DEFAULT_RESIDUALS
+
+        miss = kernel_curves.borrowed_rate_miss(default_catalog())
+        before = ranges.region_residuals(name, DEFAULT_RESIDUALS, gpus=8, engine="vllm")
+        after = residual_range(name, "vllm", gpus=8)
+        assert after.low == pytest.approx(ranges._shift(before.low, 1 / miss))
+        assert after.high == pytest.approx(ranges._shift(before.high, miss))
+        assert after.low < before.low and after.high > before.high
+        assert (1 + after.high) / (1 + before.high) == pytest.approx(miss, abs=0.01)
+        text = f"kernel curves of H100 SXM 80GB stand in on {name} (x1.57 either way"
+        assert text in after.widened and text in after.note
+
+    def test_nvidia_borrowers_and_the_ideal_engine_are_not_moved(self):
+        """H100 PCIe borrows H100 SXM's curves (its own vendor's): no curves widening; engine 'ideal' has no curves."""
+        from planner.accuracy.calibration import residual_range
+
+        assert "kernel curves" not in residual_range("H100 PCIe 80GB", "vllm", gpus=2).note
+        assert "kernel curves" not in residual_range("MI300X", "ideal", gpus=8).note
+        assert kernel_curves.curves_miss(default_catalog().gpu("H100 SXM 80GB"), default_catalog()) == (1.0, "")

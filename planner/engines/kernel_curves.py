@@ -170,6 +170,39 @@ def published_gemm_rates(name: str, src: str, row: dict[str, str]) -> tuple[floa
     return bf16 * ratio, fp8 * ratio
 
 
+def borrowed_rate_miss(catalog) -> float:
+    """How far a rate borrowed from another vendor's GPU is known to miss: over the GPUs with a published matmul
+    figure (``PUBLISHED_MATMUL_TFLOPS``), the largest ratio of the borrowed GEMM rate (the measured GPU's fraction
+    of its datasheet x this GPU's peak) to the published-derived one. MI300X: 0.8152 x 1,307.4 / 678.6 = 1.571
+    (MI325X: 1.338). The ranges widen by it either way where the curves are another vendor's
+    (``planner.accuracy.ranges``): the memory, attention, MoE and all-reduce rates are still borrowed and may miss
+    as far as the one rate that could be checked did."""
+    misses = []
+    for name in PUBLISHED_MATMUL_TFLOPS:
+        gpu = catalog.gpu(name)
+        src = source_gpu(gpu.name, gpu.architecture)
+        row = read_curves()[src]
+        published = published_gemm_rates(gpu.name, src, row)
+        if published is None:
+            continue
+        src_peak = float(catalog.gpu(src).peak_flop_per_s.get("bf16") or catalog.gpu(src).peak_flop_per_s["fp16"])
+        own_peak = float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+        borrowed = float(row["gemm_bf16_flop_per_s"]) / src_peak * own_peak
+        misses.append(max(borrowed / published[0], published[0] / borrowed))
+    return max(misses, default=1.0)
+
+
+def curves_miss(gpu, catalog) -> tuple[float, str]:
+    """(miss factor, the GPU whose curves stand in) for a catalog GPU whose kernel curves are another vendor's
+    (``borrowed_rate_miss``); (1.0, "") where they are its own or its own vendor's (NVIDIA parts borrowing an NVIDIA
+    architecture's: their datasheet fractions agree within 14%, A100 / H100 / H200 / B200 bf16 GEMM 0.80 / 0.82 /
+    0.80 / 0.71)."""
+    src = source_gpu(gpu.name, gpu.architecture)
+    if src == gpu.name or catalog.gpu(src).vendor == gpu.vendor:
+        return 1.0, ""
+    return borrowed_rate_miss(catalog), src
+
+
 def curves_note(name: str, architecture: str) -> str:
     """ "" where the GPU's kernel curves are its own (aiconfigurator's measured kernels); else what stands in."""
     src = source_gpu(name, architecture)
