@@ -1,6 +1,7 @@
 """Serving runs under load: predicted / published - 1 of median and p99 TTFT and TPOT (and ITL), per engine and GPU.
 
     python bench/load_validation.py [runs.csv]
+    python bench/load_validation.py --worst 15   # and the 15 worst figures, one line each
 
 Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Each run is simulated as it went
 (``planner.accuracy.under_load``); the step times come from the operator model, and the one term fitted on these rows,
@@ -112,11 +113,38 @@ def _line(engine: str, gpu: str, g: dict) -> str:
     return f"{engine:<13}{gpu:<16}{len(g['runs']):>5}{len(g['sources']):>4}{cells}  {share:6.0%} of {g['n']}"
 
 
+def worst_lines(rows, checks, n: int) -> list[str]:
+    """The ``n`` figures furthest off (|predicted / published - 1|), one line each: run, engine and release, GPU and
+    group, model, lengths, how its requests arrived, the figure, predicted and published milliseconds, the error."""
+    by_id = {r.record_id: r for r in rows}
+    done = sorted((c for c in checks if not math.isnan(c.error)), key=lambda c: -abs(c.error))[:n]
+    lines = [f"The {len(done)} figures furthest off (predicted / published - 1):"]
+    for c in done:
+        r = by_id[c.record_id]
+        where = f"{r.gpu.split('(')[0].strip()} x{r.gpus}"
+        run = f"{arrival_kind(r)} C={r.batch} N={r.num_prompts}" + (
+            f" rate={r.request_rate:g}" if r.request_rate else ""
+        )
+        lines.append(
+            f"  {c.record_id:<7} {r.engine:<12} {r.engine_version[:10]:<10} {where:<17} {r.model.split('/')[-1][:24]:<24} "
+            f"{r.input_len:>5}/{r.output_len:<5} {run:<24} {c.quantity:<15} {c.published * (1 + c.error):9.1f} "
+            f"{c.published:9.1f}  {c.error:+6.0%}"
+        )
+    return lines
+
+
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
+    args = list(argv[1:])
+    worst = 0
+    if "--worst" in args:
+        i = args.index("--worst")
+        worst = int(args[i + 1])
+        del args[i : i + 2]
+    path = args[0] if args else reference_dir() / "load_public.csv"
     rows = load_decode_rows(path)
     table = validate_load(rows)
-    print("\n".join(summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)))
+    lines = summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)
+    print("\n".join(lines + ([""] + worst_lines(rows, table.checks, worst) if worst else [])))
     return 0
 
 

@@ -66,7 +66,7 @@ from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
 from planner.options import DecodeOptions, DeploymentOptions
-from planner.serving.benchmark import SCHEDULERS, predict_benchmark
+from planner.serving.benchmark import SCHEDULERS, predict_benchmark, scheduler_of
 from planner.serving.load import warm_prompt_fraction
 
 GiB = 2**30
@@ -242,6 +242,12 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
         return engine_profile(None)  # an engine without a profile (SGLang): the shared fitted time factors
 
 
+def row_scheduler(row: DecodeRow) -> str:
+    """The scheduler a row's run is simulated with: its engine's where the simulation has it ("vllm", "sglang",
+    "tensorrt-llm"), else its release's profile's family (``scheduler_of``: a NIM row's TensorRT-LLM), else vLLM's."""
+    return row.engine if row.engine in SCHEDULERS else scheduler_of(_base_profile_for(row, None))
+
+
 @dataclass(frozen=True)
 class DecodePrediction:
     """Predictions for benchmark rows (arrays, one entry per row, or floats for one row); NaN where none."""
@@ -273,7 +279,7 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
         max_num_seqs=np.array([r.max_num_seqs for r in rows], dtype=object),
         max_num_batched_tokens=np.array([r.max_num_batched_tokens for r in rows], dtype=object),
-        scheduler=np.array([r.engine if r.engine in SCHEDULERS else "vllm" for r in rows], dtype=object),
+        scheduler=np.array([row_scheduler(r) for r in rows], dtype=object),
         length_range_ratio=np.array([r.length_range_ratio for r in rows], dtype=object),
         gpus=np.array([r.gpus for r in rows], dtype=float),
         weight_precision=np.array([r.weight_precision for r in rows], dtype=object),

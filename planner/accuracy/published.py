@@ -563,7 +563,10 @@ def source_group_of(source: str) -> str:
 
 
 def _engine_name(cell: str) -> str:
-    """'vllm', 'lmdeploy', 'tensorrt-llm', 'sglang' ... from an engine cell ("LMDeploy (TurboMind)")."""
+    """'vllm', 'lmdeploy', 'tensorrt-llm', 'sglang', 'nim' ... from an engine cell ("LMDeploy (TurboMind)",
+    "NVIDIA NIM")."""
     text = cell.lower()
+    if re.search(r"\bnim\b", text):
+        return "nim"  # NVIDIA NIM: its backend is chosen per profile (planner.engines.profiles.NIM_BACKEND)
     name = next((k for k in ("vllm", "lmdeploy", "tensorrt", "trt", "sglang") if k in text), text.split(" ")[0])
     return {"tensorrt": "tensorrt-llm", "trt": "tensorrt-llm"}.get(name, name) or "vllm"

@@ -43,10 +43,10 @@ from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's rea
     sharegpt_prompts,
     sharegpt_seed0_prompts,
 )
-from planner.accuracy.predict import _profile_for
+from planner.accuracy.predict import _profile_for, row_scheduler
 from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
-from planner.serving.benchmark import SCHEDULERS, request_lengths
+from planner.serving.benchmark import request_lengths
 from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
@@ -71,7 +71,7 @@ def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | N
         resolve_gpu_name(row.gpu, cat),
         resolve_model_name(row.model, cat),
         gpus=row.gpus,
-        scheduler=row.engine if row.engine in SCHEDULERS else "vllm",
+        scheduler=row_scheduler(row),
         max_num_seqs=row.max_num_seqs,
         max_num_batched_tokens=row.max_num_batched_tokens,
         weight_precision=row.weight_precision,

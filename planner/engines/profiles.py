@@ -415,6 +415,19 @@ LMDEPLOY = free_memory_engine(
     prefill_latency_s=LMDEPLOY_PREFILL_LATENCY_S,
 )
 
+#: NVIDIA NIM for LLMs 1.x serves a model on an optimized profile's prebuilt TensorRT-LLM engines where the model's
+#: manifest has one for the GPU, count and precision ("The optimized TensorRT-LLM profiles are preferred over vLLM
+#: when available", https://docs.nvidia.com/nim/large-language-models/latest/optimization.html, "Automatic Profile
+#: Selection"; vLLM profiles only where none is). Those engines are TensorRT engines built by ``trtllm-build``: each
+#: optimized profile ships ``trtllm_engine/rank<i>.engine`` and ``trtllm_engine/config.json`` (the NIM
+#: llama-3.3-70b-instruct manifest, release 1.8.5, as copied in cloudera/Model-Hub
+#: manifests/1.9.0/nim/meta/llama-3.3-70b-instruct.yaml at commit 9046f33a, 2025-07-31: profile 7ee2258631ed, tags
+#: gpu h100, llm_engine tensorrt_llm, precision fp8, profile throughput, tp 2), i.e. TensorRT-LLM's 0.x TensorRT
+#: backend, not 1.x's PyTorch one. NIM's own version (1.8.0) is not TensorRT-LLM's, so a NIM row maps to the 0.x
+#: profile whatever its version. The engines' build settings (max_batch_size, max_num_tokens, KV-cache dtype) are in
+#: that config.json, which is not public: the 0.x profile's defaults stand in for them.
+NIM_BACKEND = "tensorrt-llm-0"
+
 ENGINES: dict[str, EngineProfile] = {
     e.name: e
     for e in (
@@ -423,6 +436,8 @@ ENGINES: dict[str, EngineProfile] = {
     )
 }  # fmt: skip
 ENGINE_ALIASES = {
+    "nim": NIM_BACKEND,
+    "nvidia-nim": NIM_BACKEND,
     "trtllm": "tensorrt-llm",
     "tensorrt-llm-1": "tensorrt-llm",
     "trtllm-0": "tensorrt-llm-0",
@@ -473,6 +488,11 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     v = parse_version(version)
     if v is None:
         raise UnknownNameError("engine version", version, ["a version number such as 0.11.0"])
+    if _engine_key(engine) in ("nim", "nvidia-nim"):
+        return ENGINES[NIM_BACKEND], (
+            f"NVIDIA NIM {'.'.join(map(str, v))} -> {NIM_BACKEND}: an optimized profile's prebuilt TensorRT engines "
+            "(TensorRT-LLM 0.x), NIM's choice where its manifest has one"
+        )
     if base.name.startswith("sglang"):
         rule, why = sglang_rule_for_version(v)
         return ENGINES["sglang" if rule == "sglang-0.5.20" else rule], why
@@ -519,6 +539,11 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
 def _reading_kv_per_query_head(profile: EngineProfile) -> EngineProfile:
     """One copy per profile (the facts caches key on the profile object)."""
     return profile.with_(decode_kv_reads_per_query_head=True)
+
+
+def _engine_key(engine: str) -> str:
+    """An engine name as ``engine_profile`` looks it up, before aliases: lower case, '-' for '_' and spaces."""
+    return str(engine or "").strip().lower().replace("_", "-").replace(" ", "-")
 
 
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:

@@ -41,7 +41,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.engines.profiles import engine_profile
+from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
@@ -123,6 +123,12 @@ def _whole(x: Any, name: str) -> int:
 #: https://lmsys.org/blog/2024-12-04-sglang-v0-4/, 2024-12-04; ``--disable-overlap-schedule`` turns it off); SGLang
 #: 0.3 has no profile of its own and is not included.
 OVERLAP_SCHEDULING_ENGINES = ("tensorrt-llm", "sglang")
+
+
+def scheduler_of(engine: EngineProfile) -> str:
+    """The serving simulation's scheduler for an engine profile: its family ("sglang-0.5.1" -> "sglang",
+    "tensorrt-llm-0" -> "tensorrt-llm"), else vLLM's."""
+    return next((n for n in SCHEDULERS if engine.name == n or engine.name.startswith(n + "-")), "vllm")
 
 
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:

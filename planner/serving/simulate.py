@@ -126,15 +126,38 @@ class Scheduler:
 
     ``kind="tensorrt-llm"``: vLLM's steps, and the default capacity policy ``GUARANTEED_NO_EVICT``: a request is
     admitted only when its prompt and whole output fit beside the whole outputs of the running ones, so none is
-    ever paused (TensorRT-LLM docs, "Useful Runtime Options": Capacity Scheduler Policy).
+    ever paused (TensorRT-LLM docs, "Useful Runtime Options": Capacity Scheduler Policy). Without chunked context
+    (its default, ``UNCHUNKED_KINDS``) a prompt joins a step only whole, within what the step's token budget has
+    left; the first that does not fit waits, and those behind it with it.
 
-    ``kv_tokens``: the KV cache of the whole group, tokens (infinite: never binds).
+    ``kv_tokens``: the KV cache of the whole group, tokens (infinite: never binds). ``chunked_prefill``: whether a
+    prompt may be split across steps at the token budget; None: the kind's default (``chunked_prefill_default``).
     """
 
     max_num_seqs: int
     max_num_batched_tokens: int
     kind: str = "vllm"
     kv_tokens: float = math.inf
+    chunked_prefill: bool | None = None
+
+    @property
+    def chunks_prompts(self) -> bool:
+        """Whether this scheduler splits a prompt across steps (``chunked_prefill``, else the kind's default)."""
+        return chunked_prefill_default(self.kind) if self.chunked_prefill is None else bool(self.chunked_prefill)
+
+
+#: Schedulers that by default never split a prompt across steps. TensorRT-LLM: 1.x's ``BaseLlmArgs``
+#: ``enable_chunked_prefill: bool = Field(default=False, description="Enable chunked prefill.")``
+#: (``tensorrt_llm/llmapi/llm_args.py``, NVIDIA/TensorRT-LLM commit fcd3f316, "Several options from ExecutorConfig,
+#: expanded here"), the 0.x executor's ``ExecutorConfig`` ``enableChunkedContext`` false by default likewise; a
+#: context request then runs whole in one step (``max_num_tokens`` 8192 by default, the same file). vLLM V1 chunks
+#: by default; SGLang chunks at ``chunked_prefill_size``.
+UNCHUNKED_KINDS = ("tensorrt-llm",)
+
+
+def chunked_prefill_default(kind: str) -> bool:
+    """Whether a scheduler of ``kind`` splits prompts across steps unless told otherwise (``UNCHUNKED_KINDS``)."""
+    return kind not in UNCHUNKED_KINDS
 
 
 @dataclass(frozen=True)
@@ -296,6 +319,8 @@ def simulate(
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)
+    chunks = scheduler.chunks_prompts  # False: a prompt runs whole in one step (one longer than a step's budget
+    # still runs, in chunks: an engine that cannot chunk refuses it at its max_num_tokens, which the budget is)
     per_step = how.tokens_per_step  # KV tokens a decode step adds per request
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
     if arrivals_s is not None:
@@ -369,7 +394,7 @@ def simulate(
                 prefill += whole * need
                 budget -= whole * need
                 free -= whole * per
-            elif k and fit and budget > 0:  # a budget-sized chunk of the next prompt
+            elif k and fit and budget > 0 and (chunks or need > budget_max):  # a budget-sized chunk of the next
                 c = run.take(1)
                 fresh += _fresh(c)
                 chunk = int(min(budget, budget if reserve else free))

@@ -42,7 +42,7 @@ from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
 from planner.export import sizing
 from planner.export.evaluate import LOAD_CURVE
-from planner.serving.benchmark import SCHEDULERS
+from planner.serving.benchmark import SCHEDULERS, scheduler_of  # noqa: F401  (scheduler_of re-exported)
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
 from planner.serving.load import LoadResult, Replica
 from planner.workbook.calc import SCENARIOS
@@ -150,11 +150,6 @@ def lever_inputs(inputs: dict[str, Any], key: str, catalog: Catalog, engine: Eng
     elif key == "weights_fp8":
         s["weight_precision"] = catalog.precision("fp8").name
     return s
-
-
-def scheduler_of(engine: EngineProfile) -> str:
-    """The serving simulation's scheduler for an engine profile: its family ("sglang-0.5.1" -> "sglang"), else vLLM's."""
-    return next((n for n in SCHEDULERS if engine.name == n or engine.name.startswith(n + "-")), "vllm")
 
 
 def _lever(
