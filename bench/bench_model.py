@@ -1,25 +1,26 @@
 """Speed of the capacity model side by side with llm-analysis, in one run.
 
-Run: PYTHONPATH=. python bench/bench_model.py [--sweep N] [--repeat N] [--range N]
+Run: PYTHONPATH=. python bench/bench_model.py [--sweep N] [--repeat N] [--rounds N] [--range N]
 
 llm-analysis runs in its own virtual environment ($LLM_ANALYSIS_VENV, default /work/venvs/la; made with
-``python -m venv DIR && DIR/bin/pip install llm-analysis==0.2.2`` here when missing) and is timed in a subprocess
-on the same machine in the same run; when it cannot be installed, the baseline is planner's own scalar path.
-Printed:
+``python -m venv DIR && DIR/bin/pip install llm-analysis==0.2.2`` here when missing), in a process of its own that
+times one round of calls when asked, so that its rounds interleave with planner's in the same run; when it cannot be
+installed, the baseline is planner's own scalar path. Every side is timed in ``--rounds`` interleaved rounds (each
+side once a round) by the wall clock and by CPU time (``time.process_time``, which leaves out the time spent waiting
+for a CPU on a machine shared with other work), and each side's best round counts, by each clock (a busy moment
+decides no figure). Printed, in one table beside llm-analysis' call:
 
 1. one scenario (Llama-2-70B, 2 x H100, batch 8, prompt 2,048, 128 output tokens): planner's max_batch + tpot +
    ttft through the scalar API against one ``LLMAnalysis.inference`` call (the analysis object built once, as
-   planner's catalog is read once; best of 5 rounds on both sides) - the ratio should be >= 1;
+   planner's catalog is read once; ``--repeat`` calls a round on both sides) - the ratio should be >= 1;
 2. a sweep where GPU, model and context all vary, written to a CSV file and read back as users read it: planner's
    vectorized max_batch + tpot + ttft per scenario against one llm-analysis call - the ratio should be >= 1000 -
-   by the wall clock and by CPU time (``time.process_time``, which leaves out the time spent waiting for a CPU
-   on a machine shared with other work; both sides are timed both ways) -
    with the names as numpy text arrays (``np.loadtxt``), object arrays of distinct strings (``csv.reader``: a new
    string object per cell, as an Excel range or a file gives), pandas Series and Categoricals (``pd.read_csv``);
-   then the distinct strings' sweep against the same with every call grouping its arrays of names afresh
-   (planner.catalog.lookup keeps the grouping of the arrays recent calls were given, and planner.catalog.resolve
-   the (GPU, model, context) pairs the formulas run once each: the three calls of a sweep group each array and
-   pair them once; every timed sweep starts with nothing kept, so its first call pays the grouping);
+   every timed sweep starts with nothing kept, so its first call pays the grouping of the names (planner.catalog.
+   lookup keeps the grouping of the arrays recent calls were given, and planner.catalog.resolve the (GPU, model,
+   context) pairs the formulas run once each: the three calls of a sweep group each array and pair them once);
+   then the distinct strings' sweep against the same with every call grouping its arrays of names afresh;
    and that sweep in fresh processes with glibc's malloc as it starts (a library user's process: planner leaves
    the allocator alone) against the same opted in (``PLANNER_MALLOC=sweeps``: ``planner.io.heap`` sets the
    thresholds glibc learns before the first sweep, as this bench and the planner command do), best of 3 each;
@@ -32,11 +33,13 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import os
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -60,44 +63,71 @@ a = LLMAnalysis(model, gpu, dtype, ParallelismConfig(tp_size=2), flops_efficienc
 def one():
     return a.inference(batch_size_per_gpu=8, seq_len=2048, num_tokens_to_generate=128)
 one()
-n = int(sys.argv[1])
-best = {"seconds_per_call": float("inf"), "cpu_seconds_per_call": float("inf")}
-for _ in range(5):
+print("ready", flush=True)
+for line in sys.stdin:  # one timing round per line: the number of calls
+    n = int(line)
     t0, c0 = time.perf_counter(), time.process_time()
     for _ in range(n):
         one()
-    best["seconds_per_call"] = min(best["seconds_per_call"], (time.perf_counter() - t0) / n)
-    best["cpu_seconds_per_call"] = min(best["cpu_seconds_per_call"], (time.process_time() - c0) / n)
-print(json.dumps(best))
+    print(json.dumps([(time.perf_counter() - t0) / n, (time.process_time() - c0) / n]), flush=True)
 """
 
 
-def llm_analysis_seconds(repeat: int) -> tuple[float, float] | None:
-    """(wall-clock, CPU) seconds per llm-analysis inference call, timed in its own venv; None when it cannot be
-    installed."""
-    python = VENV / "bin" / "python"
-    try:
+class LlmAnalysis:
+    """llm-analysis 0.2.2 in its own venv and process, which times one round of inference calls each time it is
+    asked (``round``), so that its rounds interleave with planner's and both sides meet the same load."""
+
+    def __init__(self) -> None:
+        python = VENV / "bin" / "python"
         if not python.exists():
             subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True, capture_output=True)
-        check = subprocess.run([str(python), "-c", "import llm_analysis"], capture_output=True)
-        if check.returncode != 0:
+        if subprocess.run([str(python), "-c", "import llm_analysis"], capture_output=True).returncode != 0:
             subprocess.run(
                 [str(python), "-m", "pip", "install", "-q", "llm-analysis==0.2.2"], check=True, capture_output=True
             )
-        out = subprocess.run(
-            [str(python), "-c", LLM_ANALYSIS_TIMER, str(repeat)], check=True, capture_output=True, text=True
+        self.process = subprocess.Popen(
+            [str(python), "-c", LLM_ANALYSIS_TIMER],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
         )
-        times = json.loads(out.stdout.strip().splitlines()[-1])
-        return times["seconds_per_call"], times["cpu_seconds_per_call"]
-    except (OSError, subprocess.CalledProcessError, ValueError, KeyError, IndexError):
+        if self.process.stdout.readline().strip() != "ready":
+            self.close()
+            raise OSError("llm-analysis did not start")
+
+    def round(self, calls: int) -> tuple[float, float]:
+        """(wall-clock, CPU) seconds per call over one round of ``calls`` calls (the analysis object built once, as
+        planner's catalog is read once)."""
+        self.process.stdin.write(f"{calls}\n")
+        self.process.stdin.flush()
+        wall, cpu = json.loads(self.process.stdout.readline())
+        return wall, cpu
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def llm_analysis() -> LlmAnalysis | None:
+    """llm-analysis' timer process; None when it cannot be installed or started."""
+    try:
+        return LlmAnalysis()
+    except (OSError, subprocess.CalledProcessError):
         return None
 
 
-def best_of(fn, repeat: int, rounds: int = 5, clock=time.perf_counter) -> float:
-    """Seconds per call of ``fn``: the best of ``rounds`` rounds of ``repeat`` calls (least disturbed by others).
+def per_call(fn, repeat: int) -> tuple[float, float]:
+    """(wall-clock, CPU) seconds per call of ``fn`` over one round of ``repeat`` calls. CPU time
+    (``time.process_time``) leaves out the time the process waited for a CPU on a machine shared with other work."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    for _ in range(repeat):
+        fn()
+    return (time.perf_counter() - t0) / repeat, (time.process_time() - c0) / repeat
 
-    ``clock``: wall-clock time, or ``time.process_time`` for the CPU time this process spent (all its threads): on a
-    machine shared with other work, the wall clock also counts the time the process waited for a CPU."""
+
+def best_of(fn, repeat: int, rounds: int = 5, clock=time.perf_counter) -> float:
+    """Seconds per call of ``fn``: the best of ``rounds`` rounds of ``repeat`` calls (least disturbed by others)."""
     fn()
     best = float("inf")
     for _ in range(rounds):
@@ -105,6 +135,19 @@ def best_of(fn, repeat: int, rounds: int = 5, clock=time.perf_counter) -> float:
         for _ in range(repeat):
             fn()
         best = min(best, (clock() - t0) / repeat)
+    return best
+
+
+def interleaved(rounds_of: dict[str, Callable[[], tuple[float, float]]], rounds: int) -> dict[str, tuple[float, float]]:
+    """The best (wall-clock, CPU) seconds per call of each side over ``rounds`` rounds (``rounds_of``: name -> a
+    function that times one round, as ``per_call`` or ``LlmAnalysis.round``), every side once a round: interleaved,
+    so that all sides meet the same load, and the best of each side's rounds, so that a busy moment on a shared
+    machine decides no figure (each clock's best separately)."""
+    best = {name: (math.inf, math.inf) for name in rounds_of}
+    for _ in range(rounds):
+        for name, one_round in rounds_of.items():
+            wall, cpu = one_round()
+            best[name] = (min(best[name][0], wall), min(best[name][1], cpu))
     return best
 
 
@@ -195,7 +238,8 @@ def failing_range(n: int) -> list[list[float]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", type=int, default=200_000, help="scenarios in the sweep")
-    ap.add_argument("--repeat", type=int, default=300, help="calls per timing round")
+    ap.add_argument("--repeat", type=int, default=300, help="calls per timing round of one scenario")
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved timing rounds per side (the best counts)")
     ap.add_argument("--range", type=int, default=300, help="side of the failing range")
     ap.add_argument("--sweep-seconds", action="store_true", help="print only the best text sweep's seconds")
     args = ap.parse_args()
@@ -208,29 +252,33 @@ def main() -> None:
         return
 
     heap.allow()  # the bench's own process keeps its heap, as the planner command does (planner.io.heap)
-    la = llm_analysis_seconds(args.repeat)
-    one = best_of(scalar_scenario, args.repeat)
-    if la:  # timed again after planner's scalar rounds; the faster of the two is the baseline (the lower ratios)
-        la = tuple(map(min, la, llm_analysis_seconds(args.repeat) or la))
-    one_cpu = best_of(scalar_scenario, args.repeat, clock=time.process_time)
-    (base, base_cpu), base_name = (
-        (la, "llm-analysis 0.2.2 call") if la else ((one, one_cpu), "planner scalar scenario (no llm-analysis)")
-    )
-    print(
-        f"baseline: {base_name}: {base * 1e3:.3f} ms, CPU time {base_cpu * 1e3:.3f} ms (best of two timings, each "
-        f"the best of 5 rounds; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs)"
-    )
-    print(f"1. one scenario (max_batch + tpot + ttft): {one * 1e3:.3f} ms   ratio {base / one:,.2f}x (target >= 1)")
-
+    la = llm_analysis()
+    scenario = "1. one scenario: max_batch + tpot + ttft"
+    rounds_of = {} if la is None else {"llm-analysis 0.2.2: one inference call": lambda: la.round(args.repeat)}
+    rounds_of[scenario] = lambda: per_call(scalar_scenario, args.repeat)
     sweep(*(a[:100] for a in distinct))
-    for label, (gpus, models, contexts) in data.items():
-        per = best_of(lambda g=gpus, m=models, c=contexts: sweep(g, m, c), 1, rounds=3) / args.sweep
-        cpu = best_of(lambda g=gpus, m=models, c=contexts: sweep(g, m, c), 1, rounds=3, clock=time.process_time)
-        cpu /= args.sweep
+    for label, names in data.items():
+        rounds_of[f"2. sweep, names as {label}"] = lambda n=names: per_call(lambda: sweep(*n), 1)
+    for one_round in rounds_of.values():  # a first round each, not counted (imports, caches)
+        one_round()
+    times = interleaved(rounds_of, args.rounds)
+    if la is not None:
+        la.close()
+    base_name = next(iter(times)) if la is not None else scenario + " (no llm-analysis)"
+    base_wall, base_cpu = times[next(iter(times))]
+    print(
+        f"Best of {args.rounds} interleaved rounds per side (llm-analysis and planner's scalar scenario: "
+        f"{args.repeat} calls a round; a sweep: {args.sweep:,} scenarios, GPU, model and context varying, read from "
+        f"a CSV file); load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs. Baseline: {base_name}. Ratio "
+        f"= baseline's time / planner's per scenario (target: >= 1 for one scenario, >= 1000 for a sweep)."
+    )
+    print(f"{'':58s} {'wall clock':>12s} {'ratio':>8s} {'CPU time':>12s} {'ratio':>8s}")
+    for name, (wall, cpu) in times.items():
+        per = 1 if name.startswith(("llm-analysis", "1.")) else args.sweep
+        unit, scale = ("ms", 1e3) if per == 1 else ("us", 1e6)
         print(
-            f"2. sweep, GPU + model + context varying ({args.sweep:,} scenarios read from a CSV file, names as "
-            f"{label}): {per * 1e6:.3f} us per scenario   ratio {base / per:,.0f}x (target >= 1000); "
-            f"CPU time {cpu * 1e6:.3f} us   ratio {base_cpu / cpu:,.0f}x"
+            f"{name:58s} {wall / per * scale:9.3f} {unit} {base_wall / wall * per:7,.{2 if per == 1 else 0}f}x "
+            f"{cpu / per * scale:9.3f} {unit} {base_cpu / cpu * per:7,.{2 if per == 1 else 0}f}x"
         )
 
     best = {False: float("inf"), True: float("inf")}
@@ -249,7 +297,7 @@ def main() -> None:
             heap_s[malloc] = min(heap_s[malloc], sweep_seconds_in_fresh_process(args.sweep, malloc))
     print(
         f"2. the sweep of distinct strings in a fresh process, glibc's malloc as it starts (a library user's "
-        f"process): {heap_s[''] / args.sweep * 1e6:.3f} us per scenario   ratio {base / heap_s[''] * args.sweep:,.0f}x; "
+        f"process): {heap_s[''] / args.sweep * 1e6:.3f} us per scenario   ratio {base_wall / heap_s[''] * args.sweep:,.0f}x; "
         f"opted in (PLANNER_MALLOC=sweeps): {heap_s['sweeps'] / args.sweep * 1e6:.3f} us   "
         f"{heap_s[''] / heap_s['sweeps']:.2f}x faster"
     )

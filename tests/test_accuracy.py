@@ -139,8 +139,9 @@ class TestRanges:
 
 class TestValidateCommand:
     def test_memory_table_passes_and_informative_rows_name_their_misses(self):
-        """The shipped start-up table passes (exit 0 under --check); the informative one says INFO and names its
-        rows outside 5% (XL05)."""
+        """The shipped start-up table passes (exit 0 under --check); the informative one has no row outside 5%: XL05
+        (gpt-oss-120b on one H100, 3.33 GiB of KV) was, until its utilization was read as its row sums (0.95) and the
+        experts as vLLM loads them (padded to a hidden size of 3,072): 3.21 GiB."""
         from click.testing import CliRunner
 
         from planner.cli import main
@@ -149,7 +150,9 @@ class TestValidateCommand:
         assert r.exit_code == 0, r.output
         assert "PASS: vLLM start-up" in r.output
         info = validate_memory(acc.load_startup_rows(EXTRA))
-        assert sorted({c.record_id for c in info.checks if abs(c.error) > 0.05}) == ["XL05"]
+        assert sorted({c.record_id for c in info.checks if abs(c.error) > 0.05}) == []
+        xl05 = next(c for c in info.checks if c.record_id == "XL05")
+        assert abs(xl05.error) < 0.05
 
     def test_benchmark_table_fails_the_ttft_goal_and_says_so(self):
         """decode_public.csv misses the issue's TTFT goal (10% / 25%) and the verdict says so with the numbers:

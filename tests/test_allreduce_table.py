@@ -94,9 +94,10 @@ class TestTable:
         assert math.isnan(float(table_allreduce_time_s(table, math.nan, 2**20, 8, True)))
         assert np.isfinite(table_allreduce_time_s(table, table.row("GB300 NVL72"), 2**20, 16, True))
 
-    def test_one_scenario_equals_the_array_path(self):
-        """The float path of one scenario gives the array path's time (to 1e-15) or its NaN, over every GPU row and
-        none, group sizes 1-32 and messages from 0 B to 4 GiB, graph and eager."""
+    def test_numbers_equal_arrays(self):
+        """One function for one scenario and for arrays: numbers (Python's math, a float back) give the time of the
+        same values in arrays (numpy's) to 1e-15, or its NaN, over every GPU row and none, group sizes 1-32 and
+        messages from 0 B to 4 GiB, graph and eager."""
         import itertools
 
         table = read_allreduce_table()
@@ -110,6 +111,21 @@ class TestTable:
             arr = table_allreduce_time_s(table, np.array([r]), np.array([b]), np.array([g]), np.array([graph]))[0]
             assert type(one) is float
             assert one == pytest.approx(arr, rel=1e-15, nan_ok=True), (r, b, g, graph)
+
+    def test_an_array_is_its_elements(self):
+        """A whole array of scenarios (row, message and group broadcast together, a number among arrays) gives each
+        element's time as that element alone: H100's row at 1 KiB-1 GiB (the last above the table), groups 2-16 and
+        one outside (16: H100's table stops at 8; NaN), graph and eager."""
+        table = read_allreduce_table()
+        row = table.row("H100 SXM 80GB")
+        sizes = np.array([2.0**10, 3.0e5, 2.0**20, 7.7e7, 2.0**30])[:, None]
+        groups = np.array([2.0, 3.0, 6.0, 8.0, 16.0])
+        for graph in (True, False):
+            whole = table_allreduce_time_s(table, row, sizes, groups, graph)
+            assert whole.shape == (5, 5) and np.isnan(whole[:, -1]).all() and np.isfinite(whole[:, :-1]).all()
+            for (i, j), t in np.ndenumerate(whole):
+                one = table_allreduce_time_s(table, row, float(sizes[i, 0]), float(groups[j]), graph)
+                assert one == pytest.approx(t, rel=1e-15, nan_ok=True), (i, j, graph)
 
 
 class TestModel:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -35,6 +36,7 @@ from planner.export.print_layout import (
 from planner.export.scenario import load_scenario
 from planner.export.tables import options_table
 from planner.export.xlsx import render_print_xlsx
+from planner.io.libreoffice import convert
 
 #: One worker reviews and prints the example once (pyproject: --dist loadgroup); without a group each worker that
 #: ran one of its tests built the module's fixtures again.
@@ -73,12 +75,25 @@ def example():
 
 
 @pytest.fixture(scope="module")
-def printed(example, tmp_path_factory):
-    """The README example's PDF and a small hand scenario's (test_export.HAND, two options), as pages."""
+def printed_pdfs(example, tmp_path_factory) -> dict[str, Path]:
+    """The README example's PDF and a small hand scenario's (test_export.HAND, two options), as render(review, "pdf")
+    makes them (planner.export.pdf.render_pdf: the print xlsx converted by LibreOffice), both in one soffice call
+    (~1.5 s CPU of LibreOffice's start saved on the second)."""
     require_libreoffice()
     tmp = tmp_path_factory.mktemp("print")
     hand = review_of(write_scenario(tmp))
-    return {name: pages(render(r, "pdf"), tmp / name) for name, r in (("example", example), ("hand", hand))}
+    sources = []
+    for name, review in (("example", example), ("hand", hand)):
+        sources.append(tmp / f"{name}.xlsx")
+        sources[-1].write_bytes(render_print_xlsx(review))
+    return dict(zip(("example", "hand"), convert(sources, "pdf", tmp / "pdf"), strict=True))
+
+
+@pytest.fixture(scope="module")
+def printed(printed_pdfs, tmp_path_factory):
+    """The two PDFs as pages (``pages``)."""
+    tmp = tmp_path_factory.mktemp("pages")
+    return {name: pages(pdf.read_bytes(), tmp / name) for name, pdf in printed_pdfs.items()}
 
 
 @pytest.mark.libreoffice
@@ -91,6 +106,23 @@ class TestPrintedPages:
             assert body, f"{name} page {i} is blank"
             fill = (max(b for _, b, _ in body) - min(t for t, _, _ in body)) / (height - 2 * MARGIN_PT)
             assert fill >= MIN_FILL[name], f"{name} page {i}: {fill:.0%} of the page"
+
+    def test_every_page_is_titled_numbered_and_landscape(self, printed_pdfs):
+        """The PDF of the README's review: each page carries the title and 'page N of M', all landscape, and no
+        number is too wide for its column (a spreadsheet prints ### then: the Options sheet's annual cost did)."""
+        if shutil.which("pdftotext") is None or shutil.which("pdfinfo") is None:
+            pytest.skip("poppler-utils (pdftotext, pdfinfo) not installed")
+        pdf = printed_pdfs["example"]
+        info = subprocess.run(["pdfinfo", "-l", "100", str(pdf)], capture_output=True, text=True).stdout
+        sizes = [line.split(":", 1)[1] for line in info.splitlines() if line.startswith("Page") and "size" in line]
+        pages = len(sizes)
+        assert pages >= 6 and all("841.89 x 595.3" in s for s in sizes)  # A4 landscape
+        for i in range(1, pages + 1):
+            text = subprocess.run(
+                ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True
+            ).stdout
+            assert "Chat assistant: FY2027 inference budget" in text and f"page {i} of {pages}" in text, i
+            assert "###" not in text, f"page {i}: a number wider than its column"
 
     @pytest.mark.parametrize("name", ["example", "hand"])
     def test_no_text_prints_below_8_pt(self, printed, name):

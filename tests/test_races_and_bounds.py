@@ -217,8 +217,9 @@ class TestStaleTemporaries:
 @pytest.mark.skipif(find_soffice() is None and os.environ.get("CI") != "true", reason="LibreOffice not installed")
 def test_killed_pdf_export_leaves_no_temp_folder_after_the_next_run(tmp_path):
     """A PDF export killed (SIGKILL, with LibreOffice) while converting leaves its temp folder; the next export
-    removes it and its own, so the temp directory ends empty of planner folders. (The scenario sized by Little's
-    law: LibreOffice's folders are under test, not the serving simulation.)"""
+    removes it and its own, so the temp directory ends empty of planner folders, and writes its PDF (exit 0, %PDF:
+    the suite's check that `planner export -o x.pdf` works end to end). (The scenario sized by Little's law:
+    LibreOffice's folders are under test, not the serving simulation.)"""
     (tmp_path / "s.toml").write_text(QUICK_SCENARIO, encoding="utf-8")
     temp = tmp_path / "tmp"
     temp.mkdir()
@@ -244,9 +245,9 @@ class TestBounds:
         """The issue's 200 kB scenario with a 100,000-part dotted key (23 GB before): refused in one line, fast."""
         f = tmp_path / "s.toml"
         f.write_text(SCENARIO + "a" + ".a" * 100_000 + " = 1\n", encoding="utf-8")
-        started = time.monotonic()
+        started = time.process_time()  # CPU seconds (in-process run): not the wait for a CPU on a busy machine
         line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
-        assert time.monotonic() - started < 10
+        assert time.process_time() - started < 10
         assert f"at most {MAX_TOML_KEY_PARTS} parts" in line and "100,001 parts at line 16" in line
 
     def test_a_key_at_the_bound_is_read(self, tmp_path):
@@ -297,9 +298,9 @@ class TestBounds:
 
         f = tmp_path / "serve.csv"
         f.write_text(self.SERVING + "r1,H100,llama2-7b,,1000,200,12,serving_rate,1000000000,10\n", encoding="utf-8")
-        started = time.monotonic()
+        started = time.process_time()  # CPU seconds: a busy machine's wait for a CPU is not the row's cost
         r = run("validate", "--decode", str(f))
-        assert "Traceback" not in r.output and time.monotonic() - started < 20
+        assert "Traceback" not in r.output and time.process_time() - started < 20
         assert f"num_prompts 1,000,000,000 is above {MAX_PROMPTS:,}" in r.stdout
         with pytest.raises(OutOfRangeError, match="num_prompts"):
             predict_benchmark("H100", "llama2-7b", 1000, 200, 8, kind="serving", num_prompts=10**9)
@@ -338,7 +339,7 @@ class TestLayers:
         entry = default_catalog().model("Mixtral-8x7B").model_dump(mode="json", exclude_none=True)
         entry.update(name="Huge", aliases=[], num_layers=10**12)
         (tmp_path / "m.toml").write_text(tomli_w.dumps({"model": [entry]}), encoding="utf-8")
-        started = time.monotonic()
+        started = time.process_time()  # CPU seconds (in-process runs): not the wait for a CPU on a busy machine
         line = one_line(
             run("plan", "--gpu", "H100", "--model", "Huge", "--context", "8192", "--catalog", str(tmp_path)), 1
         )
@@ -353,7 +354,7 @@ class TestLayers:
         assert xf.PLANNER_RELOAD().startswith("catalog reloaded")
         assert xf.MAX_BATCH("Huge", "llama2-70b", 8192.0) == "#N/A"  # a model name where a GPU goes
         assert xf.MAX_BATCH("H100", "Huge", 8192.0) == "#NUM!"
-        assert time.monotonic() - started < 30
+        assert time.process_time() - started < 30
 
     @given(
         layers=st.integers(1, 300),

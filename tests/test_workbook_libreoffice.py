@@ -19,11 +19,14 @@ from pathlib import Path
 import openpyxl
 import pytest
 from workbook_support import (
+    CSV_EVERY_SHEET,
     agrees,
     cheapest_label,
+    convert_to_csv_sheets,
     expected,
     expected_green,
     green_scenarios,
+    read_csv_sheet,
     recalculate_inputs,
     require_libreoffice,
     scenario_inputs,
@@ -33,7 +36,7 @@ from workbook_support import (
 )
 
 from planner.catalog import default_catalog
-from planner.io.libreoffice import LibreOfficeError, convert, convert_to_csv_sheets, read_csv_sheet
+from planner.io.libreoffice import LibreOfficeError, convert, without_print_titles
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.inputs import glance_row
@@ -136,16 +139,21 @@ def _random_scenarios(n: int, seed: int = 20240604) -> dict[str, dict]:
 SCENARIO_INPUTS = {k: {**BASE, **v} for k, v in {**NAMED, **_random_scenarios(24)}.items()}
 
 
-#: The recalculated books: every scenario and the workbook as shipped (its inputs unchanged).
-PARITY_BOOKS = [*sorted(SCENARIO_INPUTS), "as-shipped"]
+#: The shipped workbook recalculated with its print titles, as written (every other book is recalculated without them:
+#: workbook_support.recalculate_inputs); test_print_titles_change_no_value compares it with "as-shipped".
+PRINT_TITLES_BOOK = "as-shipped-with-print-titles"
+#: The recalculated books: every scenario and the workbook as shipped (its inputs unchanged), also with print titles.
+PARITY_BOOKS = [*sorted(SCENARIO_INPUTS), "as-shipped", PRINT_TITLES_BOOK]
 #: LibreOffice recalculates the books in halves (every other name), one soffice call each; each half is an xdist
-#: group (pyproject: --dist loadgroup), so the two workers share the work and each half is recalculated once: ~1.3 s
-#: of soffice CPU a book, read back through its CSV export (workbook_support.recalculate_inputs).
+#: group (pyproject: --dist loadgroup), so the two workers share the work and each half is recalculated once: ~0.5 s
+#: of soffice CPU a book without print titles (~20 s a half), read back through its CSV export
+#: (workbook_support.recalculate_inputs).
 HALVES = 2
 
 
 def _half(name: str) -> int:
-    return PARITY_BOOKS.index(name) % HALVES
+    """Every other name; the shipped workbook with print titles goes with "as-shipped" (one test reads both)."""
+    return PARITY_BOOKS.index("as-shipped" if name == PRINT_TITLES_BOOK else name) % HALVES
 
 
 def book(name: str):
@@ -163,7 +171,8 @@ class _Halves(Mapping):
         h = _half(name)
         if h not in self.halves:
             inputs = {key: SCENARIO_INPUTS.get(key, {}) for key in PARITY_BOOKS if _half(key) == h}
-            self.halves[h] = recalculate_inputs(self.spec, inputs, self.tmp_path_factory.mktemp(f"parity{h}"))
+            tmp = self.tmp_path_factory.mktemp(f"parity{h}")
+            self.halves[h] = recalculate_inputs(self.spec, inputs, tmp, print_titles=frozenset({PRINT_TITLES_BOOK}))
         return self.halves[h][name]
 
     def __iter__(self):
@@ -198,7 +207,7 @@ def test_every_test_that_reads_a_book_runs_in_its_halfs_group():
         for _, f in inspect.getmembers(cls, inspect.isfunction)
         if "recalculated" in inspect.signature(f).parameters
     ]
-    assert len(readers) == 8  # five parity tests, three Load sheet tests
+    assert len(readers) == 9  # six parity tests, three Load sheet tests
     for f in readers:
         (params,) = [m.args[1] for m in f.pytestmark if m.name == "parametrize"]
         for p in params:
@@ -293,6 +302,16 @@ class TestParityWithThePythonModel:
             if not agrees(got, want, p.scale):
                 wrong.append(f"{p.sheet}!{p.ref} {p.scenario} {p.quantity}: sheet {got!r}, model {want!r}")
         assert not wrong, f"{len(wrong)} of {len(spec.probes)} cells differ:\n" + "\n".join(wrong[:25])
+
+    @pytest.mark.parametrize("name", [book(PRINT_TITLES_BOOK)])
+    def test_print_titles_change_no_value(self, recalculated, name):
+        """The parity books are recalculated without their print titles (planner.io.libreoffice.without_print_titles:
+        LibreOffice loads and recalculates the what-if workbook in ~0.45 s CPU without them, ~1.3 s with them); the
+        shipped workbook recalculated with them has the same value in every cell of every sheet."""
+        spec, books = recalculated
+        for sheet in spec.sheets:
+            assert books[name][sheet.name].cells == books["as-shipped"][sheet.name].cells, sheet.name
+        assert books[name]["Calc"].cells  # read, not two missing sheets
 
     @pytest.mark.parametrize("name", [book("opening-scenario")])
     def test_default_template_matches_planner_plan(self, recalculated, name):
@@ -393,7 +412,12 @@ class TestRefreshKeepsUserData:
         # the new GPU works in the recalculated copy
         wb[INPUTS_SHEET][f"B{input_row('gpu')}"] = "Z100 Test 96GB"
         wb.save(path)
-        (csvs,) = convert_to_csv_sheets(path, [INPUTS_SHEET, "My scenarios", LOAD_SHEET], tmp_path / "recalc")
+        copy_ = (
+            tmp_path / "no-print-titles" / path.name
+        )  # ~0.85 s CPU less (planner.io.libreoffice.without_print_titles)
+        copy_.parent.mkdir()
+        copy_.write_bytes(without_print_titles(path.read_bytes()))
+        (csvs,) = convert_to_csv_sheets(copy_, [INPUTS_SHEET, "My scenarios", LOAD_SHEET], tmp_path / "recalc")
         values = {sheet: read_csv_sheet(csv) for sheet, csv in csvs.items()}  # (~2 s CPU less than xlsx + openpyxl)
         assert isinstance(values[INPUTS_SHEET][f"B{glance_row() + 2}"], (int, float))  # max batch
         assert values["My scenarios"].get("B1") is not None
@@ -444,33 +468,84 @@ class TestRenderedPages:
             assert text.strip(), f"page {i} is blank"
 
 
+#: A book of every kind of computed cell the parity tests read: a number, a whole number, text that looks like a
+#: number, text with a comma, quote and line break, an empty-text formula, errors with and without an Excel name, a
+#: boolean, a percentage, a number past 15 digits; openpyxl saves each formula without a value.
+KINDS_OF_CELL = {
+    "A1": "=5/2",
+    "A2": "=4096*1",
+    "A3": '="4096"',
+    "A4": '="say ""hi"", then"&CHAR(10)&"bye"',
+    "A5": '=""',
+    "A6": "=1/0",
+    "A7": "=NA()",
+    "A8": "=1>0",
+    "A9": "=1/8",
+    "A10": "=13125000000000000*1",
+    "A11": "=1/3",
+    "B2": "=A1*1e-300",
+    "B3": "=SQRT(-1)",  # Err:502, invalid argument
+    "B4": "=SUM(1;2)",  # Err:508, a missing pair (";" is no separator in an xlsx formula)
+    "B5": "=B5+1",  # Err:522, circular reference
+    "B6": "=IRR(A1:A2)",  # Err:523, no convergence
+}
+KINDS_SHEETS = ["Calc sheet", "Other"]
+
+#: One process converts the same book twice with planner.io.libreoffice: to xlsx (its first soffice call, whose
+#: profile becomes the template), then to CSV (a copy of the template); it prints the template after each call
+#: and how often the template's settings name OOXMLRecalcMode.
+_TWO_CONVERSIONS = """
+import sys
+from pathlib import Path
+import planner.io.libreoffice as lo
+d = Path(sys.argv[1])
+lo.convert(d / "t.xlsx", "xlsx", d / "x")
+print(lo._template)
+lo.convert(d / "t.xlsx", sys.argv[2], d / "c", outputs=[Path(p) for p in sys.argv[3:]])
+print(lo._template)
+print((lo._template / "user" / "registrymodifications.xcu").read_text().count("OOXMLRecalcMode"))
+"""
+
+
+@pytest.fixture(scope="module")
+def converted_twice(tmp_path_factory):
+    """``KINDS_OF_CELL`` converted by one process to xlsx, then to CSV (``_TWO_CONVERSIONS``): the xlsx's values
+    (openpyxl data_only), the CSV of each sheet by name, and what the process printed. Two soffice calls serve
+    TestProfileTemplate and TestCsvValues (four before: ~3 s of LibreOffice CPU)."""
+    require_libreoffice()
+    d = tmp_path_factory.mktemp("twice")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = KINDS_SHEETS[0]
+    for ref, formula in KINDS_OF_CELL.items():
+        ws[ref] = formula
+    ws["A9"].number_format = "0.0%"
+    wb.create_sheet(KINDS_SHEETS[1])["C3"] = "=-'Calc sheet'!A2"
+    wb.save(d / "t.xlsx")
+    csvs = {s: d / "c" / f"t-{s}.csv" for s in KINDS_SHEETS}
+    r = subprocess.run(
+        [sys.executable, "-c", _TWO_CONVERSIONS, str(d), CSV_EVERY_SHEET, *map(str, csvs.values())],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return openpyxl.load_workbook(d / "x" / "t.xlsx", data_only=True), csvs, r.stdout.splitlines()
+
+
 class TestProfileTemplate:
-    def test_later_calls_copy_the_first_profile_and_still_recalculate(self, tmp_path):
+    def test_later_calls_copy_the_first_profile_and_still_recalculate(self, converted_twice):
         """planner.io.libreoffice keeps the profile of a process's first conversion and copies it for later ones:
         the copy keeps OOXMLRecalcMode 0 (a formula openpyxl saved without a value is computed both times), and
         the template goes when the process exits."""
-        require_libreoffice()
-        script = (
-            "import sys, openpyxl\n"
-            "from pathlib import Path\n"
-            "import planner.io.libreoffice as lo\n"
-            "d = Path(sys.argv[1]); wb = openpyxl.Workbook(); wb.active['A1'] = '=6*7'; wb.save(d / 't.xlsx')\n"
-            "for i in range(2):\n"
-            "    out = lo.convert(d / 't.xlsx', 'xlsx', d / f'out{i}')[0]\n"
-            "    print(openpyxl.load_workbook(out, data_only=True).active['A1'].value, lo._template)\n"
-            "print((lo._template / 'user' / 'registrymodifications.xcu').read_text().count('OOXMLRecalcMode'))\n"
-        )
-        r = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True)
-        first, second, recalc_mode = r.stdout.splitlines()
-        template = first.split()[1]
-        assert first.split()[0] == second.split()[0] == "42"
-        assert second.split()[1] == template and Path(template).name.startswith("planner-loprofile-")
+        xlsx, csvs, (first, second, recalc_mode) = converted_twice
+        assert xlsx[KINDS_SHEETS[0]]["A1"].value == 2.5 == read_csv_sheet(csvs[KINDS_SHEETS[0]])["A1"]
+        assert second == first and Path(first).name.startswith("planner-loprofile-")
         assert recalc_mode == "1"
-        assert not Path(template).exists()
+        assert not Path(first).exists()
 
 
 class TestCsvValues:
-    """The parity books are read through LibreOffice's CSV export (planner.io.libreoffice.read_csv_sheet), not its
+    """The parity books are read through LibreOffice's CSV export (workbook_support.read_csv_sheet), not its
     xlsx: the values must be those openpyxl reads from the xlsx, type included."""
 
     def test_reads_each_kind_of_field(self, tmp_path):
@@ -494,40 +569,10 @@ class TestCsvValues:
             with pytest.raises(LibreOfficeError, match=says):
                 read_csv_sheet(path)
 
-    def test_a_recalculated_book_reads_as_its_xlsx_does(self, tmp_path):
-        """Every kind of computed cell the parity tests read (number, whole number, text that looks like a number,
-        text with a comma, quote and line break, an empty-text formula, errors with and without an Excel name, a
-        boolean, a percentage, a number past 15 digits) has the value and type openpyxl reads from LibreOffice's
-        xlsx of the same book."""
-        require_libreoffice()
-        wb = openpyxl.Workbook()
-        ws = wb.active
-        ws.title = "Calc sheet"
-        cells = {
-            "A1": "=5/2",
-            "A2": "=4096*1",
-            "A3": '="4096"',
-            "A4": '="say ""hi"", then"&CHAR(10)&"bye"',
-            "A5": '=""',
-            "A6": "=1/0",
-            "A7": "=NA()",
-            "A8": "=1>0",
-            "A9": "=1/8",
-            "A10": "=13125000000000000*1",
-            "A11": "=1/3",
-            "B2": "=A1*1e-300",
-            "B3": "=SQRT(-1)",  # Err:502, invalid argument
-            "B4": "=SUM(1;2)",  # Err:508, a missing pair (";" is no separator in an xlsx formula)
-            "B5": "=B5+1",  # Err:522, circular reference
-            "B6": "=IRR(A1:A2)",  # Err:523, no convergence
-        }
-        for ref, formula in cells.items():
-            ws[ref] = formula
-        ws["A9"].number_format = "0.0%"
-        wb.create_sheet("Other")["C3"] = "=-'Calc sheet'!A2"
-        wb.save(tmp_path / "t.xlsx")
-        xlsx = openpyxl.load_workbook(convert(tmp_path / "t.xlsx", "xlsx", tmp_path / "x")[0], data_only=True)
-        (csvs,) = convert_to_csv_sheets(tmp_path / "t.xlsx", ["Calc sheet", "Other"], tmp_path / "c")
+    def test_a_recalculated_book_reads_as_its_xlsx_does(self, converted_twice):
+        """Every kind of computed cell the parity tests read (``KINDS_OF_CELL``) has the value and type openpyxl reads
+        from LibreOffice's xlsx of the same book."""
+        xlsx, csvs, _ = converted_twice
         for sheet, path in csvs.items():
             want = {c.coordinate: c.value for row in xlsx[sheet].iter_rows() for c in row if c.value is not None}
             got = read_csv_sheet(path)

@@ -18,11 +18,12 @@ from xml.sax.saxutils import escape
 
 import openpyxl
 import pytest
+from openpyxl.utils import get_column_letter
 
 from planner import api
 from planner.catalog import default_catalog
 from planner.errors import DoesNotFitError, PlannerError
-from planner.io.libreoffice import convert, convert_to_csv_sheets, find_soffice, read_csv_sheet
+from planner.io.libreoffice import LibreOfficeError, convert, find_soffice, without_print_titles
 from planner.workbook.catalog_sheets import gqa_sibling
 from planner.workbook.layout import BUDGET_DEFAULTS, BUDGET_FIELDS, COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, input_row
 from planner.workbook.spec import WorkbookSpec
@@ -50,7 +51,7 @@ def with_inputs(spec: WorkbookSpec, inputs: dict[str, Any]) -> WorkbookSpec:
     return out
 
 
-def recalculate_many(specs: dict[str, WorkbookSpec], tmp: Path) -> dict[str, openpyxl.Workbook]:
+def recalculate_many(specs: dict[str, WorkbookSpec], tmp: Path) -> dict[str, BookValues]:
     """Write each description, recalculate all in one LibreOffice call, load the values (data_only)."""
     src = tmp / "src"
     src.mkdir(exist_ok=True)
@@ -58,25 +59,123 @@ def recalculate_many(specs: dict[str, WorkbookSpec], tmp: Path) -> dict[str, ope
     return _recalculated(list(specs), paths, tmp)
 
 
-def recalculate_inputs(spec: WorkbookSpec, inputs: dict[str, dict[str, Any]], tmp: Path) -> dict[str, BookValues]:
+def recalculate_inputs(
+    spec: WorkbookSpec, inputs: dict[str, dict[str, Any]], tmp: Path, print_titles: frozenset[str] = frozenset()
+) -> dict[str, BookValues]:
     """Each ``with_inputs(spec, inputs[key])`` recalculated by LibreOffice in one call, its values by key.
+
+    Without its print titles (planner.io.libreoffice.without_print_titles: ~0.85 s CPU a book less), except the
+    books named in ``print_titles`` (TestParityWithThePythonModel checks that the shipped workbook's values are the
+    same both ways).
 
     The description is written once and each copy only gets its Inputs cells (``with_inputs_xlsx``: openpyxl
     writes a 12-sheet workbook in ~0.5 s CPU). The values come through soffice's CSV export of every sheet
-    (planner.io.libreoffice.convert_to_csv_sheets), read as openpyxl's data_only workbook is (``BookValues``):
+    (``convert_to_csv_sheets``), read as openpyxl's data_only workbook is (``BookValues``):
     ~1.3 s CPU a book where xlsx + openpyxl took ~2.75 s (soffice 2.3 -> 1.3 s, reading 0.44 -> 0.04 s; the
-    what-if workbook, LibreOffice 7.4); TestCsvValues checks the two read alike."""
+    what-if workbook, LibreOffice 7.4), ~0.5 s without print titles; TestCsvValues checks the two read alike."""
     src = tmp / "src"
     src.mkdir(exist_ok=True)
     base = write_workbook(spec, src / "_base.xlsx", force=True).read_bytes()
+    stripped = without_print_titles(base)
     paths = []
     for key, values in inputs.items():
         paths.append(src / f"{key}.xlsx")
-        paths[-1].write_bytes(with_inputs_xlsx(base, spec, values))
+        paths[-1].write_bytes(with_inputs_xlsx(base if key in print_titles else stripped, spec, values))
     sheets = [s.name for s in spec.sheets]
-    # ~1.3 s CPU a book; 1800 s leaves room for a machine shared by several test runs (600 s ran out at load 15)
+    # ~0.5 s CPU a book; 1800 s leaves room for a machine shared by several test runs (600 s ran out at load 15)
     csvs = convert_to_csv_sheets(paths, sheets, tmp / "recalculated", timeout_s=1800)
     return {key: BookValues(out) for key, out in zip(inputs, csvs, strict=True)}
+
+
+# -- LibreOffice's values through its CSV export (test-only: the parity books) ----------------------------
+
+
+#: soffice's CSV export of every sheet with its computed values (help.libreoffice.org/latest/ug/text/shared/guide/
+#: csv_params.html, read 2026-12-01; checked on LibreOffice 7.4): 44 comma, 34 double quote, 76 UTF-8, 1, no
+#: column formats, 0 language; token 7 true: every text cell quoted (so "4096" the text and 4096 the number differ);
+#: 8 true: numbers as numbers; 9 false: not "as shown" (15 significant digits, not the cell's format); 10 false:
+#: values, not formulas; 11 false: spaces kept; 12 -1: each sheet to its own file, ``<stem>-<sheet>.csv``.
+CSV_EVERY_SHEET = "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,false,false,false,-1"
+
+
+def convert_to_csv_sheets(
+    files: list[Path] | Path, sheets: list[str], outdir: Path, timeout_s: float = 300
+) -> list[dict[str, Path]]:
+    """Each file recalculated and every sheet written as CSV (``CSV_EVERY_SHEET``) in one soffice call: per file,
+    the CSV of each of ``sheets`` by name. Read them with ``read_csv_sheet``.
+
+    Cheaper than ``convert(..., "xlsx")`` plus openpyxl when only values are wanted: on the what-if workbook
+    (LibreOffice 7.4) soffice spends ~1.2 s CPU a book loading and recalculating, ~1.0 s more writing xlsx and
+    ~0.15 s writing CSV, and openpyxl takes ~0.9 s to read the xlsx back.
+    """
+    files = [Path(files)] if isinstance(files, (str, Path)) else [Path(f) for f in files]
+    outputs = [{s: Path(outdir) / f"{f.stem}-{s}.csv" for s in sheets} for f in files]
+    convert(files, CSV_EVERY_SHEET, Path(outdir), timeout_s, outputs=[p for out in outputs for p in out.values()])
+    return outputs
+
+
+#: One CSV field as CSV_EVERY_SHEET writes it: quoted text (a quote doubled inside) or an unquoted value.
+_CSV_FIELD = re.compile(r'"((?:[^"]|"")*)"|([^,"\r\n]*)')
+
+
+def read_csv_sheet(path: Path) -> dict[str, str | float | int | bool]:
+    """The cells of one sheet written by ``convert_to_csv_sheets``, by reference ("B7"), blanks left out.
+
+    Typed as openpyxl reads a LibreOffice xlsx with ``data_only=True``: quoted fields are text ("" blank; an error
+    is its text, "#NUM!", LibreOffice's own "Err:502" as its xlsx names it, ``_XLSX_ERROR``), unquoted ones blank,
+    TRUE/FALSE, a number or a percentage ("12.5%" -> 0.125). Limits: a text cell that reads "Err:502" is taken for
+    the error; a typed-in TRUE reads True where openpyxl reads 1 (equal in Python). The csv module cannot tell a
+    quoted field from an unquoted one before Python 3.12 (``QUOTE_STRINGS``), hence the one-line pattern.
+    """
+    text = Path(path).read_text(encoding="utf-8")
+    cells: dict[str, str | float | int | bool] = {}
+    row, col, i = 1, 1, 0
+    while i <= len(text):
+        m = _CSV_FIELD.match(text, i)
+        try:
+            value = _csv_value(*m.groups())
+        except ValueError as e:
+            raise LibreOfficeError(f"{Path(path).name}: {e}") from None
+        if value is not None:
+            cells[f"{get_column_letter(col)}{row}"] = value
+        i = m.end()
+        if text.startswith(",", i):
+            col, i = col + 1, i + 1
+        elif text.startswith("\r\n", i) or text.startswith("\n", i):
+            row, col, i = row + 1, 1, i + (2 if text[i] == "\r" else 1)
+        elif i == len(text):
+            break
+        else:
+            raise LibreOfficeError(f"{Path(path).name}: not CSV as LibreOffice writes it at character {i}")
+    return cells
+
+
+def _csv_value(quoted: str | None, raw: str) -> str | float | int | bool | None:
+    """One field of ``read_csv_sheet``: see there. A whole number is an int, as openpyxl reads LibreOffice's
+    ``<v>4096</v>`` (the CSV writes 15 significant digits: 1.3125E+16 for 13125000000000000)."""
+    if quoted is not None:
+        text = quoted.replace('""', '"') or None
+        if text is not None and _LO_ERROR.fullmatch(text):
+            if text not in _XLSX_ERROR:
+                raise ValueError(f"LibreOffice error {text} has no Excel name in _XLSX_ERROR yet")
+            return _XLSX_ERROR[text]
+        return text
+    if raw in ("", "TRUE", "FALSE"):
+        return None if raw == "" else raw == "TRUE"
+    try:
+        number = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
+    except ValueError:
+        raise ValueError(f"{raw!r} is neither text, a number nor blank") from None
+    return int(number) if number.is_integer() else number
+
+
+#: The CSV shows an error that has no Excel name as LibreOffice's code ("Err:502"; help.libreoffice.org/latest/en-US/
+#: text/scalc/05/02140000.html); its xlsx export writes Excel's error instead (sc/source/filter/excel/xltools.cxx,
+#: XclTools::GetXclErrorCode: invalid argument, a missing pair, a circular reference -> #VALUE!, others -> #N/A).
+#: Each code here was checked against LibreOffice 7.4's xlsx of the same cell (SQRT(-1), SUM(1;2), A1 = A1 + 1, an
+#: IRR that does not converge); another raises in read_csv_sheet rather than be read as the wrong error.
+_XLSX_ERROR = {"Err:502": "#VALUE!", "Err:508": "#VALUE!", "Err:522": "#VALUE!", "Err:523": "#N/A"}
+_LO_ERROR = re.compile(r"Err:\d{3}")
 
 
 class CellValue(NamedTuple):
@@ -95,15 +194,18 @@ class SheetValues:
     def __getitem__(self, ref: str) -> CellValue:
         return CellValue(self.cells.get(ref))
 
-    def iter_rows(self):
-        from openpyxl.utils.cell import column_index_from_string, coordinate_from_string, get_column_letter
+    def iter_rows(self, min_col: int = 1, max_col: int | None = None, values_only: bool = False):
+        """As openpyxl's: each row from 1 to the last used, its cells (or values) from ``min_col`` to ``max_col``
+        (default: the widest row's last column)."""
+        from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
         places = [coordinate_from_string(ref) for ref in self.cells]
         rows = max((r for _, r in places), default=0)
-        cols = max((column_index_from_string(c) for c, _ in places), default=0)
-        letters = [get_column_letter(c) for c in range(1, cols + 1)]
+        cols = max((column_index_from_string(c) for c, _ in places), default=0) if max_col is None else max_col
+        letters = [get_column_letter(c) for c in range(min_col, cols + 1)]
         for r in range(1, rows + 1):
-            yield tuple(self[f"{c}{r}"] for c in letters)
+            cells = tuple(self[f"{c}{r}"] for c in letters)
+            yield tuple(c.value for c in cells) if values_only else cells
 
 
 class BookValues:
@@ -119,10 +221,18 @@ class BookValues:
         return self.sheets[sheet]
 
 
-def _recalculated(keys: list[str], paths: list[Path], tmp: Path) -> dict[str, openpyxl.Workbook]:
-    """Recalculate ``paths`` in one LibreOffice call and load each copy's values (data_only), by key."""
-    outputs = convert(paths, "xlsx", tmp / "recalculated", timeout_s=600)
-    return {key: openpyxl.load_workbook(p, data_only=True) for key, p in zip(keys, outputs, strict=True)}
+def _recalculated(keys: list[str], paths: list[Path], tmp: Path) -> dict[str, BookValues]:
+    """Recalculate ``paths`` (books with the same sheets) in one LibreOffice call and read each copy's values as
+    openpyxl's data_only workbook gives them (``BookValues``, through the CSV export), by key: ~1.9 s CPU a book
+    less than an xlsx export read back by openpyxl (soffice ~1.0 s, openpyxl ~0.9 s; LibreOffice 7.4), and copies
+    without print titles recalculated (~0.85 s CPU a book less; planner.io.libreoffice.without_print_titles)."""
+    sheets = openpyxl.load_workbook(paths[0], read_only=True).sheetnames
+    (tmp / "without-print-titles").mkdir(exist_ok=True)
+    copies = [tmp / "without-print-titles" / p.name for p in paths]  # ~0.85 s CPU a book less (without_print_titles)
+    for path, copy_ in zip(paths, copies, strict=True):
+        copy_.write_bytes(without_print_titles(path.read_bytes()))
+    outputs = convert_to_csv_sheets(copies, sheets, tmp / "recalculated", timeout_s=600)
+    return {key: BookValues(out) for key, out in zip(keys, outputs, strict=True)}
 
 
 #: One cell of a sheet as the writer saves it: ``<c r="B5" s="7" t="n"><v>4096</v></c>`` or ``<c r="B7" s="5" t="n" />``.

@@ -88,6 +88,28 @@ def precision_in(value: Any) -> str | None:
     return text.split(" ")[0]
 
 
+#: A weight cell that names only the MoE experts' format of the checkpoint as published ("mxfp4 experts (checkpoint)"):
+#: the run loaded the checkpoint as it ships, its other layers in their own precision.
+CHECKPOINT_EXPERTS = re.compile(r"^\s*\S+\s+experts\s*\(checkpoint\b", re.I)
+
+
+def weight_precision_of(cell: Any, model: str) -> str | None:
+    """The weight precision a row's ``weight_dtype`` cell states, for ``planner.catalog`` (None: the checkpoint's own).
+
+    A cell naming only the experts' format of a checkpoint as published ("mxfp4 experts (checkpoint)", gpt-oss) is the
+    checkpoint: None, so the catalog model's ``native_precision`` (bf16 attention, embeddings, head) and
+    ``native_expert_precision`` (MXFP4 experts) apply. Read as "mxfp4", every linear layer would be taken at
+    0.53125 B per weight, but vLLM quantizes only the MoE experts of an MXFP4 checkpoint: ``Mxfp4Config.get_quant_method``
+    gives every ``LinearBase`` layer ``UnquantizedLinearMethod`` and only ``FusedMoE`` an ``Mxfp4MoEMethod``
+    (``vllm/model_executor/layers/quantization/mxfp4.py``, vLLM commit 007d50058a06, the class as gpt-oss support
+    added it in 0.10.1). gpt-oss-120b's weights are then 65.19 GB, the checkpoint's safetensors total (60.71 GiB),
+    not 63.79 GB. Any other cell: ``precision_in``, else the precision the checkpoint's name states.
+    """
+    if CHECKPOINT_EXPERTS.search(str(cell or "")):
+        return None
+    return precision_in(cell) or checkpoint_precision(model)
+
+
 def stated(value: Any) -> str:
     """The cell, or "" where it says the value was left at its default ("model default (not set ...)", "auto")."""
     text = str(value or "").strip()
@@ -424,7 +446,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         batch=batch if batch is not None else 1,
         input_len=inp or 0,
         output_len=out or 0,
-        weight_precision=precision_in(r.get("weight_dtype", "")) or checkpoint_precision(r["model"]),
+        weight_precision=weight_precision_of(r.get("weight_dtype", ""), r["model"]),
         kv_precision=precision_in(r.get("kv_cache_dtype", "")),
         engine=_engine_name(engine_cell),
         engine_version=version,

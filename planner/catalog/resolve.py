@@ -22,7 +22,7 @@ from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
 from planner.engines.allreduce_table import read_allreduce_table, table_source
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
-from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors
+from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import failures
@@ -57,6 +57,8 @@ def gpu_numbers(
         if not math.isnan(share) and (entry is None or entry.interconnect_efficiency is None):
             factors["interconnect_efficiency"] = share
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
+    if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
+        kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     if uses_allreduce_table(eng):
@@ -71,6 +73,7 @@ def gpu_numbers(
         "pcie_latency_s": fabric["pcie_latency_s"] if override is None else override,
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
         "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
+        "sparse_mla_prefill_max_heads": float(eng.sparse_mla_prefill_max_heads),
         "max_num_batched_tokens": tokens,
         "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,
@@ -482,6 +485,7 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         expert_bytes_per_param=expert.bytes_per_element,
         kept_bytes_per_param=w.bytes_per_element if w.quantizes == "all" else 2.0,
         kv_bytes_per_element=kv.bytes_per_element,
+        expert_mxfp4=1.0 if expert.name == "mxfp4" else 0.0,
     )
     out.update(math_flags(w))
     return out

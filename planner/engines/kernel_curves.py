@@ -66,6 +66,7 @@ KERNEL_FIELDS = {
     "moe_floor_s": 0.0,
     "moe_floor_per_doubling_s": 0.0,
     "moe_gemm_half_width": 0.0,
+    "sparse_mla_token_s": 0.0,
 }
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
 #: kernels: (at one token, per doubling of the tokens up to 8), seconds: least squares of the floor against log2 of
@@ -95,6 +96,22 @@ MOE_GEMM_HALF_WIDTHS = {
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 648.5
+#: Seconds per token per DSA layer of each engine's sparse MLA kernel per 64 query heads on one GPU, per GPU with
+#: measured DeepSeek-V3.2 attention modules: the median over 8-64 heads and 256-1,024 tokens of context of the decode
+#: module's time per token at batch 256-1,024 less its projection GEMMs (``planner.engines.kernel_floor.
+#: sparse_mla_token_s``, re-derived by tests/test_sparse_mla.py; aiconfigurator 0.12.0's ``dsa_generation_module``
+#: tables, catalogs/reference/dsa_decode_aic.csv): vLLM 0.24.0's FLASHMLA_SPARSE over its default fp8_ds_mla KV
+#: (points within 1.04-1.14 us) and TensorRT-LLM 1.3.0rc20's DSA attention over bf16 KV (1.36-1.64 us). Each walks the
+#: indexer's whole top-k list (2,048 slots) for every token at 64 padded heads, whatever the heads (8-64) and context.
+#: Hopper only: FlashMLA's sparse kernels here are SM90's (Blackwell runs others; A100 and older cannot run the
+#: model's sparse attention), so other GPUs take 0. The kernel is compute-bound (H100 and H200, equal in FLOP/s and
+#: 1.4x apart in bandwidth, take about the same time), so a Hopper GPU borrowing H100's value (H20, GH200, H100 NVL)
+#: scales it by H100's bf16 peak over its own (H20: x 6.7).
+SPARSE_MLA_ARCHITECTURE = "Hopper"
+SPARSE_MLA_TOKEN_S = {
+    "vllm": {"H100 SXM 80GB": 1.10e-6, "H200 SXM 141GB": 1.08e-6},
+    "tensorrt-llm": {"H100 SXM 80GB": 1.54e-6, "H200 SXM 141GB": 1.48e-6},
+}
 MOE_FLOOR_MEASURED_RANGE_S = (27e-6, 43e-6)
 MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
@@ -153,6 +170,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
+        "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         **allreduce_factors(gpu, row, g),
     }
 
@@ -215,6 +233,20 @@ def curves_note(name: str, architecture: str) -> str:
             f"memory, attention and MoE rates {src}'s fractions of the datasheet"
         )
     return f"kernel curves not measured on {name}: its GEMM, memory, attention and MoE rates are {src}'s fractions of the datasheet"
+
+
+def sparse_mla_token_for(gpu, catalog, kernel: str | None) -> float:
+    """``kernel``'s (an engine family of ``SPARSE_MLA_TOKEN_S``; None: none) sparse MLA time per token and 64-head
+    tile on catalog GPU ``gpu``: its own, else its curves' source GPU's x that GPU's bf16 peak over its own; 0 off
+    Hopper or without a measured kernel."""
+    times = SPARSE_MLA_TOKEN_S.get(kernel or "", {})
+    src = source_gpu(gpu.name, gpu.architecture)
+    if gpu.architecture != SPARSE_MLA_ARCHITECTURE or src not in times:
+        return 0.0
+    g = gpu if src == gpu.name else catalog.gpu(src)
+    peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
+    own = float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+    return times[src] * peak / own
 
 
 def allreduce_factors(gpu, row: dict[str, str], measured_gpu) -> dict[str, float]:

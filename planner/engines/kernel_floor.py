@@ -160,3 +160,101 @@ def moe_gemm_half_width(
     before = float(np.median(np.abs(floor_s + np.maximum(memory_s, compute_s) - measured_s) / measured_s))
     after = float(np.median(np.abs(predicted(w0) / measured_s - 1.0)))
     return w0, before, after
+
+
+#: The measured DeepSeek-V3.2 decode attention modules ``sparse_mla_token_s`` is derived from, written by
+#: ``bench/dsa_kernel_extract.py`` from aiconfigurator 0.12.0's vLLM 0.24.0 ``dsa_generation_module`` tables.
+DSA_FILE_NAME = "dsa_decode_aic.csv"
+#: The fp8 sparse decode kernel's query-head tile: FlashMLA's sparse fp8 decode "only supports h_q = 64 or 128", so
+#: vLLM pads a GPU's heads to it (``FlashMLASparseMetadataBuilder.fp8_decode_padded_heads``,
+#: vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31).
+SPARSE_MLA_HEAD_TILE = 64
+#: Batches whose latency difference gives a module's time per token (the kernel's per-token work dominates there).
+SPARSE_SLOPE_BATCHES = (256, 1024)
+#: Contexts the per-token time is read at: short enough that the indexer's scan of the context (which the operator
+#: model times on its own, ``planner.model.memory.decode_attention_bytes``) is a small part.
+SPARSE_SLOPE_CONTEXTS = (256, 512, 1024)
+
+
+def dsa_module_gemm_params(model_name: str = "DeepSeek-V3.2", heads: float = 16.0, catalog: Catalog | None = None):
+    """Weights one GPU's DSA attention module multiplies per token at ``heads`` query heads: q_a (hidden x q_lora),
+    kv_a (hidden x (kv_lora + rope)), q_b (q_lora x heads x (nope + rope)), the absorbed k/v up-projections
+    (heads x kv_lora x (nope + v)), o_proj (heads x v x hidden), the indexer's wq_b (q_lora x index heads x index
+    dim), wk (hidden x index dim) and weights_proj (hidden x index heads). DeepSeek-V3.2 at 16 heads: 50,593,792."""
+    m = (catalog or default_catalog()).model(model_name)
+    a, s, h = m.mla, m.sparse_attention, m.hidden_size
+    return (
+        h * a.q_lora_rank
+        + h * (a.kv_lora_rank + a.qk_rope_head_dim)
+        + a.q_lora_rank * heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+        + heads * a.kv_lora_rank * (a.qk_nope_head_dim + a.v_head_dim)
+        + heads * a.v_head_dim * h
+        + a.q_lora_rank * s.index_n_heads * s.index_head_dim
+        + h * s.index_head_dim
+        + h * s.index_n_heads
+    )
+
+
+#: The KV format each engine's measured sparse kernel reads: vLLM's default ``fp8_ds_mla`` (its "auto" for
+#: DeepSeek-V3.2); TensorRT-LLM's tables hold bf16 only.
+SPARSE_MLA_KV = {"vllm": "fp8", "tensorrt-llm": "bfloat16"}
+
+
+def read_dsa_rows(path: str | Path | None = None) -> list[dict[str, str]]:
+    with Path(path or shipped_catalog_dir() / "reference" / DSA_FILE_NAME).open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def dsa_latency_s(rows: list[dict[str, str]], engine: str, op: str, gpu: str) -> dict[tuple[int, int, int], float]:
+    """(heads, context, batch) -> the median measured latency, seconds, of ``engine``'s ``op`` module on ``gpu`` in
+    its ``SPARSE_MLA_KV`` format (a shape measured twice counts once)."""
+    groups: dict[tuple[int, int, int], list[float]] = {}
+    for r in rows:
+        if (r["engine"], r["op"], r["gpu"], r["kv_cache_dtype"]) == (engine, op, gpu, SPARSE_MLA_KV[engine]):
+            key = (int(r["num_heads"]), int(r["context"]), int(r["batch"]))
+            groups.setdefault(key, []).append(float(r["latency_ms"]) * 1e-3)
+    return {k: statistics.median(v) for k, v in groups.items()}
+
+
+def sparse_mla_token_points(
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None, engine: str = "vllm"
+) -> dict[tuple[int, int], float]:
+    """Per (heads per GPU <= 64, context): seconds per token per layer of ``engine``'s sparse MLA kernel, from its
+    measured decode module: (latency at batch 1,024 - at 256) / 768, less the module's projection GEMMs per token at
+    the GPU's fp8 GEMM rate (2 x ``dsa_module_gemm_params`` / rate; the operator model times those GEMMs itself)."""
+    from planner.engines.kernel_curves import kernel_factors
+
+    cat = catalog or default_catalog()
+    g = cat.gpu(gpu)
+    fp8_rate = g.peak_flop_per_s["fp8"] * kernel_factors(g, cat)["gemm_fp8_flop_efficiency"]
+    lat = dsa_latency_s(read_dsa_rows(path), engine, "generation", gpu)
+    lo, hi = SPARSE_SLOPE_BATCHES
+    out = {}
+    for heads, ctx in sorted({(h, c) for h, c, _ in lat}):
+        if heads > SPARSE_MLA_HEAD_TILE or ctx not in SPARSE_SLOPE_CONTEXTS:
+            continue
+        slope = (lat[(heads, ctx, hi)] - lat[(heads, ctx, lo)]) / (hi - lo)
+        out[(heads, ctx)] = slope - 2.0 * dsa_module_gemm_params(heads=heads, catalog=cat) / fp8_rate
+    if not out:
+        raise ValueError(f"no {engine} DSA decode module measurements for {gpu}")
+    return out
+
+
+def sparse_mla_token_s(
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None, engine: str = "vllm"
+) -> float:
+    """Seconds per token per DSA layer of ``engine``'s sparse MLA kernel on ``gpu`` at up to 64 heads per GPU: the
+    median of ``sparse_mla_token_points`` (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S`` ships it rounded).
+
+    The kernel walks the indexer's whole top-k list (2,048 slots, unused ones invalid) for every query token at 64
+    padded heads, so its time per token hardly moves with the heads (8-64) or the context (256-1,024): vLLM's points
+    on H200 lie within 1.04-1.13 us, TensorRT-LLM's within a few percent of 1.4 us (tests/test_sparse_mla.py)."""
+    return float(statistics.median(sparse_mla_token_points(gpu, path, catalog, engine).values()))
+
+
+def prefill_token_s(gpu: str, engine: str = "tensorrt-llm", heads: int = 16, path: str | Path | None = None) -> float:
+    """Seconds per prompt token per layer of ``engine``'s measured DSA prefill module at ``heads`` per GPU: (latency
+    of 32 prompts of 256 tokens - of 8) / (24 x 256), projections included (what the test compares with the decode
+    kernel's time per token: a prompt token pays about the same)."""
+    lat = dsa_latency_s(read_dsa_rows(path), engine, "context", gpu)
+    return (lat[(heads, 256, 32)] - lat[(heads, 256, 8)]) / (24 * 256)

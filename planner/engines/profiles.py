@@ -62,6 +62,9 @@ class EngineProfile:
     #: vLLM V1's hybrid KV cache manager: layers paged in groups of equal size, padded with empty layers, a local
     #: group one block over its window (``planner.model.memory.padded_kv_layer_tokens``); False: layers alone
     kv_group_padding: bool = False
+    #: MXFP4 experts' hidden size is padded to a multiple of this when the engine loads them (vLLM, SGLang: 256,
+    #: ``planner.model.memory.loaded_expert_padding_bytes``); 0: loaded as stored
+    mxfp4_expert_hidden_alignment: int = 0
     #: KV heads need not divide the tensor-parallel group (TensorRT-LLM gives each GPU ceil(KV heads / g)); False:
     #: KV heads % g = 0 or g % KV heads = 0 (vLLM and SGLang's ``QKVParallelLinear``; ``model.tensor_parallel_ok``)
     kv_heads_any_split: bool = False
@@ -109,6 +112,15 @@ class EngineProfile:
     #: size (``planner.engines.allreduce_table``; a GPU without one borrows its nearest architecture's), as the
     #: workbook's AllReduce sheet does; False: the latency + bandwidth form (``planner.model.decode.allreduce_time_s``)
     allreduce_table: bool = True
+    #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
+    #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
+    #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
+    sparse_mla_kernel: str | None = None
+    #: prompt tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32,
+    #: ``MIN_HEADS_FOR_BF16_PREFILL``: below it the fp8 decode kernel serves prefill tokens, "mixed batch mode", since
+    #: the bf16 prefill kernel pads heads to 128; vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31;
+    #: TensorRT-LLM: every head count, its measured prefill module costs what its decode module does per token)
+    sparse_mla_prefill_max_heads: int = 0
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
@@ -196,8 +208,11 @@ VLLM_KV = dict(
 #: per-step and per-sequence costs; the releases differ in their memory profiling (activation peak, non-torch).
 VLLM_COMMON = dict(
     **VLLM_KV,
+    sparse_mla_kernel="vllm",
+    sparse_mla_prefill_max_heads=32,
     block_size=16,
     kv_group_padding=True,
+    mxfp4_expert_hidden_alignment=256,
     **KERNEL_FACTORS,
     step_overhead_s=VLLM_STEP_OVERHEAD_S,
     prefill_latency_s=VLLM_PREFILL_LATENCY_S,
@@ -278,6 +293,10 @@ def free_memory_engine(
 #: ``tensorrt_llm/mapping.py`` lines 104-108 at commit b35ac1b6: "moe_tp_size * moe_ep_size * moe_cluster_size must
 #: equal to moe_world_size", moe_world_size = tp_size, line 66); the MLP and block rules as vLLM's (a split that
 #: leaves a remainder cannot load the weights).
+#: TensorRT-LLM's prompt tokens run its sparse MLA kernel at every head count (more heads than any model puts on one
+#: GPU): its measured prefill module costs per token what its decode module does (1.44 against 1.48 + 0.1 us on H200
+#: at 16 heads, projections included; catalogs/reference/dsa_decode_aic.csv, tests/test_sparse_mla.py).
+TENSORRT_LLM_SPARSE_PREFILL_HEADS = 1024
 TENSORRT_LLM = free_memory_engine(
     "tensorrt-llm",
     "TensorRT-LLM 1.x, PyTorch backend: free_gpu_memory_fraction (0.9) of the memory left after weights, "
@@ -290,6 +309,8 @@ TENSORRT_LLM = free_memory_engine(
     kv_heads_any_split=True,
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
+    sparse_mla_kernel="tensorrt-llm",
+    sparse_mla_prefill_max_heads=TENSORRT_LLM_SPARSE_PREFILL_HEADS,
 )
 TENSORRT_LLM_0 = free_memory_engine(
     "tensorrt-llm-0",
@@ -388,6 +409,7 @@ def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
         non_torch_bytes=0.25 * GiB,
         non_torch_bytes_tensor_parallel=1.83 * GiB,
         block_size=1,
+        mxfp4_expert_hidden_alignment=256,  # its triton_kernels swizzle (planner.model.memory.loaded_expert_padding_bytes)
         step_overhead_s=VLLM_STEP_OVERHEAD_S,
         prefill_latency_s=VLLM_PREFILL_LATENCY_S,
         sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,

@@ -13,15 +13,15 @@ measured on a tiny file with LibreOffice 7.4).
 from __future__ import annotations
 
 import atexit
+import io
 import os
 import re
 import shutil
 import signal
 import subprocess
 import tempfile
+import zipfile
 from pathlib import Path
-
-from openpyxl.utils import get_column_letter
 
 from planner.errors import PlannerError
 from planner.io.files import GROUP_FILE_NAME, private_temp_dir
@@ -98,103 +98,41 @@ def _remove_template(folder: Path, pid: int) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def convert(files: list[Path] | Path, fmt: str, outdir: Path, timeout_s: float = 300) -> list[Path]:
+def convert(
+    files: list[Path] | Path, fmt: str, outdir: Path, timeout_s: float = 300, outputs: list[Path] | None = None
+) -> list[Path]:
     """Convert files with ``soffice --headless --convert-to fmt`` (recalculating formulas); returns the outputs.
 
-    ``fmt`` is e.g. "xlsx" (values recalculated, formulas kept), "pdf" or "csv".
+    ``fmt`` is e.g. "xlsx" (values recalculated, formulas kept), "pdf" or "csv". ``outputs``: the files soffice
+    must write (default: ``<stem>.<extension>`` in ``outdir`` for each input; a CSV filter that writes each sheet
+    to its own file names them ``<stem>-<sheet>.csv``); any missing is a LibreOfficeError.
     """
     files = _paths(files)
-    outputs = [Path(outdir) / f"{f.stem}.{fmt.split(':')[0]}" for f in files]
+    if outputs is None:
+        outputs = [Path(outdir) / f"{f.stem}.{fmt.split(':')[0]}" for f in files]
     _run(files, fmt, Path(outdir), outputs, timeout_s)
     return outputs
 
 
-#: soffice's CSV export of every sheet with its computed values (help.libreoffice.org/latest/ug/text/shared/guide/
-#: csv_params.html, read 2026-12-01; checked on LibreOffice 7.4): 44 comma, 34 double quote, 76 UTF-8, 1, no
-#: column formats, 0 language; token 7 true: every text cell quoted (so "4096" the text and 4096 the number differ);
-#: 8 true: numbers as numbers; 9 false: not "as shown" (15 significant digits, not the cell's format); 10 false:
-#: values, not formulas; 11 false: spaces kept; 12 -1: each sheet to its own file, ``<stem>-<sheet>.csv``.
-CSV_EVERY_SHEET = "csv:Text - txt - csv (StarCalc):44,34,76,1,,0,true,true,false,false,false,-1"
+#: A print-titles name (rows and columns repeated on each printed page) in ``xl/workbook.xml`` as openpyxl writes it.
+_PRINT_TITLES = re.compile(rb'<definedName name="_xlnm\.Print_Titles"[^>]*>[^<]*</definedName>')
 
 
-def convert_to_csv_sheets(
-    files: list[Path] | Path, sheets: list[str], outdir: Path, timeout_s: float = 300
-) -> list[dict[str, Path]]:
-    """Each file recalculated and every sheet written as CSV (``CSV_EVERY_SHEET``) in one soffice call: per file,
-    the CSV of each of ``sheets`` by name. Read them with ``read_csv_sheet``.
+def without_print_titles(xlsx: bytes) -> bytes:
+    """``xlsx`` without its print titles (``_xlnm.Print_Titles``), for a copy LibreOffice only recalculates.
 
-    Cheaper than ``convert(..., "xlsx")`` plus openpyxl when only values are wanted: on the what-if workbook
-    (LibreOffice 7.4) soffice spends ~1.2 s CPU a book loading and recalculating, ~1.0 s more writing xlsx and
-    ~0.15 s writing CSV, and openpyxl takes ~0.9 s to read the xlsx back.
+    Print titles change no value, and LibreOffice spends most of its time on them: the what-if workbook (ten sheets
+    with print titles such as ``Calc!$1:$3,Calc!$A:$B``) takes ~1.3 s CPU a book to load and recalculate with them
+    and ~0.45 s without (LibreOffice 7.4, three books per call, 1.4 s of start-up left out).
     """
-    files = _paths(files)
-    outputs = [{s: Path(outdir) / f"{f.stem}-{s}.csv" for s in sheets} for f in files]
-    _run(files, CSV_EVERY_SHEET, Path(outdir), [p for out in outputs for p in out.values()], timeout_s)
-    return outputs
-
-
-#: One CSV field as CSV_EVERY_SHEET writes it: quoted text (a quote doubled inside) or an unquoted value.
-_CSV_FIELD = re.compile(r'"((?:[^"]|"")*)"|([^,"\r\n]*)')
-
-
-def read_csv_sheet(path: Path) -> dict[str, str | float | int | bool]:
-    """The cells of one sheet written by ``convert_to_csv_sheets``, by reference ("B7"), blanks left out.
-
-    Typed as openpyxl reads a LibreOffice xlsx with ``data_only=True``: quoted fields are text ("" blank; an error
-    is its text, "#NUM!", LibreOffice's own "Err:502" as its xlsx names it, ``_XLSX_ERROR``), unquoted ones blank,
-    TRUE/FALSE, a number or a percentage ("12.5%" -> 0.125). Limits: a text cell that reads "Err:502" is taken for
-    the error; a typed-in TRUE reads True where openpyxl reads 1 (equal in Python). The csv module cannot tell a
-    quoted field from an unquoted one before Python 3.12 (``QUOTE_STRINGS``), hence the one-line pattern.
-    """
-    text = Path(path).read_text(encoding="utf-8")
-    cells: dict[str, str | float | int | bool] = {}
-    row, col, i = 1, 1, 0
-    while i <= len(text):
-        m = _CSV_FIELD.match(text, i)
-        try:
-            value = _csv_value(*m.groups())
-        except ValueError as e:
-            raise LibreOfficeError(f"{Path(path).name}: {e}") from None
-        if value is not None:
-            cells[f"{get_column_letter(col)}{row}"] = value
-        i = m.end()
-        if text.startswith(",", i):
-            col, i = col + 1, i + 1
-        elif text.startswith("\r\n", i) or text.startswith("\n", i):
-            row, col, i = row + 1, 1, i + (2 if text[i] == "\r" else 1)
-        elif i == len(text):
-            break
-        else:
-            raise LibreOfficeError(f"{Path(path).name}: not CSV as LibreOffice writes it at character {i}")
-    return cells
-
-
-def _csv_value(quoted: str | None, raw: str) -> str | float | int | bool | None:
-    """One field of ``read_csv_sheet``: see there. A whole number is an int, as openpyxl reads LibreOffice's
-    ``<v>4096</v>`` (the CSV writes 15 significant digits: 1.3125E+16 for 13125000000000000)."""
-    if quoted is not None:
-        text = quoted.replace('""', '"') or None
-        if text is not None and _LO_ERROR.fullmatch(text):
-            if text not in _XLSX_ERROR:
-                raise ValueError(f"LibreOffice error {text} has no Excel name in _XLSX_ERROR yet")
-            return _XLSX_ERROR[text]
-        return text
-    if raw in ("", "TRUE", "FALSE"):
-        return None if raw == "" else raw == "TRUE"
-    try:
-        number = float(raw[:-1]) / 100 if raw.endswith("%") else float(raw)
-    except ValueError:
-        raise ValueError(f"{raw!r} is neither text, a number nor blank") from None
-    return int(number) if number.is_integer() else number
-
-
-#: The CSV shows an error that has no Excel name as LibreOffice's code ("Err:502"; help.libreoffice.org/latest/en-US/
-#: text/scalc/05/02140000.html); its xlsx export writes Excel's error instead (sc/source/filter/excel/xltools.cxx,
-#: XclTools::GetXclErrorCode: invalid argument, a missing pair, a circular reference -> #VALUE!, others -> #N/A).
-#: Each code here was checked against LibreOffice 7.4's xlsx of the same cell (SQRT(-1), SUM(1;2), A1 = A1 + 1, an
-#: IRR that does not converge); another raises in read_csv_sheet rather than be read as the wrong error.
-_XLSX_ERROR = {"Err:502": "#VALUE!", "Err:508": "#VALUE!", "Err:522": "#VALUE!", "Err:523": "#N/A"}
-_LO_ERROR = re.compile(r"Err:\d{3}")
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(xlsx)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                data = _PRINT_TITLES.sub(b"", data)
+            dst.writestr(info, data)
+    return out.getvalue()
 
 
 def _paths(files: list[Path] | Path) -> list[Path]:

@@ -7,12 +7,13 @@ out, arrays broadcast.
 
 from __future__ import annotations
 
-import bisect
+import functools
 import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from planner.model import ops
 from planner.model.facts import ArrayLike
 from planner.model.rows import Rows, per_row
 
@@ -32,97 +33,65 @@ class AllReduceTable:
         """The row of ``gpu_name`` as a float (NaN when the table has none): the form ``EngineFacts`` carries."""
         return float(self.gpus.index(gpu_name)) if gpu_name in self.gpus else float("nan")
 
+    @functools.cached_property
+    def log2_group_sizes(self) -> tuple[float, ...]:
+        """log2 of ``group_sizes``: the interpolation's grid."""
+        return tuple(math.log2(g) for g in self.group_sizes)
 
-def _segment(grid: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(left index, weight of the right point) of ``x`` on an ascending ``grid`` (x within the grid)."""
-    j = np.clip(np.searchsorted(grid, x, side="right") - 1, 0, len(grid) - 2)
-    return j, (x - grid[j]) / (grid[j + 1] - grid[j])
+
+def _segment(grid: tuple[float, ...], x: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
+    """(left index, weight of the right point) of ``x`` on an ascending ``grid``, x clipped to the grid."""
+    x = ops.minimum(ops.maximum(x, grid[0]), grid[-1])
+    j = ops.minimum(ops.searchsorted_right(grid, x), len(grid) - 1) - 1
+    left = ops.take(grid, j)
+    return j, (x - left) / (ops.take(grid, j + 1) - left)
+
+
+def _lerp(lo: ArrayLike, hi: ArrayLike, w: ArrayLike) -> ArrayLike:
+    """lo + (hi - lo) x w, exactly ``lo`` at w = 0 and ``hi`` at w = 1 (a point of the grid: the neighbour, which
+    may be NaN where not measured, plays no part)."""
+    return ops.where(w == 0.0, lo, ops.where(w == 1.0, hi, lo + (hi - lo) * w))
 
 
 def table_allreduce_time_s(
     table: AllReduceTable, row: ArrayLike, message_bytes: ArrayLike, gpus: ArrayLike, graph: ArrayLike
-) -> np.ndarray:
+) -> ArrayLike:
     """One all-reduce's measured time, seconds; NaN where the table cannot say (no row, a group size outside the
     measured ones or between two of which one was not measured).
 
     Interpolation: log(time) linear in log2(message bytes) between the measured sizes (a power law between two
-    neighbours) and linear in log2(group size) between measured group sizes. Below the smallest size: its time (the
-    latency floor). Above the largest (512 MiB): the last segment's bytes per second, linear in bytes. One scenario
-    (every argument a scalar) is computed in plain floats, the same steps (``_one_time_s``): a float back. A sweep's
-    arguments per (GPU, model, context) pair (``planner.model.rows.Rows``) are read once per pair (``per_row``), not
-    gathered per scenario.
+    neighbours), then linear in log2(group size) between measured group sizes. Below the smallest size: its time
+    (the latency floor). Above the largest (512 MiB): the last segment's bytes per second, linear in bytes. Numbers
+    or numpy arrays (broadcast), through ``planner.model.ops``: one scenario in Python floats, a float back. A
+    sweep's arguments per (GPU, model, context) pair (``planner.model.rows.Rows``) are read once per pair
+    (``per_row``), not gathered per scenario.
     """
-    if any(isinstance(a, Rows) for a in (row, message_bytes, gpus, graph)):  # a sweep's pairs: once per pair
-        return per_row(lambda *a: table_allreduce_time_s(table, *a), row, message_bytes, gpus, graph)
-    if np.ndim(row) == 0 and np.ndim(message_bytes) == 0 and np.ndim(gpus) == 0 and np.ndim(graph) == 0:
-        return _one_time_s(table, float(row), float(message_bytes), float(gpus), bool(graph))
-    r, b, g, m = np.broadcast_arrays(
-        np.asarray(row, dtype=float), np.asarray(message_bytes, dtype=float), np.asarray(gpus, dtype=float),
-        np.asarray(graph, dtype=bool),
-    )  # fmt: skip
-    shape = r.shape
-    r, b, g, m = (a.ravel() for a in (r, b, g, m))
-    lg_grid = np.log2(np.asarray(table.group_sizes, dtype=float))
-    x_grid = np.asarray(table.log2_bytes, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lg = np.log2(np.maximum(g, 1.0))
-        inside = np.isfinite(r) & (lg >= lg_grid[0]) & (lg <= lg_grid[-1])
-        ri = np.where(inside, r, 0.0).astype(int)
-        mi = np.where(m, 0, 1)
-        gj, gw = _segment(lg_grid, np.clip(lg, lg_grid[0], lg_grid[-1]))
-        x = np.log2(np.maximum(b, 1.0))
-        sj, sw = _segment(x_grid, np.clip(x, x_grid[0], x_grid[-1]))
+    args = (row, message_bytes, gpus, graph)
+    if any(isinstance(a, Rows) for a in args):  # a sweep's pairs: once per pair
+        return per_row(lambda *a: table_allreduce_time_s(table, *a), *args)
+    if all(np.ndim(a) == 0 for a in args):  # one scenario: Python numbers (numpy's own would cost more than the rest)
+        row, message_bytes, gpus, graph = float(row), float(message_bytes), float(gpus), bool(graph)
+        index = int
+    else:
+        row, message_bytes, gpus = (np.asarray(a, dtype=float) for a in (row, message_bytes, gpus))
+        index = functools.partial(np.asarray, dtype=np.intp)
+    group_grid, size_grid = table.log2_group_sizes, table.log2_bytes
+    lg = ops.log2(ops.maximum(gpus, 1.0))
+    inside = (row == row) & (lg >= group_grid[0]) & (lg <= group_grid[-1])
+    gj, gw = _segment(group_grid, lg)
+    sj, sw = _segment(size_grid, ops.log2(ops.maximum(message_bytes, 1.0)))
+    r, mode = index(ops.where(inside, row, 0.0)), index(ops.where(graph, 0, 1))
 
-        def log_time(size_left: np.ndarray, size_w: np.ndarray) -> np.ndarray:
-            def at(group: np.ndarray) -> np.ndarray:
-                lo = table.log_seconds[ri, mi, group, size_left]
-                hi = table.log_seconds[ri, mi, group, size_left + 1]
-                return np.where(size_w == 0.0, lo, np.where(size_w == 1.0, hi, lo + (hi - lo) * size_w))
+    def corner(group: ArrayLike, size: ArrayLike) -> ArrayLike:  # the measured log(time) at a grid point
+        v = table.log_seconds[r, mode, group, size]
+        return float(v) if index is int else v
 
-            left, right = at(gj), at(gj + 1)
-            return np.where(gw == 0.0, left, np.where(gw == 1.0, right, left + (right - left) * gw))
-
-        t = np.exp(log_time(sj, sw))
-        last = len(x_grid) - 2
-        t_hi = np.exp(log_time(np.full_like(sj, last), np.ones_like(sw)))
-        t_prev = np.exp(log_time(np.full_like(sj, last), np.zeros_like(sw)))
-        top = 2.0 ** x_grid[-1]
-        slope = (t_hi - t_prev) / (top - 2.0 ** x_grid[-2])  # seconds per byte of the last measured segment
-        t = np.where(b > top, t_hi + (b - top) * slope, t)
-    return np.where(inside, t, np.nan).reshape(shape)
-
-
-def _one_segment(grid: tuple[float, ...], x: float) -> tuple[int, float]:
-    """``_segment`` of one value (x within the grid)."""
-    j = min(max(bisect.bisect_right(grid, x) - 1, 0), len(grid) - 2)
-    return j, (x - grid[j]) / (grid[j + 1] - grid[j])
-
-
-def _one_time_s(table: AllReduceTable, row: float, message_bytes: float, gpus: float, graph: bool) -> float:
-    """``table_allreduce_time_s`` of one scenario, in floats (a sweep's array path costs more than the model for
-    one scenario)."""
-    lg_grid = tuple(math.log2(x) for x in table.group_sizes)
-    lg = math.log2(max(gpus, 1.0))
-    if row != row or not lg_grid[0] <= lg <= lg_grid[-1]:
-        return math.nan
-    log_s = table.log_seconds[int(row), 0 if graph else 1]
-    gj, gw = _one_segment(lg_grid, lg)
-    x_grid = table.log2_bytes
-
-    def log_time(size: int, size_w: float) -> float:
-        def at(group: int) -> float:
-            lo, hi = float(log_s[group, size]), float(log_s[group, size + 1])
-            return lo if size_w == 0.0 else hi if size_w == 1.0 else lo + (hi - lo) * size_w
-
-        if gw == 0.0:
-            return at(gj)
-        left, right = at(gj), at(gj + 1)
-        return right if gw == 1.0 else left + (right - left) * gw
-
-    top = 2.0 ** x_grid[-1]
-    if message_bytes > top:
-        last = len(x_grid) - 2
-        t_hi, t_prev = math.exp(log_time(last, 1.0)), math.exp(log_time(last, 0.0))
-        return t_hi + (message_bytes - top) * ((t_hi - t_prev) / (top - 2.0 ** x_grid[-2]))
-    sj, sw = _one_segment(x_grid, min(max(math.log2(max(message_bytes, 1.0)), x_grid[0]), x_grid[-1]))
-    return math.exp(log_time(sj, sw))
+    lower = corner(gj, sj), corner(gj + 1, sj)  # at size sj, group gj and gj + 1
+    upper = corner(gj, sj + 1), corner(gj + 1, sj + 1)
+    t = ops.exp(_lerp(_lerp(lower[0], upper[0], sw), _lerp(lower[1], upper[1], sw), gw))  # in size, then in group
+    top = 2.0 ** size_grid[-1]
+    # Above the largest size, sj is the last segment and sw 1 (t is that size's time): extended at the segment's
+    # seconds per byte.
+    slope = (t - ops.exp(_lerp(lower[0], lower[1], gw))) / (top - 2.0 ** size_grid[-2])
+    t = ops.where(message_bytes > top, t + (message_bytes - top) * slope, t)
+    return ops.where(inside, t, math.nan)

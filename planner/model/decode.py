@@ -152,7 +152,8 @@ def decode_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> DecodeStep:
-    """TPOT = dense GEMMs + MoE grouped GEMMs + decode attention (``planner.model.operators``) + TP all-reduces
+    """TPOT = dense GEMMs + MoE grouped GEMMs + decode attention (``planner.model.operators``; a DSA model's latents
+    through the engine's fp8 sparse MLA kernel where it runs one, ``operators.sparse_mla_time_s``) + TP all-reduces
     + overhead.
 
     Each operator: floor + max(bytes / (g x bandwidth x its measured fraction), FLOPs / (g x peak x fraction)), at
@@ -170,14 +171,19 @@ def decode_step(
     expert_bytes = (
         0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
     )
-    kv_read = decode_attention_bytes(model, precision, context_tokens, batch, kv_replication(model, gpus))
+    replication = kv_replication(model, gpus)
+    kv_read = decode_attention_bytes(model, precision, context_tokens, batch, replication)
     attention_flop = decode_attention_flop(model, context_tokens, batch)
     bytes_moved = dense_bytes + expert_bytes + kv_read
     flop = batch * 2.0 * params_per_token(model) + attention_flop
+    sparse = operators.sparse_mla_applies(model, limits, gpus, prefill=False)
+    if not (type(sparse) is float and sparse == 0.0):  # DSA latents through the fp8 sparse kernel: not read twice
+        kv_read = decode_attention_bytes(model, precision, context_tokens, batch, replication, sparse)
+        attention_flop = decode_attention_flop(model, context_tokens, batch, sparse)
     kernels_s = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_read, attention_flop=attention_flop,
-    )  # fmt: skip
+    ) + operators.sparse_mla_time_s(model, limits, rows, gpus, sparse)  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)

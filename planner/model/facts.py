@@ -67,6 +67,9 @@ class PrecisionFacts:
     expert_bytes_per_param: ArrayLike
     kept_bytes_per_param: ArrayLike  # what the weight format leaves in 16-bit (2 B; = weight bytes for "all" formats)
     kv_bytes_per_element: ArrayLike
+    #: 1 where the routed experts are MXFP4 (E2M1 values, one E8M0 scale per 32) as an engine's MoE kernel loads
+    #: them, padded to its alignment (``planner.model.memory.loaded_expert_padding_bytes``); 0 otherwise.
+    expert_mxfp4: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,11 @@ class EngineFacts:
     allreduce_table_bytes_scale: ArrayLike = 1.0
     # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
     moe_gemm_half_width: ArrayLike = 0.0
+    # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
+    # modelled apart (the attention curves alone time DSA's latents)
+    sparse_mla_token_s: ArrayLike = 0.0
+    # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
+    sparse_mla_prefill_max_heads: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):
@@ -142,6 +150,7 @@ class EngineMemoryRules(Protocol):
     activation_bytes_per_seq_vocab: float
     block_size: int  # KV-cache block, tokens
     kv_group_padding: bool  # vLLM's hybrid allocator: equal-size layer groups, padded (memory.kv_cache_groups)
+    mxfp4_expert_hidden_alignment: int  # MXFP4 experts' hidden size padded to a multiple of this when loaded (0: none)
 
 
 def field_names(cls: type) -> tuple[str, ...]:

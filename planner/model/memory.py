@@ -29,6 +29,28 @@ def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
     )
 
 
+def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, engine: EngineMemoryRules) -> ArrayLike:
+    """Bytes an engine's MXFP4 MoE kernels add to the routed experts when loading them: the experts' hidden size
+    padded to a multiple of a (``engine.mxfp4_expert_hidden_alignment``; 0: none), every expert matrix having the
+    hidden size as one dimension: routed params x expert B/param x (ceil(H / a) x a / H - 1).
+
+    vLLM (0.10.1 on, gpt-oss support): on Hopper the Triton backend swizzles each expert matrix into
+    ``HopperMXValueLayout``, whose ``_padded_shape`` aligns one dimension to 256 and the other to 64
+    (triton-lang/triton python/triton_kernels/triton_kernels/tensor_details/layout_details/hopper_value.py,
+    commit 000df03e48; vLLM ``_swizzle_mxfp4``); on GPUs without it (A100: ``Mxfp4Backend.MARLIN``)
+    ``Mxfp4MoEMethod.create_weights`` pads ``hidden_size = round_up(hidden_size, 256)`` (and the expert width per GPU
+    to 128, not modelled: +2.2% of gpt-oss's experts on one GPU) (vllm/model_executor/layers/quantization/mxfp4.py,
+    commit 007d50058a06). SGLang's ``Mxfp4MoEMethod`` swizzles with the same triton_kernels layout
+    (python/sglang/srt/layers/quantization/mxfp4.py, commit 0043c43a42). gpt-oss (H = 2,880 -> 3,072): experts
+    x 1.0667. gpt-oss-120b on one H100: 60.71 + 3.78 = 64.50 GiB, where vLLM logged 'Model loading took 64.38 GiB'
+    (catalogs/reference/vllm_startup_extra.csv XL05); gpt-oss-20b: 13.44 GiB, logged 13.47 (XL04).
+    """
+    a = engine.mxfp4_expert_hidden_alignment
+    h = model.hidden_size
+    factor = ops.where(a > 0, ops.ceil(h / ops.maximum(a, 1)) * ops.maximum(a, 1) / h, 1.0) - 1.0
+    return model.params_routed_experts * precision.expert_bytes_per_param * precision.expert_mxfp4 * factor
+
+
 def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
     """Sum over layers of tokens held: full layers hold the context C, sliding-window layers min(C, window)."""
     return model.full_attention_layers * context_tokens + model.sliding_window_layers * ops.minimum(
@@ -82,23 +104,34 @@ def decode_attention_bytes(
     context_tokens: ArrayLike,
     batch: ArrayLike,
     replication: ArrayLike = 1.0,
+    sparse_kernel: ArrayLike = 0.0,
 ) -> ArrayLike:
     """Bytes one decode step's attention moves: the KV of the tokens each query attends to (DSA: the top-k latents;
     sliding windows: the window) + the indexer keys of every cached token (DSA scores them all), x batch x the
-    KV copies; + the linear-attention state, read and written once per sequence (2 x state bytes x batch)."""
+    KV copies; + the linear-attention state, read and written once per sequence (2 x state bytes x batch).
+
+    ``sparse_kernel`` 1: the latents are timed by the engine's fp8 sparse MLA kernel instead
+    (``planner.model.operators.sparse_mla_time_s``): only the indexer keys and the state are counted."""
     per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
     attended = attended_tokens_per_layer_sum(model, context_tokens)
+    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
+        attended = attended * (1.0 - sparse_kernel)
     kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
         model, context_tokens
     )
     return kv * batch * replication + 2.0 * state_bytes(model, batch)
 
 
-def decode_attention_flop(model: ModelFacts, context_tokens: ArrayLike, batch: ArrayLike) -> ArrayLike:
+def decode_attention_flop(
+    model: ModelFacts, context_tokens: ArrayLike, batch: ArrayLike, sparse_kernel: ArrayLike = 0.0
+) -> ArrayLike:
     """FLOPs of one decode step's attention: batch x (FLOP per attended token x attended layer-tokens + the DSA
     indexer's FLOP per cached token (2 x index heads x index dim) x full-attention layer-tokens + the linear layers'
-    recurrence per token)."""
+    recurrence per token); ``sparse_kernel`` 1: the attended latents' FLOPs left to the fp8 sparse MLA kernel
+    (``decode_attention_bytes``)."""
     attended = attended_tokens_per_layer_sum(model, context_tokens)
+    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
+        attended = attended * (1.0 - sparse_kernel)
     indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * context_tokens
     return batch * (
         model.attention_flop_per_context_token_per_layer * attended + indexed + model.linear_attention_flop_per_token
@@ -160,6 +193,44 @@ def padded_kv_layer_tokens(model: ModelFacts, tokens: ArrayLike, block_size: int
         * float(max(int(block_size), 1))
         * (full_groups * full + ops.where(local_groups > 0, local_groups * local, 0.0))
     )
+
+
+def vllm_sliding_tokens_factor(model: ModelFacts, contexts: ArrayLike, block_size: int) -> float:
+    """How many more context tokens vLLM's hybrid cache holds than its logged "GPU KV cache size" counts, for requests
+    of ``contexts`` tokens: sum(L x C) / sum(``padded_kv_layer_tokens``(C)), L the layers with a KV cache.
+
+    The log's tokens are the pool's pages per group x block (every layer's token counted, ``kv_cache_tokens``); a
+    request holds ceil(C / b) pages in each full group and at most ceil((W - 1 + 1) / b) + 1 in each sliding
+    group (``SlidingWindowSpec``, ``kv_blocks_per_request``), so a request of C tokens takes padded(C) / L of them.
+    gpt-oss (18 full + 18 sliding-128 layers, b = 16): C = 313 (ShareGPT's mean prompt and half its output)
+    takes 18 x 16 x (20 + 9) / 36 = 232 tokens, x1.35; C = 4,100: x1.92. 1 for a model without local layers.
+    ``contexts``: each request's mean context over its life (prompt + output / 2), the scale applied to all.
+    """
+    c = np.maximum(np.asarray(contexts, dtype=float).ravel(), 1.0)
+    layers = float(model.full_attention_layers + model.sliding_window_layers)
+    if not float(model.sliding_window_layers) > 0 or not layers > 0:
+        return 1.0
+    padded = np.asarray(padded_kv_layer_tokens(model, c, block_size), dtype=float)
+    return float(layers * c.sum() / padded.sum())
+
+
+#: SGLang's default share of the sliding-window pool's tokens in the full-attention pool's (``--swa-full-tokens-ratio``,
+#: ``python/sglang/srt/server_args.py``: ``swa_full_tokens_ratio: float = 0.8``).
+SGLANG_SWA_FULL_TOKENS_RATIO = 0.8
+
+
+def sglang_full_pool_factor(model: ModelFacts, swa_full_tokens_ratio: float = SGLANG_SWA_FULL_TOKENS_RATIO) -> float:
+    """SGLang's full-attention pool over its profiled token count for a model with sliding-window and full layers:
+    L / (ratio x sliding layers + full layers). SGLang sizes the memory for ``max_total_num_tokens`` tokens of every
+    layer, then splits it so that the sliding pool holds ratio x the full pool's tokens (``ModelRunner.
+    set_num_token_hybrid``: ``denominator = swa_full_tokens_ratio * swa_layers_num + full_layers_num``;
+    ``full_max_total_num_tokens = int(total_tokens / denominator)``, python/sglang/srt/model_executor/model_runner.py).
+    gpt-oss: 36 / (0.8 x 18 + 18) = 1.111. A request holds its whole context in the full pool (the binding one
+    here; the sliding pool, which frees what falls out of the window, is not simulated). 1 without both kinds."""
+    full, local = float(model.full_attention_layers), float(model.sliding_window_layers)
+    if not (full > 0 and local > 0):
+        return 1.0
+    return (full + local) / (swa_full_tokens_ratio * local + full)
 
 
 def hybrid_state_block_tokens(token_page_bytes: ArrayLike, state_page_bytes: ArrayLike, block_size: int) -> ArrayLike:
@@ -344,7 +415,7 @@ class MemoryPlan:
     """Per-scenario memory quantities (arrays or scalars), all in bytes except counts."""
 
     gpus: ArrayLike  # tensor-parallel group size used
-    weight_bytes: ArrayLike  # whole model
+    weight_bytes: ArrayLike  # whole model, as the engine loads it (``loaded_expert_padding_bytes`` included)
     visible_bytes_per_gpu: ArrayLike
     reserve_bytes_per_gpu: ArrayLike  # activation peak + non-torch
     kv_budget_bytes_per_gpu: ArrayLike
@@ -387,8 +458,9 @@ def memory_plan(
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
         one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
-        return replace(one, gpus=gpus, weight_bytes=weight_bytes(model, precision), **group)
-    wb = weight_bytes(model, precision)
+        loaded = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)
+        return replace(one, gpus=gpus, weight_bytes=loaded, **group)
+    wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)
     visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:
         reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)

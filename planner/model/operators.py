@@ -242,6 +242,48 @@ def decode_kv_read_factor(model: ModelFacts, limits: EngineFacts, attention_gpus
     return 1.0 + limits.decode_kv_reads_per_query_head * (ops.maximum(per_head, 1.0) - 1.0)
 
 
+#: The fp8 sparse MLA decode kernel's query-head tile: FlashMLA's sparse fp8 decode "only supports h_q = 64 or 128",
+#: so vLLM pads a GPU's heads to a multiple of 64 (``FlashMLASparseMetadataBuilder.fp8_decode_padded_heads``,
+#: vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31).
+SPARSE_MLA_HEAD_TILE = 64.0
+
+
+def sparse_mla_applies(model: ModelFacts, limits: EngineFacts, heads_gpus: ArrayLike, prefill: bool) -> ArrayLike:
+    """1 where a step's DSA latents go through the engine's sparse MLA kernel (``sparse_mla_time_s``), else 0:
+    a DSA model (a finite top-k) on an engine and GPU with the kernel's measured time; a prefill only when a GPU
+    holds fewer query heads (heads / ``heads_gpus``) than ``limits.sparse_mla_prefill_max_heads``. 0.0 (a float) for
+    every scenario of a dense-attention model or an engine without the kernel."""
+    topk, token_s = model.attended_tokens_max, limits.sparse_mla_token_s
+    if (type(topk) is float and topk == math.inf) or (type(token_s) is float and token_s == 0.0):
+        return 0.0
+    applies = (topk < math.inf) & (token_s > 0.0)
+    if prefill:
+        applies = applies & (model.num_attention_heads / heads_gpus < limits.sparse_mla_prefill_max_heads)
+    return ops.where(applies, 1.0, 0.0)
+
+
+def sparse_mla_time_s(
+    model: ModelFacts, limits: EngineFacts, tokens: ArrayLike, heads_gpus: ArrayLike, applies: ArrayLike
+) -> ArrayLike:
+    """The sparse MLA kernel of a DSA model (vLLM's FLASHMLA_SPARSE over its default fp8_ds_mla KV; TensorRT-LLM's
+    DSA attention): ``tokens`` query tokens x full-attention layers x the GPU's measured time per token and 64-head
+    tile for the engine (``limits.sparse_mla_token_s``) x ceil(heads per GPU / 64), where ``applies``
+    (``sparse_mla_applies``).
+
+    The kernel takes the indexer's fixed-width top-k list (2,048 slots, unused ones invalid) for every query token and
+    pads the heads to 64, so its time does not follow the context or the heads: DeepSeek-V3.2's decode attention
+    module on H200 at batch 1,024 and 16 heads per GPU takes 1.338 ms per layer at 256 tokens of context and 1.376 ms
+    at 1,024 (aiconfigurator 0.12.0, vLLM 0.24.0; catalogs/reference/dsa_decode_aic.csv), about 1.08 us per token
+    once its projections are taken off, where the attention curves' read of 256 latents would take 0.1 us. The
+    latents it reads are not timed again by the attention curves (``planner.model.memory.decode_attention_bytes``'s
+    ``sparse_kernel``); the indexer's scoring of the cached tokens is.
+    """
+    if type(applies) is float and applies == 0.0:
+        return 0.0
+    tiles = ops.ceil(model.num_attention_heads / heads_gpus / SPARSE_MLA_HEAD_TILE)
+    return applies * tokens * model.full_attention_layers * limits.sparse_mla_token_s * tiles
+
+
 def forward_kernels_time_s(
     gpu: GpuFacts,
     model: ModelFacts,

@@ -3,6 +3,7 @@ numpy's for arrays. The model's formulas use these where plain operators do not 
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
@@ -47,11 +48,15 @@ def mod(a, b):
 
 
 def floor(x):
-    return float(math.floor(x)) if type(x) in _SCALARS and x == x else np.floor(x)
+    if type(x) in _SCALARS:
+        return float(math.floor(x)) if math.isfinite(x) else float(x)  # inf and NaN are their own floor
+    return np.floor(x)
 
 
 def ceil(x):
-    return float(math.ceil(x)) if type(x) in _SCALARS and x == x else np.ceil(x)
+    if type(x) in _SCALARS:
+        return float(math.ceil(x)) if math.isfinite(x) else float(x)  # inf and NaN are their own ceil
+    return np.ceil(x)
 
 
 def log1p(x):
@@ -59,6 +64,36 @@ def log1p(x):
     if type(x) in _SCALARS:
         return math.log1p(x) if x > -1 else (-math.inf if x == -1 else math.nan)
     return np.log1p(x)
+
+
+def log2(x):
+    """log2(x); -inf at 0 (as numpy), NaN below."""
+    if type(x) in _SCALARS:
+        return math.log2(x) if x > 0 else (-math.inf if x == 0 else math.nan)
+    return np.log2(x)
+
+
+def exp(x):
+    """e**x; inf where it overflows (as numpy)."""
+    if type(x) in _SCALARS:
+        try:
+            return math.exp(x)
+        except OverflowError:
+            return math.inf
+    return np.exp(x)
+
+
+def searchsorted_right(grid, x):
+    """How many of ``grid``'s values (ascending) are <= x: ``numpy.searchsorted(grid, x, side="right")``, an int
+    for a number (NaN counts all)."""
+    if type(x) in _SCALARS:
+        return bisect.bisect_right(grid, x) if x == x else len(grid)
+    return np.searchsorted(grid, x, side="right")
+
+
+def take(values, index):
+    """``values[index]`` of a sequence of numbers by an int (a float back) or an array of ints (an array back)."""
+    return float(values[index]) if type(index) is int else np.take(values, index)
 
 
 def expm1(x):

@@ -115,14 +115,20 @@ def dp_decode_step(
     rows = operators.cuda_graph_batch(per_rank)
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
-    kv_read = decode_attention_bytes(model, precision, context_tokens, per_rank)
-    attention_flop = decode_attention_flop(model, context_tokens, per_rank)
+    sparse = operators.sparse_mla_applies(model, limits, 1.0, prefill=False)  # every head on the rank
+    kv_all = decode_attention_bytes(model, precision, context_tokens, per_rank)
+    kv_read = (
+        kv_all
+        if type(sparse) is float and sparse == 0.0
+        else (decode_attention_bytes(model, precision, context_tokens, per_rank, 1.0, sparse))
+    )
+    attention_flop = decode_attention_flop(model, context_tokens, per_rank, sparse)
     kernels_s = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
         attention_bytes=kv_read, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0,
-    )  # fmt: skip
-    bytes_gpu = dense + experts / gpus + kv_read
+    ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse)  # fmt: skip
+    bytes_gpu = dense + experts / gpus + kv_all
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
     overhead = step_overhead_s(model, limits, per_rank) + limits.sequence_overhead_s * per_rank
     return replace(
@@ -156,12 +162,13 @@ def dp_prefill_step(
     dense = operators.dense_weight_bytes(model, precision)
     experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
     kv_written = kv_bytes(model, precision, prompt_tokens, on_rank) + state_bytes(model, on_rank)
-    attention_flop = on_rank * causal_attention_flop(model, prompt_tokens)
+    sparse = operators.sparse_mla_applies(model, limits, 1.0, prefill=True)  # every head on the rank
+    attention_flop = on_rank * causal_attention_flop(model, prompt_tokens, sparse)
     t = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=True, rows=on_rank * prompt_tokens, gpus=gpus, dense_bytes=dense,
         expert_bytes=experts, attention_bytes=kv_written, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0,
-    )  # fmt: skip
+    ) + operators.sparse_mla_time_s(model, limits, on_rank * prompt_tokens, 1.0, sparse)  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s
     return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)

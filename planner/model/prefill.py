@@ -13,7 +13,7 @@ from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_repli
 from planner.model.rows import row_values
 
 
-def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayLike:
+def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike, sparse_kernel: ArrayLike = 0.0) -> ArrayLike:
     """Attention FLOPs of one causal prompt of L tokens: FLOP per token pair x L x layer-tokens at L/2.
 
     Token t attends to t earlier tokens (at most the window), L/2 on average. FLOP per pair: 4 x heads x head
@@ -21,7 +21,9 @@ def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayL
 
     DSA (top-k = k): token t attends to min(t, k), on average m^2 / (2L) + (L - m) m / L with m = min(L, k) (L/2
     when L <= k), and the indexer scores all t earlier tokens (L/2 on average) at its FLOP per pair. Linear-attention
-    layers add their recurrence per token (``linear_attention_flop_per_token``) and no pairs.
+    layers add their recurrence per token (``linear_attention_flop_per_token``) and no pairs. ``sparse_kernel`` 1:
+    the full layers' attended pairs are left to the engine's fp8 sparse MLA kernel
+    (``planner.model.operators.sparse_mla_time_s``); the indexer's scoring stays.
     """
     if _dense_attention(model):  # no DSA, no linear layers: the plain causal sum
         return (
@@ -31,6 +33,8 @@ def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike) -> ArrayL
         )
     m = ops.minimum(prompt_tokens, model.attended_tokens_max)
     mean_attended = m * m / (2.0 * prompt_tokens) + (prompt_tokens - m) * m / prompt_tokens
+    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
+        mean_attended = mean_attended * (1.0 - sparse_kernel)
     pairs = model.full_attention_layers * mean_attended + model.sliding_window_layers * ops.minimum(
         prompt_tokens / 2.0, model.sliding_window
     )
@@ -80,8 +84,9 @@ def prefill_step(
     batch: ArrayLike,
     gpus: ArrayLike,
 ) -> PrefillStep:
-    """TTFT = dense GEMMs + MoE grouped GEMMs + causal attention (``planner.model.operators``) + TP all-reduces
-    + overhead.
+    """TTFT = dense GEMMs + MoE grouped GEMMs + causal attention (``planner.model.operators``; a DSA model's latents
+    through the engine's fp8 sparse MLA kernel where its prompt tokens run it, ``operators.sparse_mla_time_s``) + TP
+    all-reduces + overhead.
 
     One forward pass over the batch's L x batch tokens: the weights are read once (MoE: the experts those tokens
     touch), every prompt writes its KV (replicated heads counted) and spends 2 x params per token x L + causal
@@ -91,6 +96,9 @@ def prefill_step(
     tokens = prompt_tokens * batch
     attention_flop = batch * causal_attention_flop(model, prompt_tokens)
     flop = tokens * 2.0 * params_per_token(model) + attention_flop
+    sparse = operators.sparse_mla_applies(model, limits, gpus, prefill=True)
+    if not (type(sparse) is float and sparse == 0.0):  # DSA latents through the fp8 sparse kernel: not timed twice
+        attention_flop = batch * causal_attention_flop(model, prompt_tokens, sparse)
     dense_bytes = operators.dense_weight_bytes(model, precision)
     dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
     expert_bytes = (
@@ -103,7 +111,7 @@ def prefill_step(
     t = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_written, attention_flop=attention_flop,
-    )  # fmt: skip
+    ) + operators.sparse_mla_time_s(model, limits, tokens, gpus, sparse)  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)

@@ -351,6 +351,7 @@ def serving_setups(
             continue  # the memory plan failed (errors="coerce"), or not one sequence fits
         tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
+        kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
@@ -483,6 +484,26 @@ def request_lengths(input_len: float, output_len: float, num_prompts: int, range
         top = max(1, round(2.0 * mean / (1.0 + range_ratio)))
         drawn.append(rng.integers(max(int(top * range_ratio), 1), top + 1, size=num_prompts))
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
+def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, output_len: float) -> float:
+    """Context tokens the engine's cache holds per token of its logged size, for a model with sliding-window layers
+    (the simulation holds a request's whole context, as for full attention): vLLM's hybrid manager
+    (``engine.kv_group_padding``) at the run's requests' mean contexts (``vllm_sliding_tokens_factor``); SGLang
+    (``memory_fraction_rule`` set) its full-attention pool (``sglang_full_pool_factor``); otherwise 1."""
+    # imported here: the Excel add-in's lite bundle takes every module its process imports (docs/excel.md's size)
+    from planner.engines.architecture import model_facts
+    from planner.model.memory import sglang_full_pool_factor, vllm_sliding_tokens_factor
+
+    facts = model_facts(cat.model(model_name))
+    if not float(facts.sliding_window_layers) > 0:
+        return 1.0
+    if eng.kv_group_padding:
+        pairs = lengths or [(input_len, output_len)]
+        return vllm_sliding_tokens_factor(facts, [p + o / 2.0 for p, o in pairs], eng.block_size)
+    if eng.memory_fraction_rule:
+        return sglang_full_pool_factor(facts)
+    return 1.0
 
 
 def _memory_opts(opts: dict) -> dict:

@@ -52,6 +52,10 @@ ENGINE_FIELD_HELP = {
         "TRUE: layers paged in equal-size groups padded with empty layers, a sliding group one block over its "
         "window (vLLM's hybrid KV cache manager)",
     ),
+    "mxfp4_expert_hidden_alignment": (
+        "elements",
+        "MXFP4 experts' hidden size padded to a multiple of this when loaded (vLLM, SGLang: 256; 0: as stored)",
+    ),
     "kv_precisions": ("", "KV-cache precisions the engine caches in (blank: any KV format, a what-if)"),
     "kv_precisions_source": ("", "where the engine documents its KV-cache precisions"),
     "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),
@@ -65,6 +69,16 @@ ENGINE_FIELD_HELP = {
     "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
     "roofline_overlap": ("fraction", "overlap of memory and compute time: step = max + (1 - overlap) x min"),
+    "sparse_mla_kernel": (
+        "",
+        "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
+        "sparse_mla_token_s); blank: not modelled apart",
+    ),
+    "sparse_mla_prefill_max_heads": (
+        "heads",
+        "DSA models: prompt tokens run the sparse MLA kernel too below this many query heads per GPU (vLLM: 32; "
+        "TensorRT-LLM: every count); 0: decode tokens only",
+    ),
 }
 
 
@@ -73,7 +87,7 @@ def number_format(field: str, unit: str) -> str | None:
     seconds with fixed decimals (no scientific notation), fractions with two to four decimals."""
     if unit == "B":
         return "0.000" if "_bytes_per_" in field else "#,##0"
-    if unit in ("tokens", "sequences"):
+    if unit in ("tokens", "sequences", "heads", "elements"):
         return "#,##0"
     if unit == "s":
         return "0.000000"

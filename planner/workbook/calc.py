@@ -293,6 +293,15 @@ def calc_rows(
             quantity="weight_bytes",
         ),
         Row(
+            "loaded_weights",
+            "Weights as the engine loads them",
+            "B",
+            GB,
+            '{weight_bytes}+IF(AND({ep}="mxfp4",eng_mxfp4_expert_hidden_alignment>0),{routed}*{ebpp}*'
+            "(CEILING({hidden}/eng_mxfp4_expert_hidden_alignment,1)*eng_mxfp4_expert_hidden_alignment/{hidden}-1),0)",
+            "+ model.loaded_expert_padding_bytes (MXFP4 experts' hidden size padded)",
+        ),
+        Row(
             "kv_token",
             "KV per token (one copy)",
             "B",

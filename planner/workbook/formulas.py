@@ -68,12 +68,29 @@ def attended_tokens(x: str) -> str:
     return f"({{full}}*IF({{topk}}>0,MIN({x},{{topk}}),{x})+{{swl}}*MIN({x},{{window}}))"
 
 
-def causal_pairs(x: str) -> str:
+def causal_pairs(x: str, sparse: str | None = None) -> str:
     """prefill.causal_attention_flop's attended pairs per query over layers: full layers min(t, k) averaged over the
-    prompt, m^2 / (2x) + (x - m) m / x with m = min(x, k) (x / 2 without top-k), sliding-window layers min(x/2, w)."""
+    prompt, m^2 / (2x) + (x - m) m / x with m = min(x, k) (x / 2 without top-k), sliding-window layers min(x/2, w);
+    ``sparse`` (a 0/1 cell): the full layers' pairs left to the fp8 sparse MLA kernel (``sparse_mla_time``)."""
     m = f"MIN({x},{{topk}})"
     mean = f"IF({{topk}}>0,{m}*{m}/(2*{x})+({x}-{m})*{m}/{x},{x}/2)"
+    if sparse is not None:
+        mean = f"{mean}*(1-{sparse})"
     return f"({{full}}*{mean}+{{swl}}*MIN({x}/2,{{window}}))"
+
+
+def sparse_mla_applies(prefill: bool) -> str:
+    """operators.sparse_mla_applies: 1 where a DSA model (top-k > 0) runs on a GPU and engine with the fp8 sparse MLA
+    kernel's time (its GPUs-sheet value > 0); a prefill only below the engine's head count per GPU."""
+    cond = "{topk}>0,{f_sparse_mla_token_s}>0"
+    if prefill:
+        cond += ",{heads}/{n}<eng_sparse_mla_prefill_max_heads"
+    return f"IF(AND({cond}),1,0)"
+
+
+def sparse_mla_time(tokens: str) -> str:
+    """operators.sparse_mla_time_s: applies x tokens x full layers x time per token and 64-head tile x tiles."""
+    return f"{{.sparse}}*{tokens}*{{full}}*{{f_sparse_mla_token_s}}*ROUNDUP({{heads}}/{{n}}/64,0)"
 
 
 def peak_of(key: str) -> str:
@@ -98,8 +115,8 @@ def reserve(n: str) -> str:
 def budget(n: str, reserve_expr: str) -> str:
     """model.kv_budget_bytes_per_gpu ("total": vLLM; "free": TensorRT-LLM)."""
     return (
-        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{weight_bytes}}/{n}-{reserve_expr}),'
-        f"{{visible_raw}}*{{util}}-{{weight_bytes}}/{n}-{reserve_expr})"
+        f'IF(eng_budget_mode="free",{{util}}*({{visible_raw}}-{{loaded_weights}}/{n}-{reserve_expr}),'
+        f"{{visible_raw}}*{{util}}-{{loaded_weights}}/{n}-{reserve_expr})"
     )
 
 
@@ -212,10 +229,13 @@ def cuda_graph_batch(batch: str) -> str:
     return f"IF({batch}<=1,1,IF({batch}<=2,2,IF({batch}<=4,4,IF({batch}<=512,8*ROUNDUP({batch}/8,0),{batch}))))"
 
 
-def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, str, str, str, str]]:
+def operator_rows(
+    rows: str, flop_eff: str, attention: str, kv: str = "{.kv}", attn: str = "{.attn}"
+) -> list[tuple[str, str, str, str, str]]:
     """model.operators: memory and compute time of the dense GEMMs, the MoE experts' GEMMs and attention over
     ``rows`` tokens; ``flop_eff``: the engine's FLOP factor (decode or prefill); ``attention``: the attention
-    curve's FLOP fraction and floor (decode or prefill_attention)."""
+    curve's FLOP fraction and floor (decode or prefill_attention); ``kv``, ``attn``: the bytes and FLOPs the
+    attention curves time."""
     gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
@@ -236,8 +256,8 @@ def operator_rows(rows: str, flop_eff: str, attention: str) -> list[tuple[str, s
         ("moe_m", "MoE expert GEMMs: memory time", e, s, "{.experts}/" + gemm_bw),
         ("moe_c", "MoE expert GEMMs: compute time", e, s, f"2*{rows}*{{moe_layers}}*{{k}}*{{per_expert}}/" + moe_peak),
         ("moe", "MoE expert GEMMs", e, s, roofline("moe_m", "moe_c")),
-        ("att_m", "Attention: memory time", e, s, "{.kv}/" + att_bw),
-        ("att_c", "Attention: compute time", e, s, "{.attn}/" + att_peak),
+        ("att_m", "Attention: memory time", e, s, kv + "/" + att_bw),
+        ("att_c", "Attention: compute time", e, s, attn + "/" + att_peak),
         ("att", "Attention", e, s, roofline("att_m", "att_c") + f"+{{layers}}*{{f_{attention}_floor_s}}"),
     ]
 
@@ -362,7 +382,24 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
         ("flop", "FLOPs", "FLOP", "0.000E+00", f"{b}*(2*{{ppt}}+{{attn_decode}})"),
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
         ("rows", "Batch the kernels run at (CUDA graph)", "sequences", "#,##0", cuda_graph_batch(b)),
-        *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention"),
+        ("sparse", "DSA latents through the fp8 sparse MLA kernel (1: yes)", "", "0", sparse_mla_applies(False)),
+        (
+            "kv_att",
+            "KV bytes the attention curves read",
+            "B",
+            "#,##0",
+            f"({{kvel}}*{{kvbpe}}*{{ctx_attended}}*(1-{{.sparse}})+{{idxb}}*{{ctx_layer_tokens}})*{b}*{{repl}}"
+            f"+2*{{state}}*{b}",
+        ),
+        (
+            "attn_att",
+            "Attention FLOPs on the attention curves",
+            "FLOP",
+            "0.000E+00",
+            f"{b}*({{attnflop}}*{{ctx_attended}}*(1-{{.sparse}})+{{idxflop}}*{{full}}*{{context}}+{{linflop}})",
+        ),
+        *operator_rows("{.rows}", "{f_decode_flop_efficiency}", "attention", "{.kv_att}", "{.attn_att}"),
+        ("sparse_t", "Sparse MLA kernel (fp8)", "s", "0.000E+00", sparse_mla_time("{.rows}")),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_decode_flop_efficiency})"),
         *allreduce_rows(b),
@@ -373,7 +410,8 @@ def decode_block(batch: str) -> list[tuple[str, str, str, str, str]]:
             "TPOT (decode step)",
             "s",
             "0.000E+00",
-            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.comm}}+{{overhead}}+{moe_floor(b)}+{{f_sequence_overhead_s}}*{b}",
+            f"{{.gemm}}+{{.moe}}+{{.att}}+{{.sparse_t}}+{{.comm}}+{{overhead}}+{moe_floor(b)}"
+            f"+{{f_sequence_overhead_s}}*{b}",
         ),
         ("tput", "Throughput", "tokens/s", "#,##0.0", f"{b}/{{.step}}"),
         ("mfu", "MFU", "", "0.00%", "{.flop}/({.step}*{n}*{peak})"),
@@ -415,8 +453,19 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
         ("bytes", "Bytes moved", "B", "#,##0", "{.weights}+{.kv}"),
         ("tmem", "Memory time", "s", "0.000E+00", "{.bytes}/({n}*{bw}*{f_bandwidth_efficiency})"),
         ("tflop", "Compute time", "s", "0.000E+00", "{.flop}/({n}*{peak}*{f_prefill_flop_efficiency})"),
-        *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention"),
-        ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}"),
+        ("sparse", "DSA latents through the fp8 sparse MLA kernel (1: yes)", "", "0", sparse_mla_applies(True)),
+        (
+            "attn_att",
+            "Attention FLOPs on the attention curves",
+            "FLOP",
+            "0.000E+00",
+            "IF(ISERROR({n}),{n},{context}*({pattnflop}*"
+            + causal_pairs("{context}", "{.sparse}")
+            + "+{idxflop}*{full}*{context}/2+{linflop}))",
+        ),
+        *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention", "{.kv}", "{.attn_att}"),
+        ("sparse_t", "Sparse MLA kernel (fp8)", "s", "0.000E+00", sparse_mla_time("{context}")),
+        ("t", "Operators' time", "s", "0.000E+00", "{.gemm}+{.moe}+{.att}+{.sparse_t}"),
         *allreduce_rows("{context}"),
         ("comm", "All-reduce time", "s", "0.000E+00", tp_communication("{context}")),
         (

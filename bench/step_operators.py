@@ -1,0 +1,158 @@
+"""A published run's steps by operator: where the model's step time goes for one row (issue 21).
+
+    PYTHONPATH=. python bench/step_operators.py GPUSTACK-214 VUL-008          # rows of catalogs/reference/perf_public.csv
+    PYTHONPATH=. python bench/step_operators.py VUL-008 --batch 64 128 512    # decode steps at other batches
+
+Per row: the run as predicted (``predict_decode_rows``, each source's front-end time left out as ``bench/heldout.py``
+does) beside the published figures; then a decode step at the run's concurrency (or ``--batch``) at the mean
+context, and a prefill step of the token budget in whole prompts, each split into the terms
+``planner.model.decode.decode_step`` and ``planner.model.prefill.prefill_step`` add: the dense GEMMs
+(``operators.linear_layers_time_s``), the MoE grouped GEMMs (``expert_layers_time_s``, with the per-layer time against
+aiconfigurator's measured fused-MoE call in ``bench/moe_large_tokens.py``), attention (with the Mamba-2/linear
+layers' state read and written: ``memory.decode_attention_bytes``), the tensor-parallel all-reduces
+(``decode.tp_communication_s``: per all-reduce beside it, against ``catalogs/reference/allreduce_aic.csv``), the per-step,
+per-layer and per-MoE-layer overheads and the engine's per-sequence cost. ``step_terms`` returns the parts and their
+sum, which equals the model's step (tests/test_step_operators.py).
+
+Measured (s69, main 8d2620b): the held-out worst TPOT rows that are too slow are not a step time that scales wrongly
+with tokens.
+- GPUSTACK-214 (Qwen3-235B-A22B FP8, 4 x H100, vLLM 0.11.0, 984 x 128/4 at once, budget 16,384 tokens): TPOT +342%
+  (553 vs 125 ms) but the run's output rate +6% (682 vs 644 tok/s): the simulated steps take the run's time. A prefill
+  step of 16,384 tokens is 689 ms (MoE 3,782 us/layer, +11% over aiconfigurator's measured fused-MoE call at that
+  shape, bench/moe_large_tokens.py; all-reduces 256 ms); a decode step of 984 sequences 115 ms, 8% under the
+  published TPOT. Published mean TTFT is 5.62 s of a 6.11 s run: nearly every first token came at the end and
+  the three decode steps after it at ~125 ms, where the simulation decodes each request in steps that carry 16k
+  prompt tokens. A schedule or front-end (stream) effect of this burst, not an operator's time.
+- VUL-006/008/009 (Nemotron-3-Nano FP8, 2 x B200, vLLM 0.16.0): the kernels of a 512-sequence decode step sum to
+  8.6 ms (Mamba-2 state and attention 2.8 ms) + 1.8 ms overheads; the per-sequence cost (59 us, fitted on one
+  source's A100 host) adds 30.2 ms. Without it VUL-008 is -21%, but the held-out gpustack vLLM runs with
+  --async-scheduling (GPUSTACK-098..155, gpt-oss) go from -8..+36% to -15..-64%: the cost is the host's, and
+  async scheduling does not hide it there, so no engine-version rule follows from these rows.
+- Reading aiconfigurator's all-reduce ``message_size`` as bf16 elements (its collector's tensor is [size // 4096,
+  4096]; A100's jump to NCCL then sits at vLLM's 8 MiB custom limit) was tried again (as 9b92a10, reverted in
+  1ebeceb): TPOT 20% -> 23% median (worst 342 -> 268%), TTFT 37 -> 39%; not kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
+from planner.accuracy.predict import _profile_for, predict_decode_rows  # noqa: E402
+from planner.accuracy.published import load_decode_rows, resolve_gpu_name, resolve_model_name  # noqa: E402
+from planner.catalog import default_catalog  # noqa: E402
+from planner.deploy import deploy  # noqa: E402
+from planner.model import decode as D  # noqa: E402
+from planner.model import operators as O  # noqa: E402
+from planner.model.decode import experts_touched  # noqa: E402
+from planner.model.memory import (  # noqa: E402
+    decode_attention_bytes,
+    decode_attention_flop,
+    kv_bytes,
+    kv_replication,
+    state_bytes,
+)
+from planner.model.prefill import causal_attention_flop  # noqa: E402
+from planner.options import DecodeOptions, Options  # noqa: E402
+
+
+def _facts(row, context: float):
+    """(gpu, model, precision, limits, gpus) facts of a row's deployment, its release's engine profile."""
+    cat = default_catalog()
+    o = Options.read(
+        DecodeOptions,
+        dict(gpus=row.gpus, batch=1, weight_precision=row.weight_precision, kv_precision=row.kv_precision,
+             engine=_profile_for(row, None), check_fit=False),
+        "decode_step",
+    )  # fmt: skip
+    d = deploy(resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat), context, o)
+    f = d.facts
+    return f.gpu, f.model, f.precision, f.limits, float(d.gpus_safe)
+
+
+def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, float]:
+    """One step of ``row``'s deployment split into the model's terms, seconds, and their sum ("step").
+
+    Decode (``prefill`` False): ``batch`` sequences at a context of ``tokens``, kernels at the CUDA-graph batch.
+    Prefill: ``batch`` prompts of ``tokens`` tokens in one pass (the fixed prefill latency under "overhead")."""
+    g, m, p, lim, gpus = _facts(row, tokens)
+    dense = O.dense_weight_bytes(m, p)
+    if prefill:
+        rows, eff = tokens * batch, lim.prefill_flop_efficiency
+        experts = O.expert_weight_bytes(m, p, experts_touched(m, rows))
+        att_bytes = kv_bytes(m, p, tokens, batch * kv_replication(m, gpus)) + state_bytes(m, batch)
+        att_flop = batch * causal_attention_flop(m, tokens)
+        att_eff, att_floor = lim.prefill_attention_flop_efficiency, lim.prefill_attention_floor_s
+        comm_tokens, overhead = rows, D.step_overhead_s(m, lim, rows) + lim.prefill_latency_s
+        per_sequence = 0.0
+    else:
+        rows, eff = O.cuda_graph_batch(batch), lim.decode_flop_efficiency
+        experts = O.expert_weight_bytes(m, p, experts_touched(m, batch))
+        att_bytes = decode_attention_bytes(m, p, tokens, batch, kv_replication(m, gpus))
+        att_bytes = att_bytes * O.decode_kv_read_factor(m, lim, gpus)
+        att_flop = decode_attention_flop(m, tokens, batch)
+        att_eff, att_floor = lim.attention_flop_efficiency, lim.attention_floor_s
+        comm_tokens, overhead = batch, D.step_overhead_s(m, lim, batch)
+        per_sequence = lim.sequence_overhead_s * batch
+    moe = float(m.moe_layers) > 0
+    terms = {
+        "dense GEMMs": O.linear_layers_time_s(g, m, lim, dense, rows, eff, gpus),
+        "MoE GEMMs": O.expert_layers_time_s(g, lim, experts, m, rows, eff, gpus) if moe else 0.0,
+        "attention+state": O.attention_time_s(g, m, lim, att_bytes, att_flop, att_eff * eff, att_floor, gpus),
+        "all-reduces": D.tp_communication_s(m, g, lim, comm_tokens, gpus),
+        "overhead": overhead,
+        "per sequence": per_sequence,
+    }
+    terms = {k: float(v) for k, v in terms.items()}
+    terms["step"] = sum(terms.values())
+    terms["_moe_layers"], terms["_layers"] = float(m.moe_layers), float(m.num_layers)
+    return terms
+
+
+def _line(label: str, t: dict[str, float]) -> str:
+    parts = [f"{k} {v * 1e3:.2f}" for k, v in t.items() if not k.startswith("_") and k != "step"]
+    extra = ""
+    if t["_moe_layers"] > 0:
+        extra += f"; MoE {t['MoE GEMMs'] / t['_moe_layers'] * 1e6:.0f} us/layer"
+    if t["all-reduces"] > 0:
+        extra += f"; {t['all-reduces'] / (2 * t['_layers']) * 1e6:.0f} us/all-reduce"
+    return f"  {label}: {t['step'] * 1e3:.2f} ms = " + ", ".join(parts) + extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("ids", nargs="+", help="record ids (catalogs/reference/perf_public.csv)")
+    ap.add_argument("--batch", type=int, nargs="*", help="decode batches (default: the run's concurrency)")
+    args = ap.parse_args(argv)
+    every = load_decode_rows()
+    front = dict(zip([r.record_id for r in every], frontend_s_of_rows(every), strict=True))
+    known = {r.record_id: r for r in every}
+    for rid in args.ids:
+        if rid not in known:
+            raise SystemExit(f"no row {rid!r} in the published rows; give a record id such as GPUSTACK-214")
+        r = known[rid]
+        pred = predict_decode_rows([r], frontend_s=[front[rid]])
+        print(f"{rid}: {r.gpus} x {r.gpu.split(' (')[0]} {r.engine} {r.engine_version.split(' ')[0]} {r.model}")
+        print(
+            f"  {r.input_len}/{r.output_len} tokens, concurrency {r.batch or 'all'} of {r.num_prompts} prompts; "
+            f"TPOT {pred.tpot_s[0] * 1e3:.1f} ms predicted / {r.tpot_s * 1e3:.1f} published, TTFT "
+            f"{pred.ttft_s[0]:.3f} / {r.ttft_s:.3f} s, output {pred.throughput_tokens_per_s[0]:.0f} / "
+            f"{r.throughput_tokens_per_s:.0f} tok/s"
+        )
+        concurrency = min(r.batch or r.num_prompts or 1, r.num_prompts or r.batch or 1)
+        for b in args.batch or [concurrency]:
+            ctx = r.input_len + r.output_len / 2.0
+            print(_line(f"decode {b} at {ctx:.0f} tokens", step_terms(r, prefill=False, batch=float(b), tokens=ctx)))
+        budget = r.max_num_batched_tokens or 8192
+        prompts = max(1.0, float(budget // max(r.input_len, 1)))
+        t = step_terms(r, prefill=True, batch=prompts, tokens=float(r.input_len))
+        print(_line(f"prefill {prompts:.0f} x {r.input_len} tokens", t))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,39 @@
+"""bench/step_operators.py: a published run's step split by operator adds up to the model's step (issue 21)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from step_operators import _facts, step_terms  # noqa: E402
+
+from planner.accuracy.published import load_decode_rows  # noqa: E402
+from planner.model.decode import decode_step  # noqa: E402
+from planner.model.prefill import prefill_step  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {r.record_id: r for r in load_decode_rows() if r.record_id in ("GPUSTACK-214", "VUL-008")}
+
+
+@pytest.mark.parametrize("rid", ["GPUSTACK-214", "VUL-008"])
+def test_terms_sum_to_the_models_step(rows, rid):
+    """A MoE model at TP 4 (Qwen3-235B-A22B FP8, H100) and a Mamba-2 + attention + MoE hybrid at TP 2
+    (Nemotron-3-Nano FP8, B200): the printed terms sum to ``decode_step`` / ``prefill_step`` of the same deployment
+    to 1e-12, at a captured batch, an eager one and a prefill of the token budget; none is zero where the model has
+    it (MoE layers, two GPUs' all-reduces, per-sequence cost on a decode step)."""
+    r = rows[rid]
+    for batch in (64.0, 984.0):
+        g, m, p, lim, gpus = _facts(r, 2304.0)
+        t = step_terms(r, prefill=False, batch=batch, tokens=2304.0)
+        assert t["step"] == pytest.approx(float(decode_step(g, m, p, lim, 2304.0, batch, gpus).step_s), rel=1e-12)
+        assert t["MoE GEMMs"] > 0 and t["all-reduces"] > 0 and t["per sequence"] > 0
+    g, m, p, lim, gpus = _facts(r, 128.0)
+    t = step_terms(r, prefill=True, batch=64.0, tokens=128.0)
+    assert t["step"] == pytest.approx(float(prefill_step(g, m, p, lim, 128.0, 64.0, gpus).ttft_s), rel=1e-12)
+    assert t["per sequence"] == 0.0
