@@ -17,7 +17,7 @@ from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_a
 from planner.checks import _count, _nonnegative
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
 from planner.engines.allreduce_table import borrowed_note
-from planner.engines.kernel_curves import moe_floor_note
+from planner.engines.kernel_curves import curves_note, moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import OutOfRangeError, PlannerError
@@ -137,6 +137,8 @@ def plan(
             f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
     warnings += _release_note(options.get("engine"))
+    curves = curves_note(g.name, g.architecture) if eng.kernel_curves else ""
+    warnings += [curves] if curves else []
     if mdl.moe is not None and eng.kernel_curves:
         # the GPU and engine only: past 8 tokens per step the floor is held (a few % of a large step's time)
         floor_note = moe_floor_note(g.name, eng.name, 1)

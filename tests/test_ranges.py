@@ -14,6 +14,7 @@ import pytest
 from planner.accuracy import ranges
 from planner.accuracy.calibration import Calibration, GpuCalibration, residual_range
 from planner.catalog import default_catalog
+from planner.engines import kernel_curves
 
 #: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
 pytestmark = pytest.mark.xdist_group("test_ranges")
@@ -55,13 +56,16 @@ class TestShippedFile:
 
     def test_uncovered_dimensions_multiply(self, shipped):
         """MI300X (no rows), TP 8 (none), DeepSeek-V3 (MoE: 4 figures; >100B: none): all GPUs' range, every
-        factor applied; every dimension whose factor is above 1 is named as a widening, the others in the note."""
+        factor applied, then the kernel curves' miss; every dimension whose factor is above 1 is named as a widening, the others in the note."""
         every = shipped[ranges.ALL]
         dims = {"gpu": "on MI300X", "tp": "at TP 8", "moe": "of MoE models", "size": "of >100B-parameter models"}
         factors = {d: shipped[(d, "*")].widen for d in dims}
         assert factors["gpu"] > 1.0  # at least one dimension widens
         r = residual_range("MI300X", "vllm", gpus=8, model="deepseek-v3")
-        assert (r.low, r.high) == (widened(every.low, *factors.values()), widened(every.high, *factors.values()))
+        # then moved out by MI300X's borrowed kernel curves' miss (another vendor's: tests/test_amd_published_rates.py)
+        miss = kernel_curves.borrowed_rate_miss(default_catalog())
+        low, high = widened(every.low, *factors.values()), widened(every.high, *factors.values())
+        assert (r.low, r.high) == (ranges._shift(low, 1 / miss), ranges._shift(high, miss))
         for d, text in dims.items():
             assert (text in r.widened) == (factors[d] > 1.0) and text in r.note
         assert r.low > -1.0  # widening is in log(measured / predicted): never a negative time

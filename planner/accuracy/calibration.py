@@ -230,6 +230,7 @@ def residual_range(
     """``residual_quantiles`` and where they come from: a ``planner.accuracy.ranges.TimeRange`` (low, high, note, widened)."""
     from planner.accuracy.ranges import region_residuals
     from planner.catalog import default_catalog
+    from planner.engines.kernel_curves import curves_miss
     from planner.engines.profiles import DEFAULT_RESIDUALS, engine_profile
 
     cat = catalog or default_catalog()
@@ -239,7 +240,8 @@ def residual_range(
     if own is not None:
         return own
     mdl = cat.model(model) if model is not None else None
-    return region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl)
+    curves = curves_miss(g, cat) if eng.kernel_curves else (1.0, "")
+    return region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves)
 
 
 def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):

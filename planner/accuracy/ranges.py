@@ -131,11 +131,47 @@ def _where(dimension: str, value: str) -> str:
 
 
 def region_residuals(
-    gpu_name: str, fallback: tuple[float, float], *, gpus: Any = None, engine: Any = None, model: Any = None
+    gpu_name: str,
+    fallback: tuple[float, float],
+    *,
+    gpus: Any = None,
+    engine: Any = None,
+    model: Any = None,
+    curves: tuple[float, str] = (1.0, ""),
 ) -> TimeRange:
     """The range of a catalog GPU's time predictions (``gpus``, ``engine``, ``model`` when known): its GPU's
-    held-out quantiles (all GPUs' without enough rows), widened per uncovered dimension; ``fallback`` (the fit's
-    in-sample quantiles) without a residuals file."""
+    held-out quantiles (all GPUs' without enough rows), widened per uncovered dimension, then, where the GPU's kernel
+    curves are another vendor's (``curves``: the miss factor m > 1 and the GPU whose curves stand in,
+    ``planner.engines.kernel_curves.curves_miss``), moved out by m either way: low -> (1 + low) / m - 1, high ->
+    (1 + high) x m - 1; ``fallback`` (the fit's in-sample quantiles) without a residuals file."""
+    out = _region_residuals(gpu_name, fallback, gpus=gpus, engine=engine, model=model)
+    miss, source = curves
+    if miss <= 1.0:
+        return out
+    text = curves_text(gpu_name, source, miss)
+    widened = f"{out.widened}; {text}" if out.widened else text
+    note = out.note.replace(f"; widened {out.widened}", "") if out.widened else out.note
+    return TimeRange(_shift(out.low, 1 / miss), _shift(out.high, miss), f"{note}; widened {widened}", widened)
+
+
+def curves_text(gpu_name: str, source: str, miss: float) -> str:
+    """What a range widened for another vendor's kernel curves says (the Ranges sheet writes the same words)."""
+    return (
+        f"kernel curves of {source} stand in on {gpu_name} (x{miss:.2f} either way: the borrowed GEMM rate's miss on "
+        "a published matmul figure)"
+    )
+
+
+def _shift(x: float, m: float) -> float:
+    """(1 + x) x m - 1, rounded outwards to whole percent like ``_widen`` (m < 1 moves a low end down)."""
+    pct = round(((1 + x) * m - 1) * 100, 6)
+    return (math.floor(pct) if m < 1 else math.ceil(pct)) / 100
+
+
+def _region_residuals(
+    gpu_name: str, fallback: tuple[float, float], *, gpus: Any = None, engine: Any = None, model: Any = None
+) -> TimeRange:
+    """``region_residuals`` before the kernel-curves widening."""
     regions = load_regions()
     if not regions:
         return TimeRange(*fallback, "residuals of the fit (no held-out residuals file)")

@@ -34,6 +34,24 @@ NEAREST = {
     "Ada Lovelace": "L40S",
 }
 FALLBACK = "H100 SXM 80GB"
+#: Published maximum-achievable matmul rates (bf16, dense, TFLOP/s) measured by one method on both a GPU without kernel
+#: tables and the measured GPU its curves borrow: Stas Bekman's MAMF finder (``mamf-finder.py``: torch.matmul over a
+#: brute-force sweep of shapes, mean of 100 iterations after 50 warm-up, cache reset between shapes), table "Maximum
+#: Achievable Matmul FLOPS comparison table", BF16 (v2), https://github.com/stas00/ml-engineering/blob/master/compute/
+#: accelerator/README.md (commit b9e2972, read 2026-12-02): H100 SXM 794.5 (torch 2.7.0+cu126), MI300X 668.4 (torch
+#: 2.5.1+ROCm 6.3.42131, PYTORCH_TUNABLEOP_ENABLED=1), MI325X 784.9 (torch 2.6.0+ROCm 6.2.4, 1000 W, TunableOp).
+#: A GPU listed here keeps its borrowed curves' shape but its GEMM FLOP rates (bf16 and fp8) become the borrowed
+#: GPU's measured rates times (its MAMF / the borrowed GPU's MAMF): MI300X 806.6 x 668.4 / 794.5 = 678.6 TFLOP/s bf16
+#: (52% of its 1,307.4 datasheet peak; borrowing H100's fraction of the datasheet said 1,066). fp8 keeps the measured
+#: GPU's fp8 / bf16 speed-up on layer-sized weights (H100: 908.8 / 806.6 = 1.13; no MAMF fp8 figure is published for
+#: MI300X). Assumed: the ratio holds at every shape (the published figure is the best shape's). Not scaled: memory
+#: bandwidth and attention rates (no same-method MI300X / H100 figure found: they stay H100's fractions of the
+#: datasheet), MI350X / MI355X (no figure published; CDNA 4 borrows H100's curves as they are).
+PUBLISHED_MATMUL_TFLOPS = {
+    "H100 SXM 80GB": 794.5,
+    "MI300X": 668.4,
+    "MI325X": 784.9,
+}
 #: EngineFacts fields set from the curves, and what each is with the engine's "ideal" (no kernel tables) form.
 KERNEL_FIELDS = {
     "gemm_bandwidth_efficiency": 1.0,
@@ -132,10 +150,17 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
     peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
     gemm = float(row["gemm_bf16_flop_per_s"]) / peak
     fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
+    fp8 = float(fp8_rate) / float(fp8_peak) if fp8_rate and fp8_peak else gemm
+    published = published_gemm_rates(gpu.name, src, row)
+    if published is not None:  # the GPU's own GEMM rates (published matmul benchmarks) over its own peaks, which the
+        bf16_rate, fp8_rate_own = published  # model multiplies these fractions by (planner.model.operators.gemm_time_s)
+        gemm = bf16_rate / float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+        own_fp8_peak = gpu.peak_flop_per_s.get("fp8")
+        fp8 = fp8_rate_own / float(own_fp8_peak) if own_fp8_peak else gemm
     return {
         "gemm_bandwidth_efficiency": float(row["gemm_bytes_per_s"]) / bw,
         "gemm_flop_efficiency": gemm,
-        "gemm_fp8_flop_efficiency": float(fp8_rate) / float(fp8_peak) if fp8_rate and fp8_peak else gemm,
+        "gemm_fp8_flop_efficiency": fp8,
         "gemm_floor_s": float(row["gemm_floor_s"]),
         "attention_bandwidth_efficiency": float(row["attention_bytes_per_s"]) / bw,
         "attention_flop_efficiency": float(row["attention_flop_per_s"]) / peak,
@@ -148,6 +173,66 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         **allreduce_factors(gpu, row, g),
     }
+
+
+def published_gemm_rates(name: str, src: str, row: dict[str, str]) -> tuple[float, float] | None:
+    """(bf16, fp8) GEMM FLOP/s of a GPU without kernel tables from ``PUBLISHED_MATMUL_TFLOPS``: the measured GPU
+    ``src``'s fitted rates (its curves ``row``) x (this GPU's published matmul rate / ``src``'s, one method on both);
+    fp8 is ``src``'s fp8 rate scaled alike (``src``'s bf16 rate where it has none). None where either figure is not
+    published or the GPU has curves of its own."""
+    if name == src or name not in PUBLISHED_MATMUL_TFLOPS or src not in PUBLISHED_MATMUL_TFLOPS:
+        return None
+    ratio = PUBLISHED_MATMUL_TFLOPS[name] / PUBLISHED_MATMUL_TFLOPS[src]
+    bf16 = float(row["gemm_bf16_flop_per_s"])
+    fp8 = float(row["gemm_fp8_flop_per_s"]) if row["gemm_fp8_flop_per_s"] else bf16
+    return bf16 * ratio, fp8 * ratio
+
+
+def borrowed_rate_miss(catalog) -> float:
+    """How far a rate borrowed from another vendor's GPU is known to miss: over the GPUs with a published matmul
+    figure (``PUBLISHED_MATMUL_TFLOPS``), the largest ratio of the borrowed GEMM rate (the measured GPU's fraction
+    of its datasheet x this GPU's peak) to the published-derived one. MI300X: 0.8152 x 1,307.4 / 678.6 = 1.571
+    (MI325X: 1.338). The ranges widen by it either way where the curves are another vendor's
+    (``planner.accuracy.ranges``): the memory, attention, MoE and all-reduce rates are still borrowed and may miss
+    as far as the one rate that could be checked did."""
+    misses = []
+    for name in PUBLISHED_MATMUL_TFLOPS:
+        gpu = catalog.gpu(name)
+        src = source_gpu(gpu.name, gpu.architecture)
+        row = read_curves()[src]
+        published = published_gemm_rates(gpu.name, src, row)
+        if published is None:
+            continue
+        src_peak = float(catalog.gpu(src).peak_flop_per_s.get("bf16") or catalog.gpu(src).peak_flop_per_s["fp16"])
+        own_peak = float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+        borrowed = float(row["gemm_bf16_flop_per_s"]) / src_peak * own_peak
+        misses.append(max(borrowed / published[0], published[0] / borrowed))
+    return max(misses, default=1.0)
+
+
+def curves_miss(gpu, catalog) -> tuple[float, str]:
+    """(miss factor, the GPU whose curves stand in) for a catalog GPU whose kernel curves are another vendor's
+    (``borrowed_rate_miss``); (1.0, "") where they are its own or its own vendor's (NVIDIA parts borrowing an NVIDIA
+    architecture's: their datasheet fractions agree within 14%, A100 / H100 / H200 / B200 bf16 GEMM 0.80 / 0.82 /
+    0.80 / 0.71)."""
+    src = source_gpu(gpu.name, gpu.architecture)
+    if src == gpu.name or catalog.gpu(src).vendor == gpu.vendor:
+        return 1.0, ""
+    return borrowed_rate_miss(catalog), src
+
+
+def curves_note(name: str, architecture: str) -> str:
+    """ "" where the GPU's kernel curves are its own (aiconfigurator's measured kernels); else what stands in."""
+    src = source_gpu(name, architecture)
+    if src == name:
+        return ""
+    if name in PUBLISHED_MATMUL_TFLOPS and src in PUBLISHED_MATMUL_TFLOPS:
+        return (
+            f"kernel curves not measured on {name}: its GEMM rates are {src}'s x {PUBLISHED_MATMUL_TFLOPS[name]:g} / "
+            f"{PUBLISHED_MATMUL_TFLOPS[src]:g} (published maximum-achievable matmul TFLOP/s, one method on both), its "
+            f"memory, attention and MoE rates {src}'s fractions of the datasheet"
+        )
+    return f"kernel curves not measured on {name}: its GEMM, memory, attention and MoE rates are {src}'s fractions of the datasheet"
 
 
 def sparse_mla_token_for(gpu, catalog, kernel: str | None) -> float:

@@ -18,7 +18,7 @@ from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors
 from planner.engines.allreduce_table import read_allreduce_table
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
-from planner.engines.kernel_curves import KERNEL_FIELDS
+from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
 from planner.engines.profiles import EngineProfile
 from planner.io.safetext import xlsx_text
 from planner.workbook.formats import BILLIONS, GB_NUM, GBS_NUM, INT, TFLOPS_NUM, USD
@@ -119,6 +119,10 @@ def gpus_sheet(
 
         return value
 
+    def curves_of(g: Gpu) -> tuple[float, str]:
+        """planner.engines.kernel_curves.curves_miss, as planner.accuracy.calibration.residual_range applies it."""
+        return curves_miss(g, catalog) if engine.kernel_curves else (1.0, "")
+
     def allreduce_block(g: Gpu) -> int:
         """1 + the row of the measured all-reduce table the model reads for ``g`` (0: none, the form)."""
         row = gpu_numbers(g, engine, calibration)["allreduce_table_row"]
@@ -188,6 +192,14 @@ def gpus_sheet(
             10,
             "gpu_ar_scale",
         ),
+        Column(
+            "Kernel curves of another vendor: range miss (x; 1: its own vendor's)",
+            lambda g, r: curves_of(g)[0],
+            "0.00",
+            10,
+            "gpu_curve_miss",
+        ),
+        Column("Kernel curves of", text(lambda g, r: curves_of(g)[1]), width=14, name="gpu_curve_source"),
         Column("ECC reserved fraction", lambda g, r: g.ecc_reserved_fraction, "0.0000", 9, "gpu_ecc"),
         Column(
             "On-demand price ($/GPU-hour)",

@@ -38,6 +38,13 @@ def _widen(x: str, factor: str) -> str:
     return f"IF({factor}>1,IF({x}<0,INT({p}),-INT(-{p}))/100,{x})"
 
 
+def _shift(x: str, miss: str, low: bool) -> str:
+    """``planner.accuracy.ranges._shift`` as a formula: (1 + x) / miss - 1 for the low end, (1 + x) x miss - 1 for
+    the high end, rounded outwards to whole percent; x itself where the miss is 1."""
+    p = f"ROUND(((1+{x}){'/' if low else '*'}{miss}-1)*100,6)"
+    return f"IF({miss}>1,{f'INT({p})' if low else f'-INT(-{p})'}/100,{x})"
+
+
 def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s = Sheet(RANGES_SHEET, tab_color="C00000")
     s.widths.update(A=34, B=18, C=13, D=11, E=11, F=44, G=44, H=52)
@@ -89,7 +96,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
 
     # -- widening factors and coverage (the file) --------------------------------------------------------------
     r_q = 10  # the query block: header, one row per dimension, then the region, factor and result rows
-    r_fac = r_q + len(ranges.DIMENSIONS) + 11
+    r_fac = r_q + len(ranges.DIMENSIONS) + 14
     s.set(f"A{r_fac - 1}", "Widening factor per dimension (a whole value held out)", style="subtitle")
     heads = ("Dimension", "Factor", "Held-out low", "high", "figures", "Meaning", "Note: before value", "after")
     for col, h in zip("ABCDEFGH", heads, strict=True):
@@ -198,6 +205,29 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.merges.append(f"F{r}:H{r}")
     factor = r
     r += 1
+    miss = f"INDEX(gpu_curve_miss,{gpu_row})"
+    s.set(f"A{r}", "Kernel curves of another vendor: miss (x)", style="label")
+    s.set(f"B{r}", f"={miss}", fmt="0.00", style="result")
+    s.set(f"E{r}", "widened:", style="unit")
+    s.set(
+        f"F{r}",
+        f'=IF(B{r}>1,"kernel curves of "&INDEX(gpu_curve_source,{gpu_row})&" stand in on "&B{q["gpu"]}&" (x"'
+        f'&TEXT(B{r},"0.00")&" either way: the borrowed GEMM rate\'s miss on a published matmul figure)","")',
+        style="note",
+    )
+    s.merges.append(f"F{r}:H{r}")
+    curves = r
+    r += 1
+    s.set(f"A{r}", "Widened, all", style="label")
+    s.set(f"F{r}", f'=IF(AND(F{factor}<>"",F{curves}<>""),F{factor}&"; "&F{curves},F{factor}&F{curves})', style="note")
+    s.merges.append(f"F{r}:H{r}")
+    all_widened = r
+    r += 1
+    s.set(f"A{r}", "Before the curves' miss: low / high", style="label")
+    s.set(f"B{r}", f"={_widen(f'B{region}', f'B{factor}')}", fmt=PCT, style="calc")
+    s.set(f"C{r}", f"={_widen(f'C{region}', f'B{factor}')}", fmt=PCT, style="calc")
+    pre = r
+    r += 1
     calibrated = f'INDEX(gpu_cal_range_note,{gpu_row})<>""'
     s.set(f"A{r}", "Calibration file's range (GPUs sheet)", style="label")
     s.set(f"B{r}", f'=IF({calibrated},INDEX(gpu_cal_residual_low,{gpu_row}),"none")', fmt=PCT, style="result")
@@ -205,19 +235,20 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     cal = r
     r += 2
     s.set(f"A{r}", "Range: low / high", style="subtitle")
-    s.set(f"B{r}", f"=IF({calibrated},B{cal},{_widen(f'B{region}', f'B{factor}')})", fmt=PCT, style="result")
-    s.set(f"C{r}", f"=IF({calibrated},C{cal},{_widen(f'C{region}', f'B{factor}')})", fmt=PCT, style="result")
+    s.set(f"B{r}", f"=IF({calibrated},B{cal},{_shift(f'B{pre}', f'B{curves}', low=True)})", fmt=PCT, style="result")
+    s.set(f"C{r}", f"=IF({calibrated},C{cal},{_shift(f'C{pre}', f'B{curves}', low=False)})", fmt=PCT, style="result")
     names += [Name("rng_low", f"{RANGES_SHEET}!$B${r}"), Name("rng_high", f"{RANGES_SHEET}!$C${r}")]
     r += 1
     s.set(f"A{r}", "Widened", style="label")
-    s.set(f"B{r}", f'=IF(OR({calibrated},F{factor}=""),"no",F{factor})', style="note")
+    s.set(f"B{r}", f'=IF(OR({calibrated},F{all_widened}=""),"no",F{all_widened})', style="note")
     s.merges.append(f"B{r}:H{r}")
     names.append(Name("rng_widened", f"{RANGES_SHEET}!$B${r}"))
     r += 1
     s.set(f"A{r}", "Note", style="label")
     s.set(
         f"B{r}",
-        f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),F{region}&IF(F{factor}="","","; widened "&F{factor}))',
+        f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),F{region}&IF(F{all_widened}="","","; widened "'
+        f'&F{all_widened}))',
         style="note",
     )
     s.merges.append(f"B{r}:H{r}")

@@ -1,0 +1,123 @@
+"""AMD GPUs without kernel tables (issue 21, Build 2): GEMM rates from published matmul benchmarks, checked against the
+figures they come from.
+
+Source of every figure below: Stas Bekman, "Maximum Achievable Matmul FLOPS comparison table" (BF16, v2 of
+``mamf-finder.py``), https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md (commit
+b9e2972, read 2026-12-02): NVIDIA H100 SXM 794.5 TFLOP/s (torch 2.7.0+cu126), AMD MI300X 668.4 (torch
+2.5.1+ROCm 6.3.42131, TunableOp), AMD MI325X 784.9 (torch 2.6.0+ROCm 6.2.4, 1000 W, TunableOp); theory 1,300 for
+both AMD parts (51.4% and 60.4%).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from planner import tpot, ttft
+from planner.catalog import default_catalog
+from planner.catalog.resolve import gpu_numbers
+from planner.engines import kernel_curves
+from planner.report import plan
+
+MAMF_TFLOPS = {"H100 SXM 80GB": 794.5, "MI300X": 668.4, "MI325X": 784.9}
+
+
+def _rate_tflops(name: str, precision: str = "bf16") -> float:
+    """The GEMM FLOP rate the model runs a compute-bound GEMM at on ``name`` (fraction x the GPU's own peak)."""
+    g = default_catalog().gpu(name)
+    field = "gemm_flop_efficiency" if precision == "bf16" else "gemm_fp8_flop_efficiency"
+    return gpu_numbers(g)[field] * g.peak_flop_per_s[precision] / 1e12
+
+
+class TestPublishedMatmulRates:
+    def test_the_table_quotes_the_source(self):
+        assert kernel_curves.PUBLISHED_MATMUL_TFLOPS == MAMF_TFLOPS
+
+    @pytest.mark.parametrize("name", ["MI300X", "MI325X"])
+    def test_derived_rate_is_the_published_figure_within_the_h100_fits_offset(self, name):
+        """The derived bf16 rate over the published one equals H100's fitted rate (aiconfigurator's layer-sized
+        GEMMs, 806.6 TFLOP/s) over H100's published one (794.5): 1.015, for MI300X 678.6 against 668.4."""
+        h100_offset = _rate_tflops("H100 SXM 80GB") / MAMF_TFLOPS["H100 SXM 80GB"]
+        assert h100_offset == pytest.approx(806.6 / 794.5, rel=1e-3)
+        assert _rate_tflops(name) / MAMF_TFLOPS[name] == pytest.approx(h100_offset, rel=1e-9)
+        assert abs(_rate_tflops(name) / MAMF_TFLOPS[name] - 1) < 0.02
+
+    def test_mi300x_against_the_borrowed_fraction(self):
+        """Before: H100's fraction of its datasheet (806.6 / 989.4) x MI300X's 1,307.4 = 1,066 TFLOP/s, 1.59x the
+        published 668.4; now 678.6 (51.9% of the datasheet; the source: 51.4% of 1,300)."""
+        assert _rate_tflops("MI300X") == pytest.approx(806.6 * 668.4 / 794.5, rel=1e-3)
+        assert _rate_tflops("MI300X") / 1307.4 == pytest.approx(0.519, abs=0.001)
+
+    def test_fp8_keeps_h100s_fp8_over_bf16_speedup(self):
+        """No MAMF fp8 figure for MI300X: H100's fitted fp8 / bf16 (908.8 / 806.6 = 1.127) carries over: 764.6."""
+        assert _rate_tflops("MI300X", "fp8") / _rate_tflops("MI300X") == pytest.approx(908.8 / 806.6, rel=1e-3)
+
+    def test_gpus_without_a_published_figure_borrow_as_before(self):
+        """MI355X (CDNA 4, no figure) and H100 PCIe (Hopper) keep H100 SXM's fractions; H100 SXM its own."""
+        h100 = gpu_numbers(default_catalog().gpu("H100 SXM 80GB"))
+        for name in ("MI355X", "H100 PCIe 80GB"):
+            n = gpu_numbers(default_catalog().gpu(name))
+            assert n["gemm_flop_efficiency"] == h100["gemm_flop_efficiency"]
+            assert n["gemm_fp8_flop_efficiency"] == h100["gemm_fp8_flop_efficiency"]
+        assert _rate_tflops("H100 SXM 80GB") == pytest.approx(806.6, rel=1e-3)
+
+    def test_memory_bound_steps_are_unchanged_and_compute_bound_ones_slower(self, monkeypatch):
+        """Llama-3.1-70B on 8 x MI300X: a batch-1 decode step (weights read, memory-bound) is unchanged to within
+        0.5% by the GEMM rate; a 4,096-token prefill (compute-bound) takes longer than with H100's borrowed fraction,
+        by less than the rates' ratio 1,066 / 678.6 (attention and all-reduce are not scaled)."""
+        from planner.catalog import lookup, resolve
+
+        def times():
+            lookup._MEMO.clear()
+            resolve._ONE.clear()
+            return ttft("MI300X", "llama3.1-70b", 4096, gpus=8), tpot("MI300X", "llama3.1-70b", 1024, batch=1, gpus=8)
+
+        ttft_s, tpot_s = times()
+        monkeypatch.setattr(kernel_curves, "PUBLISHED_MATMUL_TFLOPS", {})
+        borrowed_ttft_s, borrowed_tpot_s = times()
+        monkeypatch.undo()
+        lookup._MEMO.clear()
+        resolve._ONE.clear()
+        assert tpot_s == pytest.approx(borrowed_tpot_s, rel=0.005)
+        assert 1.1 < ttft_s / borrowed_ttft_s < 1066 / 678.6
+
+    def test_a_plan_says_the_curves_are_not_measured(self):
+        warnings = plan("MI300X", "llama3.1-70b", 4096, gpus=8).warnings
+        assert any("kernel curves not measured on MI300X" in w and "668.4 / 794.5" in w for w in warnings)
+        mi355 = plan("MI355X", "llama3.1-70b", 4096, gpus=8).warnings
+        assert any("kernel curves not measured on MI355X" in w and "H100 SXM 80GB's fractions" in w for w in mi355)
+        assert not any("kernel curves not measured" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
+
+
+class TestRangeOfAnotherVendorsCurves:
+    def test_the_miss_is_the_borrowed_gemm_rate_over_the_published_one(self):
+        """H100's fitted fraction of its datasheet on MI300X's peak (806.6 / 989.4 x 1,307.4 = 1,066 TFLOP/s) over
+        the published-derived rate (806.6 x 668.4 / 794.5 = 678.6): 1,307.4 x 794.5 / (989.4 x 668.4) = 1.571,
+        larger than MI325X's (1,066 / 796.9 = 1.338)."""
+        miss = kernel_curves.borrowed_rate_miss(default_catalog())
+        assert miss == pytest.approx(1307.4 * 794.5 / (989.4 * 668.4), rel=2e-3)
+
+    @pytest.mark.parametrize("name", ["MI300X", "MI355X"])
+    def test_amd_ranges_move_out_by_the_miss_and_say_so(self, name):
+        """The range is the held-out region's (widened as before), low -> (1 + low) / 1.571 - 1 and high ->
+        (1 + high) x 1.571 - 1, rounded outwards to whole percent; the note and 'widened' name it."""
+        from planner.accuracy import ranges
+        from planner.accuracy.calibration import residual_range
+        from planner.engines.profiles import DEFAULT_RESIDUALS
+
+        miss = kernel_curves.borrowed_rate_miss(default_catalog())
+        before = ranges.region_residuals(name, DEFAULT_RESIDUALS, gpus=8, engine="vllm")
+        after = residual_range(name, "vllm", gpus=8)
+        assert after.low == pytest.approx(ranges._shift(before.low, 1 / miss))
+        assert after.high == pytest.approx(ranges._shift(before.high, miss))
+        assert after.low < before.low and after.high > before.high
+        assert (1 + after.high) / (1 + before.high) == pytest.approx(miss, abs=0.01)
+        text = f"kernel curves of H100 SXM 80GB stand in on {name} (x1.57 either way"
+        assert text in after.widened and text in after.note
+
+    def test_nvidia_borrowers_and_the_ideal_engine_are_not_moved(self):
+        """H100 PCIe borrows H100 SXM's curves (its own vendor's): no curves widening; engine 'ideal' has no curves."""
+        from planner.accuracy.calibration import residual_range
+
+        assert "kernel curves" not in residual_range("H100 PCIe 80GB", "vllm", gpus=2).note
+        assert "kernel curves" not in residual_range("MI300X", "ideal", gpus=8).note
+        assert kernel_curves.curves_miss(default_catalog().gpu("H100 SXM 80GB"), default_catalog()) == (1.0, "")
