@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from planner.serving.state import Run, requests
+from planner.serving.state import Run, arrived, requests
 
 
 @dataclass(frozen=True)
@@ -307,9 +307,11 @@ def simulate(
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
-    lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
+    else:
+        lengths = _whole_lengths(lengths[:num_prompts])
     num_prompts = len(lengths)
-    total_out = sum(o for _, o in lengths)
+    prompts, outputs = zip(*lengths) if lengths else ((), ())
+    total_out = sum(outputs)
     how = behaviour
     lengths, after_first = _in_steps(lengths, how.tokens_per_step)
     hit = min(max(how.cached_fraction, 0.0), 1.0)
@@ -324,8 +326,7 @@ def simulate(
     per_step = how.tokens_per_step  # KV tokens a decode step adds per request
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
     if arrivals_s is not None:
-        for i, t in enumerate(arrivals_s[:num_prompts]):
-            run.queue.extend(requests(lengths, i, 1, float(t), hit))
+        run.queue.extend(arrived(lengths, arrivals_s[:num_prompts], hit))
         sent = num_prompts
     else:
         sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
@@ -496,7 +497,7 @@ def simulate(
         e2e=_pairs(e2es, how.frontend_s),
         requests=finished if n_ttft else 0,
         output_tokens=total_out if n_ttft else 0,
-        input_tokens=sum(p for p, _ in lengths) if n_ttft else 0,
+        input_tokens=sum(prompts) if n_ttft else 0,
     )
     return RunResult(  # TTFT from the client's send: the front end's time included, as in ``samples``
         ttft_mean_s=sum(v * n for v, n in ttfts) / n_ttft + how.frontend_s if n_ttft else math.nan,
@@ -510,6 +511,15 @@ def simulate(
         preemptions=run.preemptions,
         samples=samples,
     )
+
+
+def _whole_lengths(lengths) -> list[tuple[int, int]]:
+    """Each request's (prompt, output) as whole tokens, at least one: ``(max(int(p), 1), max(int(o), 1))``; in numpy
+    when they are integers already (a dataset of thousands of requests), the same numbers."""
+    arr = np.asarray(lengths)
+    if arr.ndim == 2 and arr.shape[1] == 2 and arr.dtype.kind in "iu":
+        return list(map(tuple, np.maximum(arr, 1).tolist()))
+    return [(max(int(p), 1), max(int(o), 1)) for p, o in lengths]
 
 
 def _fresh(c) -> int:

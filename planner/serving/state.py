@@ -4,6 +4,7 @@ waiting, prefilling or decoding, and the KV cache tokens they hold."""
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections import deque
 
@@ -71,7 +72,10 @@ class Run:
     def held(self) -> float:
         """KV tokens held: prompts and outputs fed back of decoding requests (``a`` tokens a step), computed prompt of
         prefilling ones."""
-        return self.dec_prompt + self.a * self.made() - self.b + sum(c.n * c.done for c in self.prefilling)
+        held = self.dec_prompt + self.a * (self.b * self.steps - self.nbase) - self.b
+        if not self.prefilling:  # (most steps: skips the sum; adding its 0 would change nothing)
+            return held
+        return held + sum(c.n * c.done for c in self.prefilling)
 
     def start(self, c: Cohort, *, new: bool = True) -> None:
         """``c`` joins the running set (``new``: admitted now; else split off a running cohort)."""
@@ -167,10 +171,22 @@ def requests(lengths, start: int, count: int, t: float, cached_fraction: float =
     """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths. A prompt
     whose ``cached_fraction`` is in the prefix cache computes the rest (whole tokens, at least one)."""
     out: list[Cohort] = []
-    for p, o in lengths[start : start + count]:
-        if out and (out[-1].prompt, out[-1].olen) == (p, o):
-            out[-1].n += 1
-            out[-1].arrivals[0] = (t, out[-1].n)
-        else:
-            out.append(Cohort(1, p, o, [(t, 1)], t, need=max(p - int(p * cached_fraction), 1)))
+    for (p, o), run in itertools.groupby(lengths[start : start + count]):
+        n = sum(1 for _ in run)
+        out.append(Cohort(n, p, o, [(t, n)], t, need=cached_need(p, cached_fraction)))
     return out
+
+
+def arrived(lengths, arrivals_s, cached_fraction: float = 0.0) -> list[Cohort]:
+    """A cohort for each request, sent at its own time (``arrivals_s[i]``, seconds): ``requests(lengths, i, 1, t)`` for
+    each, built in one pass (an open-loop run of thousands of requests)."""
+    return [
+        Cohort(1, p, o, [(t, 1)], t, need=cached_need(p, cached_fraction))
+        for (p, o), t in zip(lengths, map(float, arrivals_s))
+    ]
+
+
+def cached_need(prompt: int, cached_fraction: float) -> int:
+    """Prompt tokens a prefill computes when ``cached_fraction`` of the prompt is in the prefix cache: the rest, whole
+    tokens, at least one."""
+    return max(prompt - int(prompt * cached_fraction), 1)
