@@ -341,12 +341,13 @@ def simulate(
     now = busy_integral = finished_at = 0.0
     seen_s = -math.inf  # async scheduling: arrivals up to this time were seen when this step was scheduled
     peak = stuck = finished = 0
+    async_scheduling, stream_stall_s = how.async_scheduling, how.stream_stall_s
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
             seen_s = now
-        cutoff = seen_s if how.async_scheduling else now  # the latest arrival this step's schedule can hold
+        cutoff = seen_s if async_scheduling else now  # the latest arrival this step's schedule can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
@@ -355,7 +356,8 @@ def simulate(
         free = run.kv - run.held() - (0 if reserve else b * per_step)
         if reserve:  # what is kept back for the running requests' outputs (all of it: TensorRT-LLM)
             owed = per_step * (run.dec_olen - run.made())
-            owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
+            if run.prefilling:
+                owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed
         prefill, finishing, still = 0, [], []
         fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
@@ -428,7 +430,7 @@ def simulate(
             continue
         stuck = 0
         steps = 1
-        held = fresh * how.stream_stall_s  # the front end held the running requests' streams this long
+        held = fresh * stream_stall_s  # the front end held the running requests' streams this long
         ctx = (run.dec_prompt + run.made()) / b if b else 0.0  # mean tokens of a decoding request's context
         if prefill and prefill_first:  # a prefill-only step: the decoding requests wait
             steps, dt = 0, table.step_s(0, 0.0, prefill)
@@ -441,7 +443,7 @@ def simulate(
                 head = run.queue[0]
                 if head.ready_s > cutoff:  # async: it joins the step after the one that starts after it arrives
                     wait = head.ready_s - now
-                    n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(how.async_scheduling)
+                    n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(async_scheduling)
                     steps = min(steps, n)
                 elif sg:
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
@@ -456,7 +458,9 @@ def simulate(
             if window > 1:  # one chunk of tokens per request per window
                 itls.append((dt + stall, b))
             else:
-                itls += [(dt / steps + stall, b)] + ([(dt / steps, b * (steps - 1))] if steps > 1 else [])
+                itls.append((dt / steps + stall, b))
+                if steps > 1:
+                    itls.append((dt / steps, b * (steps - 1)))
             stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
@@ -466,7 +470,8 @@ def simulate(
         seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
         now += dt
         busy_integral += dt * run.n_run
-        peak = max(peak, run.n_run)
+        if run.n_run > peak:
+            peak = run.n_run
         run.steps += steps
         for c in finishing:  # the next token at the end of this step
             if math.isnan(c.first_s):

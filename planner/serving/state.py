@@ -158,12 +158,13 @@ class Run:
 
     def next_finish(self) -> int:
         """The decode step at which the first decoding cohort finishes (stale heap entries dropped)."""
-        while self.heap:
-            step, seq = self.heap[0]
-            c = self.running.get(seq)
+        heap, running = self.heap, self.running
+        while heap:
+            step, seq = heap[0]
+            c = running.get(seq)
             if c is not None and c.base is not None and c.base + c.olen == step:
                 return step
-            heapq.heappop(self.heap)
+            heapq.heappop(heap)
         return math.inf
 
 
