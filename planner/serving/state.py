@@ -37,6 +37,12 @@ class Cohort:
 
 
 def _split(arrivals: list[tuple[float, int]], k: int) -> tuple[list, list]:
+    """The first ``k`` requests of ``arrivals`` (``(sent at, how many)`` pairs) and the rest."""
+    if len(arrivals) == 1:  # (most cohorts: one send time; the loop below, unrolled)
+        t, n = arrivals[0]
+        if k >= n:
+            return [(t, n)], []
+        return ([(t, k)], [(t, n - k)]) if k > 0 else ([], [(t, n)])
     head, tail, left = [], [], k
     for t, n in arrivals:
         if left >= n:
