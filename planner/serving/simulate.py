@@ -310,7 +310,7 @@ def simulate(
     else:
         lengths = _whole_lengths(lengths[:num_prompts])
     num_prompts = len(lengths)
-    prompts, outputs = zip(*lengths) if lengths else ((), ())
+    prompts, outputs = zip(*lengths, strict=True) if lengths else ((), ())
     total_out = sum(outputs)
     how = behaviour
     lengths, after_first = _in_steps(lengths, how.tokens_per_step)

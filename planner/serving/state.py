@@ -189,7 +189,7 @@ def arrived(lengths, arrivals_s, cached_fraction: float = 0.0) -> list[Cohort]:
     each, built in one pass (an open-loop run of thousands of requests)."""
     return [
         Cohort(1, p, o, [(t, 1)], t, need=cached_need(p, cached_fraction))
-        for (p, o), t in zip(lengths, map(float, arrivals_s))
+        for (p, o), t in zip(lengths, map(float, arrivals_s), strict=False)  # (fewer arrivals: fewer sent)
     ]
 
 
