@@ -248,7 +248,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.set(
         f"B{r}",
         f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),F{region}&IF(F{all_widened}="","","; widened "'
-        f'&F{all_widened}))',
+        f"&F{all_widened}))",
         style="note",
     )
     s.merges.append(f"B{r}:H{r}")
