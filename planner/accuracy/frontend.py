@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 #: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
-#: gpustack 0.10/0.11 31.3, H200 0.14.1 report 1.2, sglang-v0.3.0-vs-vllm-v0.6.0 33.9, surajssd A100 0.8.3 9.6, vLLM
+#: gpustack 0.10/0.11 30.8, H200 0.14.1 report 1.2, sglang-v0.3.0-vs-vllm-v0.6.0 33.9, surajssd A100 0.8.3 9.6, vLLM
 #: PR 23151 178.5 (one closed-loop run); SGLang datacrunch 0.4 27.1, gpustack 0.5.3 21.9, sglang-v0.3.0 15.9;
 #: TensorRT-LLM gpustack 27.3. Median 27.1 ms (python bench/frontend_fit.py).
 

@@ -45,6 +45,12 @@ def _shift(x: str, miss: str, low: bool) -> str:
     return f"IF({miss}>1,{f'INT({p})' if low else f'-INT(-{p})'}/100,{x})"
 
 
+def _merged_note(s: Sheet, cell: str, formula: str) -> None:
+    """A note in ``cell`` (e.g. "F12") merged across to column H: the notes are longer than one column."""
+    s.set(cell, formula, style="note")
+    s.merges.append(f"{cell}:H{cell.lstrip('ABCDEFG')}")
+
+
 def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s = Sheet(RANGES_SHEET, tab_color="C00000")
     s.widths.update(A=34, B=18, C=13, D=11, E=11, F=44, G=44, H=52)
@@ -201,26 +207,23 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.set(f"A{r}", "Widening factor (product)", style="label")
     s.set(f"B{r}", f"=PRODUCT(E{first}:E{end})", fmt="0.00", style="result")
     s.set(f"E{r}", "widened:", style="unit")
-    s.set(f"F{r}", f'=IF({gaps}="","","x"&TEXT(B{r},"0.00")&": "&MID({gaps},3,1000))', style="note")
-    s.merges.append(f"F{r}:H{r}")
+    _merged_note(s, f"F{r}", f'=IF({gaps}="","","x"&TEXT(B{r},"0.00")&": "&MID({gaps},3,1000))')
     factor = r
     r += 1
     miss = f"INDEX(gpu_curve_miss,{gpu_row})"
     s.set(f"A{r}", "Kernel curves of another vendor: miss (x)", style="label")
     s.set(f"B{r}", f"={miss}", fmt="0.00", style="result")
     s.set(f"E{r}", "widened:", style="unit")
-    s.set(
+    _merged_note(
+        s,
         f"F{r}",
         f'=IF(B{r}>1,"kernel curves of "&INDEX(gpu_curve_source,{gpu_row})&" stand in on "&B{q["gpu"]}&" (x"'
         f'&TEXT(B{r},"0.00")&" either way: the borrowed GEMM rate\'s miss on a published matmul figure)","")',
-        style="note",
     )
-    s.merges.append(f"F{r}:H{r}")
     curves = r
     r += 1
     s.set(f"A{r}", "Widened, all", style="label")
-    s.set(f"F{r}", f'=IF(AND(F{factor}<>"",F{curves}<>""),F{factor}&"; "&F{curves},F{factor}&F{curves})', style="note")
-    s.merges.append(f"F{r}:H{r}")
+    _merged_note(s, f"F{r}", f'=IF(AND(F{factor}<>"",F{curves}<>""),F{factor}&"; "&F{curves},F{factor}&F{curves})')
     all_widened = r
     r += 1
     s.set(f"A{r}", "Before the curves' miss: low / high", style="label")
@@ -240,18 +243,16 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     names += [Name("rng_low", f"{RANGES_SHEET}!$B${r}"), Name("rng_high", f"{RANGES_SHEET}!$C${r}")]
     r += 1
     s.set(f"A{r}", "Widened", style="label")
-    s.set(f"B{r}", f'=IF(OR({calibrated},F{all_widened}=""),"no",F{all_widened})', style="note")
-    s.merges.append(f"B{r}:H{r}")
+    _merged_note(s, f"B{r}", f'=IF(OR({calibrated},F{all_widened}=""),"no",F{all_widened})')
     names.append(Name("rng_widened", f"{RANGES_SHEET}!$B${r}"))
     r += 1
     s.set(f"A{r}", "Note", style="label")
-    s.set(
+    _merged_note(
+        s,
         f"B{r}",
         f'=IF({calibrated},INDEX(gpu_cal_range_note,{gpu_row}),F{region}&IF(F{all_widened}="","","; widened "'
-        f'&F{all_widened}))',
-        style="note",
+        f"&F{all_widened}))",
     )
-    s.merges.append(f"B{r}:H{r}")
     s.heights[r] = 44
     names.append(Name("rng_note", f"{RANGES_SHEET}!$B${r}"))
     assert r == r_fac - 3, "the query block's rows and the factor table's place disagree"
