@@ -23,7 +23,7 @@ class Cohort:
 
     def fresh_like(self, other: Cohort) -> bool:
         """Whether the two can be admitted as one cohort: new requests of the same lengths."""
-        return self.out0 == other.out0 == 0 and (self.prompt, self.olen) == (other.prompt, other.olen)
+        return self.out0 == other.out0 == 0 and self.prompt == other.prompt and self.olen == other.olen
 
     def part(self, k: int, **kw) -> Cohort:
         """The last ``k`` requests split off as a cohort of their own (``kw``: what differs)."""
