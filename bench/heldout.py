@@ -568,9 +568,11 @@ def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
     """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
     import csv
 
-    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file
+    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file, steady_load
 
     cat = default_catalog()
+    # only steady-load runs enter the table: the bursts (the costliest runs to simulate) are not predicted
+    held = [r for r in held if steady_load(r.kind, r.batch, r.num_prompts, r.request_rate)]
     pred = acc.predict_decode_rows(held, catalog=cat)
     table = serving_residual_table(held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held])
     path = serving_residuals_file()
