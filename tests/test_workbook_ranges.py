@@ -16,6 +16,7 @@ from workbook_support import BookValues, convert_to_csv_sheets, require_libreoff
 from planner import api
 from planner.accuracy import ranges
 from planner.accuracy.calibration import Calibration, GpuCalibration, residual_range
+from planner.io.libreoffice import without_print_titles
 from planner.workbook import read_inputs, write_workbook
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import RANGES_SHEET, RESULTS_SHEET
@@ -72,7 +73,8 @@ def recalculated(tmp_path_factory):
             written[(engine, id(cal))] = spec, base
         specs[key], base = written[(engine, id(cal))]
         paths.append(src / f"{key}.xlsx")
-        paths[-1].write_bytes(with_inputs_xlsx(base, specs[key], inputs))
+        # without print titles: no value changes, ~0.85 s CPU a book less in LibreOffice (without_print_titles)
+        paths[-1].write_bytes(without_print_titles(with_inputs_xlsx(base, specs[key], inputs)))
     # the two sheets read below, through LibreOffice's CSV export (workbook_support.recalculate_inputs' route)
     csvs = convert_to_csv_sheets(paths, [RANGES_SHEET, RESULTS_SHEET], tmp / "recalculated", timeout_s=1800)
     books = dict(zip(SCENARIOS, map(BookValues, csvs), strict=True))
