@@ -21,13 +21,14 @@ from planner.catalog.loader import Table
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.export import sizing
+from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, latency_under_load
 from planner.workbook.build import build_whatif, select_entries
 from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import default_inputs
 from planner.workbook.layout import INPUTS_SHEET, LEVERS_SHEET, LOAD_SHEET, input_row
-from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, load_key, rate_factors, scheduler_of
+from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, load_key, rate_factors
 from planner.workbook.load_sheet import STATUS_CELL, TITLE, load_sheet
 from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh_load

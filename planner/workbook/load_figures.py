@@ -43,7 +43,7 @@ from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
 from planner.export import sizing
 from planner.export.evaluate import LOAD_CURVE
-from planner.serving.benchmark import SCHEDULERS, scheduler_of  # noqa: F401  (scheduler_of re-exported)
+from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
 from planner.serving.load import LoadResult, Replica
 from planner.workbook.calc import SCENARIOS
