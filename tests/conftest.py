@@ -42,6 +42,20 @@ def held_out_time_checks() -> list[dict]:
     return heldout.time_checks([r for r in acc.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS])
 
 
+@pytest.fixture(scope="session")
+def readme_example_review():
+    """The README's budget review (examples/budget-review.toml at test_export.DATE), built once per worker: read by
+    test_export_review and test_export_print, which share the xdist group "test_export_review" so that one worker
+    builds it (its sizing simulates every option's fleet, ~7 s CPU). A frozen Review: read it, do not change it."""
+    from test_export import DATE, EXAMPLE
+
+    from planner.catalog import default_catalog
+    from planner.export.review import build_review
+    from planner.export.scenario import load_scenario
+
+    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """Keep ``--dist loadgroup`` grouping under pytest >= 9.2: pytest-xdist (3.8) names a grouped test's worker by

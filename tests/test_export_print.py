@@ -19,11 +19,10 @@ from pathlib import Path
 import openpyxl
 import pytest
 from openpyxl import Workbook
-from test_export import DATE, EXAMPLE, review_of, write_scenario
+from test_export import review_of, write_scenario
 from workbook_support import require_libreoffice
 
-from planner.catalog import default_catalog
-from planner.export import build_review, render
+from planner.export import render
 from planner.export.print_layout import (
     MAX_TURNED_OPTIONS,
     MIN_LAST_PAGE,
@@ -33,14 +32,13 @@ from planner.export.print_layout import (
     break_pages,
     print_scale,
 )
-from planner.export.scenario import load_scenario
 from planner.export.tables import options_table
 from planner.export.xlsx import render_print_xlsx
 from planner.io.libreoffice import convert
 
 #: One worker reviews and prints the example once (pyproject: --dist loadgroup); without a group each worker that
 #: ran one of its tests built the module's fixtures again.
-pytestmark = pytest.mark.xdist_group("test_export_print")
+pytestmark = pytest.mark.xdist_group("test_export_review")  # the group of test_export_review: one README review
 
 #: DejaVu Sans ascent + descent, em (hhea: ascender 1901, descender -483, units per em 2048).
 BOX_PER_PT = (1901 + 483) / 2048
@@ -69,9 +67,9 @@ def pages(pdf: bytes, tmp_path) -> list[tuple[float, list[tuple[float, float, st
 
 
 @pytest.fixture(scope="module")
-def example():
-    """The README's scenario, reviewed once."""
-    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+def example(readme_example_review):
+    """The README's scenario, reviewed once (conftest.readme_example_review, shared with the other module of the group)."""
+    return readme_example_review
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import zipfile
 import openpyxl
 import pandas as pd
 import pytest
-from test_export import DATE, EXAMPLE, HAND, review_of, run, write_scenario
+from test_export import EXAMPLE, HAND, review_of, run, write_scenario
 from workbook_support import require_libreoffice
 
 from planner import api
@@ -21,19 +21,19 @@ from planner.accuracy import ranges
 from planner.accuracy.calibration import residual_range
 from planner.accuracy.serving_margin import load_serving, margin_range
 from planner.catalog import default_catalog
-from planner.export import build_review, render
+from planner.export import render
 from planner.export.evaluate import evaluate
 from planner.export.scenario import load_scenario
 from planner.io import libreoffice
 
 #: One worker computes this module's module-scoped fixtures (pyproject: --dist loadgroup).
-pytestmark = pytest.mark.xdist_group("test_export_review")
+pytestmark = pytest.mark.xdist_group("test_export_review")  # with test_export_print: one review
 
 
 @pytest.fixture(scope="module")
-def example():
-    """The README's scenario, reviewed once."""
-    return build_review(load_scenario(EXAMPLE), default_catalog(), source="budget-review.toml", date=DATE)
+def example(readme_example_review):
+    """The README's scenario, reviewed once (conftest.readme_example_review, shared with the other module of the group)."""
+    return readme_example_review
 
 
 @pytest.fixture
