@@ -8,6 +8,7 @@ dependency a reader has to follow.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -94,34 +95,41 @@ def part(module: str) -> str:
     return module.split(".")[1] if "." in module else "planner"
 
 
-GRAPH = import_graph()
+@functools.cache
+def graph() -> dict[str, set[str]]:
+    """``import_graph()``, parsed once, when a test first reads it (not at collection, on every worker)."""
+    return import_graph()
+
+
+#: One worker parses the package for this module's tests (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("test_layout")
 
 
 class TestImportGraph:
     def test_the_graph_sees_the_known_edges(self):
         """The graph reads real imports: the API calls deploy, the Excel functions call support, the CLI reaches all."""
-        assert "planner.deploy" in GRAPH["planner.api"]
-        assert "planner.excel.support" in GRAPH["planner.excel.functions"]
-        assert {"planner.model.memory", "planner.model.facts"} <= GRAPH["planner.model"]
+        assert "planner.deploy" in graph()["planner.api"]
+        assert "planner.excel.support" in graph()["planner.excel.functions"]
+        assert {"planner.model.memory", "planner.model.facts"} <= graph()["planner.model"]
 
     def test_finds_a_cycle_when_there_is_one(self):
         """The cycle finder is not vacuous: a -> b -> c -> a is one component, d alone is none."""
         assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set()}) == [["a", "b", "c"]]
 
     def test_no_import_cycles(self):
-        assert cycles(GRAPH) == []
+        assert cycles(graph()) == []
 
     def test_the_model_imports_nothing_of_planner_but_errors_and_units(self):
         assert may_import("model") == {"errors", "units"}
         outside = {
-            (m, t) for m, ts in GRAPH.items() if part(m) == "model" for t in ts if part(t) not in may_import("model")
+            (m, t) for m, ts in graph().items() if part(m) == "model" for t in ts if part(t) not in may_import("model")
         }
         assert {(m, t) for m, t in outside if part(t) != "model"} == set()
 
     def test_no_core_module_imports_a_surface(self):
         """Surfaces (CLI, Excel, workbook, export) sit outside; the core never reaches out to them."""
-        core = [m for m in GRAPH if part(m) not in SURFACES and m not in ("planner", "planner.__main__")]
-        assert {(m, t) for m in core for t in GRAPH[m] if part(t) in SURFACES} == set()
+        core = [m for m in graph() if part(m) not in SURFACES and m not in ("planner", "planner.__main__")]
+        assert {(m, t) for m in core for t in graph()[m] if part(t) in SURFACES} == set()
 
     def test_the_docstrings_are_read(self):
         """The reader finds the named parts, a dotted module counting as its part, and no surface where none is named."""
@@ -132,7 +140,7 @@ class TestImportGraph:
     @pytest.mark.parametrize("package", PACKAGES)
     def test_packages_import_what_their_docstring_allows(self, package):
         allowed = may_import(package) | {package}
-        bad = {(m, t) for m, ts in GRAPH.items() if part(m) == package for t in ts if part(t) not in allowed}
+        bad = {(m, t) for m, ts in graph().items() if part(m) == package for t in ts if part(t) not in allowed}
         assert bad == set()
 
 
