@@ -147,14 +147,14 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
     row = read_curves()[src]
     g = gpu if src == gpu.name else catalog.gpu(src)
     bw = float(g.hbm_bandwidth_bytes_per_s)
-    peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
+    peak = bf16_peak(g)
     gemm = float(row["gemm_bf16_flop_per_s"]) / peak
     fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
     fp8 = float(fp8_rate) / float(fp8_peak) if fp8_rate and fp8_peak else gemm
     published = published_gemm_rates(gpu.name, src, row)
     if published is not None:  # the GPU's own GEMM rates (published matmul benchmarks) over its own peaks, which the
         bf16_rate, fp8_rate_own = published  # model multiplies these fractions by (planner.model.operators.gemm_time_s)
-        gemm = bf16_rate / float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+        gemm = bf16_rate / bf16_peak(gpu)
         own_fp8_peak = gpu.peak_flop_per_s.get("fp8")
         fp8 = fp8_rate_own / float(own_fp8_peak) if own_fp8_peak else gemm
     return {
@@ -173,6 +173,11 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         **allreduce_factors(gpu, row, g),
     }
+
+
+def bf16_peak(gpu) -> float:
+    """A catalog GPU's dense 16-bit peak FLOP/s: bf16, else fp16 (older datasheets state only fp16)."""
+    return float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
 
 
 def published_gemm_rates(name: str, src: str, row: dict[str, str]) -> tuple[float, float] | None:
@@ -203,8 +208,8 @@ def borrowed_rate_miss(catalog) -> float:
         published = published_gemm_rates(gpu.name, src, row)
         if published is None:
             continue
-        src_peak = float(catalog.gpu(src).peak_flop_per_s.get("bf16") or catalog.gpu(src).peak_flop_per_s["fp16"])
-        own_peak = float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+        src_peak = bf16_peak(catalog.gpu(src))
+        own_peak = bf16_peak(gpu)
         borrowed = float(row["gemm_bf16_flop_per_s"]) / src_peak * own_peak
         misses.append(max(borrowed / published[0], published[0] / borrowed))
     return max(misses, default=1.0)
@@ -244,8 +249,8 @@ def sparse_mla_token_for(gpu, catalog, kernel: str | None) -> float:
     if gpu.architecture != SPARSE_MLA_ARCHITECTURE or src not in times:
         return 0.0
     g = gpu if src == gpu.name else catalog.gpu(src)
-    peak = float(g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s["fp16"])
-    own = float(gpu.peak_flop_per_s.get("bf16") or gpu.peak_flop_per_s["fp16"])
+    peak = bf16_peak(g)
+    own = bf16_peak(gpu)
     return times[src] * peak / own
 
 
