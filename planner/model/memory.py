@@ -452,15 +452,14 @@ def memory_plan(
     caches whole sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the
     group's KV cache tokens g x one rank's.
     """
+    wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)  # as loaded
     if parallelism == "dp-ep":
         if reserve_bytes is None:
             reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
         one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
-        loaded = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)
-        return replace(one, gpus=gpus, weight_bytes=loaded, **group)
-    wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)
+        return replace(one, gpus=gpus, weight_bytes=wb, **group)
     visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:
         reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)
