@@ -10,20 +10,15 @@ import math
 from pathlib import Path
 
 import pytest
+from test_allreduce_table import FIT_ENGINE, TABLE_ENGINE, _facts, _time_us
 
 from planner.catalog import default_catalog
-from planner.catalog.resolve import gpu_numbers
 from planner.engines.allreduce_table import PUBLISHED_FILE_NAME, measured_groups, read_allreduce_table
-from planner.engines.profiles import engine_profile
-from planner.model.collectives import table_allreduce_time_s
 from planner.model.decode import allreduce_time_s
-from planner.model.facts import EngineFacts, GpuFacts, field_names
 from planner.report import plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "catalogs" / "reference" / PUBLISHED_FILE_NAME
-TABLE_ENGINE = engine_profile("vllm")
-FIT_ENGINE = engine_profile("vllm").with_(allreduce_table=False)
 
 
 def _script():
@@ -31,20 +26,6 @@ def _script():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _time_us(gpu: str, message_bytes: float, gpus: float, graph: bool) -> float:
-    table = read_allreduce_table()
-    return float(table_allreduce_time_s(table, table.row(gpu), message_bytes, gpus, graph)) * 1e6
-
-
-def _facts(gpu: str, engine) -> tuple[GpuFacts, EngineFacts]:
-    n = gpu_numbers(default_catalog().gpu(gpu), engine)
-    table = read_allreduce_table() if engine.allreduce_table else None
-    g = GpuFacts(**{k: n[k] for k in field_names(GpuFacts) if k in n}, peak_flop_per_s=n["bf16_peak_flop_per_s"])
-    e = EngineFacts(**{k: n[k] for k in field_names(EngineFacts) if k in n and k != "allreduce_table"},
-                    allreduce_table=table)  # fmt: skip
-    return g, e
 
 
 class TestShippedRows:
