@@ -23,7 +23,8 @@ What it showed (main a3001ab, docs/accuracy.md "TTFT at the lightest loads"): on
 TensorRT-LLM 1.2 27.3 ms, vLLM 0.11 52.2 ms, and vLLM's stall is 33.5 ms (SGLang's -3.4): most of vLLM's extra time
 there is paid inside a serial loop every stream waits on, not in a front end beside it. Other vLLM sources show
 neither (0.14.1 on H200: residual 1 ms, stall 0-5 ms; 0.8.3 on A100: 10 ms, 1-6 ms), so it belongs to that host or
-release, and no public source says which.
+release, and no public source says which. The stall itself was found before (``bench/load_gaps.py`` sections 4-5,
+the simulation's ``stream_stall_s`` option, off by default); this split places it inside the TTFT residual.
 """
 
 from __future__ import annotations
