@@ -21,8 +21,8 @@ vLLM V1, SGLang and TensorRT-LLM alike). Three readings of the shipped rows, non
 What it showed (main a3001ab, docs/accuracy.md "TTFT at the lightest loads"): on one host, one client and one model
 (gpustack, Qwen3-8B on one H100, ``vllm bench serve`` chat at concurrency 4) the residual is SGLang 0.5.3 11.5 ms,
 TensorRT-LLM 1.2 27.3 ms, vLLM 0.11 52.2 ms, and vLLM's stall is 33.5 ms (SGLang's -3.4): most of vLLM's extra time
-there is paid once per admission in a loop every stream waits on (not per request: the same release's bursts cap
-serial per-request work at 5.4-11.4 ms, ``bench/load_gaps.py`` section 7). Other vLLM sources show
+there is paid in a loop every stream waits on, once per new request or per admission (the same release's bursts
+allow serial per-request work of 11.4 ms on gpustack's 4 x H100 host and 37 ms on its one-H100 one). Other vLLM sources show
 neither (0.14.1 on H200: residual 1 ms, stall 0-5 ms; 0.8.3 on A100: 10 ms, 1-6 ms), so it belongs to that host or
 release, and no public source says which. The stall itself was found before (``bench/load_gaps.py`` sections 4-5,
 the simulation's ``stream_stall_s`` option, off by default); this split places it inside the TTFT residual.
