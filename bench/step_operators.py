@@ -146,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         concurrency = min(r.batch or r.num_prompts or 1, r.num_prompts or r.batch or 1)
         for b in args.batch or [concurrency]:
-            ctx = float(r.input_len + r.output_len // 2)  # a whole number of tokens (deploy checks it)
+            ctx = r.input_len + r.output_len / 2.0
             print(_line(f"decode {b} at {ctx:.0f} tokens", step_terms(r, prefill=False, batch=float(b), tokens=ctx)))
         budget = r.max_num_batched_tokens or 8192
         prompts = max(1.0, float(budget // max(r.input_len, 1)))
