@@ -30,9 +30,7 @@ class TestVllm011:
 
 
 class TestSglang05:
-    @pytest.mark.parametrize(
-        ("architecture", "attention"), [("Ampere", "triton"), ("Hopper", "fa3")]
-    )
+    @pytest.mark.parametrize(("architecture", "attention"), [("Ampere", "triton"), ("Hopper", "fa3")])
     def test_attention_backend_by_architecture(self, architecture, attention):
         """SGLang 0.5.4.post2 server_args.py lines 921-926 (0.5.3: 737-741): fa3 on SM90, else triton (trtllm_mha on
         SM100); the MoE runner triton_kernel at ep_size 1 (lines 960-968), experts kept MXFP4."""

@@ -54,6 +54,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
+from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
     EngineProfile,
@@ -62,7 +63,6 @@ from planner.engines.profiles import (
     parse_version,
     with_release_kernels,
 )
-from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
