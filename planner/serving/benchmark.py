@@ -41,7 +41,12 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.profiles import (
+    TOKEN_BUDGET_PROFILED,
+    EngineProfile,
+    engine_profile,
+    profiled_at_token_budget,
+)
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
@@ -336,10 +341,7 @@ def serving_setups(
     precs = dict(weight_precision=flat[9], kv_precision=flat[10])
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
     given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
-    plan = api.memory_plan(g, m, inp + out, gpus=given, **precs, **_memory_opts(opts))
-    group = _arr(plan.gpus)
-    fits = _arr(plan.max_batch)
-    kv_tokens = _arr(plan.kv_cache_tokens)
+    group, fits, kv_tokens = _memory_by_budget(g, m, inp + out, given, precs, opts, flat[7])
     caps = np.full(n, math.nan)
     sched_seqs = np.zeros(n)
     budgets = np.zeros(n)
@@ -366,6 +368,27 @@ def serving_setups(
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
                 setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
     return shape, setups, [g, m, inp, out]
+
+
+def _memory_by_budget(g, m, context, given, precs, opts, budgets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group, whole sequences that fit, KV cache tokens) per run: one memory plan per token budget the runs' servers
+    were given, the engine profiled at that budget (``planner.engines.profiles.profiled_at_token_budget``:
+    TensorRT-LLM 1.x sizes its cache after a forward pass of its ``max_num_tokens``); runs given none, and engines
+    that profile at their own tokens, share one plan."""
+    eng = opts["engine"]
+    follows = eng.name in TOKEN_BUDGET_PROFILED
+    keys = [int(b) if follows and b is not None else 0 for b in budgets]
+    out = [np.full(len(keys), math.nan) for _ in range(3)]
+    for key in sorted(set(keys)):
+        idx = np.array([i for i, k in enumerate(keys) if k == key])
+        sub = {k: np.asarray(v, dtype=object)[idx] for k, v in precs.items()}
+        plan = api.memory_plan(
+            g[idx], m[idx], context[idx], gpus=None if given is None else given[idx], **sub,
+            **_memory_opts({**opts, "engine": profiled_at_token_budget(eng, key or None)}),
+        )  # fmt: skip
+        for arr, value in zip(out, (plan.gpus, plan.max_batch, plan.kv_cache_tokens), strict=True):
+            arr[idx] = _arr(value)
+    return out[0], out[1], out[2]
 
 
 def _serving(
