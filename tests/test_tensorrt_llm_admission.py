@@ -4,6 +4,9 @@ scheduler reserves each request's prompt and whole output. planner.engines.profi
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from planner.engines.profiles import TENSORRT_LLM, TENSORRT_LLM_0, VLLM, profiled_at_token_budget
@@ -54,3 +57,20 @@ class TestKvCacheSizedAtTheServersTokenBudget:
         assert profiled_at_token_budget(TENSORRT_LLM, None) is TENSORRT_LLM
         assert profiled_at_token_budget(TENSORRT_LLM_0, 16384) is TENSORRT_LLM_0
         assert profiled_at_token_budget(VLLM, 16384) is VLLM
+
+
+class TestInFlightReadLikeForLike:
+    def test_a_bursts_published_sequences_in_flight_come_from_its_result_block(self):
+        """No benchmark prints the sequences in flight; Little's law over the token gaps gives their average from the
+        result block: gpustack's gpt-oss-20b burst on one H100 (TensorRT-LLM 1.2.0rc1, docs/performance-lab/
+        gpt-oss-20b/h100.md at gpustack/gpustack 47277d7: 1,000 requests, 191,726 tokens, 18.86 req/s, mean ITL
+        51.52 ms) decoded (191,726 - 1,000) x 0.05152 s / (1,000 / 18.86 s) = 185 at a time on average, the figure
+        bench/load_gaps.py section 8 sets beside the simulation's average (not its peak)."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import published_in_flight
+        finally:
+            sys.path.remove(str(root / "bench"))
+        assert published_in_flight("LD046") == pytest.approx(190726 * 0.05152 / (1000 / 18.86), rel=1e-9)
+        assert round(published_in_flight("LD046")) == 185
