@@ -50,17 +50,23 @@
    FP8 runs on their own launches tens to thousands of times its BF16 runs (``first_wave_excess``): the tail is not
    a queue in the front end, so none is simulated.
 8. TensorRT-LLM all-at-once runs: the sequences decoding in flight, averaged over the run, published and simulated
-   alike, (output tokens - requests) x mean ITL / duration (Little's law over the run's token gaps; the published
-   figures are the result block of the run's perf_public.csv row, duration = requests / request throughput). No
-   source publishes a peak, so section 2's simulated peak (531-817 for the ShareGPT bursts) has nothing to be
-   compared with: read like for like, the engine held 0.64-1.00x (median 0.87) of the simulated sequences on the
-   24 Qwen3 and DeepSeek-V3.2 runs, under the simulation's admission and KV cache (``GUARANTEED_NO_EVICT``: each
-   request's prompt and whole output reserved; the cache ``free_gpu_memory_fraction`` 0.9 of what the start-up
-   estimate leaves; ``tests/test_tensorrt_llm_admission.py``), while each token came slower (the H100/H200 step,
-   sections 3 and 6). Three runs held far fewer: gpt-oss-120b (x0.36), gpt-oss-20b (x0.56) and DeepSeek-R1
-   (x0.73); their first tokens came 4-23x later than simulated, and no admission rule read in the sources (the
-   capacity policy, max_batch_size 2048, max_num_tokens 8192, the KV estimate, the overlap loop) holds requests back
-   with a cache this large (gpt-oss-20b: 1.27M tokens for 1,000 requests of ~410), so nothing is simulated for it.
+   alike (no source publishes a peak, so section 2's simulated peak, 531-817 for the ShareGPT bursts, has nothing to
+   be compared with). Their sum over a run is every request's latency after its first token, which a result block
+   gives only through two estimates (duration = requests / request throughput; ``published_in_flight``): mean ITL x
+   (output tokens - requests), exact when every streamed chunk carries one token (``vllm bench serve`` times one
+   gap per chunk), and mean TPOT x (output tokens - requests), exact when every output has the same length (the
+   random-dataset runs). On the 12 random-dataset runs (TPOT estimate exact) the engine held 0.73-0.94x of the
+   simulated sequences; on the 24 Qwen3 and DeepSeek-V3.2 runs the ITL estimate is 0.64-1.00x (median 0.87), under
+   the simulation's admission and KV cache (``GUARANTEED_NO_EVICT``: each request's prompt and whole output
+   reserved; the cache ``free_gpu_memory_fraction`` 0.9 of what the start-up estimate leaves;
+   ``tests/test_tensorrt_llm_admission.py``), while each token came slower (the H100/H200 step, sections 3 and 6).
+   gpt-oss-120b (x0.36 / x0.61) and DeepSeek-R1 (x0.73 / x0.52) held fewer by both estimates, their first tokens
+   4-23x later than simulated. R1's simulated cache (775k tokens) holds all 1,000 requests of ~420 tokens, and no
+   admission rule read in the sources (the capacity policy, max_batch_size 2048, max_num_tokens 8192, the KV
+   estimate, the overlap loop) holds requests back from such a cache; gpt-oss-120b's (218k tokens on one H100, 65 GB
+   of weights) binds at 531 in flight, and a smaller pool would need a measured start-up log, which no public
+   TensorRT-LLM source gives; so nothing is simulated for either. gpt-oss-20b's two estimates disagree (x0.56 /
+   x1.12): its median ITL, 0.07 ms, says most chunks carry no new token, so its ITL estimate is too low.
 """
 
 from __future__ import annotations
@@ -327,39 +333,42 @@ if __name__ == "__main__":
     raise SystemExit(main())
 
 
-def published_in_flight(record_id: str) -> float:
+def published_in_flight(record_id: str) -> tuple[float, float]:
     """Sequences decoding in flight, averaged over a load_public.csv run, from the result block of the perf_public.csv
-    row its notes name ("Percentiles of perf_public.csv GPUSTACK-145's result block"): (output tokens - requests) x
-    mean ITL / duration, duration = requests / request throughput. NaN where the notes name no such row."""
+    row its notes name ("Percentiles of perf_public.csv GPUSTACK-145's result block"): (mean ITL, mean TPOT) x (output
+    tokens - requests) / duration, duration = requests / request throughput (section 8 says when each is exact).
+    NaNs where the notes name no such row."""
     load = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "load_public.csv")}
     perf = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "perf_public.csv")}
     named = re.search(r"perf_public\.csv (\S+)'s result block", load[record_id]["notes"])
     row = perf.get(named.group(1)) if named else None
     if row is None:
-        return math.nan
+        return math.nan, math.nan
     tokens = float(re.search(r"Total generated tokens: (\d+)", row["quote"]).group(1))
     requests = float(re.search(r"Successful requests: (\d+)", row["quote"]).group(1))
     duration_s = requests / float(row["request_throughput_req_s"])
-    return (tokens - requests) * float(row["itl_ms"]) / 1e3 / duration_s
+    gaps = (tokens - requests) / duration_s / 1e3
+    return float(row["itl_ms"]) * gaps, float(row["tpot_ms"]) * gaps
 
 
 def in_flight(rows) -> None:
-    """Section 8, printed: every TensorRT-LLM all-at-once run, published and simulated sequences decoding in flight
-    (time-averaged, ``published_in_flight``; the simulation as validated: the run's requests and front-end time),
-    their ratio, and the simulated peak."""
-    print("\n8. TensorRT-LLM, all at once: sequences decoding in flight, time-averaged, published and simulated alike")
+    """Section 8, printed: every TensorRT-LLM all-at-once run, sequences decoding in flight (time-averaged) estimated
+    from mean ITL and from mean TPOT, published (``published_in_flight``) and simulated as validated (the run's
+    requests and front-end time) with the same two formulas, their ratios, and the simulated peak."""
+    print("\n8. TensorRT-LLM, all at once: sequences decoding in flight, time-averaged, published / simulated alike")
+    print("   (from mean ITL; from mean TPOT)")
     for r in rows:
         if r.engine != "tensorrt-llm" or r.batch:
             continue
-        pub = published_in_flight(r.record_id)
+        pub_itl, pub_tpot = published_in_flight(r.record_id)
         lengths = under_load.run_requests(r) or fixed_lengths(r.input_len, r.output_len, r.num_prompts)
         res = latency_under_load(
             _replica(r, None, None, None), r.input_len, r.output_len, lengths=lengths, num_requests=len(lengths)
         )
-        tokens = res.output_tokens_per_s * res.duration_s
-        sim = (tokens - res.completed) * res.itl_s.mean / res.duration_s
+        gaps = (res.output_tokens_per_s * res.duration_s - res.completed) / res.duration_s
+        sim_itl, sim_tpot = res.itl_s.mean * gaps, res.tpot_s.mean * gaps
         print(
             f"  {r.record_id} {r.model.split('/')[-1][:18]:<18} {r.gpu.split('(')[0].strip():<15} "
-            f"{r.input_len:>6}/{r.output_len:<4} published {pub:6.0f}  simulated {sim:6.0f}  x{pub / sim:5.2f}  "
-            f"(simulated peak {res.peak_running})"
+            f"{r.input_len:>6}/{r.output_len:<4} ITL {pub_itl:5.0f} / {sim_itl:5.0f} x{pub_itl / sim_itl:4.2f}   "
+            f"TPOT {pub_tpot:5.0f} / {sim_tpot:5.0f} x{pub_tpot / sim_tpot:4.2f}   (simulated peak {res.peak_running})"
         )
