@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from planner.engines.profiles import TENSORRT_LLM, TENSORRT_LLM_0, VLLM, profiled_at_token_budget
+from planner.serving.benchmark import reserved_blocks_factor
 from planner.serving.load import Replica
 
 #: Qwen/Qwen3-32B's config.json (https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json): hidden_size 5120,
@@ -34,10 +35,12 @@ class TestKvCacheSizedAtTheServersTokenBudget:
         gives the cache ``fraction x (total - peak + temporary KV)`` (``_cal_max_tokens`` / ``_cal_max_memory``).
         gpustack's ``trtllm-serve Qwen/Qwen3-32B --max_num_tokens=32768`` (load_public.csv LD057) therefore keeps
         0.9 x the activation of 24,576 more tokens out of its cache: at the profile's 2 B per token x (hidden + 2 x
-        MLP width), 0.9 x 2 x 24,576 x 56,320 B = 2.49 GB, 9,504 tokens of 256 KiB."""
+        MLP width), 0.9 x 2 x 24,576 x 56,320 B = 2.49 GB, 9,504 tokens of 256 KiB (seen through requests of 217 +
+        201 tokens that reserve 14 blocks of 32: x 418 / 448)."""
         default, larger = _kv_tokens("tensorrt-llm", None), _kv_tokens("tensorrt-llm", 32768)
         expected = 0.9 * 2.0 * (32768 - 8192) * (HIDDEN + 2 * MLP) / KV_BYTES_PER_TOKEN
-        assert default - larger == pytest.approx(expected, abs=32)  # blocks of 32 tokens (tokens_per_block)
+        assert round(expected) == 9504
+        assert default - larger == pytest.approx(expected * 418 / 448, abs=32)  # the pool: whole blocks of 32
 
     def test_a_server_given_the_default_budget_sizes_its_cache_as_one_given_none(self):
         """``trtllm-serve``'s ``--max_num_tokens`` defaults to BuildConfig's 8192 (``get_llm_args`` in
@@ -76,3 +79,21 @@ class TestInFlightReadLikeForLike:
         by_itl, by_tpot = published_in_flight("LD046")
         assert by_itl == pytest.approx(190726 * 0.05152 / (1000 / 18.86), rel=1e-9)
         assert (round(by_itl), round(by_tpot)) == (185, 808)
+
+
+class TestReservationsInWholeBlocks:
+    def test_each_request_reserves_whole_blocks_to_completion(self):
+        """``GUARANTEED_NO_EVICT`` (``trtllm-serve``'s policy: ``SchedulerConfig(capacity_scheduler_policy=
+        CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, ...)`` in ``get_llm_args``, tensorrt_llm/commands/serve.py)
+        admits a request while the blocks every admitted request needs to completion fit, each request's
+        ``ceil(min(prompt + max new tokens, window) / tokens_per_block)`` (``KVCacheManager::
+        getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp; ``tokens_per_block``
+        32, ``KvCacheConfig``). A 217 + 201-token request holds 14 blocks, 448 token slots for its 418 tokens, so the
+        simulation's token-exact reservations see the cache x 418 / 448."""
+        assert reserved_blocks_factor(None, 217, 201, 32) == pytest.approx(418 / 448)
+        assert reserved_blocks_factor([(100, 28), (217, 201)], 0, 0, 32) == pytest.approx((128 + 418) / (128 + 448))
+        assert reserved_blocks_factor(None, 217, 201, 1) == 1.0
+        plain = Replica("A100 SXM 80GB", "Qwen/Qwen3-32B", gpus=1, scheduler="vllm", engine="tensorrt-llm")
+        reserving = Replica("A100 SXM 80GB", "Qwen/Qwen3-32B", gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm")
+        ratio = reserving.setup(217, 201).scheduler.kv_tokens / plain.setup(217, 201).scheduler.kv_tokens
+        assert ratio == pytest.approx(418 / 448)

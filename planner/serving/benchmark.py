@@ -354,6 +354,8 @@ def serving_setups(
         tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
+        if kinds[i] == "tensorrt-llm":  # each request reserves whole blocks to completion
+            kv_tokens[i] *= reserved_blocks_factor(lengths[i], inp[i], out[i], eng.block_size)
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
@@ -507,6 +509,21 @@ def request_lengths(input_len: float, output_len: float, num_prompts: int, range
         top = max(1, round(2.0 * mean / (1.0 + range_ratio)))
         drawn.append(rng.integers(max(int(top * range_ratio), 1), top + 1, size=num_prompts))
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
+def reserved_blocks_factor(lengths, input_len: float, output_len: float, block_tokens: int) -> float:
+    """Tokens a request uses per token its reservation takes, over a run's requests: sum(prompt + output) /
+    sum(ceil((prompt + output) / block) x block). TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request against
+    the blocks it needs to completion, ``ceil(min(prompt + max new tokens, window) / tokens_per_block)``
+    (``KVCacheManager::getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, used by
+    ``NoEvictScheduledBlocksManager`` in scheduledBlocksManager.h), so the simulation's token-exact reservations see a
+    cache this much smaller. ``lengths``: each request's (prompt, output), or None: all ``input_len`` /
+    ``output_len``."""
+    pairs = lengths or [(input_len, output_len)]
+    block = max(int(block_tokens), 1)
+    used = sum(float(p) + float(o) for p, o in pairs)
+    reserved = sum(math.ceil((float(p) + float(o)) / block) * block for p, o in pairs)
+    return used / reserved if reserved > 0 else 1.0
 
 
 def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, output_len: float) -> float:
