@@ -217,7 +217,7 @@ def arrival_share(rows) -> None:
         share = (r.batch - 1) * per_chunk / max(r.output_len - 1, 1)
         p50, p99 = r.itl_median_s * 1e3, r.itl_p99_s * 1e3
         print(
-            f"  {r.record_id} {r.engine:<13} {r.model.split('/')[-1][:16]:<16} {r.weight_precision:<5} C={r.batch:<2} "
+            f"  {r.record_id} {r.engine:<13} {r.model.split('/')[-1][:16]:<16} {r.weight_precision or '-':<5} C={r.batch:<2} "
             f"{share:6.2%}  {p50:5.1f} / {p99:5.1f}  {p99 - p50:5.1f}"
         )
 

@@ -530,18 +530,22 @@ def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, outpu
     """Context tokens the engine's cache holds per token of its logged size, for a model with sliding-window layers
     (the simulation holds a request's whole context, as for full attention): vLLM's hybrid manager
     (``engine.kv_group_padding``) at the run's requests' mean contexts (``vllm_sliding_tokens_factor``); SGLang
-    (``memory_fraction_rule`` set) its full-attention pool (``sglang_full_pool_factor``); otherwise 1."""
+    (``memory_fraction_rule`` set) its full-attention pool (``sglang_full_pool_factor``) where the release splits the
+    pools for that model (``sglang_splits_sliding_pool``: not gpt-oss before 0.5.10, never Gemma 2/3 up to 0.5.19);
+    otherwise 1."""
     # imported here: the Excel add-in's lite bundle takes every module its process imports (docs/excel.md's size)
     from planner.engines.architecture import model_facts
+    from planner.engines.sglang import sglang_splits_sliding_pool
     from planner.model.memory import sglang_full_pool_factor, vllm_sliding_tokens_factor
 
-    facts = model_facts(cat.model(model_name))
+    model = cat.model(model_name)
+    facts = model_facts(model)
     if not float(facts.sliding_window_layers) > 0:
         return 1.0
     if eng.kv_group_padding:
         pairs = lengths or [(input_len, output_len)]
         return vllm_sliding_tokens_factor(facts, [p + o / 2.0 for p, o in pairs], eng.block_size)
-    if eng.memory_fraction_rule:
+    if eng.memory_fraction_rule and sglang_splits_sliding_pool(eng.memory_fraction_rule, model.family):
         return sglang_full_pool_factor(facts)
     return 1.0
 
