@@ -17,7 +17,8 @@ Two kinds of run:
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
-  reserves part of the future output), chunked prefill within ``max_num_batched_tokens`` per step, decodes
+  reserves part of the future output, TensorRT-LLM whole sequences in blocks: ``reserved_blocks_factor``), chunked
+  prefill within ``max_num_batched_tokens`` per step, decodes
   first, then prompt chunks. Requests arrive all at once; or, when
   ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
   (``--max-concurrency``); or at ``request_rate`` per second, Poisson arrivals as ``vllm bench serve`` sends them
@@ -28,7 +29,9 @@ Two kinds of run:
 
 Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
 1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
-``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given.
+``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given; a given token
+budget also sizes TensorRT-LLM 1.x's KV cache (its start-up estimate runs that many tokens:
+``planner.engines.profiles.profiled_at_token_budget``).
 """
 
 from __future__ import annotations
