@@ -50,21 +50,21 @@
    FP8 runs on their own launches tens to thousands of times its BF16 runs (``first_wave_excess``): the tail is not
    a queue in the front end, so none is simulated.
 8. TensorRT-LLM all-at-once runs: the sequences decoding in flight, averaged over the run, published and simulated
-   alike (no source publishes a peak, so section 2's simulated peak, 531-817 for the ShareGPT bursts, has nothing to
+   alike (no source publishes a peak, so section 2's simulated peak, 514-817 for the ShareGPT bursts, has nothing to
    be compared with). Their sum over a run is every request's latency after its first token, which a result block
    gives only through two estimates (duration = requests / request throughput; ``published_in_flight``): mean ITL x
    (output tokens - requests), exact when every streamed chunk carries one token (``vllm bench serve`` times one
    gap per chunk), and mean TPOT x (output tokens - requests), exact when every output has the same length (the
-   random-dataset runs). On the 12 random-dataset runs (TPOT estimate exact) the engine held 0.73-0.94x of the
-   simulated sequences; on the 24 Qwen3 and DeepSeek-V3.2 runs the ITL estimate is 0.64-1.00x (median 0.87), under
+   random-dataset runs). On the 12 random-dataset runs (TPOT estimate exact) the engine held 0.73-0.95x of the
+   simulated sequences; on the 24 Qwen3 and DeepSeek-V3.2 runs the ITL estimate is 0.64-1.01x (median 0.89), under
    the simulation's admission and KV cache (``GUARANTEED_NO_EVICT``: each request's prompt and whole output
    reserved; the cache ``free_gpu_memory_fraction`` 0.9 of what the start-up estimate leaves;
    ``tests/test_tensorrt_llm_admission.py``), while each token came slower (the H100/H200 step, sections 3 and 6).
-   gpt-oss-120b (x0.36 / x0.61) and DeepSeek-R1 (x0.73 / x0.52) held fewer by both estimates, their first tokens
+   gpt-oss-120b (x0.37 / x0.64) and DeepSeek-R1 (x0.73 / x0.52) held fewer by both estimates, their first tokens
    4-23x later than simulated. R1's simulated cache (775k tokens) holds all 1,000 requests of ~420 tokens, and no
    admission rule read in the sources (the capacity policy, max_batch_size 2048, max_num_tokens 8192, the KV
    estimate, the overlap loop) holds requests back from such a cache; gpt-oss-120b's (218k tokens on one H100, 65 GB
-   of weights) binds at 531 in flight, and a smaller pool would need a measured start-up log, which no public
+   of weights) binds at 514 in flight, and a smaller pool would need a measured start-up log, which no public
    TensorRT-LLM source gives; so nothing is simulated for either. gpt-oss-20b's two estimates disagree (x0.56 /
    x1.12): its median ITL, 0.07 ms, says most chunks carry no new token, so its ITL estimate is too low.
 """
@@ -329,10 +329,6 @@ def first_wave(rows) -> None:
         )
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def published_in_flight(record_id: str) -> tuple[float, float]:
     """Sequences decoding in flight, averaged over a load_public.csv run, from the result block of the perf_public.csv
     row its notes name ("Percentiles of perf_public.csv GPUSTACK-145's result block"): (mean ITL, mean TPOT) x (output
@@ -372,3 +368,7 @@ def in_flight(rows) -> None:
             f"{r.input_len:>6}/{r.output_len:<4} ITL {pub_itl:5.0f} / {sim_itl:5.0f} x{pub_itl / sim_itl:4.2f}   "
             f"TPOT {pub_tpot:5.0f} / {sim_tpot:5.0f} x{pub_tpot / sim_tpot:4.2f}   (simulated peak {res.peak_running})"
         )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
