@@ -202,8 +202,8 @@ class TestLayerGemmRates:
 
 #: aiconfigurator 0.12.0's measured H100 SXM GEMMs at Qwen3-8B's layer shapes (QKV 6,144 x 4,096, O 4,096 x 4,096,
 #: half of gate_up 12,288 x 4,096, down 4,096 x 12,288) and decode sizes (m = 8, 64): (m, n, k, SGLang 0.5.14's
-#: block-FP8 DeepGEMM ms, measured under a CUDA graph: systems/data/h100_sxm/gemm/sglang/0.5.14/gemm_perf.parquet,
-#: fp8_block / sglang_deepgemm_gemm_nt_f8f8bf16; vLLM 0.24.0's block-FP8 ms in .../gemm/vllm/0.24.0/gemm_perf.parquet,
+#: block-FP8 ms, activation group quant + DeepGEMM timed together under a CUDA graph
+#: (systems/data/h100_sxm/gemm/sglang/0.5.14/gemm_perf.parquet, fp8_block / sglang_deepgemm_gemm_nt_f8f8bf16); vLLM 0.24.0's block-FP8 ms in .../gemm/vllm/0.24.0/gemm_perf.parquet,
 #: FlashInfer below 32 rows and DeepGEMM from 32, measured eagerly: kept to show the host time, not fitted).
 H100_BLOCK_FP8_DECODE_GEMMS_MS = (
     (8, 6144, 4096, 0.014125, 0.058768),
