@@ -69,7 +69,8 @@ def _facts(row, context: float):
              engine=_profile_for(row, None), check_fit=False),
         "decode_step",
     )  # fmt: skip
-    d = deploy(resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat), context, o)
+    whole = max(1, round(context))  # deploy takes whole tokens; a run's mean context can be fractional (233 + 221 / 2)
+    d = deploy(resolve_gpu_name(row.gpu, cat), resolve_model_name(row.model, cat), whole, o)
     f = d.facts
     return f.gpu, f.model, f.precision, f.limits, float(d.gpus_safe)
 

@@ -48,10 +48,12 @@ def _facts(gpu: str, engine) -> tuple[GpuFacts, EngineFacts]:
 
 class TestTable:
     def test_shipped_table_is_small(self):
-        """The table ships as kilobytes (issue 21: 'kilobytes, not its 114 MB'): 8 GPUs, graph and eager."""
+        """The table ships as kilobytes (issue 21: 'kilobytes, not its 114 MB'): 8 GPUs from aiconfigurator and
+        MI300X's published rows (tests/test_allreduce_published.py), graph and eager."""
         assert SHIPPED.stat().st_size < 16_000
         table = read_allreduce_table()
-        assert len(table.gpus) == 8 and table.group_sizes == (2, 4, 8, 16)
+        assert len(table.gpus) == 9 and table.gpus[-1] == "MI300X" and table.group_sizes == (2, 4, 8, 16)
+        assert read_allreduce_table(str(SHIPPED)).gpus == table.gpus[:-1]  # one file alone: its rows only
 
     def test_measured_points_are_returned_as_measured(self):
         """aiconfigurator 0.12.0, systems/data/h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet,
@@ -156,13 +158,13 @@ class TestModel:
         assert allreduce_time_s(g, e, 2.0**27, 1.0, 8192.0) == 0.0
 
     def test_gpu_without_a_table_borrows_the_nearest_scaled_by_its_fabric(self):
-        """MI300X has no vLLM table in aiconfigurator: H100 SXM's (kernel_curves.FALLBACK) at the message x 450 / 448
-        GB/s (the catalog's NVLink and Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes
-        H100 SXM's at x 1.5: 16 MiB over 2 GPUs as 24 MiB over 2 x H100 SXM. A plan says so."""
-        g, e = _facts("MI300X", TABLE_ENGINE)
-        assert e.allreduce_table_bytes_scale == pytest.approx(450 / 448)
+        """MI355X (CDNA 4) has no table: H100 SXM's (kernel_curves.FALLBACK) at the message x 450 / 537.6 GB/s (the
+        catalog's NVLink and Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes H100 SXM's at
+        x 1.5: 16 MiB over 2 GPUs as 24 MiB over 2 x H100 SXM. A plan says so."""
+        g, e = _facts("MI355X", TABLE_ENGINE)
+        assert e.allreduce_table_bytes_scale == pytest.approx(450 / 537.6)
         assert allreduce_time_s(g, e, 2.0**24, 8.0, 1024.0) == pytest.approx(
-            _time_us("H100 SXM 80GB", 2.0**24 * 450 / 448, 8, graph=False) * 1e-6
+            _time_us("H100 SXM 80GB", 2.0**24 * 450 / 537.6, 8, graph=False) * 1e-6
         )
         g, e = _facts("H100 NVL 94GB", TABLE_ENGINE)
         assert allreduce_time_s(g, e, 2.0**24, 2.0, 64.0) == pytest.approx(
@@ -170,9 +172,9 @@ class TestModel:
         )
         assert allreduce_time_s(g, e, 2.0**24, 4.0, 64.0) == allreduce_time_s(*_facts("H100 NVL 94GB", FIT_ENGINE),
                                                                                  2.0**24, 4.0, 64.0)  # fmt: skip
-        warnings = plan("MI300X", "llama3.1-70b", 4096, gpus=8).warnings
-        assert any("all-reduce not measured on MI300X" in w and "H100 SXM 80GB" in w for w in warnings)
-        assert not any("all-reduce not measured" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
+        warnings = plan("MI355X", "llama3.1-70b", 4096, gpus=8).warnings
+        assert any("all-reduce not measured on MI355X" in w and "H100 SXM 80GB" in w for w in warnings)
+        assert not any("all-reduce" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
 
     def test_prefill_and_arrays_use_it_through_the_api(self):
         """Llama-3.1-70B on 4 x H100, 2,048 tokens: TTFT moves by exactly the all-reduce difference, 2 x 80 layers x
@@ -183,10 +185,10 @@ class TestModel:
         form = allreduce_time_s(g, e, 2048 * 8192 * 2.0, 4.0, 2048.0)
         measured = _time_us("H100 SXM 80GB", 2048 * 8192 * 2.0, 4, graph=False) * 1e-6
         assert table - plain == pytest.approx(160 * (measured - form), rel=1e-6)
-        many = api.prefill(np.array(["H100", "MI300X"]), "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
+        many = api.prefill(np.array(["H100", "MI355X"]), "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
         assert many[0] == pytest.approx(table)
-        assert many[1] == pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4).ttft_s)
-        assert many[1] != pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4, engine=FIT_ENGINE).ttft_s)
+        assert many[1] == pytest.approx(api.prefill("MI355X", "llama3.1-70b", 2048, gpus=4).ttft_s)
+        assert many[1] != pytest.approx(api.prefill("MI355X", "llama3.1-70b", 2048, gpus=4, engine=FIT_ENGINE).ttft_s)
 
 
 @needs_aic

@@ -115,14 +115,15 @@ class TestShippedTable:
         assert h200["allreduce_latency_s"] == float(shipped["H200 SXM 141GB"]["allreduce_latency_s"])
 
     def test_a_gpu_without_tables_borrows_the_nearest_architecture(self):
-        """MI300X (CDNA 3, no aiconfigurator data) takes the H100's fractions and floors but its GEMM FLOP rates
-        (published matmul figures: tests/test_amd_published_rates.py), and keeps the catalog's all-reduce latency (no
+        """MI300X (CDNA 3, no aiconfigurator data) takes the H100's fractions and floors but its GEMM FLOP rates and
+        memory byte rates (published matmul and STREAM figures: tests/test_amd_published_rates.py), and keeps the catalog's all-reduce latency (no
         measured one of its own); H100 PCIe (Hopper) takes the H100 SXM's too. The sparse MLA kernel's time is
         FlashMLA's SM90 kernel's: none on MI300X, H100's x bf16 peak ratio on H100 PCIe (compute-bound;
         tests/test_sparse_mla.py)."""
         cat = default_catalog()
         h100 = gpu_numbers(cat.gpu("H100 SXM 80GB"))
-        own_gemm = {"gemm_flop_efficiency", "gemm_fp8_flop_efficiency"}
+        own_gemm = {"gemm_flop_efficiency", "gemm_fp8_flop_efficiency", "gemm_bandwidth_efficiency",
+                    "attention_bandwidth_efficiency"}  # fmt: skip
         for name in ("MI300X", "H100 PCIe 80GB"):
             n = gpu_numbers(cat.gpu(name))
             assert kernel_curves.source_gpu(cat.gpu(name).name, cat.gpu(name).architecture) == "H100 SXM 80GB"

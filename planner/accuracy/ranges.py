@@ -157,7 +157,7 @@ def curves_text(gpu_name: str, source: str, miss: float) -> str:
     """What a range widened for another vendor's kernel curves says (the Ranges sheet writes the same words)."""
     return (
         f"kernel curves of {source} stand in on {gpu_name} (x{miss:.2f} either way: the borrowed GEMM rate's miss on "
-        "a published matmul figure)"
+        "a published matmul figure; published GEMM, memory and all-reduce figures replace them where they exist)"
     )
 
 

@@ -233,7 +233,9 @@ def sglang_full_pool_factor(model: ModelFacts, swa_full_tokens_ratio: float = SG
     set_num_token_hybrid``: ``denominator = swa_full_tokens_ratio * swa_layers_num + full_layers_num``;
     ``full_max_total_num_tokens = int(total_tokens / denominator)``, python/sglang/srt/model_executor/model_runner.py).
     gpt-oss: 36 / (0.8 x 18 + 18) = 1.111. A request holds its whole context in the full pool (the binding one
-    here; the sliding pool, which frees what falls out of the window, is not simulated). 1 without both kinds."""
+    here; the sliding pool, which frees what falls out of the window, is not simulated). 1 without both kinds. Only
+    where the release splits the pools for the model: not gpt-oss before 0.5.10, not Gemma 2/3
+    (``planner.engines.sglang.sglang_splits_sliding_pool``)."""
     full, local = float(model.full_attention_layers), float(model.sliding_window_layers)
     if not (full > 0 and local > 0):
         return 1.0
