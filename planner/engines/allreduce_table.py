@@ -56,36 +56,17 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     for p in [Path(path)] if path else [ref / TABLE_FILE_NAME, ref / PUBLISHED_FILE_NAME]:
         with p.open(newline="") as f:
             rows += list(csv.DictReader(f))
-    # the union of the files' sizes, in order (aiconfigurator's rows: 2^8 - 2^30 bytes; MI300X's published: 2^7 -
-    # 2^29); a size a row lacks is NaN (not measured)
-    size_cols = sorted({c for r in rows for c in r if c.startswith("us_")}, key=lambda c: int(c[3:]))
+    size_cols = [c for c in rows[0] if c.startswith("us_")]
     gpus = tuple(dict.fromkeys(r["gpu"] for r in rows))
     groups = tuple(sorted({int(r["num_gpus"]) for r in rows}))
     log_s = np.full((len(gpus), len(MODES), len(groups), len(size_cols)), math.nan)
     for r in rows:
-        us = _fill_ends(np.array([float(r[c]) if r.get(c) else math.nan for c in size_cols]))
+        us = np.array([float(r[c]) for c in size_cols])
         log_s[gpus.index(r["gpu"]), MODES.index(r["mode"]), groups.index(int(r["num_gpus"]))] = (
             _never_faster_when_larger(np.log(us * 1e-6))
         )
     log_s.flags.writeable = False
     return AllReduceTable(gpus, groups, tuple(float(c[3:]) for c in size_cols), log_s)
-
-
-def _fill_ends(us: np.ndarray) -> np.ndarray:
-    """A row on the union of the files' sizes, its own ends carried out as the lookup reads beyond a table: below its
-    smallest measured message the smallest's time (the latency floor); above its largest, the largest's time plus the
-    extra bytes at its last segment's rate (MI300X's published row ends at 2^29 bytes, aiconfigurator's at 2^30).
-    A row with no value stays NaN; gaps inside a row are left as they are."""
-    finite = np.flatnonzero(np.isfinite(us))
-    if len(finite) < 2:
-        return us
-    out = us.copy()
-    lo, hi = finite[0], finite[-1]
-    out[:lo] = us[lo]
-    rate_us_per_size = (us[hi] - us[hi - 1]) / (2.0**hi - 2.0 ** (hi - 1))  # per unit of 2^index (bytes scale)
-    for i in range(hi + 1, len(us)):
-        out[i] = us[hi] + rate_us_per_size * (2.0**i - 2.0**hi)
-    return out
 
 
 def _never_faster_when_larger(log_seconds: np.ndarray) -> np.ndarray:
