@@ -398,7 +398,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
     bad = np.asarray(r.bad) | bad_ctx | bad_batch | bad_gpus
-    r = replace(r, precision=m.experts_as_loaded(r.precision, r.limits, n_safe, par))  # as loaded: time reads them
+    r = _experts_as_loaded(r, n_safe, par)
     plan = None
     if check_fit or gpus is None:
         plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
@@ -435,7 +435,7 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
                 n = float(k)
                 break
     n_safe = float(GPU_GROUPS[-1]) if n != n else n
-    r = replace(r, precision=m.experts_as_loaded(r.precision, r.limits, n_safe, par))  # as loaded: time reads them
+    r = _experts_as_loaded(r, n_safe, par)
     plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
     bad = False
     if (check_fit or gpus is None) and (n != n or not plan.max_batch >= need):
@@ -465,7 +465,18 @@ def _short_by(short_bytes: float) -> str:
 
 def _any_set(x: Any) -> bool:
     """Whether any scenario's flag (a number, an array or ``Rows``) is above 0."""
+    if type(x) is float:
+        return x > 0
     return bool(np.any(np.asarray(getattr(x, "values", x)) > 0))
+
+
+def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:
+    """``r`` with its precision facts as the engine loads the experts on ``gpus`` (``model.experts_as_loaded``), so
+    that the time functions read what the memory plan holds; ``r`` itself where nothing changes."""
+    if parallelism == "tp":
+        return r
+    loaded = m.experts_as_loaded(r.precision, r.limits, gpus, parallelism)
+    return r if loaded is r.precision else replace(r, precision=loaded)
 
 
 def _names(x: Any) -> np.ndarray:
