@@ -146,6 +146,23 @@ def test_help_examples_print_one_command_per_line():
             assert commands <= 1, (path, line)
 
 
+
+
+def test_help_examples_print_as_written():
+    """Each example line is a whole command as a user would copy it: it starts with ``planner`` (or ``export``), or
+    continues a line that ends in a backslash, and holds no run of spaces before its comment. Found by s80:
+    ``catalog import-hf --help`` printed "...models--Qwen--" and "Qwen3-8B --name ..." on two lines (click rewrapped
+    the paragraph), ``plan --help`` "--gpus 1             --rate 4" (a backslash-newline the docstring ate)."""
+    for path, _ in _commands(main, click.Context(main)):
+        example = run(*path, "--help").output.split("Example:")[1].split("Options:")[0]
+        continued = False
+        for line in filter(str.strip, example.splitlines()):
+            text = line.split(" #")[0].strip()
+            assert continued or text.startswith(("planner ", "export ")), (path, line)
+            assert "  " not in text, (path, line)
+            continued = text.endswith("\\")
+
+
 class TestRanges:
     def test_plan_shows_tpot_with_the_held_out_range(self):
         """Without a calibration, TPOT x (1 + low) .. (1 + high): the H100's 10th/90th percentiles of held-out

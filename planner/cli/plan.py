@@ -298,7 +298,7 @@ def plan_command(
         planner plan --gpu H100 --model llama2-70b --context 8192
         planner plan --gpu H100 --model llama3.1-70b --context 4096 -w fp8 --gpus 4 \\
             --rate 60 --prompt-tokens 800 --output-tokens 400 --ttft-target 1.5 --tpot-target 0.05
-        planner plan --gpu H100 --model Qwen/Qwen3-8B --context 4096 -w fp8 --gpus 1 \
+        planner plan --gpu H100 --model Qwen/Qwen3-8B --context 4096 -w fp8 --gpus 1 \\
             --rate 4 --prompt-tokens 233 --output-tokens 221 --speculative-tokens 3 --acceptance-length 2.7
     """
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):

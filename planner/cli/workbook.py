@@ -54,8 +54,8 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
 
     Example:
 
+    \b
         planner workbook -o workbooks --force
-
         planner workbook --gpus H100,A100-80GB --models llama2-70b,llama-65b -o my-books
     """
     if ctx.invoked_subcommand is not None:
