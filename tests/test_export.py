@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -152,6 +153,15 @@ class TestXlsx:
             "Glossary",
             "Assumptions",
         ]
+
+    def test_export_help_names_the_sheets_in_their_order(self, book):
+        """``planner export --help`` lists the sheets a finance reader opens, in the book's order (s80: it named
+        five of thirteen, "Summary, Options, Levers, Charts and Assumptions")."""
+        helptext = " ".join(run("--help").output.split())
+        listed = re.sub(r" \([^)]*\)", "", helptext.split("The xlsx opens on ")[1].split(";")[0])
+        names = re.split(r", then |, | and ", listed)
+        assert names == [n for n in book.sheetnames if n in names]  # in the book, in its order
+        assert set(book.sheetnames) - set(names) == {"Chart data"}  # only the charts' data is left out
 
     def test_summary_names_the_recommendation_and_its_reason(self, book):
         """The recommended option and its cost are on the first screen; the reason paragraph follows."""
