@@ -163,6 +163,18 @@ def test_help_examples_print_as_written():
             continued = text.endswith("\\")
 
 
+def test_workbook_help_names_the_levers_the_sheet_has():
+    """``planner workbook --help`` counts and names the Levers sheet's scenarios (planner.workbook.calc.SCENARIOS,
+    what the sheet writes); s80 found "the four levers" beside a sheet of five."""
+    from planner.workbook.calc import SCENARIOS
+
+    helptext = " ".join(run("workbook", "--help").output.split())
+    count, listed = re.search(r"the baseline and (\w+) levers side by side \(([^)]*)\)", helptext).groups()
+    levers = [header for key, header, _ in SCENARIOS if key != "base"]
+    assert count == ("one", "two", "three", "four", "five", "six", "seven")[len(levers) - 1]
+    assert [n.lower() for n in re.split(r", (?:a )?", listed)] == [h.lower() for h in levers]
+
+
 class TestRanges:
     def test_plan_shows_tpot_with_the_held_out_range(self):
         """Without a calibration, TPOT x (1 + low) .. (1 + high): the H100's 10th/90th percentiles of held-out
