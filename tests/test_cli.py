@@ -175,6 +175,20 @@ def test_workbook_help_names_the_levers_the_sheet_has():
     assert [n.lower() for n in re.split(r", (?:a )?", listed)] == [h.lower() for h in levers]
 
 
+def test_plan_price_is_bounded_as_a_scenario_rent_is():
+    """``--price 1e308`` overflowed the cost ("RuntimeWarning: overflow", "$inf per million output tokens") where a
+    scenario's cloud_usd_per_gpu_hour stops at MAX_RENT_USD_PER_GPU_HOUR: the same bound, one usage line (exit 2),
+    stated in --help (s80)."""
+    from planner.export.scenario import MAX_RENT_USD_PER_GPU_HOUR
+
+    r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "1e308")
+    assert r.exit_code == 2 and "'--price'" in r.output and "inf" not in r.output and "Warning" not in r.output
+    at_bound = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "10000")
+    assert at_bound.exit_code == 0 and "($10,000.00/GPU-hour)" in at_bound.output
+    helptext = " ".join(run("plan", "--help").output.split())
+    assert f"US$ per GPU-hour, 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}" in helptext
+
+
 class TestRanges:
     def test_plan_shows_tpot_with_the_held_out_range(self):
         """Without a calibration, TPOT x (1 + low) .. (1 + high): the H100's 10th/90th percentiles of held-out

@@ -15,7 +15,7 @@ from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
-from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S
+from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_RENT_USD_PER_GPU_HOUR
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
@@ -215,8 +215,8 @@ def plan_as_dict(p: Plan) -> dict:
 @click.option(
     "--price",
     "price_per_gpu_hour",
-    type=click.FloatRange(min=0),
-    help="US$ per GPU-hour [default: catalog cloud price].",
+    type=click.FloatRange(min=0, max=MAX_RENT_USD_PER_GPU_HOUR),
+    help="US$ per GPU-hour, 0 to 10,000 [default: the catalog's on-demand price].",
 )
 @click.option(
     "--calibration",

@@ -71,6 +71,9 @@ Tokens = Annotated[int, BeforeValidator(_token_count)]
 #: every second is slower than anyone reads (about 5 tokens/s); a first token after a minute is no chat.
 BARE_TPOT_MAX_S = 1.0
 BARE_TTFT_MAX_S = 60.0
+#: Largest rent per GPU-hour a scenario or `planner plan --price` takes, US$ (the dearest catalog rent is a few
+#: dollars; above this a figure is a typo or a whole node's price, and 1e308 overflowed the cost to inf).
+MAX_RENT_USD_PER_GPU_HOUR = 1e4
 
 
 def _tpot_seconds(value: Any) -> Any:
@@ -221,7 +224,7 @@ class _OptionFields(BaseModel):
         default=None, gt=0, le=1e8, description="price of one GPU (default: the catalog's)"
     )
     cloud_usd_per_gpu_hour: float | None = Field(
-        default=None, gt=0, le=1e4, description="rent per GPU-hour (default: the catalog's)"
+        default=None, gt=0, le=MAX_RENT_USD_PER_GPU_HOUR, description="rent per GPU-hour (default: the catalog's)"
     )
     amortization_months: int | None = months_field(None, "months a purchase is written off over")
     power_usd_per_kwh: float | None = Field(
