@@ -189,6 +189,21 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
     assert f"US$ per GPU-hour, 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}" in helptext
 
 
+def test_plan_rate_past_one_replicas_capacity_is_flagged():
+    """Without targets ``plan --rate`` runs one replica at the whole rate; at 1e308 requests/s it printed p95 TTFT
+    31 s as if that were the answer (s80). Past the capacity planner.serving.fleet.sweep_within_capacity finds (the
+    closed-form approximation) a warning says the queue grows without bound (a rate above a scenario's bound,
+    MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1 request/s (~100 of Llama-2-70B's
+    output tokens/s on 2 x H100, far below the ~2,500 a replica gives) none."""
+    base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")
+    over = run(*base, "--output-tokens", "100", "--rate", "1e6")
+    assert over.exit_code == 0 and "warning: 1e+06 requests/s is past one replica's capacity" in over.output
+    huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
+    assert huge.exit_code == 2 and "'--rate': 1e+308 is not in the range 0<x<=1000000.0" in huge.output
+    under = run(*base, "--output-tokens", "100", "--rate", "1", "--json")
+    assert under.exit_code == 0 and json.loads(under.output)["under_load"]["past_capacity"] is False
+
+
 class TestRanges:
     def test_plan_shows_tpot_with_the_held_out_range(self):
         """Without a calibration, TPOT x (1 + low) .. (1 + high): the H100's 10th/90th percentiles of held-out

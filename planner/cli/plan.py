@@ -15,11 +15,11 @@ from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
-from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_RENT_USD_PER_GPU_HOUR
+from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_RENT_USD_PER_GPU_HOUR, MAX_REQUESTS_PER_S
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
-from planner.serving.fleet import Sizing, fewest_replicas
+from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.speculative import speculation_for
 from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
@@ -233,8 +233,9 @@ def plan_as_dict(p: Plan) -> dict:
 @click.option(
     "--rate",
     "rate_per_s",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Requests per second to serve: size a fleet on simulated percentiles (needs --prompt-tokens, --output-tokens).",
+    type=click.FloatRange(min=0, min_open=True, max=MAX_REQUESTS_PER_S),
+    help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
+    "(needs --prompt-tokens, --output-tokens).",
 )
 @click.option("--prompt-tokens", type=TokenCount(), help="Mean prompt length under load, tokens.")
 @click.option("--output-tokens", type=TokenCount(), help="Mean output length under load, tokens.")
@@ -308,16 +309,22 @@ def plan_command(
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
+    past_capacity = False
     if rate_per_s is not None:
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
+        replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
         sized = fewest_replicas(
-            dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec),
-            prompt_tokens, output_tokens, rate_per_s,
+            replica, prompt_tokens, output_tokens, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
         )  # fmt: skip
+        if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
+            (run,) = sweep_within_capacity(replica, prompt_tokens, output_tokens, [rate_per_s], burstiness=burstiness)
+            past_capacity = run is None
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
+        if sized:
+            out["under_load"]["past_capacity"] = past_capacity
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "speculative_tokens": spec.draft_steps,
@@ -326,6 +333,12 @@ def plan_command(
         echo(json.dumps(out, indent=2))
     else:
         text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec) if sized else ""
+        if past_capacity:
+            text += (
+                f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ("
+                f"{fmt_rate(sized.result.output_tokens_per_s)} of output): its queue grows without bound, so these "
+                "figures only say how long 1,000 requests took; give --ttft-target and --tpot-target to size a fleet"
+            )
         echo(render_plan(p) + text)
 
 
