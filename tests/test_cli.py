@@ -146,8 +146,6 @@ def test_help_examples_print_one_command_per_line():
             assert commands <= 1, (path, line)
 
 
-
-
 def test_help_examples_print_as_written():
     """Each example line is a whole command as a user would copy it: it starts with ``planner`` (or ``export``), or
     continues a line that ends in a backslash, and holds no run of spaces before its comment. Found by s80:
@@ -179,7 +177,7 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
     """``--price 1e308`` overflowed the cost ("RuntimeWarning: overflow", "$inf per million output tokens") where a
     scenario's cloud_usd_per_gpu_hour stops at MAX_RENT_USD_PER_GPU_HOUR: the same bound, one usage line (exit 2),
     stated in --help (s80)."""
-    from planner.export.scenario import MAX_RENT_USD_PER_GPU_HOUR
+    from planner.checks import MAX_RENT_USD_PER_GPU_HOUR
 
     r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "1e308")
     assert r.exit_code == 2 and "'--price'" in r.output and "inf" not in r.output and "Warning" not in r.output

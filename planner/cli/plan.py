@@ -9,13 +9,14 @@ from pathlib import Path
 
 import click
 
+from planner.checks import MAX_RENT_USD_PER_GPU_HOUR
 from planner.cli.options import Seconds, TokenCount, catalog_option, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
-from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_RENT_USD_PER_GPU_HOUR, MAX_REQUESTS_PER_S
+from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of

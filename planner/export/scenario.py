@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog import Catalog
+from planner.checks import MAX_RENT_USD_PER_GPU_HOUR
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
@@ -71,9 +72,6 @@ Tokens = Annotated[int, BeforeValidator(_token_count)]
 #: every second is slower than anyone reads (about 5 tokens/s); a first token after a minute is no chat.
 BARE_TPOT_MAX_S = 1.0
 BARE_TTFT_MAX_S = 60.0
-#: Largest rent per GPU-hour a scenario or `planner plan --price` takes, US$ (the dearest catalog rent is a few
-#: dollars; above this a figure is a typo or a whole node's price, and 1e308 overflowed the cost to inf).
-MAX_RENT_USD_PER_GPU_HOUR = 1e4
 
 
 def _tpot_seconds(value: Any) -> Any:
