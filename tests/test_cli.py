@@ -161,6 +161,17 @@ def test_help_examples_print_as_written():
             continued = text.endswith("\\")
 
 
+def test_help_spells_out_the_terms_it_uses():
+    """A finance reader meets TPOT and TTFT in every command's help: ``planner --help`` spells them out, and plan's
+    --percentile says what it is (s80: its help was "Of the targets.", --engine's "Memory budgeting rule.", though
+    the engine also sets the time per step)."""
+    top = " ".join(run("--help").output.split())
+    assert "TPOT, time per output token" in top and "TTFT, time to first token" in top
+    plan_help = " ".join(run("plan", "--help").output.split())
+    assert "--percentile [50|90|95|99] Percentile the TTFT and TPOT targets hold at" in plan_help
+    assert "memory budget (KV cache) and per-step costs" in plan_help
+
+
 def test_workbook_help_names_the_levers_the_sheet_has():
     """``planner workbook --help`` counts and names the Levers sheet's scenarios (planner.workbook.calc.SCENARIOS,
     what the sheet writes); s80 found "the four levers" beside a sheet of five."""

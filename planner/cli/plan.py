@@ -211,7 +211,11 @@ def plan_as_dict(p: Plan) -> dict:
     help=option_doc("memory_utilization"),
 )
 @click.option(
-    "--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule."
+    "--engine",
+    type=click.Choice(sorted(ENGINES)),
+    default="vllm",
+    show_default=True,
+    help="Serving engine whose memory budget (KV cache) and per-step costs are used.",
 )
 @click.option(
     "--price",
@@ -243,17 +247,21 @@ def plan_as_dict(p: Plan) -> dict:
 @click.option(
     "--ttft-target",
     type=Seconds(BARE_TTFT_MAX_S),
-    help=f'TTFT target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
+    help=f'TTFT (time to first token) target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
     f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds.",
 )
 @click.option(
     "--tpot-target",
     type=Seconds(BARE_TPOT_MAX_S),
-    help=f'TPOT target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
+    help=f'TPOT (time per output token) target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
     f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds.",
 )
 @click.option(
-    "--percentile", type=click.Choice(["50", "90", "95", "99"]), default="95", show_default=True, help="Of the targets."
+    "--percentile",
+    type=click.Choice(["50", "90", "95", "99"]),
+    default="95",
+    show_default=True,
+    help="Percentile the TTFT and TPOT targets hold at: 95 means 95 of 100 requests within them.",
 )
 @click.option(
     "--burstiness",
