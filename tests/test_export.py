@@ -154,6 +154,18 @@ class TestXlsx:
             "Assumptions",
         ]
 
+    def test_export_doc_names_every_sheet_in_its_order(self, book):
+        """docs/export.md's ``.xlsx`` row names each sheet in bold, in the book's order (s80: it lacked Like for like,
+        Ownership, Demand cases, Fleet by quarter and Glossary); Latency and Latency data come with a sized fleet."""
+        row = next(
+            x
+            for x in (ROOT / "docs" / "export.md").read_text(encoding="utf-8").splitlines()
+            if x.startswith("| `.xlsx`")
+        )
+        named = re.findall(r"\*\*([A-Z][\w ]+?)\*\*", row)
+        assert [n for n in named if n in book.sheetnames] == book.sheetnames
+        assert set(named) - set(book.sheetnames) <= {"Latency", "Latency data", "live"}
+
     def test_export_help_names_the_sheets_in_their_order(self, book):
         """``planner export --help`` lists the sheets a finance reader opens, in the book's order (s80: it named
         five of thirteen, "Summary, Options, Levers, Charts and Assumptions")."""
