@@ -487,6 +487,16 @@ class TestWorkbooksDoc:
             compare_batch,
         )
 
+    def test_sheet_table_names_every_sheet(self):
+        """The "Sheet | What it holds" table names the shipped workbook's sheets in its order (s80: AllReduce was
+        missing)."""
+        import openpyxl
+
+        table = (ROOT / self.DOC).read_text(encoding="utf-8").split("| Sheet | What it holds |")[1].split("\n\n")[0]
+        named = [n for row in table.splitlines()[2:] for n in row.split("|")[1].strip().split(", ")]
+        book = openpyxl.load_workbook(ROOT / "workbooks" / "capacity-what-if.xlsx", read_only=True)
+        assert named == book.sheetnames
+
     def test_sweeps(self):
         """'decode at batch 1 to 1,024', 'contexts 1,024 .. 131,072': the Sweeps sheet's axes."""
         from planner.workbook.sweeps import BATCH_SWEEP, CONTEXT_SWEEP
