@@ -172,6 +172,14 @@ def test_help_spells_out_the_terms_it_uses():
     assert "memory budget (KV cache) and per-step costs" in plan_help
 
 
+def test_workbook_counts_read_as_english():
+    """`planner workbook` and `refresh` say "(1 GPU, 1 model)", not "(1 GPUs, 1 models)" (s80; writing a workbook
+    to see it costs ~7 s CPU, so the wording is checked where it is made)."""
+    from planner.cli.workbook import _counted
+
+    assert (_counted(1, "GPU"), _counted(1, "model"), _counted(1234, "model")) == ("1 GPU", "1 model", "1,234 models")
+
+
 def test_workbook_help_names_the_levers_the_sheet_has():
     """``planner workbook --help`` counts and names the Levers sheet's scenarios (planner.workbook.calc.SCENARIOS,
     what the sheet writes); s80 found "the four levers" beside a sheet of five."""
