@@ -11,6 +11,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 
 Errors = Literal["raise", "coerce"]
 
@@ -88,11 +89,6 @@ def _fraction(value: Any, what: str) -> np.ndarray:
     accepted = f"{what} must be a number above 0 and at most 1"
     arr = _numbers(value, accepted, "raise")
     return _checked(arr, ~np.isfinite(arr) | (arr <= 0) | (arr > 1), accepted, "raise", 1.0)[0]
-
-
-#: Largest rent per GPU-hour the public functions, a scenario and `planner plan --price` take, US$: the dearest
-#: catalog rent is a few dollars; above this a figure is a typo or a whole node's price (1e308 overflowed to inf).
-MAX_RENT_USD_PER_GPU_HOUR = 1e4
 
 
 def _price(value: Any, what: str = "price_per_gpu_hour") -> np.ndarray:

@@ -196,7 +196,7 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
     """``--price 1e308`` overflowed the cost ("RuntimeWarning: overflow", "$inf per million output tokens") where a
     scenario's cloud_usd_per_gpu_hour stops at MAX_RENT_USD_PER_GPU_HOUR: the same bound, one usage line (exit 2),
     stated in --help (s80)."""
-    from planner.checks import MAX_RENT_USD_PER_GPU_HOUR
+    from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 
     r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "1e308")
     assert r.exit_code == 2 and "'--price'" in r.output and "inf" not in r.output and "Warning" not in r.output

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import click
 
-from planner.checks import MAX_RENT_USD_PER_GPU_HOUR
 from planner.cli.options import Seconds, TokenCount, catalog_option, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
@@ -22,7 +21,7 @@ from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.speculative import speculation_for
-from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
 LAYOUT_WORDS = {

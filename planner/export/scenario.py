@@ -23,13 +23,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
 from planner.catalog import Catalog
-from planner.checks import MAX_RENT_USD_PER_GPU_HOUR
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.serving.speculative import SPECULATION_OPTIONS
-from planner.units import parse_seconds, parse_token_count
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_seconds, parse_token_count
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
