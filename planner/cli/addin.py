@@ -201,7 +201,7 @@ def _package_files() -> list[tuple[str, bytes]]:
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
     # the operator model's kernel curves (planner.engines.kernel_curves), vLLM's measured all-reduce table and the
-    # published rows of GPUs it lacks (planner.engines.allreduce_table), and the licence of the data they come from
+    # published rows of GPUs without one (planner.engines.allreduce_table), and the licence of the data they come from
     for name in (CURVES_FILE_NAME, TABLE_FILE_NAME, PUBLISHED_FILE_NAME, "LICENSE-aiconfigurator.txt"):
         files.append((f"planner/_catalogs/reference/{name}", (shipped_catalog_dir() / "reference" / name).read_bytes()))
     return files
