@@ -172,6 +172,17 @@ def test_help_spells_out_the_terms_it_uses():
     assert "memory budget (KV cache) and per-step costs" in plan_help
 
 
+def test_help_states_the_default_of_each_argument():
+    """click shows an option's default but not an argument's: a help that takes an optional argument with a default
+    says it as click says an option's (s80: ``catalog list --help`` showed "[all|gpus|models|precisions]" and not that
+    all is the default; ``addin example`` did not say where it writes)."""
+    for path, cmd in _commands(main, click.Context(main)):
+        helptext = " ".join(run(*path, "--help").output.split())
+        for arg in cmd.params:
+            if isinstance(arg, click.Argument) and not arg.required and isinstance(arg.default, (str, int, Path)):
+                assert f"[default: {arg.default}]" in helptext, (path, arg.name)
+
+
 def test_workbook_counts_read_as_english():
     """`planner workbook` and `refresh` say "(1 GPU, 1 model)", not "(1 GPUs, 1 models)" (s80; writing a workbook
     to see it costs ~7 s CPU, so the wording is checked where it is made)."""

@@ -75,7 +75,7 @@ def catalog_group() -> None:
 @click.argument("kind", type=click.Choice(("all", *KINDS)), default="all")
 @catalog_option
 def list_command(kind: str, catalog_dirs) -> None:
-    """List GPUs, models and precisions with their headline numbers.
+    """List GPUs, models and precisions with their headline numbers (KIND: one of them [default: all]).
 
     Example:
 
