@@ -170,6 +170,11 @@ def test_help_spells_out_the_terms_it_uses():
     plan_help = " ".join(run("plan", "--help").output.split())
     assert "--percentile [50|90|95|99] Percentile the TTFT and TPOT targets hold at" in plan_help
     assert "memory budget (KV cache) and per-step costs" in plan_help
+    # an option that is off when left out says so (s80: the targets and calibrate --measure's model did not)
+    assert plan_help.count("Default: none (with neither target, one replica takes the whole --rate)") == 2
+    from planner.cli.accuracy import MEASURE_MODEL
+
+    assert f"its shape [default: {MEASURE_MODEL}]" in " ".join(run("calibrate", "--help").output.split())
 
 
 def test_help_states_the_default_of_each_argument():

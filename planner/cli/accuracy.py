@@ -239,6 +239,9 @@ def _read_context_csv(
     return rows
 
 
+#: The model whose shape ``calibrate --measure`` times when --model is not given.
+MEASURE_MODEL = "Llama-3.1-8B"
+
 #: Skipped rows named one by one on stderr; the rest are counted.
 SKIPPED_SHOWN = 5
 
@@ -270,7 +273,9 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
 @click.option("--measure", is_flag=True, help="Measure this machine's GPU with PyTorch (pip install 'planner[gpu]').")
 @click.option("--gpu", help="GPU of the measurements (needed for a benchmark_serving file and --measure).")
 @click.option(
-    "--model", "model_name", help="Model of the measurements when the file does not say (--measure: its shape)."
+    "--model",
+    "model_name",
+    help=f"Model of the measurements when the file does not say (--measure: its shape [default: {MEASURE_MODEL}]).",
 )
 @click.option(
     "--gpus",
@@ -312,7 +317,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     if measure:
         from planner.accuracy import measure as meas
 
-        result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
+        result = meas.measure(gpu=gpu, model=model_name or MEASURE_MODEL, device=device, catalog=cat)
         echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
     else:

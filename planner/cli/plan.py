@@ -254,13 +254,15 @@ def plan_as_dict(p: Plan) -> dict:
     "--ttft-target",
     type=Seconds(BARE_TTFT_MAX_S),
     help=f'TTFT (time to first token) target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
-    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds.",
+    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, one "
+    "replica takes the whole --rate).",
 )
 @click.option(
     "--tpot-target",
     type=Seconds(BARE_TPOT_MAX_S),
     help=f'TPOT (time per output token) target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
-    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds.",
+    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, one "
+    "replica takes the whole --rate).",
 )
 @click.option(
     "--percentile",
