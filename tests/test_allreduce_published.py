@@ -8,7 +8,6 @@ graphs from QuickReduce's README (https://github.com/mk1-project/quickreduce, 20
 from __future__ import annotations
 
 import importlib.util
-import math
 from pathlib import Path
 
 import numpy as np

@@ -75,6 +75,10 @@ NAMED = {
     # MI300X's published RCCL rows (the AllReduce sheet's last block, catalogs/reference/allreduce_published.csv);
     # its prefill's 1.3 GB messages are past the table's 512 MiB (the last segment's rate)
     "published-allreduce-mi300x-8": dict(gpu="MI300X", model="Llama-3.1-70B", context=81920, gpus=8, batch=32),
+    # a fully connected mesh: a pair of MI300X reads QuickReduce's 2-GPU RCCL rows (its own block); 4 x MI355X
+    # borrows H100's table at 7/3 the bytes of 8 GPUs (3 of its 7 links; planner.model.collectives.mesh_group_share)
+    "mesh-pair-mi300x-2": dict(gpu="MI300X", model="Llama-3.1-70B", context=8192, gpus=2, batch=32),
+    "mesh-four-mi355x-borrowed": dict(gpu="MI355X", model="Llama-3.1-70B", context=8192, gpus=4, batch=16),
     "rtx4090-kv-fp8": dict(gpu="RTX 4090", model="Llama-3.1-8B", context=16384, kv_precision="fp8"),
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),
@@ -337,6 +341,20 @@ class TestParityWithThePythonModel:
         assert calc[f"{col}{c.row_of['d_ar_bytes']}"].value == 16384
         assert calc[f"{col}{c.row_of['d_ar_t']}"].value == pytest.approx(4.904e-6, rel=1e-12)
         assert calc[f"{col}{c.row_of['d_comm']}"].value == pytest.approx(160 * 4.904e-6, rel=1e-12)
+
+    @pytest.mark.parametrize("name", [book("mesh-pair-mi300x-2")])
+    def test_a_pair_of_mi300x_reads_its_published_rccl_row(self, recalculated, name):
+        """2 x MI300X at batch 32 (Llama 3.1 70B): one all-reduce of 32 x 8,192 x 2 B = 512 KiB is RCCL's 25.97 us on
+        a pair (QuickReduce's README, 2025-03-16; no graph run printed, so the eager time stands inside graphs), the
+        pair's one link of seven in the group's share (1/7)."""
+        from planner.workbook.calc import calc_rows, scenario_col
+
+        spec, books = recalculated
+        c, calc = calc_rows(lever_kv="fp8", lever_weights="fp8"), books[name]["Calc"]
+        col = scenario_col("base")
+        assert calc[f"{col}{c.row_of['d_ar_bytes']}"].value == 524288
+        assert calc[f"{col}{c.row_of['d_ar_t']}"].value == pytest.approx(25.97e-6, rel=1e-12)
+        assert calc[f"{col}{c.row_of['mesh_share']}"].value == pytest.approx(1 / 7, rel=1e-12)
 
 
 class TestLoadSheetRecalculated:

@@ -101,9 +101,9 @@ def _graph_from_eager(log_s: np.ndarray) -> None:
     """In place: a (GPU, group) with eager times and no graph row reads its eager times inside a graph too.
 
     An upper bound: QuickReduce's 2- and 4-GPU RCCL rows were run without HIP graphs; on 8 x MI300X, where the blog
-    printed both, graphs take 4-10 us off each all-reduce below 2 MiB (32 KiB: 9.05 against 13.31 us) and nothing
-    from 4 MiB up. Without this the group would fall back to the latency + bandwidth form inside graphs, whose
-    borrowed efficiency puts a pair's 1 MiB at 55 us against the 37 us measured without graphs."""
+    printed both, graphs take 4-16 us off each all-reduce below 2 MiB as printed (32 KiB: 9.05 against 13.31 us)
+    and nothing from 4 MiB up. Without this the group would fall back to the latency + bandwidth form inside graphs,
+    whose borrowed efficiency puts a pair's 1 MiB at 56 us against the 37 us measured without graphs."""
     graph, eager = MODES.index("graph"), MODES.index("eager")
     for gi in range(log_s.shape[0]):
         for ki in range(log_s.shape[2]):

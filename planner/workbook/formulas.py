@@ -319,7 +319,13 @@ def allreduce_rows(tokens: str) -> list[tuple[str, str, str, str, str]]:
     beyond 512 MiB), in the CUDA-graph rows for a step of at most model.operators.CUDA_GRAPH_MAX_BATCH tokens."""
     top = "ar_top_bytes"
     return [
-        ("ar_bytes", "All-reduce message looked up", "B", "#,##0", f"{tokens}*({{hidden}}*2)*{{ar_scale}}*{{ar_src_share}}/{{mesh_share}}"),
+        (
+            "ar_bytes",
+            "All-reduce message looked up",
+            "B",
+            "#,##0",
+            f"{tokens}*({{hidden}}*2)*{{ar_scale}}*{{ar_src_share}}/{{mesh_share}}",
+        ),
         (
             "ar_x",
             "All-reduce table: log2(bytes) within it",
