@@ -10,8 +10,6 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Literal, Protocol
 
-import numpy as np
-
 ArrayLike = Any  # a float or a numpy array of floats
 
 
@@ -161,13 +159,3 @@ class EngineMemoryRules(Protocol):
 
 def field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
-
-
-def from_columns(cls: type, columns: dict[str, Any]):
-    """A facts record from per-scenario columns named as its fields (extra columns ignored)."""
-    return cls(**{name: columns[name] for name in field_names(cls)})
-
-
-def nan_like(cls: type, shape: tuple):
-    """A record of NaN arrays of ``shape`` (every scenario failed)."""
-    return cls(**{name: np.full(shape, np.nan) for name in field_names(cls)})

@@ -66,6 +66,16 @@ def attended_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) 
     ) + model.sliding_window_layers * ops.minimum(context_tokens, model.sliding_window)
 
 
+def left_to_dense(attended: ArrayLike, sparse_kernel: ArrayLike) -> ArrayLike:
+    """``attended`` (tokens or token pairs) x (1 - ``sparse_kernel``): the share the attention curves time, the rest
+    left to the engine's fp8 sparse MLA kernel (``planner.model.operators.sparse_mla_applies``). The plain float 0.0
+    (every model without DSA, the common case) returns ``attended`` as it is: x 1.0 changes no value, it only costs
+    a pass over the arrays (and makes whole numbers floats)."""
+    if type(sparse_kernel) is float and sparse_kernel == 0.0:
+        return attended
+    return attended * (1.0 - sparse_kernel)
+
+
 def kv_bytes(
     model: ModelFacts, precision: PrecisionFacts, context_tokens: ArrayLike, batch: ArrayLike = 1
 ) -> ArrayLike:
@@ -113,9 +123,7 @@ def decode_attention_bytes(
     ``sparse_kernel`` 1: the latents are timed by the engine's fp8 sparse MLA kernel instead
     (``planner.model.operators.sparse_mla_time_s``): only the indexer keys and the state are counted."""
     per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
-    attended = attended_tokens_per_layer_sum(model, context_tokens)
-    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
-        attended = attended * (1.0 - sparse_kernel)
+    attended = left_to_dense(attended_tokens_per_layer_sum(model, context_tokens), sparse_kernel)
     kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
         model, context_tokens
     )
@@ -129,9 +137,7 @@ def decode_attention_flop(
     indexer's FLOP per cached token (2 x index heads x index dim) x full-attention layer-tokens + the linear layers'
     recurrence per token); ``sparse_kernel`` 1: the attended latents' FLOPs left to the fp8 sparse MLA kernel
     (``decode_attention_bytes``)."""
-    attended = attended_tokens_per_layer_sum(model, context_tokens)
-    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
-        attended = attended * (1.0 - sparse_kernel)
+    attended = left_to_dense(attended_tokens_per_layer_sum(model, context_tokens), sparse_kernel)
     indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * context_tokens
     return batch * (
         model.attention_flop_per_context_token_per_layer * attended + indexed + model.linear_attention_flop_per_token

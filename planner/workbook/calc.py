@@ -244,23 +244,21 @@ def calc_rows(
             "Peak at that math (or its bf16/fp16 twin)",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({F.peak_of('{math_key}')}>0,{F.peak_of('{math_key}')},{F.peak_of(F.twin('{math_key}'))})",
+            F.peak_or("{math_key}", F.twin("{math_key}")),
         ),
         Row(
             "peak_fb",
             "Peak at the fallback",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({F.peak_of('{fb_key}')}>0,{F.peak_of('{fb_key}')},{F.peak_of(F.twin('{fb_key}'))})",
+            F.peak_or("{fb_key}", F.twin("{fb_key}")),
         ),
         Row(
             "peak",
             "Peak used",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({{peak_math}}>0,{{peak_math}},IF({{peak_fb}}>0,{{peak_fb}},"
-            f"IF({F.peak_of(chr(34) + 'fp16' + chr(34))}>0,{F.peak_of(chr(34) + 'fp16' + chr(34))},"
-            f"{F.peak_of(chr(34) + 'bf16' + chr(34))})))",
+            "IF({peak_math}>0,{peak_math},IF({peak_fb}>0,{peak_fb}," + F.peak_or('"fp16"', '"bf16"') + "))",
             "resolve.gpu_peak_flop_per_s",
         ),
         Row(
@@ -268,8 +266,7 @@ def calc_rows(
             "Peak at 16-bit math (bf16, else fp16)",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({F.peak_of(chr(34) + 'bf16' + chr(34))}>0,{F.peak_of(chr(34) + 'bf16' + chr(34))},"
-            f"{F.peak_of(chr(34) + 'fp16' + chr(34))})",
+            F.peak_or('"bf16"', '"fp16"'),
             "resolve.gpu_numbers bf16_peak_flop_per_s",
         ),
         Row("ridge", "Ridge point", "FLOP/B", "#,##0.0", "{peak}/{bw}", "peak / bandwidth", quantity="ridge"),
