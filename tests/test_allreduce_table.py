@@ -226,6 +226,38 @@ class TestAgainstThePackage:
                     if f"{g},{2**p}" in nccl_ms:
                         assert _time_us(gpu, 2**p, g) == pytest.approx(nccl_ms[f"{g},{2**p}"] * 1e3, rel=0.08)
 
+    def test_the_package_reads_message_size_as_elements(self):
+        """aiconfigurator 0.12.0 times its own all-reduce at tokens x hidden ELEMENTS of its table, not bytes: Qwen3-32B
+        (hidden 5,120, 64 layers: the package's model_configs/Qwen--Qwen3-32B_config.json) on 2 x H100, vLLM, a decode
+        step of 64 sequences (bench/aic_step_operators.py) spends 436.6 us on ``generation_ar_1``, 6.82 us a call, the
+        vLLM graph table (6.32 / 8.34 us at 2^18 / 2^19) interpolated linearly at 64 x 5,120 = 327,680 ``message_size``;
+        at 655,360 (the bytes) it is 9.35 us.
+        The planner reads the shipped table as bytes (docs/accuracy.md, "The all-reduce reading, re-checked")."""
+        import importlib.util
+
+        if importlib.util.find_spec("pandas") is None:
+            pytest.skip("pandas is needed to read the parquet files")
+        code = (
+            "import json,math,sys;sys.path.insert(0,sys.argv[1]);import aic_step_operators as a;import pandas as pd;"
+            "e=a.handle('Qwen/Qwen3-32B','h100_sxm','vllm',2,None,None,None,None);"
+            "op={n:us for n,us,_ in a.decode_ops(e,64,1000,1000)};"
+            "d=pd.read_parquet(sys.argv[2]);d=d[(d.kernel_source=='vLLM_custom_graph')&(d.num_gpus==2)];"
+            "t=dict(zip(d.message_size,d.latency*1e3));"
+            "lo=lambda m:2**int(math.log2(m));"
+            "f=lambda m:t[lo(m)]+(m-lo(m))/lo(m)*(t[2*lo(m)]-t[lo(m)]);"
+            "print(json.dumps({'call_us':op['generation_ar_1']/64,'elements_us':f(64*5120),'bytes_us':f(64*5120*2)}))"
+        )
+        table = AIC_DATA / "h100_sxm" / "comm" / "vllm" / "0.24.0" / "custom_allreduce_perf.parquet"
+        got = subprocess.run(
+            [str(AIC_PYTHON), "-c", code, str(ROOT / "bench"), str(table)], check=True, capture_output=True, text=True
+        )
+        import json
+
+        us = json.loads(got.stdout.strip().splitlines()[-1])
+        assert us["call_us"] == pytest.approx(6.82, abs=0.01)
+        assert us["call_us"] == pytest.approx(us["elements_us"], rel=0.01)
+        assert us["bytes_us"] > 1.3 * us["call_us"]
+
 
 def test_table_file_rows_have_every_size():
     """Every row has 23 sizes, 128 B - 512 MiB, all positive, and 512 MiB takes over 10x the 128 B latency floor

@@ -35,7 +35,11 @@ from dataclasses import dataclass
 from planner.engines.profiles import parse_version
 
 #: GPU architectures (catalog ``architecture``) by CUDA compute capability major.minor.
-ARCHITECTURE_SM = {"Ampere": 80, "Ada Lovelace": 89, "Hopper": 90, "Blackwell": 100, "Blackwell Ultra": 103}
+ARCHITECTURE_SM = {
+    "Turing": 75, "Ampere": 80, "Ada Lovelace": 89, "Hopper": 90, "Blackwell": 100, "Blackwell Ultra": 103,
+}  # fmt: skip
+#: The oldest architecture whose paths were read for vLLM and SGLang (their MXFP4 MoE kernels on Turing were not).
+_OLDEST_READ_SM = 80
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,8 @@ def mxfp4_kernel_path(engine: str, version: str, architecture: str, expert_paral
     if v is None or sm is None:
         return None
     name = engine.strip().lower().replace("_", "-")
+    if name in ("vllm", "sglang") and sm < _OLDEST_READ_SM:
+        return None
     if name == "vllm" and v[:2] == (0, 11):
         if sm < 90:
             return KernelPath("marlin", "triton_attn", MXFP4_BYTES_PER_PARAM, "", _VLLM_SOURCE)
@@ -107,3 +113,55 @@ def mxfp4_refusal(engine: str, version: str, architecture: str) -> str:
         f"{engine} {release} cannot load MXFP4 experts on {architecture}: {path.refusal} "
         f"(its CUTLASS MoE needs SM 9.0; {path.source})"
     )
+
+
+@dataclass(frozen=True)
+class ProfileRelease:
+    """The engine release an engine profile (``planner.engines.profiles.ENGINES``) stands for where its MXFP4 path was
+    read: ``engine`` and ``version`` as ``mxfp4_kernel_path`` takes them, ``label`` as an error names the release."""
+
+    engine: str
+    version: str
+    label: str
+
+
+#: Profiles whose release ``mxfp4_kernel_path`` knows: "tensorrt-llm" is TensorRT-LLM 1.x's PyTorch backend
+#: (``tensorrt_llm_for_version``: every 1.x release), "sglang-0.5.1" SGLang 0.5.1-0.5.4 and "sglang-0.5.5" 0.5.5-0.5.9
+#: (``planner.engines.sglang.SGLANG_RULES``). The other profiles' releases load MXFP4 experts as stored or were not read.
+PROFILE_RELEASES = {
+    "tensorrt-llm": ProfileRelease("tensorrt-llm", "1.0", "TensorRT-LLM 1.x"),
+    "sglang-0.5.1": ProfileRelease("sglang", "0.5.1", "SGLang 0.5.1-0.5.4"),
+    "sglang-0.5.5": ProfileRelease("sglang", "0.5.5", "SGLang 0.5.5-0.5.9"),
+}
+#: Where each release's expert-parallel upcast was read (the wheels): ``ServerArgs`` picks the triton_kernel MoE runner
+#: for gpt-oss only at ep_size 1, and ``Mxfp4MoEMethod.process_weights_after_loading`` upcasts the experts to bf16
+#: (``upcast_from_mxfp``) for any other runner.
+SGLANG_EP_UPCAST_SOURCE = (
+    "SGLang wheels, sglang/srt/layers/quantization/mxfp4.py upcast_from_mxfp and server_args.py 'Triton kernel MoE is "
+    "only supported when ep_size == 1': 0.5.1 lines 578-583 and 2263-2267; 0.5.4.post2 569-584 and 957-966; 0.5.5 "
+    "575-580 and 987-996; 0.5.9 705-713 and 1390-1403"
+)
+
+
+def profile_mxfp4_refusal(profile: str, architecture: str) -> str:
+    """The one-line reason the release engine profile ``profile`` stands for cannot load MXFP4 experts on
+    ``architecture`` (``mxfp4_kernel_path``'s refusal: TensorRT-LLM 1.x below SM 9.0), or "" (it loads, or no source
+    was read for it)."""
+    release = PROFILE_RELEASES.get(profile)
+    if release is None:
+        return ""
+    path = mxfp4_kernel_path(release.engine, release.version, architecture)
+    return path.refusal if path is not None else ""
+
+
+def profile_expert_parallel_bytes_per_param(profile: str, architecture: str) -> float:
+    """Bytes per routed-expert weight as the release ``profile`` stands for loads MXFP4 experts spread over more than
+    one GPU (expert parallelism) on ``architecture``, where that differs from the stored 0.53125; 0.0 where it does
+    not or was not read. SGLang 0.5.1-0.5.9 off Blackwell: 2.0 (upcast to bf16 at load, ``SGLANG_EP_UPCAST_SOURCE``)."""
+    release = PROFILE_RELEASES.get(profile)
+    if release is None:
+        return 0.0
+    path = mxfp4_kernel_path(release.engine, release.version, architecture, expert_parallel=True)
+    if path is None or path.refusal or path.expert_bytes_per_param == MXFP4_BYTES_PER_PARAM:
+        return 0.0
+    return path.expert_bytes_per_param

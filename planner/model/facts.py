@@ -137,6 +137,12 @@ class EngineFacts:
     sparse_mla_token_s: ArrayLike = 0.0
     # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
     sparse_mla_prefill_max_heads: ArrayLike = 0.0
+    # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
+    # ``planner.engines.kernel_paths``); 0: it loads them
+    mxfp4_experts_refused: ArrayLike = 0.0
+    # bytes per routed-expert weight as the engine loads MXFP4 experts spread over more than one GPU, where that differs
+    # from the stored format (SGLang 0.5.1-0.5.9 off Blackwell: 2.0, upcast to bf16); 0: as stored
+    expert_parallel_expert_bytes_per_param: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):

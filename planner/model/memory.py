@@ -51,6 +51,39 @@ def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, en
     return model.params_routed_experts * precision.expert_bytes_per_param * precision.expert_mxfp4 * factor
 
 
+def experts_as_loaded(
+    precision: PrecisionFacts, limits: EngineFacts, gpus: ArrayLike, parallelism: str = "tp"
+) -> PrecisionFacts:
+    """``precision`` with the routed experts at the width the engine loads them: where MXFP4 experts are spread over
+    more than one GPU (``parallelism`` "tp-ep" or "dp-ep" and ``gpus`` > 1) and the engine loads them at another width
+    (``limits.expert_parallel_expert_bytes_per_param`` > 0), expert B/param = that width and no MXFP4 padding
+    (``expert_mxfp4`` 0); elsewhere as given. Applying it twice changes nothing.
+
+    SGLang 0.5.1-0.5.9 off Blackwell: ``ServerArgs`` gives gpt-oss the triton_kernel MoE runner only at ep_size 1, and
+    ``Mxfp4MoEMethod.process_weights_after_loading`` upcasts the experts to bf16 for any other runner (``upcast_from_mxfp``;
+    ``planner.engines.kernel_paths.SGLANG_EP_UPCAST_SOURCE``): 2 B per expert weight instead of 0.53125, the hidden size
+    not padded. gpt-oss-120b's 114.7e9 routed params: 229.4 GB of experts instead of 60.9 (65.0 padded), the whole model
+    233.66 GB as loaded, what its bf16 checkpoint weighs."""
+    if parallelism == "tp":
+        return precision
+    width = limits.expert_parallel_expert_bytes_per_param
+    if not np.any(np.asarray(getattr(width, "values", width)) > 0):  # no engine here upcasts: as given
+        return precision
+    up = (width > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
+    ebpp = precision.expert_bytes_per_param
+    return replace(
+        precision, expert_bytes_per_param=ebpp + up * (width - ebpp), expert_mxfp4=precision.expert_mxfp4 * (1 - up)
+    )
+
+
+def mxfp4_experts_refused(model: ModelFacts, precision: PrecisionFacts, limits: EngineFacts) -> ArrayLike:
+    """True where the engine release cannot load the model's routed experts in MXFP4 on the GPU
+    (``limits.mxfp4_experts_refused``: TensorRT-LLM 1.x below SM 9.0, whose ``WFP4A16FusedMoEMethod.create_weights``
+    raises "WFP4A16 MoE is unsupported on SM80"; ``planner.engines.kernel_paths``): a model with routed experts whose
+    expert precision is MXFP4 (gpt-oss as published). False for dense models and other expert formats."""
+    return (limits.mxfp4_experts_refused > 0) & (precision.expert_mxfp4 > 0) & (model.params_routed_experts > 0)
+
+
 def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
     """Sum over layers of tokens held: full layers hold the context C, sliding-window layers min(C, window)."""
     return model.full_attention_layers * context_tokens + model.sliding_window_layers * ops.minimum(
@@ -460,6 +493,7 @@ def memory_plan(
     caches whole sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the
     group's KV cache tokens g x one rank's.
     """
+    precision = experts_as_loaded(precision, limits, gpus, parallelism)
     wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)  # as loaded
     if parallelism == "dp-ep":
         if reserve_bytes is None:

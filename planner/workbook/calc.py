@@ -366,7 +366,22 @@ def calc_rows(
         ]
     )
     c.add(
-        Row("n_raw", "GPU count asked (or smallest group)", "GPUs", INT, F.choose_group(), "deploy.choose_gpus"),
+        Row(
+            "mxfp4_refused",
+            "Engine cannot load the MXFP4 experts on this GPU (1)",
+            "",
+            INT,
+            'IF(AND({ep}="mxfp4",{routed}>0),INDEX(gpu_mxfp4_refused,{gpu_row}),0)',
+            "model.mxfp4_experts_refused (TensorRT-LLM 1.x below SM 9.0): every deployment figure #NUM!",
+        ),
+        Row(
+            "n_raw",
+            "GPU count asked (or smallest group)",
+            "GPUs",
+            INT,
+            f"IF({{mxfp4_refused}}>0,OUT_OF_RANGE,{F.choose_group()})",
+            "deploy.choose_gpus; deploy.release_error",
+        ),
         Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
         Row(
             "n",
