@@ -8,6 +8,7 @@ graphs from QuickReduce's README (https://github.com/mk1-project/quickreduce, 20
 from __future__ import annotations
 
 import importlib.util
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -175,16 +176,31 @@ class TestMeshFabric:
         assert allreduce_time_s(h, he, 2.0**26, 2.0) == pytest.approx(hlat + 2**26 / (450e9 * heff), rel=1e-12)
 
     def test_a_mesh_gpu_borrowing_a_switched_table_scales_by_the_links_of_the_group(self):
-        """MI355X borrows H100 SXM's table (NVSwitch): at 8 GPUs each message x 450 / 537.6 GB/s as before; a pair
-        has one 76.8 GB/s link, so x 450 / 76.8 (7 times the bytes)."""
+        """A mesh GPU reading a switched GPU's rows (a user's CDNA part with no table of its nearest architecture
+        falls back to H100 SXM's NVSwitch table): at 8 GPUs each message x 450 / 537.6 GB/s; a pair of MI355X has
+        one 76.8 GB/s link, so x 450 / 76.8 (7 times the bytes), 4 GPUs x 7 / 3."""
         g, e = _facts("MI355X", TABLE_ENGINE)
-        scale = e.allreduce_table_bytes_scale
-        assert scale == pytest.approx(450 / 537.6)
+        switched = replace(
+            e,
+            allreduce_table_row=read_allreduce_table().row("H100 SXM 80GB"),
+            allreduce_table_bytes_scale=450 / 537.6,
+            allreduce_table_link_share=0.0,
+        )
         for n, factor in ((8, 1.0), (4, 7 / 3), (2, 7.0)):
-            looked_up = _time_us("H100 SXM 80GB", 2**20 * scale * factor, n) * 1e-6
+            looked_up = _time_us("H100 SXM 80GB", 2**20 * 450 / 537.6 * factor, n) * 1e-6
+            assert allreduce_time_s(g, switched, 2.0**20, float(n), 64.0) == pytest.approx(looked_up, rel=1e-12), n
+
+    def test_cdna4_borrows_mi300x_rows_at_its_link_bandwidth(self):
+        """MI355X (no table of its own) reads MI300X's RCCL rows, the same mesh: every group's links are 76.8 against
+        64 GB/s (catalogs/gpus.toml), so each message x 448 / 537.6 = 64 / 76.8 at 2, 4 and 8 GPUs."""
+        g, e = _facts("MI355X", TABLE_ENGINE)
+        assert e.allreduce_table_bytes_scale == pytest.approx(448 / 537.6)
+        for n in (2, 4, 8):
+            looked_up = _time_us("MI300X", 2**20 * 64 / 76.8, n) * 1e-6
             assert allreduce_time_s(g, e, 2.0**20, float(n), 64.0) == pytest.approx(looked_up, rel=1e-12), n
 
     def test_plan_names_the_links(self):
-        """A plan on 2 x MI355X says which bandwidths it scaled by: 450 / 77 GB/s over 1 of its 7 mesh links."""
+        """A plan on 2 x MI355X says which table and bandwidths it scaled by: MI300X's, 64 / 77 GB/s over 1 of its 7
+        mesh links."""
         note = [w for w in plan("MI355X", "llama3.1-70b", 4096, gpus=2).warnings if "all-reduce" in w]
-        assert len(note) == 1 and "450 / 77 GB/s over 1 of its 7 mesh links" in note[0]
+        assert len(note) == 1 and "MI300X's table" in note[0] and "64 / 77 GB/s over 1 of its 7 mesh links" in note[0]

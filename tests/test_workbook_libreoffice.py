@@ -76,7 +76,7 @@ NAMED = {
     # its prefill's 1.3 GB messages are past the table's 512 MiB (the last segment's rate)
     "published-allreduce-mi300x-8": dict(gpu="MI300X", model="Llama-3.1-70B", context=81920, gpus=8, batch=32),
     # a fully connected mesh: a pair of MI300X reads QuickReduce's 2-GPU RCCL rows (its own block); 4 x MI355X
-    # borrows H100's table at 7/3 the bytes of 8 GPUs (3 of its 7 links; planner.model.collectives.mesh_group_share)
+    # borrows MI300X's 4-GPU rows at 64 / 76.8 the bytes (allreduce_table.NEAREST_TABLE: the same mesh)
     "mesh-pair-mi300x-2": dict(gpu="MI300X", model="Llama-3.1-70B", context=8192, gpus=2, batch=32),
     "mesh-four-mi355x-borrowed": dict(gpu="MI355X", model="Llama-3.1-70B", context=8192, gpus=4, batch=16),
     "rtx4090-kv-fp8": dict(gpu="RTX 4090", model="Llama-3.1-8B", context=16384, kv_precision="fp8"),

@@ -48,9 +48,11 @@ PUBLISHED_SOURCES = {
     ),
 }
 #: The table row a GPU without one of its own borrows, by catalog architecture, where it is not its kernel curves'
-#: source GPU: MI325X has MI300X's Infinity Fabric (7 links of 64 GB/s a direction, 448 GB/s; catalogs/gpus.toml).
-#: CDNA 4 (MI350X, MI355X: 76.8 GB/s links) keeps H100's, as its kernel curves do: no CDNA 4 table was found.
-NEAREST_TABLE = {"CDNA 3": "MI300X"}
+#: source GPU: MI325X has MI300X's Infinity Fabric (7 links of 64 GB/s a direction, 448 GB/s; catalogs/gpus.toml);
+#: CDNA 4 (MI350X, MI355X: 7 links of 76.8 GB/s) has no table of its own and reads MI300X's RCCL rows at its fabric's
+#: bandwidth (the same library on the same fully connected mesh; H100's NVSwitch rows read a pair 3.4x slower than
+#: its link's peak).
+NEAREST_TABLE = {"CDNA 3": "MI300X", "CDNA 4": "MI300X"}
 MODES = ("graph", "eager")  # AllReduceTable's mode axis, in order
 
 
