@@ -367,6 +367,56 @@ class TestSweepWithinCapacity:
             sweep_within_capacity(ONE, 1024, 256, [1.0, 0.0])
 
 
+class TestCapacity:
+    """Issue 22: one past-capacity rule, the simulation's, for ``plan``, ``fewest_replicas``, the sweeps and the
+    Excel percentiles. A100, Llama 3.1 8B, 1,000 / 100 tokens (``python bench/load_capacity.py``): the closed-form
+    approximation holds 12.74 requests/s finite, the simulation's steady-state capacity is 12.44; at 12.6
+    requests/s a 1,000-request run's median TTFT is 0.72 s and a 4,000-request run's 5.68 s (the queue grows
+    with the run: past capacity), at 10 requests/s 0.158 s and 0.165 s (it does not)."""
+
+    A100 = Replica("A100", "llama3.1-8b", gpus=1)
+
+    def test_the_simulation_finds_the_rate_past_capacity_where_the_approximation_does_not(self):
+        from planner.serving.approx import approximate_percentiles
+        from planner.serving.fleet import capacity_per_s, past_capacity, sweep_within_capacity
+
+        assert np.isfinite(approximate_percentiles(self.A100, 1000, 100, [12.6], 50)["ttft_s"][0])
+        assert capacity_per_s(self.A100, 1000, 100) == pytest.approx(12.44, rel=0.01)
+        assert past_capacity(self.A100, 1000, 100, [10.0, 12.6]).tolist() == [False, True]
+        assert sweep_within_capacity(self.A100, 1000, 100, [12.6]) == [None]
+        short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=12.6, num_requests=n) for n in (1000, 4000))
+        assert long.ttft_s.p50 > 5 * short.ttft_s.p50  # 5.68 s against 0.72 s
+        short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=10.0, num_requests=n) for n in (1000, 4000))
+        assert long.ttft_s.p50 < 1.1 * short.ttft_s.p50  # 0.165 s against 0.158 s
+
+    def test_excel_percentiles_refuse_a_rate_past_capacity(self):
+        from planner.serving.load import load_percentile
+
+        assert load_percentile("A100", "llama3.1-8b", 10.0, 1000, 100, gpus=1) < 1.0
+        with pytest.raises(InvalidInputError, match="past one replica's capacity"):
+            load_percentile("A100", "llama3.1-8b", 12.6, 1000, 100, gpus=1)
+        assert np.isnan(load_percentile("A100", "llama3.1-8b", 12.6, 1000, 100, gpus=1, errors="coerce"))
+
+    def test_fewest_replicas_never_counts_a_replica_past_capacity(self):
+        """12.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is
+        finite there); past the simulated capacity that one cannot count, so two."""
+        from planner.serving.fleet import fewest_replicas
+
+        assert fewest_replicas(self.A100, 1000, 100, 12.6, ttft_target_s=30.0).replicas == 2
+
+    def test_plan_warns_past_the_simulated_capacity(self):
+        import json
+
+        from cli_support import run
+
+        args = ["plan", "--gpu", "A100", "--model", "llama3.1-8b", "--context", "4096", "--gpus", "1", "--rate"]
+        load = ["--prompt-tokens", "1000", "--output-tokens", "100"]
+        out = json.loads(run(*args, "12.6", *load, "--json").stdout)["under_load"]
+        assert out["past_capacity"] is True and out["replicas"] == 1
+        assert "past one replica's capacity (12.4 requests/s" in run(*args, "12.6", *load).stdout
+        assert json.loads(run(*args, "10", *load, "--json").stdout)["under_load"]["past_capacity"] is False
+
+
 class TestPlanCli:
     def test_plan_sizes_a_fleet_on_simulated_percentiles(self):
         from cli_support import run

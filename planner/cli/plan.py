@@ -20,7 +20,7 @@ from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUES
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
-from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
+from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
 from planner.serving.speculative import speculation_for
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
@@ -336,8 +336,8 @@ def plan_command(
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
         )  # fmt: skip
         if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
-            (run,) = sweep_within_capacity(replica, prompt_tokens, output_tokens, [rate_per_s], burstiness=burstiness)
-            past_capacity = run is None
+            capacity = capacity_per_s(replica, prompt_tokens, output_tokens)
+            past_capacity = rate_per_s >= capacity
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:
@@ -352,8 +352,9 @@ def plan_command(
         text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec) if sized else ""
         if past_capacity:
             text += (
-                f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ("
-                f"{fmt_rate(sized.result.output_tokens_per_s)} of output): its queue grows without bound, so these "
+                f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ({capacity:.3g} requests/s in "
+                f"the simulation's steady state; this run {fmt_rate(sized.result.output_tokens_per_s)} of output): "
+                "its queue grows without bound, so these "
                 "figures only say how long 1,000 requests took; give --ttft-target and --tpot-target to size a fleet"
             )
         echo(render_plan(p) + text)

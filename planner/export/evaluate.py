@@ -186,9 +186,9 @@ def _simulated(
 def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim: Sizing) -> LoadCurve:
     """The planned fleet (``sim.replicas``) at ``LOAD_CURVE`` x the planned peak: each replica takes that traffic /
     replicas; its p50 and ``sim.percentile`` TTFT and TPOT simulated as the fleet was sized
-    (``planner.serving.fleet.sweep_within_capacity``), infinite where the closed-form approximation finds the replica past capacity (a finite run
-    cannot show a queue that grows without bound). Headroom: the most traffic, as a multiple of the planned peak
-    less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
+    (``planner.serving.fleet.sweep_within_capacity``), infinite where the rate is past the replica's simulated
+    capacity (``planner.serving.fleet.past_capacity``; a finite run cannot show a queue that grows without
+    bound). Headroom: the most traffic, as a multiple of the planned peak less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
     the peak (which meets) and the first curve point that misses; ``math.inf`` when none to the curve's end does."""
     p, o, b = workload.prompt_tokens_mean, workload.output_tokens_mean, workload.burstiness
     q = sim.percentile

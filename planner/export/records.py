@@ -22,8 +22,8 @@ from planner.serving.fleet import Sizing
 @dataclass(frozen=True)
 class LoadCurve:
     """An option's planned fleet (``replicas``, fixed) under traffic from ``multipliers`` x the planned peak: each
-    replica's p50 and ``percentile`` TTFT and TPOT, seconds (infinite past capacity), from the closed-form
-    approximation (``planner.serving.approx``; its error against the simulation: docs/model.md), and the headroom:
+    replica's p50 and ``percentile`` TTFT and TPOT, seconds (infinite past its simulated capacity), from the
+    serving simulation (``planner.serving.fleet.sweep_within_capacity``), and the headroom:
     how much more than the planned peak the fleet takes before a ``percentile`` figure passes its goal (a
     fraction: 0.3 is 30% more traffic; ``math.inf`` when it does not pass within the curve's range)."""
 

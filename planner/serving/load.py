@@ -547,10 +547,14 @@ def load_percentile(
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
     1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
-    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer.
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer, as
+    where the rate is past the replica's simulated capacity (``planner.serving.fleet.capacity_per_s``; "raise":
+    ``InvalidInputError``): there a finite run's percentiles only say how long it ran.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
     SPECULATION_OPTIONS``). Options (the group, precisions, catalog, errors): ``planner.options.ReplicaOptions``."""
+    from planner.serving.fleet import capacity_per_s  # noqa: PLC0415 (fleet imports this module)
+
     o = Options.read(ReplicaOptions, options, "load_percentile")
     errors = o.errors
     if metric not in METRICS:
@@ -580,7 +584,13 @@ def load_percentile(
             replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
             spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
             replica = replace(replica, catalog=o.catalog, speculative=spec)
-            r = latency_under_load(replica, float(flat[3][i]), float(flat[4][i]), rate_per_s=float(flat[2][i]))
+            x, p_i, o_i = float(flat[2][i]), float(flat[3][i]), float(flat[4][i])
+            if math.isfinite(x) and (cap := capacity_per_s(replica, p_i, o_i)) <= x:
+                raise InvalidInputError(
+                    f"{x:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
+                    " its queue grows without bound, so no percentile holds; use more replicas"
+                )
+            r = latency_under_load(replica, p_i, o_i, rate_per_s=x)
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
                 raise
