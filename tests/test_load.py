@@ -396,6 +396,10 @@ class TestCapacity:
         with pytest.raises(InvalidInputError, match="past one replica's capacity"):
             load_percentile("A100", "llama3.1-8b", 12.6, 1000, 100, gpus=1)
         assert np.isnan(load_percentile("A100", "llama3.1-8b", 12.6, 1000, 100, gpus=1, errors="coerce"))
+        import planner.excel.functions as xf
+
+        assert xf.TTFT_P99("A100", "llama3.1-8b", 12.6, 1000, 100, 1) == "#NUM!"
+        assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 12.6, 1000, 100, 1)
 
     def test_fewest_replicas_never_counts_a_replica_past_capacity(self):
         """12.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is

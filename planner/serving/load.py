@@ -35,7 +35,7 @@ import numpy as np
 
 from planner.checks import _checked, _count_or_mask, _numbers
 from planner.deploy import MAX_CONTEXT_TOKENS
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
 from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP_SCHEDULING_ENGINES re-exported)
@@ -549,7 +549,7 @@ def load_percentile(
     1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
     simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer, as
     where the rate is past the replica's simulated capacity (``planner.serving.fleet.capacity_per_s``; "raise":
-    ``InvalidInputError``): there a finite run's percentiles only say how long it ran.
+    ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
     SPECULATION_OPTIONS``). Options (the group, precisions, catalog, errors): ``planner.options.ReplicaOptions``."""
@@ -586,7 +586,7 @@ def load_percentile(
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             x, p_i, o_i = float(flat[2][i]), float(flat[3][i]), float(flat[4][i])
             if math.isfinite(x) and (cap := capacity_per_s(replica, p_i, o_i)) <= x:
-                raise InvalidInputError(
+                raise OutOfRangeError(
                     f"{x:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
                     " its queue grows without bound, so no percentile holds; use more replicas"
                 )
