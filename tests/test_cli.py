@@ -224,8 +224,8 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
 
 def test_plan_rate_past_one_replicas_capacity_is_flagged():
     """Without targets ``plan --rate`` runs one replica at the whole rate; at 1e308 requests/s it printed p95 TTFT
-    31 s as if that were the answer (s80). Past the capacity planner.serving.fleet.sweep_within_capacity finds (the
-    closed-form approximation) a warning says the queue grows without bound (a rate above a scenario's bound,
+    31 s as if that were the answer (s80). Past the capacity planner.serving.fleet.capacity_per_s finds (the
+    simulation's steady state) a warning says the queue grows without bound (a rate above a scenario's bound,
     MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1 request/s (~100 of Llama-2-70B's
     output tokens/s on 2 x H100, far below the ~2,500 a replica gives) none."""
     base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")

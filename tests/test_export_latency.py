@@ -16,7 +16,7 @@ from planner.export import build_review, render
 from planner.export.evaluate import HEADROOM_STEP, LOAD_CURVE
 from planner.export.scenario import parse_scenario
 from planner.export.tables import headroom_table, latency_table
-from planner.serving.approx import approximate_load
+from planner.serving.fleet import past_capacity
 from planner.serving.load import Replica, latency_under_load
 
 SCENARIO = {
@@ -53,8 +53,8 @@ class TestLoadCurve:
 
     def test_latency_rises_with_traffic_and_the_headroom_is_where_it_passes_the_goal(self, review):
         """The high-percentile TTFT does not fall as traffic grows; within the headroom both figures meet their goals,
-        a step past it one does not (simulated again here, as the curve was, a rate past the closed form's capacity
-        counting as a miss)."""
+        a step past it one does not (simulated again here, as the curve was, a rate past the simulated capacity,
+        ``planner.serving.fleet.past_capacity``, counting as a miss)."""
         r = review.recommended
         c = r.load_curve
         finite = [x for x in c.ttft_high_s if math.isfinite(x)]
@@ -65,12 +65,10 @@ class TestLoadCurve:
         )
         q = c.percentile
 
-        setup = replica.setup(512, 128)
-
         def meets(mult: float) -> bool:
             rate = 40 * mult / c.replicas
-            # past the replica's capacity by the closed form, a queue grows without bound: the goal is missed
-            if not math.isfinite(approximate_load(setup.table, setup.scheduler, 512, 128, [rate], q)["ttft_s"][0]):
+            # past the replica's simulated capacity, a queue grows without bound: the goal is missed
+            if past_capacity(replica, 512, 128, rate):
                 return False
             run = latency_under_load(replica, 512, 128, rate_per_s=rate)
             return run.ttft_s.at(q) <= c.ttft_goal_s and run.tpot_s.at(q) <= c.tpot_goal_s
