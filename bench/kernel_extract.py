@@ -14,6 +14,10 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
   bytes = weights n x k x B/weight + activations in and out (m x (k + n) x 2 B). One floor and one byte rate
   per GPU over every shape, one FLOP rate per dtype refitted on the shapes of layer-sized weights (n x k >= 4,096 x
   4,096, ``LAYER_WEIGHT_MIN``: a prefill's GEMMs; small weights compute slower, fp8's most).
+  Block-FP8 (``fp8_block``, 128 x 128 weight scales) is not fitted: aiconfigurator times vLLM's block-FP8 GEMMs
+  without a CUDA graph (``collector/vllm/collect_gemm.py``: ``use_cuda_graph=gemm_type != "fp8_block"``), so its rows
+  are 58-164 us of host time on H100 whatever the shape; SGLang's and TensorRT-LLM's graph-measured block-FP8 tables
+  sit at the per-tensor fp8 curve, which block-FP8 checkpoints take (docs/accuracy.md, ``TestBlockFp8Gemms``).
 - Decode attention (``generation_attention``, no sliding window, the fastest kernel per shape as the engine
   picks it; bf16 and fp8 KV): latency = floor + max(KV bytes / achieved bytes/s, FLOPs / achieved FLOP/s),
   KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4.

@@ -49,6 +49,24 @@
    the smallest of them. Every vLLM 0.11 and TensorRT-LLM 1.2 closed run needs more than its bound, SGLang 0.5.3's
    FP8 runs on their own launches tens to thousands of times its BF16 runs (``first_wave_excess``): the tail is not
    a queue in the front end, so none is simulated.
+8. TensorRT-LLM all-at-once runs: the sequences decoding in flight, averaged over the run, published and simulated
+   alike (no source publishes a peak, so section 2's simulated peak, 514-817 for the ShareGPT bursts, has nothing to
+   be compared with). Their sum over a run is every request's latency after its first token, which a result block
+   gives only through two estimates (duration = requests / request throughput; ``published_in_flight``): mean ITL x
+   (output tokens - requests), exact when every streamed chunk carries one token (``vllm bench serve`` times one
+   gap per chunk), and mean TPOT x (output tokens - requests), exact when every output has the same length (the
+   random-dataset runs). On the 12 random-dataset runs (TPOT estimate exact) the engine held 0.73-0.95x of the
+   simulated sequences; on the 24 Qwen3 and DeepSeek-V3.2 runs the ITL estimate is 0.64-1.01x (median 0.89), under
+   the simulation's admission and KV cache (``GUARANTEED_NO_EVICT``: each request's prompt and whole output
+   reserved; the cache ``free_gpu_memory_fraction`` 0.9 of what the start-up estimate leaves;
+   ``tests/test_tensorrt_llm_admission.py``), while each token came slower (the H100/H200 step, sections 3 and 6).
+   gpt-oss-120b (x0.37 / x0.64) and DeepSeek-R1 (x0.73 / x0.52) held fewer by both estimates, their first tokens
+   4-23x later than simulated. R1's simulated cache (775k tokens) holds all 1,000 requests of ~420 tokens, and no
+   admission rule read in the sources (the capacity policy, max_batch_size 2048, max_num_tokens 8192, the KV
+   estimate, the overlap loop) holds requests back from such a cache; gpt-oss-120b's (218k tokens on one H100, 65 GB
+   of weights) binds at 514 in flight, and a smaller pool would need a measured start-up log, which no public
+   TensorRT-LLM source gives; so nothing is simulated for either. gpt-oss-20b's two estimates disagree (x0.56 /
+   x1.12): its median ITL, 0.07 ms, says most chunks carry no new token, so its ITL estimate is too low.
 """
 
 from __future__ import annotations
@@ -62,7 +80,7 @@ import statistics
 import planner.accuracy.under_load as under_load
 from planner.accuracy.acceptance import acceptance_range, speculation_handled
 from planner.accuracy.datasets import sample_lengths, sharegpt_requests
-from planner.accuracy.published import load_decode_rows, reference_dir
+from planner.accuracy.published import load_decode_rows, read_csv_rows, reference_dir
 from planner.accuracy.under_load import _replica, sharegpt_prompts
 from planner.accuracy.validation import validate_load
 from planner.engines.profiles import tensorrt_llm_decode_graphed
@@ -114,6 +132,7 @@ def main() -> int:
     arrival_share(list(rows.values()))
     cuda_graph_split(list(rows.values()))
     first_wave(list(rows.values()))
+    in_flight(list(rows.values()))
     return 0
 
 
@@ -198,7 +217,7 @@ def arrival_share(rows) -> None:
         share = (r.batch - 1) * per_chunk / max(r.output_len - 1, 1)
         p50, p99 = r.itl_median_s * 1e3, r.itl_p99_s * 1e3
         print(
-            f"  {r.record_id} {r.engine:<13} {r.model.split('/')[-1][:16]:<16} {r.weight_precision:<5} C={r.batch:<2} "
+            f"  {r.record_id} {r.engine:<13} {r.model.split('/')[-1][:16]:<16} {r.weight_precision or '-':<5} C={r.batch:<2} "
             f"{share:6.2%}  {p50:5.1f} / {p99:5.1f}  {p99 - p50:5.1f}"
         )
 
@@ -307,6 +326,47 @@ def first_wave(rows) -> None:
             f"  {r.record_id} {release(r):<22} {r.model.split('/')[-1][:16]:<16} C={r.batch:<2} "
             f"{published * 1e3:6.1f} / {simulated * 1e3:5.1f}  needs {need * 1e3:6.1f}  allowed <= "
             f"{same * 1e3:5.1f} ({by}), {any_model * 1e3:5.1f} ({by_any})"
+        )
+
+
+def published_in_flight(record_id: str) -> tuple[float, float]:
+    """Sequences decoding in flight, averaged over a load_public.csv run, from the result block of the perf_public.csv
+    row its notes name ("Percentiles of perf_public.csv GPUSTACK-145's result block"): (mean ITL, mean TPOT) x (output
+    tokens - requests) / duration, duration = requests / request throughput (section 8 says when each is exact).
+    NaNs where the notes name no such row."""
+    load = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "load_public.csv")}
+    perf = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "perf_public.csv")}
+    named = re.search(r"perf_public\.csv (\S+)'s result block", load[record_id]["notes"])
+    row = perf.get(named.group(1)) if named else None
+    if row is None:
+        return math.nan, math.nan
+    tokens = float(re.search(r"Total generated tokens: (\d+)", row["quote"]).group(1))
+    requests = float(re.search(r"Successful requests: (\d+)", row["quote"]).group(1))
+    duration_s = requests / float(row["request_throughput_req_s"])
+    gaps = (tokens - requests) / duration_s / 1e3
+    return float(row["itl_ms"]) * gaps, float(row["tpot_ms"]) * gaps
+
+
+def in_flight(rows) -> None:
+    """Section 8, printed: every TensorRT-LLM all-at-once run, sequences decoding in flight (time-averaged) estimated
+    from mean ITL and from mean TPOT, published (``published_in_flight``) and simulated as validated (the run's
+    requests and front-end time) with the same two formulas, their ratios, and the simulated peak."""
+    print("\n8. TensorRT-LLM, all at once: sequences decoding in flight, time-averaged, published / simulated alike")
+    print("   (from mean ITL; from mean TPOT)")
+    for r in rows:
+        if r.engine != "tensorrt-llm" or r.batch:
+            continue
+        pub_itl, pub_tpot = published_in_flight(r.record_id)
+        lengths = under_load.run_requests(r) or fixed_lengths(r.input_len, r.output_len, r.num_prompts)
+        res = latency_under_load(
+            _replica(r, None, None, None), r.input_len, r.output_len, lengths=lengths, num_requests=len(lengths)
+        )
+        gaps = (res.output_tokens_per_s * res.duration_s - res.completed) / res.duration_s
+        sim_itl, sim_tpot = res.itl_s.mean * gaps, res.tpot_s.mean * gaps
+        print(
+            f"  {r.record_id} {r.model.split('/')[-1][:18]:<18} {r.gpu.split('(')[0].strip():<15} "
+            f"{r.input_len:>6}/{r.output_len:<4} ITL {pub_itl:5.0f} / {sim_itl:5.0f} x{pub_itl / sim_itl:4.2f}   "
+            f"TPOT {pub_tpot:5.0f} / {sim_tpot:5.0f} x{pub_tpot / sim_tpot:4.2f}   (simulated peak {res.peak_running})"
         )
 
 

@@ -15,10 +15,11 @@ import numpy as np
 
 from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
-from planner.catalog import Catalog, Model, default_catalog
+from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.resolve import Resolved, _resolve
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
+from planner.engines.kernel_paths import ARCHITECTURE_SM, PROFILE_RELEASES, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
@@ -155,6 +156,35 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any 
         f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: {tp_refusal(model, gpus, engine)}; "
         f"valid groups up to {GPU_GROUPS[-1]}: {valid}"
     )
+
+
+def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError:
+    """The error for an engine release that cannot load the model's MXFP4 experts on the GPU
+    (``model.mxfp4_experts_refused``; TensorRT-LLM 1.x below Hopper), naming the release, the GPU and the ways out."""
+    eng = engine_profile(engine)
+    release = PROFILE_RELEASES.get(eng.name)
+    label = release.label if release else eng.name
+    sm = ARCHITECTURE_SM.get(gpu.architecture)
+    arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
+    return OutOfRangeError(
+        f"{label} (engine {eng.name!r}) cannot load {model.name}'s MXFP4 experts on {gpu.name} ({arch}): "
+        f"{profile_mxfp4_refusal(eng.name, gpu.architecture)} (its WFP4A16 MoE runs on SM 9.0 only); use another "
+        "engine (vllm, sglang) or a Hopper GPU (H100, H200)"
+    )
+
+
+def check_release(
+    gpu: Gpu, model: Model, engine: Any = None, weight_precision: Any = None, catalog: Catalog | None = None
+) -> None:
+    """Raise ``release_error`` where the engine release cannot load ``model`` at ``weight_precision`` (None: as
+    published) on ``gpu`` (``model.mxfp4_experts_refused``): the check ``deploy`` makes per scenario, for a caller that
+    sizes one GPU and model before it calls the functions (the export's options)."""
+    eng = engine_profile(engine)
+    r = _resolve(
+        catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
+    )
+    if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
+        raise release_error(model, gpu, eng)
 
 
 def layout_error(model: Model, parallelism: str) -> OutOfRangeError:
@@ -329,6 +359,21 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
                 name = element(model, tuple(np.argwhere(dense)[0]) if np.ndim(dense) else (), np.shape(dense))
                 raise layout_error(r.catalog.model(name), par)
             bad_gpus = np.asarray(bad_gpus) | dense
+    if _any_set(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
+        refused = gathered(m.mxfp4_experts_refused(r.model, r.precision, r.limits)) & ~np.asarray(r.bad)
+        if np.any(refused):
+            if errors == "raise":
+                shape = np.shape(refused)
+                first = tuple(np.argwhere(refused)[0]) if shape else ()
+                where = element(gpu, first, shape), element(model, first, shape)
+                raise release_error(r.catalog.model(where[1]), r.catalog.gpu(where[0]), eng)
+            if failures.active():
+                failures.note_each(
+                    refused,
+                    (_names(gpu), _names(model)),
+                    lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
+                )
+            bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
     one = one and bad_gpus is False
     if one and type(r.model.num_layers) is float and type(r.gpu.memory_bytes) is float:
@@ -353,6 +398,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
     n_safe = np.where(np.isnan(n), GPU_GROUPS[-1], n)
     bad = np.asarray(r.bad) | bad_ctx | bad_batch | bad_gpus
+    r = _experts_as_loaded(r, n_safe, par)
     plan = None
     if check_fit or gpus is None:
         plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
@@ -389,6 +435,7 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
                 n = float(k)
                 break
     n_safe = float(GPU_GROUPS[-1]) if n != n else n
+    r = _experts_as_loaded(r, n_safe, par)
     plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
     bad = False
     if (check_fit or gpus is None) and (n != n or not plan.max_batch >= need):
@@ -414,6 +461,22 @@ def _short_by(short_bytes: float) -> str:
     if math.isfinite(short_bytes):
         return f"short by {short_bytes / 1e9:,.1f} GB"
     return "short by more than any GPU group holds"
+
+
+def _any_set(x: Any) -> bool:
+    """Whether any scenario's flag (a number, an array or ``Rows``) is above 0."""
+    if type(x) is float:
+        return x > 0
+    return bool(np.any(np.asarray(getattr(x, "values", x)) > 0))
+
+
+def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:
+    """``r`` with its precision facts as the engine loads the experts on ``gpus`` (``model.experts_as_loaded``), so
+    that the time functions read what the memory plan holds; ``r`` itself where nothing changes."""
+    if parallelism == "tp":
+        return r
+    loaded = m.experts_as_loaded(r.precision, r.limits, gpus, parallelism)
+    return r if loaded is r.precision else replace(r, precision=loaded)
 
 
 def _names(x: Any) -> np.ndarray:

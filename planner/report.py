@@ -144,7 +144,7 @@ def plan(
         floor_note = moe_floor_note(g.name, eng.name, 1)
         warnings += [floor_note] if floor_note else []
     if 1 < n <= fabric_numbers(g)["interconnect_domain_gpus"] and uses_allreduce_table(eng):
-        table_note = borrowed_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog())
+        table_note = borrowed_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog(), n)
         warnings += [table_note] if table_note else []
     stale = stale_price_warning(g.price("on-demand"), g.name) if price_per_gpu_hour is None else None
     warnings += [stale] if stale else []

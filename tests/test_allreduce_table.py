@@ -48,10 +48,12 @@ def _facts(gpu: str, engine) -> tuple[GpuFacts, EngineFacts]:
 
 class TestTable:
     def test_shipped_table_is_small(self):
-        """The table ships as kilobytes (issue 21: 'kilobytes, not its 114 MB'): 8 GPUs, graph and eager."""
+        """The table ships as kilobytes (issue 21: 'kilobytes, not its 114 MB'): 8 GPUs from aiconfigurator and
+        MI300X's published rows (tests/test_allreduce_published.py), graph and eager."""
         assert SHIPPED.stat().st_size < 16_000
         table = read_allreduce_table()
-        assert len(table.gpus) == 8 and table.group_sizes == (2, 4, 8, 16)
+        assert len(table.gpus) == 9 and table.gpus[-1] == "MI300X" and table.group_sizes == (2, 4, 8, 16)
+        assert read_allreduce_table(str(SHIPPED)).gpus == table.gpus[:-1]  # one file alone: its rows only
 
     def test_measured_points_are_returned_as_measured(self):
         """aiconfigurator 0.12.0, systems/data/h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet,
@@ -156,13 +158,13 @@ class TestModel:
         assert allreduce_time_s(g, e, 2.0**27, 1.0, 8192.0) == 0.0
 
     def test_gpu_without_a_table_borrows_the_nearest_scaled_by_its_fabric(self):
-        """MI300X has no vLLM table in aiconfigurator: H100 SXM's (kernel_curves.FALLBACK) at the message x 450 / 448
-        GB/s (the catalog's NVLink and Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes
-        H100 SXM's at x 1.5: 16 MiB over 2 GPUs as 24 MiB over 2 x H100 SXM. A plan says so."""
-        g, e = _facts("MI300X", TABLE_ENGINE)
-        assert e.allreduce_table_bytes_scale == pytest.approx(450 / 448)
+        """MI355X (CDNA 4) has no table: H100 SXM's (kernel_curves.FALLBACK) at the message x 450 / 537.6 GB/s (the
+        catalog's NVLink and Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes H100 SXM's at
+        x 1.5: 16 MiB over 2 GPUs as 24 MiB over 2 x H100 SXM. A plan says so."""
+        g, e = _facts("MI355X", TABLE_ENGINE)
+        assert e.allreduce_table_bytes_scale == pytest.approx(450 / 537.6)
         assert allreduce_time_s(g, e, 2.0**24, 8.0, 1024.0) == pytest.approx(
-            _time_us("H100 SXM 80GB", 2.0**24 * 450 / 448, 8, graph=False) * 1e-6
+            _time_us("H100 SXM 80GB", 2.0**24 * 450 / 537.6, 8, graph=False) * 1e-6
         )
         g, e = _facts("H100 NVL 94GB", TABLE_ENGINE)
         assert allreduce_time_s(g, e, 2.0**24, 2.0, 64.0) == pytest.approx(
@@ -170,9 +172,9 @@ class TestModel:
         )
         assert allreduce_time_s(g, e, 2.0**24, 4.0, 64.0) == allreduce_time_s(*_facts("H100 NVL 94GB", FIT_ENGINE),
                                                                                  2.0**24, 4.0, 64.0)  # fmt: skip
-        warnings = plan("MI300X", "llama3.1-70b", 4096, gpus=8).warnings
-        assert any("all-reduce not measured on MI300X" in w and "H100 SXM 80GB" in w for w in warnings)
-        assert not any("all-reduce not measured" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
+        warnings = plan("MI355X", "llama3.1-70b", 4096, gpus=8).warnings
+        assert any("all-reduce not measured on MI355X" in w and "H100 SXM 80GB" in w for w in warnings)
+        assert not any("all-reduce" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
 
     def test_prefill_and_arrays_use_it_through_the_api(self):
         """Llama-3.1-70B on 4 x H100, 2,048 tokens: TTFT moves by exactly the all-reduce difference, 2 x 80 layers x
@@ -183,10 +185,10 @@ class TestModel:
         form = allreduce_time_s(g, e, 2048 * 8192 * 2.0, 4.0, 2048.0)
         measured = _time_us("H100 SXM 80GB", 2048 * 8192 * 2.0, 4, graph=False) * 1e-6
         assert table - plain == pytest.approx(160 * (measured - form), rel=1e-6)
-        many = api.prefill(np.array(["H100", "MI300X"]), "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
+        many = api.prefill(np.array(["H100", "MI355X"]), "llama3.1-70b", 2048, gpus=4, engine=TABLE_ENGINE).ttft_s
         assert many[0] == pytest.approx(table)
-        assert many[1] == pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4).ttft_s)
-        assert many[1] != pytest.approx(api.prefill("MI300X", "llama3.1-70b", 2048, gpus=4, engine=FIT_ENGINE).ttft_s)
+        assert many[1] == pytest.approx(api.prefill("MI355X", "llama3.1-70b", 2048, gpus=4).ttft_s)
+        assert many[1] != pytest.approx(api.prefill("MI355X", "llama3.1-70b", 2048, gpus=4, engine=FIT_ENGINE).ttft_s)
 
 
 @needs_aic
@@ -223,6 +225,38 @@ class TestAgainstThePackage:
                 for p in range(int(math.log2(low)), 29):
                     if f"{g},{2**p}" in nccl_ms:
                         assert _time_us(gpu, 2**p, g) == pytest.approx(nccl_ms[f"{g},{2**p}"] * 1e3, rel=0.08)
+
+    def test_the_package_reads_message_size_as_elements(self):
+        """aiconfigurator 0.12.0 times its own all-reduce at tokens x hidden ELEMENTS of its table, not bytes: Qwen3-32B
+        (hidden 5,120, 64 layers: the package's model_configs/Qwen--Qwen3-32B_config.json) on 2 x H100, vLLM, a decode
+        step of 64 sequences (bench/aic_step_operators.py) spends 436.6 us on ``generation_ar_1``, 6.82 us a call, the
+        vLLM graph table (6.32 / 8.34 us at 2^18 / 2^19) interpolated linearly at 64 x 5,120 = 327,680 ``message_size``;
+        at 655,360 (the bytes) it is 9.35 us.
+        The planner reads the shipped table as bytes (docs/accuracy.md, "The all-reduce reading, re-checked")."""
+        import importlib.util
+
+        if importlib.util.find_spec("pandas") is None:
+            pytest.skip("pandas is needed to read the parquet files")
+        code = (
+            "import json,math,sys;sys.path.insert(0,sys.argv[1]);import aic_step_operators as a;import pandas as pd;"
+            "e=a.handle('Qwen/Qwen3-32B','h100_sxm','vllm',2,None,None,None,None);"
+            "op={n:us for n,us,_ in a.decode_ops(e,64,1000,1000)};"
+            "d=pd.read_parquet(sys.argv[2]);d=d[(d.kernel_source=='vLLM_custom_graph')&(d.num_gpus==2)];"
+            "t=dict(zip(d.message_size,d.latency*1e3));"
+            "lo=lambda m:2**int(math.log2(m));"
+            "f=lambda m:t[lo(m)]+(m-lo(m))/lo(m)*(t[2*lo(m)]-t[lo(m)]);"
+            "print(json.dumps({'call_us':op['generation_ar_1']/64,'elements_us':f(64*5120),'bytes_us':f(64*5120*2)}))"
+        )
+        table = AIC_DATA / "h100_sxm" / "comm" / "vllm" / "0.24.0" / "custom_allreduce_perf.parquet"
+        got = subprocess.run(
+            [str(AIC_PYTHON), "-c", code, str(ROOT / "bench"), str(table)], check=True, capture_output=True, text=True
+        )
+        import json
+
+        us = json.loads(got.stdout.strip().splitlines()[-1])
+        assert us["call_us"] == pytest.approx(6.82, abs=0.01)
+        assert us["call_us"] == pytest.approx(us["elements_us"], rel=0.01)
+        assert us["bytes_us"] > 1.3 * us["call_us"]
 
 
 def test_table_file_rows_have_every_size():

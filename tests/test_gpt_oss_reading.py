@@ -120,15 +120,42 @@ class TestSlidingWindowPools:
         facts = model_facts(default_catalog().model("gpt-oss-20b"))
         assert sglang_full_pool_factor(facts) == pytest.approx(36 / 32.4, rel=1e-12)
 
-    @pytest.mark.parametrize(("engine", "factor"), [("vllm", 36 * 313 / (18 * 16 * 29)), ("sglang", 36 / 32.4)])
+    @pytest.mark.parametrize(
+        ("rule", "family", "splits"),
+        [
+            ("sglang-0.5.1", "gpt-oss", False),  # 0.5.1 server_args.py line 2274; 0.5.3 line 781; 0.5.4.post2 line 970
+            ("sglang-0.5.5", "gpt-oss", False),  # 0.5.5 server_args.py line 997
+            ("sglang-0.5.10", "gpt-oss", True),  # 0.5.10 model_config.py is_hybrid_swa_model lists GptOssForCausalLM
+            ("sglang-0.5.10", "Gemma 3", False),  # ... and no Gemma architecture
+            ("sglang-0.5.5", "Gemma 2", False),  # 0.5.5 server_args.py lines 1017-1029
+            ("sglang-0.5.20", "gpt-oss", True),  # not read for this: the split pools as before
+        ],
+    )
+    def test_which_sglang_releases_split_the_sliding_pool(self, rule, family, splits):
+        """SGLang 0.5.1-0.5.9 set ``disable_hybrid_swa_memory`` for GptOssForCausalLM whatever the backend (and for
+        Gemma 2/3), so one pool holds every layer's tokens; 0.5.10 splits only ``is_hybrid_swa_model``'s architectures."""
+        from planner.engines.sglang import sglang_splits_sliding_pool
+
+        assert sglang_splits_sliding_pool(rule, family) is splits
+
+    @pytest.mark.parametrize(
+        ("engine", "factor"),
+        [
+            ("vllm", 36 * 313 / (18 * 16 * 29)),
+            ("sglang", 36 / 32.4),
+            ("sglang-0.5.1", 1.0),
+            ("sglang-0.5.10", 36 / 32.4),
+        ],
+    )
     def test_the_simulated_cache_holds_contexts(self, engine, factor):
         """The serving simulation's scheduler gets the logged tokens x the engine's factor (one run of 215 + 196)."""
         from planner.serving.benchmark import serving_setups
 
         opts = dict(engine=engine, catalog=default_catalog(), calibration=None, errors="coerce")
         prec = dict(weight_precision=None, kv_precision=None)
+        scheduler = "sglang" if engine.startswith("sglang") else engine
         _, setups, _ = serving_setups(
-            "H100 SXM 80GB", "gpt-oss-20b", 215.0, 196.0, 0.0, 1000.0, None, None, engine, None, 1.0, prec, opts,
+            "H100 SXM 80GB", "gpt-oss-20b", 215.0, 196.0, 0.0, 1000.0, None, None, scheduler, None, 1.0, prec, opts,
         )  # fmt: skip
         logged = float(api.memory_plan("H100 SXM 80GB", "gpt-oss-20b", 411, gpus=1, engine=engine).kv_cache_tokens)
         assert setups[0].scheduler.kv_tokens == pytest.approx(logged * factor, rel=1e-9)

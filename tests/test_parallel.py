@@ -44,14 +44,22 @@ class TestMemoryPerAttentionRank:
         assert dp.max_batch >= 4 * 80
 
     def test_each_gpu_holds_the_non_experts_whole_and_its_share_of_experts(self):
-        """Per GPU: weights - routed experts + routed experts / g; one GPU holds everything."""
+        """Per GPU: weights - routed experts + routed experts / g (vLLM's budget: visible x utilization - weights on
+        the GPU - reserve), so at one reserve each rank of 16 has experts / 16 more KV budget than a rank of 8, and a
+        rank of 8 has experts x 7 / 8 more than one GPU holding everything."""
         r = facts("H200", "deepseek-v3")
-        whole = planner.weight_bytes("deepseek-v3")
         experts = par.routed_expert_bytes(r.model, r.precision)
-        assert par.dp_weight_bytes_per_gpu(r.model, r.precision, 1.0) == pytest.approx(whole, rel=1e-12)
-        eight, sixteen = (par.dp_weight_bytes_per_gpu(r.model, r.precision, g) for g in (8.0, 16.0))
-        assert eight - sixteen == pytest.approx(experts / 16, rel=1e-12)
-        assert eight == pytest.approx(whole - experts * 7 / 8, rel=1e-12)
+        reserve = 4e9
+
+        def budget(g: float) -> float:
+            plan = planner.model.memory.memory_plan(
+                r.gpu, r.model, r.precision, r.limits, VLLM, 8192.0, g, 0.9, reserve, parallelism="dp-ep"
+            )
+            return float(plan.kv_budget_bytes_per_gpu)
+
+        one, eight, sixteen = budget(1.0), budget(8.0), budget(16.0)
+        assert sixteen - eight == pytest.approx(experts / 16, rel=1e-9)
+        assert eight - one == pytest.approx(experts * 7 / 8, rel=1e-9)
 
 
 class TestAllToAll:

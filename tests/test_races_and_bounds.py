@@ -26,7 +26,14 @@ from test_hostile import SCENARIO  # the issue's scenario of one option
 
 from planner.catalog import default_catalog
 from planner.catalog.schema import Model
-from planner.io.files import private_temp_dir, remove_stale_parts, remove_stale_temp_dirs, write_file
+from planner.io.files import (
+    GROUP_FILE_NAME,
+    private_temp_dir,
+    remove_stale_parts,
+    remove_stale_temp_dirs,
+    start_group,
+    write_file,
+)
 from planner.io.libreoffice import find_soffice
 from planner.io.limits import (
     MAX_CATALOG_ENTRIES,
@@ -216,6 +223,26 @@ class TestStaleTemporaries:
             raise RuntimeError
         assert not d.exists()
         assert remove_stale_temp_dirs(tmp_path) == []
+
+    def test_a_dead_runs_process_group_is_ended_only_while_it_holds_the_lock(self, tmp_path):
+        """A killed run's folder: the process group it started (another session, which the kill did not reach) is
+        SIGKILLed by the next cleanup while it holds the group file's lock; a group named in a file nobody holds
+        (its id reused since) is left running. Both folders go."""
+        sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+        left = tmp_path / f"planner-lo-{dead_pid()}-abcd1234"
+        left.mkdir()
+        group = start_group(sleeper, left, dict(os.environ))
+        reused = tmp_path / f"planner-lo-{dead_pid()}-efgh5678"
+        reused.mkdir()
+        bystander = subprocess.Popen(sleeper, start_new_session=True)
+        try:
+            (reused / GROUP_FILE_NAME).write_text(str(bystander.pid), encoding="ascii")
+            assert sorted(remove_stale_temp_dirs(tmp_path)) == [left.name, reused.name]
+            assert group.wait(10) == -signal.SIGKILL and bystander.poll() is None
+        finally:
+            for p in (group, bystander):
+                p.kill()
+                p.communicate()
 
     def test_remove_stale_parts_returns_what_it_removed(self, tmp_path):
         """The names removed are reported (a later run could log them)."""

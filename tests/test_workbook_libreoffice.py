@@ -72,9 +72,9 @@ NAMED = {
     "sliding-gemma-l4-int4": dict(gpu="L4", model="Gemma-2-27B", weight_precision="int4", gpus=2),
     "hybrid-5-to-1-gemma3-27b": dict(model="Gemma-3-27B", context=65536),
     "chunked-interleaved-moe-llama4-maverick": dict(model="Llama-4-Maverick", context=131072, gpus=8),
-    # H100's measured all-reduce at bytes x 450 / 448 (MI300X has no table); its prefill's 1.3 GB messages are past
-    # the table's 512 MiB (the last segment's rate)
-    "borrowed-allreduce-mi300x-8": dict(gpu="MI300X", model="Llama-3.1-70B", context=81920, gpus=8, batch=32),
+    # MI300X's published RCCL rows (the AllReduce sheet's last block, catalogs/reference/allreduce_published.csv);
+    # its prefill's 1.3 GB messages are past the table's 512 MiB (the last segment's rate)
+    "published-allreduce-mi300x-8": dict(gpu="MI300X", model="Llama-3.1-70B", context=81920, gpus=8, batch=32),
     "rtx4090-kv-fp8": dict(gpu="RTX 4090", model="Llama-3.1-8B", context=16384, kv_precision="fp8"),
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),

@@ -37,6 +37,7 @@ __all__ = [
     "frontend_for_rows",
     "frontend_s_for",
     "frontend_s_of_rows",
+    "lightest_runs",
     "offered_load",
     "residual_s",
     "shipped_votes",
@@ -81,9 +82,10 @@ def residual_s(row: DecodeRow, **predict) -> float | None:
         return None
 
 
-def votes(rows: Iterable[DecodeRow], **predict) -> list[Vote]:
-    """Each (engine, source)'s vote: the median residual (``residual_s``) of the runs at the lowest load of each of its
-    sweeps (same engine, source, model, GPU, group size and dataset; rated or closed-loop runs only)."""
+def lightest_runs(rows: Iterable[DecodeRow]) -> list[DecodeRow]:
+    """The runs at the lowest load of each sweep (same engine, source, model, GPU, group size and dataset; rated or
+    closed-loop runs with a median TTFT only), in the order of their sweeps: where a queue the simulation gets wrong
+    weighs least."""
     sweeps: dict[tuple, list[tuple[float, DecodeRow]]] = {}
     for r in rows:
         load = offered_load(r)
@@ -99,13 +101,21 @@ def votes(rows: Iterable[DecodeRow], **predict) -> list[Vote]:
                 r.request_rate is None,
             )
             sweeps.setdefault(key, []).append((load, r))
-    found: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    for (engine, source, *_), runs in sorted(sweeps.items(), key=lambda kv: str(kv[0])):
+    out = []
+    for _, runs in sorted(sweeps.items(), key=lambda kv: str(kv[0])):
         lowest = min(load for load, _ in runs)
-        for load, r in runs:
-            x = residual_s(r, **predict) if load == lowest else None
-            if x is not None:
-                found.setdefault((engine, source), []).append((r.record_id, x))
+        out.extend(r for load, r in runs if load == lowest)
+    return out
+
+
+def votes(rows: Iterable[DecodeRow], **predict) -> list[Vote]:
+    """Each (engine, source)'s vote: the median residual (``residual_s``) of its sweeps' lightest runs
+    (``lightest_runs``)."""
+    found: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for r in lightest_runs(rows):
+        x = residual_s(r, **predict)
+        if x is not None:
+            found.setdefault((r.engine, r.source_group), []).append((r.record_id, x))
     return [
         Vote(engine, source, statistics.median(x for _, x in runs), tuple(rid for rid, _ in runs))
         for (engine, source), runs in sorted(found.items())

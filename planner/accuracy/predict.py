@@ -54,6 +54,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
+from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
     EngineProfile,
@@ -242,6 +243,19 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
         return engine_profile(None)  # an engine without a profile (SGLang): the shared fitted time factors
 
 
+def release_refusal(row: DecodeRow, cat: Catalog) -> str:
+    """Why the row's engine release cannot load its model on its GPU (``planner.engines.kernel_paths.mxfp4_refusal``:
+    TensorRT-LLM 1.x's MXFP4 experts below SM 9.0), or "": it loads, or the names do not resolve."""
+    try:
+        gpu = cat.gpu(resolve_gpu_name(row.gpu, cat))
+        mdl = cat.model(resolve_model_name(row.model, cat))
+    except PlannerError:
+        return ""
+    if mdl.native_expert_precision != "mxfp4" or row.weight_precision not in (None, "mxfp4"):
+        return ""
+    return mxfp4_refusal(row.engine, row.engine_version, gpu.architecture)
+
+
 def row_scheduler(row: DecodeRow) -> str:
     """The scheduler a row's run is simulated with: its engine's where the simulation has it ("vllm", "sglang",
     "tensorrt-llm"), else its release's profile's family (``scheduler_of``: a NIM row's TensorRT-LLM), else vLLM's."""
@@ -325,6 +339,8 @@ def predict_decode_rows(
     for i, r in enumerate(rows):
         if (r.problem and not speculation_handled(r)) or not _resolves(r, cat, resolvable):
             continue
+        if release_refusal(r, cat):  # the release cannot load the model on that GPU: no run to predict
+            continue
         if r.speculation is not None and r.problem:
             try:
                 speculation[i] = middle_speculation(r, cat)
@@ -398,6 +414,8 @@ def why_not_predicted(row: DecodeRow | StartupRow, *, engine: Any = None, calibr
     if row.problem and not speculation_handled(row):
         return row.problem
     cat = catalog or default_catalog()
+    if isinstance(row, DecodeRow) and (refused := release_refusal(row, cat)):
+        return refused
     try:
         spec = middle_speculation(row, cat) if row.speculation is not None and row.problem else None
         if isinstance(row, StartupRow):

@@ -146,19 +146,18 @@ def region_residuals(
     (1 + high) x m - 1; ``fallback`` (the fit's in-sample quantiles) without a residuals file."""
     out = _region_residuals(gpu_name, fallback, gpus=gpus, engine=engine, model=model)
     miss, source = curves
-    if miss <= 1.0:
-        return out
-    text = curves_text(gpu_name, source, miss)
-    widened = f"{out.widened}; {text}" if out.widened else text
-    note = out.note.replace(f"; widened {out.widened}", "") if out.widened else out.note
-    return TimeRange(_shift(out.low, 1 / miss), _shift(out.high, miss), f"{note}; widened {widened}", widened)
+    if miss > 1.0:
+        text = curves_text(gpu_name, source, miss)
+        widened = f"{out.widened}; {text}" if out.widened else text
+        out = TimeRange(_shift(out.low, 1 / miss), _shift(out.high, miss), out.note, widened)
+    return out._replace(note=f"{out.note}; widened {out.widened}") if out.widened else out
 
 
 def curves_text(gpu_name: str, source: str, miss: float) -> str:
     """What a range widened for another vendor's kernel curves says (the Ranges sheet writes the same words)."""
     return (
         f"kernel curves of {source} stand in on {gpu_name} (x{miss:.2f} either way: the borrowed GEMM rate's miss on "
-        "a published matmul figure)"
+        "a published matmul figure; published GEMM, memory and all-reduce figures replace them where they exist)"
     )
 
 
@@ -171,7 +170,8 @@ def _shift(x: float, m: float) -> float:
 def _region_residuals(
     gpu_name: str, fallback: tuple[float, float], *, gpus: Any = None, engine: Any = None, model: Any = None
 ) -> TimeRange:
-    """``region_residuals`` before the kernel-curves widening."""
+    """``region_residuals`` before the kernel-curves widening, its note without the "; widened ..." that
+    ``region_residuals`` adds once every widening is known."""
     regions = load_regions()
     if not regions:
         return TimeRange(*fallback, "residuals of the fit (no held-out residuals file)")
@@ -202,7 +202,7 @@ def _region_residuals(
     if not gaps:
         return TimeRange(base.low, base.high, note)
     widened = f"x{factor:.2f}: " + ", ".join(gaps)
-    return TimeRange(_widen(base.low, factor), _widen(base.high, factor), f"{note}; widened {widened}", widened)
+    return TimeRange(_widen(base.low, factor), _widen(base.high, factor), note, widened)
 
 
 def _widen(x: float, factor: float) -> float:

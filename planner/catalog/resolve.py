@@ -23,6 +23,7 @@ from planner.checks import Errors
 from planner.engines.allreduce_table import read_allreduce_table, table_source
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
+from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import failures
@@ -74,6 +75,8 @@ def gpu_numbers(
         "ecc_reserved_fraction": g.ecc_reserved_fraction,
         "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
         "sparse_mla_prefill_max_heads": float(eng.sparse_mla_prefill_max_heads),
+        "mxfp4_experts_refused": float(bool(profile_mxfp4_refusal(eng.name, g.architecture))),
+        "expert_parallel_expert_bytes_per_param": profile_expert_parallel_bytes_per_param(eng.name, g.architecture),
         "max_num_batched_tokens": tokens,
         "max_num_seqs": seqs,
         "memory_bytes": g.memory_bytes,

@@ -183,7 +183,7 @@ def _package_files() -> list[tuple[str, bytes]]:
     in; not the CLI, workbook or export code) and the shipped catalog, as (archive name, bytes)."""
     import planner.excel.functions  # noqa: F401 - its imports decide what the bundle needs
     from planner.catalog import shipped_catalog_dir
-    from planner.engines.allreduce_table import TABLE_FILE_NAME
+    from planner.engines.allreduce_table import PUBLISHED_FILE_NAME, TABLE_FILE_NAME
     from planner.engines.kernel_curves import CURVES_FILE_NAME
 
     root = Path(__file__).resolve().parents[1]
@@ -200,9 +200,9 @@ def _package_files() -> list[tuple[str, bytes]]:
     ]
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
-    # the operator model's kernel curves (planner.engines.kernel_curves), vLLM's measured all-reduce table
-    # (planner.engines.allreduce_table) and the licence of the data they come from
-    for name in (CURVES_FILE_NAME, TABLE_FILE_NAME, "LICENSE-aiconfigurator.txt"):
+    # the operator model's kernel curves (planner.engines.kernel_curves), vLLM's measured all-reduce table and the
+    # published rows of GPUs without one (planner.engines.allreduce_table), and the licence of the data they come from
+    for name in (CURVES_FILE_NAME, TABLE_FILE_NAME, PUBLISHED_FILE_NAME, "LICENSE-aiconfigurator.txt"):
         files.append((f"planner/_catalogs/reference/{name}", (shipped_catalog_dir() / "reference" / name).read_bytes()))
     return files
 

@@ -9,8 +9,13 @@ its custom all-reduce's size limit they are NCCL's (``bench/allreduce_extract.py
 kernel curves and ``allreduce_table`` set (all shipped ones) times each all-reduce in the fabric domain from it
 (``planner.model.decode.allreduce_time_s``), and so do the Excel functions and the what-if workbook, whose AllReduce
 sheet carries this table and whose formulas interpolate it the same way (tests/test_workbook_libreoffice.py).
-A GPU without a table of its own takes its nearest architecture's (``table_source``: the GPU its kernel curves
-borrow), with each message scaled by the two fabrics' bandwidths; ``borrowed_note`` says so in a plan.
+``catalogs/reference/allreduce_published.csv`` (``bench/allreduce_published.py``) adds, in the same columns, published
+times of GPUs aiconfigurator has not measured: MI300X at 8 GPUs, RCCL ``all_reduce_perf`` with and without HIP graphs
+(AMD ROCm blog, 2025-03-02; ``PUBLISHED_SOURCES`` names each row's source for a plan).
+
+A GPU without a table of its own takes its nearest architecture's (``table_source``: a CDNA 3 part MI300X's, every
+other the GPU its kernel curves borrow), with each message scaled by the two fabrics' bandwidths; ``borrowed_note``
+says so in a plan.
 """
 
 from __future__ import annotations
@@ -27,14 +32,30 @@ from planner.engines.kernel_curves import FALLBACK, NEAREST
 from planner.model.collectives import AllReduceTable
 
 TABLE_FILE_NAME = "allreduce_aic.csv"  # in the shipped reference data (catalogs/reference)
+PUBLISHED_FILE_NAME = "allreduce_published.csv"  # published rows of GPUs without aiconfigurator tables (same place)
+#: What each published row's ``source`` is, as a plan states it.
+PUBLISHED_SOURCES = {
+    "rocm-blog-2025-03-02-mi300x-rccl-xgmi": (
+        "RCCL all_reduce_perf on 8 x MI300X, with and without HIP graphs (AMD ROCm blog 'Understanding RCCL "
+        "Bandwidth and xGMI Performance on AMD Instinct MI300X', 2025-03-02)"
+    ),
+}
+#: The table row a GPU without one of its own borrows, by catalog architecture, where it is not its kernel curves'
+#: source GPU: MI325X has MI300X's Infinity Fabric (7 links of 64 GB/s a direction, 448 GB/s; catalogs/gpus.toml).
+#: CDNA 4 (MI350X, MI355X: 76.8 GB/s links) keeps H100's, as its kernel curves do: no CDNA 4 table was found.
+NEAREST_TABLE = {"CDNA 3": "MI300X"}
 MODES = ("graph", "eager")  # AllReduceTable's mode axis, in order
 
 
 @functools.cache
 def read_allreduce_table(path: str | None = None) -> AllReduceTable:
-    """The shipped table (or the CSV at ``path``) as an ``AllReduceTable`` (log seconds; NaN where not measured)."""
-    with Path(path or shipped_catalog_dir() / "reference" / TABLE_FILE_NAME).open(newline="") as f:
-        rows = list(csv.DictReader(f))
+    """The shipped tables, aiconfigurator's and the published rows (or only the CSV at ``path``), as one
+    ``AllReduceTable`` (log seconds; NaN where not measured)."""
+    ref = shipped_catalog_dir() / "reference"
+    rows = []
+    for p in [Path(path)] if path else [ref / TABLE_FILE_NAME, ref / PUBLISHED_FILE_NAME]:
+        with p.open(newline="") as f:
+            rows += list(csv.DictReader(f))
     size_cols = [c for c in rows[0] if c.startswith("us_")]
     gpus = tuple(dict.fromkeys(r["gpu"] for r in rows))
     groups = tuple(sorted({int(r["num_gpus"]) for r in rows}))
@@ -73,25 +94,54 @@ FIT_INSTEAD = False
 
 def table_source(gpu, interconnect_bytes_per_s: float, catalog) -> tuple[str, float]:
     """(the table row's GPU, bytes scale) for a catalog GPU: its own row and 1, else the nearest architecture's row
-    (``planner.engines.kernel_curves.NEAREST``, else ``FALLBACK``: H100 SXM) and that GPU's fabric bytes/s over this
+    (``NEAREST_TABLE``, else ``planner.engines.kernel_curves.NEAREST``, else ``FALLBACK``: H100 SXM) and that GPU's fabric bytes/s over this
     one's (``interconnect_bytes_per_s``: the model's figure). The all-reduce of M bytes then takes the borrowed row's
     time at M x scale: the same latency floor, the bandwidth-bound part slower or faster as the fabric is.
     """
     table = read_allreduce_table()
     if gpu.name in table.gpus:
         return gpu.name, 1.0
-    src = NEAREST.get(gpu.architecture, FALLBACK)
+    src = NEAREST_TABLE.get(gpu.architecture) or NEAREST.get(gpu.architecture, FALLBACK)
     src = src if src in table.gpus else FALLBACK
     return src, float(catalog.gpu(src).interconnect_bytes_per_s) / float(interconnect_bytes_per_s)
 
 
-def borrowed_note(gpu, interconnect_bytes_per_s: float, catalog) -> str:
-    """ "" where ``gpu`` has its own measured all-reduce table; else which GPU's stands in and how it is scaled."""
+def published_source(gpu_name: str) -> str:
+    """What the table row of ``gpu_name`` is: vLLM's measured all-reduce (aiconfigurator 0.12.0), or the published
+    source of a row of ``PUBLISHED_FILE_NAME`` (``PUBLISHED_SOURCES``)."""
+    return _published_sources().get(gpu_name, "vLLM's measured all-reduce (aiconfigurator 0.12.0)")
+
+
+@functools.cache
+def _published_sources() -> dict[str, str]:
+    with (shipped_catalog_dir() / "reference" / PUBLISHED_FILE_NAME).open(newline="") as f:
+        return {r["gpu"]: PUBLISHED_SOURCES[r["source"]] for r in csv.DictReader(f)}
+
+
+def measured_groups(gpu_name: str) -> tuple[int, ...]:
+    """The group sizes the table row of ``gpu_name`` has inside a graph (every size a decode step reads)."""
+    table = read_allreduce_table()
+    row = table.log_seconds[table.gpus.index(gpu_name), MODES.index("graph")]
+    return tuple(g for g, times in zip(table.group_sizes, row, strict=True) if np.isfinite(times).any())
+
+
+def borrowed_note(gpu, interconnect_bytes_per_s: float, catalog, gpus: int | None = None) -> str:
+    """ "" where ``gpu`` has its own table from vLLM's measured all-reduce; else what stands in: another GPU's table
+    (which, how scaled), a published table that is not the engine's own all-reduce, or (``gpus`` outside the
+    published group sizes) the latency + bandwidth form."""
     src, scale = table_source(gpu, interconnect_bytes_per_s, catalog)
+    what = published_source(src)
+    if gpus is not None and gpus not in measured_groups(src):
+        sizes = ", ".join(str(g) for g in measured_groups(src))
+        return (
+            f"all-reduce not measured on {gpus} x {gpu.name} ({src}'s table, {what}, has {sizes} GPUs): the latency "
+            "+ bandwidth form with the catalog's fabric latency stands in"
+        )
     if src == gpu.name:
-        return ""
+        published = src in _published_sources()
+        return f"all-reduce on {gpu.name} from {what}; the engine's own all-reduce may differ" if published else ""
     own = interconnect_bytes_per_s / 1e9
     return (
-        f"all-reduce not measured on {gpu.name}: vLLM's measured table of {src} stands in, each message scaled by "
+        f"all-reduce not measured on {gpu.name}: {src}'s table ({what}) stands in, each message scaled by "
         f"the fabrics' bandwidths ({own * scale:,.0f} / {own:,.0f} GB/s); its latency floor is {src}'s"
     )

@@ -258,3 +258,49 @@ def prefill_token_s(gpu: str, engine: str = "tensorrt-llm", heads: int = 16, pat
     kernel's time per token: a prompt token pays about the same)."""
     lat = dsa_latency_s(read_dsa_rows(path), engine, "context", gpu)
     return (lat[(heads, 256, 32)] - lat[(heads, 256, 8)]) / (24 * 256)
+
+
+#: The measured MLA attention modules of DeepSeek-V3 (vLLM 0.24.0, block-fp8 GEMMs) fitted to three coefficients per
+#: GPU, op, KV format and query heads per GPU by ``bench/mla_kernel_extract.py`` from aiconfigurator 0.12.0's
+#: ``mla_{generation,context}_module_perf`` tables (issue 21; not yet wired into ``planner.model.decode``: see
+#: docs/accuracy.md, "MLA from the measured module tables").
+MLA_FILE_NAME = "mla_module_aic.csv"
+
+
+def read_mla_rows(path: str | Path | None = None) -> list[dict[str, str]]:
+    with Path(path or shipped_catalog_dir() / "reference" / MLA_FILE_NAME).open(newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def mla_module_time_s(
+    gpu: str,
+    op: str,
+    kv_cache_dtype: str,
+    heads: float,
+    batch: float,
+    context: float,
+    path: str | Path | None = None,
+) -> float:
+    """Seconds one layer's MLA attention module takes on ``gpu`` (vLLM 0.24.0; projections, absorbed attention and
+    o_proj together), at ``heads`` query heads per GPU (128 / TP for DeepSeek-V3; the nearest measured head count, 16 /
+    32 / 64 / 128, in log scale, clamped to that range):
+
+    - ``op`` "generation" (a decode step of ``batch`` sequences at ``context`` cached tokens):
+      floor + per_row x batch + per_row_token x batch x context;
+    - ``op`` "context" (a prefill of ``batch`` prompts of ``context`` tokens):
+      floor + per_row x batch x context + per_row_token x batch x context^2.
+
+    Fitted on batch 1-1,024 x context 128-8,192 (decode) and 128-32,768 prompt tokens (prefill): median error
+    2-8% per fit, worst 5-14% (decode) and up to 63% (prefill's fp8-cache kernels at few long prompts); each row of
+    ``catalogs/reference/mla_module_aic.csv`` states its own. Example (tests/test_mla_module.py): H200, 16 heads, fp8
+    cache, 1,024 sequences at 128 tokens: 0.386 ms against 0.4015 measured."""
+    rows = [r for r in read_mla_rows(path) if (r["gpu"], r["op"], r["kv_cache_dtype"]) == (gpu, op, kv_cache_dtype)]
+    if not rows:
+        known = sorted({r["gpu"] for r in read_mla_rows(path)})
+        raise ValueError(f"no measured MLA {op} module for {gpu!r} with a {kv_cache_dtype} cache; measured: {known}")
+    row = min(rows, key=lambda r: abs(np.log2(float(r["num_heads"])) - np.log2(max(float(heads), 1.0))))
+    floor_s, per_row_s = float(row["floor_ms"]) * 1e-3, float(row["per_row_us"]) * 1e-6
+    per_token_s = float(row["per_row_token_ns"]) * 1e-9
+    if op == "generation":
+        return floor_s + per_row_s * batch + per_token_s * batch * context
+    return floor_s + per_row_s * batch * context + per_token_s * batch * context * context

@@ -325,6 +325,26 @@ TENSORRT_LLM_0 = free_memory_engine(
 )
 
 
+#: Profiles whose start-up memory estimate runs a forward pass of the server's own token budget, so that a run whose
+#: command sets one (``--max_num_tokens``) keeps that much activation out of its KV cache rather than the profile's
+#: ``max_num_batched_tokens`` (``profiled_at_token_budget``). TensorRT-LLM 1.x: ``KvCacheCreator.
+#: _create_dummy_context_requests`` fills ``max_num_tokens`` with dummy prompts of min(max_num_tokens, max_seq_len -
+#: 1) tokens, each sampled once (``max_tokens=1``), and the cache gets ``fraction x (total - peak + temporary KV)``
+#: after them (``_cal_max_tokens``; tensorrt_llm/_torch/pyexecutor/_util.py from NVIDIA/TensorRT-LLM pull request
+#: 3092, April 2025, through the 2026 tree). Not TensorRT-LLM 0.x (its activations were sized when ``trtllm-build``
+#: built the engine) nor vLLM here (its ``profile_run`` also runs the budget's tokens, but its activation terms were
+#: fitted at the logs' default budgets).
+TOKEN_BUDGET_PROFILED = ("tensorrt-llm",)
+
+
+def profiled_at_token_budget(engine: EngineProfile, max_num_batched_tokens: int | None) -> EngineProfile:
+    """``engine`` as it sizes its KV cache for a server given ``max_num_batched_tokens`` (None: not given): profiled
+    at that many tokens where its profile is in ``TOKEN_BUDGET_PROFILED``, else unchanged."""
+    if engine.name not in TOKEN_BUDGET_PROFILED or not max_num_batched_tokens:
+        return engine
+    return replace(engine, max_num_batched_tokens=int(max_num_batched_tokens))
+
+
 #: TensorRT-LLM 1.x's PyTorch backend captures decode CUDA graphs for the batch sizes of its ``CudaGraphConfig``,
 #: on by default (``TorchLlmArgs.cuda_graph_config = Field(default_factory=CudaGraphConfig)``: "CUDA graphs are only
 #: created for the batch sizes in cuda_graph_config.batch_sizes, and are enabled for batches that consist of decoding

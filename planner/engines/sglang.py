@@ -172,3 +172,30 @@ def default_memory_fraction(rule: str, gpu_memory_bytes, gpus, attention_ranks=1
     if not rule.startswith("sglang"):
         raise ValueError(f"unknown memory fraction rule {rule!r}")
     return sglang_mem_fraction_static(np.asarray(gpu_memory_bytes, dtype=float) / MiB, gpus, rule, attention_ranks, mla)
+
+
+#: Catalog model families whose sliding-window layers SGLang keeps in one pool with the full-attention layers (every
+#: layer holds every token, ``max_total_num_tokens`` as profiled), by rule; other models with both kinds of layer get
+#: the split pools of ``planner.model.memory.sglang_full_pool_factor``. Read in the wheels:
+#: - 0.5.1-0.5.9 (0.5.1 ``sglang/srt/server_args.py`` lines 2227-2274 and 2283-2295, 0.5.3 lines 734-781 and 793-804,
+#:   0.5.4.post2 lines 915-970 and 994-1005, 0.5.5 lines 942-997 and 1017-1029): the ``GptOssForCausalLM`` branch of
+#:   ``_handle_model_specific_adjustments`` ends in ``self.disable_hybrid_swa_memory = True`` whatever the backend, and
+#:   Gemma2/Gemma3/Gemma3n ("Disable hybrid SWA memory for {model_arch} as it is not yet supported"); with the flag set
+#:   ``ModelRunner`` never sets ``is_hybrid`` and so never calls ``set_num_token_hybrid`` (0.5.5
+#:   ``model_executor/model_runner.py`` lines 400-408 and 1622-1624).
+#: - 0.5.10-0.5.19 (0.5.10 ``configs/model_config.py`` lines 361-364 and 1438-1448): pools split only for the
+#:   architectures of ``is_hybrid_swa_model`` (Llama 4, gpt-oss, MiMo-V2-Flash, Step-3.5), so gpt-oss splits and Gemma
+#:   does not; the GptOss branch (``server_args.py`` from line 1697) no longer sets the flag.
+#: Rules not read for this (0.4.x, 0.5.20 on) keep the split pools.
+SGLANG_SINGLE_POOL_FAMILIES: dict[str, frozenset[str]] = {
+    "sglang-0.5.1": frozenset({"gpt-oss", "Gemma 2", "Gemma 3"}),
+    "sglang-0.5.5": frozenset({"gpt-oss", "Gemma 2", "Gemma 3"}),
+    "sglang-0.5.10": frozenset({"Gemma 2", "Gemma 3"}),
+}
+
+
+def sglang_splits_sliding_pool(rule: str, family: str) -> bool:
+    """Whether SGLang under ``rule`` (an ``EngineProfile.memory_fraction_rule``) gives a model of catalog ``family``
+    with sliding-window and full layers a separate sliding pool (``SGLANG_SINGLE_POOL_FAMILIES`` names the releases
+    where it does not)."""
+    return str(family) not in SGLANG_SINGLE_POOL_FAMILIES.get(str(rule), frozenset())

@@ -255,6 +255,8 @@ def evaluate(
     layout = option.parallelism or "tp"
     if layout != "tp" and mdl.moe is None:
         raise api.layout_error(mdl, layout)
+    # an engine release that cannot load the model on the GPU (TensorRT-LLM 1.x: no MXFP4 experts below SM 9.0)
+    api.check_release(gpu, mdl, eng, option.weight_precision, catalog)
     valid = api.valid_tp_sizes(mdl, parallelism=layout)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
         raise api.tp_size_error(mdl, option.gpus_per_replica, layout)

@@ -26,6 +26,7 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -35,6 +36,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from planner.errors import InvalidInputError, OutputExistsError, WriteError
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock (and no process groups): a group a killed run left is not ended
+    fcntl = None
 
 #: Writes ``data`` into an open binary file.
 Writer = Callable[[BinaryIO], object]
@@ -225,44 +231,53 @@ def _remove_stale(parent: Path, pattern: re.Pattern, folders: bool) -> list[str]
     return removed
 
 
-#: In a private temporary folder: the id of a process group its owner started there (its working folder), which
-#: a SIGKILL of the owner does not reach (e.g. LibreOffice, in its own session so that a timeout can end it whole).
+#: In a private temporary folder: the id of a process group its owner started there (``start_group``), which a
+#: SIGKILL of the owner does not reach (e.g. LibreOffice, in its own session so that a timeout can end it whole).
 GROUP_FILE_NAME = "process-group"
 
 
+def start_group(cmd: list[str], folder: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """``cmd`` started in a new session working in ``folder``, its output in text pipes, its id written to ``folder``'s
+    ``GROUP_FILE_NAME``, which the process inherits open and locked (``flock``; the lock stays while it or a child
+    that kept the file open runs, whatever becomes of the owner: LibreOffice 7.4's oosplash and soffice.bin keep
+    it). Where flock is missing (Windows) the file is not locked."""
+    with open(folder / GROUP_FILE_NAME, "wb") as group:
+        if fcntl is not None:
+            fcntl.flock(group, fcntl.LOCK_EX)
+        fds = (group.fileno(),) if fcntl is not None else ()
+        proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=folder,
+            start_new_session=True, pass_fds=fds,
+        )  # fmt: skip
+        group.write(str(proc.pid).encode("ascii"))
+    return proc
+
+
 def _kill_left_group(folder: Path) -> None:
-    """SIGKILL the process group named in ``folder``'s ``GROUP_FILE_NAME`` if one of its processes still runs with
-    ``folder`` as its working folder (so a reused process id is never hit; Linux's /proc says, elsewhere nothing is
-    killed), then wait up to 5 s for them to end so that none writes into the folder while it is removed."""
-    try:
-        pgid = int((folder / GROUP_FILE_NAME).read_text(encoding="ascii"))
-    except (OSError, ValueError):
-        return
-    members = _group_members_in(pgid, folder.resolve())
-    if not members or not hasattr(os, "killpg"):
+    """SIGKILL the process group named in ``folder``'s ``GROUP_FILE_NAME`` while one of its processes holds the
+    file's lock (``start_group``; so a process id reused since is never hit), then wait up to 5 s for the lock to
+    go (every holder ended) so that none writes into the folder while it is removed."""
+    if fcntl is None or not hasattr(os, "killpg"):
         return
     try:
-        os.killpg(pgid, signal.SIGKILL)
-    except OSError:
+        with open(folder / GROUP_FILE_NAME, "rb") as group:
+            if _unlocked(group):
+                return
+            os.killpg(int(group.read()), signal.SIGKILL)
+            deadline = time.monotonic() + 5.0
+            while not _unlocked(group) and time.monotonic() < deadline:
+                time.sleep(0.05)
+    except (OSError, ValueError):  # no file, no id in it (killed before it was written), or the group gone
         return
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in members):
-        time.sleep(0.05)
 
 
-def _group_members_in(pgid: int, folder: Path) -> list[int]:
-    """The ids of process group ``pgid``'s processes (this user's, from /proc) when any works in ``folder``; []."""
-    members, inside = [], False
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            stat = (entry / "stat").read_text(encoding="ascii", errors="replace")
-            if int(stat.rsplit(")", 1)[1].split()[2]) != pgid:  # fields after "(comm)": state, ppid, pgrp
-                continue
-            members.append(int(entry.name))
-            inside = inside or Path(os.readlink(entry / "cwd")) == folder
-        except (OSError, ValueError, IndexError):
-            continue
-    return members if inside else []
+def _unlocked(file: BinaryIO) -> bool:
+    """True when no other open file holds ``file``'s flock (it is taken here then, until ``file`` is closed)."""
+    try:
+        fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 #: ``planner-<kind>-<pid>-<random>``: a private temporary folder (see ``private_temp_dir``).

@@ -24,7 +24,7 @@ import zipfile
 from pathlib import Path
 
 from planner.errors import PlannerError
-from planner.io.files import GROUP_FILE_NAME, private_temp_dir
+from planner.io.files import private_temp_dir, start_group
 
 INSTALL_HINT = (
     "LibreOffice is not installed (no soffice on PATH or in its default install folder); install it with "
@@ -162,13 +162,10 @@ def _run(files: list[Path], fmt: str, outdir: Path, outputs: list[Path], timeout
             *(str(f.resolve()) for f in files),
         ]
         # its own session: on a timeout the whole group goes (soffice is a launcher; killing it alone left
-        # soffice.bin converting on, seen under load on 2026-12-01); run in tmp: a soffice killed while starting
-        # leaves NSS's pkcs11.txt in its working folder
-        proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True, cwd=tmp
-        )
-        # a SIGKILL of planner does not reach that session: the next run's cleanup of this folder ends it
-        (tmp / GROUP_FILE_NAME).write_text(str(proc.pid), encoding="ascii")
+        # soffice.bin converting on, seen under load on 2026-12-01); a SIGKILL of planner does not reach it: the
+        # next run's cleanup of this folder ends it. Run in tmp: a soffice killed while starting leaves NSS's
+        # pkcs11.txt in its working folder
+        proc = start_group(cmd, tmp, env)
         try:
             stdout, stderr = proc.communicate(timeout=timeout_s)
         except subprocess.TimeoutExpired:

@@ -10,8 +10,6 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Literal, Protocol
 
-import numpy as np
-
 ArrayLike = Any  # a float or a numpy array of floats
 
 
@@ -133,6 +131,12 @@ class EngineFacts:
     sparse_mla_token_s: ArrayLike = 0.0
     # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
     sparse_mla_prefill_max_heads: ArrayLike = 0.0
+    # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
+    # ``planner.engines.kernel_paths``); 0: it loads them
+    mxfp4_experts_refused: ArrayLike = 0.0
+    # bytes per routed-expert weight as the engine loads MXFP4 experts spread over more than one GPU, where that differs
+    # from the stored format (SGLang 0.5.1-0.5.9 off Blackwell: 2.0, upcast to bf16); 0: as stored
+    expert_parallel_expert_bytes_per_param: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):
@@ -155,13 +159,3 @@ class EngineMemoryRules(Protocol):
 
 def field_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
-
-
-def from_columns(cls: type, columns: dict[str, Any]):
-    """A facts record from per-scenario columns named as its fields (extra columns ignored)."""
-    return cls(**{name: columns[name] for name in field_names(cls)})
-
-
-def nan_like(cls: type, shape: tuple):
-    """A record of NaN arrays of ``shape`` (every scenario failed)."""
-    return cls(**{name: np.full(shape, np.nan) for name in field_names(cls)})

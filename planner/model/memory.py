@@ -51,6 +51,39 @@ def loaded_expert_padding_bytes(model: ModelFacts, precision: PrecisionFacts, en
     return model.params_routed_experts * precision.expert_bytes_per_param * precision.expert_mxfp4 * factor
 
 
+def experts_as_loaded(
+    precision: PrecisionFacts, limits: EngineFacts, gpus: ArrayLike, parallelism: str = "tp"
+) -> PrecisionFacts:
+    """``precision`` with the routed experts at the width the engine loads them: where MXFP4 experts are spread over
+    more than one GPU (``parallelism`` "tp-ep" or "dp-ep" and ``gpus`` > 1) and the engine loads them at another width
+    (``limits.expert_parallel_expert_bytes_per_param`` > 0), expert B/param = that width and no MXFP4 padding
+    (``expert_mxfp4`` 0); elsewhere as given. Applying it twice changes nothing.
+
+    SGLang 0.5.1-0.5.9 off Blackwell: ``ServerArgs`` gives gpt-oss the triton_kernel MoE runner only at ep_size 1, and
+    ``Mxfp4MoEMethod.process_weights_after_loading`` upcasts the experts to bf16 for any other runner (``upcast_from_mxfp``;
+    ``planner.engines.kernel_paths.SGLANG_EP_UPCAST_SOURCE``): 2 B per expert weight instead of 0.53125, the hidden size
+    not padded. gpt-oss-120b's 114.7e9 routed params: 229.4 GB of experts instead of 60.9 (65.0 padded), the whole model
+    233.66 GB as loaded, what its bf16 checkpoint weighs."""
+    if parallelism == "tp":
+        return precision
+    width = limits.expert_parallel_expert_bytes_per_param
+    if not np.any(np.asarray(getattr(width, "values", width)) > 0):  # no engine here upcasts: as given
+        return precision
+    up = (width > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
+    ebpp = precision.expert_bytes_per_param
+    return replace(
+        precision, expert_bytes_per_param=ebpp + up * (width - ebpp), expert_mxfp4=precision.expert_mxfp4 * (1 - up)
+    )
+
+
+def mxfp4_experts_refused(model: ModelFacts, precision: PrecisionFacts, limits: EngineFacts) -> ArrayLike:
+    """True where the engine release cannot load the model's routed experts in MXFP4 on the GPU
+    (``limits.mxfp4_experts_refused``: TensorRT-LLM 1.x below SM 9.0, whose ``WFP4A16FusedMoEMethod.create_weights``
+    raises "WFP4A16 MoE is unsupported on SM80"; ``planner.engines.kernel_paths``): a model with routed experts whose
+    expert precision is MXFP4 (gpt-oss as published). False for dense models and other expert formats."""
+    return (limits.mxfp4_experts_refused > 0) & (precision.expert_mxfp4 > 0) & (model.params_routed_experts > 0)
+
+
 def cached_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) -> ArrayLike:
     """Sum over layers of tokens held: full layers hold the context C, sliding-window layers min(C, window)."""
     return model.full_attention_layers * context_tokens + model.sliding_window_layers * ops.minimum(
@@ -64,6 +97,16 @@ def attended_tokens_per_layer_sum(model: ModelFacts, context_tokens: ArrayLike) 
     return model.full_attention_layers * ops.minimum(
         context_tokens, model.attended_tokens_max
     ) + model.sliding_window_layers * ops.minimum(context_tokens, model.sliding_window)
+
+
+def left_to_dense(attended: ArrayLike, sparse_kernel: ArrayLike) -> ArrayLike:
+    """``attended`` (tokens or token pairs) x (1 - ``sparse_kernel``): the share the attention curves time, the rest
+    left to the engine's fp8 sparse MLA kernel (``planner.model.operators.sparse_mla_applies``). The plain float 0.0
+    (every model without DSA, the common case) returns ``attended`` as it is: x 1.0 changes no value, it only costs
+    a pass over the arrays (and makes whole numbers floats)."""
+    if type(sparse_kernel) is float and sparse_kernel == 0.0:
+        return attended
+    return attended * (1.0 - sparse_kernel)
 
 
 def kv_bytes(
@@ -113,9 +156,7 @@ def decode_attention_bytes(
     ``sparse_kernel`` 1: the latents are timed by the engine's fp8 sparse MLA kernel instead
     (``planner.model.operators.sparse_mla_time_s``): only the indexer keys and the state are counted."""
     per_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element
-    attended = attended_tokens_per_layer_sum(model, context_tokens)
-    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
-        attended = attended * (1.0 - sparse_kernel)
+    attended = left_to_dense(attended_tokens_per_layer_sum(model, context_tokens), sparse_kernel)
     kv = per_token * attended + model.indexer_bytes_per_token_per_layer * cached_tokens_per_layer_sum(
         model, context_tokens
     )
@@ -129,9 +170,7 @@ def decode_attention_flop(
     indexer's FLOP per cached token (2 x index heads x index dim) x full-attention layer-tokens + the linear layers'
     recurrence per token); ``sparse_kernel`` 1: the attended latents' FLOPs left to the fp8 sparse MLA kernel
     (``decode_attention_bytes``)."""
-    attended = attended_tokens_per_layer_sum(model, context_tokens)
-    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
-        attended = attended * (1.0 - sparse_kernel)
+    attended = left_to_dense(attended_tokens_per_layer_sum(model, context_tokens), sparse_kernel)
     indexed = model.indexer_flop_per_context_token_per_layer * model.full_attention_layers * context_tokens
     return batch * (
         model.attention_flop_per_context_token_per_layer * attended + indexed + model.linear_attention_flop_per_token
@@ -226,7 +265,9 @@ def sglang_full_pool_factor(model: ModelFacts, swa_full_tokens_ratio: float = SG
     set_num_token_hybrid``: ``denominator = swa_full_tokens_ratio * swa_layers_num + full_layers_num``;
     ``full_max_total_num_tokens = int(total_tokens / denominator)``, python/sglang/srt/model_executor/model_runner.py).
     gpt-oss: 36 / (0.8 x 18 + 18) = 1.111. A request holds its whole context in the full pool (the binding one
-    here; the sliding pool, which frees what falls out of the window, is not simulated). 1 without both kinds."""
+    here; the sliding pool, which frees what falls out of the window, is not simulated). 1 without both kinds. Only
+    where the release splits the pools for the model: not gpt-oss before 0.5.10, not Gemma 2/3
+    (``planner.engines.sglang.sglang_splits_sliding_pool``)."""
     full, local = float(model.full_attention_layers), float(model.sliding_window_layers)
     if not (full > 0 and local > 0):
         return 1.0
@@ -452,6 +493,7 @@ def memory_plan(
     caches whole sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the
     group's KV cache tokens g x one rank's.
     """
+    precision = experts_as_loaded(precision, limits, gpus, parallelism)
     wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)  # as loaded
     if parallelism == "dp-ep":
         if reserve_bytes is None:

@@ -24,7 +24,6 @@ from planner.model.memory import (
     kv_bytes,
     state_bytes,
     tensor_parallel_ok,
-    weight_bytes,
 )
 from planner.model.prefill import PrefillStep, causal_attention_flop
 from planner.model.roofline import memory_time_s
@@ -62,12 +61,6 @@ def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp", kv_hea
 def routed_expert_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
     """Weight bytes of all routed experts: routed params x expert B/param."""
     return model.params_routed_experts * precision.expert_bytes_per_param
-
-
-def dp_weight_bytes_per_gpu(model: ModelFacts, precision: PrecisionFacts, gpus: ArrayLike) -> ArrayLike:
-    """Weights on one GPU: everything but the routed experts (replicated on every rank) + routed experts / g."""
-    experts = routed_expert_bytes(model, precision)
-    return weight_bytes(model, precision) - experts + experts / gpus
 
 
 def expert_alltoall_time_s(

@@ -9,7 +9,7 @@ import numpy as np
 from planner.model import operators, ops
 from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication, state_bytes
+from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication, left_to_dense, state_bytes
 from planner.model.rows import row_values
 
 
@@ -32,9 +32,9 @@ def causal_attention_flop(model: ModelFacts, prompt_tokens: ArrayLike, sparse_ke
             * cached_tokens_per_layer_sum(model, prompt_tokens / 2.0)
         )
     m = ops.minimum(prompt_tokens, model.attended_tokens_max)
-    mean_attended = m * m / (2.0 * prompt_tokens) + (prompt_tokens - m) * m / prompt_tokens
-    if not (type(sparse_kernel) is float and sparse_kernel == 0.0):
-        mean_attended = mean_attended * (1.0 - sparse_kernel)
+    mean_attended = left_to_dense(
+        m * m / (2.0 * prompt_tokens) + (prompt_tokens - m) * m / prompt_tokens, sparse_kernel
+    )
     pairs = model.full_attention_layers * mean_attended + model.sliding_window_layers * ops.minimum(
         prompt_tokens / 2.0, model.sliding_window
     )

@@ -17,7 +17,8 @@ Two kinds of run:
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
-  reserves part of the future output), chunked prefill within ``max_num_batched_tokens`` per step, decodes
+  reserves part of the future output, TensorRT-LLM whole sequences in blocks: ``reserved_blocks_factor``), chunked
+  prefill within ``max_num_batched_tokens`` per step, decodes
   first, then prompt chunks. Requests arrive all at once; or, when
   ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
   (``--max-concurrency``); or at ``request_rate`` per second, Poisson arrivals as ``vllm bench serve`` sends them
@@ -28,7 +29,9 @@ Two kinds of run:
 
 Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
 1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
-``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given.
+``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given; a given token
+budget also sizes TensorRT-LLM 1.x's KV cache (its start-up estimate runs that many tokens:
+``planner.engines.profiles.profiled_at_token_budget``).
 """
 
 from __future__ import annotations
@@ -41,7 +44,12 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
-from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.profiles import (
+    TOKEN_BUDGET_PROFILED,
+    EngineProfile,
+    engine_profile,
+    profiled_at_token_budget,
+)
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
@@ -336,10 +344,7 @@ def serving_setups(
     precs = dict(weight_precision=flat[9], kv_precision=flat[10])
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
     given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
-    plan = api.memory_plan(g, m, inp + out, gpus=given, **precs, **_memory_opts(opts))
-    group = _arr(plan.gpus)
-    fits = _arr(plan.max_batch)
-    kv_tokens = _arr(plan.kv_cache_tokens)
+    group, fits, kv_tokens = _memory_by_budget(g, m, inp + out, given, precs, opts, flat[7])
     caps = np.full(n, math.nan)
     sched_seqs = np.zeros(n)
     budgets = np.zeros(n)
@@ -352,6 +357,8 @@ def serving_setups(
         tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
+        if kinds[i] == "tensorrt-llm":  # each request reserves whole blocks to completion
+            kv_tokens[i] *= reserved_blocks_factor(lengths[i], inp[i], out[i], eng.block_size)
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
@@ -366,6 +373,27 @@ def serving_setups(
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
                 setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
     return shape, setups, [g, m, inp, out]
+
+
+def _memory_by_budget(g, m, context, given, precs, opts, budgets) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(group, whole sequences that fit, KV cache tokens) per run: one memory plan per token budget the runs' servers
+    were given, the engine profiled at that budget (``planner.engines.profiles.profiled_at_token_budget``:
+    TensorRT-LLM 1.x sizes its cache after a forward pass of its ``max_num_tokens``); runs given none, and engines
+    that profile at their own tokens, share one plan."""
+    eng = opts["engine"]
+    follows = eng.name in TOKEN_BUDGET_PROFILED
+    keys = [int(b) if follows and b is not None else 0 for b in budgets]
+    out = [np.full(len(keys), math.nan) for _ in range(3)]
+    for key in sorted(set(keys)):
+        idx = np.array([i for i, k in enumerate(keys) if k == key])
+        sub = {k: np.asarray(v, dtype=object)[idx] for k, v in precs.items()}
+        plan = api.memory_plan(
+            g[idx], m[idx], context[idx], gpus=None if given is None else given[idx], **sub,
+            **_memory_opts({**opts, "engine": profiled_at_token_budget(eng, key or None)}),
+        )  # fmt: skip
+        for arr, value in zip(out, (plan.gpus, plan.max_batch, plan.kv_cache_tokens), strict=True):
+            arr[idx] = _arr(value)
+    return out[0], out[1], out[2]
 
 
 def _serving(
@@ -486,22 +514,41 @@ def request_lengths(input_len: float, output_len: float, num_prompts: int, range
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
 
 
+def reserved_blocks_factor(lengths, input_len: float, output_len: float, block_tokens: int) -> float:
+    """Tokens a request uses per token its reservation takes, over a run's requests: sum(prompt + output) /
+    sum(ceil((prompt + output) / block) x block). TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request against
+    the blocks it needs to completion, ``ceil(min(prompt + max new tokens, window) / tokens_per_block)``
+    (``KVCacheManager::getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, used by
+    ``NoEvictScheduledBlocksManager`` in scheduledBlocksManager.h), so the simulation's token-exact reservations see a
+    cache this much smaller. ``lengths``: each request's (prompt, output), or None: all ``input_len`` /
+    ``output_len``."""
+    pairs = lengths or [(input_len, output_len)]
+    block = max(int(block_tokens), 1)
+    used = sum(float(p) + float(o) for p, o in pairs)
+    reserved = sum(math.ceil((float(p) + float(o)) / block) * block for p, o in pairs)
+    return used / reserved if reserved > 0 else 1.0
+
+
 def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, output_len: float) -> float:
     """Context tokens the engine's cache holds per token of its logged size, for a model with sliding-window layers
     (the simulation holds a request's whole context, as for full attention): vLLM's hybrid manager
     (``engine.kv_group_padding``) at the run's requests' mean contexts (``vllm_sliding_tokens_factor``); SGLang
-    (``memory_fraction_rule`` set) its full-attention pool (``sglang_full_pool_factor``); otherwise 1."""
+    (``memory_fraction_rule`` set) its full-attention pool (``sglang_full_pool_factor``) where the release splits the
+    pools for that model (``sglang_splits_sliding_pool``: not gpt-oss before 0.5.10, never Gemma 2/3 up to 0.5.19);
+    otherwise 1."""
     # imported here: the Excel add-in's lite bundle takes every module its process imports (docs/excel.md's size)
     from planner.engines.architecture import model_facts
+    from planner.engines.sglang import sglang_splits_sliding_pool
     from planner.model.memory import sglang_full_pool_factor, vllm_sliding_tokens_factor
 
-    facts = model_facts(cat.model(model_name))
+    model = cat.model(model_name)
+    facts = model_facts(model)
     if not float(facts.sliding_window_layers) > 0:
         return 1.0
     if eng.kv_group_padding:
         pairs = lengths or [(input_len, output_len)]
         return vllm_sliding_tokens_factor(facts, [p + o / 2.0 for p, o in pairs], eng.block_size)
-    if eng.memory_fraction_rule:
+    if eng.memory_fraction_rule and sglang_splits_sliding_pool(eng.memory_fraction_rule, model.family):
         return sglang_full_pool_factor(facts)
     return 1.0
 

@@ -307,8 +307,8 @@ def simulate(
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
-    else:
-        lengths = _whole_lengths(lengths[:num_prompts])
+    else:  # whole tokens, at least one (callers pass lists of int pairs: numpy was no faster on them)
+        lengths = [(max(int(p), 1), max(int(o), 1)) for p, o in lengths[:num_prompts]]
     num_prompts = len(lengths)
     prompts, outputs = zip(*lengths, strict=True) if lengths else ((), ())
     total_out = sum(outputs)
@@ -516,15 +516,6 @@ def simulate(
         preemptions=run.preemptions,
         samples=samples,
     )
-
-
-def _whole_lengths(lengths) -> list[tuple[int, int]]:
-    """Each request's (prompt, output) as whole tokens, at least one: ``(max(int(p), 1), max(int(o), 1))``; in numpy
-    when they are integers already (a dataset of thousands of requests), the same numbers."""
-    arr = np.asarray(lengths)
-    if arr.ndim == 2 and arr.shape[1] == 2 and arr.dtype.kind in "iu":
-        return list(map(tuple, np.maximum(arr, 1).tolist()))
-    return [(max(int(p), 1), max(int(o), 1)) for p, o in lengths]
 
 
 def _fresh(c) -> int:

@@ -32,7 +32,7 @@ speculation (only the replica count is simulated with it).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -105,10 +105,6 @@ class SpeculativeDecoding:
     def draft_bytes(self) -> float:
         """Bytes one draft pass streams: draft_params x draft_bytes_per_param."""
         return float(self.draft_params) * float(self.draft_bytes_per_param)
-
-    def with_acceptance(self, acceptance_length: float) -> SpeculativeDecoding:
-        """The same speculation at another acceptance length."""
-        return replace(self, acceptance_length=float(acceptance_length))
 
 
 def eagle3_draft_params(

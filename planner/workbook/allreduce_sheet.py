@@ -1,5 +1,5 @@
-"""The AllReduce sheet: vLLM's measured all-reduce table (``planner.engines.allreduce_table``) as the Calc sheet's
-all-reduce formulas read it (``planner.workbook.formulas.allreduce_rows``).
+"""The AllReduce sheet: the measured all-reduce table (``planner.engines.allreduce_table``: vLLM's, and published rows
+of GPUs without one) as the Calc sheet's all-reduce formulas read it (``planner.workbook.formulas.allreduce_rows``).
 
 One block of rows per measured GPU, in the table's order (the GPUs sheet's "All-reduce table block" column points a
 GPU at its block, or at its nearest architecture's): inside a captured CUDA graph then outside one (eager), each at
@@ -15,7 +15,7 @@ import math
 
 from openpyxl.utils import get_column_letter
 
-from planner.engines.allreduce_table import MODES, TABLE_FILE_NAME, read_allreduce_table
+from planner.engines.allreduce_table import MODES, PUBLISHED_FILE_NAME, TABLE_FILE_NAME, read_allreduce_table
 from planner.workbook.formats import INT
 from planner.workbook.layout import ALLREDUCE_SHEET
 from planner.workbook.spec import Name, Sheet
@@ -34,7 +34,9 @@ def allreduce_sheet() -> tuple[Sheet, list[Name]]:
     s.note(
         "A2",
         f"catalogs/reference/{TABLE_FILE_NAME}: aiconfigurator 0.12.0's measured vLLM bf16 all-reduce (Apache-2.0, "
-        "NVIDIA), custom all-reduce below its size limit and NCCL above. Calc looks a step's all-reduce up here: "
+        f"NVIDIA), custom all-reduce below its size limit and NCCL above; catalogs/reference/{PUBLISHED_FILE_NAME}: "
+        "published rows of GPUs it has not measured (MI300X: RCCL all_reduce_perf at 8 GPUs, AMD ROCm blog "
+        "2025-03-02). Calc looks a step's all-reduce up here: "
         "log time linear in log2(bytes) and in log2(GPUs) between measured points, the smallest size's time below "
         "it, the last segment's bytes per second beyond 512 MiB; a GPU without a block borrows its nearest "
         "architecture's at bytes x that fabric's bandwidth / its own; blank: not measured (the latency + bandwidth "

@@ -244,23 +244,21 @@ def calc_rows(
             "Peak at that math (or its bf16/fp16 twin)",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({F.peak_of('{math_key}')}>0,{F.peak_of('{math_key}')},{F.peak_of(F.twin('{math_key}'))})",
+            F.peak_or("{math_key}", F.twin("{math_key}")),
         ),
         Row(
             "peak_fb",
             "Peak at the fallback",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({F.peak_of('{fb_key}')}>0,{F.peak_of('{fb_key}')},{F.peak_of(F.twin('{fb_key}'))})",
+            F.peak_or("{fb_key}", F.twin("{fb_key}")),
         ),
         Row(
             "peak",
             "Peak used",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({{peak_math}}>0,{{peak_math}},IF({{peak_fb}}>0,{{peak_fb}},"
-            f"IF({F.peak_of(chr(34) + 'fp16' + chr(34))}>0,{F.peak_of(chr(34) + 'fp16' + chr(34))},"
-            f"{F.peak_of(chr(34) + 'bf16' + chr(34))})))",
+            "IF({peak_math}>0,{peak_math},IF({peak_fb}>0,{peak_fb}," + F.peak_or('"fp16"', '"bf16"') + "))",
             "resolve.gpu_peak_flop_per_s",
         ),
         Row(
@@ -268,8 +266,7 @@ def calc_rows(
             "Peak at 16-bit math (bf16, else fp16)",
             "FLOP/s",
             '#,##0.0,,,," TFLOP/s"',
-            f"IF({F.peak_of(chr(34) + 'bf16' + chr(34))}>0,{F.peak_of(chr(34) + 'bf16' + chr(34))},"
-            f"{F.peak_of(chr(34) + 'fp16' + chr(34))})",
+            F.peak_or('"bf16"', '"fp16"'),
             "resolve.gpu_numbers bf16_peak_flop_per_s",
         ),
         Row("ridge", "Ridge point", "FLOP/B", "#,##0.0", "{peak}/{bw}", "peak / bandwidth", quantity="ridge"),
@@ -369,7 +366,22 @@ def calc_rows(
         ]
     )
     c.add(
-        Row("n_raw", "GPU count asked (or smallest group)", "GPUs", INT, F.choose_group(), "deploy.choose_gpus"),
+        Row(
+            "mxfp4_refused",
+            "Engine cannot load the MXFP4 experts on this GPU (1)",
+            "",
+            INT,
+            'IF(AND({ep}="mxfp4",{routed}>0),INDEX(gpu_mxfp4_refused,{gpu_row}),0)',
+            "model.mxfp4_experts_refused (TensorRT-LLM 1.x below SM 9.0): every deployment figure #NUM!",
+        ),
+        Row(
+            "n_raw",
+            "GPU count asked (or smallest group)",
+            "GPUs",
+            INT,
+            f"IF({{mxfp4_refused}}>0,OUT_OF_RANGE,{F.choose_group()})",
+            "deploy.choose_gpus; deploy.release_error",
+        ),
         Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
         Row(
             "n",

@@ -262,6 +262,16 @@ def gpus_sheet(
     cols += [
         Column(f"{f} (kernel curves)", kernel(f), "0.000000###", 11, f"gpu_{f}", detail=True) for f in KERNEL_FIELDS
     ]
+    cols.append(  # model.mxfp4_experts_refused's engine side (planner.engines.kernel_paths, per GPU architecture)
+        Column(
+            "MXFP4 experts refused by the engine (1: TensorRT-LLM 1.x below SM 9.0)",
+            lambda g, r: gpu_numbers(g, engine, calibration)["mxfp4_experts_refused"],
+            INT,
+            10,
+            "gpu_mxfp4_refused",
+            detail=True,
+        )
+    )
 
     def residual(which: int):
         return lambda g, r: residual_quantiles(g.name, engine, calibration, catalog)[which]

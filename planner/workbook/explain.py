@@ -102,7 +102,8 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "Errors",
             "#N/A: a GPU, model or precision name not in the catalog. #VALUE!: an input outside what is accepted "
             "(a context of 0, a utilization above 1, a weight-only format such as mxfp4 for the KV cache). #NUM!: the "
-            "weights plus the sequences asked for do not fit.",
+            "weights plus the sequences asked for do not fit, a GPU count the engine refuses, or an engine that cannot "
+            "load the model on that GPU (TensorRT-LLM 1.x cannot load gpt-oss's MXFP4 experts below Hopper).",
         ),
         (
             "Assumptions and limits",

@@ -98,6 +98,11 @@ def peak_of(key: str) -> str:
     return f"INDEX(gpu_peaks,{{gpu_row}},MATCH({key},peak_keys,0))"
 
 
+def peak_or(key: str, other: str) -> str:
+    """The GPU's peak for math ``key`` where it has one (> 0), else its peak for math ``other``."""
+    return f"IF({peak_of(key)}>0,{peak_of(key)},{peak_of(other)})"
+
+
 def twin(key: str) -> str:
     """resolve._PEAK_TWINS: bf16 <-> fp16; other keys have none (their own key again changes nothing)."""
     return f'IF({key}="bf16","fp16",IF({key}="fp16","bf16",{key}))'

@@ -218,7 +218,8 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
         s,
         f"F{r}",
         f'=IF(B{r}>1,"kernel curves of "&INDEX(gpu_curve_source,{gpu_row})&" stand in on "&B{q["gpu"]}&" (x"'
-        f'&TEXT(B{r},"0.00")&" either way: the borrowed GEMM rate\'s miss on a published matmul figure)","")',
+        f'&TEXT(B{r},"0.00")&" either way: the borrowed GEMM rate\'s miss on a published matmul figure; published "'
+        f'&"GEMM, memory and all-reduce figures replace them where they exist)","")',
     )
     curves = r
     r += 1
