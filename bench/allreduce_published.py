@@ -22,8 +22,13 @@ What the rows are and are not:
 - Sizes in bytes. The columns ``us_<p>`` hold the time at 2**p bytes (128 B - 512 MiB, the columns of
   ``allreduce_aic.csv``); the rows of that file are aiconfigurator's ``message_size``, which counts bf16 elements
   (docs/accuracy.md): the model reads them at twice the bytes, a known error left there; these rows are read right.
-- 8 GPUs only: no 2- or 4-GPU RCCL run was published with graphs, so a 2- or 4-GPU group of MI300X takes the
-  latency + bandwidth form (``planner.model.decode.allreduce_time_s``).
+- MI300X, 2 and 4 GPUs: RCCL's column of QuickReduce's README (https://github.com/mk1-project/quickreduce, commit
+  910e892, 2025-03-16: "All-Reduce Latency across 2xMI300X" and "4xMI300X", ROCm 6.2.41134, RCCL 2.20.5, 8 x MI300X
+  at TensorWave; fp16, microseconds, 32 KiB - 64 MiB), written as ``eager`` rows (QuickReduce's benchmark launches
+  each all-reduce; no graph run was printed) with blank cells outside the printed sizes. In a fully connected mesh a
+  group of g GPUs has g - 1 of each GPU's 7 links: a pair's 64 MiB takes 1,464.3 us (46 GB/s of bus bandwidth, of one
+  64 GB/s link), 4 GPUs' 761.2 us (132 of 192), against 426.0-429.1 us on 8. How the model reads the blanks and the
+  graph rows it lacks: ``planner.engines.allreduce_table.read_allreduce_table``.
 - float32 sums; a bf16 reduction moves the same bytes.
 """
 
@@ -53,16 +58,32 @@ RCCL_MI300X_EAGER_US = {
     67108864: 429.1, 134217728: 797.4, 268435456: 1537.1, 536870912: 3026.2, 1073741824: 5970.6,
     2147483648: 11891, 4294967296: 23680, 8589934592: 47278, 17179869184: 94254,
 }  # fmt: skip
+SOURCE_QUICKREDUCE = "quickreduce-readme-2025-03-16-rccl-mi300x"
+#: QuickReduce's README, RCCL column: message bytes (32K .. 64M as printed, K and M binary) -> time (us).
+_KIB = 2**10
+RCCL_MI300X_2GPU_US = {
+    32 * _KIB: 17.15, 64 * _KIB: 17.52, 128 * _KIB: 18.31, 256 * _KIB: 20.73, 512 * _KIB: 25.97, 2**20: 37.22,
+    2**21: 59.14, 2**22: 105.1, 2**23: 195.2, 2**24: 376.3, 2**25: 739.0, 2**26: 1464.3,
+}  # fmt: skip
+RCCL_MI300X_4GPU_US = {
+    32 * _KIB: 18.17, 64 * _KIB: 18.23, 128 * _KIB: 29.42, 256 * _KIB: 29.98, 512 * _KIB: 32.27, 2**20: 39.40,
+    2**21: 48.87, 2**22: 70.61, 2**23: 115.7, 2**24: 205.4, 2**25: 388.6, 2**26: 761.2,
+}  # fmt: skip
 #: (GPU, source, mode, GPUs, printout) for every row written.
 PUBLISHED = (
     ("MI300X", SOURCE_MI300X, "graph", 8, RCCL_MI300X_GRAPH_US),
     ("MI300X", SOURCE_MI300X, "eager", 8, RCCL_MI300X_EAGER_US),
+    ("MI300X", SOURCE_QUICKREDUCE, "eager", 2, RCCL_MI300X_2GPU_US),
+    ("MI300X", SOURCE_QUICKREDUCE, "eager", 4, RCCL_MI300X_4GPU_US),
 )
 
 
 def rows() -> list[list[str]]:
-    """One CSV row per published printout: its times at 2^7 .. 2^29 bytes, as printed."""
-    return [[gpu, src, mode, str(n), *(f"{us[2**p]:g}" for p in LOG2_SIZES)] for gpu, src, mode, n, us in PUBLISHED]
+    """One CSV row per published printout: its times at 2^7 .. 2^29 bytes, as printed (blank: not printed)."""
+    return [
+        [gpu, src, mode, str(n), *(f"{us[2**p]:g}" if 2**p in us else "" for p in LOG2_SIZES)]
+        for gpu, src, mode, n, us in PUBLISHED
+    ]
 
 
 def main(out: Path = OUT) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 
 Errors = Literal["raise", "coerce"]
 
@@ -53,7 +54,7 @@ def _checked(arr: np.ndarray, bad: np.ndarray, accepted: str, errors: Errors, fi
 
 def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
     value = float(value)
-    shown = int(value) if math.isfinite(value) and value == int(value) else value
+    shown = int(value) if math.isfinite(value) and value == int(value) and abs(value) < 1e15 else value
     return OutOfRangeError(f"{accepted}; got {shown!r}")
 
 
@@ -88,6 +89,14 @@ def _fraction(value: Any, what: str) -> np.ndarray:
     accepted = f"{what} must be a number above 0 and at most 1"
     arr = _numbers(value, accepted, "raise")
     return _checked(arr, ~np.isfinite(arr) | (arr <= 0) | (arr > 1), accepted, "raise", 1.0)[0]
+
+
+def _price(value: Any, what: str = "price_per_gpu_hour") -> np.ndarray:
+    """US$ per GPU-hour from 0 to ``MAX_RENT_USD_PER_GPU_HOUR``; anything else raises."""
+    accepted = f"{what} must be a number of US$ per GPU-hour from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}"
+    arr = _numbers(value, accepted, "raise")
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr > MAX_RENT_USD_PER_GPU_HOUR)
+    return _checked(arr, bad, accepted, "raise", 0.0)[0]
 
 
 def _nonnegative(value: Any, what: str) -> np.ndarray:

@@ -14,7 +14,7 @@ from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_allreduce_table
-from planner.checks import _count, _nonnegative
+from planner.checks import _count, _price
 from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
 from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
@@ -117,11 +117,7 @@ def plan(
     at_batch = _decode_step(g, mdl, context, replace(o, batch=b, gpus=n))
     at_one = _decode_step(g, mdl, context, replace(o, batch=1, gpus=n))
     first = _prefill(g, mdl, context, replace(o, gpus=n), "ttft_s")
-    price = (
-        api.gpu_price_per_hour(g, catalog=cat)
-        if price_per_gpu_hour is None
-        else float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
-    )
+    price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = []
     ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens"))

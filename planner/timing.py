@@ -17,7 +17,7 @@ import numpy as np
 from planner import model as m
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
-from planner.checks import _nonnegative, _pandas_index
+from planner.checks import _pandas_index, _price
 from planner.deploy import deploy, finish, finish_record, nan_record
 from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
@@ -162,7 +162,7 @@ def cost_per_mtok(
         if o.errors == "raise" and np.any(np.isnan(price)):
             raise MissingDataError(f"no price per GPU-hour in the catalog for {gpu!r}; pass price_per_gpu_hour")
     else:
-        price = _nonnegative(price_per_gpu_hour, "price_per_gpu_hour")
+        price = _price(price_per_gpu_hour)
     return finish(
         m.cost_per_million_tokens_usd(price, step.gpus, step.throughput_tokens_per_s),
         False,
@@ -242,5 +242,5 @@ def peak_fleet(
     if price_per_gpu_hour is None:
         price = gpu_price_per_hour(gpu, catalog=options.get("catalog"))
     else:
-        price = float(_nonnegative(price_per_gpu_hour, "price_per_gpu_hour"))
+        price = float(_price(price_per_gpu_hour))
     return PeakFleet(rate, replicas, gpus, float(cloud_usd_per_gpu_month(price)) * gpus)

@@ -9,6 +9,10 @@ import re
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
 
+#: Largest rent per GPU-hour the public functions, a scenario and `planner plan --price` take, US$: the dearest
+#: catalog rent is a few dollars; above this a figure is a typo or a whole node's price (1e308 overflowed to inf).
+MAX_RENT_USD_PER_GPU_HOUR = 1e4
+
 
 def _si(value: float, unit: str, prefixes=((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")), digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):

@@ -158,13 +158,13 @@ class TestModel:
         assert allreduce_time_s(g, e, 2.0**27, 1.0, 8192.0) == 0.0
 
     def test_gpu_without_a_table_borrows_the_nearest_scaled_by_its_fabric(self):
-        """MI355X (CDNA 4) has no table: H100 SXM's (kernel_curves.FALLBACK) at the message x 450 / 537.6 GB/s (the
-        catalog's NVLink and Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes H100 SXM's at
+        """MI355X (CDNA 4) has no table: MI300X's (allreduce_table.NEAREST_TABLE, the same mesh) at the message x
+        448 / 537.6 GB/s (the catalog's Infinity Fabric figures); H100 NVL (Hopper, a 300 GB/s bridged pair) takes H100 SXM's at
         x 1.5: 16 MiB over 2 GPUs as 24 MiB over 2 x H100 SXM. A plan says so."""
         g, e = _facts("MI355X", TABLE_ENGINE)
-        assert e.allreduce_table_bytes_scale == pytest.approx(450 / 537.6)
+        assert e.allreduce_table_bytes_scale == pytest.approx(448 / 537.6)
         assert allreduce_time_s(g, e, 2.0**24, 8.0, 1024.0) == pytest.approx(
-            _time_us("H100 SXM 80GB", 2.0**24 * 450 / 537.6, 8, graph=False) * 1e-6
+            _time_us("MI300X", 2.0**24 * 448 / 537.6, 8, graph=False) * 1e-6
         )
         g, e = _facts("H100 NVL 94GB", TABLE_ENGINE)
         assert allreduce_time_s(g, e, 2.0**24, 2.0, 64.0) == pytest.approx(
@@ -173,7 +173,7 @@ class TestModel:
         assert allreduce_time_s(g, e, 2.0**24, 4.0, 64.0) == allreduce_time_s(*_facts("H100 NVL 94GB", FIT_ENGINE),
                                                                                  2.0**24, 4.0, 64.0)  # fmt: skip
         warnings = plan("MI355X", "llama3.1-70b", 4096, gpus=8).warnings
-        assert any("all-reduce not measured on MI355X" in w and "H100 SXM 80GB" in w for w in warnings)
+        assert any("all-reduce not measured on MI355X" in w and "MI300X's table" in w for w in warnings)
         assert not any("all-reduce" in w for w in plan("H100", "llama3.1-70b", 4096, gpus=8).warnings)
 
     def test_prefill_and_arrays_use_it_through_the_api(self):

@@ -57,6 +57,27 @@ class TestCounts:
         with pytest.raises(InvalidInputError, match="memory_utilization must be a number above 0 and at most 1"):
             planner.max_batch("H100", "llama3.1-8b", 4096, memory_utilization=bad)
 
+    @pytest.mark.parametrize("bad", [1e308, float("inf"), -1, 10_000.5])
+    def test_price_is_a_rent_from_0_to_the_scenario_bound(self, bad):
+        """A price past MAX_RENT_USD_PER_GPU_HOUR ($10,000, a scenario's bound too) is refused: 1e308 overflowed
+        cost_per_mtok to inf with a RuntimeWarning (s80); Excel shows #NUM! with the same reason."""
+        from planner.excel import functions as F
+
+        accepted = "price_per_gpu_hour must be a number of US\\$ per GPU-hour from 0 to 10,000; got"
+        with pytest.raises(InvalidInputError, match=accepted):
+            planner.cost_per_mtok("H100", "llama2-70b", 8192, price_per_gpu_hour=bad)
+        with pytest.raises(InvalidInputError, match=accepted):
+            planner.plan("H100", "llama2-70b", 8192, price_per_gpu_hour=bad)
+        assert F.COST_PER_MTOK("H100", "llama2-70b", 8192, None, bad) == "#NUM!"
+
+    def test_a_huge_number_is_shown_short(self):
+        """'got 1e+30', not the 31 digits of int(1e30) (nor 309 for 1e308): the message stays one short line."""
+        with pytest.raises(InvalidInputError) as e:
+            planner.tpot("H100", "llama2-70b", 8192, batch=1e30)
+        assert str(e.value).endswith("; got 1e+30")
+        with pytest.raises(InvalidInputError, match=r"; got 4097$"):
+            planner.max_batch("H100", "llama2-70b", 8192, gpus=4097)  # a count in range of int stays whole
+
     def test_floats_that_are_whole_numbers_are_accepted(self):
         """Excel hands 8192 as 8192.0."""
         assert planner.max_batch("H100", "llama3.1-8b", 8192.0, gpus=1.0) == planner.max_batch(

@@ -188,6 +188,20 @@ class TestCalibrateCommand:
         assert result.exit_code == 0, result.output
         assert "H100 SXM 80GB: 1 row;" in result.output
 
+    def test_gpus_applies_to_a_file_that_does_not_name_the_group(self, tmp_path):
+        """``--gpus 2`` is the group of every row of a CSV without a tensor_parallel_size column (its help says so);
+        a file with the column keeps its own. s80 found --gpus ignored: a TP 2 file was fitted as TP 1."""
+        from planner.cli.accuracy import read_measurements
+
+        plain = self._csv(tmp_path / "runs.csv", synthetic_rows()[:3])
+        assert {r.gpus for r in read_measurements(plain, None, None, 2)} == {2}
+        named = tmp_path / "named.csv"
+        lines = plain.read_text().splitlines()
+        named.write_text("\n".join([lines[0] + ",tensor_parallel_size"] + [x + ",4" for x in lines[1:]]) + "\n")
+        assert {r.gpus for r in read_measurements(named, None, None, 2)} == {4}
+        help_text = " ".join(CliRunner().invoke(main, ["calibrate", "--help"]).output.split())
+        assert "output_throughput_tok_s" in help_text  # the column validate and calibrate read, not "throughput"
+
     def test_benchmark_result_without_gpu_is_refused(self, tmp_path):
         """benchmark_serving files do not name the GPU: --gpu is required and the message says so."""
         src = tmp_path / "bench.json"

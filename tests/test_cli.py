@@ -146,6 +146,97 @@ def test_help_examples_print_one_command_per_line():
             assert commands <= 1, (path, line)
 
 
+def test_help_examples_print_as_written():
+    """Each example line is a whole command as a user would copy it: it starts with ``planner`` (or ``export``), or
+    continues a line that ends in a backslash, and holds no run of spaces before its comment. Found by s80:
+    ``catalog import-hf --help`` printed "...models--Qwen--" and "Qwen3-8B --name ..." on two lines (click rewrapped
+    the paragraph), ``plan --help`` "--gpus 1             --rate 4" (a backslash-newline the docstring ate)."""
+    for path, _ in _commands(main, click.Context(main)):
+        example = run(*path, "--help").output.split("Example:")[1].split("Options:")[0]
+        continued = False
+        for line in filter(str.strip, example.splitlines()):
+            text = line.split(" #")[0].strip()
+            assert continued or text.startswith(("planner ", "export ")), (path, line)
+            assert "  " not in text, (path, line)
+            continued = text.endswith("\\")
+
+
+def test_help_spells_out_the_terms_it_uses():
+    """A finance reader meets TPOT and TTFT in every command's help: ``planner --help`` spells them out, and plan's
+    --percentile says what it is (s80: its help was "Of the targets.", --engine's "Memory budgeting rule.", though
+    the engine also sets the time per step)."""
+    top = " ".join(run("--help").output.split())
+    assert "TPOT, time per output token" in top and "TTFT, time to first token" in top
+    plan_help = " ".join(run("plan", "--help").output.split())
+    assert "--percentile [50|90|95|99] Percentile the TTFT and TPOT targets hold at" in plan_help
+    assert "memory budget (KV cache) and per-step costs" in plan_help
+    # an option that is off when left out says so (s80: the targets and calibrate --measure's model did not)
+    assert plan_help.count("Default: none (with neither target, one replica takes the whole --rate)") == 2
+    from planner.cli.accuracy import MEASURE_MODEL
+
+    assert f"its shape [default: {MEASURE_MODEL}]" in " ".join(run("calibrate", "--help").output.split())
+
+
+def test_help_states_the_default_of_each_argument():
+    """click shows an option's default but not an argument's: a help that takes an optional argument with a default
+    says it as click says an option's (s80: ``catalog list --help`` showed "[all|gpus|models|precisions]" and not that
+    all is the default; ``addin example`` did not say where it writes)."""
+    for path, cmd in _commands(main, click.Context(main)):
+        helptext = " ".join(run(*path, "--help").output.split())
+        for arg in cmd.params:
+            if isinstance(arg, click.Argument) and not arg.required and isinstance(arg.default, (str, int, Path)):
+                assert f"[default: {arg.default}]" in helptext, (path, arg.name)
+
+
+def test_workbook_counts_read_as_english():
+    """`planner workbook` and `refresh` say "(1 GPU, 1 model)", not "(1 GPUs, 1 models)" (s80; writing a workbook
+    to see it costs ~7 s CPU, so the wording is checked where it is made)."""
+    from planner.cli.workbook import _counted
+
+    assert (_counted(1, "GPU"), _counted(1, "model"), _counted(1234, "model")) == ("1 GPU", "1 model", "1,234 models")
+
+
+def test_workbook_help_names_the_levers_the_sheet_has():
+    """``planner workbook --help`` counts and names the Levers sheet's scenarios (planner.workbook.calc.SCENARIOS,
+    what the sheet writes); s80 found "the four levers" beside a sheet of five."""
+    from planner.workbook.calc import SCENARIOS
+
+    helptext = " ".join(run("workbook", "--help").output.split())
+    count, listed = re.search(r"the baseline and (\w+) levers side by side \(([^)]*)\)", helptext).groups()
+    levers = [header for key, header, _ in SCENARIOS if key != "base"]
+    assert count == ("one", "two", "three", "four", "five", "six", "seven")[len(levers) - 1]
+    assert [n.lower() for n in re.split(r", (?:a )?", listed)] == [h.lower() for h in levers]
+
+
+def test_plan_price_is_bounded_as_a_scenario_rent_is():
+    """``--price 1e308`` overflowed the cost ("RuntimeWarning: overflow", "$inf per million output tokens") where a
+    scenario's cloud_usd_per_gpu_hour stops at MAX_RENT_USD_PER_GPU_HOUR: the same bound, one usage line (exit 2),
+    stated in --help (s80)."""
+    from planner.units import MAX_RENT_USD_PER_GPU_HOUR
+
+    r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "1e308")
+    assert r.exit_code == 2 and "'--price'" in r.output and "inf" not in r.output and "Warning" not in r.output
+    at_bound = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "10000")
+    assert at_bound.exit_code == 0 and "($10,000.00/GPU-hour)" in at_bound.output
+    helptext = " ".join(run("plan", "--help").output.split())
+    assert f"US$ per GPU-hour, 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}" in helptext
+
+
+def test_plan_rate_past_one_replicas_capacity_is_flagged():
+    """Without targets ``plan --rate`` runs one replica at the whole rate; at 1e308 requests/s it printed p95 TTFT
+    31 s as if that were the answer (s80). Past the capacity planner.serving.fleet.sweep_within_capacity finds (the
+    closed-form approximation) a warning says the queue grows without bound (a rate above a scenario's bound,
+    MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1 request/s (~100 of Llama-2-70B's
+    output tokens/s on 2 x H100, far below the ~2,500 a replica gives) none."""
+    base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")
+    over = run(*base, "--output-tokens", "100", "--rate", "1e6")
+    assert over.exit_code == 0 and "warning: 1e+06 requests/s is past one replica's capacity" in over.output
+    huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
+    assert huge.exit_code == 2 and "'--rate': 1e+308 is not in the range 0<x<=1000000.0" in huge.output
+    under = run(*base, "--output-tokens", "100", "--rate", "1", "--json")
+    assert under.exit_code == 0 and json.loads(under.output)["under_load"]["past_capacity"] is False
+
+
 class TestRanges:
     def test_plan_shows_tpot_with_the_held_out_range(self):
         """Without a calibration, TPOT x (1 + low) .. (1 + high): the H100's 10th/90th percentiles of held-out

@@ -487,6 +487,16 @@ class TestWorkbooksDoc:
             compare_batch,
         )
 
+    def test_sheet_table_names_every_sheet(self):
+        """The "Sheet | What it holds" table names the shipped workbook's sheets in its order (s80: AllReduce was
+        missing)."""
+        import openpyxl
+
+        table = (ROOT / self.DOC).read_text(encoding="utf-8").split("| Sheet | What it holds |")[1].split("\n\n")[0]
+        named = [n for row in table.splitlines()[2:] for n in row.split("|")[1].strip().split(", ")]
+        book = openpyxl.load_workbook(ROOT / "workbooks" / "capacity-what-if.xlsx", read_only=True)
+        assert named == book.sheetnames
+
     def test_sweeps(self):
         """'decode at batch 1 to 1,024', 'contexts 1,024 .. 131,072': the Sweeps sheet's axes."""
         from planner.workbook.sweeps import BATCH_SWEEP, CONTEXT_SWEEP
@@ -631,6 +641,34 @@ class TestExcelDoc:
     """docs/excel.md: the figures of the function table, the ranges example and the example workbook."""
 
     DOC = "docs/excel.md"
+
+    def test_function_table_signatures_are_the_functions(self):
+        """Each signature in docs/excel.md's table is the function's (bracketed: optional), and the table and the
+        README's list name every function of planner.excel.functions (s80: TTFT_P*'s lacked speculative_tokens and
+        acceptance_length; the README left out TTFT_P*, TPOT_P* and PLANNER_VERSION)."""
+        import inspect
+
+        from planner.excel import functions as xf
+
+        named = set()
+        table = (ROOT / self.DOC).read_text(encoding="utf-8").split("| Function | Result |")[1].split("\n\n")[0]
+        for row in table.splitlines()[2:]:
+            calls = re.findall(r"`([A-Z_0-9]+)(?:\(([^`]*)\))?`", row.split("|")[1])
+            named |= {n for n, _ in calls}
+            args = calls[-1][1]
+            if "…" in args or not args:
+                continue
+            for name, _ in calls:
+                params = inspect.signature(getattr(xf, name)).parameters.values()
+                code = [p.name if p.default is inspect.Parameter.empty else f"[{p.name}]" for p in params]
+                assert [a.strip() for a in args.split(",")] == code, name
+        assert named == set(xf.__all__)
+        readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+        listed = readme.split("## Excel functions")[1].split("- Any argument")[0]
+        for name in xf.__all__:  # families written once: TTFT_P50/P95/P99, PLANNER_GPUS/MODELS/PRECISIONS
+            family = re.sub(r"^(TTFT|TPOT)_P\d+$", r"\1_P50/P95/P99", name)
+            family = re.sub(r"^PLANNER_(GPUS|MODELS|PRECISIONS)$", "PLANNER_GPUS/MODELS/PRECISIONS", family)
+            assert re.search(rf"\b{re.escape(family)}\b", listed), name
 
     def test_ridge_example(self):
         """'ridge point, FLOP per byte (H100 at bf16: 295)': api.ridge."""

@@ -569,15 +569,18 @@ class TestAddinLite:
         code = (
             "import runpy; g = runpy.run_path('main.py', run_name='main'); import planner, sys; "
             "print(planner.__file__); print(g['MAX_BATCH']('TG200', 'llama2-70b', 8192.0)); "
+            "print(g['TPOT']('MI300X', 'deepseek-v3', 8192.0, None, None, 8) > 0); "
             "print(sorted(k for k in g if k.isupper() and callable(g[k])) == sorted(g['__all__'] if '__all__' in g "
             "else __import__('planner.excel.functions').excel.functions.__all__)); "
             "print('click' in sys.modules or 'planner.cli' in sys.modules)"
         )
         proc = subprocess.run([sys.executable, "-I", "-c", code], cwd=out, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        planner_file, value, all_exposed, cli_loaded = proc.stdout.split()
+        planner_file, value, mi300x_tpot, all_exposed, cli_loaded = proc.stdout.split()
         assert "planner-lite-" in planner_file and not planner_file.startswith(str(ROOT))
-        assert int(value) > 0 and all_exposed == "True" and cli_loaded == "False"
+        # every data file the model reads is in the bundle: s80 found allreduce_published.csv (the MI300X all-reduce,
+        # read by every GPU's lookup) missing, and every cell #VALUE!
+        assert int(value) > 0 and mi300x_tpot == "True" and all_exposed == "True" and cli_loaded == "False"
 
     def test_wheel_url_mode_lists_the_wheel(self, tmp_path):
         """--wheel-url: requirements.txt names the wheel and main.py only imports the functions."""

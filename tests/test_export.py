@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -152,6 +153,27 @@ class TestXlsx:
             "Glossary",
             "Assumptions",
         ]
+
+    def test_export_doc_names_every_sheet_in_its_order(self, book):
+        """docs/export.md's ``.xlsx`` row names each sheet in bold, in the book's order (s80: it lacked Like for like,
+        Ownership, Demand cases, Fleet by quarter and Glossary); Latency and Latency data come with a sized fleet."""
+        row = next(
+            x
+            for x in (ROOT / "docs" / "export.md").read_text(encoding="utf-8").splitlines()
+            if x.startswith("| `.xlsx`")
+        )
+        named = re.findall(r"\*\*([A-Z][\w ]+?)\*\*", row)
+        assert [n for n in named if n in book.sheetnames] == book.sheetnames
+        assert set(named) - set(book.sheetnames) <= {"Latency", "Latency data", "live"}
+
+    def test_export_help_names_the_sheets_in_their_order(self, book):
+        """``planner export --help`` lists the sheets a finance reader opens, in the book's order (s80: it named
+        five of thirteen, "Summary, Options, Levers, Charts and Assumptions")."""
+        helptext = " ".join(run("--help").output.split())
+        listed = re.sub(r" \([^)]*\)", "", helptext.split("The xlsx opens on ")[1].split(";")[0])
+        names = re.split(r", then |, | and ", listed)
+        assert names == [n for n in book.sheetnames if n in names]  # in the book, in its order
+        assert set(book.sheetnames) - set(names) == {"Chart data"}  # only the charts' data is left out
 
     def test_summary_names_the_recommendation_and_its_reason(self, book):
         """The recommended option and its cost are on the first screen; the reason paragraph follows."""

@@ -156,3 +156,15 @@ class TestUserFiles:
         r = CliRunner().invoke(main, ["validate", "--decode", str(p)])
         assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
         assert "missing column(s) batch_size_or_concurrency or batch, input_len, output_len" in r.output
+
+
+def test_a_miss_prints_above_its_limit_not_equal_to_it():
+    """A median |error| of 10.04% against the 10% TPOT limit (``validation.LIMITS``) misses by 0.04 points: the
+    phrase says "10.04% > 10%", not "10.0% > 10%"; a clear miss keeps one decimal."""
+    from planner.accuracy.validation import Check, Table
+
+    def table(*predicted: float) -> Table:
+        return Table("t", tuple(Check(f"R{i}", "tpot_ms", "", p, 100.0) for i, p in enumerate(predicted)))
+
+    assert table(110.04).failures() == ["TPOT ms: median 10.04% > 10%"]
+    assert table(112.0, 140.0, 112.0).failures() == ["TPOT ms: median 12.0% > 10%, worst 40.0% > 30%"]

@@ -75,6 +75,10 @@ NAMED = {
     # MI300X's published RCCL rows (the AllReduce sheet's last block, catalogs/reference/allreduce_published.csv);
     # its prefill's 1.3 GB messages are past the table's 512 MiB (the last segment's rate)
     "published-allreduce-mi300x-8": dict(gpu="MI300X", model="Llama-3.1-70B", context=81920, gpus=8, batch=32),
+    # a fully connected mesh: a pair of MI300X reads QuickReduce's 2-GPU RCCL rows (its own block); 4 x MI355X
+    # borrows MI300X's 4-GPU rows at 64 / 76.8 the bytes (allreduce_table.NEAREST_TABLE: the same mesh)
+    "mesh-pair-mi300x-2": dict(gpu="MI300X", model="Llama-3.1-70B", context=8192, gpus=2, batch=32),
+    "mesh-four-mi355x-borrowed": dict(gpu="MI355X", model="Llama-3.1-70B", context=8192, gpus=4, batch=16),
     "rtx4090-kv-fp8": dict(gpu="RTX 4090", model="Llama-3.1-8B", context=16384, kv_precision="fp8"),
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),
@@ -207,7 +211,7 @@ def test_every_test_that_reads_a_book_runs_in_its_halfs_group():
         for _, f in inspect.getmembers(cls, inspect.isfunction)
         if "recalculated" in inspect.signature(f).parameters
     ]
-    assert len(readers) == 9  # six parity tests, three Load sheet tests
+    assert len(readers) == 10  # seven parity tests, three Load sheet tests
     for f in readers:
         (params,) = [m.args[1] for m in f.pytestmark if m.name == "parametrize"]
         for p in params:
@@ -338,6 +342,20 @@ class TestParityWithThePythonModel:
         assert calc[f"{col}{c.row_of['d_ar_t']}"].value == pytest.approx(4.904e-6, rel=1e-12)
         assert calc[f"{col}{c.row_of['d_comm']}"].value == pytest.approx(160 * 4.904e-6, rel=1e-12)
 
+    @pytest.mark.parametrize("name", [book("mesh-pair-mi300x-2")])
+    def test_a_pair_of_mi300x_reads_its_published_rccl_row(self, recalculated, name):
+        """2 x MI300X at batch 32 (Llama 3.1 70B): one all-reduce of 32 x 8,192 x 2 B = 512 KiB is RCCL's 25.97 us on
+        a pair (QuickReduce's README, 2025-03-16; no graph run printed, so the eager time stands inside graphs), the
+        pair's one link of seven in the group's share (1/7)."""
+        from planner.workbook.calc import calc_rows, scenario_col
+
+        spec, books = recalculated
+        c, calc = calc_rows(lever_kv="fp8", lever_weights="fp8"), books[name]["Calc"]
+        col = scenario_col("base")
+        assert calc[f"{col}{c.row_of['d_ar_bytes']}"].value == 524288
+        assert calc[f"{col}{c.row_of['d_ar_t']}"].value == pytest.approx(25.97e-6, rel=1e-12)
+        assert calc[f"{col}{c.row_of['mesh_share']}"].value == pytest.approx(1 / 7, rel=1e-12)
+
 
 class TestLoadSheetRecalculated:
     """The Load sheet's figures are numbers planner wrote (a queue simulation is not a cell formula): LibreOffice's
@@ -457,10 +475,11 @@ class TestRenderedPages:
         subprocess.run(["pdftoppm", "-r", "40", "-png", str(pdf), str(tmp_path / "page")], check=True)
         pages = sorted(tmp_path.glob("page-*.png"))
         sheets = openpyxl.load_workbook(path).sheetnames
-        # Results and Assumptions run over two pages each, Calc over five (its operator block: one row per kernel; the
-        # budget fleet, linear-attention state and sparse-attention rows of this round), Load over three (inputs and
-        # levers, its four charts, its four tables: page breaks of its own), AllReduce over two (the measured table)
-        assert len(sheets) <= len(pages) <= len(sheets) + 10
+        # Results and Assumptions run over two pages each, Calc over six (its operator block: one row per kernel; the
+        # budget fleet, linear-attention state and sparse-attention rows; the mesh-share rows of a group's links), Load
+        # over three (inputs and levers, its four charts, its four tables: page breaks of its own), AllReduce over two
+        # (the measured table)
+        assert len(sheets) <= len(pages) <= len(sheets) + 11
         for i in range(1, len(pages) + 1):  # no blank page: each has its sheet's title or table header
             text = subprocess.run(
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True

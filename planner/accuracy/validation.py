@@ -127,8 +127,8 @@ class Table:
         out = []
         for q in self.quantities():
             (lim_med, lim_worst), med, worst = self.limit(q), self.median(q), self.worst(q)
-            misses = [f"median {med:.1%} > {lim_med:.0%}"] if med > lim_med else []
-            misses += [f"worst {worst:.1%} > {lim_worst:.0%}"] if worst > lim_worst else []
+            misses = [f"median {_above(med, lim_med)} > {lim_med:.0%}"] if med > lim_med else []
+            misses += [f"worst {_above(worst, lim_worst)} > {lim_worst:.0%}"] if worst > lim_worst else []
             if self.unpredicted(q):
                 misses.append(f"{len(self.unpredicted(q))} not predicted")
             if misses:
@@ -324,3 +324,12 @@ def to_json(tables: Sequence[Table]) -> dict[str, Any]:
         for q, e in errors.items()
     }
     return {"rows": rows, "summary": summary}
+
+
+def _above(error: float, limit: float) -> str:
+    """``error`` as a percentage with as many decimals as it takes to print above ``limit`` (20.04% is not
+    "20.0% > 20%")."""
+    for digits in range(1, 6):
+        if round(error * 100, digits) > round(limit * 100, digits):
+            return f"{error:.{digits}%}"
+    return f"{error:.6%}"

@@ -62,12 +62,16 @@ def gpu_numbers(
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
+    table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)
     if uses_allreduce_table(eng):
         src, table_scale = table_source(g, interconnect, default_catalog())
         table_row = read_allreduce_table().row(src)
+        table_share = mesh_link_share(default_catalog().gpu(src))
     return {
         "allreduce_table_row": table_row,
         "allreduce_table_bytes_scale": table_scale,
+        "allreduce_table_link_share": table_share,
+        "mesh_link_bytes_per_s": g.mesh_link_bytes_per_s or 0.0,
         **fabric,
         **factors,
         **kernels,
@@ -87,6 +91,14 @@ def gpu_numbers(
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
+
+
+def mesh_link_share(g: Gpu) -> float:
+    """One mesh link over the GPU's aggregate fabric bandwidth (MI300X: 64 / 448 = 1/7); 0 on a switched fabric
+    (``planner.model.collectives.mesh_group_share``)."""
+    if not g.mesh_link_bytes_per_s or not g.interconnect_bytes_per_s:
+        return 0.0
+    return g.mesh_link_bytes_per_s / g.interconnect_bytes_per_s
 
 
 def uses_allreduce_table(engine: EngineProfile) -> bool:

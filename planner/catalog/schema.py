@@ -165,6 +165,15 @@ class Gpu(_Entry):
         default=None, description="small-message all-reduce latency over PCIe (beyond the domain), seconds"
     )
     interconnect_source: str = Field(default="", description="source of the interconnect kind, domain and latencies")
+    mesh_links_per_gpu: PositiveInt | None = Field(
+        default=None,
+        description="links of a fully connected mesh (no switch; AMD Infinity Fabric: 7): one to each peer, so a group"
+        " of g GPUs in the domain uses g - 1 of them; None on a switched fabric (NVSwitch), where any group gets it all",
+    )
+    mesh_link_bytes_per_s: PositiveFloat | None = Field(
+        default=None, description="one mesh link's bandwidth, one direction (MI300X: 64e9); with mesh_links_per_gpu"
+    )
+    mesh_source: str = Field(default="", description="source of the mesh's link count and per-link bandwidth")
     ecc_reserved_fraction: float = Field(
         default=0.0,
         ge=0.0,
@@ -198,6 +207,17 @@ class Gpu(_Entry):
             raise ValueError("ecc_reserved_fraction needs ecc_source")
         if self.interconnect_kind == "pcie" and self.interconnect_domain_gpus not in (None, 1):
             raise ValueError("interconnect_kind 'pcie' has interconnect_domain_gpus = 1 (no GPU-to-GPU fabric)")
+        if (self.mesh_links_per_gpu is None) != (self.mesh_link_bytes_per_s is None):
+            raise ValueError("mesh_links_per_gpu and mesh_link_bytes_per_s go together (a mesh's links and their rate)")
+        if self.mesh_links_per_gpu is not None:
+            if not self.mesh_source:
+                raise ValueError("mesh_links_per_gpu needs mesh_source")
+            total = self.mesh_links_per_gpu * self.mesh_link_bytes_per_s
+            if self.interconnect_bytes_per_s is None or abs(total / self.interconnect_bytes_per_s - 1) > 0.01:
+                raise ValueError(
+                    f"mesh_links_per_gpu x mesh_link_bytes_per_s = {total:g} B/s should equal interconnect_bytes_per_s "
+                    f"({self.interconnect_bytes_per_s}): a mesh's aggregate is its links'"
+                )
         if "fp16" not in self.peak_flop_per_s and "bf16" not in self.peak_flop_per_s:
             raise ValueError("peak_flop_per_s needs an fp16 or bf16 entry")
         if self.engine_visible_memory_bytes is not None:

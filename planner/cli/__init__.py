@@ -91,6 +91,9 @@ def fail(message: str, code: int) -> None:
 def main() -> None:
     """LLM-inference capacity planner: memory, max batch, TPOT, throughput and cost from sourced catalogs.
 
+    Terms: TPOT, time per output token of one sequence; TTFT, time to first token (the prompt's processing);
+    max batch, the sequences one GPU group serves at once; KV cache, the memory each sequence's tokens hold.
+
     Example:
 
         planner export examples/budget-review.toml -o review.xlsx

@@ -203,7 +203,10 @@ def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int)
     header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
         return _read_context_csv(path, raw, gpu, model, gpus)
-    return with_names(load_decode_rows(path), gpu, model)
+    rows = with_names(load_decode_rows(path), gpu, model)
+    if not {"tensor_parallel_size", "gpus"} & set(header):  # the file does not say: --gpus (its default 1) does
+        rows = [replace(r, gpus=gpus) for r in rows]
+    return rows
 
 
 def _read_context_csv(
@@ -236,6 +239,9 @@ def _read_context_csv(
     return rows
 
 
+#: The model whose shape ``calibrate --measure`` times when --model is not given.
+MEASURE_MODEL = "Llama-3.1-8B"
+
 #: Skipped rows named one by one on stderr; the rest are counted.
 SKIPPED_SHOWN = 5
 
@@ -267,9 +273,17 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
 @click.option("--measure", is_flag=True, help="Measure this machine's GPU with PyTorch (pip install 'planner[gpu]').")
 @click.option("--gpu", help="GPU of the measurements (needed for a benchmark_serving file and --measure).")
 @click.option(
-    "--model", "model_name", help="Model of the measurements when the file does not say (--measure: its shape)."
+    "--model",
+    "model_name",
+    help=f"Model of the measurements when the file does not say (--measure: its shape [default: {MEASURE_MODEL}]).",
 )
-@click.option("--gpus", type=click.IntRange(min=1), default=1, show_default=True, help="Tensor-parallel size.")
+@click.option(
+    "--gpus",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="GPUs in the tensor-parallel group of the measurements, for a file without a tensor_parallel_size column.",
+)
 @click.option(
     "--engine",
     callback=_engine,
@@ -282,8 +296,8 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
 def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, force, device, catalog_dirs):
     """Fit the efficiency factors to your own measurements and write a calibration file.
 
-    FILE is a CSV (gpu, model, batch, input_len, output_len or context, tpot_ms and/or throughput) or a vLLM
-    benchmark_serving result (JSON; give --gpu). Factors are fitted per GPU type; the file is picked up with
+    FILE is a CSV (gpu, model, batch, input_len, output_len, and tpot_ms and/or output_throughput_tok_s; or gpu,
+    model, batch, context, tpot_ms) or a vLLM benchmark_serving result (JSON; give --gpu). Factors are fitted per GPU type; the file is picked up with
     ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION environment variable. Prints the
     error before and after.
 
@@ -303,7 +317,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     if measure:
         from planner.accuracy import measure as meas
 
-        result = meas.measure(gpu=gpu, model=model_name or "Llama-3.1-8B", device=device, catalog=cat)
+        result = meas.measure(gpu=gpu, model=model_name or MEASURE_MODEL, device=device, catalog=cat)
         echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
     else:

@@ -208,6 +208,9 @@ def with_python_values(data: bytes, titles: list[str], sheets: dict) -> bytes:
 def example_command(path: Path, force: bool) -> None:
     """Write the example workbook whose cells use the functions (for people who have the add-in).
 
+    \b
+    PATH: the .xlsx to write [default: workbooks/functions-example.xlsx].
+
     Example:
 
         planner addin example workbooks/functions-example.xlsx --force

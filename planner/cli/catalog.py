@@ -75,7 +75,7 @@ def catalog_group() -> None:
 @click.argument("kind", type=click.Choice(("all", *KINDS)), default="all")
 @catalog_option
 def list_command(kind: str, catalog_dirs) -> None:
-    """List GPUs, models and precisions with their headline numbers.
+    """List GPUs, models and precisions with their headline numbers (KIND: one of them [default: all]).
 
     Example:
 
@@ -156,7 +156,9 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
 
     Example:
 
-        planner catalog import-hf ~/.cache/huggingface/hub/models--Qwen--Qwen3-8B --name My-Qwen3-8B --to ~/planner-catalog
+    \b
+        planner catalog import-hf ~/.cache/huggingface/hub/models--Qwen--Qwen3-8B \\
+            --name My-Qwen3-8B --to ~/planner-catalog
     """
     local = read_local_model(config)
     hf_id = hf_id or local.hf_id

@@ -140,8 +140,10 @@ def export_command(
     """Budget review of a scenario: each option sized and costed, the cheapest that meets the targets, the levers.
 
     SCENARIO is a scenario TOML file (see examples/budget-review.toml) or a what-if workbook made by
-    `planner workbook`. The xlsx has Summary, Options, Levers, Charts and Assumptions sheets; csv is the
-    options table; md is for a document or a ticket; pdf needs LibreOffice.
+    `planner workbook`. The xlsx opens on Summary (the recommendation, its risk and cost of ownership), then
+    Options, Costs, Details, Like for like, Ownership, Demand cases, Fleet by quarter, Levers, Charts, Glossary
+    and Assumptions (every number with its source); csv is the options table; md is for a document or a ticket;
+    pdf needs LibreOffice.
 
     The format follows the file name's ending (--format must agree with it); a missing folder such as out/
     is created. An existing file is kept unless --force is given.

@@ -16,13 +16,13 @@ from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param
 from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
-from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S
+from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
-from planner.serving.fleet import Sizing, fewest_replicas
+from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.speculative import speculation_for
-from planner.units import GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
 LAYOUT_WORDS = {
@@ -217,13 +217,17 @@ def plan_as_dict(p: Plan) -> dict:
     help=option_doc("memory_utilization"),
 )
 @click.option(
-    "--engine", type=click.Choice(sorted(ENGINES)), default="vllm", show_default=True, help="Memory budgeting rule."
+    "--engine",
+    type=click.Choice(sorted(ENGINES)),
+    default="vllm",
+    show_default=True,
+    help="Serving engine whose memory budget (KV cache) and per-step costs are used.",
 )
 @click.option(
     "--price",
     "price_per_gpu_hour",
-    type=click.FloatRange(min=0),
-    help="US$ per GPU-hour [default: catalog cloud price].",
+    type=click.FloatRange(min=0, max=MAX_RENT_USD_PER_GPU_HOUR),
+    help="US$ per GPU-hour, 0 to 10,000 [default: the catalog's on-demand price].",
 )
 @click.option(
     "--calibration",
@@ -240,25 +244,32 @@ def plan_as_dict(p: Plan) -> dict:
 @click.option(
     "--rate",
     "rate_per_s",
-    type=click.FloatRange(min=0, min_open=True),
-    help="Requests per second to serve: size a fleet on simulated percentiles (needs --prompt-tokens, --output-tokens).",
+    type=click.FloatRange(min=0, min_open=True, max=MAX_REQUESTS_PER_S),
+    help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
+    "(needs --prompt-tokens, --output-tokens).",
 )
 @click.option("--prompt-tokens", type=TokenCount(), help="Mean prompt length under load, tokens.")
 @click.option("--output-tokens", type=TokenCount(), help="Mean output length under load, tokens.")
 @click.option(
     "--ttft-target",
     type=Seconds(BARE_TTFT_MAX_S),
-    help=f'TTFT target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
-    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds.",
+    help=f'TTFT (time to first token) target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
+    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, one "
+    "replica takes the whole --rate).",
 )
 @click.option(
     "--tpot-target",
     type=Seconds(BARE_TPOT_MAX_S),
-    help=f'TPOT target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
-    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds.",
+    help=f'TPOT (time per output token) target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
+    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, one "
+    "replica takes the whole --rate).",
 )
 @click.option(
-    "--percentile", type=click.Choice(["50", "90", "95", "99"]), default="95", show_default=True, help="Of the targets."
+    "--percentile",
+    type=click.Choice(["50", "90", "95", "99"]),
+    default="95",
+    show_default=True,
+    help="Percentile the TTFT and TPOT targets hold at: 95 means 95 of 100 requests within them.",
 )
 @click.option(
     "--burstiness",
@@ -305,7 +316,7 @@ def plan_command(
         planner plan --gpu H100 --model llama2-70b --context 8192
         planner plan --gpu H100 --model llama3.1-70b --context 4096 -w fp8 --gpus 4 \\
             --rate 60 --prompt-tokens 800 --output-tokens 400 --ttft-target 1.5 --tpot-target 0.05
-        planner plan --gpu H100 --model Qwen/Qwen3-8B --context 4096 -w fp8 --gpus 1 \
+        planner plan --gpu H100 --model Qwen/Qwen3-8B --context 4096 -w fp8 --gpus 1 \\
             --rate 4 --prompt-tokens 233 --output-tokens 221 --speculative-tokens 3 --acceptance-length 2.7
     """
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
@@ -315,16 +326,22 @@ def plan_command(
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
+    past_capacity = False
     if rate_per_s is not None:
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
+        replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
         sized = fewest_replicas(
-            dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec),
-            prompt_tokens, output_tokens, rate_per_s,
+            replica, prompt_tokens, output_tokens, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
         )  # fmt: skip
+        if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
+            (run,) = sweep_within_capacity(replica, prompt_tokens, output_tokens, [rate_per_s], burstiness=burstiness)
+            past_capacity = run is None
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
+        if sized:
+            out["under_load"]["past_capacity"] = past_capacity
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "speculative_tokens": spec.draft_steps,
@@ -333,6 +350,12 @@ def plan_command(
         echo(json.dumps(out, indent=2))
     else:
         text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec) if sized else ""
+        if past_capacity:
+            text += (
+                f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ("
+                f"{fmt_rate(sized.result.output_tokens_per_s)} of output): its queue grows without bound, so these "
+                "figures only say how long 1,000 requests took; give --ttft-target and --tpot-target to size a fleet"
+            )
         echo(render_plan(p) + text)
 
 

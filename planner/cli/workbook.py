@@ -40,6 +40,11 @@ def _selection(f):
     )(f)
 
 
+def _counted(n: int, noun: str) -> str:
+    """'1 model', '87 models'."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
 @click.group("workbook", invoke_without_command=True)
 @output_option("-o", "--output-dir", folder=True, default=Path("workbooks"), help="Folder to write into.")
 @_selection
@@ -48,14 +53,15 @@ def _selection(f):
 @catalog_option
 @click.pass_context
 def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names, force: bool, catalog_dirs) -> None:
-    """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns, results, the four levers
-    side by side, charts, and the catalog as tables. Every result is a native spreadsheet formula, so it
+    """Generate the what-if workbook (capacity-what-if.xlsx): inputs with dropdowns, results, the baseline and
+    five levers side by side (more GPUs, context halved, a compare model, KV cache fp8, weights fp8), charts, and
+    the catalog as tables. Every result is a native spreadsheet formula, so it
     recalculates in Excel or LibreOffice without Python.
 
     Example:
 
+    \b
         planner workbook -o workbooks --force
-
         planner workbook --gpus H100,A100-80GB --models llama2-70b,llama-65b -o my-books
     """
     if ctx.invoked_subcommand is not None:
@@ -63,7 +69,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     from planner.workbook.update import generate
 
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
-        echo(f"wrote {w.path} ({w.gpus} GPUs, {w.models} models)")
+        echo(f"wrote {w.path} ({_counted(w.gpus, 'GPU')}, {_counted(w.models, 'model')})")
         if not w.values_stored:
             echo(NO_VALUES)
 
@@ -93,6 +99,6 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
     from planner.workbook.update import refresh
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
-    echo(f"refreshed {w.path} ({w.gpus} GPUs, {w.models} models)")
+    echo(f"refreshed {w.path} ({_counted(w.gpus, 'GPU')}, {_counted(w.models, 'model')})")
     if not w.values_stored:
         echo(NO_VALUES.replace("run again with --force", "refresh again"))

@@ -11,7 +11,10 @@ kernel curves and ``allreduce_table`` set (all shipped ones) times each all-redu
 sheet carries this table and whose formulas interpolate it the same way (tests/test_workbook_libreoffice.py).
 ``catalogs/reference/allreduce_published.csv`` (``bench/allreduce_published.py``) adds, in the same columns, published
 times of GPUs aiconfigurator has not measured: MI300X at 8 GPUs, RCCL ``all_reduce_perf`` with and without HIP graphs
-(AMD ROCm blog, 2025-03-02; ``PUBLISHED_SOURCES`` names each row's source for a plan).
+(AMD ROCm blog, 2025-03-02), and at 2 and 4 GPUs RCCL without graphs at 32 KiB - 64 MiB (QuickReduce's README,
+2025-03-16); ``PUBLISHED_SOURCES`` names each row's source for a plan. A published row printed at fewer sizes is read
+by the table's own rules beyond its ends (``_extend_ends``), and a group published without graphs only reads its
+eager times inside a graph too (``_graph_from_eager``).
 
 A GPU without a table of its own takes its nearest architecture's (``table_source``: a CDNA 3 part MI300X's, every
 other the GPU its kernel curves borrow), with each message scaled by the two fabrics' bandwidths; ``borrowed_note``
@@ -29,7 +32,7 @@ import numpy as np
 
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.kernel_curves import FALLBACK, NEAREST
-from planner.model.collectives import AllReduceTable
+from planner.model.collectives import AllReduceTable, mesh_group_share
 
 TABLE_FILE_NAME = "allreduce_aic.csv"  # in the shipped reference data (catalogs/reference)
 PUBLISHED_FILE_NAME = "allreduce_published.csv"  # published rows of GPUs without aiconfigurator tables (same place)
@@ -39,11 +42,17 @@ PUBLISHED_SOURCES = {
         "RCCL all_reduce_perf on 8 x MI300X, with and without HIP graphs (AMD ROCm blog 'Understanding RCCL "
         "Bandwidth and xGMI Performance on AMD Instinct MI300X', 2025-03-02)"
     ),
+    "quickreduce-readme-2025-03-16-rccl-mi300x": (
+        "RCCL on 2 and 4 x MI300X without HIP graphs, 32 KiB - 64 MiB (QuickReduce's README, "
+        "github.com/mk1-project/quickreduce, 2025-03-16), read inside graphs too: decode steps may run faster"
+    ),
 }
 #: The table row a GPU without one of its own borrows, by catalog architecture, where it is not its kernel curves'
-#: source GPU: MI325X has MI300X's Infinity Fabric (7 links of 64 GB/s a direction, 448 GB/s; catalogs/gpus.toml).
-#: CDNA 4 (MI350X, MI355X: 76.8 GB/s links) keeps H100's, as its kernel curves do: no CDNA 4 table was found.
-NEAREST_TABLE = {"CDNA 3": "MI300X"}
+#: source GPU: MI325X has MI300X's Infinity Fabric (7 links of 64 GB/s a direction, 448 GB/s; catalogs/gpus.toml);
+#: CDNA 4 (MI350X, MI355X: 7 links of 76.8 GB/s) has no table of its own and reads MI300X's RCCL rows at its fabric's
+#: bandwidth (the same library on the same fully connected mesh; H100's NVSwitch rows read a pair 3.4x slower than
+#: its link's peak).
+NEAREST_TABLE = {"CDNA 3": "MI300X", "CDNA 4": "MI300X"}
 MODES = ("graph", "eager")  # AllReduceTable's mode axis, in order
 
 
@@ -60,13 +69,48 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     gpus = tuple(dict.fromkeys(r["gpu"] for r in rows))
     groups = tuple(sorted({int(r["num_gpus"]) for r in rows}))
     log_s = np.full((len(gpus), len(MODES), len(groups), len(size_cols)), math.nan)
+    log2_bytes = tuple(float(c[3:]) for c in size_cols)
     for r in rows:
-        us = np.array([float(r[c]) for c in size_cols])
+        us = np.array([float(r[c]) if r[c] else math.nan for c in size_cols])
         log_s[gpus.index(r["gpu"]), MODES.index(r["mode"]), groups.index(int(r["num_gpus"]))] = (
-            _never_faster_when_larger(np.log(us * 1e-6))
+            _never_faster_when_larger(_extend_ends(np.log(us * 1e-6), log2_bytes))
         )
+    _graph_from_eager(log_s)
     log_s.flags.writeable = False
-    return AllReduceTable(gpus, groups, tuple(float(c[3:]) for c in size_cols), log_s)
+    return AllReduceTable(gpus, groups, log2_bytes, log_s)
+
+
+def _extend_ends(log_seconds: np.ndarray, log2_bytes: tuple[float, ...]) -> np.ndarray:
+    """One row printed at fewer sizes than the table's columns, filled beyond its ends as
+    ``planner.model.collectives.table_allreduce_time_s`` reads beyond the table's: below the smallest printed size
+    its time (the latency floor), above the largest the last printed segment's seconds per byte, linear in bytes.
+    A row blank inside its printed range, or with fewer than two printed sizes, is left as it is (every
+    aiconfigurator row and the blog's 8-GPU rows are whole: unchanged)."""
+    finite = np.flatnonzero(np.isfinite(log_seconds))
+    if len(finite) < 2 or finite[-1] - finite[0] + 1 != len(finite):
+        return log_seconds
+    out = log_seconds.copy()
+    first, last, before = finite[0], finite[-1], finite[-2]
+    out[:first] = out[first]
+    top, below = 2.0 ** log2_bytes[last], 2.0 ** log2_bytes[before]
+    seconds_per_byte = (math.exp(out[last]) - math.exp(out[before])) / (top - below)
+    for j in range(last + 1, len(out)):
+        out[j] = math.log(math.exp(out[last]) + (2.0 ** log2_bytes[j] - top) * seconds_per_byte)
+    return out
+
+
+def _graph_from_eager(log_s: np.ndarray) -> None:
+    """In place: a (GPU, group) with eager times and no graph row reads its eager times inside a graph too.
+
+    An upper bound: QuickReduce's 2- and 4-GPU RCCL rows were run without HIP graphs; on 8 x MI300X, where the blog
+    printed both, graphs take 4-16 us off each all-reduce below 2 MiB as printed (32 KiB: 9.05 against 13.31 us)
+    and nothing from 4 MiB up. Without this the group would fall back to the latency + bandwidth form inside graphs,
+    whose borrowed efficiency puts a pair's 1 MiB at 56 us against the 37 us measured without graphs."""
+    graph, eager = MODES.index("graph"), MODES.index("eager")
+    for gi in range(log_s.shape[0]):
+        for ki in range(log_s.shape[2]):
+            if np.isnan(log_s[gi, graph, ki]).all() and np.isfinite(log_s[gi, eager, ki]).any():
+                log_s[gi, graph, ki] = log_s[gi, eager, ki]
 
 
 def _never_faster_when_larger(log_seconds: np.ndarray) -> np.ndarray:
@@ -106,16 +150,26 @@ def table_source(gpu, interconnect_bytes_per_s: float, catalog) -> tuple[str, fl
     return src, float(catalog.gpu(src).interconnect_bytes_per_s) / float(interconnect_bytes_per_s)
 
 
-def published_source(gpu_name: str) -> str:
-    """What the table row of ``gpu_name`` is: vLLM's measured all-reduce (aiconfigurator 0.12.0), or the published
-    source of a row of ``PUBLISHED_FILE_NAME`` (``PUBLISHED_SOURCES``)."""
-    return _published_sources().get(gpu_name, "vLLM's measured all-reduce (aiconfigurator 0.12.0)")
+def published_source(gpu_name: str, gpus: int | None = None) -> str:
+    """What the table row of ``gpu_name`` is (at ``gpus`` GPUs; None: every group it has): vLLM's measured
+    all-reduce (aiconfigurator 0.12.0), or the published source of a row of ``PUBLISHED_FILE_NAME``
+    (``PUBLISHED_SOURCES``)."""
+    sources = _published_sources().get(gpu_name)
+    if not sources:
+        return "vLLM's measured all-reduce (aiconfigurator 0.12.0)"
+    if gpus in sources:
+        return sources[gpus]
+    return "; ".join(dict.fromkeys(sources.values()))
 
 
 @functools.cache
-def _published_sources() -> dict[str, str]:
+def _published_sources() -> dict[str, dict[int, str]]:
+    """GPU -> group size -> the published source of its rows."""
+    out: dict[str, dict[int, str]] = {}
     with (shipped_catalog_dir() / "reference" / PUBLISHED_FILE_NAME).open(newline="") as f:
-        return {r["gpu"]: PUBLISHED_SOURCES[r["source"]] for r in csv.DictReader(f)}
+        for r in csv.DictReader(f):
+            out.setdefault(r["gpu"], {})[int(r["num_gpus"])] = PUBLISHED_SOURCES[r["source"]]
+    return out
 
 
 def measured_groups(gpu_name: str) -> tuple[int, ...]:
@@ -128,20 +182,35 @@ def measured_groups(gpu_name: str) -> tuple[int, ...]:
 def borrowed_note(gpu, interconnect_bytes_per_s: float, catalog, gpus: int | None = None) -> str:
     """ "" where ``gpu`` has its own table from vLLM's measured all-reduce; else what stands in: another GPU's table
     (which, how scaled), a published table that is not the engine's own all-reduce, or (``gpus`` outside the
-    published group sizes) the latency + bandwidth form."""
+    published group sizes) the latency + bandwidth form. On a fully connected mesh (``mesh_links_per_gpu``) the
+    bandwidths named are those of the g - 1 links a group of ``gpus`` has (``planner.model.collectives.
+    mesh_group_share``)."""
     src, scale = table_source(gpu, interconnect_bytes_per_s, catalog)
-    what = published_source(src)
+    what = published_source(src, gpus)
+    links = gpu.mesh_links_per_gpu
+    mesh = f" over {gpus - 1} of its {links} mesh links" if links and gpus and gpus - 1 < links else ""
     if gpus is not None and gpus not in measured_groups(src):
         sizes = ", ".join(str(g) for g in measured_groups(src))
         return (
             f"all-reduce not measured on {gpus} x {gpu.name} ({src}'s table, {what}, has {sizes} GPUs): the latency "
-            "+ bandwidth form with the catalog's fabric latency stands in"
+            f"+ bandwidth form with the catalog's fabric latency stands in{mesh}"
         )
     if src == gpu.name:
         published = src in _published_sources()
         return f"all-reduce on {gpu.name} from {what}; the engine's own all-reduce may differ" if published else ""
     own = interconnect_bytes_per_s / 1e9
+    theirs = own * scale
+    if gpus is not None and gpus > 1:
+        own *= _share(gpu, interconnect_bytes_per_s, gpus)
+        source = catalog.gpu(src)
+        theirs *= _share(source, source.interconnect_bytes_per_s, gpus)
     return (
         f"all-reduce not measured on {gpu.name}: {src}'s table ({what}) stands in, each message scaled by "
-        f"the fabrics' bandwidths ({own * scale:,.0f} / {own:,.0f} GB/s); its latency floor is {src}'s"
+        f"the fabrics' bandwidths ({theirs:,.0f} / {own:,.0f} GB/s{mesh}); its latency floor is {src}'s"
     )
+
+
+def _share(gpu, interconnect_bytes_per_s: float, gpus: int) -> float:
+    """``planner.model.collectives.mesh_group_share`` of a catalog GPU at ``gpus`` GPUs."""
+    link = gpu.mesh_link_bytes_per_s or 0.0
+    return float(mesh_group_share(link / interconnect_bytes_per_s if interconnect_bytes_per_s else 0.0, float(gpus)))

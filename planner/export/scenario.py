@@ -28,7 +28,7 @@ from planner.errors import InvalidInputError, PlannerError
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.serving.speculative import SPECULATION_OPTIONS
-from planner.units import parse_seconds, parse_token_count
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_seconds, parse_token_count
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
@@ -221,7 +221,7 @@ class _OptionFields(BaseModel):
         default=None, gt=0, le=1e8, description="price of one GPU (default: the catalog's)"
     )
     cloud_usd_per_gpu_hour: float | None = Field(
-        default=None, gt=0, le=1e4, description="rent per GPU-hour (default: the catalog's)"
+        default=None, gt=0, le=MAX_RENT_USD_PER_GPU_HOUR, description="rent per GPU-hour (default: the catalog's)"
     )
     amortization_months: int | None = months_field(None, "months a purchase is written off over")
     power_usd_per_kwh: float | None = Field(

@@ -39,6 +39,15 @@ class AllReduceTable:
         return tuple(math.log2(g) for g in self.group_sizes)
 
 
+def mesh_group_share(link_share: ArrayLike, gpus: ArrayLike) -> ArrayLike:
+    """The share of a GPU's aggregate fabric bandwidth that a group of ``gpus`` GPUs in its domain can use:
+    min(1, (g - 1) x link / aggregate) on a fully connected mesh (``link_share`` = link / aggregate > 0: each GPU has
+    one link to each peer, and a group's collective runs over the g - 1 links to its members), 1 on a switched fabric
+    (``link_share`` 0: NVSwitch gives any group every link). 8 x MI300X: 7 / 7; a pair: 1 / 7 (one 64 GB/s link of
+    448); 4 GPUs: 3 / 7. One GPU is taken as a pair (its all-reduce is 0 anyway)."""
+    return ops.where(link_share > 0, ops.minimum(1.0, ops.maximum(gpus - 1.0, 1.0) * link_share), 1.0)
+
+
 def _segment(grid: tuple[float, ...], x: ArrayLike) -> tuple[ArrayLike, ArrayLike]:
     """(left index, weight of the right point) of ``x`` on an ascending ``grid``, x clipped to the grid."""
     x = ops.minimum(ops.maximum(x, grid[0]), grid[-1])

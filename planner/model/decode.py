@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from planner.model import operators, ops
-from planner.model.collectives import table_allreduce_time_s
+from planner.model.collectives import mesh_group_share, table_allreduce_time_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
 from planner.model.roofline import compute_time_s, memory_time_s
@@ -59,15 +59,23 @@ def allreduce_time_s(
     over this GPU's): measured inside a CUDA graph for a step of at most ``operators.CUDA_GRAPH_MAX_BATCH`` tokens
     (vLLM's largest captured size), outside one (eager) for a longer step; the form stands where the table has no
     value.
+
+    On a fully connected mesh (AMD Infinity Fabric: ``gpu.mesh_link_bytes_per_s`` > 0) a group of g GPUs has g - 1
+    of each GPU's links (``planner.model.collectives.mesh_group_share``): the form's link is that share of the
+    aggregate, and a borrowed row's message scale is multiplied by the row's GPU's share over this one's at g (1
+    where both are the same mesh, or both switched, or at 8 of 8 GPUs).
     """
     within = gpus <= gpu.interconnect_domain_gpus
-    link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
+    share = mesh_group_share(gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s, gpus)
+    fabric = gpu.interconnect_bytes_per_s * share
+    link = ops.where(within, fabric, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
     latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
     t = latency + message_bytes * (2.0 * (gpus - 1.0) / gpus / link)
     row = limits.allreduce_table_row
     if limits.allreduce_table is not None and not (type(row) is float and row != row):
         graph = tokens <= operators.CUDA_GRAPH_MAX_BATCH  # per row where tokens are (planner.model.rows)
-        scaled = message_bytes * limits.allreduce_table_bytes_scale
+        source_share = mesh_group_share(limits.allreduce_table_link_share, gpus)
+        scaled = message_bytes * (limits.allreduce_table_bytes_scale * source_share / share)
         measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
         if type(measured) is float and np.ndim(within) == 0 and np.ndim(t) == 0:  # one scenario
             t = measured if within and measured == measured else float(t)

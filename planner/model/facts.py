@@ -85,6 +85,9 @@ class GpuFacts:
     peak_flop_per_s: ArrayLike
     bf16_peak_flop_per_s: ArrayLike  # dense 16-bit peak (fp16 where no bf16): a peak above it is 8-bit or narrower math
     price_usd_per_gpu_hour: ArrayLike  # NaN where the catalog has none
+    # one link of a fully connected mesh fabric, one direction (MI300X: 64e9 of 7 x 64e9); 0: a switched fabric
+    # (NVSwitch), where any group in the domain gets the whole interconnect_bytes_per_s (collectives.mesh_group_share)
+    mesh_link_bytes_per_s: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,9 @@ class EngineFacts:
     # messages are looked up at this many times their bytes (1: the GPU's own row; a borrowed row: its fabric's
     # bytes/s over this GPU's)
     allreduce_table_bytes_scale: ArrayLike = 1.0
+    # the table row's GPU's mesh link over its aggregate fabric bandwidth (MI300X: 1/7); 0: a switched fabric. With
+    # the GPU's own share it rescales a borrowed row per group size (planner.model.decode.allreduce_time_s)
+    allreduce_table_link_share: ArrayLike = 0.0
     # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
     moe_gemm_half_width: ArrayLike = 0.0
     # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.model import operators, ops
+from planner.model.collectives import mesh_group_share
 from planner.model.decode import DecodeStep, experts_touched, step_overhead_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
@@ -70,10 +71,13 @@ def expert_alltoall_time_s(
 
     Each of a GPU's T tokens goes to its k experts; under uniform routing (g-1)/g of those copies live on other
     ranks, and come back after the experts (combine). The link is the GPU's own fabric bandwidth within the fabric
-    domain, PCIe's beyond it (as ``allreduce_time_s``); the latency is the engine's collective latency. 0 on one GPU.
+    domain (on a fully connected mesh the g - 1 links a group has: ``collectives.mesh_group_share``), PCIe's beyond it
+    (as ``allreduce_time_s``); the latency is the engine's collective latency. 0 on one GPU.
     """
     within = gpus <= gpu.interconnect_domain_gpus
-    link = ops.where(within, gpu.interconnect_bytes_per_s, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
+    share = mesh_group_share(gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s, gpus)
+    fabric = gpu.interconnect_bytes_per_s * share
+    link = ops.where(within, fabric, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
     latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
     sent = tokens_per_gpu * model.experts_per_token * model.hidden_size * ALLTOALL_BYTES_PER_VALUE
     one_way = latency + sent * ((gpus - 1.0) / gpus) / link

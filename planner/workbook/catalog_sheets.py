@@ -168,6 +168,13 @@ def gpus_sheet(
             formula=True,
         ),
         Column("Fabric domain (GPUs)", domain, INT, 10, "gpu_domain"),
+        Column(
+            "Mesh link, one of the fully connected fabric's (GB/s; 0: switched, any group gets it all)",
+            lambda g, r: g.mesh_link_bytes_per_s or 0.0,
+            GBS_NUM,
+            11,
+            "gpu_mesh_link",
+        ),
         Column("PCIe, model (GB/s)", lambda g, r: fabric_numbers(g)["pcie_bytes_per_s"], GBS_NUM, 12, "gpu_pcie_bw"),
         Column(
             "PCIe all-reduce latency (model)",
@@ -191,6 +198,13 @@ def gpus_sheet(
             "0.000###",
             10,
             "gpu_ar_scale",
+        ),
+        Column(
+            "All-reduce table's GPU: mesh link / its fabric (0: switched)",
+            lambda g, r: gpu_numbers(g, engine, calibration)["allreduce_table_link_share"],
+            "0.000###",
+            10,
+            "gpu_ar_link_share",
         ),
         Column(
             "Kernel curves of another vendor: range miss (x; 1: its own vendor's)",

@@ -274,6 +274,20 @@ ALLREDUCE_GROUP_ROWS = [
     ("ar_block", "All-reduce table block (0: none)", "", "0", "INDEX(gpu_ar_block,{gpu_row})"),
     ("ar_scale", "All-reduce message scale (borrowed table)", "", "0.000###", "INDEX(gpu_ar_scale,{gpu_row})"),
     (
+        "mesh_share",
+        "Share of the fabric a group has (mesh: g - 1 links of its own; switched: 1)",
+        "",
+        "0.000###",
+        "IF(INDEX(gpu_mesh_link,{gpu_row})>0,MIN(1,MAX({n}-1,1)*INDEX(gpu_mesh_link,{gpu_row})/{ic}),1)",
+    ),
+    (
+        "ar_src_share",
+        "The same share on the all-reduce table's GPU",
+        "",
+        "0.000###",
+        "IF(INDEX(gpu_ar_link_share,{gpu_row})>0,MIN(1,MAX({n}-1,1)*INDEX(gpu_ar_link_share,{gpu_row})),1)",
+    ),
+    (
         "ar_in",
         "Measured all-reduce applies",
         "",
@@ -305,12 +319,18 @@ def _over_groups(col: str) -> str:
 
 def allreduce_rows(tokens: str) -> list[tuple[str, str, str, str, str]]:
     """planner.model.collectives.table_allreduce_time_s for one all-reduce of a step of ``tokens`` tokens: the
-    message (tokens x hidden x 2 B, x the borrowed table's scale) looked up on the AllReduce sheet, log time linear
+    message (tokens x hidden x 2 B, x the borrowed table's scale x its GPU's mesh share / this one's) looked up on the AllReduce sheet, log time linear
     in log2(bytes) between measured sizes (the smallest size's time below them, the last segment's bytes per second
     beyond 512 MiB), in the CUDA-graph rows for a step of at most model.operators.CUDA_GRAPH_MAX_BATCH tokens."""
     top = "ar_top_bytes"
     return [
-        ("ar_bytes", "All-reduce message looked up", "B", "#,##0", f"{tokens}*({{hidden}}*2)*{{ar_scale}}"),
+        (
+            "ar_bytes",
+            "All-reduce message looked up",
+            "B",
+            "#,##0",
+            f"{tokens}*({{hidden}}*2)*{{ar_scale}}*{{ar_src_share}}/{{mesh_share}}",
+        ),
         (
             "ar_x",
             "All-reduce table: log2(bytes) within it",
@@ -357,11 +377,11 @@ def allreduce_rows(tokens: str) -> list[tuple[str, str, str, str, str]]:
 def tp_communication(tokens: str, single_gpu: str = "0") -> str:
     """model.tp_communication_s: two all-reduces per layer of tokens x hidden 16-bit values (allreduce_time_s: the
     measured table's time ``{.ar_t}`` where it has one, else latency + 2 (n-1)/n x bytes / link, in the fabric domain
-    or over PCIe); ``single_gpu`` on one GPU."""
+    (the share ``{mesh_share}`` of it a group has on a mesh) or over PCIe); ``single_gpu`` on one GPU."""
     return (
         f"2*{{layers}}*IF({{n}}>1,IF(ISNUMBER({{.ar_t}}),{{.ar_t}},IF({{n}}<={{domain}},{{f_allreduce_latency_s}},{{pcie_lat}})"
         f"+2*({{n}}-1)/{{n}}*({tokens}*{{hidden}}*2)"
-        f"/(IF({{n}}<={{domain}},{{ic}},{{pcie_bw}})*{{f_interconnect_efficiency}})),{single_gpu})"
+        f"/(IF({{n}}<={{domain}},{{ic}}*{{mesh_share}},{{pcie_bw}})*{{f_interconnect_efficiency}})),{single_gpu})"
     )
 
 
