@@ -252,6 +252,29 @@ class TestUserFolders:
         assert cat.gpu("myh100").name == "My H100"
         assert len(cat.gpus) == len(CAT.gpus) + 1
 
+    def test_the_shipped_files_are_read_once_while_unchanged_and_again_when_one_changes(self, tmp_path, monkeypatch):
+        """load_catalog over a user folder reads the shipped folder's files once per process (the entries are
+        frozen; each catalog gets its own lists); a shipped file whose size or time changed is read again."""
+        import shutil
+
+        from planner.catalog import loader
+
+        shipped = tmp_path / "shipped"
+        shutil.copytree(loader.shipped_catalog_dir(), shipped, ignore=shutil.ignore_patterns("reference"))
+        monkeypatch.setattr(loader, "shipped_catalog_dir", lambda: shipped)
+        reads = []
+        real = loader.read_folder
+        monkeypatch.setattr(loader, "read_folder", lambda folder: reads.append(Path(folder)) or real(folder))
+        (tmp_path / "mine").mkdir()
+        first = load_catalog(tmp_path / "mine", use_env=False)
+        second = load_catalog(tmp_path / "mine", use_env=False)
+        assert reads.count(shipped) == 1 and len(reads) == 3  # the user folder each time
+        assert second.gpus.entries == first.gpus.entries and second.gpu("H100") is first.gpu("H100")
+        gpus = next(p for p in sorted(shipped.glob("*.toml")) if "[[gpu]]" in p.read_text(encoding="utf-8"))
+        gpus.write_text(gpus.read_text(encoding="utf-8").replace('name = "H100 SXM 80GB"', 'name = "H100 SXM 80 GB"'))
+        assert load_catalog(tmp_path / "mine", use_env=False).gpu("H100").name == "H100 SXM 80 GB"
+        assert reads.count(shipped) == 2
+
     def test_environment_variable_names_extra_folders(self, tmp_path, monkeypatch):
         model = CAT.model("llama2-7b").model_dump(mode="json", exclude_none=True)
         model.update(name="Team-7B", aliases=["team-7b"], hf_id="")

@@ -208,6 +208,25 @@ class TestMemo:
         assert curve[0] is sized
         assert simulated_run.cache_info().misses == misses + 1  # only the new rate ran
 
+    def test_the_approximation_is_computed_once_per_input_and_each_caller_gets_its_own_arrays(self):
+        """``approximate_load`` asked again with equal inputs answers from its memo, equal to a fresh computation,
+        in arrays the caller may change without changing the next answer; another rate or percentile is computed."""
+        from planner.serving.approx import _approximate_load, approximate_load
+
+        setup = ONE.setup(700, 150)
+        fresh = _approximate_load.__wrapped__(
+            setup.table, setup.scheduler, 700.0, 150.0, (2,), np.array([1.0, 3.25]).tobytes(), 95.0, ONE.behaviour()
+        )
+        first = approximate_load(setup.table, setup.scheduler, 700, 150, [1.0, 3.25], 95, ONE.behaviour())
+        first["ttft_s"][:] = -1.0
+        misses = _approximate_load.cache_info().misses
+        again = approximate_load(setup.table, setup.scheduler, 700, 150, np.array([1.0, 3.25]), 95.0, ONE.behaviour())
+        assert _approximate_load.cache_info().misses == misses
+        assert all(np.array_equal(again[k], fresh[k]) for k in fresh) and again["ttft_s"][0] > 0
+        approximate_load(setup.table, setup.scheduler, 700, 150, [1.0, 3.5], 95, ONE.behaviour())
+        approximate_load(setup.table, setup.scheduler, 700, 150, [1.0, 3.25], 99, ONE.behaviour())
+        assert _approximate_load.cache_info().misses == misses + 2
+
     def test_keys_differ_by_what_the_run_reads(self):
         """Equal inputs give equal keys; one request's length or one send time changed gives another."""
         from planner.serving.load import RunKey, fixed_lengths

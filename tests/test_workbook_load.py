@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,20 @@ NEEDED = "Replicas needed: p95 within targets (Levers' fleet)"
 @pytest.fixture(scope="module")
 def spec():
     return build_whatif()
+
+
+@pytest.fixture(scope="module")
+def written(spec, tmp_path_factory) -> Path:
+    """``spec`` as write_workbook writes it, once for the module (~0.8 s CPU a write): read it only."""
+    return write_workbook(spec, tmp_path_factory.mktemp("written") / "book.xlsx")
+
+
+@pytest.fixture
+def copy(written, tmp_path) -> Path:
+    """A test's own copy of ``written`` (the same bytes), to change as it likes."""
+    path = tmp_path / "copy.xlsx"
+    shutil.copyfile(written, path)
+    return path
 
 
 def _rows(sheet) -> dict[str, int]:
@@ -280,10 +295,10 @@ class TestWithoutTraffic:
 
 
 class TestRefreshComputesTheSheetAgain:
-    def test_refresh_load_simulates_the_workbooks_inputs(self, spec, tmp_path):
+    def test_refresh_load_simulates_the_workbooks_inputs(self, copy):
         """``refresh`` rewrites the Load sheet from the file's Inputs (here 10 requests/s instead of 40), in place;
         figures equal ``load_figures`` of those inputs. Called without LibreOffice (refresh itself stores values)."""
-        path = write_workbook(spec, tmp_path / "copy.xlsx")
+        path = copy
         wb = openpyxl.load_workbook(path)
         wb[INPUTS_SHEET][f"B{input_row('peak_requests_per_s')}"] = 10
         wb.save(path)
@@ -300,13 +315,13 @@ class TestRefreshComputesTheSheetAgain:
         for ref, cell in want.cells.items():
             assert ws[ref].value == cell.value, ref
 
-    def test_unchanged_inputs_are_not_simulated_again(self, spec, tmp_path, monkeypatch):
+    def test_unchanged_inputs_are_not_simulated_again(self, spec, copy, monkeypatch):
         """A file whose Inputs, catalog, engine and planner are those its Load sheet was computed from (the key in
         its ``LOAD_KEY_PROPERTY``) keeps its Load sheet and Calc's rate factors: ``refresh_load`` returns False
         without simulating (about 3-8 s saved). Changing one input simulates again and writes the new rate factors."""
         import planner.workbook.load_figures as lf
 
-        path = write_workbook(spec, tmp_path / "copy.xlsx")
+        path = copy
         cat, eng, cal = default_catalog(), engine_profile(None), resolve_calibration(None)
         simulated = []
         real = lf.load_figures
@@ -336,8 +351,8 @@ class TestRefreshComputesTheSheetAgain:
         changed = dataclasses.replace(cat, gpus=Table("gpu", gpus))  # one figure of the H100 entry differs
         assert load_key(inputs, changed, eng, None) != key
 
-    def test_a_sheet_named_load_that_planner_did_not_write_is_refused(self, spec, tmp_path):
-        path = write_workbook(spec, tmp_path / "copy.xlsx")
+    def test_a_sheet_named_load_that_planner_did_not_write_is_refused(self, copy):
+        path = copy
         wb = openpyxl.load_workbook(path)
         wb[LOAD_SHEET]["A1"] = "my own load tests"
         with pytest.raises(WorkbookError, match="'Load' was not written by planner"):

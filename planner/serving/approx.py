@@ -28,6 +28,7 @@ Beyond capacity (rho >= 1, or the slots full) every figure is infinite: the queu
 
 from __future__ import annotations
 
+import functools
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
@@ -78,8 +79,37 @@ def approximate_load(
     """TTFT and TPOT at ``percentile`` (0-100), seconds, and the mean decoding batch, for each rate (module
     docstring); infinite beyond capacity. ``behaviour`` (``RunBehaviour``): its ``async_scheduling`` (the engine
     schedules a step ahead), ``frontend_s`` (added to TTFT) and ``tokens_per_step`` a > 1, speculative decoding (``table`` in steps, ``planner.serving.speculative.speculative_table``): a request decodes
-    for (O - 1) / a steps, and TPOT is the per-step figure / a."""
+    for (O - 1) / a steps, and TPOT is the per-step figure / a.
+
+    Answers are remembered (``APPROX_KEPT`` by every input's value; each call gets its own copies of the arrays):
+    ``planner export`` asks the same deployments again for the outlook, the levers and every repeated review
+    (examples/budget-review.toml: 49 calls, ~3 s CPU a review once its runs are simulated)."""
     x = np.asarray(rate_per_s, dtype=float)
+    out = _approximate_load(
+        table, scheduler, float(prompt_tokens), float(output_tokens), x.shape, x.tobytes(),
+        float(percentile), behaviour,
+    )  # fmt: skip
+    return {k: v.copy() for k, v in out.items()}
+
+
+#: How many answers of ``approximate_load`` are kept (a review of examples/budget-review.toml asks 49).
+APPROX_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=APPROX_KEPT)
+def _approximate_load(
+    table: StepTable,
+    scheduler: Scheduler,
+    prompt_tokens: float,
+    output_tokens: float,
+    shape: tuple[int, ...],
+    rates: bytes,
+    percentile: float,
+    behaviour: RunBehaviour,
+) -> dict[str, np.ndarray]:
+    """``approximate_load`` for hashable inputs (the rates as a shape and their float64 bytes, so equal keys are the same
+    bits); its arrays are read-only."""
+    x = np.frombuffer(rates, dtype=float).reshape(shape)
     a = max(behaviour.tokens_per_step, 1.0)
     p, o = float(prompt_tokens), 1.0 + (max(float(output_tokens), 1.0) - 1.0) / a
     ctx = p + o / 2.0
@@ -110,11 +140,14 @@ def approximate_load(
     ttft = q * tau + own + wait + (tau if behaviour.async_scheduling else 0.0) + behaviour.frontend_s
     over = (rho >= 1) | (x * (o - 1.0) * tau > slots) | (x * tau * p > left)
     inf = np.inf
-    return {
+    out = {
         "ttft_s": np.where(over, inf, ttft),
         "tpot_s": np.where(over, inf, tpot / a),
         "batch": np.where(over, inf, batch),
     }
+    for v in out.values():
+        v.flags.writeable = False
+    return out
 
 
 def approximate_percentiles(
