@@ -420,6 +420,20 @@ class TestCapacity:
         assert xf.TTFT_P99("A100", "llama3.1-8b", 12.6, 1000, 100, 1) == "#NUM!"
         assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 12.6, 1000, 100, 1)
 
+    def test_rates_far_from_the_approximations_capacity_take_its_verdict_without_simulating(self, monkeypatch):
+        """Beyond ``CAPACITY_BAND`` (15%) of the approximation's 12.74 requests/s its verdict stands (its capacity is
+        0.93-1.06 x the simulation's): 5 and 10.5 requests/s are within, 16 and 30 past, and no capacity run is made;
+        12.6 is near it, so the simulation decides (12.44: past)."""
+        import planner.serving.fleet as fleet
+
+        def no_simulation(*args, **kwargs):
+            raise AssertionError("the capacity simulation ran for a rate the approximation settles")
+
+        monkeypatch.setattr(fleet, "capacity_per_s", no_simulation)
+        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.5, 16.0, 30.0]).tolist() == [False, False, True, True]
+        monkeypatch.undo()
+        assert fleet.past_capacity(self.A100, 1000, 100, [12.6]).tolist() == [True]
+
     def test_fewest_replicas_never_counts_a_replica_past_capacity(self):
         """12.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is
         finite there); past the simulated capacity that one cannot count, so two."""

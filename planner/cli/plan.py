@@ -21,6 +21,7 @@ from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
+from planner.serving.fleet import past_capacity as is_past_capacity
 from planner.serving.speculative import speculation_for
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
@@ -336,8 +337,8 @@ def plan_command(
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
         )  # fmt: skip
         if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
-            capacity = capacity_per_s(replica, prompt_tokens, output_tokens)
-            past_capacity = rate_per_s >= capacity
+            past_capacity = bool(is_past_capacity(replica, prompt_tokens, output_tokens, [rate_per_s])[0])
+            capacity = capacity_per_s(replica, prompt_tokens, output_tokens) if past_capacity else math.nan
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:

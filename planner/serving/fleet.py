@@ -44,11 +44,29 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float)
     return best
 
 
+#: Relative distance from the approximation's capacity beyond which its verdict stands without simulating: its
+#: capacity is 0.93-1.06 x the simulation's (``python bench/load_capacity.py``), so a rate above 1 / (1 - 0.15) x it is
+#: past the simulated capacity and one below 1 / 1.15 x it within, with more than twice that error to spare.
+CAPACITY_BAND = 0.15
+
+
 def past_capacity(replica: Replica, prompt_tokens: float, output_tokens: float, rates_per_s: Any) -> np.ndarray:
     """Whether each mean request rate (requests/s) is at or past the replica's simulated steady-state capacity
-    (``capacity_per_s``): there a finite run's figures only say how long it ran, so no surface reports them."""
+    (``capacity_per_s``): there a finite run's figures only say how long it ran, so no surface reports them. Rates
+    farther than ``CAPACITY_BAND`` from the approximation's capacity take its verdict (the same one); only rates
+    near it run the capacity simulation (0.2-1.8 s CPU the first time for a replica and lengths)."""
     rates = np.asarray(rates_per_s, dtype=float)
-    return rates >= capacity_per_s(replica, prompt_tokens, output_tokens)
+    setup = replica.setup(prompt_tokens, output_tokens)
+
+    def approx_over(x: np.ndarray) -> np.ndarray:
+        a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, x, 50, replica.behaviour())
+        return ~np.isfinite(a["ttft_s"])
+
+    past = approx_over(rates * (1.0 - CAPACITY_BAND))
+    near = ~past & approx_over(rates * (1.0 + CAPACITY_BAND))
+    if near.any():
+        past = past | (near & (rates >= capacity_per_s(replica, prompt_tokens, output_tokens)))
+    return past
 
 
 @dataclass(frozen=True)
@@ -86,8 +104,13 @@ def fewest_replicas(
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
     runs: dict[int, LoadResult] = {}
+    targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)  # none: one replica at the whole rate
 
     def meets(k: int) -> bool:
+        # past the simulated capacity a finite run can look fine while its queue grows without bound: such a k
+        # misses, whatever 1,000 requests show
+        if targets and past_capacity(replica, prompt_tokens, output_tokens, [rate / k])[0]:
+            return False
         if k not in runs:
             runs[k] = latency_under_load(
                 replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness
@@ -102,16 +125,12 @@ def fewest_replicas(
     )
     ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
-    # past the simulated capacity a finite run can look fine while its queue grows without bound: those k count
-    # as missing (lo), whatever 1,000 requests show
-    stable = ~past_capacity(replica, prompt_tokens, output_tokens, rate / ks)
-    if math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s):  # no targets: one replica at the whole rate
-        guess = max(guess, int(ks[np.argmax(stable)]) if stable.any() else max_replicas)
-    lo = int(ks[np.argmax(stable)]) - 1 if stable.any() else max_replicas - 1
-    lo, hi = min(lo, guess - 1), guess  # lo misses, hi meets once found
+    lo, hi = guess - 1, guess  # lo misses, hi meets once found
     while not meets(hi):
         if hi >= max_replicas:
-            r = runs[hi]
+            r = runs.get(hi) or latency_under_load(
+                replica, prompt_tokens, output_tokens, rate_per_s=rate / hi, burstiness=burstiness
+            )
             raise InvalidInputError(
                 f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
                 f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s (target {ttft_target_s:g} s), "

@@ -553,7 +553,7 @@ def load_percentile(
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
     SPECULATION_OPTIONS``). Options (the group, precisions, catalog, errors): ``planner.options.ReplicaOptions``."""
-    from planner.serving.fleet import capacity_per_s  # noqa: PLC0415 (fleet imports this module)
+    from planner.serving.fleet import capacity_per_s, past_capacity  # noqa: PLC0415 (fleet imports this module)
 
     o = Options.read(ReplicaOptions, options, "load_percentile")
     errors = o.errors
@@ -585,7 +585,8 @@ def load_percentile(
             spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             x, p_i, o_i = float(flat[2][i]), float(flat[3][i]), float(flat[4][i])
-            if math.isfinite(x) and (cap := capacity_per_s(replica, p_i, o_i)) <= x:
+            if math.isfinite(x) and past_capacity(replica, p_i, o_i, [x])[0]:
+                cap = capacity_per_s(replica, p_i, o_i)
                 raise OutOfRangeError(
                     f"{x:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
                     " its queue grows without bound, so no percentile holds; use more replicas"
