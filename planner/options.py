@@ -141,7 +141,7 @@ class DeploymentOptions(GroupOptions, BatchOptions, total=False):
 
 
 class ReplicaOptions(TypedDict, total=False):
-    """``planner.serving.load.load_percentile``'s options: one replica of the serving simulation (its group, its
+    """``planner.serving.fleet.load_percentile``'s options: one replica of the serving simulation (its group, its
     precisions), the catalog and errors; the engine's limits are its scheduler's."""
 
     gpus: Any

@@ -409,7 +409,7 @@ class TestCapacity:
         assert long.ttft_s.p50 < 1.1 * short.ttft_s.p50  # 0.165 s against 0.158 s
 
     def test_excel_percentiles_refuse_a_rate_past_capacity(self):
-        from planner.serving.load import load_percentile
+        from planner.serving.fleet import load_percentile
 
         assert load_percentile("A100", "llama3.1-8b", 10.0, 1000, 100, gpus=1) < 1.0
         with pytest.raises(InvalidInputError, match="past one replica's capacity"):

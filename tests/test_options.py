@@ -25,7 +25,7 @@ from planner.options import (
     ReplicaOptions,
     option_doc,
 )
-from planner.serving import benchmark, load
+from planner.serving import benchmark, fleet
 
 ALL = (CommonOptions, GroupOptions, BatchOptions, DeploymentOptions, DecodeOptions, ReplicaOptions, BenchmarkOptions)
 
@@ -57,7 +57,7 @@ class TestOneDefinition:
             (report.plan, "GroupOptions"),
             (predict.tpot_range, "DecodeOptions"),
             (benchmark.predict_benchmark, "BenchmarkOptions"),
-            (load.load_percentile, "ReplicaOptions"),
+            (fleet.load_percentile, "ReplicaOptions"),
         ],
     )
     def test_signatures_are_plain_and_name_their_options(self, function, takes):
@@ -78,7 +78,7 @@ class TestOneDefinition:
                 "predict_benchmark() got an unexpected keyword argument 'kv_precison' (did you mean 'kv_precision'?)",
             ),
             (
-                lambda: load.load_percentile("H100", "llama2-7b", 1.0, 128, 128, engine="vllm"),
+                lambda: fleet.load_percentile("H100", "llama2-7b", 1.0, 128, 128, engine="vllm"),
                 "load_percentile() got an unexpected keyword argument 'engine'; its options: kv_precision, gpus, "
                 "weight_precision, catalog, errors",
             ),

@@ -15,7 +15,8 @@ from planner.accuracy.validation import validate_load
 from planner.cli import main
 from planner.errors import InvalidInputError
 from planner.excel import functions as xl
-from planner.serving.load import Replica, latency_under_load, load_percentile
+from planner.serving.fleet import load_percentile
+from planner.serving.load import Replica, latency_under_load
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate
 from planner.serving.speculative import (
     SpeculativeDecoding,

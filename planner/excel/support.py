@@ -157,9 +157,9 @@ def reload(folder: str | None = None) -> str:
 
 
 def _load_percentile(*args: Any, **kwargs: Any) -> Any:
-    """``planner.serving.load.load_percentile``, its simulation imported at the first percentile call (~20 ms) rather
+    """``planner.serving.fleet.load_percentile``, its simulation imported at the first percentile call (~20 ms) rather
     than with the Excel functions."""
-    from planner.serving.load import load_percentile
+    from planner.serving.fleet import load_percentile
 
     return load_percentile(*args, **kwargs)
 

@@ -5,19 +5,33 @@ The closed-form approximation (``planner.serving.approx``) gives a first guess, 
 ``sweep_within_capacity``: one replica's simulated runs over a range of rates, None past its capacity (the review's
 latency-against-load view and the what-if workbook's Load sheet). ``capacity_per_s`` / ``past_capacity``: the one
 rule every surface judges capacity by (the simulation's steady-state completion rate, not the approximation's).
+``load_percentile``: one percentile of one latency of a replica at a rate, refused past its capacity (the Excel
+functions TTFT_P*, TPOT_P*).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Unpack
 
 import numpy as np
 
-from planner.errors import InvalidInputError
+from planner.checks import _checked, _count_or_mask, _numbers
+from planner.deploy import MAX_CONTEXT_TOKENS
+from planner.errors import InvalidInputError, OutOfRangeError
+from planner.model import failures
+from planner.options import Options, ReplicaOptions
 from planner.serving.approx import approximate_load
-from planner.serving.load import DEFAULT_REQUESTS, PERCENTILES, LoadResult, Replica, latency_under_load
+from planner.serving.load import (
+    DEFAULT_REQUESTS,
+    METRICS,
+    PERCENTILES,
+    LoadResult,
+    Replica,
+    latency_under_load,
+)
+from planner.serving.speculative import speculation_for
 
 #: Concurrencies, as multiples of a replica's slots, at which ``capacity_per_s`` measures steady-state throughput.
 CAPACITY_CONCURRENCY = tuple(2.0 ** (k / 4) for k in range(-12, 5))  # 1/8 to 2, steps of 2^(1/4)
@@ -165,3 +179,73 @@ def sweep_within_capacity(
         else None
         for r, past in zip(rates, over, strict=True)
     ]
+
+
+def load_percentile(
+    gpu: Any,
+    model: Any,
+    rate_per_s: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    metric: str = "ttft",
+    percentile: float = 99,
+    speculative_tokens: Any = None,
+    acceptance_length: Any = None,
+    **options: Unpack[ReplicaOptions],
+) -> Any:
+    """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
+    1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
+    simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer, as
+    where the rate is past the replica's simulated capacity (````capacity_per_s````; "raise":
+    ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
+    ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
+    (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
+    SPECULATION_OPTIONS``). Options (the group, precisions, catalog, errors): ``planner.options.ReplicaOptions``."""
+    o = Options.read(ReplicaOptions, options, "load_percentile")
+    errors = o.errors
+    if metric not in METRICS:
+        raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
+    if percentile not in PERCENTILES:
+        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+    accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
+    rate = _numbers(rate_per_s, accepted, errors)
+    with np.errstate(invalid="ignore"):
+        rate, bad_rate = _checked(rate, np.isnan(rate) | (rate <= 0), accepted, errors, 1.0)
+    prompt, bad_p = _count_or_mask(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    output, bad_o = _count_or_mask(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    items = np.broadcast_arrays(
+        *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, o.gpus, o.weight_precision)),
+        np.asarray(o.kv_precision, dtype=object),
+        np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
+        np.asarray(speculative_tokens, dtype=object),
+        np.asarray(acceptance_length, dtype=object),
+    )
+    shape = items[0].shape
+    flat = [a.ravel() for a in items]
+    out = np.full(len(flat[0]), math.nan)
+    for i in range(len(out)):
+        if flat[8][i]:
+            continue
+        try:
+            replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
+            spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
+            replica = replace(replica, catalog=o.catalog, speculative=spec)
+            x, p_i, o_i = float(flat[2][i]), float(flat[3][i]), float(flat[4][i])
+            if math.isfinite(x) and past_capacity(replica, p_i, o_i, [x])[0]:
+                cap = capacity_per_s(replica, p_i, o_i)
+                raise OutOfRangeError(
+                    f"{x:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
+                    " its queue grows without bound, so no percentile holds; use more replicas"
+                )
+            r = latency_under_load(replica, p_i, o_i, rate_per_s=x)
+        except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
+            if errors == "raise":
+                raise
+            mask = np.zeros(len(out), dtype=bool)
+            mask[i] = True
+            failures.note_each(mask.reshape(shape), (), lambda *_, e=exc: e)
+            continue
+        out[i] = getattr(r, f"{metric}_s").at(percentile)
+    out = out.reshape(shape)
+    return out.item() if out.ndim == 0 else out
