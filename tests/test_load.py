@@ -422,7 +422,7 @@ class TestCapacity:
 
     def test_rates_far_from_the_approximations_capacity_take_its_verdict_without_simulating(self, monkeypatch):
         """Beyond ``CAPACITY_BAND`` (15%) of the approximation's 12.74 requests/s its verdict stands (its capacity is
-        0.93-1.06 x the simulation's): 5 and 10.5 requests/s are within, 16 and 30 past, and no capacity run is made;
+        0.93-1.08 x the simulation's): 5 and 10.5 requests/s are within, 16 and 30 past, and no capacity run is made;
         12.6 is near it, so the simulation decides (12.44: past)."""
         import planner.serving.fleet as fleet
 
