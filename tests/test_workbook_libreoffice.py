@@ -466,7 +466,8 @@ source = "test price"
 
 class TestRenderedPages:
     def test_every_sheet_renders_to_pdf_and_png(self, tmp_path):
-        """soffice --convert-to pdf and pdftoppm give at least one page per sheet (the pictures a reviewer looks at)."""
+        """soffice --convert-to pdf and pdftoppm give at least one page per sheet (the pictures a reviewer looks at),
+        none blank and no cell printed as ###."""
         require_libreoffice()
         if shutil.which("pdftoppm") is None:
             pytest.skip("pdftoppm (poppler-utils) not installed")
@@ -485,6 +486,8 @@ class TestRenderedPages:
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True
             ).stdout
             assert text.strip(), f"page {i} is blank"
+            # a number too wide for its column prints as ### (the AllReduce sheet's 54,410 us and 1,073,741,824 B did)
+            assert "###" not in text, f"page {i} prints a cell as ###"
 
 
 #: A book of every kind of computed cell the parity tests read: a number, a whole number, text that looks like a

@@ -66,8 +66,9 @@ def allreduce_sheet() -> tuple[Sheet, list[Name]]:
                 s.set(f"C{r}", group, fmt=INT)
                 for j, log_s in enumerate(table.log_seconds[gi, mi, ki]):
                     if not math.isnan(log_s):
-                        s.set(f"{get_column_letter(FIRST_SIZE_COL + j)}{r}", _microseconds(table, gi, mi, ki, j),
-                              fmt="#,##0.0##")  # fmt: skip
+                        col, us = get_column_letter(FIRST_SIZE_COL + j), _microseconds(table, gi, mi, ki, j)
+                        s.set(f"{col}{r}", us, fmt="#,##0.0##")
+                        s.widths[col] = max(s.widths[col], len(f"{us:,.1f}") + 2)  # printed whole, never ###
                 r += 1
     last = r - 1
     groups_last = FIRST_ROW + len(table.group_sizes) - 1
@@ -77,6 +78,7 @@ def allreduce_sheet() -> tuple[Sheet, list[Name]]:
     s.set(f"B{last + 2}", top, fmt="#,##0")
     s.set(f"A{last + 3}", "The size below it (B)", style="header")
     s.set(f"B{last + 3}", below, fmt="#,##0")
+    s.widths["B"] = max(s.widths["B"], len(f"{top:,}") + 2)  # the sizes printed whole, never ###
     first_col = get_column_letter(FIRST_SIZE_COL)
     sheet = ALLREDUCE_SHEET
     names = [
