@@ -24,7 +24,7 @@ from planner.engines.profiles import EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
-from planner.model import failures
+from planner.model import failures, ops
 from planner.model.parallel import PARALLELISMS
 from planner.model.rows import Rows, gathered
 from planner.options import Options
@@ -359,7 +359,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
                 name = element(model, tuple(np.argwhere(dense)[0]) if np.ndim(dense) else (), np.shape(dense))
                 raise layout_error(r.catalog.model(name), par)
             bad_gpus = np.asarray(bad_gpus) | dense
-    if _any_set(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
+    if ops.any_positive(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
         refused = gathered(m.mxfp4_experts_refused(r.model, r.precision, r.limits)) & ~np.asarray(r.bad)
         if np.any(refused):
             if errors == "raise":
@@ -461,13 +461,6 @@ def _short_by(short_bytes: float) -> str:
     if math.isfinite(short_bytes):
         return f"short by {short_bytes / 1e9:,.1f} GB"
     return "short by more than any GPU group holds"
-
-
-def _any_set(x: Any) -> bool:
-    """Whether any scenario's flag (a number, an array or ``Rows``) is above 0."""
-    if type(x) is float:
-        return x > 0
-    return bool(np.any(np.asarray(getattr(x, "values", x)) > 0))
 
 
 def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:

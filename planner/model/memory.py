@@ -67,7 +67,7 @@ def experts_as_loaded(
     if parallelism == "tp":
         return precision
     width = limits.expert_parallel_expert_bytes_per_param
-    if not np.any(np.asarray(getattr(width, "values", width)) > 0):  # no engine here upcasts: as given
+    if not ops.any_positive(width):  # no engine here upcasts: as given
         return precision
     up = (width > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
     ebpp = precision.expert_bytes_per_param

@@ -39,6 +39,14 @@ def where(condition, a, b):
     return np.where(condition, a, b)
 
 
+def any_positive(x) -> bool:
+    """Whether any scenario's value of ``x`` (a number, an array or ``planner.model.rows.Rows``) is above 0: the
+    check before a rule that applies to few scenarios, so the common case skips its arithmetic."""
+    if type(x) in _SCALARS:
+        return x > 0
+    return bool(np.any(np.asarray(getattr(x, "values", x)) > 0))
+
+
 def isnan(x):
     return x != x if type(x) in _SCALARS else np.isnan(x)
 
