@@ -20,7 +20,7 @@ from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
 from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
-from planner.engines.allreduce_table import read_allreduce_table, table_source
+from planner.engines.allreduce_table import mesh_link_share, read_allreduce_table, table_source
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
@@ -91,14 +91,6 @@ def gpu_numbers(
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
-
-
-def mesh_link_share(g: Gpu) -> float:
-    """One mesh link over the GPU's aggregate fabric bandwidth (MI300X: 64 / 448 = 1/7); 0 on a switched fabric
-    (``planner.model.collectives.mesh_group_share``)."""
-    if not g.mesh_link_bytes_per_s or not g.interconnect_bytes_per_s:
-        return 0.0
-    return g.mesh_link_bytes_per_s / g.interconnect_bytes_per_s
 
 
 def uses_allreduce_table(engine: EngineProfile) -> bool:

@@ -201,16 +201,17 @@ def borrowed_note(gpu, interconnect_bytes_per_s: float, catalog, gpus: int | Non
     own = interconnect_bytes_per_s / 1e9
     theirs = own * scale
     if gpus is not None and gpus > 1:
-        own *= _share(gpu, interconnect_bytes_per_s, gpus)
-        source = catalog.gpu(src)
-        theirs *= _share(source, source.interconnect_bytes_per_s, gpus)
+        own *= float(mesh_group_share(mesh_link_share(gpu), float(gpus)))
+        theirs *= float(mesh_group_share(mesh_link_share(catalog.gpu(src)), float(gpus)))
     return (
         f"all-reduce not measured on {gpu.name}: {src}'s table ({what}) stands in, each message scaled by "
         f"the fabrics' bandwidths ({theirs:,.0f} / {own:,.0f} GB/s{mesh}); its latency floor is {src}'s"
     )
 
 
-def _share(gpu, interconnect_bytes_per_s: float, gpus: int) -> float:
-    """``planner.model.collectives.mesh_group_share`` of a catalog GPU at ``gpus`` GPUs."""
-    link = gpu.mesh_link_bytes_per_s or 0.0
-    return float(mesh_group_share(link / interconnect_bytes_per_s if interconnect_bytes_per_s else 0.0, float(gpus)))
+def mesh_link_share(gpu) -> float:
+    """One mesh link over a catalog GPU's aggregate fabric bandwidth (MI300X: 64 / 448 = 1/7); 0 on a switched fabric
+    (``planner.model.collectives.mesh_group_share``)."""
+    if not gpu.mesh_link_bytes_per_s or not gpu.interconnect_bytes_per_s:
+        return 0.0
+    return gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s
