@@ -237,19 +237,26 @@ GROUP_FILE_NAME = "process-group"
 
 
 def start_group(cmd: list[str], folder: Path, env: dict[str, str]) -> subprocess.Popen[str]:
-    """``cmd`` started in a new session working in ``folder``, its output in text pipes, its id written to ``folder``'s
+    """``cmd`` started in a new session working in ``folder``, its output in text pipes, its id in ``folder``'s
     ``GROUP_FILE_NAME``, which the process inherits open and locked (``flock``; the lock stays while it or a child
     that kept the file open runs, whatever becomes of the owner: LibreOffice 7.4's oosplash and soffice.bin keep
-    it). Where flock is missing (Windows) the file is not locked."""
+    it). The child writes its own id before it runs ``cmd``: written by this process after the start, a SIGKILL in
+    between left a LibreOffice that no cleanup could name. Where flock is missing (Windows) the file is not locked
+    and this process writes the id."""
     with open(folder / GROUP_FILE_NAME, "wb") as group:
-        if fcntl is not None:
+        fd, locked = group.fileno(), fcntl is not None
+        if locked:
             fcntl.flock(group, fcntl.LOCK_EX)
-        fds = (group.fileno(),) if fcntl is not None else ()
+
+        def write_own_id() -> None:  # in the child, before exec
+            os.write(fd, str(os.getpid()).encode("ascii"))
+
         proc = subprocess.Popen(
             cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=folder,
-            start_new_session=True, pass_fds=fds,
+            start_new_session=True, pass_fds=(fd,) if locked else (), preexec_fn=write_own_id if locked else None,
         )  # fmt: skip
-        group.write(str(proc.pid).encode("ascii"))
+        if not locked:
+            group.write(str(proc.pid).encode("ascii"))
     return proc
 
 
