@@ -305,7 +305,10 @@ TENSORRT_LLM_SPARSE_PREFILL_HEADS = 1024
 #: CPU tasks of each step, https://nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), as vLLM's and
 #: SGLang's Python loops do. The value is vLLM's (``VLLM_SEQUENCE_OVERHEAD_S``, fitted on dennislee22's vLLM rows),
 #: borrowed as SGLang borrows it: no TensorRT-LLM 1.x row was fitted, and 0.x's TensorRT engines (a C++ executor,
-#: the rows behind ``TENSORRT_LLM_STEP_OVERHEAD_S``) keep none.
+#: the rows behind ``TENSORRT_LLM_STEP_OVERHEAD_S``) keep none. A response is built each step only for a streamed
+#: request (``LlmRequest::createResult``, cpp/tensorrt_llm/batch_manager/llmRequest.cpp: none "unless isFinished() ||
+#: (mIsStreaming && ...GENERATION_IN_PROGRESS)"), so the cost is a streaming server's (trtllm-serve under a
+#: streaming client, every 1.x run predicted here); an offline non-streaming ``trtllm-bench`` run pays less of it.
 TENSORRT_LLM_SEQUENCE_OVERHEAD_S = VLLM_SEQUENCE_OVERHEAD_S
 TENSORRT_LLM = free_memory_engine(
     "tensorrt-llm",
