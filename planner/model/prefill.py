@@ -111,6 +111,12 @@ def prefill_step(
         gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_written, attention_flop=attention_flop, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, tokens, gpus, sparse)  # fmt: skip
+    from planner.model import mla_experiment
+
+    t = t + mla_experiment.correction_s(
+        gpu, model, precision, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes,
+        expert_bytes=expert_bytes, attention_bytes=kv_written, attention_flop=attention_flop, batch=batch,
+        context=prompt_tokens)  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)
