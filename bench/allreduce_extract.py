@@ -8,9 +8,7 @@ Source: aiconfigurator 0.12.0 (PyPI ``aiconfigurator``, Apache-2.0, NVIDIA; lice
 version>/custom_allreduce_perf.parquet``: bf16 all-reduce latency in ms measured through vLLM's own all-reduce
 (``kernel_source`` ``vLLM_custom_graph``: inside a captured CUDA graph, as a decode step runs it;
 ``vLLM_custom_eager``: outside one, as a step with more tokens than the largest captured size runs it) at 2, 4, 8
-(GB300: 16; GB200: 2 and 4) GPUs and messages of 2^7 - 2^29 bf16 elements (256 B - 1 GiB), powers of two:
-aiconfigurator's ``message_size`` counts elements, not bytes (``kernel_extract.ALLREDUCE_BYTES_PER_ELEMENT``; read
-as bytes before, every measured time stood at half its message).
+(GB300: 16; GB200: 2 and 4) GPUs and messages of 128 B - 512 MiB, powers of two.
 
 The rows are what vLLM's dispatch does at each size, not only its custom kernel: above the custom all-reduce's size
 limit (``CustomAllreduce`` max_size 8 MiB; per world size on SM 9.0: 64 MiB at 2 GPUs, 32 MiB at 4, 256 KiB at 8
@@ -20,15 +18,13 @@ NCCL (or NCCL's symmetric-memory all-reduce), and the table's rows there equal a
 of the same GPU (``comm/nccl/<version>/nccl_perf.parquet``, ``op_name`` all_reduce, half) within 8%:
 A100 from 4 MiB, H100 at 8 GPUs from 64 MiB (``tests/test_allreduce_table.py`` checks it where the venv exists).
 
-One CSV row per (GPU, mode, group size): the latency in microseconds at each size (columns ``us_<log2 bytes>``,
-8 .. 30),
+One CSV row per (GPU, mode, group size): the latency in microseconds at each size (columns ``us_<log2 bytes>``),
 rounded to 4 significant figures. Nothing is fitted; ``planner.engines.allreduce_table`` interpolates it.
 """
 
 from __future__ import annotations
 
 import csv
-import math
 import sys
 from pathlib import Path
 
@@ -36,17 +32,13 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from kernel_extract import AIC_VERSION, ALLREDUCE_BYTES_PER_ELEMENT, DATA, SYSTEMS, latest  # noqa: E402
+from kernel_extract import AIC_VERSION, DATA, SYSTEMS, latest  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "allreduce_aic.csv"
-#: Message sizes tabulated: 2^7 .. 2^29 bf16 elements, every size aiconfigurator measured; its ``message_size``
-#: counts elements (``kernel_extract.ALLREDUCE_BYTES_PER_ELEMENT`` gives the evidence), so 2^8 .. 2^30 bytes.
+#: Message sizes tabulated: 2^7 .. 2^29 bytes (128 B - 512 MiB), every size aiconfigurator measured.
 LOG2_SIZES = tuple(range(7, 30))
-LOG2_BYTES_PER_ELEMENT = int(math.log2(ALLREDUCE_BYTES_PER_ELEMENT))
 MODES = {"graph": "vLLM_custom_graph", "eager": "vLLM_custom_eager"}
-COLUMNS = (
-    "gpu", "aic_system", "vllm_version", "mode", "num_gpus", *(f"us_{p + LOG2_BYTES_PER_ELEMENT}" for p in LOG2_SIZES)
-)  # fmt: skip
+COLUMNS = ("gpu", "aic_system", "vllm_version", "mode", "num_gpus", *(f"us_{p}" for p in LOG2_SIZES))
 
 
 def table_rows(system: Path, gpu: str) -> list[list[str]]:

@@ -24,7 +24,7 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
 - Prefill attention (``context_attention``, causal, no window, bf16 KV): latency = floor + FLOPs / achieved
   FLOP/s, FLOPs = batch x isl^2 / 2 x heads x head dim x 4.
 - All-reduce (vLLM's custom all-reduce under CUDA graphs, ``vLLM_custom_graph``, bf16; 2, 4 and 8 GPUs, messages
-  1 KiB - 1 GiB, the table's element counts x 2 B (``ALLREDUCE_BYTES_PER_ELEMENT``): a decode step sends batch x hidden x 2 B, 8 KiB - 16 MiB, a prefill chunk up to hundreds of MiB): latency = fixed latency +
+  1 KiB - 512 MiB: a decode step sends batch x hidden x 2 B, 8 KiB - 16 MiB, a prefill chunk up to hundreds of MiB): latency = fixed latency +
   2 (g-1)/g x message / bus bytes/s, one latency and one bus rate per GPU over all three group sizes (the form
   ``planner.model.decode.allreduce_time_s`` and the workbook's formula compute; the planner reads the rate as a
   fraction of the catalog's NVLink bandwidth). Its median / worst |error| per group size are written beside it.
@@ -59,14 +59,7 @@ SYSTEMS = {
     "gb300": "GB300 NVL72",
     "l40s": "L40S",
 }
-ALLREDUCE_MESSAGE_BYTES = (1024, 2**30)  # least and greatest message fitted: the whole table from 1 KiB
-#: Bytes per element of aiconfigurator's all-reduce tables: their ``message_size`` counts bf16 elements, not bytes.
-#: In aiconfigurator 0.12.0's NCCL table (``comm/nccl/2.27.3/nccl_perf.parquet``, H100 SXM, 2 GPUs, all_reduce) a
-#: half message of N takes what an int8 message of 2N does, not one of N: 2^26 half 0.466 ms, 2^27 int8 0.487 ms,
-#: 2^26 int8 0.265 ms; 2^27 half 0.880 ms, 2^28 int8 0.907 ms. Read as elements, 8 x H100 moves 1 GiB in 4.0 ms
-#: (vLLM's graph row at 2^29): 468 GB/s of bus bandwidth, NCCL's usual figure on an H100 NVSwitch node; read as
-#: bytes it would be 234 GB/s. vLLM's custom all-reduce rows equal NCCL's half rows at the same ``message_size``.
-ALLREDUCE_BYTES_PER_ELEMENT = 2
+ALLREDUCE_MESSAGE_BYTES = (1024, 2**29)  # least and greatest message fitted: the whole table from 1 KiB
 COLUMNS = (
     "gpu",
     "aic_system",
@@ -219,12 +212,10 @@ def allreduce_curve(system: Path) -> dict:
         return blank
     d = pd.read_parquet(folder / "custom_allreduce_perf.parquet")
     low, high = ALLREDUCE_MESSAGE_BYTES
-    size = d.message_size * ALLREDUCE_BYTES_PER_ELEMENT  # bytes (``ALLREDUCE_BYTES_PER_ELEMENT``)
-    d = d[(d.kernel_source == "vLLM_custom_graph") & size.between(low, high)]
+    d = d[(d.kernel_source == "vLLM_custom_graph") & d.message_size.between(low, high)]
     if d.empty:
         return blank
-    m = d.message_size.to_numpy(float) * ALLREDUCE_BYTES_PER_ELEMENT
-    g, t = d.num_gpus.to_numpy(float), d.latency.to_numpy(float) * 1e-3
+    m, g, t = (d.message_size.to_numpy(float), d.num_gpus.to_numpy(float), d.latency.to_numpy(float) * 1e-3)
 
     def model(p):  # p: latency in us, bus rate in GB/s (scaled so both are near 1-1000)
         return p[0] * 1e-6 + 2.0 * (g - 1.0) / g * m / (p[1] * 1e9)

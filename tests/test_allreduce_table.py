@@ -57,33 +57,17 @@ class TestTable:
 
     def test_measured_points_are_returned_as_measured(self):
         """aiconfigurator 0.12.0, systems/data/h100_sxm/comm/vllm/0.24.0/custom_allreduce_perf.parquet,
-        vLLM_custom_graph, at message_size 2^19 / 2^28 / 2^15 bf16 elements (x 2 B: ``bench/kernel_extract.py``
-        ``ALLREDUCE_BYTES_PER_ELEMENT``): 8 x H100, 1 MiB of elements (2 MiB): 19.39 us; 512 Mi (1 GiB): 4009 us;
-        2 x H100, 1 Mi: 12.38 us; 4 x H100, 64 Ki: 5.80 us. vLLM_custom_eager, 8 x H100, 128 Mi: 1272 us (graph:
-        1091 us). a100_sxm/comm/vllm/0.14.0: 2 x A100, 4 Mi: 89.68 us (vLLM has left its custom all-reduce for NCCL:
-        2 Mi took 25.24 us)."""
-        assert _time_us("H100 SXM 80GB", 2**21, 8) == pytest.approx(19.39, rel=1e-3)
-        assert _time_us("H100 SXM 80GB", 2**30, 8) == pytest.approx(4009, rel=1e-3)
-        assert _time_us("H100 SXM 80GB", 2**21, 2) == pytest.approx(12.38, rel=1e-3)
-        assert _time_us("H100 SXM 80GB", 2**17, 4) == pytest.approx(5.80, rel=2e-3)
-        assert _time_us("H100 SXM 80GB", 2**28, 8, graph=False) == pytest.approx(1272, rel=1e-3)
-        assert _time_us("H100 SXM 80GB", 2**28, 8) == pytest.approx(1091, rel=1e-3)
-        assert _time_us("A100 SXM 80GB", 2**23, 2) == pytest.approx(89.68, rel=1e-3)
-        assert _time_us("A100 SXM 80GB", 2**22, 2) == pytest.approx(25.24, rel=1e-3)
-
-    def test_message_size_counts_bf16_elements(self):
-        """aiconfigurator's ``message_size`` counts elements: its NCCL table (h100_sxm/comm/nccl/2.27.3, 2 GPUs,
-        all_reduce) times a half message of 2^26 at 0.466 ms, what an int8 message of 2^27 takes (0.487 ms), not one
-        of 2^26 (0.265 ms); read as elements, 1 GiB over 8 x H100 in 4009 us is 468 GB/s of bus bandwidth
-        (2 x 7/8 x 2^30 B / 4009 us), NCCL's figure on an H100 NVSwitch node, where bytes would give half."""
-        bus_gb_per_s = 2 * 7 / 8 * 2**30 / (_time_us("H100 SXM 80GB", 2**30, 8) * 1e-6) / 1e9
-        assert bus_gb_per_s == pytest.approx(468.6, rel=2e-3)
-        # aiconfigurator's rows span 2^8 - 2^30 bytes (2^7 - 2^29 elements); the reader's sizes are the union with
-        # MI300X's published RCCL row (2^7 - 2^29 bytes)
-        assert read_allreduce_table().log2_bytes[0] == 7 and read_allreduce_table().log2_bytes[-1] == 30
-        with (ROOT / "catalogs" / "reference" / TABLE_FILE_NAME).open() as f:
-            header = f.readline().strip().split(",")
-        assert [c for c in header if c.startswith("us_")][0] == "us_8"
+        vLLM_custom_graph: 8 x H100, 1 MiB: 19.39 us; 512 MiB: 4009 us; 2 x H100, 1 MiB: 12.38 us; 4 x H100, 64 KiB:
+        5.80 us. vLLM_custom_eager, 8 x H100, 128 MiB: 1272 us (graph: 1091 us). a100_sxm/comm/vllm/0.14.0: 2 x A100,
+        4 MiB: 89.68 us (vLLM has left its custom all-reduce for NCCL: 2 MiB took 25.24 us)."""
+        assert _time_us("H100 SXM 80GB", 2**20, 8) == pytest.approx(19.39, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**29, 8) == pytest.approx(4009, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**20, 2) == pytest.approx(12.38, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**16, 4) == pytest.approx(5.80, rel=2e-3)
+        assert _time_us("H100 SXM 80GB", 2**27, 8, graph=False) == pytest.approx(1272, rel=1e-3)
+        assert _time_us("H100 SXM 80GB", 2**27, 8) == pytest.approx(1091, rel=1e-3)
+        assert _time_us("A100 SXM 80GB", 2**22, 2) == pytest.approx(89.68, rel=1e-3)
+        assert _time_us("A100 SXM 80GB", 2**21, 2) == pytest.approx(25.24, rel=1e-3)
 
     def test_between_sizes_a_power_law_between_neighbours(self):
         """At 2^20.5 bytes the time is the geometric mean of the 1 MiB and 2 MiB times (log-log interpolation)."""
@@ -99,10 +83,10 @@ class TestTable:
         assert _time_us("H100 SXM 80GB", 2**24, 6) == pytest.approx(math.exp(math.log(t4) + w * math.log(t8 / t4)))
 
     def test_beyond_the_table_bytes_at_the_last_rate_and_latency_floor_below(self):
-        """2 GiB over 8 x H100: 4009 us + 1 GiB at the 512 MiB - 1 GiB segment's rate ((4009 - 2117) us per 512 MiB):
-        7793 us; 64 B: the 256 B time (the smallest measured message, 2^7 elements)."""
-        assert _time_us("H100 SXM 80GB", 2**31, 8) == pytest.approx(4009 + (4009 - 2117) * 2, rel=2e-3)
-        assert _time_us("H100 SXM 80GB", 64, 8) == pytest.approx(_time_us("H100 SXM 80GB", 256, 8))
+        """1 GiB over 8 x H100: 4009 us + 512 MiB at the 256-512 MiB segment's rate ((4009 - 2117) us per 256 MiB):
+        7793 us; 64 B: the 128 B time (4.7 us)."""
+        assert _time_us("H100 SXM 80GB", 2**30, 8) == pytest.approx(4009 + (4009 - 2117) * 2, rel=2e-3)
+        assert _time_us("H100 SXM 80GB", 64, 8) == pytest.approx(_time_us("H100 SXM 80GB", 128, 8))
 
     def test_no_value_where_not_measured(self):
         """GB200's table has 2 and 4 GPUs only; no GPU has 32; an unknown row is NaN: the form stands there."""
@@ -166,12 +150,12 @@ class TestModel:
         assert math.isnan(gpu_numbers(default_catalog().gpu("H100"), engine_profile("vllm"))["allreduce_table_row"])
 
     def test_decode_step_takes_the_graph_time_and_a_long_prefill_the_eager_one(self):
-        """With the table: 128 tokens x hidden 8,192 x 2 B = 2 MiB over 8 x H100 = 19.39 us (graph: a decode step);
-        16,384 tokens x 8,192 x 2 B = 256 MiB = 1272 us (eager: beyond vLLM's largest captured size, 512 tokens)."""
+        """With the table: 64 tokens x hidden 8,192 x 2 B = 1 MiB over 8 x H100 = 19.39 us (graph: a decode step);
+        8,192 tokens x 8,192 x 2 B = 128 MiB = 1272 us (eager: beyond vLLM's largest captured size, 512 tokens)."""
         g, e = _facts("H100", TABLE_ENGINE)
-        assert allreduce_time_s(g, e, 2.0**21, 8.0, 128.0) == pytest.approx(19.39e-6, rel=1e-3)
-        assert allreduce_time_s(g, e, 2.0**28, 8.0, 16384.0) == pytest.approx(1272e-6, rel=1e-3)
-        assert allreduce_time_s(g, e, 2.0**28, 1.0, 16384.0) == 0.0
+        assert allreduce_time_s(g, e, 2.0**20, 8.0, 64.0) == pytest.approx(19.39e-6, rel=1e-3)
+        assert allreduce_time_s(g, e, 2.0**27, 8.0, 8192.0) == pytest.approx(1272e-6, rel=1e-3)
+        assert allreduce_time_s(g, e, 2.0**27, 1.0, 8192.0) == 0.0
 
     def test_gpu_without_a_table_borrows_the_nearest_scaled_by_its_fabric(self):
         """MI355X (CDNA 4) has no table: MI300X's (allreduce_table.NEAREST_TABLE, the same mesh) at the message x
@@ -217,8 +201,8 @@ class TestAgainstThePackage:
 
     def test_above_the_custom_limit_the_rows_are_nccl(self):
         """Above vLLM's custom all-reduce size limit the measured vLLM rows equal aiconfigurator's NCCL all-reduce
-        table (nccl_perf.parquet, all_reduce, half) within 8% (A100, 4 GPUs, 4 Mi elements: 118 vs 111 us): A100
-        from 4 Mi elements (8 MiB), H100 at 8 GPUs from 64 Mi (128 MiB); both tables count bf16 elements."""
+        table (nccl_perf.parquet, all_reduce, half) within 8% (A100, 4 GPUs, 4 MiB: 118 vs 111 us): A100 from 4 MiB,
+        H100 at 8 GPUs from 64 MiB."""
         import importlib.util
 
         if importlib.util.find_spec("pandas") is None:
@@ -240,7 +224,7 @@ class TestAgainstThePackage:
             for g in gpus:
                 for p in range(int(math.log2(low)), 29):
                     if f"{g},{2**p}" in nccl_ms:
-                        assert _time_us(gpu, 2 ** (p + 1), g) == pytest.approx(nccl_ms[f"{g},{2**p}"] * 1e3, rel=0.08)
+                        assert _time_us(gpu, 2**p, g) == pytest.approx(nccl_ms[f"{g},{2**p}"] * 1e3, rel=0.08)
 
     def test_the_package_reads_message_size_as_elements(self):
         """aiconfigurator 0.12.0 times its own all-reduce at tokens x hidden ELEMENTS of its table, not bytes: Qwen3-32B
@@ -276,12 +260,12 @@ class TestAgainstThePackage:
 
 
 def test_table_file_rows_have_every_size():
-    """Every row has 23 sizes, 256 B - 1 GiB (2^7 - 2^29 bf16 elements), all positive, and 1 GiB takes over 10x the
-    256 B latency floor (a row read from the wrong column or unit would not)."""
+    """Every row has 23 sizes, 128 B - 512 MiB, all positive, and 512 MiB takes over 10x the 128 B latency floor
+    (a row read from the wrong column or unit would not)."""
     with SHIPPED.open(newline="") as f:
         rows = list(csv.DictReader(f))
     for r in rows:
-        us = [float(r[f"us_{p}"]) for p in range(8, 31)]
+        us = [float(r[f"us_{p}"]) for p in range(7, 30)]
         assert all(x > 0 for x in us), r["gpu"]
         assert us[-1] > 10 * us[0], r["gpu"]
 

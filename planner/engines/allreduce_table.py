@@ -65,15 +65,13 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     for p in [Path(path)] if path else [ref / TABLE_FILE_NAME, ref / PUBLISHED_FILE_NAME]:
         with p.open(newline="") as f:
             rows += list(csv.DictReader(f))
-    # the union of the files' sizes, in order: aiconfigurator's rows span 2^8 - 2^30 bytes (2^7 - 2^29 bf16
-    # elements), MI300X's published ones 2^7 - 2^29 bytes; a size a row lacks is NaN until _extend_ends fills it
-    size_cols = sorted({c for r in rows for c in r if c.startswith("us_")}, key=lambda c: int(c[3:]))
+    size_cols = [c for c in rows[0] if c.startswith("us_")]
     gpus = tuple(dict.fromkeys(r["gpu"] for r in rows))
     groups = tuple(sorted({int(r["num_gpus"]) for r in rows}))
     log_s = np.full((len(gpus), len(MODES), len(groups), len(size_cols)), math.nan)
     log2_bytes = tuple(float(c[3:]) for c in size_cols)
     for r in rows:
-        us = np.array([float(r[c]) if r.get(c) else math.nan for c in size_cols])
+        us = np.array([float(r[c]) if r[c] else math.nan for c in size_cols])
         log_s[gpus.index(r["gpu"]), MODES.index(r["mode"]), groups.index(int(r["num_gpus"]))] = (
             _never_faster_when_larger(_extend_ends(np.log(us * 1e-6), log2_bytes))
         )

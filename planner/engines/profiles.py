@@ -168,12 +168,10 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=1.0,
     prefill_flop_efficiency=1.0,
     roofline_overlap=1.0,
-    # fitted: 19.8 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
+    # fitted: 12.9 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
     # all-reduce (norms, rotary, activation, KV-cache writes, residual adds: a few small kernels per layer the kernel
-    # tables do not hold; 12.9 us while the all-reduce table's bf16 element counts were read as bytes, so that each
-    # all-reduce took the time of a message twice its size: bench/kernel_extract.py ALLREDUCE_BYTES_PER_ELEMENT;
-    # 14.3 us with the latency + bandwidth all-reduce fit)
-    layer_overhead_s=19.8e-6,
+    # tables do not hold; 14.3 us with the latency + bandwidth all-reduce fit)
+    layer_overhead_s=12.9e-6,
     # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
     # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
     # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
@@ -185,16 +183,16 @@ KERNEL_FACTORS = dict(
 #: ``tests/test_holdout.py`` recomputes them).
 DEFAULT_RESIDUALS = (-0.25, 0.23)
 VLLM_STEP_OVERHEAD_S = (
-    0.0003  # fitted: 0.33 ms per step on vLLM's CI rows beside the per-layer cost (0.57 with the table read as bytes)
+    0.0006  # fitted: 0.57 ms per step on vLLM's CI rows beside the per-layer cost (0.53 before the table)
 )
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
-LMDEPLOY_PREFILL_LATENCY_S = 0.0096  # fitted: 9.62 ms per single-prompt TTFT on LMDeploy's A100 rows
+LMDEPLOY_PREFILL_LATENCY_S = 0.0095  # fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows
 TENSORRT_LLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on the TensorRT-LLM rows once the per-layer cost is counted
-TENSORRT_LLM_PREFILL_LATENCY_S = 0.0039  # fitted: 3.91 ms per single-prompt TTFT on the TensorRT-LLM rows
+TENSORRT_LLM_PREFILL_LATENCY_S = 0.0037  # fitted: 3.74 ms per single-prompt TTFT on the TensorRT-LLM rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
 #: the fp8 variants (vllm/config/cache.py CacheDType; docs.vllm.ai/en/latest/features/quantization/quantized_kvcache/).
 #: No integer KV formats.
