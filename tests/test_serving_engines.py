@@ -171,6 +171,29 @@ class TestClosedLoopTails:
         itl = self._run("vllm", 2, [(100, 5), (100, 40)] + [(100, 5)] * 6).samples.itl
         assert sorted(set(itl[0].round(9))) == [0.010, 0.025]
 
+    def test_a_new_servers_first_wave_carries_the_sglang_fp8_tail(self):
+        """bench/load_gaps.py section 9. gpustack's h100-latency.md: LD074 (FlashInfer attention, its own launch)
+        printed mean TTFT 269.33 ms and median 40.70 over 100 requests at 4 in flight, so the slow ones took
+        (269.33 - 40.70) x 100 = 22.9 s beyond the median: 5.7 s for each of the first four, its p99 5,701 ms.
+        LD090 ran LD075's server command and client at 4 in flight on the launch that served 1, 2 and 8 in flight
+        (LD088, LD089, LD091; blocks labelled only "BS=n"), and carries none (mean 39.93 ms, below its median 41.92)."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import first_wave_means
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = load_decode_rows(reference_dir() / "load_public.csv")
+        runs = {r.record_id: (wave, excess, launch) for r, wave, excess, launch in first_wave_means(rows)}
+        wave, excess, launch = runs["LD074"]
+        assert wave == pytest.approx((0.26933 - 0.04070) * 100 / 4, rel=1e-9)
+        assert wave == pytest.approx(excess, rel=0.02) and launch == ("LD074",)
+        assert runs["LD075"][2] == ("LD075",)
+        assert runs["LD090"][2] == ("LD088", "LD089", "LD090", "LD091")
+        assert runs["LD090"][0] < 0 < runs["LD075"][0]
+
     def test_a_front_end_queue_cannot_be_the_first_waves_tail(self):
         """bench/load_gaps.py section 7. gpustack's closed loops of vLLM 0.11.0 on Qwen3-8B (LD068 at 4 in flight:
         p99 - p50 TTFT 38.3 ms published; LD087 at 8: 143.3 ms) would need a front end preparing one request at a

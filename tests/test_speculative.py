@@ -318,4 +318,3 @@ class TestAcceptanceDraws:
                        behaviour=RunBehaviour(tokens_per_step=2.0))  # fmt: skip
         values, counts = run.samples.tpot
         assert sorted(np.repeat(values, counts).tolist()) == pytest.approx([0.005, 0.01])
-
