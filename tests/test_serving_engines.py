@@ -4,6 +4,7 @@ streams while it prepares a new one (vLLM's API server). planner.serving.load, p
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import sys
@@ -193,6 +194,31 @@ class TestClosedLoopTails:
         assert runs["LD075"][2] == ("LD075",)
         assert runs["LD090"][2] == ("LD088", "LD089", "LD090", "LD091")
         assert runs["LD090"][0] < 0 < runs["LD075"][0]
+
+    def test_vllms_closed_loop_gap_is_a_held_stream_the_others_an_engine_stall(self):
+        """bench/load_gaps.py section 10. gpustack's h100-latency.md result blocks: vLLM 0.11 (LD068) mean TPOT 7.38 ms,
+        mean ITL 7.78: 0.949 chunks a token, 5.1% of the tokens delivered in a chunk with another (a held stream: the
+        request's latency did not grow with its gaps); over the 3 / 220 of the gaps a new request meets, ~3.7 tokens a
+        held chunk, 27.8 ms at the 7.37 ms median ITL against a p99 - p50 of 33.6. SGLang (LD069: 7.19 / 7.08) and
+        TensorRT-LLM (LD070: 7.67 / 7.59) deliver a chunk per token or more: no held chunk."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import chunks_per_token
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = [
+            r
+            for r in load_decode_rows(reference_dir() / "load_public.csv")
+            if r.record_id in ("LD068", "LD069", "LD070")
+        ]
+        runs = {r.record_id: (ratio, stall) for r, ratio, _, stall, _ in chunks_per_token(rows)}
+        assert runs["LD068"][0] == pytest.approx(7.38 / 7.78, rel=1e-9)
+        assert runs["LD068"][1] == pytest.approx((1 - 7.38 / 7.78) / (3 / 220) * 0.00737, rel=1e-9)
+        assert runs["LD069"][0] > 1.0 and runs["LD070"][0] > 1.0
+        assert math.isnan(runs["LD069"][1]) and math.isnan(runs["LD070"][1])
 
     def test_a_front_end_queue_cannot_be_the_first_waves_tail(self):
         """bench/load_gaps.py section 7. gpustack's closed loops of vLLM 0.11.0 on Qwen3-8B (LD068 at 4 in flight:
