@@ -286,7 +286,7 @@ class TestAcceptanceDraws:
     """Each speculative step emits 1 to k + 1 tokens, the acceptance length a on average (``simulate._in_steps``)."""
 
     def test_the_acceptance_probability_inverts_the_expected_tokens(self):
-        """Leviathan et al. (ICML 2023), Eq. 1: a = (1 - alpha^(k + 1)) / (1 - alpha). k = 1: a = 1 + alpha, so 1.5
+        """Leviathan et al. (ICML 2023, section 3.3): a = (1 - alpha^(k + 1)) / (1 - alpha). k = 1: a = 1 + alpha, so 1.5
         -> 0.5; k = 4 at alpha 0.5: a = (1 - 1/32) / 0.5 = 1.9375."""
         assert acceptance_probability(1.5, 1) == pytest.approx(0.5, abs=1e-12)
         assert acceptance_probability(1.9375, 4) == pytest.approx(0.5, abs=1e-12)

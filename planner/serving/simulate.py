@@ -539,9 +539,9 @@ DRAW_BLOCK = 1 << 20
 def acceptance_probability(mean_tokens: float, draft_steps: int) -> float:
     """The probability alpha that a drafted token is accepted (its draft predecessors accepted) for which a step of k
     = ``draft_steps`` drafted tokens emits ``mean_tokens`` a on average: a = (1 - alpha^(k + 1)) / (1 - alpha), the
-    expected tokens a step of Leviathan, Kalman and Matias (Fast Inference from Transformers via Speculative Decoding,
-    ICML 2023, arXiv 2211.17192, section 3.3, Equation 1; acceptances i.i.d.), solved by bisection (a rises with
-    alpha from 1 at 0 to k + 1 at 1)."""
+    expected tokens a step generates in Leviathan, Kalman and Matias (Fast Inference from Transformers via
+    Speculative Decoding, ICML 2023, arXiv 2211.17192, section 3.3; acceptances i.i.d.), solved by bisection (a rises
+    with alpha from 1 at 0 to k + 1 at 1)."""
     a, k = float(mean_tokens), int(draft_steps)
     if k < 1 or not 1.0 <= a <= k + 1.0:
         raise ValueError(f"a mean of {mean_tokens!r} tokens a step needs 1 <= a <= draft_steps + 1 ({k + 1})")

@@ -23,7 +23,7 @@ stream each step's new tokens together), and ``vllm bench serve`` records one in
 The simulation (``planner.serving.simulate.simulate``, ``tokens_per_step`` and ``draft_steps``) counts a request's
 output in steps: each step emits 1 + the drafted tokens accepted, at most k + 1, each drafted token accepted with the
 probability alpha that gives the acceptance length as the mean, (1 - alpha^(k + 1)) / (1 - alpha) (Leviathan et al.,
-ICML 2023, Eq. 1; ``simulate.acceptance_draws``, seeded), so a short output can take a step a token and its TPOT is
+ICML 2023, arXiv 2211.17192, section 3.3; ``simulate.acceptance_draws``, seeded), so a short output can take a step a token and its TPOT is
 the step (a fixed ceil((output - 1) / acceptance length) gave every request nearly the mean). It divides each
 request's decode time by its own output - 1 and counts the acceptance length's tokens of KV a step (held, free slots,
 SGLang's and TensorRT-LLM's reservations). Limits: the draft's own KV cache and the tree's scratch slots are not
