@@ -4,6 +4,7 @@ streams while it prepares a new one (vLLM's API server). planner.serving.load, p
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import sys
@@ -173,6 +174,54 @@ class TestClosedLoopTails:
         than SGLang's 30."""
         itl = self._run("vllm", 2, [(100, 5), (100, 40)] + [(100, 5)] * 6).samples.itl
         assert sorted(set(itl[0].round(9))) == [0.010, 0.025]
+
+    def test_a_new_servers_first_wave_carries_the_sglang_fp8_tail(self):
+        """bench/load_gaps.py section 9. gpustack's h100-latency.md: LD074 (FlashInfer attention, its own launch)
+        printed mean TTFT 269.33 ms and median 40.70 over 100 requests at 4 in flight, so the slow ones took
+        (269.33 - 40.70) x 100 = 22.9 s beyond the median: 5.7 s for each of the first four, its p99 5,701 ms.
+        LD090 ran LD075's server command and client at 4 in flight on the launch that served 1, 2 and 8 in flight
+        (LD088, LD089, LD091; blocks labelled only "BS=n"), and carries none (mean 39.93 ms, below its median 41.92)."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import first_wave_means
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = load_decode_rows(reference_dir() / "load_public.csv")
+        runs = {r.record_id: (wave, excess, launch) for r, wave, excess, launch in first_wave_means(rows)}
+        wave, excess, launch = runs["LD074"]
+        assert wave == pytest.approx((0.26933 - 0.04070) * 100 / 4, rel=1e-9)
+        assert wave == pytest.approx(excess, rel=0.02) and launch == ("LD074",)
+        assert runs["LD075"][2] == ("LD075",)
+        assert runs["LD090"][2] == ("LD088", "LD089", "LD090", "LD091")
+        assert runs["LD090"][0] < 0 < runs["LD075"][0]
+
+    def test_vllms_closed_loop_gap_is_a_held_stream_the_others_an_engine_stall(self):
+        """bench/load_gaps.py section 10. gpustack's h100-latency.md result blocks: vLLM 0.11 (LD068) mean TPOT 7.38 ms,
+        mean ITL 7.78: 0.949 chunks a token, 5.1% of the tokens delivered in a chunk with another (a held stream: the
+        request's latency did not grow with its gaps); over the 3 / 220 of the gaps a new request meets, ~3.7 tokens a
+        held chunk, 27.8 ms at the 7.37 ms median ITL against a p99 - p50 of 33.6. SGLang (LD069: 7.19 / 7.08) and
+        TensorRT-LLM (LD070: 7.67 / 7.59) deliver a chunk per token or more: no held chunk."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import chunks_per_token
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = [
+            r
+            for r in load_decode_rows(reference_dir() / "load_public.csv")
+            if r.record_id in ("LD068", "LD069", "LD070")
+        ]
+        runs = {r.record_id: (ratio, stall) for r, ratio, _, stall, _ in chunks_per_token(rows)}
+        assert runs["LD068"][0] == pytest.approx(7.38 / 7.78, rel=1e-9)
+        assert runs["LD068"][1] == pytest.approx((1 - 7.38 / 7.78) / (3 / 220) * 0.00737, rel=1e-9)
+        assert runs["LD069"][0] > 1.0 and runs["LD070"][0] > 1.0
+        assert math.isnan(runs["LD069"][1]) and math.isnan(runs["LD070"][1])
 
     def test_a_front_end_queue_cannot_be_the_first_waves_tail(self):
         """bench/load_gaps.py section 7. gpustack's closed loops of vLLM 0.11.0 on Qwen3-8B (LD068 at 4 in flight:
