@@ -590,6 +590,25 @@ def _gpu_or_none(name: str, cat) -> str | None:
         return None
 
 
+def add_allreduce_fit_option(parser: argparse.ArgumentParser) -> None:
+    """``--allreduce-fit`` (this script's and ``bench/loso.py``'s): read by ``use_allreduce_fit``."""
+    parser.add_argument(
+        "--allreduce-fit",
+        action="store_true",
+        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
+    )
+
+
+def use_allreduce_fit(args: argparse.Namespace) -> None:
+    """With ``--allreduce-fit``, time every all-reduce of this process by the latency + bandwidth form
+    (``planner.engines.allreduce_table.FIT_INSTEAD``). Call before any prediction: the GPU numbers are read once per
+    process."""
+    if args.allreduce_fit:
+        from planner.engines import allreduce_table
+
+        allreduce_table.FIT_INSTEAD = True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
@@ -611,16 +630,9 @@ def main() -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
-    parser.add_argument(
-        "--allreduce-fit",
-        action="store_true",
-        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
-    )
+    add_allreduce_fit_option(parser)
     args = parser.parse_args()
-    if args.allreduce_fit:  # before any prediction: the GPU numbers are read once per process
-        from planner.engines import allreduce_table
-
-        allreduce_table.FIT_INSTEAD = True
+    use_allreduce_fit(args)
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
     if args.write_serving_residuals:
