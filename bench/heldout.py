@@ -47,6 +47,7 @@ from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
+from planner.accuracy.validation import LIMITS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
 
@@ -87,13 +88,14 @@ MEMORY_QUANTITIES = {
     "vLLM max concurrency": "max_concurrency",
 }
 AIC_CACHE = HERE / "heldout_aic_cache.json"
-#: The issue's goals: (median, worst) |error|.
+#: The issue's goals, (median, worst) |error|: the limits ``planner validate`` holds each quantity to
+#: (``planner.accuracy.validation.LIMITS``); None: the figures are printed without a goal.
 GOALS = {
-    "TPOT": (0.10, 0.30),
-    "TTFT": (0.10, 0.25),
-    "static-batch throughput": (0.10, 0.40),
-    "serving throughput": (0.10, 0.40),
-    "vLLM KV GiB / GPU": (0.05, 0.20),
+    "TPOT": LIMITS["tpot_ms"],
+    "TTFT": LIMITS["ttft_ms"],
+    "static-batch throughput": LIMITS["throughput_tok_s"],
+    "serving throughput": LIMITS["throughput_tok_s"],
+    "vLLM KV GiB / GPU": LIMITS["kv_cache_gib"],
     "vLLM KV tokens": None,
     "vLLM max concurrency": None,
 }
