@@ -133,6 +133,23 @@ class TestNamedDatasets:
         assert message.endswith("accepted: " + ", ".join(n for k, d in DATASETS.items() for n in (k, *d.aliases)))
         assert err.value.exit_code == 2 and isinstance(err.value, KeyError) and isinstance(err.value, ValueError)
 
+    def test_docs_state_the_defaults_the_code_uses(self):
+        """docs/model.md's lengths paragraph states each client default as DATASETS holds it."""
+        said = stated(
+            "docs/model.md",
+            r"`sonnet` ([\d,]+) in / ([\d,]+) out with a ([\d,]+)-token shared prefix .*?`random` ([\d,]+) / ([\d,]+) "
+            r"\(vLLM .*?`generated-shared-prefix` ([\d,]+) \+ ([\d,]+) / ([\d,]+) \(SGLang",
+        )
+        sonnet, rand, gsp = (dataset_statistics(n) for n in ("sonnet", "random", "gsp"))
+        assert said == (550, 150, 200, 1024, 128, 2048, 128, 256)
+        assert said[:3] == (sonnet.prompt_mean_tokens, sonnet.output_mean_tokens, sonnet.prefix_tokens)
+        assert said[3:5] == (rand.prompt_mean_tokens, rand.output_mean_tokens)
+        assert (said[5] + said[6], said[7], said[5]) == (
+            gsp.prompt_mean_tokens,
+            gsp.output_mean_tokens,
+            gsp.prefix_tokens,
+        )
+
     def test_a_cell_names_a_dataset_as_a_word(self):
         """Published dataset cells carry notes; the name is found as a word, the longest first."""
         assert dataset_in("ShareGPT (vLLM sample, 1,000 prompts)") == "sharegpt"

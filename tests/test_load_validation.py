@@ -15,6 +15,7 @@ from cli_support import run
 from planner.accuracy.published import PERCENTILE_COLUMNS, load_decode_rows, reference_dir
 from planner.accuracy.under_load import FIGURES, predict_percentiles
 from planner.accuracy.validation import to_json, validate_load
+from planner.serving.load import DATASETS
 
 HEADER = (
     "record_id,kind,engine,gpu,tensor_parallel_size,model,dataset,batch_size_or_concurrency,num_prompts,"
@@ -79,6 +80,11 @@ class TestReading:
         assert "r1: input_len blank and dataset 'sharegtp' has no published lengths here; did you mean sharegpt?" in (
             result.output
         )
+
+    def test_validate_help_names_every_dataset(self):
+        """`planner validate --help` says which datasets stand in for blank lengths: every DATASETS name."""
+        text = " ".join(run("validate", "--help").output.split())
+        assert all(name in text for name in DATASETS), text
 
     def test_percentile_columns_are_seconds_inside(self, tmp_path):
         rows = load_decode_rows(
