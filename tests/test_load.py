@@ -125,6 +125,18 @@ class TestNamedDatasets:
         with pytest.raises(InvalidInputError, match="publishes no mean prompt length"):
             dataset_lengths("open-orca", 3)
 
+    def test_cnn_dailymail_is_named_with_its_limits_only(self):
+        """MLPerf GPT-J reference backend.py: model_max_length=1919, max_new_tokens 128; no mean published."""
+        d = dataset_statistics("CNN/DailyMail")
+        assert (d.prompt_mean_tokens, d.output_mean_tokens, d.prompt_max_tokens, d.output_max_tokens) == (
+            None,
+            None,
+            1919,
+            128,
+        )
+        with pytest.raises(InvalidInputError, match="publishes no mean prompt or output length"):
+            dataset_lengths("cnndm", 3)
+
     def test_a_typo_gets_the_closest_name_and_every_accepted_one(self):
         with pytest.raises(UnknownDatasetError) as err:
             dataset_statistics("sharegtp")
@@ -157,6 +169,7 @@ class TestNamedDatasets:
         assert dataset_in("random --random-range-ratio 0.5") == "random"
         assert dataset_in("OpenOrca (MLPerf llama2-70b set)") == "openorca"
         assert dataset_in("synthetic prompts") is None
+        assert dataset_in("CNN/DailyMail (MLPerf GPT-J)") == "cnn/dailymail"
 
 
 @settings(max_examples=50, deadline=None)

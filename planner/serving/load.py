@@ -96,8 +96,8 @@ class DatasetLengths:
 
 #: Named datasets' published length statistics, each with its tokenizer, source and date. A benchmark's default
 #: lengths (sonnet, random, generated-shared-prefix) are the client's own defaults, exactly, for the version named.
-#: CNN/DailyMail is not here: no published mean prompt length was found (MLPerf's GPT-J and Llama 3.1 8B pages
-#: state the sample count, 13,368, and the accuracy targets only).
+#: CNN/DailyMail is named with its limits only: no published mean length was found (MLPerf's GPT-J and Llama 3.1 8B
+#: pages state the sample count, 13,368, and the accuracy targets), so a run of it must state its lengths.
 DATASETS = {
     "sharegpt": DatasetLengths(
         161.31,
@@ -125,6 +125,17 @@ DATASETS = {
         tokenizer="Llama 2",
         prompt_max_tokens=1024,
         aliases=("open-orca", "open_orca"),
+    ),
+    "cnn_dailymail": DatasetLengths(
+        None,
+        None,
+        "MLPerf Inference GPT-J reference (github.com/mlcommons/inference language/gpt-j, commit 01cac40, 2023): "
+        "13,368 CNN/DailyMail validation articles; backend.py reads prompts with model_max_length=1919 and generates "
+        "with max_new_tokens 128, min_new_tokens 30, num_beams 4. No mean length is published there",
+        tokenizer="GPT-J (GPT-2 BPE)",
+        prompt_max_tokens=1919,
+        output_max_tokens=128,
+        aliases=("cnn-dailymail", "cnn/dailymail", "cnndm"),
     ),
     "sonnet": DatasetLengths(
         550,
