@@ -144,6 +144,8 @@ class TestNamedDatasets:
         assert "did you mean sharegpt?" in message
         assert message.endswith("accepted: " + ", ".join(n for k, d in DATASETS.items() for n in (k, *d.aliases)))
         assert err.value.exit_code == 2 and isinstance(err.value, KeyError) and isinstance(err.value, ValueError)
+        with pytest.raises(UnknownDatasetError, match=r"dataset 'x{57}\.\.\.' has no published lengths"):
+            dataset_statistics("x" * 10_000)
 
     def test_docs_state_the_defaults_the_code_uses(self):
         """docs/model.md's lengths paragraph states each client default as DATASETS holds it."""

@@ -11,7 +11,8 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
   sending the next when one completes (``--max-concurrency`` with an infinite rate). A burst: every request at
   time 0 (neither given). A trace: the arrival times given (``arrivals_s``).
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
-  with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
+  with a mean and a coefficient of variation; a named dataset's published statistics or its benchmark client's
+  default lengths (``DATASETS``, ``dataset_lengths``).
 - **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
 - **Speculative decoding.** ``Replica.speculative`` (``planner.serving.speculative``): each decode step drafts,
   verifies and emits the acceptance length's tokens per sequence, streamed as one chunk.
@@ -221,6 +222,7 @@ class UnknownDatasetError(UnknownNameError, InvalidInputError):
     one."""
 
     def __init__(self, name: object):
+        name = str(name) if len(str(name)) <= 60 else str(name)[:57] + "..."  # a cell's first word may be any length
         UnknownNameError.__init__(self, "dataset", name, dataset_names())
         canonical = {n: k for k, d in DATASETS.items() for n in (k, *d.aliases)}
         self.suggestions = list(dict.fromkeys(canonical[n] for n in self.suggestions))
