@@ -727,3 +727,13 @@ class TestSmallSweepsUsePlainArrays:
         for got, want in zip(answers(), plain, strict=True):
             np.testing.assert_array_equal(got, want)
         assert np.isfinite(plain[0]).sum() >= 30  # most scenarios answer: the comparison is not NaN against NaN
+
+
+def test_unknown_name_lists_names_differing_in_case_in_one_order():
+    """Names equal but for case ('CodeLlama-7B', 'codellama-7b': both catalog aliases) listed in the same order
+    whatever order they came in (sorted by lower case alone, `validate --json` differed between two runs)."""
+    from planner.errors import UnknownNameError
+
+    names = ["codellama-7b", "CodeLlama-7B", "c4ai-command-r-v01"]
+    messages = {str(UnknownNameError("model", "tiiuae/falcon-180B", order)) for order in (names, names[::-1])}
+    assert messages == {"unknown model 'tiiuae/falcon-180B'; known: c4ai-command-r-v01, CodeLlama-7B, codellama-7b"}

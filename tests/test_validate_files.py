@@ -158,6 +158,65 @@ class TestUserFiles:
         assert "missing column(s) batch_size_or_concurrency or batch, input_len, output_len" in r.output
 
 
+class TestMemory:
+    """A static row whose run does not fit in memory (the last round's closing note: validate timed 70B on one H100)."""
+
+    ROWS = """record_id,gpu,model,tensor_parallel_size,batch,input_len,output_len,tpot_ms,ttft_ms
+F1,H100,llama3.1-70b,1,1,1024,128,20,100
+F2,H100,llama3.1-8b,1,64,1024,128,20,
+F3,H100,llama3.1-8b,1,4096,1024,128,20,
+"""
+
+    def run(self, tmp_path, *extra):
+        p = tmp_path / "fit.csv"
+        p.write_text(self.ROWS)
+        return CliRunner().invoke(main, ["validate", "--decode", str(p), *extra])
+
+    def test_weights_that_do_not_fit_leave_the_row_unpredicted(self, tmp_path):
+        """F1: Llama-3.1-70B's 141.1 GB of bf16 weights (70.55e9 parameters x 2 B, its config.json) on one 80 GiB
+        (85.9 GB) H100: no engine starts, so neither TPOT nor TTFT is predicted, and the reason says so."""
+        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(self.run(tmp_path, "--json").output)["rows"]}
+        for q in ("tpot_ms", "ttft_ms"):
+            assert rows[("F1", q)]["predicted"] is None
+            assert "weights (141.11 GB) do not fit on 1 x H100" in rows[("F1", q)]["reason"]
+            assert "smallest group that works is 2 x H100" in rows[("F1", q)]["reason"]
+        out = self.run(tmp_path).output
+        assert "  F1: Llama-3.1-70B weights (141.11 GB) do not fit on 1 x H100" in out.split("Not predicted:\n")[1]
+
+    def test_a_batch_above_what_fits_is_predicted_with_a_note(self, tmp_path):
+        """F3: 4,096 sequences of 1,152 tokens on one H100 hold far more KV than its budget (``max_batch``, the
+        model's rule; KV013 of vllm_startup_public.csv: vLLM printed 51.38 GiB of KV cache, 365 such sequences at
+        131,072 B a token): the TPOT is kept, with a note giving the most that fit; F2's 64 fit, and get none."""
+        from planner import max_batch
+
+        fits = max_batch("H100", "llama3.1-8b", 1024 + 128, gpus=1)
+        assert 0.95 * 365 <= fits <= 1.10 * 365  # KV013's budget, 51.38 GiB / (1,152 x 131,072 B) = 365.4
+        rows = {r["record_id"]: r for r in json.loads(self.run(tmp_path, "--json").output)["rows"]}
+        assert rows["F3"]["predicted"] > 0 and "note" not in rows["F2"]
+        assert rows["F3"]["note"].startswith(f"batch 4,096 is above the {fits:,} sequences of 1,152 tokens that fit")
+        out = self.run(tmp_path).output
+        assert f"  F3: batch 4,096 is above the {fits:,}" in out.split("Predicted with a caveat:\n")[1]
+        assert "F2:" not in out.split("Predicted with a caveat:\n")[1]
+
+    def test_the_api_refuses_a_static_run_whose_weights_do_not_fit(self):
+        """``predict_benchmark`` (the one rule validate calls): a DoesNotFitError, or NaN with errors="coerce"."""
+        import math
+
+        from planner.errors import DoesNotFitError
+        from planner.serving.benchmark import predict_benchmark
+
+        with pytest.raises(DoesNotFitError, match="do not fit on 1 x H100"):
+            predict_benchmark("H100", "llama3.1-70b", 1024, 128, 1, gpus=1)
+        run = predict_benchmark("H100", "llama3.1-70b", 1024, 128, 1, gpus=[1, 4], errors="coerce")
+        assert math.isnan(run.tpot_s[0]) and math.isnan(run.ttft_s[0]) and run.tpot_s[1] > 0
+        assert math.isnan(run.max_batch[0]) and run.max_batch[1] >= 1
+
+    def test_a_wide_error_keeps_a_space_before_it(self, tmp_path):
+        """F3's error (thousands of percent) is not glued to the published figure."""
+        line = next(ln for ln in self.run(tmp_path).output.splitlines() if ln.startswith("F3 "))
+        assert " 20.00 +" in line
+
+
 def test_a_miss_prints_above_its_limit_not_equal_to_it():
     """A median |error| of 10.04% against the 10% TPOT limit (``validation.LIMITS``) misses by 0.04 points: the
     phrase says "10.04% > 10%", not "10.0% > 10%"; a clear miss keeps one decimal."""

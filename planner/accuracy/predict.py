@@ -269,6 +269,9 @@ class DecodePrediction:
     tpot_s: Any
     throughput_tokens_per_s: Any  # the run's output rate (steady-state decode for output_len = 0 rows)
     ttft_s: Any
+    #: a static row's most sequences of input + output tokens that fit (``BenchmarkRun.max_batch``); NaN for
+    #: serving rows and rows without a prediction. None: not computed (held-out predictions)
+    max_batch: Any = None
 
 
 def predict_decode(
@@ -280,7 +283,9 @@ def predict_decode(
 ) -> DecodePrediction:
     """TPOT, output rate and TTFT of one row, as its benchmark ran (see the module docstring)."""
     p = predict_decode_rows([row], engine=engine, calibration=calibration, catalog=catalog)
-    return DecodePrediction(float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.ttft_s[0]))
+    return DecodePrediction(
+        float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.ttft_s[0]), float(p.max_batch[0])
+    )
 
 
 def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
@@ -331,7 +336,7 @@ def predict_decode_rows(
     cat = catalog or default_catalog()
     cal = resolve_calibration(calibration)
     n = len(rows)
-    tpot, tput, ttft = (np.full(n, math.nan) for _ in range(3))
+    tpot, tput, ttft, fits = (np.full(n, math.nan) for _ in range(4))
     groups: dict[tuple, list[int]] = {}
     profiles: dict[tuple[str, bool], EngineProfile] = {}
     resolvable: dict[tuple[str, str], bool] = {}
@@ -362,6 +367,7 @@ def predict_decode_rows(
                         [rows[i]], engine=profiles[name], calibration=cal, catalog=cat, frontend_s=front
                     )
                     tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
+                    fits[i] = one.max_batch[0]
             continue
         rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
         serving = kind == "serving"  # the run as the percentile rows simulate it (planner.accuracy.under_load)
@@ -386,12 +392,14 @@ def predict_decode_rows(
         tpot[idx] = np.where(median, run.tpot_median_s, run.tpot_s)
         tput[idx] = np.where(steady, run.steady_decode_tokens_per_s, run.run_output_tokens_per_s)
         ttft[idx] = np.where(steady, math.nan, np.where(median, run.ttft_median_s, run.ttft_s))
+        if run.max_batch is not None:
+            fits[idx] = run.max_batch
         for j, r in enumerate(sel):  # a statistic the source does not name: only where mean and median agree
             if r.statistic == "" and r.kind == "serving":
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
-    return DecodePrediction(tpot, tput, ttft)
+    return DecodePrediction(tpot, tput, ttft, fits)
 
 
 def _warm_fraction(row: DecodeRow) -> float:

@@ -85,6 +85,10 @@ class BenchmarkRun:
     concurrency: Any  # the most sequences in flight (static: the batch)
     ttft_median_s: Any = None  # median over requests (static: = ttft_s)
     tpot_median_s: Any = None
+    #: static runs: the most sequences of input + output tokens the group's KV budget holds (``api.max_batch``); a
+    #: batch above it is timed as if it all ran at once, which the engine cannot do (it queues or preempts the
+    #: rest). None for serving runs (the simulation admits only what fits).
+    max_batch: Any = None
 
 
 def arrival_times_s(
@@ -257,11 +261,17 @@ def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, o
     conc = np.minimum(b, prompts)
     ttft = _arr(api.prefill(gpu, model, inp, gpus=gpus, batch=conc, **prec, **opts).ttft_s)
     ctx = np.floor(inp + out / 2.0)
-    tpot = _arr(api.decode_step(gpu, model, ctx, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+    # Not one sequence of the whole run on the group (the weights alone may not fit): the engine would not start, so
+    # there is nothing to time (raises DoesNotFitError; NaN with errors="coerce"). A batch above it is timed.
+    fits = _arr(api.max_batch(gpu, model, inp + out, gpus=gpus, **prec, **opts))
+    step = _arr(api.decode_step(gpu, model, ctx, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+    ttft, tpot = np.where(fits >= 1, ttft, np.nan), np.where(fits >= 1, step, np.nan)
     duration = ttft + (out - 1.0) * tpot
     waves = np.ceil(prompts / conc)
     rate = waves * conc * out / (waves * duration)
-    return _finish(ttft, tpot, rate, conc / tpot, waves * duration, conc, ttft, tpot)
+    run = _finish(ttft, tpot, rate, conc / tpot, waves * duration, conc, ttft, tpot)
+    shape = np.shape(run.tpot_s)
+    return replace(run, max_batch=np.broadcast_to(fits, shape).astype(float) if shape else float(fits))
 
 
 def _finish(ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median) -> BenchmarkRun:
