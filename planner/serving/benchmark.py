@@ -44,6 +44,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
+from planner.checks import token_counts
 from planner.engines.profiles import (
     TOKEN_BUDGET_PROFILED,
     EngineProfile,
@@ -242,6 +243,8 @@ def predict_benchmark(
         if kind == "static" and np.any(np.asarray(value, dtype=float) != none):
             raise InvalidInputError(f"a static batch is timed as one engine call; use kind='serving' with {name}")
     o = Options.read(BenchmarkOptions, options, "predict_benchmark")
+    input_len = token_counts(input_len, "input_len", o.errors)  # "8k", "8,192": as planner plan --context reads them
+    output_len = token_counts(output_len, "output_len", o.errors)
     opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     gpus = o.gpus
