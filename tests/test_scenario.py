@@ -84,9 +84,16 @@ class TestBadInput:
         assert msg.startswith("s.toml: workload.tpot_target_s: missing") and "seconds" in msg
 
     def test_unknown_field_lists_the_accepted_ones(self):
-        """A misspelt option key is refused, with the accepted keys."""
+        """A misspelt option key is refused, with the nearest accepted key first, then all of them."""
         msg = error_of(scenario(option=[{"gpu": "H100", "model": "m", "pricing_model": "cloud"}]))
-        assert "option #1.pricing_model: unknown field; accepted fields:" in msg and "pricing" in msg
+        assert "option #1.pricing_model: unknown field; did you mean pricing" in msg and "? accepted fields:" in msg
+
+    def test_a_misspelt_workload_key_names_the_one_meant(self):
+        """'peak_request_per_s' (one letter short): the error names peak_requests_per_s before the full list."""
+        w = dict(WORKLOAD)
+        w["peak_request_per_s"] = w.pop("peak_requests_per_s")
+        msg = error_of(scenario(workload=w))
+        assert msg.startswith("s.toml: workload.peak_request_per_s: unknown field; did you mean peak_requests_per_s")
 
     def test_wrong_type_shows_what_was_given(self):
         """A text where a number belongs: the field, the rule and the value."""

@@ -217,6 +217,59 @@ F3,H100,llama3.1-8b,1,4096,1024,128,20,
         assert " 20.00 +" in line
 
 
+class TestCellsWithMultipliers:
+    """A cell such as "1k" or "12.3k" was read as its first digits (batch 1, 12.3 tok/s): a length is now read as
+    ``planner plan --context`` reads it (k = 1,024 tokens, ``planner.units.parse_token_count``); any other
+    number with a multiplier leaves its row unpredicted, saying why."""
+
+    ROWS = """record_id,gpu,model,tensor_parallel_size,batch,input_len,output_len,tpot_ms,output_throughput_tok_s
+K1,H100,llama3.1-8b,1,8,1k,128,10,
+K2,H100,llama3.1-8b,1,8,1.5k,0.125k,10,
+K3,H100,llama3.1-8b,1,1k,1024,128,10,
+K4,H100,llama3.1-8b,1,8,1024,128,,12.3k
+"""
+
+    def rows(self, tmp_path):
+        p = tmp_path / "k.csv"
+        p.write_text(self.ROWS)
+        return {r.record_id: r for r in acc.load_decode_rows(p)}
+
+    def test_lengths_read_k_as_1024_tokens(self, tmp_path):
+        """1k = 1,024 and 1.5k = 1,536 (the CLI's reading, tests/test_newcomer.py); 0.125k = 128."""
+        rows = self.rows(tmp_path)
+        assert (rows["K1"].input_len, rows["K1"].output_len, rows["K1"].problem) == (1024, 128, "")
+        assert (rows["K2"].input_len, rows["K2"].output_len) == (1536, 128)
+
+    def test_a_batch_or_figure_with_a_multiplier_is_refused_with_its_reason(self, tmp_path):
+        rows = self.rows(tmp_path)
+        assert rows["K3"].problem.startswith("batch '1k': write the number in full")
+        assert rows["K4"].problem.startswith("output_throughput_tok_s '12.3k': write the number in full")
+        p = tmp_path / "k.csv"
+        r = CliRunner().invoke(main, ["validate", "--decode", str(p), "--json"])
+        got = {(row["record_id"], row["quantity"]): row for row in json.loads(r.output)["rows"]}
+        assert got[("K4", "throughput_tok_s")]["predicted"] is None
+        assert "12.3k" in got[("K4", "throughput_tok_s")]["reason"]
+        assert got[("K1", "tpot_ms")]["predicted"] > 0
+
+    def test_units_are_not_multipliers(self):
+        """'5 ms', '14.2 GiB', '3 MB' and '5.73x' keep their number (first_number's published cells)."""
+        from planner.accuracy.published import first_number
+
+        assert [first_number(c) for c in ("5 ms", "14.2 GiB", "3 MB", "5.73x", "93,872")] == [5, 14.2, 3, 5.73, 93872]
+
+    def test_startup_cells_with_multipliers(self, tmp_path):
+        """max_model_len '32k' is 32,768 tokens (it was read as 32); gpu_kv_cache_tokens '1.2M' (read as 1.2 tokens)
+        leaves the row unpredicted with that reason."""
+        p = tmp_path / "s.csv"
+        p.write_text(
+            "record_id,gpu,model,tensor_parallel_size,max_model_len,gpu_kv_cache_tokens\n"
+            "S1,H100,llama3.1-8b,1,32k,400000\nS2,H100,llama3.1-8b,1,8192,1.2M\n"
+        )
+        rows = {r.record_id: r for r in acc.load_startup_rows(p)}
+        assert rows["S1"].max_model_len == 32768 and rows["S1"].problem == ""
+        assert rows["S2"].problem.startswith("gpu_kv_cache_tokens '1.2M': write the number in full")
+
+
 def test_a_miss_prints_above_its_limit_not_equal_to_it():
     """A median |error| of 10.04% against the 10% TPOT limit (``validation.LIMITS``) misses by 0.04 points: the
     phrase says "10.04% > 10%", not "10.0% > 10%"; a clear miss keeps one decimal."""

@@ -125,12 +125,16 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
         for i, r in enumerate(raw, 1):
             rid = r.get("record_id") or f"row{i}"
             problem, tp, mml, block, util = "", 1, None, None, 0.9
+            figures = dict.fromkeys(
+                ("available_kv_cache_memory_gib", "gpu_kv_cache_tokens", "max_concurrency_x"), math.nan
+            )
             try:
                 tp = whole_number(r.get("tensor_parallel_size") or r.get("num_gpus"), "tensor_parallel_size", 1) or 1
-                mml = whole_number(stated(r.get("max_model_len")), "max_model_len")
+                mml = whole_number(stated(r.get("max_model_len")), "max_model_len", tokens=True)
                 block = whole_number(r.get("block_size"), "block_size")
-                util_cell = first_number(r.get("gpu_memory_utilization"))
+                util_cell = first_number(r.get("gpu_memory_utilization"), "gpu_memory_utilization")
                 util = 0.9 if math.isnan(util_cell) else util_cell
+                figures = {c: first_number(r.get(c), c) for c in figures}
                 problem = pipeline_problem(r)
             except ValueError as exc:
                 problem = str(exc)
@@ -146,9 +150,9 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                     block_size=block or None,
                     weight_precision=weight,
                     profile=_startup_profile(rid, r),
-                    kv_cache_gib=first_number(r.get("available_kv_cache_memory_gib")),
-                    kv_cache_tokens=first_number(r.get("gpu_kv_cache_tokens")),
-                    max_concurrency=first_number(r.get("max_concurrency_x")),
+                    kv_cache_gib=figures["available_kv_cache_memory_gib"],
+                    kv_cache_tokens=figures["gpu_kv_cache_tokens"],
+                    max_concurrency=figures["max_concurrency_x"],
                     source=r.get("source", ""),
                     problem=problem,
                     kv_precision=precision_in(r.get("kv_cache_dtype", "")) or auto_kv_precision(weight),

@@ -24,7 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.serving.speculative import SPECULATION_OPTIONS
@@ -463,7 +463,9 @@ def _message(err: dict, raw_options: list) -> str:
         if loc and loc[0] in ("option", "defaults"):
             parent = Option
         known = sorted(parent.model_fields)
-        return f"{where or 'top level'}: unknown field; accepted fields: {', '.join(known)}"
+        near = closest_names(field, known) if field else []
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        return f"{where or 'top level'}: unknown field; {hint}accepted fields: {', '.join(known)}"
     if kind == "missing" and loc in (("workload",), ("option",)):
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
             "s; give at least one" if loc[0] == "option" else ""
