@@ -270,6 +270,17 @@ K4,H100,llama3.1-8b,1,8,1024,128,,12.3k
         assert rows["S2"].problem.startswith("gpu_kv_cache_tokens '1.2M': write the number in full")
 
 
+@pytest.mark.parametrize("option, text", [("--decode", "gpu,model,batch,input_len,output_len,tpot_ms\n"), ("--decode", ""),
+    ("--memory", "gpu,model,available_kv_cache_memory_gib\n")])  # fmt: skip
+def test_a_file_without_rows_is_an_error_not_an_empty_pass(tmp_path, option, text):
+    """A header alone (or an empty file) printed an empty table and passed --check (exit 0): now exit 2, one line."""
+    p = tmp_path / "none.csv"
+    p.write_text(text)
+    r = CliRunner().invoke(main, ["validate", option, str(p), "--check"])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "none.csv: no rows to compare (empty, or a header alone)" in r.output
+
+
 def test_a_miss_prints_above_its_limit_not_equal_to_it():
     """A median |error| of 10.04% against the 10% TPOT limit (``validation.LIMITS``) misses by 0.04 points: the
     phrase says "10.04% > 10%", not "10.0% > 10%"; a clear miss keeps one decimal."""

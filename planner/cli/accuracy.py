@@ -21,6 +21,7 @@ from planner.accuracy.calibration import (
 )
 from planner.accuracy.predict import (
     DECODE_COLUMNS,
+    STARTUP_COLUMNS,
     DecodeRow,
     load_decode_rows,
     load_startup_rows,
@@ -130,10 +131,12 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         else:
             with reading(memory_file, "a vLLM start-up CSV with a number in every max_model_len"):
                 rows = load_startup_rows(memory_file)
+            _some_rows(memory_file, rows, STARTUP_COLUMNS)
             tables.append((validate_memory(rows, engine=engine, catalog=cat), True))
     if memory_file is None or decode_file is not None:
         with reading(decode_file, DECODE_COLUMNS):
             decode_rows = load_decode_rows(decode_file)
+        _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
@@ -156,6 +159,12 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
                 echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
+
+
+def _some_rows(path: Path | None, rows: list, accepted: str) -> None:
+    """A user's file with no rows (empty, or a header alone) is an error: an empty table would PASS --check."""
+    if path is not None and not rows:
+        raise InvalidInputError(f"{path}: no rows to compare (empty, or a header alone); {accepted}")
 
 
 def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
