@@ -299,3 +299,31 @@ class TestFolderOptions:
         from planner.cli import options
 
         assert options._not_a_file_name(None, None, folder) == folder
+
+
+class TestPlanLoadOptions:
+    """s89's newcomer pass: load options that were read silently wrong or not at all."""
+
+    PLAN = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096")
+
+    def test_lengths_longer_than_the_context_are_refused(self):
+        """16k prompts under load with --context 8k were simulated as if a sequence could hold them: --context is the
+        tokens one sequence holds (prompt + output), so the way out is a context of at least their sum."""
+        line = one_line(run(*self.PLAN, "--rate", "2", "--prompt-tokens", "4k", "--output-tokens", "100"), 2)
+        assert line == (
+            "planner: error: --prompt-tokens 4,096 + --output-tokens 100 are more than --context 4,096 (the tokens one "
+            "sequence may hold, prompt + output); give --context 4,196 or more"
+        )
+
+    @pytest.mark.parametrize(
+        "extra, names",
+        [
+            (("--prompt-tokens", "200"), "--prompt-tokens and --output-tokens"),
+            (("--ttft-target", "1"), "--ttft-target and --tpot-target"),
+            (("--tpot-target", "50ms"), "--ttft-target and --tpot-target"),
+        ],
+    )
+    def test_load_options_without_a_rate_are_refused_not_ignored(self, extra, names):
+        """Without --rate these were dropped without a word (the plan printed as if they had not been given)."""
+        assert one_line(run(*self.PLAN, *extra), 2).startswith(f"planner: error: {names} ")
+        assert "give --rate" in one_line(run(*self.PLAN, *extra), 2)

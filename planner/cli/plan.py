@@ -324,6 +324,16 @@ def plan_command(
         raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load)")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
+    if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
+        raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
+    if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
+        raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
+    if rate_per_s is not None and prompt_tokens + output_tokens > context:
+        raise InvalidInputError(
+            f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
+            f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
+            f"{prompt_tokens + output_tokens:,} or more"
+        )
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
