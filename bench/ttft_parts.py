@@ -8,7 +8,9 @@ vLLM V1, SGLang and TensorRT-LLM alike). Three readings of the shipped rows, non
 1. **Lightest runs** (``planner.accuracy.frontend.lightest_runs``: each sweep's lowest rate or concurrency in
    ``catalogs/reference/load_public.csv``): the published median TTFT beside the simulated one with no front end
    (queue + steps, ``predict_percentiles(frontend_s=0)``) and the prompt's prefill step alone
-   (``bench/step_operators.step_terms``); "residual" is what is left for the front end. Then the run's ITL: a step that
+   (``bench/step_operators.step_terms``); "residual" is what is left for the front end, by difference (for a
+   closed loop ``planner.accuracy.frontend.residual_s`` solves for the front end instead, since it also delays each
+   next request's arrival at the engine: s88). Then the run's ITL: a step that
    carries a new prompt delays the *other* streams' next token, and no front end reaches that gap, so
    "stall" = (published ITL p99 - p50) - (simulated ITL p99 - p50) is time the engine (or a server loop every stream
    shares) spends per new prompt beyond the model's step, printed where at least 1% of the run's inter-token gaps

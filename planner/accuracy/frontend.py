@@ -2,11 +2,15 @@
 tokenizing, detokenizing, the client's own parsing), fitted on published loaded runs, judged leaving sources out.
 
 No engine documents or measures this time per request (issue 22's gap (a); vLLM, SGLang and TensorRT-LLM issues
-measure it only for one client or one model), so it is a fitted term. The residual of a run is its published
-median TTFT minus the simulated one with no front end (``predict_percentiles(row, frontend_s=0)``); only each
-sweep's **lightest load** counts: of the runs of one engine, source, model, GPU group and dataset at a request rate or
-a closed-loop concurrency (never all at once), those at the sweep's lowest rate (or concurrency), so that a queue the
-simulation gets wrong is read as little as it can be as a front end.
+measure it only for one client or one model), so it is a fitted term. The residual of a run is the front-end time with
+which the simulation gives its published median TTFT (``residual_s``): at a request rate, the published median minus
+the simulated one with no front end (``predict_percentiles(row, frontend_s=0)``), since a front end moves every
+arrival alike; in a closed loop the front end also delays each next request's arrival at the engine (after its
+predecessor's last token reaches the client), which sets its phase against the engine's steps and keeps fewer requests
+at the engine, so that difference overstates it and the value is solved for instead. Only each sweep's **lightest
+load** counts: of the runs of one engine, source, model, GPU group and dataset at a request rate or a closed-loop
+concurrency (never all at once), those at the sweep's lowest rate (or concurrency), so that a queue the simulation
+gets wrong is read as little as it can be as a front end.
 
 One vote per (engine, source): the median residual of that source's lightest-load runs of that engine. The front-end
 time is the median of all votes (at least 0), one value for every engine: the votes do not separate engines (vLLM's
@@ -32,6 +36,7 @@ from planner.serving.load import FRONTEND_S
 
 __all__ = [
     "FRONTEND_S",
+    "SOLVE_TOLERANCE_S",
     "Vote",
     "fitted_frontend_s",
     "frontend_for_rows",
@@ -44,10 +49,11 @@ __all__ = [
     "votes",
 ]
 
-#: The votes behind ``FRONTEND_S`` (engine, source: median residual, ms, of its sweeps' lightest-load runs): vLLM
-#: gpustack 0.10/0.11 30.8, H200 0.14.1 report 1.2, sglang-v0.3.0-vs-vllm-v0.6.0 33.9, surajssd A100 0.8.3 9.6, vLLM
-#: PR 23151 178.5 (one closed-loop run); SGLang datacrunch 0.4 27.1, gpustack 0.5.3 21.9, sglang-v0.3.0 15.9;
-#: TensorRT-LLM gpustack 27.3. Median 27.1 ms (python bench/frontend_fit.py).
+#: The votes behind ``FRONTEND_S`` (engine, source: median front end, ms, of its sweeps' lightest-load runs): vLLM
+#: gpustack 0.10/0.11 26.9 (30.8 by difference), H200 0.14.1 report 1.2, sglang-v0.3.0-vs-vllm-v0.6.0 33.9, surajssd
+#: A100 0.8.3 9.6, vLLM PR 23151 78.7 (one closed-loop run at concurrency 10; 178.5 by difference); SGLang datacrunch
+#: 0.4 27.1, gpustack 0.5.3 16.6 (21.9), sglang-v0.3.0 15.9; TensorRT-LLM gpustack 21.5 (27.3). Median 21.5 ms
+#: (27.1 by difference; python bench/frontend_fit.py).
 
 
 @dataclass(frozen=True)
@@ -69,15 +75,42 @@ def offered_load(row: DecodeRow) -> float | None:
     return None
 
 
+#: How closely a closed-loop run's front-end time is solved for (``residual_s``), seconds.
+SOLVE_TOLERANCE_S = 1e-4
+
+
 def residual_s(row: DecodeRow, **predict) -> float | None:
-    """Published median TTFT minus the simulated one with no front end, seconds; None when the row has no median
-    TTFT or cannot be simulated."""
+    """The front-end time F, seconds, at which the simulated median TTFT equals the published one; None when the row
+    has no median TTFT or cannot be simulated.
+
+    TTFT(F) = F + engine(F). At a request rate the engine's part does not depend on F (every arrival moves by F), so
+    F = published - TTFT(0). In a closed loop (``offered_load``: a concurrency) the client sends each next request
+    when the previous one's last token reaches it, so F also delays that request's arrival at the engine: with F = 0
+    it arrives as a step ends and joins the next step at once, with F > 0 mid-step, and fewer requests are at the
+    engine. published - TTFT(0) then counts that wait as front end; F is solved for instead (``scipy.optimize.brentq``
+    between 0 and published - TTFT(0), widened while TTFT there is still short, to ``SOLVE_TOLERANCE_S``). A run
+    faster than simulated with no front end keeps its negative difference (``fitted_frontend_s`` floors the median
+    at 0)."""
     from planner.accuracy.under_load import predict_percentiles
 
     if row.problem or math.isnan(row.ttft_median_s):
         return None
+
+    def short_s(front_s: float) -> float:  # simulated minus published median TTFT at a front end of front_s
+        return predict_percentiles(row, frontend_s=front_s, **predict)["ttft_median_ms"] / 1e3 - row.ttft_median_s
+
     try:
-        return row.ttft_median_s - predict_percentiles(row, frontend_s=0.0, **predict)["ttft_median_ms"] / 1e3
+        difference = -short_s(0.0)
+        if difference <= 0.0 or (row.request_rate is not None and math.isfinite(row.request_rate)):
+            return difference
+        if offered_load(row) is None:
+            return difference  # a burst: no next request to delay
+        high = difference
+        while short_s(high) < 0.0 and high < 64 * difference:
+            high *= 2.0
+        from scipy.optimize import brentq
+
+        return float(brentq(short_s, 0.0, high, xtol=SOLVE_TOLERANCE_S)) if short_s(high) >= 0.0 else high
     except PlannerError:
         return None
 
