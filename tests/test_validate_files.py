@@ -281,6 +281,20 @@ def test_a_file_without_rows_is_an_error_not_an_empty_pass(tmp_path, option, tex
     assert "none.csv: no rows to compare (empty, or a header alone)" in r.output
 
 
+@pytest.mark.parametrize("option", ["--decode", "--memory"])
+@pytest.mark.parametrize(
+    "text", ['{"completed": 10, "num_prompts": 10}', '{\n "completed": 10,\n "num_prompts": 10\n}']
+)
+def test_a_json_file_is_named_as_json(tmp_path, option, text):
+    """A benchmark_serving result given to validate (it reads CSV; calibrate reads the JSON) was read as a CSV
+    header: "no rows" or "missing column(s) gpu, model". Now the error says what the file is and where it goes."""
+    p = tmp_path / "result.json"
+    p.write_text(text)
+    r = CliRunner().invoke(main, ["validate", option, str(p)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "result.json: a JSON file, not a CSV;" in r.output and "planner calibrate" in r.output
+
+
 def test_a_miss_prints_above_its_limit_not_equal_to_it():
     """A median |error| of 10.04% against the 10% TPOT limit (``validation.LIMITS``) misses by 0.04 points: the
     phrase says "10.04% > 10%", not "10.0% > 10%"; a clear miss keeps one decimal."""

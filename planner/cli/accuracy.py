@@ -129,11 +129,14 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
                     t = validate_memory(load_startup_rows(extra), engine=engine, catalog=cat)
                     tables.append((replace(t, title=f"{t.title} ({extra.name}: informative)"), False))
         else:
+            _not_json(memory_file, STARTUP_COLUMNS)
             with reading(memory_file, "a vLLM start-up CSV with a number in every max_model_len"):
                 rows = load_startup_rows(memory_file)
             _some_rows(memory_file, rows, STARTUP_COLUMNS)
             tables.append((validate_memory(rows, engine=engine, catalog=cat), True))
     if memory_file is None or decode_file is not None:
+        if decode_file is not None:
+            _not_json(decode_file, f"a decode file has {DECODE_COLUMNS}")
         with reading(decode_file, DECODE_COLUMNS):
             decode_rows = load_decode_rows(decode_file)
         _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
@@ -165,6 +168,19 @@ def _some_rows(path: Path | None, rows: list, accepted: str) -> None:
     """A user's file with no rows (empty, or a header alone) is an error: an empty table would PASS --check."""
     if path is not None and not rows:
         raise InvalidInputError(f"{path}: no rows to compare (empty, or a header alone); {accepted}")
+
+
+def _not_json(path: Path, accepted: str) -> None:
+    """A JSON file given where a CSV belongs: its lines were read as a header and rows ("no rows", "missing
+    columns gpu, model"); say what it is instead (a file that cannot be read is left to the CSV reader's error)."""
+    start = ""
+    with contextlib.suppress(OSError, UnicodeDecodeError, PlannerError):
+        start = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file").lstrip()[:1]
+    if start in ("{", "["):
+        raise InvalidInputError(
+            f"{path}: a JSON file, not a CSV; {accepted} (a benchmark_serving result: planner calibrate {path} --gpu "
+            "NAME reads it)"
+        )
 
 
 def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
