@@ -327,3 +327,14 @@ class TestPlanLoadOptions:
         """Without --rate these were dropped without a word (the plan printed as if they had not been given)."""
         assert one_line(run(*self.PLAN, *extra), 2).startswith(f"planner: error: {names} ")
         assert "give --rate" in one_line(run(*self.PLAN, *extra), 2)
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv"])
+def test_export_refuses_to_write_over_its_own_scenario(tmp_path, fmt):
+    """`export s.toml -o s.toml --force --format md` replaced the scenario with its review (a .toml name has no format
+    to disagree with --format): refused before anything is sized, the scenario kept byte for byte."""
+    sc = tmp_path / "s.toml"
+    sc.write_text("[workload]\n")
+    r = run("export", str(sc), "-o", str(sc), "--force", "--format", fmt)
+    assert r.exit_code == 2 and "is the scenario itself; write the review to another file" in r.output
+    assert "Traceback" not in r.output and sc.read_text() == "[workload]\n"

@@ -163,6 +163,10 @@ def export_command(
             param_hint="'-o' / '--output'",
         )
     kind = _format_for(output, fmt)
+    if not to_stdout and output.exists() and output.resolve() == scenario.resolve():  # --force would replace it
+        raise click.BadParameter(
+            f"{output} is the scenario itself; write the review to another file", param_hint="'-o' / '--output'"
+        )
     made = None if to_stdout else _make_folder(output.parent)
     if not to_stdout:
         try:
