@@ -336,5 +336,14 @@ def test_export_refuses_to_write_over_its_own_scenario(tmp_path, fmt):
     sc = tmp_path / "s.toml"
     sc.write_text("[workload]\n")
     r = run("export", str(sc), "-o", str(sc), "--force", "--format", fmt)
-    assert r.exit_code == 2 and "is the scenario itself; write the review to another file" in r.output
+    assert r.exit_code == 2 and "is the scenario itself; write to another file" in r.output
     assert "Traceback" not in r.output and sc.read_text() == "[workload]\n"
+
+
+def test_calibrate_refuses_to_write_over_its_measurements(tmp_path):
+    """`calibrate runs.csv -o runs.csv --force` replaced the measurements with the calibration it fitted."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text(ROWS + "H100,llama3.1-8b,8,1024,128,10\n")
+    r = run("calibrate", str(runs), "-o", str(runs), "--force")
+    assert r.exit_code == 2 and "runs.csv is the measurements file itself; write to another file" in r.output
+    assert runs.read_text() == ROWS + "H100,llama3.1-8b,8,1024,128,10\n"

@@ -42,7 +42,7 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import catalog_option, load, output_option
+from planner.cli.options import catalog_option, load, not_an_input, output_option
 from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
@@ -335,6 +335,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     from planner.accuracy.fit import fit_time_factors
 
     cat = load(catalog_dirs)
+    not_an_input(output, file, "measurements file")
     check_target(output, force, make_parents=True)
     if measure == (file is not None):
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")

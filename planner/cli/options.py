@@ -100,6 +100,13 @@ def _not_a_file_name(ctx: click.Context, param: click.Parameter, value: Path | N
     return value
 
 
+def not_an_input(output: Path, source: Path | None, what: str, param_hint: str = "'-o' / '--output'") -> None:
+    """A usage error when ``output`` is the file ``source`` (the same file by any name): --force would replace the
+    command's own input with what it made from it."""
+    if source is not None and output.exists() and source.exists() and output.resolve() == source.resolve():
+        raise click.BadParameter(f"{output} is the {what} itself; write to another file", param_hint=param_hint)
+
+
 def load(catalog_dirs: tuple[Path, ...]) -> Catalog:
     return default_catalog(*catalog_dirs)
 
