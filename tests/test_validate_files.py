@@ -251,6 +251,18 @@ K4,H100,llama3.1-8b,1,8,1024,128,,12.3k
         assert "12.3k" in got[("K4", "throughput_tok_s")]["reason"]
         assert got[("K1", "tpot_ms")]["predicted"] > 0
 
+    def test_a_time_written_with_its_unit_is_converted_to_the_columns_ms(self, tmp_path):
+        """tpot_ms "0.01 s" was read as 0.01 ms and "10 s" as 10 ms: a cell that states its unit is read in it
+        (``planner.units.parse_seconds``, as the scenario targets read "50 ms"); a bare number stays ms."""
+        p = tmp_path / "t.csv"
+        p.write_text(
+            "record_id,gpu,model,batch,input_len,output_len,tpot_ms,ttft_ms\n"
+            "T1,H100,llama3.1-8b,8,1024,128,0.01 s,150 ms\nT2,H100,llama3.1-8b,8,1024,128,10,800us\n"
+        )
+        rows = {r.record_id: r for r in acc.load_decode_rows(p)}
+        assert rows["T1"].tpot_s == pytest.approx(0.01) and rows["T1"].ttft_s == pytest.approx(0.15)
+        assert rows["T2"].tpot_s == pytest.approx(0.01) and rows["T2"].ttft_s == pytest.approx(0.0008)
+
     def test_units_are_not_multipliers(self):
         """'5 ms', '14.2 GiB', '3 MB' and '5.73x' keep their number (first_number's published cells)."""
         from planner.accuracy.published import first_number

@@ -13,6 +13,7 @@ command is quoted (``server_flag``).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -42,7 +43,7 @@ from planner.errors import InvalidInputError, MissingDataError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
 from planner.serving.load import DATASETS
-from planner.units import parse_token_count
+from planner.units import parse_seconds, parse_token_count
 
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
@@ -420,8 +421,12 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     refused: list[str] = []  # a figure written with a multiplier ("12.3k"): the row's problem
 
     def figure(column: str) -> float:
+        cell = r.get(column)
+        if column.endswith("_ms") and isinstance(cell, str):  # a time written with its unit: "0.05 s" is 50 ms
+            with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
+                return parse_seconds(cell, math.inf, column) * 1e3
         try:
-            return first_number(r.get(column), column)
+            return first_number(cell, column)
         except ValueError as exc:  # kept as its digits, so the table shows the row beside the reason
             refused.append(str(exc))
             return first_number(r.get(column), column, strict=False)
