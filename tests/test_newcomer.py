@@ -347,3 +347,18 @@ def test_calibrate_refuses_to_write_over_its_measurements(tmp_path):
     r = run("calibrate", str(runs), "-o", str(runs), "--force")
     assert r.exit_code == 2 and "runs.csv is the measurements file itself; write to another file" in r.output
     assert runs.read_text() == ROWS + "H100,llama3.1-8b,8,1024,128,10\n"
+
+
+class TestPlanEngine:
+    def test_a_release_is_taken_as_validate_and_the_api_take_it(self):
+        """`plan --engine vllm==0.11.0` was refused by a fixed list while `validate --engine` and the API's engine=
+        accept a release: the same profile as the API picks (planner.engines.profiles.engine_profile)."""
+        import planner
+
+        out = json.loads(run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k",
+                             "--engine", "vllm==0.11.0", "--json").stdout)  # fmt: skip
+        assert out["max_batch"] == planner.max_batch("H100", "llama3.1-8b", 8192, engine="vllm==0.11.0")
+
+    def test_a_misspelt_engine_names_the_one_meant(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k", "--engine", "vlm")
+        assert one_line(r, 2) == "planner: error: unknown engine 'vlm'; did you mean vllm, vllm-0.10?"
