@@ -125,9 +125,10 @@ def _count_or_mask(
     return _checked(arr, bad, accepted, errors, 1.0)
 
 
-def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
-    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError)."""
-    return _count_or_mask(value, what, maximum, unit)[0]
+def _count(value: Any, what: str, maximum: int, unit: str = "", tokens: bool = False) -> np.ndarray:
+    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError). ``tokens``:
+    text is read as a token count ("8k": ``token_counts``)."""
+    return _count_or_mask(value, what, maximum, unit, tokens=tokens)[0]
 
 
 def _fraction(value: Any, what: str) -> np.ndarray:

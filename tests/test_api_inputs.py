@@ -755,6 +755,7 @@ class TestTokenCountsAsText:
         from planner.serving.fleet import load_percentile
 
         assert planner.max_batch("H100", "llama2-70b", "8k") == planner.max_batch("H100", "llama2-70b", 8192)
+        assert planner.plan("H100", "llama2-70b", "8k") == planner.plan("H100", "llama2-70b", 8192)
         assert planner.ttft("H100", "llama3.1-8b", "2k") == planner.ttft("H100", "llama3.1-8b", 2048)
         assert predict_benchmark("H100", "llama3.1-8b", "1k", "128", 8) == predict_benchmark(
             "H100", "llama3.1-8b", 1024, 128, 8
