@@ -13,7 +13,9 @@ Two kinds of run:
 - ``kind="static"`` (LMDeploy ``profile_generation``, TensorRT-LLM static-batch tables, vLLM
   ``benchmark_latency``): ``batch`` prompts prefilled together, then ``output_len - 1`` decode steps of the
   whole batch. TTFT = the batch's prefill; TPOT = the decode step at the mean context ``input + output / 2``
-  (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT).
+  (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT). A group
+  that cannot hold one sequence of input + output tokens is refused (DoesNotFitError; NaN with errors="coerce"); a
+  batch above what fits is timed as if it all ran at once, and ``BenchmarkRun.max_batch`` says how many fit.
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
