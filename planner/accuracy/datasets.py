@@ -25,6 +25,13 @@ import math
 from functools import cache
 
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir
+from planner.serving.load import (
+    DATASETS,
+    dataset_in,
+    dataset_statistics_key,
+    shared_prefix_hit_rate,
+    warm_prompt_fraction,
+)
 
 #: vLLM's seed-0 ShareGPT sample, the first 200 requests with their generated lengths (module docstring).
 SHAREGPT_SAMPLE_FILE = "sharegpt_vllm_seed0_requests.csv"
@@ -123,3 +130,17 @@ def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
         outputs = [o for _, o in sharegpt_requests(n, None, max(row.output_len, 1))]
         return list(zip(prompts, outputs, strict=True))
     return sample_lengths(row) if row.client == "vllm" else None
+
+
+def prefix_hit(row: DecodeRow) -> float:
+    """The share of each prompt of a serving row's run the prefix cache holds: every prompt warm where the row says its
+    server had served them before (``DecodeRow.prompts_cached``: ``warm_prompt_fraction``); else, where its dataset
+    cell names a dataset whose prompts share a prefix (sonnet's 200 tokens, generated-shared-prefix's 2,048 a
+    group), that prefix's mean hit over the run's requests (``planner.serving.load.shared_prefix_hit_rate``); else
+    0."""
+    if row.prompts_cached:
+        return warm_prompt_fraction(max(row.input_len, 1))
+    named = dataset_in(row.dataset) if row.kind == "serving" else None
+    if named is None or not DATASETS[dataset_statistics_key(named)].prefix_tokens:
+        return 0.0
+    return shared_prefix_hit_rate(named, max(row.input_len, 1), row.num_prompts or max(row.batch, 1))

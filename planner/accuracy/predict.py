@@ -29,7 +29,7 @@ import numpy as np
 from planner import api
 from planner.accuracy.acceptance import middle_speculation, speculation_handled
 from planner.accuracy.calibration import residual_quantiles, resolve_calibration
-from planner.accuracy.datasets import run_requests
+from planner.accuracy.datasets import prefix_hit, run_requests
 from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' loader lives in planner.accuracy.published)
     CLOSED_LOOP_PROMPTS_PER_SLOT,
     DECODE_COLUMNS,
@@ -68,7 +68,6 @@ from planner.errors import InvalidInputError, PlannerError
 from planner.model import max_concurrency  # noqa: F401  (re-exported: validation and its tests use it here)
 from planner.options import DecodeOptions, DeploymentOptions
 from planner.serving.benchmark import SCHEDULERS, predict_benchmark, scheduler_of
-from planner.serving.load import warm_prompt_fraction
 
 GiB = 2**30
 
@@ -407,9 +406,9 @@ def predict_decode_rows(
 
 
 def _warm_fraction(row: DecodeRow) -> float:
-    """The share of each prompt the prefix cache holds in a run that sends prompts its server has served before
-    (``DecodeRow.prompts_cached``; ``planner.serving.load.warm_prompt_fraction``), else 0."""
-    return warm_prompt_fraction(max(row.input_len, 1)) if row.prompts_cached else 0.0
+    """The share of each prompt the prefix cache holds (``planner.accuracy.datasets.prefix_hit``: a warm run's
+    prompts, or its dataset's shared prefix), else 0."""
+    return prefix_hit(row)
 
 
 #: Where a source does not say mean or median, a TTFT or TPOT is compared only if the predicted mean and median

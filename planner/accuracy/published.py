@@ -623,9 +623,20 @@ def benchmark_client_of(r: dict[str, str]) -> str:
 
 
 def range_ratio_of(r: dict[str, str]) -> float | None:
-    """The ``--random-range-ratio`` of a random-dataset run (its ``dataset`` cell), if it states one."""
-    hit = re.search(r"--random-range-ratio[ =]([0-9.]+)", str(r.get("dataset", "")))
-    return float(hit.group(1)) if hit else None
+    """The ``--random-range-ratio`` of a random-dataset run: the one its ``dataset`` cell states, else, where the cell
+    names a dataset its client draws uniformly by default (``planner.serving.load.CLIENT_DATASETS``:
+    ``sglang.bench_serving``'s random, ``--random-range-ratio 0.0``, each length 1 to its maximum), that default;
+    else None (lengths at the run's means)."""
+    cell = str(r.get("dataset", ""))
+    hit = re.search(r"--random-range-ratio[ =]([0-9.]+)", cell)
+    if hit:
+        return float(hit.group(1))
+    named = dataset_in(cell)
+    client = benchmark_client_of(r)
+    if named is None or not client:
+        return None
+    d = dataset_statistics(named, client)
+    return d.range_ratio if d.kind == "uniform" else None
 
 
 def statistic_of(cell: str) -> str:

@@ -39,6 +39,7 @@ from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's rea
     SHAREGPT_TOKENIZER_MATCH,
     SHAREGPT_TRACE_FILE,
     SHAREGPT_TRACE_MATCH,
+    prefix_hit,
     run_requests,
     sharegpt_prompts,
     sharegpt_seed0_prompts,
@@ -47,7 +48,7 @@ from planner.accuracy.predict import _profile_for, row_scheduler
 from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
 from planner.serving.benchmark import request_lengths
-from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load, warm_prompt_fraction
+from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
@@ -110,7 +111,7 @@ def predict_percentiles(
         lengths = request_lengths(inp, out, n, ratio) if ratio is not None else fixed_lengths(inp, out, n)
     rate = row.request_rate if row.request_rate is not None and math.isfinite(row.request_rate) else None
     closed = rate is None and row.kind == "serving" and 0 < row.batch < n
-    hit = warm_prompt_fraction(inp) if row.prompts_cached else 0.0
+    hit = prefix_hit(row)  # a warm run's prompts, or a dataset's shared prefix
     r = latency_under_load(
         replica,
         inp,

@@ -21,6 +21,7 @@ from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
 from planner.serving.fleet import past_capacity as is_past_capacity
+from planner.serving.load import DATASETS, DatasetLoad, NoPublishedLengthError, dataset_load
 from planner.serving.speculative import speculation_for
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
@@ -246,10 +247,17 @@ def plan_as_dict(p: Plan) -> dict:
     "rate_per_s",
     type=click.FloatRange(min=0, min_open=True, max=MAX_REQUESTS_PER_S),
     help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
-    "(needs --prompt-tokens, --output-tokens).",
+    "(needs --prompt-tokens and --output-tokens, or --dataset).",
 )
 @click.option("--prompt-tokens", type=TokenCount(), help="Mean prompt length under load, tokens.")
 @click.option("--output-tokens", type=TokenCount(), help="Mean output length under load, tokens.")
+@click.option(
+    "--dataset",
+    "dataset_name",
+    help="Instead of --prompt-tokens and --output-tokens: a named dataset's lengths as its benchmark client sends "
+    f"them, with its shared prefix cached ({', '.join(DATASETS)}; openorca and cnn_dailymail publish no mean "
+    "prompt, so give the lengths for them).",
+)
 @click.option(
     "--ttft-target",
     type=Seconds(BARE_TTFT_MAX_S),
@@ -299,6 +307,7 @@ def plan_command(
     rate_per_s,
     prompt_tokens,
     output_tokens,
+    dataset_name,
     ttft_target,
     tpot_target,
     percentile,
@@ -318,16 +327,32 @@ def plan_command(
             --rate 60 --prompt-tokens 800 --output-tokens 400 --ttft-target 1.5 --tpot-target 0.05
         planner plan --gpu H100 --model Qwen/Qwen3-8B --context 4096 -w fp8 --gpus 1 \\
             --rate 4 --prompt-tokens 233 --output-tokens 221 --speculative-tokens 3 --acceptance-length 2.7
+        planner plan --gpu H100 --model llama3.1-8b --context 4096 --rate 10 --dataset sonnet --ttft-target 0.5
     """
+    traffic = None
+    if dataset_name is not None:
+        if prompt_tokens is not None or output_tokens is not None:
+            raise InvalidInputError(
+                "--dataset gives the lengths; give either --dataset or --prompt-tokens and --output-tokens, not both"
+            )
+        if rate_per_s is None:
+            raise InvalidInputError("--dataset is the traffic's lengths under load; give --rate with it")
+        traffic = dataset_traffic(dataset_name)
+        prompt_tokens, output_tokens = traffic.prompt_mean_tokens, traffic.output_mean_tokens
+        if traffic.longest_tokens > context:
+            raise InvalidInputError(
+                f"--dataset {traffic.name} sends requests of up to {traffic.longest_tokens:,} tokens (prompt + output),"
+                f" more than --context {context:,}; give --context {traffic.longest_tokens:,} or more"
+            )
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
-        raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load)")
+        raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
     if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
         raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
-    if rate_per_s is not None and prompt_tokens + output_tokens > context:
+    if traffic is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
             f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
@@ -337,6 +362,7 @@ def plan_command(
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
     past_capacity = False
+    hit = traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
@@ -344,14 +370,16 @@ def plan_command(
             replica, prompt_tokens, output_tokens, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
+            lengths=traffic.lengths if traffic else None, prefix_hit_rate=hit,
         )  # fmt: skip
         if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
-            past_capacity = bool(is_past_capacity(replica, prompt_tokens, output_tokens, [rate_per_s])[0])
-            capacity = capacity_per_s(replica, prompt_tokens, output_tokens) if past_capacity else math.nan
+            past_capacity = bool(is_past_capacity(replica, prompt_tokens, output_tokens, [rate_per_s], hit)[0])
+            capacity = capacity_per_s(replica, prompt_tokens, output_tokens, hit) if past_capacity else math.nan
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:
             out["under_load"]["past_capacity"] = past_capacity
+            out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "speculative_tokens": spec.draft_steps,
@@ -359,7 +387,7 @@ def plan_command(
             }
         echo(json.dumps(out, indent=2))
     else:
-        text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec) if sized else ""
+        text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic) if sized else ""
         if past_capacity:
             text += (
                 f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ({capacity:.3g} requests/s in "
@@ -370,11 +398,41 @@ def plan_command(
         echo(render_plan(p) + text)
 
 
+def dataset_traffic(name: str) -> DatasetLoad:
+    """``--dataset``'s traffic (``planner.serving.load.dataset_load``, 1,000 requests as its client sends them); a
+    dataset without a published mean length is refused with the options to give instead."""
+    try:
+        return dataset_load(name)
+    except NoPublishedLengthError as exc:
+        raise NoPublishedLengthError(
+            exc.name, exc.missing, "give --prompt-tokens and --output-tokens instead of --dataset"
+        ) from None
+
+
+def dataset_as_dict(t: DatasetLoad) -> dict:
+    """``--dataset``'s traffic for --json: its name, client, mean lengths (tokens), prefix hit and source."""
+    return {
+        "name": t.name,
+        "client": t.client,
+        "prompt_mean_tokens": t.prompt_mean_tokens,
+        "output_mean_tokens": t.output_mean_tokens,
+        "longest_tokens": t.longest_tokens,
+        "prefix_hit_rate": t.prefix_hit_rate,
+        "source": t.source,
+    }
+
+
 def render_sizing(
-    s: Sizing, p: Plan, rate_per_s: float, prompt_tokens: int, output_tokens: int, speculative=None
+    s: Sizing,
+    p: Plan,
+    rate_per_s: float,
+    prompt_tokens: float,
+    output_tokens: float,
+    speculative=None,
+    traffic: DatasetLoad | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
-    speculation it decodes with, if any)."""
+    speculation it decodes with, if any; the dataset whose lengths it serves, if named)."""
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
@@ -385,8 +443,10 @@ def render_sizing(
 
     lines = [
         "\n",
-        f"Under load: {rate_per_s:g} requests/s of {prompt_tokens:,}-token prompts and {output_tokens:,}-token outputs, "
+        f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
+        f"{_tokens(output_tokens)}-token outputs, "
         "computed by planner's serving simulation (1,000 requests a replica)",
+        *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [
                 f"  speculative decoding: {speculative.draft_steps} draft tokens a step, "
@@ -404,6 +464,21 @@ def render_sizing(
         f"  output per replica     {fmt_rate(r.output_tokens_per_s)}",
     ]
     return lines[0] + "\n".join(lines[1:])
+
+
+def _tokens(x: float) -> str:
+    """A token count: whole as 1,024; a mean of drawn lengths to one decimal (512.5)."""
+    return f"{x:,.0f}" if float(x).is_integer() else f"{x:,.1f}"
+
+
+def dataset_line(t: DatasetLoad) -> str:
+    """How ``--dataset``'s requests were drawn: its client, mean lengths, prefix hit and source."""
+    spread = "" if len({x for x in t.lengths}) == 1 else ", each drawn per request (the means shown)"
+    cached = (
+        f"; {fmt_percent(t.prefix_hit_rate)} of each prompt cached (its shared prefix)" if t.prefix_hit_rate else ""
+    )
+    client = {"vllm": "vllm bench serve", "sglang": "sglang.bench_serving"}.get(t.client, t.client)
+    return f"  dataset {t.name} as {client} sends it{spread}{cached}: {t.source}"
 
 
 def sizing_as_dict(s: Sizing, p: Plan) -> dict:

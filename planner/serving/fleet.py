@@ -40,7 +40,7 @@ from planner.serving.speculative import speculation_for
 CAPACITY_CONCURRENCY = tuple(2.0 ** (k / 2) for k in range(-6, 2))
 
 
-def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float) -> float:
+def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float, prefix_hit_rate: float = 0.0) -> float:
     """The most requests per second one replica completes in steady state, from the simulation: closed-loop runs
     at concurrencies C = ``CAPACITY_CONCURRENCY`` x its slots (min(max_num_seqs, the decode table's batches)),
     each of N and 2N requests (N = max(2C, 1,000)): at each C, N / (duration(2N) - duration(N)), and the largest
@@ -48,14 +48,18 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float)
     (a single finite run's N / duration counts its ramp and drain). The largest over C, as throughput falls past
     the concurrency whose KV cache fits (vLLM preempts): H100 x 4 Llama-3.1-70B, 1,024 / 256 tokens, 6.92
     requests/s at C = 110, 8.48 at 300, 7.71 at 880 (504 preemptions). A mean arrival rate at or above it makes the
-    queue grow without bound, whatever its burstiness. The runs are memoized (``latency_under_load``)."""
+    queue grow without bound, whatever its burstiness. ``prefix_hit_rate``: the share of each prompt the prefix cache
+    holds (``latency_under_load``); lengths at the means. The runs are memoized (``latency_under_load``)."""
     setup = replica.setup(prompt_tokens, output_tokens)
     slots = max(min(int(setup.scheduler.max_num_seqs), len(setup.table.decode_lo_s)), 1)
     best = 0.0
     for c in sorted({max(round(slots * f), 1) for f in CAPACITY_CONCURRENCY}):
         n = max(2 * c, DEFAULT_REQUESTS)
         short, long = (
-            latency_under_load(replica, prompt_tokens, output_tokens, concurrency=c, num_requests=k) for k in (n, 2 * n)
+            latency_under_load(
+                replica, prompt_tokens, output_tokens, concurrency=c, num_requests=k, prefix_hit_rate=prefix_hit_rate
+            )
+            for k in (n, 2 * n)
         )
         best = max(best, n / (long.duration_s - short.duration_s))
     return best
@@ -67,11 +71,15 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float)
 CAPACITY_BAND = 0.15
 
 
-def past_capacity(replica: Replica, prompt_tokens: float, output_tokens: float, rates_per_s: Any) -> np.ndarray:
+def past_capacity(
+    replica: Replica, prompt_tokens: float, output_tokens: float, rates_per_s: Any, prefix_hit_rate: float = 0.0
+) -> np.ndarray:
     """Whether each mean request rate (requests/s) is at or past the replica's simulated steady-state capacity
     (``capacity_per_s``): there a finite run's figures only say how long it ran, so no surface reports them. Rates
     farther than ``CAPACITY_BAND`` from the approximation's capacity take its verdict (the same one); only rates
-    near it run the capacity simulation (0.2-1.8 s CPU the first time for a replica and lengths)."""
+    near it run the capacity simulation (0.2-1.8 s CPU the first time for a replica and lengths). The approximation
+    computes every prompt (it does not read a prefix hit), so with ``prefix_hit_rate`` its verdict errs towards
+    "past"."""
     rates = np.asarray(rates_per_s, dtype=float)
     setup = replica.setup(prompt_tokens, output_tokens)
 
@@ -82,7 +90,7 @@ def past_capacity(replica: Replica, prompt_tokens: float, output_tokens: float, 
     past = approx_over(rates * (1.0 - CAPACITY_BAND))
     near = ~past & approx_over(rates * (1.0 + CAPACITY_BAND))
     if near.any():
-        past = past | (near & (rates >= capacity_per_s(replica, prompt_tokens, output_tokens)))
+        past = past | (near & (rates >= capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)))
     return past
 
 
@@ -109,29 +117,41 @@ def fewest_replicas(
     tpot_target_s: float = math.inf,
     burstiness: float = 1.0,
     max_replicas: int = 4096,
+    lengths: list[tuple[int, int]] | None = None,
+    prefix_hit_rate: float = 0.0,
 ) -> Sizing:
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
     per second (gamma arrivals of ``burstiness``; 1,000 requests), meet the targets: the closed-form
     approximation (``planner.serving.approx``) gives a first k, the simulation settles it by bisection (latency
     falls as k grows); a k whose rate / k is past the simulated capacity (``past_capacity``) never counts (a
-    1,000-request run cannot show a queue that grows without bound). Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle replica is too slow)."""
+    1,000-request run cannot show a queue that grows without bound). ``lengths``: each request's (prompt, output)
+    tokens (None: all at ``prompt_tokens`` / ``output_tokens``, which must be their means: a named dataset's traffic
+    is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
+    The capacity check runs at the means. Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle
+    replica is too slow)."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
     rate = float(rate_per_s)
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
     runs: dict[int, LoadResult] = {}
+
+    def run_at(k: int) -> LoadResult:
+        return latency_under_load(
+            replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness,
+            num_requests=len(lengths) if lengths else DEFAULT_REQUESTS, lengths=lengths,
+            prefix_hit_rate=prefix_hit_rate,
+        )  # fmt: skip
+
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)  # none: one replica at the whole rate
 
     def meets(k: int) -> bool:
         # past the simulated capacity a finite run can look fine while its queue grows without bound: such a k
         # misses, whatever 1,000 requests show
-        if targets and past_capacity(replica, prompt_tokens, output_tokens, [rate / k])[0]:
+        if targets and past_capacity(replica, prompt_tokens, output_tokens, [rate / k], prefix_hit_rate)[0]:
             return False
         if k not in runs:
-            runs[k] = latency_under_load(
-                replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness
-            )
+            runs[k] = run_at(k)
         r = runs[k]
         return r.ttft_s.at(percentile) <= ttft_target_s and r.tpot_s.at(percentile) <= tpot_target_s
 
@@ -145,9 +165,7 @@ def fewest_replicas(
     lo, hi = guess - 1, guess  # lo misses, hi meets once found
     while not meets(hi):
         if hi >= max_replicas:
-            r = runs.get(hi) or latency_under_load(
-                replica, prompt_tokens, output_tokens, rate_per_s=rate / hi, burstiness=burstiness
-            )
+            r = runs.get(hi) or run_at(hi)
             raise InvalidInputError(
                 f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
                 f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s (target {ttft_target_s:g} s), "

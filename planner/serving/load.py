@@ -79,7 +79,8 @@ class DatasetLengths:
     benchmark's default lengths, every request the same: ``--sonnet-input-len``, ``--random-input-len`` at range
     ratio 0) or "uniform" (a benchmark's default draw: ``range_ratio_lengths`` of the maxima at ``range_ratio``, as
     ``client`` reads it). A mean is None where none is published (the row must state that length). ``prefix_tokens``:
-    of each prompt, the tokens every request shares (a cache can hold them; ``prefix_hit_rate`` is not set from it).
+    of each prompt, the tokens every request of a group shares, and ``prefix_groups`` how many such groups a run
+    sends (each group's first request computes its prefix, the rest find it cached: ``shared_prefix_hit_rate``).
     """
 
     prompt_mean_tokens: float | None
@@ -90,6 +91,7 @@ class DatasetLengths:
     prompt_max_tokens: float | None = None
     output_max_tokens: float | None = None
     prefix_tokens: int = 0
+    prefix_groups: int = 1
     range_ratio: float | None = None
     client: str = ""
     aliases: tuple[str, ...] = ()
@@ -168,6 +170,7 @@ DATASETS = {
         tokenizer="the served model's",
         kind="fixed",
         prefix_tokens=2048,
+        prefix_groups=64,
         client="sglang",
         aliases=("gsp",),
     ),
@@ -200,10 +203,7 @@ def dataset_statistics(name: str, client: str = "vllm") -> DatasetLengths:
     """The published statistics of the dataset ``name`` (a name or alias of ``DATASETS``, any case), as ``client``'s
     defaults draw it (``CLIENT_DATASETS``); ``UnknownNameError`` (did you mean ...? and the accepted names)
     otherwise."""
-    key = str(name).strip().lower()
-    canonical = next((k for k, d in DATASETS.items() if key == k or key in d.aliases), None)
-    if canonical is None:
-        raise UnknownDatasetError(name)
+    canonical = dataset_statistics_key(name)
     return CLIENT_DATASETS.get((canonical, str(client).strip().lower()), DATASETS[canonical])
 
 
@@ -340,12 +340,106 @@ def dataset_lengths(name: str, num_requests: int, client: str = "vllm") -> list[
     d = dataset_statistics(name, client)
     if d.kind == "uniform":
         return range_ratio_lengths(d.prompt_max_tokens, d.output_max_tokens, num_requests, d.range_ratio, d.client)
+    _check_published(name, d)
+    return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
+
+
+class NoPublishedLengthError(InvalidInputError):
+    """Raised when a named dataset publishes no mean of a length a run needs (OpenOrca's prompts, CNN/DailyMail's
+    prompts and outputs): ``missing`` names them ("prompt", "output"); the run must state them instead."""
+
+    def __init__(self, name: object, missing: list[str], hint: str = "give the lengths instead"):
+        self.name, self.missing = str(name), list(missing)
+        super().__init__(
+            f"dataset {str(name)!r} publishes no mean {' or '.join(missing)} length (planner.serving.load.DATASETS "
+            f"cites what its source states); {hint}"
+        )
+
+
+def _check_published(name: str, d: DatasetLengths) -> None:
+    """``NoPublishedLengthError`` where ``d`` (of the dataset ``name``) lacks a mean and is not a draw of maxima."""
+    if d.kind == "uniform":
+        return
     missing = [w for w, m in (("prompt", d.prompt_mean_tokens), ("output", d.output_mean_tokens)) if m is None]
     if missing:
-        raise InvalidInputError(
-            f"dataset {name!r} publishes no mean {' or '.join(missing)} length ({d.source}); give the lengths"
-        )
-    return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
+        raise NoPublishedLengthError(name, missing)
+
+
+def shared_prefix_hit_rate(
+    name: str, prompt_tokens: float, num_requests: int = DEFAULT_REQUESTS, block_tokens: int | None = None
+) -> float:
+    """The share of each prompt the prefix cache holds, as a mean over a run of ``num_requests``, when each request
+    begins with its group's shared prefix (``DatasetLengths.prefix_tokens``, ``prefix_groups`` groups): each group's
+    first request computes it, the others find it cached, so
+
+        hit = cached / P x max(N - groups, 0) / N,   cached = floor(min(prefix, P - 1) / B) x B
+
+    B = ``block_tokens`` (None: ``VLLM_BLOCK_TOKENS``, 16): vLLM caches whole blocks only and always computes a
+    prompt's last token (``warm_prompt_fraction``); give 1 for a cache that matches token by token (SGLang's radix
+    cache, Zheng et al., SGLang, arXiv:2312.07104, 2023). vLLM's ``SonnetDataset.sample``
+    (vllm/benchmarks/datasets/sonnet.py, commit 237145e, 2025) builds every prompt as the chat template around "Pick
+    as many lines as you can from these poem lines:" and the poem's first round((prefix_len - base_offset) / mean
+    line) lines, then random lines, keeping prompts of at most input_len tokens: the first ``prefix_len`` (200) of
+    each ~550 are the same in every request, so after the first a request finds 192 of them cached (12 blocks of
+    16). SGLang's generated-shared-prefix sends ``--gsp-num-groups`` (64) system prompts of 2,048 tokens, each before
+    ``--gsp-prompts-per-group`` (16) questions. Assumptions: requests sent while a group's first is still prefilling
+    count as hits (the cache fills one prefill later), and nothing cached is evicted. 0 for a dataset without a
+    shared prefix. The simulation applies the mean to every request (``RunBehaviour.cached_fraction``)."""
+    d = DATASETS[dataset_statistics_key(name)]
+    n = _whole(num_requests, "num_requests")
+    b = VLLM_BLOCK_TOKENS if block_tokens is None else _whole(block_tokens, "block_tokens")
+    p = float(prompt_tokens)
+    if not p >= 1 or math.isinf(p):
+        raise InvalidInputError(f"prompt_tokens {prompt_tokens!r} is not a number of tokens of 1 or more")
+    if not d.prefix_tokens or not n or not b:
+        return 0.0
+    cached = min(d.prefix_tokens, round(p) - 1) // b * b
+    return cached / round(p) * max(n - d.prefix_groups, 0) / n
+
+
+def dataset_statistics_key(name: str) -> str:
+    """The canonical ``DATASETS`` key of a dataset name or alias (any case); ``UnknownDatasetError`` otherwise."""
+    key = str(name).strip().lower()
+    canonical = next((k for k, d in DATASETS.items() if key == k or key in d.aliases), None)
+    if canonical is None:
+        raise UnknownDatasetError(name)
+    return canonical
+
+
+@dataclass(frozen=True)
+class DatasetLoad:
+    """A named dataset's traffic as a load simulation takes it: each request's (prompt, output) tokens
+    (``dataset_lengths``), their means (tokens; the step times are tabulated at them), the prefix cache's mean hit
+    (``shared_prefix_hit_rate``), the client whose defaults drew them, and the statistics' source."""
+
+    name: str
+    client: str
+    lengths: list[tuple[int, int]] = field(repr=False)
+    prompt_mean_tokens: float
+    output_mean_tokens: float
+    prefix_hit_rate: float
+    source: str
+
+    @property
+    def longest_tokens(self) -> int:
+        """The most tokens one request holds (prompt + output): what a context must fit."""
+        return max(p + o for p, o in self.lengths)
+
+
+def dataset_load(name: str, num_requests: int = DEFAULT_REQUESTS, client: str | None = None) -> DatasetLoad:
+    """The traffic of ``num_requests`` requests of the dataset ``name`` as ``client``'s defaults send it (None: the
+    dataset's own client, ``DatasetLengths.client``, else vLLM's): ``dataset_lengths``, their means and
+    ``shared_prefix_hit_rate`` at the mean prompt. ``UnknownDatasetError`` for a name not in ``DATASETS``;
+    ``NoPublishedLengthError`` (naming what is missing) for a dataset without a published mean length."""
+    canonical = dataset_statistics_key(name)
+    who = str(client or DATASETS[canonical].client or "vllm").strip().lower()
+    d = dataset_statistics(canonical, who)
+    _check_published(canonical, d)
+    lengths = dataset_lengths(canonical, num_requests, who)
+    prompt_mean = float(np.mean([p for p, _ in lengths]))
+    output_mean = float(np.mean([o for _, o in lengths]))
+    hit = shared_prefix_hit_rate(canonical, prompt_mean, len(lengths))
+    return DatasetLoad(canonical, who, lengths, prompt_mean, output_mean, hit, d.source)
 
 
 #: Each request's time outside the engine's steps, seconds, for every engine: the median over (engine, source) of the
