@@ -177,3 +177,13 @@ class TestPlanCli:
         """generated-shared-prefix: 2,176 + 256 = 2,432 tokens a request."""
         line = one_line(run(*PLAN[:-4], "--context", "2048", "--rate", "1", "--dataset", "gsp"), 2)
         assert line.endswith("more than --context 2,048; give --context 2,432 or more")
+
+
+class TestDocs:
+    def test_docs_state_the_sonnet_hit_the_code_gives(self):
+        """docs/model.md's prefix-cache paragraph: sonnet 192 / 550 x 999 / 1,000 = 34.9%."""
+        from doc_support import stated
+
+        said = stated("docs/model.md", r"sonnet .*? ([\d,]+) / ([\d,]+) x ([\d,]+) / ([\d,]+) = ([\d.]+)% at 1,000")
+        assert said[:4] == (192, 550, 999, 1000)
+        assert float(said[4]) == pytest.approx(dataset_load("sonnet").prefix_hit_rate * 100, abs=0.05)

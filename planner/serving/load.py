@@ -13,7 +13,9 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
   with a mean and a coefficient of variation; a named dataset's published statistics or its benchmark client's
   default lengths (``DATASETS``, ``dataset_lengths``).
-- **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
+- **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed); a named
+  dataset's shared prefix sets it (``shared_prefix_hit_rate``; ``dataset_load``: a dataset's requests, their means
+  and their hit, as one traffic).
 - **Speculative decoding.** ``Replica.speculative`` (``planner.serving.speculative``): each decode step drafts,
   verifies and emits the acceptance length's tokens per sequence, streamed as one chunk.
 - **Front end.** ``frontend_s``: each request's time outside the engine (HTTP, chat template, tokenizing,
