@@ -144,7 +144,8 @@ class TestPlanCli:
         result = run(*PLAN, "--rate", "10", "--dataset", "sonnet", "--ttft-target", "0.5", "--json")
         assert result.exit_code == 0, result.output
         d = json.loads(result.stdout)["under_load"]["dataset"]
-        assert (d["name"], d["client"], d["prompt_mean_tokens"], d["output_mean_tokens"]) == ("sonnet", "vllm", 550, 150)
+        got = (d["name"], d["client"], d["prompt_mean_tokens"], d["output_mean_tokens"])
+        assert got == ("sonnet", "vllm", 550, 150)
         assert d["prefix_hit_rate"] == pytest.approx(192 / 550 * 0.999) and "SonnetDataset" in d["source"]
         text = run(*PLAN, "--rate", "10", "--dataset", "sonnet", "--ttft-target", "0.5").stdout
         assert "of 550-token prompts and 150-token outputs" in text
