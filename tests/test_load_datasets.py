@@ -188,3 +188,71 @@ class TestDocs:
         said = stated("docs/model.md", r"sonnet .*? ([\d,]+) / ([\d,]+) x ([\d,]+) / ([\d,]+) = ([\d.]+)% at 1,000")
         assert said[:4] == (192, 550, 999, 1000)
         assert float(said[4]) == pytest.approx(dataset_load("sonnet").prefix_hit_rate * 100, abs=0.05)
+
+
+def _scenario(tmp_path, **workload):
+    """examples/budget-review.toml with its four length fields replaced by ``workload``'s."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "examples" / "budget-review.toml").read_text(encoding="utf-8")
+    for line in ("prompt_tokens_mean = 800", "prompt_tokens_high = 3000", "output_tokens_mean = 400"):
+        text = text.replace(line + "\n", "")
+    given = "".join(f"{k} = {json.dumps(v)}\n" for k, v in workload.items())
+    text = text.replace("output_tokens_high = 1200\n", given)
+    path = tmp_path / "scenario.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+class TestExportScenario:
+    def test_a_dataset_gives_the_workloads_lengths_and_its_prefix_hit(self, tmp_path):
+        """workload.dataset = "sonnet": every request 550 / 150 (vLLM SonnetDataset's defaults), so the means and the
+        high lengths alike; 192 / 550 x 999 / 1,000 of each prompt cached."""
+        from planner.export.inputs import read_scenario
+
+        w = read_scenario(_scenario(tmp_path, dataset="sonnet")).workload
+        got = (w.prompt_tokens_mean, w.prompt_tokens_high, w.output_tokens_mean, w.output_tokens_high)
+        assert got == (550, 550, 150, 150)
+        assert w.prefix_hit_rate == pytest.approx(192 / 550 * 0.999)
+
+    def test_a_dataset_of_means_takes_the_high_lengths_given(self, tmp_path):
+        """ShareGPT's published means (SOSP 2023 Fig. 11: 161.31 / 337.99), the high lengths as given."""
+        from planner.export.inputs import read_scenario
+
+        path = _scenario(tmp_path, dataset="sharegpt", prompt_tokens_high=1000, output_tokens_high=1200)
+        w = read_scenario(path).workload
+        assert (w.prompt_tokens_mean, w.output_tokens_mean, w.prompt_tokens_high, w.prefix_hit_rate) == (
+            161,
+            338,
+            1000,
+            0.0,
+        )
+
+    @pytest.mark.parametrize(
+        ("workload", "message"),
+        [
+            (
+                {"dataset": "openorca"},
+                "dataset 'openorca' publishes no mean prompt length; give prompt_tokens_mean, prompt_tokens_high, "
+                "output_tokens_mean and output_tokens_high instead of dataset",
+            ),
+            ({"dataset": "sonnet", "prompt_tokens_mean": 500}, "dataset 'sonnet' gives the mean lengths; leave out "),
+            ({"dataset": "sharegpt"}, "publishes its means only; give prompt_tokens_high and output_tokens_high"),
+            ({"dataset": "sonnet", "output_tokens_high": 300}, "sends every request alike (150 tokens); leave out "),
+            ({"dataset": "sonet"}, "did you mean sonnet?"),
+        ],
+    )
+    def test_export_refuses_a_dataset_it_cannot_use_in_one_line(self, tmp_path, workload, message):
+        path = _scenario(tmp_path, **workload)
+        line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 2)
+        assert message in line
+
+    def test_the_review_says_which_datasets_statistics_it_used(self, tmp_path):
+        """The review's assumptions name the dataset, its client and source, and the prefix hit."""
+        path = _scenario(tmp_path, dataset="sonnet")
+        out = tmp_path / "review.md"
+        result = run("export", str(path), "-o", str(out), "--date", "2026-12-01", "-q")
+        assert result.exit_code == 0, result.output
+        text = out.read_text(encoding="utf-8")
+        assert "| Lengths from dataset sonnet (as vllm bench serve sends it) | sonnet |  | vLLM " in text
+        assert "SonnetDataset" in text and "| Prefix cache hit (the dataset's shared prefix) | 35% | share |" in text

@@ -21,7 +21,7 @@ from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
 from planner.serving.fleet import past_capacity as is_past_capacity
-from planner.serving.load import DATASETS, DatasetLoad, NoPublishedLengthError, dataset_load
+from planner.serving.load import CLIENT_COMMANDS, DATASETS, DatasetLoad, NoPublishedLengthError, dataset_load
 from planner.serving.speculative import speculation_for
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
 
@@ -345,7 +345,9 @@ def plan_command(
                 f" more than --context {context:,}; give --context {traffic.longest_tokens:,} or more"
             )
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
-        raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset")
+        raise InvalidInputError(
+            "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"
+        )
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
     if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
@@ -477,7 +479,7 @@ def dataset_line(t: DatasetLoad) -> str:
     cached = (
         f"; {fmt_percent(t.prefix_hit_rate)} of each prompt cached (its shared prefix)" if t.prefix_hit_rate else ""
     )
-    client = {"vllm": "vllm bench serve", "sglang": "sglang.bench_serving"}.get(t.client, t.client)
+    client = CLIENT_COMMANDS.get(t.client, t.client)
     return f"  dataset {t.name} as {client} sends it{spread}{cached}: {t.source}"
 
 

@@ -91,6 +91,20 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         (f"Traffic growth over {w.horizon_months} months", w.growth_over_horizon, "share"),
     ):
         rows.append(Assumption(what, value, u, workload_source))
+    if w.dataset is not None:  # the lengths above are the dataset's, as its benchmark client sends them
+        from planner.serving.load import CLIENT_COMMANDS, dataset_load
+
+        t = dataset_load(w.dataset)
+        client = CLIENT_COMMANDS.get(t.client, t.client)
+        rows.append(Assumption(f"Lengths from dataset {t.name} (as {client} sends it)", t.name, "", t.source))
+        rows.append(
+            Assumption(
+                "Prefix cache hit (the dataset's shared prefix)",
+                w.prefix_hit_rate,
+                "share",
+                "planner.serving.load.shared_prefix_hit_rate (1,000 requests, 16-token blocks)",
+            )
+        )
     rows.append(
         Assumption("Sensitivity: traffic change", scenario.traffic_change, "share", "scenario (traffic_change)")
     )

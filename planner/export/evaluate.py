@@ -169,7 +169,8 @@ def _simulated(
 ) -> Sizing:
     """The fewest replicas (of the kept group and batch) whose simulated high-percentile TTFT and TPOT meet the
     (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
-    burstiness. A high percentile between those reported is taken at the next one above (95 for 92.5)."""
+    burstiness and its dataset's shared-prefix hit (``Workload.prefix_hit_rate``). A high percentile between those
+    reported is taken at the next one above (95 for 92.5)."""
     percentile = next((q for q in PERCENTILES if q >= workload.high_percentile), PERCENTILES[-1])
     return fewest_replicas(
         dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)),
@@ -180,6 +181,7 @@ def _simulated(
         ttft_target_s=goals[0],
         tpot_target_s=goals[1],
         burstiness=workload.burstiness,
+        prefix_hit_rate=workload.prefix_hit_rate,
     )
 
 
@@ -194,7 +196,8 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
     q = sim.percentile
 
     def runs(mults: list[float]) -> list:
-        return sweep_within_capacity(replica, p, o, np.asarray(mults) * peak_rate_per_s / sim.replicas, burstiness=b)
+        rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
+        return sweep_within_capacity(replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate)
 
     def meets(r) -> bool:
         return r is not None and r.ttft_s.at(q) <= sim.ttft_target_s and r.tpot_s.at(q) <= sim.tpot_target_s

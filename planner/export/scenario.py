@@ -109,6 +109,13 @@ class Workload(BaseModel):
     average_concurrent_requests: float | None = Field(
         default=None, gt=0, le=MAX_CONCURRENT, description="requests in flight on average"
     )
+    dataset: str | None = Field(
+        default=None,
+        min_length=1,
+        description="a named dataset whose lengths stand in for the *_tokens_* fields "
+        "(planner.serving.load.DATASETS: sharegpt, alpaca, sonnet, random, generated-shared-prefix; its shared prefix "
+        "is cached); a dataset of means only (sharegpt, alpaca) still needs prompt_tokens_high and output_tokens_high",
+    )
     prompt_tokens_mean: Tokens = Field(gt=0, le=MAX_TOKENS, description="mean prompt length, tokens")
     prompt_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
@@ -152,6 +159,51 @@ class Workload(BaseModel):
         description='"model-range" (default: the pessimistic end of the model\'s predicted range meets the '
         "targets) or a fraction, e.g. 0.1 (predictions + 10% meet them; 0: no margin)",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _dataset_lengths(cls, data: Any) -> Any:
+        """``dataset``'s lengths as the *_tokens_* fields: its means (its client's, ``planner.serving.load.
+        dataset_load``), and, for a benchmark's fixed lengths (every request alike), the high lengths too; a
+        dataset's means given beside it, or a dataset without a published mean, are refused."""
+        if not isinstance(data, dict) or data.get("dataset") is None:
+            return data
+        from planner.serving.load import NoPublishedLengthError, dataset_load, dataset_statistics
+
+        name = data["dataset"]
+        if not isinstance(name, str):
+            return data  # the field's own check names the type
+        given = [f for f in ("prompt_tokens_mean", "output_tokens_mean") if f in data]
+        if given:
+            raise ValueError(f"dataset {name!r} gives the mean lengths; leave out {' and '.join(given)}")
+        try:
+            t = dataset_load(name)
+        except NoPublishedLengthError as exc:
+            raise ValueError(
+                f"dataset {exc.name!r} publishes no mean {' or '.join(exc.missing)} length; give prompt_tokens_mean, "
+                "prompt_tokens_high, output_tokens_mean and output_tokens_high instead of dataset"
+            ) from None
+        out = dict(data, prompt_tokens_mean=round(t.prompt_mean_tokens), output_tokens_mean=round(t.output_mean_tokens))
+        if dataset_statistics(t.name, t.client).kind == "fixed":
+            for f, v in (("prompt_tokens_high", t.prompt_mean_tokens), ("output_tokens_high", t.output_mean_tokens)):
+                if f in data and data[f] != round(v):
+                    raise ValueError(f"dataset {name!r} sends every request alike ({round(v):,} tokens); leave out {f}")
+                out[f] = round(v)
+        elif not all(f in data for f in ("prompt_tokens_high", "output_tokens_high")):
+            raise ValueError(
+                f"dataset {name!r} publishes its means only; give prompt_tokens_high and output_tokens_high with it"
+            )
+        return out
+
+    @property
+    def prefix_hit_rate(self) -> float:
+        """The share of each prompt the prefix cache holds: ``dataset``'s shared prefix over 1,000 requests at the
+        mean prompt (``planner.serving.load.shared_prefix_hit_rate``), else 0."""
+        if self.dataset is None:
+            return 0.0
+        from planner.serving.load import DEFAULT_REQUESTS, shared_prefix_hit_rate
+
+        return shared_prefix_hit_rate(self.dataset, self.prompt_tokens_mean, DEFAULT_REQUESTS)
 
     @model_validator(mode="after")
     def _check(self) -> Workload:

@@ -185,17 +185,26 @@ def sweep_within_capacity(
     rates_per_s: Any,
     *,
     burstiness: float = 1.0,
+    prefix_hit_rate: float = 0.0,
 ) -> list[LoadResult | None]:
     """One replica's simulated run (``latency_under_load``, 1,000 requests of fixed lengths, gamma arrivals of
     ``burstiness``) at each rate of ``rates_per_s`` (requests/s), None where the rate is past the replica's
     simulated capacity (``past_capacity``): there the queue grows without bound and a finite run's figures only
-    say how long it ran. Runs are memoized (``latency_under_load``)."""
+    say how long it ran. ``prefix_hit_rate``: the share of each prompt the prefix cache holds. Runs are memoized
+    (``latency_under_load``)."""
     rates = np.asarray(rates_per_s, dtype=float).ravel()
     if not ((rates > 0) & np.isfinite(rates)).all():
         raise InvalidInputError(f"rates {rates_per_s!r} must be positive finite numbers of requests per second")
-    over = past_capacity(replica, prompt_tokens, output_tokens, rates)
+    over = past_capacity(replica, prompt_tokens, output_tokens, rates, prefix_hit_rate)
     return [
-        latency_under_load(replica, prompt_tokens, output_tokens, rate_per_s=float(r), burstiness=burstiness)
+        latency_under_load(
+            replica,
+            prompt_tokens,
+            output_tokens,
+            rate_per_s=float(r),
+            burstiness=burstiness,
+            prefix_hit_rate=prefix_hit_rate,
+        )  # fmt: skip
         if not past
         else None
         for r, past in zip(rates, over, strict=True)

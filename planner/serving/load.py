@@ -408,6 +408,10 @@ def dataset_statistics_key(name: str) -> str:
     return canonical
 
 
+#: How a benchmark client is named to a reader: its command.
+CLIENT_COMMANDS = {"vllm": "vllm bench serve", "sglang": "sglang.bench_serving"}
+
+
 @dataclass(frozen=True)
 class DatasetLoad:
     """A named dataset's traffic as a load simulation takes it: each request's (prompt, output) tokens
