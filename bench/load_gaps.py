@@ -67,6 +67,31 @@
    of weights) binds at 514 in flight, and a smaller pool would need a measured start-up log, which no public
    TensorRT-LLM source gives; so nothing is simulated for either. gpt-oss-20b's two estimates disagree (x0.56 /
    x1.12): its median ITL, 0.07 ms, says most chunks carry no new token, so its ITL estimate is too low.
+9. Closed-loop p99 TTFT, where the excess lies: the published mean TTFT (the result block's, perf_public.csv) less the
+   median, times N, is the time the slowest requests took beyond a typical one; divided by C it is what each request
+   of the first wave (C sent at once) would carry if it were theirs alone (a rough reading: a skew of the prompts
+   moves it too, below 0 where the mean is under the median), beside the published p99 - p50 (the p99 of 100 is
+   the second largest). "launch": the runs one server launch served (one serving-script line of one document and
+   one flag set; blocks labelled only by their concurrency, "BS=4", share their section's launch). SGLang 0.5.3's
+   FP8 runs whose launch served them alone carry 70-5,716 ms per first-wave request and a p99 - p50 of 101-5,660 ms
+   (LD076 aside); the launch that served 1, 2, 4 and 8 in flight in turn (LD088-LD091) carries none (below 0) and
+   16-50 ms, though LD090 is LD075's server command, client and C = 4 (p99 62.0 ms against 368.5): the first batch
+   of several prompts a new server sees waits (kernels built on first use would do it), a cost of the host and
+   build, not of the run's shape. vLLM 0.11's run at 8 in flight on a launch that had served 1 and 2 before
+   (LD087) keeps 172 ms: not a new server's cost.
+10. Closed-loop ITL p99, where the stall lies: a stall in the engine delays every later token of the requests it
+   holds (their latency, so their TPOT, grows with it); a front end that holds the streams while the engine goes on
+   delivers the tokens made meanwhile in one later chunk (latency unchanged, fewer chunks than tokens). The result
+   block's mean TPOT over mean ITL estimates chunks per token after the first (each request's decode time over its
+   tokens, against the same times over its chunks; exact when outputs are equal, a mean over requests otherwise);
+   1 minus it, over the share of gaps a new request meets (section 5), is the tokens each held chunk carries beyond
+   one, and times the median ITL the stall it implies, beside the published p99 - p50 ITL (a rough reading: one role
+   chunk per request and the mean over requests put the ratio at about 1.01 with no held chunk). vLLM 0.11 on
+   Qwen3-8B on gpustack's one-H100 host (LD068, LD087): 0.949 and 0.900, 5-10% of the tokens came in a chunk with
+   others, ~24-28 ms a held chunk, the size of their p99 - p50 (34-38 ms): the streams are held while the engine
+   goes on, as ``stream_stall_s`` simulates. SGLang 0.5.3 (BF16 and FP8) and TensorRT-LLM 1.2 on that host deliver a
+   chunk per token (1.011-1.016): their stall is in the engine's steps. vLLM on the multi-GPU hosts (gpt-oss-120b,
+   DeepSeek-R1, GLM-4.6) reads 0.976-1.015, at most ~10 ms held against 9-30 ms of p99 - p50: mostly the engine's.
 """
 
 from __future__ import annotations
@@ -133,6 +158,8 @@ def main() -> int:
     cuda_graph_split(list(rows.values()))
     first_wave(list(rows.values()))
     in_flight(list(rows.values()))
+    first_wave_from_means(list(rows.values()))
+    held_or_stalled(list(rows.values()))
     return 0
 
 
@@ -367,6 +394,82 @@ def in_flight(rows) -> None:
             f"  {r.record_id} {r.model.split('/')[-1][:18]:<18} {r.gpu.split('(')[0].strip():<15} "
             f"{r.input_len:>6}/{r.output_len:<4} ITL {pub_itl:5.0f} / {sim_itl:5.0f} x{pub_itl / sim_itl:4.2f}   "
             f"TPOT {pub_tpot:5.0f} / {sim_tpot:5.0f} x{pub_tpot / sim_tpot:4.2f}   (simulated peak {res.peak_running})"
+        )
+
+
+def _launch(row, notes: dict) -> tuple[str, str, str]:
+    """(document, serving-script line, block label) a gpustack row names: one server launch. A label that only
+    names the concurrency ("BS=4") shares its section's launch; any other (an attention backend, a draft) is a
+    server command of its own. ("", record id, "") where the notes name no script."""
+    doc = re.search(r"docs/performance-lab/\S+?\.md", notes[row.record_id])
+    line = re.search(r"serving script at line (\d+)", notes[row.record_id])
+    label = re.search(r"block: ([^;]+);", row.dataset)
+    own = label.group(1).strip() if label else ""
+    if re.fullmatch(r"(BS|batch size)\s*=?\s*\d+|not labelled in the block", own, re.IGNORECASE):
+        own = ""
+    return (doc.group(0), line.group(1), own) if doc and line else ("", row.record_id, "")
+
+
+def first_wave_means(rows) -> list[tuple]:
+    """Section 9: per closed-loop run with a published p99 TTFT and a result block naming its mean, (row, (mean -
+    median) x N / C, p99 - p50, the record ids of its server launch), seconds."""
+    perf = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "perf_public.csv")}
+    notes = {r["record_id"]: r["notes"] for r in read_csv_rows(reference_dir() / "load_public.csv")}
+    closed = [r for r in rows if 1 <= r.batch < (r.num_prompts or 0) and not math.isnan(r.ttft_p99_s)]
+    launches: dict[tuple[str, str, str], list[str]] = {}
+    for r in closed:
+        launches.setdefault(_launch(r, notes), []).append(r.record_id)
+    out = []
+    for r in closed:
+        named = re.search(r"perf_public\.csv (\S+)'s result block", notes[r.record_id])
+        row = perf.get(named.group(1)) if named else None
+        if row is None or not row["ttft_ms"]:
+            continue
+        per_wave = (float(row["ttft_ms"]) / 1e3 - r.ttft_median_s) * r.num_prompts / r.batch
+        out.append((r, per_wave, r.ttft_p99_s - r.ttft_median_s, tuple(launches[_launch(r, notes)])))
+    return out
+
+
+def first_wave_from_means(rows) -> None:
+    """Section 9, printed (module docstring)."""
+    print("\n9. closed loop p99 TTFT from the published mean: (mean - median) x N / C per first-wave request, ms;")
+    print("   published p99 - p50; the runs of its server launch")
+    for r, per_wave, excess, runs in first_wave_means(rows):
+        print(
+            f"  {r.record_id} {release(r):<22} {r.model.split('/')[-1][:16]:<16} C={r.batch:<2} "
+            f"{per_wave * 1e3:8.1f}  {excess * 1e3:8.1f}  launch: {' '.join(runs)}"
+        )
+
+
+def chunks_per_token(rows) -> list[tuple]:
+    """Section 10: per closed-loop run of C >= 2 with a published p99 ITL and a result block naming its means, (row,
+    mean TPOT / mean ITL, share of gaps a new request meets, implied stall seconds (NaN where the ratio is 1 or
+    more: no chunk carried more than one token), published p99 - p50 ITL seconds)."""
+    perf = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "perf_public.csv")}
+    notes = {r["record_id"]: r["notes"] for r in read_csv_rows(reference_dir() / "load_public.csv")}
+    out = []
+    for r in rows:
+        if not 2 <= r.batch < (r.num_prompts or 0) or math.isnan(r.itl_p99_s) or r.speculation is not None:
+            continue
+        named = re.search(r"perf_public\.csv (\S+)'s result block", notes[r.record_id])
+        row = perf.get(named.group(1)) if named else None
+        if row is None or not row["tpot_ms"] or not row["itl_ms"]:
+            continue
+        ratio = float(row["tpot_ms"]) / float(row["itl_ms"])
+        share = (r.batch - 1) / max(r.output_len - 1, 1)
+        stall = (1.0 - ratio) / share * r.itl_median_s if ratio < 1.0 else math.nan
+        out.append((r, ratio, share, stall, r.itl_p99_s - r.itl_median_s))
+    return out
+
+
+def held_or_stalled(rows) -> None:
+    """Section 10, printed (module docstring)."""
+    print("\n10. closed loop ITL: mean TPOT / mean ITL (chunks per token), share of gaps a new request meets, the")
+    print("    stall a held stream implies, ms, and the published p99 - p50 ITL, ms")
+    for r, ratio, share, stall, excess in chunks_per_token(rows):
+        print(
+            f"  {r.record_id} {release(r):<22} {r.model.split('/')[-1][:16]:<16} {r.weight_precision or '-':<5} "
+            f"C={r.batch:<2} {ratio:6.3f}  {share:6.2%}  {stall * 1e3:6.1f}  {excess * 1e3:6.1f}"
         )
 
 

@@ -4,6 +4,7 @@ streams while it prepares a new one (vLLM's API server). planner.serving.load, p
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import sys
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from planner import api
+from planner.engines.profiles import TENSORRT_LLM, TENSORRT_LLM_0
 from planner.errors import InvalidInputError
 from planner.serving.approx import approximate_load, approximate_percentiles
 from planner.serving.load import Replica, latency_under_load, overlap_scheduling, range_ratio_lengths
@@ -35,15 +37,17 @@ class TestOverlapScheduling:
         """TensorRT-LLM's PyTorch backend (1.x) schedules step n + 1 while step n runs, by default ("Enabled by
         default. To disable, set disable_overlap_scheduler=True", the Overlap Scheduler page of its documentation):
         a second request arriving 2.5 decode steps into the first one's decode joins the second step that starts
-        after it, one decode step later than under the TensorRT engines of 0.x, which schedule between steps."""
+        after it, one decode step later than under the TensorRT engines of 0.x, which schedule between steps. (0.x is
+        given 1.x's per-sequence cost here, so that the two differ in their scheduling only.)"""
         step = _decode_s(1024 + 3, engine="tensorrt-llm")
         prefill = float(api.prefill(GPU, MODEL, 1024, gpus=1, batch=1, engine="tensorrt-llm").ttft_s)
         arrivals = [0.0, prefill + 2.5 * step]
+        engine_0 = TENSORRT_LLM_0.with_(sequence_overhead_s=TENSORRT_LLM.sequence_overhead_s)
         one = latency_under_load(_replica("tensorrt-llm", "tensorrt-llm"), 1024, 64, arrivals_s=arrivals)
-        zero = latency_under_load(_replica("tensorrt-llm", "tensorrt-llm-0"), 1024, 64, arrivals_s=arrivals)
+        zero = latency_under_load(_replica("tensorrt-llm", engine_0), 1024, 64, arrivals_s=arrivals)
         assert one.ttft_s.p99 - zero.ttft_s.p99 == pytest.approx(step, rel=0.05)
         asked = latency_under_load(
-            _replica("tensorrt-llm", "tensorrt-llm-0"), 1024, 64, arrivals_s=arrivals, async_scheduling=True
+            _replica("tensorrt-llm", engine_0), 1024, 64, arrivals_s=arrivals, async_scheduling=True
         )
         assert one.ttft_s.p99 == asked.ttft_s.p99
 
@@ -171,6 +175,54 @@ class TestClosedLoopTails:
         itl = self._run("vllm", 2, [(100, 5), (100, 40)] + [(100, 5)] * 6).samples.itl
         assert sorted(set(itl[0].round(9))) == [0.010, 0.025]
 
+    def test_a_new_servers_first_wave_carries_the_sglang_fp8_tail(self):
+        """bench/load_gaps.py section 9. gpustack's h100-latency.md: LD074 (FlashInfer attention, its own launch)
+        printed mean TTFT 269.33 ms and median 40.70 over 100 requests at 4 in flight, so the slow ones took
+        (269.33 - 40.70) x 100 = 22.9 s beyond the median: 5.7 s for each of the first four, its p99 5,701 ms.
+        LD090 ran LD075's server command and client at 4 in flight on the launch that served 1, 2 and 8 in flight
+        (LD088, LD089, LD091; blocks labelled only "BS=n"), and carries none (mean 39.93 ms, below its median 41.92)."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import first_wave_means
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = load_decode_rows(reference_dir() / "load_public.csv")
+        runs = {r.record_id: (wave, excess, launch) for r, wave, excess, launch in first_wave_means(rows)}
+        wave, excess, launch = runs["LD074"]
+        assert wave == pytest.approx((0.26933 - 0.04070) * 100 / 4, rel=1e-9)
+        assert wave == pytest.approx(excess, rel=0.02) and launch == ("LD074",)
+        assert runs["LD075"][2] == ("LD075",)
+        assert runs["LD090"][2] == ("LD088", "LD089", "LD090", "LD091")
+        assert runs["LD090"][0] < 0 < runs["LD075"][0]
+
+    def test_vllms_closed_loop_gap_is_a_held_stream_the_others_an_engine_stall(self):
+        """bench/load_gaps.py section 10. gpustack's h100-latency.md result blocks: vLLM 0.11 (LD068) mean TPOT 7.38 ms,
+        mean ITL 7.78: 0.949 chunks a token, 5.1% of the tokens delivered in a chunk with another (a held stream: the
+        request's latency did not grow with its gaps); over the 3 / 220 of the gaps a new request meets, ~3.7 tokens a
+        held chunk, 27.8 ms at the 7.37 ms median ITL against a p99 - p50 of 33.6. SGLang (LD069: 7.19 / 7.08) and
+        TensorRT-LLM (LD070: 7.67 / 7.59) deliver a chunk per token or more: no held chunk."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import chunks_per_token
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = [
+            r
+            for r in load_decode_rows(reference_dir() / "load_public.csv")
+            if r.record_id in ("LD068", "LD069", "LD070")
+        ]
+        runs = {r.record_id: (ratio, stall) for r, ratio, _, stall, _ in chunks_per_token(rows)}
+        assert runs["LD068"][0] == pytest.approx(7.38 / 7.78, rel=1e-9)
+        assert runs["LD068"][1] == pytest.approx((1 - 7.38 / 7.78) / (3 / 220) * 0.00737, rel=1e-9)
+        assert runs["LD069"][0] > 1.0 and runs["LD070"][0] > 1.0
+        assert math.isnan(runs["LD069"][1]) and math.isnan(runs["LD070"][1])
+
     def test_a_front_end_queue_cannot_be_the_first_waves_tail(self):
         """bench/load_gaps.py section 7. gpustack's closed loops of vLLM 0.11.0 on Qwen3-8B (LD068 at 4 in flight:
         p99 - p50 TTFT 38.3 ms published; LD087 at 8: 143.3 ms) would need a front end preparing one request at a
@@ -207,7 +259,8 @@ class TestApproximationFollowsTheSimulation:
         that schedules a step ahead, as the simulation does; TPOT is the same."""
         rates = [2.0, 6.0]
         trt = approximate_percentiles(_replica("tensorrt-llm", "tensorrt-llm"), 1024, 256, rates, 50)
-        setup = _replica("tensorrt-llm", "tensorrt-llm-0").setup(1024, 256)
+        engine_0 = TENSORRT_LLM_0.with_(sequence_overhead_s=TENSORRT_LLM.sequence_overhead_s)  # step times alike
+        setup = _replica("tensorrt-llm", engine_0).setup(1024, 256)
         plain = approximate_load(setup.table, setup.scheduler, 1024, 256, rates, 50)
         tau = [trt["ttft_s"][i] - plain["ttft_s"][i] for i in range(2)]
         assert all(_decode_s(1024, 1, "tensorrt-llm") <= t <= _decode_s(1280, 64, "tensorrt-llm") for t in tau)

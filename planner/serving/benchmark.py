@@ -163,11 +163,13 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
     overlap scheduling on where asked or where the engine overlaps by default (``overlaps_steps``) and
     ``speculative``'s tokens per step (a ``planner.serving.speculative.SpeculativeDecoding``; None: one a step). The
     one rule both paths use: ``predict_benchmark``'s serving runs (the mean rows) and
-    ``planner.serving.load.Replica.behaviour`` (percentiles, plan, export, Excel)."""
+    ``planner.serving.load.Replica.behaviour`` (percentiles, plan, export, Excel). A speculating run's steps emit
+    1 to draft_steps + 1 tokens, the acceptance length on average (``RunBehaviour.draft_steps``)."""
     return replace(
         asked,
         async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
         tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,
+        draft_steps=int(speculative.draft_steps) if speculative is not None else 0,
     )
 
 

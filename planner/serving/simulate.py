@@ -262,7 +262,11 @@ class RunBehaviour:
       one later chunk, so its other gaps are as simulated). ITL only: TTFT, TPOT and latency are the engine's.
     - ``tokens_per_step`` a > 1: speculative decoding (``planner.serving.speculative``; the table's decode rows are
       whole speculative steps): a request of o output tokens decodes for ceil((o - 1) / a) steps, each streamed as
-      one chunk (one ITL), its TPOT is its decode time over o - 1, and each step adds a tokens of KV per request.
+      one chunk (one ITL), its TPOT is its own decode time over its own o - 1, and each step adds a tokens of KV per
+      request.
+    - ``draft_steps`` k >= 1 (with a > 1): each step's accepted tokens vary as a draft's do, 1 to k + 1 with mean a
+      (``acceptance_draws``: each drafted token accepted with the same probability while the ones before it were),
+      so a request decodes for the steps its own draws take to reach o - 1; 0: exactly ceil((o - 1) / a) steps.
     """
 
     cached_fraction: float = 0.0
@@ -271,12 +275,14 @@ class RunBehaviour:
     scheduler_steps: int = 1
     stream_stall_s: float = 0.0
     tokens_per_step: float = 1.0
+    draft_steps: int = 0
 
     def __post_init__(self) -> None:
         for name, kind in (("cached_fraction", float), ("frontend_s", float), ("async_scheduling", bool),
                            ("stream_stall_s", float), ("tokens_per_step", float)):  # fmt: skip
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
+        object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
 
 
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
@@ -313,7 +319,7 @@ def simulate(
     prompts, outputs = zip(*lengths, strict=True) if lengths else ((), ())
     total_out = sum(outputs)
     how = behaviour
-    lengths, after_first = _in_steps(lengths, how.tokens_per_step)
+    lengths = _in_steps(lengths, how.tokens_per_step, how.draft_steps)
     hit = min(max(how.cached_fraction, 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
     window = how.scheduler_steps  # decode steps per schedule (vLLM V0 multi-step)
@@ -484,7 +490,7 @@ def simulate(
             run.drop(c, n)
             finished_at, finished = now, finished + n
             if c.olen > 1:
-                tpots.append(((now - c.first_s) / after_first.get(c.olen, c.olen - 1), n))
+                tpots.append(((now - c.first_s) / c.div, n))
             e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
@@ -524,22 +530,74 @@ def _fresh(c) -> int:
     return c.n if c.out0 == 0 and c.arrivals and c.ready_s <= c.arrivals[0][0] else 0
 
 
-def _in_steps(lengths: list[tuple[int, int]], tokens_per_step: float) -> tuple[list[tuple[int, int]], dict]:
-    """Each request's (prompt, output) with the output counted in steps of ``tokens_per_step`` tokens after the first,
-    1 + ceil((o - 1) / a), and for each such step count the mean o - 1 of the requests that have it (TPOT's
-    denominator); unchanged (and an empty map) when a = 1."""
+#: Seed of the accepted-token draws of a speculative run (``acceptance_draws``): the same run every call.
+ACCEPTANCE_SEED = 0
+#: Draws made at once by ``_in_steps`` (a bound on its memory: 8 bytes a draw).
+DRAW_BLOCK = 1 << 20
+
+
+def acceptance_probability(mean_tokens: float, draft_steps: int) -> float:
+    """The probability alpha that a drafted token is accepted (its draft predecessors accepted) for which a step of k
+    = ``draft_steps`` drafted tokens emits ``mean_tokens`` a on average: a = (1 - alpha^(k + 1)) / (1 - alpha), the
+    expected tokens a step generates in Leviathan, Kalman and Matias (Fast Inference from Transformers via
+    Speculative Decoding, ICML 2023, arXiv 2211.17192, section 3.3; acceptances i.i.d.), solved by bisection (a rises
+    with alpha from 1 at 0 to k + 1 at 1)."""
+    a, k = float(mean_tokens), int(draft_steps)
+    if k < 1 or not 1.0 <= a <= k + 1.0:
+        raise ValueError(f"a mean of {mean_tokens!r} tokens a step needs 1 <= a <= draft_steps + 1 ({k + 1})")
+    lo, hi = 0.0, 1.0
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        if sum(mid**j for j in range(k + 1)) < a:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2.0
+
+
+def acceptance_draws(rng: np.random.Generator, alpha: float, draft_steps: int, size: int) -> np.ndarray:
+    """``size`` steps' emitted tokens per sequence: 1 + the drafted tokens accepted, min(G, k) with G geometric (each
+    accepted with probability ``alpha`` while the ones before it were), so P(L = l) = alpha^(l - 1) (1 - alpha) for
+    l <= k and alpha^k for l = k + 1; mean (1 - alpha^(k + 1)) / (1 - alpha) (``acceptance_probability``)."""
+    if alpha <= 0.0:
+        return np.ones(size, dtype=np.int64)
+    if alpha >= 1.0:
+        return np.full(size, draft_steps + 1, dtype=np.int64)
+    return np.minimum(rng.geometric(1.0 - alpha, size), draft_steps + 1)
+
+
+def _in_steps(lengths: list[tuple[int, int]], tokens_per_step: float, draft_steps: int = 0) -> list[tuple]:
+    """Each request's (prompt, output) with the output counted in decode steps after the first token, as
+    (prompt, 1 + steps, o - 1): o - 1 is its TPOT's denominator. ``tokens_per_step`` a = 1: unchanged pairs (a step
+    a token). a > 1 (speculative decoding): ceil((o - 1) / a) steps, or, with ``draft_steps`` k >= 1 and a < k + 1, the
+    steps its own draws (``acceptance_draws``, seeded with ``ACCEPTANCE_SEED``, drawn request by request in the order
+    sent) take to add up to o - 1."""
     a = float(tokens_per_step)
     if not a >= 1.0 or math.isinf(a):
         raise ValueError(f"tokens_per_step {tokens_per_step!r} is not a finite number of 1 or more")
     if a == 1.0:
-        return lengths, {}
-    steps = [(p, 1 + math.ceil((o - 1) / a - 1e-9)) for p, o in lengths]
-    sums: dict[int, list[float]] = {}
-    for (_, o), (_, s) in zip(lengths, steps, strict=True):
-        acc = sums.setdefault(s, [0.0, 0.0])
-        acc[0] += o - 1
-        acc[1] += 1
-    return steps, {s: total / n for s, (total, n) in sums.items() if total > 0}
+        return lengths
+    k = int(draft_steps)
+    if k < 1 or a >= k + 1:
+        return [(p, 1 + math.ceil((o - 1) / a - 1e-9), o - 1) for p, o in lengths]
+    alpha = acceptance_probability(a, k)
+    rng = np.random.default_rng([ACCEPTANCE_SEED, k])
+    out: list[tuple] = []
+    start = 0
+    while start < len(lengths):  # blocks of requests whose draws fit ``DRAW_BLOCK`` (one request at least)
+        stop, total = start, 0
+        while stop < len(lengths) and (stop == start or total + lengths[stop][1] - 1 <= DRAW_BLOCK):
+            total += lengths[stop][1] - 1
+            stop += 1
+        need = np.array([o - 1 for _, o in lengths[start:stop]], dtype=np.int64)
+        made = np.r_[0, np.cumsum(acceptance_draws(rng, alpha, k, int(need.sum())))]  # at most o - 1 steps each
+        starts = np.r_[0, np.cumsum(need)[:-1]]  # where each request's draws begin
+        short = made[1:] - np.repeat(made[starts], need) < np.repeat(need, need)  # a step that leaves it short
+        counted = np.r_[0, np.cumsum(short)]
+        steps = np.where(need > 0, counted[starts + need] - counted[starts] + 1, 0)
+        out += [(p, 1 + int(s), o - 1) for (p, o), s in zip(lengths[start:stop], steps.tolist(), strict=True)]
+        start = stop
+    return out
 
 
 def _steps_until(table: StepTable, batch: int, mean_context: float, wait_s: float) -> int:

@@ -20,11 +20,15 @@ stream each step's new tokens together), and ``vllm bench serve`` records one in
 (``vllm/benchmarks/lib/endpoint_request_func.py``, ``async_request_openai_chat_completions``:
 ``output.itl.append(timestamp - most_recent_timestamp)`` for each chunk with content): ITL is the step time.
 
-The simulation (``planner.serving.simulate.simulate``, ``tokens_per_step``) counts a request's output in steps,
-1 + ceil((output - 1) / acceptance length), divides each request's decode time by its real output - 1, and counts
-the acceptance length's tokens of KV a step (held, free slots, SGLang's and TensorRT-LLM's reservations). Limits: the
-draft's own KV cache and the tree's scratch slots are not charged; acceptance is the same every step and for every
-tree shape (a published acceptance is capped at the run's steps + 1, not scaled to its tree); the token budget a step
+The simulation (``planner.serving.simulate.simulate``, ``tokens_per_step`` and ``draft_steps``) counts a request's
+output in steps: each step emits 1 + the drafted tokens accepted, at most k + 1, each drafted token accepted with the
+probability alpha that gives the acceptance length as the mean, (1 - alpha^(k + 1)) / (1 - alpha) (Leviathan et al.,
+ICML 2023, arXiv 2211.17192, section 3.3; ``simulate.acceptance_draws``, seeded), so a short output can take a step a token and its TPOT is
+the step (a fixed ceil((output - 1) / acceptance length) gave every request nearly the mean). It divides each
+request's decode time by its own output - 1 and counts the acceptance length's tokens of KV a step (held, free slots,
+SGLang's and TensorRT-LLM's reservations). Limits: the draft's own KV cache and the tree's scratch slots are not
+charged; acceptance is drawn alike for every step, request and tree shape (a published acceptance is capped at the
+run's steps + 1, not scaled to its tree); the token budget a step
 takes counts one token per decoding request; the group and batch ``planner export`` keeps are chosen without
 speculation (only the replica count is simulated with it).
 """

@@ -10,26 +10,37 @@ from collections import deque
 
 
 class Cohort:
-    """Requests with the same progress: ``n`` of ``prompt`` prompt and ``olen`` output tokens each. Their prefill
-    computes ``need`` tokens (the prompt; after a preemption the prompt and the ``out0`` outputs made before it),
-    ``done`` of them so far; once decoding, their output so far is ``steps - base`` (decode steps of the run)."""
+    """Requests with the same progress: ``n`` of ``prompt`` prompt and ``olen`` output tokens each (in decode steps
+    when a step makes more than one: ``planner.serving.simulate._in_steps``), their TPOT's denominator ``div`` (output
+    tokens after the first; None: olen - 1). Their prefill computes ``need`` tokens (the prompt; after a preemption
+    the prompt and the ``out0`` outputs made before it), ``done`` of them so far; once decoding, their output so far
+    is ``steps - base`` (decode steps of the run)."""
 
-    __slots__ = ("n", "prompt", "olen", "need", "done", "out0", "base", "arrivals", "first_s", "ready_s", "seq")
+    __slots__ = ("n", "prompt", "olen", "need", "done", "out0", "base", "arrivals", "first_s", "ready_s", "seq", "div")
 
-    def __init__(self, n, prompt, olen, arrivals, ready_s, *, need=None, out0=0, first_s=math.nan):
+    def __init__(self, n, prompt, olen, arrivals, ready_s, *, need=None, out0=0, first_s=math.nan, div=None):
         self.n, self.prompt, self.olen, self.arrivals, self.ready_s = n, prompt, olen, arrivals, ready_s
         self.need, self.done, self.out0, self.first_s = need or prompt, 0, out0, first_s
         self.base, self.seq = None, 0
+        self.div = olen - 1 if div is None else div
 
     def fresh_like(self, other: Cohort) -> bool:
         """Whether the two can be admitted as one cohort: new requests of the same lengths."""
-        return self.out0 == other.out0 == 0 and self.prompt == other.prompt and self.olen == other.olen
+        return (
+            self.out0 == other.out0 == 0
+            and self.prompt == other.prompt
+            and self.olen == other.olen
+            and self.div == other.div
+        )
 
     def part(self, k: int, **kw) -> Cohort:
         """The last ``k`` requests split off as a cohort of their own (``kw``: what differs)."""
         head, tail = _split(self.arrivals, self.n - k)
         self.arrivals, self.n = head, self.n - k
-        c = Cohort(k, self.prompt, self.olen, tail, self.ready_s, need=self.need, out0=self.out0, first_s=self.first_s)
+        c = Cohort(
+            k, self.prompt, self.olen, tail, self.ready_s, need=self.need, out0=self.out0, first_s=self.first_s,
+            div=self.div,
+        )  # fmt: skip
         c.done = self.done
         for name, value in kw.items():
             setattr(c, name, value)
@@ -175,21 +186,28 @@ class Run:
 
 
 def requests(lengths, start: int, count: int, t: float, cached_fraction: float = 0.0) -> list[Cohort]:
-    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths. A prompt
-    whose ``cached_fraction`` is in the prefix cache computes the rest (whole tokens, at least one)."""
+    """Cohorts for requests ``start`` .. ``start + count - 1`` sent at ``t``: one per run of equal lengths (each
+    (prompt, output) or (prompt, output in steps, TPOT's denominator): ``Cohort``). A prompt whose
+    ``cached_fraction`` is in the prefix cache computes the rest (whole tokens, at least one)."""
     out: list[Cohort] = []
-    for (p, o), run in itertools.groupby(lengths[start : start + count]):
+    for key, run in itertools.groupby(lengths[start : start + count]):
         n = sum(1 for _ in run)
-        out.append(Cohort(n, p, o, [(t, n)], t, need=cached_need(p, cached_fraction)))
+        p, o = key[0], key[1]
+        out.append(Cohort(n, p, o, [(t, n)], t, need=cached_need(p, cached_fraction), div=_div(key)))
     return out
+
+
+def _div(lengths: tuple) -> int | None:
+    """A request's TPOT denominator where its lengths carry one (a third entry), else None (output - 1)."""
+    return lengths[2] if len(lengths) > 2 else None
 
 
 def arrived(lengths, arrivals_s, cached_fraction: float = 0.0) -> list[Cohort]:
     """A cohort for each request, sent at its own time (``arrivals_s[i]``, seconds): ``requests(lengths, i, 1, t)`` for
     each, built in one pass (an open-loop run of thousands of requests)."""
     return [
-        Cohort(1, p, o, [(t, 1)], t, need=cached_need(p, cached_fraction))
-        for (p, o), t in zip(lengths, map(float, arrivals_s), strict=False)  # (fewer arrivals: fewer sent)
+        Cohort(1, key[0], key[1], [(t, 1)], t, need=cached_need(key[0], cached_fraction), div=_div(key))
+        for key, t in zip(lengths, map(float, arrivals_s), strict=False)  # (fewer arrivals: fewer sent)
     ]
 
 
