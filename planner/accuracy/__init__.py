@@ -8,5 +8,5 @@
 - ``ranges``: the honest range around a prediction, from held-out residuals.
 
 May import ``planner.api`` and ``planner.options``, and below them ``planner.serving``, ``planner.engines``,
-``planner.catalog``, ``planner.model``, ``planner.io`` and ``planner.errors``; never a surface.
+``planner.catalog``, ``planner.model``, ``planner.io``, ``planner.units`` and ``planner.errors``; never a surface.
 """
