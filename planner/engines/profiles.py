@@ -525,6 +525,8 @@ VLLM_VERSION_PROFILES: tuple[tuple[tuple[int, ...], str, str], ...] = (
 #: The newest vLLM release with published start-up logs here (XN01-XN12); a later release takes the last profile,
 #: and ``engine_for_version`` says so.
 NEWEST_LOGGED_VLLM = (0, 19, 0)
+#: The oldest (KV001-KV003); an older release takes the first profile, and ``engine_for_version`` says so.
+OLDEST_LOGGED_VLLM = (0, 10, 1, 1)
 _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
 
 
@@ -557,11 +559,15 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
         return tensorrt_llm_for_version(v)
     if not base.name.startswith("vllm"):
         return base, f"{base.name}: one profile for every version"
-    if v < VLLM_VERSION_PROFILES[0][0]:
-        first, name, why = VLLM_VERSION_PROFILES[0]
-        return ENGINES[name], f"vLLM {version} is older than any logged release; nearest: {name} ({why})"
-    name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
     text = ".".join(map(str, v))
+    if v < VLLM_VERSION_PROFILES[0][0]:
+        name, why = VLLM_VERSION_PROFILES[0][1:]
+        return ENGINES[name], (
+            f"vLLM {text} is older than the oldest release with published start-up logs here "
+            f"({'.'.join(map(str, OLDEST_LOGGED_VLLM))}): mapped to the oldest profile, {name} ({why}); its memory profiling and "
+            "scheduler may differ (releases before 0.8 run the V0 engine)"
+        )
+    name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
     if v[:3] > NEWEST_LOGGED_VLLM:
         newest = ".".join(map(str, NEWEST_LOGGED_VLLM))
         return ENGINES[name], (
