@@ -340,3 +340,33 @@ def test_plan_at_batch_one_shows_the_decode_block_once_and_names_mixed_precision
     assert "(weights bf16 + mxfp4 experts, KV bf16" in r.output
     full = run("plan", "--gpu", "H100", "--model", "gpt-oss-120b", "--context", "131072", "--gpus", "1")
     assert full.exit_code != 0 and "do not fit on 1 x H100" in full.output
+
+
+class TestEmptyValuesAreRefused:
+    """An option given with nothing in it is a usage error (exit 2) that says what it takes, never a silent
+    default: `--gpus ""` is not "all GPUs", `--engine ""` is not vllm, `--date ""` is not today."""
+
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (["workbook", "--gpus", "", "-o", "unused-folder"], "'' names no GPU; give names, comma-separated"),
+            (["workbook", "--models", " , ", "-o", "unused-folder"], "' , ' names no model; give names"),
+            (["workbook", "refresh", "README.md", "--gpus", ","], "',' names no GPU"),
+            (
+                ["plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--engine", ""],
+                "leave --engine out for vllm",
+            ),
+            (["validate", "--engine", " "], "'--engine': empty; give a profile (ideal"),
+            (["export", "examples/budget-review.toml", "-o", "unused.md", "--date", ""], "give a date as YYYY-MM-DD"),
+        ],
+    )
+    def test_an_empty_value_is_a_usage_error_naming_what_is_accepted(self, args, said):
+        res = run(*args)
+        assert res.exit_code == 2, res.output
+        assert said in " ".join(res.output.split())
+        assert "Traceback" not in res.output
+
+    def test_a_trailing_comma_is_not_an_empty_list(self):
+        from planner.cli.workbook import _names
+
+        assert _names(("H100,",)) == ["H100"] and _names(()) is None

@@ -368,6 +368,7 @@ class TestReleasesOlderThanTheLogs:
         assert res.exit_code == 0, res.output
         assert "warning: vLLM 0.1 is older than the oldest release" in res.output
 
+
 class TestTensorRtLlmCudaGraphs:
     """TensorRT-LLM 1.x's PyTorch backend replays decode CUDA graphs only for the captured batch sizes of its default
     ``CudaGraphConfig`` (max_batch_size 0 -> 128, enable_padding False; ``CudaGraphConfig._generate_cuda_graph_batch_

@@ -17,7 +17,12 @@ FORMATS = ("xlsx", "csv", "md", "pdf")
 
 
 def review_date(given: str | None) -> str:
-    """--date, else SOURCE_DATE_EPOCH (reproducible builds), else today: YYYY-MM-DD."""
+    """--date, else SOURCE_DATE_EPOCH (reproducible builds), else today: YYYY-MM-DD. An empty --date is refused (it
+    would silently print today's)."""
+    if given is not None and not given.strip():
+        raise click.BadParameter(
+            "empty; give a date as YYYY-MM-DD, or leave --date out for today", param_hint="'--date'"
+        )
     if given:
         try:
             return dt.date.fromisoformat(given).isoformat()

@@ -114,7 +114,10 @@ ENGINE_HELP = f"a profile ({', '.join(sorted(ENGINES))}) or a release, e.g. vllm
 
 def engine_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """An --engine value checked before any work starts (UnknownNameError: one line, with the names meant); the
-    name as given, which the API resolves the same way."""
+    name as given, which the API resolves the same way. An empty value is refused: the API reads "" as the default."""
+    if value is not None and not value.strip():
+        default = f"for {param.default}" if param.default else "for its default"
+        raise click.BadParameter(f"empty; give {ENGINE_HELP}, or leave --engine out {default}", ctx=ctx, param=param)
     if value is not None:
         engine_profile(value)
     return value

@@ -18,9 +18,23 @@ NO_VALUES = (
 
 
 def _names(values: tuple[str, ...]) -> list[str] | None:
-    """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']."""
+    """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']; None (all)
+    when the option is not given."""
     out = [v.strip() for value in values for v in value.split(",") if v.strip()]
     return out or None
+
+
+def _not_empty(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """A --gpus or --models given with no name in it ("", ",") is refused: leaving the option out means all."""
+    if values and not _names(values):
+        what = "GPU" if param.name == "gpu_names" else "model"
+        raise click.BadParameter(
+            f"{' '.join(map(repr, values))} names no {what}; give names, comma-separated or repeated "
+            f"({'H100,A100-80GB' if what == 'GPU' else 'llama2-70b,llama-65b'}), or leave the option out for all",
+            ctx=ctx,
+            param=param,
+        )
+    return values
 
 
 def _selection(f):
@@ -29,6 +43,7 @@ def _selection(f):
         "model_names",
         multiple=True,
         metavar="NAMES",
+        callback=_not_empty,
         help="Models for the Models sheet, comma-separated or repeated [default: all]. GQA siblings are added.",
     )(f)
     return click.option(
@@ -36,6 +51,7 @@ def _selection(f):
         "gpu_names",
         multiple=True,
         metavar="NAMES",
+        callback=_not_empty,
         help="GPUs for the GPUs sheet, comma-separated or repeated [default: all].",
     )(f)
 
