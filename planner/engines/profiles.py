@@ -508,6 +508,13 @@ ENGINE_ALIASES = {
     "vllm-0.19.0": "vllm",
 }
 DEFAULT_ENGINE = "vllm"
+#: Engines with published rows but no profile of their own (MLC-LLM, llm-awq: 3 rows of
+#: catalogs/reference/perf_public.csv): a row's ``engine`` cell may name them, and they are predicted with the
+#: default profile (``DEFAULT_ENGINE``'s memory budget and fitted time factors), as they always were.
+ENGINES_WITHOUT_PROFILE = ("mlc-llm", "llm-awq")
+#: The engine names a measurement row's ``engine`` cell takes besides the profiles and ``ENGINE_ALIASES``
+#: (``planner.accuracy.published``; a cell that contains one of the first five is read as it: "LMDeploy (TurboMind)").
+ENGINE_CELL_NAMES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy", "nim", *ENGINES_WITHOUT_PROFILE)
 
 
 #: Which profile a vLLM release's start-up budget follows, by version (first version of each range), with the
