@@ -672,8 +672,9 @@ def _engine_name(cell: str) -> tuple[str, str]:
     - empty: ``DEFAULT_ENGINE`` (vllm), the engine of a file without the column;
     - a cell that contains vllm, lmdeploy, tensorrt (or trt), sglang or the word nim, as tools write them
       ("LMDeploy (TurboMind)", "TensorRT-LLM", "NVIDIA NIM"): that engine;
-    - a profile or alias ``engine_profile`` takes ("trtllm", "turbomind"), or an engine with rows but no profile
-      (``ENGINES_WITHOUT_PROFILE``: "mlc-llm", "llm-awq", predicted with the default profile): that name;
+    - a profile or an alias ``engine_profile`` takes ("turbomind", "seed": the name it stands for), or an engine
+      with rows but no profile (``ENGINES_WITHOUT_PROFILE``: "mlc-llm", "llm-awq", predicted with the default
+      profile): that name;
     - anything else is not predicted: "unknown engine 'vlm'; did you mean vllm?" (it was read as vLLM before).
     """
     text = cell.strip().lower()
@@ -686,5 +687,5 @@ def _engine_name(cell: str) -> tuple[str, str]:
         return {"tensorrt": "tensorrt-llm", "trt": "tensorrt-llm"}.get(name, name), ""
     word = text.split(" ")[0].replace("_", "-")
     if word in ENGINES or word in ENGINE_ALIASES or word in ENGINES_WITHOUT_PROFILE:
-        return word, ""
+        return ENGINE_ALIASES.get(word, word), ""  # "turbomind" -> "lmdeploy", as the fits and schedulers name it
     return word, str(UnknownNameError("engine", cell.strip(), ENGINE_CELL_NAMES))
