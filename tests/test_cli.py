@@ -191,9 +191,9 @@ def test_help_states_the_default_of_each_argument():
 def test_workbook_counts_read_as_english():
     """`planner workbook` and `refresh` say "(1 GPU, 1 model)", not "(1 GPUs, 1 models)" (s80; writing a workbook
     to see it costs ~7 s CPU, so the wording is checked where it is made)."""
-    from planner.cli.workbook import _counted
+    from planner.units import counted
 
-    assert (_counted(1, "GPU"), _counted(1, "model"), _counted(1234, "model")) == ("1 GPU", "1 model", "1,234 models")
+    assert (counted(1, "GPU"), counted(1, "model"), counted(1234, "model")) == ("1 GPU", "1 model", "1,234 models")
 
 
 def test_workbook_help_names_the_levers_the_sheet_has():
@@ -370,3 +370,11 @@ class TestEmptyValuesAreRefused:
         from planner.cli.workbook import _names
 
         assert _names(("H100,",)) == ["H100"] and _names(()) is None
+
+
+def test_plan_counts_one_gpu_in_the_singular():
+    """A rate one replica of one H100 serves: "= 1 GPU", not "= 1 GPUs" (s89)."""
+    r = run("plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--rate", "0.1",
+            "--prompt-tokens", "100", "--output-tokens", "100")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "1 x 1 x H100 SXM 80GB = 1 GPU, 0.1 requests/s each" in r.output

@@ -9,6 +9,7 @@ import click
 
 from planner.cli.options import calibration_option, catalog_option, load, output_option
 from planner.cli.terminal import echo
+from planner.units import counted
 
 #: Said when LibreOffice is missing and a workbook's formulas were written without their values.
 NO_VALUES = (
@@ -56,11 +57,6 @@ def _selection(f):
     )(f)
 
 
-def _counted(n: int, noun: str) -> str:
-    """'1 model', '87 models'."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
-
-
 @click.group("workbook", invoke_without_command=True)
 @output_option("-o", "--output-dir", folder=True, default=Path("workbooks"), help="Folder to write into.")
 @_selection
@@ -85,7 +81,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     from planner.workbook.update import generate
 
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
-        echo(f"wrote {w.path} ({_counted(w.gpus, 'GPU')}, {_counted(w.models, 'model')})")
+        echo(f"wrote {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
         if not w.values_stored:
             echo(NO_VALUES)
 
@@ -115,6 +111,6 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
     from planner.workbook.update import refresh
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
-    echo(f"refreshed {w.path} ({_counted(w.gpus, 'GPU')}, {_counted(w.models, 'model')})")
+    echo(f"refreshed {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
     if not w.values_stored:
         echo(NO_VALUES.replace("run again with --force", "refresh again"))
