@@ -344,7 +344,8 @@ def test_plan_at_batch_one_shows_the_decode_block_once_and_names_mixed_precision
 
 class TestEmptyValuesAreRefused:
     """An option given with nothing in it is a usage error (exit 2) that says what it takes, never a silent
-    default: `--gpus ""` is not "all GPUs", `--engine ""` is not vllm, `--date ""` is not today."""
+    default: `--gpus ""` is not "all GPUs", `--engine ""` is not vllm, `--date ""` is not today, `-o ""` is not the
+    current folder (`workbook -o ""` wrote capacity-what-if.xlsx there)."""
 
     @pytest.mark.parametrize(
         ("args", "said"),
@@ -358,6 +359,8 @@ class TestEmptyValuesAreRefused:
             ),
             (["validate", "--engine", " "], "'--engine': empty; give a profile (ideal"),
             (["export", "examples/budget-review.toml", "-o", "unused.md", "--date", ""], "give a date as YYYY-MM-DD"),
+            (["export", "examples/budget-review.toml", "-o", ""], "'--output': empty; give the file to write"),
+            (["workbook", "-o", " "], "'--output-dir': empty; give the folder to write into"),
         ],
     )
     def test_an_empty_value_is_a_usage_error_naming_what_is_accepted(self, args, said):
