@@ -180,12 +180,14 @@ def plan(
 
 
 def _release_note(engine: Any) -> list[str]:
-    """The note of an engine named with a release newer than any logged one ("vllm==0.25.0"), else nothing."""
+    """The note of an engine named with a release outside the logged ones ("vllm==0.25.0", "vllm==0.1": mapped to
+    the newest or oldest profile), or between two read ones, else nothing."""
     hit = _VERSION.match(str(engine).strip().lower()) if isinstance(engine, str) else None
     if not hit:
         return []
     why = engine_for_version(hit["name"], hit["version"])[1]
-    return [why] if "newer than the newest release" in why or "not read itself" in why else []
+    mapped = ("newer than the newest release", "older than the oldest release", "not read itself")
+    return [why] if any(m in why for m in mapped) else []
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:

@@ -23,6 +23,14 @@ def _si(value: float, unit: str, prefixes=((1e12, "T"), (1e9, "G"), (1e6, "M"), 
     return f"{value:.{digits}g} {unit}"
 
 
+def counted(n: float, noun: str, spec: str = ",") -> str:
+    """A count and its noun, plural unless the count reads 1: (1, "GPU") -> '1 GPU', (1024, "GPU") -> '1,024 GPUs',
+    (3, "replica") -> '3 replicas'. ``spec``: the number's format spec (",": thousands separators; "" as written;
+    ">4,": right-aligned in 4 characters); the noun is chosen by the number as printed (1.0 with ",.0f" is 1)."""
+    text = format(n, spec)
+    return f"{text} {noun}" if text.strip() == "1" else f"{text} {noun}s"
+
+
 def fmt_bytes(n: float) -> str:
     """SI bytes: 137953296384 -> '138 GB', 327680 -> '328 kB'."""
     return _si(n, "B")

@@ -191,9 +191,9 @@ def test_help_states_the_default_of_each_argument():
 def test_workbook_counts_read_as_english():
     """`planner workbook` and `refresh` say "(1 GPU, 1 model)", not "(1 GPUs, 1 models)" (s80; writing a workbook
     to see it costs ~7 s CPU, so the wording is checked where it is made)."""
-    from planner.cli.workbook import _counted
+    from planner.units import counted
 
-    assert (_counted(1, "GPU"), _counted(1, "model"), _counted(1234, "model")) == ("1 GPU", "1 model", "1,234 models")
+    assert (counted(1, "GPU"), counted(1, "model"), counted(1234, "model")) == ("1 GPU", "1 model", "1,234 models")
 
 
 def test_workbook_help_names_the_levers_the_sheet_has():
@@ -340,3 +340,44 @@ def test_plan_at_batch_one_shows_the_decode_block_once_and_names_mixed_precision
     assert "(weights bf16 + mxfp4 experts, KV bf16" in r.output
     full = run("plan", "--gpu", "H100", "--model", "gpt-oss-120b", "--context", "131072", "--gpus", "1")
     assert full.exit_code != 0 and "do not fit on 1 x H100" in full.output
+
+
+class TestEmptyValuesAreRefused:
+    """An option given with nothing in it is a usage error (exit 2) that says what it takes, never a silent
+    default: `--gpus ""` is not "all GPUs", `--engine ""` is not vllm, `--date ""` is not today, `-o ""` is not the
+    current folder (`workbook -o ""` wrote capacity-what-if.xlsx there)."""
+
+    @pytest.mark.parametrize(
+        ("args", "said"),
+        [
+            (["workbook", "--gpus", "", "-o", "unused-folder"], "'' names no GPU; give names, comma-separated"),
+            (["workbook", "--models", " , ", "-o", "unused-folder"], "' , ' names no model; give names"),
+            (["workbook", "refresh", "README.md", "--gpus", ","], "',' names no GPU"),
+            (
+                ["plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--engine", ""],
+                "leave --engine out for vllm",
+            ),
+            (["validate", "--engine", " "], "'--engine': empty; give a profile (ideal"),
+            (["export", "examples/budget-review.toml", "-o", "unused.md", "--date", ""], "give a date as YYYY-MM-DD"),
+            (["export", "examples/budget-review.toml", "-o", ""], "'--output': empty; give the file to write"),
+            (["workbook", "-o", " "], "'--output-dir': empty; give the folder to write into"),
+        ],
+    )
+    def test_an_empty_value_is_a_usage_error_naming_what_is_accepted(self, args, said):
+        res = run(*args)
+        assert res.exit_code == 2, res.output
+        assert said in " ".join(res.output.split())
+        assert "Traceback" not in res.output
+
+    def test_a_trailing_comma_is_not_an_empty_list(self):
+        from planner.cli.workbook import _names
+
+        assert _names(("H100,",)) == ["H100"] and _names(()) is None
+
+
+def test_plan_counts_one_gpu_in_the_singular():
+    """A rate one replica of one H100 serves: "= 1 GPU", not "= 1 GPUs" (s89)."""
+    r = run("plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--rate", "0.1",
+            "--prompt-tokens", "100", "--output-tokens", "100")  # fmt: skip
+    assert r.exit_code == 0, r.output
+    assert "1 x 1 x H100 SXM 80GB = 1 GPU, 0.1 requests/s each" in r.output

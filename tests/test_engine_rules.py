@@ -344,6 +344,31 @@ class TestReleasesNewerThanTheLogs:
         )
 
 
+class TestReleasesOlderThanTheLogs:
+    def test_an_older_vllm_release_takes_the_oldest_profile_and_says_so(self):
+        """vLLM 0.10.1.1 is the oldest release with start-up logs in catalogs/reference (KV001-KV003); 0.1 (2023) is
+        older, and the plan states the mapping as it does for a newer release."""
+        from planner.engines.profiles import engine_for_version
+
+        profile, why = engine_for_version("vllm", "0.1")
+        assert profile.name == "vllm-0.10"
+        assert "vLLM 0.1 is older than the oldest release with published start-up logs here (0.10.1.1)" in why
+        assert "older" not in engine_for_version("vllm", "0.10.1.1")[1]
+        warnings = planner.plan("H100", "llama-3.1-8b", 8192, engine="vllm==0.1").warnings
+        assert any("vLLM 0.1 is older than the oldest release" in w for w in warnings)
+
+    def test_the_cli_prints_the_mapping(self):
+        """`planner plan --engine vllm==0.1` runs (exit 0) and prints the note, not a silent 0.10 profile."""
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        args = ["plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--engine", "vllm==0.1"]
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 0, res.output
+        assert "warning: vLLM 0.1 is older than the oldest release" in res.output
+
+
 class TestTensorRtLlmCudaGraphs:
     """TensorRT-LLM 1.x's PyTorch backend replays decode CUDA graphs only for the captured batch sizes of its default
     ``CudaGraphConfig`` (max_batch_size 0 -> 128, enable_padding False; ``CudaGraphConfig._generate_cuda_graph_batch_

@@ -440,3 +440,26 @@ class TestSummaryLines:
         ranked = [line for line in summary_lines(review)[1:] if "/month" in line]
         assert len({line.index(" GPUs") for line in ranked}) == 1
         assert len({line.index("/month") for line in ranked}) == 1
+
+
+class TestOneOfEach:
+    """A fleet of one GPU reads as English everywhere the review counts it ("1 GPU", "1 replica", "1 request"),
+    not "1 GPUs" (s89): ``HAND`` at 5 concurrent requests, no spare replica: one rented H100 (batch 67 > 5)."""
+
+    TEXT = (
+        HAND.replace("peak_concurrent_requests = 500", "peak_concurrent_requests = 5")
+        .replace("average_concurrent_requests = 200", "average_concurrent_requests = 2")
+        .replace("max_gpus_per_replica = 1", "max_gpus_per_replica = 1\nspare_replicas = 0")
+    )
+
+    def test_the_printed_summary_and_the_markdown_say_1_gpu(self, tmp_path):
+        out = tmp_path / "r.md"
+        r = run(str(write_scenario(tmp_path, self.TEXT)), "-o", str(out), "--date", DATE)
+        assert r.exit_code == 0, r.output
+        assert "(1 replica of 1 GPU, TPOT" in r.output
+        assert "  1. H100 rented  on-demand  1 GPU    $1,460/month" in r.output  # the count column still aligned
+        assert "  2. H100 bought  purchase   8 GPUs  $11,013/month" in r.output
+        text = out.read_text()
+        assert "a year), 1 GPU, on-demand price." in text
+        assert "1 H100 SXM 80GB GPU as 1 replica of 1," in text
+        assert not re.search(r"\b1 (GPUs|replicas|requests)\b", r.output + text)

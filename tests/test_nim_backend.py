@@ -19,8 +19,8 @@ from planner.serving.simulate import Scheduler, StepTable, chunked_prefill_defau
 class TestNimBackend:
     def test_engine_cell_names_nim(self):
         """perf_public.csv's engine cell "NVIDIA NIM" is NIM, not an engine called "nvidia"."""
-        assert _engine_name("NVIDIA NIM") == "nim"
-        assert _engine_name("TensorRT-LLM") == "tensorrt-llm"
+        assert _engine_name("NVIDIA NIM") == ("nim", "")
+        assert _engine_name("TensorRT-LLM") == ("tensorrt-llm", "")
 
     def test_nim_release_maps_to_tensorrt_engines(self):
         """NIM's own version (1.8.0) is not TensorRT-LLM's: any NIM release maps to the 0.x TensorRT-engine profile,

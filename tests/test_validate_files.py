@@ -158,6 +158,51 @@ class TestUserFiles:
         assert "missing column(s) batch_size_or_concurrency or batch, input_len, output_len" in r.output
 
 
+class TestEngineCells:
+    """A row's ``engine`` cell names a known engine, an alias or a name tools write; a misspelt one is not predicted
+    (it was predicted as vLLM, a confident answer for an engine nobody named)."""
+
+    ROWS = """record_id,gpu,model,tensor_parallel_size,batch,input_len,output_len,tpot_ms,engine
+E1,H100,llama3.1-8b,1,1,1024,128,7,vlm
+E2,H100,llama3.1-8b,1,1,1024,128,7,
+E3,H100,llama3.1-8b,1,1,1024,128,7,LMDeploy (TurboMind)
+E4,H100,llama3.1-8b,1,1,1024,128,7,TurboMind
+E5,H100,llama3.1-8b,1,1,1024,128,7,mlc-llm
+"""
+
+    @pytest.fixture
+    def rows(self, tmp_path):
+        p = tmp_path / "engines.csv"
+        p.write_text(self.ROWS)
+        return {r.record_id: r for r in acc.load_decode_rows(p)}, p
+
+    def test_a_misspelt_engine_is_not_predicted_and_says_the_name_meant(self, rows):
+        by_id, p = rows
+        assert by_id["E1"].problem == "unknown engine 'vlm'; did you mean vllm?"
+        r = CliRunner().invoke(main, ["validate", "--decode", str(p)])
+        assert r.exit_code == 0, r.output
+        block = r.output.split("Not predicted:\n")[1].split("\n\n")[0].splitlines()
+        assert [line.split(":")[0].strip() for line in block] == ["E1"]
+        assert "unknown engine 'vlm'; did you mean vllm?" in block[0]
+
+    def test_known_names_aliases_and_an_empty_cell_are_read(self, rows):
+        """Empty: vLLM (docs/accuracy.md, "Benchmark CSV columns"); LMDeploy's own wording; its alias (turbomind);
+        MLC-LLM has rows (perf_public.csv) but no profile: the default profile by name, as before."""
+        by_id, _ = rows
+        got = {k: (by_id[k].engine, acc._profile_for(by_id[k], None).name) for k in ("E2", "E3", "E4", "E5")}
+        assert got == {
+            "E2": ("vllm", "vllm"),
+            "E3": ("lmdeploy", "lmdeploy"),
+            "E4": ("lmdeploy", "lmdeploy"),
+            "E5": ("mlc-llm", "vllm"),
+        }
+        assert not any(by_id[k].problem for k in got)
+
+    def test_every_shipped_row_names_a_known_engine(self):
+        """catalogs/reference: no shipped row relies on an unknown name being read as vLLM."""
+        assert not [r.record_id for r in acc.load_decode_rows() if "unknown engine" in r.problem]
+
+
 class TestMemory:
     """A static row whose run does not fit in memory (the last round's closing note: validate timed 70B on one H100)."""
 

@@ -57,6 +57,7 @@ from planner.catalog import Catalog, default_catalog
 from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
+    ENGINES_WITHOUT_PROFILE,
     EngineProfile,
     engine_for_version,
     engine_profile,
@@ -236,14 +237,20 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
+    """``engine`` if given; else the profile of the row's engine release; the default profile for an engine without
+    one (``ENGINES_WITHOUT_PROFILE``) or a release older than any rule read (SGLang 0.3.0); an engine name no
+    profile or alias has raises UnknownNameError (``load_decode_rows`` refuses such a row before it gets here)."""
     if engine is not None:
         return engine_profile(engine)
+    if row.engine in ENGINES_WITHOUT_PROFILE:
+        return engine_profile(None)
+    base = engine_profile(row.engine)
+    if not (row.engine_version and parse_version(row.engine_version)):
+        return base
     try:
-        if row.engine_version and parse_version(row.engine_version):
-            return engine_for_version(row.engine, row.engine_version)[0]
-        return engine_profile(row.engine)
+        return engine_for_version(row.engine, row.engine_version)[0]
     except PlannerError:
-        return engine_profile(None)  # an engine without a profile (SGLang): the shared fitted time factors
+        return engine_profile(None)  # SGLang before 0.4: no rule read; the default profile's budget and factors
 
 
 def release_refusal(row: DecodeRow, cat: Catalog) -> str:

@@ -39,7 +39,14 @@ from planner.catalog.names import (  # noqa: F401  (re-exported: the validation 
     gpu_name,
     model_name,
 )
-from planner.errors import InvalidInputError, MissingDataError
+from planner.engines.profiles import (
+    DEFAULT_ENGINE,
+    ENGINE_ALIASES,
+    ENGINE_CELL_NAMES,
+    ENGINES,
+    ENGINES_WITHOUT_PROFILE,
+)
+from planner.errors import InvalidInputError, MissingDataError, UnknownNameError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
 from planner.serving.load import dataset_in, dataset_statistics
@@ -487,6 +494,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
     percentiles = {c: figure(c) / 1e3 for c in PERCENTILE_COLUMNS}
     problem = problem or (refused[0] if refused else "")
+    engine, unknown_engine = _engine_name(engine_cell)
+    problem = unknown_engine or problem  # first: a speculating row's reason would let it be predicted
     cached = False
     try:
         cached = prefix_cache_of(r.get("prefix_cache", ""))
@@ -504,7 +513,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         output_len=out or 0,
         weight_precision=weight_precision_of(r.get("weight_dtype", ""), r["model"]),
         kv_precision=precision_in(r.get("kv_cache_dtype", "")),
-        engine=_engine_name(engine_cell),
+        engine=engine,
         engine_version=version,
         tpot_s=tpot,
         throughput_tokens_per_s=tput,
@@ -668,11 +677,26 @@ def source_group_of(source: str) -> str:
     return next((group for part, group in SOURCE_GROUPS.items() if part in source), source)
 
 
-def _engine_name(cell: str) -> str:
-    """'vllm', 'lmdeploy', 'tensorrt-llm', 'sglang', 'nim' ... from an engine cell ("LMDeploy (TurboMind)",
-    "NVIDIA NIM")."""
-    text = cell.lower()
+def _engine_name(cell: str) -> tuple[str, str]:
+    """The engine a row's ``engine`` cell names, and why the row is refused ("" when it is read):
+
+    - empty: ``DEFAULT_ENGINE`` (vllm), the engine of a file without the column;
+    - a cell that contains vllm, lmdeploy, tensorrt (or trt), sglang or the word nim, as tools write them
+      ("LMDeploy (TurboMind)", "TensorRT-LLM", "NVIDIA NIM"): that engine;
+    - a profile or an alias ``engine_profile`` takes ("turbomind", "seed": the name it stands for), or an engine
+      with rows but no profile (``ENGINES_WITHOUT_PROFILE``: "mlc-llm", "llm-awq", predicted with the default
+      profile): that name;
+    - anything else is not predicted: "unknown engine 'vlm'; did you mean vllm?" (it was read as vLLM before).
+    """
+    text = cell.strip().lower()
+    if not text:
+        return DEFAULT_ENGINE, ""
     if re.search(r"\bnim\b", text):
-        return "nim"  # NVIDIA NIM: its backend is chosen per profile (planner.engines.profiles.NIM_BACKEND)
-    name = next((k for k in ("vllm", "lmdeploy", "tensorrt", "trt", "sglang") if k in text), text.split(" ")[0])
-    return {"tensorrt": "tensorrt-llm", "trt": "tensorrt-llm"}.get(name, name) or "vllm"
+        return "nim", ""  # NVIDIA NIM: its backend is chosen per profile (planner.engines.profiles.NIM_BACKEND)
+    name = next((k for k in ("vllm", "lmdeploy", "tensorrt", "trt", "sglang") if k in text), None)
+    if name is not None:
+        return {"tensorrt": "tensorrt-llm", "trt": "tensorrt-llm"}.get(name, name), ""
+    word = text.split(" ")[0].replace("_", "-")
+    if word in ENGINES or word in ENGINE_ALIASES or word in ENGINES_WITHOUT_PROFILE:
+        return ENGINE_ALIASES.get(word, word), ""  # "turbomind" -> "lmdeploy", as the fits and schedulers name it
+    return word, str(UnknownNameError("engine", cell.strip(), ENGINE_CELL_NAMES))

@@ -42,7 +42,7 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import catalog_option, load, not_an_input, output_option
+from planner.cli.options import catalog_option, engine_name, load, not_an_input, output_option
 from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
@@ -55,8 +55,8 @@ _ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. 
 
 
 def _engine(ctx, param, value):
-    """An engine name or release, checked before any work starts (one-line error otherwise)."""
-    return None if value is None else engine_profile(value)  # UnknownNameError: the one-line CLI error
+    """An engine name or release, checked before any work starts (one-line error otherwise; an empty one too)."""
+    return None if value is None else engine_profile(engine_name(ctx, param, value))  # UnknownNameError: one line
 
 
 @contextlib.contextmanager

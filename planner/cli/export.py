@@ -12,12 +12,18 @@ import click
 from planner.cli.options import calibration_option, catalog_option, load, not_an_input, output_option
 from planner.cli.terminal import echo
 from planner.errors import InvalidInputError
+from planner.units import counted
 
 FORMATS = ("xlsx", "csv", "md", "pdf")
 
 
 def review_date(given: str | None) -> str:
-    """--date, else SOURCE_DATE_EPOCH (reproducible builds), else today: YYYY-MM-DD."""
+    """--date, else SOURCE_DATE_EPOCH (reproducible builds), else today: YYYY-MM-DD. An empty --date is refused (it
+    would silently print today's)."""
+    if given is not None and not given.strip():
+        raise click.BadParameter(
+            "empty; give a date as YYYY-MM-DD, or leave --date out for today", param_hint="'--date'"
+        )
     if given:
         try:
             return dt.date.fromisoformat(given).isoformat()
@@ -71,7 +77,7 @@ def summary_lines(review) -> list[str]:
     rec = review.recommended
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
-        f"({int(rec.fleet.replicas)} replicas of {int(rec.replica.gpus)} GPUs, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
+        f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
         f"TTFT {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
     if rec.time_range_widened:
@@ -84,7 +90,7 @@ def summary_lines(review) -> list[str]:
         kind = f"{r.money.price_kind:<{kinds}}"
         if r.meets:
             lines.append(
-                f"  {i}. {r.option.name:<{width}}  {kind}  {r.gpus:>{counts},} GPUs  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
+                f"  {i}. {r.option.name:<{width}}  {kind}  {counted(r.gpus, 'GPU', f'>{counts},'):<{counts + 5}}  {fmt(r.monthly_usd, 'usd'):>{money}}/month"
                 + (f"  ({note})" if (note := prompt_time_note(r)) else "")
             )
         else:

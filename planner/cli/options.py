@@ -78,13 +78,30 @@ def output_option(*names: str, help: str, folder: bool = False, default: Path | 
     become a folder of that name with the file inside it."""
     return click.option(
         *names,
-        type=click.Path(file_okay=not folder, dir_okay=folder, path_type=Path),
+        type=click.Path(file_okay=not folder, dir_okay=folder),
         default=default,
         show_default=default is not None,
         required=required,
         help=help,
-        callback=_not_a_file_name if folder else None,
+        callback=_folder_path if folder else _file_path,
     )
+
+
+def _path(ctx: click.Context, param: click.Parameter, value: str | Path | None, what: str) -> Path | None:
+    """The option's value as a Path; an empty one is refused (Path("") is the current folder: a silent default)."""
+    if value is None:
+        return None
+    if not str(value).strip():
+        raise click.BadParameter(f"empty; give {what}", ctx=ctx, param=param)
+    return Path(value)
+
+
+def _file_path(ctx: click.Context, param: click.Parameter, value: str | Path | None) -> Path | None:
+    return _path(ctx, param, value, "the file to write")
+
+
+def _folder_path(ctx: click.Context, param: click.Parameter, value: str | Path | None) -> Path | None:
+    return _not_a_file_name(ctx, param, _path(ctx, param, value, "the folder to write into"))
 
 
 #: Endings of the files planner writes; a folder option given one of them was meant as a file name.
@@ -114,7 +131,10 @@ ENGINE_HELP = f"a profile ({', '.join(sorted(ENGINES))}) or a release, e.g. vllm
 
 def engine_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """An --engine value checked before any work starts (UnknownNameError: one line, with the names meant); the
-    name as given, which the API resolves the same way."""
+    name as given, which the API resolves the same way. An empty value is refused: the API reads "" as the default."""
+    if value is not None and not value.strip():
+        default = f"for {param.default}" if param.default else "for its default"
+        raise click.BadParameter(f"empty; give {ENGINE_HELP}, or leave --engine out {default}", ctx=ctx, param=param)
     if value is not None:
         engine_profile(value)
     return value

@@ -23,7 +23,17 @@ from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
 from planner.serving.fleet import past_capacity as is_past_capacity
 from planner.serving.load import CLIENT_COMMANDS, DATASETS, DatasetLoad, NoPublishedLengthError, dataset_load
 from planner.serving.speculative import speculation_for
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR, GiB, fmt_bytes, fmt_gb, fmt_percent, fmt_rate, fmt_seconds, fmt_usd
+from planner.units import (
+    MAX_RENT_USD_PER_GPU_HOUR,
+    GiB,
+    counted,
+    fmt_bytes,
+    fmt_gb,
+    fmt_percent,
+    fmt_rate,
+    fmt_seconds,
+    fmt_usd,
+)
 
 #: How each layout reads after the GPU count ("" for plain tensor parallelism).
 LAYOUT_WORDS = {
@@ -146,7 +156,7 @@ def render_plan(p: Plan) -> str:
     row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
     for alt in p.alternatives:
         row(
-            f"Same {alt.gpus} GPUs{LAYOUT_WORDS[alt.parallelism] or ', tensor parallel'}",
+            f"Same {counted(alt.gpus, 'GPU')}{LAYOUT_WORDS[alt.parallelism] or ', tensor parallel'}",
             f"max batch {alt.max_batch:,}, TPOT {fmt_seconds(alt.tpot_s)} and {fmt_rate(alt.throughput_tokens_per_s)} "
             f"at it, TTFT {fmt_seconds(alt.ttft_s)}, {fmt_usd(alt.cost_per_mtok_usd)} per million output tokens"
             f" (--parallelism {alt.parallelism})",
@@ -457,7 +467,7 @@ def render_sizing(
             if speculative is not None
             else []
         ),
-        f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {s.replicas * p.gpus:,} GPUs, "
+        f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
         f"{s.rate_per_replica_s:.3g} requests/s each",
         f"  TTFT p50 / p95 / p99   {spread(r.ttft_s)}",
         f"  TPOT p50 / p95 / p99   {spread(r.tpot_s)}",

@@ -9,6 +9,7 @@ import click
 
 from planner.cli.options import calibration_option, catalog_option, load, output_option
 from planner.cli.terminal import echo
+from planner.units import counted
 
 #: Said when LibreOffice is missing and a workbook's formulas were written without their values.
 NO_VALUES = (
@@ -18,9 +19,23 @@ NO_VALUES = (
 
 
 def _names(values: tuple[str, ...]) -> list[str] | None:
-    """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']."""
+    """Repeated options and comma-separated lists alike: ('H100,A100', 'L4') -> ['H100', 'A100', 'L4']; None (all)
+    when the option is not given."""
     out = [v.strip() for value in values for v in value.split(",") if v.strip()]
     return out or None
+
+
+def _not_empty(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> tuple[str, ...]:
+    """A --gpus or --models given with no name in it ("", ",") is refused: leaving the option out means all."""
+    if values and not _names(values):
+        what = "GPU" if param.name == "gpu_names" else "model"
+        raise click.BadParameter(
+            f"{' '.join(map(repr, values))} names no {what}; give names, comma-separated or repeated "
+            f"({'H100,A100-80GB' if what == 'GPU' else 'llama2-70b,llama-65b'}), or leave the option out for all",
+            ctx=ctx,
+            param=param,
+        )
+    return values
 
 
 def _selection(f):
@@ -29,6 +44,7 @@ def _selection(f):
         "model_names",
         multiple=True,
         metavar="NAMES",
+        callback=_not_empty,
         help="Models for the Models sheet, comma-separated or repeated [default: all]. GQA siblings are added.",
     )(f)
     return click.option(
@@ -36,13 +52,9 @@ def _selection(f):
         "gpu_names",
         multiple=True,
         metavar="NAMES",
+        callback=_not_empty,
         help="GPUs for the GPUs sheet, comma-separated or repeated [default: all].",
     )(f)
-
-
-def _counted(n: int, noun: str) -> str:
-    """'1 model', '87 models'."""
-    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 @click.group("workbook", invoke_without_command=True)
@@ -69,7 +81,7 @@ def workbook_group(ctx: click.Context, output_dir: Path, gpu_names, model_names,
     from planner.workbook.update import generate
 
     for w in generate(output_dir, load(catalog_dirs), _names(gpu_names), _names(model_names), force=force):
-        echo(f"wrote {w.path} ({_counted(w.gpus, 'GPU')}, {_counted(w.models, 'model')})")
+        echo(f"wrote {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
         if not w.values_stored:
             echo(NO_VALUES)
 
@@ -99,6 +111,6 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
     from planner.workbook.update import refresh
 
     w = refresh(file, load(catalog_dirs), _names(gpu_names), _names(model_names), output=output, force=force)
-    echo(f"refreshed {w.path} ({_counted(w.gpus, 'GPU')}, {_counted(w.models, 'model')})")
+    echo(f"refreshed {w.path} ({counted(w.gpus, 'GPU')}, {counted(w.models, 'model')})")
     if not w.values_stored:
         echo(NO_VALUES.replace("run again with --force", "refresh again"))

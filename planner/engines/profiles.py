@@ -508,6 +508,13 @@ ENGINE_ALIASES = {
     "vllm-0.19.0": "vllm",
 }
 DEFAULT_ENGINE = "vllm"
+#: Engines with published rows but no profile of their own (MLC-LLM, llm-awq: 3 rows of
+#: catalogs/reference/perf_public.csv): a row's ``engine`` cell may name them, and they are predicted with the
+#: default profile (``DEFAULT_ENGINE``'s memory budget and fitted time factors), as they always were.
+ENGINES_WITHOUT_PROFILE = ("mlc-llm", "llm-awq")
+#: The engine names a measurement row's ``engine`` cell takes besides the profiles and ``ENGINE_ALIASES``
+#: (``planner.accuracy.published``; a cell that contains one of the first five is read as it: "LMDeploy (TurboMind)").
+ENGINE_CELL_NAMES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy", "nim", *ENGINES_WITHOUT_PROFILE)
 
 
 #: Which profile a vLLM release's start-up budget follows, by version (first version of each range), with the
@@ -525,6 +532,8 @@ VLLM_VERSION_PROFILES: tuple[tuple[tuple[int, ...], str, str], ...] = (
 #: The newest vLLM release with published start-up logs here (XN01-XN12); a later release takes the last profile,
 #: and ``engine_for_version`` says so.
 NEWEST_LOGGED_VLLM = (0, 19, 0)
+#: The oldest (KV001-KV003); an older release takes the first profile, and ``engine_for_version`` says so.
+OLDEST_LOGGED_VLLM = (0, 10, 1, 1)
 _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
 
 
@@ -557,11 +566,15 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
         return tensorrt_llm_for_version(v)
     if not base.name.startswith("vllm"):
         return base, f"{base.name}: one profile for every version"
-    if v < VLLM_VERSION_PROFILES[0][0]:
-        first, name, why = VLLM_VERSION_PROFILES[0]
-        return ENGINES[name], f"vLLM {version} is older than any logged release; nearest: {name} ({why})"
-    name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
     text = ".".join(map(str, v))
+    if v < VLLM_VERSION_PROFILES[0][0]:
+        name, why = VLLM_VERSION_PROFILES[0][1:]
+        return ENGINES[name], (
+            f"vLLM {text} is older than the oldest release with published start-up logs here "
+            f"({'.'.join(map(str, OLDEST_LOGGED_VLLM))}): mapped to the oldest profile, {name} ({why}); its memory profiling and "
+            "scheduler may differ (releases before 0.8 run the V0 engine)"
+        )
+    name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
     if v[:3] > NEWEST_LOGGED_VLLM:
         newest = ".".join(map(str, NEWEST_LOGGED_VLLM))
         return ENGINES[name], (

@@ -13,6 +13,7 @@ from planner import __version__, api
 from planner.export import sizing
 from planner.export.ownership import Sourced
 from planner.export.scenario import Scenario
+from planner.units import counted
 
 _URL = re.compile(r"https?://[^\s,;)'\"]+")
 LABEL_CHARS = 60
@@ -199,7 +200,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
     for r in _first_per(results, lambda r: (r.gpu.name, r.model.name, r.candidate and r.candidate.gpus_per_replica)):
         low, high = r.time_range
         where = f"{r.gpu.name}, {r.model.name}" + (
-            f", {r.candidate.gpus_per_replica} GPUs per replica" if r.meets else ""
+            f", {counted(r.candidate.gpus_per_replica, 'GPU')} per replica" if r.meets else ""
         )
         rows.append(
             Assumption(

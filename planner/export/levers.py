@@ -9,6 +9,7 @@ from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd
 from planner.export.records import Lever, Result
 from planner.export.scenario import Scenario
+from planner.units import counted
 
 
 def _lever(name: str, change: str, base: Result, res: Result | None, note: str = "") -> Lever:
@@ -18,12 +19,12 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     if res.meets and not note:
         dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
         note = (
-            f"{int(res.replica.batch)} requests per replica of {int(res.replica.gpus)} GPUs (baseline "
+            f"{counted(int(res.replica.batch), 'request', '')} per replica of {counted(int(res.replica.gpus), 'GPU', '')} (baseline "
             f"{int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
         )
         if res.gpus == base.gpus:
             note += (
-                f"; same GPU count: {int(res.fleet.replicas)} replicas of {int(res.replica.gpus)} "
+                f"; same GPU count: {counted(int(res.fleet.replicas), 'replica', '')} of {int(res.replica.gpus)} "
                 f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
             )
             if bool(res.fleet.prompt_bound):

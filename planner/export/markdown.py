@@ -22,6 +22,7 @@ from planner.export.tables import (
     tco_table,
 )
 from planner.io.safetext import md_text
+from planner.units import counted
 
 #: Options-table columns the Markdown shows (the csv and xlsx have them all).
 MD_OPTION_KEYS = (
@@ -120,7 +121,7 @@ def render_markdown(review: Review) -> str:
         f"Budget review made by planner {review.version} on {review.date} from {_path(review.source)}.",
         "",
         f"**Recommendation: {md_text(rec.option.name, line_start=False)}** — {fmt(rec.monthly_usd, 'usd')} a month "
-        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {rec.gpus} GPUs, {rec.money.price_kind} price.",
+        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {counted(rec.gpus, 'GPU', '')}, {rec.money.price_kind} price.",
         "",
         md_text(review.reason),
         "",

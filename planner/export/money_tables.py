@@ -10,6 +10,7 @@ from planner.export.outlook import GridRow, stale_text
 from planner.export.reason import usd
 from planner.export.records import Review
 from planner.export.tables import Column, Table
+from planner.units import counted
 
 
 def _columns(*spec: tuple[str, str, str]) -> tuple[Column, ...]:
@@ -88,7 +89,7 @@ def grid_line(review: Review) -> str:
     best, rec = meeting[0], review.recommended
     text = (
         f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights): the cheapest is "
-        f"{best.result.gpu.name}, {best.price_kind}, {best.weight_precision} weights, {best.result.gpus} GPUs at "
+        f"{best.result.gpu.name}, {best.price_kind}, {best.weight_precision} weights, {counted(best.result.gpus, 'GPU', '')} at "
         f"{usd(best.result.monthly_usd)} a month"
     )
     diff = differences(best.result, rec)
@@ -193,11 +194,11 @@ def margin_line(review: Review) -> str:
     if not oo.margin_gpus(rec):
         return (
             f"The +{rec.margin:.0%} latency margin costs no GPU on the recommended fleet: without it the fleet is the "
-            f"same {oo.gpus_without_margin} GPUs."
+            f"same {counted(oo.gpus_without_margin, 'GPU', '')}."
         )
     return (
-        f"The +{rec.margin:.0%} latency margin costs {oo.margin_gpus(rec)} GPUs ({usd(oo.margin_usd_per_month(rec))} a "
-        f"month) on the recommended fleet: {oo.gpus_without_margin} GPUs, {usd(oo.monthly_without_margin_usd)} a month "
+        f"The +{rec.margin:.0%} latency margin costs {counted(oo.margin_gpus(rec), 'GPU', '')} ({usd(oo.margin_usd_per_month(rec))} a "
+        f"month) on the recommended fleet: {counted(oo.gpus_without_margin, 'GPU', '')}, {usd(oo.monthly_without_margin_usd)} a month "
         "without it."
     )
 
@@ -213,7 +214,7 @@ def horizon_line(review: Review) -> str:
     return (
         f"Over {_years(fin.horizon_months)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
         f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
-        f"{ow.commitment}. At {high.name} demand: {high.gpus} GPUs, {usd(high.monthly_usd)} a month."
+        f"{ow.commitment}. At {high.name} demand: {counted(high.gpus, 'GPU', '')}, {usd(high.monthly_usd)} a month."
     )
 
 

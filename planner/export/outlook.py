@@ -25,6 +25,7 @@ from planner.export.evaluate import evaluate, fleet_at
 from planner.export.quality import quality_notes
 from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
 from planner.export.scenario import Option, Scenario
+from planner.units import counted
 
 # -- ownership ------------------------------------------------------------------------------------------
 
@@ -33,7 +34,7 @@ def commitment(result: Result, owned_gpus: float, capex_usd: float) -> str:
     """What signing for this price kind commits to: capex for bought GPUs, a contract term for reserved ones."""
     kind = result.money.price_kind
     if kind == "purchase":
-        return f"committed: ${capex_usd:,.0f} of hardware ({owned_gpus:,.0f} GPUs) paid when bought, not refundable"
+        return f"committed: ${capex_usd:,.0f} of hardware ({counted(owned_gpus, 'GPU', ',.0f')}) paid when bought, not refundable"
     if kind == "reserved":
         return "committed: a reserved contract; the term and volume are set per contract (see the price source)"
     if kind == "spot":

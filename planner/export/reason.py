@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from planner.units import counted
+
 if TYPE_CHECKING:
     from planner.export.records import Result
     from planner.export.scenario import Scenario
@@ -42,17 +44,13 @@ def risk(scenario: Scenario, rec: Result) -> str:
     return text
 
 
-def _gpus(n: int) -> str:
-    return f"{n} GPU" if n == 1 else f"{n} GPUs"
-
-
 def differences(a: Result, b: Result) -> list[str]:
     """Every way option ``a`` differs from option ``b`` that changes what is bought or what it answers: 'weights fp8
     (b: bf16)'. Compared: GPU, model, weight and KV precision, engine, price kind, price source and date, group
     size, billing unit, spare replicas and the latency margin."""
 
     def group(r: Result) -> str:
-        return f"{int(r.replica.gpus)} GPUs per replica" if r.replica is not None else "no group"
+        return f"{counted(int(r.replica.gpus), 'GPU', '')} per replica" if r.replica is not None else "no group"
 
     def quote(r: Result) -> str:
         m = r.money
@@ -67,7 +65,7 @@ def differences(a: Result, b: Result) -> list[str]:
         ("price kind", a.money.price_kind, b.money.price_kind),
         ("price from", quote(a), quote(b)),
         ("tensor-parallel group", group(a), group(b)),
-        ("billed in units of", _gpus(a.money.node_size), _gpus(b.money.node_size)),
+        ("billed in units of", counted(a.money.node_size, "GPU", ""), counted(b.money.node_size, "GPU", "")),
         ("spare replicas", str(a.option.spare_replicas), str(b.option.spare_replicas)),
         ("latency margin", f"+{a.margin:.0%}", f"+{b.margin:.0%}"),
     )
@@ -103,8 +101,8 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     text = (
         f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
         f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}{across}: "
-        f"{int(f.gpus)} {rec.gpu.name} GPUs as {int(f.replicas)} replicas of {int(r.gpus)}{spare}, "
-        f"{int(r.batch)} requests per replica, for {cost}. {risk(scenario, rec)}"
+        f"{counted(int(f.gpus), rec.gpu.name + ' GPU', '')} as {counted(int(f.replicas), 'replica', '')} of {int(r.gpus)}{spare}, "
+        f"{counted(int(r.batch), 'request', '')} per replica, for {cost}. {risk(scenario, rec)}"
     )
     others = [x for x in ranked if x.meets and x is not rec]
     if others:
@@ -119,7 +117,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         text += f" {len(failing)} option{'s' if len(failing) > 1 else ''} cannot meet the targets."
     text += (
         f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
-        f"{scenario.traffic_change:.0%} higher it needs {int(rec.high.gpus)} GPUs ({usd(float(rec.high.monthly_usd))} a month)"
+        f"{scenario.traffic_change:.0%} higher it needs {counted(int(rec.high.gpus), 'GPU', '')} ({usd(float(rec.high.monthly_usd))} a month)"
     )
     meeting = [x for x in ranked if x.meets]
     lo_best = min(meeting, key=lambda x: (float(x.low.monthly_usd), x.option.name))

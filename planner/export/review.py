@@ -17,6 +17,7 @@ from planner.export.reason import reason
 from planner.export.records import Candidate, Lever, Result, Review
 from planner.export.scenario import Scenario, check_names
 from planner.export.shortfall import pessimistic
+from planner.units import counted
 
 __all__ = ["Candidate", "Lever", "Result", "Review", "SWEEP", "TargetNotMetError", "build_review", "evaluate"]
 
@@ -45,13 +46,13 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
         return TargetNotMetError(
             f"{source}: workload.tpot_target_s: no option meets {w.tpot_target_s * 1e3:g} ms; the best any option "
             f"reaches is {pessimistic(tp_c.tpot_batch1_s, tp_c.margin, 'ms')} ({tp_r.option.name}, "
-            f"{tp_c.gpus_per_replica} GPUs per replica, batch 1); workload.latency_margin sets the margin"
+            f"{counted(tp_c.gpus_per_replica, 'GPU', '')} per replica, batch 1); workload.latency_margin sets the margin"
         )
     if tt_c.ttft_high_s * (1 + tt_c.margin) > w.ttft_target_s:
         return TargetNotMetError(
             f"{source}: workload.ttft_target_s: no option meets {w.ttft_target_s:g} s; the best any option reaches is "
-            f"{pessimistic(tt_c.ttft_high_s, tt_c.margin, 's')} ({tt_r.option.name}, {tt_c.gpus_per_replica} GPUs "
-            f"per replica, {w.prompt_tokens_high:,}-token prompt); workload.latency_margin sets the margin"
+            f"{pessimistic(tt_c.ttft_high_s, tt_c.margin, 's')} ({tt_r.option.name}, "
+            f"{counted(tt_c.gpus_per_replica, 'GPU', '')} per replica, {w.prompt_tokens_high:,}-token prompt); workload.latency_margin sets the margin"
         )
     return TargetNotMetError(
         f"{source}: workload: no option meets the TTFT and TPOT targets with one group size; "

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from planner.catalog import Gpu, Model
 from planner.export.scenario import Workload
+from planner.units import counted
 
 if TYPE_CHECKING:
     from planner.export.records import Candidate
@@ -56,7 +57,7 @@ def shortfall_text(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, m
 def widened_text(c: Candidate) -> str:
     """ " (N GPUs per replica; range widened ...)" when that group's range was widened, else ""."""
     return (
-        f" ({c.gpus_per_replica} GPUs per replica; range widened {c.time_range.widened})"
+        f" ({counted(c.gpus_per_replica, 'GPU', '')} per replica; range widened {c.time_range.widened})"
         if c.time_range.widened
         else ""
     )

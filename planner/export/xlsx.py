@@ -70,6 +70,7 @@ from planner.export.xlsx_cells import (
     store_cached_values,
     wrapped_lines,
 )
+from planner.units import counted
 
 #: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
 SERIES_STYLES = (
@@ -143,7 +144,10 @@ def _summary(book: _Book) -> None:
     ws.row_dimensions[3].height = 30
     _label(ws, 5, "Recommendation", 13)
     ws.merge_cells("B5:F5")
-    put_text(ws["B5"], f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {rec.gpus} GPUs ({m.price_kind})")
+    put_text(
+        ws["B5"],
+        f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {counted(rec.gpus, 'GPU', '')} ({m.price_kind})",
+    )
     ws["B5"].font = Font(bold=True, size=13, color="375623")
     ws.merge_cells("A7:F7")
     put_text(ws["A7"], review.reason)
