@@ -47,6 +47,7 @@ from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
+from planner.accuracy.validation import LIMITS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
 
@@ -87,13 +88,14 @@ MEMORY_QUANTITIES = {
     "vLLM max concurrency": "max_concurrency",
 }
 AIC_CACHE = HERE / "heldout_aic_cache.json"
-#: The issue's goals: (median, worst) |error|.
+#: The issue's goals, (median, worst) |error|: the limits ``planner validate`` holds each quantity to
+#: (``planner.accuracy.validation.LIMITS``); None: the figures are printed without a goal.
 GOALS = {
-    "TPOT": (0.10, 0.30),
-    "TTFT": (0.10, 0.25),
-    "static-batch throughput": (0.10, 0.40),
-    "serving throughput": (0.10, 0.40),
-    "vLLM KV GiB / GPU": (0.05, 0.20),
+    "TPOT": LIMITS["tpot_ms"],
+    "TTFT": LIMITS["ttft_ms"],
+    "static-batch throughput": LIMITS["throughput_tok_s"],
+    "serving throughput": LIMITS["throughput_tok_s"],
+    "vLLM KV GiB / GPU": LIMITS["kv_cache_gib"],
     "vLLM KV tokens": None,
     "vLLM max concurrency": None,
 }
@@ -590,6 +592,25 @@ def _gpu_or_none(name: str, cat) -> str | None:
         return None
 
 
+def add_allreduce_fit_option(parser: argparse.ArgumentParser) -> None:
+    """``--allreduce-fit`` (this script's and ``bench/loso.py``'s): read by ``use_allreduce_fit``."""
+    parser.add_argument(
+        "--allreduce-fit",
+        action="store_true",
+        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
+    )
+
+
+def use_allreduce_fit(args: argparse.Namespace) -> None:
+    """With ``--allreduce-fit``, time every all-reduce of this process by the latency + bandwidth form
+    (``planner.engines.allreduce_table.FIT_INSTEAD``). Call before any prediction: the GPU numbers are read once per
+    process."""
+    if args.allreduce_fit:
+        from planner.engines import allreduce_table
+
+        allreduce_table.FIT_INSTEAD = True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
@@ -611,16 +632,9 @@ def main() -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
-    parser.add_argument(
-        "--allreduce-fit",
-        action="store_true",
-        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
-    )
+    add_allreduce_fit_option(parser)
     args = parser.parse_args()
-    if args.allreduce_fit:  # before any prediction: the GPU numbers are read once per process
-        from planner.engines import allreduce_table
-
-        allreduce_table.FIT_INSTEAD = True
+    use_allreduce_fit(args)
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
     if args.write_serving_residuals:

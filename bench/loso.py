@@ -121,16 +121,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--worst", type=int, default=0, help="also list the N worst held-out figures")
     parser.add_argument("--write-residuals", action="store_true", help="regenerate the held-out residuals file")
-    parser.add_argument(
-        "--allreduce-fit",
-        action="store_true",
-        help="time every all-reduce with the latency + bandwidth form instead of vLLM's measured table (the default)",
-    )
+    heldout.add_allreduce_fit_option(parser)
     args = parser.parse_args()
-    if args.allreduce_fit:  # before any prediction: the GPU numbers are read once per process
-        from planner.engines import allreduce_table
-
-        allreduce_table.FIT_INSTEAD = True
+    heldout.use_allreduce_fit(args)
     result = ho.leave_one_source_out(acc.load_decode_rows())
     cs = checks(result)
     note = heldout.attach(cs, "aic", run=False) + "; " + heldout.attach(cs, "la", run=False)

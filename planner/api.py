@@ -94,7 +94,7 @@ def kv_bytes(
     2 x layers x KV heads x head dim x bytes per token (MLA: layers x (kv_lora_rank + rope dim) x bytes);
     sliding-window layers hold at most their window. Llama 2 70B, 8,192 tokens, fp16: 2,684,354,560 B.
     """
-    tokens_arr, bad_tokens = _count_or_mask(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    tokens_arr, bad_tokens = _count_or_mask(tokens, "tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True)
     batch_arr, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
     r = _resolve(catalog or default_catalog(), errors, model=model, kv_precision=kv_precision)
     if r.model is None:

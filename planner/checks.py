@@ -11,7 +11,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
 
 Errors = Literal["raise", "coerce"]
 
@@ -58,14 +58,59 @@ def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
     return OutOfRangeError(f"{accepted}; got {shown!r}")
 
 
+def token_counts(value: Any, what: str, errors: Errors = "raise") -> Any:
+    """``value`` with each token count written as text ("8k" = 8,192, "8,192", "1e4") read by
+    ``planner.units.parse_token_count``, the parser ``planner plan --context`` and the Excel cells use; numbers and
+    arrays of numbers come back as they are. Text that is not a count raises InvalidInputError saying what is
+    accepted; with errors="coerce" it becomes NaN, noted with that reason (it then fails the caller's range check)."""
+    if isinstance(value, str):
+        try:
+            return parse_token_count(value)
+        except ValueError as exc:
+            if errors == "raise":
+                raise InvalidInputError(f"{what}: {exc}") from None
+            failures.note(True, InvalidInputError(f"{what}: {exc}"))
+            return math.nan
+    dtype = getattr(value, "dtype", None)
+    if isinstance(value, (int, float, np.number)) or (isinstance(dtype, np.dtype) and dtype.kind in "iuf"):
+        return value  # numbers: nothing to read
+    if not isinstance(value, (list, tuple)) and dtype is None:
+        return value
+    obj = np.asarray(value, dtype=object)
+    texts = np.frompyfunc(lambda x: isinstance(x, str), 1, 1)(obj).astype(bool)
+    if not np.any(texts):
+        return value
+    out, reasons = obj.copy(), np.full(obj.shape, None, dtype=object)
+    for idx in zip(*np.nonzero(texts), strict=True):
+        try:
+            out[idx] = parse_token_count(obj[idx])
+        except ValueError as exc:
+            if errors == "raise":
+                raise InvalidInputError(f"{what}: {exc}") from None
+            out[idx], reasons[idx] = math.nan, InvalidInputError(f"{what}: {exc}")
+    if errors == "coerce" and any(r is not None for r in reasons.flat):
+        failures.note(np.frompyfunc(lambda r: r is not None, 1, 1)(reasons).astype(bool), reasons)
+    return out
+
+
 def _count_or_mask(
-    value: Any, what: str, maximum: int, unit: str = "", errors: Errors = "raise", integers: bool = False
+    value: Any,
+    what: str,
+    maximum: int,
+    unit: str = "",
+    errors: Errors = "raise",
+    integers: bool = False,
+    tokens: bool = False,
 ) -> tuple[np.ndarray, Any]:
     """Whole numbers from 1 to ``maximum`` (8192.0 is 8192) as floats, and the mask of elements that are not
     (coerce). ``integers``: an array of integers that is all valid comes back as it is (no float copy; the caller
-    casts it where it needs floats)."""
+    casts it where it needs floats). ``tokens``: text is read as a token count (``token_counts``: "8k", "8,192")."""
     if type(value) in (int, float) and 1 <= value <= maximum and value == int(value):  # one valid number: fast
         return float(value), False
+    if tokens:
+        value = token_counts(value, what, errors)
+        if type(value) is int and 1 <= value <= maximum:
+            return float(value), False
     accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
     dtype = getattr(value, "dtype", None)
     if not isinstance(value, np.ndarray) and isinstance(dtype, np.dtype) and dtype.kind in ("i", "u"):
@@ -80,9 +125,10 @@ def _count_or_mask(
     return _checked(arr, bad, accepted, errors, 1.0)
 
 
-def _count(value: Any, what: str, maximum: int, unit: str = "") -> np.ndarray:
-    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError)."""
-    return _count_or_mask(value, what, maximum, unit)[0]
+def _count(value: Any, what: str, maximum: int, unit: str = "", tokens: bool = False) -> np.ndarray:
+    """Whole numbers from 1 to ``maximum``; anything else raises (InvalidInputError / OutOfRangeError). ``tokens``:
+    text is read as a token count ("8k": ``token_counts``)."""
+    return _count_or_mask(value, what, maximum, unit, tokens=tokens)[0]
 
 
 def _fraction(value: Any, what: str) -> np.ndarray:

@@ -335,7 +335,9 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     )
     # Integer contexts stay integers until they are paired with the names (``_resolve``'s numbers): only unpaired
     # ones are cast to floats (below), so a sweep's three calls make no float copy of its contexts.
-    ctx, bad_ctx = _count_or_mask(context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors, integers=True)
+    ctx, bad_ctx = _count_or_mask(
+        context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors, integers=True, tokens=True
+    )
     b, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
     bad_gpus: Any = False
     if gpus is not None:

@@ -37,7 +37,7 @@ class UnknownNameError(PlannerError, KeyError):
 
     def __init__(self, kind: str, name: object, known: Iterable[str]):
         self.kind, self.name = kind, name
-        known = sorted(set(known), key=str.lower)
+        known = sorted(set(known), key=lambda k: (k.lower(), k))  # ties by case too: the same order every run
         self.suggestions = closest_names(str(name), known)
         hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
         listing = "" if hint else f"known: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}"

@@ -120,7 +120,7 @@ def plan(
     price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = []
-    ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens"))
+    ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
     if ctx > mdl.max_context:
         warnings.append(
             f"context {ctx:,} exceeds {mdl.name}'s trained maximum of {mdl.max_context:,} tokens; "

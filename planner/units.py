@@ -63,22 +63,25 @@ TOKEN_SUFFIXES = {"k": 2**10, "m": 2**20}
 _TOKEN_COUNT = re.compile(r"(?P<number>[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<suffix>[kKmM]?)")
 
 
-def parse_token_count(value: object) -> int:
+def parse_token_count(value: object, whole: bool = True) -> int:
     """A token count as people write it: 8192, "8192", "8,192", "8_192", "1e4" (10,000), "8k" / "8K" (8,192 =
     8 x 1,024, as model cards mean an 8K context), "1.5k" (1,536), "1M" (1,048,576).
 
     Raises ValueError saying what is accepted for anything else: text that is not a count, a fraction of a
     token, true/false, inf or NaN. A thousands comma must group three digits ("8,19" is refused).
+    ``whole=False`` (a run's mean length, "207.5" or "1.3k"): a fraction is kept, returned as a float.
     """
     accepted = "a whole number of tokens such as 8192, 8,192, 1e4 or 8k (k = 1,024 tokens)"
+    if not whole:
+        accepted = "a number of tokens such as 207.5, 8,192, 1e4 or 8k (k = 1,024 tokens)"
     if isinstance(value, bool):
         raise ValueError(f"expected {accepted}, not true or false")
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        if not (math.isfinite(value) and value.is_integer()):
+        if not (math.isfinite(value) and (value.is_integer() or not whole)):
             raise ValueError(f"{value!r} is not {accepted}")
-        return int(value)
+        return int(value) if whole else value
     if not isinstance(value, str):
         raise ValueError(f"expected {accepted}; got {type(value).__name__}")
     hit = _TOKEN_COUNT.fullmatch(value.strip())
@@ -90,6 +93,8 @@ def parse_token_count(value: object) -> int:
     count = decimal.Decimal(number.replace(",", "").replace("_", "")) * TOKEN_SUFFIXES.get(hit["suffix"].lower(), 1)
     if count > 2**63:  # before int(): 1e999999999 would be a billion digits
         raise ValueError(f"{value[:40]!r} is more tokens than any context holds; expected {accepted}")
+    if not whole:
+        return float(count)
     if count != count.to_integral_value():
         raise ValueError(f"{value[:40]!r} is {count:f} tokens, not a whole number; expected {accepted}")
     return int(count)

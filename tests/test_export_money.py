@@ -320,7 +320,7 @@ class TestFinanceTable:
     def test_an_unknown_finance_key_lists_the_accepted_ones(self):
         with pytest.raises(ScenarioError) as err:
             parse_scenario(_with_finance({"horizon": 36}), "s.toml")
-        assert "finance.horizon: unknown field; accepted fields:" in str(err.value)
+        assert "finance.horizon: unknown field; did you mean horizon_months" in str(err.value)
         assert "horizon_months" in str(err.value)
 
 

@@ -299,3 +299,66 @@ class TestFolderOptions:
         from planner.cli import options
 
         assert options._not_a_file_name(None, None, folder) == folder
+
+
+class TestPlanLoadOptions:
+    """s89's newcomer pass: load options that were read silently wrong or not at all."""
+
+    PLAN = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096")
+
+    def test_lengths_longer_than_the_context_are_refused(self):
+        """16k prompts under load with --context 8k were simulated as if a sequence could hold them: --context is the
+        tokens one sequence holds (prompt + output), so the way out is a context of at least their sum."""
+        line = one_line(run(*self.PLAN, "--rate", "2", "--prompt-tokens", "4k", "--output-tokens", "100"), 2)
+        assert line == (
+            "planner: error: --prompt-tokens 4,096 + --output-tokens 100 are more than --context 4,096 (the tokens one "
+            "sequence may hold, prompt + output); give --context 4,196 or more"
+        )
+
+    @pytest.mark.parametrize(
+        "extra, names",
+        [
+            (("--prompt-tokens", "200"), "--prompt-tokens and --output-tokens"),
+            (("--ttft-target", "1"), "--ttft-target and --tpot-target"),
+            (("--tpot-target", "50ms"), "--ttft-target and --tpot-target"),
+        ],
+    )
+    def test_load_options_without_a_rate_are_refused_not_ignored(self, extra, names):
+        """Without --rate these were dropped without a word (the plan printed as if they had not been given)."""
+        assert one_line(run(*self.PLAN, *extra), 2).startswith(f"planner: error: {names} ")
+        assert "give --rate" in one_line(run(*self.PLAN, *extra), 2)
+
+
+@pytest.mark.parametrize("fmt", ["md", "csv"])
+def test_export_refuses_to_write_over_its_own_scenario(tmp_path, fmt):
+    """`export s.toml -o s.toml --force --format md` replaced the scenario with its review (a .toml name has no format
+    to disagree with --format): refused before anything is sized, the scenario kept byte for byte."""
+    sc = tmp_path / "s.toml"
+    sc.write_text("[workload]\n")
+    r = run("export", str(sc), "-o", str(sc), "--force", "--format", fmt)
+    assert r.exit_code == 2 and "is the scenario itself; write to another file" in r.output
+    assert "Traceback" not in r.output and sc.read_text() == "[workload]\n"
+
+
+def test_calibrate_refuses_to_write_over_its_measurements(tmp_path):
+    """`calibrate runs.csv -o runs.csv --force` replaced the measurements with the calibration it fitted."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text(ROWS + "H100,llama3.1-8b,8,1024,128,10\n")
+    r = run("calibrate", str(runs), "-o", str(runs), "--force")
+    assert r.exit_code == 2 and "runs.csv is the measurements file itself; write to another file" in r.output
+    assert runs.read_text() == ROWS + "H100,llama3.1-8b,8,1024,128,10\n"
+
+
+class TestPlanEngine:
+    def test_a_release_is_taken_as_validate_and_the_api_take_it(self):
+        """`plan --engine vllm==0.11.0` was refused by a fixed list while `validate --engine` and the API's engine=
+        accept a release: the same profile as the API picks (planner.engines.profiles.engine_profile)."""
+        import planner
+
+        out = json.loads(run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k",
+                             "--engine", "vllm==0.11.0", "--json").stdout)  # fmt: skip
+        assert out["max_batch"] == planner.max_batch("H100", "llama3.1-8b", 8192, engine="vllm==0.11.0")
+
+    def test_a_misspelt_engine_names_the_one_meant(self):
+        r = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8k", "--engine", "vlm")
+        assert one_line(r, 2) == "planner: error: unknown engine 'vlm'; did you mean vllm, vllm-0.10?"

@@ -84,9 +84,40 @@ class TestBadInput:
         assert msg.startswith("s.toml: workload.tpot_target_s: missing") and "seconds" in msg
 
     def test_unknown_field_lists_the_accepted_ones(self):
-        """A misspelt option key is refused, with the accepted keys."""
+        """A misspelt option key is refused, with the nearest accepted key first, then all of them."""
         msg = error_of(scenario(option=[{"gpu": "H100", "model": "m", "pricing_model": "cloud"}]))
-        assert "option #1.pricing_model: unknown field; accepted fields:" in msg and "pricing" in msg
+        assert "option #1.pricing_model: unknown field; did you mean pricing" in msg and "? accepted fields:" in msg
+
+    def test_a_group_the_engine_refuses_names_the_option(self):
+        """gpus_per_replica = 3 for Llama-3.1-70B (64 attention heads, 8 KV heads; its config.json): the refusal
+        came as a bare line without the file or option; now it names both, with the valid groups."""
+        msg = error_of(scenario(option=[{"gpu": "H100", "model": "Llama-3.1-70B", "gpus_per_replica": 3}]))
+        assert msg.startswith("s.toml: option #1 (H100, Llama-3.1-70B, cloud).gpus_per_replica: Llama-3.1-70B cannot")
+        assert "valid groups up to 64: 1, 2, 4, 8" in msg
+
+    @pytest.mark.parametrize("where", ["option", "defaults"])
+    def test_a_provider_no_quote_is_from_is_refused_not_priced_at_the_median(self, where):
+        """price_basis = "Hyperstak": every option silently paid the median; the error names the provider meant."""
+        option = {"gpu": "H100", "model": "Llama-3.1-70B"}
+        data = (
+            scenario(option=[{**option, "price_basis": "Hyperstak"}])
+            if where == "option"
+            else scenario(option=[option], defaults={"price_basis": "Hyperstak"})
+        )
+        msg = error_of(data)
+        assert ".price_basis: no catalog quote is from 'Hyperstak'; did you mean Hyperstack?" in msg
+        assert msg.startswith("s.toml: defaults.price_basis" if where == "defaults" else "s.toml: option #1")
+        assert (
+            check_names(parse_scenario(scenario(defaults={"price_basis": "hyperstack"}), "s.toml"), default_catalog())
+            is None
+        )
+
+    def test_a_misspelt_workload_key_names_the_one_meant(self):
+        """'peak_request_per_s' (one letter short): the error names peak_requests_per_s before the full list."""
+        w = dict(WORKLOAD)
+        w["peak_request_per_s"] = w.pop("peak_requests_per_s")
+        msg = error_of(scenario(workload=w))
+        assert msg.startswith("s.toml: workload.peak_request_per_s: unknown field; did you mean peak_requests_per_s")
 
     def test_wrong_type_shows_what_was_given(self):
         """A text where a number belongs: the field, the rule and the value."""

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from planner import api
+from planner.engines.profiles import TENSORRT_LLM, TENSORRT_LLM_0
 from planner.errors import InvalidInputError
 from planner.serving.approx import approximate_load, approximate_percentiles
 from planner.serving.load import Replica, latency_under_load, overlap_scheduling, range_ratio_lengths
@@ -36,15 +37,17 @@ class TestOverlapScheduling:
         """TensorRT-LLM's PyTorch backend (1.x) schedules step n + 1 while step n runs, by default ("Enabled by
         default. To disable, set disable_overlap_scheduler=True", the Overlap Scheduler page of its documentation):
         a second request arriving 2.5 decode steps into the first one's decode joins the second step that starts
-        after it, one decode step later than under the TensorRT engines of 0.x, which schedule between steps."""
+        after it, one decode step later than under the TensorRT engines of 0.x, which schedule between steps. (0.x is
+        given 1.x's per-sequence cost here, so that the two differ in their scheduling only.)"""
         step = _decode_s(1024 + 3, engine="tensorrt-llm")
         prefill = float(api.prefill(GPU, MODEL, 1024, gpus=1, batch=1, engine="tensorrt-llm").ttft_s)
         arrivals = [0.0, prefill + 2.5 * step]
+        engine_0 = TENSORRT_LLM_0.with_(sequence_overhead_s=TENSORRT_LLM.sequence_overhead_s)
         one = latency_under_load(_replica("tensorrt-llm", "tensorrt-llm"), 1024, 64, arrivals_s=arrivals)
-        zero = latency_under_load(_replica("tensorrt-llm", "tensorrt-llm-0"), 1024, 64, arrivals_s=arrivals)
+        zero = latency_under_load(_replica("tensorrt-llm", engine_0), 1024, 64, arrivals_s=arrivals)
         assert one.ttft_s.p99 - zero.ttft_s.p99 == pytest.approx(step, rel=0.05)
         asked = latency_under_load(
-            _replica("tensorrt-llm", "tensorrt-llm-0"), 1024, 64, arrivals_s=arrivals, async_scheduling=True
+            _replica("tensorrt-llm", engine_0), 1024, 64, arrivals_s=arrivals, async_scheduling=True
         )
         assert one.ttft_s.p99 == asked.ttft_s.p99
 
@@ -256,7 +259,8 @@ class TestApproximationFollowsTheSimulation:
         that schedules a step ahead, as the simulation does; TPOT is the same."""
         rates = [2.0, 6.0]
         trt = approximate_percentiles(_replica("tensorrt-llm", "tensorrt-llm"), 1024, 256, rates, 50)
-        setup = _replica("tensorrt-llm", "tensorrt-llm-0").setup(1024, 256)
+        engine_0 = TENSORRT_LLM_0.with_(sequence_overhead_s=TENSORRT_LLM.sequence_overhead_s)  # step times alike
+        setup = _replica("tensorrt-llm", engine_0).setup(1024, 256)
         plain = approximate_load(setup.table, setup.scheduler, 1024, 256, rates, 50)
         tau = [trt["ttft_s"][i] - plain["ttft_s"][i] for i in range(2)]
         assert all(_decode_s(1024, 1, "tensorrt-llm") <= t <= _decode_s(1280, 64, "tensorrt-llm") for t in tau)

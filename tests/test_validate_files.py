@@ -158,6 +158,155 @@ class TestUserFiles:
         assert "missing column(s) batch_size_or_concurrency or batch, input_len, output_len" in r.output
 
 
+class TestMemory:
+    """A static row whose run does not fit in memory (the last round's closing note: validate timed 70B on one H100)."""
+
+    ROWS = """record_id,gpu,model,tensor_parallel_size,batch,input_len,output_len,tpot_ms,ttft_ms
+F1,H100,llama3.1-70b,1,1,1024,128,20,100
+F2,H100,llama3.1-8b,1,64,1024,128,20,
+F3,H100,llama3.1-8b,1,4096,1024,128,20,
+"""
+
+    def run(self, tmp_path, *extra):
+        p = tmp_path / "fit.csv"
+        p.write_text(self.ROWS)
+        return CliRunner().invoke(main, ["validate", "--decode", str(p), *extra])
+
+    def test_weights_that_do_not_fit_leave_the_row_unpredicted(self, tmp_path):
+        """F1: Llama-3.1-70B's 141.1 GB of bf16 weights (70.55e9 parameters x 2 B, its config.json) on one 80 GiB
+        (85.9 GB) H100: no engine starts, so neither TPOT nor TTFT is predicted, and the reason says so."""
+        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(self.run(tmp_path, "--json").output)["rows"]}
+        for q in ("tpot_ms", "ttft_ms"):
+            assert rows[("F1", q)]["predicted"] is None
+            assert "weights (141.11 GB) do not fit on 1 x H100" in rows[("F1", q)]["reason"]
+            assert "smallest group that works is 2 x H100" in rows[("F1", q)]["reason"]
+        out = self.run(tmp_path).output
+        assert "  F1: Llama-3.1-70B weights (141.11 GB) do not fit on 1 x H100" in out.split("Not predicted:\n")[1]
+
+    def test_a_batch_above_what_fits_is_predicted_with_a_note(self, tmp_path):
+        """F3: 4,096 sequences of 1,152 tokens on one H100 hold far more KV than its budget (``max_batch``, the
+        model's rule; KV013 of vllm_startup_public.csv: vLLM printed 51.38 GiB of KV cache, 365 such sequences at
+        131,072 B a token): the TPOT is kept, with a note giving the most that fit; F2's 64 fit, and get none."""
+        from planner import max_batch
+
+        fits = max_batch("H100", "llama3.1-8b", 1024 + 128, gpus=1)
+        assert 0.95 * 365 <= fits <= 1.10 * 365  # KV013's budget, 51.38 GiB / (1,152 x 131,072 B) = 365.4
+        rows = {r["record_id"]: r for r in json.loads(self.run(tmp_path, "--json").output)["rows"]}
+        assert rows["F3"]["predicted"] > 0 and "note" not in rows["F2"]
+        assert rows["F3"]["note"].startswith(f"batch 4,096 is above the {fits:,} sequences of 1,152 tokens that fit")
+        out = self.run(tmp_path).output
+        assert f"  F3: batch 4,096 is above the {fits:,}" in out.split("Predicted with a caveat:\n")[1]
+        assert "F2:" not in out.split("Predicted with a caveat:\n")[1]
+
+    def test_the_api_refuses_a_static_run_whose_weights_do_not_fit(self):
+        """``predict_benchmark`` (the one rule validate calls): a DoesNotFitError, or NaN with errors="coerce"."""
+        import math
+
+        from planner.errors import DoesNotFitError
+        from planner.serving.benchmark import predict_benchmark
+
+        with pytest.raises(DoesNotFitError, match="do not fit on 1 x H100"):
+            predict_benchmark("H100", "llama3.1-70b", 1024, 128, 1, gpus=1)
+        run = predict_benchmark("H100", "llama3.1-70b", 1024, 128, 1, gpus=[1, 4], errors="coerce")
+        assert math.isnan(run.tpot_s[0]) and math.isnan(run.ttft_s[0]) and run.tpot_s[1] > 0
+        assert math.isnan(run.max_batch[0]) and run.max_batch[1] >= 1
+
+    def test_a_wide_error_keeps_a_space_before_it(self, tmp_path):
+        """F3's error (thousands of percent) is not glued to the published figure."""
+        line = next(ln for ln in self.run(tmp_path).output.splitlines() if ln.startswith("F3 "))
+        assert " 20.00 +" in line
+
+
+class TestCellsWithMultipliers:
+    """A cell such as "1k" or "12.3k" was read as its first digits (batch 1, 12.3 tok/s): a length is now read as
+    ``planner plan --context`` reads it (k = 1,024 tokens, ``planner.units.parse_token_count``); any other
+    number with a multiplier leaves its row unpredicted, saying why."""
+
+    ROWS = """record_id,gpu,model,tensor_parallel_size,batch,input_len,output_len,tpot_ms,output_throughput_tok_s
+K1,H100,llama3.1-8b,1,8,1k,128,10,
+K2,H100,llama3.1-8b,1,8,1.5k,0.125k,10,
+K3,H100,llama3.1-8b,1,1k,1024,128,10,
+K4,H100,llama3.1-8b,1,8,1024,128,,12.3k
+"""
+
+    def rows(self, tmp_path):
+        p = tmp_path / "k.csv"
+        p.write_text(self.ROWS)
+        return {r.record_id: r for r in acc.load_decode_rows(p)}
+
+    def test_lengths_read_k_as_1024_tokens(self, tmp_path):
+        """1k = 1,024 and 1.5k = 1,536 (the CLI's reading, tests/test_newcomer.py); 0.125k = 128."""
+        rows = self.rows(tmp_path)
+        assert (rows["K1"].input_len, rows["K1"].output_len, rows["K1"].problem) == (1024, 128, "")
+        assert (rows["K2"].input_len, rows["K2"].output_len) == (1536, 128)
+
+    def test_a_batch_or_figure_with_a_multiplier_is_refused_with_its_reason(self, tmp_path):
+        rows = self.rows(tmp_path)
+        assert rows["K3"].problem.startswith("batch '1k': write the number in full")
+        assert rows["K4"].problem.startswith("output_throughput_tok_s '12.3k': write the number in full")
+        p = tmp_path / "k.csv"
+        r = CliRunner().invoke(main, ["validate", "--decode", str(p), "--json"])
+        got = {(row["record_id"], row["quantity"]): row for row in json.loads(r.output)["rows"]}
+        assert got[("K4", "throughput_tok_s")]["predicted"] is None
+        assert "12.3k" in got[("K4", "throughput_tok_s")]["reason"]
+        assert got[("K1", "tpot_ms")]["predicted"] > 0
+
+    def test_a_time_written_with_its_unit_is_converted_to_the_columns_ms(self, tmp_path):
+        """tpot_ms "0.01 s" was read as 0.01 ms and "10 s" as 10 ms: a cell that states its unit is read in it
+        (``planner.units.parse_seconds``, as the scenario targets read "50 ms"); a bare number stays ms."""
+        p = tmp_path / "t.csv"
+        p.write_text(
+            "record_id,gpu,model,batch,input_len,output_len,tpot_ms,ttft_ms\n"
+            "T1,H100,llama3.1-8b,8,1024,128,0.01 s,150 ms\nT2,H100,llama3.1-8b,8,1024,128,10,800us\n"
+        )
+        rows = {r.record_id: r for r in acc.load_decode_rows(p)}
+        assert rows["T1"].tpot_s == pytest.approx(0.01) and rows["T1"].ttft_s == pytest.approx(0.15)
+        assert rows["T2"].tpot_s == pytest.approx(0.01) and rows["T2"].ttft_s == pytest.approx(0.0008)
+
+    def test_units_are_not_multipliers(self):
+        """'5 ms', '14.2 GiB', '3 MB' and '5.73x' keep their number (first_number's published cells)."""
+        from planner.accuracy.published import first_number
+
+        assert [first_number(c) for c in ("5 ms", "14.2 GiB", "3 MB", "5.73x", "93,872")] == [5, 14.2, 3, 5.73, 93872]
+
+    def test_startup_cells_with_multipliers(self, tmp_path):
+        """max_model_len '32k' is 32,768 tokens (it was read as 32); gpu_kv_cache_tokens '1.2M' (read as 1.2 tokens)
+        leaves the row unpredicted with that reason."""
+        p = tmp_path / "s.csv"
+        p.write_text(
+            "record_id,gpu,model,tensor_parallel_size,max_model_len,gpu_kv_cache_tokens\n"
+            "S1,H100,llama3.1-8b,1,32k,400000\nS2,H100,llama3.1-8b,1,8192,1.2M\n"
+        )
+        rows = {r.record_id: r for r in acc.load_startup_rows(p)}
+        assert rows["S1"].max_model_len == 32768 and rows["S1"].problem == ""
+        assert rows["S2"].problem.startswith("gpu_kv_cache_tokens '1.2M': write the number in full")
+
+
+@pytest.mark.parametrize("option, text", [("--decode", "gpu,model,batch,input_len,output_len,tpot_ms\n"), ("--decode", ""),
+    ("--memory", "gpu,model,available_kv_cache_memory_gib\n")])  # fmt: skip
+def test_a_file_without_rows_is_an_error_not_an_empty_pass(tmp_path, option, text):
+    """A header alone (or an empty file) printed an empty table and passed --check (exit 0): now exit 2, one line."""
+    p = tmp_path / "none.csv"
+    p.write_text(text)
+    r = CliRunner().invoke(main, ["validate", option, str(p), "--check"])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "none.csv: no rows to compare (empty, or a header alone)" in r.output
+
+
+@pytest.mark.parametrize("option", ["--decode", "--memory"])
+@pytest.mark.parametrize(
+    "text", ['{"completed": 10, "num_prompts": 10}', '{\n "completed": 10,\n "num_prompts": 10\n}']
+)
+def test_a_json_file_is_named_as_json(tmp_path, option, text):
+    """A benchmark_serving result given to validate (it reads CSV; calibrate reads the JSON) was read as a CSV
+    header: "no rows" or "missing column(s) gpu, model". Now the error says what the file is and where it goes."""
+    p = tmp_path / "result.json"
+    p.write_text(text)
+    r = CliRunner().invoke(main, ["validate", option, str(p)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "result.json: a JSON file, not a CSV;" in r.output and "planner calibrate" in r.output
+
+
 def test_a_miss_prints_above_its_limit_not_equal_to_it():
     """A median |error| of 10.04% against the 10% TPOT limit (``validation.LIMITS``) misses by 0.04 points: the
     phrase says "10.04% > 10%", not "10.0% > 10%"; a clear miss keeps one decimal."""

@@ -599,3 +599,27 @@ class TestNoHashMarks:
                         assert len(shown) <= width, (name, c.coordinate, shown, width)
                         checked += 1
         assert checked > 500
+
+
+def test_gpus_sheet_reads_each_gpus_numbers_once(monkeypatch):
+    """The GPUs sheet asks ``gpu_numbers`` once per GPU for the sheet's engine (and once more for the interconnect a
+    GPU without a stated one gets), not once per column and GPU (the last round's note: 21 calls a GPU, 693 for the
+    shipped 33 GPUs); the cells are the same, e.g. H100's all-reduce message scale."""
+    from planner.accuracy.calibration import resolve_calibration
+    from planner.catalog import default_catalog
+    from planner.catalog.resolve import gpu_numbers
+    from planner.workbook import catalog_sheets
+
+    calls = []
+
+    def counted(g, *args, **kwargs):
+        calls.append(g.name)
+        return gpu_numbers(g, *args, **kwargs)
+
+    monkeypatch.setattr(catalog_sheets, "gpu_numbers", counted)
+    cat, eng, cal = default_catalog(), engine_profile("vllm"), resolve_calibration(None)
+    gpus = [cat.gpu(name) for name in ("H100", "A100", "MI300X")]
+    sheet, names = catalog_sheets.gpus_sheet(cat, gpus, eng, cal)
+    assert sorted(calls) == sorted([g.name for g in gpus] * 2)
+    column = re.sub(r"[$\d]", "", next(n.ref for n in names if n.name == "gpu_ar_scale").split("!")[1].split(":")[0])
+    assert sheet.cells[f"{column}2"].value == gpu_numbers(gpus[0], eng, cal)["allreduce_table_bytes_scale"]

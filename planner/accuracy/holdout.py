@@ -74,9 +74,21 @@ def fold_of(row: DecodeRow) -> str:
     return next((p for p in FOLD_PREFIXES if row.source_group.startswith(p)), row.source_group)
 
 
+#: The profile each fitted engine's rows run under, where it is not the engine's name: every TensorRT-LLM row the
+#: protocol fits is a 0.x TensorRT-engine run (trtllm-perf-v0.6.1, trtllm-blog-h200-launch v0.5.0), so its rows are
+#: predicted with the 0.x profile (a C++ executor: no per-sequence cost of 1.x's Python loop); the fitted per-step and
+#: prefill costs are the ones both TensorRT-LLM profiles ship (``TENSORRT_LLM_STEP_OVERHEAD_S``, ``..._PREFILL_...``).
+FIT_PROFILE = {"tensorrt-llm": "tensorrt-llm-0"}
+
+
 def engine_key(row: DecodeRow) -> str:
     """The profile whose time factors predict the row: its engine's, or vLLM's for an engine without one."""
     return row.engine if row.engine in FIT_ENGINES else "vllm"
+
+
+def fit_profile(engine: str) -> EngineProfile:
+    """The profile a fitted engine's rows are predicted with (``FIT_PROFILE``, else the engine's own)."""
+    return engine_profile(FIT_PROFILE.get(engine, engine))
 
 
 def fit_rows(rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> list[DecodeRow]:
@@ -115,7 +127,7 @@ def batch_fits(row: DecodeRow, catalog: Catalog) -> bool:
         gpus=row.gpus,
         weight_precision=row.weight_precision,
         kv_precision=row.kv_precision,
-        engine=engine_profile(engine_key(row)),
+        engine=fit_profile(engine_key(row)),
         catalog=catalog,
         calibration=Calibration(),
         errors="coerce",
@@ -132,7 +144,7 @@ class JointFit:
     rows: int
 
     def profile(self, engine: str) -> EngineProfile:
-        return engine_profile(engine).with_(**self.shared, **self.engines.get(engine, {}))
+        return fit_profile(engine).with_(**self.shared, **self.engines.get(engine, {}))
 
     def predict(self, rows: Sequence[DecodeRow], *, catalog: Catalog | None = None) -> DecodePrediction:
         """Each row predicted with its engine's fitted profile (``engine_key``)."""
@@ -190,7 +202,7 @@ def fit_joint(
     A light pull towards the starting values (``PRIOR_WEIGHT``) keeps a factor no row sees where it was.
     """
     cat = catalog or default_catalog()
-    base = start or {e: engine_profile(e) for e in FIT_ENGINES}
+    base = start or {e: fit_profile(e) for e in FIT_ENGINES}
     engines = [e for e in FIT_ENGINES if any(engine_key(r) == e for r in rows)]
     shared0 = {f: getattr(base["vllm"], f) for f in shared_fields}
     names = [*shared_fields, *(f for _ in engines for f in engine_fields)]

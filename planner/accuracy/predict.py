@@ -125,12 +125,16 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
         for i, r in enumerate(raw, 1):
             rid = r.get("record_id") or f"row{i}"
             problem, tp, mml, block, util = "", 1, None, None, 0.9
+            figures = dict.fromkeys(
+                ("available_kv_cache_memory_gib", "gpu_kv_cache_tokens", "max_concurrency_x"), math.nan
+            )
             try:
                 tp = whole_number(r.get("tensor_parallel_size") or r.get("num_gpus"), "tensor_parallel_size", 1) or 1
-                mml = whole_number(stated(r.get("max_model_len")), "max_model_len")
+                mml = whole_number(stated(r.get("max_model_len")), "max_model_len", tokens=True)
                 block = whole_number(r.get("block_size"), "block_size")
-                util_cell = first_number(r.get("gpu_memory_utilization"))
+                util_cell = first_number(r.get("gpu_memory_utilization"), "gpu_memory_utilization")
                 util = 0.9 if math.isnan(util_cell) else util_cell
+                figures = {c: first_number(r.get(c), c) for c in figures}
                 problem = pipeline_problem(r)
             except ValueError as exc:
                 problem = str(exc)
@@ -146,9 +150,9 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                     block_size=block or None,
                     weight_precision=weight,
                     profile=_startup_profile(rid, r),
-                    kv_cache_gib=first_number(r.get("available_kv_cache_memory_gib")),
-                    kv_cache_tokens=first_number(r.get("gpu_kv_cache_tokens")),
-                    max_concurrency=first_number(r.get("max_concurrency_x")),
+                    kv_cache_gib=figures["available_kv_cache_memory_gib"],
+                    kv_cache_tokens=figures["gpu_kv_cache_tokens"],
+                    max_concurrency=figures["max_concurrency_x"],
                     source=r.get("source", ""),
                     problem=problem,
                     kv_precision=precision_in(r.get("kv_cache_dtype", "")) or auto_kv_precision(weight),
@@ -269,6 +273,9 @@ class DecodePrediction:
     tpot_s: Any
     throughput_tokens_per_s: Any  # the run's output rate (steady-state decode for output_len = 0 rows)
     ttft_s: Any
+    #: a static row's most sequences of input + output tokens that fit (``BenchmarkRun.max_batch``); NaN for
+    #: serving rows and rows without a prediction. None: not computed (held-out predictions)
+    max_batch: Any = None
 
 
 def predict_decode(
@@ -280,7 +287,9 @@ def predict_decode(
 ) -> DecodePrediction:
     """TPOT, output rate and TTFT of one row, as its benchmark ran (see the module docstring)."""
     p = predict_decode_rows([row], engine=engine, calibration=calibration, catalog=catalog)
-    return DecodePrediction(float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.ttft_s[0]))
+    return DecodePrediction(
+        float(p.tpot_s[0]), float(p.throughput_tokens_per_s[0]), float(p.ttft_s[0]), float(p.max_batch[0])
+    )
 
 
 def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
@@ -331,7 +340,7 @@ def predict_decode_rows(
     cat = catalog or default_catalog()
     cal = resolve_calibration(calibration)
     n = len(rows)
-    tpot, tput, ttft = (np.full(n, math.nan) for _ in range(3))
+    tpot, tput, ttft, fits = (np.full(n, math.nan) for _ in range(4))
     groups: dict[tuple, list[int]] = {}
     profiles: dict[tuple[str, bool], EngineProfile] = {}
     resolvable: dict[tuple[str, str], bool] = {}
@@ -362,6 +371,7 @@ def predict_decode_rows(
                         [rows[i]], engine=profiles[name], calibration=cal, catalog=cat, frontend_s=front
                     )
                     tpot[i], tput[i], ttft[i] = one.tpot_s[0], one.throughput_tokens_per_s[0], one.ttft_s[0]
+                    fits[i] = one.max_batch[0]
             continue
         rate = np.array([r.request_rate for r in sel], dtype=float) if at_rate else None
         serving = kind == "serving"  # the run as the percentile rows simulate it (planner.accuracy.under_load)
@@ -386,12 +396,14 @@ def predict_decode_rows(
         tpot[idx] = np.where(median, run.tpot_median_s, run.tpot_s)
         tput[idx] = np.where(steady, run.steady_decode_tokens_per_s, run.run_output_tokens_per_s)
         ttft[idx] = np.where(steady, math.nan, np.where(median, run.ttft_median_s, run.ttft_s))
+        if run.max_batch is not None:
+            fits[idx] = run.max_batch
         for j, r in enumerate(sel):  # a statistic the source does not name: only where mean and median agree
             if r.statistic == "" and r.kind == "serving":
                 for arr, mean, med in ((tpot, run.tpot_s, run.tpot_median_s), (ttft, run.ttft_s, run.ttft_median_s)):
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
-    return DecodePrediction(tpot, tput, ttft)
+    return DecodePrediction(tpot, tput, ttft, fits)
 
 
 def _warm_fraction(row: DecodeRow) -> float:

@@ -13,6 +13,7 @@ command is quoted (``server_flag``).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import itertools
@@ -42,6 +43,7 @@ from planner.errors import InvalidInputError, MissingDataError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
 from planner.serving.load import DATASETS
+from planner.units import parse_seconds, parse_token_count
 
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
@@ -206,15 +208,38 @@ def speculation_of(r: dict[str, str]) -> Speculation | None:
     )
 
 
-def first_number(value: Any) -> float:
-    """The first number in a published cell ("14.2488 GiB", "93,872", "5.73x"); NaN when there is none."""
-    hit = re.search(r"-?\d[\d,]*\.?\d*(?:[eE]-?\d+)?", str(value or ""))
-    return float(hit.group(0).replace(",", "")) if hit else math.nan
+#: After a number, a bare multiplier ("12.3k", "1.5 M"), not a unit ("5 ms", "14 GiB", "3 MB", "5.73x").
+_MULTIPLIER = re.compile(r"\s*[kKM](?![A-Za-z])")
 
 
-def whole_number(value: Any, what: str, default: int | None = None) -> int | None:
-    """A whole number from a cell; ``default`` when blank; ValueError naming ``what`` otherwise."""
-    x = first_number(value)
+def first_number(value: Any, what: str = "", strict: bool = True) -> float:
+    """The first number in a published cell ("14.2488 GiB", "93,872", "5.73x"); NaN when there is none.
+
+    ValueError (naming ``what``, the column) for a number written with a multiplier ("12.3k", "1.5M tok/s"): its
+    digits alone are not the figure, and k is 1,000 in a rate but 1,024 in a context, so such a cell is refused
+    rather than read as 12.3 (token lengths read "8k" as ``planner.units.parse_token_count`` does: ``mean_length``).
+    ``strict=False``: the digits alone (12.3), for a table that shows the cell beside the reason it is refused."""
+    text = str(value or "")
+    hit = re.search(r"-?\d[\d,]*\.?\d*(?:[eE]-?\d+)?", text)
+    if hit is None:
+        return math.nan
+    if strict and _MULTIPLIER.match(text, hit.end()):
+        raise ValueError(
+            f"{what + ' ' if what else ''}{text.strip()[:40]!r}: write the number in full; a k or M multiplier is read "
+            "only in a token length (k = 1,024 tokens)"
+        )
+    return float(hit.group(0).replace(",", ""))
+
+
+def whole_number(value: Any, what: str, default: int | None = None, tokens: bool = False) -> int | None:
+    """A whole number from a cell; ``default`` when blank; ValueError naming ``what`` otherwise. ``tokens``: a token
+    count, which may be written as ``planner.units.parse_token_count`` reads it ("32k" = 32,768)."""
+    if tokens and isinstance(value, str) and value.strip():
+        try:
+            return parse_token_count(value)
+        except ValueError:
+            pass  # a cell with words around the number ("32768 (default)"): read as any other cell
+    x = first_number(value, what)
     if math.isnan(x):
         if default is not None or not str(value or "").strip():
             return default
@@ -393,12 +418,25 @@ def throughput_scope(unit: str) -> str:
 
 
 def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
-    tpot = first_number(r.get("tpot_ms")) / 1e3
-    tput = first_number(r.get("output_throughput_tok_s") or r.get("throughput_tok_s"))
-    ttft = first_number(r.get("ttft_ms")) / 1e3
+    refused: list[str] = []  # a figure written with a multiplier ("12.3k"): the row's problem
+
+    def figure(column: str) -> float:
+        cell = r.get(column)
+        if column.endswith("_ms") and isinstance(cell, str):  # a time written with its unit: "0.05 s" is 50 ms
+            with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
+                return parse_seconds(cell, math.inf, column) * 1e3
+        try:
+            return first_number(cell, column)
+        except ValueError as exc:  # kept as its digits, so the table shows the row beside the reason
+            refused.append(str(exc))
+            return first_number(r.get(column), column, strict=False)
+
+    tpot = figure("tpot_ms") / 1e3
+    tput = figure("output_throughput_tok_s" if r.get("output_throughput_tok_s") else "throughput_tok_s")
+    ttft = figure("ttft_ms") / 1e3
     kind, _ = benchmark_kind(r.get("batching", ""))
     kind, _, engine_batch = KIND_COLUMN.get(str(r.get("kind", "")).strip(), (kind, False, False))
-    rate = first_number(r.get("request_rate"))
+    rate = figure("request_rate")
     engine_cell = str(r.get("engine", "")).strip()
     version = str(r.get("engine_version", "")).strip()
     left_out = ""
@@ -443,10 +481,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     where = " ".join(str(r.get(c, "")) for c in ("gpu", "batching", "notes")).lower()
     if not problem and re.search(r"across (two )?nodes|different nodes|diff-nodes|two nodes|multi-node", where):
         problem = "tensor or pipeline parallelism across nodes is not modelled (one node's interconnect only)"
-    e2e = first_number(r.get("e2e_latency_ms")) / 1e3
+    e2e = figure("e2e_latency_ms") / 1e3
     if kind == "static" and math.isnan(tput) and not math.isnan(e2e) and not problem and out:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
-    percentiles = {c: first_number(r.get(c)) / 1e3 for c in PERCENTILE_COLUMNS}
+    percentiles = {c: figure(c) / 1e3 for c in PERCENTILE_COLUMNS}
+    problem = problem or (refused[0] if refused else "")
     cached = False
     try:
         cached = prefix_cache_of(r.get("prefix_cache", ""))
@@ -497,7 +536,7 @@ def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
     """A length cell as serving benchmarks print it: a run's mean (207.5 tokens: rounded to whole tokens, at least 1),
     or, blank, the named dataset's published mean (``planner.serving.load.DATASETS``; ``which``: 0 prompt, 1
     output); None when blank with no dataset known; ValueError naming ``what`` for text or a negative number."""
-    x = first_number(value)
+    x = _token_length(value, what)
     if math.isnan(x):
         if str(value or "").strip():
             raise ValueError(f"{what} {value!r} is not a number")
@@ -509,6 +548,17 @@ def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
     return int(round(x)) if x >= 1 or x == 0 else 1
+
+
+def _token_length(value: Any, what: str) -> float:
+    """A length cell: "8k" (8,192), "1.3k" or "207.5" as ``planner.units.parse_token_count`` reads a mean length,
+    else the cell's first number (``first_number``: "207.5 tokens"); NaN when blank or without a number."""
+    if isinstance(value, str) and value.strip():
+        try:
+            return float(parse_token_count(value, whole=False))
+        except ValueError:
+            pass
+    return first_number(value, what)
 
 
 def async_scheduling_of(r: dict[str, str]) -> bool:

@@ -69,6 +69,7 @@ class Check:
     predicted: float  # NaN when the planner has no prediction (see ``reason``)
     published: float
     reason: str = ""
+    note: str = ""  # a predicted check's caveat (a static batch above what fits in memory); "" when none
 
     def __post_init__(self) -> None:
         """A published figure that is not a positive normal number (0, -3, 5e-324, inf) compares to nothing:
@@ -202,12 +203,29 @@ def validate_time(
         )
         missing = any(math.isnan(pred) and not math.isnan(pub) for _, pred, pub in figures)
         reason = why_not_predicted(r, engine=engine, calibration=calibration, catalog=cat) if missing else ""
+        note = over_memory_note(r, p.max_batch[i])
         for quantity, predicted, published in figures:
             if not math.isnan(published):
-                checks.append(Check(r.record_id, quantity, label, predicted, published, reason or "no prediction"))
+                checks.append(
+                    Check(r.record_id, quantity, label, predicted, published, reason or "no prediction", note)
+                )
     return Table(
         "Benchmarks: TPOT, TTFT and output throughput, as each benchmark ran",
         tuple(c if math.isnan(c.predicted) else _clear(c) for c in checks),
+    )
+
+
+def over_memory_note(row: DecodeRow, max_batch: float) -> str:
+    """The caveat of a static row whose batch is above ``max_batch``, the sequences of input + output tokens its
+    group's KV budget holds (``BenchmarkRun.max_batch``): its figures are timed as if the whole batch ran at once,
+    which the engine cannot do (it queues or preempts the rest), so they are likely too fast. "" otherwise."""
+    held = min(row.batch, row.num_prompts or row.batch)
+    if row.kind != "static" or not held > max_batch:  # NaN (serving, or no prediction): no caveat
+        return ""
+    return (
+        f"batch {held:,} is above the {max_batch:,.0f} sequences of {row.input_len + row.output_len:,} tokens that fit "
+        f"in memory on {row.gpus} GPU{'s' if row.gpus != 1 else ''}: timed as if all ran at once (the engine would "
+        "queue or preempt the rest)"
     )
 
 
@@ -258,7 +276,8 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
 
 
 def _clear(c: Check) -> Check:
-    return Check(c.record_id, c.quantity, c.label, c.predicted, c.published)
+    """A predicted check without the row's reason for another quantity's missing prediction (its note kept)."""
+    return Check(c.record_id, c.quantity, c.label, c.predicted, c.published, note=c.note)
 
 
 def render_table(table: Table) -> str:
@@ -267,10 +286,14 @@ def render_table(table: Table) -> str:
     lines = [table.title, "", head]
     for c in table.checks:
         err = "n/a" if math.isnan(c.error) else f"{c.error:+.1%}"
+        err = " " + err  # a space before a wide error (+10727.1%) too
         lines.append(f"{c.record_id:<7}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}")
     missing = {c.record_id: c.reason for c in table.unpredicted()}
     if missing:
         lines += ["", "Not predicted:"] + [f"  {rid}: {why}" for rid, why in missing.items()]
+    caveats = {c.record_id: c.note for c in table.checks if c.note and not math.isnan(c.predicted)}
+    if caveats:
+        lines += ["", "Predicted with a caveat:"] + [f"  {rid}: {note}" for rid, note in caveats.items()]
     lines.append("")
     for q in table.quantities():
         n, skipped = len(table.errors(q)), len(table.unpredicted(q))
@@ -312,6 +335,8 @@ def to_json(tables: Sequence[Table]) -> dict[str, Any]:
             }
             if row["predicted"] is None:
                 row["reason"] = c.reason or "no prediction"
+            elif c.note:
+                row["note"] = c.note
             rows.append(row)
             errors.setdefault(c.quantity, [])
             if not math.isnan(c.error):

@@ -21,6 +21,7 @@ from planner.accuracy.calibration import (
 )
 from planner.accuracy.predict import (
     DECODE_COLUMNS,
+    STARTUP_COLUMNS,
     DecodeRow,
     load_decode_rows,
     load_startup_rows,
@@ -41,7 +42,7 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import catalog_option, load, output_option
+from planner.cli.options import catalog_option, load, not_an_input, output_option
 from planner.cli.terminal import echo
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
@@ -128,12 +129,17 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
                     t = validate_memory(load_startup_rows(extra), engine=engine, catalog=cat)
                     tables.append((replace(t, title=f"{t.title} ({extra.name}: informative)"), False))
         else:
+            _not_json(memory_file, STARTUP_COLUMNS)
             with reading(memory_file, "a vLLM start-up CSV with a number in every max_model_len"):
                 rows = load_startup_rows(memory_file)
+            _some_rows(memory_file, rows, STARTUP_COLUMNS)
             tables.append((validate_memory(rows, engine=engine, catalog=cat), True))
     if memory_file is None or decode_file is not None:
+        if decode_file is not None:
+            _not_json(decode_file, f"a decode file has {DECODE_COLUMNS}")
         with reading(decode_file, DECODE_COLUMNS):
             decode_rows = load_decode_rows(decode_file)
+        _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
         tables.append((t, True))
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
@@ -156,6 +162,25 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
                 echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
+
+
+def _some_rows(path: Path | None, rows: list, accepted: str) -> None:
+    """A user's file with no rows (empty, or a header alone) is an error: an empty table would PASS --check."""
+    if path is not None and not rows:
+        raise InvalidInputError(f"{path}: no rows to compare (empty, or a header alone); {accepted}")
+
+
+def _not_json(path: Path, accepted: str) -> None:
+    """A JSON file given where a CSV belongs: its lines were read as a header and rows ("no rows", "missing
+    columns gpu, model"); say what it is instead (a file that cannot be read is left to the CSV reader's error)."""
+    start = ""
+    with contextlib.suppress(OSError, UnicodeDecodeError, PlannerError):
+        start = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file").lstrip()[:1]
+    if start in ("{", "["):
+        raise InvalidInputError(
+            f"{path}: a JSON file, not a CSV; {accepted} (a benchmark_serving result: planner calibrate {path} --gpu "
+            "NAME reads it)"
+        )
 
 
 def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -> list[DecodeRow]:
@@ -310,6 +335,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     from planner.accuracy.fit import fit_time_factors
 
     cat = load(catalog_dirs)
+    not_an_input(output, file, "measurements file")
     check_target(output, force, make_parents=True)
     if measure == (file is not None):
         raise click.UsageError("give a measurements FILE or --measure (one of the two)")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import calibration_option, catalog_option, load, output_option
+from planner.cli.options import calibration_option, catalog_option, load, not_an_input, output_option
 from planner.cli.terminal import echo
 from planner.errors import InvalidInputError
 
@@ -163,6 +163,8 @@ def export_command(
             param_hint="'-o' / '--output'",
         )
     kind = _format_for(output, fmt)
+    if not to_stdout:
+        not_an_input(output, scenario, "scenario")
     made = None if to_stdout else _make_folder(output.parent)
     if not to_stdout:
         try:

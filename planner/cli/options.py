@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from planner.catalog import Catalog, default_catalog
+from planner.engines.profiles import ENGINES, engine_profile
 from planner.units import parse_seconds, parse_token_count
 
 
@@ -97,6 +98,25 @@ def _not_a_file_name(ctx: click.Context, param: click.Parameter, value: Path | N
             ctx=ctx,
             param=param,
         )
+    return value
+
+
+def not_an_input(output: Path, source: Path | None, what: str, param_hint: str = "'-o' / '--output'") -> None:
+    """A usage error when ``output`` is the file ``source`` (the same file by any name): --force would replace the
+    command's own input with what it made from it."""
+    if source is not None and output.exists() and source.exists() and output.resolve() == source.resolve():
+        raise click.BadParameter(f"{output} is the {what} itself; write to another file", param_hint=param_hint)
+
+
+#: What an --engine option takes (the API's ``engine=``: ``planner.engines.profiles.engine_profile``).
+ENGINE_HELP = f"a profile ({', '.join(sorted(ENGINES))}) or a release, e.g. vllm==0.11.0"
+
+
+def engine_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """An --engine value checked before any work starts (UnknownNameError: one line, with the names meant); the
+    name as given, which the API resolves the same way."""
+    if value is not None:
+        engine_profile(value)
     return value
 
 

@@ -9,11 +9,10 @@ from pathlib import Path
 
 import click
 
-from planner.cli.options import Seconds, TokenCount, catalog_option, load
+from planner.cli.options import ENGINE_HELP, Seconds, TokenCount, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param
-from planner.engines.profiles import ENGINES
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
 from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S
@@ -219,10 +218,10 @@ def plan_as_dict(p: Plan) -> dict:
 )
 @click.option(
     "--engine",
-    type=click.Choice(sorted(ENGINES)),
     default="vllm",
     show_default=True,
-    help="Serving engine whose memory budget (KV cache) and per-step costs are used.",
+    callback=engine_name,
+    help=f"Serving engine whose memory budget (KV cache) and per-step costs are used: {ENGINE_HELP}.",
 )
 @click.option(
     "--price",
@@ -324,6 +323,16 @@ def plan_command(
         raise InvalidInputError("--rate needs --prompt-tokens and --output-tokens (the mean lengths under load)")
     if rate_per_s is None and (speculative_tokens is not None or acceptance_length is not None):
         raise InvalidInputError("--speculative-tokens and --acceptance-length size a fleet under load; give --rate")
+    if rate_per_s is None and (prompt_tokens is not None or output_tokens is not None):
+        raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
+    if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
+        raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
+    if rate_per_s is not None and prompt_tokens + output_tokens > context:
+        raise InvalidInputError(
+            f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
+            f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
+            f"{prompt_tokens + output_tokens:,} or more"
+        )
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None

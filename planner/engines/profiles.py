@@ -297,10 +297,24 @@ def free_memory_engine(
 #: GPU): its measured prefill module costs per token what its decode module does (1.44 against 1.48 + 0.1 us on H200
 #: at 16 heads, projections included; catalogs/reference/dsa_decode_aic.csv, tests/test_sparse_mla.py).
 TENSORRT_LLM_SPARSE_PREFILL_HEADS = 1024
+#: TensorRT-LLM 1.x's per-sequence cost per step: its PyTorch backend runs the executor loop in Python, and every
+#: iteration walks each active request there (``PyExecutor._handle_responses`` in
+#: ``tensorrt_llm/_torch/pyexecutor/py_executor.py``: ``for request in self.active_requests: ... response =
+#: request.create_response(False, self.dist.rank)``, each request every step at the default stream_interval of 1;
+#: the Overlap Scheduler page: "checking sampling stop criteria, updating responses, scheduling the next batch" are
+#: CPU tasks of each step, https://nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html), as vLLM's and
+#: SGLang's Python loops do. The value is vLLM's (``VLLM_SEQUENCE_OVERHEAD_S``, fitted on dennislee22's vLLM rows),
+#: borrowed as SGLang borrows it: no TensorRT-LLM 1.x row was fitted, and 0.x's TensorRT engines (a C++ executor,
+#: the rows behind ``TENSORRT_LLM_STEP_OVERHEAD_S``) keep none. A response is built each step only for a streamed
+#: request (``LlmRequest::createResult``, cpp/tensorrt_llm/batch_manager/llmRequest.cpp: none "unless isFinished() ||
+#: (mIsStreaming && ...GENERATION_IN_PROGRESS)"), so the cost is a streaming server's (trtllm-serve under a
+#: streaming client, every 1.x run predicted here); an offline non-streaming ``trtllm-bench`` run pays less of it.
+TENSORRT_LLM_SEQUENCE_OVERHEAD_S = VLLM_SEQUENCE_OVERHEAD_S
 TENSORRT_LLM = free_memory_engine(
     "tensorrt-llm",
     "TensorRT-LLM 1.x, PyTorch backend: free_gpu_memory_fraction (0.9) of the memory left after weights, "
-    "activations and runtime buffers; up to 2,048 sequences, KV in blocks of 32, fp8 KV (no int8)",
+    "activations and runtime buffers; up to 2,048 sequences, KV in blocks of 32, fp8 KV (no int8); per-sequence "
+    "cost of its Python executor loop borrowed from vLLM",
     32,
     ("fp16", "bf16", "fp8"),
     "https://nvidia.github.io/TensorRT-LLM/1.3.0rc27/features/quantization.html (FP8 KV Cache, NVFP4 KV Cache); "
@@ -308,6 +322,7 @@ TENSORRT_LLM = free_memory_engine(
     max_num_seqs=2048,
     kv_heads_any_split=True,
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
+    sequence_overhead_s=TENSORRT_LLM_SEQUENCE_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
     sparse_mla_kernel="tensorrt-llm",
     sparse_mla_prefill_max_heads=TENSORRT_LLM_SPARSE_PREFILL_HEADS,

@@ -22,9 +22,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
+from planner.api import tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
-from planner.errors import InvalidInputError, PlannerError
+from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.serving.speculative import SPECULATION_OPTIONS
@@ -463,7 +464,9 @@ def _message(err: dict, raw_options: list) -> str:
         if loc and loc[0] in ("option", "defaults"):
             parent = Option
         known = sorted(parent.model_fields)
-        return f"{where or 'top level'}: unknown field; accepted fields: {', '.join(known)}"
+        near = closest_names(field, known) if field else []
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        return f"{where or 'top level'}: unknown field; {hint}accepted fields: {', '.join(known)}"
     if kind == "missing" and loc in (("workload",), ("option",)):
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
             "s; give at least one" if loc[0] == "option" else ""
@@ -641,9 +644,30 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                 f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}"
                 + _line_note(source, _where_loc(where))
             )
+    providers = sorted({p.provider for g in catalog.gpus for p in g.prices})
+    bases = [("defaults.price_basis", d.price_basis)]  # [defaults] first: a typo there is blamed on it
+    bases += [(f"option #{i + 1} ({o.name}).price_basis", o.price_basis) for i, o in enumerate(scenario.option)]
+    for where, basis in bases:  # a provider no quote is from: every option would silently pay the median
+        if basis and basis.strip().lower() != "median":
+            if not any(p.lower().startswith(basis.strip().lower()) for p in providers):
+                near = closest_names(basis, providers)
+                raise ScenarioError(
+                    f"{source}: {where}: no catalog quote is from {basis!r}; "
+                    + (f"did you mean {', '.join(near)}? " if near else "")
+                    + 'give "median" or a provider the catalog quotes (planner catalog show <GPU> lists them)'
+                    + _line_note(source, _where_loc(where))
+                )
     for i, o in enumerate(scenario.option):
         gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"
+        if o.gpus_per_replica is not None:  # a group the engine refuses: named here, with the option and line
+            model, par = catalog.model(o.model), o.parallelism or "tp"
+            if o.gpus_per_replica not in valid_tp_sizes(model, catalog=catalog, parallelism=par, engine=o.engine):
+                where = f"{label}.gpus_per_replica"
+                raise ScenarioError(
+                    f"{source}: {where}: {tp_size_error(model, o.gpus_per_replica, par, o.engine)}"
+                    + _line_note(source, _where_loc(where))
+                )
         if o.pricing == "purchase" and o.purchase_usd is None and gpu.price("purchase") is None:
             raise ScenarioError(
                 f"{source}: {label}.purchase_usd: the catalog has no purchase price for "

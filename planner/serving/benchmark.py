@@ -13,7 +13,9 @@ Two kinds of run:
 - ``kind="static"`` (LMDeploy ``profile_generation``, TensorRT-LLM static-batch tables, vLLM
   ``benchmark_latency``): ``batch`` prompts prefilled together, then ``output_len - 1`` decode steps of the
   whole batch. TTFT = the batch's prefill; TPOT = the decode step at the mean context ``input + output / 2``
-  (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT).
+  (decode time is linear in the context); output rate = batch x output / (TTFT + (output - 1) x TPOT). A group
+  that cannot hold one sequence of input + output tokens is refused (DoesNotFitError; NaN with errors="coerce"); a
+  batch above what fits is timed as if it all ran at once, and ``BenchmarkRun.max_batch`` says how many fit.
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
@@ -44,6 +46,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import default_catalog
+from planner.checks import token_counts
 from planner.engines.profiles import (
     TOKEN_BUDGET_PROFILED,
     EngineProfile,
@@ -85,6 +88,10 @@ class BenchmarkRun:
     concurrency: Any  # the most sequences in flight (static: the batch)
     ttft_median_s: Any = None  # median over requests (static: = ttft_s)
     tpot_median_s: Any = None
+    #: static runs: the most sequences of input + output tokens the group's KV budget holds (``api.max_batch``); a
+    #: batch above it is timed as if it all ran at once, which the engine cannot do (it queues or preempts the
+    #: rest). None for serving runs (the simulation admits only what fits).
+    max_batch: Any = None
 
 
 def arrival_times_s(
@@ -240,6 +247,8 @@ def predict_benchmark(
         if kind == "static" and np.any(np.asarray(value, dtype=float) != none):
             raise InvalidInputError(f"a static batch is timed as one engine call; use kind='serving' with {name}")
     o = Options.read(BenchmarkOptions, options, "predict_benchmark")
+    input_len = token_counts(input_len, "input_len", o.errors)  # "8k", "8,192": as planner plan --context reads them
+    output_len = token_counts(output_len, "output_len", o.errors)
     opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     gpus = o.gpus
@@ -259,11 +268,17 @@ def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, o
     conc = np.minimum(b, prompts)
     ttft = _arr(api.prefill(gpu, model, inp, gpus=gpus, batch=conc, **prec, **opts).ttft_s)
     ctx = np.floor(inp + out / 2.0)
-    tpot = _arr(api.decode_step(gpu, model, ctx, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+    # Not one sequence of the whole run on the group (the weights alone may not fit): the engine would not start, so
+    # there is nothing to time (raises DoesNotFitError; NaN with errors="coerce"). A batch above it is timed.
+    fits = _arr(api.max_batch(gpu, model, inp + out, gpus=gpus, **prec, **opts))
+    step = _arr(api.decode_step(gpu, model, ctx, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+    ttft, tpot = np.where(fits >= 1, ttft, np.nan), np.where(fits >= 1, step, np.nan)
     duration = ttft + (out - 1.0) * tpot
     waves = np.ceil(prompts / conc)
     rate = waves * conc * out / (waves * duration)
-    return _finish(ttft, tpot, rate, conc / tpot, waves * duration, conc, ttft, tpot)
+    run = _finish(ttft, tpot, rate, conc / tpot, waves * duration, conc, ttft, tpot)
+    shape = np.shape(run.tpot_s)
+    return replace(run, max_batch=np.broadcast_to(fits, shape).astype(float) if shape else float(fits))
 
 
 def _finish(ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_median) -> BenchmarkRun:

@@ -215,8 +215,12 @@ def load_percentile(
     rate = _numbers(rate_per_s, accepted, errors)
     with np.errstate(invalid="ignore"):
         rate, bad_rate = _checked(rate, np.isnan(rate) | (rate <= 0), accepted, errors, 1.0)
-    prompt, bad_p = _count_or_mask(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
-    output, bad_o = _count_or_mask(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors)
+    prompt, bad_p = _count_or_mask(
+        prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True
+    )
+    output, bad_o = _count_or_mask(
+        output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True
+    )
     items = np.broadcast_arrays(
         *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, o.gpus, o.weight_precision)),
         np.asarray(o.kv_precision, dtype=object),

@@ -96,6 +96,15 @@ def _table_sheet(
 def gpus_sheet(
     catalog: Catalog, gpus: list[Gpu], engine: EngineProfile, calibration: Calibration
 ) -> tuple[Sheet, list[Name]]:
+    by_gpu: dict[str, dict[str, float]] = {}
+
+    def numbers(g: Gpu) -> dict[str, float]:
+        """``gpu_numbers`` of ``g`` under the sheet's engine and calibration: computed once per GPU, read by every
+        column that shows one of them (it was called once per column and GPU)."""
+        if g.name not in by_gpu:
+            by_gpu[g.name] = gpu_numbers(g, engine, calibration)
+        return by_gpu[g.name]
+
     def peak(k):
         return lambda g, r: g.peak_flop_per_s.get(k)
 
@@ -105,8 +114,7 @@ def gpus_sheet(
             if entry is not None and field in entry.factors():
                 return float(entry.factors()[field])
             if field == "allreduce_latency_s":  # blank on the Assumptions sheet: measured, else the catalog's
-                unset = engine.with_(allreduce_latency_s=None) if engine.allreduce_latency_s is None else engine
-                seconds = gpu_numbers(g, unset, calibration)[catalog_key or field]
+                seconds = numbers(g)[catalog_key or field]
                 seconds = np.format_float_positional(seconds, trim="-")
                 return f"=IF(ISNUMBER(eng_{field}),eng_{field},{seconds})"
             if field == "interconnect_efficiency" and engine.kernel_curves:
@@ -125,7 +133,7 @@ def gpus_sheet(
 
     def allreduce_block(g: Gpu) -> int:
         """1 + the row of the measured all-reduce table the model reads for ``g`` (0: none, the form)."""
-        row = gpu_numbers(g, engine, calibration)["allreduce_table_row"]
+        row = numbers(g)["allreduce_table_row"]
         return 0 if math.isnan(row) else int(row) + 1
 
     def allreduce_source(g: Gpu) -> str | None:
@@ -194,14 +202,14 @@ def gpus_sheet(
         Column("All-reduce table of", text(lambda g, r: allreduce_source(g)), width=14),
         Column(
             "All-reduce message scale (that fabric / this one)",
-            lambda g, r: gpu_numbers(g, engine, calibration)["allreduce_table_bytes_scale"],
+            lambda g, r: numbers(g)["allreduce_table_bytes_scale"],
             "0.000###",
             10,
             "gpu_ar_scale",
         ),
         Column(
             "All-reduce table's GPU: mesh link / its fabric (0: switched)",
-            lambda g, r: gpu_numbers(g, engine, calibration)["allreduce_table_link_share"],
+            lambda g, r: numbers(g)["allreduce_table_link_share"],
             "0.000###",
             10,
             "gpu_ar_link_share",
@@ -271,7 +279,7 @@ def gpus_sheet(
     def kernel(
         field,
     ):  # the GPU's measured kernel curves (or its nearest architecture's): planner.engines.kernel_curves
-        return lambda g, r: gpu_numbers(g, engine, calibration)[field]
+        return lambda g, r: numbers(g)[field]
 
     cols += [
         Column(f"{f} (kernel curves)", kernel(f), "0.000000###", 11, f"gpu_{f}", detail=True) for f in KERNEL_FIELDS
@@ -279,7 +287,7 @@ def gpus_sheet(
     cols.append(  # model.mxfp4_experts_refused's engine side (planner.engines.kernel_paths, per GPU architecture)
         Column(
             "MXFP4 experts refused by the engine (1: TensorRT-LLM 1.x below SM 9.0)",
-            lambda g, r: gpu_numbers(g, engine, calibration)["mxfp4_experts_refused"],
+            lambda g, r: numbers(g)["mxfp4_experts_refused"],
             INT,
             10,
             "gpu_mxfp4_refused",
