@@ -88,7 +88,8 @@ def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, 
     dense = O.dense_weight_bytes(m, p)
     if prefill:
         rows, eff = tokens * batch, lim.prefill_flop_efficiency
-        experts = O.expert_weight_bytes(m, p, experts_touched(m, rows))
+        touched = experts_touched(m, rows)
+        experts = O.expert_weight_bytes(m, p, touched)
         att_bytes = kv_bytes(m, p, tokens, batch * kv_replication(m, gpus)) + state_bytes(m, batch)
         att_flop = batch * causal_attention_flop(m, tokens)
         att_eff, att_floor = lim.prefill_attention_flop_efficiency, lim.prefill_attention_floor_s
@@ -96,7 +97,8 @@ def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, 
         per_sequence = 0.0
     else:
         rows, eff = O.cuda_graph_batch(batch), lim.decode_flop_efficiency
-        experts = O.expert_weight_bytes(m, p, experts_touched(m, batch))
+        touched = experts_touched(m, batch)
+        experts = O.expert_weight_bytes(m, p, touched)
         att_bytes = decode_attention_bytes(m, p, tokens, batch, kv_replication(m, gpus))
         att_bytes = att_bytes * O.decode_kv_read_factor(m, lim, gpus)
         att_flop = decode_attention_flop(m, tokens, batch)
@@ -106,7 +108,7 @@ def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, 
     moe = float(m.moe_layers) > 0
     terms = {
         "dense GEMMs": O.linear_layers_time_s(g, m, lim, dense, rows, eff, gpus),
-        "MoE GEMMs": O.expert_layers_time_s(g, lim, experts, m, rows, eff, gpus) if moe else 0.0,
+        "MoE GEMMs": O.expert_layers_time_s(g, lim, experts, m, rows, eff, gpus, None, touched) if moe else 0.0,
         "attention+state": O.attention_time_s(g, m, lim, att_bytes, att_flop, att_eff * eff, att_floor, gpus),
         "all-reduces": D.tp_communication_s(m, g, lim, comm_tokens, gpus),
         "overhead": overhead,

@@ -18,8 +18,11 @@ from planner.serving.load import (
     DATASETS,
     FRONTEND_S,
     Replica,
+    UnknownDatasetError,
     arrival_times_s,
+    dataset_in,
     dataset_lengths,
+    dataset_statistics,
     latency_under_load,
     lognormal_lengths,
     range_ratio_lengths,
@@ -82,9 +85,93 @@ class TestLengths:
     def test_a_named_dataset_uses_its_published_means(self):
         """vLLM paper (SOSP 2023) Fig. 11: ShareGPT means 161.31 in, 337.99 out: whole tokens 161 and 338."""
         assert dataset_lengths("ShareGPT", 3) == [(161, 338)] * 3
-        assert all(d.source for d in DATASETS.values())
-        with pytest.raises(InvalidInputError, match="use one of sharegpt"):
+        assert all(d.source and d.tokenizer for d in DATASETS.values())
+        with pytest.raises(InvalidInputError, match="accepted: sharegpt, .*sonnet, random"):
             dataset_lengths("nosuch", 3)
+
+
+class TestNamedDatasets:
+    """Datasets serving benchmarks name, each with its published statistics or its client's default lengths."""
+
+    def test_sonnet_is_vllms_default_fixed_lengths(self):
+        """vLLM vllm/benchmarks/datasets.py SonnetDataset (commit 0056b87): DEFAULT_INPUT_LEN = 550,
+        DEFAULT_OUTPUT_LEN = 150, DEFAULT_PREFIX_LEN = 200."""
+        d = dataset_statistics("sonnet")
+        assert (d.kind, d.prefix_tokens) == ("fixed", 200)
+        assert dataset_lengths("Sonnet", 4) == [(550, 150)] * 4
+
+    def test_random_is_each_clients_default(self):
+        """vLLM RandomDataset (commit 0056b87): 1024 in, 128 out, range ratio 0: every request alike. SGLang
+        bench_serving (commit 0033168): --random-input-len 1024, --random-output-len 1024, --random-range-ratio 0.0,
+        drawn uniform in [max(int(L r), 1), L]: 1..1,024, mean 512.5."""
+        assert dataset_lengths("random", 3) == [(1024, 128)] * 3
+        drawn = np.array(dataset_lengths("random", 20000, client="sglang"))
+        assert (drawn.min(), drawn.max()) == (1, 1024)
+        assert drawn.mean(axis=0) == pytest.approx([512.5, 512.5], rel=0.02)
+        assert dataset_statistics("random", "sglang").prompt_mean_tokens == 512.5
+
+    def test_generated_shared_prefix_is_sglangs_default(self):
+        """SGLang bench_serving (commit 0033168): --gsp-system-prompt-len 2048, --gsp-question-len 128,
+        --gsp-output-len 256: 2,176-token prompts sharing a 2,048-token prefix."""
+        d = dataset_statistics("gsp")
+        assert (d.prompt_mean_tokens, d.output_mean_tokens, d.prefix_tokens) == (2176, 256, 2048)
+        assert dataset_lengths("generated-shared-prefix", 2) == [(2176, 256)] * 2
+
+    def test_openorca_publishes_its_output_mean_only(self):
+        """MLPerf llama2-70b reference README: 'Tokens per sample: 294.45'; no mean prompt length published, so
+        a run of it must state its prompts."""
+        d = dataset_statistics("OpenOrca")
+        assert (d.prompt_mean_tokens, d.output_mean_tokens, d.prompt_max_tokens) == (None, 294.45, 1024)
+        with pytest.raises(InvalidInputError, match="publishes no mean prompt length"):
+            dataset_lengths("open-orca", 3)
+
+    def test_cnn_dailymail_is_named_with_its_limits_only(self):
+        """MLPerf GPT-J reference backend.py: model_max_length=1919, max_new_tokens 128; no mean published."""
+        d = dataset_statistics("CNN/DailyMail")
+        assert (d.prompt_mean_tokens, d.output_mean_tokens, d.prompt_max_tokens, d.output_max_tokens) == (
+            None,
+            None,
+            1919,
+            128,
+        )
+        with pytest.raises(InvalidInputError, match="publishes no mean prompt or output length"):
+            dataset_lengths("cnndm", 3)
+
+    def test_a_typo_gets_the_closest_name_and_every_accepted_one(self):
+        with pytest.raises(UnknownDatasetError) as err:
+            dataset_statistics("sharegtp")
+        message = str(err.value)
+        assert "did you mean sharegpt?" in message
+        assert message.endswith("accepted: " + ", ".join(n for k, d in DATASETS.items() for n in (k, *d.aliases)))
+        assert err.value.exit_code == 2 and isinstance(err.value, KeyError) and isinstance(err.value, ValueError)
+        with pytest.raises(UnknownDatasetError, match=r"dataset 'x{57}\.\.\.' has no published lengths"):
+            dataset_statistics("x" * 10_000)
+
+    def test_docs_state_the_defaults_the_code_uses(self):
+        """docs/model.md's lengths paragraph states each client default as DATASETS holds it."""
+        said = stated(
+            "docs/model.md",
+            r"`sonnet` ([\d,]+) in / ([\d,]+) out with a ([\d,]+)-token shared prefix .*?`random` ([\d,]+) / ([\d,]+) "
+            r"\(vLLM .*?`generated-shared-prefix` ([\d,]+) \+ ([\d,]+) / ([\d,]+) \(SGLang",
+        )
+        sonnet, rand, gsp = (dataset_statistics(n) for n in ("sonnet", "random", "gsp"))
+        assert said == (550, 150, 200, 1024, 128, 2048, 128, 256)
+        assert said[:3] == (sonnet.prompt_mean_tokens, sonnet.output_mean_tokens, sonnet.prefix_tokens)
+        assert said[3:5] == (rand.prompt_mean_tokens, rand.output_mean_tokens)
+        assert (said[5] + said[6], said[7], said[5]) == (
+            gsp.prompt_mean_tokens,
+            gsp.output_mean_tokens,
+            gsp.prefix_tokens,
+        )
+
+    def test_a_cell_names_a_dataset_as_a_word(self):
+        """Published dataset cells carry notes; the name is found as a word, the longest first."""
+        assert dataset_in("ShareGPT (vLLM sample, 1,000 prompts)") == "sharegpt"
+        assert dataset_in("anon8231489123/ShareGPT_V3_unfiltered") == "sharegpt_v3"
+        assert dataset_in("random --random-range-ratio 0.5") == "random"
+        assert dataset_in("OpenOrca (MLPerf llama2-70b set)") == "openorca"
+        assert dataset_in("synthetic prompts") is None
+        assert dataset_in("CNN/DailyMail (MLPerf GPT-J)") == "cnn/dailymail"
 
 
 @settings(max_examples=50, deadline=None)

@@ -15,6 +15,7 @@ from cli_support import run
 from planner.accuracy.published import PERCENTILE_COLUMNS, load_decode_rows, reference_dir
 from planner.accuracy.under_load import FIGURES, predict_percentiles
 from planner.accuracy.validation import to_json, validate_load
+from planner.serving.load import DATASETS
 
 HEADER = (
     "record_id,kind,engine,gpu,tensor_parallel_size,model,dataset,batch_size_or_concurrency,num_prompts,"
@@ -42,6 +43,48 @@ class TestReading:
         """ShareGPT's published means (vLLM paper, SOSP 2023, Fig. 11): 161.31 in, 337.99 out."""
         rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegpt,,100,2,,,,50,,,,,,x"))
         assert (rows[0].input_len, rows[0].output_len) == (161, 338)
+
+    def test_each_named_dataset_gives_its_lengths(self, tmp_path):
+        """Sonnet: vLLM SonnetDataset's defaults 550 / 150; random: vLLM RandomDataset's 1024 / 128, SGLang
+        bench_serving's 1024 / 1024 at range ratio 0 (uniform 1..1,024, mean 512.5 -> 512 after rounding half to
+        even); OpenOrca: MLPerf's 294.45 output tokens a sample and no prompt mean (the row says it is missing)."""
+        rows = load_decode_rows(
+            _file(
+                tmp_path,
+                "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sonnet,,100,2,,,,50,,,,,,x",
+                "r2,serving_rate,vLLM,H100,1,llama3.1-8b,random,,100,2,,,,50,,,,,,x",
+                "r3,serving_rate,SGLang,H100,1,llama3.1-8b,random (python -m sglang.bench_serving),,100,2,,,,50,,,,,,x",
+                "r4,serving_rate,vLLM,H100,1,llama3.1-8b,OpenOrca (MLPerf set),,100,2,,,,50,,,,,,x",
+            )
+        )
+        got = [(r.input_len, r.output_len) for r in rows]
+        assert got[:3] == [(550, 150), (1024, 128), (512, 512)]
+        assert (rows[3].output_len, rows[3].problem) == (294, "no input_len")
+
+    def test_a_misspelt_dataset_without_lengths_says_the_accepted_names(self, tmp_path):
+        rows = load_decode_rows(_file(tmp_path, "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegtp,,100,2,,,,50,,,,,,x"))
+        assert rows[0].problem.startswith("input_len blank and dataset 'sharegtp' has no published lengths here; ")
+        assert "did you mean sharegpt? accepted: sharegpt," in rows[0].problem
+
+    def test_validate_reads_a_named_dataset_and_says_why_a_typo_is_not_predicted(self, tmp_path):
+        """`planner validate --decode`: the sonnet row is simulated at 550 / 150 (its configuration says so); the
+        misspelt one is listed under "Not predicted" with the closest name; exit 0 (no --check)."""
+        path = _file(
+            tmp_path,
+            "r1,serving_rate,vLLM,H100,1,llama3.1-8b,sharegtp,,100,2,,,,50,90,,,,,x",
+            "r2,serving_rate,vLLM,H100,1,llama3.1-8b,sonnet,,100,2,,,,50,90,,,,,x",
+        )
+        result = run("validate", "--decode", str(path))
+        assert result.exit_code == 0, result.output
+        assert re.search(r"r2 +TTFT median ms .* 550/150 2 req/s", result.output)
+        assert "r1: input_len blank and dataset 'sharegtp' has no published lengths here; did you mean sharegpt?" in (
+            result.output
+        )
+
+    def test_validate_help_names_every_dataset(self):
+        """`planner validate --help` says which datasets stand in for blank lengths: every DATASETS name."""
+        text = " ".join(run("validate", "--help").output.split())
+        assert all(name in text for name in DATASETS), text
 
     def test_percentile_columns_are_seconds_inside(self, tmp_path):
         rows = load_decode_rows(
@@ -219,8 +262,10 @@ class TestShareGptSample:
     def test_the_samples_outputs_give_the_tpot_tail(self):
         """LD041 (gpustack, vLLM 0.11, gpt-oss-120b on one A100 80GB, vllm bench serve ShareGPT, 100 prompts, 4 in
         flight): p99 TPOT 15.0 ms published. With every output at the run's mean (217 tokens) the simulation gave 10.5 ms
-        (-30%); with the sample's outputs (planner.accuracy.datasets: 1 to 834 tokens at that mean) a short
-        output's TPOT carries its neighbours' prefills, within the issue's p99 median limit of 20%."""
+        (-30%); with the sample's outputs (planner.accuracy.datasets: 4 to 834 tokens at that mean, the sample's
+        one-token stops read as answers for a chat run) a short output's TPOT carries its neighbours' prefills, within
+        the issue's p99 median limit of 20%: 17.8 ms (s90's MoE term (b) took it to 18.1 ms, +20.4%, with the stops
+        read as one-token requests)."""
         row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD041")
         assert (row.client, row.batch, row.num_prompts) == ("vllm", 4, 100)
         assert predict_percentiles(row)["tpot_p99_ms"] == pytest.approx(15.0, rel=0.20)

@@ -42,7 +42,7 @@ from planner.catalog.names import (  # noqa: F401  (re-exported: the validation 
 from planner.errors import InvalidInputError, MissingDataError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
-from planner.serving.load import DATASETS
+from planner.serving.load import dataset_in, dataset_statistics
 from planner.units import parse_seconds, parse_token_count
 
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
@@ -450,8 +450,9 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if scope == "gpu":
             tput *= tp
         batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")
-        inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0)
-        out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1)
+        client = benchmark_client_of(r) or "vllm"
+        inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client)
+        out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
         if prompts is not None and prompts > MAX_PROMPTS:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
@@ -532,19 +533,25 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
 PERCENTILE_COLUMNS = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
 
 
-def mean_length(value: Any, what: str, dataset: str, which: int) -> int | None:
+def mean_length(value: Any, what: str, dataset: str, which: int, client: str = "vllm") -> int | None:
     """A length cell as serving benchmarks print it: a run's mean (207.5 tokens: rounded to whole tokens, at least 1),
-    or, blank, the named dataset's published mean (``planner.serving.load.DATASETS``; ``which``: 0 prompt, 1
-    output); None when blank with no dataset known; ValueError naming ``what`` for text or a negative number."""
+    or, blank, the named dataset's published mean as ``client``'s defaults draw it
+    (``planner.serving.load.dataset_statistics``; ``which``: 0 prompt, 1 output); None when blank with no dataset
+    named or none published; ValueError naming ``what`` for text, a negative number or a dataset not accepted."""
     x = _token_length(value, what)
     if math.isnan(x):
         if str(value or "").strip():
             raise ValueError(f"{what} {value!r} is not a number")
-        key = next((k for k in DATASETS if k in str(dataset).lower()), None)
-        if key is None:
+        named = dataset_in(dataset) or (str(dataset).split() or [""])[0].strip(",;()")
+        if not named:
             return None
-        d = DATASETS[key]
+        try:  # a name not accepted: the closest and every accepted one (a ValueError: the row's problem)
+            d = dataset_statistics(named, client)
+        except ValueError as exc:
+            raise ValueError(f"{what} blank and {exc}") from None
         x = d.prompt_mean_tokens if which == 0 else d.output_mean_tokens
+        if x is None:
+            return None  # not published (OpenOrca's prompts): the row must state it
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
     return int(round(x)) if x >= 1 or x == 0 else 1

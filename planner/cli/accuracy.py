@@ -48,6 +48,7 @@ from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
+from planner.serving.load import DATASETS
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 _ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. vllm==0.11.0"
@@ -97,7 +98,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
     rate; limits: {_limits_text()}). Serving runs under load (rows with {", ".join(FIGURES)}): each simulated
     as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
-    --decode / --memory at your own files; rows that cannot be predicted say why.
+    --decode / --memory at your own files; rows that cannot be predicted say why. A row whose input_len or
+    output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
+    sonnet, random and generated-shared-prefix: the benchmark client's default lengths).
 
     Example:
 

@@ -88,6 +88,7 @@ KERNEL_FIELDS = {
     "moe_floor_s": 0.0,
     "moe_floor_per_doubling_s": 0.0,
     "moe_gemm_half_width": 0.0,
+    "moe_gemm_half_rows": 0.0,
     "sparse_mla_token_s": 0.0,
 }
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
@@ -104,20 +105,27 @@ MOE_FLOORS = {
 #: the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for (27-43 us per layer at 1-8 tokens over GPUs and
 #: kernels: fp8 block, bf16, mxfp4), which ``moe_floor_note`` states.
 MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
-#: The expert width per GPU (MoE intermediate / TP) at which vLLM's Triton grouped GEMM runs at half the GPU's dense
-#: GEMM FLOP rate (``planner.model.operators.expert_layers_time_s``: rate x w / (w + w0)), per GPU with measured
-#: large-token MoE calls: least squares in log space over aiconfigurator 0.12.0's vLLM 0.24.0 fused-MoE calls of
-#: 1,024-16,384 tokens (``planner.engines.kernel_floor.moe_gemm_half_width``, re-derived by tests/test_moe_gemm_rate.py;
-#: catalogs/reference/moe_large_tokens_aic.csv, 1,089 calls: median |error| of those calls 42% -> 20% on H100, 43% -> 21%
-#: on H200, against the dense rates of the layer-sized GEMMs, ``bench/kernel_extract.LAYER_WEIGHT_MIN``).
-#: Qwen3-235B at TP 4 (w = 384) then computes at 36% of the dense rate, Mixtral-8x7B at TP 2 (w = 7,168) at 91%.
+#: The expert width per GPU (MoE intermediate / TP) and the rows per touched expert (tokens x top-k / experts touched)
+#: at which vLLM's Triton grouped GEMM runs at half the GPU's dense GEMM FLOP rate (``planner.model.operators.
+#: expert_layers_time_s``: rate x w / (w + w0) x m / (m + m0)), per GPU with measured MoE calls: least squares in log
+#: space, both together, over aiconfigurator 0.12.0's vLLM 0.24.0 fused-MoE calls of 256-16,384 tokens
+#: (``planner.engines.kernel_floor.moe_gemm_halves``, re-derived by tests/test_moe_gemm_rate.py;
+#: catalogs/reference/moe_large_tokens_aic.csv, 2,178 calls: median |error| of those calls 31% -> 14% on H100, 33% ->
+#: 14% on H200, against the dense rates of the layer-sized GEMMs, ``bench/kernel_extract.LAYER_WEIGHT_MIN``; the width
+#: alone, fitted at 1,024-16,384 tokens, left 1,024 tokens 17-24% fast on Qwen3-235B and DeepSeek-V3).
+#: Qwen3-235B at TP 4 (w = 384) computes at 46% of the dense rate x 56% at 64 rows an expert (1,024 tokens).
 MOE_GEMM_HALF_WIDTHS = {
-    "H100 SXM 80GB": 683.0,
-    "H200 SXM 141GB": 614.0,
+    "H100 SXM 80GB": 454.0,
+    "H200 SXM 141GB": 382.0,
+}
+MOE_GEMM_HALF_ROWS = {
+    "H100 SXM 80GB": 50.5,
+    "H200 SXM 141GB": 51.9,
 }
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
-#: that make narrow experts slow are the kernel's on every GPU; not measured beyond Hopper.
-MOE_GEMM_HALF_WIDTH_UNMEASURED = 648.5
+#: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
+MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0
+MOE_GEMM_HALF_ROWS_UNMEASURED = 51.2
 #: Seconds per token per DSA layer of each engine's sparse MLA kernel per 64 query heads on one GPU, per GPU with
 #: measured DeepSeek-V3.2 attention modules: the median over 8-64 heads and 256-1,024 tokens of context of the decode
 #: module's time per token at batch 256-1,024 less its projection GEMMs (``planner.engines.kernel_floor.
@@ -198,6 +206,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
+        "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         **allreduce_factors(gpu, row, g),
     }

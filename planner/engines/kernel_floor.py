@@ -100,31 +100,33 @@ def moe_floor_line(gpu: str, path: str | Path | None = None, catalog: Catalog | 
     return float(at_one), float(per_doubling)
 
 
-#: The large-token fused-MoE calls (1,024-16,384 tokens) ``moe_gemm_half_width`` is fitted to, written by
+#: The fused-MoE calls of 256-16,384 tokens ``moe_gemm_halves`` is fitted to, written by
 #: ``bench/moe_large_tokens.py --write`` from the same aiconfigurator 0.12.0 vLLM 0.24.0 database.
 LARGE_TOKENS_FILE_NAME = "moe_large_tokens_aic.csv"
 #: Kernel dtypes whose math is 8-bit (the fp8 GEMM curve); bf16 and gpt-oss's w4a16 mxfp4 compute in bf16.
 FP8_MATH_DTYPES = ("fp8_block", "fp8")
 
 
-def moe_gemm_half_width(
+def moe_gemm_halves(
     gpu: str, path: str | Path | None = None, catalog: Catalog | None = None
-) -> tuple[float, float, float]:
-    """(half width, median |error| before, after): the expert width per GPU ``w0`` at which vLLM's grouped GEMM
-    runs at half the GPU's dense GEMM FLOP rate, fitted to its measured fused-MoE calls of 1,024-16,384 tokens.
+) -> tuple[float, float, float, float]:
+    """(half width ``w0``, half rows ``m0``, median |error| at the dense rate, with both): the expert width per GPU
+    and the rows per expert at which vLLM's grouped GEMM runs at half the GPU's dense GEMM FLOP rate, fitted
+    together to its measured fused-MoE calls of 256-16,384 tokens.
 
     Form (``planner.model.operators.expert_layers_time_s``): latency = MoE floor at 8 tokens + max(expert bytes /
-    GEMM byte rate, FLOPs / (GEMM FLOP rate x w / (w + w0))), w = MoE width / TP, expert bytes = experts touched
-    (E (1 - (1 - k/E)^T)) x 3 x hidden x w x B/weight, FLOPs = 2 T k 3 hidden w; the GEMM rates and floor are the
-    GPU's kernel curves (``planner.engines.kernel_curves``). ``w0`` minimises the squared log error (scipy's
-    bounded scalar minimiser over 1-100,000). Why: the Triton kernel tiles each expert's rows (T k / E, padded to
-    its block) and its w columns; a narrow expert gives the GPU few, short tiles (Qwen3-235B at TP 4: w = 384),
-    so a grouped GEMM at thousands of tokens reaches 36-52% of a dense GEMM's rate where wide experts (Mixtral at TP 2,
-    w = 7,168) reach ~80% (the measured rates, ``bench/moe_large_tokens.py``).
+    GEMM byte rate, FLOPs / (GEMM FLOP rate x w / (w + w0) x m / (m + m0))), w = MoE width / TP, m = T k / touched
+    (the rows each touched expert gets), expert bytes = touched (E (1 - (1 - k/E)^T)) x 3 x hidden x w x
+    B/weight, FLOPs = 2 T k 3 hidden w; the GEMM rates and floor are the GPU's kernel curves
+    (``planner.engines.kernel_curves``). ``w0`` and ``m0`` minimise the squared log error (scipy's Nelder-Mead in
+    log space from 600 and 10). Why: the Triton kernel tiles each expert's rows (padded to its ``BLOCK_SIZE_M``
+    block by ``moe_align_block_size``) and its w columns; a narrow expert gives the GPU few, short tiles (Qwen3-235B
+    at TP 4: w = 384), and an expert with few rows computes padding: at 1,024 tokens (64 rows an expert of
+    Qwen3-235B) the width alone put the layer 24% under the measured call (``bench/moe_large_tokens.py``).
     """
     import math
 
-    from scipy.optimize import minimize_scalar
+    from scipy.optimize import minimize
 
     from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, MOE_FLOORS, kernel_factors
 
@@ -146,20 +148,23 @@ def moe_gemm_half_width(
     bpp = np.array([DTYPE_BYTES[r["dtype"]] for r in rows])
     rate = np.array([fp8_rate if r["dtype"] in FP8_MATH_DTYPES else bf16_rate for r in rows])
     touched = -e * np.expm1(t * np.log1p(-k / e))
+    rows_per_expert = t * k / touched
     memory_s = touched * 3.0 * h * width * bpp / byte_rate
     compute_s = 2.0 * t * k * 3.0 * h * width / rate
     measured_s = np.array([float(r["latency_ms"]) * 1e-3 for r in rows])
 
-    def predicted(w0: float) -> np.ndarray:
-        return floor_s + np.maximum(memory_s, compute_s * (width + w0) / width)
+    def predicted(w0: float, m0: float) -> np.ndarray:
+        slow = (width + w0) / width * (rows_per_expert + m0) / rows_per_expert
+        return floor_s + np.maximum(memory_s, compute_s * slow)
 
-    def loss(log_w0: float) -> float:
-        return float(np.sum(np.log(predicted(math.exp(log_w0)) / measured_s) ** 2))
+    def loss(log_w0_m0: np.ndarray) -> float:
+        return float(np.sum(np.log(predicted(*np.exp(log_w0_m0)) / measured_s) ** 2))
 
-    w0 = math.exp(minimize_scalar(loss, bounds=(0.0, math.log(1e5)), method="bounded").x)
-    before = float(np.median(np.abs(floor_s + np.maximum(memory_s, compute_s) - measured_s) / measured_s))
-    after = float(np.median(np.abs(predicted(w0) / measured_s - 1.0)))
-    return w0, before, after
+    fit = minimize(loss, np.log([600.0, 10.0]), method="Nelder-Mead", options={"xatol": 1e-6, "fatol": 1e-9})
+    w0, m0 = (float(x) for x in np.exp(fit.x))
+    before = float(np.median(np.abs(predicted(0.0, 0.0) / measured_s - 1.0)))
+    after = float(np.median(np.abs(predicted(w0, m0) / measured_s - 1.0)))
+    return w0, m0, before, after
 
 
 #: The measured DeepSeek-V3.2 decode attention modules ``sparse_mla_token_s`` is derived from, written by

@@ -176,9 +176,8 @@ def decode_step(
     rows = operators.cuda_graph_batch(batch)
     dense_bytes = operators.dense_weight_bytes(model, precision)
     dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
-    expert_bytes = (
-        0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
-    )
+    touched = 0.0 if dense_model else experts_touched(model, batch)
+    expert_bytes = 0.0 if dense_model else operators.expert_weight_bytes(model, precision, touched)
     replication = kv_replication(model, gpus)
     kv_read = decode_attention_bytes(model, precision, context_tokens, batch, replication)
     attention_flop = decode_attention_flop(model, context_tokens, batch)
@@ -190,7 +189,7 @@ def decode_step(
         attention_flop = decode_attention_flop(model, context_tokens, batch, sparse)
     kernels_s = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
-        attention_bytes=kv_read, attention_flop=attention_flop,
+        attention_bytes=kv_read, attention_flop=attention_flop, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, rows, gpus, sparse)  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)

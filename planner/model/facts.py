@@ -132,6 +132,8 @@ class EngineFacts:
     allreduce_table_link_share: ArrayLike = 0.0
     # the expert width per GPU at which the fused-MoE grouped GEMM runs at half the dense GEMM's FLOP rate; 0: at it
     moe_gemm_half_width: ArrayLike = 0.0
+    # the rows per touched expert at which it runs at half its rate again (the kernel's row tiles padded); 0: no loss
+    moe_gemm_half_rows: ArrayLike = 0.0
     # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
     # modelled apart (the attention curves alone time DSA's latents)
     sparse_mla_token_s: ArrayLike = 0.0

@@ -135,20 +135,30 @@ def expert_weight_bytes(model: ModelFacts, precision: PrecisionFacts, touched: A
     return model.moe_layers * model.params_per_expert_layer * precision.expert_bytes_per_param * touched
 
 
-def grouped_gemm_flop_fraction(limits: EngineFacts, expert_width: ArrayLike) -> ArrayLike:
-    """The grouped GEMM's FLOP rate over a dense GEMM's: w / (w + w0), w = one expert's width on one GPU (MoE
-    intermediate / TP; whole under expert parallelism), w0 = ``limits.moe_gemm_half_width`` (0, or a dense model's
-    w = 0: 1, the dense rate).
+def grouped_gemm_flop_fraction(
+    limits: EngineFacts, expert_width: ArrayLike, rows_per_expert: ArrayLike | None = None
+) -> ArrayLike:
+    """The grouped GEMM's FLOP rate over a dense GEMM's: w / (w + w0) x m / (m + m0), w = one expert's width on one
+    GPU (MoE intermediate / TP; whole under expert parallelism), m = the rows each touched expert gets (tokens x
+    top-k / experts touched; None: the width term alone), w0, m0 = ``limits.moe_gemm_half_width`` /
+    ``moe_gemm_half_rows`` (0: that term is 1; a dense model's w = 0 or m = 0: 1, the dense rate).
 
-    vLLM's Triton fused-MoE kernel tiles each expert's rows and its w columns; narrow experts give short tiles,
-    so at thousands of tokens its measured rate is 36-52% of a dense GEMM's for w = 256-768 and ~80% for w = 7,168
-    (``planner.engines.kernel_curves.MOE_GEMM_HALF_WIDTHS``, fitted to aiconfigurator's measured calls).
+    vLLM's Triton fused-MoE kernel tiles each expert's rows, padded to its row block (``moe_align_block_size``), and
+    its w columns; narrow experts give short tiles, few rows half-empty ones, so its measured rate at 256-16,384
+    tokens is w / (w + ~420) x m / (m + ~51) of a dense GEMM's (``planner.engines.kernel_curves.MOE_GEMM_HALF_WIDTHS``
+    and ``MOE_GEMM_HALF_ROWS``, fitted together to aiconfigurator's measured calls).
     """
-    w0 = limits.moe_gemm_half_width
-    if type(w0) in (float, int) and type(expert_width) in (float, int):  # one scenario
-        return expert_width / (expert_width + w0) if expert_width > 0 and w0 > 0 else 1.0
+    w0, m0 = limits.moe_gemm_half_width, limits.moe_gemm_half_rows
+    scalar = type(w0) in (float, int) and type(expert_width) in (float, int) and type(m0) in (float, int)
+    if scalar and (rows_per_expert is None or type(rows_per_expert) in (float, int)):  # one scenario
+        width = expert_width / (expert_width + w0) if expert_width > 0 and w0 > 0 else 1.0
+        m = rows_per_expert
+        return width * (m / (m + m0) if m is not None and m > 0 and m0 > 0 else 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return ops.where((expert_width > 0) & (w0 > 0), expert_width / (expert_width + w0), 1.0)
+        out = ops.where((expert_width > 0) & (w0 > 0), expert_width / (expert_width + w0), 1.0)
+        if rows_per_expert is None:
+            return out
+        return out * ops.where((rows_per_expert > 0) & (m0 > 0), rows_per_expert / (rows_per_expert + m0), 1.0)
 
 
 def expert_layers_time_s(
@@ -160,17 +170,26 @@ def expert_layers_time_s(
     flop_efficiency: ArrayLike,
     gpus: ArrayLike,
     expert_width: ArrayLike | None = None,
+    touched: ArrayLike | None = None,
 ) -> ArrayLike:
     """The MoE layers' grouped GEMMs: the touched experts' bytes once, 2 x tokens x top-k x params per expert FLOPs
-    at the GEMM curve's FLOP rate x ``grouped_gemm_flop_fraction`` (narrow experts compute slower than a dense GEMM).
+    at the GEMM curve's FLOP rate x ``grouped_gemm_flop_fraction`` (narrow experts and experts with few rows compute
+    slower than a dense GEMM).
 
-    Each expert runs at the tokens routed to it (tokens x k / experts touched), so the intensity is that of those
-    rows; the call's kernel floor is the engine's per-MoE-layer time (``step_overhead_s``). 0 for dense models.
-    ``expert_width``: one expert's width on one GPU; default the tensor-parallel split, MoE width / ``gpus``.
+    Each expert runs at the tokens routed to it (tokens x k / ``touched``, the experts the step touches; None: the
+    rows term is left out), so the intensity is that of those rows; the call's kernel floor is the engine's
+    per-MoE-layer time (``step_overhead_s``). 0 for dense models. ``expert_width``: one expert's width on one GPU;
+    default the tensor-parallel split, MoE width / ``gpus``.
     """
     flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
     width = model.expert_split_width / gpus if expert_width is None else expert_width
-    fraction = grouped_gemm_flop_fraction(limits, width)
+    rows_per_expert = None
+    if type(touched) in (float, int):  # one scenario (a dense one: 0 experts, the rows term stays 1)
+        rows_per_expert = tokens * model.experts_per_token / touched if touched > 0 else 0.0
+    elif touched is not None:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rows_per_expert = ops.where(touched > 0, tokens * model.experts_per_token / touched, 0.0)
+    fraction = grouped_gemm_flop_fraction(limits, width, rows_per_expert)
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency * fraction, gpus)
 
 
@@ -299,6 +318,7 @@ def forward_kernels_time_s(
     dense_gpus: ArrayLike | None = None,
     expert_rows: ArrayLike | None = None,
     attention_gpus: ArrayLike | None = None,
+    touched: ArrayLike | None = None,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
@@ -307,7 +327,9 @@ def forward_kernels_time_s(
 
     Under tensor parallelism every operator sees the same ``rows`` (tokens per GEMM) split over ``gpus``; the
     data-parallel forms (``planner.model.parallel``) run the dense GEMMs and attention whole on one GPU
-    (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``)."""
+    (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``).
+    ``touched``: the experts per MoE layer the step touches (``planner.model.decode.experts_touched``), for the
+    grouped GEMM's rows per expert."""
     flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
     dense_gpus = gpus if dense_gpus is None else dense_gpus
     # the data-parallel forms hold whole experts on each GPU (expert parallelism): one expert's full width
@@ -331,7 +353,7 @@ def forward_kernels_time_s(
             0.0
             if no_experts
             else expert_layers_time_s(
-                gpu, limits, expert_bytes, model, expert_rows, flop_efficiency, expert_gpus, expert_width
+                gpu, limits, expert_bytes, model, expert_rows, flop_efficiency, expert_gpus, expert_width, touched
             )
         )
         + attention_time_s(

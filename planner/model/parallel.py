@@ -111,7 +111,8 @@ def dp_decode_step(
     per_rank = batch / gpus
     rows = operators.cuda_graph_batch(per_rank)
     dense = operators.dense_weight_bytes(model, precision)
-    experts = operators.expert_weight_bytes(model, precision, experts_touched(model, batch))
+    touched = experts_touched(model, batch)
+    experts = operators.expert_weight_bytes(model, precision, touched)
     sparse = operators.sparse_mla_applies(model, limits, 1.0, prefill=False)  # every head on the rank
     kv_all = decode_attention_bytes(model, precision, context_tokens, per_rank)
     kv_read = (
@@ -123,7 +124,7 @@ def dp_decode_step(
     kernels_s = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
         attention_bytes=kv_read, attention_flop=attention_flop,
-        dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0,
+        dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse)  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_all
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
@@ -157,14 +158,15 @@ def dp_prefill_step(
     prompt_tokens, gpus = split.prompt_tokens, split.gpus
     on_rank = ops.ceil(batch / gpus)
     dense = operators.dense_weight_bytes(model, precision)
-    experts = operators.expert_weight_bytes(model, precision, experts_touched(model, prompt_tokens * batch))
+    touched = experts_touched(model, prompt_tokens * batch)
+    experts = operators.expert_weight_bytes(model, precision, touched)
     kv_written = kv_bytes(model, precision, prompt_tokens, on_rank) + state_bytes(model, on_rank)
     sparse = operators.sparse_mla_applies(model, limits, 1.0, prefill=True)  # every head on the rank
     attention_flop = on_rank * causal_attention_flop(model, prompt_tokens, sparse)
     t = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=True, rows=on_rank * prompt_tokens, gpus=gpus, dense_bytes=dense,
         expert_bytes=experts, attention_bytes=kv_written, attention_flop=attention_flop,
-        dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0,
+        dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, on_rank * prompt_tokens, 1.0, sparse)  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s

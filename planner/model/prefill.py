@@ -101,16 +101,15 @@ def prefill_step(
         attention_flop = batch * causal_attention_flop(model, prompt_tokens, sparse)
     dense_bytes = operators.dense_weight_bytes(model, precision)
     dense_model = type(model.moe_layers) is float and model.moe_layers == 0.0  # one dense scenario: no experts
-    expert_bytes = (
-        0.0 if dense_model else operators.expert_weight_bytes(model, precision, experts_touched(model, tokens))
-    )
+    touched = 0.0 if dense_model else experts_touched(model, tokens)
+    expert_bytes = 0.0 if dense_model else operators.expert_weight_bytes(model, precision, touched)
     kv_written = kv_bytes(model, precision, prompt_tokens, batch * kv_replication(model, gpus)) + state_bytes(
         model, batch
     )
     bytes_moved = dense_bytes + expert_bytes + kv_written  # weights read + KV written
     t = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
-        attention_bytes=kv_written, attention_flop=attention_flop,
+        attention_bytes=kv_written, attention_flop=attention_flop, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, tokens, gpus, sparse)  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead

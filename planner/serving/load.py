@@ -11,7 +11,8 @@ reports the percentiles a serving benchmark prints (``LoadResult``):
   sending the next when one completes (``--max-concurrency`` with an infinite rate). A burst: every request at
   time 0 (neither given). A trace: the arrival times given (``arrivals_s``).
 - **Lengths.** Fixed; ``--random-range-ratio`` as each benchmark reads it (``range_ratio_lengths``); lognormal
-  with a mean and a coefficient of variation; a named dataset's published means (``DATASETS``).
+  with a mean and a coefficient of variation; a named dataset's published statistics or its benchmark client's
+  default lengths (``DATASETS``, ``dataset_lengths``).
 - **Prefix cache.** ``prefix_hit_rate``: the share of each prompt found cached (held, not computed).
 - **Speculative decoding.** ``Replica.speculative`` (``planner.serving.speculative``): each decode step drafts,
   verifies and emits the acceptance length's tokens per sequence, streamed as one chunk.
@@ -28,12 +29,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, UnknownNameError
 from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP_SCHEDULING_ENGINES re-exported)
     ARRIVAL_SEED,
     OVERLAP_SCHEDULING_ENGINES,
@@ -70,28 +72,164 @@ RANGE_READERS = ("vllm", "sglang")
 
 @dataclass(frozen=True)
 class DatasetLengths:
-    """A dataset's published mean prompt and output lengths (tokens) and where they are published."""
+    """A named dataset's published length statistics (tokens), how a benchmark client draws from them, and where
+    they are published.
 
-    prompt_mean_tokens: float
-    output_mean_tokens: float
+    ``kind``: "means" (a dataset's published means; requests at the means unless a spread is given), "fixed" (a
+    benchmark's default lengths, every request the same: ``--sonnet-input-len``, ``--random-input-len`` at range
+    ratio 0) or "uniform" (a benchmark's default draw: ``range_ratio_lengths`` of the maxima at ``range_ratio``, as
+    ``client`` reads it). A mean is None where none is published (the row must state that length). ``prefix_tokens``:
+    of each prompt, the tokens every request shares (a cache can hold them; ``prefix_hit_rate`` is not set from it).
+    """
+
+    prompt_mean_tokens: float | None
+    output_mean_tokens: float | None
     source: str
+    tokenizer: str = ""
+    kind: str = "means"
+    prompt_max_tokens: float | None = None
+    output_max_tokens: float | None = None
+    prefix_tokens: int = 0
+    range_ratio: float | None = None
+    client: str = ""
+    aliases: tuple[str, ...] = ()
 
 
-#: Named datasets' published length statistics. Only means are published with these; a dataset is simulated
-#: at its means (``dataset_lengths``) unless a spread is given (``lognormal_lengths``).
+#: Named datasets' published length statistics, each with its tokenizer, source and date. A benchmark's default
+#: lengths (sonnet, random, generated-shared-prefix) are the client's own defaults, exactly, for the version named.
+#: CNN/DailyMail is named with its limits only: no published mean length was found (MLPerf's GPT-J and Llama 3.1 8B
+#: pages state the sample count, 13,368, and the accuracy targets), so a run of it must state its lengths.
 DATASETS = {
     "sharegpt": DatasetLengths(
         161.31,
         337.99,
         "Kwon et al., Efficient Memory Management for LLM Serving with PagedAttention (SOSP 2023), Fig. 11a: "
-        "ShareGPT input mean 161.31, output mean 337.99 tokens (OPT tokenizer)",
+        "ShareGPT input mean 161.31, output mean 337.99 tokens (OPT tokenizer); https://arxiv.org/abs/2309.06180, "
+        "2023-09. vLLM's own seed-0 sample, request by request, is planner.accuracy.datasets.sharegpt_sample",
+        tokenizer="OPT",
+        aliases=("sharegpt_v3", "sharegpt-v3"),
     ),
     "alpaca": DatasetLengths(
         19.31,
         58.45,
-        "Kwon et al., SOSP 2023, Fig. 11b: Alpaca input mean 19.31, output mean 58.45 tokens (OPT tokenizer)",
+        "Kwon et al., SOSP 2023, Fig. 11b: Alpaca input mean 19.31, output mean 58.45 tokens (OPT tokenizer); "
+        "https://arxiv.org/abs/2309.06180, 2023-09",
+        tokenizer="OPT",
+    ),
+    "openorca": DatasetLengths(
+        None,
+        294.45,
+        "MLPerf Inference llama2-70b reference (github.com/mlcommons/inference language/llama2-70b/README.md, "
+        "commit 00bf834, 2024): 24,576 OpenOrca GPT-4 samples, prompts filtered to at most 1,024 tokens "
+        "(processorca.py --seqlen_limit=1024); accuracy target 'Tokens per sample: 294.45' (Llama-2-70b-chat FP16 "
+        "on DGX-H100). No mean prompt length is published there",
+        tokenizer="Llama 2",
+        prompt_max_tokens=1024,
+        aliases=("open-orca", "open_orca"),
+    ),
+    "cnn_dailymail": DatasetLengths(
+        None,
+        None,
+        "MLPerf Inference GPT-J reference (github.com/mlcommons/inference language/gpt-j, commit 01cac40, 2023): "
+        "13,368 CNN/DailyMail validation articles; backend.py reads prompts with model_max_length=1919 and generates "
+        "with max_new_tokens 128, min_new_tokens 30, num_beams 4. No mean length is published there",
+        tokenizer="GPT-J (GPT-2 BPE)",
+        prompt_max_tokens=1919,
+        output_max_tokens=128,
+        aliases=("cnn-dailymail", "cnn/dailymail", "cnndm"),
+    ),
+    "sonnet": DatasetLengths(
+        550,
+        150,
+        "vLLM vllm/benchmarks/datasets.py SonnetDataset (commit 0056b87, 2025; deprecated there, defaults copied "
+        "from benchmark_serving.py): DEFAULT_INPUT_LEN = 550, DEFAULT_OUTPUT_LEN = 150, DEFAULT_PREFIX_LEN = 200 "
+        "(--sonnet-input-len, --sonnet-output-len, --sonnet-prefix-len); the prompt counted with the chat template",
+        tokenizer="the served model's",
+        kind="fixed",
+        prefix_tokens=200,
+        client="vllm",
+    ),
+    "random": DatasetLengths(
+        1024,
+        128,
+        "vLLM vllm/benchmarks/datasets.py RandomDataset (commit 0056b87, 2025): DEFAULT_INPUT_LEN = 1024, "
+        "DEFAULT_OUTPUT_LEN = 128, DEFAULT_RANGE_RATIO = 0.0 ('Default values copied from benchmark_serving.py "
+        "for the random dataset'): every request 1,024 in, 128 out",
+        tokenizer="the served model's",
+        kind="fixed",
+        client="vllm",
+    ),
+    "generated-shared-prefix": DatasetLengths(
+        2048 + 128,
+        256,
+        "SGLang python/sglang/bench_serving.py (commit 0033168, 2025): --gsp-num-groups 64, --gsp-prompts-per-group "
+        "16, --gsp-system-prompt-len 2048, --gsp-question-len 128, --gsp-output-len 256 (target lengths): each "
+        "prompt a group's 2,048-token system prompt and a 128-token question",
+        tokenizer="the served model's",
+        kind="fixed",
+        prefix_tokens=2048,
+        client="sglang",
+        aliases=("gsp",),
     ),
 }
+
+#: A client whose default for a dataset differs from ``DATASETS``'s (the vLLM one): (name, client) -> statistics.
+CLIENT_DATASETS = {
+    ("random", "sglang"): DatasetLengths(
+        512.5,
+        512.5,
+        "SGLang python/sglang/bench_serving.py (commit 0033168, 2025): --random-input-len 1024, --random-output-len "
+        "1024, --random-range-ratio 0.0, drawn by sample_random_requests uniform in [max(int(L r), 1), L]: "
+        "1..1,024 tokens each, mean 512.5",
+        tokenizer="the served model's",
+        kind="uniform",
+        prompt_max_tokens=1024,
+        output_max_tokens=1024,
+        range_ratio=0.0,
+        client="sglang",
+    ),
+}
+
+
+def dataset_names() -> list[str]:
+    """Every name a dataset is accepted by: ``DATASETS``' names and their aliases."""
+    return [n for key, d in DATASETS.items() for n in (key, *d.aliases)]
+
+
+def dataset_statistics(name: str, client: str = "vllm") -> DatasetLengths:
+    """The published statistics of the dataset ``name`` (a name or alias of ``DATASETS``, any case), as ``client``'s
+    defaults draw it (``CLIENT_DATASETS``); ``UnknownNameError`` (did you mean ...? and the accepted names)
+    otherwise."""
+    key = str(name).strip().lower()
+    canonical = next((k for k, d in DATASETS.items() if key == k or key in d.aliases), None)
+    if canonical is None:
+        raise UnknownDatasetError(name)
+    return CLIENT_DATASETS.get((canonical, str(client).strip().lower()), DATASETS[canonical])
+
+
+def dataset_in(text: str) -> str | None:
+    """The dataset a free-text cell names ("ShareGPT (vLLM sample)", "random 1024/1024"): the longest accepted name
+    or alias found in it as a word (letters and digits on neither side), or None."""
+    low = str(text).lower()
+    for n in sorted(dataset_names(), key=len, reverse=True):
+        if re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", low):
+            return n
+    return None
+
+
+class UnknownDatasetError(UnknownNameError, InvalidInputError):
+    """Raised when a dataset name is not one with published lengths here: the closest names and every accepted
+    one."""
+
+    def __init__(self, name: object):
+        name = str(name) if len(str(name)) <= 60 else str(name)[:57] + "..."  # a cell's first word may be any length
+        UnknownNameError.__init__(self, "dataset", name, dataset_names())
+        canonical = {n: k for k, d in DATASETS.items() for n in (k, *d.aliases)}
+        self.suggestions = list(dict.fromkeys(canonical[n] for n in self.suggestions))
+        hint = f"did you mean {', '.join(self.suggestions)}? " if self.suggestions else ""
+        self.args = (
+            f"dataset {str(name)!r} has no published lengths here; {hint}accepted: {', '.join(dataset_names())}",
+        )
 
 
 @dataclass(frozen=True)
@@ -194,12 +332,19 @@ def lognormal_lengths(
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
 
 
-def dataset_lengths(name: str, num_requests: int) -> list[tuple[int, int]]:
-    """A named dataset's requests at its published means (``DATASETS``; each with its source)."""
-    key = str(name).strip().lower()
-    if key not in DATASETS:
-        raise InvalidInputError(f"dataset {name!r} has no published lengths here; use one of {', '.join(DATASETS)}")
-    d = DATASETS[key]
+def dataset_lengths(name: str, num_requests: int, client: str = "vllm") -> list[tuple[int, int]]:
+    """A named dataset's requests (``dataset_statistics``): a benchmark's fixed default lengths, its default uniform
+    draw (``range_ratio_lengths`` of the maxima, as ``client`` reads the ratio), or a dataset's published means
+    (every request at the means; ``lognormal_lengths`` gives them a spread). ``InvalidInputError`` naming the
+    missing length where the dataset publishes no mean of it (OpenOrca's prompts)."""
+    d = dataset_statistics(name, client)
+    if d.kind == "uniform":
+        return range_ratio_lengths(d.prompt_max_tokens, d.output_max_tokens, num_requests, d.range_ratio, d.client)
+    missing = [w for w, m in (("prompt", d.prompt_mean_tokens), ("output", d.output_mean_tokens)) if m is None]
+    if missing:
+        raise InvalidInputError(
+            f"dataset {name!r} publishes no mean {' or '.join(missing)} length ({d.source}); give the lengths"
+        )
     return fixed_lengths(d.prompt_mean_tokens, d.output_mean_tokens, num_requests)
 
 

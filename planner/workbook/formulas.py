@@ -245,8 +245,13 @@ def operator_rows(
     # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
     gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
-    # model.operators.grouped_gemm_flop_fraction: w / (w + w0), w = expert width per GPU; 1 for dense models
-    moe_fraction = "IF(AND({expw}>0,{f_moe_gemm_half_width}>0),({expw}/{n})/({expw}/{n}+{f_moe_gemm_half_width}),1)"
+    # model.operators.grouped_gemm_flop_fraction: w / (w + w0) x m / (m + m0), w = expert width per GPU, m = rows
+    # per touched expert (rows x k / touched); 1 for dense models
+    moe_fraction = (
+        "IF(AND({expw}>0,{f_moe_gemm_half_width}>0),({expw}/{n})/({expw}/{n}+{f_moe_gemm_half_width}),1)"
+        f"*IF(AND({{.touched}}>0,{{f_moe_gemm_half_rows}}>0),({rows}*{{k}}/{{.touched}})"
+        f"/({rows}*{{k}}/{{.touched}}+{{f_moe_gemm_half_rows}}),1)"
+    )
     moe_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{moe_fraction})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
