@@ -13,6 +13,19 @@ totals 42,659 prompt and 42,398 generated tokens; the prompts equal the first 20
 ``sharegpt_vllm_seed0_prompts.csv`` from another run). Outputs are what that server generated, the dataset's
 answer length capped by the model's end of sequence (``--ignore-eos`` not set, as in the runs predicted).
 
+A request's output in a run of another model is not that sample's: vLLM's sampler sends each ShareGPT request with
+``max_tokens`` = its answer's length, and keeps only answers of at least ``SHAREGPT_MIN_OUTPUT_TOKENS`` tokens (vLLM
+0.11.0 ``benchmarks/datasets.py`` l.254-278 ``is_valid_sequence``, ``min_len=4``; l.977-985 the answer's length as
+``expected_output_len``). The sample's 14 outputs under 4 tokens (each of 1) are Llama 3.3's own stops on the
+completions endpoint's raw prompt; a chat endpoint's run (``answers_in_full``: a model answering the turn to its
+``max_tokens``, as gpustack's runs did: GLM-4.6-FP8 on vLLM 0.11 and SGLang 0.5.3 both generated 199,904 tokens,
+perf_public.csv GPUSTACK-078/079) had no such request: each of its outputs is its answer, at least 4 tokens. A stop
+on a raw prompt says nothing of that answer's length, so each stands for the sample's mean output of the others (228
+tokens; then scaled as every output). vLLM's mean TPOT leaves out requests of one output token (``benchmarks/serve.py``
+l.316-320), so read as the sample's stops they dropped 7% of the requests from the mean. Setting each to the shortest
+answer the sampler keeps (4) instead would be the bound, not the expectation: a cluster of 4-token requests that lifts
+the TPOT mean of gpustack's bursts 10-44% and their p99 up to x3 (TensorRT-LLM A100, LD055: 842 ms against 265).
+
 Assumptions, stated: a run of more than 200 prompts sends this list again from the start (the sample's first 200
 stand for the rest: its means, 213 / 212 tokens, are those of gpustack's 1,000-prompt runs within 7%); another
 tokenizer scales every request by the run's stated mean over the sample's (the shape is kept, the means are the
@@ -45,20 +58,51 @@ def sharegpt_sample() -> tuple[tuple[int, int], ...]:
     return tuple((int(r["prompt_tokens"]), int(r["output_tokens"])) for r in ordered)
 
 
+#: The fewest output tokens vLLM's ShareGPT sampler sends a request for (``is_valid_sequence``'s ``min_len``; module
+#: docstring): a run whose model answers every request to its ``max_tokens`` makes at least this many.
+SHAREGPT_MIN_OUTPUT_TOKENS = 4
+#: Sources whose every ShareGPT run went through a chat endpoint (``answers_in_full``), with where they say so:
+#: gpustack's documents' Benchmark Script (e.g. docs/performance-lab/gpt-oss-20b/a100.md at gpustack/gpustack 7ae332a:
+#: ``vllm bench serve --backend openai-chat --endpoint /v1/chat/completions``; the quantization study's
+#: ``--endpoint-type openai-chat --endpoint /v1/chat/completions``). Their 128/4 runs print mean TPOT / mean ITL = 4/3
+#: (vLLM, TensorRT-LLM) or 5/3 (SGLang), never 1: a chat stream's role chunk comes before the first token
+#: (``tests/test_datasets.py`` pins one).
+CHAT_ENDPOINT_SOURCES = frozenset({"gpustack-performance-lab", "gpustack-quantization-impact"})
+
+
+def answers_in_full(row: DecodeRow) -> bool:
+    """Whether the row's run sent its prompts to a chat endpoint (its source, ``CHAT_ENDPOINT_SOURCES``, or its dataset
+    cell naming ``openai-chat``), so that each request's output is its own answer, at least
+    ``SHAREGPT_MIN_OUTPUT_TOKENS``, not the published sample's stop on a raw prompt (module docstring)."""
+    return row.source_group in CHAT_ENDPOINT_SOURCES or "openai-chat" in row.dataset.lower()
+
+
 def sharegpt_requests(
-    num_prompts: int, prompt_mean_tokens: float | None = None, output_mean_tokens: float | None = None
+    num_prompts: int,
+    prompt_mean_tokens: float | None = None,
+    output_mean_tokens: float | None = None,
+    min_output_tokens: int = 1,
 ) -> list[tuple[int, int]]:
     """The first ``num_prompts`` requests of vLLM's ShareGPT sample (cycled past its 200), each length scaled by
-    ``mean / the sample's mean`` where a mean is given (rounded, at least 1 token); None keeps the sample's."""
+    ``mean / the sample's mean`` where a mean is given (rounded, at least 1 token); None keeps the sample's. Outputs
+    under ``min_output_tokens`` (``SHAREGPT_MIN_OUTPUT_TOKENS`` for a run that answers in full: the sample's stops) first
+    become the mean of the sample's other outputs, then all are scaled, and kept at least that after rounding."""
     sample = sharegpt_sample()
-    picked = [sample[i % len(sample)] for i in range(int(num_prompts))]
+    least = max(int(min_output_tokens), 1)
+    answered = [o for _, o in sample if o >= least]
+    typical = round(sum(answered) / len(answered))  # a stop's answer, unknown: the sample's mean of the others
+    picked = [(p, o if o >= least else typical) for p, o in (sample[i % len(sample)] for i in range(int(num_prompts)))]
     if not picked:
         return []
     scales = []
     for which, mean in ((0, prompt_mean_tokens), (1, output_mean_tokens)):
         own = sum(r[which] for r in picked) / len(picked)
         scales.append(1.0 if mean is None or not math.isfinite(mean) or mean <= 0 else mean / own)
-    return [(max(1, round(p * scales[0])), max(1, round(o * scales[1]))) for p, o in picked]
+    return [(max(1, round(p * scales[0])), max(least, round(o * scales[1]))) for p, o in picked]
+
+
+def _least_output(row: DecodeRow) -> int:
+    return SHAREGPT_MIN_OUTPUT_TOKENS if answers_in_full(row) else 1
 
 
 def sample_lengths(row: DecodeRow) -> list[tuple[int, int]] | None:
@@ -70,7 +114,7 @@ def sample_lengths(row: DecodeRow) -> list[tuple[int, int]] | None:
     n = row.num_prompts or row.batch
     if not n or n <= 0:
         return None
-    return sharegpt_requests(n, row.input_len or None, row.output_len or None)
+    return sharegpt_requests(n, row.input_len or None, row.output_len or None, _least_output(row))
 
 
 #: vLLM's ShareGPT sample at its default seed (0), prompt tokens under the Llama 3 tokenizer, in the order sent
@@ -127,7 +171,7 @@ def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     n = row.num_prompts or max(row.batch, 1)
     prompts = sharegpt_prompts(row, n)
     if prompts is not None:
-        outputs = [o for _, o in sharegpt_requests(n, None, max(row.output_len, 1))]
+        outputs = [o for _, o in sharegpt_requests(n, None, max(row.output_len, 1), _least_output(row))]
         return list(zip(prompts, outputs, strict=True))
     return sample_lengths(row) if row.client == "vllm" else None
 
