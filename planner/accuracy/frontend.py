@@ -51,8 +51,8 @@ __all__ = [
 
 #: The votes behind ``FRONTEND_S`` (engine, source: median front end, ms, of its sweeps' lightest-load runs): vLLM
 #: gpustack 0.10/0.11 26.9 (30.8 by difference), H200 0.14.1 report 1.2, sglang-v0.3.0-vs-vllm-v0.6.0 33.9, surajssd
-#: A100 0.8.3 9.6, vLLM PR 23151 78.7 (one closed-loop run at concurrency 10; 178.5 by difference); SGLang datacrunch
-#: 0.4 27.1, gpustack 0.5.3 16.6 (21.9), sglang-v0.3.0 15.9; TensorRT-LLM gpustack 21.5 (27.3). Median 21.5 ms
+#: A100 0.8.3 9.6, vLLM PR 23151 89.0 (one closed-loop run at concurrency 10; 178.5 by difference); SGLang datacrunch
+#: 0.4 27.1, gpustack 0.5.3 16.7 (21.9), sglang-v0.3.0 15.9; TensorRT-LLM gpustack 22.0 (27.3). Median 22.0 ms
 #: (27.1 by difference; python bench/frontend_fit.py).
 
 
