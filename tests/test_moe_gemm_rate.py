@@ -63,11 +63,18 @@ def _layer_s(r: dict[str, str]) -> float:
     t, h, i, k, e, tp = (float(r[c]) for c in ("tokens", "hidden_size", "inter_size", "topk", "num_experts", "tp_size"))
     w = i / tp
     touched = -e * np.expm1(t * np.log1p(-k / e))
-    memory_s = touched * 3 * h * w * kernel_floor.DTYPE_BYTES[r["dtype"]] / (
-        g.hbm_bandwidth_bytes_per_s * f["gemm_bandwidth_efficiency"]
+    memory_s = (
+        touched
+        * 3
+        * h
+        * w
+        * kernel_floor.DTYPE_BYTES[r["dtype"]]
+        / (g.hbm_bandwidth_bytes_per_s * f["gemm_bandwidth_efficiency"])
     )
     fp8 = r["dtype"] in kernel_floor.FP8_MATH_DTYPES
-    rate = g.peak_flop_per_s["fp8" if fp8 else "bf16"] * f["gemm_fp8_flop_efficiency" if fp8 else "gemm_flop_efficiency"]
+    rate = (
+        g.peak_flop_per_s["fp8" if fp8 else "bf16"] * f["gemm_fp8_flop_efficiency" if fp8 else "gemm_flop_efficiency"]
+    )
     lim = _limits(moe_gemm_half_width=f["moe_gemm_half_width"], moe_gemm_half_rows=f["moe_gemm_half_rows"])
     compute_s = 2 * t * k * 3 * h * w / (rate * operators.grouped_gemm_flop_fraction(lim, w, t * k / touched))
     at_one, per_doubling = MOE_FLOORS[r["gpu"]]

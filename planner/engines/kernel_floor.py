@@ -124,7 +124,6 @@ def moe_gemm_halves(
     at TP 4: w = 384), and an expert with few rows computes padding: at 1,024 tokens (64 rows an expert of
     Qwen3-235B) the width alone put the layer 24% under the measured call (``bench/moe_large_tokens.py``).
     """
-    import math
 
     from scipy.optimize import minimize
 
