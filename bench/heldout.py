@@ -5,6 +5,7 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --why                # also one line per row without a prediction: why
     python bench/heldout.py --signed             # also the median signed error per GPU, TP, engine, MoE, batch band, lengths
     python bench/heldout.py --worst TTFT 30      # also the 30 worst TTFT figures, one line per row
+    python bench/heldout.py --worst-aic TTFT 10  # the same on the rows aiconfigurator predicts, its error beside
     python bench/heldout.py --allreduce-fit      # all-reduces from the latency + bandwidth form, not vLLM's measured table
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
@@ -497,13 +498,23 @@ def signed_report(checks: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def worst_rows(checks: list[dict], quantity: str, count: int) -> list[str]:
+def worst_rows(checks: list[dict], quantity: str, count: int, aic_rows: bool = False) -> list[str]:
     """The ``count`` figures of ``quantity`` furthest from their published value (signed error, published value,
-    the row's groups and lengths), worst first: the rows behind a group's median."""
+    the row's groups and lengths), worst first: the rows behind a group's median. With ``aic_rows``, only the rows
+    aiconfigurator also predicts (the subset the side-by-side columns are computed on), aiconfigurator's error beside
+    the planner's."""
     qc = sorted(
-        (c for c in checks if c["q"] == quantity and not math.isnan(c["planner"])), key=lambda c: -abs(c["planner"])
+        (
+            c
+            for c in checks
+            if c["q"] == quantity
+            and not math.isnan(c["planner"])
+            and (not aic_rows or not math.isnan(c.get("aic", math.nan)))
+        ),
+        key=lambda c: -abs(c["planner"]),
     )
-    lines = [f"\n== {quantity}: the {min(count, len(qc))} worst of {len(qc)} figures (planner / published - 1)"]
+    subset = " on aiconfigurator's rows" if aic_rows else ""
+    lines = [f"\n== {quantity}: the {min(count, len(qc))} worst of {len(qc)} figures{subset} (planner / published - 1)"]
     for c in qc[:count]:
         r = c["row"]
         pub = {"TPOT": r.tpot_s * 1e3, "TTFT": r.ttft_s * 1e3}.get(quantity, r.throughput_tokens_per_s)
@@ -625,6 +636,12 @@ def main() -> None:
         help="also list the N worst figures of QUANTITY (TPOT, TTFT, ...), one line per row",
     )
     parser.add_argument(
+        "--worst-aic",
+        nargs=2,
+        metavar=("QUANTITY", "N"),
+        help="as --worst, on the rows aiconfigurator predicts only, its error beside the planner's",
+    )
+    parser.add_argument(
         "--write-serving-residuals",
         action="store_true",
         help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
@@ -652,6 +669,8 @@ def main() -> None:
         print(signed_report(checks))
     if args.worst:
         print("\n".join(worst_rows(checks, args.worst[0], int(args.worst[1]))))
+    if args.worst_aic:
+        print("\n".join(worst_rows(checks, args.worst_aic[0], int(args.worst_aic[1]), aic_rows=True)))
     if args.why:
         print("\n== rows without a planner prediction, and why")
         print("\n".join(why_lines(checks)))

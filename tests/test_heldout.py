@@ -134,3 +134,15 @@ def test_lengths_group_names_how_requests_vary(checks):
     by_id = {c["row"].record_id: c["lengths"] for c in checks}
     assert by_id["GPUSTACK-001"] == "ShareGPT sample"
     assert by_id["GPUSTACK-008"] == "fixed"
+
+
+def test_worst_aic_lists_only_rows_aiconfigurator_predicts(with_aic):
+    """--worst-aic QUANTITY N: the planner's worst figures on the rows behind the side-by-side columns (32 TTFT
+    figures where aiconfigurator answers), aiconfigurator's error on every line; --worst keeps every row."""
+    lines = heldout.worst_rows(with_aic, "TTFT", 5, aic_rows=True)
+    both = [c for c in with_aic if c["q"] == "TTFT" and not math.isnan(c.get("aic", math.nan))]
+    assert f"worst of {len(both)} figures on aiconfigurator's rows" in lines[0]
+    assert len(lines) == 6 and all(" aic " in line for line in lines[1:])
+    everything = heldout.worst_rows(with_aic, "TTFT", 5)
+    n_all = sum(c["q"] == "TTFT" and not math.isnan(c["planner"]) for c in with_aic)
+    assert f"worst of {n_all} figures (planner" in everything[0] and n_all > len(both)
