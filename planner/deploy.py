@@ -528,7 +528,7 @@ def _does_not_fit(
         largest = np.where(ok[k], float(k), largest)
     gnames, mnames, needs = names(gpu, r.catalog.gpu), names(model, r.catalog.model), np.asarray(at(need))
     whats = [
-        f"{n:.0f} sequence{'s' if n != 1 else ''} of {c:,.0f} tokens"
+        f"{n:,.0f} sequence{'s' if n != 1 else ''} of {c:,.0f} tokens"
         for n, c in zip(needs.tolist(), at(context), strict=True)
     ]
     errors = []
@@ -562,11 +562,15 @@ def _does_not_fit(
     for i, (gname, mname, g, least) in enumerate(
         zip(gnames, mnames, n.astype(int).tolist(), smallest.astype(int).tolist(), strict=True)
     ):
-        head = (
-            f"{mname} weights ({weights[i] / 1e9:,.2f} GB) do not fit on {g} x {gname}"
-            if weights_short[i]
-            else f"{mname} weights plus {whats[i]} do not fit on {g} x {gname}"
-        )
+        if weights_short[i] and needs[i] > 1:  # the shortfall below is the batch's, not the weights' alone
+            head = (
+                f"{mname} weights ({weights[i] / 1e9:,.2f} GB) plus {whats[i]} do not fit on {g} x {gname} "
+                "(the weights alone do not)"
+            )
+        elif weights_short[i]:
+            head = f"{mname} weights ({weights[i] / 1e9:,.2f} GB) do not fit on {g} x {gname}"
+        else:
+            head = f"{mname} weights plus {whats[i]} do not fit on {g} x {gname}"
         tail = (
             f"; the smallest group that works is {least} x {gname}"
             if least

@@ -94,6 +94,17 @@ class TestFit:
         ):
             planner.max_batch("H100", "llama2-70b", 8192, kv_precision="fp16", gpus=1)
 
+    def test_a_batch_beside_weights_that_do_not_fit_says_whose_shortfall_it_is(self):
+        """Llama-2-70B's weights (137.95 GB: 68.98e9 parameters x 2 B, config.json) do not fit one H100 (80 GiB) alone;
+        with 5,000 sequences of 8,192 tokens (0.34 MB a token, 2.68 GB a sequence) the shortfall is the batch's,
+        thousands of GB, and the message says so instead of charging it to the weights."""
+        with pytest.raises(DoesNotFitError) as caught:
+            planner.tpot("H100", "llama2-70b", 8192, kv_precision="fp16", batch=5000, gpus=1)
+        message = str(caught.value)
+        assert "weights (137.95 GB) plus 5,000 sequences of 8,192 tokens do not fit on 1 x H100 SXM 80GB" in message
+        assert "(the weights alone do not)" in message
+        assert caught.value.shortfall_bytes > 5000 * 2.6e9
+
     def test_a_batch_that_does_not_fit_is_an_error_for_time_functions(self):
         with pytest.raises(DoesNotFitError, match="weights plus 500 sequences of 8,192 tokens do not fit on 2 x"):
             planner.tpot("H100", "llama2-70b", 8192, batch=500, gpus=2)
