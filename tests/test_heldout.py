@@ -127,6 +127,20 @@ def test_readme_states_todays_held_out_figures(with_aic):
     assert stated == computed
 
 
+def test_readmes_accuracy_bullet_states_todays_held_out_figures(with_aic):
+    """README's "Assumptions and limits" Accuracy bullet ('TPOT is off by 17% median / 306% worst (306 figures) and
+    TTFT by 32% / 488% (332)') carries the figures bench/heldout.py computes now."""
+    import re
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(
+        r"TPOT is off by (\d+)% median / (\d+)% worst \((\d+) figures\) and TTFT by (\d+)% / (\d+)% \((\d+)\)", readme
+    )
+    assert m, "README's Accuracy bullet changed shape; update this test with it"
+    by_q = {q: [c["planner"] for c in with_aic if c["q"] == q] for q in ("TPOT", "TTFT")}
+    assert tuple(map(int, m.groups())) == (*_figures(by_q["TPOT"]), *_figures(by_q["TTFT"]))
+
+
 def test_lengths_group_names_how_requests_vary(checks):
     """--signed and the per-group tables split the figures by lengths: gpustack's DeepSeek-R1 ShareGPT run
     (GPUSTACK-001, 1,000 prompts) is simulated with the ShareGPT sample, its random 4K-prompt run (GPUSTACK-008,

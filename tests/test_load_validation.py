@@ -7,6 +7,7 @@ import csv
 import json
 import math
 import re
+import statistics
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,34 @@ class TestPrediction:
         row = next(r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.record_id == "LD022")
         assert (row.engine, row.length_range_ratio, row.input_len, row.gpus) == ("sglang", 0.0, 509, 4)
         assert predict_percentiles(row)["itl_median_ms"] == pytest.approx(13.639, rel=0.40)
+
+    def test_readme_and_the_model_doc_state_todays_all_runs_figures(self):
+        """README's Accuracy bullet ('p50 TTFT by 24% / 95%, p99 TTFT 32% / 99%, p50 TPOT 10% / 67%') and the 'all'
+        line of docs/model.md's loaded-runs table are what ``validate_load`` gives now (bench/load_validation.py's
+        last line; rounded as it prints them)."""
+        table = validate_load()
+        errors: dict[str, list[float]] = {}
+        for c in table.checks:
+            if not math.isnan(c.error):
+                errors.setdefault(c.quantity, []).append(abs(c.error))
+
+        figures = {q: (round(statistics.median(e) * 100), round(max(e) * 100)) for q, e in errors.items()}
+        root = Path(__file__).parents[1]
+        readme = " ".join((root / "README.md").read_text(encoding="utf-8").split())
+        m = re.search(r"p50 TTFT by (\d+)% / (\d+)%, p99 TTFT (\d+)% / (\d+)%, p50 TPOT (\d+)% / (\d+)%", readme)
+        assert m, "README's Accuracy bullet changed shape; update this test with it"
+        stated = tuple(map(int, m.groups()))
+        assert stated == (
+            *figures["ttft_median_ms"],
+            *figures["ttft_p99_ms"],
+            *figures["tpot_median_ms"],
+        ), "run python bench/load_validation.py and restate README's Accuracy bullet"
+        doc = (root / "docs" / "model.md").read_text(encoding="utf-8")
+        line = re.search(r"^\| all \| (\d+) \| (.*) \|$", doc, re.M)
+        assert line, "docs/model.md's loaded-runs table lost its 'all' line"
+        cells = [tuple(map(int, re.findall(r"\d+", c))) for c in line[2].split(" | ")]
+        order = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
+        assert cells == [figures[q] for q in order], "rebuild docs/model.md's table from bench/load_validation.py"
 
     def test_table_and_json_carry_the_new_quantities(self):
         table = validate_load()
