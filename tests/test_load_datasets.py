@@ -247,6 +247,16 @@ class TestExportScenario:
         line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 2)
         assert message in line
 
+    def test_a_misspelt_dataset_names_its_own_line(self, tmp_path):
+        """The refusal points at the line that sets ``dataset`` (the one to edit), not at the [workload] header
+        (s96 found "(line 2)" for a dataset written further down)."""
+        path = _scenario(tmp_path, dataset="sonet")
+        number = next(
+            i for i, t in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if t.startswith("dataset")
+        )
+        line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 2)
+        assert line.endswith(f"(line {number})") and number > 2
+
     def test_the_review_says_which_datasets_statistics_it_used(self, tmp_path):
         """The review's assumptions name the dataset, its client and source, and the prefix hit."""
         path = _scenario(tmp_path, dataset="sonnet")

@@ -567,8 +567,19 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
         scenario = Scenario.model_validate(merged)
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise ScenarioError(f"{source}: {_message(err, raw_options)}{_line_note(source, err['loc'])}") from None
+        loc = _blamed_loc(err)
+        raise ScenarioError(f"{source}: {_message(err, raw_options)}{_line_note(source, loc)}") from None
     return scenario
+
+
+def _blamed_loc(err: Any) -> tuple:
+    """pydantic's location of an error; for a check of the whole [workload] table whose message starts with one of
+    its fields ("dataset 'sharegtp' has no ...") that field's, so that the line named is the one to edit."""
+    loc = tuple(err.get("loc", ()))
+    first = re.match(r"(?:Value error, )?(\w+) ", str(err.get("msg", "")))
+    if loc == ("workload",) and first and first.group(1) in Workload.model_fields:
+        return (*loc, first.group(1))
+    return loc
 
 
 def _named(option: dict) -> dict:
