@@ -69,6 +69,8 @@ def finish_record(record: Any, bad: Any, index=None, field: str | None = None):
     finished record."""
     if field is not None:
         value = getattr(record, field)
+        if type(value) is float and bad is False:  # one scenario that worked: the number as it is (no numpy)
+            return value
         return finish(value if isinstance(value, Rows) else np.asarray(value, dtype=float), bad, "coerce", index)
     if bad is False and all(type(v) is float for v in vars(record).values()):
         return record
@@ -286,12 +288,11 @@ def utilization_on(r: Resolved, engine: EngineProfile, gpus: Any, util: Any, par
     ``planner.engines.sglang.default_memory_fraction``; MLA models: the attention FLOP forms differ)."""
     if util is not None:
         return util
-    mla = bool(
-        np.all(
-            np.asarray(r.model.attention_flop_per_context_token_per_layer)
-            != np.asarray(r.model.prefill_attention_flop_per_token_pair_per_layer)
-        )
-    )
+    a, b = r.model.attention_flop_per_context_token_per_layer, r.model.prefill_attention_flop_per_token_pair_per_layer
+    if type(a) is float and type(b) is float:  # one scenario: no numpy
+        mla = a != b
+    else:
+        mla = bool(np.all(np.asarray(a) != np.asarray(b)))
     ranks = gpus if parallelism == "dp-ep" else 1.0
     visible = m.visible_memory_bytes(r.gpu, engine)
     out = default_memory_fraction(engine.memory_fraction_rule, visible, gpus, ranks, mla)
@@ -438,7 +439,9 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
                 break
     n_safe = float(GPU_GROUPS[-1]) if n != n else n
     r = _experts_as_loaded(r, n_safe, par)
-    plan = replace(plan_on(r, eng, ctx, n_safe, util, reserve, par), gpus=n)
+    plan = plan_on(r, eng, ctx, n_safe, util, reserve, par)
+    if not (type(plan.gpus) is float and plan.gpus == n):  # the plan on n_safe GPUs says n (NaN where none fits)
+        plan = replace(plan, gpus=n)
     bad = False
     if (check_fit or gpus is None) and (n != n or not plan.max_batch >= need):
         if errors == "raise" or failures.active():

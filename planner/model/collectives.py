@@ -17,6 +17,8 @@ from planner.model import ops
 from planner.model.facts import ArrayLike
 from planner.model.rows import Rows, per_row
 
+_NUMBERS = (float, int, bool)
+
 
 @dataclass(frozen=True, eq=False)
 class AllReduceTable:
@@ -37,6 +39,12 @@ class AllReduceTable:
     def log2_group_sizes(self) -> tuple[float, ...]:
         """log2 of ``group_sizes``: the interpolation's grid."""
         return tuple(math.log2(g) for g in self.group_sizes)
+
+    @functools.cached_property
+    def log_seconds_lists(self) -> list:
+        """``log_seconds`` as nested Python lists of floats (the same numbers): one scenario's lookups index these,
+        as numpy's indexing of one element costs more than the rest of the interpolation."""
+        return self.log_seconds.tolist()
 
 
 def mesh_group_share(link_share: ArrayLike, gpus: ArrayLike) -> ArrayLike:
@@ -78,7 +86,8 @@ def table_allreduce_time_s(
     args = (row, message_bytes, gpus, graph)
     if any(isinstance(a, Rows) for a in args):  # a sweep's pairs: once per pair
         return per_row(lambda *a: table_allreduce_time_s(table, *a), *args)
-    if all(np.ndim(a) == 0 for a in args):  # one scenario: Python numbers (numpy's own would cost more than the rest)
+    if all(type(a) in _NUMBERS or np.ndim(a) == 0 for a in args):  # one scenario: Python numbers (numpy's own
+        # would cost more than the rest)
         row, message_bytes, gpus, graph = float(row), float(message_bytes), float(gpus), bool(graph)
         index = int
     else:
@@ -92,8 +101,9 @@ def table_allreduce_time_s(
     r, mode = index(ops.where(inside, row, 0.0)), index(ops.where(graph, 0, 1))
 
     def corner(group: ArrayLike, size: ArrayLike) -> ArrayLike:  # the measured log(time) at a grid point
-        v = table.log_seconds[r, mode, group, size]
-        return float(v) if index is int else v
+        if index is int:
+            return table.log_seconds_lists[r][mode][group][size]
+        return table.log_seconds[r, mode, group, size]
 
     lower = corner(gj, sj), corner(gj + 1, sj)  # at size sj, group gj and gj + 1
     upper = corner(gj, sj + 1), corner(gj + 1, sj + 1)

@@ -46,6 +46,11 @@ def params_per_token(model: ModelFacts) -> ArrayLike:
     return model.params_read_per_step + model.moe_layers * model.experts_per_token * model.params_per_expert_layer
 
 
+def _zero_dim(x) -> bool:
+    """``np.ndim(x) == 0``, answered without numpy for a Python number (one scenario's common case)."""
+    return type(x) in (bool, float, int) or np.ndim(x) == 0
+
+
 def allreduce_time_s(
     gpu: GpuFacts, limits: EngineFacts, message_bytes: ArrayLike, gpus: ArrayLike, tokens: ArrayLike = 1.0
 ) -> ArrayLike:
@@ -77,7 +82,7 @@ def allreduce_time_s(
         source_share = mesh_group_share(limits.allreduce_table_link_share, gpus)
         scaled = message_bytes * (limits.allreduce_table_bytes_scale * source_share / share)
         measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
-        if type(measured) is float and np.ndim(within) == 0 and np.ndim(t) == 0:  # one scenario
+        if type(measured) is float and _zero_dim(within) and _zero_dim(t):  # one scenario
             t = measured if within and measured == measured else float(t)
         else:
             t = np.where(within & np.isfinite(measured), measured, t)  # per row where all three are

@@ -16,13 +16,13 @@ def _scalar(a, b) -> bool:
 
 
 def maximum(a, b):
-    if _scalar(a, b):
+    if type(a) in _SCALARS and type(b) in _SCALARS:  # _scalar, inline: called many times a scenario
         return math.nan if a != a or b != b else (a if a >= b else b)
     return np.maximum(a, b)
 
 
 def minimum(a, b):
-    if _scalar(a, b):
+    if type(a) in _SCALARS and type(b) in _SCALARS:  # _scalar, inline: called many times a scenario
         return math.nan if a != a or b != b else (a if a <= b else b)
     return np.minimum(a, b)
 
@@ -52,7 +52,7 @@ def isnan(x):
 
 
 def mod(a, b):
-    return a % b if _scalar(a, b) else np.mod(a, b)
+    return a % b if type(a) in _SCALARS and type(b) in _SCALARS else np.mod(a, b)
 
 
 def floor(x):

@@ -53,6 +53,8 @@ def _dense_attention(model: ModelFacts) -> bool:
 
 def _all_zero(x: ArrayLike) -> bool:
     """Whether ``x`` is 0 everywhere, read on its per-combination values where it has them (``Rows``)."""
+    if type(x) in (float, int):  # one scenario: no numpy
+        return x == 0.0
     return bool(np.all(np.asarray(row_values(x)) == 0.0))
 
 
