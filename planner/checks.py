@@ -16,8 +16,13 @@ from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
 Errors = Literal["raise", "coerce"]
 
 
+_PLAIN = (str, float, int, type(None))
+
+
 def _pandas_index(*args: Any):
     for a in args:
+        if type(a) in _PLAIN:  # a name or a number (one scenario's common case): no index
+            continue
         if type(a).__name__ == "Series" and hasattr(a, "index"):
             return a.index
     return None

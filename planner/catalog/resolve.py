@@ -215,7 +215,7 @@ def _resolve(
     ``numbers``: an array of whole numbers per scenario (a context) that the facts are paired with when its values
     repeat (``_pair``): the facts then hold one row per distinct (names, number) pair, and ``Resolved.numbers``
     the number of each pair, so that the formulas run once per pair."""
-    if all(_is_one_name(x) for x in (gpu, model, weight_precision, kv_precision)):
+    if _is_one_name(gpu) and _is_one_name(model) and _is_one_name(weight_precision) and _is_one_name(kv_precision):
         try:
             return _resolve_one(catalog, gpu, model, weight_precision, kv_precision, engine, calibration)
         except PlannerError as exc:
@@ -239,7 +239,7 @@ _ONE: dict[tuple, tuple[tuple, Resolved]] = {}
 def _resolve_one(catalog, gpu, model, weight_precision, kv_precision, engine, calibration) -> Resolved:
     """One scenario's facts, cached: repeated scalar calls skip the catalog lookups (raises a PlannerError)."""
     objects = (catalog, gpu, model, weight_precision, kv_precision, engine, calibration)
-    key = tuple(x if x is None or type(x) is str else id(x) for x in objects)
+    key = tuple([x if x is None or type(x) is str else id(x) for x in objects])  # a list comprehension: inlined
     hit = _ONE.get(key)
     if hit is not None:
         return hit[1]

@@ -84,9 +84,11 @@ def table_allreduce_time_s(
     (``per_row``), not gathered per scenario.
     """
     args = (row, message_bytes, gpus, graph)
-    if any(isinstance(a, Rows) for a in args):  # a sweep's pairs: once per pair
+    if type(row) is float and type(message_bytes) is float and type(gpus) is float and type(graph) is bool:
+        index = int  # one scenario of Python numbers, as planner's scalar path gives (no checks below)
+    elif any(isinstance(a, Rows) for a in args):  # a sweep's pairs: once per pair
         return per_row(lambda *a: table_allreduce_time_s(table, *a), *args)
-    if all(type(a) in _NUMBERS or np.ndim(a) == 0 for a in args):  # one scenario: Python numbers (numpy's own
+    elif all(type(a) in _NUMBERS or np.ndim(a) == 0 for a in args):  # one scenario: Python numbers (numpy's own
         # would cost more than the rest)
         row, message_bytes, gpus, graph = float(row), float(message_bytes), float(gpus), bool(graph)
         index = int

@@ -517,8 +517,10 @@ def memory_plan(
         layer_tokens = padded_kv_layer_tokens(model, context_tokens, block)
         seq_group = kv_bytes_of_layer_tokens(model, precision, layer_tokens) * repl + state_bytes(model)
         # state layers (Mamba-2, Gated DeltaNet): pages of one enlarged attention block, the state padded to it
-        hybrid = hybrid_sequence_bytes(model, per_layer_token * repl / gpus, context_tokens, gpus, block)
-        seq_group = ops.where(model.linear_attention_layers > 0, hybrid, seq_group)
+        state_layers = model.linear_attention_layers
+        if not (type(state_layers) is float and not state_layers > 0):  # one scenario without them: nothing to page
+            hybrid = hybrid_sequence_bytes(model, per_layer_token * repl / gpus, context_tokens, gpus, block)
+            seq_group = ops.where(state_layers > 0, hybrid, seq_group)
     else:
         seq_group = kv_bytes(model, precision, seq_tokens) * repl + state_bytes(model)
     tokens = kv_cache_tokens(budget, per_token, block)
