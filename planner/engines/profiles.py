@@ -121,10 +121,6 @@ class EngineProfile:
     #: the bf16 prefill kernel pads heads to 128; vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31;
     #: TensorRT-LLM: every head count, its measured prefill module costs what its decode module does per token)
     sparse_mla_prefill_max_heads: int = 0
-    #: an MLA model's attention and its projections take the measured vLLM 0.24.0 MLA module's time
-    #: (``catalogs/reference/mla_module_aic.csv``, ``planner.model.mla_module``; H100/H200/B200) instead of the
-    #: operator curves': vLLM V1 releases only, the table is vLLM's kernels
-    mla_module_table: bool = False
 
     def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
@@ -214,7 +210,6 @@ VLLM_COMMON = dict(
     **VLLM_KV,
     sparse_mla_kernel="vllm",
     sparse_mla_prefill_max_heads=32,
-    mla_module_table=True,
     block_size=16,
     kv_group_padding=True,
     mxfp4_expert_hidden_alignment=256,

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.model import mla_module, operators, ops
+from planner.model import operators, ops
 from planner.model.collectives import mesh_group_share, table_allreduce_time_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
@@ -191,10 +191,6 @@ def decode_step(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_read, attention_flop=attention_flop, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, rows, gpus, sparse)  # fmt: skip
-    kernels_s = kernels_s + mla_module.correction_s(
-        gpu, model, precision, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense_bytes,
-        expert_bytes=expert_bytes, attention_bytes=kv_read, attention_flop=attention_flop, batch=rows,
-        context=context_tokens)  # fmt: skip
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)

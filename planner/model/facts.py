@@ -139,9 +139,6 @@ class EngineFacts:
     sparse_mla_token_s: ArrayLike = 0.0
     # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
     sparse_mla_prefill_max_heads: ArrayLike = 0.0
-    # 1: an MLA model's attention + its projections timed by the measured vLLM MLA module table
-    # (``planner.model.mla_module``); 0: by the operator curves
-    mla_module_table: ArrayLike = 0.0
     # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
     # ``planner.engines.kernel_paths``); 0: it loads them
     mxfp4_experts_refused: ArrayLike = 0.0

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.model import mla_module, operators, ops
+from planner.model import operators, ops
 from planner.model.decode import experts_touched, params_per_token, step_overhead_s, tp_communication_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import cached_tokens_per_layer_sum, kv_bytes, kv_replication, left_to_dense, state_bytes
@@ -111,10 +111,6 @@ def prefill_step(
         gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_written, attention_flop=attention_flop, touched=touched,
     ) + operators.sparse_mla_time_s(model, limits, tokens, gpus, sparse)  # fmt: skip
-    t = t + mla_module.correction_s(
-        gpu, model, precision, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes,
-        expert_bytes=expert_bytes, attention_bytes=kv_written, attention_flop=attention_flop, batch=batch,
-        context=prompt_tokens)  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead
     return PrefillStep(gpus=gpus, prompt_tokens=prompt_tokens, ttft_s=ttft, bytes_moved=bytes_moved, flop=flop)
