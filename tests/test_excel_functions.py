@@ -687,4 +687,4 @@ class TestFailingCellsInBulk:
         assert [r[0] for r in bulk] == [
             xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, b[0], None, 2.0) for b in batches
         ]
-        assert bulk[0][0] == "ok" and "1000000 sequences of 8,192 tokens" in bulk[2][0]
+        assert bulk[0][0] == "ok" and "1,000,000 sequences of 8,192 tokens" in bulk[2][0]
