@@ -203,10 +203,6 @@ class TestAgainstThePackage:
         """Above vLLM's custom all-reduce size limit the measured vLLM rows equal aiconfigurator's NCCL all-reduce
         table (nccl_perf.parquet, all_reduce, half) within 8% (A100, 4 GPUs, 4 MiB: 118 vs 111 us): A100 from 4 MiB,
         H100 at 8 GPUs from 64 MiB."""
-        import importlib.util
-
-        if importlib.util.find_spec("pandas") is None:
-            pytest.skip("pandas is needed to read the parquet files")
         code = (
             "import pandas as pd, json, sys;"
             "d=pd.read_parquet(sys.argv[1]);d=d[(d.op_name=='all_reduce')&(d.nccl_dtype=='half')];"
@@ -233,10 +229,6 @@ class TestAgainstThePackage:
         vLLM graph table (6.32 / 8.34 us at 2^18 / 2^19) interpolated linearly at 64 x 5,120 = 327,680 ``message_size``;
         at 655,360 (the bytes) it is 9.35 us.
         The planner reads the shipped table as bytes (docs/accuracy.md, "The all-reduce reading, re-checked")."""
-        import importlib.util
-
-        if importlib.util.find_spec("pandas") is None:
-            pytest.skip("pandas is needed to read the parquet files")
         code = (
             "import json,math,sys;sys.path.insert(0,sys.argv[1]);import aic_step_operators as a;import pandas as pd;"
             "e=a.handle('Qwen/Qwen3-32B','h100_sxm','vllm',2,None,None,None,None);"
