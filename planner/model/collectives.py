@@ -17,8 +17,6 @@ from planner.model import ops
 from planner.model.facts import ArrayLike
 from planner.model.rows import Rows, per_row
 
-_NUMBERS = (float, int, bool)
-
 
 @dataclass(frozen=True, eq=False)
 class AllReduceTable:
@@ -88,7 +86,7 @@ def table_allreduce_time_s(
         index = int  # one scenario of Python numbers, as planner's scalar path gives (no checks below)
     elif any(isinstance(a, Rows) for a in args):  # a sweep's pairs: once per pair
         return per_row(lambda *a: table_allreduce_time_s(table, *a), *args)
-    elif all(type(a) in _NUMBERS or np.ndim(a) == 0 for a in args):  # one scenario: Python numbers (numpy's own
+    elif all(ops.zero_dim(a) for a in args):  # one scenario: Python numbers (numpy's own
         # would cost more than the rest)
         row, message_bytes, gpus, graph = float(row), float(message_bytes), float(gpus), bool(graph)
         index = int

@@ -46,9 +46,19 @@ def params_per_token(model: ModelFacts) -> ArrayLike:
     return model.params_read_per_step + model.moe_layers * model.experts_per_token * model.params_per_expert_layer
 
 
-def _zero_dim(x) -> bool:
-    """``np.ndim(x) == 0``, answered without numpy for a Python number (one scenario's common case)."""
-    return type(x) in (bool, float, int) or np.ndim(x) == 0
+def collective_link(
+    gpu: GpuFacts, limits: EngineFacts, gpus: ArrayLike
+) -> tuple[ArrayLike, ArrayLike, ArrayLike, ArrayLike]:
+    """(within the fabric domain, link bytes/s achieved, latency s, mesh share) of a collective over ``gpus`` GPUs:
+    within the domain the fabric (on a fully connected mesh the g - 1 links a group has:
+    ``planner.model.collectives.mesh_group_share``) at the engine's latency, beyond it PCIe's; both links at the
+    engine's ``interconnect_efficiency``."""
+    within = gpus <= gpu.interconnect_domain_gpus
+    share = mesh_group_share(gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s, gpus)
+    fabric = gpu.interconnect_bytes_per_s * share
+    link = ops.where(within, fabric, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
+    latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
+    return within, link, latency, share
 
 
 def allreduce_time_s(
@@ -70,11 +80,7 @@ def allreduce_time_s(
     aggregate, and a borrowed row's message scale is multiplied by the row's GPU's share over this one's at g (1
     where both are the same mesh, or both switched, or at 8 of 8 GPUs).
     """
-    within = gpus <= gpu.interconnect_domain_gpus
-    share = mesh_group_share(gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s, gpus)
-    fabric = gpu.interconnect_bytes_per_s * share
-    link = ops.where(within, fabric, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
-    latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
+    within, link, latency, share = collective_link(gpu, limits, gpus)
     t = latency + message_bytes * (2.0 * (gpus - 1.0) / gpus / link)
     row = limits.allreduce_table_row
     if limits.allreduce_table is not None and not (type(row) is float and row != row):
@@ -82,7 +88,7 @@ def allreduce_time_s(
         source_share = mesh_group_share(limits.allreduce_table_link_share, gpus)
         scaled = message_bytes * (limits.allreduce_table_bytes_scale * source_share / share)
         measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
-        if type(measured) is float and _zero_dim(within) and _zero_dim(t):  # one scenario
+        if type(measured) is float and ops.zero_dim(within) and ops.zero_dim(t):  # one scenario
             t = measured if within and measured == measured else float(t)
         else:
             t = np.where(within & np.isfinite(measured), measured, t)  # per row where all three are

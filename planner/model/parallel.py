@@ -16,8 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.model import operators, ops
-from planner.model.collectives import mesh_group_share
-from planner.model.decode import DecodeStep, experts_touched, step_overhead_s
+from planner.model.decode import DecodeStep, collective_link, experts_touched, step_overhead_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
     decode_attention_bytes,
@@ -74,11 +73,7 @@ def expert_alltoall_time_s(
     domain (on a fully connected mesh the g - 1 links a group has: ``collectives.mesh_group_share``), PCIe's beyond it
     (as ``allreduce_time_s``); the latency is the engine's collective latency. 0 on one GPU.
     """
-    within = gpus <= gpu.interconnect_domain_gpus
-    share = mesh_group_share(gpu.mesh_link_bytes_per_s / gpu.interconnect_bytes_per_s, gpus)
-    fabric = gpu.interconnect_bytes_per_s * share
-    link = ops.where(within, fabric, gpu.pcie_bytes_per_s) * limits.interconnect_efficiency
-    latency = ops.where(within, limits.allreduce_latency_s, gpu.pcie_latency_s)
+    _, link, latency, _ = collective_link(gpu, limits, gpus)
     sent = tokens_per_gpu * model.experts_per_token * model.hidden_size * ALLTOALL_BYTES_PER_VALUE
     one_way = latency + sent * ((gpus - 1.0) / gpus) / link
     return ops.where(gpus > 1, 2.0 * one_way, 0.0)
