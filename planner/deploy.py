@@ -28,6 +28,7 @@ from planner.model import failures, ops
 from planner.model.parallel import PARALLELISMS
 from planner.model.rows import Rows, gathered
 from planner.options import Options
+from planner.units import counted
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
@@ -531,8 +532,7 @@ def _does_not_fit(
         largest = np.where(ok[k], float(k), largest)
     gnames, mnames, needs = names(gpu, r.catalog.gpu), names(model, r.catalog.model), np.asarray(at(need))
     whats = [
-        f"{n:,.0f} sequence{'s' if n != 1 else ''} of {c:,.0f} tokens"
-        for n, c in zip(needs.tolist(), at(context), strict=True)
+        f"{counted(n, 'sequence', ',.0f')} of {c:,.0f} tokens" for n, c in zip(needs.tolist(), at(context), strict=True)
     ]
     errors = []
     if gpus_given is None:

@@ -32,6 +32,7 @@ from planner.accuracy.under_load import FIGURES, has_percentiles, predict_percen
 from planner.catalog import Catalog, default_catalog
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
+from planner.units import counted
 
 #: The issue's goals, median and worst |error| per quantity: what ``planner validate`` holds each table to.
 #: The shipped start-up rows of ``vllm_startup_public.csv`` are held to 5% on every row.
@@ -224,7 +225,7 @@ def over_memory_note(row: DecodeRow, max_batch: float) -> str:
         return ""
     return (
         f"batch {held:,} is above the {max_batch:,.0f} sequences of {row.input_len + row.output_len:,} tokens that fit "
-        f"in memory on {row.gpus} GPU{'s' if row.gpus != 1 else ''}: timed as if all ran at once (the engine would "
+        f"in memory on {counted(row.gpus, 'GPU')}: timed as if all ran at once (the engine would "
         "queue or preempt the rest)"
     )
 

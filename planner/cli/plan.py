@@ -126,7 +126,7 @@ def render_plan(p: Plan) -> str:
         padded, slots = f" (vLLM logs {int(logged_tokens):,}: the state layers' pages share its blocks)", 0
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != m.num_layers else ""))
     n = int(mem.max_batch)
-    row("Max batch", f"{n:,} sequence{'s' if n != 1 else ''} of {p.context:,} tokens")
+    row("Max batch", f"{counted(n, 'sequence')} of {p.context:,} tokens")
     rank = ", each rank" if p.parallelism == "dp-ep" else ""
     row(f"Max concurrency (vLLM's log line{rank})", f"{concurrency:.2f}x at {p.context:,} tokens per request")
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")

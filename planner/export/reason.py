@@ -109,12 +109,10 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         nxt = others[0]
         text += f" The next option, {nxt.option.name}, costs {usd(nxt.monthly_usd - rec.monthly_usd)} a month more"
         diff = differences(rec, nxt)
-        text += (
-            f"; the two differ in {len(diff)} way{'s' if len(diff) != 1 else ''}: {'; '.join(diff)}." if diff else "."
-        )
+        text += f"; the two differ in {counted(len(diff), 'way')}: {'; '.join(diff)}." if diff else "."
     failing = [x for x in ranked if not x.meets]
     if failing:
-        text += f" {len(failing)} option{'s' if len(failing) > 1 else ''} cannot meet the targets."
+        text += f" {counted(len(failing), 'option')} cannot meet the targets."
     text += (
         f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
         f"{scenario.traffic_change:.0%} higher it needs {counted(int(rec.high.gpus), 'GPU', '')} ({usd(float(rec.high.monthly_usd))} a month)"
