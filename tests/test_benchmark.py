@@ -350,11 +350,12 @@ class TestPrefixCache:
         """K8S-004 (surajssd's script sends the same 200 ShareGPT prompts again to one vLLM 0.8.3 server that caches
         prefixes) is read as prompts_cached; its cached share is vLLM's whole 16-token blocks short of the last token
         of its 213-token mean prompt: floor(212 / 16) x 16 / 213 = 208 / 213."""
-        from planner.accuracy.predict import _warm_fraction, load_decode_rows
+        from planner.accuracy.datasets import prefix_hit
+        from planner.accuracy.predict import load_decode_rows
 
         row = next(r for r in load_decode_rows() if r.record_id == "K8S-004")
         assert row.prompts_cached and row.input_len == 213
-        assert _warm_fraction(row) == pytest.approx(208 / 213)
+        assert prefix_hit(row) == pytest.approx(208 / 213)
 
 
 class TestOneRunTwoStatistics:

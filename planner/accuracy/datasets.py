@@ -39,9 +39,7 @@ from functools import cache
 
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir
 from planner.serving.load import (
-    DATASETS,
     dataset_in,
-    dataset_statistics_key,
     shared_prefix_hit_rate,
     warm_prompt_fraction,
 )
@@ -185,6 +183,6 @@ def prefix_hit(row: DecodeRow) -> float:
     if row.prompts_cached:
         return warm_prompt_fraction(max(row.input_len, 1))
     named = dataset_in(row.dataset) if row.kind == "serving" else None
-    if named is None or not DATASETS[dataset_statistics_key(named)].prefix_tokens:
+    if named is None:  # shared_prefix_hit_rate is 0 for a dataset without a shared prefix
         return 0.0
     return shared_prefix_hit_rate(named, max(row.input_len, 1), row.num_prompts or max(row.batch, 1))

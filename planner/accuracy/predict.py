@@ -387,7 +387,7 @@ def predict_decode_rows(
             kind=kind,
             request_rate=rate,
             sample_lengths=[run_requests(r) for r in sel] if serving else None,
-            cached_fraction=np.array([_warm_fraction(r) for r in sel]) if serving else 0.0,
+            cached_fraction=np.array([prefix_hit(r) for r in sel]) if serving else 0.0,
             frontend_s=np.array(front),
             async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,
             scheduler_steps=np.array([r.scheduler_steps or 1 for r in sel]) if serving else 1,
@@ -410,12 +410,6 @@ def predict_decode_rows(
                     if _statistic_matters(np.ravel(mean)[j], np.ravel(med)[j]):
                         arr[idx[j]] = math.nan
     return DecodePrediction(tpot, tput, ttft, fits)
-
-
-def _warm_fraction(row: DecodeRow) -> float:
-    """The share of each prompt the prefix cache holds (``planner.accuracy.datasets.prefix_hit``: a warm run's
-    prompts, or its dataset's shared prefix), else 0."""
-    return prefix_hit(row)
 
 
 #: Where a source does not say mean or median, a TTFT or TPOT is compared only if the predicted mean and median
