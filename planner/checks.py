@@ -81,6 +81,8 @@ def token_counts(value: Any, what: str, errors: Errors = "raise") -> Any:
         return value  # numbers: nothing to read
     if not isinstance(value, (list, tuple)) and dtype is None:
         return value
+    if np.asarray(value).dtype.kind in "iufb":  # a list of numbers (text makes it "U" or object): nothing to read
+        return value
     obj = np.asarray(value, dtype=object)
     texts = np.frompyfunc(lambda x: isinstance(x, str), 1, 1)(obj).astype(bool)
     if not np.any(texts):

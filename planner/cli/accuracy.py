@@ -42,16 +42,15 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import catalog_option, engine_name, load, not_an_input, output_option
+from planner.cli.options import ENGINE_HELP, catalog_option, engine_name, load, not_an_input, output_option
 from planner.cli.terminal import echo
-from planner.engines.profiles import ENGINES, engine_profile
+from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.io.files import check_target
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.load import DATASETS
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
-_ENGINE_HELP = f"Engine profile ({', '.join(sorted(ENGINES))}) or release, e.g. vllm==0.11.0"
 
 
 def _engine(ctx, param, value):
@@ -114,7 +113,9 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 @click.option("--memory", "memory_file", type=_PATH, help="vLLM start-up CSV [default: the shipped reference rows].")
 @click.option("--decode", "decode_file", type=_PATH, help=f"Benchmark CSV ({DECODE_COLUMNS}) [default: shipped rows].")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
-@click.option("--engine", callback=_engine, help=f"{_ENGINE_HELP}: for every row instead of the row's own engine.")
+@click.option(
+    "--engine", callback=_engine, help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine."
+)
 @click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
 @click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
 @catalog_option
@@ -315,7 +316,7 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
 @click.option(
     "--engine",
     callback=_engine,
-    help=f"{_ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU).",
+    help=f"Engine, {ENGINE_HELP}: write an entry for this engine only (default: one for every engine on this GPU).",
 )
 @output_option("--output", "-o", default=Path("planner-calibration.toml"), help="Calibration file to write.")
 @click.option("--force", is_flag=True, help="Overwrite the output file.")
