@@ -359,7 +359,8 @@ class Mamba2(BaseModel):
     ssm_state_bytes_per_element: PositiveInt = Field(
         default=2,
         description="bytes of one SSM-state value: the model's 16-bit dtype under vLLM's mamba_ssm_cache_dtype "
-        "'auto'; 4 where the model card serves it with --mamba-ssm-cache-dtype float32",
+        "'auto'; 4 where the model card serves it with --mamba-ssm-cache-dtype float32 or config.json's "
+        "mamba_ssm_cache_dtype is 'float32' (vLLM's NemotronHForCausalLMConfig copies that key into the cache config)",
     )
     conv_state_bytes_per_element: PositiveInt = Field(default=2, description="conv state: the model's dtype")
 
