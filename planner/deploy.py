@@ -8,6 +8,7 @@ the smallest valid one that fits), the "does not fit" error with its way out, an
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -359,24 +360,17 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if par != "tp":  # a dense model has no experts to spread: refused whatever the group
         dense = gathered(r.model.num_experts == 0) & ~np.asarray(r.bad)
         if np.any(dense):
-            if errors == "raise":
-                name = element(model, tuple(np.argwhere(dense)[0]) if np.ndim(dense) else (), np.shape(dense))
-                raise layout_error(r.catalog.model(name), par)
+            _refuse(dense, errors, (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
             bad_gpus = np.asarray(bad_gpus) | dense
     if ops.any_positive(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
         refused = gathered(m.mxfp4_experts_refused(r.model, r.precision, r.limits)) & ~np.asarray(r.bad)
         if np.any(refused):
-            if errors == "raise":
-                shape = np.shape(refused)
-                first = tuple(np.argwhere(refused)[0]) if shape else ()
-                where = element(gpu, first, shape), element(model, first, shape)
-                raise release_error(r.catalog.model(where[1]), r.catalog.gpu(where[0]), eng)
-            if failures.active():
-                failures.note_each(
-                    refused,
-                    (_names(gpu), _names(model)),
-                    lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
-                )
+            _refuse(
+                refused,
+                errors,
+                (_names(gpu), _names(model)),
+                lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
+            )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
     one = one and bad_gpus is False
@@ -385,18 +379,12 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     heap.keep_heap_for_sweeps(max(x.size if isinstance(x, Rows) else np.size(x) for x in (ctx, b, r.bad, gpus)))
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
-        if (errors == "raise" or failures.active()) and np.any(refused):  # else marked per pair, unread
-            if errors == "raise":
-                shape = np.shape(refused)
-                first = tuple(np.argwhere(refused)[0]) if shape else ()
-                name, n = element(model, first, shape), int(element(gpus, first, shape))
-                raise tp_size_error(r.catalog.model(name), n, par, eng)
-            if failures.active():
-                failures.note_each(
-                    refused,
-                    (_names(model), gpus),
-                    lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
-                )
+        _refuse(
+            refused,
+            errors,
+            (_names(model), gpus),
+            lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
+        )
         bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
@@ -452,6 +440,22 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
             failures.note(True, why)
         bad = True
     return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad, par)
+
+
+def _refuse(refused: Any, errors: Errors, keys: tuple[Any, ...], make: Callable[..., BaseException]) -> None:
+    """Scenarios where ``refused`` holds fail with ``make(*key)``, ``keys`` the arrays the error depends on (a model
+    name; a GPU and a model; a model and a group size): raised for the first of them (errors="raise"), else noted for
+    each inside ``failures.collect()`` (``failures.note_each``); nothing is built where nobody listens (coerce:
+    the caller marks them bad)."""
+    if errors != "raise" and not failures.active():
+        return
+    if not np.any(refused):
+        return
+    if errors == "raise":
+        shape = np.shape(refused)
+        first = tuple(np.argwhere(refused)[0]) if shape else ()
+        raise make(*(element(k, first, shape) for k in keys))
+    failures.note_each(refused, keys, make)
 
 
 def element(x: Any, idx: tuple, shape: tuple) -> Any:
