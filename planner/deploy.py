@@ -20,7 +20,12 @@ from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.resolve import Resolved, _resolve
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
-from planner.engines.kernel_paths import ARCHITECTURE_SM, PROFILE_RELEASES, profile_mxfp4_refusal
+from planner.engines.kernel_paths import (
+    ARCHITECTURE_SM,
+    PROFILE_RELEASES,
+    profile_mxfp4_refusal,
+    refusal_message,
+)
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
@@ -170,11 +175,11 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
     label = release.label if release else eng.name
     sm = ARCHITECTURE_SM.get(gpu.architecture)
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
-    return OutOfRangeError(
-        f"{label} (engine {eng.name!r}) cannot load {model.name}'s MXFP4 experts on {gpu.name} ({arch}): "
-        f"{profile_mxfp4_refusal(eng.name, gpu.architecture)} (its WFP4A16 MoE runs on SM 9.0 only); use another "
-        "engine (vllm, sglang) or a Hopper GPU (H100, H200)"
+    refusal = profile_mxfp4_refusal(eng.name, gpu.architecture)
+    why = refusal_message(
+        f"{label} (engine {eng.name!r})", f"{model.name}'s MXFP4 experts", f"{gpu.name} ({arch})", refusal
     )
+    return OutOfRangeError(f"{why}; use another engine (vllm, sglang) or a Hopper GPU (H100, H200)")
 
 
 def check_release(
