@@ -196,6 +196,25 @@ def check_release(
         raise release_error(model, gpu, eng)
 
 
+def experts_upcast(
+    gpu: Gpu,
+    model: Model,
+    gpus: int,
+    parallelism: Any = "tp",
+    engine: Any = None,
+    weight_precision: Any = None,
+    catalog: Catalog | None = None,
+) -> bool:
+    """Whether the engine loads ``model``'s MXFP4 experts at another width (bf16) on ``gpus`` split as
+    ``parallelism``, at ``weight_precision`` (None: as published): ``model.experts_upcast``, the rule ``deploy``
+    sizes the weights by (SGLang 0.5.1-0.5.9 off Blackwell with the experts spread), for a report that says so."""
+    eng = engine_profile(engine)
+    r = _resolve(
+        catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
+    )
+    return bool(np.any(m.experts_upcast(r.precision, r.limits, float(gpus), check_parallelism(parallelism))))
+
+
 def layout_error(model: Model, parallelism: str) -> OutOfRangeError:
     """The error for a layout that spreads experts asked of a dense model."""
     return OutOfRangeError(

@@ -15,7 +15,14 @@ from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_wa
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_allreduce_table
 from planner.checks import _count, _price
-from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
+from planner.deploy import (
+    GPU_GROUPS,
+    MAX_BATCH_INPUT,
+    MAX_CONTEXT_TOKENS,
+    check_parallelism,
+    experts_upcast,
+    valid_tp_sizes,
+)
 from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
@@ -73,6 +80,7 @@ class Plan:
     larger_group: tuple[int, int] | None = None
     parallelism: str = "tp"  # how the group splits the model (model.parallel.PARALLELISMS)
     alternatives: tuple[LayoutOption, ...] = ()  # the other layouts on the same GPUs, where the model loads
+    experts_upcast: bool = False  # the engine loads the MXFP4 experts as bf16 on this layout (model.experts_upcast)
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -176,6 +184,7 @@ def plan(
         larger,
         layout,
         _alternatives(g, mdl, context, n, price, o),
+        experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
     )
 
 
