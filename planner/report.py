@@ -230,7 +230,7 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
     ``top`` is below FEW_SEQUENCES; None when there is no larger group or it holds no more."""
     if top >= FEW_SEQUENCES:
         return None
-    valid = valid_tp_sizes(model, catalog=o.catalog, parallelism=o.parallelism or "tp")
+    valid = valid_tp_sizes(model, catalog=o.catalog, parallelism=o.parallelism or "tp", engine=o.engine)
     larger = [size for size in valid if size > gpus and (o.parallelism in (None, "tp") or size in GPU_GROUPS)]
     if not larger:
         return None

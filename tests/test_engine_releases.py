@@ -171,6 +171,14 @@ class TestLoadingRulesPerEngine:
             planner.min_gpus("H100", "phi-4", 32768, batch=24)
         assert planner.min_gpus("H100", "phi-4", 32768, batch=24, engine="tensorrt-llm") == 4
 
+    def test_plans_next_group_follows_the_engine(self):
+        """Phi-4 on 2 x L4 at 8K holds 7 sequences (below FEW_SEQUENCES), so the plan names the next group: 4 GPUs
+        under TensorRT-LLM (ceil KV heads per GPU, as above), 5 under vLLM (10 KV heads divisible by it)."""
+        from planner.report import plan
+
+        assert plan("L4", "phi-4", 8192, gpus=2, engine="tensorrt-llm").larger_group[0] == 4
+        assert plan("L4", "phi-4", 8192, gpus=2).larger_group[0] == 5
+
     def test_an_export_option_follows_its_engine(self, tmp_path):
         """An export option of Phi-4 (40 heads, 10 KV heads) under TensorRT-LLM: 4 GPUs a replica are sized, and
         the automatic choice tries 4 and 8 (``kv_heads_any_split``: ``Attention.__init__``,
