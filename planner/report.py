@@ -13,7 +13,7 @@ from planner import model as m
 from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_allreduce_table
+from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
 from planner.checks import _count, _price
 from planner.deploy import (
     GPU_GROUPS,
@@ -81,6 +81,7 @@ class Plan:
     parallelism: str = "tp"  # how the group splits the model (model.parallel.PARALLELISMS)
     alternatives: tuple[LayoutOption, ...] = ()  # the other layouts on the same GPUs, where the model loads
     experts_upcast: bool = False  # the engine loads the MXFP4 experts as bf16 on this layout (model.experts_upcast)
+    expert_precision: str = ""  # the routed experts' precision (resolve.expert_precision); "" for a dense model
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -185,6 +186,7 @@ def plan(
         layout,
         _alternatives(g, mdl, context, n, price, o),
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
+        expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
     )
 
 

@@ -58,8 +58,8 @@ def render_plan(p: Plan) -> str:
         rows.append((label, value))
 
     weights = p.weight_precision
-    if m.native_expert_precision and p.weight_precision == m.native_precision:
-        weights += f" + {m.native_expert_precision} experts"  # as published (gpt-oss)
+    if p.expert_precision and p.expert_precision != p.weight_precision:
+        weights += f" + {p.expert_precision} experts"  # as published (gpt-oss)
         if p.experts_upcast:
             weights += " upcast to bf16 at load"  # model.experts_upcast: SGLang 0.5.1-0.5.9 off Blackwell
     layout = LAYOUT_WORDS[p.parallelism]
