@@ -19,7 +19,7 @@ Two kinds of run:
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
-  reserves part of the future output, TensorRT-LLM whole sequences in blocks: ``reserved_blocks_factor``), chunked
+  reserves part of the future output, TensorRT-LLM each whole sequence in blocks: ``reservation_block_tokens``), chunked
   prefill within ``max_num_batched_tokens`` per step, decodes
   first, then prompt chunks. Requests arrive all at once; or, when
   ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
@@ -374,8 +374,8 @@ def serving_setups(
         tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
-        if kinds[i] == "tensorrt-llm":  # each request reserves whole blocks to completion
-            kv_tokens[i] *= reserved_blocks_factor(lengths[i], inp[i], out[i], eng.block_size)
+        block = reservation_block_tokens(kinds[i], eng)
+        kv_tokens[i] = kv_tokens[i] // block * block  # a pool of whole blocks
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
@@ -386,7 +386,10 @@ def serving_setups(
         tables = _step_tables(g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], precs, idx, opts)
         for table, i in zip(tables, idx, strict=True):
             if table is not None:
-                sched = Scheduler(int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]))
+                sched = Scheduler(
+                    int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),
+                    block_tokens=reservation_block_tokens(kinds[i], eng),
+                )  # fmt: skip
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
                 setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
     return shape, setups, [g, m, inp, out]
@@ -531,19 +534,11 @@ def request_lengths(input_len: float, output_len: float, num_prompts: int, range
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
 
 
-def reserved_blocks_factor(lengths, input_len: float, output_len: float, block_tokens: int) -> float:
-    """Tokens a request uses per token its reservation takes, over a run's requests: sum(prompt + output) /
-    sum(ceil((prompt + output) / block) x block). TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request against
-    the blocks it needs to completion, ``ceil(min(prompt + max new tokens, window) / tokens_per_block)``
-    (``KVCacheManager::getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, used by
-    ``NoEvictScheduledBlocksManager`` in scheduledBlocksManager.h), so the simulation's token-exact reservations see a
-    cache this much smaller. ``lengths``: each request's (prompt, output), or None: all ``input_len`` /
-    ``output_len``."""
-    pairs = lengths or [(input_len, output_len)]
-    block = max(int(block_tokens), 1)
-    used = sum(float(p) + float(o) for p, o in pairs)
-    reserved = sum(math.ceil((float(p) + float(o)) / block) * block for p, o in pairs)
-    return used / reserved if reserved > 0 else 1.0
+def reservation_block_tokens(kind: str, engine: EngineProfile) -> int:
+    """The block each request's reservation is rounded up to under scheduler ``kind`` (``Scheduler.block_tokens``):
+    TensorRT-LLM's ``GUARANTEED_NO_EVICT`` reserves whole KV blocks of the engine's ``block_size`` (32,
+    ``KvCacheConfig.tokens_per_block``) to completion, request by request; other kinds reserve tokens (1)."""
+    return int(engine.block_size) if kind == "tensorrt-llm" else 1
 
 
 def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, output_len: float) -> float:
