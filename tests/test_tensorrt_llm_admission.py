@@ -125,3 +125,80 @@ class TestReservationsInWholeBlocks:
         lengths = [(217, 201)] * 2 + [(100, 28)] * 2
         assert self._peak(1020, lengths, 32) == 2
         assert self._peak(1020 * 1092 / 1152, lengths, 1) == 3
+
+
+class TestChunkedPrefillAsTheServerWasStarted:
+    """``trtllm-serve`` runs each prompt whole unless started with ``--enable_chunked_prefill`` (``get_llm_args(...,
+    enable_chunked_prefill: bool = False)`` in tensorrt_llm/commands/serve.py); gpustack's random-length and
+    chunked-prefill runs set it (docs/performance-lab/qwen3-32b/h100.md line 219 at gpustack/gpustack 47277d7:
+    ``trtllm-serve Qwen/Qwen3-32B-FP8 --max_seq_len=40960 --enable_chunked_prefill``), its ShareGPT baselines do not."""
+
+    def test_the_flag_is_read_from_the_server_command(self):
+        """The row's ``notes`` (or ``batching``) cell quotes the server command: the flag turns chunking on, its
+        absence leaves the engine's default (None), and a longer option name that merely starts alike is not it."""
+        from planner.accuracy.published import chunked_prefill_of
+
+        assert chunked_prefill_of(
+            {"notes": "trtllm-serve Qwen/Qwen3-32B-FP8 --max_seq_len=40960 --enable_chunked_prefill"}
+        )
+        assert chunked_prefill_of({"batching": "vllm serve m --enable-chunked-prefill"}) is True
+        assert chunked_prefill_of({"notes": "trtllm-serve Qwen/Qwen3-32B"}) is None
+        assert chunked_prefill_of({"notes": "--enable_chunked_prefill_size 4"}) is None
+
+    def test_gpustacks_rows_carry_it_as_their_commands_say(self):
+        """LD063 (the 'Enable Chunked Prefill in TensorRT-LLM' section) is read chunked, LD062 (the same document's
+        baseline, ``trtllm-serve Qwen/Qwen3-32B``) with the engine's default."""
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = {r.record_id: r for r in load_decode_rows(reference_dir() / "load_public.csv")}
+        assert rows["LD063"].chunked_prefill is True and rows["LD062"].chunked_prefill is None
+
+    def test_a_replica_started_with_it_splits_prompts(self):
+        """The replica's scheduler follows the flag; without it TensorRT-LLM's default is whole prompts."""
+        base = dict(gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm", frontend_s=0.0)
+        assert not Replica("A100 SXM 80GB", "Qwen/Qwen3-14B", **base).setup(217, 201).scheduler.chunks_prompts
+        chunked = Replica("A100 SXM 80GB", "Qwen/Qwen3-14B", chunked_prefill=True, **base)
+        assert chunked.setup(217, 201).scheduler.chunks_prompts
+
+    # decode steps 10 ms at any batch; a step of t prompt tokens t / 10,000 s; nothing shared
+    TABLE = StepTable((0.01,) * 4, (0.01,) * 4, 4000.0, 4002.0, (0.0, 10000.0), (0.0, 1.0), 0.0)
+
+    def _ttfts(self, chunked: bool | None) -> list[float]:
+        sched = Scheduler(4, 8192, kind="tensorrt-llm", kv_tokens=1e6, chunked_prefill=chunked, block_tokens=32)
+        res = simulate(self.TABLE, sched, 0, 0, 2, lengths=[(4000, 2), (4200, 2)])
+        values, counts = res.samples.ttft
+        return [round(float(v), 6) for v, n in zip(values, counts, strict=True) for _ in range(int(n))]
+
+    def test_a_chunking_server_fills_the_step_with_the_next_prompts_first_chunk(self):
+        """A 4,000- and a 4,200-token prompt at once under the 8,192-token budget. Whole prompts (the default): step
+        1 prefills the first (0.4 s), step 2 the second beside its decode (0.42 + 0.01 s): TTFTs 0.4 and 0.83 s.
+        Chunked (FIRST_COME_FIRST_SERVED, ``MicroBatchScheduler::setCtxRequestsChunkSize``,
+        cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp): the second's first 4,192 tokens fill step 1 (0.8192
+        s) and its last 8 finish in step 2 (0.0008 + 0.01 s): 0.8192 and 0.83 s."""
+        assert self._ttfts(None) == pytest.approx([0.4, 0.83])
+        assert self._ttfts(True) == pytest.approx([0.8192, 0.83])
+
+    def test_predict_benchmark_passes_it_to_the_scheduler(self):
+        """``predict_benchmark(chunked_prefill=True)`` simulates a chunking TensorRT-LLM server: a 4,000- and a
+        4,200-token prompt at once, the first request waits for the fuller first step, as in the table above, so the
+        mean and median TTFT both rise (ignoring the flag would leave them equal)."""
+        from planner.serving.benchmark import predict_benchmark
+
+        def ttfts(flag):
+            run = predict_benchmark(
+                "A100 SXM 80GB", "Qwen/Qwen3-14B", 4100, 10, 0, kind="serving", num_prompts=2,
+                scheduler="tensorrt-llm", engine="tensorrt-llm", gpus=1, chunked_prefill=flag,
+                sample_lengths=[(4000, 10), (4200, 10)],
+            )  # fmt: skip
+            return run.ttft_s, run.ttft_median_s
+
+        (whole_mean, whole_first), (chunked_mean, chunked_first) = ttfts(None), ttfts(True)  # (mean, median)
+        assert chunked_mean > whole_mean and chunked_first > whole_first
+
+    def test_a_static_batch_refuses_it(self):
+        """A static batch prefills its prompts together: chunking is a serving run's setting."""
+        from planner.errors import InvalidInputError
+        from planner.serving.benchmark import predict_benchmark
+
+        with pytest.raises(InvalidInputError, match="static batch prefills"):
+            predict_benchmark("A100 SXM 80GB", "Qwen/Qwen3-14B", 4000, 10, 1, chunked_prefill=True)

@@ -204,6 +204,7 @@ def predict_benchmark(
     async_scheduling: Any = False,
     scheduler_steps: Any = 1,
     speculative: Any = None,
+    chunked_prefill: Any = None,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
@@ -223,8 +224,11 @@ def predict_benchmark(
     A serving run goes as ``planner.serving.load.latency_under_load`` sends it: the same step table, the same engine
     rule (``engine_behaviour``), arrivals at a rate as ``arrival_times_s`` draws them, medians as its p50.
     ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
-    SpeculativeDecoding`` or None (``speculative_setup``). Arrays broadcast. Options (the group, precisions, engine,
-    calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
+    SpeculativeDecoding`` or None (``speculative_setup``). ``chunked_prefill`` (serving runs): whether the server splits
+    a prompt across steps (True, False), or None: the scheduler's default (``planner.serving.simulate.
+    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``). Arrays broadcast.
+    Options (the group, precisions, engine, calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their
+    help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -234,6 +238,8 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
     if kind == "static" and speculative is not None:
         raise InvalidInputError("a static batch is timed one token a step; use kind='serving' with speculative")
+    if kind == "static" and any(x is not None for x in np.ravel(np.asarray(chunked_prefill, dtype=object))):
+        raise InvalidInputError("a static batch prefills its prompts together; use kind='serving' with chunked_prefill")
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
     if kind == "static" and np.any(np.asarray(cached_fraction, dtype=float) != 0.0):
@@ -257,7 +263,7 @@ def predict_benchmark(
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
         max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
-        (cached_fraction, frontend_s, async_scheduling, scheduler_steps), speculative,
+        (cached_fraction, frontend_s, async_scheduling, scheduler_steps), speculative, chunked_prefill,
     )  # fmt: skip
 
 
@@ -337,10 +343,12 @@ def serving_setups(
     gpus,
     prec,
     opts,
+    chunked_prefill=None,
 ) -> tuple[tuple[int, ...], list[ServingSetup | None], list]:
     """Deployments of serving runs (arguments broadcast; ``lengths``: per run, each request's (prompt, output) or
-    None), every step table in two model calls: (shape, one ``ServingSetup`` or None per run, the flat GPU and
-    model names). None where not one sequence fits or the memory plan failed (``errors="coerce"``)."""
+    None; ``chunked_prefill``: per run, ``Scheduler.chunked_prefill``), every step table in two model calls: (shape,
+    one ``ServingSetup`` or None per run, the flat GPU and model names). None where not one sequence fits or the
+    memory plan failed (``errors="coerce"``)."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat}
@@ -352,6 +360,10 @@ def serving_setups(
     flat = [a.ravel() for a in items]
     n = flat[0].size
     lengths = list(np.broadcast_to(np.asarray(lengths, dtype=object) if lengths is not None else None, shape).ravel())
+    chunked = [
+        None if x is None else bool(x)
+        for x in np.broadcast_to(np.asarray(chunked_prefill, dtype=object), shape).ravel()
+    ]
     g, m = flat[0], flat[1]
     inp = np.maximum(np.array(flat[2], dtype=float), 1.0)
     out = np.maximum(np.array(flat[3], dtype=float), 1.0)
@@ -375,7 +387,8 @@ def serving_setups(
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
         block = reservation_block_tokens(kinds[i], eng)
-        kv_tokens[i] = kv_tokens[i] // block * block  # a pool of whole blocks
+        if block > 1:  # a pool of whole blocks
+            kv_tokens[i] = kv_tokens[i] // block * block
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
@@ -388,7 +401,7 @@ def serving_setups(
             if table is not None:
                 sched = Scheduler(
                     int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),
-                    block_tokens=reservation_block_tokens(kinds[i], eng),
+                    chunked_prefill=chunked[i], block_tokens=reservation_block_tokens(kinds[i], eng),
                 )  # fmt: skip
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
                 setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
@@ -419,6 +432,7 @@ def _memory_by_budget(g, m, context, given, precs, opts, budgets) -> tuple[np.nd
 def _serving(
     gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
     range_ratio, gpus, prec, opts, given_lengths=None, run_settings=(0.0, 0.0, False, 1), speculative=None,
+    chunked_prefill=None,
 ) -> BenchmarkRun:  # fmt: skip
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
@@ -438,7 +452,7 @@ def _serving(
             lengths[i] = request_lengths(inp, out, prompts, float(r))
     shape, setups, (g, m, inp, out) = serving_setups(
         gpu, model, args[0], output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
-        lengths.reshape(args[0].shape), gpus, prec, opts,
+        lengths.reshape(args[0].shape), gpus, prec, opts, chunked_prefill,
     )  # fmt: skip
     rate = np.broadcast_to(np.array([math.nan if x is None else float(x) for x in rate_]).reshape(args[0].shape), shape)
     rate = rate.ravel()
