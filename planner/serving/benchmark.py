@@ -603,7 +603,7 @@ def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tu
         slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context)
         default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), slots
     else:
-        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)
     return int(tokens or default_tokens), int(seqs or default_seqs)
 
 
