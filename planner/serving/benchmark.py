@@ -30,7 +30,7 @@ Two kinds of run:
   for its percentiles: the same step table, engine rule (overlap scheduling, ``engine_behaviour``) and arrivals.
 
 Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
-1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
+1024 sequences on GPUs of 70 GiB or more whose device name holds no "a100", else 2048 and 256; ``vllm/engine/arg_utils.py``
 ``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given; a given token
 budget also sizes TensorRT-LLM 1.x's KV cache (its start-up estimate runs that many tokens:
 ``planner.engines.profiles.profiled_at_token_budget``).
