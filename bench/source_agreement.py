@@ -46,9 +46,11 @@ from planner.accuracy.holdout import fold_of
 from planner.accuracy.published import (
     DecodeRow,
     load_decode_rows,
+    read_csv_rows,
     reference_dir,
     resolve_gpu_name,
     resolve_model_name,
+    statistic_of,
 )
 from planner.catalog import Catalog, default_catalog
 from planner.errors import PlannerError
@@ -141,17 +143,44 @@ class Run:
         return "+".join(self.ids)
 
 
-def _figures(row: DecodeRow) -> dict[str, dict[str, float]]:
-    """A row's published figures: its mean-or-median TPOT and TTFT (``row.statistic``), the medians of the percentile
-    columns, the output rate (a total over the run, no statistic)."""
+def column_statistics(cell: str) -> dict[str, str]:
+    """The statistic a ``statistic`` cell names per column, where it names columns ("tpot_ms: median per-token latency
+    ...; ttft_ms: FTL(ave)" -> tpot "median", ttft "mean": LMDeploy's static benchmark prints the first-token latency's
+    average and the per-token latency's percentiles), each read by ``statistic_of``; {} for a cell naming none (the
+    row's one ``DecodeRow.statistic`` then holds for both)."""
+    out = {}
+    for part in str(cell or "").split(";"):
+        hit = re.match(r"\s*(tpot|ttft)_ms\s*:\s*(.*)", part)
+        if hit:
+            out[hit.group(1)] = statistic_of(hit.group(2))
+    return out
+
+
+def shipped_column_statistics() -> dict[str, dict[str, str]]:
+    """``column_statistics`` of every shipped row whose ``statistic`` cell names columns, by record id (the one cell
+    ``DecodeRow`` reads as a single statistic for the row)."""
+    out = {}
+    for path in sorted(reference_dir().glob("*_public.csv")):
+        for r in read_csv_rows(path):
+            found = column_statistics(r.get("statistic", ""))
+            if found and r.get("record_id"):
+                out[r["record_id"]] = found
+    return out
+
+
+def _figures(row: DecodeRow, stats: dict[str, str] | None = None) -> dict[str, dict[str, float]]:
+    """A row's published figures: its mean-or-median TPOT and TTFT (``row.statistic``, or ``stats`` per quantity where
+    the row's cell names one per column), the medians of the percentile columns, the output rate (a total over the
+    run, no statistic)."""
+    stats = stats or {}
     out: dict[str, dict[str, float]] = {}
 
     def put(q: str, stat: str, value: float) -> None:
         if value is not None and math.isfinite(value) and value > 0:
             out.setdefault(q, {})[stat] = value
 
-    put("tpot", row.statistic, row.tpot_s)
-    put("ttft", row.statistic, row.ttft_s)
+    put("tpot", stats.get("tpot", row.statistic), row.tpot_s)
+    put("ttft", stats.get("ttft", row.statistic), row.ttft_s)
     put("tpot", "median", row.tpot_median_s)
     put("ttft", "median", row.ttft_median_s)
     put("rate", "total", row.throughput_tokens_per_s)
@@ -163,8 +192,13 @@ def kept(row: DecodeRow) -> bool:
     return not row.problem or row.problem.startswith(KEPT_PROBLEMS)
 
 
-def runs_of(rows: Iterable[DecodeRow], catalog: Catalog | None = None) -> tuple[list[Run], dict[str, int]]:
-    """The rows as runs (one per result block: same source group, address and configuration, lengths equal), and the
+def runs_of(
+    rows: Iterable[DecodeRow],
+    catalog: Catalog | None = None,
+    column_stats: dict[str, dict[str, str]] | None = None,
+) -> tuple[list[Run], dict[str, int]]:
+    """The rows as runs (one per result block: same source group, address and configuration, lengths equal; each
+    figure under its statistic, ``column_stats`` by record id where a row's cell names one per column), and the
     rows left out, counted by why: "not as published" (``kept``), "not in the catalog" (GPU or model), "without TPOT, TTFT or output rate"."""
     cat = catalog or default_catalog()
     runs: dict[tuple, Run] = {}
@@ -184,7 +218,7 @@ def runs_of(rows: Iterable[DecodeRow], catalog: Catalog | None = None) -> tuple[
         spec = r.speculation
         spec_text = f"{spec.algorithm}/{spec.num_steps}/{spec.topk}/{spec.num_draft_tokens}" if spec else ""
         config = Config(gpu, model, r.gpus, weight, kv, arrival(r), spec_text, r.prompts_cached)
-        figures = _figures(r)
+        figures = _figures(r, (column_stats or {}).get(r.record_id))
         if not figures:
             left["without TPOT, TTFT or output rate"] += 1
             continue
@@ -414,10 +448,10 @@ def summary(by_tier: dict[str, list[Group]], repeats: Sequence[Group]) -> list[s
     for quantity, heading, *_ in QUANTITIES:
         lines.append(f"{heading}:")
         for near in (False, True):
-            reach = f"lengths within {NEAR:.0%}, not {EXACT:.0%} (near)" if near else f"lengths within {EXACT:.0%}"
+            reach = f"near (within {NEAR:.0%}, not {EXACT:.0%})" if near else f"lengths within {EXACT:.0%}"
             for tier in TIERS:
                 chosen = [g for g in by_tier[tier] if g.quantity == quantity and g.near == near]
-                lines.append(summary_line(f"{reach}, {TIER_TEXT[tier]}", chosen))
+                lines.append(summary_line(f"{reach}: {TIER_TEXT[tier]}", chosen))
     lines += [
         "",
         f"Within one source, one configuration (lengths within {EXACT:.0%}) published by two runs, same engine:",
@@ -433,6 +467,8 @@ def summary(by_tier: dict[str, list[Group]], repeats: Sequence[Group]) -> list[s
     for quantity, heading, *_ in QUANTITIES:
         chosen = [g for g in repeats if g.quantity == quantity and not g.near and g.documents == 1]
         lines.append(summary_line(f"  {heading}", chosen))
+        single = [g for g in chosen if g.runs[0].config.arrival in SINGLE_PROMPT]
+        lines.append(summary_line("    of which one sequence in flight (settings matter least)", single))
     return lines
 
 
@@ -461,7 +497,7 @@ def group_lines(found: Sequence[Group]) -> list[str]:
 def all_runs(catalog: Catalog | None = None) -> tuple[list[Run], int, dict[str, int]]:
     """Every shipped row (``load_decode_rows()`` and ``load_public.csv``) as runs; rows read; rows left out, by why."""
     rows = load_decode_rows() + load_decode_rows(reference_dir() / "load_public.csv")
-    runs, left = runs_of(rows, catalog)
+    runs, left = runs_of(rows, catalog, shipped_column_statistics())
     return runs, len(rows), left
 
 
@@ -481,7 +517,8 @@ def main(argv: list[str]) -> int:
         "",
         f"Loosest: {len(loose)} pair(s) of runs from different sources in no group above that share GPU, tensor-parallel "
         f"size, model shape (checkpoints alike) and sequences in flight (a static batch, burst or closed loop of B "
-        f"alike), lengths within {NEAR:.0%}, whatever their precision, speculation and engine:",
+        f"alike), lengths within {NEAR:.0%}, whatever their precision, speculation and engine"
+        + (":" if loose else "."),
     ] + loosest_lines(loose)
     if "--brief" not in argv:
         lines += ["", "Groups across sources:"] + group_lines(found)
