@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python bench/source_agreement.py           # the summary, then every group, one line per run
     PYTHONPATH=. python bench/source_agreement.py --brief   # the summary only
+    PYTHONPATH=. python bench/source_agreement.py --brief --write-docs   # and docs/accuracy.md's table
 
 Rows: every shipped benchmark row (``planner.accuracy.published.load_decode_rows``: ``perf_public.csv`` and
 ``decode_public.csv``) and the serving runs under load (``load_public.csv``, as ``bench/load_validation.py`` reads
@@ -17,7 +18,8 @@ one document; vLLM's CI builds of one benchmark are one source).
 
 **The same configuration** (``Config``): GPU, model, tensor-parallel size, weight and KV precision (fp16 and bf16 one
 16-bit class, a blank cell the model's own), how requests arrived (a static batch of B; at once, B prompts; a client
-keeping C in flight; Poisson at R requests/s; the engine's own batch), speculative settings and a warm prefix cache;
+keeping C in flight; Poisson at R requests/s; the engine's own batch), speculative settings, a warm prefix cache and
+the server settings the rows keep (async scheduling, token budget, requests in flight, scheduler steps);
 lengths within ``EXACT`` (10%) of each other, each of input and output. Tiers by engine: the same engine and
 major.minor release, the same engine at another or unstated release, and any engine. Runs whose lengths are within
 ``NEAR`` (25%) but not 10% are listed apart as near matches. A batch-1 static TTFT is the prefill of one prompt, so
@@ -41,6 +43,7 @@ import statistics
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from planner.accuracy.holdout import fold_of
 from planner.accuracy.published import (
@@ -113,12 +116,18 @@ class Config:
     arrival: tuple
     speculation: str
     warm_prefix: bool
+    #: the server settings the rows keep where its command states them (``DecodeRow``): vLLM's async scheduling,
+    #: the token budget of a step, the requests in flight, multi-step scheduling
+    server: tuple = ()
 
     def text(self) -> str:
         spec = f" spec {self.speculation}" if self.speculation else ""
         warm = " warm prefix" if self.warm_prefix else ""
+        names = ("async", "budget", "max seqs", "steps")
+        server = "".join(f" {n} {v}" for n, v in zip(names, self.server, strict=False) if v)
         return (
-            f"{self.gpu} x{self.tp} {self.model} w {self.weight} kv {self.kv} {arrival_text(self.arrival)}{spec}{warm}"
+            f"{self.gpu} x{self.tp} {self.model} w {self.weight} kv {self.kv} {arrival_text(self.arrival)}"
+            f"{spec}{warm}{server}"
         )
 
 
@@ -217,7 +226,8 @@ def runs_of(
         kv = precision_class(r.kv_precision, native if weight in ("16-bit", "fp32") else "bf16")
         spec = r.speculation
         spec_text = f"{spec.algorithm}/{spec.num_steps}/{spec.topk}/{spec.num_draft_tokens}" if spec else ""
-        config = Config(gpu, model, r.gpus, weight, kv, arrival(r), spec_text, r.prompts_cached)
+        server = (r.async_scheduling, r.max_num_batched_tokens, r.max_num_seqs, r.scheduler_steps)
+        config = Config(gpu, model, r.gpus, weight, kv, arrival(r), spec_text, r.prompts_cached, server)
         figures = _figures(r, (column_stats or {}).get(r.record_id))
         if not figures:
             left["without TPOT, TTFT or output rate"] += 1
@@ -494,6 +504,60 @@ def group_lines(found: Sequence[Group]) -> list[str]:
     return lines
 
 
+#: The block of docs/accuracy.md that ``--write-docs`` rewrites and tests/test_source_agreement.py checks.
+DOC_BLOCK = ("<!-- agreement:summary -->\n", "<!-- /agreement:summary -->\n")
+
+
+def _cell(chosen: Sequence[Group], attr: str) -> str:
+    values = [getattr(g, attr) for g in chosen]
+    return f"{statistics.median(values):.1%} / {max(values):.1%}" if values else "-"
+
+
+def summary_markdown(by_tier: dict[str, list[Group]], repeats: Sequence[Group]) -> str:
+    """The figures as docs/accuracy.md states them: per comparison, groups (runs), median / worst spread and floor."""
+    lines = [
+        "| comparison | quantity | groups (runs) | spread: median / worst | floor: median / worst |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+
+    def row(label: str, heading: str, chosen: Sequence[Group], always: bool = False) -> None:
+        runs = len({id(r) for g in chosen for r in g.runs})
+        if chosen or always:
+            lines.append(
+                f"| {label} | {heading} | {len(chosen)} ({runs}) | {_cell(chosen, 'spread')} | "
+                f"{_cell(chosen, 'floor')} |"
+            )
+
+    for near in (False, True):  # any engine always (it holds every tighter tier's groups); a tighter one if any
+        reach = f"lengths within {NEAR:.0%}, not {EXACT:.0%}" if near else f"lengths within {EXACT:.0%}"
+        for quantity, heading, *_ in QUANTITIES:
+            for tier in reversed(TIERS):
+                chosen = [g for g in by_tier[tier] if g.quantity == quantity and g.near == near]
+                row(f"two sources, {reach}, {TIER_TEXT[tier]}", heading, chosen, always=tier == "any")
+    for quantity, heading, *_ in QUANTITIES:  # within one source: the comparisons that have groups
+        exact = [g for g in repeats if g.quantity == quantity and not g.near]
+        row("one source, two documents (vLLM CI builds): run to run", heading, [g for g in exact if g.documents > 1])
+        one = [g for g in exact if g.documents == 1]
+        row("one document, one sequence in flight (settings matter least)", heading,
+            [g for g in one if g.runs[0].config.arrival in SINGLE_PROMPT])  # fmt: skip
+        row("one document, any load (server settings may differ: variants)", heading, one)
+    return "\n".join(lines) + "\n"
+
+
+def write_docs_summary(
+    by_tier: dict[str, list[Group]],
+    repeats: Sequence[Group],
+    doc: Path = Path(__file__).parents[1] / "docs" / "accuracy.md",
+) -> Path:
+    """Rewrite docs/accuracy.md's ``DOC_BLOCK`` with ``summary_markdown``."""
+    text = doc.read_text(encoding="utf-8")
+    start, end = DOC_BLOCK
+    head, rest = text.split(start, 1)
+    _, tail = rest.split(end, 1)
+    doc.write_text(head + start + summary_markdown(by_tier, repeats) + end + tail, encoding="utf-8")
+    return doc
+
+
 def all_runs(catalog: Catalog | None = None) -> tuple[list[Run], int, dict[str, int]]:
     """Every shipped row (``load_decode_rows()`` and ``load_public.csv``) as runs; rows read; rows left out, by why."""
     rows = load_decode_rows() + load_decode_rows(reference_dir() / "load_public.csv")
@@ -524,6 +588,8 @@ def main(argv: list[str]) -> int:
         lines += ["", "Groups across sources:"] + group_lines(found)
         lines += ["", "Within one source:"] + group_lines(repeats)
     print("\n".join(lines))
+    if "--write-docs" in argv:
+        print(f"wrote {write_docs_summary(by_tier, repeats)}")
     return 0
 
 

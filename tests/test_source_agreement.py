@@ -140,3 +140,16 @@ class TestMatching:
         cell = "tpot_ms: median per-token latency (50% column, seconds, 1 ms resolution); ttft_ms: FTL(ave)"
         assert sa.column_statistics(cell) == {"tpot": "median", "ttft": "mean"}
         assert sa.column_statistics("median (ttft, itl, e2e)") == {}
+
+
+class TestDocs:
+    def test_docs_table_is_the_scripts(self, sa, shipped):
+        """docs/accuracy.md's "How far sources disagree" table is what the script prints (``--brief --write-docs``
+        rewrites it)."""
+        runs, _, within = shipped
+        by_tier = {tier: sa.groups(runs, tier) for tier in sa.TIERS}
+        text = (Path(__file__).parents[1] / "docs" / "accuracy.md").read_text(encoding="utf-8")
+        start, end = sa.DOC_BLOCK
+        assert text.split(start, 1)[1].split(end, 1)[0] == sa.summary_markdown(by_tier, within), (
+            "rerun PYTHONPATH=. python bench/source_agreement.py --brief --write-docs"
+        )
