@@ -22,16 +22,21 @@ keeping C in flight; Poisson at R requests/s; the engine's own batch), speculati
 the server settings the rows keep (async scheduling, token budget, requests in flight, scheduler steps);
 lengths within ``EXACT`` (10%) of each other, each of input and output. Tiers by engine: the same engine and
 major.minor release, the same engine at another or unstated release, and any engine. Runs whose lengths are within
-``NEAR`` (25%) but not 10% are listed apart as near matches. A batch-1 static TTFT is the prefill of one prompt, so
-its output length is not compared (a TensorRT-LLM 128/1 run's TTFT and an LMDeploy 128/128 run's).
+``NEAR`` (25%) but not 10% are listed apart as near matches. The TTFT of a run of one prompt at a time is that
+prompt's prefill, so its output length is not compared (a TensorRT-LLM 128/1 run's TTFT and an LMDeploy 128/128
+run's). "Loosest" lists the pairs left when precision, speculation, engine, checkpoint (one model shape) and the
+kind of arrival (B sequences in flight alike) are all relaxed.
 
-**Figures**, per quantity (TPOT, TTFT, output rate): for each group of runs from two or more sources, the spread
-``max / min - 1`` (the larger of the two readings of |a / b - 1|) and the floor ``(max - min) / (max + min)``: the
-least worst-case |predicted / published - 1| that any one prediction can score on every run of the group (the
-prediction ``2 max min / (max + min)`` scores exactly that on both ends). Each group uses the statistic its runs
-share (mean or median); a group whose runs give only different statistics is compared mean against median and
-marked "mean~median". Within one source, the same configuration published by two runs gives the run-to-run spread
-(vLLM CI builds); identical figures are one block printed twice and are not counted.
+**Figures**, per quantity (TPOT, TTFT, output rate): for each group of runs from two or more sources, each source's
+figure (the median of its runs in the group), their spread ``max / min - 1`` (the larger of the two readings of
+|a / b - 1|) and floor ``(max - min) / (max + min)``: the least worst-case |predicted / published - 1| that any one
+prediction can score on every source of the group (the prediction ``2 max min / (max + min)`` scores exactly that
+on both ends). Each group uses the statistic its runs share (a mean, else a median); a group whose runs give only
+different ones is compared each run's mean, else median, and marked "mean~median"; a ``statistic`` cell that names
+one per column (LMDeploy's) is read per column. Within one source, one configuration published by two runs (not one
+block printed twice): in two documents of one benchmark (vLLM's CI builds), the run-to-run spread; in one document,
+variants whose server settings may differ where the rows do not say, with those at one sequence in flight (where
+settings matter least) apart.
 """
 
 from __future__ import annotations
