@@ -18,7 +18,10 @@ gives that run's published median (``anchored_frontend_s``: at concurrency 1 the
 one before has finished, so no queue, no decode and no other prompt share its step, and its TTFT is the front end
 plus its own prefill), then the sweep's other runs predicted with it. What is left there is what the closed loop adds
 beyond one request alone (queueing behind the step in flight, the mixed step), judged against the same host; the
-anchored value is the source's own, so these figures are a diagnosis, not a held-out prediction.
+anchored value is the source's own, so these figures are a diagnosis, not a held-out prediction. A third anchors each
+server release on one host (``servers``): the front end solved on its plainest run, and every other run's shortfall
+with it, which is what that run's own steps cost beyond the simulation's (the front end is the server's, not the
+checkpoint's or the flags').
 
 What it showed (s108, main 3bf2973): 30 of the 31 closed runs are gpustack's (``vllm bench serve --backend
 openai-chat``, 100 ShareGPT requests, 1-8 in flight; the client's TTFT runs from before the POST to the first chunk
@@ -30,7 +33,11 @@ closed-loop rule acts (vLLM 0.11 Qwen3-8B LD085 -51%, SGLang EAGLE-3 LD088 -18%)
 2, 4 and 8 in flight come out -4%, +6%, +10% and SGLang EAGLE-3's 13 runs at 2-8 -12% median (about half a spec step:
 ~10 ms published ITL, 8.1 ms simulated). Equal lengths keep the waves together (LD013: 10 prompts of 2,042 tokens
 prefilled 4 / 4 / 2 in three 8,192-token steps, the groups finishing a step apart ever after); its miss is the
-prefill step itself (a run without the PR's tuned MoE configs; its TPOT is +28% the other way).
+prefill step itself (a run without the PR's tuned MoE configs; its TPOT is +28% the other way). One server, one front
+end: SGLang 0.5.3 on gpustack's H100 fits its BF16 run at 4 in flight (LD069) with 7.9 ms; with that, its FP8 runs fall
+short by 11-21 ms and its EAGLE-3 runs by 20-26 ms at 1, 2, 4 and 8 in flight alike (40 ms for LD078): a per-request
+cost of those servers' own steps that no closed-loop rule carries. vLLM 0.11 on 8 x H200 fits DeepSeek-R1 (LD036)
+with 89.5 ms, and GLM-4.6 on the same server then comes out 62 ms too slow: DeepSeek-R1's own prefill is short.
 """
 
 from __future__ import annotations
@@ -157,6 +164,25 @@ def sweeps_at_one(rows: list[DecodeRow]) -> list[tuple[DecodeRow, list[DecodeRow
     return out
 
 
+def servers(rows: list[DecodeRow]) -> list[tuple[DecodeRow, list[DecodeRow]]]:
+    """Each group of closed runs on one server release and host (engine, source, release, GPU, group size), with
+    more than one run: its anchor (the run at the lowest concurrency without speculation, first in file order) and the
+    others. One release on one host prepares and streams a request alike whatever the checkpoint or flags, so a front
+    end solved on the anchor leaves, in the others' shortfall, what their own steps cost beyond the simulation's."""
+    groups: dict[tuple, list[DecodeRow]] = {}
+    for r in rows:
+        groups.setdefault((r.engine, r.source_group, r.engine_version, r.gpu.split("(")[0].strip(), r.gpus), []).append(
+            r
+        )
+    out = []
+    for runs in groups.values():
+        plain = [r for r in runs if r.speculation is None]
+        if len(runs) > 1 and plain:
+            anchor = min(plain, key=lambda r: r.batch)
+            out.append((anchor, [r for r in runs if r is not anchor]))
+    return out
+
+
 def main(argv: list[str]) -> int:
     path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
     rows = closed_rows(load_decode_rows(path))
@@ -188,6 +214,16 @@ def main(argv: list[str]) -> int:
         line = " ".join(f"{r.record_id} C={r.batch} {e:+.0%}" for r, e in each)
         mid = statistics.median(e for _, e in each) if each else math.nan
         print(f"{one.record_id} {one.engine:<13} front {front * 1e3:5.1f} ms  median {mid:+.0%}  {line}")
+    print("\nOne server, one front end: solved on the anchor, each other run's shortfall (published - simulated, ms)")
+    for anchor, others in servers(rows):
+        front = anchored_frontend_s(anchor)
+        short = []
+        for r in others:
+            sim_ms = under_load.predict_percentiles(r, frontend_s=front)["ttft_median_ms"]
+            short.append(
+                f"{r.record_id} C={r.batch}{' spec' if r.speculation else ''} {r.ttft_median_s * 1e3 - sim_ms:+.1f}"
+            )
+        print(f"{anchor.record_id} {anchor.engine:<13} front {front * 1e3:5.1f} ms  " + " ".join(short))
     return 0
 
 

@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-from closed_ttft_parts import PARTS, band, closed_rows, request_parts, sweeps_at_one  # noqa: E402
+from closed_ttft_parts import PARTS, band, closed_rows, request_parts, servers, sweeps_at_one  # noqa: E402
 
 from planner.accuracy.published import load_decode_rows, reference_dir  # noqa: E402
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, TracedStep, simulate  # noqa: E402
@@ -86,4 +86,19 @@ def test_the_closed_runs_and_their_sweeps_at_one():
     assert sweeps == {
         "LD085": ["LD068", "LD086", "LD087"],
         "LD088": [f"LD0{i}" for i in (*range(75, 85), 89, 90, 91)],
+    }
+
+
+def test_one_anchor_per_server():
+    """Runs of one server release on one host (engine, source, release, GPU, group size) share a front end; each group
+    of several is anchored at its plainest run: vLLM 0.11 on 8 x H200 (DeepSeek-R1 LD036, GLM-4.6 LD040), on one A100
+    (gpt-oss LD041, LD042) and on one H100 (Qwen3-8B at 1-8 in flight), SGLang 0.5.3 on one H100 (BF16 LD069 and the
+    other 18: BF16 with a graph limit, FP8, EAGLE-3)."""
+    rows = closed_rows(load_decode_rows(reference_dir() / "load_public.csv"))
+    got = {anchor.record_id: sorted(r.record_id for r in others) for anchor, others in servers(rows)}
+    assert got == {
+        "LD036": ["LD040"],
+        "LD041": ["LD042"],
+        "LD085": ["LD068", "LD086", "LD087"],
+        "LD069": [f"LD0{i}" for i in (71, 72, 73, 74, *range(75, 85), 88, 89, 90, 91)],
     }
