@@ -46,7 +46,7 @@ from planner.catalog import lookup  # noqa: E402
 #: FLOPs / FLOP rate), the FLOP rate refitted on layer-sized weights): 1.151e15 (vLLM's: 9.088e14,
 #: catalogs/reference/kernel_curves_aic.csv). Layer-sized H100 fp8 GEMMs run at a median 1,102 / 910 TFLOP/s at 4,096 /
 #: 4,097 rows in vLLM's table and 1,278 / 1,301 in TensorRT-LLM's (vLLM's table holds 2^k and 2^k + 1 rows and its
-#: kernel slows at the odd ones; TensorRT-LLM's runs 1,249-1,286 from 3,840 to 8,192 rows, a 5,000-token prompt's).
+#: kernel slows at the odd ones; TensorRT-LLM's runs 1,249-1,301 from 3,840 to 8,192 rows, a 5,000-token prompt's).
 TRTLLM_FP8_GEMM_FLOP_PER_S = {"H100 SXM 80GB": 1.151e15}
 ROWS = [f"NIM18-00{i}" for i in range(1, 10)]
 
