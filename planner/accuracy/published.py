@@ -324,6 +324,9 @@ class DecodeRow:
     statistic: str = "mean"  # of TTFT and TPOT over requests: "mean", "median", or "" (the source does not say)
     max_num_batched_tokens: int | None = None  # the server's token budget per step, where its command sets it
     max_num_seqs: int | None = None  # the server's limit of requests in flight, where its command sets it
+    #: whether the server split prompts across steps, where its command says so (TensorRT-LLM's
+    #: ``--enable_chunked_prefill``: ``chunked_prefill_of``); None: the engine's default
+    chunked_prefill: bool | None = None
     length_range_ratio: float | None = None  # the benchmark's --random-range-ratio, where its lengths vary by it
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
     #: a serving run's percentiles over requests (TTFT, TPOT) and output tokens (ITL), seconds (NaN: not printed)
@@ -528,6 +531,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         statistic=statistic_of(r.get("statistic", "")),
         max_num_batched_tokens=server_flag(r, TOKEN_BUDGET_FLAGS),
         max_num_seqs=server_flag(r, SEQUENCE_LIMIT_FLAGS),
+        chunked_prefill=chunked_prefill_of(r),
         length_range_ratio=range_ratio_of(r),
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
@@ -619,6 +623,15 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
         if hit:
             return int(hit.group(1))
     return None
+
+
+def chunked_prefill_of(r: dict[str, str]) -> bool | None:
+    """True where the row's server command (its ``batching`` or ``notes`` cell) turns chunked prefill on
+    (``--enable_chunked_prefill``, ``--enable-chunked-prefill``: TensorRT-LLM's ``trtllm-serve`` flag, off by default,
+    ``get_llm_args(enable_chunked_prefill=False)`` in tensorrt_llm/commands/serve.py), else None: the engine's default
+    (``planner.serving.simulate.chunked_prefill_default``)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    return True if re.search(r"--enable[-_]chunked[-_]prefill\b(?![-_=])", text) else None
 
 
 def benchmark_client_of(r: dict[str, str]) -> str:

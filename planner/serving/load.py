@@ -196,9 +196,18 @@ CLIENT_DATASETS = {
 }
 
 
+#: Every name a dataset is accepted by (``DATASETS``' names and their aliases, in that order) -> its ``DATASETS`` key.
+_DATASET_KEYS = {n: key for key, d in DATASETS.items() for n in (key, *d.aliases)}
+#: Those names as a free-text cell may hold them, longest first (``dataset_in``): a word, letters and digits on neither
+#: side.
+_NAMES_IN_TEXT = tuple(
+    (n, re.compile(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])")) for n in sorted(_DATASET_KEYS, key=len, reverse=True)
+)
+
+
 def dataset_names() -> list[str]:
     """Every name a dataset is accepted by: ``DATASETS``' names and their aliases."""
-    return [n for key, d in DATASETS.items() for n in (key, *d.aliases)]
+    return list(_DATASET_KEYS)
 
 
 def dataset_statistics(name: str, client: str = "vllm") -> DatasetLengths:
@@ -213,10 +222,7 @@ def dataset_in(text: str) -> str | None:
     """The dataset a free-text cell names ("ShareGPT (vLLM sample)", "random 1024/1024"): the longest accepted name
     or alias found in it as a word (letters and digits on neither side), or None."""
     low = str(text).lower()
-    for n in sorted(dataset_names(), key=len, reverse=True):
-        if re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", low):
-            return n
-    return None
+    return next((n for n, word in _NAMES_IN_TEXT if word.search(low)), None)
 
 
 class UnknownDatasetError(UnknownNameError, InvalidInputError):
@@ -226,8 +232,7 @@ class UnknownDatasetError(UnknownNameError, InvalidInputError):
     def __init__(self, name: object):
         name = str(name) if len(str(name)) <= 60 else str(name)[:57] + "..."  # a cell's first word may be any length
         UnknownNameError.__init__(self, "dataset", name, dataset_names())
-        canonical = {n: k for k, d in DATASETS.items() for n in (k, *d.aliases)}
-        self.suggestions = list(dict.fromkeys(canonical[n] for n in self.suggestions))
+        self.suggestions = list(dict.fromkeys(_DATASET_KEYS[n] for n in self.suggestions))
         hint = f"did you mean {', '.join(self.suggestions)}? " if self.suggestions else ""
         self.args = (
             f"dataset {str(name)!r} has no published lengths here; {hint}accepted: {', '.join(dataset_names())}",
@@ -401,8 +406,7 @@ def shared_prefix_hit_rate(
 
 def dataset_statistics_key(name: str) -> str:
     """The canonical ``DATASETS`` key of a dataset name or alias (any case); ``UnknownDatasetError`` otherwise."""
-    key = str(name).strip().lower()
-    canonical = next((k for k, d in DATASETS.items() if key == k or key in d.aliases), None)
+    canonical = _DATASET_KEYS.get(str(name).strip().lower())
     if canonical is None:
         raise UnknownDatasetError(name)
     return canonical
@@ -498,7 +502,8 @@ class Replica:
     request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
     ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
     ``frontend_s`` seconds outside the engine (``FRONTEND_S``), decoding speculatively when ``speculative`` says how
-    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step)."""
+    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step). ``chunked_prefill``: whether
+    the server splits prompts across steps (None: the scheduler's default, ``Scheduler.chunked_prefill``)."""
 
     gpu: Any
     model: Any
@@ -506,6 +511,7 @@ class Replica:
     scheduler: str = "vllm"
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
+    chunked_prefill: bool | None = None
     weight_precision: Any = None
     kv_precision: Any = None
     engine: Any = None
@@ -548,7 +554,8 @@ class Replica:
         calibration = resolve_calibration(self.calibration)
         objects = (
             self.gpu, self.model, self.gpus, self.scheduler, self.max_num_seqs, self.max_num_batched_tokens,
-            self.weight_precision, self.kv_precision, self.engine, calibration, catalog, self.speculative,
+            self.chunked_prefill, self.weight_precision, self.kv_precision, self.engine, calibration, catalog,
+            self.speculative,
         )  # fmt: skip
         pairs = None if not lengths else hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes()).digest()
         asked = (prompt_tokens, output_tokens, len(lengths) if lengths else 0, pairs, concurrency)
@@ -565,6 +572,7 @@ class Replica:
             self.scheduler, shaped, self.gpus,
             dict(weight_precision=self.weight_precision, kv_precision=self.kv_precision),
             dict(engine=self.engine, catalog=self.catalog, calibration=self.calibration, errors="raise"),
+            self.chunked_prefill,
         )  # fmt: skip
         if setups[0] is None:
             raise InvalidInputError(
