@@ -650,7 +650,9 @@ def benchmark_client_of(r: dict[str, str]) -> str:
 #: requests: ``vllm bench serve``'s TPOT, not a gap between streamed chunks. AIPerf: ``InterTokenLatencyMetric``
 #: ("Inter Token Latency = (Request Latency - Time to First Token) / (Output Sequence Length - 1)",
 #: aiperf/metrics/types/inter_token_latency_metric.py, ai-dynamo/aiperf @db4f639, 2025-10-10); GenAI-Perf, which
-#: AIPerf replaces, defines its ITL the same way. NVIDIA's NIM benchmarking pages print AIPerf's averages under "ITL".
+#: AIPerf replaces: ``inter_token_latency = (req_latency_ns - ttft) / (total_output_token - 1)`` per request
+#: (``LLMProfileDataParser._parse_requests``, genai-perf/genai_perf/profile_data_parser/llm_profile_data_parser.py,
+#: triton-inference-server/perf_analyzer @f7f17bf). NVIDIA's NIM benchmarking pages print AIPerf's averages as "ITL".
 ITL_AS_TPOT_CLIENTS = ("aiperf", "genai-perf")
 
 
