@@ -308,6 +308,7 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
         max_num_seqs=np.array([r.max_num_seqs for r in rows], dtype=object),
         max_num_batched_tokens=np.array([r.max_num_batched_tokens for r in rows], dtype=object),
+        chunked_prefill=np.array([r.chunked_prefill for r in rows], dtype=object),
         scheduler=np.array([row_scheduler(r) for r in rows], dtype=object),
         length_range_ratio=np.array([r.length_range_ratio for r in rows], dtype=object),
         gpus=np.array([r.gpus for r in rows], dtype=float),
@@ -362,7 +363,8 @@ def predict_decode_rows(
             except PlannerError:
                 continue  # nothing published for its draft: no prediction (why_not_predicted says so)
         eng = _profile_for(r, engine)
-        key = (eng.name, eng.decode_kv_reads_per_query_head)  # a release's kernels are a profile of their own
+        # a release's kernels and batching defaults are a profile of their own
+        key = (eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults())
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)
     for (name, kind, at_rate), idx in groups.items():
