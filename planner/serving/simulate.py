@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -94,6 +95,20 @@ class StepTable:
         return pre if batch <= 0 else max(dec, pre, dec + pre - self.shared_s)
 
 
+class TracedStep(NamedTuple):
+    """One scheduled step of a traced run (``simulate(trace=...)``): it started at ``start_s`` and took ``dt_s`` (a
+    stretch of ``steps`` decode-only steps summed in closed form; 0 for SGLang's prefill-only step), with ``batch``
+    requests decoding and ``prefill_tokens`` prompt tokens computed; ``firsts``: (sent at the engine, how many,
+    prompt tokens computed) of the requests whose first token it made."""
+
+    start_s: float
+    dt_s: float
+    steps: int
+    batch: int
+    prefill_tokens: int
+    firsts: tuple[tuple[float, int, int], ...]
+
+
 #: SGLang's estimate of the output a running request has still to produce, as a fraction of what it may: 0.7 at
 #: start and after an idle spell, falling by (0.7 - 0.7 x 0.14) / 600 each decode step to 0.7 x 0.14
 #: (``python/sglang/srt/global_config.py``: default_init_new_token_ratio, default_min_new_token_ratio_factor,
@@ -132,6 +147,12 @@ class Scheduler:
 
     ``kv_tokens``: the KV cache of the whole group, tokens (infinite: never binds). ``chunked_prefill``: whether a
     prompt may be split across steps at the token budget; None: the kind's default (``chunked_prefill_default``).
+    ``block_tokens``: the block a reserving kind rounds each request's reservation up to, tokens (1: token-exact).
+    TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request while every admitted request's blocks to completion fit,
+    each request's ceil((prompt + max new tokens) / tokens_per_block) blocks (``KVCacheManager::
+    getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, through
+    ``NoEvictScheduledBlocksManager``, scheduledBlocksManager.h; ``tokens_per_block`` 32, ``KvCacheConfig``), so a
+    217 + 201-token request takes 14 blocks, 448 token slots: ``planner.serving.state.Run.pad``.
     """
 
     max_num_seqs: int
@@ -139,6 +160,7 @@ class Scheduler:
     kind: str = "vllm"
     kv_tokens: float = math.inf
     chunked_prefill: bool | None = None
+    block_tokens: int = 1
 
     @property
     def chunks_prompts(self) -> bool:
@@ -300,6 +322,7 @@ def simulate(
     client_concurrency: int | None = None,
     lengths: list[tuple[int, int]] | None = None,
     behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
+    trace: list | None = None,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -309,7 +332,9 @@ def simulate(
     together: ``vllm/benchmarks/serve.py``, ``benchmark``, ``limited_request_func``). ``lengths``: each
     request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike. ``behaviour``: how the client and engine
     behave beyond the scheduler's limits (prefix cache, front end, overlap and multi-step scheduling, stream stalls,
-    speculative decoding; ``RunBehaviour``).
+    speculative decoding; ``RunBehaviour``). ``trace``: a list to which each scheduled step appends a ``TracedStep``
+    (when it ran, its decoding requests and prompt tokens, the requests whose first token it made), for reading a
+    request's TTFT part by part (``bench/closed_ttft_parts.py``); None: nothing kept.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
@@ -330,7 +355,8 @@ def simulate(
     chunks = scheduler.chunks_prompts  # False: a prompt runs whole in one step (one longer than a step's budget
     # still runs, in chunks: an engine that cannot chunk refuses it at its max_num_tokens, which the budget is)
     per_step = how.tokens_per_step  # KV tokens a decode step adds per request
-    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
+    blocks = max(int(scheduler.block_tokens), 1) if reserve else 1  # reservations in whole blocks of this many tokens
+    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step, blocks)
     if arrivals_s is not None:
         run.queue.extend(arrived(lengths, arrivals_s[:num_prompts], hit))
         sent = num_prompts
@@ -364,7 +390,7 @@ def simulate(
             owed = per_step * (run.dec_olen - run.made())
             if run.prefilling:
                 owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
-            free -= (ratio if sg else 1.0) * owed
+            free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
         prefill, finishing, still = 0, [], []
         fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
@@ -391,7 +417,7 @@ def simulate(
             k = run.waiting(cutoff, cap - run.n_run)
             head = run.queue[0]
             need = head.need
-            per = need + (per_step * min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
+            per = need + (per_step * min(head.olen - head.out0, clip) + run.pad(head) if reserve else 0)  # KV it needs
             fit = _count(free, per)
             whole = min(k, budget // need, fit)
             if whole:
@@ -474,16 +500,21 @@ def simulate(
                 itls.append((dt + stall + held, b))
                 stall = 0.0
         seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
-        now += dt
+        started, now = now, now + dt
         busy_integral += dt * run.n_run
         if run.n_run > peak:
             peak = run.n_run
         run.steps += steps
+        firsts = []
         for c in finishing:  # the next token at the end of this step
             if math.isnan(c.first_s):
                 c.first_s = now
                 ttfts += [(now - t, n) for t, n in c.arrivals]
+                if trace is not None:
+                    firsts += [(t, n, c.need) for t, n in c.arrivals]
             run.decode(c)
+        if trace is not None:
+            trace.append(TracedStep(started, dt, steps, b if steps else 0, prefill, tuple(firsts)))
         while run.next_finish() <= run.steps:
             c = run.running[heapq.heappop(run.heap)[1]]
             n, c.n = c.n, 0
