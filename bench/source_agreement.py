@@ -518,9 +518,12 @@ def _cell(chosen: Sequence[Group], attr: str) -> str:
     return f"{statistics.median(values):.1%} / {max(values):.1%}" if values else "-"
 
 
-def summary_markdown(by_tier: dict[str, list[Group]], repeats: Sequence[Group]) -> str:
-    """The figures as docs/accuracy.md states them: per comparison, groups (runs), median / worst spread and floor."""
+def summary_markdown(by_tier: dict[str, list[Group]], repeats: Sequence[Group], runs: Sequence[Run]) -> str:
+    """The figures as docs/accuracy.md states them: the runs and sources read, then per comparison, groups (runs),
+    median / worst spread and floor."""
     lines = [
+        f"{len(runs)} runs (result blocks) from {len({r.source for r in runs})} sources:",
+        "",
         "| comparison | quantity | groups (runs) | spread: median / worst | floor: median / worst |",
         "| --- | --- | --- | --- | --- |",
     ]
@@ -552,6 +555,7 @@ def summary_markdown(by_tier: dict[str, list[Group]], repeats: Sequence[Group]) 
 def write_docs_summary(
     by_tier: dict[str, list[Group]],
     repeats: Sequence[Group],
+    runs: Sequence[Run],
     doc: Path = Path(__file__).parents[1] / "docs" / "accuracy.md",
 ) -> Path:
     """Rewrite docs/accuracy.md's ``DOC_BLOCK`` with ``summary_markdown``."""
@@ -559,7 +563,7 @@ def write_docs_summary(
     start, end = DOC_BLOCK
     head, rest = text.split(start, 1)
     _, tail = rest.split(end, 1)
-    doc.write_text(head + start + summary_markdown(by_tier, repeats) + end + tail, encoding="utf-8")
+    doc.write_text(head + start + summary_markdown(by_tier, repeats, runs) + end + tail, encoding="utf-8")
     return doc
 
 
@@ -594,7 +598,7 @@ def main(argv: list[str]) -> int:
         lines += ["", "Within one source:"] + group_lines(repeats)
     print("\n".join(lines))
     if "--write-docs" in argv:
-        print(f"wrote {write_docs_summary(by_tier, repeats)}")
+        print(f"wrote {write_docs_summary(by_tier, repeats, runs)}")
     return 0
 
 

@@ -150,6 +150,6 @@ class TestDocs:
         by_tier = {tier: sa.groups(runs, tier) for tier in sa.TIERS}
         text = (Path(__file__).parents[1] / "docs" / "accuracy.md").read_text(encoding="utf-8")
         start, end = sa.DOC_BLOCK
-        assert text.split(start, 1)[1].split(end, 1)[0] == sa.summary_markdown(by_tier, within), (
+        assert text.split(start, 1)[1].split(end, 1)[0] == sa.summary_markdown(by_tier, within, runs), (
             "rerun PYTHONPATH=. python bench/source_agreement.py --brief --write-docs"
         )
