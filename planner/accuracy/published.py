@@ -442,6 +442,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             return first_number(r.get(column), column, strict=False)
 
     tpot = figure("tpot_ms") / 1e3
+    if math.isnan(tpot) and itl_is_tpot(r):  # AIPerf's / GenAI-Perf's "ITL" is vllm bench serve's TPOT
+        tpot = figure("itl_ms") / 1e3
     tput = figure("output_throughput_tok_s" if r.get("output_throughput_tok_s") else "throughput_tok_s")
     ttft = figure("ttft_ms") / 1e3
     kind, _ = benchmark_kind(r.get("batching", ""))
@@ -642,6 +644,23 @@ def benchmark_client_of(r: dict[str, str]) -> str:
     if re.search(r"--seed[ =]\d", text):
         return ""  # another sample than the default one
     return "vllm" if "vllm bench serve" in text or "benchmark_serving.py" in text else ""
+
+
+#: Benchmark clients whose "inter-token latency" is a request's (latency - TTFT) / (output tokens - 1), averaged over
+#: requests: ``vllm bench serve``'s TPOT, not a gap between streamed chunks. AIPerf: ``InterTokenLatencyMetric``
+#: ("Inter Token Latency = (Request Latency - Time to First Token) / (Output Sequence Length - 1)",
+#: aiperf/metrics/types/inter_token_latency_metric.py, ai-dynamo/aiperf @db4f639, 2025-10-10); GenAI-Perf, which
+#: AIPerf replaces: ``inter_token_latency = (req_latency_ns - ttft) / (total_output_token - 1)`` per request
+#: (``LLMProfileDataParser._parse_requests``, genai-perf/genai_perf/profile_data_parser/llm_profile_data_parser.py,
+#: triton-inference-server/perf_analyzer @f7f17bf). NVIDIA's NIM benchmarking pages print AIPerf's averages as "ITL".
+ITL_AS_TPOT_CLIENTS = ("aiperf", "genai-perf")
+
+
+def itl_is_tpot(r: dict[str, str]) -> bool:
+    """Whether the row's ``itl_ms`` is a TPOT: its ``batching``, ``statistic`` or ``notes`` cell names a client of
+    ``ITL_AS_TPOT_CLIENTS`` (``sglang.bench_serving``'s and ``vllm bench serve``'s ITL are gaps between chunks)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "statistic", "notes")).lower()
+    return any(name in text for name in ITL_AS_TPOT_CLIENTS)
 
 
 def range_ratio_of(r: dict[str, str]) -> float | None:
