@@ -137,6 +137,17 @@ class TestTheShippedRuleIsVllmsByDeviceName:
             assert len(set(limits.values())) == 1, (name, limits)
 
 
+def test_sglang_classes_go_by_memory_alone():
+    """SGLang 0.5.20 memory_hook.py l.88-170: classes by ``gpu_mem`` only ("H100, A100" share one); no name test, so
+    an A100 80GB and an A800 80GB get the same limits under the SGLang profile, and an A100 40GB the small ones."""
+    eng = engine_profile("sglang")
+    cat = default_catalog()
+    got = {n: eng.batching_limits(cat.gpu(n).memory_bytes, cat.gpu(n).engine_device_name) for n in (
+        "A100 SXM 80GB", "A800 SXM 80GB", "H100 SXM 80GB", "A100 SXM 40GB")}  # fmt: skip
+    assert got["A100 SXM 80GB"] == got["A800 SXM 80GB"] == got["H100 SXM 80GB"] == (8192, 1024)
+    assert got["A100 SXM 40GB"] == (2048, 256)
+
+
 class TestDeviceNames:
     def test_each_device_name_reads_back_as_its_entry(self):
         """A name the driver prints finds the catalog entry that records it."""

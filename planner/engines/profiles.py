@@ -471,6 +471,9 @@ def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
         non_torch_bytes_tensor_parallel=1.83 * GiB,
         block_size=1,
         mxfp4_expert_hidden_alignment=256,  # its triton_kernels swizzle (planner.model.memory.loaded_expert_padding_bytes)
+        # SGLang's GPU classes go by memory alone (``gpu_mem`` from get_device_memory_capacity, "H100, A100" in one
+        # class: 0.5.20 sglang/srt/arg_groups/memory_hook.py l.88-170); vLLM's "a100" name test is not its own
+        large_gpu_excluded_names=(),
         step_overhead_s=VLLM_STEP_OVERHEAD_S,
         prefill_latency_s=VLLM_PREFILL_LATENCY_S,
         sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
