@@ -17,7 +17,10 @@ from planner.workbook.writer import write_workbook
 pytestmark = pytest.mark.libreoffice
 
 HEADERS = ("GPU", "Large GPU class (engine)", "Profiling tokens (engine)", "Sampler sequences (engine)")
-PROFILES = {"shipped": engine_profile("vllm"), "0.8.4": engine_profile("vllm").with_(**vllm_batching_release("0.8.4")[1])}
+PROFILES = {
+    "shipped": engine_profile("vllm"),
+    "0.8.4": engine_profile("vllm").with_(**vllm_batching_release("0.8.4")[1]),
+}
 
 
 @pytest.fixture(scope="module")

@@ -264,7 +264,9 @@ def gpus_sheet(
     ]
     device = get_column_letter(len(cols))
     cols += [
-        Column("Large GPU class (engine)", lambda g, r: large_gpu_formula(f"D{r}", f"{device}{r}"), width=10, formula=True),
+        Column(
+            "Large GPU class (engine)", lambda g, r: large_gpu_formula(f"D{r}", f"{device}{r}"), width=10, formula=True
+        ),
     ]
     large = get_column_letter(len(cols))
     cols += [
