@@ -74,6 +74,54 @@ GPU_CLASSES_055 = (
 GPU_CLASSES_0520 = (GPU_CLASSES_055[0], (35 * 1024, 4096, 48, 160), *GPU_CLASSES_055[2:])
 
 
+#: SGLang's default ``chunked_prefill_size`` by rule: (GPU memory below, MiB; tokens), smallest class first. It is the
+#: token budget of a prefill batch (``PrefillAdder`` takes ``rem_chunk_tokens`` off every request it adds, and
+#: ``max_prefill_tokens`` is 16,384 in every release read, never below it). Read in the wheels:
+#: - 0.4.0-0.4.x: 2,048 under 25,000 MiB, else 8,192 (0.4.0 ``server_args.py`` l.171-175, 0.4.3 l.209-212, 0.4.5
+#:   l.247-250; 0.4.6.post5 l.271-277, 16,384 only for a disaggregated server).
+#: - 0.5.1-0.5.3rc0: 2,048 under 35 GiB, 8,192 under 160 GiB, else 16,384 (0.5.1 l.407-413, 0.5.2 l.510-516, 0.5.3rc0
+#:   l.542-548).
+#: - 0.5.3-0.5.19: the GPU classes of ``GPU_CLASSES_055``, 4,096 for 35-60 GiB ("A100 (40GB), L40") (0.5.3
+#:   ``_handle_gpu_memory_settings`` l.566-623, 0.5.3.post3 l.623-700, 0.5.4.post2 l.675-752, 0.5.5 l.690-767, 0.5.7
+#:   l.827-884, 0.5.10 l.1166-1222, 0.5.15 l.3497-3550).
+#: - 0.5.20 on: ``GPU_CLASSES_0520``, 4,096 for 20-35 GiB as well (0.5.20 ``arg_groups/memory_hook.py`` l.88-170,
+#:   0.5.23 l.89-171).
+#: The ``sglang-0.5.1`` rule stands for 0.5.1-0.5.4 (``SGLANG_RULES``): its chunk is 0.5.1's.
+CHUNK_CLASSES_04 = ((25_000, 2048), (float("inf"), 8192))
+CHUNK_CLASSES: dict[str, tuple[tuple[float, int], ...]] = {
+    "sglang-0.4.0": CHUNK_CLASSES_04,
+    "sglang-0.4": CHUNK_CLASSES_04,
+    "sglang-0.5.1": ((35 * 1024, 2048), (160 * 1024, 8192), (float("inf"), 16384)),
+    "sglang-0.5.5": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_055),
+    "sglang-0.5.10": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_055),
+    "sglang-0.5.20": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_0520),
+}
+#: The request slots an SGLang server keeps when --max-running-requests is not given: min(clip(KV tokens / context x
+#: 512, 2,048, 4,096), KV tokens // 2), + 1 slot in the 0.4 releases (their ``ReqToTokenPool`` holds max_num_reqs + 1).
+#: 0.4.0 ``model_executor/model_runner.py`` l.505-513 and 517, ``managers/tp_worker.py`` l.92-99; 0.4.6.post5
+#: model_runner.py l.904; 0.5.3 model_runner.py l.1431-1439, tp_worker.py l.144-152; 0.5.7
+#: ``model_runner_kv_cache_mixin.py`` l.278-286, model_runner.py l.524-532; 0.5.10 mixin l.844-851; 0.5.20
+#: ``mem_cache/kv_cache_configurator.py`` l.2267-2276; 0.5.23 l.3123-3132.
+REQUEST_POOL_EXTRA = {"sglang-0.4.0": 1, "sglang-0.4": 1}
+
+
+def sglang_chunked_prefill_size(gpu_memory_mib: float, rule: str = "sglang-0.5.20") -> int:
+    """SGLang's default ``chunked_prefill_size`` under ``rule`` on a GPU of ``gpu_memory_mib`` (nvidia-smi's total,
+    MiB): the first class of ``CHUNK_CLASSES[rule]`` the memory is below. H100 (81,559 MiB) 8,192 under every rule;
+    an L40S (46,068 MiB) 8,192 under 0.4 and 0.5.1, 4,096 from 0.5.3; a B200 8,192 under 0.4, 16,384 from 0.5.1."""
+    if rule not in CHUNK_CLASSES:
+        raise UnknownNameError("SGLang rule", rule, list(CHUNK_CLASSES))
+    return next(tokens for below, tokens in CHUNK_CLASSES[rule] if gpu_memory_mib < below)
+
+
+def sglang_max_running_requests(kv_tokens: float, context_len: int, rule: str = "sglang-0.5.20") -> int:
+    """SGLang's default request slots with ``kv_tokens`` in its KV pool and a context length of ``context_len``:
+    min(clip(kv_tokens / context_len x 512, 2,048, 4,096) (+ 1 under the 0.4 rules), kv_tokens // 2)
+    (``REQUEST_POOL_EXTRA``'s comment cites each release). 200,000 tokens at 131,072: 2,048; 3,000 tokens: 1,500."""
+    pool = min(max(int(kv_tokens / max(context_len, 1) * 512), 2048), 4096) + REQUEST_POOL_EXTRA.get(rule, 0)
+    return int(min(pool, kv_tokens // 2))
+
+
 def prefill_graph_sizes(max_tokens: int) -> int:
     """How many prefill CUDA graphs SGLang captures up to ``max_tokens`` (``generate_prefill_cuda_graph_batch_sizes``,
     0.5.23 ``sglang/srt/arg_groups/cuda_graph_hook.py`` lines 480-497): 4-32 by 4, 48-256 by 16, 288-512 by 32,
