@@ -500,7 +500,8 @@ def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
 SGLANG = _sglang("sglang-0.5.20", "0.5.20-0.5.23 (read in both)")
 SGLANG_0510 = _sglang("sglang-0.5.10", "0.5.10-0.5.19 (read in 0.5.10 and 0.5.15)")
 SGLANG_055 = _sglang("sglang-0.5.5", "0.5.5-0.5.9 (read in 0.5.5)")
-SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.4 (read in 0.5.1)")
+SGLANG_053 = _sglang("sglang-0.5.3", "0.5.3-0.5.4 (read in 0.5.3, 0.5.3.post3, 0.5.4 and 0.5.4.post2)")
+SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.2 (read in 0.5.1, 0.5.2 and 0.5.3rc0)")
 SGLANG_04 = _sglang("sglang-0.4", "0.4.6-0.4.x (read in 0.4.6.post5)")
 SGLANG_040 = _sglang("sglang-0.4.0", "0.4.0-0.4.5 (read in 0.4.0, 0.4.3 and 0.4.5)")
 
@@ -533,7 +534,7 @@ NIM_BACKEND = "tensorrt-llm-0"
 ENGINES: dict[str, EngineProfile] = {
     e.name: e
     for e in (
-        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04, SGLANG_040,
+        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_053, SGLANG_051, SGLANG_04, SGLANG_040,
         TENSORRT_LLM, TENSORRT_LLM_0, LMDEPLOY, IDEAL,
     )
 }  # fmt: skip
@@ -605,7 +606,7 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
             "(TensorRT-LLM 0.x), NIM's choice where its manifest has one"
         )
     if base.name.startswith("sglang"):
-        rule, why = sglang_rule_for_version(v)
+        rule, why = sglang_rule_for_version(v, bool(re.search(r"\d\s*rc\d", str(version))))
         return ENGINES["sglang" if rule == "sglang-0.5.20" else rule], why
     if base.name.startswith("tensorrt-llm"):
         return tensorrt_llm_for_version(v)
