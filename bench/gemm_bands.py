@@ -13,8 +13,11 @@ fit_rows_flop_rates``: rate and m0 fitted on the GPU's vLLM table, floor and byt
 ``--own`` that form fitted on each engine's own table ("own").
 
 Not shipped (docs/accuracy.md, History, s111): on H100's vLLM fp8 table the flat curve is 24% fast at 129-1,024 rows
-and 10% slow at 4,097-16,384 (CUTLASS's sm90 fp8 kernel pads m to its tile: 469 TFLOP/s at 128 rows, 316 at 129, 752
-at 256, 402 at 257); 993 x m / (m + 133) TFLOP/s puts every band within 6%, but end to end it failed the ship rule.
+and 10% slow at 4,097-16,384. vLLM's sm90 fp8 GEMM picks its CUTLASS configuration by m (vllm-project/vllm 44d638a,
+csrc/quantization/cutlass_w8a8/c3x/scaled_mm_sm90_fp8_dispatch.cuh: m <= 64 tile 64 x 64, cluster 1 x 8; m <= 128 tile
+64 x 128, cluster 2 x 1; above, tile 128 x 128, cluster 2 x 1, i.e. m in steps of 256), so the table runs 469 TFLOP/s
+at 128 rows, 316 at 129, 752 at 256, 402 at 257; padding m to 256 costs m / (m + ~128) on average over m, and the fit
+gives 993 x m / (m + 133) TFLOP/s, every band from 17 rows within 3%. End to end it failed the ship rule.
 Needs pandas, pyarrow and scipy (the aiconfigurator venv).
 """
 
@@ -85,7 +88,9 @@ def rows_fit(curve: dict[str, str], d: pd.DataFrame) -> tuple[np.ndarray, np.nda
 
 def band_errors(errors: np.ndarray, m: np.ndarray) -> list[float]:
     """The median signed error in each of ``BANDS`` (NaN where the band has no GEMM)."""
-    return [float(np.median(errors[(m >= lo) & (m <= hi)])) if ((m >= lo) & (m <= hi)).any() else np.nan for lo, hi in BANDS]
+    return [
+        float(np.median(errors[(m >= lo) & (m <= hi)])) if ((m >= lo) & (m <= hi)).any() else np.nan for lo, hi in BANDS
+    ]
 
 
 def report(all_shapes: bool = False, own: bool = False, systems: list[str] | None = None) -> list[dict]:
@@ -107,7 +112,11 @@ def report(all_shapes: bool = False, own: bool = False, systems: list[str] | Non
                 if x.empty:
                     continue
                 m, bytes_, flop, latency_s, _ = arrays(x)
-                flat_rate = float(c["gemm_fp8_flop_per_s"] or c["gemm_bf16_flop_per_s"]) if g else float(c["gemm_bf16_flop_per_s"])
+                flat_rate = (
+                    float(c["gemm_fp8_flop_per_s"] or c["gemm_bf16_flop_per_s"])
+                    if g
+                    else float(c["gemm_bf16_flop_per_s"])
+                )
                 gi = min(g, len(vllm_rate) - 1)
                 rec = {
                     "gpu": K.SYSTEMS[system],
@@ -144,7 +153,9 @@ def main() -> None:
     for r in report(args.all_shapes, args.own, args.systems or None):
         head = f"{r['gpu']:<15} {r['table']:<17} {r['dtype']:<8}"
         print(f"{head} flat {_fmt(r['flat'])} | {r['flat_median_abs']:4.0%}")
-        print(f"{'':<42} m0   {_fmt(r['m0'])} | {r['m0_median_abs']:4.0%}   ({r['rate_tflops']:.0f} TFLOP/s, m0 {r['half_rows']:.0f})")
+        print(
+            f"{'':<42} m0   {_fmt(r['m0'])} | {r['m0_median_abs']:4.0%}   ({r['rate_tflops']:.0f} TFLOP/s, m0 {r['half_rows']:.0f})"
+        )
         if args.own:
             own = f"({r['own_rate_tflops']:.0f} TFLOP/s, m0 {r['own_half_rows']:.0f})"
             print(f"{'':<42} own  {_fmt(r['own'])} | {r['own_median_abs']:4.0%}   {own}")
