@@ -221,7 +221,7 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
         float(plan.kv_bytes_per_token_per_gpu),
         row.max_model_len,
         block_size=eng.block_size,
-        max_num_batched_tokens=eng.batching_limits(gpu.memory_bytes, gpu.architecture)[0],
+        max_num_batched_tokens=eng.batching_limits(gpu.memory_bytes, gpu.engine_device_name)[0],
         gpus=row.tensor_parallel_size or 1,
     )
     return StartupPrediction(budget / GiB, tokens, conc)

@@ -30,7 +30,7 @@ Two kinds of run:
   for its percentiles: the same step table, engine rule (overlap scheduling, ``engine_behaviour``) and arrivals.
 
 Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
-1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
+1024 sequences on GPUs of 70 GiB or more whose device name holds no "a100", else 2048 and 256; ``vllm/engine/arg_utils.py``
 ``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given; a given token
 budget also sizes TensorRT-LLM 1.x's KV cache (its start-up estimate runs that many tokens:
 ``planner.engines.profiles.profiled_at_token_budget``).
@@ -603,7 +603,7 @@ def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tu
         slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context)
         default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), slots
     else:
-        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)
     return int(tokens or default_tokens), int(seqs or default_seqs)
 
 
