@@ -60,6 +60,7 @@ from planner.engines.profiles import (
     ENGINES_WITHOUT_PROFILE,
     EngineProfile,
     engine_for_version,
+    first_token_from_decode_step,
     engine_profile,
     parse_version,
     with_release_kernels,
@@ -392,6 +393,9 @@ def predict_decode_rows(
             async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,
             scheduler_steps=np.array([r.scheduler_steps or 1 for r in sel]) if serving else 1,
             speculative=[speculation.get(i) for i in idx] if serving else None,
+            first_token_decode_step=False
+            if serving
+            else np.array([first_token_from_decode_step(r.engine, r.engine_version) for r in sel]),
             engine=profiles[name],
             calibration=cal,
             catalog=cat,
