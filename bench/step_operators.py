@@ -28,6 +28,10 @@ with tokens.
   source's A100 host) adds 30.2 ms. Without it VUL-008 is -21%, but the held-out gpustack vLLM runs with
   --async-scheduling (GPUSTACK-098..155, gpt-oss) go from -8..+36% to -15..-64%: the cost is the host's, and
   async scheduling does not hide it there, so no engine-version rule follows from these rows.
+  (s101) With the SSM state in fp32 as config.json names it (vLLM copies mamba_ssm_cache_dtype) and the quantized
+  checkpoint's bf16 mixers, a 400-sequence step is 34.6 ms: kernels, all-reduces and per-step costs 11.0 ms, the
+  per-sequence cost 23.6 ms against a published 15.46 ms TPOT; vLLM 0.14+'s async scheduling as max(device, host) was
+  tried and not shipped (docs/accuracy.md, History, s101).
 - Reading aiconfigurator's all-reduce ``message_size`` as bf16 elements (its collector's tensor is [size // 4096,
   4096]; A100's jump to NCCL then sits at vLLM's 8 MiB custom limit) was tried again (as 9b92a10, reverted in
   1ebeceb): TPOT 20% -> 23% median (worst 342 -> 268%), TTFT 37 -> 39%; not kept.

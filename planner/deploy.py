@@ -8,6 +8,7 @@ the smallest valid one that fits), the "does not fit" error with its way out, an
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
@@ -19,7 +20,12 @@ from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.resolve import Resolved, _resolve
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
-from planner.engines.kernel_paths import ARCHITECTURE_SM, PROFILE_RELEASES, profile_mxfp4_refusal
+from planner.engines.kernel_paths import (
+    ARCHITECTURE_SM,
+    PROFILE_RELEASES,
+    profile_mxfp4_refusal,
+    refusal_message,
+)
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
@@ -169,11 +175,11 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
     label = release.label if release else eng.name
     sm = ARCHITECTURE_SM.get(gpu.architecture)
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
-    return OutOfRangeError(
-        f"{label} (engine {eng.name!r}) cannot load {model.name}'s MXFP4 experts on {gpu.name} ({arch}): "
-        f"{profile_mxfp4_refusal(eng.name, gpu.architecture)} (its WFP4A16 MoE runs on SM 9.0 only); use another "
-        "engine (vllm, sglang) or a Hopper GPU (H100, H200)"
+    refusal = profile_mxfp4_refusal(eng.name, gpu.architecture)
+    why = refusal_message(
+        f"{label} (engine {eng.name!r})", f"{model.name}'s MXFP4 experts", f"{gpu.name} ({arch})", refusal
     )
+    return OutOfRangeError(f"{why}; use another engine (vllm, sglang) or a Hopper GPU (H100, H200)")
 
 
 def check_release(
@@ -188,6 +194,25 @@ def check_release(
     )
     if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
         raise release_error(model, gpu, eng)
+
+
+def experts_upcast(
+    gpu: Gpu,
+    model: Model,
+    gpus: int,
+    parallelism: Any = "tp",
+    engine: Any = None,
+    weight_precision: Any = None,
+    catalog: Catalog | None = None,
+) -> bool:
+    """Whether the engine loads ``model``'s MXFP4 experts at another width (bf16) on ``gpus`` split as
+    ``parallelism``, at ``weight_precision`` (None: as published): ``model.experts_upcast``, the rule ``deploy``
+    sizes the weights by (SGLang 0.5.1-0.5.9 off Blackwell with the experts spread), for a report that says so."""
+    eng = engine_profile(engine)
+    r = _resolve(
+        catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
+    )
+    return bool(np.any(m.experts_upcast(r.precision, r.limits, float(gpus), check_parallelism(parallelism))))
 
 
 def layout_error(model: Model, parallelism: str) -> OutOfRangeError:
@@ -359,24 +384,17 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if par != "tp":  # a dense model has no experts to spread: refused whatever the group
         dense = gathered(r.model.num_experts == 0) & ~np.asarray(r.bad)
         if np.any(dense):
-            if errors == "raise":
-                name = element(model, tuple(np.argwhere(dense)[0]) if np.ndim(dense) else (), np.shape(dense))
-                raise layout_error(r.catalog.model(name), par)
+            _refuse(dense, errors, (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
             bad_gpus = np.asarray(bad_gpus) | dense
     if ops.any_positive(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
         refused = gathered(m.mxfp4_experts_refused(r.model, r.precision, r.limits)) & ~np.asarray(r.bad)
         if np.any(refused):
-            if errors == "raise":
-                shape = np.shape(refused)
-                first = tuple(np.argwhere(refused)[0]) if shape else ()
-                where = element(gpu, first, shape), element(model, first, shape)
-                raise release_error(r.catalog.model(where[1]), r.catalog.gpu(where[0]), eng)
-            if failures.active():
-                failures.note_each(
-                    refused,
-                    (_names(gpu), _names(model)),
-                    lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
-                )
+            _refuse(
+                refused,
+                errors,
+                (_names(gpu), _names(model)),
+                lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
+            )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)
     one = one and bad_gpus is False
@@ -385,18 +403,12 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     heap.keep_heap_for_sweeps(max(x.size if isinstance(x, Rows) else np.size(x) for x in (ctx, b, r.bad, gpus)))
     if gpus is not None:
         refused = ~m.group_ok(r.model, gpus, par, eng.kv_heads_any_split) & ~np.asarray(r.bad)
-        if (errors == "raise" or failures.active()) and np.any(refused):  # else marked per pair, unread
-            if errors == "raise":
-                shape = np.shape(refused)
-                first = tuple(np.argwhere(refused)[0]) if shape else ()
-                name, n = element(model, first, shape), int(element(gpus, first, shape))
-                raise tp_size_error(r.catalog.model(name), n, par, eng)
-            if failures.active():
-                failures.note_each(
-                    refused,
-                    (_names(model), gpus),
-                    lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
-                )
+        _refuse(
+            refused,
+            errors,
+            (_names(model), gpus),
+            lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
+        )
         bad_gpus = np.asarray(bad_gpus) | refused
     need = b if check_fit else 1
     n = choose_gpus(r, eng, ctx, gpus, util, reserve, need, par)
@@ -452,6 +464,22 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
             failures.note(True, why)
         bad = True
     return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad, par)
+
+
+def _refuse(refused: Any, errors: Errors, keys: tuple[Any, ...], make: Callable[..., BaseException]) -> None:
+    """Scenarios where ``refused`` holds fail with ``make(*key)``, ``keys`` the arrays the error depends on (a model
+    name; a GPU and a model; a model and a group size): raised for the first of them (errors="raise"), else noted for
+    each inside ``failures.collect()`` (``failures.note_each``); nothing is built where nobody listens (coerce:
+    the caller marks them bad)."""
+    if errors != "raise" and not failures.active():
+        return
+    if not np.any(refused):
+        return
+    if errors == "raise":
+        shape = np.shape(refused)
+        first = tuple(np.argwhere(refused)[0]) if shape else ()
+        raise make(*(element(k, first, shape) for k in keys))
+    failures.note_each(refused, keys, make)
 
 
 def element(x: Any, idx: tuple, shape: tuple) -> Any:

@@ -13,9 +13,16 @@ from planner import model as m
 from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import default_kv_precision, fabric_numbers, uses_allreduce_table
+from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
 from planner.checks import _count, _price
-from planner.deploy import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, check_parallelism, valid_tp_sizes
+from planner.deploy import (
+    GPU_GROUPS,
+    MAX_BATCH_INPUT,
+    MAX_CONTEXT_TOKENS,
+    check_parallelism,
+    experts_upcast,
+    valid_tp_sizes,
+)
 from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
 from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version, engine_profile
@@ -73,6 +80,8 @@ class Plan:
     larger_group: tuple[int, int] | None = None
     parallelism: str = "tp"  # how the group splits the model (model.parallel.PARALLELISMS)
     alternatives: tuple[LayoutOption, ...] = ()  # the other layouts on the same GPUs, where the model loads
+    experts_upcast: bool = False  # the engine loads the MXFP4 experts as bf16 on this layout (model.experts_upcast)
+    expert_precision: str = ""  # the routed experts' precision (resolve.expert_precision); "" for a dense model
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -176,6 +185,8 @@ def plan(
         larger,
         layout,
         _alternatives(g, mdl, context, n, price, o),
+        experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
+        expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
     )
 
 
@@ -221,7 +232,7 @@ def _larger_group(gpu: Gpu, model: Model, context: int, gpus: int, top: int, o: 
     ``top`` is below FEW_SEQUENCES; None when there is no larger group or it holds no more."""
     if top >= FEW_SEQUENCES:
         return None
-    valid = valid_tp_sizes(model, catalog=o.catalog, parallelism=o.parallelism or "tp")
+    valid = valid_tp_sizes(model, catalog=o.catalog, parallelism=o.parallelism or "tp", engine=o.engine)
     larger = [size for size in valid if size > gpus and (o.parallelism in (None, "tp") or size in GPU_GROUPS)]
     if not larger:
         return None

@@ -170,3 +170,33 @@ class TestLoadingRulesPerEngine:
         with pytest.raises(DoesNotFitError, match=r"2 x H100 SXM 80GB, the largest group vLLM runs it on \(1, 2\)"):
             planner.min_gpus("H100", "phi-4", 32768, batch=24)
         assert planner.min_gpus("H100", "phi-4", 32768, batch=24, engine="tensorrt-llm") == 4
+
+    def test_plans_next_group_follows_the_engine(self):
+        """Phi-4 on 2 x L4 at 8K holds 7 sequences (below FEW_SEQUENCES), so the plan names the next group: 4 GPUs
+        under TensorRT-LLM (ceil KV heads per GPU, as above), 5 under vLLM (10 KV heads divisible by it)."""
+        from planner.report import plan
+
+        assert plan("L4", "phi-4", 8192, gpus=2, engine="tensorrt-llm").larger_group[0] == 4
+        assert plan("L4", "phi-4", 8192, gpus=2).larger_group[0] == 5
+
+    def test_an_export_option_follows_its_engine(self, tmp_path):
+        """An export option of Phi-4 (40 heads, 10 KV heads) under TensorRT-LLM: 4 GPUs a replica are sized, and
+        the automatic choice tries 4 and 8 (``kv_heads_any_split``: ``Attention.__init__``,
+        ``tensorrt_llm/_torch/modules/attention.py`` lines 114-117 at NVIDIA/TensorRT-LLM commit c6d3bb2a, gives
+        each GPU ceil(10 / 4) = 3 KV heads); evaluate checked the group by vLLM's rule, refusing the first and
+        trying 1 and 2 only for the second."""
+        from planner.catalog import default_catalog
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import load_scenario
+
+        scenario = tmp_path / "phi4.toml"
+        scenario.write_text(
+            "[workload]\npeak_requests_per_s = 2\naverage_requests_per_s = 1\nprompt_tokens_mean = 1000\n"
+            "prompt_tokens_high = 4000\noutput_tokens_mean = 200\noutput_tokens_high = 800\nhigh_percentile = 95\n"
+            "ttft_target_s = 2\ntpot_target_s = 0.1\n[defaults]\nmodel = 'phi-4'\nengine = 'tensorrt-llm'\n"
+            "[[option]]\nname = 'four'\ngpu = 'H100'\ngpus_per_replica = 4\n[[option]]\nname = 'auto'\ngpu = 'L4'\n"
+        )
+        s = load_scenario(scenario)
+        given, auto = (evaluate(o, s.workload, default_catalog(), s.traffic_change) for o in s.option)
+        assert given.replica.gpus == 4
+        assert [c.gpus_per_replica for c in auto.candidates] == [1, 2, 4, 8]

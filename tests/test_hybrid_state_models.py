@@ -12,7 +12,12 @@ from planner.catalog import default_catalog
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.resolve import _resolve
 from planner.catalog.schema import Model
-from planner.engines.architecture import model_facts, param_breakdown, state_bytes_per_sequence
+from planner.engines.architecture import (
+    model_facts,
+    param_breakdown,
+    quantized_kept_16bit_params,
+    state_bytes_per_sequence,
+)
 from planner.engines.profiles import engine_profile
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, OutOfRangeError
@@ -68,6 +73,14 @@ class TestMamba2State:
             3 * 12_288 * 2 + 128 * 80 * 128 * 4
         ) == 143_548_416  # fmt: skip
 
+    def test_float32_ssm_state_where_config_json_names_it(self):
+        """Nemotron-3-Nano-30B-A3B: config.json "mamba_ssm_cache_dtype": "float32" (the BF16 and NVFP4 checkpoints'
+        config.json as copied in ai-dynamo/aiconfigurator at 095f58a5), which vLLM's NemotronHForCausalLMConfig copies
+        into the cache config under 'auto': 23 x (3 x 6,144 x 2 B + 64 x 64 x 128 x 4 B) = 49,082,368 B."""
+        assert state_bytes_per_sequence(CAT.model("nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8")) == 23 * (
+            3 * 6_144 * 2 + 64 * 64 * 128 * 4
+        ) == 49_082_368  # fmt: skip
+
     def test_decode_moves_the_state(self):
         """A decode step of 16 sequences reads and writes every sequence's state once: 2 x 16 x 51,806,208 B more
         than the attention blocks' KV alone."""
@@ -77,6 +90,36 @@ class TestMamba2State:
         with_state = decode_step(r.gpu, r.model, r.precision, r.limits, 4096.0, 16.0, 1.0)
         no_state = decode_step(r.gpu, stateless, r.precision, r.limits, 4096.0, 16.0, 1.0)
         assert with_state.bytes_moved - no_state.bytes_moved == pytest.approx(2 * 16 * 51_806_208)
+
+
+class TestQuantizedKeptMixers:
+    """NVIDIA's quantized Nemotron-3-Nano checkpoints leave every attention layer, the Mamba-2 mixer before each and
+    every conv1d in bf16 (hf_quant_config exclude_modules: backbone.layers.{4,11,18,25,32,41}.mixer.in_proj/out_proj,
+    backbone.layers.{5,12,19,26,33,42}.mixer.q/k/v/o_proj, every mixer.conv1d; aiconfigurator 095f58a5's copy)."""
+
+    NANO = "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8"
+
+    def test_kept_parameters(self):
+        """6 attention layers of 2,688 x (4,096 + 2 x 256) + 4,096 x 2,688 = 23,396,352, 6 Mamba-2 mixers of
+        38,742,208 (transformers NemotronHMamba2Mixer's parameters) and 17 more conv1d of 6,144 x 4 + 6,144 = 30,720:
+        373,353,600 parameters read at 2 B in fp8 and NVFP4."""
+        m = CAT.model(self.NANO)
+        assert quantized_kept_16bit_params(m) == 6 * 23_396_352 + 6 * 38_742_208 + 17 * 30_720 == 373_353_600
+
+    def test_fp8_weights_carry_them_at_two_bytes(self):
+        """FP8 weights: every parameter at 1 B plus 1 B more for each kept 16-bit one (embedding, head, norms, routers
+        and the 373,353,600 kept mixer parameters); bf16: 2 B each, whatever is kept."""
+        b = param_breakdown(CAT.model(self.NANO))
+        kept = b.embedding + b.lm_head + b.norms + b.router + 373_353_600
+        assert planner.weight_bytes(self.NANO, precision="fp8") == pytest.approx(b.total + kept)
+        assert planner.weight_bytes(self.NANO, precision="bf16") == pytest.approx(2 * b.total)
+
+    def test_a_kept_block_must_be_a_mixer(self):
+        """Block 1 of Nano's pattern is a MoE block ('E'): refused, naming the index."""
+        data = CAT.model(self.NANO).model_dump()
+        data["mamba"]["quantized_kept_16bit_blocks"] = [1, 4]
+        with pytest.raises(ValueError, match=r"quantized_kept_16bit_blocks \[1\] are not"):
+            Model(**data)
 
 
 class TestPatternErrors:

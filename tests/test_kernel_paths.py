@@ -7,9 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from planner import api
 from planner.accuracy import predict as acc
 from planner.catalog import default_catalog
 from planner.engines.kernel_paths import MXFP4_BYTES_PER_PARAM, mxfp4_kernel_path, mxfp4_refusal
+from planner.errors import OutOfRangeError
 
 
 class TestVllm011:
@@ -62,6 +64,15 @@ class TestTensorRtLlm1:
         1.2.0rc1 run on an A100 printed it (gpt-oss-20b/a100.md at 47277d7)."""
         why = mxfp4_refusal("tensorrt-llm", "1.2.0rc1", architecture)
         assert why.startswith(f"tensorrt-llm 1.2.0 cannot load MXFP4 experts on {architecture}: WFP4A16 MoE")
+
+    def test_a_rows_reason_and_the_api_error_word_the_refusal_alike(self):
+        """A validation row's reason (``mxfp4_refusal``) and the API's error (``deploy.release_error``) say the
+        engine's error and what its kernel needs in the same words (``refusal_message``)."""
+        said = ": WFP4A16 MoE is unsupported on SM80 (its WFP4A16 MoE runs on SM 9.0 only"
+        assert said + "; TensorRT-LLM tensorrt_llm/" in mxfp4_refusal("tensorrt-llm", "1.2.0rc1", "Ampere")
+        with pytest.raises(OutOfRangeError) as refused:
+            api.max_batch("A100", "gpt-oss-20b", 4096, engine="tensorrt-llm")
+        assert f"on A100 SXM 80GB (Ampere, SM 8.0){said}); use another engine" in str(refused.value)
 
     def test_other_engines_and_hopper_are_not_refused(self):
         """Only TensorRT-LLM 1.x below SM 9.0 refuses."""

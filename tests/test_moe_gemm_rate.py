@@ -161,3 +161,46 @@ class TestShippedHalfWidths:
         """The fit names the GPU it has no calls for."""
         with pytest.raises(ValueError, match="no large-token fused-MoE measurements for B200 180GB"):
             kernel_floor.moe_gemm_halves("B200 180GB")
+
+
+class TestMi300xFusedMoe:
+    """MI300X has no MoE kernel table of its own in aiconfigurator: its MoE floor and grouped-GEMM halves are the
+    measured GPUs' (H100's floor, the H100/H200 mean w0 and m0). AMD's aiter publishes its tuner's times of its CK
+    fused MoE on MI300X for Qwen3-235B-A22B in bf16 (https://github.com/ROCm/aiter/pull/3384, commit ca781d8197,
+    ``aiter/configs/model_configs/qwen3_235b_bf16_tuned_fmoe.csv``, 304-CU rows; ``bench/aiter_extract.py`` ->
+    catalogs/reference/moe_bf16_mi300x_aiter.csv). A check of the borrowed curves, not a fit: at TP 4 they land on
+    it (median -0.1%, -14% to +33% over 1-32,768 tokens), at TP 8 they are slow (median +16%, +9% to +26%), so MI300X's
+    too-fast held-out TPOT (-29%) is not its MoE layers'."""
+
+    @staticmethod
+    def _rows() -> list[dict[str, str]]:
+        import csv
+
+        from planner.catalog.loader import shipped_catalog_dir
+
+        with (shipped_catalog_dir() / "reference" / "moe_bf16_mi300x_aiter.csv").open(newline="") as f:
+            return list(csv.DictReader(f))
+
+    def test_the_table_holds_aiters_measured_calls(self):
+        """32 calls: 1-32,768 tokens at 384 and 192 wide; 256 tokens at TP 8 took 194.3511 us (both stages)."""
+        rows = self._rows()
+        assert len(rows) == 32 and {r["inter_dim"] for r in rows} == {"192", "384"}
+        (row,) = [r for r in rows if (r["tokens"], r["inter_dim"]) == ("256", "192")]
+        assert float(row["us"]) == 194.4
+
+    @pytest.mark.parametrize(
+        "gpus, width, median, low, high", [(4, "384", -0.001, -0.14, 0.33), (8, "192", 0.16, 0.09, 0.26)]
+    )
+    def test_borrowed_curves_against_mi300xs_own_calls(self, gpus, width, median, low, high):
+        """One MoE layer as a step times it on MI300X over aiter's measured call, per token count."""
+        rows = [r for r in self._rows() if r["inter_dim"] == width]
+        errors = np.array(
+            [
+                _one_moe_layer_s("MI300X", "Qwen3-235B-A22B-2507", "bf16", gpus, float(r["tokens"]))
+                / (float(r["us"]) * 1e-6)
+                - 1
+                for r in rows
+            ]
+        )
+        assert np.median(errors) == pytest.approx(median, abs=0.01)
+        assert errors.min() == pytest.approx(low, abs=0.01) and errors.max() == pytest.approx(high, abs=0.01)

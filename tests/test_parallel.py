@@ -120,6 +120,22 @@ class TestGroupsTheEnginesLoad:
         with pytest.raises(OutOfRangeError, match="Llama-2-70B has no experts to spread"):
             planner.max_batch("H100", "llama2-70b", 8192, gpus=8, parallelism="dp-ep")
 
+    @pytest.mark.parametrize("gpus", [None, 8])
+    def test_a_coerced_dense_scenario_notes_the_error_raise_gives(self, gpus):
+        """Inside failures.collect() a dense model asked to spread experts is noted with the error raise mode raises
+        for it (the layout, checked before the group), whether the group is given or chosen; the MoE model beside it
+        is sized and has no note."""
+        import numpy as np
+
+        from planner.model import failures
+
+        models = np.array(["llama2-70b", "deepseek-v3"], dtype=object)
+        with failures.collect() as notes:
+            top = planner.max_batch("H200", models, 8192, gpus=gpus, parallelism="dp-ep", errors="coerce")
+        why = notes.reasons(np.shape(top))
+        assert math.isnan(top[0]) and top[1] > 0
+        assert str(why[0]).startswith("Llama-2-70B has no experts to spread (parallelism='dp-ep')") and why[1] is None
+
     def test_at_least_one_expert_per_gpu(self):
         """Mixtral-8x7B has 8 experts: 16 ranks would leave GPUs without one."""
         assert planner.valid_tp_sizes("mixtral-8x7b", parallelism="dp-ep", max_gpus=16)[-1] == 8

@@ -191,6 +191,27 @@ class TestCli:
         assert "mxfp4 experts upcast to bf16 at load" in r.output
         assert "whole model 233.66 GB" in r.output
 
+    @pytest.mark.parametrize(
+        "more, weights",
+        [
+            # ServerArgs: flashinfer_mxfp4 on Blackwell keeps the experts MXFP4 at any ep_size
+            (("--gpu", "B200"), "weights bf16 + mxfp4 experts, KV"),
+            # a bf16 checkpoint's experts (resolve.expert_precision): nothing MXFP4 to state or upcast
+            (("--gpu", H100, "--weight-precision", "bf16"), "weights bf16, KV"),
+            # ep_size 1: the triton_kernel runner keeps them MXFP4
+            (("--gpu", H100, "--gpus", "1"), "weights bf16 + mxfp4 experts, KV"),
+        ],
+    )
+    def test_plan_says_upcast_only_where_the_model_loads_them_so(self, more, weights):
+        """The header states the experts' format as resolved (``resolve.expert_precision``) and "upcast" as
+        ``model.experts_upcast``, the rule the memory plan sizes the weights by: not on Blackwell, not for bf16
+        experts, not on one GPU (SGLANG_EP_UPCAST_SOURCE; ``ServerArgs`` lines 915-973)."""
+        args = ("--model", "gpt-oss-120b", "--engine", "sglang-0.5.1", "--context", "8192", "--parallelism", "tp-ep")
+        r = run("plan", *args, *(("--gpus", "4") if "--gpus" not in more else ()), *more)
+        assert r.exit_code == 0, r.output
+        assert f"({weights} bf16, sglang-0.5.1 memory budget" in r.output
+        assert "upcast" not in r.output
+
     def test_export_refuses_the_option(self, tmp_path):
         """`planner export` with an option TensorRT-LLM cannot load: exit 2 and the same line."""
         toml = tmp_path / "trt.toml"

@@ -66,6 +66,16 @@ class TestRule:
         assert (got.low, got.high) == (float(row["residual_low"]), float(row["residual_high"]))
         assert "kernel curves of H100 SXM 80GB stand in on MI300X" in prediction.widened
 
+    @pytest.mark.parametrize("engine", ["vllm", "sglang"])
+    def test_mi300x_margin_says_its_curves_are_borrowed(self, engine):
+        """MI300X's own figures set its margin (5 SGLang, 6 vLLM runs), and its note says the kernel curves behind
+        them are H100's (issue 21: a GPU without kernel tables says so); an NVIDIA GPU's note does not."""
+        got = margin_range(residual_range("MI300X", engine, gpus=8), "MI300X", engine)
+        assert "kernel curves of H100 SXM 80GB stand in on MI300X (x1.57 either way" in got.note
+        assert got.note.endswith("these runs' errors hold that miss, which is why the range is theirs")
+        h100 = margin_range(residual_range("H100 SXM 80GB", "vllm", gpus=8), "H100 SXM 80GB", "vllm")
+        assert "kernel curves of" not in h100.note
+
     @pytest.mark.parametrize("gpu,engine", [("L40S", "vllm"), ("H100 SXM 80GB", "ideal")])
     def test_without_figures_the_prediction_range_stands(self, gpu, engine):
         """No held-out serving figure of that engine on that GPU: the range is the prediction's, unchanged."""

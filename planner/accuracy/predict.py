@@ -363,7 +363,8 @@ def predict_decode_rows(
             except PlannerError:
                 continue  # nothing published for its draft: no prediction (why_not_predicted says so)
         eng = _profile_for(r, engine)
-        key = (eng.name, eng.decode_kv_reads_per_query_head)  # a release's kernels are a profile of their own
+        # a release's kernels and batching defaults are a profile of their own
+        key = (eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults())
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)
     for (name, kind, at_rate), idx in groups.items():

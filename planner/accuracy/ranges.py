@@ -161,6 +161,13 @@ def curves_text(gpu_name: str, source: str, miss: float) -> str:
     )
 
 
+def curves_part(widened: str) -> str:
+    """The part of a range's ``widened`` that ``curves_text`` wrote (another vendor's kernel curves; ``region_residuals``
+    puts it last), or ""."""
+    start = widened.find("kernel curves of ")
+    return widened[start:] if start >= 0 else ""
+
+
 def _shift(x: float, m: float) -> float:
     """(1 + x) x m - 1, rounded outwards to whole percent like ``_widen`` (m < 1 moves a low end down)."""
     pct = round(((1 + x) * m - 1) * 100, 6)

@@ -13,6 +13,8 @@ predicted TPOT - 1.
 **Rule** (``margin_range``), for a query's GPU and engine:
 
 - at least ``MIN_ROWS`` figures: their 10th-90th percentiles are the range (H100 with vLLM: 9 figures, -8% / +19%);
+  where the GPU's kernel curves are another vendor's (MI300X: H100's, ``planner.accuracy.ranges.curves_text``), the
+  note says so: the runs' errors hold the borrowed curves' miss, so the range is not moved out for it again;
 - 1 to ``MIN_ROWS - 1`` figures: the prediction range (``ranges.region_residuals``), but at least as wide as the
   errors measured there: its high end at least their largest, its low end at most their smallest (H200 with
   vLLM: 2 figures, +20% and +96%, so at least +96%);
@@ -31,7 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
-from planner.accuracy.ranges import MIN_ROWS, TimeRange
+from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
 
 #: Percentiles of a region's range, as the prediction ranges take them.
@@ -127,7 +129,10 @@ def margin_range(prediction: TimeRange, gpu_name: str, engine: object) -> TimeRa
     where = f"held-out TPOT of {region.rows} steady-load serving run{'s' if region.rows > 1 else ''} of {eng} on "
     where += f"{gpu_name} (sources: {region.sources})"
     if region.rows >= MIN_ROWS:
-        return TimeRange(region.low, region.high, f"{where}: {region.low:+.0%} / {region.high:+.0%}")
+        borrowed = curves_part(prediction.widened)
+        note = f"{where}: {region.low:+.0%} / {region.high:+.0%}"
+        note += f"; {borrowed}: these runs' errors hold that miss, which is why the range is theirs" if borrowed else ""
+        return TimeRange(region.low, region.high, note)
     low, high = min(prediction.low, region.smallest), max(prediction.high, region.largest)
     if (low, high) == (prediction.low, prediction.high):
         return prediction

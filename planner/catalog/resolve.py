@@ -465,13 +465,21 @@ def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[An
     )
 
 
+def expert_precision(catalog: Catalog, model: Model, weight_precision: Any) -> Precision:
+    """The routed experts' precision: the model's own expert format where the weights are as published
+    (``weight_precision`` None; gpt-oss: MXFP4 experts beside bf16 layers), else the weights' precision."""
+    if weight_precision is None:
+        return catalog.precision(model.native_expert_precision or model.native_precision)
+    return catalog.precision(weight_precision)
+
+
 def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     name, wp, kp = key
     mdl = catalog.model(name)
     wp = implied_weight_precision(name, wp)  # "...-FP8" checkpoints: fp8
     facts = model_facts(mdl)
     w = catalog.precision(wp if wp is not None else mdl.native_precision)
-    expert = catalog.precision(mdl.native_expert_precision) if (wp is None and mdl.native_expert_precision) else w
+    expert = expert_precision(catalog, mdl, wp)
     kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
     if not kv.kv_cache:
         raise OutOfRangeError(

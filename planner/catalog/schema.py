@@ -359,9 +359,18 @@ class Mamba2(BaseModel):
     ssm_state_bytes_per_element: PositiveInt = Field(
         default=2,
         description="bytes of one SSM-state value: the model's 16-bit dtype under vLLM's mamba_ssm_cache_dtype "
-        "'auto'; 4 where the model card serves it with --mamba-ssm-cache-dtype float32",
+        "'auto'; 4 where the model card serves it with --mamba-ssm-cache-dtype float32 or config.json's "
+        "mamba_ssm_cache_dtype is 'float32' (vLLM's NemotronHForCausalLMConfig copies that key into the cache config)",
     )
     conv_state_bytes_per_element: PositiveInt = Field(default=2, description="conv state: the model's dtype")
+    quantized_kept_16bit_blocks: tuple[int, ...] = Field(
+        default=(),
+        strict=False,
+        description="blocks (0-based, config.json's backbone.layers.N) whose mixer (a Mamba-2 mixer's projections, an "
+        "attention layer's q/k/v/o) the model's published quantized checkpoints leave in bf16 (their hf_quant_config "
+        "exclude_modules); with any, every Mamba-2 layer's conv1d is bf16 too (ModelOpt never quantizes it). Empty: "
+        "every mixer is quantized with the rest",
+    )
 
     @field_validator("pattern")
     @classmethod
@@ -372,6 +381,16 @@ class Mamba2(BaseModel):
         if "*" not in v:
             raise ValueError("pattern needs at least one attention block '*' (a pure Mamba model is not supported)")
         return v
+
+    @model_validator(mode="after")
+    def _kept_blocks_are_mixers(self) -> Mamba2:
+        bad = [i for i in self.quantized_kept_16bit_blocks if not (0 <= i < len(self.pattern) and self.pattern[i] in "M*")]
+        if bad:
+            raise ValueError(
+                f"quantized_kept_16bit_blocks {bad} are not Mamba-2 ('M') or attention ('*') blocks of the pattern "
+                f"(0-based, {len(self.pattern)} blocks)"
+            )
+        return self
 
     mamba_layers = _blocks("M")
     attention_layers = _blocks("*")

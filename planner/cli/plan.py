@@ -12,7 +12,6 @@ import click
 from planner.cli.options import ENGINE_HELP, Seconds, TokenCount, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
-from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
 from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S
@@ -59,14 +58,10 @@ def render_plan(p: Plan) -> str:
         rows.append((label, value))
 
     weights = p.weight_precision
-    if m.native_expert_precision and p.weight_precision == m.native_precision:
-        weights += f" + {m.native_expert_precision} experts"  # as published (gpt-oss)
-        if (
-            p.parallelism != "tp"
-            and p.gpus > 1
-            and profile_expert_parallel_bytes_per_param(p.engine.name, g.architecture)
-        ):
-            weights += " upcast to bf16 at load"  # model.experts_as_loaded: SGLang 0.5.1-0.5.9 off Blackwell
+    if p.expert_precision and p.expert_precision != p.weight_precision:
+        weights += f" + {p.expert_precision} experts"  # as published (gpt-oss)
+        if p.experts_upcast:
+            weights += " upcast to bf16 at load"  # model.experts_upcast: SGLang 0.5.1-0.5.9 off Blackwell
     layout = LAYOUT_WORDS[p.parallelism]
     head = (
         f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "

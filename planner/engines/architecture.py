@@ -130,6 +130,26 @@ def _mamba2_params_per_layer(m: Model) -> int:
     return in_proj + conv + 3 * a.num_heads + a.inner_size + a.inner_size * h
 
 
+def quantized_kept_16bit_params(m: Model) -> int:
+    """Mixer parameters a Mamba-2 hybrid's quantized checkpoints keep in bf16 (``Mamba2.quantized_kept_16bit_blocks``):
+    each kept block's whole mixer (an ``M`` block's Mamba-2 mixer, a ``*`` block's attention) + the conv1d (weights and
+    bias) of every other Mamba-2 layer; 0 for other models or when none is listed.
+
+    Nemotron-3-Nano-30B-A3B (attention blocks 5, 12, 19, 26, 33, 42 and the Mamba-2 mixers before them, 4, 11, 18, 25,
+    32, 41): 6 x 23,396,352 + 6 x 38,742,208 + 17 x 30,720 = 373,353,600."""
+    a = m.mamba
+    if a is None or not a.quantized_kept_16bit_blocks:
+        return 0
+    kept_mamba = sum(1 for i in a.quantized_kept_16bit_blocks if a.pattern[i] == "M")
+    kept_attention = len(a.quantized_kept_16bit_blocks) - kept_mamba
+    conv = a.conv_channels * a.conv_kernel + (a.conv_channels if a.conv_bias else 0)
+    return (
+        kept_attention * _attention_params_per_layer(m)
+        + kept_mamba * _mamba2_params_per_layer(m)
+        + (a.mamba_layers - kept_mamba) * conv
+    )
+
+
 def linear_attention_layers(m: Model) -> int:
     """Layers with a fixed state per sequence instead of a per-token KV cache: Gated DeltaNet layers, or a Mamba-2
     hybrid's ``M`` blocks (0 for other models)."""
@@ -367,6 +387,7 @@ def model_facts(m: Model) -> ModelFacts:
     # one row of the input embedding.
     read = b.non_expert - b.extra - (b.embedding if b.lm_head else 0)
     layers = mixer_layers(m)
+    kept_mixers = quantized_kept_16bit_params(m)
     return ModelFacts(
         num_layers=layers,
         hidden_size=m.hidden_size,
@@ -387,8 +408,9 @@ def model_facts(m: Model) -> ModelFacts:
         params_non_expert=b.non_expert,
         params_routed_experts=b.routed_experts,
         params_read_per_step=read,
-        params_kept_16bit=b.embedding + b.lm_head + b.norms + b.router + (b.extra if m.extra_params_loaded else 0),
-        params_read_kept_16bit=(b.lm_head or b.embedding) + b.norms + b.router,
+        params_kept_16bit=b.embedding + b.lm_head + b.norms + b.router + (b.extra if m.extra_params_loaded else 0)
+        + kept_mixers,
+        params_read_kept_16bit=(b.lm_head or b.embedding) + b.norms + b.router + kept_mixers,
         params_not_loaded=0 if m.extra_params_loaded else b.extra,
         params_per_expert_layer=(b.routed_experts / (moe_layers * m.moe.num_experts)) if m.moe else 0.0,
         moe_layers=moe_layers,

@@ -74,6 +74,18 @@ PUBLISHED_STREAM_TBPS = {
     "H200 SXM 141GB": 4.18,
     "MI300X": 4.10,
 }
+#: MI300X's own measured GEMMs, not applied: (floor s, fp8 FLOP/s) fitted by ``planner.engines.kernel_floor.own_gemm_fit``
+#: (``bench/kernel_extract.py``'s GEMM form and fit, the byte rate held at the published STREAM-scaled one above) to AMD's
+#: aiter CK block-scale FP8 GEMMs as its tuner timed them on "AMD MI300X (gfx942, 304 CUs)", AITER 0.1.13.post1 (ROCm/
+#: aiter pull request 3324, merged 2026-05-26, commit d6486abc8d; Qwen3-VL-235B / Qwen3-VL-32B / Qwen3.6-27B FP8 shapes
+#: at TP 2-8), 5,704 GEMMs of 16-16,384 rows (``catalogs/reference/gemm_fp8_block_mi300x_aiter.csv``,
+#: ``bench/aiter_extract.py``; tests/test_amd_published_rates.py re-derives it): floor 15.9 us (borrowed from H100:
+#: 6.0), fp8 813.9 TFLOP/s on layer-sized weights (borrowed: MAMF x H100's fp8 / bf16 = 764.6), median |error| 3.8%.
+#: The borrowed curve puts that table's 65-512-row GEMMs 37% fast (a 26 MB weight at 16 rows takes 18.0 us, 1.5 TB/s).
+#: Applied to every MI300X GEMM it moved vLLM's per-tensor FP8 static batches on MI300X from +5% to -14% (held-out
+#: static median 7% -> 14%) and left the MI300X TPOT median at -29%: the floor of aiter's block-scale kernel is not
+#: that of the hipBLASLt GEMMs vLLM runs there (docs/accuracy.md, History), so MI300X keeps the borrowed floor.
+AITER_GEMM_MI300X = (15.91e-6, 813.9e12)
 #: EngineFacts fields set from the curves, and what each is with the engine's "ideal" (no kernel tables) form.
 KERNEL_FIELDS = {
     "gemm_bandwidth_efficiency": 1.0,

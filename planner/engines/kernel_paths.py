@@ -102,17 +102,23 @@ def mxfp4_kernel_path(engine: str, version: str, architecture: str, expert_paral
     return None
 
 
+def refusal_message(release: str, experts: str, where: str, refusal: str, source: str = "") -> str:
+    """The one wording of a release that cannot load MXFP4 experts: "{release} cannot load {experts} on {where}:
+    {refusal} (its WFP4A16 MoE runs on SM 9.0 only[; {source}])", ``refusal`` the engine's own error
+    (``KernelPath.refusal``). TensorRT-LLM 1.x's ``WFP4A16FusedMoEMethod.create_weights`` is the only refusal read,
+    hence its kernel and SM in the words."""
+    tail = f"; {source}" if source else ""
+    return f"{release} cannot load {experts} on {where}: {refusal} (its WFP4A16 MoE runs on SM 9.0 only{tail})"
+
+
 def mxfp4_refusal(engine: str, version: str, architecture: str) -> str:
-    """The one-line reason ``engine`` ``version`` cannot load MXFP4 experts on ``architecture``, or "" (it loads,
-    or no source was read for it)."""
+    """The one-line reason ``engine`` ``version`` cannot load MXFP4 experts on ``architecture`` (``refusal_message``,
+    with the source read), or "" (it loads, or no source was read for it)."""
     path = mxfp4_kernel_path(engine, version, architecture)
     if path is None or not path.refusal:
         return ""
     release = ".".join(map(str, parse_version(version) or ()))
-    return (
-        f"{engine} {release} cannot load MXFP4 experts on {architecture}: {path.refusal} "
-        f"(its CUTLASS MoE needs SM 9.0; {path.source})"
-    )
+    return refusal_message(f"{engine} {release}", "MXFP4 experts", architecture, path.refusal, path.source)
 
 
 @dataclass(frozen=True)
@@ -144,9 +150,9 @@ SGLANG_EP_UPCAST_SOURCE = (
 
 
 def profile_mxfp4_refusal(profile: str, architecture: str) -> str:
-    """The one-line reason the release engine profile ``profile`` stands for cannot load MXFP4 experts on
-    ``architecture`` (``mxfp4_kernel_path``'s refusal: TensorRT-LLM 1.x below SM 9.0), or "" (it loads, or no source
-    was read for it)."""
+    """The engine's own error where the release engine profile ``profile`` stands for cannot load MXFP4 experts on
+    ``architecture`` (``mxfp4_kernel_path``'s refusal: TensorRT-LLM 1.x below SM 9.0; ``refusal_message`` words it),
+    or "" (it loads, or no source was read for it)."""
     release = PROFILE_RELEASES.get(profile)
     if release is None:
         return ""

@@ -134,6 +134,14 @@ class EngineProfile:
         seqs = self.max_num_seqs or (self.max_num_seqs_large_gpu if large else self.max_num_seqs_small_gpu)
         return tokens, seqs
 
+    def batching_defaults(self) -> tuple:
+        """The fields ``batching_limits`` reads (they differ between vLLM releases: ``with_release_kernels``)."""
+        return (
+            self.max_num_batched_tokens, self.max_num_seqs, self.large_gpu_min_memory_bytes,
+            self.large_gpu_excluded_architectures, self.max_num_batched_tokens_large_gpu, self.max_num_seqs_large_gpu,
+            self.max_num_batched_tokens_small_gpu, self.max_num_seqs_small_gpu,
+        )  # fmt: skip
+
     def accepts_kv(self, precision: str) -> bool:
         """Whether the engine caches KV in ``precision`` (a catalog name)."""
         return self.kv_precisions is None or precision in self.kv_precisions
@@ -629,15 +637,96 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
 TENSORRT_LLM_XQA_VERSION = (0, 7)
 
 
+#: The catalog's architectures none of whose GPUs vLLM 0.8.0-0.8.4 named large: those releases gave the large
+#: defaults to a device whose name holds "h100" or "h200" (see ``VLLM_BATCHING_RELEASES``), which on the catalog is
+#: every Hopper part but H20 96GB and H800 SXM 80GB (Hopper, named otherwise: large here, small in those releases).
+NOT_H100_H200_ARCHITECTURES = (
+    "Turing", "Ampere", "Ada Lovelace", "Blackwell", "Blackwell Ultra", "CDNA 2", "CDNA 3", "CDNA 4", "Gaudi 3 (Habana)",
+)  # fmt: skip
+#: vLLM's own batching defaults (``vllm serve``, UsageContext.OPENAI_API_SERVER) by release: (first release, engine,
+#: the profile fields that differ from today's, where the source says so). Read in each release's sdist from PyPI
+#: (``vllm/engine/arg_utils.py``, line numbers of that file in that release):
+#: - V0 (every release before 0.8.0; ROCm before 0.9.2; any release run with VLLM_USE_V1=0): 256 sequences on every
+#:   GPU: v0.4.3 l.49 and v0.6.0 l.90 ``max_num_seqs: int = 256``, v0.7.3 l.224 ``256 if not envs.VLLM_USE_V1 else
+#:   1024``, v0.8.x ``_set_default_args_v0`` ("Set max_num_seqs to 256 for VLLM_V0", v0.8.3 l.1608-1610). Its token
+#:   budget is not the V1 one (no chunked prefill under 32k context: max(max_model_len, 2048), v0.6.0
+#:   vllm/config.py l.981) and is not modelled: the V1 class default stands in.
+#: - 0.8.0-0.8.3: 8,192 tokens if "h100" or "h200" is in the device name, else 2,048; 1,024 sequences on every GPU
+#:   (v0.8.0 l.1693-1715, v0.8.3 l.1647-1669: ``default_max_num_seqs = 1024``).
+#: - 0.8.4: 8,192 / 1,024 on "h100" / "h200" names, else 2,048 / 256 (v0.8.4 l.1669-1682).
+#: - 0.8.5: 8,192 / 1,024 on a device of 70 GiB or more, A100 80GB included, else 2,048 / 256 (v0.8.5 l.1596-1609).
+#: - 0.9.0 and later: as 0.8.5 but not on a device named "a100" ("Setting large max_num_batched_tokens for A100
+#:   reduces throughput, see PR #17885"): v0.9.0 l.1495, v0.9.2 l.1629, v0.10.1.1 l.1638, v0.11.0 l.1605, v0.13.0
+#:   l.1797, v0.16.0 l.1877, v0.19.0 l.2053 (``get_batch_defaults``): the profiles' own fields.
+#: ROCm ran V0 by default before 0.9.2: "Non-CUDA is supported on V1, but off by default for now" (v0.8.3 l.1537;
+#: v0.9.1 l.1443 "Non-[CUDA, TPU]"), then ``current_platform.default_v1`` (v0.9.2 l.1491; ROCm ``supports_v1``: True,
+#: vllm/platforms/rocm.py l.397).
+VLLM_BATCHING_RELEASES: tuple[tuple[tuple[int, ...], str, dict], ...] = (
+    ((0,), "V0", dict(max_num_seqs_large_gpu=256, max_num_seqs_small_gpu=256)),
+    (
+        (0, 8),
+        "V1 0.8.0-0.8.3",
+        dict(
+            large_gpu_min_memory_bytes=0.0,
+            large_gpu_excluded_architectures=NOT_H100_H200_ARCHITECTURES,
+            max_num_seqs_small_gpu=1024,
+        ),
+    ),
+    (
+        (0, 8, 4),
+        "V1 0.8.4",
+        dict(large_gpu_min_memory_bytes=0.0, large_gpu_excluded_architectures=NOT_H100_H200_ARCHITECTURES),
+    ),
+    ((0, 8, 5), "V1 0.8.5", dict(large_gpu_excluded_architectures=())),
+    ((0, 9), "V1 0.9.0 and later", {}),
+)
+#: ROCm builds of vLLM before this release run the V0 engine unless VLLM_USE_V1=1 (above).
+VLLM_ROCM_V1_DEFAULT = (0, 9, 2)
+
+
+def vllm_batching_release(version: str) -> tuple[str, dict]:
+    """(rule, profile fields) of ``VLLM_BATCHING_RELEASES`` for a vLLM version cell ("0.8.3", "0.6.0 (ROCm docker)",
+    "rocm/vllm-dev:nightly (V0 engine: VLLM_USE_V1=0)"): V0 for a release before 0.8, a ROCm build before
+    ``VLLM_ROCM_V1_DEFAULT`` or a cell that says V0 / VLLM_USE_V1=0; ("", {}) for a cell with neither a version
+    nor a V0 mark (today's defaults)."""
+    text = str(version or "")
+    v = parse_version(text)
+    if re.search(r"VLLM_USE_V1\s*=\s*0|\bV0 engine\b", text, re.IGNORECASE) or (
+        v is not None and "rocm" in text.lower() and v < VLLM_ROCM_V1_DEFAULT
+    ):
+        return VLLM_BATCHING_RELEASES[0][1:]
+    if v is None:
+        return "", {}
+    return next(rule[1:] for rule in reversed(VLLM_BATCHING_RELEASES) if v >= rule[0])
+
+
 def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
     """``profile`` with the kernels of the release that ran a row: TensorRT-LLM before ``TENSORRT_LLM_XQA_VERSION``
     reads the KV cache once per query head in decode (``decode_kv_reads_per_query_head``); any other release, or
-    a version that does not parse, keeps the profile as it is."""
+    a version that does not parse, keeps the profile as it is. (A vLLM release's batching defaults are not applied
+    here: ``with_release_batching`` failed its ship rule, docs/accuracy.md History, s107.)"""
     v = parse_version(version)
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name == "tensorrt-llm" and v is not None and v < TENSORRT_LLM_XQA_VERSION:
         return _reading_kv_per_query_head(profile)
     return profile
+
+
+def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
+    """A vLLM ``profile`` with the batching defaults of the release that ran a row (``vllm_batching_release``);
+    another engine, a profile that is not vLLM's, or a cell with neither a version nor a V0 mark keeps the profile.
+    Not applied to predictions (``bench/vllm_batching_releases.py`` measures it)."""
+    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    if name != "vllm" or not profile.name.startswith("vllm"):
+        return profile
+    rule, fields = vllm_batching_release(version)
+    return _with_batching(profile, rule) if fields else profile
+
+
+@functools.lru_cache(maxsize=64)
+def _with_batching(profile: EngineProfile, rule: str) -> EngineProfile:
+    """One copy per profile and rule (the facts caches key on the profile object)."""
+    return profile.with_(**next(f for _, r, f in VLLM_BATCHING_RELEASES if r == rule))
 
 
 @functools.lru_cache(maxsize=64)

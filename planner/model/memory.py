@@ -64,16 +64,25 @@ def experts_as_loaded(
     ``planner.engines.kernel_paths.SGLANG_EP_UPCAST_SOURCE``): 2 B per expert weight instead of 0.53125, the hidden size
     not padded. gpt-oss-120b's 114.7e9 routed params: 229.4 GB of experts instead of 60.9 (65.0 padded), the whole model
     233.66 GB as loaded, what its bf16 checkpoint weighs."""
-    if parallelism == "tp":
-        return precision
     width = limits.expert_parallel_expert_bytes_per_param
-    if not ops.any_positive(width):  # no engine here upcasts: as given
+    if parallelism == "tp" or not ops.any_positive(width):  # no engine here upcasts: as given
         return precision
-    up = (width > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
+    up = experts_upcast(precision, limits, gpus, parallelism)
     ebpp = precision.expert_bytes_per_param
     return replace(
         precision, expert_bytes_per_param=ebpp + up * (width - ebpp), expert_mxfp4=precision.expert_mxfp4 * (1 - up)
     )
+
+
+def experts_upcast(
+    precision: PrecisionFacts, limits: EngineFacts, gpus: ArrayLike, parallelism: str = "tp"
+) -> ArrayLike:
+    """1 where the engine loads MXFP4 experts at another width (``experts_as_loaded``): the experts spread over more
+    than one GPU (``parallelism`` "tp-ep" or "dp-ep", ``gpus`` > 1), MXFP4 (``expert_mxfp4``) and an engine that loads
+    them so (``limits.expert_parallel_expert_bytes_per_param`` > 0: SGLang 0.5.1-0.5.9 off Blackwell); 0 elsewhere."""
+    if parallelism == "tp":
+        return 0
+    return (limits.expert_parallel_expert_bytes_per_param > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
 
 
 def mxfp4_experts_refused(model: ModelFacts, precision: PrecisionFacts, limits: EngineFacts) -> ArrayLike:

@@ -196,9 +196,18 @@ CLIENT_DATASETS = {
 }
 
 
+#: Every name a dataset is accepted by (``DATASETS``' names and their aliases, in that order) -> its ``DATASETS`` key.
+_DATASET_KEYS = {n: key for key, d in DATASETS.items() for n in (key, *d.aliases)}
+#: Those names as a free-text cell may hold them, longest first (``dataset_in``): a word, letters and digits on neither
+#: side.
+_NAMES_IN_TEXT = tuple(
+    (n, re.compile(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])")) for n in sorted(_DATASET_KEYS, key=len, reverse=True)
+)
+
+
 def dataset_names() -> list[str]:
     """Every name a dataset is accepted by: ``DATASETS``' names and their aliases."""
-    return [n for key, d in DATASETS.items() for n in (key, *d.aliases)]
+    return list(_DATASET_KEYS)
 
 
 def dataset_statistics(name: str, client: str = "vllm") -> DatasetLengths:
@@ -213,10 +222,7 @@ def dataset_in(text: str) -> str | None:
     """The dataset a free-text cell names ("ShareGPT (vLLM sample)", "random 1024/1024"): the longest accepted name
     or alias found in it as a word (letters and digits on neither side), or None."""
     low = str(text).lower()
-    for n in sorted(dataset_names(), key=len, reverse=True):
-        if re.search(rf"(?<![a-z0-9]){re.escape(n)}(?![a-z0-9])", low):
-            return n
-    return None
+    return next((n for n, word in _NAMES_IN_TEXT if word.search(low)), None)
 
 
 class UnknownDatasetError(UnknownNameError, InvalidInputError):
@@ -226,8 +232,7 @@ class UnknownDatasetError(UnknownNameError, InvalidInputError):
     def __init__(self, name: object):
         name = str(name) if len(str(name)) <= 60 else str(name)[:57] + "..."  # a cell's first word may be any length
         UnknownNameError.__init__(self, "dataset", name, dataset_names())
-        canonical = {n: k for k, d in DATASETS.items() for n in (k, *d.aliases)}
-        self.suggestions = list(dict.fromkeys(canonical[n] for n in self.suggestions))
+        self.suggestions = list(dict.fromkeys(_DATASET_KEYS[n] for n in self.suggestions))
         hint = f"did you mean {', '.join(self.suggestions)}? " if self.suggestions else ""
         self.args = (
             f"dataset {str(name)!r} has no published lengths here; {hint}accepted: {', '.join(dataset_names())}",
@@ -401,8 +406,7 @@ def shared_prefix_hit_rate(
 
 def dataset_statistics_key(name: str) -> str:
     """The canonical ``DATASETS`` key of a dataset name or alias (any case); ``UnknownDatasetError`` otherwise."""
-    key = str(name).strip().lower()
-    canonical = next((k for k, d in DATASETS.items() if key == k or key in d.aliases), None)
+    canonical = _DATASET_KEYS.get(str(name).strip().lower())
     if canonical is None:
         raise UnknownDatasetError(name)
     return canonical
