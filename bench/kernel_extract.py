@@ -142,8 +142,10 @@ def fit_layer_flop_rates(
     return np.exp(least_squares(residual, np.log(x[2:]), loss="soft_l1", f_scale=0.1).x)
 
 
-def gemm_curve(system: Path) -> dict:
-    folder = latest(system / "gemm" / "vllm")
+def gemm_curve(system: Path, framework: str = "vllm") -> dict:
+    """The GEMM curve of one GPU's ``framework`` table (its newest version): vLLM's for the shipped curves; others
+    ("trtllm", "sglang") for comparisons (``bench/nim_readings.py``: TensorRT-LLM's fp8 rate on H100)."""
+    folder = latest(system / "gemm" / framework)
     d = pd.read_parquet(folder / "gemm_perf.parquet")
     dtypes = {"bfloat16": (2.0, 0), "fp8": (1.0, 1)}  # B per weight, FLOP-rate group
     d = d[d.gemm_dtype.isin(list(dtypes)) & (d.m <= 16384) & (d.n >= 1024) & (d.k >= 1024)]

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from planner.engines.profiles import TENSORRT_LLM, TENSORRT_LLM_0, VLLM, profiled_at_token_budget
-from planner.serving.benchmark import reserved_blocks_factor
+from planner.serving.benchmark import reservation_block_tokens
 from planner.serving.load import Replica
+from planner.serving.simulate import Scheduler, StepTable, simulate
+from planner.serving.state import Cohort, Run
 
 #: Qwen/Qwen3-32B's config.json (https://huggingface.co/Qwen/Qwen3-32B/blob/main/config.json): hidden_size 5120,
 #: intermediate_size 25600, 64 layers of 8 KV heads of 128; bf16 KV (2 bytes), K and V.
@@ -35,12 +37,12 @@ class TestKvCacheSizedAtTheServersTokenBudget:
         gives the cache ``fraction x (total - peak + temporary KV)`` (``_cal_max_tokens`` / ``_cal_max_memory``).
         gpustack's ``trtllm-serve Qwen/Qwen3-32B --max_num_tokens=32768`` (load_public.csv LD057) therefore keeps
         0.9 x the activation of 24,576 more tokens out of its cache: at the profile's 2 B per token x (hidden + 2 x
-        MLP width), 0.9 x 2 x 24,576 x 56,320 B = 2.49 GB, 9,504 tokens of 256 KiB (seen through requests of 217 +
-        201 tokens that reserve 14 blocks of 32: x 418 / 448)."""
+        MLP width), 0.9 x 2 x 24,576 x 56,320 B = 2.49 GB, 9,504 tokens of 256 KiB (the pool in whole blocks of 32)."""
         default, larger = _kv_tokens("tensorrt-llm", None), _kv_tokens("tensorrt-llm", 32768)
         expected = 0.9 * 2.0 * (32768 - 8192) * (HIDDEN + 2 * MLP) / KV_BYTES_PER_TOKEN
         assert round(expected) == 9504
-        assert default - larger == pytest.approx(expected * 418 / 448, abs=32)  # the pool: whole blocks of 32
+        assert default - larger == pytest.approx(expected, abs=32)
+        assert default % 32 == 0 and larger % 32 == 0
 
     def test_a_server_given_the_default_budget_sizes_its_cache_as_one_given_none(self):
         """``trtllm-serve``'s ``--max_num_tokens`` defaults to BuildConfig's 8192 (``get_llm_args`` in
@@ -82,18 +84,121 @@ class TestInFlightReadLikeForLike:
 
 
 class TestReservationsInWholeBlocks:
-    def test_each_request_reserves_whole_blocks_to_completion(self):
-        """``GUARANTEED_NO_EVICT`` (``trtllm-serve``'s policy: ``SchedulerConfig(capacity_scheduler_policy=
-        CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, ...)`` in ``get_llm_args``, tensorrt_llm/commands/serve.py)
-        admits a request while the blocks every admitted request needs to completion fit, each request's
-        ``ceil(min(prompt + max new tokens, window) / tokens_per_block)`` (``KVCacheManager::
-        getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp; ``tokens_per_block``
-        32, ``KvCacheConfig``). A 217 + 201-token request holds 14 blocks, 448 token slots for its 418 tokens, so the
-        simulation's token-exact reservations see the cache x 418 / 448."""
-        assert reserved_blocks_factor(None, 217, 201, 32) == pytest.approx(418 / 448)
-        assert reserved_blocks_factor([(100, 28), (217, 201)], 0, 0, 32) == pytest.approx((128 + 418) / (128 + 448))
-        assert reserved_blocks_factor(None, 217, 201, 1) == 1.0
-        plain = Replica("A100 SXM 80GB", "Qwen/Qwen3-32B", gpus=1, scheduler="vllm", engine="tensorrt-llm")
-        reserving = Replica("A100 SXM 80GB", "Qwen/Qwen3-32B", gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm")
-        ratio = reserving.setup(217, 201).scheduler.kv_tokens / plain.setup(217, 201).scheduler.kv_tokens
-        assert ratio == pytest.approx(418 / 448)
+    """``GUARANTEED_NO_EVICT`` (``trtllm-serve``'s policy: ``SchedulerConfig(capacity_scheduler_policy=
+    CapacitySchedulerPolicy.GUARANTEED_NO_EVICT, ...)`` in ``get_llm_args``, tensorrt_llm/commands/serve.py) admits a
+    request while the blocks every admitted request needs to completion fit, each request's ``ceil(min(prompt + max
+    new tokens, window) / tokens_per_block)`` (``KVCacheManager::getRemainingBlocksToCompletion``,
+    cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, summed by ``NoEvictScheduledBlocksManager``,
+    scheduledBlocksManager.h; ``tokens_per_block`` 32, ``KvCacheConfig``): request by request, not as a run's mean."""
+
+    # decode steps 10 ms at any batch, prefill 1 ms per 10 tokens, nothing shared
+    TABLE = StepTable((0.01,) * 8, (0.01,) * 8, 100.0, 900.0, (0.0, 10000.0), (0.0, 1.0), 0.0)
+
+    def test_a_request_reserves_its_tokens_rounded_up_to_whole_blocks(self):
+        """A 217 + 201-token request takes 14 blocks of 32, 448 token slots: 30 beyond its 418 tokens; a 100 + 28-token
+        one exactly 4 blocks, none beyond. TensorRT-LLM's scheduler rounds to its profile's block (32); vLLM's and
+        SGLang's reserve tokens."""
+        run = Run(10_000.0, 1.0, 32)
+        assert run.pad(Cohort(1, 217, 201, [(0.0, 1)], 0.0)) == 30
+        assert run.pad(Cohort(1, 100, 28, [(0.0, 1)], 0.0)) == 0
+        assert Run(10_000.0).pad(Cohort(1, 217, 201, [(0.0, 1)], 0.0)) == 0
+        assert reservation_block_tokens("tensorrt-llm", TENSORRT_LLM) == 32
+        assert reservation_block_tokens("vllm", TENSORRT_LLM) == reservation_block_tokens("sglang", VLLM) == 1
+
+    def _peak(self, kv_tokens: float, lengths: list[tuple[int, int]], block: int) -> int:
+        sched = Scheduler(8, 8192, kind="tensorrt-llm", kv_tokens=kv_tokens, block_tokens=block)
+        return simulate(self.TABLE, sched, 0, 0, len(lengths), lengths=lengths).peak_running
+
+    def test_admission_stops_where_the_next_whole_block_reservation_does_not_fit(self):
+        """Three 217 + 201-token requests at once into 3 x 448 - 1 = 1,343 token slots: their tokens fit (3 x 418 =
+        1,254), their blocks do not (3 x 448 = 1,344), so TensorRT-LLM runs two, the third when one finishes; with
+        one slot more all three run."""
+        assert self._peak(1343, [(217, 201)] * 3, 32) == 2
+        assert self._peak(1344, [(217, 201)] * 3, 32) == 3
+        assert self._peak(1343, [(217, 201)] * 3, 1) == 3
+
+    def test_each_request_is_rounded_alone_not_at_the_runs_mean(self):
+        """Two 217 + 201-token requests (448 slots each) and two 100 + 28 (whole blocks: 128 each) at once into 1,020
+        slots: the two long ones take 896, and a short one's 128 more would be 1,024, so TensorRT-LLM runs two. The
+        run-mean reading this replaced (the cache x sum(tokens) / sum(slots) = 1,092 / 1,152, reservations
+        token-exact) saw 966.9 slots, 130.9 free after the long ones' 836 tokens, and ran a third."""
+        lengths = [(217, 201)] * 2 + [(100, 28)] * 2
+        assert self._peak(1020, lengths, 32) == 2
+        assert self._peak(1020 * 1092 / 1152, lengths, 1) == 3
+
+
+class TestChunkedPrefillAsTheServerWasStarted:
+    """``trtllm-serve`` runs each prompt whole unless started with ``--enable_chunked_prefill`` (``get_llm_args(...,
+    enable_chunked_prefill: bool = False)`` in tensorrt_llm/commands/serve.py); gpustack's random-length and
+    chunked-prefill runs set it (docs/performance-lab/qwen3-32b/h100.md line 219 at gpustack/gpustack 47277d7:
+    ``trtllm-serve Qwen/Qwen3-32B-FP8 --max_seq_len=40960 --enable_chunked_prefill``), its ShareGPT baselines do not."""
+
+    def test_the_flag_is_read_from_the_server_command(self):
+        """The row's ``notes`` (or ``batching``) cell quotes the server command: the flag turns chunking on, its
+        absence leaves the engine's default (None), and a longer option name that merely starts alike is not it."""
+        from planner.accuracy.published import chunked_prefill_of
+
+        assert chunked_prefill_of(
+            {"notes": "trtllm-serve Qwen/Qwen3-32B-FP8 --max_seq_len=40960 --enable_chunked_prefill"}
+        )
+        assert chunked_prefill_of({"batching": "vllm serve m --enable-chunked-prefill"}) is True
+        assert chunked_prefill_of({"notes": "trtllm-serve Qwen/Qwen3-32B"}) is None
+        assert chunked_prefill_of({"notes": "--enable_chunked_prefill_size 4"}) is None
+
+    def test_gpustacks_rows_carry_it_as_their_commands_say(self):
+        """LD063 (the 'Enable Chunked Prefill in TensorRT-LLM' section) is read chunked, LD062 (the same document's
+        baseline, ``trtllm-serve Qwen/Qwen3-32B``) with the engine's default."""
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = {r.record_id: r for r in load_decode_rows(reference_dir() / "load_public.csv")}
+        assert rows["LD063"].chunked_prefill is True and rows["LD062"].chunked_prefill is None
+
+    def test_a_replica_started_with_it_splits_prompts(self):
+        """The replica's scheduler follows the flag; without it TensorRT-LLM's default is whole prompts."""
+        base = dict(gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm", frontend_s=0.0)
+        assert not Replica("A100 SXM 80GB", "Qwen/Qwen3-14B", **base).setup(217, 201).scheduler.chunks_prompts
+        chunked = Replica("A100 SXM 80GB", "Qwen/Qwen3-14B", chunked_prefill=True, **base)
+        assert chunked.setup(217, 201).scheduler.chunks_prompts
+
+    # decode steps 10 ms at any batch; a step of t prompt tokens t / 10,000 s; nothing shared
+    TABLE = StepTable((0.01,) * 4, (0.01,) * 4, 4000.0, 4002.0, (0.0, 10000.0), (0.0, 1.0), 0.0)
+
+    def _ttfts(self, chunked: bool | None) -> list[float]:
+        sched = Scheduler(4, 8192, kind="tensorrt-llm", kv_tokens=1e6, chunked_prefill=chunked, block_tokens=32)
+        res = simulate(self.TABLE, sched, 0, 0, 2, lengths=[(4000, 2), (4200, 2)])
+        values, counts = res.samples.ttft
+        return [round(float(v), 6) for v, n in zip(values, counts, strict=True) for _ in range(int(n))]
+
+    def test_a_chunking_server_fills_the_step_with_the_next_prompts_first_chunk(self):
+        """A 4,000- and a 4,200-token prompt at once under the 8,192-token budget. Whole prompts (the default): step
+        1 prefills the first (0.4 s), step 2 the second beside its decode (0.42 + 0.01 s): TTFTs 0.4 and 0.83 s.
+        Chunked (FIRST_COME_FIRST_SERVED, ``MicroBatchScheduler::setCtxRequestsChunkSize``,
+        cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp): the second's first 4,192 tokens fill step 1 (0.8192
+        s) and its last 8 finish in step 2 (0.0008 + 0.01 s): 0.8192 and 0.83 s."""
+        assert self._ttfts(None) == pytest.approx([0.4, 0.83])
+        assert self._ttfts(True) == pytest.approx([0.8192, 0.83])
+
+    def test_predict_benchmark_passes_it_to_the_scheduler(self):
+        """``predict_benchmark(chunked_prefill=True)`` simulates a chunking TensorRT-LLM server: a 4,000- and a
+        4,200-token prompt at once, the first request waits for the fuller first step, as in the table above, so the
+        mean and median TTFT both rise (ignoring the flag would leave them equal)."""
+        from planner.serving.benchmark import predict_benchmark
+
+        def ttfts(flag):
+            run = predict_benchmark(
+                "A100 SXM 80GB", "Qwen/Qwen3-14B", 4100, 10, 0, kind="serving", num_prompts=2,
+                scheduler="tensorrt-llm", engine="tensorrt-llm", gpus=1, chunked_prefill=flag,
+                sample_lengths=[(4000, 10), (4200, 10)],
+            )  # fmt: skip
+            return run.ttft_s, run.ttft_median_s
+
+        (whole_mean, whole_first), (chunked_mean, chunked_first) = ttfts(None), ttfts(True)  # (mean, median)
+        assert chunked_mean > whole_mean and chunked_first > whole_first
+
+    def test_a_static_batch_refuses_it(self):
+        """A static batch prefills its prompts together: chunking is a serving run's setting."""
+        from planner.errors import InvalidInputError
+        from planner.serving.benchmark import predict_benchmark
+
+        with pytest.raises(InvalidInputError, match="static batch prefills"):
+            predict_benchmark("A100 SXM 80GB", "Qwen/Qwen3-14B", 4000, 10, 1, chunked_prefill=True)

@@ -10,6 +10,7 @@ that carries ``choices`` after the first; the latency ends at the last message).
 
 from __future__ import annotations
 
+import math
 import re
 
 import pytest
@@ -127,3 +128,35 @@ class TestOutputsOfAChatRun:
         rows = [r for r in load_decode_rows() if r.source_group == "surajssd-llm-k8s-azure-a100" and run_requests(r)]
         assert rows and not any(answers_in_full(r) for r in rows)
         assert min(o for r in rows for _, o in run_requests(r)) == 1
+
+
+class TestAiperfItlIsTpot:
+    """AIPerf's "Inter Token Latency" is per request (request latency - TTFT) / (output tokens - 1), averaged over
+    requests (``InterTokenLatencyMetric``, aiperf/metrics/types/inter_token_latency_metric.py, ai-dynamo/aiperf
+    @db4f639): vllm bench serve's TPOT above, not a gap between chunks. NVIDIA's NIM benchmarking page prints AIPerf's
+    averages under "ITL", so its rows (NIM18-*, no TPOT column) are compared on TPOT too."""
+
+    @pytest.fixture(scope="class")
+    def rows(self):
+        return {r.record_id: r for r in load_decode_rows(reference_dir() / "perf_public.csv")}
+
+    def test_nim_rows_read_itl_as_tpot(self, rows):
+        """NIM 1.8.0, Llama-3.3-70B fp8 on 2 x H100, 5000/500 at 5 in flight: 'ITL (ms)' 21.83 (the page's table)."""
+        assert rows["NIM18-002"].tpot_s == pytest.approx(0.02183)
+        assert rows["NIM18-009"].tpot_s == pytest.approx(0.01891)
+
+    def test_the_page_is_consistent_with_that_reading(self, rows):
+        """The same page's output rate at one in flight is what 500 tokens take at that TTFT and TPOT:
+        500 / (0.40677 + 499 x 0.01858) = 51.66 tok/s against the printed 51.67 (NIM18-001's quote), so 'ITL' spans
+        tokens 2..500 of each request as a TPOT does."""
+        r = rows["NIM18-001"]
+        assert 500 / (r.ttft_s + 499 * r.tpot_s) == pytest.approx(51.67, rel=1e-3)
+
+    def test_chunk_gap_itl_stays_out(self, rows):
+        """sglang.bench_serving's ITL (datacrunch's H200 rows) is a median gap between chunks: no TPOT from it."""
+        from planner.accuracy.published import itl_is_tpot
+
+        assert itl_is_tpot({"batching": "fixed concurrency (AIPerf, requests kept in flight)"})
+        assert itl_is_tpot({"notes": "genai-perf profile --concurrency 8"})
+        assert not itl_is_tpot({"batching": "all prompts sent at once (request rate inf); sglang.bench_serving"})
+        assert math.isnan(rows["DCH200-001"].tpot_s)  # its ITL cell is a median gap between chunks

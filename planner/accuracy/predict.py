@@ -309,6 +309,7 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
         max_num_seqs=np.array([r.max_num_seqs for r in rows], dtype=object),
         max_num_batched_tokens=np.array([r.max_num_batched_tokens for r in rows], dtype=object),
+        chunked_prefill=np.array([r.chunked_prefill for r in rows], dtype=object),
         scheduler=np.array([row_scheduler(r) for r in rows], dtype=object),
         length_range_ratio=np.array([r.length_range_ratio for r in rows], dtype=object),
         gpus=np.array([r.gpus for r in rows], dtype=float),

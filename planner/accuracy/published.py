@@ -324,6 +324,9 @@ class DecodeRow:
     statistic: str = "mean"  # of TTFT and TPOT over requests: "mean", "median", or "" (the source does not say)
     max_num_batched_tokens: int | None = None  # the server's token budget per step, where its command sets it
     max_num_seqs: int | None = None  # the server's limit of requests in flight, where its command sets it
+    #: whether the server split prompts across steps, where its command says so (TensorRT-LLM's
+    #: ``--enable_chunked_prefill``: ``chunked_prefill_of``); None: the engine's default
+    chunked_prefill: bool | None = None
     length_range_ratio: float | None = None  # the benchmark's --random-range-ratio, where its lengths vary by it
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
     #: a serving run's percentiles over requests (TTFT, TPOT) and output tokens (ITL), seconds (NaN: not printed)
@@ -439,6 +442,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             return first_number(r.get(column), column, strict=False)
 
     tpot = figure("tpot_ms") / 1e3
+    if math.isnan(tpot) and itl_is_tpot(r):  # AIPerf's / GenAI-Perf's "ITL" is vllm bench serve's TPOT
+        tpot = figure("itl_ms") / 1e3
     tput = figure("output_throughput_tok_s" if r.get("output_throughput_tok_s") else "throughput_tok_s")
     ttft = figure("ttft_ms") / 1e3
     kind, _ = benchmark_kind(r.get("batching", ""))
@@ -526,6 +531,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         statistic=statistic_of(r.get("statistic", "")),
         max_num_batched_tokens=server_flag(r, TOKEN_BUDGET_FLAGS),
         max_num_seqs=server_flag(r, SEQUENCE_LIMIT_FLAGS),
+        chunked_prefill=chunked_prefill_of(r),
         length_range_ratio=range_ratio_of(r),
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
@@ -619,6 +625,15 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
     return None
 
 
+def chunked_prefill_of(r: dict[str, str]) -> bool | None:
+    """True where the row's server command (its ``batching`` or ``notes`` cell) turns chunked prefill on
+    (``--enable_chunked_prefill``, ``--enable-chunked-prefill``: TensorRT-LLM's ``trtllm-serve`` flag, off by default,
+    ``get_llm_args(enable_chunked_prefill=False)`` in tensorrt_llm/commands/serve.py), else None: the engine's default
+    (``planner.serving.simulate.chunked_prefill_default``)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    return True if re.search(r"--enable[-_]chunked[-_]prefill\b(?![-_=])", text) else None
+
+
 def benchmark_client_of(r: dict[str, str]) -> str:
     """The benchmark client named in the row's ``batching``, ``dataset`` or ``notes`` cell: "sglang" for
     ``sglang.bench_serving`` (whatever its ``--backend``: its own ShareGPT sampler, seed 1), "vllm" for ``vllm bench
@@ -629,6 +644,23 @@ def benchmark_client_of(r: dict[str, str]) -> str:
     if re.search(r"--seed[ =]\d", text):
         return ""  # another sample than the default one
     return "vllm" if "vllm bench serve" in text or "benchmark_serving.py" in text else ""
+
+
+#: Benchmark clients whose "inter-token latency" is a request's (latency - TTFT) / (output tokens - 1), averaged over
+#: requests: ``vllm bench serve``'s TPOT, not a gap between streamed chunks. AIPerf: ``InterTokenLatencyMetric``
+#: ("Inter Token Latency = (Request Latency - Time to First Token) / (Output Sequence Length - 1)",
+#: aiperf/metrics/types/inter_token_latency_metric.py, ai-dynamo/aiperf @db4f639, 2025-10-10); GenAI-Perf, which
+#: AIPerf replaces: ``inter_token_latency = (req_latency_ns - ttft) / (total_output_token - 1)`` per request
+#: (``LLMProfileDataParser._parse_requests``, genai-perf/genai_perf/profile_data_parser/llm_profile_data_parser.py,
+#: triton-inference-server/perf_analyzer @f7f17bf). NVIDIA's NIM benchmarking pages print AIPerf's averages as "ITL".
+ITL_AS_TPOT_CLIENTS = ("aiperf", "genai-perf")
+
+
+def itl_is_tpot(r: dict[str, str]) -> bool:
+    """Whether the row's ``itl_ms`` is a TPOT: its ``batching``, ``statistic`` or ``notes`` cell names a client of
+    ``ITL_AS_TPOT_CLIENTS`` (``sglang.bench_serving``'s and ``vllm bench serve``'s ITL are gaps between chunks)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "statistic", "notes")).lower()
+    return any(name in text for name in ITL_AS_TPOT_CLIENTS)
 
 
 def range_ratio_of(r: dict[str, str]) -> float | None:

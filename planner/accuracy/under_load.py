@@ -75,6 +75,7 @@ def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | N
         scheduler=row_scheduler(row),
         max_num_seqs=row.max_num_seqs,
         max_num_batched_tokens=row.max_num_batched_tokens,
+        chunked_prefill=row.chunked_prefill,
         weight_precision=row.weight_precision,
         kv_precision=row.kv_precision,
         engine=_profile_for(row, engine),

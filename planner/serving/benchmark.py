@@ -19,7 +19,7 @@ Two kinds of run:
 - ``kind="serving"`` (``vllm bench serve``, ``sglang.bench_serving``, ``trtllm-bench``): a continuous-batching
   engine given ``num_prompts`` requests, simulated step by step (``planner.serving.simulate``): at most
   ``max_num_seqs`` in flight, KV cache taken token by token as the engine takes it (vLLM preempts, SGLang
-  reserves part of the future output, TensorRT-LLM whole sequences in blocks: ``reserved_blocks_factor``), chunked
+  reserves part of the future output, TensorRT-LLM each whole sequence in blocks: ``reservation_block_tokens``), chunked
   prefill within ``max_num_batched_tokens`` per step, decodes
   first, then prompt chunks. Requests arrive all at once; or, when
   ``batch`` is less than ``num_prompts``, ``batch`` at a time, the client sending one more as one finishes
@@ -204,6 +204,7 @@ def predict_benchmark(
     async_scheduling: Any = False,
     scheduler_steps: Any = 1,
     speculative: Any = None,
+    chunked_prefill: Any = None,
     first_token_decode_step: Any = False,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
@@ -224,11 +225,14 @@ def predict_benchmark(
     A serving run goes as ``planner.serving.load.latency_under_load`` sends it: the same step table, the same engine
     rule (``engine_behaviour``), arrivals at a rate as ``arrival_times_s`` draws them, medians as its p50.
     ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
-    SpeculativeDecoding`` or None (``speculative_setup``). ``first_token_decode_step`` (static runs): the release
-    prefills all but each prompt's last token and samples the first token in a decode step over it (LMDeploy TurboMind
-    before 0.1.0a2, ``planner.engines.profiles.first_token_from_decode_step``): TTFT = prefill of L - 1 tokens (none
-    when L = 1) + one decode step of the batch at context L. Arrays broadcast. Options (the group, precisions, engine,
-    calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
+    SpeculativeDecoding`` or None (``speculative_setup``). ``chunked_prefill`` (serving runs): whether the server splits
+    a prompt across steps (True, False), or None: the scheduler's default (``planner.serving.simulate.
+    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``).
+    ``first_token_decode_step`` (static runs): the release prefills all but each prompt's last token and samples the
+    first token in a decode step over it (LMDeploy TurboMind before 0.1.0a2, ``planner.engines.profiles.
+    first_token_from_decode_step``): TTFT = prefill of L - 1 tokens (none when L = 1) + one decode step of the batch at
+    context L. Arrays broadcast. Options (the group, precisions, engine, calibration, catalog, errors):
+    ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -238,6 +242,8 @@ def predict_benchmark(
         raise InvalidInputError("a static batch has one length; use kind='serving' with length_range_ratio")
     if kind == "static" and speculative is not None:
         raise InvalidInputError("a static batch is timed one token a step; use kind='serving' with speculative")
+    if kind == "static" and any(x is not None for x in np.ravel(np.asarray(chunked_prefill, dtype=object))):
+        raise InvalidInputError("a static batch prefills its prompts together; use kind='serving' with chunked_prefill")
     if kind == "static" and sample_lengths is not None:
         raise InvalidInputError("a static batch has one length; use kind='serving' with sample_lengths")
     if kind == "static" and np.any(np.asarray(cached_fraction, dtype=float) != 0.0):
@@ -263,7 +269,7 @@ def predict_benchmark(
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
         max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
-        (cached_fraction, frontend_s, async_scheduling, scheduler_steps), speculative,
+        (cached_fraction, frontend_s, async_scheduling, scheduler_steps), speculative, chunked_prefill,
     )  # fmt: skip
 
 
@@ -350,10 +356,12 @@ def serving_setups(
     gpus,
     prec,
     opts,
+    chunked_prefill=None,
 ) -> tuple[tuple[int, ...], list[ServingSetup | None], list]:
     """Deployments of serving runs (arguments broadcast; ``lengths``: per run, each request's (prompt, output) or
-    None), every step table in two model calls: (shape, one ``ServingSetup`` or None per run, the flat GPU and
-    model names). None where not one sequence fits or the memory plan failed (``errors="coerce"``)."""
+    None; ``chunked_prefill``: per run, ``Scheduler.chunked_prefill``), every step table in two model calls: (shape,
+    one ``ServingSetup`` or None per run, the flat GPU and model names). None where not one sequence fits or the
+    memory plan failed (``errors="coerce"``)."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat}
@@ -365,6 +373,10 @@ def serving_setups(
     flat = [a.ravel() for a in items]
     n = flat[0].size
     lengths = list(np.broadcast_to(np.asarray(lengths, dtype=object) if lengths is not None else None, shape).ravel())
+    chunked = [
+        None if x is None else bool(x)
+        for x in np.broadcast_to(np.asarray(chunked_prefill, dtype=object), shape).ravel()
+    ]
     g, m = flat[0], flat[1]
     inp = np.maximum(np.array(flat[2], dtype=float), 1.0)
     out = np.maximum(np.array(flat[3], dtype=float), 1.0)
@@ -387,8 +399,9 @@ def serving_setups(
         tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
-        if kinds[i] == "tensorrt-llm":  # each request reserves whole blocks to completion
-            kv_tokens[i] *= reserved_blocks_factor(lengths[i], inp[i], out[i], eng.block_size)
+        block = reservation_block_tokens(kinds[i], eng)
+        if block > 1:  # a pool of whole blocks
+            kv_tokens[i] = kv_tokens[i] // block * block
         shortest = min(p for p, _ in lengths[i]) if lengths[i] else inp[i]
         caps[i] = min(seqs, max(fits[i], kv_tokens[i] // shortest))  # the most that can decode at once
         sched_seqs[i] = seqs
@@ -399,7 +412,10 @@ def serving_setups(
         tables = _step_tables(g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], precs, idx, opts)
         for table, i in zip(tables, idx, strict=True):
             if table is not None:
-                sched = Scheduler(int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]))
+                sched = Scheduler(
+                    int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),
+                    chunked_prefill=chunked[i], block_tokens=reservation_block_tokens(kinds[i], eng),
+                )  # fmt: skip
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
                 setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
     return shape, setups, [g, m, inp, out]
@@ -429,6 +445,7 @@ def _memory_by_budget(g, m, context, given, precs, opts, budgets) -> tuple[np.nd
 def _serving(
     gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs, max_tokens, scheduler,
     range_ratio, gpus, prec, opts, given_lengths=None, run_settings=(0.0, 0.0, False, 1), speculative=None,
+    chunked_prefill=None,
 ) -> BenchmarkRun:  # fmt: skip
     args = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (input_len, output_len, batch, num_prompts, request_rate, scheduler)],
@@ -448,7 +465,7 @@ def _serving(
             lengths[i] = request_lengths(inp, out, prompts, float(r))
     shape, setups, (g, m, inp, out) = serving_setups(
         gpu, model, args[0], output_len, batch, num_prompts, max_num_seqs, max_tokens, scheduler,
-        lengths.reshape(args[0].shape), gpus, prec, opts,
+        lengths.reshape(args[0].shape), gpus, prec, opts, chunked_prefill,
     )  # fmt: skip
     rate = np.broadcast_to(np.array([math.nan if x is None else float(x) for x in rate_]).reshape(args[0].shape), shape)
     rate = rate.ravel()
@@ -544,19 +561,11 @@ def request_lengths(input_len: float, output_len: float, num_prompts: int, range
     return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
 
 
-def reserved_blocks_factor(lengths, input_len: float, output_len: float, block_tokens: int) -> float:
-    """Tokens a request uses per token its reservation takes, over a run's requests: sum(prompt + output) /
-    sum(ceil((prompt + output) / block) x block). TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request against
-    the blocks it needs to completion, ``ceil(min(prompt + max new tokens, window) / tokens_per_block)``
-    (``KVCacheManager::getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, used by
-    ``NoEvictScheduledBlocksManager`` in scheduledBlocksManager.h), so the simulation's token-exact reservations see a
-    cache this much smaller. ``lengths``: each request's (prompt, output), or None: all ``input_len`` /
-    ``output_len``."""
-    pairs = lengths or [(input_len, output_len)]
-    block = max(int(block_tokens), 1)
-    used = sum(float(p) + float(o) for p, o in pairs)
-    reserved = sum(math.ceil((float(p) + float(o)) / block) * block for p, o in pairs)
-    return used / reserved if reserved > 0 else 1.0
+def reservation_block_tokens(kind: str, engine: EngineProfile) -> int:
+    """The block each request's reservation is rounded up to under scheduler ``kind`` (``Scheduler.block_tokens``):
+    TensorRT-LLM's ``GUARANTEED_NO_EVICT`` reserves whole KV blocks of the engine's ``block_size`` (32,
+    ``KvCacheConfig.tokens_per_block``) to completion, request by request; other kinds reserve tokens (1)."""
+    return int(engine.block_size) if kind == "tensorrt-llm" else 1
 
 
 def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, output_len: float) -> float:

@@ -502,7 +502,8 @@ class Replica:
     request) under an engine's scheduler and limits (None: the engine's defaults on that GPU,
     ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
     ``frontend_s`` seconds outside the engine (``FRONTEND_S``), decoding speculatively when ``speculative`` says how
-    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step)."""
+    (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step). ``chunked_prefill``: whether
+    the server splits prompts across steps (None: the scheduler's default, ``Scheduler.chunked_prefill``)."""
 
     gpu: Any
     model: Any
@@ -510,6 +511,7 @@ class Replica:
     scheduler: str = "vllm"
     max_num_seqs: int | None = None
     max_num_batched_tokens: int | None = None
+    chunked_prefill: bool | None = None
     weight_precision: Any = None
     kv_precision: Any = None
     engine: Any = None
@@ -552,7 +554,8 @@ class Replica:
         calibration = resolve_calibration(self.calibration)
         objects = (
             self.gpu, self.model, self.gpus, self.scheduler, self.max_num_seqs, self.max_num_batched_tokens,
-            self.weight_precision, self.kv_precision, self.engine, calibration, catalog, self.speculative,
+            self.chunked_prefill, self.weight_precision, self.kv_precision, self.engine, calibration, catalog,
+            self.speculative,
         )  # fmt: skip
         pairs = None if not lengths else hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes()).digest()
         asked = (prompt_tokens, output_tokens, len(lengths) if lengths else 0, pairs, concurrency)
@@ -569,6 +572,7 @@ class Replica:
             self.scheduler, shaped, self.gpus,
             dict(weight_precision=self.weight_precision, kv_precision=self.kv_precision),
             dict(engine=self.engine, catalog=self.catalog, calibration=self.calibration, errors="raise"),
+            self.chunked_prefill,
         )  # fmt: skip
         if setups[0] is None:
             raise InvalidInputError(

@@ -132,6 +132,12 @@ class Scheduler:
 
     ``kv_tokens``: the KV cache of the whole group, tokens (infinite: never binds). ``chunked_prefill``: whether a
     prompt may be split across steps at the token budget; None: the kind's default (``chunked_prefill_default``).
+    ``block_tokens``: the block a reserving kind rounds each request's reservation up to, tokens (1: token-exact).
+    TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request while every admitted request's blocks to completion fit,
+    each request's ceil((prompt + max new tokens) / tokens_per_block) blocks (``KVCacheManager::
+    getRemainingBlocksToCompletion``, cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp, through
+    ``NoEvictScheduledBlocksManager``, scheduledBlocksManager.h; ``tokens_per_block`` 32, ``KvCacheConfig``), so a
+    217 + 201-token request takes 14 blocks, 448 token slots: ``planner.serving.state.Run.pad``.
     """
 
     max_num_seqs: int
@@ -139,6 +145,7 @@ class Scheduler:
     kind: str = "vllm"
     kv_tokens: float = math.inf
     chunked_prefill: bool | None = None
+    block_tokens: int = 1
 
     @property
     def chunks_prompts(self) -> bool:
@@ -330,7 +337,8 @@ def simulate(
     chunks = scheduler.chunks_prompts  # False: a prompt runs whole in one step (one longer than a step's budget
     # still runs, in chunks: an engine that cannot chunk refuses it at its max_num_tokens, which the budget is)
     per_step = how.tokens_per_step  # KV tokens a decode step adds per request
-    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step)
+    blocks = max(int(scheduler.block_tokens), 1) if reserve else 1  # reservations in whole blocks of this many tokens
+    run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step, blocks)
     if arrivals_s is not None:
         run.queue.extend(arrived(lengths, arrivals_s[:num_prompts], hit))
         sent = num_prompts
@@ -364,7 +372,7 @@ def simulate(
             owed = per_step * (run.dec_olen - run.made())
             if run.prefilling:
                 owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
-            free -= (ratio if sg else 1.0) * owed
+            free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
         prefill, finishing, still = 0, [], []
         fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
@@ -391,7 +399,7 @@ def simulate(
             k = run.waiting(cutoff, cap - run.n_run)
             head = run.queue[0]
             need = head.need
-            per = need + (per_step * min(head.olen - head.out0, clip) if reserve else 0)  # KV it must find
+            per = need + (per_step * min(head.olen - head.out0, clip) + run.pad(head) if reserve else 0)  # KV it needs
             fit = _count(free, per)
             whole = min(k, budget // need, fit)
             if whole:

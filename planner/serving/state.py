@@ -72,9 +72,11 @@ class Run:
     """A run's state: requests waiting (``queue``), prefilling and decoding (``running``, in admission order), the
     decode steps so far, and the KV tokens they hold."""
 
-    def __init__(self, kv_tokens: float, tokens_per_step: float = 1.0):
+    def __init__(self, kv_tokens: float, tokens_per_step: float = 1.0, block_tokens: int = 1):
         self.kv = kv_tokens
         self.a = float(tokens_per_step)  # output tokens a decode step adds per request (speculative decoding: > 1)
+        self.block = max(int(block_tokens), 1)  # a reservation's whole blocks (``pad``); 1: token-exact
+        self.padded = 0.0  # the running requests' ``pad``, all together
         self.queue: deque[Cohort] = deque()
         self.running: dict[int, Cohort] = {}
         self.prefilling: list[Cohort] = []
@@ -94,12 +96,30 @@ class Run:
             return held
         return held + sum(c.n * c.done for c in self.prefilling)
 
+    def pad(self, c: Cohort) -> float:
+        """Token slots one request of ``c`` reserves beyond its prompt and whole output, x = ``need`` + ``a`` x (olen -
+        out0): ceil(x / B) x B - x for blocks of B = ``block`` tokens (``Scheduler.block_tokens``: TensorRT-LLM's
+        ``GUARANTEED_NO_EVICT`` reserves whole blocks to completion), 0 when B is 1."""
+        if self.block <= 1:
+            return 0.0
+        x = c.need + self.a * (c.olen - c.out0)
+        return math.ceil(x / self.block - 1e-9) * self.block - x
+
+    def unheld_reserved(self) -> float:
+        """Token slots the running requests' whole-block reservations take beyond what ``held`` and the outputs still
+        to come count: their ``pad``, and each decoding request's newest token (made, not yet fed back, so not in
+        ``held``, while a reservation to completion counts its every token). 0 when ``block`` is 1."""
+        return self.padded + self.b if self.block > 1 else 0.0
+
     def start(self, c: Cohort, *, new: bool = True) -> None:
         """``c`` joins the running set (``new``: admitted now; else split off a running cohort)."""
         self.seq += 1
         c.seq = self.seq
         self.running[c.seq] = c
-        self.n_run += c.n if new else 0
+        if new:
+            self.n_run += c.n
+            if self.block > 1:
+                self.padded += c.n * self.pad(c)
 
     def decode(self, c: Cohort) -> None:
         """``c`` made its next token at the end of the last step (its prefill done): from now on it decodes."""
@@ -113,6 +133,8 @@ class Run:
     def drop(self, c: Cohort, k: int) -> None:
         """``k`` requests of ``c`` (already taken off ``c.n``) leave the running set (finished or preempted)."""
         self.n_run -= k
+        if self.block > 1:
+            self.padded -= k * self.pad(c)
         if c.base is not None:
             self.b -= k
             self.nbase -= k * c.base
