@@ -30,6 +30,7 @@ from __future__ import annotations
 import heapq
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -92,6 +93,20 @@ class StepTable:
             return dec
         pre = self.prefill_alone_s(prefill_tokens)
         return pre if batch <= 0 else max(dec, pre, dec + pre - self.shared_s)
+
+
+class TracedStep(NamedTuple):
+    """One scheduled step of a traced run (``simulate(trace=...)``): it started at ``start_s`` and took ``dt_s`` (a
+    stretch of ``steps`` decode-only steps summed in closed form; 0 for SGLang's prefill-only step), with ``batch``
+    requests decoding and ``prefill_tokens`` prompt tokens computed; ``firsts``: (sent at the engine, how many,
+    prompt tokens computed) of the requests whose first token it made."""
+
+    start_s: float
+    dt_s: float
+    steps: int
+    batch: int
+    prefill_tokens: int
+    firsts: tuple[tuple[float, int, int], ...]
 
 
 #: SGLang's estimate of the output a running request has still to produce, as a fraction of what it may: 0.7 at
@@ -307,6 +322,7 @@ def simulate(
     client_concurrency: int | None = None,
     lengths: list[tuple[int, int]] | None = None,
     behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
+    trace: list | None = None,
 ) -> RunResult:
     """Run ``num_prompts`` requests of ``input_len`` prompt and ``output_len`` output tokens through the engine.
 
@@ -316,7 +332,9 @@ def simulate(
     together: ``vllm/benchmarks/serve.py``, ``benchmark``, ``limited_request_func``). ``lengths``: each
     request's (prompt, output) tokens, in the order they are sent (a dataset of varied lengths); None: all alike. ``behaviour``: how the client and engine
     behave beyond the scheduler's limits (prefix cache, front end, overlap and multi-step scheduling, stream stalls,
-    speculative decoding; ``RunBehaviour``).
+    speculative decoding; ``RunBehaviour``). ``trace``: a list to which each scheduled step appends a ``TracedStep``
+    (when it ran, its decoding requests and prompt tokens, the requests whose first token it made), for reading a
+    request's TTFT part by part (``bench/closed_ttft_parts.py``); None: nothing kept.
     """
     if lengths is None:
         lengths = [(max(int(input_len), 1), max(int(output_len), 1))] * num_prompts
@@ -482,16 +500,21 @@ def simulate(
                 itls.append((dt + stall + held, b))
                 stall = 0.0
         seen_s = now + dt - (dt / steps if steps > 1 else dt)  # the last step's start: the next is scheduled then
-        now += dt
+        started, now = now, now + dt
         busy_integral += dt * run.n_run
         if run.n_run > peak:
             peak = run.n_run
         run.steps += steps
+        firsts = []
         for c in finishing:  # the next token at the end of this step
             if math.isnan(c.first_s):
                 c.first_s = now
                 ttfts += [(now - t, n) for t, n in c.arrivals]
+                if trace is not None:
+                    firsts += [(t, n, c.need) for t, n in c.arrivals]
             run.decode(c)
+        if trace is not None:
+            trace.append(TracedStep(started, dt, steps, b if steps else 0, prefill, tuple(firsts)))
         while run.next_finish() <= run.steps:
             c = run.running[heapq.heappop(run.heap)[1]]
             n, c.n = c.n, 0

@@ -1,0 +1,104 @@
+"""bench/closed_ttft_parts.py and the simulation's trace: a closed loop's TTFT read part by part (issue 22)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+from closed_ttft_parts import PARTS, band, closed_rows, request_parts, servers, sweeps_at_one  # noqa: E402
+
+from planner.accuracy.published import load_decode_rows, reference_dir  # noqa: E402
+from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, TracedStep, simulate  # noqa: E402
+
+#: Decode steps of 10 ms (one to eight sequences, any context), prefill 20 ms + 0.05 ms a token (10 ms shared).
+TABLE = StepTable((0.010,) * 8, (0.010,) * 8, 0.0, 1000.0, (0.0, 4096.0), (0.020, 0.2248), 0.010)
+VLLM = Scheduler(8, 4096, kind="vllm")
+
+
+def _run(concurrency: int, front_s: float, lengths=None, prompts: int = 12):
+    trace: list[TracedStep] = []
+    r = simulate(
+        TABLE, VLLM, 200, 20, prompts, client_concurrency=concurrency, lengths=lengths,
+        behaviour=RunBehaviour(frontend_s=front_s), trace=trace,
+    )  # fmt: skip
+    return r, trace
+
+
+class TestTrace:
+    def test_a_trace_changes_nothing(self):
+        """The same run with and without a trace: the same figures."""
+        traced, _ = _run(3, 0.013)
+        plain = simulate(TABLE, VLLM, 200, 20, 12, client_concurrency=3, behaviour=RunBehaviour(frontend_s=0.013))
+        assert (traced.ttft_median_s, traced.tpot_median_s, traced.duration_s) == (
+            plain.ttft_median_s,
+            plain.tpot_median_s,
+            plain.duration_s,
+        )
+
+    def test_one_in_flight_is_front_end_plus_its_own_prefill(self):
+        """Concurrency 1: ``vllm bench serve``'s ``--max-concurrency`` semaphore (``limited_request_func``) lets the
+        next request go only when the one before has finished, so it meets an idle engine: no step in flight, no
+        other prompt, no decode in its step; TTFT = front end + its prefill alone (20 + 0.05 x 200 = 30 ms)."""
+        r, trace = _run(1, 0.025)
+        for ttft_s, n, parts in request_parts(trace, TABLE, 0.025):
+            assert n == 1
+            assert parts["in flight"] == parts["earlier"] == parts["others"] == 0.0
+            assert parts["decodes"] == pytest.approx(0.0, abs=1e-12)
+            assert parts["own"] == pytest.approx(0.030)
+            assert ttft_s == pytest.approx(0.055)
+        assert r.ttft_median_s == pytest.approx(0.055)
+
+    def test_equal_lengths_keep_the_waves_together(self):
+        """Issue 22 (a): with every request of one length, the C sent at once finish in one step and the client
+        sends the next C together (one front end later), so each wave's prompts share one prefill step: 4 x 200
+        prompt tokens, and each of its TTFTs holds the other three prompts' prefill (0.05 x 600 = 30 ms)."""
+        _, trace = _run(4, 0.0)
+        waves = [s for s in trace if s.firsts]
+        assert len(waves) == 3
+        assert all(s.prefill_tokens == 800 and sum(n for _, n, _ in s.firsts) == 4 for s in waves)
+        for *_, parts in request_parts(trace, TABLE, 0.0):
+            assert parts["others"] == pytest.approx(0.030)
+
+    def test_the_parts_add_up_to_the_ttft(self):
+        """Varied lengths at 3 in flight, a front end mid-step: every request's parts sum to its TTFT, and the band's
+        parts to the band's mean."""
+        lengths = [(100 + 37 * i % 300, 5 + 7 * i % 40) for i in range(30)]
+        _, trace = _run(3, 0.0137, lengths=lengths, prompts=30)
+        each = request_parts(trace, TABLE, 0.0137)
+        assert sum(n for _, n, _ in each) == 30
+        for ttft_s, _, parts in each:
+            assert sum(parts.values()) == pytest.approx(ttft_s)
+        mid = band(each)
+        assert sum(mid[k] for k in PARTS) == pytest.approx(mid["band"])
+
+
+def test_the_closed_runs_and_their_sweeps_at_one():
+    """The 31 closed-loop runs of load_public.csv (vLLM PR 23151's LD013 and gpustack's); the two sweeps with a run
+    at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087) and SGLang EAGLE-3 (LD088; 13 runs at 2-8)."""
+    rows = closed_rows(load_decode_rows(reference_dir() / "load_public.csv"))
+    ids = [r.record_id for r in rows]
+    assert ids == ["LD013", "LD036", *(f"LD0{i}" for i in (40, 41, 42, 44, 45)), *(f"LD0{i}" for i in range(68, 92))]
+    sweeps = {one.record_id: sorted(r.record_id for r in others) for one, others in sweeps_at_one(rows)}
+    assert sweeps == {
+        "LD085": ["LD068", "LD086", "LD087"],
+        "LD088": [f"LD0{i}" for i in (*range(75, 85), 89, 90, 91)],
+    }
+
+
+def test_one_anchor_per_server():
+    """Runs of one server release on one host (engine, source, release, GPU, group size) share a front end; each group
+    of several is anchored at its plainest run: vLLM 0.11 on 8 x H200 (DeepSeek-R1 LD036, GLM-4.6 LD040), on one A100
+    (gpt-oss LD041, LD042) and on one H100 (Qwen3-8B at 1-8 in flight), SGLang 0.5.3 on one H100 (BF16 LD069 and the
+    other 18: BF16 with a graph limit, FP8, EAGLE-3)."""
+    rows = closed_rows(load_decode_rows(reference_dir() / "load_public.csv"))
+    got = {anchor.record_id: sorted(r.record_id for r in others) for anchor, others in servers(rows)}
+    assert got == {
+        "LD036": ["LD040"],
+        "LD041": ["LD042"],
+        "LD085": ["LD068", "LD086", "LD087"],
+        "LD069": [f"LD0{i}" for i in (71, 72, 73, 74, *range(75, 85), 88, 89, 90, 91)],
+    }
