@@ -13,7 +13,7 @@ per layer, the fixed prefill latency), the decode step that samples the first to
 ``--first-token-decode-step`` asks for it (``planner.engines.profiles.first_token_from_decode_step``: LMDeploy before
 0.1.0a2; ``planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP``) and the front end of a serving row.
 
-With pandas (the aiconfigurator venv), "aic GEMM" is the sum over layers of aiconfigurator 0.12.0's measured vLLM
+With pandas and pyarrow (the aiconfigurator venv), "aic GEMM" is the sum over layers of aiconfigurator 0.12.0's measured vLLM
 GEMM latencies (``systems/data/<gpu>/gemm/vllm/<version>/gemm_perf.parquet``, the fastest kernel per shape; bf16, or
 per-tensor fp8 for an fp8 row) at the row's shapes: QKV, output, gate-up and down projections at TP, the prompt's
 tokens as rows (interpolated linearly in m, n and k between measured points), and the output head at one row (the
@@ -90,6 +90,7 @@ class MeasuredGemms:
 
     def __init__(self) -> None:
         import pandas as pd
+        import pyarrow  # noqa: F401  (pandas reads the parquet tables through it)
 
         self.pd = pd
         self.tables: dict[tuple[str, str], object] = {}
