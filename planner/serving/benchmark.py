@@ -205,6 +205,7 @@ def predict_benchmark(
     scheduler_steps: Any = 1,
     speculative: Any = None,
     chunked_prefill: Any = None,
+    first_token_decode_step: Any = False,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
@@ -226,9 +227,12 @@ def predict_benchmark(
     ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
     SpeculativeDecoding`` or None (``speculative_setup``). ``chunked_prefill`` (serving runs): whether the server splits
     a prompt across steps (True, False), or None: the scheduler's default (``planner.serving.simulate.
-    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``). Arrays broadcast.
-    Options (the group, precisions, engine, calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their
-    help in ``planner.options.Options``.
+    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``).
+    ``first_token_decode_step`` (static runs): the release prefills all but each prompt's last token and samples the
+    first token in a decode step over it (LMDeploy TurboMind before 0.1.0a2, ``planner.engines.profiles.
+    first_token_from_decode_step``): TTFT = prefill of L - 1 tokens (none when L = 1) + one decode step of the batch at
+    context L. Arrays broadcast. Options (the group, precisions, engine, calibration, catalog, errors):
+    ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -259,7 +263,9 @@ def predict_benchmark(
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     gpus = o.gpus
     if kind == "static":
-        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
+        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts, first_token_decode_step)
+    if np.any(np.asarray(first_token_decode_step, dtype=bool)):
+        raise InvalidInputError("first_token_decode_step is a static batch's rule; a serving run does not take it")
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
         max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
@@ -267,12 +273,19 @@ def predict_benchmark(
     )  # fmt: skip
 
 
-def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts) -> BenchmarkRun:
+def _static(
+    gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts, decode_first=False
+) -> BenchmarkRun:
     inp, out = np.maximum(_arr(input_len), 1.0), np.maximum(_arr(output_len), 1.0)
     b = _arr(batch)
     prompts = b if num_prompts is None else np.maximum(_arr(num_prompts), 1.0)
     conc = np.minimum(b, prompts)
     ttft = _arr(api.prefill(gpu, model, inp, gpus=gpus, batch=conc, **prec, **opts).ttft_s)
+    decode_first = np.asarray(decode_first, dtype=bool)
+    if np.any(decode_first):  # prefill of L - 1 tokens (none for one) + a decode step of the batch at context L
+        head = _arr(api.prefill(gpu, model, np.maximum(inp - 1.0, 1.0), gpus=gpus, batch=conc, **prec, **opts).ttft_s)
+        first = _arr(api.decode_step(gpu, model, inp, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+        ttft = np.where(decode_first, np.where(inp > 1.0, head, 0.0) + first, ttft)
     ctx = np.floor(inp + out / 2.0)
     # Not one sequence of the whole run on the group (the weights alone may not fit): the engine would not start, so
     # there is nothing to time (raises DoesNotFitError; NaN with errors="coerce"). A batch above it is timed.
