@@ -7,7 +7,7 @@ import pytest
 
 from planner.catalog import default_catalog
 from planner.engines.profiles import (
-    NOT_H100_H200_ARCHITECTURES,
+    H100_H200_NAMES,
     VLLM_BATCHING_RELEASES,
     engine_profile,
     vllm_batching_release,
@@ -20,7 +20,7 @@ def limits(version: str, gpu: str) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs) of the 'vllm' profile with ``version``'s defaults on ``gpu``."""
     _, fields = vllm_batching_release(version)
     g = default_catalog().gpu(gpu)
-    return engine_profile("vllm").with_(**fields).batching_limits(g.memory_bytes, g.architecture)
+    return engine_profile("vllm").with_(**fields).batching_limits(g.memory_bytes, g.engine_device_name)
 
 
 class TestReleases:
@@ -49,7 +49,7 @@ class TestReleases:
         """v0.9.2 l.1629 ``and "a100" not in device_name``: gpustack's Qwen3-8B A100 rows ran 2,048 / 256."""
         assert limits("v0.9.2", "A100 SXM 80GB") == (2048, 256)
         g = default_catalog().gpu("A100 SXM 80GB")
-        assert engine_profile("vllm").batching_limits(g.memory_bytes, g.architecture) == (2048, 256)
+        assert engine_profile("vllm").batching_limits(g.memory_bytes, g.engine_device_name) == (2048, 256)
         assert vllm_batching_release("v0.19.0") == ("V1 0.9.0 and later", {})
 
     def test_rocm_before_0_9_2_runs_v0(self):
@@ -72,8 +72,8 @@ class TestApplying:
         g = default_catalog().gpu("H100 SXM 80GB")
         eng = with_release_batching(engine_profile("vllm-0.10"), "vllm", "0.6.0")
         assert eng.name == "vllm-0.10"
-        assert eng.batching_limits(g.memory_bytes, g.architecture) == (8192, 256)
-        assert engine_profile("vllm-0.10").batching_limits(g.memory_bytes, g.architecture) == (8192, 1024)
+        assert eng.batching_limits(g.memory_bytes, g.engine_device_name) == (8192, 256)
+        assert engine_profile("vllm-0.10").batching_limits(g.memory_bytes, g.engine_device_name) == (8192, 1024)
 
     def test_other_engines_and_unversioned_cells_keep_their_profile(self):
         sglang = engine_profile("sglang")
@@ -88,11 +88,90 @@ class TestApplying:
         assert with_release_kernels(vllm, "vllm", "0.6.0") is vllm
 
 
-@pytest.mark.parametrize("gpu", sorted(g.name for g in default_catalog().gpus))
-def test_h100_h200_name_rule_on_the_catalog(gpu):
-    """0.8.0-0.8.4 named a device large by 'h100' or 'h200' in its name; the architecture list gives the same on
-    every catalog GPU except the two Hopper parts named otherwise (H20, H800: large here, small in those releases)."""
-    g = default_catalog().gpu(gpu)
-    by_name = "h100" in g.name.lower() or "h200" in g.name.lower()
-    by_architecture = g.architecture not in NOT_H100_H200_ARCHITECTURES
-    assert by_architecture == (by_name or g.name in ("H20 96GB", "H800 SXM 80GB"))
+class TestTheShippedRuleIsVllmsByDeviceName:
+    """vLLM 0.9.0 and later (the shipped profiles): 8,192 / 1,024 where ``device_memory >= 70 * GiB_bytes and "a100"
+    not in device_name`` (vllm/engine/arg_utils.py v0.9.2 l.1629, v0.19.0 l.2053), else 2,048 / 256; the name is
+    NVML's (``nvmlDeviceGetName``, vllm/platforms/cuda.py v0.11.0 l.605-607), what nvidia-smi prints."""
+
+    @staticmethod
+    def shipped(gpu: str) -> tuple[int, int]:
+        g = default_catalog().gpu(gpu)
+        return engine_profile("vllm").batching_limits(g.memory_bytes, g.engine_device_name)
+
+    def test_an_a800_is_large(self):
+        """'NVIDIA A800-SXM4-80GB' (nvidia-smi, dexmal/dexbotic #41), 81,920 MiB: no "a100" in it."""
+        assert default_catalog().gpu("A800 SXM 80GB").engine_device_name == "NVIDIA A800-SXM4-80GB"
+        assert self.shipped("A800 SXM 80GB") == (8192, 1024)
+
+    def test_an_a100_80gb_is_small_by_name(self):
+        """'NVIDIA A100-SXM4-80GB' (vLLM #2069) and 'NVIDIA A100 80GB PCIe' (driver 550.40.82's table) hold "a100"."""
+        assert self.shipped("A100 SXM 80GB") == (2048, 256)
+        assert self.shipped("A100 PCIe 80GB") == (2048, 256)
+
+    def test_an_h100_is_large(self):
+        """'NVIDIA H100 80GB HBM3', 81,559 MiB (gpu-burn #114)."""
+        assert self.shipped("H100 SXM 80GB") == (8192, 1024)
+
+    def test_memory_still_decides_without_a100_in_the_name(self):
+        """RTX A6000 (48 GB) and L40S (48 GB) are under 70 GiB; MI300X (192 GB, no NVML name) is large."""
+        assert self.shipped("RTX A6000") == (2048, 256)
+        assert self.shipped("L40S") == (2048, 256)
+        assert self.shipped("MI300X") == (8192, 1024)
+
+    def test_the_name_test_ignores_case(self):
+        """vLLM lowers the name before its test; so does the profile."""
+        eng = engine_profile("vllm")
+        assert not eng.large_gpu(80 * 2**30, "NVIDIA A100-SXM4-80GB")
+        assert eng.large_gpu(80 * 2**30, "NVIDIA A800-SXM4-80GB")
+
+    def test_tensorrt_llm_does_not_use_it(self):
+        """TensorRT-LLM's profiles set 8,192 tokens and their sequences outright (BaseLlmArgs max_num_tokens 8192,
+        max_batch_size 2048; 0.x engines built for 256): the same on an A100 and an A800."""
+        for name in ("tensorrt-llm", "tensorrt-llm-0"):
+            eng = engine_profile(name)
+            limits = {
+                gpu: eng.batching_limits(g.memory_bytes, g.engine_device_name)
+                for gpu in ("A100 SXM 80GB", "A800 SXM 80GB", "H100 SXM 80GB")
+                for g in [default_catalog().gpu(gpu)]
+            }
+            assert len(set(limits.values())) == 1, (name, limits)
+
+
+def test_sglang_classes_go_by_memory_alone():
+    """SGLang 0.5.20 memory_hook.py l.88-170: classes by ``gpu_mem`` only ("H100, A100" share one); no name test, so
+    an A100 80GB and an A800 80GB get the same limits under the SGLang profile, and an A100 40GB the small ones."""
+    eng = engine_profile("sglang")
+    cat = default_catalog()
+    got = {n: eng.batching_limits(cat.gpu(n).memory_bytes, cat.gpu(n).engine_device_name) for n in (
+        "A100 SXM 80GB", "A800 SXM 80GB", "H100 SXM 80GB", "A100 SXM 40GB")}  # fmt: skip
+    assert got["A100 SXM 80GB"] == got["A800 SXM 80GB"] == got["H100 SXM 80GB"] == (8192, 1024)
+    assert got["A100 SXM 40GB"] == (2048, 256)
+
+
+class TestDeviceNames:
+    def test_each_device_name_reads_back_as_its_entry(self):
+        """A name the driver prints finds the catalog entry that records it."""
+        cat = default_catalog()
+        named = [g for g in cat.gpus if g.device_name]
+        assert len(named) >= 21
+        for g in named:
+            assert cat.gpu(g.device_name).name == g.name
+
+    @pytest.mark.parametrize("gpu", sorted(g.name for g in default_catalog().gpus if g.device_name))
+    def test_the_catalog_name_stands_in_with_the_same_verdict(self, gpu):
+        """Where a GPU has a device name, its catalog name gives the same answer to every name rule vLLM has held
+        ("a100" out; "h100" or "h200" in), so the catalog name is a fair stand-in where none is recorded. H20 and
+        H800 are the parts 0.8.0-0.8.4 called small by name ('NVIDIA H20', 'NVIDIA H800')."""
+        g = default_catalog().gpu(gpu)
+        for names in (("a100",), H100_H200_NAMES):
+            by_device = any(n in g.device_name.lower() for n in names)
+            assert by_device == any(n in g.name.lower() for n in names), (g.name, names)
+
+
+def test_0_8_x_named_h20_and_h800_small():
+    """v0.8.3 l.1647-1669 and v0.8.4 l.1669-1682: 8,192 tokens only where "h100" or "h200" is in the name; the H20
+    ('NVIDIA H20', nvtrust #128) and H800 ('NVIDIA H800', NVIDIA/DCGM #120) are not, GH200 ('NVIDIA GH200 120GB') is."""
+    assert limits("0.8.4", "H20 96GB") == (2048, 256)
+    assert limits("0.8.4", "H800 SXM 80GB") == (2048, 256)
+    assert limits("0.8.4", "GH200 96GB") == (8192, 1024)
+    assert limits("0.8.3", "H800 SXM 80GB") == (2048, 1024)

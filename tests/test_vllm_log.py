@@ -77,7 +77,7 @@ def _check(record_id: str, model, gpu: str, gpus: int) -> None:
     """
     gib, tokens, concurrency, length = _logged(record_id)
     g = CAT.gpu(gpu)
-    batched = engine_profile("vllm").batching_limits(g.memory_bytes, g.architecture)[0]
+    batched = engine_profile("vllm").batching_limits(g.memory_bytes, g.engine_device_name)[0]
     per_token = float(api.memory_plan(gpu, model, 16, gpus=gpus, catalog=CAT).kv_bytes_per_token_per_gpu)
     low, high = (
         vllm_kv_log(model, (gib + d) * GiB, per_token, length, block_size=16, max_num_batched_tokens=batched)

@@ -105,6 +105,8 @@ NAMED = {
     "mxfp4-weights-hopper": dict(model="Qwen3-235B-A22B", weight_precision="mxfp4", gpus=8),
     "tied-embeddings-1b-on-t4": dict(gpu="T4", model="Llama-3.2-1B", context=8192, batch=4),
     "mha-13b-gqa-sibling-a100": dict(gpu="A100 SXM 80GB", model="Llama-2-13B", context=4096),
+    # vLLM 0.9+'s large class by device name: 'NVIDIA A800-SXM4-80GB' holds no "a100" (8,192 / 1,024 profiled)
+    "a800-large-by-device-name": dict(gpu="A800 SXM 80GB", model="Llama-3.1-8B", context=8192, batch=None),
     "explicit-price-and-64-gpus": dict(model="DeepSeek-V3", gpus=64, price_per_gpu_hour=1.75, batch=256),
     "opening-scenario": dict(model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B"),
     "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),

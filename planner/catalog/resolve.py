@@ -45,7 +45,7 @@ def gpu_numbers(
     entry = (calibration or resolve_calibration(None)).for_gpu(g.all_names(), eng.name)
     if entry is not None:
         factors.update(entry.factors())
-    tokens, seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+    tokens, seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)
     override = factors["allreduce_latency_s"]  # the engine's or a calibration's, else measured, else the catalog's
     fabric = fabric_numbers(g)
     kernels = dict(KERNEL_FIELDS)

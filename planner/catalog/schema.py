@@ -140,6 +140,13 @@ class Gpu(_Entry):
         description="total that torch.cuda.mem_get_info / vLLM reports; smaller than nvidia-smi's total",
     )
     engine_visible_memory_source: str = ""
+    device_name: str = Field(
+        default="",
+        description="the name the driver reports (NVML's nvmlDeviceGetName: nvidia-smi's Name column, "
+        "torch.cuda.get_device_name, vLLM's current_platform.get_device_name()), e.g. 'NVIDIA A800-SXM4-80GB'; "
+        "engines that pick defaults by name read it; '': not found in a source (engine_device_name: the catalog name)",
+    )
+    device_name_source: str = ""
     hbm_bandwidth_bytes_per_s: PositiveFloat = Field(description="peak DRAM bandwidth, SI (3.35e12 for 3.35 TB/s)")
     peak_flop_per_s: dict[PeakKey, PositiveFloat] = Field(
         description="dense peak per math precision (FLOP/s, or OP/s for integer formats)"
@@ -197,6 +204,12 @@ class Gpu(_Entry):
             )
         return data
 
+    @property
+    def engine_device_name(self) -> str:
+        """The name an engine reads from the device: ``device_name``, else the catalog name (the same verdict on
+        every name rule an engine profile holds: tests/test_vllm_batching_releases.py)."""
+        return self.device_name or self.name
+
     def price(self, kind: PriceKind = "on-demand") -> Price | None:
         """The catalog's quote of this kind (the first listed), or None when it has none."""
         return next((p for p in self.prices if p.kind == kind), None)
@@ -205,6 +218,8 @@ class Gpu(_Entry):
     def _check(self) -> Gpu:
         if self.ecc_reserved_fraction > 0 and not self.ecc_source:
             raise ValueError("ecc_reserved_fraction needs ecc_source")
+        if self.device_name and not self.device_name_source:
+            raise ValueError("device_name needs device_name_source (where the driver's name for the part is printed)")
         if self.interconnect_kind == "pcie" and self.interconnect_domain_gpus not in (None, 1):
             raise ValueError("interconnect_kind 'pcie' has interconnect_domain_gpus = 1 (no GPU-to-GPU fabric)")
         if (self.mesh_links_per_gpu is None) != (self.mesh_link_bytes_per_s is None):
@@ -384,7 +399,9 @@ class Mamba2(BaseModel):
 
     @model_validator(mode="after")
     def _kept_blocks_are_mixers(self) -> Mamba2:
-        bad = [i for i in self.quantized_kept_16bit_blocks if not (0 <= i < len(self.pattern) and self.pattern[i] in "M*")]
+        bad = [
+            i for i in self.quantized_kept_16bit_blocks if not (0 <= i < len(self.pattern) and self.pattern[i] in "M*")
+        ]
         if bad:
             raise ValueError(
                 f"quantized_kept_16bit_blocks {bad} are not Mamba-2 ('M') or attention ('*') blocks of the pattern "

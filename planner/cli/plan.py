@@ -112,7 +112,7 @@ def render_plan(p: Plan) -> str:
         float(mem.kv_bytes_per_token_per_gpu),
         p.context,
         block_size=p.engine.block_size,
-        max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.architecture)[0],
+        max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.engine_device_name)[0],
         gpus=1 if p.parallelism == "dp-ep" else p.gpus,
     )
     slots = vllm_kv_layer_slots(m)

@@ -49,11 +49,15 @@ class EngineProfile:
     #: activation peak of the sampler, bytes per (sequence x vocabulary entry)
     activation_bytes_per_seq_vocab: float = 0.0
     #: tokens of the profiling forward pass and sequences of the sampler run; None: the engine's default for the
-    #: GPU class (vLLM: 8192 / 1024 on GPUs of 70 GiB or more that are not A100s, else 2048 / 256)
+    #: GPU class (vLLM: 8192 / 1024 on GPUs of 70 GiB or more whose device name holds no "a100", else 2048 / 256)
     max_num_batched_tokens: int | None = None
     max_num_seqs: int | None = None
     large_gpu_min_memory_bytes: float = 70 * GiB
-    large_gpu_excluded_architectures: tuple[str, ...] = ("Ampere",)
+    #: a device name (lower case) holding one of these is never large: vLLM 0.9.0+ ``"a100" not in device_name``,
+    #: the name NVML reports (``catalog.Gpu.engine_device_name``); an A800 or an H100 is not excluded
+    large_gpu_excluded_names: tuple[str, ...] = ("a100",)
+    #: when not empty, only a device name holding one of these is large (vLLM 0.8.0-0.8.4: "h100", "h200")
+    large_gpu_required_names: tuple[str, ...] = ()
     max_num_batched_tokens_large_gpu: int = 8192
     max_num_seqs_large_gpu: int = 1024
     max_num_batched_tokens_small_gpu: int = 2048
@@ -122,12 +126,25 @@ class EngineProfile:
     #: TensorRT-LLM: every head count, its measured prefill module costs what its decode module does per token)
     sparse_mla_prefill_max_heads: int = 0
 
-    def batching_limits(self, memory_bytes: float, architecture: str) -> tuple[int, int]:
-        """(max_num_batched_tokens, max_num_seqs) on a GPU: the explicit values, else the GPU-class default."""
-        large = (
+    def large_gpu(self, memory_bytes: float, device_name: str) -> bool:
+        """Whether a GPU gets the large class's defaults: memory >= ``large_gpu_min_memory_bytes``, no excluded
+        substring in its device name and, where ``large_gpu_required_names`` is set, one of those (case-insensitive).
+        vLLM (``EngineArgs`` in vllm/engine/arg_utils.py, v0.9.2 l.1629, v0.19.0 l.2053): ``device_memory >= 70 *
+        GiB_bytes and "a100" not in device_name``, the name ``current_platform.get_device_name().lower()``: NVML's
+        ``nvmlDeviceGetName`` on CUDA (vllm/platforms/cuda.py, v0.11.0 l.559-607), what nvidia-smi prints.
+        ``memory_bytes`` is the catalog's physical memory where vLLM reads NVML's total (nvidia-smi's, 81,559 MiB on
+        an H100 80GB): no catalog GPU lies between the two sides of 70 GiB."""
+        name = str(device_name).lower()
+        return bool(
             memory_bytes >= self.large_gpu_min_memory_bytes
-            and architecture not in self.large_gpu_excluded_architectures
+            and not any(s in name for s in self.large_gpu_excluded_names)
+            and (not self.large_gpu_required_names or any(s in name for s in self.large_gpu_required_names))
         )
+
+    def batching_limits(self, memory_bytes: float, device_name: str) -> tuple[int, int]:
+        """(max_num_batched_tokens, max_num_seqs) on a GPU of ``memory_bytes`` whose device reports ``device_name``
+        (``catalog.Gpu.engine_device_name``): the explicit values, else the GPU-class default (``large_gpu``)."""
+        large = self.large_gpu(memory_bytes, device_name)
         tokens = self.max_num_batched_tokens or (
             self.max_num_batched_tokens_large_gpu if large else self.max_num_batched_tokens_small_gpu
         )
@@ -138,7 +155,8 @@ class EngineProfile:
         """The fields ``batching_limits`` reads (they differ between vLLM releases: ``with_release_kernels``)."""
         return (
             self.max_num_batched_tokens, self.max_num_seqs, self.large_gpu_min_memory_bytes,
-            self.large_gpu_excluded_architectures, self.max_num_batched_tokens_large_gpu, self.max_num_seqs_large_gpu,
+            self.large_gpu_excluded_names, self.large_gpu_required_names,
+            self.max_num_batched_tokens_large_gpu, self.max_num_seqs_large_gpu,
             self.max_num_batched_tokens_small_gpu, self.max_num_seqs_small_gpu,
         )  # fmt: skip
 
@@ -198,7 +216,9 @@ VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
-LMDEPLOY_PREFILL_LATENCY_S = 0.0095  # fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows
+#: fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows (v0.1.0a1), their first token read as the prefill's;
+#: read as the decode step's that samples it (``first_token_from_decode_step``, not applied) the fit gives 1.2 ms
+LMDEPLOY_PREFILL_LATENCY_S = 0.0095
 TENSORRT_LLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on the TensorRT-LLM rows once the per-layer cost is counted
 TENSORRT_LLM_PREFILL_LATENCY_S = 0.0037  # fitted: 3.74 ms per single-prompt TTFT on the TensorRT-LLM rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
@@ -453,6 +473,9 @@ def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
         non_torch_bytes_tensor_parallel=1.83 * GiB,
         block_size=1,
         mxfp4_expert_hidden_alignment=256,  # its triton_kernels swizzle (planner.model.memory.loaded_expert_padding_bytes)
+        # SGLang's GPU classes go by memory alone (``gpu_mem`` from get_device_memory_capacity, "H100, A100" in one
+        # class: 0.5.20 sglang/srt/arg_groups/memory_hook.py l.88-170); vLLM's "a100" name test is not its own
+        large_gpu_excluded_names=(),
         step_overhead_s=VLLM_STEP_OVERHEAD_S,
         prefill_latency_s=VLLM_PREFILL_LATENCY_S,
         sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
@@ -545,6 +568,38 @@ OLDEST_LOGGED_VLLM = (0, 10, 1, 1)
 _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
 
 
+#: The first LMDeploy release whose TurboMind engine prefills a whole prompt and samples its first token in the same
+#: forward pass: 0.1.0a2 ("Unify prefill & decode passes", InternLM/lmdeploy pull request 775, commit 7f943a26b,
+#: 2023-12-04; tag v0.1.0a2 of 2023-12-06 holds it, v0.1.0a1 of 2023-11-29 does not). Before it
+#: ``LlamaBatch::ContextDecode`` prefilled all but the prompt's last token ("subtract input/context len by 1 to skip
+#: last input token (will process with decoder later)"; ``cache_len = h_context_length - 1  // -1 since we skip last
+#: token``; src/turbomind/models/llama/LlamaBatch.cc at tag v0.1.0a1, commit 9c46b27) and a decode step
+#: (``Generate``: ``decoderForward`` + ``dynamicDecode``) over that last token sampled the first one; a one-token
+#: prompt had no prefill at all (``missing > 1``). (major, minor, patch, pre-release number), a final release's
+#: pre-release number being infinite.
+LMDEPLOY_UNIFIED_PREFILL = (0, 1, 0, 2)
+
+
+def _release_with_pre(text: str) -> tuple[float, ...] | None:
+    """(major, minor, patch, pre-release number) of the first version in ``text``: "v0.1.0a1" -> (0, 1, 0, 1),
+    "0.2.3" -> (0, 2, 3, inf); None if no version is in it."""
+    hit = re.search(r"(?<![\d.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:(?:a|b|rc)(\d+))?", str(text or ""))
+    if not hit:
+        return None
+    major, minor, patch, pre = hit.groups()
+    return (int(major), int(minor), int(patch or 0), float(pre) if pre is not None else math.inf)
+
+
+def first_token_from_decode_step(engine: str, version: str) -> bool:
+    """Whether a release samples a prompt's first token in a decode step after prefilling all but its last token
+    (TTFT = prefill of L - 1 tokens, none for L = 1, + one decode step at L): LMDeploy TurboMind before
+    ``LMDEPLOY_UNIFIED_PREFILL``. False for every other engine and for a release whose version is not stated."""
+    if _engine_key(engine) not in ("lmdeploy", "turbomind"):
+        return False
+    v = _release_with_pre(version)
+    return v is not None and v < LMDEPLOY_UNIFIED_PREFILL
+
+
 def parse_version(text: str) -> tuple[int, ...] | None:
     """(major, minor, ...) of the first version number in ``text`` ("0.11.0", "v0.10.1.1 (V1)"); None if none."""
     hit = re.search(r"(?<![\d.])v?(\d+)\.(\d+)((?:\.\d+){0,2})", str(text or ""))
@@ -602,12 +657,10 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
 TENSORRT_LLM_XQA_VERSION = (0, 7)
 
 
-#: The catalog's architectures none of whose GPUs vLLM 0.8.0-0.8.4 named large: those releases gave the large
-#: defaults to a device whose name holds "h100" or "h200" (see ``VLLM_BATCHING_RELEASES``), which on the catalog is
-#: every Hopper part but H20 96GB and H800 SXM 80GB (Hopper, named otherwise: large here, small in those releases).
-NOT_H100_H200_ARCHITECTURES = (
-    "Turing", "Ampere", "Ada Lovelace", "Blackwell", "Blackwell Ultra", "CDNA 2", "CDNA 3", "CDNA 4", "Gaudi 3 (Habana)",
-)  # fmt: skip
+#: The substrings of a device name that vLLM 0.8.0-0.8.4 named large ("h100" or "h200" in
+#: ``current_platform.get_device_name().lower()``, see ``VLLM_BATCHING_RELEASES``): on the catalog every Hopper part
+#: but H20 ("NVIDIA H20") and H800 ("NVIDIA H800"), GH200 included ("NVIDIA GH200 120GB").
+H100_H200_NAMES = ("h100", "h200")
 #: vLLM's own batching defaults (``vllm serve``, UsageContext.OPENAI_API_SERVER) by release: (first release, engine,
 #: the profile fields that differ from today's, where the source says so). Read in each release's sdist from PyPI
 #: (``vllm/engine/arg_utils.py``, line numbers of that file in that release):
@@ -633,16 +686,17 @@ VLLM_BATCHING_RELEASES: tuple[tuple[tuple[int, ...], str, dict], ...] = (
         "V1 0.8.0-0.8.3",
         dict(
             large_gpu_min_memory_bytes=0.0,
-            large_gpu_excluded_architectures=NOT_H100_H200_ARCHITECTURES,
+            large_gpu_excluded_names=(),
+            large_gpu_required_names=H100_H200_NAMES,
             max_num_seqs_small_gpu=1024,
         ),
     ),
     (
         (0, 8, 4),
         "V1 0.8.4",
-        dict(large_gpu_min_memory_bytes=0.0, large_gpu_excluded_architectures=NOT_H100_H200_ARCHITECTURES),
+        dict(large_gpu_min_memory_bytes=0.0, large_gpu_excluded_names=(), large_gpu_required_names=H100_H200_NAMES),
     ),
-    ((0, 8, 5), "V1 0.8.5", dict(large_gpu_excluded_architectures=())),
+    ((0, 8, 5), "V1 0.8.5", dict(large_gpu_excluded_names=())),
     ((0, 9), "V1 0.9.0 and later", {}),
 )
 #: ROCm builds of vLLM before this release run the V0 engine unless VLLM_USE_V1=1 (above).

@@ -58,7 +58,7 @@ def _candidates(
     """
     margins = [latency_margin(workload, r.high) for r in time_ranges]
     tpot_goals = sizing.margin_target(workload.tpot_target_s, np.asarray(margins))
-    _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.architecture)
+    _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.engine_device_name)
     layout = option.parallelism or "tp"
     ranks = max(groups) if layout == "dp-ep" else 1  # every attention rank schedules up to max_num_seqs
     batches = np.arange(1, max_seqs * ranks + 1, dtype=float)

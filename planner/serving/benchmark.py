@@ -30,7 +30,7 @@ Two kinds of run:
   for its percentiles: the same step table, engine rule (overlap scheduling, ``engine_behaviour``) and arrivals.
 
 Engine limits: the profile's ``batching_limits`` on that GPU (vLLM ``vllm serve`` defaults: 8192 tokens and
-1024 sequences on GPUs of 70 GiB or more that are not A100s, else 2048 and 256; ``vllm/engine/arg_utils.py``
+1024 sequences on GPUs of 70 GiB or more whose device name holds no "a100", else 2048 and 256; ``vllm/engine/arg_utils.py``
 ``EngineArgs.get_batch_defaults``), unless ``max_num_seqs`` / ``max_num_batched_tokens`` are given; a given token
 budget also sizes TensorRT-LLM 1.x's KV cache (its start-up estimate runs that many tokens:
 ``planner.engines.profiles.profiled_at_token_budget``).
@@ -230,6 +230,7 @@ def predict_benchmark(
     scheduler_steps: Any = 1,
     speculative: Any = None,
     chunked_prefill: Any = None,
+    first_token_decode_step: Any = False,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
@@ -251,9 +252,12 @@ def predict_benchmark(
     ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
     SpeculativeDecoding`` or None (``speculative_setup``). ``chunked_prefill`` (serving runs): whether the server splits
     a prompt across steps (True, False), or None: the scheduler's default (``planner.serving.simulate.
-    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``). Arrays broadcast.
-    Options (the group, precisions, engine, calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their
-    help in ``planner.options.Options``.
+    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``).
+    ``first_token_decode_step`` (static runs): the release prefills all but each prompt's last token and samples the
+    first token in a decode step over it (LMDeploy TurboMind before 0.1.0a2, ``planner.engines.profiles.
+    first_token_from_decode_step``): TTFT = prefill of L - 1 tokens (none when L = 1) + one decode step of the batch at
+    context L. Arrays broadcast. Options (the group, precisions, engine, calibration, catalog, errors):
+    ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -284,7 +288,9 @@ def predict_benchmark(
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     gpus = o.gpus
     if kind == "static":
-        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
+        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts, first_token_decode_step)
+    if np.any(np.asarray(first_token_decode_step, dtype=bool)):
+        raise InvalidInputError("first_token_decode_step is a static batch's rule; a serving run does not take it")
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
         max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
@@ -292,12 +298,19 @@ def predict_benchmark(
     )  # fmt: skip
 
 
-def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts) -> BenchmarkRun:
+def _static(
+    gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts, decode_first=False
+) -> BenchmarkRun:
     inp, out = np.maximum(_arr(input_len), 1.0), np.maximum(_arr(output_len), 1.0)
     b = _arr(batch)
     prompts = b if num_prompts is None else np.maximum(_arr(num_prompts), 1.0)
     conc = np.minimum(b, prompts)
     ttft = _arr(api.prefill(gpu, model, inp, gpus=gpus, batch=conc, **prec, **opts).ttft_s)
+    decode_first = np.asarray(decode_first, dtype=bool)
+    if np.any(decode_first):  # prefill of L - 1 tokens (none for one) + a decode step of the batch at context L
+        head = _arr(api.prefill(gpu, model, np.maximum(inp - 1.0, 1.0), gpus=gpus, batch=conc, **prec, **opts).ttft_s)
+        first = _arr(api.decode_step(gpu, model, inp, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+        ttft = np.where(decode_first, np.where(inp > 1.0, head, 0.0) + first, ttft)
     ctx = np.floor(inp + out / 2.0)
     # Not one sequence of the whole run on the group (the weights alone may not fit): the engine would not start, so
     # there is nothing to time (raises DoesNotFitError; NaN with errors="coerce"). A batch above it is timed.
@@ -633,7 +646,7 @@ def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tu
         slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context)
         default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), slots
     else:
-        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.architecture)
+        default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)
     return int(tokens or default_tokens), int(seqs or default_seqs)
 
 

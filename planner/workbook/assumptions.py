@@ -35,7 +35,11 @@ ENGINE_FIELD_HELP = {
     "max_num_batched_tokens": ("tokens", "tokens of the profiling pass; blank: the GPU-class default below"),
     "max_num_seqs": ("sequences", "sequences of the sampler run; blank: the GPU-class default below"),
     "large_gpu_min_memory_bytes": ("B", "a GPU with at least this much memory is 'large' (vLLM defaults)"),
-    "large_gpu_excluded_architectures": ("", "architectures never counted as large (vLLM: A100s)"),
+    "large_gpu_excluded_names": (
+        "text",
+        'a device name holding one of these is never large, any case (vLLM 0.9+: "a100"; GPUs sheet, device name)',
+    ),
+    "large_gpu_required_names": ("text", "when not blank, only a device name holding one of these is large"),
     "max_num_batched_tokens_large_gpu": ("tokens", "profiling tokens on a large GPU"),
     "max_num_seqs_large_gpu": ("sequences", "sampler sequences on a large GPU"),
     "max_num_batched_tokens_small_gpu": ("tokens", "profiling tokens on other GPUs"),

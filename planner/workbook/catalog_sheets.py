@@ -52,6 +52,22 @@ class Column:
         return self.detail if self.detail is not None else (self.formula or self.width >= 30)
 
 
+def large_gpu_formula(memory: str, device_name: str) -> str:
+    """``EngineProfile.large_gpu`` as a formula over a memory cell and a device-name cell: memory at least
+    eng_large_gpu_min_memory_bytes, no eng_large_gpu_excluded_names item within the name and, where
+    eng_large_gpu_required_names has one, one of those (SEARCH: case-insensitive, as vLLM's ``.lower()``; a blank
+    item of a list counts for nothing)."""
+
+    def holds(names: str) -> str:
+        return f'SUMPRODUCT(ISNUMBER(SEARCH({names},{device_name}))*({names}<>""))'
+
+    required = "eng_large_gpu_required_names"
+    return (
+        f"=AND({memory}>=eng_large_gpu_min_memory_bytes,{holds('eng_large_gpu_excluded_names')}=0,"
+        f'OR(SUMPRODUCT(--({required}<>""))=0,{holds(required)}>0))'
+    )
+
+
 def _on_demand(g: Gpu, field: str, kind: str = "on-demand") -> Any:
     """A field of the GPU's on-demand price (the one the model defaults to), or of its ``kind`` quote; None if none."""
     price = g.price(kind)
@@ -239,12 +255,17 @@ def gpus_sheet(
         Column("Spot quote (provider, date)", text(lambda g, r: _quote_label(g, "spot")), width=18),
         Column("TDP (W)", lambda g, r: g.tdp_w, INT, 8),
         Column(
-            "Large GPU class (engine)",
-            lambda g, r: (
-                f"=AND(D{r}>=eng_large_gpu_min_memory_bytes,ISNA(MATCH(C{r},eng_large_gpu_excluded_architectures,0)))"
-            ),
-            width=10,
-            formula=True,
+            "Device name (the driver's, as engines read it)",
+            text(lambda g, r: g.engine_device_name),
+            width=18,
+            name="gpu_device_name",
+            detail=True,
+        ),
+    ]
+    device = get_column_letter(len(cols))
+    cols += [
+        Column(
+            "Large GPU class (engine)", lambda g, r: large_gpu_formula(f"D{r}", f"{device}{r}"), width=10, formula=True
         ),
     ]
     large = get_column_letter(len(cols))
