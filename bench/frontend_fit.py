@@ -1,6 +1,6 @@
 """Per-request front-end time fitted on published loaded runs (``planner.accuracy.frontend``), leaving sources out.
 
-    python bench/frontend_fit.py [runs.csv]
+    python bench/frontend_fit.py [runs.csv] [--serial-front-end]
 
 Prints each (engine, source)'s vote (the median residual of its sweeps' lightest-load runs: published median TTFT
 minus the simulated one with no front end), the value each source is predicted with in ``bench/load_validation.py``
@@ -16,6 +16,9 @@ from planner.accuracy.published import load_decode_rows, reference_dir
 
 
 def main(argv: list[str]) -> int:
+    from heldout import take_serial_front_end  # (bench/: the script's folder)
+
+    argv = take_serial_front_end(argv)
     path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
     found = votes(load_decode_rows(path))
     print(f"{'engine':<13}{'source':<36}{'vote ms':>8}{'left-out ms':>12}  lightest-load runs")

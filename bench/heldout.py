@@ -9,6 +9,8 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --allreduce-fit      # all-reduces from the latency + bandwidth form, not vLLM's measured table
     python bench/heldout.py --run-aic --run-la   # also run aiconfigurator / llm-analysis (venvs) on new rows
     python bench/heldout.py --rows my.csv        # other benchmark rows (same columns as perf_public.csv)
+    python bench/heldout.py --signed --source gpustack   # only the held-out rows of sources whose name holds "gpustack"
+    python bench/heldout.py --serial-front-end   # one front-end process preparing requests in turn (the s112 experiment)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
@@ -622,6 +624,19 @@ def use_allreduce_fit(args: argparse.Namespace) -> None:
         allreduce_table.FIT_INSTEAD = True
 
 
+def take_serial_front_end(argv: list[str]) -> list[str]:
+    """``--serial-front-end`` (this script's, ``bench/load_validation.py``'s and ``bench/frontend_fit.py``'s): every
+    simulated run's requests wait in turn for one front-end process, ``FRONTEND_SERIAL_S`` of their front-end time
+    (``planner.serving.benchmark.SERIAL_FRONT_END_S``; off by default: docs/accuracy.md, History, s112). Returns
+    ``argv`` without it. Call before any prediction (the front-end votes are computed once per process)."""
+    if "--serial-front-end" not in argv:
+        return list(argv)
+    from planner.serving import benchmark
+
+    benchmark.SERIAL_FRONT_END_S = benchmark.FRONTEND_SERIAL_S
+    return [a for a in argv if a != "--serial-front-end"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", nargs="*", type=Path, help="benchmark CSVs [default: the shipped reference rows]")
@@ -629,6 +644,7 @@ def main() -> None:
     parser.add_argument("--run-la", action="store_true", help="run llm-analysis on rows its cache lacks")
     parser.add_argument("--why", action="store_true", help="also print why each row without a prediction has none")
     parser.add_argument("--signed", action="store_true", help="also print the median signed error per group")
+    parser.add_argument("--source", help="only held-out rows whose source_group contains this text")
     parser.add_argument(
         "--worst",
         nargs=2,
@@ -650,10 +666,12 @@ def main() -> None:
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
     add_allreduce_fit_option(parser)
-    args = parser.parse_args()
+    args = parser.parse_args(take_serial_front_end(sys.argv)[1:])
     use_allreduce_fit(args)
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    if args.source:
+        held = [r for r in held if args.source.lower() in r.source_group.lower()]
     if args.write_serving_residuals:
         print(f"wrote {write_serving_residuals(held)}")
         return

@@ -14,6 +14,8 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
   bytes = weights n x k x B/weight + activations in and out (m x (k + n) x 2 B). One floor and one byte rate
   per GPU over every shape, one FLOP rate per dtype refitted on the shapes of layer-sized weights (n x k >= 4,096 x
   4,096, ``LAYER_WEIGHT_MIN``: a prefill's GEMMs; small weights compute slower, fp8's most).
+  One FLOP rate whatever the rows m: a rate as a function of m (``fit_rows_flop_rates``: rate x m / (m + m0)) fits
+  the tables better but was not shipped (``bench/gemm_bands.py``; docs/accuracy.md, History, s111).
   Block-FP8 (``fp8_block``, 128 x 128 weight scales) is not fitted: aiconfigurator times vLLM's block-FP8 GEMMs
   without a CUDA graph (``collector/vllm/collect_gemm.py``: ``use_cuda_graph=gemm_type != "fp8_block"``), so its rows
   are 58-164 us of host time on H100 whatever the shape; SGLang's and TensorRT-LLM's graph-measured block-FP8 tables
@@ -140,6 +142,31 @@ def fit_layer_flop_rates(
         return np.log((floor + np.maximum(b / rate_b, f / np.exp(z)[g])) / lat)
 
     return np.exp(least_squares(residual, np.log(x[2:]), loss="soft_l1", f_scale=0.1).x)
+
+
+def fit_rows_flop_rates(
+    latency_s: np.ndarray,
+    bytes_: np.ndarray,
+    flop: np.ndarray,
+    rows: np.ndarray,
+    groups: np.ndarray,
+    layer: np.ndarray,
+    x: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(saturated FLOP rate, half rows m0) per group: latency = floor + max(bytes / rate_b, FLOPs / (rate x m / (m +
+    m0))), refitted on the GEMMs of layer-sized weights (``layer``) with the floor and byte rate (``x[0]``, ``x[1]``)
+    kept: the same log least squares (soft-L1) as ``fit_layer_flop_rates``, started from its flat rates and m0 = 100."""
+    floor, rate_b = x[0], x[1]
+    lat, b, f, m, g = latency_s[layer], bytes_[layer], flop[layer], rows[layer], groups[layer]
+    n = len(x) - 2
+
+    def residual(z):
+        rate, m0 = np.exp(z[:n])[g], np.exp(z[n:])[g]
+        return np.log((floor + np.maximum(b / rate_b, f * (m + m0) / (m * rate))) / lat)
+
+    z0 = np.concatenate([np.log(x[2:]), np.log(np.full(n, 100.0))])
+    z = np.exp(least_squares(residual, z0, loss="soft_l1", f_scale=0.1).x)
+    return z[:n], z[n:]
 
 
 def gemm_curve(system: Path, framework: str = "vllm") -> dict:

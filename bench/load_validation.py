@@ -2,6 +2,7 @@
 
     python bench/load_validation.py [runs.csv]
     python bench/load_validation.py --worst 15   # and the 15 worst figures, one line each
+    python bench/load_validation.py --serial-front-end   # one front-end process preparing requests in turn (s112)
 
 Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Each run is simulated as it went
 (``planner.accuracy.under_load``); the step times come from the operator model, and the one term fitted on these rows,
@@ -134,7 +135,9 @@ def worst_lines(rows, checks, n: int) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    args = list(argv[1:])
+    from heldout import take_serial_front_end  # (bench/: the script's folder)
+
+    args = take_serial_front_end(argv[1:])
     worst = 0
     if "--worst" in args:
         i = args.index("--worst")

@@ -3,6 +3,7 @@
     python bench/loso.py                  # the table (about 20 s)
     python bench/loso.py --worst 15       # and the 15 worst held-out figures
     python bench/loso.py --write-residuals  # regenerate catalogs/reference/heldout_residuals.csv (planner.accuracy.ranges)
+    python bench/loso.py --first-token-decode-step  # LMDeploy 0.1.0a1's first token from a decode step (not shipped)
 
 The rows are those the protocol fits (static batches and batch-1 latency of vLLM, LMDeploy and TensorRT-LLM;
 ``planner.accuracy.holdout`` states the rules). Columns: "before" is the factors ``planner.engines.profiles`` ships (on rows its
@@ -121,9 +122,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--worst", type=int, default=0, help="also list the N worst held-out figures")
     parser.add_argument("--write-residuals", action="store_true", help="regenerate the held-out residuals file")
+    parser.add_argument(
+        "--first-token-decode-step",
+        action="store_true",
+        help="read LMDeploy releases before 0.1.0a2 as sampling the first token in a decode step "
+        "(planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP; not shipped: docs/accuracy.md History, s106)",
+    )
     heldout.add_allreduce_fit_option(parser)
     args = parser.parse_args()
     heldout.use_allreduce_fit(args)
+    acc.FIRST_TOKEN_FROM_DECODE_STEP = args.first_token_decode_step
     result = ho.leave_one_source_out(acc.load_decode_rows())
     cs = checks(result)
     note = heldout.attach(cs, "aic", run=False) + "; " + heldout.attach(cs, "la", run=False)

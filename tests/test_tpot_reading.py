@@ -130,15 +130,17 @@ class TestOutputsOfAChatRun:
         assert min(o for r in rows for _, o in run_requests(r)) == 1
 
 
+@pytest.fixture(scope="module")
+def rows():
+    """The shipped public rows by record id (catalogs/reference/perf_public.csv)."""
+    return {r.record_id: r for r in load_decode_rows(reference_dir() / "perf_public.csv")}
+
+
 class TestAiperfItlIsTpot:
     """AIPerf's "Inter Token Latency" is per request (request latency - TTFT) / (output tokens - 1), averaged over
     requests (``InterTokenLatencyMetric``, aiperf/metrics/types/inter_token_latency_metric.py, ai-dynamo/aiperf
     @db4f639): vllm bench serve's TPOT above, not a gap between chunks. NVIDIA's NIM benchmarking page prints AIPerf's
     averages under "ITL", so its rows (NIM18-*, no TPOT column) are compared on TPOT too."""
-
-    @pytest.fixture(scope="class")
-    def rows(self):
-        return {r.record_id: r for r in load_decode_rows(reference_dir() / "perf_public.csv")}
 
     def test_nim_rows_read_itl_as_tpot(self, rows):
         """NIM 1.8.0, Llama-3.3-70B fp8 on 2 x H100, 5000/500 at 5 in flight: 'ITL (ms)' 21.83 (the page's table)."""

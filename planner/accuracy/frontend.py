@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir
 from planner.errors import PlannerError
+from planner.serving import benchmark
 from planner.serving.load import FRONTEND_S
 
 __all__ = [
@@ -83,8 +84,10 @@ def residual_s(row: DecodeRow, **predict) -> float | None:
     """The front-end time F, seconds, at which the simulated median TTFT equals the published one; None when the row
     has no median TTFT or cannot be simulated.
 
-    TTFT(F) = F + engine(F). At a request rate the engine's part does not depend on F (every arrival moves by F), so
-    F = published - TTFT(0). In a closed loop (``offered_load``: a concurrency) the client sends each next request
+    TTFT(F) = F + engine(F). At a request rate with every request's front end in parallel the engine's part does not
+    depend on F (every arrival moves by F), so F = published - TTFT(0); with a serial part (``planner.serving.
+    benchmark.SERIAL_FRONT_END_S`` when set, min(it, F) of each request done by one process in turn) requests also
+    wait for one another there, so F is solved for, as in a closed loop. In a closed loop (``offered_load``: a concurrency) the client sends each next request
     when the previous one's last token reaches it, so F also delays that request's arrival at the engine: with F = 0
     it arrives as a step ends and joins the next step at once, with F > 0 mid-step, and fewer requests are at the
     engine. published - TTFT(0) then counts that wait as front end; F is solved for instead (``scipy.optimize.brentq``
@@ -101,7 +104,8 @@ def residual_s(row: DecodeRow, **predict) -> float | None:
 
     try:
         difference = -short_s(0.0)
-        if difference <= 0.0 or (row.request_rate is not None and math.isfinite(row.request_rate)):
+        rated = row.request_rate is not None and math.isfinite(row.request_rate)
+        if difference <= 0.0 or (rated and benchmark.SERIAL_FRONT_END_S <= 0.0):
             return difference
         if offered_load(row) is None:
             return difference  # a burst: no next request to delay

@@ -61,6 +61,7 @@ from planner.engines.profiles import (
     EngineProfile,
     engine_for_version,
     engine_profile,
+    first_token_from_decode_step,
     parse_version,
     with_release_kernels,
 )
@@ -329,6 +330,15 @@ def _resolves(row: DecodeRow, cat: Catalog, memo: dict[tuple[str, str], bool]) -
     return memo[key]
 
 
+#: Whether a static row of a release that samples the first token in a decode step after prefilling all but the last
+#: prompt token (LMDeploy before 0.1.0a2, ``planner.engines.profiles.first_token_from_decode_step``) is predicted so.
+#: Off as shipped: on, with the engine costs refitted (per layer 12.9 -> 11.5 us, LMDeploy's prefill latency 9.5 ->
+#: 1.2 ms), leave-one-source-out batch-1 TTFT went 16.1% / 53.0% -> 7.5% / 41.6% but the held-out serving output rate
+#: 19.95% -> 20.06% and loaded TTFT p50 23.73% -> 23.96% (docs/accuracy.md History, s106). ``bench/loso.py
+#: --first-token-decode-step`` turns it on for one process.
+FIRST_TOKEN_FROM_DECODE_STEP = False
+
+
 def predict_decode_rows(
     rows: Sequence[DecodeRow],
     *,
@@ -394,6 +404,9 @@ def predict_decode_rows(
             async_scheduling=np.array([r.async_scheduling for r in sel]) if serving else False,
             scheduler_steps=np.array([r.scheduler_steps or 1 for r in sel]) if serving else 1,
             speculative=[speculation.get(i) for i in idx] if serving else None,
+            first_token_decode_step=np.array([first_token_from_decode_step(r.engine, r.engine_version) for r in sel])
+            if FIRST_TOKEN_FROM_DECODE_STEP and not serving
+            else False,
             engine=profiles[name],
             calibration=cal,
             catalog=cat,

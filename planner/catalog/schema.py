@@ -399,7 +399,9 @@ class Mamba2(BaseModel):
 
     @model_validator(mode="after")
     def _kept_blocks_are_mixers(self) -> Mamba2:
-        bad = [i for i in self.quantized_kept_16bit_blocks if not (0 <= i < len(self.pattern) and self.pattern[i] in "M*")]
+        bad = [
+            i for i in self.quantized_kept_16bit_blocks if not (0 <= i < len(self.pattern) and self.pattern[i] in "M*")
+        ]
         if bad:
             raise ValueError(
                 f"quantized_kept_16bit_blocks {bad} are not Mamba-2 ('M') or attention ('*') blocks of the pattern "

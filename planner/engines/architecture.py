@@ -408,7 +408,11 @@ def model_facts(m: Model) -> ModelFacts:
         params_non_expert=b.non_expert,
         params_routed_experts=b.routed_experts,
         params_read_per_step=read,
-        params_kept_16bit=b.embedding + b.lm_head + b.norms + b.router + (b.extra if m.extra_params_loaded else 0)
+        params_kept_16bit=b.embedding
+        + b.lm_head
+        + b.norms
+        + b.router
+        + (b.extra if m.extra_params_loaded else 0)
         + kept_mixers,
         params_read_kept_16bit=(b.lm_head or b.embedding) + b.norms + b.router + kept_mixers,
         params_not_loaded=0 if m.extra_params_loaded else b.extra,

@@ -232,7 +232,9 @@ VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
-LMDEPLOY_PREFILL_LATENCY_S = 0.0095  # fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows
+#: fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows (v0.1.0a1), their first token read as the prefill's;
+#: read as the decode step's that samples it (``first_token_from_decode_step``, not applied) the fit gives 1.2 ms
+LMDEPLOY_PREFILL_LATENCY_S = 0.0095
 TENSORRT_LLM_STEP_OVERHEAD_S = 0.0  # fitted: 0 per step on the TensorRT-LLM rows once the per-layer cost is counted
 TENSORRT_LLM_PREFILL_LATENCY_S = 0.0037  # fitted: 3.74 ms per single-prompt TTFT on the TensorRT-LLM rows
 #: vLLM's --kv-cache-dtype: "auto" (the model dtype: fp16, bf16, or fp32 with --dtype float32), "bfloat16" and
@@ -581,6 +583,38 @@ NEWEST_LOGGED_VLLM = (0, 19, 0)
 #: The oldest (KV001-KV003); an older release takes the first profile, and ``engine_for_version`` says so.
 OLDEST_LOGGED_VLLM = (0, 10, 1, 1)
 _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
+
+
+#: The first LMDeploy release whose TurboMind engine prefills a whole prompt and samples its first token in the same
+#: forward pass: 0.1.0a2 ("Unify prefill & decode passes", InternLM/lmdeploy pull request 775, commit 7f943a26b,
+#: 2023-12-04; tag v0.1.0a2 of 2023-12-06 holds it, v0.1.0a1 of 2023-11-29 does not). Before it
+#: ``LlamaBatch::ContextDecode`` prefilled all but the prompt's last token ("subtract input/context len by 1 to skip
+#: last input token (will process with decoder later)"; ``cache_len = h_context_length - 1  // -1 since we skip last
+#: token``; src/turbomind/models/llama/LlamaBatch.cc at tag v0.1.0a1, commit 9c46b27) and a decode step
+#: (``Generate``: ``decoderForward`` + ``dynamicDecode``) over that last token sampled the first one; a one-token
+#: prompt had no prefill at all (``missing > 1``). (major, minor, patch, pre-release number), a final release's
+#: pre-release number being infinite.
+LMDEPLOY_UNIFIED_PREFILL = (0, 1, 0, 2)
+
+
+def _release_with_pre(text: str) -> tuple[float, ...] | None:
+    """(major, minor, patch, pre-release number) of the first version in ``text``: "v0.1.0a1" -> (0, 1, 0, 1),
+    "0.2.3" -> (0, 2, 3, inf); None if no version is in it."""
+    hit = re.search(r"(?<![\d.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:(?:a|b|rc)(\d+))?", str(text or ""))
+    if not hit:
+        return None
+    major, minor, patch, pre = hit.groups()
+    return (int(major), int(minor), int(patch or 0), float(pre) if pre is not None else math.inf)
+
+
+def first_token_from_decode_step(engine: str, version: str) -> bool:
+    """Whether a release samples a prompt's first token in a decode step after prefilling all but its last token
+    (TTFT = prefill of L - 1 tokens, none for L = 1, + one decode step at L): LMDeploy TurboMind before
+    ``LMDEPLOY_UNIFIED_PREFILL``. False for every other engine and for a release whose version is not stated."""
+    if _engine_key(engine) not in ("lmdeploy", "turbomind"):
+        return False
+    v = _release_with_pre(version)
+    return v is not None and v < LMDEPLOY_UNIFIED_PREFILL
 
 
 def parse_version(text: str) -> tuple[int, ...] | None:

@@ -166,15 +166,40 @@ def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = Fal
     return family in OVERLAP_SCHEDULING_ENGINES
 
 
+#: The part of a request's front-end time that one server process does for every request in turn, seconds (a FIFO
+#: single server: ``RunBehaviour.frontend_serial_s``): 130.74 s / 10,000 requests = 13.07 ms. Every engine here serves
+#: its HTTP API from one process by default and prepares each request there: vLLM 0.11.0 ``--api-server-count``
+#: default 1 (``vllm/entrypoints/openai/cli_args.py``; ``vllm/entrypoints/cli/serve.py``: "Single API server (this
+#: process)", one uvloop), ``AsyncLLM.add_request`` runs ``Processor.process_inputs`` (tokenizing) in that event
+#: loop and its ``output_handler`` task detokenizes every step's outputs in the same loop
+#: (``vllm/v1/engine/async_llm.py``); SGLang's one TokenizerManager process (``--tokenizer-worker-num`` 1); TensorRT-
+#: LLM's ``trtllm-serve``. The figure: vLLM PR 17546 (njhill, 2025-05-01, "[Perf] API-server scaleout with
+#: many-to-many server-engine comms", https://github.com/vllm-project/vllm/pull/17546), "DP=2 before": one API server
+#: in front of two data-parallel engines of Llama-3.2-1B on 2 x A100, ShareGPT sent at 120 req/s, 10,000 requests
+#: done in 130.74 s: 76.5 req/s, the one API server's ceiling (the PR's scale-out lifts it). It counts a whole
+#: ShareGPT request (its output streamed too), so it is an upper bound on the request-preparing part; a request's
+#: front end is never less than this part (``RunBehaviour`` clips it to ``frontend_s``).
+FRONTEND_SERIAL_S = 130.74 / 10_000
+#: The serial part every simulated run gets unless asked (``engine_behaviour``), seconds: 0, none. With
+#: ``FRONTEND_SERIAL_S`` the held-out TPOT median went from 17% to 20% and the loaded TPOT p50 / p99 and ITL p99
+#: medians each a point worse (docs/accuracy.md, History: s112), which the ship rule refuses; ``--serial-front-end``
+#: (``bench/heldout.py``, ``bench/load_validation.py``, ``bench/frontend_fit.py``) sets it to ``FRONTEND_SERIAL_S``
+#: for the experiment.
+SERIAL_FRONT_END_S = 0.0
+
+
 def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculative: Any = None) -> RunBehaviour:
     """How a run goes on this engine: ``asked`` (prefix cache, front end, multi-step scheduling, stream stalls) with
     overlap scheduling on where asked or where the engine overlaps by default (``overlaps_steps``) and
     ``speculative``'s tokens per step (a ``planner.serving.speculative.SpeculativeDecoding``; None: one a step). The
     one rule both paths use: ``predict_benchmark``'s serving runs (the mean rows) and
     ``planner.serving.load.Replica.behaviour`` (percentiles, plan, export, Excel). A speculating run's steps emit
-    1 to draft_steps + 1 tokens, the acceptance length on average (``RunBehaviour.draft_steps``)."""
+    1 to draft_steps + 1 tokens, the acceptance length on average (``RunBehaviour.draft_steps``). Requests wait in
+    turn for one front-end process for ``asked.frontend_serial_s`` of their ``frontend_s``, or when that is 0 for
+    ``SERIAL_FRONT_END_S`` (0: never)."""
     return replace(
         asked,
+        frontend_serial_s=asked.frontend_serial_s or SERIAL_FRONT_END_S,
         async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
         tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,
         draft_steps=int(speculative.draft_steps) if speculative is not None else 0,
@@ -206,6 +231,7 @@ def predict_benchmark(
     scheduler_steps: Any = 1,
     speculative: Any = None,
     chunked_prefill: Any = None,
+    first_token_decode_step: Any = False,
     **options: Unpack[BenchmarkOptions],
 ) -> BenchmarkRun:
     """TTFT, TPOT and output rate of a benchmark run (see the module docstring for the two kinds).
@@ -227,9 +253,12 @@ def predict_benchmark(
     ``speculative`` (serving runs): per run (as ``sample_lengths``), a ``planner.serving.speculative.
     SpeculativeDecoding`` or None (``speculative_setup``). ``chunked_prefill`` (serving runs): whether the server splits
     a prompt across steps (True, False), or None: the scheduler's default (``planner.serving.simulate.
-    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``). Arrays broadcast.
-    Options (the group, precisions, engine, calibration, catalog, errors): ``planner.options.BenchmarkOptions``, their
-    help in ``planner.options.Options``.
+    chunked_prefill_default``: TensorRT-LLM runs prompts whole unless ``--enable_chunked_prefill``).
+    ``first_token_decode_step`` (static runs): the release prefills all but each prompt's last token and samples the
+    first token in a decode step over it (LMDeploy TurboMind before 0.1.0a2, ``planner.engines.profiles.
+    first_token_from_decode_step``): TTFT = prefill of L - 1 tokens (none when L = 1) + one decode step of the batch at
+    context L. Arrays broadcast. Options (the group, precisions, engine, calibration, catalog, errors):
+    ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
         raise InvalidInputError(f"kind {kind!r} is not a benchmark kind; use one of {', '.join(KINDS)}")
@@ -260,7 +289,9 @@ def predict_benchmark(
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     gpus = o.gpus
     if kind == "static":
-        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts)
+        return _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts, first_token_decode_step)
+    if np.any(np.asarray(first_token_decode_step, dtype=bool)):
+        raise InvalidInputError("first_token_decode_step is a static batch's rule; a serving run does not take it")
     return _serving(
         gpu, model, input_len, output_len, batch, num_prompts, request_rate, max_num_seqs,
         max_num_batched_tokens, scheduler, length_range_ratio, gpus, prec, opts, sample_lengths,
@@ -268,12 +299,19 @@ def predict_benchmark(
     )  # fmt: skip
 
 
-def _static(gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts) -> BenchmarkRun:
+def _static(
+    gpu, model, input_len, output_len, batch, num_prompts, gpus, prec, opts, decode_first=False
+) -> BenchmarkRun:
     inp, out = np.maximum(_arr(input_len), 1.0), np.maximum(_arr(output_len), 1.0)
     b = _arr(batch)
     prompts = b if num_prompts is None else np.maximum(_arr(num_prompts), 1.0)
     conc = np.minimum(b, prompts)
     ttft = _arr(api.prefill(gpu, model, inp, gpus=gpus, batch=conc, **prec, **opts).ttft_s)
+    decode_first = np.asarray(decode_first, dtype=bool)
+    if np.any(decode_first):  # prefill of L - 1 tokens (none for one) + a decode step of the batch at context L
+        head = _arr(api.prefill(gpu, model, np.maximum(inp - 1.0, 1.0), gpus=gpus, batch=conc, **prec, **opts).ttft_s)
+        first = _arr(api.decode_step(gpu, model, inp, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
+        ttft = np.where(decode_first, np.where(inp > 1.0, head, 0.0) + first, ttft)
     ctx = np.floor(inp + out / 2.0)
     # Not one sequence of the whole run on the group (the weights alone may not fit): the engine would not start, so
     # there is nothing to time (raises DoesNotFitError; NaN with errors="coerce"). A batch above it is timed.
@@ -477,7 +515,12 @@ def _serving(
         if s is None:
             continue
         s = speculative_setup(s, specs[i], m[i], weights[i], opts["catalog"])
-        asked = RunBehaviour(float(cached[i]), float(front[i]), bool(overlap[i]), int(steps[i]))
+        asked = RunBehaviour(
+            float(cached[i]),
+            frontend_s=float(front[i]),
+            async_scheduling=bool(overlap[i]),
+            scheduler_steps=int(steps[i]),
+        )
         behaviour = engine_behaviour(opts["engine"], scheds[i], asked, specs[i])
         sent = None
         if not math.isnan(rate[i]) and rate[i] > 0 and math.isfinite(rate[i]):

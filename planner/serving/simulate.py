@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from planner.serving.state import Run, arrived, requests
+from planner.serving.state import Run, arrived, queued, requests
 
 
 @dataclass(frozen=True)
@@ -267,6 +267,11 @@ class RunBehaviour:
       computes the rest, at least one token; a preempted request recomputes all); clipped to 0-1 by ``simulate``.
     - ``frontend_s``: each request's time outside the engine (HTTP, tokenizing, detokenizing), seconds, added to its
       TTFT and latency and before a closed-loop client's next request.
+    - ``frontend_serial_s``: the part of ``frontend_s`` that one server process does for every request in turn
+      (``planner.serving.benchmark.FRONTEND_SERIAL_S``; at most ``frontend_s``): requests wait for it in the order sent,
+      a FIFO single server (``planner.serving.state.queued``), so a request reaches the engine at
+      d_i = max(sent_i + ``frontend_s``, d_(i-1) + ``frontend_serial_s``) and its TTFT counts the wait; a burst of N
+      reaches it over N x ``frontend_serial_s``. 0: every request's front end runs in parallel (a pure delay).
     - ``async_scheduling``: the engine schedules each step while the one before it runs (vLLM ``--async-scheduling``,
       ``vllm/v1/engine/core.py`` ``step_with_batch_queue``: step k+1 is scheduled when step k is launched), so a
       request that arrives while the engine is busy joins the second step that starts after it arrives, not the
@@ -298,11 +303,13 @@ class RunBehaviour:
     stream_stall_s: float = 0.0
     tokens_per_step: float = 1.0
     draft_steps: int = 0
+    frontend_serial_s: float = 0.0
 
     def __post_init__(self) -> None:
-        for name, kind in (("cached_fraction", float), ("frontend_s", float), ("async_scheduling", bool),
-                           ("stream_stall_s", float), ("tokens_per_step", float)):  # fmt: skip
+        for name, kind in (("cached_fraction", float), ("frontend_s", float), ("frontend_serial_s", float),
+                           ("async_scheduling", bool), ("stream_stall_s", float), ("tokens_per_step", float)):  # fmt: skip
             object.__setattr__(self, name, kind(getattr(self, name)))
+        object.__setattr__(self, "frontend_serial_s", max(min(self.frontend_serial_s, self.frontend_s), 0.0))
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
 
@@ -357,12 +364,22 @@ def simulate(
     per_step = how.tokens_per_step  # KV tokens a decode step adds per request
     blocks = max(int(scheduler.block_tokens), 1) if reserve else 1  # reservations in whole blocks of this many tokens
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step, blocks)
+    serial = how.frontend_serial_s  # one front-end process, a request at a time (0: none)
+    free_s = -math.inf  # when that front end is next free
     if arrivals_s is not None:
-        run.queue.extend(arrived(lengths, arrivals_s[:num_prompts], hit))
+        if serial > 0.0:
+            cohorts, free_s = queued(lengths, arrivals_s[:num_prompts], serial, free_s, hit)
+            run.queue.extend(cohorts)
+        else:
+            run.queue.extend(arrived(lengths, arrivals_s[:num_prompts], hit))
         sent = num_prompts
     else:
         sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
-        run.queue.extend(requests(lengths, 0, sent, 0.0, hit))
+        if serial > 0.0:
+            cohorts, free_s = queued(lengths[:sent], [0.0] * sent, serial, free_s, hit)
+            run.queue.extend(cohorts)
+        else:
+            run.queue.extend(requests(lengths, 0, sent, 0.0, hit))
     ratio0, ratio_min, decay_steps = SGLANG_NEW_TOKEN_RATIO
     ratio = ratio0
     ttfts: list[tuple[float, int]] = []
@@ -525,7 +542,13 @@ def simulate(
             e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
-                run.queue.extend(requests(lengths, sent, more, now + how.frontend_s, hit))
+                if serial > 0.0:
+                    cohorts, free_s = queued(
+                        lengths[sent : sent + more], [now + how.frontend_s] * more, serial, free_s, hit
+                    )
+                    run.queue.extend(cohorts)
+                else:
+                    run.queue.extend(requests(lengths, sent, more, now + how.frontend_s, hit))
                 sent += more
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
