@@ -135,6 +135,7 @@ class TestReleasesMapToProfiles:
             engine_for_version("sglang", "v0.5.3.post3 (the document's Engine Version list)")[0].name == "sglang-0.5.3"
         )
         assert "release candidate" in engine_for_version("sglang", "0.5.3rc0")[1]
+        assert engine_profile("sglang==0.5.3rc0").name == "sglang-0.5.1"
 
     def test_releases_before_the_first_rule_are_refused(self):
         with pytest.raises(UnknownNameError, match="SGLang version '0.3'"):

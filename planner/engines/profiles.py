@@ -811,5 +811,5 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
         return ENGINES[key]
     hit = _VERSION.match(text)
     if hit and ENGINE_ALIASES.get(hit["name"], hit["name"]) in ENGINES:
-        return engine_for_version(hit["name"], hit["version"])[0]
+        return engine_for_version(hit["name"], text[hit.start("version") :])[0]  # "0.5.3rc0": the rc too
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None
