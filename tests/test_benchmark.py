@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from planner import api
+from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError
 from planner.serving.benchmark import predict_benchmark, request_lengths
 from planner.serving.simulate import Scheduler, StepTable, simulate
@@ -157,11 +158,34 @@ class TestSchedulers:
         assert sglang.ttft_s < vllm.ttft_s
         assert sglang.tpot_s > api.tpot(GPU, MODEL, 2048 + 128, batch=64, gpus=1, check_fit=False)
 
-    def test_sglang_chunk_follows_gpu_memory(self):
-        """SGLang server_args.py: chunked_prefill_size 2048 under 35 GiB, 8192 under 160 GiB (H100), 16384 above."""
-        from planner.serving.benchmark import sglang_chunked_prefill_size
+    def test_sglang_chunk_follows_gpu_memory_as_each_release_does(self):
+        """chunked_prefill_size by nvidia-smi's total (MiB) and release: 0.4.0 server_args.py l.171-175 (2,048 under
+        25,000 MiB, else 8,192), 0.5.1 l.407-413 (2,048 / 8,192 under 160 GiB / 16,384), 0.5.3 l.566-623 and 0.5.10
+        l.1166-1222 (4,096 at 35-60 GiB), 0.5.20 memory_hook.py l.88-170 (4,096 at 20-35 GiB too). MiB: RTX 4090
+        24,564, L40S 46,068, H100 81,559, H200 143,771, B200 183,359 (nvidia-smi)."""
+        from planner.engines.sglang import sglang_chunked_prefill_size
 
-        assert [sglang_chunked_prefill_size(g * 2**30) for g in (24, 80, 141, 192)] == [2048, 8192, 8192, 16384]
+        mib = (24_564, 46_068, 81_559, 143_771, 183_359)
+        want = {
+            "sglang-0.4.0": [2048, 8192, 8192, 8192, 8192],
+            "sglang-0.4": [2048, 8192, 8192, 8192, 8192],
+            "sglang-0.5.1": [2048, 8192, 8192, 8192, 16384],
+            "sglang-0.5.5": [2048, 4096, 8192, 8192, 16384],
+            "sglang-0.5.10": [2048, 4096, 8192, 8192, 16384],
+            "sglang-0.5.20": [4096, 4096, 8192, 8192, 16384],
+        }
+        assert {rule: [sglang_chunked_prefill_size(m, rule) for m in mib] for rule in want} == want
+
+    def test_the_simulation_takes_the_profiles_release_chunk(self):
+        """An L40S under SGLang 0.5.20 prefills 4,096 tokens a step (memory_hook.py l.119-125), under 0.5.1 8,192."""
+        from planner.catalog import default_catalog
+        from planner.serving.benchmark import _limits
+
+        cat = default_catalog()
+        new, old = engine_profile("sglang"), engine_profile("sglang-0.5.1")
+        model = "Llama-3.1-8B"
+        assert _limits(cat, new, "sglang", "L40S", model, 200_000, None, None) == (4096, 2048)
+        assert _limits(cat, old, "sglang", "L40S", model, 200_000, None, None) == (8192, 2048)
 
     def test_unknown_scheduler_is_refused(self):
         with pytest.raises(InvalidInputError, match="use one of vllm, sglang"):
@@ -219,12 +243,16 @@ class TestKvAdmission:
         assert math.isnan(r.ttft_mean_s) and math.isnan(r.duration_s) and math.isnan(r.tpot_mean_s)
 
     def test_sglang_request_slots(self):
-        """SGLang model_runner.py: max_num_reqs = KV tokens / context length x 512, within 2048 .. 4096."""
-        from planner.serving.benchmark import sglang_max_running_requests
+        """SGLang: max_num_reqs = KV tokens / context length x 512 within 2048 .. 4096 (0.5.3 model_runner.py
+        l.1431-1439), and at most KV tokens // 2 (tp_worker.py l.144-152; 0.5.20 kv_cache_configurator.py
+        l.2267-2276); the 0.4 releases' pool holds one slot more (0.4.0 model_runner.py l.517)."""
+        from planner.engines.sglang import sglang_max_running_requests
 
         assert sglang_max_running_requests(1_163_328, 131_072) == 4096  # 4544 clipped
         assert sglang_max_running_requests(200_000, 131_072) == 2048  # 781 raised
         assert sglang_max_running_requests(700_000, 131_072) == 2734
+        assert sglang_max_running_requests(3_000, 131_072) == 1500  # KV tokens // 2
+        assert sglang_max_running_requests(200_000, 131_072, "sglang-0.4.0") == 2049
 
     def test_more_run_at_once_than_whole_sequences_fit(self):
         """vLLM holds KV token by token: with 1024 + 1024-token requests on one H100 running Llama-3.1-8B, more

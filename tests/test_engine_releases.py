@@ -53,6 +53,15 @@ class TestSglangMemFractionStatic:
         assert sglang.sglang_mem_fraction_static(H100_SMI_MIB, 1, "sglang-0.5.1") == 0.874
         assert sglang.sglang_mem_fraction_static(H100_SMI_MIB, 8, "sglang-0.5.1") == 0.831
 
+    def test_053_reserves_as_055_with_16_graphs_on_24_gib(self):
+        """0.5.3 ``server_args.py`` lines 637-675: 512 + max(chunk, 2,048) x 1.5 + graphs x 2 + TP / 8 GiB, at least
+        10 GiB above 60 GiB: H100 TP 1 512 + 12,288 + 512 + 128 = 13,440 MiB, f = round(68,119 / 81,559, 3) = 0.835
+        (0.5.1's rule: 0.874); an RTX 4090 (24,564 MiB) at TP 1: 16 graphs (line 584), 512 + 3,072 + 32 + 128 = 3,744
+        MiB, f = 0.848 (0.5.5's 24 graphs: 3,760 MiB, 0.847)."""
+        assert sglang.sglang_mem_fraction_static(H100_SMI_MIB, 1, "sglang-0.5.3") == 0.835
+        assert sglang.sglang_mem_fraction_static(24_564, 1, "sglang-0.5.3") == 0.848
+        assert sglang.sglang_mem_fraction_static(24_564, 1, "sglang-0.5.5") == 0.847
+
     def test_04_table_by_tensor_parallel_size(self):
         """0.4.6.post5 ``server_args.py`` lines 247-259: GPUs of 80 GiB or less: 0.88, 0.87, 0.85, 0.81, 0.79 for TP
         1, 2, 4, 8, 16; above 96 GiB (lines 262-267) min(f + 48 GiB x (1 - f) / M, (M - 18 GiB) / M): an H200 at TP 1
@@ -100,7 +109,9 @@ class TestReleasesMapToProfiles:
             ("sglang==0.4.5", "sglang-0.4.0"),
             ("sglang==0.4.6.post5", "sglang-0.4"),
             ("sglang==0.5.1", "sglang-0.5.1"),
-            ("sglang==0.5.3", "sglang-0.5.1"),
+            ("sglang==0.5.2", "sglang-0.5.1"),
+            ("sglang==0.5.3", "sglang-0.5.3"),
+            ("sglang==0.5.4", "sglang-0.5.3"),
             ("sglang==0.5.15", "sglang-0.5.10"),
             ("sglang==0.5.23", "sglang"),
             ("tensorrt-llm==0.13.0", "tensorrt-llm-0"),
@@ -114,7 +125,17 @@ class TestReleasesMapToProfiles:
     def test_newer_releases_say_they_were_not_read(self):
         assert "newer than the newest release read here (0.5.23)" in engine_for_version("sglang", "0.5.30")[1]
         assert "newer than the newest release read here (1.4)" in engine_for_version("tensorrt-llm", "1.6.0")[1]
-        assert "not read itself" in engine_for_version("sglang", "0.5.3")[1]
+        assert "not read itself" in engine_for_version("sglang", "0.5.7")[1]
+
+    def test_a_release_candidate_takes_the_rule_before_its_release(self):
+        """0.5.3rc0 ``server_args.py`` lines 498-548 still reserve by 0.5.1's GPU classes; 0.5.3 itself (lines 542-675)
+        and its post releases run 0.5.3's rule (GPUSTACK-113's cell says "v0.5.3rc0")."""
+        assert engine_for_version("sglang", "v0.5.3rc0 (the document's Engine Version list)")[0].name == "sglang-0.5.1"
+        assert (
+            engine_for_version("sglang", "v0.5.3.post3 (the document's Engine Version list)")[0].name == "sglang-0.5.3"
+        )
+        assert "release candidate" in engine_for_version("sglang", "0.5.3rc0")[1]
+        assert engine_profile("sglang==0.5.3rc0").name == "sglang-0.5.1"
 
     def test_releases_before_the_first_rule_are_refused(self):
         with pytest.raises(UnknownNameError, match="SGLang version '0.3'"):

@@ -50,12 +50,37 @@ class TestReleases:
         assert limits("v0.9.2", "A100 SXM 80GB") == (2048, 256)
         g = default_catalog().gpu("A100 SXM 80GB")
         assert engine_profile("vllm").batching_limits(g.memory_bytes, g.engine_device_name) == (2048, 256)
-        assert vllm_batching_release("v0.19.0") == ("V1 0.9.0 and later", {})
+        assert vllm_batching_release("v0.19.0") == ("V1 0.9.0-0.27", {})
+
+    def test_0_27_1_has_no_class_above_the_large_one(self):
+        """v0.27.1 l.2544: the 0.9.0 rule alone; a B200 gets 8,192 / 1,024 as on an H100."""
+        assert vllm_batching_release("0.27.1") == ("V1 0.9.0-0.27", {})
+        assert limits("0.27.1", "B200 180GB") == (8192, 1024)
+
+    def test_0_28_gives_16384_tokens_to_a_gpu_of_160_gib_or_more(self):
+        """v0.28.0 l.2582-2591 ``if device_memory >= 160 * GiB_bytes``: 16,384 / 1,024 for ``vllm serve`` whatever the
+        name (a B200, an MI300X); H200's 141 GiB keeps 8,192 / 1,024, an A100 80GB 2,048 / 256."""
+        assert limits("0.28.0", "B200 180GB") == (16384, 1024)
+        assert limits("0.32.0", "MI300X") == (16384, 1024)
+        assert limits("0.28.0", "H200 SXM 141GB") == (8192, 1024)
+        assert limits("0.28.0", "A100 SXM 80GB") == (2048, 256)
+
+    def test_0_33_keeps_the_160_gib_class(self):
+        """v0.33.0 l.2973-2982: the same class (the GB10 exception, l.2983-2987, names no catalog GPU)."""
+        assert vllm_batching_release("0.33.0")[0] == "V1 0.33.0 and later"
+        assert limits("0.33.0", "GB200 NVL72") == (16384, 1024)
+        assert limits("0.33.0", "H100 SXM 80GB") == (8192, 1024)
+
+    def test_an_explicit_budget_beats_every_class(self):
+        """``--max-num-batched-tokens`` / ``--max-num-seqs`` given: the class does not matter."""
+        eng = engine_profile("vllm").with_(**vllm_batching_release("0.28.0")[1], max_num_batched_tokens=4096)
+        g = default_catalog().gpu("B200 180GB")
+        assert eng.batching_limits(g.memory_bytes, g.engine_device_name) == (4096, 1024)
 
     def test_rocm_before_0_9_2_runs_v0(self):
         """v0.8.3 l.1537: 'Non-CUDA is supported on V1, but off by default'; v0.9.2 l.1491: the platform's default."""
         assert vllm_batching_release("0.8.3 (rocm/vllm:rocm6.3.1_instinct_vllm0.8.3_20250410)")[0] == "V0"
-        assert vllm_batching_release("v0.10.0 (ROCm build, rocm/vllm-dev:main image)")[0] == "V1 0.9.0 and later"
+        assert vllm_batching_release("v0.10.0 (ROCm build, rocm/vllm-dev:main image)")[0] == "V1 0.9.0-0.27"
 
     def test_a_cell_that_says_v0_is_v0_without_a_version(self):
         assert vllm_batching_release("rocm/vllm-dev:nightly_main_20250423 (V0 engine: VLLM_USE_V1=0)")[0] == "V0"
@@ -175,3 +200,27 @@ def test_0_8_x_named_h20_and_h800_small():
     assert limits("0.8.4", "H800 SXM 80GB") == (2048, 256)
     assert limits("0.8.4", "GH200 96GB") == (8192, 1024)
     assert limits("0.8.3", "H800 SXM 80GB") == (2048, 1024)
+
+
+class TestNewerThanLogged:
+    def test_a_release_after_0_27_gets_its_own_batching_with_the_newest_memory_profile(self):
+        """``engine_for_version``: vLLM 0.30.0 is the 'vllm' profile's memory with 0.28's 160 GiB class, and says so;
+        0.25.0 is the 'vllm' profile itself (its batching is 0.19.0's)."""
+        from planner.engines.profiles import engine_for_version
+
+        b200 = default_catalog().gpu("B200 180GB")
+        eng, why = engine_for_version("vllm", "0.30.0")
+        assert (
+            eng.name == "vllm"
+            and eng.activation_bytes_per_seq_vocab == engine_profile("vllm").activation_bytes_per_seq_vocab
+        )
+        assert eng.batching_limits(b200.memory_bytes, b200.engine_device_name) == (16384, 1024)
+        assert "V1 0.28.0-0.32" in why
+        assert engine_for_version("vllm", "0.25.0")[0] is engine_profile("vllm")
+
+    def test_the_default_profile_stands_for_0_19(self):
+        """The shipped 'vllm' profile is vLLM 0.11-0.19 (its memory terms fitted to 0.19.0 logs): a B200 keeps 0.19.0's
+        8,192 / 1,024 (v0.19.0 l.2053)."""
+        b200 = default_catalog().gpu("B200 180GB")
+        assert engine_profile("vllm").batching_limits(b200.memory_bytes, b200.engine_device_name) == (8192, 1024)
+        assert "0.19.0" in engine_profile("vllm").description

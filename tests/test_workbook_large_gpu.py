@@ -1,6 +1,7 @@
 """The GPUs sheet's engine batching defaults, recalculated by LibreOffice, equal ``EngineProfile.batching_limits``:
 vLLM's large-GPU rule by device name (``large_gpu_formula``), on every catalog GPU, under the shipped rule (0.9.0+:
-no "a100" in the name, v0.9.2 vllm/engine/arg_utils.py l.1629) and under 0.8.4's ("h100" or "h200" in it, l.1669-1682).
+no "a100" in the name, v0.9.2 vllm/engine/arg_utils.py l.1629), under 0.8.4's ("h100" or "h200" in it, l.1669-1682)
+and under 0.28.0's (16,384 / 1,024 from 160 GiB whatever the name, v0.28.0 l.2582-2591).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ HEADERS = ("GPU", "Large GPU class (engine)", "Profiling tokens (engine)", "Samp
 PROFILES = {
     "shipped": engine_profile("vllm"),
     "0.8.4": engine_profile("vllm").with_(**vllm_batching_release("0.8.4")[1]),
+    "0.28.0": engine_profile("vllm").with_(**vllm_batching_release("0.28.0")[1]),
 }
 
 
@@ -65,3 +67,14 @@ def test_the_a800_is_large_and_the_a100_small_in_the_shipped_book(gpu_sheets):
     tokens, seqs = col["Profiling tokens (engine)"], col["Sampler sequences (engine)"]
     assert (cells[f"{tokens}{rows['A800 SXM 80GB']}"], cells[f"{seqs}{rows['A800 SXM 80GB']}"]) == (8192, 1024)
     assert (cells[f"{tokens}{rows['A100 SXM 80GB']}"], cells[f"{seqs}{rows['A100 SXM 80GB']}"]) == (2048, 256)
+
+
+def test_the_b200_takes_the_160_gib_class_in_the_0_28_book(gpu_sheets):
+    """v0.28.0 l.2582-2591: B200 180GB 16,384 / 1,024; H200 141GB keeps 8,192 / 1,024; the shipped book's B200 too."""
+    for key, want in (("0.28.0", (16384, 1024)), ("shipped", (8192, 1024))):
+        cells = gpu_sheets[key]
+        col = columns(cells)
+        rows = {cells[f"{col['GPU']}{r}"]: r for r in range(2, 2 + len(default_catalog().gpus))}
+        tokens, seqs = col["Profiling tokens (engine)"], col["Sampler sequences (engine)"]
+        assert (cells[f"{tokens}{rows['B200 180GB']}"], cells[f"{seqs}{rows['B200 180GB']}"]) == want, key
+        assert (cells[f"{tokens}{rows['H200 SXM 141GB']}"], cells[f"{seqs}{rows['H200 SXM 141GB']}"]) == (8192, 1024)

@@ -132,11 +132,13 @@ class ProfileRelease:
 
 
 #: Profiles whose release ``mxfp4_kernel_path`` knows: "tensorrt-llm" is TensorRT-LLM 1.x's PyTorch backend
-#: (``tensorrt_llm_for_version``: every 1.x release), "sglang-0.5.1" SGLang 0.5.1-0.5.4 and "sglang-0.5.5" 0.5.5-0.5.9
+#: (``tensorrt_llm_for_version``: every 1.x release), "sglang-0.5.1" SGLang 0.5.1-0.5.2, "sglang-0.5.3"
+#: 0.5.3-0.5.4 and "sglang-0.5.5" 0.5.5-0.5.9
 #: (``planner.engines.sglang.SGLANG_RULES``). The other profiles' releases load MXFP4 experts as stored or were not read.
 PROFILE_RELEASES = {
     "tensorrt-llm": ProfileRelease("tensorrt-llm", "1.0", "TensorRT-LLM 1.x"),
-    "sglang-0.5.1": ProfileRelease("sglang", "0.5.1", "SGLang 0.5.1-0.5.4"),
+    "sglang-0.5.1": ProfileRelease("sglang", "0.5.1", "SGLang 0.5.1-0.5.2"),
+    "sglang-0.5.3": ProfileRelease("sglang", "0.5.3", "SGLang 0.5.3-0.5.4"),
     "sglang-0.5.5": ProfileRelease("sglang", "0.5.5", "SGLang 0.5.5-0.5.9"),
 }
 #: Where each release's expert-parallel upcast was read (the wheels): ``ServerArgs`` picks the triton_kernel MoE runner

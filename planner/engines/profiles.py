@@ -62,6 +62,12 @@ class EngineProfile:
     max_num_seqs_large_gpu: int = 1024
     max_num_batched_tokens_small_gpu: int = 2048
     max_num_seqs_small_gpu: int = 256
+    #: a GPU with at least this much memory gets the largest class's defaults whatever its name, before the large
+    #: class is tested (vLLM 0.28.0+: ``device_memory >= 160 * GiB_bytes``, ``VLLM_BATCHING_RELEASES``); None: no
+    #: such class (vLLM before 0.28, the shipped profiles)
+    xlarge_gpu_min_memory_bytes: float | None = None
+    max_num_batched_tokens_xlarge_gpu: int = 16384
+    max_num_seqs_xlarge_gpu: int = 1024
     block_size: int = 1
     #: vLLM V1's hybrid KV cache manager: layers paged in groups of equal size, padded with empty layers, a local
     #: group one block over its window (``planner.model.memory.padded_kv_layer_tokens``); False: layers alone
@@ -141,15 +147,24 @@ class EngineProfile:
             and (not self.large_gpu_required_names or any(s in name for s in self.large_gpu_required_names))
         )
 
+    def xlarge_gpu(self, memory_bytes: float) -> bool:
+        """Whether a GPU gets the largest class's defaults: the profile has that class
+        (``xlarge_gpu_min_memory_bytes`` set) and the GPU at least that much memory, whatever its name (vLLM 0.28.0+
+        ``if device_memory >= 160 * GiB_bytes``, tested before the large class: v0.28.0 vllm/engine/arg_utils.py
+        l.2582)."""
+        return self.xlarge_gpu_min_memory_bytes is not None and memory_bytes >= self.xlarge_gpu_min_memory_bytes
+
     def batching_limits(self, memory_bytes: float, device_name: str) -> tuple[int, int]:
         """(max_num_batched_tokens, max_num_seqs) on a GPU of ``memory_bytes`` whose device reports ``device_name``
-        (``catalog.Gpu.engine_device_name``): the explicit values, else the GPU-class default (``large_gpu``)."""
-        large = self.large_gpu(memory_bytes, device_name)
-        tokens = self.max_num_batched_tokens or (
-            self.max_num_batched_tokens_large_gpu if large else self.max_num_batched_tokens_small_gpu
-        )
-        seqs = self.max_num_seqs or (self.max_num_seqs_large_gpu if large else self.max_num_seqs_small_gpu)
-        return tokens, seqs
+        (``catalog.Gpu.engine_device_name``): the explicit values, else the GPU-class default (``xlarge_gpu``, then
+        ``large_gpu``)."""
+        if self.xlarge_gpu(memory_bytes):
+            tokens, seqs = self.max_num_batched_tokens_xlarge_gpu, self.max_num_seqs_xlarge_gpu
+        elif self.large_gpu(memory_bytes, device_name):
+            tokens, seqs = self.max_num_batched_tokens_large_gpu, self.max_num_seqs_large_gpu
+        else:
+            tokens, seqs = self.max_num_batched_tokens_small_gpu, self.max_num_seqs_small_gpu
+        return self.max_num_batched_tokens or tokens, self.max_num_seqs or seqs
 
     def batching_defaults(self) -> tuple:
         """The fields ``batching_limits`` reads (they differ between vLLM releases: ``with_release_kernels``)."""
@@ -158,6 +173,7 @@ class EngineProfile:
             self.large_gpu_excluded_names, self.large_gpu_required_names,
             self.max_num_batched_tokens_large_gpu, self.max_num_seqs_large_gpu,
             self.max_num_batched_tokens_small_gpu, self.max_num_seqs_small_gpu,
+            self.xlarge_gpu_min_memory_bytes, self.max_num_batched_tokens_xlarge_gpu, self.max_num_seqs_xlarge_gpu,
         )  # fmt: skip
 
     def accepts_kv(self, precision: str) -> bool:
@@ -486,7 +502,8 @@ def _sglang(rule: str, releases: str, **changes) -> EngineProfile:
 SGLANG = _sglang("sglang-0.5.20", "0.5.20-0.5.23 (read in both)")
 SGLANG_0510 = _sglang("sglang-0.5.10", "0.5.10-0.5.19 (read in 0.5.10 and 0.5.15)")
 SGLANG_055 = _sglang("sglang-0.5.5", "0.5.5-0.5.9 (read in 0.5.5)")
-SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.4 (read in 0.5.1)")
+SGLANG_053 = _sglang("sglang-0.5.3", "0.5.3-0.5.4 (read in 0.5.3, 0.5.3.post3, 0.5.4 and 0.5.4.post2)")
+SGLANG_051 = _sglang("sglang-0.5.1", "0.5.1-0.5.2 (read in 0.5.1, 0.5.2 and 0.5.3rc0)")
 SGLANG_04 = _sglang("sglang-0.4", "0.4.6-0.4.x (read in 0.4.6.post5)")
 SGLANG_040 = _sglang("sglang-0.4.0", "0.4.0-0.4.5 (read in 0.4.0, 0.4.3 and 0.4.5)")
 
@@ -519,7 +536,7 @@ NIM_BACKEND = "tensorrt-llm-0"
 ENGINES: dict[str, EngineProfile] = {
     e.name: e
     for e in (
-        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_051, SGLANG_04, SGLANG_040,
+        VLLM, VLLM_FULLSORT, VLLM_010, SGLANG, SGLANG_0510, SGLANG_055, SGLANG_053, SGLANG_051, SGLANG_04, SGLANG_040,
         TENSORRT_LLM, TENSORRT_LLM_0, LMDEPLOY, IDEAL,
     )
 }  # fmt: skip
@@ -623,7 +640,7 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
             "(TensorRT-LLM 0.x), NIM's choice where its manifest has one"
         )
     if base.name.startswith("sglang"):
-        rule, why = sglang_rule_for_version(v)
+        rule, why = sglang_rule_for_version(v, bool(re.search(r"\d\s*rc\d", str(version))))
         return ENGINES["sglang" if rule == "sglang-0.5.20" else rule], why
     if base.name.startswith("tensorrt-llm"):
         return tensorrt_llm_for_version(v)
@@ -640,9 +657,16 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     name, why = next((n, w) for start, n, w in reversed(VLLM_VERSION_PROFILES) if v >= start)
     if v[:3] > NEWEST_LOGGED_VLLM:
         newest = ".".join(map(str, NEWEST_LOGGED_VLLM))
-        return ENGINES[name], (
+        rule, fields = vllm_batching_release(text)
+        batching = (
+            "0.19.0's batching defaults (the same through 0.27.1)"
+            if not fields
+            else f"its own batching defaults ({rule})"
+        )
+        return _with_batching(ENGINES[name], rule) if fields else ENGINES[name], (
             f"vLLM {text} is newer than the newest release with published start-up logs here ({newest}): mapped to "
-            f"the newest profile, {name} ({why}); its defaults may have moved since"
+            f"the newest profile, {name} ({why}), with {batching}; its memory profiling may have moved since"
+            + ("" if v[:3] <= NEWEST_READ_VLLM_BATCHING else ", and its batching defaults were read up to 0.33.0")
         )
     return ENGINES[name], f"vLLM {text} -> {name}: {why}"
 
@@ -675,7 +699,19 @@ H100_H200_NAMES = ("h100", "h200")
 #: - 0.8.5: 8,192 / 1,024 on a device of 70 GiB or more, A100 80GB included, else 2,048 / 256 (v0.8.5 l.1596-1609).
 #: - 0.9.0 and later: as 0.8.5 but not on a device named "a100" ("Setting large max_num_batched_tokens for A100
 #:   reduces throughput, see PR #17885"): v0.9.0 l.1495, v0.9.2 l.1629, v0.10.1.1 l.1638, v0.11.0 l.1605, v0.13.0
-#:   l.1797, v0.16.0 l.1877, v0.19.0 l.2053 (``get_batch_defaults``): the profiles' own fields.
+#:   l.1797, v0.16.0 l.1877, v0.19.0 l.2053, v0.20.0 l.2208, v0.24.0 l.2404, v0.27.0 l.2544, v0.27.1 l.2544
+#:   (``get_batch_defaults``): the profiles' own fields. (0.20.0 adds ``DEFAULT_MAX_NUM_BATCHED_TOKENS_FOR_BATCHED_DP``
+#:   where ``parallel_config.use_batched_dp_moe``, v0.20.0 l.2355-2358, not modelled.)
+#: - 0.28.0 and later: 16,384 / 1,024 on a device of 160 GiB or more whatever its name ("for GPUs like B200/B300 with
+#:   >= 160GB memory, use the largest defaults"), tested before the 0.9.0 rule: v0.28.0 l.2582-2591, v0.29.0 l.2698,
+#:   v0.30.0 l.2730, v0.31.0 l.2858, v0.32.0 l.2923. On the catalog: B200, B300, GB200, GB300, MI300X, MI325X,
+#:   MI350X, MI355X (H200's 141 GiB stays at 8,192 / 1,024). 0.27.1 has no such class (read: l.2544).
+#: - 0.33.0: as 0.28.0, and a GB10 (DGX Spark, ``current_platform.is_device_capability((12, 1))``) is never large
+#:   ("has the memory but not the compute of a large discrete GPU, keep it on the small tier", v0.33.0 l.2961-2963,
+#:   l.2983-2987). No catalog GPU is a GB10 and the catalog records no compute capability: the fields are 0.28's.
+#: Read in the wheels from PyPI (``pip download vllm==X --no-deps``, ``vllm/engine/arg_utils.py``): every minor
+#: release 0.19.0-0.33.0 and 0.27.1; ``get_batch_defaults`` is the same text from 0.19.0 to 0.27.1 and from 0.28.0
+#: to 0.32.0.
 #: ROCm ran V0 by default before 0.9.2: "Non-CUDA is supported on V1, but off by default for now" (v0.8.3 l.1537;
 #: v0.9.1 l.1443 "Non-[CUDA, TPU]"), then ``current_platform.default_v1`` (v0.9.2 l.1491; ROCm ``supports_v1``: True,
 #: vllm/platforms/rocm.py l.397).
@@ -697,8 +733,12 @@ VLLM_BATCHING_RELEASES: tuple[tuple[tuple[int, ...], str, dict], ...] = (
         dict(large_gpu_min_memory_bytes=0.0, large_gpu_excluded_names=(), large_gpu_required_names=H100_H200_NAMES),
     ),
     ((0, 8, 5), "V1 0.8.5", dict(large_gpu_excluded_names=())),
-    ((0, 9), "V1 0.9.0 and later", {}),
+    ((0, 9), "V1 0.9.0-0.27", {}),
+    ((0, 28), "V1 0.28.0-0.32", dict(xlarge_gpu_min_memory_bytes=160 * GiB)),
+    ((0, 33), "V1 0.33.0 and later", dict(xlarge_gpu_min_memory_bytes=160 * GiB)),
 )
+#: The newest vLLM release whose ``get_batch_defaults`` was read (``VLLM_BATCHING_RELEASES``).
+NEWEST_READ_VLLM_BATCHING = (0, 33, 0)
 #: ROCm builds of vLLM before this release run the V0 engine unless VLLM_USE_V1=1 (above).
 VLLM_ROCM_V1_DEFAULT = (0, 9, 2)
 
@@ -734,7 +774,8 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
     """A vLLM ``profile`` with the batching defaults of the release that ran a row (``vllm_batching_release``);
     another engine, a profile that is not vLLM's, or a cell with neither a version nor a V0 mark keeps the profile.
-    Not applied to predictions (``bench/vllm_batching_releases.py`` measures it)."""
+    Not applied to the rows' predictions (``bench/vllm_batching_releases.py`` measures it); ``engine_for_version``
+    applies it to a release newer than ``NEWEST_LOGGED_VLLM`` (0.28.0 on: the 160 GiB class)."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
@@ -770,5 +811,5 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
         return ENGINES[key]
     hit = _VERSION.match(text)
     if hit and ENGINE_ALIASES.get(hit["name"], hit["name"]) in ENGINES:
-        return engine_for_version(hit["name"], hit["version"])[0]
+        return engine_for_version(hit["name"], text[hit.start("version") :])[0]  # "0.5.3rc0": the rc too
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None

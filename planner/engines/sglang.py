@@ -16,6 +16,9 @@ release files it was read from (wheels from PyPI, ``pip download sglang==<versio
 - 0.5.1 (``server_args.py`` lines 354-395): M - reserved, reserved by GPU class: (2.8 + p / 10) GiB under
   35 GiB, (9.5 + p / 2) GiB under 90, (12 + p / 2) GiB under 160, 32 GiB above (p = TP x PP; +4 GiB with
   DP attention).
+- 0.5.3 (0.5.3 ``server_args.py`` lines 542-675, the same in 0.5.3.post3 and 0.5.4; 0.5.3rc0 still has 0.5.1's):
+  0.5.5's form below, with 16 decode graphs (not 24) for the 20-35 GiB class at TP < 4 (0.5.3 line 584, 0.5.4 line 695;
+  0.5.4.post2 has 24, line 703: 16 MiB, not modelled).
 - 0.5.5 (``server_args.py`` lines 689-822): reserved = 512 MiB + max(chunked_prefill_size, 2048) x 1.5 MiB +
   cuda_graph_max_bs x 2 MiB + p / 8 GiB (+ DP attention: max_bs x dp x 3 MiB, x 1.5 more above 300), at least
   10 GiB on GPUs above 60 GiB; f = round((M - reserved) / M, 3). chunked_prefill_size and cuda_graph_max_bs by
@@ -43,6 +46,7 @@ SGLANG_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
     ((0, 4), "sglang-0.4.0"),
     ((0, 4, 6), "sglang-0.4"),
     ((0, 5, 1), "sglang-0.5.1"),
+    ((0, 5, 3), "sglang-0.5.3"),
     ((0, 5, 5), "sglang-0.5.5"),
     ((0, 5, 10), "sglang-0.5.10"),
     ((0, 5, 20), "sglang-0.5.20"),
@@ -51,7 +55,8 @@ SGLANG_RULES: tuple[tuple[tuple[int, ...], str], ...] = (
 READ_IN = {
     "sglang-0.4.0": "0.4.0, 0.4.3 and 0.4.5",
     "sglang-0.4": "0.4.6.post5",
-    "sglang-0.5.1": "0.5.1",
+    "sglang-0.5.1": "0.5.1 and 0.5.2",
+    "sglang-0.5.3": "0.5.3 and 0.5.4",
     "sglang-0.5.5": "0.5.5",
     "sglang-0.5.10": "0.5.10 and 0.5.15",
     "sglang-0.5.20": "0.5.20 and 0.5.23",
@@ -70,8 +75,60 @@ GPU_CLASSES_055 = (
     (160 * 1024, 8192, 256, 512),
     (float("inf"), 16384, 512, 512),
 )
+#: 0.5.3-0.5.4's table: 16 decode graphs at 20-35 GiB under TP 4 (0.5.3 ``server_args.py`` lines 566-623, 0.5.4
+#: line 695).
+GPU_CLASSES_053 = (GPU_CLASSES_055[0], (35 * 1024, 2048, 16, 80), *GPU_CLASSES_055[2:])
 #: 0.5.20's table (``memory_hook.py`` lines 89-170): the 20-35 GiB class takes 4,096 tokens and 48 / 160 graphs.
 GPU_CLASSES_0520 = (GPU_CLASSES_055[0], (35 * 1024, 4096, 48, 160), *GPU_CLASSES_055[2:])
+
+
+#: SGLang's default ``chunked_prefill_size`` by rule: (GPU memory below, MiB; tokens), smallest class first. It is the
+#: token budget of a prefill batch: ``PrefillAdder`` takes each added request's tokens off ``rem_chunk_tokens`` and
+#: cuts the request that overruns it (0.5.3 ``managers/schedule_policy.py`` l.431-432, 528-543), and
+#: ``max_prefill_tokens`` is 16,384 in every release read, never below the chunk. Read in the wheels:
+#: - 0.4.0-0.4.x: 2,048 under 25,000 MiB, else 8,192 (0.4.0 ``server_args.py`` l.171-175, 0.4.3 l.209-212, 0.4.5
+#:   l.247-250; 0.4.6.post5 l.271-277, 16,384 only for a disaggregated server).
+#: - 0.5.1-0.5.3rc0 (the ``sglang-0.5.1`` rule): 2,048 under 35 GiB, 8,192 under 160 GiB, else 16,384 (0.5.1
+#:   l.407-413, 0.5.2 l.510-516, 0.5.3rc0 l.542-548).
+#: - 0.5.3-0.5.19: the GPU classes of ``GPU_CLASSES_055``, 4,096 for 35-60 GiB ("A100 (40GB), L40") (0.5.3
+#:   ``_handle_gpu_memory_settings`` l.566-623, 0.5.3.post3 l.623-700, 0.5.4.post2 l.675-752, 0.5.5 l.690-767, 0.5.7
+#:   l.827-884, 0.5.10 l.1166-1222, 0.5.15 l.3497-3550).
+#: - 0.5.20 on: ``GPU_CLASSES_0520``, 4,096 for 20-35 GiB as well (0.5.20 ``arg_groups/memory_hook.py`` l.88-170,
+#:   0.5.23 l.89-171).
+CHUNK_CLASSES_04 = ((25_000, 2048), (float("inf"), 8192))
+CHUNK_CLASSES: dict[str, tuple[tuple[float, int], ...]] = {
+    "sglang-0.4.0": CHUNK_CLASSES_04,
+    "sglang-0.4": CHUNK_CLASSES_04,
+    "sglang-0.5.1": ((35 * 1024, 2048), (160 * 1024, 8192), (float("inf"), 16384)),
+    "sglang-0.5.3": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_053),
+    "sglang-0.5.5": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_055),
+    "sglang-0.5.10": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_055),
+    "sglang-0.5.20": tuple((below, tokens) for below, tokens, _, _ in GPU_CLASSES_0520),
+}
+#: The request slots an SGLang server keeps when --max-running-requests is not given: min(clip(KV tokens / context x
+#: 512, 2,048, 4,096), KV tokens // 2), + 1 slot in the 0.4 releases (their ``ReqToTokenPool`` holds max_num_reqs + 1).
+#: 0.4.0 ``model_executor/model_runner.py`` l.505-513 and 517, ``managers/tp_worker.py`` l.92-99; 0.4.6.post5
+#: model_runner.py l.904; 0.5.3 model_runner.py l.1431-1439, tp_worker.py l.144-152; 0.5.7
+#: ``model_runner_kv_cache_mixin.py`` l.278-286, model_runner.py l.524-532; 0.5.10 mixin l.844-851; 0.5.20
+#: ``mem_cache/kv_cache_configurator.py`` l.2267-2276; 0.5.23 l.3123-3132.
+REQUEST_POOL_EXTRA = {"sglang-0.4.0": 1, "sglang-0.4": 1}
+
+
+def sglang_chunked_prefill_size(gpu_memory_mib: float, rule: str = "sglang-0.5.20") -> int:
+    """SGLang's default ``chunked_prefill_size`` under ``rule`` on a GPU of ``gpu_memory_mib`` (nvidia-smi's total,
+    MiB): the first class of ``CHUNK_CLASSES[rule]`` the memory is below. H100 (81,559 MiB) 8,192 under every rule;
+    an L40S (46,068 MiB) 8,192 under 0.4 and 0.5.1, 4,096 from 0.5.3; a B200 8,192 under 0.4, 16,384 from 0.5.1."""
+    if rule not in CHUNK_CLASSES:
+        raise UnknownNameError("SGLang rule", rule, list(CHUNK_CLASSES))
+    return next(tokens for below, tokens in CHUNK_CLASSES[rule] if gpu_memory_mib < below)
+
+
+def sglang_max_running_requests(kv_tokens: float, context_len: int, rule: str = "sglang-0.5.20") -> int:
+    """SGLang's default request slots with ``kv_tokens`` in its KV pool and a context length of ``context_len``:
+    min(clip(kv_tokens / context_len x 512, 2,048, 4,096) (+ 1 under the 0.4 rules), kv_tokens // 2)
+    (``REQUEST_POOL_EXTRA``'s comment cites each release). 200,000 tokens at 131,072: 2,048; 3,000 tokens: 1,500."""
+    pool = min(max(int(kv_tokens / max(context_len, 1) * 512), 2048), 4096) + REQUEST_POOL_EXTRA.get(rule, 0)
+    return int(min(pool, kv_tokens // 2))
 
 
 def prefill_graph_sizes(max_tokens: int) -> int:
@@ -91,7 +148,7 @@ def prefill_graph_sizes(max_tokens: int) -> int:
 
 def gpu_class_defaults(gpu_memory_mib, tp_size, rule: str = "sglang-0.5.20"):
     """(chunked_prefill_size, cuda_graph_max_bs) SGLang picks for a GPU of ``gpu_memory_mib`` and a TP size."""
-    table = GPU_CLASSES_0520 if rule == "sglang-0.5.20" else GPU_CLASSES_055
+    table = {"sglang-0.5.20": GPU_CLASSES_0520, "sglang-0.5.3": GPU_CLASSES_053}.get(rule, GPU_CLASSES_055)
     mem = np.asarray(gpu_memory_mib, dtype=float)
     tp = np.asarray(tp_size, dtype=float)
     chunk = np.full(np.broadcast_shapes(mem.shape, tp.shape), np.nan)
@@ -145,12 +202,13 @@ def sglang_mem_fraction_static(gpu_memory_mib, tp_size, rule: str = "sglang-0.5.
     return float(out) if out.ndim == 0 else out
 
 
-def sglang_rule_for_version(version: tuple[int, ...]) -> tuple[str, str]:
+def sglang_rule_for_version(version: tuple[int, ...], release_candidate: bool = False) -> tuple[str, str]:
     """The rule of an SGLang release, and why: the newest rule read at or before it; a note when it is newer than
-    every release read or falls between two."""
+    every release read or falls between two. A ``release_candidate`` of a version ("0.5.3rc0") comes before that
+    release, so it takes the rule in force before it (0.5.3rc0 ``server_args.py`` lines 498-548 still run 0.5.1's)."""
     if version < SGLANG_RULES[0][0]:
         raise UnknownNameError("SGLang version", ".".join(map(str, version)), ["0.4 or later"])
-    rule = next(r for s, r in reversed(SGLANG_RULES) if version >= s)
+    rule = next(r for s, r in reversed(SGLANG_RULES) if version > s or (version == s and not release_candidate))
     text = ".".join(map(str, version))
     if version[:3] > NEWEST_READ_SGLANG:
         newest = ".".join(map(str, NEWEST_READ_SGLANG))
@@ -159,8 +217,10 @@ def sglang_rule_for_version(version: tuple[int, ...]) -> tuple[str, str]:
             "its defaults may have moved since"
         )
     read = READ_IN[rule]
-    if text in re.split(r", | and ", read):
+    if text in re.split(r", | and ", read) and not release_candidate:
         return rule, f"SGLang {text} -> {rule} (read in {read})"
+    if release_candidate:
+        return rule, f"SGLang {text} release candidate -> {rule}: the rule in force before {text} (read in {read})"
     return rule, f"SGLang {text} -> {rule}: not read itself; the rule of the nearest older release read ({read})"
 
 
@@ -189,6 +249,7 @@ def default_memory_fraction(rule: str, gpu_memory_bytes, gpus, attention_ranks=1
 #: Rules not read for this (0.4.x, 0.5.20 on) keep the split pools.
 SGLANG_SINGLE_POOL_FAMILIES: dict[str, frozenset[str]] = {
     "sglang-0.5.1": frozenset({"gpt-oss", "Gemma 2", "Gemma 3"}),
+    "sglang-0.5.3": frozenset({"gpt-oss", "Gemma 2", "Gemma 3"}),
     "sglang-0.5.5": frozenset({"gpt-oss", "Gemma 2", "Gemma 3"}),
     "sglang-0.5.10": frozenset({"Gemma 2", "Gemma 3"}),
 }

@@ -53,6 +53,7 @@ from planner.engines.profiles import (
     engine_profile,
     profiled_at_token_budget,
 )
+from planner.engines.sglang import MiB, sglang_chunked_prefill_size, sglang_max_running_requests
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
@@ -626,25 +627,13 @@ def _memory_opts(opts: dict) -> dict:
     return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors")}
 
 
-def sglang_chunked_prefill_size(memory_bytes: float) -> int:
-    """SGLang's default ``chunked_prefill_size`` by GPU memory: 2048 under 35 GiB, 8192 under 160 GiB, else 16384
-    (``python/sglang/srt/server_args.py``, ``ServerArgs.__post_init__``)."""
-    gib = memory_bytes / 2**30
-    return 2048 if gib < 35 else 8192 if gib < 160 else 16384
-
-
-def sglang_max_running_requests(kv_tokens: float, context_len: int) -> int:
-    """SGLang's default request slots: kv_tokens / context_len x 512, within 2048..4096
-    (``python/sglang/srt/model_executor/model_runner.py``, ``init_memory_pool``: ``max_num_reqs``)."""
-    return int(min(max(int(kv_tokens / max(context_len, 1) * 512), 2048), 4096))
-
-
 def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tuple[int, int]:
     """(max_num_batched_tokens, max_num_seqs): the given values, else the engine's defaults on that GPU."""
     g = cat.gpu(gpu_name)
-    if kind == "sglang":
-        slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context)
-        default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes), slots
+    if kind == "sglang":  # the profile's release (its memory rule), else the newest read
+        rule = eng.memory_fraction_rule or "sglang-0.5.20"
+        slots = sglang_max_running_requests(kv_tokens, cat.model(model_name).max_context, rule)
+        default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes / MiB, rule), slots
     else:
         default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)
     return int(tokens or default_tokens), int(seqs or default_seqs)

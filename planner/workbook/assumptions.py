@@ -44,6 +44,12 @@ ENGINE_FIELD_HELP = {
     "max_num_seqs_large_gpu": ("sequences", "sampler sequences on a large GPU"),
     "max_num_batched_tokens_small_gpu": ("tokens", "profiling tokens on other GPUs"),
     "max_num_seqs_small_gpu": ("sequences", "sampler sequences on other GPUs"),
+    "xlarge_gpu_min_memory_bytes": (
+        "B",
+        "a GPU with at least this much memory gets the largest defaults, any name (vLLM 0.28+: 160 GiB); blank: none",
+    ),
+    "max_num_batched_tokens_xlarge_gpu": ("tokens", "profiling tokens on the largest GPUs"),
+    "max_num_seqs_xlarge_gpu": ("sequences", "sampler sequences on the largest GPUs"),
     "block_size": ("tokens", "KV cache is allocated in blocks of this many tokens"),
     "kv_heads_any_split": ("", "TRUE: KV heads need not divide the group (TensorRT-LLM: ceil(KV heads / GPUs) each)"),
     "memory_fraction_rule": (

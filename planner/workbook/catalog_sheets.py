@@ -269,12 +269,15 @@ def gpus_sheet(
         ),
     ]
     large = get_column_letter(len(cols))
+    # the largest class first (``EngineProfile.xlarge_gpu``: vLLM 0.28.0+, memory alone; a blank minimum: none)
+    xlarge = "AND(ISNUMBER(eng_xlarge_gpu_min_memory_bytes),D{r}>=eng_xlarge_gpu_min_memory_bytes)"
     cols += [
         Column(
             "Profiling tokens (engine)",
             lambda g, r: (
                 f"=IF(eng_max_num_batched_tokens>0,eng_max_num_batched_tokens,"
-                f"IF({large}{r},eng_max_num_batched_tokens_large_gpu,eng_max_num_batched_tokens_small_gpu))"
+                f"IF({xlarge.format(r=r)},eng_max_num_batched_tokens_xlarge_gpu,"
+                f"IF({large}{r},eng_max_num_batched_tokens_large_gpu,eng_max_num_batched_tokens_small_gpu)))"
             ),
             INT,
             10,
@@ -284,7 +287,8 @@ def gpus_sheet(
         Column(
             "Sampler sequences (engine)",
             lambda g, r: (
-                f"=IF(eng_max_num_seqs>0,eng_max_num_seqs,IF({large}{r},eng_max_num_seqs_large_gpu,eng_max_num_seqs_small_gpu))"
+                f"=IF(eng_max_num_seqs>0,eng_max_num_seqs,IF({xlarge.format(r=r)},eng_max_num_seqs_xlarge_gpu,"
+                f"IF({large}{r},eng_max_num_seqs_large_gpu,eng_max_num_seqs_small_gpu)))"
             ),
             INT,
             10,
