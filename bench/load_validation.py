@@ -120,6 +120,7 @@ def bootstrap_lines(rows, checks, resamples: int) -> list[str]:
     """Per figure of the table, the 'all' line's median and worst |error| with each one's 90% interval over
     ``resamples`` resamples of whole sources (``planner.accuracy.holdout.fold_of``; ``heldout.bootstrap_line``)."""
     from heldout import bootstrap_line
+
     from planner.accuracy.holdout import fold_of
 
     by_id = {r.record_id: r for r in rows}
