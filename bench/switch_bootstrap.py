@@ -186,12 +186,13 @@ def compare(main: list[list], switched: list[list], switch: str, resamples: int)
             b = [nan if switched[i][4] is None else switched[i][4] for i in idx]
             sources = [main[i][3] for i in idx]
             n = sum(not math.isnan(x) for x in a)
+            drawn = {s for s, x, y in zip(sources, a, b, strict=True) if not (math.isnan(x) and math.isnan(y))}
             for stat in ("median", "worst"):
                 d = bs.paired_difference(a, b, sources, stat, resamples=resamples)
                 lines.append(
                     f"{name:<9}{q:<24}{stat:<7}{pct(d.a):>9}{pct(d.b):>9}{points(d.observed):>8}"
                     f"{'[' + points(d.low) + ', ' + points(d.high) + ']':>18}{d.p_worse:>10.2f}{d.p_better:>10.2f}"
-                    f"{n:>9}{len(set(sources)):>8}"
+                    f"{n:>9}{len(drawn):>8}"
                 )
     return lines
 

@@ -154,3 +154,11 @@ class TestSwitchTable:
         other = [[*self.MAIN[1]], [*self.MAIN[0]], *self.MAIN[2:]]
         with pytest.raises(SystemExit, match="not the same rows"):
             _bench("switch_bootstrap").compare(self.MAIN, other, "shuffled", 10)
+
+
+def test_a_source_neither_side_predicts_is_not_drawn():
+    """Rows NaN on both sides leave before resampling: adding such a source changes no figure of the comparison."""
+    a, b, sources = [0.1, 0.3, 0.2], [0.1, 0.5, 0.2], ["A", "B", "C"]
+    plain = bs.paired_difference(a, b, sources, resamples=500)
+    padded = bs.paired_difference([*a, float("nan")], [*b, float("nan")], [*sources, "D"], resamples=500)
+    assert padded == plain

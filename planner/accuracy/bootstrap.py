@@ -153,10 +153,15 @@ def paired_difference(
     """b's median (or worst) |error| minus a's, on the rows as published and on each resample of whole sources, the
     same resample for both (paired). ``errors_a[i]`` and ``errors_b[i]`` are one row's errors under a and b, from
     source ``sources[i]``; a NaN (not predicted) leaves that row out of that side only, as each side's own median
-    would. Identical errors give a difference of exactly 0 in every resample."""
+    would; rows neither side predicts are left out before resampling (their sources are not drawn). Identical
+    errors give a difference of exactly 0 in every resample."""
     _check(errors_a, sources)
     _check(errors_b, sources)
     a, b = np.abs(np.asarray(errors_a, dtype=float)), np.abs(np.asarray(errors_b, dtype=float))
+    either = ~(np.isnan(a) & np.isnan(b))  # a source whose rows neither side predicts is not a source of this figure
+    a, b, sources = a[either], b[either], [s for s, keep in zip(sources, either, strict=True) if keep]
+    if not sources:
+        raise PlannerError("neither side predicts any row: no difference to bootstrap")
     ones = np.ones((1, a.size), dtype=np.int64)
     obs_a, obs_b = weighted_statistic(a, ones, statistic)[0], weighted_statistic(b, ones, statistic)[0]
     weights = _row_weights(sources, _counts_for(sources, resamples, seed))
