@@ -632,10 +632,16 @@ def _gpu_or_none(name: str, cat) -> str | None:
 def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
     """``--bootstrap [N]`` (this script's, ``bench/load_validation.py``'s and ``bench/loso.py``'s): N resamples of
     whole sources (``planner.accuracy.bootstrap``), 1,000 when N is left out; 0 (the default): no intervals."""
+
+    def resamples(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"a number of resamples of at least 1, not {text!r}")
+        return int(text)
+
     parser.add_argument(
         "--bootstrap",
         nargs="?",
-        type=int,
+        type=resamples,
         const=bs.DEFAULT_RESAMPLES,
         default=0,
         metavar="N",

@@ -200,7 +200,10 @@ def compare(main: list[list], switched: list[list], switch: str, resamples: int)
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("switch", nargs="?", choices=SWITCHES, help="the off-by-default switch to compare with main")
-    parser.add_argument("--bootstrap", type=int, default=bs.DEFAULT_RESAMPLES, metavar="N", help="resamples")
+
+    from heldout import add_bootstrap_option
+
+    add_bootstrap_option(parser)
     parser.add_argument(
         "--refit",
         action="store_true",
@@ -219,7 +222,7 @@ def main(argv: list[str]) -> int:
     if args.refit and args.switch != "first-token-decode-step":
         parser.error("--refit applies to first-token-decode-step only (the others move no fitted row)")
     main_figures, switched = side("main", args.keep), side(name, args.keep)
-    print("\n".join(compare(main_figures, switched, name, args.bootstrap)))
+    print("\n".join(compare(main_figures, switched, name, args.bootstrap or bs.DEFAULT_RESAMPLES)))
     return 0
 
 
