@@ -12,6 +12,8 @@ published rows from sources the planner's time factors were not fitted on.
     python bench/heldout.py --signed --source gpustack   # only the held-out rows of sources whose name holds "gpustack"
     python bench/heldout.py --serial-front-end   # one front-end process preparing requests in turn (the s112 experiment)
     python bench/heldout.py --write-serving-residuals   # catalogs/reference/heldout_serving_residuals.csv
+    python bench/heldout.py --bootstrap          # each headline median / worst with its 90% interval over 1,000
+                                                 # resamples of whole sources (--bootstrap N: N resamples)
 
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
@@ -46,10 +48,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from planner.accuracy import bootstrap as bs  # noqa: E402
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
+from planner.accuracy.holdout import fold_of  # noqa: E402
 from planner.accuracy.validation import LIMITS  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.architecture import param_counts  # noqa: E402
@@ -436,7 +440,24 @@ def _sections(checks: list[dict]) -> list[tuple[str, tuple[float, float] | None]
     return out
 
 
-def report(checks: list[dict]) -> str:
+def bootstrap_line(errors: list[float], sources: list[str], resamples: int, indent: str = "  ") -> str:
+    """The median and worst |error| of ``errors`` with each one's 90% interval over ``resamples`` resamples of whole
+    ``sources`` (``planner.accuracy.bootstrap.source_interval``, seed ``DEFAULT_SEED``), one line."""
+    known = [(e, s) for e, s in zip(errors, sources, strict=True) if not math.isnan(e)]
+    if not known:
+        return f"{indent}90% by source: no figures"
+    e, s = [k[0] for k in known], [k[1] for k in known]
+    med, worst = (bs.source_interval(e, s, stat, resamples=resamples) for stat in ("median", "worst"))
+    return (
+        f"{indent}90% by source ({resamples:,} resamples of {len(set(s))} sources): median {med.observed:.1%} "
+        f"[{med.low:.1%}, {med.high:.1%}], worst {worst.observed:.0%} [{worst.low:.0%}, {worst.high:.0%}]"
+    )
+
+
+def report(checks: list[dict], bootstrap: int = 0) -> str:
+    """The per-quantity tables; with ``bootstrap`` resamples, each quantity's "all" line is followed by its median
+    and worst with their 90% intervals over resamples of whole sources (time quantities; start-up figures carry no
+    source per row here, so none)."""
     lines = []
     head = (
         f"{'':<34}{'planner: all rows':>22}{'planner: rows aic has':>24}{'aiconfigurator':>22}"
@@ -455,6 +476,9 @@ def report(checks: list[dict]) -> str:
             return out
 
         lines.append(line("all", qc))
+        if bootstrap and all("row" in c for c in qc):
+            sources = [fold_of(c["row"]) for c in qc]
+            lines.append(bootstrap_line([c["planner"] for c in qc], sources, bootstrap))
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")
@@ -605,6 +629,27 @@ def _gpu_or_none(name: str, cat) -> str | None:
         return None
 
 
+def add_bootstrap_option(parser: argparse.ArgumentParser) -> None:
+    """``--bootstrap [N]`` (this script's, ``bench/load_validation.py``'s and ``bench/loso.py``'s): N resamples of
+    whole sources (``planner.accuracy.bootstrap``), 1,000 when N is left out; 0 (the default): no intervals."""
+
+    def resamples(text: str) -> int:
+        if not text.isdigit() or int(text) < 1:
+            raise argparse.ArgumentTypeError(f"a number of resamples of at least 1, not {text!r}")
+        return int(text)
+
+    parser.add_argument(
+        "--bootstrap",
+        nargs="?",
+        type=resamples,
+        const=bs.DEFAULT_RESAMPLES,
+        default=0,
+        metavar="N",
+        help="print each headline median / worst with its 90%% interval over N resamples of whole sources "
+        f"(default N {bs.DEFAULT_RESAMPLES:,}, seed {bs.DEFAULT_SEED})",
+    )
+
+
 def add_allreduce_fit_option(parser: argparse.ArgumentParser) -> None:
     """``--allreduce-fit`` (this script's and ``bench/loso.py``'s): read by ``use_allreduce_fit``."""
     parser.add_argument(
@@ -665,6 +710,7 @@ def main() -> None:
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"
     )
+    add_bootstrap_option(parser)
     add_allreduce_fit_option(parser)
     args = parser.parse_args(take_serial_front_end(sys.argv)[1:])
     use_allreduce_fit(args)
@@ -680,7 +726,7 @@ def main() -> None:
     groups = sorted({r.source_group for r in held})
     print(f"held-out rows: {len(held)} from {len(groups)} sources (fit used: {', '.join(FIT_SOURCE_GROUPS)})")
     print("\n".join(notes))
-    print(report(checks))
+    print(report(checks, args.bootstrap))
     if args.write_docs:
         print(f"wrote {write_docs_summary(checks)}")
     if args.signed:

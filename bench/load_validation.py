@@ -3,6 +3,8 @@
     python bench/load_validation.py [runs.csv]
     python bench/load_validation.py --worst 15   # and the 15 worst figures, one line each
     python bench/load_validation.py --serial-front-end   # one front-end process preparing requests in turn (s112)
+    python bench/load_validation.py --bootstrap [N]  # each 'all' median / worst with its 90% interval over N (1,000)
+                                                     # resamples of whole sources (planner.accuracy.bootstrap)
 
 Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Each run is simulated as it went
 (``planner.accuracy.under_load``); the step times come from the operator model, and the one term fitted on these rows,
@@ -114,6 +116,35 @@ def _line(engine: str, gpu: str, g: dict) -> str:
     return f"{engine:<13}{gpu:<16}{len(g['runs']):>5}{len(g['sources']):>4}{cells}  {share:6.0%} of {g['n']}"
 
 
+def bootstrap_lines(rows, checks, resamples: int) -> list[str]:
+    """Per figure of the table, the 'all' line's median and worst |error| with each one's 90% interval over
+    ``resamples`` resamples of whole sources (``planner.accuracy.holdout.fold_of``; ``heldout.bootstrap_line``)."""
+    from heldout import bootstrap_line
+
+    from planner.accuracy.holdout import fold_of
+
+    by_id = {r.record_id: r for r in rows}
+    lines = ["All rows, by source resample:"]
+    for q, heading in COLUMNS:
+        qc = [c for c in checks if c.quantity == q]
+        errors, sources = [c.error for c in qc], [fold_of(by_id[c.record_id]) for c in qc]
+        lines.append(bootstrap_line(errors, sources, resamples, indent=f"  {heading:<9}"))
+    return lines
+
+
+def take_bootstrap(args: list[str]) -> tuple[list[str], int]:
+    """``args`` without ``--bootstrap [N]``, and N (``planner.accuracy.bootstrap.DEFAULT_RESAMPLES`` when N is left
+    out; 0 when the option is absent)."""
+    from planner.accuracy.bootstrap import DEFAULT_RESAMPLES
+
+    if "--bootstrap" not in args:
+        return args, 0
+    i = args.index("--bootstrap")
+    if i + 1 < len(args) and args[i + 1].isdigit():
+        return args[:i] + args[i + 2 :], int(args[i + 1])
+    return args[:i] + args[i + 1 :], DEFAULT_RESAMPLES
+
+
 def worst_lines(rows, checks, n: int) -> list[str]:
     """The ``n`` figures furthest off (|predicted / published - 1|), one line each: run, engine and release, GPU and
     group, model, lengths, how its requests arrived, the figure, predicted and published milliseconds, the error."""
@@ -137,7 +168,7 @@ def worst_lines(rows, checks, n: int) -> list[str]:
 def main(argv: list[str]) -> int:
     from heldout import take_serial_front_end  # (bench/: the script's folder)
 
-    args = take_serial_front_end(argv[1:])
+    args, resamples = take_bootstrap(take_serial_front_end(argv[1:]))
     worst = 0
     if "--worst" in args:
         i = args.index("--worst")
@@ -147,6 +178,8 @@ def main(argv: list[str]) -> int:
     rows = load_decode_rows(path)
     table = validate_load(rows)
     lines = summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)
+    if resamples:
+        lines += [""] + bootstrap_lines(rows, table.checks, resamples)
     print("\n".join(lines + ([""] + worst_lines(rows, table.checks, worst) if worst else [])))
     return 0
 

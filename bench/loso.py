@@ -4,6 +4,8 @@
     python bench/loso.py --worst 15       # and the 15 worst held-out figures
     python bench/loso.py --write-residuals  # regenerate catalogs/reference/heldout_residuals.csv (planner.accuracy.ranges)
     python bench/loso.py --first-token-decode-step  # LMDeploy 0.1.0a1's first token from a decode step (not shipped)
+    python bench/loso.py --bootstrap [N]  # the held-out 'all' median / worst with 90% intervals over N (1,000) resamples
+                                          # of whole source folds (the fits are not redone per resample)
 
 The rows are those the protocol fits (static batches and batch-1 latency of vLLM, LMDeploy and TensorRT-LLM;
 ``planner.accuracy.holdout`` states the rules). Columns: "before" is the factors ``planner.engines.profiles`` ships (on rows its
@@ -66,7 +68,9 @@ def checks(result: ho.HeldOut) -> list[dict]:
     return out
 
 
-def report(cs: list[dict]) -> str:
+def report(cs: list[dict], bootstrap: int = 0) -> str:
+    """The per-quantity tables; with ``bootstrap`` resamples, the held-out "all" median and worst with their 90%
+    intervals over resamples of whole source folds (each fold's held-out errors as they are: no refit per resample)."""
     lines = []
     head = (
         f"{'':<36}{'before':>20}{'in-sample':>20}{'held-out':>20}{'held-out, aic rows':>22}{'aiconfigurator':>20}"
@@ -90,6 +94,8 @@ def report(cs: list[dict]) -> str:
             return text
 
         lines.append(line("all", qc))
+        if bootstrap:
+            lines.append(heldout.bootstrap_line([c["planner"] for c in qc], [c["source"] for c in qc], bootstrap))
         for by in ("GPU", "TP", "size", "MoE", "engine", "source"):
             groups = defaultdict(list)
             for c in qc:
@@ -128,6 +134,7 @@ def main() -> None:
         help="read LMDeploy releases before 0.1.0a2 as sampling the first token in a decode step "
         "(planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP; not shipped: docs/accuracy.md History, s106)",
     )
+    heldout.add_bootstrap_option(parser)
     heldout.add_allreduce_fit_option(parser)
     args = parser.parse_args()
     heldout.use_allreduce_fit(args)
@@ -139,7 +146,7 @@ def main() -> None:
     print(f"fitted rows: {len(result.rows)} from {len(folds)} source folds, each held out in turn: {', '.join(folds)}")
     print(factors_line(result.fit))
     print(note)
-    print(report(cs))
+    print(report(cs, args.bootstrap))
     if args.worst:
         print(f"\n== {args.worst} worst held-out figures")
         for c in sorted(cs, key=lambda c: -abs(c["planner"]))[: args.worst]:

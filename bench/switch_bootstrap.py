@@ -1,0 +1,230 @@
+"""Main against one off-by-default switch, paired over resamples of whole sources: how likely the switch makes each
+headline median (and worst) worse.
+
+    PYTHONPATH=. python bench/switch_bootstrap.py first-token-decode-step
+    PYTHONPATH=. python bench/switch_bootstrap.py serial-front-end --bootstrap 2000
+    PYTHONPATH=. python bench/switch_bootstrap.py release-batching --keep /tmp/switch-figures   # reuse main's figures
+
+Switches (each off on main; docs/accuracy.md History says what each does and why it was not shipped):
+
+- ``first-token-decode-step``: LMDeploy before 0.1.0a2 samples the first token in a decode step
+  (``planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP``, s106). The shipped factors are not refitted here (s106's
+  held-out figures were, with the rule on; ``--refit`` moves them by what the rule moves the fit on all rows);
+  leave-one-source-out refits every fold, so its figures are the rule's either way.
+- ``serial-front-end``: one front-end process preparing requests in turn (``planner.serving.benchmark.
+  SERIAL_FRONT_END_S`` at ``FRONTEND_SERIAL_S``, s112; the front-end votes re-solved with it, as ``--serial-front-end``).
+- ``release-batching``: each vLLM row's release batching defaults (``planner.engines.profiles.with_release_batching``,
+  s107; as ``bench/vllm_batching_releases.py``).
+
+Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
+of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
+figures and ``bench/loso.py``'s held-out batch-1 TTFT and static-batch throughput, every figure with its row and
+source (``planner.accuracy.holdout.fold_of``). Then per quantity: main's and the switch's median and worst |error|,
+the switch minus main on the rows as published, its 90% interval over the same N resamples of whole sources for both
+sides (``planner.accuracy.bootstrap.paired_difference``), and the share of resamples where the switch is worse /
+better. A median is left out of a resample with none of its figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from planner.accuracy import bootstrap as bs  # noqa: E402
+
+SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching")
+#: The figure sets in the order printed, and the quantities of each (as the scripts name them).
+SETS = {
+    "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
+    "load": ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms"),
+    "LOSO": ("TTFT", "static-batch throughput"),
+}
+
+
+def refit_factors() -> None:
+    """Move the shipped time factors by what the switch moves the fit on all rows (``planner.accuracy.holdout.
+    fit_reference_defaults`` with the switch on minus off): the per-layer cost on every profile carrying the shipped
+    one, each fitted engine's per-step and prefill costs on that engine's profiles whose values are the shipped ones
+    (as s106 did by hand), floored at 0. Applied where rows get their profile (``predict._profile_for`` and
+    ``under_load``'s copy) when no profile is given, so leave-one-source-out's own fits are untouched."""
+    from planner.accuracy import holdout as ho
+    from planner.accuracy import predict, under_load
+    from planner.engines import profiles as pr
+
+    rows = predict.load_decode_rows()
+    on = ho.fit_reference_defaults(rows)
+    predict.FIRST_TOKEN_FROM_DECODE_STEP = False
+    off = ho.fit_reference_defaults(rows)
+    predict.FIRST_TOKEN_FROM_DECODE_STEP = True
+    shipped = {
+        "vllm": {"step_overhead_s": pr.VLLM_STEP_OVERHEAD_S, "prefill_latency_s": pr.VLLM_PREFILL_LATENCY_S},
+        "lmdeploy": {
+            "step_overhead_s": pr.LMDEPLOY_STEP_OVERHEAD_S,
+            "prefill_latency_s": pr.LMDEPLOY_PREFILL_LATENCY_S,
+        },
+        "tensorrt-llm": {
+            "step_overhead_s": pr.TENSORRT_LLM_STEP_OVERHEAD_S,
+            "prefill_latency_s": pr.TENSORRT_LLM_PREFILL_LATENCY_S,
+        },
+    }
+    layer = pr.KERNEL_FACTORS["layer_overhead_s"]
+    d_layer = on.shared["layer_overhead_s"] - off.shared["layer_overhead_s"]
+    base = predict._profile_for
+
+    def moved(row, engine):
+        p = base(row, engine)
+        if engine is not None:
+            return p
+        change = {}
+        if p.layer_overhead_s == layer:
+            change["layer_overhead_s"] = max(layer + d_layer, 0.0)
+        family = next((e for e in shipped if p.name.startswith(e)), None)
+        for field, value in shipped.get(family, {}).items():
+            if getattr(p, field) == value:
+                delta = on.engines.get(family, {}).get(field, 0.0) - off.engines.get(family, {}).get(field, 0.0)
+                change[field] = max(value + delta, 0.0)
+        return p.with_(**change) if change else p
+
+    predict._profile_for = under_load._profile_for = moved
+    print(f"refit: {off.shared} {off.engines} -> {on.shared} {on.engines}", file=sys.stderr)
+
+
+def turn_on(switch: str) -> None:
+    """Set ``switch`` for this process (call before any prediction); "+refit" also moves the shipped time factors by
+    what the switch moves their fit (``refit_factors``)."""
+    from planner.accuracy import predict
+
+    if switch in ("first-token-decode-step", "first-token-decode-step+refit"):
+        predict.FIRST_TOKEN_FROM_DECODE_STEP = True
+        if switch.endswith("+refit"):
+            refit_factors()
+    elif switch == "serial-front-end":
+        from heldout import take_serial_front_end
+
+        take_serial_front_end(["--serial-front-end"])
+    elif switch == "release-batching":
+        from vllm_batching_releases import _with_both
+
+        predict.with_release_kernels = _with_both
+    elif switch != "main":
+        raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
+
+
+def figures() -> list[list]:
+    """Every compared figure as [set, quantity, record id, source, signed error] (NaN: not predicted), in a fixed
+    order: the three scripts' checks."""
+    import heldout
+    import loso
+
+    from planner.accuracy import holdout as ho
+    from planner.accuracy import predict as acc
+    from planner.accuracy.fit import FIT_SOURCE_GROUPS
+    from planner.accuracy.validation import validate_load
+
+    rows = acc.load_decode_rows()
+    held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    out = [
+        ["held-out", c["q"], c["row"].record_id, ho.fold_of(c["row"]), c["planner"]] for c in heldout.time_checks(held)
+    ]
+    load_rows = acc.load_decode_rows(acc.reference_dir() / "load_public.csv")
+    by_id = {r.record_id: r for r in load_rows}
+    out += [
+        ["load", c.quantity, c.record_id, ho.fold_of(by_id[c.record_id]), c.error]
+        for c in validate_load(load_rows).checks
+    ]
+    result = ho.leave_one_source_out(rows)
+    out += [["LOSO", c["q"], c["row"].record_id, c["source"], c["planner"]] for c in loso.checks(result)]
+    return [[*f[:4], None if math.isnan(f[4]) else float(f[4])] for f in out]
+
+
+def side(switch: str, keep: Path | None) -> list[list]:
+    """One side's figures: from ``keep``'s file when there, else computed in a fresh process (and kept)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = keep / f"{switch}.json" if keep else Path(tmp) / f"{switch}.json"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            cmd = [sys.executable, str(Path(__file__).resolve()), "--dump", switch, str(path)]
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        return json.loads(path.read_text())
+
+
+def pct(x: float) -> str:
+    return f"{x:.2%}" if not math.isnan(x) else "-"
+
+
+def points(x: float) -> str:
+    return f"{x * 100:+.2f}" if not math.isnan(x) else "-"
+
+
+def compare(main: list[list], switched: list[list], switch: str, resamples: int) -> list[str]:
+    """The table: per set and quantity, median and worst of main and the switch, the difference (points of |error|)
+    with its 90% interval over paired source resamples, and P(switch worse) / P(better)."""
+    if [f[:4] for f in main] != [f[:4] for f in switched]:
+        raise SystemExit("the two sides' figures are not the same rows in the same order")
+    lines = [
+        f"main -> {switch}: |error| median / worst; switch - main in points, 90% interval over {resamples:,} paired "
+        f"resamples of whole sources (seed {bs.DEFAULT_SEED}); P: share of resamples where the switch is worse / better",
+        f"{'set':<9}{'quantity':<24}{'stat':<7}{'main':>9}{'switch':>9}{'diff':>8}{'90% interval':>18}"
+        f"{'P(worse)':>10}{'P(better)':>10}{'figures':>9}{'sources':>8}",
+    ]
+    nan = float("nan")
+    for name, quantities in SETS.items():
+        for q in quantities:
+            idx = [i for i, f in enumerate(main) if f[0] == name and f[1] == q]
+            if not idx:
+                continue
+            a = [nan if main[i][4] is None else main[i][4] for i in idx]
+            b = [nan if switched[i][4] is None else switched[i][4] for i in idx]
+            sources = [main[i][3] for i in idx]
+            n = sum(not math.isnan(x) for x in a)
+            drawn = {s for s, x, y in zip(sources, a, b, strict=True) if not (math.isnan(x) and math.isnan(y))}
+            for stat in ("median", "worst"):
+                d = bs.paired_difference(a, b, sources, stat, resamples=resamples)
+                lines.append(
+                    f"{name:<9}{q:<24}{stat:<7}{pct(d.a):>9}{pct(d.b):>9}{points(d.observed):>8}"
+                    f"{'[' + points(d.low) + ', ' + points(d.high) + ']':>18}{d.p_worse:>10.2f}{d.p_better:>10.2f}"
+                    f"{n:>9}{len(drawn):>8}"
+                )
+    return lines
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("switch", nargs="?", choices=SWITCHES, help="the off-by-default switch to compare with main")
+
+    from heldout import add_bootstrap_option
+
+    add_bootstrap_option(parser)
+    parser.add_argument(
+        "--refit",
+        action="store_true",
+        help="first-token-decode-step: also move the shipped time factors by what the rule moves their fit (s106)",
+    )
+    parser.add_argument("--keep", type=Path, help="folder keeping each side's figures (main's reused across switches)")
+    parser.add_argument("--dump", nargs=2, metavar=("SIDE", "PATH"), help=argparse.SUPPRESS)  # a side's own process
+    args = parser.parse_args(argv)
+    if args.dump:
+        turn_on(args.dump[0])
+        Path(args.dump[1]).write_text(json.dumps(figures()))
+        return 0
+    if not args.switch:
+        parser.error(f"name a switch: {', '.join(SWITCHES)}")
+    name = args.switch + ("+refit" if args.refit else "")
+    if args.refit and args.switch != "first-token-decode-step":
+        parser.error("--refit applies to first-token-decode-step only (the others move no fitted row)")
+    main_figures, switched = side("main", args.keep), side(name, args.keep)
+    print("\n".join(compare(main_figures, switched, name, args.bootstrap or bs.DEFAULT_RESAMPLES)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
