@@ -175,7 +175,11 @@ LAYER_WEIGHT_MIN = 4096 * 4096
 
 def own_gemm_fit(byte_rate: float, path: str | Path | None = None) -> tuple[float, float, float, float]:
     """(floor s, fp8 FLOP/s, median |error|, worst |error|) of a GPU's own measured fp8 GEMMs (default: MI300X's,
-    ``OWN_GEMM_FILE_NAME``), by ``bench/kernel_extract.py``'s GEMM fit with the byte rate given.
+    ``OWN_GEMM_FILE_NAME``), by ``bench/kernel_extract.py``'s GEMM fit with the byte rate given (bytes/s).
+
+    Experiment, not used by the shipped model: it derives ``planner.engines.kernel_curves.AITER_GEMM_MI300X``, which
+    nothing applies (docs/accuracy.md, History: "MI300X's GEMM floor and fp8 rate from its own measured GEMMs", s103);
+    only ``bench/aiter_extract.py`` and tests/test_amd_published_rates.py call it.
 
     Form: latency = floor + max(bytes / ``byte_rate``, 2 m n k / FLOP rate), bytes = n k x 1 B (fp8 weights) +
     m (k + n) x 2 B; least squares of log latency (soft-L1, f_scale 0.1) for floor and rate over every GEMM, then the

@@ -774,8 +774,12 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
     """A vLLM ``profile`` with the batching defaults of the release that ran a row (``vllm_batching_release``);
     another engine, a profile that is not vLLM's, or a cell with neither a version nor a V0 mark keeps the profile.
-    Not applied to the rows' predictions (``bench/vllm_batching_releases.py`` measures it); ``engine_for_version``
-    applies it to a release newer than ``NEWEST_LOGGED_VLLM`` (0.28.0 on: the 160 GiB class)."""
+
+    Experiment, not used by the shipped model: no prediction of a published row and no user surface calls it
+    (``bench/vllm_batching_releases.py`` and ``bench/switch_bootstrap.py release-batching`` do; it failed its ship
+    rule, docs/accuracy.md History: "vLLM's batching defaults by release", s107). What ships is narrower:
+    ``engine_for_version`` gives a release newer than ``NEWEST_LOGGED_VLLM`` its own defaults (``_with_batching``;
+    0.28.0 on: the 160 GiB class, History s113)."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
