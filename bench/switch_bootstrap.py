@@ -112,9 +112,9 @@ def turn_on(switch: str) -> None:
 
         take_serial_front_end(["--serial-front-end"])
     elif switch == "release-batching":
-        from vllm_batching_releases import _with_both
+        from vllm_batching_releases import use_release_batching
 
-        predict.with_release_kernels = _with_both
+        use_release_batching()
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

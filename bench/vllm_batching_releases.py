@@ -28,18 +28,26 @@ from planner.engines.profiles import with_release_batching, with_release_kernels
 QUANTITIES = ("TPOT", "TTFT", "static-batch throughput", "serving throughput")
 
 
-def _with_both(profile, engine, version):
+def with_release_kernels_and_batching(profile, engine: str, version: str):
+    """The shipped ``with_release_kernels``, then the experiment ``with_release_batching`` (not shipped: docs/accuracy.md,
+    History, s107): the profile a row gets when each vLLM row runs with its release's batching defaults."""
     return with_release_batching(with_release_kernels(profile, engine, version), engine, version)
+
+
+def use_release_batching(on: bool = True) -> None:
+    """Every later prediction in this process gives each vLLM row its release's batching defaults (``on``), or not:
+    ``planner.accuracy.predict`` looks a row's release up through its own name ``with_release_kernels``, which
+    ``under_load`` shares."""
+    predict.with_release_kernels = with_release_kernels_and_batching if on else with_release_kernels
 
 
 def checks(rows, release_batching: bool) -> list[dict]:
     """``heldout.time_checks`` with (True) or without each vLLM row's release batching defaults."""
-    shipped = predict.with_release_kernels
-    predict.with_release_kernels = _with_both if release_batching else shipped
+    use_release_batching(release_batching)
     try:
         return heldout.time_checks(rows)
     finally:
-        predict.with_release_kernels = shipped
+        use_release_batching(False)
 
 
 def summary(cs: list[dict], quantity: str) -> str:
