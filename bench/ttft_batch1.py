@@ -36,7 +36,7 @@ from step_operators import step_terms  # noqa: E402
 
 from planner.accuracy import holdout as ho  # noqa: E402
 from planner.accuracy import predict as acc  # noqa: E402
-from planner.accuracy.fit import FIT_SOURCE_GROUPS, ttft_is_prefill  # noqa: E402
+from planner.accuracy.fit import held_out_rows, ttft_is_prefill  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.profiles import first_token_from_decode_step  # noqa: E402
@@ -62,7 +62,7 @@ def rows_used() -> list[tuple[str, acc.DecodeRow, float, float]]:
     for i, r in enumerate(res.rows):
         if ttft_is_prefill(r) and not math.isnan(r.ttft_s):
             out.append(("loso", r, float(res.held_out.ttft_s[i]), 0.0))
-    held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    held = held_out_rows(rows)
     front = dict(zip([r.record_id for r in held], frontend_s_of_rows(held), strict=True))
     for c in heldout.time_checks(held):
         if c["q"] == "TTFT" and c["batch"] == "1":

@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import heldout  # noqa: E402
 
 from planner.accuracy import predict  # noqa: E402
-from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
+from planner.accuracy.fit import held_out_rows  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.engines.profiles import with_release_batching, with_release_kernels  # noqa: E402
 
@@ -76,7 +76,7 @@ def gpustack_a100_lines() -> list[str]:
 
 
 def main() -> None:
-    held = [r for r in predict.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS]
+    held = held_out_rows(predict.load_decode_rows())
     before, after = checks(held, False), checks(held, True)
     print("held-out median / worst |error| (figures): shipped -> each vLLM row's release defaults")
     for q in QUANTITIES:
