@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import planner.serving.load as load  # noqa: E402
 from planner.accuracy import under_load  # noqa: E402
-from planner.accuracy.frontend import frontend_for_rows  # noqa: E402
+from planner.accuracy.frontend import frontend_for_rows, sweep_of  # noqa: E402
 from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir  # noqa: E402
 from planner.accuracy.under_load import speculation_handled  # noqa: E402
 from planner.serving.simulate import simulate  # noqa: E402
@@ -155,8 +155,7 @@ def sweeps_at_one(rows: list[DecodeRow]) -> list[tuple[DecodeRow, list[DecodeRow
     dataset, speculating or not) at more."""
 
     def key(r: DecodeRow) -> tuple:
-        dataset = (r.dataset.split() or [""])[0].strip(",;").lower()  # the name, without the cell's notes
-        return (r.engine, r.source_group, r.model, r.gpu.split("(")[0].strip(), r.gpus, dataset, r.speculation is None)
+        return (*sweep_of(r), r.speculation is None)
 
     out = []
     for one in (r for r in rows if r.batch == 1):
