@@ -24,7 +24,7 @@ curves to it.
 Kept (GEMMs): rows of gfx942 with 304 CUs, the fastest time per (M, N, K) over the three files, M <= 16,384 and N, K >= 1,024
 (``bench/kernel_extract.py``'s GEMM filter: an LLM layer's shapes). Written: m, n, k, us (4 significant figures).
 ``planner.engines.kernel_floor.own_gemm_fit`` fits the operator model's GEMM curve to them
-(``planner.engines.kernel_curves.OWN_GEMM_CURVES``; tests/test_amd_published_rates.py re-derives it).
+(``planner.engines.kernel_curves.AITER_GEMM_MI300X``, not applied; tests/test_amd_published_rates.py re-derives it).
 """
 
 from __future__ import annotations

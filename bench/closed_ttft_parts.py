@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import planner.serving.load as load  # noqa: E402
 from planner.accuracy import under_load  # noqa: E402
-from planner.accuracy.frontend import frontend_for_rows  # noqa: E402
+from planner.accuracy.frontend import frontend_for_rows, sweep_of  # noqa: E402
 from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir  # noqa: E402
 from planner.accuracy.under_load import speculation_handled  # noqa: E402
 from planner.serving.simulate import simulate  # noqa: E402
@@ -150,13 +150,19 @@ def anchored_frontend_s(row: DecodeRow) -> float:
     return float(brentq(short_s, 0.0, row.ttft_median_s, xtol=1e-4))
 
 
+def anchored(anchor: DecodeRow, others: list[DecodeRow]) -> tuple[float, list[tuple[DecodeRow, float]]]:
+    """The front end solved on ``anchor`` (``anchored_frontend_s``, seconds) and each of ``others`` with its simulated
+    median TTFT at that front end, ms."""
+    front_s = anchored_frontend_s(anchor)
+    return front_s, [(r, under_load.predict_percentiles(r, frontend_s=front_s)["ttft_median_ms"]) for r in others]
+
+
 def sweeps_at_one(rows: list[DecodeRow]) -> list[tuple[DecodeRow, list[DecodeRow]]]:
     """Each run at one request in flight and the closed runs of its sweep (same engine, source, model, GPU group,
     dataset, speculating or not) at more."""
 
     def key(r: DecodeRow) -> tuple:
-        dataset = (r.dataset.split() or [""])[0].strip(",;").lower()  # the name, without the cell's notes
-        return (r.engine, r.source_group, r.model, r.gpu.split("(")[0].strip(), r.gpus, dataset, r.speculation is None)
+        return (*sweep_of(r), r.speculation is None)
 
     out = []
     for one in (r for r in rows if r.batch == 1):
@@ -206,23 +212,18 @@ def main(argv: list[str]) -> int:
         print(f"{engine:<13} signed median {statistics.median(e):+.0%} over {len(e)} runs")
     print("\nAnchored at one in flight: the front end of the run at C=1 (its own source), the sweep's others with it")
     for one, others in sweeps_at_one(rows):
-        front = anchored_frontend_s(one)
-        each = []
-        for r in others:
-            sim_ms = under_load.predict_percentiles(r, frontend_s=front)["ttft_median_ms"]
-            each.append((r, sim_ms / (r.ttft_median_s * 1e3) - 1))
+        front, simulated = anchored(one, others)
+        each = [(r, sim_ms / (r.ttft_median_s * 1e3) - 1) for r, sim_ms in simulated]
         line = " ".join(f"{r.record_id} C={r.batch} {e:+.0%}" for r, e in each)
         mid = statistics.median(e for _, e in each) if each else math.nan
         print(f"{one.record_id} {one.engine:<13} front {front * 1e3:5.1f} ms  median {mid:+.0%}  {line}")
     print("\nOne server, one front end: solved on the anchor, each other run's shortfall (published - simulated, ms)")
     for anchor, others in servers(rows):
-        front = anchored_frontend_s(anchor)
-        short = []
-        for r in others:
-            sim_ms = under_load.predict_percentiles(r, frontend_s=front)["ttft_median_ms"]
-            short.append(
-                f"{r.record_id} C={r.batch}{' spec' if r.speculation else ''} {r.ttft_median_s * 1e3 - sim_ms:+.1f}"
-            )
+        front, simulated = anchored(anchor, others)
+        short = [
+            f"{r.record_id} C={r.batch}{' spec' if r.speculation else ''} {r.ttft_median_s * 1e3 - sim_ms:+.1f}"
+            for r, sim_ms in simulated
+        ]
         print(f"{anchor.record_id} {anchor.engine:<13} front {front * 1e3:5.1f} ms  " + " ".join(short))
     return 0
 

@@ -51,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from planner.accuracy import bootstrap as bs  # noqa: E402
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
-from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
+from planner.accuracy.fit import FIT_SOURCE_GROUPS, held_out_rows  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
 from planner.accuracy.validation import LIMITS  # noqa: E402
@@ -715,7 +715,7 @@ def main() -> None:
     args = parser.parse_args(take_serial_front_end(sys.argv)[1:])
     use_allreduce_fit(args)
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
-    held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    held = held_out_rows(rows)
     if args.source:
         held = [r for r in held if args.source.lower() in r.source_group.lower()]
     if args.write_serving_residuals:

@@ -155,7 +155,10 @@ def fit_rows_flop_rates(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(saturated FLOP rate, half rows m0) per group: latency = floor + max(bytes / rate_b, FLOPs / (rate x m / (m +
     m0))), refitted on the GEMMs of layer-sized weights (``layer``) with the floor and byte rate (``x[0]``, ``x[1]``)
-    kept: the same log least squares (soft-L1) as ``fit_layer_flop_rates``, started from its flat rates and m0 = 100."""
+    kept: the same log least squares (soft-L1) as ``fit_layer_flop_rates``, started from its flat rates and m0 = 100.
+
+    Experiment, not used by the shipped curves (``gemm_curve`` keeps one flat rate per dtype): ``bench/gemm_bands.py``
+    compares the two forms (docs/accuracy.md, History: "The GEMM curve per band of rows m", s111)."""
     floor, rate_b = x[0], x[1]
     lat, b, f, m, g = latency_s[layer], bytes_[layer], flop[layer], rows[layer], groups[layer]
     n = len(x) - 2

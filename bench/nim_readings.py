@@ -72,7 +72,8 @@ def _fresh() -> None:
 
 
 def predictions(rows, *, gemms: bool, fp8_kv: bool):
-    """(TTFT, TPOT) predicted per row under one reading."""
+    """Under one reading: each row's predicted TTFT and TPOT (two lists, seconds) and, unless ``fp8_kv``, the first
+    row's batch-1 prefill split by operator (``step_operators.step_terms``, seconds; None with ``fp8_kv``)."""
     original = resolve.gpu_numbers
     _fresh()
     if gemms:

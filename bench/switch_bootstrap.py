@@ -112,9 +112,9 @@ def turn_on(switch: str) -> None:
 
         take_serial_front_end(["--serial-front-end"])
     elif switch == "release-batching":
-        from vllm_batching_releases import _with_both
+        from vllm_batching_releases import use_release_batching
 
-        predict.with_release_kernels = _with_both
+        use_release_batching()
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 
@@ -127,11 +127,11 @@ def figures() -> list[list]:
 
     from planner.accuracy import holdout as ho
     from planner.accuracy import predict as acc
-    from planner.accuracy.fit import FIT_SOURCE_GROUPS
+    from planner.accuracy.fit import held_out_rows
     from planner.accuracy.validation import validate_load
 
     rows = acc.load_decode_rows()
-    held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    held = held_out_rows(rows)
     out = [
         ["held-out", c["q"], c["row"].record_id, ho.fold_of(c["row"]), c["planner"]] for c in heldout.time_checks(held)
     ]

@@ -36,7 +36,7 @@ from step_operators import step_terms  # noqa: E402
 
 from planner.accuracy import holdout as ho  # noqa: E402
 from planner.accuracy import predict as acc  # noqa: E402
-from planner.accuracy.fit import FIT_SOURCE_GROUPS, ttft_is_prefill  # noqa: E402
+from planner.accuracy.fit import held_out_rows, ttft_is_prefill  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.profiles import first_token_from_decode_step  # noqa: E402
@@ -62,7 +62,7 @@ def rows_used() -> list[tuple[str, acc.DecodeRow, float, float]]:
     for i, r in enumerate(res.rows):
         if ttft_is_prefill(r) and not math.isnan(r.ttft_s):
             out.append(("loso", r, float(res.held_out.ttft_s[i]), 0.0))
-    held = [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+    held = held_out_rows(rows)
     front = dict(zip([r.record_id for r in held], frontend_s_of_rows(held), strict=True))
     for c in heldout.time_checks(held):
         if c["q"] == "TTFT" and c["batch"] == "1":
@@ -71,10 +71,11 @@ def rows_used() -> list[tuple[str, acc.DecodeRow, float, float]]:
     return out
 
 
-def operator_terms(r: acc.DecodeRow) -> dict[str, float]:
-    """The prefill's terms (seconds) with the shipped profile; "first-token decode" where the release samples the first
-    token in a decode step (then the prefill is of L - 1 tokens, none for L = 1)."""
-    decode_first = acc.FIRST_TOKEN_FROM_DECODE_STEP and first_token_from_decode_step(r.engine, r.engine_version)
+def operator_terms(r: acc.DecodeRow, first_token_decode_step: bool = False) -> dict[str, float]:
+    """The prefill's terms (seconds) with the shipped profile; with ``first_token_decode_step`` (the experiment
+    ``acc.FIRST_TOKEN_FROM_DECODE_STEP`` turns on for the predictions), "first-token decode" where the release samples
+    the first token in a decode step (then the prefill is of L - 1 tokens, none for L = 1)."""
+    decode_first = first_token_decode_step and first_token_from_decode_step(r.engine, r.engine_version)
     tokens = float(r.input_len) - (1.0 if decode_first else 0.0)
     t = dict.fromkeys(TERMS, 0.0)
     if tokens >= 1.0:
@@ -154,7 +155,8 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="LMDeploy before 0.1.0a2: TTFT = prefill of L - 1 tokens + a decode step (not shipped)",
     )
-    acc.FIRST_TOKEN_FROM_DECODE_STEP = ap.parse_args(argv).first_token_decode_step
+    decode_first = ap.parse_args(argv).first_token_decode_step
+    acc.FIRST_TOKEN_FROM_DECODE_STEP = decode_first  # for this process's predictions (rows_used)
     try:
         measured = MeasuredGemms() if AIC_DATA.is_dir() else None
     except ImportError:  # no pandas: the planner's terms alone
@@ -168,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             gpu = acc.resolve_gpu_name(r.gpu, cat)
             model = cat.model(acc.resolve_model_name(r.model, cat))
-            t = operator_terms(r)
+            t = operator_terms(r, decode_first)
         except PlannerError as exc:
             print(f"{which:<8}{r.record_id:<14}not predicted: {exc}")
             continue

@@ -21,25 +21,33 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import heldout  # noqa: E402
 
 from planner.accuracy import predict  # noqa: E402
-from planner.accuracy.fit import FIT_SOURCE_GROUPS  # noqa: E402
+from planner.accuracy.fit import held_out_rows  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.engines.profiles import with_release_batching, with_release_kernels  # noqa: E402
 
 QUANTITIES = ("TPOT", "TTFT", "static-batch throughput", "serving throughput")
 
 
-def _with_both(profile, engine, version):
+def with_release_kernels_and_batching(profile, engine: str, version: str):
+    """The shipped ``with_release_kernels``, then the experiment ``with_release_batching`` (not shipped: docs/accuracy.md,
+    History, s107): the profile a row gets when each vLLM row runs with its release's batching defaults."""
     return with_release_batching(with_release_kernels(profile, engine, version), engine, version)
+
+
+def use_release_batching(on: bool = True) -> None:
+    """Every later prediction in this process gives each vLLM row its release's batching defaults (``on``), or not:
+    ``planner.accuracy.predict`` looks a row's release up through its own name ``with_release_kernels``, which
+    ``under_load`` shares."""
+    predict.with_release_kernels = with_release_kernels_and_batching if on else with_release_kernels
 
 
 def checks(rows, release_batching: bool) -> list[dict]:
     """``heldout.time_checks`` with (True) or without each vLLM row's release batching defaults."""
-    shipped = predict.with_release_kernels
-    predict.with_release_kernels = _with_both if release_batching else shipped
+    use_release_batching(release_batching)
     try:
         return heldout.time_checks(rows)
     finally:
-        predict.with_release_kernels = shipped
+        use_release_batching(False)
 
 
 def summary(cs: list[dict], quantity: str) -> str:
@@ -68,7 +76,7 @@ def gpustack_a100_lines() -> list[str]:
 
 
 def main() -> None:
-    held = [r for r in predict.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS]
+    held = held_out_rows(predict.load_decode_rows())
     before, after = checks(held, False), checks(held, True)
     print("held-out median / worst |error| (figures): shipped -> each vLLM row's release defaults")
     for q in QUANTITIES:

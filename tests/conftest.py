@@ -34,12 +34,12 @@ def whatif_cli_workbook(tmp_path_factory) -> tuple[Path, str]:
 def held_out_time_checks() -> list[dict]:
     """``bench/heldout.py``'s ``time_checks`` of the rows whose source is not in FIT_SOURCE_GROUPS (read only)."""
     from planner.accuracy import predict as acc
-    from planner.accuracy.fit import FIT_SOURCE_GROUPS
+    from planner.accuracy.fit import held_out_rows
 
     spec = importlib.util.spec_from_file_location("heldout", Path(__file__).parents[1] / "bench" / "heldout.py")
     heldout = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(heldout)
-    return heldout.time_checks([r for r in acc.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS])
+    return heldout.time_checks(held_out_rows(acc.load_decode_rows()))
 
 
 @pytest.fixture(scope="session")

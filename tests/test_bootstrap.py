@@ -6,6 +6,7 @@ import statistics
 
 import numpy as np
 import pytest
+from bench_support import bench_module
 
 from planner.accuracy import bootstrap as bs
 from planner.errors import PlannerError
@@ -115,17 +116,6 @@ class TestPairedDifference:
         assert got.b == statistics.median(abs(e) for i, e in enumerate(self.ERRORS) if i != 3)
 
 
-def _bench(name: str):
-    """A bench script as a module (bench/ is not a package)."""
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parents[1] / "bench" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 class TestSwitchTable:
     """bench/switch_bootstrap.py's comparison, on hand-made figures ([set, quantity, record, source, error])."""
 
@@ -138,14 +128,14 @@ class TestSwitchTable:
 
     def test_the_same_figures_move_nothing(self):
         """main against itself: +0.00 points, interval [+0.00, +0.00], never worse nor better."""
-        lines = _bench("switch_bootstrap").compare(self.MAIN, self.MAIN, "itself", 200)
+        lines = bench_module("switch_bootstrap").compare(self.MAIN, self.MAIN, "itself", 200)
         median = next(line for line in lines if "median" in line and "TPOT" in line)
         assert median.split()[3:11] == ["20.00%", "20.00%", "+0.00", "[+0.00,", "+0.00]", "0.00", "0.00", "3"]
 
     def test_a_switch_five_points_worse_everywhere(self):
         """Every |error| 5 points higher: the median is 5 points worse in every resample, P(worse) 1."""
         switched = [[*f[:4], None if f[4] is None else abs(f[4]) + 0.05] for f in self.MAIN]
-        lines = _bench("switch_bootstrap").compare(self.MAIN, switched, "worse", 200)
+        lines = bench_module("switch_bootstrap").compare(self.MAIN, switched, "worse", 200)
         median = next(line for line in lines if "median" in line and "TPOT" in line)
         assert median.split()[3:10] == ["20.00%", "25.00%", "+5.00", "[+5.00,", "+5.00]", "1.00", "0.00"]
 
@@ -153,7 +143,7 @@ class TestSwitchTable:
         """Two sides must hold the same rows in the same order."""
         other = [[*self.MAIN[1]], [*self.MAIN[0]], *self.MAIN[2:]]
         with pytest.raises(SystemExit, match="not the same rows"):
-            _bench("switch_bootstrap").compare(self.MAIN, other, "shuffled", 10)
+            bench_module("switch_bootstrap").compare(self.MAIN, other, "shuffled", 10)
 
 
 def test_a_source_neither_side_predicts_is_not_drawn():

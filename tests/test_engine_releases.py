@@ -10,7 +10,7 @@ import planner
 from planner import api
 from planner.engines import sglang
 from planner.engines.profiles import engine_for_version, engine_profile
-from planner.errors import DoesNotFitError, OutOfRangeError, UnknownNameError
+from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError, UnknownNameError
 
 GiB = 2**30
 MiB = 2**20
@@ -140,6 +140,34 @@ class TestReleasesMapToProfiles:
     def test_releases_before_the_first_rule_are_refused(self):
         with pytest.raises(UnknownNameError, match="SGLang version '0.3'"):
             engine_for_version("sglang", "0.3")
+
+    @pytest.mark.parametrize(
+        "engine, message",
+        [
+            ("vllm==abc", "engine 'vllm==abc': 'abc' is not a version number (e.g. vllm==0.11.0)"),
+            ("sglang==", "engine 'sglang==': '' is not a version number (e.g. vllm==0.11.0)"),
+            ("tensorrt-llm==0.x", "tensorrt-llm version '0.x' holds no version number (e.g. 0.11.0)"),
+        ],
+    )
+    def test_a_known_engine_with_no_version_number_says_so(self, engine, message):
+        """A known engine pinned to something that is no version: the release is what is wrong, not the engine (it
+        used to answer "unknown engine 'vllm==abc'; did you mean vllm?")."""
+        with pytest.raises(InvalidInputError) as got:
+            engine_profile(engine)
+        assert str(got.value) == message
+
+    def test_the_cli_says_it_in_one_line(self):
+        """``planner plan --engine vllm==abc``: exit 2, one line, no traceback."""
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        args = ["plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--engine", "vllm==abc"]
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2
+        assert r.output.strip().splitlines() == [
+            "planner: error: engine 'vllm==abc': 'abc' is not a version number (e.g. vllm==0.11.0)"
+        ]
 
     def test_kv_formats_per_release(self):
         """SGLang 0.5.23 ``arg_groups/fields/model.py`` lines 197-221 (fp8_e5m2, fp8_e4m3, bf16...; no int8);

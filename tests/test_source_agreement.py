@@ -3,24 +3,18 @@ groups, and the spread and floor it prints, pinned on the published figures."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from bench_support import bench_module
 
 from planner.accuracy.published import DecodeRow
 
 
 @pytest.fixture(scope="module")
 def sa():
-    """The bench script as a module (registered before it runs: its dataclasses look their module up)."""
-    path = Path(__file__).parents[1] / "bench" / "source_agreement.py"
-    spec = importlib.util.spec_from_file_location("source_agreement", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["source_agreement"] = module
-    spec.loader.exec_module(module)
-    return module
+    """The bench script as a module."""
+    return bench_module("source_agreement")
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,8 @@ class TestTerms:
         assert off["first-token decode"] == 0.0
         assert sum(off.values()) == pytest.approx(float(acc.predict_decode_rows([r]).ttft_s[0]), rel=1e-9)
         monkeypatch.setattr(acc, "FIRST_TOKEN_FROM_DECODE_STEP", True)
-        on = tb.operator_terms(r)
+        assert tb.operator_terms(r) == off  # the terms follow their argument, not the predictions' switch
+        on = tb.operator_terms(r, first_token_decode_step=True)
         assert on["first-token decode"] > 0.0
         assert sum(on.values()) == pytest.approx(float(acc.predict_decode_rows([r]).ttft_s[0]), rel=1e-9)
 

@@ -108,9 +108,18 @@ class TestApplying:
         assert with_release_batching(vllm, "vllm", "v0.11.0") is vllm
 
     def test_predictions_do_not_apply_it(self):
-        """Not shipped (docs/accuracy.md History, s107): a row's profile keeps today's batching defaults."""
+        """Not shipped (docs/accuracy.md History, s107): SGL030-012 (vLLM 0.6.0 on H100) is predicted with today's
+        8,192 / 1,024, not the 256 sequences its release would give it."""
+        from planner.accuracy import predict
+
         vllm = engine_profile("vllm")
         assert with_release_kernels(vllm, "vllm", "0.6.0") is vllm
+        (row,) = [r for r in predict.load_decode_rows() if r.record_id == "SGL030-012"]
+        g = default_catalog().gpu("H100 SXM 80GB")
+        used = predict._profile_for(row, None)
+        assert used.batching_limits(g.memory_bytes, g.engine_device_name) == (8192, 1024)
+        released = with_release_batching(used, row.engine, row.engine_version)
+        assert released.batching_limits(g.memory_bytes, g.engine_device_name) == (8192, 256)
 
 
 class TestTheShippedRuleIsVllmsByDeviceName:

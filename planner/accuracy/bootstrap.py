@@ -104,8 +104,14 @@ def _row_weights(sources: Sequence[str], counts: np.ndarray) -> np.ndarray:
     return counts[:, [index[s] for s in sources]]
 
 
-def _counts_for(sources: Sequence[str], resamples: int, seed: int) -> np.ndarray:
-    return source_counts(len(set(sources)), resamples, seed)
+def _resampled_weights(sources: Sequence[str], resamples: int, seed: int) -> np.ndarray:
+    """(resamples, rows) counts: each row's weight in each resample of whole sources (``source_counts``)."""
+    return _row_weights(sources, source_counts(len(set(sources)), resamples, seed))
+
+
+def _observed(values: np.ndarray, statistic: Statistic) -> float:
+    """The statistic of ``values`` as published (every row once)."""
+    return float(weighted_statistic(values, np.ones((1, values.size), dtype=np.int64), statistic)[0])
 
 
 def _interval(samples: np.ndarray, observed: float, level: float) -> Interval:
@@ -134,10 +140,8 @@ def source_interval(
     interval over ``resamples`` resamples of whole ``sources`` (one label per error)."""
     _check(errors, sources)
     e = np.abs(np.asarray(errors, dtype=float))
-    ones = np.ones((1, e.size), dtype=np.int64)
-    observed = weighted_statistic(e, ones, statistic)[0]
-    samples = weighted_statistic(e, _row_weights(sources, _counts_for(sources, resamples, seed)), statistic)
-    return _interval(samples, observed, level)
+    samples = weighted_statistic(e, _resampled_weights(sources, resamples, seed), statistic)
+    return _interval(samples, _observed(e, statistic), level)
 
 
 def paired_difference(
@@ -162,9 +166,8 @@ def paired_difference(
     a, b, sources = a[either], b[either], [s for s, keep in zip(sources, either, strict=True) if keep]
     if not sources:
         raise PlannerError("neither side predicts any row: no difference to bootstrap")
-    ones = np.ones((1, a.size), dtype=np.int64)
-    obs_a, obs_b = weighted_statistic(a, ones, statistic)[0], weighted_statistic(b, ones, statistic)[0]
-    weights = _row_weights(sources, _counts_for(sources, resamples, seed))
+    obs_a, obs_b = _observed(a, statistic), _observed(b, statistic)
+    weights = _resampled_weights(sources, resamples, seed)
     diff = weighted_statistic(b, weights, statistic) - weighted_statistic(a, weights, statistic)
     interval = _interval(diff, obs_b - obs_a, level)
     known = diff[~np.isnan(diff)]

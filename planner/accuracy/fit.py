@@ -56,6 +56,12 @@ FIT_SOURCE_GROUPS = (
 )
 
 
+def held_out_rows(rows: Sequence[DecodeRow]) -> list[DecodeRow]:
+    """The rows the shipped factors never saw, in order: those whose ``source_group`` is not in ``FIT_SOURCE_GROUPS``
+    (the held-out set of ``bench/heldout.py``)."""
+    return [r for r in rows if r.source_group not in FIT_SOURCE_GROUPS]
+
+
 @dataclass(frozen=True)
 class FitResult:
     """Fitted factors, the residuals measured / predicted - 1 before and after, and their quantiles."""

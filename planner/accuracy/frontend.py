@@ -119,25 +119,21 @@ def residual_s(row: DecodeRow, **predict) -> float | None:
         return None
 
 
+def sweep_of(row: DecodeRow) -> tuple:
+    """What runs of one sweep share: engine, source, model, GPU (the cell's name without its notes), group size and
+    dataset (the cell's first word, lower case, without its notes)."""
+    dataset = (row.dataset.split() or [""])[0].strip(",;").lower()
+    return (row.engine, row.source_group, row.model, row.gpu.split("(")[0].strip(), row.gpus, dataset)
+
+
 def lightest_runs(rows: Iterable[DecodeRow]) -> list[DecodeRow]:
-    """The runs at the lowest load of each sweep (same engine, source, model, GPU, group size and dataset; rated or
-    closed-loop runs with a median TTFT only), in the order of their sweeps: where a queue the simulation gets wrong
-    weighs least."""
+    """The runs at the lowest load of each sweep (``sweep_of``, rated and closed-loop apart; runs with a median TTFT
+    only), in the order of their sweeps: where a queue the simulation gets wrong weighs least."""
     sweeps: dict[tuple, list[tuple[float, DecodeRow]]] = {}
     for r in rows:
         load = offered_load(r)
         if load is not None and not r.problem and not math.isnan(r.ttft_median_s):
-            dataset = (r.dataset.split() or [""])[0].strip(",;").lower()  # the name, without the cell's notes
-            key = (
-                r.engine,
-                r.source_group,
-                r.model,
-                r.gpu.split("(")[0].strip(),
-                r.gpus,
-                dataset,
-                r.request_rate is None,
-            )
-            sweeps.setdefault(key, []).append((load, r))
+            sweeps.setdefault((*sweep_of(r), r.request_rate is None), []).append((load, r))
     out = []
     for _, runs in sorted(sweeps.items(), key=lambda kv: str(kv[0])):
         lowest = min(load for load, _ in runs)

@@ -330,12 +330,14 @@ def _resolves(row: DecodeRow, cat: Catalog, memo: dict[tuple[str, str], bool]) -
     return memo[key]
 
 
-#: Whether a static row of a release that samples the first token in a decode step after prefilling all but the last
-#: prompt token (LMDeploy before 0.1.0a2, ``planner.engines.profiles.first_token_from_decode_step``) is predicted so.
-#: Off as shipped: on, with the engine costs refitted (per layer 12.9 -> 11.5 us, LMDeploy's prefill latency 9.5 ->
-#: 1.2 ms), leave-one-source-out batch-1 TTFT went 16.1% / 53.0% -> 7.5% / 41.6% but the held-out serving output rate
-#: 19.95% -> 20.06% and loaded TTFT p50 23.73% -> 23.96% (docs/accuracy.md History, s106). ``bench/loso.py
-#: --first-token-decode-step`` turns it on for one process.
+#: Experiment, not used by the shipped model (docs/accuracy.md, History: "Batch-1 TTFT by operator, and LMDeploy
+#: 0.1.0a1's first token from a decode step", s106): whether a static row of a release that samples the first token in
+#: a decode step after prefilling all but the last prompt token (LMDeploy before 0.1.0a2, ``planner.engines.profiles.
+#: first_token_from_decode_step``) is predicted so. Read by ``predict_decode_rows`` at call time; set for one process
+#: only by the bench scripts (``bench/loso.py`` and ``bench/ttft_batch1.py`` ``--first-token-decode-step``,
+#: ``bench/switch_bootstrap.py``), never by a user surface. Off as shipped: on, with the engine costs refitted (per
+#: layer 12.9 -> 11.5 us, LMDeploy's prefill latency 9.5 -> 1.2 ms), leave-one-source-out batch-1 TTFT went 16.1% /
+#: 53.0% -> 7.5% / 41.6% but the held-out serving output rate 19.95% -> 20.06% and loaded TTFT p50 23.73% -> 23.96%.
 FIRST_TOKEN_FROM_DECODE_STEP = False
 
 

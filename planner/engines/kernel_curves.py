@@ -74,6 +74,8 @@ PUBLISHED_STREAM_TBPS = {
     "H200 SXM 141GB": 4.18,
     "MI300X": 4.10,
 }
+#: Experiment, not used by the shipped model (docs/accuracy.md, History: "MI300X's GEMM floor and fp8 rate from its own
+#: measured GEMMs", s103; nothing in ``planner`` reads it, tests/test_amd_published_rates.py re-derives it).
 #: MI300X's own measured GEMMs, not applied: (floor s, fp8 FLOP/s) fitted by ``planner.engines.kernel_floor.own_gemm_fit``
 #: (``bench/kernel_extract.py``'s GEMM form and fit, the byte rate held at the published STREAM-scaled one above) to AMD's
 #: aiter CK block-scale FP8 GEMMs as its tuner timed them on "AMD MI300X (gfx942, 304 CUs)", AITER 0.1.13.post1 (ROCm/

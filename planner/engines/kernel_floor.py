@@ -173,11 +173,15 @@ OWN_GEMM_FILE_NAME = "gemm_fp8_block_mi300x_aiter.csv"
 LAYER_WEIGHT_MIN = 4096 * 4096
 
 
-def own_gemm_fit(byte_rate: float, path: str | Path | None = None) -> tuple[float, float, float, float]:
+def own_gemm_fit(bytes_per_s: float, path: str | Path | None = None) -> tuple[float, float, float, float]:
     """(floor s, fp8 FLOP/s, median |error|, worst |error|) of a GPU's own measured fp8 GEMMs (default: MI300X's,
-    ``OWN_GEMM_FILE_NAME``), by ``bench/kernel_extract.py``'s GEMM fit with the byte rate given.
+    ``OWN_GEMM_FILE_NAME``), by ``bench/kernel_extract.py``'s GEMM fit with the byte rate ``bytes_per_s`` given.
 
-    Form: latency = floor + max(bytes / ``byte_rate``, 2 m n k / FLOP rate), bytes = n k x 1 B (fp8 weights) +
+    Experiment, not used by the shipped model: it derives ``planner.engines.kernel_curves.AITER_GEMM_MI300X``, which
+    nothing applies (docs/accuracy.md, History: "MI300X's GEMM floor and fp8 rate from its own measured GEMMs", s103);
+    only tests/test_amd_published_rates.py calls it (``bench/aiter_extract.py`` writes the table it reads).
+
+    Form: latency = floor + max(bytes / ``bytes_per_s``, 2 m n k / FLOP rate), bytes = n k x 1 B (fp8 weights) +
     m (k + n) x 2 B; least squares of log latency (soft-L1, f_scale 0.1) for floor and rate over every GEMM, then the
     rate refitted on layer-sized weights (n k >= 4,096^2), the floor kept. The byte rate is not fitted: the table's
     fewest rows are 16 and it holds no weight big enough at so few rows to be memory-bound (fitted freely, the rate
@@ -193,7 +197,7 @@ def own_gemm_fit(byte_rate: float, path: str | Path | None = None) -> tuple[floa
     layer = n * k >= LAYER_WEIGHT_MIN
 
     def predicted(floor_s: float, flop_rate: float, rows_: np.ndarray | slice = slice(None)) -> np.ndarray:
-        return floor_s + np.maximum(bytes_[rows_] / byte_rate, flop[rows_] / flop_rate)
+        return floor_s + np.maximum(bytes_[rows_] / bytes_per_s, flop[rows_] / flop_rate)
 
     both = least_squares(
         lambda x: np.log(predicted(*np.exp(x)) / latency_s), np.log([5e-6, 5e14]), loss="soft_l1", f_scale=0.1

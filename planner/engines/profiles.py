@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from planner.engines.sglang import sglang_rule_for_version
-from planner.errors import UnknownNameError
+from planner.errors import InvalidInputError, UnknownNameError
 
 GiB = 2**30
 
@@ -633,7 +633,7 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     base = engine_profile(engine)
     v = parse_version(version)
     if v is None:
-        raise UnknownNameError("engine version", version, ["a version number such as 0.11.0"])
+        raise InvalidInputError(f"{engine} version {version!r} holds no version number (e.g. 0.11.0)")
     if _engine_key(engine) in ("nim", "nvidia-nim"):
         return ENGINES[NIM_BACKEND], (
             f"NVIDIA NIM {'.'.join(map(str, v))} -> {NIM_BACKEND}: an optimized profile's prebuilt TensorRT engines "
@@ -774,8 +774,12 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
     """A vLLM ``profile`` with the batching defaults of the release that ran a row (``vllm_batching_release``);
     another engine, a profile that is not vLLM's, or a cell with neither a version nor a V0 mark keeps the profile.
-    Not applied to the rows' predictions (``bench/vllm_batching_releases.py`` measures it); ``engine_for_version``
-    applies it to a release newer than ``NEWEST_LOGGED_VLLM`` (0.28.0 on: the 160 GiB class)."""
+
+    Experiment, not used by the shipped model: no prediction of a published row and no user surface calls it
+    (``bench/vllm_batching_releases.py`` and ``bench/switch_bootstrap.py release-batching`` do; it failed its ship
+    rule, docs/accuracy.md History: "vLLM's batching defaults by release", s107). What ships is narrower:
+    ``engine_for_version`` gives a release newer than ``NEWEST_LOGGED_VLLM`` its own defaults (``_with_batching``;
+    0.28.0 on: the 160 GiB class, History s113)."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
@@ -812,4 +816,7 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     hit = _VERSION.match(text)
     if hit and ENGINE_ALIASES.get(hit["name"], hit["name"]) in ENGINES:
         return engine_for_version(hit["name"], text[hit.start("version") :])[0]  # "0.5.3rc0": the rc too
+    name, pinned, version = (part.strip() for part in text.partition("=="))
+    if pinned and ENGINE_ALIASES.get(name, name) in ENGINES:  # a known engine, a release that is no version number
+        raise InvalidInputError(f"engine {engine!r}: {version!r} is not a version number (e.g. vllm==0.11.0)")
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None

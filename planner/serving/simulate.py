@@ -366,6 +366,17 @@ def simulate(
     run = Run(float(scheduler.kv_tokens) if scheduler.kv_tokens else math.inf, per_step, blocks)
     serial = how.frontend_serial_s  # one front-end process, a request at a time (0: none)
     free_s = -math.inf  # when that front end is next free
+
+    def send(start: int, count: int, t: float) -> None:
+        """Requests ``start`` .. ``start + count - 1``, sent together at ``t``, join the queue: each in turn through
+        the serial front end (``queued``) when there is one, else a cohort per run of equal lengths (``requests``)."""
+        nonlocal free_s
+        if serial > 0.0:
+            cohorts, free_s = queued(lengths[start : start + count], [t] * count, serial, free_s, hit)
+            run.queue.extend(cohorts)
+        else:
+            run.queue.extend(requests(lengths, start, count, t, hit))
+
     if arrivals_s is not None:
         if serial > 0.0:
             cohorts, free_s = queued(lengths, arrivals_s[:num_prompts], serial, free_s, hit)
@@ -375,11 +386,7 @@ def simulate(
         sent = num_prompts
     else:
         sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
-        if serial > 0.0:
-            cohorts, free_s = queued(lengths[:sent], [0.0] * sent, serial, free_s, hit)
-            run.queue.extend(cohorts)
-        else:
-            run.queue.extend(requests(lengths, 0, sent, 0.0, hit))
+        send(0, sent, 0.0)
     ratio0, ratio_min, decay_steps = SGLANG_NEW_TOKEN_RATIO
     ratio = ratio0
     ttfts: list[tuple[float, int]] = []
@@ -542,13 +549,7 @@ def simulate(
             e2es += [(now - t, k) for t, k in c.arrivals]
             if sent < num_prompts:
                 more = min(num_prompts - sent, n)
-                if serial > 0.0:
-                    cohorts, free_s = queued(
-                        lengths[sent : sent + more], [now + how.frontend_s] * more, serial, free_s, hit
-                    )
-                    run.queue.extend(cohorts)
-                else:
-                    run.queue.extend(requests(lengths, sent, more, now + how.frontend_s, hit))
+                send(sent, more, now + how.frontend_s)
                 sent += more
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
