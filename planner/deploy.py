@@ -384,7 +384,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     if par != "tp":  # a dense model has no experts to spread: refused whatever the group
         dense = gathered(r.model.num_experts == 0) & ~np.asarray(r.bad)
         if np.any(dense):
-            _refuse(dense, errors, (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
+            _refuse(dense, errors, lambda: (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
             bad_gpus = np.asarray(bad_gpus) | dense
     if ops.any_positive(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
         refused = gathered(m.mxfp4_experts_refused(r.model, r.precision, r.limits)) & ~np.asarray(r.bad)
@@ -392,7 +392,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
             _refuse(
                 refused,
                 errors,
-                (_names(gpu), _names(model)),
+                lambda: (_names(gpu), _names(model)),
                 lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
             )
             bad_gpus = np.asarray(bad_gpus) | refused
@@ -406,7 +406,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
         _refuse(
             refused,
             errors,
-            (_names(model), gpus),
+            lambda: (_names(model), gpus),
             lambda name, n: tp_size_error(r.catalog.model(name), int(n), par, eng),
         )
         bad_gpus = np.asarray(bad_gpus) | refused
@@ -466,15 +466,19 @@ def _deploy_one(r: Resolved, eng, ctx: float, b: float, util, gpus, reserve, che
     return Deployment(r, eng, ctx, b, util, n, n_safe, plan, bad, par)
 
 
-def _refuse(refused: Any, errors: Errors, keys: tuple[Any, ...], make: Callable[..., BaseException]) -> None:
-    """Scenarios where ``refused`` holds fail with ``make(*key)``, ``keys`` the arrays the error depends on (a model
-    name; a GPU and a model; a model and a group size): raised for the first of them (errors="raise"), else noted for
-    each inside ``failures.collect()`` (``failures.note_each``); nothing is built where nobody listens (coerce:
-    the caller marks them bad)."""
+def _refuse(
+    refused: Any, errors: Errors, keys_of: Callable[[], tuple[Any, ...]], make: Callable[..., BaseException]
+) -> None:
+    """Scenarios where ``refused`` holds fail with ``make(*key)``, ``keys_of()`` the arrays the error depends on (a
+    model name; a GPU and a model; a model and a group size): raised for the first of them (errors="raise"), else
+    noted for each inside ``failures.collect()`` (``failures.note_each``); nothing is built where nobody listens
+    (coerce: the caller marks them bad). ``keys_of`` is called only then: turning a sweep's text arrays into object
+    arrays costs more than the rest of a coerced sweep's refusal check."""
     if errors != "raise" and not failures.active():
         return
     if not np.any(refused):
         return
+    keys = keys_of()
     if errors == "raise":
         shape = np.shape(refused)
         first = tuple(np.argwhere(refused)[0]) if shape else ()

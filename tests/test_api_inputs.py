@@ -268,6 +268,25 @@ class TestNamesCodedOnce:
         third = planner.max_batch(gpus, "llama3.1-8b", ctx, gpus=1)
         assert list(third) == expected() and third[2] != first[2] and len(hashed) == 2
 
+    def test_a_coerced_sweep_with_a_refused_group_builds_no_error_keys(self, monkeypatch):
+        """A coerced sweep marks refused scenarios NaN and nobody reads their errors, so the names an error would quote
+        are not copied into object arrays (a copy per call cost a sweep of text arrays 2.2x, bench/bench_model.py).
+        Expected values: Llama-3.1-8B has 8 KV heads, so vLLM refuses a group of 3 (tests/test_parallel.py) and
+        accepts 1; under failures.collect() the same refusal is noted, so the keys are built then."""
+        from planner import deploy
+        from planner.model import failures
+
+        built = []
+        names = deploy._names
+        monkeypatch.setattr(deploy, "_names", lambda x: built.append(1) or names(x))
+        models = np.array(["llama3.1-8b"] * 4)
+        out = planner.max_batch("H100", models, 8192, gpus=np.array([1, 3, 1, 3]), errors="coerce")
+        assert out[0] == planner.max_batch("H100", "llama3.1-8b", 8192, gpus=1) and math.isnan(out[1])
+        assert built == []
+        with failures.collect():
+            planner.max_batch("H100", models, 8192, gpus=np.array([1, 3, 1, 3]), errors="coerce")
+        assert built
+
     def test_equal_text_in_several_objects_is_one_code_kept_for_the_next_call(self):
         """pandas' read_csv shares a string object among some cells, not all: the text's code is kept with the
         references, so the next call over the same array reads the same codes (and finds its pairs again)."""
