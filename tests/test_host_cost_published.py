@@ -19,6 +19,9 @@ with PATH.open(encoding="utf-8") as _f:
 #: us per unit for the units that are a time per decode step (ms_per_token is one step at batch 1)
 US_PER_UNIT = {"ms_per_step": 1000.0, "us_per_step": 1.0, "ms_per_token": 1000.0}
 RATIO_UNITS = {"throughput_ratio", "ttft_ratio", "percent_of_e2e"}
+#: decode tokens/s of one batch without (figure_low) and with (figure_high) an overlapped host loop: the host time
+#: the overlap hides is batch/low - batch/high a step, 1e6 x (1/low - 1/high) us a sequence
+OVERLAP_PAIR = "tok_s_sync_vs_overlap"
 ENGINES = {"vllm", "sglang", "sglang-jax", "tensorrt-llm"}
 
 
@@ -37,7 +40,7 @@ def test_every_row_has_a_source_a_quote_and_positive_figures(row):
     assert row["source"].startswith("https://"), row["source"]
     assert row["quote"].strip() and row["measured"].strip() and row["engine_version"].strip()
     assert row["engine"] in ENGINES, row["engine"]
-    assert row["unit"] in set(US_PER_UNIT) | RATIO_UNITS, row["unit"]
+    assert row["unit"] in set(US_PER_UNIT) | RATIO_UNITS | {OVERLAP_PAIR}, row["unit"]
     date.fromisoformat(row["date"])
     low, high = float(row["figure_low"]), float(row["figure_high"])
     assert 0 < low <= high, (low, high)
@@ -56,14 +59,18 @@ def test_figures_are_in_the_quote(row):
 @pytest.mark.parametrize("row", ROWS, ids=[r["record_id"] for r in ROWS])
 def test_per_sequence_figure_is_the_step_figure_over_the_batch(row):
     """per_seq_us = figure x (us per unit) / batch, to 4 significant figures, wherever a step time and a batch are
-    given; blank otherwise (a ratio, or no batch stated)."""
-    derivable = row["unit"] in US_PER_UNIT and bool(row["batch"])
+    given; for a without/with-overlap throughput pair 1e6 x (1/low - 1/high); blank otherwise (a ratio, or no batch
+    stated)."""
+    derivable = (row["unit"] in US_PER_UNIT and bool(row["batch"])) or row["unit"] == OVERLAP_PAIR
     for end in ("low", "high"):
         cell = row[f"per_seq_us_{end}"]
         if not derivable:
             assert cell == "", (end, cell)
             continue
-        expected = float(row[f"figure_{end}"]) * US_PER_UNIT[row["unit"]] / int(row["batch"])
+        if row["unit"] == OVERLAP_PAIR:
+            expected = 1e6 * (1 / float(row["figure_low"]) - 1 / float(row["figure_high"]))
+        else:
+            expected = float(row[f"figure_{end}"]) * US_PER_UNIT[row["unit"]] / int(row["batch"])
         assert float(cell) > 0
         assert float(cell) == pytest.approx(expected, rel=5e-4), (end, cell, expected)
 
@@ -75,3 +82,5 @@ def test_known_rows_read_as_published():
     assert float(by_id["VLLM-V1PRE-256"]["per_seq_us_low"]) == pytest.approx(19.53, abs=0.01)
     assert float(by_id["VLLM-V1PRE-256"]["per_seq_us_high"]) == pytest.approx(23.44, abs=0.01)
     assert float(by_id["TRTLLM-PYEXEC-64"]["per_seq_us_low"]) == pytest.approx(9.062, abs=0.001)
+    # SGLang PR #5608: 16 running requests at 3053.86 tok/s without overlap, 3458.31 with: 5.239 - 4.627 ms a step
+    assert float(by_id["SGLANG-PD-OVERLAP-16"]["per_seq_us_low"]) == pytest.approx(38.30, abs=0.01)
