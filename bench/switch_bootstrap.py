@@ -15,6 +15,9 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
   SERIAL_FRONT_END_S`` at ``FRONTEND_SERIAL_S``, s112; the front-end votes re-solved with it, as ``--serial-front-end``).
 - ``release-batching``: each vLLM row's release batching defaults (``planner.engines.profiles.with_release_batching``,
   s107; as ``bench/vllm_batching_releases.py``).
+- ``published-host-cost``: each row's per-sequence host cost is its engine loop's published one
+  (``planner.engines.profiles.PUBLISHED_HOST_COST``, ``with_published_host_cost``, s118): vLLM V1 21.5 us summed
+  (0.8-0.13) or hidden, max(device, host) (0.14+ or --async-scheduling, SGLang 0.4+, TensorRT-LLM 1.x).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -41,7 +44,9 @@ sys.path.insert(0, str(HERE.parent))
 
 from planner.accuracy import bootstrap as bs  # noqa: E402
 
-SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching")
+SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching", "published-host-cost")
+#: A switch's readings one at a time (``turn_on``).
+ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
     "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
@@ -115,6 +120,12 @@ def turn_on(switch: str) -> None:
         from vllm_batching_releases import use_release_batching
 
         use_release_batching()
+    elif switch.split(":")[0] == "published-host-cost":  # ":cost" / ":overlap": one reading alone (ablation)
+        from planner.engines import profiles
+
+        profiles.PUBLISHED_HOST_COST = True
+        if ":" in switch:
+            profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 
@@ -199,7 +210,9 @@ def compare(main: list[list], switched: list[list], switch: str, resamples: int)
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("switch", nargs="?", choices=SWITCHES, help="the off-by-default switch to compare with main")
+    parser.add_argument(
+        "switch", nargs="?", choices=[*SWITCHES, *ABLATIONS], help="the off-by-default switch to compare with main"
+    )
 
     from heldout import add_bootstrap_option
 

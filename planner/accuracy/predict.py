@@ -63,6 +63,7 @@ from planner.engines.profiles import (
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    with_published_host_cost,
     with_release_kernels,
 )
 from planner.engines.vllm_log import vllm_kv_log
@@ -234,7 +235,10 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """The row's profile (``engine`` if given, else its engine's release's) with its release's kernels
     (``with_release_kernels``: TensorRT-LLM before XQA)."""
-    return with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
+    profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
+    # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
+    # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
+    return with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
@@ -376,7 +380,10 @@ def predict_decode_rows(
                 continue  # nothing published for its draft: no prediction (why_not_predicted says so)
         eng = _profile_for(r, engine)
         # a release's kernels and batching defaults are a profile of their own
-        key = (eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults())
+        key = (
+            eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults(),
+            eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
+        )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)
     for (name, kind, at_rate), idx in groups.items():

@@ -122,6 +122,11 @@ class EngineProfile:
     #: size (``planner.engines.allreduce_table``; a GPU without one borrows its nearest architecture's), as the
     #: workbook's AllReduce sheet does; False: the latency + bandwidth form (``planner.model.decode.allreduce_time_s``)
     allreduce_table: bool = True
+    #: 1: the engine prepares step n + 1 on the host while step n runs on the device, so a decode step takes
+    #: max(device, host) with host = ``sequence_overhead_s`` x batch instead of their sum (vLLM >= 0.14 or
+    #: --async-scheduling, SGLang >= 0.4, TensorRT-LLM 1.x). EXPERIMENT (s118): set only by
+    #: ``with_published_host_cost`` under ``PUBLISHED_HOST_COST``; 0 on every shipped profile
+    host_overlap: float = 0.0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -769,6 +774,59 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
     if name == "tensorrt-llm" and v is not None and v < TENSORRT_LLM_XQA_VERSION:
         return _reading_kv_per_query_head(profile)
     return profile
+
+
+#: EXPERIMENT switch (issue 21 item 3, s118), read at call time; off on main. On: each row's per-sequence host cost
+#: is the published one of its engine's loop (``with_published_host_cost``) instead of the fitted 59 us.
+PUBLISHED_HOST_COST = False
+#: Which of its two readings the switch applies (ablations, ``bench/switch_bootstrap.py published-host-cost:cost``
+#: / ``:overlap``): "cost", the published per-sequence figure in place of the fitted one; "overlap", max(device, host)
+#: for the overlapped loops (at whichever cost).
+PUBLISHED_HOST_COST_READINGS = frozenset({"cost", "overlap"})
+#: vLLM V1's synchronous loop, seconds per sequence per decode step: the median of the whole-loop V1 synchronous
+#: per-sequence figures in catalogs/reference/host_cost_published.csv (VLLM-V1PRE-256 19.53-23.44 us,
+#: VLLM-V1-TT-NOOP-BEFORE 35.94, VLLM-V1-TT-NOOP-AFTER 19.38; each low and high taken: median 21.485 us).
+#: Components alone (VLLM-V1-UFO-*) and the long-output detokenizer pathology (VLLM-V1-DETOK-*) are not whole-loop
+#: steady figures and are left out; ``tests/test_host_cost_published.py`` re-derives the value.
+PUBLISHED_V1_SEQUENCE_COST_S = 21.485e-6
+#: vLLM's first V1-by-default release (V0 before it: ``VLLM_BATCHING_RELEASES``) and its first release that schedules
+#: asynchronously by default (vllm-project/vllm pull request 27614, "Enable async scheduling by default", 0.14.0).
+VLLM_V1_VERSION = (0, 8)
+VLLM_ASYNC_SCHEDULING_VERSION = (0, 14)
+#: SGLang's overlap ("zero-overhead batch") scheduler from 0.4 (lmsys.org/blog/2024-12-04-sglang-v0-4/);
+#: TensorRT-LLM's PyTorch backend's overlap scheduler from 1.0 (nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html).
+SGLANG_OVERLAP_VERSION = (0, 4)
+TENSORRT_LLM_OVERLAP_VERSION = (1, 0)
+
+
+def with_published_host_cost(
+    profile: EngineProfile, engine: str, version: str, async_scheduling: bool = False
+) -> EngineProfile:
+    """EXPERIMENT (s118): ``profile`` with the published host cost of the loop of the release that ran a row, when
+    ``PUBLISHED_HOST_COST`` is on (else unchanged). vLLM V1 (>= 0.8, not a V0 cell): ``PUBLISHED_V1_SEQUENCE_COST_S``
+    a sequence a step, summed with the device time (synchronous loop), or hidden behind it (``host_overlap`` 1: step
+    = max(device, host)) from 0.14 or with --async-scheduling; SGLang >= 0.4 and TensorRT-LLM >= 1.0 (overlap
+    schedulers): the same cost, hidden. Any other release, an unparsed version or a profile without a per-sequence
+    cost keeps the fitted value (vLLM V0: 59 us, between V0's published 100-106 and V1's)."""
+    if not PUBLISHED_HOST_COST or profile.sequence_overhead_s == 0.0:
+        return profile
+    v = parse_version(version)
+    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    if v is None:
+        return profile
+    if name == "vllm":
+        if v < VLLM_V1_VERSION or vllm_batching_release(version)[0] == VLLM_BATCHING_RELEASES[0][1]:
+            return profile
+        overlap = v >= VLLM_ASYNC_SCHEDULING_VERSION or bool(async_scheduling)
+    elif name == "sglang" and v >= SGLANG_OVERLAP_VERSION:
+        overlap = True
+    elif name == "tensorrt-llm" and v >= TENSORRT_LLM_OVERLAP_VERSION:
+        overlap = True
+    else:
+        return profile
+    cost = PUBLISHED_V1_SEQUENCE_COST_S if "cost" in PUBLISHED_HOST_COST_READINGS else profile.sequence_overhead_s
+    overlap = overlap and "overlap" in PUBLISHED_HOST_COST_READINGS
+    return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
 
 
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:

@@ -162,6 +162,13 @@ class DecodeStep:
         return self.flop / self.bytes_moved
 
 
+def host_hidden_s(limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:
+    """The host time an overlapped engine loop hides behind its device time: host_overlap x min(host, device), host =
+    sequence_overhead_s x batch, so a step takes max(device, host) where host_overlap is 1 (EXPERIMENT, s118:
+    ``planner.engines.profiles.with_published_host_cost``; s101's reading (c))."""
+    return limits.host_overlap * ops.minimum(limits.sequence_overhead_s * batch, device_s)
+
+
 def decode_step(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -206,6 +213,8 @@ def decode_step(
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)
     overhead = step_overhead_s(model, limits, batch) + limits.sequence_overhead_s * batch
+    if operators.any_nonzero(limits.host_overlap):  # EXPERIMENT (s118): max(device, host), not their sum
+        overhead = overhead - host_hidden_s(limits, kernels_s + comm + step_overhead_s(model, limits, batch), batch)
     step = kernels_s + (comm + overhead)
     return DecodeStep(
         gpus=gpus,

@@ -139,6 +139,9 @@ class EngineFacts:
     sparse_mla_token_s: ArrayLike = 0.0
     # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
     sparse_mla_prefill_max_heads: ArrayLike = 0.0
+    # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop;
+    # EXPERIMENT s118, ``planner.engines.profiles.with_published_host_cost``); 0: their sum (shipped)
+    host_overlap: ArrayLike = 0.0
     # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
     # ``planner.engines.kernel_paths``); 0: it loads them
     mxfp4_experts_refused: ArrayLike = 0.0

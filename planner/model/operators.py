@@ -63,6 +63,13 @@ def kernel_time_s(
     return roofline_time_s(memory_s, compute_s, overlap)
 
 
+def any_nonzero(x: ArrayLike) -> bool:
+    """Whether ``x`` is nonzero anywhere, read on its per-combination values where it has them (``Rows``)."""
+    if type(x) in (float, int):
+        return x != 0.0
+    return bool(np.any(np.asarray(row_values(x)) != 0.0))
+
+
 def _all_one(x: ArrayLike) -> bool:
     """Whether ``x`` is 1 everywhere, read on its per-combination values where it has them (``Rows``)."""
     return bool(np.all(np.asarray(row_values(x)) == 1.0))

@@ -14,6 +14,9 @@ from planner.workbook.layout import ASSUMPTIONS_SHEET
 from planner.workbook.spec import Name, Sheet
 
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
+#: EngineProfile fields of off-by-default experiments, not on the sheet: ``host_overlap`` (s118, set only under
+#: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)).
+EXPERIMENT_FIELDS = frozenset({"host_overlap"})
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),
     "description": ("", "in words"),
@@ -128,6 +131,8 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     names: list[Name] = []
     r = 4
     for f in fields(EngineProfile):
+        if f.name in EXPERIMENT_FIELDS:  # not read by any formula, 0 on every shipped profile
+            continue
         value = engine_value(engine, f.name)
         unit, meaning = ENGINE_FIELD_HELP.get(f.name, ("", ""))
         s.set(f"A{r}", f.name, style="label")
