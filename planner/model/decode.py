@@ -162,11 +162,17 @@ class DecodeStep:
         return self.flop / self.bytes_moved
 
 
-def host_hidden_s(limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:
-    """The host time an overlapped engine loop hides behind its device time: host_overlap x min(host, device), host =
-    sequence_overhead_s x batch, so a step takes max(device, host) where host_overlap is 1 (EXPERIMENT, s118:
-    ``planner.engines.profiles.with_published_host_cost``; s101's reading (c))."""
-    return limits.host_overlap * ops.minimum(limits.sequence_overhead_s * batch, device_s)
+def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:
+    """A decode step's engine costs beyond ``device_s`` (its kernels and collectives): the per-step cost
+    (``step_overhead_s``) + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
+    (``limits.host_overlap`` 1; EXPERIMENT, s118: ``planner.engines.profiles.with_published_host_cost``, s101's
+    reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
+    min(host, device + per-step cost)."""
+    per_step = step_overhead_s(model, limits, batch)
+    host = limits.sequence_overhead_s * batch
+    if operators.any_nonzero(limits.host_overlap):
+        return per_step + host - limits.host_overlap * ops.minimum(host, device_s + per_step)
+    return per_step + host
 
 
 def decode_step(
@@ -212,9 +218,7 @@ def decode_step(
     t_mem = memory_time_s(bytes_moved, gpus, gpu.bandwidth_bytes_per_s, limits.bandwidth_efficiency)
     t_flop = compute_time_s(flop, gpus, gpu.peak_flop_per_s, limits.decode_flop_efficiency)
     comm = tp_communication_s(model, gpu, limits, batch, gpus)
-    overhead = step_overhead_s(model, limits, batch) + limits.sequence_overhead_s * batch
-    if operators.any_nonzero(limits.host_overlap):  # EXPERIMENT (s118): max(device, host), not their sum
-        overhead = overhead - host_hidden_s(limits, kernels_s + comm + step_overhead_s(model, limits, batch), batch)
+    overhead = step_costs_s(model, limits, kernels_s + comm, batch)
     step = kernels_s + (comm + overhead)
     return DecodeStep(
         gpus=gpus,

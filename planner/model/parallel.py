@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.model import operators, ops
-from planner.model.decode import DecodeStep, collective_link, experts_touched, host_hidden_s, step_overhead_s
+from planner.model.decode import DecodeStep, collective_link, experts_touched, step_costs_s, step_overhead_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
     decode_attention_bytes,
@@ -123,11 +123,7 @@ def dp_decode_step(
     ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse)  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_all
     comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
-    overhead = step_overhead_s(model, limits, per_rank) + limits.sequence_overhead_s * per_rank
-    if operators.any_nonzero(limits.host_overlap):  # EXPERIMENT (s118): max(device, host)
-        overhead = overhead - host_hidden_s(
-            limits, kernels_s + comm + step_overhead_s(model, limits, per_rank), per_rank
-        )
+    overhead = step_costs_s(model, limits, kernels_s + comm, per_rank)
     return replace(
         split,
         step_s=kernels_s + (comm + overhead),
