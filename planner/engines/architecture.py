@@ -387,7 +387,7 @@ def model_facts(m: Model) -> ModelFacts:
     # one row of the input embedding.
     read = b.non_expert - b.extra - (b.embedding if b.lm_head else 0)
     layers = mixer_layers(m)
-    kept_mixers = quantized_kept_16bit_params(m)
+    kept_read = b.norms + b.router + quantized_kept_16bit_params(m)  # kept 16-bit and read every step
     return ModelFacts(
         num_layers=layers,
         hidden_size=m.hidden_size,
@@ -408,13 +408,8 @@ def model_facts(m: Model) -> ModelFacts:
         params_non_expert=b.non_expert,
         params_routed_experts=b.routed_experts,
         params_read_per_step=read,
-        params_kept_16bit=b.embedding
-        + b.lm_head
-        + b.norms
-        + b.router
-        + (b.extra if m.extra_params_loaded else 0)
-        + kept_mixers,
-        params_read_kept_16bit=(b.lm_head or b.embedding) + b.norms + b.router + kept_mixers,
+        params_kept_16bit=b.embedding + b.lm_head + kept_read + (b.extra if m.extra_params_loaded else 0),
+        params_read_kept_16bit=(b.lm_head or b.embedding) + kept_read,
         params_not_loaded=0 if m.extra_params_loaded else b.extra,
         params_per_expert_layer=(b.routed_experts / (moe_layers * m.moe.num_experts)) if m.moe else 0.0,
         moe_layers=moe_layers,
