@@ -92,6 +92,17 @@
    goes on, as ``stream_stall_s`` simulates. SGLang 0.5.3 (BF16 and FP8) and TensorRT-LLM 1.2 on that host deliver a
    chunk per token (1.011-1.016): their stall is in the engine's steps. vLLM on the multi-GPU hosts (gpt-oss-120b,
    DeepSeek-R1, GLM-4.6) reads 0.976-1.015, at most ~10 ms held against 9-30 ms of p99 - p50: mostly the engine's.
+11. SGLang closed loops, the stall by weight precision (s120): per run with a published p99 ITL, its weights and
+   draft, the published and simulated (validated) p99 - p50 ITL, and, for a run without a draft whose model has a
+   BF16 run of the same release, GPU and source, the host time per layer its excess over that BF16 median would be
+   if it were the eager prefill step's alone ((published - BF16's) / the catalog model's layers). SGLang 0.5.3.post3
+   runs a prefill (extend) step outside the CUDA graphs (``ForwardMode.is_cuda_graph``: DECODE, TARGET_VERIFY,
+   IDLE; ``enable_piecewise_cuda_graph`` False), so the decoding streams wait for every kernel of it to be launched
+   from Python, and a block-FP8 linear on Hopper is an activation quantization and a DeepGEMM call where a BF16
+   linear is one cuBLAS call (``layers/quantization/fp8_utils.py`` l.139-149, 217-255). Qwen3-8B on one H100:
+   BF16 4.4-4.5 ms (simulated 7.8), FP8 16.8-23.3 ms (simulated 5.7): 0.34-0.52 ms a layer of 36. No public
+   measurement of that host time was found, and these are one source's rows, so nothing is simulated (docs/
+   accuracy.md, History, s120).
 """
 
 from __future__ import annotations
@@ -105,9 +116,10 @@ import statistics
 import planner.accuracy.under_load as under_load
 from planner.accuracy.acceptance import acceptance_range, speculation_handled
 from planner.accuracy.datasets import sample_lengths, sharegpt_requests
-from planner.accuracy.published import load_decode_rows, read_csv_rows, reference_dir
+from planner.accuracy.published import load_decode_rows, read_csv_rows, reference_dir, resolve_model_name
 from planner.accuracy.under_load import _replica, sharegpt_prompts
 from planner.accuracy.validation import validate_load
+from planner.catalog import default_catalog
 from planner.engines.profiles import tensorrt_llm_decode_graphed
 from planner.serving.load import FRONTEND_S, fixed_lengths, latency_under_load
 
@@ -160,6 +172,7 @@ def main() -> int:
     in_flight(list(rows.values()))
     first_wave_from_means(list(rows.values()))
     held_or_stalled(list(rows.values()))
+    eager_prefill(list(rows.values()))
     return 0
 
 
@@ -470,6 +483,52 @@ def held_or_stalled(rows) -> None:
         print(
             f"  {r.record_id} {release(r):<22} {r.model.split('/')[-1][:16]:<16} {r.weight_precision or '-':<5} "
             f"C={r.batch:<2} {ratio:6.3f}  {share:6.2%}  {stall * 1e3:6.1f}  {excess * 1e3:6.1f}"
+        )
+
+
+def eager_prefill_excess(rows) -> list[tuple]:
+    """Section 11: per SGLang closed-loop run with a published p99 ITL, (row, published p99 - p50 ITL, simulated p99 -
+    p50 ITL as validated, host time per layer or NaN), seconds. The host time per layer is (published - the median
+    published p99 - p50 of the BF16 runs of the same release, GPU, source and model without its "-FP8" suffix) / the
+    catalog model's layers, for a run without a draft whose weights are not BF16; NaN otherwise."""
+    closed = [
+        r for r in rows if r.engine == "sglang" and 2 <= r.batch < (r.num_prompts or 0) and not math.isnan(r.itl_p99_s)
+    ]
+    checks = {(c.record_id, c.quantity): c for c in validate_load(closed).checks}
+
+    def key(r) -> tuple:
+        return (release(r), r.gpu.split("(")[0].strip(), r.source_group, re.sub(r"-FP8$", "", r.model, flags=re.I))
+
+    bf16: dict[tuple, list[float]] = {}
+    for r in closed:
+        if r.weight_precision == "bf16" and r.speculation is None:
+            bf16.setdefault(key(r), []).append(r.itl_p99_s - r.itl_median_s)
+    cat = default_catalog()
+    out = []
+    for r in closed:
+        p50, p99 = checks.get((r.record_id, "itl_median_ms")), checks.get((r.record_id, "itl_p99_ms"))
+        if p50 is None or p99 is None or math.isnan(p50.error) or math.isnan(p99.error):
+            continue
+        published = r.itl_p99_s - r.itl_median_s
+        simulated = (p99.predicted - p50.predicted) / 1e3
+        per_layer = math.nan
+        if r.speculation is None and r.weight_precision != "bf16" and key(r) in bf16:
+            layers = cat.model(resolve_model_name(r.model, cat)).num_layers
+            per_layer = (published - statistics.median(bf16[key(r)])) / layers
+        out.append((r, published, simulated, per_layer))
+    return out
+
+
+def eager_prefill(rows) -> None:
+    """Section 11, printed (module docstring)."""
+    print("\n11. SGLang closed loops: weights, draft, p99 - p50 ITL published / simulated, ms, and the host time per")
+    print("    layer the excess over the same model's BF16 runs would be in an eager prefill step, ms")
+    for r, published, simulated, per_layer in eager_prefill_excess(rows):
+        draft = "EAGLE-3" if r.speculation is not None else "-"
+        print(
+            f"  {r.record_id} {release(r):<14} {r.model.split('/')[-1][:16]:<16} {r.weight_precision or '-':<5} "
+            f"{draft:<8} C={r.batch:<2} {published * 1e3:6.1f} / {simulated * 1e3:5.1f}  "
+            + (f"{per_layer * 1e3:5.2f}" if not math.isnan(per_layer) else "    -")
         )
 
 

@@ -223,6 +223,39 @@ class TestClosedLoopTails:
         assert runs["LD069"][0] > 1.0 and runs["LD070"][0] > 1.0
         assert math.isnan(runs["LD069"][1]) and math.isnan(runs["LD070"][1])
 
+    def test_sglangs_fp8_stall_is_in_its_eager_prefill_not_the_step_model(self):
+        """bench/load_gaps.py section 11 (s120). SGLang 0.5.3.post3 runs a prefill (extend) step outside the CUDA
+        graphs (``model_executor/forward_batch_info.py`` l.124-129: ``is_cuda_graph`` is DECODE, TARGET_VERIFY and IDLE;
+        ``model_executor/model_runner.py`` l.2170-2200, ``forward_extend`` eagerly otherwise; ``server_args.py`` l.434,
+        ``enable_piecewise_cuda_graph`` False), and on Hopper a block-FP8 linear is an activation quantization and a
+        DeepGEMM call (``layers/quantization/fp8_utils.py`` l.139-149, 217-255). gpustack's Qwen3-8B at 4 in flight on
+        one H100: p99 - p50 ITL 11.48 - 7.04 and 11.56 - 7.04 ms in BF16 (LD069, LD071), 22.20 - 5.39 ms in FP8 (LD072),
+        so (16.81 - 4.48) / 36 layers = 0.34 ms a layer more; the step model prices the FP8 prefill below the BF16 one
+        (a quicker weight read), the published gap goes the other way."""
+        root = Path(__file__).resolve().parents[1]
+        sys.path.insert(0, str(root / "bench"))
+        try:
+            from load_gaps import eager_prefill_excess
+        finally:
+            sys.path.remove(str(root / "bench"))
+        from planner.accuracy.published import load_decode_rows, reference_dir
+
+        rows = [
+            r
+            for r in load_decode_rows(reference_dir() / "load_public.csv")
+            if r.record_id in ("LD069", "LD071", "LD072", "LD090")
+        ]
+        runs = {
+            r.record_id: (published, simulated, per_layer)
+            for r, published, simulated, per_layer in eager_prefill_excess(rows)
+        }
+        assert runs["LD069"][0] == pytest.approx(0.01148 - 0.00704, rel=1e-9)
+        assert runs["LD071"][0] == pytest.approx(0.01156 - 0.00704, rel=1e-9)
+        bf16 = ((0.01148 - 0.00704) + (0.01156 - 0.00704)) / 2
+        assert runs["LD072"][2] == pytest.approx((0.02220 - 0.00539 - bf16) / 36, rel=1e-9)
+        assert math.isnan(runs["LD069"][2]) and math.isnan(runs["LD090"][2])  # BF16 itself; a draft's steps differ
+        assert runs["LD072"][1] < runs["LD069"][1] and runs["LD072"][0] > 3 * runs["LD069"][0]
+
     def test_a_front_end_queue_cannot_be_the_first_waves_tail(self):
         """bench/load_gaps.py section 7. gpustack's closed loops of vLLM 0.11.0 on Qwen3-8B (LD068 at 4 in flight:
         p99 - p50 TTFT 38.3 ms published; LD087 at 8: 143.3 ms) would need a front end preparing one request at a
