@@ -96,6 +96,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import math
@@ -474,4 +475,5 @@ def held_or_stalled(rows) -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     raise SystemExit(main())
