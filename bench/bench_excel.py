@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
 import sys
@@ -130,6 +131,7 @@ def import_time(repeat: int = 5) -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     print(f"Python {sys.version.split()[0]}")
     scalar_overhead()
     range_vs_scalars()

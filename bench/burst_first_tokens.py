@@ -19,6 +19,7 @@ request: with the same release, chat template and tokenizer, Qwen3-235B-A22B FP8
 
 from __future__ import annotations
 
+import argparse
 import csv
 import sys
 from collections import defaultdict
@@ -66,4 +67,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     sys.exit(main())

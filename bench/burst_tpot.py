@@ -19,6 +19,7 @@ faster) than the model throughout, whatever TPOT is read as.
 
 from __future__ import annotations
 
+import argparse
 import math
 import re
 import statistics
@@ -94,4 +95,6 @@ def main(ids: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("ids", nargs="*", help="record ids [default: every gpustack all-at-once run]")
+    raise SystemExit(main(parser.parse_args().ids))

@@ -42,6 +42,7 @@ with 89.5 ms, and GLM-4.6 on the same server then comes out 62 ms too slow: Deep
 
 from __future__ import annotations
 
+import argparse
 import bisect
 import math
 import statistics
@@ -190,7 +191,9 @@ def servers(rows: list[DecodeRow]) -> list[tuple[DecodeRow, list[DecodeRow]]]:
 
 
 def main(argv: list[str]) -> int:
-    path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", help="runs CSV [default: catalogs/reference/load_public.csv]")
+    path = parser.parse_args(argv[1:]).runs or reference_dir() / "load_public.csv"
     rows = closed_rows(load_decode_rows(path))
     fronts = frontend_for_rows(rows)
     head = f"{'run':<6}{'engine':<13}{'C':>3} {'model':<22}{'pub':>7}{'sim':>7}{'err':>6}{'band':>7}"

@@ -9,6 +9,7 @@ minus the simulated one with no front end), the value each source is predicted w
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from planner.accuracy.frontend import FRONTEND_S, fitted_frontend_s, votes
@@ -16,10 +17,14 @@ from planner.accuracy.published import load_decode_rows, reference_dir
 
 
 def main(argv: list[str]) -> int:
-    from heldout import take_serial_front_end  # (bench/: the script's folder)
+    from heldout import add_serial_front_end_option, use_serial_front_end  # (bench/: the script's folder)
 
-    argv = take_serial_front_end(argv)
-    path = argv[1] if len(argv) > 1 else reference_dir() / "load_public.csv"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", help="runs CSV [default: catalogs/reference/load_public.csv]")
+    add_serial_front_end_option(parser)
+    args = parser.parse_args(argv[1:])
+    use_serial_front_end(args.serial_front_end)
+    path = args.runs or reference_dir() / "load_public.csv"
     found = votes(load_decode_rows(path))
     print(f"{'engine':<13}{'source':<36}{'vote ms':>8}{'left-out ms':>12}  lightest-load runs")
     for v in found:

@@ -669,17 +669,25 @@ def use_allreduce_fit(args: argparse.Namespace) -> None:
         allreduce_table.FIT_INSTEAD = True
 
 
-def take_serial_front_end(argv: list[str]) -> list[str]:
-    """``--serial-front-end`` (this script's, ``bench/load_validation.py``'s and ``bench/frontend_fit.py``'s): every
-    simulated run's requests wait in turn for one front-end process, ``FRONTEND_SERIAL_S`` of their front-end time
-    (``planner.serving.benchmark.SERIAL_FRONT_END_S``; off by default: docs/accuracy.md, History, s112). Returns
-    ``argv`` without it. Call before any prediction (the front-end votes are computed once per process)."""
-    if "--serial-front-end" not in argv:
-        return list(argv)
-    from planner.serving import benchmark
+def add_serial_front_end_option(parser: argparse.ArgumentParser) -> None:
+    """``--serial-front-end`` (this script's, ``bench/load_validation.py``'s and ``bench/frontend_fit.py``'s): read by
+    ``use_serial_front_end``."""
+    parser.add_argument(
+        "--serial-front-end",
+        action="store_true",
+        help="every simulated run's requests wait in turn for one front-end process (off by default: "
+        "docs/accuracy.md, History, s112)",
+    )
 
-    benchmark.SERIAL_FRONT_END_S = benchmark.FRONTEND_SERIAL_S
-    return [a for a in argv if a != "--serial-front-end"]
+
+def use_serial_front_end(on: bool) -> None:
+    """If ``on`` (``--serial-front-end``), every simulated run's requests wait in turn for one front-end process,
+    ``FRONTEND_SERIAL_S`` of their front-end time (``planner.serving.benchmark.SERIAL_FRONT_END_S``). Call before
+    any prediction (the front-end votes are computed once per process)."""
+    if on:
+        from planner.serving import benchmark
+
+        benchmark.SERIAL_FRONT_END_S = benchmark.FRONTEND_SERIAL_S
 
 
 def main() -> None:
@@ -712,8 +720,10 @@ def main() -> None:
     )
     add_bootstrap_option(parser)
     add_allreduce_fit_option(parser)
-    args = parser.parse_args(take_serial_front_end(sys.argv)[1:])
+    add_serial_front_end_option(parser)
+    args = parser.parse_args()
     use_allreduce_fit(args)
+    use_serial_front_end(args.serial_front_end)
     rows = [r for p in args.rows for r in acc.load_decode_rows(p)] if args.rows else acc.load_decode_rows()
     held = held_out_rows(rows)
     if args.source:

@@ -12,8 +12,8 @@ part of the planner package: it imports llm-analysis only.
 
 from __future__ import annotations
 
+import argparse
 import logging
-import sys
 
 from estimator_cache import run_cached
 
@@ -44,4 +44,8 @@ def main(queries_path: str, cache_path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("queries", help="QUERIES.json (written by bench/heldout.py)")
+    parser.add_argument("cache", help="CACHE.json, each result added under its query's key")
+    args = parser.parse_args()
+    main(args.queries, args.cache)

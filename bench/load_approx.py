@@ -13,6 +13,7 @@ approximation / simulation - 1.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -53,7 +54,7 @@ def capacity(setup, prompt: int, output: int) -> float:
     return lo
 
 
-def main() -> int:
+def main(verbose: bool = False) -> int:
     start = time.perf_counter()
     rows = []  # (load, quantity, error)
     for gpu, model, n, p, o in CASES:
@@ -84,7 +85,7 @@ def main() -> int:
             e = np.array([abs(r[2]) for r in rows if r[1] == quantity and sel(r[0])])
             worst = max((r for r in rows if r[1] == quantity and sel(r[0])), key=lambda r: abs(r[2]))
             cells.append(f"{np.median(e):6.1%} {e.max():6.1%} ({worst[2]:+.0%})")
-            if "-v" in sys.argv:
+            if verbose:
                 print("   worst:", quantity, worst)
         print(f"{quantity:<10} {cells[0]:>26} {cells[1]:>26}")
     print(f"({len(rows)} comparisons in {time.perf_counter() - start:.1f} s)")
@@ -92,4 +93,6 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="also print each quantity's worst case")
+    sys.exit(main(parser.parse_args().verbose))

@@ -13,6 +13,7 @@ against the offered. Nothing is fitted.
 
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
@@ -85,4 +86,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     sys.exit(main())

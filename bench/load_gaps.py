@@ -107,6 +107,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import functools
 import math
@@ -533,4 +534,5 @@ def eager_prefill(rows) -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     raise SystemExit(main())

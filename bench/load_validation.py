@@ -19,6 +19,7 @@ published range, and a last section lists each such run's TPOT and ITL medians a
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import sys
@@ -132,19 +133,6 @@ def bootstrap_lines(rows, checks, resamples: int) -> list[str]:
     return lines
 
 
-def take_bootstrap(args: list[str]) -> tuple[list[str], int]:
-    """``args`` without ``--bootstrap [N]``, and N (``planner.accuracy.bootstrap.DEFAULT_RESAMPLES`` when N is left
-    out; 0 when the option is absent)."""
-    from planner.accuracy.bootstrap import DEFAULT_RESAMPLES
-
-    if "--bootstrap" not in args:
-        return args, 0
-    i = args.index("--bootstrap")
-    if i + 1 < len(args) and args[i + 1].isdigit():
-        return args[:i] + args[i + 2 :], int(args[i + 1])
-    return args[:i] + args[i + 1 :], DEFAULT_RESAMPLES
-
-
 def worst_lines(rows, checks, n: int) -> list[str]:
     """The ``n`` figures furthest off (|predicted / published - 1|), one line each: run, engine and release, GPU and
     group, model, lengths, how its requests arrived, the figure, predicted and published milliseconds, the error."""
@@ -166,15 +154,17 @@ def worst_lines(rows, checks, n: int) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    from heldout import take_serial_front_end  # (bench/: the script's folder)
+    from heldout import add_bootstrap_option, add_serial_front_end_option, use_serial_front_end  # (bench/)
 
-    args, resamples = take_bootstrap(take_serial_front_end(argv[1:]))
-    worst = 0
-    if "--worst" in args:
-        i = args.index("--worst")
-        worst = int(args[i + 1])
-        del args[i : i + 2]
-    path = args[0] if args else reference_dir() / "load_public.csv"
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="?", help="runs CSV [default: catalogs/reference/load_public.csv]")
+    parser.add_argument("--worst", type=int, default=0, metavar="N", help="also list the N figures furthest off")
+    add_serial_front_end_option(parser)
+    add_bootstrap_option(parser)
+    args = parser.parse_args(argv[1:])
+    use_serial_front_end(args.serial_front_end)
+    worst, resamples = args.worst, args.bootstrap
+    path = args.runs or reference_dir() / "load_public.csv"
     rows = load_decode_rows(path)
     table = validate_load(rows)
     lines = summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)

@@ -24,6 +24,7 @@ Then the one-prompt prefill (NIM18-001) split into the model's terms under the f
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import math
 import sys
@@ -117,4 +118,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     raise SystemExit(main())

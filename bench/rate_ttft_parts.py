@@ -20,6 +20,7 @@ the front end each source is given; async scheduling is what vLLM 0.14.1 does (`
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import sys
@@ -92,4 +93,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     sys.exit(main())

@@ -3,6 +3,7 @@ simulated) against one Input changed (simulated again). ``PYTHONPATH=. python be
 
 from __future__ import annotations
 
+import argparse
 import shutil
 import tempfile
 import time
@@ -33,4 +34,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     main()

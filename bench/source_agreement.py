@@ -41,6 +41,7 @@ settings matter least) apart.
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import math
 import re
@@ -575,6 +576,10 @@ def all_runs(catalog: Catalog | None = None) -> tuple[list[Run], int, dict[str, 
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--brief", action="store_true", help="the summary only, not every group")
+    parser.add_argument("--write-docs", action="store_true", help="rewrite docs/accuracy.md's table")
+    args = parser.parse_args(argv[1:])
     runs, read, left = all_runs()
     by_tier = {tier: groups(runs, tier) for tier in TIERS}
     found = by_tier["any"]
@@ -593,11 +598,11 @@ def main(argv: list[str]) -> int:
         f"alike), lengths within {NEAR:.0%}, whatever their precision, speculation and engine"
         + (":" if loose else "."),
     ] + loosest_lines(loose)
-    if "--brief" not in argv:
+    if not args.brief:
         lines += ["", "Groups across sources:"] + group_lines(found)
         lines += ["", "Within one source:"] + group_lines(repeats)
     print("\n".join(lines))
-    if "--write-docs" in argv:
+    if args.write_docs:
         print(f"wrote {write_docs_summary(by_tier, repeats, runs)}")
     return 0
 

@@ -113,9 +113,9 @@ def turn_on(switch: str) -> None:
         if switch.endswith("+refit"):
             refit_factors()
     elif switch == "serial-front-end":
-        from heldout import take_serial_front_end
+        from heldout import use_serial_front_end
 
-        take_serial_front_end(["--serial-front-end"])
+        use_serial_front_end(True)
     elif switch == "release-batching":
         from vllm_batching_releases import use_release_batching
 

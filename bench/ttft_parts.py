@@ -32,6 +32,7 @@ the simulation's ``stream_stall_s`` option, off by default); this split places i
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import sys
@@ -183,4 +184,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     raise SystemExit(main())

@@ -10,6 +10,7 @@ A100 rows (vLLM v0.9.2) at v0.9.2's A100 defaults (2,048 tokens / 256 sequences)
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import sys
@@ -94,4 +95,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    argparse.ArgumentParser(description=__doc__.split("\n\n")[0]).parse_args()  # --help: usage, exit 0
     main()

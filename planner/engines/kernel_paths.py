@@ -74,10 +74,11 @@ def mxfp4_kernel_path(engine: str, version: str, architecture: str, expert_paral
     0.5.1-0.5.9 (read in 0.5.3 and 0.5.4.post2): triton_kernels + Triton attention on Ampere/Ada, triton_kernels + FA3
     on Hopper, FlashInfer MXFP4 + trtllm_mha on Blackwell; with ``expert_parallel`` off Blackwell the Triton fused-MoE
     runner over experts upcast to bf16 at load. TensorRT-LLM 1.x: CUTLASS W4A16 MXFP4 on Hopper, refused below it."""
-    v = parse_version(version)
+    parsed = parse_version(version)
     sm = ARCHITECTURE_SM.get(architecture)
-    if v is None or sm is None:
+    if parsed is None or sm is None:
         return None
+    v = parsed.release
     name = engine.strip().lower().replace("_", "-")
     if name in ("vllm", "sglang") and sm < _OLDEST_READ_SM:
         return None
@@ -117,7 +118,7 @@ def mxfp4_refusal(engine: str, version: str, architecture: str) -> str:
     path = mxfp4_kernel_path(engine, version, architecture)
     if path is None or not path.refusal:
         return ""
-    release = ".".join(map(str, parse_version(version) or ()))
+    release = ".".join(map(str, parse_version(version).release))
     return refusal_message(f"{engine} {release}", "MXFP4 experts", architecture, path.refusal, path.source)
 
 

@@ -11,7 +11,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from planner.engines.sglang import sglang_rule_for_version
 from planner.errors import InvalidInputError, UnknownNameError
@@ -590,6 +590,47 @@ OLDEST_LOGGED_VLLM = (0, 10, 1, 1)
 _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<version>\d+(?:\.\d+){0,3})")
 
 
+#: A pre-release's phases, in PEP 440's order ("Pre-releases": alpha, beta, release candidate), all before the release.
+PRE_RELEASE_PHASES = ("a", "b", "rc")
+_VERSION_NUMBER = re.compile(
+    r"(?<![\d.])v?(\d+)\.(\d+)((?:\.\d+){0,2})(?:[-_.]?(a|b|rc)(\d*)(?![a-z]))?(?:[-_.]?post(\d+))?"
+)
+
+
+class EngineVersion(NamedTuple):
+    """An engine release as ``parse_version`` reads it: ``release`` (0, 10, 1, 1), ``pre`` ("rc", 5) or None,
+    ``post`` 2 or None. Compare ``release`` with a threshold tuple where a pre-release counts as its release (as
+    every version rule here does), ``key`` where it comes before it."""
+
+    release: tuple[int, ...]
+    pre: tuple[str, int] | None = None
+    post: int | None = None
+
+    @property
+    def key(self) -> tuple[tuple[int, ...], tuple[int, int], int]:
+        """PEP 440's order (packaging.python.org, "Version specifiers", "Summary of permitted suffixes and relative
+        ordering"): the release numbers with trailing zeros dropped (1.2 == 1.2.0), then a pre-release before its
+        release and a post-release after it: 1.2.0a1 < 1.2.0b1 < 1.2.0rc5 < 1.2.0 < 1.2.0.post1 < 1.2.1.
+        Developmental releases (.devN) and local labels (+rocm614) are not read."""
+        release = self.release
+        while len(release) > 1 and release[-1] == 0:
+            release = release[:-1]
+        pre = (PRE_RELEASE_PHASES.index(self.pre[0]), self.pre[1]) if self.pre else (len(PRE_RELEASE_PHASES), 0)
+        return release, pre, -1 if self.post is None else self.post
+
+
+def parse_version(text: str) -> EngineVersion | None:
+    """The first version number in ``text`` ("0.11.0", "v0.10.1.1 (V1)", "1.2.0rc5 (...)", "v0.5.4.post2"): two to
+    four release numbers, then an optional a/b/rc pre-release (its number 0 when none is written: "v0.7a") and
+    post-release; None if ``text`` holds none."""
+    hit = _VERSION_NUMBER.search(str(text or ""))
+    if not hit:
+        return None
+    major, minor, more, phase, pre, post = hit.groups()
+    release = tuple(int(x) for x in (major, minor, *more.strip(".").split(".")) if x != "")
+    return EngineVersion(release, (phase, int(pre or 0)) if phase else None, int(post) if post is not None else None)
+
+
 #: The first LMDeploy release whose TurboMind engine prefills a whole prompt and samples its first token in the same
 #: forward pass: 0.1.0a2 ("Unify prefill & decode passes", InternLM/lmdeploy pull request 775, commit 7f943a26b,
 #: 2023-12-04; tag v0.1.0a2 of 2023-12-06 holds it, v0.1.0a1 of 2023-11-29 does not). Before it
@@ -597,19 +638,8 @@ _VERSION = re.compile(r"^(?P<name>[a-z][a-z\-]*?)\s*(?:==|=|@|\s|-v?|v)\s*v?(?P<
 #: last input token (will process with decoder later)"; ``cache_len = h_context_length - 1  // -1 since we skip last
 #: token``; src/turbomind/models/llama/LlamaBatch.cc at tag v0.1.0a1, commit 9c46b27) and a decode step
 #: (``Generate``: ``decoderForward`` + ``dynamicDecode``) over that last token sampled the first one; a one-token
-#: prompt had no prefill at all (``missing > 1``). (major, minor, patch, pre-release number), a final release's
-#: pre-release number being infinite.
-LMDEPLOY_UNIFIED_PREFILL = (0, 1, 0, 2)
-
-
-def _release_with_pre(text: str) -> tuple[float, ...] | None:
-    """(major, minor, patch, pre-release number) of the first version in ``text``: "v0.1.0a1" -> (0, 1, 0, 1),
-    "0.2.3" -> (0, 2, 3, inf); None if no version is in it."""
-    hit = re.search(r"(?<![\d.])v?(\d+)\.(\d+)(?:\.(\d+))?(?:(?:a|b|rc)(\d+))?", str(text or ""))
-    if not hit:
-        return None
-    major, minor, patch, pre = hit.groups()
-    return (int(major), int(minor), int(patch or 0), float(pre) if pre is not None else math.inf)
+#: prompt had no prefill at all (``missing > 1``).
+LMDEPLOY_UNIFIED_PREFILL = parse_version("0.1.0a2")
 
 
 def first_token_from_decode_step(engine: str, version: str) -> bool:
@@ -618,16 +648,8 @@ def first_token_from_decode_step(engine: str, version: str) -> bool:
     ``LMDEPLOY_UNIFIED_PREFILL``. False for every other engine and for a release whose version is not stated."""
     if _engine_key(engine) not in ("lmdeploy", "turbomind"):
         return False
-    v = _release_with_pre(version)
-    return v is not None and v < LMDEPLOY_UNIFIED_PREFILL
-
-
-def parse_version(text: str) -> tuple[int, ...] | None:
-    """(major, minor, ...) of the first version number in ``text`` ("0.11.0", "v0.10.1.1 (V1)"); None if none."""
-    hit = re.search(r"(?<![\d.])v?(\d+)\.(\d+)((?:\.\d+){0,2})", str(text or ""))
-    if not hit:
-        return None
-    return tuple(int(x) for x in (hit.group(1), hit.group(2), *hit.group(3).strip(".").split(".")) if x != "")
+    v = parse_version(version)
+    return v is not None and v.key < LMDEPLOY_UNIFIED_PREFILL.key
 
 
 def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
@@ -636,16 +658,17 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     vLLM releases map through ``VLLM_VERSION_PROFILES``; other engines have one profile for every version.
     """
     base = engine_profile(engine)
-    v = parse_version(version)
-    if v is None:
+    parsed = parse_version(version)
+    if parsed is None:
         raise InvalidInputError(f"{engine} version {version!r} holds no version number (e.g. 0.11.0)")
+    v = parsed.release
     if _engine_key(engine) in ("nim", "nvidia-nim"):
         return ENGINES[NIM_BACKEND], (
             f"NVIDIA NIM {'.'.join(map(str, v))} -> {NIM_BACKEND}: an optimized profile's prebuilt TensorRT engines "
             "(TensorRT-LLM 0.x), NIM's choice where its manifest has one"
         )
     if base.name.startswith("sglang"):
-        rule, why = sglang_rule_for_version(v, bool(re.search(r"\d\s*rc\d", str(version))))
+        rule, why = sglang_rule_for_version(v, parsed.pre is not None)
         return ENGINES["sglang" if rule == "sglang-0.5.20" else rule], why
     if base.name.startswith("tensorrt-llm"):
         return tensorrt_llm_for_version(v)
@@ -754,7 +777,8 @@ def vllm_batching_release(version: str) -> tuple[str, dict]:
     ``VLLM_ROCM_V1_DEFAULT`` or a cell that says V0 / VLLM_USE_V1=0; ("", {}) for a cell with neither a version
     nor a V0 mark (today's defaults)."""
     text = str(version or "")
-    v = parse_version(text)
+    parsed = parse_version(text)
+    v = parsed.release if parsed else None
     if re.search(r"VLLM_USE_V1\s*=\s*0|\bV0 engine\b", text, re.IGNORECASE) or (
         v is not None and "rocm" in text.lower() and v < VLLM_ROCM_V1_DEFAULT
     ):
@@ -771,7 +795,7 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
     here: ``with_release_batching`` failed its ship rule, docs/accuracy.md History, s107.)"""
     v = parse_version(version)
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
-    if name == "tensorrt-llm" and v is not None and v < TENSORRT_LLM_XQA_VERSION:
+    if name == "tensorrt-llm" and v is not None and v.release < TENSORRT_LLM_XQA_VERSION:
         return _reading_kv_per_query_head(profile)
     return profile
 
@@ -815,12 +839,12 @@ def with_published_host_cost(
     if v is None:
         return profile
     if name == "vllm":
-        if v < VLLM_V1_VERSION or vllm_batching_release(version)[0] == VLLM_BATCHING_RELEASES[0][1]:
+        if v.release < VLLM_V1_VERSION or vllm_batching_release(version)[0] == VLLM_BATCHING_RELEASES[0][1]:
             return profile
-        overlap = v >= VLLM_ASYNC_SCHEDULING_VERSION or bool(async_scheduling)
-    elif name == "sglang" and v >= SGLANG_OVERLAP_VERSION:
+        overlap = v.release >= VLLM_ASYNC_SCHEDULING_VERSION or bool(async_scheduling)
+    elif name == "sglang" and v.release >= SGLANG_OVERLAP_VERSION:
         overlap = True
-    elif name == "tensorrt-llm" and v >= TENSORRT_LLM_OVERLAP_VERSION:
+    elif name == "tensorrt-llm" and v.release >= TENSORRT_LLM_OVERLAP_VERSION:
         overlap = True
     else:
         return profile

@@ -367,23 +367,23 @@ def simulate(
     serial = how.frontend_serial_s  # one front-end process, a request at a time (0: none)
     free_s = -math.inf  # when that front end is next free
 
-    def send(start: int, count: int, t: float) -> None:
-        """Requests ``start`` .. ``start + count - 1``, sent together at ``t``, join the queue: each in turn through
-        the serial front end (``queued``) when there is one, else a cohort per run of equal lengths (``requests``)."""
+    def send(start: int, count: int, t: float | None) -> None:
+        """Requests ``start`` .. ``start + count - 1``, sent together at ``t`` (None: each at its ``arrivals_s``), join
+        the queue: each in turn through the serial front end (``queued``) when there is one, else a cohort per run of
+        equal lengths (``requests``) or per arrival (``arrived``)."""
         nonlocal free_s
+        sent_s = arrivals_s[start : start + count] if t is None else [t] * count
         if serial > 0.0:
-            cohorts, free_s = queued(lengths[start : start + count], [t] * count, serial, free_s, hit)
+            cohorts, free_s = queued(lengths[start : start + count], sent_s, serial, free_s, hit)
             run.queue.extend(cohorts)
+        elif t is None:
+            run.queue.extend(arrived(lengths[start : start + count], sent_s, hit))
         else:
             run.queue.extend(requests(lengths, start, count, t, hit))
 
     if arrivals_s is not None:
-        if serial > 0.0:
-            cohorts, free_s = queued(lengths, arrivals_s[:num_prompts], serial, free_s, hit)
-            run.queue.extend(cohorts)
-        else:
-            run.queue.extend(arrived(lengths, arrivals_s[:num_prompts], hit))
         sent = num_prompts
+        send(0, sent, None)
     else:
         sent = num_prompts if client_concurrency is None else min(client_concurrency, num_prompts)
         send(0, sent, 0.0)
