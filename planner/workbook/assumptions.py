@@ -16,7 +16,7 @@ from planner.workbook.spec import Name, Sheet
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
 #: EngineProfile fields of off-by-default experiments, not on the sheet: ``host_overlap`` (s118, set only under
 #: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)).
-EXPERIMENT_FIELDS = frozenset({"host_overlap"})
+EXPERIMENT_FIELDS = frozenset({"host_overlap", "decode_graph_max_batch", "eager_layer_s", "eager_moe_layer_s"})
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),
     "description": ("", "in words"),
