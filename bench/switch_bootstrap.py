@@ -18,9 +18,6 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
 - ``published-host-cost``: each row's per-sequence host cost is its engine loop's published one
   (``planner.engines.profiles.PUBLISHED_HOST_COST``, ``with_published_host_cost``, s118): vLLM V1 21.5 us summed
   (0.8-0.13) or hidden, max(device, host) (0.14+ or --async-scheduling, SGLang 0.4+, TensorRT-LLM 1.x).
-- ``sglang-eager-decode``: SGLang 0.4-line decode steps above 160 sequences (its default ``cuda_graph_max_bs``) run
-  eagerly at SGLang's published eager surplus per layer (``planner.engines.profiles.SGLANG_EAGER_DECODE``,
-  ``with_sglang_eager_decode``, s123).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -47,13 +44,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from planner.accuracy import bootstrap as bs  # noqa: E402
 
-SWITCHES = (
-    "first-token-decode-step",
-    "serial-front-end",
-    "release-batching",
-    "published-host-cost",
-    "sglang-eager-decode",
-)
+SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching", "published-host-cost")
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
@@ -135,10 +126,6 @@ def turn_on(switch: str) -> None:
         profiles.PUBLISHED_HOST_COST = True
         if ":" in switch:
             profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
-    elif switch == "sglang-eager-decode":
-        from planner.engines import profiles
-
-        profiles.SGLANG_EAGER_DECODE = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -1,6 +1,6 @@
 """SGLang's published eager decode surplus per layer (catalogs/reference/eager_decode_published.csv, sgl-project/sglang
-pull request 1401) and the s123 experiment that reads it (``planner.engines.profiles.SGLANG_EAGER_DECODE``, off):
-the constants are re-derived from the quoted latencies, and a decode step above SGLang 0.4's largest CUDA graph (160)
+pull request 1401) and the s123 rule that reads it (``planner.engines.profiles.with_sglang_eager_decode``): the
+constants are re-derived from the quoted latencies, and a decode step above SGLang 0.4's largest CUDA graph (160)
 pays them while a graphed one does not."""
 
 from __future__ import annotations
@@ -64,11 +64,10 @@ def test_no_graph_limit_means_no_surplus_and_arrays_gate_per_batch():
     assert got == pytest.approx([0.0, 0.0, 41.68], abs=0.01)
 
 
-def test_the_switch_is_off_and_touches_only_sglang_04_line_releases(monkeypatch):
+def test_only_sglang_04_line_releases_run_eager_decode_steps():
     base = profiles.engine_profile("sglang")
+    assert base.decode_graph_max_batch == 0.0  # the profile users and the workbook plan with: no eager step
     rocm = "rocm/sgl-dev:upstream_20250312_v1 (ROCm SGLang build of 2025-03-12)"
-    assert profiles.with_sglang_eager_decode(base, "SGLang", rocm) is base  # off on main
-    monkeypatch.setattr(profiles, "SGLANG_EAGER_DECODE", True)
     assert profiles.with_sglang_eager_decode(base, "SGLang", rocm).decode_graph_max_batch == 160.0
     assert profiles.with_sglang_eager_decode(base, "sglang", "0.4.3").decode_graph_max_batch == 160.0
     assert profiles.with_sglang_eager_decode(base, "sglang", "v0.5.3") is base

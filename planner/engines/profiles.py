@@ -129,10 +129,10 @@ class EngineProfile:
     host_overlap: float = 0.0
     #: the largest decode batch the engine replays as a CUDA graph; a larger one runs eagerly and pays
     #: ``eager_layer_s`` / ``eager_moe_layer_s`` a layer a step on top (``planner.model.decode.step_costs_s``); 0: no
-    #: eager decode step modelled. EXPERIMENT (s123): set only by ``with_sglang_eager_decode`` under
-    #: ``SGLANG_EAGER_DECODE``; 0 on every shipped profile
+    #: eager decode step modelled. Set per release by ``with_sglang_eager_decode`` (SGLang 0.4, s123); 0 on every
+    #: shipped profile
     decode_graph_max_batch: float = 0.0
-    #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (EXPERIMENT s123, as above)
+    #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
     eager_layer_s: float = 0.0
     eager_moe_layer_s: float = 0.0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
@@ -837,10 +837,6 @@ def with_published_host_cost(
     return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
 
 
-#: EXPERIMENT switch (issue 21, MI300X decode, s123), read at call time; off on main. On: an SGLang 0.4-line row's
-#: decode steps above its largest CUDA graph (``SGLANG_04_GRAPH_MAX_BATCH``) run eagerly, at SGLang's published eager
-#: surplus per layer (``with_sglang_eager_decode``; docs/accuracy.md History, s123).
-SGLANG_EAGER_DECODE = False
 #: SGLang 0.4's ``cuda_graph_max_bs`` when the flag is not given, on any GPU of 25 GB or more (``server_args.py`` of
 #: the 0.4 line: ``else: self.cuda_graph_max_bs = 160``, "80 (half of the default value 160)");
 #: ``cuda_graph_runner.get_batch_sizes_to_capture`` captures 1, 2, 4, 8-160 by 8 (ROCm: + 168-256) and keeps only
@@ -858,13 +854,12 @@ SGLANG_04_UNVERSIONED = ("lmsysorg/sglang:latest, results committed 2024-12-14",
 
 
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
-    """EXPERIMENT (s123): ``profile`` with SGLang 0.4's eager decode steps when ``SGLANG_EAGER_DECODE`` is on (else
-    unchanged): a decode batch above ``SGLANG_04_GRAPH_MAX_BATCH`` pays ``SGLANG_EAGER_LAYER_S`` per dense layer and
-    ``SGLANG_EAGER_MOE_LAYER_S`` per MoE layer on top of its step. Only SGLang 0.4-line releases (a 0.4 version, or a
-    cell in ``SGLANG_04_UNVERSIONED``); 0.5 releases (graphs to 256-512 by GPU class), other engines and versions
-    that do not parse keep the profile."""
-    if not SGLANG_EAGER_DECODE:
-        return profile
+    """``profile`` with SGLang 0.4's eager decode steps (s123, docs/accuracy.md History): a decode batch above
+    ``SGLANG_04_GRAPH_MAX_BATCH`` runs eagerly and pays ``SGLANG_EAGER_LAYER_S`` per dense layer and
+    ``SGLANG_EAGER_MOE_LAYER_S`` per MoE layer on top of its step (``planner.model.decode.eager_surplus_s``). Only
+    SGLang 0.4-line releases (a 0.4 version, or a cell in ``SGLANG_04_UNVERSIONED``); 0.5 releases (graphs to 256-512
+    by GPU class, not modelled), other engines and versions that do not parse keep the profile. Applied where
+    published rows get their profile (``planner.accuracy.predict._profile_for``), as ``with_release_kernels``."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name != "sglang":
         return profile

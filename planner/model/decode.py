@@ -163,7 +163,7 @@ class DecodeStep:
 
 
 def eager_surplus_s(model: ModelFacts, limits: EngineFacts, batch: ArrayLike) -> ArrayLike:
-    """EXPERIMENT (s123): what a decode step of ``batch`` pays for running eagerly, launched kernel by kernel, where
+    """What a decode step of ``batch`` pays for running eagerly, launched kernel by kernel, where
     it is larger than the engine's largest decode graph (``limits.decode_graph_max_batch``, 0: none modelled):
     eager_layer_s x dense layers + eager_moe_layer_s x MoE layers; 0 for a graphed batch. The surplus is CPU launch
     time summed with the step, as the per-layer launch cost is (``step_overhead_s``)."""
@@ -183,7 +183,7 @@ def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, ba
     reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
     min(host, device + per-step cost)."""
     per_step = step_overhead_s(model, limits, batch)
-    if operators.any_nonzero(limits.decode_graph_max_batch):  # EXPERIMENT (s123): an eager step above the graphs
+    if operators.any_nonzero(limits.decode_graph_max_batch):  # an eager step above the graphs (SGLang 0.4, s123)
         per_step = per_step + eager_surplus_s(model, limits, batch)
     host = limits.sequence_overhead_s * batch
     if operators.any_nonzero(limits.host_overlap):

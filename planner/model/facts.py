@@ -143,7 +143,7 @@ class EngineFacts:
     # EXPERIMENT s118, ``planner.engines.profiles.with_published_host_cost``); 0: their sum (shipped)
     host_overlap: ArrayLike = 0.0
     # the largest decode batch the engine replays as a graph, and an eager step's surplus per dense / MoE layer
-    # (EXPERIMENT s123, ``planner.engines.profiles.with_sglang_eager_decode``); 0: no eager decode step modelled
+    # (SGLang 0.4, s123: ``planner.engines.profiles.with_sglang_eager_decode``); 0: no eager decode step modelled
     decode_graph_max_batch: ArrayLike = 0.0
     eager_layer_s: ArrayLike = 0.0
     eager_moe_layer_s: ArrayLike = 0.0
