@@ -14,9 +14,11 @@ from planner.workbook.layout import ASSUMPTIONS_SHEET
 from planner.workbook.spec import Name, Sheet
 
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
-#: EngineProfile fields of off-by-default experiments, not on the sheet: ``host_overlap`` (s118, set only under
-#: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)).
-EXPERIMENT_FIELDS = frozenset({"host_overlap"})
+#: EngineProfile fields not on the sheet: ``host_overlap`` (an off-by-default experiment, s118, set only under
+#: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)) and SGLang
+#: 0.4's eager decode fields (s123, set only on published rows' profiles by ``with_sglang_eager_decode``; 0 on every
+#: profile a user or the workbook plans with).
+EXPERIMENT_FIELDS = frozenset({"host_overlap", "decode_graph_max_batch", "eager_layer_s", "eager_moe_layer_s"})
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),
     "description": ("", "in words"),
