@@ -22,6 +22,10 @@ dense bf16 FLOP/s the FLOP/s ratio; a run that spends part of its time on the ho
 against A100 SXM 80GB: 3.35 / 2.039 TB/s = 1.64x, 989 / 312 TFLOP/s = 3.17x; H200 against H100: 4.8 / 3.35 TB/s =
 1.43x and the same FLOP/s (same GH100 die; its 141 GB also hold more KV cache).
 
+The TTFT gain (TTFT_a / TTFT_b) of a prefill-bound run (prompts of ``PREFILL_BOUND_TOKENS`` or more: 100 prompts
+of 32,000 tokens sent at once spend minutes in prefill) tests the GPUs' compute where no per-step host cost reaches:
+it should come near the FLOP/s ratio (more on H100 for an FP8 checkpoint, which A100 runs weight-only).
+
 Then the signed TPOT error (predicted / published - 1) per document page and GPU: a gap of the model on one GPU would
 be the same on every page of that GPU. Last, the copy check: rows of two GPUs whose TPOT, TTFT and output rate agree
 to the cent (a page that reprints another page's result blocks).
@@ -47,6 +51,11 @@ from planner.catalog import default_catalog  # noqa: E402
 SOURCE_GROUP = "gpustack-performance-lab"
 #: GPUs in the order a pair is read (b against a: the later one against the earlier).
 GPU_ORDER = ("A100 SXM 80GB", "H100 SXM 80GB", "H200 SXM 141GB")
+#: The figures compared per GPU: published and predicted TPOT (ms), output rate (tok/s) and TTFT (s).
+QUANTITIES = ("tpot_pub_ms", "tpot_pred_ms", "rate_pub", "rate_pred", "ttft_pub_s", "ttft_pred_s")
+#: Prompts of at least this many tokens make a run's TTFT a prefill-bound figure (100 prompts of 32,000 tokens at
+#: once: minutes of prefill, where no per-step host cost counts).
+PREFILL_BOUND_TOKENS = 16_000
 #: Lengths within this fraction of the group's first row are one configuration.
 LENGTH_TOLERANCE = 0.05
 
@@ -79,6 +88,8 @@ def gpustack_figures() -> list[dict]:
                 "tpot_pred_ms": pred.tpot_s[i] * 1e3,
                 "rate_pub": r.throughput_tokens_per_s,
                 "rate_pred": pred.throughput_tokens_per_s[i],
+                "ttft_pub_s": r.ttft_s,
+                "ttft_pred_s": pred.ttft_s[i],
             }
         )
     return out
@@ -122,7 +133,7 @@ def per_gpu(group: list[dict]) -> dict[str, dict[str, float]]:
     out = {}
     for gpu in sorted({f["gpu"] for f in group}, key=GPU_ORDER.index):
         fs = [f for f in group if f["gpu"] == gpu]
-        out[gpu] = {k: _median([f[k] for f in fs]) for k in ("tpot_pub_ms", "tpot_pred_ms", "rate_pub", "rate_pred")}
+        out[gpu] = {k: _median([f[k] for f in fs]) for k in QUANTITIES}
         out[gpu]["ids"] = ",".join(f["row"].record_id.removeprefix("GPUSTACK-") for f in fs)
     return out
 
@@ -134,9 +145,12 @@ def pair_ratios(a: dict[str, float], b: dict[str, float]) -> dict[str, float]:
         "tpot_pred": b["tpot_pred_ms"] / a["tpot_pred_ms"],
         "rate_pub": b["rate_pub"] / a["rate_pub"],
         "rate_pred": b["rate_pred"] / a["rate_pred"],
+        "ttft_pub": a["ttft_pub_s"] / b["ttft_pub_s"],
+        "ttft_pred": a["ttft_pred_s"] / b["ttft_pred_s"],
     }
     r["tpot_q"] = r["tpot_pub"] / r["tpot_pred"]
     r["rate_q"] = r["rate_pub"] / r["rate_pred"]
+    r["ttft_q"] = r["ttft_pub"] / r["ttft_pred"]
     return r
 
 
@@ -194,7 +208,8 @@ def group_lines(gs: list[list[dict]], show_rows: bool) -> tuple[list[str], dict[
                 lines.append(
                     f"    {_short(b)}/{_short(a)}: TPOT published {_f(p['tpot_pub'], '.2f')}, predicted "
                     f"{_f(p['tpot_pred'], '.2f')}, q {_f(p['tpot_q'], '.2f')}; output rate published "
-                    f"{_f(p['rate_pub'], '.2f')}, predicted {_f(p['rate_pred'], '.2f')}, q {_f(p['rate_q'], '.2f')}"
+                    f"{_f(p['rate_pub'], '.2f')}, predicted {_f(p['rate_pred'], '.2f')}, q {_f(p['rate_q'], '.2f')}; "
+                    f"TTFT gain (a / b) published {_f(p['ttft_pub'], '.2f')}, predicted {_f(p['ttft_pred'], '.2f')}"
                 )
         lines.append("")
     return lines, pairs
@@ -222,8 +237,11 @@ def pair_summary(pairs: dict[tuple[str, str], list[dict]]) -> list[str]:
         for pages, pp in sorted(by_page.items()):
             tq = [p["tpot_q"] for p in pp if not math.isnan(p["tpot_q"])]
             gains = [p["rate_pub"] for p in pp if not math.isnan(p["rate_pub"])]
+            fill = [p["ttft_pub"] for p in pp if p["group"][0]["row"].input_len >= PREFILL_BOUND_TOKENS]
+            fill = [x for x in fill if not math.isnan(x)]
             lines.append(
-                f"    {' / '.join(pages):44} TPOT q median {_f(_median(tq), '.2f')} ({len(tq)}), published "
+                f"    {' / '.join(pages):44} prefill-bound TTFT gain {', '.join(f'{x:.2f}' for x in fill) or '-'}x; "
+                f"TPOT q median {_f(_median(tq), '.2f')} ({len(tq)}), published "
                 f"output-rate gain {_f(min(gains, default=math.nan), '.2f')}-{_f(max(gains, default=math.nan), '.2f')}x"
             )
     return lines
