@@ -47,6 +47,7 @@ from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.fit import held_out_rows  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
+from planner.engines.architecture import param_counts  # noqa: E402
 
 SOURCE_GROUP = "gpustack-performance-lab"
 #: GPUs in the order a pair is read (b against a: the later one against the earlier).
@@ -261,6 +262,42 @@ def page_lines(figures: list[dict]) -> list[str]:
     return lines
 
 
+def prefill_flop(model, input_tokens: int, prompts: int) -> float:
+    """FLOP of prefilling ``prompts`` prompts of ``input_tokens`` each: 2 x the active parameters less the input
+    embedding and output head (the head runs on the last token only) per token, plus causal attention's QK^T and PV,
+    2 x 2 FLOP x n^2 / 2 x query heads x head_dim per layer. Assumes dense attention over the whole prompt
+    (Qwen3, GLM; ``prefill_share_lines`` leaves out MLA, sparse and sliding-window models)."""
+    body = param_counts(model)[1] - 2 * model.vocab_size * model.hidden_size
+    attention = 2 * input_tokens**2 * model.num_attention_heads * model.head_dim * model.num_layers
+    return prompts * (2 * body * input_tokens + attention)
+
+
+def prefill_share_lines(figures: list[dict]) -> list[str]:
+    """Per prefill-bound run (prompts of ``PREFILL_BOUND_TOKENS`` or more, all at once): its prefill FLOP over the
+    run's duration (prompts x mean output / output rate) and the GPUs' dense bf16 peak, the fraction of peak it ran
+    at (an upper bound: the run's decode steps are counted as prefill time)."""
+    cat = default_catalog()
+    lines = ["== prefill-bound runs: prefill FLOP / (duration x GPUs x dense bf16 FLOP/s)"]
+    for f in sorted(figures, key=lambda f: (f["row"].model, GPU_ORDER.index(f["gpu"]), f["row"].record_id)):
+        r = f["row"]
+        if r.input_len < PREFILL_BOUND_TOKENS or r.batch != 0 or math.isnan(f["rate_pub"]) or not r.num_prompts:
+            continue
+        try:
+            model = cat.model(acc.resolve_model_name(r.model, cat))
+        except acc.PlannerError:
+            continue
+        if model.mla or model.sparse_attention or model.sliding_window:
+            continue  # MLA, DSA or windowed layers: prefill_flop's dense attention does not hold
+        duration_s = r.num_prompts * r.output_len / f["rate_pub"]
+        flop = prefill_flop(model, r.input_len, r.num_prompts)
+        peak = r.gpus * cat.gpu(f["gpu"]).peak_flop_per_s["bf16"]
+        lines.append(
+            f"  {r.record_id:13} {_short(f['gpu']):5} {f['page']:24} {r.engine:13} {model.name:24} "
+            f"TP{r.gpus} {r.weight_precision or '':5} {flop:.2e} FLOP in {duration_s:7.1f} s: {flop / duration_s / peak:.2f}"
+        )
+    return lines
+
+
 def copies(figures: list[dict]) -> list[str]:
     """Rows of different GPUs whose published TPOT, TTFT and output rate are equal to the cent."""
     seen: dict[tuple, list[dict]] = defaultdict(list)
@@ -289,6 +326,8 @@ def main() -> None:
     print("\n".join(pair_summary(pairs)))
     print()
     print("\n".join(page_lines(figures)))
+    print()
+    print("\n".join(prefill_share_lines(figures)))
     print()
     print("\n".join(copies(figures)))
 
