@@ -29,6 +29,12 @@ it should come near the FLOP/s ratio (more on H100 for an FP8 checkpoint, which 
 Then the signed TPOT error (predicted / published - 1) per document page and GPU: a gap of the model on one GPU would
 be the same on every page of that GPU. Last, the copy check: rows of two GPUs whose TPOT, TTFT and output rate agree
 to the cent (a page that reprints another page's result blocks).
+
+Measured (s125; docs/accuracy.md, "One source's GPUs against each other"): the GLM-4.5-Air H100 page's "Other
+Benchmark Cases" were the A100 page's blocks (GPUSTACK-065..072, now read from the H100 page's Conclusion table); the
+rest of the H100 bias is four pages (qwen3-14b, qwen3-32b, gpt-oss-20b, glm-4.x: 43 figures at -42% signed TPOT,
+the other 75 H100 figures -6%), whose prefill-bound runs reach 0.27-0.33 of bf16 peak where their A100 twins reach
+0.55-0.56 and the Qwen3-235B H100 runs match their A100 twins' share.
 """
 
 from __future__ import annotations
