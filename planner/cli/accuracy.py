@@ -145,9 +145,11 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
             decode_rows = load_decode_rows(decode_file)
         _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
-        tables.append((t, True))
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
-        if any(has_percentiles(r) for r in loaded):  # serving runs' medians and p99s, simulated under their load
+        percentiles = any(has_percentiles(r) for r in loaded)
+        if t.checks or decode_file is None or not percentiles:  # a file of serving runs alone: no empty PASS above
+            tables.append((t, True))
+        if percentiles:  # serving runs' medians and p99s, simulated under their load
             t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat)
             tables.append((t, decode_file is not None))
     if as_json:
@@ -284,6 +286,12 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
     skipped = []
     for r in rows:
         problem = measurement_problem(r)
+        if problem and not r.problem and r.batch == 0:  # a serving run whose server chose the batch
+            problem = (
+                "a serving run at a rate (no batch: the server chose it) is not fitted; calibrate takes rows of a "
+                "stated batch with tpot_ms or output_throughput_tok_s"
+                + ("; planner validate --decode compares its percentiles" if has_percentiles(r) else "")
+            )
         if not problem:
             try:
                 gpu = resolve_gpu_name(r.gpu, cat)

@@ -1,0 +1,77 @@
+"""s124: a new user's walk through every surface, as a finance analyst and a capacity planner would take it.
+
+Each defect the walk found, as the user met it: a file of serving runs in issue 22's columns, percentiles written
+"p95" or 0.95, a time in the wrong unit in a scenario, an output folder two levels deep, a folder left behind by a
+refused scenario, the sizing lines out of column, and a price source clipped in the printed Like for like sheet.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from cli_support import one_line, run
+
+#: Two serving runs as a user writes them (issue 22's columns): no batch column (the server chose it), fractional
+#: mean lengths as benchmark_serving's totals / completed give them, and a run naming its dataset without lengths.
+SERVING_RUNS = """\
+gpu,model,tensor_parallel_size,request_rate,num_prompts,statistic,dataset,input_len,output_len,ttft_median_ms,\
+ttft_p99_ms,tpot_median_ms,tpot_p99_ms,itl_median_ms,itl_p99_ms
+H100,llama3.1-8b,1,4,200,median and p99,sharegpt,221.5,198.3,25.1,60.2,8.9,11.4,8.7,30.5
+H100,llama3.1-8b,1,8,200,median and p99,sharegpt,,,27.0,75.2,9.6,13.0,9.2,35.0
+"""
+
+SCENARIO = """\
+[workload]
+peak_requests_per_s = 40
+average_requests_per_s = 16
+prompt_tokens_mean = 800
+prompt_tokens_high = 3000
+output_tokens_mean = 400
+output_tokens_high = 1200
+ttft_target_s = 1.5
+tpot_target_s = 0.05
+[[option]]
+gpu = "H100"
+model = "Llama-3.1-70B"
+"""
+
+
+@pytest.fixture
+def serving_runs(tmp_path):
+    p = tmp_path / "my-runs.csv"
+    p.write_text(SERVING_RUNS)
+    return p
+
+
+class TestServingRunsFile:
+    def test_runs_without_a_batch_column_are_simulated_at_their_rate(self, serving_runs):
+        """0.1.0 refused the file ("missing column(s) batch_size_or_concurrency or batch"), and with a blank batch
+        column left every run unpredicted ("no batch"): a request rate says the server chose its batch."""
+        result = run("validate", "--decode", str(serving_runs), "--json")
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)["rows"]
+        assert {r["record_id"] for r in rows} == {"row1", "row2"}
+        assert len(rows) == 12  # six percentiles of each run
+        assert all(r["predicted"] is not None and r["predicted"] > 0 for r in rows), rows
+
+    def test_a_file_of_serving_runs_prints_no_empty_benchmark_pass(self, serving_runs):
+        """The static-benchmark table printed its header and "PASS" over no rows above the serving-run table."""
+        result = run("validate", "--decode", str(serving_runs))
+        assert result.exit_code == 0, result.output
+        assert "Benchmarks:" not in result.stdout
+        assert "Serving runs under load" in result.stdout and "no batch" not in result.stdout
+
+    def test_a_missing_column_names_the_serving_run_form(self, tmp_path):
+        p = tmp_path / "runs.csv"
+        p.write_text(SERVING_RUNS.replace("gpu,model,", "gpu,").replace("H100,llama3.1-8b,", "H100,"))
+        line = one_line(run("validate", "--decode", str(p)), 2)
+        assert "missing column(s) model;" in line
+        assert "a serving run at a rate: gpu, model, request_rate, num_prompts" in line
+
+    def test_calibrate_says_a_serving_run_is_not_fitted_not_batch_0(self, serving_runs, tmp_path):
+        """calibrate said "batch must be a whole number from 1; got 0" of a file that has no batch at all."""
+        line = one_line(run("calibrate", str(serving_runs), "-o", str(tmp_path / "c.toml")), 2)
+        assert "a serving run at a rate (no batch: the server chose it) is not fitted" in line
+        assert "planner validate --decode compares its percentiles" in line
+        assert "got 0" not in line and not (tmp_path / "c.toml").exists()
