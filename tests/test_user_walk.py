@@ -12,6 +12,8 @@ import json
 import pytest
 from cli_support import one_line, run
 
+from planner.export.xlsx_cells import wrapped_lines
+
 #: Two serving runs as a user writes them (issue 22's columns): no batch column (the server chose it), fractional
 #: mean lengths as benchmark_serving's totals / completed give them, and a run naming its dataset without lengths.
 SERVING_RUNS = """\
@@ -75,3 +77,14 @@ class TestServingRunsFile:
         assert "a serving run at a rate (no batch: the server chose it) is not fitted" in line
         assert "planner validate --decode compares its percentiles" in line
         assert "got 0" not in line and not (tmp_path / "c.toml").exists()
+
+
+def test_a_wrapped_price_source_gets_the_lines_libreoffice_gives_it():
+    """The Like for like sheet's "Price from" column, 14.3 characters wide after the page fit: LibreOffice 7 wraps
+    "Hyperstack (reserved contract), 2026-08-26" as Hyperstack / (reserved / contract), 2026- / 08-26 (the review
+    rendered to PDF by soffice --convert-to pdf), 4 lines; the row was made 3 lines high (its 42 characters / 14)
+    and the date was cut off."""
+    assert wrapped_lines("Hyperstack (reserved contract), 2026-08-26", 14.32) == 4
+    assert wrapped_lines("NVIDIA MSRP (as quoted by Hugging Face), 2026-05-18", 14.32) == 4  # as rendered
+    assert wrapped_lines("a" * 30, 14.32) == 3  # one word wider than the column: cut, as before
+    assert wrapped_lines("", 10) == 1
