@@ -12,6 +12,7 @@ import json
 import pytest
 from cli_support import one_line, run
 
+from planner.export.scenario import parse_scenario, read_percentile
 from planner.export.xlsx_cells import wrapped_lines
 
 #: Two serving runs as a user writes them (issue 22's columns): no batch column (the server chose it), fractional
@@ -77,6 +78,44 @@ class TestServingRunsFile:
         assert "a serving run at a rate (no batch: the server chose it) is not fitted" in line
         assert "planner validate --decode compares its percentiles" in line
         assert "got 0" not in line and not (tmp_path / "c.toml").exists()
+
+
+class TestPercentiles:
+    @pytest.mark.parametrize("written", [95, 95.0, "95", "p95", "P95", "95%", " p95 "])
+    def test_written_as_people_write_them(self, written):
+        assert read_percentile(written) == 95
+
+    @pytest.mark.parametrize(
+        "written, message",
+        [
+            ("0.95", "0.95 reads as a fraction; write the percentile as 95 (p95 and 95% read the same)"),
+            ("96", "'96': the simulation reports p50, p90, p95 and p99; give 50, 90, 95 or 99"),
+            ("p9x", "'p9x' is not a percentile; write it as 95"),
+        ],
+    )
+    def test_plan_refuses_a_fraction_or_another_percentile_saying_what_is_accepted(self, written, message):
+        """`--percentile p95` and 95.0 were refused as "not one of '50', '90', '95', '99'"; 0.95 likewise."""
+        args = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--rate", "2")
+        result = run(*args, "--prompt-tokens", "200", "--output-tokens", "100", "--percentile", written)
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        assert f"Invalid value for '--percentile': {message}" in result.stderr
+
+    def test_plan_takes_p95(self):
+        args = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--rate", "2", "--json")
+        result = run(*args, "--prompt-tokens", "200", "--output-tokens", "100", "--percentile", "p99")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["under_load"]["percentile"] == 99.0
+
+    def test_a_scenario_takes_p95_and_refuses_a_fraction(self, tmp_path):
+        import tomllib
+
+        text = SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = 0.05\nhigh_percentile = "p95"')
+        assert parse_scenario(tomllib.loads(text)).workload.high_percentile == 95
+        sc = tmp_path / "s.toml"
+        sc.write_text(text.replace('"p95"', "0.95"))
+        line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+        assert "workload.high_percentile: 0.95 reads as a fraction; write the percentile as 95" in line
+        assert line.endswith("(line 10)") and not (tmp_path / "r.md").exists()
 
 
 def test_a_wrapped_price_source_gets_the_lines_libreoffice_gives_it():

@@ -84,6 +84,26 @@ def _ttft_seconds(value: Any) -> Any:
     return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s")
 
 
+def read_percentile(value: Any) -> Any:
+    """A percentile as people write it: 95, "95", "p95", "P95" or "95%" are all 95. A fraction (0.95) is refused
+    with the way out rather than read as the 0.95th percentile or silently as the 95th; other values are returned
+    for the range check."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a percentile; write it as 95 (p95 and 95% read the same)")
+    number = value
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*[pP]?\s*([0-9]*\.?[0-9]+)\s*%?\s*", value)
+        if hit is None:
+            raise ValueError(f"{value[:40]!r} is not a percentile; write it as 95 (p95 and 95% read the same)")
+        number = float(hit.group(1))
+    if isinstance(number, int | float) and 0 < number < 1:
+        raise ValueError(
+            f"{number:g} reads as a fraction; write the percentile as {number * 100:g} (p{number * 100:g} and "
+            f"{number * 100:g}% read the same)"
+        )
+    return number
+
+
 #: A Literal of whole numbers: ``True == 1`` in Python, so a TOML ``true`` is refused first.
 GpuGroup = Annotated[Literal[1, 2, 4, 8, 16], BeforeValidator(_not_bool)]
 
@@ -124,7 +144,7 @@ class Workload(BaseModel):
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
     )
-    high_percentile: float = Field(
+    high_percentile: Annotated[float, BeforeValidator(read_percentile)] = Field(
         default=95,
         gt=50,
         lt=100,
