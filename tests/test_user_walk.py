@@ -118,6 +118,15 @@ class TestPercentiles:
         assert line.endswith("(line 10)") and not (tmp_path / "r.md").exists()
 
 
+def test_a_time_in_milliseconds_under_another_key_names_the_seconds_field(tmp_path):
+    """`tpot_target_ms = 50` was reported as "workload.tpot_target_s: missing", silent on the line the user wrote."""
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO.replace("tpot_target_s = 0.05", "tpot_target_ms = 50"))
+    line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+    assert 'workload.tpot_target_ms: unknown field; did you mean tpot_target_s? (seconds, or "50 ms")' in line
+    assert line.endswith("(line 9)")
+
+
 def test_a_wrapped_price_source_gets_the_lines_libreoffice_gives_it():
     """The Like for like sheet's "Price from" column, 14.3 characters wide after the page fit: LibreOffice 7 wraps
     "Hyperstack (reserved contract), 2026-08-26" as Hyperstack / (reserved / contract), 2026- / 08-26 (the review

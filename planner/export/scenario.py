@@ -538,6 +538,11 @@ def _message(err: dict, raw_options: list) -> str:
         known = sorted(parent.model_fields)
         near = closest_names(field, known) if field else []
         hint = f"did you mean {', '.join(near)}? " if near else ""
+        seconds = re.sub(r"_ms$", "_s", field)
+        if seconds != field and seconds in known:  # a time in the wrong unit: the field in seconds takes "50 ms"
+            got = err.get("input")
+            ms = f"{got:g}" if isinstance(got, int | float) and not isinstance(got, bool) else "50"
+            hint = f'did you mean {seconds}? (seconds, or "{ms} ms") '
         return f"{where or 'top level'}: unknown field; {hint}accepted fields: {', '.join(known)}"
     if kind == "missing" and loc in (("workload",), ("option",)):
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
@@ -586,10 +591,23 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     try:
         scenario = Scenario.model_validate(merged)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = _first_error(exc.errors())
         loc = _blamed_loc(err)
         raise ScenarioError(f"{source}: {_message(err, raw_options)}{_line_note(source, loc)}") from None
     return scenario
+
+
+def _first_error(errors: list) -> Any:
+    """The error to report: pydantic's first, except that a field missing from a table that also holds an unknown
+    field is most likely that field misspelt or in another unit (``tpot_target_ms`` for ``tpot_target_s``), so the
+    unknown one is named, with the field it should be."""
+    first = errors[0]
+    if first.get("type") == "missing":
+        table = tuple(first.get("loc", ()))[:-1]
+        for e in errors:
+            if e.get("type") == "extra_forbidden" and tuple(e.get("loc", ()))[:-1] == table:
+                return e
+    return first
 
 
 def _blamed_loc(err: Any) -> tuple:
