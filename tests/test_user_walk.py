@@ -127,6 +127,24 @@ def test_a_time_in_milliseconds_under_another_key_names_the_seconds_field(tmp_pa
     assert line.endswith("(line 9)")
 
 
+class TestExportFolders:
+    def test_a_folder_two_levels_missing_says_how_to_make_it(self, tmp_path):
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO)
+        out = tmp_path / "out" / "2027" / "review.md"
+        line = one_line(run("export", str(sc), "-o", str(out)), 2)
+        assert f"the folder {out.parent} does not exist" in line
+        assert f"({tmp_path / 'out'} is missing too): create it first (mkdir -p {out.parent})" in line
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["s.toml"]
+
+    def test_a_refused_scenario_leaves_no_empty_folder(self, tmp_path):
+        """`export bad.toml -o out/review.md` made out/, refused the scenario, and left out/ behind, empty."""
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO.replace("[workload]", "[workloads]"))
+        one_line(run("export", str(sc), "-o", str(tmp_path / "out" / "review.md")), 2)
+        assert not (tmp_path / "out").exists()
+
+
 def test_a_wrapped_price_source_gets_the_lines_libreoffice_gives_it():
     """The Like for like sheet's "Price from" column, 14.3 characters wide after the page fit: LibreOffice 7 wraps
     "Hyperstack (reserved contract), 2026-08-26" as Hyperstack / (reserved / contract), 2026- / 08-26 (the review
