@@ -145,6 +145,18 @@ class TestExportFolders:
         assert not (tmp_path / "out").exists()
 
 
+def test_the_sizing_figures_stand_in_one_column():
+    """ "latency p50 / p95 / p99" is one character longer than the column the other labels were padded to."""
+    args = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--rate", "2")
+    result = run(*args, "--prompt-tokens", "200", "--output-tokens", "100")
+    assert result.exit_code == 0, result.output
+    labels = ("TTFT p50", "TPOT p50", "ITL p50", "latency p50", "output per replica")
+    lines = [x for x in result.stdout.splitlines() if x.strip().startswith(labels)]
+    assert len(lines) == 5
+    starts = {len(x) - len(x.split("  ")[-1].lstrip()) for x in lines}
+    assert len(starts) == 1, lines
+
+
 def test_a_wrapped_price_source_gets_the_lines_libreoffice_gives_it():
     """The Like for like sheet's "Price from" column, 14.3 characters wide after the page fit: LibreOffice 7 wraps
     "Hyperstack (reserved contract), 2026-08-26" as Hyperstack / (reserved / contract), 2026- / 08-26 (the review

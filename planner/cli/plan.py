@@ -485,11 +485,16 @@ def render_sizing(
         ),
         f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
         f"{s.rate_per_replica_s:.3g} requests/s each",
-        f"  TTFT p50 / p95 / p99   {spread(r.ttft_s)}",
-        f"  TPOT p50 / p95 / p99   {spread(r.tpot_s)}",
-        f"  ITL p50 / p95 / p99    {spread(r.itl_s)}",
-        f"  latency p50 / p95 / p99 {spread(r.e2e_s)}",
-        f"  output per replica     {fmt_rate(r.output_tokens_per_s)}",
+        *(
+            f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
+            for label, value in (
+                ("TTFT p50 / p95 / p99", spread(r.ttft_s)),
+                ("TPOT p50 / p95 / p99", spread(r.tpot_s)),
+                ("ITL p50 / p95 / p99", spread(r.itl_s)),
+                ("latency p50 / p95 / p99", spread(r.e2e_s)),
+                ("output per replica", fmt_rate(r.output_tokens_per_s)),
+            )
+        ),
     ]
     return lines[0] + "\n".join(lines[1:])
 
