@@ -72,6 +72,19 @@ class TestServingRunsFile:
         assert "missing column(s) model;" in line
         assert "a serving run at a rate: gpu, model, request_rate, num_prompts" in line
 
+    @pytest.mark.parametrize("rate", ["-4", "0"])
+    def test_a_rate_not_above_0_is_the_reason_given_not_no_batch(self, tmp_path, rate):
+        """A run at request_rate -4 or 0 was left unpredicted as "no batch"; --check fails on it, exit 1."""
+        p = tmp_path / "runs.csv"
+        p.write_text(SERVING_RUNS.replace("H100,llama3.1-8b,1,4,", f"H100,llama3.1-8b,1,{rate},"))
+        result = run("validate", "--decode", str(p), "--check")
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert (
+            f"  row1: request_rate {rate}: give requests per second above 0 (blank or inf: all prompts at once)\n"
+            in (result.stdout)
+        )
+        assert "no batch" not in result.stdout
+
     def test_calibrate_says_a_serving_run_is_not_fitted_not_batch_0(self, serving_runs, tmp_path):
         """calibrate said "batch must be a whole number from 1; got 0" of a file that has no batch at all."""
         line = one_line(run("calibrate", str(serving_runs), "-o", str(tmp_path / "c.toml")), 2)

@@ -476,6 +476,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client)
         out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        if rate <= 0:  # not NaN: a number written, and not a rate (blank or inf: all prompts at once)
+            raise ValueError(
+                f"request_rate {str(r.get('request_rate')).strip()[:20]}: give requests per second above 0 "
+                "(blank or inf: all prompts at once)"
+            )
         if prompts is not None and prompts > MAX_PROMPTS:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
