@@ -140,6 +140,29 @@ def test_a_time_in_milliseconds_under_another_key_names_the_seconds_field(tmp_pa
     assert line.endswith("(line 9)")
 
 
+class TestGrowth:
+    def test_a_percentage_typed_as_a_fraction_is_refused_with_the_way_out(self, tmp_path):
+        """`growth_over_horizon = 50` (meaning +50%) was taken as +5,000%: the review sized a fleet for 51 times the
+        traffic, exit 0. The comment beside it in examples/budget-review.toml says 0.5 = +50%."""
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO.replace("tpot_target_s = 0.05", "tpot_target_s = 0.05\ngrowth_over_horizon = 50"))
+        line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+        assert (
+            "workload.growth_over_horizon: 50 looks like a percentage typed as a fraction (it reads as x51 the "
+            'traffic); write 0.5 or "50%", or "5000%" if you do mean x51'
+        ) in line
+        assert line.endswith("(line 10)") and not (tmp_path / "r.md").exists()
+
+    @pytest.mark.parametrize(
+        "written, growth", [("0.5", 0.5), ('"50%"', 0.5), ('"+50 %"', 0.5), ("5", 5.0), ('"5000%"', 50.0)]
+    )
+    def test_a_fraction_or_a_percentage_is_taken(self, written, growth):
+        import tomllib
+
+        text = SCENARIO.replace("tpot_target_s = 0.05", f"tpot_target_s = 0.05\ngrowth_over_horizon = {written}")
+        assert parse_scenario(tomllib.loads(text)).workload.growth_over_horizon == pytest.approx(growth)
+
+
 class TestExportFolders:
     def test_a_folder_two_levels_missing_says_how_to_make_it(self, tmp_path):
         sc = tmp_path / "s.toml"

@@ -84,6 +84,28 @@ def _ttft_seconds(value: Any) -> Any:
     return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s")
 
 
+#: A bare growth_over_horizon above this (x6 traffic) is refused as a percentage typed as a fraction (50 for +50%),
+#: with the way out; written as a percentage ("600%") any growth up to MAX_GROWTH is taken.
+BARE_GROWTH_MAX = 5.0
+
+
+def read_growth(value: Any) -> Any:
+    """growth_over_horizon as a fraction (0.5 = +50%) or a percentage string ("50%", "+50 %"); a bare number above
+    ``BARE_GROWTH_MAX`` (``growth_over_horizon = 50``, +5,000%: a fleet sized for 51 times the traffic) is refused
+    with the way out, as ``ttft_target_s = 1500`` is."""
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*\+?\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if hit is None:
+            raise ValueError(f'{value[:40]!r} is not a growth; write a fraction (0.5 = +50%) or a percentage ("50%")')
+        return float(hit.group(1)) / 100
+    if isinstance(value, int | float) and not isinstance(value, bool) and BARE_GROWTH_MAX < value <= MAX_GROWTH:
+        raise ValueError(
+            f"{value:g} looks like a percentage typed as a fraction (it reads as x{value + 1:g} the traffic); write "
+            f'{value / 100:g} or "{value:g}%", or "{value * 100:.0f}%" if you do mean x{value + 1:g}'
+        )
+    return value
+
+
 def read_percentile(value: Any) -> Any:
     """A percentile as people write it: 95, "95", "p95", "P95" or "95%" are all 95. A fraction (0.95) is refused
     with the way out rather than read as the 0.95th percentile or silently as the 95th; other values are returned
@@ -157,8 +179,8 @@ class Workload(BaseModel):
     tpot_target_s: Annotated[float, BeforeValidator(_tpot_seconds)] = Field(
         gt=0, le=MAX_TARGET_S, description='time per output token, seconds (or "50 ms")'
     )
-    growth_over_horizon: float = Field(
-        default=0.0, ge=0, le=MAX_GROWTH, description="traffic growth by the end of the horizon (0.5 = +50%)"
+    growth_over_horizon: Annotated[float, BeforeValidator(read_growth)] = Field(
+        default=0.0, ge=0, le=MAX_GROWTH, description='traffic growth by the end of the horizon (0.5 or "50%" = +50%)'
     )
     horizon_months: int = months_field(12, "planning horizon, months (a label for the growth)")
     burstiness: float = Field(
