@@ -202,3 +202,22 @@ def test_a_wrapped_price_source_gets_the_lines_libreoffice_gives_it():
     assert wrapped_lines("NVIDIA MSRP (as quoted by Hugging Face), 2026-05-18", 14.32) == 4  # as rendered
     assert wrapped_lines("a" * 30, 14.32) == 3  # one word wider than the column: cut, as before
     assert wrapped_lines("", 10) == 1
+
+
+def test_table_text_stands_clear_of_the_number_before_it_and_its_row_holds_it():
+    """LibreOffice's PDF of the review printed "$1,973,251H100, bought" on Demand cases and "$1,964,134NVIDIA MSRP"
+    on Like for like: the text cells' indent had no effect under a general alignment. Text is now left-aligned and
+    indented one level, and the row height counts the indent: "H100, rented, FP8 weights" in the 18-wide Option
+    column takes two lines (rendered: "H100, rented, FP8" / "weights"), and its row is two lines high."""
+    from openpyxl import Workbook
+
+    from planner.export.xlsx_cells import LINE_PT, fit_row, put_table_value
+
+    ws = Workbook().active
+    ws.column_dimensions["A"].width = 18
+    put_table_value(ws["A1"], "H100, rented, FP8 weights", "text", "option")
+    put_table_value(ws["B1"], 1973250.9, "usd", "total_usd")
+    put_table_value(ws["C1"], "H100, bought", "text", "cheapest")
+    assert (ws["C1"].alignment.horizontal, ws["C1"].alignment.indent) == ("left", 1)
+    fit_row(ws, 1)
+    assert ws.row_dimensions[1].height == LINE_PT * 2 + 3

@@ -34,7 +34,11 @@ NO_FILL = PatternFill("solid", fgColor="F2F2F2")
 INPUT_FILL = PatternFill("solid", fgColor="FFF2CC")
 LIVE_FILL = PatternFill("solid", fgColor="DDEBF7")
 THIN = Border(bottom=Side(style="thin", color="BFBFBF"))
-WRAP = Alignment(wrap_text=True, vertical="top", indent=2)
+#: Wrapped text, left-aligned and indented one level, so that it stands clear of a right-aligned number in the
+#: column before it (a "general" alignment ignores the indent: "$1,973,251H100, bought" in LibreOffice's PDF).
+WRAP = Alignment(wrap_text=True, vertical="top", horizontal="left", indent=1)
+#: Characters of a column's width one indent level takes (LibreOffice: about 10 pt, characters about 6 pt).
+INDENT_CHARS = 2.0
 NUM = Alignment(vertical="top", horizontal="right", indent=2)
 CENTER = Alignment(vertical="top", horizontal="center")
 NOTE_FONT = Font(italic=True, color="595959")
@@ -132,6 +136,8 @@ def fit_row(ws: Worksheet, row: int, min_lines: int = 1) -> None:
     for cell in ws[row]:
         if isinstance(cell.value, str) and cell.data_type == "s" and cell.alignment.wrap_text:
             width = ws.column_dimensions[cell.column_letter].width or 10
+            if cell.alignment.horizontal == "left":  # the indent narrows the text
+                width -= INDENT_CHARS * (cell.alignment.indent or 0)
             lines = max(lines, wrapped_lines(cell.value, width))
     ws.row_dimensions[row].height = LINE_PT * lines + 3
 
