@@ -140,6 +140,24 @@ def test_a_time_in_milliseconds_under_another_key_names_the_seconds_field(tmp_pa
     assert line.endswith("(line 9)")
 
 
+@pytest.mark.parametrize(
+    "written, way_out",
+    [
+        ("spot", 'a spot rent is pricing = "cloud" with price_kind = "spot"'),
+        ("reserved", 'a reserved rent is pricing = "cloud" with price_kind = "reserved"'),
+        ("rent", 'renting by the hour is pricing = "cloud"'),
+        ("bought", 'buying is pricing = "purchase"'),
+    ],
+)
+def test_a_price_kind_given_as_pricing_says_where_it_goes(tmp_path, written, way_out):
+    """README and the review speak of spot, reserved and on-demand prices; `pricing = "spot"` was answered only
+    "Input should be 'purchase' or 'cloud'"."""
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO + f'pricing = "{written}"\n')
+    line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+    assert f"option #1.pricing: Input should be 'purchase' or 'cloud'; {way_out}" in line
+
+
 class TestGrowth:
     def test_a_percentage_typed_as_a_fraction_is_refused_with_the_way_out(self, tmp_path):
         """`growth_over_horizon = 50` (meaning +50%) was taken as +5,000%: the review sized a fleet for 51 times the

@@ -577,6 +577,16 @@ def _message(err: dict, raw_options: list) -> str:
         return f"{where}: missing" + (f" ({what})" if what else "")
     text = err.get("msg", "invalid").replace("Value error, ", "")
     got = err.get("input")
+    if field == "pricing" and isinstance(got, str):  # a price kind or a word for renting or buying
+        said = got.strip().lower()
+        if said in ("spot", "reserved", "on-demand", "ondemand", "on demand"):
+            text += f'; a {said} rent is pricing = "cloud" with price_kind = "{said.replace(" ", "-")}"'.replace(
+                "ondemand", "on-demand"
+            )
+        elif said in ("rent", "rented", "rental", "hourly", "hire", "lease"):
+            text += '; renting by the hour is pricing = "cloud"'
+        elif said in ("buy", "bought", "own", "owned", "capex", "purchased"):
+            text += '; buying is pricing = "purchase"'
     what = _accepted(owner, field) if owner and field else ""
     show_got = kind not in ("value_error",) and not isinstance(got, dict)
     return (
