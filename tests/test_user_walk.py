@@ -85,6 +85,19 @@ class TestServingRunsFile:
         )
         assert "no batch" not in result.stdout
 
+    def test_p95_columns_are_named_as_not_compared(self, tmp_path):
+        """`vllm bench serve --metric-percentiles 95` writes ttft_p95_ms; validate compared the medians and dropped
+        the p95 columns without a word."""
+        p = tmp_path / "runs.csv"
+        p.write_text(SERVING_RUNS.replace("_p99_ms", "_p95_ms"))
+        result = run("validate", "--decode", str(p))
+        assert result.exit_code == 0, result.output
+        assert result.stderr == (
+            f"note: {p}: columns ttft_p95_ms, tpot_p95_ms, itl_p95_ms not compared; validate compares ttft_median_ms, "
+            "ttft_p99_ms, tpot_median_ms, tpot_p99_ms, itl_median_ms, itl_p99_ms\n"
+        )
+        assert "TTFT median ms" in result.stdout
+
     def test_calibrate_says_a_serving_run_is_not_fitted_not_batch_0(self, serving_runs, tmp_path):
         """calibrate said "batch must be a whole number from 1; got 0" of a file that has no batch at all."""
         line = one_line(run("calibrate", str(serving_runs), "-o", str(tmp_path / "c.toml")), 2)
