@@ -252,3 +252,13 @@ def test_table_text_stands_clear_of_the_number_before_it_and_its_row_holds_it():
     assert (ws["C1"].alignment.horizontal, ws["C1"].alignment.indent) == ("left", 1)
     fit_row(ws, 1)
     assert ws.row_dimensions[1].height == LINE_PT * 2 + 3
+
+
+def test_addin_example_takes_o_as_every_other_writer_does(tmp_path):
+    """`planner addin example -o ex.xlsx` was "No such option '-o'": export, calibrate and workbook all take -o."""
+    out = tmp_path / "ex.xlsx"
+    result = run("addin", "example", "-o", str(out))
+    assert result.exit_code == 0, result.output
+    assert out.stat().st_size > 0 and result.stdout == f"wrote {out}\n"
+    both = run("addin", "example", str(out), "-o", str(tmp_path / "other.xlsx"), "--force")
+    assert both.exit_code == 2 and "two paths:" in both.stderr and not (tmp_path / "other.xlsx").exists()
