@@ -262,3 +262,11 @@ def test_addin_example_takes_o_as_every_other_writer_does(tmp_path):
     assert out.stat().st_size > 0 and result.stdout == f"wrote {out}\n"
     both = run("addin", "example", str(out), "-o", str(tmp_path / "other.xlsx"), "--force")
     assert both.exit_code == 2 and "two paths:" in both.stderr and not (tmp_path / "other.xlsx").exists()
+
+
+def test_a_target_not_given_is_named_as_none_not_inf():
+    """`plan --ttft-target 0.001` with no TPOT target refused with "TPOT 7.5 ms (target inf ms)"."""
+    args = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--rate", "10")
+    line = one_line(run(*args, "--prompt-tokens", "100", "--output-tokens", "100", "--ttft-target", "0.001"), 2)
+    assert "(target 0.001 s), TPOT " in line and line.endswith(" ms (no target)"), line
+    assert "inf" not in line
