@@ -18,7 +18,8 @@ published rows from sources the planner's time factors were not fitted on.
 Held out: every row of ``catalogs/reference/decode_*.csv`` and ``perf_*.csv`` whose ``source_group`` is not
 in ``planner.accuracy.fit.FIT_SOURCE_GROUPS`` (``planner.accuracy.holdout.fit_rows`` fits those sources only). Prints median /
 worst |error| per quantity (TPOT, TTFT, static-batch throughput, serving throughput) against the issue's goals,
-then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
+each on all rows with, on the line under it, the same without the figures whose source contradicts itself
+(``catalogs/reference/source_conflicts.csv``, ``planner.accuracy.source_conflicts``; nothing dropped), then per group (GPU, TP size, model size, MoE, engine, how the run sent its prompts, batch band), planner beside
 aiconfigurator and llm-analysis on the rows each predicted, and for each estimator the figures it cannot do and
 why. A serving row's TTFT carries the per-request front-end time its benchmark client measures
 (``planner.accuracy.frontend.frontend_s_of_rows``: the other sources' votes, never the row's own).
@@ -50,6 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.accuracy import bootstrap as bs  # noqa: E402
 from planner.accuracy import predict as acc  # noqa: E402
+from planner.accuracy import source_conflicts  # noqa: E402
 from planner.accuracy.datasets import sample_lengths  # noqa: E402
 from planner.accuracy.fit import FIT_SOURCE_GROUPS, held_out_rows  # noqa: E402
 from planner.accuracy.frontend import frontend_s_of_rows  # noqa: E402
@@ -454,10 +456,32 @@ def bootstrap_line(errors: list[float], sources: list[str], resamples: int, inde
     )
 
 
+def without_conflicts_line(qc: list[dict]) -> str:
+    """One quantity's median / worst |error| (figures) without the figures whose source contradicts itself
+    (``planner.accuracy.source_conflicts``, ``catalogs/reference/source_conflicts.csv``): a diagnostic printed under
+    the headline on all rows, which stays the headline. Flagged figures the planner does not predict count in N too
+    (N is what the file flags among these figures)."""
+    flagged = [c for c in qc if source_conflicts.flagged(c["row"].record_id, c["q"])]
+    kept = [c["planner"] for c in qc if not source_conflicts.flagged(c["row"].record_id, c["q"])]
+    kinds = Counter(source_conflicts.source_conflicts()[c["row"].record_id].kind for c in flagged)
+    by_kind = f", {', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}" if kinds else ""
+
+    def two_decimals(errs: list[float]) -> str:
+        e = [abs(x) for x in errs if not math.isnan(x)]
+        return f"{statistics.median(e):.2%} / {max(e):.2%} ({len(e)})" if e else "- / - (0)"
+
+    figures = "figure" if len(flagged) == 1 else "figures"
+    return (
+        f"  without the {len(flagged)} {figures} whose source contradicts itself: {two_decimals(kept)}; all rows "
+        f"{two_decimals([c['planner'] for c in qc])} (catalogs/reference/source_conflicts.csv{by_kind})"
+    )
+
+
 def report(checks: list[dict], bootstrap: int = 0) -> str:
     """The per-quantity tables; with ``bootstrap`` resamples, each quantity's "all" line is followed by its median
     and worst with their 90% intervals over resamples of whole sources (time quantities; start-up figures carry no
-    source per row here, so none)."""
+    source per row here, so none). Under each time quantity's "all" line, the same without the figures whose
+    source contradicts itself (``without_conflicts_line``)."""
     lines = []
     head = (
         f"{'':<34}{'planner: all rows':>22}{'planner: rows aic has':>24}{'aiconfigurator':>22}"
@@ -479,6 +503,8 @@ def report(checks: list[dict], bootstrap: int = 0) -> str:
         if bootstrap and all("row" in c for c in qc):
             sources = [fold_of(c["row"]) for c in qc]
             lines.append(bootstrap_line([c["planner"] for c in qc], sources, bootstrap))
+        if q in TIME_QUANTITIES:
+            lines.append(without_conflicts_line(qc))
         unpredicted = sum(1 for c in qc if math.isnan(c["planner"]))
         if unpredicted:
             lines.append(f"{'  (planner: no prediction)':<34}{unpredicted:>13}")

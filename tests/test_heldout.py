@@ -160,3 +160,23 @@ def test_worst_aic_lists_only_rows_aiconfigurator_predicts(with_aic):
     everything = heldout.worst_rows(with_aic, "TTFT", 5)
     n_all = sum(c["q"] == "TTFT" and not math.isnan(c["planner"]) for c in with_aic)
     assert f"worst of {n_all} figures (planner" in everything[0] and n_all > len(both)
+
+
+def test_each_headline_keeps_all_rows_and_states_them_without_the_conflicting_figures(checks):
+    """Every time quantity's "all" line is computed on every held-out figure, as before; the line under it gives
+    the same without the figures catalogs/reference/source_conflicts.csv flags (a page against itself: 16 figures
+    on 14 rows, s122 / s128). The serving worst, GPUSTACK-131's stalled run, is one of them."""
+    text = heldout.report(checks).splitlines()
+    for q in heldout.TIME_QUANTITIES:
+        qc = [c for c in checks if c["q"] == q]
+        at = text.index(next(line for line in text if line.startswith(f"== {q}:"))) + 2
+        assert text[at].startswith("all") and heldout.stats([c["planner"] for c in qc]) in text[at]
+        n = sum(heldout.source_conflicts.flagged(c["row"].record_id, q) for c in qc)
+        kept = [abs(c["planner"]) for c in qc if not heldout.source_conflicts.flagged(c["row"].record_id, q)]
+        kept = [e for e in kept if not math.isnan(e)]
+        assert text[at + 1].startswith(f"  without the {n} figure")
+        assert f"{max(kept):.2%} ({len(kept)}); all rows" in text[at + 1]
+    serving = [c for c in checks if c["q"] == "serving throughput" and not math.isnan(c["planner"])]
+    worst = max(serving, key=lambda c: abs(c["planner"]))
+    assert worst["row"].record_id == "GPUSTACK-131"
+    assert heldout.source_conflicts.flagged("GPUSTACK-131", "serving throughput")
