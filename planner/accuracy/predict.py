@@ -63,6 +63,7 @@ from planner.engines.profiles import (
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    with_expert_parallel,
     with_published_host_cost,
     with_release_kernels,
 )
@@ -238,7 +239,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
-    return with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
+    profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
+    # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
+    return with_expert_parallel(profile, row.expert_parallel)
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
@@ -383,6 +386,7 @@ def predict_decode_rows(
         key = (
             eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults(),
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
+            eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)

@@ -80,6 +80,7 @@ def gpu_numbers(
         "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
         "sparse_mla_prefill_max_heads": float(eng.sparse_mla_prefill_max_heads),
         "host_overlap": float(eng.host_overlap),
+        "experts_whole": float(eng.experts_whole),
         "mxfp4_experts_refused": float(bool(profile_mxfp4_refusal(eng.name, g.architecture))),
         "expert_parallel_expert_bytes_per_param": profile_expert_parallel_bytes_per_param(eng.name, g.architecture),
         "max_num_batched_tokens": tokens,

@@ -127,6 +127,11 @@ class EngineProfile:
     #: --async-scheduling, SGLang >= 0.4, TensorRT-LLM 1.x). EXPERIMENT (s118): set only by
     #: ``with_published_host_cost`` under ``PUBLISHED_HOST_COST``; 0 on every shipped profile
     host_overlap: float = 0.0
+    #: 1: each GPU holds whole routed experts (expert parallelism with tensor-parallel attention: TensorRT-LLM
+    #: ``--ep_size``, SGLang ``--ep-size``, vLLM ``--enable-expert-parallel``), so the grouped GEMMs run at one expert's
+    #: full width; 0: each expert split over the group (every engine's default). EXPERIMENT (s126): set only by
+    #: ``with_expert_parallel`` under ``EXPERT_PARALLEL_FROM_ROWS``; 0 on every shipped profile
+    experts_whole: float = 0.0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -851,6 +856,26 @@ def with_published_host_cost(
     cost = PUBLISHED_V1_SEQUENCE_COST_S if "cost" in PUBLISHED_HOST_COST_READINGS else profile.sequence_overhead_s
     overlap = overlap and "overlap" in PUBLISHED_HOST_COST_READINGS
     return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
+
+
+#: EXPERIMENT switch (issues 21 and 22, s126), read at call time; off on main. On: a row whose own server command
+#: spreads the experts (``planner.accuracy.published.expert_parallel_of``) is priced with whole experts on each GPU
+#: (``with_expert_parallel``); every other row keeps the split width.
+EXPERT_PARALLEL_FROM_ROWS = False
+
+
+def with_expert_parallel(profile: EngineProfile, expert_parallel: bool) -> EngineProfile:
+    """EXPERIMENT (s126): ``profile`` with ``experts_whole`` 1 when ``EXPERT_PARALLEL_FROM_ROWS`` is on and the row ran
+    with expert parallelism (``expert_parallel``), else unchanged.
+
+    Assumed, with tensor-parallel attention (no data-parallel attention): the MoE input is replicated on every GPU,
+    each GPU runs its E / g whole experts over the tokens routed to them and the outputs are summed by the same
+    all-reduce as tensor parallelism (TensorRT-LLM's TP + EP, vLLM's and SGLang's expert parallelism at DP 1 use no
+    all-to-all), so only the grouped GEMM's width changes: the rows per expert and the expert bytes per GPU are the
+    same; routing uniform (no GPU holds more of the touched experts than E / g)."""
+    if not EXPERT_PARALLEL_FROM_ROWS or not expert_parallel:
+        return profile
+    return replace(profile, experts_whole=1.0)
 
 
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:

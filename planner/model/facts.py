@@ -142,6 +142,9 @@ class EngineFacts:
     # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop;
     # EXPERIMENT s118, ``planner.engines.profiles.with_published_host_cost``); 0: their sum (shipped)
     host_overlap: ArrayLike = 0.0
+    # 1: each GPU holds whole routed experts (expert parallelism; EXPERIMENT s126,
+    # ``planner.engines.profiles.with_expert_parallel``), the grouped GEMMs at one expert's full width; 0: split (shipped)
+    experts_whole: ArrayLike = 0.0
     # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
     # ``planner.engines.kernel_paths``); 0: it loads them
     mxfp4_experts_refused: ArrayLike = 0.0

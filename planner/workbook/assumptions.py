@@ -15,8 +15,9 @@ from planner.workbook.spec import Name, Sheet
 
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
 #: EngineProfile fields of off-by-default experiments, not on the sheet: ``host_overlap`` (s118, set only under
-#: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)).
-EXPERIMENT_FIELDS = frozenset({"host_overlap"})
+#: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)) and
+#: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows).
+EXPERIMENT_FIELDS = frozenset({"host_overlap", "experts_whole"})
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),
     "description": ("", "in words"),
