@@ -21,6 +21,9 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
 - ``expert-parallel``: a row whose own server command spreads the experts (``--ep_size``, ``--ep-size``,
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126).
+- ``trtllm-moe-layout``: that reading, and TensorRT-LLM 1.x's rows on H100 / H200 take the grouped-GEMM half width
+  and rows fitted to TensorRT-LLM's own measured fused-MoE calls at both layouts (``planner.engines.kernel_curves.
+  TENSORRT_LLM_MOE_HALVES``, s126); ``trtllm-moe`` (ablation): those halves alone.
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -47,9 +50,16 @@ sys.path.insert(0, str(HERE.parent))
 
 from planner.accuracy import bootstrap as bs  # noqa: E402
 
-SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching", "published-host-cost", "expert-parallel")
+SWITCHES = (
+    "first-token-decode-step",
+    "serial-front-end",
+    "release-batching",
+    "published-host-cost",
+    "expert-parallel",
+    "trtllm-moe-layout",
+)
 #: A switch's readings one at a time (``turn_on``).
-ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap")
+ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "trtllm-moe")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
     "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
@@ -129,10 +139,11 @@ def turn_on(switch: str) -> None:
         profiles.PUBLISHED_HOST_COST = True
         if ":" in switch:
             profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
-    elif switch == "expert-parallel":
-        from planner.engines import profiles
+    elif switch in ("expert-parallel", "trtllm-moe-layout", "trtllm-moe"):
+        from planner.engines import kernel_curves, profiles
 
-        profiles.EXPERT_PARALLEL_FROM_ROWS = True
+        profiles.EXPERT_PARALLEL_FROM_ROWS = switch != "trtllm-moe"
+        kernel_curves.TENSORRT_LLM_MOE_HALVES = switch != "expert-parallel"
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 
