@@ -23,7 +23,8 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126).
 - ``trtllm-moe-layout``: that reading, and TensorRT-LLM 1.x's rows on H100 / H200 take the grouped-GEMM half width
   and rows fitted to TensorRT-LLM's own measured fused-MoE calls at both layouts (``planner.engines.kernel_curves.
-  TENSORRT_LLM_MOE_HALVES``, s126); ``trtllm-moe`` (ablation): those halves alone.
+  TENSORRT_LLM_MOE_HALVES``, s126); ``trtllm-moe`` (ablation): those halves alone; ``trtllm-moe-layout:trtllm``
+  (ablation): both, the expert-parallel reading on TensorRT-LLM 1.x's rows only.
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -59,7 +60,7 @@ SWITCHES = (
     "trtllm-moe-layout",
 )
 #: A switch's readings one at a time (``turn_on``).
-ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "trtllm-moe")
+ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "trtllm-moe", "trtllm-moe-layout:trtllm")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
     "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
@@ -139,11 +140,13 @@ def turn_on(switch: str) -> None:
         profiles.PUBLISHED_HOST_COST = True
         if ":" in switch:
             profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
-    elif switch in ("expert-parallel", "trtllm-moe-layout", "trtllm-moe"):
+    elif switch in ("expert-parallel", "trtllm-moe-layout", "trtllm-moe", "trtllm-moe-layout:trtllm"):
         from planner.engines import kernel_curves, profiles
 
         profiles.EXPERT_PARALLEL_FROM_ROWS = switch != "trtllm-moe"
         kernel_curves.TENSORRT_LLM_MOE_HALVES = switch != "expert-parallel"
+        if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
+            profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -862,6 +862,9 @@ def with_published_host_cost(
 #: spreads the experts (``planner.accuracy.published.expert_parallel_of``) is priced with whole experts on each GPU
 #: (``with_expert_parallel``); every other row keeps the split width.
 EXPERT_PARALLEL_FROM_ROWS = False
+#: The engine profiles the reading applies to (None: every one; ``bench/switch_bootstrap.py
+#: trtllm-moe-layout:trtllm``: TensorRT-LLM 1.x's alone, the one engine whose own kernel was measured at both layouts)
+EXPERT_PARALLEL_PROFILES: frozenset[str] | None = None
 
 
 def with_expert_parallel(profile: EngineProfile, expert_parallel: bool) -> EngineProfile:
@@ -874,6 +877,8 @@ def with_expert_parallel(profile: EngineProfile, expert_parallel: bool) -> Engin
     all-to-all), so only the grouped GEMM's width changes: the rows per expert and the expert bytes per GPU are the
     same; routing uniform (no GPU holds more of the touched experts than E / g)."""
     if not EXPERT_PARALLEL_FROM_ROWS or not expert_parallel:
+        return profile
+    if EXPERT_PARALLEL_PROFILES is not None and profile.name not in EXPERT_PARALLEL_PROFILES:
         return profile
     return replace(profile, experts_whole=1.0)
 
