@@ -4,7 +4,7 @@
 
     PYTHONPATH=. python bench/expert_layout_pairs.py                       # main
     PYTHONPATH=. python bench/expert_layout_pairs.py --switch expert-parallel
-    PYTHONPATH=. python bench/expert_layout_pairs.py --switch trtllm-moe-layout
+    PYTHONPATH=. python bench/expert_layout_pairs.py --switch expert-parallel:trtllm
 
 Each pair: same source document, section sequence, GPU, model and checkpoint, tensor-parallel size and engine; the
 perf_public rows' mean TPOT (``predict_decode_rows``, each source's front-end time as ``bench/heldout.py`` gives it),

@@ -20,11 +20,8 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
   (0.8-0.13) or hidden, max(device, host) (0.14+ or --async-scheduling, SGLang 0.4+, TensorRT-LLM 1.x).
 - ``expert-parallel``: a row whose own server command spreads the experts (``--ep_size``, ``--ep-size``,
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
-  EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126).
-- ``trtllm-moe-layout``: that reading, and TensorRT-LLM 1.x's rows on H100 / H200 take the grouped-GEMM half width
-  and rows fitted to TensorRT-LLM's own measured fused-MoE calls at both layouts (``planner.engines.kernel_curves.
-  TENSORRT_LLM_MOE_HALVES``, s126); ``trtllm-moe`` (ablation): those halves alone; ``trtllm-moe-layout:trtllm``
-  (ablation): both, the expert-parallel reading on TensorRT-LLM 1.x's rows only.
+  EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
+  1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -57,10 +54,9 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "trtllm-moe-layout",
 )
 #: A switch's readings one at a time (``turn_on``).
-ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "trtllm-moe", "trtllm-moe-layout:trtllm")
+ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
     "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
@@ -140,11 +136,10 @@ def turn_on(switch: str) -> None:
         profiles.PUBLISHED_HOST_COST = True
         if ":" in switch:
             profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
-    elif switch in ("expert-parallel", "trtllm-moe-layout", "trtllm-moe", "trtllm-moe-layout:trtllm"):
-        from planner.engines import kernel_curves, profiles
+    elif switch in ("expert-parallel", "expert-parallel:trtllm"):
+        from planner.engines import profiles
 
-        profiles.EXPERT_PARALLEL_FROM_ROWS = switch != "trtllm-moe"
-        kernel_curves.TENSORRT_LLM_MOE_HALVES = switch != "expert-parallel"
+        profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
     elif switch != "main":

@@ -1,7 +1,7 @@
 """Expert layouts (issues 21 and 22, s126): a row's expert parallelism as its own server command states it, the
 grouped GEMM at one expert's whole width where it is read (EXPERIMENT ``EXPERT_PARALLEL_FROM_ROWS``, off), and
 TensorRT-LLM's grouped-GEMM half width and rows re-derived from its measured fused-MoE calls at both layouts
-(EXPERIMENT ``TENSORRT_LLM_MOE_HALVES``, off).
+(shipped in s126: TensorRT-LLM 1.x on H100 / H200).
 
 Known values: gpustack's performance-lab commands (catalogs/reference/perf_public.csv, load_public.csv notes);
 aiconfigurator 0.12.0's TensorRT-LLM 1.3.0rc20 kernel database (Apache-2.0), kept in
@@ -118,13 +118,16 @@ class TestTensorRtLlmHalves:
         assert got[("8", "1")] == pytest.approx(1.086, abs=0.001)
         assert got[("1", "8")] == pytest.approx(0.4454, abs=0.001)
 
-    def test_only_tensorrt_llm_on_a_measured_gpu_takes_them(self, monkeypatch):
+    def test_only_tensorrt_llm_on_a_measured_gpu_takes_them(self):
+        """TensorRT-LLM 1.x on H200 takes its own halves (572, 68.7); vLLM there and TensorRT-LLM on a GPU without
+        TensorRT-LLM measurements (A100: the measured GPUs' mean, as vLLM's) keep vLLM's."""
         from planner.catalog import default_catalog
         from planner.catalog.resolve import gpu_numbers
 
         cat = default_catalog()
         trt = profiles.engine_profile("tensorrt-llm")
-        assert gpu_numbers(cat.gpu("H200 SXM 141GB"), trt)["moe_gemm_half_width"] == 382.0
-        monkeypatch.setattr(kernel_curves, "TENSORRT_LLM_MOE_HALVES", True)
-        assert gpu_numbers(cat.gpu("H200 SXM 141GB"), trt)["moe_gemm_half_width"] == 572.0
+        h200 = gpu_numbers(cat.gpu("H200 SXM 141GB"), trt)
+        assert (h200["moe_gemm_half_width"], h200["moe_gemm_half_rows"]) == (572.0, 68.7)
         assert gpu_numbers(cat.gpu("H200 SXM 141GB"), profiles.engine_profile("vllm"))["moe_gemm_half_width"] == 382.0
+        a100 = gpu_numbers(cat.gpu("A100 SXM 80GB"), trt)["moe_gemm_half_width"]
+        assert a100 == kernel_curves.MOE_GEMM_HALF_WIDTH_UNMEASURED

@@ -61,8 +61,8 @@ def gpu_numbers(
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
-    if eng.kernel_curves and eng.name == "tensorrt-llm" and kernel_curves.TENSORRT_LLM_MOE_HALVES:
-        # EXPERIMENT (s126): TensorRT-LLM's own grouped-GEMM rate where its fused MoE was measured on the GPU
+    if eng.kernel_curves and eng.name == "tensorrt-llm":
+        # TensorRT-LLM 1.x's own grouped-GEMM rate where its fused MoE was measured on the GPU (s126), else vLLM's
         if g.name in kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS:
             kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[g.name]
             kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[g.name]

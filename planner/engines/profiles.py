@@ -863,7 +863,7 @@ def with_published_host_cost(
 #: (``with_expert_parallel``); every other row keeps the split width.
 EXPERT_PARALLEL_FROM_ROWS = False
 #: The engine profiles the reading applies to (None: every one; ``bench/switch_bootstrap.py
-#: trtllm-moe-layout:trtllm``: TensorRT-LLM 1.x's alone, the one engine whose own kernel was measured at both layouts)
+#: expert-parallel:trtllm``: TensorRT-LLM 1.x's alone, the one engine whose own kernel was measured at both layouts)
 EXPERT_PARALLEL_PROFILES: frozenset[str] | None = None
 
 
