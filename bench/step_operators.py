@@ -117,7 +117,7 @@ def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, 
         att_bytes = att_bytes * O.decode_kv_read_factor(m, lim, gpus)
         att_flop = decode_attention_flop(m, tokens, batch)
         att_eff, att_floor = lim.attention_flop_efficiency, lim.attention_floor_s
-        comm_tokens, overhead = batch, D.step_overhead_s(m, lim, batch)
+        comm_tokens, overhead = batch, D.step_overhead_s(m, lim, batch) + D.eager_surplus_s(m, lim, batch)
         per_sequence = lim.sequence_overhead_s * batch
     moe = float(m.moe_layers) > 0
     terms = {

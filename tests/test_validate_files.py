@@ -155,7 +155,10 @@ class TestUserFiles:
         p.write_text("gpu,model\nH100,llama3.1-8b\n")
         r = CliRunner().invoke(main, ["validate", "--decode", str(p)])
         assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
-        assert "missing column(s) batch_size_or_concurrency or batch, input_len, output_len" in r.output
+        assert (
+            "missing column(s) batch_size_or_concurrency or batch or request_rate, input_len or dataset, output_len "
+            "or dataset" in r.output
+        )
 
 
 class TestEngineCells:

@@ -66,6 +66,7 @@ from planner.engines.profiles import (
     with_expert_parallel,
     with_published_host_cost,
     with_release_kernels,
+    with_sglang_eager_decode,
 )
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
@@ -235,11 +236,13 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """The row's profile (``engine`` if given, else its engine's release's) with its release's kernels
-    (``with_release_kernels``: TensorRT-LLM before XQA)."""
+    (``with_release_kernels``: TensorRT-LLM before XQA; ``with_sglang_eager_decode``: SGLang 0.4's eager decode)."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
+    # SGLang 0.4's eager decode steps above its largest graph (s123)
+    profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
 
@@ -387,6 +390,7 @@ def predict_decode_rows(
             eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults(),
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
             eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
+            eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)

@@ -365,7 +365,8 @@ MAX_SIMULATED_PROMPTS = 3_000_000
 DECODE_COLUMNS = (
     "gpu, model, batch, input_len, output_len, and tpot_ms, ttft_ms and/or output_throughput_tok_s "
     "(optional: record_id, tensor_parallel_size, weight_dtype, kv_cache_dtype, engine, engine_version, "
-    "batching, num_prompts, request_rate)"
+    "batching, num_prompts, request_rate); a serving run at a rate: gpu, model, request_rate, num_prompts, "
+    "input_len and output_len or a dataset, and ttft_median_ms ... itl_p99_ms"
 )
 
 
@@ -392,7 +393,14 @@ def _read_decode_rows(paths: list[Path], path: str | Path | None) -> list[Decode
     rows = []
     for p in paths:
         raw = read_csv_rows(p)
-        needed = ("gpu", "model", "batch_size_or_concurrency|batch", "input_len", "output_len")
+        # a serving run at a rate needs no batch (the server chose it), a named dataset no lengths (its means)
+        needed = (
+            "gpu",
+            "model",
+            "batch_size_or_concurrency|batch|request_rate",
+            "input_len|dataset",
+            "output_len|dataset",
+        )
         require_columns(p, raw, needed, f"a decode file has {DECODE_COLUMNS}")
         for i, r in enumerate(raw, 1):
             rows.append(_decode_row(p, i, r))
@@ -451,6 +459,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     kind, _ = benchmark_kind(r.get("batching", ""))
     kind, _, engine_batch = KIND_COLUMN.get(str(r.get("kind", "")).strip(), (kind, False, False))
     rate = figure("request_rate")
+    if kind == "static" and rate > 0 and not any(str(r.get(c) or "").strip() for c in ("kind", "batching")):
+        kind = "serving"  # a request rate and nothing saying otherwise: a server given requests at that rate
     engine_cell = str(r.get("engine", "")).strip()
     version = str(r.get("engine_version", "")).strip()
     left_out = ""
@@ -468,6 +478,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client)
         out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client)
         prompts = whole_number(r.get("num_prompts"), "num_prompts")
+        if rate <= 0:  # not NaN: a number written, and not a rate (blank or inf: all prompts at once)
+            raise ValueError(
+                f"request_rate {str(r.get('request_rate')).strip()[:20]}: give requests per second above 0 "
+                "(blank or inf: all prompts at once)"
+            )
         if prompts is not None and prompts > MAX_PROMPTS:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:

@@ -7,6 +7,7 @@ import csv
 import datetime
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -144,10 +145,14 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         with reading(decode_file, DECODE_COLUMNS):
             decode_rows = load_decode_rows(decode_file)
         _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
+        if decode_file is not None:
+            _note_unread_percentiles(decode_file)
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
-        tables.append((t, True))
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
-        if any(has_percentiles(r) for r in loaded):  # serving runs' medians and p99s, simulated under their load
+        percentiles = any(has_percentiles(r) for r in loaded)
+        if t.checks or decode_file is None or not percentiles:  # a file of serving runs alone: no empty PASS above
+            tables.append((t, True))
+        if percentiles:  # serving runs' medians and p99s, simulated under their load
             t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat)
             tables.append((t, decode_file is not None))
     if as_json:
@@ -166,6 +171,24 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
                 echo(f"INFO: {t.title}: not held to the limits{outside}\n")
     if check and not all(t.passed() for t, counts in tables if counts):
         raise SystemExit(1)
+
+
+#: A percentile column as benchmark clients name them (``vllm bench serve --metric-percentiles 95``: ttft_p95_ms).
+_PERCENTILE_COLUMN = re.compile(r"(ttft|tpot|itl|e2el)_(p\d+(?:\.\d+)?|mean|std)_ms")
+
+
+def _note_unread_percentiles(path: Path) -> None:
+    """One note line on standard error naming the percentile columns of ``path`` that are not compared
+    (ttft_p95_ms: only the median and p99 are), so that a run's p95 is not dropped without a word."""
+    with contextlib.suppress(PlannerError):
+        rows = read_csv_rows(path)
+        unread = [c for c in (rows[0] if rows else {}) if _PERCENTILE_COLUMN.fullmatch(c) and c not in FIGURES]
+        if unread:
+            echo(
+                f"note: {path}: column{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate "
+                f"compares {', '.join(FIGURES)}",
+                err=True,
+            )
 
 
 def _some_rows(path: Path | None, rows: list, accepted: str) -> None:
@@ -284,6 +307,12 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
     skipped = []
     for r in rows:
         problem = measurement_problem(r)
+        if problem and not r.problem and r.batch == 0:  # a serving run whose server chose the batch
+            problem = (
+                "a serving run at a rate (no batch: the server chose it) is not fitted; calibrate takes rows of a "
+                "stated batch with tpot_ms or output_throughput_tok_s"
+                + ("; planner validate --decode compares its percentiles" if has_percentiles(r) else "")
+            )
         if not problem:
             try:
                 gpu = resolve_gpu_name(r.gpu, cat)

@@ -200,21 +200,32 @@ def with_python_values(data: bytes, titles: list[str], sheets: dict) -> bytes:
     return with_stored_values(data, titles, values)
 
 
+#: Where ``planner addin example`` writes when given no path.
+EXAMPLE_PATH = Path("workbooks/functions-example.xlsx")
+
+
 @click.command("example")
-@click.argument(
-    "path", type=click.Path(dir_okay=False, path_type=Path), default=Path("workbooks/functions-example.xlsx")
+@click.argument("path", type=click.Path(dir_okay=False, path_type=Path), required=False)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The .xlsx to write, as -o is on export and calibrate (or give it as PATH).",
 )
 @click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
-def example_command(path: Path, force: bool) -> None:
+def example_command(path: Path | None, output: Path | None, force: bool) -> None:
     """Write the example workbook whose cells use the functions (for people who have the add-in).
 
     \b
-    PATH: the .xlsx to write [default: workbooks/functions-example.xlsx].
+    PATH (or -o PATH): the .xlsx to write [default: workbooks/functions-example.xlsx].
 
     Example:
 
         planner addin example workbooks/functions-example.xlsx --force
     """
+    if path is not None and output is not None and path != output:
+        raise click.UsageError(f"two paths: {path} and -o {output}; give one")
+    path = path or output or EXAMPLE_PATH
     if path.suffix.lower() != ".xlsx":
         raise InvalidInputError(f"{path}: the example workbook is an .xlsx file; give a path ending in .xlsx")
     write_example(path, force)

@@ -113,6 +113,19 @@ def _make_folder(folder: Path) -> Path | None:
     return folder
 
 
+def _folder_above(output: Path) -> None:
+    """Refuse an output whose folder is missing more than one level down (``out/2027/q1/review.xlsx`` with no
+    ``out/``): only the last folder is made, so a typo in a path does not grow a tree; say how to make it."""
+    parent = output.parent
+    if parent.exists() or parent.parent.exists() or any(p.exists() and not p.is_dir() for p in parent.parents):
+        return  # made by _make_folder, or a file in the way: check_target names it
+    missing = next(p for p in (parent, *parent.parents) if p.parent.exists())
+    raise InvalidInputError(
+        f"{output}: the folder {parent} does not exist; export makes the last folder only when the one above it "
+        f"exists ({missing} is missing too): create it first (mkdir -p {parent})"
+    )
+
+
 def _remove_if_empty(folder: Path | None) -> None:
     if folder is not None and folder.is_dir() and not any(folder.iterdir()):
         folder.rmdir()
@@ -174,28 +187,34 @@ def export_command(
     made = None if to_stdout else _make_folder(output.parent)
     if not to_stdout:
         try:
+            _folder_above(output)
             check_target(output, force)
         except Exception:
             _remove_if_empty(made)
             raise
-    when = review_date(date)
-    catalog = load(catalog_dirs)
-    sc = read_scenario(scenario)
-    origin = "scenario file [workload]"
-    if scenario.suffix.lower() in (".xlsx", ".xlsm"):
-        origin = "workbook default: the workbook holds no traffic (docs/export.md); lengths split its context"
-    show = not quiet and sys.stderr.isatty()
-    if show:
-        with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
-            review = build_review(
-                sc, catalog, source=str(scenario), date=when, progress=lambda _: bar.update(1), workload_source=origin
-            )
-    else:
-        review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
-    if to_stdout:  # the review is the output; the summary would corrupt it
-        write_stdout(render(review, kind))
-        return
-    try:
+    try:  # a scenario, catalog or date refused, or the sizing stopped: the folder made for the output goes too
+        when = review_date(date)
+        catalog = load(catalog_dirs)
+        sc = read_scenario(scenario)
+        origin = "scenario file [workload]"
+        if scenario.suffix.lower() in (".xlsx", ".xlsm"):
+            origin = "workbook default: the workbook holds no traffic (docs/export.md); lengths split its context"
+        show = not quiet and sys.stderr.isatty()
+        if show:
+            with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:
+                review = build_review(
+                    sc,
+                    catalog,
+                    source=str(scenario),
+                    date=when,
+                    progress=lambda _: bar.update(1),
+                    workload_source=origin,
+                )
+        else:
+            review = build_review(sc, catalog, source=str(scenario), date=when, workload_source=origin)
+        if to_stdout:  # the review is the output; the summary would corrupt it
+            write_stdout(render(review, kind))
+            return
         write_review(review, output, kind, force=force)
     except BaseException:
         _remove_if_empty(made)

@@ -14,7 +14,7 @@ from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
-from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S
+from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S, read_percentile
 from planner.model.parallel import PARALLELISMS
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
@@ -204,6 +204,26 @@ def plan_as_dict(p: Plan) -> dict:
     }
 
 
+class Percentile(click.ParamType):
+    """A percentile the simulation reports, 50, 90, 95 or 99, as people write it ("95", "p95", "95%":
+    ``planner.export.scenario.read_percentile``); a fraction (0.95) or another percentile is refused in one line
+    naming the accepted ones."""
+
+    name = "[50|90|95|99]"
+    ACCEPTED = (50.0, 90.0, 95.0, 99.0)
+
+    def convert(self, value, param, ctx) -> float:
+        try:
+            number = read_percentile(value)
+        except ValueError as exc:
+            self.fail(f"{exc}; accepted: 50, 90, 95 or 99", param, ctx)
+        if number not in self.ACCEPTED:
+            self.fail(
+                f"{str(value)[:40]!r}: the simulation reports p50, p90, p95 and p99; give 50, 90, 95 or 99", param, ctx
+            )
+        return float(number)
+
+
 @click.command("plan")
 @click.option("--gpu", required=True, help="GPU name or alias, e.g. H100, A100-40GB, MI300X.")
 @click.option("--model", "model_name", required=True, help="Model name or alias, e.g. llama2-70b, qwen3-32b.")
@@ -279,10 +299,11 @@ def plan_as_dict(p: Plan) -> dict:
 )
 @click.option(
     "--percentile",
-    type=click.Choice(["50", "90", "95", "99"]),
+    type=Percentile(),
     default="95",
     show_default=True,
-    help="Percentile the TTFT and TPOT targets hold at: 95 means 95 of 100 requests within them.",
+    help="Percentile the TTFT and TPOT targets hold at: 50, 90, 95 or 99 (p95 and 95% read as 95); 95 means 95 of "
+    "100 requests within them.",
 )
 @click.option(
     "--burstiness",
@@ -464,11 +485,16 @@ def render_sizing(
         ),
         f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
         f"{s.rate_per_replica_s:.3g} requests/s each",
-        f"  TTFT p50 / p95 / p99   {spread(r.ttft_s)}",
-        f"  TPOT p50 / p95 / p99   {spread(r.tpot_s)}",
-        f"  ITL p50 / p95 / p99    {spread(r.itl_s)}",
-        f"  latency p50 / p95 / p99 {spread(r.e2e_s)}",
-        f"  output per replica     {fmt_rate(r.output_tokens_per_s)}",
+        *(
+            f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
+            for label, value in (
+                ("TTFT p50 / p95 / p99", spread(r.ttft_s)),
+                ("TPOT p50 / p95 / p99", spread(r.tpot_s)),
+                ("ITL p50 / p95 / p99", spread(r.itl_s)),
+                ("latency p50 / p95 / p99", spread(r.e2e_s)),
+                ("output per replica", fmt_rate(r.output_tokens_per_s)),
+            )
+        ),
     ]
     return lines[0] + "\n".join(lines[1:])
 

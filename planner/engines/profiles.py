@@ -132,6 +132,14 @@ class EngineProfile:
     #: full width; 0: each expert split over the group (every engine's default). EXPERIMENT (s126): set only by
     #: ``with_expert_parallel`` under ``EXPERT_PARALLEL_FROM_ROWS``; 0 on every shipped profile
     experts_whole: float = 0.0
+    #: the largest decode batch the engine replays as a CUDA graph; a larger one runs eagerly and pays
+    #: ``eager_layer_s`` / ``eager_moe_layer_s`` a layer a step on top (``planner.model.decode.step_costs_s``); 0: no
+    #: eager decode step modelled. Set per release by ``with_sglang_eager_decode`` (SGLang 0.4, s123); 0 on every
+    #: shipped profile
+    decode_graph_max_batch: float = 0.0
+    #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
+    eager_layer_s: float = 0.0
+    eager_moe_layer_s: float = 0.0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -856,6 +864,44 @@ def with_published_host_cost(
     cost = PUBLISHED_V1_SEQUENCE_COST_S if "cost" in PUBLISHED_HOST_COST_READINGS else profile.sequence_overhead_s
     overlap = overlap and "overlap" in PUBLISHED_HOST_COST_READINGS
     return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
+
+
+#: SGLang 0.4's ``cuda_graph_max_bs`` when the flag is not given, on any GPU of 25 GB or more (``server_args.py`` of
+#: the 0.4 line: ``else: self.cuda_graph_max_bs = 160``, "80 (half of the default value 160)");
+#: ``cuda_graph_runner.get_batch_sizes_to_capture`` captures 1, 2, 4, 8-160 by 8 (ROCm: + 168-256) and keeps only
+#: sizes <= it, so a decode batch above 160 runs eagerly on CUDA and ROCm alike.
+SGLANG_04_GRAPH_MAX_BATCH = 160.0
+#: SGLang's published eager surplus per layer at batch 1 (sgl-project/sglang pull request 1401, 2024-09-12,
+#: ``bench_latency`` with and without ``--disable-cuda-graph``, triton attention backend;
+#: catalogs/reference/eager_decode_published.csv): Llama-3-8B 7.06 -> 9.28 ms over 32 dense layers; DeepSeek-Coder-V2-
+#: Lite (MLA + fused MoE, 27 layers, 26 of them MoE) 6.22 ms with the graph, "4x faster", so 24.88 ms eager: the MoE
+#: layers' share of 18.66 ms after one dense layer's. ``tests/test_eager_decode_published.py`` re-derives both.
+SGLANG_EAGER_LAYER_S = (9.28e-3 - 7.06e-3) / 32
+SGLANG_EAGER_MOE_LAYER_S = (4 * 6.22e-3 - 6.22e-3 - SGLANG_EAGER_LAYER_S) / 26
+#: The SGLang cells without a version that ran a 0.4-line build (their dates: 2024-12 and 2025-03).
+SGLANG_04_UNVERSIONED = ("lmsysorg/sglang:latest, results committed 2024-12-14", "rocm/sgl-dev:upstream_20250312")
+
+
+def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
+    """``profile`` with SGLang 0.4's eager decode steps (s123, docs/accuracy.md History): a decode batch above
+    ``SGLANG_04_GRAPH_MAX_BATCH`` runs eagerly and pays ``SGLANG_EAGER_LAYER_S`` per dense layer and
+    ``SGLANG_EAGER_MOE_LAYER_S`` per MoE layer on top of its step (``planner.model.decode.eager_surplus_s``). Only
+    SGLang 0.4-line releases (a 0.4 version, or a cell in ``SGLANG_04_UNVERSIONED``); 0.5 releases (graphs to 256-512
+    by GPU class, not modelled), other engines and versions that do not parse keep the profile. Applied where
+    published rows get their profile (``planner.accuracy.predict._profile_for``), as ``with_release_kernels``."""
+    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    if name != "sglang":
+        return profile
+    v = parse_version(version)
+    line_04 = v is not None and v.release[:2] == (0, 4)
+    if not (line_04 or (v is None and any(tag in str(version) for tag in SGLANG_04_UNVERSIONED))):
+        return profile
+    return replace(
+        profile,
+        decode_graph_max_batch=SGLANG_04_GRAPH_MAX_BATCH,
+        eager_layer_s=SGLANG_EAGER_LAYER_S,
+        eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
+    )
 
 
 #: EXPERIMENT switch (issues 21 and 22, s126), read at call time; off on main. On: a row whose own server command

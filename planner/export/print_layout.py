@@ -23,6 +23,7 @@ from planner.export import money_tables as money
 from planner.export.records import Review
 from planner.export.tables import DETAIL_KEYS, Table, options_table, select, tco_table
 from planner.export.xlsx_cells import (
+    INDENT_CHARS,
     LINE_PT,
     THIN,
     WRAP,
@@ -137,7 +138,7 @@ def _row_height(table: Table, j: int, width: float) -> float:
     """Height ``fit_row`` gives the turned row of column ``j`` (its label and each option's value, wrapped)."""
     col = table.columns[j]
     texts = [col.header] + ([str(row[j]) for row in table.rows if row[j] is not None] if col.kind == "text" else [])
-    widths = [LABEL_WIDTH] + [width] * (len(texts) - 1)
+    widths = [w - INDENT_CHARS * WRAP.indent for w in [LABEL_WIDTH] + [width] * (len(texts) - 1)]  # as fit_row
     return LINE_PT * max(wrapped_lines(t, w) for t, w in zip(texts, widths, strict=True)) + 3
 
 

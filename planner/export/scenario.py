@@ -84,6 +84,48 @@ def _ttft_seconds(value: Any) -> Any:
     return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s")
 
 
+#: A bare growth_over_horizon above this (x6 traffic) is refused as a percentage typed as a fraction (50 for +50%),
+#: with the way out; written as a percentage ("600%") any growth up to MAX_GROWTH is taken.
+BARE_GROWTH_MAX = 5.0
+
+
+def read_growth(value: Any) -> Any:
+    """growth_over_horizon as a fraction (0.5 = +50%) or a percentage string ("50%", "+50 %"); a bare number above
+    ``BARE_GROWTH_MAX`` (``growth_over_horizon = 50``, +5,000%: a fleet sized for 51 times the traffic) is refused
+    with the way out, as ``ttft_target_s = 1500`` is."""
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*\+?\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if hit is None:
+            raise ValueError(f'{value[:40]!r} is not a growth; write a fraction (0.5 = +50%) or a percentage ("50%")')
+        return float(hit.group(1)) / 100
+    if isinstance(value, int | float) and not isinstance(value, bool) and BARE_GROWTH_MAX < value <= MAX_GROWTH:
+        raise ValueError(
+            f"{value:g} looks like a percentage typed as a fraction (it reads as x{value + 1:g} the traffic); write "
+            f'{value / 100:g} or "{value:g}%", or "{value * 100:.0f}%" if you do mean x{value + 1:g}'
+        )
+    return value
+
+
+def read_percentile(value: Any) -> Any:
+    """A percentile as people write it: 95, "95", "p95", "P95" or "95%" are all 95. A fraction (0.95) is refused
+    with the way out rather than read as the 0.95th percentile or silently as the 95th; other values are returned
+    for the range check."""
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a percentile; write it as 95 (p95 and 95% read the same)")
+    number = value
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*[pP]?\s*([0-9]*\.?[0-9]+)\s*%?\s*", value)
+        if hit is None:
+            raise ValueError(f"{value[:40]!r} is not a percentile; write it as 95 (p95 and 95% read the same)")
+        number = float(hit.group(1))
+    if isinstance(number, int | float) and 0 < number < 1:
+        raise ValueError(
+            f"{number:g} reads as a fraction; write the percentile as {number * 100:g} (p{number * 100:g} and "
+            f"{number * 100:g}% read the same)"
+        )
+    return number
+
+
 #: A Literal of whole numbers: ``True == 1`` in Python, so a TOML ``true`` is refused first.
 GpuGroup = Annotated[Literal[1, 2, 4, 8, 16], BeforeValidator(_not_bool)]
 
@@ -124,7 +166,7 @@ class Workload(BaseModel):
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
     )
-    high_percentile: float = Field(
+    high_percentile: Annotated[float, BeforeValidator(read_percentile)] = Field(
         default=95,
         gt=50,
         lt=100,
@@ -137,8 +179,8 @@ class Workload(BaseModel):
     tpot_target_s: Annotated[float, BeforeValidator(_tpot_seconds)] = Field(
         gt=0, le=MAX_TARGET_S, description='time per output token, seconds (or "50 ms")'
     )
-    growth_over_horizon: float = Field(
-        default=0.0, ge=0, le=MAX_GROWTH, description="traffic growth by the end of the horizon (0.5 = +50%)"
+    growth_over_horizon: Annotated[float, BeforeValidator(read_growth)] = Field(
+        default=0.0, ge=0, le=MAX_GROWTH, description='traffic growth by the end of the horizon (0.5 or "50%" = +50%)'
     )
     horizon_months: int = months_field(12, "planning horizon, months (a label for the growth)")
     burstiness: float = Field(
@@ -518,6 +560,11 @@ def _message(err: dict, raw_options: list) -> str:
         known = sorted(parent.model_fields)
         near = closest_names(field, known) if field else []
         hint = f"did you mean {', '.join(near)}? " if near else ""
+        seconds = re.sub(r"_ms$", "_s", field)
+        if seconds != field and seconds in known:  # a time in the wrong unit: the field in seconds takes "50 ms"
+            got = err.get("input")
+            ms = f"{got:g}" if isinstance(got, int | float) and not isinstance(got, bool) else "50"
+            hint = f'did you mean {seconds}? (seconds, or "{ms} ms") '
         return f"{where or 'top level'}: unknown field; {hint}accepted fields: {', '.join(known)}"
     if kind == "missing" and loc in (("workload",), ("option",)):
         return f"missing the [{'[option]' if loc[0] == 'option' else 'workload'}] table" + (
@@ -530,6 +577,16 @@ def _message(err: dict, raw_options: list) -> str:
         return f"{where}: missing" + (f" ({what})" if what else "")
     text = err.get("msg", "invalid").replace("Value error, ", "")
     got = err.get("input")
+    if field == "pricing" and isinstance(got, str):  # a price kind or a word for renting or buying
+        said = got.strip().lower()
+        if said in ("spot", "reserved", "on-demand", "ondemand", "on demand"):
+            text += f'; a {said} rent is pricing = "cloud" with price_kind = "{said.replace(" ", "-")}"'.replace(
+                "ondemand", "on-demand"
+            )
+        elif said in ("rent", "rented", "rental", "hourly", "hire", "lease"):
+            text += '; renting by the hour is pricing = "cloud"'
+        elif said in ("buy", "bought", "own", "owned", "capex", "purchased"):
+            text += '; buying is pricing = "purchase"'
     what = _accepted(owner, field) if owner and field else ""
     show_got = kind not in ("value_error",) and not isinstance(got, dict)
     return (
@@ -566,10 +623,23 @@ def parse_scenario(data: dict, source: str = "scenario") -> Scenario:
     try:
         scenario = Scenario.model_validate(merged)
     except ValidationError as exc:
-        err = exc.errors()[0]
+        err = _first_error(exc.errors())
         loc = _blamed_loc(err)
         raise ScenarioError(f"{source}: {_message(err, raw_options)}{_line_note(source, loc)}") from None
     return scenario
+
+
+def _first_error(errors: list) -> Any:
+    """The error to report: pydantic's first, except that a field missing from a table that also holds an unknown
+    field is most likely that field misspelt or in another unit (``tpot_target_ms`` for ``tpot_target_s``), so the
+    unknown one is named, with the field it should be."""
+    first = errors[0]
+    if first.get("type") == "missing":
+        table = tuple(first.get("loc", ()))[:-1]
+        for e in errors:
+            if e.get("type") == "extra_forbidden" and tuple(e.get("loc", ()))[:-1] == table:
+                return e
+    return first
 
 
 def _blamed_loc(err: Any) -> tuple:

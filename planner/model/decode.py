@@ -162,6 +162,20 @@ class DecodeStep:
         return self.flop / self.bytes_moved
 
 
+def eager_surplus_s(model: ModelFacts, limits: EngineFacts, batch: ArrayLike) -> ArrayLike:
+    """What a decode step of ``batch`` pays for running eagerly, launched kernel by kernel, where
+    it is larger than the engine's largest decode graph (``limits.decode_graph_max_batch``, 0: none modelled):
+    eager_layer_s x dense layers + eager_moe_layer_s x MoE layers; 0 for a graphed batch. The surplus is CPU launch
+    time summed with the step, as the per-layer launch cost is (``step_overhead_s``)."""
+    per_step = (
+        limits.eager_layer_s * (model.num_layers - model.moe_layers) + limits.eager_moe_layer_s * model.moe_layers
+    )
+    eager = (batch > limits.decode_graph_max_batch) & (limits.decode_graph_max_batch > 0)
+    if type(eager) is bool:
+        return per_step if eager else 0.0
+    return per_step * eager
+
+
 def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:
     """A decode step's engine costs beyond ``device_s`` (its kernels and collectives): the per-step cost
     (``step_overhead_s``) + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
@@ -169,6 +183,8 @@ def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, ba
     reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
     min(host, device + per-step cost)."""
     per_step = step_overhead_s(model, limits, batch)
+    if operators.any_nonzero(limits.decode_graph_max_batch):  # an eager step above the graphs (SGLang 0.4, s123)
+        per_step = per_step + eager_surplus_s(model, limits, batch)
     host = limits.sequence_overhead_s * batch
     if operators.any_nonzero(limits.host_overlap):
         return per_step + host - limits.host_overlap * ops.minimum(host, device_s + per_step)

@@ -145,6 +145,11 @@ class EngineFacts:
     # 1: each GPU holds whole routed experts (expert parallelism; EXPERIMENT s126,
     # ``planner.engines.profiles.with_expert_parallel``), the grouped GEMMs at one expert's full width; 0: split (shipped)
     experts_whole: ArrayLike = 0.0
+    # the largest decode batch the engine replays as a graph, and an eager step's surplus per dense / MoE layer
+    # (SGLang 0.4, s123: ``planner.engines.profiles.with_sglang_eager_decode``); 0: no eager decode step modelled
+    decode_graph_max_batch: ArrayLike = 0.0
+    eager_layer_s: ArrayLike = 0.0
+    eager_moe_layer_s: ArrayLike = 0.0
     # 1 where the engine release cannot load MXFP4 routed experts on this GPU (TensorRT-LLM 1.x below SM 9.0,
     # ``planner.engines.kernel_paths``); 0: it loads them
     mxfp4_experts_refused: ArrayLike = 0.0

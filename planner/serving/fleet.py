@@ -168,8 +168,8 @@ def fewest_replicas(
             r = runs.get(hi) or run_at(hi)
             raise InvalidInputError(
                 f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
-                f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s (target {ttft_target_s:g} s), "
-                f"TPOT {r.tpot_s.at(percentile) * 1e3:.3g} ms (target {tpot_target_s * 1e3:g} ms)"
+                f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s ({_target(ttft_target_s, 1, 's')}), "
+                f"TPOT {r.tpot_s.at(percentile) * 1e3:.3g} ms ({_target(tpot_target_s, 1e3, 'ms')})"
             )
         lo, hi = hi, min(2 * hi, max_replicas)
     while hi - lo > 1:
@@ -283,3 +283,8 @@ def load_percentile(
         out[i] = getattr(r, f"{metric}_s").at(percentile)
     out = out.reshape(shape)
     return out.item() if out.ndim == 0 else out
+
+
+def _target(target_s: float, scale: float, unit: str) -> str:
+    """A target as the refusal names it: "target 0.05 s", or "no target" for one not given (inf)."""
+    return f"target {target_s * scale:g} {unit}" if math.isfinite(target_s) else "no target"
