@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -67,14 +68,23 @@ from planner.model.memory import (  # noqa: E402
 from planner.model.prefill import causal_attention_flop  # noqa: E402
 from planner.options import DecodeOptions, Options  # noqa: E402
 
+#: How ``step_terms`` lays a MoE model's experts: None, as the row's profile says (split over the group unless
+#: ``planner.engines.profiles.EXPERT_PARALLEL_FROM_ROWS`` reads the row's expert parallelism); "split", each expert
+#: over the tensor-parallel group; "whole", whole experts on each GPU (expert parallelism with tensor-parallel attention)
+EXPERTS: str | None = None
+
 
 def _facts(row, context: float):
-    """(gpu, model, precision, limits, gpus) facts of a row's deployment, its release's engine profile."""
+    """(gpu, model, precision, limits, gpus) facts of a row's deployment, its release's engine profile (its experts
+    laid as ``EXPERTS`` says)."""
     cat = default_catalog()
+    engine = _profile_for(row, None)
+    if EXPERTS is not None:
+        engine = replace(engine, experts_whole=float(EXPERTS == "whole"))
     o = Options.read(
         DecodeOptions,
         dict(gpus=row.gpus, batch=1, weight_precision=row.weight_precision, kv_precision=row.kv_precision,
-             engine=_profile_for(row, None), check_fit=False),
+             engine=engine, check_fit=False),
         "decode_step",
     )  # fmt: skip
     whole = max(1, round(context))  # deploy takes whole tokens; a run's mean context can be fractional (233 + 221 / 2)
@@ -138,7 +148,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ids", nargs="+", help="record ids (catalogs/reference/perf_public.csv)")
     ap.add_argument("--batch", type=int, nargs="*", help="decode batches (default: the run's concurrency)")
+    ap.add_argument(
+        "--experts",
+        choices=["split", "whole", "both"],
+        help="lay the MoE experts split over the group, whole on each GPU (expert parallelism), or print both "
+        "(default: as the row's profile says)",
+    )
     args = ap.parse_args(argv)
+    global EXPERTS
     every = load_decode_rows()
     front = dict(zip([r.record_id for r in every], frontend_s_of_rows(every), strict=True))
     known = {r.record_id: r for r in every}
@@ -155,13 +172,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{r.throughput_tokens_per_s:.0f} tok/s"
         )
         concurrency = min(r.batch or r.num_prompts or 1, r.num_prompts or r.batch or 1)
-        for b in args.batch or [concurrency]:
-            ctx = r.input_len + r.output_len / 2.0
-            print(_line(f"decode {b} at {ctx:.0f} tokens", step_terms(r, prefill=False, batch=float(b), tokens=ctx)))
-        budget = r.max_num_batched_tokens or 8192
-        prompts = max(1.0, float(budget // max(r.input_len, 1)))
-        t = step_terms(r, prefill=True, batch=prompts, tokens=float(r.input_len))
-        print(_line(f"prefill {prompts:.0f} x {r.input_len} tokens", t))
+        layouts = ["split", "whole"] if args.experts == "both" else [args.experts]
+        for EXPERTS in layouts:
+            lay = "" if EXPERTS is None else f", experts {EXPERTS}"
+            for b in args.batch or [concurrency]:
+                ctx = r.input_len + r.output_len / 2.0
+                t = step_terms(r, prefill=False, batch=float(b), tokens=ctx)
+                print(_line(f"decode {b} at {ctx:.0f} tokens{lay}", t))
+            budget = r.max_num_batched_tokens or 8192
+            prompts = max(1.0, float(budget // max(r.input_len, 1)))
+            t = step_terms(r, prefill=True, batch=prompts, tokens=float(r.input_len))
+            print(_line(f"prefill {prompts:.0f} x {r.input_len} tokens{lay}", t))
+        EXPERTS = None
     return 0
 
 

@@ -18,6 +18,10 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
 - ``published-host-cost``: each row's per-sequence host cost is its engine loop's published one
   (``planner.engines.profiles.PUBLISHED_HOST_COST``, ``with_published_host_cost``, s118): vLLM V1 21.5 us summed
   (0.8-0.13) or hidden, max(device, host) (0.14+ or --async-scheduling, SGLang 0.4+, TensorRT-LLM 1.x).
+- ``expert-parallel``: a row whose own server command spreads the experts (``--ep_size``, ``--ep-size``,
+  ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
+  EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
+  1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -44,9 +48,15 @@ sys.path.insert(0, str(HERE.parent))
 
 from planner.accuracy import bootstrap as bs  # noqa: E402
 
-SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching", "published-host-cost")
+SWITCHES = (
+    "first-token-decode-step",
+    "serial-front-end",
+    "release-batching",
+    "published-host-cost",
+    "expert-parallel",
+)
 #: A switch's readings one at a time (``turn_on``).
-ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap")
+ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
     "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
@@ -126,6 +136,12 @@ def turn_on(switch: str) -> None:
         profiles.PUBLISHED_HOST_COST = True
         if ":" in switch:
             profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
+    elif switch in ("expert-parallel", "expert-parallel:trtllm"):
+        from planner.engines import profiles
+
+        profiles.EXPERT_PARALLEL_FROM_ROWS = True
+        if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
+            profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

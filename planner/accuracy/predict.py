@@ -63,6 +63,7 @@ from planner.engines.profiles import (
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    with_expert_parallel,
     with_published_host_cost,
     with_release_kernels,
     with_sglang_eager_decode,
@@ -241,7 +242,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
-    return with_sglang_eager_decode(profile, row.engine, row.engine_version)
+    profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
+    # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
+    return with_expert_parallel(profile, row.expert_parallel)
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
@@ -386,6 +389,7 @@ def predict_decode_rows(
         key = (
             eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults(),
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
+            eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
         )  # fmt: skip
         profiles[key] = eng

@@ -349,6 +349,8 @@ class DecodeRow:
     client: str = ""
     #: the run's speculative decoding as its server command states it (``speculation_of``); None: one token per step
     speculation: Speculation | None = None
+    #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
+    expert_parallel: bool = False
 
     @property
     def context(self) -> int:
@@ -555,6 +557,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         client=benchmark_client_of(r),
         speculation=speculation,
+        expert_parallel=expert_parallel_of(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -628,6 +631,38 @@ def prefix_cache_of(cell: Any) -> bool:
 #: Server flags that set the token budget of a step (vLLM, SGLang, TensorRT-LLM) and the requests in flight.
 TOKEN_BUDGET_FLAGS = ("max-num-batched-tokens", "chunked-prefill-size", "max_num_tokens", "max-num-tokens")
 SEQUENCE_LIMIT_FLAGS = ("max-num-seqs", "max-running-requests", "max_batch_size", "max-batch-size")
+
+
+#: Server flags that spread a MoE model's routed experts over the group, each with its group size where it takes one:
+#: TensorRT-LLM ``trtllm-serve --ep_size N`` (without it ``MappingBase`` sets moe_tp = TP, moe_ep = 1: every expert
+#: split), SGLang ``--ep-size N`` / ``--ep N`` / ``--expert-parallel-size N`` (default 1), vLLM
+#: ``--enable-expert-parallel`` (the whole TP x DP group; off by default).
+EXPERT_PARALLEL_SIZE_FLAG = re.compile(r"--(?:ep[-_]size|ep|expert[-_]parallel[-_]size)[ =]+(\d+)")
+EXPERT_PARALLEL_SWITCH_FLAG = re.compile(r"--enable[-_]expert[-_]parallel\b")
+
+
+def own_server_command(r: dict[str, str]) -> str:
+    """The run's own server command: the ``notes`` cell's "serving script at line N: ..." segments (up to the next
+    ";"), where it quotes one, else the ``batching`` and ``notes`` cells whole (a note may quote another section's
+    command, e.g. gpustack's GLM-4.5-Air TP 2 row names the page's TP4 + EP4 conclusion)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    own = re.findall(r"serving script at line \d+:\s*([^;]*)", text)
+    return " ".join(own) if own else text
+
+
+def expert_parallel_of(r: dict[str, str]) -> bool:
+    """Whether the run spread its routed experts over more than one GPU: an ``expert_parallel_size`` cell above 1, or
+    the row's own server command (``own_server_command``) with an expert-parallel size above 1 or vLLM's
+    ``--enable-expert-parallel``. A command without them ran every expert split over the tensor-parallel group."""
+    try:
+        if (whole_number(r.get("expert_parallel_size"), "expert_parallel_size", 1) or 1) > 1:
+            return True
+    except ValueError:
+        pass
+    command = own_server_command(r)
+    if EXPERT_PARALLEL_SWITCH_FLAG.search(command):
+        return True
+    return any(int(n) > 1 for n in EXPERT_PARALLEL_SIZE_FLAG.findall(command))
 
 
 def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:

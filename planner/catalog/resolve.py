@@ -20,6 +20,7 @@ from planner.catalog import Catalog, Gpu, Model, Precision, default_catalog
 from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_combinations, lookup_one, name_key, once
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
+from planner.engines import kernel_curves
 from planner.engines.allreduce_table import mesh_link_share, read_allreduce_table, table_source
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
@@ -60,6 +61,11 @@ def gpu_numbers(
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
+    if eng.kernel_curves and eng.name == "tensorrt-llm":
+        # TensorRT-LLM 1.x's own grouped-GEMM rate where its fused MoE was measured on the GPU (s126), else vLLM's
+        if g.name in kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS:
+            kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[g.name]
+            kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[g.name]
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)
@@ -80,6 +86,7 @@ def gpu_numbers(
         "decode_kv_reads_per_query_head": float(eng.decode_kv_reads_per_query_head),
         "sparse_mla_prefill_max_heads": float(eng.sparse_mla_prefill_max_heads),
         "host_overlap": float(eng.host_overlap),
+        "experts_whole": float(eng.experts_whole),
         "decode_graph_max_batch": float(eng.decode_graph_max_batch),
         "eager_layer_s": float(eng.eager_layer_s),
         "eager_moe_layer_s": float(eng.eager_moe_layer_s),

@@ -136,6 +136,20 @@ MOE_GEMM_HALF_ROWS = {
     "H100 SXM 80GB": 50.5,
     "H200 SXM 141GB": 51.9,
 }
+#: TensorRT-LLM 1.x's profile ("tensorrt-llm") on a GPU below takes these in place of vLLM's (``planner.catalog.
+#: resolve.gpu_numbers``; s126, docs/accuracy.md History): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
+#: (``planner.engines.kernel_floor.moe_gemm_halves``) to its measured calls at moe_tp or moe_ep 1-8
+#: (catalogs/reference/moe_trtllm_aic.csv, ``bench/trtllm_moe_extract.py``, 2,766 calls: median |error| 19% -> 10% on
+#: both GPUs; with vLLM's halves instead DeepSeek-V3's moe_tp 8 call of 1,024 tokens on H200 is 0.64 ms against the
+#: measured 1.09, with these 0.98).
+TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS = {
+    "H100 SXM 80GB": 644.6,
+    "H200 SXM 141GB": 572.0,
+}
+TENSORRT_LLM_MOE_GEMM_HALF_ROWS = {
+    "H100 SXM 80GB": 81.6,
+    "H200 SXM 141GB": 68.7,
+}
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0

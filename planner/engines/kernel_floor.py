@@ -104,6 +104,9 @@ def moe_floor_line(gpu: str, path: str | Path | None = None, catalog: Catalog | 
 #: The fused-MoE calls of 256-16,384 tokens ``moe_gemm_halves`` is fitted to, written by
 #: ``bench/moe_large_tokens.py --write`` from the same aiconfigurator 0.12.0 vLLM 0.24.0 database.
 LARGE_TOKENS_FILE_NAME = "moe_large_tokens_aic.csv"
+#: TensorRT-LLM 1.3.0rc20's CUTLASS fused-MoE calls of 256-16,384 tokens at both layouts (moe_tp or moe_ep 1-8),
+#: written by ``bench/trtllm_moe_extract.py`` from the same aiconfigurator 0.12.0 database.
+TENSORRT_LLM_MOE_FILE_NAME = "moe_trtllm_aic.csv"
 #: Kernel dtypes whose math is 8-bit (the fp8 GEMM curve); bf16 and gpt-oss's w4a16 mxfp4 compute in bf16.
 FP8_MATH_DTYPES = ("fp8_block", "fp8")
 
@@ -118,7 +121,8 @@ def moe_gemm_halves(
     Form (``planner.model.operators.expert_layers_time_s``): latency = MoE floor at 8 tokens + max(expert bytes /
     GEMM byte rate, FLOPs / (GEMM FLOP rate x w / (w + w0) x m / (m + m0))), w = MoE width / TP, m = T k / touched
     (the rows each touched expert gets), expert bytes = touched (E (1 - (1 - k/E)^T)) x 3 x hidden x w x
-    B/weight, FLOPs = 2 T k 3 hidden w; the GEMM rates and floor are the GPU's kernel curves
+    B/weight, FLOPs = 2 T k 3 hidden w, each over ep where a file's ``ep_size`` spreads whole experts over ep GPUs
+    (TensorRT-LLM's calls, ``TENSORRT_LLM_MOE_FILE_NAME``; w = MoE width / moe_tp); the GEMM rates and floor are the GPU's kernel curves
     (``planner.engines.kernel_curves``). ``w0`` and ``m0`` minimise the squared log error (scipy's Nelder-Mead in
     log space from 600 and 10). Why: the Triton kernel tiles each expert's rows (padded to its ``BLOCK_SIZE_M``
     block by ``moe_align_block_size``) and its w columns; a narrow expert gives the GPU few, short tiles (Qwen3-235B
@@ -144,13 +148,14 @@ def moe_gemm_halves(
         raise ValueError(f"no large-token fused-MoE measurements for {gpu}")
     t, h, i, k, e, tp = (np.array([float(r[c]) for r in rows]) for c in
                          ("tokens", "hidden_size", "inter_size", "topk", "num_experts", "tp_size"))  # fmt: skip
+    ep = np.array([float(r.get("ep_size") or 1.0) for r in rows])  # whole experts spread over ep GPUs (1: none)
     width = i / tp
     bpp = np.array([DTYPE_BYTES[r["dtype"]] for r in rows])
     rate = np.array([fp8_rate if r["dtype"] in FP8_MATH_DTYPES else bf16_rate for r in rows])
     touched = -e * np.expm1(t * np.log1p(-k / e))
     rows_per_expert = t * k / touched
-    memory_s = touched * 3.0 * h * width * bpp / byte_rate
-    compute_s = 2.0 * t * k * 3.0 * h * width / rate
+    memory_s = touched / ep * 3.0 * h * width * bpp / byte_rate
+    compute_s = 2.0 * t * k * 3.0 * h * width / ep / rate
     measured_s = np.array([float(r["latency_ms"]) * 1e-3 for r in rows])
 
     def predicted(w0: float, m0: float) -> np.ndarray:

@@ -127,6 +127,11 @@ class EngineProfile:
     #: --async-scheduling, SGLang >= 0.4, TensorRT-LLM 1.x). EXPERIMENT (s118): set only by
     #: ``with_published_host_cost`` under ``PUBLISHED_HOST_COST``; 0 on every shipped profile
     host_overlap: float = 0.0
+    #: 1: each GPU holds whole routed experts (expert parallelism with tensor-parallel attention: TensorRT-LLM
+    #: ``--ep_size``, SGLang ``--ep-size``, vLLM ``--enable-expert-parallel``), so the grouped GEMMs run at one expert's
+    #: full width; 0: each expert split over the group (every engine's default). EXPERIMENT (s126): set only by
+    #: ``with_expert_parallel`` under ``EXPERT_PARALLEL_FROM_ROWS``; 0 on every shipped profile
+    experts_whole: float = 0.0
     #: the largest decode batch the engine replays as a CUDA graph; a larger one runs eagerly and pays
     #: ``eager_layer_s`` / ``eager_moe_layer_s`` a layer a step on top (``planner.model.decode.step_costs_s``); 0: no
     #: eager decode step modelled. Set per release by ``with_sglang_eager_decode`` (SGLang 0.4, s123); 0 on every
@@ -897,6 +902,31 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
         eager_layer_s=SGLANG_EAGER_LAYER_S,
         eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
     )
+
+
+#: EXPERIMENT switch (issues 21 and 22, s126), read at call time; off on main. On: a row whose own server command
+#: spreads the experts (``planner.accuracy.published.expert_parallel_of``) is priced with whole experts on each GPU
+#: (``with_expert_parallel``); every other row keeps the split width.
+EXPERT_PARALLEL_FROM_ROWS = False
+#: The engine profiles the reading applies to (None: every one; ``bench/switch_bootstrap.py
+#: expert-parallel:trtllm``: TensorRT-LLM 1.x's alone, the one engine whose own kernel was measured at both layouts)
+EXPERT_PARALLEL_PROFILES: frozenset[str] | None = None
+
+
+def with_expert_parallel(profile: EngineProfile, expert_parallel: bool) -> EngineProfile:
+    """EXPERIMENT (s126): ``profile`` with ``experts_whole`` 1 when ``EXPERT_PARALLEL_FROM_ROWS`` is on and the row ran
+    with expert parallelism (``expert_parallel``), else unchanged.
+
+    Assumed, with tensor-parallel attention (no data-parallel attention): the MoE input is replicated on every GPU,
+    each GPU runs its E / g whole experts over the tokens routed to them and the outputs are summed by the same
+    all-reduce as tensor parallelism (TensorRT-LLM's TP + EP, vLLM's and SGLang's expert parallelism at DP 1 use no
+    all-to-all), so only the grouped GEMM's width changes: the rows per expert and the expert bytes per GPU are the
+    same; routing uniform (no GPU holds more of the touched experts than E / g)."""
+    if not EXPERT_PARALLEL_FROM_ROWS or not expert_parallel:
+        return profile
+    if EXPERT_PARALLEL_PROFILES is not None and profile.name not in EXPERT_PARALLEL_PROFILES:
+        return profile
+    return replace(profile, experts_whole=1.0)
 
 
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:

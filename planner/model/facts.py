@@ -142,6 +142,9 @@ class EngineFacts:
     # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop;
     # EXPERIMENT s118, ``planner.engines.profiles.with_published_host_cost``); 0: their sum (shipped)
     host_overlap: ArrayLike = 0.0
+    # 1: each GPU holds whole routed experts (expert parallelism; EXPERIMENT s126,
+    # ``planner.engines.profiles.with_expert_parallel``), the grouped GEMMs at one expert's full width; 0: split (shipped)
+    experts_whole: ArrayLike = 0.0
     # the largest decode batch the engine replays as a graph, and an eager step's surplus per dense / MoE layer
     # (SGLang 0.4, s123: ``planner.engines.profiles.with_sglang_eager_decode``); 0: no eager decode step modelled
     decode_graph_max_batch: ArrayLike = 0.0

@@ -186,10 +186,17 @@ def expert_layers_time_s(
     Each expert runs at the tokens routed to it (tokens x k / ``touched``, the experts the step touches; None: the
     rows term is left out), so the intensity is that of those rows; the call's kernel floor is the engine's
     per-MoE-layer time (``step_overhead_s``). 0 for dense models. ``expert_width``: one expert's width on one GPU;
-    default the tensor-parallel split, MoE width / ``gpus``.
+    default the tensor-parallel split, MoE width / ``gpus``, or the whole width where ``limits.experts_whole``
+    (expert parallelism with tensor-parallel attention; EXPERIMENT s126).
     """
     flop = 2.0 * tokens * model.moe_layers * model.experts_per_token * model.params_per_expert_layer
-    width = model.expert_split_width / gpus if expert_width is None else expert_width
+    width = expert_width
+    if width is None:
+        whole = limits.experts_whole
+        if type(whole) in (float, int) and whole == 0:
+            width = model.expert_split_width / gpus
+        else:
+            width = ops.where(whole > 0, model.expert_split_width, model.expert_split_width / gpus)
     rows_per_expert = None
     if type(touched) in (float, int):  # one scenario (a dense one: 0 experts, the rows term stays 1)
         rows_per_expert = tokens * model.experts_per_token / touched if touched > 0 else 0.0
