@@ -54,6 +54,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
+from planner.engines import profiles as _profiles
 from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
@@ -66,6 +67,7 @@ from planner.engines.profiles import (
     with_published_host_cost,
     with_release_kernels,
     with_sglang_eager_decode,
+    with_v0_default_scheduler,
 )
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
@@ -241,7 +243,27 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
-    return with_sglang_eager_decode(profile, row.engine, row.engine_version)
+    profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
+    # EXPERIMENT (s127, off unless V0_PREFILL_ONLY_STEPS): vLLM V0's prefill-only steps without chunked prefill
+    return _v0_default_scheduler(profile, row)
+
+
+def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its model's context (V0's default
+    ``max_model_len``; a row's ``--max-model-len`` is not read), sliding window and MLA from the catalog; a row whose
+    names do not resolve keeps the profile."""
+    if not _profiles.V0_PREFILL_ONLY_STEPS:  # read at call time (bench/switch_bootstrap.py sets it)
+        return profile
+    cat = default_catalog()
+    try:
+        gpu, model = cat.gpu(resolve_gpu_name(row.gpu, cat)), cat.model(resolve_model_name(row.model, cat))
+    except PlannerError:
+        return profile
+    return with_v0_default_scheduler(
+        profile, row.engine, row.engine_version, chunked_prefill=row.chunked_prefill,
+        scheduler_steps=row.scheduler_steps, max_model_len=int(model.max_context), rocm=gpu.vendor == "AMD",
+        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prompts_cached, mla=model.mla is not None,
+    )  # fmt: skip
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
@@ -387,6 +409,7 @@ def predict_decode_rows(
             eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults(),
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
+            eng.prefill_only_steps,  # vLLM V0's prefill-only steps (EXPERIMENT s127)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)
