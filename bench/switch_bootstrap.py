@@ -18,9 +18,6 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
 - ``published-host-cost``: each row's per-sequence host cost is its engine loop's published one
   (``planner.engines.profiles.PUBLISHED_HOST_COST``, ``with_published_host_cost``, s118): vLLM V1 21.5 us summed
   (0.8-0.13) or hidden, max(device, host) (0.14+ or --async-scheduling, SGLang 0.4+, TensorRT-LLM 1.x).
-- ``v0-prefill-only-steps``: a vLLM V0 row without chunked prefill (by flag or by V0's own long-context rule) runs
-  prefill-only steps, prompts whole (``planner.engines.profiles.V0_PREFILL_ONLY_STEPS``, ``with_v0_default_scheduler``,
-  s127), applied where rows get their profile (held-out, load validation and leave-one-source-out alike).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -47,13 +44,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from planner.accuracy import bootstrap as bs  # noqa: E402
 
-SWITCHES = (
-    "first-token-decode-step",
-    "serial-front-end",
-    "release-batching",
-    "published-host-cost",
-    "v0-prefill-only-steps",
-)
+SWITCHES = ("first-token-decode-step", "serial-front-end", "release-batching", "published-host-cost")
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap")
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
@@ -135,10 +126,6 @@ def turn_on(switch: str) -> None:
         profiles.PUBLISHED_HOST_COST = True
         if ":" in switch:
             profiles.PUBLISHED_HOST_COST_READINGS = frozenset({switch.split(":")[1]})
-    elif switch == "v0-prefill-only-steps":
-        from planner.engines import profiles
-
-        profiles.V0_PREFILL_ONLY_STEPS = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

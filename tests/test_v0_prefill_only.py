@@ -1,5 +1,5 @@
-"""vLLM V0's default scheduler (no chunked prefill): a step that admits prompts prefills only (EXPERIMENT s127,
-``planner.engines.profiles.V0_PREFILL_ONLY_STEPS``, off on main; docs/accuracy.md History, s127).
+"""vLLM V0's default scheduler (no chunked prefill): a step that admits prompts prefills only (s127,
+``planner.engines.profiles.with_v0_default_scheduler`` on published rows' profiles; docs/accuracy.md History, s127).
 
 V0's ``Scheduler._schedule`` runs ``_schedule_default`` unless ``chunked_prefill_enabled`` (vllm/core/scheduler.py
 v0.6.3 l.1174-1179, v0.7.3 l.1440-1445); it schedules whole waiting prompts first (``_schedule_prefills(...,
@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from planner.accuracy import predict as acc
-from planner.engines import profiles
 from planner.engines.profiles import engine_profile, vllm_v0_chunks_by_default, with_v0_default_scheduler
 from planner.serving.benchmark import engine_behaviour
 from planner.serving.simulate import DEFAULT_BEHAVIOUR, RunBehaviour, Scheduler, StepTable, simulate
@@ -87,24 +86,24 @@ def test_sliding_window_prefix_cache_and_mla_keep_it_off():
     assert not vllm_v0_chunks_by_default("0.8.3", 163840, rocm=False, mla=True)
 
 
-def test_the_switch_is_off_and_reaches_only_v0_rows(monkeypatch):
+def test_it_reaches_only_v0_rows_without_chunked_prefill():
     base = engine_profile("vllm")
+    assert not base.prefill_only_steps  # the profile users and the workbook plan with
     kw = dict(chunked_prefill=None, scheduler_steps=None, max_model_len=32768, rocm=True)
-    assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **kw).prefill_only_steps  # off on main
-    monkeypatch.setattr(profiles, "V0_PREFILL_ONLY_STEPS", True)
     assert with_v0_default_scheduler(base, "vLLM", "0.6.0", **kw).prefill_only_steps
     assert not with_v0_default_scheduler(base, "vLLM", "0.9.2", **kw).prefill_only_steps  # V1
     assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **{**kw, "scheduler_steps": 10}).prefill_only_steps
     assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **{**kw, "chunked_prefill": True}).prefill_only_steps
+    assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **{**kw, "max_model_len": 131072}).prefill_only_steps
+    assert not with_v0_default_scheduler(engine_profile("sglang"), "SGLang", "0.4.3", **kw).prefill_only_steps
     flagged = with_v0_default_scheduler(base, "vLLM", "0.6.0", **kw)
     assert engine_behaviour(flagged, "vllm", DEFAULT_BEHAVIOUR).prefill_only_steps
     assert not engine_behaviour(base, "vllm", DEFAULT_BEHAVIOUR).prefill_only_steps
 
 
-def test_the_reference_rows_it_touches(monkeypatch):
+def test_the_reference_rows_it_touches():
     """The published rows whose profile carries the rule: vLLM V0 serving runs without chunked prefill or multi-step
     (all held out; no load_public.csv row: its V0 runs, LD015-LD021, are multi-step)."""
-    monkeypatch.setattr(profiles, "V0_PREFILL_ONLY_STEPS", True)
     touched = set()
     for path in (None, acc.reference_dir() / "load_public.csv"):
         for row in acc.load_decode_rows() if path is None else acc.load_decode_rows(path):

@@ -54,16 +54,17 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     whole_number,
 )
 from planner.catalog import Catalog, default_catalog
-from planner.engines import profiles as _profiles
 from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
     ENGINES_WITHOUT_PROFILE,
+    VLLM_BATCHING_RELEASES,
     EngineProfile,
     engine_for_version,
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    vllm_batching_release,
     with_published_host_cost,
     with_release_kernels,
     with_sglang_eager_decode,
@@ -244,7 +245,7 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
-    # EXPERIMENT (s127, off unless V0_PREFILL_ONLY_STEPS): vLLM V0's prefill-only steps without chunked prefill
+    # vLLM V0's prefill-only steps without chunked prefill (s127)
     return _v0_default_scheduler(profile, row)
 
 
@@ -252,7 +253,9 @@ def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfi
     """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its model's context (V0's default
     ``max_model_len``; a row's ``--max-model-len`` is not read), sliding window and MLA from the catalog; a row whose
     names do not resolve keeps the profile."""
-    if not _profiles.V0_PREFILL_ONLY_STEPS:  # read at call time (bench/switch_bootstrap.py sets it)
+    if (row.scheduler_steps or 1) > 1 or row.chunked_prefill or not profile.name.startswith("vllm"):
+        return profile  # not V0's default scheduler (before the catalog look-ups, for speed)
+    if vllm_batching_release(row.engine_version)[0] != VLLM_BATCHING_RELEASES[0][1]:
         return profile
     cat = default_catalog()
     try:
@@ -409,7 +412,7 @@ def predict_decode_rows(
             eng.name, eng.decode_kv_reads_per_query_head, eng.batching_defaults(),
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
-            eng.prefill_only_steps,  # vLLM V0's prefill-only steps (EXPERIMENT s127)
+            eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)

@@ -137,8 +137,8 @@ class EngineProfile:
     eager_moe_layer_s: float = 0.0
     #: a step that admits prompts prefills only, whole prompts, the decoding requests waiting it out (vLLM V0's
     #: ``Scheduler._schedule_default`` without chunked prefill: ``planner.serving.simulate.RunBehaviour.
-    #: prefill_only_steps``). EXPERIMENT (s127): set only by ``with_v0_default_scheduler`` under
-    #: ``V0_PREFILL_ONLY_STEPS``; False on every shipped profile
+    #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped
+    #: profile
     prefill_only_steps: bool = False
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
@@ -882,9 +882,6 @@ SGLANG_EAGER_MOE_LAYER_S = (4 * 6.22e-3 - 6.22e-3 - SGLANG_EAGER_LAYER_S) / 26
 SGLANG_04_UNVERSIONED = ("lmsysorg/sglang:latest, results committed 2024-12-14", "rocm/sgl-dev:upstream_20250312")
 
 
-#: EXPERIMENT switch (issue 21/22, s127), read at call time; off on main. On: a vLLM V0 row without chunked prefill
-#: runs prefill-only steps (``with_v0_default_scheduler``).
-V0_PREFILL_ONLY_STEPS = False
 #: V0 turns chunked prefill on by itself for a ``max_model_len`` above this (``use_long_context = max_model_len >
 #: 32768``, vllm/engine/arg_utils.py from 0.5.3 l.747; 0.6.3 l.936, 0.7.3 l.1164, 0.8.3 l.1550), read in the PyPI
 #: sdists: not in 0.4.3 or 0.5.0-0.5.2 (no such rule), so from ``VLLM_V0_LONG_CONTEXT_CHUNKING``; only on a device of
@@ -922,16 +919,16 @@ def with_v0_default_scheduler(
     profile: EngineProfile, engine: str, version: str, *, chunked_prefill: bool | None, scheduler_steps: int | None,
     max_model_len: int, rocm: bool, sliding_window: bool = False, prefix_caching: bool = False, mla: bool = False,
 ) -> EngineProfile:  # fmt: skip
-    """EXPERIMENT (s127): ``profile`` with ``prefill_only_steps`` when ``V0_PREFILL_ONLY_STEPS`` is on and the row ran
-    vLLM's V0 engine (``vllm_batching_release``) without chunked prefill (not ``--enable-chunked-prefill``, and not
+    """``profile`` with ``prefill_only_steps`` where the row ran vLLM's V0 engine (``vllm_batching_release``) without chunked prefill (not ``--enable-chunked-prefill``, and not
     by V0's own rule, ``vllm_v0_chunks_by_default``) and without multi-step scheduling (``scheduler_steps`` > 1 is
     prefill-first already); else unchanged. V0's ``Scheduler._schedule`` runs ``_schedule_default`` unless
     ``chunked_prefill_enabled`` (vllm/core/scheduler.py v0.6.3 l.1174-1179, v0.7.3 l.1440-1445), which schedules
     whole waiting prompts first (``_schedule_prefills(..., enable_chunking=False)``, l.1014 / l.1232) and the running
     decodes only ``if len(prefills.seq_groups) == 0`` ("Don't schedule decodes if prefills are scheduled",
-    l.1022-1027 / l.1240-1245)."""
+    l.1022-1027 / l.1240-1245). Shipped in s127 (docs/accuracy.md History) for published rows only: the profiles users
+    and the workbook plan with carry no such flag."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
-    if not V0_PREFILL_ONLY_STEPS or name != "vllm" or not profile.name.startswith("vllm"):
+    if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
     if vllm_batching_release(version)[0] != VLLM_BATCHING_RELEASES[0][1] or (scheduler_steps or 1) > 1:
         return profile

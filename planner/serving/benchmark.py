@@ -200,7 +200,7 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
     1 to draft_steps + 1 tokens, the acceptance length on average (``RunBehaviour.draft_steps``). Requests wait in
     turn for one front-end process for ``asked.frontend_serial_s`` of their ``frontend_s``, or when that is 0 for
     ``SERIAL_FRONT_END_S`` (0: never)."""
-    try:  # EXPERIMENT (s127): vLLM V0's prefill-only steps ride on the row's profile
+    try:  # vLLM V0's prefill-only steps (s127) ride on a published row's profile
         prefill_only = engine is not None and engine_profile(engine).prefill_only_steps
     except PlannerError:
         prefill_only = False

@@ -286,7 +286,7 @@ class RunBehaviour:
       next gap that step's length (vLLM V0 without chunked prefill: ``Scheduler._schedule_default``, vllm/core/
       scheduler.py v0.6.3 l.1022-1027, v0.7.3 l.1240-1245, runs ``_schedule_running`` only ``if
       len(prefills.seq_groups) == 0``), as SGLang's steps and V0 multi-step (``scheduler_steps`` > 1) always do.
-      EXPERIMENT (s127): set only through ``planner.engines.profiles.with_v0_default_scheduler``.
+      Set for published vLLM V0 rows through ``planner.engines.profiles.with_v0_default_scheduler`` (s127).
     - ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
       request it prepares, seconds (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request
       in the event loop that streams the others' tokens). The steps go on; each request decoding in the step that
