@@ -58,15 +58,18 @@ from planner.engines.kernel_paths import mxfp4_refusal
 from planner.engines.profiles import (
     DEFAULT_RESIDUALS,
     ENGINES_WITHOUT_PROFILE,
+    VLLM_BATCHING_RELEASES,
     EngineProfile,
     engine_for_version,
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    vllm_batching_release,
     with_expert_parallel,
     with_published_host_cost,
     with_release_kernels,
     with_sglang_eager_decode,
+    with_v0_default_scheduler,
 )
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
@@ -243,8 +246,30 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
+    # vLLM V0's prefill-only steps without chunked prefill (s127)
+    profile = _v0_default_scheduler(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
+
+
+def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its model's context (V0's default
+    ``max_model_len``; a row's ``--max-model-len`` is not read), sliding window and MLA from the catalog; a row whose
+    names do not resolve keeps the profile."""
+    if (row.scheduler_steps or 1) > 1 or row.chunked_prefill or not profile.name.startswith("vllm"):
+        return profile  # not V0's default scheduler (before the catalog look-ups, for speed)
+    if vllm_batching_release(row.engine_version)[0] != VLLM_BATCHING_RELEASES[0][1]:
+        return profile
+    cat = default_catalog()
+    try:
+        gpu, model = cat.gpu(resolve_gpu_name(row.gpu, cat)), cat.model(resolve_model_name(row.model, cat))
+    except PlannerError:
+        return profile
+    return with_v0_default_scheduler(
+        profile, row.engine, row.engine_version, chunked_prefill=row.chunked_prefill,
+        scheduler_steps=row.scheduler_steps, max_model_len=int(model.max_context), rocm=gpu.vendor == "AMD",
+        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prompts_cached, mla=model.mla is not None,
+    )  # fmt: skip
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
@@ -391,6 +416,7 @@ def predict_decode_rows(
             eng.sequence_overhead_s, eng.host_overlap,  # the published host cost (EXPERIMENT s118) differs by release
             eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
+            eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)

@@ -140,6 +140,11 @@ class EngineProfile:
     #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
     eager_layer_s: float = 0.0
     eager_moe_layer_s: float = 0.0
+    #: a step that admits prompts prefills only, whole prompts, the decoding requests waiting it out (vLLM V0's
+    #: ``Scheduler._schedule_default`` without chunked prefill: ``planner.serving.simulate.RunBehaviour.
+    #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped
+    #: profile
+    prefill_only_steps: bool = False
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -880,6 +885,69 @@ SGLANG_EAGER_LAYER_S = (9.28e-3 - 7.06e-3) / 32
 SGLANG_EAGER_MOE_LAYER_S = (4 * 6.22e-3 - 6.22e-3 - SGLANG_EAGER_LAYER_S) / 26
 #: The SGLang cells without a version that ran a 0.4-line build (their dates: 2024-12 and 2025-03).
 SGLANG_04_UNVERSIONED = ("lmsysorg/sglang:latest, results committed 2024-12-14", "rocm/sgl-dev:upstream_20250312")
+
+
+#: V0 turns chunked prefill on by itself for a ``max_model_len`` above this (``use_long_context = max_model_len >
+#: 32768``, vllm/engine/arg_utils.py from 0.5.3 l.747; 0.6.3 l.936, 0.7.3 l.1164, 0.8.3 l.1550), read in the PyPI
+#: sdists: not in 0.4.3 or 0.5.0-0.5.2 (no such rule), so from ``VLLM_V0_LONG_CONTEXT_CHUNKING``; only on a device of
+#: type "cuda", which ROCm is too (v0.6.0 config.py l.1062-1068, v0.6.3 ``is_cuda_alike`` l.1075), until 0.6.5 adds
+#: ``not current_platform.is_rocm()`` (l.1084; 0.6.6 l.1101, 0.7.0 l.1105, 0.7.3 l.1185) and 0.8's V0 path asks
+#: ``current_platform.is_cuda()`` (``_set_default_args_v0``, v0.8.3 l.1546-1577); never with a sliding window (any
+#: release), with prefix caching (0.5.3 l.760, 0.6.0 l.859; gone in 0.6.1), or for an MLA model (0.8's V0 path).
+VLLM_V0_LONG_CONTEXT_TOKENS = 32768
+VLLM_V0_LONG_CONTEXT_CHUNKING = (0, 5, 3)
+VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED = (0, 6, 1)
+VLLM_V0_CHUNKING_NOT_ROCM = (0, 6, 5)
+
+
+def vllm_v0_chunks_by_default(
+    version: str, max_model_len: int, *, rocm: bool, sliding_window: bool = False, prefix_caching: bool = False,
+    mla: bool = False,
+) -> bool:  # fmt: skip
+    """Whether a vLLM V0 server of ``version`` (a cell ``vllm_batching_release`` calls V0) that was not told
+    ``--enable-chunked-prefill`` either way chunks prompts: ``max_model_len`` > ``VLLM_V0_LONG_CONTEXT_TOKENS`` from
+    ``VLLM_V0_LONG_CONTEXT_CHUNKING``, on CUDA, or on ROCm before ``VLLM_V0_CHUNKING_NOT_ROCM``; no sliding window; no
+    prefix caching before ``VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED``; no MLA model from 0.8. A V0-marked cell with no
+    release (a nightly image) is read as 0.8's V0 path."""
+    parsed = parse_version(version)
+    v = parsed.release if parsed else VLLM_V1_VERSION
+    if v < VLLM_V0_LONG_CONTEXT_CHUNKING or max_model_len <= VLLM_V0_LONG_CONTEXT_TOKENS or sliding_window:
+        return False
+    if rocm and v >= VLLM_V0_CHUNKING_NOT_ROCM:
+        return False
+    if prefix_caching and v < VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED:
+        return False
+    return not (mla and v >= VLLM_V1_VERSION)
+
+
+def with_v0_default_scheduler(
+    profile: EngineProfile, engine: str, version: str, *, chunked_prefill: bool | None, scheduler_steps: int | None,
+    max_model_len: int, rocm: bool, sliding_window: bool = False, prefix_caching: bool = False, mla: bool = False,
+) -> EngineProfile:  # fmt: skip
+    """``profile`` with ``prefill_only_steps`` where the row ran vLLM's V0 engine (``vllm_batching_release``) without chunked prefill (not ``--enable-chunked-prefill``, and not
+    by V0's own rule, ``vllm_v0_chunks_by_default``) and without multi-step scheduling (``scheduler_steps`` > 1 is
+    prefill-first already); else unchanged. V0's ``Scheduler._schedule`` runs ``_schedule_default`` unless
+    ``chunked_prefill_enabled`` (vllm/core/scheduler.py v0.6.3 l.1174-1179, v0.7.3 l.1440-1445), which schedules
+    whole waiting prompts first (``_schedule_prefills(..., enable_chunking=False)``, l.1014 / l.1232) and the running
+    decodes only ``if len(prefills.seq_groups) == 0`` ("Don't schedule decodes if prefills are scheduled",
+    l.1022-1027 / l.1240-1245). Shipped in s127 (docs/accuracy.md History) for published rows only: the profiles users
+    and the workbook plan with carry no such flag."""
+    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    if name != "vllm" or not profile.name.startswith("vllm"):
+        return profile
+    if vllm_batching_release(version)[0] != VLLM_BATCHING_RELEASES[0][1] or (scheduler_steps or 1) > 1:
+        return profile
+    if chunked_prefill is None:
+        chunked_prefill = vllm_v0_chunks_by_default(
+            version, max_model_len, rocm=rocm, sliding_window=sliding_window, prefix_caching=prefix_caching, mla=mla
+        )
+    return profile if chunked_prefill else _prefilling_only(profile)
+
+
+@functools.lru_cache(maxsize=64)
+def _prefilling_only(profile: EngineProfile) -> EngineProfile:
+    """One copy per profile (the facts caches key on the profile object)."""
+    return profile.with_(prefill_only_steps=True)
 
 
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:

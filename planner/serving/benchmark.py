@@ -200,8 +200,13 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
     1 to draft_steps + 1 tokens, the acceptance length on average (``RunBehaviour.draft_steps``). Requests wait in
     turn for one front-end process for ``asked.frontend_serial_s`` of their ``frontend_s``, or when that is 0 for
     ``SERIAL_FRONT_END_S`` (0: never)."""
+    try:  # vLLM V0's prefill-only steps (s127) ride on a published row's profile
+        prefill_only = engine is not None and engine_profile(engine).prefill_only_steps
+    except PlannerError:
+        prefill_only = False
     return replace(
         asked,
+        prefill_only_steps=asked.prefill_only_steps or prefill_only,
         frontend_serial_s=asked.frontend_serial_s or SERIAL_FRONT_END_S,
         async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
         tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,
@@ -444,7 +449,8 @@ def serving_setups(
             if table is not None:
                 sched = Scheduler(
                     int(sched_seqs[i]), int(budgets[i]), kind=kinds[i], kv_tokens=float(kv_tokens[i]),
-                    chunked_prefill=chunked[i], block_tokens=reservation_block_tokens(kinds[i], eng),
+                    chunked_prefill=False if chunked[i] is None and eng.prefill_only_steps else chunked[i],
+                    block_tokens=reservation_block_tokens(kinds[i], eng),
                 )  # fmt: skip
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
                 setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)

@@ -282,6 +282,11 @@ class RunBehaviour:
       batch (``MultiStepModelRunner``), its tokens streamed to the client at the window's end: an arrival waits for
       the window to end, a request finishing inside it is received at its end with the steps left run for nothing,
       and the benchmark's ITL is one gap per window (K tokens in one chunk).
+    - ``prefill_only_steps``: a step that admits prompts prefills only and the decoding requests wait it out, their
+      next gap that step's length (vLLM V0 without chunked prefill: ``Scheduler._schedule_default``, vllm/core/
+      scheduler.py v0.6.3 l.1022-1027, v0.7.3 l.1240-1245, runs ``_schedule_running`` only ``if
+      len(prefills.seq_groups) == 0``), as SGLang's steps and V0 multi-step (``scheduler_steps`` > 1) always do.
+      Set for published vLLM V0 rows through ``planner.engines.profiles.with_v0_default_scheduler`` (s127).
     - ``stream_stall_s``: how long the server's front end holds the running requests' token streams for each new
       request it prepares, seconds (``planner.serving.load.latency_under_load``: vLLM's API server prepares a request
       in the event loop that streams the others' tokens). The steps go on; each request decoding in the step that
@@ -304,10 +309,12 @@ class RunBehaviour:
     tokens_per_step: float = 1.0
     draft_steps: int = 0
     frontend_serial_s: float = 0.0
+    prefill_only_steps: bool = False
 
     def __post_init__(self) -> None:
         for name, kind in (("cached_fraction", float), ("frontend_s", float), ("frontend_serial_s", float),
-                           ("async_scheduling", bool), ("stream_stall_s", float), ("tokens_per_step", float)):  # fmt: skip
+                           ("async_scheduling", bool), ("stream_stall_s", float), ("tokens_per_step", float),
+                           ("prefill_only_steps", bool)):  # fmt: skip
             object.__setattr__(self, name, kind(getattr(self, name)))
         object.__setattr__(self, "frontend_serial_s", max(min(self.frontend_serial_s, self.frontend_s), 0.0))
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
@@ -355,7 +362,7 @@ def simulate(
     hit = min(max(how.cached_fraction, 0.0), 1.0)
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
     window = how.scheduler_steps  # decode steps per schedule (vLLM V0 multi-step)
-    prefill_first = sg or window > 1  # a step that prefills runs no decodes
+    prefill_first = sg or window > 1 or how.prefill_only_steps  # a step that prefills runs no decodes
     reserve = scheduler.kind in ("sglang", "tensorrt-llm")  # admission keeps KV back for outputs to come
     clip = SGLANG_CLIP_NEW_TOKENS if sg else math.inf
     cap, budget_max = max(int(scheduler.max_num_seqs), 1), max(int(scheduler.max_num_batched_tokens), 1)

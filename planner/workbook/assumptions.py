@@ -17,10 +17,18 @@ from planner.workbook.spec import Name, Sheet
 #: EngineProfile fields not on the sheet: ``host_overlap`` (an off-by-default experiment, s118, set only under
 #: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)), SGLang
 #: 0.4's eager decode fields (s123, set only on published rows' profiles by ``with_sglang_eager_decode``; 0 on every
-#: profile a user or the workbook plans with) and ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS``
-#: for published rows).
+#: profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
+#: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
+#: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows).
 EXPERIMENT_FIELDS = frozenset(
-    {"host_overlap", "decode_graph_max_batch", "eager_layer_s", "eager_moe_layer_s", "experts_whole"}
+    {
+        "host_overlap",
+        "decode_graph_max_batch",
+        "eager_layer_s",
+        "eager_moe_layer_s",
+        "prefill_only_steps",
+        "experts_whole",
+    }
 )
 ENGINE_FIELD_HELP = {
     "name": ("", "engine whose memory budgeting the formulas follow"),

@@ -1,0 +1,113 @@
+"""vLLM V0's default scheduler (no chunked prefill): a step that admits prompts prefills only (s127,
+``planner.engines.profiles.with_v0_default_scheduler`` on published rows' profiles; docs/accuracy.md History, s127).
+
+V0's ``Scheduler._schedule`` runs ``_schedule_default`` unless ``chunked_prefill_enabled`` (vllm/core/scheduler.py
+v0.6.3 l.1174-1179, v0.7.3 l.1440-1445); it schedules whole waiting prompts first (``_schedule_prefills(...,
+enable_chunking=False)``, v0.6.3 l.1014, v0.7.3 l.1232) and the running decodes only ``if len(prefills.seq_groups)
+== 0`` ("Don't schedule decodes if prefills are scheduled", v0.6.3 l.1022-1027, v0.7.3 l.1240-1245).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from planner.accuracy import predict as acc
+from planner.engines.profiles import engine_profile, vllm_v0_chunks_by_default, with_v0_default_scheduler
+from planner.serving.benchmark import engine_behaviour
+from planner.serving.simulate import DEFAULT_BEHAVIOUR, RunBehaviour, Scheduler, StepTable, simulate
+
+#: A decode step of 10 ms at any batch and context; a prefill of n tokens n x 0.5 ms; 9 ms shared by a mixed step.
+DECODE_S, PREFILL_S_PER_TOKEN, SHARED_S = 0.010, 0.5e-3, 0.009
+TABLE = StepTable((DECODE_S,) * 4, (DECODE_S,) * 4, 100.0, 200.0, (0.0, 1000.0), (0.0, 0.5), SHARED_S)
+
+
+def _two_decoding_one_arriving(prefill_only: bool):
+    """Two 100-token prompts at 0 (10 output tokens each) and a third 100-token prompt arriving at 125 ms, while
+    the two decode (vLLM's synchronous loop: it joins the step after the decode step running then, at 130 ms)."""
+    trace: list = []
+    run = simulate(
+        TABLE, Scheduler(8, 4096, kind="vllm", chunked_prefill=False), 100, 10, 3,
+        arrivals_s=np.array([0.0, 0.0, 0.125]), lengths=[(100, 10), (100, 10), (100, 2)],
+        behaviour=RunBehaviour(prefill_only_steps=prefill_only), trace=trace,
+    )  # fmt: skip
+    return run, trace
+
+
+def test_the_decodes_gap_is_the_prefill_step_and_their_own():
+    """By hand: the first step prefills both prompts (200 x 0.5 ms = 100 ms), three decode steps end at 130 ms, the
+    arrival's prefill-only step takes 100 x 0.5 ms = 50 ms with no decode in it, then a decode step of 10 ms: the two
+    decoding requests' gap is 50 + 10 = 60 ms. Their tokens: 110, 120, 130, 190, 200, ..., 240 ms, so TPOT =
+    (240 - 100) / 9 ms. A V1-style mixed step would instead run the decode and the prefill together in
+    max(10, 50, 10 + 50 - 9) = 51 ms."""
+    run, trace = _two_decoding_one_arriving(prefill_only=True)
+    prefill_step = 100 * PREFILL_S_PER_TOKEN
+    alone = [s for s in trace if s.prefill_tokens == 100]
+    assert len(alone) == 1 and alone[0].batch == 0 and alone[0].steps == 0  # no decode in the prefill step
+    assert alone[0].start_s == pytest.approx(0.130) and alone[0].dt_s == pytest.approx(prefill_step)
+    gaps, counts = run.samples.itl
+    assert gaps.max() == pytest.approx(prefill_step + DECODE_S)  # 60 ms
+    assert counts[np.argmax(gaps)] >= 2  # both decoding requests wait it out
+    tpot, n = run.samples.tpot
+    assert sorted(tpot)[-1] == pytest.approx((0.240 - 0.100) / 9)
+
+
+def test_without_the_rule_the_prefill_shares_the_decode_step():
+    run, trace = _two_decoding_one_arriving(prefill_only=False)
+    mixed = [s for s in trace if s.prefill_tokens == 100]
+    assert mixed[0].batch == 2
+    assert mixed[0].dt_s == pytest.approx(DECODE_S + 100 * PREFILL_S_PER_TOKEN - SHARED_S)  # 51 ms
+    assert run.samples.itl[0].max() == pytest.approx(0.051)
+
+
+@pytest.mark.parametrize(
+    ("version", "context", "rocm", "chunks"),
+    [
+        ("0.4.3", 131072, False, False),  # no rule before 0.5.3 (0.4.3, 0.5.0-0.5.2 arg_utils.py have none)
+        ("0.5.3", 131072, False, True),  # 0.5.3 l.747: max_model_len > 32768
+        ("0.6.0", 131072, True, True),  # device_type "cuda" on ROCm too (v0.6.0 config.py l.1062-1068)
+        ("0.6.3", 32768, False, False),  # not above 32,768
+        ("0.6.4.post1", 131072, True, True),
+        ("0.6.5", 131072, True, False),  # l.1084: not current_platform.is_rocm()
+        ("0.7.3", 131072, True, False),  # l.1185
+        ("0.7.3", 131072, False, True),
+        ("0.8.3", 40960, True, False),  # _set_default_args_v0: current_platform.is_cuda() (l.1560)
+        ("rocm/vllm-dev:nightly_main_20250423 (V0 engine: VLLM_USE_V1=0)", 131072, True, False),
+    ],
+)
+def test_v0_chunks_by_itself_by_release(version, context, rocm, chunks):
+    assert vllm_v0_chunks_by_default(version, context, rocm=rocm) is chunks
+
+
+def test_sliding_window_prefix_cache_and_mla_keep_it_off():
+    assert not vllm_v0_chunks_by_default("0.6.3", 131072, rocm=False, sliding_window=True)
+    assert not vllm_v0_chunks_by_default("0.6.0", 131072, rocm=False, prefix_caching=True)  # 0.6.0 l.859
+    assert vllm_v0_chunks_by_default("0.6.1", 131072, rocm=False, prefix_caching=True)  # gone in 0.6.1
+    assert not vllm_v0_chunks_by_default("0.8.3", 163840, rocm=False, mla=True)
+
+
+def test_it_reaches_only_v0_rows_without_chunked_prefill():
+    base = engine_profile("vllm")
+    assert not base.prefill_only_steps  # the profile users and the workbook plan with
+    kw = dict(chunked_prefill=None, scheduler_steps=None, max_model_len=32768, rocm=True)
+    assert with_v0_default_scheduler(base, "vLLM", "0.6.0", **kw).prefill_only_steps
+    assert not with_v0_default_scheduler(base, "vLLM", "0.9.2", **kw).prefill_only_steps  # V1
+    assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **{**kw, "scheduler_steps": 10}).prefill_only_steps
+    assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **{**kw, "chunked_prefill": True}).prefill_only_steps
+    assert not with_v0_default_scheduler(base, "vLLM", "0.6.0", **{**kw, "max_model_len": 131072}).prefill_only_steps
+    assert not with_v0_default_scheduler(engine_profile("sglang"), "SGLang", "0.4.3", **kw).prefill_only_steps
+    flagged = with_v0_default_scheduler(base, "vLLM", "0.6.0", **kw)
+    assert engine_behaviour(flagged, "vllm", DEFAULT_BEHAVIOUR).prefill_only_steps
+    assert not engine_behaviour(base, "vllm", DEFAULT_BEHAVIOUR).prefill_only_steps
+
+
+def test_the_reference_rows_it_touches():
+    """The published rows whose profile carries the rule: vLLM V0 serving runs without chunked prefill or multi-step
+    (all held out; no load_public.csv row: its V0 runs, LD015-LD021, are multi-step)."""
+    touched = set()
+    for path in (None, acc.reference_dir() / "load_public.csv"):
+        for row in acc.load_decode_rows() if path is None else acc.load_decode_rows(path):
+            if acc._profile_for(row, None).prefill_only_steps:
+                touched.add(row.record_id)
+    xwq72 = {f"XWQ72-00{i}" for i in range(1, 7)}
+    assert touched == xwq72 | {"XWQ235-001", "MLPF41-001", "MLPF41-002"}
