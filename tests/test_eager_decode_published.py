@@ -72,3 +72,12 @@ def test_only_sglang_04_line_releases_run_eager_decode_steps():
     assert profiles.with_sglang_eager_decode(base, "sglang", "0.4.3").decode_graph_max_batch == 160.0
     assert profiles.with_sglang_eager_decode(base, "sglang", "v0.5.3") is base
     assert profiles.with_sglang_eager_decode(base, "vllm", "0.4.3") is base
+
+
+def test_one_eager_copy_per_profile():
+    """The facts caches key on the profile object (``planner.catalog.resolve``: ``id(engine)``), so every SGLang 0.4
+    row of one base profile gets the same copy, as ``_reading_kv_per_query_head`` and ``_prefilling_only`` give;
+    a fresh copy per row would resolve the GPU and model numbers again for each."""
+    base = profiles.engine_profile("sglang")
+    first = profiles.with_sglang_eager_decode(base, "sglang", "0.4.3")
+    assert profiles.with_sglang_eager_decode(base, "SGLang", "v0.4.6.post5") is first
