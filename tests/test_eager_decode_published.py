@@ -81,3 +81,23 @@ def test_one_eager_copy_per_profile():
     base = profiles.engine_profile("sglang")
     first = profiles.with_sglang_eager_decode(base, "sglang", "0.4.3")
     assert profiles.with_sglang_eager_decode(base, "SGLang", "v0.4.6.post5") is first
+
+
+def test_a_serving_runs_step_table_jumps_at_the_graph_limit_not_across_the_grid():
+    """The serving simulation reads decode steps from a table interpolated over a batch grid (exact to 64, then
+    geometric): the eager surplus must step up between batch 160 and 161, as ``decode_step`` prices it, not ramp
+    between the grid points around them (a batch of 158 paying part of it, 162 not all of it). DeepSeek-R1 on eight
+    H200 under SGLang 0.4: the table's 161 - 160 gap is the 58 MoE + 3 dense layers' surplus (41.68 ms) plus what one
+    more sequence adds (under 0.5 ms), and the gaps beside it carry none of it (before s132: 5.3 ms of the 41.68)."""
+    from planner.serving.benchmark import serving_setups
+
+    eng = profiles.with_sglang_eager_decode(profiles.engine_profile("sglang"), "sglang", "0.4.3")
+    _, setups, _ = serving_setups(
+        "H200 SXM 141GB", "DeepSeek-R1", 1000.0, 1000.0, None, 2000, 1024, 16384, "sglang", None, 8,
+        dict(weight_precision=None, kv_precision=None), dict(engine=eng, catalog=None, calibration=None, errors="raise"),
+    )  # fmt: skip
+    table = setups[0].table
+    assert setups[0].cap > 170
+    step = [table.decode_lo_s[b - 1] for b in (159, 160, 161, 162)]  # decode_lo_s[b - 1]: a batch of b
+    assert 0 < step[1] - step[0] < 0.5e-3 and 0 < step[3] - step[2] < 0.5e-3  # one sequence more, graphed or not
+    assert 41.68e-3 < step[2] - step[1] < 41.68e-3 + 0.5e-3
