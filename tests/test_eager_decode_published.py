@@ -42,8 +42,8 @@ def test_the_moe_layer_surplus_is_the_deepseek_lite_rows_after_its_dense_layer()
     assert float(r["eager_surplus_us_per_layer"]) == pytest.approx(715.024, abs=1e-3)
 
 
-#: DeepSeek-R1's layers (3 dense, then 58 MoE) and SGLang 0.4's eager limits as the switch sets them; the surplus
-#: reads only these fields
+#: DeepSeek-R1's layers (3 dense, then 58 MoE) and SGLang 0.4's eager limits as ``with_sglang_eager_decode`` sets
+#: them; the surplus reads only these fields
 R1 = SimpleNamespace(num_layers=61.0, moe_layers=58.0)
 SGLANG_04 = SimpleNamespace(
     decode_graph_max_batch=profiles.SGLANG_04_GRAPH_MAX_BATCH,
@@ -94,7 +94,8 @@ def test_a_serving_runs_step_table_jumps_at_the_graph_limit_not_across_the_grid(
     eng = profiles.with_sglang_eager_decode(profiles.engine_profile("sglang"), "sglang", "0.4.3")
     _, setups, _ = serving_setups(
         "H200 SXM 141GB", "DeepSeek-R1", 1000.0, 1000.0, None, 2000, 1024, 16384, "sglang", None, 8,
-        dict(weight_precision=None, kv_precision=None), dict(engine=eng, catalog=None, calibration=None, errors="raise"),
+        dict(weight_precision=None, kv_precision=None),
+        dict(engine=eng, catalog=None, calibration=None, errors="raise"),
     )  # fmt: skip
     table = setups[0].table
     assert setups[0].cap > 170

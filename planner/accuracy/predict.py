@@ -238,8 +238,10 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 
 
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
-    """The row's profile (``engine`` if given, else its engine's release's) with its release's kernels
-    (``with_release_kernels``: TensorRT-LLM before XQA; ``with_sglang_eager_decode``: SGLang 0.4's eager decode)."""
+    """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
+    ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
+    ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), and the off experiments ``with_published_host_cost``
+    and ``with_expert_parallel``."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
