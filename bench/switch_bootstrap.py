@@ -22,10 +22,6 @@ Switches (each off on main; docs/accuracy.md History says what each does and why
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
-- ``first-gap-after-first-token``: a request first decoding after a prefill-only step carries only the stall after its
-  first token into its first gap (``planner.serving.simulate.FIRST_GAP_AFTER_FIRST_TOKEN``, s129).
-- ``version-cell-flags``: server flags read from the row's ``engine_version`` cell too
-  (``planner.accuracy.published.FLAGS_FROM_VERSION_CELL``, s129: XWQ72's ``--num-scheduler-steps 10``).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -58,8 +54,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "first-gap-after-first-token",
-    "version-cell-flags",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
@@ -148,14 +142,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "first-gap-after-first-token":
-        from planner.serving import simulate
-
-        simulate.FIRST_GAP_AFTER_FIRST_TOKEN = True
-    elif switch == "version-cell-flags":
-        from planner.accuracy import published
-
-        published.FLAGS_FROM_VERSION_CELL = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -665,16 +665,10 @@ def expert_parallel_of(r: dict[str, str]) -> bool:
     return any(int(n) > 1 for n in EXPERT_PARALLEL_SIZE_FLAG.findall(command))
 
 
-#: Read server flags from the row's ``engine_version`` cell too (s129): XWQ72-001..006 state "--num-scheduler-steps 10"
-#: there. False: the ``batching`` and ``notes`` cells only.
-FLAGS_FROM_VERSION_CELL = False
-
-
 def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
-    """The value of the first of ``flags`` in the row's server command (its ``batching``, ``notes`` or, with
-    ``FLAGS_FROM_VERSION_CELL``, ``engine_version`` cell), if set."""
-    cells = ("batching", "notes", "engine_version") if FLAGS_FROM_VERSION_CELL else ("batching", "notes")
-    text = " ".join(str(r.get(c, "")) for c in cells)
+    """The value of the first of ``flags`` in the row's server command (its ``batching``, ``notes`` or
+    ``engine_version`` cell: XWQ72-001..006 give "--num-scheduler-steps 10" in the last, s129), if set."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
     for flag in flags:
         hit = re.search(rf"--{re.escape(flag)}[ =](\d+)", text)
         if hit:

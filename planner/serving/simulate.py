@@ -321,11 +321,6 @@ class RunBehaviour:
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
 
 
-#: A request that joins the decoders in a prefill-only step carries only the stall of the prefill-only steps after its
-#: own into its first gap (s129): its ITL starts at its first token, as its TPOT does. False: every request of the next
-#: decode step carries the whole stall since the last decode step, its own prefill included (which its TTFT counts).
-FIRST_GAP_AFTER_FIRST_TOKEN = False
-
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
 DEFAULT_BEHAVIOUR = RunBehaviour()
 
@@ -406,8 +401,9 @@ def simulate(
     itls: list[tuple[float, int]] = []
     e2es: list[tuple[float, int]] = []
     stall = 0.0  # prefill-only steps (SGLang) since the decoding requests' last token: part of their next gap
-    joined: list[tuple[float, int]] = []  # (stall when they joined, how many): requests first decoding since then
-    first_gap_own = FIRST_GAP_AFTER_FIRST_TOKEN
+    # (stall when they joined, how many): requests whose first token a prefill-only step made since the last decode
+    # step; their first gap counts only the stall after it, so a request's ITL, as its TPOT, starts at its first token
+    joined: list[tuple[float, int]] = []
     now = busy_integral = finished_at = 0.0
     seen_s = -math.inf  # async scheduling: arrivals up to this time were seen when this step was scheduled
     peak = stuck = finished = 0
@@ -567,7 +563,7 @@ def simulate(
                 more = min(num_prompts - sent, n)
                 send(sent, more, now + how.frontend_s)
                 sent += more
-        if first_gap_own and steps == 0 and run.b > b:  # a prefill-only step: its first tokens start decoding now
+        if steps == 0 and run.b > b:  # a prefill-only step: its first tokens start decoding now
             joined.append((stall, run.b - b))
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
