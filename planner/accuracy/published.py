@@ -666,8 +666,9 @@ def expert_parallel_of(r: dict[str, str]) -> bool:
 
 
 def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
-    """The value of the first of ``flags`` in the row's server command (its ``batching`` or ``notes`` cell), if set."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    """The value of the first of ``flags`` in the row's server command (its ``batching``, ``notes`` or
+    ``engine_version`` cell: XWQ72-001..006 give "--num-scheduler-steps 10" in the last, s129), if set."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
     for flag in flags:
         hit = re.search(rf"--{re.escape(flag)}[ =](\d+)", text)
         if hit:
