@@ -71,13 +71,14 @@ TOKEN_SUFFIXES = {"k": 2**10, "m": 2**20}
 _TOKEN_COUNT = re.compile(r"(?P<number>[0-9][0-9,_]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<suffix>[kKmM]?)")
 
 
-def parse_token_count(value: object, whole: bool = True) -> int:
+def parse_token_count(value: object, whole: bool = True, whole_because: str = "") -> int:
     """A token count as people write it: 8192, "8192", "8,192", "8_192", "1e4" (10,000), "8k" / "8K" (8,192 =
     8 x 1,024, as model cards mean an 8K context), "1.5k" (1,536), "1M" (1,048,576).
 
     Raises ValueError saying what is accepted for anything else: text that is not a count, a fraction of a
     token, true/false, inf or NaN. A thousands comma must group three digits ("8,19" is refused).
     ``whole=False`` (a run's mean length, "207.5" or "1.3k"): a fraction is kept, returned as a float.
+    ``whole_because``: why the count must be whole (a context sizes memory), said when a fraction is refused.
     """
     accepted = "a whole number of tokens such as 8192, 8,192, 1e4 or 8k (k = 1,024 tokens)"
     if not whole:
@@ -88,6 +89,8 @@ def parse_token_count(value: object, whole: bool = True) -> int:
         return value
     if isinstance(value, float):
         if not (math.isfinite(value) and (value.is_integer() or not whole)):
+            if whole_because and math.isfinite(value):
+                raise ValueError(f"{value!r} is not a whole number ({whole_because}); expected {accepted}")
             raise ValueError(f"{value!r} is not {accepted}")
         return int(value) if whole else value
     if not isinstance(value, str):
@@ -104,7 +107,8 @@ def parse_token_count(value: object, whole: bool = True) -> int:
     if not whole:
         return float(count)
     if count != count.to_integral_value():
-        raise ValueError(f"{value[:40]!r} is {count:f} tokens, not a whole number; expected {accepted}")
+        because = f" ({whole_because})" if whole_because else ""
+        raise ValueError(f"{value[:40]!r} is {count:f} tokens, not a whole number{because}; expected {accepted}")
     return int(count)
 
 

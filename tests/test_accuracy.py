@@ -190,6 +190,13 @@ class TestBenchmarkConventions:
         assert rows["XWQ72-001"].max_num_batched_tokens == 65536
         assert rows["XWQ72-001"].max_num_seqs is None
 
+    def test_a_flag_in_the_version_cell_is_read(self):
+        """XWQ72-001..006's engine_version cell: "rocm/vllm-dev:nightly_main_20250423 (V0 engine: VLLM_USE_V1=0,
+        --num-scheduler-steps 10)" (s129); no other row gives a flag there."""
+        rows = {r.record_id: r for r in acc.load_decode_rows(acc.reference_dir() / "perf_public.csv")}
+        assert {rows[f"XWQ72-00{i}"].scheduler_steps for i in range(1, 7)} == {10}
+        assert not rows["XWQ72-001"].chunked_prefill
+
     def test_fixed_concurrency_without_num_prompts_is_a_closed_loop(self):
         """NIM18-004 (AIPerf, 50 requests kept in flight, run length not stated): 10 prompts per slot."""
         rows = {r.record_id: r for r in acc.load_decode_rows(acc.reference_dir() / "perf_public.csv")}

@@ -463,3 +463,32 @@ class TestOneOfEach:
         assert "a year), 1 GPU, on-demand price." in text
         assert "1 H100 SXM 80GB GPU as 1 replica of 1," in text
         assert not re.search(r"\b1 (GPUs|replicas|requests)\b", r.output + text)
+
+
+class TestFractionalMeans:
+    def test_a_fractional_mean_reviews_between_its_floor_and_ceiling_neighbours(self):
+        """examples/budget-review.toml at output_tokens_mean 400.5 (a benchmark's printed mean): the rented H100
+        option's fleet, monthly cost, cost per output token and load curve lie between those at 400 and 401 tokens
+        (the mean is simulated and priced at 400, half to even, as validation reads one), and the Assumptions row
+        shows 400.5 with the whole tokens each request is."""
+        from planner.export.assumptions import assumptions
+        from planner.export.evaluate import evaluate
+
+        sc = load_scenario(EXAMPLE)
+        cat = default_catalog()
+        option = next(o for o in sc.option if o.name == "H100, rented")
+
+        def review_at(output_tokens: float):
+            w = type(sc.workload).model_validate(sc.workload.model_dump() | {"output_tokens_mean": output_tokens})
+            return evaluate(option, w, cat, sc.traffic_change, load_curves=True)
+
+        lo, mid, hi = (review_at(x) for x in (400, 400.5, 401))
+        assert lo.gpus <= mid.gpus <= hi.gpus and lo.gpus > 0
+        assert min(lo.monthly_usd, hi.monthly_usd) <= mid.monthly_usd <= max(lo.monthly_usd, hi.monthly_usd)
+        per_token = [float(r.fleet.usd_per_million_output) for r in (lo, mid, hi)]
+        assert min(per_token[0], per_token[2]) <= per_token[1] <= max(per_token[0], per_token[2])
+        assert mid.load_curve.headroom == lo.load_curve.headroom
+        w = type(sc.workload).model_validate(sc.workload.model_dump() | {"output_tokens_mean": 400.5})
+        row = next(a for a in assumptions(sc.model_copy(update={"workload": w}), [mid], cat, DATE, "f") if
+                   a.what == "Output length, mean")  # fmt: skip
+        assert row.value == 400.5 and "each request 400 tokens (the mean rounded" in row.label

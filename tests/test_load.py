@@ -564,6 +564,46 @@ class TestPlanCli:
         assert "--rate needs --prompt-tokens and --output-tokens" in one_line(result, 2)
 
 
+class TestFractionalPlanLengths:
+    ARGS = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "2048", "--gpus", "1")
+    LOAD = ("--rate", "40", "--ttft-target", "0.3", "--tpot-target", "0.025", "--json")
+
+    def test_plan_keeps_a_fractional_mean_and_simulates_it_rounded_as_validation_does(self):
+        """--prompt-tokens 1024.5 (a benchmark's printed mean) is accepted; each simulated request sends the mean
+        rounded to whole tokens, half to even, as planner validate reads a row's 1024.5: the fleet is that of 1024,
+        between those of its floor and ceiling neighbours."""
+        import json
+
+        from cli_support import run
+
+        def under_load(prompt: str, output: str) -> dict:
+            result = run(*self.ARGS, *self.LOAD, "--prompt-tokens", prompt, "--output-tokens", output)
+            assert result.exit_code == 0, result.output
+            return json.loads(result.stdout)["under_load"]
+
+        lo, mid, hi = under_load("1024", "256"), under_load("1024.5", "256.5"), under_load("1025", "257")
+        assert mid == lo and lo["replicas"] <= mid["replicas"] <= hi["replicas"]
+        text = run(*self.ARGS, *self.LOAD[:-1], "--prompt-tokens", "1024.5", "--output-tokens", "256").stdout
+        assert "1,024.5-token prompts" in text
+
+    def test_a_fractional_context_is_refused_saying_it_sizes_the_kv_cache(self):
+        from cli_support import run
+
+        result = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "2048.5")
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        line = result.stderr.strip().splitlines()[-1]  # click's usage error: usage, hint, then the error
+        assert line.startswith("Error: Invalid value for '--context'")
+        assert "'2048.5' is 2048.5 tokens, not a whole number (--context is the tokens one sequence holds" in line
+        assert "sizes its KV cache" in line and "only --prompt-tokens and --output-tokens, means" in line
+
+    def test_fractional_means_past_the_context_name_the_whole_context_to_give(self):
+        from cli_support import one_line, run
+
+        args = ("--rate", "4", "--prompt-tokens", "2000.5", "--output-tokens", "48")
+        line = one_line(run(*self.ARGS, *args), 2)
+        assert "are more than --context 2,048" in line and "give --context 2,049 or more" in line
+
+
 class TestExportSizing:
     def test_the_readme_example_is_sized_on_simulated_percentiles(self):
         """examples/budget-review.toml (workload.sizing defaults to "simulated"): the FP8 option's serving replicas

@@ -173,3 +173,52 @@ class TestBadInput:
         p.write_text("[workload\npeak = 1\n")
         with pytest.raises(ScenarioError, match=r"bad\.toml: not valid TOML: .*line 1"):
             load_scenario(p)
+
+
+class TestFractionalMeans:
+    """Serving benchmarks and dataset statistics print mean lengths such as 800.5 tokens (``vllm bench serve``'s
+    "Total input tokens" / requests); a mean keeps its fraction, a length that sizes memory stays whole."""
+
+    def workload(self, **changes):
+        return parse_scenario(scenario(workload={**WORKLOAD, **changes}), "s.toml").workload
+
+    def test_a_mean_length_keeps_its_fraction_and_a_whole_one_stays_an_int(self):
+        w = self.workload(prompt_tokens_mean=800.5, output_tokens_mean="0.3k")
+        assert (w.prompt_tokens_mean, w.output_tokens_mean) == (800.5, 307.2)  # 0.3 x 1,024
+        w = self.workload(prompt_tokens_mean=1000.0, output_tokens_mean="0.5k")
+        assert (w.prompt_tokens_mean, w.output_tokens_mean) == (1000, 512)
+        assert type(w.prompt_tokens_mean) is int and type(w.output_tokens_mean) is int
+
+    def test_each_request_is_the_mean_rounded_as_validation_reads_a_printed_mean(self):
+        """planner validate reads a row's input_len of 207.5 as 208 (``mean_length``); a scenario's mean is
+        simulated and priced at the same whole tokens, half to even (800.5 -> 800, 801.5 -> 802)."""
+        from planner.accuracy.published import mean_length
+
+        assert mean_length("207.5", "input_len", "", 0) == 208
+        assert self.workload(prompt_tokens_mean=207.5, output_tokens_mean=300).request_tokens == (208, 300)
+        assert self.workload(prompt_tokens_mean=800.5, output_tokens_mean=801.5).request_tokens == (800, 802)
+        w = self.workload(prompt_tokens_mean=800.5)
+        assert w.at_request_lengths().prompt_tokens_mean == 800
+        assert w.inflight_context_tokens == self.workload(prompt_tokens_mean=800).inflight_context_tokens
+
+    def test_a_fractional_high_length_is_refused_saying_only_a_mean_may_have_one(self):
+        msg = error_of(scenario(workload={**WORKLOAD, "prompt_tokens_high": 3000.5}))
+        assert "workload.prompt_tokens_high: 3000.5 is not a whole number (a *_tokens_high length is one" in msg
+        assert "sizes the KV cache" in msg and "only the *_tokens_mean lengths, means, may have a fraction" in msg
+        msg = error_of(scenario(workload={**WORKLOAD, "output_tokens_high": "1.3k"}))
+        assert "'1.3k' is 1331.2 tokens, not a whole number (a *_tokens_high length" in msg
+
+    def test_a_fractional_high_length_exits_2_from_export(self, tmp_path):
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        text = (EXAMPLES / "budget-review.toml").read_text()
+        assert "prompt_tokens_high = 3000\n" in text
+        p = tmp_path / "s.toml"
+        p.write_text(text.replace("prompt_tokens_high = 3000\n", "prompt_tokens_high = 3000.5\n"))
+        result = CliRunner().invoke(main, ["export", str(p), "-o", str(tmp_path / "r.md")])
+        assert result.exit_code == 2, result.output
+        assert "workload.prompt_tokens_high: 3000.5 is not a whole number" in result.output
+        assert "only the *_tokens_mean lengths, means, may have a fraction" in result.output
+        assert not (tmp_path / "r.md").exists()

@@ -47,9 +47,38 @@ def test_the_decodes_gap_is_the_prefill_step_and_their_own():
     assert alone[0].start_s == pytest.approx(0.130) and alone[0].dt_s == pytest.approx(prefill_step)
     gaps, counts = run.samples.itl
     assert gaps.max() == pytest.approx(prefill_step + DECODE_S)  # 60 ms
-    assert counts[np.argmax(gaps)] >= 2  # both decoding requests wait it out
+    assert counts[np.argmax(gaps)] == 2  # both decoding requests wait it out, the arrival does not (below)
     tpot, n = run.samples.tpot
     assert sorted(tpot)[-1] == pytest.approx((0.240 - 0.100) / 9)
+
+
+def test_the_arrivals_first_gap_starts_at_its_first_token():
+    """By hand (s129): the arrival's first token comes at the end of its prefill-only step (180 ms, TTFT 55 ms), its
+    second at the end of the next decode step (190 ms): its one gap, and its TPOT, are 10 ms, not the 60 ms the two
+    decoding requests waited. Every gap of the run: 10 ms x 2 (110 ms), x 2 x 2 (120, 130 ms), 60 ms x 2 and 10 ms x 1
+    (190 ms), then 10 ms x 2 x 5 (200..240 ms): 19 gaps, 9 per old request and 1 for the arrival."""
+    run, _ = _two_decoding_one_arriving(prefill_only=True)
+    gaps, counts = run.samples.itl
+    by_gap = {round(float(g), 6): 0 for g in gaps}
+    for g, c in zip(gaps, counts, strict=True):
+        by_gap[round(float(g), 6)] += int(c)
+    assert by_gap == {DECODE_S: 17, round(100 * PREFILL_S_PER_TOKEN + DECODE_S, 6): 2}
+    tpot, n = run.samples.tpot
+    assert min(tpot) == pytest.approx(DECODE_S) and n[np.argmin(tpot)] == 1
+
+
+def test_one_prefill_only_step_after_another():
+    """Two arrivals, one prefilled in each of two prefill-only steps in a row (the second arrives while the first's
+    step runs): the old requests wait out both (50 + 50 ms), the first arrival the second's step only (50 ms), the
+    second arrival neither; each then one decode step of 10 ms."""
+    run = simulate(
+        TABLE, Scheduler(8, 4096, kind="vllm", chunked_prefill=False), 100, 10, 4,
+        arrivals_s=np.array([0.0, 0.0, 0.125, 0.150]), lengths=[(100, 10), (100, 10), (100, 3), (100, 2)],
+        behaviour=RunBehaviour(prefill_only_steps=True),
+    )  # fmt: skip
+    gaps, counts = run.samples.itl
+    first = {round(float(g), 6): int(c) for g, c in zip(gaps, counts, strict=True) if g > 0.011}
+    assert first == {0.11: 2, 0.06: 1}  # the old two: 100 + 10 ms; the first arrival: 50 + 10 ms
 
 
 def test_without_the_rule_the_prefill_shares_the_decode_step():
@@ -103,14 +132,14 @@ def test_it_reaches_only_v0_rows_without_chunked_prefill():
 
 def test_the_reference_rows_it_touches():
     """The published rows whose profile carries the rule: vLLM V0 serving runs without chunked prefill or multi-step
-    (all held out; no load_public.csv row: its V0 runs, LD015-LD021, are multi-step)."""
+    (all held out; no load_public.csv row: its V0 runs, LD015-LD021, are multi-step; nor XWQ72-001..006, whose version
+    cell gives --num-scheduler-steps 10, read since s129)."""
     touched = set()
     for path in (None, acc.reference_dir() / "load_public.csv"):
         for row in acc.load_decode_rows() if path is None else acc.load_decode_rows(path):
             if acc._profile_for(row, None).prefill_only_steps:
                 touched.add(row.record_id)
-    xwq72 = {f"XWQ72-00{i}" for i in range(1, 7)}
-    assert touched == xwq72 | {"XWQ235-001", "MLPF41-001", "MLPF41-002"}
+    assert touched == {"XWQ235-001", "MLPF41-001", "MLPF41-002"}
 
 
 def test_a_command_with_prefix_caching_keeps_0_6_0_from_chunking(tmp_path):

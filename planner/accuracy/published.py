@@ -49,7 +49,7 @@ from planner.engines.profiles import (
 from planner.errors import InvalidInputError, MissingDataError, UnknownNameError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
 from planner.serving.benchmark import MAX_BATCHED_TOKENS, MAX_PROMPTS, benchmark_kind, mean_context
-from planner.serving.load import dataset_in, dataset_statistics
+from planner.serving.load import dataset_in, dataset_statistics, fixed_length_tokens
 from planner.units import parse_seconds, parse_token_count
 
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
@@ -571,7 +571,8 @@ PERCENTILE_COLUMNS = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p
 
 
 def mean_length(value: Any, what: str, dataset: str, which: int, client: str = "vllm") -> int | None:
-    """A length cell as serving benchmarks print it: a run's mean (207.5 tokens: rounded to whole tokens, at least 1),
+    """A length cell as serving benchmarks print it: a run's mean (207.5 tokens: rounded to whole tokens, at least 1,
+    ``planner.serving.load.fixed_length_tokens``),
     or, blank, the named dataset's published mean as ``client``'s defaults draw it
     (``planner.serving.load.dataset_statistics``; ``which``: 0 prompt, 1 output); None when blank with no dataset
     named or none published; ValueError naming ``what`` for text, a negative number or a dataset not accepted."""
@@ -591,7 +592,7 @@ def mean_length(value: Any, what: str, dataset: str, which: int, client: str = "
             return None  # not published (OpenOrca's prompts): the row must state it
     if x < 0 or not math.isfinite(x):
         raise ValueError(f"{what} {value!r} is not a number of tokens of 0 or more")
-    return int(round(x)) if x >= 1 or x == 0 else 1
+    return 0 if x == 0 else fixed_length_tokens(x)
 
 
 def _token_length(value: Any, what: str) -> float:
@@ -670,8 +671,9 @@ def expert_parallel_of(r: dict[str, str]) -> bool:
 
 
 def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
-    """The value of the first of ``flags`` in the row's server command (its ``batching`` or ``notes`` cell), if set."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    """The value of the first of ``flags`` in the row's server command (its ``batching``, ``notes`` or
+    ``engine_version`` cell: XWQ72-001..006 give "--num-scheduler-steps 10" in the last, s129), if set."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
     for flag in flags:
         hit = re.search(rf"--{re.escape(flag)}[ =](\d+)", text)
         if hit:
@@ -680,9 +682,10 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
 
 
 def prefix_caching_of(r: dict[str, str]) -> bool:
-    """Whether the row's server command (its ``batching`` or ``notes`` cell) turns prefix caching on
-    (``--enable-prefix-caching``, ``--enable_prefix_caching``; ``--no-enable-prefix-caching`` is off)."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    """Whether the row's server command (its ``batching``, ``notes`` or ``engine_version`` cell, as ``server_flag``
+    reads it) turns prefix caching on (``--enable-prefix-caching``, ``--enable_prefix_caching``;
+    ``--no-enable-prefix-caching`` is off)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
     return bool(re.search(r"(?<![\w-])--enable[-_]prefix[-_]caching\b(?![-_=])", text))
 
 

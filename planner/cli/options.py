@@ -18,14 +18,18 @@ class TokenCount(click.ParamType):
 
     name = "TOKENS"
 
-    def __init__(self, minimum: int = 1):
-        self.minimum = minimum
+    def __init__(self, minimum: int = 1, mean: bool = False, whole_because: str = ""):
+        """``mean``: a mean length (800.5 kept as a float, "8k" an int); else whole tokens, a fraction refused with
+        ``whole_because``."""
+        self.minimum, self.mean, self.whole_because = minimum, mean, whole_because
 
-    def convert(self, value, param, ctx) -> int:
+    def convert(self, value, param, ctx) -> int | float:
         try:
-            count = parse_token_count(value)
+            count = parse_token_count(value, whole=not self.mean, whole_because=self.whole_because)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
+        if isinstance(count, float) and count.is_integer():
+            count = int(count)
         if count < self.minimum:
             self.fail(f"{count:,} tokens; give at least {self.minimum:,}", param, ctx)
         return count

@@ -20,7 +20,14 @@ from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
 from planner.serving.fleet import past_capacity as is_past_capacity
-from planner.serving.load import CLIENT_COMMANDS, DATASETS, DatasetLoad, NoPublishedLengthError, dataset_load
+from planner.serving.load import (
+    CLIENT_COMMANDS,
+    DATASETS,
+    DatasetLoad,
+    NoPublishedLengthError,
+    dataset_load,
+    fixed_length_tokens,
+)
 from planner.serving.speculative import speculation_for
 from planner.units import (
     MAX_RENT_USD_PER_GPU_HOUR,
@@ -230,8 +237,11 @@ class Percentile(click.ParamType):
 @click.option(
     "--context",
     required=True,
-    type=TokenCount(),
-    help="Tokens per sequence (prompt + output): 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
+    type=TokenCount(
+        whole_because="--context is the tokens one sequence holds and sizes its KV cache: whole tokens; only "
+        "--prompt-tokens and --output-tokens, means, may have a fraction"
+    ),
+    help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
 )
 @click.option("--gpus", type=click.IntRange(min=1), help=option_doc("gpus"))
 @click.option("--batch", type=click.IntRange(min=1), help="Batch for the speed figures [default: max batch].")
@@ -274,8 +284,17 @@ class Percentile(click.ParamType):
     help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
     "(needs --prompt-tokens and --output-tokens, or --dataset).",
 )
-@click.option("--prompt-tokens", type=TokenCount(), help="Mean prompt length under load, tokens.")
-@click.option("--output-tokens", type=TokenCount(), help="Mean output length under load, tokens.")
+@click.option(
+    "--prompt-tokens",
+    type=TokenCount(mean=True),
+    help="Mean prompt length under load, tokens; a fraction such as 800.5 is kept (each simulated request sends the "
+    "mean rounded to whole tokens, as validation reads a benchmark's printed mean).",
+)
+@click.option(
+    "--output-tokens",
+    type=TokenCount(mean=True),
+    help="Mean output length under load, tokens; a fraction such as 400.5 is kept (rounded as --prompt-tokens).",
+)
 @click.option(
     "--dataset",
     "dataset_name",
@@ -384,7 +403,7 @@ def plan_command(
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
             f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
-            f"{prompt_tokens + output_tokens:,} or more"
+            f"{math.ceil(prompt_tokens + output_tokens):,} or more"
         )
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
@@ -392,17 +411,20 @@ def plan_command(
     past_capacity = False
     hit = traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
+        run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
+        if traffic is None:  # a fixed-length run: each request the mean in whole tokens, as validation reads a mean
+            run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
         sized = fewest_replicas(
-            replica, prompt_tokens, output_tokens, rate_per_s,
+            replica, run_prompt, run_output, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
             lengths=traffic.lengths if traffic else None, prefix_hit_rate=hit,
         )  # fmt: skip
         if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
-            past_capacity = bool(is_past_capacity(replica, prompt_tokens, output_tokens, [rate_per_s], hit)[0])
-            capacity = capacity_per_s(replica, prompt_tokens, output_tokens, hit) if past_capacity else math.nan
+            past_capacity = bool(is_past_capacity(replica, run_prompt, run_output, [rate_per_s], hit)[0])
+            capacity = capacity_per_s(replica, run_prompt, run_output, hit) if past_capacity else math.nan
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:

@@ -91,7 +91,11 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         ("TPOT target", w.tpot_target_s * 1e3, "ms"),
         (f"Traffic growth over {w.horizon_months} months", w.growth_over_horizon, "share"),
     ):
-        rows.append(Assumption(what, value, u, workload_source))
+        source = workload_source
+        if what.endswith(", mean") and not float(value).is_integer():  # computed in whole tokens, as validation does
+            whole = dict(zip(("Prompt length, mean", "Output length, mean"), w.request_tokens, strict=True))[what]
+            source += f"; each request {whole:,} tokens (the mean rounded, planner.serving.load.fixed_length_tokens)"
+        rows.append(Assumption(what, value, u, source))
     if w.dataset is not None:  # the lengths above are the dataset's, as its benchmark client sends them
         from planner.serving.load import CLIENT_COMMANDS, dataset_load
 

@@ -192,6 +192,7 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
     capacity (``planner.serving.fleet.past_capacity``; a finite run cannot show a queue that grows without
     bound). Headroom: the most traffic, as a multiple of the planned peak less 1, at which both ``sim.percentile`` figures still meet their goals, bisected to ``HEADROOM_STEP`` between
     the peak (which meets) and the first curve point that misses; ``math.inf`` when none to the curve's end does."""
+    workload = workload.at_request_lengths()
     p, o, b = workload.prompt_tokens_mean, workload.output_tokens_mean, workload.burstiness
     q = sim.percentile
 
@@ -223,6 +224,7 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
 
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
     """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
+    workload = workload.at_request_lengths()
     return _fleet(result.option, workload, result.replica, result.money, change, result.tpot_goal_s, result.under_load)
 
 
@@ -245,7 +247,9 @@ def evaluate(
 ) -> Result:
     """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
     ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
-    only, not the levers' and outlook's variants)."""
+    only, not the levers' and outlook's variants). Fractional mean lengths are computed in whole tokens
+    (``Workload.at_request_lengths``)."""
+    workload = workload.at_request_lengths()
     gpu = catalog.gpu(option.gpu)
     mdl = model or catalog.model(option.model)
     eng = engine_profile(option.engine)

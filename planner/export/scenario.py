@@ -60,13 +60,29 @@ def _not_bool(value: Any) -> Any:
     return value
 
 
+#: Why a length other than a mean is whole tokens, said when a fraction is refused.
+WHOLE_LENGTH_BECAUSE = (
+    "a *_tokens_high length is one request's and sizes the KV cache, so whole tokens; only the *_tokens_mean "
+    "lengths, means, may have a fraction"
+)
+
+
 def _token_count(value: Any) -> Any:
     """A token count as people write it (8192, "8,192", 1e4, "8k"): ``planner.units.parse_token_count``."""
-    return parse_token_count(value)
+    return parse_token_count(value, whole_because=WHOLE_LENGTH_BECAUSE)
+
+
+def _mean_token_count(value: Any) -> Any:
+    """A mean length as datasets and benchmarks print it (800.5, "1.3k", "8k"): a fraction is kept (a float), a whole
+    count stays an int (``planner.units.parse_token_count(whole=False)``)."""
+    count = parse_token_count(value, whole=False)
+    return int(count) if isinstance(count, float) and count.is_integer() else count
 
 
 #: A whole number of tokens, written as a number or as text ("8k", "8,192"); the range is the field's.
 Tokens = Annotated[int, BeforeValidator(_token_count)]
+#: A mean number of tokens, which may have a fraction (800.5); whole ones stay ints. The range is the field's.
+MeanTokens = Annotated[int | float, BeforeValidator(_mean_token_count)]
 
 #: Largest target written as a bare number of seconds; above it, the unit must be written ("2 s"). A token
 #: every second is slower than anyone reads (about 5 tokens/s); a first token after a minute is no chat.
@@ -158,11 +174,15 @@ class Workload(BaseModel):
         "(planner.serving.load.DATASETS: sharegpt, alpaca, sonnet, random, generated-shared-prefix; its shared prefix "
         "is cached); a dataset of means only (sharegpt, alpaca) still needs prompt_tokens_high and output_tokens_high",
     )
-    prompt_tokens_mean: Tokens = Field(gt=0, le=MAX_TOKENS, description="mean prompt length, tokens")
+    prompt_tokens_mean: MeanTokens = Field(
+        gt=0, le=MAX_TOKENS, description="mean prompt length, tokens (a fraction such as 800.5 is kept)"
+    )
     prompt_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
     )
-    output_tokens_mean: Tokens = Field(gt=0, le=MAX_TOKENS, description="mean output length, tokens")
+    output_tokens_mean: MeanTokens = Field(
+        gt=0, le=MAX_TOKENS, description="mean output length, tokens (a fraction such as 400.5 is kept)"
+    )
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
     )
@@ -247,6 +267,25 @@ class Workload(BaseModel):
 
         return shared_prefix_hit_rate(self.dataset, self.prompt_tokens_mean, DEFAULT_REQUESTS)
 
+    @property
+    def request_tokens(self) -> tuple[int, int]:
+        """(prompt, output) whole tokens of a request at the mean lengths: what the simulation's fixed-length run sends
+        and a prefill at the mean prompt prices, each mean rounded to whole tokens as validation reads a benchmark's
+        printed mean (``planner.serving.load.fixed_length_tokens``: 800.5 -> 800). Sums over requests (Little's law,
+        tokens a month) take the means as given."""
+        from planner.serving.load import fixed_length_tokens
+
+        return fixed_length_tokens(self.prompt_tokens_mean), fixed_length_tokens(self.output_tokens_mean)
+
+    def at_request_lengths(self) -> Workload:
+        """This workload with its mean lengths in whole tokens (``request_tokens``), what the model computes with:
+        a review of 800.5-token prompts is the review of 800-token ones, as validation reads a benchmark's mean of
+        800.5. Itself when the means are whole already."""
+        p, o = self.request_tokens
+        if (p, o) == (self.prompt_tokens_mean, self.output_tokens_mean):
+            return self
+        return self.model_copy(update={"prompt_tokens_mean": p, "output_tokens_mean": o})
+
     @model_validator(mode="after")
     def _check(self) -> Workload:
         rates = (self.peak_requests_per_s, self.average_requests_per_s)
@@ -285,12 +324,11 @@ class Workload(BaseModel):
 
     @property
     def inflight_context_tokens(self) -> int:
-        """Mean context a decode step reads under continuous batching, whole tokens (``planner.export.sizing``'s rule)."""
+        """Mean context a decode step reads under continuous batching, whole tokens (``planner.export.sizing``'s rule),
+        at the mean lengths in whole tokens (``request_tokens``)."""
         from planner.export.sizing import inflight_context_tokens
 
-        exact = inflight_context_tokens(
-            self.prompt_tokens_mean, self.output_tokens_mean, self.output_tokens_high, self.high_percentile
-        )
+        exact = inflight_context_tokens(*self.request_tokens, self.output_tokens_high, self.high_percentile)
         return max(1, round(exact))
 
 

@@ -280,10 +280,18 @@ class LoadResult:
 # -- request lengths --------------------------------------------------------------------------------------
 
 
+def fixed_length_tokens(mean_tokens: float) -> int:
+    """The whole tokens each request of a fixed-length run at a mean length sends: the mean rounded to the nearest
+    whole token (Python's round, half to even: 800.5 -> 800, 801.5 -> 802), at least 1. A benchmark's printed mean
+    (207.5 tokens) is read this way (``planner.accuracy.published.mean_length``), and so is a scenario's or
+    ``planner plan``'s fractional mean where one request length is priced or simulated."""
+    return max(round(float(mean_tokens)), 1)
+
+
 def fixed_lengths(prompt_tokens: float, output_tokens: float, num_requests: int) -> list[tuple[int, int]]:
-    """Every request the same (prompt, output) tokens, rounded to whole tokens (at least 1)."""
+    """Every request the same (prompt, output) tokens, rounded to whole tokens (``fixed_length_tokens``)."""
     n = _whole(num_requests, "num_requests")
-    return [(max(round(float(prompt_tokens)), 1), max(round(float(output_tokens)), 1))] * n
+    return [(fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens))] * n
 
 
 def range_ratio_lengths(

@@ -401,6 +401,9 @@ def simulate(
     itls: list[tuple[float, int]] = []
     e2es: list[tuple[float, int]] = []
     stall = 0.0  # prefill-only steps (SGLang) since the decoding requests' last token: part of their next gap
+    # (stall when they joined, how many): requests whose first token a prefill-only step made since the last decode
+    # step; their first gap counts only the stall after it, so a request's ITL, as its TPOT, starts at its first token
+    joined: list[tuple[float, int]] = []
     now = busy_integral = finished_at = 0.0
     seen_s = -math.inf  # async scheduling: arrivals up to this time were seen when this step was scheduled
     peak = stuck = finished = 0
@@ -518,12 +521,14 @@ def simulate(
             dt = steps * table.decode_s(b, ctx) + slope * steps * (steps - 1) / 2.0
             if sg:
                 ratio = max(ratio - (ratio0 - ratio_min) / decay_steps * steps, ratio_min)
-            if window > 1:  # one chunk of tokens per request per window
-                itls.append((dt + stall, b))
+            gap = dt if window > 1 else dt / steps  # one chunk of tokens per request per window
+            if joined:  # each cohort waited out only the prefill-only steps after the one that made its first token
+                itls.extend(_first_gaps(gap, stall, joined, b))
+                joined = []
             else:
-                itls.append((dt / steps + stall, b))
-                if steps > 1:
-                    itls.append((dt / steps, b * (steps - 1)))
+                itls.append((gap + stall, b))
+            if window == 1 and steps > 1:
+                itls.append((dt / steps, b * (steps - 1)))
             stall = 0.0
         else:
             dt = table.step_s(b, ctx, prefill)
@@ -558,6 +563,8 @@ def simulate(
                 more = min(num_prompts - sent, n)
                 send(sent, more, now + how.frontend_s)
                 sent += more
+        if steps == 0 and run.b > b:  # a prefill-only step: its first tokens start decoding now
+            joined.append((stall, run.b - b))
     n_ttft = sum(n for _, n in ttfts)
     n_tpot = sum(n for _, n in tpots)
     duration = finished_at if finished == num_prompts else math.nan  # a run that cannot finish has no figures
@@ -584,6 +591,24 @@ def simulate(
         preemptions=run.preemptions,
         samples=samples,
     )
+
+
+def _first_gaps(gap_s: float, stall_s: float, joined: list[tuple[float, int]], b: int) -> list[tuple[float, int]]:
+    """The (gap, requests) of a decode step of ``b`` requests after prefill-only steps that stalled it ``stall_s``:
+    gap_s + stall_s for the requests decoding before them, gap_s + stall_s - s_j for each cohort of n_j that joined
+    (its first token made) when the stall stood at s_j (``joined``, oldest first). Assumption: requests that left
+    the decoders since (preempted) were the newest, as vLLM preempts the last admitted, so cohorts are trimmed from
+    the newest when they outnumber ``b``."""
+    out: list[tuple[float, int]] = []
+    left = b
+    for s_j, n_j in reversed(joined):
+        n = min(n_j, left)
+        if n > 0:
+            out.append((gap_s + stall_s - s_j, n))
+            left -= n
+    if left > 0:
+        out.append((gap_s + stall_s, left))
+    return out
 
 
 def _fresh(c) -> int:
