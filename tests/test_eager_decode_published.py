@@ -42,8 +42,8 @@ def test_the_moe_layer_surplus_is_the_deepseek_lite_rows_after_its_dense_layer()
     assert float(r["eager_surplus_us_per_layer"]) == pytest.approx(715.024, abs=1e-3)
 
 
-#: DeepSeek-R1's layers (3 dense, then 58 MoE) and SGLang 0.4's eager limits as the switch sets them; the surplus
-#: reads only these fields
+#: DeepSeek-R1's layers (3 dense, then 58 MoE) and SGLang 0.4's eager limits as ``with_sglang_eager_decode`` sets
+#: them; the surplus reads only these fields
 R1 = SimpleNamespace(num_layers=61.0, moe_layers=58.0)
 SGLANG_04 = SimpleNamespace(
     decode_graph_max_batch=profiles.SGLANG_04_GRAPH_MAX_BATCH,
@@ -72,3 +72,33 @@ def test_only_sglang_04_line_releases_run_eager_decode_steps():
     assert profiles.with_sglang_eager_decode(base, "sglang", "0.4.3").decode_graph_max_batch == 160.0
     assert profiles.with_sglang_eager_decode(base, "sglang", "v0.5.3") is base
     assert profiles.with_sglang_eager_decode(base, "vllm", "0.4.3") is base
+
+
+def test_one_eager_copy_per_profile():
+    """The facts caches key on the profile object (``planner.catalog.resolve``: ``id(engine)``), so every SGLang 0.4
+    row of one base profile gets the same copy, as ``_reading_kv_per_query_head`` and ``_prefilling_only`` give;
+    a fresh copy per row would resolve the GPU and model numbers again for each."""
+    base = profiles.engine_profile("sglang")
+    first = profiles.with_sglang_eager_decode(base, "sglang", "0.4.3")
+    assert profiles.with_sglang_eager_decode(base, "SGLang", "v0.4.6.post5") is first
+
+
+def test_a_serving_runs_step_table_jumps_at_the_graph_limit_not_across_the_grid():
+    """The serving simulation reads decode steps from a table interpolated over a batch grid (exact to 64, then
+    geometric): the eager surplus must step up between batch 160 and 161, as ``decode_step`` prices it, not ramp
+    between the grid points around them (a batch of 158 paying part of it, 162 not all of it). DeepSeek-R1 on eight
+    H200 under SGLang 0.4: the table's 161 - 160 gap is the 58 MoE + 3 dense layers' surplus (41.68 ms) plus what one
+    more sequence adds (under 0.5 ms), and the gaps beside it carry none of it (before s132: 5.3 ms of the 41.68)."""
+    from planner.serving.benchmark import serving_setups
+
+    eng = profiles.with_sglang_eager_decode(profiles.engine_profile("sglang"), "sglang", "0.4.3")
+    _, setups, _ = serving_setups(
+        "H200 SXM 141GB", "DeepSeek-R1", 1000.0, 1000.0, None, 2000, 1024, 16384, "sglang", None, 8,
+        dict(weight_precision=None, kv_precision=None),
+        dict(engine=eng, catalog=None, calibration=None, errors="raise"),
+    )  # fmt: skip
+    table = setups[0].table
+    assert setups[0].cap > 170
+    step = [table.decode_lo_s[b - 1] for b in (159, 160, 161, 162)]  # decode_lo_s[b - 1]: a batch of b
+    assert 0 < step[1] - step[0] < 0.5e-3 and 0 < step[3] - step[2] < 0.5e-3  # one sequence more, graphed or not
+    assert 41.68e-3 < step[2] - step[1] < 41.68e-3 + 0.5e-3

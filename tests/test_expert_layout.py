@@ -67,11 +67,12 @@ class TestWholeExperts:
         monkeypatch.setattr(profiles, "EXPERT_PARALLEL_FROM_ROWS", True)
         assert _profile_for(rows["LD038"], None).experts_whole == 1.0
         assert _profile_for(rows["LD037"], None).experts_whole == 0.0
+        # one copy per profile (the facts caches key on the profile object), as the shipped per-row readings give
+        assert _profile_for(rows["LD038"], None) is _profile_for(rows["LD038"], None)
 
     def test_the_grouped_gemm_takes_the_whole_width(self):
         """DeepSeek-V3's 2,048-wide experts on 8 GPUs: split, w = 256 (w / (w + 382) = 0.40 of the dense rate on
         H200); whole, w = 2,048 (0.84): the same time as the width given by hand."""
-        from planner.catalog import default_catalog
         from planner.deploy import deploy
         from planner.model.decode import experts_touched
         from planner.options import DecodeOptions, Options
@@ -91,7 +92,6 @@ class TestWholeExperts:
         assert float(m.expert_split_width) == 2048.0
         assert whole_s == pytest.approx(by_hand, rel=1e-12)
         assert 1.8 < split_s / whole_s < 2.4
-        assert default_catalog() is not None
 
 
 class TestTensorRtLlmHalves:
@@ -131,3 +131,21 @@ class TestTensorRtLlmHalves:
         assert gpu_numbers(cat.gpu("H200 SXM 141GB"), profiles.engine_profile("vllm"))["moe_gemm_half_width"] == 382.0
         a100 = gpu_numbers(cat.gpu("A100 SXM 80GB"), trt)["moe_gemm_half_width"]
         assert a100 == kernel_curves.MOE_GEMM_HALF_WIDTH_UNMEASURED
+
+    @pytest.mark.parametrize("gpu", ["H800 SXM 80GB", "H100 PCIe 80GB", "H20 96GB", "GH200 96GB"])
+    def test_a_hopper_that_borrows_the_h100s_curves_borrows_its_tensorrt_llm_halves(self, gpu):
+        """A Hopper GPU without its own measurements takes H100 SXM's kernel curves, vLLM's halves among them
+        (``kernel_curves.source_gpu``); TensorRT-LLM 1.x there takes H100 SXM's TensorRT-LLM halves (644.6, 81.6),
+        not vLLM's Triton ones: the kernel is the engine's, the tiles' efficiency the architecture's. MI300X, which
+        also borrows H100 SXM's curves, is not a Hopper and keeps them."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import gpu_numbers
+
+        cat = default_catalog()
+        trt = profiles.engine_profile("tensorrt-llm")
+        got = gpu_numbers(cat.gpu(gpu), trt)
+        assert (got["moe_gemm_half_width"], got["moe_gemm_half_rows"]) == (644.6, 81.6)
+        vllm = gpu_numbers(cat.gpu(gpu), profiles.engine_profile("vllm"))["moe_gemm_half_width"]
+        assert vllm == kernel_curves.MOE_GEMM_HALF_WIDTHS["H100 SXM 80GB"]
+        mi300x = gpu_numbers(cat.gpu("MI300X"), trt)["moe_gemm_half_width"]
+        assert mi300x == kernel_curves.MOE_GEMM_HALF_WIDTHS["H100 SXM 80GB"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import math
 import re
 import statistics
-import sys
 from pathlib import Path
 
 import pytest
+from bench_support import bench_module
 
 from planner import api
 from planner.engines.profiles import TENSORRT_LLM, TENSORRT_LLM_0
@@ -110,11 +110,8 @@ class TestTheTensorRTLLMH100GapIsTheSources:
         published / simulated mean TPOT of gpustack's all-at-once runs on the same documents
         (bench/load_gaps.py section 3), and the H100 excess over A100 within 10% for the two engines."""
         root = Path(__file__).resolve().parents[1]
-        sys.path.insert(0, str(root / "bench"))
-        try:
-            from load_gaps import same_document_ratios
-        finally:
-            sys.path.remove(str(root / "bench"))
+        gaps = bench_module("load_gaps")
+        same_document_ratios = gaps.same_document_ratios
         doc = " ".join((root / "docs" / "model.md").read_text(encoding="utf-8").split())
         m = re.search(
             r"vLLM x([\d.]+) on H100 \((\d+) runs\) against x([\d.]+) on A100 \((\d+)\), TensorRT-LLM x([\d.]+) "
@@ -181,12 +178,8 @@ class TestClosedLoopTails:
         (269.33 - 40.70) x 100 = 22.9 s beyond the median: 5.7 s for each of the first four, its p99 5,701 ms.
         LD090 ran LD075's server command and client at 4 in flight on the launch that served 1, 2 and 8 in flight
         (LD088, LD089, LD091; blocks labelled only "BS=n"), and carries none (mean 39.93 ms, below its median 41.92)."""
-        root = Path(__file__).resolve().parents[1]
-        sys.path.insert(0, str(root / "bench"))
-        try:
-            from load_gaps import first_wave_means
-        finally:
-            sys.path.remove(str(root / "bench"))
+        gaps = bench_module("load_gaps")
+        first_wave_means = gaps.first_wave_means
         from planner.accuracy.published import load_decode_rows, reference_dir
 
         rows = load_decode_rows(reference_dir() / "load_public.csv")
@@ -204,12 +197,8 @@ class TestClosedLoopTails:
         request's latency did not grow with its gaps); over the 3 / 220 of the gaps a new request meets, ~3.7 tokens a
         held chunk, 27.8 ms at the 7.37 ms median ITL against a p99 - p50 of 33.6. SGLang (LD069: 7.19 / 7.08) and
         TensorRT-LLM (LD070: 7.67 / 7.59) deliver a chunk per token or more: no held chunk."""
-        root = Path(__file__).resolve().parents[1]
-        sys.path.insert(0, str(root / "bench"))
-        try:
-            from load_gaps import chunks_per_token
-        finally:
-            sys.path.remove(str(root / "bench"))
+        gaps = bench_module("load_gaps")
+        chunks_per_token = gaps.chunks_per_token
         from planner.accuracy.published import load_decode_rows, reference_dir
 
         rows = [
@@ -232,12 +221,8 @@ class TestClosedLoopTails:
         one H100: p99 - p50 ITL 11.48 - 7.04 and 11.56 - 7.04 ms in BF16 (LD069, LD071), 22.20 - 5.39 ms in FP8 (LD072),
         so (16.81 - 4.48) / 36 layers = 0.34 ms a layer more; the step model prices the FP8 prefill below the BF16 one
         (a quicker weight read), the published gap goes the other way."""
-        root = Path(__file__).resolve().parents[1]
-        sys.path.insert(0, str(root / "bench"))
-        try:
-            from load_gaps import eager_prefill_excess
-        finally:
-            sys.path.remove(str(root / "bench"))
+        gaps = bench_module("load_gaps")
+        eager_prefill_excess = gaps.eager_prefill_excess
         from planner.accuracy.published import load_decode_rows, reference_dir
 
         rows = [
@@ -264,12 +249,11 @@ class TestClosedLoopTails:
         LD070 would need 40 ms against 2 x 7.883 s / 1000 = 15.8 ms (LD053's median, Qwen3-14B). SGLang 0.5.3's
         front end renders the same template for Qwen3-8B and its FP8 checkpoint, and the BF16 runs need 1-3 ms where
         the FP8 run LD072 needs 46."""
-        root = Path(__file__).resolve().parents[1]
-        sys.path.insert(0, str(root / "bench"))
-        try:
-            from load_gaps import family, first_wave_excess, release, serial_front_end_bounds
-        finally:
-            sys.path.remove(str(root / "bench"))
+        gaps = bench_module("load_gaps")
+        family = gaps.family
+        first_wave_excess = gaps.first_wave_excess
+        release = gaps.release
+        serial_front_end_bounds = gaps.serial_front_end_bounds
         from planner.accuracy.published import load_decode_rows, reference_dir
 
         bounds = serial_front_end_bounds()

@@ -140,3 +140,24 @@ def test_the_reference_rows_it_touches():
             if acc._profile_for(row, None).prefill_only_steps:
                 touched.add(row.record_id)
     assert touched == {"XWQ235-001", "MLPF41-001", "MLPF41-002"}
+
+
+def test_a_command_with_prefix_caching_keeps_0_6_0_from_chunking(tmp_path):
+    """vLLM 0.5.3-0.6.0 turn long-context chunking off when prefix caching is on (arg_utils.py 0.5.3 l.760, 0.6.0
+    l.859), whatever the prompts' warmth: a V0 serving run of Llama-3.1-8B (131,072 context) on an H100 whose command
+    says ``--enable-prefix-caching`` runs prefill-only steps, and without the flag it chunks."""
+    head = "gpu,model,batch,input_len,output_len,tpot_ms,engine,engine_version,batching,num_prompts,request_rate\n"
+    cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
+    p = tmp_path / "runs.csv"
+    p.write_text(
+        head
+        + f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd} --enable-prefix-caching,200,4\n"
+        + f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd},200,4\n"
+        + f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd} --no-enable-prefix-caching,200,4\n",
+        encoding="utf-8",
+    )
+    flagged, plain, refused = acc.load_decode_rows(p)
+    assert flagged.prefix_caching and not plain.prefix_caching and not refused.prefix_caching
+    assert acc._profile_for(flagged, None).prefill_only_steps
+    assert not acc._profile_for(plain, None).prefill_only_steps
+    assert not acc._profile_for(refused, None).prefill_only_steps

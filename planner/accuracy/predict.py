@@ -238,8 +238,10 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 
 
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
-    """The row's profile (``engine`` if given, else its engine's release's) with its release's kernels
-    (``with_release_kernels``: TensorRT-LLM before XQA; ``with_sglang_eager_decode``: SGLang 0.4's eager decode)."""
+    """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
+    ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
+    ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), and the off experiments ``with_published_host_cost``
+    and ``with_expert_parallel``."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
@@ -254,8 +256,9 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
 
 def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
     """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its model's context (V0's default
-    ``max_model_len``; a row's ``--max-model-len`` is not read), sliding window and MLA from the catalog; a row whose
-    names do not resolve keeps the profile."""
+    ``max_model_len``; a row's ``--max-model-len`` is not read), sliding window and MLA from the catalog, prefix
+    caching from its command or warm prompts (``DecodeRow.prefix_caching``); a row whose names do not resolve keeps
+    the profile."""
     if (row.scheduler_steps or 1) > 1 or row.chunked_prefill or not profile.name.startswith("vllm"):
         return profile  # not V0's default scheduler (before the catalog look-ups, for speed)
     if vllm_batching_release(row.engine_version)[0] != VLLM_BATCHING_RELEASES[0][1]:
@@ -268,7 +271,7 @@ def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfi
     return with_v0_default_scheduler(
         profile, row.engine, row.engine_version, chunked_prefill=row.chunked_prefill,
         scheduler_steps=row.scheduler_steps, max_model_len=int(model.max_context), rocm=gpu.vendor == "AMD",
-        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prompts_cached, mla=model.mla is not None,
+        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prefix_caching, mla=model.mla is not None,
     )  # fmt: skip
 
 

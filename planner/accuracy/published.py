@@ -340,6 +340,9 @@ class DecodeRow:
     #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
     #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
     prompts_cached: bool = False
+    #: whether the server had prefix caching on: its command says ``--enable-prefix-caching`` (``prefix_caching_of``)
+    #: or its prompts were served warm from the cache (``prompts_cached``); False: the engine's default, unread
+    prefix_caching: bool = False
     #: whether the server scheduled each step while the one before ran (vLLM ``--async-scheduling``, said in the
     #: row's ``batching`` or ``notes`` cell): a request arriving at a busy server waits one step more
     async_scheduling: bool = False
@@ -553,6 +556,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
         prompts_cached=cached,
+        prefix_caching=cached or prefix_caching_of(r),
         async_scheduling=async_scheduling_of(r),
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         client=benchmark_client_of(r),
@@ -675,6 +679,14 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
         if hit:
             return int(hit.group(1))
     return None
+
+
+def prefix_caching_of(r: dict[str, str]) -> bool:
+    """Whether the row's server command (its ``batching``, ``notes`` or ``engine_version`` cell, as ``server_flag``
+    reads it) turns prefix caching on (``--enable-prefix-caching``, ``--enable_prefix_caching``;
+    ``--no-enable-prefix-caching`` is off)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
+    return bool(re.search(r"(?<![\w-])--enable[-_]prefix[-_]caching\b(?![-_=])", text))
 
 
 def chunked_prefill_of(r: dict[str, str]) -> bool | None:

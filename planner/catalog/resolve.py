@@ -62,10 +62,12 @@ def gpu_numbers(
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
     if eng.kernel_curves and eng.name == "tensorrt-llm":
-        # TensorRT-LLM 1.x's own grouped-GEMM rate where its fused MoE was measured on the GPU (s126), else vLLM's
-        if g.name in kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS:
-            kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[g.name]
-            kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[g.name]
+        # TensorRT-LLM 1.x's own grouped-GEMM rate where its fused MoE was measured on the GPU or the GPU of its
+        # architecture whose curves it takes (s126), else vLLM's
+        src = kernel_curves.tensorrt_llm_moe_source(g, default_catalog())
+        if src is not None:
+            kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[src]
+            kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src]
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)

@@ -136,8 +136,9 @@ MOE_GEMM_HALF_ROWS = {
     "H100 SXM 80GB": 50.5,
     "H200 SXM 141GB": 51.9,
 }
-#: TensorRT-LLM 1.x's profile ("tensorrt-llm") on a GPU below takes these in place of vLLM's (``planner.catalog.
-#: resolve.gpu_numbers``; s126, docs/accuracy.md History): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
+#: TensorRT-LLM 1.x's profile ("tensorrt-llm") on a GPU below, or on one of its architecture that takes its kernel
+#: curves (``tensorrt_llm_moe_source``), takes these in place of vLLM's (``planner.catalog.resolve.gpu_numbers``;
+#: s126, docs/accuracy.md History): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
 #: (``planner.engines.kernel_floor.moe_gemm_halves``) to its measured calls at moe_tp or moe_ep 1-8
 #: (catalogs/reference/moe_trtllm_aic.csv, ``bench/trtllm_moe_extract.py``, 2,766 calls: median |error| 19% -> 10% on
 #: both GPUs; with vLLM's halves instead DeepSeek-V3's moe_tp 8 call of 1,024 tokens on H200 is 0.64 ms against the
@@ -193,6 +194,18 @@ def source_gpu(name: str, architecture: str) -> str:
     """The measured GPU whose curves ``name`` uses: itself when measured, else the nearest architecture's."""
     curves = read_curves()
     return name if name in curves else NEAREST.get(architecture, FALLBACK)
+
+
+def tensorrt_llm_moe_source(gpu, catalog) -> str | None:
+    """The GPU whose TensorRT-LLM 1.x fused-MoE halves (``TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS`` / ``_ROWS``) a catalog
+    ``gpu`` takes: the one its kernel curves come from (``source_gpu``: itself, else its architecture's nearest
+    measured GPU, as vLLM's halves are taken) where TensorRT-LLM was measured on it and it is of ``gpu``'s
+    architecture (H800, H100 PCIe, H20, GH200: H100 SXM's); None elsewhere (A100, MI300X ...: vLLM's halves stay).
+    Assumed: the CUTLASS tiles' efficiency at a width and rows is the architecture's, as the Triton kernel's is."""
+    src = source_gpu(gpu.name, gpu.architecture)
+    if src not in TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS:
+        return None
+    return src if src == gpu.name or catalog.gpu(src).architecture == gpu.architecture else None
 
 
 def kernel_factors(gpu, catalog) -> dict[str, float]:

@@ -964,8 +964,13 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
     line_04 = v is not None and v.release[:2] == (0, 4)
     if not (line_04 or (v is None and any(tag in str(version) for tag in SGLANG_04_UNVERSIONED))):
         return profile
-    return replace(
-        profile,
+    return _decoding_eagerly(profile)
+
+
+@functools.lru_cache(maxsize=64)
+def _decoding_eagerly(profile: EngineProfile) -> EngineProfile:
+    """One copy per profile (the facts caches key on the profile object)."""
+    return profile.with_(
         decode_graph_max_batch=SGLANG_04_GRAPH_MAX_BATCH,
         eager_layer_s=SGLANG_EAGER_LAYER_S,
         eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
@@ -994,7 +999,13 @@ def with_expert_parallel(profile: EngineProfile, expert_parallel: bool) -> Engin
         return profile
     if EXPERT_PARALLEL_PROFILES is not None and profile.name not in EXPERT_PARALLEL_PROFILES:
         return profile
-    return replace(profile, experts_whole=1.0)
+    return _experts_whole(profile)
+
+
+@functools.lru_cache(maxsize=64)
+def _experts_whole(profile: EngineProfile) -> EngineProfile:
+    """One copy per profile (the facts caches key on the profile object)."""
+    return profile.with_(experts_whole=1.0)
 
 
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:

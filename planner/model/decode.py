@@ -178,7 +178,8 @@ def eager_surplus_s(model: ModelFacts, limits: EngineFacts, batch: ArrayLike) ->
 
 def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, batch: ArrayLike) -> ArrayLike:
     """A decode step's engine costs beyond ``device_s`` (its kernels and collectives): the per-step cost
-    (``step_overhead_s``) + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
+    (``step_overhead_s``, + ``eager_surplus_s`` for a batch above the engine's largest decode graph: SGLang 0.4, s123)
+    + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
     (``limits.host_overlap`` 1; EXPERIMENT, s118: ``planner.engines.profiles.with_published_host_cost``, s101's
     reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
     min(host, device + per-step cost)."""

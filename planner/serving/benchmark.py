@@ -344,12 +344,18 @@ def _finish(ttft, tpot, rate, decode_rate, duration, conc, ttft_median, tpot_med
     return BenchmarkRun(*[v.item() if v.ndim == 0 else v for v in vals])
 
 
-def _batch_grid(cap: int) -> np.ndarray:
-    """Batch sizes at which the decode step is computed: 1..64 exactly, then a geometric grid up to ``cap``."""
+def _batch_grid(cap: int, graph_max_batch: float = 0.0) -> np.ndarray:
+    """Batch sizes at which the decode step is computed: 1..64 exactly, then a geometric grid up to ``cap``, plus the
+    engine's largest decode graph and the batch after it where both are inside (``graph_max_batch``: the profile's
+    ``decode_graph_max_batch``, 0: none), so the eager surplus (``planner.model.decode.eager_surplus_s``) steps up
+    between them, not across the grid points around them."""
     exact = np.arange(1, min(cap, EXACT_BATCHES) + 1, dtype=float)
     if cap <= EXACT_BATCHES:
         return exact
-    return np.unique(np.r_[exact, np.round(np.geomspace(EXACT_BATCHES, cap, GRID_BATCHES))])
+    grid = np.r_[exact, np.round(np.geomspace(EXACT_BATCHES, cap, GRID_BATCHES))]
+    if EXACT_BATCHES <= graph_max_batch < cap:
+        grid = np.r_[grid, math.floor(graph_max_batch), math.floor(graph_max_batch) + 1]
+    return np.unique(grid)
 
 
 @dataclass(frozen=True)
@@ -653,8 +659,9 @@ def _step_tables(g, m, inp, out, caps, budgets, group, precs, idx, opts) -> list
     """One ``StepTable`` per run: decode steps on a batch grid at the first and last context, prefill steps of
     whole prompts (1..K of them, K covering the token budget) and of a one-token prompt, all in two model calls."""
     d_rows, p_rows = [], []
+    graph_max_batch = float(opts["engine"].decode_graph_max_batch)  # SGLang 0.4's eager steps above it (s123)
     for j in range(len(idx)):
-        for b in _batch_grid(int(caps[j])):
+        for b in _batch_grid(int(caps[j]), graph_max_batch):
             d_rows += [(j, b, inp[j]), (j, b, inp[j] + out[j])]
         k_max = max(1, math.ceil(budgets[j] / inp[j]))
         p_rows += [(j, 1.0, 1.0)] + [(j, float(k), inp[j]) for k in range(1, k_max + 1)]
@@ -677,7 +684,7 @@ def _step_tables(g, m, inp, out, caps, budgets, group, precs, idx, opts) -> list
     )  # fmt: skip
     tables = []
     for j in range(len(idx)):
-        grid = _batch_grid(int(caps[j]))
+        grid = _batch_grid(int(caps[j]), graph_max_batch)
         dsel = dec[dj == j].reshape(-1, 2)
         psel = pre[pj == j]
         if np.isnan(dsel).any() or np.isnan(psel).any():
