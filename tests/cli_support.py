@@ -9,6 +9,23 @@ from click.testing import CliRunner
 
 from planner.cli import main
 
+#: A one-option budget-review scenario, as a newcomer writes it (the README example's workload, one H100 option):
+#: tests replace one line of it to try a slip.
+SCENARIO = """\
+[workload]
+peak_requests_per_s = 40
+average_requests_per_s = 16
+prompt_tokens_mean = 800
+prompt_tokens_high = 3000
+output_tokens_mean = 400
+output_tokens_high = 1200
+ttft_target_s = 1.5
+tpot_target_s = 0.05
+[[option]]
+gpu = "H100"
+model = "Llama-3.1-70B"
+"""
+
 
 def run(*args: str):
     """``planner ARGS...`` in this process (stdout and stderr kept apart)."""

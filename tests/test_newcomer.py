@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from cli_support import one_line, run
+from cli_support import SCENARIO, one_line, run
 
 from planner.accuracy.validation import MEMORY_TOLERANCE
 from planner.units import parse_seconds, parse_token_count
@@ -68,22 +68,6 @@ class TestCalibrateReadsWhatValidateReads:
         line = one_line(run("calibrate", str(f), "-o", str(tmp_path / "c.toml")), 2)
         assert "none of the 1 rows can be used; the first: row row1: unknown model 'no-such-model'" in line
         assert not (tmp_path / "c.toml").exists()
-
-
-SCENARIO = """\
-[workload]
-peak_requests_per_s = 40
-average_requests_per_s = 16
-prompt_tokens_mean = 800
-prompt_tokens_high = 3000
-output_tokens_mean = 400
-output_tokens_high = 1200
-ttft_target_s = 1.5
-tpot_target_s = 0.05
-[[option]]
-gpu = "H100"
-model = "Llama-3.1-70B"
-"""
 
 
 def export(tmp_path, text: str):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_support import one_line, run
+from cli_support import SCENARIO, one_line, run
 
 from planner.export.scenario import parse_scenario, read_percentile
 from planner.export.xlsx_cells import wrapped_lines
@@ -22,21 +22,6 @@ gpu,model,tensor_parallel_size,request_rate,num_prompts,statistic,dataset,input_
 ttft_p99_ms,tpot_median_ms,tpot_p99_ms,itl_median_ms,itl_p99_ms
 H100,llama3.1-8b,1,4,200,median and p99,sharegpt,221.5,198.3,25.1,60.2,8.9,11.4,8.7,30.5
 H100,llama3.1-8b,1,8,200,median and p99,sharegpt,,,27.0,75.2,9.6,13.0,9.2,35.0
-"""
-
-SCENARIO = """\
-[workload]
-peak_requests_per_s = 40
-average_requests_per_s = 16
-prompt_tokens_mean = 800
-prompt_tokens_high = 3000
-output_tokens_mean = 400
-output_tokens_high = 1200
-ttft_target_s = 1.5
-tpot_target_s = 0.05
-[[option]]
-gpu = "H100"
-model = "Llama-3.1-70B"
 """
 
 
