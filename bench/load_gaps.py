@@ -121,7 +121,7 @@ from planner.accuracy.published import load_decode_rows, read_csv_rows, referenc
 from planner.accuracy.under_load import _replica, sharegpt_prompts
 from planner.accuracy.validation import validate_load
 from planner.catalog import default_catalog
-from planner.engines.profiles import tensorrt_llm_decode_graphed
+from planner.engines.profiles import parse_version, tensorrt_llm_decode_graphed
 from planner.serving.load import FRONTEND_S, fixed_lengths, latency_under_load
 
 CLOSED_LOOP = ("LD085", "LD086", "LD068", "LD087", "LD069", "LD070")
@@ -303,9 +303,12 @@ def cuda_graph_split(rows) -> None:
 
 
 def release(row) -> str:
-    """The engine release a row states, as "engine x.y.z" (a suffix such as rc1 kept, .postN dropped)."""
-    found = re.search(r"\d+\.\d+\.\d+(rc\d+)?", row.engine_version)
-    return f"{row.engine} {found.group(0) if found else row.engine_version}"
+    """The engine release a row states, as "engine x.y.z" (a pre-release such as rc1 kept, .postN dropped)."""
+    parsed = parse_version(row.engine_version)
+    if parsed is None:
+        return f"{row.engine} {row.engine_version}"
+    pre = f"{parsed.pre[0]}{parsed.pre[1]}" if parsed.pre else ""
+    return f"{row.engine} {'.'.join(map(str, parsed.release[:3]))}{pre}"
 
 
 def family(row) -> str:

@@ -62,6 +62,7 @@ from planner.accuracy.published import (
     statistic_of,
 )
 from planner.catalog import Catalog, default_catalog
+from planner.engines.profiles import parse_version
 from planner.errors import PlannerError
 
 #: Lengths within this fraction of each other (each of input and output): the same configuration.
@@ -88,8 +89,8 @@ def release(version: str) -> str:
     text = str(version or "").strip().lower()
     if text.startswith(("not ", "unknown")) or not text:
         return ""
-    hit = re.search(r"(\d+)\.(\d+)", text)
-    return f"{int(hit.group(1))}.{int(hit.group(2))}" if hit else ""
+    parsed = parse_version(text)
+    return ".".join(map(str, parsed.release[:2])) if parsed else ""
 
 
 def arrival(row: DecodeRow) -> tuple:
