@@ -19,7 +19,7 @@ from planner.cli import main
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutputExistsError, PlannerError, WriteError
 from planner.workbook import read_inputs
-from planner.workbook.assumptions import EXPERIMENT_FIELDS
+from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
 from planner.workbook.reader import WorkbookError
@@ -83,7 +83,7 @@ class TestDescription:
         for f in dataclasses.fields(EngineProfile):
             if f.name == "description":  # text shown beside, not a parameter
                 continue
-            if f.name in EXPERIMENT_FIELDS:  # an off-by-default experiment's field, on no sheet (s118)
+            if f.name in PUBLISHED_ROW_FIELDS:  # set only on published rows' profiles, on no sheet
                 with pytest.raises(KeyError):
                     spec.name(f"eng_{f.name}")
                 continue

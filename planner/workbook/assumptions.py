@@ -14,13 +14,14 @@ from planner.workbook.layout import ASSUMPTIONS_SHEET
 from planner.workbook.spec import Name, Sheet
 
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
-#: EngineProfile fields not on the sheet: ``host_overlap`` (an off-by-default experiment, s118, set only under
+#: ``PUBLISHED_ROW_FIELDS``: EngineProfile fields set only where a published row is predicted, never on a profile a
+#: user or the workbook plans with, so on no sheet: ``host_overlap`` (an off-by-default experiment, s118, set only under
 #: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)), SGLang
 #: 0.4's eager decode fields (s123, set only on published rows' profiles by ``with_sglang_eager_decode``; 0 on every
 #: profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
 #: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows).
-EXPERIMENT_FIELDS = frozenset(
+PUBLISHED_ROW_FIELDS = frozenset(
     {
         "host_overlap",
         "decode_graph_max_batch",
@@ -144,7 +145,7 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
     names: list[Name] = []
     r = 4
     for f in fields(EngineProfile):
-        if f.name in EXPERIMENT_FIELDS:  # not read by any formula, 0 on every shipped profile
+        if f.name in PUBLISHED_ROW_FIELDS:  # not read by any formula, 0 on every shipped profile
             continue
         value = engine_value(engine, f.name)
         unit, meaning = ENGINE_FIELD_HELP.get(f.name, ("", ""))
