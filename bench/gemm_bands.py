@@ -12,7 +12,7 @@ for the flat curve ("flat") and for the rate as a function of m, rate x m / (m +
 fit_rows_flop_rates``: rate and m0 fitted on the GPU's vLLM table, floor and byte rate kept; "m0"), and with
 ``--own`` that form fitted on each engine's own table ("own").
 
-Not shipped (docs/accuracy.md, History, s111): on H100's vLLM fp8 table the flat curve is 24% fast at 129-1,024 rows
+Not shipped (docs/history.md, s111): on H100's vLLM fp8 table the flat curve is 24% fast at 129-1,024 rows
 and 10% slow at 4,097-16,384. vLLM's sm90 fp8 GEMM picks its CUTLASS configuration by m (vllm-project/vllm 44d638a,
 csrc/quantization/cutlass_w8a8/c3x/scaled_mm_sm90_fp8_dispatch.cuh: m <= 64 tile 64 x 64, cluster 1 x 8; m <= 128 tile
 64 x 128, cluster 2 x 1; above, tile 128 x 128, cluster 2 x 1, i.e. m in steps of 256), so the table runs 469 TFLOP/s

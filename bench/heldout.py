@@ -702,7 +702,7 @@ def add_serial_front_end_option(parser: argparse.ArgumentParser) -> None:
         "--serial-front-end",
         action="store_true",
         help="every simulated run's requests wait in turn for one front-end process (off by default: "
-        "docs/accuracy.md, History, s112)",
+        "docs/history.md, s112)",
     )
 
 

@@ -15,7 +15,7 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
   per GPU over every shape, one FLOP rate per dtype refitted on the shapes of layer-sized weights (n x k >= 4,096 x
   4,096, ``LAYER_WEIGHT_MIN``: a prefill's GEMMs; small weights compute slower, fp8's most).
   One FLOP rate whatever the rows m: a rate as a function of m (``fit_rows_flop_rates``: rate x m / (m + m0)) fits
-  the tables better but was not shipped (``bench/gemm_bands.py``; docs/accuracy.md, History, s111).
+  the tables better but was not shipped (``bench/gemm_bands.py``; docs/history.md, s111).
   Block-FP8 (``fp8_block``, 128 x 128 weight scales) is not fitted: aiconfigurator times vLLM's block-FP8 GEMMs
   without a CUDA graph (``collector/vllm/collect_gemm.py``: ``use_cuda_graph=gemm_type != "fp8_block"``), so its rows
   are 58-164 us of host time on H100 whatever the shape; SGLang's and TensorRT-LLM's graph-measured block-FP8 tables
@@ -159,7 +159,7 @@ def fit_rows_flop_rates(
     kept: the same log least squares (soft-L1) as ``fit_layer_flop_rates``, started from its flat rates and m0 = 100.
 
     Experiment, not used by the shipped curves (``gemm_curve`` keeps one flat rate per dtype): ``bench/gemm_bands.py``
-    compares the two forms (docs/accuracy.md, History: "The GEMM curve per band of rows m", s111)."""
+    compares the two forms (docs/history.md: "The GEMM curve per band of rows m", s111)."""
     floor, rate_b = x[0], x[1]
     lat, b, f, m, g = latency_s[layer], bytes_[layer], flop[layer], rows[layer], groups[layer]
     n = len(x) - 2

@@ -102,7 +102,7 @@
    linear is one cuBLAS call (``layers/quantization/fp8_utils.py`` l.139-149, 217-255). Qwen3-8B on one H100:
    BF16 4.4-4.5 ms (simulated 7.8), FP8 16.8-23.3 ms (simulated 5.7): 0.34-0.52 ms a layer of 36. No public
    measurement of that host time was found, and these are one source's rows, so nothing is simulated (docs/
-   accuracy.md, History, s120).
+   history.md, s120).
 """
 
 from __future__ import annotations

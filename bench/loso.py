@@ -132,7 +132,7 @@ def main() -> None:
         "--first-token-decode-step",
         action="store_true",
         help="read LMDeploy releases before 0.1.0a2 as sampling the first token in a decode step "
-        "(planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP; not shipped: docs/accuracy.md History, s106)",
+        "(planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP; not shipped: docs/history.md, s106)",
     )
     heldout.add_bootstrap_option(parser)
     heldout.add_allreduce_fit_option(parser)

@@ -31,7 +31,7 @@ with tokens.
   (s101) With the SSM state in fp32 as config.json names it (vLLM copies mamba_ssm_cache_dtype) and the quantized
   checkpoint's bf16 mixers, a 400-sequence step is 34.6 ms: kernels, all-reduces and per-step costs 11.0 ms, the
   per-sequence cost 23.6 ms against a published 15.46 ms TPOT; vLLM 0.14+'s async scheduling as max(device, host) was
-  tried and not shipped (docs/accuracy.md, History, s101).
+  tried and not shipped (docs/history.md, s101).
 - Reading aiconfigurator's all-reduce ``message_size`` as bf16 elements (its collector's tensor is [size // 4096,
   4096]; A100's jump to NCCL then sits at vLLM's 8 MiB custom limit) was tried again (as 9b92a10, reverted in
   1ebeceb): TPOT 20% -> 23% median (worst 342 -> 268%), TTFT 37 -> 39%; not kept.

@@ -5,7 +5,7 @@ headline median (and worst) worse.
     PYTHONPATH=. python bench/switch_bootstrap.py serial-front-end --bootstrap 2000
     PYTHONPATH=. python bench/switch_bootstrap.py release-batching --keep /tmp/switch-figures   # reuse main's figures
 
-Switches (each off on main; docs/accuracy.md History says what each does and why it was not shipped):
+Switches (each off on main; docs/history.md says what each does and why it was not shipped):
 
 - ``first-token-decode-step``: LMDeploy before 0.1.0a2 samples the first token in a decode step
   (``planner.accuracy.predict.FIRST_TOKEN_FROM_DECODE_STEP``, s106). The shipped factors are not refitted here (s106's

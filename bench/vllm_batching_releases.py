@@ -30,8 +30,8 @@ QUANTITIES = ("TPOT", "TTFT", "static-batch throughput", "serving throughput")
 
 
 def with_release_kernels_and_batching(profile, engine: str, version: str):
-    """The shipped ``with_release_kernels``, then the experiment ``with_release_batching`` (not shipped: docs/accuracy.md,
-    History, s107): the profile a row gets when each vLLM row runs with its release's batching defaults."""
+    """The shipped ``with_release_kernels``, then the experiment ``with_release_batching`` (not shipped: docs/history.md,
+    s107): the profile a row gets when each vLLM row runs with its release's batching defaults."""
     return with_release_batching(with_release_kernels(profile, engine, version), engine, version)
 
 

@@ -67,7 +67,7 @@ class TestStaticTtft:
 
     def test_published_v010a1_first_token_latencies(self):
         """LMDeploy v0.1.0a1's published Llama-2-7B FTL on one A100 (11, 22, 140 ms at 1, 128, 2048 tokens) within 10%
-        with the engine costs refitted under the rule (docs/accuracy.md History, s106: per layer 11.5 us, prefill
+        with the engine costs refitted under the rule (docs/history.md, s106: per layer 11.5 us, prefill
         latency 1.2 ms); read as a plain prefill with those costs, the 128-token prompt is 40% or more under."""
         refit = LMDEPLOY.with_(layer_overhead_s=11.5e-6, prefill_latency_s=0.0012)
         published = np.array([0.011, 0.022, 0.140])

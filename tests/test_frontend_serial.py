@@ -57,7 +57,7 @@ class TestRule:
         assert FRONTEND_SERIAL_S == pytest.approx(0.013074)
 
     def test_off_unless_set(self, monkeypatch):
-        """No run gets a serial part by default (the experiment failed its ship rule, docs/accuracy.md History s112);
+        """No run gets a serial part by default (the experiment failed its ship rule, docs/history.md s112);
         with ``SERIAL_FRONT_END_S`` set (``--serial-front-end``) every engine's run does."""
         for engine in ("vllm", "sglang", "tensorrt-llm"):
             assert engine_behaviour(None, engine, RunBehaviour(frontend_s=0.02)).frontend_serial_s == 0.0

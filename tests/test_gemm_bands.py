@@ -1,6 +1,6 @@
 """bench/gemm_bands.py: the shipped GEMM curve's error per band of rows m against aiconfigurator 0.12.0's measured GEMM
-tables, and the rate-as-a-function-of-m form it was compared with (issue 21, s111; not shipped: docs/accuracy.md,
-History). Re-derived from the tables where the aiconfigurator venv is installed."""
+tables, and the rate-as-a-function-of-m form it was compared with (issue 21, s111; not shipped:
+docs/history.md). Re-derived from the tables where the aiconfigurator venv is installed."""
 
 from __future__ import annotations
 

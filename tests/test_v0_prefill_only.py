@@ -1,5 +1,5 @@
 """vLLM V0's default scheduler (no chunked prefill): a step that admits prompts prefills only (s127,
-``planner.engines.profiles.with_v0_default_scheduler`` on published rows' profiles; docs/accuracy.md History, s127).
+``planner.engines.profiles.with_v0_default_scheduler`` on published rows' profiles; docs/history.md, s127).
 
 V0's ``Scheduler._schedule`` runs ``_schedule_default`` unless ``chunked_prefill_enabled`` (vllm/core/scheduler.py
 v0.6.3 l.1174-1179, v0.7.3 l.1440-1445); it schedules whole waiting prompts first (``_schedule_prefills(...,

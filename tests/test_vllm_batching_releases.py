@@ -108,7 +108,7 @@ class TestApplying:
         assert with_release_batching(vllm, "vllm", "v0.11.0") is vllm
 
     def test_predictions_do_not_apply_it(self):
-        """Not shipped (docs/accuracy.md History, s107): SGL030-012 (vLLM 0.6.0 on H100) is predicted with today's
+        """Not shipped (docs/history.md, s107): SGL030-012 (vLLM 0.6.0 on H100) is predicted with today's
         8,192 / 1,024, not the 256 sequences its release would give it."""
         from planner.accuracy import predict
 

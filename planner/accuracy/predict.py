@@ -368,7 +368,7 @@ def _resolves(row: DecodeRow, cat: Catalog, memo: dict[tuple[str, str], bool]) -
     return memo[key]
 
 
-#: Experiment, not used by the shipped model (docs/accuracy.md, History: "Batch-1 TTFT by operator, and LMDeploy
+#: Experiment, not used by the shipped model (docs/history.md: "Batch-1 TTFT by operator, and LMDeploy
 #: 0.1.0a1's first token from a decode step", s106): whether a static row of a release that samples the first token in
 #: a decode step after prefilling all but the last prompt token (LMDeploy before 0.1.0a2, ``planner.engines.profiles.
 #: first_token_from_decode_step``) is predicted so. Read by ``predict_decode_rows`` at call time; set for one process

@@ -74,7 +74,7 @@ PUBLISHED_STREAM_TBPS = {
     "H200 SXM 141GB": 4.18,
     "MI300X": 4.10,
 }
-#: Experiment, not used by the shipped model (docs/accuracy.md, History: "MI300X's GEMM floor and fp8 rate from its own
+#: Experiment, not used by the shipped model (docs/history.md: "MI300X's GEMM floor and fp8 rate from its own
 #: measured GEMMs", s103; nothing in ``planner`` reads it, tests/test_amd_published_rates.py re-derives it).
 #: MI300X's own measured GEMMs, not applied: (floor s, fp8 FLOP/s) fitted by ``planner.engines.kernel_floor.own_gemm_fit``
 #: (``bench/kernel_extract.py``'s GEMM form and fit, the byte rate held at the published STREAM-scaled one above) to AMD's
@@ -86,7 +86,7 @@ PUBLISHED_STREAM_TBPS = {
 #: The borrowed curve puts that table's 65-512-row GEMMs 37% fast (a 26 MB weight at 16 rows takes 18.0 us, 1.5 TB/s).
 #: Applied to every MI300X GEMM it moved vLLM's per-tensor FP8 static batches on MI300X from +5% to -14% (held-out
 #: static median 7% -> 14%) and left the MI300X TPOT median at -29%: the floor of aiter's block-scale kernel is not
-#: that of the hipBLASLt GEMMs vLLM runs there (docs/accuracy.md, History), so MI300X keeps the borrowed floor.
+#: that of the hipBLASLt GEMMs vLLM runs there (docs/history.md), so MI300X keeps the borrowed floor.
 AITER_GEMM_MI300X = (15.91e-6, 813.9e12)
 #: EngineFacts fields set from the curves, and what each is with the engine's "ideal" (no kernel tables) form.
 KERNEL_FIELDS = {
@@ -138,7 +138,7 @@ MOE_GEMM_HALF_ROWS = {
 }
 #: TensorRT-LLM 1.x's profile ("tensorrt-llm") on a GPU below, or on one of its architecture that takes its kernel
 #: curves (``tensorrt_llm_moe_source``), takes these in place of vLLM's (``planner.catalog.resolve.gpu_numbers``;
-#: s126, docs/accuracy.md History): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
+#: s126, docs/history.md): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
 #: (``planner.engines.kernel_floor.moe_gemm_halves``) to its measured calls at moe_tp or moe_ep 1-8
 #: (catalogs/reference/moe_trtllm_aic.csv, ``bench/trtllm_moe_extract.py``, 2,766 calls: median |error| 19% -> 10% on
 #: both GPUs; with vLLM's halves instead DeepSeek-V3's moe_tp 8 call of 1,024 tokens on H200 is 0.64 ms against the

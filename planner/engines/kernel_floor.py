@@ -183,7 +183,7 @@ def own_gemm_fit(bytes_per_s: float, path: str | Path | None = None) -> tuple[fl
     ``OWN_GEMM_FILE_NAME``), by ``bench/kernel_extract.py``'s GEMM fit with the byte rate ``bytes_per_s`` given.
 
     Experiment, not used by the shipped model: it derives ``planner.engines.kernel_curves.AITER_GEMM_MI300X``, which
-    nothing applies (docs/accuracy.md, History: "MI300X's GEMM floor and fp8 rate from its own measured GEMMs", s103);
+    nothing applies (docs/history.md: "MI300X's GEMM floor and fp8 rate from its own measured GEMMs", s103);
     only tests/test_amd_published_rates.py calls it (``bench/aiter_extract.py`` writes the table it reads).
 
     Form: latency = floor + max(bytes / ``bytes_per_s``, 2 m n k / FLOP rate), bytes = n k x 1 B (fp8 weights) +
@@ -355,7 +355,7 @@ def mla_module_time_s(
     cache, 1,024 sequences at 128 tokens: 0.386 ms against 0.4015 measured.
 
     Not used by the time model (``planner.model.decode`` times MLA's attention as the other operators, from the GPU's
-    kernel curves): wired in twice and not shipped, by rules fixed before measuring (docs/accuracy.md, History: "The MLA
+    kernel curves): wired in twice and not shipped, by rules fixed before measuring (docs/history.md: "The MLA
     module on vLLM profiles only" and "MLA from the measured module tables"); kept for the tests that check the table
     and the next attempt."""
     rows = [r for r in read_mla_rows(path) if (r["gpu"], r["op"], r["kv_cache_dtype"]) == (gpu, op, kv_cache_dtype)]

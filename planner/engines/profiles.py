@@ -810,7 +810,7 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
     """``profile`` with the kernels of the release that ran a row: TensorRT-LLM before ``TENSORRT_LLM_XQA_VERSION``
     reads the KV cache once per query head in decode (``decode_kv_reads_per_query_head``); any other release, or
     a version that does not parse, keeps the profile as it is. (A vLLM release's batching defaults are not applied
-    here: ``with_release_batching`` failed its ship rule, docs/accuracy.md History, s107.)"""
+    here: ``with_release_batching`` failed its ship rule, docs/history.md, s107.)"""
     v = parse_version(version)
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name == "tensorrt-llm" and v is not None and v.release < TENSORRT_LLM_XQA_VERSION:
@@ -930,7 +930,7 @@ def with_v0_default_scheduler(
     ``chunked_prefill_enabled`` (vllm/core/scheduler.py v0.6.3 l.1174-1179, v0.7.3 l.1440-1445), which schedules
     whole waiting prompts first (``_schedule_prefills(..., enable_chunking=False)``, l.1014 / l.1232) and the running
     decodes only ``if len(prefills.seq_groups) == 0`` ("Don't schedule decodes if prefills are scheduled",
-    l.1022-1027 / l.1240-1245). Shipped in s127 (docs/accuracy.md History) for published rows only: the profiles users
+    l.1022-1027 / l.1240-1245). Shipped in s127 (docs/history.md) for published rows only: the profiles users
     and the workbook plan with carry no such flag."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
     if name != "vllm" or not profile.name.startswith("vllm"):
@@ -951,7 +951,7 @@ def _prefilling_only(profile: EngineProfile) -> EngineProfile:
 
 
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
-    """``profile`` with SGLang 0.4's eager decode steps (s123, docs/accuracy.md History): a decode batch above
+    """``profile`` with SGLang 0.4's eager decode steps (s123, docs/history.md): a decode batch above
     ``SGLANG_04_GRAPH_MAX_BATCH`` runs eagerly and pays ``SGLANG_EAGER_LAYER_S`` per dense layer and
     ``SGLANG_EAGER_MOE_LAYER_S`` per MoE layer on top of its step (``planner.model.decode.eager_surplus_s``). Only
     SGLang 0.4-line releases (a 0.4 version, or a cell in ``SGLANG_04_UNVERSIONED``); 0.5 releases (graphs to 256-512
@@ -1014,7 +1014,7 @@ def with_release_batching(profile: EngineProfile, engine: str, version: str) -> 
 
     Experiment, not used by the shipped model: no prediction of a published row and no user surface calls it
     (``bench/vllm_batching_releases.py`` and ``bench/switch_bootstrap.py release-batching`` do; it failed its ship
-    rule, docs/accuracy.md History: "vLLM's batching defaults by release", s107). What ships is narrower:
+    rule, docs/history.md: "vLLM's batching defaults by release", s107). What ships is narrower:
     ``engine_for_version`` gives a release newer than ``NEWEST_LOGGED_VLLM`` its own defaults (``_with_batching``;
     0.28.0 on: the 160 GiB class, History s113)."""
     name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())

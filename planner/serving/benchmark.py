@@ -181,11 +181,11 @@ def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = Fal
 #: ShareGPT request (its output streamed too), so it is an upper bound on the request-preparing part; a request's
 #: front end is never less than this part (``RunBehaviour`` clips it to ``frontend_s``).
 FRONTEND_SERIAL_S = 130.74 / 10_000
-#: Experiment, not used by the shipped model (docs/accuracy.md, History: "A serial front end: one process preparing
+#: Experiment, not used by the shipped model (docs/history.md: "A serial front end: one process preparing
 #: requests in turn", s112). The serial part every simulated run gets unless asked (``engine_behaviour``; also read by
 #: ``planner.accuracy.frontend.residual_s``), seconds, read at call time: 0, none. No user surface sets it. With
 #: ``FRONTEND_SERIAL_S`` the held-out TPOT median went from 17% to 20% and the loaded TPOT p50 / p99 and ITL p99
-#: medians each a point worse (docs/accuracy.md, History: s112), which the ship rule refuses; ``--serial-front-end``
+#: medians each a point worse (docs/history.md: s112), which the ship rule refuses; ``--serial-front-end``
 #: (``bench/heldout.py``, ``bench/load_validation.py``, ``bench/frontend_fit.py``) sets it to ``FRONTEND_SERIAL_S``
 #: for the experiment.
 SERIAL_FRONT_END_S = 0.0
@@ -266,7 +266,7 @@ def predict_benchmark(
     first token in a decode step over it (LMDeploy TurboMind before 0.1.0a2, ``planner.engines.profiles.
     first_token_from_decode_step``): TTFT = prefill of L - 1 tokens (none when L = 1) + one decode step of the batch at
     context L; an experiment no shipped prediction or user surface turns on (``planner.accuracy.predict.
-    FIRST_TOKEN_FROM_DECODE_STEP``; docs/accuracy.md, History, s106). Arrays broadcast. Options (the group, precisions, engine, calibration, catalog, errors):
+    FIRST_TOKEN_FROM_DECODE_STEP``; docs/history.md, s106). Arrays broadcast. Options (the group, precisions, engine, calibration, catalog, errors):
     ``planner.options.BenchmarkOptions``, their help in ``planner.options.Options``.
     """
     if kind not in KINDS:
