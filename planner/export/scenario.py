@@ -175,13 +175,13 @@ class Workload(BaseModel):
         "is cached); a dataset of means only (sharegpt, alpaca) still needs prompt_tokens_high and output_tokens_high",
     )
     prompt_tokens_mean: MeanTokens = Field(
-        gt=0, le=MAX_TOKENS, description="mean prompt length, tokens (a fraction such as 800.5 is kept)"
+        gt=0, le=MAX_TOKENS, description="mean prompt length, tokens; a fraction such as 800.5 is kept"
     )
     prompt_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile prompt length, tokens (sizes TTFT and KV)"
     )
     output_tokens_mean: MeanTokens = Field(
-        gt=0, le=MAX_TOKENS, description="mean output length, tokens (a fraction such as 400.5 is kept)"
+        gt=0, le=MAX_TOKENS, description="mean output length, tokens; a fraction such as 400.5 is kept"
     )
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
