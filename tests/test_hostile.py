@@ -119,7 +119,11 @@ class TestScenarioNumbers:
                 "tpot_target_s = true",
                 'workload.tpot_target_s: expected seconds, e.g. 0.05 or "50 ms"; not true or false',
             ),
-            ("prompt_tokens_mean = 800", "prompt_tokens_mean = true", "workload.prompt_tokens_mean: expected a number of tokens"),
+            (
+                "prompt_tokens_mean = 800",
+                "prompt_tokens_mean = true",
+                "workload.prompt_tokens_mean: expected a number of tokens",
+            ),
             ("peak_requests_per_s = 40", "peak_requests_per_s = inf", "peak_requests_per_s: Input should be a finite"),
             ("peak_requests_per_s = 40", "peak_requests_per_s = 1e308", "less than or equal to 1000000"),
             ("growth_over_horizon = 0.5", "growth_over_horizon = 1e308", "growth_over_horizon: Input should be less"),
