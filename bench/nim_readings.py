@@ -17,6 +17,10 @@ source's front-end time held out) under four readings, and the signed error of T
 - **fp8 KV**: the KV cache in fp8, as TensorRT-LLM's own FP8 builds of Llama-70B cache it (its perf-overview rows);
   no NIM page states it for this profile, so it is a what-if, not a reading.
 - **both**.
+- **3 a slot**: as read, but the run's length at NIM's benchmarking guide's own command (``--request-count
+  $((CONCURRENCY * 3))``, docs.nvidia.com/nim/benchmarking/llm, "Using AIPerf to Benchmark") instead of
+  ``CLOSED_LOOP_PROMPTS_PER_SLOT`` (10): the guide's example sweep (1, 2, 5, 10, 50, 100, 250 at 200/200 and 1000/200
+  tokens) is not the page's, so it is a what-if for these rows, not a reading (s134).
 
 Then the one-prompt prefill (NIM18-001) split into the model's terms under the first two readings
 (``bench/step_operators.step_terms``). No reading here is fitted to these rows.
@@ -72,15 +76,22 @@ def _fresh() -> None:
     resolve._ONE.clear()
 
 
-def predictions(rows, *, gemms: bool, fp8_kv: bool):
+#: NIM's benchmarking guide's requests per slot (``--request-count $((CONCURRENCY * 3))``).
+GUIDE_PROMPTS_PER_SLOT = 3
+
+
+def predictions(rows, *, gemms: bool, fp8_kv: bool, per_slot: int | None = None):
     """Under one reading: each row's predicted TTFT and TPOT (two lists, seconds) and, unless ``fp8_kv``, the first
-    row's batch-1 prefill split by operator (``step_operators.step_terms``, seconds; None with ``fp8_kv``)."""
+    row's batch-1 prefill split by operator (``step_operators.step_terms``, seconds; None with ``fp8_kv``). ``per_slot``:
+    the closed loop's prompts per slot (None: as read)."""
     original = resolve.gpu_numbers
     _fresh()
     if gemms:
         resolve.gpu_numbers = _trtllm_gemms(original)
     try:
         read = [dataclasses.replace(r, kv_precision="fp8") if fp8_kv else r for r in rows]
+        if per_slot is not None:
+            read = [dataclasses.replace(r, num_prompts=per_slot * r.batch) for r in read]
         p = predict_decode_rows(read, frontend_s=frontend_s_of_rows(read))
         split = step_terms(read[0], prefill=True, batch=1, tokens=read[0].input_len) if not fp8_kv else None
         return list(p.ttft_s), list(p.tpot_s), split
@@ -97,6 +108,7 @@ def main() -> int:
         "TRT-LLM GEMMs": dict(gemms=True, fp8_kv=False),
         "fp8 KV": dict(gemms=False, fp8_kv=True),
         "both": dict(gemms=True, fp8_kv=True),
+        "3 a slot": dict(gemms=False, fp8_kv=False, per_slot=GUIDE_PROMPTS_PER_SLOT),
     }
     got = {name: predictions(rows, **kw) for name, kw in readings.items()}
     print(f"{'row':<11}{'in flight':>9} {'lengths':>10}  {'TTFT ms':>8}  " + "".join(f"{n:>15}" for n in readings))

@@ -61,3 +61,18 @@ def test_readings_leave_the_planner_as_it_was(nim001):
     nim_readings.predictions([nim001], gemms=True, fp8_kv=True)
     after, _, _ = nim_readings.predictions([nim001], gemms=False, fp8_kv=False)
     assert after == pytest.approx(before)
+
+
+def test_the_guide_run_length_reading_only_sets_the_prompt_count():
+    """NIM's guide sends ``--request-count $((CONCURRENCY * 3))``; the what-if sets only the run's prompts: at the
+    planner's own unstated-length reading (``CLOSED_LOOP_PROMPTS_PER_SLOT`` = 10 a slot) it predicts as read."""
+    from planner.accuracy.published import CLOSED_LOOP_PROMPTS_PER_SLOT
+
+    rows = [r for r in load_decode_rows(reference_dir() / "perf_public.csv") if r.record_id == "NIM18-002"]
+    assert rows[0].num_prompts == CLOSED_LOOP_PROMPTS_PER_SLOT * rows[0].batch
+    as_read, tpot, _ = nim_readings.predictions(rows, gemms=False, fp8_kv=False)
+    same, tpot_same, _ = nim_readings.predictions(
+        rows, gemms=False, fp8_kv=False, per_slot=CLOSED_LOOP_PROMPTS_PER_SLOT
+    )
+    assert same == pytest.approx(as_read) and tpot_same == pytest.approx(tpot)
+    assert nim_readings.GUIDE_PROMPTS_PER_SLOT == 3
