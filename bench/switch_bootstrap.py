@@ -54,7 +54,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "sglang-prefill-input-budget",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
@@ -143,10 +142,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "sglang-prefill-input-budget":  # s133: SGLang's max_prefill_tokens beside the chunk budget
-        from planner.serving import simulate
-
-        simulate.SGLANG_PREFILL_INPUT_BUDGET = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -1,13 +1,10 @@
-"""SGLang's two budgets per prefill batch (s133, switch ``sglang-prefill-input-budget``): ``max_prefill_tokens``
+"""SGLang's two budgets per prefill batch (s133; shipped): ``max_prefill_tokens``
 (16,384) for whole prompts beside ``chunked_prefill_size`` for chunks (0.4.4 ``managers/schedule_policy.py``
 ``PrefillAdder``: ``rem_input_tokens`` l.287, the refusal at l.464, ``budget_state`` l.333-337;
 ``server_args.py`` l.69). planner.serving.simulate."""
 
 from __future__ import annotations
 
-import pytest
-
-import planner.serving.simulate as sim
 from planner.serving.simulate import SGLANG_MAX_PREFILL_TOKENS, Scheduler, StepTable, simulate
 
 #: A flat table: a decode step 10 ms at any batch, a prefill step 20 ms at any size; each figure is a count of steps.
@@ -15,11 +12,6 @@ TABLE = StepTable(
     decode_lo_s=(0.010,) * 300, decode_hi_s=(0.010,) * 300, ctx_lo_tokens=0.0, ctx_hi_tokens=1.0,
     prefill_tokens=(1.0, 2e5), prefill_s=(0.020, 0.020), shared_s=0.005,
 )  # fmt: skip
-
-
-@pytest.fixture
-def input_budget(monkeypatch):
-    monkeypatch.setattr(sim, "SGLANG_PREFILL_INPUT_BUDGET", True)
 
 
 def _prefill_steps(lengths, chunk_tokens: int = 131072, concurrency: int = 300) -> list[int]:
@@ -34,7 +26,7 @@ def test_the_default_is_16384_tokens():
     assert SGLANG_MAX_PREFILL_TOKENS == 16384
 
 
-def test_chunked_prefill_size_131072_still_takes_33_prompts_of_485_a_batch(input_budget):
+def test_chunked_prefill_size_131072_still_takes_33_prompts_of_485_a_batch():
     """xinyuwei's DeepSeek-R1 launch (``--chunked-prefill-size 131072``, XWDS-003): 300 prompts of 485 tokens sent
     at once are prefilled 33 a batch (33 x 485 = 16,005 <= 16,384; the 34th would make 16,490), ten batches, not
     270 in one 130,950-token step."""
@@ -42,18 +34,13 @@ def test_chunked_prefill_size_131072_still_takes_33_prompts_of_485_a_batch(input
     assert steps[:10] == [16005] * 9 + [3 * 485]
 
 
-def test_without_the_switch_the_chunk_budget_alone_binds():
-    steps = _prefill_steps([(485, 2)] * 300)
-    assert steps[:2] == [270 * 485, 30 * 485]
-
-
-def test_the_first_prompt_of_a_batch_enters_whatever_its_length(input_budget):
+def test_the_first_prompt_of_a_batch_enters_whatever_its_length():
     """A prompt longer than 16,384 tokens goes whole when it is the batch's first (the refusal needs a non-empty
     ``can_run_list``) and the chunk budget holds it; the next one waits for the next batch."""
     assert _prefill_steps([(20000, 2), (100, 2)], concurrency=2)[:2] == [20000, 100]
 
 
-def test_a_prompt_past_what_is_left_waits_rather_than_being_chunked(input_budget):
+def test_a_prompt_past_what_is_left_waits_rather_than_being_chunked():
     """Chunk budget 8,192 (0.4's default above 25,000 MiB): 8,000 tokens enter, then a 9,000-token prompt exceeds
     the 8,384 left of the input budget and is refused (``AddReqResult.OTHER``), where the chunk budget alone would
     have cut 192 tokens of it into this batch."""

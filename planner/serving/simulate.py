@@ -126,8 +126,6 @@ SGLANG_RETRACT_STEPS = 20
 #: prompt (0.4.4 ``managers/schedule_policy.py`` l.333-337, 464, 483-502; ``server_args.py`` l.69: 16,384; not raised
 #: by ``--chunked-prefill-size``, ``managers/tp_worker.py`` l.108).
 SGLANG_MAX_PREFILL_TOKENS = 16384
-#: s133's switch (``bench/switch_bootstrap.py sglang-prefill-input-budget``): apply ``SGLANG_MAX_PREFILL_TOKENS``.
-SGLANG_PREFILL_INPUT_BUDGET = False
 
 
 @dataclass(frozen=True)
@@ -142,7 +140,8 @@ class Scheduler:
 
     ``kind="sglang"`` (``python/sglang/srt/managers/schedule_policy.py`` ``PrefillAdder``; no
     ``--enable-mixed-chunk``): while prompts wait and fit, a step prefills only (up to ``max_num_batched_tokens``,
-    its ``chunked_prefill_size``) and the decoding requests wait. A request is admitted while the tokens held,
+    its ``chunked_prefill_size``, and whole prompts after the step's first only within ``SGLANG_MAX_PREFILL_TOKENS``)
+    and the decoding requests wait. A request is admitted while the tokens held,
     plus ``new_token_ratio`` x the output each running request has still to produce, plus its own prompt and
     whole output (clipped at ``SGLANG_CLIP_NEW_TOKENS``) fit (``SGLANG_NEW_TOKEN_RATIO``); a decode step without
     a free slot retracts the newest requests until ``SGLANG_RETRACT_STEPS`` steps fit, and the ratio becomes
@@ -437,7 +436,7 @@ def simulate(
             free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
         prefill, finishing, still = 0, [], []
         # SGLang's input budget (``SGLANG_MAX_PREFILL_TOKENS``): whole prompts after the batch's first must fit in it
-        inputs = SGLANG_MAX_PREFILL_TOKENS if sg and SGLANG_PREFILL_INPUT_BUDGET else math.inf
+        inputs = SGLANG_MAX_PREFILL_TOKENS if sg else math.inf
         fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
             need = c.need - c.done  # (a chunked request's KV was kept back when it was admitted, if ``reserve``)
