@@ -85,7 +85,9 @@ GPU_CLASSES_0520 = (GPU_CLASSES_055[0], (35 * 1024, 4096, 48, 160), *GPU_CLASSES
 #: SGLang's default ``chunked_prefill_size`` by rule: (GPU memory below, MiB; tokens), smallest class first. It is the
 #: token budget of a prefill batch: ``PrefillAdder`` takes each added request's tokens off ``rem_chunk_tokens`` and
 #: cuts the request that overruns it (0.5.3 ``managers/schedule_policy.py`` l.431-432, 528-543), and
-#: ``max_prefill_tokens`` is 16,384 in every release read, never below the chunk. Read in the wheels:
+#: ``max_prefill_tokens`` is 16,384 in every release read, never below the default chunk (a command's larger
+#: ``--chunked-prefill-size`` leaves it at 16,384 for whole prompts: ``planner.serving.simulate.
+#: SGLANG_MAX_PREFILL_TOKENS``, s133). Read in the wheels:
 #: - 0.4.0-0.4.x: 2,048 under 25,000 MiB, else 8,192 (0.4.0 ``server_args.py`` l.171-175, 0.4.3 l.209-212, 0.4.5
 #:   l.247-250; 0.4.6.post5 l.271-277, 16,384 only for a disaggregated server).
 #: - 0.5.1-0.5.3rc0 (the ``sglang-0.5.1`` rule): 2,048 under 35 GiB, 8,192 under 160 GiB, else 16,384 (0.5.1

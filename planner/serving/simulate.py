@@ -119,6 +119,14 @@ SGLANG_CLIP_NEW_TOKENS = 4096
 #: After a retraction SGLang keeps this many decode steps of KV free per running request (``retract_decode_steps``).
 SGLANG_RETRACT_STEPS = 20
 
+#: SGLang's ``max_prefill_tokens``: the prompt tokens of whole requests one prefill batch takes, beside the chunk
+#: budget (``chunked_prefill_size``, the scheduler's ``max_num_batched_tokens``). ``PrefillAdder`` starts
+#: ``rem_input_tokens`` at it, refuses a request whose prompt exceeds what is left of it once the batch holds one
+#: (``AddReqResult.OTHER``) and closes the batch when it is spent (``budget_state``); only the chunk budget cuts a
+#: prompt (0.4.4 ``managers/schedule_policy.py`` l.333-337, 464, 483-502; ``server_args.py`` l.69: 16,384; not raised
+#: by ``--chunked-prefill-size``, ``managers/tp_worker.py`` l.108).
+SGLANG_MAX_PREFILL_TOKENS = 16384
+
 
 @dataclass(frozen=True)
 class Scheduler:
@@ -132,7 +140,8 @@ class Scheduler:
 
     ``kind="sglang"`` (``python/sglang/srt/managers/schedule_policy.py`` ``PrefillAdder``; no
     ``--enable-mixed-chunk``): while prompts wait and fit, a step prefills only (up to ``max_num_batched_tokens``,
-    its ``chunked_prefill_size``) and the decoding requests wait. A request is admitted while the tokens held,
+    its ``chunked_prefill_size``, and whole prompts after the step's first only within ``SGLANG_MAX_PREFILL_TOKENS``)
+    and the decoding requests wait. A request is admitted while the tokens held,
     plus ``new_token_ratio`` x the output each running request has still to produce, plus its own prompt and
     whole output (clipped at ``SGLANG_CLIP_NEW_TOKENS``) fit (``SGLANG_NEW_TOKEN_RATIO``); a decode step without
     a free slot retracts the newest requests until ``SGLANG_RETRACT_STEPS`` steps fit, and the ratio becomes
@@ -426,6 +435,8 @@ def simulate(
                 owed += sum(c.n * (per_step * (c.olen - c.out0) + c.need - c.done) for c in run.prefilling)
             free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
         prefill, finishing, still = 0, [], []
+        # SGLang's input budget (``SGLANG_MAX_PREFILL_TOKENS``): whole prompts after the batch's first must fit in it
+        inputs = SGLANG_MAX_PREFILL_TOKENS if sg else math.inf
         fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
             need = c.need - c.done  # (a chunked request's KV was kept back when it was admitted, if ``reserve``)
@@ -433,6 +444,7 @@ def simulate(
             if whole:  # the first ``whole`` of this cohort finish their prompt in this step
                 finishing.append(c)
                 prefill, budget = prefill + whole * need, budget - whole * need
+                inputs -= whole * need
                 free -= 0 if reserve else whole * need
                 if whole == c.n:
                     continue
@@ -454,6 +466,8 @@ def simulate(
             per = need + (per_step * min(head.olen - head.out0, clip) + run.pad(head) if reserve else 0)  # KV it needs
             fit = _count(free, per)
             whole = min(k, budget // need, fit)
+            if inputs < math.inf:  # the batch's first prompt always enters; the others while the input budget holds
+                whole = min(whole, 1 + max(inputs - need, 0) // need if prefill == 0 else max(inputs, 0) // need)
             if whole:
                 c = run.take(whole)
                 fresh += _fresh(c)
@@ -462,8 +476,11 @@ def simulate(
                 finishing.append(c)
                 prefill += whole * need
                 budget -= whole * need
+                inputs -= whole * need
                 free -= whole * per
-            elif k and fit and budget > 0 and (chunks or need > budget_max):  # a budget-sized chunk of the next
+            elif (
+                k and fit and budget > 0 and (chunks or need > budget_max) and (prefill == 0 or need <= inputs)
+            ):  # a budget-sized chunk of the next
                 c = run.take(1)
                 fresh += _fresh(c)
                 chunk = int(min(budget, budget if reserve else free))
