@@ -87,3 +87,16 @@ class TestConfigJsonShapesOfTheNewestModels:
         assert (m.intermediate_size, m.vocab_size, m.max_context) == (12288, 151552, 202752)
         assert (m.moe.num_experts, m.moe.experts_per_token, m.moe.expert_intermediate_size) == (160, 8, 1536)
         assert (m.moe.num_shared_experts, m.moe.dense_layers) == (1, 3)
+
+
+class TestRtxPro6000Prices:
+    def test_hyperstack_rate_card_quotes(self):
+        """Hyperstack's public rate card (https://www.hyperstack.cloud/gpu-pricing), transcribed verbatim on 2026-08-26
+        in api-evangelist/nexgen-cloud plans/nexgen-cloud-plans-pricing.yml: 'NVIDIA RTX Pro 6000 SE vram_gb: 96
+        price_per_hour: 1.85' (On-Demand), 'price_per_hour_from: 1.30' (Reserved), 'price_per_hour: 1.48' (Spot VMs).
+        The entry said no dated public price was found."""
+        g = CAT.gpu("RTX PRO 6000 Blackwell Server Edition")
+        quotes = {k: g.price(k) for k in ("on-demand", "reserved", "spot")}
+        assert {k: p.usd_per_gpu_hour for k, p in quotes.items()} == {"on-demand": 1.85, "reserved": 1.30, "spot": 1.48}
+        assert {p.date for p in quotes.values()} == {"2026-08-26"}
+        assert all("hyperstack.cloud/gpu-pricing" in p.source for p in quotes.values())
