@@ -100,3 +100,16 @@ class TestRtxPro6000Prices:
         assert {k: p.usd_per_gpu_hour for k, p in quotes.items()} == {"on-demand": 1.85, "reserved": 1.30, "spot": 1.48}
         assert {p.date for p in quotes.values()} == {"2026-08-26"}
         assert all("hyperstack.cloud/gpu-pricing" in p.source for p in quotes.values())
+
+
+class TestQwQ32BContext:
+    def test_max_context_is_the_configs_40960(self):
+        """Qwen/QwQ-32B config.json, as pasted in QwenLM/QwQ issue #20 and vllm-project/vllm issue #17306
+        (2025-04-28; the author bolded the two lines they edited, sliding_window and use_sliding_window):
+        '"max_position_embeddings": 40960', served with '--max-model-len 40960'. The model card's 'Full 131,072
+        tokens' needs YaRN added to the config; max_context follows max_position_embeddings (the catalog's field
+        mapping, models.toml header), as Command-R keeps its config's 8192 against a 128K card."""
+        m = CAT.model("QwQ-32B")
+        assert m.max_context == 40960
+        assert (m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads) == (64, 5120, 40, 8)
+        assert (m.intermediate_size, m.vocab_size) == (27648, 152064)
