@@ -113,3 +113,15 @@ class TestQwQ32BContext:
         assert m.max_context == 40960
         assert (m.num_layers, m.hidden_size, m.num_attention_heads, m.num_kv_heads) == (64, 5120, 40, 8)
         assert (m.intermediate_size, m.vocab_size) == (27648, 152064)
+
+
+class TestMistralNemoContext:
+    def test_trained_window_kept_and_config_value_recorded(self):
+        """Mistral-Nemo-Instruct-2407: the card says 'Trained with a 128k context window' and Mistral's API lists
+        open-mistral-nemo with 'max_context_length': 131072 (simonw/llm-mistral issue #23); its config.json says
+        max_position_embeddings 1024000 (ollama/ollama issue #8277, the GGUF's 'llama.context_length': 1024000;
+        NVIDIA NeMo MistralNeMoConfig12B's comment). The entry keeps the trained 131072 and says why, instead of
+        claiming (as before) that the config says 131072."""
+        m = CAT.model("Mistral-Nemo-12B")
+        assert m.max_context == 131072
+        assert "1024000" in m.notes and "Trained with a 128k context window" in m.notes
