@@ -125,3 +125,32 @@ class TestMistralNemoContext:
         m = CAT.model("Mistral-Nemo-12B")
         assert m.max_context == 131072
         assert "1024000" in m.notes and "Trained with a 128k context window" in m.notes
+
+
+MiB = 2**20
+GiB = 2**30
+
+
+class TestBlackwellUltraMemory:
+    """nvidia-smi's memory.total is the enabled HBM less a driver reservation that scales with it on Blackwell:
+    B200 184320 - 183359 = 961 MiB of 180 GiB; GB200 190464 - 189471 = 993 MiB of 186 GiB (5.3 MiB per GiB)."""
+
+    @pytest.mark.parametrize(
+        "entry, smi_mib, enabled_gib",
+        [
+            # 'NVIDIA B300 SXM6 AC, 275,040 MiB each' (boi-doingthings/on-prem-coding-assist notes/lab-notebook.md).
+            ("B300 288GB", 275040, 270),
+            # 'NVIDIA GB300, 284208 MiB' (GKE GB300 set-up guide; TensorRT-LLM run on nvl72d001-T18, 2026-09-09).
+            ("GB300 NVL72", 284208, 279),
+            # Already right, checked with the same rule: 'NVIDIA B200, 183359 MiB'; 'NVIDIA GB200, 189471 MiB'.
+            ("B200 180GB", 183359, 180),
+            ("GB200 NVL72", 189471, 186),
+        ],
+    )
+    def test_enabled_memory_matches_nvidia_smi(self, entry, smi_mib, enabled_gib):
+        """The catalog's memory_bytes is the enabled HBM: nvidia-smi's total plus a reservation of 4.5-6 MiB per GiB
+        (288 GiB, as the B300 and GB300 entries had, would print about 293,400 MiB, 18,000 and 9,000 MiB more)."""
+        g = CAT.gpu(entry)
+        assert g.memory_bytes == enabled_gib * GiB
+        reserved_mib = g.memory_bytes / MiB - smi_mib
+        assert 4.5 * enabled_gib <= reserved_mib <= 6.0 * enabled_gib
