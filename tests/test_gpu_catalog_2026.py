@@ -51,10 +51,10 @@ def test_engine_and_nvidia_smi_names_resolve(printed, entry):
 class TestNumbersAgainstTheirSources:
     def test_nvl72_parts_are_per_gpu_with_a_72_gpu_domain(self):
         """GB200: 186 GB per GPU (372 GB per superchip, Spheron), dense FP4 10 PF at 1,200 W (glennklockwood B200 page);
-        GB300: 288 GB, dense FP4 15 PF, 1.4 kW (Verda)."""
+        GB300: 279 GiB enabled (nvidia-smi 284208 MiB; tests/test_catalog_audit_s135.py), dense FP4 15 PF, 1.4 kW (Verda)."""
         gb200, gb300 = CAT.gpu("GB200"), CAT.gpu("GB300")
         assert gb200.memory_bytes == 186 * GiB and gb200.peak_flop_per_s["fp4"] == 10e15 and gb200.tdp_w == 1200
-        assert gb300.memory_bytes == 288 * GiB and gb300.peak_flop_per_s["fp4"] == 15e15 and gb300.tdp_w == 1400
+        assert gb300.memory_bytes == 279 * GiB and gb300.peak_flop_per_s["fp4"] == 15e15 and gb300.tdp_w == 1400
         for g in (gb200, gb300):
             assert g.interconnect_domain_gpus == 72 and g.interconnect_bytes_per_s == 900e9
 
