@@ -54,7 +54,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "row-max-prefill-tokens",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
@@ -143,10 +142,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "row-max-prefill-tokens":
-        from planner.engines import profiles
-
-        profiles.ROW_MAX_PREFILL_TOKENS = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

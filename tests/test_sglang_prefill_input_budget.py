@@ -47,8 +47,7 @@ def test_a_prompt_past_what_is_left_waits_rather_than_being_chunked():
     assert _prefill_steps([(8000, 2), (9000, 2)], chunk_tokens=8192, concurrency=2)[:3] == [8000, 8192, 808]
 
 
-# s139: a row's own ``--max-prefill-tokens N`` (switch ``row-max-prefill-tokens``, planner.engines.profiles
-# ``ROW_MAX_PREFILL_TOKENS``)
+# s139 (shipped): a row's own ``--max-prefill-tokens N`` (planner.engines.profiles.with_row_max_prefill_tokens)
 
 #: InferenceX's SGLang launch for the IX870 rows (benchmarks/dsr1_fp8_h200.sh at 1fc5d73, ISL = OSL = 1024)
 IX870_LAUNCH = (
@@ -92,18 +91,14 @@ def test_a_batch_takes_whole_prompts_up_to_the_rows_budget():
 
 
 def test_the_budget_rides_on_a_published_rows_profile_only():
-    """``engine_behaviour`` carries a profile's ``max_prefill_tokens`` (set by ``with_row_max_prefill_tokens`` only
-    under the switch); a plan's profile carries 0, SGLang's default."""
+    """``engine_behaviour`` carries a profile's ``max_prefill_tokens`` (set by ``with_row_max_prefill_tokens`` on a
+    published row whose command sets it); a plan's profile carries 0, SGLang's default."""
     from planner.engines import profiles
     from planner.serving.benchmark import engine_behaviour
     from planner.serving.simulate import RunBehaviour
 
     base = profiles.engine_profile("sglang")
     assert engine_behaviour(base, None, RunBehaviour()).max_prefill_tokens == 0
-    assert profiles.with_row_max_prefill_tokens(base, 32768) is base  # the switch is off
-    profiles.ROW_MAX_PREFILL_TOKENS = True
-    try:
-        row = profiles.with_row_max_prefill_tokens(base, 32768)
-    finally:
-        profiles.ROW_MAX_PREFILL_TOKENS = False
+    assert profiles.with_row_max_prefill_tokens(base, None) is base  # a command without the flag
+    row = profiles.with_row_max_prefill_tokens(base, 32768)
     assert engine_behaviour(row, None, RunBehaviour()).max_prefill_tokens == 32768

@@ -147,8 +147,8 @@ class EngineProfile:
     prefill_only_steps: bool = False
     #: SGLang's input budget per prefill batch where a published row's own command sets ``--max-prefill-tokens``
     #: (``planner.serving.simulate.RunBehaviour.max_prefill_tokens``); 0: the default,
-    #: ``SGLANG_MAX_PREFILL_TOKENS``. Set per published row by ``with_row_max_prefill_tokens`` under
-    #: ``ROW_MAX_PREFILL_TOKENS`` (s139); 0 on every shipped profile
+    #: ``SGLANG_MAX_PREFILL_TOKENS``. Set per published row by ``with_row_max_prefill_tokens`` (s139); 0 on every
+    #: shipped profile
     max_prefill_tokens: int = 0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
@@ -986,10 +986,6 @@ def _decoding_eagerly(profile: EngineProfile) -> EngineProfile:
 #: spreads the experts (``planner.accuracy.published.expert_parallel_of``) is priced with whole experts on each GPU
 #: (``with_expert_parallel``); every other row keeps the split width.
 EXPERT_PARALLEL_FROM_ROWS = False
-#: EXPERIMENT switch (s139), read at call time; off on main. On: a published row whose own server command sets
-#: ``--max-prefill-tokens N`` (``planner.accuracy.published.DecodeRow.max_prefill_tokens``) is simulated with SGLang's
-#: input budget N per prefill batch (``with_row_max_prefill_tokens``); every other row and every plan keep 16,384.
-ROW_MAX_PREFILL_TOKENS = False
 #: The engine profiles the reading applies to (None: every one; ``bench/switch_bootstrap.py
 #: expert-parallel:trtllm``: TensorRT-LLM 1.x's alone, the one engine whose own kernel was measured at both layouts)
 EXPERT_PARALLEL_PROFILES: frozenset[str] | None = None
@@ -1069,11 +1065,11 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
 
 
 def with_row_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int | None) -> EngineProfile:
-    """EXPERIMENT (s139): ``profile`` with ``max_prefill_tokens`` N when ``ROW_MAX_PREFILL_TOKENS`` is on and the row's
-    own command sets ``--max-prefill-tokens N`` (SGLang's ``ServerArgs.max_prefill_tokens``, which starts
-    ``PrefillAdder.rem_input_tokens``), else unchanged. Only SGLang's scheduler reads it
-    (``planner.serving.simulate``)."""
-    if not ROW_MAX_PREFILL_TOKENS or not max_prefill_tokens or max_prefill_tokens <= 0:
+    """``profile`` with ``max_prefill_tokens`` N where a published row's own command sets ``--max-prefill-tokens N``
+    (SGLang's ``ServerArgs.max_prefill_tokens``, which starts ``PrefillAdder.rem_input_tokens``), else unchanged; every
+    other row and every plan keep ``SGLANG_MAX_PREFILL_TOKENS`` (16,384). Only SGLang's scheduler reads it
+    (``planner.serving.simulate``). Shipped in s139 (docs/history.md)."""
+    if not max_prefill_tokens or max_prefill_tokens <= 0:
         return profile
     return _with_max_prefill_tokens(profile, int(max_prefill_tokens))
 

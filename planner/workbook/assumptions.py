@@ -21,7 +21,7 @@ from planner.workbook.spec import Name, Sheet
 #: profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
 #: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
-#: ``max_prefill_tokens`` (s139, set only under ``ROW_MAX_PREFILL_TOKENS`` for published rows).
+#: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "host_overlap",
