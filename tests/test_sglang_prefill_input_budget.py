@@ -45,3 +45,60 @@ def test_a_prompt_past_what_is_left_waits_rather_than_being_chunked():
     the 8,384 left of the input budget and is refused (``AddReqResult.OTHER``), where the chunk budget alone would
     have cut 192 tokens of it into this batch."""
     assert _prefill_steps([(8000, 2), (9000, 2)], chunk_tokens=8192, concurrency=2)[:3] == [8000, 8192, 808]
+
+
+# s139 (shipped): a row's own ``--max-prefill-tokens N`` (planner.engines.profiles.with_row_max_prefill_tokens)
+
+#: InferenceX's SGLang launch for the IX870 rows (benchmarks/dsr1_fp8_h200.sh at 1fc5d73, ISL = OSL = 1024)
+IX870_LAUNCH = (
+    "serving script at line 27: python3 -m sglang.launch_server --tensor-parallel-size=8 --disable-radix-cache "
+    "--max-running-requests 512 --chunked-prefill-size 32768 --max-prefill-tokens 32768 --mem-fraction-static 0.82"
+)
+
+
+def test_a_rows_own_command_reads_32768():
+    """``server_flag`` reads ``--max-prefill-tokens 32768`` from InferenceX's launch line, and either spelling."""
+    from planner.accuracy.published import PREFILL_INPUT_FLAGS, server_flag
+
+    assert server_flag({"notes": IX870_LAUNCH}, PREFILL_INPUT_FLAGS) == 32768
+    assert server_flag({"batching": "--max_prefill_tokens=20000"}, PREFILL_INPUT_FLAGS) == 20000
+    assert server_flag({"notes": "--chunked-prefill-size 8192"}, PREFILL_INPUT_FLAGS) is None
+
+
+def test_the_ix870_rows_as_stored_do_not_quote_the_flag():
+    """The IX870 rows' cells quote the client's ``--random-range-ratio`` and the server's ``--stream-interval``, not
+    the launch's ``--max-prefill-tokens 32768``: they read None and keep 16,384 (docs/history.md, s139)."""
+    from planner.accuracy.predict import load_decode_rows
+
+    ix = [r for r in load_decode_rows() if r.source.endswith("InferenceX/issues/870")]
+    assert len(ix) == 4
+    assert {r.max_prefill_tokens for r in ix} == {None}
+
+
+def test_a_batch_takes_whole_prompts_up_to_the_rows_budget():
+    """Budget 32,768 (chunk budget 131,072): 300 prompts of 485 tokens sent at once are prefilled 67 a batch
+    (67 x 485 = 32,495 <= 32,768; the 68th would make 32,980), four batches of 67 and one of 32, where the default
+    16,384 takes 33 a batch."""
+    from planner.serving.simulate import RunBehaviour
+
+    trace: list = []
+    scheduler = Scheduler(max_num_seqs=300, max_num_batched_tokens=131072, kind="sglang")
+    how = RunBehaviour(max_prefill_tokens=32768)
+    lengths = [(485, 2)] * 300
+    simulate(TABLE, scheduler, 0, 0, 300, client_concurrency=300, lengths=lengths, trace=trace, behaviour=how)
+    steps = [s.prefill_tokens for s in trace if s.prefill_tokens]
+    assert steps[:5] == [32495] * 4 + [32 * 485]
+
+
+def test_the_budget_rides_on_a_published_rows_profile_only():
+    """``engine_behaviour`` carries a profile's ``max_prefill_tokens`` (set by ``with_row_max_prefill_tokens`` on a
+    published row whose command sets it); a plan's profile carries 0, SGLang's default."""
+    from planner.engines import profiles
+    from planner.serving.benchmark import engine_behaviour
+    from planner.serving.simulate import RunBehaviour
+
+    base = profiles.engine_profile("sglang")
+    assert engine_behaviour(base, None, RunBehaviour()).max_prefill_tokens == 0
+    assert profiles.with_row_max_prefill_tokens(base, None) is base  # a command without the flag
+    row = profiles.with_row_max_prefill_tokens(base, 32768)
+    assert engine_behaviour(row, None, RunBehaviour()).max_prefill_tokens == 32768

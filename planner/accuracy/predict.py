@@ -68,6 +68,7 @@ from planner.engines.profiles import (
     with_expert_parallel,
     with_published_host_cost,
     with_release_kernels,
+    with_row_max_prefill_tokens,
     with_sglang_eager_decode,
     with_v0_default_scheduler,
 )
@@ -250,6 +251,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
     # vLLM V0's prefill-only steps without chunked prefill (s127)
     profile = _v0_default_scheduler(profile, row)
+    # SGLang's input budget from the row's own ``--max-prefill-tokens`` (s139)
+    profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
 
@@ -420,6 +423,7 @@ def predict_decode_rows(
             eng.experts_whole,  # whole experts where the row's command spreads them (EXPERIMENT s126)
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
+            eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)

@@ -348,6 +348,9 @@ class DecodeRow:
     async_scheduling: bool = False
     #: vLLM's ``--num-scheduler-steps`` where the row's server command sets it (multi-step scheduling, vLLM 0.5-0.7)
     scheduler_steps: int | None = None
+    #: SGLang's ``--max-prefill-tokens`` where the row's server command sets it (``PREFILL_INPUT_FLAGS``): the prompt
+    #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
+    max_prefill_tokens: int | None = None
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
     #: the run's speculative decoding as its server command states it (``speculation_of``); None: one token per step
@@ -559,6 +562,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         prefix_caching=cached or prefix_caching_of(r),
         async_scheduling=async_scheduling_of(r),
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
+        max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         client=benchmark_client_of(r),
         speculation=speculation,
         expert_parallel=expert_parallel_of(r),
@@ -634,6 +638,8 @@ def prefix_cache_of(cell: Any) -> bool:
 
 
 #: Server flags that set the token budget of a step (vLLM, SGLang, TensorRT-LLM) and the requests in flight.
+#: SGLang's input budget per prefill batch (``ServerArgs.max_prefill_tokens``, ``--max-prefill-tokens``; s139)
+PREFILL_INPUT_FLAGS = ("max-prefill-tokens", "max_prefill_tokens")
 TOKEN_BUDGET_FLAGS = ("max-num-batched-tokens", "chunked-prefill-size", "max_num_tokens", "max-num-tokens")
 SEQUENCE_LIMIT_FLAGS = ("max-num-seqs", "max-running-requests", "max_batch_size", "max-batch-size")
 

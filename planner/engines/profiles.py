@@ -145,6 +145,11 @@ class EngineProfile:
     #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped
     #: profile
     prefill_only_steps: bool = False
+    #: SGLang's input budget per prefill batch where a published row's own command sets ``--max-prefill-tokens``
+    #: (``planner.serving.simulate.RunBehaviour.max_prefill_tokens``); 0: the default,
+    #: ``SGLANG_MAX_PREFILL_TOKENS``. Set per published row by ``with_row_max_prefill_tokens`` (s139); 0 on every
+    #: shipped profile
+    max_prefill_tokens: int = 0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -1057,3 +1062,19 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     if pinned and ENGINE_ALIASES.get(name, name) in ENGINES:  # a known engine, a release that is no version number
         raise InvalidInputError(f"engine {engine!r}: {version!r} is not a version number (e.g. vllm==0.11.0)")
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None
+
+
+def with_row_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int | None) -> EngineProfile:
+    """``profile`` with ``max_prefill_tokens`` N where a published row's own command sets ``--max-prefill-tokens N``
+    (SGLang's ``ServerArgs.max_prefill_tokens``, which starts ``PrefillAdder.rem_input_tokens``), else unchanged; every
+    other row and every plan keep ``SGLANG_MAX_PREFILL_TOKENS`` (16,384). Only SGLang's scheduler reads it
+    (``planner.serving.simulate``). Shipped in s139 (docs/history.md)."""
+    if not max_prefill_tokens or max_prefill_tokens <= 0:
+        return profile
+    return _with_max_prefill_tokens(profile, int(max_prefill_tokens))
+
+
+@functools.lru_cache(maxsize=64)
+def _with_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int) -> EngineProfile:
+    """One copy per profile and budget (the facts caches key on the profile object)."""
+    return profile.with_(max_prefill_tokens=max_prefill_tokens)

@@ -308,6 +308,9 @@ class RunBehaviour:
     - ``draft_steps`` k >= 1 (with a > 1): each step's accepted tokens vary as a draft's do, 1 to k + 1 with mean a
       (``acceptance_draws``: each drafted token accepted with the same probability while the ones before it were),
       so a request decodes for the steps its own draws take to reach o - 1; 0: exactly ceil((o - 1) / a) steps.
+    - ``max_prefill_tokens`` N > 0: SGLang's input budget per prefill batch where the server's command sets
+      ``--max-prefill-tokens N`` (``ServerArgs.max_prefill_tokens``); 0: ``SGLANG_MAX_PREFILL_TOKENS``. Set for
+      published rows through ``planner.engines.profiles.with_row_max_prefill_tokens`` (s139); 0 on every plan.
     """
 
     cached_fraction: float = 0.0
@@ -319,6 +322,7 @@ class RunBehaviour:
     draft_steps: int = 0
     frontend_serial_s: float = 0.0
     prefill_only_steps: bool = False
+    max_prefill_tokens: int = 0
 
     def __post_init__(self) -> None:
         for name, kind in (("cached_fraction", float), ("frontend_s", float), ("frontend_serial_s", float),
@@ -328,6 +332,7 @@ class RunBehaviour:
         object.__setattr__(self, "frontend_serial_s", max(min(self.frontend_serial_s, self.frontend_s), 0.0))
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
+        object.__setattr__(self, "max_prefill_tokens", max(int(self.max_prefill_tokens), 0))
 
 
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
@@ -436,7 +441,7 @@ def simulate(
             free -= (ratio if sg else 1.0) * owed + run.unheld_reserved()  # (the rest of their reservations' blocks)
         prefill, finishing, still = 0, [], []
         # SGLang's input budget (``SGLANG_MAX_PREFILL_TOKENS``): whole prompts after the batch's first must fit in it
-        inputs = SGLANG_MAX_PREFILL_TOKENS if sg else math.inf
+        inputs = (how.max_prefill_tokens or SGLANG_MAX_PREFILL_TOKENS) if sg else math.inf
         fresh = 0  # requests admitted for the first time in this step (a preempted one was prepared before)
         for c in run.prefilling:  # requests still prefilling, in admission order
             need = c.need - c.done  # (a chunked request's KV was kept back when it was admitted, if ``reserve``)

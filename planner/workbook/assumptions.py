@@ -20,7 +20,8 @@ from planner.workbook.spec import Name, Sheet
 #: 0.4's eager decode fields (s123, set only on published rows' profiles by ``with_sglang_eager_decode``; 0 on every
 #: profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
 #: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
-#: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows).
+#: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
+#: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "host_overlap",
@@ -28,6 +29,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "eager_layer_s",
         "eager_moe_layer_s",
         "prefill_only_steps",
+        "max_prefill_tokens",
         "experts_whole",
     }
 )
