@@ -65,14 +65,16 @@ def test_a_rows_own_command_reads_32768():
     assert server_flag({"notes": "--chunked-prefill-size 8192"}, PREFILL_INPUT_FLAGS) is None
 
 
-def test_the_ix870_rows_as_stored_do_not_quote_the_flag():
-    """The IX870 rows' cells quote the client's ``--random-range-ratio`` and the server's ``--stream-interval``, not
-    the launch's ``--max-prefill-tokens 32768``: they read None and keep 16,384 (docs/history.md, s139)."""
+def test_the_ix870_rows_read_their_launch_lines_budgets():
+    """The IX870 rows quote their launch line (InferenceX benchmarks/dsr1_fp8_h200.sh at 1fc5d73, lines 28-35, the
+    ISL = OSL = 1024 branch): ``--chunked-prefill-size 32768 --max-prefill-tokens 32768 --max-running-requests 512``,
+    read as the row's prefill budgets and request slots."""
     from planner.accuracy.predict import load_decode_rows
 
     ix = [r for r in load_decode_rows() if r.source.endswith("InferenceX/issues/870")]
     assert len(ix) == 4
-    assert {r.max_prefill_tokens for r in ix} == {None}
+    assert {r.max_prefill_tokens for r in ix} == {32768}
+    assert {r.max_num_batched_tokens for r in ix} == {32768}
 
 
 def test_a_batch_takes_whole_prompts_up_to_the_rows_budget():
