@@ -76,7 +76,7 @@ def test_only_sglang_04_line_releases_run_eager_decode_steps():
 
 def test_one_eager_copy_per_profile():
     """The facts caches key on the profile object (``planner.catalog.resolve``: ``id(engine)``), so every SGLang 0.4
-    row of one base profile gets the same copy, as ``_reading_kv_per_query_head`` and ``_prefilling_only`` give;
+    row of one base profile gets the same copy, as ``_copy_with`` gives every per-release reading;
     a fresh copy per row would resolve the GPU and model numbers again for each."""
     base = profiles.engine_profile("sglang")
     first = profiles.with_sglang_eager_decode(base, "sglang", "0.4.3")

@@ -714,7 +714,7 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
             if not fields
             else f"its own batching defaults ({rule})"
         )
-        return _with_batching(ENGINES[name], rule) if fields else ENGINES[name], (
+        return _copy_with(ENGINES[name], **_batching_fields(rule)) if fields else ENGINES[name], (
             f"vLLM {text} is newer than the newest release with published start-up logs here ({newest}): mapped to "
             f"the newest profile, {name} ({why}), with {batching}; its memory profiling may have moved since"
             + ("" if v[:3] <= NEWEST_READ_VLLM_BATCHING else ", and its batching defaults were read up to 0.33.0")
@@ -817,9 +817,9 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
     a version that does not parse, keeps the profile as it is. (A vLLM release's batching defaults are not applied
     here: ``with_release_batching`` failed its ship rule, docs/history.md, s107.)"""
     v = parse_version(version)
-    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    name = _engine_name(engine)
     if name == "tensorrt-llm" and v is not None and v.release < TENSORRT_LLM_XQA_VERSION:
-        return _reading_kv_per_query_head(profile)
+        return _copy_with(profile, decode_kv_reads_per_query_head=True)
     return profile
 
 
@@ -858,7 +858,7 @@ def with_published_host_cost(
     if not PUBLISHED_HOST_COST or profile.sequence_overhead_s == 0.0:
         return profile
     v = parse_version(version)
-    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    name = _engine_name(engine)
     if v is None:
         return profile
     if name == "vllm":
@@ -937,7 +937,7 @@ def with_v0_default_scheduler(
     decodes only ``if len(prefills.seq_groups) == 0`` ("Don't schedule decodes if prefills are scheduled",
     l.1022-1027 / l.1240-1245). Shipped in s127 (docs/history.md) for published rows only: the profiles users
     and the workbook plan with carry no such flag."""
-    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    name = _engine_name(engine)
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
     if vllm_batching_release(version)[0] != VLLM_BATCHING_RELEASES[0][1] or (scheduler_steps or 1) > 1:
@@ -946,13 +946,7 @@ def with_v0_default_scheduler(
         chunked_prefill = vllm_v0_chunks_by_default(
             version, max_model_len, rocm=rocm, sliding_window=sliding_window, prefix_caching=prefix_caching, mla=mla
         )
-    return profile if chunked_prefill else _prefilling_only(profile)
-
-
-@functools.lru_cache(maxsize=64)
-def _prefilling_only(profile: EngineProfile) -> EngineProfile:
-    """One copy per profile (the facts caches key on the profile object)."""
-    return profile.with_(prefill_only_steps=True)
+    return profile if chunked_prefill else _copy_with(profile, prefill_only_steps=True)
 
 
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
@@ -962,20 +956,15 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
     SGLang 0.4-line releases (a 0.4 version, or a cell in ``SGLANG_04_UNVERSIONED``); 0.5 releases (graphs to 256-512
     by GPU class, not modelled), other engines and versions that do not parse keep the profile. Applied where
     published rows get their profile (``planner.accuracy.predict._profile_for``), as ``with_release_kernels``."""
-    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    name = _engine_name(engine)
     if name != "sglang":
         return profile
     v = parse_version(version)
     line_04 = v is not None and v.release[:2] == (0, 4)
     if not (line_04 or (v is None and any(tag in str(version) for tag in SGLANG_04_UNVERSIONED))):
         return profile
-    return _decoding_eagerly(profile)
-
-
-@functools.lru_cache(maxsize=64)
-def _decoding_eagerly(profile: EngineProfile) -> EngineProfile:
-    """One copy per profile (the facts caches key on the profile object)."""
-    return profile.with_(
+    return _copy_with(
+        profile,
         decode_graph_max_batch=SGLANG_04_GRAPH_MAX_BATCH,
         eager_layer_s=SGLANG_EAGER_LAYER_S,
         eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
@@ -1004,13 +993,7 @@ def with_expert_parallel(profile: EngineProfile, expert_parallel: bool) -> Engin
         return profile
     if EXPERT_PARALLEL_PROFILES is not None and profile.name not in EXPERT_PARALLEL_PROFILES:
         return profile
-    return _experts_whole(profile)
-
-
-@functools.lru_cache(maxsize=64)
-def _experts_whole(profile: EngineProfile) -> EngineProfile:
-    """One copy per profile (the facts caches key on the profile object)."""
-    return profile.with_(experts_whole=1.0)
+    return _copy_with(profile, experts_whole=1.0)
 
 
 def with_release_batching(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
@@ -1020,30 +1003,37 @@ def with_release_batching(profile: EngineProfile, engine: str, version: str) -> 
     Experiment, not used by the shipped model: no prediction of a published row and no user surface calls it
     (``bench/vllm_batching_releases.py`` and ``bench/switch_bootstrap.py release-batching`` do; it failed its ship
     rule, docs/history.md: "vLLM's batching defaults by release", s107). What ships is narrower:
-    ``engine_for_version`` gives a release newer than ``NEWEST_LOGGED_VLLM`` its own defaults (``_with_batching``;
+    ``engine_for_version`` gives a release newer than ``NEWEST_LOGGED_VLLM`` its own defaults (``_batching_fields``;
     0.28.0 on: the 160 GiB class, History s113)."""
-    name = ENGINE_ALIASES.get(str(engine).strip().lower(), str(engine).strip().lower())
+    name = _engine_name(engine)
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
     rule, fields = vllm_batching_release(version)
-    return _with_batching(profile, rule) if fields else profile
-
-
-@functools.lru_cache(maxsize=64)
-def _with_batching(profile: EngineProfile, rule: str) -> EngineProfile:
-    """One copy per profile and rule (the facts caches key on the profile object)."""
-    return profile.with_(**next(f for _, r, f in VLLM_BATCHING_RELEASES if r == rule))
-
-
-@functools.lru_cache(maxsize=64)
-def _reading_kv_per_query_head(profile: EngineProfile) -> EngineProfile:
-    """One copy per profile (the facts caches key on the profile object)."""
-    return profile.with_(decode_kv_reads_per_query_head=True)
+    return _copy_with(profile, **_batching_fields(rule)) if fields else profile
 
 
 def _engine_key(engine: str) -> str:
     """An engine name as ``engine_profile`` looks it up, before aliases: lower case, '-' for '_' and spaces."""
     return str(engine or "").strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def _engine_name(engine: str) -> str:
+    """A row's engine cell as the per-release readings compare it: ``_engine_key`` through ``ENGINE_ALIASES``
+    ("TensorRT-LLM" -> "tensorrt-llm", "TurboMind" -> "lmdeploy")."""
+    key = _engine_key(engine)
+    return ENGINE_ALIASES.get(key, key)
+
+
+@functools.lru_cache(maxsize=256)
+def _copy_with(profile: EngineProfile, **changes: float | bool | int) -> EngineProfile:
+    """``profile`` with ``changes``, one copy per profile and changes: the facts caches key on the profile object, so
+    every row of one base profile that a per-release reading changes alike must get the same copy."""
+    return profile.with_(**changes)
+
+
+def _batching_fields(rule: str) -> dict[str, float]:
+    """The batching fields ``VLLM_BATCHING_RELEASES`` gives ``rule``."""
+    return next(f for _, r, f in VLLM_BATCHING_RELEASES if r == rule)
 
 
 def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
@@ -1071,10 +1061,4 @@ def with_row_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int 
     (``planner.serving.simulate``). Shipped in s139 (docs/history.md)."""
     if not max_prefill_tokens or max_prefill_tokens <= 0:
         return profile
-    return _with_max_prefill_tokens(profile, int(max_prefill_tokens))
-
-
-@functools.lru_cache(maxsize=64)
-def _with_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int) -> EngineProfile:
-    """One copy per profile and budget (the facts caches key on the profile object)."""
-    return profile.with_(max_prefill_tokens=max_prefill_tokens)
+    return _copy_with(profile, max_prefill_tokens=int(max_prefill_tokens))
