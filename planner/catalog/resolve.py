@@ -61,9 +61,9 @@ def gpu_numbers(
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
-    if eng.kernel_curves and eng.name == "tensorrt-llm":
+    if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_MOE_PROFILES:
         # TensorRT-LLM 1.x's own grouped-GEMM rate where its fused MoE was measured on the GPU or the GPU of its
-        # architecture whose curves it takes (s126), else vLLM's
+        # architecture whose curves it takes (s126), else vLLM's; 0.x's engines too under s142's switch
         src = kernel_curves.tensorrt_llm_moe_source(g, default_catalog())
         if src is not None:
             kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[src]

@@ -151,6 +151,10 @@ TENSORRT_LLM_MOE_GEMM_HALF_ROWS = {
     "H100 SXM 80GB": 81.6,
     "H200 SXM 141GB": 68.7,
 }
+#: The profiles that take ``TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS`` / ``_ROWS`` (``planner.catalog.resolve.gpu_numbers``):
+#: TensorRT-LLM 1.x's PyTorch backend. s142's switch ``trtllm0-moe`` (bench/switch_bootstrap.py) adds 0.x's TensorRT
+#: engines ("tensorrt-llm-0"), whose MixtureOfExperts plugin runs the same ``CutlassMoeFCRunner`` (docs/history.md).
+TENSORRT_LLM_MOE_PROFILES = frozenset({"tensorrt-llm"})
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0
