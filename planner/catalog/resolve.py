@@ -68,6 +68,13 @@ def gpu_numbers(
         if src is not None:
             kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[src]
             kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src]
+    if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_MOE_FP8_PROFILES:
+        # TensorRT-LLM's per-tensor fp8 grouped GEMM (0.x's only fp8 MoE) with its halves (s142's switch)
+        src = kernel_curves.tensorrt_llm_moe_source(g, default_catalog())
+        if src is not None:
+            kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[src]
+            kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src]
+            kernels["moe_fp8_flop_scale"] = kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES[src]
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)

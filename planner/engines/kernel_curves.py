@@ -103,6 +103,7 @@ KERNEL_FIELDS = {
     "moe_floor_per_doubling_s": 0.0,
     "moe_gemm_half_width": 0.0,
     "moe_gemm_half_rows": 0.0,
+    "moe_fp8_flop_scale": 1.0,
     "sparse_mla_token_s": 0.0,
 }
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
@@ -155,6 +156,19 @@ TENSORRT_LLM_MOE_GEMM_HALF_ROWS = {
 #: TensorRT-LLM 1.x's PyTorch backend. s142's switch ``trtllm0-moe`` (bench/switch_bootstrap.py) adds 0.x's TensorRT
 #: engines ("tensorrt-llm-0"), whose MixtureOfExperts plugin runs the same ``CutlassMoeFCRunner`` (docs/history.md).
 TENSORRT_LLM_MOE_PROFILES = frozenset({"tensorrt-llm"})
+#: TensorRT-LLM's per-tensor fp8 CUTLASS grouped GEMM's FLOP rate over the planner's one fp8 GEMM rate (vLLM's dense
+#: fp8 GEMMs, ``gemm_fp8_flop_efficiency``), per GPU, with the halves above held: the grid value (0.50-2.49 in steps
+#: of 0.01) of least median |log error| over aiconfigurator 0.12.0's TensorRT-LLM 1.3.0rc20 per-tensor fp8 fused-MoE
+#: calls (``moe_dtype`` "fp8", balanced routing, 256-16,384 tokens, 15 shapes, moe_tp or moe_ep 1-8; 2,952 calls a
+#: GPU; s142, docs/history.md): H100 1.46 (median |log error| 0.277 -> 0.166), H200 1.46 (0.262 -> 0.139); its
+#: block-scaled fp8 calls give 0.90 / 0.95, so the multiplier is the per-tensor kernel's. TensorRT-LLM 0.x's engines
+#: quantize MoE experts per tensor only (ModelOpt FP8); taken, with the halves, by the profiles in
+#: ``TENSORRT_LLM_MOE_FP8_PROFILES`` (``planner.catalog.resolve.gpu_numbers``): none on main (switch ``trtllm0-moe-fp8``).
+TENSORRT_LLM_MOE_FP8_FLOP_SCALES = {
+    "H100 SXM 80GB": 1.46,
+    "H200 SXM 141GB": 1.46,
+}
+TENSORRT_LLM_MOE_FP8_PROFILES: frozenset[str] = frozenset()
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0
@@ -252,6 +266,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
         "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
+        "moe_fp8_flop_scale": 1.0,
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         **allreduce_factors(gpu, row, g),
     }
