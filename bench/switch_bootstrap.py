@@ -22,11 +22,6 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
-- ``trtllm0-moe``: TensorRT-LLM 0.x's engines ("tensorrt-llm-0") take TensorRT-LLM 1.x's grouped-GEMM halves on the
-  Hoppers 1.x takes them on (``planner.engines.kernel_curves.TENSORRT_LLM_MOE_PROFILES``, s142).
-- ``trtllm0-moe-fp8``: the same halves and, for 8-bit math, TensorRT-LLM's per-tensor fp8 grouped-GEMM rate multiplier
-  (``kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES`` via ``TENSORRT_LLM_MOE_FP8_PROFILES``, s142).
-
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
 figures and ``bench/loso.py``'s held-out batch-1 TTFT and static-batch throughput, every figure with its row and
@@ -58,8 +53,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "trtllm0-moe",
-    "trtllm0-moe-fp8",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
@@ -148,14 +141,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "trtllm0-moe":
-        from planner.engines import kernel_curves
-
-        kernel_curves.TENSORRT_LLM_MOE_PROFILES = frozenset({"tensorrt-llm", "tensorrt-llm-0"})
-    elif switch == "trtllm0-moe-fp8":
-        from planner.engines import kernel_curves
-
-        kernel_curves.TENSORRT_LLM_MOE_FP8_PROFILES = frozenset({"tensorrt-llm-0"})
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -9,11 +9,12 @@ shape (hidden 4,096, expert intermediate 14,336, top 2 of 8 experts): H100 / H20
 (``moe_torch_flow_cutlass``: bf16, fp8 per-tensor, fp8 block) and A100 / L40S 1.0.0 (power-law routing only).
 
 The comparison prints, per GPU, weight dtype and moe_tp (moe_ep 1, balanced routing), the measured call and
-``bench/moe_large_tokens.planner_layer_s`` / measured - 1 at the grouped-GEMM halves a "tensorrt-llm-0" profile takes
-on main (vLLM's, ``kernel_curves.MOE_GEMM_HALF_WIDTHS``) and at TensorRT-LLM 1.x's
-(``TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS``, switch ``trtllm0-moe``). The kernel is the one a TensorRT-LLM 0.13 engine
-runs: the MixtureOfExperts plugin's ``CutlassMoeFCRunner``, which 1.x's ``torch.ops.trtllm.fused_moe`` builds too
-(docs/history.md, s142).
+``bench/moe_large_tokens.planner_layer_s`` / measured - 1 at vLLM's grouped-GEMM halves (``kernel_curves.
+MOE_GEMM_HALF_WIDTHS``: what a "tensorrt-llm-0" profile took before s142), at TensorRT-LLM's
+(``TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS``) and, for fp8 math, at TensorRT-LLM's with its per-tensor fp8 multiplier
+(``TENSORRT_LLM_MOE_FP8_FLOP_SCALES``: what "tensorrt-llm-0" takes since s142). The kernel is the one a TensorRT-LLM
+0.13 engine runs: the MixtureOfExperts plugin's ``CutlassMoeFCRunner``, which 1.x's ``torch.ops.trtllm.fused_moe``
+builds too (docs/history.md, s142).
 
 Measured (s142): at 16-256 tokens both halves price the same, within -8..+18% of the calls; at 1,024-16,384 tokens
 bf16 -12..+16% (vLLM's halves) and -3..+25% (TensorRT-LLM's); fp8 per-tensor +27..+76% and +47..+83%: TensorRT-LLM's
@@ -81,12 +82,16 @@ def compare(calls: Path) -> None:
         f = kc.kernel_factors(gpu, cat)
         f.update(bw=float(gpu.hbm_bandwidth_bytes_per_s), bf16_peak=kc.bf16_peak(gpu))
         f["fp8_peak"] = float(gpu.peak_flop_per_s.get("fp8") or f["bf16_peak"])
-        halves = {"main": (f["moe_gemm_half_width"], f["moe_gemm_half_rows"])}
+        halves = {"vllm": (f["moe_gemm_half_width"], f["moe_gemm_half_rows"])}
         src = kc.tensorrt_llm_moe_source(gpu, cat)
+        scale = 1.0
         if src is not None:
             halves["trtllm"] = (kc.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[src], kc.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src])
+            scale = kc.TENSORRT_LLM_MOE_FP8_FLOP_SCALES[src]
+        scaled = {**f, "gemm_fp8_flop_efficiency": f["gemm_fp8_flop_efficiency"] * scale}
         print(f"{table} ({name}): measured us, then planned / measured - 1 at " + ", ".join(
-            f"{label} halves (w0 {w0:.0f}, m0 {m0:.1f})" for label, (w0, m0) in halves.items()))  # fmt: skip
+            f"{label} halves (w0 {w0:.0f}, m0 {m0:.1f})" for label, (w0, m0) in halves.items())
+            + (f"; fp8: trtllm halves x {scale:.2f} the fp8 rate" if scale != 1.0 else ""))  # fmt: skip
         for dtype, (bpp, fp8) in DTYPES.items():
             for tp in (1, 2, 4, 8):
                 cells = []
@@ -97,7 +102,11 @@ def compare(calls: Path) -> None:
                         continue
                     measured_s = min(got) / 1e3
                     planned = [planner_layer_s(f, h, i, k, e, tp, bpp, t, fp8, w0, m0) for w0, m0 in halves.values()]
-                    cells.append(f"{t}: {measured_s * 1e6:.0f} " + " ".join(f"{p / measured_s - 1:+.0%}" for p in planned))
+                    if fp8 and dtype == "fp8" and scale != 1.0:  # TensorRT-LLM 0.x's per-tensor fp8 experts
+                        planned.append(planner_layer_s(scaled, h, i, k, e, tp, bpp, t, fp8, *halves["trtllm"]))
+                    cells.append(
+                        f"{t}: {measured_s * 1e6:.0f} " + " ".join(f"{p / measured_s - 1:+.0%}" for p in planned)
+                    )
                 if cells:
                     print(f"  {dtype:<9} TP {tp}  " + " | ".join(cells))
 

@@ -252,7 +252,7 @@ def operator_rows(
         f"*IF(AND({{.touched}}>0,{{f_moe_gemm_half_rows}}>0),({rows}*{{k}}/{{.touched}})"
         f"/({rows}*{{k}}/{{.touched}}+{{f_moe_gemm_half_rows}}),1)"
     )
-    # model.operators.expert_layers_time_s: the grouped GEMM's own 8-bit rate multiplier (1 but for EXPERIMENT s142)
+    # model.operators.expert_layers_time_s: the grouped GEMM's own 8-bit rate multiplier (1 but TensorRT-LLM 0.x's)
     moe_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency}*{f_moe_fp8_flop_scale},{f_gemm_flop_efficiency})"
     moe_peak = f"({{n}}*{{peak}}*{moe_eff}*{flop_eff}*{moe_fraction})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
