@@ -2,6 +2,7 @@
 
     /tmp/s126/aic/bin/python bench/trtllm0_moe.py --extract AIC_DATA_DIR /tmp/mixtral_trt_calls.csv   # pandas, pyarrow
     PYTHONPATH=. python bench/trtllm0_moe.py /tmp/mixtral_trt_calls.csv
+    PYTHONPATH=. python bench/trtllm0_moe.py --rows     # the held-out 0.13 rows, grouped (about 15 s)
 
 ``--extract`` keeps, from aiconfigurator 0.12.0's TensorRT-LLM tables (``AIC_DATA_DIR`` is its package's
 ``systems/data``; Apache-2.0, catalogs/reference/LICENSE-aiconfigurator.txt), the fused-MoE calls of Mixtral-8x7B's
@@ -111,12 +112,40 @@ def compare(calls: Path) -> None:
                     print(f"  {dtype:<9} TP {tp}  " + " | ".join(cells))
 
 
+def rows(source: str = "trtllm-perf-overview-v0.13.0") -> None:
+    """The held-out rows of ``source`` (``bench/heldout.py``'s checks: signed error of the output throughput), per
+    GPU, model, TP and weight precision: the median and each ISL/OSL pair's error."""
+    import collections
+    import math
+    import statistics
+
+    import heldout as h
+
+    from planner.accuracy import predict
+
+    held = [r for r in h.held_out_rows(predict.load_decode_rows()) if source in r.source_group]
+    groups = collections.defaultdict(list)
+    for c in h.time_checks(held):
+        r = c["row"]
+        if not math.isnan(c["planner"]):
+            groups[(c["GPU"], r.model.split("/")[-1], r.gpus, r.weight_precision)].append(
+                (r.input_len, r.output_len, c["planner"])
+            )
+    for key in sorted(groups):
+        got = sorted(groups[key])
+        median = statistics.median(x[2] for x in got)
+        print(f"{key} median {median:+.0%} " + " ".join(f"{i}/{o}:{e * 100:+.0f}" for i, o, e in got))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("calls", nargs="?", type=Path, help="an --extract file to compare")
     ap.add_argument("--extract", nargs=2, type=Path, metavar=("AIC_DATA_DIR", "OUT"))
+    ap.add_argument("--rows", action="store_true", help="the held-out TensorRT-LLM 0.13 rows, grouped")
     args = ap.parse_args()
-    if args.extract:
+    if args.rows:
+        rows()
+    elif args.extract:
         extract(*args.extract)
     elif args.calls:
         compare(args.calls)
