@@ -164,8 +164,8 @@ TENSORRT_LLM_MOE_PROFILES = ("tensorrt-llm", "tensorrt-llm-0")
 #: shapes, moe_tp or moe_ep 1-8, 256-16,384 tokens; 534 calls a GPU; s142, docs/history.md): H100 1.60 (median |log
 #: error| 0.231 -> 0.090), H200 1.57 (0.255 -> 0.066); 0.46 x 1.60 = 73% of H100's fp8 peak, what its fastest call
 #: reaches (Mixtral-8x7B at TP 1, 16,384 tokens). Its block-scaled fp8 calls want no such multiplier (0.90 / 0.95),
-#: so it is the per-tensor kernel's. TensorRT-LLM 0.x's engines quantize MoE experts per tensor only (ModelOpt FP8;
-#: block scales came with 1.x's DeepSeek support), so 0.x's profile takes it (``planner.catalog.resolve.gpu_numbers``;
+#: so it is the per-tensor kernel's. TensorRT-LLM 0.x's FP8 engines quantize MoE experts per tensor (ModelOpt FP8;
+#: block-scaled fp8 MoE came with DeepSeek-V3 support, after 0.13), so 0.x's profile takes it (``planner.catalog.resolve.gpu_numbers``;
 #: 1.x's fp8 MoE rows are block-scaled DeepSeek runs and keep the fp8 curve).
 TENSORRT_LLM_MOE_FP8_FLOP_SCALES = {
     "H100 SXM 80GB": 1.60,
