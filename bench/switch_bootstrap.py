@@ -22,10 +22,6 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
-- ``trtllm-bench-013``: a TensorRT-LLM 0.13 row (its performance overview, run with ``trtllm-bench``) gets the engine
-  ``trtllm-bench build`` made (``benchmark_config.yml``'s max_batch_size and max_num_tokens as the profile's limits)
-  and the chunked context ``trtllm-bench throughput`` turns on (``planner.engines.profiles.TRTLLM_BENCH_BUILD``,
-  ``with_trtllm_bench_build``, ``trtllm_bench_chunked_context``, s141).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -58,7 +54,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "trtllm-bench-013",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
@@ -147,10 +142,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "trtllm-bench-013":
-        from planner.engines import profiles
-
-        profiles.TRTLLM_BENCH_BUILD = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

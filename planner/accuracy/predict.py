@@ -243,8 +243,9 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
     ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
-    ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), and the off experiments ``with_published_host_cost``
-    and ``with_expert_parallel``."""
+    ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), ``with_trtllm_bench_build`` (the engine
+    ``trtllm-bench`` built for a TensorRT-LLM 0.13 row), and the off experiments ``with_published_host_cost`` and
+    ``with_expert_parallel``."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
@@ -255,7 +256,7 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = _v0_default_scheduler(profile, row)
     # SGLang's input budget from the row's own ``--max-prefill-tokens`` (s139)
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
-    # EXPERIMENT (s141, off unless TRTLLM_BENCH_BUILD): the engine trtllm-bench built for a TensorRT-LLM 0.13 row
+    # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
     profile = _trtllm_bench_build(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
@@ -266,7 +267,7 @@ def _trtllm_bench_build(profile: EngineProfile, row: DecodeRow) -> EngineProfile
     dataset's max sequence length, every request of a perf-overview row being alike); a row whose model does not
     resolve keeps the profile."""
     if not trtllm_bench_chunked_context(row.engine, row.engine_version):
-        return profile  # switch off or another release (before the catalog look-up, for speed)
+        return profile  # another release (before the catalog look-up, for speed)
     try:
         model = resolve_model_name(row.model, default_catalog())
     except PlannerError:
@@ -380,7 +381,7 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
 
 def _chunked_prefill(row: DecodeRow) -> bool | None:
     """The row's own chunked-prefill setting, else its release's run (``trtllm_bench_chunked_context``: a TensorRT-LLM
-    0.13 ``trtllm-bench throughput`` run chunks, s141's switch on), else None (the scheduler's default)."""
+    0.13 ``trtllm-bench throughput`` run chunks, s141), else None (the scheduler's default)."""
     if row.chunked_prefill is not None:
         return row.chunked_prefill
     return trtllm_bench_chunked_context(row.engine, row.engine_version)

@@ -823,12 +823,10 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
     return profile
 
 
-#: EXPERIMENT switch (issue 21, s141), read at call time; off on main. On: a TensorRT-LLM 0.13 row (the release's
-#: performance overview, run with ``trtllm-bench``) gets the engine ``trtllm-bench build`` made for it
-#: (``with_trtllm_bench_build``: ``benchmark_config.yml``'s max_batch_size and max_num_tokens) and the chunked context
-#: ``trtllm-bench throughput`` turns on (``trtllm_bench_chunked_context``).
-TRTLLM_BENCH_BUILD = False
-#: The release whose ``trtllm-bench`` was read: perf-overview.md @v0.13.0 ("All data in the table below was generated
+#: A TensorRT-LLM 0.13 row (the release's performance overview, run with ``trtllm-bench``) gets the engine
+#: ``trtllm-bench build`` made for it (``with_trtllm_bench_build``: ``benchmark_config.yml``'s max_batch_size and
+#: max_num_tokens) and the chunked context ``trtllm-bench throughput`` turns on (``trtllm_bench_chunked_context``).
+#: Shipped in s141 (docs/history.md). The release whose ``trtllm-bench`` was read: perf-overview.md @v0.13.0 ("All data in the table below was generated
 #: using version 0.13.0") builds with ``trtllm-bench --model $model_name build --tp_size $tp_size [--quantization FP8]
 #: --dataset $dataset_file`` and runs ``trtllm-bench ... throughput --dataset $dataset_file --engine_dir $engine_dir``.
 TRTLLM_BENCH_VERSION = (0, 13)
@@ -876,15 +874,12 @@ def trtllm_bench_build_limits(
 def with_trtllm_bench_build(
     profile: EngineProfile, engine: str, version: str, model: str, tensor_parallel: int, sequence_tokens: int
 ) -> EngineProfile:
-    """``profile`` as the engine ``trtllm-bench build`` made for a TensorRT-LLM 0.13 row (``TRTLLM_BENCH_BUILD`` on):
-    max_num_seqs and max_num_batched_tokens are the engine's max_batch_size and max_num_tokens
+    """``profile`` as the engine ``trtllm-bench build`` made for a TensorRT-LLM 0.13 row (s141): max_num_seqs and max_num_batched_tokens are the engine's max_batch_size and max_num_tokens
     (``trtllm_bench_build_limits``). ``trtllm-bench throughput`` runs the engine's own limits
     (``get_settings_from_engine``, ``tensorrt_llm/bench/run/utils.py``), so they cap the scheduler, and the activation
     allowance of a "free" profile (a x tokens x width + b x sequences x vocabulary) follows them as TensorRT sizes an
-    engine's activations and logits at build. Unchanged with the switch off, for another release, or without an
-    entry read."""
-    if not TRTLLM_BENCH_BUILD:
-        return profile
+    engine's activations and logits at build. Unchanged for another release or without an entry read; a user's plan
+    never gets it (only published rows' profiles, ``planner.accuracy.predict._profile_for``)."""
     limits = trtllm_bench_build_limits(engine, version, model, tensor_parallel, sequence_tokens)
     if limits is None:
         return profile
@@ -892,11 +887,10 @@ def with_trtllm_bench_build(
 
 
 def trtllm_bench_chunked_context(engine: str, version: str) -> bool | None:
-    """True where ``TRTLLM_BENCH_BUILD`` is on and a row ran TensorRT-LLM ``TRTLLM_BENCH_VERSION``: its ``trtllm-bench
-    throughput`` builds the executor with ``enable_chunked_context=self.settings_config.chunking``, True by default
+    """True where a row ran TensorRT-LLM ``TRTLLM_BENCH_VERSION``: its ``trtllm-bench throughput`` builds the executor with ``enable_chunked_context=self.settings_config.chunking``, True by default
     (``ExecutorSettingsConfig.chunking: bool = True``, FIRST_COME_FIRST_SERVED chunking, ``tensorrt_llm/bench/run/
     dataclasses.py``); None (the scheduler's own default) otherwise."""
-    return True if TRTLLM_BENCH_BUILD and _trtllm_bench_release(engine, version) else None
+    return True if _trtllm_bench_release(engine, version) else None
 
 
 #: EXPERIMENT switch (issue 21 item 3, s118), read at call time; off on main. On: each row's per-sequence host cost
