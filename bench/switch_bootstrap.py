@@ -22,9 +22,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
-- ``weight-only-gemm``: a weight-only dense GEMM (AWQ / GPTQ int4, FP8 without fp8 math) on a GPU whose curves are
-  A100's takes the measured weight-only / bf16 time ratio by rows (``planner.engines.kernel_curves.WEIGHT_ONLY_GEMM``,
-  s140); ``weight-only-gemm:all`` (ablation): on every GPU.
+- ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
+  A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
+  WEIGHT_ONLY_GEMM_GPUS``).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -57,7 +57,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "weight-only-gemm",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -151,12 +150,10 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch in ("weight-only-gemm", "weight-only-gemm:all"):
+    elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 
-        kernel_curves.WEIGHT_ONLY_GEMM = True
-        if switch.endswith(":all"):  # every GPU, not only those whose curves are A100's (ablation)
-            kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
+        kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -1,5 +1,5 @@
 """Weight-only dense GEMMs (W4A16 / W8A16: AWQ, GPTQ, FP8 without fp8 math) at Marlin's measured FLOP ceiling (issue 21,
-s140; switch ``planner.engines.kernel_curves.WEIGHT_ONLY_GEMM``): the shipped fraction against the kernel calls it
+s140; shipped as switch ``weight-only-gemm``): the shipped fraction against the kernel calls it
 is fitted on, against TensorRT-LLM's weight-only table at 64 rows, in the model, and in the workbook under LibreOffice."""
 
 from __future__ import annotations
@@ -160,32 +160,25 @@ class TestModel:
         assert operators.linear_layers_time_s(gpu, model, limits, dense, 2048.0, 1.0, 1.0) == plain
 
 
-class TestSwitch:
-    def test_off_on_main(self):
-        assert kernel_curves.WEIGHT_ONLY_GEMM is False
-        cat = default_catalog()
-        assert kernel_curves.kernel_factors(cat.gpu(A100), cat)["weight_only_flop_fraction"] == 0.0
-
-    def test_on_it_reaches_a100_curve_gpus_only(self, monkeypatch):
-        """On: A100 SXM and a GPU borrowing its curves (A100 40GB) get 0.574; H100 (Hopper, no Marlin table) 0."""
-        monkeypatch.setattr(kernel_curves, "WEIGHT_ONLY_GEMM", True)
+class TestShipped:
+    def test_on_for_a100_curve_gpus_only(self, monkeypatch):
+        """A100 SXM and a GPU borrowing its curves (A100 40GB) get 0.574; H100 (Hopper, no Marlin table) 0; the
+        ablation (``WEIGHT_ONLY_GEMM_GPUS`` None) gives every GPU 0.574."""
         cat = default_catalog()
         got = {g: kernel_curves.kernel_factors(cat.gpu(g), cat)["weight_only_flop_fraction"] for g in
                (A100, "A100 SXM 40GB", "H100 SXM 80GB")}  # fmt: skip
         assert got == {A100: 0.574, "A100 SXM 40GB": 0.574, "H100 SXM 80GB": 0.0}
-        monkeypatch.setattr(kernel_curves, "WEIGHT_ONLY_GEMM_GPUS", None)  # the ablation: every GPU
+        monkeypatch.setattr(kernel_curves, "WEIGHT_ONLY_GEMM_GPUS", None)
         assert kernel_curves.kernel_factors(cat.gpu("H100 SXM 80GB"), cat)["weight_only_flop_fraction"] == 0.574
 
 
-#: Run in a process of its own (the switch is read once per process, as bench/switch_bootstrap.py sets it): the what-if
-#: workbook of A100 and H100 x Qwen3-8B with the switch on, recalculated by LibreOffice, every probed cell against the
-#: model for int4 and fp8 weights on A100 (weight-only) and fp8 on H100 (fp8 math). Prints a JSON summary.
+#: Run in a process of its own (fresh catalog caches): the what-if workbook of A100 and H100 x Qwen3-8B, recalculated
+#: by LibreOffice, every probed cell against the model for int4 and fp8 weights on A100 (weight-only) and fp8 on H100
+#: (fp8 math). Prints a JSON summary.
 PARITY_SCRIPT = r"""
 import json, sys
 sys.path.insert(0, "tests")
 from pathlib import Path
-from planner.engines import kernel_curves
-kernel_curves.WEIGHT_ONLY_GEMM = True
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 import workbook_support as ws
@@ -217,7 +210,7 @@ print(json.dumps(out))
 
 class TestWorkbookParity:
     def test_the_workbook_computes_the_weight_only_rate_as_the_model_does(self, tmp_path):
-        """With the switch on, every probed cell of the what-if workbook equals the model (1e-9) for Qwen3-8B with
+        """Every probed cell of the what-if workbook equals the model (1e-9) for Qwen3-8B with
         int4 and fp8 weights on A100 (weight-only: the Calc rows d_wo and p_wo at 0.595, read / ((read -
         kept) / 0.574 + kept) at each block's params) and fp8 on H100 (fp8 math: 1)."""
         from workbook_support import require_libreoffice

@@ -106,11 +106,10 @@ KERNEL_FIELDS = {
     "sparse_mla_token_s": 0.0,
     "weight_only_flop_fraction": 0.0,
 }
-#: Switch (issue 21, s140; off on main until it ships by the rule, docs/history.md): a weight-only dense GEMM (weights
-#: narrower than 16 bits whose math runs at the 16-bit peak: AWQ / GPTQ int4 or int8, FP8 on GPUs without fp8 math)
-#: on a GPU whose curves are one of ``WEIGHT_ONLY_GEMM_GPUS`` computes at ``MARLIN_FLOP_FRACTION`` of the bf16 GEMM
-#: rate (``planner.model.operators.weight_only_flop_scale``).
-WEIGHT_ONLY_GEMM = False
+#: Weight-only dense GEMMs (weights narrower than 16 bits whose math runs at the 16-bit peak: AWQ / GPTQ int4 or int8,
+#: FP8 on GPUs without fp8 math) on a GPU whose curves are one of ``WEIGHT_ONLY_GEMM_GPUS`` compute at
+#: ``MARLIN_FLOP_FRACTION`` of the bf16 GEMM rate (``planner.model.operators.weight_only_flop_scale``; issue 21, s140,
+#: shipped by the rule as switch ``weight-only-gemm``: docs/history.md).
 #: The GPUs whose curves (``source_gpu``) the fraction applies to: the one Marlin was measured on. Hopper has no
 #: Marlin table (vLLM runs AWQ there with Marlin, W4A16 compressed-tensors with Machete; aiconfigurator's one Hopper
 #: weight-only table, SGLang 0.5.6.post2's int8_wo on H100, is another kernel, 0.97-1.6 x bf16's time), so it keeps
@@ -284,9 +283,9 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
 
 
 def weight_only_flop_fraction(src: str) -> float:
-    """``MARLIN_FLOP_FRACTION`` where the switch ``WEIGHT_ONLY_GEMM`` is on and a GPU's curves are ``src``'s, one of
-    ``WEIGHT_ONLY_GEMM_GPUS``; else 0.0 (weight-only GEMMs at the bf16 rate): ``EngineFacts.weight_only_flop_fraction``."""
-    if not WEIGHT_ONLY_GEMM or (WEIGHT_ONLY_GEMM_GPUS is not None and src not in WEIGHT_ONLY_GEMM_GPUS):
+    """``MARLIN_FLOP_FRACTION`` where a GPU's curves are ``src``'s, one of ``WEIGHT_ONLY_GEMM_GPUS`` (None: any); else
+    0.0 (weight-only GEMMs at the bf16 rate): ``EngineFacts.weight_only_flop_fraction``."""
+    if WEIGHT_ONLY_GEMM_GPUS is not None and src not in WEIGHT_ONLY_GEMM_GPUS:
         return 0.0
     return MARLIN_FLOP_FRACTION
 
