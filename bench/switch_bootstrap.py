@@ -22,6 +22,10 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
+- ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
+  A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
+  WEIGHT_ONLY_GEMM_GPUS``).
+
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
 figures and ``bench/loso.py``'s held-out batch-1 TTFT and static-batch throughput, every figure with its row and
@@ -55,7 +59,12 @@ SWITCHES = (
     "expert-parallel",
 )
 #: A switch's readings one at a time (``turn_on``).
-ABLATIONS = ("published-host-cost:cost", "published-host-cost:overlap", "expert-parallel:trtllm")
+ABLATIONS = (
+    "published-host-cost:cost",
+    "published-host-cost:overlap",
+    "expert-parallel:trtllm",
+    "weight-only-gemm:all",
+)
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
     "held-out": ("TPOT", "TTFT", "static-batch throughput", "serving throughput"),
@@ -141,6 +150,10 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
+    elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
+        from planner.engines import kernel_curves
+
+        kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

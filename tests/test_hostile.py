@@ -11,6 +11,7 @@ import re
 import zipfile
 from pathlib import Path
 
+import cli_support
 import pytest
 import tomli_w
 from cli_support import one_line, run, without_libreoffice
@@ -20,23 +21,10 @@ from planner.catalog import default_catalog
 ROOT = Path(__file__).resolve().parents[1]
 WORKBOOK = ROOT / "workbooks" / "capacity-what-if.xlsx"
 
-SCENARIO = """\
-title = "T"
-[workload]
-peak_requests_per_s = 40
-average_requests_per_s = 16
-prompt_tokens_mean = 800
-prompt_tokens_high = 3000
-output_tokens_mean = 400
-output_tokens_high = 1200
-ttft_target_s = 1.5
-tpot_target_s = 0.05
-growth_over_horizon = 0.5
-[[option]]
-name = "H100, rented"
-gpu = "H100"
-model = "Llama-3.1-70B"
-"""
+#: cli_support's one-option scenario with a title, a growth and a named option: the lines the cases below replace.
+SCENARIO = 'title = "T"\n' + cli_support.SCENARIO.replace(
+    "tpot_target_s = 0.05\n", "tpot_target_s = 0.05\ngrowth_over_horizon = 0.5\n"
+).replace("[[option]]\n", '[[option]]\nname = "H100, rented"\n')
 
 
 def user_gpu(folder: Path, **changes) -> Path:

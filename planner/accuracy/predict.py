@@ -64,12 +64,14 @@ from planner.engines.profiles import (
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    trtllm_bench_chunked_context,
     vllm_batching_release,
     with_expert_parallel,
     with_published_host_cost,
     with_release_kernels,
     with_row_max_prefill_tokens,
     with_sglang_eager_decode,
+    with_trtllm_bench_build,
     with_v0_default_scheduler,
 )
 from planner.engines.vllm_log import vllm_kv_log
@@ -241,8 +243,9 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
     ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
-    ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), and the off experiments ``with_published_host_cost``
-    and ``with_expert_parallel``."""
+    ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), ``with_trtllm_bench_build`` (the engine
+    ``trtllm-bench`` built for a TensorRT-LLM 0.13 row), and the off experiments ``with_published_host_cost`` and
+    ``with_expert_parallel``."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
@@ -253,8 +256,25 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = _v0_default_scheduler(profile, row)
     # SGLang's input budget from the row's own ``--max-prefill-tokens`` (s139)
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
+    # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
+    profile = _trtllm_bench_build(profile, row)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
+
+
+def _trtllm_bench_build(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
+    """``with_trtllm_bench_build`` on the row: its model's catalog name, its tensor-parallel group and ISL + OSL (the
+    dataset's max sequence length, every request of a perf-overview row being alike); a row whose model does not
+    resolve keeps the profile."""
+    if not trtllm_bench_chunked_context(row.engine, row.engine_version):
+        return profile  # another release (before the catalog look-up, for speed)
+    try:
+        model = resolve_model_name(row.model, default_catalog())
+    except PlannerError:
+        return profile
+    return with_trtllm_bench_build(
+        profile, row.engine, row.engine_version, model, row.gpus or 1, row.input_len + row.output_len
+    )
 
 
 def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
@@ -350,13 +370,21 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
         num_prompts=np.array([r.num_prompts or r.batch for r in rows], dtype=float),
         max_num_seqs=np.array([r.max_num_seqs for r in rows], dtype=object),
         max_num_batched_tokens=np.array([r.max_num_batched_tokens for r in rows], dtype=object),
-        chunked_prefill=np.array([r.chunked_prefill for r in rows], dtype=object),
+        chunked_prefill=np.array([_chunked_prefill(r) for r in rows], dtype=object),
         scheduler=np.array([row_scheduler(r) for r in rows], dtype=object),
         length_range_ratio=np.array([r.length_range_ratio for r in rows], dtype=object),
         gpus=np.array([r.gpus for r in rows], dtype=float),
         weight_precision=np.array([r.weight_precision for r in rows], dtype=object),
         kv_precision=np.array([r.kv_precision for r in rows], dtype=object),
     )
+
+
+def _chunked_prefill(row: DecodeRow) -> bool | None:
+    """The row's own chunked-prefill setting, else its release's run (``trtllm_bench_chunked_context``: a TensorRT-LLM
+    0.13 ``trtllm-bench throughput`` run chunks, s141), else None (the scheduler's default)."""
+    if row.chunked_prefill is not None:
+        return row.chunked_prefill
+    return trtllm_bench_chunked_context(row.engine, row.engine_version)
 
 
 def _resolves(row: DecodeRow, cat: Catalog, memo: dict[tuple[str, str], bool]) -> bool:

@@ -105,7 +105,35 @@ KERNEL_FIELDS = {
     "moe_gemm_half_rows": 0.0,
     "moe_fp8_flop_scale": 1.0,
     "sparse_mla_token_s": 0.0,
+    "weight_only_flop_fraction": 0.0,
 }
+#: Weight-only dense GEMMs (weights narrower than 16 bits whose math runs at the 16-bit peak: AWQ / GPTQ int4 or int8,
+#: FP8 on GPUs without fp8 math) on a GPU whose curves are one of ``WEIGHT_ONLY_GEMM_GPUS`` compute at
+#: ``MARLIN_FLOP_FRACTION`` of the bf16 GEMM rate (``planner.model.operators.weight_only_flop_scale``; issue 21, s140,
+#: shipped by the rule as switch ``weight-only-gemm``: docs/history.md).
+#: The GPUs whose curves (``source_gpu``) the fraction applies to: the one Marlin was measured on. Hopper has no
+#: Marlin table (vLLM runs AWQ there with Marlin, W4A16 compressed-tensors with Machete; aiconfigurator's one Hopper
+#: weight-only table, SGLang 0.5.6.post2's int8_wo on H100, is another kernel, 0.97-1.6 x bf16's time), so it keeps
+#: the bf16 rate. None: every GPU (the ablation ``weight-only-gemm:all``).
+WEIGHT_ONLY_GEMM_GPUS: frozenset[str] | None = frozenset({"A100 SXM 80GB"})
+#: Marlin's FLOP rate over the dense bf16 GEMM rate on A100: the median achieved rate of SGLang 0.5.10's Marlin
+#: W4A16 fused MoE (``sglang_marlin_moe``, int4) over its calls of at least 64 rows per expert (balanced routing, no
+#: expert parallelism, expert width >= 1,024 per GPU: 215 calls, median 143.9 TFLOP/s, quartiles 132.6-149.9; FLOPs
+#: 2 x tokens x top-k x 3 x hidden x width) in aiconfigurator 0.12.0's A100 SXM table (Apache-2.0), over the A100's
+#: fitted bf16 GEMM rate (``kernel_curves_aic.csv``, 250.5 TFLOP/s): 143.9 / 250.5 = 0.574. ``bench/weight_only_gemm.py``
+#: writes the calls (``MARLIN_FILE_NAME``); tests/test_weight_only_gemm.py re-derives the fraction. Marlin splits a
+#: problem into slabs of at most 64 rows (vLLM ``csrc/quantization/gptq_marlin``: ``max_thread_m_blocks = 4`` blocks
+#: of 16 rows), so its rate stays flat beyond: 142.8 TFLOP/s at 64 rows per expert, 148.3 at 1,024, 150.0 at 4,096.
+#: TensorRT-LLM 1.0.0's ``WeightOnlyQuantMatmul`` on the same GPU (``WEIGHT_ONLY_FILE_NAME``) is at the same rate at
+#: 64 rows (int4 139, int8 138 TFLOP/s) but changes tiles beyond and climbs back to bf16's (int4 213 at 256 rows,
+#: bf16 218): the fraction is Marlin's, not every weight-only kernel's.
+MARLIN_FLOP_FRACTION = 0.574
+MARLIN_FILE_NAME = "marlin_moe_a100_aic.csv"
+#: ``bench/weight_only_gemm.py``'s cross-check table: per rows m, the median over layer-sized shapes (n, k >= 4,096)
+#: of TensorRT-LLM 1.0.0's int4 and int8 weight-only GEMM latency over the bf16 one at the same (m, n, k) on A100 SXM
+#: (aiconfigurator 0.12.0): int4 0.373 at 1 row, 0.454 at 32, 0.675 at 64, 0.899 at 128, 1.045 at 256; int8 0.556,
+#: 0.578, 0.664, 0.858, 1.003. Read by the tests only.
+WEIGHT_ONLY_FILE_NAME = "weight_only_gemm_aic.csv"
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
 #: kernels: (at one token, per doubling of the tokens up to 8), seconds: least squares of the floor against log2 of
 #: the tokens over aiconfigurator 0.12.0's vLLM 0.24.0 Triton fused-MoE calls of 1, 2, 4 and 8 tokens
@@ -271,8 +299,17 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
         "moe_fp8_flop_scale": 1.0,
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
+        "weight_only_flop_fraction": weight_only_flop_fraction(src),
         **allreduce_factors(gpu, row, g),
     }
+
+
+def weight_only_flop_fraction(src: str) -> float:
+    """``MARLIN_FLOP_FRACTION`` where a GPU's curves are ``src``'s, one of ``WEIGHT_ONLY_GEMM_GPUS`` (None: any); else
+    0.0 (weight-only GEMMs at the bf16 rate): ``EngineFacts.weight_only_flop_fraction``."""
+    if WEIGHT_ONLY_GEMM_GPUS is not None and src not in WEIGHT_ONLY_GEMM_GPUS:
+        return 0.0
+    return MARLIN_FLOP_FRACTION
 
 
 def bf16_peak(gpu) -> float:

@@ -823,6 +823,76 @@ def with_release_kernels(profile: EngineProfile, engine: str, version: str) -> E
     return profile
 
 
+#: A TensorRT-LLM 0.13 row (the release's performance overview, run with ``trtllm-bench``) gets the engine
+#: ``trtllm-bench build`` made for it (``with_trtllm_bench_build``: ``benchmark_config.yml``'s max_batch_size and
+#: max_num_tokens) and the chunked context ``trtllm-bench throughput`` turns on (``trtllm_bench_chunked_context``).
+#: Shipped in s141 (docs/history.md). The release whose ``trtllm-bench`` was read: perf-overview.md @v0.13.0 ("All data in the table below was generated
+#: using version 0.13.0") builds with ``trtllm-bench --model $model_name build --tp_size $tp_size [--quantization FP8]
+#: --dataset $dataset_file`` and runs ``trtllm-bench ... throughput --dataset $dataset_file --engine_dir $engine_dir``.
+TRTLLM_BENCH_VERSION = (0, 13)
+#: ``trtllm-bench build``'s engine limits, (max_batch_size, max_num_tokens) by (catalog model, tensor-parallel size),
+#: keyed by the dataset's max sequence length (ISL + OSL) or "general": ``get_benchmark_engine_settings`` in
+#: ``tensorrt_llm/bench/build/build.py`` of the release whose build options are ``--dataset`` / ``--max_seq_length``
+#: (those the v0.13 page names) looks up ``configs[model][f"tp{tp}_pp{pp}"]``, then ``.get(max_seq_len)``, else
+#: ``"general"``; the figures are ``tensorrt_llm/bench/build/benchmark_config.yml`` at NVIDIA/TensorRT-LLM commit
+#: 8fcf9fc (meta-llama/Meta-Llama-3-8B, meta-llama/Meta-Llama-3-70B, mistralai/Mixtral-8x7B-v0.1). No stored
+#: version of the file holds v0.13's Llama 3.1 entries: Llama 3.1 8B / 70B are read as Meta-Llama-3 8B / 70B (the
+#: same architecture and shapes; an assumption, docs/history.md s141). Mixtral at TP 8 and Llama-3.1-405B have no
+#: entry read and keep the profile's limits.
+TRTLLM_BENCH_BUILD_LIMITS: dict[tuple[str, int], dict[int | str, tuple[int, int]]] = {
+    ("Llama-3.1-8B", 1): {"general": (2048, 8192)},
+    ("Llama-3.1-70B", 1): {"general": (2048, 2048)},
+    ("Llama-3.1-70B", 2): {"general": (256, 1024), 4096: (2048, 1024)},
+    ("Llama-3.1-70B", 4): {"general": (2048, 1024)},
+    ("Llama-3.1-70B", 8): {"general": (8192, 16384)},
+    ("Mixtral-8x7B", 2): {"general": (2048, 3072)},
+    ("Mixtral-8x7B", 4): {"general": (8192, 8192)},
+}
+
+
+def _trtllm_bench_release(engine: str, version: str) -> bool:
+    """Whether a row ran TensorRT-LLM ``TRTLLM_BENCH_VERSION`` (the release whose ``trtllm-bench`` was read)."""
+    v = parse_version(version)
+    return _engine_name(engine) == "tensorrt-llm" and v is not None and v.release[:2] == TRTLLM_BENCH_VERSION
+
+
+def trtllm_bench_build_limits(
+    engine: str, version: str, model: str, tensor_parallel: int, sequence_tokens: int
+) -> tuple[int, int] | None:
+    """(max_batch_size, max_num_tokens) ``trtllm-bench build`` gave the engine of a row of TensorRT-LLM
+    ``TRTLLM_BENCH_VERSION`` serving ``model`` (a catalog name) on ``tensor_parallel`` GPUs for requests of
+    ``sequence_tokens`` (ISL + OSL, the dataset's max sequence length): ``TRTLLM_BENCH_BUILD_LIMITS``' entry for that
+    length, else its "general"; None for another release or a model and group without an entry read."""
+    if not _trtllm_bench_release(engine, version):
+        return None
+    entry = TRTLLM_BENCH_BUILD_LIMITS.get((model, int(tensor_parallel)))
+    if entry is None:
+        return None
+    return entry.get(int(sequence_tokens), entry["general"])
+
+
+def with_trtllm_bench_build(
+    profile: EngineProfile, engine: str, version: str, model: str, tensor_parallel: int, sequence_tokens: int
+) -> EngineProfile:
+    """``profile`` as the engine ``trtllm-bench build`` made for a TensorRT-LLM 0.13 row (s141): max_num_seqs and max_num_batched_tokens are the engine's max_batch_size and max_num_tokens
+    (``trtllm_bench_build_limits``). ``trtllm-bench throughput`` runs the engine's own limits
+    (``get_settings_from_engine``, ``tensorrt_llm/bench/run/utils.py``), so they cap the scheduler, and the activation
+    allowance of a "free" profile (a x tokens x width + b x sequences x vocabulary) follows them as TensorRT sizes an
+    engine's activations and logits at build. Unchanged for another release or without an entry read; a user's plan
+    never gets it (only published rows' profiles, ``planner.accuracy.predict._profile_for``)."""
+    limits = trtllm_bench_build_limits(engine, version, model, tensor_parallel, sequence_tokens)
+    if limits is None:
+        return profile
+    return _copy_with(profile, max_num_seqs=limits[0], max_num_batched_tokens=limits[1])
+
+
+def trtllm_bench_chunked_context(engine: str, version: str) -> bool | None:
+    """True where a row ran TensorRT-LLM ``TRTLLM_BENCH_VERSION``: its ``trtllm-bench throughput`` builds the executor with ``enable_chunked_context=self.settings_config.chunking``, True by default
+    (``ExecutorSettingsConfig.chunking: bool = True``, FIRST_COME_FIRST_SERVED chunking, ``tensorrt_llm/bench/run/
+    dataclasses.py``); None (the scheduler's own default) otherwise."""
+    return True if _trtllm_bench_release(engine, version) else None
+
+
 #: EXPERIMENT switch (issue 21 item 3, s118), read at call time; off on main. On: each row's per-sequence host cost
 #: is the published one of its engine's loop (``with_published_host_cost``) instead of the fitted 59 us.
 PUBLISHED_HOST_COST = False

@@ -159,6 +159,9 @@ class EngineFacts:
     # bytes per routed-expert weight as the engine loads MXFP4 experts spread over more than one GPU, where that differs
     # from the stored format (SGLang 0.5.1-0.5.9 off Blackwell: 2.0, upcast to bf16); 0: as stored
     expert_parallel_expert_bytes_per_param: ArrayLike = 0.0
+    # a weight-only dense GEMM's (weights under 1.5 B, math at the 16-bit peak) FLOP rate over the bf16 GEMM curve's
+    # (Marlin's measured ceiling, s140: ``planner.model.operators.weight_only_flop_scale``); 0: the bf16 rate
+    weight_only_flop_fraction: ArrayLike = 0.0
 
 
 class EngineMemoryRules(Protocol):

@@ -115,6 +115,34 @@ def gemm_time_s(
     )
 
 
+#: Weights narrower than this many bytes per value whose math runs at the 16-bit peak are weight-only (W8A16, W4A16:
+#: AWQ, GPTQ, FP8 on a GPU without fp8 math): ``weight_only_flop_scale``.
+WEIGHT_ONLY_BELOW_BYTES = 1.5
+
+
+def weight_only_flop_scale(
+    gpu: GpuFacts, model: ModelFacts, limits: EngineFacts, weight_bytes_per_param: ArrayLike
+) -> ArrayLike:
+    """The dense GEMMs' FLOP rate over the bf16 GEMM curve's where they are weight-only: read / ((read - kept) / f +
+    kept), f = ``limits.weight_only_flop_fraction`` (> 0 where applied), the quantized params at f of the rate and
+    the kept 16-bit ones (output head, norms, routers) at the full rate; 1 elsewhere (f 0, weights of 1.5 B or more,
+    or math at an 8-bit-or-narrower peak, which ``gemm_time_s`` gives the fp8 curve).
+
+    Source (s140, ``planner.engines.kernel_curves.MARLIN_FLOP_FRACTION``): Marlin, the kernel vLLM and SGLang run
+    these weights with below Hopper, dequantizes in its mainloop and splits a problem into slabs of at most 64 rows,
+    so its rate flattens from 64 rows on at 143.9 TFLOP/s on A100 (SGLang 0.5.10's Marlin W4A16 fused MoE, 215 calls
+    of aiconfigurator 0.12.0), 0.574 of the A100's dense bf16 GEMM rate. Assumed: dense Marlin (W4A16 and W8A16)
+    flattens at the fused MoE's rate; TensorRT-LLM's weight-only kernel is at it at 64 rows too (139 TFLOP/s)."""
+    f = limits.weight_only_flop_fraction
+    read, kept = model.params_read_per_step, model.params_read_kept_16bit
+    narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
+    if type(f) is float and type(weight_bytes_per_param) is float and type(narrow) is bool:  # one scenario
+        applies = f > 0 and weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES and not narrow
+        return read / ((read - kept) / f + kept) if applies else 1.0
+    applies = (f > 0) & (weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES) & ~np.asarray(narrow)
+    return ops.where(applies, read / ((read - kept) / ops.where(f > 0, f, 1.0) + kept), 1.0)
+
+
 def linear_layers_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -123,9 +151,13 @@ def linear_layers_time_s(
     tokens: ArrayLike,
     flop_efficiency: ArrayLike,
     gpus: ArrayLike,
+    weight_bytes_per_param: ArrayLike | None = None,
 ) -> ArrayLike:
     """The dense GEMMs of a step over ``tokens`` rows: ``dense_bytes`` (``dense_weight_bytes``) read once, 2 FLOP per
-    parameter per token; 4 GEMMs per layer + the output head, each with the GEMM floor."""
+    parameter per token; 4 GEMMs per layer + the output head, each with the GEMM floor. Weight-only GEMMs compute
+    at ``weight_only_flop_scale`` of the rate (``weight_bytes_per_param``: the precision's; None: not weight-only)."""
+    if weight_bytes_per_param is not None and any_nonzero(limits.weight_only_flop_fraction):
+        flop_efficiency = flop_efficiency * weight_only_flop_scale(gpu, model, limits, weight_bytes_per_param)
     return gemm_time_s(
         gpu,
         limits,
@@ -337,6 +369,7 @@ def forward_kernels_time_s(
     expert_rows: ArrayLike | None = None,
     attention_gpus: ArrayLike | None = None,
     touched: ArrayLike | None = None,
+    weight_bytes_per_param: ArrayLike | None = None,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
@@ -347,7 +380,8 @@ def forward_kernels_time_s(
     data-parallel forms (``planner.model.parallel``) run the dense GEMMs and attention whole on one GPU
     (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``).
     ``touched``: the experts per MoE layer the step touches (``planner.model.decode.experts_touched``), for the
-    grouped GEMM's rows per expert."""
+    grouped GEMM's rows per expert. ``weight_bytes_per_param``: the precision's, for the weight-only dense GEMMs
+    (``linear_layers_time_s``)."""
     flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
     dense_gpus = gpus if dense_gpus is None else dense_gpus
     # the data-parallel forms hold whole experts on each GPU (expert parallelism): one expert's full width
@@ -366,7 +400,9 @@ def forward_kernels_time_s(
             attention_bytes = attention_bytes * decode_kv_read_factor(model, limits, attention_gpus)
     no_experts = type(expert_bytes) is float and expert_bytes == 0.0
     return (
-        linear_layers_time_s(gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus)
+        linear_layers_time_s(
+            gpu, model, limits, dense_bytes, dense_rows, flop_efficiency, dense_gpus, weight_bytes_per_param
+        )
         + (
             0.0
             if no_experts

@@ -244,7 +244,13 @@ def operator_rows(
     gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
-    gemm_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff})"
+    # model.operators.weight_only_flop_scale: weight-only dense GEMMs (weights under 1.5 B, math at the 16-bit peak)
+    # at the GPU's weight-only fraction f of the rate, the kept 16-bit params at the full rate; 1 elsewhere
+    weight_only = (
+        "IF(AND({f_weight_only_flop_fraction}>0,{wbpp}<1.5,{peak}<=1.5*{peak16}),"
+        "{read}/(({read}-{read16})/{f_weight_only_flop_fraction}+{read16}),1)"
+    )
+    dense_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{{.wo}})"
     # model.operators.grouped_gemm_flop_fraction: w / (w + w0) x m / (m + m0), w = expert width per GPU, m = rows
     # per touched expert (rows x k / touched); 1 for dense models
     moe_fraction = (
@@ -263,7 +269,8 @@ def operator_rows(
         ("dense", "Dense weight bytes", "B", "#,##0", DENSE_WEIGHTS),
         ("experts", "Expert weight bytes", "B", "#,##0", EXPERT_WEIGHTS),
         ("gemm_m", "Dense GEMMs: memory time", e, s, "{.dense}/" + gemm_bw),
-        ("gemm_c", "Dense GEMMs: compute time", e, s, f"2*{rows}*{{read}}/" + gemm_peak),
+        ("wo", "Dense GEMMs: FLOP rate over the GEMM curve's (weight-only: Marlin's)", "", "0.000###", weight_only),
+        ("gemm_c", "Dense GEMMs: compute time", e, s, f"2*{rows}*{{read}}/" + dense_peak),
         ("gemm", "Dense GEMMs", e, s, roofline("gemm_m", "gemm_c") + f"+{GEMM_KERNELS}*{{f_gemm_floor_s}}"),
         ("moe_m", "MoE expert GEMMs: memory time", e, s, "{.experts}/" + gemm_bw),
         ("moe_c", "MoE expert GEMMs: compute time", e, s, f"2*{rows}*{{moe_layers}}*{{k}}*{{per_expert}}/" + moe_peak),
