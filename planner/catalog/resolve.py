@@ -61,13 +61,16 @@ def gpu_numbers(
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
-    if eng.kernel_curves and eng.name == "tensorrt-llm":
-        # TensorRT-LLM 1.x's own grouped-GEMM rate where its fused MoE was measured on the GPU or the GPU of its
-        # architecture whose curves it takes (s126), else vLLM's
+    if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_MOE_PROFILES:
+        # TensorRT-LLM's own grouped-GEMM rate (1.x's CUTLASS fused MoE, 0.x's plugin: one runner) where it was
+        # measured on the GPU or the GPU of its architecture whose curves it takes (s126, s142), else vLLM's; 0.x's
+        # fp8 experts, per tensor, at its per-tensor fp8 rate (s142)
         src = kernel_curves.tensorrt_llm_moe_source(g, default_catalog())
         if src is not None:
             kernels["moe_gemm_half_width"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[src]
             kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src]
+            if eng.name in kernel_curves.TENSORRT_LLM_MOE_FP8_PROFILES:
+                kernels["moe_fp8_flop_scale"] = kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES[src]
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)

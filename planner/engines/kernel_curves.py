@@ -103,6 +103,7 @@ KERNEL_FIELDS = {
     "moe_floor_per_doubling_s": 0.0,
     "moe_gemm_half_width": 0.0,
     "moe_gemm_half_rows": 0.0,
+    "moe_fp8_flop_scale": 1.0,
     "sparse_mla_token_s": 0.0,
     "weight_only_flop_fraction": 0.0,
 }
@@ -164,9 +165,9 @@ MOE_GEMM_HALF_ROWS = {
     "H100 SXM 80GB": 50.5,
     "H200 SXM 141GB": 51.9,
 }
-#: TensorRT-LLM 1.x's profile ("tensorrt-llm") on a GPU below, or on one of its architecture that takes its kernel
-#: curves (``tensorrt_llm_moe_source``), takes these in place of vLLM's (``planner.catalog.resolve.gpu_numbers``;
-#: s126, docs/history.md): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
+#: TensorRT-LLM's profiles (``TENSORRT_LLM_MOE_PROFILES``: 1.x, and 0.x since s142) on a GPU below, or on one of its
+#: architecture that takes its kernel curves (``tensorrt_llm_moe_source``), take these in place of vLLM's
+#: (``planner.catalog.resolve.gpu_numbers``; s126, docs/history.md): (w0, m0) of TensorRT-LLM 1.3.0rc20's CUTLASS fused MoE (``moe_torch_flow_cutlass``), fitted as vLLM's
 #: (``planner.engines.kernel_floor.moe_gemm_halves``) to its measured calls at moe_tp or moe_ep 1-8
 #: (catalogs/reference/moe_trtllm_aic.csv, ``bench/trtllm_moe_extract.py``, 2,766 calls: median |error| 19% -> 10% on
 #: both GPUs; with vLLM's halves instead DeepSeek-V3's moe_tp 8 call of 1,024 tokens on H200 is 0.64 ms against the
@@ -179,6 +180,26 @@ TENSORRT_LLM_MOE_GEMM_HALF_ROWS = {
     "H100 SXM 80GB": 81.6,
     "H200 SXM 141GB": 68.7,
 }
+#: The profiles that take ``TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS`` / ``_ROWS`` (``planner.catalog.resolve.gpu_numbers``):
+#: TensorRT-LLM 1.x's PyTorch backend (its CUTLASS fused MoE, the measured kernel) and 0.x's TensorRT engines, whose
+#: MixtureOfExperts plugin runs the same ``CutlassMoeFCRunner`` (s142, docs/history.md).
+TENSORRT_LLM_MOE_PROFILES = ("tensorrt-llm", "tensorrt-llm-0")
+#: TensorRT-LLM's per-tensor fp8 CUTLASS grouped GEMM's FLOP rate over the planner's one fp8 GEMM rate (vLLM's dense
+#: fp8 GEMMs, ``gemm_fp8_flop_efficiency``), per GPU, with the halves above held (``planner.engines.kernel_floor.
+#: moe_fp8_flop_scale``, re-derived by tests/test_trtllm0_moe.py): the grid value of least median |log error| over
+#: aiconfigurator 0.12.0's TensorRT-LLM 1.3.0rc20 per-tensor fp8 gated CUTLASS fused-MoE calls
+#: (catalogs/reference/moe_trtllm_fp8_aic.csv, ``bench/trtllm_moe_extract.py --fp8``: balanced routing, the catalog
+#: shapes, moe_tp or moe_ep 1-8, 256-16,384 tokens; 534 calls a GPU; s142, docs/history.md): H100 1.60 (median |log
+#: error| 0.231 -> 0.090), H200 1.57 (0.255 -> 0.066); 0.46 x 1.60 = 73% of H100's fp8 peak, what its fastest call
+#: reaches (Mixtral-8x7B at TP 1, 16,384 tokens). Its block-scaled fp8 calls want no such multiplier (0.90 / 0.95),
+#: so it is the per-tensor kernel's. TensorRT-LLM 0.x's FP8 engines quantize MoE experts per tensor (ModelOpt FP8;
+#: block-scaled fp8 MoE came with DeepSeek-V3 support, after 0.13), so 0.x's profile takes it (``planner.catalog.resolve.gpu_numbers``;
+#: 1.x's fp8 MoE rows are block-scaled DeepSeek runs and keep the fp8 curve).
+TENSORRT_LLM_MOE_FP8_FLOP_SCALES = {
+    "H100 SXM 80GB": 1.60,
+    "H200 SXM 141GB": 1.57,
+}
+TENSORRT_LLM_MOE_FP8_PROFILES = ("tensorrt-llm-0",)
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0
@@ -276,6 +297,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
         "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
+        "moe_fp8_flop_scale": 1.0,
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         "weight_only_flop_fraction": weight_only_flop_fraction(src),
         **allreduce_factors(gpu, row, g),

@@ -172,6 +172,65 @@ def moe_gemm_halves(
     return w0, m0, before, after
 
 
+#: TensorRT-LLM 1.3.0rc20's per-tensor fp8 CUTLASS fused-MoE calls (the same selection as ``TENSORRT_LLM_MOE_FILE_NAME``,
+#: gated kernel only), written by ``bench/trtllm_moe_extract.py --fp8``.
+TENSORRT_LLM_MOE_FP8_FILE_NAME = "moe_trtllm_fp8_aic.csv"
+#: The multipliers ``moe_fp8_flop_scale`` tries: 0.50-2.49 in steps of 0.01.
+FP8_SCALE_GRID = tuple(round(0.5 + 0.01 * i, 2) for i in range(200))
+
+
+def moe_fp8_flop_scale(
+    gpu: str, path: str | Path | None = None, catalog: Catalog | None = None
+) -> tuple[float, float, float]:
+    """(multiplier, median |error| at 1, with it): TensorRT-LLM's per-tensor fp8 grouped GEMM's FLOP rate over the
+    GPU's fp8 GEMM curve (``gemm_fp8_flop_efficiency``), with TensorRT-LLM's halves held
+    (``planner.engines.kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS`` / ``_ROWS``).
+
+    Form as ``moe_gemm_halves``: latency = MoE floor at 8 tokens + max(expert bytes / GEMM byte rate, FLOPs / (fp8
+    rate x s x w / (w + w0) x m / (m + m0))), each over ep; s is the ``FP8_SCALE_GRID`` value of least median |log
+    (predicted / measured)| over the calls (default ``TENSORRT_LLM_MOE_FP8_FILE_NAME``; a median, so the few
+    memory-bound calls s cannot move do not pull it). Why: the planner's one fp8 GEMM rate is vLLM's dense fp8
+    GEMMs' (909 TFLOP/s on H100, 46% of the fp8 peak); TensorRT-LLM's per-tensor fp8 grouped GEMM computes faster
+    (Mixtral-8x7B at TP 1, 16,384 tokens: 8.0 ms, 73% of the peak).
+    """
+    from planner.engines.kernel_curves import (
+        MOE_FLOOR_UNMEASURED,
+        MOE_FLOORS,
+        TENSORRT_LLM_MOE_GEMM_HALF_ROWS,
+        TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS,
+        kernel_factors,
+    )
+
+    cat = catalog or default_catalog()
+    g = cat.gpu(gpu)
+    f = kernel_factors(g, cat)
+    byte_rate = g.hbm_bandwidth_bytes_per_s * f["gemm_bandwidth_efficiency"]
+    fp8_rate = g.peak_flop_per_s["fp8"] * f["gemm_fp8_flop_efficiency"]
+    at_one, per_doubling = MOE_FLOORS.get(gpu, MOE_FLOOR_UNMEASURED)
+    floor_s = at_one + 3.0 * per_doubling
+    w0, m0 = TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[gpu], TENSORRT_LLM_MOE_GEMM_HALF_ROWS[gpu]
+    with Path(path or shipped_catalog_dir() / "reference" / TENSORRT_LLM_MOE_FP8_FILE_NAME).open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["gpu"] == gpu and r["dtype"] == "fp8"]
+    if not rows:
+        raise ValueError(f"no per-tensor fp8 fused-MoE measurements for {gpu}")
+    t, h, i, k, e, tp, ep = (np.array([float(r[c]) for r in rows]) for c in
+                             ("tokens", "hidden_size", "inter_size", "topk", "num_experts", "tp_size", "ep_size"))  # fmt: skip
+    width = i / tp
+    touched = -e * np.expm1(t * np.log1p(-k / e))
+    rows_per_expert = t * k / touched
+    memory_s = touched / ep * 3.0 * h * width / byte_rate  # 1 B a weight
+    compute_s = (
+        2.0 * t * k * 3.0 * h * width / ep / fp8_rate * (width + w0) / width * (rows_per_expert + m0) / rows_per_expert
+    )
+    measured_s = np.array([float(r["latency_ms"]) * 1e-3 for r in rows])
+
+    def error(scale: float) -> float:
+        return float(np.median(np.abs(np.log((floor_s + np.maximum(memory_s, compute_s / scale)) / measured_s))))
+
+    best = min(FP8_SCALE_GRID, key=error)
+    return best, error(1.0), error(best)
+
+
 #: MI300X's measured block-FP8 GEMMs (aiter's tuning tables of pull request 3324), written by ``bench/aiter_extract.py``.
 OWN_GEMM_FILE_NAME = "gemm_fp8_block_mi300x_aiter.csv"
 #: The smallest weight (n x k) whose GEMMs set the FLOP rate: ``bench/kernel_extract.LAYER_WEIGHT_MIN``'s 4,096 x 4,096.

@@ -236,6 +236,10 @@ def expert_layers_time_s(
         with np.errstate(divide="ignore", invalid="ignore"):
             rows_per_expert = ops.where(touched > 0, tokens * model.experts_per_token / touched, 0.0)
     fraction = grouped_gemm_flop_fraction(limits, width, rows_per_expert)
+    scale = limits.moe_fp8_flop_scale  # 8-bit math only (gemm_time_s's fp8 rule); 1 but for TensorRT-LLM 0.x (s142)
+    if not (type(scale) in (float, int) and scale == 1.0):
+        narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
+        fraction = fraction * ((scale if narrow else 1.0) if type(narrow) is bool else ops.where(narrow, scale, 1.0))
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency * fraction, gpus)
 
 

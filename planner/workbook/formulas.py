@@ -258,7 +258,9 @@ def operator_rows(
         f"*IF(AND({{.touched}}>0,{{f_moe_gemm_half_rows}}>0),({rows}*{{k}}/{{.touched}})"
         f"/({rows}*{{k}}/{{.touched}}+{{f_moe_gemm_half_rows}}),1)"
     )
-    moe_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{moe_fraction})"
+    # model.operators.expert_layers_time_s: the grouped GEMM's own 8-bit rate multiplier (1 but TensorRT-LLM 0.x's)
+    moe_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency}*{f_moe_fp8_flop_scale},{f_gemm_flop_efficiency})"
+    moe_peak = f"({{n}}*{{peak}}*{moe_eff}*{flop_eff}*{moe_fraction})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
     att_peak = f"({{n}}*{{peak16}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
