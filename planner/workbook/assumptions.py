@@ -95,9 +95,28 @@ ENGINE_FIELD_HELP = {
     "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
     "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
-    "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
+    "allreduce_latency_s": (
+        "s",
+        "latency of one all-reduce (two per layer when tensor-parallel); blank: the GPUs sheet's interconnect "
+        "latency within the fabric domain, PCIe latency beyond it",
+    ),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
     "roofline_overlap": ("fraction", "overlap of memory and compute time: step = max + (1 - overlap) x min"),
+    "kernel_curves": (
+        "TRUE/FALSE",
+        "TRUE: each operator timed from the GPU's measured kernel curves; FALSE: datasheet bandwidth and peak, "
+        "no floor (the textbook roofline)",
+    ),
+    "decode_kv_reads_per_query_head": (
+        "TRUE/FALSE",
+        "TRUE: decode attention reads each KV head once per query head sharing it (TensorRT-LLM's kernel before "
+        "XQA); FALSE on every shipped profile",
+    ),
+    "allreduce_table": (
+        "TRUE/FALSE",
+        "TRUE: all-reduces in the fabric domain timed from vLLM's measured table (AllReduce sheet); FALSE: latency "
+        "+ 2 (g - 1) / g x message / (link bandwidth x efficiency)",
+    ),
     "sparse_mla_kernel": (
         "",
         "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
@@ -165,6 +184,12 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
                 s.set(f"B{r + j}", item, style="input", text=isinstance(item, str))
             names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
             r += len(items)
+            continue
+        if isinstance(value, str) and len(value) > s.widths["B"]:  # a source or other long text: in Meaning
+            s.set(f"D{r}", value, style="note", text=True)
+            s.set(f"B{r}", "(see right)", style="unit")
+            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$D${r}"))
+            r += 1
             continue
         s.set(f"B{r}", value, fmt=number_format(f.name, unit), style="input", text=isinstance(value, str))
         names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))
