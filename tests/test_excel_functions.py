@@ -643,6 +643,7 @@ class TestExampleWorkbook:
         readme = wb["Read me"]
         assert readme.column_dimensions["A"].width >= max(len(c.value or "") for (c,) in readme.iter_rows())
         assert functions["E3"].number_format == "#,##0" and functions["D3"].number_format == "#,##0"  # bytes
+        assert functions["B16"].value == "text" and functions["D16"].alignment.wrap_text  # PLANNER_WHY's sentence
         for ws, first in ((functions, 2), (wb["Scenarios"], 2)):
             for row in ws.iter_rows(min_row=first, min_col=3):
                 for c in row:

@@ -236,6 +236,8 @@ def _lay_out(ws) -> None:
             fmt = UNIT_FORMATS.get(unit) if unit else UNIT_FORMATS.get(headers.get(c.column))
             if unit and c.column_letter not in "DE":  # Functions: only the result and what Python gave
                 continue
+            if unit == "text":  # a sentence (PLANNER_WHY) wraps in the narrow Result column
+                c.alignment = Alignment(wrap_text=True, vertical="top")
             if fmt and (isinstance(c.value, (int, float)) or c.data_type == "f" or c.value is None):
                 c.number_format = fmt
     alone = ws.max_column == 1
