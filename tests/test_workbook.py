@@ -499,6 +499,26 @@ class TestWhatAReaderSees:
         units = [c.value for ref, c in sheet.cells.items() if ref.startswith("C") and isinstance(c.value, str)]
         assert max(len(u) for u in units) <= sheet.widths["C"]
 
+    def test_a_label_longer_than_its_column_wraps_in_a_taller_row(self, spec, written):
+        """Calc's "Share of the fabric a group has (mesh: g - 1 links of its own; switched: 1)" (75 characters) was cut
+        at the numbers beside it in its 44-wide column, as were labels on Inputs, Levers and Ranges: such a label
+        wraps, and its row is tall enough for its lines."""
+        wb = openpyxl.load_workbook(written)
+        long = [
+            (sheet.name, ref, len(cell.value))
+            for sheet in spec.sheets
+            for ref, cell in sheet.cells.items()
+            if cell.style == "label"
+            and isinstance(cell.value, str)
+            and not cell.value.startswith("=")
+            and len(cell.value) > sheet.widths.get("".join(ch for ch in ref if ch.isalpha()), 9)
+        ]
+        assert {"Calc", "Inputs", "Ranges"} <= {name for name, *_ in long}
+        for name, ref, _ in long:
+            ws = wb[name]
+            assert ws[ref].alignment.wrap_text, (name, ref)
+            assert (ws.row_dimensions[ws[ref].row].height or 0) >= 2 * 13.5, (name, ref)
+
     def test_chart_axes_follow_the_data(self, book):
         """Batch charts plot the batches that fit (Sweeps column B, #N/A beyond max batch), so the axis ends
         with the data; max batch against context is on a log scale so the MHA line is not flattened to zero."""
@@ -633,6 +653,24 @@ class TestNoHashMarks:
                         assert len(shown) <= width, (name, c.coordinate, shown, width)
                         checked += 1
         assert checked > 500
+
+    def test_every_shown_catalog_name_fits_its_column(self, spec):
+        """A text column that is not folded was as wide as its header allowed: "RTX PRO 6000 Blackwell Server
+        Edition" was cut at 18 characters by the Vendor beside it, "DeepSeek-R1-Distill-Llama-70B" at 16 in GQA
+        sibling. Every shown catalog text up to ``MAX_TEXT_WIDTH`` characters fits its column."""
+        from planner.workbook.catalog_sheets import MAX_TEXT_WIDTH
+
+        checked = 0
+        for name in ("GPUs", "Models", "Precisions"):
+            sheet = spec.sheet(name)
+            notes = {m.split(":")[0] for m in sheet.merges}
+            for ref, cell in sheet.cells.items():
+                col = "".join(ch for ch in ref if ch.isalpha())
+                if ref in notes or col in sheet.folded or not cell.text or not isinstance(cell.value, str):
+                    continue
+                assert len(cell.value) <= sheet.widths[col] or len(cell.value) > MAX_TEXT_WIDTH, (name, ref)
+                checked += 1
+        assert checked > 300
 
 
 def test_gpus_sheet_reads_each_gpus_numbers_once(monkeypatch):
