@@ -151,7 +151,7 @@ def engine_value(engine: EngineProfile, field: str) -> Any:
 
 def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
-    s.widths.update(A=36, B=16, C=11, D=90)
+    s.widths.update(A=36, B=16, C=13, D=90)
     s.set(
         "A1", f"Assumptions: the {engine.name} engine profile (planner.engines.profiles) and constants", style="title"
     )
