@@ -208,6 +208,13 @@ class TestXlsx:
         assert rows["H100 SXM 80GB: memory"][1:3] == pytest.approx((85.89934592, "GB"))
         assert rows["H100 SXM 80GB: memory the engine sees"][2] == "GB"
         assert not any(r[2] == "GiB" for r in rows.values())
+        cells = {r[0].value: r[1] for r in book["Assumptions"].iter_rows(min_row=2)}
+        assert {cells[w].number_format for w, r in rows.items() if r[2] == "GB"} == {"#,##0.00"}  # 85.90, 151.40
+
+    def test_markdown_assumptions_show_memory_in_si_gigabytes(self, tmp_path):
+        """The Markdown review's Assumptions say the same: | H100 SXM 80GB: memory | 85.90 | GB |."""
+        text = render(review_of(write_scenario(tmp_path)), "md").decode()
+        assert "| H100 SXM 80GB: memory | 85.90 | GB |" in text and "| GiB |" not in text
 
     def test_has_two_charts_against_traffic(self, book):
         """Monthly cost and GPUs needed, each against peak traffic."""
