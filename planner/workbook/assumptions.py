@@ -95,27 +95,17 @@ ENGINE_FIELD_HELP = {
     "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
     "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
-    "allreduce_latency_s": (
-        "s",
-        "latency of one all-reduce (two per layer when tensor-parallel); blank: the GPUs sheet's interconnect "
-        "latency within the fabric domain, PCIe latency beyond it",
-    ),
+    "allreduce_latency_s": ("s", "latency of one all-reduce (two a layer if TP); blank: the GPUs sheet's latency"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
     "roofline_overlap": ("fraction", "overlap of memory and compute time: step = max + (1 - overlap) x min"),
-    "kernel_curves": (
-        "TRUE/FALSE",
-        "TRUE: each operator timed from the GPU's measured kernel curves; FALSE: datasheet bandwidth and peak, "
-        "no floor (the textbook roofline)",
-    ),
+    "kernel_curves": ("TRUE/FALSE", "TRUE: operators timed by the GPU's measured kernel curves; FALSE: the roofline"),
     "decode_kv_reads_per_query_head": (
         "TRUE/FALSE",
-        "TRUE: decode attention reads each KV head once per query head sharing it (TensorRT-LLM's kernel before "
-        "XQA); FALSE on every shipped profile",
+        "TRUE: decode reads each KV head once per query head (TensorRT-LLM before XQA)",
     ),
     "allreduce_table": (
         "TRUE/FALSE",
-        "TRUE: all-reduces in the fabric domain timed from vLLM's measured table (AllReduce sheet); FALSE: latency "
-        "+ 2 (g - 1) / g x message / (link bandwidth x efficiency)",
+        "TRUE: all-reduce time from the AllReduce sheet; FALSE: latency + bytes / bandwidth",
     ),
     "sparse_mla_kernel": (
         "",
@@ -151,7 +141,7 @@ def engine_value(engine: EngineProfile, field: str) -> Any:
 
 def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
-    s.widths.update(A=36, B=16, C=13, D=90)
+    s.widths.update(A=38, B=16, C=13, D=90)
     s.set(
         "A1", f"Assumptions: the {engine.name} engine profile (planner.engines.profiles) and constants", style="title"
     )
