@@ -623,6 +623,33 @@ class TestExampleWorkbook:
         CliRunner().invoke(cli_main, ["addin", "example", str(path)])
         assert self.formulas(ROOT / "workbooks" / "functions-example.xlsx") == self.formulas(path)
 
+    def test_prints_each_sheet_one_page_wide_with_its_numbers_formatted(self, tmp_path):
+        """Printed, the example was 12 portrait pages: Functions' columns one or two to a page, "$ per 1M output
+        tokens" cut in its 18-wide Unit column, the Read me's lines split across two pages, and "Python gave" in
+        General format (295.34328358209, 137953296384). Each sheet now prints landscape one page wide, each column
+        is as wide as its longest text, and each result has its unit's format (bytes 137,953,296,384)."""
+        import openpyxl
+
+        path = tmp_path / "ex.xlsx"
+        assert CliRunner().invoke(cli_main, ["addin", "example", str(path)]).exit_code == 0
+        wb = openpyxl.load_workbook(path)
+        for ws in wb:
+            assert ws.page_setup.orientation == "landscape", ws.title
+            assert ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.fitToWidth == 1, ws.title
+            assert ws.page_setup.fitToHeight == 0, ws.title
+        functions = wb["Functions"]
+        units = [c.value for (c,) in functions.iter_rows(min_row=2, min_col=2, max_col=2) if isinstance(c.value, str)]
+        assert functions.column_dimensions["B"].width >= max(map(len, units)) == len("$ per 1M output tokens")
+        readme = wb["Read me"]
+        assert readme.column_dimensions["A"].width >= max(len(c.value or "") for (c,) in readme.iter_rows())
+        assert functions["E3"].number_format == "#,##0" and functions["D3"].number_format == "#,##0"  # bytes
+        assert functions["B16"].value == "text" and functions["D16"].alignment.wrap_text  # PLANNER_WHY's sentence
+        for ws, first in ((functions, 2), (wb["Scenarios"], 2)):
+            for row in ws.iter_rows(min_row=first, min_col=3):
+                for c in row:
+                    if isinstance(c.value, float):
+                        assert c.number_format != "General" and "E+" not in c.number_format, (ws.title, c.coordinate)
+
     def test_refuses_to_overwrite_without_force(self, tmp_path):
         """An existing file is kept unless --force."""
         path = tmp_path / "ex.xlsx"

@@ -15,11 +15,12 @@ import pytest
 from cli_support import without_libreoffice
 from click.testing import CliRunner
 
+from planner.accuracy.calibration import Calibration
 from planner.cli import main
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import OutputExistsError, PlannerError, WriteError
 from planner.workbook import read_inputs
-from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS
+from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS, assumptions_sheet
 from planner.workbook.build import build_whatif
 from planner.workbook.layout import INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
 from planner.workbook.reader import WorkbookError
@@ -470,6 +471,54 @@ class TestWhatAReaderSees:
             if isinstance(cell.value, (int, float)) and not isinstance(cell.value, bool):
                 assert cell.number_format != "General" and "E+" not in cell.number_format, label
 
+    @pytest.mark.parametrize("engine", ["vllm", "tensorrt-llm", "sglang", "lmdeploy"])
+    def test_assumptions_keep_long_text_out_of_the_narrow_value_column(self, engine):
+        """A source text (vLLM's kv_precisions_source is 127 characters) printed in column B (16 wide) was cut at
+        the Unit column; a text longer than B sits in the wrapped Meaning column, B saying "(see right)"."""
+        sheet, names = assumptions_sheet(engine_profile(engine), Calibration())
+        width = sheet.widths["B"]
+        params = {f.name for f in dataclasses.fields(EngineProfile)}
+        rows = [ref[1:] for ref, c in sheet.cells.items() if ref.startswith("A") and c.value in params]
+        for row in rows:  # the Calibration line below spills into empty C and D, unclipped
+            value = sheet.cells[f"B{row}"].value if f"B{row}" in sheet.cells else None
+            assert not isinstance(value, str) or len(value) <= width, (row, value)
+        row = next(ref[1:] for ref, c in sheet.cells.items() if c.value == "kv_precisions_source")
+        source = engine_profile(engine).kv_precisions_source
+        assert sheet.cells[f"D{row}"].value == source and sheet.cells[f"D{row}"].style == "note"
+        assert next(n for n in names if n.name == "eng_kv_precisions_source").ref.endswith(f"$D${row}")
+
+    def test_every_engine_parameter_on_assumptions_says_what_it_means(self, spec):
+        """kernel_curves, decode_kv_reads_per_query_head and allreduce_table showed a name and TRUE with no unit and
+        no meaning; every parameter row has its meaning, and every unit fits the Unit column."""
+        sheet = spec.sheet("Assumptions")
+        shown = [f.name for f in dataclasses.fields(EngineProfile) if f.name not in PUBLISHED_ROW_FIELDS]
+        rows = {c.value: ref[1:] for ref, c in sheet.cells.items() if ref.startswith("A") and c.value in shown}
+        assert set(rows) == set(shown)
+        for name, row in rows.items():
+            assert sheet.cells.get(f"D{row}") and sheet.cells[f"D{row}"].value, name
+        units = [c.value for ref, c in sheet.cells.items() if ref.startswith("C") and isinstance(c.value, str)]
+        assert max(len(u) for u in units) + 2 <= sheet.widths["C"]  # "TRUE/FALSE" in italics touched the meaning
+
+    def test_a_label_longer_than_its_column_wraps_in_a_taller_row(self, spec, written):
+        """Calc's "Share of the fabric a group has (mesh: g - 1 links of its own; switched: 1)" (75 characters) was cut
+        at the numbers beside it in its 44-wide column, as were labels on Inputs, Levers and Ranges: such a label
+        wraps, and its row is tall enough for its lines."""
+        wb = openpyxl.load_workbook(written)
+        long = [
+            (sheet.name, ref, len(cell.value))
+            for sheet in spec.sheets
+            for ref, cell in sheet.cells.items()
+            if cell.style == "label"
+            and isinstance(cell.value, str)
+            and not cell.value.startswith("=")
+            and len(cell.value) > sheet.widths.get("".join(ch for ch in ref if ch.isalpha()), 9)
+        ]
+        assert {"Calc", "Inputs", "Ranges"} <= {name for name, *_ in long}
+        for name, ref, _ in long:
+            ws = wb[name]
+            assert ws[ref].alignment.wrap_text, (name, ref)
+            assert (ws.row_dimensions[ws[ref].row].height or 0) >= 2 * 13.5, (name, ref)
+
     def test_chart_axes_follow_the_data(self, book):
         """Batch charts plot the batches that fit (Sweeps column B, #N/A beyond max batch), so the axis ends
         with the data; max batch against context is on a log scale so the MHA line is not flattened to zero."""
@@ -604,6 +653,24 @@ class TestNoHashMarks:
                         assert len(shown) <= width, (name, c.coordinate, shown, width)
                         checked += 1
         assert checked > 500
+
+    def test_every_shown_catalog_name_fits_its_column(self, spec):
+        """A text column that is not folded was as wide as its header allowed: "RTX PRO 6000 Blackwell Server
+        Edition" was cut at 18 characters by the Vendor beside it, "DeepSeek-R1-Distill-Llama-70B" at 16 in GQA
+        sibling. Every shown catalog text up to ``MAX_TEXT_WIDTH`` characters fits its column."""
+        from planner.workbook.catalog_sheets import MAX_TEXT_WIDTH
+
+        checked = 0
+        for name in ("GPUs", "Models", "Precisions"):
+            sheet = spec.sheet(name)
+            notes = {m.split(":")[0] for m in sheet.merges}
+            for ref, cell in sheet.cells.items():
+                col = "".join(ch for ch in ref if ch.isalpha())
+                if ref in notes or col in sheet.folded or not cell.text or not isinstance(cell.value, str):
+                    continue
+                assert len(cell.value) <= sheet.widths[col] or len(cell.value) > MAX_TEXT_WIDTH, (name, ref)
+                checked += 1
+        assert checked > 300
 
 
 def test_gpus_sheet_reads_each_gpus_numbers_once(monkeypatch):

@@ -184,11 +184,82 @@ def write_example(path: Path, force: bool) -> None:
             ws.append([])
             for row in spec["below"]:
                 ws.append(row)
-        for col, width in zip("ABCDEFGHI", (44, 18, 52, 16, 22, 12, 12, 18, 14), strict=True):
-            ws.column_dimensions[col].width = width
+        _lay_out(ws)
     buf = io.BytesIO()
     wb.save(buf)
     write_file(path, with_python_values(buf.getvalue(), wb.sheetnames, sheets), force=force, make_parents=True)
+
+
+#: Number format of a result by its unit (Functions column B; Scenarios by header): bytes and counts whole with
+#: separators, times and rates with fixed decimals, money in dollars and cents, no scientific notation.
+UNIT_FORMATS = {
+    "FLOP/B": "#,##0.0",
+    "bytes": "#,##0",
+    "sequences": "#,##0",
+    "GPUs": "#,##0",
+    "ms": "#,##0.00",
+    "tokens/s": "#,##0.0",
+    "$ per 1M output tokens": '"$"#,##0.00',
+    "fraction": "0.0000",
+    "Context (tokens)": "#,##0",
+    "Batch": "#,##0",
+    "Max batch": "#,##0",
+    "Min GPUs": "#,##0",
+    "TPOT (ms)": "#,##0.00",
+    "Throughput (tok/s)": "#,##0.0",
+    "$ / 1M tokens": '"$"#,##0.00',
+}
+#: The narrowest column (characters: a number such as $1,234.56 or 137,953,296,384) and the widest, beyond which a
+#: text wraps.
+MIN_WIDTH = 16
+WRAP_AT = 60
+
+
+def _lay_out(ws) -> None:
+    """Formats, widths and print setup of one example sheet: a result's number format from its unit (Functions'
+    Unit column) or its column's header (Scenarios), bold headers, each column as wide as its longest text (wrapped
+    beyond ``WRAP_AT`` characters; a one-column sheet as wide as its longest line), landscape one page wide with the
+    header row on every page."""
+    from openpyxl.styles import Alignment, Font
+    from openpyxl.utils import get_column_letter
+
+    headers = {}
+    for row in ws.iter_rows():
+        first = row[0].value
+        if first in ("What", "GPU", "GPUs") or str(first).startswith("Python gave ("):
+            headers = {c.column: c.value for c in row}
+            for c in row:
+                c.font = Font(bold=True)
+            continue
+        unit = row[1].value if ws.title == "Functions" and len(row) > 1 else None
+        for c in row:
+            fmt = UNIT_FORMATS.get(unit) if unit else UNIT_FORMATS.get(headers.get(c.column))
+            if unit and c.column_letter not in "DE":  # Functions: only the result and what Python gave
+                continue
+            if unit == "text":  # a sentence (PLANNER_WHY) wraps in the narrow Result column
+                c.alignment = Alignment(wrap_text=True, vertical="top")
+            if fmt and (isinstance(c.value, (int, float)) or c.data_type == "f" or c.value is None):
+                c.number_format = fmt
+    alone = ws.max_column == 1
+    for i in range(1, ws.max_column + 1):
+        col = get_column_letter(i)
+        texts = [  # a formula's text is not shown, its value is
+            len(c.value)
+            for (c,) in ws.iter_rows(min_col=i, max_col=i)
+            if isinstance(c.value, str) and c.data_type != "f"
+        ]
+        longest = max(texts, default=0) + 2
+        ws.column_dimensions[col].width = longest if alone else max(MIN_WIDTH, min(longest, WRAP_AT))
+        if not alone:
+            for (c,) in ws.iter_rows(min_col=i, max_col=i):
+                if isinstance(c.value, str) and len(c.value) > WRAP_AT and c.data_type != "f":
+                    c.alignment = Alignment(wrap_text=True, vertical="top")
+    ws.page_setup.orientation = "landscape"
+    ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+    ws.sheet_properties.pageSetUpPr.fitToPage = True
+    if not alone:
+        ws.print_title_rows = "1:1"
+        ws.freeze_panes = "A2"
 
 
 def with_python_values(data: bytes, titles: list[str], sheets: dict) -> bytes:

@@ -126,7 +126,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
     for r in _first_per(results, lambda r: r.gpu.name):
         g = r.gpu
         rows += [
-            sourced(f"{g.name}: memory", g.memory_bytes / 2**30, "GiB", g.source),
+            sourced(f"{g.name}: memory", g.memory_bytes / 1e9, "GB", g.source),  # SI, as the what-if workbook
             sourced(f"{g.name}: HBM bandwidth", g.hbm_bandwidth_bytes_per_s / 1e12, "TB/s", g.source),
             sourced(
                 f"{g.name}: dense peak (bf16/fp16)",
@@ -142,8 +142,8 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             rows.append(
                 sourced(
                     f"{g.name}: memory the engine sees",
-                    g.engine_visible_memory_bytes / 2**30,
-                    "GiB",
+                    g.engine_visible_memory_bytes / 1e9,
+                    "GB",
                     g.engine_visible_memory_source,
                 )
             )

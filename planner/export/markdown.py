@@ -176,8 +176,12 @@ def render_markdown(review: Review) -> str:
     for a in review.assumptions:
         if isinstance(a.value, str):
             value = a.value
+        elif a.unit in ("share", "of peak"):
+            value = f"{a.value:.0%}"
+        elif a.unit == "GB":  # memory: 85.90 GB, as the xlsx and the what-if workbook
+            value = f"{a.value:,.2f}"
         else:
-            value = f"{a.value:.0%}" if a.unit in ("share", "of peak") else f"{a.value:,.6g}"
+            value = f"{a.value:,.6g}"
         value = md_text(value, line_start=False) if isinstance(a.value, str) else value
         what, unit = md_text(a.what, line_start=False), md_text(a.unit, line_start=False)
         out.append(f"| {what} | {value} | {unit} | {_source(a.label, a.url)} |")

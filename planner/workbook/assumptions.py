@@ -95,9 +95,18 @@ ENGINE_FIELD_HELP = {
     "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
     "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
-    "allreduce_latency_s": ("s", "latency of one all-reduce (two per layer when tensor-parallel)"),
+    "allreduce_latency_s": ("s", "latency of one all-reduce (two a layer if TP); blank: the GPUs sheet's latency"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
     "roofline_overlap": ("fraction", "overlap of memory and compute time: step = max + (1 - overlap) x min"),
+    "kernel_curves": ("TRUE/FALSE", "TRUE: operators timed by the GPU's measured kernel curves; FALSE: the roofline"),
+    "decode_kv_reads_per_query_head": (
+        "TRUE/FALSE",
+        "TRUE: decode reads each KV head once per query head (TensorRT-LLM before XQA)",
+    ),
+    "allreduce_table": (
+        "TRUE/FALSE",
+        "TRUE: all-reduce time from the AllReduce sheet; FALSE: latency + bytes / bandwidth",
+    ),
     "sparse_mla_kernel": (
         "",
         "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
@@ -132,7 +141,7 @@ def engine_value(engine: EngineProfile, field: str) -> Any:
 
 def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
-    s.widths.update(A=36, B=16, C=11, D=90)
+    s.widths.update(A=38, B=16, C=13, D=90)
     s.set(
         "A1", f"Assumptions: the {engine.name} engine profile (planner.engines.profiles) and constants", style="title"
     )
@@ -165,6 +174,12 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
                 s.set(f"B{r + j}", item, style="input", text=isinstance(item, str))
             names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
             r += len(items)
+            continue
+        if isinstance(value, str) and len(value) > s.widths["B"]:  # a source or other long text: in Meaning
+            s.set(f"D{r}", value, style="note", text=True)
+            s.set(f"B{r}", "(see right)", style="unit")
+            names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$D${r}"))
+            r += 1
             continue
         s.set(f"B{r}", value, fmt=number_format(f.name, unit), style="input", text=isinstance(value, str))
         names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}"))

@@ -80,6 +80,11 @@ def _quote_label(g: Gpu, kind: str) -> str | None:
     return f"{price.provider}, {price.date}" if price else None
 
 
+#: The widest a shown (not folded) catalog text column grows to fit its longest text, in characters; a longer text
+#: (a reserved quote's 75-character provider) is cut, as the sources are folded.
+MAX_TEXT_WIDTH = 48.0
+
+
 def _table_sheet(
     title: str, table_name: str, entries: list, columns: list[Column], note: str
 ) -> tuple[Sheet, list[Name]]:
@@ -99,6 +104,8 @@ def _table_sheet(
             value = _blank(col.value(entry, r))
             text = isinstance(value, str) and not col.formula  # a name or source starting with '=' stays text
             sheet.set(f"{letter}{r}", value, fmt=col.fmt, text=text)
+            if text and not col.folded:  # a shown name is not cut by the next column ("RTX PRO 6000 Blackwell Se")
+                sheet.widths[letter] = max(sheet.widths[letter], min(len(value) + 1.0, MAX_TEXT_WIDTH))
         if col.folded:  # sources, notes and engine formulas: one click away, so the page prints readably
             sheet.folded.append(letter)
         if col.name:

@@ -36,7 +36,8 @@ STYLES = {
         fill=PatternFill("solid", fgColor="1F3864"),
         alignment=Alignment(wrap_text=True, vertical="top"),
     ),
-    "label": dict(font=Font(bold=False), alignment=Alignment(horizontal="left", vertical="top")),
+    # a label longer than its column wraps there (Calc's 75-character labels were cut by the numbers beside them)
+    "label": dict(font=Font(bold=False), alignment=Alignment(horizontal="left", vertical="top", wrap_text=True)),
     "input": dict(
         fill=PatternFill("solid", fgColor="FFF2CC"),
         border=Border(_thin, _thin, _thin, _thin),
@@ -69,7 +70,11 @@ def _row_heights(ws, s: Sheet) -> None:
         span[f"{get_column_letter(c0)}{r0}"] = range(c0, c1 + 1)
     lines_of: dict[int, int] = {}
     for ref, cell in s.cells.items():
-        if cell.style not in ("note", "header") or not isinstance(cell.value, str) or cell.value.startswith("="):
+        if (
+            cell.style not in ("note", "header", "label")
+            or not isinstance(cell.value, str)
+            or cell.value.startswith("=")
+        ):
             continue
         col = "".join(ch for ch in ref if ch.isalpha())
         row = int(ref[len(col) :])
