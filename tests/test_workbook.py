@@ -215,6 +215,14 @@ class TestWrittenFile:
             assert ws.page_setup.fitToWidth == 1 and ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
         assert wb["Calc"].freeze_panes == "C4" and wb["GPUs"].freeze_panes == "B2"
 
+    def test_results_range_ends_have_their_own_headings(self, book):
+        """The range rows put low under Value and high under Unit: their heading row says Low and High."""
+        ws = openpyxl.load_workbook(book)["Results"]
+        row = next(r for r in ws.iter_rows() if r[0].value == "Range of the time predictions")
+        assert (row[1].value, row[2].value) == ("Low", "High")
+        below = ws.cell(row[0].row + 1, 1).value
+        assert below.endswith(": low / high")
+
     def test_catalog_sheets_are_excel_tables_with_sources(self, book):
         wb = openpyxl.load_workbook(book)
         for sheet, table in (("GPUs", "tbl_gpus"), ("Models", "tbl_models"), ("Precisions", "tbl_precisions")):

@@ -144,6 +144,9 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         r += 1
     r += 1
     s.set(f"A{r}", "Range of the time predictions", style="subtitle")
+    # the range's two ends sit under Value and Unit: each gets its own heading on this row
+    s.set(f"B{r}", "Low", style="header")
+    s.set(f"C{r}", "High", style="header")
     for label, key in (("TPOT at the chosen batch", "d_step"), ("TPOT at max batch", "m_step"), ("TTFT", "p_ttft")):
         r += 1
         s.set(f"A{r}", f"{label}: low / high", style="label")
