@@ -57,6 +57,7 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
+    "pcie-allreduce-table",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -150,6 +151,10 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
+    elif switch == "pcie-allreduce-table":  # a PCIe-only GPU reads its PCIe machine's measured row (s145)
+        from planner.model import decode
+
+        decode.PCIE_ALLREDUCE_TABLE = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

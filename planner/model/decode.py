@@ -13,6 +13,13 @@ from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, Pr
 from planner.model.memory import decode_attention_bytes, decode_attention_flop, kv_replication
 from planner.model.roofline import compute_time_s, memory_time_s
 
+#: Off-by-default switch (issue 21, s145; ``bench/switch_bootstrap.py pcie-allreduce-table``): a PCIe-only GPU
+#: (``interconnect_domain_gpus`` 1) whose all-reduce table row is a PCIe machine's (its own, or an Ada PCIe card's it
+#: borrows at the same bytes/s: ``allreduce_table_bytes_scale`` 1) reads that measured row beyond the fabric domain
+#: too, instead of the ring form at PCIe's 32 GB/s. Source: aiconfigurator 0.12's measured L40S all-reduce
+#: (``catalogs/reference/allreduce_aic.csv`` rows L40S, vLLM 0.22.0 on aiconfigurator's 8 x L40S PCIe system).
+PCIE_ALLREDUCE_TABLE = False
+
 
 def experts_touched(model: ModelFacts, tokens: ArrayLike) -> ArrayLike:
     """Expected distinct experts per MoE layer that ``tokens`` tokens route to, under uniform routing.
@@ -88,10 +95,13 @@ def allreduce_time_s(
         source_share = mesh_group_share(limits.allreduce_table_link_share, gpus)
         scaled = message_bytes * (limits.allreduce_table_bytes_scale * source_share / share)
         measured = table_allreduce_time_s(limits.allreduce_table, row, scaled, gpus, graph)
-        if type(measured) is float and ops.zero_dim(within) and ops.zero_dim(t):  # one scenario
-            t = measured if within and measured == measured else float(t)
+        reads = within
+        if PCIE_ALLREDUCE_TABLE:  # a PCIe-only GPU on a PCIe machine's row reads it at any group size (s145)
+            reads = within | ((gpu.interconnect_domain_gpus <= 1) & (limits.allreduce_table_bytes_scale == 1.0))
+        if type(measured) is float and ops.zero_dim(reads) and ops.zero_dim(t):  # one scenario
+            t = measured if reads and measured == measured else float(t)
         else:
-            t = np.where(within & np.isfinite(measured), measured, t)  # per row where all three are
+            t = np.where(reads & np.isfinite(measured), measured, t)  # per row where all three are
             t = float(t) if t.ndim == 0 else t
     return ops.where(gpus > 1, t, 0.0)
 
