@@ -7,11 +7,11 @@ import csv
 from pathlib import Path
 
 import pytest
+from test_allreduce_table import _facts
 
 from planner.catalog import default_catalog
 from planner.engines.profiles import engine_profile
 from planner.model import decode
-from tests.test_allreduce_table import _facts, _time_us
 
 ROOT = Path(__file__).resolve().parents[1]
 CURVES = ROOT / "catalogs" / "reference" / "kernel_curves_aic.csv"
