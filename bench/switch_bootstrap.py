@@ -25,6 +25,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
+- ``weight-only-gemm:hopper-marlin`` (ablation, s147): H100 / H200 curves at Marlin's measured Hopper fraction
+  (``planner.engines.kernel_curves.MARLIN_HOPPER_FLOP_FRACTIONS``, ``WEIGHT_ONLY_HOPPER_MARLIN``).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -64,6 +66,7 @@ ABLATIONS = (
     "published-host-cost:overlap",
     "expert-parallel:trtllm",
     "weight-only-gemm:all",
+    "weight-only-gemm:hopper-marlin",
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -154,6 +157,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
+    elif switch == "weight-only-gemm:hopper-marlin":  # Hopper curves at Marlin's measured Hopper rate (ablation, s147)
+        from planner.engines import kernel_curves
+
+        kernel_curves.WEIGHT_ONLY_HOPPER_MARLIN = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

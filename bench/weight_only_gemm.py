@@ -21,7 +21,9 @@ int4_wo) on A100. Printed: its time over the Triton bf16 fused MoE's at dense-li
 >= 3,584 per GPU, no expert parallelism, balanced routing), by rows per expert (tokens x top-k / experts); and its
 achieved FLOP rate over its calls of >= 64 rows per expert (width >= 1,024), whose median over the A100's fitted bf16
 GEMM rate is ``planner.engines.kernel_curves.MARLIN_FLOP_FRACTION``. Written: those calls, to
-``catalogs/reference/marlin_moe_a100_aic.csv``.
+``catalogs/reference/marlin_moe_a100_aic.csv``. The same on H100 SXM and H200 (s147: ``h100_sxm`` / ``h200_sxm``'s
+table; ``planner.engines.kernel_curves.MARLIN_HOPPER_FLOP_FRACTIONS``, read only by an ablation), written to
+``catalogs/reference/marlin_moe_hopper_aic.csv``.
 """
 
 from __future__ import annotations
@@ -41,6 +43,10 @@ MARLIN_OUT = ROOT / "catalogs" / "reference" / "marlin_moe_a100_aic.csv"
 MARLIN_MIN_ROWS = 64  # Marlin's slab: from here on its rate is flat
 MARLIN_MIN_WIDTH = 1024
 A100_BF16_GEMM_FLOP_PER_S = 2.505e14  # catalogs/reference/kernel_curves_aic.csv, A100 SXM 80GB gemm_bf16_flop_per_s
+#: The same Marlin table on Hopper (s147): GPU -> (its system folder, its fitted bf16 GEMM FLOP/s in
+#: catalogs/reference/kernel_curves_aic.csv).
+MARLIN_HOPPER = {"H100 SXM 80GB": ("h100_sxm", 8.066e14), "H200 SXM 141GB": ("h200_sxm", 7.945e14)}
+MARLIN_HOPPER_OUT = ROOT / "catalogs" / "reference" / "marlin_moe_hopper_aic.csv"
 
 
 def ratio_table(data: Path) -> pd.DataFrame:
@@ -81,10 +87,11 @@ def marlin_moe_ratios(data: Path) -> pd.DataFrame:
     return p.pivot_table(index="rows_per_expert", columns="moe_tp_size", values="ratio", aggfunc="median")
 
 
-def marlin_calls(data: Path) -> pd.DataFrame:
-    """SGLang 0.5.10's Marlin W4A16 fused-MoE calls on A100 at >= ``MARLIN_MIN_ROWS`` rows per expert (balanced routing,
-    no expert parallelism, expert width >= ``MARLIN_MIN_WIDTH`` per GPU), with their achieved FLOP rate."""
-    d = pd.read_parquet(data / MARLIN_MOE)
+def marlin_calls(data: Path, gpu: str = "A100 SXM 80GB", table: str = MARLIN_MOE) -> pd.DataFrame:
+    """SGLang 0.5.10's Marlin W4A16 fused-MoE calls on ``gpu`` (``table``: A100's unless told) at >=
+    ``MARLIN_MIN_ROWS`` rows per expert (balanced routing, no expert parallelism, expert width >= ``MARLIN_MIN_WIDTH``
+    per GPU), with their achieved FLOP rate."""
+    d = pd.read_parquet(data / table)
     d = d[(d.distribution == "balanced") & (d.moe_ep_size == 1) & (d.moe_dtype == "int4_wo")].copy()
     d["width"] = d.inter_size // d.moe_tp_size
     d["rows_per_expert"] = d.num_tokens * d.topk / d.num_experts
@@ -94,9 +101,17 @@ def marlin_calls(data: Path) -> pd.DataFrame:
     cols = ["num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size", "width"]
     out = d[[*cols, "rows_per_expert", "latency", "tflops"]].rename(columns={"latency": "latency_ms"})
     out = out.sort_values(cols).reset_index(drop=True)
-    out.insert(0, "gpu", "A100 SXM 80GB")
-    out["source"] = f"aiconfigurator 0.12.0 systems/data/{MARLIN_MOE} (sglang_marlin_moe int4_wo, balanced)"
+    out.insert(0, "gpu", gpu)
+    out["source"] = f"aiconfigurator 0.12.0 systems/data/{table} (sglang_marlin_moe int4_wo, balanced)"
     return out
+
+
+def marlin_hopper_calls(data: Path) -> pd.DataFrame:
+    """``marlin_calls`` on each GPU of ``MARLIN_HOPPER`` (the A100 table's folder name swapped for the GPU's)."""
+    tables = [
+        marlin_calls(data, gpu, MARLIN_MOE.replace("a100_sxm", system)) for gpu, (system, _) in MARLIN_HOPPER.items()
+    ]
+    return pd.concat(tables, ignore_index=True)
 
 
 def main() -> None:
@@ -115,10 +130,18 @@ def main() -> None:
         f"TFLOP/s (quartiles {calls.tflops.quantile(0.25):.1f}-{calls.tflops.quantile(0.75):.1f}); over the A100's "
         f"bf16 GEMM rate {A100_BF16_GEMM_FLOP_PER_S / 1e12:.1f}: {median * 1e12 / A100_BF16_GEMM_FLOP_PER_S:.3f}"
     )
+    hopper = marlin_hopper_calls(args.data)
+    for gpu, (_, bf16) in MARLIN_HOPPER.items():
+        rates = hopper[hopper.gpu == gpu].tflops
+        print(
+            f"{gpu}: {len(rates)} calls, median {rates.median():.1f} TFLOP/s (quartiles {rates.quantile(0.25):.1f}-"
+            f"{rates.quantile(0.75):.1f}); over its bf16 GEMM rate {bf16 / 1e12:.1f}: {rates.median() * 1e12 / bf16:.3f}"
+        )
     if args.write:
         t.to_csv(OUT, index=False)
         calls.to_csv(MARLIN_OUT, index=False)
-        print(f"wrote {OUT} and {MARLIN_OUT}", file=sys.stderr)
+        hopper.to_csv(MARLIN_HOPPER_OUT, index=False)
+        print(f"wrote {OUT}, {MARLIN_OUT} and {MARLIN_HOPPER_OUT}", file=sys.stderr)
 
 
 if __name__ == "__main__":

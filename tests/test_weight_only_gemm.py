@@ -71,6 +71,31 @@ class TestShippedNumbers:
         partial = [float(c["tflops"]) for c in _rows(kernel_curves.MARLIN_FILE_NAME) if c["rows_per_expert"] == "80.0"]
         assert statistics.median(partial) < 0.7 * low
 
+    @pytest.mark.parametrize("gpu, median_tflops", [("H100 SXM 80GB", 258.0), ("H200 SXM 141GB", 255.2)])
+    def test_marlins_hopper_fraction_is_its_median_call_over_the_gpus_bf16_gemm_rate(self, gpu, median_tflops):
+        """s147: the same 215 shapes on H100 / H200 (SGLang 0.5.10, aiconfigurator 0.12.0): median 258.0 / 255.2
+        TFLOP/s, over the GPU's fitted bf16 GEMM rate (806.6 / 794.5) 0.320 / 0.321
+        (``MARLIN_HOPPER_FLOP_FRACTIONS``): Marlin (mma.sync) gains 1.8x from A100 to Hopper where bf16 gains 3.2x."""
+        calls = [c for c in _rows(kernel_curves.MARLIN_HOPPER_FILE_NAME) if c["gpu"] == gpu]
+        a100 = {tuple(c[k] for k in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts", "moe_tp_size"))
+                for c in _rows(kernel_curves.MARLIN_FILE_NAME)}  # fmt: skip
+        shapes = set()
+        rates = []
+        for c in calls:
+            tokens, topk, hidden, width = (float(c[k]) for k in ("num_tokens", "topk", "hidden_size", "width"))
+            rate = 2.0 * tokens * topk * 3.0 * hidden * width / (float(c["latency_ms"]) * 1e-3)
+            assert rate / 1e12 == pytest.approx(float(c["tflops"]), abs=6e-4)
+            assert f"{gpu.split()[0].lower()}_sxm/moe/sglang/0.5.10" in c["source"]
+            shapes.add(tuple(c[k] for k in ("num_tokens", "hidden_size", "inter_size", "topk", "num_experts",
+                                            "moe_tp_size")))  # fmt: skip
+            rates.append(rate)
+        assert len(calls) == 215 and shapes == a100
+        median = statistics.median(rates)
+        assert median / 1e12 == pytest.approx(median_tflops, abs=0.05)
+        (row,) = [r for r in _rows(kernel_curves.CURVES_FILE_NAME) if r["gpu"] == gpu]
+        fraction = median / float(row["gemm_bf16_flop_per_s"])
+        assert kernel_curves.MARLIN_HOPPER_FLOP_FRACTIONS[gpu] == pytest.approx(fraction, abs=5e-4)
+
     def test_tensorrt_llm_weight_only_table_as_cited(self):
         """TensorRT-LLM 1.0.0's weight-only / bf16 GEMM time on A100 (median over n, k >= 4,096; 63 shapes a row
         count), as ``kernel_curves.WEIGHT_ONLY_FILE_NAME``'s comment cites it."""
@@ -170,6 +195,14 @@ class TestShipped:
         assert got == {A100: 0.574, "A100 SXM 40GB": 0.574, "H100 SXM 80GB": 0.0}
         monkeypatch.setattr(kernel_curves, "WEIGHT_ONLY_GEMM_GPUS", None)
         assert kernel_curves.kernel_factors(cat.gpu("H100 SXM 80GB"), cat)["weight_only_flop_fraction"] == 0.574
+
+    def test_the_hopper_marlin_ablation_gives_hopper_its_own_fraction(self, monkeypatch):
+        """``weight-only-gemm:hopper-marlin`` (s147, not shipped): H100 0.320, H200 0.321, A100 still 0.574."""
+        cat = default_catalog()
+        monkeypatch.setattr(kernel_curves, "WEIGHT_ONLY_HOPPER_MARLIN", True)
+        got = {g: kernel_curves.kernel_factors(cat.gpu(g), cat)["weight_only_flop_fraction"] for g in
+               (A100, "H100 SXM 80GB", "H200 SXM 141GB")}  # fmt: skip
+        assert got == {A100: 0.574, "H100 SXM 80GB": 0.320, "H200 SXM 141GB": 0.321}
 
 
 #: Run in a process of its own (fresh catalog caches): the what-if workbook of A100 and H100 x Qwen3-8B, recalculated

@@ -129,6 +129,17 @@ WEIGHT_ONLY_GEMM_GPUS: frozenset[str] | None = frozenset({"A100 SXM 80GB"})
 #: bf16 218): the fraction is Marlin's, not every weight-only kernel's.
 MARLIN_FLOP_FRACTION = 0.574
 MARLIN_FILE_NAME = "marlin_moe_a100_aic.csv"
+#: Marlin's FLOP rate over the dense bf16 GEMM rate on Hopper, measured as ``MARLIN_FLOP_FRACTION`` is (issue 21,
+#: s147): SGLang 0.5.10's Marlin W4A16 fused MoE in aiconfigurator 0.12.0's H100 SXM / H200 tables, the same 215
+#: shapes and filter, median 258.0 / 255.2 TFLOP/s over the fitted bf16 GEMM rates 806.6 / 794.5: 0.320 / 0.321
+#: (``MARLIN_HOPPER_FILE_NAME``, ``bench/weight_only_gemm.py``). Read only by the ablation
+#: ``weight-only-gemm:hopper-marlin`` (``WEIGHT_ONLY_HOPPER_MARLIN``): on SM 9.0 vLLM runs W4A16 compressed-tensors and
+#: GPTQ with Machete (wgmma), not Marlin, and the precision "int4" does not say which checkpoint format a row has, so
+#: Hopper keeps the bf16 rate (docs/history.md, s147).
+MARLIN_HOPPER_FLOP_FRACTIONS = {"H100 SXM 80GB": 0.320, "H200 SXM 141GB": 0.321}
+MARLIN_HOPPER_FILE_NAME = "marlin_moe_hopper_aic.csv"
+#: The ablation ``weight-only-gemm:hopper-marlin``: Hopper curves take ``MARLIN_HOPPER_FLOP_FRACTIONS``.
+WEIGHT_ONLY_HOPPER_MARLIN = False
 #: ``bench/weight_only_gemm.py``'s cross-check table: per rows m, the median over layer-sized shapes (n, k >= 4,096)
 #: of TensorRT-LLM 1.0.0's int4 and int8 weight-only GEMM latency over the bf16 one at the same (m, n, k) on A100 SXM
 #: (aiconfigurator 0.12.0): int4 0.373 at 1 row, 0.454 at 32, 0.675 at 64, 0.899 at 128, 1.045 at 256; int8 0.556,
@@ -306,7 +317,10 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
 
 def weight_only_flop_fraction(src: str) -> float:
     """``MARLIN_FLOP_FRACTION`` where a GPU's curves are ``src``'s, one of ``WEIGHT_ONLY_GEMM_GPUS`` (None: any); else
-    0.0 (weight-only GEMMs at the bf16 rate): ``EngineFacts.weight_only_flop_fraction``."""
+    0.0 (weight-only GEMMs at the bf16 rate): ``EngineFacts.weight_only_flop_fraction``. With the ablation
+    ``WEIGHT_ONLY_HOPPER_MARLIN``, Hopper curves take their own Marlin fraction (``MARLIN_HOPPER_FLOP_FRACTIONS``)."""
+    if WEIGHT_ONLY_HOPPER_MARLIN and src in MARLIN_HOPPER_FLOP_FRACTIONS:
+        return MARLIN_HOPPER_FLOP_FRACTIONS[src]
     if WEIGHT_ONLY_GEMM_GPUS is not None and src not in WEIGHT_ONLY_GEMM_GPUS:
         return 0.0
     return MARLIN_FLOP_FRACTION
