@@ -187,7 +187,7 @@ class TestModel:
 
 class TestShipped:
     def test_on_for_a100_curve_gpus_only(self, monkeypatch):
-        """A100 SXM and a GPU borrowing its curves (A100 40GB) get 0.574; H100 (Hopper, no Marlin table) 0; the
+        """A100 SXM and a GPU borrowing its curves (A100 40GB) get 0.574; H100 (Hopper: Machete for W4A16, s147) 0; the
         ablation (``WEIGHT_ONLY_GEMM_GPUS`` None) gives every GPU 0.574."""
         cat = default_catalog()
         got = {g: kernel_curves.kernel_factors(cat.gpu(g), cat)["weight_only_flop_fraction"] for g in

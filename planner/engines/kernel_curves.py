@@ -111,10 +111,11 @@ KERNEL_FIELDS = {
 #: FP8 on GPUs without fp8 math) on a GPU whose curves are one of ``WEIGHT_ONLY_GEMM_GPUS`` compute at
 #: ``MARLIN_FLOP_FRACTION`` of the bf16 GEMM rate (``planner.model.operators.weight_only_flop_scale``; issue 21, s140,
 #: shipped by the rule as switch ``weight-only-gemm``: docs/history.md).
-#: The GPUs whose curves (``source_gpu``) the fraction applies to: the one Marlin was measured on. Hopper has no
-#: Marlin table (vLLM runs AWQ there with Marlin, W4A16 compressed-tensors with Machete; aiconfigurator's one Hopper
-#: weight-only table, SGLang 0.5.6.post2's int8_wo on H100, is another kernel, 0.97-1.6 x bf16's time), so it keeps
-#: the bf16 rate. None: every GPU (the ablation ``weight-only-gemm:all``).
+#: The GPUs whose curves (``source_gpu``) the fraction applies to: the one Marlin was measured on and the kernel vLLM
+#: runs there. Hopper keeps the bf16 rate: its Marlin rate is measured (``MARLIN_HOPPER_FLOP_FRACTIONS``, s147), but on
+#: SM 9.0 vLLM runs W4A16 compressed-tensors and GPTQ with Machete (wgmma, claimed at fp16 parity when compute-bound),
+#: only AWQ with Marlin, and the precision does not say which format a checkpoint has. None: every GPU (the ablation
+#: ``weight-only-gemm:all``).
 WEIGHT_ONLY_GEMM_GPUS: frozenset[str] | None = frozenset({"A100 SXM 80GB"})
 #: Marlin's FLOP rate over the dense bf16 GEMM rate on A100: the median achieved rate of SGLang 0.5.10's Marlin
 #: W4A16 fused MoE (``sglang_marlin_moe``, int4) over its calls of at least 64 rows per expert (balanced routing, no
