@@ -25,6 +25,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
+- ``trtllm-gemm``: TensorRT-LLM's profiles ("tensorrt-llm", "tensorrt-llm-0") price their dense GEMMs at TensorRT-LLM's
+  own measured bf16 / per-tensor fp8 rates (``planner.engines.kernel_curves.TENSORRT_LLM_GEMM_FLOP_SCALES`` via
+  ``TENSORRT_LLM_GEMM_PROFILES``, s144).
 
 Each side runs in a process of its own (the switches are module settings read once per process): the held-out figures
 of ``bench/heldout.py`` (TPOT, TTFT, static-batch and serving throughput), ``bench/load_validation.py``'s six loaded
@@ -57,6 +60,7 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
+    "trtllm-gemm",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -154,6 +158,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
+    elif switch == "trtllm-gemm":
+        from planner.engines import kernel_curves
+
+        kernel_curves.TENSORRT_LLM_GEMM_PROFILES = ("tensorrt-llm", "tensorrt-llm-0")
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

@@ -71,6 +71,13 @@ def gpu_numbers(
             kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src]
             if eng.name in kernel_curves.TENSORRT_LLM_MOE_FP8_PROFILES:
                 kernels["moe_fp8_flop_scale"] = kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES[src]
+    if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_GEMM_PROFILES:
+        # TensorRT-LLM's own dense GEMM rates (its measured bf16 and per-tensor fp8 GEMMs, s144) where measured on the
+        # GPU or the GPU of its architecture whose curves it takes, else the curve's
+        src = kernel_curves.tensorrt_llm_gemm_source(g, default_catalog())
+        if src is not None:
+            bf16, fp8 = kernel_curves.TENSORRT_LLM_GEMM_FLOP_SCALES[src]
+            kernels["dense_gemm_bf16_flop_scale"], kernels["dense_gemm_fp8_flop_scale"] = bf16, fp8
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)

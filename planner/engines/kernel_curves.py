@@ -104,6 +104,8 @@ KERNEL_FIELDS = {
     "moe_gemm_half_width": 0.0,
     "moe_gemm_half_rows": 0.0,
     "moe_fp8_flop_scale": 1.0,
+    "dense_gemm_bf16_flop_scale": 1.0,
+    "dense_gemm_fp8_flop_scale": 1.0,
     "sparse_mla_token_s": 0.0,
     "weight_only_flop_fraction": 0.0,
 }
@@ -200,6 +202,27 @@ TENSORRT_LLM_MOE_FP8_FLOP_SCALES = {
     "H200 SXM 141GB": 1.57,
 }
 TENSORRT_LLM_MOE_FP8_PROFILES = ("tensorrt-llm-0",)
+#: TensorRT-LLM's dense GEMM FLOP rates over the GPU's GEMM curve (vLLM's fitted rates), per GPU with a TensorRT-LLM
+#: GEMM table in aiconfigurator 0.12.0: (bf16, per-tensor fp8), the curve's floor and byte rate held
+#: (``planner.engines.kernel_floor.dense_gemm_flop_scale``: ``bench/kernel_extract.py``'s FLOP-rate refit, least
+#: squares of log error, soft-L1, re-derived by tests/test_trtllm_gemm.py) over TensorRT-LLM's own calls of
+#: layer-sized weights (n x k >= 4,096^2, n and k 1,024-16,384), m 1, 2, 4 ... 16,384, the fastest kernel per shape
+#: (catalogs/reference/gemm_trtllm_aic.csv, ``bench/trtllm_gemm_extract.py``: 1.3.0rc20's tables, A100's 1.0.0, bf16
+#: only; 1,710 calls a GPU and dtype; s144, docs/history.md). Its per-tensor fp8 GEMM computes faster than vLLM's on
+#: Hopper (H100 1.17, median |error| 26% -> 23%: its floor, ~12 us against the curve's 6, is not taken), its bf16 at
+#: the curve. Taken by the profiles in ``TENSORRT_LLM_GEMM_PROFILES`` on these GPUs and on a GPU of the same
+#: architecture whose curves are theirs (``tensorrt_llm_gemm_source``), for the dense GEMMs only
+#: (``planner.model.operators.dense_gemm_flop_scale``; the MoE's grouped GEMM has its own rate, s142).
+TENSORRT_LLM_GEMM_FLOP_SCALES = {
+    "H100 SXM 80GB": (0.98, 1.17),
+    "H200 SXM 141GB": (1.00, 1.13),
+    "A100 SXM 80GB": (1.00, 1.00),
+    "B200 180GB": (0.95, 1.02),
+    "L40S": (0.93, 0.99),
+}
+#: The profiles that take ``TENSORRT_LLM_GEMM_FLOP_SCALES``: none on main (s144's switch ``trtllm-gemm``:
+#: "tensorrt-llm" and "tensorrt-llm-0").
+TENSORRT_LLM_GEMM_PROFILES: tuple[str, ...] = ()
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0
@@ -257,6 +280,16 @@ def tensorrt_llm_moe_source(gpu, catalog) -> str | None:
     return src if src == gpu.name or catalog.gpu(src).architecture == gpu.architecture else None
 
 
+def tensorrt_llm_gemm_source(gpu, catalog) -> str | None:
+    """The GPU whose TensorRT-LLM dense GEMM multipliers (``TENSORRT_LLM_GEMM_FLOP_SCALES``) a catalog ``gpu`` takes:
+    the one its kernel curves come from (``source_gpu``) where TensorRT-LLM's GEMMs were measured on it and it is of
+    ``gpu``'s architecture (GH200, H100 PCIe, H800, H20: H100 SXM's); None elsewhere (MI300X ...: the curve stands)."""
+    src = source_gpu(gpu.name, gpu.architecture)
+    if src not in TENSORRT_LLM_GEMM_FLOP_SCALES:
+        return None
+    return src if src == gpu.name or catalog.gpu(src).architecture == gpu.architecture else None
+
+
 def kernel_factors(gpu, catalog) -> dict[str, float]:
     """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``allreduce_factors``' two (NaN where none was measured).
 
@@ -298,6 +331,8 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
         "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
         "moe_fp8_flop_scale": 1.0,
+        "dense_gemm_bf16_flop_scale": 1.0,
+        "dense_gemm_fp8_flop_scale": 1.0,
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         "weight_only_flop_fraction": weight_only_flop_fraction(src),
         **allreduce_factors(gpu, row, g),

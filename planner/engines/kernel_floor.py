@@ -231,6 +231,56 @@ def moe_fp8_flop_scale(
     return best, error(1.0), error(best)
 
 
+#: TensorRT-LLM's measured dense GEMMs (bf16 and per-tensor fp8, layer-sized weights, m 1-16,384 at its octaves),
+#: written by ``bench/trtllm_gemm_extract.py`` from aiconfigurator 0.12.0's TensorRT-LLM tables (s144).
+TENSORRT_LLM_GEMM_FILE_NAME = "gemm_trtllm_aic.csv"
+#: Bytes per weight of the dense GEMM dtypes of ``TENSORRT_LLM_GEMM_FILE_NAME``.
+GEMM_DTYPE_BYTES = {"bfloat16": 2.0, "fp8": 1.0}
+
+
+def dense_gemm_flop_scale(
+    gpu: str, dtype: str, path: str | Path | None = None, catalog: Catalog | None = None
+) -> tuple[float, float, float, int]:
+    """(multiplier, median |error| at 1, with it, calls): TensorRT-LLM's dense ``dtype`` ("bfloat16" or "fp8", per
+    tensor) GEMM FLOP rate over the GPU's GEMM curve (vLLM's fitted rate, ``planner.engines.kernel_curves``:
+    ``gemm_bf16_flop_per_s`` / ``gemm_fp8_flop_per_s``), the curve's floor and byte rate held.
+
+    Form and fit are ``bench/kernel_extract.py``'s FLOP-rate refit (``fit_layer_flop_rates``): latency = floor +
+    max(bytes / byte rate, 2 m n k / (FLOP rate x s)), bytes = n k x B/weight + m (k + n) x 2 B; s by least squares
+    of log(predicted / measured) (soft-L1, f_scale 0.1) over the GPU's calls of ``dtype`` in
+    ``TENSORRT_LLM_GEMM_FILE_NAME`` (layer-sized weights, m 1-16,384), rounded to 0.01. Calls memory-bound at the
+    curve hardly move with s, so the compute-bound ones set it. Why: the planner prices every engine's GEMMs from
+    vLLM's tables; TensorRT-LLM's per-tensor fp8 GEMM computes faster on Hopper (H100 1.3.0rc20: a median 1,168
+    TFLOP/s at 4,096-16,384 rows on layer-sized weights, against the curve's 909).
+    """
+    from scipy.optimize import least_squares
+
+    from planner.engines.kernel_curves import read_curves
+
+    row = read_curves()[gpu]
+    floor_s, byte_rate = float(row["gemm_floor_s"]), float(row["gemm_bytes_per_s"])
+    rate = float(row["gemm_fp8_flop_per_s"] if dtype == "fp8" else row["gemm_bf16_flop_per_s"])
+    with Path(path or shipped_catalog_dir() / "reference" / TENSORRT_LLM_GEMM_FILE_NAME).open(newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["gpu"] == gpu and r["dtype"] == dtype]
+    if not rows:
+        raise ValueError(f"no TensorRT-LLM {dtype} GEMM measurements for {gpu}")
+    m, n, k = (np.array([float(r[c]) for r in rows]) for c in "mnk")
+    memory_s = (n * k * GEMM_DTYPE_BYTES[dtype] + m * (k + n) * 2.0) / byte_rate
+    compute_s = 2.0 * m * n * k / rate
+    measured_s = np.array([float(r["latency_ms"]) * 1e-3 for r in rows])
+
+    def predicted(scale: float) -> np.ndarray:
+        return floor_s + np.maximum(memory_s, compute_s / scale)
+
+    fit = least_squares(lambda z: np.log(predicted(np.exp(z[0])) / measured_s), [0.0], loss="soft_l1", f_scale=0.1)
+    best = round(float(np.exp(fit.x[0])), 2)
+
+    def error(scale: float) -> float:
+        return float(np.median(np.abs(predicted(scale) / measured_s - 1.0)))
+
+    return best, error(1.0), error(best), len(rows)
+
+
 #: MI300X's measured block-FP8 GEMMs (aiter's tuning tables of pull request 3324), written by ``bench/aiter_extract.py``.
 OWN_GEMM_FILE_NAME = "gemm_fp8_block_mi300x_aiter.csv"
 #: The smallest weight (n x k) whose GEMMs set the FLOP rate: ``bench/kernel_extract.LAYER_WEIGHT_MIN``'s 4,096 x 4,096.

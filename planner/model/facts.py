@@ -137,6 +137,10 @@ class EngineFacts:
     # the grouped GEMM's 8-bit FLOP rate over ``gemm_fp8_flop_efficiency``'s (TensorRT-LLM 0.x's per-tensor fp8
     # kernel, ``planner.engines.kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES``, s142); 1: the dense GEMMs' rate
     moe_fp8_flop_scale: ArrayLike = 1.0
+    # the dense GEMMs' FLOP rate over the GEMM curve's, 16-bit and 8-bit math (TensorRT-LLM's own measured GEMMs,
+    # ``planner.engines.kernel_curves.TENSORRT_LLM_GEMM_FLOP_SCALES``, EXPERIMENT s144); 1: the curve's
+    dense_gemm_bf16_flop_scale: ArrayLike = 1.0
+    dense_gemm_fp8_flop_scale: ArrayLike = 1.0
     # seconds per token per DSA layer of the engine's sparse MLA kernel per 64 query heads on one GPU; 0: not
     # modelled apart (the attention curves alone time DSA's latents)
     sparse_mla_token_s: ArrayLike = 0.0

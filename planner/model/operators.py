@@ -143,6 +143,23 @@ def weight_only_flop_scale(
     return ops.where(applies, read / ((read - kept) / ops.where(f > 0, f, 1.0) + kept), 1.0)
 
 
+def dense_gemm_flop_scale(gpu: GpuFacts, limits: EngineFacts) -> ArrayLike:
+    """The dense GEMMs' FLOP rate over the GEMM curve's for the engine: ``limits.dense_gemm_bf16_flop_scale`` where
+    the weights' math is 16-bit (peak at most 1.5 x the 16-bit peak), ``dense_gemm_fp8_flop_scale`` where it is 8-bit
+    (1.5-3 x: fp8, int8), 1 for narrower math (fp4: no measured table speaks for it).
+
+    Source (s144, ``planner.engines.kernel_curves.TENSORRT_LLM_GEMM_FLOP_SCALES``): TensorRT-LLM's own measured bf16
+    and per-tensor fp8 GEMMs in aiconfigurator 0.12.0, fitted in ``bench/kernel_extract.py``'s form with the curve's
+    floor and byte rate held: per-tensor fp8 on H100 at 1.17 x the curve's rate; 1 for every other engine."""
+    bf16, fp8 = limits.dense_gemm_bf16_flop_scale, limits.dense_gemm_fp8_flop_scale
+    if type(bf16) in (float, int) and type(fp8) in (float, int) and bf16 == 1.0 and fp8 == 1.0:
+        return 1.0
+    ratio = gpu.peak_flop_per_s / gpu.bf16_peak_flop_per_s
+    if type(ratio) in (float, int):  # one scenario
+        return bf16 if ratio <= 1.5 else fp8 if ratio < 3.0 else 1.0
+    return ops.where(ratio <= 1.5, bf16, ops.where(ratio < 3.0, fp8, 1.0))
+
+
 def linear_layers_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -158,6 +175,7 @@ def linear_layers_time_s(
     at ``weight_only_flop_scale`` of the rate (``weight_bytes_per_param``: the precision's; None: not weight-only)."""
     if weight_bytes_per_param is not None and any_nonzero(limits.weight_only_flop_fraction):
         flop_efficiency = flop_efficiency * weight_only_flop_scale(gpu, model, limits, weight_bytes_per_param)
+    flop_efficiency = flop_efficiency * dense_gemm_flop_scale(gpu, limits)
     return gemm_time_s(
         gpu,
         limits,

@@ -244,13 +244,17 @@ def operator_rows(
     gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
+    # model.operators.dense_gemm_flop_scale: the engine's own dense GEMM rate over the curve's (1 but TensorRT-LLM's)
+    dense_scale = (
+        "IF({peak}<=1.5*{peak16},{f_dense_gemm_bf16_flop_scale},IF({peak}<3*{peak16},{f_dense_gemm_fp8_flop_scale},1))"
+    )
     # model.operators.weight_only_flop_scale: weight-only dense GEMMs (weights under 1.5 B, math at the 16-bit peak)
     # at the GPU's weight-only fraction f of the rate, the kept 16-bit params at the full rate; 1 elsewhere
     weight_only = (
         "IF(AND({f_weight_only_flop_fraction}>0,{wbpp}<1.5,{peak}<=1.5*{peak16}),"
         "{read}/(({read}-{read16})/{f_weight_only_flop_fraction}+{read16}),1)"
     )
-    dense_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{{.wo}})"
+    dense_peak = f"({{n}}*{{peak}}*{gemm_eff}*{dense_scale}*{flop_eff}*{{.wo}})"
     # model.operators.grouped_gemm_flop_fraction: w / (w + w0) x m / (m + m0), w = expert width per GPU, m = rows
     # per touched expert (rows x k / touched); 1 for dense models
     moe_fraction = (
