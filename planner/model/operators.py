@@ -146,14 +146,18 @@ def weight_only_flop_scale(
 def dense_gemm_flop_scale(gpu: GpuFacts, limits: EngineFacts) -> ArrayLike:
     """The dense GEMMs' FLOP rate over the GEMM curve's for the engine: ``limits.dense_gemm_bf16_flop_scale`` where
     the weights' math is 16-bit (peak at most 1.5 x the 16-bit peak), ``dense_gemm_fp8_flop_scale`` where it is 8-bit
-    (1.5-3 x: fp8, int8), 1 for narrower math (fp4: no measured table speaks for it).
+    (1.5-3 x: fp8, int8), 1 for narrower math (fp4: no measured table speaks for it). A multiplier of 0 is unset: 1.
 
     Source (s144, ``planner.engines.kernel_curves.TENSORRT_LLM_GEMM_FLOP_SCALES``): TensorRT-LLM's own measured bf16
     and per-tensor fp8 GEMMs in aiconfigurator 0.12.0, fitted in ``bench/kernel_extract.py``'s form with the curve's
     floor and byte rate held: per-tensor fp8 on H100 at 1.17 x the curve's rate; 1 for every other engine."""
     bf16, fp8 = limits.dense_gemm_bf16_flop_scale, limits.dense_gemm_fp8_flop_scale
-    if type(bf16) in (float, int) and type(fp8) in (float, int) and bf16 == 1.0 and fp8 == 1.0:
-        return 1.0
+    if type(bf16) in (float, int) and type(fp8) in (float, int):  # one scenario's, or every scenario's alike
+        if bf16 in (0.0, 1.0) and fp8 in (0.0, 1.0):  # 0: unset (facts built field by field), the curve's
+            return 1.0
+        bf16, fp8 = bf16 or 1.0, fp8 or 1.0
+    else:
+        bf16, fp8 = ops.where(bf16 > 0, bf16, 1.0), ops.where(fp8 > 0, fp8, 1.0)
     ratio = gpu.peak_flop_per_s / gpu.bf16_peak_flop_per_s
     if type(ratio) in (float, int):  # one scenario
         return bf16 if ratio <= 1.5 else fp8 if ratio < 3.0 else 1.0

@@ -246,7 +246,8 @@ def operator_rows(
     gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
     # model.operators.dense_gemm_flop_scale: the engine's own dense GEMM rate over the curve's (1 but TensorRT-LLM's)
     dense_scale = (
-        "IF({peak}<=1.5*{peak16},{f_dense_gemm_bf16_flop_scale},IF({peak}<3*{peak16},{f_dense_gemm_fp8_flop_scale},1))"
+        "IF({peak}<=1.5*{peak16},IF({f_dense_gemm_bf16_flop_scale}>0,{f_dense_gemm_bf16_flop_scale},1),"
+        "IF({peak}<3*{peak16},IF({f_dense_gemm_fp8_flop_scale}>0,{f_dense_gemm_fp8_flop_scale},1),1))"
     )
     # model.operators.weight_only_flop_scale: weight-only dense GEMMs (weights under 1.5 B, math at the 16-bit peak)
     # at the GPU's weight-only fraction f of the rate, the kept 16-bit params at the full rate; 1 elsewhere
