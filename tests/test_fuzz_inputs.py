@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from fuzz_support import examples, tallied
 from hypothesis import example, given
 from hypothesis import strategies as st
+from test_hostile import SCENARIO as HOSTILE_SCENARIO
 
 from planner.catalog import default_catalog
 from planner.cli import main
@@ -23,9 +24,7 @@ from planner.cli import main
 #: Examples per test: 25, x PLANNER_FUZZ_EXAMPLES / 10 when set (tests/fuzz_support.py, as every fuzz test).
 FUZZ = examples(25)
 
-SCENARIO = tomllib.loads(
-    (Path(__file__).parent / "test_hostile.py").read_text().split('SCENARIO = """\\\n')[1].split('"""')[0]
-)
+SCENARIO = tomllib.loads(HOSTILE_SCENARIO)  # the hostile-input tests' scenario, as data
 
 #: Values a hostile or careless user writes where a number or a name belongs.
 HOSTILE = st.one_of(
