@@ -103,6 +103,8 @@ NAMED = {
     "nvfp4-on-blackwell": dict(gpu="B200 180GB", model="Llama-3.1-70B", weight_precision="nvfp4"),
     "nvfp4-falls-back-on-hopper": dict(model="Llama-3.1-70B", weight_precision="nvfp4"),
     "mxfp4-weights-hopper": dict(model="Qwen3-235B-A22B", weight_precision="mxfp4", gpus=8),
+    # weight-only 8-bit (GPTQ-Marlin Int8): 1.015625 B a weight, fp16 math at the Marlin rate (s140) on an A100
+    "w8a16-gptq-int8-a100": dict(gpu="A100 SXM 80GB", model="Qwen3-8B", context=4096, weight_precision="w8a16"),
     "tied-embeddings-1b-on-t4": dict(gpu="T4", model="Llama-3.2-1B", context=8192, batch=4),
     "mha-13b-gqa-sibling-a100": dict(gpu="A100 SXM 80GB", model="Llama-2-13B", context=4096),
     # vLLM 0.9+'s large class by device name: 'NVIDIA A800-SXM4-80GB' holds no "a100" (8,192 / 1,024 profiled)

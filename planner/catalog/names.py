@@ -26,7 +26,7 @@ MODEL_SUFFIXES = re.compile(r"(-(instruct|chat|it|hf|base))+(-\d{4})?$", re.I)
 #: against Qwen/Qwen3-32B-FP8, both copied in aiconfigurator 0.12's model_configs). The precision is the row's
 #: dtype cell, else the one the suffix names (``checkpoint_precision``).
 QUANT_SUFFIXES = re.compile(
-    r"(-(fp8(-kv|-dynamic|-static)?|awq|gptq(-int[48])?|int[48]|w4a16|w8a8|nvfp4|fp4|mxfp4|quantized(\.w\d+a\d+)?))+$",
+    r"(-(fp8(-kv|-dynamic|-static)?|awq|gptq(-int[48])?|int[48]|w4a16|w8a16|w8a8|nvfp4|fp4|mxfp4|quantized(\.w\d+a\d+)?))+$",
     re.I,
 )
 
@@ -126,14 +126,21 @@ def _read_model_name(text: str, catalog: Catalog) -> str | None:
 
 
 def checkpoint_precision(name: str) -> str | None:
-    """The weight precision a checkpoint's name states ("-FP8", "-FP8-KV": fp8; "-AWQ", "-GPTQ-Int4": int4), or None.
+    """The weight precision a checkpoint's name states ("-FP8", "-FP8-KV": fp8; "-AWQ", "-GPTQ-Int4": int4;
+    "-GPTQ-Int8", "quantized.w8a16": w8a16, weight-only 8-bit; "-Int8", "quantized.w8a8": int8, W8A8), or None.
 
     AMD's "-FP8-KV" checkpoints also ship fp8 KV-cache scales, but vLLM uses them only with ``--kv-cache-dtype
     fp8`` ("auto" keeps the model dtype: docs.vllm.ai, quantized KV cache), so the KV precision stays the row's.
     """
     hit = QUANT_SUFFIXES.search(str(name).strip())
     tail = hit.group(0).lower() if hit else ""
-    for pattern, precision in (("nvfp4|-fp4", "nvfp4"), ("mxfp4", "mxfp4"), ("fp8", "fp8"), ("int8|w8a8", "int8")):
+    for pattern, precision in (
+        ("nvfp4|-fp4", "nvfp4"),
+        ("mxfp4", "mxfp4"),
+        ("fp8", "fp8"),
+        ("gptq-int8|w8a16", "w8a16"),
+        ("int8|w8a8", "int8"),
+    ):
         if re.search(pattern, tail):
             return precision
     return "int4" if tail else None
