@@ -69,3 +69,14 @@ def test_h200_8b_row_runs_past_256_sequences():
         predict.predict_decode(row).throughput_tokens_per_s
         > 1.1 * predict.predict_decode(other).throughput_tokens_per_s
     )
+
+
+def test_a_static_0_13_row_is_predicted_not_refused():
+    """The release's chunked context is a serving run's (``trtllm-bench throughput``); a static batch of TensorRT-LLM
+    0.13 (a user's own measurement in ``planner validate``) prefills its prompts together and was refused with
+    "a static batch prefills its prompts together; use kind='serving' with chunked_prefill", an option it never set
+    (s150's review of s141). It is predicted, with the engine's build limits, as a static row of 0.12 is."""
+    static = replace(_row("TRT013-001"), kind="static", num_prompts=None, batch=64)
+    assert predict._chunked_prefill(static) is None
+    assert predict.why_not_predicted(static) == ""
+    assert predict.predict_decode(static).tpot_s > 0
