@@ -117,20 +117,6 @@ def test_workbook_computes_it_with_parity(tmp_path, monkeypatch):
     engine = "tensorrt-llm-0"
     plain = ws._options
     monkeypatch.setattr(ws, "_options", lambda s, n=None: {**plain(s, n), "engine": engine})
-    monkeypatch.setitem(
-        ws.MODEL,
-        "prefill",
-        lambda s, n, a: api.prefill(
-            s["gpu"],
-            s["model"],
-            s["context"],
-            gpus=n,
-            weight_precision=s.get("weight_precision"),
-            kv_precision=s.get("kv_precision"),
-            memory_utilization=s.get("memory_utilization"),
-            engine=engine,
-        ),  # fmt: skip
-    )
     inputs = dict(gpu="H100 SXM 80GB", model="Mixtral-8x7B", context=4096, kv_precision=None, weight_precision="fp8")
     inputs |= dict(gpus=4, memory_utilization=None, price_per_gpu_hour=None, batch=64, compare_model=None)
     spec = build_whatif(engine=engine)
