@@ -138,7 +138,9 @@ def test_model_doc_states_the_0x_moe_rule():
     them too since s142, and its per-tensor fp8 multiplier (s150's review)."""
     from doc_support import stated
 
-    h100, h200 = stated("docs/model.md", r"per-tensor fp8, compute at ([\d.]+) \(H100\) and ([\d.]+) \(H200\)")
+    h100, h200 = stated(
+        "docs/model.md", r"unmeasured\) compute at ([\d.]+) \(H100\) and ([\d.]+) \(H200\) x the fp8 GEMM rate"
+    )
     assert (float(h100), float(h200)) == (
         kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES["H100 SXM 80GB"],
         kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES["H200 SXM 141GB"],
