@@ -18,7 +18,7 @@ from planner.model.prefill import prefill_step  # noqa: E402
 
 @pytest.fixture(scope="module")
 def rows():
-    return {r.record_id: r for r in load_decode_rows() if r.record_id in ("GPUSTACK-214", "VUL-008")}
+    return {r.record_id: r for r in load_decode_rows() if r.record_id in ("GPUSTACK-214", "VUL-008", "GPUSTACK-160")}
 
 
 @pytest.mark.parametrize("rid", ["GPUSTACK-214", "VUL-008"])
@@ -37,3 +37,18 @@ def test_terms_sum_to_the_models_step(rows, rid):
     t = step_terms(r, prefill=True, batch=64.0, tokens=128.0)
     assert t["step"] == pytest.approx(float(prefill_step(g, m, p, lim, 128.0, 64.0, gpus).ttft_s), rel=1e-12)
     assert t["per sequence"] == 0.0
+
+
+def test_weight_only_dense_gemms_are_the_models(rows):
+    """GPUSTACK-160 (Qwen3-14B AWQ on A100, vLLM): its dense GEMMs are weight-only, which the model computes at
+    Marlin's 0.574 of the bf16 rate (s140); the printed terms sum to the model's steps as for any row (s150: the
+    "dense GEMMs" term was the bf16 rate's, the prefill of 64 x 128 tokens 1/0.574 slower in the model than its
+    terms)."""
+    r = rows["GPUSTACK-160"]
+    g, m, p, lim, gpus = _facts(r, 128.0)
+    assert float(p.weight_bytes_per_param) < 1.5 and float(lim.weight_only_flop_fraction) > 0
+    t = step_terms(r, prefill=True, batch=64.0, tokens=128.0)
+    assert t["step"] == pytest.approx(float(prefill_step(g, m, p, lim, 128.0, 64.0, gpus).ttft_s), rel=1e-12)
+    g, m, p, lim, gpus = _facts(r, 2304.0)
+    t = step_terms(r, prefill=False, batch=256.0, tokens=2304.0)
+    assert t["step"] == pytest.approx(float(decode_step(g, m, p, lim, 2304.0, 256.0, gpus).step_s), rel=1e-12)

@@ -117,20 +117,6 @@ def test_workbook_computes_it_with_parity(tmp_path, monkeypatch):
     engine = "tensorrt-llm-0"
     plain = ws._options
     monkeypatch.setattr(ws, "_options", lambda s, n=None: {**plain(s, n), "engine": engine})
-    monkeypatch.setitem(
-        ws.MODEL,
-        "prefill",
-        lambda s, n, a: api.prefill(
-            s["gpu"],
-            s["model"],
-            s["context"],
-            gpus=n,
-            weight_precision=s.get("weight_precision"),
-            kv_precision=s.get("kv_precision"),
-            memory_utilization=s.get("memory_utilization"),
-            engine=engine,
-        ),  # fmt: skip
-    )
     inputs = dict(gpu="H100 SXM 80GB", model="Mixtral-8x7B", context=4096, kv_precision=None, weight_precision="fp8")
     inputs |= dict(gpus=4, memory_utilization=None, price_per_gpu_hour=None, batch=64, compare_model=None)
     spec = build_whatif(engine=engine)
@@ -145,3 +131,19 @@ def test_workbook_computes_it_with_parity(tmp_path, monkeypatch):
     assert not wrong, "\n".join(wrong[:20])
     ttft = api.prefill("H100 SXM 80GB", "Mixtral-8x7B", 4096, gpus=4, weight_precision="fp8", engine=engine).ttft_s
     assert ttft == pytest.approx(0.0569, abs=0.0001)
+
+
+def test_model_doc_states_the_0x_moe_rule():
+    """docs/model.md's "MoE expert GEMMs" bullet named TensorRT-LLM 1.x alone as taking the CUTLASS halves; 0.x takes
+    them too since s142, and its per-tensor fp8 multiplier (s150's review)."""
+    from doc_support import stated
+
+    h100, h200 = stated(
+        "docs/model.md", r"unmeasured\) compute at ([\d.]+) \(H100\) and ([\d.]+) \(H200\) x the fp8 GEMM rate"
+    )
+    assert (float(h100), float(h200)) == (
+        kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES["H100 SXM 80GB"],
+        kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES["H200 SXM 141GB"],
+    )
+    assert stated("docs/model.md", r"TensorRT-LLM 1\.x and 0\.x \(`(tensorrt-llm)` and `(tensorrt-llm-0)`")
+    assert set(kernel_curves.TENSORRT_LLM_MOE_PROFILES) == {"tensorrt-llm", "tensorrt-llm-0"}

@@ -69,3 +69,33 @@ def test_h200_8b_row_runs_past_256_sequences():
         predict.predict_decode(row).throughput_tokens_per_s
         > 1.1 * predict.predict_decode(other).throughput_tokens_per_s
     )
+
+
+def test_a_static_0_13_row_is_predicted_not_refused():
+    """The release's chunked context is a serving run's (``trtllm-bench throughput``); a static batch of TensorRT-LLM
+    0.13 (a user's own measurement in ``planner validate``) prefills its prompts together and was refused with
+    "a static batch prefills its prompts together; use kind='serving' with chunked_prefill", an option it never set
+    (s150's review of s141). It is predicted, with the engine's build limits, as a static row of 0.12 is."""
+    static = replace(_row("TRT013-001"), kind="static", num_prompts=None, batch=64)
+    assert predict._chunked_prefill(static) is None
+    assert predict.why_not_predicted(static) == ""
+    assert predict.predict_decode(static).tpot_s > 0
+
+
+def test_accuracy_doc_says_a_plan_keeps_the_profile():
+    """docs/accuracy.md's engine limits name the 0.13 reading and that a plan does not get it (s150's review of
+    s141: the limits were said in the code only, where a user planning a ``tensorrt-llm-0`` engine would not look)."""
+    from doc_support import stated
+
+    from planner.catalog import default_catalog
+    from planner.serving.simulate import chunked_prefill_default
+
+    seqs, tokens = stated("docs/accuracy.md", r"Llama-3\.1-8B at TP 1: (\d+) sequences, (\d+) tokens")
+    assert profiles.trtllm_bench_build_limits("TensorRT-LLM", "0.13.0", "Llama-3.1-8B", 1, 256) == (seqs, tokens)
+    kept_tokens, kept_seqs = stated(
+        "docs/accuracy.md", r"a `tensorrt-llm-0` prediction .*? keeps (\d+) and (\d+) and whole prompts"
+    )
+    h100 = default_catalog().gpu("H100 SXM 80GB")
+    limits = profiles.engine_profile("tensorrt-llm-0").batching_limits(h100.memory_bytes, h100.engine_device_name)
+    assert limits == (kept_tokens, kept_seqs)
+    assert chunked_prefill_default("tensorrt-llm") is False

@@ -230,3 +230,15 @@ class TestWorkbookParity:
             assert r["probes"] > 50 and r["wrong"] == [], (name, r["wrong"])
         assert out["a100-int4"]["d_wo"] < 0.7 and out["a100-fp8"]["d_wo"] < 0.7
         assert out["h100-fp8"]["d_wo"] == 1.0
+
+
+def test_model_doc_states_the_weight_only_rate():
+    """docs/model.md's "dense GEMMs" bullet states the shipped rule (s140 shipped it without a word there, s150):
+    Marlin's 0.574 of the bf16 rate on A100-curve GPUs, from 143.9 over 250.5 TFLOP/s."""
+    from doc_support import stated
+
+    fraction, marlin, bf16 = stated(
+        "docs/model.md", r"compute at Marlin's measured ceiling, ([\d.]+) of the bf16 GEMM rate.*?: ([\d.]+) TFLOP/s over ([\d.]+), s140"
+    )  # fmt: skip
+    assert float(fraction) == kernel_curves.MARLIN_FLOP_FRACTION == round(float(marlin) / float(bf16), 3)
+    assert kernel_curves.WEIGHT_ONLY_GEMM_GPUS == frozenset({"A100 SXM 80GB"})  # "a GPU whose curves are A100's"

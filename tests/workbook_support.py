@@ -350,15 +350,8 @@ MODEL = {
     "kv_bytes_per_token": lambda s, n, a: api.kv_bytes_per_token(s["model"], kv_precision=s.get("kv_precision")),
     "memory_plan": lambda s, n, a: api.memory_plan(s["gpu"], s["model"], s["context"], **_options(s)),
     "max_batch": lambda s, n, a: api.max_batch(s["gpu"], s["model"], a["context"], **_options(s, n)),
-    "prefill": lambda s, n, a: api.prefill(
-        s["gpu"],
-        s["model"],
-        s["context"],
-        gpus=n,
-        weight_precision=s.get("weight_precision"),
-        kv_precision=s.get("kv_precision"),
-        memory_utilization=s.get("memory_utilization"),
-    ),
+    # the group memory_plan chose (None stays None: prefill chooses), with the scenario's other options
+    "prefill": lambda s, n, a: api.prefill(s["gpu"], s["model"], s["context"], **{**_options(s, n), "gpus": n}),
     "decode_step": lambda s, n, a: api.decode_step(
         s["gpu"], s["model"], s["context"], batch=a["batch"], **_options(s, n)
     ),

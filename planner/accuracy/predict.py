@@ -381,9 +381,13 @@ def _row_args(rows: Sequence[DecodeRow], cat: Catalog) -> dict[str, Any]:
 
 def _chunked_prefill(row: DecodeRow) -> bool | None:
     """The row's own chunked-prefill setting, else its release's run (``trtllm_bench_chunked_context``: a TensorRT-LLM
-    0.13 ``trtllm-bench throughput`` run chunks, s141), else None (the scheduler's default)."""
+    0.13 ``trtllm-bench throughput`` run chunks, s141) for a serving row, else None (the scheduler's default). A
+    static batch prefills its prompts together (``predict_benchmark`` refuses a chunking setting for one), so the
+    release's chunking is not given to a static row: one measured on 0.13 is predicted, not refused (s150)."""
     if row.chunked_prefill is not None:
         return row.chunked_prefill
+    if row.kind != "serving":
+        return None
     return trtllm_bench_chunked_context(row.engine, row.engine_version)
 
 
