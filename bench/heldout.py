@@ -74,8 +74,9 @@ LA_GPUS = {
     "H100 PCIe 80GB": "h100-pcie-80gb",
 }
 #: llm-analysis dtype configs (weights / activations / embeddings bits) by the row's weight precision.
-LA_DTYPES = {None: "w16a16e16", "fp16": "w16a16e16", "bf16": "w16a16e16", "fp8": "w8a8e16", "int8": "w8a16e16"}
-LA_DTYPES.update({"int4": "w4a16e16", "awq": "w4a16e16"})
+#: llm-analysis's dtype config per catalog weight precision: int8 is W8A8 (int8 math), w8a16 weight-only 8-bit.
+LA_DTYPES = {None: "w16a16e16", "fp16": "w16a16e16", "bf16": "w16a16e16", "fp8": "w8a8e16", "int8": "w8a8e16"}
+LA_DTYPES.update({"w8a16": "w8a16e16", "int4": "w4a16e16", "awq": "w4a16e16"})
 #: Start-up rows the vLLM memory profiles were fitted to (planner.engines.profiles, docs/accuracy.md "Memory"): 'vllm-0.10'
 #: on KV001-KV003, 'vllm-fullsort' on KV013 and XL01-XL06, 'vllm' on XN01-XN12 (activation peak and non-torch
 #: memory by least squares). They are in-sample for the KV GiB, tokens and concurrency vLLM printed.
