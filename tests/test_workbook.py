@@ -462,7 +462,8 @@ class TestWhatAReaderSees:
     def test_money_shows_dollars_and_cents(self, spec):
         """Cost cells read "$14.20", not "$14.199": every currency format is "$"#,##0.00."""
         money = {(s.name, ref, c.fmt) for s in spec.sheets for ref, c in s.cells.items() if c.fmt and "$" in c.fmt}
-        assert money and {fmt for *_, fmt in money} == {'"$"#,##0.00'}
+        # the ranking cost's "not ranked" section for its 10^300 placeholder, then the same dollars and cents
+        assert money and {fmt.split(";")[-1] for *_, fmt in money} == {'"$"#,##0.00'}
         cost = [p for p in spec.probes if p.quantity.startswith("cost_per_mtok") and p.sheet != "Calc"]
         assert cost and all(spec.sheet(p.sheet).cells[p.ref].fmt == '"$"#,##0.00' for p in cost)
 
@@ -589,6 +590,39 @@ class TestWhatAReaderSees:
         inputs = spec.sheet(INPUTS_SHEET)
         assert inputs.cells[f"B{input_row('compare_model')}"].value == "LLaMA-65B"
         assert inputs.cells[f"B{input_row('context')}"].value == 4096  # Llama 2 70B's trained maximum
+
+    def test_sweeps_print_units_not_scientific_notation(self, spec):
+        """Sweeps' decode columns: FLOP in GFLOP (1.074E+10 reads 10.74), bytes in GB by SI, seconds in fixed
+        point (1.190E-02 reads 0.011900), each unit named in the header; the cells keep base units."""
+        ws = spec.sheet("Sweeps")
+        fmts = {ref: c.fmt for ref, c in ws.cells.items() if c.fmt and re.fullmatch(r"[A-Z]+4", ref)}
+        assert fmts and not any("E+" in f for f in fmts.values()), fmts
+        header = {c.value: ref[:-1] for ref, c in ws.cells.items() if ref.endswith("3") and ref[-2].isalpha()}
+        assert fmts[header["FLOPs (GFLOP)"] + "4"] == "#,##0.00,,,"
+        assert fmts[header["Bytes moved (GB)"] + "4"] == "#,##0.00,,,"
+        assert fmts[header["TPOT (decode step) (s)"] + "4"] == "0.000000"
+        assert ws.cells[header["Memory time (ms)"] + "4"].value.endswith("*1000")
+
+    def test_sweeps_print_one_page_wide_at_a_legible_size(self, spec):
+        """One page wide like every sheet (test_every_sheet_prints_one_page_wide...): the decode workings are folded
+        (outline, "+" shows them), so at most 16 printed columns of width 12 share the landscape page, and the
+        columns the charts read (TPOT, throughput, intensity, achieved TFLOP/s) stay printed."""
+        ws = spec.sheet("Sweeps")
+        used = {"".join(ch for ch in ref if ch.isalpha()) for ref in ws.cells}
+        printed = used - set(ws.folded)
+        assert len(printed) <= 16, sorted(printed)
+        header = {c.value: ref[:-1] for ref, c in ws.cells.items() if ref.endswith("3") and ref[-2].isalpha()}
+        for h in ("TPOT (ms)", "Throughput (tokens/s)", "Arithmetic intensity (FLOP/B)", "Achieved TFLOP/s per GPU"):
+            assert header[h] in printed, h
+
+    def test_calc_latency_answer_wraps_and_ranking_cost_reads_not_ranked(self, book):
+        """ "no: TPOT 61.1 ms > 5.0 ms, TTFT 1,234 ms > 20 ms" wraps in its 17-wide Calc column on a 3-line row;
+        the ranking cost shows dollars like the fleet cost beside it, and "not ranked" for its 10^300 mark."""
+        ws = openpyxl.load_workbook(book)["Calc"]
+        meets = next(r for r in ws.iter_rows(min_col=1, max_col=3) if r[0].value == "Meets the latency targets")[2]
+        assert meets.alignment.wrap_text and ws.row_dimensions[meets.row].height >= 3 * 13.5
+        rank = next(r for r in ws.iter_rows(min_col=1, max_col=3) if str(r[0].value).startswith("Monthly cost for"))
+        assert rank[2].number_format == '[>=1E+299]"not ranked";"$"#,##0.00'
 
 
 class TestEachResultNamesItsModelFunction:

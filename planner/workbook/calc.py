@@ -14,7 +14,7 @@ from planner.accuracy.calibration import CALIBRATED_FIELDS
 from planner.api import GPU_GROUPS
 from planner.engines.kernel_curves import KERNEL_FIELDS
 from planner.workbook import formulas as F
-from planner.workbook.formats import GB, INT
+from planner.workbook.formats import GB, INT, NOT_RANKED_USD
 from planner.workbook.layout import CALC_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.spec import Probe, Sheet
 
@@ -46,6 +46,8 @@ class Row:
     #: the planner function this row equals, for the parity tests and column "Checked against":
     #: ``function.field`` of ``planner.api`` (``memory_plan.max_batch``), ``@batch=max`` for decode at max batch
     quantity: str | None = None
+    #: a text answer that can be longer than the scenario column: wrapped, the row ``wrap`` lines tall
+    wrap: int = 0
 
 
 @dataclass
@@ -654,6 +656,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             '&TEXT({tpot_t}*1000,"0.0")&" ms","not known (blank target or error)"),"TPOT ok")'
             '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT({ttft_t}*1000,"#,##0")'
             '&" ms","not known (blank target or error)"),"")))',
+            wrap=3,  # "no: TPOT 61.1 ms > 50.0 ms, TTFT 1,234 ms > 500 ms" in a 17-wide column
         ),
         Row(
             "rate_repl",
@@ -699,7 +702,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "budget_rank",
             "Monthly cost for ranking (misses a target or no cost: 10^300)",
             "US$",
-            "#,##0",
+            NOT_RANKED_USD,
             f"IF({{meets}}=1,IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},{NOT_RANKED}),{NOT_RANKED})",
         ),
     )
@@ -765,7 +768,9 @@ def calc_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
                     return c.ref(k[2:], scenario_col("base"), absolute=True)
                 return c.ref(k, col)
 
-            s.set(f"{col}{r}", F.render(t, resolve), fmt=row.fmt, style="calc")
+            s.set(f"{col}{r}", F.render(t, resolve), fmt=row.fmt, style="calc_text" if row.wrap else "calc")
+            if row.wrap:
+                s.heights[r] = 13.5 * row.wrap + 2
             if row.quantity:
                 probes.append(Probe(CALC_SHEET, f"{col}{r}", key, row.quantity))
     return s, probes

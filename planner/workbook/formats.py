@@ -12,3 +12,8 @@ GB_NUM = "#,##0.00,,,"
 GBS_NUM = "#,##0,,,"
 TFLOPS_NUM = "#,##0.0,,,,"
 BILLIONS = "#,##0.00,,,"  # a count shown in billions (parameters)
+GFLOP_NUM = "#,##0.00,,,"  # FLOP shown in GFLOP (1e9), the unit named in the header
+SECONDS_NUM = "0.000000"  # seconds to the microsecond, fixed point: no scientific notation on a printed page
+# The ranking cost: US$ like the fleet cost beside it; its 10^300 placeholder (misses a target, or no cost) reads
+# "not ranked" instead of a 301-digit number.
+NOT_RANKED_USD = '[>=1E+299]"not ranked";"$"#,##0.00'

@@ -21,6 +21,7 @@ Style = Literal[
     "unit",
     "note",
     "calc",
+    "calc_text",
     "key",
     "warn",
     "text",

@@ -6,13 +6,21 @@ from openpyxl.utils import get_column_letter
 
 from planner.workbook import formulas as F
 from planner.workbook.calc import Calc, scenario_col
-from planner.workbook.formats import INT
+from planner.workbook.formats import GB_NUM, GFLOP_NUM, INT, SECONDS_NUM
 from planner.workbook.layout import SWEEPS_SHEET
 from planner.workbook.spec import Probe, Sheet
 
 BATCH_SWEEP = tuple(2**i for i in range(11))  # 1 .. 1024
 CONTEXT_SWEEP = tuple(2**i for i in range(10, 18))  # 1,024 .. 131,072
 ROOF_INTENSITIES = (0.25, None, 20000.0)  # None: the ridge point
+#: Unit of a Calc decode row -> (unit the Sweeps header names, number format): FLOP in GFLOP, bytes in GB (SI),
+#: seconds in fixed point. The cells keep the base units (the parity tests read them); only the display changes.
+SWEEP_DISPLAY = {"FLOP": ("GFLOP", GFLOP_NUM), "B": ("GB", GB_NUM), "s": ("s", SECONDS_NUM)}
+#: Decode columns a reader prints: the totals and ratios. The workings (operator times, bytes per kind, all-reduce
+#: parts) are folded (an outline group, "+" shows them), so the sheet prints one page wide at a legible size.
+SWEEP_PRINTED = ("touched", "flop", "bytes", "tput", "mfu", "mbu", "intensity", "cost")
+#: Times a reader compares beside TPOT, repeated in ms after it: (decode key, header).
+SWEEP_MS = (("tmem", "Memory time (ms)"), ("tflop", "Compute time (ms)"), ("comm", "All-reduce time (ms)"))
 
 
 def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
@@ -33,13 +41,19 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     col_of = {"sb": "B"}
     for j, (key, label, unit, _fmt, _) in enumerate(block):
         col_of[f"s_{key}"] = get_column_letter(3 + j)
+        unit = SWEEP_DISPLAY.get(unit, (unit, None))[0]
         s.set(f"{col_of[f's_{key}']}3", f"{label}{f' ({unit})' if unit else ''}", style="header")
+        if key not in SWEEP_PRINTED:
+            s.folded.append(col_of[f"s_{key}"])
     tpot_col = get_column_letter(3 + len(block))
     ach_col = get_column_letter(4 + len(block))
+    ms_col = {key: get_column_letter(5 + len(block) + j) for j, (key, _) in enumerate(SWEEP_MS)}
     s.set(f"{tpot_col}3", "TPOT (ms)", style="header")
     s.set(f"{ach_col}3", "Achieved TFLOP/s per GPU", style="header")
-    for j in range(1, 5 + len(block)):
-        s.widths[get_column_letter(j)] = 14
+    for key, header in SWEEP_MS:
+        s.set(f"{ms_col[key]}3", header, style="header")
+    for j in range(1, 5 + len(block) + len(SWEEP_MS)):
+        s.widths[get_column_letter(j)] = 12
     first = 4
     for i, b in enumerate(BATCH_SWEEP):
         r = first + i
@@ -51,9 +65,12 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
                 return f"{col_of[k]}{r}"
             return c.ref(k, base, absolute=True, sheet=True)
 
-        for key, _label, _unit, fmt, tmpl in block:
+        for key, _label, unit, fmt, tmpl in block:
+            fmt = SWEEP_DISPLAY.get(unit, (unit, fmt))[1]
             s.set(f"{col_of['s_' + key]}{r}", F.render(F.local(tmpl, "s"), resolve), fmt=fmt)
         s.set(f"{tpot_col}{r}", f"={col_of['s_step']}{r}*1000", fmt="#,##0.00")
+        for key, _ in SWEEP_MS:
+            s.set(f"{ms_col[key]}{r}", f"={col_of['s_' + key]}{r}*1000", fmt="#,##0.000")
         s.set(
             f"{ach_col}{r}",
             f"={col_of['s_flop']}{r}/({col_of['s_step']}{r}*{baseline('n')})/1000000000000",

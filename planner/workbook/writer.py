@@ -50,6 +50,8 @@ STYLES = {
     "unit": dict(font=Font(italic=True, color="595959")),
     "note": dict(font=Font(color="595959"), alignment=Alignment(wrap_text=True, vertical="top")),
     "calc": dict(alignment=Alignment(horizontal="right", vertical="top")),
+    # a Calc text answer ("no: TPOT 61.1 ms > 50.0 ms, TTFT ...") wrapped in its 17-wide column, not cut
+    "calc_text": dict(alignment=Alignment(horizontal="right", vertical="top", wrap_text=True)),
     "key": dict(font=Font(bold=True)),
     "warn": dict(font=Font(bold=True, color="C00000")),
 }
