@@ -139,7 +139,12 @@ def weight_only_flop_scale(
     if type(f) is float and type(weight_bytes_per_param) is float and type(narrow) is bool:  # one scenario
         applies = f > 0 and weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES and not narrow
         return read / ((read - kept) / f + kept) if applies else 1.0
-    applies = (f > 0) & (weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES) & ~np.asarray(narrow)
+    # 16-bit math written as a comparison, not ~narrow: np.asarray would expand a sweep's per-GPU values to every row
+    applies = (
+        (f > 0)
+        & (weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES)
+        & (gpu.peak_flop_per_s <= 1.5 * gpu.bf16_peak_flop_per_s)
+    )
     return ops.where(applies, read / ((read - kept) / ops.where(f > 0, f, 1.0) + kept), 1.0)
 
 
