@@ -1,5 +1,5 @@
 """TensorRT-LLM 0.13's runtime buffers and decoder, allocated before the KV cache reads the free memory (issue 21,
-s151; switch ``trtllm-013-decoder-buffers``, off on main until the ship rule passes it)."""
+s151; switch ``trtllm-013-decoder-buffers``, shipped)."""
 
 from __future__ import annotations
 
@@ -19,24 +19,26 @@ def test_rate_is_the_cited_start_up_log():
     assert 395_776 * 24 * 2 * 2 * 64 * 2 / GiB == pytest.approx(4.53, abs=0.005)
 
 
-def _budget(monkeypatch, on: bool) -> float:
-    monkeypatch.setattr(profiles, "TRTLLM_013_DECODER_BUFFERS", on)
-    base = profiles.ENGINES["tensorrt-llm-0"]
-    eng = profiles.with_trtllm_bench_build(base, "TensorRT-LLM", "0.13.0", "Llama-3.1-70B", 1, 2176)
-    plan = api.memory_plan("H100", "llama3.1-70b", 2176, weight_precision="fp8", gpus=1, engine=eng)
+def _budget(engine) -> float:
+    plan = api.memory_plan("H100", "llama3.1-70b", 2176, weight_precision="fp8", gpus=1, engine=engine)
     return float(plan.kv_budget_bytes_per_gpu)
 
 
-def test_h100_70b_fp8_engine_keeps_its_decoder_out_of_the_cache(monkeypatch):
+def test_h100_70b_fp8_engine_keeps_its_decoder_out_of_the_cache():
     """The perf-overview's H100 Llama-3.1-70B FP8 TP 1 engine (2,048 sequences, s141): 0.9 x 2,048 x 128,256 x
-    (29.05 - 4) B = 5.92 GB less KV cache, 9.81 -> 3.89 GB per GPU."""
-    off, on = _budget(monkeypatch, False), _budget(monkeypatch, True)
+    (29.05 - 4) B = 5.92 GB less KV cache than with the logits alone (4 B), 9.81 -> 3.89 GB per GPU."""
+    base = profiles.ENGINES["tensorrt-llm-0"]
+    built = profiles.with_trtllm_bench_build(base, "TensorRT-LLM", "0.13.0", "Llama-3.1-70B", 1, 2176)
+    logits_only = built.with_(activation_bytes_per_seq_vocab=4.0)
+    on, off = _budget(built), _budget(logits_only)
     assert off / 1e9 == pytest.approx(9.81, abs=0.01)
+    assert on / 1e9 == pytest.approx(3.89, abs=0.01)
     assert (off - on) == pytest.approx(0.9 * 2048 * 128_256 * (29.05 - 4.0), rel=1e-3)
 
 
-def test_a_plan_and_other_releases_do_not_move(monkeypatch):
-    monkeypatch.setattr(profiles, "TRTLLM_013_DECODER_BUFFERS", True)
+def test_a_plan_and_other_releases_do_not_move():
+    """A user's ``tensorrt-llm-0`` plan keeps the logits' 4 B (the workbook's budget with it); 0.12 rows and 0.13 rows
+    without a build limit read keep the profile."""
     base = profiles.ENGINES["tensorrt-llm-0"]
     assert base.activation_bytes_per_seq_vocab == 4.0
     assert profiles.with_trtllm_bench_build(base, "TensorRT-LLM", "0.12.0", "Llama-3.1-70B", 1, 2176) is base
