@@ -850,6 +850,23 @@ TRTLLM_BENCH_BUILD_LIMITS: dict[tuple[str, int], dict[int | str, tuple[int, int]
 }
 
 
+#: Shipped in s151 (switch ``trtllm-013-decoder-buffers``, docs/history.md): a TensorRT-LLM 0.13 row's engine keeps its runtime
+#: buffers and its decoder out of the memory its KV cache shares. ``TrtGptModelInflightBatching``'s constructor
+#: (cpp/tensorrt_llm/batch_manager/trtGptModelInflightBatching.cpp) allocates ``createBuffers`` ("[MemUsageChange]
+#: Allocated %s GPU memory for runtime buffers") and ``createDecoder`` ("... for decoder") before
+#: ``calculateMaxNumBlocks`` reads the device's free memory (``getDeviceMemoryInfo``) and takes
+#: ``freeGpuMemoryFraction`` of it; both are sized at the engine's max_batch_size (logits of every slot, the decoder's
+#: per-slot sampling workspaces over the whole vocabulary). Measured rate: one start-up log of a 0.x engine at
+#: trtllm-build's default max_batch_size 2,048 (NVIDIA/TensorRT-LLM issue 1188, comment of 2024-11-21, Qwen2.5-Coder-
+#: 0.5B, vocabulary 151,936: runtime buffers 2.66 GB, decoder 5.76 GB, TensorRT-LLM's "GB" being GiB; the log's KV
+#: line, 4.53 GiB for 395,776 tokens of 12,288 B, checks the order: 0.9 x what is left after both): (2.66 + 5.76) GiB /
+#: (2,048 x 151,936) = 29.05 B per sequence x vocabulary entry, which replaces the free-memory profiles' 4 B (logits
+#: alone) on these rows. Assumption: the whole of both allocations scales with sequences x vocabulary (the few
+#: sequence-length buffers of that 0.5B engine are counted in, a slight overcount). The value: bytes per sequence x
+#: vocabulary entry of a 0.13 engine's runtime buffers and decoder.
+TRTLLM_013_DECODER_BYTES_PER_SEQ_VOCAB = (2.66 + 5.76) * 2**30 / (2048 * 151936)
+
+
 def _trtllm_bench_release(engine: str, version: str) -> bool:
     """Whether a row ran TensorRT-LLM ``TRTLLM_BENCH_VERSION`` (the release whose ``trtllm-bench`` was read)."""
     v = parse_version(version)
@@ -874,16 +891,23 @@ def trtllm_bench_build_limits(
 def with_trtllm_bench_build(
     profile: EngineProfile, engine: str, version: str, model: str, tensor_parallel: int, sequence_tokens: int
 ) -> EngineProfile:
-    """``profile`` as the engine ``trtllm-bench build`` made for a TensorRT-LLM 0.13 row (s141): max_num_seqs and max_num_batched_tokens are the engine's max_batch_size and max_num_tokens
-    (``trtllm_bench_build_limits``). ``trtllm-bench throughput`` runs the engine's own limits
-    (``get_settings_from_engine``, ``tensorrt_llm/bench/run/utils.py``), so they cap the scheduler, and the activation
-    allowance of a "free" profile (a x tokens x width + b x sequences x vocabulary) follows them as TensorRT sizes an
-    engine's activations and logits at build. Unchanged for another release or without an entry read; a user's plan
-    never gets it (only published rows' profiles, ``planner.accuracy.predict._profile_for``)."""
+    """``profile`` as the engine ``trtllm-bench build`` made for a TensorRT-LLM 0.13 row (s141): max_num_seqs and
+    max_num_batched_tokens are the engine's max_batch_size and max_num_tokens (``trtllm_bench_build_limits``).
+    ``trtllm-bench throughput`` runs the engine's own limits (``get_settings_from_engine``, ``tensorrt_llm/bench/run/
+    utils.py``), so they cap the scheduler, and the activation allowance of a "free" profile (a x tokens x width + b x
+    sequences x vocabulary) follows them as TensorRT sizes an engine's activations and logits at build, with b the
+    runtime buffers' and decoder's ``TRTLLM_013_DECODER_BYTES_PER_SEQ_VOCAB`` (s151: allocated before the KV cache
+    takes its share of the free memory). Unchanged for another release or without an entry read; a user's plan never
+    gets it (only published rows' profiles, ``planner.accuracy.predict._profile_for``)."""
     limits = trtllm_bench_build_limits(engine, version, model, tensor_parallel, sequence_tokens)
     if limits is None:
         return profile
-    return _copy_with(profile, max_num_seqs=limits[0], max_num_batched_tokens=limits[1])
+    return _copy_with(
+        profile,
+        max_num_seqs=limits[0],
+        max_num_batched_tokens=limits[1],
+        activation_bytes_per_seq_vocab=TRTLLM_013_DECODER_BYTES_PER_SEQ_VOCAB,
+    )
 
 
 def trtllm_bench_chunked_context(engine: str, version: str) -> bool | None:
