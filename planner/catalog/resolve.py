@@ -71,6 +71,11 @@ def gpu_numbers(
             kernels["moe_gemm_half_rows"] = kernel_curves.TENSORRT_LLM_MOE_GEMM_HALF_ROWS[src]
             if eng.name in kernel_curves.TENSORRT_LLM_MOE_FP8_PROFILES:
                 kernels["moe_fp8_flop_scale"] = kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES[src]
+    if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_ATTENTION_PROFILES:
+        # TensorRT-LLM's own decode attention's H200/H100 ratio (s152, switch trtllm-h200-attention; off by default)
+        attention = kernel_curves.tensorrt_llm_attention_efficiency(g, default_catalog())
+        if attention is not None:
+            kernels["attention_bandwidth_efficiency"] = attention
     interconnect = g.interconnect_bytes_per_s or 32e9  # PCIe Gen4 x16 when unstated
     table_row, table_scale = math.nan, 1.0  # the measured all-reduce table's row (planner.engines.allreduce_table)
     table_share = 0.0  # that row's GPU's mesh link / its aggregate (0: switched)

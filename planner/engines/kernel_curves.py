@@ -200,6 +200,31 @@ TENSORRT_LLM_MOE_FP8_FLOP_SCALES = {
     "H200 SXM 141GB": 1.57,
 }
 TENSORRT_LLM_MOE_FP8_PROFILES = ("tensorrt-llm-0",)
+#: Switch ``trtllm-h200-attention`` (s152, docs/history.md; off by default until the ship rule passes): TensorRT-LLM's
+#: profiles (``TENSORRT_LLM_ATTENTION_PROFILES``) on a GPU below take the reference GPU's measured decode-attention byte
+#: rate x this ratio (``planner.catalog.resolve.gpu_numbers``) in place of their own vLLM curve's. The ratio is the
+#: median H100-latency / H200-latency of TensorRT-LLM's own decode attention over the grouped-query shapes measured on
+#: both (aiconfigurator 0.12.0, ``<system>/attention/trtllm/1.3.0rc20/generation_attention_perf.parquet``: heads >= 4
+#: KV heads, head dim 128, >= 1e8 KV bytes a call, bf16 and fp8 KV, no window; 1,492 shapes, quartiles 1.13-1.31;
+#: fp8 KV alone 1.246). vLLM's FlashAttention table gives 1.126 (2.705 / 2.402 TB/s: its fp8 KV does not scale with
+#: HBM, 1.924 / 1.992). Assumed: the reference GPU's curve level is right for TensorRT-LLM (its H100 rows are near 0)
+#: and only the GPU ratio is the engine's. The value: (reference GPU, ratio of byte rates).
+TRTLLM_H200_ATTENTION = False
+TENSORRT_LLM_ATTENTION_PROFILES = ("tensorrt-llm", "tensorrt-llm-0")
+TENSORRT_LLM_ATTENTION_RATIOS: dict[str, tuple[str, float]] = {"H200 SXM 141GB": ("H100 SXM 80GB", 1.219)}
+
+
+def tensorrt_llm_attention_efficiency(gpu, catalog) -> float | None:
+    """A TensorRT-LLM profile's ``attention_bandwidth_efficiency`` on ``gpu`` under ``TRTLLM_H200_ATTENTION``:
+    reference GPU's measured byte rate (B/s) x ratio / ``gpu``'s datasheet bandwidth (B/s); None where the switch is off
+    or the GPU is not in ``TENSORRT_LLM_ATTENTION_RATIOS``."""
+    if not TRTLLM_H200_ATTENTION or gpu.name not in TENSORRT_LLM_ATTENTION_RATIOS:
+        return None
+    ref, ratio = TENSORRT_LLM_ATTENTION_RATIOS[gpu.name]
+    ref_rate_bytes_per_s = float(read_curves()[ref]["attention_bytes_per_s"])
+    return ref_rate_bytes_per_s * ratio / float(gpu.hbm_bandwidth_bytes_per_s)
+
+
 #: A GPU without such measurements (A100, B200, L40S, MI300X ...): the measured GPUs' mean. Assumed: the tile shapes
 #: that make narrow experts and few rows slow are the kernel's on every GPU; not measured beyond Hopper.
 MOE_GEMM_HALF_WIDTH_UNMEASURED = 418.0
