@@ -57,7 +57,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "trtllm-h200-attention",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -155,10 +154,6 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
-    elif switch == "trtllm-h200-attention":
-        from planner.engines import kernel_curves
-
-        kernel_curves.TRTLLM_H200_ATTENTION = True
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

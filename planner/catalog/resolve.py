@@ -72,7 +72,7 @@ def gpu_numbers(
             if eng.name in kernel_curves.TENSORRT_LLM_MOE_FP8_PROFILES:
                 kernels["moe_fp8_flop_scale"] = kernel_curves.TENSORRT_LLM_MOE_FP8_FLOP_SCALES[src]
     if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_ATTENTION_PROFILES:
-        # TensorRT-LLM's own decode attention's H200/H100 ratio (s152, switch trtllm-h200-attention; off by default)
+        # TensorRT-LLM's own decode attention's H200/H100 ratio (s152, shipped switch trtllm-h200-attention)
         attention = kernel_curves.tensorrt_llm_attention_efficiency(g, default_catalog())
         if attention is not None:
             kernels["attention_bandwidth_efficiency"] = attention

@@ -200,7 +200,7 @@ TENSORRT_LLM_MOE_FP8_FLOP_SCALES = {
     "H200 SXM 141GB": 1.57,
 }
 TENSORRT_LLM_MOE_FP8_PROFILES = ("tensorrt-llm-0",)
-#: Switch ``trtllm-h200-attention`` (s152, docs/history.md; off by default until the ship rule passes): TensorRT-LLM's
+#: Shipped in s152 (switch ``trtllm-h200-attention``, docs/history.md): TensorRT-LLM's
 #: profiles (``TENSORRT_LLM_ATTENTION_PROFILES``) on a GPU below take the reference GPU's measured decode-attention byte
 #: rate x this ratio (``planner.catalog.resolve.gpu_numbers``) in place of their own vLLM curve's. The ratio is the
 #: median H100-latency / H200-latency of TensorRT-LLM's own decode attention over the grouped-query shapes measured on
@@ -209,16 +209,14 @@ TENSORRT_LLM_MOE_FP8_PROFILES = ("tensorrt-llm-0",)
 #: fp8 KV alone 1.246). vLLM's FlashAttention table gives 1.126 (2.705 / 2.402 TB/s: its fp8 KV does not scale with
 #: HBM, 1.924 / 1.992). Assumed: the reference GPU's curve level is right for TensorRT-LLM (its H100 rows are near 0)
 #: and only the GPU ratio is the engine's. The value: (reference GPU, ratio of byte rates).
-TRTLLM_H200_ATTENTION = False
 TENSORRT_LLM_ATTENTION_PROFILES = ("tensorrt-llm", "tensorrt-llm-0")
 TENSORRT_LLM_ATTENTION_RATIOS: dict[str, tuple[str, float]] = {"H200 SXM 141GB": ("H100 SXM 80GB", 1.219)}
 
 
 def tensorrt_llm_attention_efficiency(gpu, catalog) -> float | None:
-    """A TensorRT-LLM profile's ``attention_bandwidth_efficiency`` on ``gpu`` under ``TRTLLM_H200_ATTENTION``:
-    reference GPU's measured byte rate (B/s) x ratio / ``gpu``'s datasheet bandwidth (B/s); None where the switch is off
-    or the GPU is not in ``TENSORRT_LLM_ATTENTION_RATIOS``."""
-    if not TRTLLM_H200_ATTENTION or gpu.name not in TENSORRT_LLM_ATTENTION_RATIOS:
+    """A TensorRT-LLM profile's ``attention_bandwidth_efficiency`` on ``gpu``: the reference GPU's measured byte rate
+    (B/s) x ratio / ``gpu``'s datasheet bandwidth (B/s); None where the GPU is not in ``TENSORRT_LLM_ATTENTION_RATIOS``."""
+    if gpu.name not in TENSORRT_LLM_ATTENTION_RATIOS:
         return None
     ref, ratio = TENSORRT_LLM_ATTENTION_RATIOS[gpu.name]
     ref_rate_bytes_per_s = float(read_curves()[ref]["attention_bytes_per_s"])
