@@ -11,9 +11,9 @@ pair with ``bench/step_operators.py``.
 
     PYTHONPATH=. python bench/h200_h100_pairs.py --attention-ratio 1.27
 
-A what-if, not a model change: H200's decode-attention byte rate set to H100's curve (2.402 TB/s) x RATIO for this
-process alone (``resolve.gpu_kernel_factors`` wrapped), so the printed ratios show how much of the gap the
-attention rate's H200/H100 ratio carries (the curve's own ratio is 2.705 / 2.402 = 1.126; s152, docs/history.md).
+A what-if, not a model change: TensorRT-LLM's H200 decode-attention byte rate set to H100's curve (2.402 TB/s) x
+RATIO for this process alone, so the printed ratios show how much of the gap the attention rate's H200/H100 ratio
+carries (shipped: 1.219, TensorRT-LLM's own kernels; vLLM's curve 2.705 / 2.402 = 1.126; s152, docs/history.md).
 """
 
 from __future__ import annotations
@@ -67,21 +67,11 @@ def pairs() -> list[dict]:
 
 
 def set_h200_attention_ratio(ratio: float) -> None:
-    """For this process: H200's ``attention_bandwidth_efficiency`` = H100's measured decode-attention byte rate x
-    ``ratio`` / H200's datasheet bandwidth (a what-if; every other factor as measured)."""
-    from planner.catalog import resolve
+    """For this process: TensorRT-LLM's H200 decode-attention byte rate = H100's measured rate x ``ratio``
+    (``kernel_curves.TENSORRT_LLM_ATTENTION_RATIOS``, shipped 1.219; a what-if, every other factor as measured)."""
+    from planner.engines import kernel_curves
 
-    base = resolve.gpu_kernel_factors
-    h100 = default_catalog().gpu(H100)
-    h100_rate = base(h100)["attention_bandwidth_efficiency"] * h100.hbm_bandwidth_bytes_per_s
-
-    def patched(g):
-        f = dict(base(g))
-        if g.name == H200:
-            f["attention_bandwidth_efficiency"] = h100_rate * ratio / g.hbm_bandwidth_bytes_per_s
-        return f
-
-    resolve.gpu_kernel_factors = patched
+    kernel_curves.TENSORRT_LLM_ATTENTION_RATIOS = {H200: (H100, ratio)}
 
 
 def main() -> None:
