@@ -82,6 +82,12 @@ def dense_weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLik
     )
 
 
+def eight_bit_math(gpu: GpuFacts) -> ArrayLike:
+    """Whether the weights' math peak is above 1.5x the 16-bit one (fp8, int8, fp4 math), where GEMMs take the fp8
+    curve; False for 16-bit math, weight-only precisions included."""
+    return gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
+
+
 def gemm_time_s(
     gpu: GpuFacts,
     limits: EngineFacts,
@@ -95,11 +101,7 @@ def gemm_time_s(
 
     The FLOP fraction is the fp8 GEMMs' where the weights' math peak is above the 16-bit peak (fp8, int8, fp4).
     """
-    narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
-    if type(narrow) is bool:  # one scenario
-        gemm_flop = limits.gemm_fp8_flop_efficiency if narrow else limits.gemm_flop_efficiency
-    else:
-        gemm_flop = ops.where(narrow, limits.gemm_fp8_flop_efficiency, limits.gemm_flop_efficiency)
+    gemm_flop = ops.where(eight_bit_math(gpu), limits.gemm_fp8_flop_efficiency, limits.gemm_flop_efficiency)
     return (
         kernel_time_s(
             bytes_moved,
@@ -135,17 +137,13 @@ def weight_only_flop_scale(
     flattens at the fused MoE's rate; TensorRT-LLM's weight-only kernel is at it at 64 rows too (139 TFLOP/s)."""
     f = limits.weight_only_flop_fraction
     read, kept = model.params_read_per_step, model.params_read_kept_16bit
-    narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
+    narrow = eight_bit_math(gpu)
     if type(f) is float and type(weight_bytes_per_param) is float and type(narrow) is bool:  # one scenario
         applies = f > 0 and weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES and not narrow
         return read / ((read - kept) / f + kept) if applies else 1.0
-    # 16-bit math written as a comparison, not ~narrow: np.asarray would expand a sweep's per-GPU values to every row
-    applies = (
-        (f > 0)
-        & (weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES)
-        & (gpu.peak_flop_per_s <= 1.5 * gpu.bf16_peak_flop_per_s)
-    )
-    return ops.where(applies, read / ((read - kept) / ops.where(f > 0, f, 1.0) + kept), 1.0)
+    # narrow chosen by where, not masked with ~np.asarray(narrow): that would expand a sweep's per-GPU values to rows
+    applies = (f > 0) & (weight_bytes_per_param < WEIGHT_ONLY_BELOW_BYTES)
+    return ops.where(narrow, 1.0, ops.where(applies, read / ((read - kept) / ops.where(f > 0, f, 1.0) + kept), 1.0))
 
 
 def linear_layers_time_s(
@@ -243,8 +241,7 @@ def expert_layers_time_s(
     fraction = grouped_gemm_flop_fraction(limits, width, rows_per_expert)
     scale = limits.moe_fp8_flop_scale  # 8-bit math only (gemm_time_s's fp8 rule); 1 but for TensorRT-LLM 0.x (s142)
     if not (type(scale) in (float, int) and scale == 1.0):
-        narrow = gpu.peak_flop_per_s > 1.5 * gpu.bf16_peak_flop_per_s
-        fraction = fraction * ((scale if narrow else 1.0) if type(narrow) is bool else ops.where(narrow, scale, 1.0))
+        fraction = fraction * ops.where(eight_bit_math(gpu), scale, 1.0)
     return gemm_time_s(gpu, limits, expert_bytes, flop, 0.0, flop_efficiency * fraction, gpus)
 
 
