@@ -243,16 +243,13 @@ def _lay_out(ws) -> None:
     alone = ws.max_column == 1
     for i in range(1, ws.max_column + 1):
         col = get_column_letter(i)
-        texts = [  # a formula's text is not shown, its value is
-            len(c.value)
-            for (c,) in ws.iter_rows(min_col=i, max_col=i)
-            if isinstance(c.value, str) and c.data_type != "f"
-        ]
-        longest = max(texts, default=0) + 2
+        # the column's shown texts (a formula's text is not shown, its value is)
+        texts = [c for (c,) in ws.iter_rows(min_col=i, max_col=i) if isinstance(c.value, str) and c.data_type != "f"]
+        longest = max((len(c.value) for c in texts), default=0) + 2
         ws.column_dimensions[col].width = longest if alone else max(MIN_WIDTH, min(longest, WRAP_AT))
         if not alone:
-            for (c,) in ws.iter_rows(min_col=i, max_col=i):
-                if isinstance(c.value, str) and len(c.value) > WRAP_AT and c.data_type != "f":
+            for c in texts:
+                if len(c.value) > WRAP_AT:
                     c.alignment = Alignment(wrap_text=True, vertical="top")
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
