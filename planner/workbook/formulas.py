@@ -242,12 +242,14 @@ def operator_rows(
     curve's FLOP fraction and floor (decode or prefill_attention); ``kv``, ``attn``: the bytes and FLOPs the
     attention curves time."""
     gemm_bw = "({n}*{bw}*{f_gemm_bandwidth_efficiency}*{f_bandwidth_efficiency})"
-    # model.operators.gemm_time_s: the fp8 GEMM curve where the weights' math peak is above the 16-bit peak
-    gemm_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency},{f_gemm_flop_efficiency})"
+    # model.operators.eight_bit_math, and its complement: the weights' math peak above 1.5x the 16-bit peak
+    eight_bit, sixteen_bit = "{peak}>1.5*{peak16}", "{peak}<=1.5*{peak16}"
+    # model.operators.gemm_time_s: the fp8 GEMM curve where the math is 8-bit
+    gemm_eff = f"IF({eight_bit},{{f_gemm_fp8_flop_efficiency}},{{f_gemm_flop_efficiency}})"
     # model.operators.weight_only_flop_scale: weight-only dense GEMMs (weights under 1.5 B, math at the 16-bit peak)
     # at the GPU's weight-only fraction f of the rate, the kept 16-bit params at the full rate; 1 elsewhere
     weight_only = (
-        "IF(AND({f_weight_only_flop_fraction}>0,{wbpp}<1.5,{peak}<=1.5*{peak16}),"
+        f"IF(AND({{f_weight_only_flop_fraction}}>0,{{wbpp}}<1.5,{sixteen_bit}),"
         "{read}/(({read}-{read16})/{f_weight_only_flop_fraction}+{read16}),1)"
     )
     dense_peak = f"({{n}}*{{peak}}*{gemm_eff}*{flop_eff}*{{.wo}})"
@@ -259,7 +261,7 @@ def operator_rows(
         f"/({rows}*{{k}}/{{.touched}}+{{f_moe_gemm_half_rows}}),1)"
     )
     # model.operators.expert_layers_time_s: the grouped GEMM's own 8-bit rate multiplier (1 but TensorRT-LLM 0.x's)
-    moe_eff = "IF({peak}>1.5*{peak16},{f_gemm_fp8_flop_efficiency}*{f_moe_fp8_flop_scale},{f_gemm_flop_efficiency})"
+    moe_eff = f"IF({eight_bit},{{f_gemm_fp8_flop_efficiency}}*{{f_moe_fp8_flop_scale}},{{f_gemm_flop_efficiency}})"
     moe_peak = f"({{n}}*{{peak}}*{moe_eff}*{flop_eff}*{moe_fraction})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
     # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
