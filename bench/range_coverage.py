@@ -42,7 +42,7 @@ from heldout import held_out_rows, run_kind, steady_load_tpot, time_checks  # no
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.calibration import residual_range  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
-from planner.accuracy.ranges import MIN_ROWS, TimeRange  # noqa: E402
+from planner.accuracy.ranges import MIN_ROWS, TimeRange, moved_out  # noqa: E402
 from planner.accuracy.serving_margin import (  # noqa: E402
     ServingRegion,
     engine_name,
@@ -67,10 +67,10 @@ def placement(predicted: float, published: float, low: float, high: float, rate:
     """Where ``published`` lies against the stated range of ``predicted``: "inside", "below" or "above" (in the
     figure's own unit). A time's range is predicted x (1 + low) .. predicted x (1 + high); a rate's (``rate``) is
     predicted / (1 + high) .. predicted / (1 + low), the time range inverted. Ends included."""
-    if not (math.isfinite(predicted) and math.isfinite(published)) or predicted <= 0 or low <= -1:
+    if not (math.isfinite(predicted) and math.isfinite(published)) or predicted <= 0 or low < -1:
         raise ValueError(f"no range around predicted {predicted!r} with low {low!r}")
-    if rate:
-        bottom, top = predicted / (1.0 + high), predicted / (1.0 + low)
+    if rate:  # a low end of -100% (a time down to 0) leaves a rate no upper end
+        bottom, top = predicted / (1.0 + high), predicted / (1.0 + low) if low > -1 else math.inf
     else:
         bottom, top = predicted * (1.0 + low), predicted * (1.0 + high)
     if published < bottom * (1 - EDGE):
@@ -153,8 +153,14 @@ def prediction_records(checks: list[dict]) -> tuple[list[dict], int]:
         r, pub = c["row"], published_of(c)
         predicted = pub * (1.0 + c["planner"])  # the check's error is predicted / published - 1
         rng = range_of_query(cat, c["gpu"], r.engine, int(r.gpus or 1), c["model"].name, memo)
-        at = placement(predicted, pub, rng.low, rng.high, rate=c["q"] in RATES)
-        out.append(dict(q=c["q"], at=at, GPU=c["GPU"], engine=c["engine"], run=c["run"], widened=bool(rng.widened)))
+        rate = c["q"] in RATES
+        at = placement(predicted, pub, rng.low, rng.high, rate=rate)
+        out.append(
+            dict(
+                q=c["q"], at=at, GPU=c["GPU"], engine=c["engine"], run=c["run"], widened=bool(rng.widened),
+                fold=fold_of(r), predicted=predicted, published=pub, rate=rate, low=rng.low, high=rng.high,
+            )
+        )  # fmt: skip
     return out, unpredicted
 
 
@@ -168,6 +174,104 @@ def prediction_report(checks: list[dict]) -> list[str]:
     for q in ("TPOT", "TTFT", "static-batch throughput", "serving throughput"):
         qr = [r for r in records if r["q"] == q]
         lines += ["", f"-- {q}", HEAD] + grouped_lines(qr, ("GPU", "engine", "run", "widened"))
+    return lines
+
+
+# -- the rule of ranges.SOURCE_CV_WIDEN, judged leaving whole sources out -------------------------------------------
+
+#: The largest multiplier searched (x1,000: a range 1,000 times wider is no range).
+MOST_MULTIPLIER = 1000.0
+
+
+def time_ratio(record: dict) -> float:
+    """Measured / predicted time of a figure: published / predicted for a time, predicted / published for a rate."""
+    p, pub = record["predicted"], record["published"]
+    return p / pub if record["rate"] else pub / p
+
+
+def as_time(record: dict) -> str:
+    """The record's placement as a time: a rate's "below" (slower) is a time's "above", and the other way round."""
+    flip = {BELOW: ABOVE, ABOVE: BELOW, INSIDE: INSIDE}
+    return flip[record["at"]] if record["rate"] else record["at"]
+
+
+def needed_multiplier(record: dict, side: str) -> float:
+    """The smallest multiplier (steps of 0.01, at least 1) by which ``ranges.moved_out`` must move the record's range
+    end on ``side`` ("high": slower figures; "low": faster) to take the figure in; 1 when it is inside already."""
+
+    # the side a figure falls out on when it is slower (high end) or faster (low end) than its range, in its unit
+    out_side = (ABOVE if side == "high" else BELOW) if not record["rate"] else (BELOW if side == "high" else ABOVE)
+
+    def covers(hundredths: int) -> bool:
+        m = hundredths / 100
+        low, high = moved_out(record["low"], record["high"], *((1.0, m) if side == "high" else (m, 1.0)))
+        return placement(record["predicted"], record["published"], low, high, record["rate"]) != out_side
+
+    lo, hi = 100, int(MOST_MULTIPLIER * 100)
+    if covers(lo):
+        return 1.0
+    if not covers(hi):
+        return MOST_MULTIPLIER
+    while hi - lo > 1:  # covers(hi), not covers(lo)
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if covers(mid) else (mid, hi)
+    return hi / 100
+
+
+def multipliers(records: list[dict], side_share: float = NOMINAL_SIDE) -> tuple[float, float]:
+    """(m_low, m_high): the smallest multipliers that leave at most ``side_share`` of the records faster / slower
+    than their moved range (the k-th smallest needed multiplier, k = ceil((1 - side_share) x figures))."""
+    if not records:
+        return 1.0, 1.0
+    k = math.ceil((1 - side_share) * len(records) - 1e-9)
+    out = []
+    for side in ("low", "high"):
+        needed = sorted(needed_multiplier(r, side) for r in records)
+        out.append(needed[k - 1])
+    return out[0], out[1]
+
+
+def rule_report(checks: list[dict]) -> list[str]:
+    """The rule's multipliers on every held-out source, then its coverage with each source's figures against the
+    multipliers measured on the other sources only, beside the current ranges' coverage."""
+    records, _ = prediction_records(checks)
+    for r in records:
+        r["t"] = time_ratio(r)
+    m_all = multipliers(records)
+    folds = sorted({r["fold"] for r in records})
+    moved, per_fold = [], []
+    for fold in folds:
+        m_low, m_high = multipliers([r for r in records if r["fold"] != fold])
+        own = [r for r in records if r["fold"] == fold]
+        per_fold.append(f"  {fold:<44}{len(own):>5}   /{m_low:.2f} x{m_high:.2f}")
+        for r in own:
+            low, high = moved_out(r["low"], r["high"], m_low, m_high)
+            at = placement(r["predicted"], r["published"], low, high, r["rate"])
+            moved.append({**r, "at": at})
+    lines = [
+        "",
+        "== The rule of ranges.SOURCE_CV_WIDEN: each end moved out by a multiplier leaving at most 10% of the other",
+        "   held-out sources' figures (four quantities pooled, as times) outside it; judged on each source left out",
+        f"   multipliers on every held-out source (the switch's constant): low /{m_all[0]:.2f}, high x{m_all[1]:.2f}",
+        f"   {'source left out':<44}{'figures':>7}   multipliers from the others",
+        *per_fold,
+    ]
+    for q in ("TPOT", "TTFT", "static-batch throughput", "serving throughput", None):
+        now = [r for r in records if q is None or r["q"] == q]
+        then = [r for r in moved if q is None or r["q"] == q]
+        if q is None:  # pooled: every figure as a time, so below is faster and above slower
+            now, then = ([{**r, "at": as_time(r)} for r in rs] for rs in (now, then))
+        lines += [
+            "",
+            f"-- {q or 'all four pooled, as times (below: faster than the range, above: slower)'}",
+            HEAD,
+            coverage_line("current ranges", tally(r["at"] for r in now)),
+            coverage_line("moved, multipliers from the other sources", tally(r["at"] for r in then)),
+        ]
+        for by in ("run",):
+            for v in sorted({r[by] for r in now}):
+                lines.append(coverage_line(f"  {by} {v}: current", tally(r["at"] for r in now if r[by] == v)))
+                lines.append(coverage_line(f"  {by} {v}: moved", tally(r["at"] for r in then if r[by] == v)))
     return lines
 
 
@@ -289,12 +393,18 @@ def loaded_report(held: list) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--part", choices=("prediction", "margin", "loaded"), help="one part only [default: all]")
+    parser.add_argument(
+        "--part",
+        choices=("prediction", "margin", "loaded", "rule"),
+        help="one part only [default: the three; 'rule': ranges.SOURCE_CV_WIDEN's multipliers and left-out coverage]",
+    )
     args = parser.parse_args(argv)
     held = held_out_rows(acc.load_decode_rows())
     lines = []
     if args.part in (None, "prediction"):
         lines += prediction_report(time_checks(held))
+    if args.part == "rule":
+        lines += rule_report(time_checks(held))
     if args.part in (None, "margin"):
         lines += margin_report(held)
     if args.part in (None, "loaded"):

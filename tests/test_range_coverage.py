@@ -14,7 +14,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from planner.accuracy.ranges import TimeRange
+from planner.accuracy.ranges import TimeRange, moved_out
 from planner.accuracy.serving_margin import ServingRegion, margin_range
 
 BENCH = Path(__file__).resolve().parents[1] / "bench"
@@ -103,3 +103,36 @@ class TestMarginRule:
         assert margin_range(prediction, "H100 SXM 80GB", "vllm", {KEY: two})[:2] == (-0.29, 0.87)
         assert rc.rule_of(five).startswith("own quantiles") and rc.rule_of(two).endswith("1-4")
         assert rc.rule_of(None).startswith("prediction range")
+
+
+def _record(published: float, rate: bool = False) -> dict:
+    """A figure predicted at 100 (ms, or tokens/s for a rate) with a -10% / +10% range."""
+    return dict(predicted=100.0, published=published, rate=rate, low=-0.10, high=0.10)
+
+
+class TestSourceCvRule:
+    def test_moved_out(self):
+        """All GPUs' -23% / +36% moved out x1.50 at the high end: 1.36 x 1.50 = 2.04, +104%; the low end kept."""
+        assert moved_out(-0.23, 0.36, 1.0, 1.5) == (-0.23, 1.04)
+        assert moved_out(-0.23, 0.36, 1.25, 1.0) == (-0.39, 0.36)  # 0.77 / 1.25 = 0.616, rounded outwards
+
+    def test_needed_multiplier(self):
+        """150 ms against 100 ms +10%: x1.36 (1.1 x 1.36 = 1.496, +50% rounded outwards); 200 ms: x1.81; a rate
+        half the predicted one is a time twice it: x1.81 too."""
+        assert rc.needed_multiplier(_record(150.0), "high") == 1.36
+        assert rc.needed_multiplier(_record(200.0), "high") == 1.81
+        assert rc.needed_multiplier(_record(50.0, rate=True), "high") == 1.81
+        assert rc.needed_multiplier(_record(150.0), "low") == 1.0
+
+    def test_multipliers_leave_a_tenth_outside(self):
+        """8 figures inside, 150 and 200 ms slower: at most 1 of 10 may stay out, so the high end moves x1.36 (the
+        9th smallest need) and 200 ms stays above; nothing is faster, so the low end stays."""
+        records = [_record(100.0)] * 8 + [_record(150.0), _record(200.0)]
+        assert rc.multipliers(records) == (1.0, 1.36)
+
+
+def test_switch_is_off():
+    """ranges.SOURCE_CV_WIDEN is off: the stated ranges are the fit sources' (docs/history.md, s153)."""
+    from planner.accuracy import ranges
+
+    assert ranges.SOURCE_CV_WIDEN is False
