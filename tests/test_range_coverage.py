@@ -7,22 +7,15 @@ predicted / (1 + low) (``planner.accuracy.predict.throughput_range``), the same 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from bench_support import bench_module
 
 from planner.accuracy.ranges import TimeRange, moved_out
 from planner.accuracy.serving_margin import ServingRegion, margin_range
 
-BENCH = Path(__file__).resolve().parents[1] / "bench"
-sys.path.insert(0, str(BENCH))
-spec = importlib.util.spec_from_file_location("range_coverage", BENCH / "range_coverage.py")
-rc = importlib.util.module_from_spec(spec)
-sys.modules["range_coverage"] = rc  # dataclasses look their module up there
-spec.loader.exec_module(rc)
+rc = bench_module("range_coverage")
 
 
 class TestPlacement:
@@ -136,3 +129,15 @@ def test_switch_is_off():
     from planner.accuracy import ranges
 
     assert ranges.SOURCE_CV_WIDEN is False
+
+
+def test_switch_on_moves_every_range_out(monkeypatch):
+    """On, H100's held-out range (-29% / +44% today) has its high end moved x1.50 (1.44 x 1.50: +116%), and the
+    note says so."""
+    from planner.accuracy import ranges
+
+    off = ranges.region_residuals("H100 SXM 80GB", (-0.28, 0.23))
+    monkeypatch.setattr(ranges, "SOURCE_CV_WIDEN", True)
+    on = ranges.region_residuals("H100 SXM 80GB", (-0.28, 0.23))
+    assert (on.low, on.high) == moved_out(off.low, off.high, *ranges.SOURCE_CV_MULTIPLIERS)
+    assert on.high > off.high and "moved out" in on.note
