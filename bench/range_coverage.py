@@ -3,6 +3,7 @@ would have stated for that row's query (issues 21 and 22: an honest range, not a
 
     PYTHONPATH=. python bench/range_coverage.py                 # all three parts (~1 minute)
     PYTHONPATH=. python bench/range_coverage.py --part prediction   # or margin, or loaded
+    PYTHONPATH=. python bench/range_coverage.py --part rule   # ranges.SOURCE_CV_WIDEN's multipliers, judged left out
 
 A range is the 10th-90th percentile of measured / predicted - 1, so 80% of figures should lie inside it, 10% below
 and 10% above (nominal).
