@@ -122,3 +122,18 @@ class TestSourceCvRule:
         9th smallest need) and 200 ms stays above; nothing is faster, so the low end stays."""
         records = [_record(100.0)] * 8 + [_record(150.0), _record(200.0)]
         assert rc.multipliers(records) == (1.0, 1.36)
+
+
+@pytest.mark.xdist_group("test_heldout")  # the worker that computes the shared held-out checks (tests/test_heldout.py)
+def test_readme_states_todays_coverage(held_out_time_checks):
+    """README's Accuracy bullet ('it holds 60% of the held-out TPOT and 42% of the TTFT figures') carries the shares
+    bench/range_coverage.py's first part computes now, on the held-out checks every doc test shares (conftest.py)."""
+    import re
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8").split())
+    m = re.search(r"it holds (\d+)% of the held-out TPOT and (\d+)% of the TTFT figures", readme)
+    assert m, "README's Accuracy bullet changed shape; update this test with it"
+    records, _ = rc.prediction_records(held_out_time_checks)
+    shares = [round(100 * rc.tally(r["at"] for r in records if r["q"] == q).share(rc.INSIDE)) for q in ("TPOT", "TTFT")]
+    assert list(map(int, m.groups())) == shares
