@@ -59,10 +59,19 @@ def serving_residuals_file() -> Path:
     return shipped_catalog_dir() / "reference" / "heldout_serving_residuals.csv"
 
 
+#: The engines whose serving figures a margin pools: a release's profile ("vllm-0.6", "sglang-0.5.3",
+#: "tensorrt-llm-0") shares its engine's figures.
+ENGINE_FAMILIES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy")
+#: Row engines that serve another engine's kernels: NVIDIA NIM runs prebuilt TensorRT-LLM engines
+#: (``planner.engines.profiles.NIM_BACKEND``), so its runs are TensorRT-LLM's figures and a "nim" query finds them.
+SERVED_BY = {"nim": "tensorrt-llm", "nvidia-nim": "tensorrt-llm"}
+
+
 def engine_name(engine: object) -> str:
-    """The engine a profile or row name stands for: vLLM's profiles ("vllm-0.6") share vLLM's figures."""
+    """The engine family a profile or row name stands for (``ENGINE_FAMILIES``, ``SERVED_BY``); other names as given."""
     name = str(getattr(engine, "name", engine))
-    return "vllm" if name.startswith("vllm") else name
+    name = SERVED_BY.get(name, name)
+    return next((f for f in ENGINE_FAMILIES if name.startswith(f)), name)
 
 
 def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate: float | None) -> bool:
