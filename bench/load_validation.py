@@ -174,6 +174,11 @@ def loaded_figures(load_rows, load_checks, heldout_checks) -> list:
     ``heldout.time_checks`` (``heldout_checks``; static batches left out), with measured / predicted - 1, the row's
     arrival (``arrival_of``) and source (``planner.accuracy.holdout.fold_of``). Both checks' errors are predicted /
     published - 1 = e, so measured / predicted - 1 = 1 / (1 + e) - 1."""
+    return [f for f, _ in loaded_figure_rows(load_rows, load_checks, heldout_checks)]
+
+
+def loaded_figure_rows(load_rows, load_checks, heldout_checks) -> list[tuple]:
+    """``loaded_figures``, each with its row (``bench/range_coverage.py`` groups them by engine)."""
     from planner.accuracy.holdout import fold_of
     from planner.accuracy.loaded_ranges import LoadedFigure, arrival_of
 
@@ -183,12 +188,12 @@ def loaded_figures(load_rows, load_checks, heldout_checks) -> list:
         if c.quantity in LOADED_QUANTITY and math.isfinite(c.error):
             r = by_id[c.record_id]
             arrival = arrival_of(r.request_rate, r.batch, r.num_prompts)
-            out.append(LoadedFigure(LOADED_QUANTITY[c.quantity], arrival, fold_of(r), 1 / (1 + c.error) - 1))
+            out.append((LoadedFigure(LOADED_QUANTITY[c.quantity], arrival, fold_of(r), 1 / (1 + c.error) - 1), r))
     for c in heldout_checks:
         r = c["row"]
         if c["q"] in HELDOUT_QUANTITY and r.kind != "static" and math.isfinite(c["planner"]) and c["planner"] > -1:
             arrival = arrival_of(r.request_rate, r.batch, r.num_prompts)
-            out.append(LoadedFigure(HELDOUT_QUANTITY[c["q"]], arrival, fold_of(r), 1 / (1 + c["planner"]) - 1))
+            out.append((LoadedFigure(HELDOUT_QUANTITY[c["q"]], arrival, fold_of(r), 1 / (1 + c["planner"]) - 1), r))
     return out
 
 
