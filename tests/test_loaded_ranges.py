@@ -87,6 +87,21 @@ class TestArithmetic:
         r = ranges_of([row])[("ttft_p99", STEADY)]
         assert r.inside_left_out == 0.5 and r.high == 10.0
 
+    def test_an_end_one_source_sets_is_named(self):
+        """Sources a (0.0), b (0.5), c (1.0), d (10.0). Left out one at a time, the ranges are 0.5 .. 10 (no a),
+        0 .. 10 (no b, no c) and 0 .. 1 (no d): the least extreme ends are low 0.5 (without a) and high 1.0
+        (without d). The high end, 11x the prediction, is d's (11 > 2 x 2); the low end, 1x against 1.5x without
+        a, is not one source's (1.5 < 2 x 1)."""
+        f = figs("a", [0.0]) + figs("b", [0.5]) + figs("c", [1.0]) + figs("d", [10.0])
+        (row,) = loaded_residual_table(f)
+        assert (row["low_one_out"], row["low_set_by"], row["high_one_out"], row["high_set_by"]) == (
+            "0.50",
+            "a",
+            "1.00",
+            "d",
+        )
+        assert ranges_of([row])[("ttft_p99", STEADY)].one_source_ends() == [("high", 1.0, "d")]
+
     def test_arrival(self):
         assert arrival_of(4.0, 0, 100) == STEADY  # a request rate
         assert arrival_of(None, 16, 100) == STEADY  # a closed loop

@@ -17,6 +17,9 @@ cumulative weight reaches that share of the total (``weighted_percentile``; the 
 
 How well it holds is measured leaving whole sources out (``left_out_placements``: each source's figures against the
 range built from the other sources only); the table stores that coverage beside the range, and the CLI prints it.
+With a handful of sources each weighing alike, an end of the range is often one source's: the table also stores
+each end at its least extreme over the sources left out one at a time (``one_out_ends``) and the source whose
+absence moves it there, and the CLI names it where that moves the end by more than ``ONE_SOURCE_FACTOR``.
 
 ``catalogs/reference/loaded_residuals.csv`` is written only by ``python bench/load_validation.py
 --write-loaded-residuals`` from ``loaded_residual_table``; ``load_loaded_ranges`` is its one loader.
@@ -44,6 +47,9 @@ ARRIVALS = (STEADY, BURST)
 #: The quantities, in the table's order: loaded percentiles (``bench/load_validation.py``), then the serving rows'
 #: published TTFT and TPOT (``bench/heldout.py``: a mean, or a median where the source gives only that).
 QUANTITIES = ("ttft_p50", "ttft_p99", "tpot_p50", "tpot_p99", "itl_p50", "itl_p99", "ttft_mean", "tpot_mean")
+#: An end is "one source's" where leaving that source out moves it by more than this factor (as a multiple of the
+#: prediction: 1 + high over 1 + high left out, or 1 + low left out over 1 + low).
+ONE_SOURCE_FACTOR = 2.0
 #: How each figure is weighted (the table's ``weighted`` column).
 WEIGHTED = "sources alike (each figure 1 / its source's figures)"
 
@@ -79,6 +85,20 @@ class LoadedRange:
     high: float
     weighted: str = WEIGHTED
     inside_left_out: float = math.nan
+    low_one_out: float = math.nan  # the least extreme low end with one source left out (``one_out_ends``)
+    high_one_out: float = math.nan
+    low_set_by: str = ""  # the source whose absence moves the low end there
+    high_set_by: str = ""
+
+    def one_source_ends(self) -> list[tuple[str, float, str]]:
+        """The ends that are one source's: ("low" or "high", the end without that source, the source), where leaving
+        it out moves the end by more than ``ONE_SOURCE_FACTOR`` times."""
+        out = []
+        if self.high_set_by and (1 + self.high) > ONE_SOURCE_FACTOR * (1 + self.high_one_out):
+            out.append(("high", self.high_one_out, self.high_set_by))
+        if self.low_set_by and (1 + self.low_one_out) > ONE_SOURCE_FACTOR * (1 + self.low):
+            out.append(("low", self.low_one_out, self.low_set_by))
+        return out
 
     def ratios(self) -> tuple[float, float]:
         """(1 + low, 1 + high): the range as multiples of the prediction."""
@@ -157,10 +177,25 @@ def left_out_placements(figures: Sequence[LoadedFigure]) -> list[tuple[LoadedFig
     return out
 
 
+def one_out_ends(figures: Sequence[LoadedFigure], quantity: str, arrival: str) -> tuple[float, str, float, str]:
+    """(low, its source, high, its source): over the ranges of ``quantity`` and ``arrival`` built with one source left
+    out at a time, the largest low end and the smallest high end, each with the source left out; NaN and "" where no
+    source can be left out with ``MIN_SOURCES`` remaining."""
+    sources = sorted({f.source for f in figures if f.quantity == quantity and f.arrival == arrival})
+    outs = [(s, range_of((f for f in figures if f.source != s), quantity, arrival)) for s in sources]
+    outs = [(s, r) for s, r in outs if r is not None]
+    if not outs:
+        return math.nan, "", math.nan, ""
+    low_s, low_r = max(outs, key=lambda sr: (sr[1].low, sr[0]))
+    high_s, high_r = min(outs, key=lambda sr: (sr[1].high, sr[0]))
+    return low_r.low, low_s, high_r.high, high_s
+
+
 def loaded_residual_table(figures: Sequence[LoadedFigure]) -> list[dict]:
     """The rows of ``loaded_residuals.csv``: per quantity and arrival with at least ``MIN_SOURCES`` sources, the
-    sources, figures, weighted 10th / 50th / 90th percentile of measured / predicted - 1, the weighting, and the share
-    of figures inside the range built without their own source."""
+    sources, figures, weighted 10th / 50th / 90th percentile of measured / predicted - 1, the weighting, the share
+    of figures inside the range built without their own source, and each end at its least extreme with one source
+    left out, with that source (``one_out_ends``)."""
     placed = left_out_placements(figures)
     out = []
     for q in QUANTITIES:
@@ -169,6 +204,7 @@ def loaded_residual_table(figures: Sequence[LoadedFigure]) -> list[dict]:
             if rng is None:
                 continue
             at = [p for f, p in placed if f.quantity == q and f.arrival == a]
+            low_out, low_by, high_out, high_by = one_out_ends(figures, q, a)
             out.append(
                 dict(
                     quantity=q,
@@ -180,6 +216,10 @@ def loaded_residual_table(figures: Sequence[LoadedFigure]) -> list[dict]:
                     high=f"{rng.high:.2f}",
                     weighted=rng.weighted,
                     inside_left_out=f"{at.count(INSIDE) / len(at):.2f}",
+                    low_one_out=f"{low_out:.2f}",
+                    low_set_by=low_by,
+                    high_one_out=f"{high_out:.2f}",
+                    high_set_by=high_by,
                 )
             )
     return out
@@ -198,6 +238,10 @@ def ranges_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], Loade
             float(r["high"]),
             r["weighted"],
             float(r["inside_left_out"]),
+            float(r["low_one_out"]),
+            float(r["high_one_out"]),
+            r["low_set_by"],
+            r["high_set_by"],
         )
         for r in table
     }
