@@ -9,6 +9,7 @@ writes from the shipped rows.
 from __future__ import annotations
 
 import csv
+import json
 import math
 import sys
 from pathlib import Path
@@ -23,6 +24,7 @@ from planner.accuracy.loaded_ranges import (
     QUANTITIES,
     STEADY,
     LoadedFigure,
+    LoadedRange,
     NoLoadedRangeError,
     arrival_of,
     left_out_placements,
@@ -102,6 +104,14 @@ class TestArithmetic:
         )
         assert ranges_of([row])[("ttft_p99", STEADY)].one_source_ends() == [("high", 1.0, "d")]
 
+    def test_the_printed_range_is_rounded_outwards(self):
+        """-0.285 / +0.25 print as 0.71x to 1.3x (0.715 down, 1.25 up; rounded to nearest, 1.25 would print 1.2x,
+        narrower than the table); whole ratios print as they are."""
+        r = LoadedRange("tpot_p99", STEADY, 4, 42, -0.285, 0.0, 0.25)
+        assert r.text() == "0.71x to 1.3x"
+        assert LoadedRange("tpot_p99", STEADY, 4, 42, -0.28, 0.0, 0.08).text() == "0.72x to 1.1x"
+        assert LoadedRange("ttft_p99", STEADY, 6, 48, -0.23, 0.46, 26.40).text() == "0.77x to 28x"
+
     def test_arrival(self):
         assert arrival_of(4.0, 0, 100) == STEADY  # a request rate
         assert arrival_of(None, 16, 100) == STEADY  # a closed loop
@@ -134,3 +144,59 @@ class TestShipped:
         load_validation.write_loaded_residuals(load_validation.shipped_loaded_figures())
         with open(out, newline="") as a, open(loaded_residuals_file(), newline="") as b:
             assert list(csv.DictReader(a)) == list(csv.DictReader(b))
+
+
+class TestPlanRate:
+    """``planner plan --rate`` prints the stated range of each loaded percentile, and ``--json`` carries it."""
+
+    ARGS = ("plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--rate", "10")
+    ARGS += ("--prompt-tokens", "800", "--output-tokens", "400")
+
+    @staticmethod
+    def shipped_row(quantity: str) -> dict[str, str]:
+        """One steady-load row of catalogs/reference/loaded_residuals.csv, read as text."""
+        with open(ROOT / "catalogs" / "reference" / "loaded_residuals.csv", encoding="utf-8") as f:
+            return next(r for r in csv.DictReader(f) if (r["quantity"], r["arrival"]) == (quantity, STEADY))
+
+    def test_the_text_states_each_range_with_its_left_out_coverage(self):
+        """The p99 TTFT line: the shipped row's 1 + low .. 1 + high (rounded outwards), its sources and its share
+        inside left out; p95 has no range, so no line names it; an end one source sets is named."""
+        from cli_support import run
+
+        r = run(*self.ARGS)
+        assert r.exit_code == 0, r.output
+        row = self.shipped_row("ttft_p99")
+        rng = ranges_of([row])[("ttft_p99", STEADY)]
+        (line,) = [x for x in r.output.splitlines() if x.strip().startswith("p99 TTFT ")]
+        assert rng.text() in line and f"{row['sources']} sources, {float(row['inside_left_out']):.0%} inside" in line
+        assert "held-out range (measured / predicted" in r.output and "p95 " not in r.output.split("held-out")[1]
+        for end, _, source in rng.one_source_ends():
+            assert f"p99 TTFT's {end} end is one source's ({source})" in r.output
+
+    def test_json_carries_the_ranges_and_the_figures_bounds(self):
+        """``under_load.held_out_ranges.ttft_s.p99``: the shipped row's ratios, and the simulated p99 times each;
+        the existing fields keep their names."""
+        from cli_support import run
+
+        r = run(*self.ARGS, "--json")
+        assert r.exit_code == 0, r.output
+        load = json.loads(r.output)["under_load"]
+        assert {"ttft_s", "tpot_s", "itl_s", "replicas", "past_capacity"} <= set(load)
+        got = load["held_out_ranges"]["ttft_s"]["p99"]
+        row = self.shipped_row("ttft_p99")
+        assert got["low_ratio"] == pytest.approx(1 + float(row["low"]))
+        assert got["high_ratio"] == pytest.approx(1 + float(row["high"]))
+        assert got["high_s"] == pytest.approx(load["ttft_s"]["p99"] * (1 + float(row["high"])))
+        assert got["sources"] == int(row["sources"]) and got["inside_left_out"] == float(row["inside_left_out"])
+        assert set(load["held_out_ranges"]["itl_s"]) == {"p50", "p99"}  # no ITL mean is published held out
+        assert "mean" in load["held_out_ranges"]["tpot_s"]
+
+    def test_no_file_no_block(self, monkeypatch):
+        """Without the ranges' file (a custom install) the block is left out, not printed empty."""
+        from cli_support import run
+
+        from planner.cli import plan as plan_cli
+
+        monkeypatch.setattr(plan_cli, "load_loaded_ranges", dict)
+        r = run(*self.ARGS)
+        assert r.exit_code == 0 and "held-out range (measured" not in r.output

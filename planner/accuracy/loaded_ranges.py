@@ -105,9 +105,19 @@ class LoadedRange:
         return 1.0 + self.low, 1.0 + self.high
 
     def text(self) -> str:
-        """The range as multiples of the prediction, "0.81x to 2.3x"."""
+        """The range as multiples of the prediction to two significant figures, rounded outwards (the low end down,
+        the high end up: a stated range is never narrower than the table's), "0.71x to 1.3x" for -0.285 / +0.25."""
         lo, hi = self.ratios()
-        return f"{lo:.2g}x to {hi:.2g}x"
+        return f"{outward(lo, up=False):g}x to {outward(hi, up=True):g}x"
+
+
+def outward(x: float, up: bool, digits: int = 2) -> float:
+    """``x`` > 0 to ``digits`` significant figures, rounded up (``up``) or down: 1.25 -> 1.3 up, 0.715 -> 0.71 down."""
+    if not (math.isfinite(x) and x > 0):
+        return x
+    step = 10.0 ** (math.floor(math.log10(x)) - digits + 1)
+    n = round(x / step, 9)  # 0.72 / 0.01 is 71.99999999999999: whole to rounding first
+    return (math.ceil(n) if up else math.floor(n)) * step
 
 
 def arrival_of(request_rate: float | None, batch: float, num_prompts: float | None) -> str:
