@@ -24,6 +24,10 @@ and 10% above (nominal).
    TTFT_P99-style functions state no range for them. The export sizes a fleet so that its simulated high-percentile
    TTFT and TPOT meet target / (1 + margin high), so this part reads that margin as a range on the loaded figures
    (the left-out table where the row's source is in it) and says how often the published figure is inside and above.
+   Then the stated range under load (``planner.accuracy.loaded_ranges``, s156: ``plan --rate`` prints it): each
+   loaded figure, and each held-out serving run's TTFT and TPOT mean, against the range of its quantity and arrival
+   built WITHOUT its own source (``left_out_placements``), per quantity, engine and arrival, beside the margin's
+   reading; and how far each range's ends move when one source is left out.
 """
 
 from __future__ import annotations
@@ -401,6 +405,85 @@ def loaded_report(held: list) -> list[str]:
     return lines
 
 
+def loaded_range_records(held: list) -> list[dict]:
+    """Each figure of ``loaded_residuals.csv``'s rows (``load_validation.loaded_figure_rows``) with its placement
+    against the range of its quantity and arrival built without its own source (``left_out_placements``)."""
+    from heldout import time_checks
+    from load_validation import loaded_figure_rows
+
+    from planner.accuracy.loaded_ranges import left_out_placements
+    from planner.accuracy.validation import validate_load
+
+    load_rows = acc.load_decode_rows(acc.reference_dir() / "load_public.csv")
+    pairs = loaded_figure_rows(load_rows, validate_load(load_rows).checks, time_checks(held))
+    placed = left_out_placements([f for f, _ in pairs])
+    return [
+        dict(q=f.quantity, arrival=f.arrival, engine=r.engine, fold=f.source, residual=f.residual, at=at)
+        for (f, r), (_, at) in zip(pairs, placed, strict=True)
+    ]
+
+
+def source_weighted_inside(records: list[dict]) -> float:
+    """The share inside with each source weighing 1: the mean over sources of their figures' share inside."""
+    by_fold: dict[str, list[bool]] = {}
+    for r in records:
+        by_fold.setdefault(r["fold"], []).append(r["at"] == INSIDE)
+    return sum(sum(v) / len(v) for v in by_fold.values()) / len(by_fold) if by_fold else math.nan
+
+
+def loaded_range_report(held: list) -> list[str]:
+    """The stated range under load judged leaving whole sources out (s156), per quantity, arrival and engine; each
+    range as shipped and its ends' spread over the sources left out."""
+    from planner.accuracy.loaded_ranges import NO_RANGE, QUANTITIES, LoadedFigure, range_of
+
+    records = loaded_range_records(held)
+    lines = [
+        "",
+        "== 3b. The stated range under load (planner.accuracy.loaded_ranges; plan --rate prints it), each figure",
+        "   against the range of its quantity and arrival built without its own source (sources weighted alike,",
+        "   10th-90th percentile of measured / predicted - 1); 'no range': fewer than 3 other sources measured it;",
+        "   below = faster than the range, above = slower",
+        f"{'':<44}{'figures':>8}{'inside':>8}{'below':>8}{'above':>8}{'none':>8}  inside, sources alike",
+    ]
+    figures = [LoadedFigure(r["q"], r["arrival"], r["fold"], r["residual"]) for r in records]
+
+    def line(label: str, rs: list[dict]) -> str:
+        c = tally(r["at"] for r in rs if r["at"] != NO_RANGE)
+        none = sum(r["at"] == NO_RANGE for r in rs)
+        shares = "".join(f"{n / len(rs):>8.0%}" for n in (c.inside, c.below, c.above, none))
+        return f"{label:<44}{len(rs):>8}{shares}  {source_weighted_inside(rs):>5.0%} of {len({r['fold'] for r in rs})}"
+
+    for q in QUANTITIES:
+        for a in ("steady", "burst"):
+            qr = [r for r in records if r["q"] == q and r["arrival"] == a]
+            if not qr:
+                continue
+            lines += ["", f"-- {q}, {a}", line("left out", qr)]
+            lines += [
+                line(f"  engine {e}", [r for r in qr if r["engine"] == e]) for e in sorted({r["engine"] for r in qr})
+            ]
+    pooled = [r for r in records if r["q"] in QUANTITIES[:6]]
+    lines += ["", "-- the six loaded percentiles pooled", line("left out", pooled)]
+    lines += [line(f"  arrival {a}", [r for r in pooled if r["arrival"] == a]) for a in ("steady", "burst")]
+    lines += [
+        "",
+        "-- each range (all sources) and its ends with one source left out (smallest .. largest over the sources)",
+        f"   {'quantity':<11}{'arrival':<8}{'sources':>8}{'low':>8}{'high':>8}   low left out     high left out",
+    ]
+    for q in QUANTITIES:
+        for a in ("steady", "burst"):
+            whole = range_of(figures, q, a)
+            if whole is None:
+                continue
+            folds = sorted({f.source for f in figures if f.quantity == q and f.arrival == a})
+            outs = [range_of([f for f in figures if f.source != s], q, a) for s in folds]
+            outs = [o for o in outs if o is not None]
+            lo = f"{min(o.low for o in outs):+.2f} .. {max(o.low for o in outs):+.2f}" if outs else "-"
+            hi = f"{min(o.high for o in outs):+.2f} .. {max(o.high for o in outs):+.2f}" if outs else "-"
+            lines.append(f"   {q:<11}{a:<8}{whole.sources:>8}{whole.low:>+8.2f}{whole.high:>+8.2f}   {lo:<17}{hi}")
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -418,7 +501,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.part in (None, "margin"):
         lines += margin_report(held)
     if args.part in (None, "loaded"):
-        lines += loaded_report(held)
+        lines += loaded_report(held) + loaded_range_report(held)
     print("\n".join(lines))
     return 0
 

@@ -7,6 +7,7 @@ predicted / (1 + low) (``planner.accuracy.predict.throughput_range``), the same 
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import pytest
@@ -137,3 +138,10 @@ def test_readme_states_todays_coverage(held_out_time_checks):
     records, _ = rc.prediction_records(held_out_time_checks)
     shares = [round(100 * rc.tally(r["at"] for r in records if r["q"] == q).share(rc.INSIDE)) for q in ("TPOT", "TTFT")]
     assert list(map(int, m.groups())) == shares
+
+
+def test_source_weighted_inside_gives_each_source_one_vote():
+    """Source a: 9 figures inside; b: 1 figure above. Per figure 90% inside; each source weighing 1, (1 + 0) / 2."""
+    records = [dict(fold="a", at="inside")] * 9 + [dict(fold="b", at="above")]
+    assert rc.source_weighted_inside(records) == 0.5
+    assert math.isnan(rc.source_weighted_inside([]))
