@@ -83,7 +83,7 @@ class TestDocs:
         held = [r for r in predict.load_decode_rows() if r.source_group not in FIT_SOURCE_GROUPS]
         rows, sources = stated("docs/accuracy.md", r"held out, whole \((\d+) rows, (\d+) sources")
         assert (rows, sources) == (len(held), len({r.source_group for r in held}))
-        assert stated("docs/history.md", r"The same (\d+) never-fitted rows") == (len(held),)
+        # docs/history.md's "The same N never-fitted rows" is that paragraph's day (964), not today's count.
 
     def test_lite_bundle_size(self, tmp_path):
         """'It writes `main.py` (about N kB)': within 10% of what `planner addin lite` writes today (run as a
