@@ -258,14 +258,19 @@ def whole_number(value: Any, what: str, default: int | None = None, tokens: bool
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a measurements CSV as {column: text}; over MAX_MEASUREMENTS_BYTES or MAX_MEASUREMENT_ROWS
-    rows, or unreadable: InvalidInputError in one line."""
+    rows, a row with more cells than the header, or unreadable: InvalidInputError in one line."""
     try:
         text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file", encoding="utf-8-sig")
         reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows = [
-            {(k or "").strip(): (v or "") for k, v in r.items()}
-            for r in itertools.islice(reader, MAX_MEASUREMENT_ROWS + 1)
-        ]
+        rows = []
+        for r in itertools.islice(reader, MAX_MEASUREMENT_ROWS + 1):
+            if None in r:  # more cells than the header: a decimal comma ("8,0") would shift or drop a figure
+                raise InvalidInputError(
+                    f"{path}: line {reader.line_num} has {len(reader.fieldnames or ()) + len(r[None])} cells where "
+                    f"the header has {len(reader.fieldnames or ())}; write decimals with a point (8.0, not 8,0) "
+                    'and quote a cell that holds a comma ("93,872")'
+                )
+            rows.append({k.strip(): (v or "") for k, v in r.items()})
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV") from None
     except (OSError, csv.Error) as exc:
