@@ -20,3 +20,38 @@ class TestValidateFiles:
         line = one_line(run("validate", "--decode", str(f)), 2)
         assert "line 2 has 7 cells where the header has 6" in line
         assert "8.0, not 8,0" in line
+
+    def test_a_figure_cell_of_text_is_refused_not_dropped(self, tmp_path):
+        """tpot_ms "eight" was read as a blank cell: the row left the table unseen and validate printed PASS."""
+        f = tmp_path / "runs.csv"
+        f.write_text(DECODE_HEADER + "H100,llama3.1-8b,1,128,128,eight\nH100,llama3.1-8b,8,128,128,9\n")
+        line = one_line(run("validate", "--decode", str(f)), 2)
+        assert "row 1: tpot_ms 'eight' is not a number" in line
+        assert "leave the cell blank" in line
+
+    def test_calibrate_refuses_a_figure_cell_of_text(self, tmp_path):
+        f = tmp_path / "runs.csv"
+        f.write_text(DECODE_HEADER + "H100,llama3.1-8b,1,128,128,n/a\n")
+        line = one_line(run("calibrate", str(f), "-o", str(tmp_path / "cal.toml")), 2)
+        assert "tpot_ms 'n/a' is not a number" in line
+        assert not (tmp_path / "cal.toml").exists()
+
+    def test_a_memory_figure_of_text_is_refused(self, tmp_path):
+        """available_kv_cache_memory_gib "fifty": the start-up table printed no row and PASS."""
+        f = tmp_path / "startup.csv"
+        f.write_text(
+            "record_id,gpu,model,tensor_parallel_size,gpu_memory_utilization,max_model_len,"
+            "available_kv_cache_memory_gib\nM1,H100,llama3.1-8b,1,0.9,8192,fifty\n"
+        )
+        line = one_line(run("validate", "--memory", str(f)), 2)
+        assert "row M1: available_kv_cache_memory_gib 'fifty' is not a number" in line
+
+    def test_blank_and_inf_cells_still_read(self, tmp_path):
+        """A blank figure is no figure, and request_rate "inf" is all prompts at once: neither is refused."""
+        f = tmp_path / "runs.csv"
+        f.write_text(
+            "gpu,model,batch,input_len,output_len,tpot_ms,ttft_ms,request_rate\nH100,llama3.1-8b,1,128,128,8,,inf\n"
+        )
+        r = run("validate", "--decode", str(f))
+        assert r.exit_code == 0, r.output
+        assert "TPOT ms" in r.output

@@ -238,6 +238,19 @@ def first_number(value: Any, what: str = "", strict: bool = True) -> float:
     return float(hit.group(0).replace(",", ""))
 
 
+def refuse_text_figure(value: Any, column: str, where: str) -> None:
+    """InvalidInputError when a figure cell holds text but no number ("eight", "n/a"); blank and "inf" pass.
+
+    Such a cell would be read as blank, and a row whose only figure it is would drop out of validation unseen (the
+    table passing on the rows left), so the file is refused, naming ``where`` (file and row) and the column."""
+    text = str(value or "").strip()
+    if text and text.lower() != "inf" and math.isnan(first_number(text, column, strict=False)):
+        raise InvalidInputError(
+            f"{where}: {column} {text[:40]!r} is not a number; write the figure, or leave the cell blank where there "
+            "is none"
+        )
+
+
 def whole_number(value: Any, what: str, default: int | None = None, tokens: bool = False) -> int | None:
     """A whole number from a cell; ``default`` when blank; ValueError naming ``what`` otherwise. ``tokens``: a token
     count, which may be written as ``planner.units.parse_token_count`` reads it ("32k" = 32,768)."""
@@ -457,10 +470,13 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
                 return parse_seconds(cell, math.inf, column) * 1e3
         try:
-            return first_number(cell, column)
+            x = first_number(cell, column)
         except ValueError as exc:  # kept as its digits, so the table shows the row beside the reason
             refused.append(str(exc))
             return first_number(r.get(column), column, strict=False)
+        if math.isnan(x):
+            refuse_text_figure(cell, column, f"{p}: row {r.get('record_id') or i}")
+        return x
 
     tpot = figure("tpot_ms") / 1e3
     if math.isnan(tpot) and itl_is_tpot(r):  # AIPerf's / GenAI-Perf's "ITL" is vllm bench serve's TPOT
