@@ -6,7 +6,11 @@ the one-line message together (cli_support.one_line).
 
 from __future__ import annotations
 
+import pytest
 from cli_support import one_line, run
+
+from planner.catalog import default_catalog
+from planner.errors import UnknownNameError
 
 DECODE_HEADER = "gpu,model,batch,input_len,output_len,tpot_ms\n"
 
@@ -55,3 +59,28 @@ class TestValidateFiles:
         r = run("validate", "--decode", str(f))
         assert r.exit_code == 0, r.output
         assert "TPOT ms" in r.output
+
+
+class TestGpuNames:
+    @pytest.mark.parametrize("written", ["H100 PCI", "H100 ü", "H100 SXM 80GB extra"])
+    def test_a_stray_word_is_no_gpu(self, written):
+        """ "H100 PCI" (PCIe mistyped) was read as the H100 SXM from its family alone, and priced and sized as one."""
+        with pytest.raises(UnknownNameError, match="did you mean"):
+            default_catalog().gpu(written)
+
+    def test_plan_refuses_a_mistyped_form_factor(self):
+        line = one_line(run("plan", "--gpu", "H100 PCI", "--model", "llama3.1-8b", "--context", "4096"), 2)
+        assert line == "planner: error: unknown GPU 'H100 PCI'; did you mean H100, H100 PCIe, H100 PCIe 80GB?"
+
+    @pytest.mark.parametrize(
+        "published, name",
+        [  # remarks in brackets, nested or not, and vendor words are still read past (catalogs/reference rows)
+            ('H200 SXM 141GB (script: "LLaMA 405B on 8 X H200 (bf16)"; form factor not stated)', "H200 SXM 141GB"),
+            ("NVIDIA H100 80GB (79.18 GiB reported total)", "H100 SXM 80GB"),
+            ("NVIDIA A40-48Q (vGPU)", "A40"),
+            ("NVIDIA H100 80GB HBM3", "H100 SXM 80GB"),
+            ("H100 80GB PCIe", "H100 PCIe 80GB"),
+        ],
+    )
+    def test_published_names_still_read(self, published, name):
+        assert default_catalog().gpu(published).name == name
