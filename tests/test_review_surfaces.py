@@ -6,6 +6,8 @@ the one-line message together (cli_support.one_line).
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from cli_support import one_line, run
 
@@ -84,3 +86,20 @@ class TestGpuNames:
     )
     def test_published_names_still_read(self, published, name):
         assert default_catalog().gpu(published).name == name
+
+
+class TestPlanJson:
+    def test_json_carries_every_range_the_text_prints(self):
+        """The text gives a range beside TTFT and beside TPOT at batch 1; --json had the batch's TPOT range only, so
+        an engineer reading the JSON lost the TTFT range (696 ms to 1.41 s for Llama 2 70B at 8K on 2 x H100)."""
+        args = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192")
+        data = json.loads(run(*args, "--json").stdout)
+        low, high = (x / data["tpot_s"] for x in data["tpot_range_s"])  # one GPU's residual range for every time
+        assert data["ttft_range_s"] == pytest.approx([data["ttft_s"] * low, data["ttft_s"] * high])
+        assert data["tpot_range_s_batch_1"] == pytest.approx(
+            [data["tpot_s_batch_1"] * low, data["tpot_s_batch_1"] * high]
+        )
+        text = run(*args).stdout
+        assert f"(range {data['ttft_range_s'][0] * 1e3:.0f} ms to {data['ttft_range_s'][1]:.2f} s)" in text
+        assert data["intensity_flop_per_byte"] == pytest.approx(3.28, abs=0.01)  # the text's "3.3 FLOP/B"
+        assert data["throughput_tokens_per_s_batch_1"] == pytest.approx(33.55, abs=0.01)  # the text's "33.6 tokens/s"

@@ -176,6 +176,8 @@ def render_plan(p: Plan) -> str:
 
 
 def plan_as_dict(p: Plan) -> dict:
+    """``plan --json``: every figure the text prints, in base units (bytes, seconds, FLOP/B); each time with the
+    range the text gives beside it (``*_range_s``: low, high)."""
     mem = p.memory
     return {
         "gpu": p.gpu.name,
@@ -198,10 +200,14 @@ def plan_as_dict(p: Plan) -> dict:
         "time_range_note": p.time_range_note,
         "time_range_widened": p.time_range_widened,
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
+        "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
         "tpot_s_batch_1": float(p.at_one.step_s),
+        "tpot_range_s_batch_1": list(p.time_range(float(p.at_one.step_s))),
+        "throughput_tokens_per_s_batch_1": float(p.at_one.throughput_tokens_per_s),
         "mfu": float(p.at_batch.mfu),
         "mbu": float(p.at_batch.mbu),
         "ttft_s": p.ttft_s,
+        "ttft_range_s": list(p.time_range(p.ttft_s)),
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
         "warnings": list(p.warnings),
