@@ -103,3 +103,31 @@ class TestPlanJson:
         assert f"(range {data['ttft_range_s'][0] * 1e3:.0f} ms to {data['ttft_range_s'][1]:.2f} s)" in text
         assert data["intensity_flop_per_byte"] == pytest.approx(3.28, abs=0.01)  # the text's "3.3 FLOP/B"
         assert data["throughput_tokens_per_s_batch_1"] == pytest.approx(33.55, abs=0.01)  # the text's "33.6 tokens/s"
+
+
+class TestNumberOptions:
+    PLAN = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096")
+
+    @pytest.mark.parametrize(
+        "option, value, said",
+        [  # click said "'10k' is not a valid float range", "'90%' is not a valid float range": a type, not a reason
+            ("--rate", "10k", "'10k' is not a number (a k or M multiplier is read in a token count only"),
+            ("--rate", "1,000", "'1,000' is not a number (a thousands comma is read in a token count only)"),
+            ("--memory-utilization", "90%", "'90%' is not a number (a percentage: write the fraction, 0.9)"),
+            ("--memory-utilization", "90", "90.0 is not in the range 0<x<=1; give a fraction above 0 and at most 1"),
+            ("--price", "$3", "'$3' is not a number (write the number without the $ sign); give US$ per GPU-hour"),
+            ("--gpus", "2.5", "'2.5' is not a whole number; give a GPU count of 1 or more, e.g. 4"),
+            ("--batch", "8k", "'8k' is not a whole number (a k or M multiplier"),
+        ],
+    )
+    def test_a_number_option_refused_says_what_it_takes(self, option, value, said):
+        r = run(*self.PLAN, option, value)
+        assert r.exit_code == 2, r.output
+        assert said in r.output
+        assert "valid float range" not in r.output and "valid integer range" not in r.output
+
+    def test_calibrate_gpus_says_what_it_takes(self, tmp_path):
+        f = tmp_path / "runs.csv"
+        f.write_text(DECODE_HEADER + "H100,llama3.1-8b,1,128,128,8\n")
+        r = run("calibrate", str(f), "--gpus", "two", "-o", str(tmp_path / "c.toml"))
+        assert r.exit_code == 2 and "'two' is not a whole number; give a GPU count of 1 or more" in r.output
