@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import cli_support
 import pytest
 from cli_support import one_line, run
 
@@ -131,3 +132,13 @@ class TestNumberOptions:
         f.write_text(DECODE_HEADER + "H100,llama3.1-8b,1,128,128,8\n")
         r = run("calibrate", str(f), "--gpus", "two", "-o", str(tmp_path / "c.toml"))
         assert r.exit_code == 2 and "'two' is not a whole number; give a GPU count of 1 or more" in r.output
+
+
+class TestScenario:
+    def test_a_high_length_below_its_mean_names_both_values(self, tmp_path):
+        """The refusal named the two fields but not their values, where the traffic check beside it names both."""
+        f = tmp_path / "s.toml"
+        f.write_text(cli_support.SCENARIO.replace("output_tokens_mean = 400", "output_tokens_mean = 1500"))
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
+        assert "output_tokens_high (1,200) is below output_tokens_mean (1,500)" in line
+        assert not (tmp_path / "r.md").exists()

@@ -303,10 +303,13 @@ class Workload(BaseModel):
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
         if not isinstance(self.latency_margin, str) and not 0 <= self.latency_margin < 1:
             raise ValueError(f"latency_margin must be 0 or more and below 1; got {self.latency_margin!r}")
-        if self.prompt_tokens_high < self.prompt_tokens_mean:
-            raise ValueError("prompt_tokens_high is below prompt_tokens_mean")
-        if self.output_tokens_high < self.output_tokens_mean:
-            raise ValueError("output_tokens_high is below output_tokens_mean")
+        for which in ("prompt", "output"):  # the high percentile's length holds at least the mean's
+            high, mean = getattr(self, f"{which}_tokens_high"), getattr(self, f"{which}_tokens_mean")
+            if high < mean:
+                raise ValueError(
+                    f"{which}_tokens_high ({high:,}) is below {which}_tokens_mean ({mean:,g}); the high-percentile "
+                    "length is at least the mean"
+                )
         return self
 
     @property
