@@ -142,3 +142,25 @@ class TestScenario:
         line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
         assert "output_tokens_high (1,200) is below output_tokens_mean (1,500)" in line
         assert not (tmp_path / "r.md").exists()
+
+    @pytest.mark.parametrize(
+        "lines, said",
+        [  # each was an IndexError traceback from the sizing (its coerced arrays collapsed to one NaN)
+            (
+                'gpu = "H100"\nkv_precision = "int4"',
+                "option #1 (H100, Llama-3.1-70B, KV int4, cloud).kv_precision: the 'vllm' engine cannot cache KV in "
+                "int4; it caches fp16, bf16, fp32, fp8",
+            ),
+            (
+                'gpu = "H100"\nengine = "lmdeploy"',  # the KV lever's default, fp8, is no LMDeploy format
+                "levers.kv_precision: the 'lmdeploy' engine of option #1 (H100, Llama-3.1-70B, cloud) cannot cache KV "
+                'in fp8; it caches fp16, bf16, int8, int4 (the KV-cache lever: set [levers] kv_precision = "int8")',
+            ),
+        ],
+    )
+    def test_a_kv_format_the_engine_does_not_cache_is_refused(self, tmp_path, lines, said):
+        f = tmp_path / "s.toml"
+        f.write_text(cli_support.SCENARIO.replace('gpu = "H100"', lines))
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
+        assert said in line
+        assert not (tmp_path / "r.md").exists()

@@ -818,6 +818,25 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                 f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}"
                 + _line_note(source, _where_loc(where))
             )
+    lever_kv = catalog.precision(scenario.levers.kv_precision).name
+    for i, o in enumerate(scenario.option):  # a KV format the option's engine does not cache (vLLM and int4): the
+        eng = engine_profile(o.engine)  # sizing's coerced arrays collapsed to one NaN and raised an IndexError
+        kv = catalog.precision(o.kv_precision).name if o.kv_precision is not None else None
+        where = f"option #{i + 1} ({o.name}).kv_precision"
+        if (kv is None or eng.accepts_kv(kv)) and scenario.baseline in (None, o.name):  # the lever may start here
+            kv, where = lever_kv, "levers.kv_precision"
+        if kv is not None and not eng.accepts_kv(kv):
+            way_out, whose = "", ""
+            if where == "levers.kv_precision":  # the lever's default (fp8) too: say where to set another
+                usable = [p for p in eng.kv_precisions or () if p not in ("fp16", "bf16", "fp32")]
+                way_out = f' (the KV-cache lever: set [levers] kv_precision = "{usable[0]}")' if usable else ""
+                whose = f" of option #{i + 1} ({o.name})"
+            raise ScenarioError(
+                f"{source}: {where}: the {eng.name!r} engine{whose} cannot cache KV in {kv}; it caches "
+                + ", ".join(eng.kv_precisions or ())
+                + way_out
+                + _line_note(source, _where_loc(where))
+            )
     providers = sorted({p.provider for g in catalog.gpus for p in g.prices})
     bases = [("defaults.price_basis", d.price_basis)]  # [defaults] first: a typo there is blamed on it
     bases += [(f"option #{i + 1} ({o.name}).price_basis", o.price_basis) for i, o in enumerate(scenario.option)]
