@@ -164,3 +164,30 @@ class TestScenario:
         line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
         assert said in line
         assert not (tmp_path / "r.md").exists()
+
+
+class TestMoreGpusLever:
+    QWEN = (
+        cli_support.SCENARIO.replace('model = "Llama-3.1-70B"', 'model = "qwen2-7b"')
+        .replace("peak_requests_per_s = 40", "peak_requests_per_s = 4")
+        .replace("average_requests_per_s = 16", "average_requests_per_s = 2")
+    )
+
+    def review(self, tmp_path, scenario: str) -> str:
+        f, out = tmp_path / "s.toml", tmp_path / "r.md"
+        f.write_text(scenario)
+        r = run("export", str(f), "-o", str(out), "--date", "2026-12-02")
+        assert r.exit_code == 0, r.output
+        return out.read_text()
+
+    def test_no_larger_group_leaves_the_lever_unevaluated_not_the_review_refused(self, tmp_path):
+        """Qwen2-7B runs on 1, 2 or 4 GPUs (its 18,944-wide MLP); a baseline of 4 doubled to 8, which the engine
+        refuses, and the whole review stopped on 'cannot run on a tensor-parallel group of 8 GPUs' (DeepSeek-V3 at
+        16 the same with 32)."""
+        text = self.review(tmp_path, self.QWEN.replace('gpu = "H100"', 'gpu = "H100"\ngpus_per_replica = 4'))
+        assert "- More GPUs per replica: not evaluated: Qwen2-7B has no tensor-parallel group above 4 GPUs" in text
+
+    def test_a_lever_group_the_engine_refuses_is_that_levers_note(self, tmp_path):
+        text = self.review(tmp_path, self.QWEN + "[levers]\ngpus_per_replica = 8\n")
+        note = "- More GPUs per replica: not evaluated: levers.gpus\\_per\\_replica: Qwen2-7B cannot run on a "
+        assert note + "tensor-parallel group of 8 GPUs" in text  # (Markdown escapes the underscores)

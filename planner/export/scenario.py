@@ -456,7 +456,9 @@ class Levers(BaseModel):
     model_config = _CONFIG
 
     gpus_per_replica: Annotated[Literal[2, 4, 8, 16], BeforeValidator(_not_bool)] | None = Field(
-        default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)"
+        default=None,
+        description="more GPUs: the tensor-parallel group (default: the next one above the baseline's that the engine "
+        "runs the model on, twice it for most models)",
     )
     prompt_tokens_high: Tokens | None = Field(
         default=None,
