@@ -191,3 +191,13 @@ class TestMoreGpusLever:
         text = self.review(tmp_path, self.QWEN + "[levers]\ngpus_per_replica = 8\n")
         note = "- More GPUs per replica: not evaluated: levers.gpus\\_per\\_replica: Qwen2-7B cannot run on a "
         assert note + "tensor-parallel group of 8 GPUs" in text  # (Markdown escapes the underscores)
+
+    def test_nothing_fits_names_the_largest_group_tried(self, tmp_path):
+        """DeepSeek-V3 on H100: no group up to the default 8 holds it, and the refusal said only 'use more or larger
+        GPUs' where max_gpus_per_replica = 16 (two nodes) holds it."""
+        f = tmp_path / "s.toml"
+        f.write_text(cli_support.SCENARIO.replace('"Llama-3.1-70B"', '"DeepSeek-V3"'))
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 1)
+        assert line.endswith(
+            "the largest group tried was 8 GPUs (max_gpus_per_replica = 16 in [defaults] or an option tries two nodes)"
+        )
