@@ -201,3 +201,15 @@ class TestMoreGpusLever:
         assert line.endswith(
             "the largest group tried was 8 GPUs (max_gpus_per_replica = 16 in [defaults] or an option tries two nodes)"
         )
+
+    def test_an_expert_layout_for_a_dense_model_names_the_option_and_line(self, tmp_path):
+        """parallelism = "dp-ep" on Llama-3.1-70B was refused without the file, the option or the line (every other
+        option refusal names all three): with several options the user could not tell which one."""
+        f = tmp_path / "s.toml"
+        f.write_text(cli_support.SCENARIO.replace('gpu = "H100"', 'gpu = "H100"\nparallelism = "dp-ep"'))
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
+        assert line == (
+            f"planner: error: {f}: option #1 (H100, Llama-3.1-70B, DP attention + EP, cloud).parallelism: "
+            "Llama-3.1-70B has no experts to spread (parallelism='dp-ep'); parallelism='tp' splits a dense model "
+            "(line 12)"
+        )

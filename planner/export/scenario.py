@@ -24,6 +24,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 
 from planner.api import tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
+from planner.deploy import layout_error
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
@@ -855,6 +856,12 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
     for i, o in enumerate(scenario.option):
         gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"
+        if (o.parallelism or "tp") != "tp" and catalog.model(o.model).moe is None:  # named with the option and line
+            where = f"{label}.parallelism"
+            raise ScenarioError(
+                f"{source}: {where}: {layout_error(catalog.model(o.model), o.parallelism)}"
+                + _line_note(source, _where_loc(where))
+            )
         if o.gpus_per_replica is not None:  # a group the engine refuses: named here, with the option and line
             model, par = catalog.model(o.model), o.parallelism or "tp"
             if o.gpus_per_replica not in valid_tp_sizes(model, catalog=catalog, parallelism=par, engine=o.engine):
