@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
+from planner.api import next_tp_size
 from planner.catalog import Catalog
-from planner.deploy import next_tp_size
 from planner.errors import PlannerError
 from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd

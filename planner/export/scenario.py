@@ -22,9 +22,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from planner.api import tp_size_error, valid_tp_sizes
+from planner.api import layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
-from planner.deploy import layout_error
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
