@@ -63,6 +63,12 @@ class TestValidateFiles:
         assert r.exit_code == 0, r.output
         assert "TPOT ms" in r.output
 
+    def test_a_negative_count_is_not_called_a_fraction(self, tmp_path):
+        """batch "-1" was refused as "is not a whole number", which it is; the reason is that a count is 0 or more."""
+        f = tmp_path / "runs.csv"
+        f.write_text(DECODE_HEADER + "H100,llama3.1-8b,-1,128,128,8\n")
+        assert "row1: batch '-1' is not a whole number of 0 or more" in run("validate", "--decode", str(f)).output
+
 
 class TestGpuNames:
     @pytest.mark.parametrize("written", ["H100 PCI", "H100 ü", "H100 SXM 80GB extra"])
@@ -165,6 +171,18 @@ class TestScenario:
         assert said in line
         assert not (tmp_path / "r.md").exists()
 
+    def test_an_expert_layout_for_a_dense_model_names_the_option_and_line(self, tmp_path):
+        """parallelism = "dp-ep" on Llama-3.1-70B was refused without the file, the option or the line (every other
+        option refusal names all three): with several options the user could not tell which one."""
+        f = tmp_path / "s.toml"
+        f.write_text(cli_support.SCENARIO.replace('gpu = "H100"', 'gpu = "H100"\nparallelism = "dp-ep"'))
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
+        assert line == (
+            f"planner: error: {f}: option #1 (H100, Llama-3.1-70B, DP attention + EP, cloud).parallelism: "
+            "Llama-3.1-70B has no experts to spread (parallelism='dp-ep'); parallelism='tp' splits a dense model "
+            "(line 12)"
+        )
+
 
 class TestMoreGpusLever:
     QWEN = (
@@ -200,16 +218,4 @@ class TestMoreGpusLever:
         line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 1)
         assert line.endswith(
             "the largest group tried was 8 GPUs (max_gpus_per_replica = 16 in [defaults] or an option tries two nodes)"
-        )
-
-    def test_an_expert_layout_for_a_dense_model_names_the_option_and_line(self, tmp_path):
-        """parallelism = "dp-ep" on Llama-3.1-70B was refused without the file, the option or the line (every other
-        option refusal names all three): with several options the user could not tell which one."""
-        f = tmp_path / "s.toml"
-        f.write_text(cli_support.SCENARIO.replace('gpu = "H100"', 'gpu = "H100"\nparallelism = "dp-ep"'))
-        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.md")), 2)
-        assert line == (
-            f"planner: error: {f}: option #1 (H100, Llama-3.1-70B, DP attention + EP, cloud).parallelism: "
-            "Llama-3.1-70B has no experts to spread (parallelism='dp-ep'); parallelism='tp' splits a dense model "
-            "(line 12)"
         )

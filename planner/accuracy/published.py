@@ -265,7 +265,7 @@ def whole_number(value: Any, what: str, default: int | None = None, tokens: bool
             return default
         raise ValueError(f"{what} {value!r} is not a number")
     if x < 0 or not math.isfinite(x) or x != int(x):
-        raise ValueError(f"{what} {value!r} is not a whole number")
+        raise ValueError(f"{what} {value!r} is not a whole number of 0 or more")  # "-1" is whole, but not a count
     return int(x)
 
 
