@@ -630,17 +630,25 @@ def why_lines(checks: list[dict]) -> list[str]:
     return [f"{rid}: no {', '.join(qs)}: {why}" for rid, (qs, why) in rows.items()]
 
 
-def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
-    """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
-    import csv
-
-    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file, steady_load
+def steady_load_tpot(held: list[acc.DecodeRow]) -> tuple[list[acc.DecodeRow], list[float], list[str | None]]:
+    """The held-out rows whose load was steady (``planner.accuracy.serving_margin.steady_load``), each one's predicted
+    TPOT in seconds and its catalog GPU (None: unknown): the arguments of ``serving_residual_table``."""
+    from planner.accuracy.serving_margin import steady_load
 
     cat = default_catalog()
     # only steady-load runs enter the table: the bursts (the costliest runs to simulate) are not predicted
     held = [r for r in held if steady_load(r.kind, r.batch, r.num_prompts, r.request_rate)]
     pred = acc.predict_decode_rows(held, catalog=cat)
-    table = serving_residual_table(held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held])
+    return held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held]
+
+
+def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
+    """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
+    import csv
+
+    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file
+
+    table = serving_residual_table(*steady_load_tpot(held))
     path = serving_residuals_file()
     with open(path, "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")

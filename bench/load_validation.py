@@ -5,6 +5,8 @@
     python bench/load_validation.py --serial-front-end   # one front-end process preparing requests in turn (s112)
     python bench/load_validation.py --bootstrap [N]  # each 'all' median / worst with its 90% interval over N (1,000)
                                                      # resamples of whole sources (planner.accuracy.bootstrap)
+    python bench/load_validation.py --write-loaded-residuals   # catalogs/reference/loaded_residuals.csv (~20 s):
+                                                     # the stated range under load (planner.accuracy.loaded_ranges)
 
 Rows: ``catalogs/reference/load_public.csv`` (or a file in the same columns). Each run is simulated as it went
 (``planner.accuracy.under_load``); the step times come from the operator model, and the one term fitted on these rows,
@@ -153,6 +155,75 @@ def worst_lines(rows, checks, n: int) -> list[str]:
     return lines
 
 
+#: ``validate_load``'s quantities by their name in ``planner.accuracy.loaded_ranges``.
+LOADED_QUANTITY = {
+    "ttft_median_ms": "ttft_p50",
+    "ttft_p99_ms": "ttft_p99",
+    "tpot_median_ms": "tpot_p50",
+    "tpot_p99_ms": "tpot_p99",
+    "itl_median_ms": "itl_p50",
+    "itl_p99_ms": "itl_p99",
+}
+#: ``heldout.time_checks``' serving quantities by their name there.
+HELDOUT_QUANTITY = {"TTFT": "ttft_mean", "TPOT": "tpot_mean"}
+
+
+def loaded_figures(load_rows, load_checks, heldout_checks) -> list:
+    """The held-out figures under load as ``planner.accuracy.loaded_ranges.LoadedFigure``: each predicted figure of
+    ``validate_load`` on ``load_rows`` (``load_checks``) and each predicted serving-run TTFT and TPOT of
+    ``heldout.time_checks`` (``heldout_checks``; static batches left out), with measured / predicted - 1, the row's
+    arrival (``arrival_of``) and source (``planner.accuracy.holdout.fold_of``). Both checks' errors are predicted /
+    published - 1 = e, so measured / predicted - 1 = 1 / (1 + e) - 1."""
+    return [f for f, _ in loaded_figure_rows(load_rows, load_checks, heldout_checks)]
+
+
+def loaded_figure_rows(load_rows, load_checks, heldout_checks) -> list[tuple]:
+    """``loaded_figures``, each with its row (``bench/range_coverage.py`` groups them by engine)."""
+    from planner.accuracy.holdout import fold_of
+    from planner.accuracy.loaded_ranges import LoadedFigure, arrival_of
+
+    by_id = {r.record_id: r for r in load_rows}
+    out = []
+    for c in load_checks:
+        if c.quantity in LOADED_QUANTITY and math.isfinite(c.error):
+            r = by_id[c.record_id]
+            arrival = arrival_of(r.request_rate, r.batch, r.num_prompts)
+            out.append((LoadedFigure(LOADED_QUANTITY[c.quantity], arrival, fold_of(r), 1 / (1 + c.error) - 1), r))
+    for c in heldout_checks:
+        r = c["row"]
+        if c["q"] in HELDOUT_QUANTITY and r.kind != "static" and math.isfinite(c["planner"]) and c["planner"] > -1:
+            arrival = arrival_of(r.request_rate, r.batch, r.num_prompts)
+            out.append((LoadedFigure(HELDOUT_QUANTITY[c["q"]], arrival, fold_of(r), 1 / (1 + c["planner"]) - 1), r))
+    return out
+
+
+def shipped_loaded_figures() -> list:
+    """``loaded_figures`` of the shipped rows: ``load_public.csv`` and ``bench/heldout.py``'s held-out rows."""
+    from heldout import held_out_rows, time_checks
+
+    from planner.accuracy import predict as acc
+
+    load_rows = load_decode_rows(reference_dir() / "load_public.csv")
+    return loaded_figures(
+        load_rows, validate_load(load_rows).checks, time_checks(held_out_rows(acc.load_decode_rows()))
+    )
+
+
+def write_loaded_residuals(figures) -> str:
+    """``catalogs/reference/loaded_residuals.csv`` from ``figures`` (``loaded_residual_table``); its path."""
+    import csv
+
+    from planner.accuracy.loaded_ranges import loaded_residual_table, loaded_residuals_file
+
+    table = loaded_residual_table(figures)
+    path = loaded_residuals_file()
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(table)
+    return str(path)
+
+
 def main(argv: list[str]) -> int:
     from heldout import add_bootstrap_option, add_serial_front_end_option, use_serial_front_end  # (bench/)
 
@@ -161,7 +232,15 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--worst", type=int, default=0, metavar="N", help="also list the N figures furthest off")
     add_serial_front_end_option(parser)
     add_bootstrap_option(parser)
+    parser.add_argument(
+        "--write-loaded-residuals",
+        action="store_true",
+        help="write catalogs/reference/loaded_residuals.csv (planner.accuracy.loaded_ranges) and stop",
+    )
     args = parser.parse_args(argv[1:])
+    if args.write_loaded_residuals:
+        print(f"wrote {write_loaded_residuals(shipped_loaded_figures())}")
+        return 0
     use_serial_front_end(args.serial_front_end)
     worst, resamples = args.worst, args.bootstrap
     path = args.runs or reference_dir() / "load_public.csv"

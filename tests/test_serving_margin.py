@@ -82,6 +82,27 @@ class TestRule:
         prediction = residual_range(gpu, "vllm", gpus=8, model="Llama-3.1-70B")
         assert margin_range(prediction, gpu, engine) is prediction
 
+    @pytest.mark.parametrize("profile", ["nim", "tensorrt-llm-0", "tensorrt-llm"])
+    def test_a_release_profile_or_nim_finds_its_engines_figures(self, profile):
+        """NIM serves prebuilt TensorRT-LLM engines (profiles.NIM_BACKEND = "tensorrt-llm-0"): its 9 H100 runs
+        (nvidia-nim-benchmarking-llama3.3-70b) are TensorRT-LLM's figures, and a query by the NIM alias, the 0.x
+        profile or the engine finds them (s153: the table's "nim" row was read by no query)."""
+        from planner.engines.profiles import engine_profile
+
+        eng = engine_profile(profile)
+        prediction = residual_range("H100 SXM 80GB", eng, gpus=2, model="Llama-3.1-70B")
+        margin = margin_range(prediction, "H100 SXM 80GB", eng.name)
+        assert margin is not prediction
+        assert "nvidia-nim-benchmarking-llama3.3-70b" in shipped_row("H100 SXM 80GB", "tensorrt-llm")["sources"]
+
+    def test_engine_families(self):
+        """A release profile shares its engine's figures; a name of no family stands as given."""
+        from planner.accuracy.serving_margin import engine_name
+
+        assert [engine_name(n) for n in ("vllm-0.10", "sglang-0.5.3", "tensorrt-llm-0", "nim", "ideal")] == [
+            "vllm", "sglang", "tensorrt-llm", "tensorrt-llm", "ideal",
+        ]  # fmt: skip
+
     def test_b200_takes_its_nemotron_serving_figures(self):
         """B200 + vLLM: 9 held-out steady-load figures since Nemotron 3 Nano is modelled (vultr's vLLM cookbook
         runs, shipped file): the margin is no longer the bare prediction range."""

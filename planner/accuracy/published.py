@@ -138,6 +138,36 @@ def pipeline_problem(r: dict[str, str]) -> str:
     return f"pipeline parallelism (PP {pp}) is not modelled" if pp > 1 else ""
 
 
+#: A run's own setting of TensorRT-LLM's attention data parallelism (``enable_attention_dp: true`` in its
+#: ``--extra_llm_api_options`` / ``--config`` YAML), as a row's ``batching`` or ``notes`` cell quotes it.
+ATTENTION_DP_SETTING = re.compile(r"enable_attention_dp:\s*true", re.I)
+
+
+def attention_dp_problem(r: dict[str, str]) -> str:
+    """Why a row run with attention data parallelism over more than one GPU cannot be predicted ("" when it was not,
+    or ran on one GPU, where it changes nothing): each GPU runs attention for its own requests and the experts are
+    spread over the group (TensorRT-LLM's "DEP"), while a published row is simulated as one tensor-parallel group."""
+    if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
+        return ""
+    gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
+    return f"attention data parallelism over {gpus} GPUs (DEP{gpus}) is not modelled" if gpus > 1 else ""
+
+
+#: A row whose own source calls its figure provisional (TensorRT-LLM's 1.2 perf overview: "performance data should
+#: not be considered finalized" for its beta GPUs); the row's ``notes`` cell says so with this phrase.
+PROVISIONAL_NOTE = "provisional per its source"
+
+
+def provisional_problem(r: dict[str, str]) -> str:
+    """Why a figure its source marks provisional is kept but not predicted ("" for any other row)."""
+    note = str(r.get("notes", ""))
+    return (
+        "its source marks the figure provisional (not finalized): kept, not compared"
+        if PROVISIONAL_NOTE in note
+        else ""
+    )
+
+
 #: Server flags that turn on speculative decoding (SGLang ``--speculative-algorithm``, vLLM ``--speculative-config``,
 #: older vLLM ``--speculative-model``, TensorRT-LLM ``--speculative_config``).
 SPECULATIVE_FLAG = re.compile(r"--speculative[-_](algorithm|config|model)\b")
@@ -514,7 +544,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
-        problem = pipeline_problem(r) or speculative_problem(r)
+        problem = pipeline_problem(r) or attention_dp_problem(r) or provisional_problem(r) or speculative_problem(r)
         try:
             speculation = speculation_of(r)
         except ValueError:  # a form not read here (vLLM's JSON): refused by speculative_problem's reason

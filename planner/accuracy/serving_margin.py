@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import csv
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,10 +59,19 @@ def serving_residuals_file() -> Path:
     return shipped_catalog_dir() / "reference" / "heldout_serving_residuals.csv"
 
 
+#: The engines whose serving figures a margin pools: a release's profile ("vllm-0.6", "sglang-0.5.3",
+#: "tensorrt-llm-0") shares its engine's figures.
+ENGINE_FAMILIES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy")
+#: Row engines that serve another engine's kernels: NVIDIA NIM runs prebuilt TensorRT-LLM engines
+#: (``planner.engines.profiles.NIM_BACKEND``), so its runs are TensorRT-LLM's figures and a "nim" query finds them.
+SERVED_BY = {"nim": "tensorrt-llm", "nvidia-nim": "tensorrt-llm"}
+
+
 def engine_name(engine: object) -> str:
-    """The engine a profile or row name stands for: vLLM's profiles ("vllm-0.6") share vLLM's figures."""
+    """The engine family a profile or row name stands for (``ENGINE_FAMILIES``, ``SERVED_BY``); other names as given."""
     name = str(getattr(engine, "name", engine))
-    return "vllm" if name.startswith("vllm") else name
+    name = SERVED_BY.get(name, name)
+    return next((f for f in ENGINE_FAMILIES if name.startswith(f)), name)
 
 
 def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate: float | None) -> bool:
@@ -109,21 +118,32 @@ def load_serving(path: str | None = None) -> dict[tuple[str, str], ServingRegion
     p = Path(path) if path else serving_residuals_file()
     if not p.exists():
         return {}
-    residuals = ("residual_low", "residual_median", "residual_high", "residual_smallest", "residual_largest")
     with open(p, newline="", encoding="utf-8") as f:
-        return {
-            (r["gpu"], r["engine"]): ServingRegion(
-                r["gpu"], r["engine"], int(r["rows"]), *(float(r[c]) for c in residuals), r["sources"]
-            )
-            for r in csv.DictReader(f)
-        }
+        return regions_of(csv.DictReader(f))
 
 
-def margin_range(prediction: TimeRange, gpu_name: str, engine: object) -> TimeRange:
+def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], ServingRegion]:
+    """Regions by (GPU, engine) from rows in the file's columns (``serving_residual_table``'s, or the file's)."""
+    residuals = ("residual_low", "residual_median", "residual_high", "residual_smallest", "residual_largest")
+    return {
+        (r["gpu"], r["engine"]): ServingRegion(
+            r["gpu"], r["engine"], int(r["rows"]), *(float(r[c]) for c in residuals), r["sources"]
+        )
+        for r in table
+    }
+
+
+def margin_range(
+    prediction: TimeRange,
+    gpu_name: str,
+    engine: object,
+    regions: Mapping[tuple[str, str], ServingRegion] | None = None,
+) -> TimeRange:
     """The range a fleet of ``engine`` on ``gpu_name`` is sized with (the module's rule), from ``prediction``, the
-    range of a single prediction there (``calibration.residual_range``)."""
+    range of a single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``)
+    unless given (``bench/range_coverage.py`` rebuilds them without one source at a time)."""
     eng = engine_name(engine)
-    region = load_serving().get((gpu_name, eng))
+    region = (load_serving() if regions is None else regions).get((gpu_name, eng))
     if region is None:
         return prediction
     where = f"held-out TPOT of {region.rows} steady-load serving run{'s' if region.rows > 1 else ''} of {eng} on "

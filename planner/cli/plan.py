@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges, outward
 from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
@@ -442,9 +443,11 @@ def plan_command(
         if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
             past_capacity = bool(is_past_capacity(replica, run_prompt, run_output, [rate_per_s], hit)[0])
             capacity = capacity_per_s(replica, run_prompt, run_output, hit) if past_capacity else math.nan
+    ranges = load_loaded_ranges() if sized else {}
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:
+            out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
             out["under_load"]["past_capacity"] = past_capacity
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
         if spec is not None:
@@ -455,6 +458,10 @@ def plan_command(
         echo(json.dumps(out, indent=2))
     else:
         text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic) if sized else ""
+        lines = held_out_range_lines(sized, ranges) if sized else []
+        if lines and options.get("calibration"):
+            lines.append("    (measured on planner's uncalibrated predictions: your calibration file is not in them)")
+        text += "".join("\n" + line for line in lines)
         if past_capacity:
             text += (
                 f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ({capacity:.3g} requests/s in "
@@ -536,6 +543,81 @@ def render_sizing(
         ),
     ]
     return lines[0] + "\n".join(lines[1:])
+
+
+#: The figures under load that carry a stated range (``planner.accuracy.loaded_ranges``), in print order: (label,
+#: the sizing result's field, the percentile's key in ``LoadedRange.quantity``'s names; the percentile first, so no
+#: line starts as the figures' lines above it do); p95 has none (no source's run published it), the end-to-end
+#: latency neither.
+RANGED_FIGURES = (
+    ("p50 TTFT", "ttft_s", "p50"),
+    ("p99 TTFT", "ttft_s", "p99"),
+    ("p50 TPOT", "tpot_s", "p50"),
+    ("p99 TPOT", "tpot_s", "p99"),
+    ("p50 ITL", "itl_s", "p50"),
+    ("p99 ITL", "itl_s", "p99"),
+)
+
+
+def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> list[str]:
+    """The stated range of each loaded percentile ``render_sizing`` prints, one line each: the range as multiples of
+    the simulated figure, the figure's bounds, the sources and the share of held-out figures inside the range built
+    without their own source; then one line per end that one source sets. None without the ranges' file."""
+    rows = [(label, getattr(s.result, field), f"{field[:-2]}_{pct}") for label, field, pct in RANGED_FIGURES]
+    rows = [(label, getattr(x, q.rsplit("_", 1)[1]), ranges.get((q, STEADY))) for label, x, q in rows]
+    if not any(r for _, _, r in rows):
+        return []
+    lines = [
+        "  held-out range (measured / predicted: 10th-90th percentile over published runs under steady load from",
+        "  sources planner never saw, each source alike; inside: share of those runs within the range built",
+        "  without their own source, nominal 80%; docs/accuracy.md, 'Do the ranges hold?'):",
+    ]
+    notes = []
+    for label, value, r in rows:
+        if r is None:
+            lines.append(f"    {label:<10}no range: fewer than 3 sources published it under steady load")
+            continue
+        lo, hi = r.ratios()
+        bounds = f"{fmt_seconds(value * lo)} to {fmt_seconds(value * hi)}"
+        lines.append(
+            f"    {label:<10}{r.text():<15}{bounds:<22}{r.sources} sources, {r.inside_left_out:.0%} inside left out"
+        )
+        notes += [
+            f"    {label}'s {end} end is one source's ({source}): {outward(1 + without, end == 'high'):g}x without it"
+            for end, without, source in r.one_source_ends()
+        ]
+    return lines + notes
+
+
+def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> dict:
+    """``held_out_range_lines``' ranges for --json, by figure and statistic (``ttft_s``: ``p50``, ``p99``, ``mean``;
+    ``tpot_s`` likewise; ``itl_s``: ``p50``, ``p99``): ratios (1 + low, 1 + median, 1 + high), the figure's bounds in
+    seconds, sources, figures, share inside left out, weighting, and the ends one source sets; a statistic without
+    a range is absent."""
+    out: dict[str, dict] = {}
+    for field in ("ttft_s", "tpot_s", "itl_s"):
+        for stat in ("p50", "p99", "mean"):
+            r = ranges.get((f"{field[:-2]}_{stat}", STEADY))
+            if r is None:
+                continue
+            value = getattr(getattr(s.result, field), stat)
+            out.setdefault(field, {})[stat] = {
+                "arrival": r.arrival,
+                "low_ratio": 1 + r.low,
+                "median_ratio": 1 + r.median,
+                "high_ratio": 1 + r.high,
+                "low_s": value * (1 + r.low),
+                "high_s": value * (1 + r.high),
+                "sources": r.sources,
+                "figures": r.figures,
+                "inside_left_out": r.inside_left_out,
+                "weighted": r.weighted,
+                "one_source_ends": [
+                    {"end": end, "ratio_without": 1 + without, "source": source}
+                    for end, without, source in r.one_source_ends()
+                ],
+            }
+    return out
 
 
 def _tokens(x: float) -> str:

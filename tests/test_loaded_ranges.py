@@ -1,0 +1,202 @@
+"""The stated range of a figure predicted under load (planner.accuracy.loaded_ranges): the 10th-90th weighted
+percentile of measured / predicted - 1 over held-out figures of the same quantity and arrival, each source weighing 1.
+
+The arithmetic is checked on hand-made figures whose answers are worked out in each docstring; the shipped table
+(catalogs/reference/loaded_residuals.csv) is checked to be what ``bench/load_validation.py --write-loaded-residuals``
+writes from the shipped rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from planner.accuracy.loaded_ranges import (
+    BURST,
+    INSIDE,
+    NO_RANGE,
+    QUANTITIES,
+    STEADY,
+    LoadedFigure,
+    LoadedRange,
+    NoLoadedRangeError,
+    arrival_of,
+    left_out_placements,
+    load_loaded_ranges,
+    loaded_range,
+    loaded_residual_table,
+    loaded_residuals_file,
+    range_of,
+    ranges_of,
+    source_weights,
+    weighted_percentile,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def figs(source: str, residuals, quantity: str = "ttft_p99", arrival: str = STEADY) -> list[LoadedFigure]:
+    return [LoadedFigure(quantity, arrival, source, r) for r in residuals]
+
+
+class TestArithmetic:
+    def test_equal_weights_are_the_inverted_cdf(self):
+        """Values 1..10, equal weights: the 10th percentile is 1, the 50th 5, the 90th 9 (the smallest value whose
+        cumulative share reaches q); numpy's inverted_cdf agrees on random values."""
+        v = list(range(1, 11))
+        assert [weighted_percentile(v, [1.0] * 10, q) for q in (10, 50, 90)] == [1, 5, 9]
+        rng = np.random.default_rng(0)
+        x = list(rng.normal(size=37))
+        for q in (10, 50, 90):
+            assert weighted_percentile(x, [1.0] * 37, q) == np.percentile(x, q, method="inverted_cdf")
+
+    def test_each_source_weighs_one(self):
+        """Source a: nine figures at 0.0 (each 1/9), b: one at 1.0, c: one at 2.0; total weight 3. The 10th
+        percentile needs 0.3 (a's figures reach 1.0): 0.0; the 50th needs 1.5 (b brings 2.0): 1.0; the 90th needs
+        2.7 (c brings 3.0): 2.0. Counted per figure instead, the 90th would be 1.0."""
+        f = figs("a", [0.0] * 9) + figs("b", [1.0]) + figs("c", [2.0])
+        assert source_weights([x.source for x in f]) == pytest.approx([1 / 9] * 9 + [1.0, 1.0])
+        r = range_of(f, "ttft_p99", STEADY)
+        assert (r.low, r.median, r.high, r.sources, r.figures) == (0.0, 1.0, 2.0, 3, 11)
+        assert r.ratios() == (1.0, 3.0) and r.text() == "1x to 3x"
+
+    def test_fewer_than_three_sources_state_no_range(self):
+        f = figs("a", [0.1, 0.2]) + figs("b", [0.3])
+        assert range_of(f, "ttft_p99", STEADY) is None
+        assert range_of(f + figs("c", [0.0], arrival=BURST), "ttft_p99", STEADY) is None  # another arrival
+
+    def test_left_out_each_source_is_judged_by_the_others(self):
+        """Sources a (0.0), b (0.5), c (1.0), d (10.0), one figure each. Without d the range is 0.0 .. 1.0 (10th:
+        a, 90th: c), so d's 10.0 is above; without a it is 0.5 .. 10.0, so a's 0.0 is below; b and c lie inside
+        the range of the other three."""
+        f = figs("a", [0.0]) + figs("b", [0.5]) + figs("c", [1.0]) + figs("d", [10.0])
+        at = {x.source: p for x, p in left_out_placements(f)}
+        assert at == {"a": "below", "b": INSIDE, "c": INSIDE, "d": "above"}
+        # with three sources, one left out leaves two: no range
+        assert {p for _, p in left_out_placements(f[:3])} == {NO_RANGE}
+
+    def test_the_table_states_its_left_out_coverage(self):
+        f = figs("a", [0.0]) + figs("b", [0.5]) + figs("c", [1.0]) + figs("d", [10.0])
+        (row,) = loaded_residual_table(f)
+        assert (row["quantity"], row["arrival"], row["sources"], row["figures"]) == ("ttft_p99", STEADY, "4", "4")
+        assert (row["low"], row["median"], row["high"], row["inside_left_out"]) == ("0.00", "0.50", "10.00", "0.50")
+        r = ranges_of([row])[("ttft_p99", STEADY)]
+        assert r.inside_left_out == 0.5 and r.high == 10.0
+
+    def test_an_end_one_source_sets_is_named(self):
+        """Sources a (0.0), b (0.5), c (1.0), d (10.0). Left out one at a time, the ranges are 0.5 .. 10 (no a),
+        0 .. 10 (no b, no c) and 0 .. 1 (no d): the least extreme ends are low 0.5 (without a) and high 1.0
+        (without d). The high end, 11x the prediction, is d's (11 > 2 x 2); the low end, 1x against 1.5x without
+        a, is not one source's (1.5 < 2 x 1)."""
+        f = figs("a", [0.0]) + figs("b", [0.5]) + figs("c", [1.0]) + figs("d", [10.0])
+        (row,) = loaded_residual_table(f)
+        assert (row["low_one_out"], row["low_set_by"], row["high_one_out"], row["high_set_by"]) == (
+            "0.50",
+            "a",
+            "1.00",
+            "d",
+        )
+        assert ranges_of([row])[("ttft_p99", STEADY)].one_source_ends() == [("high", 1.0, "d")]
+
+    def test_the_printed_range_is_rounded_outwards(self):
+        """-0.285 / +0.25 print as 0.71x to 1.3x (0.715 down, 1.25 up; rounded to nearest, 1.25 would print 1.2x,
+        narrower than the table); whole ratios print as they are."""
+        r = LoadedRange("tpot_p99", STEADY, 4, 42, -0.285, 0.0, 0.25)
+        assert r.text() == "0.71x to 1.3x"
+        assert LoadedRange("tpot_p99", STEADY, 4, 42, -0.28, 0.0, 0.08).text() == "0.72x to 1.1x"
+        assert LoadedRange("ttft_p99", STEADY, 6, 48, -0.23, 0.46, 26.40).text() == "0.77x to 28x"
+
+    def test_arrival(self):
+        assert arrival_of(4.0, 0, 100) == STEADY  # a request rate
+        assert arrival_of(None, 16, 100) == STEADY  # a closed loop
+        assert arrival_of(None, 100, 100) == BURST and arrival_of(math.inf, 100, 100) == BURST
+
+    def test_a_missing_range_is_refused_by_name(self):
+        with pytest.raises(NoLoadedRangeError, match="fewer than 3 sources"):
+            loaded_range({}, "ttft_p99", BURST)
+        with pytest.raises(ValueError):
+            loaded_range({}, "ttft_p42")
+
+
+class TestShipped:
+    def test_the_shipped_ranges_load_and_are_ordered(self):
+        ranges = load_loaded_ranges()
+        assert ("ttft_p99", STEADY) in ranges and ("tpot_p50", STEADY) in ranges
+        for (q, a), r in ranges.items():
+            assert q in QUANTITIES and a in ("steady", "burst") and r.sources >= 3 and r.low <= r.median <= r.high
+            assert 0 <= r.inside_left_out <= 1
+
+    def test_the_file_is_what_the_bench_script_writes(self, tmp_path, monkeypatch):
+        """``bench/load_validation.py --write-loaded-residuals`` on the shipped rows gives the shipped file."""
+        sys.path.insert(0, str(ROOT / "bench"))
+        import load_validation
+
+        from planner.accuracy import loaded_ranges
+
+        out = tmp_path / "loaded.csv"
+        monkeypatch.setattr(loaded_ranges, "loaded_residuals_file", lambda: out)
+        load_validation.write_loaded_residuals(load_validation.shipped_loaded_figures())
+        with open(out, newline="") as a, open(loaded_residuals_file(), newline="") as b:
+            assert list(csv.DictReader(a)) == list(csv.DictReader(b))
+
+
+class TestPlanRate:
+    """``planner plan --rate`` prints the stated range of each loaded percentile, and ``--json`` carries it."""
+
+    ARGS = ("plan", "--gpu", "H100", "--model", "llama-3.1-8b", "--context", "8k", "--rate", "10")
+    ARGS += ("--prompt-tokens", "800", "--output-tokens", "400")
+
+    @staticmethod
+    def shipped_row(quantity: str) -> dict[str, str]:
+        """One steady-load row of catalogs/reference/loaded_residuals.csv, read as text."""
+        with open(ROOT / "catalogs" / "reference" / "loaded_residuals.csv", encoding="utf-8") as f:
+            return next(r for r in csv.DictReader(f) if (r["quantity"], r["arrival"]) == (quantity, STEADY))
+
+    def test_the_text_states_each_range_with_its_left_out_coverage(self):
+        """The p99 TTFT line: the shipped row's 1 + low .. 1 + high (rounded outwards), its sources and its share
+        inside left out; p95 has no range, so no line names it; an end one source sets is named."""
+        from cli_support import run
+
+        r = run(*self.ARGS)
+        assert r.exit_code == 0, r.output
+        row = self.shipped_row("ttft_p99")
+        rng = ranges_of([row])[("ttft_p99", STEADY)]
+        (line,) = [x for x in r.output.splitlines() if x.strip().startswith("p99 TTFT ")]
+        assert rng.text() in line and f"{row['sources']} sources, {float(row['inside_left_out']):.0%} inside" in line
+        assert "held-out range (measured / predicted" in r.output and "p95 " not in r.output.split("held-out")[1]
+        for end, _, source in rng.one_source_ends():
+            assert f"p99 TTFT's {end} end is one source's ({source})" in r.output
+
+    def test_json_carries_the_ranges_and_the_figures_bounds(self):
+        """``under_load.held_out_ranges.ttft_s.p99``: the shipped row's ratios, and the simulated p99 times each;
+        the existing fields keep their names."""
+        from cli_support import run
+
+        r = run(*self.ARGS, "--json")
+        assert r.exit_code == 0, r.output
+        load = json.loads(r.output)["under_load"]
+        assert {"ttft_s", "tpot_s", "itl_s", "replicas", "past_capacity"} <= set(load)
+        got = load["held_out_ranges"]["ttft_s"]["p99"]
+        row = self.shipped_row("ttft_p99")
+        assert got["low_ratio"] == pytest.approx(1 + float(row["low"]))
+        assert got["high_ratio"] == pytest.approx(1 + float(row["high"]))
+        assert got["high_s"] == pytest.approx(load["ttft_s"]["p99"] * (1 + float(row["high"])))
+        assert got["sources"] == int(row["sources"]) and got["inside_left_out"] == float(row["inside_left_out"])
+        assert set(load["held_out_ranges"]["itl_s"]) == {"p50", "p99"}  # no ITL mean is published held out
+        assert "mean" in load["held_out_ranges"]["tpot_s"]
+
+    def test_no_file_no_block(self, monkeypatch):
+        """Without the ranges' file (a custom install) the block is left out, not printed empty."""
+        from cli_support import run
+
+        from planner.cli import plan as plan_cli
+
+        monkeypatch.setattr(plan_cli, "load_loaded_ranges", dict)
+        r = run(*self.ARGS)
+        assert r.exit_code == 0 and "held-out range (measured" not in r.output
