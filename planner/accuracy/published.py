@@ -269,12 +269,15 @@ def first_number(value: Any, what: str = "", strict: bool = True) -> float:
 
 
 def refuse_text_figure(value: Any, column: str, where: str) -> None:
-    """InvalidInputError when a figure cell holds text but no number ("eight", "n/a"); blank and "inf" pass.
+    """InvalidInputError when a figure cell holds text but no number ("eight", "n/a"); blank, "inf" and "nan" pass.
 
     Such a cell would be read as blank, and a row whose only figure it is would drop out of validation unseen (the
     table passing on the rows left), so the file is refused, naming ``where`` (file and row) and the column."""
     text = str(value or "").strip()
-    if text and text.lower() != "inf" and math.isnan(first_number(text, column, strict=False)):
+    with contextlib.suppress(ValueError):  # "inf", "-inf", "nan": numbers to Python, read as before (no figure)
+        float(text)
+        return
+    if text and math.isnan(first_number(text, column, strict=False)):
         raise InvalidInputError(
             f"{where}: {column} {text[:40]!r} is not a number; write the figure, or leave the cell blank where there "
             "is none"
