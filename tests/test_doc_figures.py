@@ -343,6 +343,8 @@ class TestExportDoc:
             w["tpot_target_s"],
         )
         assert w["growth_over_horizon"] == 0
+        (share,) = stated(self.DOC, r"the average traffic ([\d.]+) x the peak \(the workbook holds none\)")
+        assert float(share) == workbook_input.WORKBOOK_AVERAGE_SHARE
 
     def test_unit_checks_and_token_counts(self):
         """'A bare number above 1 (TPOT) or 60 (TTFT) is refused' and '`1e4` (10,000), `"8k"` (8,192 ...)'."""

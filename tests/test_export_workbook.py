@@ -17,9 +17,9 @@ pytestmark = pytest.mark.xdist_group(WHATIF_CLI_GROUP)
 
 DATE = "2026-06-01"
 
-# The inputs typed into the workbook, and the scenario the docs say they stand for:
-# context 4,096 -> p95 output 4,096 // 4 = 1,024, p95 prompt 3,072, means half of those (1,536 and 512);
-# traffic and targets are the stated workbook defaults (10 / 4 requests/s, TTFT 2 s, TPOT 100 ms).
+# The inputs typed into the workbook, and the scenario the docs say they stand for: the workbook's budget inputs as
+# it opens (peak 40 requests/s, 400 output tokens, TPOT 50 ms, TTFT 1,500 ms: layout.BUDGET_DEFAULTS) ask the review
+# its own question: every request 400 output and 4,096 - 400 = 3,696 prompt tokens, average 0.4 x 40 = 16.
 EDITS = {
     "in_gpu": "H200 SXM 141GB",
     "in_model": "Llama-3.1-8B",
@@ -31,14 +31,14 @@ EDITS = {
 EQUIVALENT_TOML = """
 title = "Budget review of what-if workbook capacity-what-if.xlsx"
 [workload]
-peak_requests_per_s = 10
-average_requests_per_s = 4
-prompt_tokens_mean = 1536
-prompt_tokens_high = 3072
-output_tokens_mean = 512
-output_tokens_high = 1024
-ttft_target_s = 2
-tpot_target_s = 0.1
+peak_requests_per_s = 40
+average_requests_per_s = 16
+prompt_tokens_mean = 3696
+prompt_tokens_high = 3696
+output_tokens_mean = 400
+output_tokens_high = 400
+ttft_target_s = 1.5
+tpot_target_s = 0.05
 [[option]]
 gpu = "H200 SXM 141GB"
 model = "Llama-3.1-8B"
@@ -48,24 +48,47 @@ pricing = "cloud"
 cloud_usd_per_gpu_hour = 3.5
 engine = "vllm"
 """
+#: With the budget inputs blank the workbook asks no question, and the stated defaults stand: context 4,096 -> p95
+#: output 4,096 // 4 = 1,024, p95 prompt 3,072, means half of those; 10 / 4 requests/s, TTFT 2 s, TPOT 100 ms.
+BLANK_BUDGET = {
+    "in_peak_requests": None,
+    "in_output_tokens": None,
+    "in_tpot_target_ms": None,
+    "in_ttft_target_ms": None,
+}
+DEFAULTS_TOML = (
+    EQUIVALENT_TOML.replace("peak_requests_per_s = 40", "peak_requests_per_s = 10")
+    .replace("average_requests_per_s = 16", "average_requests_per_s = 4")
+    .replace("prompt_tokens_mean = 3696", "prompt_tokens_mean = 1536")
+    .replace("prompt_tokens_high = 3696", "prompt_tokens_high = 3072")
+    .replace("output_tokens_mean = 400", "output_tokens_mean = 512")
+    .replace("output_tokens_high = 400", "output_tokens_high = 1024")
+    .replace("ttft_target_s = 1.5", "ttft_target_s = 2")
+    .replace("tpot_target_s = 0.05", "tpot_target_s = 0.1")
+)
 
 
 def invoke(*args: str):
     return CliRunner().invoke(main, list(args))
 
 
-@pytest.fixture
-def edited_workbook(tmp_path, whatif_cli_workbook) -> Path:
-    """A copy of ``planner workbook``'s file (built once, conftest.py) with EDITS typed into its input cells."""
-    (tmp_path / "wb").mkdir()
+def typed_into(tmp_path: Path, source: Path, edits: dict) -> Path:
+    """A copy of ``source`` in ``tmp_path/wb`` with ``edits`` (defined name -> value; None blanks it) typed in."""
+    (tmp_path / "wb").mkdir(exist_ok=True)
     path = tmp_path / "wb" / "capacity-what-if.xlsx"
-    shutil.copyfile(whatif_cli_workbook[0], path)
+    shutil.copyfile(source, path)
     wb = openpyxl.load_workbook(path)
-    for name, value in EDITS.items():
+    for name, value in edits.items():
         sheet, coord = next(iter(wb.defined_names[name].destinations))
         wb[sheet][coord.replace("$", "")] = value
     wb.save(path)
     return path
+
+
+@pytest.fixture
+def edited_workbook(tmp_path, whatif_cli_workbook) -> Path:
+    """A copy of ``planner workbook``'s file (built once, conftest.py) with EDITS typed into its input cells."""
+    return typed_into(tmp_path, whatif_cli_workbook[0], EDITS)
 
 
 class TestWorkbookInput:
@@ -81,11 +104,34 @@ class TestWorkbookInput:
         assert "H200 SXM 141GB, Llama-3.1-8B, KV fp8, cloud" in a.read_text()
         assert ",2," in a.read_text().splitlines()[1]  # 2 GPUs per replica, as typed
 
-    def test_the_assumptions_say_the_workload_is_a_workbook_default(self, tmp_path, edited_workbook):
-        """A reader of the review sees that traffic and targets were not in the workbook."""
+    def test_the_review_asks_the_workbooks_own_question(self, tmp_path, edited_workbook):
+        """The workbook's Levers size a fleet for its Inputs' peak traffic, output tokens and targets; the review read
+        10 requests/s, TPOT 100 ms and TTFT 2 s instead (s155: the workbook as it opens said 104 GPUs at 40
+        requests/s, its review 16 at 10), and its Assumptions say where each figure came from."""
         out = tmp_path / "r.md"
         assert invoke("export", str(edited_workbook), "-o", str(out), "--date", DATE).exit_code == 0
-        assert "| Peak traffic today | 10 | requests/s | workbook default" in out.read_text()
+        text = out.read_text()
+        assert "| Peak traffic today | 40 | requests/s | workbook: its Inputs' peak traffic" in text
+        assert "| Prompt length, p95 | 3,696 | tokens | workbook:" in text
+        assert "| TPOT target | 50 | ms | workbook:" in text
+
+    def test_blank_budget_inputs_take_the_stated_defaults(self, tmp_path, whatif_cli_workbook):
+        """A workbook whose budget inputs are blank gives the review the defaults docs/export.md states."""
+        path = typed_into(tmp_path, whatif_cli_workbook[0], {**EDITS, **BLANK_BUDGET})
+        toml = tmp_path / "same.toml"
+        toml.write_text(DEFAULTS_TOML)
+        a, b = tmp_path / "from-workbook.csv", tmp_path / "from-toml.csv"
+        ra = invoke("export", str(path), "-o", str(a), "--date", DATE)
+        rb = invoke("export", str(toml), "-o", str(b), "--date", DATE)
+        assert ra.exit_code == 0 and rb.exit_code == 0, ra.output + rb.output
+        assert a.read_text() == b.read_text()
+
+    def test_a_context_that_leaves_no_prompt_is_refused(self, tmp_path, whatif_cli_workbook):
+        path = typed_into(tmp_path, whatif_cli_workbook[0], {**EDITS, "in_context": 400})
+        result = invoke("export", str(path), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 2, result.output
+        assert "a context of 400 tokens leaves no prompt beside the 400 output tokens on Inputs" in result.output
+        assert not (tmp_path / "r.md").exists()
 
     def test_a_spreadsheet_planner_did_not_make_is_refused(self, tmp_path):
         """Any other .xlsx: one line naming the file and what to do, no traceback, no output file."""

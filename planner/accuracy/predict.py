@@ -43,6 +43,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     precision_in,
     read_csv_rows,
     reference_dir,
+    refuse_text_figure,
     require_columns,
     resolve_gpu_name,
     resolve_model_name,
@@ -148,6 +149,8 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                 problem = pipeline_problem(r)
             except ValueError as exc:
                 problem = str(exc)
+            for c in figures:  # a figure cell of text ("fifty"): the file is refused, not the row dropped unseen
+                refuse_text_figure(r.get(c), c, f"{p}: row {rid}")
             weight = _weight_precision(r)
             rows.append(
                 StartupRow(

@@ -268,6 +268,22 @@ def first_number(value: Any, what: str = "", strict: bool = True) -> float:
     return float(hit.group(0).replace(",", ""))
 
 
+def refuse_text_figure(value: Any, column: str, where: str) -> None:
+    """InvalidInputError when a figure cell holds text but no number ("eight", "n/a"); blank, "inf" and "nan" pass.
+
+    Such a cell would be read as blank, and a row whose only figure it is would drop out of validation unseen (the
+    table passing on the rows left), so the file is refused, naming ``where`` (file and row) and the column."""
+    text = str(value or "").strip()
+    with contextlib.suppress(ValueError):  # "inf", "-inf", "nan": numbers to Python, read as before (no figure)
+        float(text)
+        return
+    if text and math.isnan(first_number(text, column, strict=False)):
+        raise InvalidInputError(
+            f"{where}: {column} {text[:40]!r} is not a number; write the figure, or leave the cell blank where there "
+            "is none"
+        )
+
+
 def whole_number(value: Any, what: str, default: int | None = None, tokens: bool = False) -> int | None:
     """A whole number from a cell; ``default`` when blank; ValueError naming ``what`` otherwise. ``tokens``: a token
     count, which may be written as ``planner.units.parse_token_count`` reads it ("32k" = 32,768)."""
@@ -282,20 +298,25 @@ def whole_number(value: Any, what: str, default: int | None = None, tokens: bool
             return default
         raise ValueError(f"{what} {value!r} is not a number")
     if x < 0 or not math.isfinite(x) or x != int(x):
-        raise ValueError(f"{what} {value!r} is not a whole number")
+        raise ValueError(f"{what} {value!r} is not a whole number of 0 or more")  # "-1" is whole, but not a count
     return int(x)
 
 
 def read_csv_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a measurements CSV as {column: text}; over MAX_MEASUREMENTS_BYTES or MAX_MEASUREMENT_ROWS
-    rows, or unreadable: InvalidInputError in one line."""
+    rows, a row with more cells than the header, or unreadable: InvalidInputError in one line."""
     try:
         text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file", encoding="utf-8-sig")
         reader = csv.DictReader(io.StringIO(text, newline=""))
-        rows = [
-            {(k or "").strip(): (v or "") for k, v in r.items()}
-            for r in itertools.islice(reader, MAX_MEASUREMENT_ROWS + 1)
-        ]
+        rows = []
+        for r in itertools.islice(reader, MAX_MEASUREMENT_ROWS + 1):
+            if None in r:  # more cells than the header: a decimal comma ("8,0") would shift or drop a figure
+                raise InvalidInputError(
+                    f"{path}: line {reader.line_num} has {len(reader.fieldnames or ()) + len(r[None])} cells where "
+                    f"the header has {len(reader.fieldnames or ())}; write decimals with a point (8.0, not 8,0) "
+                    'and quote a cell that holds a comma ("93,872")'
+                )
+            rows.append({k.strip(): (v or "") for k, v in r.items()})
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV") from None
     except (OSError, csv.Error) as exc:
@@ -482,10 +503,13 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
                 return parse_seconds(cell, math.inf, column) * 1e3
         try:
-            return first_number(cell, column)
+            x = first_number(cell, column)
         except ValueError as exc:  # kept as its digits, so the table shows the row beside the reason
             refused.append(str(exc))
             return first_number(r.get(column), column, strict=False)
+        if math.isnan(x):
+            refuse_text_figure(cell, column, f"{p}: row {r.get('record_id') or i}")
+        return x
 
     tpot = figure("tpot_ms") / 1e3
     if math.isnan(tpot) and itl_is_tpot(r):  # AIPerf's / GenAI-Perf's "ITL" is vllm bench serve's TPOT

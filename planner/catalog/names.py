@@ -44,7 +44,18 @@ def _gpu_candidates(text: str) -> list[str]:
 
 
 def _gpu_by_parts(text: str, catalog: Catalog) -> str | None:
-    """The one catalog GPU whose family (H100, MI300X ...), memory and form factor the text names, if any."""
+    """The one catalog GPU whose family (H100, MI300X ...), memory and form factor the text names, if any.
+
+    Outside brackets, a word of letters alone must be one a catalog GPU name uses (SXM, PCIe, NVL, RTX ...) or a
+    vendor's noise word: "H100 PCI" (PCIe mistyped) or "H100 ü" is no GPU, where the family alone had read them as
+    the H100 SXM. Bracketed words are a source's remarks ("(79.18 GiB reported total)") and are not read."""
+    outer = text
+    while re.search(r"\([^()]*\)", outer):  # nested remarks too: '(script: "8 X H200 (bf16)")'
+        outer = re.sub(r"\([^()]*\)", " ", outer)
+    outer = GPU_NOISE.sub(" ", outer.split("(")[0]).lower()
+    letters_only = {w for w in re.findall(r"[^\W_]+", outer) if not any(ch.isdigit() for ch in w)}
+    if letters_only - _gpu_name_words(catalog):
+        return None
     words = set(re.findall(r"[a-z0-9]+", text.lower()))
     family = re.compile(r"^[a-z]{1,3}\d{2,4}[a-z]?$|^rtx$|^a\d+g?$")
     hits = []
@@ -67,6 +78,16 @@ def _gpu_by_parts(text: str, catalog: Catalog) -> str | None:
     if len(hits) == 1 or (hits and hits[0][0] != hits[1][0]):
         return hits[0][1]
     return None
+
+
+def _gpu_name_words(catalog: Catalog) -> set[str]:
+    """The letters-only words of every catalog GPU name and alias ("sxm", "pcie", "nvl", "rtx" ...), form factors and
+    memory units."""
+    words = {"sxm", "pcie", "nvl", "gb", "g"}
+    for g in catalog.gpus:
+        for name in g.all_names():
+            words.update(w for w in re.findall(r"[^\W_]+", name.lower()) if not any(ch.isdigit() for ch in w))
+    return words
 
 
 def _remembered(kind: str, text: str, catalog: Catalog, read) -> str | None:

@@ -43,7 +43,7 @@ from planner.accuracy.validation import (
     validate_memory,
     validate_time,
 )
-from planner.cli.options import ENGINE_HELP, catalog_option, engine_name, load, not_an_input, output_option
+from planner.cli.options import ENGINE_HELP, Whole, catalog_option, engine_name, load, not_an_input, output_option
 from planner.cli.terminal import echo
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, PlannerError
@@ -337,7 +337,7 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
 )
 @click.option(
     "--gpus",
-    type=click.IntRange(min=1),
+    type=Whole("a GPU count of 1 or more, e.g. 4", min=1),
     default=1,
     show_default=True,
     help="GPUs in the tensor-parallel group of the measurements, for a file without a tensor_parallel_size column.",

@@ -12,7 +12,7 @@ import tomli_w
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
-from planner.cli.options import catalog_option, load, output_option
+from planner.cli.options import Whole, catalog_option, load, output_option
 from planner.cli.terminal import echo
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
@@ -140,7 +140,7 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
 @click.option(
     "--params",
     "published_params",
-    type=click.IntRange(min=1),
+    type=Whole("a parameter count of 1 or more, e.g. 8030261248", min=1),
     help="Published parameter count, to check the computed one against.",
 )
 @output_option(

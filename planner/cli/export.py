@@ -198,7 +198,9 @@ def export_command(
         sc = read_scenario(scenario)
         origin = "scenario file [workload]"
         if scenario.suffix.lower() in (".xlsx", ".xlsm"):
-            origin = "workbook default: the workbook holds no traffic (docs/export.md); lengths split its context"
+            from planner.export.workbook_input import WORKBOOK_ORIGIN
+
+            origin = WORKBOOK_ORIGIN
         show = not quiet and sys.stderr.isatty()
         if show:
             with click.progressbar(length=len(sc.option) + 1, label="Sizing options", file=sys.stderr) as bar:

@@ -35,6 +35,52 @@ class TokenCount(click.ParamType):
         return count
 
 
+class _Described:
+    """A click range type whose refusal says what the option takes: click's own reads "'10k' is not a valid float
+    range" (a type's name, not a reason) and "90.0 is not in the range 0<x<=1" (no unit, no example)."""
+
+    def __init__(self, accepted: str, **bounds):
+        """``accepted``: what the option takes, with an example ("US$ per GPU-hour from 0 to 10,000, e.g. 2.99")."""
+        super().__init__(**bounds)
+        self.accepted = accepted
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter as exc:
+            text = str(value).strip()
+            try:
+                self.parse(text)
+            except ValueError:
+                self.fail(f"{text[:40]!r} is not {self.kind}{_hint(text)}; give {self.accepted}", param, ctx)
+            self.fail(f"{exc.message.rstrip('.')}; give {self.accepted}", param, ctx)
+
+
+def _hint(text: str) -> str:
+    """Why a number-like text was not read as a number: a multiplier, a percent sign or a currency sign."""
+    if text[-1:] in "kKmM" and text[:-1].replace(",", "").replace(".", "", 1).isdigit():
+        return " (a k or M multiplier is read in a token count only; write the number in full)"
+    if text.endswith("%") and text[:-1].replace(".", "", 1).isdigit():
+        return f" (a percentage: write the fraction, {float(text[:-1]) / 100:g})"
+    if text.startswith("$"):
+        return " (write the number without the $ sign)"
+    if "," in text and text.replace(",", "").replace(".", "", 1).isdigit():
+        return " (a thousands comma is read in a token count only)"
+    return ""
+
+
+class Number(_Described, click.FloatRange):
+    """A plain number in a range (``click.FloatRange``), refused in one line naming what is accepted."""
+
+    kind, parse = "a number", staticmethod(float)
+
+
+class Whole(_Described, click.IntRange):
+    """A whole number in a range (``click.IntRange``), refused in one line naming what is accepted."""
+
+    kind, parse = "a whole number", staticmethod(int)
+
+
 class Seconds(click.ParamType):
     """A duration as people write it: a bare number is seconds, text carries its unit ("50ms", "1.5 s");
     ``planner.units.parse_seconds``. A bare number above ``bare_max_s`` is refused as milliseconds typed as seconds

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges, outward
-from planner.cli.options import ENGINE_HELP, Seconds, TokenCount, catalog_option, engine_name, load
+from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import vllm_kv_log
@@ -177,6 +177,8 @@ def render_plan(p: Plan) -> str:
 
 
 def plan_as_dict(p: Plan) -> dict:
+    """``plan --json``: every figure the text prints, in base units (bytes, seconds, FLOP/B); each time with the
+    range the text gives beside it (``*_range_s``: low, high)."""
     mem = p.memory
     return {
         "gpu": p.gpu.name,
@@ -199,10 +201,14 @@ def plan_as_dict(p: Plan) -> dict:
         "time_range_note": p.time_range_note,
         "time_range_widened": p.time_range_widened,
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
+        "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
         "tpot_s_batch_1": float(p.at_one.step_s),
+        "tpot_range_s_batch_1": list(p.time_range(float(p.at_one.step_s))),
+        "throughput_tokens_per_s_batch_1": float(p.at_one.throughput_tokens_per_s),
         "mfu": float(p.at_batch.mfu),
         "mbu": float(p.at_batch.mbu),
         "ttft_s": p.ttft_s,
+        "ttft_range_s": list(p.time_range(p.ttft_s)),
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
         "warnings": list(p.warnings),
@@ -244,13 +250,17 @@ class Percentile(click.ParamType):
     ),
     help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
 )
-@click.option("--gpus", type=click.IntRange(min=1), help=option_doc("gpus"))
-@click.option("--batch", type=click.IntRange(min=1), help="Batch for the speed figures [default: max batch].")
+@click.option("--gpus", type=Whole("a GPU count of 1 or more, e.g. 4", min=1), help=option_doc("gpus"))
+@click.option(
+    "--batch",
+    type=Whole("a number of sequences of 1 or more, e.g. 8", min=1),
+    help="Batch for the speed figures [default: max batch].",
+)
 @click.option("--weight-precision", "-w", help=option_doc("weight_precision"))
 @click.option("--kv-precision", "-k", help=option_doc("kv_precision"))
 @click.option(
     "--memory-utilization",
-    type=click.FloatRange(min=0, max=1, min_open=True),
+    type=Number("a fraction above 0 and at most 1, e.g. 0.9 (90%)", min=0, max=1, min_open=True),
     help=option_doc("memory_utilization"),
 )
 @click.option(
@@ -263,7 +273,9 @@ class Percentile(click.ParamType):
 @click.option(
     "--price",
     "price_per_gpu_hour",
-    type=click.FloatRange(min=0, max=MAX_RENT_USD_PER_GPU_HOUR),
+    type=Number(
+        f"US$ per GPU-hour from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}, e.g. 2.99", min=0, max=MAX_RENT_USD_PER_GPU_HOUR
+    ),
     help="US$ per GPU-hour, 0 to 10,000 [default: the catalog's on-demand price].",
 )
 @click.option(
@@ -281,7 +293,12 @@ class Percentile(click.ParamType):
 @click.option(
     "--rate",
     "rate_per_s",
-    type=click.FloatRange(min=0, min_open=True, max=MAX_REQUESTS_PER_S),
+    type=Number(
+        f"requests per second above 0 and up to {MAX_REQUESTS_PER_S:,.0f}, e.g. 40",
+        min=0,
+        min_open=True,
+        max=MAX_REQUESTS_PER_S,
+    ),
     help="Requests per second to serve, up to 1,000,000 (a scenario's bound): size a fleet on simulated percentiles "
     "(needs --prompt-tokens and --output-tokens, or --dataset).",
 )
@@ -327,19 +344,19 @@ class Percentile(click.ParamType):
 )
 @click.option(
     "--burstiness",
-    type=click.FloatRange(min=0, min_open=True),
+    type=Number("a gamma shape above 0, e.g. 1 (Poisson)", min=0, min_open=True),
     default=1.0,
     show_default=True,
     help="Gamma shape of the arrival gaps: 1 Poisson, below 1 burstier (vllm bench serve --burstiness).",
 )
 @click.option(
     "--speculative-tokens",
-    type=click.IntRange(min=1),
+    type=Whole("draft tokens per step, 1 or more, e.g. 3", min=1),
     help=f"With --rate: {SPECULATION_OPTIONS['speculative_tokens']}.",
 )
 @click.option(
     "--acceptance-length",
-    type=click.FloatRange(min=1),
+    type=Number("tokens a step emits, 1 or more, e.g. 2.7", min=1),
     help=f"With --rate: {SPECULATION_OPTIONS['acceptance_length']}.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 
+from planner.api import next_tp_size
 from planner.catalog import Catalog
+from planner.errors import PlannerError
 from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd
 from planner.export.records import Lever, Result
@@ -39,8 +41,22 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     w, o, lv, x = scenario.workload, base.option, scenario.levers, scenario.traffic_change
     out = []
     tp_now = int(base.replica.gpus)
-    tp_new = lv.gpus_per_replica or tp_now * 2
-    if tp_new <= tp_now:
+    try:  # default: the next group the engine runs the model on (twice the baseline's where that is one), as the
+        # what-if workbook's lever; DeepSeek-V3 at 16 has none (its fp8 blocks), and 32 had stopped the whole review
+        tp_new = lv.gpus_per_replica or next_tp_size(base.model, tp_now, catalog=catalog, engine=o.engine)
+    except PlannerError as exc:
+        tp_new, no_group = 0, str(exc)
+    if tp_new == 0:
+        out.append(
+            Lever(
+                "More GPUs per replica",
+                f"tensor-parallel group {tp_now} -> none larger",
+                None,
+                math.nan,
+                f"not evaluated: {no_group}",
+            )
+        )
+    elif tp_new <= tp_now:
         out.append(
             Lever(
                 "More GPUs per replica",
@@ -51,9 +67,13 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
             )
         )
     else:
-        res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
-        lever = _lever("More GPUs per replica", f"tensor-parallel group {tp_now} -> {tp_new} GPUs", base, res)
-        if tp_new > 8:
+        change = f"tensor-parallel group {tp_now} -> {tp_new} GPUs"
+        try:
+            res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
+        except PlannerError as exc:  # levers.gpus_per_replica the engine refuses for this model: this lever's note
+            res, refused = None, f"not evaluated: levers.gpus_per_replica: {exc}"
+        lever = _lever("More GPUs per replica", change, base, res, refused if res is None else "")
+        if tp_new > 8 and res is not None:
             lever = Lever(
                 lever.name,
                 lever.change,

@@ -35,10 +35,17 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
     w = scenario.workload
     fitting = [(c, r) for r in results for c in r.candidates if c.fits]
     if not fitting:
+        tried = max(r.option.gpus_per_replica or r.option.max_gpus_per_replica for r in results)
+        larger = (  # the automatic choice stops at max_gpus_per_replica (8): name the way to two nodes
+            f"; the largest group tried was {tried} GPUs (max_gpus_per_replica = 16 in [defaults] or an option tries "
+            "two nodes)"
+            if tried < 16 and not any(r.option.gpus_per_replica for r in results)
+            else ""
+        )
         return TargetNotMetError(
             f"{source}: option: no option fits its model in GPU memory with a "
             f"{w.sizing_context_tokens:,}-token sequence; use more or larger GPUs, a shorter "
-            "context or lower precisions"
+            f"context or lower precisions{larger}"
         )
     tp_c, tp_r = min(fitting, key=lambda cr: cr[0].tpot_batch1_s * (1 + cr[0].margin))
     tt_c, tt_r = min(fitting, key=lambda cr: cr[0].ttft_high_s * (1 + cr[0].margin))

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from planner.api import tp_size_error, valid_tp_sizes
+from planner.api import layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
@@ -303,10 +303,13 @@ class Workload(BaseModel):
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
         if not isinstance(self.latency_margin, str) and not 0 <= self.latency_margin < 1:
             raise ValueError(f"latency_margin must be 0 or more and below 1; got {self.latency_margin!r}")
-        if self.prompt_tokens_high < self.prompt_tokens_mean:
-            raise ValueError("prompt_tokens_high is below prompt_tokens_mean")
-        if self.output_tokens_high < self.output_tokens_mean:
-            raise ValueError("output_tokens_high is below output_tokens_mean")
+        for which in ("prompt", "output"):  # the high percentile's length holds at least the mean's
+            high, mean = getattr(self, f"{which}_tokens_high"), getattr(self, f"{which}_tokens_mean")
+            if high < mean:
+                raise ValueError(
+                    f"{which}_tokens_high ({high:,}) is below {which}_tokens_mean ({mean:,g}); the high-percentile "
+                    "length is at least the mean"
+                )
         return self
 
     @property
@@ -453,7 +456,9 @@ class Levers(BaseModel):
     model_config = _CONFIG
 
     gpus_per_replica: Annotated[Literal[2, 4, 8, 16], BeforeValidator(_not_bool)] | None = Field(
-        default=None, description="more GPUs: the tensor-parallel group (default: twice the baseline's)"
+        default=None,
+        description="more GPUs: the tensor-parallel group (default: the next one above the baseline's that the engine "
+        "runs the model on, twice it for most models)",
     )
     prompt_tokens_high: Tokens | None = Field(
         default=None,
@@ -815,6 +820,25 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                 f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}"
                 + _line_note(source, _where_loc(where))
             )
+    lever_kv = catalog.precision(scenario.levers.kv_precision).name
+    for i, o in enumerate(scenario.option):  # a KV format the option's engine does not cache (vLLM and int4): the
+        eng = engine_profile(o.engine)  # sizing's coerced arrays collapsed to one NaN and raised an IndexError
+        kv = catalog.precision(o.kv_precision).name if o.kv_precision is not None else None
+        where = f"option #{i + 1} ({o.name}).kv_precision"
+        if (kv is None or eng.accepts_kv(kv)) and scenario.baseline in (None, o.name):  # the lever may start here
+            kv, where = lever_kv, "levers.kv_precision"
+        if kv is not None and not eng.accepts_kv(kv):
+            way_out, whose = "", ""
+            if where == "levers.kv_precision":  # the lever's default (fp8) too: say where to set another
+                usable = [p for p in eng.kv_precisions or () if p not in ("fp16", "bf16", "fp32")]
+                way_out = f' (the KV-cache lever: set [levers] kv_precision = "{usable[0]}")' if usable else ""
+                whose = f" of option #{i + 1} ({o.name})"
+            raise ScenarioError(
+                f"{source}: {where}: the {eng.name!r} engine{whose} cannot cache KV in {kv}; it caches "
+                + ", ".join(eng.kv_precisions or ())
+                + way_out
+                + _line_note(source, _where_loc(where))
+            )
     providers = sorted({p.provider for g in catalog.gpus for p in g.prices})
     bases = [("defaults.price_basis", d.price_basis)]  # [defaults] first: a typo there is blamed on it
     bases += [(f"option #{i + 1} ({o.name}).price_basis", o.price_basis) for i, o in enumerate(scenario.option)]
@@ -831,6 +855,12 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
     for i, o in enumerate(scenario.option):
         gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"
+        if (o.parallelism or "tp") != "tp" and catalog.model(o.model).moe is None:  # named with the option and line
+            where = f"{label}.parallelism"
+            raise ScenarioError(
+                f"{source}: {where}: {layout_error(catalog.model(o.model), o.parallelism)}"
+                + _line_note(source, _where_loc(where))
+            )
         if o.gpus_per_replica is not None:  # a group the engine refuses: named here, with the option and line
             model, par = catalog.model(o.model), o.parallelism or "tp"
             if o.gpus_per_replica not in valid_tp_sizes(model, catalog=catalog, parallelism=par, engine=o.engine):

@@ -1,11 +1,17 @@
 """A what-if workbook made by ``planner workbook``, read back as a one-option scenario.
 
 The workbook describes one deployment (GPU, model, context, precisions, GPU count, memory utilization, price,
-engine) and no traffic, so the review uses the stated workload below; every default is printed on the
-review's Assumptions sheet ("workbook default"). Reading is done by ``planner.workbook.read_inputs``
+engine) and the budget question its Levers and Load sheets size a fleet for (peak traffic, output tokens per request,
+TPOT and TTFT targets, each optional). The review asks the same question: the traffic and targets typed there, every
+request of the workbook's fixed lengths (output tokens; prompt = context - output, as the Load sheet sends them), p95
+targets. What the workbook leaves blank, and the average traffic it does not hold, take the stated defaults below,
+printed on the review's Assumptions sheet ("workbook"). Reading is done by ``planner.workbook.read_all_inputs``
 (defusedxml, marker check): a file it did not make is refused with one line.
 
-    context C tokens   -> p95 output = C // 4 (at least 1), p95 prompt = C - p95 output; means = half of those
+    peak traffic P     -> peak P requests/s, average 0.4 x P (blank: 10 and 4)
+    output tokens O    -> every request O output tokens and C - O prompt tokens (mean = p95)
+                          (blank: p95 output = C // 4 (at least 1), p95 prompt = C - p95 output; means half of those)
+    TPOT / TTFT target -> the same targets at p95 (blank: TPOT 100 ms, TTFT 2 s)
     gpus N             -> exactly N GPUs per replica (blank: 1, 2, 4 or 8, the cheapest)
     price per GPU-hour -> rented at that price (blank: the catalog's cloud price)
     batch              -> not used: the review picks the largest batch that meets the TPOT target
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.export.scenario import Scenario, parse_scenario
+from planner.export.scenario import Scenario, ScenarioError, parse_scenario
 
 #: Traffic and targets a workbook does not hold.
 WORKBOOK_WORKLOAD = {
@@ -27,11 +33,24 @@ WORKBOOK_WORKLOAD = {
 }
 
 
+#: The average traffic as a share of the peak, for a workbook that states a peak (it holds no average): the
+#: default workload's 4 / 10.
+WORKBOOK_AVERAGE_SHARE = WORKBOOK_WORKLOAD["average_requests_per_s"] / WORKBOOK_WORKLOAD["peak_requests_per_s"]
+
+#: The review's Assumptions: where the workload of a workbook comes from.
+WORKBOOK_ORIGIN = (
+    "workbook: its Inputs' peak traffic, output tokens and targets (prompt = context - output); blank ones and the "
+    "average (0.4 x peak): workbook defaults (docs/export.md)"
+)
+
+
 def workbook_scenario_data(inputs: dict, name: str) -> dict:
-    """The scenario (as TOML-shaped data) for ``read_inputs`` output: the mapping in the module docstring."""
+    """The scenario (as TOML-shaped data) for ``read_all_inputs`` output (``read_inputs``'s keys alone: the defaults):
+    the mapping in the module docstring."""
     context = int(inputs["context"])
     out_high = max(1, context // 4)
     prompt_high = max(1, context - out_high)
+    output = inputs.get("output_tokens")
     option = {
         "gpu": inputs["gpu"],
         "model": inputs["model"],
@@ -52,17 +71,34 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
         "prompt_tokens_mean": max(1, prompt_high // 2),
         "output_tokens_mean": max(1, out_high // 2),
     }
+    if output is not None:  # the Load sheet's requests: every one the same lengths, the prompt what the context leaves
+        output = int(output)
+        if context - output < 1:
+            raise ScenarioError(
+                f"{name}: a context of {context:,} tokens leaves no prompt beside the {output:,} output tokens on "
+                "Inputs; give a longer context or fewer output tokens"
+            )
+        workload.update(
+            prompt_tokens_high=context - output,
+            prompt_tokens_mean=context - output,
+            output_tokens_high=output,
+            output_tokens_mean=output,
+        )
+    if inputs.get("peak_requests_per_s") is not None:
+        peak = float(inputs["peak_requests_per_s"])
+        workload.update(peak_requests_per_s=peak, average_requests_per_s=peak * WORKBOOK_AVERAGE_SHARE)
+    for key in ("ttft", "tpot"):
+        if inputs.get(f"{key}_target_ms") is not None:
+            workload[f"{key}_target_s"] = float(inputs[f"{key}_target_ms"]) / 1e3
     return {"title": f"Budget review of what-if workbook {name}", "workload": workload, "option": [option]}
 
 
 def scenario_from_workbook(path: Path) -> Scenario:
     """Read the workbook's inputs (refusing files ``planner workbook`` did not make) and map them to a Scenario."""
     try:
-        from planner.workbook import read_inputs
+        from planner.workbook.reader import read_all_inputs
     except ImportError:  # pragma: no cover - the workbook package ships with planner
-        from planner.export.scenario import ScenarioError
-
         raise ScenarioError(
             f"{path}: reading what-if workbooks needs planner.workbook, which is not installed"
         ) from None
-    return parse_scenario(workbook_scenario_data(read_inputs(path), Path(path).name), str(path))
+    return parse_scenario(workbook_scenario_data(read_all_inputs(path), Path(path).name), str(path))

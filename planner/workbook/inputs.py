@@ -132,12 +132,72 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     )
     for i, warning in enumerate(warnings(c), 3):
         s.set(f"D{r + i}", warning, style="warn")
+    s.set(f"D{r + 5}", why_error(c), style="warn")
     return s, names
 
 
 def glance_row() -> int:
     """The first row of the "At a glance" block: two rows below the last input."""
     return input_row(BUDGET_FIELDS[-1].key) + 2
+
+
+def why_error(c: Calc) -> str:
+    """A formula naming the first input the baseline refuses and what is accepted ("" when every result computes), in
+    the order the model checks them: the legend beside the results gives only what each error value means, so an
+    input that passes the cell's own check (a GPU count of 3, a context too long to fit) left every result #NUM!
+    with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``)."""
+
+    def ref(key: str) -> str:
+        return c.ref(key, "C", True, True)
+
+    checks = (
+        ("gpu_row", '"GPU "&in_gpu&" is not in the catalog: pick one from the list (GPUs sheet)"'),
+        ("model_row", '"model "&in_model&" is not in the catalog: pick one from the list (Models sheet)"'),
+        ("w_row", '"weight precision "&' + ref("wp") + '&" is not in the catalog (Precisions sheet)"'),
+        (
+            "kvbpe",
+            '"KV-cache precision "&'
+            + ref("kv")
+            + '&" is not a format the engine caches (Assumptions: kv_precisions; fp8 or blank)"',
+        ),
+        ("context", '"context: give a whole number of tokens from 1 to 16,777,216"'),
+        ("util", '"memory utilization: give a fraction above 0 and at most 1 (0.9 = 90%), or leave it blank"'),
+        (
+            "n_raw",
+            'IF(in_gpus="","no group of 1 to 64 GPUs holds the weights and one sequence: a smaller precision or a '
+            'shorter context",in_gpus&" GPUs is not a tensor-parallel group the engine runs for this model (its '
+            'attention and KV heads must split evenly): try 1, 2, 4 or 8, or leave it blank for the smallest that fits")',
+        ),
+        (
+            "n",
+            '"the weights and one sequence of the context do not fit on "&'
+            + ref("n_raw")
+            + "&IF("
+            + ref("n_raw")
+            + '=1," GPU"," GPUs")&": more GPUs, a shorter context or a smaller precision (blank GPU count: the '
+            'smallest group that fits)"',
+        ),
+        (
+            "price",
+            'IF(in_price="","the catalog has no price for this GPU: give a price per GPU-hour","price per GPU-hour: '
+            'give US$ 0 or more")',
+        ),
+        (
+            "d_batch",
+            '"batch "&' + ref("batch") + '&" is more than the max batch that fits ("&' + ref("max_batch") + '&")"',
+        ),
+    )
+    mxfp4 = ref("mxfp4_refused")
+    refused = (  # after the names and precisions (it reads them); the GPU count is then OUT_OF_RANGE for this reason
+        f"IF(ISNUMBER({mxfp4}),{mxfp4},0)>0",
+        '"the engine cannot load this model\'s MXFP4 experts on this GPU (Assumptions: engine)"',
+    )
+    conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
+    conditions.insert(6, refused)
+    formula = '""'
+    for condition, reason in reversed(conditions):
+        formula = f'IF({condition},"Error: "&{reason},{formula})'
+    return "=" + formula
 
 
 def warnings(c: Calc) -> tuple[str, str]:
