@@ -970,6 +970,34 @@ def with_published_host_cost(
     return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
 
 
+#: EXPERIMENT switch (issue 21, s158), read at call time; off on main. On: a TensorRT-LLM >= 1.0 row run by
+#: ``trtllm-bench throughput`` without ``--streaming`` (``DecodeRow.offline_benchmark``) pays
+#: ``TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S`` a sequence a step instead of the per-sequence cost borrowed from vLLM.
+TRTLLM_BENCH_HOST_COST = False
+#: TensorRT-LLM 1.x's host cost per sequence per decode step that its overlap scheduler leaves exposed, seconds:
+#: catalogs/reference/host_cost_published.csv TRTLLM-PYEXEC-64, "~580 us/iter of host overhead as GPU idle" at 64
+#: requests in flight (Llama-3.1-8B FP8, B200; NVIDIA/TensorRT-LLM issue 13957), 580 / 64 = 9.062 us. Summed with
+#: the device time (it is the part the one-step overlap does not hide); the hidden part is not published.
+TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S = 580e-6 / 64
+
+
+def with_trtllm_bench_host_cost(profile: EngineProfile, engine: str, version: str, offline: bool) -> EngineProfile:
+    """EXPERIMENT (s158): ``profile`` with TensorRT-LLM's published exposed host cost per sequence,
+    ``TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S``, for a TensorRT-LLM >= 1.0 run by ``trtllm-bench throughput`` without
+    ``--streaming`` (``offline``), when ``TRTLLM_BENCH_HOST_COST`` is on; else unchanged.
+
+    Why: ``TENSORRT_LLM_SEQUENCE_OVERHEAD_S`` is vLLM's 59 us, borrowed because the PyTorch executor builds a streamed
+    request's response every step; an offline run builds none until a request finishes and detokenizes nothing, so
+    what is left is the loop's own per-request work, which the overlap scheduler (1.0+) hides but for the published
+    exposed part. Assumption: that part scales with the requests in flight (one figure, at 64)."""
+    if not TRTLLM_BENCH_HOST_COST or not offline or _engine_name(engine) != "tensorrt-llm":
+        return profile
+    v = parse_version(version)
+    if v is None or v.release < TENSORRT_LLM_OVERLAP_VERSION:
+        return profile
+    return replace(profile, sequence_overhead_s=TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S)
+
+
 #: SGLang 0.4's ``cuda_graph_max_bs`` when the flag is not given, on any GPU of 25 GB or more (``server_args.py`` of
 #: the 0.4 line: ``else: self.cuda_graph_max_bs = 160``, "80 (half of the default value 160)");
 #: ``cuda_graph_runner.get_batch_sizes_to_capture`` captures 1, 2, 4, 8-160 by 8 (ROCm: + 168-256) and keeps only
