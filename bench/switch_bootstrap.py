@@ -22,9 +22,6 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
-- ``trtllm-bench-host-cost``: a TensorRT-LLM >= 1.0 row run by ``trtllm-bench throughput`` without ``--streaming``
-  pays TensorRT-LLM's published exposed host cost, 9.06 us a sequence a step, instead of vLLM's 59 us
-  (``planner.engines.profiles.TRTLLM_BENCH_HOST_COST``, ``with_trtllm_bench_host_cost``, s158).
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
@@ -60,7 +57,6 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
-    "trtllm-bench-host-cost",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -154,10 +150,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "trtllm-bench-host-cost":
-        from planner.engines import profiles
-
-        profiles.TRTLLM_BENCH_HOST_COST = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 
