@@ -1,8 +1,10 @@
 """Published host (CPU) costs of serving engines per decode step (catalogs/reference/host_cost_published.csv, issue
 21 item 3, s117): vLLM V0 / V1, SGLang, TensorRT-LLM 1.x's PyTorch executor, from the engines' issues and pull
-requests, SGLang's v0.4 blog (https://lmsys.org/blog/2024-12-04-sglang-v0-4/) and arXiv 2603.22774. Research data
-only: no planner term reads it yet. Every row must carry its address and a quote holding its figures, and each
-per-sequence figure must be its step figure over its batch, so a transcription or arithmetic slip fails here."""
+requests, SGLang's v0.4 blog (https://lmsys.org/blog/2024-12-04-sglang-v0-4/) and arXiv 2603.22774. One planner
+term reads it: TRTLLM-PYEXEC-64 is an offline trtllm-bench run's host cost (s158,
+``planner.engines.profiles.TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S``). Every row must carry its address and a quote
+holding its figures, and each per-sequence figure must be its step figure over its batch, so a transcription or
+arithmetic slip fails here."""
 
 from __future__ import annotations
 

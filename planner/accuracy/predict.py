@@ -73,6 +73,7 @@ from planner.engines.profiles import (
     with_row_max_prefill_tokens,
     with_sglang_eager_decode,
     with_trtllm_bench_build,
+    with_trtllm_bench_host_cost,
     with_v0_default_scheduler,
 )
 from planner.engines.vllm_log import vllm_kv_log
@@ -247,12 +248,14 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
     ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
     ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), ``with_trtllm_bench_build`` (the engine
-    ``trtllm-bench`` built for a TensorRT-LLM 0.13 row), and the off experiments ``with_published_host_cost`` and
-    ``with_expert_parallel``."""
+    ``trtllm-bench`` built for a TensorRT-LLM 0.13 row), ``with_trtllm_bench_host_cost`` (an offline trtllm-bench run's
+    host cost, TensorRT-LLM 1.x), and the off experiments ``with_published_host_cost`` and ``with_expert_parallel``."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
+    # an offline trtllm-bench run of TensorRT-LLM 1.x pays its loop's published exposed host cost (s158)
+    profile = with_trtllm_bench_host_cost(profile, row.engine, row.engine_version, row.offline_benchmark)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
     # vLLM V0's prefill-only steps without chunked prefill (s127)

@@ -404,6 +404,9 @@ class DecodeRow:
     max_prefill_tokens: int | None = None
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
+    #: whether the run is ``trtllm-bench throughput`` without ``--streaming`` (``offline_benchmark_of``): each request's
+    #: result is built once, when it finishes, and its tokens are not detokenized
+    offline_benchmark: bool = False
     #: the run's speculative decoding as its server command states it (``speculation_of``); None: one token per step
     speculation: Speculation | None = None
     #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
@@ -618,6 +621,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         client=benchmark_client_of(r),
+        offline_benchmark=offline_benchmark_of(r),
         speculation=speculation,
         expert_parallel=expert_parallel_of(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
@@ -768,6 +772,15 @@ def benchmark_client_of(r: dict[str, str]) -> str:
     if re.search(r"--seed[ =]\d", text):
         return ""  # another sample than the default one
     return "vllm" if "vllm bench serve" in text or "benchmark_serving.py" in text else ""
+
+
+def offline_benchmark_of(r: dict[str, str]) -> bool:
+    """Whether the row's ``batching`` or ``notes`` cell says the run is ``trtllm-bench throughput`` without
+    ``--streaming``: the flag is off by default (``tensorrt_llm/bench/benchmark/throughput.py``: ``@click.option(
+    "--streaming", is_flag=True, default=False, ...)``) and the run sets ``post_proc_params = None  # No
+    detokenization``, so no request's result is built before it finishes (``LlmRequest::createResult``)."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes")).lower()
+    return "trtllm-bench throughput" in text and "--streaming" not in text
 
 
 #: Benchmark clients whose "inter-token latency" is a request's (latency - TTFT) / (output tokens - 1), averaged over

@@ -380,7 +380,8 @@ TENSORRT_LLM_SPARSE_PREFILL_HEADS = 1024
 #: the rows behind ``TENSORRT_LLM_STEP_OVERHEAD_S``) keep none. A response is built each step only for a streamed
 #: request (``LlmRequest::createResult``, cpp/tensorrt_llm/batch_manager/llmRequest.cpp: none "unless isFinished() ||
 #: (mIsStreaming && ...GENERATION_IN_PROGRESS)"), so the cost is a streaming server's (trtllm-serve under a
-#: streaming client, every 1.x run predicted here); an offline non-streaming ``trtllm-bench`` run pays less of it.
+#: streaming client); an offline non-streaming ``trtllm-bench`` run pays TensorRT-LLM's published exposed cost instead
+#: (``with_trtllm_bench_host_cost``, s158).
 TENSORRT_LLM_SEQUENCE_OVERHEAD_S = VLLM_SEQUENCE_OVERHEAD_S
 TENSORRT_LLM = free_memory_engine(
     "tensorrt-llm",
@@ -968,6 +969,30 @@ def with_published_host_cost(
     cost = PUBLISHED_V1_SEQUENCE_COST_S if "cost" in PUBLISHED_HOST_COST_READINGS else profile.sequence_overhead_s
     overlap = overlap and "overlap" in PUBLISHED_HOST_COST_READINGS
     return replace(profile, sequence_overhead_s=cost, host_overlap=float(overlap))
+
+
+#: TensorRT-LLM 1.x's host cost per sequence per decode step that its overlap scheduler leaves exposed, seconds:
+#: catalogs/reference/host_cost_published.csv TRTLLM-PYEXEC-64, "~580 us/iter of host overhead as GPU idle" at 64
+#: requests in flight (Llama-3.1-8B FP8, B200; NVIDIA/TensorRT-LLM issue 13957), 580 / 64 = 9.062 us. Summed with
+#: the device time (it is the part the one-step overlap does not hide); the hidden part is not published.
+TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S = 580e-6 / 64
+
+
+def with_trtllm_bench_host_cost(profile: EngineProfile, engine: str, version: str, offline: bool) -> EngineProfile:
+    """``profile`` with TensorRT-LLM's published exposed host cost per sequence,
+    ``TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S``, for a TensorRT-LLM >= 1.0 run by ``trtllm-bench throughput`` without
+    ``--streaming`` (``offline``); any other row keeps its profile (s158, shipped).
+
+    Why: ``TENSORRT_LLM_SEQUENCE_OVERHEAD_S`` is vLLM's 59 us, borrowed because the PyTorch executor builds a streamed
+    request's response every step; an offline run builds none until a request finishes and detokenizes nothing, so
+    what is left is the loop's own per-request work, which the overlap scheduler (1.0+) hides but for the published
+    exposed part. Assumption: that part scales with the requests in flight (one figure, at 64)."""
+    if not offline or _engine_name(engine) != "tensorrt-llm":
+        return profile
+    v = parse_version(version)
+    if v is None or v.release < TENSORRT_LLM_OVERLAP_VERSION:
+        return profile
+    return replace(profile, sequence_overhead_s=TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S)
 
 
 #: SGLang 0.4's ``cuda_graph_max_bs`` when the flag is not given, on any GPU of 25 GB or more (``server_args.py`` of
