@@ -572,15 +572,33 @@ class TestAddinLite:
             "print(g['TPOT']('MI300X', 'deepseek-v3', 8192.0, None, None, 8) > 0); "
             "print(sorted(k for k in g if k.isupper() and callable(g[k])) == sorted(g['__all__'] if '__all__' in g "
             "else __import__('planner.excel.functions').excel.functions.__all__)); "
-            "print('click' in sys.modules or 'planner.cli' in sys.modules)"
+            "print('click' in sys.modules or 'planner.cli' in sys.modules); "
+            "print(g['LOADED_RANGE']('TTFT', 99.0, 'high'))"
         )
         proc = subprocess.run([sys.executable, "-I", "-c", code], cwd=out, capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, proc.stderr[-2000:]
-        planner_file, value, mi300x_tpot, all_exposed, cli_loaded = proc.stdout.split()
+        planner_file, value, mi300x_tpot, all_exposed, cli_loaded, ttft_p99_high = proc.stdout.split()
         assert "planner-lite-" in planner_file and not planner_file.startswith(str(ROOT))
         # every data file the model reads is in the bundle: s80 found allreduce_published.csv (the MI300X all-reduce,
         # read by every GPU's lookup) missing, and every cell #VALUE!
         assert int(value) > 0 and mi300x_tpot == "True" and all_exposed == "True" and cli_loaded == "False"
+        # LOADED_RANGE's held-out table travels too (without it every cell would be #N/A)
+        from planner.accuracy.loaded_ranges import STEADY, load_loaded_ranges
+
+        assert float(ttft_p99_high) == pytest.approx(load_loaded_ranges()[("ttft_p99", STEADY)].ratios()[1])
+
+    def test_the_bundle_carries_the_loaded_ranges_table(self):
+        """The embedded bundle holds catalogs/reference/loaded_residuals.csv byte for byte where the installed
+        package's ``shipped_catalog_dir`` finds it (planner/_catalogs/reference/)."""
+        import zipfile
+        from io import BytesIO
+
+        from planner.accuracy.loaded_ranges import loaded_residuals_file
+        from planner.cli.addin import lite_bundle
+
+        with zipfile.ZipFile(BytesIO(lite_bundle())) as z:
+            data = z.read("planner/_catalogs/reference/loaded_residuals.csv")
+        assert data == loaded_residuals_file().read_bytes()
 
     def test_wheel_url_mode_lists_the_wheel(self, tmp_path):
         """--wheel-url: requirements.txt names the wheel and main.py only imports the functions."""

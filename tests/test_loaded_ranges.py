@@ -200,3 +200,106 @@ class TestPlanRate:
         monkeypatch.setattr(plan_cli, "load_loaded_ranges", dict)
         r = run(*self.ARGS)
         assert r.exit_code == 0 and "held-out range (measured" not in r.output
+
+
+class TestExcelLoadedRange:
+    """=LOADED_RANGE(quantity, percentile, [end]): the same held-out range ``plan --rate`` prints, as multiples of the
+    prediction, read from the shipped table through ``load_loaded_ranges`` (so =TTFT_P99(...) * LOADED_RANGE("TTFT",
+    99, "high") is the bound ``plan --rate`` prints beside its p99 TTFT)."""
+
+    @pytest.fixture(autouse=True)
+    def _plain_runtime(self, monkeypatch):
+        from planner.excel import support as xs
+
+        monkeypatch.setattr(xs, "RUNTIME", "python")
+
+    @pytest.mark.parametrize("quantity", ["TTFT", "TPOT", "ITL"])
+    @pytest.mark.parametrize("percentile", [50, 99])
+    def test_each_end_is_the_shipped_tables(self, quantity, percentile):
+        """ "low" is 1 + the row's 10th percentile, "high" 1 + its 90th; without an end both, as a row of two cells;
+        names in any case and spacing, the percentile as a number or as text."""
+        import planner.excel.functions as xf
+
+        low, high = load_loaded_ranges()[(f"{quantity.lower()}_p{percentile}", STEADY)].ratios()
+        assert xf.LOADED_RANGE(quantity, float(percentile), "low") == pytest.approx(low)
+        assert xf.LOADED_RANGE(f" {quantity.lower()} ", str(percentile), " High ") == pytest.approx(high)
+        assert xf.LOADED_RANGE([[quantity]], [[float(percentile)]], None) == [[pytest.approx(low), pytest.approx(high)]]
+        assert xf.PLANNER_WHY("LOADED_RANGE", quantity, percentile) == "ok"
+
+    def test_ranges_spill_cell_by_cell(self):
+        """A column of quantities against a row of percentiles gives a table, a bad quantity #N/A in its own row."""
+        import planner.excel.functions as xf
+
+        ranges = load_loaded_ranges()
+        got = xf.LOADED_RANGE([["TTFT"], ["TPOT"], ["QPS"]], [[50.0, 99.0]], "high")
+        assert got[:2] == [
+            [pytest.approx(1 + ranges[(f"{q}_p{p}", STEADY)].high) for p in (50, 99)] for q in ("ttft", "tpot")
+        ]
+        assert got[2] == ["#N/A", "#N/A"]
+
+    def test_plan_rate_states_the_same_ratios(self):
+        """``plan --rate --json``'s held-out ratio of each loaded percentile is the cell's (one table, two surfaces)."""
+        from cli_support import run
+
+        import planner.excel.functions as xf
+
+        r = run(*TestPlanRate.ARGS, "--json")
+        assert r.exit_code == 0, r.output
+        stated = json.loads(r.output)["under_load"]["held_out_ranges"]
+        for field, quantity in (("ttft_s", "TTFT"), ("tpot_s", "TPOT"), ("itl_s", "ITL")):
+            for p in (50, 99):
+                got = stated[field][f"p{p}"]
+                assert xf.LOADED_RANGE(quantity, p) == [[got["low_ratio"], got["high_ratio"]]], (quantity, p)
+
+    def test_p95_is_refused_saying_which_percentiles_exist(self):
+        """No published run under load states a p95 (load_public.csv has median and p99 columns): #N/A, and the reason
+        names p95 and the percentiles there are; another percentile is #NUM! (out of range), as =TTFT_P42 would be."""
+        import planner.excel.functions as xf
+        from planner.excel import support as xs
+
+        assert "ttft_p95_ms" not in (ROOT / "catalogs" / "reference" / "load_public.csv").read_text().split("\n")[0]
+        assert xf.LOADED_RANGE("TTFT", 95, "high") == "#N/A" and xf.LOADED_RANGE("TPOT", 95) == "#N/A"
+        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 95)
+        assert why.startswith("no held-out range for p95 TTFT") and "percentiles 50 and 99" in why
+        assert xf.LOADED_RANGE("TTFT", 42.0) == "#NUM!"
+        assert "percentile must be 50 or 99" in xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 42.0, "low")
+        xs.RUNTIME = "classic"  # classic Windows UDFs: the code and the reason as text (the fixture restores it)
+        assert xf.LOADED_RANGE("TTFT", 95) == f"#N/A: {why}"
+
+    def test_unknown_names_and_empty_arguments_say_what_to_give(self):
+        """Unknown quantity or end: #N/A naming the known ones; an empty quantity or percentile, or an empty end
+        beside ranges (both ends spill only from a single call): #VALUE!."""
+        import planner.excel.functions as xf
+
+        assert xf.LOADED_RANGE("QPS", 99) == "#N/A"
+        assert xf.PLANNER_WHY("LOADED_RANGE", "QPS", 99) == "unknown quantity 'QPS'; known: ITL, TPOT, TTFT"
+        assert xf.LOADED_RANGE("TTFT", 99, "mid") == "#N/A"
+        assert xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "mid") == "unknown end 'mid'; known: high, low"
+        assert xf.LOADED_RANGE(None, 99) == "#VALUE!" and xf.LOADED_RANGE("TTFT", None) == "#VALUE!"
+        assert '"TTFT", "TPOT" or "ITL"' in xf.PLANNER_WHY("LOADED_RANGE", None, 99)
+        assert xf.LOADED_RANGE([["TTFT"], ["TPOT"]], 99) == [["#VALUE!"], ["#VALUE!"]]
+        assert 'give end "low" or "high"' in xf.PLANNER_WHY("LOADED_RANGE", [["TTFT"], ["TPOT"]], 99)[0][0]
+
+    def test_no_table_no_range(self, monkeypatch):
+        """Without the table (a custom install without it) every cell is #N/A, saying no range is stated."""
+        import planner.excel.functions as xf
+        from planner.accuracy import loaded_ranges
+
+        monkeypatch.setattr(loaded_ranges, "load_loaded_ranges", dict)
+        assert xf.LOADED_RANGE("TTFT", 99, "high") == "#N/A"
+        assert "no held-out range for ttft_p99" in xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "high")
+
+    def test_the_excel_docs_coverage_is_the_tables(self):
+        """docs/excel.md's "52% (p99 TPOT) to 93% (p50 ITL)": the least and most covered of the six loaded
+        percentiles LOADED_RANGE states, each source left out (the table's ``inside_left_out``)."""
+        import re
+
+        doc = " ".join((ROOT / "docs" / "excel.md").read_text(encoding="utf-8").split())
+        m = re.search(r"is (\d+)% \((p\d+ \w+)\) to (\d+)% \((p\d+ \w+)\) against a nominal 80%", doc)
+        assert m, "docs/excel.md: LOADED_RANGE's coverage sentence"
+        ranges = load_loaded_ranges()
+        six = {f"p{p} {q.upper()}": ranges[(f"{q}_p{p}", STEADY)] for q in ("ttft", "tpot", "itl") for p in (50, 99)}
+        least = min(six, key=lambda k: six[k].inside_left_out)
+        most = max(six, key=lambda k: six[k].inside_left_out)
+        assert (int(m[1]), m[2]) == (round(100 * six[least].inside_left_out), least)
+        assert (int(m[3]), m[4]) == (round(100 * six[most].inside_left_out), most)

@@ -187,6 +187,9 @@ def _unwrap(value: Any) -> Any:
 
 
 def _empty(p: Param) -> Failure:
+    """A required argument left empty: #VALUE!, saying what to give (a text argument's own help: LOADED_RANGE's)."""
+    if p.kind == "text":
+        return Failure(VALUE, f"{p.name} is empty; give {p.doc}")
     return Failure(VALUE, f"{p.name} is empty; give {_EXAMPLES.get(p.kind, 'a number (' + p.doc + ')')}")
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "COST_PER_MTOK",
     "DECODE_INTENSITY",
     "KV_BYTES",
+    "LOADED_RANGE",
     "MAX_BATCH",
     "MBU",
     "MFU",
@@ -212,6 +213,14 @@ TPOT_P95 = _under_load("TPOT_P95", "95th-percentile time per output token (after
 TPOT_P99 = _under_load("TPOT_P99", "99th-percentile time per output token (after the first) under load")
 
 
+@_udf("LOADED_RANGE")
+def LOADED_RANGE(quantity, percentile, end=None):
+    """Measured / predicted at the low or high end of a loaded percentile's held-out range: the 10th-90th percentile
+    over published runs under steady load from sources planner never saw, each source alike, as ``plan --rate``
+    prints it; =TTFT_P99(...)*LOADED_RANGE("TTFT",99,"high"). Without end: both, as a row."""
+    return _s.loaded_range_row(quantity, percentile, end)
+
+
 # -- catalog, reasons, reload -----------------------------------------------------------------------------------
 
 
@@ -249,7 +258,11 @@ def PLANNER_INFO(name, field=None):
 )
 def PLANNER_WHY(function, *args):
     """Why a planner function shows an error: the reason per cell ("ok" where there is a number)."""
-    return _s.why(function, args, {"PLANNER_INFO": lambda a: _c.info(*(list(a) + [None, None])[:2], why=True)})
+    others = {
+        "PLANNER_INFO": lambda a: _c.info(*(list(a) + [None, None])[:2], why=True),
+        "LOADED_RANGE": _s.loaded_range_why,
+    }
+    return _s.why(function, args, others)
 
 
 @_udf(folder="a catalog folder of *.toml files to add; empty: the folder named in the xlwings config")

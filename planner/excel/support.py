@@ -34,7 +34,13 @@ import numpy as np
 
 from planner import api
 from planner.catalog import Catalog, default_catalog, reload_catalog
-from planner.errors import PlannerError
+from planner.errors import (
+    InvalidInputError,
+    MissingDataError,
+    OutOfRangeError,
+    PlannerError,
+    UnknownNameError,
+)
 from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
     BLANK,
     MISSING,
@@ -162,6 +168,61 @@ def _load_percentile(*args: Any, **kwargs: Any) -> Any:
     from planner.serving.fleet import load_percentile
 
     return load_percentile(*args, **kwargs)
+
+
+#: LOADED_RANGE's quantities (``planner.accuracy.loaded_ranges.QUANTITIES``' loaded percentiles: TTFT_P50 / P99 and
+#: TPOT_P50 / P99 here, ITL as ``plan --rate`` prints it), percentiles and ends, as a cell names them.
+LOADED_QUANTITIES = ("TTFT", "TPOT", "ITL")
+LOADED_PERCENTILES = (50, 99)
+LOADED_ENDS = ("low", "high")
+
+
+def _loaded_end(quantity: Any, percentile: Any, end: Any) -> float:
+    """One cell of LOADED_RANGE: measured / predicted at ``end`` of the held-out range of ``quantity``'s
+    ``percentile`` under steady load, 1 + low (the 10th percentile) or 1 + high (the 90th) of the shipped table's row
+    (``planner.accuracy.loaded_ranges.load_loaded_ranges``, arrival ``STEADY``: the TTFT_P* / TPOT_P* functions'
+    Poisson requests). Raises ``UnknownNameError`` (#N/A) for an unknown quantity or end, ``MissingDataError`` (#N/A)
+    for p95 or a figure the table has no range for, ``OutOfRangeError`` (#NUM!) for another percentile,
+    ``InvalidInputError`` (#VALUE!) for an empty end (``loaded_range_row`` spills both ends of a single call)."""
+    from planner.accuracy.loaded_ranges import STEADY, NoLoadedRangeError, load_loaded_ranges, loaded_range
+
+    name = str(quantity).strip().upper()
+    if name not in LOADED_QUANTITIES:
+        raise UnknownNameError("quantity", quantity, LOADED_QUANTITIES)
+    pct = float(percentile)
+    if pct not in LOADED_PERCENTILES:
+        if pct == 95:
+            raise MissingDataError(
+                f"no held-out range for p95 {name}: the published runs under load it is measured on "
+                "(catalogs/reference/load_public.csv) state the median and the p99, not the p95; "
+                "LOADED_RANGE has percentiles 50 and 99"
+            )
+        raise OutOfRangeError(f"percentile must be 50 or 99 (the held-out ranges' percentiles); got {pct:g}")
+    if end is None:
+        raise InvalidInputError(
+            'end is empty; with a range of quantities or percentiles, give end "low" or "high" '
+            "(a single call without it spills both ends as a row)"
+        )
+    side = str(end).strip().lower()
+    if side not in LOADED_ENDS:
+        raise UnknownNameError("end", end, LOADED_ENDS)
+    try:
+        r = loaded_range(load_loaded_ranges(), f"{name.lower()}_p{pct:.0f}", STEADY)
+    except NoLoadedRangeError as exc:
+        raise MissingDataError(str(exc)) from None
+    low, high = r.ratios()
+    return low if side == "low" else high
+
+
+def _loaded_ratio(quantity: Any, percentile: Any, end: Any = None, catalog: Any = None, errors: str = "raise") -> Any:
+    """LOADED_RANGE's ``Spec`` call: ``_loaded_end`` cell by cell over broadcast arrays (a float for scalars); a
+    refused cell raises, and ``evaluate`` splits a range until each refused cell has its own error. The catalog is
+    not read: the table is the shipped one."""
+    q, p, e = np.broadcast_arrays(*(np.asarray(x, dtype=object) for x in (quantity, percentile, end)))
+    out = np.empty(q.shape)
+    for i in np.ndindex(q.shape):
+        out[i] = _loaded_end(q[i], p[i], e[i])
+    return float(out) if out.ndim == 0 else out
 
 
 @dataclass(frozen=True)
@@ -452,8 +513,46 @@ SPECS: dict[str, Spec] = {
             for metric in ("ttft", "tpot")
             for q in (50, 95, 99)
         ),
+        Spec(
+            "LOADED_RANGE",
+            _loaded_ratio,
+            (
+                Param("quantity", "text", '"TTFT", "TPOT" or "ITL": the loaded percentile\'s quantity'),
+                Param("percentile", "number", "50 or 99: the held-out ranges' percentiles; p95 has none"),
+                Param(
+                    "end",
+                    "text",
+                    '"low" or "high": measured / predicted at that end; empty: both, as a row of two cells',
+                    required=False,
+                ),
+            ),
+        ),
     )
 }
+
+
+def loaded_range_row(quantity: Any, percentile: Any, end: Any) -> Any:
+    """LOADED_RANGE as a cell calls it: with ``end`` empty and single cells for the rest, both ends as a row of two
+    cells (``[[low, high]]``), or the one error the call has; otherwise ``evaluate`` over the ranges, a cell per end."""
+    quantity, percentile, end = _unwrap(quantity), _unwrap(percentile), _unwrap(end)
+    spec = SPECS["LOADED_RANGE"]
+    if end is None and not any(isinstance(a, (list, tuple, np.ndarray)) for a in (quantity, percentile)):
+        low = evaluate(spec, (quantity, percentile, "low"))
+        if not isinstance(low, float):
+            return low
+        return [[low, evaluate(spec, (quantity, percentile, "high"))]]
+    return evaluate(spec, (quantity, percentile, end))
+
+
+def loaded_range_why(args: Sequence[Any]) -> Any:
+    """PLANNER_WHY("LOADED_RANGE", ...): the reason per cell; a single call without an end has one reason (both its
+    ends are found or refused together)."""
+    quantity, percentile, end = ([_unwrap(a) for a in args] + [None] * 3)[:3]
+    if len(args) > 3:
+        return f"LOADED_RANGE takes at most 3 arguments; got {len(args)}"
+    if end is None and not any(isinstance(a, (list, tuple, np.ndarray)) for a in (quantity, percentile)):
+        end = "low"
+    return evaluate(SPECS["LOADED_RANGE"], (quantity, percentile, end), why=True)
 
 
 def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence[Any]], Any]] | None = None) -> Any:
