@@ -81,6 +81,12 @@ def example_cells() -> dict:
             xf.PLANNER_WHY("MAX_BATCH", "H10", "llama2-70b", 8192.0),
         ),
         ("Does not fit on 1 GPU", "#NUM!", 'MAX_BATCH("H100","llama2-70b",8192,,1)', "#NUM!"),
+        (
+            "p99 TTFT under load, held-out high end (multiply TTFT_P99 by it)",
+            "x simulated",
+            'LOADED_RANGE("TTFT",99,"high")',
+            xf.LOADED_RANGE("TTFT", 99.0, "high"),
+        ),
     ]
     functions_rows = [["What", "Unit", "Formula", "Result", "Python gave"]]
     functions_values = {}
@@ -201,6 +207,7 @@ UNIT_FORMATS = {
     "tokens/s": "#,##0.0",
     "$ per 1M output tokens": '"$"#,##0.00',
     "fraction": "0.0000",
+    "x simulated": "0.00",
     "Context (tokens)": "#,##0",
     "Batch": "#,##0",
     "Max batch": "#,##0",
