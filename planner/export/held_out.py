@@ -24,6 +24,8 @@ from planner.accuracy.loaded_ranges import STEADY, LoadedRange
 
 #: The column and row label a finance reader sees beside a simulated figure.
 LABEL = "held-out range (published runs / simulated)"
+#: The same in a narrow column of a sheet that prints on one page (Latency's headroom table), its note giving ``LABEL``.
+SHORT_LABEL = "held-out range"
 #: The metrics with a held-out range, by the names the review's tables use (``ttft``, ``tpot``).
 METRICS = ("ttft", "tpot")
 
@@ -91,3 +93,26 @@ def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
         "source, nominal 80%): " + "; ".join(parts) + "."
     )
     return [what, how]
+
+
+def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> str:
+    """``note_lines`` in one line for a sheet that prints on one page (Latency): what the range is, which quantity and
+    why, shown not applied, each range's left-out coverage and the ends one source sets. Empty without the file."""
+    shown = [(m, range_for(ranges, m, percentile)) for m in METRICS]
+    shown = [(m, r) for m, r in shown if r is not None]
+    if not shown:
+        return ""
+    q = "p50" if percentile <= 50 else "p99"
+    which = (
+        ""
+        if percentile <= 50
+        else f" p{percentile:g} takes p99's range (only p50 and p99 are tabled; p99 is nearer, and wider when slow: "
+        "conservative)."
+    )
+    inside = ", ".join(f"{q} {m.upper()} {r.inside_left_out:.0%}" for m, r in shown)
+    ends = " ".join(f"{t}." for m, r in shown for t in r.one_source_texts(f"{q} {m.upper()}"))
+    return (
+        f"{LABEL[0].upper()}{LABEL[1:]}: the figure x measured / simulated on published runs from sources planner "
+        f"never saw (10th-90th percentile).{which} Shown, not applied. Inside with its source left out (nominal "
+        f"80%): {inside}." + (f" {ends}" if ends else "")
+    )

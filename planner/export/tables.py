@@ -376,17 +376,18 @@ def headroom_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]
     """Per option with a curve: its planned replicas, the simulated high-percentile TTFT and TPOT at the planned
     peak against their goals, and the headroom (``LoadCurve.headroom``: more traffic it takes within the goals).
     With ``ranges`` (``load_loaded_ranges``'s), each simulated figure is followed by its held-out range as text
-    (``held_out.range_text``; keys ``ttft_peak_range``, ``tpot_peak_range``)."""
+    (``held_out.range_text``; keys ``ttft_peak_range``, ``tpot_peak_range``; headed ``held_out.SHORT_LABEL``: the
+    table prints on one page, and its note opens with the full label)."""
     shown = latency_charted(review)
     ranged = ranges is not None
     cols = (
         Column("Option", "text", "option"),
         Column("Serving replicas", "int", "replicas"),
         Column("TTFT at peak (s)", "s", "ttft_peak"),
-        *([Column(f"TTFT {held_out.LABEL}", "text", "ttft_peak_range")] if ranged else []),
+        *([Column(f"TTFT {held_out.SHORT_LABEL}", "text", "ttft_peak_range")] if ranged else []),
         Column("TTFT goal (s)", "s", "ttft_goal"),
         Column("TPOT at peak (ms)", "ms", "tpot_peak"),
-        *([Column(f"TPOT {held_out.LABEL}", "text", "tpot_peak_range")] if ranged else []),
+        *([Column(f"TPOT {held_out.SHORT_LABEL}", "text", "tpot_peak_range")] if ranged else []),
         Column("TPOT goal (ms)", "ms", "tpot_goal"),
         Column("Headroom over the planned peak", "text", "headroom"),
     )

@@ -515,8 +515,9 @@ def _latency(book: _Book) -> None:
             "option": 16,
             "replicas": 8.43,
             "headroom": 13,
-            **dict.fromkeys(("ttft_peak", "ttft_goal", "tpot_peak", "tpot_goal"), 8.43),
-            **dict.fromkeys(("ttft_peak_range", "tpot_peak_range"), 14),
+            **dict.fromkeys(("ttft_peak", "tpot_peak"), 9),
+            **dict.fromkeys(("ttft_goal", "tpot_goal"), 10),
+            **dict.fromkeys(("ttft_peak_range", "tpot_peak_range"), 10),
         },
     )
     note = (
@@ -536,7 +537,8 @@ def _latency(book: _Book) -> None:
     for r in range(top, top + 4):
         ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 4  # italic runs wider
     helper = top + 4
-    for line in held_out.note_lines(ranges, q):  # what the held-out ranges are, which one is used, how well it holds
+    short = held_out.short_note(ranges, q)  # what the ranges are, which is used and why, how well it holds
+    for line in [short] if short else []:  # one line: the sheet prints on one page (Summary has the full note)
         ws.merge_cells(start_row=helper, start_column=1, end_row=helper, end_column=13)
         put_text(ws.cell(row=helper, column=1), line)
         ws.cell(row=helper, column=1).font = NOTE_FONT
