@@ -9,6 +9,7 @@ import io
 import re
 
 import openpyxl
+import openpyxl.utils
 import pytest
 
 from planner.accuracy.loaded_ranges import STEADY, load_loaded_ranges
@@ -16,7 +17,7 @@ from planner.catalog import default_catalog
 from planner.export import build_review, held_out, render
 from planner.export.evaluate import LOAD_CURVE
 from planner.export.scenario import parse_scenario
-from planner.export.tables import headroom_table, latency_table
+from planner.export.tables import headroom_table, latency_table, options_table
 
 SCENARIO = {
     "title": "Held-out ranges",
@@ -154,8 +155,21 @@ class TestWorkbook:
                     col = re.search(r"\$([A-Z]+)\$2", ref).group(1)
                     assert "held-out" not in ws[f"{col}1"].value
 
+    def test_options_carries_the_range_beside_tpot_at_peak_and_its_formulas_follow(self, review, book):
+        """Options: beside "TPOT at peak" (the simulated p95) its held-out range; monthly cost still = GPUs x the
+        $ per GPU-month cell, now one column on."""
+        ws = book["Options"]
+        header = [c.value for c in ws[1]]
+        at = header.index("TPOT at peak")
+        assert header[at + 1] == f"TPOT at peak: {held_out.LABEL}"
+        row = [c.value for c in ws[2]]
+        _assert_is_range(row[at + 1], review.recommended.under_load.result.tpot_s.at(95) * 1e3, "tpot", "ms")
+        gpus, per = (openpyxl.utils.get_column_letter(header.index(h) + 1) for h in ("GPUs", "$ per GPU-month"))
+        assert row[header.index("Monthly cost")] == f"={gpus}2*{per}2"
+
     def test_the_markdown_and_plain_tables_are_unchanged(self, review):
         """Without ranges the tables keep their columns (Markdown, PDF and CSV are not the workbook)."""
+        assert "tpot_range" not in [c.key for c in options_table(review).columns]
         assert len(latency_table(review).columns) == 1 + 4
         assert [c.key for c in headroom_table(review).columns] == [
             "option",

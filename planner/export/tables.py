@@ -141,6 +141,29 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     )
 
 
+def tpot_ranges(review: Review) -> Column | None:
+    """The options table's "TPOT at peak" held-out range column (``held_out.range_text`` of each option's TPOT at peak,
+    the simulated sizing percentile's, in ms), or None when no option was sized on simulated percentiles (its TPOT at
+    peak is then the model's, not the simulation's). Its values: ``tpot_range_values``."""
+    if not any(r.under_load is not None for r in review.results):
+        return None
+    return Column(f"TPOT at peak: {held_out.LABEL}", "text", "tpot_range")
+
+
+def tpot_range_values(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]) -> list[str | None]:
+    """Per option, in the review's order: its TPOT at peak's held-out range, None where it does not meet the targets
+    or was not sized on simulated percentiles."""
+    out: list[str | None] = []
+    for r in review.results:
+        sim = r.under_load if r.meets else None
+        if sim is None:
+            out.append(None)
+            continue
+        rng = held_out.range_for(ranges, "tpot", sim.percentile)
+        out.append(held_out.range_text(float(r.fleet.tpot_peak_s) * 1e3, rng, "ms") or None)
+    return out
+
+
 def _rate(usd_per_hour: float) -> str:
     """Cents, or a tenth of a cent when the rate has one (a median of two quotes: $3.095)."""
     return (

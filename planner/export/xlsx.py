@@ -49,6 +49,8 @@ from planner.export.tables import (
     sensitivity_table,
     sweep_table,
     tco_table,
+    tpot_range_values,
+    tpot_ranges,
 )
 from planner.export.xlsx_cells import (
     INPUT_FILL,
@@ -316,8 +318,9 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
     """Formulas over Options (cached with the review's values): they follow edited prices; the rest does not."""
     review = book.review
     n = len(review.results)
-    mon = _col(MAIN_KEYS, "monthly_usd")
-    opt = _col(MAIN_KEYS, "option")
+    keys = _options_keys(review)
+    mon = _col(keys, "monthly_usd")
+    opt = _col(keys, "option")
     rec_row = review.results.index(review.recommended) + 2
     rng = f"Options!${mon}$2:${mon}${n + 1}"
     cheapest = min((r for r in review.results if r.meets), key=lambda r: r.monthly_usd)
@@ -349,17 +352,34 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
         cell.alignment = Alignment(horizontal="right", vertical="top")
 
 
+def _options_keys(review: Review) -> tuple[str, ...]:
+    """The Options sheet's columns: ``MAIN_KEYS``, with TPOT at peak's held-out range beside it when the options were
+    sized on simulated percentiles (``tables.tpot_ranges``)."""
+    if not any(r.under_load is not None for r in review.results):
+        return MAIN_KEYS
+    at = MAIN_KEYS.index("tpot_ms") + 1
+    return (*MAIN_KEYS[:at], "tpot_range", *MAIN_KEYS[at:])
+
+
 def _options(book: _Book) -> None:
     review = book.review
     ws = book.sheet("Options", "Options, ranked by monthly cost (yellow: edit; blue: live)")
     full = options_table(review)
-    keys = (*MAIN_KEYS, "live_rank")
     main = select(full, MAIN_KEYS)
+    ranged = tpot_ranges(review)
+    if ranged is not None:  # beside TPOT at peak (the simulated percentile): its held-out range (_options_keys)
+        at = MAIN_KEYS.index("tpot_ms") + 1
+        values = tpot_range_values(review, load_loaded_ranges())
+        main = Table(
+            (*main.columns[:at], ranged, *main.columns[at:]),
+            tuple((*row[:at], v, *row[at:]) for row, v in zip(main.rows, values, strict=True)),
+        )
+    keys = (*_options_keys(review), "live_rank")
     main = Table((*main.columns, Column("Live rank", "int", "live_rank")), tuple((*r, None) for r in main.rows))
     widths = {"rank": 6, "option": 24, "price_kind": 11, "meets_targets": 9, "gpus": 9, "note": 28, "live_rank": 8}
     # a fleet sized at batch 1 (its TPOT just meets the target) runs to 5-digit GPU counts, $1e9 a year and
     # $1,000s per million tokens: a number wider than its column prints ### in LibreOffice
-    widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12}
+    widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12, "tpot_range": 14}
     _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
     gpus, per, mon, ann, live = (
         _col(keys, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd", "live_rank")
