@@ -71,8 +71,8 @@ def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
         return []
     q = "p50" if percentile <= 50 else "p99"
     which = (
-        f"a p{percentile:g} figure takes p50's range."
-        if percentile <= 50
+        f"a p{percentile:g} figure takes {q}'s range."
+        if percentile <= 50 or percentile == 99
         else f"a p{percentile:g} figure takes p99's range: the table holds p50 and p99 only (too few sources published "
         f"p{percentile:g} under load), p99 is the nearer and, at the slow end, the wider, so the conservative choice."
     )
@@ -105,7 +105,7 @@ def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
     q = "p50" if percentile <= 50 else "p99"
     which = (
         ""
-        if percentile <= 50
+        if percentile <= 50 or percentile == 99
         else f" p{percentile:g} takes p99's range (only p50 and p99 are tabled; p99 is nearer, and wider when slow: "
         "conservative)."
     )
