@@ -100,6 +100,19 @@ class LoadedRange:
             out.append(("low", self.low_one_out, self.low_set_by))
         return out
 
+    def coverage_text(self) -> str:
+        """How the range was built and how well it holds: "6 sources, 75% inside left out" (``sources``, and
+        ``inside_left_out``: the share of a left-out source's figures inside the range built without it)."""
+        return f"{self.sources} sources, {self.inside_left_out:.0%} inside left out"
+
+    def one_source_texts(self, label: str) -> list[str]:
+        """One sentence per end that one source sets (``one_source_ends``), the end without that source as a multiple
+        of the prediction rounded outwards: "p99 TTFT's high end is one source's (s): 2.4x without it"."""
+        return [
+            f"{label}'s {end} end is one source's ({source}): {outward(1 + without, end == 'high'):g}x without it"
+            for end, without, source in self.one_source_ends()
+        ]
+
     def ratios(self) -> tuple[float, float]:
         """(1 + low, 1 + high): the range as multiples of the prediction."""
         return 1.0 + self.low, 1.0 + self.high

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges, outward
+from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges
 from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
@@ -579,13 +579,8 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) 
             continue
         lo, hi = r.ratios()
         bounds = f"{fmt_seconds(value * lo)} to {fmt_seconds(value * hi)}"
-        lines.append(
-            f"    {label:<10}{r.text():<15}{bounds:<22}{r.sources} sources, {r.inside_left_out:.0%} inside left out"
-        )
-        notes += [
-            f"    {label}'s {end} end is one source's ({source}): {outward(1 + without, end == 'high'):g}x without it"
-            for end, without, source in r.one_source_ends()
-        ]
+        lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}{r.coverage_text()}")
+        notes += [f"    {text}" for text in r.one_source_texts(label)]
     return lines + notes
 
 

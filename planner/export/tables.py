@@ -7,8 +7,11 @@ A column's ``kind`` says how to show its numbers: "int", "usd" (whole dollars), 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from planner.accuracy.loaded_ranges import LoadedRange
+from planner.export import held_out
 from planner.export.evaluate import HEADROOM_STEP
 from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
@@ -136,6 +139,29 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         _n(r.high.monthly_usd),
         note,
     )
+
+
+def tpot_ranges(review: Review) -> Column | None:
+    """The options table's "TPOT at peak" held-out range column (``held_out.range_text`` of each option's TPOT at peak,
+    the simulated sizing percentile's, in ms), or None when no option was sized on simulated percentiles (its TPOT at
+    peak is then the model's, not the simulation's). Its values: ``tpot_range_values``."""
+    if not any(r.under_load is not None for r in review.results):
+        return None
+    return Column(f"TPOT at peak: {held_out.LABEL}", "text", "tpot_range")
+
+
+def tpot_range_values(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]) -> list[str | None]:
+    """Per option, in the review's order: its TPOT at peak's held-out range, None where it does not meet the targets
+    or was not sized on simulated percentiles."""
+    out: list[str | None] = []
+    for r in review.results:
+        sim = r.under_load if r.meets else None
+        if sim is None:
+            out.append(None)
+            continue
+        rng = held_out.range_for(ranges, "tpot", sim.percentile)
+        out.append(held_out.range_text(float(r.fleet.tpot_peak_s) * 1e3, rng, "ms") or None)
+    return out
 
 
 def _rate(usd_per_hour: float) -> str:
@@ -326,21 +352,25 @@ def latency_charted(review: Review) -> list[Result]:
 LATENCY_CHART_CAP = 3.0
 
 
-def latency_table(review: Review) -> Table:
+#: The latency table's figures per option: (metric, which percentile: "p50" or the sizing's "high", column kind).
+LATENCY_FIGURES = (("ttft", "p50", "s"), ("ttft", "high", "s"), ("tpot", "p50", "ms"), ("tpot", "high", "ms"))
+
+
+def latency_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange] | None = None) -> Table:
     """The latency-against-load view's data: traffic (the whole fleet's requests/s) and, per option with a curve,
     its planned fleet's p50 and high-percentile TTFT (s) and TPOT (ms); blank past a replica's capacity or above
-    ``LATENCY_CHART_CAP`` x the target."""
+    ``LATENCY_CHART_CAP`` x the target. With ``ranges`` (``load_loaded_ranges``'s), each figure is followed by its
+    held-out range as text (``held_out.range_text``; key ``<figure's key>_range``, blank with its figure)."""
     shown = latency_charted(review)
     q = shown[0].load_curve.percentile if shown else 95.0
     cols = [Column("Traffic (requests/s)", "x", "traffic")]
     for i, r in enumerate(shown):
         name = r.option.name
-        cols += [
-            Column(f"{name}: p50 TTFT", "s", f"ttft_p50_{i}"),
-            Column(f"{name}: p{q:g} TTFT", "s", f"ttft_high_{i}"),
-            Column(f"{name}: p50 TPOT", "ms", f"tpot_p50_{i}"),
-            Column(f"{name}: p{q:g} TPOT", "ms", f"tpot_high_{i}"),
-        ]
+        for metric, which, kind in LATENCY_FIGURES:
+            label = f"{name}: p{50 if which == 'p50' else q:g} {metric.upper()}"
+            cols.append(Column(label, kind, f"{metric}_{which}_{i}"))
+            if ranges is not None:
+                cols.append(Column(f"{label}: {held_out.LABEL}", "text", f"{metric}_{which}_{i}_range"))
     if not shown:
         return Table(tuple(cols), ())
     c0 = shown[0].load_curve
@@ -354,27 +384,33 @@ def latency_table(review: Review) -> Table:
         row = [c0.peak_requests_per_s * mult]
         for r in shown:
             c = r.load_curve
-            tt, tp = w.ttft_target_s, w.tpot_target_s
-            row += [
-                v(c.ttft_p50_s[j], tt),
-                v(c.ttft_high_s[j], tt),
-                v(c.tpot_p50_s[j], tp, 1e3),
-                v(c.tpot_high_s[j], tp, 1e3),
-            ]
+            for metric, which, kind in LATENCY_FIGURES:
+                target = w.ttft_target_s if metric == "ttft" else w.tpot_target_s
+                x = v(getattr(c, f"{metric}_{which}_s")[j], target, 1e3 if kind == "ms" else 1.0)
+                row.append(x)
+                if ranges is not None:
+                    rng = held_out.range_for(ranges, metric, 50.0 if which == "p50" else c.percentile)
+                    row.append(held_out.range_text(x, rng, kind) or None)
         rows.append(tuple(row))
     return Table(tuple(cols), tuple(rows))
 
 
-def headroom_table(review: Review) -> Table:
+def headroom_table(review: Review, ranges: Mapping[tuple[str, str], LoadedRange] | None = None) -> Table:
     """Per option with a curve: its planned replicas, the simulated high-percentile TTFT and TPOT at the planned
-    peak against their goals, and the headroom (``LoadCurve.headroom``: more traffic it takes within the goals)."""
+    peak against their goals, and the headroom (``LoadCurve.headroom``: more traffic it takes within the goals).
+    With ``ranges`` (``load_loaded_ranges``'s), each simulated figure is followed by its held-out range as text
+    (``held_out.range_text``; keys ``ttft_peak_range``, ``tpot_peak_range``; headed ``held_out.SHORT_LABEL``: the
+    table prints on one page, and its note opens with the full label)."""
     shown = latency_charted(review)
+    ranged = ranges is not None
     cols = (
         Column("Option", "text", "option"),
         Column("Serving replicas", "int", "replicas"),
         Column("TTFT at peak (s)", "s", "ttft_peak"),
+        *([Column(f"TTFT {held_out.SHORT_LABEL}", "text", "ttft_peak_range")] if ranged else []),
         Column("TTFT goal (s)", "s", "ttft_goal"),
         Column("TPOT at peak (ms)", "ms", "tpot_peak"),
+        *([Column(f"TPOT {held_out.SHORT_LABEL}", "text", "tpot_peak_range")] if ranged else []),
         Column("TPOT goal (ms)", "ms", "tpot_goal"),
         Column("Headroom over the planned peak", "text", "headroom"),
     )
@@ -387,13 +423,20 @@ def headroom_table(review: Review) -> Table:
             h = f"under {HEADROOM_STEP:.0%}"
         else:
             h = f"{c.headroom:.0%}"
+        ttft, tpot = sim.result.ttft_s.at(c.percentile), sim.result.tpot_s.at(c.percentile) * 1e3
+        ttft_range, tpot_range = (), ()
+        if ranged:
+            ttft_range = (held_out.range_text(ttft, held_out.range_for(ranges, "ttft", c.percentile), "s") or None,)
+            tpot_range = (held_out.range_text(tpot, held_out.range_for(ranges, "tpot", c.percentile), "ms") or None,)
         rows.append(
             (
                 r.option.name,
                 c.replicas,
-                sim.result.ttft_s.at(c.percentile),
+                ttft,
+                *ttft_range,
                 c.ttft_goal_s,
-                sim.result.tpot_s.at(c.percentile) * 1e3,
+                tpot,
+                *tpot_range,
                 c.tpot_goal_s * 1e3,
                 f"+{h}" if h[0].isdigit() else h,
             )

@@ -23,6 +23,8 @@ from openpyxl.utils import get_column_letter
 from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
+from planner.accuracy.loaded_ranges import load_loaded_ranges
+from planner.export import held_out
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
 from planner.export.records import Review
@@ -47,6 +49,8 @@ from planner.export.tables import (
     sensitivity_table,
     sweep_table,
     tco_table,
+    tpot_range_values,
+    tpot_ranges,
 )
 from planner.export.xlsx_cells import (
     INPUT_FILL,
@@ -185,6 +189,7 @@ def _summary(book: _Book) -> None:
             float(f.tpot_peak_s) * 1e3 * (1 + rec.time_range[1]),
             "ms",
         ),
+        *_held_out_figures(rec),
         ("Margin sized with", rec.margin, "pct"),
     ]
     targets = [
@@ -203,6 +208,10 @@ def _summary(book: _Book) -> None:
         ),  # fmt: skip
     ]
     r = _figures(ws, figures, 9, 1)
+    for row in range(9, r):  # the held-out range's labels are longer than the column: wrapped, the row grown
+        if held_out.LABEL in str(ws.cell(row=row, column=1).value):
+            ws.cell(row=row, column=1).alignment = WRAP
+            fit_row(ws, row)
     _live_box(book, ws, 9)
     r = max(r, _figures(ws, targets, 14, 4)) + 1
     _label(ws, r, "Sensitivity (snapshot)")
@@ -230,6 +239,8 @@ def _summary(book: _Book) -> None:
     notes.insert(
         0, ("Margin, years, like for like, quality", [*money.money_lines(review), money.sign_off_line(review)])
     )
+    if rec.under_load is not None and (lines := held_out.note_lines(load_loaded_ranges(), rec.under_load.percentile)):
+        notes.insert(1, ("Simulated latency against published runs", lines))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
         _label(ws, r, heading)
@@ -239,6 +250,24 @@ def _summary(book: _Book) -> None:
             ws.cell(row=r + k, column=1).alignment = Alignment(wrap_text=True, vertical="top")
             ws.row_dimensions[r + k].height = 14 * (len(text) // 150 + 1) + 2
         r += len(lines) + 2
+
+
+def _held_out_figures(rec) -> list[tuple[str, object, str]]:
+    """The recommended option's simulated high-percentile TPOT and TTFT at the peak, each with its held-out range
+    (``planner.export.held_out``), as key-figure rows; none when the fleet was not sized on simulated percentiles.
+    Shown, not applied: the rows above them (TPOT at peak, the margin, the cost) are the simulated sizing's."""
+    sim = rec.under_load
+    if sim is None:
+        return []
+    ranges, q = load_loaded_ranges(), sim.percentile
+    tpot_ms, ttft_s = float(rec.fleet.tpot_peak_s) * 1e3, sim.result.ttft_s.at(q)
+    tpot_range = held_out.range_text(tpot_ms, held_out.range_for(ranges, "tpot", q), "ms")
+    ttft_range = held_out.range_text(ttft_s, held_out.range_for(ranges, "ttft", q), "s")
+    return [
+        *([(f"TPOT at peak: {held_out.LABEL}", tpot_range, "text")] if tpot_range else []),
+        (f"TTFT at peak: simulated p{q:g}", ttft_s, "s"),
+        *([(f"TTFT at peak: {held_out.LABEL}", ttft_range, "text")] if ttft_range else []),
+    ]
 
 
 def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
@@ -289,8 +318,9 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
     """Formulas over Options (cached with the review's values): they follow edited prices; the rest does not."""
     review = book.review
     n = len(review.results)
-    mon = _col(MAIN_KEYS, "monthly_usd")
-    opt = _col(MAIN_KEYS, "option")
+    keys = _options_keys(review)
+    mon = _col(keys, "monthly_usd")
+    opt = _col(keys, "option")
     rec_row = review.results.index(review.recommended) + 2
     rng = f"Options!${mon}$2:${mon}${n + 1}"
     cheapest = min((r for r in review.results if r.meets), key=lambda r: r.monthly_usd)
@@ -322,17 +352,34 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
         cell.alignment = Alignment(horizontal="right", vertical="top")
 
 
+def _options_keys(review: Review) -> tuple[str, ...]:
+    """The Options sheet's columns: ``MAIN_KEYS``, with TPOT at peak's held-out range beside it when the options were
+    sized on simulated percentiles (``tables.tpot_ranges``)."""
+    if not any(r.under_load is not None for r in review.results):
+        return MAIN_KEYS
+    at = MAIN_KEYS.index("tpot_ms") + 1
+    return (*MAIN_KEYS[:at], "tpot_range", *MAIN_KEYS[at:])
+
+
 def _options(book: _Book) -> None:
     review = book.review
     ws = book.sheet("Options", "Options, ranked by monthly cost (yellow: edit; blue: live)")
     full = options_table(review)
-    keys = (*MAIN_KEYS, "live_rank")
     main = select(full, MAIN_KEYS)
+    ranged = tpot_ranges(review)
+    if ranged is not None:  # beside TPOT at peak (the simulated percentile): its held-out range (_options_keys)
+        at = MAIN_KEYS.index("tpot_ms") + 1
+        values = tpot_range_values(review, load_loaded_ranges())
+        main = Table(
+            (*main.columns[:at], ranged, *main.columns[at:]),
+            tuple((*row[:at], v, *row[at:]) for row, v in zip(main.rows, values, strict=True)),
+        )
+    keys = (*_options_keys(review), "live_rank")
     main = Table((*main.columns, Column("Live rank", "int", "live_rank")), tuple((*r, None) for r in main.rows))
     widths = {"rank": 6, "option": 24, "price_kind": 11, "meets_targets": 9, "gpus": 9, "note": 28, "live_rank": 8}
     # a fleet sized at batch 1 (its TPOT just meets the target) runs to 5-digit GPU counts, $1e9 a year and
     # $1,000s per million tokens: a number wider than its column prints ### in LibreOffice
-    widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12}
+    widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12, "tpot_range": 14}
     _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
     gpus, per, mon, ann, live = (
         _col(keys, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd", "live_rank")
@@ -467,7 +514,9 @@ def _latency(book: _Book) -> None:
     shown = latency_charted(review)
     if not shown:
         return
-    table = latency_table(review)
+    ranges = load_loaded_ranges()
+    table = latency_table(review, ranges)
+    where = {c.key: j for j, c in enumerate(table.columns)}  # a figure's column: its range's text may follow it
     data = book.sheet(
         "Latency data", "Data of the latency charts: each option's planned fleet under more or less traffic"
     )
@@ -477,7 +526,7 @@ def _latency(book: _Book) -> None:
     q = shown[0].load_curve.percentile
     planned = shown[0].load_curve.peak_requests_per_s
     ws = book.sheet("Latency", f"Latency against traffic: p50 and p{q:g} of each option's planned fleet", None)
-    heads = headroom_table(review)
+    heads = headroom_table(review, ranges)
     _write_table(
         ws,
         heads,
@@ -486,7 +535,9 @@ def _latency(book: _Book) -> None:
             "option": 16,
             "replicas": 8.43,
             "headroom": 13,
-            **dict.fromkeys(("ttft_peak", "ttft_goal", "tpot_peak", "tpot_goal"), 8.43),
+            **dict.fromkeys(("ttft_peak", "tpot_peak"), 9),
+            **dict.fromkeys(("ttft_goal", "tpot_goal"), 10),
+            **dict.fromkeys(("ttft_peak_range", "tpot_peak_range"), 10),
         },
     )
     note = (
@@ -506,17 +557,27 @@ def _latency(book: _Book) -> None:
     for r in range(top, top + 4):
         ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 4  # italic runs wider
     helper = top + 4
+    short = held_out.short_note(ranges, q)  # what the ranges are, which is used and why, how well it holds
+    for line in [short] if short else []:  # one line: the sheet prints on one page (Summary has the full note)
+        ws.merge_cells(start_row=helper, start_column=1, end_row=helper, end_column=13)
+        put_text(ws.cell(row=helper, column=1), line)
+        ws.cell(row=helper, column=1).font = NOTE_FONT
+        ws.cell(row=helper, column=1).alignment = Alignment(wrap_text=True, vertical="top")
+        ws.row_dimensions[helper].height = LINE_PT * wrapped_lines(line, chars * 0.8) + 3
+        helper += 1
+    notes_end = helper - 1
     put_text(ws.cell(row=helper, column=1), "Chart helper: the planned peak and the targets (x, TTFT s, TPOT ms)")
     xs = [row[0] for row in table.rows]
 
-    def highest(first: int, target: float) -> float:  # the highest charted figure of a metric (TTFT: 1, 2; TPOT: 3, 4)
-        cells = [row[c] for row in table.rows for c in range(first, len(row), 4) for c in (c, c + 1)]
+    def highest(metric: str, target: float) -> float:  # the highest charted figure of a metric ("ttft", "tpot")
+        keys = [f"{metric}_{which}_{i}" for i in range(len(shown)) for which in ("p50", "high")]
+        cells = [row[where[k]] for row in table.rows for k in keys]
         return max([target, *(v for v in cells if isinstance(v, float) and math.isfinite(v))]) * 1.1
 
     k = 1
     for x, t_ttft, t_tpot in (
         (planned, 0.0, 0.0),
-        (planned, highest(1, w.ttft_target_s), highest(3, w.tpot_target_s * 1e3)),
+        (planned, highest("ttft", w.ttft_target_s), highest("tpot", w.tpot_target_s * 1e3)),
         (min(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
         (max(xs), w.ttft_target_s, w.tpot_target_s * 1e3),
     ):
@@ -525,23 +586,23 @@ def _latency(book: _Book) -> None:
         ws.cell(row=helper + k, column=3, value=t_tpot)
         k += 1
     x = Reference(data, min_col=1, min_row=2, max_row=rows + 1)
-    for title, y_title, offset, anchor, number_format, marker_col in (
-        ("Time to first token against traffic", "seconds", 0, "A1", "0.00", 2),
-        ("Time per output token against traffic", "ms", 2, "A15", "0", 3),
+    for title, y_title, metric, anchor, number_format, marker_col in (
+        ("Time to first token against traffic", "seconds", "ttft", "A1", "0.00", 2),
+        ("Time per output token against traffic", "ms", "tpot", "A15", "0", 3),
     ):
         ch = _scatter_chart(title, table.columns[0].header, y_title, number_format)
         ch.height = 7.0
         for i in range(len(shown)):
             color, _, symbol = SERIES_STYLES[i % len(SERIES_STYLES)]
             for j, dash in ((0, "dash"), (1, "solid")):
-                col = 2 + 4 * i + offset + j
+                col = 1 + where[f"{metric}_{'p50' if j == 0 else 'high'}_{i}"]
                 ys = Reference(data, min_col=col, min_row=2, max_row=rows + 1)
                 name = _series_name(f"{shown[i].option.name}: p{50 if j == 0 else q:g}")
                 ch.series.append(_styled_series(ys, x, name, color, dash, symbol, marker_size=5))
         for first_row, label in ((1, f"Planned peak ({planned:,.3g})"), (3, "Target")):
             ch.series.append(_marker_line(ws, helper + first_row, marker_col, label))
         ws.add_chart(ch, anchor)
-    ws.print_area = f"A1:M{top + 3}"
+    ws.print_area = f"A1:M{max(top + 3, notes_end)}"
     ws.page_setup.fitToHeight = 1
 
 

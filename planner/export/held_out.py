@@ -1,0 +1,118 @@
+"""The held-out range beside each simulated latency percentile the review workbook shows (issues 21 and 22).
+
+The review sizes replicas on the serving simulation's high-percentile TTFT and TPOT at the peak and charts them
+against traffic; a simulated percentile misses what a real deployment measures, and by how much is stated in
+``catalogs/reference/loaded_residuals.csv`` (``planner.accuracy.loaded_ranges``): per loaded quantity, measured /
+predicted at the 10th and 90th percentile over published runs under steady load from sources planner never saw,
+each source alike, with the share of a left-out source's runs inside and the ends one source sets.
+
+**Which quantity** (``quantity_for``): the table holds p50 and p99 of TTFT, TPOT and ITL (no source published p95
+under load often enough). A p50 figure takes p50's range; a figure above the median (the sizing percentile, p95 by
+default) takes p99's: for p95 the nearer of the two, and the wider at the slow end (TTFT 28x against 4.3x, TPOT
+1.3x against 1.1x in the shipped table), so the conservative choice for a budget.
+
+**Shown, not applied**: the bounds are the simulated figure x (1 + low) and x (1 + high); the fleet, the margin and
+the cost are sized on the simulated figure, unchanged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from planner.accuracy.loaded_ranges import STEADY, LoadedRange
+
+#: The column and row label a finance reader sees beside a simulated figure.
+LABEL = "held-out range (published runs / simulated)"
+#: The same in a narrow column of a sheet that prints on one page (Latency's headroom table), its note giving ``LABEL``.
+SHORT_LABEL = "held-out range"
+#: The metrics with a held-out range, by the names the review's tables use (``ttft``, ``tpot``).
+METRICS = ("ttft", "tpot")
+
+
+def quantity_for(metric: str, percentile: float) -> str:
+    """The loaded-residual quantity whose range a simulated ``metric`` percentile takes: ``metric``_p50 for the
+    median, ``metric``_p99 above it (the module's rule); ``ttft``, 95 -> "ttft_p99"."""
+    if metric not in METRICS:
+        raise ValueError(f"a held-out range is stated for {', '.join(METRICS)}, not {metric!r}")
+    return f"{metric}_p50" if percentile <= 50 else f"{metric}_p99"
+
+
+def range_for(ranges: Mapping[tuple[str, str], LoadedRange], metric: str, percentile: float) -> LoadedRange | None:
+    """The steady-load range ``quantity_for`` names from ``ranges`` (``load_loaded_ranges``'s); None without one."""
+    return ranges.get((quantity_for(metric, percentile), STEADY))
+
+
+def bounds(value: float, rng: LoadedRange | None) -> tuple[float, float] | None:
+    """(value x (1 + low), value x (1 + high)): the figure's held-out range in its own unit; None without a range or
+    a finite figure."""
+    if rng is None or value is None or not math.isfinite(value):
+        return None
+    lo, hi = rng.ratios()
+    return value * lo, value * hi
+
+
+def range_text(value: float, rng: LoadedRange | None, kind: str) -> str:
+    """The held-out range of a figure of ``kind`` ("s" or "ms", as the review's tables show it: 2 and 1 decimals),
+    "low - high unit": 0.78 s with p99 TTFT's 0.77x / 27.4x -> "0.60 - 21.37 s"; "" without a range."""
+    b = bounds(value, rng)
+    if b is None:
+        return ""
+    digits = {"s": 2, "ms": 1}[kind]
+    return f"{b[0]:,.{digits}f} - {b[1]:,.{digits}f} {kind}"
+
+
+def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> list[str]:
+    """The sheet's note on the ranges: what they are and which quantity a ``percentile`` figure takes, then one line
+    with each range's left-out coverage and the ends one source sets. Empty without the ranges' file."""
+    shown = [(m, range_for(ranges, m, percentile)) for m in METRICS]
+    shown = [(m, r) for m, r in shown if r is not None]
+    if not shown:
+        return []
+    q = "p50" if percentile <= 50 else "p99"
+    which = (
+        f"a p{percentile:g} figure takes {q}'s range."
+        if percentile <= 50 or percentile == 99
+        else f"a p{percentile:g} figure takes p99's range: the table holds p50 and p99 only (too few sources published "
+        f"p{percentile:g} under load), p99 is the nearer and, at the slow end, the wider, so the conservative choice."
+    )
+    what = (
+        f"Held-out range (published runs / simulated): beside each simulated p{percentile:g} TTFT and TPOT, how far "
+        "published runs from sources planner never saw landed from planner's simulation of them (measured / "
+        "simulated, 10th to 90th percentile, each source alike, steady load; "
+        "catalogs/reference/loaded_residuals.csv), as the figure times those two ratios; " + which + " Sized on the "
+        "simulated figure; the held-out range is shown, not applied: the fleet, the margin and the cost do not change."
+    )
+    parts = []
+    for m, r in shown:
+        label = f"{q} {m.upper()}"
+        ends = "; ".join(r.one_source_texts(label))
+        parts.append(f"{label} {r.text()} ({r.coverage_text()}" + (f"; {ends})" if ends else ")"))
+    how = (
+        "How well it holds (inside left out: the share of a source's runs within the range built without that "
+        "source, nominal 80%): " + "; ".join(parts) + "."
+    )
+    return [what, how]
+
+
+def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> str:
+    """``note_lines`` in one line for a sheet that prints on one page (Latency): what the range is, which quantity and
+    why, shown not applied, each range's left-out coverage and the ends one source sets. Empty without the file."""
+    shown = [(m, range_for(ranges, m, percentile)) for m in METRICS]
+    shown = [(m, r) for m, r in shown if r is not None]
+    if not shown:
+        return ""
+    q = "p50" if percentile <= 50 else "p99"
+    which = (
+        ""
+        if percentile <= 50 or percentile == 99
+        else f" p{percentile:g} takes p99's range (only p50 and p99 are tabled; p99 is nearer, and wider when slow: "
+        "conservative)."
+    )
+    inside = ", ".join(f"{q} {m.upper()} {r.inside_left_out:.0%}" for m, r in shown)
+    ends = " ".join(f"{t}." for m, r in shown for t in r.one_source_texts(f"{q} {m.upper()}"))
+    return (
+        f"{LABEL[0].upper()}{LABEL[1:]}: the figure x measured / simulated on published runs from sources planner "
+        f"never saw (10th-90th percentile).{which} Shown, not applied. Inside with its source left out (nominal "
+        f"80%): {inside}." + (f" {ends}" if ends else "")
+    )
