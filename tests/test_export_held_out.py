@@ -185,3 +185,29 @@ class TestWorkbook:
         """Shown, not applied: the recommended fleet's TPOT at the peak is the simulated p95 itself, not a range end."""
         r = review.recommended
         assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
+
+
+class TestWithoutTheTable:
+    """A trimmed install without ``loaded_residuals.csv`` (s161)."""
+
+    def test_the_workbook_has_no_range_column_and_no_range_note(self, review, monkeypatch, tmp_path):
+        """No held-out range column of blanks and no note on a range it cannot give: the sheets as before s159."""
+        from planner.accuracy import loaded_ranges
+
+        monkeypatch.setattr(loaded_ranges, "loaded_residuals_file", lambda: tmp_path / "absent.csv")
+        loaded_ranges.load_loaded_ranges.cache_clear()
+        try:
+            wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+        finally:
+            loaded_ranges.load_loaded_ranges.cache_clear()
+        found = [
+            (ws.title, c.coordinate)
+            for ws in wb.worksheets
+            for row in ws.iter_rows()
+            for c in row
+            if isinstance(c.value, str) and held_out.SHORT_LABEL in c.value.lower() and c.value != SCENARIO["title"]
+        ]
+        assert found == []
+        header = [c.value for c in wb["Options"][1]]
+        gpus, per = (openpyxl.utils.get_column_letter(header.index(h) + 1) for h in ("GPUs", "$ per GPU-month"))
+        assert wb["Options"][2][header.index("Monthly cost")].value == f"={gpus}2*{per}2"
