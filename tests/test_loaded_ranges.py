@@ -201,6 +201,30 @@ class TestPlanRate:
         r = run(*self.ARGS)
         assert r.exit_code == 0 and "held-out range (measured" not in r.output
 
+    @pytest.mark.parametrize("how", ["option", "environment"])
+    def test_a_calibrated_sizing_says_the_ranges_are_not_of_its_predictions(self, tmp_path, monkeypatch, how):
+        """A calibration entry for the GPU changes the simulated figures the ranges multiply, whether it comes from
+        --calibration or $PLANNER_CALIBRATION (s161: the environment's went unsaid), in the text and in --json; a
+        calibration for another GPU changes nothing and says nothing."""
+        from cli_support import run
+
+        from planner.accuracy.calibration import ENV_VAR, GpuCalibration, write_calibration
+        from planner.cli.plan import CALIBRATED_RANGES_NOTE
+
+        def sized(gpu: str, *extra: str) -> tuple[str, dict]:
+            path = write_calibration(tmp_path / f"{gpu}.toml", [GpuCalibration(gpu=gpu, bandwidth_efficiency=0.5)])
+            args = self.ARGS + (("--calibration", str(path)) if how == "option" else ())
+            if how == "environment":
+                monkeypatch.setenv(ENV_VAR, str(path))
+            text, js = run(*args), run(*args, "--json")
+            assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+            return text.output, json.loads(js.stdout)["under_load"]
+
+        text, load = sized("H100")
+        assert CALIBRATED_RANGES_NOTE in text and load["held_out_ranges_note"] == CALIBRATED_RANGES_NOTE
+        text, load = sized("A100")
+        assert CALIBRATED_RANGES_NOTE not in text and load["held_out_ranges_note"] is None
+
 
 class TestExcelLoadedRange:
     """=LOADED_RANGE(quantity, percentile, [end]): the same held-out range ``plan --rate`` prints, as multiples of the
