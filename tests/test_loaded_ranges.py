@@ -118,7 +118,11 @@ class TestArithmetic:
         assert arrival_of(None, 100, 100) == BURST and arrival_of(math.inf, 100, 100) == BURST
 
     def test_a_missing_range_is_refused_by_name(self):
+        """A quantity the table has no row for is refused naming the reason (the shipped table: no burst rows, two
+        sources); no table at all is refused as such, not blamed on the sources."""
         with pytest.raises(NoLoadedRangeError, match="fewer than 3 sources"):
+            loaded_range(load_loaded_ranges(), "ttft_p99", BURST)
+        with pytest.raises(NoLoadedRangeError, match="not in this install"):
             loaded_range({}, "ttft_p99", BURST)
         with pytest.raises(ValueError):
             loaded_range({}, "ttft_p42")
@@ -311,7 +315,29 @@ class TestExcelLoadedRange:
 
         monkeypatch.setattr(loaded_ranges, "load_loaded_ranges", dict)
         assert xf.LOADED_RANGE("TTFT", 99, "high") == "#N/A"
-        assert "no held-out range for ttft_p99" in xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "high")
+        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "high")
+        assert (
+            "loaded_residuals.csv is not in this install" in why and "fewer than" not in why
+        )  # s161: it blamed sources
+
+    def test_an_empty_end_of_a_single_call_spills_both_ends(self):
+        """An end left empty as "" (how Excel passes a skipped optional argument: =LOADED_RANGE("TTFT",99,)) or
+        a blank cell spills both ends as the omitted end does (s161: "" was #VALUE!)."""
+        import planner.excel.functions as xf
+
+        both = xf.LOADED_RANGE("TTFT", 99)
+        assert xf.LOADED_RANGE("TTFT", 99, "") == both and xf.LOADED_RANGE("TTFT", 99, " ") == both
+        assert xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "") == "ok"
+
+    def test_a_number_for_a_text_argument_names_the_text_it_takes(self):
+        """=LOADED_RANGE(3, 99): #VALUE! whose reason names the quantities (s161: "must be text, as text")."""
+        import planner.excel.functions as xf
+
+        assert xf.LOADED_RANGE(3, 99, "low") == "#VALUE!"
+        why = xf.PLANNER_WHY("LOADED_RANGE", 3, 99, "low")
+        assert (
+            why == 'quantity must be text: "TTFT", "TPOT" or "ITL": the loaded percentile\'s quantity; got 3 (a number)'
+        )
 
     def test_the_excel_docs_coverage_is_the_tables(self):
         """docs/excel.md's "52% (p99 TPOT) to 93% (p50 ITL)": the least and most covered of the six loaded

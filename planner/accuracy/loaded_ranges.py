@@ -286,9 +286,16 @@ def load_loaded_ranges(path: str | None = None) -> dict[tuple[str, str], LoadedR
 
 
 def loaded_range(ranges: Mapping[tuple[str, str], LoadedRange], quantity: str, arrival: str = STEADY) -> LoadedRange:
-    """The stated range of ``quantity`` under ``arrival`` from ``ranges`` (``load_loaded_ranges``'s)."""
+    """The stated range of ``quantity`` under ``arrival`` from ``ranges`` (``load_loaded_ranges``'s). Raises
+    ``ValueError`` for an unknown quantity or arrival, ``NoLoadedRangeError`` where ``ranges`` is empty (no table
+    installed) or has no row for them (fewer than ``MIN_SOURCES`` sources)."""
     if quantity not in QUANTITIES or arrival not in ARRIVALS:
         raise ValueError(f"quantities: {', '.join(QUANTITIES)}; arrivals: {', '.join(ARRIVALS)}; not {quantity!r}")
+    if not ranges:
+        raise NoLoadedRangeError(
+            "no held-out ranges under load: the table catalogs/reference/loaded_residuals.csv is not in this install "
+            "(python bench/load_validation.py --write-loaded-residuals writes it)"
+        )
     try:
         return ranges[(quantity, arrival)]
     except KeyError:
