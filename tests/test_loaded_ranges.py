@@ -225,9 +225,31 @@ class TestPlanRate:
             return text.output, json.loads(js.stdout)["under_load"]
 
         text, load = sized("H100")
-        assert CALIBRATED_RANGES_NOTE in text and load["held_out_ranges_note"] == CALIBRATED_RANGES_NOTE
+        assert CALIBRATED_RANGES_NOTE in text and load["held_out_ranges_notes"] == [CALIBRATED_RANGES_NOTE]
         text, load = sized("A100")
-        assert CALIBRATED_RANGES_NOTE not in text and load["held_out_ranges_note"] is None
+        assert CALIBRATED_RANGES_NOTE not in text and load["held_out_ranges_notes"] == []
+
+    def test_a_gpu_or_engine_no_loaded_run_used_is_said(self):
+        """No published run under load is on an MI300X or of LMDeploy (catalogs/reference/load_public.csv: A100,
+        H100 and H200 runs of vLLM, SGLang and TensorRT-LLM): the ranges printed for one are other deployments'
+        misses, and the text and --json say so (s161: they were printed as for any other)."""
+        from cli_support import run
+
+        from planner.accuracy.published import load_decode_rows, reference_dir
+        from planner.catalog import default_catalog
+
+        rows = load_decode_rows(reference_dir() / "load_public.csv")
+        assert not any(default_catalog().gpu(r.gpu).name == "MI300X" or r.engine == "lmdeploy" for r in rows)
+        args = (*self.ARGS[:2], "MI300X", *self.ARGS[3:], "--engine", "lmdeploy")
+        text, js = run(*args), run(*args, "--json")
+        assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+        notes = json.loads(js.stdout)["under_load"]["held_out_ranges_notes"]
+        assert [n.split(":")[0] for n in notes] == [
+            "no published run under load is on the MI300X",
+            "no published run under load is of lmdeploy",
+        ]
+        assert all(f"({n})" in text.output for n in notes)
+        assert "H100 SXM 80GB" in notes[0] and "vllm" in notes[1]
 
 
 class TestExcelLoadedRange:

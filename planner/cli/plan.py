@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import replace as dc_replace
@@ -11,6 +12,9 @@ import click
 
 from planner.accuracy.calibration import resolve_calibration
 from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges
+from planner.accuracy.published import load_decode_rows, reference_dir
+from planner.accuracy.serving_margin import engine_name as engine_family
+from planner.catalog import default_catalog
 from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
@@ -445,12 +449,12 @@ def plan_command(
             past_capacity = bool(is_past_capacity(replica, run_prompt, run_output, [rate_per_s], hit)[0])
             capacity = capacity_per_s(replica, run_prompt, run_output, hit) if past_capacity else math.nan
     ranges = load_loaded_ranges() if sized else {}
-    calibrated = sized is not None and is_calibrated(p, options.get("calibration"))
+    notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
-            out["under_load"]["held_out_ranges_note"] = CALIBRATED_RANGES_NOTE if calibrated and ranges else None
+            out["under_load"]["held_out_ranges_notes"] = notes
             out["under_load"]["past_capacity"] = past_capacity
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
         if spec is not None:
@@ -462,8 +466,7 @@ def plan_command(
     else:
         text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic) if sized else ""
         lines = held_out_range_lines(sized, ranges) if sized else []
-        if lines and calibrated:
-            lines.append(f"    ({CALIBRATED_RANGES_NOTE})")
+        lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         if past_capacity:
             text += (
@@ -571,6 +574,37 @@ def is_calibrated(p: Plan, calibration: Path | None) -> bool:
     """Whether the calibration the sizing used (``--calibration``, else ``$PLANNER_CALIBRATION``:
     ``resolve_calibration``) has an entry for the plan's GPU and engine, i.e. changed its simulated figures."""
     return resolve_calibration(calibration).for_gpu(p.gpu.all_names(), p.engine.name) is not None
+
+
+@functools.lru_cache(maxsize=1)
+def loaded_run_coverage() -> tuple[frozenset[str], frozenset[str]]:
+    """(catalog GPU names, engine families) of the published runs under load the held-out ranges were measured on
+    (``catalogs/reference/load_public.csv``, read through ``load_decode_rows``; each row's GPU cell resolved by the
+    shipped catalog, its engine by ``serving_margin.engine_name``). Empty sets without the file."""
+    path = reference_dir() / "load_public.csv"
+    if not path.exists():
+        return frozenset(), frozenset()
+    rows = load_decode_rows(path)
+    cat = default_catalog()
+    return frozenset(cat.gpu(r.gpu).name for r in rows), frozenset(engine_family(r.engine) for r in rows)
+
+
+def held_out_range_notes(p: Plan, calibration: Path | None) -> list[str]:
+    """What the held-out ranges do not cover for this plan, one sentence each: a GPU or an engine no published run
+    under load used (the ranges are other deployments' misses), and a calibration entry for the plan's GPU and
+    engine (``is_calibrated``: the ranges were measured on uncalibrated predictions)."""
+    gpus, engines = loaded_run_coverage()
+    out = []
+    if gpus and p.gpu.name not in gpus:
+        out.append(f"no published run under load is on the {p.gpu.name}: the ranges are of {', '.join(sorted(gpus))}")
+    if engines and engine_family(p.engine) not in engines:
+        out.append(
+            f"no published run under load is of {engine_family(p.engine)}: the ranges are of "
+            f"{', '.join(sorted(engines))}"
+        )
+    if is_calibrated(p, calibration):
+        out.append(CALIBRATED_RANGES_NOTE)
+    return out
 
 
 def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> list[str]:
