@@ -199,3 +199,14 @@ class TestWithoutTheTable:
         header = [c.value for c in wb["Options"][1]]
         gpus, per = (openpyxl.utils.get_column_letter(header.index(h) + 1) for h in ("GPUs", "$ per GPU-month"))
         assert wb["Options"][2][header.index("Monthly cost")].value == f"={gpus}2*{per}2"
+
+
+def test_a_review_sized_by_littles_law_shows_no_range():
+    """``sizing = "littles-law"``: the review's latencies are not the simulation's, so no figure carries a held-out
+    range of simulated percentiles and no note claims one (docs/history.md, s159)."""
+    scenario = {**SCENARIO, "workload": {**SCENARIO["workload"], "sizing": "littles-law"}}
+    review = build_review(parse_scenario(scenario), default_catalog(), date="2026-12-01")
+    wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+    texts = [c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    assert not [t for t in texts if held_out.SHORT_LABEL in t.lower() and t != SCENARIO["title"]]
+    assert all(r.under_load is None for r in review.results)

@@ -271,6 +271,8 @@ def ranges_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], Loade
 
 
 def loaded_residuals_file() -> Path:
+    """The shipped table of held-out ranges under load, ``catalogs/reference/loaded_residuals.csv`` (it may be
+    absent from a trimmed install: ``load_loaded_ranges`` then returns no ranges)."""
     return shipped_catalog_dir() / "reference" / "loaded_residuals.csv"
 
 
