@@ -210,3 +210,19 @@ def test_a_review_sized_by_littles_law_shows_no_range():
     texts = [c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
     assert not [t for t in texts if held_out.SHORT_LABEL in t.lower() and t != SCENARIO["title"]]
     assert all(r.under_load is None for r in review.results)
+
+
+def test_the_summary_says_when_the_recommended_gpu_had_no_run_under_load():
+    """An MI300X option (no published run under load is on one: catalogs/reference/load_public.csv) gets the ranges
+    of other GPUs' runs, and Summary's note says so beside them (s161; the H100 option above says nothing)."""
+    scenario = {**SCENARIO, "option": [{**SCENARIO["option"][0], "name": "MI300X rented", "gpu": "MI300X"}]}
+    review = build_review(parse_scenario(scenario), default_catalog(), date="2026-12-01")
+    wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+    summary = [c.value for row in wb["Summary"].iter_rows() for c in row if isinstance(c.value, str)]
+    assert any(t.startswith("MI300X rented: no published run under load is on the MI300X") for t in summary)
+
+
+def test_the_h100_summary_has_no_coverage_line(book):
+    """The H100 / vLLM option: runs under load cover both, so no such line."""
+    summary = [c.value for row in book["Summary"].iter_rows() for c in row if isinstance(c.value, str)]
+    assert not any("no published run under load" in t for t in summary)

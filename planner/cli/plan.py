@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 import math
 from dataclasses import replace as dc_replace
@@ -11,10 +10,13 @@ from pathlib import Path
 import click
 
 from planner.accuracy.calibration import resolve_calibration
-from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges
-from planner.accuracy.published import load_decode_rows, reference_dir
-from planner.accuracy.serving_margin import engine_name as engine_family
-from planner.catalog import default_catalog
+from planner.accuracy.loaded_ranges import (
+    STEADY,
+    LoadedRange,
+    load_loaded_ranges,
+    loaded_run_coverage,
+    uncovered_texts,
+)
 from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
@@ -576,32 +578,11 @@ def is_calibrated(p: Plan, calibration: Path | None) -> bool:
     return resolve_calibration(calibration).for_gpu(p.gpu.all_names(), p.engine.name) is not None
 
 
-@functools.lru_cache(maxsize=1)
-def loaded_run_coverage() -> tuple[frozenset[str], frozenset[str]]:
-    """(catalog GPU names, engine families) of the published runs under load the held-out ranges were measured on
-    (``catalogs/reference/load_public.csv``, read through ``load_decode_rows``; each row's GPU cell resolved by the
-    shipped catalog, its engine by ``serving_margin.engine_name``). Empty sets without the file."""
-    path = reference_dir() / "load_public.csv"
-    if not path.exists():
-        return frozenset(), frozenset()
-    rows = load_decode_rows(path)
-    cat = default_catalog()
-    return frozenset(cat.gpu(r.gpu).name for r in rows), frozenset(engine_family(r.engine) for r in rows)
-
-
 def held_out_range_notes(p: Plan, calibration: Path | None) -> list[str]:
     """What the held-out ranges do not cover for this plan, one sentence each: a GPU or an engine no published run
     under load used (the ranges are other deployments' misses), and a calibration entry for the plan's GPU and
     engine (``is_calibrated``: the ranges were measured on uncalibrated predictions)."""
-    gpus, engines = loaded_run_coverage()
-    out = []
-    if gpus and p.gpu.name not in gpus:
-        out.append(f"no published run under load is on the {p.gpu.name}: the ranges are of {', '.join(sorted(gpus))}")
-    if engines and engine_family(p.engine) not in engines:
-        out.append(
-            f"no published run under load is of {engine_family(p.engine)}: the ranges are of "
-            f"{', '.join(sorted(engines))}"
-        )
+    out = uncovered_texts(p.gpu.name, p.engine, loaded_run_coverage())
     if is_calibrated(p, calibration):
         out.append(CALIBRATED_RANGES_NOTE)
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from planner.accuracy.loaded_ranges import STEADY, LoadedRange
+from planner.accuracy.loaded_ranges import STEADY, LoadedRange, loaded_run_coverage, uncovered_texts
 
 #: The column and row label a finance reader sees beside a simulated figure.
 LABEL = "held-out range (published runs / simulated)"
@@ -98,6 +98,13 @@ def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
         "source, nominal 80%): " + "; ".join(parts) + "."
     )
     return [what, how]
+
+
+def uncovered_line(option_name: str, gpu_name: str, engine: object) -> list[str]:
+    """One line where the option's GPU or engine is one no published run under load used (``uncovered_texts`` over
+    ``loaded_run_coverage``): its held-out ranges are other deployments' misses. Empty otherwise."""
+    texts = uncovered_texts(gpu_name, engine, loaded_run_coverage())
+    return [f"{option_name}: " + "; ".join(texts) + "."] if texts else []
 
 
 def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> str:

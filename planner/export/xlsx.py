@@ -240,6 +240,7 @@ def _summary(book: _Book) -> None:
         0, ("Margin, years, like for like, quality", [*money.money_lines(review), money.sign_off_line(review)])
     )
     if rec.under_load is not None and (lines := held_out.note_lines(load_loaded_ranges(), rec.under_load.percentile)):
+        lines += held_out.uncovered_line(rec.option.name, rec.gpu.name, rec.engine)  # its GPU or engine unmeasured
         notes.insert(1, ("Simulated latency against published runs", lines))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
