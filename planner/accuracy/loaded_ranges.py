@@ -23,6 +23,8 @@ absence moves it there, and the CLI names it where that moves the end by more th
 
 ``catalogs/reference/loaded_residuals.csv`` is written only by ``python bench/load_validation.py
 --write-loaded-residuals`` from ``loaded_residual_table``; ``load_loaded_ranges`` is its one loader.
+``loaded_run_coverage`` reads which GPUs and engines those runs used (``catalogs/reference/load_public.csv``), so a
+surface can say when a query's GPU or engine is none of them (``uncovered_texts``).
 """
 
 from __future__ import annotations
