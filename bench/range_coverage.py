@@ -20,8 +20,8 @@ and 10% above (nominal).
    so their coverage is in-sample. Left out: for each source (``planner.accuracy.holdout.fold_of``) the table is
    rebuilt without its rows (``serving_residual_table`` on the rest) and its steady-load TPOT figures are checked
    against the margin range the export would then use.
-3. **Loaded percentiles** (``bench/load_validation.py``'s figures, ``validate_load``): ``plan --rate`` and the Excel
-   TTFT_P99-style functions state no range for them. The export sizes a fleet so that its simulated high-percentile
+3. **Loaded percentiles** (``bench/load_validation.py``'s figures, ``validate_load``): until s156 ``plan --rate`` and
+   the Excel TTFT_P99-style functions stated no range for them (since, 3b's; Excel's ``LOADED_RANGE``). The export sizes a fleet so that its simulated high-percentile
    TTFT and TPOT meet target / (1 + margin high), so this part reads that margin as a range on the loaded figures
    (the left-out table where the row's source is in it) and says how often the published figure is inside and above.
    Then the stated range under load (``planner.accuracy.loaded_ranges``, s156: ``plan --rate`` prints it): each
@@ -394,8 +394,8 @@ def loaded_report(held: list) -> list[str]:
         records.append(dict(q=c.quantity, at=at, engine=r.engine, GPU=gpu))
     lines = [
         "",
-        "== 3. Loaded percentiles (bench/load_validation.py): no range is stated for them (plan --rate, TTFT_P99 and "
-        "kin print a number);",
+        "== 3. Loaded percentiles (bench/load_validation.py), read against the export's margin (the range plan --rate "
+        "states for them is 3b's);",
         "   the export holds its simulated high percentile to target / (1 + margin high): that margin read as a range",
         f"   (table without the row's source where it is in it: {', '.join(sorted(left)) or 'none'})",
     ]

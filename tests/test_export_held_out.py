@@ -11,6 +11,7 @@ import re
 import openpyxl
 import openpyxl.utils
 import pytest
+from test_export_latency import SCENARIO as LATENCY_SCENARIO
 
 from planner.accuracy.loaded_ranges import STEADY, load_loaded_ranges
 from planner.catalog import default_catalog
@@ -19,21 +20,8 @@ from planner.export.evaluate import LOAD_CURVE
 from planner.export.scenario import parse_scenario
 from planner.export.tables import headroom_table, latency_table, options_table
 
-SCENARIO = {
-    "title": "Held-out ranges",
-    "workload": {
-        "peak_requests_per_s": 40,
-        "average_requests_per_s": 20,
-        "prompt_tokens_mean": 512,
-        "prompt_tokens_high": 2048,
-        "output_tokens_mean": 128,
-        "output_tokens_high": 512,
-        "ttft_target_s": 1.0,
-        "tpot_target_s": 0.05,
-    },
-    "defaults": {"model": "Llama-3.1-8B", "weight_precision": "bf16", "kv_precision": "bf16", "engine": "vllm"},
-    "option": [{"name": "H100 rented", "gpu": "H100", "pricing": "cloud", "cloud_usd_per_gpu_hour": 2.0}],
-}
+# the latency view's scenario (one option sized on simulated percentiles), under its own title
+SCENARIO = {**LATENCY_SCENARIO, "title": "Held-out ranges"}
 RANGE = re.compile(r"([\d,.]+) - ([\d,.]+) (s|ms)")
 
 
@@ -185,3 +173,56 @@ class TestWorkbook:
         """Shown, not applied: the recommended fleet's TPOT at the peak is the simulated p95 itself, not a range end."""
         r = review.recommended
         assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
+
+
+class TestWithoutTheTable:
+    """A trimmed install without ``loaded_residuals.csv`` (s161)."""
+
+    def test_the_workbook_has_no_range_column_and_no_range_note(self, review, monkeypatch, tmp_path):
+        """No held-out range column of blanks and no note on a range it cannot give: the sheets as before s159."""
+        from planner.accuracy import loaded_ranges
+
+        monkeypatch.setattr(loaded_ranges, "loaded_residuals_file", lambda: tmp_path / "absent.csv")
+        loaded_ranges.load_loaded_ranges.cache_clear()
+        try:
+            wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+        finally:
+            loaded_ranges.load_loaded_ranges.cache_clear()
+        found = [
+            (ws.title, c.coordinate)
+            for ws in wb.worksheets
+            for row in ws.iter_rows()
+            for c in row
+            if isinstance(c.value, str) and held_out.SHORT_LABEL in c.value.lower() and c.value != SCENARIO["title"]
+        ]
+        assert found == []
+        header = [c.value for c in wb["Options"][1]]
+        gpus, per = (openpyxl.utils.get_column_letter(header.index(h) + 1) for h in ("GPUs", "$ per GPU-month"))
+        assert wb["Options"][2][header.index("Monthly cost")].value == f"={gpus}2*{per}2"
+
+
+def test_a_review_sized_by_littles_law_shows_no_range():
+    """``sizing = "littles-law"``: the review's latencies are not the simulation's, so no figure carries a held-out
+    range of simulated percentiles and no note claims one (docs/history.md, s159)."""
+    scenario = {**SCENARIO, "workload": {**SCENARIO["workload"], "sizing": "littles-law"}}
+    review = build_review(parse_scenario(scenario), default_catalog(), date="2026-12-01")
+    wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+    texts = [c.value for ws in wb.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+    assert not [t for t in texts if held_out.SHORT_LABEL in t.lower() and t != SCENARIO["title"]]
+    assert all(r.under_load is None for r in review.results)
+
+
+def test_the_summary_says_when_the_recommended_gpu_had_no_run_under_load():
+    """An MI300X option (no published run under load is on one: catalogs/reference/load_public.csv) gets the ranges
+    of other GPUs' runs, and Summary's note says so beside them (s161; the H100 option above says nothing)."""
+    scenario = {**SCENARIO, "option": [{**SCENARIO["option"][0], "name": "MI300X rented", "gpu": "MI300X"}]}
+    review = build_review(parse_scenario(scenario), default_catalog(), date="2026-12-01")
+    wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+    summary = [c.value for row in wb["Summary"].iter_rows() for c in row if isinstance(c.value, str)]
+    assert any(t.startswith("MI300X rented: no published run under load is on the MI300X") for t in summary)
+
+
+def test_the_h100_summary_has_no_coverage_line(book):
+    """The H100 / vLLM option: runs under load cover both, so no such line."""
+    summary = [c.value for row in book["Summary"].iter_rows() for c in row if isinstance(c.value, str)]
+    assert not any("no published run under load" in t for t in summary)

@@ -118,7 +118,11 @@ class TestArithmetic:
         assert arrival_of(None, 100, 100) == BURST and arrival_of(math.inf, 100, 100) == BURST
 
     def test_a_missing_range_is_refused_by_name(self):
+        """A quantity the table has no row for is refused naming the reason (the shipped table: no burst rows, two
+        sources); no table at all is refused as such, not blamed on the sources."""
         with pytest.raises(NoLoadedRangeError, match="fewer than 3 sources"):
+            loaded_range(load_loaded_ranges(), "ttft_p99", BURST)
+        with pytest.raises(NoLoadedRangeError, match="not in this install"):
             loaded_range({}, "ttft_p99", BURST)
         with pytest.raises(ValueError):
             loaded_range({}, "ttft_p42")
@@ -200,6 +204,52 @@ class TestPlanRate:
         monkeypatch.setattr(plan_cli, "load_loaded_ranges", dict)
         r = run(*self.ARGS)
         assert r.exit_code == 0 and "held-out range (measured" not in r.output
+
+    @pytest.mark.parametrize("how", ["option", "environment"])
+    def test_a_calibrated_sizing_says_the_ranges_are_not_of_its_predictions(self, tmp_path, monkeypatch, how):
+        """A calibration entry for the GPU changes the simulated figures the ranges multiply, whether it comes from
+        --calibration or $PLANNER_CALIBRATION (s161: the environment's went unsaid), in the text and in --json; a
+        calibration for another GPU changes nothing and says nothing."""
+        from cli_support import run
+
+        from planner.accuracy.calibration import ENV_VAR, GpuCalibration, write_calibration
+        from planner.cli.plan import CALIBRATED_RANGES_NOTE
+
+        def sized(gpu: str, *extra: str) -> tuple[str, dict]:
+            path = write_calibration(tmp_path / f"{gpu}.toml", [GpuCalibration(gpu=gpu, bandwidth_efficiency=0.5)])
+            args = self.ARGS + (("--calibration", str(path)) if how == "option" else ())
+            if how == "environment":
+                monkeypatch.setenv(ENV_VAR, str(path))
+            text, js = run(*args), run(*args, "--json")
+            assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+            return text.output, json.loads(js.stdout)["under_load"]
+
+        text, load = sized("H100")
+        assert CALIBRATED_RANGES_NOTE in text and load["held_out_ranges_notes"] == [CALIBRATED_RANGES_NOTE]
+        text, load = sized("A100")
+        assert CALIBRATED_RANGES_NOTE not in text and load["held_out_ranges_notes"] == []
+
+    def test_a_gpu_or_engine_no_loaded_run_used_is_said(self):
+        """No published run under load is on an MI300X or of LMDeploy (catalogs/reference/load_public.csv: A100,
+        H100 and H200 runs of vLLM, SGLang and TensorRT-LLM): the ranges printed for one are other deployments'
+        misses, and the text and --json say so (s161: they were printed as for any other)."""
+        from cli_support import run
+
+        from planner.accuracy.published import load_decode_rows, reference_dir
+        from planner.catalog import default_catalog
+
+        rows = load_decode_rows(reference_dir() / "load_public.csv")
+        assert not any(default_catalog().gpu(r.gpu).name == "MI300X" or r.engine == "lmdeploy" for r in rows)
+        args = (*self.ARGS[:2], "MI300X", *self.ARGS[3:], "--engine", "lmdeploy")
+        text, js = run(*args), run(*args, "--json")
+        assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
+        notes = json.loads(js.stdout)["under_load"]["held_out_ranges_notes"]
+        assert [n.split(":")[0] for n in notes] == [
+            "no published run under load is on the MI300X",
+            "no published run under load is of lmdeploy",
+        ]
+        assert all(f"({n})" in text.output for n in notes)
+        assert "H100 SXM 80GB" in notes[0] and "vllm" in notes[1]
 
 
 class TestExcelLoadedRange:
@@ -287,7 +337,29 @@ class TestExcelLoadedRange:
 
         monkeypatch.setattr(loaded_ranges, "load_loaded_ranges", dict)
         assert xf.LOADED_RANGE("TTFT", 99, "high") == "#N/A"
-        assert "no held-out range for ttft_p99" in xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "high")
+        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "high")
+        assert (
+            "loaded_residuals.csv is not in this install" in why and "fewer than" not in why
+        )  # s161: it blamed sources
+
+    def test_an_empty_end_of_a_single_call_spills_both_ends(self):
+        """An end left empty as "" (how Excel passes a skipped optional argument: =LOADED_RANGE("TTFT",99,)) or
+        a blank cell spills both ends as the omitted end does (s161: "" was #VALUE!)."""
+        import planner.excel.functions as xf
+
+        both = xf.LOADED_RANGE("TTFT", 99)
+        assert xf.LOADED_RANGE("TTFT", 99, "") == both and xf.LOADED_RANGE("TTFT", 99, " ") == both
+        assert xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 99, "") == "ok"
+
+    def test_a_number_for_a_text_argument_names_the_text_it_takes(self):
+        """=LOADED_RANGE(3, 99): #VALUE! whose reason names the quantities (s161: "must be text, as text")."""
+        import planner.excel.functions as xf
+
+        assert xf.LOADED_RANGE(3, 99, "low") == "#VALUE!"
+        why = xf.PLANNER_WHY("LOADED_RANGE", 3, 99, "low")
+        assert (
+            why == 'quantity must be text: "TTFT", "TPOT" or "ITL": the loaded percentile\'s quantity; got 3 (a number)'
+        )
 
     def test_the_excel_docs_coverage_is_the_tables(self):
         """docs/excel.md's "52% (p99 TPOT) to 93% (p50 ITL)": the least and most covered of the six loaded

@@ -96,11 +96,13 @@ class TestRule:
         assert "nvidia-nim-benchmarking-llama3.3-70b" in shipped_row("H100 SXM 80GB", "tensorrt-llm")["sources"]
 
     def test_engine_families(self):
-        """A release profile shares its engine's figures; a name of no family stands as given."""
+        """A release profile shares its engine's figures, an engine alias its engine's (the profiles' one alias
+        table: NIM is its TensorRT-LLM backend); a name of no family stands as given."""
         from planner.accuracy.serving_margin import engine_name
 
-        assert [engine_name(n) for n in ("vllm-0.10", "sglang-0.5.3", "tensorrt-llm-0", "nim", "ideal")] == [
-            "vllm", "sglang", "tensorrt-llm", "tensorrt-llm", "ideal",
+        names = ("vllm-0.10", "sglang-0.5.3", "tensorrt-llm-0", "nim", "nvidia-nim", "trtllm", "turbomind", "ideal")
+        assert [engine_name(n) for n in names] == [
+            "vllm", "sglang", "tensorrt-llm", "tensorrt-llm", "tensorrt-llm", "tensorrt-llm", "lmdeploy", "ideal",
         ]  # fmt: skip
 
     def test_b200_takes_its_nemotron_serving_figures(self):

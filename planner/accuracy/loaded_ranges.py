@@ -23,6 +23,8 @@ absence moves it there, and the CLI names it where that moves the end by more th
 
 ``catalogs/reference/loaded_residuals.csv`` is written only by ``python bench/load_validation.py
 --write-loaded-residuals`` from ``loaded_residual_table``; ``load_loaded_ranges`` is its one loader.
+``loaded_run_coverage`` reads which GPUs and engines those runs used (``catalogs/reference/load_public.csv``), so a
+surface can say when a query's GPU or engine is none of them (``uncovered_texts``).
 """
 
 from __future__ import annotations
@@ -271,6 +273,8 @@ def ranges_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], Loade
 
 
 def loaded_residuals_file() -> Path:
+    """The shipped table of held-out ranges under load, ``catalogs/reference/loaded_residuals.csv`` (it may be
+    absent from a trimmed install: ``load_loaded_ranges`` then returns no ranges)."""
     return shipped_catalog_dir() / "reference" / "loaded_residuals.csv"
 
 
@@ -285,10 +289,49 @@ def load_loaded_ranges(path: str | None = None) -> dict[tuple[str, str], LoadedR
         return ranges_of(csv.DictReader(f))
 
 
+@functools.lru_cache(maxsize=1)
+def loaded_run_coverage() -> tuple[frozenset[str], frozenset[str]]:
+    """(catalog GPU names, engine families) of the published runs under load the ranges were measured on
+    (``catalogs/reference/load_public.csv`` through ``published.load_decode_rows``; each row's GPU cell resolved by
+    the shipped catalog, its engine by ``serving_margin.engine_name``). Empty sets without the file."""
+    from planner.accuracy.published import load_decode_rows, reference_dir
+    from planner.accuracy.serving_margin import engine_name
+    from planner.catalog import default_catalog
+
+    path = reference_dir() / "load_public.csv"
+    if not path.exists():
+        return frozenset(), frozenset()
+    rows, cat = load_decode_rows(path), default_catalog()
+    return frozenset(cat.gpu(r.gpu).name for r in rows), frozenset(engine_name(r.engine) for r in rows)
+
+
+def uncovered_texts(gpu_name: str, engine: object, coverage: tuple[frozenset[str], frozenset[str]]) -> list[str]:
+    """One sentence for a GPU and one for an engine (family, ``serving_margin.engine_name``) that no run of
+    ``coverage`` (``loaded_run_coverage``'s) used: the ranges are then other deployments' misses; "no published run
+    under load is on the MI300X: the ranges are of A100 SXM 40GB, ..."."""
+    from planner.accuracy.serving_margin import engine_name
+
+    gpus, engines = coverage
+    family = engine_name(engine)
+    out = []
+    if gpus and gpu_name not in gpus:
+        out.append(f"no published run under load is on the {gpu_name}: the ranges are of {', '.join(sorted(gpus))}")
+    if engines and family not in engines:
+        out.append(f"no published run under load is of {family}: the ranges are of {', '.join(sorted(engines))}")
+    return out
+
+
 def loaded_range(ranges: Mapping[tuple[str, str], LoadedRange], quantity: str, arrival: str = STEADY) -> LoadedRange:
-    """The stated range of ``quantity`` under ``arrival`` from ``ranges`` (``load_loaded_ranges``'s)."""
+    """The stated range of ``quantity`` under ``arrival`` from ``ranges`` (``load_loaded_ranges``'s). Raises
+    ``ValueError`` for an unknown quantity or arrival, ``NoLoadedRangeError`` where ``ranges`` is empty (no table
+    installed) or has no row for them (fewer than ``MIN_SOURCES`` sources)."""
     if quantity not in QUANTITIES or arrival not in ARRIVALS:
         raise ValueError(f"quantities: {', '.join(QUANTITIES)}; arrivals: {', '.join(ARRIVALS)}; not {quantity!r}")
+    if not ranges:
+        raise NoLoadedRangeError(
+            "no held-out ranges under load: the table catalogs/reference/loaded_residuals.csv is not in this install "
+            "(python bench/load_validation.py --write-loaded-residuals writes it)"
+        )
     try:
         return ranges[(quantity, arrival)]
     except KeyError:

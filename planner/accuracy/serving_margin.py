@@ -35,6 +35,7 @@ import numpy as np
 
 from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
+from planner.engines.profiles import ENGINE_ALIASES
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
@@ -62,15 +63,15 @@ def serving_residuals_file() -> Path:
 #: The engines whose serving figures a margin pools: a release's profile ("vllm-0.6", "sglang-0.5.3",
 #: "tensorrt-llm-0") shares its engine's figures.
 ENGINE_FAMILIES = ("vllm", "sglang", "tensorrt-llm", "lmdeploy")
-#: Row engines that serve another engine's kernels: NVIDIA NIM runs prebuilt TensorRT-LLM engines
-#: (``planner.engines.profiles.NIM_BACKEND``), so its runs are TensorRT-LLM's figures and a "nim" query finds them.
-SERVED_BY = {"nim": "tensorrt-llm", "nvidia-nim": "tensorrt-llm"}
 
 
 def engine_name(engine: object) -> str:
-    """The engine family a profile or row name stands for (``ENGINE_FAMILIES``, ``SERVED_BY``); other names as given."""
+    """The engine family a profile or row name stands for (``ENGINE_FAMILIES``), read through the engines' aliases
+    (``planner.engines.profiles.ENGINE_ALIASES``: NVIDIA NIM runs prebuilt TensorRT-LLM engines, ``NIM_BACKEND``, so
+    its runs are TensorRT-LLM's figures and a "nim" query finds them; "trtllm", "turbomind" likewise); other names as
+    given."""
     name = str(getattr(engine, "name", engine))
-    name = SERVED_BY.get(name, name)
+    name = ENGINE_ALIASES.get(name, name)
     return next((f for f in ENGINE_FAMILIES if name.startswith(f)), name)
 
 

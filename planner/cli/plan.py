@@ -9,7 +9,14 @@ from pathlib import Path
 
 import click
 
-from planner.accuracy.loaded_ranges import STEADY, LoadedRange, load_loaded_ranges
+from planner.accuracy.calibration import resolve_calibration
+from planner.accuracy.loaded_ranges import (
+    STEADY,
+    LoadedRange,
+    load_loaded_ranges,
+    loaded_run_coverage,
+    uncovered_texts,
+)
 from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
@@ -444,10 +451,12 @@ def plan_command(
             past_capacity = bool(is_past_capacity(replica, run_prompt, run_output, [rate_per_s], hit)[0])
             capacity = capacity_per_s(replica, run_prompt, run_output, hit) if past_capacity else math.nan
     ranges = load_loaded_ranges() if sized else {}
+    notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
         if sized:
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
+            out["under_load"]["held_out_ranges_notes"] = notes
             out["under_load"]["past_capacity"] = past_capacity
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
         if spec is not None:
@@ -459,8 +468,7 @@ def plan_command(
     else:
         text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic) if sized else ""
         lines = held_out_range_lines(sized, ranges) if sized else []
-        if lines and options.get("calibration"):
-            lines.append("    (measured on planner's uncalibrated predictions: your calibration file is not in them)")
+        lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
         if past_capacity:
             text += (
@@ -557,6 +565,27 @@ RANGED_FIGURES = (
     ("p50 ITL", "itl_s", "p50"),
     ("p99 ITL", "itl_s", "p99"),
 )
+
+
+#: Beside the held-out ranges when the simulation used a calibration entry (``is_calibrated``): the ranges were
+#: measured on the shipped factors' predictions, not the calibrated ones.
+CALIBRATED_RANGES_NOTE = "measured on planner's uncalibrated predictions: your calibration file is not in them"
+
+
+def is_calibrated(p: Plan, calibration: Path | None) -> bool:
+    """Whether the calibration the sizing used (``--calibration``, else ``$PLANNER_CALIBRATION``:
+    ``resolve_calibration``) has an entry for the plan's GPU and engine, i.e. changed its simulated figures."""
+    return resolve_calibration(calibration).for_gpu(p.gpu.all_names(), p.engine.name) is not None
+
+
+def held_out_range_notes(p: Plan, calibration: Path | None) -> list[str]:
+    """What the held-out ranges do not cover for this plan, one sentence each: a GPU or an engine no published run
+    under load used (the ranges are other deployments' misses), and a calibration entry for the plan's GPU and
+    engine (``is_calibrated``: the ranges were measured on uncalibrated predictions)."""
+    out = uncovered_texts(p.gpu.name, p.engine, loaded_run_coverage())
+    if is_calibrated(p, calibration):
+        out.append(CALIBRATED_RANGES_NOTE)
+    return out
 
 
 def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> list[str]:

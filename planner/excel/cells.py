@@ -108,6 +108,8 @@ def clean(value: Any, param: Param) -> Any:
         if isinstance(value, str):
             text = value.strip()
             return text if text else MISSING
+        if param.kind == "text":  # its own help names the text it takes (LOADED_RANGE's "TTFT", "TPOT" or "ITL")
+            return Failure(VALUE, f"{param.name} must be text: {param.doc}; got {_describe(value)}")
         return Failure(VALUE, f"{param.name} must be {_EXAMPLES[param.kind]}, as text; got {_describe(value)}")
     if isinstance(value, float) or (isinstance(value, (int, np.integer, np.floating)) and not isinstance(value, bool)):
         return float(value)

@@ -531,12 +531,19 @@ SPECS: dict[str, Spec] = {
 }
 
 
+def _spills_both_ends(quantity: Any, percentile: Any, end: Any) -> bool:
+    """A single LOADED_RANGE call without an end (omitted, a blank cell or "": Excel passes an optional argument
+    left empty either way), whose two ends spill as a row."""
+    no_end = end is None or (isinstance(end, str) and not end.strip())
+    return no_end and not any(isinstance(a, (list, tuple, np.ndarray)) for a in (quantity, percentile))
+
+
 def loaded_range_row(quantity: Any, percentile: Any, end: Any) -> Any:
     """LOADED_RANGE as a cell calls it: with ``end`` empty and single cells for the rest, both ends as a row of two
     cells (``[[low, high]]``), or the one error the call has; otherwise ``evaluate`` over the ranges, a cell per end."""
     quantity, percentile, end = _unwrap(quantity), _unwrap(percentile), _unwrap(end)
     spec = SPECS["LOADED_RANGE"]
-    if end is None and not any(isinstance(a, (list, tuple, np.ndarray)) for a in (quantity, percentile)):
+    if _spills_both_ends(quantity, percentile, end):
         low = evaluate(spec, (quantity, percentile, "low"))
         if not isinstance(low, float):
             return low
@@ -550,7 +557,7 @@ def loaded_range_why(args: Sequence[Any]) -> Any:
     quantity, percentile, end = ([_unwrap(a) for a in args] + [None] * 3)[:3]
     if len(args) > 3:
         return f"LOADED_RANGE takes at most 3 arguments; got {len(args)}"
-    if end is None and not any(isinstance(a, (list, tuple, np.ndarray)) for a in (quantity, percentile)):
+    if _spills_both_ends(quantity, percentile, end):
         end = "low"
     return evaluate(SPECS["LOADED_RANGE"], (quantity, percentile, end), why=True)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from planner.accuracy.loaded_ranges import STEADY, LoadedRange
+from planner.accuracy.loaded_ranges import STEADY, LoadedRange, loaded_run_coverage, uncovered_texts
 
 #: The column and row label a finance reader sees beside a simulated figure.
 LABEL = "held-out range (published runs / simulated)"
@@ -62,11 +62,16 @@ def range_text(value: float, rng: LoadedRange | None, kind: str) -> str:
     return f"{b[0]:,.{digits}f} - {b[1]:,.{digits}f} {kind}"
 
 
+def ranged_metrics(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> list[tuple[str, LoadedRange]]:
+    """(metric, its range) for each of ``METRICS`` that ``ranges`` has a range for at ``percentile`` (``range_for``)."""
+    shown = [(m, range_for(ranges, m, percentile)) for m in METRICS]
+    return [(m, r) for m, r in shown if r is not None]
+
+
 def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> list[str]:
     """The sheet's note on the ranges: what they are and which quantity a ``percentile`` figure takes, then one line
     with each range's left-out coverage and the ends one source sets. Empty without the ranges' file."""
-    shown = [(m, range_for(ranges, m, percentile)) for m in METRICS]
-    shown = [(m, r) for m, r in shown if r is not None]
+    shown = ranged_metrics(ranges, percentile)
     if not shown:
         return []
     q = "p50" if percentile <= 50 else "p99"
@@ -95,11 +100,17 @@ def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
     return [what, how]
 
 
+def uncovered_line(option_name: str, gpu_name: str, engine: object) -> list[str]:
+    """One line where the option's GPU or engine is one no published run under load used (``uncovered_texts`` over
+    ``loaded_run_coverage``): its held-out ranges are other deployments' misses. Empty otherwise."""
+    texts = uncovered_texts(gpu_name, engine, loaded_run_coverage())
+    return [f"{option_name}: " + "; ".join(texts) + "."] if texts else []
+
+
 def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float) -> str:
     """``note_lines`` in one line for a sheet that prints on one page (Latency): what the range is, which quantity and
     why, shown not applied, each range's left-out coverage and the ends one source sets. Empty without the file."""
-    shown = [(m, range_for(ranges, m, percentile)) for m in METRICS]
-    shown = [(m, r) for m, r in shown if r is not None]
+    shown = ranged_metrics(ranges, percentile)
     if not shown:
         return ""
     q = "p50" if percentile <= 50 else "p99"

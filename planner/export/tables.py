@@ -141,11 +141,15 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     )
 
 
-def tpot_ranges(review: Review) -> Column | None:
+def tpot_ranges(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]) -> Column | None:
     """The options table's "TPOT at peak" held-out range column (``held_out.range_text`` of each option's TPOT at peak,
     the simulated sizing percentile's, in ms), or None when no option was sized on simulated percentiles (its TPOT at
-    peak is then the model's, not the simulation's). Its values: ``tpot_range_values``."""
-    if not any(r.under_load is not None for r in review.results):
+    peak is then the model's, not the simulation's) or ``ranges`` (``load_loaded_ranges``'s) has no range for it (an
+    install without ``loaded_residuals.csv``: no column of blanks). Its values: ``tpot_range_values``."""
+    if not any(
+        r.under_load is not None and held_out.range_for(ranges, "tpot", r.under_load.percentile) is not None
+        for r in review.results
+    ):
         return None
     return Column(f"TPOT at peak: {held_out.LABEL}", "text", "tpot_range")
 

@@ -240,6 +240,7 @@ def _summary(book: _Book) -> None:
         0, ("Margin, years, like for like, quality", [*money.money_lines(review), money.sign_off_line(review)])
     )
     if rec.under_load is not None and (lines := held_out.note_lines(load_loaded_ranges(), rec.under_load.percentile)):
+        lines += held_out.uncovered_line(rec.option.name, rec.gpu.name, rec.engine)  # its GPU or engine unmeasured
         notes.insert(1, ("Simulated latency against published runs", lines))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
@@ -354,8 +355,8 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
 
 def _options_keys(review: Review) -> tuple[str, ...]:
     """The Options sheet's columns: ``MAIN_KEYS``, with TPOT at peak's held-out range beside it when the options were
-    sized on simulated percentiles (``tables.tpot_ranges``)."""
-    if not any(r.under_load is not None for r in review.results):
+    sized on simulated percentiles and the held-out table has its range (``tables.tpot_ranges``)."""
+    if tpot_ranges(review, load_loaded_ranges()) is None:
         return MAIN_KEYS
     at = MAIN_KEYS.index("tpot_ms") + 1
     return (*MAIN_KEYS[:at], "tpot_range", *MAIN_KEYS[at:])
@@ -366,7 +367,7 @@ def _options(book: _Book) -> None:
     ws = book.sheet("Options", "Options, ranked by monthly cost (yellow: edit; blue: live)")
     full = options_table(review)
     main = select(full, MAIN_KEYS)
-    ranged = tpot_ranges(review)
+    ranged = tpot_ranges(review, load_loaded_ranges())
     if ranged is not None:  # beside TPOT at peak (the simulated percentile): its held-out range (_options_keys)
         at = MAIN_KEYS.index("tpot_ms") + 1
         values = tpot_range_values(review, load_loaded_ranges())
@@ -514,7 +515,7 @@ def _latency(book: _Book) -> None:
     shown = latency_charted(review)
     if not shown:
         return
-    ranges = load_loaded_ranges()
+    ranges = load_loaded_ranges() or None  # an install without loaded_residuals.csv: no range columns, no note
     table = latency_table(review, ranges)
     where = {c.key: j for j, c in enumerate(table.columns)}  # a figure's column: its range's text may follow it
     data = book.sheet(
@@ -557,7 +558,7 @@ def _latency(book: _Book) -> None:
     for r in range(top, top + 4):
         ws.row_dimensions[r].height = (LINE_PT * wrapped_lines(note, chars * 0.8) + 3) / 4  # italic runs wider
     helper = top + 4
-    short = held_out.short_note(ranges, q)  # what the ranges are, which is used and why, how well it holds
+    short = held_out.short_note(ranges or {}, q)  # what the ranges are, which is used and why, how well it holds
     for line in [short] if short else []:  # one line: the sheet prints on one page (Summary has the full note)
         ws.merge_cells(start_row=helper, start_column=1, end_row=helper, end_column=13)
         put_text(ws.cell(row=helper, column=1), line)
