@@ -91,18 +91,24 @@ def edited_workbook(tmp_path, whatif_cli_workbook) -> Path:
     return typed_into(tmp_path, whatif_cli_workbook[0], EDITS)
 
 
+def same_options_table(tmp_path, workbook, toml_text: str) -> str:
+    """The options table exported from ``workbook``, asserted equal to the one from the TOML ``toml_text``."""
+    toml = tmp_path / "same.toml"
+    toml.write_text(toml_text)
+    a, b = tmp_path / "from-workbook.csv", tmp_path / "from-toml.csv"
+    ra = invoke("export", str(workbook), "-o", str(a), "--date", DATE)
+    rb = invoke("export", str(toml), "-o", str(b), "--date", DATE)
+    assert ra.exit_code == 0 and rb.exit_code == 0, ra.output + rb.output
+    assert a.read_text() == b.read_text()
+    return a.read_text()
+
+
 class TestWorkbookInput:
     def test_round_trip_gives_the_same_review_as_the_equivalent_toml(self, tmp_path, edited_workbook):
         """The options table from the edited workbook equals the one from the TOML the mapping describes."""
-        toml = tmp_path / "same.toml"
-        toml.write_text(EQUIVALENT_TOML)
-        a, b = tmp_path / "from-workbook.csv", tmp_path / "from-toml.csv"
-        ra = invoke("export", str(edited_workbook), "-o", str(a), "--date", DATE)
-        rb = invoke("export", str(toml), "-o", str(b), "--date", DATE)
-        assert ra.exit_code == 0 and rb.exit_code == 0, ra.output + rb.output
-        assert a.read_text() == b.read_text()
-        assert "H200 SXM 141GB, Llama-3.1-8B, KV fp8, cloud" in a.read_text()
-        assert ",2," in a.read_text().splitlines()[1]  # 2 GPUs per replica, as typed
+        table = same_options_table(tmp_path, edited_workbook, EQUIVALENT_TOML)
+        assert "H200 SXM 141GB, Llama-3.1-8B, KV fp8, cloud" in table
+        assert ",2," in table.splitlines()[1]  # 2 GPUs per replica, as typed
 
     def test_the_review_asks_the_workbooks_own_question(self, tmp_path, edited_workbook):
         """The workbook's Levers size a fleet for its Inputs' peak traffic, output tokens and targets; the review read
@@ -118,13 +124,7 @@ class TestWorkbookInput:
     def test_blank_budget_inputs_take_the_stated_defaults(self, tmp_path, whatif_cli_workbook):
         """A workbook whose budget inputs are blank gives the review the defaults docs/export.md states."""
         path = typed_into(tmp_path, whatif_cli_workbook[0], {**EDITS, **BLANK_BUDGET})
-        toml = tmp_path / "same.toml"
-        toml.write_text(DEFAULTS_TOML)
-        a, b = tmp_path / "from-workbook.csv", tmp_path / "from-toml.csv"
-        ra = invoke("export", str(path), "-o", str(a), "--date", DATE)
-        rb = invoke("export", str(toml), "-o", str(b), "--date", DATE)
-        assert ra.exit_code == 0 and rb.exit_code == 0, ra.output + rb.output
-        assert a.read_text() == b.read_text()
+        same_options_table(tmp_path, path, DEFAULTS_TOML)
 
     def test_a_context_that_leaves_no_prompt_is_refused(self, tmp_path, whatif_cli_workbook):
         path = typed_into(tmp_path, whatif_cli_workbook[0], {**EDITS, "in_context": 400})
