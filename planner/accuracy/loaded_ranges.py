@@ -119,6 +119,11 @@ class LoadedRange:
         """(1 + low, 1 + high): the range as multiples of the prediction."""
         return 1.0 + self.low, 1.0 + self.high
 
+    def bounds(self, value: float) -> tuple[float, float]:
+        """(value x (1 + low), value x (1 + high)): the range of a predicted ``value`` in its own unit."""
+        lo, hi = self.ratios()
+        return value * lo, value * hi
+
     def text(self) -> str:
         """The range as multiples of the prediction to two significant figures, rounded outwards (the low end down,
         the high end up: a stated range is never narrower than the table's), "0.71x to 1.3x" for -0.285 / +0.25."""
@@ -136,10 +141,11 @@ def outward(x: float, up: bool, digits: int = 2) -> float:
 
 
 def arrival_of(request_rate: float | None, batch: float, num_prompts: float | None) -> str:
-    """``STEADY`` for a run at a request rate or with a client keeping ``batch`` < prompts in flight; else ``BURST``."""
-    if request_rate is not None and math.isfinite(request_rate) and request_rate > 0:
-        return STEADY
-    return STEADY if 0 < batch < (num_prompts or 0) else BURST
+    """``STEADY`` for a serving run at a request rate or with a client keeping ``batch`` < prompts in flight
+    (``serving_margin.steady_load``); else ``BURST``."""
+    from planner.accuracy.serving_margin import steady_load
+
+    return STEADY if steady_load("serving", batch, num_prompts, request_rate) else BURST
 
 
 def source_weights(sources: Sequence[str]) -> list[float]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,9 @@ def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate
     """A serving run whose load is steady: at a request rate, or with clients keeping ``batch`` < prompts in flight."""
     if kind == "static":
         return False
-    return bool(request_rate) or 0 < batch < (num_prompts or batch)
+    if request_rate is not None and math.isfinite(request_rate) and request_rate > 0:
+        return True  # an infinite rate (every prompt at once) is a burst, not a rate
+    return 0 < batch < (num_prompts or batch)
 
 
 def serving_residual_table(rows: Sequence, tpot_pred_s: Sequence[float], gpus: Sequence[str | None]) -> list[dict]:

@@ -606,8 +606,8 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) 
         if r is None:
             lines.append(f"    {label:<10}no range: fewer than 3 sources published it under steady load")
             continue
-        lo, hi = r.ratios()
-        bounds = f"{fmt_seconds(value * lo)} to {fmt_seconds(value * hi)}"
+        lo_s, hi_s = r.bounds(value)
+        bounds = f"{fmt_seconds(lo_s)} to {fmt_seconds(hi_s)}"
         lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}{r.coverage_text()}")
         notes += [f"    {text}" for text in r.one_source_texts(label)]
     return lines + notes
@@ -624,14 +624,14 @@ def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange
             r = ranges.get((f"{field[:-2]}_{stat}", STEADY))
             if r is None:
                 continue
-            value = getattr(getattr(s.result, field), stat)
+            low_s, high_s = r.bounds(getattr(getattr(s.result, field), stat))
             out.setdefault(field, {})[stat] = {
                 "arrival": r.arrival,
                 "low_ratio": 1 + r.low,
                 "median_ratio": 1 + r.median,
                 "high_ratio": 1 + r.high,
-                "low_s": value * (1 + r.low),
-                "high_s": value * (1 + r.high),
+                "low_s": low_s,
+                "high_s": high_s,
                 "sources": r.sources,
                 "figures": r.figures,
                 "inside_left_out": r.inside_left_out,

@@ -48,8 +48,7 @@ def bounds(value: float, rng: LoadedRange | None) -> tuple[float, float] | None:
     a finite figure."""
     if rng is None or value is None or not math.isfinite(value):
         return None
-    lo, hi = rng.ratios()
-    return value * lo, value * hi
+    return rng.bounds(value)
 
 
 def range_text(value: float, rng: LoadedRange | None, kind: str) -> str:
