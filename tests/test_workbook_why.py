@@ -11,7 +11,7 @@ import pytest
 from workbook_support import recalculate_inputs, require_libreoffice
 
 from planner.workbook.build import build_whatif
-from planner.workbook.inputs import glance_row
+from planner.workbook.inputs import why_error_row
 from planner.workbook.layout import INPUTS_SHEET
 
 pytestmark = pytest.mark.libreoffice
@@ -38,7 +38,7 @@ def books(tmp_path_factory):
 
 @pytest.mark.parametrize("key", list(CASES))
 def test_the_refused_input_is_named(books, key):
-    why = books[key][INPUTS_SHEET][f"D{glance_row() + 5}"].value
+    why = books[key][INPUTS_SHEET][f"D{why_error_row()}"].value
     said = CASES[key][1]
     if said is None:
         assert why in (None, ""), why

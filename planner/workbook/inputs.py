@@ -55,6 +55,19 @@ NUMBER_CHECKS = {
 }
 
 
+#: The "At a glance" rows: (label, the Calc key, number format, unit).
+GLANCE = (
+    ("GPUs in the group", "n", INT, "GPUs"),
+    ("Max batch", "max_batch", INT, "sequences"),
+    ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
+    ("Throughput at max batch", "m_tput", INT, "tokens/s"),
+    ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
+    ("Fleet for the peak traffic", "fleet_gpus", INT, "GPUs (replicas x GPUs in the group)"),
+    ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
+    ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
+)
+
+
 def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000")
     s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
@@ -108,17 +121,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
             )
     r = glance_row()
     s.set(f"A{r}", "At a glance (baseline)", style="subtitle")
-    glance = [
-        ("GPUs in the group", "n", INT, "GPUs"),
-        ("Max batch", "max_batch", INT, "sequences"),
-        ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
-        ("Throughput at max batch", "m_tput", INT, "tokens/s"),
-        ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
-        ("Fleet for the peak traffic", "fleet_gpus", INT, "GPUs (replicas x GPUs in the group)"),
-        ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
-        ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
-    ]
-    for i, (label, key, fmt, unit) in enumerate(glance, 1):
+    for i, (label, key, fmt, unit) in enumerate(GLANCE, 1):
         scale = "*1000" if key == "d_step" else ""
         s.set(f"A{r + i}", label, style="label")
         s.set(f"B{r + i}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
@@ -132,13 +135,19 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     )
     for i, warning in enumerate(warnings(c), 3):
         s.set(f"D{r + i}", warning, style="warn")
-    s.set(f"D{r + 5}", why_error(c), style="warn")
+    s.set(f"D{why_error_row()}", why_error(c), style="warn")
     return s, names
 
 
 def glance_row() -> int:
     """The first row of the "At a glance" block: two rows below the last input."""
     return input_row(BUDGET_FIELDS[-1].key) + 2
+
+
+def why_error_row() -> int:
+    """The row of the baseline's Error line (``why_error``): the one below the "At a glance" block, so no unit
+    beside a result is cut short by it (a formula showing "" still stops a long unit overflowing into column D)."""
+    return glance_row() + len(GLANCE) + 1
 
 
 def why_error(c: Calc) -> str:
