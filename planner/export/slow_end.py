@@ -26,6 +26,9 @@ figure and in its note, and ``slow_end_full_range`` states the fleet (or that no
 **Targets, not the margin's goals**: the held-out range states how far real latency lies from the simulated figure,
 which is what the plan's margin (``latency_margin``) stands for; applying both would count one uncertainty twice.
 
+**Not met** (``NOT_MET``): where no replica count up to the search's limit (``evaluate.MAX_REPLICAS``, 4,096) meets
+the slow end, or only the limit does (``AT_LIMIT``: a near-idle fleet), the option gives no GPUs or cost, only why.
+
 **Shown, not applied**: nothing here changes the plan's fleet, margin or cost. Without the ranges' table
 (``catalogs/reference/loaded_residuals.csv``) or for an option not sized on simulated percentiles: no sensitivity.
 """
@@ -40,13 +43,19 @@ from planner.accuracy.loaded_ranges import LoadedRange
 from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export import held_out
-from planner.export.evaluate import fleet_on_goals
+from planner.export.evaluate import MAX_REPLICAS, fleet_on_goals
 from planner.export.records import Result, Review, SlowEnd
 from planner.export.scenario import Workload
 from planner.units import counted
 
 #: What an option that no fleet meets at the slow end says, instead of a replica count.
 NOT_MET = "not met at the slow end: latency range wider than the target allows"
+#: Said after ``NOT_MET`` where the search's answer is its last count (``MAX_REPLICAS``): a fleet that large is set by
+#: a nearly idle replica's latency, not by the traffic, and the search does not show a smaller one meets (its
+#: closed-form first guess found none below the limit, so it tried the limit; Llama-3.1-8B on H100 at TTFT x27.4 against
+#: 1 s: 4,096 replicas, where the simulation meets it from between 257 and 1,024): a number of GPUs that says nothing
+#: of the cost.
+AT_LIMIT = f"; only a near-idle fleet at the search's limit ({MAX_REPLICAS:,} replicas) meets it"
 
 
 def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[float, str]:
@@ -84,9 +93,11 @@ def slow_end(
     ends = dict(percentile=q, ttft_ratio=ttft_ratio, tpot_ratio=tpot_ratio, ttft_left_out=ttft_out,
                 tpot_left_out=tpot_out)  # fmt: skip
     try:
-        _, fleet = fleet_on_goals(result, workload, catalog, goals)
+        sim, fleet = fleet_on_goals(result, workload, catalog, goals)
     except PlannerError:  # no replica count the search allows meets them
         return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=NOT_MET)
+    if sim.replicas >= MAX_REPLICAS:  # the search's own estimate found no count below its limit: a near-idle fleet
+        return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=f"{NOT_MET}{AT_LIMIT}")
     return SlowEnd(**ends, replicas=int(fleet.replicas_needed), gpus=int(fleet.gpus),
                    monthly_usd=float(fleet.monthly_usd))  # fmt: skip
 
@@ -111,9 +122,9 @@ def ratios_text(s: SlowEnd) -> str:
 
 def fleet_text(s: SlowEnd, plan: Result) -> str:
     """The fleet at the slow end against the plan's: "56 GPUs, $77,092 a month (+8 GPUs, +$11,013 against the
-    plan)", or ``NOT_MET``."""
+    plan)", or why none is given (``SlowEnd.shortfall``)."""
     if not s.meets:
-        return NOT_MET
+        return s.shortfall
     more, extra = s.gpus - plan.gpus, s.monthly_usd - plan.monthly_usd
     money = f"+${extra:,.0f}" if extra >= 0 else f"-${-extra:,.0f}"
     return f"{counted(s.gpus, 'GPU', '')}, ${s.monthly_usd:,.0f} a month ({more:+,} GPUs, {money} against the plan)"
@@ -150,6 +161,7 @@ def note_lines(review: Review, where: str = "Options shows each option (the Held
             f"At the full range's slow end ({ratios_text(full)}): {fleet_text(full, rec)}. "
             if full.meets
             else f"At the full range's slow end ({ratios_text(full)}) no replica count the search allows meets the "
-            "targets: the latency range is wider than the targets allow. "
+            "targets: the latency range is wider than the targets allow"
+            + (" (only a near-idle fleet at its limit does). " if full.shortfall != NOT_MET else ". ")
         )
     return [line + "The plan, its margin and its cost are sized on the simulated figures and do not change."]

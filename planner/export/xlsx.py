@@ -275,7 +275,7 @@ def _held_out_figures(rec) -> list[tuple[str, object, str]]:
 
 
 #: The key figures' label of the recommended option's fleet at the held-out ranges' slow end.
-SLOW_END_FIGURE = "At the held-out slow end (shown, not applied)"
+SLOW_END_FIGURE = "Held-out slow end (shown, not applied)"
 
 
 def _slow_end_figures(rec) -> list[tuple[str, object, str]]:
@@ -285,7 +285,7 @@ def _slow_end_figures(rec) -> list[tuple[str, object, str]]:
     if s is None:
         return []
     if not s.meets:
-        return [(f"{SLOW_END_FIGURE}: GPUs", slow_end.NOT_MET, "text")]
+        return [(f"{SLOW_END_FIGURE}: GPUs", s.shortfall, "text")]
     return [(f"{SLOW_END_FIGURE}: GPUs", s.gpus, "int"), (f"{SLOW_END_FIGURE}: total per month", s.monthly_usd, "usd")]
 
 
