@@ -75,12 +75,11 @@ def options_table(review: Review) -> Table:
         *slow_end_columns(review),
         Column("Note", "text", "note"),
     )
+    shown = len(slow_end_columns(review))
     rows = []
     for i, r in enumerate(review.results, start=1):
         row = _option_row(i, r, review)
-        if shows_slow_end(review):  # before the note, as the columns
-            row = (*row[:-1], *slow_end_values(r)[: len(slow_end_columns(review))], row[-1])
-        rows.append(row)
+        rows.append((*row[:-1], *slow_end_values(r)[:shown], row[-1]))  # before the note, as the columns
     return Table(cols, tuple(rows))
 
 

@@ -48,6 +48,7 @@ from planner.export.tables import (
     planned_peak,
     select,
     sensitivity_table,
+    shows_slow_end,
     sweep_table,
     tco_table,
     tpot_range_values,
@@ -317,7 +318,13 @@ def _reading_notes(review: Review) -> list[str]:
         "Options: every option, ranked by monthly cost; the rank is the snapshot's, Live rank follows the yellow "
         "$ per GPU-month cells (monthly cost = GPUs x $ per GPU-month, annual = monthly x 12). Green: recommended. "
         "Grey: cannot meet the targets (why: Note). Price kind says which price each row pays: rows of different "
-        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there.",
+        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there."
+        + (
+            " Held-out slow end: the GPUs and monthly cost each option would take if real latency sat at the slow end "
+            "of the held-out ranges (shown, not applied: see the note on simulated latency above)."
+            if shows_slow_end(review)
+            else ""
+        ),
         "Costs: total cost of ownership. Bought: capex up front (GPUs + host servers + network per node), "
         "amortized straight-line, plus opex (power at full load x PUE, colocation per kW). Rented: the rent is all opex.",
         f"Details: GPU, model, precisions, price, pessimistic TPOT, cost per input token, headroom = share of batch "
