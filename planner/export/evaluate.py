@@ -30,6 +30,8 @@ from planner.serving.speculative import speculation_for
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
+#: The most replicas the replica search tries (``fewest_replicas``' ``max_replicas``).
+MAX_REPLICAS = 4096
 #: Traffic multipliers (of the planned peak) of the latency-against-load view, and how finely its headroom is found.
 LOAD_CURVE = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)
 HEADROOM_STEP = 0.02
@@ -181,6 +183,7 @@ def _simulated(
         ttft_target_s=goals[0],
         tpot_target_s=goals[1],
         burstiness=workload.burstiness,
+        max_replicas=MAX_REPLICAS,
         prefix_hit_rate=workload.prefix_hit_rate,
     )
 
@@ -222,6 +225,37 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
     )  # fmt: skip
 
 
+def _serving_replica(
+    option: Option, gpu: Gpu, mdl: Model, gpus: int, eng: EngineProfile, catalog: Catalog, wp: str, kp: str
+) -> Replica:
+    """The replica the serving simulation runs for an option: its GPU, model, group, engine, precisions and
+    speculative decoding (``speculation_for``)."""
+    spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
+    return Replica(
+        gpu.name, mdl.name, gpus, engine=eng, catalog=catalog, speculative=spec, weight_precision=wp, kv_precision=kp
+    )
+
+
+def fleet_on_goals(
+    result: Result, workload: Workload, catalog: Catalog, goals: tuple[float, float]
+) -> tuple[Sizing, sizing.Fleet]:
+    """The option's kept replica (its group and batch, unchanged) sized again on simulated percentiles against other
+    (TTFT, TPOT) ``goals`` in seconds at the planned peak: the review's one replica search (``_simulated``, so
+    ``planner.serving.fleet.fewest_replicas``), then the fleet and its cost as the option's (``_fleet``: spares, whole
+    nodes or instances, the option's price). Raises ``PlannerError`` where no number of replicas the search allows
+    meets them. Only for an option sized on simulated percentiles (``result.under_load``)."""
+    if result.replica is None or result.under_load is None:
+        raise ValueError(f"{result.option.name}: not sized on simulated percentiles, so there is no replica search")
+    workload = workload.at_request_lengths()
+    rep = result.replica
+    replica = _serving_replica(
+        result.option, result.gpu, result.model, int(rep.gpus), result.engine, catalog,
+        result.weight_precision, result.kv_precision,
+    )  # fmt: skip
+    sim = _simulated(workload, replica, rep, result.peak_rate_per_s, goals)
+    return sim, _fleet(result.option, workload, rep, result.money, 1.0, result.tpot_goal_s, sim)
+
+
 def fleet_at(result: Result, workload: Workload, change: float | np.ndarray) -> sizing.Fleet:
     """The option's kept replica sized again for the planned peak x ``change`` (an array sizes several at once)."""
     workload = workload.at_request_lengths()
@@ -257,7 +291,6 @@ def evaluate(
         option = option.model_copy(update={"weight_precision": implied_weight_precision(option.model, None)})
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
-    precisions = {"weight_precision": wp, "kv_precision": kp}
     money = option_money(option, gpu)
     layout = option.parallelism or "tp"
     if layout != "tp" and mdl.moe is None:
@@ -334,10 +367,7 @@ def evaluate(
     peak, avg = _rates(workload, rep)
     sim = None
     if workload.sizing == "simulated":
-        spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
-        replica = Replica(
-            gpu.name, mdl.name, kept.gpus_per_replica, engine=eng, catalog=catalog, speculative=spec, **precisions
-        )
+        replica = _serving_replica(option, gpu, mdl, kept.gpus_per_replica, eng, catalog, wp, kp)
         try:
             sim = _simulated(workload, replica, rep, peak, (common["ttft_goal_s"], tpot_goal))
         except PlannerError as exc:  # no fleet meets the targets under load: the option says why

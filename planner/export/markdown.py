@@ -7,6 +7,7 @@ markup, links, HTML or line breaks of its own.
 from __future__ import annotations
 
 from planner.export import money_tables as money
+from planner.export import slow_end
 from planner.export.glossary import GLOSSARY
 from planner.export.records import Review
 from planner.export.tables import (
@@ -24,7 +25,8 @@ from planner.export.tables import (
 from planner.io.safetext import md_text
 from planner.units import counted
 
-#: Options-table columns the Markdown shows (the csv and xlsx have them all).
+#: Options-table columns the Markdown shows (the csv and xlsx have them all; the held-out slow end's only where the
+#: review has them: ``tables.shows_slow_end``).
 MD_OPTION_KEYS = (
     *LEAD_KEYS,
     "tpot_ms",
@@ -34,6 +36,10 @@ MD_OPTION_KEYS = (
     "usd_per_million_output_tokens",
     "utilization_average",
     "monthly_usd_high",
+    "slow_end_gpus",
+    "slow_end_monthly_usd",
+    "slow_end_more_usd_per_month",
+    "slow_end_note",
     "note",
 )
 MD_TCO_KEYS = (
@@ -137,6 +143,9 @@ def render_markdown(review: Review) -> str:
         "",
         md_table(options_table(review), MD_OPTION_KEYS),
         "",
+        *[
+            md_text(x) + "\n" for x in slow_end.note_lines(review, "the table above shows each option")
+        ],  # the held-out slow end columns, if any
         "## Total cost of ownership",
         "",
         "Bought: capex = GPUs + host servers + network, amortized straight-line; opex = power (IT load x PUE x "

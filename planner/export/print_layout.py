@@ -63,11 +63,11 @@ MIN_SPLIT_ROWS = 4
 
 def _tables(review: Review) -> list[tuple[str, Table]]:
     """The option tables of the workbook, as (caption, table), in the order of its sheets."""
-    from planner.export.tables import MAIN_KEYS
+    from planner.export.tables import main_keys
 
     full = options_table(review)
     return [
-        ("Options, ranked by monthly cost", select(full, MAIN_KEYS)),
+        ("Options, ranked by monthly cost", select(full, main_keys(review))),
         ("Total cost of ownership of the options that meet the targets", tco_table(review)),
         ("Details of each option", select(full, DETAIL_KEYS)),
         ("The margin's price, year-1 cash, the horizon's total, commitments", money.ownership_table(review)),

@@ -41,6 +41,29 @@ class LoadCurve:
 
 
 @dataclass(frozen=True)
+class SlowEnd:
+    """An option's fleet if real latency sat at the slow end of the held-out ranges under load (a sensitivity: shown,
+    not applied; ``planner.export.slow_end``): the fewest replicas of the kept group and batch whose simulated
+    ``percentile`` TTFT x ``ttft_ratio`` and TPOT x ``tpot_ratio`` meet the scenario's targets, with spares, whole
+    nodes and the option's price. ``gpus`` 0, ``monthly_usd`` NaN and ``shortfall`` saying why where no replica count
+    the search allows meets them."""
+
+    percentile: float  # the simulated percentile the ratios multiply (the review's sizing percentile)
+    ttft_ratio: float  # 1 + the slow end taken for TTFT (measured / simulated)
+    tpot_ratio: float
+    ttft_left_out: str  # the one source whose end was left out for TTFT ("" where the full range's end is taken)
+    tpot_left_out: str
+    replicas: int  # serving + spare replicas (0: not met)
+    gpus: int  # GPUs, rounded as the option's (0: not met)
+    monthly_usd: float  # NaN: not met
+    shortfall: str = ""  # why no fleet meets the targets at the slow end ("" when one does)
+
+    @property
+    def meets(self) -> bool:
+        return not self.shortfall
+
+
+@dataclass(frozen=True)
 class Candidate:
     """One tensor-parallel group size tried for an option."""
 
@@ -98,6 +121,11 @@ class Result:
     under_load: Sizing | None = None
     #: the planned fleet's latency against traffic (sized on percentiles only; else None)
     load_curve: LoadCurve | None = None
+    #: the fleet at the slow end of the held-out ranges under load, the end without the one source that sets it
+    #: (``planner.export.slow_end``; the review's own options sized on percentiles, with the ranges' table; else None)
+    slow_end: SlowEnd | None = None
+    #: the same at the full range's slow end, where that differs (an end one source sets); else None
+    slow_end_full_range: SlowEnd | None = None
 
     @property
     def meets(self) -> bool:

@@ -1,5 +1,6 @@
-"""The budget review: every option sized and costed (``planner.export.evaluate``), the recommendation, the four
-levers, the sensitivity. The writers only lay out a ``Review`` (``planner.export.records``).
+"""The budget review: every option sized and costed (``planner.export.evaluate``), each at the slow end of the held-out
+ranges under load (``planner.export.slow_end``: shown, not applied), the recommendation, the four levers, the
+sensitivity. The writers only lay out a ``Review`` (``planner.export.records``).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from planner import __version__
+from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export.assumptions import assumptions
@@ -17,6 +19,7 @@ from planner.export.reason import reason
 from planner.export.records import Candidate, Lever, Result, Review
 from planner.export.scenario import Scenario, check_names
 from planner.export.shortfall import pessimistic
+from planner.export.slow_end import with_slow_end
 from planner.units import counted
 
 __all__ = ["Candidate", "Lever", "Result", "Review", "SWEEP", "TargetNotMetError", "build_review", "evaluate"]
@@ -79,8 +82,10 @@ def build_review(
     """Size every option, rank them, apply the levers to the baseline. Raises TargetNotMetError when none meets."""
     check_names(scenario, catalog, source)
     results = []
+    ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
     for o in scenario.option:
-        results.append(evaluate(o, scenario.workload, catalog, scenario.traffic_change, load_curves=True))
+        result = evaluate(o, scenario.workload, catalog, scenario.traffic_change, load_curves=True)
+        results.append(with_slow_end(result, scenario.workload, catalog, ranges))
         if progress:
             progress(o.name)
     if not any(r.meets for r in results):

@@ -15,6 +15,7 @@ from planner.export import held_out
 from planner.export.evaluate import HEADROOM_STEP
 from planner.export.outlook import stale_text
 from planner.export.records import Result, Review
+from planner.export.slow_end import ratios_text
 
 
 @dataclass(frozen=True)
@@ -71,12 +72,60 @@ def options_table(review: Review) -> Table:
         Column(f"Monthly at -{pct}", "usd", "monthly_usd_low"),
         Column(f"GPUs at +{pct} traffic", "int", "gpus_high"),
         Column(f"Monthly at +{pct}", "usd", "monthly_usd_high"),
+        *slow_end_columns(review),
         Column("Note", "text", "note"),
     )
+    shown = len(slow_end_columns(review))
     rows = []
     for i, r in enumerate(review.results, start=1):
-        rows.append(_option_row(i, r, review))
+        row = _option_row(i, r, review)
+        rows.append((*row[:-1], *slow_end_values(r)[:shown], row[-1]))  # before the note, as the columns
     return Table(cols, tuple(rows))
+
+
+#: The fleet at the slow end of the held-out ranges under load (``planner.export.slow_end``), against the plan's: a
+#: sensitivity, shown, not applied; the columns exist only where some option has it (``shows_slow_end``).
+SLOW_END_COLUMNS = (
+    Column("Held-out slow end: GPUs (shown, not applied)", "int", "slow_end_gpus"),
+    Column("Held-out slow end: GPUs over plan", "int", "slow_end_more_gpus"),
+    Column("Held-out slow end: monthly cost", "usd", "slow_end_monthly_usd"),
+    Column("Held-out slow end: $/month over plan", "usd", "slow_end_more_usd_per_month"),
+    Column("Held-out slow end: note", "text", "slow_end_note"),
+)
+SLOW_END_KEYS = tuple(c.key for c in SLOW_END_COLUMNS)
+
+
+def slow_end_columns(review: Review) -> tuple[Column, ...]:
+    """The review's ``SLOW_END_COLUMNS``: none without a sensitivity (``shows_slow_end``), the note only where some
+    option is not met at the slow end (no column of blanks)."""
+    if not shows_slow_end(review):
+        return ()
+    noted = any(r.slow_end is not None and not r.slow_end.meets for r in review.results)
+    return SLOW_END_COLUMNS if noted else SLOW_END_COLUMNS[:-1]
+
+
+def shows_slow_end(review: Review) -> bool:
+    """Whether some option carries the fleet at the held-out ranges' slow end (none without the ranges' table, or
+    when no option was sized on simulated percentiles): the columns are then absent, not blank."""
+    return any(r.slow_end is not None for r in review.results)
+
+
+def slow_end_values(r: Result) -> tuple:
+    """An option's ``SLOW_END_COLUMNS``: GPUs, GPUs over the plan's, monthly cost, its excess over the plan's, and the
+    note (``SlowEnd.shortfall``, ``slow_end.NOT_MET`` first, where no replica count meets the targets there: no
+    numbers); all None without one."""
+    s = r.slow_end
+    if s is None:
+        return (None,) * len(SLOW_END_COLUMNS)
+    if not s.meets:
+        return None, None, None, None, f"{s.shortfall} ({ratios_text(s)})"
+    return s.gpus, s.gpus - r.gpus, s.monthly_usd, s.monthly_usd - r.monthly_usd, None
+
+
+def main_keys(review: Review) -> tuple[str, ...]:
+    """``MAIN_KEYS``, with the review's slow-end columns (``slow_end_columns``) after TPOT at peak."""
+    at = MAIN_KEYS.index("tpot_ms") + 1
+    return (*MAIN_KEYS[:at], *(c.key for c in slow_end_columns(review)), *MAIN_KEYS[at:])
 
 
 def prompt_time_note(r: Result) -> str:

@@ -24,7 +24,7 @@ from openpyxl.worksheet.worksheet import Worksheet
 from openpyxl.writer.excel import ExcelWriter
 
 from planner.accuracy.loaded_ranges import load_loaded_ranges
-from planner.export import held_out
+from planner.export import held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
 from planner.export.records import Review
@@ -33,7 +33,7 @@ from planner.export.tables import (
     CHART_MAX_OPTIONS,
     DETAIL_KEYS,
     LATENCY_CHART_CAP,
-    MAIN_KEYS,
+    SLOW_END_KEYS,
     Column,
     Table,
     charted,
@@ -42,11 +42,13 @@ from planner.export.tables import (
     latency_charted,
     latency_table,
     levers_table,
+    main_keys,
     not_evaluated,
     options_table,
     planned_peak,
     select,
     sensitivity_table,
+    shows_slow_end,
     sweep_table,
     tco_table,
     tpot_range_values,
@@ -190,6 +192,7 @@ def _summary(book: _Book) -> None:
             "ms",
         ),
         *_held_out_figures(rec),
+        *_slow_end_figures(rec),
         ("Margin sized with", rec.margin, "pct"),
     ]
     targets = [
@@ -209,7 +212,7 @@ def _summary(book: _Book) -> None:
     ]
     r = _figures(ws, figures, 9, 1)
     for row in range(9, r):  # the held-out range's labels are longer than the column: wrapped, the row grown
-        if held_out.LABEL in str(ws.cell(row=row, column=1).value):
+        if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.LABEL, SLOW_END_FIGURE)):
             ws.cell(row=row, column=1).alignment = WRAP
             fit_row(ws, row)
     _live_box(book, ws, 9)
@@ -241,6 +244,7 @@ def _summary(book: _Book) -> None:
     )
     if rec.under_load is not None and (lines := held_out.note_lines(load_loaded_ranges(), rec.under_load.percentile)):
         lines += held_out.uncovered_line(rec.option.name, rec.gpu.name, rec.engine)  # its GPU or engine unmeasured
+        lines += slow_end.note_lines(review)  # the fleet at the ranges' slow end: shown, not applied
         notes.insert(1, ("Simulated latency against published runs", lines))
     notes.append(("How to read the other sheets", _reading_notes(review)))
     for heading, lines in notes:
@@ -271,6 +275,21 @@ def _held_out_figures(rec) -> list[tuple[str, object, str]]:
     ]
 
 
+#: The key figures' label of the recommended option's fleet at the held-out ranges' slow end.
+SLOW_END_FIGURE = "Held-out slow end (shown, not applied)"
+
+
+def _slow_end_figures(rec) -> list[tuple[str, object, str]]:
+    """The recommended option's fleet at the held-out ranges' slow end (``planner.export.slow_end``), as key-figure
+    rows: GPUs and monthly cost, or that no fleet meets the targets there; none without one."""
+    s = rec.slow_end
+    if s is None:
+        return []
+    if not s.meets:
+        return [(f"{SLOW_END_FIGURE}: GPUs", s.shortfall, "text")]
+    return [(f"{SLOW_END_FIGURE}: GPUs", s.gpus, "int"), (f"{SLOW_END_FIGURE}: total per month", s.monthly_usd, "usd")]
+
+
 def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
     """Label / value rows from ``top`` in columns ``col`` and ``col + 1``; a None value is a heading. Next free row."""
     r = top
@@ -299,7 +318,13 @@ def _reading_notes(review: Review) -> list[str]:
         "Options: every option, ranked by monthly cost; the rank is the snapshot's, Live rank follows the yellow "
         "$ per GPU-month cells (monthly cost = GPUs x $ per GPU-month, annual = monthly x 12). Green: recommended. "
         "Grey: cannot meet the targets (why: Note). Price kind says which price each row pays: rows of different "
-        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there.",
+        "kinds (purchase, on-demand, spot, reserved) are ranked together only as stated there."
+        + (
+            " Held-out slow end: the GPUs and monthly cost each option would take if real latency sat at the slow end "
+            "of the held-out ranges (shown, not applied: see the note on simulated latency above)."
+            if shows_slow_end(review)
+            else ""
+        ),
         "Costs: total cost of ownership. Bought: capex up front (GPUs + host servers + network per node), "
         "amortized straight-line, plus opex (power at full load x PUE, colocation per kW). Rented: the rent is all opex.",
         f"Details: GPU, model, precisions, price, pessimistic TPOT, cost per input token, headroom = share of batch "
@@ -354,22 +379,24 @@ def _live_box(book: _Book, ws: Worksheet, top: int) -> None:
 
 
 def _options_keys(review: Review) -> tuple[str, ...]:
-    """The Options sheet's columns: ``MAIN_KEYS``, with TPOT at peak's held-out range beside it when the options were
-    sized on simulated percentiles and the held-out table has its range (``tables.tpot_ranges``)."""
+    """The Options sheet's columns: ``tables.main_keys`` (``MAIN_KEYS`` and, after TPOT at peak, the fleet at the
+    held-out ranges' slow end where the review has it), with TPOT at peak's held-out range beside it when the options
+    were sized on simulated percentiles and the held-out table has its range (``tables.tpot_ranges``)."""
+    keys = main_keys(review)
     if tpot_ranges(review, load_loaded_ranges()) is None:
-        return MAIN_KEYS
-    at = MAIN_KEYS.index("tpot_ms") + 1
-    return (*MAIN_KEYS[:at], "tpot_range", *MAIN_KEYS[at:])
+        return keys
+    at = keys.index("tpot_ms") + 1
+    return (*keys[:at], "tpot_range", *keys[at:])
 
 
 def _options(book: _Book) -> None:
     review = book.review
     ws = book.sheet("Options", "Options, ranked by monthly cost (yellow: edit; blue: live)")
     full = options_table(review)
-    main = select(full, MAIN_KEYS)
+    main = select(full, main_keys(review))
     ranged = tpot_ranges(review, load_loaded_ranges())
     if ranged is not None:  # beside TPOT at peak (the simulated percentile): its held-out range (_options_keys)
-        at = MAIN_KEYS.index("tpot_ms") + 1
+        at = main_keys(review).index("tpot_ms") + 1
         values = tpot_range_values(review, load_loaded_ranges())
         main = Table(
             (*main.columns[:at], ranged, *main.columns[at:]),
@@ -381,6 +408,7 @@ def _options(book: _Book) -> None:
     # a fleet sized at batch 1 (its TPOT just meets the target) runs to 5-digit GPU counts, $1e9 a year and
     # $1,000s per million tokens: a number wider than its column prints ### in LibreOffice
     widths |= {"monthly_usd": 15, "annual_usd": 17, "usd_per_million_output_tokens": 12, "tpot_range": 14}
+    widths |= {k: 13 for k in SLOW_END_KEYS} | {"slow_end_monthly_usd": 15, "slow_end_note": 24}
     _write_table(ws, main, 1, {**{k: 11 for k in keys}, **widths})
     gpus, per, mon, ann, live = (
         _col(keys, k) for k in ("gpus", "usd_per_gpu_month", "monthly_usd", "annual_usd", "live_rank")
@@ -394,6 +422,14 @@ def _options(book: _Book) -> None:
             ws[f"{per}{i}"].fill = INPUT_FILL
             ws[f"{per}{i}"].protection = Protection(locked=False)  # the only cells a reader may edit
             for c in (mon, ann, live):
+                ws[f"{c}{i}"].fill = LIVE_FILL
+        if r.slow_end is not None and r.slow_end.meets:  # its cost follows the edited price too, as monthly cost
+            s_gpus, s_mon, s_more = (
+                _col(keys, k) for k in ("slow_end_gpus", "slow_end_monthly_usd", "slow_end_more_usd_per_month")
+            )
+            book.cache.formula(ws, f"{s_mon}{i}", f"={s_gpus}{i}*{per}{i}", r.slow_end.monthly_usd)
+            book.cache.formula(ws, f"{s_more}{i}", f"={s_mon}{i}-{mon}{i}", r.slow_end.monthly_usd - r.monthly_usd)
+            for c in (s_mon, s_more):
                 ws[f"{c}{i}"].fill = LIVE_FILL
         fill = REC_FILL if r is review.recommended else (NO_FILL if not r.meets else None)
         if fill:

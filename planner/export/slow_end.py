@@ -1,0 +1,167 @@
+"""The fleet at the slow end of the held-out ranges under load: the review's held-out range in GPUs and dollars (a
+sensitivity, shown, not applied; issues 21 and 22).
+
+The review sizes each option's replicas on the serving simulation's high-percentile TTFT and TPOT at the planned peak
+and shows beside each simulated figure its held-out range (``planner.export.held_out``: the figure x measured /
+simulated at the 10th and 90th percentile over published runs under load from sources planner never saw). This module
+answers the finance reader's question about that range: how many GPUs, and dollars a month, the option would take if
+real latency sat at the range's slow end.
+
+**Rule** (``slow_end``): the fewest replicas of the option's kept group and batch whose simulated p95 TTFT x (1 +
+high TTFT) and p95 TPOT x (1 + high TPOT) meet the scenario's targets, i.e. whose simulated figures meet target /
+(1 + high): the review's one replica search (``evaluate.fleet_on_goals``, so ``planner.serving.fleet.fewest_replicas``)
+with those goals, then spares, whole nodes and the option's price as the plan's own fleet. ``high`` is the slow end of
+the range ``held_out.range_for`` gives for the figure (p99's for a p95 figure).
+
+**Which end** (``slow_end_ratio``): the range's high end, except where one source alone sets it (``LoadedRange.
+one_source_ends``: leaving that source out moves the end by more than ``ONE_SOURCE_FACTOR`` = 2x); then the end
+without that source (``high_one_out``). In the shipped table that is p99 TTFT: 27.4x with
+sglang-pr-4918-deepseek-v3-h200 (DeepSeek-V3 on SGLang, one of six sources), 2.36x without it; p99 TPOT's end (1.25x)
+is not one source's (1.13x without gpustack-performance-lab, under 2x), so it stands. Why: at 27.4x no option of the
+README's review meets a 1.5 s TTFT at any replica count (an idle replica's simulated p95 TTFT, ~0.1 s, x 27.4 is
+already past it), so the full end says only "no fleet", not what the range costs; the end that survives leaving any one
+source out is the slow end the other sources agree on. The full end is not hidden: the workbook shows it beside each
+figure and in its note, and ``slow_end_full_range`` states the fleet (or that none meets) at it.
+
+**Targets, not the margin's goals**: the held-out range states how far real latency lies from the simulated figure,
+which is what the plan's margin (``latency_margin``) stands for; applying both would count one uncertainty twice.
+
+**Not met** (``NOT_MET``): where no replica count up to the search's limit (``evaluate.MAX_REPLICAS``, 4,096) meets
+the slow end, or only the limit does (``AT_LIMIT``: a near-idle fleet), the option gives no GPUs or cost, only why.
+
+**Shown, not applied**: nothing here changes the plan's fleet, margin or cost. Without the ranges' table
+(``catalogs/reference/loaded_residuals.csv``) or for an option not sized on simulated percentiles: no sensitivity.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import replace
+
+from planner.accuracy.loaded_ranges import LoadedRange
+from planner.catalog import Catalog
+from planner.errors import PlannerError
+from planner.export import held_out
+from planner.export.evaluate import MAX_REPLICAS, fleet_on_goals
+from planner.export.records import Result, Review, SlowEnd
+from planner.export.scenario import Workload
+from planner.units import counted
+
+#: What an option that no fleet meets at the slow end says, instead of a replica count.
+NOT_MET = "not met at the slow end: latency range wider than the target allows"
+#: Said after ``NOT_MET`` where the search's answer is its last count (``MAX_REPLICAS``): a fleet that large is set by
+#: a nearly idle replica's latency, not by the traffic, and the search does not show a smaller one meets (its
+#: closed-form first guess found none below the limit, so it tried the limit; Llama-3.1-8B on H100 at TTFT x27.4 against
+#: 1 s: 4,096 replicas, where the simulation meets it from between 257 and 1,024): a number of GPUs that says nothing
+#: of the cost.
+AT_LIMIT = f"; only a near-idle fleet at the search's limit ({MAX_REPLICAS:,} replicas) meets it"
+
+
+def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[float, str]:
+    """(1 + the slow end taken, the source left out for it or ""): the range's high end, or, with
+    ``without_one_source`` where one source alone sets it (``LoadedRange.one_source_ends``), the end without that
+    source. Shipped p99 TTFT (high 26.40, 1.36 without sglang-pr-4918-deepseek-v3-h200): (2.36, that source)."""
+    if without_one_source:
+        for end, without, source in rng.one_source_ends():
+            if end == "high":
+                return 1.0 + without, source
+    return 1.0 + rng.high, ""
+
+
+def slow_end(
+    result: Result,
+    workload: Workload,
+    catalog: Catalog,
+    ranges: Mapping[tuple[str, str], LoadedRange],
+    without_one_source: bool = True,
+) -> SlowEnd | None:
+    """The option's fleet at the slow end of its figures' held-out ranges (the module's rule); None where the option
+    does not meet the targets, was not sized on simulated percentiles, or ``ranges`` has no TTFT or TPOT range for
+    its percentile (``held_out.range_for``; an install without the table)."""
+    sim = result.under_load if result.meets else None
+    if sim is None:
+        return None
+    q = sim.percentile
+    ttft_rng, tpot_rng = (held_out.range_for(ranges, m, q) for m in ("ttft", "tpot"))
+    if ttft_rng is None or tpot_rng is None:
+        return None
+    (ttft_ratio, ttft_out), (tpot_ratio, tpot_out) = (
+        slow_end_ratio(r, without_one_source) for r in (ttft_rng, tpot_rng)
+    )
+    goals = (workload.ttft_target_s / ttft_ratio, workload.tpot_target_s / tpot_ratio)
+    ends = dict(percentile=q, ttft_ratio=ttft_ratio, tpot_ratio=tpot_ratio, ttft_left_out=ttft_out,
+                tpot_left_out=tpot_out)  # fmt: skip
+    try:
+        sim, fleet = fleet_on_goals(result, workload, catalog, goals)
+    except PlannerError:  # no replica count the search allows meets them
+        return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=NOT_MET)
+    if sim.replicas >= MAX_REPLICAS:  # the search's own estimate found no count below its limit: a near-idle fleet
+        return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=f"{NOT_MET}{AT_LIMIT}")
+    return SlowEnd(**ends, replicas=int(fleet.replicas_needed), gpus=int(fleet.gpus),
+                   monthly_usd=float(fleet.monthly_usd))  # fmt: skip
+
+
+def with_slow_end(
+    result: Result, workload: Workload, catalog: Catalog, ranges: Mapping[tuple[str, str], LoadedRange]
+) -> Result:
+    """``result`` with its ``slow_end`` (the end without a source that sets it alone) and, where that differs from
+    the full range's end, its ``slow_end_full_range``; unchanged where there is none (``slow_end``)."""
+    chosen = slow_end(result, workload, catalog, ranges)
+    if chosen is None:
+        return result
+    trimmed = chosen.ttft_left_out or chosen.tpot_left_out
+    full = slow_end(result, workload, catalog, ranges, without_one_source=False) if trimmed else None
+    return replace(result, slow_end=chosen, slow_end_full_range=full)
+
+
+def ratios_text(s: SlowEnd) -> str:
+    """The ends as the figures are multiplied: "p95 TTFT x2.36, TPOT x1.25"."""
+    return f"p{s.percentile:g} TTFT x{s.ttft_ratio:.3g}, TPOT x{s.tpot_ratio:.3g}"
+
+
+def fleet_text(s: SlowEnd, plan: Result) -> str:
+    """The fleet at the slow end against the plan's: "56 GPUs, $77,092 a month (+8 GPUs, +$11,013 against the
+    plan)", or why none is given (``SlowEnd.shortfall``)."""
+    if not s.meets:
+        return s.shortfall
+    more, extra = s.gpus - plan.gpus, s.monthly_usd - plan.monthly_usd
+    money = f"+${extra:,.0f}" if extra >= 0 else f"-${-extra:,.0f}"
+    return f"{counted(s.gpus, 'GPU', '')}, ${s.monthly_usd:,.0f} a month ({more:+,} GPUs, {money} against the plan)"
+
+
+def note_lines(review: Review, where: str = "Options shows each option (the Held-out slow end columns)") -> list[str]:
+    """The review's note on the sensitivity (Summary, Markdown): which ends, why, what the recommended option would
+    take there and at the full range's end, ``where`` the other options' are, and that it is shown, not applied.
+    Empty without a sensitivity."""
+    rec = review.recommended
+    s, full = rec.slow_end, rec.slow_end_full_range
+    if s is None:
+        return []
+    which = []
+    for metric, ratio, left_out, full_ratio in (
+        ("TTFT", s.ttft_ratio, s.ttft_left_out, full.ttft_ratio if full else math.nan),
+        ("TPOT", s.tpot_ratio, s.tpot_left_out, full.tpot_ratio if full else math.nan),
+    ):
+        which.append(
+            f"p{s.percentile:g} {metric} x{ratio:.3g} (its range's slow end without {left_out}, the one source that "
+            f"sets the full end, x{full_ratio:.3g})"
+            if left_out
+            else f"p{s.percentile:g} {metric} x{ratio:.3g} (its range's slow end)"
+        )
+    line = (
+        "Sensitivity, shown not applied: the fleet if real latency sat at the slow end of the held-out ranges (published "
+        "runs under load / simulated), "
+        f"{' and '.join(which)}: each option's replicas found again by the same search, against the targets (not the "
+        f"margin's goals: the range stands for what the margin does). {rec.option.name}: {fleet_text(s, rec)}; "
+        f"{where}. "
+    )
+    if full is not None:
+        line += (
+            f"At the full range's slow end ({ratios_text(full)}): {fleet_text(full, rec)}. "
+            if full.meets
+            else f"At the full range's slow end ({ratios_text(full)}) no replica count the search allows meets the "
+            "targets: the latency range is wider than the targets allow"
+            + (" (only a near-idle fleet at its limit does). " if full.shortfall != NOT_MET else ". ")
+        )
+    return [line + "The plan, its margin and its cost are sized on the simulated figures and do not change."]

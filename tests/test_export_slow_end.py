@@ -1,0 +1,199 @@
+"""The review's fleet at the slow end of the held-out ranges under load (``planner.export.slow_end``; issues 21 and 22):
+how many GPUs and dollars a month each option would take if real latency sat at the slow end of the range published
+runs fell in against planner's simulation. A sensitivity: shown (Options, Summary, Markdown, CSV, the printed copy),
+not applied (the plan is sized on the simulated figure)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import replace
+from pathlib import Path
+
+import openpyxl
+import pytest
+from test_export_latency import SCENARIO as LATENCY_SCENARIO
+
+from planner.accuracy.loaded_ranges import ONE_SOURCE_FACTOR, STEADY, load_loaded_ranges
+from planner.catalog import default_catalog
+from planner.export import build_review, render
+from planner.export.scenario import load_scenario, parse_scenario
+from planner.export.slow_end import AT_LIMIT, NOT_MET, fleet_text, slow_end, slow_end_ratio
+from planner.export.tables import SLOW_END_KEYS, options_table
+from planner.serving.load import Replica, latency_under_load
+
+#: One worker builds the README example's review once (conftest.readme_example_review): the group of its other readers.
+pytestmark = pytest.mark.xdist_group("test_export_review")
+
+ROOT = Path(__file__).parents[1]
+TABLE = ROOT / "catalogs" / "reference" / "loaded_residuals.csv"
+SCENARIO = {**LATENCY_SCENARIO, "title": "Fleet sensitivity"}
+
+
+def _table_row(quantity: str) -> dict[str, str]:
+    """The shipped table's steady-load row of ``quantity``, read with the csv module (not the planner's loader)."""
+    with open(TABLE, newline="", encoding="utf-8") as f:
+        return next(r for r in csv.DictReader(f) if r["quantity"] == quantity and r["arrival"] == "steady")
+
+
+def _slow_ratio(quantity: str) -> float:
+    """1 + the slow end the test expects from the table's row: its high end, or its end without the one source that
+    sets it where leaving that source out moves it by more than ONE_SOURCE_FACTOR (2x)."""
+    row = _table_row(quantity)
+    full, without = 1 + float(row["high"]), 1 + float(row["high_one_out"])
+    return without if row["high_set_by"] and full > ONE_SOURCE_FACTOR * without else full
+
+
+class TestTheReadmeExample:
+    def test_the_ends_are_the_tables_without_the_one_source_that_sets_them(self, readme_example_review):
+        """p99 TTFT (a p95 figure's range): 27.4x with sglang-pr-4918-deepseek-v3-h200, 2.36x without it (11.6x
+        apart): 2.36; p99 TPOT: 1.25x, 1.13x without gpustack-performance-lab (1.1x apart): 1.25 stands
+        (catalogs/reference/loaded_residuals.csv, bench/load_validation.py --write-loaded-residuals)."""
+        s = readme_example_review.recommended.slow_end
+        assert s.percentile == 95
+        assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(2.36)
+        assert s.ttft_left_out == _table_row("ttft_p99")["high_set_by"] == "sglang-pr-4918-deepseek-v3-h200"
+        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.25)
+        assert s.tpot_left_out == ""
+
+    def test_the_gpus_are_a_replica_search_done_by_hand(self, readme_example_review):
+        """The recommended option (H100, bought; 4 GPUs a replica, bought in 8-GPU nodes, one spare) at the slow end:
+        scanning replica counts up from the plan's, each replica's simulated run at peak / k (the simulation itself,
+        not planner's search), the first k whose p95 TTFT x 2.36 and TPOT x 1.25 meet examples/budget-review.toml's
+        targets (1.5 s, 50 ms); GPUs = (k + 1 spare) x 4 rounded up to 8; cost = GPUs x the option's $ per
+        GPU-month."""
+        r = readme_example_review.recommended
+        workload = load_scenario(ROOT / "examples" / "budget-review.toml").workload
+        ttft_ratio, tpot_ratio = _slow_ratio("ttft_p99"), _slow_ratio("tpot_p99")
+        # the slow end's goals are tighter than the plan's (target / (1 + margin)), so no fewer replicas meet them
+        assert ttft_ratio > 1 + r.margin and tpot_ratio > 1 + r.margin
+        replica = Replica(
+            r.gpu.name, r.model.name, int(r.replica.gpus), engine=r.engine, catalog=default_catalog(),
+            weight_precision=r.weight_precision, kv_precision=r.kv_precision, max_num_seqs=int(r.replica.batch),
+        )  # fmt: skip
+        k = r.under_load.replicas
+        while True:
+            run = latency_under_load(
+                replica, workload.prompt_tokens_mean, workload.output_tokens_mean, rate_per_s=r.peak_rate_per_s / k
+            )
+            if (
+                run.ttft_s.at(95) * ttft_ratio <= workload.ttft_target_s
+                and run.tpot_s.at(95) * tpot_ratio <= workload.tpot_target_s
+            ):
+                break
+            k += 1
+        gpus = math.ceil((k + r.option.spare_replicas) * 4 / 8) * 8
+        s = r.slow_end
+        assert (s.replicas, s.gpus) == (k + r.option.spare_replicas, gpus)
+        assert s.monthly_usd == pytest.approx(gpus * float(r.fleet.usd_per_gpu_month))
+        assert s.gpus > r.gpus  # more than the plan: the ranges' slow end is past the plan's +4% margin
+
+    def test_the_plan_is_unchanged(self, readme_example_review):
+        """Shown, not applied: the recommended fleet is still the one sized on the simulated figure (its TPOT at peak
+        the simulated p95 itself)."""
+        r = readme_example_review.recommended
+        assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
+        assert r.gpus == int(r.fleet.gpus) != r.slow_end.gpus
+
+    def test_at_the_full_ranges_end_no_fleet_meets_and_it_says_so(self, readme_example_review):
+        """At p99 TTFT's full slow end (27.4x) even a replica taking peak / 4,096 (the most the search allows) has a
+        simulated p95 TTFT x 27.4 past the 1.5 s target, so no count meets it: the option says so, no number."""
+        r = readme_example_review.recommended
+        full = r.slow_end_full_range
+        ratio = 1 + float(_table_row("ttft_p99")["high"])
+        assert full.ttft_ratio == pytest.approx(ratio)
+        replica = Replica(
+            r.gpu.name, r.model.name, int(r.replica.gpus), engine=r.engine, catalog=default_catalog(),
+            weight_precision=r.weight_precision, kv_precision=r.kv_precision, max_num_seqs=int(r.replica.batch),
+        )  # fmt: skip
+        idle = latency_under_load(replica, 800, 400, rate_per_s=r.peak_rate_per_s / 4096)
+        assert idle.ttft_s.at(95) * ratio > 1.5
+        assert not full.meets and full.shortfall == NOT_MET and full.gpus == 0 and math.isnan(full.monthly_usd)
+        assert slow_end_ratio(load_loaded_ranges()[("ttft_p99", STEADY)], without_one_source=False)[0] == ratio
+
+    def test_the_docs_state_the_examples_figures(self, readme_example_review):
+        """docs/export.md gives the README example's fleet at the slow end as the review computes it."""
+        r = readme_example_review.recommended
+        assert fleet_text(r.slow_end, r) in (ROOT / "docs" / "export.md").read_text(encoding="utf-8")
+
+
+class TestSurfaces:
+    def test_options_summary_and_csv_carry_it_and_the_cost_follows_the_price(self, readme_example_review):
+        """Options: after TPOT at peak and its held-out range, GPUs at the slow end, over the plan, and the monthly
+        cost as a live formula of those GPUs x the $ per GPU-month cell; Summary's key figures and note; the CSV."""
+        review = readme_example_review
+        r = review.recommended
+        book = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
+        ws = book["Options"]
+        header = [c.value for c in ws[1]]
+        row = [c.value for c in ws[2]]
+        at = header.index("TPOT at peak")
+        assert header[at + 2] == "Held-out slow end: GPUs (shown, not applied)"
+        assert row[at + 2] == r.slow_end.gpus and row[at + 3] == r.slow_end.gpus - r.gpus
+        col = {h: openpyxl.utils.get_column_letter(i + 1) for i, h in enumerate(header)}
+        monthly = row[header.index("Held-out slow end: monthly cost")]
+        assert monthly == f"={col['Held-out slow end: GPUs (shown, not applied)']}2*{col['$ per GPU-month']}2"
+        assert row[header.index("Held-out slow end: $/month over plan")] == (
+            f"={col['Held-out slow end: monthly cost']}2-{col['Monthly cost']}2"
+        )
+        assert "Held-out slow end: note" not in header  # every option is met at the slow end: no column of blanks
+        summary = {c.value for row in book["Summary"].iter_rows() for c in row if isinstance(c.value, str)}
+        assert any(t.startswith("Sensitivity, shown not applied") and fleet_text(r.slow_end, r) in t for t in summary)
+        rows = list(csv.DictReader(io.StringIO(render(review, "csv").decode())))
+        assert int(rows[0]["slow_end_gpus"]) == r.slow_end.gpus
+        assert float(rows[0]["slow_end_monthly_usd"]) == pytest.approx(r.slow_end.monthly_usd, abs=0.01)
+
+    def test_without_the_table_the_sensitivity_is_absent(self, monkeypatch, tmp_path):
+        """An install without catalogs/reference/loaded_residuals.csv: no slow end on any option, and no column, row
+        or note for it in the xlsx, CSV or Markdown (absent, not blank)."""
+        from planner.accuracy import loaded_ranges
+
+        monkeypatch.setattr(loaded_ranges, "loaded_residuals_file", lambda: tmp_path / "absent.csv")
+        loaded_ranges.load_loaded_ranges.cache_clear()
+        try:
+            review = build_review(parse_scenario(SCENARIO), default_catalog(), date="2026-12-01")
+            outputs = {fmt: render(review, fmt) for fmt in ("xlsx", "csv", "md")}
+        finally:
+            loaded_ranges.load_loaded_ranges.cache_clear()
+        assert review.recommended.under_load is not None  # sized on simulated percentiles: only the table is missing
+        assert all(r.slow_end is None and r.slow_end_full_range is None for r in review.results)
+        assert not set(SLOW_END_KEYS) & {c.key for c in options_table(review).columns}
+        book = openpyxl.load_workbook(io.BytesIO(outputs["xlsx"]))
+        texts = [c.value for ws in book.worksheets for row in ws.iter_rows() for c in row if isinstance(c.value, str)]
+        assert not [t for t in texts if "slow end" in t.lower()]
+        assert "slow_end" not in outputs["csv"].decode() and "slow end" not in outputs["md"].decode().lower()
+
+    @pytest.mark.parametrize(
+        ("ttft_target_s", "why"),
+        [(0.5, NOT_MET), (1.0, NOT_MET + AT_LIMIT)],
+        ids=["no-count-meets", "only-the-search-limit-meets"],
+    )
+    def test_an_option_not_met_at_the_slow_end_says_so_instead_of_a_number(self, monkeypatch, ttft_target_s, why):
+        """With p99 TTFT's one-source end not stated, its full 27.4x is the slow end. The Llama-3.1-8B option's
+        simulated p95 TTFT near idle is 0.034 s (x 27.4: 0.93 s): against 0.5 s no count meets it; against 1 s only
+        the search's limit of 4,096 replicas does (the search's first guess finds none below it), a near-idle fleet.
+        Either way Options and the CSV give no GPUs or cost at the slow end, and the note says why."""
+        ranges = dict(load_loaded_ranges())
+        key = ("ttft_p99", STEADY)
+        ranges[key] = replace(ranges[key], high_set_by="", high_one_out=math.nan)
+        monkeypatch.setattr("planner.export.review.load_loaded_ranges", lambda: ranges)
+        scenario = parse_scenario({**SCENARIO, "workload": {**SCENARIO["workload"], "ttft_target_s": ttft_target_s}})
+        review = build_review(scenario, default_catalog(), date="2026-12-01")
+        r = review.recommended
+        replica = Replica(
+            r.gpu.name, r.model.name, int(r.replica.gpus), engine=r.engine, catalog=default_catalog(),
+            weight_precision=r.weight_precision, kv_precision=r.kv_precision, max_num_seqs=int(r.replica.batch),
+        )  # fmt: skip
+        idle = latency_under_load(replica, 512, 128, rate_per_s=r.peak_rate_per_s / 4096)
+        assert idle.ttft_s.at(95) * (1 + ranges[key].high) > ttft_target_s / 2  # near the target: a floor, not load
+        s = r.slow_end
+        assert s is not None and s.shortfall == why and s.ttft_ratio == pytest.approx(1 + ranges[key].high)
+        assert slow_end(r, scenario.workload, default_catalog(), ranges) == s
+        ws = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))["Options"]
+        header, row = [c.value for c in ws[1]], [c.value for c in ws[2]]
+        assert row[header.index("Held-out slow end: GPUs (shown, not applied)")] is None
+        assert row[header.index("Held-out slow end: monthly cost")] is None
+        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x27.4, TPOT x1.25)"
+        rows = list(csv.DictReader(io.StringIO(render(review, "csv").decode())))
+        assert rows[0]["slow_end_gpus"] == "" and rows[0]["slow_end_note"].startswith(NOT_MET)
