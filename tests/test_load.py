@@ -447,6 +447,18 @@ class TestFewestReplicas:
         fewer = latency_under_load(ONE, 1024, 256, rate_per_s=40.0 / (s.replicas - 1))
         assert fewer.ttft_s.p95 > 0.3 or fewer.tpot_s.p95 > 0.025
 
+    def test_a_target_only_the_simulation_meets_is_searched_from_one_replica(self):
+        """The approximation's idle p95 TTFT for 4,096-token prompts on one H100 (0.097 s) is above the simulation's
+        (0.089 s, both printed by ``approximate_load`` / ``latency_under_load`` at 0.01 requests/s): with a 0.092 s
+        target the approximation meets no k, and the search used to return ``max_replicas`` (256), the first k it
+        tried, without a look below. The fewest that meet, with one fewer missing, is far fewer."""
+        from planner.serving.fleet import fewest_replicas
+
+        s = fewest_replicas(ONE, 4096, 16, 1.0, ttft_target_s=0.092, max_replicas=256)
+        assert s.replicas < 256 and s.result.ttft_s.p95 <= 0.092
+        fewer = latency_under_load(ONE, 4096, 16, rate_per_s=1.0 / (s.replicas - 1))
+        assert fewer.ttft_s.p95 > 0.092
+
     def test_a_target_below_an_idle_replica_is_refused(self):
         """A p95 TTFT target below one prompt's prefill cannot be met by any number of replicas."""
         from planner.serving.fleet import fewest_replicas

@@ -27,7 +27,9 @@ figure and in its note, and ``slow_end_full_range`` states the fleet (or that no
 which is what the plan's margin (``latency_margin``) stands for; applying both would count one uncertainty twice.
 
 **Not met** (``NOT_MET``): where no replica count up to the search's limit (``evaluate.MAX_REPLICAS``, 4,096) meets
-the slow end, or only the limit does (``AT_LIMIT``: a near-idle fleet), the option gives no GPUs or cost, only why.
+the slow end, the option gives no GPUs or cost, only why. A fleet near that floor (each replica nearly idle) is still a
+count: the fewest replicas that meet it, as ``planner.serving.fleet.fewest_replicas`` searches from one replica where
+its closed-form first guess finds none.
 
 **Shown, not applied**: nothing here changes the plan's fleet, margin or cost. Without the ranges' table
 (``catalogs/reference/loaded_residuals.csv``) or for an option not sized on simulated percentiles: no sensitivity.
@@ -43,19 +45,13 @@ from planner.accuracy.loaded_ranges import LoadedRange
 from planner.catalog import Catalog
 from planner.errors import PlannerError
 from planner.export import held_out
-from planner.export.evaluate import MAX_REPLICAS, fleet_on_goals
+from planner.export.evaluate import fleet_on_goals
 from planner.export.records import Result, Review, SlowEnd
 from planner.export.scenario import Workload
 from planner.units import counted
 
 #: What an option that no fleet meets at the slow end says, instead of a replica count.
 NOT_MET = "not met at the slow end: latency range wider than the target allows"
-#: Said after ``NOT_MET`` where the search's answer is its last count (``MAX_REPLICAS``): a fleet that large is set by
-#: a nearly idle replica's latency, not by the traffic, and the search does not show a smaller one meets (its
-#: closed-form first guess found none below the limit, so it tried the limit; Llama-3.1-8B on H100 at TTFT x27.4 against
-#: 1 s: 4,096 replicas, where the simulation meets it from between 257 and 1,024): a number of GPUs that says nothing
-#: of the cost.
-AT_LIMIT = f"; only a near-idle fleet at the search's limit ({MAX_REPLICAS:,} replicas) meets it"
 
 
 def slow_end_ratio(rng: LoadedRange, without_one_source: bool = True) -> tuple[float, str]:
@@ -96,8 +92,6 @@ def slow_end(
         sim, fleet = fleet_on_goals(result, workload, catalog, goals)
     except PlannerError:  # no replica count the search allows meets them
         return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=NOT_MET)
-    if sim.replicas >= MAX_REPLICAS:  # the search's own estimate found no count below its limit: a near-idle fleet
-        return SlowEnd(**ends, replicas=0, gpus=0, monthly_usd=math.nan, shortfall=f"{NOT_MET}{AT_LIMIT}")
     return SlowEnd(**ends, replicas=int(fleet.replicas_needed), gpus=int(fleet.gpus),
                    monthly_usd=float(fleet.monthly_usd))  # fmt: skip
 

@@ -122,7 +122,8 @@ def fewest_replicas(
 ) -> Sizing:
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
     per second (gamma arrivals of ``burstiness``; 1,000 requests), meet the targets: the closed-form
-    approximation (``planner.serving.approx``) gives a first k, the simulation settles it by bisection (latency
+    approximation (``planner.serving.approx``) gives a first k (one where it meets none), the simulation settles it:
+    a k that meets is checked against k - 1, k - 2, k - 4, ... and one that misses doubles, then bisection (latency
     falls as k grows); a k whose rate / k is past the simulated capacity (``past_capacity``) never counts (a
     1,000-request run cannot show a queue that grows without bound). ``lengths``: each request's (prompt, output)
     tokens (None: all at ``prompt_tokens`` / ``output_tokens``, which must be their means: a named dataset's traffic
@@ -161,8 +162,16 @@ def fewest_replicas(
         setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile, replica.behaviour()
     )
     ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
-    guess = int(ks[np.argmax(ok)]) if ok.any() else max_replicas
-    lo, hi = guess - 1, guess  # lo misses, hi meets once found
+    # without an approximate answer the search starts from one replica (not from max_replicas, which met at once
+    # would be returned without a look below)
+    hi = int(ks[np.argmax(ok)]) if ok.any() else 1
+    lo = 0  # lo misses (0 replicas serve nothing), hi meets once found
+    if meets(hi):
+        # the approximation errs either way: below a k that meets, step down by doubling strides to one that misses
+        step = 1
+        while hi - step >= 1 and meets(hi - step):
+            hi, step = hi - step, 2 * step
+        lo = max(hi - step, 0)
     while not meets(hi):
         if hi >= max_replicas:
             r = runs.get(hi) or run_at(hi)
