@@ -301,20 +301,48 @@ class TestExcelLoadedRange:
                 got = stated[field][f"p{p}"]
                 assert xf.LOADED_RANGE(quantity, p) == [[got["low_ratio"], got["high_ratio"]]], (quantity, p)
 
-    def test_p95_is_refused_saying_which_percentiles_exist(self):
-        """No published run under load states a p95 (load_public.csv has median and p99 columns): #N/A, and the reason
-        names p95 and the percentiles there are; another percentile is #NUM! (out of range), as =TTFT_P42 would be."""
+    @pytest.mark.parametrize("quantity", ["TTFT", "TPOT", "ITL"])
+    def test_p95_and_p90_take_p99s_range_as_the_review_does(self, quantity):
+        """The table holds p50 and p99 only (load_public.csv has no p95 column), so a p95 or p90 figure takes p99's row
+        (``loaded_ranges.quantity_for``, the review workbook's rule): catalogs/reference/loaded_residuals.csv's
+        ttft_p99 steady row has low -0.23, high 26.40, so =LOADED_RANGE("TTFT",95,"high") is 27.4, not #N/A."""
+        import planner.excel.functions as xf
+        from planner.export import held_out
+
+        assert "ttft_p95_ms" not in (ROOT / "catalogs" / "reference" / "load_public.csv").read_text().split("\n")[0]
+        row = TestPlanRate.shipped_row(f"{quantity.lower()}_p99")
+        low, high = 1 + float(row["low"]), 1 + float(row["high"])
+        for p in (95, 90, "95"):  # as a number or as text
+            assert xf.LOADED_RANGE(quantity, p, "high") == pytest.approx(high)
+            assert xf.LOADED_RANGE(quantity, p) == [[pytest.approx(low), pytest.approx(high)]]
+            assert xf.PLANNER_WHY("LOADED_RANGE", quantity, p) == "ok"
+        if quantity != "ITL":  # the review shows TTFT and TPOT: the same ratio beside its p95 figure
+            rng = held_out.range_for(load_loaded_ranges(), quantity.lower(), 95)
+            assert rng.ratios() == pytest.approx((low, high))
+        if quantity == "TTFT":
+            assert xf.LOADED_RANGE("TTFT", 95, "high") == pytest.approx(27.4)  # 1 + 26.40, the row's high
+
+    def test_other_percentiles_are_refused_naming_the_accepted_ones(self):
+        """A percentile the simulation does not report (42, 75) or outside (0, 100) is #NUM! (out of range), as
+        =TTFT_P42 would be, and the reason names 50, 90, 95 and 99 and which range each takes."""
         import planner.excel.functions as xf
         from planner.excel import support as xs
 
-        assert "ttft_p95_ms" not in (ROOT / "catalogs" / "reference" / "load_public.csv").read_text().split("\n")[0]
-        assert xf.LOADED_RANGE("TTFT", 95, "high") == "#N/A" and xf.LOADED_RANGE("TPOT", 95) == "#N/A"
-        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 95)
-        assert why.startswith("no held-out range for p95 TTFT") and "percentiles 50 and 99" in why
-        assert xf.LOADED_RANGE("TTFT", 42.0) == "#NUM!"
-        assert "percentile must be 50 or 99" in xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 42.0, "low")
+        for p in (42.0, 75.0, 0.0, 100.0, -5.0, 150.0):
+            assert xf.LOADED_RANGE("TTFT", p) == "#NUM!", p
+        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 42.0, "low")
+        assert "percentile must be 50, 90, 95 or 99" in why and "p99 range" in why and why.endswith("got 42")
         xs.RUNTIME = "classic"  # classic Windows UDFs: the code and the reason as text (the fixture restores it)
-        assert xf.LOADED_RANGE("TTFT", 95) == f"#N/A: {why}"
+        assert xf.LOADED_RANGE("TTFT", 42.0) == f"#NUM!: {why}"
+
+    def test_the_function_help_states_the_rule(self):
+        """What Excel registers as LOADED_RANGE's help says p95 takes p99's range."""
+        import planner.excel.functions as xf
+        from planner.excel.support import SPECS
+
+        assert "90, 95 and 99 take" in " ".join(xf.LOADED_RANGE.__doc__.split())
+        (pct,) = [p for p in SPECS["LOADED_RANGE"].params if p.name == "percentile"]
+        assert "95 take p99's" in pct.doc
 
     def test_unknown_names_and_empty_arguments_say_what_to_give(self):
         """Unknown quantity or end: #N/A naming the known ones; an empty quantity or percentile, or an empty end
