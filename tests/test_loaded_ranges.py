@@ -37,6 +37,7 @@ from planner.accuracy.loaded_ranges import (
     source_weights,
     weighted_percentile,
 )
+from planner.units import fmt_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -164,7 +165,7 @@ class TestPlanRate:
 
     def test_the_text_states_each_range_with_its_left_out_coverage(self):
         """The p99 TTFT line: the shipped row's 1 + low .. 1 + high (rounded outwards), its sources and its share
-        inside left out; p95 has no range, so no line names it; an end one source sets is named."""
+        inside left out; an end one source sets is named."""
         from cli_support import run
 
         r = run(*self.ARGS)
@@ -173,7 +174,7 @@ class TestPlanRate:
         rng = ranges_of([row])[("ttft_p99", STEADY)]
         (line,) = [x for x in r.output.splitlines() if x.strip().startswith("p99 TTFT ")]
         assert rng.text() in line and f"{row['sources']} sources, {float(row['inside_left_out']):.0%} inside" in line
-        assert "held-out range (measured / predicted" in r.output and "p95 " not in r.output.split("held-out")[1]
+        assert "held-out range (measured / predicted" in r.output
         for end, _, source in rng.one_source_ends():
             assert f"p99 TTFT's {end} end is one source's ({source})" in r.output
 
@@ -192,8 +193,41 @@ class TestPlanRate:
         assert got["high_ratio"] == pytest.approx(1 + float(row["high"]))
         assert got["high_s"] == pytest.approx(load["ttft_s"]["p99"] * (1 + float(row["high"])))
         assert got["sources"] == int(row["sources"]) and got["inside_left_out"] == float(row["inside_left_out"])
-        assert set(load["held_out_ranges"]["itl_s"]) == {"p50", "p99"}  # no ITL mean is published held out
+        assert set(load["held_out_ranges"]["itl_s"]) == {"p50", "p90", "p95", "p99"}  # no ITL mean published held out
         assert "mean" in load["held_out_ranges"]["tpot_s"]
+
+    def test_each_p95_it_prints_takes_p99s_range_labelled(self):
+        """The sizing prints p50 / p95 / p99 of TTFT, TPOT and ITL; each p95 gets a range line, p99's row
+        (loaded_residuals.csv's ttft_p99 steady row: low -0.23, high 26.40) times the printed p95, labelled
+        "(p99's range)", as the review workbook shows it."""
+        from cli_support import run
+
+        r = run(*self.ARGS)
+        assert r.exit_code == 0, r.output
+        load = json.loads(run(*self.ARGS, "--json").output)["under_load"]
+        block = r.output.split("held-out range (measured")[1]
+        for metric in ("TTFT", "TPOT", "ITL"):
+            rng = ranges_of([self.shipped_row(f"{metric.lower()}_p99")])[(f"{metric.lower()}_p99", STEADY)]
+            (line,) = [x for x in block.splitlines() if x.strip().startswith(f"p95 {metric} ")]
+            p95_s = load[f"{metric.lower()}_s"]["p95"]
+            lo, hi = rng.bounds(p95_s)
+            assert rng.text() in line and line.rstrip().endswith("(p99's range)"), line
+            assert f"{fmt_seconds(lo)} to {fmt_seconds(hi)}" in line, line
+            assert f"p95 {metric}'s" not in block  # its ends are stated once, on p99's line
+
+    def test_json_says_which_rows_range_each_percentile_takes(self):
+        """``range_of``: p95 and p90 take ``ttft_p99`` (the shipped row's ratios, x their own figure), p50 its own."""
+        from cli_support import run
+
+        load = json.loads(run(*self.ARGS, "--json").output)["under_load"]
+        row = self.shipped_row("ttft_p99")
+        for stat in ("p90", "p95"):
+            got = load["held_out_ranges"]["ttft_s"][stat]
+            assert got["range_of"] == "ttft_p99"
+            assert got["high_ratio"] == pytest.approx(1 + float(row["high"]))
+            assert got["high_s"] == pytest.approx(load["ttft_s"][stat] * (1 + float(row["high"])))
+        assert load["held_out_ranges"]["ttft_s"]["p50"]["range_of"] == "ttft_p50"
+        assert load["held_out_ranges"]["tpot_s"]["mean"]["range_of"] == "tpot_mean"
 
     def test_no_file_no_block(self, monkeypatch):
         """Without the ranges' file (a custom install) the block is left out, not printed empty."""
