@@ -151,6 +151,29 @@ class TestShipped:
             assert list(csv.DictReader(a)) == list(csv.DictReader(b))
 
 
+class TestQuantityFor:
+    """``quantity_for``: the one rule the review, ``plan --rate`` and =LOADED_RANGE take a range by."""
+
+    def test_the_median_takes_p50s_row_and_above_it_p99s(self):
+        """p50 -> <metric>_p50; p90, p95, p99 -> <metric>_p99 (the table holds no p95), ITL included."""
+        from planner.accuracy.loaded_ranges import quantity_for, range_for
+
+        assert [quantity_for("itl", p) for p in (50, 90, 95, 99)] == ["itl_p50"] + ["itl_p99"] * 3
+        ranges = load_loaded_ranges()
+        assert range_for(ranges, "ttft", 95) is ranges[("ttft_p99", STEADY)]
+        assert range_for({}, "ttft", 95) is None
+
+    def test_an_unknown_metric_or_a_percentile_outside_0_100_is_refused_by_name(self):
+        """A ValueError naming what is accepted, not a KeyError later."""
+        from planner.accuracy.loaded_ranges import quantity_for
+
+        with pytest.raises(ValueError, match="ttft, tpot, itl, not 'e2e'"):
+            quantity_for("e2e", 95)
+        for p in (0, 100, 150):
+            with pytest.raises(ValueError, match="above 0 and below 100"):
+                quantity_for("ttft", p)
+
+
 class TestPlanRate:
     """``planner plan --rate`` prints the stated range of each loaded percentile, and ``--json`` carries it."""
 
