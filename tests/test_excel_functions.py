@@ -668,6 +668,30 @@ class TestExampleWorkbook:
                     if isinstance(c.value, float):
                         assert c.number_format != "General" and "E+" not in c.number_format, (ws.title, c.coordinate)
 
+    def test_a_wrapped_row_is_as_tall_as_its_text(self, tmp_path):
+        """LibreOffice printed PLANNER_WHY's sentence (row 16, "unknown GPU 'H10'; did you mean H100, H100 NVL, H100
+        SXM?" in the 16-wide Result column) over the next row: the row kept its one-line height. It renders in 4
+        lines (soffice --convert-to pdf, s163), so the row is 4 x 15 pt; every row with a wrapped text is at least
+        its lines high, and its cells sit at its top."""
+        import openpyxl
+
+        from planner.cli.addin_example import LINE_HEIGHT_PT
+        from planner.export.xlsx_cells import wrapped_lines
+
+        path = tmp_path / "ex.xlsx"
+        assert CliRunner().invoke(cli_main, ["addin", "example", str(path)]).exit_code == 0
+        functions = openpyxl.load_workbook(path)["Functions"]
+        shown = openpyxl.load_workbook(path, data_only=True)["Functions"]  # a formula's stored value, as printed
+        assert shown["D16"].value.startswith("unknown GPU 'H10'")
+        assert functions.row_dimensions[16].height == 4 * LINE_HEIGHT_PT == 60
+        assert functions["A16"].alignment.vertical == "top"
+        for row in functions.iter_rows():
+            for c in row:
+                text = shown[c.coordinate].value
+                if c.alignment.wrap_text and isinstance(text, str):
+                    lines = wrapped_lines(text, functions.column_dimensions[c.column_letter].width)
+                    assert (functions.row_dimensions[c.row].height or 15) >= lines * LINE_HEIGHT_PT, c.coordinate
+
     def test_refuses_to_overwrite_without_force(self, tmp_path):
         """An existing file is kept unless --force."""
         path = tmp_path / "ex.xlsx"

@@ -37,6 +37,7 @@ from planner.accuracy.loaded_ranges import (
     source_weights,
     weighted_percentile,
 )
+from planner.units import fmt_seconds
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -150,6 +151,29 @@ class TestShipped:
             assert list(csv.DictReader(a)) == list(csv.DictReader(b))
 
 
+class TestQuantityFor:
+    """``quantity_for``: the one rule the review, ``plan --rate`` and =LOADED_RANGE take a range by."""
+
+    def test_the_median_takes_p50s_row_and_above_it_p99s(self):
+        """p50 -> <metric>_p50; p90, p95, p99 -> <metric>_p99 (the table holds no p95), ITL included."""
+        from planner.accuracy.loaded_ranges import quantity_for, range_for
+
+        assert [quantity_for("itl", p) for p in (50, 90, 95, 99)] == ["itl_p50"] + ["itl_p99"] * 3
+        ranges = load_loaded_ranges()
+        assert range_for(ranges, "ttft", 95) is ranges[("ttft_p99", STEADY)]
+        assert range_for({}, "ttft", 95) is None
+
+    def test_an_unknown_metric_or_a_percentile_outside_0_100_is_refused_by_name(self):
+        """A ValueError naming what is accepted, not a KeyError later."""
+        from planner.accuracy.loaded_ranges import quantity_for
+
+        with pytest.raises(ValueError, match="ttft, tpot, itl, not 'e2e'"):
+            quantity_for("e2e", 95)
+        for p in (0, 100, 150):
+            with pytest.raises(ValueError, match="above 0 and below 100"):
+                quantity_for("ttft", p)
+
+
 class TestPlanRate:
     """``planner plan --rate`` prints the stated range of each loaded percentile, and ``--json`` carries it."""
 
@@ -164,7 +188,7 @@ class TestPlanRate:
 
     def test_the_text_states_each_range_with_its_left_out_coverage(self):
         """The p99 TTFT line: the shipped row's 1 + low .. 1 + high (rounded outwards), its sources and its share
-        inside left out; p95 has no range, so no line names it; an end one source sets is named."""
+        inside left out; an end one source sets is named."""
         from cli_support import run
 
         r = run(*self.ARGS)
@@ -173,7 +197,7 @@ class TestPlanRate:
         rng = ranges_of([row])[("ttft_p99", STEADY)]
         (line,) = [x for x in r.output.splitlines() if x.strip().startswith("p99 TTFT ")]
         assert rng.text() in line and f"{row['sources']} sources, {float(row['inside_left_out']):.0%} inside" in line
-        assert "held-out range (measured / predicted" in r.output and "p95 " not in r.output.split("held-out")[1]
+        assert "held-out range (measured / predicted" in r.output
         for end, _, source in rng.one_source_ends():
             assert f"p99 TTFT's {end} end is one source's ({source})" in r.output
 
@@ -192,8 +216,41 @@ class TestPlanRate:
         assert got["high_ratio"] == pytest.approx(1 + float(row["high"]))
         assert got["high_s"] == pytest.approx(load["ttft_s"]["p99"] * (1 + float(row["high"])))
         assert got["sources"] == int(row["sources"]) and got["inside_left_out"] == float(row["inside_left_out"])
-        assert set(load["held_out_ranges"]["itl_s"]) == {"p50", "p99"}  # no ITL mean is published held out
+        assert set(load["held_out_ranges"]["itl_s"]) == {"p50", "p90", "p95", "p99"}  # no ITL mean published held out
         assert "mean" in load["held_out_ranges"]["tpot_s"]
+
+    def test_each_p95_it_prints_takes_p99s_range_labelled(self):
+        """The sizing prints p50 / p95 / p99 of TTFT, TPOT and ITL; each p95 gets a range line, p99's row
+        (loaded_residuals.csv's ttft_p99 steady row: low -0.23, high 26.40) times the printed p95, labelled
+        "(p99's range)", as the review workbook shows it."""
+        from cli_support import run
+
+        r = run(*self.ARGS)
+        assert r.exit_code == 0, r.output
+        load = json.loads(run(*self.ARGS, "--json").output)["under_load"]
+        block = r.output.split("held-out range (measured")[1]
+        for metric in ("TTFT", "TPOT", "ITL"):
+            rng = ranges_of([self.shipped_row(f"{metric.lower()}_p99")])[(f"{metric.lower()}_p99", STEADY)]
+            (line,) = [x for x in block.splitlines() if x.strip().startswith(f"p95 {metric} ")]
+            p95_s = load[f"{metric.lower()}_s"]["p95"]
+            lo, hi = rng.bounds(p95_s)
+            assert rng.text() in line and line.rstrip().endswith("(p99's range)"), line
+            assert f"{fmt_seconds(lo)} to {fmt_seconds(hi)}" in line, line
+            assert f"p95 {metric}'s" not in block  # its ends are stated once, on p99's line
+
+    def test_json_says_which_rows_range_each_percentile_takes(self):
+        """``range_of``: p95 and p90 take ``ttft_p99`` (the shipped row's ratios, x their own figure), p50 its own."""
+        from cli_support import run
+
+        load = json.loads(run(*self.ARGS, "--json").output)["under_load"]
+        row = self.shipped_row("ttft_p99")
+        for stat in ("p90", "p95"):
+            got = load["held_out_ranges"]["ttft_s"][stat]
+            assert got["range_of"] == "ttft_p99"
+            assert got["high_ratio"] == pytest.approx(1 + float(row["high"]))
+            assert got["high_s"] == pytest.approx(load["ttft_s"][stat] * (1 + float(row["high"])))
+        assert load["held_out_ranges"]["ttft_s"]["p50"]["range_of"] == "ttft_p50"
+        assert load["held_out_ranges"]["tpot_s"]["mean"]["range_of"] == "tpot_mean"
 
     def test_no_file_no_block(self, monkeypatch):
         """Without the ranges' file (a custom install) the block is left out, not printed empty."""
@@ -301,20 +358,48 @@ class TestExcelLoadedRange:
                 got = stated[field][f"p{p}"]
                 assert xf.LOADED_RANGE(quantity, p) == [[got["low_ratio"], got["high_ratio"]]], (quantity, p)
 
-    def test_p95_is_refused_saying_which_percentiles_exist(self):
-        """No published run under load states a p95 (load_public.csv has median and p99 columns): #N/A, and the reason
-        names p95 and the percentiles there are; another percentile is #NUM! (out of range), as =TTFT_P42 would be."""
+    @pytest.mark.parametrize("quantity", ["TTFT", "TPOT", "ITL"])
+    def test_p95_and_p90_take_p99s_range_as_the_review_does(self, quantity):
+        """The table holds p50 and p99 only (load_public.csv has no p95 column), so a p95 or p90 figure takes p99's row
+        (``loaded_ranges.quantity_for``, the review workbook's rule): catalogs/reference/loaded_residuals.csv's
+        ttft_p99 steady row has low -0.23, high 26.40, so =LOADED_RANGE("TTFT",95,"high") is 27.4, not #N/A."""
+        import planner.excel.functions as xf
+        from planner.export import held_out
+
+        assert "ttft_p95_ms" not in (ROOT / "catalogs" / "reference" / "load_public.csv").read_text().split("\n")[0]
+        row = TestPlanRate.shipped_row(f"{quantity.lower()}_p99")
+        low, high = 1 + float(row["low"]), 1 + float(row["high"])
+        for p in (95, 90, "95"):  # as a number or as text
+            assert xf.LOADED_RANGE(quantity, p, "high") == pytest.approx(high)
+            assert xf.LOADED_RANGE(quantity, p) == [[pytest.approx(low), pytest.approx(high)]]
+            assert xf.PLANNER_WHY("LOADED_RANGE", quantity, p) == "ok"
+        if quantity != "ITL":  # the review shows TTFT and TPOT: the same ratio beside its p95 figure
+            rng = held_out.range_for(load_loaded_ranges(), quantity.lower(), 95)
+            assert rng.ratios() == pytest.approx((low, high))
+        if quantity == "TTFT":
+            assert xf.LOADED_RANGE("TTFT", 95, "high") == pytest.approx(27.4)  # 1 + 26.40, the row's high
+
+    def test_other_percentiles_are_refused_naming_the_accepted_ones(self):
+        """A percentile the simulation does not report (42, 75) or outside (0, 100) is #NUM! (out of range), as
+        =TTFT_P42 would be, and the reason names 50, 90, 95 and 99 and which range each takes."""
         import planner.excel.functions as xf
         from planner.excel import support as xs
 
-        assert "ttft_p95_ms" not in (ROOT / "catalogs" / "reference" / "load_public.csv").read_text().split("\n")[0]
-        assert xf.LOADED_RANGE("TTFT", 95, "high") == "#N/A" and xf.LOADED_RANGE("TPOT", 95) == "#N/A"
-        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 95)
-        assert why.startswith("no held-out range for p95 TTFT") and "percentiles 50 and 99" in why
-        assert xf.LOADED_RANGE("TTFT", 42.0) == "#NUM!"
-        assert "percentile must be 50 or 99" in xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 42.0, "low")
+        for p in (42.0, 75.0, 0.0, 100.0, -5.0, 150.0):
+            assert xf.LOADED_RANGE("TTFT", p) == "#NUM!", p
+        why = xf.PLANNER_WHY("LOADED_RANGE", "TTFT", 42.0, "low")
+        assert "percentile must be 50, 90, 95 or 99" in why and "p99 range" in why and why.endswith("got 42")
         xs.RUNTIME = "classic"  # classic Windows UDFs: the code and the reason as text (the fixture restores it)
-        assert xf.LOADED_RANGE("TTFT", 95) == f"#N/A: {why}"
+        assert xf.LOADED_RANGE("TTFT", 42.0) == f"#NUM!: {why}"
+
+    def test_the_function_help_states_the_rule(self):
+        """What Excel registers as LOADED_RANGE's help says p95 takes p99's range."""
+        import planner.excel.functions as xf
+        from planner.excel.support import SPECS
+
+        assert "90, 95 and 99 take" in " ".join(xf.LOADED_RANGE.__doc__.split())
+        (pct,) = [p for p in SPECS["LOADED_RANGE"].params if p.name == "percentile"]
+        assert "95 take p99's" in pct.doc
 
     def test_unknown_names_and_empty_arguments_say_what_to_give(self):
         """Unknown quantity or end: #N/A naming the known ones; an empty quantity or percentile, or an empty end

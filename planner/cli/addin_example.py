@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 from pathlib import Path
 
 import click
@@ -190,7 +191,7 @@ def write_example(path: Path, force: bool) -> None:
             ws.append([])
             for row in spec["below"]:
                 ws.append(row)
-        _lay_out(ws)
+        _lay_out(ws, spec["values"])
     buf = io.BytesIO()
     wb.save(buf)
     write_file(path, with_python_values(buf.getvalue(), wb.sheetnames, sheets), force=force, make_parents=True)
@@ -220,12 +221,44 @@ UNIT_FORMATS = {
 #: text wraps.
 MIN_WIDTH = 16
 WRAP_AT = 60
+#: Height of one line of wrapped text, points: the default font's (Calibri 11, LibreOffice's Carlito) standard row.
+LINE_HEIGHT_PT = 15.0
 
 
-def _lay_out(ws) -> None:
+def wrapped_lines(text: str, width_chars: float) -> int:
+    """Lines a wrapped ``text`` takes in a column ``width_chars`` wide (a column width counts the default font's
+    digit widths, one of them the cell's padding): wrapped at spaces as a spreadsheet wraps, a word longer than a
+    line split (``textwrap.wrap`` over ``width_chars`` - 1 characters)."""
+    return max(1, len(textwrap.wrap(text, max(1, int(width_chars) - 1))))
+
+
+def _fit_wrapped_rows(ws, values: dict) -> None:
+    """Each row with wrapped text as tall as its most wrapped cell (``wrapped_lines`` x ``LINE_HEIGHT_PT``): a row
+    keeps the default height otherwise, and LibreOffice prints an unfitted wrapped cell over the rows below it. A
+    formula cell's shown text is its stored value (``values``, by coordinate: what Python gave)."""
+    from openpyxl.styles import Alignment
+
+    for row in ws.iter_rows():
+        lines = 1
+        for c in row:
+            if not (c.alignment is not None and c.alignment.wrap_text):
+                continue
+            shown = values.get(c.coordinate) if c.data_type == "f" else c.value
+            if isinstance(shown, str):
+                width = ws.column_dimensions[c.column_letter].width or MIN_WIDTH
+                lines = max(lines, wrapped_lines(shown, width))
+        if lines > 1:
+            ws.row_dimensions[row[0].row].height = lines * LINE_HEIGHT_PT
+            for c in row:  # the row's other cells beside its wrapped text's first line, not below its last
+                a = c.alignment
+                c.alignment = Alignment(horizontal=a.horizontal, wrap_text=a.wrap_text, vertical="top")
+
+
+def _lay_out(ws, values: dict) -> None:
     """Formats, widths and print setup of one example sheet: a result's number format from its unit (Functions'
     Unit column) or its column's header (Scenarios), bold headers, each column as wide as its longest text (wrapped
-    beyond ``WRAP_AT`` characters; a one-column sheet as wide as its longest line), landscape one page wide with the
+    beyond ``WRAP_AT`` characters; a one-column sheet as wide as its longest line), each row with wrapped text tall
+    enough for it (``_fit_wrapped_rows``; ``values``: formula cells' shown values), landscape one page wide with the
     header row on every page."""
     from openpyxl.styles import Alignment, Font
     from openpyxl.utils import get_column_letter
@@ -258,6 +291,7 @@ def _lay_out(ws) -> None:
             for c in texts:
                 if len(c.value) > WRAP_AT:
                     c.alignment = Alignment(wrap_text=True, vertical="top")
+    _fit_wrapped_rows(ws, values)
     ws.page_setup.orientation = "landscape"
     ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
     ws.sheet_properties.pageSetUpPr.fitToPage = True

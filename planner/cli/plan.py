@@ -15,6 +15,7 @@ from planner.accuracy.loaded_ranges import (
     LoadedRange,
     load_loaded_ranges,
     loaded_run_coverage,
+    quantity_for,
     uncovered_texts,
 )
 from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
@@ -554,17 +555,22 @@ def render_sizing(
 
 
 #: The figures under load that carry a stated range (``planner.accuracy.loaded_ranges``), in print order: (label,
-#: the sizing result's field, the percentile's key in ``LoadedRange.quantity``'s names; the percentile first, so no
-#: line starts as the figures' lines above it do); p95 has none (no source's run published it), the end-to-end
-#: latency neither.
-RANGED_FIGURES = (
-    ("p50 TTFT", "ttft_s", "p50"),
-    ("p99 TTFT", "ttft_s", "p99"),
-    ("p50 TPOT", "tpot_s", "p50"),
-    ("p99 TPOT", "tpot_s", "p99"),
-    ("p50 ITL", "itl_s", "p50"),
-    ("p99 ITL", "itl_s", "p99"),
+#: the sizing result's field, the percentile; the percentile first, so no line starts as the figures' lines above it
+#: do). Each takes the table's row ``quantity_for`` names: p50's for p50, p99's for p95 and p99 (the table has no
+#: p95: no source's run published it; the review workbook's rule); the end-to-end latency has none.
+RANGED_FIGURES = tuple(
+    (f"p{pct} {metric.upper()}", f"{metric}_s", pct) for metric in ("ttft", "tpot", "itl") for pct in (50, 95, 99)
 )
+#: The statistics ``--json`` states a range for, by key: the percentiles ``sizing_as_dict`` gives (each by
+#: ``quantity_for``) and the mean (its own row, where the table has one).
+RANGED_STATS = ("p50", "p90", "p95", "p99", "mean")
+
+
+def range_quantity(field: str, stat: str) -> str:
+    """The table's quantity whose range the figure ``field`` (``ttft_s``) at ``stat`` (``p95``, ``mean``) takes:
+    the mean its own row, a percentile ``quantity_for``'s (``ttft_s``, ``p95`` -> ``ttft_p99``)."""
+    metric = field[:-2]
+    return f"{metric}_mean" if stat == "mean" else quantity_for(metric, float(stat[1:]))
 
 
 #: Beside the held-out ranges when the simulation used a calibration entry (``is_calibrated``): the ranges were
@@ -591,10 +597,14 @@ def held_out_range_notes(p: Plan, calibration: Path | None) -> list[str]:
 def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> list[str]:
     """The stated range of each loaded percentile ``render_sizing`` prints, one line each: the range as multiples of
     the simulated figure, the figure's bounds, the sources and the share of held-out figures inside the range built
-    without their own source; then one line per end that one source sets. None without the ranges' file."""
-    rows = [(label, getattr(s.result, field), f"{field[:-2]}_{pct}") for label, field, pct in RANGED_FIGURES]
-    rows = [(label, getattr(x, q.rsplit("_", 1)[1]), ranges.get((q, STEADY))) for label, x, q in rows]
-    if not any(r for _, _, r in rows):
+    without their own source (a p95 figure: p99's range, ``quantity_for``, labelled "(p99's range)"); then one line
+    per end that one source sets. None without the ranges' file."""
+    rows = []
+    for label, field, pct in RANGED_FIGURES:
+        quantity = range_quantity(field, f"p{pct}")
+        value = getattr(getattr(s.result, field), f"p{pct}")
+        rows.append((label, value, ranges.get((quantity, STEADY)), quantity.rsplit("_", 1)[1], f"p{pct}"))
+    if not any(r for _, _, r, _, _ in rows):
         return []
     lines = [
         "  held-out range (measured / predicted: 10th-90th percentile over published runs under steady load from",
@@ -602,30 +612,36 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) 
         "  without their own source, nominal 80%; docs/accuracy.md, 'Do the ranges hold?'):",
     ]
     notes = []
-    for label, value, r in rows:
+    for label, value, r, taken, stat in rows:
         if r is None:
             lines.append(f"    {label:<10}no range: fewer than 3 sources published it under steady load")
             continue
         lo_s, hi_s = r.bounds(value)
         bounds = f"{fmt_seconds(lo_s)} to {fmt_seconds(hi_s)}"
+        if taken != stat:  # another percentile's row: its coverage and ends are stated on that row's line
+            lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}({taken}'s range)")
+            continue
         lines.append(f"    {label:<10}{r.text():<15}{bounds:<22}{r.coverage_text()}")
         notes += [f"    {text}" for text in r.one_source_texts(label)]
     return lines + notes
 
 
 def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) -> dict:
-    """``held_out_range_lines``' ranges for --json, by figure and statistic (``ttft_s``: ``p50``, ``p99``, ``mean``;
-    ``tpot_s`` likewise; ``itl_s``: ``p50``, ``p99``): ratios (1 + low, 1 + median, 1 + high), the figure's bounds in
-    seconds, sources, figures, share inside left out, weighting, and the ends one source sets; a statistic without
-    a range is absent."""
+    """``held_out_range_lines``' ranges for --json, by figure and statistic (``ttft_s``: ``p50``, ``p90``, ``p95``,
+    ``p99``, ``mean``; ``tpot_s`` and ``itl_s`` likewise): the table's row used (``range_of``: ``ttft_p99`` for p90,
+    p95 and p99, ``range_quantity``), ratios (1 + low, 1 + median, 1 + high), the figure's bounds in seconds,
+    sources, figures, share inside left out, weighting, and the ends one source sets; a statistic without a range is
+    absent."""
     out: dict[str, dict] = {}
     for field in ("ttft_s", "tpot_s", "itl_s"):
-        for stat in ("p50", "p99", "mean"):
-            r = ranges.get((f"{field[:-2]}_{stat}", STEADY))
+        for stat in RANGED_STATS:
+            quantity = range_quantity(field, stat)
+            r = ranges.get((quantity, STEADY))
             if r is None:
                 continue
             low_s, high_s = r.bounds(getattr(getattr(s.result, field), stat))
             out.setdefault(field, {})[stat] = {
+                "range_of": quantity,
                 "arrival": r.arrival,
                 "low_ratio": 1 + r.low,
                 "median_ratio": 1 + r.median,

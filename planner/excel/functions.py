@@ -217,7 +217,9 @@ TPOT_P99 = _under_load("TPOT_P99", "99th-percentile time per output token (after
 def LOADED_RANGE(quantity, percentile, end=None):
     """Measured / predicted at the low or high end of a loaded percentile's held-out range: the 10th-90th percentile
     over published runs under steady load from sources planner never saw, each source alike, as ``plan --rate``
-    prints it; =TTFT_P99(...)*LOADED_RANGE("TTFT",99,"high"). Without end: both, as a row."""
+    prints it; =TTFT_P99(...)*LOADED_RANGE("TTFT",99,"high"). Percentile 50 takes the p50 range; 90, 95 and 99 take
+    p99's (only p50 and p99 are tabled), so =TTFT_P95(...)*LOADED_RANGE("TTFT",95,"high") is the review's bound.
+    Without end: both, as a row."""
     return _s.loaded_range_row(quantity, percentile, end)
 
 

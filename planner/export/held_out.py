@@ -6,7 +6,8 @@ against traffic; a simulated percentile misses what a real deployment measures, 
 predicted at the 10th and 90th percentile over published runs under steady load from sources planner never saw,
 each source alike, with the share of a left-out source's runs inside and the ends one source sets.
 
-**Which quantity** (``quantity_for``): the table holds p50 and p99 of TTFT, TPOT and ITL (no source published p95
+**Which quantity** (``quantity_for``: ``planner.accuracy.loaded_ranges.quantity_for``, the rule =LOADED_RANGE and
+``plan --rate`` apply too): the table holds p50 and p99 of TTFT, TPOT and ITL (no source published p95
 under load often enough). A p50 figure takes p50's range; a figure above the median (the sizing percentile, p95 by
 default) takes p99's: for p95 the nearer of the two, and the wider at the slow end (TTFT 28x against 4.3x, TPOT
 1.3x against 1.1x in the shipped table), so the conservative choice for a budget.
@@ -20,6 +21,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from planner.accuracy import loaded_ranges
 from planner.accuracy.loaded_ranges import STEADY, LoadedRange, loaded_run_coverage, uncovered_texts
 
 #: The column and row label a finance reader sees beside a simulated figure.
@@ -31,16 +33,22 @@ METRICS = ("ttft", "tpot")
 
 
 def quantity_for(metric: str, percentile: float) -> str:
-    """The loaded-residual quantity whose range a simulated ``metric`` percentile takes: ``metric``_p50 for the
-    median, ``metric``_p99 above it (the module's rule); ``ttft``, 95 -> "ttft_p99"."""
+    """``planner.accuracy.loaded_ranges.quantity_for`` for the review's ``METRICS``: ``metric``_p50 for the median,
+    ``metric``_p99 above it (the module's rule); ``ttft``, 95 -> "ttft_p99". ``ValueError`` for another metric."""
     if metric not in METRICS:
         raise ValueError(f"a held-out range is stated for {', '.join(METRICS)}, not {metric!r}")
-    return f"{metric}_p50" if percentile <= 50 else f"{metric}_p99"
+    return loaded_ranges.quantity_for(metric, percentile)
 
 
 def range_for(ranges: Mapping[tuple[str, str], LoadedRange], metric: str, percentile: float) -> LoadedRange | None:
     """The steady-load range ``quantity_for`` names from ``ranges`` (``load_loaded_ranges``'s); None without one."""
-    return ranges.get((quantity_for(metric, percentile), STEADY))
+    quantity_for(metric, percentile)  # the review's metrics only
+    return loaded_ranges.range_for(ranges, metric, percentile, STEADY)
+
+
+def tabled_percentile(percentile: float) -> str:
+    """The table's percentile ("p50" or "p99") whose range a ``percentile`` figure takes (``quantity_for``'s rule)."""
+    return quantity_for(METRICS[0], percentile).rsplit("_", 1)[1]
 
 
 def bounds(value: float, rng: LoadedRange | None) -> tuple[float, float] | None:
@@ -73,7 +81,7 @@ def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
     shown = ranged_metrics(ranges, percentile)
     if not shown:
         return []
-    q = "p50" if percentile <= 50 else "p99"
+    q = tabled_percentile(percentile)
     which = (
         f"a p{percentile:g} figure takes {q}'s range."
         if percentile <= 50 or percentile == 99
@@ -112,7 +120,7 @@ def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
     shown = ranged_metrics(ranges, percentile)
     if not shown:
         return ""
-    q = "p50" if percentile <= 50 else "p99"
+    q = tabled_percentile(percentile)
     which = (
         ""
         if percentile <= 50 or percentile == 99
