@@ -53,3 +53,28 @@ class TestCatalogFolder:
         said = xf.PLANNER_RELOAD(str(empty))
         assert said == f"catalog not reloaded: {empty}: no *.toml catalog files in this folder", said
         assert str(empty) not in xf.PLANNER_RELOAD()  # not kept as an added folder
+
+
+class TestWorkbookPrice:
+    def test_a_price_past_the_bound_names_the_cell_not_a_scenario_field(self, tmp_path):
+        """A what-if workbook whose price cell holds 1e300: the reader passed it on and the user read about
+        'option #1.cloud_usd_per_gpu_hour', a field they never typed; now the cell and the bound (US$ 10,000 per
+        GPU-hour, planner.units.MAX_RENT_USD_PER_GPU_HOUR, as `plan --price` and a scenario's rent) are named."""
+        import openpyxl
+        from test_hostile import WORKBOOK
+
+        wb = openpyxl.load_workbook(WORKBOOK)
+        sheet, ref = next(iter(wb.defined_names["in_price"].destinations))
+        wb[sheet][ref.replace("$", "")].value = 1e300
+        path = tmp_path / "edited.xlsx"
+        wb.save(path)
+        said = one_line(run("export", str(path), "-o", "-", "--format", "md", "-q"), 1)
+        assert said.endswith("(Price per GPU-hour) must be from 0 to 10,000 US$ (a scenario's bound); got 1e+300"), said
+
+    def test_the_price_cells_validation_has_the_same_bound(self):
+        """The Inputs sheet let Excel take up to US$ 1,000,000 per GPU-hour that every reader of the file refuses."""
+        from planner.units import MAX_RENT_USD_PER_GPU_HOUR
+        from planner.workbook.inputs import NUMBER_CHECKS
+
+        kind, low, high, _, error = NUMBER_CHECKS["money"]
+        assert (low, high) == (0, MAX_RENT_USD_PER_GPU_HOUR) and f"{high:,}" in error
