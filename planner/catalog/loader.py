@@ -167,6 +167,8 @@ def _validate(path: Path, kind: str, raw: object, position: int) -> BaseModel:
 def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
     """All entries in a catalog folder's ``*.toml`` files (sorted by file name), validated."""
     folder = Path(folder)
+    if folder.is_file():
+        raise CatalogError(f"{folder}: a file, not a folder; give the folder that holds your *.toml catalog files")
     if not folder.is_dir():
         raise CatalogError(f"{folder}: catalog folder not found")
     found: dict[str, list[BaseModel]] = {k: [] for k in KINDS}

@@ -28,6 +28,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,7 @@ from planner.errors import (
     OutOfRangeError,
     PlannerError,
     UnknownNameError,
+    closest_names,
 )
 from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
     BLANK,
@@ -144,6 +146,8 @@ def reload(folder: str | None = None) -> str:
     Without: the configured folders only.
     """
     global _session_folders, _added_folders
+    if folder and Path(folder).is_dir() and not any(Path(folder).glob("*.toml")):
+        return f"catalog not reloaded: {folder}: no *.toml catalog files in this folder"
     added = tuple(dict.fromkeys((*_added_folders, folder))) if folder else ()
     new = tuple(dict.fromkeys((*config_folders(), *added)))
     reload_catalog()
@@ -581,7 +585,8 @@ def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence
     PLANNER_INFO's, so this module needs nothing of ``planner.excel.catalog``, which builds on it).
     """
     others = others or {}
-    known = ", ".join([*SPECS, *others])
+    names = list(dict.fromkeys([*SPECS, *others]))
+    known = ", ".join(names)
     function = _unwrap(function)
     if not isinstance(function, str) or not function.strip():
         return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {known}'
@@ -590,7 +595,9 @@ def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence
         return others[key](args)
     spec = SPECS.get(key)
     if spec is None:
-        return f"unknown function {function.strip()!r}; known: {known}"
+        near = closest_names(key, names)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        return f"unknown function {function.strip()!r}; {hint}known: {known}"
     if len(args) > len(spec.params):
         return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
     return evaluate(spec, args, why=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from planner.catalog import Catalog
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 from planner.workbook.calc import Calc
 from planner.workbook.formats import INT, MS, USD
 from planner.workbook.layout import (
@@ -49,7 +50,7 @@ def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
 NUMBER_CHECKS = {
     "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
     "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
-    "money": ("decimal", 0, 10**6, "US$ per GPU-hour.", "0 or more US$."),
+    "money": ("decimal", 0, int(MAX_RENT_USD_PER_GPU_HOUR), "US$ per GPU-hour.", "From 0 to 10,000 US$."),
     "rate": ("decimal", 0.000001, 10**6, "Requests per second, above 0.", "Above 0 and at most 1,000,000 {unit}."),
     "ms": ("decimal", 0.001, 3_600_000, "Milliseconds, above 0.", "Above 0 and at most 3,600,000 {unit}."),
 }

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
@@ -179,8 +180,11 @@ def _convert(f: InputField, value: Any, where: str) -> Any:
         return int(value)
     if f.kind == "fraction" and not 0 < value <= 1:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {value!r}")
-    if f.kind == "money" and value < 0:
-        raise WorkbookError(f"{where} ({f.label}) must be 0 or more US$; got {value!r}")
+    if f.kind == "money" and not 0 <= value <= MAX_RENT_USD_PER_GPU_HOUR:
+        raise WorkbookError(
+            f"{where} ({f.label}) must be from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ (a scenario's bound); "
+            f"got {value!r}"
+        )
     return float(value)
 
 
