@@ -40,6 +40,8 @@ from planner.errors import (
     OutOfRangeError,
     PlannerError,
     UnknownNameError,
+    closest_names,
+    shown_name,
 )
 from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
     BLANK,
@@ -569,7 +571,8 @@ def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence
     PLANNER_INFO's, so this module needs nothing of ``planner.excel.catalog``, which builds on it).
     """
     others = others or {}
-    known = ", ".join([*SPECS, *others])
+    names = list(dict.fromkeys([*SPECS, *others]))  # LOADED_RANGE is in both
+    known = ", ".join(names)
     function = _unwrap(function)
     if not isinstance(function, str) or not function.strip():
         return f'give the function\'s name as text, e.g. "MAX_BATCH"; known: {known}'
@@ -578,7 +581,9 @@ def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence
         return others[key](args)
     spec = SPECS.get(key)
     if spec is None:
-        return f"unknown function {function.strip()!r}; known: {known}"
+        near = closest_names(key, names)
+        hint = f"did you mean {', '.join(near)}? " if near else ""
+        return f"unknown function {shown_name(function.strip())}; {hint}known: {known}"
     if len(args) > len(spec.params):
         return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
     return evaluate(spec, args, why=True)
