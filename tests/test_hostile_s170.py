@@ -147,14 +147,17 @@ class TestWorkbookInputs:
             ("in_context", 1e308, "Inputs!B6 (Context per sequence) must be a whole number of tokens from 1 to"),
             ("in_context", datetime.datetime(2024, 1, 1), "must be a number (tokens); got a date (2024-01-01"),
             ("in_context", "#DIV/0!", "holds the error #DIV/0!; enter a number (tokens)"),
+            ("in_peak_requests", 0, "Inputs!B14 (Peak traffic) must be above 0 requests/s; got 0"),
+            ("in_tpot_target_ms", -50, "(TPOT target (time per output token)) must be above 0 ms; got -50"),
         ],
     )
     def test_refused_naming_the_cell(self, tmp_path, name, value, said):
         """1e308 tokens was passed on and refused as "workload.prompt_tokens_mean" with a 300-digit number, a field
-        the user never typed; a date showed as datetime.datetime(...); an error value asked for "a tokens"."""
+        the user never typed (a peak of 0 or a TPOT target of -50 ms likewise, as workload.* in seconds); a date
+        showed as datetime.datetime(...); an error value asked for "a tokens"."""
         path = edited(tmp_path, **{name: value})
         with pytest.raises(WorkbookError) as exc:
-            read_inputs(path)
+            read_all_inputs(path)
         assert said in str(exc.value) and len(str(exc.value)) < 400, str(exc.value)
 
     def test_export_of_a_huge_context_names_the_input_cell(self, tmp_path):
