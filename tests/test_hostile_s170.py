@@ -80,6 +80,17 @@ class TestPlanLoadOptionsNeedARate:
         assert f"Error: Invalid value for '{option}': 'nan' is not a number; give " in r.stderr
 
 
+class TestCalibrationFile:
+    @pytest.mark.parametrize("text", ["", "# nothing yet\n", "calibration = []\n"])
+    def test_an_empty_calibration_file_is_refused(self, tmp_path, text):
+        """An empty (or cut) --calibration file was taken as a calibration with no entry: every figure stayed
+        uncalibrated while the user believed it calibrated."""
+        f = tmp_path / "cal.toml"
+        f.write_text(text)
+        line = one_line(run(*PLAN, "--calibration", str(f)), 2)
+        assert f"{f}: no [[calibration]] table" in line
+
+
 class TestLongNames:
     def test_an_unknown_name_is_not_echoed_whole(self):
         """A 5,000-character GPU name made a 5,000-character error line (and Excel reason); it is cut, its length
