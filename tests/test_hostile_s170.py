@@ -113,6 +113,20 @@ class TestExcel:
         listed = xf.PLANNER_WHY("ZZZ").split("known: ")[1].split(", ")
         assert len(listed) == len(set(listed)) and "LOADED_RANGE" in listed
 
+    @pytest.mark.parametrize(
+        ("args", "code", "said"),
+        [
+            (("#N/A: unknown GPU 'H10'", "llama2-70b", 8192.0), "#N/A", "gpu holds the error #N/A"),
+            (("H100", "llama2-70b", "#NUM!"), "#NUM!", "context holds the error #NUM!"),
+            (("H100", "#DIV/0!", 8192.0), "#VALUE!", "model holds the error #DIV/0!"),
+        ],
+    )
+    def test_an_error_from_another_cell_is_passed_on(self, args, code, said):
+        """=MAX_BATCH(A1, ...) with A1 showing a planner error (classic UDFs return it as text "#N/A: ...") said
+        "unknown GPU '#N/A: unknown GPU ...'; known: 3090, ..." as if the user had typed a GPU name."""
+        assert xf.MAX_BATCH(*args) == code
+        assert xf.PLANNER_WHY("MAX_BATCH", *args).startswith(said)
+
     def test_ttft_names_prompt_tokens(self):
         """TTFT's third argument is prompt_tokens; a 0 there was blamed on "context", an argument TTFT does not have."""
         assert xf.TTFT("H100", "llama2-70b", 0.0) == "#NUM!"
