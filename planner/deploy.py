@@ -345,11 +345,12 @@ def choose_gpus(
     return chosen
 
 
-def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment | None:
+def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: str = "context") -> Deployment | None:
     """Resolve names, check numbers, check or pick the GPU count and test that ``batch`` sequences fit.
 
     Returns None when every scenario failed a lookup (errors="coerce"); raises the first error otherwise.
     ``check_fit=False`` skips the memory test for a given GPU count (time of a batch regardless of memory).
+    ``context_name``: what the caller calls ``context`` (``ttft``'s ``prompt_tokens``), for the message refusing it.
     """
     o = options
     gpus, batch, errors, check_fit = o.gpus, o.batch, o.errors, o.check_fit
@@ -363,7 +364,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options) -> Deployment |
     # Integer contexts stay integers until they are paired with the names (``_resolve``'s numbers): only unpaired
     # ones are cast to floats (below), so a sweep's three calls make no float copy of its contexts.
     ctx, bad_ctx = _count_or_mask(
-        context, "context", MAX_CONTEXT_TOKENS, " of tokens", errors, integers=True, tokens=True
+        context, context_name, MAX_CONTEXT_TOKENS, " of tokens", errors, integers=True, tokens=True
     )
     b, bad_batch = _count_or_mask(batch, "batch", MAX_BATCH_INPUT, " of sequences", errors)
     bad_gpus: Any = False

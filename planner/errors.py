@@ -41,7 +41,7 @@ class UnknownNameError(PlannerError, KeyError):
         self.suggestions = closest_names(str(name), known)
         hint = f"did you mean {', '.join(self.suggestions)}?" if self.suggestions else ""
         listing = "" if hint else f"known: {', '.join(known[:12])}{', ...' if len(known) > 12 else ''}"
-        super().__init__(f"unknown {kind} {str(name)!r}; {hint or listing}")
+        super().__init__(f"unknown {kind} {shown_name(name)}; {hint or listing}")
 
     def __str__(self) -> str:  # KeyError would repr() the message
         return self.args[0]
@@ -94,6 +94,19 @@ class WriteError(PlannerError):
     """Raised when the operating system refuses a write (read-only folder, path below a file, name too long)."""
 
     exit_code = 1
+
+
+#: Characters of a name an error message quotes; a longer one (a pasted paragraph) is cut there, its length said.
+SHOWN_NAME_CHARS = 60
+
+
+def shown_name(name: object) -> str:
+    """``repr(str(name))``, or for a name over ``SHOWN_NAME_CHARS`` characters its start and its length:
+    ``'ééé...' (5,000 characters)``, so a message stays one readable line (and fits an Excel cell)."""
+    text = str(name)
+    if len(text) <= SHOWN_NAME_CHARS:
+        return repr(text)
+    return f"{text[:SHOWN_NAME_CHARS] + '...'!r} ({len(text):,} characters)"
 
 
 def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:

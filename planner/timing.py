@@ -110,7 +110,7 @@ def prefill(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[Deployme
 
 def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: str | None = None) -> Any:
     """``prefill``'s record, or only its ``field`` (the others are not finished)."""
-    d = deploy(gpu, model, prompt_tokens, options)
+    d = deploy(gpu, model, prompt_tokens, options, "prompt_tokens")
     if d is None:
         record = nan_record(PrefillStep, gpu, model, prompt_tokens)
         return record if field is None else getattr(record, field)

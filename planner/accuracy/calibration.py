@@ -116,6 +116,10 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
     extra = set(data) - {"calibration"}
     if extra:
         raise CatalogError(f"{p}: unknown table {sorted(extra)[0]!r}; a calibration file holds [[calibration]] tables")
+    if not data.get("calibration"):  # an empty or cut file would leave every figure uncalibrated without a word
+        raise CatalogError(
+            f"{p}: no [[calibration]] table; a calibration file holds one per GPU (`planner calibrate` writes it)"
+        )
     entries = []
     for i, raw in enumerate(data.get("calibration", []), 1):
         try:

@@ -41,6 +41,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     load_decode_rows,
     pipeline_problem,
     precision_in,
+    published_figure,
     read_csv_rows,
     reference_dir,
     refuse_text_figure,
@@ -146,7 +147,7 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                 block = whole_number(r.get("block_size"), "block_size")
                 util_cell = first_number(r.get("gpu_memory_utilization"), "gpu_memory_utilization")
                 util = 0.9 if math.isnan(util_cell) else util_cell
-                figures = {c: first_number(r.get(c), c) for c in figures}
+                figures = {c: published_figure(r.get(c), c) for c in figures}
                 problem = pipeline_problem(r)
             except ValueError as exc:
                 problem = str(exc)

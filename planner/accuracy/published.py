@@ -268,6 +268,17 @@ def first_number(value: Any, what: str = "", strict: bool = True) -> float:
     return float(hit.group(0).replace(",", ""))
 
 
+def published_figure(value: Any, what: str = "", strict: bool = True) -> float:
+    """A published figure's cell: ``first_number``, except that "inf" and "-inf" (as Python reads them) are infinite,
+    not blank: such a figure is then named as not comparable (``planner.accuracy.validation.Check``) instead of its
+    row dropping out of validation as one that states nothing."""
+    text = str(value or "").strip()
+    with contextlib.suppress(ValueError):
+        if math.isinf(float(text)):
+            return float(text)
+    return first_number(value, what, strict)
+
+
 def refuse_text_figure(value: Any, column: str, where: str) -> None:
     """InvalidInputError when a figure cell holds text but no number ("eight", "n/a"); blank, "inf" and "nan" pass.
 
@@ -505,11 +516,12 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if column.endswith("_ms") and isinstance(cell, str):  # a time written with its unit: "0.05 s" is 50 ms
             with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
                 return parse_seconds(cell, math.inf, column) * 1e3
+        read = first_number if column == "request_rate" else published_figure  # a rate of inf: all at once
         try:
-            x = first_number(cell, column)
+            x = read(cell, column)
         except ValueError as exc:  # kept as its digits, so the table shows the row beside the reason
             refused.append(str(exc))
-            return first_number(r.get(column), column, strict=False)
+            return read(r.get(column), column, strict=False)
         if math.isnan(x):
             refuse_text_figure(cell, column, f"{p}: row {r.get('record_id') or i}")
         return x

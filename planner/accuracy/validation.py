@@ -77,7 +77,9 @@ class Check:
         the check is left unpredicted with that reason instead of printing an error of +inf% or -100%."""
         usable = math.isfinite(self.published) and self.published >= sys.float_info.min
         ratio = self.predicted / self.published if usable else math.nan
-        if not usable or (not math.isnan(self.predicted) and not math.isfinite(ratio)):
+        if math.isnan(self.published) and self.reason:  # a row with no figure, kept to be named (``every_row``)
+            object.__setattr__(self, "predicted", math.nan)
+        elif not usable or (not math.isnan(self.predicted) and not math.isfinite(ratio)):
             object.__setattr__(self, "predicted", math.nan)
             object.__setattr__(self, "reason", f"published {self.published:g} is not a positive figure to compare with")
 
@@ -147,10 +149,13 @@ def validate_memory(
     *,
     engine: EngineProfile | str | None = None,
     catalog: Catalog | None = None,
+    every_row: bool = False,
 ) -> Table:
     """Every start-up row: available KV GiB per GPU, KV cache tokens and max concurrency, predicted vs printed.
 
-    ``engine`` (a profile or a release such as "vllm==0.11.0") replaces every row's own profile.
+    ``engine`` (a profile or a release such as "vllm==0.11.0") replaces every row's own profile. ``every_row`` (a
+    user's file): a row with no figure to compare (blank, "nan", text read as none) is a not-predicted check saying
+    so, not left out, so a file none of whose rows compares cannot pass.
     """
     rows = load_startup_rows() if rows is None else rows
     if engine is not None:
@@ -164,6 +169,11 @@ def validate_memory(
         except PlannerError as exc:
             p, reason = StartupPrediction(math.nan, math.nan, math.nan), str(exc)
         label = f"{r.model.split('/')[-1]} TP{r.tensor_parallel_size} util {r.memory_utilization:g} [{r.profile}]"
+        stated = (r.kv_cache_gib, r.kv_cache_tokens, r.max_concurrency)
+        if every_row and all(math.isnan(x) for x in stated):
+            why = reason or "no figure to compare: available_kv_cache_memory_gib, gpu_kv_cache_tokens and "
+            why += "" if reason else "max_concurrency_x are blank or not numbers"
+            checks.append(Check(r.record_id, "kv_cache_gib", label, math.nan, math.nan, why))
         for quantity, predicted, published in (
             ("kv_cache_gib", p.kv_cache_gib, r.kv_cache_gib),
             ("kv_cache_tokens", p.kv_cache_tokens, r.kv_cache_tokens),
@@ -182,9 +192,15 @@ def validate_time(
     engine: str | EngineProfile | None = None,
     calibration: Any = None,
     catalog: Catalog | None = None,
+    every_row: bool = False,
 ) -> Table:
     """Every benchmark row: TPOT, TTFT and the run's output rate, predicted as the benchmark ran (a serving row's TTFT
-    with the per-request front-end time its client measures, ``planner.accuracy.frontend.frontend_s_of_rows``)."""
+    with the per-request front-end time its client measures, ``planner.accuracy.frontend.frontend_s_of_rows``).
+
+    ``every_row`` (a user's file): a row with none of these figures and no percentile (``validate_load`` compares
+    those) is a not-predicted TPOT check giving the row's reason, not left out, so a file none of whose rows compares
+    cannot pass. (The shipped rows whose only figure is left out on purpose, a throughput of unstated scope, are
+    left out.)"""
     from planner.accuracy.frontend import frontend_s_of_rows
 
     rows = load_decode_rows() if rows is None else rows
@@ -205,6 +221,9 @@ def validate_time(
         missing = any(math.isnan(pred) and not math.isnan(pub) for _, pred, pub in figures)
         reason = why_not_predicted(r, engine=engine, calibration=calibration, catalog=cat) if missing else ""
         note = over_memory_note(r, p.max_batch[i])
+        if every_row and all(math.isnan(pub) for _, _, pub in figures) and not has_percentiles(r):
+            why = r.problem or "no tpot_ms, ttft_ms or output_throughput_tok_s figure"
+            checks.append(Check(r.record_id, "tpot_ms", label, math.nan, math.nan, why))
         for quantity, predicted, published in figures:
             if not math.isnan(published):
                 checks.append(
@@ -322,7 +341,8 @@ def to_json(tables: Sequence[Table]) -> dict[str, Any]:
     """``{"rows": [...], "summary": {...}}``: every check, and median / worst |error| per quantity.
 
     A row is ``{"record_id", "quantity", "predicted", "published"}``; ``predicted`` is null with a
-    ``"reason"`` when there is no prediction. The summary has, per quantity, ``median_abs_error`` and
+    ``"reason"`` when there is no prediction; ``published`` is null where the row's figure is blank or infinite
+    (the reason says so), so the object is strict JSON. The summary has, per quantity, ``median_abs_error`` and
     ``worst_abs_error`` (fractions; null when no row of it was predicted).
     """
     rows, errors = [], {}
@@ -332,7 +352,7 @@ def to_json(tables: Sequence[Table]) -> dict[str, Any]:
                 "record_id": c.record_id,
                 "quantity": c.quantity,
                 "predicted": None if math.isnan(c.predicted) else float(c.predicted),
-                "published": float(c.published),
+                "published": float(c.published) if math.isfinite(c.published) else None,  # strict JSON: no inf, NaN
             }
             if row["predicted"] is None:
                 row["reason"] = c.reason or "no prediction"

@@ -138,7 +138,7 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
             with reading(memory_file, "a vLLM start-up CSV with a number in every max_model_len"):
                 rows = load_startup_rows(memory_file)
             _some_rows(memory_file, rows, STARTUP_COLUMNS)
-            tables.append((validate_memory(rows, engine=engine, catalog=cat), True))
+            tables.append((validate_memory(rows, engine=engine, catalog=cat, every_row=True), True))
     if memory_file is None or decode_file is not None:
         if decode_file is not None:
             _not_json(decode_file, f"a decode file has {DECODE_COLUMNS}")
@@ -147,7 +147,8 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
         if decode_file is not None:
             _note_unread_percentiles(decode_file)
-        t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat)
+        mine = decode_file is not None
+        t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat, every_row=mine)
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
         percentiles = any(has_percentiles(r) for r in loaded)
         if t.checks or decode_file is None or not percentiles:  # a file of serving runs alone: no empty PASS above

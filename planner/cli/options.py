@@ -70,9 +70,16 @@ def _hint(text: str) -> str:
 
 
 class Number(_Described, click.FloatRange):
-    """A plain number in a range (``click.FloatRange``), refused in one line naming what is accepted."""
+    """A plain number in a range (``click.FloatRange``), refused in one line naming what is accepted. NaN is refused
+    too: ``FloatRange`` lets it through, every comparison with it being False."""
 
     kind, parse = "a number", staticmethod(float)
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if math.isnan(number):
+            self.fail(f"{str(value).strip()[:40]!r} is not a number; give {self.accepted}", param, ctx)
+        return number
 
 
 class Whole(_Described, click.IntRange):

@@ -425,6 +425,9 @@ def plan_command(
         raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
+    given = [f"--{n}" for n in ("burstiness", "percentile") if _given(n)]
+    if rate_per_s is None and given:
+        raise InvalidInputError(f"{' and '.join(given)} shape the traffic under load; give --rate with them")
     if traffic is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
@@ -696,3 +699,10 @@ def sizing_as_dict(s: Sizing, p: Plan) -> dict:
         "output_tokens_per_s_per_replica": r.output_tokens_per_s,
         "computed_by": "planner's serving simulation (planner.serving.load)",
     }
+
+
+def _given(option: str) -> bool:
+    """Whether the user gave ``option`` (a parameter name) on the command line or through the environment, rather
+    than leaving its default."""
+    source = click.get_current_context().get_parameter_source(option)
+    return source not in (None, click.core.ParameterSource.DEFAULT)

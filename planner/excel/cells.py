@@ -100,10 +100,28 @@ class _Missing:
 MISSING = _Missing()
 
 
+#: Excel's error values as a cell hands them on as text (``ERROR.TYPE`` codes 1-8, Microsoft support, "ERROR.TYPE
+#: function", https://support.microsoft.com/en-us/office/error-type-function-10958677-7c8d-44f7-ae77-b9a9ee6eefaa,
+#: read 2026-12-03): what a classic UDF gets from a cell showing an error, and the start of planner's own error
+#: text there ("#N/A: unknown GPU ...", ``planner.excel.support``).
+EXCEL_ERRORS = ("#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA")
+
+
+def _error_in(text: str) -> str | None:
+    """The Excel error ``text`` is, alone or followed by ": reason"; None for any other text."""
+    code = text.split(":", 1)[0].strip().upper()
+    return code if code in EXCEL_ERRORS else None
+
+
 def clean(value: Any, param: Param) -> Any:
-    """One cell's value for ``param``: a stripped name, a float, MISSING, or a #VALUE! Failure."""
+    """One cell's value for ``param``: a stripped name, a float, MISSING, or a Failure: #VALUE! for a value of the
+    wrong kind; an argument holding an error (another cell's #N/A) passes that error on, as Excel's own functions
+    do (#VALUE! for an error planner does not return), saying where it came from."""
     if value is None:
         return MISSING
+    if isinstance(value, str) and (code := _error_in(value)):
+        passed = code if code in (NA, NUM, VALUE) else VALUE
+        return Failure(passed, f"{param.name} holds the error {code} (from the cell it refers to); fix that cell")
     if param.is_name:
         if isinstance(value, str):
             text = value.strip()

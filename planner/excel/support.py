@@ -42,6 +42,7 @@ from planner.errors import (
     PlannerError,
     UnknownNameError,
     closest_names,
+    shown_name,
 )
 from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING and clean re-exported for callers)
     BLANK,
@@ -585,7 +586,7 @@ def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence
     PLANNER_INFO's, so this module needs nothing of ``planner.excel.catalog``, which builds on it).
     """
     others = others or {}
-    names = list(dict.fromkeys([*SPECS, *others]))
+    names = list(dict.fromkeys([*SPECS, *others]))  # LOADED_RANGE is in both
     known = ", ".join(names)
     function = _unwrap(function)
     if not isinstance(function, str) or not function.strip():
@@ -597,7 +598,7 @@ def why(function: Any, args: Sequence[Any], others: dict[str, Callable[[Sequence
     if spec is None:
         near = closest_names(key, names)
         hint = f"did you mean {', '.join(near)}? " if near else ""
-        return f"unknown function {function.strip()!r}; {hint}known: {known}"
+        return f"unknown function {shown_name(function.strip())}; {hint}known: {known}"
     if len(args) > len(spec.params):
         return f"{spec.name} takes at most {len(spec.params)} arguments; got {len(args)}"
     return evaluate(spec, args, why=True)

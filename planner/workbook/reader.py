@@ -6,6 +6,8 @@ Safety: only .xlsx (no macro-enabled files, no vbaProject), at most ``MAX_FILE_B
 
 from __future__ import annotations
 
+import datetime
+import math
 import os
 import warnings
 import zipfile
@@ -157,7 +159,35 @@ def _cell_of(wb, name: str, path):
     return cell
 
 
+def _count_limits() -> dict[str, int]:
+    """The most of each count's unit that an input may hold: what ``planner.api`` accepts (imported on first use)."""
+    from planner.api import MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, MAX_GPUS
+
+    return {"tokens": MAX_CONTEXT_TOKENS, "sequences": MAX_BATCH_INPUT, "GPUs": MAX_GPUS}
+
+
+def _shown(value: Any) -> str:
+    """An input's value for a message: a date as a date, long text cut (a 400-digit number typed as text)."""
+    if isinstance(value, (datetime.date, datetime.time)):
+        return f"a date ({value.isoformat()}); dates are not numbers here"
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:57]}... ({len(str(value)):,} characters)"
+
+
+def _number_in_text(text: str) -> float | None:
+    """A number typed into a cell formatted as text ("8192", "8,192", "0.9"), as the Excel functions read one (the
+    same rule: ``planner.excel.cells``); None when the text is not a plain number."""
+    try:
+        return float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        return None
+
+
 def _convert(f: InputField, value: Any, where: str) -> Any:
+    """An input cell's value as ``f`` takes it; a WorkbookError naming the cell, the input and what it needs.
+
+    A number typed as text (a cell formatted as text) is the number; a count must be whole, from 1 to what
+    ``planner.api`` accepts of its unit (``_count_limits``)."""
     if isinstance(value, str):
         value = value.strip()
         if value == "":
@@ -167,25 +197,41 @@ def _convert(f: InputField, value: Any, where: str) -> Any:
             raise WorkbookError(f"{where} ({f.label}) is empty; it needs a {f.unit}")
         return None
     if isinstance(value, str) and value.startswith("#"):
-        raise WorkbookError(f"{where} ({f.label}) holds the error {value}; enter a {f.unit}")
+        raise WorkbookError(f"{where} ({f.label}) holds the error {value[:20]}; enter a {_needs(f)}")
     if f.kind == "text":
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            raise WorkbookError(f"{where} ({f.label}) must be a name; got {value!r}")
+            raise WorkbookError(f"{where} ({f.label}) must be a name; got {_shown(value)}")
         return str(value)
+    typed = value  # as the cell holds it, for the messages
+    if isinstance(value, str) and _number_in_text(value) is not None:
+        value = _number_in_text(value)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise WorkbookError(f"{where} ({f.label}) must be a number ({f.unit}); got {value!r}")
+        raise WorkbookError(f"{where} ({f.label}) must be a {_needs(f)}; got {_shown(value)}")
     if f.kind == "count":
-        if value != int(value) or value < 1:
-            raise WorkbookError(f"{where} ({f.label}) must be a whole number of {f.unit} from 1; got {value!r}")
+        most = _count_limits().get(f.unit)
+        if not math.isfinite(value) or value != int(value) or value < 1 or (most is not None and value > most):
+            bound = f" to {most:,}" if most is not None else ""
+            raise WorkbookError(
+                f"{where} ({f.label}) must be a whole number of {f.unit} from 1{bound}; got {_shown(typed)}"
+            )
         return int(value)
+    if not math.isfinite(value):
+        raise WorkbookError(f"{where} ({f.label}) must be a finite {_needs(f)}; got {_shown(typed)}")
     if f.kind == "fraction" and not 0 < value <= 1:
-        raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {value!r}")
+        raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {_shown(value)}")
+    if f.kind in ("rate", "ms") and value <= 0:
+        raise WorkbookError(f"{where} ({f.label}) must be above 0 {f.unit}; got {_shown(typed)}")
     if f.kind == "money" and not 0 <= value <= MAX_RENT_USD_PER_GPU_HOUR:
         raise WorkbookError(
             f"{where} ({f.label}) must be from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ (a scenario's bound); "
-            f"got {value!r}"
+            f"got {_shown(typed)}"
         )
     return float(value)
+
+
+def _needs(f: InputField) -> str:
+    """What a number input needs, for a message: "number (tokens)"."""
+    return f"number ({f.unit})"
 
 
 def read_inputs(path: str | os.PathLike) -> dict:
