@@ -147,7 +147,27 @@ class TestShippedTable:
         """bench/kernel_extract.py run on the installed aiconfigurator writes the shipped table, number for number."""
         out = tmp_path / "curves.csv"
         subprocess.run([str(AIC_PYTHON), str(REPO / "bench" / "kernel_extract.py"), str(out)], check=True)
-        assert _rows(out) == _rows(SHIPPED)
+        fresh, shipped = _rows(out), _rows(SHIPPED)
+        assert [r.keys() for r in fresh] == [r.keys() for r in shipped]
+        for a, b in zip(fresh, shipped, strict=True):
+            assert {k: _number(v) for k, v in a.items()} == {k: _cell(v) for k, v in b.items()}, a["gpu"]
+
+
+def _number(text: str):
+    """A fresh table cell: a number where it reads as one, else the text."""
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _cell(text: str):
+    """A table cell as compared: numbers to 2 in the 4th significant digit (the fit's last printed digit moves between
+    machines: H200's prefill attention median error 0.2791 on one, 0.279 on another), names as written."""
+    try:
+        return pytest.approx(float(text), rel=2.5e-3)
+    except ValueError:
+        return text
 
 
 def kernel_curves_engine(name):
