@@ -16,8 +16,8 @@ predicted TPOT - 1.
   where the GPU's kernel curves are another vendor's (MI300X: H100's, ``planner.accuracy.ranges.curves_text``), the
   note says so: the runs' errors hold the borrowed curves' miss, so the range is not moved out for it again;
 - 1 to ``MIN_ROWS - 1`` figures: the prediction range (``ranges.region_residuals``), but at least as wide as the
-  errors measured there: its high end at least their largest, its low end at most their smallest (H200 with
-  vLLM: 2 figures, +20% and +96%, so at least +96%);
+  errors measured there: its high end at least their largest, its low end at most their smallest (A100 80GB with
+  vLLM: 4 figures, -17% to -9%, so its low end at most -17%);
 - none: the prediction range unchanged (B200: all GPUs' range, widened).
 
 A calibration file's range replaces all of this (``planner.accuracy.calibration.calibrated_range``).
