@@ -47,20 +47,21 @@ def _slow_ratio(quantity: str) -> float:
 
 class TestTheReadmeExample:
     def test_the_ends_are_the_tables_without_the_one_source_that_sets_them(self, readme_example_review):
-        """p99 TTFT (a p95 figure's range): 27.4x with sglang-pr-4918-deepseek-v3-h200, 2.36x without it (11.6x
-        apart): 2.36; p99 TPOT: 1.25x, 1.13x without gpustack-performance-lab (1.1x apart): 1.25 stands
-        (catalogs/reference/loaded_residuals.csv, bench/load_validation.py --write-loaded-residuals)."""
+        """p99 TTFT (a p95 figure's range): 15.4x with sglang-pr-4918-deepseek-v3-h200, 2.68x without it (5.7x
+        apart): 2.68; p99 TPOT: 1.27x, 1.14x without gpustack-performance-lab (1.1x apart): 1.27 stands
+        (catalogs/reference/loaded_residuals.csv as s168 regenerated it, bench/load_validation.py
+        --write-loaded-residuals; 27.4x / 2.36x and 1.25x before)."""
         s = readme_example_review.recommended.slow_end
         assert s.percentile == 95
-        assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(2.36)
+        assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(2.68)
         assert s.ttft_left_out == _table_row("ttft_p99")["high_set_by"] == "sglang-pr-4918-deepseek-v3-h200"
-        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.25)
+        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.27)
         assert s.tpot_left_out == ""
 
     def test_the_gpus_are_a_replica_search_done_by_hand(self, readme_example_review):
         """The recommended option (H100, bought; 4 GPUs a replica, bought in 8-GPU nodes, one spare) at the slow end:
         scanning replica counts up from the plan's, each replica's simulated run at peak / k (the simulation itself,
-        not planner's search), the first k whose p95 TTFT x 2.36 and TPOT x 1.25 meet examples/budget-review.toml's
+        not planner's search), the first k whose p95 TTFT x 2.68 and TPOT x 1.27 meet examples/budget-review.toml's
         targets (1.5 s, 50 ms); GPUs = (k + 1 spare) x 4 rounded up to 8; cost = GPUs x the option's $ per
         GPU-month."""
         r = readme_example_review.recommended
@@ -96,9 +97,10 @@ class TestTheReadmeExample:
         assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
         assert r.gpus == int(r.fleet.gpus) != r.slow_end.gpus
 
-    def test_at_the_full_ranges_end_no_fleet_meets_and_it_says_so(self, readme_example_review):
-        """At p99 TTFT's full slow end (27.4x) even a replica taking peak / 4,096 (the most the search allows) has a
-        simulated p95 TTFT x 27.4 past the 1.5 s target, so no count meets it: the option says so, no number."""
+    def test_at_the_full_ranges_end_only_a_near_idle_fleet_meets(self, readme_example_review):
+        """At p99 TTFT's full slow end (15.4x since s168; 27.4x before, when no count met) a replica taking peak /
+        4,096 (the most the search allows) has a simulated p95 TTFT x 15.4 of 1.49 s, just inside the 1.5 s target:
+        a count meets, but only near idle, thousands of replicas past the one-source-out slow end's."""
         r = readme_example_review.recommended
         full = r.slow_end_full_range
         ratio = 1 + float(_table_row("ttft_p99")["high"])
@@ -108,8 +110,9 @@ class TestTheReadmeExample:
             weight_precision=r.weight_precision, kv_precision=r.kv_precision, max_num_seqs=int(r.replica.batch),
         )  # fmt: skip
         idle = latency_under_load(replica, 800, 400, rate_per_s=r.peak_rate_per_s / 4096)
-        assert idle.ttft_s.at(95) * ratio > 1.5
-        assert not full.meets and full.shortfall == NOT_MET and full.gpus == 0 and math.isnan(full.monthly_usd)
+        assert idle.ttft_s.at(95) * ratio <= 1.5
+        assert full.meets and full.shortfall == "" and full.replicas > 100 * r.slow_end.replicas
+        assert full.gpus > 100 * r.slow_end.gpus
         assert slow_end_ratio(load_loaded_ranges()[("ttft_p99", STEADY)], without_one_source=False)[0] == ratio
 
     def test_the_docs_state_the_examples_figures(self, readme_example_review):
@@ -165,7 +168,7 @@ class TestSurfaces:
         assert "slow_end" not in outputs["csv"].decode() and "slow end" not in outputs["md"].decode().lower()
 
     def _full_end_review(self, monkeypatch, ttft_target_s):
-        """The review of SCENARIO at ``ttft_target_s`` with p99 TTFT's one-source end not stated (so its full 27.4x
+        """The review of SCENARIO at ``ttft_target_s`` with p99 TTFT's one-source end not stated (so its full 15.4x
         is the slow end), its ranges, and the recommended option's replica near idle (peak / 4,096 requests/s)."""
         ranges = dict(load_loaded_ranges())
         key = ("ttft_p99", STEADY)
@@ -193,8 +196,8 @@ class TestSurfaces:
         assert at(serving) * ratio <= 1.0 < at(serving - 1) * ratio
 
     def test_an_option_not_met_at_the_slow_end_says_so_instead_of_a_number(self, monkeypatch):
-        """With p99 TTFT's one-source end not stated, its full 27.4x is the slow end. The Llama-3.1-8B option's
-        simulated p95 TTFT near idle (peak / 4,096 requests/s a replica, the search's limit) x 27.4 is past 0.5 s: no
+        """With p99 TTFT's one-source end not stated, its full 15.4x is the slow end. The Llama-3.1-8B option's
+        simulated p95 TTFT near idle (peak / 4,096 requests/s a replica, the search's limit) x 15.4 is past 0.5 s: no
         count meets it, so Options and the CSV give no GPUs or cost at the slow end, and the note says why."""
         scenario, review, ranges, key, replica = self._full_end_review(monkeypatch, 0.5)
         r, why = review.recommended, NOT_MET
@@ -207,6 +210,6 @@ class TestSurfaces:
         header, row = [c.value for c in ws[1]], [c.value for c in ws[2]]
         assert row[header.index("Held-out slow end: GPUs (shown, not applied)")] is None
         assert row[header.index("Held-out slow end: monthly cost")] is None
-        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x27.4, TPOT x1.25)"
+        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x15.4, TPOT x1.27)"
         rows = list(csv.DictReader(io.StringIO(render(review, "csv").decode())))
         assert rows[0]["slow_end_gpus"] == "" and rows[0]["slow_end_note"].startswith(NOT_MET)

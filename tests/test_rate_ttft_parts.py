@@ -34,7 +34,8 @@ class TestVllmWarmPrompt:
 
 
 def test_the_rated_vllm_runs():
-    """The 15 rated vLLM figures of load_public.csv: surajssd's 0.8.3 (LD001-LD003), the H200 report's 0.14.1
-    (LD005-LD012) and the sglang v0.3.0 blog's 0.6.0 (LD015, LD017, LD019, LD021)."""
+    """The 21 rated vLLM figures of load_public.csv: surajssd's 0.8.3 (LD001-LD003), the H200 report's 0.14.1
+    (LD005-LD012), the sglang v0.3.0 blog's 0.6.0 (LD015, LD017, LD019, LD021) and s168's RTX 3090 0.4.1
+    (LD098-LD103)."""
     ids = [r.record_id for r in rated_vllm_rows()]
-    assert ids == [f"LD{i:03d}" for i in (1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 15, 17, 19, 21)]
+    assert ids == [f"LD{i:03d}" for i in (1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 15, 17, 19, 21, *range(98, 104))]

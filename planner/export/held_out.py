@@ -61,7 +61,7 @@ def bounds(value: float, rng: LoadedRange | None) -> tuple[float, float] | None:
 
 def range_text(value: float, rng: LoadedRange | None, kind: str) -> str:
     """The held-out range of a figure of ``kind`` ("s" or "ms", as the review's tables show it: 2 and 1 decimals),
-    "low - high unit": 0.78 s with p99 TTFT's 0.77x / 27.4x -> "0.60 - 21.37 s"; "" without a range."""
+    "low - high unit": 0.78 s with p99 TTFT's 0.76x / 15.4x -> "0.59 - 12.01 s"; "" without a range."""
     b = bounds(value, rng)
     if b is None:
         return ""
