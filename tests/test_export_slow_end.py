@@ -184,9 +184,10 @@ class TestSurfaces:
         return scenario, review, ranges, key, replica
 
     def test_a_fleet_set_near_an_idle_replica_is_still_the_fewest_that_meet(self, monkeypatch):
-        """Against 1 s at the full 27.4x the Llama-3.1-8B option's p95 TTFT must be 0.036 s simulated, a near-idle
-        replica's: the count is the fewest replicas whose simulated p95 TTFT x 27.4 meets 1 s, one fewer missing (the
-        search once answered its limit, 4,096, here: its closed-form first guess met at no count)."""
+        """Against 1 s at the table's full p99 TTFT end (15.4x; 27.4x when the search was mended) the Llama-3.1-8B
+        option's p95 TTFT must be a near-idle replica's: the count is the fewest replicas whose simulated p95 TTFT x
+        that end meets 1 s, one fewer missing (the search once answered its limit, 4,096, here: its closed-form first
+        guess met at no count)."""
         scenario, review, ranges, key, replica = self._full_end_review(monkeypatch, 1.0)
         s, r = review.recommended.slow_end, review.recommended
         assert s is not None and s.shortfall == "" and 0 < s.replicas < 4096

@@ -221,7 +221,7 @@ class TestPlanRate:
 
     def test_each_p95_it_prints_takes_p99s_range_labelled(self):
         """The sizing prints p50 / p95 / p99 of TTFT, TPOT and ITL; each p95 gets a range line, p99's row
-        (loaded_residuals.csv's ttft_p99 steady row: low -0.23, high 26.40) times the printed p95, labelled
+        (loaded_residuals.csv's ttft_p99 steady row: low -0.24, high 14.40) times the printed p95, labelled
         "(p99's range)", as the review workbook shows it."""
         from cli_support import run
 
@@ -363,7 +363,7 @@ class TestExcelLoadedRange:
     def test_p95_and_p90_take_p99s_range_as_the_review_does(self, quantity):
         """The table holds p50 and p99 only (load_public.csv has no p95 column), so a p95 or p90 figure takes p99's row
         (``loaded_ranges.quantity_for``, the review workbook's rule): catalogs/reference/loaded_residuals.csv's
-        ttft_p99 steady row has low -0.23, high 26.40, so =LOADED_RANGE("TTFT",95,"high") is 27.4, not #N/A."""
+        ttft_p99 steady row has low -0.24, high 14.40, so =LOADED_RANGE("TTFT",95,"high") is 15.4, not #N/A."""
         import planner.excel.functions as xf
         from planner.export import held_out
 
@@ -378,7 +378,7 @@ class TestExcelLoadedRange:
             rng = held_out.range_for(load_loaded_ranges(), quantity.lower(), 95)
             assert rng.ratios() == pytest.approx((low, high))
         if quantity == "TTFT":
-            assert xf.LOADED_RANGE("TTFT", 95, "high") == pytest.approx(27.4)  # 1 + 26.40, the row's high
+            assert xf.LOADED_RANGE("TTFT", 95, "high") == pytest.approx(15.4)  # 1 + 14.40, the row's high
 
     def test_other_percentiles_are_refused_naming_the_accepted_ones(self):
         """A percentile the simulation does not report (42, 75) or outside (0, 100) is #NUM! (out of range), as
