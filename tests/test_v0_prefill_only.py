@@ -134,13 +134,18 @@ def test_the_reference_rows_it_touches():
     """The published rows whose profile carries the rule: vLLM V0 serving runs without chunked prefill or multi-step
     (all held out; of load_public.csv only s168's vLLM 0.4.1 runs on an RTX 3090, LD098-LD103, whose server log
     prints enable_chunked_prefill=False: its other V0 runs, LD015-LD021, are multi-step; nor XWQ72-001..006, whose
-    version cell gives --num-scheduler-steps 10, read since s129)."""
+    version cell gives --num-scheduler-steps 10, read since s129); and s169's dstack DeepSeek-R1 runs on MI300X with vLLM 0.7.3, a V0 release (DSTK-001..006, 037,
+    038, 041)."""
     touched = set()
     for path in (None, acc.reference_dir() / "load_public.csv"):
         for row in acc.load_decode_rows() if path is None else acc.load_decode_rows(path):
             if acc._profile_for(row, None).prefill_only_steps:
                 touched.add(row.record_id)
-    assert touched == {"XWQ235-001", "MLPF41-001", "MLPF41-002", *(f"LD{i:03d}" for i in range(98, 104))}
+    dstack_mi300x_v0 = {f"DSTK-{i:03d}" for i in (1, 2, 3, 4, 5, 6, 37, 38, 41)}  # vLLM 0.7.3 (V0) on MI300X, s169
+    assert (
+        touched
+        == {"XWQ235-001", "MLPF41-001", "MLPF41-002", *(f"LD{i:03d}" for i in range(98, 104))} | dstack_mi300x_v0
+    )
 
 
 def test_a_command_with_prefix_caching_keeps_0_6_0_from_chunking(tmp_path):

@@ -5,7 +5,7 @@ copy, and ``read_inputs`` for other commands (``planner export``).
     read_inputs("workbooks/capacity-what-if.xlsx")   # {"gpu": "H100 SXM 80GB", "model": "Llama-2-70B", ...}
 
 May import ``planner`` (its version), ``planner.api``, ``planner.serving``, ``planner.accuracy`` (calibration and
-ranges), ``planner.engines``, ``planner.catalog``, ``planner.io``, ``planner.errors`` and the review's sizing rules
+ranges), ``planner.engines``, ``planner.catalog``, ``planner.io``, ``planner.errors``, ``planner.units`` (a price's bound) and the review's sizing rules
 (``planner.export``: the in-flight context and a replica's load figures, shared with the budget review).
 """
 
