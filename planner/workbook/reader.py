@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from planner.errors import PlannerError
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
 from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
@@ -174,13 +174,20 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else f"{text[:57]}... ({len(str(value)):,} characters)"
 
 
-def _number_in_text(text: str) -> float | None:
-    """A number typed into a cell formatted as text ("8192", "8,192", "0.9"), as the Excel functions read one (the
-    same rule: ``planner.excel.cells``); None when the text is not a plain number."""
+def _number_in_text(text: str, f: InputField) -> float | None:
+    """A number typed into a cell formatted as text, read as the Excel functions read one (``planner.excel.cells``):
+    ``float`` ("8192", "0.9"), and for a token count ``planner.units.parse_token_count`` too ("8,192", "8k"); None
+    when the text is not a number."""
     try:
-        return float(text.replace(",", "").replace("_", ""))
+        return float(text)
     except ValueError:
-        return None
+        pass
+    if f.unit == "tokens":
+        try:
+            return float(parse_token_count(text))
+        except ValueError:
+            return None
+    return None
 
 
 def _convert(f: InputField, value: Any, where: str) -> Any:
@@ -203,8 +210,8 @@ def _convert(f: InputField, value: Any, where: str) -> Any:
             raise WorkbookError(f"{where} ({f.label}) must be a name; got {_shown(value)}")
         return str(value)
     typed = value  # as the cell holds it, for the messages
-    if isinstance(value, str) and _number_in_text(value) is not None:
-        value = _number_in_text(value)
+    if isinstance(value, str) and (number := _number_in_text(value, f)) is not None:
+        value = number
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise WorkbookError(f"{where} ({f.label}) must be a {_needs(f)}; got {_shown(value)}")
     if f.kind == "count":
