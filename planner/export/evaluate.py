@@ -30,8 +30,6 @@ from planner.serving.speculative import speculation_for
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
 SWEEP = tuple(round(0.25 * k, 2) for k in range(1, 13))  # 0.25x .. 3x
-#: The most replicas the replica search tries (``fewest_replicas``' ``max_replicas``).
-MAX_REPLICAS = 4096
 #: Traffic multipliers (of the planned peak) of the latency-against-load view, and how finely its headroom is found.
 LOAD_CURVE = (0.25, 0.5, 0.75, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)
 HEADROOM_STEP = 0.02
@@ -183,7 +181,6 @@ def _simulated(
         ttft_target_s=goals[0],
         tpot_target_s=goals[1],
         burstiness=workload.burstiness,
-        max_replicas=MAX_REPLICAS,
         prefix_hit_rate=workload.prefix_hit_rate,
     )
 

@@ -94,6 +94,10 @@ def past_capacity(
     return past
 
 
+#: The most replicas ``fewest_replicas`` tries unless told otherwise.
+MAX_REPLICAS = 4096
+
+
 @dataclass(frozen=True)
 class Sizing:
     """The fewest replicas meeting percentile targets at a rate, and the simulated run of one of them."""
@@ -116,7 +120,7 @@ def fewest_replicas(
     ttft_target_s: float = math.inf,
     tpot_target_s: float = math.inf,
     burstiness: float = 1.0,
-    max_replicas: int = 4096,
+    max_replicas: int = MAX_REPLICAS,
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
 ) -> Sizing:
