@@ -64,7 +64,7 @@ WEIGHTED = "sources alike (each figure 1 / its source's figures)"
 INSIDE, BELOW, ABOVE, NO_RANGE = "inside", "below", "above", "no range"
 #: The latencies with loaded percentiles in the table (``QUANTITIES``' ``<metric>_p50`` and ``<metric>_p99``).
 RANGED_METRICS = ("ttft", "tpot", "itl")
-#: The percentiles the table holds per metric; any other takes one of them by ``quantity_for``'s rule.
+#: The percentiles the table holds per metric; any other takes one of them (``tabled_percentile``).
 TABLED_PERCENTILES = (50, 99)
 
 
@@ -337,16 +337,23 @@ def uncovered_texts(gpu_name: str, engine: object, coverage: tuple[frozenset[str
     return out
 
 
-def quantity_for(metric: str, percentile: float) -> str:
-    """The table's quantity whose range a simulated ``metric`` percentile takes (the module's rule): ``metric``_p50 for
-    the median (and below it), ``metric``_p99 above it, since only p50 and p99 are tabled and p99 is the nearer to a
-    p95 and the wider at the slow end (conservative for a budget); ``"ttft", 95`` -> ``"ttft_p99"``. Raises
-    ``ValueError`` for a metric not in ``RANGED_METRICS`` or a percentile outside (0, 100)."""
-    if metric not in RANGED_METRICS:
-        raise ValueError(f"a held-out range under load is stated for {', '.join(RANGED_METRICS)}, not {metric!r}")
+def tabled_percentile(percentile: float) -> str:
+    """The tabled percentile (of ``TABLED_PERCENTILES``) whose range a simulated ``percentile`` takes (the module's
+    rule): "p50" for the median and below, "p99" above it, since p99 is the nearer to a p95 and the wider at the slow
+    end (conservative for a budget); 95 -> "p99". Raises ``ValueError`` for a percentile outside (0, 100)."""
     if not 0 < percentile < 100:
         raise ValueError(f"a percentile is above 0 and below 100; got {percentile!r}")
-    return f"{metric}_p50" if percentile <= 50 else f"{metric}_p99"
+    low, high = TABLED_PERCENTILES
+    return f"p{low if percentile <= low else high}"
+
+
+def quantity_for(metric: str, percentile: float) -> str:
+    """The table's quantity whose range a simulated ``metric`` percentile takes: ``metric`` at
+    ``tabled_percentile(percentile)``; ``"ttft", 95`` -> ``"ttft_p99"``. Raises ``ValueError`` for a metric not in
+    ``RANGED_METRICS`` or a percentile outside (0, 100)."""
+    if metric not in RANGED_METRICS:
+        raise ValueError(f"a held-out range under load is stated for {', '.join(RANGED_METRICS)}, not {metric!r}")
+    return f"{metric}_{tabled_percentile(percentile)}"
 
 
 def range_for(

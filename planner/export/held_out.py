@@ -46,11 +46,6 @@ def range_for(ranges: Mapping[tuple[str, str], LoadedRange], metric: str, percen
     return loaded_ranges.range_for(ranges, metric, percentile, STEADY)
 
 
-def tabled_percentile(percentile: float) -> str:
-    """The table's percentile ("p50" or "p99") whose range a ``percentile`` figure takes (``quantity_for``'s rule)."""
-    return quantity_for(METRICS[0], percentile).rsplit("_", 1)[1]
-
-
 def bounds(value: float, rng: LoadedRange | None) -> tuple[float, float] | None:
     """(value x (1 + low), value x (1 + high)): the figure's held-out range in its own unit; None without a range or
     a finite figure."""
@@ -81,7 +76,7 @@ def note_lines(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
     shown = ranged_metrics(ranges, percentile)
     if not shown:
         return []
-    q = tabled_percentile(percentile)
+    q = loaded_ranges.tabled_percentile(percentile)
     which = (
         f"a p{percentile:g} figure takes {q}'s range."
         if percentile <= 50 or percentile == 99
@@ -120,7 +115,7 @@ def short_note(ranges: Mapping[tuple[str, str], LoadedRange], percentile: float)
     shown = ranged_metrics(ranges, percentile)
     if not shown:
         return ""
-    q = tabled_percentile(percentile)
+    q = loaded_ranges.tabled_percentile(percentile)
     which = (
         ""
         if percentile <= 50 or percentile == 99
