@@ -642,7 +642,12 @@ def steady_load_tpot(
     # only steady-load runs enter the table: the bursts (the costliest runs to simulate) are not predicted
     held = [r for r in held if steady_load(r.kind, r.batch, r.num_prompts, r.request_rate)]
     pred = acc.predict_decode_rows(held, catalog=cat)
-    return held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held], [_class_or_none(r.model, cat) for r in held]
+    return (
+        held,
+        list(pred.tpot_s),
+        [_gpu_or_none(r.gpu, cat) for r in held],
+        [_class_or_none(r.model, cat) for r in held],
+    )
 
 
 def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
