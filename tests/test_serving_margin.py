@@ -9,7 +9,7 @@ Figures from catalogs/reference/heldout_serving_residuals.csv (``PYTHONPATH=. py
     *,vllm,dense,17,-0.09,-0.03,0.35,-0.13,0.56
     A100 SXM 80GB,vllm,dense,2,-0.13,-0.11,-0.10,-0.13,-0.09
     H100 SXM 80GB,vllm,dense,7,-0.08,-0.06,-0.01,-0.08,0.03
-    H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35,0.05,1.39   (10 of them dstack's DeepSeek-R1 runs)
+    H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35,0.05,1.39   (10 of them DeepSeek-R1 runs, 9 dstack's)
     MI300X,vllm,dense,5,-0.04,0.24,0.54,-0.04,0.56
 
 Until s171 the rows were per GPU and engine only, so H200 + vLLM's 11 figures (+20% / +135%) sized a dense

@@ -13,9 +13,9 @@ and the 10th, 50th and 90th percentile and the largest of measured TPOT / predic
 
 **Classes** (``ranges.moe_class``, the ranges' ``moe`` dimension): dense or MoE, from the catalog model. Until s171
 the figures were pooled per GPU and engine, so a dense Llama fleet on H200 with vLLM was priced with the error of
-dstack's DeepSeek-R1 runs (10 of that pair's 11 figures, +20% / +135%). MLA is not a class of its own: its figures
-are all one model's (DeepSeek-R1), and no GPU and engine has ``MIN_ROWS`` figures of both MLA and other MoE models
-(H200 + vLLM: 10 and 1, MI300X + vLLM: 9 and 1), so the data cannot tell MLA's error from that one model's.
+DeepSeek-R1 runs (10 of that pair's 11 figures, 9 of them dstack's; +20% / +135%). MLA is not a class of its own:
+its figures are all one model's (DeepSeek-R1), and no GPU and engine has ``MIN_ROWS`` figures of both MLA and other
+MoE models (H200 + vLLM: 10 and 1, MI300X + vLLM: 9 and 1), so the data cannot tell MLA's error from that model's.
 
 **Rule** (``margin_range``), for a query's GPU, engine and class:
 
