@@ -19,7 +19,8 @@ and 10% above (nominal).
    ``planner.export.evaluate`` calls it): its table comes from the held-out steady-load TPOT figures themselves,
    so their coverage is in-sample. Left out: for each source (``planner.accuracy.holdout.fold_of``) the table is
    rebuilt without its rows (``serving_residual_table`` on the rest) and its steady-load TPOT figures are checked
-   against the margin range the export would then use.
+   against the margin range the export would then use; per model class (dense or MoE, the margin's key since s171),
+   MoE split by MLA, GPU / engine / class, branch of the rule and run kind.
 3. **Loaded percentiles** (``bench/load_validation.py``'s figures, ``validate_load``): until s156 ``plan --rate`` and
    the Excel TTFT_P99-style functions stated no range for them (since, 3b's; Excel's ``LOADED_RANGE``). The export sizes a fleet so that its simulated high-percentile
    TTFT and TPOT meet target / (1 + margin high), so this part reads that margin as a range on the loaded figures
@@ -342,7 +343,10 @@ def margin_records(
         at = placement(pred_s, r.tpot_s, rng.low, rng.high)
         pair = f"{gpu} / {engine_name(r.engine)} / {arch}"
         rule = rule_of(margin_pool(gpu, profile, arch, regions))
-        out.append(dict(at=at, pair=pair, rule=rule, run=run_kind(r), fold=fold_of(r), cls=arch))
+        # MLA is no class of the margin's (serving_margin's docstring); the report splits MoE by it to show what a
+        # class of its own would have to beat
+        kind = arch if model.moe is None else f"{arch}, {'MLA' if model.mla is not None else 'no MLA'}"
+        out.append(dict(at=at, pair=pair, rule=rule, run=run_kind(r), fold=fold_of(r), cls=arch, kind=kind))
     return out
 
 
@@ -369,7 +373,7 @@ def margin_report(held: list) -> list[str]:
         ("left out (each source's figures against the table built without that source)", left_out),
     ):
         records = margin_records(rows, pred, gpus, regions_for)
-        lines += ["", f"-- {label}", HEAD] + grouped_lines(records, ("cls", "pair", "rule", "run"))
+        lines += ["", f"-- {label}", HEAD] + grouped_lines(records, ("cls", "kind", "pair", "rule", "run"))
     return lines
 
 

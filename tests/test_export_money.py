@@ -122,7 +122,8 @@ class TestMarginPriced:
         else:  # the README example since s171: H100's 7 dense vLLM runs' 90th percentile is -1%, so no margin
             line = (
                 "No latency margin on the recommended fleet: the slow end of the model's range here "
-                f"({rec.time_range[1]:+.0%}) is no slower than its prediction, so the fleet is sized on the prediction itself."
+                f"({rec.time_range[1]:+.0%}) is no slower than its prediction, so the fleet is sized on the "
+                "prediction itself."
             )
         assert line in md and "Margin's price per month" in md
 
