@@ -654,7 +654,7 @@ def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
     """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
     import csv
 
-    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file
+    from planner.accuracy.serving_margin import COLUMNS, serving_residual_table, serving_residuals_file
 
     table = serving_residual_table(*steady_load_tpot(held))
     if not table:
@@ -662,7 +662,7 @@ def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
     path = serving_residuals_file()
     part = path.with_name(path.name + ".part")  # written whole, then moved over the old file
     with open(part, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(table)
     part.replace(path)

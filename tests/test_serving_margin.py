@@ -258,6 +258,22 @@ class TestShippedFile:
                 per_gpu = [x.rows for (g, e, a), x in regions.items() if g != EVERY_GPU and (e, a) == (engine, arch)]
                 assert r.rows == sum(per_gpu)
 
+    def test_a_file_without_the_class_column_is_refused_by_name(self, tmp_path):
+        """A file in the columns before s171 (no ``architecture``) is an error naming the missing column and the
+        command that writes the file, not a KeyError."""
+        old = tmp_path / "old.csv"
+        old.write_text("gpu,engine,rows,residual_low,residual_median,residual_high,residual_smallest,residual_largest,"
+                       "sources\nH100 SXM 80GB,vllm,9,-0.08,-0.06,0.04,-0.08,0.09,x\n")  # fmt: skip
+        with pytest.raises(ValueError, match="no column architecture; the columns are gpu, engine, architecture"):
+            load_serving(str(old))
+
+    def test_the_columns_are_the_ones_the_writer_gives(self):
+        """The shipped file's header is ``COLUMNS``."""
+        from planner.accuracy.serving_margin import COLUMNS
+
+        with open(serving_residuals_file(), encoding="utf-8") as f:
+            assert tuple(next(csv.reader(f))) == COLUMNS
+
     def test_the_file_is_what_the_bench_script_writes(self, tmp_path, monkeypatch):
         """``bench/heldout.py --write-serving-residuals`` on the shipped held-out rows gives the shipped file."""
         sys.path.insert(0, str(ROOT / "bench"))

@@ -57,6 +57,19 @@ LOW_Q, HIGH_Q = 10, 90
 CLASSES = ("dense", "MoE")
 #: The ``gpu`` of a region that pools one engine and class over every GPU.
 EVERY_GPU = "*"
+#: The columns of ``heldout_serving_residuals.csv``, in order.
+COLUMNS = (
+    "gpu",
+    "engine",
+    "architecture",
+    "rows",
+    "residual_low",
+    "residual_median",
+    "residual_high",
+    "residual_smallest",
+    "residual_largest",
+    "sources",
+)
 
 
 @dataclass(frozen=True)
@@ -161,7 +174,14 @@ def load_serving(path: str | None = None) -> dict[tuple[str, str, str], ServingR
     if not p.exists():
         return {}
     with open(p, newline="", encoding="utf-8") as f:
-        return regions_of(csv.DictReader(f))
+        reader = csv.DictReader(f)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:  # a file written before s171 has no architecture column
+            raise ValueError(
+                f"{p}: no column {', '.join(missing)}; the columns are {', '.join(COLUMNS)} "
+                "(write it with: python bench/heldout.py --write-serving-residuals)"
+            )
+        return regions_of(reader)
 
 
 def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str, str], ServingRegion]:
