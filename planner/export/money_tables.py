@@ -191,11 +191,11 @@ def margin_line(review: Review) -> str:
     oo = review.outlook.of(rec.option.name)
     if oo is None or not oo.gpus_without_margin:
         return ""
-    if rec.margin == 0:  # a model-range margin is 0 where its slow end is at or under the prediction
+    if rec.margin == 0:  # a model-range margin is 0 where its pessimistic end is at or under the prediction
         why = (
             "the scenario sets none (workload.latency_margin)"
             if review.scenario.workload.latency_margin != "model-range"
-            else f"the slow end of the model's range here ({rec.time_range[1]:+.0%}) is no slower than its prediction"
+            else f"the pessimistic end of the model's range here ({rec.time_range[1]:+.0%}) is no slower than its prediction"
         )
         return f"No latency margin on the recommended fleet: {why}, so the fleet is sized on the prediction itself."
     if not oo.margin_gpus(rec):
