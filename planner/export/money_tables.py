@@ -195,7 +195,8 @@ def margin_line(review: Review) -> str:
         why = (
             "the scenario sets none (workload.latency_margin)"
             if review.scenario.workload.latency_margin != "model-range"
-            else f"the pessimistic end of the model's range here ({rec.time_range[1]:+.0%}) is no slower than its prediction"
+            else f"the pessimistic end of the model's range here ({rec.time_range[1]:+.0%}) is no slower than its "
+            "prediction"
         )
         return f"No latency margin on the recommended fleet: {why}, so the fleet is sized on the prediction itself."
     if not oo.margin_gpus(rec):
