@@ -630,31 +630,54 @@ def why_lines(checks: list[dict]) -> list[str]:
     return [f"{rid}: no {', '.join(qs)}: {why}" for rid, (qs, why) in rows.items()]
 
 
-def steady_load_tpot(held: list[acc.DecodeRow]) -> tuple[list[acc.DecodeRow], list[float], list[str | None]]:
+def steady_load_tpot(
+    held: list[acc.DecodeRow],
+) -> tuple[list[acc.DecodeRow], list[float], list[str | None], list[str | None]]:
     """The held-out rows whose load was steady (``planner.accuracy.serving_margin.steady_load``), each one's predicted
-    TPOT in seconds and its catalog GPU (None: unknown): the arguments of ``serving_residual_table``."""
+    TPOT in seconds, its catalog GPU and its catalog model's architecture class (``ranges.moe_class``; None: not in
+    the catalog): the arguments of ``serving_residual_table``."""
     from planner.accuracy.serving_margin import steady_load
 
     cat = default_catalog()
     # only steady-load runs enter the table: the bursts (the costliest runs to simulate) are not predicted
     held = [r for r in held if steady_load(r.kind, r.batch, r.num_prompts, r.request_rate)]
     pred = acc.predict_decode_rows(held, catalog=cat)
-    return held, list(pred.tpot_s), [_gpu_or_none(r.gpu, cat) for r in held]
+    return (
+        held,
+        list(pred.tpot_s),
+        [_gpu_or_none(r.gpu, cat) for r in held],
+        [_class_or_none(r.model, cat) for r in held],
+    )
 
 
 def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
     """``catalogs/reference/heldout_serving_residuals.csv`` from the held-out rows (``serving_residual_table``)."""
     import csv
 
-    from planner.accuracy.serving_margin import serving_residual_table, serving_residuals_file
+    from planner.accuracy.serving_margin import COLUMNS, serving_residual_table, serving_residuals_file
 
     table = serving_residual_table(*steady_load_tpot(held))
+    if not table:
+        raise SystemExit("no held-out steady-load TPOT figure with a catalog GPU and model: nothing to write")
     path = serving_residuals_file()
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+    part = path.with_name(path.name + ".part")  # written whole, then moved over the old file
+    with open(part, "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         w.writerows(table)
+    part.replace(path)
     return path
+
+
+def _class_or_none(name: str, cat) -> str | None:
+    """The architecture class of a row's model (``planner.accuracy.ranges.moe_class``), None when the catalog does not
+    know the model."""
+    from planner.accuracy.ranges import moe_class
+
+    try:
+        return moe_class(cat.model(acc.resolve_model_name(name, cat)))
+    except acc.PlannerError:
+        return None
 
 
 def _gpu_or_none(name: str, cat) -> str | None:
@@ -748,7 +771,7 @@ def main() -> None:
     parser.add_argument(
         "--write-serving-residuals",
         action="store_true",
-        help="write the held-out steady-load TPOT residuals per GPU and engine (planner.accuracy.serving_margin)",
+        help="write the held-out steady-load TPOT residuals per GPU, engine and architecture class (planner.accuracy.serving_margin)",
     )
     parser.add_argument(
         "--write-docs", action="store_true", help="rewrite docs/accuracy.md's held-out summary table with these figures"

@@ -19,7 +19,8 @@ and 10% above (nominal).
    ``planner.export.evaluate`` calls it): its table comes from the held-out steady-load TPOT figures themselves,
    so their coverage is in-sample. Left out: for each source (``planner.accuracy.holdout.fold_of``) the table is
    rebuilt without its rows (``serving_residual_table`` on the rest) and its steady-load TPOT figures are checked
-   against the margin range the export would then use.
+   against the margin range the export would then use; per model class (dense or MoE, the margin's key since s171),
+   MoE split by MLA, GPU / engine / class, branch of the rule and run kind.
 3. **Loaded percentiles** (``bench/load_validation.py``'s figures, ``validate_load``): until s156 ``plan --rate`` and
    the Excel TTFT_P99-style functions stated no range for them (since, 3b's; Excel's ``LOADED_RANGE``). The export sizes a fleet so that its simulated high-percentile
    TTFT and TPOT meet target / (1 + margin high), so this part reads that margin as a range on the loaded figures
@@ -47,10 +48,12 @@ from heldout import held_out_rows, run_kind, steady_load_tpot, time_checks  # no
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.calibration import residual_range  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
-from planner.accuracy.ranges import MIN_ROWS, TimeRange, _shift  # noqa: E402
+from planner.accuracy.ranges import MIN_ROWS, TimeRange, _shift, moe_class  # noqa: E402
 from planner.accuracy.serving_margin import (  # noqa: E402
+    MarginPool,
     ServingRegion,
     engine_name,
+    margin_pool,
     margin_range,
     regions_of,
     serving_residual_table,
@@ -293,52 +296,63 @@ def rule_report(checks: list[dict]) -> list[str]:
 
 
 def left_out_regions(
-    rows: list, tpot_pred_s: list[float], gpus: list[str | None], fold: str
-) -> dict[tuple[str, str], ServingRegion]:
+    rows: list, tpot_pred_s: list[float], gpus: list[str | None], classes: list[str | None], fold: str
+) -> dict[tuple[str, str, str], ServingRegion]:
     """The serving-margin regions (``serving_residual_table``) rebuilt without the rows of source ``fold``."""
     keep = [i for i, r in enumerate(rows) if fold_of(r) != fold]
-    table = serving_residual_table([rows[i] for i in keep], [tpot_pred_s[i] for i in keep], [gpus[i] for i in keep])
+    table = serving_residual_table(*([x[i] for i in keep] for x in (rows, tpot_pred_s, gpus, classes)))
     return regions_of(table)
 
 
-def rule_of(region: ServingRegion | None) -> str:
-    """Which branch of ``margin_range``'s rule a region gives: its own quantiles, the prediction range widened to
-    its errors, or the prediction range (no serving figures)."""
-    if region is None:
-        return "prediction range (no serving figures)"
-    return f"own quantiles (>= {MIN_ROWS} figures)" if region.rows >= MIN_ROWS else "prediction range, widened to 1-4"
+#: How the report names each branch of ``margin_range``'s rule (``MarginPool.kind``).
+RULES = {
+    "own": f"own quantiles (>= {MIN_ROWS} figures)",
+    "every GPU": "prediction range + every GPU",
+    "every GPU and own few": f"prediction range + every GPU, own 1-{MIN_ROWS - 1}",
+    "own few": f"prediction range + own 1-{MIN_ROWS - 1}",
+    "none": "prediction range (no serving figures)",
+}
+
+
+def rule_of(pool: MarginPool) -> str:
+    """Which branch of ``margin_range``'s rule a query's regions give (``MarginPool.kind``), as the report names it."""
+    return RULES[pool.kind]
 
 
 def margin_records(
     rows: list,
     tpot_pred_s: list[float],
     gpus: list[str | None],
-    regions_for: Callable[[str], dict[tuple[str, str], ServingRegion]],
+    regions_for: Callable[[str], dict[tuple[str, str, str], ServingRegion]],
 ) -> list[dict]:
     """Each steady-load TPOT figure with the placement of its published value against the margin range the export
-    would use for its GPU, engine, TP size and model, the regions given by ``regions_for(fold)``."""
+    would use for its GPU, engine, TP size and model (and so its class), the regions given by ``regions_for(fold)``."""
     cat, memo, out = default_catalog(), {}, []
     for r, pred_s, gpu in zip(rows, tpot_pred_s, gpus, strict=True):
         if gpu is None or not (math.isfinite(pred_s) and pred_s > 0 and math.isfinite(r.tpot_s)):
             continue
         try:
-            model = cat.model(acc.resolve_model_name(r.model, cat)).name
+            model = cat.model(acc.resolve_model_name(r.model, cat))
         except acc.PlannerError:
             continue
-        prediction = range_of_query(cat, gpu, r.engine, int(r.gpus or 1), model, memo)
+        prediction = range_of_query(cat, gpu, r.engine, int(r.gpus or 1), model.name, memo)
         regions = regions_for(fold_of(r))
         profile = engine_profile(r.engine).name  # the export asks by profile (planner.export.evaluate)
-        rng = margin_range(prediction, gpu, profile, regions)
-        region = regions.get((gpu, engine_name(profile)))
+        arch = moe_class(model)
+        rng = margin_range(prediction, gpu, profile, arch, regions)
         at = placement(pred_s, r.tpot_s, rng.low, rng.high)
-        pair = f"{gpu} / {engine_name(r.engine)}"
-        out.append(dict(at=at, pair=pair, rule=rule_of(region), run=run_kind(r), fold=fold_of(r)))
+        pair = f"{gpu} / {engine_name(r.engine)} / {arch}"
+        rule = rule_of(margin_pool(gpu, profile, arch, regions))
+        # MLA is no class of the margin's (serving_margin's docstring); the report splits MoE by it to show what a
+        # class of its own would have to beat
+        kind = arch if model.moe is None else f"{arch}, {'MLA' if model.mla is not None else 'no MLA'}"
+        out.append(dict(at=at, pair=pair, rule=rule, run=run_kind(r), fold=fold_of(r), cls=arch, kind=kind))
     return out
 
 
 def margin_report(held: list) -> list[str]:
-    rows, pred, gpus = steady_load_tpot(held)
-    whole = regions_of(serving_residual_table(rows, pred, gpus))
+    rows, pred, gpus, classes = steady_load_tpot(held)
+    whole = regions_of(serving_residual_table(rows, pred, gpus, classes))
     from planner.accuracy.serving_margin import load_serving
 
     same = "matches" if whole == load_serving() else "DIFFERS FROM"
@@ -346,7 +360,7 @@ def margin_report(held: list) -> list[str]:
 
     def left_out(fold: str) -> dict:
         if fold not in memo:
-            memo[fold] = left_out_regions(rows, pred, gpus, fold)
+            memo[fold] = left_out_regions(rows, pred, gpus, classes, fold)
         return memo[fold]
 
     lines = [
@@ -359,7 +373,7 @@ def margin_report(held: list) -> list[str]:
         ("left out (each source's figures against the table built without that source)", left_out),
     ):
         records = margin_records(rows, pred, gpus, regions_for)
-        lines += ["", f"-- {label}", HEAD] + grouped_lines(records, ("pair", "rule", "run"))
+        lines += ["", f"-- {label}", HEAD] + grouped_lines(records, ("cls", "kind", "pair", "rule", "run"))
     return lines
 
 
@@ -369,8 +383,8 @@ def margin_report(held: list) -> list[str]:
 def loaded_report(held: list) -> list[str]:
     from planner.accuracy.validation import validate_load
 
-    rows, pred, gpus = steady_load_tpot(held)
-    whole = regions_of(serving_residual_table(rows, pred, gpus))
+    rows, pred, gpus, classes = steady_load_tpot(held)
+    whole = regions_of(serving_residual_table(rows, pred, gpus, classes))
     in_table = {fold_of(r) for r in rows}
     load_rows = acc.load_decode_rows(acc.reference_dir() / "load_public.csv")
     by_id = {r.record_id: r for r in load_rows}
@@ -380,16 +394,16 @@ def loaded_report(held: list) -> list[str]:
             continue
         r = by_id[c.record_id]
         try:
-            gpu, model = acc.resolve_gpu_name(r.gpu, cat), cat.model(acc.resolve_model_name(r.model, cat)).name
+            gpu, mdl = acc.resolve_gpu_name(r.gpu, cat), cat.model(acc.resolve_model_name(r.model, cat))
         except acc.PlannerError:
             continue
         fold = fold_of(r)
         regions = whole
         if fold in in_table:  # the row's source is in the table: leave it out
-            regions = left_out_regions(rows, pred, gpus, fold)
+            regions = left_out_regions(rows, pred, gpus, classes, fold)
             left.add(fold)
-        prediction = range_of_query(cat, gpu, r.engine, int(r.gpus or 1), model, memo)
-        rng = margin_range(prediction, gpu, engine_profile(r.engine).name, regions)
+        prediction = range_of_query(cat, gpu, r.engine, int(r.gpus or 1), mdl.name, memo)
+        rng = margin_range(prediction, gpu, engine_profile(r.engine).name, moe_class(mdl), regions)
         at = placement(c.predicted, c.published, rng.low, rng.high)
         records.append(dict(q=c.quantity, at=at, engine=r.engine, GPU=gpu))
     lines = [

@@ -254,47 +254,53 @@ class TestExportDoc:
         assert (_pct(r.low), _pct(r.high)) == (int(l_low), l_high) and r.widened.startswith(f"x{l_widen}:")
 
     def test_serving_margins(self):
-        """'(H100 with vLLM: 9 figures, -8% / +20%)', '(A100 80GB with vLLM: 4 figures, -17% to -9%, so its low end at
-        most -17%)', 'H200 with vLLM has 11, 9 of them dstack's DeepSeek-R1 runs, ... +20% / +135%', 'with none it
-        stands (B200)': heldout_serving_residuals.csv (the text said +20% for H200's smaller error; until s169 H200
-        with vLLM had 2 figures and was the 1-4 example)."""
+        """'(H100 with vLLM, dense: 7 figures, -8% / -1%)', '(A100 80GB with vLLM, dense: 2 figures, -13% to -9%, and 17
+        dense vLLM runs on every GPU, -9% / +35%, so -13% / +43%)', 'with none of the engine and class anywhere it
+        stands (LMDeploy)', 'H200 with vLLM has 11 figures, all MoE (10 DeepSeek-R1 runs, 9 of them dstack's;
+        +20% / +135%), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, -37% / +35%':
+        heldout_serving_residuals.csv and serving_margin.margin_range (s171: per class; until then H200 + vLLM's 11
+        figures sized the dense Llama at +135%)."""
         from planner.accuracy.calibration import residual_range
-        from planner.accuracy.serving_margin import load_serving, margin_range
+        from planner.accuracy.serving_margin import EVERY_GPU, load_serving, margin_range, steady_load
 
         serving = load_serving()
-        rows, low, high = stated(self.DOC, r"\(H100 with vLLM: (\d+) figures, (-\d+)% / \+(\d+)%\)")
-        h100 = serving[("H100 SXM 80GB", "vllm")]
-        assert (rows, int(low), high) == (h100.rows, _pct(h100.low), _pct(h100.high))
-        rows, smallest, largest, at_most = stated(
+        rows, low, high = stated(self.DOC, r"\(H100 with vLLM, dense: (\d+) figures, (-\d+)% / ([-+]\d+)%\)")
+        h100 = serving[("H100 SXM 80GB", "vllm", "dense")]
+        assert (rows, int(low), int(high)) == (h100.rows, _pct(h100.low), _pct(h100.high))
+        a_rows, smallest, largest, p_rows, p_low, p_high, m_low, m_high = stated(
             self.DOC,
-            r"\(A100 80GB with vLLM: (\d+) figures,\s+(-\d+)% to (-\d+)%, so its low end at most (-\d+)%\)",
+            r"\(A100 80GB with vLLM, dense: (\d+) figures, (-\d+)% to (-\d+)%, and (\d+) dense vLLM runs on every GPU, "
+            r"(-\d+)% / \+(\d+)%, so (-\d+)% / \+(\d+)%\)",
         )
-        a100 = serving[("A100 SXM 80GB", "vllm")]
-        assert 1 <= a100.rows < 5 and (rows, int(smallest), int(largest)) == (
+        a100, pooled = serving[("A100 SXM 80GB", "vllm", "dense")], serving[(EVERY_GPU, "vllm", "dense")]
+        assert 1 <= a100.rows < 5 and (a_rows, int(smallest), int(largest)) == (
             a100.rows,
             _pct(a100.smallest),
             _pct(a100.largest),
         )
+        assert (p_rows, int(p_low), p_high) == (pooled.rows, _pct(pooled.low), _pct(pooled.high))
         prediction = residual_range("A100 SXM 80GB", "vllm", gpus=8, model="Llama-3.1-70B")
-        assert prediction.low > a100.smallest  # the measured errors widen the low end
-        assert int(at_most) == _pct(margin_range(prediction, "A100 SXM 80GB", "vllm").low)
-        rows, dstack, low, high = stated(
+        got = margin_range(prediction, "A100 SXM 80GB", "vllm", "dense")
+        assert (int(m_low), m_high) == (_pct(got.low), _pct(got.high))
+        assert stated(self.DOC, r"with none of the engine and class anywhere it stands \((\w+)\)") == ("LMDeploy",)
+        assert not any(engine == "lmdeploy" for _, engine, _ in serving)
+        rows, dstack, low, high, d_low, d_high = stated(
             self.DOC,
-            r"H200 with vLLM has (\d+), (\d+) of them dstack's DeepSeek-R1 runs,[^+]*\+(\d+)% / \+(\d+)%",
+            r"H200 with vLLM has (\d+) figures, all MoE \(\d+ DeepSeek-R1 runs, (\d+) of them dstack's; "
+            r"\+(\d+)% / \+(\d+)%\), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, (-\d+)% / \+(\d+)%",
         )
-        h200 = serving[("H200 SXM 141GB", "vllm")]
+        h200 = serving[("H200 SXM 141GB", "vllm", "MoE")]
+        assert ("H200 SXM 141GB", "vllm", "dense") not in serving
         assert (rows, low, high) == (h200.rows, _pct(h200.low), _pct(h200.high))
-        from planner.accuracy.serving_margin import steady_load
-
         ours = [
             r
             for r in predict.load_decode_rows()
             if r.source_group == "dstack-deepseek-r1-h200-mi300x" and r.engine == "vllm" and "H200" in r.gpu
         ]
         assert dstack == sum(steady_load(r.kind, r.batch, r.num_prompts, r.request_rate) for r in ours)
-        assert h200.sources.split() == ["dstack-deepseek-r1-h200-mi300x", "gpustack-performance-lab"]
-        assert stated(self.DOC, r"with none it stands \((\w+)\)") == ("B200",)
-        assert not any(gpu == "B200" for gpu, _ in serving)
+        prediction = residual_range("H200 SXM 141GB", "vllm", gpus=4, model="Llama-3.1-70B")
+        got = margin_range(prediction, "H200 SXM 141GB", "vllm", "dense")
+        assert (int(d_low), d_high) == (_pct(got.low), _pct(got.high))
 
     def test_ownership_example(self):
         """'H100 ($30,000, 700 W) in 8-GPU nodes: capex $35,883.75; $996.77 + $145.20 + $234.68 = $1,376.64 a

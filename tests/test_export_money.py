@@ -117,9 +117,33 @@ class TestMarginPriced:
         md = render(example, "md").decode()
         if oo.margin_gpus(rec):
             line = f"latency margin costs {oo.margin_gpus(rec)} GPUs (${oo.margin_usd_per_month(rec):,.0f} a month)"
-        else:  # the README example since the measured all-reduce: +14% needs no more GPUs
+        elif rec.margin:  # a margin that needs no more GPUs
             line = f"latency margin costs no GPU on the recommended fleet: without it the fleet is the same {oo.gpus_without_margin} GPUs."
+        else:  # the README example since s171: H100's 7 dense vLLM runs' 90th percentile is -1%, so no margin
+            line = (
+                "No latency margin on the recommended fleet: the pessimistic end of the model's range here "
+                f"({rec.time_range[1]:+.0%}) is no slower than its prediction, so the fleet is sized on the "
+                "prediction itself."
+            )
         assert line in md and "Margin's price per month" in md
+
+    def test_a_zero_margin_says_why_it_is_zero(self, example):
+        """A margin of 0 is not priced as "+0% costs no GPU": the line says where the 0 comes from, the model's range
+        (its pessimistic end -1% on the README example: heldout_serving_residuals.csv 'H100 SXM 80GB,vllm,dense,7,-0.08,
+        -0.06,-0.01') or the scenario's latency_margin = 0."""
+        from planner.export.money_tables import margin_line
+
+        rec = example.recommended
+        assert rec.margin == 0 and rec.time_range[1] == -0.01
+        assert margin_line(example).startswith(
+            "No latency margin on the recommended fleet: the pessimistic end of the model's"
+        )
+        assert "(-1%)" in margin_line(example)
+        from dataclasses import replace
+
+        w = example.scenario.workload.model_copy(update={"latency_margin": 0.0})
+        set_to_zero = replace(example, scenario=example.scenario.model_copy(update={"workload": w}))
+        assert "the scenario sets none (workload.latency_margin)" in margin_line(set_to_zero)
 
 
 class TestLikeForLike:

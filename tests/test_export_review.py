@@ -121,12 +121,12 @@ class TestSizingRules:
     def test_default_margin_is_the_model_range_and_the_pessimistic_end_meets_the_target(self, example):
         """Default: the upper residual quantile of the GPU and the group kept (planner.accuracy.calibration.residual_range,
         from catalogs/reference/heldout_residuals.csv, at least as wide as the engine's held-out serving errors on
-        that GPU: serving_margin.margin_range); every meeting option's TPOT at peak and p95 TTFT x
-        (1 + margin) meet the 50 ms and 1.5 s targets; each candidate group carries its own range."""
+        that GPU and the model's class, dense here: serving_margin.margin_range); every meeting option's TPOT at peak
+        and p95 TTFT x (1 + margin) meet the 50 ms and 1.5 s targets; each candidate group carries its own range."""
         for r in example.results:
             for c in r.candidates:
                 prediction = residual_range(r.gpu, r.engine.name, gpus=c.gpus_per_replica, model=r.model)
-                assert c.time_range == margin_range(prediction, r.gpu.name, r.engine.name)
+                assert c.time_range == margin_range(prediction, r.gpu.name, r.engine.name, "dense")
                 assert c.margin == max(0.0, c.time_range.high)
             if r.meets:
                 assert r.margin == r.candidate.margin and r.time_range == r.candidate.time_range[:2]
@@ -134,17 +134,18 @@ class TestSizingRules:
                 assert float(r.fleet.tpot_peak_s) * m <= 0.05 + 1e-12 and r.replica.ttft_s * m <= 1.5
 
     def test_the_margin_follows_the_gpu_and_its_coverage(self, example, tmp_path):
-        """H100 has 9 held-out vLLM serving figures, B300 none (catalogs/reference/heldout_serving_residuals.csv,
-        heldout_residuals.csv): the README's "H100, rented" is sized at the 90th percentile of vLLM's errors on H100
-        (+17% in the shipped file), not widened; the same option on B300 at all GPUs' range widened by the GPU factor,
-        and the review
-        says so."""
+        """H100 has 7 held-out vLLM serving figures of dense models, B300 none (catalogs/reference/
+        heldout_serving_residuals.csv row 'H100 SXM 80GB,vllm,dense,7,-0.08,-0.06,-0.01', heldout_residuals.csv): the
+        README's "H100, rented" is sized at the 90th percentile of vLLM's dense-model errors on H100 (-1%, so no
+        margin), not widened; the same option on B300 at all GPUs' range widened by the GPU factor (wider than the
+        dense vLLM runs on every GPU, +35%), and the review says so."""
         regions = ranges.load_regions()
         every, gpu = regions[("all", "*")], regions[("gpu", "*")]
         rented = next(r for r in example.results if r.option.name == "H100, rented")
-        vllm = load_serving()[("H100 SXM 80GB", "vllm")]
+        vllm = load_serving()[("H100 SXM 80GB", "vllm", "dense")]
         assert vllm.rows >= ranges.MIN_ROWS
-        assert rented.margin == vllm.high and not rented.time_range_widened
+        assert rented.time_range == (vllm.low, vllm.high) and not rented.time_range_widened
+        assert rented.margin == max(0.0, vllm.high)
         text = EXAMPLE.read_text().replace('name = "H100, rented"\ngpu = "H100"', 'name = "H100, rented"\ngpu = "B300"')
         assert text != EXAMPLE.read_text()
         moved = review_of(write_scenario(tmp_path, text))
@@ -154,6 +155,21 @@ class TestSizingRules:
         assert "no held-out figures on B300" in b300.time_range_widened
         notes = [a.label + a.source for a in moved.assumptions if "B300" in a.what]
         assert any("widened" in n and "on B300" in n for n in notes)
+
+    def test_a_dense_fleet_is_not_priced_with_moe_runs_and_the_review_says_whose_runs(self, example):
+        """H200 + vLLM's 11 serving figures are all MoE (10 DeepSeek-R1), none dense (heldout_serving_residuals.csv rows
+        'H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35' and '*,vllm,dense,17,-0.09,-0.03,0.35'): the README's Llama-3.1-70B
+        on H200 is sized with the 17 dense vLLM runs on every GPU (+35%, with H200's prediction range: -37% / +35%),
+        not +135% (s169 to s171: 120 GPUs), and its Assumptions row names those runs for the reader."""
+        serving = load_serving()
+        moe, dense = serving[("H200 SXM 141GB", "vllm", "MoE")], serving[("*", "vllm", "dense")]
+        h200 = next(r for r in example.results if r.option.name == "H200, rented")
+        assert ("H200 SXM 141GB", "vllm", "dense") not in serving and dense.rows >= ranges.MIN_ROWS
+        prediction = residual_range(h200.gpu, "vllm", gpus=h200.candidate.gpus_per_replica, model=h200.model)
+        assert h200.margin == max(prediction.high, dense.high) < moe.high
+        notes = [a.label for a in example.assumptions if a.what.startswith("H200") and "uncertainty" in a.what]
+        assert notes and all("17 dense-model runs on any GPU + vLLM" in n for n in notes)
+        assert all("none on H200 SXM 141GB" in n for n in notes)
 
     def test_the_terminal_summary_says_when_the_margin_was_widened(self, tmp_path):
         """The hand scenario on B300 (no held-out rows): the recommendation line is followed by why its margin is

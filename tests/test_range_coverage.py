@@ -14,7 +14,7 @@ import pytest
 from bench_support import bench_module
 
 from planner.accuracy.ranges import TimeRange
-from planner.accuracy.serving_margin import ServingRegion, margin_range
+from planner.accuracy.serving_margin import ServingRegion, margin_pool, margin_range
 
 rc = bench_module("range_coverage")
 
@@ -69,34 +69,36 @@ class TestLeftOutRegions:
         """Source a: 2 figures +10%, +20%; source b: 5 figures -10% .. +30%. Without a, the region is b's 5 figures
         (10th / 90th percentile of -10, 0, +10, +20, +30%: -6% / +26%); without b, a's 2 (+10% / +20%)."""
         rows = [_row("a", 1.1), _row("a", 1.2)] + [_row("b", x) for x in (0.9, 1.0, 1.1, 1.2, 1.3)]
-        pred, gpus = [1.0] * len(rows), ["H100 SXM 80GB"] * len(rows)
-        without_a = rc.left_out_regions(rows, pred, gpus, "a")[("H100 SXM 80GB", "vllm")]
+        pred, gpus, classes = [1.0] * len(rows), ["H100 SXM 80GB"] * len(rows), ["dense"] * len(rows)
+        without_a = rc.left_out_regions(rows, pred, gpus, classes, "a")[KEY]
         assert (without_a.rows, without_a.low, without_a.high, without_a.sources) == (5, -0.06, 0.26, "b")
-        without_b = rc.left_out_regions(rows, pred, gpus, "b")[("H100 SXM 80GB", "vllm")]
+        without_b = rc.left_out_regions(rows, pred, gpus, classes, "b")[KEY]
         assert (without_b.rows, without_b.smallest, without_b.largest) == (2, 0.10, 0.20)
+        assert rc.left_out_regions(rows, pred, gpus, classes, "b")[("*", "vllm", "dense")].rows == 2
 
     def test_only_source_left_out_leaves_no_region(self):
         """A region all from one source is gone once that source is left out: the prediction range applies."""
         rows = [_row("a", 1.1)]
-        assert rc.left_out_regions(rows, [1.0], ["H200 SXM 141GB"], "a") == {}
+        assert rc.left_out_regions(rows, [1.0], ["H200 SXM 141GB"], ["dense"], "a") == {}
         prediction = TimeRange(-0.37, 0.09, "H200's held-out residuals")
-        assert margin_range(prediction, "H200 SXM 141GB", "vllm", {}) == prediction
+        assert margin_range(prediction, "H200 SXM 141GB", "vllm", "dense", {}) == prediction
 
 
-KEY = ("H100 SXM 80GB", "vllm")
+KEY = ("H100 SXM 80GB", "vllm", "dense")
 
 
 class TestMarginRule:
     def test_rule_branches(self):
-        """At least 5 figures: their quantiles; 1-4: the prediction range widened to their extremes; none: the
-        prediction range (``margin_range``'s rule with given regions)."""
+        """At least 5 figures of its own: their quantiles; 1-4 (none elsewhere): the prediction range widened to their
+        extremes; none: the prediction range (``margin_range``'s rule with given regions, ``MarginPool.kind``)."""
         prediction = TimeRange(-0.29, 0.44, "H100's held-out residuals")
-        five = ServingRegion("H100 SXM 80GB", "vllm", 9, -0.08, -0.06, 0.04, -0.08, 0.09, "x")
-        two = ServingRegion("H100 SXM 80GB", "vllm", 2, 0.27, 0.53, 0.80, 0.20, 0.87, "x")
-        assert margin_range(prediction, "H100 SXM 80GB", "vllm", {KEY: five})[:2] == (-0.08, 0.04)
-        assert margin_range(prediction, "H100 SXM 80GB", "vllm", {KEY: two})[:2] == (-0.29, 0.87)
-        assert rc.rule_of(five).startswith("own quantiles") and rc.rule_of(two).endswith("1-4")
-        assert rc.rule_of(None).startswith("prediction range")
+        five = ServingRegion(*KEY, 9, -0.08, -0.06, 0.04, -0.08, 0.09, "x")
+        two = ServingRegion(*KEY, 2, 0.27, 0.53, 0.80, 0.20, 0.87, "x")
+        assert margin_range(prediction, *KEY, {KEY: five})[:2] == (-0.08, 0.04)
+        assert margin_range(prediction, *KEY, {KEY: two})[:2] == (-0.29, 0.87)
+        assert rc.rule_of(margin_pool(*KEY, {KEY: five})).startswith("own quantiles")
+        assert rc.rule_of(margin_pool(*KEY, {KEY: two})).endswith("own 1-4")
+        assert rc.rule_of(margin_pool(*KEY, {})).startswith("prediction range (no")
 
 
 def _record(published: float, rate: bool = False) -> dict:

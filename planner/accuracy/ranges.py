@@ -94,6 +94,13 @@ def load_regions(path: str | None = None) -> dict[tuple[str, str], Region]:
         }
 
 
+def moe_class(model: Any) -> str:
+    """A catalog model's architecture class: "MoE" when it has a ``[moe]`` table (routed experts), else "dense".
+    The ``moe`` dimension of the ranges, and the class the export's serving margin keeps apart
+    (``planner.accuracy.serving_margin``)."""
+    return "MoE" if model.moe is not None else "dense"
+
+
 def size_class(total_params: float) -> str:
     return next((label for limit, label in SIZE_CLASSES if total_params < limit), ">100B")
 
@@ -109,7 +116,7 @@ def query_values(gpu: str, gpus: Any = None, engine: Any = None, model: Any = No
         name = str(getattr(engine, "name", engine))
         out["engine"] = "vllm" if name.startswith("vllm") else name  # vLLM's profiles share its time factors
     if model is not None:
-        out["moe"] = "MoE" if model.moe else "dense"
+        out["moe"] = moe_class(model)
         out["size"] = size_class(param_counts(model)[0])
     return out
 

@@ -1,4 +1,5 @@
-"""The latency margin per GPU and engine: held-out TPOT errors of that engine's serving runs on that GPU.
+"""The latency margin per GPU, engine and architecture class: held-out TPOT errors of that engine's serving runs of
+models of that class on that GPU.
 
 ``planner export`` sizes a fleet so that the pessimistic end of the predicted TPOT meets the target. The range of a
 single prediction (``planner.accuracy.ranges``) comes from the fit sources' rows left out one source at a time:
@@ -7,19 +8,31 @@ from the published serving runs the time factors never saw (``bench/heldout.py``
 kept a load steady: a request rate, or a fixed number of requests in flight (runs that send every prompt at once
 are excluded: their error is the schedule's, not the step's). ``catalogs/reference/heldout_serving_residuals.csv``
 (written only by ``python bench/heldout.py --write-serving-residuals`` from ``serving_residual_table``) holds, per
-GPU and engine, the figures' count and the 10th, 50th and 90th percentile and the largest of measured TPOT /
-predicted TPOT - 1.
+GPU, engine and architecture class, and per engine and class on every GPU together (gpu ``*``), the figures' count
+and the 10th, 50th and 90th percentile and the largest of measured TPOT / predicted TPOT - 1.
 
-**Rule** (``margin_range``), for a query's GPU and engine:
+**Classes** (``ranges.moe_class``, the ranges' ``moe`` dimension): dense or MoE, from the catalog model. Until s171
+the figures were pooled per GPU and engine, so a dense Llama fleet on H200 with vLLM was priced with the error of
+DeepSeek-R1 runs (10 of that pair's 11 figures, 9 of them dstack's; +20% / +135%). MLA is not a class of its own:
+its figures are all one model's (DeepSeek-R1), and no GPU and engine has ``MIN_ROWS`` figures of both MLA and other
+MoE models (H200 + vLLM: 10 and 1, MI300X + vLLM: 9 and 1), so the data cannot tell MLA's error from that model's.
 
-- at least ``MIN_ROWS`` figures: their 10th-90th percentiles are the range (H100 with vLLM: 9 figures, -8% / +19%);
-  where the GPU's kernel curves are another vendor's (MI300X: H100's, ``planner.accuracy.ranges.curves_text``), the
-  note says so: the runs' errors hold the borrowed curves' miss, so the range is not moved out for it again;
-- 1 to ``MIN_ROWS - 1`` figures: the prediction range (``ranges.region_residuals``), but at least as wide as the
-  errors measured there: its high end at least their largest, its low end at most their smallest (A100 80GB with
-  vLLM: 4 figures, -17% to -9%, so its low end at most -17%);
-- none: the prediction range unchanged (B200: all GPUs' range, widened).
+**Rule** (``margin_range``), for a query's GPU, engine and class:
 
+- at least ``MIN_ROWS`` figures of that GPU, engine and class: their 10th-90th percentiles are the range (H100 +
+  vLLM, dense: 7 figures, -8% / -1%); where the GPU's kernel curves are another vendor's (MI300X: H100's,
+  ``planner.accuracy.ranges.curves_text``), the note says so: the runs' errors hold the borrowed curves' miss, so
+  the range is not moved out for it again;
+- fewer: the prediction range (``ranges.region_residuals``), made at least as wide as the serving errors that stand
+  in for the missing ones: the 10th-90th percentiles of the same engine and class on every GPU together, when they
+  are ``MIN_ROWS`` figures or more (``pooled``), and the smallest and largest of this GPU's own 1 to
+  ``MIN_ROWS - 1`` figures (A100 80GB + vLLM, dense: 2 figures). Figures of other GPUs widen the range, never narrow
+  it: they do not hold this GPU's part of the miss (its kernel curves, its static-batch residuals);
+- another class's figures never set a margin, on this GPU or any (the reason for the classes);
+- no figure of the engine and class anywhere: the prediction range unchanged.
+
+``MIN_ROWS`` (5) is the prediction ranges' minimum for a region's own quantiles (fewer give percentiles that are
+one or two figures' values); it was kept, not chosen on the left-out coverage (``bench/range_coverage.py``).
 A calibration file's range replaces all of this (``planner.accuracy.calibration.calibrated_range``).
 """
 
@@ -40,14 +53,33 @@ from planner.engines.profiles import ENGINE_ALIASES
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
+#: The architecture classes a margin keeps apart (``planner.accuracy.ranges.moe_class``'s values).
+CLASSES = ("dense", "MoE")
+#: The ``gpu`` of a region that pools one engine and class over every GPU.
+EVERY_GPU = "*"
+#: The columns of ``heldout_serving_residuals.csv``, in order.
+COLUMNS = (
+    "gpu",
+    "engine",
+    "architecture",
+    "rows",
+    "residual_low",
+    "residual_median",
+    "residual_high",
+    "residual_smallest",
+    "residual_largest",
+    "sources",
+)
 
 
 @dataclass(frozen=True)
 class ServingRegion:
-    """Held-out steady-load TPOT residuals (measured / predicted - 1) of one engine on one GPU."""
+    """Held-out steady-load TPOT residuals (measured / predicted - 1) of one engine's runs of one architecture class
+    on one GPU (``gpu`` ``EVERY_GPU``: on every GPU together)."""
 
     gpu: str
     engine: str
+    architecture: str  # "dense" or "MoE" (CLASSES)
     rows: int
     low: float  # 10th percentile
     median: float
@@ -85,25 +117,41 @@ def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate
     return 0 < batch < (num_prompts or batch)
 
 
-def serving_residual_table(rows: Sequence, tpot_pred_s: Sequence[float], gpus: Sequence[str | None]) -> list[dict]:
-    """The rows of ``heldout_serving_residuals.csv``: per (GPU, engine) of the steady-load rows with a published and a
-    predicted TPOT, the quantiles of measured / predicted - 1. ``gpus``: each row's catalog GPU name (None: unknown)."""
-    by_pair: dict[tuple[str, str], list[tuple[float, str]]] = {}
-    for r, pred, gpu in zip(rows, tpot_pred_s, gpus, strict=True):
+#: How a note names an engine family.
+ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "lmdeploy": "LMDeploy"}
+
+
+def serving_residual_table(
+    rows: Sequence,
+    tpot_pred_s: Sequence[float],
+    gpus: Sequence[str | None],
+    architectures: Sequence[str | None],
+) -> list[dict]:
+    """The rows of ``heldout_serving_residuals.csv``: per (GPU, engine, architecture class) of the steady-load rows
+    with a published and a predicted TPOT, and per (engine, class) on every GPU together (gpu ``EVERY_GPU``), the
+    quantiles of measured / predicted - 1. ``gpus``: each row's catalog GPU name; ``architectures``: its catalog
+    model's class (``ranges.moe_class``); None where the catalog does not know it (the row is left out)."""
+    by_key: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    for r, pred, gpu, arch in zip(rows, tpot_pred_s, gpus, architectures, strict=True):
         measured = r.tpot_s
-        if gpu is None or not steady_load(r.kind, r.batch, r.num_prompts, r.request_rate):
+        if gpu is None or arch is None or not steady_load(r.kind, r.batch, r.num_prompts, r.request_rate):
             continue
+        if arch not in CLASSES:
+            raise ValueError(f"architecture class {arch!r} is not one of {', '.join(CLASSES)}")
         if not (np.isfinite(measured) and np.isfinite(pred) and pred > 0):
             continue
-        by_pair.setdefault((gpu, engine_name(r.engine)), []).append((measured / pred - 1.0, r.source_group))
+        figure = (measured / pred - 1.0, r.source_group)
+        for where in (gpu, EVERY_GPU):
+            by_key.setdefault((where, engine_name(r.engine), arch), []).append(figure)
     out = []
-    for (gpu, engine), figures in sorted(by_pair.items()):
+    for (gpu, engine, arch), figures in sorted(by_key.items()):
         e = np.array([x for x, _ in figures])
         low, median, high = np.percentile(e, [LOW_Q, 50, HIGH_Q])
         out.append(
             dict(
                 gpu=gpu,
                 engine=engine,
+                architecture=arch,
                 rows=str(len(e)),
                 residual_low=f"{low:.2f}",
                 residual_median=f"{median:.2f}",
@@ -116,51 +164,130 @@ def serving_residual_table(rows: Sequence, tpot_pred_s: Sequence[float], gpus: S
     return out
 
 
+Regions = Mapping[tuple[str, str, str], ServingRegion]
+
+
 @functools.lru_cache(maxsize=2)
-def load_serving(path: str | None = None) -> dict[tuple[str, str], ServingRegion]:
-    """The file's regions by (GPU, engine); empty when the file is absent."""
+def load_serving(path: str | None = None) -> dict[tuple[str, str, str], ServingRegion]:
+    """The file's regions by (GPU or ``EVERY_GPU``, engine, architecture class); empty when the file is absent."""
     p = Path(path) if path else serving_residuals_file()
     if not p.exists():
         return {}
     with open(p, newline="", encoding="utf-8") as f:
-        return regions_of(csv.DictReader(f))
+        reader = csv.DictReader(f)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:  # a file written before s171 has no architecture column
+            raise ValueError(
+                f"{p}: no column {', '.join(missing)}; the columns are {', '.join(COLUMNS)} "
+                "(write it with: python bench/heldout.py --write-serving-residuals)"
+            )
+        return regions_of(reader)
 
 
-def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str], ServingRegion]:
-    """Regions by (GPU, engine) from rows in the file's columns (``serving_residual_table``'s, or the file's)."""
+def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str, str], ServingRegion]:
+    """Regions by (GPU, engine, class) from rows in the file's columns (``serving_residual_table``'s, or the file's)."""
     residuals = ("residual_low", "residual_median", "residual_high", "residual_smallest", "residual_largest")
     return {
-        (r["gpu"], r["engine"]): ServingRegion(
-            r["gpu"], r["engine"], int(r["rows"]), *(float(r[c]) for c in residuals), r["sources"]
+        (r["gpu"], r["engine"], r["architecture"]): ServingRegion(
+            r["gpu"], r["engine"], r["architecture"], int(r["rows"]), *(float(r[c]) for c in residuals), r["sources"]
         )
         for r in table
     }
+
+
+@dataclass(frozen=True)
+class MarginPool:
+    """The serving figures a query's margin is built from (``margin_pool``): ``own``, its GPU, engine and class's;
+    ``pooled``, the same engine and class on every GPU together (None: no figure)."""
+
+    gpu: str
+    engine: str
+    architecture: str
+    own: ServingRegion | None
+    pooled: ServingRegion | None
+
+    @property
+    def kind(self) -> str:
+        """Which branch of ``margin_range``'s rule applies: "own" (``MIN_ROWS`` figures or more of its own), "every
+        GPU" (fewer, and ``MIN_ROWS`` or more of the engine and class on every GPU), "every GPU and own few", "own
+        few" (1 to ``MIN_ROWS - 1`` of its own and too few anywhere), or "none"."""
+        if self.own is not None and self.own.rows >= MIN_ROWS:
+            return "own"
+        pooled = self.pooled is not None and self.pooled.rows >= MIN_ROWS
+        if pooled:
+            return "every GPU and own few" if self.own is not None else "every GPU"
+        return "own few" if self.own is not None else "none"
+
+
+def margin_pool(gpu_name: str, engine: object, architecture: str, regions: Regions | None = None) -> MarginPool:
+    """The regions a margin for ``engine`` (a profile or family name) running a model of class ``architecture``
+    ("dense" or "MoE": ``ranges.moe_class``) on ``gpu_name`` reads; ``regions``: the file's unless given."""
+    if architecture not in CLASSES:
+        raise ValueError(f"architecture class {architecture!r} is not one of {', '.join(CLASSES)}")
+    eng = engine_name(engine)
+    regions = load_serving() if regions is None else regions
+    return MarginPool(
+        gpu_name,
+        eng,
+        architecture,
+        regions.get((gpu_name, eng, architecture)),
+        regions.get((EVERY_GPU, eng, architecture)),
+    )
+
+
+def _runs(n: int, architecture: str) -> str:
+    """'7 dense-model runs', '1 MoE-model run'."""
+    return f"{n} {architecture}-model run{'s' if n != 1 else ''}"
+
+
+def _pooled_gpus(pool: MarginPool, regions: Regions) -> str:
+    """'A100 SXM 40GB 3, H100 SXM 80GB 7; none on H200 SXM 141GB': the pooled figures per GPU."""
+    per_gpu = sorted(
+        (r.gpu, r.rows)
+        for r in regions.values()
+        if r.gpu != EVERY_GPU and (r.engine, r.architecture) == (pool.engine, pool.architecture)
+    )
+    text = ", ".join(f"{g} {n}" for g, n in per_gpu)
+    return text + ("" if pool.own is not None else f"; none on {pool.gpu}")
 
 
 def margin_range(
     prediction: TimeRange,
     gpu_name: str,
     engine: object,
-    regions: Mapping[tuple[str, str], ServingRegion] | None = None,
+    architecture: str,
+    regions: Regions | None = None,
 ) -> TimeRange:
-    """The range a fleet of ``engine`` on ``gpu_name`` is sized with (the module's rule), from ``prediction``, the
-    range of a single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``)
-    unless given (``bench/range_coverage.py`` rebuilds them without one source at a time)."""
-    eng = engine_name(engine)
-    region = (load_serving() if regions is None else regions).get((gpu_name, eng))
-    if region is None:
+    """The range a fleet of ``engine`` serving a model of class ``architecture`` ("dense" or "MoE":
+    ``ranges.moe_class``) on ``gpu_name`` is sized with (the module's rule), from ``prediction``, the range of a
+    single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``) unless given
+    (``bench/range_coverage.py`` rebuilds them without one source at a time). The note says which runs the margin
+    comes from ("from 7 dense-model runs on H100 SXM 80GB + vLLM ...")."""
+    regions = load_serving() if regions is None else regions
+    pool = margin_pool(gpu_name, engine, architecture, regions)
+    kind, own, pooled = pool.kind, pool.own, pool.pooled
+    label = ENGINE_LABELS.get(pool.engine, pool.engine)
+    held = "held-out TPOT at steady load"
+    if kind == "none":
         return prediction
-    where = f"held-out TPOT of {region.rows} steady-load serving run{'s' if region.rows > 1 else ''} of {eng} on "
-    where += f"{gpu_name} (sources: {region.sources})"
-    if region.rows >= MIN_ROWS:
+    if kind == "own":
         borrowed = curves_part(prediction.widened)
-        note = f"{where}: {region.low:+.0%} / {region.high:+.0%}"
+        note = f"from {_runs(own.rows, architecture)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
+        note += f"{own.low:+.0%} / {own.high:+.0%}"
         note += f"; {borrowed}: these runs' errors hold that miss, which is why the range is theirs" if borrowed else ""
-        return TimeRange(region.low, region.high, note)
-    low, high = min(prediction.low, region.smallest), max(prediction.high, region.largest)
-    if (low, high) == (prediction.low, prediction.high):
-        return prediction
-    note = (
-        f"{prediction.note}; at least the errors measured on {where}: {region.smallest:+.0%} to {region.largest:+.0%}"
-    )
-    return TimeRange(low, high, note, prediction.widened)
+        return TimeRange(own.low, own.high, note)
+    low, high, parts = prediction.low, prediction.high, []
+    if kind.startswith("every GPU"):
+        low, high = min(low, pooled.low), max(high, pooled.high)
+        parts.append(
+            f"{_runs(pooled.rows, architecture)} on any GPU + {label} ({_pooled_gpus(pool, regions)}; {held}; "
+            f"sources: {pooled.sources}): {pooled.low:+.0%} / {pooled.high:+.0%}"
+        )
+    if own is not None:
+        low, high = min(low, own.smallest), max(high, own.largest)
+        parts.append(
+            f"the {_runs(own.rows, architecture)} on {gpu_name} + {label} (sources: {own.sources}): "
+            f"{own.smallest:+.0%} to {own.largest:+.0%}"
+        )
+    verb = "widened to hold the errors of" if (low, high) != prediction[:2] else "it already holds the errors of"
+    return TimeRange(low, high, f"{prediction.note}; {verb} " + " and of ".join(parts), prediction.widened)

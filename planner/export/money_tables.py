@@ -191,6 +191,14 @@ def margin_line(review: Review) -> str:
     oo = review.outlook.of(rec.option.name)
     if oo is None or not oo.gpus_without_margin:
         return ""
+    if rec.margin == 0:  # a model-range margin is 0 where its pessimistic end is at or under the prediction
+        why = (
+            "the scenario sets none (workload.latency_margin)"
+            if review.scenario.workload.latency_margin != "model-range"
+            else f"the pessimistic end of the model's range here ({rec.time_range[1]:+.0%}) is no slower than its "
+            "prediction"
+        )
+        return f"No latency margin on the recommended fleet: {why}, so the fleet is sized on the prediction itself."
     if not oo.margin_gpus(rec):
         return (
             f"The +{rec.margin:.0%} latency margin costs no GPU on the recommended fleet: without it the fleet is the "
