@@ -100,13 +100,19 @@ class WriteError(PlannerError):
 SHOWN_NAME_CHARS = 60
 
 
-def shown_name(name: object) -> str:
-    """``repr(str(name))``, or for a name over ``SHOWN_NAME_CHARS`` characters its start and its length:
-    ``'ééé...' (5,000 characters)``, so a message stays one readable line (and fits an Excel cell)."""
-    text = str(name)
+def shown_name(value: object) -> str:
+    """A value as an error message quotes it, the one rule every surface uses: text as ``repr`` writes it (in quotes,
+    ``'H10'``), any other value as Python writes it (``1e+300``, ``True``); over ``SHOWN_NAME_CHARS`` characters, its
+    start, "..." and its length: ``'ééé...' (5,000 characters)``, so a message stays one readable line (and fits an
+    Excel cell)."""
+    if isinstance(value, str):
+        if len(value) <= SHOWN_NAME_CHARS:
+            return repr(value)
+        return f"{value[:SHOWN_NAME_CHARS] + '...'!r} ({len(value):,} characters)"
+    text = repr(value)
     if len(text) <= SHOWN_NAME_CHARS:
-        return repr(text)
-    return f"{text[:SHOWN_NAME_CHARS] + '...'!r} ({len(text):,} characters)"
+        return text
+    return f"{text[:SHOWN_NAME_CHARS]}... ({len(text):,} characters)"
 
 
 def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:

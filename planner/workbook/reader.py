@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from planner.errors import PlannerError
+from planner.errors import PlannerError, shown_name
 from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
 from planner.workbook.layout import (
     BUDGET_FIELDS,
@@ -167,11 +167,11 @@ def _count_limits() -> dict[str, int]:
 
 
 def _shown(value: Any) -> str:
-    """An input's value for a message: a date as a date, long text cut (a 400-digit number typed as text)."""
+    """An input's value for a message: a date as a date; anything else as ``planner.errors.shown_name`` quotes it
+    (text in quotes, a number as written, either cut at ``SHOWN_NAME_CHARS`` with its length: a 400-digit number)."""
     if isinstance(value, (datetime.date, datetime.time)):
         return f"a date ({value.isoformat()}); dates are not numbers here"
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}... ({len(str(value)):,} characters)"
+    return shown_name(value)
 
 
 def _number_in_text(text: str, f: InputField) -> float | None:
