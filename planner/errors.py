@@ -7,6 +7,7 @@
     │   └── MissingDataError     the catalog lacks a number the question needs (e.g. a price)
     ├── DoesNotFitError          a configuration whose weights (or one sequence) do not fit in memory
     ├── CatalogError             a catalog file or entry that does not validate (file, entry, field, problem)
+    │   └── EmptyCatalogFolderError  a catalog folder that holds no *.toml file (a wrong folder named)
     ├── OutputExistsError        a file that would be overwritten without --force
     └── WriteError               a file the system would not let us write (read-only folder, name too long, ...)
 
@@ -82,6 +83,18 @@ class CatalogError(PlannerError):
     """Raised when a catalog file cannot be read or an entry does not validate."""
 
     exit_code = 2  # the user's file is bad input
+
+
+class EmptyCatalogFolderError(CatalogError):
+    """Raised when a catalog folder (``--catalog``, ``$PLANNER_CATALOG``, the xlwings config, =PLANNER_RELOAD) holds
+    no ``*.toml`` file: nothing would be read from it, so the folder named is most likely the wrong one."""
+
+    def __init__(self, folder: object):
+        self.folder = folder
+        super().__init__(
+            f"{folder}: no *.toml catalog files in this folder; give the folder that holds your *.toml catalog files "
+            "(with [[gpu]], [[model]] or [[precision]] tables)"
+        )
 
 
 class OutputExistsError(PlannerError):

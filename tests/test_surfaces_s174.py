@@ -13,8 +13,11 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from cli_support import one_line, run
 
-from planner.errors import SHOWN_NAME_CHARS, shown_name
+from planner.catalog import load_catalog
+from planner.errors import SHOWN_NAME_CHARS, EmptyCatalogFolderError, shown_name
+from planner.excel import functions as xf
 from planner.workbook.reader import WorkbookError, read_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,3 +51,23 @@ class TestShownValue:
         assert shown_name(1e300) == "1e+300"
         assert shown_name("H10") == "'H10'"
         assert shown_name(10**399) == "1" + "0" * (SHOWN_NAME_CHARS - 1) + "... (400 characters)"
+
+
+class TestCatalogFolderWithoutFiles:
+    EXPECTED = "no *.toml catalog files in this folder; give the folder that holds your *.toml catalog files"
+
+    def test_the_loader_refuses_it_with_a_named_error(self, tmp_path):
+        """load_catalog read a folder with no *.toml file as an empty catalog; only =PLANNER_RELOAD checked."""
+        with pytest.raises(EmptyCatalogFolderError) as err:
+            load_catalog(tmp_path, use_env=False)
+        assert str(err.value).startswith(f"{tmp_path}: {self.EXPECTED}") and err.value.folder == tmp_path
+
+    def test_planner_catalog_naming_it_is_one_line_exit_2(self, tmp_path, monkeypatch):
+        """$PLANNER_CATALOG naming a wrong (empty) folder planned from the shipped catalog without a word."""
+        monkeypatch.setenv("PLANNER_CATALOG", str(tmp_path))
+        said = one_line(run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096"), 2)
+        assert said == f"planner: error: {tmp_path}: {self.EXPECTED} (with [[gpu]], [[model]] or [[precision]] tables)"
+
+    def test_reload_says_what_the_loader_says(self, tmp_path):
+        """=PLANNER_RELOAD(folder) gives the loader's message, not a copy of the check."""
+        assert xf.PLANNER_RELOAD(str(tmp_path)).startswith(f"catalog not reloaded: {tmp_path}: {self.EXPECTED}")

@@ -28,7 +28,6 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -147,8 +146,6 @@ def reload(folder: str | None = None) -> str:
     Without: the configured folders only.
     """
     global _session_folders, _added_folders
-    if folder and Path(folder).is_dir() and not any(Path(folder).glob("*.toml")):
-        return f"catalog not reloaded: {folder}: no *.toml catalog files in this folder"
     added = tuple(dict.fromkeys((*_added_folders, folder))) if folder else ()
     new = tuple(dict.fromkeys((*config_folders(), *added)))
     reload_catalog()
