@@ -11,7 +11,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED, count_accepted, parse_token_count
 
 Errors = Literal["raise", "coerce"]
 
@@ -118,7 +118,7 @@ def _count_or_mask(
         value = token_counts(value, what, errors)
         if type(value) is int and 1 <= value <= maximum:
             return float(value), False
-    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    accepted = f"{what} must be {count_accepted(unit.removeprefix(' of '), maximum)}"
     dtype = getattr(value, "dtype", None)
     if not isinstance(value, np.ndarray) and isinstance(dtype, np.dtype) and dtype.kind in ("i", "u"):
         value = np.asarray(value)  # a pandas Series of numpy integers: its array (no copy)
@@ -145,10 +145,12 @@ def _fraction(value: Any, what: str) -> np.ndarray:
 
 
 def _price(value: Any, what: str = "price_per_gpu_hour") -> np.ndarray:
-    """US$ per GPU-hour from 0 to ``MAX_RENT_USD_PER_GPU_HOUR``; anything else raises."""
-    accepted = f"{what} must be a number of US$ per GPU-hour from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}"
+    """A rent per GPU-hour, US$, above 0 and at most ``MAX_RENT_USD_PER_GPU_HOUR`` (``planner.units.RENT_ACCEPTED``,
+    the bound every surface states); anything else raises."""
+    accepted = f"{what} must be a number {RENT_ACCEPTED}"
     arr = _numbers(value, accepted, "raise")
-    bad = ~np.isfinite(arr) | (arr < 0) | (arr > MAX_RENT_USD_PER_GPU_HOUR)
+    with np.errstate(invalid="ignore"):
+        bad = ~((arr > 0) & (arr <= MAX_RENT_USD_PER_GPU_HOUR))  # NaN is bad too
     return _checked(arr, bad, accepted, "raise", 0.0)[0]
 
 

@@ -13,11 +13,12 @@ from pathlib import Path
 
 import openpyxl
 import pytest
-from cli_support import one_line, run
+from cli_support import SCENARIO, one_line, run
 
 from planner.catalog import load_catalog
 from planner.errors import SHOWN_NAME_CHARS, EmptyCatalogFolderError, shown_name
 from planner.excel import functions as xf
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 from planner.workbook.reader import WorkbookError, read_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,3 +72,43 @@ class TestCatalogFolderWithoutFiles:
     def test_reload_says_what_the_loader_says(self, tmp_path):
         """=PLANNER_RELOAD(folder) gives the loader's message, not a copy of the check."""
         assert xf.PLANNER_RELOAD(str(tmp_path)).startswith(f"catalog not reloaded: {tmp_path}: {self.EXPECTED}")
+
+
+class TestOneBoundForPricesAndCounts:
+    """The what-if workbook's reader, a scenario, ``plan --price`` and the public functions state a rent's and a GPU
+    count's bound in the same words (``planner.units.rent_usd_per_gpu_hour`` and ``whole_count``)."""
+
+    RENT = f"must be above 0 and at most {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU-hour; got 0"
+
+    def test_a_rent_of_0_in_the_workbook_is_refused_as_export_refuses_it(self, tmp_path):
+        """The reader took a price cell of 0 (a fleet costing nothing); `planner export` of that workbook then blamed
+        "option #1.cloud_usd_per_gpu_hour: Input should be greater than 0", a field the user never typed."""
+        said = one_line(
+            run("export", str(_edited_workbook(tmp_path, "in_price", 0)), "-o", "-", "--format", "md", "-q"), 1
+        )
+        assert said.endswith(f"(Price per GPU-hour) {self.RENT}"), said
+
+    def test_a_scenario_says_the_same_words(self, tmp_path):
+        """cloud_usd_per_gpu_hour = 0 in a scenario: the same clause as the workbook's price cell."""
+        path = tmp_path / "s.toml"
+        path.write_text(SCENARIO + 'pricing = "cloud"\ncloud_usd_per_gpu_hour = 0\n', encoding="utf-8")
+        said = one_line(run("export", str(path), "-o", "-", "--format", "md", "-q"), 2)
+        assert f"option #1.cloud_usd_per_gpu_hour: {self.RENT}" in said, said
+
+    def test_plan_price_0_is_refused_too(self):
+        """`plan --price 0` printed "$0.0000 per million output tokens": the same bound as the review's."""
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "4096", "--price", "0")
+        assert r.exit_code == 2 and "give a rent above 0 and at most 10,000 US$ per GPU-hour" in r.output, r.output
+        assert xf.COST_PER_MTOK("H100", "llama2-70b", 4096, 1, 0) == "#NUM!"
+
+    def test_a_gpu_count_out_of_range_is_worded_alike(self, tmp_path):
+        """gpus_per_replica = 0 said "Input should be greater than or equal to 1" where the workbook's GPU cell said
+        "must be a whole number of GPUs from 1 to 4,096": the same clause now (each with its own maximum: the review
+        tries groups up to 64, the what-if workbook computes up to 4,096)."""
+        path = tmp_path / "s.toml"
+        path.write_text(SCENARIO + "gpus_per_replica = 0\n", encoding="utf-8")
+        said = one_line(run("export", str(path), "-o", "-", "--format", "md", "-q"), 2)
+        assert "option #1.gpus_per_replica: must be a whole number of GPUs from 1 to 64; got 0" in said, said
+        with pytest.raises(WorkbookError) as err:
+            read_inputs(_edited_workbook(tmp_path, "in_gpus", 0))
+        assert str(err.value).endswith("must be a whole number of GPUs from 1 to 4,096; got 0"), str(err.value)
