@@ -112,3 +112,37 @@ class TestOneBoundForPricesAndCounts:
         with pytest.raises(WorkbookError) as err:
             read_inputs(_edited_workbook(tmp_path, "in_gpus", 0))
         assert str(err.value).endswith("must be a whole number of GPUs from 1 to 4,096; got 0"), str(err.value)
+
+
+class TestFractionalMeanLengthsUnderLoad:
+    """=TTFT_P95(...) and its siblings take mean lengths as ``planner plan --rate --prompt-tokens`` does: a fraction is
+    kept (``planner.units.parse_token_count(whole=False)``) and each request sends it rounded to whole tokens."""
+
+    ARGS = ("H100", "llama3.1-8b", 1)
+
+    def test_a_fractional_mean_prompt_gives_the_percentile_plan_prints(self):
+        """207.5 (a dataset's mean) was #NUM! "must be a whole number of tokens" in a cell where `plan` took it."""
+        import json
+
+        r = run(
+            "plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--rate", "1",
+            "--prompt-tokens", "207.5", "--output-tokens", "128.5", "--percentile", "95", "--json",
+        )  # fmt: skip
+        assert r.exit_code == 0, r.output
+        loaded = json.loads(r.stdout)["under_load"]
+        assert loaded["replicas"] == 1  # one replica at the whole rate: the cell's question
+        assert xf.TTFT_P95(*self.ARGS, 207.5, 128.5) == pytest.approx(loaded["ttft_s"]["p95"] * 1e3, rel=1e-9)
+        assert xf.TPOT_P99(*self.ARGS, "207.5", 128.5) == pytest.approx(loaded["tpot_s"]["p99"] * 1e3, rel=1e-9)
+
+    def test_a_mean_written_with_a_multiplier_is_read_as_plan_reads_it(self):
+        """ "1.3k" (1,331.2 tokens) is a mean as `plan --prompt-tokens 1.3k` reads it, not a refused fraction."""
+        assert xf.TTFT_P50(*self.ARGS, "1.3k", 128) == xf.TTFT_P50(*self.ARGS, 1331, 128)
+
+    def test_below_one_token_is_refused_saying_what_is_accepted(self):
+        """A mean under 1 token is #NUM!, with the range and that a fraction is kept."""
+        assert xf.TTFT_P95(*self.ARGS, 0.5, 128) == "#NUM!"
+        why = xf.PLANNER_WHY("TTFT_P95", *self.ARGS, 0.5, 128)
+        assert why == (
+            "prompt_tokens must be a number of tokens from 1 to 16,777,216 (a mean: a fraction such as 207.5 is kept); "
+            "got 0.5"
+        ), why

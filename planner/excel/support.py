@@ -458,7 +458,21 @@ UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), r
 
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
-OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256", tokens=True)
+#: Under load the lengths are means, a fraction kept (a dataset's 207.5), as ``plan --prompt-tokens`` takes them.
+MEAN_PROMPT = Param(
+    "prompt_tokens",
+    "number",
+    "mean prompt length in tokens, e.g. 207.5, 2048 or 2k (each request sends it rounded to whole tokens)",
+    tokens=True,
+    mean=True,
+)
+MEAN_OUTPUT = Param(
+    "output_tokens",
+    "number",
+    "mean output length in tokens, e.g. 256 or 221.5 (rounded as prompt_tokens)",
+    tokens=True,
+    mean=True,
+)
 SPEC_TOKENS = Param(
     "speculative_tokens", "number", SPECULATION_OPTIONS["speculative_tokens"], required=False, tokens=True
 )
@@ -516,7 +530,7 @@ SPECS: dict[str, Spec] = {
             Spec(
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
-                (GPU, MODEL, RATE, PROMPT, OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE),
+                (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE),
                 scale=1e3,
             )
             for metric in ("ttft", "tpot")
