@@ -146,3 +146,43 @@ class TestFractionalMeanLengthsUnderLoad:
             "prompt_tokens must be a number of tokens from 1 to 16,777,216 (a mean: a fraction such as 207.5 is kept); "
             "got 0.5"
         ), why
+
+
+class TestContextPastTheTrainedMaximum:
+    """Llama 2 70B was trained to 4,096 tokens (``max_position_embeddings`` 4096 in
+    https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json, the source catalogs/models.toml cites).
+    ``planner plan`` computes a longer context and flags it; the Excel functions give the same number and
+    =PLANNER_WHY the same flag (``planner.api.trained_context_warning``, the one rule)."""
+
+    FLAG = "context 8,192 exceeds Llama-2-70B's trained maximum of 4,096 tokens; memory and time are extrapolated"
+
+    def test_plan_and_a_cell_give_the_same_number_and_the_same_flag(self):
+        """MAX_BATCH at 8,192 tokens was 3 with PLANNER_WHY "ok": no word that the context is past the maximum."""
+        import json
+
+        r = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "-k", "fp16", "--json")
+        assert r.exit_code == 0, r.output
+        planned = json.loads(r.stdout)
+        assert self.FLAG in planned["warnings"]
+        assert xf.MAX_BATCH("H100", "llama2-70b", 8192, "fp16") == planned["max_batch"] == 3  # README's transcript
+        assert xf.PLANNER_WHY("MAX_BATCH", "H100", "llama2-70b", 8192, "fp16") == f"ok; warning: {self.FLAG}"
+
+    def test_within_the_maximum_a_cell_is_plain_ok_and_a_range_flags_each_cell(self):
+        """A range of contexts: each cell's own reason; 4,096 (the maximum itself) is not flagged."""
+        why = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", [[4096], [8192], [0]], 1)
+        assert why[0] == ["ok"] and why[1] == [f"ok; warning: {self.FLAG}"]
+        assert why[2][0].startswith("context must be a whole number of tokens from 1")
+
+    def test_under_load_the_sequence_is_prompt_plus_output(self):
+        """TTFT_P50's sequence is the mean prompt plus the mean output: 8,000 + 192 = 8,192 tokens."""
+        said = xf.PLANNER_WHY("TTFT_P50", "H100", "llama2-70b", 0.01, 8000, 192)
+        assert said == f"ok; warning: {self.FLAG}", said
+
+    def test_the_review_says_it_in_the_same_words(self, tmp_path):
+        """`planner export` said "a 4,200-token sequence exceeds its trained maximum", its own copy of the rule."""
+        path = tmp_path / "s.toml"
+        path.write_text(SCENARIO.replace('model = "Llama-3.1-70B"', 'model = "Llama-2-70B"'), encoding="utf-8")
+        r = run("export", str(path), "-o", "-", "--format", "md", "-q")
+        assert r.exit_code == 0, r.output
+        flag = "context 4,200 exceeds Llama-2-70B's trained maximum of 4,096 tokens; memory and time are extrapolated"
+        assert f"- H100, Llama-2-70B, cloud: {flag}" in r.stdout
