@@ -42,6 +42,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     nan_record,
     next_tp_size,
     tp_size_error,
+    trained_context_warning,
     valid_tp_sizes,
 )
 from planner.model import MemoryPlan
@@ -191,6 +192,7 @@ __all__ = [
     "throughput",
     "tp_size_error",
     "tpot",
+    "trained_context_warning",
     "ttft",
     "next_tp_size",
     "valid_tp_sizes",

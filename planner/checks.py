@@ -11,7 +11,7 @@ import numpy as np
 
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED, count_accepted, parse_token_count
 
 Errors = Literal["raise", "coerce"]
 
@@ -63,14 +63,15 @@ def _out_of_range(accepted: str, value: Any) -> OutOfRangeError:
     return OutOfRangeError(f"{accepted}; got {shown!r}")
 
 
-def token_counts(value: Any, what: str, errors: Errors = "raise") -> Any:
+def token_counts(value: Any, what: str, errors: Errors = "raise", whole: bool = True) -> Any:
     """``value`` with each token count written as text ("8k" = 8,192, "8,192", "1e4") read by
     ``planner.units.parse_token_count``, the parser ``planner plan --context`` and the Excel cells use; numbers and
     arrays of numbers come back as they are. Text that is not a count raises InvalidInputError saying what is
-    accepted; with errors="coerce" it becomes NaN, noted with that reason (it then fails the caller's range check)."""
+    accepted; with errors="coerce" it becomes NaN, noted with that reason (it then fails the caller's range check).
+    ``whole=False``: a mean length, whose fraction is kept ("207.5", "1.3k"), as ``plan --prompt-tokens`` reads it."""
     if isinstance(value, str):
         try:
-            return parse_token_count(value)
+            return parse_token_count(value, whole=whole)
         except ValueError as exc:
             if errors == "raise":
                 raise InvalidInputError(f"{what}: {exc}") from None
@@ -90,7 +91,7 @@ def token_counts(value: Any, what: str, errors: Errors = "raise") -> Any:
     out, reasons = obj.copy(), np.full(obj.shape, None, dtype=object)
     for idx in zip(*np.nonzero(texts), strict=True):
         try:
-            out[idx] = parse_token_count(obj[idx])
+            out[idx] = parse_token_count(obj[idx], whole=whole)
         except ValueError as exc:
             if errors == "raise":
                 raise InvalidInputError(f"{what}: {exc}") from None
@@ -118,7 +119,7 @@ def _count_or_mask(
         value = token_counts(value, what, errors)
         if type(value) is int and 1 <= value <= maximum:
             return float(value), False
-    accepted = f"{what} must be a whole number{unit} from 1 to {maximum:,}"
+    accepted = f"{what} must be {count_accepted(unit.removeprefix(' of '), maximum)}"
     dtype = getattr(value, "dtype", None)
     if not isinstance(value, np.ndarray) and isinstance(dtype, np.dtype) and dtype.kind in ("i", "u"):
         value = np.asarray(value)  # a pandas Series of numpy integers: its array (no copy)
@@ -129,6 +130,20 @@ def _count_or_mask(
     arr = _numbers(value, accepted, errors)
     with np.errstate(invalid="ignore"):
         bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum) | (arr != np.floor(arr))
+    return _checked(arr, bad, accepted, errors, 1.0)
+
+
+def mean_tokens_or_mask(value: Any, what: str, maximum: int, errors: Errors = "raise") -> tuple[np.ndarray, Any]:
+    """Mean lengths in tokens from 1 to ``maximum`` as floats, a fraction kept (207.5, a dataset's or a benchmark's
+    printed mean), and the mask of elements that are not (coerce). Text is read by ``planner.units.parse_token_count``
+    with ``whole=False`` ("207.5", "1.3k"), the parser ``planner plan --prompt-tokens`` and a scenario's
+    ``*_tokens_mean`` use; where one request's length is needed, the mean is rounded by
+    ``planner.serving.load.fixed_length_tokens``."""
+    value = token_counts(value, what, errors, whole=False)
+    accepted = f"{what} must be a number of tokens from 1 to {maximum:,} (a mean: a fraction such as 207.5 is kept)"
+    arr = _numbers(value, accepted, errors)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(arr) | (arr < 1) | (arr > maximum)
     return _checked(arr, bad, accepted, errors, 1.0)
 
 
@@ -145,10 +160,12 @@ def _fraction(value: Any, what: str) -> np.ndarray:
 
 
 def _price(value: Any, what: str = "price_per_gpu_hour") -> np.ndarray:
-    """US$ per GPU-hour from 0 to ``MAX_RENT_USD_PER_GPU_HOUR``; anything else raises."""
-    accepted = f"{what} must be a number of US$ per GPU-hour from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}"
+    """A rent per GPU-hour, US$, above 0 and at most ``MAX_RENT_USD_PER_GPU_HOUR`` (``planner.units.RENT_ACCEPTED``,
+    the bound every surface states); anything else raises."""
+    accepted = f"{what} must be a number {RENT_ACCEPTED}"
     arr = _numbers(value, accepted, "raise")
-    bad = ~np.isfinite(arr) | (arr < 0) | (arr > MAX_RENT_USD_PER_GPU_HOUR)
+    with np.errstate(invalid="ignore"):
+        bad = ~((arr > 0) & (arr <= MAX_RENT_USD_PER_GPU_HOUR))  # NaN is bad too
     return _checked(arr, bad, accepted, "raise", 0.0)[0]
 
 

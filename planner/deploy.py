@@ -44,6 +44,26 @@ MAX_BATCH_INPUT = 2**20
 MAX_GPUS = 4096
 
 
+# -- flags --------------------------------------------------------------------------------------------
+
+
+def trained_context_warning(model: Model, context_tokens: float) -> str | None:
+    """The flag on a sequence longer than the model was trained for (``Model.max_context``, its config's
+    ``max_position_embeddings``): such a context is computed, not refused (the KV cache grows linearly; planning a
+    longer context is a question people ask), and said in these words on every surface (``planner plan``'s warning,
+    the review's note, =PLANNER_WHY beside a number): "context 200,000 exceeds Llama-2-70B's trained maximum of
+    4,096 tokens; memory and time are extrapolated". None within the maximum (or for a context that is not a
+    number: its own check refuses it)."""
+    tokens = float(context_tokens)
+    if not math.isfinite(tokens) or tokens <= model.max_context:
+        return None
+    shown = f"{int(tokens):,}" if tokens == int(tokens) else f"{tokens:,}"
+    return (
+        f"context {shown} exceeds {model.name}'s trained maximum of {model.max_context:,} tokens; "
+        "memory and time are extrapolated"
+    )
+
+
 # -- result shaping -------------------------------------------------------------------------------------
 
 

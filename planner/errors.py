@@ -7,6 +7,7 @@
     │   └── MissingDataError     the catalog lacks a number the question needs (e.g. a price)
     ├── DoesNotFitError          a configuration whose weights (or one sequence) do not fit in memory
     ├── CatalogError             a catalog file or entry that does not validate (file, entry, field, problem)
+    │   └── EmptyCatalogFolderError  a catalog folder that holds no *.toml file (a wrong folder named)
     ├── OutputExistsError        a file that would be overwritten without --force
     └── WriteError               a file the system would not let us write (read-only folder, name too long, ...)
 
@@ -84,6 +85,18 @@ class CatalogError(PlannerError):
     exit_code = 2  # the user's file is bad input
 
 
+class EmptyCatalogFolderError(CatalogError):
+    """Raised when a catalog folder (``--catalog``, ``$PLANNER_CATALOG``, the xlwings config, =PLANNER_RELOAD) holds
+    no ``*.toml`` file: nothing would be read from it, so the folder named is most likely the wrong one."""
+
+    def __init__(self, folder: object):
+        self.folder = folder
+        super().__init__(
+            f"{folder}: no *.toml catalog files in this folder; give the folder that holds your *.toml catalog files "
+            "(with [[gpu]], [[model]] or [[precision]] tables)"
+        )
+
+
 class OutputExistsError(PlannerError):
     """Raised when writing would overwrite an existing file and overwriting was not asked for."""
 
@@ -100,13 +113,19 @@ class WriteError(PlannerError):
 SHOWN_NAME_CHARS = 60
 
 
-def shown_name(name: object) -> str:
-    """``repr(str(name))``, or for a name over ``SHOWN_NAME_CHARS`` characters its start and its length:
-    ``'ééé...' (5,000 characters)``, so a message stays one readable line (and fits an Excel cell)."""
-    text = str(name)
+def shown_name(value: object) -> str:
+    """A value as an error message quotes it, the one rule every surface uses: text as ``repr`` writes it (in quotes,
+    ``'H10'``), any other value as Python writes it (``1e+300``, ``True``); over ``SHOWN_NAME_CHARS`` characters, its
+    start, "..." and its length: ``'ééé...' (5,000 characters)``, so a message stays one readable line (and fits an
+    Excel cell)."""
+    if isinstance(value, str):
+        if len(value) <= SHOWN_NAME_CHARS:
+            return repr(value)
+        return f"{value[:SHOWN_NAME_CHARS] + '...'!r} ({len(value):,} characters)"
+    text = repr(value)
     if len(text) <= SHOWN_NAME_CHARS:
-        return repr(text)
-    return f"{text[:SHOWN_NAME_CHARS] + '...'!r} ({len(text):,} characters)"
+        return text
+    return f"{text[:SHOWN_NAME_CHARS]}... ({len(text):,} characters)"
 
 
 def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:

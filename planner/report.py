@@ -130,11 +130,8 @@ def plan(
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = []
     ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
-    if ctx > mdl.max_context:
-        warnings.append(
-            f"context {ctx:,} exceeds {mdl.name}'s trained maximum of {mdl.max_context:,} tokens; "
-            "memory and time are extrapolated"
-        )
+    beyond = api.trained_context_warning(mdl, ctx)  # the one rule and wording (planner.deploy)
+    warnings += [beyond] if beyond else []
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
     if n > 8:

@@ -6,12 +6,28 @@ import decimal
 import math
 import re
 
+from planner.errors import shown_name
+
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 KB, MB, GB, TB = 1e3, 1e6, 1e9, 1e12
 
 #: Largest rent per GPU-hour the public functions, a scenario and `planner plan --price` take, US$: the dearest
 #: catalog rent is a few dollars; above this a figure is a typo or a whole node's price (1e308 overflowed to inf).
 MAX_RENT_USD_PER_GPU_HOUR = 1e4
+#: What a rent per GPU-hour may be, as every surface says it (``planner plan --price``, ``price_per_gpu_hour`` of the
+#: public functions and Excel, a scenario's ``cloud_usd_per_gpu_hour``, the what-if workbook's price cell).
+RENT_ACCEPTED = f"above 0 and at most {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU-hour"
+
+
+def rent_usd_per_gpu_hour(value: float) -> float:
+    """``value`` if it is a rent per GPU-hour planner takes, US$: 0 < value <= ``MAX_RENT_USD_PER_GPU_HOUR``. A rent
+    of 0 prices every token at nothing (a cell typed 0 for "unknown"; leaving the price out takes the catalog's), so
+    it is refused, as a scenario always refused it. ValueError "must be above 0 and at most 10,000 US$ per GPU-hour;
+    got 0" otherwise: the one bound and wording of every surface (``RENT_ACCEPTED``)."""
+    number = float(value)
+    if not 0 < number <= MAX_RENT_USD_PER_GPU_HOUR:  # NaN fails too
+        raise ValueError(f"must be {RENT_ACCEPTED}; got {number:g}")
+    return number
 
 
 def _si(value: float, unit: str, prefixes=((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")), digits: int = 3) -> str:
@@ -64,6 +80,25 @@ def fmt_usd(x: float) -> str:
     if x is None or math.isnan(x):
         return "n/a"
     return f"${x:,.2f}" if x >= 0.1 else f"${x:.4f}"
+
+
+def count_accepted(unit: str, most: int) -> str:
+    """What a count input takes, as every surface says it: "a whole number of GPUs from 1 to 4,096" (``unit`` ""
+    leaves the unit out). The wording of ``whole_count`` and of the public functions' count checks
+    (``planner.checks``)."""
+    return f"a whole number{' of ' + unit if unit else ''} from 1 to {most:,}"
+
+
+def whole_count(value: object, unit: str, most: int, typed: object = None) -> int:
+    """``value`` as an int if it is a whole number from 1 to ``most`` (8.0 is 8); else ValueError "must be a whole
+    number of GPUs from 1 to 64; got 128": the one wording of a count's bound, for the what-if workbook's reader and a
+    scenario alike (``count_accepted``). True and False are not counts. ``typed``: the value as the user wrote it
+    (text in a cell), shown in the message instead of ``value``."""
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not (math.isfinite(number) and number == int(number) and 1 <= number <= most):
+        shown = "true or false" if isinstance(value, bool) else shown_name(value if typed is None else typed)
+        raise ValueError(f"must be {count_accepted(unit, most)}; got {shown}")
+    return int(number)
 
 
 #: Suffixes of a token count as model cards write them: an "8K context" is 8,192 tokens, "128k" 131,072.

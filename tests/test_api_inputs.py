@@ -63,7 +63,7 @@ class TestCounts:
         cost_per_mtok to inf with a RuntimeWarning (s80); Excel shows #NUM! with the same reason."""
         from planner.excel import functions as F
 
-        accepted = "price_per_gpu_hour must be a number of US\\$ per GPU-hour from 0 to 10,000; got"
+        accepted = "price_per_gpu_hour must be a number above 0 and at most 10,000 US\\$ per GPU-hour; got"  # s174
         with pytest.raises(InvalidInputError, match=accepted):
             planner.cost_per_mtok("H100", "llama2-70b", 8192, price_per_gpu_hour=bad)
         with pytest.raises(InvalidInputError, match=accepted):

@@ -266,6 +266,7 @@ class TestUserFolders:
         real = loader.read_folder
         monkeypatch.setattr(loader, "read_folder", lambda folder: reads.append(Path(folder)) or real(folder))
         (tmp_path / "mine").mkdir()
+        (tmp_path / "mine" / "none.toml").write_text("# no entries\n")  # s174: a folder without *.toml is refused
         first = load_catalog(tmp_path / "mine", use_env=False)
         second = load_catalog(tmp_path / "mine", use_env=False)
         assert reads.count(shipped) == 1 and len(reads) == 3  # the user folder each time

@@ -219,7 +219,7 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
     at_bound = run("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--price", "10000")
     assert at_bound.exit_code == 0 and "($10,000.00/GPU-hour)" in at_bound.output
     helptext = " ".join(run("plan", "--help").output.split())
-    assert f"US$ per GPU-hour, 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}" in helptext
+    assert f"Rent above 0 and at most {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU" in helptext  # s174: RENT_ACCEPTED
 
 
 def test_plan_rate_past_one_replicas_capacity_is_flagged():

@@ -51,7 +51,8 @@ class TestCatalogFolder:
         empty = tmp_path / "empty"
         empty.mkdir()
         said = xf.PLANNER_RELOAD(str(empty))
-        assert said == f"catalog not reloaded: {empty}: no *.toml catalog files in this folder", said
+        # s174: the check moved into the loader (EmptyCatalogFolderError), whose message also says what is expected
+        assert said.startswith(f"catalog not reloaded: {empty}: no *.toml catalog files in this folder; give "), said
         assert str(empty) not in xf.PLANNER_RELOAD()  # not kept as an added folder
 
 
@@ -69,7 +70,10 @@ class TestWorkbookPrice:
         path = tmp_path / "edited.xlsx"
         wb.save(path)
         said = one_line(run("export", str(path), "-o", "-", "--format", "md", "-q"), 1)
-        assert said.endswith("(Price per GPU-hour) must be from 0 to 10,000 US$ (a scenario's bound); got 1e+300"), said
+        # s174: the bound's words are planner.units.RENT_ACCEPTED's (a rent of 0 is refused, as a scenario refuses it)
+        assert said.endswith("(Price per GPU-hour) must be above 0 and at most 10,000 US$ per GPU-hour; got 1e+300"), (
+            said
+        )
 
     def test_the_price_cells_validation_has_the_same_bound(self):
         """The Inputs sheet let Excel take up to US$ 1,000,000 per GPU-hour that every reader of the file refuses."""
@@ -77,4 +81,5 @@ class TestWorkbookPrice:
         from planner.workbook.inputs import NUMBER_CHECKS
 
         kind, low, high, _, error = NUMBER_CHECKS["money"]
-        assert (low, high) == (0, MAX_RENT_USD_PER_GPU_HOUR) and f"{high:,}" in error
+        # s174: above 0 (Excel's "between" is inclusive: its floor is 1e-6, as the rate cell's), as every reader says
+        assert (low, high) == (0.000001, MAX_RENT_USD_PER_GPU_HOUR) and f"{high:,}" in error

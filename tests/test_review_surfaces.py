@@ -122,7 +122,11 @@ class TestNumberOptions:
             ("--rate", "1,000", "'1,000' is not a number (a thousands comma is read in a token count only)"),
             ("--memory-utilization", "90%", "'90%' is not a number (a percentage: write the fraction, 0.9)"),
             ("--memory-utilization", "90", "90.0 is not in the range 0<x<=1; give a fraction above 0 and at most 1"),
-            ("--price", "$3", "'$3' is not a number (write the number without the $ sign); give US$ per GPU-hour"),
+            (  # s174: the rent's bound in planner.units.RENT_ACCEPTED's words
+                "--price",
+                "$3",
+                "'$3' is not a number (write the number without the $ sign); give a rent above 0 and at most 10,000 US$",
+            ),
             ("--gpus", "2.5", "'2.5' is not a whole number; give a GPU count of 1 or more, e.g. 4"),
             ("--batch", "8k", "'8k' is not a whole number (a k or M multiplier"),
         ],

@@ -307,7 +307,7 @@ class TestReadInputs:
             ("gpus", 2.5, "whole number"),
             ("memory_utilization", 1.5, "at most 1"),
             ("gpu", None, "is empty"),
-            ("price_per_gpu_hour", -1, "from 0 to 10,000"),
+            ("price_per_gpu_hour", -1, "above 0 and at most 10,000"),  # s174: planner.units.RENT_ACCEPTED
         ],
     )
     def test_a_bad_input_is_one_line_naming_the_cell(self, book, key, value, message):

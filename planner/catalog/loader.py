@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 
 from planner.catalog import names
 from planner.catalog.schema import Gpu, Model, Precision, normalize_name
-from planner.errors import CatalogError, InvalidInputError, UnknownNameError
+from planner.errors import CatalogError, EmptyCatalogFolderError, InvalidInputError, UnknownNameError
 from planner.io.limits import MAX_CATALOG_ENTRIES, MAX_CATALOG_FILE_BYTES, MAX_CATALOG_FILES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 
@@ -165,7 +165,9 @@ def _validate(path: Path, kind: str, raw: object, position: int) -> BaseModel:
 
 
 def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
-    """All entries in a catalog folder's ``*.toml`` files (sorted by file name), validated."""
+    """All entries in a catalog folder's ``*.toml`` files (sorted by file name), validated. A folder without any
+    ``*.toml`` file is refused (``EmptyCatalogFolderError``): from every surface that names one (``--catalog``,
+    ``$PLANNER_CATALOG``, the xlwings config, =PLANNER_RELOAD), it is a wrong folder, not an empty catalog."""
     folder = Path(folder)
     if folder.is_file():
         raise CatalogError(f"{folder}: a file, not a folder; give the folder that holds your *.toml catalog files")
@@ -173,6 +175,8 @@ def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
         raise CatalogError(f"{folder}: catalog folder not found")
     found: dict[str, list[BaseModel]] = {k: [] for k in KINDS}
     paths = sorted(itertools.islice(folder.glob("*.toml"), MAX_CATALOG_FILES + 1))
+    if not paths:
+        raise EmptyCatalogFolderError(folder)
     if len(paths) > MAX_CATALOG_FILES:
         raise CatalogError(
             f"{folder}: more than {MAX_CATALOG_FILES:,} *.toml files; a catalog folder holds at most that"

@@ -40,7 +40,7 @@ class _Described:
     range" (a type's name, not a reason) and "90.0 is not in the range 0<x<=1" (no unit, no example)."""
 
     def __init__(self, accepted: str, **bounds):
-        """``accepted``: what the option takes, with an example ("US$ per GPU-hour from 0 to 10,000, e.g. 2.99")."""
+        """``accepted``: what the option takes, with an example ("a rent above 0 and at most 10,000 US$ per GPU-hour, e.g. 2.99")."""
         super().__init__(**bounds)
         self.accepted = accepted
 

@@ -40,6 +40,7 @@ from planner.serving.load import (
 from planner.serving.speculative import speculation_for
 from planner.units import (
     MAX_RENT_USD_PER_GPU_HOUR,
+    RENT_ACCEPTED,
     GiB,
     counted,
     fmt_bytes,
@@ -281,10 +282,8 @@ class Percentile(click.ParamType):
 @click.option(
     "--price",
     "price_per_gpu_hour",
-    type=Number(
-        f"US$ per GPU-hour from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f}, e.g. 2.99", min=0, max=MAX_RENT_USD_PER_GPU_HOUR
-    ),
-    help="US$ per GPU-hour, 0 to 10,000 [default: the catalog's on-demand price].",
+    type=Number(f"a rent {RENT_ACCEPTED}, e.g. 2.99", min=0, min_open=True, max=MAX_RENT_USD_PER_GPU_HOUR),
+    help=f"Rent {RENT_ACCEPTED} [default: the catalog's on-demand price].",
 )
 @click.option(
     "--calibration",

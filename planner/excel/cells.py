@@ -62,6 +62,9 @@ class Param:
     required: bool = True
     api_name: str | None = None  # the planner.api keyword, when it differs
     tokens: bool = False  # a token count: text as people write it ("8k", "8,192") read as the CLI reads it
+    mean: bool = (
+        False  # a mean length in tokens: a fraction is kept ("207.5", "1.3k"), as plan --prompt-tokens reads it
+    )
 
     @property
     def keyword(self) -> str:
@@ -141,7 +144,7 @@ def clean(value: Any, param: Param) -> Any:
             pass
         if param.tokens:  # "8k" (8,192), "8,192", "1.5k": planner.units.parse_token_count, as --context reads it
             try:
-                return float(parse_token_count(text))
+                return float(parse_token_count(text, whole=not param.mean))
             except ValueError as exc:
                 return Failure(VALUE, f"{param.name}: {exc}")
     return Failure(VALUE, f"{param.name} must be a number ({param.doc}); got {_describe(value)}")

@@ -10,7 +10,8 @@ arguments, broadcasts ranges and maps errors to Excel error values). They hold n
 
 Every argument may be a cell or a range (the result spills in the same shape); optional arguments may be
 left out or empty. A cell that cannot be computed shows #N/A (unknown name), #NUM! (out of range, does not
-fit) or #VALUE! (wrong kind of argument); =PLANNER_WHY("MAX_BATCH", ...same arguments...) says why. On
+fit) or #VALUE! (wrong kind of argument); =PLANNER_WHY("MAX_BATCH", ...same arguments...) says why, and beside a
+number flags what ``planner plan`` flags (a context past the model's trained maximum: computed, not refused). On
 classic Windows UDFs, which cannot return real errors, the cell shows the code and the reason as text.
 
 This module imports xlwings, numpy, pydantic and the model, nothing more (no pandas until a range of names
@@ -259,7 +260,8 @@ def PLANNER_INFO(name, field=None):
     args="the same arguments as the function call, cells or ranges",
 )
 def PLANNER_WHY(function, *args):
-    """Why a planner function shows an error: the reason per cell ("ok" where there is a number)."""
+    """Why a planner function shows an error: the reason per cell ("ok" where there is a number; "ok; warning: ..."
+    where ``planner plan`` flags the same scenario, as a context past the model's trained maximum)."""
     others = {
         "PLANNER_INFO": lambda a: _c.info(*(list(a) + [None, None])[:2], why=True),
         "LOADED_RANGE": _s.loaded_range_why,

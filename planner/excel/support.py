@@ -28,7 +28,6 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -147,8 +146,6 @@ def reload(folder: str | None = None) -> str:
     Without: the configured folders only.
     """
     global _session_folders, _added_folders
-    if folder and Path(folder).is_dir() and not any(Path(folder).glob("*.toml")):
-        return f"catalog not reloaded: {folder}: no *.toml catalog files in this folder"
     added = tuple(dict.fromkeys((*_added_folders, folder))) if folder else ()
     new = tuple(dict.fromkeys((*config_folders(), *added)))
     reload_catalog()
@@ -246,6 +243,25 @@ class Spec:
     params: tuple[Param, ...]
     scale: float = 1.0  # API unit -> Excel unit (seconds -> milliseconds: 1e3)
     integer: bool = False
+    #: The arguments whose sum is one sequence's tokens (("context",); under load prompt + output): the context the
+    #: core flags past the model's trained maximum (``planner.api.trained_context_warning``); () for none.
+    sequence: tuple[str, ...] = ()
+
+
+def ok_text(spec: Spec, values: dict[str, Any]) -> str:
+    """PLANNER_WHY's reason for a cell that has a number: "ok", or "ok; warning: ..." where the core flags the
+    scenario, as ``planner plan`` prints the same flag beside its figures: a sequence past the model's trained maximum
+    (``planner.api.trained_context_warning``, the one rule; computed, not refused). ``values``: the cell's cleaned
+    arguments by name."""
+    if not spec.sequence or not isinstance(values.get("model"), str):
+        return "ok"
+    try:
+        model = catalog().model(values["model"])
+        tokens = sum(float(values[name]) for name in spec.sequence)
+    except (PlannerError, KeyError, TypeError, ValueError):
+        return "ok"
+    note = api.trained_context_warning(model, tokens)
+    return f"ok; warning: {note}" if note else "ok"
 
 
 def _fail_all(result: Failure, why: bool) -> Any:
@@ -301,7 +317,9 @@ def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
         bad = next((v for v in values if isinstance(v, Failure)), None)
         result = bad or _scalar(spec, values)
         if why:
-            return result.message if isinstance(result, Failure) else "ok"
+            if isinstance(result, Failure):
+                return result.message
+            return ok_text(spec, {p.name: v for p, v in zip(spec.params, values, strict=True)})
         return render(result)
     try:
         grids = [_grid(a) for a in args]
@@ -426,6 +444,14 @@ class _Block(Cells):
                     return failure_from(exc)
         return Failure(NUM, f"{self.spec.name} has no value for these arguments; =PLANNER_WHY gives the reason")
 
+    def _row_values(self, i: int) -> dict[str, Any]:
+        """Row ``i``'s cleaned arguments by name (the ones the flags read: ``ok_text``)."""
+        return {
+            p.name: (v[i] if isinstance(v, np.ndarray) else v)
+            for p, v in zip(self.spec.params, self.values, strict=True)
+            if p.name in ("model", *self.spec.sequence)
+        }
+
     def _assemble(self, done: np.ndarray) -> list[list[Any]]:
         spec = self.spec
         rows, cols = self.shape
@@ -441,7 +467,10 @@ class _Block(Cells):
                 if cell is None:  # not failed and not computed: should not happen
                     cell = Failure(VALUE, f"{spec.name} computed nothing for this cell; please report it")
             if self.why:
-                cell = cell.message if isinstance(cell, Failure) else ("" if cell is BLANK else "ok")
+                if isinstance(cell, Failure) or cell is BLANK:
+                    cell = "" if cell is BLANK else cell.message
+                else:
+                    cell = ok_text(spec, self._row_values(i))
             else:
                 cell = render(cell)
             out.append(cell)
@@ -461,11 +490,28 @@ UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), r
 
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
-OUTPUT = Param("output_tokens", "number", "output length in tokens, e.g. 256", tokens=True)
+#: Under load the lengths are means, a fraction kept (a dataset's 207.5), as ``plan --prompt-tokens`` takes them.
+MEAN_PROMPT = Param(
+    "prompt_tokens",
+    "number",
+    "mean prompt length in tokens, e.g. 207.5, 2048 or 2k (each request sends it rounded to whole tokens)",
+    tokens=True,
+    mean=True,
+)
+MEAN_OUTPUT = Param(
+    "output_tokens",
+    "number",
+    "mean output length in tokens, e.g. 256 or 221.5 (rounded as prompt_tokens)",
+    tokens=True,
+    mean=True,
+)
 SPEC_TOKENS = Param(
     "speculative_tokens", "number", SPECULATION_OPTIONS["speculative_tokens"], required=False, tokens=True
 )
 ACCEPTANCE = Param("acceptance_length", "number", SPECULATION_OPTIONS["acceptance_length"], required=False)
+
+#: One sequence's tokens: the context argument (``Spec.sequence``).
+CTX = ("context",)
 
 SPECS: dict[str, Spec] = {
     s.name: s
@@ -482,17 +528,19 @@ SPECS: dict[str, Spec] = {
             "KV_BYTES",
             api.kv_bytes,
             (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192 or 8k", tokens=True), KV, BATCH),
+            sequence=("tokens",),
         ),
-        Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True),
-        Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True),
-        Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3),
+        Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True, sequence=CTX),
+        Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True, sequence=CTX),
+        Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3, sequence=CTX),
         Spec(
             "TTFT",
             api.ttft,
             (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV),
             scale=1e3,
+            sequence=("prompt_tokens",),
         ),
-        Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+        Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
         Spec(
             "COST_PER_MTOK",
             api.cost_per_mtok,
@@ -511,16 +559,18 @@ SPECS: dict[str, Spec] = {
                 GPUS,
                 WEIGHTS,
             ),
+            sequence=CTX,
         ),
-        Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
-        Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
-        Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS)),
+        Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
+        Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
+        Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
         *(
             Spec(
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
-                (GPU, MODEL, RATE, PROMPT, OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE),
+                (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE),
                 scale=1e3,
+                sequence=("prompt_tokens", "output_tokens"),
             )
             for metric in ("ttft", "tpot")
             for q in (50, 95, 99)

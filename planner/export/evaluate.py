@@ -310,11 +310,8 @@ def evaluate(
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
     stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
-    if workload.sizing_context_tokens > mdl.max_context:
-        warnings.append(
-            f"{mdl.name}: a {workload.sizing_context_tokens:,}-token sequence exceeds its trained maximum "
-            f"of {mdl.max_context:,} tokens; memory and time are extrapolated"
-        )
+    beyond = api.trained_context_warning(mdl, workload.sizing_context_tokens)  # plan's words (planner.deploy)
+    warnings += [f"{option.name}: {beyond}"] if beyond else []
     best: tuple | None = None
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):

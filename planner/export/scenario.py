@@ -20,16 +20,16 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from planner.api import layout_error, tp_size_error, valid_tp_sizes
+from planner.api import GPU_GROUPS, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.serving.speculative import SPECULATION_OPTIONS
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_seconds, parse_token_count
+from planner.units import parse_seconds, parse_token_count, rent_usd_per_gpu_hour, whole_count
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
@@ -79,6 +79,8 @@ def _mean_token_count(value: Any) -> Any:
     return int(count) if isinstance(count, float) and count.is_integer() else count
 
 
+#: A rent per GPU-hour, US$: its bound and wording are ``planner.units.rent_usd_per_gpu_hour``'s, every surface's.
+Rent = Annotated[float, AfterValidator(rent_usd_per_gpu_hour)]
 #: A whole number of tokens, written as a number or as text ("8k", "8,192"); the range is the field's.
 Tokens = Annotated[int, BeforeValidator(_token_count)]
 #: A mean number of tokens, which may have a fraction (800.5); whole ones stay ints. The range is the field's.
@@ -141,6 +143,18 @@ def read_percentile(value: Any) -> Any:
         )
     return number
 
+
+#: Largest tensor-parallel group an option may fix, GPUs: the largest group the review tries (64).
+MAX_GPUS_PER_REPLICA = max(GPU_GROUPS)
+
+
+def _replica_gpus(value: Any) -> int:
+    """gpus_per_replica: ``planner.units.whole_count``'s bound and wording, as the what-if workbook's reader says it."""
+    return whole_count(value, "GPUs", MAX_GPUS_PER_REPLICA)
+
+
+#: A fixed tensor-parallel group: a whole number of GPUs from 1 to ``MAX_GPUS_PER_REPLICA``.
+ReplicaGpus = Annotated[int, BeforeValidator(_replica_gpus)]
 
 #: A Literal of whole numbers: ``True == 1`` in Python, so a TOML ``true`` is refused first.
 GpuGroup = Annotated[Literal[1, 2, 4, 8, 16], BeforeValidator(_not_bool)]
@@ -356,9 +370,7 @@ class _OptionFields(BaseModel):
     purchase_usd: float | None = Field(
         default=None, gt=0, le=1e8, description="price of one GPU (default: the catalog's)"
     )
-    cloud_usd_per_gpu_hour: float | None = Field(
-        default=None, gt=0, le=MAX_RENT_USD_PER_GPU_HOUR, description="rent per GPU-hour (default: the catalog's)"
-    )
+    cloud_usd_per_gpu_hour: Rent | None = Field(default=None, description="rent per GPU-hour (default: the catalog's)")
     amortization_months: int | None = months_field(None, "months a purchase is written off over")
     power_usd_per_kwh: float | None = Field(
         default=None, ge=0, le=100, description="electricity price, $/kWh (default: catalogs/costs/ownership.toml)"
@@ -404,10 +416,8 @@ class _OptionFields(BaseModel):
         "whole), dp-ep (data-parallel attention + expert parallel: MoE models)",
     )
     max_gpus_per_replica: GpuGroup | None = Field(default=None, description="largest tensor-parallel group tried")
-    gpus_per_replica: int | None = Field(
+    gpus_per_replica: ReplicaGpus | None = Field(
         default=None,
-        ge=1,
-        le=64,
         description="use exactly this tensor-parallel group (default: try 1, 2, 4, 8 up to max_gpus_per_replica)",
     )
     speculative_tokens: int | None = Field(

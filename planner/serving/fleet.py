@@ -17,7 +17,7 @@ from typing import Any, Unpack
 
 import numpy as np
 
-from planner.checks import _checked, _count_or_mask, _numbers
+from planner.checks import _checked, _numbers, mean_tokens_or_mask
 from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
@@ -29,6 +29,7 @@ from planner.serving.load import (
     PERCENTILES,
     LoadResult,
     Replica,
+    fixed_length_tokens,
     latency_under_load,
 )
 from planner.serving.speculative import speculation_for
@@ -238,7 +239,9 @@ def load_percentile(
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
-    1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. Arguments broadcast (one
+    1) of fixed lengths, 1,000 of them: ``latency_under_load(...).<metric>_s.p<percentile>``. ``prompt_tokens`` and
+    ``output_tokens`` are mean lengths (207.5 is taken, ``planner.checks.mean_tokens_or_mask``); each request sends the
+    mean in whole tokens (``fixed_length_tokens``: 207.5 -> 208), as ``planner plan --rate`` does. Arguments broadcast (one
     simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer, as
     where the rate is past the replica's simulated capacity (````capacity_per_s````; "raise":
     ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
@@ -255,12 +258,8 @@ def load_percentile(
     rate = _numbers(rate_per_s, accepted, errors)
     with np.errstate(invalid="ignore"):
         rate, bad_rate = _checked(rate, np.isnan(rate) | (rate <= 0), accepted, errors, 1.0)
-    prompt, bad_p = _count_or_mask(
-        prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True
-    )
-    output, bad_o = _count_or_mask(
-        output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, " of tokens", errors, tokens=True
-    )
+    prompt, bad_p = mean_tokens_or_mask(prompt_tokens, "prompt_tokens", MAX_CONTEXT_TOKENS, errors)
+    output, bad_o = mean_tokens_or_mask(output_tokens, "output_tokens", MAX_CONTEXT_TOKENS, errors)
     items = np.broadcast_arrays(
         *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, o.gpus, o.weight_precision)),
         np.asarray(o.kv_precision, dtype=object),
@@ -278,7 +277,9 @@ def load_percentile(
             replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
             spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
             replica = replace(replica, catalog=o.catalog, speculative=spec)
-            x, p_i, o_i = float(flat[2][i]), float(flat[3][i]), float(flat[4][i])
+            # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
+            x = float(flat[2][i])
+            p_i, o_i = float(fixed_length_tokens(flat[3][i])), float(fixed_length_tokens(flat[4][i]))
             if math.isfinite(x) and past_capacity(replica, p_i, o_i, [x])[0]:
                 cap = capacity_per_s(replica, p_i, o_i)
                 raise OutOfRangeError(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from planner.catalog import Catalog
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR, RENT_ACCEPTED
 from planner.workbook.calc import Calc
 from planner.workbook.formats import INT, MS, USD
 from planner.workbook.layout import (
@@ -46,11 +46,15 @@ def default_inputs(catalog: Catalog, gpus: list, models: list) -> dict:
     }
 
 
+#: The price cell's refusal in Excel, worded as every surface words the bound (``planner.units.RENT_ACCEPTED``).
+RENT_SENTENCE = f"{RENT_ACCEPTED[:1].upper()}{RENT_ACCEPTED[1:]}."
+
 #: The data validation of each kind of numeric input: (Excel's kind, minimum, maximum, prompt, error).
 NUMBER_CHECKS = {
     "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
     "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
-    "money": ("decimal", 0, int(MAX_RENT_USD_PER_GPU_HOUR), "US$ per GPU-hour.", "From 0 to 10,000 US$."),
+    # a rent is above 0 (planner.units.RENT_ACCEPTED); Excel's "between" is inclusive, so its floor is the rate's 1e-6
+    "money": ("decimal", 0.000001, int(MAX_RENT_USD_PER_GPU_HOUR), "US$ per GPU-hour, above 0.", RENT_SENTENCE),
     "rate": ("decimal", 0.000001, 10**6, "Requests per second, above 0.", "Above 0 and at most 1,000,000 {unit}."),
     "ms": ("decimal", 0.001, 3_600_000, "Milliseconds, above 0.", "Above 0 and at most 3,600,000 {unit}."),
 }

@@ -170,7 +170,7 @@ def _lever(
         plan = api.memory_plan(s["gpu"], s["model"], s["context"], gpus=s["gpus"], **options)
         fleet = api.peak_fleet(
             s["gpu"], s["model"], s["context"], peak_requests_per_s=peak, output_tokens=int(output),
-            price_per_gpu_hour=0.0, gpus=s["gpus"], **options,  # replicas do not depend on the price
+            price_per_gpu_hour=1.0, gpus=s["gpus"], **options,  # any rent (above 0): replicas do not depend on it
         )  # fmt: skip
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc))

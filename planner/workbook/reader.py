@@ -14,8 +14,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from planner.errors import PlannerError
-from planner.units import MAX_RENT_USD_PER_GPU_HOUR, parse_token_count
+from planner.errors import PlannerError, shown_name
+from planner.units import parse_token_count, rent_usd_per_gpu_hour, whole_count
 from planner.workbook.layout import (
     BUDGET_FIELDS,
     COMPARE_FIELD,
@@ -167,11 +167,11 @@ def _count_limits() -> dict[str, int]:
 
 
 def _shown(value: Any) -> str:
-    """An input's value for a message: a date as a date, long text cut (a 400-digit number typed as text)."""
+    """An input's value for a message: a date as a date; anything else as ``planner.errors.shown_name`` quotes it
+    (text in quotes, a number as written, either cut at ``SHOWN_NAME_CHARS`` with its length: a 400-digit number)."""
     if isinstance(value, (datetime.date, datetime.time)):
         return f"a date ({value.isoformat()}); dates are not numbers here"
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}... ({len(str(value)):,} characters)"
+    return shown_name(value)
 
 
 def _number_in_text(text: str, f: InputField) -> float | None:
@@ -214,25 +214,22 @@ def _convert(f: InputField, value: Any, where: str) -> Any:
         value = number
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise WorkbookError(f"{where} ({f.label}) must be a {_needs(f)}; got {_shown(value)}")
-    if f.kind == "count":
-        most = _count_limits().get(f.unit)
-        if not math.isfinite(value) or value != int(value) or value < 1 or (most is not None and value > most):
-            bound = f" to {most:,}" if most is not None else ""
-            raise WorkbookError(
-                f"{where} ({f.label}) must be a whole number of {f.unit} from 1{bound}; got {_shown(typed)}"
-            )
-        return int(value)
+    if f.kind == "count":  # the bound's wording: planner.units, as a scenario and the public functions say it
+        try:
+            return whole_count(value, f.unit, _count_limits()[f.unit], typed=typed)
+        except ValueError as exc:
+            raise WorkbookError(f"{where} ({f.label}) {exc}") from None
     if not math.isfinite(value):
         raise WorkbookError(f"{where} ({f.label}) must be a finite {_needs(f)}; got {_shown(typed)}")
     if f.kind == "fraction" and not 0 < value <= 1:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {_shown(value)}")
     if f.kind in ("rate", "ms") and value <= 0:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 {f.unit}; got {_shown(typed)}")
-    if f.kind == "money" and not 0 <= value <= MAX_RENT_USD_PER_GPU_HOUR:
-        raise WorkbookError(
-            f"{where} ({f.label}) must be from 0 to {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ (a scenario's bound); "
-            f"got {_shown(typed)}"
-        )
+    if f.kind == "money":  # the bound and its wording: planner.units, as `planner export` and `plan --price` say it
+        try:
+            rent_usd_per_gpu_hour(value)
+        except ValueError as exc:
+            raise WorkbookError(f"{where} ({f.label}) {exc}") from None
     return float(value)
 
 
