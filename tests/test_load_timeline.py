@@ -1,0 +1,105 @@
+"""bench/load_validation.py --timeline: a run's simulated requests and token gaps beside what its published p99s imply
+(issue 22, s173; a diagnostic, nothing in the model moves)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from load_validation import print_timelines, request_timeline, timeline_lines, traced_run  # noqa: E402
+
+from planner.accuracy.frontend import frontend_for_rows  # noqa: E402
+from planner.accuracy.published import load_decode_rows, reference_dir  # noqa: E402
+from planner.accuracy.under_load import predict_percentiles  # noqa: E402
+
+ROWS = load_decode_rows(reference_dir() / "load_public.csv")
+BY_ID = {r.record_id: r for r in ROWS}
+#: gpustack's H100 closed loops of 100 ShareGPT requests, 4 in flight (docs/performance-lab/qwen3-8b/h100-latency.md at
+#: gpustack/gpustack 47277d7): SGLang 0.5.3.post3 BF16 (LD069, line 117) and FP8 (LD074, line 255), vLLM 0.11.0 BF16
+#: (LD068, line 83).
+RUNS = ("LD069", "LD074", "LD068")
+
+
+@pytest.fixture(scope="module")
+def fronts():
+    return frontend_for_rows(ROWS)
+
+
+@pytest.fixture(scope="module")
+def timelines(fronts):
+    out = {}
+    for rid in RUNS:
+        trace, _table, result = traced_run(BY_ID[rid], fronts[rid])
+        out[rid] = (request_timeline(trace, fronts[rid]), result)
+    return out
+
+
+class TestTimeline:
+    @pytest.mark.parametrize("rid", RUNS)
+    def test_the_timeline_is_the_run_validate_load_scores(self, rid, fronts, timelines):
+        """Every request of the run is listed once (100, the result block's 'Successful requests'), and the p99 and
+        median of the listed TTFTs (numpy's, as ``vllm bench serve`` prints them) are the figures
+        ``predict_percentiles`` gives the row with the same front end: the diagnostic reads the run that is scored."""
+        timeline, _ = timelines[rid]
+        predicted = predict_percentiles(BY_ID[rid], frontend_s=fronts[rid])
+        ttfts = [q.ttft_ms for q in timeline]
+        assert len(ttfts) == BY_ID[rid].num_prompts == 100
+        assert np.percentile(ttfts, 99) == pytest.approx(predicted["ttft_p99_ms"], rel=1e-9)
+        assert np.percentile(ttfts, 50) == pytest.approx(predicted["ttft_median_ms"], rel=1e-9)
+
+    @pytest.mark.parametrize("rid", RUNS)
+    def test_the_first_wave_reaches_the_engine_at_once(self, rid, timelines):
+        """``vllm bench serve`` 0.11 (the client of every gpustack run) lets its first C requests through its
+        ``--max-concurrency`` semaphore together (``vllm/benchmarks/serve.py``, ``limited_request_func``), so the
+        first four requests reach the engine at the run's start and the fifth only after one has finished."""
+        timeline, _ = timelines[rid]
+        assert [q.at_engine_ms for q in timeline[:4]] == [0.0] * 4
+        assert timeline[4].at_engine_ms > timeline[0].first_token_ms
+
+    def test_sglang_first_tokens_come_from_prefill_only_steps_and_vllms_from_mixed_ones(self, timelines):
+        """SGLang 0.5.3.post3 runs new prompts in a step of their own ("Run prefill first if possible",
+        ``Scheduler.get_next_batch_to_run``, python/sglang/srt/managers/scheduler.py l.1919-1921 of the PyPI wheel;
+        ``enable_mixed_chunk`` False), so every request's first token comes from a step with no decodes; vLLM V1
+        schedules the running decodes first and the new prompt in the same step, so after the first wave the three
+        others decode in it (a request that arrives as another finishes finds two)."""
+        sglang, _ = timelines["LD069"]
+        vllm, _ = timelines["LD068"]
+        assert {q.step_decoding for q in sglang} == {0}
+        assert {q.step_decoding for q in vllm[:4]} == {0}
+        assert {q.step_decoding for q in vllm[4:]} <= {2, 3}
+        assert sum(q.step_decoding == 3 for q in vllm[4:]) > 80
+
+    def test_the_lines_state_the_published_p99s_and_how_many_simulated_reach_them(self, fronts):
+        """LD074's result block prints P99 TTFT 5,700.99 ms and P99 ITL 28.71 ms (gpustack h100-latency.md l.255): the
+        lines quote both, and the ITL line asks for 1% of the run's gaps (22,000 simulated: 100 requests of 221
+        output tokens, the run's mean, 220 gaps)."""
+        text = "\n".join(timeline_lines(BY_ID["LD074"], fronts["LD074"], limit=5))
+        assert "TTFT p99: published 5701.0 ms (median 40.7)" in text
+        assert "token gaps (ITL), 22000 in all" in text
+        assert "ITL p99: published 28.7 ms (median 5.4): about 220 gaps (1%) at or above it" in text
+        assert "... 95 more" in text
+
+
+class TestCli:
+    def test_an_unknown_run_is_named_with_the_accepted_ones(self, capsys):
+        """A misspelt id: exit 2 and one line naming it and the file's range of ids, no traceback."""
+        assert print_timelines(ROWS, ["LD9999"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("error: no run with percentiles named LD9999; runs are the record ids of the file, LD")
+
+    def test_the_script_prints_a_timeline(self):
+        """``python bench/load_validation.py --timeline LD069`` prints the run's header and its requests."""
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "load_validation.py"), "--timeline", "LD069"],
+            capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+            check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.startswith("LD069 sglang v0.5.3.post3 H100 SXM 80GB x1 Qwen3-8B closed C=4 N=100")
