@@ -366,9 +366,11 @@ def timeline_lines(row, front_s: float, limit: int = 40) -> list[str]:
 def print_timelines(rows, run_ids: list[str]) -> int:
     """``timeline_lines`` of each of ``run_ids`` (record ids of ``rows``), each with the front end ``validate_load``
     gives it (fitted on the other sources); 2 and a line naming the unknown ids and the accepted ones when any is
-    not a row with percentiles."""
+    not a row with percentiles; 1 and a line with the reason for each run the simulation cannot predict (the reason
+    ``validate_load`` lists it under "Not predicted" with), the others printed."""
     from planner.accuracy.frontend import frontend_for_rows
-    from planner.accuracy.under_load import has_percentiles
+    from planner.accuracy.under_load import has_percentiles, speculation_handled
+    from planner.errors import PlannerError
 
     known = {r.record_id: r for r in rows if has_percentiles(r)}
     unknown = [i for i in run_ids if i not in known]
@@ -383,9 +385,21 @@ def print_timelines(rows, run_ids: list[str]) -> int:
         return 2
     wanted = [known[i] for i in run_ids]
     fronts = frontend_for_rows(rows)
-    for k, r in enumerate(wanted):
-        print(("\n" if k else "") + "\n".join(timeline_lines(r, fronts[r.record_id])))
-    return 0
+    failed, printed = 0, 0
+    for r in wanted:
+        reason = "" if speculation_handled(r) else r.problem  # what ``validate_load`` leaves unpredicted, and why
+        if not reason:
+            try:
+                lines = timeline_lines(r, fronts[r.record_id])
+            except PlannerError as exc:
+                reason = str(exc)
+        if reason:
+            print(f"error: {r.record_id} is not simulated: {reason}", file=sys.stderr)
+            failed = 1
+            continue
+        print(("\n" if printed else "") + "\n".join(lines))
+        printed += 1
+    return failed
 
 
 def main(argv: list[str]) -> int:
@@ -398,7 +412,8 @@ def main(argv: list[str]) -> int:
         "--timeline",
         nargs="+",
         metavar="RUN",
-        help="print each named run's simulated requests and token gaps beside what its published p99s imply, and stop",
+        help="print each named run's simulated requests and token gaps beside what its published p99s imply, and stop "
+        "(a runs CSV goes before --timeline)",
     )
     add_serial_front_end_option(parser)
     add_bootstrap_option(parser)

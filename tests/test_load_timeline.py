@@ -117,3 +117,19 @@ class TestCli:
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         assert done.stdout.startswith("LD069 sglang v0.5.3.post3 H100 SXM 80GB x1 Qwen3-8B closed C=4 N=100")
+
+    def test_a_run_that_cannot_be_simulated_says_why_and_the_others_print(self, tmp_path, capsys):
+        """A user's file with a model the catalog lacks: that run gets one line with the reason ``validate_load`` lists
+        it under, exit 1, and the next run's timeline still prints."""
+        path = tmp_path / "runs.csv"
+        path.write_text(
+            "record_id,kind,engine,gpu,tensor_parallel_size,model,dataset,batch_size_or_concurrency,num_prompts,"
+            "request_rate,input_len,output_len,statistic,ttft_median_ms,ttft_p99_ms,tpot_median_ms,tpot_p99_ms,"
+            "itl_median_ms,itl_p99_ms,source\n"
+            "r1,serving_rate,vLLM,H100,1,nosuchmodel,,,100,2,200,100,,50,90,,,,,x\n"
+            "r2,serving_rate,vLLM,H100,1,llama3.1-8b,,,100,2,200,100,,50,90,,,,,x\n"
+        )
+        assert print_timelines(load_decode_rows(path), ["r1", "r2"]) == 1
+        out = capsys.readouterr()
+        assert out.err.startswith("error: r1 is not simulated: unknown model 'nosuchmodel'; known: ")
+        assert out.out.startswith("r2 vllm  H100 x1 llama3.1-8b rate C=0 N=100: 100 requests")
