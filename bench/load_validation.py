@@ -2,6 +2,8 @@
 
     python bench/load_validation.py [runs.csv]
     python bench/load_validation.py --worst 15   # and the 15 worst figures, one line each
+    python bench/load_validation.py --timeline LD074 LD068   # each run's simulated requests and token gaps beside
+                                                     # what its published p99s imply (``timeline_lines``)
     python bench/load_validation.py --serial-front-end   # one front-end process preparing requests in turn (s112)
     python bench/load_validation.py --bootstrap [N]  # each 'all' median / worst with its 90% interval over N (1,000)
                                                      # resamples of whole sources (planner.accuracy.bootstrap)
@@ -25,9 +27,13 @@ import argparse
 import math
 import statistics
 import sys
+from typing import NamedTuple
+
+import numpy as np
 
 from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.validation import validate_load
+from planner.serving.simulate import weighted_percentile
 
 #: The figures in the table, in order: (quantity, column heading).
 COLUMNS = (
@@ -224,12 +230,191 @@ def write_loaded_residuals(figures) -> str:
     return str(path)
 
 
+def traced_run(row, front_s: float) -> tuple[list, object, object]:
+    """The row's run simulated as ``validate_load`` simulates it (front end ``front_s``, seconds; a speculating row at
+    the middle of its draft's range), with the trace on: its steps (``planner.serving.simulate.TracedStep``), its step
+    table and its ``RunResult`` (the last simulation ``predict_percentiles`` ran)."""
+    import planner.serving.load as load
+    from planner.accuracy.under_load import predict_percentiles
+    from planner.serving.simulate import simulate
+
+    got: dict = {}
+
+    def tracing(table, *args, **kw):
+        got["trace"], got["table"] = [], table
+        got["result"] = simulate(table, *args, trace=got["trace"], **kw)
+        return got["result"]
+
+    load.simulated_run.cache_clear()
+    kept, load.simulate = load.simulate, tracing
+    try:
+        predict_percentiles(row, frontend_s=front_s)
+    finally:
+        load.simulate = kept
+        load.simulated_run.cache_clear()
+    return got["trace"], got["table"], got["result"]
+
+
+class TimedRequest(NamedTuple):
+    """One simulated request of a traced run (``request_timeline``), milliseconds from the run's start: when it reached
+    the engine (``at_engine_ms``: the client's send plus the front end), when the step that made its first token
+    started and ended, its TTFT as predicted (front end included), its prompt tokens computed, and that step's
+    decoding requests (0: a prefill-only step, SGLang's) and prompt tokens."""
+
+    at_engine_ms: float
+    step_start_ms: float
+    first_token_ms: float
+    ttft_ms: float
+    prompt_tokens: int
+    step_decoding: int
+    step_prompt_tokens: int
+
+
+def request_timeline(trace: list, front_s: float) -> list[TimedRequest]:
+    """Every request of a traced run (``traced_run``: each ``TracedStep``'s ``firsts``, a cohort of n as n requests) in
+    the order they reached the engine; TTFT = first token - arrival at the engine + ``front_s`` (what the simulation
+    reports: ``planner.serving.simulate`` shifts every TTFT by the front end)."""
+    out = []
+    for step in trace:
+        end_s = step.start_s + step.dt_s
+        for sent_s, n, need in step.firsts:
+            out += [
+                TimedRequest(
+                    sent_s * 1e3, step.start_s * 1e3, end_s * 1e3, (end_s - sent_s + front_s) * 1e3, need, step.batch,
+                    step.prefill_tokens,
+                )
+            ] * n  # fmt: skip
+    return sorted(out)
+
+
+def timeline_lines(row, front_s: float, limit: int = 40) -> list[str]:
+    """One run's simulated requests and token gaps beside what its published p99s imply (a diagnosis: nothing fitted).
+
+    Requests (``request_timeline``, the first ``limit`` in the order they reached the engine): when it reached the
+    engine, its step's start and its first token (ms from the run's start), its TTFT (front end included, as
+    predicted), its prompt tokens, and the step that made its first token (requests decoding in it, prompt tokens in
+    it; decoding 0 on SGLang's prefill-only step). Then the slowest requests, and the TTFT p99: with N requests,
+    numpy's p99 lies between the two largest (position 0.99 x (N - 1) = 98.01 of 0..99 at N = 100), so the published
+    p99 says the second slowest request took nearly that long and the slowest at least that long; how many simulated
+    requests reach it. Then the token gaps (ITL): the largest gap values with their counts, and how many gaps of the
+    simulated run reach the published p99 against the 1% of all gaps that must. Where the simulated gaps longer than 1.5
+    x its median (a prefill beside or before the decodes: one per arrival and stream in a closed loop) outnumber that
+    1%, the published p99 is the (1 - 1% / their share)-th percentile of them, so the line gives the simulated gap there
+    and how far the published p99 lies from it: what each such gap would need beyond the simulation's.
+    """
+    trace, _table, result = traced_run(row, front_s)
+    timeline = request_timeline(trace, front_s)
+    pub = {q: getattr(row, f) * 1e3 for q, f in (("ttft", "ttft_p99_s"), ("itl", "itl_p99_s"))}
+    pub50 = {q: getattr(row, f) * 1e3 for q, f in (("ttft", "ttft_median_s"), ("itl", "itl_median_s"))}
+    lines = [
+        f"{row.record_id} {row.engine} {row.engine_version[:12]} {row.gpu.split('(')[0].strip()} x{row.gpus} "
+        f"{row.model.split('/')[-1]} {arrival_kind(row)} C={row.batch} N={row.num_prompts}: {len(timeline)} requests, "
+        f"{len(trace)} steps, front end {front_s * 1e3:.1f} ms",
+        f"  {'req':>4} {'engine':>9} {'step':>9} {'first':>9} {'TTFT':>8} {'prompt':>7}  its step: decoding, prompt tokens",
+    ]
+    for i, q in enumerate(timeline[:limit]):
+        lines.append(
+            f"  {i:>4} {q.at_engine_ms:9.1f} {q.step_start_ms:9.1f} {q.first_token_ms:9.1f} {q.ttft_ms:8.1f} "
+            f"{q.prompt_tokens:>7}  {q.step_decoding}, {q.step_prompt_tokens}"
+        )
+    ttfts = sorted(((q.ttft_ms, i) for i, q in enumerate(timeline)), reverse=True)
+    if len(timeline) > limit:
+        lines.append(f"  ... {len(timeline) - limit} more")
+    lines.append("  slowest: " + ", ".join(f"req {i} {t:.1f} ms" for t, i in ttfts[:5]))
+    n = len(ttfts)
+    if n and not math.isnan(pub["ttft"]):
+        reach = sum(1 for t, _ in ttfts if t >= pub["ttft"])
+        sim99 = float(np.percentile([t for t, _ in ttfts], 99))
+        lines.append(
+            f"  TTFT p99: published {pub['ttft']:.1f} ms (median {pub50['ttft']:.1f}): of {n} requests the two slowest "
+            f"took about that or more; simulated p99 {sim99:.1f} ms, {reach} request(s) reach {pub['ttft']:.1f}, "
+            f"the two slowest {ttfts[0][0]:.1f} and {ttfts[min(1, n - 1)][0]:.1f} ms"
+        )
+    samples = result.samples
+    if samples is not None and len(samples.itl[0]):
+        values, counts = samples.itl
+        total = int(counts.sum())
+        order = np.argsort(-values)
+        top = ", ".join(f"{values[k] * 1e3:.1f} ms x{int(counts[k])}" for k in order[:8])
+        lines.append(f"  token gaps (ITL), {total} in all, largest first: {top}")
+        median = float(weighted_percentile(samples.itl, 50.0))
+        long = values > 1.5 * median  # a step and more: a prefill beside or before the decodes
+        if counts[long].sum():
+            mid = float(weighted_percentile((values[long], counts[long]), 50.0))
+            lines.append(
+                f"  gaps over 1.5 x the simulated median ({median * 1e3:.1f} ms): {int(counts[long].sum())} "
+                f"({counts[long].sum() / total:.1%}), their median {mid * 1e3:.1f} ms"
+            )
+        if not math.isnan(pub["itl"]):
+            reach = int(counts[values * 1e3 >= pub["itl"]].sum())
+            need = math.ceil(0.01 * total)
+            line = (
+                f"  ITL p99: published {pub['itl']:.1f} ms (median {pub50['itl']:.1f}): about {need} gaps (1%) at or "
+                f"above it; simulated {reach} reach it"
+            )
+            stalled = int(counts[long].sum())
+            if stalled >= need:  # the top 1% lies among the long gaps: which of them the published p99 is
+                q = 100.0 * (1.0 - need / stalled)
+                at = float(weighted_percentile((values[long], counts[long]), q)) * 1e3
+                line += (
+                    f"; it is percentile {q:.0f} of the long gaps, simulated {at:.1f} ms ({pub['itl'] - at:+.1f} ms)"
+                )
+            lines.append(line)
+    return lines
+
+
+def print_timelines(rows, run_ids: list[str]) -> int:
+    """``timeline_lines`` of each of ``run_ids`` (record ids of ``rows``), each with the front end ``validate_load``
+    gives it (fitted on the other sources); 2 and a line naming the unknown ids and the accepted ones when any is
+    not a row with percentiles; 1 and a line with the reason for each run the simulation cannot predict (the reason
+    ``validate_load`` lists it under "Not predicted" with), the others printed."""
+    from planner.accuracy.frontend import frontend_for_rows
+    from planner.accuracy.under_load import has_percentiles, speculation_handled
+    from planner.errors import PlannerError
+
+    known = {r.record_id: r for r in rows if has_percentiles(r)}
+    unknown = [i for i in run_ids if i not in known]
+    if unknown:
+        print(
+            f"error: no run with percentiles named {', '.join(unknown)}; runs are the record ids of the file, "
+            f"{min(known)} to {max(known)}"
+            if known
+            else "error: the file has no run with percentiles",
+            file=sys.stderr,
+        )
+        return 2
+    wanted = [known[i] for i in run_ids]
+    fronts = frontend_for_rows(rows)
+    failed, printed = 0, 0
+    for r in wanted:
+        reason = "" if speculation_handled(r) else r.problem  # what ``validate_load`` leaves unpredicted, and why
+        if not reason:
+            try:
+                lines = timeline_lines(r, fronts[r.record_id])
+            except PlannerError as exc:
+                reason = str(exc)
+        if reason:
+            print(f"error: {r.record_id} is not simulated: {reason}", file=sys.stderr)
+            failed = 1
+            continue
+        print(("\n" if printed else "") + "\n".join(lines))
+        printed += 1
+    return failed
+
+
 def main(argv: list[str]) -> int:
     from heldout import add_bootstrap_option, add_serial_front_end_option, use_serial_front_end  # (bench/)
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="?", help="runs CSV [default: catalogs/reference/load_public.csv]")
     parser.add_argument("--worst", type=int, default=0, metavar="N", help="also list the N figures furthest off")
+    parser.add_argument(
+        "--timeline",
+        nargs="+",
+        metavar="RUN",
+        help="print each named run's simulated requests and token gaps beside what its published p99s imply, and stop "
+        "(a runs CSV goes before --timeline)",
+    )
     add_serial_front_end_option(parser)
     add_bootstrap_option(parser)
     parser.add_argument(
@@ -245,6 +430,8 @@ def main(argv: list[str]) -> int:
     worst, resamples = args.worst, args.bootstrap
     path = args.runs or reference_dir() / "load_public.csv"
     rows = load_decode_rows(path)
+    if args.timeline:
+        return print_timelines(rows, args.timeline)
     table = validate_load(rows)
     lines = summarise(rows, table.checks) + [""] + signed_lines(rows, table.checks)
     if resamples:
