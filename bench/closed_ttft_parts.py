@@ -4,7 +4,7 @@
 
 Each closed-loop run of ``catalogs/reference/load_public.csv`` (a client keeping C requests in flight, no request
 rate) is simulated as ``bench/load_validation.py`` simulates it (its source's front end fitted on the other sources,
-``planner.accuracy.frontend``), with the simulation's trace on (``planner.serving.simulate.simulate(trace=...)``).
+``planner.accuracy.frontend``), with the simulation's trace on (``predict_percentiles(trace=...)``, a ``planner.serving.load.RunTrace``).
 Each request's simulated TTFT is split into: the front end F; the wait for the step in flight when it reached the
 engine ("in flight"); steps that ran after that and before its own ("earlier": other prompts ahead of it, an async
 scheduler's one step more, its own earlier chunks); and its own step, split again into its own prompt's prefill alone
@@ -56,7 +56,6 @@ from planner.accuracy import under_load  # noqa: E402
 from planner.accuracy.frontend import frontend_for_rows, sweep_of  # noqa: E402
 from planner.accuracy.published import DecodeRow, load_decode_rows, reference_dir  # noqa: E402
 from planner.accuracy.under_load import speculation_handled  # noqa: E402
-from planner.serving.simulate import simulate  # noqa: E402
 
 PARTS = ("front", "in flight", "earlier", "own", "others", "decodes")
 
@@ -76,20 +75,9 @@ def closed_rows(rows: list[DecodeRow]) -> list[DecodeRow]:
 
 def traced(row: DecodeRow, front_s: float) -> tuple[float, list, object]:
     """The row's simulated median TTFT (ms, as ``load_validation`` predicts it), its steps and step table."""
-    got: dict = {}
-
-    def tracing(table, *args, **kw):
-        got["trace"], got["table"] = [], table
-        return simulate(table, *args, trace=got["trace"], **kw)
-
-    load.simulated_run.cache_clear()
-    kept, load.simulate = load.simulate, tracing
-    try:
-        median_ms = under_load.predict_percentiles(row, frontend_s=front_s)["ttft_median_ms"]
-    finally:
-        load.simulate = kept
-        load.simulated_run.cache_clear()
-    return median_ms, got["trace"], got["table"]
+    trace = load.RunTrace()
+    median_ms = under_load.predict_percentiles(row, frontend_s=front_s, trace=trace)["ttft_median_ms"]
+    return median_ms, trace.steps, trace.table
 
 
 def request_parts(trace: list, table, front_s: float) -> list[tuple[float, int, dict[str, float]]]:

@@ -230,29 +230,16 @@ def write_loaded_residuals(figures) -> str:
     return str(path)
 
 
-def traced_run(row, front_s: float) -> tuple[list, object, object]:
+def traced_run(row, front_s: float):
     """The row's run simulated as ``validate_load`` simulates it (front end ``front_s``, seconds; a speculating row at
-    the middle of its draft's range), with the trace on: its steps (``planner.serving.simulate.TracedStep``), its step
-    table and its ``RunResult`` (the last simulation ``predict_percentiles`` ran)."""
-    import planner.serving.load as load
+    the middle of its draft's range), traced: a ``planner.serving.load.RunTrace`` (its steps, step table and
+    ``RunResult``)."""
     from planner.accuracy.under_load import predict_percentiles
-    from planner.serving.simulate import simulate
+    from planner.serving.load import RunTrace
 
-    got: dict = {}
-
-    def tracing(table, *args, **kw):
-        got["trace"], got["table"] = [], table
-        got["result"] = simulate(table, *args, trace=got["trace"], **kw)
-        return got["result"]
-
-    load.simulated_run.cache_clear()
-    kept, load.simulate = load.simulate, tracing
-    try:
-        predict_percentiles(row, frontend_s=front_s)
-    finally:
-        load.simulate = kept
-        load.simulated_run.cache_clear()
-    return got["trace"], got["table"], got["result"]
+    trace = RunTrace()
+    predict_percentiles(row, frontend_s=front_s, trace=trace)
+    return trace
 
 
 class TimedRequest(NamedTuple):
@@ -271,7 +258,7 @@ class TimedRequest(NamedTuple):
 
 
 def request_timeline(trace: list, front_s: float) -> list[TimedRequest]:
-    """Every request of a traced run (``traced_run``: each ``TracedStep``'s ``firsts``, a cohort of n as n requests) in
+    """Every request of a traced run (``traced_run``'s steps: each ``TracedStep``'s ``firsts``, a cohort of n as n requests) in
     the order they reached the engine; TTFT = first token - arrival at the engine + ``front_s`` (what the simulation
     reports: ``planner.serving.simulate`` shifts every TTFT by the front end)."""
     out = []
@@ -302,7 +289,8 @@ def timeline_lines(row, front_s: float, limit: int = 40) -> list[str]:
     1%, the published p99 is the (1 - 1% / their share)-th percentile of them, so the line gives the simulated gap there
     and how far the published p99 lies from it: what each such gap would need beyond the simulation's.
     """
-    trace, _table, result = traced_run(row, front_s)
+    traced = traced_run(row, front_s)
+    trace, result = traced.steps, traced.run
     timeline = request_timeline(trace, front_s)
     pub = {q: getattr(row, f) * 1e3 for q, f in (("ttft", "ttft_p99_s"), ("itl", "itl_p99_s"))}
     pub50 = {q: getattr(row, f) * 1e3 for q, f in (("ttft", "ttft_median_s"), ("itl", "itl_median_s"))}

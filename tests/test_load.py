@@ -295,6 +295,20 @@ class TestMemo:
         assert curve[0] is sized
         assert simulated_run.cache_info().misses == misses + 1  # only the new rate ran
 
+    def test_a_traced_run_is_the_memoised_run_with_its_steps_kept(self):
+        """A ``RunTrace`` asks for the run afresh (a memoised run kept no steps): the same figures, every request's
+        first token in its steps, the samples of every request, and the memo left as it was."""
+        from planner.serving.load import RunTrace, simulated_run
+
+        plain = latency_under_load(ONE, 700, 150, rate_per_s=2.5, num_requests=60)
+        misses = simulated_run.cache_info().misses
+        trace = RunTrace()
+        traced = latency_under_load(ONE, 700, 150, rate_per_s=2.5, num_requests=60, trace=trace)
+        assert traced == plain and traced is not plain
+        assert simulated_run.cache_info().misses == misses
+        assert sum(n for step in trace.steps for _, n, _ in step.firsts) == 60
+        assert trace.run.samples.requests == 60 and trace.table is not None
+
     def test_the_approximation_is_computed_once_per_input_and_each_caller_gets_its_own_arrays(self):
         """``approximate_load`` asked again with equal inputs answers from its memo, equal to a fresh computation,
         in arrays the caller may change without changing the next answer; another rate or percentile is computed."""

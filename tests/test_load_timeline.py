@@ -36,8 +36,8 @@ def fronts():
 def timelines(fronts):
     out = {}
     for rid in RUNS:
-        trace, _table, result = traced_run(BY_ID[rid], fronts[rid])
-        out[rid] = (request_timeline(trace, fronts[rid]), result)
+        traced = traced_run(BY_ID[rid], fronts[rid])
+        out[rid] = (request_timeline(traced.steps, fronts[rid]), traced.run)
     return out
 
 

@@ -48,7 +48,7 @@ from planner.accuracy.predict import _profile_for, row_scheduler
 from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
 from planner.serving.benchmark import request_lengths
-from planner.serving.load import FRONTEND_S, Replica, fixed_lengths, latency_under_load
+from planner.serving.load import FRONTEND_S, Replica, RunTrace, fixed_lengths, latency_under_load
 
 #: Each compared figure: (DecodeRow field, simulated latency, percentile).
 FIGURES = {
@@ -92,12 +92,14 @@ def predict_percentiles(
     catalog: Catalog | None = None,
     frontend_s: float | None = None,
     acceptance_length: float | None = None,
+    trace: RunTrace | None = None,
 ) -> dict[str, float]:
     """Each ``FIGURES`` quantity of the row's run, milliseconds, simulated as the run went (module docstring).
     ``frontend_s``: each request's time outside the engine, seconds (None: the fitted value,
     ``planner.accuracy.frontend.FRONTEND_S``). Raises a ``PlannerError`` (its message the reason) when the row
     cannot be predicted. ``acceptance_length``: a speculating row's (None: the middle of its draft's published range,
-    ``planner.accuracy.acceptance.acceptance_range``)."""
+    ``planner.accuracy.acceptance.acceptance_range``). ``trace``: a ``planner.serving.load.RunTrace`` the run fills
+    (its steps, step table and samples, for reading it request by request); None: nothing kept."""
     replica = _replica(row, engine, calibration, catalog)
     if row.speculation is not None:
         low, high, draft = acceptance_range(row.speculation, catalog)
@@ -125,5 +127,6 @@ def predict_percentiles(
         async_scheduling=row.async_scheduling,
         scheduler_steps=row.scheduler_steps or 1,
         frontend_s=front,
+        trace=trace,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

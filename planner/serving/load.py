@@ -613,6 +613,7 @@ def latency_under_load(
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
     stream_stall_s: float = 0.0,
+    trace: RunTrace | None = None,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
@@ -630,6 +631,8 @@ def latency_under_load(
     between servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints
     both).
     ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
+    ``trace``: a ``RunTrace`` the run fills with its steps, step table and samples (the run is simulated afresh, not
+    read from the memo); None: nothing kept.
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
@@ -664,7 +667,7 @@ def latency_under_load(
     asked = RunBehaviour(hit, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps, stream_stall_s=stall)
     behaviour = replica.behaviour(asked, front)
     key = RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, behaviour)
-    result = simulated_run(key)
+    result = simulated_run(key) if trace is None else traced_run(key, trace)
     if result is None:
         raise InvalidInputError(
             f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
@@ -722,16 +725,40 @@ class RunKey:
 RUNS_KEPT = 512
 
 
+@dataclass
+class RunTrace:
+    """What a traced run keeps (``latency_under_load``'s ``trace``), for reading it request by request: every
+    scheduled step (``planner.serving.simulate.TracedStep``), the step table the steps were timed with, and the run's
+    figures with every request's samples (``RunResult``). Filled by the run; empty until then."""
+
+    steps: list = field(default_factory=list)
+    table: StepTable | None = None
+    run: RunResult | None = None
+
+
+def _simulated(key: RunKey, trace: RunTrace | None = None) -> RunResult:
+    """The run ``key`` describes, simulated (its steps appended to ``trace.steps`` when a trace is given)."""
+    return simulate(
+        key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
+        arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
+        behaviour=key.behaviour, trace=None if trace is None else trace.steps,
+    )  # fmt: skip
+
+
 @functools.lru_cache(maxsize=RUNS_KEPT)
 def simulated_run(key: RunKey) -> LoadResult | None:
     """The run ``key`` describes, simulated once per distinct key (a ``LoadResult`` holds floats only and is frozen,
     so sharing it is safe); None when it cannot finish (a request longer than the KV cache)."""
-    run = simulate(
-        key.table, key.scheduler, key.prompt_tokens, key.output_tokens, key.num_requests,
-        arrivals_s=key.sent_s, client_concurrency=key.client_concurrency, lengths=key.lengths.tolist(),
-        behaviour=key.behaviour,
-    )  # fmt: skip
+    run = _simulated(key)
     return None if math.isnan(run.duration_s) else _result(run)
+
+
+def traced_run(key: RunKey, trace: RunTrace) -> LoadResult | None:
+    """``simulated_run`` of ``key`` simulated afresh (a memoised run kept no steps), filling ``trace``."""
+    trace.steps.clear()
+    trace.table = key.table
+    trace.run = _simulated(key, trace)
+    return None if math.isnan(trace.run.duration_s) else _result(trace.run)
 
 
 def rate_sweep(
