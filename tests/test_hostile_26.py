@@ -145,7 +145,7 @@ class TestWorkbookNames:
             return data
 
         wb = copy_with(WORKBOOK, tmp_path / "w.xlsx", edit)
-        line = one_line(run("export", str(wb), "-o", str(tmp_path / "r.md")), 1)  # WorkbookError: exit 1
+        line = one_line(run("export", str(wb), "-o", str(tmp_path / "r.md")), 2)  # WorkbookError: bad input, exit 2
         assert "the defined name 'in_gpu' covers Inputs!$B$4:$B$6, not one cell" in line
         assert zipfile.is_zipfile(wb) and not (tmp_path / "r.md").exists()
 

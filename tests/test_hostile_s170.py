@@ -187,6 +187,6 @@ class TestWorkbookInputs:
 
     def test_export_of_a_huge_context_names_the_input_cell(self, tmp_path):
         path = edited(tmp_path, in_context=1e308)
-        line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 1)
+        line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 2)
         assert "Inputs!B6 (Context per sequence)" in line and "prompt_tokens_mean" not in line
         assert not (tmp_path / "r.md").exists()

@@ -84,8 +84,8 @@ class TestOneBoundForPricesAndCounts:
         """The reader took a price cell of 0 (a fleet costing nothing); `planner export` of that workbook then blamed
         "option #1.cloud_usd_per_gpu_hour: Input should be greater than 0", a field the user never typed."""
         said = one_line(
-            run("export", str(_edited_workbook(tmp_path, "in_price", 0)), "-o", "-", "--format", "md", "-q"), 1
-        )
+            run("export", str(_edited_workbook(tmp_path, "in_price", 0)), "-o", "-", "--format", "md", "-q"), 2
+        )  # the exit code of the scenario's same mistake (test_a_scenario_says_the_same_words)
         assert said.endswith(f"(Price per GPU-hour) {self.RENT}"), said
 
     def test_a_scenario_says_the_same_words(self, tmp_path):
@@ -112,6 +112,19 @@ class TestOneBoundForPricesAndCounts:
         with pytest.raises(WorkbookError) as err:
             read_inputs(_edited_workbook(tmp_path, "in_gpus", 0))
         assert str(err.value).endswith("must be a whole number of GPUs from 1 to 4,096; got 0"), str(err.value)
+
+    def test_a_workbook_replica_above_the_reviews_largest_names_the_cell(self, tmp_path):
+        """128 GPUs in the what-if workbook's GPU cell (the workbook computes up to 4,096) exported: the review's
+        bound (``MAX_GPUS_PER_REPLICA``, 64) was blamed on "option #1.gpus_per_replica", a field the workbook's user
+        never typed; now the cell and its label, the bound and why, exit 2 as the scenario's same mistake."""
+        said = one_line(
+            run("export", str(_edited_workbook(tmp_path, "in_gpus", 128)), "-o", "-", "--format", "md", "-q"), 2
+        )
+        assert said.endswith(
+            "edited.xlsx: Inputs!B9 (GPU count (tensor parallel)) must be a whole number of GPUs from 1 to 64; "
+            "got 128; a budget review sizes replicas of at most 64 GPUs"
+        ), said
+        assert "gpus_per_replica" not in said
 
 
 class TestFractionalMeanLengthsUnderLoad:

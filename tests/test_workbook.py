@@ -399,11 +399,13 @@ class TestCommand:
         assert result.exit_code == 2 and "unknown GPU 'H10O'" in result.output and "Traceback" not in result.output
         assert not list(tmp_path.iterdir())
 
-    def test_refresh_refuses_a_foreign_file_with_exit_1(self, tmp_path):
+    def test_refresh_refuses_a_foreign_file_with_exit_2(self, tmp_path):
+        """A file planner did not make is bad input, as a file that is not a scenario is for export (docs/export.md,
+        "Errors": exit 2); a refusal to overwrite what the user has in a workbook is 1 (``RefreshRefusedError``)."""
         path = tmp_path / "other.xlsx"
         openpyxl.Workbook().save(path)
         result = CliRunner().invoke(main, ["workbook", "refresh", str(path)])
-        assert result.exit_code == 1 and "not a what-if workbook" in result.output
+        assert result.exit_code == 2 and "not a what-if workbook" in result.output
 
     def test_every_command_has_help_with_an_example(self):
         for args in (["workbook", "--help"], ["workbook", "refresh", "--help"]):

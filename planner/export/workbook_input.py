@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from planner.export.scenario import Scenario, ScenarioError, parse_scenario
+from planner.export.scenario import MAX_GPUS_PER_REPLICA, Scenario, ScenarioError, parse_scenario
 
 #: Traffic and targets a workbook does not hold.
 WORKBOOK_WORKLOAD = {
@@ -101,4 +101,7 @@ def scenario_from_workbook(path: Path) -> Scenario:
         raise ScenarioError(
             f"{path}: reading what-if workbooks needs planner.workbook, which is not installed"
         ) from None
-    return parse_scenario(workbook_scenario_data(read_all_inputs(path), Path(path).name), str(path))
+    bounds = {
+        "gpus": (MAX_GPUS_PER_REPLICA, f"; a budget review sizes replicas of at most {MAX_GPUS_PER_REPLICA} GPUs")
+    }
+    return parse_scenario(workbook_scenario_data(read_all_inputs(path, bounds=bounds), Path(path).name), str(path))

@@ -33,9 +33,18 @@ MAX_UNPACKED_BYTES = 500 * 10**6
 
 
 class WorkbookError(PlannerError):
-    """Raised when a file is not a workbook ``planner workbook`` made, or cannot be read or written safely."""
+    """Raised when a file is not a workbook ``planner workbook`` made, cannot be read safely, or an input cell holds
+    what its input does not accept: bad input, exit 2 as a bad scenario file (``RefreshRefusedError``: 1)."""
 
     excel_error = "#VALUE!"
+    exit_code = 2
+
+
+class RefreshRefusedError(WorkbookError):
+    """Raised when refreshing a workbook would lose what the user has in it (rows not in the catalog, charts, a sheet
+    of theirs, a read-only file) and ``--force`` was not given: a refusal to overwrite, exit 1 as an existing
+    output without ``--force``."""
+
     exit_code = 1
 
 
@@ -190,11 +199,12 @@ def _number_in_text(text: str, f: InputField) -> float | None:
     return None
 
 
-def _convert(f: InputField, value: Any, where: str) -> Any:
+def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | None = None) -> Any:
     """An input cell's value as ``f`` takes it; a WorkbookError naming the cell, the input and what it needs.
 
     A number typed as text (a cell formatted as text) is the number; a count must be whole, from 1 to what
-    ``planner.api`` accepts of its unit (``_count_limits``)."""
+    ``planner.api`` accepts of its unit (``_count_limits``), or to ``bound``'s number when given (its text: why, said
+    after the bound in the message)."""
     if isinstance(value, str):
         value = value.strip()
         if value == "":
@@ -216,9 +226,10 @@ def _convert(f: InputField, value: Any, where: str) -> Any:
         raise WorkbookError(f"{where} ({f.label}) must be a {_needs(f)}; got {_shown(value)}")
     if f.kind == "count":  # the bound's wording: planner.units, as a scenario and the public functions say it
         try:
-            return whole_count(value, f.unit, _count_limits()[f.unit], typed=typed)
+            most, why = bound or (_count_limits()[f.unit], "")
+            return whole_count(value, f.unit, most, typed=typed)
         except ValueError as exc:
-            raise WorkbookError(f"{where} ({f.label}) {exc}") from None
+            raise WorkbookError(f"{where} ({f.label}) {exc}{why}") from None
     if not math.isfinite(value):
         raise WorkbookError(f"{where} ({f.label}) must be a finite {_needs(f)}; got {_shown(typed)}")
     if f.kind == "fraction" and not 0 < value <= 1:
@@ -249,22 +260,24 @@ def read_inputs(path: str | os.PathLike) -> dict:
     return _read(load(path), path, INPUT_FIELDS)
 
 
-def read_all_inputs(path: str | os.PathLike, wb=None) -> dict:
+def read_all_inputs(path: str | os.PathLike, wb=None, bounds: dict[str, tuple[int, str]] | None = None) -> dict:
     """``read_inputs`` and the Inputs it leaves out: the compare model and the budget question (``BUDGET_FIELDS``:
     peak traffic, output tokens, targets), None when blank; the Load sheet is computed from them. ``wb``: the file
-    already loaded. Raises ``WorkbookError`` as ``read_inputs`` does, for a budget input that is not a number too."""
-    return _read(wb if wb is not None else load(path), path, (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS))
+    already loaded. Raises ``WorkbookError`` as ``read_inputs`` does, for a budget input that is not a number too.
+    ``bounds``: a count input's key -> (its most, why), for a reader that takes less than the workbook does
+    (``planner export``: a replica of at most 64 GPUs), so that the message names the cell."""
+    return _read(wb if wb is not None else load(path), path, (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS), bounds)
 
 
-def _read(wb, path: str | os.PathLike, fields) -> dict[str, Any]:
+def _read(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]] | None = None) -> dict[str, Any]:
     check_marker(wb, path)
-    out = _read_fields(wb, path, fields)
+    out = _read_fields(wb, path, fields, bounds or {})
     engine = _cell_of(wb, ENGINE_NAME, path).value
     out["engine"] = str(engine).strip() if engine else "vllm"
     return out
 
 
-def _read_fields(wb, path: str | os.PathLike, fields) -> dict[str, Any]:
+def _read_fields(wb, path: str | os.PathLike, fields, bounds: dict[str, tuple[int, str]]) -> dict[str, Any]:
     """Each field's input cell (its defined name), converted and checked; a formula typed into an input: its saved
     value."""
     cached = None
@@ -282,13 +295,14 @@ def _read_fields(wb, path: str | os.PathLike, fields) -> dict[str, Any]:
                     f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) holds a formula "
                     "without a saved value; open and save the file in Excel or LibreOffice first"
                 )
-        out[f.key] = _convert(f, value, f"{path}: {cell.parent.title}!{cell.coordinate}")
+        out[f.key] = _convert(f, value, f"{path}: {cell.parent.title}!{cell.coordinate}", bounds.get(f.key))
     return out
 
 
 __all__ = [
     "COMPARE_FIELD",
     "INPUTS_SHEET",
+    "RefreshRefusedError",
     "WorkbookError",
     "check_file",
     "check_marker",

@@ -34,7 +34,7 @@ from planner.workbook.layout import (
     VERSION_PROPERTY,
     WORKBOOK_FILE,
 )
-from planner.workbook.reader import WorkbookError, check_file, check_marker, load, read_all_inputs
+from planner.workbook.reader import RefreshRefusedError, WorkbookError, check_file, check_marker, load, read_all_inputs
 from planner.workbook.writer import write_sheet, write_workbook
 
 
@@ -81,7 +81,7 @@ def refresh(
     Load sheet again from its Inputs (added after Levers when missing; ``refresh_load``).
 
     Writes ``output`` (default: the file itself, replaced atomically; a symlink is written through, a read-only
-    file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``, for a
+    file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``, RefreshRefusedError for a
     read-only file, one holding pictures, sparklines, threaded comments, x14 validation or data bars, custom
     XML, dynamic-array formulas or other parts openpyxl cannot carry over, or rows added to a catalog sheet;
     OutputExistsError when ``output`` exists and ``force`` is not set.
@@ -92,7 +92,7 @@ def refresh(
     if not in_place:
         check_target(dest, force, make_parents=True)
     elif not force and (not src.stat().st_mode & 0o222 or not os.access(src, os.W_OK)):  # root: mode bits
-        raise WorkbookError(f"{src} is read-only; pass --force to refresh it anyway (it stays read-only)")
+        raise RefreshRefusedError(f"{src} is read-only; pass --force to refresh it anyway (it stays read-only)")
     before = package_features(check_file(src), CATALOG_SHEETS)
     wb = load(src, keep_user_content=True)
     check_marker(wb, src)
@@ -100,7 +100,7 @@ def refresh(
     added = user_rows(wb, cat)
     if added and not force:
         more = f" and {len(added) - 1} more" if len(added) > 1 else ""
-        raise WorkbookError(
+        raise RefreshRefusedError(
             f"{src}: {added[0]}{more} is not in the catalog, and refresh rewrites that sheet from the catalog; "
             "add the entry to a catalog folder (--catalog DIR) to keep it, or pass --force to drop it"
         )
@@ -132,7 +132,7 @@ def refresh(
     if lost and not force:
         what = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in sorted(lost.items()))
         keep = f"{src} keeps them" if not in_place else "with -o NEW.xlsx the original keeps them"
-        raise WorkbookError(
+        raise RefreshRefusedError(
             f"{src} holds {what} that refresh cannot carry over (openpyxl drops them); "
             f"pass --force to refresh anyway without them ({keep})"
         )
@@ -152,12 +152,12 @@ def refresh(
 
 
 def check_load_sheet(wb, path: Path, force: bool = False) -> None:
-    """A WorkbookError, unless ``force``, for a sheet named Load that planner did not write (its title differs):
+    """A RefreshRefusedError, unless ``force``, for a sheet named Load that planner did not write (its title differs):
     refresh would replace it."""
     from planner.workbook.load_sheet import TITLE
 
     if LOAD_SHEET in wb.sheetnames and str(wb[LOAD_SHEET]["A1"].value) != TITLE and not force:
-        raise WorkbookError(
+        raise RefreshRefusedError(
             f"{path}: its sheet '{LOAD_SHEET}' was not written by planner, and refresh writes the Load sheet; "
             "rename that sheet to keep it, or pass --force to replace it"
         )
@@ -169,7 +169,7 @@ def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: b
     Load sheet computed from the same Inputs, catalog, engine and planner (its ``load_key`` stored in the file's
     ``LOAD_KEY_PROPERTY``) is kept as it is, without simulating: True when it was written again. Inputs that cannot
     be read give a sheet saying so, not an error: the catalog refresh goes on. A sheet named Load that planner did
-    not write (another title) is a WorkbookError unless ``force``."""
+    not write (another title) is a RefreshRefusedError unless ``force``."""
     from planner.workbook.load_figures import LOAD_KEY_PROPERTY, load_figures, load_key, not_computed, rate_factors
     from planner.workbook.load_sheet import TITLE, load_sheet
 
