@@ -24,6 +24,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from test_hostile import SCENARIO  # the issue's scenario of one option
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+from hostile_io import start  # noqa: E402  (bench/: the hostile-input script's process launcher)
+
 from planner.catalog import default_catalog
 from planner.catalog.schema import Model
 from planner.io.files import (
@@ -62,16 +65,10 @@ WITHOUT_LIBREOFFICE = {
 RUNS = "gpu,model,batch,input_len,output_len,tpot_ms\nH100,llama2-7b,8,1000,200,12\nH100,llama2-7b,32,1000,200,16\n"
 
 
-def planner(*args: str, **kw) -> subprocess.Popen:
-    """``planner ARGS`` in its own process (its own session, so a kill can take its children too)."""
-    return subprocess.Popen(
-        [sys.executable, "-m", "planner", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        **kw,
-    )
+def planner(*args: str, env=None) -> subprocess.Popen:
+    """``planner ARGS`` in its own process (its own session, so a kill can take its children too): the bench's
+    ``hostile_io.start``, which these tests and ``bench/hostile_io.py`` share."""
+    return start(*args, env=env)
 
 
 def finish(p: subprocess.Popen, timeout_s: float = 300) -> tuple[int, str]:

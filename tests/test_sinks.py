@@ -41,6 +41,9 @@ from planner.io.safetext import (
     terminal_text,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+import hostile_io  # noqa: E402  (bench/: the hostile-input script, whose scenario these tests write)
+
 #: Names the issue reports (ESC/OSC, BEL, NUL, vertical tab, U+FFFE) and a ';' formula.
 HOSTILE = "H100 \x1b]0;pwned\x07 \x1b[31mred\x00\x0b\ufffe"
 SEMICOLON = "x;=1+1;"
@@ -48,25 +51,11 @@ SEMICOLON = "x;=1+1;"
 XML_ILLEGAL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
-WORKLOAD = dict(
-    peak_requests_per_s=40,
-    average_requests_per_s=16,
-    prompt_tokens_mean=800,
-    prompt_tokens_high=3000,
-    output_tokens_mean=400,
-    output_tokens_high=1200,
-    ttft_target_s=1.5,
-    tpot_target_s=0.05,
-    growth_over_horizon=0.5,
-)
-
 
 def scenario(folder: Path, *names: str, title: str = "T") -> Path:
-    """A scenario whose options (one per name, H100 rented, Llama 3.1 70B) carry the given names."""
-    options = [{"name": n, "gpu": "H100", "model": "Llama-3.1-70B", "pricing": "cloud"} for n in names]
-    path = folder / "hostile.toml"
-    path.write_text(tomli_w.dumps({"title": title, "workload": WORKLOAD, "option": options}), encoding="utf-8")
-    return path
+    """A scenario whose options (one per name, H100 rented, Llama 3.1 70B) carry the given names: the one
+    ``bench/hostile_io.py`` tries the sinks with."""
+    return hostile_io.scenario(folder, list(names), title=title)
 
 
 class TestReviewWorkbook:
