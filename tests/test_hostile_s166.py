@@ -69,7 +69,7 @@ class TestWorkbookPrice:
         wb[sheet][ref.replace("$", "")].value = 1e300
         path = tmp_path / "edited.xlsx"
         wb.save(path)
-        said = one_line(run("export", str(path), "-o", "-", "--format", "md", "-q"), 1)
+        said = one_line(run("export", str(path), "-o", "-", "--format", "md", "-q"), 2)
         # s174: the bound's words are planner.units.RENT_ACCEPTED's (a rent of 0 is refused, as a scenario refuses it)
         assert said.endswith("(Price per GPU-hour) must be above 0 and at most 10,000 US$ per GPU-hour; got 1e+300"), (
             said
