@@ -256,11 +256,10 @@ class TestExportDoc:
     def test_serving_margins(self):
         """'(H100 with vLLM, dense: 7 figures, -8% / -1%)', '(A100 80GB with vLLM, dense: 2 figures, -13% to -9%, and 17
         dense vLLM runs on every GPU, -9% / +35%, so -13% / +43%)', 'with none of the engine and class anywhere it
-        stands (LMDeploy)', 'H200 with vLLM has 11 figures, none dense: 10 MLA-MoE (10 DeepSeek-R1 runs, 9 of them
-        dstack's; +19% / +135%) and 1 other MoE (GLM-4.6, +20%), so Llama-3.1-70B on H200 is sized with the dense runs
-        on every GPU, -37% / +35% ..., and Qwen3-30B-A3B there with the 12 non-MLA MoE vLLM runs on every GPU and its
-        one, -37% / +20%': heldout_serving_residuals.csv and serving_margin.margin_range (s171: per class; until then
-        H200 + vLLM's 11 figures sized the dense Llama at +135%; s177: MLA-MoE apart, until then Qwen3 at +135%)."""
+        stands (LMDeploy)', 'H200 with vLLM has 11 figures, all MoE (10 DeepSeek-R1 runs, 9 of them dstack's;
+        +20% / +135%), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, -37% / +35%':
+        heldout_serving_residuals.csv and serving_margin.margin_range (s171: per class; until then H200 + vLLM's 11
+        figures sized the dense Llama at +135%)."""
         from planner.accuracy.calibration import residual_range
         from planner.accuracy.serving_margin import EVERY_GPU, load_serving, margin_range, steady_load
 
@@ -287,23 +286,12 @@ class TestExportDoc:
         assert not any(engine == "lmdeploy" for _, engine, _ in serving)
         rows, dstack, low, high, d_low, d_high = stated(
             self.DOC,
-            r"H200 with vLLM has \d+ figures, none dense: (\d+) MLA-MoE \(\d+ DeepSeek-R1 runs, (\d+) of them dstack's;\s+"
-            r"\+(\d+)% / \+(\d+)%\) and \d+ other MoE \(GLM-4.6, \+\d+%\), so Llama-3.1-70B on H200 is sized with the dense "
-            r"runs on every GPU,\s+(-\d+)% / \+(\d+)%",
+            r"H200 with vLLM has (\d+) figures, all MoE \(\d+ DeepSeek-R1 runs, (\d+) of them dstack's; "
+            r"\+(\d+)% / \+(\d+)%\), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, (-\d+)% / \+(\d+)%",
         )
-        h200 = serving[("H200 SXM 141GB", "vllm", "MLA-MoE")]
+        h200 = serving[("H200 SXM 141GB", "vllm", "MoE")]
         assert ("H200 SXM 141GB", "vllm", "dense") not in serving
         assert (rows, low, high) == (h200.rows, _pct(h200.low), _pct(h200.high))
-        (o_rows, o_high, p_rows, m_low, m_high) = stated(
-            self.DOC,
-            r"H200 with vLLM has \d+ figures, none dense: \d+ MLA-MoE \([^)]*\) and (\d+) other MoE \(GLM-4.6, \+(\d+)%\).*?"
-            r"Qwen3-30B-A3B there with the (\d+) non-MLA MoE vLLM runs on\s+every GPU and its one, (-\d+)% / \+(\d+)%",
-        )
-        own, moe = serving[("H200 SXM 141GB", "vllm", "MoE")], serving[(EVERY_GPU, "vllm", "MoE")]
-        assert (o_rows, o_high, p_rows) == (own.rows, _pct(own.largest), moe.rows)
-        qwen = residual_range("H200 SXM 141GB", "vllm", gpus=1, model="Qwen3-30B-A3B")
-        got_qwen = margin_range(qwen, "H200 SXM 141GB", "vllm", "MoE")
-        assert (int(m_low), m_high) == (_pct(got_qwen.low), _pct(got_qwen.high))
         ours = [
             r
             for r in predict.load_decode_rows()

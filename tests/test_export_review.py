@@ -157,12 +157,12 @@ class TestSizingRules:
         assert any("widened" in n and "on B300" in n for n in notes)
 
     def test_a_dense_fleet_is_not_priced_with_moe_runs_and_the_review_says_whose_runs(self, example):
-        """H200 + vLLM's 11 serving figures are all MoE (10 DeepSeek-R1, 1 GLM-4.6), none dense (heldout_serving_residuals
-        .csv rows 'H200 SXM 141GB,vllm,MLA-MoE,10,0.19,0.75,1.35' and '*,vllm,dense,17,-0.09,-0.03,0.35'): the README's
-        Llama-3.1-70B on H200 is sized with the 17 dense vLLM runs on every GPU (+35%, with H200's prediction range: -37% / +35%),
+        """H200 + vLLM's 11 serving figures are all MoE (10 DeepSeek-R1), none dense (heldout_serving_residuals.csv rows
+        'H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35' and '*,vllm,dense,17,-0.09,-0.03,0.35'): the README's Llama-3.1-70B
+        on H200 is sized with the 17 dense vLLM runs on every GPU (+35%, with H200's prediction range: -37% / +35%),
         not +135% (s169 to s171: 120 GPUs), and its Assumptions row names those runs for the reader."""
         serving = load_serving()
-        moe, dense = serving[("H200 SXM 141GB", "vllm", "MLA-MoE")], serving[("*", "vllm", "dense")]
+        moe, dense = serving[("H200 SXM 141GB", "vllm", "MoE")], serving[("*", "vllm", "dense")]
         h200 = next(r for r in example.results if r.option.name == "H200, rented")
         assert ("H200 SXM 141GB", "vllm", "dense") not in serving and dense.rows >= ranges.MIN_ROWS
         prediction = residual_range(h200.gpu, "vllm", gpus=h200.candidate.gpus_per_replica, model=h200.model)

@@ -1,22 +1,19 @@
 """The latency margin per GPU, engine and architecture class (planner.accuracy.serving_margin): held-out TPOT errors
-of that engine's steady-load serving runs of dense, MoE or MLA-MoE models on that GPU; with fewer than 5, the prediction
+of that engine's steady-load serving runs of dense or of MoE models on that GPU; with fewer than 5, the prediction
 range made at least as wide as that engine and class's errors on every GPU and this GPU's few.
 
 Figures from catalogs/reference/heldout_serving_residuals.csv (``PYTHONPATH=. python bench/heldout.py
---write-serving-residuals``, s177), the rows the tests read:
+--write-serving-residuals``, s171), the rows the tests read:
 
     gpu,engine,architecture,rows,residual_low,residual_median,residual_high,residual_smallest,residual_largest
     *,vllm,dense,17,-0.09,-0.03,0.35,-0.13,0.56
     A100 SXM 80GB,vllm,dense,2,-0.13,-0.11,-0.10,-0.13,-0.09
     H100 SXM 80GB,vllm,dense,7,-0.08,-0.06,-0.01,-0.08,0.03
-    *,vllm,MoE,12,-0.37,-0.13,0.19,-0.45,0.81
-    H200 SXM 141GB,vllm,MLA-MoE,10,0.19,0.75,1.35,0.05,1.39   (DeepSeek-R1: 9 dstack's, 1 gpustack's R1-0528)
-    H200 SXM 141GB,vllm,MoE,1,0.20,0.20,0.20,0.20,0.20        (gpustack-performance-lab's GLM-4.6 run)
+    H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35,0.05,1.39   (10 of them DeepSeek-R1 runs, 9 dstack's)
     MI300X,vllm,dense,5,-0.04,0.24,0.54,-0.04,0.56
 
 Until s171 the rows were per GPU and engine only, so H200 + vLLM's 11 figures (+20% / +135%) sized a dense
-Llama-3.1-70B fleet on H200; until s177 MoE pooled MLA, so the 11 figures (10 DeepSeek-R1) sized a Qwen3-30B-A3B
-or Mixtral fleet there. The tests read the shipped rows and state the rule; the values above are checked once,
+Llama-3.1-70B fleet on H200. The tests read the shipped rows and state the rule; the values above are checked once,
 against the file, where a test depends on them.
 """
 
@@ -37,7 +34,6 @@ from planner.accuracy.serving_margin import (
     EVERY_GPU,
     ServingRegion,
     load_serving,
-    margin_class,
     margin_pool,
     margin_range,
     serving_residual_table,
@@ -80,28 +76,9 @@ class TestClass:
         """A catalog model with a [moe] table is MoE (Nemotron 3 Nano: a Mamba hybrid with MoE blocks), else dense."""
         assert moe_class(default_catalog().model(model)) == expected
 
-    @pytest.mark.parametrize(
-        "model,expected",
-        [
-            ("Llama-3.1-70B", "dense"),
-            ("DeepSeek-R1", "MLA-MoE"),
-            ("Qwen3-30B-A3B", "MoE"),
-            ("Mixtral-8x7B", "MoE"),
-            ("gpt-oss-120b", "MoE"),
-            ("Nemotron-3-Nano-30B-A3B", "MoE"),
-        ],
-    )
-    def test_the_margin_keeps_mla_moe_apart(self, model, expected):
-        """The margin's class: a MoE model with an [mla] table (DeepSeek-R1's kv_lora_rank 512, its config.json) is
-        MLA-MoE; the other MoE models (GQA attention) stay MoE; the prediction ranges' moe_class says MoE for both."""
-        m = default_catalog().model(model)
-        assert margin_class(m) == expected
-        assert moe_class(m) == ("dense" if expected == "dense" else "MoE")
-        assert (m.attention_kind == "MLA") == (expected == "MLA-MoE")
-
     def test_an_unknown_class_is_refused_with_the_accepted_ones(self):
-        """A class the margin does not keep ("MLA": the class is MLA-MoE) is an error naming the three."""
-        with pytest.raises(ValueError, match="'MLA' is not one of dense, MoE, MLA-MoE"):
+        """A class the margin does not keep ("MLA": no class of its own) is an error naming dense and MoE."""
+        with pytest.raises(ValueError, match="'MLA' is not one of dense, MoE"):
             margin_range(llama_range("H100 SXM 80GB"), "H100 SXM 80GB", "vllm", "MLA")
 
 
@@ -116,11 +93,11 @@ class TestRule:
         assert got.note.startswith("from 7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load")
 
     def test_a_dense_model_is_not_sized_with_moe_runs_on_its_gpu(self):
-        """H200 + vLLM has 11 MoE figures (10 DeepSeek-R1, +19% / +135%; 1 GLM-4.6) and no dense one: Llama-3.1-70B's
+        """H200 + vLLM has 11 MoE figures (+20% / +135%, 10 of them DeepSeek-R1) and no dense one: Llama-3.1-70B's
         range is H200's prediction range (-37% / +9%) widened to the 17 dense vLLM runs on every GPU (-9% / +35%),
-        -37% / +35%; the MLA-MoE row's +135% appears nowhere. Until s171 it was +20% / +135%."""
-        moe, pooled = shipped_row("H200 SXM 141GB", "vllm", "MLA-MoE"), shipped_row(EVERY_GPU, "vllm", "dense")
-        assert quantiles(moe) == (0.19, 1.35) and (int(pooled["rows"]), quantiles(pooled)) == (17, (-0.09, 0.35))
+        -37% / +35%; the MoE row's +135% appears nowhere. Until s171 it was +20% / +135%."""
+        moe, pooled = shipped_row("H200 SXM 141GB", "vllm", "MoE"), shipped_row(EVERY_GPU, "vllm", "dense")
+        assert quantiles(moe) == (0.20, 1.35) and (int(pooled["rows"]), quantiles(pooled)) == (17, (-0.09, 0.35))
         assert ("H200 SXM 141GB", "vllm", "dense") not in load_serving()
         prediction = llama_range("H200 SXM 141GB")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "dense")
@@ -128,37 +105,13 @@ class TestRule:
         assert "17 dense-model runs on any GPU + vLLM" in got.note and "none on H200 SXM 141GB" in got.note
         assert "+135%" not in got.note
 
-    def test_deepseek_r1_on_that_gpu_keeps_its_own_runs(self):
-        """DeepSeek-R1 on H200 + vLLM: the 10 MLA-MoE figures' own 10th / 90th percentiles, +19% / +135% (row
-        'H200 SXM 141GB,vllm,MLA-MoE,10,0.19,0.75,1.35': dstack-deepseek-r1-h200-mi300x's 9 steady-load vLLM runs and
-        gpustack-performance-lab's DeepSeek-R1-0528 run). Until s177 the 11 MoE figures with GLM-4.6's, +20% / +135%."""
-        row = shipped_row("H200 SXM 141GB", "vllm", "MLA-MoE")
-        assert int(row["rows"]) == 10 and row["sources"] == "dstack-deepseek-r1-h200-mi300x gpustack-performance-lab"
-        mdl = default_catalog().model("DeepSeek-R1")
-        prediction = residual_range("H200 SXM 141GB", "vllm", gpus=8, model=mdl)
-        got = margin_range(prediction, "H200 SXM 141GB", "vllm", margin_class(mdl))
-        assert got[:2] == quantiles(row) == (0.19, 1.35)
-        assert got.note.startswith("from 10 MLA-MoE-model runs on H200 SXM 141GB + vLLM")
-
-    @pytest.mark.parametrize("model,gpus", [("Qwen3-30B-A3B", 1), ("Mixtral-8x7B", 2)])
-    def test_another_moe_model_on_that_gpu_is_not_priced_with_deepseeks_runs(self, model, gpus):
-        """A non-MLA MoE fleet on H200 + vLLM: one figure of its own class there (gpustack-performance-lab's GLM-4.6,
-        +20%; row 'H200 SXM 141GB,vllm,MoE,1,0.20'), so H200's prediction range (-37% / +9%) widened to the 12 non-MLA
-        MoE vLLM runs on every GPU ('*,vllm,MoE,12,-0.37,-0.13,0.19': gpustack, vultr's B200 Nemotron, xinyuwei's
-        MI300X Qwen3-235B) and to that one: -37% / +20%. Until s177 DeepSeek-R1's +20% / +135% (from 11 MoE-model
-        runs, 10 of them DeepSeek-R1's): no dstack figure and no +135% may reach it."""
-        own, pooled = shipped_row("H200 SXM 141GB", "vllm", "MoE"), shipped_row(EVERY_GPU, "vllm", "MoE")
-        assert (int(own["rows"]), own["residual_largest"], own["sources"]) == (1, "0.20", "gpustack-performance-lab")
-        assert (int(pooled["rows"]), quantiles(pooled)) == (12, (-0.37, 0.19))
-        assert "dstack-deepseek-r1-h200-mi300x" not in pooled["sources"]
-        mdl = default_catalog().model(model)
-        prediction = residual_range("H200 SXM 141GB", "vllm", gpus=gpus, model=mdl)
-        got = margin_range(prediction, "H200 SXM 141GB", "vllm", margin_class(mdl))
-        low = min(prediction.low, float(pooled["residual_low"]), float(own["residual_smallest"]))
-        high = max(prediction.high, float(pooled["residual_high"]), float(own["residual_largest"]))
-        assert got[:2] == (low, high) == (-0.37, 0.20)
-        assert margin_pool("H200 SXM 141GB", "vllm", "MoE").kind == "every GPU and own few"
-        assert "+135%" not in got.note and "dstack" not in got.note and "MLA-MoE" not in got.note
+    def test_a_moe_model_on_that_gpu_takes_the_moe_runs(self):
+        """DeepSeek-R1 on H200 + vLLM: the 11 MoE figures' own 10th / 90th percentiles (+20% / +135%)."""
+        row = shipped_row("H200 SXM 141GB", "vllm", "MoE")
+        prediction = residual_range("H200 SXM 141GB", "vllm", gpus=8, model="DeepSeek-R1")
+        got = margin_range(prediction, "H200 SXM 141GB", "vllm", "MoE")
+        assert got[:2] == quantiles(row) == (0.20, 1.35)
+        assert got.note.startswith("from 11 MoE-model runs on H200 SXM 141GB + vLLM")
 
     def test_few_figures_of_its_own_widen_the_range_as_the_pool_does(self):
         """A100 80GB + vLLM, dense: 2 figures (-13% to -9%), so A100's prediction range (-10% / +43%) is widened to the
@@ -213,9 +166,9 @@ class TestRule:
 
     @pytest.mark.parametrize("engine", ["vllm", "sglang"])
     def test_mi300x_margin_says_its_curves_are_borrowed(self, engine):
-        """MI300X's own MLA-MoE figures set its margin (14 SGLang, 9 vLLM runs), and its note says the kernel curves
-        behind them are H100's (issue 21: a GPU without kernel tables says so); an NVIDIA GPU's note does not."""
-        got = margin_range(residual_range("MI300X", engine, gpus=8), "MI300X", engine, "MLA-MoE")
+        """MI300X's own MoE figures set its margin (14 SGLang, 10 vLLM runs), and its note says the kernel curves behind
+        them are H100's (issue 21: a GPU without kernel tables says so); an NVIDIA GPU's note does not."""
+        got = margin_range(residual_range("MI300X", engine, gpus=8), "MI300X", engine, "MoE")
         assert "kernel curves of H100 SXM 80GB stand in on MI300X (x1.57 either way" in got.note
         assert got.note.endswith("these runs' errors hold that miss, which is why the range is theirs")
         h100 = margin_range(llama_range("H100 SXM 80GB", gpus=8), "H100 SXM 80GB", "vllm", "dense")
@@ -287,13 +240,13 @@ class TestTable:
     def test_a_row_without_a_catalog_model_is_left_out_and_a_bad_class_refused(self):
         """A class of None (the catalog does not know the model) leaves the row out; any other name is an error."""
         assert serving_residual_table([_row(1.1)], [1.0], ["H100 SXM 80GB"], [None]) == []
-        with pytest.raises(ValueError, match="'MLA' is not one of dense, MoE, MLA-MoE"):
+        with pytest.raises(ValueError, match="'MLA' is not one of dense, MoE"):
             serving_residual_table([_row(1.1)], [1.0], ["H100 SXM 80GB"], ["MLA"])
 
 
 class TestShippedFile:
     def test_every_region_names_a_catalog_gpu_a_class_and_its_sources(self):
-        """Each row: a catalog GPU or every GPU, an engine, dense, MoE or MLA-MoE, 1 figure or more, low <= median <= high
+        """Each row: a catalog GPU or every GPU, an engine, dense or MoE, 1 figure or more, low <= median <= high
         within smallest .. largest; each every-GPU row counts its GPUs' rows together."""
         cat = default_catalog()
         regions = load_serving()

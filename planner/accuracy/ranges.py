@@ -96,8 +96,8 @@ def load_regions(path: str | None = None) -> dict[tuple[str, str], Region]:
 
 def moe_class(model: Any) -> str:
     """A catalog model's architecture class: "MoE" when it has a ``[moe]`` table (routed experts), else "dense".
-    The ``moe`` dimension of the ranges; the export's serving margin splits MoE further, MLA apart
-    (``planner.accuracy.serving_margin.margin_class``)."""
+    The ``moe`` dimension of the ranges, and the class the export's serving margin keeps apart
+    (``planner.accuracy.serving_margin``)."""
     return "MoE" if model.moe is not None else "dense"
 
 

@@ -11,18 +11,11 @@ are excluded: their error is the schedule's, not the step's). ``catalogs/referen
 GPU, engine and architecture class, and per engine and class on every GPU together (gpu ``*``), the figures' count
 and the 10th, 50th and 90th percentile and the largest of measured TPOT / predicted TPOT - 1.
 
-**Classes** (``margin_class``): dense, MoE, or MLA-MoE (a MoE model with multi-head latent attention, the catalog's
-``[mla]`` table: ``Model.attention_kind`` "MLA"). Until s171 the figures were pooled per GPU and engine, so a dense
-Llama fleet on H200 with vLLM was priced with the error of DeepSeek-R1 runs (10 of that pair's 11 figures, 9 of them
-dstack's; +20% / +135%). Until s177 MLA was pooled with the other MoE models, so a Qwen3-30B-A3B, Mixtral or gpt-oss
-fleet on H200 with vLLM was priced with those same DeepSeek-R1 runs (10 of the pair's 11 MoE figures). The split is
-made because a fleet of another MoE model must not be priced with one model's error: every MLA-MoE figure is
-DeepSeek-R1's (dstack's early-2025 engines, and InferenceX's SGLang runs), so that class is, in the data, one model;
-the split does not claim MLA itself errs more, only that those runs are no evidence about other MoE models.
-
-The split is the margin's only: the prediction ranges' ``moe`` dimension (``ranges.moe_class``) stays dense or MoE,
-since its held-out MoE figures are 4 (vllm-buildkite-perf, none MLA), below ``MIN_ROWS`` either way, and a class with
-no figure would widen by the same MoE factor.
+**Classes** (``ranges.moe_class``, the ranges' ``moe`` dimension): dense or MoE, from the catalog model. Until s171
+the figures were pooled per GPU and engine, so a dense Llama fleet on H200 with vLLM was priced with the error of
+DeepSeek-R1 runs (10 of that pair's 11 figures, 9 of them dstack's; +20% / +135%). MLA is not a class of its own:
+its figures are all one model's (DeepSeek-R1), and no GPU and engine has ``MIN_ROWS`` figures of both MLA and other
+MoE models (H200 + vLLM: 10 and 1, MI300X + vLLM: 9 and 1), so the data cannot tell MLA's error from that model's.
 
 **Rule** (``margin_range``), for a query's GPU, engine and class:
 
@@ -51,18 +44,17 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part, moe_class
+from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
 from planner.engines.profiles import ENGINE_ALIASES
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
-#: The architecture classes a margin keeps apart (``margin_class``'s values).
-CLASSES = ("dense", "MoE", "MLA-MoE")
+#: The architecture classes a margin keeps apart (``planner.accuracy.ranges.moe_class``'s values).
+CLASSES = ("dense", "MoE")
 #: The ``gpu`` of a region that pools one engine and class over every GPU.
 EVERY_GPU = "*"
 #: The columns of ``heldout_serving_residuals.csv``, in order.
@@ -87,7 +79,7 @@ class ServingRegion:
 
     gpu: str
     engine: str
-    architecture: str  # "dense", "MoE" or "MLA-MoE" (CLASSES)
+    architecture: str  # "dense" or "MoE" (CLASSES)
     rows: int
     low: float  # 10th percentile
     median: float
@@ -95,15 +87,6 @@ class ServingRegion:
     smallest: float
     largest: float
     sources: str
-
-
-def margin_class(model: Any) -> str:
-    """A catalog model's margin class (``CLASSES``): "MLA-MoE" when it has routed experts (``ranges.moe_class``) and
-    multi-head latent attention (an ``[mla]`` table: ``attention_kind`` "MLA"), else ``ranges.moe_class``'s "MoE" or
-    "dense". A dense MLA model (none in the catalog today) stays "dense": the split keeps one MoE model's serving
-    errors off other MoE fleets, and there is no dense MLA figure to keep apart."""
-    arch = moe_class(model)
-    return "MLA-MoE" if arch == "MoE" and model.attention_kind == "MLA" else arch
 
 
 def serving_residuals_file() -> Path:
@@ -147,7 +130,7 @@ def serving_residual_table(
     """The rows of ``heldout_serving_residuals.csv``: per (GPU, engine, architecture class) of the steady-load rows
     with a published and a predicted TPOT, and per (engine, class) on every GPU together (gpu ``EVERY_GPU``), the
     quantiles of measured / predicted - 1. ``gpus``: each row's catalog GPU name; ``architectures``: its catalog
-    model's class (``margin_class``); None where the catalog does not know it (the row is left out)."""
+    model's class (``ranges.moe_class``); None where the catalog does not know it (the row is left out)."""
     by_key: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
     for r, pred, gpu, arch in zip(rows, tpot_pred_s, gpus, architectures, strict=True):
         measured = r.tpot_s
@@ -238,7 +221,7 @@ class MarginPool:
 
 def margin_pool(gpu_name: str, engine: object, architecture: str, regions: Regions | None = None) -> MarginPool:
     """The regions a margin for ``engine`` (a profile or family name) running a model of class ``architecture``
-    ("dense", "MoE" or "MLA-MoE": ``margin_class``) on ``gpu_name`` reads; ``regions``: the file's unless given."""
+    ("dense" or "MoE": ``ranges.moe_class``) on ``gpu_name`` reads; ``regions``: the file's unless given."""
     if architecture not in CLASSES:
         raise ValueError(f"architecture class {architecture!r} is not one of {', '.join(CLASSES)}")
     eng = engine_name(engine)
@@ -275,8 +258,8 @@ def margin_range(
     architecture: str,
     regions: Regions | None = None,
 ) -> TimeRange:
-    """The range a fleet of ``engine`` serving a model of class ``architecture`` ("dense", "MoE" or
-    "MLA-MoE": ``margin_class``) on ``gpu_name`` is sized with (the module's rule), from ``prediction``, the range of a
+    """The range a fleet of ``engine`` serving a model of class ``architecture`` ("dense" or "MoE":
+    ``ranges.moe_class``) on ``gpu_name`` is sized with (the module's rule), from ``prediction``, the range of a
     single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``) unless given
     (``bench/range_coverage.py`` rebuilds them without one source at a time). The note says which runs the margin
     comes from ("from 7 dense-model runs on H100 SXM 80GB + vLLM ...")."""

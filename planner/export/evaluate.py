@@ -13,8 +13,8 @@ import numpy as np
 
 from planner import api
 from planner.accuracy.calibration import calibrated_range, residual_range
-from planner.accuracy.ranges import TimeRange
-from planner.accuracy.serving_margin import margin_class, margin_range
+from planner.accuracy.ranges import TimeRange, moe_class
+from planner.accuracy.serving_margin import margin_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -392,13 +392,13 @@ def evaluate(
 
 def _margin_range(gpu: Gpu, eng: EngineProfile, catalog: Catalog, gpus: int, mdl: Model) -> TimeRange:
     """The range a group is sized with: a calibration entry's, else the held-out errors of this engine's serving runs
-    of models of the model's class (dense, MoE or MLA-MoE) on this GPU, or, with too few, the prediction range for this GPU,
+    of models of the model's class (dense or MoE) on this GPU, or, with too few, the prediction range for this GPU,
     group and model made at least as wide as that engine and class's errors on every GPU and this GPU's few
     (``planner.accuracy.serving_margin.margin_range``)."""
     prediction = residual_range(gpu, eng.name, catalog=catalog, gpus=gpus, model=mdl)
     if calibrated_range(gpu, eng) is not None:
         return prediction
-    return margin_range(prediction, gpu.name, eng.name, margin_class(mdl))
+    return margin_range(prediction, gpu.name, eng.name, moe_class(mdl))
 
 
 def latency_margin(workload: Workload, high: float) -> float:
