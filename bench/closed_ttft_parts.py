@@ -4,7 +4,8 @@
 
 Each closed-loop run of ``catalogs/reference/load_public.csv`` (a client keeping C requests in flight, no request
 rate) is simulated as ``bench/load_validation.py`` simulates it (its source's front end fitted on the other sources,
-``planner.accuracy.frontend``), with the simulation's trace on (``predict_percentiles(trace=...)``, a ``planner.serving.load.RunTrace``).
+``planner.accuracy.frontend``), with the simulation's trace on (``predict_percentiles(trace=...)``, a
+``planner.serving.load.RunTrace``).
 Each request's simulated TTFT is split into: the front end F; the wait for the step in flight when it reached the
 engine ("in flight"); steps that ran after that and before its own ("earlier": other prompts ahead of it, an async
 scheduler's one step more, its own earlier chunks); and its own step, split again into its own prompt's prefill alone

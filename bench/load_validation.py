@@ -258,8 +258,8 @@ class TimedRequest(NamedTuple):
 
 
 def request_timeline(trace: list, front_s: float) -> list[TimedRequest]:
-    """Every request of a traced run (``traced_run``'s steps: each ``TracedStep``'s ``firsts``, a cohort of n as n requests) in
-    the order they reached the engine; TTFT = first token - arrival at the engine + ``front_s`` (what the simulation
+    """Every request of a traced run (``traced_run``'s steps: each ``TracedStep``'s ``firsts``, a cohort of n as n
+    requests) in the order they reached the engine; TTFT = first token - arrival at the engine + ``front_s`` (what the simulation
     reports: ``planner.serving.simulate`` shifts every TTFT by the front end)."""
     out = []
     for step in trace:

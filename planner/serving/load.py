@@ -667,7 +667,7 @@ def latency_under_load(
     asked = RunBehaviour(hit, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps, stream_stall_s=stall)
     behaviour = replica.behaviour(asked, front)
     key = RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, behaviour)
-    result = simulated_run(key) if trace is None else traced_run(key, trace)
+    result = simulated_run(key) if trace is None else _traced_run(key, trace)
     if result is None:
         raise InvalidInputError(
             f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
@@ -749,16 +749,20 @@ def _simulated(key: RunKey, trace: RunTrace | None = None) -> RunResult:
 def simulated_run(key: RunKey) -> LoadResult | None:
     """The run ``key`` describes, simulated once per distinct key (a ``LoadResult`` holds floats only and is frozen,
     so sharing it is safe); None when it cannot finish (a request longer than the KV cache)."""
-    run = _simulated(key)
-    return None if math.isnan(run.duration_s) else _result(run)
+    return _finished(_simulated(key))
 
 
-def traced_run(key: RunKey, trace: RunTrace) -> LoadResult | None:
+def _traced_run(key: RunKey, trace: RunTrace) -> LoadResult | None:
     """``simulated_run`` of ``key`` simulated afresh (a memoised run kept no steps), filling ``trace``."""
     trace.steps.clear()
     trace.table = key.table
     trace.run = _simulated(key, trace)
-    return None if math.isnan(trace.run.duration_s) else _result(trace.run)
+    return _finished(trace.run)
+
+
+def _finished(run: RunResult) -> LoadResult | None:
+    """The figures of ``run``; None when it could not finish (NaN duration: a request longer than the KV cache)."""
+    return None if math.isnan(run.duration_s) else _result(run)
 
 
 def rate_sweep(

@@ -81,8 +81,8 @@ def refresh(
     Load sheet again from its Inputs (added after Levers when missing; ``refresh_load``).
 
     Writes ``output`` (default: the file itself, replaced atomically; a symlink is written through, a read-only
-    file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``, RefreshRefusedError for a
-    read-only file, one holding pictures, sparklines, threaded comments, x14 validation or data bars, custom
+    file stays read-only). Raises WorkbookError for a file it did not make, or, unless ``force``,
+    RefreshRefusedError for a read-only file, one holding pictures, sparklines, threaded comments, x14 validation or data bars, custom
     XML, dynamic-array formulas or other parts openpyxl cannot carry over, or rows added to a catalog sheet;
     OutputExistsError when ``output`` exists and ``force`` is not set.
     """
