@@ -152,11 +152,12 @@ class ReplicaOptions(TypedDict, total=False):
 
 
 class BenchmarkOptions(ReplicaOptions, total=False):
-    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's, the engine's memory rule and the
-    calibration of its step times."""
+    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's, the engine's memory rule, the
+    calibration of its step times and how the group splits the model."""
 
     engine: str | EngineProfile | None
     calibration: Any
+    parallelism: Any
 
 
 class DecodeOptions(DeploymentOptions, total=False):

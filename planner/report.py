@@ -244,5 +244,6 @@ def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None)
 
     precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
     return Replica(
-        p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog, **precisions
-    )
+        p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog,
+        parallelism=p.parallelism, **precisions,
+    )  # fmt: skip

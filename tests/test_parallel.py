@@ -184,7 +184,7 @@ class TestPlanOffersTheOtherLayout:
 class TestExportOffersIt:
     """examples/deepseek-dp-attention.toml: DeepSeek-V3 on H200, one option tensor-parallel, one DP attention + EP."""
 
-    def test_the_dp_option_is_sized_beside_the_tp_one_and_wins(self):
+    def test_the_dp_option_is_sized_beside_the_tp_one(self):
         from pathlib import Path
 
         from planner.export.evaluate import evaluate
@@ -194,9 +194,9 @@ class TestExportOffersIt:
         tp, dp = (evaluate(o, s.workload, CAT, s.traffic_change) for o in s.option)
         assert tp.meets and dp.meets
         assert dp.replica.batch > tp.replica.batch  # each rank caches its own sequences once
-        assert dp.fleet.gpus < tp.fleet.gpus
         # docs/model.md states both fleets (issue 26: every figure in the docs checked by a test; it said DP + EP
-        # 40 GPUs, $150,964 against 120 GPUs, $452,892)
+        # 40 GPUs, $150,964 against 120 GPUs, $452,892; then 192 GPUs, $724,627 against 208, $785,013 while the DP
+        # replica's percentiles were simulated on tensor-parallel steps, s180)
         said = stated(
             "docs/model.md",
             r"\(DeepSeek-V3 on H200: DP \+ EP (\d+) GPUs, \$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, "
@@ -220,3 +220,75 @@ class TestExportOffersIt:
         out = CliRunner().invoke(main, ["export", str(scenario), "-o", str(tmp_path / "r.xlsx")])
         assert out.exit_code != 0 and "Llama-2-70B has no experts to spread" in out.output
         assert "Traceback" not in out.output and not (tmp_path / "r.xlsx").exists()
+
+
+class TestServingSimulationRunsOneRank:
+    """Under load a DP attention + EP replica is g attention ranks, each with its own scheduler and KV cache, their MoE
+    layers in lockstep (``planner.serving.benchmark.ServingSetup.ranks``): the simulation runs one rank on every g-th
+    request. DeepSeek-R1 FP8 on 8 x H200 with TensorRT-LLM's scheduler (TensorRT-LLM's "DEP8"; each rank takes
+    ``--max_batch_size`` for itself: "Max batch size in each rank.", NVIDIA/TensorRT-LLM
+    docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md at 01c4ece)."""
+
+    SHAPE = dict(scheduler="tensorrt-llm", engine="tensorrt-llm", weight_precision="fp8", kv_precision="fp8")
+
+    def replica(self, layout: str):
+        from planner.serving.load import Replica
+
+        return Replica("H200", "DeepSeek-R1", 8, parallelism=layout, **self.SHAPE)
+
+    def test_a_rank_holds_its_share_of_the_groups_cache_and_steps_as_the_group_does(self):
+        setup = self.replica("dp-ep").setup(1024, 1024)
+        plan = planner.memory_plan(
+            "H200", "DeepSeek-R1", 2048, gpus=8, parallelism="dp-ep", engine="tensorrt-llm",
+            weight_precision="fp8", kv_precision="fp8",
+        )  # fmt: skip
+        block = 32  # TensorRT-LLM's tokens_per_block (planner.serving.benchmark.reservation_block_tokens)
+        assert setup.ranks == 8
+        assert setup.scheduler.kv_tokens == plan.kv_cache_tokens / 8 // block * block
+        for per_rank in (1, 16, 48):  # exact rows of the step table (EXACT_BATCHES)
+            group = planner.decode_step(
+                "H200", "DeepSeek-R1", 1024, batch=8 * per_rank, gpus=8, parallelism="dp-ep", check_fit=False,
+                engine="tensorrt-llm", weight_precision="fp8", kv_precision="fp8",
+            )  # fmt: skip
+            assert setup.table.decode_lo_s[per_rank - 1] == pytest.approx(group.step_s, rel=1e-12)
+        assert self.replica("tp").setup(1024, 1024).ranks == 1
+
+    def test_every_request_sent_is_served_at_the_rate_sent(self):
+        """1,000 requests at 4 per second: 125 to each rank at 0.5 per second; the replica's figures are the
+        ranks' together (completed 8 x 125, throughput about the rate sent)."""
+        from planner.serving.load import latency_under_load
+
+        r = latency_under_load(self.replica("dp-ep"), 1024, 1024, rate_per_s=4.0, num_requests=1000)
+        assert r.completed == 1000
+        assert r.request_throughput_per_s == pytest.approx(4.0, rel=0.15)
+        assert r.output_tokens_per_s == pytest.approx(r.request_throughput_per_s * 1024, rel=1e-9)
+
+    def test_a_benchmark_run_spreads_its_prompts_over_the_ranks(self):
+        """3,000 prompts queued at once (trtllm-bench's max-throughput run): each rank 375; the group's output rate
+        is 8 x a rank's, and no rank decodes more than its own --max_batch_size."""
+        from planner.serving.benchmark import predict_benchmark
+
+        run = predict_benchmark(
+            "H200", "DeepSeek-R1", 1024, 1024, 0, kind="serving", num_prompts=3000, max_num_seqs=384, gpus=8,
+            parallelism="dp-ep", **{k: v for k, v in self.SHAPE.items()},
+        )  # fmt: skip
+        assert run.concurrency <= 8 * 384
+        assert run.run_output_tokens_per_s == pytest.approx(3000 * 1024 / run.duration_s, rel=1e-9)
+
+    def test_the_exports_dp_option_is_simulated_as_ranks(self):
+        """examples/deepseek-dp-attention.toml's DP attention + EP option: the replica its percentiles come from is
+        split as the option says, not timed as one tensor-parallel group."""
+        from pathlib import Path
+
+        from planner.export.evaluate import _serving_replica
+        from planner.export.scenario import load_scenario
+
+        s = load_scenario(Path(__file__).parents[1] / "examples" / "deepseek-dp-attention.toml")
+        tp, dp = s.option
+        model = CAT.model(dp.model)
+        for option, ranks in ((tp, 1), (dp, 8)):
+            rep = _serving_replica(
+                option, CAT.gpu(option.gpu), model, 8, engine_profile(option.engine), CAT, "fp8", "fp8"
+            )
+            assert rep.parallelism == (option.parallelism or "tp")
+            assert rep.setup(1000, 500).ranks == ranks

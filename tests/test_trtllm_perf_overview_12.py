@@ -8,7 +8,10 @@ request queued at once, fixed lengths, and no ``max_batch_size`` / ``max_num_tok
 trtllm-bench then sets its own (``tensorrt_llm/bench/benchmark/utils/general.py`` ``get_settings`` ->
 ``bench/build/build.py`` ``get_benchmark_engine_settings`` -> ``bench/build/tuning.py`` ``calc_engine_setting`` and
 ``finetune_setting``; chunked prefill off, so ``max_num_tokens`` is raised to ISL + max_batch_size), which each
-predicted row carries in its notes; ``bench_limits`` below is that arithmetic.
+predicted row carries in its notes; ``bench_limits`` below is that arithmetic. Its attention-DP ("DEP") runs pass
+``--tp g --ep g`` and the same arithmetic runs with ``tp`` = g (attention DP does not enter it); each attention-DP rank
+then schedules up to those limits ("``--max_batch_size``: Max batch size in each rank.", NVIDIA/TensorRT-LLM
+``docs/source/blogs/Best_perf_practice_on_DeepSeek-R1_in_TensorRT-LLM.md`` at 01c4ece).
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ import pytest
 
 from planner.accuracy.fit import FIT_SOURCE_GROUPS, held_out_rows
 from planner.accuracy.published import (
-    attention_dp_problem,
     load_decode_rows,
+    parallelism_of,
     provisional_problem,
     resolve_model_name,
 )
@@ -40,12 +43,15 @@ def bench_limits(model: str, quant: str | None, tp: int, isl: int, osl: int, mem
     0.90, 1 B of KV per element): requests = 0.90 x (memory x TP - params x bytes per weight) / (KV bytes per token x
     (ISL + OSL)), rounded up to 64 / 32s below 256, 128s below 1,024, else 256s (at most 4,096); tokens = requests x
     (1 + ISL / OSL), rounded up to at least 2,048; then at least ISL + max_batch_size. ``quant`` None (gpt-oss's MXFP4,
-    a quantization trtllm-bench does not tune): BuildConfig's 2,048 sequences and 8,192 tokens."""
+    a quantization trtllm-bench does not tune): BuildConfig's 2,048 sequences and 8,192 tokens. An MLA model's
+    config.json names no head_dim, so trtllm-bench's ModelConfig takes hidden / heads (DeepSeek-R1: 7,168 / 128 = 56)
+    with its 128 ``num_key_value_heads`` (``tensorrt_llm/bench/build/dataclasses.py`` ``set_values_if_none``)."""
     if quant is None:
         bs, tok = 2048, 8192
     else:
         m = default_catalog().model(model)
-        per_token_gib = 2 * m.num_layers * max(tp, m.num_kv_heads) * m.head_dim * 1.0 / 2**30
+        head = m.hidden_size // m.num_attention_heads if m.mla is not None else m.head_dim
+        per_token_gib = 2 * m.num_layers * max(tp, m.num_kv_heads) * head * 1.0 / 2**30
         weights_gib = m.published_params_total * {"FP4": 0.5, "FP8": 1.0}[quant] / 2**30
         requests = min(0.90 * (memory_gib * tp - weights_gib) / (per_token_gib * (isl + osl)), 4096)
         step = 32 if requests < 256 else 128 if requests < 1024 else 256
@@ -66,20 +72,24 @@ def test_the_group_is_held_out_and_read_whole():
 def test_a_per_gpu_figure_becomes_the_groups_rate():
     """The page's unit is per GPU; the planner compares the group's output rate: H200 TP 2 Llama 3.3 70B FP8 at
     1024/1024 publishes 2,637 per GPU, read as 5,274 for the pair; a TP 1 cell (B200 FP4, 6,943) is unchanged; a DEP4
-    cell (H200 Qwen3-235B-A22B FP8, 3,494 per GPU) is 13,976 for its four GPUs, kept but not predicted."""
+    cell (H200 Qwen3-235B-A22B FP8, 3,494 per GPU) is 13,976 for its four GPUs, run as four attention ranks."""
     h200, b200, dep4 = BY_ID["TRT12-017"], BY_ID["TRT12-001"], BY_ID["TRT12-138"]
     assert (h200.gpus, h200.throughput_tokens_per_s) == (2, 2 * 2637)
     assert (b200.gpus, b200.throughput_tokens_per_s) == (1, 6943)
     assert (dep4.gpus, dep4.throughput_tokens_per_s) == (4, 4 * 3494)
-    assert dep4.problem == "attention data parallelism over 4 GPUs (DEP4) is not modelled"
+    assert (dep4.problem, dep4.parallelism, h200.parallelism) == ("", "dp-ep", "tp")
 
 
 def test_trtllm_bench_limits_worked_by_hand():
     """B200 (178.35 GiB visible), Llama 3.3 70B NVFP4, TP 1, 1024/1024: 0.90 x (178.35 - 70.55e9 x 0.5 B / 2^30 =
     32.85) GiB = 130.95 GiB over 2 x 80 layers x 8 heads x 128 x 1 B x 2,048 tokens = 0.3125 GiB per request: 419
-    requests -> 512 sequences; 419 x 2 = 838 tokens -> 2,048 (above 1,024 + 512)."""
+    requests -> 512 sequences; 419 x 2 = 838 tokens -> 2,048 (above 1,024 + 512). DeepSeek-R1-0528 NVFP4 on 4 x B200
+    (DEP4), 1024/1024: 0.90 x (4 x 178.35 - 684.53e9 x 0.5 / 2^30 = 318.76) GiB = 355.2 GiB over 2 x 61 x 128 x 56 x
+    1 B x 2,048 = 1.668 GiB per request: 213 requests -> 224 sequences (each rank's), 426 tokens -> 2,048."""
     assert bench_limits("Llama-3.3-70B", "FP4", 1, 1024, 1024, 191501854310 / 2**30) == (512, 2048)
     assert (BY_ID["TRT12-001"].max_num_seqs, BY_ID["TRT12-001"].max_num_batched_tokens) == (512, 2048)
+    assert bench_limits("DeepSeek-R1", "FP4", 4, 1024, 1024, 191501854310 / 2**30) == (224, 2048)
+    assert (BY_ID["TRT12-150"].max_num_seqs, BY_ID["TRT12-150"].max_num_batched_tokens) == (224, 2048)
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if not r.problem], ids=lambda r: r.record_id)
@@ -97,22 +107,30 @@ def test_each_predicted_row_carries_trtllm_benchs_own_limits(row):
 
 
 def test_rows_not_predicted_say_why():
-    """47 figures predicted (TP 1 / TP 2 on B200, GB200, H200 and one RTX PRO 6000); kept with their reason: 52
-    attention-DP runs over 2 to 8 GPUs, 32 pipeline-parallel RTX PRO 6000 runs, 37 B300 / GB300 (beta) figures."""
+    """80 figures predicted: 47 TP 1 / TP 2 (B200, GB200, H200 and one RTX PRO 6000) and 33 attention-DP runs over 2
+    to 8 GPUs (B200, GB200, H200); kept with their reason: 32 pipeline-parallel RTX PRO 6000 runs and 56 B300 / GB300
+    (beta) figures."""
     reasons = [re.sub(r" \(.*| over \d+ GPUs.*", "", r.problem) for r in ROWS]
-    assert reasons.count("") == 47
-    assert reasons.count("attention data parallelism") == 52
+    assert reasons.count("") == 80
+    assert sum(r.parallelism == "dp-ep" for r in ROWS if not r.problem) == 33
     assert reasons.count("pipeline parallelism") == 32
-    assert reasons.count("its source marks the figure provisional") == 37
+    assert reasons.count("its source marks the figure provisional") == 56
 
 
 def test_attention_dp_on_one_gpu_changes_nothing():
-    """The GPT-OSS YAML turns attention DP on for every run; on one GPU (GB200 TP1) there is nothing to spread."""
+    """The GPT-OSS YAML turns attention DP on for every run; on one GPU (GB200 TP1) there is nothing to spread, so
+    the run is read as tensor parallel; over 4 GPUs it is four attention ranks with the experts spread (DEP4); experts
+    over another number of GPUs than the attention ranks is refused with its reason."""
     yaml = {"batching": "llm_options.yml: enable_attention_dp: true", "tensor_parallel_size": "1"}
-    assert attention_dp_problem(yaml) == ""
-    assert attention_dp_problem({**yaml, "tensor_parallel_size": "4"}).startswith("attention data parallelism over 4")
-    assert attention_dp_problem({"batching": "attention DP enabled", "tensor_parallel_size": "4"}) == ""
+    assert parallelism_of(yaml) == "tp"
+    assert parallelism_of({**yaml, "tensor_parallel_size": "4", "expert_parallel_size": "4"}) == "dp-ep"
+    with pytest.raises(ValueError, match="with no expert_parallel_size"):
+        parallelism_of({**yaml, "tensor_parallel_size": "4"})
+    with pytest.raises(ValueError, match="experts over 2 is not modelled"):
+        parallelism_of({**yaml, "tensor_parallel_size": "4", "expert_parallel_size": "2"})
+    assert parallelism_of({"batching": "attention DP enabled", "tensor_parallel_size": "4"}) == "tp"
     assert not BY_ID["TRT12-104"].problem and "enable_attention_dp: true" in _cells("TRT12-104")
+    assert BY_ID["TRT12-104"].parallelism == "tp"
     assert provisional_problem({"notes": "a figure"}) == ""
 
 

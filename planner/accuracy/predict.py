@@ -465,8 +465,8 @@ def predict_decode_rows(
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
         )  # fmt: skip
         profiles[key] = eng
-        groups.setdefault((key, r.kind, r.request_rate is not None), []).append(i)
-    for (name, kind, at_rate), idx in groups.items():
+        groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)
+    for (name, kind, at_rate, parallelism), idx in groups.items():
         sel = [rows[i] for i in idx]
         try:
             args = _row_args(sel, cat)
@@ -500,6 +500,7 @@ def predict_decode_rows(
             calibration=cal,
             catalog=cat,
             errors="coerce",
+            parallelism=parallelism,
         )
         steady = np.array([r.output_len == 0 for r in sel])
         median = np.array([r.statistic == "median" for r in sel])

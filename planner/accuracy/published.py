@@ -143,14 +143,28 @@ def pipeline_problem(r: dict[str, str]) -> str:
 ATTENTION_DP_SETTING = re.compile(r"enable_attention_dp:\s*true", re.I)
 
 
-def attention_dp_problem(r: dict[str, str]) -> str:
-    """Why a row run with attention data parallelism over more than one GPU cannot be predicted ("" when it was not,
-    or ran on one GPU, where it changes nothing): each GPU runs attention for its own requests and the experts are
-    spread over the group (TensorRT-LLM's "DEP"), while a published row is simulated as one tensor-parallel group."""
+def parallelism_of(r: dict[str, str]) -> str:
+    """How the run split the model over its group (``planner.model.parallel.PARALLELISMS``): "dp-ep" where the run
+    turned on attention data parallelism over more than one GPU (each GPU runs attention for its own requests, the
+    experts spread over the group: TensorRT-LLM's "DEP", ``--tp g --ep g`` with ``enable_attention_dp: true``), else
+    "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread over another
+    number of GPUs than the group (only ``ep`` = ``tp`` is modelled)."""
     if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
-        return ""
+        return "tp"
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
-    return f"attention data parallelism over {gpus} GPUs (DEP{gpus}) is not modelled" if gpus > 1 else ""
+    if gpus == 1:
+        return "tp"
+    cell = str(r.get("expert_parallel_size") or "").strip()
+    if not cell:
+        raise ValueError(
+            f"attention data parallelism over {gpus} GPUs with no expert_parallel_size (how the experts split)"
+        )
+    ep = whole_number(cell, "expert_parallel_size")
+    if ep != gpus:
+        raise ValueError(
+            f"attention data parallelism over {gpus} GPUs with experts over {ep} is not modelled (EP = TP)"
+        )
+    return "dp-ep"
 
 
 #: A row whose own source calls its figure provisional (TensorRT-LLM's 1.2 perf overview: "performance data should
@@ -422,6 +436,8 @@ class DecodeRow:
     speculation: Speculation | None = None
     #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
     expert_parallel: bool = False
+    #: how the run split the model over its group (``parallelism_of``): "tp", or "dp-ep" (attention data parallel)
+    parallelism: str = "tp"
 
     @property
     def context(self) -> int:
@@ -542,7 +558,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     scope = throughput_scope(r.get("throughput_unit", ""))
     if scope == "unknown" and not math.isnan(tput):
         tput, left_out = math.nan, "throughput left out: the source does not say per GPU or per group"
-    problem, batch, inp, out, tp, prompts = "", 1, 1, 1, 1, None
+    problem, batch, inp, out, tp, prompts, parallelism = "", 1, 1, 1, 1, None, "tp"
     speculation = None
     try:
         tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
@@ -562,7 +578,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
-        problem = pipeline_problem(r) or attention_dp_problem(r) or provisional_problem(r) or speculative_problem(r)
+        problem = pipeline_problem(r) or provisional_problem(r) or speculative_problem(r)
+        parallelism = parallelism_of(r)
         try:
             speculation = speculation_of(r)
         except ValueError:  # a form not read here (vLLM's JSON): refused by speculative_problem's reason
@@ -636,6 +653,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         offline_benchmark=offline_benchmark_of(r),
         speculation=speculation,
         expert_parallel=expert_parallel_of(r),
+        parallelism=parallelism,
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 

@@ -37,6 +37,7 @@ import numpy as np
 from planner.serving.simulate import DEFAULT_BEHAVIOUR, RunBehaviour, Scheduler, StepTable
 
 if TYPE_CHECKING:
+    from planner.serving.benchmark import ServingSetup
     from planner.serving.load import Replica
 
 #: Fixed-point iterations and damping of the step time (converges to 1e-9 relative well within this).
@@ -158,7 +159,20 @@ def approximate_percentiles(
     approximation of the module docstring, TTFT with the replica's front-end time (``Replica.frontend_s``) added;
     ``planner.serving.load.latency_under_load`` simulates one rate."""
     setup = replica.setup(prompt_tokens, output_tokens)
-    rates = np.asarray(rates_per_s, dtype=float)
-    return approximate_load(
-        setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile, replica.behaviour()
-    )
+    return approximate_setup_load(setup, prompt_tokens, output_tokens, rates_per_s, percentile, replica.behaviour())
+
+
+def approximate_setup_load(
+    setup: ServingSetup,
+    prompt_tokens: float,
+    output_tokens: float,
+    rates_per_s: Any,
+    percentile: float,
+    behaviour: RunBehaviour = DEFAULT_BEHAVIOUR,
+) -> dict[str, np.ndarray]:
+    """``approximate_load`` of a replica's ``setup`` at its rates (requests/s): with several attention ranks
+    (``ServingSetup.ranks``) each takes 1 / ranks of a rate, and the mean decoding batch is the ranks' sum."""
+    rates = np.asarray(rates_per_s, dtype=float) / setup.ranks
+    out = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, rates, percentile, behaviour)
+    out["batch"] = out["batch"] * setup.ranks
+    return out

@@ -47,6 +47,7 @@ import numpy as np
 from planner import api
 from planner.catalog import default_catalog
 from planner.checks import token_counts
+from planner.deploy import check_parallelism
 from planner.engines.profiles import (
     TOKEN_BUDGET_PROFILED,
     EngineProfile,
@@ -296,7 +297,10 @@ def predict_benchmark(
     o = Options.read(BenchmarkOptions, options, "predict_benchmark")
     input_len = token_counts(input_len, "input_len", o.errors)  # "8k", "8,192": as planner plan --context reads them
     output_len = token_counts(output_len, "output_len", o.errors)
-    opts = dict(engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors)
+    opts = dict(
+        engine=o.engine, catalog=o.catalog, calibration=o.calibration, errors=o.errors,
+        parallelism=check_parallelism(o.parallelism),
+    )  # fmt: skip
     prec = dict(weight_precision=o.weight_precision, kv_precision=o.kv_precision)
     gpus = o.gpus
     if kind == "static":
@@ -369,6 +373,10 @@ class ServingSetup:
     cap: int  # the most sequences that can decode at once (slots and KV cache)
     num_prompts: int
     client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
+    #: attention ranks sharing the replica's traffic (``parallelism`` "dp-ep": one per GPU; else 1). The setup is one
+    #: rank: its cap, prompts, client limit, scheduler and KV cache are that rank's, and its step times those of a
+    #: step every rank runs alike (their MoE layers in lockstep, each holding as many sequences)
+    ranks: int = 1
 
 
 def check_run_size(num_prompts, max_num_batched_tokens, name: str = "num_prompts") -> None:
@@ -407,7 +415,7 @@ def serving_setups(
     memory plan failed (``errors="coerce"``)."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
-    opts = {**opts, "engine": eng, "catalog": cat}
+    opts = {**opts, "engine": eng, "catalog": cat, "parallelism": check_parallelism(opts.get("parallelism"))}
     items = np.broadcast_arrays(
         *[np.asarray(x, dtype=object) for x in (gpu, model, input_len, output_len, batch, num_prompts)],
         *[np.asarray(x, dtype=object) for x in (max_num_seqs, max_tokens, gpus, *prec.values(), scheduler)],
@@ -430,6 +438,10 @@ def serving_setups(
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
     given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
     group, fits, kv_tokens = _memory_by_budget(g, m, inp + out, given, precs, opts, flat[7])
+    # data-parallel attention: one rank of g is simulated, holding 1/g of the group's sequences and KV cache
+    ranks = np.where(np.isfinite(group), group, 1.0) if opts["parallelism"] == "dp-ep" else np.ones(n)
+    fits, kv_tokens = np.floor(fits / ranks), kv_tokens / ranks
+    prompts, client = np.ceil(prompts / ranks), np.ceil(client / ranks)
     caps = np.full(n, math.nan)
     sched_seqs = np.zeros(n)
     budgets = np.zeros(n)
@@ -452,7 +464,9 @@ def serving_setups(
     setups: list[ServingSetup | None] = [None] * n
     idx = np.flatnonzero(np.isfinite(caps) & np.isfinite(group))
     if len(idx):
-        tables = _step_tables(g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], precs, idx, opts)
+        tables = _step_tables(
+            g[idx], m[idx], inp[idx], out[idx], caps[idx], budgets[idx], group[idx], ranks[idx], precs, idx, opts
+        )
         for table, i in zip(tables, idx, strict=True):
             if table is not None:
                 sched = Scheduler(
@@ -461,7 +475,7 @@ def serving_setups(
                     block_tokens=reservation_block_tokens(kinds[i], eng),
                 )  # fmt: skip
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
-                setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc)
+                setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc, int(ranks[i]))
     return shape, setups, [g, m, inp, out]
 
 
@@ -541,21 +555,22 @@ def _serving(
         )
         behaviour = engine_behaviour(opts["engine"], scheds[i], asked, specs[i])
         sent = None
-        if not math.isnan(rate[i]) and rate[i] > 0 and math.isfinite(rate[i]):
-            sent = arrival_times_s(s.num_prompts, rate[i]) + behaviour.frontend_s
+        if not math.isnan(rate[i]) and rate[i] > 0 and math.isfinite(rate[i]):  # one rank takes 1 / ranks of it
+            sent = arrival_times_s(s.num_prompts, rate[i] / s.ranks) + behaviour.frontend_s
+        mine = lengths[i][:: s.ranks] if lengths[i] is not None else None  # a rank's requests: every ranks-th
         r = simulate(
             s.table, s.scheduler, int(inp[i]), int(out[i]), s.num_prompts,
-            arrivals_s=sent, client_concurrency=s.client_concurrency, lengths=lengths[i], behaviour=behaviour,
+            arrivals_s=sent, client_concurrency=s.client_concurrency, lengths=mine, behaviour=behaviour,
         )  # fmt: skip
         peak = max(1, min(r.peak_running, s.cap))
         steady = peak / s.table.decode_s(peak, inp[i] + out[i] / 2.0)
         res[:, i] = (
             r.ttft_mean_s,
             r.tpot_mean_s,
-            r.run_output_tokens_per_s,
-            steady,
+            r.run_output_tokens_per_s * s.ranks,
+            steady * s.ranks,
             r.duration_s,
-            peak,
+            peak * s.ranks,
             *(float(weighted_percentile(x, 50.0)) for x in (r.samples.ttft, r.samples.tpot)),
         )
     if opts["errors"] == "raise" and np.isnan(res[0]).any():
@@ -642,7 +657,7 @@ def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, outpu
 
 
 def _memory_opts(opts: dict) -> dict:
-    return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors")}
+    return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors", "parallelism") if k in opts}
 
 
 def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tuple[int, int]:
@@ -657,9 +672,11 @@ def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tu
     return int(tokens or default_tokens), int(seqs or default_seqs)
 
 
-def _step_tables(g, m, inp, out, caps, budgets, group, precs, idx, opts) -> list[StepTable | None]:
+def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) -> list[StepTable | None]:
     """One ``StepTable`` per run: decode steps on a batch grid at the first and last context, prefill steps of
-    whole prompts (1..K of them, K covering the token budget) and of a one-token prompt, all in two model calls."""
+    whole prompts (1..K of them, K covering the token budget) and of a one-token prompt, all in two model calls.
+    With ``ranks`` > 1 (data-parallel attention) a row is one rank's batch, every rank running as many: the model is
+    asked for ``ranks`` x the batch on the group (``planner.model.parallel``)."""
     d_rows, p_rows = [], []
     graph_max_batch = float(opts["engine"].decode_graph_max_batch)  # SGLang 0.4's eager steps above it (s123)
     for j in range(len(idx)):
@@ -672,15 +689,15 @@ def _step_tables(g, m, inp, out, caps, budgets, group, precs, idx, opts) -> list
     sel = {k: v[idx] for k, v in precs.items()}
     dec = _arr(
         api.decode_step(
-            g[dj], m[dj], np.array([r[2] for r in d_rows]), batch=np.array([r[1] for r in d_rows]), gpus=group[dj],
-            check_fit=False, weight_precision=sel["weight_precision"][dj], kv_precision=sel["kv_precision"][dj],
+            g[dj], m[dj], np.array([r[2] for r in d_rows]), batch=np.array([r[1] for r in d_rows]) * ranks[dj],
+            gpus=group[dj], check_fit=False, weight_precision=sel["weight_precision"][dj], kv_precision=sel["kv_precision"][dj],
             **{**opts, "errors": "coerce"},
         ).step_s
     )  # fmt: skip
     pre = _arr(
         api.prefill(
-            g[pj], m[pj], np.array([r[2] for r in p_rows]), batch=np.array([r[1] for r in p_rows]), gpus=group[pj],
-            weight_precision=sel["weight_precision"][pj], kv_precision=sel["kv_precision"][pj],
+            g[pj], m[pj], np.array([r[2] for r in p_rows]), batch=np.array([r[1] for r in p_rows]) * ranks[pj],
+            gpus=group[pj], weight_precision=sel["weight_precision"][pj], kv_precision=sel["kv_precision"][pj],
             **{**opts, "errors": "coerce"},
         ).ttft_s
     )  # fmt: skip

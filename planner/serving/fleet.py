@@ -22,7 +22,7 @@ from planner.deploy import MAX_CONTEXT_TOKENS
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
-from planner.serving.approx import approximate_load
+from planner.serving.approx import approximate_setup_load
 from planner.serving.load import (
     DEFAULT_REQUESTS,
     METRICS,
@@ -52,7 +52,7 @@ def capacity_per_s(replica: Replica, prompt_tokens: float, output_tokens: float,
     queue grow without bound, whatever its burstiness. ``prefix_hit_rate``: the share of each prompt the prefix cache
     holds (``latency_under_load``); lengths at the means. The runs are memoized (``latency_under_load``)."""
     setup = replica.setup(prompt_tokens, output_tokens)
-    slots = max(min(int(setup.scheduler.max_num_seqs), len(setup.table.decode_lo_s)), 1)
+    slots = max(min(int(setup.scheduler.max_num_seqs), len(setup.table.decode_lo_s)), 1) * setup.ranks
     best = 0.0
     for c in sorted({max(round(slots * f), 1) for f in CAPACITY_CONCURRENCY}):
         n = max(2 * c, DEFAULT_REQUESTS)
@@ -85,7 +85,7 @@ def past_capacity(
     setup = replica.setup(prompt_tokens, output_tokens)
 
     def approx_over(x: np.ndarray) -> np.ndarray:
-        a = approximate_load(setup.table, setup.scheduler, prompt_tokens, output_tokens, x, 50, replica.behaviour())
+        a = approximate_setup_load(setup, prompt_tokens, output_tokens, x, 50, replica.behaviour())
         return ~np.isfinite(a["ttft_s"])
 
     past = approx_over(rates * (1.0 - CAPACITY_BAND))
@@ -163,9 +163,7 @@ def fewest_replicas(
 
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
-    a = approximate_load(
-        setup.table, setup.scheduler, prompt_tokens, output_tokens, rate / ks, percentile, replica.behaviour()
-    )
+    a = approximate_setup_load(setup, prompt_tokens, output_tokens, rate / ks, percentile, replica.behaviour())
     ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
     # without an approximate answer the search starts from one replica (not from max_replicas, which met at once
     # would be returned without a look below)

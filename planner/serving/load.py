@@ -511,7 +511,9 @@ class Replica:
     ``planner.serving.benchmark``), at the given precisions (None: the model's), each request spending
     ``frontend_s`` seconds outside the engine (``FRONTEND_S``), decoding speculatively when ``speculative`` says how
     (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step). ``chunked_prefill``: whether
-    the server splits prompts across steps (None: the scheduler's default, ``Scheduler.chunked_prefill``)."""
+    the server splits prompts across steps (None: the scheduler's default, ``Scheduler.chunked_prefill``).
+    ``parallelism`` (``planner.model.parallel.PARALLELISMS``): how the group splits the model; "dp-ep" serves the
+    traffic on ``gpus`` attention ranks, each taking every g-th request (``ServingSetup.ranks``)."""
 
     gpu: Any
     model: Any
@@ -527,6 +529,7 @@ class Replica:
     catalog: Any = None
     frontend_s: float = FRONTEND_S
     speculative: Any = None
+    parallelism: str = "tp"
 
     @property
     def tokens_per_step(self) -> float:
@@ -563,7 +566,7 @@ class Replica:
         objects = (
             self.gpu, self.model, self.gpus, self.scheduler, self.max_num_seqs, self.max_num_batched_tokens,
             self.chunked_prefill, self.weight_precision, self.kv_precision, self.engine, calibration, catalog,
-            self.speculative,
+            self.speculative, self.parallelism,
         )  # fmt: skip
         pairs = None if not lengths else hashlib.blake2b(np.asarray(lengths, dtype=float).tobytes()).digest()
         asked = (prompt_tokens, output_tokens, len(lengths) if lengths else 0, pairs, concurrency)
@@ -579,7 +582,10 @@ class Replica:
             len(lengths) if lengths else DEFAULT_REQUESTS, self.max_num_seqs, self.max_num_batched_tokens,
             self.scheduler, shaped, self.gpus,
             dict(weight_precision=self.weight_precision, kv_precision=self.kv_precision),
-            dict(engine=self.engine, catalog=self.catalog, calibration=self.calibration, errors="raise"),
+            dict(
+                engine=self.engine, catalog=self.catalog, calibration=self.calibration, errors="raise",
+                parallelism=self.parallelism,
+            ),
             self.chunked_prefill,
         )  # fmt: skip
         if setups[0] is None:
@@ -658,11 +664,14 @@ def latency_under_load(
         lengths = fixed_lengths(prompt_tokens, output_tokens, num_requests)
     n = min(_whole(num_requests, "num_requests"), len(lengths))
     lengths = list(lengths[:n])
-    if rate_per_s is not None and math.isfinite(float(rate_per_s)):
-        arrivals = arrival_times_s(n, rate_per_s, burstiness)
     client = 0 if concurrency is None else _whole(concurrency, "concurrency")
     scheduler_steps = _whole(scheduler_steps, "scheduler_steps")
     setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
+    if setup.ranks > 1:  # one rank of several: every ranks-th request, at 1 / ranks of the rate
+        lengths = lengths[:: setup.ranks]
+        arrivals = arrivals[: n : setup.ranks] if arrivals is not None else None
+    if rate_per_s is not None and math.isfinite(float(rate_per_s)):
+        arrivals = arrival_times_s(len(lengths), float(rate_per_s) / setup.ranks, burstiness)
     sent = arrivals + front if arrivals is not None else None
     asked = RunBehaviour(hit, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps, stream_stall_s=stall)
     behaviour = replica.behaviour(asked, front)
@@ -673,7 +682,23 @@ def latency_under_load(
             f"{replica.gpu} / {replica.model}: the run cannot finish (a request longer than the KV cache); "
             "shorten the requests"
         )
-    return result
+    return of_ranks(result, setup.ranks)
+
+
+def of_ranks(result: LoadResult, ranks: int) -> LoadResult:
+    """The replica's figures from one of its ``ranks`` alike attention ranks' (``ServingSetup.ranks``): throughputs,
+    requests completed, sequences running and preemptions x ranks; latencies and the run's duration as the rank's."""
+    if ranks == 1:
+        return result
+    return replace(
+        result,
+        request_throughput_per_s=result.request_throughput_per_s * ranks,
+        output_tokens_per_s=result.output_tokens_per_s * ranks,
+        total_tokens_per_s=result.total_tokens_per_s * ranks,
+        completed=result.completed * ranks,
+        peak_running=result.peak_running * ranks,
+        preemptions=result.preemptions * ranks,
+    )
 
 
 def overlap_scheduling(replica: Replica) -> bool:
@@ -782,14 +807,16 @@ def rate_sweep(
     check_run_size([n], [None], "num_requests")
     lengths = fixed_lengths(prompt_tokens, output_tokens, n)
     setup = replica.setup(prompt_tokens, output_tokens, lengths)
+    lengths = lengths[:: setup.ranks]  # one rank's requests (``latency_under_load``)
     behaviour = replica.behaviour()
     out: list[LoadResult | None] = []
     for rate in np.asarray(rates_per_s, dtype=float).ravel():
         if not 0 < rate < math.inf:
             raise InvalidInputError(f"rate {rate!r} is not a positive finite number of requests per second")
-        sent = arrival_times_s(n, rate, burstiness) + behaviour.frontend_s
+        sent = arrival_times_s(len(lengths), rate / setup.ranks, burstiness) + behaviour.frontend_s
         key = RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, behaviour)
-        out.append(simulated_run(key))
+        run = simulated_run(key)
+        out.append(None if run is None else of_ranks(run, setup.ranks))
     return out
 
 
