@@ -70,3 +70,46 @@ def test_extract_rederives_the_shipped_file(tmp_path):
     out = tmp_path / "mla.csv"
     subprocess.run([str(AIC_PYTHON), str(ROOT / "bench" / "mla_kernel_extract.py"), str(out)], check=True)
     assert filecmp.cmp(out, ROOT / "catalogs" / "reference" / "mla_module_aic.csv", shallow=False)
+
+
+class TestMlaDecodeAttentionRate:
+    """MLA's absorbed decode attention runs at the FLOP rate the measured modules reach (s180), not at the decode
+    attention curve's (fitted on GQA/MHA kernels, where FLOPs hardly bind: H200 16%, B200 10% of the bf16 peak)."""
+
+    def test_the_rate_is_the_modules_at_128_heads(self):
+        """H200, bf16 cache, 128 heads: 0.381 ns a row-token a layer (the table's fit) for 128 x (2 x (512 + 64) +
+        2 x 512) = 278,528 FLOP: 7.31e14 FLOP/s, 0.74 of the 989 TFLOP/s bf16 peak; H100 0.69, B200 0.63. GB200 has no
+        modules of its own and takes its architecture's (B200's); A100 has none."""
+        from planner.engines.kernel_curves import mla_attention_flop_efficiency
+
+        row = next(
+            r for r in read_mla_rows()
+            if (r["gpu"], r["op"], r["kv_cache_dtype"], r["num_heads"]) == (H200, "generation", "bfloat16", "128")
+        )  # fmt: skip
+        assert float(row["per_row_token_ns"]) == pytest.approx(0.381, abs=0.001)
+        assert mla_attention_flop_efficiency(H200) == pytest.approx(278528 / 0.381e-9 / 989e12, rel=0.005)
+        assert mla_attention_flop_efficiency("H100 SXM 80GB") == pytest.approx(0.69, abs=0.005)
+        assert mla_attention_flop_efficiency("B200 180GB") == pytest.approx(0.63, abs=0.005)
+        assert mla_attention_flop_efficiency("GB200 NVL72") == mla_attention_flop_efficiency("B200 180GB")
+        assert mla_attention_flop_efficiency("A100 SXM 80GB") == 0.0
+
+    @staticmethod
+    def _attention_kernels(model: str, mla_rate: bool) -> float:
+        """One rank's decode kernels of 64 sequences at 4,096 tokens on 8 x H200 (DP attention + EP: every head on the
+        GPU), with the MLA rate or with the decode-attention curve's (the field zeroed)."""
+        from dataclasses import replace
+
+        from planner import model as m
+        from planner.deploy import deploy
+        from planner.options import Options
+
+        d = deploy(H200, model, 4096, Options(batch=512, gpus=8, parallelism="dp-ep", check_fit=False))
+        f = d.facts
+        limits = f.limits if mla_rate else replace(f.limits, mla_attention_flop_efficiency=0.0)
+        step = m.decode_step(f.gpu, f.model, f.precision, limits, d.context, d.batch, d.gpus_safe)
+        return float(m.dp_decode_step(step, f.gpu, f.model, f.precision, limits, d.context).step_s)
+
+    def test_an_mla_rank_decodes_faster_and_other_models_alike(self):
+        assert self._attention_kernels("DeepSeek-R1", True) < 0.8 * self._attention_kernels("DeepSeek-R1", False)
+        qwen = self._attention_kernels("Qwen3-235B-A22B", True)
+        assert qwen == self._attention_kernels("Qwen3-235B-A22B", False)  # GQA: the curve's rate, unchanged

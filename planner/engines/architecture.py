@@ -424,6 +424,7 @@ def model_facts(m: Model) -> ModelFacts:
         indexer_flop_per_context_token_per_layer=2 * dsa.index_n_heads * dsa.index_head_dim if dsa is not None else 0,
         local_attention_chunked=float(bool(m.chunked_attention_layers and m.attention_chunk_size)),
         ssm_split_width=ssm_split_width(m),
+        mla_attention=1.0 if m.mla is not None else 0.0,
     )
 
 

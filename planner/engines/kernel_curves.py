@@ -106,6 +106,7 @@ KERNEL_FIELDS = {
     "moe_fp8_flop_scale": 1.0,
     "sparse_mla_token_s": 0.0,
     "weight_only_flop_fraction": 0.0,
+    "mla_attention_flop_efficiency": 0.0,
 }
 #: Weight-only dense GEMMs (weights narrower than 16 bits whose math runs at the 16-bit peak: AWQ / GPTQ int4 or int8,
 #: FP8 on GPUs without fp8 math) on a GPU whose curves are one of ``WEIGHT_ONLY_GEMM_GPUS`` compute at
@@ -300,8 +301,55 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "moe_fp8_flop_scale": 1.0,
         "sparse_mla_token_s": sparse_mla_token_for(gpu, catalog, "vllm"),
         "weight_only_flop_fraction": weight_only_flop_fraction(src),
+        "mla_attention_flop_efficiency": mla_attention_flop_efficiency(src) if MLA_DECODE_RATE else 0.0,
         **allreduce_factors(gpu, row, g),
     }
+
+
+#: The measured MLA attention modules of DeepSeek-V3 (vLLM 0.24.0, block-fp8 GEMMs) fitted to three coefficients per
+#: GPU, op, KV format and query heads per GPU by ``bench/mla_kernel_extract.py`` from aiconfigurator 0.12.0's
+#: ``mla_{generation,context}_module_perf`` tables (issue 21): the decode attention's FLOP rate of an MLA model
+#: (``mla_attention_flop_efficiency``, s180) and ``planner.engines.kernel_floor.mla_module_time_s``.
+MLA_FILE_NAME = "mla_module_aic.csv"
+
+
+@functools.cache
+def read_mla_rows(path: str | Path | None = None) -> tuple[dict[str, str], ...]:
+    """The rows of ``MLA_FILE_NAME`` (or ``path``), read once per path."""
+    with Path(path or shipped_catalog_dir() / "reference" / MLA_FILE_NAME).open(newline="") as fh:
+        return tuple(csv.DictReader(fh))
+
+
+#: MLA's absorbed decode attention at the FLOP rate the measured MLA modules reach (``mla_attention_flop_efficiency``)
+#: instead of the decode-attention curve's, which is fitted on GQA/MHA kernels whose FLOPs hardly bind (shipped s180:
+#: docs/history.md). False (a bench's ablation only): every model's decode attention at the curve's rate.
+MLA_DECODE_RATE = True
+#: DeepSeek-V3's MLA (the model ``catalogs/reference/mla_module_aic.csv`` was measured on): absorbed decode attention
+#: FLOPs per query head per cached token, 2 x (kv_lora_rank 512 + qk_rope_head_dim 64) for Q.K + 2 x 512 for P.V
+MLA_MODULE_FLOP_PER_HEAD_TOKEN = 2.0 * (512 + 64) + 2.0 * 512
+
+
+@functools.cache
+def mla_attention_flop_efficiency(src: str) -> float:
+    """MLA's absorbed decode attention FLOP rate on GPU ``src`` (the GPU whose curves a GPU takes) over its dense bf16
+    peak: the largest over the measured MLA generation modules with a bf16 cache (one per query-head count, 16-128;
+    ``planner.engines.kernel_floor.read_mla_rows``) of FLOP per row-token / the fit's seconds per row-token, where 128
+    heads are compute-bound: H100 0.69, H200 0.74, B200 0.63 (vLLM 0.24.0's kernels). A GPU without modules of its
+    own takes the largest fraction of its architecture's measured GPUs (GB200: B200's); 0.0 where none was measured."""
+    from planner.catalog import default_catalog
+
+    catalog = default_catalog()
+    arch = catalog.gpu(src).architecture
+    rows = [r for r in read_mla_rows() if (r["op"], r["kv_cache_dtype"]) == ("generation", "bfloat16")]
+    own = [r for r in rows if r["gpu"] == src] or [r for r in rows if catalog.gpu(r["gpu"]).architecture == arch]
+    rates = [
+        MLA_MODULE_FLOP_PER_HEAD_TOKEN
+        * float(r["num_heads"])
+        / (float(r["per_row_token_ns"]) * 1e-9)
+        / bf16_peak(catalog.gpu(r["gpu"]))
+        for r in own
+    ]
+    return max(rates, default=0.0)
 
 
 def weight_only_flop_fraction(src: str) -> float:

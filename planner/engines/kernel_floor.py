@@ -22,7 +22,6 @@ Assumed the same on every GPU and engine (SGLang runs the same Triton kernel; Te
 from __future__ import annotations
 
 import csv
-import functools
 import statistics
 from pathlib import Path
 
@@ -30,6 +29,7 @@ import numpy as np
 
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.loader import shipped_catalog_dir
+from planner.engines.kernel_curves import MLA_FILE_NAME, read_mla_rows  # noqa: F401  (re-exported)
 
 KERNEL_FILE_NAME = "kernel_latency_aic.csv"  # in the shipped reference data (catalogs/reference)
 #: Bytes per stored weight of each kernel dtype in the file (mxfp4: 4 bits + one 8-bit scale per 32 values).
@@ -376,20 +376,6 @@ def prefill_token_s(gpu: str, engine: str = "tensorrt-llm", heads: int = 16, pat
     return (lat[(heads, 256, 32)] - lat[(heads, 256, 8)]) / (24 * 256)
 
 
-#: The measured MLA attention modules of DeepSeek-V3 (vLLM 0.24.0, block-fp8 GEMMs) fitted to three coefficients per
-#: GPU, op, KV format and query heads per GPU by ``bench/mla_kernel_extract.py`` from aiconfigurator 0.12.0's
-#: ``mla_{generation,context}_module_perf`` tables (issue 21; not yet wired into ``planner.model.decode``: see
-#: docs/accuracy.md, "MLA from the measured module tables").
-MLA_FILE_NAME = "mla_module_aic.csv"
-
-
-@functools.cache
-def read_mla_rows(path: str | Path | None = None) -> tuple[dict[str, str], ...]:
-    """The rows of ``MLA_FILE_NAME`` (or ``path``), read once per path."""
-    with Path(path or shipped_catalog_dir() / "reference" / MLA_FILE_NAME).open(newline="") as fh:
-        return tuple(csv.DictReader(fh))
-
-
 def mla_module_time_s(
     gpu: str,
     op: str,
@@ -413,10 +399,10 @@ def mla_module_time_s(
     ``catalogs/reference/mla_module_aic.csv`` states its own. Example (tests/test_mla_module.py): H200, 16 heads, fp8
     cache, 1,024 sequences at 128 tokens: 0.386 ms against 0.4015 measured.
 
-    Not used by the time model (``planner.model.decode`` times MLA's attention as the other operators, from the GPU's
-    kernel curves): wired in twice and not shipped, by rules fixed before measuring (docs/history.md: "The MLA
-    module on vLLM profiles only" and "MLA from the measured module tables"); kept for the tests that check the table
-    and the next attempt."""
+    Not used by the time model as a whole module (``planner.model.decode`` times MLA's attention as the other
+    operators): wired in twice and not shipped, by rules fixed before measuring (docs/history.md: "The MLA module on
+    vLLM profiles only" and "MLA from the measured module tables"). The same rows give MLA's decode attention its FLOP
+    rate (``planner.engines.kernel_curves.mla_attention_flop_efficiency``, s180)."""
     rows = [r for r in read_mla_rows(path) if (r["gpu"], r["op"], r["kv_cache_dtype"]) == (gpu, op, kv_cache_dtype)]
     if not rows:
         known = sorted({r["gpu"] for r in read_mla_rows(path)})

@@ -55,6 +55,7 @@ class ModelFacts:
     ssm_split_width: ArrayLike = (
         0.0  # state layers: the count TP must divide (Mamba-2 heads/groups, DeltaNet heads); 0: none
     )
+    mla_attention: ArrayLike = 0.0  # 1: MLA, whose absorbed decode attention runs at the measured MLA rate
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,9 @@ class EngineFacts:
     sparse_mla_token_s: ArrayLike = 0.0
     # prefill tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32; TensorRT-LLM: all)
     sparse_mla_prefill_max_heads: ArrayLike = 0.0
+    # MLA's absorbed decode attention's FLOP/s over the dense 16-bit peak, from the measured MLA modules
+    # (``planner.engines.kernel_curves.mla_attention_flop_efficiency``); 0: at ``attention_flop_efficiency``
+    mla_attention_flop_efficiency: ArrayLike = 0.0
     # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop;
     # EXPERIMENT s118, ``planner.engines.profiles.with_published_host_cost``); 0: their sum (shipped)
     host_overlap: ArrayLike = 0.0

@@ -398,6 +398,9 @@ def forward_kernels_time_s(
         )
     else:
         attention_efficiency, attention_floor_s = limits.attention_flop_efficiency, limits.attention_floor_s
+        if not (type(limits.mla_attention_flop_efficiency) is float and limits.mla_attention_flop_efficiency == 0.0):
+            mla = (model.mla_attention > 0) & (limits.mla_attention_flop_efficiency > 0)
+            attention_efficiency = ops.where(mla, limits.mla_attention_flop_efficiency, attention_efficiency)
         if not (type(limits.decode_kv_reads_per_query_head) is float and limits.decode_kv_reads_per_query_head == 0):
             attention_bytes = attention_bytes * decode_kv_read_factor(model, limits, attention_gpus)
     no_experts = type(expert_bytes) is float and expert_bytes == 0.0

@@ -208,6 +208,7 @@ def calc_rows(
         ("topk", "attended_tokens_max", "Tokens a query attends to (DSA top-k; 0: all)"),
         ("idxb", "indexer_bytes_per_token_per_layer", "DSA indexer bytes per token per layer"),
         ("idxflop", "indexer_flop_per_context_token_per_layer", "DSA indexer FLOP per cached token per layer"),
+        ("mla", "mla_attention", "MLA attention (1: yes)"),
     ]
     c.add(S("s_facts", "Model facts (Models sheet)"))
     c.add(*[Row(k, label, "", INT, f"INDEX(model_{f},{{model_row}})") for k, f, label in facts])

@@ -264,8 +264,13 @@ def operator_rows(
     moe_eff = f"IF({eight_bit},{{f_gemm_fp8_flop_efficiency}}*{{f_moe_fp8_flop_scale}},{{f_gemm_flop_efficiency}})"
     moe_peak = f"({{n}}*{{peak}}*{moe_eff}*{flop_eff}*{moe_fraction})"
     att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
-    # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math
-    att_peak = f"({{n}}*{{peak16}}*{{f_{attention}_flop_efficiency}}*{flop_eff})"
+    # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math; an MLA
+    # model's decode attention at the measured MLA modules' rate where the GPU has one (forward_kernels_time_s)
+    att_eff = f"{{f_{attention}_flop_efficiency}}"
+    if attention == "attention":
+        mla = "AND({mla}>0,{f_mla_attention_flop_efficiency}>0)"
+        att_eff = f"IF({mla},{{f_mla_attention_flop_efficiency}},{att_eff})"
+    att_peak = f"({{n}}*{{peak16}}*{att_eff}*{flop_eff})"
     s, e = "0.000E+00", "s"
     return [
         ("dense", "Dense weight bytes", "B", "#,##0", DENSE_WEIGHTS),
