@@ -292,3 +292,28 @@ class TestServingSimulationRunsOneRank:
             )
             assert rep.parallelism == (option.parallelism or "tp")
             assert rep.setup(1000, 500).ranks == ranks
+
+    def test_plan_under_load_says_it_simulates_the_ranks(self):
+        """``planner plan --parallelism dp-ep --rate``: the fleet is sized on the ranks' simulation, and says so."""
+        from click.testing import CliRunner
+
+        from planner.cli import main
+
+        args = [
+            "plan", "--gpu", "H200", "--model", "DeepSeek-V3", "--context", "2500", "--gpus", "8", "--rate", "20",
+            "--prompt-tokens", "2000", "--output-tokens", "500", "--ttft-target", "3", "--tpot-target", "0.08",
+        ]  # fmt: skip
+        dp = CliRunner().invoke(main, [*args, "--parallelism", "dp-ep"])
+        tp = CliRunner().invoke(main, [*args, "--parallelism", "tp"])
+        assert dp.exit_code == 0 and tp.exit_code == 0
+        assert "(1,000 requests a replica, each of its 8 attention ranks taking every 8th)" in dp.output
+        assert "(1,000 requests a replica)" in tp.output
+
+    def test_a_published_attention_dp_runs_percentiles_are_simulated_as_ranks(self):
+        """``planner validate``'s percentile figures of an attention-DP row come from the ranks' simulation too."""
+        from planner.accuracy.published import load_decode_rows
+        from planner.accuracy.under_load import _replica
+
+        row = next(r for r in load_decode_rows() if r.record_id == "TRT12-167")  # DeepSeek-R1-0528, H200 DEP8
+        assert row.parallelism == "dp-ep"
+        assert _replica(row, None, None, CAT).setup(row.input_len, row.output_len).ranks == 8

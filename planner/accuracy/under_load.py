@@ -81,6 +81,7 @@ def _replica(row: DecodeRow, engine: Any, calibration: Any, catalog: Catalog | N
         engine=_profile_for(row, engine),
         calibration=calibration,
         catalog=cat,
+        parallelism=row.parallelism,
     )
 
 

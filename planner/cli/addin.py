@@ -185,7 +185,7 @@ def _package_files() -> list[tuple[str, bytes]]:
     from planner.accuracy.loaded_ranges import loaded_residuals_file
     from planner.catalog import shipped_catalog_dir
     from planner.engines.allreduce_table import PUBLISHED_FILE_NAME, TABLE_FILE_NAME
-    from planner.engines.kernel_curves import CURVES_FILE_NAME
+    from planner.engines.kernel_curves import CURVES_FILE_NAME, MLA_FILE_NAME
 
     root = Path(__file__).resolve().parents[1]
     core = ("catalog", "model", "engines", "serving", "accuracy", "excel", "io")
@@ -201,10 +201,10 @@ def _package_files() -> list[tuple[str, bytes]]:
     ]
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
-    # the operator model's kernel curves (planner.engines.kernel_curves), vLLM's measured all-reduce table and the
-    # published rows of GPUs without one (planner.engines.allreduce_table), the licence of the data they come from,
-    # and LOADED_RANGE's held-out ranges under load (planner.accuracy.loaded_ranges)
-    reference = (CURVES_FILE_NAME, TABLE_FILE_NAME, PUBLISHED_FILE_NAME, "LICENSE-aiconfigurator.txt")
+    # the operator model's kernel curves and MLA modules (planner.engines.kernel_curves), vLLM's measured all-reduce
+    # table and the published rows of GPUs without one (planner.engines.allreduce_table), the licence of the data they
+    # come from, and LOADED_RANGE's held-out ranges under load (planner.accuracy.loaded_ranges)
+    reference = (CURVES_FILE_NAME, MLA_FILE_NAME, TABLE_FILE_NAME, PUBLISHED_FILE_NAME, "LICENSE-aiconfigurator.txt")
     for name in (*reference, loaded_residuals_file().name):
         files.append((f"planner/_catalogs/reference/{name}", (shipped_catalog_dir() / "reference" / name).read_bytes()))
     return files

@@ -530,7 +530,8 @@ def render_sizing(
         "\n",
         f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
         f"{_tokens(output_tokens)}-token outputs, "
-        "computed by planner's serving simulation (1,000 requests a replica)",
+        "computed by planner's serving simulation (1,000 requests a replica"
+        + (f", each of its {p.gpus} attention ranks taking every {p.gpus}th)" if p.parallelism == "dp-ep" else ")"),
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [

@@ -412,7 +412,9 @@ def serving_setups(
     """Deployments of serving runs (arguments broadcast; ``lengths``: per run, each request's (prompt, output) or
     None; ``chunked_prefill``: per run, ``Scheduler.chunked_prefill``), every step table in two model calls: (shape,
     one ``ServingSetup`` or None per run, the flat GPU and model names). None where not one sequence fits or the
-    memory plan failed (``errors="coerce"``)."""
+    memory plan failed (``errors="coerce"``). ``opts["parallelism"]`` "dp-ep": each setup is one of the group's
+    attention ranks (``ServingSetup.ranks``), with its share of the prompts, of the client's concurrency and of the
+    KV cache."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat, "parallelism": check_parallelism(opts.get("parallelism"))}
@@ -657,7 +659,7 @@ def context_tokens_factor(cat, eng, model_name, lengths, input_len: float, outpu
 
 
 def _memory_opts(opts: dict) -> dict:
-    return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors", "parallelism") if k in opts}
+    return {k: opts[k] for k in ("engine", "catalog", "calibration", "errors", "parallelism")}
 
 
 def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tuple[int, int]:
@@ -690,8 +692,8 @@ def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) 
     dec = _arr(
         api.decode_step(
             g[dj], m[dj], np.array([r[2] for r in d_rows]), batch=np.array([r[1] for r in d_rows]) * ranks[dj],
-            gpus=group[dj], check_fit=False, weight_precision=sel["weight_precision"][dj], kv_precision=sel["kv_precision"][dj],
-            **{**opts, "errors": "coerce"},
+            gpus=group[dj], check_fit=False, weight_precision=sel["weight_precision"][dj],
+            kv_precision=sel["kv_precision"][dj], **{**opts, "errors": "coerce"},
         ).step_s
     )  # fmt: skip
     pre = _arr(
