@@ -141,23 +141,23 @@ class DeploymentOptions(GroupOptions, BatchOptions, total=False):
 
 
 class ReplicaOptions(TypedDict, total=False):
-    """``planner.serving.fleet.load_percentile``'s options: one replica of the serving simulation (its group, its
-    precisions), the catalog and errors; the engine's limits are its scheduler's."""
+    """``planner.serving.fleet.load_percentile``'s options: one replica of the serving simulation (its group, how
+    the group splits the model, its precisions), the catalog and errors; the engine's limits are its scheduler's."""
 
     gpus: Any
     weight_precision: Any
     kv_precision: Any
     catalog: Catalog | None
     errors: Errors
+    parallelism: Any
 
 
 class BenchmarkOptions(ReplicaOptions, total=False):
-    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's, the engine's memory rule, the
-    calibration of its step times and how the group splits the model."""
+    """``planner.serving.benchmark.predict_benchmark``'s options: a replica's, the engine's memory rule and the
+    calibration of its step times."""
 
     engine: str | EngineProfile | None
     calibration: Any
-    parallelism: Any
 
 
 class DecodeOptions(DeploymentOptions, total=False):

@@ -764,3 +764,45 @@ class TestFailingCellsInBulk:
             xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, b[0], None, 2.0) for b in batches
         ]
         assert bulk[0][0] == OK_PAST_4K and "1,000,000 sequences of 8,192 tokens" in bulk[2][0]
+
+
+class TestParallelismArgument:
+    """The last optional argument of every deployment function: how the group splits a MoE model (``"tp"``,
+    ``"tp-ep"``, ``"dp-ep"``), as ``planner plan --parallelism`` takes it; the cell is the core's figure."""
+
+    DP = dict(kv_precision=None, gpus=8, weight_precision=None, parallelism="dp-ep")
+
+    def test_the_cells_are_the_cores_figures_for_each_layout(self):
+        for layout in ("tp", "dp-ep"):
+            args = dict(gpus=8, parallelism=layout)
+            got = xf.MAX_BATCH(cell("H200"), cell("deepseek-v3"), cell(2500.0), None, 8.0, None, None, layout)
+            assert got == int(api.max_batch("H200", "deepseek-v3", 2500, **args))  # one cell in: one value out
+            got = xf.TPOT("H200", "deepseek-v3", 2500.0, 256.0, None, 8.0, None, layout)
+            assert got == pytest.approx(api.tpot("H200", "deepseek-v3", 2500, batch=256, **args) * 1e3, rel=1e-12)
+        # eight attention ranks each cache their own sequences once: five times the tensor-parallel batch
+        assert xf.MAX_BATCH("H200", "deepseek-v3", 2500.0, None, 8.0, None, None, "dp-ep") > 5 * xf.MAX_BATCH(
+            "H200", "deepseek-v3", 2500.0, None, 8.0
+        )
+
+    def test_under_load_a_dp_replica_is_simulated_as_its_ranks(self):
+        """docs/excel.md's example: DeepSeek-V3 on 8 x H200 at 10 requests/s of 2,000 / 500 tokens."""
+        from doc_support import stated
+
+        from planner.serving.fleet import load_percentile
+
+        dp = xf.TTFT_P99("H200", "deepseek-v3", 10.0, 2000.0, 500.0, 8.0, None, None, None, None, "dp-ep")
+        want = load_percentile("H200", "deepseek-v3", 10.0, 2000, 500, metric="ttft", percentile=99, **self.DP)
+        assert dp == pytest.approx(want * 1e3, rel=1e-12)
+        assert (
+            xf.TTFT_P99("H200", "deepseek-v3", 10.0, 2000.0, 500.0, 8.0) == "#NUM!"
+        )  # past tensor parallel's capacity
+        said = stated("docs/excel.md", r'`=TTFT_P99\("H200","deepseek-v3",10,2000,500,8,,,,,"dp-ep"\)` is ([\d,]+) ms')
+        assert said == (round(dp),)
+
+    def test_a_layout_not_known_or_not_possible_says_why(self):
+        assert xf.TPOT("H200", "deepseek-v3", 2500.0, 256.0, None, 8.0, None, "xx") == "#NUM!"
+        why = xf.PLANNER_WHY("TPOT", "H200", "deepseek-v3", 2500.0, 256.0, None, 8.0, None, "xx")
+        assert "is not one of tp, tp-ep, dp-ep" in why
+        assert xf.TPOT("H200", "llama2-70b", 2500.0, 16.0, None, 8.0, None, "dp-ep") == "#NUM!"
+        why = xf.PLANNER_WHY("TPOT", "H200", "llama2-70b", 2500.0, 16.0, None, 8.0, None, "dp-ep")
+        assert "Llama-2-70B has no experts to spread" in why

@@ -116,66 +116,88 @@ def KV_BYTES(model, tokens, kv_precision=None, batch=None):
 
 
 @_udf("MAX_BATCH")
-def MAX_BATCH(gpu, model, context, kv_precision=None, gpus=None, weight_precision=None, memory_utilization=None):
+def MAX_BATCH(
+    gpu, model, context, kv_precision=None, gpus=None, weight_precision=None, memory_utilization=None, parallelism=None
+):
     """Sequences of context tokens that fit at once; without gpus, on the smallest group of 1, 2, 4, 8... that fits."""
     return _s.evaluate(
-        _s.SPECS["MAX_BATCH"], (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization)
+        _s.SPECS["MAX_BATCH"],
+        (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, parallelism),
     )
 
 
 @_udf("MIN_GPUS")
-def MIN_GPUS(gpu, model, context, batch=None, kv_precision=None, weight_precision=None, memory_utilization=None):
+def MIN_GPUS(
+    gpu, model, context, batch=None, kv_precision=None, weight_precision=None, memory_utilization=None, parallelism=None
+):
     """Smallest tensor-parallel group (1, 2, 4, 8 ... 64 GPUs) holding the weights and batch sequences of context."""
     return _s.evaluate(
-        _s.SPECS["MIN_GPUS"], (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization)
+        _s.SPECS["MIN_GPUS"],
+        (gpu, model, context, batch, kv_precision, weight_precision, memory_utilization, parallelism),
     )
 
 
 @_udf("TPOT")
-def TPOT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+def TPOT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
     """Time per output token, milliseconds: one decode step of the batch at context tokens."""
-    return _s.evaluate(_s.SPECS["TPOT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+    return _s.evaluate(
+        _s.SPECS["TPOT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism)
+    )
 
 
 @_udf("TTFT")
-def TTFT(gpu, model, prompt_tokens, gpus=None, weight_precision=None, kv_precision=None):
+def TTFT(gpu, model, prompt_tokens, gpus=None, weight_precision=None, kv_precision=None, parallelism=None):
     """Time to first token, milliseconds: the prefill of one prompt (no queueing)."""
-    return _s.evaluate(_s.SPECS["TTFT"], (gpu, model, prompt_tokens, gpus, weight_precision, kv_precision))
+    return _s.evaluate(_s.SPECS["TTFT"], (gpu, model, prompt_tokens, gpus, weight_precision, kv_precision, parallelism))
 
 
 @_udf("THROUGHPUT")
-def THROUGHPUT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+def THROUGHPUT(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
     """Output tokens per second of the whole GPU group: batch / TPOT."""
-    return _s.evaluate(_s.SPECS["THROUGHPUT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+    return _s.evaluate(
+        _s.SPECS["THROUGHPUT"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism)
+    )
 
 
 @_udf("COST_PER_MTOK")
 def COST_PER_MTOK(
-    gpu, model, context, batch=None, price_per_gpu_hour=None, kv_precision=None, gpus=None, weight_precision=None
+    gpu,
+    model,
+    context,
+    batch=None,
+    price_per_gpu_hour=None,
+    kv_precision=None,
+    gpus=None,
+    weight_precision=None,
+    parallelism=None,
 ):
     """US dollars per million output tokens: GPUs x $/GPU-hour / 3600 / throughput x 1e6 (default batch 1)."""
     return _s.evaluate(
         _s.SPECS["COST_PER_MTOK"],
-        (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision),
+        (gpu, model, context, batch, price_per_gpu_hour, kv_precision, gpus, weight_precision, parallelism),
     )
 
 
 @_udf("MFU")
-def MFU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+def MFU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
     """Model FLOPs utilization of a decode step, a fraction (0.003 = 0.3%)."""
-    return _s.evaluate(_s.SPECS["MFU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+    return _s.evaluate(_s.SPECS["MFU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism))
 
 
 @_udf("MBU")
-def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+def MBU(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None):
     """Memory bandwidth utilization of a decode step, a fraction (bytes moved / (step time x GPUs x bandwidth))."""
-    return _s.evaluate(_s.SPECS["MBU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+    return _s.evaluate(_s.SPECS["MBU"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism))
 
 
 @_udf("DECODE_INTENSITY")
-def DECODE_INTENSITY(gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None):
+def DECODE_INTENSITY(
+    gpu, model, context, batch=None, kv_precision=None, gpus=None, weight_precision=None, parallelism=None
+):
     """Arithmetic intensity of a decode step, FLOP per byte moved (weights + KV); compare with RIDGE."""
-    return _s.evaluate(_s.SPECS["DECODE_INTENSITY"], (gpu, model, context, batch, kv_precision, gpus, weight_precision))
+    return _s.evaluate(
+        _s.SPECS["DECODE_INTENSITY"], (gpu, model, context, batch, kv_precision, gpus, weight_precision, parallelism)
+    )
 
 
 # -- under load: computed by planner's serving simulation, not a cell formula --------------------------------
@@ -195,9 +217,10 @@ def _under_load(name: str, doc: str):
         kv_precision=None,
         speculative_tokens=None,
         acceptance_length=None,
+        parallelism=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
-        args += (speculative_tokens, acceptance_length)
+        args += (speculative_tokens, acceptance_length, parallelism)
         return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name

@@ -487,6 +487,7 @@ KV = Param("kv_precision", "precision", option_doc("kv_precision"), required=Fal
 GPUS = Param("gpus", "number", option_doc("gpus"), required=False)
 WEIGHTS = Param("weight_precision", "precision", option_doc("weight_precision"), required=False)
 UTIL = Param("memory_utilization", "number", option_doc("memory_utilization"), required=False)
+PARALLELISM = Param("parallelism", "text", option_doc("parallelism"), required=False)
 
 RATE = Param("rate_per_s", "number", "requests per second arriving at one replica, Poisson, e.g. 4")
 PROMPT = Param("prompt_tokens", "number", "prompt length in tokens, e.g. 2048 or 2k", tokens=True)
@@ -530,17 +531,29 @@ SPECS: dict[str, Spec] = {
             (MODEL, Param("tokens", "number", "tokens per sequence, e.g. 8192 or 8k", tokens=True), KV, BATCH),
             sequence=("tokens",),
         ),
-        Spec("MAX_BATCH", api.max_batch, (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL), integer=True, sequence=CTX),
-        Spec("MIN_GPUS", api.min_gpus, (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL), integer=True, sequence=CTX),
-        Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), scale=1e3, sequence=CTX),
+        Spec(
+            "MAX_BATCH",
+            api.max_batch,
+            (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL, PARALLELISM),
+            integer=True,
+            sequence=CTX,
+        ),
+        Spec(
+            "MIN_GPUS",
+            api.min_gpus,
+            (GPU, MODEL, CONTEXT, BATCH, KV, WEIGHTS, UTIL, PARALLELISM),
+            integer=True,
+            sequence=CTX,
+        ),
+        Spec("TPOT", api.tpot, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), scale=1e3, sequence=CTX),
         Spec(
             "TTFT",
             api.ttft,
-            (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV),
+            (GPU, MODEL, PROMPT, GPUS, WEIGHTS, KV, PARALLELISM),
             scale=1e3,
             sequence=("prompt_tokens",),
         ),
-        Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
+        Spec("THROUGHPUT", api.throughput, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), sequence=CTX),
         Spec(
             "COST_PER_MTOK",
             api.cost_per_mtok,
@@ -558,17 +571,23 @@ SPECS: dict[str, Spec] = {
                 KV,
                 GPUS,
                 WEIGHTS,
+                PARALLELISM,
             ),
             sequence=CTX,
         ),
-        Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
-        Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
-        Spec("DECODE_INTENSITY", api.decode_intensity, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS), sequence=CTX),
+        Spec("MFU", api.mfu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), sequence=CTX),
+        Spec("MBU", api.mbu, (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM), sequence=CTX),
+        Spec(
+            "DECODE_INTENSITY",
+            api.decode_intensity,
+            (GPU, MODEL, CONTEXT, BATCH, KV, GPUS, WEIGHTS, PARALLELISM),
+            sequence=CTX,
+        ),
         *(
             Spec(
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
-                (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE),
+                (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM),
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
             )

@@ -18,7 +18,7 @@ from typing import Any, Unpack
 import numpy as np
 
 from planner.checks import _checked, _numbers, mean_tokens_or_mask
-from planner.deploy import MAX_CONTEXT_TOKENS
+from planner.deploy import MAX_CONTEXT_TOKENS, check_parallelism
 from planner.errors import InvalidInputError, OutOfRangeError
 from planner.model import failures
 from planner.options import Options, ReplicaOptions
@@ -245,9 +245,11 @@ def load_percentile(
     ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
-    SPECULATION_OPTIONS``). Options (the group, precisions, catalog, errors): ``planner.options.ReplicaOptions``."""
+    SPECULATION_OPTIONS``). Options (the group and its split, precisions, catalog, errors):
+    ``planner.options.ReplicaOptions``."""
     o = Options.read(ReplicaOptions, options, "load_percentile")
     errors = o.errors
+    layout = check_parallelism(o.parallelism)
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
@@ -272,7 +274,10 @@ def load_percentile(
         if flat[8][i]:
             continue
         try:
-            replica = Replica(flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i])
+            replica = Replica(
+                flat[0][i], flat[1][i], flat[5][i], weight_precision=flat[6][i], kv_precision=flat[7][i],
+                parallelism=layout,
+            )  # fmt: skip
             spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
