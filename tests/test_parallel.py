@@ -317,3 +317,19 @@ class TestServingSimulationRunsOneRank:
         row = next(r for r in load_decode_rows() if r.record_id == "TRT12-167")  # DeepSeek-R1-0528, H200 DEP8
         assert row.parallelism == "dp-ep"
         assert _replica(row, None, None, CAT).setup(row.input_len, row.output_len).ranks == 8
+
+    def test_a_run_with_fewer_requests_in_flight_than_ranks_keeps_the_rest_idle(self):
+        """4 requests in flight on 8 attention ranks: 4 ranks serve one each (not 8 ranks one each, which would double
+        the output rate); every request is still served."""
+        from planner.serving.benchmark import predict_benchmark
+
+        def run(concurrency: int):
+            return predict_benchmark(
+                "H200", "DeepSeek-R1", 1024, 256, concurrency, kind="serving", num_prompts=64, gpus=8,
+                parallelism="dp-ep", **self.SHAPE,
+            )  # fmt: skip
+
+        four, eight = run(4), run(8)
+        assert four.concurrency == 4 and eight.concurrency == 8
+        assert four.run_output_tokens_per_s == pytest.approx(64 * 256 / four.duration_s, rel=1e-9)
+        assert four.run_output_tokens_per_s < 0.6 * eight.run_output_tokens_per_s

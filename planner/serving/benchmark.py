@@ -373,9 +373,10 @@ class ServingSetup:
     cap: int  # the most sequences that can decode at once (slots and KV cache)
     num_prompts: int
     client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
-    #: attention ranks sharing the replica's traffic (``parallelism`` "dp-ep": one per GPU; else 1). The setup is one
-    #: rank: its cap, prompts, client limit, scheduler and KV cache are that rank's, and its step times those of a
-    #: step every rank runs alike (their MoE layers in lockstep, each holding as many sequences)
+    #: attention ranks sharing the replica's traffic (``parallelism`` "dp-ep": one per GPU, or as many as the run has
+    #: requests in flight when fewer; else 1). The setup is one rank: its cap, prompts, client limit, scheduler and KV
+    #: cache are that rank's, and its step times those of a step every rank of the group runs alike (their MoE layers
+    #: in lockstep, each holding as many sequences: an idle rank's share of the expert work is counted)
     ranks: int = 1
 
 
@@ -443,7 +444,9 @@ def serving_setups(
     # data-parallel attention: one rank of g is simulated, holding 1/g of the group's sequences and KV cache
     ranks = np.where(np.isfinite(group), group, 1.0) if opts["parallelism"] == "dp-ep" else np.ones(n)
     fits, kv_tokens = np.floor(fits / ranks), kv_tokens / ranks
-    prompts, client = np.ceil(prompts / ranks), np.ceil(client / ranks)
+    # ranks with requests: fewer than the group where the run sends fewer prompts, or keeps fewer in flight
+    active = np.minimum(ranks, np.where((client > 0) & (client < prompts), client, prompts))
+    prompts, client = np.ceil(prompts / active), np.ceil(client / active)
     caps = np.full(n, math.nan)
     sched_seqs = np.zeros(n)
     budgets = np.zeros(n)
@@ -477,7 +480,7 @@ def serving_setups(
                     block_tokens=reservation_block_tokens(kinds[i], eng),
                 )  # fmt: skip
                 conc = int(client[i]) if 0 < client[i] < prompts[i] else None
-                setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc, int(ranks[i]))
+                setups[i] = ServingSetup(table, sched, int(caps[i]), int(prompts[i]), conc, int(active[i]))
     return shape, setups, [g, m, inp, out]
 
 
