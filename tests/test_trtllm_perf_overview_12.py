@@ -139,3 +139,47 @@ def _cells(record_id: str) -> str:
     with path.open(newline="", encoding="utf-8") as f:
         row = next(r for r in csv.DictReader(f) if r["record_id"] == record_id)
     return " ".join(row.values())
+
+
+def test_the_docs_state_the_attention_dp_runs_held_out_figures():
+    """docs/model.md and the README state the 33 attention-DP figures' held-out error as ``predict_decode_rows``
+    gives it now (each run's output rate against the published one)."""
+    import statistics
+
+    from doc_support import stated
+
+    from planner.accuracy.predict import predict_decode_rows
+
+    dep = [r for r in ROWS if r.parallelism == "dp-ep" and not r.problem]
+    rates = predict_decode_rows(dep).throughput_tokens_per_s
+    errors = [float(p) / r.throughput_tokens_per_s - 1.0 for r, p in zip(dep, rates, strict=True)]
+    median, worst = statistics.median(abs(e) for e in errors), max(abs(e) for e in errors)
+    signed = statistics.median(errors)
+    figures = (len(dep), round(100 * median), round(100 * worst), round(-100 * signed))
+    model = stated(
+        "docs/model.md",
+        r"TensorRT-LLM 1\.2's (\d+) attention-DP max-throughput runs .*?read (\d+)% median / (\d+)% worst, signed -(\d+)%",
+    )
+    readme = stated(
+        "README.md", r"TensorRT-LLM 1\.2's (\d+) attention-DP max-throughput runs read (\d+)% median / (\d+)% worst, "
+        r"predicted too slow \(-(\d+)%\)",
+    )  # fmt: skip
+    assert model == readme == figures
+    by: dict[tuple[str, str], list[float]] = {}
+    for r, e in zip(dep, errors, strict=True):
+        by.setdefault((resolve_model_name(r.model, default_catalog()), r.gpu.split()[0]), []).append(e)
+    signed_by = {k: round(100 * statistics.median(v)) for k, v in by.items()}
+    per_model = stated(
+        "docs/model.md",
+        r"gpt-oss-120b ([+-]\d+)% \(B200\) and ([+-]\d+)% \(H200\), Qwen3-235B-A22B ([+-]\d+)% \(B200\), ([+-]\d+)% "
+        r"\(H200\), ([+-]\d+)% \(GB200\), DeepSeek-R1-0528 ([+-]\d+)% \(H200 FP8\), ([+-]\d+)% \(B200 NVFP4\), "
+        r"([+-]\d+)% \(GB200 NVFP4\)",
+    )
+    keys = [
+        ("gpt-oss-120b", "B200"),
+        ("gpt-oss-120b", "H200"),
+        ("Qwen3-235B-A22B", "B200"),
+        ("Qwen3-235B-A22B", "H200"),
+    ]
+    keys += [("Qwen3-235B-A22B", "GB200"), ("DeepSeek-R1", "H200"), ("DeepSeek-R1", "B200"), ("DeepSeek-R1", "GB200")]
+    assert tuple(int(x) for x in per_model) == tuple(signed_by[k] for k in keys)
