@@ -92,6 +92,13 @@ class TestMlaDecodeAttentionRate:
         assert mla_attention_flop_efficiency("B200 180GB") == pytest.approx(0.63, abs=0.005)
         assert mla_attention_flop_efficiency("GB200 NVL72") == mla_attention_flop_efficiency("B200 180GB")
         assert mla_attention_flop_efficiency("A100 SXM 80GB") == 0.0
+        from doc_support import stated  # docs/model.md's operator table states the three
+
+        said = stated(
+            "docs/model.md", r"MLA modules' rate \(H100 ([\d.]+), H200 ([\d.]+), B200 ([\d.]+) of the bf16 peak"
+        )
+        gpus = ("H100 SXM 80GB", H200, "B200 180GB")
+        assert said == tuple(f"{mla_attention_flop_efficiency(g):.2f}" for g in gpus)
 
     @staticmethod
     def _attention_kernels(model: str, mla_rate: bool) -> float:
