@@ -57,13 +57,17 @@ def table_rows(system: Path, gpu: str) -> list[list[str]]:
     return out
 
 
-def main(out: Path = OUT) -> None:
-    rows = [r for key, gpu in SYSTEMS.items() for r in table_rows(DATA / key, gpu)]
+def write_table(rows: list[list[str]], columns: tuple[str, ...], out: Path) -> None:
+    """Write ``rows`` under ``columns`` to ``out`` and say how many (the extraction scripts' common end)."""
     with out.open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(COLUMNS)
+        w.writerow(columns)
         w.writerows(rows)
     print(f"{len(rows)} rows (aiconfigurator {AIC_VERSION}) -> {out}", file=sys.stderr)
+
+
+def main(out: Path = OUT) -> None:
+    write_table([r for key, gpu in SYSTEMS.items() for r in table_rows(DATA / key, gpu)], COLUMNS, out)
 
 
 if __name__ == "__main__":

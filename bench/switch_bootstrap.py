@@ -22,6 +22,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
+- ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): TensorRT-LLM's data-parallel MoE at
+  EP <= top-k timed as the all-to-all of other engines, not NCCL's measured all-gather and reduce-scatter
+  (``planner.engines.allreduce_table.GATHER_SCATTER``).
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.
   WEIGHT_ONLY_GEMM_GPUS``).
@@ -64,6 +67,7 @@ ABLATIONS = (
     "published-host-cost:overlap",
     "expert-parallel:trtllm",
     "weight-only-gemm:all",
+    "moe-gather-scatter:off",
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -150,6 +154,10 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
+    elif switch == "moe-gather-scatter:off":  # data-parallel MoE as an all-to-all on every engine (ablation, s180)
+        from planner.engines import allreduce_table
+
+        allreduce_table.GATHER_SCATTER = False
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

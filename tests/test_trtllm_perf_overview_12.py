@@ -162,7 +162,7 @@ def test_the_docs_state_the_attention_dp_runs_held_out_figures():
     )
     readme = stated(
         "README.md", r"TensorRT-LLM 1\.2's (\d+) attention-DP max-throughput runs read (\d+)% median / (\d+)% worst, "
-        r"predicted too slow \(-(\d+)%\)",
+        r"signed -(\d+)%",
     )  # fmt: skip
     assert model == readme == figures
     by: dict[tuple[str, str], list[float]] = {}
@@ -171,7 +171,7 @@ def test_the_docs_state_the_attention_dp_runs_held_out_figures():
     signed_by = {k: round(100 * statistics.median(v)) for k, v in by.items()}
     per_model = stated(
         "docs/model.md",
-        r"gpt-oss-120b ([+-]\d+)% \(B200\) and ([+-]\d+)% \(H200\), Qwen3-235B-A22B ([+-]\d+)% \(B200\), ([+-]\d+)% "
+        r"medians: gpt-oss-120b ([+-]\d+)% \(B200\) and ([+-]\d+)% \(H200\), Qwen3-235B-A22B ([+-]\d+)% \(B200\), ([+-]\d+)% "
         r"\(H200\), ([+-]\d+)% \(GB200\), DeepSeek-R1-0528 ([+-]\d+)% \(H200 FP8\), ([+-]\d+)% \(B200 NVFP4\), "
         r"([+-]\d+)% \(GB200 NVFP4\)",
     )

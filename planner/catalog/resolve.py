@@ -21,7 +21,12 @@ from planner.catalog.lookup import _BY_IDENTITY, Column, _keep, lookup, lookup_c
 from planner.catalog.names import implied_weight_precision
 from planner.checks import Errors
 from planner.engines import kernel_curves
-from planner.engines.allreduce_table import mesh_link_share, read_allreduce_table, table_source
+from planner.engines.allreduce_table import (
+    mesh_link_share,
+    read_allreduce_table,
+    read_gather_scatter_table,
+    table_source,
+)
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
@@ -78,7 +83,14 @@ def gpu_numbers(
         src, table_scale = table_source(g, interconnect, default_catalog())
         table_row = read_allreduce_table().row(src)
         table_share = mesh_link_share(default_catalog().gpu(src))
+    gs_row, gs_scale = math.nan, 1.0  # NCCL's all-gather / reduce-scatter row (data-parallel MoE, moe_gather_scatter)
+    if gathers_moe(eng):
+        src, gs_scale = table_source(g, interconnect, default_catalog())
+        gs_row = read_gather_scatter_table().row(src)
     return {
+        "moe_gather_scatter": float(gathers_moe(eng)),
+        "gather_scatter_table_row": gs_row,
+        "gather_scatter_table_bytes_scale": gs_scale,
         "allreduce_table_row": table_row,
         "allreduce_table_bytes_scale": table_scale,
         "allreduce_table_link_share": table_share,
@@ -107,6 +119,15 @@ def gpu_numbers(
         "price_usd_per_gpu_hour": price,
         **{f"peak_{k}": v for k, v in g.peak_flop_per_s.items()},
     }
+
+
+def gathers_moe(engine: EngineProfile) -> bool:
+    """Whether ``engine`` times data-parallel attention's MoE as an all-gather and a reduce-scatter from NCCL's
+    measured table (``EngineProfile.moe_gather_scatter``, with kernel curves), unless
+    ``planner.engines.allreduce_table.GATHER_SCATTER`` is off (a bench's ablation)."""
+    from planner.engines import allreduce_table
+
+    return bool(engine.moe_gather_scatter and engine.kernel_curves and allreduce_table.GATHER_SCATTER)
 
 
 def uses_allreduce_table(engine: EngineProfile) -> bool:
@@ -304,10 +325,13 @@ def _resolve_many(
     codes, gi, mi, numbers, via = _groups((gpu_cols if g else None, model_cols if md else None), numbers)
     if g:
         peak = _peak(gpu_cols, model_cols, gi, mi, codes, via) if md else np.nan
-        table = read_allreduce_table() if uses_allreduce_table(engine or engine_profile(None)) else None
+        eng = engine or engine_profile(None)
+        table = read_allreduce_table() if uses_allreduce_table(eng) else None
+        gathers = read_gather_scatter_table() if gathers_moe(eng) else None
         gpu_facts, limits = _facts(
-            gpu_cols, gi, codes, (GpuFacts, EngineFacts), via, peak_flop_per_s=peak, allreduce_table=table
-        )
+            gpu_cols, gi, codes, (GpuFacts, EngineFacts), via, peak_flop_per_s=peak, allreduce_table=table,
+            gather_scatter_table=gathers,
+        )  # fmt: skip
     if md:
         model_rec, precision = _facts(model_cols, mi, codes, (ModelFacts, PrecisionFacts), via)
     return Resolved(

@@ -184,7 +184,7 @@ def _package_files() -> list[tuple[str, bytes]]:
     import planner.excel.functions  # noqa: F401 - its imports decide what the bundle needs
     from planner.accuracy.loaded_ranges import loaded_residuals_file
     from planner.catalog import shipped_catalog_dir
-    from planner.engines.allreduce_table import PUBLISHED_FILE_NAME, TABLE_FILE_NAME
+    from planner.engines.allreduce_table import GATHER_SCATTER_FILE_NAME, PUBLISHED_FILE_NAME, TABLE_FILE_NAME
     from planner.engines.kernel_curves import CURVES_FILE_NAME, MLA_FILE_NAME
 
     root = Path(__file__).resolve().parents[1]
@@ -202,9 +202,11 @@ def _package_files() -> list[tuple[str, bytes]]:
     for path in sorted(shipped_catalog_dir().glob("*.toml")):
         files.append((f"planner/_catalogs/{path.name}", path.read_bytes()))
     # the operator model's kernel curves and MLA modules (planner.engines.kernel_curves), vLLM's measured all-reduce
-    # table and the published rows of GPUs without one (planner.engines.allreduce_table), the licence of the data they
-    # come from, and LOADED_RANGE's held-out ranges under load (planner.accuracy.loaded_ranges)
-    reference = (CURVES_FILE_NAME, MLA_FILE_NAME, TABLE_FILE_NAME, PUBLISHED_FILE_NAME, "LICENSE-aiconfigurator.txt")
+    # table, the published rows of GPUs without one and NCCL's gather / scatter table (planner.engines.allreduce_table),
+    # the licence of the data they come from, and LOADED_RANGE's held-out ranges under load
+    # (planner.accuracy.loaded_ranges)
+    reference = (CURVES_FILE_NAME, MLA_FILE_NAME, TABLE_FILE_NAME, PUBLISHED_FILE_NAME, GATHER_SCATTER_FILE_NAME)
+    reference += ("LICENSE-aiconfigurator.txt",)
     for name in (*reference, loaded_residuals_file().name):
         files.append((f"planner/_catalogs/reference/{name}", (shipped_catalog_dir() / "reference" / name).read_bytes()))
     return files

@@ -61,22 +61,49 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     """The shipped tables, aiconfigurator's and the published rows (or only the CSV at ``path``), as one
     ``AllReduceTable`` (log seconds; NaN where not measured)."""
     ref = shipped_catalog_dir() / "reference"
+    log_s_table = _read_table([Path(path)] if path else [ref / TABLE_FILE_NAME, ref / PUBLISHED_FILE_NAME], MODES)
+    _graph_from_eager(log_s_table.log_seconds)
+    log_s_table.log_seconds.flags.writeable = False
+    return log_s_table
+
+
+#: Whether engines that gather a data-parallel MoE's tokens (``EngineProfile.moe_gather_scatter``) time it from NCCL's
+#: table (shipped s180); False (``bench/switch_bootstrap.py``'s ablation): every data-parallel MoE as an all-to-all.
+GATHER_SCATTER = True
+#: The gather / scatter table's operations (``AllReduceTable``'s mode axis, in order; ``bench/nccl_extract.py``).
+GATHER_SCATTER_MODES = ("all_gather", "reduce_scatter")
+GATHER_SCATTER_FILE_NAME = "gather_scatter_aic.csv"  # in the shipped reference data (catalogs/reference)
+
+
+@functools.cache
+def read_gather_scatter_table(path: str | None = None) -> AllReduceTable:
+    """NCCL's measured all-gather and reduce-scatter times (``catalogs/reference/gather_scatter_aic.csv``, or the CSV
+    at ``path``) as an ``AllReduceTable`` whose modes are ``GATHER_SCATTER_MODES``: each row's log seconds, read as the
+    all-reduce rows are (``_extend_ends``, ``_never_faster_when_larger``)."""
+    table = _read_table(
+        [Path(path or shipped_catalog_dir() / "reference" / GATHER_SCATTER_FILE_NAME)], GATHER_SCATTER_MODES
+    )
+    table.log_seconds.flags.writeable = False
+    return table
+
+
+def _read_table(paths: list[Path], modes: tuple[str, ...]) -> AllReduceTable:
+    """The rows of the CSVs at ``paths`` (columns gpu, mode, num_gpus, us_<log2 bytes>) as one ``AllReduceTable``
+    over ``modes``, each row filled beyond its printed ends and made non-decreasing in size; writable."""
     rows = []
-    for p in [Path(path)] if path else [ref / TABLE_FILE_NAME, ref / PUBLISHED_FILE_NAME]:
+    for p in paths:
         with p.open(newline="") as f:
             rows += list(csv.DictReader(f))
     size_cols = [c for c in rows[0] if c.startswith("us_")]
     gpus = tuple(dict.fromkeys(r["gpu"] for r in rows))
     groups = tuple(sorted({int(r["num_gpus"]) for r in rows}))
-    log_s = np.full((len(gpus), len(MODES), len(groups), len(size_cols)), math.nan)
+    log_s = np.full((len(gpus), len(modes), len(groups), len(size_cols)), math.nan)
     log2_bytes = tuple(float(c[3:]) for c in size_cols)
     for r in rows:
         us = np.array([float(r[c]) if r[c] else math.nan for c in size_cols])
-        log_s[gpus.index(r["gpu"]), MODES.index(r["mode"]), groups.index(int(r["num_gpus"]))] = (
+        log_s[gpus.index(r["gpu"]), modes.index(r["mode"]), groups.index(int(r["num_gpus"]))] = (
             _never_faster_when_larger(_extend_ends(np.log(us * 1e-6), log2_bytes))
         )
-    _graph_from_eager(log_s)
-    log_s.flags.writeable = False
     return AllReduceTable(gpus, groups, log2_bytes, log_s)
 
 

@@ -122,6 +122,13 @@ class EngineProfile:
     #: size (``planner.engines.allreduce_table``; a GPU without one borrows its nearest architecture's), as the
     #: workbook's AllReduce sheet does; False: the latency + bandwidth form (``planner.model.decode.allreduce_time_s``)
     allreduce_table: bool = True
+    #: 1: under data-parallel attention the MoE layers all-gather the group's tokens before the experts and
+    #: reduce-scatter the outputs after, where the experts spread over no more GPUs than a token's top-k: TensorRT-LLM
+    #: 1.x's CUTLASS MoE (``select_alltoall_method_type``: ``NotEnabled`` for ``mapping.moe_ep_size <= top_k``,
+    #: NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py); timed from NCCL's measured
+    #: tables (``planner.engines.allreduce_table.read_gather_scatter_table``). False: an all-to-all of each token's k
+    #: copies (``planner.model.parallel.expert_alltoall_time_s``)
+    moe_gather_scatter: bool = False
     #: 1: the engine prepares step n + 1 on the host while step n runs on the device, so a decode step takes
     #: max(device, host) with host = ``sequence_overhead_s`` x batch instead of their sum (vLLM >= 0.14 or
     #: --async-scheduling, SGLang >= 0.4, TensorRT-LLM 1.x). EXPERIMENT (s118): set only by
@@ -399,6 +406,7 @@ TENSORRT_LLM = free_memory_engine(
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
     sparse_mla_kernel="tensorrt-llm",
     sparse_mla_prefill_max_heads=TENSORRT_LLM_SPARSE_PREFILL_HEADS,
+    moe_gather_scatter=True,
 )
 TENSORRT_LLM_0 = free_memory_engine(
     "tensorrt-llm-0",

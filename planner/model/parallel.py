@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from planner.model import operators, ops
+from planner.model.collectives import table_allreduce_time_s
 from planner.model.decode import DecodeStep, collective_link, experts_touched, step_costs_s, step_overhead_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
 from planner.model.memory import (
@@ -79,11 +80,49 @@ def expert_alltoall_time_s(
     return ops.where(gpus > 1, 2.0 * one_way, 0.0)
 
 
-def ep_communication_s(
-    gpu: GpuFacts, limits: EngineFacts, model: ModelFacts, tokens_per_gpu: ArrayLike, gpus: ArrayLike
+def gathered_token_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """Bytes per hidden value a data-parallel MoE all-gathers: the experts' input precision where TensorRT-LLM
+    quantizes the tokens before the gather (NVFP4 experts: their 0.5625 B with its scales; per-tensor FP8: 1 B), else
+    bf16 (block-FP8 and MXFP4 experts take 16-bit inputs: ``fused_moe_cutlass.py`` quantizes before its all-gather
+    only for ``has_nvfp4`` and ``has_fp8_qdq``)."""
+    e = precision.expert_bytes_per_param
+    per_tensor_fp8 = (e == 1.0) & (model.weight_block_size == 0)
+    return ops.where(precision.expert_mxfp4 > 0, 2.0, ops.where(e < 1.0, e, ops.where(per_tensor_fp8, 1.0, 2.0)))
+
+
+def moe_gather_scatter_time_s(
+    limits: EngineFacts, model: ModelFacts, precision: PrecisionFacts, tokens_per_gpu: ArrayLike, gpus: ArrayLike
 ) -> ArrayLike:
-    """A step's all-to-alls: MoE layers x ``expert_alltoall_time_s`` (no all-reduces: attention is not split)."""
-    return model.moe_layers * expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
+    """One MoE layer's all-gather of the group's g x T tokens (``gathered_token_bytes`` a value) and reduce-scatter of
+    their bf16 outputs, each NCCL's measured time on the GPU's row of ``limits.gather_scatter_table`` (at the message's
+    total bytes x ``gather_scatter_table_bytes_scale``; ``planner.model.collectives.table_allreduce_time_s``, whose
+    mode axis here is (all_gather, reduce_scatter)); NaN where the table has no row or group size."""
+    values = tokens_per_gpu * gpus * model.hidden_size * limits.gather_scatter_table_bytes_scale
+    table, row = limits.gather_scatter_table, limits.gather_scatter_table_row
+    gather = table_allreduce_time_s(table, row, values * gathered_token_bytes(model, precision), gpus, True)
+    return gather + table_allreduce_time_s(table, row, values * 2.0, gpus, False)
+
+
+def ep_communication_s(
+    gpu: GpuFacts,
+    limits: EngineFacts,
+    model: ModelFacts,
+    precision: PrecisionFacts,
+    tokens_per_gpu: ArrayLike,
+    gpus: ArrayLike,
+) -> ArrayLike:
+    """A step's MoE communication (no all-reduces: attention is not split): MoE layers x one layer's. Where the engine
+    gathers (``limits.moe_gather_scatter``) and the experts spread over no more GPUs than a token's top-k, an all-gather
+    and a reduce-scatter (``moe_gather_scatter_time_s``); elsewhere, or where the measured table cannot say, the
+    all-to-all (``expert_alltoall_time_s``)."""
+    alltoall = expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
+    if limits.gather_scatter_table is None or (
+        type(limits.moe_gather_scatter) is float and limits.moe_gather_scatter == 0.0
+    ):
+        return model.moe_layers * alltoall
+    gathered = moe_gather_scatter_time_s(limits, model, precision, tokens_per_gpu, gpus)
+    use = (limits.moe_gather_scatter > 0) & (gpus > 1) & (gpus <= model.experts_per_token) & (gathered == gathered)
+    return model.moe_layers * ops.where(use, gathered, alltoall)
 
 
 def dp_decode_step(
@@ -123,7 +162,7 @@ def dp_decode_step(
         weight_bytes_per_param=precision.weight_bytes_per_param,
     ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse)  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_all
-    comm = ep_communication_s(gpu, limits, model, per_rank, gpus)
+    comm = ep_communication_s(gpu, limits, model, precision, per_rank, gpus)
     overhead = step_costs_s(model, limits, kernels_s + comm, per_rank)
     return replace(
         split,
@@ -165,6 +204,6 @@ def dp_prefill_step(
         dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0, touched=touched,
         weight_bytes_per_param=precision.weight_bytes_per_param,
     ) + operators.sparse_mla_time_s(model, limits, on_rank * prompt_tokens, 1.0, sparse)  # fmt: skip
-    comm = ep_communication_s(gpu, limits, model, on_rank * prompt_tokens, gpus)
+    comm = ep_communication_s(gpu, limits, model, precision, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s
     return replace(split, ttft_s=ttft, bytes_moved=(dense + experts / gpus + kv_written) * gpus)
