@@ -107,6 +107,11 @@ ENGINE_FIELD_HELP = {
         "TRUE/FALSE",
         "TRUE: all-reduce time from the AllReduce sheet; FALSE: latency + bytes / bandwidth",
     ),
+    "moe_gather_scatter": (
+        "TRUE/FALSE",
+        "TRUE: data-parallel attention's MoE all-gathers the tokens and reduce-scatters the outputs at EP <= top-k "
+        "(TensorRT-LLM 1.x; NCCL's measured times); FALSE: an all-to-all (this workbook is tensor-parallel: unused)",
+    ),
     "sparse_mla_kernel": (
         "",
         "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
