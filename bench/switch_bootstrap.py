@@ -22,8 +22,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
-- ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): TensorRT-LLM's data-parallel MoE at
-  EP <= top-k timed as the all-to-all of other engines, not NCCL's measured all-gather and reduce-scatter
+- ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
+  all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
 - ``weight-only-gemm:all`` (ablation; ``weight-only-gemm`` shipped, s140): weight-only dense GEMMs at Marlin's measured
   A100 FLOP fraction on every GPU, not only those whose curves are A100's (``planner.engines.kernel_curves.

@@ -1,5 +1,5 @@
-"""Data-parallel attention's MoE as TensorRT-LLM runs it at EP <= top-k: an all-gather of the group's tokens before
-the experts and a reduce-scatter of their outputs after, each at NCCL's measured time
+"""Data-parallel attention's MoE as the engines run it by default: an all-gather of the group's tokens before the
+experts and a reduce-scatter of their outputs after, each at NCCL's measured time
 (catalogs/reference/gather_scatter_aic.csv; s180).
 
 Source of the rule: NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py``,
@@ -49,29 +49,41 @@ def test_a_tensorrt_llm_dep_step_gathers_and_scatters_the_groups_tokens():
     assert step.communication_s == pytest.approx(94 * layer, rel=1e-9)
 
 
-def test_other_engines_and_wider_expert_spreads_keep_the_all_to_all():
-    """vLLM's data-parallel MoE is not read as a gather here; nor is TensorRT-LLM's beyond EP = top-k (gpt-oss-120b
-    routes each token to 4 experts: at 8 GPUs it would all-to-all). There the step's communication is the all-to-all
-    form's, as a TensorRT-LLM profile without the gather gives it. At 768 sequences a rank the gather moves a third
-    of the all-to-all's bytes."""
+def test_vllm_gathers_in_bf16_and_tensorrt_llm_on_mnnvl_all_to_alls_above_top_k():
+    """vLLM's default ``all2all_backend`` "allgather_reducescatter" (vllm/config/parallel.py) gathers unquantized bf16
+    tokens: its Qwen3 step moves 2 / 0.5625 of TensorRT-LLM's gathered bytes. TensorRT-LLM on a multi-node NVLink
+    domain (GB200 NVL72) with the experts over more GPUs than a token's top-k (gpt-oss-120b: 4) takes the MNNVL
+    all-to-all; on B200 (no MNNVL) it gathers there too, though above top-k a gather moves more than the all-to-all
+    would. A profile without the gather all-to-alls everywhere."""
     from dataclasses import replace
 
     from planner.engines.profiles import engine_profile
+    from planner.model import parallel
 
-    trtllm = engine_profile("tensorrt-llm")
-    no_gather = replace(trtllm, moe_gather_scatter=False)
+    trtllm, vllm = engine_profile("tensorrt-llm"), engine_profile("vllm")
+    assert vllm.moe_gather_scatter and not vllm.moe_gather_quantized and not vllm.moe_alltoall_above_top_k
 
-    def comm(engine, model: str, gpus: int, precision: str | None) -> float:
+    def step(gpu, engine, model: str, gpus: int, precision: str | None):
         options = {**QWEN, "weight_precision": precision}
-        step = planner.decode_step(B200, model, 1536, batch=768 * gpus, gpus=gpus, engine=engine, **options)
-        return step.communication_s
+        return planner.decode_step(gpu, model, 1536, batch=768 * gpus, gpus=gpus, engine=engine, **options)
 
-    assert comm(trtllm, "gpt-oss-120b", 8, None) == pytest.approx(comm(no_gather, "gpt-oss-120b", 8, None), rel=1e-12)
-    gathered = comm(trtllm, "Qwen3-235B-A22B", 4, "nvfp4")
-    assert comm(no_gather, "Qwen3-235B-A22B", 4, "nvfp4") > 2 * gathered  # k = 8 copies a token against one gather
-    vllm = engine_profile("vllm")
-    assert not vllm.moe_gather_scatter
-    assert comm(vllm, "Qwen3-235B-A22B", 4, "nvfp4") > 2 * gathered
+    t = read_gather_scatter_table()
+    values = 3072 * 4096.0
+    layer = table_allreduce_time_s(t, t.row(B200), values * 2.0, 4.0, True)
+    layer += table_allreduce_time_s(t, t.row(B200), values * 2.0, 4.0, False)
+    assert step(B200, vllm, "Qwen3-235B-A22B", 4, "nvfp4").communication_s == pytest.approx(94 * layer, rel=1e-9)
+
+    from planner.deploy import deploy
+    from planner.options import Options
+
+    d = deploy("GB200 NVL72", "gpt-oss-120b", 1536, Options(batch=8 * 768, gpus=8, engine=trtllm, parallelism="dp-ep"))
+    f = d.facts
+    alltoall = 36 * parallel.expert_alltoall_time_s(f.gpu, f.limits, f.model, 768.0, 8.0)
+    assert step("GB200 NVL72", trtllm, "gpt-oss-120b", 8, None).communication_s == pytest.approx(alltoall, rel=1e-9)
+    b200 = step(B200, trtllm, "gpt-oss-120b", 8, None).communication_s
+    no_gather = replace(trtllm, moe_gather_scatter=False)
+    # without MNNVL B200 gathers all 8 ranks' tokens, more bytes than 4 copies of a rank's: the gather costs more
+    assert step(B200, no_gather, "gpt-oss-120b", 8, None).communication_s < 0.8 * b200
 
 
 @needs_aic

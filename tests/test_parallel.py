@@ -63,7 +63,8 @@ class TestMemoryPerAttentionRank:
 
 
 class TestAllToAll:
-    """Each MoE layer sends every token to its k experts' ranks and back (dispatch + combine)."""
+    """The all-to-all form (DeepEP-style backends, TensorRT-LLM's MNNVL path): each MoE layer sends every token to its
+    k experts' ranks and back (dispatch + combine). vLLM's default gathers instead (tests/test_gather_scatter.py)."""
 
     def test_hand_worked_dispatch_and_combine(self):
         """DeepSeek-V3 (hidden 7,168, 8 experts per token) on 8 x H200: 32 tokens per GPU send 32 x 8 x 7,168 x 2 B
@@ -78,12 +79,13 @@ class TestAllToAll:
         assert got == pytest.approx(2 * one_way, rel=1e-9)
         assert par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 1.0) == 0.0
 
-    def test_every_moe_layer_pays_it_and_tpot_includes_it(self):
-        """58 of DeepSeek-V3's 61 layers are MoE (first_k_dense_replace 3)."""
+    def test_every_moe_layer_pays_its_communication_and_tpot_includes_it(self):
+        """58 of DeepSeek-V3's 61 layers are MoE (first_k_dense_replace 3); under vLLM (its default ``all2all_backend``
+        "allgather_reducescatter") each gathers the 8 x 32 tokens in bf16 and reduce-scatters them."""
         step = planner.decode_step("H200", "deepseek-v3", 8192, gpus=8, batch=256, parallelism="dp-ep")
         r = facts("H200", "deepseek-v3")
         assert step.communication_s == pytest.approx(
-            58 * par.expert_alltoall_time_s(r.gpu, r.limits, r.model, 32.0, 8.0), rel=1e-12
+            58 * par.moe_gather_scatter_time_s(r.limits, r.model, r.precision, 32.0, 8.0), rel=1e-12
         )
         assert step.step_s > step.communication_s + step.overhead_s
 

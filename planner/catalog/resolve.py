@@ -89,6 +89,8 @@ def gpu_numbers(
         gs_row = read_gather_scatter_table().row(src)
     return {
         "moe_gather_scatter": float(gathers_moe(eng)),
+        "moe_alltoall_above_top_k": float(eng.moe_alltoall_above_top_k and fabric["interconnect_domain_gpus"] > 8),
+        "moe_gather_quantized": float(eng.moe_gather_quantized),
         "gather_scatter_table_row": gs_row,
         "gather_scatter_table_bytes_scale": gs_scale,
         "allreduce_table_row": table_row,

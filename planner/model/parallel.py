@@ -80,14 +80,15 @@ def expert_alltoall_time_s(
     return ops.where(gpus > 1, 2.0 * one_way, 0.0)
 
 
-def gathered_token_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
-    """Bytes per hidden value a data-parallel MoE all-gathers: the experts' input precision where TensorRT-LLM
-    quantizes the tokens before the gather (NVFP4 experts: their 0.5625 B with its scales; per-tensor FP8: 1 B), else
-    bf16 (block-FP8 and MXFP4 experts take 16-bit inputs: ``fused_moe_cutlass.py`` quantizes before its all-gather
-    only for ``has_nvfp4`` and ``has_fp8_qdq``)."""
+def gathered_token_bytes(limits: EngineFacts, model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
+    """Bytes per hidden value a data-parallel MoE all-gathers: bf16, but the experts' input precision where the engine
+    quantizes the tokens before the gather (``limits.moe_gather_quantized``, TensorRT-LLM: NVFP4 experts their 0.5625 B
+    with its scales, per-tensor FP8 1 B; block-FP8 and MXFP4 experts take 16-bit inputs: ``fused_moe_cutlass.py``
+    quantizes before its all-gather only for ``has_nvfp4`` and ``has_fp8_qdq``)."""
     e = precision.expert_bytes_per_param
     per_tensor_fp8 = (e == 1.0) & (model.weight_block_size == 0)
-    return ops.where(precision.expert_mxfp4 > 0, 2.0, ops.where(e < 1.0, e, ops.where(per_tensor_fp8, 1.0, 2.0)))
+    quantized = ops.where(precision.expert_mxfp4 > 0, 2.0, ops.where(e < 1.0, e, ops.where(per_tensor_fp8, 1.0, 2.0)))
+    return ops.where(limits.moe_gather_quantized > 0, quantized, 2.0)
 
 
 def moe_gather_scatter_time_s(
@@ -99,7 +100,7 @@ def moe_gather_scatter_time_s(
     mode axis here is (all_gather, reduce_scatter)); NaN where the table has no row or group size."""
     values = tokens_per_gpu * gpus * model.hidden_size * limits.gather_scatter_table_bytes_scale
     table, row = limits.gather_scatter_table, limits.gather_scatter_table_row
-    gather = table_allreduce_time_s(table, row, values * gathered_token_bytes(model, precision), gpus, True)
+    gather = table_allreduce_time_s(table, row, values * gathered_token_bytes(limits, model, precision), gpus, True)
     return gather + table_allreduce_time_s(table, row, values * 2.0, gpus, False)
 
 
@@ -112,16 +113,18 @@ def ep_communication_s(
     gpus: ArrayLike,
 ) -> ArrayLike:
     """A step's MoE communication (no all-reduces: attention is not split): MoE layers x one layer's. Where the engine
-    gathers (``limits.moe_gather_scatter``) and the experts spread over no more GPUs than a token's top-k, an all-gather
-    and a reduce-scatter (``moe_gather_scatter_time_s``); elsewhere, or where the measured table cannot say, the
-    all-to-all (``expert_alltoall_time_s``)."""
+    gathers (``limits.moe_gather_scatter``), an all-gather and a reduce-scatter (``moe_gather_scatter_time_s``), but
+    for experts spread over more GPUs than a token's top-k where the engine all-to-alls there
+    (``limits.moe_alltoall_above_top_k``); elsewhere, or where the measured table cannot say, the all-to-all
+    (``expert_alltoall_time_s``)."""
     alltoall = expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
     if limits.gather_scatter_table is None or (
         type(limits.moe_gather_scatter) is float and limits.moe_gather_scatter == 0.0
     ):
         return model.moe_layers * alltoall
     gathered = moe_gather_scatter_time_s(limits, model, precision, tokens_per_gpu, gpus)
-    use = (limits.moe_gather_scatter > 0) & (gpus > 1) & (gpus <= model.experts_per_token) & (gathered == gathered)
+    alltoall_here = (limits.moe_alltoall_above_top_k > 0) & (gpus > model.experts_per_token)
+    use = (limits.moe_gather_scatter > 0) & (gpus > 1) & (alltoall_here < 1) & (gathered == gathered)
     return model.moe_layers * ops.where(use, gathered, alltoall)
 
 

@@ -109,8 +109,18 @@ ENGINE_FIELD_HELP = {
     ),
     "moe_gather_scatter": (
         "TRUE/FALSE",
-        "TRUE: data-parallel attention's MoE all-gathers the tokens and reduce-scatters the outputs at EP <= top-k "
-        "(TensorRT-LLM 1.x; NCCL's measured times); FALSE: an all-to-all (this workbook is tensor-parallel: unused)",
+        "TRUE: data-parallel attention's MoE all-gathers the tokens and reduce-scatters the outputs (NCCL's measured "
+        "times); FALSE: an all-to-all (this workbook is tensor-parallel: unused)",
+    ),
+    "moe_alltoall_above_top_k": (
+        "TRUE/FALSE",
+        "TRUE: but an all-to-all where the experts spread over more GPUs than a token's top-k on a multi-node NVLink "
+        "domain (TensorRT-LLM's MNNVL path; unused here)",
+    ),
+    "moe_gather_quantized": (
+        "TRUE/FALSE",
+        "TRUE: tokens gathered at the experts' input precision (TensorRT-LLM: NVFP4, per-tensor FP8); FALSE: bf16 "
+        "(unused here)",
     ),
     "sparse_mla_kernel": (
         "",
