@@ -61,7 +61,7 @@ def test_vllm_gathers_in_bf16_and_tensorrt_llm_on_mnnvl_all_to_alls_above_top_k(
     from planner.model import parallel
 
     trtllm, vllm = engine_profile("tensorrt-llm"), engine_profile("vllm")
-    assert vllm.moe_gather_scatter and not vllm.moe_gather_quantized and not vllm.moe_alltoall_above_top_k
+    assert (vllm.moe_exchange, trtllm.moe_exchange) == ("gather", "gather-quantized")
 
     def step(gpu, engine, model: str, gpus: int, precision: str | None):
         options = {**QWEN, "weight_precision": precision}
@@ -81,7 +81,7 @@ def test_vllm_gathers_in_bf16_and_tensorrt_llm_on_mnnvl_all_to_alls_above_top_k(
     alltoall = 36 * parallel.expert_alltoall_time_s(f.gpu, f.limits, f.model, 768.0, 8.0)
     assert step("GB200 NVL72", trtllm, "gpt-oss-120b", 8, None).communication_s == pytest.approx(alltoall, rel=1e-9)
     b200 = step(B200, trtllm, "gpt-oss-120b", 8, None).communication_s
-    no_gather = replace(trtllm, moe_gather_scatter=False)
+    no_gather = replace(trtllm, moe_exchange="alltoall")
     # without MNNVL B200 gathers all 8 ranks' tokens, more bytes than 4 copies of a rank's: the gather costs more
     assert step(B200, no_gather, "gpt-oss-120b", 8, None).communication_s < 0.8 * b200
 

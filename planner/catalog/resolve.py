@@ -83,14 +83,15 @@ def gpu_numbers(
         src, table_scale = table_source(g, interconnect, default_catalog())
         table_row = read_allreduce_table().row(src)
         table_share = mesh_link_share(default_catalog().gpu(src))
-    gs_row, gs_scale = math.nan, 1.0  # NCCL's all-gather / reduce-scatter row (data-parallel MoE, moe_gather_scatter)
+    gs_row, gs_scale = math.nan, 1.0  # NCCL's all-gather / reduce-scatter row (data-parallel MoE, moe_exchange)
+    quantized = eng.moe_exchange == "gather-quantized"  # TensorRT-LLM's: quantized gather, MNNVL all-to-all above top-k
     if gathers_moe(eng):
         src, gs_scale = table_source(g, interconnect, default_catalog())
         gs_row = read_gather_scatter_table().row(src)
     return {
         "moe_gather_scatter": float(gathers_moe(eng)),
-        "moe_alltoall_above_top_k": float(eng.moe_alltoall_above_top_k and fabric["interconnect_domain_gpus"] > 8),
-        "moe_gather_quantized": float(eng.moe_gather_quantized),
+        "moe_alltoall_above_top_k": float(quantized and fabric["interconnect_domain_gpus"] > 8),
+        "moe_gather_quantized": float(quantized),
         "gather_scatter_table_row": gs_row,
         "gather_scatter_table_bytes_scale": gs_scale,
         "allreduce_table_row": table_row,
@@ -125,11 +126,12 @@ def gpu_numbers(
 
 def gathers_moe(engine: EngineProfile) -> bool:
     """Whether ``engine`` times data-parallel attention's MoE as an all-gather and a reduce-scatter from NCCL's
-    measured table (``EngineProfile.moe_gather_scatter``, with kernel curves), unless
+    measured table (``EngineProfile.moe_exchange`` "gather" or "gather-quantized", with kernel curves), unless
     ``planner.engines.allreduce_table.GATHER_SCATTER`` is off (a bench's ablation)."""
     from planner.engines import allreduce_table
 
-    return bool(engine.moe_gather_scatter and engine.kernel_curves and allreduce_table.GATHER_SCATTER)
+    gathers = engine.moe_exchange in ("gather", "gather-quantized")
+    return bool(gathers and engine.kernel_curves and allreduce_table.GATHER_SCATTER)
 
 
 def uses_allreduce_table(engine: EngineProfile) -> bool:

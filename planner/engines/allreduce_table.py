@@ -67,7 +67,7 @@ def read_allreduce_table(path: str | None = None) -> AllReduceTable:
     return log_s_table
 
 
-#: Whether engines that gather a data-parallel MoE's tokens (``EngineProfile.moe_gather_scatter``) time it from NCCL's
+#: Whether engines that gather a data-parallel MoE's tokens (``EngineProfile.moe_exchange``) time it from NCCL's
 #: table (shipped s180); False (``bench/switch_bootstrap.py``'s ablation): every data-parallel MoE as an all-to-all.
 GATHER_SCATTER = True
 #: The gather / scatter table's operations (``AllReduceTable``'s mode axis, in order; ``bench/nccl_extract.py``).

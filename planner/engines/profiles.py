@@ -122,21 +122,16 @@ class EngineProfile:
     #: size (``planner.engines.allreduce_table``; a GPU without one borrows its nearest architecture's), as the
     #: workbook's AllReduce sheet does; False: the latency + bandwidth form (``planner.model.decode.allreduce_time_s``)
     allreduce_table: bool = True
-    #: how data-parallel attention's MoE layers move tokens to the experts, timed from NCCL's measured tables
-    #: (``planner.engines.allreduce_table.read_gather_scatter_table``): an all-gather of the group's tokens before the
-    #: experts and a reduce-scatter of the outputs after. vLLM's default ``all2all_backend`` "allgather_reducescatter"
-    #: (vllm/config/parallel.py); SGLang's DP attention without ``--moe-a2a-backend`` gathers likewise; TensorRT-LLM
-    #: 1.x's CUTLASS MoE too (``select_alltoall_method_type`` returns ``NotEnabled``, then ``allgather`` /
-    #: ``reducescatter``) but where its experts spread over more GPUs than a token's top-k on a multi-node NVLink
-    #: domain (MNNVL: GB200 / GB300 NVL72), which all-to-alls (``moe_alltoall_above_top_k``; NVIDIA/TensorRT-LLM
-    #: tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py). False: an all-to-all of each token's k copies
-    #: (``planner.model.parallel.expert_alltoall_time_s``; DeepEP-style backends)
-    moe_gather_scatter: bool = True
-    #: the MNNVL all-to-all above top-k of ``moe_gather_scatter``'s rule (TensorRT-LLM 1.x)
-    moe_alltoall_above_top_k: bool = False
-    #: the tokens are quantized to the experts' input precision before the gather (TensorRT-LLM: NVFP4 and per-tensor
-    #: FP8, ``fused_moe_cutlass.py``); False: gathered in bf16 (vLLM's and SGLang's gathers)
-    moe_gather_quantized: bool = False
+    #: how data-parallel attention's MoE layers move tokens to the experts. "gather": an all-gather of the group's
+    #: tokens in bf16 before the experts and a reduce-scatter of the outputs after, timed from NCCL's measured tables
+    #: (``planner.engines.allreduce_table.read_gather_scatter_table``): vLLM's default ``all2all_backend``
+    #: "allgather_reducescatter" (vllm/config/parallel.py), SGLang's DP attention without ``--moe-a2a-backend``.
+    #: "gather-quantized": the same with the tokens quantized to the experts' input precision first (NVFP4, per-tensor
+    #: FP8), but an all-to-all where the experts spread over more GPUs than a token's top-k on a multi-node NVLink
+    #: domain (GB200 / GB300 NVL72): TensorRT-LLM 1.x's CUTLASS MoE (``select_alltoall_method_type``,
+    #: NVIDIA/TensorRT-LLM tensorrt_llm/_torch/modules/fused_moe/fused_moe_cutlass.py). "alltoall": each token's k
+    #: copies to its experts' ranks and back (``planner.model.parallel.expert_alltoall_time_s``; DeepEP-style backends)
+    moe_exchange: str = "gather"
     #: 1: the engine prepares step n + 1 on the host while step n runs on the device, so a decode step takes
     #: max(device, host) with host = ``sequence_overhead_s`` x batch instead of their sum (vLLM >= 0.14 or
     #: --async-scheduling, SGLang >= 0.4, TensorRT-LLM 1.x). EXPERIMENT (s118): set only by
@@ -414,8 +409,7 @@ TENSORRT_LLM = free_memory_engine(
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
     sparse_mla_kernel="tensorrt-llm",
     sparse_mla_prefill_max_heads=TENSORRT_LLM_SPARSE_PREFILL_HEADS,
-    moe_alltoall_above_top_k=True,
-    moe_gather_quantized=True,
+    moe_exchange="gather-quantized",
 )
 TENSORRT_LLM_0 = free_memory_engine(
     "tensorrt-llm-0",

@@ -147,7 +147,7 @@ class EngineFacts:
     # (``planner.engines.kernel_curves.mla_attention_flop_efficiency``); 0: at ``attention_flop_efficiency``
     mla_attention_flop_efficiency: ArrayLike = 0.0
     # 1: data-parallel attention's MoE all-gathers the tokens and reduce-scatters the outputs
-    # (``planner.engines.profiles.EngineProfile.moe_gather_scatter``); 0: an all-to-all of each token's k copies
+    # (``planner.engines.profiles.EngineProfile.moe_exchange``); 0: an all-to-all of each token's k copies
     moe_gather_scatter: ArrayLike = 0.0
     # 1: but an all-to-all where the experts spread over more GPUs than a token's top-k (TensorRT-LLM on MNNVL)
     moe_alltoall_above_top_k: ArrayLike = 0.0

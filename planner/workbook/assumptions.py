@@ -107,20 +107,10 @@ ENGINE_FIELD_HELP = {
         "TRUE/FALSE",
         "TRUE: all-reduce time from the AllReduce sheet; FALSE: latency + bytes / bandwidth",
     ),
-    "moe_gather_scatter": (
-        "TRUE/FALSE",
-        "TRUE: data-parallel attention's MoE all-gathers the tokens and reduce-scatters the outputs (NCCL's measured "
-        "times); FALSE: an all-to-all (this workbook is tensor-parallel: unused)",
-    ),
-    "moe_alltoall_above_top_k": (
-        "TRUE/FALSE",
-        "TRUE: but an all-to-all where the experts spread over more GPUs than a token's top-k on a multi-node NVLink "
-        "domain (TensorRT-LLM's MNNVL path; unused here)",
-    ),
-    "moe_gather_quantized": (
-        "TRUE/FALSE",
-        "TRUE: tokens gathered at the experts' input precision (TensorRT-LLM: NVFP4, per-tensor FP8); FALSE: bf16 "
-        "(unused here)",
+    "moe_exchange": (
+        "",
+        "data-parallel attention's MoE: gather (all-gather + reduce-scatter, bf16), gather-quantized (TensorRT-LLM), "
+        "alltoall; this tensor-parallel workbook does not use it",
     ),
     "sparse_mla_kernel": (
         "",
