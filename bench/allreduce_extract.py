@@ -44,16 +44,32 @@ COLUMNS = ("gpu", "aic_system", "vllm_version", "mode", "num_gpus", *(f"us_{p}" 
 
 def table_rows(system: Path, gpu: str) -> list[list[str]]:
     """The CSV rows of one aiconfigurator system (none where it has no vLLM all-reduce table)."""
-    folder = latest(system / "comm" / "vllm")
-    if folder is None or not (folder / "custom_allreduce_perf.parquet").exists():
+    found = newest_table(system / "comm" / "vllm", "custom_allreduce_perf.parquet")
+    if found is None:
         return []
-    d = pd.read_parquet(folder / "custom_allreduce_perf.parquet")
+    folder, d = found
+    return latency_rows(d, "kernel_source", MODES, LOG2_SIZES, lambda p: 2**p, (gpu, system.name, folder.name))
+
+
+def newest_table(path: Path, name: str) -> tuple[Path, pd.DataFrame] | None:
+    """(the newest version folder under ``path``, its table ``name``), or None where there is none."""
+    folder = latest(path)
+    if folder is None or not (folder / name).exists():
+        return None
+    return folder, pd.read_parquet(folder / name)
+
+
+def latency_rows(d, column: str, modes: dict[str, str], log2_sizes, message_of, lead: tuple) -> list[list[str]]:
+    """One CSV row per (mode, group size) of a measured latency table ``d``: ``lead`` (GPU, system, version), the
+    mode, the group size and the latency in microseconds at each of ``log2_sizes`` (the table's ``message_size``
+    ``message_of(p)``; blank where not measured), the rows of mode m those whose ``column`` is ``modes[m]``."""
     out = []
-    for mode, source in MODES.items():
-        for g in sorted(d[d.kernel_source == source].num_gpus.unique()):
-            s = d[(d.kernel_source == source) & (d.num_gpus == g)].set_index("message_size").latency
-            us = [f"{float(s.loc[2**p]) * 1e3:.4g}" for p in LOG2_SIZES]
-            out.append([gpu, system.name, folder.name, mode, str(int(g)), *us])
+    for mode, value in modes.items():
+        rows = d[d[column] == value]
+        for g in sorted(rows.num_gpus.unique()):
+            s = rows[rows.num_gpus == g].set_index("message_size").latency
+            us = [f"{float(s.loc[message_of(p)]) * 1e3:.4g}" if message_of(p) in s.index else "" for p in log2_sizes]
+            out.append([*lead, mode, str(int(g)), *us])
     return out
 
 

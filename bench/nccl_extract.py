@@ -22,34 +22,26 @@ import argparse
 import sys
 from pathlib import Path
 
-import pandas as pd
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from allreduce_extract import write_table  # noqa: E402
-from kernel_extract import DATA, SYSTEMS, latest  # noqa: E402
+from allreduce_extract import latency_rows, newest_table, write_table  # noqa: E402
+from kernel_extract import DATA, SYSTEMS  # noqa: E402
 
 OUT = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "gather_scatter_aic.csv"
 #: Sizes tabulated, bytes: 2^9 (the smallest measured, 256 half values) .. 2^29 (512 MiB).
 LOG2_SIZES = tuple(range(9, 30))
-OPS = ("all_gather", "reduce_scatter")
+OPS = {"all_gather": "all_gather", "reduce_scatter": "reduce_scatter"}  # the CSV's mode: the table's op_name
 COLUMNS = ("gpu", "aic_system", "nccl_version", "mode", "num_gpus", *(f"us_{p}" for p in LOG2_SIZES))
 
 
 def table_rows(system: Path, gpu: str) -> list[list[str]]:
     """The CSV rows of one aiconfigurator system (none where it has no NCCL table)."""
-    folder = latest(system / "comm" / "nccl")
-    if folder is None or not (folder / "nccl_perf.parquet").exists():
+    found = newest_table(system / "comm" / "nccl", "nccl_perf.parquet")
+    if found is None:
         return []
-    d = pd.read_parquet(folder / "nccl_perf.parquet")
-    d = d[d.nccl_dtype == "half"]
-    out = []
-    for op in OPS:
-        for g in sorted(d[d.op_name == op].num_gpus.unique()):
-            s = d[(d.op_name == op) & (d.num_gpus == g)].set_index("message_size").latency
-            us = [f"{float(s.loc[2 ** (p - 1)]) * 1e3:.4g}" if 2 ** (p - 1) in s.index else "" for p in LOG2_SIZES]
-            out.append([gpu, system.name, folder.name, op, str(int(g)), *us])
-    return out
+    folder, d = found
+    half = d[d.nccl_dtype == "half"]  # message_size counts half values: 2^(p - 1) of them are 2^p bytes
+    return latency_rows(half, "op_name", OPS, LOG2_SIZES, lambda p: 2 ** (p - 1), (gpu, system.name, folder.name))
 
 
 def main(out: Path = OUT) -> None:
