@@ -84,14 +84,11 @@ def gpu_numbers(
         table_row = read_allreduce_table().row(src)
         table_share = mesh_link_share(default_catalog().gpu(src))
     gs_row, gs_scale = math.nan, 1.0  # NCCL's all-gather / reduce-scatter row (data-parallel MoE, moe_exchange)
-    quantized = eng.moe_exchange == "gather-quantized"  # TensorRT-LLM's: quantized gather, MNNVL all-to-all above top-k
     if gathers_moe(eng):
         src, gs_scale = table_source(g, interconnect, default_catalog())
         gs_row = read_gather_scatter_table().row(src)
     return {
-        "moe_gather_scatter": float(gathers_moe(eng)),
-        "moe_alltoall_above_top_k": float(quantized and fabric["interconnect_domain_gpus"] > 8),
-        "moe_gather_quantized": float(quantized),
+        "moe_exchange": float(MOE_EXCHANGES.index(eng.moe_exchange)) if gathers_moe(eng) else 0.0,
         "gather_scatter_table_row": gs_row,
         "gather_scatter_table_bytes_scale": gs_scale,
         "allreduce_table_row": table_row,
@@ -124,14 +121,17 @@ def gpu_numbers(
     }
 
 
+#: ``EngineProfile.moe_exchange`` by its ``EngineFacts.moe_exchange`` code.
+MOE_EXCHANGES = ("alltoall", "gather", "gather-quantized")
+
+
 def gathers_moe(engine: EngineProfile) -> bool:
     """Whether ``engine`` times data-parallel attention's MoE as an all-gather and a reduce-scatter from NCCL's
     measured table (``EngineProfile.moe_exchange`` "gather" or "gather-quantized", with kernel curves), unless
     ``planner.engines.allreduce_table.GATHER_SCATTER`` is off (a bench's ablation)."""
     from planner.engines import allreduce_table
 
-    gathers = engine.moe_exchange in ("gather", "gather-quantized")
-    return bool(gathers and engine.kernel_curves and allreduce_table.GATHER_SCATTER)
+    return bool(engine.moe_exchange != "alltoall" and engine.kernel_curves and allreduce_table.GATHER_SCATTER)
 
 
 def uses_allreduce_table(engine: EngineProfile) -> bool:

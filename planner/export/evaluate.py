@@ -225,8 +225,8 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
 def _serving_replica(
     option: Option, gpu: Gpu, mdl: Model, gpus: int, eng: EngineProfile, catalog: Catalog, wp: str, kp: str
 ) -> Replica:
-    """The replica the serving simulation runs for an option: its GPU, model, group and its split, engine, precisions and
-    speculative decoding (``speculation_for``)."""
+    """The replica the serving simulation runs for an option: its GPU, model, group and how the group splits the
+    model, engine, precisions and speculative decoding (``speculation_for``)."""
     spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
     return Replica(
         gpu.name, mdl.name, gpus, engine=eng, catalog=catalog, speculative=spec, weight_precision=wp, kv_precision=kp,

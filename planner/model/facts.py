@@ -146,12 +146,10 @@ class EngineFacts:
     # MLA's absorbed decode attention's FLOP/s over the dense 16-bit peak, from the measured MLA modules
     # (``planner.engines.kernel_curves.mla_attention_flop_efficiency``); 0: at ``attention_flop_efficiency``
     mla_attention_flop_efficiency: ArrayLike = 0.0
-    # 1: data-parallel attention's MoE all-gathers the tokens and reduce-scatters the outputs
-    # (``planner.engines.profiles.EngineProfile.moe_exchange``); 0: an all-to-all of each token's k copies
-    moe_gather_scatter: ArrayLike = 0.0
-    # 1: but an all-to-all where the experts spread over more GPUs than a token's top-k (TensorRT-LLM on MNNVL)
-    moe_alltoall_above_top_k: ArrayLike = 0.0
-    moe_gather_quantized: ArrayLike = 0.0  # 1: tokens gathered at the experts' input precision (TensorRT-LLM); 0: bf16
+    # how data-parallel attention's MoE moves tokens (``planner.engines.profiles.EngineProfile.moe_exchange``): 0 an
+    # all-to-all of each token's k copies, 1 an all-gather (bf16) + reduce-scatter, 2 the same with the tokens at the
+    # experts' input precision and an all-to-all above top-k on a multi-node NVLink domain (TensorRT-LLM)
+    moe_exchange: ArrayLike = 0.0
     gather_scatter_table: Any = None  # NCCL's measured all-gather / reduce-scatter (an AllReduceTable), or None
     gather_scatter_table_row: ArrayLike = math.nan  # the GPU's row in it (NaN: none; the all-to-all form stands)
     gather_scatter_table_bytes_scale: ArrayLike = 1.0  # as ``allreduce_table_bytes_scale``, for a borrowed row

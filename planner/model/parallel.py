@@ -82,13 +82,13 @@ def expert_alltoall_time_s(
 
 def gathered_token_bytes(limits: EngineFacts, model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
     """Bytes per hidden value a data-parallel MoE all-gathers: bf16, but the experts' input precision where the engine
-    quantizes the tokens before the gather (``limits.moe_gather_quantized``, TensorRT-LLM: NVFP4 experts their 0.5625 B
+    quantizes the tokens before the gather (``limits.moe_exchange`` 2, TensorRT-LLM: NVFP4 experts their 0.5625 B
     with its scales, per-tensor FP8 1 B; block-FP8 and MXFP4 experts take 16-bit inputs: ``fused_moe_cutlass.py``
     quantizes before its all-gather only for ``has_nvfp4`` and ``has_fp8_qdq``)."""
     e = precision.expert_bytes_per_param
     per_tensor_fp8 = (e == 1.0) & (model.weight_block_size == 0)
     quantized = ops.where(precision.expert_mxfp4 > 0, 2.0, ops.where(e < 1.0, e, ops.where(per_tensor_fp8, 1.0, 2.0)))
-    return ops.where(limits.moe_gather_quantized > 0, quantized, 2.0)
+    return ops.where(limits.moe_exchange == 2.0, quantized, 2.0)
 
 
 def moe_gather_scatter_time_s(
@@ -113,18 +113,16 @@ def ep_communication_s(
     gpus: ArrayLike,
 ) -> ArrayLike:
     """A step's MoE communication (no all-reduces: attention is not split): MoE layers x one layer's. Where the engine
-    gathers (``limits.moe_gather_scatter``), an all-gather and a reduce-scatter (``moe_gather_scatter_time_s``), but
-    for experts spread over more GPUs than a token's top-k where the engine all-to-alls there
-    (``limits.moe_alltoall_above_top_k``); elsewhere, or where the measured table cannot say, the all-to-all
-    (``expert_alltoall_time_s``)."""
+    gathers (``limits.moe_exchange`` > 0), an all-gather and a reduce-scatter (``moe_gather_scatter_time_s``), but
+    TensorRT-LLM's (2) all-to-alls for experts spread over more GPUs than a token's top-k on a multi-node NVLink domain
+    (more than 8 GPUs sharing the fabric: GB200 / GB300 NVL72); elsewhere, or where the measured table cannot say, the
+    all-to-all (``expert_alltoall_time_s``)."""
     alltoall = expert_alltoall_time_s(gpu, limits, model, tokens_per_gpu, gpus)
-    if limits.gather_scatter_table is None or (
-        type(limits.moe_gather_scatter) is float and limits.moe_gather_scatter == 0.0
-    ):
+    if limits.gather_scatter_table is None or (type(limits.moe_exchange) is float and limits.moe_exchange == 0.0):
         return model.moe_layers * alltoall
     gathered = moe_gather_scatter_time_s(limits, model, precision, tokens_per_gpu, gpus)
-    alltoall_here = (limits.moe_alltoall_above_top_k > 0) & (gpus > model.experts_per_token)
-    use = (limits.moe_gather_scatter > 0) & (gpus > 1) & (alltoall_here < 1) & (gathered == gathered)
+    mnnvl = (limits.moe_exchange == 2.0) & (gpu.interconnect_domain_gpus > 8) & (gpus > model.experts_per_token)
+    use = (limits.moe_exchange > 0) & (gpus > 1) & (mnnvl < 1) & (gathered == gathered)
     return model.moe_layers * ops.where(use, gathered, alltoall)
 
 
