@@ -197,7 +197,7 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
             gpu, model = None, None
         groups = {
             "GPU": gpu or "(unknown)",
-            "TP": f"DEP{r.gpus}" if r.parallelism == "dp-ep" else f"TP{r.gpus}",
+            "TP": {"dp-ep": f"DEP{r.gpus}", "pp": f"PP{r.gpus}"}.get(r.parallelism, f"TP{r.gpus}"),
             "size": size_class(param_counts(model)[0]) if model else "(unknown)",
             "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
             "engine": r.engine,

@@ -174,7 +174,12 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any 
     """The error for a group size the engine refuses: the split that does not divide (``tp_refusal``), and the
     valid sizes."""
     valid = ", ".join(str(n) for n in valid_tp_sizes(model, parallelism=parallelism, engine=engine))
-    if parallelism != "tp" and (model.moe is None or gpus > model.moe.num_experts):
+    if parallelism == "pp":
+        return OutOfRangeError(
+            f"{model.name} cannot run as a pipeline of {gpus} stages: it has {model.num_layers} layers, one at least "
+            f"for each stage; valid groups up to {GPU_GROUPS[-1]}: {valid}"
+        )
+    if parallelism in ("tp-ep", "dp-ep") and (model.moe is None or gpus > model.moe.num_experts):
         experts = "it has no experts" if model.moe is None else f"it has {model.moe.num_experts} experts"
         return OutOfRangeError(
             f"{model.name} cannot spread its experts over {gpus} GPUs ({parallelism}): {experts}; valid groups up to "
@@ -250,7 +255,8 @@ def check_parallelism(parallelism: Any) -> str:
         return parallelism.strip().lower()
     raise OutOfRangeError(
         f"parallelism {parallelism!r} is not one of {', '.join(PARALLELISMS)} (tp: tensor parallel; tp-ep: experts "
-        "spread whole; dp-ep: data-parallel attention with experts spread); one name for the whole call"
+        "spread whole; dp-ep: data-parallel attention with experts spread; pp: pipeline parallel, one GPU per stage); "
+        "one name for the whole call"
     )
 
 
@@ -339,7 +345,7 @@ def utilization_on(r: Resolved, engine: EngineProfile, gpus: Any, util: Any, par
         mla = a != b
     else:
         mla = bool(np.all(np.asarray(a) != np.asarray(b)))
-    ranks = gpus if parallelism == "dp-ep" else 1.0
+    ranks = gpus if parallelism == "dp-ep" else 1.0  # a pipeline stage is a tensor-parallel group of one
     visible = m.visible_memory_bytes(r.gpu, engine)
     out = default_memory_fraction(engine.memory_fraction_rule, visible, gpus, ranks, mla)
     return out
@@ -402,7 +408,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
         if errors == "raise" and r.first_error:
             raise r.first_error
         return None
-    if par != "tp":  # a dense model has no experts to spread: refused whatever the group
+    if par in ("tp-ep", "dp-ep"):  # a dense model has no experts to spread: refused whatever the group
         dense = gathered(r.model.num_experts == 0) & ~np.asarray(r.bad)
         if np.any(dense):
             _refuse(dense, errors, lambda: (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
@@ -525,7 +531,7 @@ def _short_by(short_bytes: float) -> str:
 def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:
     """``r`` with its precision facts as the engine loads the experts on ``gpus`` (``model.experts_as_loaded``), so
     that the time functions read what the memory plan holds; ``r`` itself where nothing changes."""
-    if parallelism == "tp":
+    if parallelism in ("tp", "pp"):
         return r
     loaded = m.experts_as_loaded(r.precision, r.limits, gpus, parallelism)
     return r if loaded is r.precision else replace(r, precision=loaded)

@@ -38,10 +38,13 @@ BY_ID = {r.record_id: r for r in ROWS}
 LIMITS = re.compile(r"--max_batch_size (\d+) --max_num_tokens (\d+)")
 
 
-def bench_limits(model: str, quant: str | None, tp: int, isl: int, osl: int, memory_gib: float) -> tuple[int, int]:
-    """trtllm-bench's max_batch_size and max_num_tokens for a run that sets neither (PP 1, kv_cache_free_gpu_mem_fraction
-    0.90, 1 B of KV per element): requests = 0.90 x (memory x TP - params x bytes per weight) / (KV bytes per token x
-    (ISL + OSL)), rounded up to 64 / 32s below 256, 128s below 1,024, else 256s (at most 4,096); tokens = requests x
+def bench_limits(
+    model: str, quant: str | None, tp: int, isl: int, osl: int, memory_gib: float, pp: int = 1
+) -> tuple[int, int]:
+    """trtllm-bench's max_batch_size and max_num_tokens for a run that sets neither (kv_cache_free_gpu_mem_fraction
+    0.90, 1 B of KV per element): requests = 0.90 x (memory x TP x PP - params x bytes per weight) / (KV bytes per token
+    x (ISL + OSL)), at most 4,096, divided by PP (``finetune_setting``: "raw_bs = min(kv_cache_max_requests, 4096) /
+    pp_size", each micro-batch's), rounded up to 64 / 32s below 256, 128s below 1,024, else 256s; tokens = that x
     (1 + ISL / OSL), rounded up to at least 2,048; then at least ISL + max_batch_size. ``quant`` None (gpt-oss's MXFP4,
     a quantization trtllm-bench does not tune): BuildConfig's 2,048 sequences and 8,192 tokens. An MLA model's
     config.json names no head_dim, so trtllm-bench's ModelConfig takes hidden / heads (DeepSeek-R1: 7,168 / 128 = 56)
@@ -53,7 +56,7 @@ def bench_limits(model: str, quant: str | None, tp: int, isl: int, osl: int, mem
         head = m.hidden_size // m.num_attention_heads if m.mla is not None else m.head_dim
         per_token_gib = 2 * m.num_layers * max(tp, m.num_kv_heads) * head * 1.0 / 2**30
         weights_gib = m.published_params_total * {"FP4": 0.5, "FP8": 1.0}[quant] / 2**30
-        requests = min(0.90 * (memory_gib * tp - weights_gib) / (per_token_gib * (isl + osl)), 4096)
+        requests = min(0.90 * (memory_gib * tp * pp - weights_gib) / (per_token_gib * (isl + osl)), 4096) / pp
         step = 32 if requests < 256 else 128 if requests < 1024 else 256
         bs = max(64, step * math.ceil(requests / step)) if step == 32 else step * math.ceil(requests / step)
         raw = min(requests * (1 + isl / osl), 32768)
@@ -101,19 +104,20 @@ def test_each_predicted_row_carries_trtllm_benchs_own_limits(row):
     memory_gib = (gpu.engine_visible_memory_bytes or gpu.memory_bytes) / 2**30
     model = resolve_model_name(row.model, cat)
     quant = None if model.startswith("gpt-oss") else {"nvfp4": "FP4", "fp8": "FP8"}[row.weight_precision]
-    expected = bench_limits(model, quant, row.gpus, row.input_len, row.output_len, memory_gib)
+    tp, pp = (1, row.gpus) if row.parallelism == "pp" else (row.gpus, 1)
+    expected = bench_limits(model, quant, tp, row.input_len, row.output_len, memory_gib, pp)
     assert (row.max_num_seqs, row.max_num_batched_tokens) == expected
     assert row.max_num_batched_tokens >= row.input_len + row.max_num_seqs  # no prompt waits for a larger budget
 
 
 def test_rows_not_predicted_say_why():
-    """80 figures predicted: 47 TP 1 / TP 2 (B200, GB200, H200 and one RTX PRO 6000) and 33 attention-DP runs over 2
-    to 8 GPUs (B200, GB200, H200); kept with their reason: 32 pipeline-parallel RTX PRO 6000 runs and 56 B300 / GB300
-    (beta) figures."""
+    """112 figures predicted: 47 TP 1 / TP 2 (B200, GB200, H200 and one RTX PRO 6000), 33 attention-DP runs over 2
+    to 8 GPUs (B200, GB200, H200) and 32 pipelines of 2 to 8 RTX PRO 6000 (TP 1 x PP g); kept with their reason: 56
+    B300 / GB300 (beta) figures."""
     reasons = [re.sub(r" \(.*| over \d+ GPUs.*", "", r.problem) for r in ROWS]
-    assert reasons.count("") == 80
+    assert reasons.count("") == 112
     assert sum(r.parallelism == "dp-ep" for r in ROWS if not r.problem) == 33
-    assert reasons.count("pipeline parallelism") == 32
+    assert sum(r.parallelism == "pp" for r in ROWS if not r.problem) == 32
     assert reasons.count("its source marks the figure provisional") == 56
 
 

@@ -40,6 +40,7 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     first_number,
     load_decode_rows,
     pipeline_problem,
+    pipeline_stages,
     precision_in,
     published_figure,
     read_csv_rows,
@@ -113,6 +114,7 @@ class StartupRow:
     source: str = ""
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
     kv_precision: str | None = None  # the kv_cache_dtype cell ("auto" / blank: the model's dtype)
+    pipeline_parallel_size: int = 1  # stages of one GPU each (``parallelism`` "pp"); 1: none
 
 
 STARTUP_COLUMNS = (
@@ -137,7 +139,7 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
         require_columns(p, raw, ("gpu", "model", "available_kv_cache_memory_gib|gpu_kv_cache_tokens"), STARTUP_COLUMNS)
         for i, r in enumerate(raw, 1):
             rid = r.get("record_id") or f"row{i}"
-            problem, tp, mml, block, util = "", 1, None, None, 0.9
+            problem, tp, pp, mml, block, util = "", 1, 1, None, None, 0.9
             figures = dict.fromkeys(
                 ("available_kv_cache_memory_gib", "gpu_kv_cache_tokens", "max_concurrency_x"), math.nan
             )
@@ -149,6 +151,7 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                 util = 0.9 if math.isnan(util_cell) else util_cell
                 figures = {c: published_figure(r.get(c), c) for c in figures}
                 problem = pipeline_problem(r)
+                pp = pipeline_stages(r)
             except ValueError as exc:
                 problem = str(exc)
             for c in figures:  # a figure cell of text ("fifty"): the file is refused, not the row dropped unseen
@@ -171,6 +174,7 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                     source=r.get("source", ""),
                     problem=problem,
                     kv_precision=precision_in(r.get("kv_cache_dtype", "")) or auto_kv_precision(weight),
+                    pipeline_parallel_size=pp,
                 )
             )
     return rows
@@ -218,11 +222,13 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
     if row.block_size:
         eng = eng.with_(block_size=row.block_size)
     gpu, model = cat.gpu(resolve_gpu_name(row.gpu, cat)), cat.model(resolve_model_name(row.model, cat))
+    stages = row.pipeline_parallel_size
     plan = api.memory_plan(
         gpu,
         model,
         row.max_model_len or eng.block_size,  # the budget and token count do not depend on it
-        gpus=row.tensor_parallel_size,
+        gpus=row.tensor_parallel_size * stages,
+        parallelism="pp" if stages > 1 else None,  # the busiest stage's budget: the group's tokens are its
         weight_precision=row.weight_precision,
         kv_precision=row.kv_precision,
         memory_utilization=row.memory_utilization,
@@ -238,7 +244,7 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
         block_size=eng.block_size,
         max_num_batched_tokens=eng.batching_limits(gpu.memory_bytes, gpu.engine_device_name)[0],
         gpus=row.tensor_parallel_size or 1,
-    )
+    )  # a pipeline: the busiest stage's layers and budget, whose tokens the engine takes for the group
     return StartupPrediction(budget / GiB, tokens, conc)
 
 

@@ -131,11 +131,19 @@ def auto_kv_precision(weight_precision: str | None) -> str | None:
     return weight_precision if weight_precision in ("fp32", "float32", "fp16", "float16") else None
 
 
+def pipeline_stages(r: dict[str, str]) -> int:
+    """The run's pipeline-parallel size (1 when blank)."""
+    return whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
+
+
 def pipeline_problem(r: dict[str, str]) -> str:
-    """Why a row run with pipeline parallelism cannot be predicted ("" when it was not): the planner models one
-    tensor-parallel group holding every layer."""
-    pp = whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
-    return f"pipeline parallelism (PP {pp}) is not modelled" if pp > 1 else ""
+    """Why a row run with pipeline parallelism cannot be predicted ("" when it can): the planner models a pipeline
+    of one GPU per stage (``parallelism`` "pp"), not stages that are tensor-parallel groups themselves."""
+    pp = pipeline_stages(r)
+    tp = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
+    if pp > 1 and tp > 1:
+        return f"pipeline stages of more than one GPU (TP {tp} x PP {pp}) are not modelled (one GPU per stage is)"
+    return ""
 
 
 #: A run's own setting of TensorRT-LLM's attention data parallelism (``enable_attention_dp: true`` in its
@@ -144,11 +152,14 @@ ATTENTION_DP_SETTING = re.compile(r"enable_attention_dp:\s*true", re.I)
 
 
 def parallelism_of(r: dict[str, str]) -> str:
-    """How the run split the model over its group (``planner.model.parallel.PARALLELISMS``): "dp-ep" where the run
+    """How the run split the model over its group (``planner.model.parallel.PARALLELISMS``): "pp" for a pipeline
+    of one GPU per stage (``pipeline_parallel_size`` > 1, tensor-parallel size 1); "dp-ep" where the run
     turned on attention data parallelism over more than one GPU (each GPU runs attention for its own requests, the
     experts spread over the group: TensorRT-LLM's "DEP", ``--tp g --ep g`` with ``enable_attention_dp: true``), else
     "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread over another
     number of GPUs than the group (only ``ep`` = ``tp`` is modelled)."""
+    if pipeline_stages(r) > 1:
+        return "pp"
     if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
         return "tp"
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
@@ -436,7 +447,8 @@ class DecodeRow:
     speculation: Speculation | None = None
     #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
     expert_parallel: bool = False
-    #: how the run split the model over its group (``parallelism_of``): "tp", or "dp-ep" (attention data parallel)
+    #: how the run split the model over its group (``parallelism_of``): "tp", "dp-ep" (attention data parallel) or
+    #: "pp" (a pipeline, one GPU per stage)
     parallelism: str = "tp"
 
     @property
@@ -562,6 +574,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     speculation = None
     try:
         tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
+        tp *= pipeline_stages(r)  # the group: a pipeline of TP 1 stages has one GPU per stage
         if scope == "gpu":
             tput *= tp
         batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")

@@ -155,6 +155,12 @@ class EngineProfile:
     #: prefill_only_steps``). Set per published row by ``with_v0_default_scheduler`` (s127); False on every shipped
     #: profile
     prefill_only_steps: bool = False
+    #: under pipeline parallelism (``parallelism`` "pp") the sequence limit holds for each micro-batch in flight:
+    #: TensorRT-LLM's ``PyExecutor`` admits ``max_num_active_requests`` = pp_size x max_batch_size
+    #: (``PyTorchModelEngine.get_max_num_sequences``: "num_batches = self.mapping.pp_size"; tensorrt_llm/_torch/
+    #: pyexecutor/model_engine.py). False: for all of them together (vLLM V1's one scheduler caps its running
+    #: requests at max_num_seqs whatever the batches in flight)
+    pipeline_seqs_per_micro_batch: bool = False
     #: SGLang's input budget per prefill batch where a published row's own command sets ``--max-prefill-tokens``
     #: (``planner.serving.simulate.RunBehaviour.max_prefill_tokens``); 0: the default,
     #: ``SGLANG_MAX_PREFILL_TOKENS``. Set per published row by ``with_row_max_prefill_tokens`` (s139); 0 on every
@@ -410,6 +416,7 @@ TENSORRT_LLM = free_memory_engine(
     sparse_mla_kernel="tensorrt-llm",
     sparse_mla_prefill_max_heads=TENSORRT_LLM_SPARSE_PREFILL_HEADS,
     moe_exchange="gather-quantized",
+    pipeline_seqs_per_micro_batch=True,
 )
 TENSORRT_LLM_0 = free_memory_engine(
     "tensorrt-llm-0",

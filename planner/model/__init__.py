@@ -5,6 +5,7 @@
 - ``decode``: one decode step, TPOT (``decode_step``).
 - ``prefill``: one prefill, TTFT, the busy time of a prompt (``prefill_step``).
 - ``parallel``: data-parallel attention with expert parallelism (memory, decode, prefill, the all-to-all).
+- ``pipeline``: pipeline parallelism, one GPU per stage (decode, prefill; memory: ``memory.pipeline_stage_facts``).
 - ``roofline``: ridge point, intensities, cost per token.
 - ``fleet``: replicas for a request rate, the monthly cost of their GPUs.
 
@@ -40,6 +41,7 @@ from planner.model.memory import (
     max_concurrency,
     memory_plan,
     mxfp4_experts_refused,
+    pipeline_stage_facts,
     reserve_bytes_per_gpu,
     tensor_parallel_ok,
     visible_memory_bytes,
@@ -50,7 +52,9 @@ from planner.model.parallel import (
     dp_prefill_step,
     expert_alltoall_time_s,
     group_ok,
+    streams_of,
 )
+from planner.model.pipeline import pp_decode_step, pp_prefill_step
 from planner.model.prefill import PrefillStep, causal_attention_flop, prefill_step
 from planner.model.roofline import (
     attention_intensity_flop_per_byte,
@@ -96,10 +100,14 @@ __all__ = [
     "memory_time_s",
     "mxfp4_experts_refused",
     "params_per_token",
+    "pipeline_stage_facts",
+    "pp_decode_step",
+    "pp_prefill_step",
     "prefill_step",
     "reserve_bytes_per_gpu",
     "ridge_flop_per_byte",
     "step_overhead_s",
+    "streams_of",
     "tensor_parallel_ok",
     "tp_communication_s",
     "visible_memory_bytes",

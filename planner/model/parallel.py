@@ -37,7 +37,14 @@ ALLTOALL_BYTES_PER_VALUE = 2.0
 #: dense layers tensor-parallel, experts spread whole (``--tensor-parallel-size g --enable-expert-parallel``);
 #: "dp-ep" data-parallel attention, experts spread (``--data-parallel-size g --enable-expert-parallel``,
 #: SGLang ``--enable-dp-attention``).
-PARALLELISMS = ("tp", "tp-ep", "dp-ep")
+#: "pp" pipeline parallel, one GPU per stage (``--pipeline-parallel-size g``; ``planner.model.pipeline``).
+PARALLELISMS = ("tp", "tp-ep", "dp-ep", "pp")
+
+
+def streams_of(parallelism: str, gpus: ArrayLike) -> ArrayLike:
+    """How many alike batches a group of ``gpus`` runs side by side: its attention ranks ("dp-ep") or its pipeline's
+    micro-batches ("pp"), one per GPU; 1 for the other layouts."""
+    return gpus if parallelism in ("dp-ep", "pp") else 1.0
 
 
 def expert_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
@@ -49,11 +56,14 @@ def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp", kv_hea
     """Whether the engine loads the model on ``gpus`` GPUs split as ``parallelism`` (``PARALLELISMS``).
 
     "tp": ``tensor_parallel_ok``; "tp-ep": the same with experts whole (no block rule on them) and at least one
-    expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters.
+    expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters; "pp": every stage
+    gets at least one layer.
     ``kv_heads_any``: the engine's KV heads need not divide the group (TensorRT-LLM; ``tensor_parallel_ok``).
     """
     if parallelism == "dp-ep":
         return expert_parallel_ok(model, gpus)
+    if parallelism == "pp":
+        return (gpus >= 1) & (gpus <= model.num_layers)
     if parallelism == "tp-ep":
         return tensor_parallel_ok(model, gpus, True, kv_heads_any) & expert_parallel_ok(model, gpus)
     return tensor_parallel_ok(model, gpus, False, kv_heads_any)

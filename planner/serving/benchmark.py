@@ -56,6 +56,7 @@ from planner.engines.profiles import (
 )
 from planner.engines.sglang import MiB, sglang_chunked_prefill_size, sglang_max_running_requests
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
+from planner.model.parallel import streams_of
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
 from planner.serving.speculative import speculative_table
@@ -374,7 +375,7 @@ class ServingSetup:
     num_prompts: int
     client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
     #: attention ranks sharing the replica's traffic (``parallelism`` "dp-ep": one per GPU, or as many as the run has
-    #: requests in flight when fewer; else 1). The setup is one rank: its cap, prompts, client limit, scheduler and KV
+    #: requests in flight when fewer; "pp": the pipeline's micro-batch streams, alike; else 1). The setup is one rank: its cap, prompts, client limit, scheduler and KV
     #: cache are that rank's, and its step times those of a step every rank of the group runs alike (their MoE layers
     #: in lockstep, each holding as many sequences: an idle rank's share of the expert work is counted)
     ranks: int = 1
@@ -415,7 +416,8 @@ def serving_setups(
     one ``ServingSetup`` or None per run, the flat GPU and model names). None where not one sequence fits or the
     memory plan failed (``errors="coerce"``). ``opts["parallelism"]`` "dp-ep": each setup is one of the group's
     attention ranks (``ServingSetup.ranks``), with its share of the prompts, of the client's concurrency and of the
-    KV cache."""
+    KV cache; "pp": one of the pipeline's micro-batch streams, likewise (and its share of the engine's sequence limit
+    unless ``EngineProfile.pipeline_seqs_per_micro_batch``)."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat, "parallelism": check_parallelism(opts.get("parallelism"))}
@@ -441,8 +443,10 @@ def serving_setups(
     # the group (given, or the smallest holding one whole sequence) and how many whole sequences its KV holds
     given = None if all(x is None for x in flat[8]) else np.array(flat[8], dtype=float)
     group, fits, kv_tokens = _memory_by_budget(g, m, inp + out, given, precs, opts, flat[7])
-    # data-parallel attention: one rank of g is simulated, holding 1/g of the group's sequences and KV cache
-    ranks = np.where(np.isfinite(group), group, 1.0) if opts["parallelism"] == "dp-ep" else np.ones(n)
+    # data-parallel attention or a pipeline: one rank (micro-batch stream) of g is simulated, holding 1/g of the
+    # group's sequences and KV cache
+    ranks = np.asarray(streams_of(opts["parallelism"], np.where(np.isfinite(group), group, 1.0))) * np.ones(n)
+    shared_seqs = opts["parallelism"] == "pp" and not eng.pipeline_seqs_per_micro_batch
     fits, kv_tokens = np.floor(fits / ranks), kv_tokens / ranks
     # ranks with requests: fewer than the group where the run sends fewer prompts, or keeps fewer in flight
     active = np.minimum(ranks, np.where((client > 0) & (client < prompts), client, prompts))
@@ -457,6 +461,8 @@ def serving_setups(
         if not (np.isfinite(group[i]) and fits[i] >= 1):
             continue  # the memory plan failed (errors="coerce"), or not one sequence fits
         tokens, seqs = _limits(cat, eng, kinds[i], g[i], m[i], kv_tokens[i], flat[6][i], flat[7][i])
+        if shared_seqs:  # one limit for every micro-batch in flight: a stream's share of it
+            seqs = max(1, int(seqs // ranks[i]))
         seqs = min(seqs, prompts[i], client[i] if 0 < client[i] < prompts[i] else seqs)
         kv_tokens[i] *= context_tokens_factor(cat, eng, m[i], lengths[i], inp[i], out[i])
         block = reservation_block_tokens(kinds[i], eng)
@@ -680,8 +686,9 @@ def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tu
 def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) -> list[StepTable | None]:
     """One ``StepTable`` per run: decode steps on a batch grid at the first and last context, prefill steps of
     whole prompts (1..K of them, K covering the token budget) and of a one-token prompt, all in two model calls.
-    With ``ranks`` > 1 (data-parallel attention) a row is one rank's batch, every rank running as many: the model is
-    asked for ``ranks`` x the batch on the group (``planner.model.parallel``)."""
+    With ``ranks`` > 1 (data-parallel attention, a pipeline's streams) a row is one rank's batch, every rank running
+    as many: the model is asked for ``ranks`` x the batch on the group (``planner.model.parallel``,
+    ``planner.model.pipeline``)."""
     d_rows, p_rows = [], []
     graph_max_batch = float(opts["engine"].decode_graph_max_batch)  # SGLang 0.4's eager steps above it (s123)
     for j in range(len(idx)):
