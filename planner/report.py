@@ -134,10 +134,11 @@ def plan(
     warnings += [beyond] if beyond else []
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
-    if n > 8:
+    if n > 8 and layout != "pp":  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
         warnings.append(
             f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
+    warnings += [PIPELINE_NOTE] if layout == "pp" and n > 1 else []
     warnings += _release_note(options.get("engine"))
     curves = curves_note(g.name, g.architecture) if eng.kernel_curves else ""
     warnings += [curves] if curves else []
@@ -185,6 +186,15 @@ def plan(
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
     )
+
+
+#: What the held-out pipeline runs say of a "pp" plan (``python bench/heldout.py --source trtllm-perf-overview-1.2``
+#: and the GPUStack rows GPUSTACK-064 / GPUSTACK-118; docs/model.md, "Pipeline parallelism").
+PIPELINE_NOTE = (
+    "pipeline parallel: held out, TensorRT-LLM 1.2's 32 pipeline runs (RTX PRO 6000, 2 to 8 stages) read 15% median / "
+    "110% worst on output rate; a vLLM 0.10.2 and an SGLang 0.5.4 pipeline run (H100, 1,000 requests at once) served "
+    "1.7x and 4.1x slower than predicted: read these figures as a best case on those engines"
+)
 
 
 def _release_note(engine: Any) -> list[str]:

@@ -158,8 +158,8 @@ def parallelism_of(r: dict[str, str]) -> str:
     experts spread over the group: TensorRT-LLM's "DEP", ``--tp g --ep g`` with ``enable_attention_dp: true``), else
     "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread over another
     number of GPUs than the group (only ``ep`` = ``tp`` is modelled)."""
-    if pipeline_stages(r) > 1:
-        return "pp"
+    if pipeline_stages(r) > 1:  # stages of more than one GPU: refused (``pipeline_problem``), read as "tp"
+        return "pp" if (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) == 1 else "tp"
     if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
         return "tp"
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1

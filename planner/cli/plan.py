@@ -56,6 +56,7 @@ LAYOUT_WORDS = {
     "tp": "",
     "tp-ep": ", experts spread whole (expert parallel)",
     "dp-ep": ", data-parallel attention + expert parallel",
+    "pp": ", pipeline parallel: one GPU per stage",
 }
 
 
@@ -89,7 +90,7 @@ def render_plan(p: Plan) -> str:
     row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
     row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
     weights_per_gpu = float(mem.weight_bytes) / p.gpus
-    if p.parallelism == "dp-ep":  # non-experts whole on every GPU: the budget's own identity gives the share
+    if p.parallelism in ("dp-ep", "pp"):  # not 1/g of the weights per GPU: the budget's own identity gives them
         reserve, budget = float(mem.reserve_bytes_per_gpu), float(mem.kv_budget_bytes_per_gpu)
         free = p.engine.budget_mode == "free"
         weights_per_gpu = (
@@ -107,6 +108,12 @@ def render_plan(p: Plan) -> str:
     )
     if p.parallelism == "dp-ep":
         row("KV cache per token", f"{fmt_bytes(per_gpu)} ({kv_kind}; on the one attention rank serving the sequence)")
+    elif p.parallelism == "pp":
+        stage = math.ceil(m.num_layers / p.gpus)
+        row(
+            "KV cache per token",
+            f"{fmt_bytes(per_gpu)} on the busiest stage ({kv_kind}; its {stage} of {m.num_layers} layers)",
+        )
     else:
         row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
     if m.linear_attention is not None or m.mamba is not None:
@@ -130,7 +137,7 @@ def render_plan(p: Plan) -> str:
         p.context,
         block_size=p.engine.block_size,
         max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.engine_device_name)[0],
-        gpus=1 if p.parallelism == "dp-ep" else p.gpus,
+        gpus=1 if p.parallelism in ("dp-ep", "pp") else p.gpus,
     )
     slots = vllm_kv_layer_slots(m)
     padded = f" (vLLM logs {int(logged_tokens):,}: its KV groups pad {m.num_layers} layers to {slots})"
@@ -531,7 +538,10 @@ def render_sizing(
         f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
         f"{_tokens(output_tokens)}-token outputs, "
         "computed by planner's serving simulation (1,000 requests a replica"
-        + (f", each of its {p.gpus} attention ranks taking every {p.gpus}th)" if p.parallelism == "dp-ep" else ")"),
+        + {
+            "dp-ep": f", each of its {p.gpus} attention ranks taking every {p.gpus}th)",
+            "pp": f", each of its pipeline's {p.gpus} micro-batch streams taking every {p.gpus}th)",
+        }.get(p.parallelism, ")"),
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [

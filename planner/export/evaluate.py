@@ -60,7 +60,9 @@ def _candidates(
     tpot_goals = sizing.margin_target(workload.tpot_target_s, np.asarray(margins))
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.engine_device_name)
     layout = option.parallelism or "tp"
-    ranks = max(groups) if layout == "dp-ep" else 1  # every attention rank schedules up to max_num_seqs
+    # every attention rank schedules up to max_num_seqs, as does every micro-batch of TensorRT-LLM's pipeline
+    per_stream = layout == "dp-ep" or (layout == "pp" and eng.pipeline_seqs_per_micro_batch)
+    ranks = max(groups) if per_stream else 1
     batches = np.arange(1, max_seqs * ranks + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
     common = dict(engine=eng, catalog=catalog, errors="coerce", parallelism=layout)
@@ -102,7 +104,7 @@ def _candidates(
     best = sizing.largest_batch_meeting(tpot, batches, tpot_goals)
     prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
     ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
-    if layout == "dp-ep":  # each attention rank prefills its own prompt in the same steps: g prompts per busy time
+    if layout in ("dp-ep", "pp"):  # each rank (stream) prefills its own prompt alongside: g prompts per busy time
         many = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, batch=tp, weight_precision=wp, **prompt)
         ttft_mean = np.asarray(many.ttft_s) / tp
     else:

@@ -410,10 +410,11 @@ class _OptionFields(BaseModel):
     spare_replicas: int | None = Field(
         default=None, ge=0, le=10_000, description="replicas beyond the peak need (N+1: 1)"
     )
-    parallelism: Literal["tp", "tp-ep", "dp-ep"] | None = Field(
+    parallelism: Literal["tp", "tp-ep", "dp-ep", "pp"] | None = Field(
         default=None,
         description="how a replica's GPUs split the model: tp (tensor parallel, default), tp-ep (experts spread "
-        "whole), dp-ep (data-parallel attention + expert parallel: MoE models)",
+        "whole), dp-ep (data-parallel attention + expert parallel: MoE models), pp (pipeline parallel, one GPU per "
+        "stage)",
     )
     max_gpus_per_replica: GpuGroup | None = Field(default=None, description="largest tensor-parallel group tried")
     gpus_per_replica: ReplicaGpus | None = Field(
@@ -714,8 +715,8 @@ def _named(option: dict) -> dict:
         parts.append(option["weight_precision"])
     if isinstance(option.get("kv_precision"), str):
         parts.append(f"KV {option['kv_precision']}")
-    if option.get("parallelism") in ("tp-ep", "dp-ep"):
-        parts.append({"tp-ep": "TP + EP", "dp-ep": "DP attention + EP"}[option["parallelism"]])
+    if option.get("parallelism") in ("tp-ep", "dp-ep", "pp"):
+        parts.append({"tp-ep": "TP + EP", "dp-ep": "DP attention + EP", "pp": "PP"}[option["parallelism"]])
     parts.append(str(option.get("pricing") or BUILTIN_DEFAULTS["pricing"]))
     return {**option, "name": ", ".join(parts)}
 

@@ -326,7 +326,7 @@ def pipeline_stage_facts(model: ModelFacts, gpus: ArrayLike) -> ModelFacts:
     ``get_pp_indices`` split the layers evenly and give the remainder to the first stages; vllm/distributed/utils.py)
     with one vocabulary matrix (the first stage holds the embedding, the last the output head) and what else is kept
     16-bit outside the layers (a loaded vision tower: the first stage's); every per-layer count and sum scaled by
-    ceil(L / g) / L.
+    ceil(L / g) / L. One stage (g = 1) is the whole model.
 
     Outside the layers: N = kept 16-bit - read kept 16-bit + V (V = vocabulary x hidden) counts the embedding, the head
     when untied and the other kept parameters; the stage holds max(V, kept - read kept) of them. Approximation: a
@@ -337,7 +337,7 @@ def pipeline_stage_facts(model: ModelFacts, gpus: ArrayLike) -> ModelFacts:
     vocab = model.vocab_size * model.hidden_size
     outside_kept = model.params_kept_16bit - model.params_read_kept_16bit
     outside = outside_kept + vocab
-    on_stage = ops.maximum(vocab, outside_kept)
+    on_stage = ops.where(gpus > 1, ops.maximum(vocab, outside_kept), outside)  # one stage: all of it
     per_layer = (
         "num_layers", "full_attention_layers", "sliding_window_layers", "moe_layers", "linear_attention_layers",
         "state_bytes_per_sequence", "linear_attention_flop_per_token", "params_routed_experts", "params_not_loaded",

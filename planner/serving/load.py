@@ -513,7 +513,8 @@ class Replica:
     (a ``planner.serving.speculative.SpeculativeDecoding``; None: one token per step). ``chunked_prefill``: whether
     the server splits prompts across steps (None: the scheduler's default, ``Scheduler.chunked_prefill``).
     ``parallelism`` (``planner.model.parallel.PARALLELISMS``): how the group splits the model; "dp-ep" serves the
-    traffic on ``gpus`` attention ranks, each taking every g-th request (``ServingSetup.ranks``)."""
+    traffic on ``gpus`` attention ranks, each taking every g-th request (``ServingSetup.ranks``); "pp" on a pipeline's
+    ``gpus`` micro-batch streams, likewise."""
 
     gpu: Any
     model: Any

@@ -1,0 +1,109 @@
+"""Pipeline parallelism, one GPU per stage (``parallelism="pp"``; ``planner.model.pipeline``, docs/model.md
+"Pipeline parallelism"): the busiest stage's memory, a micro-batch stream's step, the engines' limits per stream."""
+
+from __future__ import annotations
+
+import pytest
+from cli_support import one_line, run
+
+from planner import api, timing
+from planner.catalog import default_catalog
+from planner.engines.architecture import model_facts
+from planner.errors import OutOfRangeError
+from planner.model import pipeline_stage_facts, weight_bytes
+from planner.model.facts import PrecisionFacts
+from planner.serving.load import Replica
+
+GiB = 2**30
+BF16 = PrecisionFacts(weight_bytes_per_param=2.0, expert_bytes_per_param=2.0, kept_bytes_per_param=2.0,
+                      kv_bytes_per_element=2.0)  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["Llama-3.1-8B", "Qwen3-30B-A3B", "gpt-oss-20b", "DeepSeek-V2-Lite"])
+def test_a_pipeline_of_one_stage_is_one_gpu(model):
+    """g = 1: the stage is the whole model, its stream the whole batch, no sends."""
+    for pp, tp in ((dict(parallelism="pp"), {}),):
+        assert api.max_batch("H100", model, 8192, gpus=1, **pp) == api.max_batch("H100", model, 8192, gpus=1, **tp)
+        assert timing.tpot("H100", model, 4096, gpus=1, batch=8, **pp) == timing.tpot(
+            "H100", model, 4096, gpus=1, batch=8, **tp
+        )
+        assert timing.ttft("H100", model, 2000, gpus=1, **pp) == timing.ttft("H100", model, 2000, gpus=1, **tp)
+
+
+def test_a_stage_holds_its_layers_and_one_vocabulary_matrix():
+    """Llama-3.1-8B (config.json: 32 layers, hidden 4,096, vocabulary 128,256, untied head; 8,030,261,248 parameters)
+    on 2 stages: (8,030,261,248 - 2 x 525,336,576) / 2 + 525,336,576 = 4,015,130,624 parameters, 8,030,261,248 B at
+    bf16; vLLM 0.19.0 logged 'Model loading took 7.51 GiB' on each of the two H100s (LP19-022,
+    catalogs/reference/startup_memory_public.csv). Four stages: a middle stage holds 8 layers and no vocabulary
+    matrix (the log's 3.28 GiB), the first and last one each (the planner's busiest stage: 8 layers + one)."""
+    facts = model_facts(default_catalog().model("Llama-3.1-8B"))
+    two = weight_bytes(pipeline_stage_facts(facts, 2.0), BF16)
+    assert two == 2 * 4_015_130_624
+    assert two / GiB == pytest.approx(7.51, rel=0.01)
+    four = weight_bytes(pipeline_stage_facts(facts, 4.0), BF16)
+    assert four == 2 * ((8_030_261_248 - 2 * 525_336_576) / 4 + 525_336_576)
+    assert (four - 2 * 525_336_576) / GiB == pytest.approx(3.28, rel=0.01)
+
+
+def test_a_streams_step_is_the_whole_model_on_one_gpu_plus_a_send_per_stage_boundary():
+    """B = g x b sequences run as g streams of b: TPOT = one GPU's step at b + (g - 1) sends of b tokens' hidden
+    states, so 4 stages pay three times the 2-stage pipeline's one send."""
+    b, ctx = 4, 2048
+    one = timing.tpot("H100", "Llama-3.1-8B", ctx, gpus=1, batch=b)
+    two = timing.tpot("H100", "Llama-3.1-8B", ctx, gpus=2, batch=2 * b, parallelism="pp") - one
+    four = timing.tpot("H100", "Llama-3.1-8B", ctx, gpus=4, batch=4 * b, parallelism="pp") - one
+    assert 0 < two < 1e-4
+    assert four == pytest.approx(3 * two)
+    step = api.decode_step("H100", "Llama-3.1-8B", ctx, gpus=4, batch=4 * b, parallelism="pp")
+    assert step.throughput_tokens_per_s == pytest.approx(4 * b / step.step_s)  # every stream's tokens
+
+
+def test_a_dense_model_may_be_pipelined_but_each_stage_needs_a_layer():
+    """Pipelines split layers, not experts: a dense model is accepted; Llama-3.2-1B has 16 layers."""
+    assert api.max_batch("H100", "Llama-3.1-70B", 8192, gpus=2, parallelism="pp") > 0
+    with pytest.raises(OutOfRangeError, match="it has 16 layers, one at least for each stage"):
+        api.max_batch("H100", "Llama-3.2-1B", 8192, gpus=32, parallelism="pp")
+
+
+def test_each_engine_counts_its_sequence_limit_as_it_schedules_micro_batches():
+    """vLLM V1's one scheduler caps all running requests (a stream gets 1/g of max_num_seqs); TensorRT-LLM admits
+    pp_size x max_batch_size (``PyTorchModelEngine.get_max_num_sequences``), each micro-batch up to its limit."""
+    vllm = Replica("H100", "Llama-3.1-70B", gpus=4, parallelism="pp", max_num_seqs=64).setup(1000, 200)
+    assert (vllm.ranks, vllm.scheduler.max_num_seqs) == (4, 16)
+    trt = Replica(
+        "H100", "Llama-3.1-70B", gpus=4, parallelism="pp", max_num_seqs=64, scheduler="tensorrt-llm",
+        engine="tensorrt-llm",
+    ).setup(1000, 200)  # fmt: skip
+    assert (trt.ranks, trt.scheduler.max_num_seqs) == (4, 64)
+
+
+def test_plan_names_the_pipeline_and_its_streams_under_load():
+    result = run(
+        "plan", "--gpu", "H100", "--model", "Llama-3.1-70B", "--context", "8192", "--gpus", "4",
+        "--parallelism", "pp", "--rate", "2", "--prompt-tokens", "2000", "--output-tokens", "500",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "pipeline parallel: one GPU per stage" in result.output
+    assert "its 20 of 80 layers" in result.output
+    assert "each of its pipeline's 4 micro-batch streams taking every 4th" in result.output
+    assert "TensorRT-LLM 1.2's 32 pipeline runs" in result.output
+
+
+def test_plan_refuses_more_stages_than_layers_in_one_line():
+    line = one_line(
+        run(
+            "plan",
+            "--gpu",
+            "H100",
+            "--model",
+            "Llama-3.2-1B",
+            "--context",
+            "8192",
+            "--gpus",
+            "32",
+            "--parallelism",
+            "pp",
+        ),
+        2,
+    )
+    assert "cannot run as a pipeline of 32 stages: it has 16 layers" in line
