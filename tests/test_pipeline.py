@@ -107,3 +107,22 @@ def test_plan_refuses_more_stages_than_layers_in_one_line():
         2,
     )
     assert "cannot run as a pipeline of 32 stages: it has 16 layers" in line
+
+
+def test_the_docs_state_what_a_pipeline_costs_in_speed():
+    """docs/model.md: Llama-3.1-70B at 8K on 4 x H100, as a pipeline and tensor-parallel, at the batch each holds."""
+    from doc_support import stated
+
+    figures = []
+    for layout in ("pp", "tp"):
+        top = int(api.max_batch("H100", "Llama-3.1-70B", 8192, gpus=4, parallelism=layout))
+        tpot = timing.tpot("H100", "Llama-3.1-70B", 8192, gpus=4, batch=top, parallelism=layout)
+        ttft = timing.ttft("H100", "Llama-3.1-70B", 8192, gpus=4, parallelism=layout)
+        figures.append((top, f"{tpot * 1e3:.1f}", ttft))
+    (pp_top, pp_tpot, pp_ttft), (tp_top, tp_tpot, tp_ttft) = figures
+    doc = stated(
+        "docs/model.md",
+        r"4 x H100: (\d+) sequences as a pipeline \((\d+) tensor-parallel\), TPOT ([\d.]+) ms against ([\d.]+) ms, one "
+        r"prompt's TTFT ([\d.]+) s against ([\d.]+) s",
+    )
+    assert doc == (pp_top, tp_top, pp_tpot, tp_tpot, f"{pp_ttft:.2f}", f"{tp_ttft:.2f}")

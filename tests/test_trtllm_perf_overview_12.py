@@ -187,3 +187,30 @@ def test_the_docs_state_the_attention_dp_runs_held_out_figures():
     ]
     keys += [("Qwen3-235B-A22B", "GB200"), ("DeepSeek-R1", "H200"), ("DeepSeek-R1", "B200"), ("DeepSeek-R1", "GB200")]
     assert tuple(int(x) for x in per_model) == tuple(signed_by[k] for k in keys)
+
+
+def test_the_docs_state_the_pipeline_runs_held_out_figures():
+    """docs/model.md and ``planner plan``'s pipeline note state the 32 RTX PRO 6000 pipeline figures' held-out error
+    as ``predict_decode_rows`` gives it now."""
+    import statistics
+
+    from doc_support import stated
+
+    from planner.accuracy.predict import predict_decode_rows
+    from planner.report import PIPELINE_NOTE
+
+    pp = [r for r in ROWS if r.parallelism == "pp" and not r.problem]
+    rates = predict_decode_rows(pp).throughput_tokens_per_s
+    errors = [float(p) / r.throughput_tokens_per_s - 1.0 for r, p in zip(pp, rates, strict=True)]
+    figures = (
+        len(pp),
+        round(100 * statistics.median(abs(e) for e in errors)),
+        round(100 * max(abs(e) for e in errors)),
+        round(-100 * statistics.median(errors)),
+    )
+    model = stated(
+        "docs/model.md",
+        r"TensorRT-LLM 1\.2's (\d+) pipeline runs .*?read (\d+)% median / (\d+)% worst on the output rate, signed -(\d+)%",
+    )
+    note = re.search(r"1\.2's (\d+) pipeline runs .*?read (\d+)% median / (\d+)% worst", PIPELINE_NOTE).groups()
+    assert model == figures and tuple(int(x) for x in note) == figures[:3]
