@@ -126,3 +126,13 @@ def test_the_docs_state_what_a_pipeline_costs_in_speed():
         r"prompt's TTFT ([\d.]+) s against ([\d.]+) s",
     )
     assert doc == (pp_top, tp_top, pp_tpot, tp_tpot, f"{pp_ttft:.2f}", f"{tp_ttft:.2f}")
+
+
+def test_excel_functions_take_the_pipeline_as_their_last_argument():
+    """=MAX_BATCH("H100","Llama-3.1-70B",8192,,4,,,"pp") is the core's; a pipeline longer than the model is #NUM!."""
+    from planner.excel import functions as xl
+
+    assert xl.MAX_BATCH("H100", "Llama-3.1-70B", 8192, None, 4, None, None, "pp") == api.max_batch(
+        "H100", "Llama-3.1-70B", 8192, gpus=4, parallelism="pp"
+    )
+    assert xl.MAX_BATCH("H100", "Llama-3.2-1B", 8192, None, 32, None, None, "pp") == "#NUM!"

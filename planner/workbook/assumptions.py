@@ -112,6 +112,11 @@ ENGINE_FIELD_HELP = {
         "data-parallel attention's MoE: gather (all-gather + reduce-scatter, bf16), gather-quantized (TensorRT-LLM), "
         "alltoall; this tensor-parallel workbook does not use it",
     ),
+    "pipeline_seqs_per_micro_batch": (
+        "TRUE/FALSE",
+        "pipelines: TRUE, each micro-batch up to max_num_seqs (TensorRT-LLM); FALSE, all of them together; "
+        "this tensor-parallel workbook does not use it",
+    ),
     "sparse_mla_kernel": (
         "",
         "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
