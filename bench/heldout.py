@@ -197,7 +197,9 @@ def time_checks(rows: list[acc.DecodeRow]) -> list[dict]:
             gpu, model = None, None
         groups = {
             "GPU": gpu or "(unknown)",
-            "TP": {"dp-ep": f"DEP{r.gpus}", "pp": f"PP{r.gpus}"}.get(r.parallelism, f"TP{r.gpus}"),
+            "TP": {"dp-ep": f"DEP{r.gpus}", "pp": f"PP{r.gpus}"}.get(r.parallelism, f"TP{r.gpus}")
+            if not r.parallelism.startswith("pp") or r.parallelism == "pp"
+            else f"TP{r.gpus // int(r.parallelism[2:])}xPP{r.parallelism[2:]}",
             "size": size_class(param_counts(model)[0]) if model else "(unknown)",
             "MoE": ("MoE" if model.moe else "dense") if model else "(unknown)",
             "engine": r.engine,

@@ -31,7 +31,7 @@ from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures, ops
-from planner.model.parallel import PARALLELISMS
+from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages
 from planner.model.rows import Rows, gathered
 from planner.options import Options
 from planner.units import counted
@@ -174,10 +174,24 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any 
     """The error for a group size the engine refuses: the split that does not divide (``tp_refusal``), and the
     valid sizes."""
     valid = ", ".join(str(n) for n in valid_tp_sizes(model, parallelism=parallelism, engine=engine))
-    if parallelism == "pp":
+    if is_pipeline(parallelism):
+        stages = int(pipeline_stages(parallelism, gpus))
+        why = (
+            f"it has {model.num_layers} layers, one at least for each stage"
+            if stages > model.num_layers
+            else f"{gpus} GPUs do not split into {stages} stages of whole GPUs"
+            if gpus % stages
+            else ""
+        )
+        if why:
+            return OutOfRangeError(
+                f"{model.name} cannot run as a pipeline of {stages} stages: {why}; valid groups up to "
+                f"{GPU_GROUPS[-1]}: {valid}"
+            )
         return OutOfRangeError(
-            f"{model.name} cannot run as a pipeline of {gpus} stages: it has {model.num_layers} layers, one at least "
-            f"for each stage; valid groups up to {GPU_GROUPS[-1]}: {valid}"
+            f"{model.name} cannot run {stages} pipeline stages of {gpus // stages} GPUs: each stage is a "
+            f"tensor-parallel group, {tp_refusal(model, gpus // stages, engine)}; valid groups up to "
+            f"{GPU_GROUPS[-1]}: {valid}"
         )
     if parallelism in ("tp-ep", "dp-ep") and (model.moe is None or gpus > model.moe.num_experts):
         experts = "it has no experts" if model.moe is None else f"it has {model.moe.num_experts} experts"
@@ -251,12 +265,13 @@ def check_parallelism(parallelism: Any) -> str:
     """The parallelism named (``model.parallel.PARALLELISMS``; None: "tp"), or one error line naming the choices."""
     if parallelism is None:
         return "tp"
-    if isinstance(parallelism, str) and parallelism.strip().lower() in PARALLELISMS:
-        return parallelism.strip().lower()
+    name = parallelism.strip().lower() if isinstance(parallelism, str) else None
+    if name in PARALLELISMS or (name and is_pipeline(name) and int(pipeline_stages(name, 1)) >= 1):
+        return name
     raise OutOfRangeError(
         f"parallelism {parallelism!r} is not one of {', '.join(PARALLELISMS)} (tp: tensor parallel; tp-ep: experts "
-        "spread whole; dp-ep: data-parallel attention with experts spread; pp: pipeline parallel, one GPU per stage); "
-        "one name for the whole call"
+        "spread whole; dp-ep: data-parallel attention with experts spread; pp: pipeline parallel, one GPU per stage; "
+        "pp2, pp4 ...: that many stages, each a tensor-parallel group of gpus / stages); one name for the whole call"
     )
 
 
@@ -531,7 +546,7 @@ def _short_by(short_bytes: float) -> str:
 def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:
     """``r`` with its precision facts as the engine loads the experts on ``gpus`` (``model.experts_as_loaded``), so
     that the time functions read what the memory plan holds; ``r`` itself where nothing changes."""
-    if parallelism in ("tp", "pp"):
+    if parallelism == "tp" or is_pipeline(parallelism):
         return r
     loaded = m.experts_as_loaded(r.precision, r.limits, gpus, parallelism)
     return r if loaded is r.precision else replace(r, precision=loaded)

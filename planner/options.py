@@ -66,8 +66,8 @@ class Options:
     parallelism: Any = _option(
         None,
         "how the group splits the model: tp (tensor parallel), tp-ep (experts spread whole), dp-ep (data-parallel "
-        "attention + expert parallel, MoE models), pp (pipeline parallel, one GPU per stage); one name per call; "
-        "default tp",
+        "attention + expert parallel, MoE models), pp (pipeline parallel, one GPU per stage), pp2, pp4 ... (that many "
+        "pipeline stages, each a tensor-parallel group of gpus / stages); one name per call; default tp",
     )
 
     @classmethod

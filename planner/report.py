@@ -29,6 +29,7 @@ from planner.engines.profiles import _VERSION, EngineProfile, engine_for_version
 from planner.engines.sglang import default_memory_fraction
 from planner.errors import OutOfRangeError, PlannerError
 from planner.model import DecodeStep, MemoryPlan
+from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import GroupOptions, Options
 from planner.timing import _decode_step, _prefill
 
@@ -134,11 +135,13 @@ def plan(
     warnings += [beyond] if beyond else []
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
-    if n > 8 and layout != "pp":  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
+    if n > 8 and not is_pipeline(
+        layout
+    ):  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
         warnings.append(
             f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
-    warnings += [PIPELINE_NOTE] if layout == "pp" and n > 1 else []
+    warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
     curves = curves_note(g.name, g.architecture) if eng.kernel_curves else ""
     warnings += [curves] if curves else []

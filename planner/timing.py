@@ -22,6 +22,7 @@ from planner.deploy import deploy, finish, finish_record, nan_record
 from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
 from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
+from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import DecodeOptions, DeploymentOptions, Options
 
 # -- decode ---------------------------------------------------------------------------------------------
@@ -43,8 +44,9 @@ def _decode_step(gpu: Any, model: Any, context: Any, options: Options, field: st
         record = nan_record(DecodeStep, gpu, model, context, options.batch)
         return record if field is None else getattr(record, field)
     f = d.facts
-    if d.parallelism == "pp":
-        step = m.pp_decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    if is_pipeline(d.parallelism):
+        stages = pipeline_stages(d.parallelism, d.gpus_safe)
+        step = m.pp_decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe, stages)
         return finish_record(step, d.bad, _pandas_index(gpu, model, context, options.batch), field)
     step = m.decode_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
     if d.parallelism == "dp-ep":  # tp-ep: as tp (bytes split evenly)
@@ -118,8 +120,11 @@ def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: 
         record = nan_record(PrefillStep, gpu, model, prompt_tokens)
         return record if field is None else getattr(record, field)
     f = d.facts
-    prefill = m.pp_prefill_step if d.parallelism == "pp" else m.prefill_step
-    step = prefill(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
+    if is_pipeline(d.parallelism):
+        stages = pipeline_stages(d.parallelism, d.gpus_safe)
+        step = m.pp_prefill_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe, stages)
+    else:
+        step = m.prefill_step(f.gpu, f.model, f.precision, f.limits, d.context, d.batch, d.gpus_safe)
     if d.parallelism == "dp-ep":
         step = m.dp_prefill_step(step, f.gpu, f.model, f.precision, f.limits, d.batch)
     step = PrefillStep(d.gpus, step.prompt_tokens, step.ttft_s, step.bytes_moved, step.flop)

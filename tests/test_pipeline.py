@@ -136,3 +136,19 @@ def test_excel_functions_take_the_pipeline_as_their_last_argument():
         "H100", "Llama-3.1-70B", 8192, gpus=4, parallelism="pp"
     )
     assert xl.MAX_BATCH("H100", "Llama-3.2-1B", 8192, None, 32, None, None, "pp") == "#NUM!"
+
+
+def test_stages_of_several_gpus_are_tensor_parallel_groups():
+    """"pp2" on 8 GPUs: 2 stages of TP 4. Its stream's step is TP 4's at half the batch plus one send; its stages
+    must be valid tensor-parallel groups; 3 stages do not divide 8 GPUs."""
+    b, ctx = 16, 4096
+    tp4 = timing.tpot("H100", "Llama-3.1-70B", ctx, gpus=4, batch=b, check_fit=False)
+    pp2 = timing.tpot("H100", "Llama-3.1-70B", ctx, gpus=8, batch=2 * b, parallelism="pp2")
+    assert 0 < pp2 - tp4 < 1e-4
+    assert api.max_batch("H100", "Llama-3.1-8B", 4096, gpus=2, parallelism="pp2") == api.max_batch(
+        "H100", "Llama-3.1-8B", 4096, gpus=2, parallelism="pp"
+    )
+    with pytest.raises(OutOfRangeError, match="8 GPUs do not split into 3 stages of whole GPUs"):
+        api.max_batch("H100", "Llama-3.1-70B", 4096, gpus=8, parallelism="pp3")
+    with pytest.raises(OutOfRangeError, match="tensor-parallel group"):
+        api.max_batch("H100", "Qwen2-7B", 4096, gpus=16, parallelism="pp2")  # 28 heads: no TP 8

@@ -39,7 +39,6 @@ from planner.accuracy.published import (  # noqa: F401  (re-exported: the rows' 
     checkpoint_precision,
     first_number,
     load_decode_rows,
-    pipeline_problem,
     pipeline_stages,
     precision_in,
     published_figure,
@@ -114,7 +113,7 @@ class StartupRow:
     source: str = ""
     problem: str = ""  # why the row cannot be predicted as written (a bad cell), else ""
     kv_precision: str | None = None  # the kv_cache_dtype cell ("auto" / blank: the model's dtype)
-    pipeline_parallel_size: int = 1  # stages of one GPU each (``parallelism`` "pp"); 1: none
+    pipeline_parallel_size: int = 1  # pipeline stages, each a TP group of tensor_parallel_size GPUs; 1: none
 
 
 STARTUP_COLUMNS = (
@@ -150,7 +149,6 @@ def load_startup_rows(path: str | Path | None = None) -> list[StartupRow]:
                 util_cell = first_number(r.get("gpu_memory_utilization"), "gpu_memory_utilization")
                 util = 0.9 if math.isnan(util_cell) else util_cell
                 figures = {c: published_figure(r.get(c), c) for c in figures}
-                problem = pipeline_problem(r)
                 pp = pipeline_stages(r)
             except ValueError as exc:
                 problem = str(exc)
@@ -228,7 +226,7 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
         model,
         row.max_model_len or eng.block_size,  # the budget and token count do not depend on it
         gpus=row.tensor_parallel_size * stages,
-        parallelism="pp" if stages > 1 else None,  # the busiest stage's budget: the group's tokens are its
+        parallelism=f"pp{stages}" if stages > 1 else None,  # the busiest stage's budget: the group's tokens are its
         weight_precision=row.weight_precision,
         kv_precision=row.kv_precision,
         memory_utilization=row.memory_utilization,

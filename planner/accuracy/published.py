@@ -136,16 +136,6 @@ def pipeline_stages(r: dict[str, str]) -> int:
     return whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
 
 
-def pipeline_problem(r: dict[str, str]) -> str:
-    """Why a row run with pipeline parallelism cannot be predicted ("" when it can): the planner models a pipeline
-    of one GPU per stage (``parallelism`` "pp"), not stages that are tensor-parallel groups themselves."""
-    pp = pipeline_stages(r)
-    tp = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
-    if pp > 1 and tp > 1:
-        return f"pipeline stages of more than one GPU (TP {tp} x PP {pp}) are not modelled (one GPU per stage is)"
-    return ""
-
-
 #: A run's own setting of TensorRT-LLM's attention data parallelism (``enable_attention_dp: true`` in its
 #: ``--extra_llm_api_options`` / ``--config`` YAML), as a row's ``batching`` or ``notes`` cell quotes it.
 ATTENTION_DP_SETTING = re.compile(r"enable_attention_dp:\s*true", re.I)
@@ -158,8 +148,8 @@ def parallelism_of(r: dict[str, str]) -> str:
     experts spread over the group: TensorRT-LLM's "DEP", ``--tp g --ep g`` with ``enable_attention_dp: true``), else
     "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread over another
     number of GPUs than the group (only ``ep`` = ``tp`` is modelled)."""
-    if pipeline_stages(r) > 1:  # stages of more than one GPU: refused (``pipeline_problem``), read as "tp"
-        return "pp" if (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) == 1 else "tp"
+    if (pp := pipeline_stages(r)) > 1:  # one GPU a stage: "pp"; stages of TP t: "ppN", the group t x N
+        return "pp" if (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) == 1 else f"pp{pp}"
     if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
         return "tp"
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
@@ -448,7 +438,7 @@ class DecodeRow:
     #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
     expert_parallel: bool = False
     #: how the run split the model over its group (``parallelism_of``): "tp", "dp-ep" (attention data parallel) or
-    #: "pp" (a pipeline, one GPU per stage)
+    #: a pipeline ("pp" one GPU per stage, "ppN" N stages of TP t: ``planner.model.layouts``)
     parallelism: str = "tp"
 
     @property
@@ -591,7 +581,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
             raise ValueError(f"max_num_batched_tokens above {MAX_BATCHED_TOKENS:,}, the most accepted")
-        problem = pipeline_problem(r) or provisional_problem(r) or speculative_problem(r)
+        problem = provisional_problem(r) or speculative_problem(r)
         parallelism = parallelism_of(r)
         try:
             speculation = speculation_of(r)

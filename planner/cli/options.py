@@ -9,7 +9,9 @@ from pathlib import Path
 import click
 
 from planner.catalog import Catalog, default_catalog
+from planner.deploy import check_parallelism
 from planner.engines.profiles import ENGINES, engine_profile
+from planner.errors import PlannerError
 from planner.units import parse_seconds, parse_token_count
 
 
@@ -195,6 +197,17 @@ def engine_name(ctx: click.Context, param: click.Parameter, value: str | None) -
     if value is not None:
         engine_profile(value)
     return value
+
+
+def layout_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A --parallelism value checked before any work starts (``planner.deploy.check_parallelism``: its one line
+    naming the layouts), as the API reads it."""
+    if value is None:
+        return value
+    try:
+        return check_parallelism(value)
+    except PlannerError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
 def load(catalog_dirs: tuple[Path, ...]) -> Catalog:

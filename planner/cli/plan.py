@@ -18,13 +18,23 @@ from planner.accuracy.loaded_ranges import (
     quantity_for,
     uncovered_texts,
 )
-from planner.cli.options import ENGINE_HELP, Number, Seconds, TokenCount, Whole, catalog_option, engine_name, load
+from planner.cli.options import (
+    ENGINE_HELP,
+    Number,
+    Seconds,
+    TokenCount,
+    Whole,
+    catalog_option,
+    engine_name,
+    layout_name,
+    load,
+)
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
 from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S, read_percentile
-from planner.model.parallel import PARALLELISMS
+from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
 from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
@@ -56,8 +66,21 @@ LAYOUT_WORDS = {
     "tp": "",
     "tp-ep": ", experts spread whole (expert parallel)",
     "dp-ep": ", data-parallel attention + expert parallel",
-    "pp": ", pipeline parallel: one GPU per stage",
 }
+
+
+def _stages(p: Plan) -> tuple[int, int]:
+    """(pipeline stages, GPUs per stage) of the plan's layout: (1, all of them) unless it is a pipeline."""
+    stages = int(pipeline_stages(p.parallelism, p.gpus)) if is_pipeline(p.parallelism) else 1
+    return stages, p.gpus // stages
+
+
+def _layout_words(p: Plan) -> str:
+    """How the plan's layout reads after the GPU count (``LAYOUT_WORDS``; a pipeline's stages)."""
+    if not is_pipeline(p.parallelism):
+        return LAYOUT_WORDS[p.parallelism]
+    stages, per_stage = _stages(p)
+    return ", pipeline parallel: " + ("one GPU per stage" if per_stage == 1 else f"{stages} stages of {per_stage} GPUs")
 
 
 def render_plan(p: Plan) -> str:
@@ -80,7 +103,8 @@ def render_plan(p: Plan) -> str:
         weights += f" + {p.expert_precision} experts"  # as published (gpt-oss)
         if p.experts_upcast:
             weights += " upcast to bf16 at load"  # model.experts_upcast: SGLang 0.5.1-0.5.9 off Blackwell
-    layout = LAYOUT_WORDS[p.parallelism]
+    layout = _layout_words(p)
+    stages, per_stage = _stages(p)
     head = (
         f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
         f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget{layout})"
@@ -90,7 +114,7 @@ def render_plan(p: Plan) -> str:
     row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
     row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
     weights_per_gpu = float(mem.weight_bytes) / p.gpus
-    if p.parallelism in ("dp-ep", "pp"):  # not 1/g of the weights per GPU: the budget's own identity gives them
+    if p.parallelism == "dp-ep" or stages > 1:  # not 1/g of the weights a GPU: the budget's own identity gives them
         reserve, budget = float(mem.reserve_bytes_per_gpu), float(mem.kv_budget_bytes_per_gpu)
         free = p.engine.budget_mode == "free"
         weights_per_gpu = (
@@ -108,11 +132,11 @@ def render_plan(p: Plan) -> str:
     )
     if p.parallelism == "dp-ep":
         row("KV cache per token", f"{fmt_bytes(per_gpu)} ({kv_kind}; on the one attention rank serving the sequence)")
-    elif p.parallelism == "pp":
-        stage = math.ceil(m.num_layers / p.gpus)
+    elif stages > 1:
+        layers = math.ceil(m.num_layers / stages)
         row(
             "KV cache per token",
-            f"{fmt_bytes(per_gpu)} on the busiest stage ({kv_kind}; its {stage} of {m.num_layers} layers)",
+            f"{fmt_bytes(per_gpu * per_stage)} on the busiest stage ({kv_kind}; its {layers} of {m.num_layers} layers)",
         )
     else:
         row("KV cache per token", f"{fmt_bytes(per_gpu * p.gpus)} ({kv_kind}{copies})")
@@ -137,7 +161,7 @@ def render_plan(p: Plan) -> str:
         p.context,
         block_size=p.engine.block_size,
         max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.engine_device_name)[0],
-        gpus=1 if p.parallelism in ("dp-ep", "pp") else p.gpus,
+        gpus=1 if p.parallelism == "dp-ep" else per_stage,
     )
     slots = vllm_kv_layer_slots(m)
     padded = f" (vLLM logs {int(logged_tokens):,}: its KV groups pad {m.num_layers} layers to {slots})"
@@ -299,7 +323,8 @@ class Percentile(click.ParamType):
 )
 @click.option(
     "--parallelism",
-    type=click.Choice(PARALLELISMS),
+    type=click.STRING,
+    callback=layout_name,
     default="tp",
     show_default=True,
     help=option_doc("parallelism"),
@@ -540,8 +565,9 @@ def render_sizing(
         "computed by planner's serving simulation (1,000 requests a replica"
         + {
             "dp-ep": f", each of its {p.gpus} attention ranks taking every {p.gpus}th)",
-            "pp": f", each of its pipeline's {p.gpus} micro-batch streams taking every {p.gpus}th)",
-        }.get(p.parallelism, ")"),
+        }.get(p.parallelism, ")")
+        if not is_pipeline(p.parallelism)
+        else f", each of its pipeline's {_stages(p)[0]} micro-batch streams taking every {_stages(p)[0]}th)",
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [

@@ -24,6 +24,8 @@ from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
+from planner.model.layouts import is_pipeline
+from planner.model.parallel import streams_of
 from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.load import PERCENTILES, Replica
 from planner.serving.speculative import speculation_for
@@ -61,8 +63,8 @@ def _candidates(
     _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.engine_device_name)
     layout = option.parallelism or "tp"
     # every attention rank schedules up to max_num_seqs, as does every micro-batch of TensorRT-LLM's pipeline
-    per_stream = layout == "dp-ep" or (layout == "pp" and eng.pipeline_seqs_per_micro_batch)
-    ranks = max(groups) if per_stream else 1
+    per_stream = layout == "dp-ep" or (is_pipeline(layout) and eng.pipeline_seqs_per_micro_batch)
+    ranks = max(int(streams_of(layout, float(n))) for n in groups) if per_stream else 1
     batches = np.arange(1, max_seqs * ranks + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
     common = dict(engine=eng, catalog=catalog, errors="coerce", parallelism=layout)
@@ -104,9 +106,10 @@ def _candidates(
     best = sizing.largest_batch_meeting(tpot, batches, tpot_goals)
     prompt = dict(kv_precision=kp, memory_utilization=mu, **common)
     ttft_hi = np.asarray(api.ttft(gpu, model, workload.prompt_tokens_high, gpus=tp, weight_precision=wp, **prompt))
-    if layout in ("dp-ep", "pp"):  # each rank (stream) prefills its own prompt alongside: g prompts per busy time
-        many = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, batch=tp, weight_precision=wp, **prompt)
-        ttft_mean = np.asarray(many.ttft_s) / tp
+    if layout == "dp-ep" or is_pipeline(layout):  # each rank (stream) prefills its own prompt alongside
+        side = np.asarray(streams_of(layout, tp), dtype=float) * np.ones_like(tp)
+        many = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, batch=side, weight_precision=wp, **prompt)
+        ttft_mean = np.asarray(many.ttft_s) / side
     else:
         mean_prompt = api.prefill(gpu, model, workload.prompt_tokens_mean, gpus=tp, weight_precision=wp, **prompt)
         ttft_mean = np.asarray(mean_prompt.ttft_s)

@@ -24,10 +24,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from planner.api import GPU_GROUPS, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
+from planner.deploy import check_parallelism
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
+from planner.model.layouts import is_pipeline
 from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import parse_seconds, parse_token_count, rent_usd_per_gpu_hour, whole_count
 
@@ -158,6 +160,14 @@ ReplicaGpus = Annotated[int, BeforeValidator(_replica_gpus)]
 
 #: A Literal of whole numbers: ``True == 1`` in Python, so a TOML ``true`` is refused first.
 GpuGroup = Annotated[Literal[1, 2, 4, 8, 16], BeforeValidator(_not_bool)]
+
+
+def _layout(name: str) -> str:
+    """A layout name as ``planner.deploy.check_parallelism`` takes it (its message when it does not)."""
+    try:
+        return check_parallelism(name)
+    except PlannerError as exc:
+        raise ValueError(str(exc)) from None
 
 
 class ScenarioError(InvalidInputError):
@@ -410,11 +420,11 @@ class _OptionFields(BaseModel):
     spare_replicas: int | None = Field(
         default=None, ge=0, le=10_000, description="replicas beyond the peak need (N+1: 1)"
     )
-    parallelism: Literal["tp", "tp-ep", "dp-ep", "pp"] | None = Field(
+    parallelism: Annotated[str, AfterValidator(_layout)] | None = Field(
         default=None,
         description="how a replica's GPUs split the model: tp (tensor parallel, default), tp-ep (experts spread "
         "whole), dp-ep (data-parallel attention + expert parallel: MoE models), pp (pipeline parallel, one GPU per "
-        "stage)",
+        "stage), pp2, pp4 ... (that many stages, each a tensor-parallel group of the replica's GPUs / stages)",
     )
     max_gpus_per_replica: GpuGroup | None = Field(default=None, description="largest tensor-parallel group tried")
     gpus_per_replica: ReplicaGpus | None = Field(
@@ -715,8 +725,9 @@ def _named(option: dict) -> dict:
         parts.append(option["weight_precision"])
     if isinstance(option.get("kv_precision"), str):
         parts.append(f"KV {option['kv_precision']}")
-    if option.get("parallelism") in ("tp-ep", "dp-ep", "pp"):
-        parts.append({"tp-ep": "TP + EP", "dp-ep": "DP attention + EP", "pp": "PP"}[option["parallelism"]])
+    layout = option.get("parallelism")
+    if layout in ("tp-ep", "dp-ep") or (isinstance(layout, str) and is_pipeline(layout)):
+        parts.append({"tp-ep": "TP + EP", "dp-ep": "DP attention + EP"}.get(layout, layout.upper()))
     parts.append(str(option.get("pricing") or BUILTIN_DEFAULTS["pricing"]))
     return {**option, "name": ", ".join(parts)}
 

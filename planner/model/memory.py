@@ -12,6 +12,7 @@ import numpy as np
 
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, EngineMemoryRules, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.layouts import is_pipeline, pipeline_stages
 
 
 def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
@@ -65,7 +66,7 @@ def experts_as_loaded(
     not padded. gpt-oss-120b's 114.7e9 routed params: 229.4 GB of experts instead of 60.9 (65.0 padded), the whole model
     233.66 GB as loaded, what its bf16 checkpoint weighs."""
     width = limits.expert_parallel_expert_bytes_per_param
-    if parallelism in ("tp", "pp") or not ops.any_positive(width):  # experts not spread, or no engine upcasts
+    if parallelism == "tp" or is_pipeline(parallelism) or not ops.any_positive(width):  # not spread, or no upcast
         return precision
     up = experts_upcast(precision, limits, gpus, parallelism)
     ebpp = precision.expert_bytes_per_param
@@ -80,7 +81,7 @@ def experts_upcast(
     """1 where the engine loads MXFP4 experts at another width (``experts_as_loaded``): the experts spread over more
     than one GPU (``parallelism`` "tp-ep" or "dp-ep", ``gpus`` > 1), MXFP4 (``expert_mxfp4``) and an engine that loads
     them so (``limits.expert_parallel_expert_bytes_per_param`` > 0: SGLang 0.5.1-0.5.9 off Blackwell); 0 elsewhere."""
-    if parallelism in ("tp", "pp"):
+    if parallelism == "tp" or is_pipeline(parallelism):
         return 0
     return (limits.expert_parallel_expert_bytes_per_param > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
 
@@ -321,23 +322,23 @@ def hybrid_sequence_bytes(
     return gpus * size * page * (full_groups * ops.ceil(context_tokens / block) + state_groups)
 
 
-def pipeline_stage_facts(model: ModelFacts, gpus: ArrayLike) -> ModelFacts:
-    """The busiest of ``gpus`` pipeline stages as a model of its own: ceil(L / g) of the L layers (vLLM's and SGLang's
+def pipeline_stage_facts(model: ModelFacts, stages: ArrayLike) -> ModelFacts:
+    """The busiest of S pipeline stages (``stages``) as a model of its own: ceil(L / S) of the L layers (vLLM's and SGLang's
     ``get_pp_indices`` split the layers evenly and give the remainder to the first stages; vllm/distributed/utils.py)
     with one vocabulary matrix (the first stage holds the embedding, the last the output head) and what else is kept
     16-bit outside the layers (a loaded vision tower: the first stage's); every per-layer count and sum scaled by
-    ceil(L / g) / L. One stage (g = 1) is the whole model.
+    ceil(L / S) / L. One stage (S = 1) is the whole model.
 
     Outside the layers: N = kept 16-bit - read kept 16-bit + V (V = vocabulary x hidden) counts the embedding, the head
     when untied and the other kept parameters; the stage holds max(V, kept - read kept) of them. Approximation: a
     hybrid model's state and attention layers are taken in the same proportion on every stage.
     """
     layers = model.num_layers
-    f = ops.ceil(layers / gpus) / layers
+    f = ops.ceil(layers / stages) / layers
     vocab = model.vocab_size * model.hidden_size
     outside_kept = model.params_kept_16bit - model.params_read_kept_16bit
     outside = outside_kept + vocab
-    on_stage = ops.where(gpus > 1, ops.maximum(vocab, outside_kept), outside)  # one stage: all of it
+    on_stage = ops.where(stages > 1, ops.maximum(vocab, outside_kept), outside)  # one stage: all of it
     per_layer = (
         "num_layers", "full_attention_layers", "sliding_window_layers", "moe_layers", "linear_attention_layers",
         "state_bytes_per_sequence", "linear_attention_flop_per_token", "params_routed_experts", "params_not_loaded",
@@ -532,17 +533,21 @@ def memory_plan(
     plan of one rank, g times: a group of 1 GPU holding the non-experts whole and 1/g of the experts (expert bytes
     / g), with the activation peak of one rank (its MLPs unsplit) + non-torch + the collectives' buffers; each rank
     caches whole sequences (no KV replication): max batch = g x floor(budget / KV of a block-rounded sequence), the
-    group's KV cache tokens g x one rank's. "pp", g pipeline stages of one GPU each, is the plan of the busiest stage
-    (``pipeline_stage_facts``) on one GPU: every stage holds every sequence's KV for its own layers, so that stage's
-    max batch and KV cache tokens are the group's.
+    group's KV cache tokens g x one rank's. A pipeline of S stages (``planner.model.layouts``: "pp" one GPU each, "ppN"
+    N of g / N GPUs) is the plan of the busiest stage (``pipeline_stage_facts``) on its g / S GPUs: every stage holds
+    every sequence's KV for its own layers, so that stage's max batch and KV cache tokens are the group's.
     """
     precision = experts_as_loaded(precision, limits, gpus, parallelism)
     wb = weight_bytes(model, precision) + loaded_expert_padding_bytes(model, precision, engine)  # as loaded
-    if parallelism == "pp":
+    if is_pipeline(parallelism):
+        stages = pipeline_stages(parallelism, gpus)
+        per_stage = gpus / stages
         if reserve_bytes is None:
-            reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
-        stage = pipeline_stage_facts(model, gpus)
-        one = memory_plan(gpu, stage, precision, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
+            reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, per_stage), gpus, engine)
+        stage = pipeline_stage_facts(model, stages)
+        one = memory_plan(
+            gpu, stage, precision, limits, engine, context_tokens, per_stage, memory_utilization, reserve_bytes
+        )
         whole = one.kv_bytes_per_sequence * model.num_layers / stage.num_layers  # every stage's layers
         return replace(one, gpus=gpus, weight_bytes=wb, kv_bytes_per_sequence=whole)
     if parallelism == "dp-ep":

@@ -19,6 +19,7 @@ from planner.model import operators, ops
 from planner.model.collectives import table_allreduce_time_s
 from planner.model.decode import DecodeStep, collective_link, experts_touched, step_costs_s, step_overhead_s
 from planner.model.facts import ArrayLike, EngineFacts, GpuFacts, ModelFacts, PrecisionFacts
+from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.model.memory import (
     decode_attention_bytes,
     decode_attention_flop,
@@ -33,18 +34,10 @@ from planner.model.roofline import memory_time_s
 ALLTOALL_BYTES_PER_VALUE = 2.0
 
 
-#: How a group of GPUs splits the model: "tp" everything tensor-parallel (vLLM's default); "tp-ep" attention and
-#: dense layers tensor-parallel, experts spread whole (``--tensor-parallel-size g --enable-expert-parallel``);
-#: "dp-ep" data-parallel attention, experts spread (``--data-parallel-size g --enable-expert-parallel``,
-#: SGLang ``--enable-dp-attention``).
-#: "pp" pipeline parallel, one GPU per stage (``--pipeline-parallel-size g``; ``planner.model.pipeline``).
-PARALLELISMS = ("tp", "tp-ep", "dp-ep", "pp")
-
-
 def streams_of(parallelism: str, gpus: ArrayLike) -> ArrayLike:
-    """How many alike batches a group of ``gpus`` runs side by side: its attention ranks ("dp-ep") or its pipeline's
-    micro-batches ("pp"), one per GPU; 1 for the other layouts."""
-    return gpus if parallelism in ("dp-ep", "pp") else 1.0
+    """How many alike batches a group of ``gpus`` runs side by side: its attention ranks ("dp-ep", one per GPU) or
+    its pipeline's micro-batches (one per stage, ``layouts.pipeline_stages``); 1 for the other layouts."""
+    return gpus if parallelism == "dp-ep" else pipeline_stages(parallelism, gpus)
 
 
 def expert_parallel_ok(model: ModelFacts, gpus: ArrayLike) -> ArrayLike:
@@ -56,14 +49,21 @@ def group_ok(model: ModelFacts, gpus: ArrayLike, parallelism: str = "tp", kv_hea
     """Whether the engine loads the model on ``gpus`` GPUs split as ``parallelism`` (``PARALLELISMS``).
 
     "tp": ``tensor_parallel_ok``; "tp-ep": the same with experts whole (no block rule on them) and at least one
-    expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters; "pp": every stage
-    gets at least one layer.
+    expert per GPU; "dp-ep": each rank holds attention whole, so only the experts' spread matters; a pipeline: every
+    stage gets at least one layer, and its stages, g / N GPUs each ("ppN"), are whole tensor-parallel groups.
     ``kv_heads_any``: the engine's KV heads need not divide the group (TensorRT-LLM; ``tensor_parallel_ok``).
     """
     if parallelism == "dp-ep":
         return expert_parallel_ok(model, gpus)
-    if parallelism == "pp":
-        return (gpus >= 1) & (gpus <= model.num_layers)
+    if is_pipeline(parallelism):
+        stages = pipeline_stages(parallelism, gpus)
+        per_stage = gpus / stages
+        whole = (per_stage == ops.floor(per_stage)) & (per_stage >= 1)
+        return (
+            whole
+            & (stages <= model.num_layers)
+            & tensor_parallel_ok(model, ops.maximum(ops.floor(per_stage), 1.0), False, kv_heads_any)
+        )
     if parallelism == "tp-ep":
         return tensor_parallel_ok(model, gpus, True, kv_heads_any) & expert_parallel_ok(model, gpus)
     return tensor_parallel_ok(model, gpus, False, kv_heads_any)

@@ -56,6 +56,7 @@ from planner.engines.profiles import (
 )
 from planner.engines.sglang import MiB, sglang_chunked_prefill_size, sglang_max_running_requests
 from planner.errors import InvalidInputError, OutOfRangeError, PlannerError
+from planner.model.layouts import is_pipeline
 from planner.model.parallel import streams_of
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
@@ -446,7 +447,7 @@ def serving_setups(
     # data-parallel attention or a pipeline: one rank (micro-batch stream) of g is simulated, holding 1/g of the
     # group's sequences and KV cache
     ranks = np.asarray(streams_of(opts["parallelism"], np.where(np.isfinite(group), group, 1.0))) * np.ones(n)
-    shared_seqs = opts["parallelism"] == "pp" and not eng.pipeline_seqs_per_micro_batch
+    shared_seqs = is_pipeline(opts["parallelism"]) and not eng.pipeline_seqs_per_micro_batch
     fits, kv_tokens = np.floor(fits / ranks), kv_tokens / ranks
     # ranks with requests: fewer than the group where the run sends fewer prompts, or keeps fewer in flight
     active = np.minimum(ranks, np.where((client > 0) & (client < prompts), client, prompts))

@@ -1,0 +1,37 @@
+"""How a group of GPUs splits a model: the layout names and what a pipeline layout's name says. Pure.
+
+"tp" everything tensor-parallel (vLLM's default); "tp-ep" attention and dense layers tensor-parallel, experts spread
+whole (``--tensor-parallel-size g --enable-expert-parallel``); "dp-ep" data-parallel attention, experts spread
+(``--data-parallel-size g --enable-expert-parallel``, SGLang ``--enable-dp-attention``; ``planner.model.parallel``);
+"pp" a pipeline of one GPU per stage (``--pipeline-parallel-size g``), "ppN" one of N stages, each a tensor-parallel
+group of g / N GPUs (``--tensor-parallel-size g/N --pipeline-parallel-size N``; ``planner.model.pipeline``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from planner.model.facts import ArrayLike
+
+#: The layout names; a pipeline of N stages of several GPUs each is also "ppN" (``pipeline_stages``).
+PARALLELISMS = ("tp", "tp-ep", "dp-ep", "pp")
+_STAGES = re.compile(r"pp(\d{1,4})")
+
+
+def is_pipeline(parallelism: str) -> bool:
+    """Whether the layout is a pipeline ("pp" or "ppN")."""
+    return parallelism == "pp" or _STAGES.fullmatch(parallelism) is not None
+
+
+def stages_named(parallelism: str) -> int | None:
+    """N of a "ppN" layout; None for "pp" (as many stages as GPUs) and the other layouts."""
+    hit = _STAGES.fullmatch(parallelism)
+    return int(hit[1]) if hit else None
+
+
+def pipeline_stages(parallelism: str, gpus: ArrayLike) -> ArrayLike:
+    """Stages of a layout on ``gpus`` GPUs: "pp" g, "ppN" N, any other layout 1."""
+    if parallelism == "pp":
+        return gpus
+    named = stages_named(parallelism)
+    return float(named) if named is not None else 1.0
