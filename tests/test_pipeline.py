@@ -139,7 +139,7 @@ def test_excel_functions_take_the_pipeline_as_their_last_argument():
 
 
 def test_stages_of_several_gpus_are_tensor_parallel_groups():
-    """"pp2" on 8 GPUs: 2 stages of TP 4. Its stream's step is TP 4's at half the batch plus one send; its stages
+    """Layout "pp2" on 8 GPUs: 2 stages of TP 4. Its stream's step is TP 4's at half the batch plus one send; its stages
     must be valid tensor-parallel groups; 3 stages do not divide 8 GPUs."""
     b, ctx = 16, 4096
     tp4 = timing.tpot("H100", "Llama-3.1-70B", ctx, gpus=4, batch=b, check_fit=False)
