@@ -686,7 +686,9 @@ class Model(_Entry):
             )
         gcd = math.gcd(*nas.kv_heads)
         if self.num_kv_heads != gcd:
-            raise ValueError(f"num_kv_heads is {self.num_kv_heads}; with a nas table it is the gcd of nas.kv_heads ({gcd})")
+            raise ValueError(
+                f"num_kv_heads is {self.num_kv_heads}; with a nas table it is the gcd of nas.kv_heads ({gcd})"
+            )
         widest = max(nas.ffn_intermediate)
         if widest and self.intermediate_size != widest:
             raise ValueError(
