@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 import planner
 from planner.catalog import default_catalog
+from planner.catalog.hf import decilm_ffn_width, model_from_hf_config
 from planner.catalog.schema import Model
 from planner.engines.architecture import (
     full_attention_layers,
@@ -29,6 +30,7 @@ from planner.engines.architecture import (
     param_breakdown,
     tp_split_widths,
 )
+from planner.errors import InvalidInputError
 
 CAT = default_catalog()
 NAME = "nvidia/Llama-3_3-Nemotron-Super-49B-v1"
@@ -168,6 +170,72 @@ class TestBadNasTables:
         m = Model(**self._data(attention_linear=[6]))
         assert param_breakdown(m).total - 49_867_145_216 == 8192 * 8192 + 8192
         assert full_attention_layers(m) == 49  # a linear attention caches nothing
+
+
+def _config_json() -> dict:
+    """config.json's fields that matter, block_configs as published (num_key_value_heads and intermediate_size null)."""
+    blocks = [
+        {
+            "attention": {"n_heads_in_group": None, "no_op": True, "replace_with_linear": False}
+            if i in NO_OP_ATTENTION
+            else {"n_heads_in_group": 8, "no_op": False, "replace_with_linear": False, "window_length": None},
+            "ffn": {"ffn_mult": mult, "no_op": False, "replace_with_linear": False, "sparsify": None},
+        }
+        for i, mult in enumerate(FFN_MULT)
+    ]
+    return {
+        "architectures": ["DeciLMForCausalLM"],
+        "model_type": "nemotron-nas",
+        "hidden_size": 8192,
+        "num_hidden_layers": 80,
+        "num_attention_heads": 64,
+        "num_key_value_heads": None,
+        "intermediate_size": None,
+        "vocab_size": 128256,
+        "max_position_embeddings": 131072,
+        "tie_word_embeddings": False,
+        "torch_dtype": "bfloat16",
+        "block_configs": blocks,
+    }
+
+
+class TestImportHf:
+    def test_block_configs_give_the_catalog_entry(self):
+        m, notes = model_from_hf_config(_config_json(), "imported", hf_id=NAME)
+        ours = CAT.model(NAME)
+        assert m.nas == ours.nas
+        assert (m.num_kv_heads, m.intermediate_size, m.head_dim) == (8, 28672, 128)
+        assert m.published_params_total == 49_867_145_216
+        assert any("49 of 80 layers with attention" in n for n in notes)
+        assert not any("intermediate_size absent" in n for n in notes)
+
+    def test_the_width_rule(self):
+        """vLLM nemotron_nas.py: 0.5 x 8192 x 2 / 3 = 2,730.67 -> 2,730 -> 2,816; 5.25 -> 28,672 exactly."""
+        assert (decilm_ffn_width(0.5, 8192), decilm_ffn_width(5.25, 8192), decilm_ffn_width(3.28125, 8192)) == (
+            2816,
+            28672,
+            17920,
+        )
+
+    def test_a_block_count_that_is_not_the_layer_count_is_refused(self):
+        cfg = _config_json()
+        cfg["block_configs"] = cfg["block_configs"][:10]
+        with pytest.raises(InvalidInputError, match="block_configs has 10 entries but num_hidden_layers is 80"):
+            model_from_hf_config(cfg, "bad")
+
+    def test_a_bad_block_names_its_index(self):
+        cfg = _config_json()
+        cfg["block_configs"][3]["attention"]["n_heads_in_group"] = 7
+        with pytest.raises(
+            InvalidInputError, match=r"block_configs\[3\]: attention.n_heads_in_group 7 does not divide"
+        ):
+            model_from_hf_config(cfg, "bad")
+
+    def test_a_per_layer_window_is_not_modelled(self):
+        cfg = _config_json()
+        cfg["block_configs"][0]["attention"]["window_length"] = 4096
+        with pytest.raises(InvalidInputError, match=r"block_configs\[0\]: attention.window_length = 4096 is not"):
+            model_from_hf_config(cfg, "bad")
 
 
 def test_heldout_predicts_the_vultr_rows():
