@@ -417,10 +417,10 @@ def ssm_split_width(m: Model) -> int:
 
 
 def mean_mlp_width(m: Model) -> float:
-    """The MLP width the capacity model times GEMMs and activations with: ``intermediate_size``; a NAS model's mean
-    over the layers that have a SwiGLU MLP (Llama-3.3-Nemotron-Super-49B-v1: 1,642,496 / 80 = 20,531.2). An
-    approximation for a NAS model: the dense GEMMs' bytes and FLOPs come from the exact parameter count
-    (``params_read_per_step``), but a width-dependent term (the activation peak, a GEMM's shape) sees one mean layer."""
+    """``ModelFacts.intermediate_size``: ``intermediate_size``, or a NAS model's mean over the layers that have a
+    SwiGLU MLP (Llama-3.3-Nemotron-Super-49B-v1: 1,642,496 / 80 = 20,531.2). An approximation for a NAS model: the
+    dense GEMMs' bytes and FLOPs come from the exact parameter count (``params_read_per_step``), but a term that takes
+    one MLP width (the activation peak, ``planner.model.memory.activation_peak_bytes``) sees one mean layer."""
     if m.nas is not None and m.nas.mlp_layers:
         widths = [w for w in m.nas.ffn_intermediate if w]
         total = sum(widths)
