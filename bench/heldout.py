@@ -301,6 +301,8 @@ def aic_query(c: dict, config_dir: Path) -> dict | str:
     if batch < 1:
         return "the engine chose the batch (a queue of more prompts than its max_num_seqs): its modes take a batch"
     path = AIC_MODELS.get(model.name)
+    if path is None and model.nas is not None:
+        return "a NAS-pruned model (per-layer block_configs) it is given no config.json for"
     if path is None:
         if model.moe or model.mla or model.sliding_window:
             return "a MoE, MLA or sliding-window model it ships no config.json for"
@@ -333,6 +335,8 @@ def la_query(c: dict) -> dict | str:
         return "the planner does not resolve the row's GPU or model"
     if model.moe or model.mla or model.sliding_window:
         return "a MoE, MLA or sliding-window model (its ModelConfig is a dense transformer)"
+    if model.nas is not None:
+        return "a NAS-pruned model (its ModelConfig has one shape for every layer)"
     if c["gpu"] not in LA_GPUS:
         return f"no {c['gpu']} among its GPU configs"
     if r.weight_precision not in LA_DTYPES:

@@ -50,7 +50,8 @@ def test_a_plain_name_states_no_precision():
 @pytest.mark.parametrize(
     "published, why",
     [
-        ("nvidia/Llama-3_3-Nemotron-Super-49B-v1", "NAS"),  # VUL-010
+        ("ibm-granite/granite-vision-3.3-2b", "vision tower"),
+        ("moonshotai/Kimi-VL-A3B-Instruct", "vision tower"),
     ],
 )
 def test_models_the_planner_does_not_model_say_why(published, why):
@@ -66,6 +67,10 @@ def test_models_the_planner_does_not_model_say_why(published, why):
             "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-FP8",
             "Nemotron-3-Nano-30B-A3B",
         ),  # VUL-001: Mamba-2 hybrid, now modelled
+        (
+            "nvidia/Llama-3_3-Nemotron-Super-49B-v1",
+            "Llama-3.3-Nemotron-Super-49B-v1",
+        ),  # VUL-010: NAS-pruned (DeciLM block_configs), now modelled
         ("deepseek-ai/DeepSeek-V3.2-Exp", "DeepSeek-V3.2"),
         ("moonshotai/Kimi-K2.5", "Kimi-K2.5"),
         ("Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen3-Next-80B-A3B"),

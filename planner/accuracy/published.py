@@ -55,7 +55,6 @@ from planner.units import parse_seconds, parse_token_count
 #: Published models the planner does not model, with why (matched on the name after the organisation's "/"): a
 #: row naming one gets this reason instead of a list of similar names.
 UNMODELLED_MODELS = {
-    "llama-3_3-nemotron-super": "a NAS-pruned model whose layers differ in width and attention (DeciLM): not modelled",
     "granite-vision": "a vision-language model (SigLIP vision tower + Granite 2B language model): the vision tower's "
     "weights and image tokens are not in the catalog",
     "kimi-vl": "a vision-language model (MoonViT vision tower + DeepSeek-V3-style MLA MoE language model): the vision "

@@ -136,7 +136,7 @@ def model_from_hf_config(
         notes.append(f"quantization_config quant_method {method!r} is not modelled: weights counted at {native}")
     is_llama4 = model_type.startswith("llama4")
     dense_width_keys = ("intermediate_size_mlp", "intermediate_size") if is_llama4 else ("intermediate_size", "ffn_dim")
-    if not any(cfg.get(k) is not None for k in dense_width_keys):
+    if not any(cfg.get(k) is not None for k in dense_width_keys) and cfg.get("block_configs") is None:
         notes.append(f"intermediate_size absent: 4 x hidden_size = {4 * hidden}")
     entry: dict[str, Any] = {
         "name": name,
@@ -178,6 +178,7 @@ def model_from_hf_config(
     _mla(cfg, entry)
     _linear_attention(cfg, entry, layers, model_type, notes)
     _mamba(cfg, entry, layers, notes)
+    _nas(cfg, entry, layers, notes)
     _sparse_attention(cfg, entry, notes)
     try:
         draft = Model(**entry, published_params_total=1, published_params_source="(computed)")
@@ -367,6 +368,83 @@ def _mamba(cfg: dict, entry: dict, layers: int, notes: list[str]) -> None:
     notes.append(
         f"Mamba-2 hybrid: {pattern.count('M')} Mamba-2, {pattern.count('*')} attention, {pattern.count('-')} MLP and "
         f"{pattern.count('E')} MoE blocks; only attention blocks cache tokens"
+    )
+
+
+def decilm_ffn_width(ffn_mult: float, hidden: int) -> int:
+    """A DeciLM layer's SwiGLU width: int(2 x ffn_mult x hidden / 3) rounded up to a multiple of 256 (vLLM
+    vllm/model_executor/models/nemotron_nas.py ``_ffn_mult_to_intermediate_size``, commit 00bd1493). 5.25 x 8192:
+    28,672 (Llama-3.3-70B's width); 0.5 x 8192: 2,730 -> 2,816."""
+    width = int(2 * ffn_mult * hidden / 3)
+    return width if width % 256 == 0 else width + 256 - width % 256
+
+
+def _nas(cfg: dict, entry: dict, layers: int, notes: list[str]) -> None:
+    """DeciLM / NemotronNAS (model_type nemotron-nas: Llama-3.3-Nemotron-Super-49B-v1): ``block_configs``, one per
+    layer, each with attention {no_op, replace_with_linear, n_heads_in_group} and ffn {no_op, replace_with_linear,
+    ffn_mult (or intermediate_size)}; KV heads = num_attention_heads // n_heads_in_group (vLLM
+    ``DeciLMDecoderLayer``). Per-layer windows, sinks and sparsity are refused (not modelled)."""
+    blocks = cfg.get("block_configs")
+    if blocks is None:
+        return
+    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        raise InvalidInputError("config.json: block_configs must be a list of objects, one per layer")
+    if len(blocks) != layers:
+        raise InvalidInputError(
+            f"config.json: block_configs has {len(blocks)} entries but num_hidden_layers is {layers}"
+        )
+    heads, hidden = entry["num_attention_heads"], entry["hidden_size"]
+    kv_heads: list[int] = []
+    widths: list[int] = []
+    attention_linear: list[int] = []
+    ffn_linear: list[int] = []
+    for i, block in enumerate(blocks):
+        where = f"block_configs[{i}]"
+        try:
+            attention, ffn = _dict(block, "attention"), _dict(block, "ffn")
+            for part, table in (("attention", attention), ("ffn", ffn)):
+                for key in ("window_length", "num_sink_tokens", "sparsify"):
+                    if table.get(key) not in (None, False):
+                        raise InvalidInputError(f"{part}.{key} = {_describe(table[key])} is not modelled")
+            if _bool(attention, "no_op", False):
+                kv_heads.append(0)
+            elif _bool(attention, "replace_with_linear", False):
+                kv_heads.append(0)
+                attention_linear.append(i)
+            else:
+                group = _int(attention, "n_heads_in_group")
+                if heads % group:
+                    raise InvalidInputError(f"attention.n_heads_in_group {group} does not divide {heads} heads")
+                kv_heads.append(heads // group)
+            if _bool(ffn, "no_op", False):
+                widths.append(0)
+            elif _bool(ffn, "replace_with_linear", False):
+                widths.append(0)
+                ffn_linear.append(i)
+            elif ffn.get("ffn_mult") is not None:
+                mult = ffn["ffn_mult"]
+                if isinstance(mult, bool) or not isinstance(mult, (int, float)) or not 0 < mult < 1e4:
+                    raise InvalidInputError(f"ffn.ffn_mult must be a number above 0, got {_describe(mult)}")
+                widths.append(decilm_ffn_width(float(mult), hidden))
+            else:
+                widths.append(_int(ffn, "intermediate_size"))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"config.json {where}: {str(exc).removeprefix('config.json: ')}") from None
+    entry["nas"] = {
+        "kv_heads": kv_heads,
+        "ffn_intermediate": widths,
+        "attention_linear": attention_linear,
+        "ffn_linear": ffn_linear,
+    }
+    if any(kv_heads):
+        entry["num_kv_heads"] = math.gcd(*kv_heads)
+    if any(widths):
+        entry["intermediate_size"] = max(widths)
+    cached = sum(1 for k in kv_heads if k)
+    notes.append(
+        f"NAS-pruned (DeciLM block_configs): {cached} of {layers} layers with attention (a KV cache), "
+        f"{len(attention_linear)} with a linear in its place; {sum(1 for w in widths if w)} SwiGLU MLPs of "
+        f"{min((w for w in widths if w), default=0):,} to {max(widths, default=0):,}"
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import math
 import re
 from typing import Literal
 
@@ -453,6 +454,82 @@ class SparseAttention(BaseModel):
     )
 
 
+class NasBlocks(BaseModel):
+    """Per-layer shapes of a NAS-pruned transformer (DeciLM, vLLM ``DeciLMForCausalLM`` / ``NemotronNAS``: NVIDIA
+    Llama-3.3-Nemotron-Super-49B-v1), from config.json's ``block_configs``, one entry per layer.
+
+    A layer's attention is GQA with all ``num_attention_heads`` query heads and ``num_attention_heads //
+    n_heads_in_group`` KV heads, a ``no_op`` (skipped: no weights, no norm, no KV cache) or ``replace_with_linear``
+    (one hidden x hidden linear); its FFN is a SwiGLU MLP of width ``int(2 x ffn_mult x hidden / 3)`` rounded up to a
+    multiple of 256 (``_ffn_mult_to_intermediate_size``), a ``no_op`` or a hidden x hidden linear. A present attention
+    or FFN has its own RMSNorm (vLLM ``DeciLMDecoderLayer``, vllm/model_executor/models/nemotron_nas.py, commit
+    00bd1493; NVIDIA-NeMo/Automodel nemo_automodel/components/models/decilm/layers.py ``Block``, commit 973123ec).
+    """
+
+    model_config = ENTRY_CONFIG
+
+    kv_heads: tuple[int, ...] = Field(
+        strict=False,
+        description="per layer: KV heads (num_attention_heads // n_heads_in_group); 0: attention no_op or linear",
+    )
+    ffn_intermediate: tuple[int, ...] = Field(
+        strict=False, description="per layer: the SwiGLU MLP's width from ffn_mult; 0: FFN no_op or linear"
+    )
+    attention_linear: tuple[int, ...] = Field(
+        default=(), strict=False, description="layers (0-based) whose attention is replace_with_linear (kv_heads 0)"
+    )
+    ffn_linear: tuple[int, ...] = Field(
+        default=(), strict=False, description="layers (0-based) whose FFN is replace_with_linear (ffn_intermediate 0)"
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> NasBlocks:
+        for name, values in (("kv_heads", self.kv_heads), ("ffn_intermediate", self.ffn_intermediate)):
+            bad = [i for i, v in enumerate(values) if v < 0]
+            if bad:
+                raise ValueError(f"nas.{name} has negative values at layers {bad} (0 means no_op or linear)")
+        if len(self.kv_heads) != len(self.ffn_intermediate):
+            raise ValueError(
+                f"nas.kv_heads has {len(self.kv_heads)} layers but nas.ffn_intermediate has "
+                f"{len(self.ffn_intermediate)}: one entry per layer in each"
+            )
+        for name, layers, widths, what in (
+            ("attention_linear", self.attention_linear, self.kv_heads, "kv_heads"),
+            ("ffn_linear", self.ffn_linear, self.ffn_intermediate, "ffn_intermediate"),
+        ):
+            if len(set(layers)) != len(layers):
+                raise ValueError(f"nas.{name} lists a layer twice: {sorted(layers)}")
+            bad = [i for i in layers if not (0 <= i < len(widths)) or widths[i] != 0]
+            if bad:
+                raise ValueError(
+                    f"nas.{name} {bad}: not layers (0-based, {len(widths)} layers) whose nas.{what} is 0 "
+                    "(a linear-replaced block has no heads or MLP width of its own)"
+                )
+        if not any(self.kv_heads):
+            raise ValueError("nas.kv_heads needs at least one attention layer (a non-zero entry)")
+        return self
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers with GQA attention (a KV cache): non-zero ``kv_heads``."""
+        return sum(1 for k in self.kv_heads if k)
+
+    @property
+    def mlp_layers(self) -> int:
+        """Layers with a SwiGLU MLP: non-zero ``ffn_intermediate``."""
+        return sum(1 for w in self.ffn_intermediate if w)
+
+    @property
+    def attention_blocks(self) -> int:
+        """Layers whose attention runs (GQA or its linear replacement), each with an input RMSNorm."""
+        return self.attention_layers + len(self.attention_linear)
+
+    @property
+    def ffn_blocks(self) -> int:
+        """Layers whose FFN runs (SwiGLU MLP or its linear replacement), each with a post-attention RMSNorm."""
+        return self.mlp_layers + len(self.ffn_linear)
+
+
 class Model(_Entry):
     """A decoder-only transformer, as its published config.json describes it."""
 
@@ -488,6 +565,11 @@ class Model(_Entry):
     sparse_attention: SparseAttention | None = None
     mamba: Mamba2 | None = Field(
         default=None, description="Mamba-2 hybrid (Nemotron-H): num_layers counts the pattern's blocks"
+    )
+    nas: NasBlocks | None = Field(
+        default=None,
+        description="NAS-pruned layers (DeciLM: Llama-3.3-Nemotron-Super-49B-v1): per-layer KV heads and MLP widths; "
+        "num_kv_heads is then their gcd and intermediate_size the widest",
     )
     attention_output_gate: bool = Field(
         default=False,
@@ -567,9 +649,52 @@ class Model(_Entry):
                 )
             if (self.moe is None) != (self.mamba.moe_blocks == 0):
                 raise ValueError("mamba.pattern has MoE blocks 'E' exactly when the model has a [moe] table")
+        if self.nas is not None:
+            self._check_nas(self.nas)
         if self.sparse_attention is not None and self.mla is None:
             raise ValueError("sparse_attention (DSA) is modelled on MLA models only (DeepSeek-V3.2, GLM-5)")
         return self
+
+    def _check_nas(self, nas: NasBlocks) -> None:
+        """A NAS table describes every layer of a plain GQA transformer: one entry per layer, KV heads that divide the
+        query heads, num_kv_heads their gcd, intermediate_size the widest MLP."""
+        if len(nas.kv_heads) != self.num_layers:
+            raise ValueError(
+                f"nas.kv_heads and nas.ffn_intermediate have {len(nas.kv_heads)} entries but num_layers is "
+                f"{self.num_layers}: one entry per layer (config.json block_configs)"
+            )
+        other = [
+            name
+            for name, on in (
+                ("moe", self.moe is not None),
+                ("mla", self.mla is not None),
+                ("linear_attention", self.linear_attention is not None),
+                ("mamba", self.mamba is not None),
+                ("sliding_window_layers", bool(self.sliding_window_layers)),
+                ("chunked_attention_layers", bool(self.chunked_attention_layers)),
+            )
+            if on
+        ]
+        if other:
+            raise ValueError(f"a nas table with {', '.join(other)} is not supported (NAS layers are dense GQA)")
+        if not self.gated_mlp:
+            raise ValueError("a nas table describes SwiGLU MLPs (gated_mlp = true)")
+        bad = [i for i, k in enumerate(nas.kv_heads) if k and self.num_attention_heads % k]
+        if bad:
+            raise ValueError(
+                f"nas.kv_heads at layers {bad} do not divide num_attention_heads ({self.num_attention_heads})"
+            )
+        gcd = math.gcd(*nas.kv_heads)
+        if self.num_kv_heads != gcd:
+            raise ValueError(
+                f"num_kv_heads is {self.num_kv_heads}; with a nas table it is the gcd of nas.kv_heads ({gcd})"
+            )
+        widest = max(nas.ffn_intermediate)
+        if widest and self.intermediate_size != widest:
+            raise ValueError(
+                f"intermediate_size is {self.intermediate_size}; with a nas table it is the widest of "
+                f"nas.ffn_intermediate ({widest})"
+            )
 
     @property
     def moe_layers(self) -> int:

@@ -93,6 +93,9 @@ def render_plan(p: Plan) -> str:
         kv_kind += f"; {m.num_layers - m.linear_attention.layers} of {m.num_layers} layers cache tokens"
     if m.mamba is not None:
         kv_kind += f"; {m.mamba.attention_layers} of {m.num_layers} blocks cache tokens"
+    if m.nas is not None:
+        skip = m.num_layers - m.nas.attention_layers
+        kv_kind += f"; {m.nas.attention_layers} of {m.num_layers} layers cache tokens, {skip} skip attention (NAS)"
     rows: list[tuple[str, str]] = []
 
     def row(label: str, value: str) -> None:
@@ -167,7 +170,8 @@ def render_plan(p: Plan) -> str:
     padded = f" (vLLM logs {int(logged_tokens):,}: its KV groups pad {m.num_layers} layers to {slots})"
     if m.linear_attention is not None or m.mamba is not None:  # state pages share the pool (hybrid_sequence_bytes)
         padded, slots = f" (vLLM logs {int(logged_tokens):,}: the state layers' pages share its blocks)", 0
-    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != m.num_layers else ""))
+    cached = m.nas.attention_layers if m.nas is not None else m.num_layers  # NAS: layers that skip attention cache none
+    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != cached else ""))
     n = int(mem.max_batch)
     row("Max batch", f"{counted(n, 'sequence')} of {p.context:,} tokens")
     rank = ", each rank" if p.parallelism == "dp-ep" else ""

@@ -54,7 +54,8 @@ class ParamBreakdown:
         return self.total - self.routed_experts
 
 
-def _attention_params_per_layer(m: Model) -> int:
+def _attention_params_per_layer(m: Model, kv_heads: int | None = None) -> int:
+    """One attention layer's parameters; ``kv_heads``: a NAS layer's own KV heads (default ``num_kv_heads``)."""
     h = m.hidden_size
     if m.mla is not None:
         a = m.mla
@@ -68,7 +69,7 @@ def _attention_params_per_layer(m: Model) -> int:
         o = m.num_attention_heads * a.v_head_dim * h
         return q + kv + o + _indexer_params_per_layer(m)
     q_width = m.num_attention_heads * m.head_dim
-    kv_width = m.num_kv_heads * m.head_dim
+    kv_width = (m.num_kv_heads if kv_heads is None else kv_heads) * m.head_dim
     n = h * q_width * (2 if m.attention_output_gate else 1) + 2 * h * kv_width + q_width * h
     if m.attention_bias:
         n += q_width + 2 * kv_width
@@ -158,7 +159,7 @@ def linear_attention_layers(m: Model) -> int:
     return m.linear_attention.layers if m.linear_attention is not None else 0
 
 
-def mixer_layers(m: Model) -> int:
+def mixer_layers(m: Model) -> float:
     """Layers as the capacity model counts them: ``num_layers``, or a Mamba-2 hybrid's mixer blocks (``M`` and ``*``).
 
     A Nemotron-H block holds one mixer or one MLP, each followed by one tensor-parallel all-reduce; a transformer layer
@@ -167,6 +168,12 @@ def mixer_layers(m: Model) -> int:
     """
     if m.mamba is not None:
         return m.mamba.mamba_layers + m.mamba.attention_layers
+    if m.nas is not None:
+        # A NAS layer may skip its attention or its FFN: count (attention blocks + FFN blocks) / 2 layers, so that the
+        # capacity model's 2 all-reduces and 4 GEMMs per layer are the engine's one per block and two per block
+        # (Llama-3.3-Nemotron-Super-49B-v1: 49 attention + 80 FFN blocks = 64.5 layers, 129 all-reduces under TP;
+        # its per-layer attention floor is then counted 64.5 times for 49 attention kernels).
+        return (m.nas.attention_blocks + m.nas.ffn_blocks) / 2
     return m.num_layers
 
 
@@ -223,7 +230,8 @@ def _moe_params(m: Model, moe_layers: int) -> tuple[int, int, int, int]:
 def param_breakdown(m: Model) -> ParamBreakdown:
     """Exact parameter counts from the config fields (embedding, attention, MLP/MoE, norms, head)."""
     h = m.hidden_size
-    attention, norms, dense_mlp, moe_layers = (_hybrid_mamba_blocks if m.mamba is not None else _transformer_blocks)(m)
+    blocks = _hybrid_mamba_blocks if m.mamba is not None else _nas_blocks if m.nas is not None else _transformer_blocks
+    attention, norms, dense_mlp, moe_layers = blocks(m)
     router, shared, routed, routed_active = _moe_params(m, moe_layers) if m.moe is not None else (0, 0, 0, 0)
     return ParamBreakdown(
         embedding=m.vocab_size * h,
@@ -250,6 +258,19 @@ def _transformer_blocks(m: Model) -> tuple[int, int, int, int]:
     return attention, layers * m.norms_per_layer * h + h, dense_mlp, moe_layers
 
 
+def _nas_blocks(m: Model) -> tuple[int, int, int, int]:
+    """(attention, norms, dense MLPs, 0) of a NAS-pruned model (``NasBlocks``), summed layer by layer: each GQA layer
+    with its own KV heads, each SwiGLU MLP with its own width, a linear-replaced attention or FFN a hidden x hidden
+    matrix (no bias; counted with the attention or the MLPs); an RMSNorm of hidden per present attention and FFN plus
+    the final norm, none for a no_op (vLLM ``DeciLMDecoderLayer``, nemotron_nas.py, commit 00bd1493).
+    Llama-3.3-Nemotron-Super-49B-v1: 49 x 150,994,944 + 40,365,981,696 + 130 x 8,192 + 2 x 1,050,673,152 (embedding,
+    lm_head) = 49,867,145,216."""
+    a, h = m.nas, m.hidden_size
+    attention = sum(_attention_params_per_layer(m, k) for k in a.kv_heads if k) + len(a.attention_linear) * h * h
+    dense_mlp = sum(_mlp_params(h, w, m.gated_mlp) for w in a.ffn_intermediate if w) + len(a.ffn_linear) * h * h
+    return attention, (a.attention_blocks + a.ffn_blocks) * h + h, dense_mlp, 0
+
+
 def _hybrid_mamba_blocks(m: Model) -> tuple[int, int, int, int]:
     """(attention, norms, dense MLPs, MoE blocks) of a Mamba-2 hybrid's blocks, one kind each (``Mamba2.pattern``):
     ``M`` mixers and ``*`` attention layers (counted as attention), ``-`` dense MLPs, ``E`` MoE blocks; one RMSNorm
@@ -266,11 +287,27 @@ def param_counts(m: Model) -> tuple[int, int]:
     return b.total, b.active
 
 
-def kv_elements_per_token_per_layer(m: Model) -> int:
-    """Values one layer caches per token: 2 x KV heads x head dim (K and V), or MLA's latent + rope key."""
+def kv_elements_per_token_per_layer(m: Model) -> float:
+    """Values one layer caches per token: 2 x KV heads x head dim (K and V), or MLA's latent + rope key.
+
+    A NAS model (``NasBlocks``): the mean over its attention layers, sum(2 x KV heads x head dim) / attention layers,
+    so that x ``full_attention_layers`` it is the exact total (Llama-3.3-Nemotron-Super-49B-v1: 49 layers of 8 KV
+    heads, 100,352 values per token = 49 x 2,048)."""
     if m.mla is not None:
         return m.mla.kv_lora_rank + m.mla.qk_rope_head_dim
+    if m.nas is not None:
+        total = sum(2 * k * m.head_dim for k in m.nas.kv_heads)
+        layers = m.nas.attention_layers
+        return total // layers if total % layers == 0 else total / layers
     return 2 * m.num_kv_heads * m.head_dim
+
+
+def full_attention_layers(m: Model) -> float:
+    """Layers that cache every token: ``mixer_layers`` less the sliding-window (or chunked) and linear-attention
+    layers; a NAS model's GQA layers (a no_op or linear-replaced attention caches nothing)."""
+    if m.nas is not None:
+        return m.nas.attention_layers
+    return mixer_layers(m) - local_attention_span(m)[0] - linear_attention_layers(m)
 
 
 def attention_flop_per_context_token_per_layer(m: Model) -> int:
@@ -347,8 +384,12 @@ def tp_split_widths(m: Model) -> tuple[int, int]:
     ``moe_intermediate_size`` as one MLP, vLLM ``DeepseekV2MoE.shared_experts``), both
     ``MergedColumnParallelLinear`` / ``RowParallelLinear``, which split them with ``divide`` (exact). Routed:
     the experts' width, which ``FusedMoE`` splits per GPU (``intermediate_size_per_partition``) unless experts
-    are spread whole by expert parallelism. A layer the model does not have contributes nothing.
+    are spread whole by expert parallelism. A layer the model does not have contributes nothing. A NAS model: the
+    gcd of its SwiGLU MLPs' widths (Llama-3.3-Nemotron-Super-49B-v1: 256, widths 2,816 to 28,672; a linear-replaced
+    FFN, hidden x hidden, adds nothing).
     """
+    if m.nas is not None:
+        return math.gcd(*m.nas.ffn_intermediate), 0
     dense_layers = m.mamba.mlp_blocks if m.mamba is not None else m.num_layers - m.moe_layers
     dense = m.intermediate_size if dense_layers > 0 else 0
     if m.moe is None:
@@ -375,6 +416,18 @@ def ssm_split_width(m: Model) -> int:
     return a.num_heads if a.n_groups == 1 else math.gcd(a.num_heads, a.n_groups)
 
 
+def mean_mlp_width(m: Model) -> float:
+    """``ModelFacts.intermediate_size``: ``intermediate_size``, or a NAS model's mean over the layers that have a
+    SwiGLU MLP (Llama-3.3-Nemotron-Super-49B-v1: 1,642,496 / 80 = 20,531.2). An approximation for a NAS model: the
+    dense GEMMs' bytes and FLOPs come from the exact parameter count (``params_read_per_step``), but a term that takes
+    one MLP width (the activation peak, ``planner.model.memory.activation_peak_bytes``) sees one mean layer."""
+    if m.nas is not None and m.nas.mlp_layers:
+        widths = [w for w in m.nas.ffn_intermediate if w]
+        total = sum(widths)
+        return total // len(widths) if total % len(widths) == 0 else total / len(widths)
+    return m.intermediate_size
+
+
 def model_facts(m: Model) -> ModelFacts:
     """The numbers of one model that the capacity model needs (``planner.model.facts.ModelFacts``), as Python numbers."""
     b = param_breakdown(m)
@@ -391,7 +444,7 @@ def model_facts(m: Model) -> ModelFacts:
     return ModelFacts(
         num_layers=layers,
         hidden_size=m.hidden_size,
-        intermediate_size=m.intermediate_size,
+        intermediate_size=mean_mlp_width(m),
         mlp_split_width=dense_width,
         expert_split_width=routed_width,
         weight_block_size=m.weight_block_size or 0,
@@ -399,7 +452,7 @@ def model_facts(m: Model) -> ModelFacts:
         num_attention_heads=m.num_attention_heads,
         num_kv_heads=1 if m.mla is not None else m.num_kv_heads,
         kv_elements_per_token_per_layer=kv_elements_per_token_per_layer(m),
-        full_attention_layers=layers - swa_layers - linear,
+        full_attention_layers=full_attention_layers(m),
         sliding_window_layers=swa_layers,
         sliding_window=window,
         attention_flop_per_context_token_per_layer=attention_flop_per_context_token_per_layer(m),

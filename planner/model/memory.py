@@ -565,7 +565,9 @@ def memory_plan(
     per_layer_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element + (
         model.indexer_bytes_per_token_per_layer
     )
-    per_token = per_layer_token * (model.num_layers - model.linear_attention_layers) * repl / gpus
+    # the layers that cache tokens (num_layers - linear-attention layers for every model but a NAS-pruned one, whose
+    # layers may skip attention: planner.engines.architecture.full_attention_layers)
+    per_token = per_layer_token * (model.full_attention_layers + model.sliding_window_layers) * repl / gpus
     block = max(int(engine.block_size), 1)
     seq_tokens = ops.ceil(context_tokens / block) * block
     if engine.kv_group_padding:  # vLLM: layer groups of equal size, padded; a local group holds one more block

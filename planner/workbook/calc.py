@@ -427,7 +427,7 @@ def calc_rows(
             "KV per token per GPU",
             "B",
             INT,
-            "({kvel}*{kvbpe}+{idxb})*({layers}-{linl})*{repl}/{n}",
+            "({kvel}*{kvbpe}+{idxb})*({full}+{swl})*{repl}/{n}",
             quantity="memory_plan.kv_bytes_per_token_per_gpu",
         ),
         Row(
