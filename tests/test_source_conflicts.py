@@ -35,15 +35,17 @@ def _cites(conflict: sc.SourceConflict, value: float) -> bool:
 
 def test_the_flags_are_s122s_class_b_rows_less_the_ones_s125_read_again_and_s146s_two():
     """s122's 22 (b) rows less GPUSTACK-065..072 (s125: eight A100 blocks copied onto the H100 page, a reading
-    error fixed, not a page against itself), and s146's two A100 TTFTs of the quantization study
-    (GPUSTACK-Q001, Q004): 16 rows, 18 figures."""
-    assert len(CONFLICTS) == 16
-    assert sum(len(c.quantities) for c in CONFLICTS.values()) == 18
+    error fixed, not a page against itself), s146's two A100 TTFTs of the quantization study
+    (GPUSTACK-Q001, Q004), and s181's five Vultr Nemotron-Super runs above 50 in flight (VUL-014..018: ~50 prompts
+    at every concurrency, one workload, two results): 21 rows, 33 figures."""
+    assert len(CONFLICTS) == 21
+    assert sum(len(c.quantities) for c in CONFLICTS.values()) == 33
+    assert sorted(r for r in CONFLICTS if r.startswith("VUL-01")) == [f"VUL-{i:03d}" for i in range(14, 19)]
     assert not {f"GPUSTACK-{i:03d}" for i in range(65, 73)} & set(CONFLICTS)
     kinds = {k: sorted(r for r, c in CONFLICTS.items() if c.kind == k) for k in sc.KINDS}
     assert kinds["own_stall"] == ["GPUSTACK-131", "GPUSTACK-249"]
     assert kinds["own_log"] == ["XWQ235-001"]
-    assert len(kinds["own_sibling"]) == 13 and "VUL-001" in kinds["own_sibling"]
+    assert len(kinds["own_sibling"]) == 18 and "VUL-001" in kinds["own_sibling"]
     assert {"GPUSTACK-Q001", "GPUSTACK-Q004"} <= set(kinds["own_sibling"])
 
 
