@@ -122,15 +122,18 @@ class TestTheReadmeExample:
 
     def test_the_docs_state_the_full_ranges_end_as_the_review_computes_it(self, readme_example_review):
         """docs/export.md's sentence on the full range's end: each option's ``slow_end_full_range`` as the review
-        computes it (the count for the H100 options and H200; the options it does not meet named)."""
+        computes it (the count for the H100 options; the options it does not meet named: since s181's held-out rows
+        narrowed the H200 plan's margin to +24%, H200 too)."""
         by_name = {r.option.name: r.slow_end_full_range for r in readme_example_review.results}
-        h100, h100_rented, h200 = by_name["H100, bought"], by_name["H100, rented"], by_name["H200, rented"]
+        h100, h100_rented = by_name["H100, bought"], by_name["H100, rented"]
         assert (h100.gpus, h100.replicas) == (h100_rented.gpus, h100_rented.replicas)
-        not_met = [n for n in ("H100, rented, FP8 weights", "A100 80GB, rented") if not by_name[n].meets]
-        assert len(not_met) == 2
+        not_met = [
+            n for n in ("H100, rented, FP8 weights", "H200, rented", "A100 80GB, rented") if not by_name[n].meets
+        ]
+        assert len(not_met) == 3
         sentence = (
             f"At the full range's end (p95 TTFT x{h100.ttft_ratio:.1f}) the H100 options need {h100.gpus:,} GPUs "
-            f"({h100.replicas:,} replicas) and H200 {h200.gpus:,}; H100 with FP8 weights and A100 are not met."
+            f"({h100.replicas:,} replicas); H100 with FP8 weights, H200 and A100 are not met."
         )
         text = " ".join((ROOT / "docs" / "export.md").read_text(encoding="utf-8").split())
         assert sentence in text, sentence
