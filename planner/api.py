@@ -34,6 +34,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     MAX_CONTEXT_TOKENS,
     MAX_GPUS,
     all_failed,
+    check_parallelism,
     check_release,
     deploy,
     finish,

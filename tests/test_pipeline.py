@@ -152,3 +152,22 @@ def test_stages_of_several_gpus_are_tensor_parallel_groups():
         api.max_batch("H100", "Llama-3.1-70B", 4096, gpus=8, parallelism="pp3")
     with pytest.raises(OutOfRangeError, match="tensor-parallel group"):
         api.max_batch("H100", "Qwen2-7B", 4096, gpus=16, parallelism="pp2")  # 28 heads: no TP 8
+
+
+def test_an_export_option_may_be_a_pipeline_and_a_bad_layout_is_one_line(tmp_path):
+    """An option with parallelism = "pp2" is sized as 2 stages (replicas of an even number of GPUs) and named so;
+    "pp0" is refused in one line naming the layouts."""
+    from cli_support import SCENARIO
+
+    from planner.catalog import default_catalog
+    from planner.export.review import build_review
+    from planner.export.scenario import load_scenario
+
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO + 'parallelism = "pp2"\n', encoding="utf-8")
+    review = build_review(load_scenario(path), default_catalog(), source="s.toml", date="2026-12-01")
+    (result,) = review.results
+    assert "PP2" in result.option.name and result.gpus % 2 == 0 and result.candidate.gpus_per_replica % 2 == 0
+    path.write_text(SCENARIO + 'parallelism = "pp0"\n', encoding="utf-8")
+    line = one_line(run("export", str(path), "-o", str(tmp_path / "r.csv")), 2)
+    assert "parallelism 'pp0' is not one of tp, tp-ep, dp-ep, pp" in line

@@ -94,15 +94,16 @@ class TestRule:
 
     def test_a_dense_model_is_not_sized_with_moe_runs_on_its_gpu(self):
         """H200 + vLLM has 11 MoE figures (+20% / +135%, 10 of them DeepSeek-R1) and no dense one: Llama-3.1-70B's
-        range is H200's prediction range (-37% / +9%) widened to the 17 dense vLLM runs on every GPU (-9% / +35%),
-        -37% / +35%; the MoE row's +135% appears nowhere. Until s171 it was +20% / +135%."""
+        range is H200's prediction range (-37% / +9%) widened to the 21 dense vLLM runs on every GPU (-13% / +24%),
+        -37% / +24%; the MoE row's +135% appears nowhere. Until s171 it was +20% / +135%; until s181 (17 runs, before
+        Vultr's four Nemotron-Super-49B runs) -37% / +35%."""
         moe, pooled = shipped_row("H200 SXM 141GB", "vllm", "MoE"), shipped_row(EVERY_GPU, "vllm", "dense")
-        assert quantiles(moe) == (0.20, 1.35) and (int(pooled["rows"]), quantiles(pooled)) == (17, (-0.09, 0.35))
+        assert quantiles(moe) == (0.20, 1.35) and (int(pooled["rows"]), quantiles(pooled)) == (21, (-0.13, 0.24))
         assert ("H200 SXM 141GB", "vllm", "dense") not in load_serving()
         prediction = llama_range("H200 SXM 141GB")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "dense")
-        assert got[:2] == (min(prediction.low, -0.09), max(prediction.high, 0.35)) == (-0.37, 0.35)
-        assert "17 dense-model runs on any GPU + vLLM" in got.note and "none on H200 SXM 141GB" in got.note
+        assert got[:2] == (min(prediction.low, -0.13), max(prediction.high, 0.24)) == (-0.37, 0.24)
+        assert "21 dense-model runs on any GPU + vLLM" in got.note and "none on H200 SXM 141GB" in got.note
         assert "+135%" not in got.note
 
     def test_a_moe_model_on_that_gpu_takes_the_moe_runs(self):
@@ -127,11 +128,11 @@ class TestRule:
 
     def test_other_gpus_figures_never_narrow_the_prediction_range(self):
         """L40S (no serving figure): all GPUs' range widened, -24% / +39%, already wider than the dense vLLM runs on
-        every GPU (-9% / +35%): it stands, and the note says it holds them."""
+        every GPU (-13% / +24%): it stands, and the note says it holds them."""
         prediction = llama_range("L40S", gpus=8)
         got = margin_range(prediction, "L40S", "vllm", "dense")
         assert got[:2] == prediction[:2] and got.widened == prediction.widened
-        assert got.note.startswith(prediction.note) and "it already holds the errors of 17 dense-model runs" in got.note
+        assert got.note.startswith(prediction.note) and "it already holds the errors of 21 dense-model runs" in got.note
 
     def test_few_figures_and_no_pool_keep_todays_rule(self):
         """Hand-made regions: 2 figures of its own (+20% to +87%) and 2 elsewhere (below 5 anywhere): the prediction
@@ -197,13 +198,15 @@ class TestRule:
             "vllm", "sglang", "tensorrt-llm", "tensorrt-llm", "tensorrt-llm", "tensorrt-llm", "lmdeploy", "ideal",
         ]  # fmt: skip
 
-    def test_b200_takes_its_nemotron_serving_figures_for_moe_only(self):
-        """B200 + vLLM: 6 held-out MoE figures (vultr's Nemotron 3 Nano runs, -42% / -7%) size a MoE model there; a
-        dense model on B200 has none of its own and takes the dense vLLM runs on every GPU."""
+    def test_b200_takes_its_nemotron_serving_figures_by_class(self):
+        """B200 + vLLM: 6 held-out MoE figures (Vultr's Nemotron 3 Nano runs, -42% / -7%) size a MoE model there; a
+        dense model on B200 has 4 of its own (Vultr's Nemotron-Super-49B runs at 1 to 32 in flight, fewer than 5) and
+        takes the dense vLLM runs on every GPU widened to them."""
         moe = shipped_row("B200 180GB", "vllm", "MoE")
         got = margin_range(llama_range("B200 180GB", gpus=8), "B200 180GB", "vllm", "MoE")
         assert got[:2] == quantiles(moe) == (-0.42, -0.07)
-        assert margin_pool("B200 180GB", "vllm", "dense").kind == "every GPU"
+        assert int(shipped_row("B200 180GB", "vllm", "dense")["rows"]) == 4
+        assert margin_pool("B200 180GB", "vllm", "dense").kind == "every GPU and own few"
 
     def test_only_steady_load_runs_count(self):
         """A request rate, or clients keeping fewer requests in flight than they send; not every prompt at once,

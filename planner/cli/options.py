@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
+from planner.api import check_parallelism
 from planner.catalog import Catalog, default_catalog
-from planner.deploy import check_parallelism
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import PlannerError
 from planner.units import parse_seconds, parse_token_count

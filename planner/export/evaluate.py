@@ -296,7 +296,7 @@ def evaluate(
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
     layout = option.parallelism or "tp"
-    if layout != "tp" and mdl.moe is None:
+    if layout in ("tp-ep", "dp-ep") and mdl.moe is None:  # a pipeline splits layers, any model's
         raise api.layout_error(mdl, layout)
     # an engine release that cannot load the model on the GPU (TensorRT-LLM 1.x: no MXFP4 experts below SM 9.0)
     api.check_release(gpu, mdl, eng, option.weight_precision, catalog)

@@ -22,9 +22,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from planner.api import GPU_GROUPS, layout_error, tp_size_error, valid_tp_sizes
+from planner.api import GPU_GROUPS, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
-from planner.deploy import check_parallelism
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
@@ -877,7 +876,7 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
     for i, o in enumerate(scenario.option):
         gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"
-        if (o.parallelism or "tp") != "tp" and catalog.model(o.model).moe is None:  # named with the option and line
+        if o.parallelism in ("tp-ep", "dp-ep") and catalog.model(o.model).moe is None:  # named with option and line
             where = f"{label}.parallelism"
             raise ScenarioError(
                 f"{source}: {where}: {layout_error(catalog.model(o.model), o.parallelism)}"

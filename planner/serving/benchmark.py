@@ -376,9 +376,10 @@ class ServingSetup:
     num_prompts: int
     client_concurrency: int | None  # the client's limit (None: it sends every prompt when it arrives)
     #: attention ranks sharing the replica's traffic (``parallelism`` "dp-ep": one per GPU, or as many as the run has
-    #: requests in flight when fewer; "pp": the pipeline's micro-batch streams, alike; else 1). The setup is one rank: its cap, prompts, client limit, scheduler and KV
-    #: cache are that rank's, and its step times those of a step every rank of the group runs alike (their MoE layers
-    #: in lockstep, each holding as many sequences: an idle rank's share of the expert work is counted)
+    #: requests in flight when fewer; a pipeline: its micro-batch streams, one per stage; else 1). The setup is one
+    #: rank: its cap, prompts, client limit, scheduler and KV cache are that rank's, and its step times those of a step
+    #: every rank of the group runs alike (their MoE layers in lockstep, each holding as many sequences: an idle rank's
+    #: share of the expert work is counted)
     ranks: int = 1
 
 
@@ -417,8 +418,8 @@ def serving_setups(
     one ``ServingSetup`` or None per run, the flat GPU and model names). None where not one sequence fits or the
     memory plan failed (``errors="coerce"``). ``opts["parallelism"]`` "dp-ep": each setup is one of the group's
     attention ranks (``ServingSetup.ranks``), with its share of the prompts, of the client's concurrency and of the
-    KV cache; "pp": one of the pipeline's micro-batch streams, likewise (and its share of the engine's sequence limit
-    unless ``EngineProfile.pipeline_seqs_per_micro_batch``)."""
+    KV cache; a pipeline ("pp", "ppN"): one of its micro-batch streams, likewise (and its share of the engine's
+    sequence limit unless ``EngineProfile.pipeline_seqs_per_micro_batch``)."""
     cat = opts["catalog"] or default_catalog()
     eng = engine_profile(opts["engine"])
     opts = {**opts, "engine": eng, "catalog": cat, "parallelism": check_parallelism(opts.get("parallelism"))}
