@@ -212,12 +212,17 @@ def _release_note(engine: Any) -> list[str]:
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:
-    """The other layouts of a MoE model on the same ``n`` GPUs, each at the largest batch it holds (none for a
-    dense model, or where a layout does not load or hold one sequence)."""
-    if mdl.moe is None or n < 2:
+    """The other layouts on the same ``n`` GPUs, each at the largest batch it holds: tensor parallelism, a MoE model's
+    data-parallel attention, and a pipeline of one GPU per stage where the group is larger than the GPU's
+    fabric domain (PCIe cards: tensor parallelism all-reduces over PCIe twice a layer, a pipeline sends once a stage).
+    None where a layout does not load or hold one sequence."""
+    others = ("tp", "dp-ep") if mdl.moe is not None else ("tp",)  # tp-ep times and holds as tp: offered by its refusal
+    if n > fabric_numbers(g)["interconnect_domain_gpus"]:
+        others += ("pp",)
+    if n < 2:
         return ()
     out = []
-    for other in ("tp", "dp-ep"):  # tp-ep times and holds as tp: offered only by the refusal that calls for it
+    for other in others:
         if other == o.parallelism:
             continue
         on = replace(o, gpus=n, parallelism=other)

@@ -171,3 +171,17 @@ def test_an_export_option_may_be_a_pipeline_and_a_bad_layout_is_one_line(tmp_pat
     path.write_text(SCENARIO + 'parallelism = "pp0"\n', encoding="utf-8")
     line = one_line(run("export", str(path), "-o", str(tmp_path / "r.csv")), 2)
     assert "parallelism 'pp0' is not one of tp, tp-ep, dp-ep, pp" in line
+
+
+def test_plan_offers_a_pipeline_beside_tensor_parallelism_beyond_the_fabric():
+    """On PCIe cards (L40S: no fabric between GPUs) a plan of 4 shows the same GPUs as a pipeline; a pipeline plan
+    shows tensor parallelism; a dense tensor-parallel plan inside an NVLink domain shows no other layout."""
+    import planner
+
+    (alt,) = planner.plan("L40S", "Llama-3.1-70B", 8192, gpus=4, weight_precision="fp8").alternatives
+    direct = api.decode_step("L40S", "Llama-3.1-70B", 8192, gpus=4, weight_precision="fp8", parallelism="pp",
+                             batch=alt.max_batch)  # fmt: skip
+    assert (alt.parallelism, alt.gpus, alt.tpot_s) == ("pp", 4, direct.step_s)
+    (back,) = planner.plan("H100", "Llama-3.1-70B", 8192, gpus=4, parallelism="pp").alternatives
+    assert back.parallelism == "tp"
+    assert planner.plan("H100", "Llama-3.1-70B", 8192, gpus=4).alternatives == ()

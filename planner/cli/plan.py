@@ -75,11 +75,12 @@ def _stages(p: Plan) -> tuple[int, int]:
     return stages, p.gpus // stages
 
 
-def _layout_words(p: Plan) -> str:
-    """How the plan's layout reads after the GPU count (``LAYOUT_WORDS``; a pipeline's stages)."""
-    if not is_pipeline(p.parallelism):
-        return LAYOUT_WORDS[p.parallelism]
-    stages, per_stage = _stages(p)
+def _layout_words(parallelism: str, gpus: int) -> str:
+    """How a layout reads after the GPU count (``LAYOUT_WORDS``; a pipeline's stages)."""
+    if not is_pipeline(parallelism):
+        return LAYOUT_WORDS[parallelism]
+    stages = int(pipeline_stages(parallelism, gpus))
+    per_stage = gpus // stages
     return ", pipeline parallel: " + ("one GPU per stage" if per_stage == 1 else f"{stages} stages of {per_stage} GPUs")
 
 
@@ -106,7 +107,7 @@ def render_plan(p: Plan) -> str:
         weights += f" + {p.expert_precision} experts"  # as published (gpt-oss)
         if p.experts_upcast:
             weights += " upcast to bf16 at load"  # model.experts_upcast: SGLang 0.5.1-0.5.9 off Blackwell
-    layout = _layout_words(p)
+    layout = _layout_words(p.parallelism, p.gpus)
     stages, per_stage = _stages(p)
     head = (
         f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
@@ -203,7 +204,7 @@ def render_plan(p: Plan) -> str:
     row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
     for alt in p.alternatives:
         row(
-            f"Same {counted(alt.gpus, 'GPU')}{LAYOUT_WORDS[alt.parallelism] or ', tensor parallel'}",
+            f"Same {counted(alt.gpus, 'GPU')}{_layout_words(alt.parallelism, alt.gpus) or ', tensor parallel'}",
             f"max batch {alt.max_batch:,}, TPOT {fmt_seconds(alt.tpot_s)} and {fmt_rate(alt.throughput_tokens_per_s)} "
             f"at it, TTFT {fmt_seconds(alt.ttft_s)}, {fmt_usd(alt.cost_per_mtok_usd)} per million output tokens"
             f" (--parallelism {alt.parallelism})",
