@@ -69,18 +69,22 @@ LAYOUT_WORDS = {
 }
 
 
+def _split(parallelism: str, gpus: int) -> tuple[int, int]:
+    """(pipeline stages, GPUs per stage) of a layout on ``gpus``: (1, all of them) unless it is a pipeline."""
+    stages = int(pipeline_stages(parallelism, gpus)) if is_pipeline(parallelism) else 1
+    return stages, gpus // stages
+
+
 def _stages(p: Plan) -> tuple[int, int]:
-    """(pipeline stages, GPUs per stage) of the plan's layout: (1, all of them) unless it is a pipeline."""
-    stages = int(pipeline_stages(p.parallelism, p.gpus)) if is_pipeline(p.parallelism) else 1
-    return stages, p.gpus // stages
+    """``_split`` of the plan's layout."""
+    return _split(p.parallelism, p.gpus)
 
 
 def _layout_words(parallelism: str, gpus: int) -> str:
     """How a layout reads after the GPU count (``LAYOUT_WORDS``; a pipeline's stages)."""
     if not is_pipeline(parallelism):
         return LAYOUT_WORDS[parallelism]
-    stages = int(pipeline_stages(parallelism, gpus))
-    per_stage = gpus // stages
+    stages, per_stage = _split(parallelism, gpus)
     return ", pipeline parallel: " + ("one GPU per stage" if per_stage == 1 else f"{stages} stages of {per_stage} GPUs")
 
 
