@@ -31,7 +31,7 @@ from planner.engines.sglang import default_memory_fraction
 from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures, ops
-from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages
+from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
 from planner.model.rows import Rows, gathered
 from planner.options import Options
 from planner.units import counted
@@ -193,7 +193,7 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any 
             f"tensor-parallel group, {tp_refusal(model, gpus // stages, engine)}; valid groups up to "
             f"{GPU_GROUPS[-1]}: {valid}"
         )
-    if parallelism in ("tp-ep", "dp-ep") and (model.moe is None or gpus > model.moe.num_experts):
+    if spreads_experts(parallelism) and (model.moe is None or gpus > model.moe.num_experts):
         experts = "it has no experts" if model.moe is None else f"it has {model.moe.num_experts} experts"
         return OutOfRangeError(
             f"{model.name} cannot spread its experts over {gpus} GPUs ({parallelism}): {experts}; valid groups up to "
@@ -266,7 +266,7 @@ def check_parallelism(parallelism: Any) -> str:
     if parallelism is None:
         return "tp"
     name = parallelism.strip().lower() if isinstance(parallelism, str) else None
-    if name in PARALLELISMS or (name and is_pipeline(name) and int(pipeline_stages(name, 1)) >= 1):
+    if name in PARALLELISMS or (name and (stages_named(name) or 0) >= 1):
         return name
     raise OutOfRangeError(
         f"parallelism {parallelism!r} is not one of {', '.join(PARALLELISMS)} (tp: tensor parallel; tp-ep: experts "
@@ -423,7 +423,7 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
         if errors == "raise" and r.first_error:
             raise r.first_error
         return None
-    if par in ("tp-ep", "dp-ep"):  # a dense model has no experts to spread: refused whatever the group
+    if spreads_experts(par):  # a dense model has no experts to spread: refused whatever the group
         dense = gathered(r.model.num_experts == 0) & ~np.asarray(r.bad)
         if np.any(dense):
             _refuse(dense, errors, lambda: (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
@@ -546,7 +546,7 @@ def _short_by(short_bytes: float) -> str:
 def _experts_as_loaded(r: Resolved, gpus: Any, parallelism: str) -> Resolved:
     """``r`` with its precision facts as the engine loads the experts on ``gpus`` (``model.experts_as_loaded``), so
     that the time functions read what the memory plan holds; ``r`` itself where nothing changes."""
-    if parallelism == "tp" or is_pipeline(parallelism):
+    if not spreads_experts(parallelism):
         return r
     loaded = m.experts_as_loaded(r.precision, r.limits, gpus, parallelism)
     return r if loaded is r.precision else replace(r, precision=loaded)

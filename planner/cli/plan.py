@@ -71,7 +71,7 @@ LAYOUT_WORDS = {
 
 def _split(parallelism: str, gpus: int) -> tuple[int, int]:
     """(pipeline stages, GPUs per stage) of a layout on ``gpus``: (1, all of them) unless it is a pipeline."""
-    stages = int(pipeline_stages(parallelism, gpus)) if is_pipeline(parallelism) else 1
+    stages = int(pipeline_stages(parallelism, gpus))  # 1 for a layout that is no pipeline
     return stages, gpus // stages
 
 

@@ -24,7 +24,7 @@ from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, LoadCurve, Result
 from planner.export.scenario import Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
-from planner.model.layouts import is_pipeline
+from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
 from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
 from planner.serving.load import PERCENTILES, Replica
@@ -296,7 +296,7 @@ def evaluate(
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
     money = option_money(option, gpu)
     layout = option.parallelism or "tp"
-    if layout in ("tp-ep", "dp-ep") and mdl.moe is None:  # a pipeline splits layers, any model's
+    if spreads_experts(layout) and mdl.moe is None:  # a pipeline splits layers, any model's
         raise api.layout_error(mdl, layout)
     # an engine release that cannot load the model on the GPU (TensorRT-LLM 1.x: no MXFP4 experts below SM 9.0)
     api.check_release(gpu, mdl, eng, option.weight_precision, catalog)

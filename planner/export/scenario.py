@@ -28,7 +28,7 @@ from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
-from planner.model.layouts import is_pipeline
+from planner.model.layouts import is_pipeline, spreads_experts
 from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import parse_seconds, parse_token_count, rent_usd_per_gpu_hour, whole_count
 
@@ -725,7 +725,7 @@ def _named(option: dict) -> dict:
     if isinstance(option.get("kv_precision"), str):
         parts.append(f"KV {option['kv_precision']}")
     layout = option.get("parallelism")
-    if layout in ("tp-ep", "dp-ep") or (isinstance(layout, str) and is_pipeline(layout)):
+    if isinstance(layout, str) and (spreads_experts(layout) or is_pipeline(layout)):
         parts.append({"tp-ep": "TP + EP", "dp-ep": "DP attention + EP"}.get(layout, layout.upper()))
     parts.append(str(option.get("pricing") or BUILTIN_DEFAULTS["pricing"]))
     return {**option, "name": ", ".join(parts)}
@@ -876,7 +876,9 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
     for i, o in enumerate(scenario.option):
         gpu = catalog.gpu(o.gpu)
         label = f"option #{i + 1} ({o.name})"
-        if o.parallelism in ("tp-ep", "dp-ep") and catalog.model(o.model).moe is None:  # named with option and line
+        if (
+            spreads_experts(o.parallelism or "tp") and catalog.model(o.model).moe is None
+        ):  # named with the option and line
             where = f"{label}.parallelism"
             raise ScenarioError(
                 f"{source}: {where}: {layout_error(catalog.model(o.model), o.parallelism)}"

@@ -18,6 +18,12 @@ PARALLELISMS = ("tp", "tp-ep", "dp-ep", "pp")
 _STAGES = re.compile(r"pp(\d{1,4})")
 
 
+def spreads_experts(parallelism: str) -> bool:
+    """Whether the layout spreads a MoE model's experts over the group ("tp-ep", "dp-ep"): a dense model has none to
+    spread, and an engine may load spread experts at another width (``memory.experts_as_loaded``)."""
+    return parallelism in ("tp-ep", "dp-ep")
+
+
 def is_pipeline(parallelism: str) -> bool:
     """Whether the layout is a pipeline ("pp" or "ppN")."""
     return parallelism == "pp" or _STAGES.fullmatch(parallelism) is not None

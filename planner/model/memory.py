@@ -12,7 +12,7 @@ import numpy as np
 
 from planner.model import ops
 from planner.model.facts import ArrayLike, EngineFacts, EngineMemoryRules, GpuFacts, ModelFacts, PrecisionFacts
-from planner.model.layouts import is_pipeline, pipeline_stages
+from planner.model.layouts import is_pipeline, pipeline_stages, spreads_experts
 
 
 def weight_bytes(model: ModelFacts, precision: PrecisionFacts) -> ArrayLike:
@@ -66,7 +66,7 @@ def experts_as_loaded(
     not padded. gpt-oss-120b's 114.7e9 routed params: 229.4 GB of experts instead of 60.9 (65.0 padded), the whole model
     233.66 GB as loaded, what its bf16 checkpoint weighs."""
     width = limits.expert_parallel_expert_bytes_per_param
-    if parallelism == "tp" or is_pipeline(parallelism) or not ops.any_positive(width):  # not spread, or no upcast
+    if not spreads_experts(parallelism) or not ops.any_positive(width):  # experts not spread, or no engine upcasts
         return precision
     up = experts_upcast(precision, limits, gpus, parallelism)
     ebpp = precision.expert_bytes_per_param
@@ -81,7 +81,7 @@ def experts_upcast(
     """1 where the engine loads MXFP4 experts at another width (``experts_as_loaded``): the experts spread over more
     than one GPU (``parallelism`` "tp-ep" or "dp-ep", ``gpus`` > 1), MXFP4 (``expert_mxfp4``) and an engine that loads
     them so (``limits.expert_parallel_expert_bytes_per_param`` > 0: SGLang 0.5.1-0.5.9 off Blackwell); 0 elsewhere."""
-    if parallelism == "tp" or is_pipeline(parallelism):
+    if not spreads_experts(parallelism):
         return 0
     return (limits.expert_parallel_expert_bytes_per_param > 0) * (precision.expert_mxfp4 > 0) * (gpus > 1)
 
