@@ -22,6 +22,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   ``--enable-expert-parallel``) is priced with whole experts on each GPU (``planner.engines.profiles.
   EXPERT_PARALLEL_FROM_ROWS``, ``with_expert_parallel``, s126); ``expert-parallel:trtllm`` (ablation): on TensorRT-LLM
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
+- ``prefill-attention-rising``: prefill attention timed at a rate that rises with the prompt (``bench/
+  kernel_extract.py``'s rising fit, ``planner.engines.kernel_curves.PREFILL_ATTENTION_RISING``, s182), not one rate.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -60,6 +62,7 @@ SWITCHES = (
     "release-batching",
     "published-host-cost",
     "expert-parallel",
+    "prefill-attention-rising",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -158,6 +161,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import allreduce_table
 
         allreduce_table.GATHER_SCATTER = False
+    elif switch == "prefill-attention-rising":  # prefill attention's rate rising with the prompt (s182)
+        from planner.engines import kernel_curves
+
+        kernel_curves.PREFILL_ATTENTION_RISING = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

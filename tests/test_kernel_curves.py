@@ -386,3 +386,89 @@ class TestAttentionPrecision:
         assert attention_s == pytest.approx(0.82, abs=0.01)
         ttft = planner.prefill("H200", "deepseek-v3", 32768, gpus=8).ttft_s
         assert ttft == pytest.approx(1.90, abs=0.01) and ttft > attention_s + 0.6
+
+
+#: vLLM 0.24.0's causal prefill attention on H100 SXM, bf16, 1 prompt, 32 query / 8 KV heads of 128 (Llama-3-8B's
+#: shape), the fastest kernel per prompt length (aiconfigurator 0.12.0, systems/data/h100_sxm/attention/vllm/0.24.0/
+#: context_attention_perf.parquet, window_size 0, step 0): prompt tokens -> latency in seconds.
+H100_CONTEXT_ATTENTION_S = {1024: 35.520e-6, 4096: 264.315e-6, 8192: 912.219e-6, 16384: 3310.384e-6}
+
+
+def _h100_prefill_attention_s(isl: int, rising: bool, monkeypatch) -> float:
+    """One layer's prefill attention of ``H100_CONTEXT_ATTENTION_S``'s shape as the model times it (its floor + the
+    timed FLOPs at the curve's rate) from the shipped curves, the rising fit or the flat one."""
+    monkeypatch.setattr(kernel_curves, "PREFILL_ATTENTION_RISING", rising)
+    n = gpu_numbers(default_catalog().gpu("H100 SXM 80GB"))
+    flop_per_pair = 4.0 * 32 * 128
+    model = _facts(ModelFacts, prefill_attention_flop_per_token_pair_per_layer=flop_per_pair, full_attention_layers=1.0,
+                   sliding_window=math.inf)  # fmt: skip
+    limits = _facts(EngineFacts, prefill_attention_pairs_per_token=n["prefill_attention_pairs_per_token"])
+    timed = operators.prefill_attention_timed_flop(model, limits, flop_per_pair * isl * isl / 2.0, float(isl))
+    rate = n["prefill_attention_flop_efficiency"] * default_catalog().gpu("H100 SXM 80GB").peak_flop_per_s["bf16"]
+    return n["prefill_attention_floor_s"] + timed / rate
+
+
+class TestPrefillAttentionRate:
+    def test_long_prompts_follow_the_measured_kernel(self, monkeypatch):
+        """The rising fit times H100's 4K-16K-token prompts within 20% of the measured kernel (s182: +16%, +15%,
+        +20%); the flat fit's one rate put them 34-63% slow (docs/history.md)."""
+        for isl in (4096, 8192, 16384):
+            measured = H100_CONTEXT_ATTENTION_S[isl]
+            rising = _h100_prefill_attention_s(isl, True, monkeypatch) / measured - 1.0
+            flat = _h100_prefill_attention_s(isl, False, monkeypatch) / measured - 1.0
+            assert abs(rising) < 0.20, isl
+            assert flat > 0.30, isl
+
+    def test_a_short_prompt_stays_near_the_measured_kernel(self, monkeypatch):
+        """At 1,024 tokens the tiles on the diagonal weigh most: the rising fit gives 43.6 us against 35.5 us measured
+        (+23%), the flat one 38.5 us (+8%): the rising form trades a few us on short prompts for the long ones."""
+        got = _h100_prefill_attention_s(1024, True, monkeypatch)
+        assert got == pytest.approx(H100_CONTEXT_ATTENTION_S[1024], rel=0.25)
+
+    def test_the_achieved_rate_rises_with_the_prompt_to_the_fitted_one(self, monkeypatch):
+        """Causal FLOPs over time (floor left out) is the fitted rate x (L / 2) / (L / 2 + s): it rises with L and
+        tends to the fitted rate, half of it at L = 2 s."""
+        monkeypatch.setattr(kernel_curves, "PREFILL_ATTENTION_RISING", True)
+        n = gpu_numbers(default_catalog().gpu("H100 SXM 80GB"))
+        s = n["prefill_attention_pairs_per_token"]
+        model = _facts(ModelFacts, prefill_attention_flop_per_token_pair_per_layer=1.0, full_attention_layers=1.0,
+                       sliding_window=math.inf)  # fmt: skip
+        limits = _facts(EngineFacts, prefill_attention_pairs_per_token=s)
+        share = [L * L / 2.0 / operators.prefill_attention_timed_flop(model, limits, L * L / 2.0, L)
+                 for L in (512.0, 2 * s, 8192.0, 131072.0)]  # fmt: skip
+        assert share[1] == pytest.approx(0.5, rel=1e-12)
+        assert share == sorted(share) and share[-1] > 0.99
+
+    def test_sliding_window_layers_add_at_most_their_window(self):
+        """A sliding-window layer's extra pairs per token are min(s, window): gpt-oss's 128-token windows add 128."""
+        model = _facts(ModelFacts, prefill_attention_flop_per_token_pair_per_layer=1.0, full_attention_layers=1.0,
+                       sliding_window_layers=1.0, sliding_window=128.0)  # fmt: skip
+        limits = _facts(EngineFacts, prefill_attention_pairs_per_token=554.0)
+        assert operators.prefill_attention_timed_flop(model, limits, 0.0, 10.0) == pytest.approx(10.0 * (554 + 128))
+
+    def test_the_step_reports_the_causal_flops(self):
+        """The extra pairs are time, not work: with the rising rate (set before any prediction, in a process of its
+        own, as ``bench/switch_bootstrap.py prefill-attention-rising`` does) a prefill's reported FLOPs stay those of
+        the flat one (2 x params x L + the causal count) while its time falls: Llama-3.1-8B's 8K prompt on H100."""
+        script = (
+            "import sys\n"
+            "from planner.engines import kernel_curves\n"
+            "kernel_curves.PREFILL_ATTENTION_RISING = sys.argv[1] == 'on'\n"
+            "from planner import timing\n"
+            "from planner.catalog import default_catalog\n"
+            "c = default_catalog()\n"
+            "s = timing.prefill(c.gpu('H100'), c.model('llama3.1-8b'), 8192.0)\n"
+            "print(repr(float(s.flop)), repr(float(s.ttft_s)))\n"
+        )
+        flop, ttft = {}, {}
+        for side in ("off", "on"):
+            out = subprocess.run([sys.executable, "-c", script, side], check=True, capture_output=True, text=True)
+            flop[side], ttft[side] = map(float, out.stdout.split())
+        assert flop["on"] == flop["off"]
+        assert ttft["on"] < ttft["off"] * 0.99
+
+    def test_off_as_shipped(self):
+        """The rising rate failed the ship rule (docs/history.md, s182): as shipped no GPU adds pairs per token."""
+        assert kernel_curves.PREFILL_ATTENTION_RISING is False
+        for name in MEASURED:
+            assert gpu_numbers(default_catalog().gpu(name))["prefill_attention_pairs_per_token"] == 0.0

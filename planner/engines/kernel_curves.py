@@ -99,6 +99,7 @@ KERNEL_FIELDS = {
     "attention_floor_s": 0.0,
     "prefill_attention_flop_efficiency": 1.0,
     "prefill_attention_floor_s": 0.0,
+    "prefill_attention_pairs_per_token": 0.0,
     "moe_floor_s": 0.0,
     "moe_floor_per_doubling_s": 0.0,
     "moe_gemm_half_width": 0.0,
@@ -258,6 +259,31 @@ def tensorrt_llm_moe_source(gpu, catalog) -> str | None:
     return src if src == gpu.name or catalog.gpu(src).architecture == gpu.architecture else None
 
 
+#: EXPERIMENT (s182, off: it failed the ship rule, docs/history.md; switch ``prefill-attention-rising``): True times
+#: prefill attention at a rate that rises with the prompt (``bench/kernel_extract.py``'s "rising" fit: each new token
+#: costs ``prefill_attention_pairs_per_token`` token pairs more, so the rate is the fitted one x (L / 2) / (L / 2 + s));
+#: False (shipped): one rate for every prompt (the "flat" fit). On vLLM's measured kernels the flat rate times 8K-16K
+#: prompts 24-42% slow and 128-512-token ones 24-41% fast; the rising fit halves the median error, but end to end the
+#: held-out TPOT median and worst and the loaded p99 TTFT median got worse.
+PREFILL_ATTENTION_RISING = False
+
+
+def prefill_attention_factors(row: dict[str, str], peak: float) -> dict[str, float]:
+    """A curves row's prefill attention: its FLOP rate over ``peak``, floor and pairs per token, of the rising fit
+    (``PREFILL_ATTENTION_RISING``) or the flat one (no pairs per token)."""
+    if PREFILL_ATTENTION_RISING:
+        return {
+            "prefill_attention_flop_efficiency": float(row["prefill_attention_rising_flop_per_s"]) / peak,
+            "prefill_attention_floor_s": float(row["prefill_attention_rising_floor_s"]),
+            "prefill_attention_pairs_per_token": float(row["prefill_attention_pairs_per_token"]),
+        }
+    return {
+        "prefill_attention_flop_efficiency": float(row["prefill_attention_flop_per_s"]) / peak,
+        "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
+        "prefill_attention_pairs_per_token": 0.0,
+    }
+
+
 def kernel_factors(gpu, catalog) -> dict[str, float]:
     """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``allreduce_factors``' two (NaN where none was measured).
 
@@ -292,8 +318,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "attention_bandwidth_efficiency": attention_bytes,
         "attention_flop_efficiency": float(row["attention_flop_per_s"]) / peak,
         "attention_floor_s": float(row["attention_floor_s"]),
-        "prefill_attention_flop_efficiency": float(row["prefill_attention_flop_per_s"]) / peak,
-        "prefill_attention_floor_s": float(row["prefill_attention_floor_s"]),
+        **prefill_attention_factors(row, peak),
         "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
         "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),

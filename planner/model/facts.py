@@ -146,6 +146,9 @@ class EngineFacts:
     # MLA's absorbed decode attention's FLOP/s over the dense 16-bit peak, from the measured MLA modules
     # (``planner.engines.kernel_curves.mla_attention_flop_efficiency``); 0: at ``attention_flop_efficiency``
     mla_attention_flop_efficiency: ArrayLike = 0.0
+    # token pairs of causal prefill attention work each new token adds (its kernel's tiles on the diagonal; the
+    # measured rate rises with the prompt: ``planner.model.operators.prefill_attention_timed_flop``); 0: one rate
+    prefill_attention_pairs_per_token: ArrayLike = 0.0
     # how data-parallel attention's MoE moves tokens (``planner.engines.profiles.EngineProfile.moe_exchange``): 0 an
     # all-to-all of each token's k copies, 1 an all-gather (bf16) + reduce-scatter, 2 the same with the tokens at the
     # experts' input precision and an all-to-all above top-k on a multi-node NVLink domain (TensorRT-LLM)

@@ -262,6 +262,24 @@ def attention_peak_flop_per_s(gpu: GpuFacts) -> ArrayLike:
     return gpu.bf16_peak_flop_per_s
 
 
+def prefill_attention_timed_flop(
+    model: ModelFacts, limits: EngineFacts, attention_flop: ArrayLike, new_tokens: ArrayLike
+) -> ArrayLike:
+    """The causal prefill FLOPs the attention curve times: ``attention_flop`` + FLOP per token pair x
+    ``new_tokens`` x s summed over the attention layers (sliding-window layers: min(s, window)), s =
+    ``limits.prefill_attention_pairs_per_token``.
+
+    The measured kernels run each new token as if it attended to s more tokens (the tiles on the causal diagonal,
+    the per-query-tile work), so a prompt of L tokens runs at the fitted rate x (L / 2) / (L / 2 + s): H100's
+    594 TFLOP/s at s = 554 is 237 TFLOP/s at 736 tokens and 556 TFLOP/s at 16K (``bench/kernel_extract.py``).
+    The extra is time, not FLOPs: the step's reported FLOPs keep the causal count."""
+    s = limits.prefill_attention_pairs_per_token
+    if type(s) is float and s == 0.0:  # no tables (or the flat fit): the causal FLOPs as they are
+        return attention_flop
+    layers = model.full_attention_layers * s + model.sliding_window_layers * ops.minimum(s, model.sliding_window)
+    return attention_flop + model.prefill_attention_flop_per_token_pair_per_layer * new_tokens * layers
+
+
 def attention_time_s(
     gpu: GpuFacts,
     model: ModelFacts,
@@ -396,6 +414,7 @@ def forward_kernels_time_s(
             limits.prefill_attention_flop_efficiency,
             limits.prefill_attention_floor_s,
         )
+        attention_flop = prefill_attention_timed_flop(model, limits, attention_flop, rows)
     else:
         attention_efficiency, attention_floor_s = limits.attention_flop_efficiency, limits.attention_floor_s
         if not (type(limits.mla_attention_flop_efficiency) is float and limits.mla_attention_flop_efficiency == 0.0):

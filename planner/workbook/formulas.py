@@ -507,6 +507,9 @@ def prefill_block() -> list[tuple[str, str, str, str, str]]:
             "0.000E+00",
             "IF(ISERROR({n}),{n},{context}*({pattnflop}*"
             + causal_pairs("{context}", "{.sparse}")
+            # model.operators.prefill_attention_timed_flop: s more pairs per new token on the attention layers
+            + "+{pattnflop}*"
+            + layer_tokens("{f_prefill_attention_pairs_per_token}")
             + "+{idxflop}*{full}*{context}/2+{linflop}))",
         ),
         *operator_rows("{context}", "{f_prefill_flop_efficiency}", "prefill_attention", "{.kv}", "{.attn_att}"),
