@@ -75,6 +75,17 @@ def _split(parallelism: str, gpus: int) -> tuple[int, int]:
     return stages, gpus // stages
 
 
+def _streams_words(p) -> str:
+    """How the simulation splits a replica's requests: "" for one stream, else its ranks or pipeline streams, each
+    taking one request in n (``planner.model.parallel.streams_of``)."""
+    if is_pipeline(p.parallelism):
+        n = _stages(p)[0]
+        return f", each of its pipeline's {n} micro-batch streams taking one request in {n}"
+    if p.parallelism == "dp-ep":
+        return f", each of its {p.gpus} attention ranks taking one request in {p.gpus}"
+    return ""
+
+
 def _stages(p: Plan) -> tuple[int, int]:
     """``_split`` of the plan's layout."""
     return _split(p.parallelism, p.gpus)
@@ -571,12 +582,7 @@ def render_sizing(
         "\n",
         f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
         f"{_tokens(output_tokens)}-token outputs, "
-        "computed by planner's serving simulation (1,000 requests a replica"
-        + {
-            "dp-ep": f", each of its {p.gpus} attention ranks taking every {p.gpus}th)",
-        }.get(p.parallelism, ")")
-        if not is_pipeline(p.parallelism)
-        else f", each of its pipeline's {_stages(p)[0]} micro-batch streams taking every {_stages(p)[0]}th)",
+        "computed by planner's serving simulation (1,000 requests a replica" + _streams_words(p) + ")",
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [
