@@ -76,6 +76,19 @@ class TestCatalogCommands:
         assert 'name = "Llama-2-70B"' in r.output and "source =" in r.output
         assert "computed: 68,976,648,192 parameters" in r.output
 
+    def test_show_takes_a_kind_and_a_name_of_several_words(self):
+        """``catalog show gpu H100 SXM 80GB`` as people type it: the kind narrows the search, the words are the name."""
+        r = run("catalog", "show", "gpu", "H100", "SXM", "80GB")
+        assert r.exit_code == 0, r.output
+        assert r.output.startswith('[[gpu]]\nname = "H100 SXM 80GB"')
+        r = run("catalog", "show", "models", "qwen3-8b")
+        assert r.exit_code == 0 and 'name = "Qwen3-8B"' in r.output
+
+    def test_show_within_a_kind_suggests_names_of_that_kind(self):
+        r = run("catalog", "show", "gpu", "llama2-70b")
+        assert r.exit_code == 2
+        assert "unknown gpu 'llama2-70b'" in r.output and "Llama-2-70B" not in r.output
+
     def test_import_hf_makes_an_entry_the_loader_reads(self, tmp_path):
         """A Llama-2-7B config.json (values of meta-llama/Llama-2-7b-hf) imports to the catalog's counts."""
         cfg = {

@@ -101,20 +101,32 @@ def list_command(kind: str, catalog_dirs) -> None:
     echo("Catalog folders: " + ", ".join(str(f) for f in cat.folders))
 
 
+#: The kinds ``catalog show`` takes before a name, as people type them (``catalog list gpus``'s words too).
+SHOW_KINDS = {"gpu": "gpu", "gpus": "gpu", "model": "model", "models": "model", "precision": "precision",
+              "precisions": "precision"}  # fmt: skip
+
+
 @catalog_group.command("show")
-@click.argument("name")
+@click.argument("words", nargs=-1, required=True, metavar="[KIND] NAME")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of TOML.")
 @catalog_option
-def show_command(name: str, as_json: bool, catalog_dirs) -> None:
-    """Show one entry (GPU, model or precision) with every field and its source.
+def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
+    """Show one entry (GPU, model or precision) with every field and its source. KIND (gpu, model or precision)
+    narrows the search; a name of several words needs no quotes.
 
     Example:
 
         planner catalog show llama2-70b
+
+        planner catalog show gpu H100 SXM 80GB
     """
+    wanted = SHOW_KINDS.get(words[0].lower()) if len(words) > 1 else None
+    name = " ".join(words[1:] if wanted else words)
     cat = load(catalog_dirs)
     known = []
     for kind, table in (("gpu", cat.gpus), ("model", cat.models), ("precision", cat.precisions)):
+        if wanted not in (None, kind):
+            continue
         if name in table:
             entry = table.get(name)
             if as_json:
@@ -129,7 +141,7 @@ def show_command(name: str, as_json: bool, catalog_dirs) -> None:
                 )
             return
         known += table.names() + table.aliases()
-    raise UnknownNameError("catalog entry", name, known)
+    raise UnknownNameError(wanted or "catalog entry", name, known)
 
 
 @catalog_group.command("import-hf")
