@@ -409,6 +409,12 @@ class Percentile(click.ParamType):
     help="Gamma shape of the arrival gaps: 1 Poisson, below 1 burstier (vllm bench serve --burstiness).",
 )
 @click.option(
+    "--prefix-hit-rate",
+    type=Number("a share of 0 or more and below 1, e.g. 0.25", min=0, max=1, max_open=True),
+    help="With --rate: the share of each prompt the prefix cache holds, not computed again (a system prompt every "
+    "request shares, over the mean prompt: 0.25 for 200 of 800 tokens); default 0, or --dataset's shared prefix.",
+)
+@click.option(
     "--speculative-tokens",
     type=Whole("draft tokens per step, 1 or more, e.g. 3", min=1),
     help=f"With --rate: {SPECULATION_OPTIONS['speculative_tokens']}.",
@@ -434,6 +440,7 @@ def plan_command(
     tpot_target,
     percentile,
     burstiness,
+    prefix_hit_rate,
     speculative_tokens,
     acceptance_length,
     **options,
@@ -476,9 +483,15 @@ def plan_command(
         raise InvalidInputError("--prompt-tokens and --output-tokens are the lengths under load; give --rate with them")
     if rate_per_s is None and (ttft_target is not None or tpot_target is not None):
         raise InvalidInputError("--ttft-target and --tpot-target size a fleet under load; give --rate with them")
-    given = [f"--{n}" for n in ("burstiness", "percentile") if _given(n)]
+    given = [f"--{n.replace('_', '-')}" for n in ("burstiness", "percentile", "prefix_hit_rate") if _given(n)]
+    if prefix_hit_rate is not None and traffic is not None and traffic.prefix_hit_rate:
+        raise InvalidInputError(
+            f"--dataset {traffic.name} sets the prefix hit from its shared prefix "
+            f"({fmt_percent(traffic.prefix_hit_rate)} of each prompt); leave out --prefix-hit-rate"
+        )
     if rate_per_s is None and given:
-        raise InvalidInputError(f"{' and '.join(given)} shape the traffic under load; give --rate with them")
+        verb, them = ("shape", "them") if len(given) > 1 else ("shapes", "it")
+        raise InvalidInputError(f"{' and '.join(given)} {verb} the traffic under load; give --rate with {them}")
     if traffic is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
@@ -489,7 +502,7 @@ def plan_command(
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
     past_capacity = False
-    hit = traffic.prefix_hit_rate if traffic else 0.0
+    hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None:  # a fixed-length run: each request the mean in whole tokens, as validation reads a mean
@@ -508,7 +521,7 @@ def plan_command(
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
-        out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p)} if sized else {})
+        out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
         if sized:
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
             out["under_load"]["held_out_ranges_notes"] = notes
@@ -521,7 +534,11 @@ def plan_command(
             }
         echo(json.dumps(out, indent=2))
     else:
-        text = render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic) if sized else ""
+        text = (
+            render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate)
+            if sized
+            else ""
+        )
         lines = held_out_range_lines(sized, ranges) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
@@ -567,9 +584,10 @@ def render_sizing(
     output_tokens: float,
     speculative=None,
     traffic: DatasetLoad | None = None,
+    prefix_hit_rate: float | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
-    speculation it decodes with, if any; the dataset whose lengths it serves, if named)."""
+    speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given)."""
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
@@ -584,6 +602,11 @@ def render_sizing(
         f"{_tokens(output_tokens)}-token outputs, "
         "computed by planner's serving simulation (1,000 requests a replica" + _streams_words(p) + ")",
         *([dataset_line(traffic)] if traffic is not None else []),
+        *(
+            [f"  prefix cache: {fmt_percent(prefix_hit_rate)} of each prompt cached, not computed again (as given)"]
+            if prefix_hit_rate
+            else []
+        ),
         *(
             [
                 f"  speculative decoding: {speculative.draft_steps} draft tokens a step, "

@@ -233,6 +233,14 @@ class Workload(BaseModel):
         description="how the peak's requests arrive: the gamma shape of their gaps (1: Poisson; below 1 burstier; "
         "vllm bench serve --burstiness)",
     )
+    prefix_hit_rate: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="share of each prompt the prefix cache holds, not computed again: a system prompt every request "
+        "shares, over the mean prompt (0.25: 200 of 800 tokens); default 0, or a named dataset's shared prefix; "
+        'with sizing "simulated"',
+    )
     sizing: Literal["simulated", "littles-law"] = Field(
         default="simulated",
         description='"simulated" (default): the fewest replicas whose simulated high-percentile TTFT and TPOT at the '
@@ -253,7 +261,13 @@ class Workload(BaseModel):
         dataset's means given beside it, or a dataset without a published mean, are refused."""
         if not isinstance(data, dict) or data.get("dataset") is None:
             return data
-        from planner.serving.load import NoPublishedLengthError, dataset_load, dataset_statistics
+        from planner.serving.load import (
+            DEFAULT_REQUESTS,
+            NoPublishedLengthError,
+            dataset_load,
+            dataset_statistics,
+            shared_prefix_hit_rate,
+        )
 
         name = data["dataset"]
         if not isinstance(name, str):
@@ -269,6 +283,13 @@ class Workload(BaseModel):
                 "prompt_tokens_high, output_tokens_mean and output_tokens_high instead of dataset"
             ) from None
         out = dict(data, prompt_tokens_mean=round(t.prompt_mean_tokens), output_tokens_mean=round(t.output_mean_tokens))
+        own = dataset_statistics(t.name, t.client).prefix_tokens
+        if own and "prefix_hit_rate" in data:
+            raise ValueError(
+                f"dataset {name!r} sets prefix_hit_rate from its shared prefix of {own:,} tokens; leave it out"
+            )
+        if "prefix_hit_rate" not in data:  # the share its shared prefix has cached over a run (0 without one)
+            out["prefix_hit_rate"] = shared_prefix_hit_rate(name, out["prompt_tokens_mean"], DEFAULT_REQUESTS)
         if dataset_statistics(t.name, t.client).kind == "fixed":
             for f, v in (("prompt_tokens_high", t.prompt_mean_tokens), ("output_tokens_high", t.output_mean_tokens)):
                 if f in data and data[f] != round(v):
@@ -279,16 +300,6 @@ class Workload(BaseModel):
                 f"dataset {name!r} publishes its means only; give prompt_tokens_high and output_tokens_high with it"
             )
         return out
-
-    @property
-    def prefix_hit_rate(self) -> float:
-        """The share of each prompt the prefix cache holds: ``dataset``'s shared prefix over 1,000 requests at the
-        mean prompt (``planner.serving.load.shared_prefix_hit_rate``), else 0."""
-        if self.dataset is None:
-            return 0.0
-        from planner.serving.load import DEFAULT_REQUESTS, shared_prefix_hit_rate
-
-        return shared_prefix_hit_rate(self.dataset, self.prompt_tokens_mean, DEFAULT_REQUESTS)
 
     @property
     def request_tokens(self) -> tuple[int, int]:
@@ -324,6 +335,10 @@ class Workload(BaseModel):
             )
         if pair[1] > pair[0]:
             raise ValueError(f"average_{kind} ({pair[1]:g}) is above peak_{kind} ({pair[0]:g})")
+        if self.sizing == "littles-law" and self.prefix_hit_rate > 0 and self.dataset is None:
+            raise ValueError(
+                'prefix_hit_rate needs sizing = "simulated" (Little\'s law charges every prompt its whole prefill)'
+            )
         if not isinstance(self.latency_margin, str) and not 0 <= self.latency_margin < 1:
             raise ValueError(f"latency_margin must be 0 or more and below 1; got {self.latency_margin!r}")
         for which in ("prompt", "output"):  # the high percentile's length holds at least the mean's
