@@ -766,6 +766,28 @@ class TestFailingCellsInBulk:
         assert bulk[0][0] == OK_PAST_4K and "1,000,000 sequences of 8,192 tokens" in bulk[2][0]
 
 
+class TestPrefixHitArgument:
+    """The under-load functions' last optional argument: the share of each prompt the prefix cache holds, as
+    ``planner plan --prefix-hit-rate`` and a scenario's ``workload.prefix_hit_rate`` take it."""
+
+    ARGS = ("H100", "llama3.1-8b", 10.0, 1000.0, 200.0, None, None, None, None, None, None)
+
+    def test_the_cell_is_the_simulations_figure_and_a_cached_prompt_comes_sooner(self):
+        from planner.serving.fleet import load_percentile
+
+        cached = xf.TTFT_P50(*self.ARGS, 0.5)
+        want = load_percentile(
+            "H100", "llama3.1-8b", 10.0, 1000, 200, metric="ttft", percentile=50, prefix_hit_rate=0.5
+        )
+        assert cached == pytest.approx(want * 1e3, rel=1e-12)
+        assert cached < xf.TTFT_P50(*self.ARGS) == xf.TTFT_P50(*self.ARGS, None)
+
+    def test_a_share_outside_0_to_1_is_value_and_says_why(self):
+        assert xf.TTFT_P50(*self.ARGS, 1.5) == "#VALUE!"
+        why = xf.PLANNER_WHY("TTFT_P50", *self.ARGS, 1.5)
+        assert why == "prefix_hit_rate 1.5 is not a share of each prompt cached; use 0 or more and below 1, e.g. 0.25"
+
+
 class TestParallelismArgument:
     """The last optional argument of every deployment function: how the group splits a MoE model (``"tp"``,
     ``"tp-ep"``, ``"dp-ep"``), as ``planner plan --parallelism`` takes it; the cell is the core's figure."""

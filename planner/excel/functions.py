@@ -218,9 +218,10 @@ def _under_load(name: str, doc: str):
         speculative_tokens=None,
         acceptance_length=None,
         parallelism=None,
+        prefix_hit_rate=None,
     ):
         args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision)
-        args += (speculative_tokens, acceptance_length, parallelism)
+        args += (speculative_tokens, acceptance_length, parallelism, prefix_hit_rate)
         return _s.evaluate(_s.SPECS[name], args)
 
     f.__name__ = f.__qualname__ = name

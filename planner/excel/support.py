@@ -510,6 +510,13 @@ SPEC_TOKENS = Param(
     "speculative_tokens", "number", SPECULATION_OPTIONS["speculative_tokens"], required=False, tokens=True
 )
 ACCEPTANCE = Param("acceptance_length", "number", SPECULATION_OPTIONS["acceptance_length"], required=False)
+PREFIX_HIT = Param(
+    "prefix_hit_rate",
+    "number",
+    "the share of each prompt the prefix cache holds, not computed again (a system prompt every request shares, "
+    "over the mean prompt: 0.25 for 200 of 800 tokens); blank: 0",
+    required=False,
+)
 
 #: One sequence's tokens: the context argument (``Spec.sequence``).
 CTX = ("context",)
@@ -587,7 +594,10 @@ SPECS: dict[str, Spec] = {
             Spec(
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
-                (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM),
+                (
+                    GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM,
+                    PREFIX_HIT,
+                ),  # fmt: skip
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
             )

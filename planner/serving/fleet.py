@@ -234,6 +234,7 @@ def load_percentile(
     percentile: float = 99,
     speculative_tokens: Any = None,
     acceptance_length: Any = None,
+    prefix_hit_rate: Any = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """One percentile of one latency, seconds, of a replica taking ``rate_per_s`` Poisson requests (burstiness
@@ -245,7 +246,8 @@ def load_percentile(
     ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
-    SPECULATION_OPTIONS``). Options (the group and its split, precisions, catalog, errors):
+    SPECULATION_OPTIONS``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
+    1 (None: 0; ``latency_under_load``). Options (the group and its split, precisions, catalog, errors):
     ``planner.options.ReplicaOptions``."""
     o = Options.read(ReplicaOptions, options, "load_percentile")
     errors = o.errors
@@ -266,6 +268,7 @@ def load_percentile(
         np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
         np.asarray(speculative_tokens, dtype=object),
         np.asarray(acceptance_length, dtype=object),
+        np.asarray(prefix_hit_rate, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -283,13 +286,14 @@ def load_percentile(
             # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
             x = float(flat[2][i])
             p_i, o_i = float(fixed_length_tokens(flat[3][i])), float(fixed_length_tokens(flat[4][i]))
-            if math.isfinite(x) and past_capacity(replica, p_i, o_i, [x])[0]:
-                cap = capacity_per_s(replica, p_i, o_i)
+            hit = prefix_hit_share(flat[11][i])
+            if math.isfinite(x) and past_capacity(replica, p_i, o_i, [x], hit)[0]:
+                cap = capacity_per_s(replica, p_i, o_i, hit)
                 raise OutOfRangeError(
                     f"{x:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
                     " its queue grows without bound, so no percentile holds; use more replicas"
                 )
-            r = latency_under_load(replica, p_i, o_i, rate_per_s=x)
+            r = latency_under_load(replica, p_i, o_i, rate_per_s=x, prefix_hit_rate=hit)
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
                 raise
@@ -300,6 +304,21 @@ def load_percentile(
         out[i] = getattr(r, f"{metric}_s").at(percentile)
     out = out.reshape(shape)
     return out.item() if out.ndim == 0 else out
+
+
+def prefix_hit_share(value: Any) -> float:
+    """A prefix cache hit as a cell or caller gives it: None or blank 0, else a share of 0 or more and below 1."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return 0.0
+    try:
+        hit = float(value)
+    except (TypeError, ValueError):
+        hit = math.nan
+    if not 0.0 <= hit < 1.0:
+        raise InvalidInputError(
+            f"prefix_hit_rate {value!r} is not a share of each prompt cached; use 0 or more and below 1, e.g. 0.25"
+        )
+    return hit
 
 
 def _target(target_s: float, scale: float, unit: str) -> str:
