@@ -595,7 +595,17 @@ SPECS: dict[str, Spec] = {
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
                 (
-                    GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM,
+                    GPU,
+                    MODEL,
+                    RATE,
+                    MEAN_PROMPT,
+                    MEAN_OUTPUT,
+                    GPUS,
+                    WEIGHTS,
+                    KV,
+                    SPEC_TOKENS,
+                    ACCEPTANCE,
+                    PARALLELISM,
                     PREFIX_HIT,
                 ),  # fmt: skip
                 scale=1e3,
