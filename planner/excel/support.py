@@ -518,6 +518,10 @@ PREFIX_HIT = Param(
     required=False,
 )
 
+#: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
+LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
+LOAD_PARAMS += (PREFIX_HIT,)
+
 #: One sequence's tokens: the context argument (``Spec.sequence``).
 CTX = ("context",)
 
@@ -594,20 +598,7 @@ SPECS: dict[str, Spec] = {
             Spec(
                 f"{metric.upper()}_P{q}",
                 functools.partial(_load_percentile, metric=metric, percentile=q),
-                (
-                    GPU,
-                    MODEL,
-                    RATE,
-                    MEAN_PROMPT,
-                    MEAN_OUTPUT,
-                    GPUS,
-                    WEIGHTS,
-                    KV,
-                    SPEC_TOKENS,
-                    ACCEPTANCE,
-                    PARALLELISM,
-                    PREFIX_HIT,
-                ),  # fmt: skip
+                LOAD_PARAMS,
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
             )
