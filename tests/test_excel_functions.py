@@ -788,6 +788,45 @@ class TestPrefixHitArgument:
         assert why == "prefix_hit_rate 1.5 is not a share of each prompt cached; use 0 or more and below 1, e.g. 0.25"
 
 
+class TestFleetFunctions:
+    """REPLICAS and CAPACITY_RPS: the fleet ``planner plan --rate`` sizes and the capacity every surface judges a rate
+    by, in cells (planner.serving.fleet.replicas_needed / replica_capacity_per_s)."""
+
+    ARGS = ("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8")
+
+    def test_replicas_is_the_fleet_plan_sizes_and_docs_excel_says_so(self):
+        from cli_support import run
+        from doc_support import stated
+
+        got = xf.REPLICAS(*self.ARGS)
+        plan = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "-w", "fp8", "--gpus",
+                   "4", "--rate", "60", "--prompt-tokens", "800", "--output-tokens", "400", "--ttft-target", "1.5",
+                   "--tpot-target", "0.05")  # fmt: skip
+        assert f"replicas (p95 TTFT <= 1.50 s, TPOT <= 50 ms): {got} x 4 x H100 SXM 80GB" in plan.output
+        said = stated("docs/excel.md", r'`=REPLICAS\("H100","llama3\.1-70b",60,800,400,1\.5,0\.05,,4,"fp8"\)` is (\d+)')
+        assert said == (got,)
+
+    def test_replicas_grow_with_the_rate_and_spill_a_row(self):
+        row = xf.REPLICAS("H100", "llama3.1-70b", [[10.0, 20.0, 60.0]], 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8")
+        assert len(row) == 1 and row[0] == sorted(row[0]) and row[0][0] < row[0][-1]
+
+    def test_capacity_is_the_simulations_and_bounds_the_rate_per_replica(self):
+        from planner.serving.fleet import capacity_per_s
+        from planner.serving.load import Replica
+
+        got = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0, 4.0, "fp8")
+        replica = Replica("H100", "llama3.1-70b", 4, weight_precision="fp8")
+        assert got == pytest.approx(capacity_per_s(replica, 800.0, 400.0), rel=1e-12)
+        assert 60.0 / xf.REPLICAS(*self.ARGS) < got  # a planned replica's share of the rate is below its capacity
+
+    def test_refusals_say_why(self):
+        bad = (*self.ARGS[:7], 97.0, *self.ARGS[8:])
+        assert xf.REPLICAS(*bad) == "#VALUE!"
+        assert xf.PLANNER_WHY("REPLICAS", *bad) == "percentile 97.0 is not reported; use one of (50, 90, 95, 99)"
+        hopeless = (*self.ARGS[:5], 0.001, *self.ARGS[6:])
+        assert "no fleet of up to 4,096 replicas meets the targets" in xf.PLANNER_WHY("REPLICAS", *hopeless)
+
+
 class TestParallelismArgument:
     """The last optional argument of every deployment function: how the group splits a MoE model (``"tp"``,
     ``"tp-ep"``, ``"dp-ep"``), as ``planner plan --parallelism`` takes it; the cell is the core's figure."""

@@ -45,6 +45,8 @@ __all__ = [
     "PLANNER_RELOAD",
     "PLANNER_VERSION",
     "PLANNER_WHY",
+    "CAPACITY_RPS",
+    "REPLICAS",
     "RIDGE",
     "THROUGHPUT",
     "TPOT",
@@ -236,6 +238,42 @@ TTFT_P99 = _under_load("TTFT_P99", "99th-percentile time to first token under lo
 TPOT_P50 = _under_load("TPOT_P50", "Median time per output token (after the first) under load")
 TPOT_P95 = _under_load("TPOT_P95", "95th-percentile time per output token (after the first) under load")
 TPOT_P99 = _under_load("TPOT_P99", "99th-percentile time per output token (after the first) under load")
+
+
+@_udf("REPLICAS")
+def REPLICAS(
+    gpu,
+    model,
+    rate_per_s,
+    prompt_tokens,
+    output_tokens,
+    ttft_target_s=None,
+    tpot_target_s=None,
+    percentile=None,
+    gpus=None,
+    weight_precision=None,
+    kv_precision=None,
+    parallelism=None,
+    prefix_hit_rate=None,
+):
+    """The fewest replicas whose simulated percentile TTFT and TPOT meet the targets (seconds) at rate_per_s Poisson
+    requests, as planner plan --rate sizes a fleet; GPUs = replicas x gpus. Computed by planner's queue simulation (a
+    few runs of 1,000 requests, ~0.2-2 s a cell), not a cell formula."""
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate)
+    return _s.evaluate(_s.SPECS["REPLICAS"], args)
+
+
+@_udf("CAPACITY_RPS")
+def CAPACITY_RPS(
+    gpu, model, prompt_tokens, output_tokens, gpus=None, weight_precision=None, kv_precision=None, parallelism=None,
+    prefix_hit_rate=None,
+):  # fmt: skip
+    """Requests per second one replica completes in steady state at these mean lengths, the capacity every surface
+    judges a rate by (past it a queue grows without bound). Computed by planner's queue simulation (~1-2 s the first
+    time for a replica and lengths), not a cell formula."""
+    args = (gpu, model, prompt_tokens, output_tokens, gpus, weight_precision, kv_precision, parallelism)
+    return _s.evaluate(_s.SPECS["CAPACITY_RPS"], args + (prefix_hit_rate,))
 
 
 @_udf("LOADED_RANGE")

@@ -172,6 +172,20 @@ def _load_percentile(*args: Any, **kwargs: Any) -> Any:
     return load_percentile(*args, **kwargs)
 
 
+def _replicas_needed(*args: Any, **kwargs: Any) -> Any:
+    """``planner.serving.fleet.replicas_needed``, imported at the first call (as ``_load_percentile``)."""
+    from planner.serving.fleet import replicas_needed
+
+    return replicas_needed(*args, **kwargs)
+
+
+def _replica_capacity(*args: Any, **kwargs: Any) -> Any:
+    """``planner.serving.fleet.replica_capacity_per_s``, imported at the first call (as ``_load_percentile``)."""
+    from planner.serving.fleet import replica_capacity_per_s
+
+    return replica_capacity_per_s(*args, **kwargs)
+
+
 #: LOADED_RANGE's quantities (``planner.accuracy.loaded_ranges.RANGED_METRICS``: TTFT_P50 / P95 / P99 and
 #: TPOT_P50 / P95 / P99 here, ITL as ``plan --rate`` prints it), percentiles and ends, as a cell names them. The
 #: percentiles are the serving simulation's (``planner.serving.load.PERCENTILES``): 50 takes the table's p50 row, 90,
@@ -518,6 +532,24 @@ PREFIX_HIT = Param(
     required=False,
 )
 
+TTFT_TARGET = Param(
+    "ttft_target_s",
+    "number",
+    "time-to-first-token target at the percentile, seconds, e.g. 1.5 (TTFT_P95 returns milliseconds: 1,500); "
+    "blank: none",
+    required=False,
+)
+TPOT_TARGET = Param(
+    "tpot_target_s",
+    "number",
+    "time-per-output-token target at the percentile, seconds, e.g. 0.05 (TPOT_P95 returns milliseconds: 50); blank: "
+    "none",
+    required=False,
+)
+SIZING_PERCENTILE = Param(
+    "percentile", "number", "the percentile the targets hold at: 50, 90, 95 or 99; blank: 95", required=False
+)
+
 #: The under-load percentile functions' arguments (TTFT_P50 ... TPOT_P99), in order.
 LOAD_PARAMS = (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, SPEC_TOKENS, ACCEPTANCE, PARALLELISM)
 LOAD_PARAMS += (PREFIX_HIT,)
@@ -604,6 +636,20 @@ SPECS: dict[str, Spec] = {
             )
             for metric in ("ttft", "tpot")
             for q in (50, 95, 99)
+        ),
+        Spec(
+            "REPLICAS",
+            _replicas_needed,
+            (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, GPUS, WEIGHTS, KV)
+            + (PARALLELISM, PREFIX_HIT),
+            integer=True,
+            sequence=("prompt_tokens", "output_tokens"),
+        ),
+        Spec(
+            "CAPACITY_RPS",
+            _replica_capacity,
+            (GPU, MODEL, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, PARALLELISM, PREFIX_HIT),
+            sequence=("prompt_tokens", "output_tokens"),
         ),
         Spec(
             "LOADED_RANGE",

@@ -242,20 +242,107 @@ def load_percentile(
     ``output_tokens`` are mean lengths (207.5 is taken, ``planner.checks.mean_tokens_or_mask``); each request sends the
     mean in whole tokens (``fixed_length_tokens``: 207.5 -> 208), as ``planner plan --rate`` does. Arguments broadcast (one
     simulation per scenario, ~0.05 s each); ``errors="coerce"`` gives NaN where a scenario has no answer, as
-    where the rate is past the replica's simulated capacity (````capacity_per_s````; "raise":
+    where the rate is past the replica's simulated capacity (``capacity_per_s``; "raise":
     ``OutOfRangeError``, #NUM! in a cell): there a finite run's percentiles only say how long it ran.
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
     SPECULATION_OPTIONS``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
     1 (None: 0; ``latency_under_load``). Options (the group and its split, precisions, catalog, errors):
     ``planner.options.ReplicaOptions``."""
-    o = Options.read(ReplicaOptions, options, "load_percentile")
-    errors = o.errors
-    layout = check_parallelism(o.parallelism)
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+
+    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+        if math.isfinite(rate) and past_capacity(replica, prompt, output, [rate], hit)[0]:
+            cap = capacity_per_s(replica, prompt, output, hit)
+            raise OutOfRangeError(
+                f"{rate:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
+                " its queue grows without bound, so no percentile holds; use more replicas"
+            )
+        r = latency_under_load(replica, prompt, output, rate_per_s=rate, prefix_hit_rate=hit)
+        return getattr(r, f"{metric}_s").at(percentile)
+
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)
+    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "load_percentile"))
+
+
+def replicas_needed(
+    gpu: Any,
+    model: Any,
+    rate_per_s: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    ttft_target_s: Any = None,
+    tpot_target_s: Any = None,
+    percentile: float = 95,
+    prefix_hit_rate: Any = None,
+    **options: Unpack[ReplicaOptions],
+) -> Any:
+    """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
+    at ``rate_per_s`` Poisson requests of the mean lengths: ``fewest_replicas``, as ``planner plan --rate`` sizes a
+    fleet (the Excel function REPLICAS). Broadcasts as ``load_percentile``; a few simulations per scenario (~0.2-2 s).
+    Raises (NaN with ``errors="coerce"``) where no number of replicas meets them."""
+    if percentile not in PERCENTILES:
+        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+    targets = [_target_s(t, name) for t, name in ((ttft_target_s, "ttft_target_s"), (tpot_target_s, "tpot_target_s"))]
+
+    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+        if not 0 < rate < math.inf:
+            raise InvalidInputError(f"rate_per_s {rate:g} is not a finite number of requests per second above 0")
+        sized = fewest_replicas(
+            replica, prompt, output, rate, percentile=percentile, ttft_target_s=targets[0],
+            tpot_target_s=targets[1], prefix_hit_rate=hit,
+        )  # fmt: skip
+        return float(sized.replicas)
+
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
+    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "replicas_needed"))
+
+
+def replica_capacity_per_s(
+    gpu: Any,
+    model: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    prefix_hit_rate: Any = None,
+    **options: Unpack[ReplicaOptions],
+) -> Any:
+    """Requests per second one replica completes in steady state at the mean lengths (``capacity_per_s``: the rule
+    every surface judges capacity by; the Excel function CAPACITY_RPS). Broadcasts as ``load_percentile``."""
+
+    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+        return capacity_per_s(replica, prompt, output, hit)
+
+    args = (gpu, model, 1.0, prompt_tokens, output_tokens, None, None)
+    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "replica_capacity_per_s"))
+
+
+def _target_s(value: Any, name: str) -> float:
+    """A latency target in seconds above 0, or inf for none (None or blank)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return math.inf
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        t = math.nan
+    if not 0 < t < math.inf:
+        raise InvalidInputError(
+            f"{name} {value!r} is not a number of seconds above 0, e.g. 1.5; leave it blank for none"
+        )
+    return t
+
+
+def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o) -> Any:
+    """``body(replica, rate, prompt, output, hit)`` for each scenario of the broadcast arguments: the replica on its
+    GPU, model, group, precisions and layout (speculating where ``spec_tokens`` and ``acceptance`` are given), each
+    mean length in whole tokens as ``planner plan --rate`` sends it, the prefix hit a share (``prefix_hit_share``).
+    NaN (with the reason noted, ``errors="coerce"``) where a scenario has no answer; ``o``: the read options."""
+    errors = o.errors
+    layout = check_parallelism(o.parallelism)
     accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
     rate = _numbers(rate_per_s, accepted, errors)
     with np.errstate(invalid="ignore"):
@@ -266,9 +353,9 @@ def load_percentile(
         *(np.asarray(x, dtype=object) for x in (gpu, model, rate, prompt, output, o.gpus, o.weight_precision)),
         np.asarray(o.kv_precision, dtype=object),
         np.asarray(bad_rate | bad_p | bad_o, dtype=bool),
-        np.asarray(speculative_tokens, dtype=object),
-        np.asarray(acceptance_length, dtype=object),
-        np.asarray(prefix_hit_rate, dtype=object),
+        np.asarray(spec_tokens, dtype=object),
+        np.asarray(acceptance, dtype=object),
+        np.asarray(hit, dtype=object),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -284,24 +371,14 @@ def load_percentile(
             spec = speculation_for(flat[1][i], flat[9][i], flat[10][i], catalog=o.catalog)
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
-            x = float(flat[2][i])
             p_i, o_i = float(fixed_length_tokens(flat[3][i])), float(fixed_length_tokens(flat[4][i]))
-            hit = prefix_hit_share(flat[11][i])
-            if math.isfinite(x) and past_capacity(replica, p_i, o_i, [x], hit)[0]:
-                cap = capacity_per_s(replica, p_i, o_i, hit)
-                raise OutOfRangeError(
-                    f"{x:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
-                    " its queue grows without bound, so no percentile holds; use more replicas"
-                )
-            r = latency_under_load(replica, p_i, o_i, rate_per_s=x, prefix_hit_rate=hit)
+            out[i] = body(replica, float(flat[2][i]), p_i, o_i, prefix_hit_share(flat[11][i]))
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
                 raise
             mask = np.zeros(len(out), dtype=bool)
             mask[i] = True
             failures.note_each(mask.reshape(shape), (), lambda *_, e=exc: e)
-            continue
-        out[i] = getattr(r, f"{metric}_s").at(percentile)
     out = out.reshape(shape)
     return out.item() if out.ndim == 0 else out
 
