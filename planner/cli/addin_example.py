@@ -83,6 +83,18 @@ def example_cells() -> dict:
         ),
         ("Does not fit on 1 GPU", "#NUM!", 'MAX_BATCH("H100","llama2-70b",8192,,1)', "#NUM!"),
         (
+            "Replicas of 4 x H100 (fp8) for 60 requests/s of 800 / 400 tokens, p95 TTFT <= 1.5 s and TPOT <= 50 ms",
+            "replicas (simulated)",
+            'REPLICAS("H100","llama3.1-70b",60,800,400,1.5,0.05,,4,"fp8")',
+            xf.REPLICAS("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8"),
+        ),
+        (
+            "... one such replica's steady-state capacity",
+            "requests/s (simulated)",
+            'CAPACITY_RPS("H100","llama3.1-70b",800,400,4,"fp8")',
+            xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0, 4.0, "fp8"),
+        ),
+        (
             "p99 TTFT under load, held-out high end (multiply TTFT_P99 by it)",
             "x simulated",
             'LOADED_RANGE("TTFT",99,"high")',
@@ -209,6 +221,8 @@ UNIT_FORMATS = {
     "$ per 1M output tokens": '"$"#,##0.00',
     "fraction": "0.0000",
     "x simulated": "0.00",
+    "replicas (simulated)": "#,##0",
+    "requests/s (simulated)": "#,##0.00",
     "Context (tokens)": "#,##0",
     "Batch": "#,##0",
     "Max batch": "#,##0",
