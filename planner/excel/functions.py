@@ -30,6 +30,7 @@ from planner.excel import catalog as _c
 from planner.excel import support as _s
 
 __all__ = [
+    "CAPACITY_RPS",
     "COST_PER_MTOK",
     "DECODE_INTENSITY",
     "KV_BYTES",
@@ -45,7 +46,6 @@ __all__ = [
     "PLANNER_RELOAD",
     "PLANNER_VERSION",
     "PLANNER_WHY",
-    "CAPACITY_RPS",
     "REPLICAS",
     "RIDGE",
     "THROUGHPUT",

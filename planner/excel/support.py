@@ -164,26 +164,17 @@ def reload(folder: str | None = None) -> str:
 # -- functions ----------------------------------------------------------------------------------------------
 
 
-def _load_percentile(*args: Any, **kwargs: Any) -> Any:
-    """``planner.serving.fleet.load_percentile``, its simulation imported at the first percentile call (~20 ms) rather
-    than with the Excel functions."""
-    from planner.serving.fleet import load_percentile
+def _fleet(name: str) -> Callable[..., Any]:
+    """``planner.serving.fleet.<name>``, its simulation imported at the first call (~20 ms) rather than with the Excel
+    functions (the percentile functions, REPLICAS and CAPACITY_RPS)."""
 
-    return load_percentile(*args, **kwargs)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from planner.serving import fleet
 
+        return getattr(fleet, name)(*args, **kwargs)
 
-def _replicas_needed(*args: Any, **kwargs: Any) -> Any:
-    """``planner.serving.fleet.replicas_needed``, imported at the first call (as ``_load_percentile``)."""
-    from planner.serving.fleet import replicas_needed
-
-    return replicas_needed(*args, **kwargs)
-
-
-def _replica_capacity(*args: Any, **kwargs: Any) -> Any:
-    """``planner.serving.fleet.replica_capacity_per_s``, imported at the first call (as ``_load_percentile``)."""
-    from planner.serving.fleet import replica_capacity_per_s
-
-    return replica_capacity_per_s(*args, **kwargs)
+    call.__name__ = name
+    return call
 
 
 #: LOADED_RANGE's quantities (``planner.accuracy.loaded_ranges.RANGED_METRICS``: TTFT_P50 / P95 / P99 and
@@ -629,7 +620,7 @@ SPECS: dict[str, Spec] = {
         *(
             Spec(
                 f"{metric.upper()}_P{q}",
-                functools.partial(_load_percentile, metric=metric, percentile=q),
+                functools.partial(_fleet("load_percentile"), metric=metric, percentile=q),
                 LOAD_PARAMS,
                 scale=1e3,
                 sequence=("prompt_tokens", "output_tokens"),
@@ -639,7 +630,7 @@ SPECS: dict[str, Spec] = {
         ),
         Spec(
             "REPLICAS",
-            _replicas_needed,
+            _fleet("replicas_needed"),
             (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, GPUS, WEIGHTS, KV)
             + (PARALLELISM, PREFIX_HIT),
             integer=True,
@@ -647,7 +638,7 @@ SPECS: dict[str, Spec] = {
         ),
         Spec(
             "CAPACITY_RPS",
-            _replica_capacity,
+            _fleet("replica_capacity_per_s"),
             (GPU, MODEL, MEAN_PROMPT, MEAN_OUTPUT, GPUS, WEIGHTS, KV, PARALLELISM, PREFIX_HIT),
             sequence=("prompt_tokens", "output_tokens"),
         ),
