@@ -98,11 +98,12 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         rows.append(Assumption(what, value, u, source))
     from planner.serving.load import CLIENT_COMMANDS, dataset_load, dataset_statistics
 
+    own_prefix = 0  # the dataset's own shared prefix, tokens
     if w.dataset is not None:  # the lengths above are the dataset's, as its benchmark client sends them
         t = dataset_load(w.dataset)
         client = CLIENT_COMMANDS.get(t.client, t.client)
         rows.append(Assumption(f"Lengths from dataset {t.name} (as {client} sends it)", t.name, "", t.source))
-    own_prefix = w.dataset is not None and dataset_statistics(w.dataset, t.client).prefix_tokens
+        own_prefix = dataset_statistics(w.dataset, t.client).prefix_tokens
     if w.prefix_hit_rate > 0 and not own_prefix:  # the scenario's own share (workload.prefix_hit_rate)
         rows.append(Assumption("Prefix cache hit (as given)", w.prefix_hit_rate, "share", workload_source))
     elif w.dataset is not None:

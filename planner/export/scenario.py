@@ -283,14 +283,15 @@ class Workload(BaseModel):
                 "prompt_tokens_high, output_tokens_mean and output_tokens_high instead of dataset"
             ) from None
         out = dict(data, prompt_tokens_mean=round(t.prompt_mean_tokens), output_tokens_mean=round(t.output_mean_tokens))
-        own = dataset_statistics(t.name, t.client).prefix_tokens
-        if own and "prefix_hit_rate" in data:
+        stats = dataset_statistics(t.name, t.client)
+        if stats.prefix_tokens and "prefix_hit_rate" in data:
             raise ValueError(
-                f"dataset {name!r} sets prefix_hit_rate from its shared prefix of {own:,} tokens; leave it out"
+                f"dataset {name!r} sets prefix_hit_rate from its shared prefix of {stats.prefix_tokens:,} tokens; "
+                "leave it out"
             )
         if "prefix_hit_rate" not in data:  # the share its shared prefix has cached over a run (0 without one)
             out["prefix_hit_rate"] = shared_prefix_hit_rate(name, out["prompt_tokens_mean"], DEFAULT_REQUESTS)
-        if dataset_statistics(t.name, t.client).kind == "fixed":
+        if stats.kind == "fixed":
             for f, v in (("prompt_tokens_high", t.prompt_mean_tokens), ("output_tokens_high", t.output_mean_tokens)):
                 if f in data and data[f] != round(v):
                     raise ValueError(f"dataset {name!r} sends every request alike ({round(v):,} tokens); leave out {f}")
