@@ -327,14 +327,16 @@ def whole_number(value: Any, what: str, default: int | None = None, tokens: bool
     return int(x)
 
 
-def read_csv_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a measurements CSV as {column: text}; over MAX_MEASUREMENTS_BYTES or MAX_MEASUREMENT_ROWS
+def read_csv_rows(
+    path: Path, max_rows: int = MAX_MEASUREMENT_ROWS, what: str = "a measurements file"
+) -> list[dict[str, str]]:
+    """The rows of a measurements CSV (``what``) as {column: text}; over MAX_MEASUREMENTS_BYTES or ``max_rows``
     rows, a row with more cells than the header, or unreadable: InvalidInputError in one line."""
     try:
-        text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file", encoding="utf-8-sig")
+        text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
         reader = csv.DictReader(io.StringIO(text, newline=""))
         rows = []
-        for r in itertools.islice(reader, MAX_MEASUREMENT_ROWS + 1):
+        for r in itertools.islice(reader, max_rows + 1):
             if None in r:  # more cells than the header: a decimal comma ("8,0") would shift or drop a figure
                 raise InvalidInputError(
                     f"{path}: line {reader.line_num} has {len(reader.fieldnames or ()) + len(r[None])} cells where "
@@ -346,7 +348,7 @@ def read_csv_rows(path: Path) -> list[dict[str, str]]:
         raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV") from None
     except (OSError, csv.Error) as exc:
         raise InvalidInputError(f"{path}: cannot read as CSV ({getattr(exc, 'strerror', None) or exc})") from None
-    check_count(len(rows), MAX_MEASUREMENT_ROWS, "rows or more", str(path))
+    check_count(len(rows), max_rows, "rows or more", str(path))
     return rows
 
 

@@ -18,6 +18,7 @@ from planner.accuracy.loaded_ranges import (
     quantity_for,
     uncovered_texts,
 )
+from planner.accuracy.published import read_csv_rows
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -42,10 +43,13 @@ from planner.serving.fleet import past_capacity as is_past_capacity
 from planner.serving.load import (
     CLIENT_COMMANDS,
     DATASETS,
+    MAX_PROMPTS,
     DatasetLoad,
     NoPublishedLengthError,
+    TraceLoad,
     dataset_load,
     fixed_length_tokens,
+    trace_load,
 )
 from planner.serving.speculative import speculation_for
 from planner.units import (
@@ -380,6 +384,14 @@ class Percentile(click.ParamType):
     "prompt, so give the lengths for them).",
 )
 @click.option(
+    "--trace",
+    "trace_path",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Instead of --rate and the lengths: a recorded traffic replayed as it came, a CSV with the columns "
+    "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin); each of k replicas takes "
+    "one request in k.",
+)
+@click.option(
     "--ttft-target",
     type=Seconds(BARE_TTFT_MAX_S),
     help=f'TTFT (time to first token) target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
@@ -436,6 +448,7 @@ def plan_command(
     prompt_tokens,
     output_tokens,
     dataset_name,
+    trace_path,
     ttft_target,
     tpot_target,
     percentile,
@@ -459,6 +472,20 @@ def plan_command(
         planner plan --gpu H100 --model llama3.1-8b --context 4096 --rate 10 --dataset sonnet --ttft-target 0.5
     """
     traffic = None
+    trace = None
+    if trace_path is not None:
+        given = [n for n, v in (("--rate", rate_per_s), ("--prompt-tokens", prompt_tokens),
+                                ("--output-tokens", output_tokens), ("--dataset", dataset_name)) if v is not None]  # fmt: skip
+        given += ["--burstiness"] * _given("burstiness")
+        if given:
+            raise InvalidInputError(f"--trace gives the arrivals and lengths; leave out {' and '.join(given)}")
+        trace = trace_load(read_csv_rows(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
+        rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
+        if trace.longest_tokens > context:
+            raise InvalidInputError(
+                f"--trace {trace_path} has requests of up to {trace.longest_tokens:,} tokens (prompt + output), more "
+                f"than --context {context:,}; give --context {trace.longest_tokens:,} or more"
+            )
     if dataset_name is not None:
         if prompt_tokens is not None or output_tokens is not None:
             raise InvalidInputError(
@@ -492,7 +519,7 @@ def plan_command(
     if rate_per_s is None and given:
         verb, them = ("shape", "them") if len(given) > 1 else ("shapes", "it")
         raise InvalidInputError(f"{' and '.join(given)} {verb} the traffic under load; give --rate with {them}")
-    if traffic is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
+    if traffic is None and trace is None and rate_per_s is not None and prompt_tokens + output_tokens > context:
         raise InvalidInputError(
             f"--prompt-tokens {prompt_tokens:,} + --output-tokens {output_tokens:,} are more than --context "
             f"{context:,} (the tokens one sequence may hold, prompt + output); give --context "
@@ -505,7 +532,7 @@ def plan_command(
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
-        if traffic is None:  # a fixed-length run: each request the mean in whole tokens, as validation reads a mean
+        if traffic is None:  # a fixed-length run, or a trace's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
@@ -513,7 +540,8 @@ def plan_command(
             replica, run_prompt, run_output, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
-            lengths=traffic.lengths if traffic else None, prefix_hit_rate=hit,
+            lengths=traffic.lengths if traffic else trace.lengths if trace else None, prefix_hit_rate=hit,
+            arrivals_s=trace.arrivals_s if trace else None,
         )  # fmt: skip
         if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
             past_capacity = bool(is_past_capacity(replica, run_prompt, run_output, [rate_per_s], hit)[0])
@@ -527,6 +555,7 @@ def plan_command(
             out["under_load"]["held_out_ranges_notes"] = notes
             out["under_load"]["past_capacity"] = past_capacity
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
+            out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
         if spec is not None:
             out["under_load"]["speculative"] = {
                 "speculative_tokens": spec.draft_steps,
@@ -535,7 +564,7 @@ def plan_command(
         echo(json.dumps(out, indent=2))
     else:
         text = (
-            render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate)
+            render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate, trace)
             if sized
             else ""
         )
@@ -544,10 +573,11 @@ def plan_command(
         text += "".join("\n" + line for line in lines)
         if past_capacity:
             text += (
-                f"\nwarning: {rate_per_s:g} requests/s is past one replica's capacity ({capacity:.3g} requests/s in "
+                f"\nwarning: {rate_per_s:.6g} requests/s is past one replica's capacity ({capacity:.3g} requests/s in "
                 f"the simulation's steady state; this run {fmt_rate(sized.result.output_tokens_per_s)} of output): "
-                "its queue grows without bound, so these "
-                "figures only say how long 1,000 requests took; give --ttft-target and --tpot-target to size a fleet"
+                "its queue grows without bound, so these figures only say how long "
+                f"{len(trace.lengths) if trace else 1000:,} requests took; give --ttft-target and --tpot-target to size "
+                "a fleet"
             )
         echo(render_plan(p) + text)
 
@@ -585,6 +615,7 @@ def render_sizing(
     speculative=None,
     traffic: DatasetLoad | None = None,
     prefix_hit_rate: float | None = None,
+    trace: TraceLoad | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given)."""
@@ -598,9 +629,13 @@ def render_sizing(
 
     lines = [
         "\n",
-        f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
-        f"{_tokens(output_tokens)}-token outputs, "
-        "computed by planner's serving simulation (1,000 requests a replica" + _streams_words(p) + ")",
+        (
+            f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
+            f"{_tokens(output_tokens)}-token outputs, "
+            "computed by planner's serving simulation (1,000 requests a replica" + _streams_words(p) + ")"
+        )
+        if trace is None
+        else trace_line(trace, p, s.replicas),
         *([dataset_line(traffic)] if traffic is not None else []),
         *(
             [f"  prefix cache: {fmt_percent(prefix_hit_rate)} of each prompt cached, not computed again (as given)"]
@@ -750,6 +785,32 @@ def dataset_line(t: DatasetLoad) -> str:
     )
     client = CLIENT_COMMANDS.get(t.client, t.client)
     return f"  dataset {t.name} as {client} sends it{spread}{cached}: {t.source}"
+
+
+def trace_line(t: TraceLoad, p: Plan, replicas: int) -> str:
+    """The "Under load" line of ``--trace``: its requests, span, mean rate and lengths, and how they were replayed
+    (each of the replicas taking one request in k, the first's share simulated)."""
+    share = f"; each of {replicas:,} replicas taking one request in {replicas:,}, the first's simulated" * (
+        replicas > 1
+    )
+    return (
+        f"Under load: the trace {t.name}, {len(t.lengths):,} requests over {fmt_seconds(t.span_s)} "
+        f"({t.rate_per_s:.3g} requests/s, prompts of {_tokens(round(t.prompt_mean_tokens, 1))} and outputs of "
+        f"{_tokens(round(t.output_mean_tokens, 1))} tokens on average), computed by planner's serving simulation "
+        f"(replayed as they came{share}" + _streams_words(p) + ")"
+    )
+
+
+def trace_as_dict(t: TraceLoad) -> dict:
+    """``--trace``'s traffic for --json: where it was read, its requests, span (seconds), mean rate and lengths."""
+    return {
+        "path": t.name,
+        "requests": len(t.lengths),
+        "span_s": t.span_s,
+        "rate_per_s": t.rate_per_s,
+        "prompt_mean_tokens": t.prompt_mean_tokens,
+        "output_mean_tokens": t.output_mean_tokens,
+    }
 
 
 def sizing_as_dict(s: Sizing, p: Plan) -> dict:

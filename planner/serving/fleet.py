@@ -124,6 +124,7 @@ def fewest_replicas(
     max_replicas: int = MAX_REPLICAS,
     lengths: list[tuple[int, int]] | None = None,
     prefix_hit_rate: float = 0.0,
+    arrivals_s: Any = None,
 ) -> Sizing:
     """The fewest replicas k whose simulated ``percentile`` TTFT and TPOT, each replica taking rate / k requests
     per second (gamma arrivals of ``burstiness``; 1,000 requests), meet the targets: the closed-form
@@ -133,7 +134,9 @@ def fewest_replicas(
     1,000-request run cannot show a queue that grows without bound). ``lengths``: each request's (prompt, output)
     tokens (None: all at ``prompt_tokens`` / ``output_tokens``, which must be their means: a named dataset's traffic
     is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
-    The capacity check runs at the means. Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle
+    ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``; ``rate_per_s``
+    its mean rate): replayed as they came, each of k replicas taking one request in k (the first replica's share is
+    simulated). The capacity check runs at the means. Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle
     replica is too slow)."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
@@ -143,6 +146,11 @@ def fewest_replicas(
     runs: dict[int, LoadResult] = {}
 
     def run_at(k: int) -> LoadResult:
+        if arrivals_s is not None:  # a trace: one request in k, at the times it came
+            return latency_under_load(
+                replica, prompt_tokens, output_tokens, arrivals_s=np.asarray(arrivals_s)[::k], lengths=lengths[::k],
+                prefix_hit_rate=prefix_hit_rate,
+            )  # fmt: skip
         return latency_under_load(
             replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness,
             num_requests=len(lengths) if lengths else DEFAULT_REQUESTS, lengths=lengths,

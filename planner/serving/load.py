@@ -40,6 +40,7 @@ import numpy as np
 from planner.errors import InvalidInputError, UnknownNameError
 from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP_SCHEDULING_ENGINES re-exported)
     ARRIVAL_SEED,
+    MAX_PROMPTS,
     OVERLAP_SCHEDULING_ENGINES,
     SCHEDULERS,
     ServingSetup,
@@ -458,6 +459,79 @@ def dataset_load(name: str, num_requests: int = DEFAULT_REQUESTS, client: str | 
     output_mean = float(np.mean([o for _, o in lengths]))
     hit = shared_prefix_hit_rate(canonical, prompt_mean, len(lengths))
     return DatasetLoad(canonical, who, lengths, prompt_mean, output_mean, hit, d.source)
+
+
+#: The columns of a recorded traffic (``trace_load``): each request's arrival, seconds (any origin: the first becomes 0),
+#: and its prompt and output tokens.
+TRACE_COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
+
+
+@dataclass(frozen=True)
+class TraceLoad:
+    """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted) and (prompt,
+    output) tokens; ``name`` says where it was read from."""
+
+    name: str
+    arrivals_s: tuple[float, ...] = field(repr=False)
+    lengths: list[tuple[int, int]] = field(repr=False)
+
+    @property
+    def span_s(self) -> float:
+        return self.arrivals_s[-1] - self.arrivals_s[0]
+
+    @property
+    def rate_per_s(self) -> float:
+        """Requests per second over the trace: (N - 1) / the time from its first arrival to its last."""
+        return (len(self.arrivals_s) - 1) / self.span_s
+
+    @property
+    def prompt_mean_tokens(self) -> float:
+        return float(np.mean([p for p, _ in self.lengths]))
+
+    @property
+    def output_mean_tokens(self) -> float:
+        return float(np.mean([o for _, o in self.lengths]))
+
+    @property
+    def longest_tokens(self) -> int:
+        """The most tokens one request holds (prompt + output): what a context must fit."""
+        return max(p + o for p, o in self.lengths)
+
+
+def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
+    """A ``TraceLoad`` from ``rows`` (mappings with ``TRACE_COLUMNS``, as ``csv.DictReader`` gives a file's): arrivals
+    finite seconds (any origin), tokens whole numbers of 1 or more; at least two requests over a span above 0 and at
+    most ``MAX_PROMPTS`` (the most a run is simulated with). ``InvalidInputError`` names the first bad row (its line
+    in a file with a header: row 1 is line 2) and what is accepted."""
+    if not rows:
+        raise InvalidInputError(f"{name}: no requests; give a header {','.join(TRACE_COLUMNS)} and one row a request")
+    missing = [c for c in TRACE_COLUMNS if c not in rows[0]]
+    if missing:
+        raise InvalidInputError(
+            f"{name}: no column {', '.join(missing)}; a trace has the columns {', '.join(TRACE_COLUMNS)} "
+            "(seconds, tokens, tokens)"
+        )
+    if len(rows) > MAX_PROMPTS:
+        raise InvalidInputError(f"{name}: {len(rows):,} requests; a run is simulated with at most {MAX_PROMPTS:,}")
+    times, lengths = [], []
+    for line, row in enumerate(rows, start=2):
+        try:
+            t = float(str(row["arrival_s"]).strip())
+            p, o = (float(str(row[c]).replace(",", "").strip()) for c in TRACE_COLUMNS[1:])
+        except (TypeError, ValueError):
+            t = p = o = math.nan
+        if not (math.isfinite(t) and p >= 1 and o >= 1 and p.is_integer() and o.is_integer()):
+            raise InvalidInputError(
+                f"{name} line {line}: arrival_s {row.get('arrival_s')!r}, prompt_tokens {row.get('prompt_tokens')!r}, "
+                f"output_tokens {row.get('output_tokens')!r}; give seconds, and whole tokens of 1 or more"
+            )
+        times.append(t)
+        lengths.append((int(p), int(o)))
+    order = np.argsort(np.asarray(times), kind="stable")
+    arrivals = np.asarray(times)[order]
+    if len(arrivals) < 2 or arrivals[-1] <= arrivals[0]:
+        raise InvalidInputError(f"{name}: its requests span no time; give two or more arrivals at different times")
+    return TraceLoad(name, tuple((arrivals - arrivals[0]).tolist()), [lengths[i] for i in order])
 
 
 #: Each request's time outside the engine's steps, seconds, for every engine: the median over (engine, source) of the
