@@ -136,8 +136,8 @@ def fewest_replicas(
     is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
     ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``; ``rate_per_s``
     its mean rate): replayed as they came, each of k replicas taking one request in k (the first replica's share is
-    simulated). The capacity check runs at the means. Raises ``InvalidInputError`` when even ``max_replicas`` miss (an idle
-    replica is too slow)."""
+    simulated). The capacity check runs at the means. Raises ``OutOfRangeError`` (#NUM! in a cell) when even ``max_replicas``
+    miss (an idle replica is too slow)."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
     rate = float(rate_per_s)
@@ -186,7 +186,7 @@ def fewest_replicas(
     while not meets(hi):
         if hi >= max_replicas:
             r = runs.get(hi) or run_at(hi)
-            raise InvalidInputError(
+            raise OutOfRangeError(
                 f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
                 f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s ({_target(ttft_target_s, 1, 's')}), "
                 f"TPOT {r.tpot_s.at(percentile) * 1e3:.3g} ms ({_target(tpot_target_s, 1e3, 'ms')})"
