@@ -93,13 +93,13 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         """Column B holds the Inputs used (the opening ones); C and D are formulas over the Inputs now; Status
         counts the changed ones."""
         sheet = spec.sheet(LOAD_SHEET)
-        used = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in range(7, 20)}
+        used = {sheet.cells[f"A{r}"].value: sheet.cells[f"B{r}"].value for r in range(7, 21)}
         assert used["GPU"] == GPU and used["Model"] == MODEL and used["Context per sequence (tokens)"] == CONTEXT
         assert used["Peak traffic (requests/s)"] == PEAK and used["TTFT target (time to first token) (ms)"] == 1500
-        assert used["Engine (Assumptions)"] == "vllm"
+        assert used["Engine (Assumptions)"] == "vllm" and used["Prompt share in the prefix cache (share)"] is None
         assert sheet.cells["C7"].value == '=IF(in_gpu="","",in_gpu)'
         assert sheet.cells["D7"].value == '=IF(EXACT(""&B7,""&C7),"yes","changed")'
-        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D19,"changed")=0,"current')
+        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D20,"changed")=0,"current')
 
     def test_figures_are_numbers_not_formulas(self, spec):
         """A queue simulation is not a cell formula: every figure cell holds a number (or is blank)."""
@@ -237,6 +237,39 @@ class TestSameFleetAsTheReview:
         )  # fmt: skip
         assert (base.inputs["gpu"], base.inputs["gpus"], base.needed_replicas) == (review.gpu.name, gpus, serving)
         assert (fleet.replicas, fleet.gpus) == (serving, serving * gpus)
+
+
+class TestPrefixCacheInput:
+    """The Inputs' "Prompt share in the prefix cache" (issue 22: a hit rate as an input): every Load run computes only
+    the rest of each prompt, so the fleet it sizes (and the Levers' fleet through the rate factor) never grows, and a
+    review read from the workbook carries the share."""
+
+    INPUTS = dict(
+        gpu=GPU, model=MODEL, gpus=GPUS, compare_model=None, context=CONTEXT, kv_precision=None,
+        weight_precision=None, memory_utilization=None, output_tokens=OUTPUT, peak_requests_per_s=PEAK,
+        ttft_target_ms=TTFT_TARGET_S * 1e3, tpot_target_ms=TPOT_TARGET_S * 1e3,
+    )  # fmt: skip
+
+    def test_the_runs_compute_the_uncached_share(self):
+        cat = default_catalog()
+
+        def base(**more):
+            figures = load_figures({**self.INPUTS, **more}, cat, engine_profile(None), None)
+            return next(v for v in figures.levers if v.key == "base")
+
+        # Llama 2 70B on 4 x H100, 40 requests/s of 3,696 / 400 tokens, half of each prompt cached (s182: 26 -> 19
+        # replicas; p50 TTFT at the lightest load 309 -> 180 ms though each replica takes more)
+        plain, cached = base(), base(prefix_hit_rate=0.5)
+        assert cached.needed_replicas < plain.needed_replicas
+        assert cached.runs[0].ttft_s.p50 < plain.runs[0].ttft_s.p50
+        assert base(prefix_hit_rate=None).runs == plain.runs  # blank: nothing cached
+
+    def test_a_review_of_the_workbook_takes_the_share(self):
+        from planner.export.workbook_input import workbook_scenario_data
+
+        got = workbook_scenario_data({**self.INPUTS, "prefix_hit_rate": 0.25}, "book.xlsx")["workload"]
+        assert got["prefix_hit_rate"] == 0.25
+        assert "prefix_hit_rate" not in workbook_scenario_data(self.INPUTS, "book.xlsx")["workload"]
 
 
 class TestTheSimulatedEngine:

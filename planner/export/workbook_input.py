@@ -12,6 +12,7 @@ printed on the review's Assumptions sheet ("workbook"). Reading is done by ``pla
     output tokens O    -> every request O output tokens and C - O prompt tokens (mean = p95)
                           (blank: p95 output = C // 4 (at least 1), p95 prompt = C - p95 output; means half of those)
     TPOT / TTFT target -> the same targets at p95 (blank: TPOT 100 ms, TTFT 2 s)
+    prompt share cached -> workload.prefix_hit_rate (blank: 0)
     gpus N             -> exactly N GPUs per replica (blank: 1, 2, 4 or 8, the cheapest)
     price per GPU-hour -> rented at that price (blank: the catalog's cloud price)
     batch              -> not used: the review picks the largest batch that meets the TPOT target
@@ -90,6 +91,8 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
     for key in ("ttft", "tpot"):
         if inputs.get(f"{key}_target_ms") is not None:
             workload[f"{key}_target_s"] = float(inputs[f"{key}_target_ms"]) / 1e3
+    if inputs.get("prefix_hit_rate"):  # blank or 0: nothing cached
+        workload["prefix_hit_rate"] = float(inputs["prefix_hit_rate"])
     return {"title": f"Budget review of what-if workbook {name}", "workload": workload, "option": [option]}
 
 

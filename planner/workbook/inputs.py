@@ -53,6 +53,7 @@ RENT_SENTENCE = f"{RENT_ACCEPTED[:1].upper()}{RENT_ACCEPTED[1:]}."
 NUMBER_CHECKS = {
     "count": ("whole", 1, 2**24, "A whole number of {unit}.", "A whole number of {unit} from 1."),
     "fraction": ("decimal", 0.01, 1, "A fraction above 0, at most 1.", "Above 0 and at most 1."),
+    "share": ("decimal", 0, 0.999999, "A share of 0 or more, below 1.", "0 or more and below 1."),
     # a rent is above 0 (planner.units.RENT_ACCEPTED); Excel's "between" is inclusive, so its floor is the rate's 1e-6
     "money": ("decimal", 0.000001, int(MAX_RENT_USD_PER_GPU_HOUR), "US$ per GPU-hour, above 0.", RENT_SENTENCE),
     "rate": ("decimal", 0.000001, 10**6, "Requests per second, above 0.", "Above 0 and at most 1,000,000 {unit}."),
@@ -95,7 +96,14 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     for f in (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS):
         r = input_row(f.key)
         s.set(f"A{r}", f.label + ("" if f.required else " (optional)"), style="label")
-        fmt = {"count": INT, "fraction": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"}.get(
+        fmt = {
+            "count": INT,
+            "fraction": "0.00",
+            "share": "0.00",
+            "money": '"$"#,##0.00',
+            "rate": "#,##0.###",
+            "ms": "#,##0.###",
+        }.get(  # fmt: skip
             f.kind
         )
         s.set(f"B{r}", defaults.get(f.key), fmt=fmt, style="input", text=f.kind == "text")

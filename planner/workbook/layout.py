@@ -46,7 +46,7 @@ class InputField:
     name: str  # defined name of the cell
     label: str
     unit: str
-    kind: Literal["text", "count", "fraction", "money", "rate", "ms"]
+    kind: Literal["text", "count", "fraction", "share", "money", "rate", "ms"]
     required: bool
     help: str
 
@@ -169,6 +169,17 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         False,
         "The slowest p95 first token accepted under the peak traffic (Levers: the fleet is sized on it). Blank: no "
         "lever meets it.",
+    ),
+    InputField(
+        "prefix_hit_rate",
+        "in_prefix_hit_rate",
+        "Prompt share in the prefix cache",
+        "share",
+        "share",
+        False,
+        "The share of each prompt the prefix cache holds, not computed again: a system prompt every request shares, "
+        "over the prompt (0.25 for 200 of 800 tokens). Used by the Load sheet's simulation (and so the fleet Levers "
+        "sizes on it), not by a single prompt's TTFT. Blank: 0.",
     ),
 )
 #: What the budget inputs open on (examples/budget-review.toml's [workload]).

@@ -18,6 +18,8 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
     rate            traffic multiple x peak requests/s / replicas, for each of ``LOAD_MULTIPLES``; replicas: the
                     needed ones (the review's Latency sheet draws its fleet the same way), the no-queue ones where
                     no targets are given or none meet them
+    prefix cache    the Inputs' prompt share in the prefix cache (blank: 0) in every simulated run: each prompt
+                    computes the rest of its tokens (``planner.serving.load.latency_under_load``)
     figures         p50 and p95 TTFT and TPOT of 1,000 Poisson requests per rate
                     (``serving.fleet.sweep_within_capacity``); None past the replica's capacity
 
@@ -69,6 +71,7 @@ LOAD_INPUT_KEYS = (
     "output_tokens",
     "tpot_target_ms",
     "ttft_target_ms",
+    "prefix_hit_rate",
 )
 
 
@@ -157,6 +160,7 @@ def _lever(
     key: str, header: str, inputs: dict, catalog: Catalog, engine: EngineProfile, calibration: Any, targets: tuple
 ) -> LeverLoad:
     peak, output = _number(inputs.get("peak_requests_per_s")), _number(inputs.get("output_tokens"))
+    hit = _number(inputs.get("prefix_hit_rate")) or 0.0  # blank or 0: nothing cached
     try:
         s = lever_inputs(inputs, key, catalog, engine)
     except PlannerError as exc:
@@ -196,7 +200,7 @@ def _lever(
         try:
             needed = fewest_replicas(
                 replica, prompt, int(output), peak, percentile=HIGH_PERCENTILE,
-                ttft_target_s=targets[0], tpot_target_s=targets[1],
+                ttft_target_s=targets[0], tpot_target_s=targets[1], prefix_hit_rate=hit,
             ).replicas  # fmt: skip
             why = ""
         except PlannerError as exc:
@@ -207,7 +211,7 @@ def _lever(
     )  # fmt: skip
     rates = tuple(m * peak / done.curve_replicas for m in LOAD_MULTIPLES)
     try:
-        runs = tuple(sweep_within_capacity(replica, prompt, int(output), rates))
+        runs = tuple(sweep_within_capacity(replica, prompt, int(output), rates, prefix_hit_rate=hit))
     except PlannerError as exc:
         return replace(done, error=str(exc))
     return replace(done, rates_per_s=rates, runs=runs)

@@ -234,6 +234,8 @@ def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | Non
         raise WorkbookError(f"{where} ({f.label}) must be a finite {_needs(f)}; got {_shown(typed)}")
     if f.kind == "fraction" and not 0 < value <= 1:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 and at most 1; got {_shown(value)}")
+    if f.kind == "share" and not 0 <= value < 1:
+        raise WorkbookError(f"{where} ({f.label}) must be 0 or more and below 1; got {_shown(value)}")
     if f.kind in ("rate", "ms") and value <= 0:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 {f.unit}; got {_shown(typed)}")
     if f.kind == "money":  # the bound and its wording: planner.units, as `planner export` and `plan --price` say it
