@@ -262,6 +262,9 @@ class TestPrefixCacheInput:
         plain, cached = base(), base(prefix_hit_rate=0.5)
         assert cached.needed_replicas < plain.needed_replicas
         assert cached.runs[0].ttft_s.p50 < plain.runs[0].ttft_s.p50
+        from doc_support import stated
+
+        assert stated("docs/workbooks.md", r"at 0\.5 the baseline needs (\d+) replicas") == (cached.needed_replicas,)
         assert base(prefix_hit_rate=None).runs == plain.runs  # blank: nothing cached
 
     def test_a_review_of_the_workbook_takes_the_share(self):
