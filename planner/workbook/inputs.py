@@ -61,6 +61,10 @@ NUMBER_CHECKS = {
 }
 
 
+#: The number format of each kind of numeric input cell.
+INPUT_FORMATS = {"count": INT, "fraction": "0.00", "share": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###"}
+INPUT_FORMATS["ms"] = "#,##0.###"
+
 #: The "At a glance" rows: (label, the Calc key, number format, unit).
 GLANCE = (
     ("GPUs in the group", "n", INT, "GPUs"),
@@ -96,16 +100,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     for f in (*INPUT_FIELDS, COMPARE_FIELD, *BUDGET_FIELDS):
         r = input_row(f.key)
         s.set(f"A{r}", f.label + ("" if f.required else " (optional)"), style="label")
-        fmt = {
-            "count": INT,
-            "fraction": "0.00",
-            "share": "0.00",
-            "money": '"$"#,##0.00',
-            "rate": "#,##0.###",
-            "ms": "#,##0.###",
-        }.get(  # fmt: skip
-            f.kind
-        )
+        fmt = INPUT_FORMATS.get(f.kind)
         s.set(f"B{r}", defaults.get(f.key), fmt=fmt, style="input", text=f.kind == "text")
         s.set(f"C{r}", f.unit, style="unit")
         s.set(f"D{r}", f.help, style="note")
