@@ -79,6 +79,15 @@ def _split(parallelism: str, gpus: int) -> tuple[int, int]:
     return stages, gpus // stages
 
 
+def _check_longest(who: str, longest_tokens: int, context: int) -> None:
+    """Refuse traffic (``who``: "--dataset sharegpt sends") whose longest request holds more than ``context`` tokens."""
+    if longest_tokens > context:
+        raise InvalidInputError(
+            f"{who} requests of up to {longest_tokens:,} tokens (prompt + output), more than --context {context:,}; "
+            f"give --context {longest_tokens:,} or more"
+        )
+
+
 def _streams_words(p) -> str:
     """How the simulation splits a replica's requests: "" for one stream, else its ranks or pipeline streams, each
     taking one request in n (``planner.model.parallel.streams_of``)."""
@@ -481,11 +490,7 @@ def plan_command(
             raise InvalidInputError(f"--trace gives the arrivals and lengths; leave out {' and '.join(given)}")
         trace = trace_load(read_csv_rows(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
         rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
-        if trace.longest_tokens > context:
-            raise InvalidInputError(
-                f"--trace {trace_path} has requests of up to {trace.longest_tokens:,} tokens (prompt + output), more "
-                f"than --context {context:,}; give --context {trace.longest_tokens:,} or more"
-            )
+        _check_longest(f"--trace {trace_path} has", trace.longest_tokens, context)
     if dataset_name is not None:
         if prompt_tokens is not None or output_tokens is not None:
             raise InvalidInputError(
@@ -495,11 +500,7 @@ def plan_command(
             raise InvalidInputError("--dataset is the traffic's lengths under load; give --rate with it")
         traffic = dataset_traffic(dataset_name)
         prompt_tokens, output_tokens = traffic.prompt_mean_tokens, traffic.output_mean_tokens
-        if traffic.longest_tokens > context:
-            raise InvalidInputError(
-                f"--dataset {traffic.name} sends requests of up to {traffic.longest_tokens:,} tokens (prompt + output),"
-                f" more than --context {context:,}; give --context {traffic.longest_tokens:,} or more"
-            )
+        _check_longest(f"--dataset {traffic.name} sends", traffic.longest_tokens, context)
     if rate_per_s is not None and (prompt_tokens is None or output_tokens is None):
         raise InvalidInputError(
             "--rate needs --prompt-tokens and --output-tokens (the mean lengths under load), or --dataset"

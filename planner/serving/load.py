@@ -441,8 +441,12 @@ class DatasetLoad:
 
     @property
     def longest_tokens(self) -> int:
-        """The most tokens one request holds (prompt + output): what a context must fit."""
-        return max(p + o for p, o in self.lengths)
+        return longest_request_tokens(self.lengths)
+
+
+def longest_request_tokens(lengths: list[tuple[int, int]]) -> int:
+    """The most tokens one request of ``lengths`` holds (prompt + output): what a context must fit."""
+    return max(p + o for p, o in lengths)
 
 
 def dataset_load(name: str, num_requests: int = DEFAULT_REQUESTS, client: str | None = None) -> DatasetLoad:
@@ -469,11 +473,13 @@ TRACE_COLUMNS = ("arrival_s", "prompt_tokens", "output_tokens")
 @dataclass(frozen=True)
 class TraceLoad:
     """A recorded traffic replayed as it came: each request's arrival (seconds from the first, sorted) and (prompt,
-    output) tokens; ``name`` says where it was read from."""
+    output) tokens, their means as a ``DatasetLoad`` has them; ``name`` says where it was read from."""
 
     name: str
     arrivals_s: tuple[float, ...] = field(repr=False)
     lengths: list[tuple[int, int]] = field(repr=False)
+    prompt_mean_tokens: float
+    output_mean_tokens: float
 
     @property
     def span_s(self) -> float:
@@ -485,17 +491,8 @@ class TraceLoad:
         return (len(self.arrivals_s) - 1) / self.span_s
 
     @property
-    def prompt_mean_tokens(self) -> float:
-        return float(np.mean([p for p, _ in self.lengths]))
-
-    @property
-    def output_mean_tokens(self) -> float:
-        return float(np.mean([o for _, o in self.lengths]))
-
-    @property
     def longest_tokens(self) -> int:
-        """The most tokens one request holds (prompt + output): what a context must fit."""
-        return max(p + o for p, o in self.lengths)
+        return longest_request_tokens(self.lengths)
 
 
 def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
@@ -531,7 +528,9 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
     arrivals = np.asarray(times)[order]
     if len(arrivals) < 2 or arrivals[-1] <= arrivals[0]:
         raise InvalidInputError(f"{name}: its requests span no time; give two or more arrivals at different times")
-    return TraceLoad(name, tuple((arrivals - arrivals[0]).tolist()), [lengths[i] for i in order])
+    ordered = [lengths[i] for i in order]
+    prompt_mean, output_mean = (float(np.mean([x[j] for x in ordered])) for j in (0, 1))
+    return TraceLoad(name, tuple((arrivals - arrivals[0]).tolist()), ordered, prompt_mean, output_mean)
 
 
 #: Each request's time outside the engine's steps, seconds, for every engine: the median over (engine, source) of the
