@@ -134,10 +134,10 @@ def fewest_replicas(
     1,000-request run cannot show a queue that grows without bound). ``lengths``: each request's (prompt, output)
     tokens (None: all at ``prompt_tokens`` / ``output_tokens``, which must be their means: a named dataset's traffic
     is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
-    ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``; ``rate_per_s``
-    its mean rate): replayed as they came, each of k replicas taking one request in k (the first replica's share is
-    simulated). The capacity check runs at the means. Raises ``OutOfRangeError`` (#NUM! in a cell) when even ``max_replicas``
-    miss (an idle replica is too slow)."""
+    ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
+    ``rate_per_s`` its mean rate): replayed as they came, each of k replicas taking one request in k (the first
+    replica's share is simulated). The capacity check runs at the means. Raises ``OutOfRangeError`` (#NUM! in a cell)
+    when even ``max_replicas`` miss (an idle replica is too slow)."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
     rate = float(rate_per_s)
@@ -298,9 +298,7 @@ def replicas_needed(
     targets = [_target_s(t, name) for t, name in ((ttft_target_s, "ttft_target_s"), (tpot_target_s, "tpot_target_s"))]
 
     def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
-        if not 0 < rate < math.inf:
-            raise InvalidInputError(f"rate_per_s {rate:g} is not a finite number of requests per second above 0")
-        sized = fewest_replicas(
+        sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
             replica, prompt, output, rate, percentile=percentile, ttft_target_s=targets[0],
             tpot_target_s=targets[1], prefix_hit_rate=hit,
         )  # fmt: skip
