@@ -24,6 +24,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   1.x's rows only (measured as ``trtllm-moe-layout:trtllm`` before TensorRT-LLM's own grouped-GEMM halves shipped).
 - ``prefill-attention-rising``: prefill attention timed at a rate that rises with the prompt (``bench/
   kernel_extract.py``'s rising fit, ``planner.engines.kernel_curves.PREFILL_ATTENTION_RISING``, s182), not one rate.
+- ``sglang-dp-attention``: an SGLang row whose server command turns on ``--enable-dp-attention`` runs as data-parallel
+  attention ("dp-ep"), its ranks and prefill chunk as its release sets them (``planner.accuracy.published.
+  SGLANG_DP_ATTENTION``, ``sglang_attention_dp``, s183); it was read as tensor parallel.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -63,6 +66,7 @@ SWITCHES = (
     "published-host-cost",
     "expert-parallel",
     "prefill-attention-rising",
+    "sglang-dp-attention",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -165,6 +169,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.PREFILL_ATTENTION_RISING = True
+    elif switch == "sglang-dp-attention":  # SGLang's --enable-dp-attention read as the release runs it (s183)
+        from planner.accuracy import published
+
+        published.SGLANG_DP_ATTENTION = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

@@ -66,9 +66,11 @@ from planner.engines.profiles import (
     engine_profile,
     first_token_from_decode_step,
     parse_version,
+    trtllm_0_pytorch_profile,
     trtllm_bench_chunked_context,
     vllm_batching_release,
     with_expert_parallel,
+    with_prefill_chunk_divisor,
     with_published_host_cost,
     with_release_kernels,
     with_row_max_prefill_tokens,
@@ -269,6 +271,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
     profile = _trtllm_bench_build(profile, row)
+    # SGLang's prefill chunk divided under its attention data parallelism (s183)
+    profile = with_prefill_chunk_divisor(profile, row.prefill_chunk_divisor)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them
     return with_expert_parallel(profile, row.expert_parallel)
 
@@ -311,8 +315,9 @@ def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfi
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """``engine`` if given; else the profile of the row's engine release; the default profile for an engine without
-    one (``ENGINES_WITHOUT_PROFILE``) or a release older than any rule read (SGLang 0.3.0); an engine name no
-    profile or alias has raises UnknownNameError (``load_decode_rows`` refuses such a row before it gets here)."""
+    one (``ENGINES_WITHOUT_PROFILE``) or a release older than any rule read (SGLang 0.3.0); a TensorRT-LLM 0.x row
+    served by ``trtllm-serve --backend pytorch``: ``trtllm_0_pytorch_profile``; an engine name no profile or alias
+    has raises UnknownNameError (``load_decode_rows`` refuses such a row before it gets here)."""
     if engine is not None:
         return engine_profile(engine)
     if row.engine in ENGINES_WITHOUT_PROFILE:
@@ -321,9 +326,12 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
     if not (row.engine_version and parse_version(row.engine_version)):
         return base
     try:
-        return engine_for_version(row.engine, row.engine_version)[0]
+        profile = engine_for_version(row.engine, row.engine_version)[0]
     except PlannerError:
         return engine_profile(None)  # SGLang before 0.4: no rule read; the default profile's budget and factors
+    if row.pytorch_backend and profile.name == "tensorrt-llm-0":
+        return trtllm_0_pytorch_profile()  # the 0.x line's PyTorch backend: no decode graphs (s183)
+    return profile
 
 
 def release_refusal(row: DecodeRow, cat: Catalog) -> str:

@@ -45,6 +45,7 @@ from planner.engines.profiles import (
     ENGINE_CELL_NAMES,
     ENGINES,
     ENGINES_WITHOUT_PROFILE,
+    parse_version,
 )
 from planner.errors import InvalidInputError, MissingDataError, UnknownNameError
 from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, check_count, read_text_bounded
@@ -140,18 +141,58 @@ def pipeline_stages(r: dict[str, str]) -> int:
 ATTENTION_DP_SETTING = re.compile(r"enable_attention_dp:\s*true", re.I)
 
 
+#: SGLang's own switch for attention data parallelism, as a row's server command (``batching`` / ``notes``) gives it.
+SGLANG_DP_ATTENTION_FLAG = re.compile(r"--enable[-_]dp[-_]attention\b")
+#: The last SGLang release whose ``--enable-dp-attention`` sets ``dp_size = tp_size`` itself and halves
+#: ``chunked_prefill_size`` (``server_args.py`` 0.4.3.post2 l.253-262, 0.4.4 l.264-273). 0.4.4.post1 to 0.4.10 assert
+#: a ``--dp`` above 1 and divide the chunk by it (0.4.4.post1 l.264-273); 0.5 turns DP attention off at ``dp_size``
+#: 1, its default (``_handle_data_parallelism``: 0.5.3 l.949-960, 0.5.6.post2 l.1563-1574).
+SGLANG_DP_EQUALS_TP_LAST = parse_version("0.4.4")
+#: EXPERIMENT switch (issue 21, s183), read at call time; off on main. On: an SGLang row that turned attention data
+#: parallelism on (``sglang_attention_dp``) is predicted as "dp-ep", its prefill chunk divided as its release does.
+SGLANG_DP_ATTENTION = False
+
+
+def sglang_attention_dp(r: dict[str, str]) -> tuple[int, int]:
+    """(attention DP ranks, what SGLang divides ``chunked_prefill_size`` by) of an SGLang row whose server command
+    holds ``--enable-dp-attention``; (1, 1) where it does not, or where the release turns it off. Up to 0.4.4 the
+    flag alone makes every GPU of the group a rank and halves the chunk; later releases take the ranks from ``--dp``
+    / ``--dp-size`` (1 by default: off in 0.5, refused by 0.4.4.post1-0.4.10) and divide the chunk by them
+    (``SGLANG_DP_EQUALS_TP_LAST``). A release that does not parse reads as the later form."""
+    if _engine_name(str(r.get("engine", "")))[0] != "sglang":
+        return 1, 1
+    if not SGLANG_DP_ATTENTION_FLAG.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
+        return 1, 1
+    gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
+    version = parse_version(str(r.get("engine_version", "")))
+    if version is not None and version.key <= SGLANG_DP_EQUALS_TP_LAST.key:
+        return (gpus, 2) if gpus > 1 else (1, 1)
+    ranks = server_flag(r, ("dp-size", "dp")) or 1
+    return (ranks, ranks) if ranks > 1 else (1, 1)
+
+
 def parallelism_of(r: dict[str, str]) -> str:
     """How the run split the model over its group (``planner.model.parallel.PARALLELISMS``): "pp" for a pipeline
     of one GPU per stage (``pipeline_parallel_size`` > 1, tensor-parallel size 1); "dp-ep" where the run
     turned on attention data parallelism over more than one GPU (each GPU runs attention for its own requests, the
-    experts spread over the group: TensorRT-LLM's "DEP", ``--tp g --ep g`` with ``enable_attention_dp: true``), else
-    "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread over another
-    number of GPUs than the group (only ``ep`` = ``tp`` is modelled)."""
+    experts spread over the group: TensorRT-LLM's "DEP", ``--tp g --ep g`` with ``enable_attention_dp: true``; with
+    ``SGLANG_DP_ATTENTION``, SGLang's ``--enable-dp-attention`` as ``sglang_attention_dp`` reads it, whose experts,
+    split by tensor parallelism unless ``--ep-size`` says otherwise, are read as spread: the same weight bytes per
+    GPU), else "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread
+    over another number of GPUs than the group (only ``ep`` = ``tp`` is modelled), or whose ranks are fewer than
+    the group (attention tensor-parallel inside each rank)."""
     if (pp := pipeline_stages(r)) > 1:  # one GPU a stage: "pp"; stages of TP t: "ppN", the group t x N
         return "pp" if (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) == 1 else f"pp{pp}"
+    gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
+    if SGLANG_DP_ATTENTION and (ranks := sglang_attention_dp(r)[0]) > 1:
+        if ranks != gpus:
+            raise ValueError(
+                f"SGLang attention data parallelism over {ranks} ranks of a {gpus}-GPU group is not modelled "
+                "(one rank per GPU only)"
+            )
+        return "dp-ep"
     if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
         return "tp"
-    gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
     if gpus == 1:
         return "tp"
     cell = str(r.get("expert_parallel_size") or "").strip()
@@ -438,6 +479,11 @@ class DecodeRow:
     speculation: Speculation | None = None
     #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
     expert_parallel: bool = False
+    #: what SGLang divides the run's prefill chunk by under attention data parallelism (``sglang_attention_dp``,
+    #: with ``SGLANG_DP_ATTENTION``); 1: not divided
+    prefill_chunk_divisor: int = 1
+    #: whether the run served with ``trtllm-serve --backend pytorch`` (``pytorch_backend_of``)
+    pytorch_backend: bool = False
     #: how the run split the model over its group (``parallelism_of``): "tp", "dp-ep" (attention data parallel) or
     #: a pipeline ("pp" one GPU per stage, "ppN" N stages of TP t: ``planner.model.layouts``)
     parallelism: str = "tp"
@@ -658,6 +704,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         speculation=speculation,
         expert_parallel=expert_parallel_of(r),
         parallelism=parallelism,
+        prefill_chunk_divisor=sglang_attention_dp(r)[1] if parallelism == "dp-ep" else 1,
+        pytorch_backend=pytorch_backend_of(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -751,6 +799,16 @@ def own_server_command(r: dict[str, str]) -> str:
     text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
     own = re.findall(r"serving script at line \d+:\s*([^;]*)", text)
     return " ".join(own) if own else text
+
+
+#: ``trtllm-serve`` told to serve with the PyTorch backend (the 0.x line's ``--backend pytorch``; 1.0 made it the
+#: default), in a row's server command.
+PYTORCH_BACKEND_FLAG = re.compile(r"trtllm-serve\b[^;]*?--backend[ =]pytorch\b")
+
+
+def pytorch_backend_of(r: dict[str, str]) -> bool:
+    """Whether the row's server command (``batching`` / ``notes``) runs ``trtllm-serve --backend pytorch``."""
+    return bool(PYTORCH_BACKEND_FLAG.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))))
 
 
 def expert_parallel_of(r: dict[str, str]) -> bool:

@@ -175,6 +175,10 @@ class EngineProfile:
     #: the bf16 prefill kernel pads heads to 128; vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31;
     #: TensorRT-LLM: every head count, its measured prefill module costs what its decode module does per token)
     sparse_mla_prefill_max_heads: int = 0
+    #: what the engine divides its prefill chunk (``chunked_prefill_size``, given or default) by: SGLang's attention
+    #: data parallelism (``planner.accuracy.published.sglang_attention_dp``). Set per published row by
+    #: ``with_prefill_chunk_divisor`` (s183); 1 on every shipped profile
+    prefill_chunk_divisor: int = 1
 
     def large_gpu(self, memory_bytes: float, device_name: str) -> bool:
         """Whether a GPU gets the large class's defaults: memory >= ``large_gpu_min_memory_bytes``, no excluded
@@ -1086,6 +1090,28 @@ def with_v0_default_scheduler(
     return profile if chunked_prefill else _copy_with(profile, prefill_only_steps=True)
 
 
+#: A decode-graph limit below one sequence: no decode batch replays a graph (``EngineProfile.decode_graph_max_batch``).
+NO_DECODE_GRAPH_BATCH = 0.5
+
+
+def trtllm_0_pytorch_profile() -> EngineProfile:
+    """TensorRT-LLM's PyTorch backend as its 0.x releases served it (s183, docs/history.md): ``TENSORRT_LLM`` with
+    every decode step eager, for a published 0.x row served by ``trtllm-serve --backend pytorch``
+    (``planner.accuracy.published.pytorch_backend_of``; ``planner.accuracy.predict._base_profile_for``).
+    ``PyTorchConfig.use_cuda_graph`` defaulted to False (tensorrt_llm/_torch/pyexecutor/config.py at commit 9b931c0f,
+    2025-02, the build of the dstack rows), and that line's ``trtllm-serve`` built its PyTorchConfig with
+    ``enable_overlap_scheduler=True`` alone (tensorrt_llm/commands/serve.py, ``get_llm_args``), so no graph was
+    captured unless an ``--extra_llm_api_options`` file asked. Its launch surplus per layer is not published:
+    SGLang's (``SGLANG_EAGER_LAYER_S``, ``SGLANG_EAGER_MOE_LAYER_S``: another PyTorch engine launching a layer's
+    kernels one by one) stands in for it."""
+    return _copy_with(
+        TENSORRT_LLM,
+        decode_graph_max_batch=NO_DECODE_GRAPH_BATCH,
+        eager_layer_s=SGLANG_EAGER_LAYER_S,
+        eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
+    )
+
+
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
     """``profile`` with SGLang 0.4's eager decode steps (s123, docs/history.md): a decode batch above
     ``SGLANG_04_GRAPH_MAX_BATCH`` runs eagerly and pays ``SGLANG_EAGER_LAYER_S`` per dense layer and
@@ -1106,6 +1132,12 @@ def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) 
         eager_layer_s=SGLANG_EAGER_LAYER_S,
         eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
     )
+
+
+def with_prefill_chunk_divisor(profile: EngineProfile, divisor: int) -> EngineProfile:
+    """``profile`` whose prefill chunk is divided by ``divisor`` (``EngineProfile.prefill_chunk_divisor``: SGLang's
+    attention data parallelism, as the row's release does it); 1 keeps the profile."""
+    return profile if divisor <= 1 else _copy_with(profile, prefill_chunk_divisor=int(divisor))
 
 
 #: EXPERIMENT switch (issues 21 and 22, s126), read at call time; off on main. On: a row whose own server command

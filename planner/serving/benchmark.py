@@ -682,7 +682,7 @@ def _limits(cat, eng, kind, gpu_name, model_name, kv_tokens, seqs, tokens) -> tu
         default_tokens, default_seqs = sglang_chunked_prefill_size(g.memory_bytes / MiB, rule), slots
     else:
         default_tokens, default_seqs = eng.batching_limits(g.memory_bytes, g.engine_device_name)
-    return int(tokens or default_tokens), int(seqs or default_seqs)
+    return int(tokens or default_tokens) // eng.prefill_chunk_divisor, int(seqs or default_seqs)
 
 
 def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) -> list[StepTable | None]:
