@@ -21,7 +21,8 @@ from planner.workbook.spec import Name, Sheet
 #: profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
 #: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
-#: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``).
+#: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``) and
+#: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "host_overlap",
@@ -31,6 +32,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "prefill_only_steps",
         "max_prefill_tokens",
         "experts_whole",
+        "prefill_chunk_divisor",
     }
 )
 ENGINE_FIELD_HELP = {
