@@ -27,6 +27,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``sglang-dp-attention``: an SGLang row whose server command turns on ``--enable-dp-attention`` runs as data-parallel
   attention ("dp-ep"), its ranks and prefill chunk as its release sets them (``planner.accuracy.published.
   SGLANG_DP_ATTENTION``, ``sglang_attention_dp``, s183); it was read as tensor parallel.
+- ``trtllm-serve-eager``: a TensorRT-LLM 1.x row served by a plain ``trtllm-serve`` runs decode batches above 128
+  (its default graphs' largest) eagerly, at SGLang's eager cost per layer (``planner.engines.profiles.
+  TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, ``with_trtllm_serve_eager_decode``, s183).
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -67,6 +70,7 @@ SWITCHES = (
     "expert-parallel",
     "prefill-attention-rising",
     "sglang-dp-attention",
+    "trtllm-serve-eager",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -173,6 +177,10 @@ def turn_on(switch: str) -> None:
         from planner.accuracy import published
 
         published.SGLANG_DP_ATTENTION = True
+    elif switch == "trtllm-serve-eager":  # TensorRT-LLM 1.x decode above its default graphs, eager (s183)
+        from planner.engines import profiles
+
+        profiles.TRTLLM_SERVE_EAGER_ABOVE_GRAPHS = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

@@ -1,4 +1,5 @@
-"""TensorRT-LLM 0.x served by ``trtllm-serve --backend pytorch``: the PyTorch backend, every decode step eager (s183).
+"""TensorRT-LLM 0.x served by ``trtllm-serve --backend pytorch``: the PyTorch backend, every decode step eager (s183);
+and 1.x's decode above its default graphs, eager (measured, not shipped).
 
 Sources:
 - ``PyTorchConfig.use_cuda_graph: bool = False`` (NVIDIA/TensorRT-LLM ``tensorrt_llm/_torch/pyexecutor/config.py`` at
@@ -20,10 +21,16 @@ from types import SimpleNamespace
 import pytest
 
 from planner.accuracy.predict import _profile_for, predict_decode_rows
-from planner.accuracy.published import load_decode_rows, pytorch_backend_of
+from planner.accuracy.published import load_decode_rows, pytorch_backend_of, trtllm_serve_default_graphs
 from planner.catalog import default_catalog
+from planner.engines import profiles
 from planner.engines.architecture import model_facts
-from planner.engines.profiles import TENSORRT_LLM
+from planner.engines.profiles import (
+    TENSORRT_LLM,
+    TENSORRT_LLM_0,
+    trtllm_0_pytorch_profile,
+    with_trtllm_serve_eager_decode,
+)
 from planner.model.decode import eager_surplus_s
 
 PERF = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "perf_public.csv"
@@ -87,3 +94,25 @@ def test_the_rows_tpot_rises_by_the_eager_surplus_at_batch_four():
     graphed = float(predict_decode_rows([row], engine=TENSORRT_LLM).tpot_s[0])
     assert eager - graphed == pytest.approx(3 * DENSE_EAGER_S + 58 * MOE_EAGER_S, rel=0.25)
     assert eager == pytest.approx(55.12e-3, rel=0.15)
+
+
+# -- TensorRT-LLM 1.x's decode above its default graphs (s183; measured, not shipped: docs/history.md) --------------
+
+
+def test_a_plain_trtllm_serve_runs_on_its_default_graphs():
+    assert trtllm_serve_default_graphs(_cells("GPUSTACK-145"))  # trtllm-serve openai/gpt-oss-20b
+    assert not trtllm_serve_default_graphs({"batching": "trtllm-serve m --extra_llm_api_options opts.yml"})
+    assert not trtllm_serve_default_graphs({"notes": "trtllm-serve m; cuda_graph_config: enable_padding: true"})
+    assert not trtllm_serve_default_graphs({"batching": "trtllm-bench --model m throughput"})
+
+
+def test_eager_decode_above_128_is_off_on_main_and_applies_to_1x_default_graphs_only(monkeypatch):
+    assert with_trtllm_serve_eager_decode(TENSORRT_LLM, True) is TENSORRT_LLM
+    monkeypatch.setattr(profiles, "TRTLLM_SERVE_EAGER_ABOVE_GRAPHS", True)
+    eager = with_trtllm_serve_eager_decode(TENSORRT_LLM, True)
+    assert eager.decode_graph_max_batch == 128  # CudaGraphConfig: max_batch_size 0 read as 128
+    assert eager.eager_moe_layer_s == pytest.approx(MOE_EAGER_S)
+    assert with_trtllm_serve_eager_decode(TENSORRT_LLM, False) is TENSORRT_LLM
+    assert with_trtllm_serve_eager_decode(TENSORRT_LLM_0, True) is TENSORRT_LLM_0
+    no_graphs = trtllm_0_pytorch_profile()
+    assert with_trtllm_serve_eager_decode(no_graphs, True) is no_graphs  # the 0.x PyTorch backend has none at all

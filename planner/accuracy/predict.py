@@ -77,6 +77,7 @@ from planner.engines.profiles import (
     with_sglang_eager_decode,
     with_trtllm_bench_build,
     with_trtllm_bench_host_cost,
+    with_trtllm_serve_eager_decode,
     with_v0_default_scheduler,
 )
 from planner.engines.vllm_log import vllm_kv_log
@@ -271,6 +272,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
     profile = _trtllm_bench_build(profile, row)
+    # EXPERIMENT (s183, off unless TRTLLM_SERVE_EAGER_ABOVE_GRAPHS): a plain trtllm-serve's decode above its graphs
+    profile = with_trtllm_serve_eager_decode(profile, row.trtllm_default_graphs)
     # SGLang's prefill chunk divided under its attention data parallelism (s183)
     profile = with_prefill_chunk_divisor(profile, row.prefill_chunk_divisor)
     # EXPERIMENT (s126, off unless EXPERT_PARALLEL_FROM_ROWS): whole experts on each GPU where the row's command spreads them

@@ -136,6 +136,11 @@ def pipeline_stages(r: dict[str, str]) -> int:
     return whole_number(r.get("pipeline_parallel_size"), "pipeline_parallel_size", 1) or 1
 
 
+def command_cells(r: dict[str, str]) -> str:
+    """The row's ``batching`` and ``notes`` cells, where a run's server and client commands are quoted."""
+    return " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+
+
 #: A run's own setting of TensorRT-LLM's attention data parallelism (``enable_attention_dp: true`` in its
 #: ``--extra_llm_api_options`` / ``--config`` YAML), as a row's ``batching`` or ``notes`` cell quotes it.
 ATTENTION_DP_SETTING = re.compile(r"enable_attention_dp:\s*true", re.I)
@@ -161,7 +166,7 @@ def sglang_attention_dp(r: dict[str, str]) -> tuple[int, int]:
     (``SGLANG_DP_EQUALS_TP_LAST``). A release that does not parse reads as the later form."""
     if _engine_name(str(r.get("engine", "")))[0] != "sglang":
         return 1, 1
-    if not SGLANG_DP_ATTENTION_FLAG.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
+    if not SGLANG_DP_ATTENTION_FLAG.search(command_cells(r)):
         return 1, 1
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
     version = parse_version(str(r.get("engine_version", "")))
@@ -191,7 +196,7 @@ def parallelism_of(r: dict[str, str]) -> str:
                 "(one rank per GPU only)"
             )
         return "dp-ep"
-    if not ATTENTION_DP_SETTING.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))):
+    if not ATTENTION_DP_SETTING.search(command_cells(r)):
         return "tp"
     if gpus == 1:
         return "tp"
@@ -247,7 +252,7 @@ def speculative_problem(r: dict[str, str]) -> str:
     served so): their step emits one token per sequence, while a draft model or MTP head accepting several per step
     changes TPOT by the acceptance length, which no row states (read from the server command quoted in ``batching`` or
     ``notes``). Only the loaded-run simulation (``planner.accuracy.under_load``, ``DecodeRow.speculation``) models it."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    text = command_cells(r)
     hit = SPECULATIVE_FLAG.search(text)
     return f"speculative decoding ({hit.group(0)} in the server command) is not modelled" if hit else ""
 
@@ -259,7 +264,7 @@ def speculative_command(r: dict[str, str]) -> str:
     block = re.search(r"block:([^;]*)", str(r.get("dataset", "")))
     if block and SPECULATIVE_FLAG.search(block.group(1)):
         return block.group(1)
-    return " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    return command_cells(r)
 
 
 def speculation_of(r: dict[str, str]) -> Speculation | None:
@@ -484,6 +489,8 @@ class DecodeRow:
     prefill_chunk_divisor: int = 1
     #: whether the run served with ``trtllm-serve --backend pytorch`` (``pytorch_backend_of``)
     pytorch_backend: bool = False
+    #: whether the run is a ``trtllm-serve`` on its release's default CUDA graphs (``trtllm_serve_default_graphs``)
+    trtllm_default_graphs: bool = False
     #: how the run split the model over its group (``parallelism_of``): "tp", "dp-ep" (attention data parallel) or
     #: a pipeline ("pp" one GPU per stage, "ppN" N stages of TP t: ``planner.model.layouts``)
     parallelism: str = "tp"
@@ -706,6 +713,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         parallelism=parallelism,
         prefill_chunk_divisor=sglang_attention_dp(r)[1] if parallelism == "dp-ep" else 1,
         pytorch_backend=pytorch_backend_of(r),
+        trtllm_default_graphs=trtllm_serve_default_graphs(r),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 
@@ -753,7 +761,7 @@ def _token_length(value: Any, what: str) -> float:
 def async_scheduling_of(r: dict[str, str]) -> bool:
     """Whether the row's server command or description (its ``batching`` and ``notes`` cells) turns on async scheduling:
     the flag ``--async-scheduling``, or the words "async scheduling" not preceded by "no" or "without"."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes")).lower()
+    text = command_cells(r).lower()
     if "--async-scheduling" in text:
         return True
     return any(
@@ -796,7 +804,7 @@ def own_server_command(r: dict[str, str]) -> str:
     """The run's own server command: the ``notes`` cell's "serving script at line N: ..." segments (up to the next
     ";"), where it quotes one, else the ``batching`` and ``notes`` cells whole (a note may quote another section's
     command, e.g. gpustack's GLM-4.5-Air TP 2 row names the page's TP4 + EP4 conclusion)."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    text = command_cells(r)
     own = re.findall(r"serving script at line \d+:\s*([^;]*)", text)
     return " ".join(own) if own else text
 
@@ -806,9 +814,17 @@ def own_server_command(r: dict[str, str]) -> str:
 PYTORCH_BACKEND_FLAG = re.compile(r"trtllm-serve\b[^;]*?--backend[ =]pytorch\b")
 
 
+def trtllm_serve_default_graphs(r: dict[str, str]) -> bool:
+    """Whether the row's server command (``batching`` / ``notes``) is a ``trtllm-serve`` that sets no CUDA graphs of
+    its own (no ``cuda_graph_config`` and no ``--extra_llm_api_options`` file that could): its release's default
+    graphs."""
+    text = command_cells(r)
+    return "trtllm-serve" in text and not re.search(r"cuda_graph|extra_llm_api_options|--config\b", text)
+
+
 def pytorch_backend_of(r: dict[str, str]) -> bool:
     """Whether the row's server command (``batching`` / ``notes``) runs ``trtllm-serve --backend pytorch``."""
-    return bool(PYTORCH_BACKEND_FLAG.search(" ".join(str(r.get(c, "")) for c in ("batching", "notes"))))
+    return bool(PYTORCH_BACKEND_FLAG.search(command_cells(r)))
 
 
 def expert_parallel_of(r: dict[str, str]) -> bool:
@@ -850,7 +866,7 @@ def chunked_prefill_of(r: dict[str, str]) -> bool | None:
     (``--enable_chunked_prefill``, ``--enable-chunked-prefill``: TensorRT-LLM's ``trtllm-serve`` flag, off by default,
     ``get_llm_args(enable_chunked_prefill=False)`` in tensorrt_llm/commands/serve.py), else None: the engine's default
     (``planner.serving.simulate.chunked_prefill_default``)."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes"))
+    text = command_cells(r)
     return True if re.search(r"--enable[-_]chunked[-_]prefill\b(?![-_=])", text) else None
 
 
@@ -871,7 +887,7 @@ def offline_benchmark_of(r: dict[str, str]) -> bool:
     ``--streaming``: the flag is off by default (``tensorrt_llm/bench/benchmark/throughput.py``: ``@click.option(
     "--streaming", is_flag=True, default=False, ...)``) and the run sets ``post_proc_params = None  # No
     detokenization``, so no request's result is built before it finishes (``LlmRequest::createResult``)."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes")).lower()
+    text = command_cells(r).lower()
     return "trtllm-bench throughput" in text and "--streaming" not in text
 
 

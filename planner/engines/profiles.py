@@ -1112,6 +1112,31 @@ def trtllm_0_pytorch_profile() -> EngineProfile:
     )
 
 
+#: EXPERIMENT switch (issue 21, s183), read at call time; off on main. On: a TensorRT-LLM 1.x row served by a plain
+#: ``trtllm-serve`` (no CUDA-graph settings of its own: ``planner.accuracy.published.trtllm_serve_default_graphs``)
+#: runs decode batches above ``TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH`` eagerly (``with_trtllm_serve_eager_decode``).
+TRTLLM_SERVE_EAGER_ABOVE_GRAPHS = False
+
+
+def with_trtllm_serve_eager_decode(profile: EngineProfile, default_graphs: bool) -> EngineProfile:
+    """``profile`` (TensorRT-LLM 1.x's, ``TENSORRT_LLM``) whose decode batches above the default graphs' largest
+    (``TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH``, 128: ``CudaGraphConfig`` max_batch_size 0 read as 128, no padding) run
+    eagerly at SGLang's eager cost per layer, as ``trtllm_0_pytorch_profile``'s every step does; under
+    ``TRTLLM_SERVE_EAGER_ABOVE_GRAPHS`` and for a run on the default graphs only. The uncaptured sizes between them
+    (33-63, 65-127) stay graphed here: the simulation interpolates decode steps over a batch grid. Any other profile
+    or run keeps the profile."""
+    if not (TRTLLM_SERVE_EAGER_ABOVE_GRAPHS and default_graphs and profile.name == TENSORRT_LLM.name):
+        return profile
+    if profile.decode_graph_max_batch:
+        return profile  # the 0.x line's PyTorch backend: no graphs at all
+    return _copy_with(
+        profile,
+        decode_graph_max_batch=float(TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH),
+        eager_layer_s=SGLANG_EAGER_LAYER_S,
+        eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
+    )
+
+
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
     """``profile`` with SGLang 0.4's eager decode steps (s123, docs/history.md): a decode batch above
     ``SGLANG_04_GRAPH_MAX_BATCH`` runs eagerly and pays ``SGLANG_EAGER_LAYER_S`` per dense layer and
