@@ -118,6 +118,16 @@ class TestUserFiles:
         row = next(r for r in acc.load_decode_rows(d) if r.record_id == "U1")
         assert acc.predict_decode(row).ttft_s == pytest.approx(ttft("H100", "llama2-7b", 2048, gpus=1))
 
+    def test_a_long_row_id_stays_apart_from_its_quantity(self, tmp_path):
+        """An ID of 8 characters or more (dstack's "DSTK-025") ran into the quantity column ("DSTK-025TPOT ms")."""
+        d = tmp_path / "runs.csv"
+        d.write_text(DECODE.replace("U2,", "MY-RUN-000002,", 1))
+        out = CliRunner().invoke(main, ["validate", "--decode", str(d)]).output
+        line = next(x for x in out.splitlines() if x.startswith("MY-RUN-000002"))
+        head = next(x for x in out.splitlines() if x.startswith("row "))
+        assert line.startswith("MY-RUN-000002 TPOT ms")
+        assert head.index("quantity") == line.index("TPOT ms")
+
     def test_unresolvable_rows_say_why_one_line_each(self, files):
         d, _ = files
         r = CliRunner().invoke(main, ["validate", "--decode", str(d)])

@@ -302,12 +302,15 @@ def _clear(c: Check) -> Check:
 
 def render_table(table: Table) -> str:
     """The table as aligned text: one line per check, the rows without a prediction and why, then the summary."""
-    head = f"{'row':<7}{'quantity':<18}{'predicted':>12}{'published':>12}{'error':>9}  configuration"
+    ids = max([7, *(len(c.record_id) + 1 for c in table.checks)])  # a space after the longest ID (DSTK-025)
+    head = f"{'row':<{ids}}{'quantity':<18}{'predicted':>12}{'published':>12}{'error':>9}  configuration"
     lines = [table.title, "", head]
     for c in table.checks:
         err = "n/a" if math.isnan(c.error) else f"{c.error:+.1%}"
         err = " " + err  # a space before a wide error (+10727.1%) too
-        lines.append(f"{c.record_id:<7}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}")
+        lines.append(
+            f"{c.record_id:<{ids}}{c.what:<18}{_num(c.predicted):>12}{_num(c.published):>12}{err:>9}  {c.label}"
+        )
     missing = {c.record_id: c.reason for c in table.unpredicted()}
     if missing:
         lines += ["", "Not predicted:"] + [f"  {rid}: {why}" for rid, why in missing.items()]
