@@ -144,8 +144,9 @@ class EngineProfile:
     experts_whole: float = 0.0
     #: the largest decode batch the engine replays as a CUDA graph; a larger one runs eagerly and pays
     #: ``eager_layer_s`` / ``eager_moe_layer_s`` a layer a step on top (``planner.model.decode.step_costs_s``); 0: no
-    #: eager decode step modelled. Set per release by ``with_sglang_eager_decode`` (SGLang 0.4, s123); 0 on every
-    #: shipped profile
+    #: eager decode step modelled. Set per release by ``with_sglang_eager_decode`` (SGLang 0.4, s123) and
+    #: ``trtllm_0_pytorch_profile`` (TensorRT-LLM 0.x's PyTorch backend, none graphed, s183); 0 on every shipped
+    #: profile
     decode_graph_max_batch: float = 0.0
     #: an eager decode step's launch surplus per dense layer and per MoE layer, seconds (s123, as above)
     eager_layer_s: float = 0.0
@@ -1092,6 +1093,8 @@ def with_v0_default_scheduler(
 
 #: A decode-graph limit below one sequence: no decode batch replays a graph (``EngineProfile.decode_graph_max_batch``).
 NO_DECODE_GRAPH_BATCH = 0.5
+#: An eager step's launch surplus per layer where the engine's own is not published: SGLang's (s123).
+PYTORCH_EAGER_COSTS = {"eager_layer_s": SGLANG_EAGER_LAYER_S, "eager_moe_layer_s": SGLANG_EAGER_MOE_LAYER_S}
 
 
 def trtllm_0_pytorch_profile() -> EngineProfile:
@@ -1104,12 +1107,7 @@ def trtllm_0_pytorch_profile() -> EngineProfile:
     captured unless an ``--extra_llm_api_options`` file asked. Its launch surplus per layer is not published:
     SGLang's (``SGLANG_EAGER_LAYER_S``, ``SGLANG_EAGER_MOE_LAYER_S``: another PyTorch engine launching a layer's
     kernels one by one) stands in for it."""
-    return _copy_with(
-        TENSORRT_LLM,
-        decode_graph_max_batch=NO_DECODE_GRAPH_BATCH,
-        eager_layer_s=SGLANG_EAGER_LAYER_S,
-        eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
-    )
+    return _copy_with(TENSORRT_LLM, decode_graph_max_batch=NO_DECODE_GRAPH_BATCH, **PYTORCH_EAGER_COSTS)
 
 
 #: EXPERIMENT switch (issue 21, s183), read at call time; off on main. On: a TensorRT-LLM 1.x row served by a plain
@@ -1129,12 +1127,7 @@ def with_trtllm_serve_eager_decode(profile: EngineProfile, default_graphs: bool)
         return profile
     if profile.decode_graph_max_batch:
         return profile  # the 0.x line's PyTorch backend: no graphs at all
-    return _copy_with(
-        profile,
-        decode_graph_max_batch=float(TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH),
-        eager_layer_s=SGLANG_EAGER_LAYER_S,
-        eager_moe_layer_s=SGLANG_EAGER_MOE_LAYER_S,
-    )
+    return _copy_with(profile, decode_graph_max_batch=float(TENSORRT_LLM_CUDA_GRAPH_MAX_BATCH), **PYTORCH_EAGER_COSTS)
 
 
 def with_sglang_eager_decode(profile: EngineProfile, engine: str, version: str) -> EngineProfile:
