@@ -116,3 +116,24 @@ def test_eager_decode_above_128_is_off_on_main_and_applies_to_1x_default_graphs_
     assert with_trtllm_serve_eager_decode(TENSORRT_LLM_0, True) is TENSORRT_LLM_0
     no_graphs = trtllm_0_pytorch_profile()
     assert with_trtllm_serve_eager_decode(no_graphs, True) is no_graphs  # the 0.x PyTorch backend has none at all
+
+
+def test_validate_says_the_eager_cost_is_borrowed(tmp_path):
+    """`planner validate` on a user's file holding DSTK-025 and a TensorRT-engine row: only the former carries the
+    caveat, in the "Predicted with a caveat" list."""
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    cells = _cells("DSTK-025")
+    columns = [k for k in cells if k is not None]
+    path = tmp_path / "runs.csv"
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
+        w.writeheader()
+        w.writerow(cells)
+        w.writerow({**cells, "record_id": "MINE-1", "batching": "trtllm-build engine; trtllm-serve engine_dir"})
+    out = CliRunner().invoke(main, ["validate", "--decode", str(path)]).output
+    caveats = out.split("Predicted with a caveat:", 1)[1].split("\n\n", 1)[0]
+    assert "DSTK-025: served by trtllm-serve --backend pytorch (TensorRT-LLM 0.x)" in caveats
+    assert "SGLang's published eager launch cost" in caveats and "MINE-1" not in caveats

@@ -280,6 +280,18 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     return with_expert_parallel(profile, row.expert_parallel)
 
 
+def eager_decode_note(row: DecodeRow, engine: str | EngineProfile | None = None) -> str:
+    """The caveat of a row whose profile runs every decode step eagerly (``trtllm_0_pytorch_profile``: TensorRT-LLM
+    0.x served by ``trtllm-serve --backend pytorch``): its eager cost is borrowed from another engine. "" otherwise."""
+    eng = _profile_for(row, engine)
+    if not 0 < eng.decode_graph_max_batch < 1:
+        return ""
+    return (
+        "served by trtllm-serve --backend pytorch (TensorRT-LLM 0.x): no decode CUDA graphs, each step priced at "
+        "SGLang's published eager launch cost per layer (TensorRT-LLM publishes none)"
+    )
+
+
 def _trtllm_bench_build(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
     """``with_trtllm_bench_build`` on the row: its model's catalog name, its tensor-parallel group and ISL + OSL (the
     dataset's max sequence length, every request of a perf-overview row being alike); a row whose model does not
