@@ -282,8 +282,14 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
 
 def eager_decode_note(row: DecodeRow, engine: str | EngineProfile | None = None) -> str:
     """The caveat of a row whose profile runs every decode step eagerly (``trtllm_0_pytorch_profile``: TensorRT-LLM
-    0.x served by ``trtllm-serve --backend pytorch``): its eager cost is borrowed from another engine. "" otherwise."""
-    eng = _profile_for(row, engine)
+    0.x served by ``trtllm-serve --backend pytorch``): its eager cost is borrowed from another engine. "" otherwise,
+    and for a row that is not predicted (its engine unknown, say)."""
+    if not row.pytorch_backend or row.problem:
+        return ""
+    try:
+        eng = _profile_for(row, engine)
+    except PlannerError:
+        return ""
     if not 0 < eng.decode_graph_max_batch < 1:
         return ""
     return (
