@@ -13,20 +13,17 @@ The rows are the shipped ones that give the flag (dstack's 0.4.3.post2 runs, GPU
 
 from __future__ import annotations
 
-import csv
-from pathlib import Path
-
 import pytest
 
 from planner.accuracy import published
-from planner.accuracy.published import parallelism_of, sglang_attention_dp
+from planner.accuracy.published import parallelism_of, read_csv_rows, reference_dir, sglang_attention_dp
 
-PERF = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "perf_public.csv"
+#: The shipped rows' cells, by record_id.
+CELLS = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "perf_public.csv")}
 
 
 def _row(record_id: str) -> dict[str, str]:
-    with PERF.open(newline="", encoding="utf-8") as f:
-        return next(r for r in csv.DictReader(f) if r["record_id"] == record_id)
+    return dict(CELLS[record_id])
 
 
 def test_up_to_0_4_4_the_flag_alone_makes_every_gpu_a_rank_and_halves_the_chunk():
@@ -39,10 +36,8 @@ def test_up_to_0_4_4_the_flag_alone_makes_every_gpu_a_rank_and_halves_the_chunk(
 def test_later_releases_take_the_ranks_from_dp_and_divide_the_chunk_by_them():
     assert sglang_attention_dp(_row("GPUSTACK-027")) == (8, 8)  # 0.5.6.post2: --tp-size 8 --enable-dp-attention --dp 8
     assert sglang_attention_dp(_row("GPUSTACK-024")) == (8, 8)  # --dp-size 8
-    assert sglang_attention_dp({**_row("DSTK-010"), "engine_version": "0.4.4.post1"}) == (
-        1,
-        1,
-    )  # no --dp: refused there
+    refused_there = {**_row("DSTK-010"), "engine_version": "0.4.4.post1"}  # no --dp: that release refuses it
+    assert sglang_attention_dp(refused_there) == (1, 1)
 
 
 def test_a_0_5_release_without_dp_runs_tensor_parallel():

@@ -15,13 +15,18 @@ Sources:
 from __future__ import annotations
 
 import csv
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from planner.accuracy.predict import _profile_for, predict_decode_rows
-from planner.accuracy.published import load_decode_rows, pytorch_backend_of, trtllm_serve_default_graphs
+from planner.accuracy.published import (
+    load_decode_rows,
+    pytorch_backend_of,
+    read_csv_rows,
+    reference_dir,
+    trtllm_serve_default_graphs,
+)
 from planner.catalog import default_catalog
 from planner.engines import profiles
 from planner.engines.architecture import model_facts
@@ -33,7 +38,8 @@ from planner.engines.profiles import (
 )
 from planner.model.decode import eager_surplus_s
 
-PERF = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "perf_public.csv"
+#: The shipped rows' cells, by record_id.
+CELLS = {r["record_id"]: r for r in read_csv_rows(reference_dir() / "perf_public.csv")}
 ROWS = {r.record_id: r for r in load_decode_rows() if r.record_id.startswith(("DSTK-", "TRT"))}
 
 #: SGLang pull request 1401's figures, seconds
@@ -43,8 +49,7 @@ MOE_EAGER_S = (4 * CODER_V2_LITE_GRAPHED - CODER_V2_LITE_GRAPHED - DENSE_EAGER_S
 
 
 def _cells(record_id: str) -> dict[str, str]:
-    with PERF.open(newline="", encoding="utf-8") as f:
-        return next(r for r in csv.DictReader(f) if r["record_id"] == record_id)
+    return dict(CELLS[record_id])
 
 
 def test_the_server_command_names_the_backend_not_the_benchmark_client():
