@@ -257,7 +257,7 @@ class TestExportDoc:
         """'(H100 with vLLM, dense: 7 figures, -8% / -1%)', '(A100 80GB with vLLM, dense: 2 figures, -13% to -9%, and 17
         dense vLLM runs on every GPU, -9% / +35%, so -13% / +43%)', 'with none of the engine and class anywhere it
         stands (LMDeploy)', 'H200 with vLLM has 11 figures, all MoE (10 DeepSeek-R1 runs, 9 of them dstack's;
-        +20% / +135%), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, -37% / +35%':
+        +26% / +146%), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, -37% / +24%':
         heldout_serving_residuals.csv and serving_margin.margin_range (s171: per class; until then H200 + vLLM's 11
         figures sized the dense Llama at +135%)."""
         from planner.accuracy.calibration import residual_range

@@ -115,6 +115,49 @@ def test_sliding_window_prefix_cache_and_mla_keep_it_off():
     assert not vllm_v0_chunks_by_default("0.8.3", 163840, rocm=False, mla=True)
 
 
+def test_an_mla_model_runs_unchunked_from_0_7_1():
+    """vLLM 0.7.1 forced chunked prefill off for MLA (vllm/config.py v0.7.3 l.3327-3335, "MLA is enabled; forcing
+    chunked prefill and prefix caching to be disabled", PR 12642); before it no model ran as MLA, and chunking
+    followed the long-context rule."""
+    assert not vllm_v0_chunks_by_default("0.7.4.dev181+gf35f8e22", 163840, rocm=False, mla=True)
+    assert not vllm_v0_chunks_by_default("0.7.1", 163840, rocm=False, mla=True)
+    assert vllm_v0_chunks_by_default("0.7.0", 163840, rocm=False, mla=True)
+    assert vllm_v0_chunks_by_default("0.7.4.dev181+gf35f8e22", 163840, rocm=False)  # not MLA: the long-context rule
+
+
+def test_the_unchunked_budget_is_max_model_len_at_least_2048():
+    """V0 without chunked prefill budgets ``max(max_model_len, 2048)`` tokens a step where the server sets none
+    (vllm/config.py v0.7.3 ``SchedulerConfig.__post_init__`` l.1536; for MLA again by PR 13620); a chunking run keeps
+    the profile's own budget."""
+    base = engine_profile("vllm-0.10")
+    kw = dict(chunked_prefill=None, scheduler_steps=None, rocm=False, mla=True)
+    assert with_v0_default_scheduler(base, "vLLM", "0.7.4", max_model_len=163840, **kw).max_num_batched_tokens == 163840
+    assert with_v0_default_scheduler(base, "vLLM", "0.6.0", max_model_len=1024, **kw).max_num_batched_tokens == 2048
+    chunking = with_v0_default_scheduler(base, "vLLM", "0.6.3", max_model_len=131072, **{**kw, "mla": False})
+    assert chunking is base
+
+
+def test_a_rows_max_model_len_is_read_from_its_command():
+    """dstack's vLLM 0.7.3 MI300X server ran ``vllm serve ... --max-model-len 32768`` (DSTK-001's batching cell); its
+    H200 server set none (DSTK-019)."""
+    rows = {r.record_id: r for r in acc.load_decode_rows()}
+    assert rows["DSTK-001"].max_model_len == 32768
+    assert rows["DSTK-019"].max_model_len is None
+    assert acc._profile_for(rows["DSTK-001"], None).max_num_batched_tokens == 32768
+    assert acc._profile_for(rows["DSTK-019"], None).max_num_batched_tokens == 163840  # DeepSeek-R1's context
+
+
+def test_a_closed_loops_wave_is_prefilled_in_one_step():
+    """dstack's DeepSeek-R1 closed loops on 8 x H200, vLLM 0.7.4.dev181 (MLA, so unchunked; fixed 3,200 / 800 token
+    requests): every request of a wave gets its first token at once (TTFT std 11 ms of 976 at 4 in flight), and the
+    mean TTFT grows with the wave, 976 ms at 4 in flight to 14,164 ms at 64, 14.5x (Deepseek-R1/raw_data/
+    online_results.csv lines 20-25, dstackai/benchmarks 7f37e66; DSTK-020, DSTK-024). Chunked at 8,192 tokens the
+    simulation staggered the waves and grew 3.2x; whole waves grow it more than 10x."""
+    rows = {r.record_id: r for r in acc.load_decode_rows()}
+    at_4, at_64 = (acc.predict_decode(rows[i]).ttft_s for i in ("DSTK-024", "DSTK-020"))
+    assert 10.0 < at_64 / at_4 < 16.0
+
+
 def test_it_reaches_only_v0_rows_without_chunked_prefill():
     base = engine_profile("vllm")
     assert not base.prefill_only_steps  # the profile users and the workbook plan with
@@ -134,18 +177,19 @@ def test_the_reference_rows_it_touches():
     """The published rows whose profile carries the rule: vLLM V0 serving runs without chunked prefill or multi-step
     (all held out; of load_public.csv only s168's vLLM 0.4.1 runs on an RTX 3090, LD098-LD103, whose server log
     prints enable_chunked_prefill=False: its other V0 runs, LD015-LD021, are multi-step; nor XWQ72-001..006, whose
-    version cell gives --num-scheduler-steps 10, read since s129); and s169's dstack DeepSeek-R1 runs on MI300X with vLLM 0.7.3, a V0 release (DSTK-001..006, 037,
-    038, 041)."""
+    version cell gives --num-scheduler-steps 10, read since s129); and s169's dstack DeepSeek-R1 runs with vLLM 0.7.3
+    on MI300X (DSTK-001..006, 037, 038, 041) and 0.7.4.dev181 on H200 (DSTK-019..024, 031..033; MLA, unchunked from
+    0.7.1, s184), V0 releases."""
     touched = set()
     for path in (None, acc.reference_dir() / "load_public.csv"):
         for row in acc.load_decode_rows() if path is None else acc.load_decode_rows(path):
             if acc._profile_for(row, None).prefill_only_steps:
                 touched.add(row.record_id)
     dstack_mi300x_v0 = {f"DSTK-{i:03d}" for i in (1, 2, 3, 4, 5, 6, 37, 38, 41)}  # vLLM 0.7.3 (V0) on MI300X, s169
-    assert (
-        touched
-        == {"XWQ235-001", "MLPF41-001", "MLPF41-002", *(f"LD{i:03d}" for i in range(98, 104))} | dstack_mi300x_v0
-    )
+    dstack_h200_mla = {f"DSTK-{i:03d}" for i in (19, 20, 21, 22, 23, 24, 31, 32, 33)}  # vLLM 0.7.4.dev181, s184
+    assert touched == {
+        "XWQ235-001", "MLPF41-001", "MLPF41-002", *(f"LD{i:03d}" for i in range(98, 104))
+    } | dstack_mi300x_v0 | dstack_h200_mla  # fmt: skip
 
 
 def test_a_command_with_prefix_caching_keeps_0_6_0_from_chunking(tmp_path):

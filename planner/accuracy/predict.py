@@ -314,8 +314,8 @@ def _trtllm_bench_build(profile: EngineProfile, row: DecodeRow) -> EngineProfile
 
 
 def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
-    """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its model's context (V0's default
-    ``max_model_len``; a row's ``--max-model-len`` is not read), sliding window and MLA from the catalog, prefix
+    """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its ``max_model_len`` (its command's
+    ``--max-model-len``, else its model's context: ``_max_model_len``), sliding window and MLA from the catalog, prefix
     caching from its command or warm prompts (``DecodeRow.prefix_caching``); a row whose names do not resolve keeps
     the profile."""
     if (row.scheduler_steps or 1) > 1 or row.chunked_prefill or not profile.name.startswith("vllm"):
@@ -329,9 +329,14 @@ def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfi
         return profile
     return with_v0_default_scheduler(
         profile, row.engine, row.engine_version, chunked_prefill=row.chunked_prefill,
-        scheduler_steps=row.scheduler_steps, max_model_len=int(model.max_context), rocm=gpu.vendor == "AMD",
+        scheduler_steps=row.scheduler_steps, max_model_len=_max_model_len(row, model), rocm=gpu.vendor == "AMD",
         sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prefix_caching, mla=model.mla is not None,
     )  # fmt: skip
+
+
+def _max_model_len(row: DecodeRow, model: Any) -> int:
+    """The server's ``max_model_len``: the row's ``--max-model-len``, else the model's context (vLLM's default)."""
+    return int(row.max_model_len or model.max_context)
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:

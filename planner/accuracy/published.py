@@ -494,6 +494,8 @@ class DecodeRow:
     #: how the run split the model over its group (``parallelism_of``): "tp", "dp-ep" (attention data parallel) or
     #: a pipeline ("pp" one GPU per stage, "ppN" N stages of TP t: ``planner.model.layouts``)
     parallelism: str = "tp"
+    #: vLLM's ``--max-model-len`` where the row's server command sets it (V0's chunking rule and token budget read it)
+    max_model_len: int | None = None
 
     @property
     def context(self) -> int:
@@ -714,6 +716,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         prefill_chunk_divisor=sglang_attention_dp(r)[1] if parallelism == "dp-ep" else 1,
         pytorch_backend=pytorch_backend_of(r),
         trtllm_default_graphs=trtllm_serve_default_graphs(r),
+        max_model_len=server_flag(r, ("max-model-len", "max_model_len")),
         **{c.replace("_ms", "_s"): v for c, v in percentiles.items()},
     )
 

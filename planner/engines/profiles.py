@@ -1040,11 +1040,19 @@ SGLANG_04_UNVERSIONED = ("lmsysorg/sglang:latest, results committed 2024-12-14",
 #: type "cuda", which ROCm is too (v0.6.0 config.py l.1062-1068, v0.6.3 ``is_cuda_alike`` l.1075), until 0.6.5 adds
 #: ``not current_platform.is_rocm()`` (l.1084; 0.6.6 l.1101, 0.7.0 l.1105, 0.7.3 l.1185) and 0.8's V0 path asks
 #: ``current_platform.is_cuda()`` (``_set_default_args_v0``, v0.8.3 l.1546-1577); never with a sliding window (any
-#: release), with prefix caching (0.5.3 l.760, 0.6.0 l.859; gone in 0.6.1), or for an MLA model (0.8's V0 path).
+#: release), with prefix caching (0.5.3 l.760, 0.6.0 l.859; gone in 0.6.1), or for an MLA model (from 0.7.1:
+#: ``VLLM_V0_MLA_NO_CHUNKING``).
 VLLM_V0_LONG_CONTEXT_TOKENS = 32768
 VLLM_V0_LONG_CONTEXT_CHUNKING = (0, 5, 3)
 VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED = (0, 6, 1)
 VLLM_V0_CHUNKING_NOT_ROCM = (0, 6, 5)
+#: vLLM 0.7.1 turned chunked prefill off for every MLA model (vllm/config.py ``VllmConfig.__post_init__``: "MLA is
+#: enabled; forcing chunked prefill and prefix caching to be disabled", PR 12642); 0.8's V0 path never turns it on
+#: for one (``_set_default_args_v0``). Before 0.7.1 vLLM ran no MLA model as MLA.
+VLLM_V0_MLA_NO_CHUNKING = (0, 7, 1)
+#: V0's token budget without chunked prefill, where the server sets none: ``max(max_model_len, 2048)``
+#: (vllm/config.py ``SchedulerConfig.__post_init__``, v0.7.3 l.1536; for MLA set again in ``VllmConfig`` by PR 13620).
+VLLM_V0_MIN_BATCHED_TOKENS = 2048
 
 
 def vllm_v0_chunks_by_default(
@@ -1054,8 +1062,8 @@ def vllm_v0_chunks_by_default(
     """Whether a vLLM V0 server of ``version`` (a cell ``vllm_batching_release`` calls V0) that was not told
     ``--enable-chunked-prefill`` either way chunks prompts: ``max_model_len`` > ``VLLM_V0_LONG_CONTEXT_TOKENS`` from
     ``VLLM_V0_LONG_CONTEXT_CHUNKING``, on CUDA, or on ROCm before ``VLLM_V0_CHUNKING_NOT_ROCM``; no sliding window; no
-    prefix caching before ``VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED``; no MLA model from 0.8. A V0-marked cell with no
-    release (a nightly image) is read as 0.8's V0 path."""
+    prefix caching before ``VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED``; no MLA model from ``VLLM_V0_MLA_NO_CHUNKING``. A
+    V0-marked cell with no release (a nightly image) is read as 0.8's V0 path."""
     parsed = parse_version(version)
     v = parsed.release if parsed else VLLM_V1_VERSION
     if v < VLLM_V0_LONG_CONTEXT_CHUNKING or max_model_len <= VLLM_V0_LONG_CONTEXT_TOKENS or sliding_window:
@@ -1064,7 +1072,7 @@ def vllm_v0_chunks_by_default(
         return False
     if prefix_caching and v < VLLM_V0_CHUNKING_PREFIX_CACHE_ALLOWED:
         return False
-    return not (mla and v >= VLLM_V1_VERSION)
+    return not (mla and v >= VLLM_V0_MLA_NO_CHUNKING)
 
 
 def with_v0_default_scheduler(
@@ -1077,8 +1085,12 @@ def with_v0_default_scheduler(
     ``chunked_prefill_enabled`` (vllm/core/scheduler.py v0.6.3 l.1174-1179, v0.7.3 l.1440-1445), which schedules
     whole waiting prompts first (``_schedule_prefills(..., enable_chunking=False)``, l.1014 / l.1232) and the running
     decodes only ``if len(prefills.seq_groups) == 0`` ("Don't schedule decodes if prefills are scheduled",
-    l.1022-1027 / l.1240-1245). Shipped in s127 (docs/history.md) for published rows only: the profiles users
-    and the workbook plan with carry no such flag."""
+    l.1022-1027 / l.1240-1245). Its token budget, where the server sets none, is ``max(max_model_len, 2048)``
+    (``VLLM_V0_MIN_BATCHED_TOKENS``; s184): a wave of prompts sent together is prefilled in one step, as dstack's
+    closed loops of DeepSeek-R1 on vLLM 0.7.4 show (every request of a wave gets its first token at once). Shipped
+    in s127 and s184 (docs/history.md) for published rows only: the profiles users and the workbook plan with carry
+    no such flag. (0.7.1-0.7.3 on CUDA kept the chunked default's 2,048 for an MLA model and refused longer prompts,
+    vLLM issue 13209, until PR 13620; such a run is read with the later budget.)"""
     name = _engine_name(engine)
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
@@ -1088,7 +1100,10 @@ def with_v0_default_scheduler(
         chunked_prefill = vllm_v0_chunks_by_default(
             version, max_model_len, rocm=rocm, sliding_window=sliding_window, prefix_caching=prefix_caching, mla=mla
         )
-    return profile if chunked_prefill else _copy_with(profile, prefill_only_steps=True)
+    if chunked_prefill:
+        return profile
+    budget = max(max_model_len, VLLM_V0_MIN_BATCHED_TOKENS)
+    return _copy_with(profile, prefill_only_steps=True, max_num_batched_tokens=budget)
 
 
 #: A decode-graph limit below one sequence: no decode batch replays a graph (``EngineProfile.decode_graph_max_batch``).
