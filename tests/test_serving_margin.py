@@ -95,7 +95,7 @@ class TestRule:
     def test_a_dense_model_is_not_sized_with_moe_runs_on_its_gpu(self):
         """H200 + vLLM has 11 MoE figures (+26% / +146%, 10 of them DeepSeek-R1) and no dense one: Llama-3.1-70B's
         range is H200's prediction range (-37% / +9%) widened to the 21 dense vLLM runs on every GPU (-13% / +24%),
-        -37% / +24%; the MoE row's +135% appears nowhere. Until s171 it was +20% / +135%; until s181 (17 runs, before
+        -37% / +24%; the MoE row's +146% appears nowhere. Until s171 it was +20% / +135%; until s181 (17 runs, before
         Vultr's four Nemotron-Super-49B runs) -37% / +35%."""
         moe, pooled = shipped_row("H200 SXM 141GB", "vllm", "MoE"), shipped_row(EVERY_GPU, "vllm", "dense")
         assert quantiles(moe) == (0.26, 1.46) and (int(pooled["rows"]), quantiles(pooled)) == (21, (-0.13, 0.24))
