@@ -48,6 +48,9 @@ class EngineProfile:
     activation_bytes_per_token_width: float = 0.0
     #: activation peak of the sampler, bytes per (sequence x vocabulary entry)
     activation_bytes_per_seq_vocab: float = 0.0
+    #: bytes per element of the fused-MoE workspace the profiling pass holds (vLLM's modular Triton and CUTLASS-FP8
+    #: experts: 2, bf16; ``planner.model.memory.moe_workspace_bytes``); 0: not modelled for this engine
+    moe_workspace_bytes_per_value: float = 0.0
     #: tokens of the profiling forward pass and sequences of the sampler run; None: the engine's default for the
     #: GPU class (vLLM: 8192 / 1024 on GPUs of 70 GiB or more whose device name holds no "a100", else 2048 / 256)
     max_num_batched_tokens: int | None = None
@@ -314,10 +317,12 @@ VLLM_COMMON = dict(
 
 
 def vllm_release(
-    name: str, description: str, token_width_bytes: float, seq_vocab_bytes: float, non_torch_gib: float, tp_gib: float
-) -> EngineProfile:
+    name: str, description: str, token_width_bytes: float, seq_vocab_bytes: float, non_torch_gib: float, tp_gib: float,
+    moe_workspace_bytes: float = 0.0,
+) -> EngineProfile:  # fmt: skip
     """A vLLM V1 release: ``VLLM_COMMON`` with its memory profiling: activation peak per batched token x width and
-    per sequence x vocabulary entry (bytes), non-torch memory and the extra when tensor-parallel (GiB)."""
+    per sequence x vocabulary entry (bytes), non-torch memory and the extra when tensor-parallel (GiB), and the bytes
+    per element of its fused-MoE workspace (0: not modelled)."""
     return EngineProfile(
         **VLLM_COMMON,
         name=name,
@@ -326,16 +331,23 @@ def vllm_release(
         activation_bytes_per_seq_vocab=seq_vocab_bytes,
         non_torch_bytes=non_torch_gib * GiB,
         non_torch_bytes_tensor_parallel=tp_gib * GiB,
+        moe_workspace_bytes_per_value=moe_workspace_bytes,
     )
 
 
-#: Least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md).
+#: vLLM 0.19.0's fused-MoE workspace, bf16 (``TritonExperts.workspace_shapes``, vllm/model_executor/layers/fused_moe/
+#: fused_moe.py l.1976-1991, and ``CutlassExpertsFp8``'s, cutlass_moe.py l.414-429; allocated for every token of the
+#: pass by ``FusedMoEModularKernel._allocate_buffers``, modular_kernel.py l.1009-1070; the PyPI wheel).
+VLLM_MOE_WORKSPACE_BYTES = 2.0
+#: Least squares over 12 vLLM 0.19.0 H100 runs with the activation peak logged (docs/accuracy.md); the fused-MoE
+#: workspace (s184) added to it, not refitted.
 VLLM = vllm_release(
     "vllm",
     "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
-    "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry) and non-torch "
-    "memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); KV in blocks of 16",
-    0.077, 15.56, 0.25, 1.83,
+    "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry; a MoE model's fused-MoE "
+    "workspace) and non-torch memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); "
+    "KV in blocks of 16",
+    0.077, 15.56, 0.25, 1.83, VLLM_MOE_WORKSPACE_BYTES,
 )  # fmt: skip
 #: Least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md).
 VLLM_FULLSORT = vllm_release(

@@ -191,6 +191,7 @@ class EngineMemoryRules(Protocol):
     non_torch_bytes_tensor_parallel: float  # extra per GPU when tensor-parallel
     activation_bytes_per_token_width: float
     activation_bytes_per_seq_vocab: float
+    moe_workspace_bytes_per_value: float  # the profiling pass's fused-MoE workspace, bytes per element (0: none)
     block_size: int  # KV-cache block, tokens
     kv_group_padding: bool  # vLLM's hybrid allocator: equal-size layer groups, padded (memory.kv_cache_groups)
     mxfp4_expert_hidden_alignment: int  # MXFP4 experts' hidden size padded to a multiple of this when loaded (0: none)

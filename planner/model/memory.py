@@ -434,17 +434,37 @@ def visible_memory_bytes(gpu: GpuFacts, engine: EngineMemoryRules) -> ArrayLike:
 
 
 def activation_peak_bytes(
-    model: ModelFacts, limits: EngineFacts, engine: EngineMemoryRules, gpus: ArrayLike
+    model: ModelFacts, limits: EngineFacts, engine: EngineMemoryRules, gpus: ArrayLike, precision: PrecisionFacts
 ) -> ArrayLike:
     """Activation peak per GPU of the engine's profiling run.
 
     a x batched tokens x (hidden + 2 x MLP width / g) + b x sequences x vocabulary (the sampler sees the whole
-    vocabulary on every GPU); a and b are fitted per engine.
+    vocabulary on every GPU) + a MoE model's fused-MoE workspace (``moe_workspace_bytes``); a and b are fitted per
+    engine.
     """
     width = model.hidden_size + 2.0 * model.intermediate_size / gpus
     return (
         engine.activation_bytes_per_token_width * limits.max_num_batched_tokens * width
         + engine.activation_bytes_per_seq_vocab * limits.max_num_seqs * model.vocab_size
+        + moe_workspace_bytes(model, limits, engine, gpus, precision)
+    )
+
+
+def moe_workspace_bytes(
+    model: ModelFacts, limits: EngineFacts, engine: EngineMemoryRules, gpus: ArrayLike, precision: PrecisionFacts
+) -> ArrayLike:
+    """The fused-MoE workspace the profiling pass holds per GPU: bytes per element x batched tokens x experts per token
+    x (max(w, hidden) + max(2w, hidden)), w the routed experts' width per GPU (vLLM 0.19's Triton and CUTLASS-FP8
+    experts: one buffer of max(w, hidden) and one of max(2w, hidden) per token and expert, bf16). 0 for a dense model
+    and for MXFP4 experts (gpt-oss: vLLM's OpenAI Triton kernels keep a workspace of another shape, not modelled)."""
+    w = model.expert_split_width / gpus
+    hidden = model.hidden_size
+    per_token = model.experts_per_token * (ops.maximum(w, hidden) + ops.maximum(2.0 * w, hidden))
+    return (
+        engine.moe_workspace_bytes_per_value
+        * limits.max_num_batched_tokens
+        * per_token
+        * (1.0 - precision.expert_mxfp4)
     )
 
 
@@ -543,7 +563,9 @@ def memory_plan(
         stages = pipeline_stages(parallelism, gpus)
         per_stage = gpus / stages
         if reserve_bytes is None:
-            reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, per_stage), gpus, engine)
+            reserve_bytes = reserve_bytes_per_gpu(
+                activation_peak_bytes(model, limits, engine, per_stage, precision), gpus, engine
+            )
         stage = pipeline_stage_facts(model, stages)
         one = memory_plan(
             gpu, stage, precision, limits, engine, context_tokens, per_stage, memory_utilization, reserve_bytes
@@ -552,14 +574,18 @@ def memory_plan(
         return replace(one, gpus=gpus, weight_bytes=wb, kv_bytes_per_sequence=whole)
     if parallelism == "dp-ep":
         if reserve_bytes is None:
-            reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, 1.0), gpus, engine)
+            reserve_bytes = reserve_bytes_per_gpu(
+                activation_peak_bytes(model, limits, engine, 1.0, precision), gpus, engine
+            )
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
         one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
         return replace(one, gpus=gpus, weight_bytes=wb, **group)
     visible = visible_memory_bytes(gpu, engine)
     if reserve_bytes is None:
-        reserve_bytes = reserve_bytes_per_gpu(activation_peak_bytes(model, limits, engine, gpus), gpus, engine)
+        reserve_bytes = reserve_bytes_per_gpu(
+            activation_peak_bytes(model, limits, engine, gpus, precision), gpus, engine
+        )
     budget = kv_budget_bytes_per_gpu(visible, wb, gpus, reserve_bytes, memory_utilization, engine)
     repl = kv_replication(model, gpus)
     per_layer_token = model.kv_elements_per_token_per_layer * precision.kv_bytes_per_element + (

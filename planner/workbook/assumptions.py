@@ -53,6 +53,11 @@ ENGINE_FIELD_HELP = {
         "activation peak of the profiling pass per batched token x (hidden + 2 x MLP width / GPUs)",
     ),
     "activation_bytes_per_seq_vocab": ("B", "sampler activation peak per sequence x vocabulary entry"),
+    "moe_workspace_bytes_per_value": (
+        "B",
+        "fused-MoE workspace of the profiling pass per element: tokens x experts per token x "
+        "(max(w, hidden) + max(2w, hidden)), w the expert width per GPU; 0: none",
+    ),
     "max_num_batched_tokens": ("tokens", "tokens of the profiling pass; blank: the GPU-class default below"),
     "max_num_seqs": ("sequences", "sequences of the sampler run; blank: the GPU-class default below"),
     "large_gpu_min_memory_bytes": ("B", "a GPU with at least this much memory is 'large' (vLLM defaults)"),

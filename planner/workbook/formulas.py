@@ -109,10 +109,12 @@ def twin(key: str) -> str:
 
 
 def reserve(n: str) -> str:
-    """model.activation_peak_bytes + model.reserve_bytes_per_gpu."""
+    """model.activation_peak_bytes (with model.moe_workspace_bytes) + model.reserve_bytes_per_gpu."""
     return (
         f"(eng_activation_bytes_per_token_width*{{tokens}}*({{hidden}}+2*{{inter}}/{n})"
         f"+eng_activation_bytes_per_seq_vocab*{{seqs}}*{{vocab}}"
+        f'+IF({{ep}}="mxfp4",0,eng_moe_workspace_bytes_per_value*{{tokens}}*{{k}}'
+        f"*(MAX({{expw}}/{n},{{hidden}})+MAX(2*{{expw}}/{n},{{hidden}})))"
         f"+eng_non_torch_bytes+IF({n}>1,eng_non_torch_bytes_tensor_parallel,0))"
     )
 
