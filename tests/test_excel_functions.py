@@ -841,8 +841,8 @@ class TestParallelismArgument:
             assert got == int(api.max_batch("H200", "deepseek-v3", 2500, **args))  # one cell in: one value out
             got = xf.TPOT("H200", "deepseek-v3", 2500.0, 240.0, None, 8.0, None, layout)
             assert got == pytest.approx(api.tpot("H200", "deepseek-v3", 2500, batch=240, **args) * 1e3, rel=1e-12)
-        # eight attention ranks each cache their own sequences once: about five times the tensor-parallel batch
-        assert xf.MAX_BATCH("H200", "deepseek-v3", 2500.0, None, 8.0, None, None, "dp-ep") > 4.5 * xf.MAX_BATCH(
+        # eight attention ranks each cache their own sequences once: five times the tensor-parallel batch
+        assert xf.MAX_BATCH("H200", "deepseek-v3", 2500.0, None, 8.0, None, None, "dp-ep") > 5 * xf.MAX_BATCH(
             "H200", "deepseek-v3", 2500.0, None, 8.0
         )
 

@@ -47,3 +47,19 @@ def test_the_two_moe_start_up_logs_are_predicted_within_one_percent(record, publ
     row = next(r for r in load_startup_rows() if r.record_id == record)
     assert row.kv_cache_gib == published_gib
     assert predict_startup(row).kv_cache_gib == pytest.approx(published_gib, rel=0.01)
+
+
+def test_deepseek_v3_at_tp8_reserves_the_workspace_and_dp_ranks_do_not():
+    """DeepSeek-V3 (config.json: hidden 7,168, 8 experts per token of width 2,048) on 8 x H200 at vLLM's 8,192-token
+    pass: w = 256, per token and expert max(256, 7,168) + max(512, 7,168) = 14,336 values; x 8 x 8,192 x 2 B =
+    1,879,048,192 B more reserve a GPU than the same profile without the term. Data-parallel ranks are left without it
+    (a rank's experts see the tokens its dispatch gathers, not read here)."""
+    from planner import api
+
+    without = engine_profile("vllm").with_(moe_workspace_bytes_per_value=0.0)
+    assert without.moe_workspace_bytes_per_value == 0.0
+    for layout, extra in (("tp", 2 * 8192 * 8 * 14336), ("dp-ep", 0)):
+        kw = dict(gpus=8, parallelism=layout)
+        got = api.memory_plan("H200", "deepseek-v3", 8192, **kw).reserve_bytes_per_gpu
+        base = api.memory_plan("H200", "deepseek-v3", 8192, engine=without, **kw).reserve_bytes_per_gpu
+        assert got - base == pytest.approx(extra)

@@ -434,20 +434,25 @@ def visible_memory_bytes(gpu: GpuFacts, engine: EngineMemoryRules) -> ArrayLike:
 
 
 def activation_peak_bytes(
-    model: ModelFacts, limits: EngineFacts, engine: EngineMemoryRules, gpus: ArrayLike, precision: PrecisionFacts
+    model: ModelFacts,
+    limits: EngineFacts,
+    engine: EngineMemoryRules,
+    gpus: ArrayLike,
+    precision: PrecisionFacts,
+    moe_workspace: bool = True,
 ) -> ArrayLike:
     """Activation peak per GPU of the engine's profiling run.
 
     a x batched tokens x (hidden + 2 x MLP width / g) + b x sequences x vocabulary (the sampler sees the whole
-    vocabulary on every GPU) + a MoE model's fused-MoE workspace (``moe_workspace_bytes``); a and b are fitted per
-    engine.
+    vocabulary on every GPU) + a MoE model's fused-MoE workspace (``moe_workspace_bytes``; ``moe_workspace`` False:
+    left out, as for data-parallel ranks, whose dispatch sets the workspace's tokens); a and b are fitted per engine.
     """
     width = model.hidden_size + 2.0 * model.intermediate_size / gpus
-    return (
+    peak = (
         engine.activation_bytes_per_token_width * limits.max_num_batched_tokens * width
         + engine.activation_bytes_per_seq_vocab * limits.max_num_seqs * model.vocab_size
-        + moe_workspace_bytes(model, limits, engine, gpus, precision)
     )
+    return peak + moe_workspace_bytes(model, limits, engine, gpus, precision) if moe_workspace else peak
 
 
 def moe_workspace_bytes(
@@ -574,9 +579,10 @@ def memory_plan(
         return replace(one, gpus=gpus, weight_bytes=wb, kv_bytes_per_sequence=whole)
     if parallelism == "dp-ep":
         if reserve_bytes is None:
-            reserve_bytes = reserve_bytes_per_gpu(
-                activation_peak_bytes(model, limits, engine, 1.0, precision), gpus, engine
-            )
+            # not the fused-MoE workspace: a rank's experts see the tokens its dispatch gathers (vLLM's all-gather, its
+            # MoE DP chunks, batched all-to-all kernels), not read here
+            peak = activation_peak_bytes(model, limits, engine, 1.0, precision, moe_workspace=False)
+            reserve_bytes = reserve_bytes_per_gpu(peak, gpus, engine)
         share = replace(precision, expert_bytes_per_param=precision.expert_bytes_per_param / gpus)
         one = memory_plan(gpu, model, share, limits, engine, context_tokens, 1.0, memory_utilization, reserve_bytes)
         group = {"kv_cache_tokens": gpus * one.kv_cache_tokens, "max_batch": gpus * one.max_batch}
