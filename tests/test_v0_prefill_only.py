@@ -13,7 +13,12 @@ import numpy as np
 import pytest
 
 from planner.accuracy import predict as acc
-from planner.engines.profiles import engine_profile, vllm_v0_chunks_by_default, with_v0_default_scheduler
+from planner.engines.profiles import (
+    engine_profile,
+    vllm_mla_prompt_limit,
+    vllm_v0_chunks_by_default,
+    with_v0_default_scheduler,
+)
 from planner.serving.benchmark import engine_behaviour
 from planner.serving.simulate import DEFAULT_BEHAVIOUR, RunBehaviour, Scheduler, StepTable, simulate
 
@@ -135,6 +140,47 @@ def test_the_unchunked_budget_is_max_model_len_at_least_2048():
     assert with_v0_default_scheduler(base, "vLLM", "0.6.0", max_model_len=1024, **kw).max_num_batched_tokens == 2048
     chunking = with_v0_default_scheduler(base, "vLLM", "0.6.3", max_model_len=131072, **{**kw, "mla": False})
     assert chunking is base
+
+
+def test_0_7_1_to_0_7_3_kept_2048_tokens_for_an_mla_model_and_refused_longer_prompts():
+    """vLLM 0.7.1-0.7.3 forced an MLA model's chunked prefill off after the long-context rule (on CUDA above 32,768
+    tokens) had set the chunked default's 2,048-token budget, and kept it (the 0.7.3 wheel's vllm/config.py
+    l.3327-3335 sets no budget): "Input prompt (32889 tokens) is too long and exceeds limit of 2048" (vLLM issue 13209,
+    0.7.2); PR 13620 set ``max(max_model_len, 2048)`` after 0.7.3."""
+    kw = dict(rocm=False, mla=True, chunked_prefill=None, max_num_batched_tokens=None)
+    assert vllm_mla_prompt_limit("0.7.3", 163840, **kw) == 2048
+    assert vllm_mla_prompt_limit("0.7.1", 163840, **kw) == 2048
+    assert vllm_mla_prompt_limit("0.7.4.dev181+gf35f8e22", 163840, **kw) is None  # after PR 13620
+    assert vllm_mla_prompt_limit("0.7.0", 163840, **kw) is None  # before PR 12642
+    assert vllm_mla_prompt_limit("0.7.3", 163840, **{**kw, "rocm": True}) is None  # ROCm: no chunked default
+    assert vllm_mla_prompt_limit("0.7.3", 32768, **kw) is None  # not long context: max(32,768, 2,048)
+    assert vllm_mla_prompt_limit("0.7.3", 163840, **{**kw, "max_num_batched_tokens": 16384}) is None
+    assert vllm_mla_prompt_limit("0.7.3", 163840, **{**kw, "mla": False}) is None  # chunks, as asked
+    base = engine_profile("vllm-0.10")
+    v073 = with_v0_default_scheduler(
+        base, "vLLM", "0.7.3", chunked_prefill=None, scheduler_steps=None, max_model_len=163840, rocm=False, mla=True
+    )
+    assert v073.prefill_only_steps and v073.max_num_batched_tokens == 2048
+
+
+def test_validate_refuses_such_a_run_and_says_why(tmp_path):
+    """A DeepSeek-R1 run on vLLM 0.7.3 with 3,200-token prompts is refused with the reason; with 1,000-token prompts,
+    or with the server's own --max-num-batched-tokens, it is predicted."""
+    head = "gpu,model,batch,input_len,output_len,tpot_ms,engine,engine_version,batching,num_prompts,kind,tensor_parallel_size\n"
+    cmd = "vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8"
+    p = tmp_path / "runs.csv"
+    p.write_text(
+        head
+        + f"H200,deepseek-r1,8,3200,800,40,vLLM,0.7.3,{cmd},80,serving_concurrency,8\n"
+        + f"H200,deepseek-r1,8,1000,800,40,vLLM,0.7.3,{cmd},80,serving_concurrency,8\n"
+        + f"H200,deepseek-r1,8,3200,800,40,vLLM,0.7.3,{cmd} --max-num-batched-tokens 16384,80,serving_concurrency,8\n",
+        encoding="utf-8",
+    )
+    long, short, budgeted = acc.load_decode_rows(p)
+    why = acc.why_not_predicted(long)
+    assert "refused prompts over 2,048 tokens" in why and "issue 13209" in why and "--max-num-batched-tokens" in why
+    assert acc.why_not_predicted(short) == "" and acc.why_not_predicted(budgeted) == ""
+    assert np.isnan(acc.predict_decode(long).tpot_s) and acc.predict_decode(short).tpot_s > 0
 
 
 def test_a_rows_max_model_len_is_read_from_its_command():

@@ -69,6 +69,7 @@ from planner.engines.profiles import (
     trtllm_0_pytorch_profile,
     trtllm_bench_chunked_context,
     vllm_batching_release,
+    vllm_mla_prompt_limit,
     with_expert_parallel,
     with_prefill_chunk_divisor,
     with_published_host_cost,
@@ -361,16 +362,38 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
 
 
 def release_refusal(row: DecodeRow, cat: Catalog) -> str:
-    """Why the row's engine release cannot load its model on its GPU (``planner.engines.kernel_paths.mxfp4_refusal``:
-    TensorRT-LLM 1.x's MXFP4 experts below SM 9.0), or "": it loads, or the names do not resolve."""
+    """Why the row's engine release cannot serve it: it cannot load the model on its GPU (``planner.engines.
+    kernel_paths.mxfp4_refusal``: TensorRT-LLM 1.x's MXFP4 experts below SM 9.0), or it refused the row's prompts
+    (``prompt_limit_refusal``); "": it serves them, or the names do not resolve."""
     try:
         gpu = cat.gpu(resolve_gpu_name(row.gpu, cat))
         mdl = cat.model(resolve_model_name(row.model, cat))
     except PlannerError:
         return ""
+    if limited := prompt_limit_refusal(row, gpu, mdl):
+        return limited
     if mdl.native_expert_precision != "mxfp4" or row.weight_precision not in (None, "mxfp4"):
         return ""
     return mxfp4_refusal(row.engine, row.engine_version, gpu.architecture)
+
+
+def prompt_limit_refusal(row: DecodeRow, gpu: Any, model: Any) -> str:
+    """Why a vLLM 0.7.1-0.7.3 server refused the row's prompts (``vllm_mla_prompt_limit``: an MLA model whose chunked
+    prefill was forced off with the chunked default's 2,048-token budget kept), or ""."""
+    if row.engine != "vllm":
+        return ""
+    limit = vllm_mla_prompt_limit(
+        row.engine_version, _max_model_len(row, model), rocm=gpu.vendor == "AMD", mla=model.mla is not None,
+        chunked_prefill=row.chunked_prefill, max_num_batched_tokens=row.max_num_batched_tokens,
+        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prefix_caching,
+    )  # fmt: skip
+    if limit is None or row.input_len <= limit:
+        return ""
+    return (
+        f"vLLM {row.engine_version.split()[0]} refused prompts over {limit:,} tokens for an MLA model ({model.name}): "
+        f"it forced chunked prefill off and kept its {limit:,}-token step budget (vLLM issue 13209, fixed after 0.7.3 "
+        f"by PR 13620); give the server's --max-num-batched-tokens if it set one"
+    )
 
 
 def row_scheduler(row: DecodeRow) -> str:

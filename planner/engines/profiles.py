@@ -1087,6 +1087,31 @@ def vllm_v0_chunks_by_default(
     return not (mla and v >= VLLM_V0_MLA_NO_CHUNKING)
 
 
+#: vLLM releases whose V0 engine kept the chunked default's 2,048-token budget after forcing chunked prefill off for an
+#: MLA model, so that a longer prompt was refused ("Input prompt (N tokens) is too long and exceeds limit of 2048",
+#: vLLM issue 13209): from PR 12642 (0.7.1) until PR 13620 set the budget to ``max(max_model_len, 2048)``, after
+#: 0.7.3 (the 0.7.3 wheel's ``VllmConfig.__post_init__``, vllm/config.py l.3327-3335, sets no budget).
+VLLM_MLA_PROMPT_LIMIT_RELEASES = ((0, 7, 1), (0, 7, 4))
+
+
+def vllm_mla_prompt_limit(
+    version: str, max_model_len: int, *, rocm: bool, mla: bool, chunked_prefill: bool | None,
+    max_num_batched_tokens: int | None, sliding_window: bool = False, prefix_caching: bool = False,
+) -> int | None:  # fmt: skip
+    """The longest prompt a vLLM server of ``version`` accepted, where it refused longer ones, else None: an MLA model
+    on a ``VLLM_MLA_PROMPT_LIMIT_RELEASES`` release whose chunked prefill was on (asked, or V0's long-context default)
+    and then forced off, with no ``--max-num-batched-tokens``: ``VLLM_V0_MIN_BATCHED_TOKENS`` (2,048)."""
+    parsed = parse_version(version)
+    first, fixed = VLLM_MLA_PROMPT_LIMIT_RELEASES
+    if not (mla and parsed and first <= parsed.release < fixed) or max_num_batched_tokens:
+        return None
+    if chunked_prefill is None:
+        chunked_prefill = vllm_v0_chunks_by_default(
+            version, max_model_len, rocm=rocm, sliding_window=sliding_window, prefix_caching=prefix_caching
+        )
+    return VLLM_V0_MIN_BATCHED_TOKENS if chunked_prefill else None
+
+
 def with_v0_default_scheduler(
     profile: EngineProfile, engine: str, version: str, *, chunked_prefill: bool | None, scheduler_steps: int | None,
     max_model_len: int, rocm: bool, sliding_window: bool = False, prefix_caching: bool = False, mla: bool = False,
@@ -1101,20 +1126,25 @@ def with_v0_default_scheduler(
     (``VLLM_V0_MIN_BATCHED_TOKENS``; s184): a wave of prompts sent together is prefilled in one step, as dstack's
     closed loops of DeepSeek-R1 on vLLM 0.7.4 show (every request of a wave gets its first token at once). Shipped
     in s127 and s184 (docs/history.md) for published rows only: the profiles users and the workbook plan with carry
-    no such flag. (0.7.1-0.7.3 on CUDA kept the chunked default's 2,048 for an MLA model and refused longer prompts,
-    vLLM issue 13209, until PR 13620; such a run is read with the later budget.)"""
+    no such flag. An MLA model on 0.7.1-0.7.3 whose chunking was forced off keeps the chunked default's 2,048
+    (``vllm_mla_prompt_limit``: it refused longer prompts, vLLM issue 13209, until PR 13620)."""
     name = _engine_name(engine)
     if name != "vllm" or not profile.name.startswith("vllm"):
         return profile
     if vllm_batching_release(version)[0] != VLLM_BATCHING_RELEASES[0][1] or (scheduler_steps or 1) > 1:
         return profile
+    asked = chunked_prefill
     if chunked_prefill is None:
         chunked_prefill = vllm_v0_chunks_by_default(
             version, max_model_len, rocm=rocm, sliding_window=sliding_window, prefix_caching=prefix_caching, mla=mla
         )
     if chunked_prefill:
         return profile
-    budget = max(max_model_len, VLLM_V0_MIN_BATCHED_TOKENS)
+    kept = vllm_mla_prompt_limit(
+        version, max_model_len, rocm=rocm, mla=mla, chunked_prefill=asked, max_num_batched_tokens=None,
+        sliding_window=sliding_window, prefix_caching=prefix_caching,
+    )  # fmt: skip
+    budget = kept or max(max_model_len, VLLM_V0_MIN_BATCHED_TOKENS)
     return _copy_with(profile, prefill_only_steps=True, max_num_batched_tokens=budget)
 
 
