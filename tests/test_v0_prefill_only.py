@@ -39,6 +39,13 @@ def _two_decoding_one_arriving(prefill_only: bool):
     return run, trace
 
 
+def _runs(tmp_path, head: str, *lines: str) -> list:
+    """The rows of a user's runs file with ``head`` and ``lines``, as ``planner validate --decode`` reads it."""
+    p = tmp_path / "runs.csv"
+    p.write_text("\n".join((head, *lines)) + "\n", encoding="utf-8")
+    return acc.load_decode_rows(p)
+
+
 def test_the_decodes_gap_is_the_prefill_step_and_their_own():
     """By hand: the first step prefills both prompts (200 x 0.5 ms = 100 ms), three decode steps end at 130 ms, the
     arrival's prefill-only step takes 100 x 0.5 ms = 50 ms with no decode in it, then a decode step of 10 ms: the two
@@ -166,17 +173,15 @@ def test_0_7_1_to_0_7_3_kept_2048_tokens_for_an_mla_model_and_refused_longer_pro
 def test_validate_refuses_such_a_run_and_says_why(tmp_path):
     """A DeepSeek-R1 run on vLLM 0.7.3 with 3,200-token prompts is refused with the reason; with 1,000-token prompts,
     or with the server's own --max-num-batched-tokens, it is predicted."""
-    head = "gpu,model,batch,input_len,output_len,tpot_ms,engine,engine_version,batching,num_prompts,kind,tensor_parallel_size\n"
+    head = "gpu,model,batch,input_len,output_len,tpot_ms,engine,engine_version,batching,num_prompts,kind,tensor_parallel_size"
     cmd = "vllm serve deepseek-ai/DeepSeek-R1 --tensor-parallel-size 8"
-    p = tmp_path / "runs.csv"
-    p.write_text(
-        head
-        + f"H200,deepseek-r1,8,3200,800,40,vLLM,0.7.3,{cmd},80,serving_concurrency,8\n"
-        + f"H200,deepseek-r1,8,1000,800,40,vLLM,0.7.3,{cmd},80,serving_concurrency,8\n"
-        + f"H200,deepseek-r1,8,3200,800,40,vLLM,0.7.3,{cmd} --max-num-batched-tokens 16384,80,serving_concurrency,8\n",
-        encoding="utf-8",
+    long, short, budgeted = _runs(
+        tmp_path,
+        head,
+        f"H200,deepseek-r1,8,3200,800,40,vLLM,0.7.3,{cmd},80,serving_concurrency,8",
+        f"H200,deepseek-r1,8,1000,800,40,vLLM,0.7.3,{cmd},80,serving_concurrency,8",
+        f"H200,deepseek-r1,8,3200,800,40,vLLM,0.7.3,{cmd} --max-num-batched-tokens 16384,80,serving_concurrency,8",
     )
-    long, short, budgeted = acc.load_decode_rows(p)
     why = acc.why_not_predicted(long)
     assert "refused prompts over 2,048 tokens" in why and "issue 13209" in why and "--max-num-batched-tokens" in why
     assert acc.why_not_predicted(short) == "" and acc.why_not_predicted(budgeted) == ""
@@ -242,17 +247,15 @@ def test_a_command_with_prefix_caching_keeps_0_6_0_from_chunking(tmp_path):
     """vLLM 0.5.3-0.6.0 turn long-context chunking off when prefix caching is on (arg_utils.py 0.5.3 l.760, 0.6.0
     l.859), whatever the prompts' warmth: a V0 serving run of Llama-3.1-8B (131,072 context) on an H100 whose command
     says ``--enable-prefix-caching`` runs prefill-only steps, and without the flag it chunks."""
-    head = "gpu,model,batch,input_len,output_len,tpot_ms,engine,engine_version,batching,num_prompts,request_rate\n"
+    head = "gpu,model,batch,input_len,output_len,tpot_ms,engine,engine_version,batching,num_prompts,request_rate"
     cmd = "vllm serve meta-llama/Llama-3.1-8B-Instruct"
-    p = tmp_path / "runs.csv"
-    p.write_text(
-        head
-        + f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd} --enable-prefix-caching,200,4\n"
-        + f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd},200,4\n"
-        + f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd} --no-enable-prefix-caching,200,4\n",
-        encoding="utf-8",
+    flagged, plain, refused = _runs(
+        tmp_path,
+        head,
+        f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd} --enable-prefix-caching,200,4",
+        f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd},200,4",
+        f"H100,llama3.1-8b,,1000,200,20,vLLM,0.6.0,{cmd} --no-enable-prefix-caching,200,4",
     )
-    flagged, plain, refused = acc.load_decode_rows(p)
     assert flagged.prefix_caching and not plain.prefix_caching and not refused.prefix_caching
     assert acc._profile_for(flagged, None).prefill_only_steps
     assert not acc._profile_for(plain, None).prefill_only_steps
