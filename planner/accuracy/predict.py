@@ -316,7 +316,7 @@ def _trtllm_bench_build(profile: EngineProfile, row: DecodeRow) -> EngineProfile
 
 def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfile:
     """``with_v0_default_scheduler`` on the row: its GPU's vendor (ROCm on AMD), its ``max_model_len`` (its command's
-    ``--max-model-len``, else its model's context: ``_max_model_len``), sliding window and MLA from the catalog, prefix
+    ``--max-model-len``, else its model's context: ``_v0_server``), sliding window and MLA from the catalog, prefix
     caching from its command or warm prompts (``DecodeRow.prefix_caching``); a row whose names do not resolve keeps
     the profile."""
     if (row.scheduler_steps or 1) > 1 or row.chunked_prefill or not profile.name.startswith("vllm"):
@@ -330,14 +330,18 @@ def _v0_default_scheduler(profile: EngineProfile, row: DecodeRow) -> EngineProfi
         return profile
     return with_v0_default_scheduler(
         profile, row.engine, row.engine_version, chunked_prefill=row.chunked_prefill,
-        scheduler_steps=row.scheduler_steps, max_model_len=_max_model_len(row, model), rocm=gpu.vendor == "AMD",
-        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prefix_caching, mla=model.mla is not None,
+        scheduler_steps=row.scheduler_steps, **_v0_server(row, gpu, model),
     )  # fmt: skip
 
 
-def _max_model_len(row: DecodeRow, model: Any) -> int:
-    """The server's ``max_model_len``: the row's ``--max-model-len``, else the model's context (vLLM's default)."""
-    return int(row.max_model_len or model.max_context)
+def _v0_server(row: DecodeRow, gpu: Any, model: Any) -> dict[str, Any]:
+    """What vLLM V0's chunking rules read of the row's server: its ``max_model_len`` (the row's ``--max-model-len``,
+    else the model's context, vLLM's default), ROCm (an AMD GPU), the model's sliding window and MLA, and prefix
+    caching (``DecodeRow.prefix_caching``)."""
+    return dict(
+        max_model_len=int(row.max_model_len or model.max_context), rocm=gpu.vendor == "AMD",
+        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prefix_caching, mla=model.mla is not None,
+    )  # fmt: skip
 
 
 def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
@@ -383,9 +387,8 @@ def prompt_limit_refusal(row: DecodeRow, gpu: Any, model: Any) -> str:
     if row.engine != "vllm":
         return ""
     limit = vllm_mla_prompt_limit(
-        row.engine_version, _max_model_len(row, model), rocm=gpu.vendor == "AMD", mla=model.mla is not None,
-        chunked_prefill=row.chunked_prefill, max_num_batched_tokens=row.max_num_batched_tokens,
-        sliding_window=bool(model.sliding_window_layers), prefix_caching=row.prefix_caching,
+        row.engine_version, chunked_prefill=row.chunked_prefill, max_num_batched_tokens=row.max_num_batched_tokens,
+        **_v0_server(row, gpu, model),
     )  # fmt: skip
     if limit is None or row.input_len <= limit:
         return ""

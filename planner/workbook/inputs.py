@@ -62,8 +62,9 @@ NUMBER_CHECKS = {
 
 
 #: The number format of each kind of numeric input cell.
-INPUT_FORMATS = {"count": INT, "fraction": "0.00", "share": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###"}
-INPUT_FORMATS["ms"] = "#,##0.###"
+INPUT_FORMATS = {
+    "count": INT, "fraction": "0.00", "share": "0.00", "money": '"$"#,##0.00', "rate": "#,##0.###", "ms": "#,##0.###"
+}  # fmt: skip
 
 #: The "At a glance" rows: (label, the Calc key, number format, unit).
 GLANCE = (
