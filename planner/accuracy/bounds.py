@@ -1,0 +1,93 @@
+"""What no run can beat: a published row's TTFT and TPOT checked against its GPUs' datasheet, not against the model.
+
+A floor is arithmetic on the catalog alone, every cost but one left out, so a published figure under it says the row
+is read wrong (a warm prefix cache, another GPU count or precision, a mislabelled statistic), not that the time model
+is (s185: Vultr's Nemotron-Super-49B sweep, 205 ms for 50 prompts whose cold prefill needs at least 1.16 s, was the
+same 50 prompts sent again to a server that caches prefixes).
+
+- **TTFT** (serving rows of fixed lengths): a prompt's prefill is at least 2 x active parameters x the tokens it
+  computes (the share its prefix cache holds left out: ``planner.accuracy.datasets.prefix_hit``) FLOP at the GPUs'
+  summed peak for the weights' math (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them
+  to get its first token waits for k prefills: n prompts at once (a burst, a closed loop's first wave) average
+  (n + 1) / 2 prefills, the later requests of a closed loop or a rate at least one. The first request of a run is
+  left free: benchmark clients send a test or warm-up request first (``vllm bench serve``'s ready check,
+  ``sglang.bench_serving``'s warm-up), which a server that caches prefixes keeps.
+- **TPOT** (rows without speculative decoding): a decode step reads every active weight once, at the GPUs' summed HBM
+  bandwidth, at its narrowest format (scales not counted) (``decode_floor_s``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from planner.accuracy.datasets import prefix_hit, sample_lengths
+from planner.accuracy.published import DecodeRow
+from planner.catalog import Catalog
+from planner.engines.architecture import param_counts
+
+
+@dataclass(frozen=True)
+class Floors:
+    """A row's datasheet floors, seconds; NaN where the row gives no floor (another kind of run or figure)."""
+
+    ttft_s: float = math.nan
+    tpot_s: float = math.nan
+
+
+def _weights_math(catalog: Catalog, row: DecodeRow):
+    """(GPU, model, precision) facts of the row, the precision as published where the row does not name one."""
+    gpu = catalog.gpu(row.gpu)
+    model = catalog.model(row.model)
+    precision = catalog.precision(row.weight_precision or "bf16")
+    return gpu, model, precision
+
+
+def prefill_floor_s(catalog: Catalog, row: DecodeRow, tokens: float) -> float:
+    """One prompt of ``tokens`` computed tokens: 2 x active parameters x tokens / (GPUs x the faster of the weights'
+    math peak and its fallback)."""
+    gpu, model, precision = _weights_math(catalog, row)
+    peaks = gpu.peak_flop_per_s
+    peak = max(peaks.get(precision.math, 0.0), peaks.get(precision.math_fallback, 0.0))
+    return 2.0 * param_counts(model)[1] * tokens / (peak * max(row.gpus, 1))
+
+
+def decode_floor_s(catalog: Catalog, row: DecodeRow) -> float:
+    """One decode step: active parameters x the weights' bits / 8 B over the GPUs' summed HBM bandwidth."""
+    gpu, model, precision = _weights_math(catalog, row)
+    return param_counts(model)[1] * precision.bits_per_element / 8 / (gpu.hbm_bandwidth_bytes_per_s * max(row.gpus, 1))
+
+
+def prefills_per_request(row: DecodeRow) -> float:
+    """The mean number of prefills a request of the run waits for (its own included), the first request free: n sent
+    at once wait for 1, 2, ..., n; a closed loop's later requests and a rate's for at least their own."""
+    n = max(row.num_prompts or 0, 1)
+    if row.request_rate:
+        return (n - 1) / n
+    wave = n if not 0 < row.batch < n else row.batch
+    return ((wave - 1) * wave / 2 + (n - wave)) / n
+
+
+def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
+    """The row's floors (module docstring); NaN for a static batch's TTFT (a latency benchmark repeats its prompts),
+    a TTFT of varying lengths (the queue's order is unknown), and the TPOT of a speculative run (its own reading or one
+    the row's ``problem`` names). A row's other problems (a throughput unit, a provisional figure) leave its times as
+    published."""
+    ttft = math.nan
+    fixed = sample_lengths(row) is None and row.length_range_ratio is None
+    if row.kind == "serving" and fixed and row.input_len > 0:
+        computed = row.input_len * (1.0 - prefix_hit(row))
+        ttft = prefills_per_request(row) * prefill_floor_s(catalog, row, computed)
+    speculative = row.speculation is not None or "speculative decoding" in row.problem
+    tpot = decode_floor_s(catalog, row) if not speculative and row.output_len > 1 else math.nan
+    return Floors(ttft_s=ttft, tpot_s=tpot)
+
+
+def below_floor(catalog: Catalog, row: DecodeRow) -> list[tuple[str, float, float]]:
+    """(quantity, published s, floor s) of each of the row's figures under its floor."""
+    floors = datasheet_floors(catalog, row)
+    return [
+        (name, published, floor)
+        for name, published, floor in (("TTFT", row.ttft_s, floors.ttft_s), ("TPOT", row.tpot_s, floors.tpot_s))
+        if not math.isnan(published) and floor > 0 and published < floor
+    ]
