@@ -92,3 +92,15 @@ def test_the_known_exceptions_are_still_under_their_floors():
     """The exemption names a source whose rows are under their floors; it goes when they are read otherwise."""
     under = {r.source_group for r in ROWS if r.source_group in KNOWN_WARM_SOURCES and below_floor(CAT, r)}
     assert under == KNOWN_WARM_SOURCES
+
+
+def test_validate_names_a_row_under_its_floor_and_what_to_check():
+    """A user's row of Vultr's VUL-014 without its warm reading: `planner validate` still predicts it, and says the
+    published 205 ms is under the 1,112 ms its 50 prompts need at the B200's FP8 peak (24.5 prefills of 45.4 ms)."""
+    from planner.accuracy.validation import validate_time
+
+    cold = replace(next(r for r in ROWS if r.record_id == "VUL-014"), prompts_cached=False, record_id="MY-1")
+    ttft = next(c for c in validate_time([cold]).checks if c.quantity == "ttft_ms")
+    assert "published TTFT 205.0 ms is below the 1,112.1 ms" in ttft.note and "prefix_cache warm" in ttft.note
+    warm = next(c for c in validate_time([replace(cold, prompts_cached=True)]).checks if c.quantity == "ttft_ms")
+    assert warm.note == ""

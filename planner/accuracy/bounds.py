@@ -25,6 +25,7 @@ from planner.accuracy.datasets import prefix_hit, sample_lengths
 from planner.accuracy.published import DecodeRow
 from planner.catalog import Catalog
 from planner.engines.architecture import param_counts
+from planner.errors import PlannerError
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,24 @@ def below_floor(catalog: Catalog, row: DecodeRow) -> list[tuple[str, float, floa
         for name, published, floor in (("TTFT", row.ttft_s, floors.ttft_s), ("TPOT", row.tpot_s, floors.tpot_s))
         if not math.isnan(published) and floor > 0 and published < floor
     ]
+
+
+def floor_note(catalog: Catalog, row: DecodeRow) -> str:
+    """``planner validate``'s caveat for a row under a floor: what the figure and its floor are and what to check in
+    the row; "" for a row at or above its floors, or one whose names the catalog does not resolve."""
+    try:
+        under = below_floor(catalog, row)
+    except PlannerError:
+        return ""
+    if not under:
+        return ""
+    name, published, floor = under[0]
+    why = {
+        "TTFT": "its prompts' prefill at the GPUs' peak FLOP/s: were they in the prefix cache already (prefix_cache "
+        "warm)",
+        "TPOT": "one read of the active weights at the GPUs' HBM bandwidth: was it speculative decoding",
+    }[name]
+    return (
+        f"published {name} {published * 1e3:,.1f} ms is below the {floor * 1e3:,.1f} ms of {why}, or are the GPUs, "
+        "their count or the weights' precision not the run's?"
+    )

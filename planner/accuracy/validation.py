@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from planner.accuracy.acceptance import acceptance_range
+from planner.accuracy.bounds import floor_note
 from planner.accuracy.predict import (
     DecodeRow,
     StartupPrediction,
@@ -221,7 +222,7 @@ def validate_time(
         )
         missing = any(math.isnan(pred) and not math.isnan(pub) for _, pred, pub in figures)
         reason = why_not_predicted(r, engine=engine, calibration=calibration, catalog=cat) if missing else ""
-        note = over_memory_note(r, p.max_batch[i]) or eager_decode_note(r, engine)
+        note = over_memory_note(r, p.max_batch[i]) or eager_decode_note(r, engine) or floor_note(cat, r)
         if every_row and all(math.isnan(pub) for _, _, pub in figures) and not has_percentiles(r):
             why = r.problem or "no tpot_ms, ttft_ms or output_throughput_tok_s figure"
             checks.append(Check(r.record_id, "tpot_ms", label, math.nan, math.nan, why))
