@@ -16,12 +16,13 @@ from planner.accuracy.bounds import (
     prefill_floor_s,
     prefills_per_request,
 )
-from planner.accuracy.published import DecodeRow
+from planner.accuracy.published import DecodeRow, reference_dir
 from planner.catalog import default_catalog
 from planner.errors import PlannerError
 
 CAT = default_catalog()
-ROWS = acc.load_decode_rows()
+#: The benchmark rows and the loaded runs (their mean figures, where they print them).
+ROWS = acc.load_decode_rows() + acc.load_decode_rows(reference_dir() / "load_public.csv")
 
 
 def _row(**kw) -> DecodeRow:
@@ -104,3 +105,13 @@ def test_validate_names_a_row_under_its_floor_and_what_to_check():
     assert "published TTFT 205.0 ms is below the 1,112.1 ms" in ttft.note and "prefix_cache warm" in ttft.note
     warm = next(c for c in validate_time([replace(cold, prompts_cached=True)]).checks if c.quantity == "ttft_ms")
     assert warm.note == ""
+
+
+def test_a_loaded_runs_percentiles_meet_one_prefill_and_one_weight_read():
+    """A loaded run's median and p99 TTFT are floored by one prompt's own prefill, its TPOT percentiles by one read of
+    the weights: Llama 2 70B fp16 on 4 x H100, 1,024-token prompts."""
+    row = _row(num_prompts=100, batch=0, request_rate=2.0, ttft_median_s=0.01, tpot_p99_s=0.005)
+    names = [name for name, _, _ in below_floor(CAT, row)]
+    assert names == ["TTFT median", "TPOT p99"]
+    floors = datasheet_floors(CAT, row)
+    assert floors.ttft_percentile_s == pytest.approx(prefill_floor_s(CAT, row, 1024))

@@ -34,6 +34,8 @@ class Floors:
 
     ttft_s: float = math.nan
     tpot_s: float = math.nan
+    #: a loaded run's TTFT percentile: one request's own prefill (the queue in front of it unknown), NaN as ``ttft_s``
+    ttft_percentile_s: float = math.nan
 
 
 def _weights_math(catalog: Catalog, row: DecodeRow):
@@ -74,24 +76,29 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     a TTFT of varying lengths (the queue's order is unknown), and the TPOT of a speculative run (its own reading or one
     the row's ``problem`` names). A row's other problems (a throughput unit, a provisional figure) leave its times as
     published."""
-    ttft = math.nan
+    ttft = one = math.nan
     fixed = sample_lengths(row) is None and row.length_range_ratio is None
     if row.kind == "serving" and fixed and row.input_len > 0:
-        computed = row.input_len * (1.0 - prefix_hit(row))
-        ttft = prefills_per_request(row) * prefill_floor_s(catalog, row, computed)
+        one = prefill_floor_s(catalog, row, row.input_len * (1.0 - prefix_hit(row)))
+        ttft = prefills_per_request(row) * one
     speculative = row.speculation is not None or "speculative decoding" in row.problem
     tpot = decode_floor_s(catalog, row) if not speculative and row.output_len > 1 else math.nan
-    return Floors(ttft_s=ttft, tpot_s=tpot)
+    return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one)
 
 
 def below_floor(catalog: Catalog, row: DecodeRow) -> list[tuple[str, float, float]]:
-    """(quantity, published s, floor s) of each of the row's figures under its floor."""
-    floors = datasheet_floors(catalog, row)
-    return [
-        (name, published, floor)
-        for name, published, floor in (("TTFT", row.ttft_s, floors.ttft_s), ("TPOT", row.tpot_s, floors.tpot_s))
-        if not math.isnan(published) and floor > 0 and published < floor
-    ]
+    """(quantity, published s, floor s) of each of the row's figures under its floor: its means, and a loaded run's
+    TTFT and TPOT percentiles (its ITL is left out: a client reading several tokens at once records gaps of ~0)."""
+    f = datasheet_floors(catalog, row)
+    figures = (
+        ("TTFT", row.ttft_s, f.ttft_s),
+        ("TPOT", row.tpot_s, f.tpot_s),
+        ("TTFT median", row.ttft_median_s, f.ttft_percentile_s),
+        ("TTFT p99", row.ttft_p99_s, f.ttft_percentile_s),
+        ("TPOT median", row.tpot_median_s, f.tpot_s),
+        ("TPOT p99", row.tpot_p99_s, f.tpot_s),
+    )
+    return [(name, pub, floor) for name, pub, floor in figures if not math.isnan(pub) and floor > 0 and pub < floor]
 
 
 def floor_note(catalog: Catalog, row: DecodeRow) -> str:
@@ -108,7 +115,7 @@ def floor_note(catalog: Catalog, row: DecodeRow) -> str:
         "TTFT": "its prompts' prefill at the GPUs' peak FLOP/s: were they in the prefix cache already (prefix_cache "
         "warm)",
         "TPOT": "one read of the active weights at the GPUs' HBM bandwidth: was it speculative decoding",
-    }[name]
+    }[name.split()[0]]
     return (
         f"published {name} {published * 1e3:,.1f} ms is below the {floor * 1e3:,.1f} ms of {why}, or are the GPUs, "
         "their count or the weights' precision not the run's?"
