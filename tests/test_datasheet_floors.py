@@ -44,6 +44,11 @@ class TestFloors:
         assert prefill_floor_s(CAT, _row(), 1024) == pytest.approx(flop / (4 * 989.4e12))
         assert prefill_floor_s(CAT, _row(weight_precision="fp8"), 1024) == pytest.approx(flop / (4 * 1978.9e12))
 
+    def test_no_prefill_floor_where_the_gpu_lists_no_peak_for_the_weights_math(self):
+        """NVFP4 weights compute in fp4, else bf16; the T4's datasheet lists neither (fp16, int8, int4 only)."""
+        assert math.isnan(prefill_floor_s(CAT, _row(gpu="T4", weight_precision="nvfp4"), 1024))
+        assert below_floor(CAT, _row(gpu="T4", weight_precision="nvfp4", ttft_s=1e-6)) == []
+
     @pytest.mark.parametrize(
         "kw, prefills",
         [

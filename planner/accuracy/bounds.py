@@ -48,10 +48,12 @@ def _weights_math(catalog: Catalog, row: DecodeRow):
 
 def prefill_floor_s(catalog: Catalog, row: DecodeRow, tokens: float) -> float:
     """One prompt of ``tokens`` computed tokens: 2 x active parameters x tokens / (GPUs x the faster of the weights'
-    math peak and its fallback)."""
+    math peak and its fallback); NaN where the GPU lists neither."""
     gpu, model, precision = _weights_math(catalog, row)
     peaks = gpu.peak_flop_per_s
     peak = max(peaks.get(precision.math, 0.0), peaks.get(precision.math_fallback, 0.0))
+    if not peak > 0:  # a GPU with no peak for the weights' math or its fallback (bf16 on a V100): no floor
+        return math.nan
     return 2.0 * param_counts(model)[1] * tokens / (peak * max(row.gpus, 1))
 
 
