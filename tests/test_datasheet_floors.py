@@ -120,3 +120,16 @@ def test_a_loaded_runs_percentiles_meet_one_prefill_and_one_weight_read():
     assert names == ["TTFT median", "TPOT p99"]
     floors = datasheet_floors(CAT, row)
     assert floors.ttft_percentile_s == pytest.approx(prefill_floor_s(CAT, row, 1024))
+
+
+def test_the_bench_script_lists_the_rows_under_a_floor(capsys, monkeypatch):
+    """``bench/datasheet_floors.py`` prints how many figures it checked and each one under its floor: dennislee22's
+    in-sample TTFTs, DL22-059 first (284.3 ms against its 1,021.6 ms floor, x0.28)."""
+    from bench_support import bench_module
+
+    monkeypatch.setattr("sys.argv", ["datasheet_floors.py"])
+    bench_module("datasheet_floors").main()
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith("11 under a floor")
+    assert lines[1].split()[:2] == ["DL22-059", "TTFT"] and "floor    1021.6 ms (x0.28)" in lines[1]
+    assert all("dennislee22-vllm-benchmarking" in line for line in lines[1:])
