@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from planner.accuracy import predict as acc  # noqa: E402
-from planner.accuracy.bounds import datasheet_floors  # noqa: E402
+from planner.accuracy.bounds import figures_and_floors  # noqa: E402
 from planner.accuracy.published import reference_dir  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.errors import PlannerError  # noqa: E402
@@ -29,18 +29,10 @@ def main() -> None:
     ratios, skipped = [], 0
     for row in acc.load_decode_rows() + acc.load_decode_rows(reference_dir() / "load_public.csv"):
         try:
-            floors = datasheet_floors(cat, row)
+            figures = figures_and_floors(cat, row)
         except PlannerError:  # a GPU, model or precision the catalog does not resolve
             skipped += 1
             continue
-        figures = (
-            ("TTFT", row.ttft_s, floors.ttft_s),
-            ("TPOT", row.tpot_s, floors.tpot_s),
-            ("TTFT median", row.ttft_median_s, floors.ttft_percentile_s),
-            ("TTFT p99", row.ttft_p99_s, floors.ttft_percentile_s),
-            ("TPOT median", row.tpot_median_s, floors.tpot_s),
-            ("TPOT p99", row.tpot_p99_s, floors.tpot_s),
-        )
         for name, published, floor in figures:
             if not math.isnan(published) and floor > 0:
                 ratios.append((published / floor, row, name, published, floor))

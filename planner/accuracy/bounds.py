@@ -88,11 +88,12 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one)
 
 
-def below_floor(catalog: Catalog, row: DecodeRow) -> list[tuple[str, float, float]]:
-    """(quantity, published s, floor s) of each of the row's figures under its floor: its means, and a loaded run's
-    TTFT and TPOT percentiles (its ITL is left out: a client reading several tokens at once records gaps of ~0)."""
+def figures_and_floors(catalog: Catalog, row: DecodeRow) -> tuple[tuple[str, float, float], ...]:
+    """(quantity, published s, floor s) of each figure a floor applies to: the row's means, and a loaded run's TTFT
+    and TPOT percentiles (its ITL is left out: a client reading several tokens at once records gaps of ~0); NaN where
+    the row prints no such figure or has no such floor."""
     f = datasheet_floors(catalog, row)
-    figures = (
+    return (
         ("TTFT", row.ttft_s, f.ttft_s),
         ("TPOT", row.tpot_s, f.tpot_s),
         ("TTFT median", row.ttft_median_s, f.ttft_percentile_s),
@@ -100,7 +101,15 @@ def below_floor(catalog: Catalog, row: DecodeRow) -> list[tuple[str, float, floa
         ("TPOT median", row.tpot_median_s, f.tpot_s),
         ("TPOT p99", row.tpot_p99_s, f.tpot_s),
     )
-    return [(name, pub, floor) for name, pub, floor in figures if not math.isnan(pub) and floor > 0 and pub < floor]
+
+
+def below_floor(catalog: Catalog, row: DecodeRow) -> list[tuple[str, float, float]]:
+    """(quantity, published s, floor s) of each of the row's figures under its floor (``figures_and_floors``)."""
+    return [
+        (name, pub, floor)
+        for name, pub, floor in figures_and_floors(catalog, row)
+        if not math.isnan(pub) and floor > 0 and pub < floor
+    ]
 
 
 def floor_note(catalog: Catalog, row: DecodeRow) -> str:
