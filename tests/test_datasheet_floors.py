@@ -133,3 +133,14 @@ def test_the_bench_script_lists_the_rows_under_a_floor(capsys, monkeypatch):
     assert lines[0].endswith("11 under a floor")
     assert lines[1].split()[:2] == ["DL22-059", "TTFT"] and "floor    1021.6 ms (x0.28)" in lines[1]
     assert all("dennislee22-vllm-benchmarking" in line for line in lines[1:])
+
+
+def test_validate_names_a_loaded_run_under_its_floor():
+    """A loaded run of Llama 2 70B fp16 on 4 x H100 with 1,024-token prompts at 2 requests/s whose median TTFT is
+    10 ms: under the 35.7 ms of one prompt's prefill at 4 x 989.4 TFLOP/s, named as the table's caveat."""
+    from planner.accuracy.validation import validate_load
+
+    row = _row(num_prompts=100, batch=0, request_rate=2.0, ttft_median_s=0.010, tpot_median_s=0.025)
+    checks = validate_load([row]).checks
+    assert {c.quantity for c in checks} == {"ttft_median_ms", "tpot_median_ms"}
+    assert all("published TTFT median 10.0 ms is below the 35.7 ms" in c.note for c in checks)

@@ -283,6 +283,7 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
                     )
             except PlannerError as exc:
                 reason = str(exc)
+        note = floor_note(cat, r)
         for quantity, (field_name, _, _) in FIGURES.items():
             published = getattr(r, field_name) * 1e3
             if not math.isnan(published):
@@ -291,7 +292,8 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
                     where += (
                         f" spec accept {ends[0]:.2f}-{ends[1]:.2f}: {ends[2][quantity]:.3g}-{ends[3][quantity]:.3g} ms"
                     )
-                checks.append(Check(r.record_id, quantity, where, predicted.get(quantity, math.nan), published, reason))
+                predicted_ms = predicted.get(quantity, math.nan)
+                checks.append(Check(r.record_id, quantity, where, predicted_ms, published, reason, note))
     return Table(
         "Serving runs under load: median and p99 of TTFT, TPOT and ITL, simulated as each run went", tuple(checks)
     )
