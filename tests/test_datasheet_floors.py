@@ -15,6 +15,7 @@ from planner.accuracy.bounds import (
     decode_floor_s,
     prefill_floor_s,
     prefills_per_request,
+    queued_prompt_tokens,
 )
 from planner.accuracy.published import DecodeRow, reference_dir
 from planner.catalog import default_catalog
@@ -61,9 +62,31 @@ class TestFloors:
     def test_prompts_sent_together_wait_for_each_other(self, kw, prefills):
         assert prefills_per_request(_row(**kw)) == pytest.approx(prefills)
 
-    def test_no_ttft_floor_where_lengths_vary_or_for_a_static_batch(self):
+    def test_no_ttft_floor_where_lengths_vary_unseen_or_for_a_static_batch(self):
         assert math.isnan(datasheet_floors(CAT, _row(length_range_ratio=0.5, num_prompts=50, batch=0)).ttft_s)
         assert math.isnan(datasheet_floors(CAT, _row(kind="static", num_prompts=None, batch=8)).ttft_s)
+        for cell in ("custom dialog prompts (variable lengths)", "OpenOrca"):
+            assert math.isnan(datasheet_floors(CAT, _row(dataset=cell, num_prompts=50, batch=0)).ttft_s)
+        assert datasheet_floors(CAT, _row(dataset="random, fixed lengths", num_prompts=50, batch=0)).ttft_s > 0
+
+    def test_prompts_of_several_lengths_are_served_shortest_first(self):
+        """Prompts of 1, 2 and 3 units at once: the longest is the free one, then 1 and 1 + 2 before the two others'
+        first tokens: (1 + 3) / 3; at a rate each waits for its own only, the longest free: (1 + 2) / 3."""
+        assert queued_prompt_tokens([3.0, 1.0, 2.0], 3, False) == pytest.approx(4 / 3)
+        assert queued_prompt_tokens([3.0, 1.0, 2.0], 3, True) == pytest.approx(1.0)
+        assert queued_prompt_tokens([3.0, 1.0, 2.0, 5.0], 2, False) == pytest.approx((1 + 2 + 5) / 4)
+
+    def test_a_published_samples_prompts_floor_its_burst(self):
+        """GPUSTACK-Q001 (1,000 of vLLM's seed-0 ShareGPT prompts at once on one A100, Qwen3-8B): the floor is those
+        prompts served shortest first at the A100's 312 TFLOP/s, under the published 3,413 ms."""
+        from planner.accuracy.datasets import run_requests
+
+        q001 = next(r for r in ROWS if r.record_id == "GPUSTACK-Q001")
+        prompts = [float(p) for p, _ in run_requests(q001)]
+        per_token = prefill_floor_s(CAT, q001, 1.0)
+        floor = datasheet_floors(CAT, q001).ttft_s
+        assert floor == pytest.approx(per_token * queued_prompt_tokens(prompts, 1000, False))
+        assert 0.5 < floor < q001.ttft_s
 
     def test_a_warm_prompt_computes_only_its_last_block(self):
         """VUL-014 (50 x 2,048 tokens at once on one B200): cold, its floor is 24.5 prefills of 45 ms; read warm

@@ -5,7 +5,7 @@ is read wrong (a warm prefix cache, another GPU count or precision, a mislabelle
 is (s185: Vultr's Nemotron-Super-49B sweep, 205 ms for 50 prompts whose cold prefill needs at least 1.1 s, was the
 same 50 prompts sent again to a server that caches prefixes).
 
-- **TTFT** (serving rows of fixed lengths): a prompt's prefill is at least 2 x active parameters x the tokens it
+- **TTFT** (serving rows of fixed lengths, or of a published sample's prompts: ``datasheet_floors``): a prompt's prefill is at least 2 x active parameters x the tokens it
   computes (the share its prefix cache holds left out: ``planner.accuracy.datasets.prefix_hit``) FLOP at the GPUs'
   summed peak for the weights' math (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them
   to get its first token waits for k prefills, and the later requests of a closed loop or a rate for at least their
@@ -21,11 +21,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from planner.accuracy.datasets import prefix_hit, sample_lengths
+from planner.accuracy.datasets import prefix_hit, run_requests
 from planner.accuracy.published import DecodeRow
 from planner.catalog import Catalog
 from planner.engines.architecture import param_counts
 from planner.errors import PlannerError
+from planner.serving.load import dataset_in
 
 
 @dataclass(frozen=True)
@@ -63,26 +64,59 @@ def decode_floor_s(catalog: Catalog, row: DecodeRow) -> float:
     return param_counts(model)[1] * precision.bits_per_element / 8 / (gpu.hbm_bandwidth_bytes_per_s * max(row.gpus, 1))
 
 
+def queued_prompt_tokens(prompts: list[float], wave: int, at_rate: bool) -> float:
+    """The mean over requests of the prompt tokens prefilled before each gets its first token (its own included), at
+    least: the first ``wave`` requests sent together are served shortest first (no order finishes their prefills
+    sooner), the rest each after their own, and the run's first request is free (the wave's longest prompt left out,
+    whichever it was). ``at_rate``: requests arrive apart, each waits for its own alone."""
+    n = len(prompts)
+    if n == 0:
+        return 0.0
+    if at_rate:
+        return (sum(prompts) - max(prompts)) / n
+    first = sorted(prompts[:wave])[:-1]  # the longest is the free one
+    done, total = 0.0, 0.0
+    for p in first:
+        done += p
+        total += done
+    return (total + sum(prompts[wave:])) / n
+
+
+def fixed_lengths(row: DecodeRow) -> bool:
+    """Whether every request of the row's run had its stated lengths: no range ratio, and a dataset cell that names
+    no dataset but ``random`` (a blank one included) and does not say its lengths vary."""
+    named = dataset_in(row.dataset)
+    return row.length_range_ratio is None and named in (None, "random") and "variable" not in row.dataset.lower()
+
+
 def prefills_per_request(row: DecodeRow) -> float:
-    """The mean number of prefills a request of the run waits for (its own included), the first request free: n sent
-    at once wait for 1, 2, ..., n; a closed loop's later requests and a rate's for at least their own."""
+    """``queued_prompt_tokens`` in prompts of the row's mean length: n sent at once wait for 1, 2, ..., n prefills
+    (the first free: (n - 1) / 2 on average); a closed loop's later requests and a rate's for at least their own."""
     n = max(row.num_prompts or 0, 1)
-    if row.request_rate:
-        return (n - 1) / n
     wave = n if not 0 < row.batch < n else row.batch
-    return ((wave - 1) * wave / 2 + (n - wave)) / n
+    return queued_prompt_tokens([1.0] * n, wave, bool(row.request_rate))
 
 
 def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     """The row's floors (module docstring); NaN for a static batch's TTFT (a latency benchmark repeats its prompts),
-    a TTFT of varying lengths (the queue's order is unknown), and the TPOT of a speculative run (its own reading or one
-    the row's ``problem`` names). A row's other problems (a throughput unit, a provisional figure) leave its times as
-    published."""
+    a TTFT of lengths that vary in a way the row does not give (a range ratio's draw, a dataset other than a
+    published sample's: ``fixed_lengths``), and the TPOT of a speculative run (its own reading or one the row's
+    ``problem`` names). A run of a published sample's lengths (vLLM's ShareGPT sample:
+    ``planner.accuracy.datasets.run_requests``) is floored by those prompts, shortest first; its percentiles have no
+    TTFT floor (which request is the median is not known). A row's other problems (a throughput unit, a provisional
+    figure) leave its times as published."""
     ttft = one = math.nan
-    fixed = sample_lengths(row) is None and row.length_range_ratio is None
-    if row.kind == "serving" and fixed and row.input_len > 0:
-        one = prefill_floor_s(catalog, row, row.input_len * (1.0 - prefix_hit(row)))
-        ttft = prefills_per_request(row) * one
+    requests = run_requests(row) if row.kind == "serving" and row.length_range_ratio is None else None
+    if row.kind == "serving" and row.input_len > 0:
+        per_token = prefill_floor_s(catalog, row, 1.0 - prefix_hit(row))
+        n = max(row.num_prompts or 0, 1)
+        wave = n if not 0 < row.batch < n else row.batch
+        if requests is not None:
+            prompts = [float(p) for p, _ in requests]
+            ttft = per_token * queued_prompt_tokens(prompts, min(wave, len(prompts)), bool(row.request_rate))
+        elif fixed_lengths(row):
+            one = per_token * row.input_len
+            ttft = prefills_per_request(row) * one
     speculative = row.speculation is not None or "speculative decoding" in row.problem
     tpot = decode_floor_s(catalog, row) if not speculative and row.output_len > 1 else math.nan
     return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one)
