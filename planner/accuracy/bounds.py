@@ -5,13 +5,15 @@ is read wrong (a warm prefix cache, another GPU count or precision, a mislabelle
 is (s185: Vultr's Nemotron-Super-49B sweep, 205 ms for 50 prompts whose cold prefill needs at least 1.1 s, was the
 same 50 prompts sent again to a server that caches prefixes).
 
-- **TTFT** (serving rows of fixed lengths, or of a published sample's prompts: ``datasheet_floors``): a prompt's prefill is at least 2 x active parameters x the tokens it
-  computes (the share its prefix cache holds left out: ``planner.accuracy.datasets.prefix_hit``) FLOP at the GPUs'
-  summed peak for the weights' math (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them
-  to get its first token waits for k prefills, and the later requests of a closed loop or a rate for at least their
-  own. The first request of a run is left free: benchmark clients send a test or warm-up request first (``vllm bench
-  serve``'s ready check, ``sglang.bench_serving``'s warm-up), which a server that caches prefixes keeps; so n prompts
-  at once (a burst, a closed loop's first wave) average (n - 1) / 2 prefills (``prefills_per_request``).
+- **TTFT** (serving rows of fixed lengths, or of a published sample's prompts: ``datasheet_floors``): a prompt's
+  prefill is at least 2 x active parameters x the tokens it computes (the share its prefix cache holds left out:
+  ``planner.accuracy.datasets.prefix_hit``) FLOP at the GPUs' summed peak for the weights' math
+  (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them to get its first token waits for
+  k prefills (shortest first where lengths differ: no order does better), and the later requests of a closed loop or
+  a rate for at least their own. The first request of a run is left free: benchmark clients send a test or warm-up
+  request first (``vllm bench serve``'s ready check, ``sglang.bench_serving``'s warm-up), which a server that caches
+  prefixes keeps; so n equal prompts at once (a burst, a closed loop's first wave) average (n - 1) / 2 prefills
+  (``queued_prompt_tokens``, ``prefills_per_request``).
 - **TPOT** (rows without speculative decoding): a decode step reads every active weight once, at the GPUs' summed HBM
   bandwidth, at its narrowest format (scales not counted) (``decode_floor_s``).
 """
