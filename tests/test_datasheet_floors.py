@@ -69,6 +69,14 @@ class TestFloors:
             assert math.isnan(datasheet_floors(CAT, _row(dataset=cell, num_prompts=50, batch=0)).ttft_s)
         assert datasheet_floors(CAT, _row(dataset="random, fixed lengths", num_prompts=50, batch=0)).ttft_s > 0
 
+    def test_a_run_of_more_prompts_than_a_simulation_takes_has_no_ttft_floor(self):
+        """A billion prompts at 10 a second (a run `planner validate` refuses): no floor, at once (it was a list of a
+        billion prefills)."""
+        from planner.serving.benchmark import MAX_PROMPTS
+
+        floors = datasheet_floors(CAT, _row(num_prompts=MAX_PROMPTS + 1, batch=0, request_rate=10.0))
+        assert math.isnan(floors.ttft_s) and floors.tpot_s > 0
+
     def test_prompts_of_several_lengths_are_served_shortest_first(self):
         """Prompts of 1, 2 and 3 units at once: the longest is the free one, then 1 and 1 + 2 before the two others'
         first tokens: (1 + 3) / 3; at a rate each waits for its own only, the longest free: (1 + 2) / 3."""

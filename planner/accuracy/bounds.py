@@ -28,6 +28,7 @@ from planner.accuracy.published import DecodeRow
 from planner.catalog import Catalog
 from planner.engines.architecture import param_counts
 from planner.errors import PlannerError
+from planner.serving.benchmark import MAX_PROMPTS
 from planner.serving.load import dataset_in
 
 
@@ -92,11 +93,14 @@ def fixed_lengths(row: DecodeRow) -> bool:
 
 
 def prefills_per_request(row: DecodeRow) -> float:
-    """``queued_prompt_tokens`` in prompts of the row's mean length: n sent at once wait for 1, 2, ..., n prefills
-    (the first free: (n - 1) / 2 on average); a closed loop's later requests and a rate's for at least their own."""
+    """``queued_prompt_tokens`` in prompts of the row's mean length, in closed form: n sent at once wait for 1, 2,
+    ..., n prefills (the first free: (n - 1) / 2 on average); a closed loop's later requests and a rate's for at least
+    their own."""
     n = max(row.num_prompts or 0, 1)
+    if row.request_rate:
+        return (n - 1) / n
     wave = n if not 0 < row.batch < n else row.batch
-    return queued_prompt_tokens([1.0] * n, wave, bool(row.request_rate))
+    return ((wave - 1) * wave / 2 + (n - wave)) / n
 
 
 def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
@@ -105,11 +109,13 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     published sample's: ``fixed_lengths``), and the TPOT of a speculative run (its own reading or one the row's
     ``problem`` names). A run of a published sample's lengths (vLLM's ShareGPT sample:
     ``planner.accuracy.datasets.run_requests``) is floored by those prompts, shortest first; its percentiles have no
-    TTFT floor (which request is the median is not known). A row's other problems (a throughput unit, a provisional
+    TTFT floor (which request is the median is not known), nor does a run of more prompts than a simulation takes
+    (``MAX_PROMPTS``: it is refused). A row's other problems (a throughput unit, a provisional
     figure) leave its times as published."""
     ttft = one = math.nan
-    requests = run_requests(row) if row.kind == "serving" and row.length_range_ratio is None else None
-    if row.kind == "serving" and row.input_len > 0:
+    simulated = row.kind == "serving" and (row.num_prompts or 0) <= MAX_PROMPTS  # more: refused as a run (too long)
+    requests = run_requests(row) if simulated and row.length_range_ratio is None else None
+    if simulated and row.input_len > 0:
         per_token = prefill_floor_s(catalog, row, 1.0 - prefix_hit(row))
         n = max(row.num_prompts or 0, 1)
         wave = n if not 0 < row.batch < n else row.batch
