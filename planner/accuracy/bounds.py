@@ -13,7 +13,9 @@ same 50 prompts sent again to a server that caches prefixes).
   a rate for at least their own. The first request of a run is left free: benchmark clients send a test or warm-up
   request first (``vllm bench serve``'s ready check, ``sglang.bench_serving``'s warm-up), which a server that caches
   prefixes keeps; so n equal prompts at once (a burst, a closed loop's first wave) average (n - 1) / 2 prefills
-  (``queued_prompt_tokens``, ``prefills_per_request``).
+  (``queued_prompt_tokens``, ``prefills_per_request``). Whatever its lengths, no first token comes before a step that
+  reads every active weight (the TPOT floor below): the TTFT floor is at least that read, for every request but the
+  free one.
 - **TPOT** (rows without speculative decoding): a decode step reads every active weight once, at the GPUs' summed HBM
   bandwidth, at its narrowest format (scales not counted) (``decode_floor_s``).
 """
@@ -104,14 +106,12 @@ def prefills_per_request(row: DecodeRow) -> float:
 
 
 def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
-    """The row's floors (module docstring); NaN for a static batch's TTFT (a latency benchmark repeats its prompts),
-    a TTFT of lengths that vary in a way the row does not give (a range ratio's draw, a dataset other than a
-    published sample's: ``fixed_lengths``), and the TPOT of a speculative run (its own reading or one the row's
-    ``problem`` names). A run of a published sample's lengths (vLLM's ShareGPT sample:
-    ``planner.accuracy.datasets.run_requests``) is floored by those prompts, shortest first; its percentiles have no
-    TTFT floor (which request is the median is not known), nor does a run of more prompts than a simulation takes
-    (``MAX_PROMPTS``: it is refused). A row's other problems (a throughput unit, a provisional
-    figure) leave its times as published."""
+    """The row's floors (module docstring). A serving run's TTFT: its prompts' prefills where their lengths are known
+    (fixed, or a published sample's: ``planner.accuracy.datasets.run_requests``, shortest first), and at least one
+    read of the weights per request but the free first; its percentiles one prompt's prefill or that read. NaN: a
+    static batch's TTFT (a latency benchmark repeats its prompts), a run of more prompts than a simulation takes
+    (``MAX_PROMPTS``: refused), and the TPOT of a speculative run (its own reading or one the row's ``problem``
+    names). A row's other problems (a throughput unit, a provisional figure) leave its times as published."""
     ttft = one = math.nan
     simulated = row.kind == "serving" and (row.num_prompts or 0) <= MAX_PROMPTS  # more: refused as a run (too long)
     requests = run_requests(row) if simulated and row.length_range_ratio is None else None
@@ -125,6 +125,10 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
         elif fixed_lengths(row):
             one = per_token * row.input_len
             ttft = prefills_per_request(row) * one
+        # whatever its tokens and lengths, a first token needs a step that reads every active weight
+        read = decode_floor_s(catalog, row)
+        ttft = read * (n - 1) / n if math.isnan(ttft) else max(ttft, read * (n - 1) / n)
+        one = read if math.isnan(one) else max(one, read)
     speculative = row.speculation is not None or "speculative decoding" in row.problem
     tpot = decode_floor_s(catalog, row) if not speculative and row.output_len > 1 else math.nan
     return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one)
