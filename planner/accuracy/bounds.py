@@ -5,7 +5,7 @@ is read wrong (a warm prefix cache, another GPU count or precision, a mislabelle
 is (s185: Vultr's Nemotron-Super-49B sweep, 205 ms for 50 prompts whose cold prefill needs at least 1.1 s, was the
 same 50 prompts sent again to a server that caches prefixes).
 
-- **TTFT** (serving rows of fixed lengths, or of a published sample's prompts: ``datasheet_floors``): a prompt's
+- **TTFT** (serving rows; the prefills where the lengths are known: ``datasheet_floors``): a prompt's
   prefill is at least 2 x active parameters x the tokens it computes (the share its prefix cache holds left out:
   ``planner.accuracy.datasets.prefix_hit``) FLOP at the GPUs' summed peak for the weights' math
   (``prefill_floor_s``). Prompts sent together share that peak, so the k-th of them to get its first token waits for
@@ -40,7 +40,8 @@ class Floors:
 
     ttft_s: float = math.nan
     tpot_s: float = math.nan
-    #: a loaded run's TTFT percentile: one request's own prefill (the queue in front of it unknown), NaN as ``ttft_s``
+    #: a loaded run's TTFT percentile: one request's own prefill or one read of the weights, the longer (the queue in
+    #: front of it unknown); NaN as ``ttft_s``
     ttft_percentile_s: float = math.nan
 
 
