@@ -366,6 +366,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         planner calibrate my-runs.csv -o my-gpus.toml
         export PLANNER_CALIBRATION=my-gpus.toml
     """
+    from planner.accuracy.bounds import floor_note
     from planner.accuracy.fit import fit_time_factors
 
     cat = load(catalog_dirs)
@@ -394,6 +395,9 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         echo(f"note: {where}: {line}: row skipped", err=True)
     if len(skipped) > SKIPPED_SHOWN:
         echo(f"note: {where}: {len(skipped) - SKIPPED_SHOWN} more rows skipped", err=True)
+    for row in (r for grows in by_gpu.values() for r in grows):
+        if caveat := floor_note(cat, row):  # a measurement faster than the datasheet: fitted, but say so
+            echo(f"warning: {where}: row {row.record_id}: {caveat}", err=True)
     entries = []
     today = datetime.date.today().isoformat()
     for g, grows in by_gpu.items():
