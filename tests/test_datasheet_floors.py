@@ -189,3 +189,29 @@ def test_validate_names_a_loaded_run_under_its_floor():
     checks = validate_load([row]).checks
     assert {c.quantity for c in checks} == {"ttft_median_ms", "tpot_median_ms"}
     assert all("published TTFT median 10.0 ms is below the 35.7 ms" in c.note for c in checks)
+
+
+class TestOutputRateCeiling:
+    READ_S = 68_976_648_192 * 2 / (4 * 3.35e12)  # Llama 2 70B fp16 on 4 x H100: one weight read, 10.30 ms
+
+    def test_a_static_batch_decodes_its_batch_a_weight_read(self):
+        """8 sequences decode at most 8 tokens a weight read: 776.5 tok/s; its FLOP (2 x 69.0e9 a token at 4 x 989.4
+        TFLOP/s, the prompts counted as cached: 34.9 us) allow far more."""
+        row = _row(kind="static", batch=8, num_prompts=None)
+        assert datasheet_floors(CAT, row).output_token_s == pytest.approx(self.READ_S / 8)
+
+    def test_a_burst_of_long_prompts_is_bound_by_its_flop(self):
+        """50 requests of 1,024 / 128 at once: each output token carries 9 tokens of FLOP (0.314 ms at peak), more
+        than a weight read over 50 sequences (0.206 ms)."""
+        row = _row(num_prompts=50, batch=0)
+        assert datasheet_floors(CAT, row).output_token_s == pytest.approx(prefill_floor_s(CAT, row, 9.0))
+        assert prefill_floor_s(CAT, row, 9.0) > self.READ_S / 50
+
+    def test_validate_names_a_rate_above_its_ceiling(self):
+        """2,000 tok/s from 8 sequences of Llama 2 70B on 4 x H100 (at most 777): likely per GPU or input counted."""
+        from planner.accuracy.validation import validate_time
+
+        row = _row(kind="static", batch=8, num_prompts=None, throughput_tokens_per_s=2000.0, record_id="MY-3")
+        rate = next(c for c in validate_time([row]).checks if c.quantity == "throughput_tok_s")
+        assert rate.note.startswith("published output rate 2,000 tok/s is above the 777 tok/s its GPUs compute")
+        assert "is it output tokens of the whole server" in rate.note

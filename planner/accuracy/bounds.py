@@ -43,6 +43,9 @@ class Floors:
     #: a loaded run's TTFT percentile: one request's own prefill or one read of the weights, the longer (the queue in
     #: front of it unknown); NaN as ``ttft_s``
     ttft_percentile_s: float = math.nan
+    #: the whole run's seconds per output token: the fewer of what its GPUs compute (each output token's FLOP and its
+    #: share of the prompts') and what its sequences in flight decode (one token each a weight read); NaN: none
+    output_token_s: float = math.nan
 
 
 def _weights_math(catalog: Catalog, row: DecodeRow):
@@ -132,14 +135,31 @@ def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
         one = read if math.isnan(one) else max(one, read)
     speculative = row.speculation is not None or "speculative decoding" in row.problem
     tpot = decode_floor_s(catalog, row) if not speculative and row.output_len > 1 else math.nan
-    return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one)
+    return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one, output_token_s=output_token_floor_s(catalog, row))
+
+
+def output_token_floor_s(catalog: Catalog, row: DecodeRow) -> float:
+    """The run's least seconds per output token (the inverse of its output rate's ceiling): the larger of its FLOP
+    at peak, 2 x active parameters x (output + the prompt's computed tokens) / output per token (a static batch's
+    prompts counted as cached: a latency benchmark repeats them), and one weight read over the sequences in flight
+    (its batch, or all its prompts at once; none for a speculative run, whose step emits several tokens). NaN where
+    the row has no output or its run is too long to simulate."""
+    if row.output_len < 1 or (row.num_prompts or 0) > MAX_PROMPTS:
+        return math.nan
+    computed_prompt = row.input_len * (1.0 - prefix_hit(row)) if row.kind == "serving" else 0.0
+    compute = prefill_floor_s(catalog, row, (row.output_len + computed_prompt) / row.output_len)
+    in_flight = row.batch if row.batch > 0 else (row.num_prompts or 0)
+    speculative = row.speculation is not None or "speculative decoding" in row.problem
+    read = decode_floor_s(catalog, row) / in_flight if in_flight > 0 and not speculative else math.nan
+    return max((x for x in (compute, read) if not math.isnan(x)), default=math.nan)
 
 
 def figures_and_floors(catalog: Catalog, row: DecodeRow) -> tuple[tuple[str, float, float], ...]:
-    """(quantity, published s, floor s) of each figure a floor applies to: the row's means, and a loaded run's TTFT
-    and TPOT percentiles (its ITL is left out: a client reading several tokens at once records gaps of ~0); NaN where
-    the row prints no such figure or has no such floor."""
-    f = datasheet_floors(catalog, row)
+    """(quantity, published s, floor s) of each figure a floor applies to: the row's means, a loaded run's TTFT and
+    TPOT percentiles (its ITL is left out: a client reading several tokens at once records gaps of ~0) and its output
+    rate as seconds per output token of the whole run ("output token"); NaN where the row prints no such figure or
+    has no such floor."""
+    f, rate = datasheet_floors(catalog, row), row.throughput_tokens_per_s
     return (
         ("TTFT", row.ttft_s, f.ttft_s),
         ("TPOT", row.tpot_s, f.tpot_s),
@@ -147,6 +167,7 @@ def figures_and_floors(catalog: Catalog, row: DecodeRow) -> tuple[tuple[str, flo
         ("TTFT p99", row.ttft_p99_s, f.ttft_percentile_s),
         ("TPOT median", row.tpot_median_s, f.tpot_s),
         ("TPOT p99", row.tpot_p99_s, f.tpot_s),
+        ("output token", 1.0 / rate if rate > 0 else math.nan, f.output_token_s),  # the run's rate, inverted
     )
 
 
@@ -169,12 +190,16 @@ def floor_note(catalog: Catalog, row: DecodeRow) -> str:
     if not under:
         return ""
     name, published, floor = under[0]
+    check = "or are the GPUs, their count or the weights' precision not the run's?"
+    if name == "output token":  # said as the rate it is
+        return (
+            f"published output rate {1 / published:,.0f} tok/s is above the {1 / floor:,.0f} tok/s its GPUs compute "
+            "at peak or its sequences in flight decode a weight read apart: is it output tokens of the whole "
+            f"server, {check}"
+        )
     why = {
         "TTFT": "its prompts' prefill at the GPUs' peak FLOP/s: were they in the prefix cache already (prefix_cache "
         "warm)",
         "TPOT": "one read of the active weights at the GPUs' HBM bandwidth: was it speculative decoding",
     }[name.split()[0]]
-    return (
-        f"published {name} {published * 1e3:,.1f} ms is below the {floor * 1e3:,.1f} ms of {why}, or are the GPUs, "
-        "their count or the weights' precision not the run's?"
-    )
+    return f"published {name} {published * 1e3:,.1f} ms is below the {floor * 1e3:,.1f} ms of {why}, {check}"
