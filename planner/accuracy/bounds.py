@@ -98,60 +98,61 @@ def fixed_lengths(row: DecodeRow) -> bool:
     return row.length_range_ratio is None and named in (None, "random") and "variable" not in row.dataset.lower()
 
 
+def _sent_together(row: DecodeRow) -> tuple[int, int]:
+    """(the run's prompts, how many of them were sent at once): all of them, or a closed loop's first wave."""
+    n = max(row.num_prompts or 0, 1)
+    return n, n if not 0 < row.batch < n else row.batch
+
+
 def prefills_per_request(row: DecodeRow) -> float:
     """``queued_prompt_tokens`` in prompts of the row's mean length, in closed form: n sent at once wait for 1, 2,
     ..., n prefills (the first free: (n - 1) / 2 on average); a closed loop's later requests and a rate's for at least
     their own."""
-    n = max(row.num_prompts or 0, 1)
+    n, wave = _sent_together(row)
     if row.request_rate:
         return (n - 1) / n
-    wave = n if not 0 < row.batch < n else row.batch
     return ((wave - 1) * wave / 2 + (n - wave)) / n
 
 
 def datasheet_floors(catalog: Catalog, row: DecodeRow) -> Floors:
     """The row's floors (module docstring). A serving run's TTFT: its prompts' prefills where their lengths are known
     (fixed, or a published sample's: ``planner.accuracy.datasets.run_requests``, shortest first), and at least one
-    read of the weights per request but the free first; its percentiles one prompt's prefill or that read. NaN: a
+    read of the weights per request but the free first; its percentiles one prompt's prefill or that read. Its output
+    rate's ceiling, as seconds per output token: the larger of its FLOP at peak, 2 x active parameters x (output + the
+    prompt's computed tokens) / output per token (a static batch's prompts counted as cached: a latency benchmark
+    repeats them), and one weight read over the sequences in flight (its batch, or all its prompts at once). NaN: a
     static batch's TTFT (a latency benchmark repeats its prompts), a run of more prompts than a simulation takes
-    (``MAX_PROMPTS``: refused), and the TPOT of a speculative run (its own reading or one the row's ``problem``
-    names). A row's other problems (a throughput unit, a provisional figure) leave its times as published."""
+    (``MAX_PROMPTS``: refused), and a speculative run's TPOT and in-flight read (its own reading or one the row's
+    ``problem`` names: a step emits several tokens). A row's other problems (a throughput unit, a provisional
+    figure) leave its times as published."""
+    simulated = (row.num_prompts or 0) <= MAX_PROMPTS  # more: refused as a run (too long)
+    serving = row.kind == "serving" and simulated
+    if not (serving and row.input_len > 0) and row.output_len < 1:
+        return Floors()
+    read, flop = decode_floor_s(catalog, row), prefill_floor_s(catalog, row, 1.0)  # a weight read; a token's FLOP
+    computed = 1.0 - prefix_hit(row) if serving else 0.0  # the share of each prompt computed
+    speculative = row.speculation is not None or "speculative decoding" in row.problem
+    n, wave = _sent_together(row)
     ttft = one = math.nan
-    simulated = row.kind == "serving" and (row.num_prompts or 0) <= MAX_PROMPTS  # more: refused as a run (too long)
-    requests = run_requests(row) if simulated and row.length_range_ratio is None else None
-    if simulated and row.input_len > 0:
-        per_token = prefill_floor_s(catalog, row, 1.0 - prefix_hit(row))
-        n = max(row.num_prompts or 0, 1)
-        wave = n if not 0 < row.batch < n else row.batch
+    if serving and row.input_len > 0:
+        requests = run_requests(row) if row.length_range_ratio is None else None
         if requests is not None:
             prompts = [float(p) for p, _ in requests]
-            ttft = per_token * queued_prompt_tokens(prompts, min(wave, len(prompts)), bool(row.request_rate))
+            ttft = flop * computed * queued_prompt_tokens(prompts, min(wave, len(prompts)), bool(row.request_rate))
         elif fixed_lengths(row):
-            one = per_token * row.input_len
+            one = flop * computed * row.input_len
             ttft = prefills_per_request(row) * one
         # whatever its tokens and lengths, a first token needs a step that reads every active weight
-        read = decode_floor_s(catalog, row)
         ttft = read * (n - 1) / n if math.isnan(ttft) else max(ttft, read * (n - 1) / n)
         one = read if math.isnan(one) else max(one, read)
-    speculative = row.speculation is not None or "speculative decoding" in row.problem
-    tpot = decode_floor_s(catalog, row) if not speculative and row.output_len > 1 else math.nan
-    return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one, output_token_s=output_token_floor_s(catalog, row))
-
-
-def output_token_floor_s(catalog: Catalog, row: DecodeRow) -> float:
-    """The run's least seconds per output token (the inverse of its output rate's ceiling): the larger of its FLOP
-    at peak, 2 x active parameters x (output + the prompt's computed tokens) / output per token (a static batch's
-    prompts counted as cached: a latency benchmark repeats them), and one weight read over the sequences in flight
-    (its batch, or all its prompts at once; none for a speculative run, whose step emits several tokens). NaN where
-    the row has no output or its run is too long to simulate."""
-    if row.output_len < 1 or (row.num_prompts or 0) > MAX_PROMPTS:
-        return math.nan
-    computed_prompt = row.input_len * (1.0 - prefix_hit(row)) if row.kind == "serving" else 0.0
-    compute = prefill_floor_s(catalog, row, (row.output_len + computed_prompt) / row.output_len)
-    in_flight = row.batch if row.batch > 0 else (row.num_prompts or 0)
-    speculative = row.speculation is not None or "speculative decoding" in row.problem
-    read = decode_floor_s(catalog, row) / in_flight if in_flight > 0 and not speculative else math.nan
-    return max((x for x in (compute, read) if not math.isnan(x)), default=math.nan)
+    output_token = math.nan
+    if row.output_len >= 1 and simulated:
+        in_flight = row.batch if row.batch > 0 else (row.num_prompts or 0)
+        per_token = flop * (row.output_len + computed * row.input_len) / row.output_len
+        by_read = read / in_flight if in_flight > 0 and not speculative else math.nan
+        output_token = max((x for x in (per_token, by_read) if not math.isnan(x)), default=math.nan)
+    tpot = read if not speculative and row.output_len > 1 else math.nan
+    return Floors(ttft_s=ttft, tpot_s=tpot, ttft_percentile_s=one, output_token_s=output_token)
 
 
 def figures_and_floors(catalog: Catalog, row: DecodeRow) -> tuple[tuple[str, float, float], ...]:
