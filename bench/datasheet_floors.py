@@ -1,6 +1,7 @@
-"""Published rows under their datasheet floors (the benchmark rows' means, the loaded runs' TTFT and TPOT percentiles):
-a TTFT no cold prefill reaches or a TPOT no weight read reaches at the GPUs' peak (``planner.accuracy.bounds``, s185).
-A row listed is read wrong, not predicted wrong.
+"""Published rows past their datasheet bounds (the benchmark rows' means and output rates, the loaded runs' TTFT and
+TPOT percentiles): a TTFT no cold prefill reaches, a TPOT no weight read reaches, an output rate (printed as seconds per
+output token of the whole run, "output token") above what the GPUs compute or decode at peak
+(``planner.accuracy.bounds``, s185). A row listed is read wrong, not predicted wrong.
 
     PYTHONPATH=. python bench/datasheet_floors.py          # the rows under a floor, and how many were checked
     PYTHONPATH=. python bench/datasheet_floors.py --all    # also the 20 rows closest to their floors
