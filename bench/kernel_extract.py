@@ -22,7 +22,9 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
   sit at the per-tensor fp8 curve, which block-FP8 checkpoints take (docs/accuracy.md, ``TestBlockFp8Gemms``).
 - Decode attention (``generation_attention``, no sliding window, the fastest kernel per shape as the engine
   picks it; bf16 and fp8 KV): latency = floor + max(KV bytes / achieved bytes/s, FLOPs / achieved FLOP/s),
-  KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4.
+  KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4;
+  one floor and FLOP rate, one byte rate per KV format (bf16, fp8: Hopper's FlashAttention-3 reads an fp8 cache at
+  about half the bytes/s of a bf16 one; one rate for both, as before s186, read bf16 caches 26% slow on H200).
 - Prefill attention (``context_attention``, causal, no window, bf16 KV): latency = floor + FLOPs / achieved
   FLOP/s, FLOPs = batch x isl^2 / 2 x heads x head dim x 4 (the "flat" fit, one rate whatever the prompt); and the
   "rising" fit, latency = floor + (pairs + s x tokens) x heads x head dim x 4 / rate, pairs = batch x isl^2 / 2,
@@ -81,6 +83,7 @@ COLUMNS = (
     "gemm_worst_abs_error",
     "attention_floor_s",
     "attention_bytes_per_s",
+    "attention_fp8_bytes_per_s",
     "attention_flop_per_s",
     "attention_rows",
     "attention_median_abs_error",
@@ -131,6 +134,21 @@ def fit_floor_max(
     r = least_squares(lambda x: np.log(predict(x) / latency_s), x0, loss="soft_l1", f_scale=0.1)
     err = np.abs(predict(r.x) / latency_s - 1.0)
     return np.exp(r.x), err
+
+
+def fit_floor_max_byte_groups(
+    latency_s: np.ndarray, bytes_: np.ndarray, flop: np.ndarray, byte_groups: np.ndarray, guess: tuple
+) -> tuple[np.ndarray, np.ndarray]:
+    """As ``fit_floor_max`` with one FLOP rate and one byte rate per group: (floor, rate_b[0..], rate_f), |errors|."""
+    groups = int(byte_groups.max()) + 1
+
+    def predict(x):
+        floor, rate_b, rate_f = np.exp(x[0]), np.exp(x[1:-1])[byte_groups], np.exp(x[-1])
+        return floor + np.maximum(bytes_ / rate_b, flop / rate_f)
+
+    x0 = np.log([guess[0]] + [guess[1]] * groups + [guess[2]])
+    r = least_squares(lambda x: np.log(predict(x) / latency_s), x0, loss="soft_l1", f_scale=0.1)
+    return np.exp(r.x), np.abs(predict(r.x) / latency_s - 1.0)
 
 
 def fit_rising_rate(
@@ -239,7 +257,12 @@ def attention_curves(system: Path) -> dict:
     per = g.batch_size.to_numpy(float) * ctx * g.head_dim.to_numpy(float)
     bytes_ = per * g.num_key_value_heads.to_numpy(float) * 2.0 * kvb
     flop = per * g.num_heads.to_numpy(float) * 4.0
-    x, err = fit_floor_max(g.latency.to_numpy() * 1e-3, bytes_, flop, np.zeros(len(g), int), (5e-6, 2e12, 2e14))
+    # one byte rate per KV format: on Hopper vLLM's FlashAttention-3 reads an fp8 cache at about half the bytes/s of
+    # a bf16 one (H200: 2.0 against 3.7 TB/s, so fp8 KV saves little decode time); one rate for both put bf16 at 2.7
+    fp8 = (g.kv_cache_dtype == "fp8").to_numpy().astype(int)
+    x, err = fit_floor_max_byte_groups(g.latency.to_numpy() * 1e-3, bytes_, flop, fp8, (5e-6, 2e12, 2e14))
+    if not fp8.any():  # no fp8 cache measured (A100's table): the bf16 rate
+        x = np.array([x[0], x[1], x[1], x[2]])
     c = pd.read_parquet(folder / "context_attention_perf.parquet")
     c["window_size"] = c.get("window_size", 0)
     c = c[(c.window_size == 0) & (c.kv_cache_dtype == "bfloat16")].groupby(shape, as_index=False).latency.min()
@@ -254,7 +277,8 @@ def attention_curves(system: Path) -> dict:
     return {
         "attention_floor_s": x[0],
         "attention_bytes_per_s": x[1],
-        "attention_flop_per_s": x[2],
+        "attention_fp8_bytes_per_s": x[2],
+        "attention_flop_per_s": x[3],
         "attention_rows": len(g),
         "attention_median_abs_error": float(np.median(err)),
         "attention_worst_abs_error": float(np.max(err)),

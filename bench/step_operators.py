@@ -124,7 +124,9 @@ def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, 
         # weight-only dense GEMMs at the GPU's weight-only fraction, as the model's steps (s140)
         "dense GEMMs": O.linear_layers_time_s(g, m, lim, dense, rows, eff, gpus, p.weight_bytes_per_param),
         "MoE GEMMs": O.expert_layers_time_s(g, lim, experts, m, rows, eff, gpus, None, touched) if moe else 0.0,
-        "attention+state": O.attention_time_s(g, m, lim, att_bytes, att_flop, att_eff * eff, att_floor, gpus),
+        "attention+state": O.attention_time_s(
+            g, m, lim, att_bytes, att_flop, att_eff * eff, att_floor, gpus, p.kv_bytes_per_element
+        ),
         "all-reduces": D.tp_communication_s(m, g, lim, comm_tokens, gpus),
         "overhead": overhead,
         "per sequence": per_sequence,

@@ -123,7 +123,7 @@ class TestShippedTable:
         cat = default_catalog()
         h100 = gpu_numbers(cat.gpu("H100 SXM 80GB"))
         own_gemm = {"gemm_flop_efficiency", "gemm_fp8_flop_efficiency", "gemm_bandwidth_efficiency",
-                    "attention_bandwidth_efficiency"}  # fmt: skip
+                    "attention_bandwidth_efficiency", "attention_fp8_bandwidth_efficiency"}  # fmt: skip
         for name in ("MI300X", "H100 PCIe 80GB"):
             n = gpu_numbers(cat.gpu(name))
             assert kernel_curves.source_gpu(cat.gpu(name).name, cat.gpu(name).architecture) == "H100 SXM 80GB"

@@ -42,7 +42,7 @@ def test_decode_step_of_a_burst_carries_it(rows):
     """gpustack's Qwen3-14B burst on one H100 SXM under trtllm-serve 1.2.0rc1 (perf_public.csv GPUSTACK-173): a
     decode step of 1,000 sequences carries 1,000 x 59 us = 59.0 ms beside its kernels, as SGLang's step of the same
     deployment does (GPUSTACK-172): the two engines' kernels are timed alike, so their steps differ only by the
-    per-step costs (TensorRT-LLM's fitted 0 against vLLM's 0.57 ms)."""
+    per-step costs (TensorRT-LLM's fitted 0 against vLLM's 0.48 ms)."""
     trt = step_terms(rows["GPUSTACK-173"], prefill=False, batch=1000.0, tokens=318.0)
     sgl = step_terms(rows["GPUSTACK-172"], prefill=False, batch=1000.0, tokens=318.0)
     assert trt["per sequence"] == pytest.approx(0.059, rel=1e-9)

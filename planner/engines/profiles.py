@@ -174,6 +174,12 @@ class EngineProfile:
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
     sparse_mla_kernel: str | None = None
+    #: the engine's decode attention reads an 8-bit KV cache at its 16-bit cache's bytes/s (the kernel curves'
+    #: ``attention_bandwidth_efficiency`` for both). False: at the curves' own fp8 rate, vLLM's FlashAttention-3 (about
+    #: half on Hopper; SGLang's tables the same). TensorRT-LLM's XQA kernels: aiconfigurator 0.12.0's trtllm
+    #: 1.3.0rc20 decode-attention tables fit fp8 at 0.99, 0.90 and 0.96 of bf16's bytes/s on H100, H200 and B200
+    #: (vLLM's: 0.65, 0.50, 0.90; ``bench/kernel_extract.py``'s fit per table, s186)
+    fp8_kv_at_16_bit_rate: bool = False
     #: prompt tokens run that kernel too when a GPU holds fewer query heads than this (vLLM: 32,
     #: ``MIN_HEADS_FOR_BF16_PREFILL``: below it the fp8 decode kernel serves prefill tokens, "mixed batch mode", since
     #: the bf16 prefill kernel pads heads to 128; vllm/v1/attention/backends/mla/flashmla_sparse.py, commit 008a0c31;
@@ -262,10 +268,12 @@ KERNEL_FACTORS = dict(
     decode_flop_efficiency=1.0,
     prefill_flop_efficiency=1.0,
     roofline_overlap=1.0,
-    # fitted: 12.9 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
+    # fitted: 15.5 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
     # all-reduce (norms, rotary, activation, KV-cache writes, residual adds: a few small kernels per layer the kernel
-    # tables do not hold; 14.3 us with the latency + bandwidth all-reduce fit)
-    layer_overhead_s=12.9e-6,
+    # tables do not hold; 12.9 us before s186 read a 16-bit KV cache at its own, faster, attention byte rate; 14.3 us
+    # with the latency + bandwidth all-reduce fit). Unfused, the same kernels take 47-60 us a layer on an H200
+    # (bench/h200_kernels.py: PyTorch eager ops in a CUDA graph, Llama-3.1-8B's shapes)
+    layer_overhead_s=15.5e-6,
     # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
     # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
     # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
@@ -275,9 +283,9 @@ KERNEL_FACTORS = dict(
 #: Relative residuals (measured / predicted time - 1) of that fit: the 10th and 90th percentiles over its rows.
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
-DEFAULT_RESIDUALS = (-0.25, 0.23)
+DEFAULT_RESIDUALS = (-0.22, 0.22)
 VLLM_STEP_OVERHEAD_S = (
-    0.0006  # fitted: 0.57 ms per step on vLLM's CI rows beside the per-layer cost (0.53 before the table)
+    0.0005  # fitted: 0.48 ms per step on vLLM's CI rows beside the per-layer cost (0.57 before s186, 0.53 before the table)
 )
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
@@ -432,6 +440,7 @@ TENSORRT_LLM = free_memory_engine(
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
     sparse_mla_kernel="tensorrt-llm",
     sparse_mla_prefill_max_heads=TENSORRT_LLM_SPARSE_PREFILL_HEADS,
+    fp8_kv_at_16_bit_rate=True,
     moe_exchange="gather-quantized",
     pipeline_seqs_per_micro_batch=True,
 )
@@ -445,6 +454,7 @@ TENSORRT_LLM_0 = free_memory_engine(
     kv_heads_any_split=True,
     step_overhead_s=TENSORRT_LLM_STEP_OVERHEAD_S,
     prefill_latency_s=TENSORRT_LLM_PREFILL_LATENCY_S,
+    fp8_kv_at_16_bit_rate=True,
 )
 
 

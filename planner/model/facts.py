@@ -113,7 +113,8 @@ class EngineFacts:
     gemm_flop_efficiency: ArrayLike  # a compute-bound 16-bit GEMM's FLOP/s over the dense bf16 peak
     gemm_fp8_flop_efficiency: ArrayLike  # a compute-bound GEMM's FLOP/s over the dense peak when its math is 8-bit
     gemm_floor_s: ArrayLike  # time of the smallest GEMM (per kernel)
-    attention_bandwidth_efficiency: ArrayLike  # decode attention's KV bytes/s over the datasheet bandwidth
+    attention_bandwidth_efficiency: ArrayLike  # decode attention's KV bytes/s over the datasheet bandwidth (16-bit KV)
+    attention_fp8_bandwidth_efficiency: ArrayLike  # the same for an 8-bit (fp8) KV cache
     attention_flop_efficiency: ArrayLike  # decode attention's FLOP/s over the dense peak (MLA's absorbed form)
     attention_floor_s: ArrayLike  # time of the smallest decode attention kernel (per layer)
     prefill_attention_flop_efficiency: ArrayLike  # causal prefill attention's FLOP/s over the dense peak

@@ -289,9 +289,15 @@ def attention_time_s(
     flop_efficiency: ArrayLike,
     floor_s: ArrayLike,
     gpus: ArrayLike,
+    kv_bytes_per_element: ArrayLike = 2.0,
 ) -> ArrayLike:
     """Attention: roofline(KV bytes / (g bw x attention curve's fraction), FLOPs / (g 16-bit peak x
     ``flop_efficiency``)) + layers x ``floor_s`` (one attention kernel per layer).
+
+    The curve's byte fraction is its 8-bit cache's where the KV cache stores a byte or less per value
+    (``kv_bytes_per_element``) and the model's attention is not MLA: Hopper's FlashAttention-3 reads an fp8 cache at
+    about half a bf16 cache's bytes/s (aiconfigurator's H200 tables: 1.9 against 3.8 TB/s), so an fp8 cache halves
+    the bytes but not the time. MLA's latent cache runs other kernels, measured in bf16 only: the 16-bit fraction.
 
     Attention's math is 16-bit whatever the weights are (``attention_peak_flop_per_s``): fp8 weights make the GEMMs
     fp8, not Q K^T and P V, and the measured attention curves are fractions of the bf16 peak.
@@ -301,13 +307,17 @@ def attention_time_s(
     token, at the decode-attention curve. Prefill (causal FlashAttention over the new tokens; MLA as plain
     multi-head attention): KV bytes written, FLOPs of the causal prompt, at the prefill-attention curve.
     """
+    byte_fraction = limits.attention_bandwidth_efficiency
+    if not (type(kv_bytes_per_element) is float and kv_bytes_per_element > 1.0):  # a 16-bit cache: the 16-bit rate
+        eight_bit = (kv_bytes_per_element <= 1.0) & (model.mla_attention == 0)
+        byte_fraction = ops.where(eight_bit, limits.attention_fp8_bandwidth_efficiency, byte_fraction)
     return (
         kernel_time_s(
             kv_bytes,
             flop,
             gpus,
             gpu.bandwidth_bytes_per_s,
-            limits.attention_bandwidth_efficiency * limits.bandwidth_efficiency,
+            byte_fraction * limits.bandwidth_efficiency,
             attention_peak_flop_per_s(gpu),
             flop_efficiency,
             limits.roofline_overlap,
@@ -390,6 +400,7 @@ def forward_kernels_time_s(
     attention_gpus: ArrayLike | None = None,
     touched: ArrayLike | None = None,
     weight_bytes_per_param: ArrayLike | None = None,
+    kv_bytes_per_element: ArrayLike = 2.0,
 ) -> ArrayLike:
     """One forward pass's kernels, each on its own curve: dense GEMMs (``linear_layers_time_s``) + MoE grouped
     GEMMs (``expert_layers_time_s``; none when ``expert_bytes`` is a dense model's float 0.0) + attention
@@ -401,7 +412,8 @@ def forward_kernels_time_s(
     (``dense_gpus``, ``attention_gpus``) and the experts over the rows of the whole group (``expert_rows``).
     ``touched``: the experts per MoE layer the step touches (``planner.model.decode.experts_touched``), for the
     grouped GEMM's rows per expert. ``weight_bytes_per_param``: the precision's, for the weight-only dense GEMMs
-    (``linear_layers_time_s``)."""
+    (``linear_layers_time_s``). ``kv_bytes_per_element``: the KV cache's, for the attention curve's byte rate
+    (``attention_time_s``)."""
     flop_efficiency = limits.prefill_flop_efficiency if prefill else limits.decode_flop_efficiency
     dense_gpus = gpus if dense_gpus is None else dense_gpus
     # the data-parallel forms hold whole experts on each GPU (expert parallelism): one expert's full width
@@ -443,5 +455,6 @@ def forward_kernels_time_s(
             attention_efficiency * flop_efficiency,
             attention_floor_s,
             attention_gpus,
+            kv_bytes_per_element,
         )
     )

@@ -170,7 +170,7 @@ def dp_decode_step(
         gpu, model, limits, prefill=False, rows=rows, gpus=gpus, dense_bytes=dense, expert_bytes=experts,
         attention_bytes=kv_read, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=gpus * rows, attention_gpus=1.0, touched=touched,
-        weight_bytes_per_param=precision.weight_bytes_per_param,
+        weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
     ) + operators.sparse_mla_time_s(model, limits, rows, 1.0, sparse)  # fmt: skip
     bytes_gpu = dense + experts / gpus + kv_all
     comm = ep_communication_s(gpu, limits, model, precision, per_rank, gpus)
@@ -213,7 +213,7 @@ def dp_prefill_step(
         gpu, model, limits, prefill=True, rows=on_rank * prompt_tokens, gpus=gpus, dense_bytes=dense,
         expert_bytes=experts, attention_bytes=kv_written, attention_flop=attention_flop,
         dense_gpus=1.0, expert_rows=prompt_tokens * batch, attention_gpus=1.0, touched=touched,
-        weight_bytes_per_param=precision.weight_bytes_per_param,
+        weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
     ) + operators.sparse_mla_time_s(model, limits, on_rank * prompt_tokens, 1.0, sparse)  # fmt: skip
     comm = ep_communication_s(gpu, limits, model, precision, on_rank * prompt_tokens, gpus)
     ttft = t + comm + step_overhead_s(model, limits, on_rank * prompt_tokens) + limits.prefill_latency_s

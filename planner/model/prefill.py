@@ -112,7 +112,7 @@ def prefill_step(
     t = operators.forward_kernels_time_s(
         gpu, model, limits, prefill=True, rows=tokens, gpus=gpus, dense_bytes=dense_bytes, expert_bytes=expert_bytes,
         attention_bytes=kv_written, attention_flop=attention_flop, touched=touched,
-        weight_bytes_per_param=precision.weight_bytes_per_param,
+        weight_bytes_per_param=precision.weight_bytes_per_param, kv_bytes_per_element=precision.kv_bytes_per_element,
     ) + operators.sparse_mla_time_s(model, limits, tokens, gpus, sparse)  # fmt: skip
     overhead = step_overhead_s(model, limits, prompt_tokens * batch) + limits.prefill_latency_s
     ttft = t + tp_communication_s(model, gpu, limits, tokens, gpus) + overhead

@@ -265,7 +265,9 @@ def operator_rows(
     # model.operators.expert_layers_time_s: the grouped GEMM's own 8-bit rate multiplier (1 but TensorRT-LLM 0.x's)
     moe_eff = f"IF({eight_bit},{{f_gemm_fp8_flop_efficiency}}*{{f_moe_fp8_flop_scale}},{{f_gemm_flop_efficiency}})"
     moe_peak = f"({{n}}*{{peak}}*{moe_eff}*{flop_eff}*{moe_fraction})"
-    att_bw = "({n}*{bw}*{f_attention_bandwidth_efficiency}*{f_bandwidth_efficiency})"
+    # model.operators.attention_time_s: an 8-bit cache (1 B or less per value) of a non-MLA model at its own byte rate
+    att_frac = "IF(AND({kvbpe}<=1,{mla}=0),{f_attention_fp8_bandwidth_efficiency},{f_attention_bandwidth_efficiency})"
+    att_bw = f"({{n}}*{{bw}}*{att_frac}*{{f_bandwidth_efficiency}})"
     # model.operators.attention_peak_flop_per_s: attention at the 16-bit peak whatever the weights' math; an MLA
     # model's decode attention at the measured MLA modules' rate where the GPU has one (forward_kernels_time_s)
     att_eff = f"{{f_{attention}_flop_efficiency}}"
