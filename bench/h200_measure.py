@@ -29,6 +29,7 @@ import platform
 import subprocess
 import sys
 import time
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -36,7 +37,16 @@ import torch.nn.functional as F
 FIELDS = ["kind", "dtype", "m", "n", "k", "batch", "context", "latency_s", "note"]
 GEMM_M = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
 #: (n, k) weight shapes on aiconfigurator's H200 vLLM grid (its n and k values), spanning small to layer-sized weights
-GEMM_NK = [(4096, 4096), (6144, 4096), (16384, 4096), (4096, 16384), (8192, 8192), (65536, 8192), (2048, 7168), (1024, 1024)]
+GEMM_NK = [
+    (4096, 4096),
+    (6144, 4096),
+    (16384, 4096),
+    (4096, 16384),
+    (8192, 8192),
+    (65536, 8192),
+    (2048, 7168),
+    (1024, 1024),
+]
 ATTN_CASES = [(b, c) for b in (1, 8, 32, 64, 128, 256) for c in (1024, 4096)] + [(1, 16384), (8, 16384)]
 STEP_CASES = [(1, 1024), (8, 1024), (32, 1024), (64, 1024), (128, 1024), (256, 1024), (1, 4096), (16, 4096), (64, 4096)]
 LLAMA8B = dict(hidden=4096, heads=32, kv_heads=8, head_dim=128, inter=14336, layers=32, vocab=128256)
@@ -91,21 +101,33 @@ def gemms(dev, dry, write):
         for m in GEMM_M:
             mm = max(1, m // 64) if dry else m
             x = torch.randn(mm, kk, device=dev, dtype=torch.bfloat16)
-            write(kind="gemm", dtype="bf16", m=m, n=n, k=k, latency_s=bench(lambda: F.linear(x, w), dry))
+            write(kind="gemm", dtype="bf16", m=m, n=n, k=k, latency_s=bench(partial(F.linear, x, w), dry))
             if w8 is None:
                 continue
             x8 = x.to(fp8)
             try:
-                t = bench(lambda: torch._scaled_mm(x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16), dry)
+                t = bench(
+                    partial(torch._scaled_mm, x8, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16), dry
+                )
                 write(kind="gemm", dtype="fp8", m=m, n=n, k=k, latency_s=t)
             except Exception as e:  # e.g. rows not a multiple of 16 on some builds: pad to 16 and say so
                 pad = -(-m // 16) * 16
                 xp = torch.randn(pad, kk, device=dev, dtype=torch.bfloat16).to(fp8)
                 try:
-                    t = bench(lambda: torch._scaled_mm(xp, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16), dry)
+                    t = bench(
+                        partial(torch._scaled_mm, xp, w8.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16), dry
+                    )
                     write(kind="gemm", dtype="fp8", m=m, n=n, k=k, latency_s=t, note=f"rows padded to {pad}")
                 except Exception as e2:
-                    write(kind="gemm", dtype="fp8", m=m, n=n, k=k, latency_s=float("nan"), note=f"{type(e).__name__}; {type(e2).__name__}: {str(e2)[:80]}")
+                    write(
+                        kind="gemm",
+                        dtype="fp8",
+                        m=m,
+                        n=n,
+                        k=k,
+                        latency_s=float("nan"),
+                        note=f"{type(e).__name__}; {type(e2).__name__}: {str(e2)[:80]}",
+                    )
             del x8
         del w, w8
         if dev == "cuda":
@@ -119,15 +141,22 @@ def attention(dev, dry, write):
         q = torch.randn(b, c["heads"], 1, c["head_dim"], device=dev, dtype=torch.bfloat16)
         kc = torch.randn(b, c["kv_heads"], cc, c["head_dim"], device=dev, dtype=torch.bfloat16)
         vc = torch.randn_like(kc)
-        t = bench(lambda: F.scaled_dot_product_attention(q, kc, vc, enable_gqa=True), dry)
-        write(kind="decode_attention", dtype="bf16", batch=b, context=ctx, latency_s=t, note="sdpa enable_gqa, 32/8 heads, dim 128")
+        t = bench(partial(F.scaled_dot_product_attention, q, kc, vc, enable_gqa=True), dry)
+        write(
+            kind="decode_attention",
+            dtype="bf16",
+            batch=b,
+            context=ctx,
+            latency_s=t,
+            note="sdpa enable_gqa, 32/8 heads, dim 128",
+        )
         del q, kc, vc
 
 
 def read_rate(dev, dry, write):
     n = (1 << 20) if dry else (2 << 30)  # 2 Gi bf16 values = 4 GiB
     x = torch.randn(n, device=dev, dtype=torch.bfloat16)
-    t = bench(lambda: x.sum(dtype=torch.float32), dry)
+    t = bench(partial(x.sum, dtype=torch.float32), dry)
     write(kind="read", dtype="bf16", n=n * 2, latency_s=t, note="sum over n bytes")
     del x
 
@@ -143,11 +172,21 @@ class Step:
         h, d = c["hidden"], c["head_dim"]
         qkv = (c["heads"] + 2 * c["kv_heads"]) * d
         if weights is None:
+
             def r(*s):
                 return torch.randn(*s, device=dev, dtype=torch.bfloat16) * 0.02
-            weights = [dict(qkv=r(qkv, h), o=r(h, c["heads"] * d), gu=r(2 * c["inter"], h), down=r(h, c["inter"]),
-                            n1=torch.ones(h, device=dev, dtype=torch.bfloat16), n2=torch.ones(h, device=dev, dtype=torch.bfloat16))
-                       for _ in range(c["layers"])]
+
+            weights = [
+                dict(
+                    qkv=r(qkv, h),
+                    o=r(h, c["heads"] * d),
+                    gu=r(2 * c["inter"], h),
+                    down=r(h, c["inter"]),
+                    n1=torch.ones(h, device=dev, dtype=torch.bfloat16),
+                    n2=torch.ones(h, device=dev, dtype=torch.bfloat16),
+                )
+                for _ in range(c["layers"])
+            ]
             weights.append(dict(head=r(c["vocab"], h), norm=torch.ones(h, device=dev, dtype=torch.bfloat16)))
         self.w = weights
         shape = (batch, c["kv_heads"], context, d)
@@ -208,11 +247,29 @@ def steps(dev, dry, write):
     for b, ctx in STEP_CASES:
         s = Step(dev, dry, b, max(8, ctx // 256) if dry else ctx, weights)
         weights = s.w
-        for kind, fn in (("decode_step", s.full), ("decode_step_gemms", s.gemms_only), ("decode_step_attention", s.attention_only)):
+        for kind, fn in (
+            ("decode_step", s.full),
+            ("decode_step_gemms", s.gemms_only),
+            ("decode_step_attention", s.attention_only),
+        ):
             try:
-                write(kind=kind, dtype="bf16", batch=b, context=ctx, latency_s=graph_time(fn, dry), note="llama-3.1-8b shape, CUDA graph")
+                write(
+                    kind=kind,
+                    dtype="bf16",
+                    batch=b,
+                    context=ctx,
+                    latency_s=graph_time(fn, dry),
+                    note="llama-3.1-8b shape, CUDA graph",
+                )
             except Exception as e:
-                write(kind=kind, dtype="bf16", batch=b, context=ctx, latency_s=float("nan"), note=f"{type(e).__name__}: {str(e)[:100]}")
+                write(
+                    kind=kind,
+                    dtype="bf16",
+                    batch=b,
+                    context=ctx,
+                    latency_s=float("nan"),
+                    note=f"{type(e).__name__}: {str(e)[:100]}",
+                )
         del s
         if dev == "cuda":
             torch.cuda.empty_cache()
@@ -232,8 +289,16 @@ def main(argv=None) -> int:
         p = torch.cuda.get_device_properties(0)
         meta.update(gpu=p.name, sms=p.multi_processor_count, memory_bytes=p.total_memory, cuda=torch.version.cuda)
         try:
-            meta["nvidia_smi"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu", "--format=csv"],
-                                                capture_output=True, text=True, timeout=20).stdout
+            meta["nvidia_smi"] = subprocess.run(
+                [
+                    "nvidia-smi",
+                    "--query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit,temperature.gpu",
+                    "--format=csv",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=20,
+            ).stdout
         except Exception as e:
             meta["nvidia_smi"] = repr(e)
     path = os.path.join(a.out, "kernels_measured.csv")

@@ -98,7 +98,12 @@ def step_terms(row, *, prefill: bool, batch: float, tokens: float) -> dict[str, 
 
     Decode (``prefill`` False): ``batch`` sequences at a context of ``tokens``, kernels at the CUDA-graph batch.
     Prefill: ``batch`` prompts of ``tokens`` tokens in one pass (the fixed prefill latency under "overhead")."""
-    g, m, p, lim, gpus = _facts(row, tokens)
+    return facts_step_terms(_facts(row, tokens), prefill=prefill, batch=batch, tokens=tokens)
+
+
+def facts_step_terms(facts, *, prefill: bool, batch: float, tokens: float) -> dict[str, float]:
+    """``step_terms`` of a deployment's (gpu, model, precision, limits, gpus) facts."""
+    g, m, p, lim, gpus = facts
     dense = O.dense_weight_bytes(m, p)
     if prefill:
         rows, eff = tokens * batch, lim.prefill_flop_efficiency
