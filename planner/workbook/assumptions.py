@@ -129,6 +129,12 @@ ENGINE_FIELD_HELP = {
         "DSA models: the engine family whose measured sparse MLA kernel times each token (GPUs sheet "
         "sparse_mla_token_s); blank: not modelled apart",
     ),
+    "fp8_kv_at_16_bit_rate": (
+        "TRUE/FALSE",
+        "TRUE: decode attention reads an 8-bit KV cache at the 16-bit cache's bytes/s (TensorRT-LLM's XQA); FALSE: "
+        "at its own measured rate (GPUs sheet attention_fp8_bandwidth_efficiency; vLLM's FlashAttention-3 on Hopper: "
+        "about half)",
+    ),
     "sparse_mla_prefill_max_heads": (
         "heads",
         "DSA models: prompt tokens run the sparse MLA kernel too below this many query heads per GPU (vLLM: 32; "
