@@ -68,10 +68,10 @@ class TestQuantity:
             assert ranges[(f"{metric}_p99", STEADY)].high > ranges[(f"{metric}_p50", STEADY)].high
 
     def test_text_is_the_figure_times_the_ratios_in_its_unit(self):
-        """0.7842 s with p99 TTFT's table ratios (0.76x, 15.4x; s168's regeneration): "0.60 - 12.08 s"; 42.495 ms with
-        p99 TPOT's (0.82x, 1.27x): "34.8 - 54.0 ms"."""
-        assert held_out.range_text(0.7842, _p99("ttft"), "s") == "0.60 - 12.08 s"
-        assert held_out.range_text(42.495, _p99("tpot"), "ms") == "34.8 - 54.0 ms"
+        """0.7842 s with p99 TTFT's table ratios (0.77x, 15.28x; s186's regeneration): "0.60 - 11.98 s"; 42.495 ms with
+        p99 TPOT's (0.82x, 1.25x): "34.8 - 53.1 ms"."""
+        assert held_out.range_text(0.7842, _p99("ttft"), "s") == "0.60 - 11.98 s"
+        assert held_out.range_text(42.495, _p99("tpot"), "ms") == "34.8 - 53.1 ms"
         assert held_out.range_text(float("nan"), _p99("tpot"), "ms") == ""
         assert held_out.range_text(42.5, None, "ms") == ""
 

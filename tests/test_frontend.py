@@ -49,9 +49,9 @@ class TestFit:
         assert fitted_frontend_s([Vote("vllm", "a", -0.002, ("r1",))]) == 0.0
 
     def test_the_shipped_value_is_the_fit_on_every_source(self, shipped_votes):
-        """``FRONTEND_S`` (22.0 ms) is re-derived from catalogs/reference/load_public.csv by the module's rule: 11 votes
+        """``FRONTEND_S`` (22.2 ms) is re-derived from catalogs/reference/load_public.csv by the module's rule: 11 votes
         since s154 added kvcached's SGLang A100 runs (15.6 ms) and PR 4918's SGLang DeepSeek-V3 H200 runs (246.6 ms),
-        one above and one below the median, which stays 22.0 ms."""
+        one above and one below the median, which was 22.0 ms and is 22.2 since s186."""
         assert len(shipped_votes) == 11
         assert fitted_frontend_s(shipped_votes) == pytest.approx(FRONTEND_S, abs=5e-5)
 
@@ -120,7 +120,7 @@ class TestValidation:
     def test_each_row_is_judged_by_the_value_fitted_on_other_sources(self, rows, shipped_votes):
         """LD001 at 1 req/s (arrivals shifted, so TTFT moves by exactly the front end): validate_load's prediction is
         the simulation plus the left-out value (the other eight votes' median, 23.0 ms; python bench/frontend_fit.py),
-        not the value fitted on every source (22.0 ms; datacrunch's rows get 19.4 ms, its own vote left out); within
+        not the value fitted on every source (22.2 ms; datacrunch's rows get 19.4 ms, its own vote left out); within
         the issue's worst-case limit for medians (40%) of the published 56.37 ms (this source's own residual is
         9.6 ms)."""
         row = next(r for r in rows if r.record_id == "LD001")

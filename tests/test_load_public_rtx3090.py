@@ -163,5 +163,5 @@ class TestHeldOutOfTheFrontEndFit:
         assert len(votes) == 11
 
     def test_its_runs_are_predicted_with_the_value_fitted_on_every_voting_source(self, rows):
-        """Each of its runs gets ``FRONTEND_S`` (22.0 ms), the median of the voting sources' votes."""
+        """Each of its runs gets ``FRONTEND_S`` (22.2 ms), the median of the voting sources' votes."""
         assert frontend_s_of_rows(rows) == [pytest.approx(FRONTEND_S, abs=5e-5)] * len(rows)

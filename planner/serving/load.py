@@ -539,8 +539,9 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
 #: ``planner.accuracy.frontend.residual_s``), over the 9 (engine, source) pairs of
 #: ``catalogs/reference/load_public.csv`` (``planner.accuracy.frontend``, which judges it leaving each source out;
 #: ``python bench/frontend_fit.py`` re-derives it, and a test checks it matches). 27.1 ms when closed loops were read
-#: by difference too; 21.5 before TensorRT-LLM 1.x paid the per-sequence cost and chat runs' answers were read in full.
-FRONTEND_S = 0.0220
+#: by difference too; 21.5 before TensorRT-LLM 1.x paid the per-sequence cost and chat runs' answers were read in full;
+#: 22.0 before s186 read a 16-bit KV cache at its own attention rate.
+FRONTEND_S = 0.0222
 
 #: vLLM's KV-cache block (``--block-size``'s default, tokens): prefix caching keeps whole blocks only.
 VLLM_BLOCK_TOKENS = 16
