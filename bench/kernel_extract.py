@@ -24,7 +24,8 @@ not shipped), each by least squares of log(latency) (soft-L1, so a few odd shape
   picks it; bf16 and fp8 KV): latency = floor + max(KV bytes / achieved bytes/s, FLOPs / achieved FLOP/s),
   KV bytes = batch x context x KV heads x head dim x 2 (K, V) x B, FLOPs = batch x context x heads x head dim x 4;
   one floor and FLOP rate, one byte rate per KV format (bf16, fp8: Hopper's FlashAttention-3 reads an fp8 cache at
-  about half the bytes/s of a bf16 one; one rate for both, as before s186, read bf16 caches 26% slow on H200).
+  about half the bytes/s of a bf16 one; one rate for both, as before s186, sat 28% under H200's bf16 rate and 42% over
+  its fp8 one).
 - Prefill attention (``context_attention``, causal, no window, bf16 KV): latency = floor + FLOPs / achieved
   FLOP/s, FLOPs = batch x isl^2 / 2 x heads x head dim x 4 (the "flat" fit, one rate whatever the prompt); and the
   "rising" fit, latency = floor + (pairs + s x tokens) x heads x head dim x 4 / rate, pairs = batch x isl^2 / 2,

@@ -271,7 +271,7 @@ KERNEL_FACTORS = dict(
     # fitted: 15.5 us per layer per step beyond the measured GEMM and attention kernels and vLLM's measured
     # all-reduce (norms, rotary, activation, KV-cache writes, residual adds: a few small kernels per layer the kernel
     # tables do not hold; 12.9 us before s186 read a 16-bit KV cache at its own, faster, attention byte rate; 14.3 us
-    # with the latency + bandwidth all-reduce fit). Unfused, the same kernels take 47-60 us a layer on an H200
+    # with the latency + bandwidth all-reduce fit). Unfused, the same kernels take 47-65 us a layer on an H200
     # (bench/h200_kernels.py: PyTorch eager ops in a CUDA graph, Llama-3.1-8B's shapes)
     layer_overhead_s=15.5e-6,
     # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
@@ -284,9 +284,8 @@ KERNEL_FACTORS = dict(
 #: In-sample, so only the fallback when no held-out residuals file is shipped (``planner.accuracy.ranges``;
 #: ``tests/test_holdout.py`` recomputes them).
 DEFAULT_RESIDUALS = (-0.22, 0.22)
-VLLM_STEP_OVERHEAD_S = (
-    0.0005  # fitted: 0.48 ms per step on vLLM's CI rows beside the per-layer cost (0.57 before s186, 0.53 before the table)
-)
+#: fitted: 0.48 ms per step on vLLM's CI rows beside the per-layer cost (0.57 before s186, 0.53 before the table)
+VLLM_STEP_OVERHEAD_S = 0.0005
 VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no single-prompt TTFT among them)
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)

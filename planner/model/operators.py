@@ -297,7 +297,9 @@ def attention_time_s(
     The curve's byte fraction is its 8-bit cache's where the KV cache stores a byte or less per value
     (``kv_bytes_per_element``) and the model's attention is not MLA: Hopper's FlashAttention-3 reads an fp8 cache at
     about half a bf16 cache's bytes/s (aiconfigurator's H200 tables: 1.9 against 3.8 TB/s), so an fp8 cache halves
-    the bytes but not the time. MLA's latent cache runs other kernels, measured in bf16 only: the 16-bit fraction.
+    the bytes but not the time. MLA's latent cache runs other kernels, near the 16-bit fraction in both formats: the
+    16-bit fraction (vLLM's measured MLA modules read bf16 latents at 4.4 TB/s on H200, fp8 at 3.6:
+    catalogs/reference/mla_module_aic.csv's per-row-token terms over the latent's bytes).
 
     Attention's math is 16-bit whatever the weights are (``attention_peak_flop_per_s``): fp8 weights make the GEMMs
     fp8, not Q K^T and P V, and the measured attention curves are fractions of the bf16 peak.
