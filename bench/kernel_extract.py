@@ -85,6 +85,8 @@ COLUMNS = (
     "attention_floor_s",
     "attention_bytes_per_s",
     "attention_fp8_bytes_per_s",
+    "attention_trtllm_bytes_per_s",
+    "attention_trtllm_fp8_bytes_per_s",
     "attention_flop_per_s",
     "attention_rows",
     "attention_median_abs_error",
@@ -296,6 +298,32 @@ def attention_curves(system: Path) -> dict:
     }
 
 
+def trtllm_attention_rates(system: Path, floor_s: float, flop_per_s: float) -> dict:
+    """TensorRT-LLM's own decode attention (its ``generation_attention`` table: XQA / masked MHA) read through the vLLM
+    curve's floor and FLOP rate: one byte rate per KV format fitted with those two held (blank without a table)."""
+    folder = latest(system / "attention" / "trtllm")
+    empty = {"attention_trtllm_bytes_per_s": "", "attention_trtllm_fp8_bytes_per_s": ""}
+    if folder is None:
+        return empty
+    g = pd.read_parquet(folder / "generation_attention_perf.parquet")
+    if "window_size" in g:
+        g = g[g.window_size == 0]
+    shape = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step"]
+    g = g.groupby(shape, as_index=False).latency.min()
+    fp8 = g.kv_cache_dtype.astype(str).str.contains("fp8").to_numpy()
+    per = g.batch_size.to_numpy(float) * (g.step.to_numpy(float) + g.isl.to_numpy(float)) * g.head_dim.to_numpy(float)
+    bytes_ = per * g.num_key_value_heads.to_numpy(float) * 2.0 * np.where(fp8, 1.0, 2.0)
+    flop = per * g.num_heads.to_numpy(float) * 4.0
+    latency_s = g.latency.to_numpy() * 1e-3
+
+    def predict(x):
+        return floor_s + np.maximum(bytes_ / np.exp(x)[fp8.astype(int)], flop / flop_per_s)
+
+    r = least_squares(lambda x: np.log(predict(x) / latency_s), np.log([2e12, 2e12]), loss="soft_l1", f_scale=0.1)
+    bf16, fp8_rate = np.exp(r.x)
+    return {"attention_trtllm_bytes_per_s": float(bf16), "attention_trtllm_fp8_bytes_per_s": float(fp8_rate)}
+
+
 def allreduce_curve(system: Path) -> dict:
     """Fixed latency and bus rate of vLLM's graph-captured custom all-reduce (the docstring's form), by least squares
     of log(latency) over 2, 4 and 8 GPUs and the step's message sizes; blank where the GPU has no vLLM table."""
@@ -335,11 +363,14 @@ def main(out: Path = OUT) -> None:
     rows = []
     for key, gpu in SYSTEMS.items():
         system = DATA / key
+        attention = attention_curves(system)
+        trtllm = trtllm_attention_rates(system, attention["attention_floor_s"], attention["attention_flop_per_s"])
         row = {
             "gpu": gpu,
             "aic_system": key,
             **gemm_curve(system),
-            **attention_curves(system),
+            **attention,
+            **trtllm,
             **allreduce_curve(system),
         }
         rows.append([fmt(row[c]) for c in COLUMNS])

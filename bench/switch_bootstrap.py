@@ -30,6 +30,8 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``trtllm-serve-eager``: a TensorRT-LLM 1.x row served by a plain ``trtllm-serve`` runs decode batches above 128
   (its default graphs' largest) eagerly, at SGLang's eager cost per layer (``planner.engines.profiles.
   TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, ``with_trtllm_serve_eager_decode``, s183).
+- ``trtllm-own-attention``: TensorRT-LLM's profiles read decode attention at the byte rates of TensorRT-LLM's own
+  measured tables (``planner.engines.kernel_curves.TENSORRT_LLM_OWN_ATTENTION``, s186), not vLLM's 16-bit rate.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -71,6 +73,7 @@ SWITCHES = (
     "prefill-attention-rising",
     "sglang-dp-attention",
     "trtllm-serve-eager",
+    "trtllm-own-attention",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -181,6 +184,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import profiles
 
         profiles.TRTLLM_SERVE_EAGER_ABOVE_GRAPHS = True
+    elif switch == "trtllm-own-attention":  # TensorRT-LLM at its own measured attention byte rates (s186)
+        from planner.engines import kernel_curves
+
+        kernel_curves.TENSORRT_LLM_OWN_ATTENTION = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

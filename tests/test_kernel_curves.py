@@ -472,3 +472,23 @@ class TestPrefillAttentionRate:
         assert kernel_curves.PREFILL_ATTENTION_RISING is False
         for name in MEASURED:
             assert gpu_numbers(default_catalog().gpu(name))["prefill_attention_pairs_per_token"] == 0.0
+
+
+class TestTensorRTLLMOwnAttention:
+    """The experiment ``TENSORRT_LLM_OWN_ATTENTION`` (s186, off; docs/history.md): TensorRT-LLM's own measured
+    decode-attention byte rates (aiconfigurator 0.12.0's trtllm 1.3.0rc20 tables, fitted with the vLLM curve's floor
+    and FLOP rate held: H200 3.071 TB/s for a bf16 cache, 3.024 for fp8; catalogs/reference/kernel_curves_aic.csv)."""
+
+    def test_the_fractions_are_the_tables_rates_over_the_datasheet(self):
+        cat = default_catalog()
+        bf16, fp8 = kernel_curves.trtllm_attention_fractions(cat.gpu("H200"), cat)
+        assert (bf16 * 4.8e12, fp8 * 4.8e12) == (pytest.approx(3.071e12), pytest.approx(3.024e12))
+
+    def test_off_as_shipped_tensorrt_llm_reads_fp8_at_vllms_16_bit_rate(self):
+        h200 = default_catalog().gpu("H200")
+        trt = gpu_numbers(h200, engine_profile("tensorrt-llm"))
+        vllm = gpu_numbers(h200, engine_profile("vllm"))
+        assert not kernel_curves.TENSORRT_LLM_OWN_ATTENTION
+        assert trt["attention_fp8_bandwidth_efficiency"] == trt["attention_bandwidth_efficiency"]
+        assert trt["attention_bandwidth_efficiency"] == vllm["attention_bandwidth_efficiency"]
+        assert vllm["attention_fp8_bandwidth_efficiency"] < 0.55 * vllm["attention_bandwidth_efficiency"]

@@ -66,6 +66,13 @@ def gpu_numbers(
     factors["allreduce_latency_s"] = fabric["allreduce_latency_s"] if override is None else override
     if eng.kernel_curves and eng.fp8_kv_at_16_bit_rate:  # its 8-bit cache read at the 16-bit cache's bytes/s
         kernels["attention_fp8_bandwidth_efficiency"] = kernels["attention_bandwidth_efficiency"]
+        own = (
+            kernel_curves.trtllm_attention_fractions(g, default_catalog())
+            if kernel_curves.TENSORRT_LLM_OWN_ATTENTION
+            else None
+        )
+        if own is not None:  # EXPERIMENT (s186, off): TensorRT-LLM's own measured attention byte rates
+            kernels["attention_bandwidth_efficiency"], kernels["attention_fp8_bandwidth_efficiency"] = own
     if eng.kernel_curves:  # the engine family's sparse MLA kernel (planner.model.operators.sparse_mla_time_s), or 0
         kernels["sparse_mla_token_s"] = sparse_mla_token_for(g, default_catalog(), eng.sparse_mla_kernel)
     if eng.kernel_curves and eng.name in kernel_curves.TENSORRT_LLM_MOE_PROFILES:

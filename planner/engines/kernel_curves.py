@@ -286,6 +286,29 @@ def prefill_attention_factors(row: dict[str, str], peak: float) -> dict[str, flo
     }
 
 
+#: EXPERIMENT (s186, off): TensorRT-LLM's profiles read their decode attention at the byte rates of TensorRT-LLM's own
+#: measured tables (``attention_trtllm_bytes_per_s`` and its fp8 column, fitted by ``bench/kernel_extract.py`` with the
+#: vLLM curve's floor and FLOP rate held) instead of vLLM's 16-bit rate for both formats.
+TENSORRT_LLM_OWN_ATTENTION = False
+
+
+def trtllm_attention_fractions(gpu, catalog) -> tuple[float, float] | None:
+    """(16-bit, 8-bit) cache byte rates of TensorRT-LLM's measured decode attention as fractions of ``gpu``'s datasheet
+    bandwidth (its borrowed GPU's, scaled by the published STREAM ratio as ``kernel_factors`` scales), or None."""
+    src = source_gpu(gpu.name, gpu.architecture)
+    row = read_curves()[src]
+    rates = [row.get(k, "") for k in ("attention_trtllm_bytes_per_s", "attention_trtllm_fp8_bytes_per_s")]
+    if not all(rates):
+        return None
+    g = gpu if src == gpu.name else catalog.gpu(src)
+    stream = published_stream_ratio(gpu.name, src)
+    if stream is not None:
+        own = float(gpu.hbm_bandwidth_bytes_per_s)
+        return float(rates[0]) * stream / own, float(rates[1]) * stream / own
+    bw = float(g.hbm_bandwidth_bytes_per_s)
+    return float(rates[0]) / bw, float(rates[1]) / bw
+
+
 def kernel_factors(gpu, catalog) -> dict[str, float]:
     """The ``KERNEL_FIELDS`` of one catalog GPU, plus ``allreduce_factors``' two (NaN where none was measured).
 
