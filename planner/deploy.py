@@ -17,7 +17,7 @@ import numpy as np
 from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
-from planner.catalog.resolve import Resolved, _resolve
+from planner.catalog.resolve import Resolved, _resolve, gpu_numbers
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
 from planner.engines.kernel_paths import (
@@ -45,6 +45,31 @@ MAX_GPUS = 4096
 
 
 # -- flags --------------------------------------------------------------------------------------------
+
+
+#: An 8-bit cache read at under this share of the 16-bit cache's bytes/s gets ``fp8_kv_note``.
+FP8_KV_NOTE_BELOW = 0.75
+
+
+def fp8_kv_note(g: Gpu, mdl: Model, eng: EngineProfile, kv_name: str, kv_bytes_per_element: float) -> str:
+    """What an 8-bit KV cache buys where the engine's decode attention reads it at well under a 16-bit cache's bytes/s
+    (``planner.model.operators.attention_time_s``: vLLM's and SGLang's FlashAttention-3 on Hopper): 2 / B times the
+    tokens in the cache, but attention time per cached token falls by 1 - B / 2 x (16-bit rate / 8-bit rate), not by
+    1 - B / 2 (B: the cache's bytes per value). "" elsewhere (a 16-bit cache, an MLA model, TensorRT-LLM's kernels, a
+    GPU or engine without kernel curves)."""
+    if kv_bytes_per_element > 1.0 or mdl.mla is not None or not eng.kernel_curves:
+        return ""
+    n = gpu_numbers(g, eng)
+    bf16, fp8 = n["attention_bandwidth_efficiency"], n["attention_fp8_bandwidth_efficiency"]
+    if fp8 >= FP8_KV_NOTE_BELOW * bf16:
+        return ""
+    bw = float(g.hbm_bandwidth_bytes_per_s)
+    fall, bytes_fall = 1.0 - kv_bytes_per_element / 2.0 * bf16 / fp8, 1.0 - kv_bytes_per_element / 2.0
+    return (
+        f"{kv_name} KV cache: {2.0 / kv_bytes_per_element:g}x the tokens fit, but {eng.name}'s decode attention reads "
+        f"it at {fp8 * bw / 1e12:.2f} TB/s on {g.name} against {bf16 * bw / 1e12:.2f} for bf16 (measured kernel "
+        f"tables), so attention's time per cached token falls {max(fall, 0.0):.0%}, not {bytes_fall:.0%}"
+    )
 
 
 def trained_context_warning(model: Model, context_tokens: float) -> str | None:

@@ -13,13 +13,7 @@ from planner import model as m
 from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import (
-    default_kv_precision,
-    expert_precision,
-    fabric_numbers,
-    gpu_numbers,
-    uses_allreduce_table,
-)
+from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
 from planner.checks import _count, _price
 from planner.deploy import (
     GPU_GROUPS,
@@ -27,6 +21,7 @@ from planner.deploy import (
     MAX_CONTEXT_TOKENS,
     check_parallelism,
     experts_upcast,
+    fp8_kv_note,
     valid_tp_sizes,
 )
 from planner.engines.allreduce_table import borrowed_note
@@ -93,31 +88,6 @@ class Plan:
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
         return seconds * (1.0 + low), seconds * (1.0 + high)
-
-
-#: An 8-bit cache read at under this share of the 16-bit cache's bytes/s gets ``fp8_kv_note``.
-FP8_KV_NOTE_BELOW = 0.75
-
-
-def fp8_kv_note(g: Gpu, mdl: Model, eng: EngineProfile, kv_name: str, kv_bytes_per_element: float) -> str:
-    """What an 8-bit KV cache buys where the engine's decode attention reads it at well under a 16-bit cache's bytes/s
-    (``planner.model.operators.attention_time_s``: vLLM's and SGLang's FlashAttention-3 on Hopper): 2 / B times the
-    tokens in the cache, but attention time per cached token falls by 1 - B / 2 x (16-bit rate / 8-bit rate), not by
-    1 - B / 2 (B: the cache's bytes per value). "" elsewhere (a 16-bit cache, an MLA model, TensorRT-LLM's kernels, a
-    GPU or engine without kernel curves)."""
-    if kv_bytes_per_element > 1.0 or mdl.mla is not None or not eng.kernel_curves:
-        return ""
-    n = gpu_numbers(g, eng)
-    bf16, fp8 = n["attention_bandwidth_efficiency"], n["attention_fp8_bandwidth_efficiency"]
-    if fp8 >= FP8_KV_NOTE_BELOW * bf16:
-        return ""
-    bw = float(g.hbm_bandwidth_bytes_per_s)
-    fall, bytes_fall = 1.0 - kv_bytes_per_element / 2.0 * bf16 / fp8, 1.0 - kv_bytes_per_element / 2.0
-    return (
-        f"{kv_name} KV cache: {2.0 / kv_bytes_per_element:g}x the tokens fit, but {eng.name}'s decode attention reads "
-        f"it at {fp8 * bw / 1e12:.2f} TB/s on {g.name} against {bf16 * bw / 1e12:.2f} for bf16 (measured kernel "
-        f"tables), so attention's time per cached token falls {max(fall, 0.0):.0%}, not {bytes_fall:.0%}"
-    )
 
 
 def plan(

@@ -12,8 +12,8 @@ from click.testing import CliRunner
 
 from planner.catalog import default_catalog
 from planner.cli import main
+from planner.deploy import fp8_kv_note
 from planner.engines.profiles import engine_profile
-from planner.report import fp8_kv_note
 
 CAT = default_catalog()
 
@@ -51,3 +51,18 @@ def test_plan_prints_it():
     )
     assert out.exit_code == 0
     assert "fp8 KV cache: 2x the tokens fit, but vllm's decode attention reads it at 1.90 TB/s" in out.output
+
+
+def test_export_warns_for_an_option_with_an_fp8_cache(tmp_path):
+    """The review's Warnings carry the option's note in plan's words (planner.deploy.fp8_kv_note)."""
+    scenario = tmp_path / "fp8.toml"
+    scenario.write_text(
+        "[workload]\npeak_requests_per_s = 10\naverage_requests_per_s = 5\nprompt_tokens_mean = 1000\n"
+        "prompt_tokens_high = 2000\noutput_tokens_mean = 200\noutput_tokens_high = 400\nhigh_percentile = 95\n"
+        "ttft_target_s = 2\ntpot_target_s = 0.1\n[[option]]\ngpu = 'H200'\nmodel = 'llama3.1-8b'\nkv_precision = 'fp8'\n",
+        encoding="utf-8",
+    )
+    out = CliRunner().invoke(main, ["export", str(scenario), "-o", str(tmp_path / "r.md")])
+    assert out.exit_code == 0, out.output
+    text = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert f"H200, llama3.1-8b, KV fp8, cloud: {_note('H200', 'llama3.1-8b')}" in " ".join(text.split())
