@@ -17,7 +17,6 @@ from planner.accuracy.ranges import TimeRange, moe_class
 from planner.accuracy.serving_margin import margin_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.deploy import fp8_kv_note
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.export import sizing
@@ -319,7 +318,7 @@ def evaluate(
     warnings += [f"{option.name}: {stale}"] if stale else []
     beyond = api.trained_context_warning(mdl, workload.sizing_context_tokens)  # plan's words (planner.deploy)
     warnings += [f"{option.name}: {beyond}"] if beyond else []
-    fp8_kv = fp8_kv_note(gpu, mdl, eng, kp, catalog.precision(kp).bytes_per_element)  # plan's words too
+    fp8_kv = api.fp8_kv_note(gpu, mdl, eng, kp, catalog.precision(kp).bytes_per_element)  # plan's words too
     warnings += [f"{option.name}: {fp8_kv}"] if fp8_kv else []
     best: tuple | None = None
     for c in cands:
