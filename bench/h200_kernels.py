@@ -21,6 +21,7 @@ from aiconfigurator's tables (``bench/kernel_extract.py``) say about a GPU measu
 from __future__ import annotations
 
 import csv
+import functools
 import statistics
 import sys
 from pathlib import Path
@@ -45,7 +46,9 @@ def measured_rows(path: Path | None = None) -> list[dict[str, str]]:
         return [r for r in csv.DictReader(f) if r["latency_s"] not in ("", "nan")]
 
 
+@functools.cache
 def _curve() -> dict[str, float]:
+    """The H200 row of the kernel curves, as numbers (read once)."""
     return {k: float(v) for k, v in read_curves()[GPU].items() if k not in ("gpu", "aic_system", "vllm_version")}
 
 

@@ -249,26 +249,38 @@ def gemm_curve(system: Path, framework: str = "vllm") -> dict:
     }
 
 
-def attention_curves(system: Path) -> dict:
-    folder = latest(system / "attention" / "vllm")
-    shape = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step"]
+ATTENTION_SHAPE = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step"]
+
+
+def generation_attention(folder: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A ``generation_attention`` table's shapes without a sliding window, the fastest kernel per shape: (latency s,
+    KV bytes, FLOPs, 1 where the cache is fp8) per shape, as the docstring's decode-attention form counts them."""
     g = pd.read_parquet(folder / "generation_attention_perf.parquet")
     g["window_size"] = g.get("window_size", 0)  # older tables (A100, vLLM 0.14) have no window column
-    g = g[g.window_size == 0].groupby(shape, as_index=False).latency.min()
-    kvb = np.where(g.kv_cache_dtype == "fp8", 1.0, 2.0)
+    g = g[g.window_size == 0].groupby(ATTENTION_SHAPE, as_index=False).latency.min()
+    fp8 = (g.kv_cache_dtype == "fp8").to_numpy().astype(int)
     ctx = g.step.to_numpy(float) + g.isl.to_numpy(float)
     per = g.batch_size.to_numpy(float) * ctx * g.head_dim.to_numpy(float)
-    bytes_ = per * g.num_key_value_heads.to_numpy(float) * 2.0 * kvb
+    bytes_ = per * g.num_key_value_heads.to_numpy(float) * 2.0 * np.where(fp8, 1.0, 2.0)
     flop = per * g.num_heads.to_numpy(float) * 4.0
+    return g.latency.to_numpy() * 1e-3, bytes_, flop, fp8
+
+
+def attention_curves(system: Path) -> dict:
+    folder = latest(system / "attention" / "vllm")
+    latency_s, bytes_, flop, fp8 = generation_attention(folder)
     # one byte rate per KV format: on Hopper vLLM's FlashAttention-3 reads an fp8 cache at about half the bytes/s of
     # a bf16 one (H200: 2.0 against 3.7 TB/s, so fp8 KV saves little decode time); one rate for both put bf16 at 2.7
-    fp8 = (g.kv_cache_dtype == "fp8").to_numpy().astype(int)
-    x, err = fit_floor_max_byte_groups(g.latency.to_numpy() * 1e-3, bytes_, flop, fp8, (5e-6, 2e12, 2e14))
+    x, err = fit_floor_max_byte_groups(latency_s, bytes_, flop, fp8, (5e-6, 2e12, 2e14))
     if not fp8.any():  # no fp8 cache measured (A100's table): the bf16 rate
         x = np.array([x[0], x[1], x[1], x[2]])
     c = pd.read_parquet(folder / "context_attention_perf.parquet")
     c["window_size"] = c.get("window_size", 0)
-    c = c[(c.window_size == 0) & (c.kv_cache_dtype == "bfloat16")].groupby(shape, as_index=False).latency.min()
+    c = (
+        c[(c.window_size == 0) & (c.kv_cache_dtype == "bfloat16")]
+        .groupby(ATTENTION_SHAPE, as_index=False)
+        .latency.min()
+    )
     isl = c.isl.to_numpy(float)
     cflop = c.batch_size.to_numpy(float) * isl * isl / 2.0 * c.num_heads.to_numpy(float) * c.head_dim.to_numpy(float)
     cflop = cflop * 4.0
@@ -282,7 +294,7 @@ def attention_curves(system: Path) -> dict:
         "attention_bytes_per_s": x[1],
         "attention_fp8_bytes_per_s": x[2],
         "attention_flop_per_s": x[3],
-        "attention_rows": len(g),
+        "attention_rows": len(latency_s),
         "attention_median_abs_error": float(np.median(err)),
         "attention_worst_abs_error": float(np.max(err)),
         "prefill_attention_floor_s": cx[0],
@@ -305,19 +317,10 @@ def trtllm_attention_rates(system: Path, floor_s: float, flop_per_s: float) -> d
     empty = {"attention_trtllm_bytes_per_s": "", "attention_trtllm_fp8_bytes_per_s": ""}
     if folder is None:
         return empty
-    g = pd.read_parquet(folder / "generation_attention_perf.parquet")
-    if "window_size" in g:
-        g = g[g.window_size == 0]
-    shape = ["batch_size", "isl", "num_heads", "num_key_value_heads", "head_dim", "kv_cache_dtype", "step"]
-    g = g.groupby(shape, as_index=False).latency.min()
-    fp8 = g.kv_cache_dtype.astype(str).str.contains("fp8").to_numpy()
-    per = g.batch_size.to_numpy(float) * (g.step.to_numpy(float) + g.isl.to_numpy(float)) * g.head_dim.to_numpy(float)
-    bytes_ = per * g.num_key_value_heads.to_numpy(float) * 2.0 * np.where(fp8, 1.0, 2.0)
-    flop = per * g.num_heads.to_numpy(float) * 4.0
-    latency_s = g.latency.to_numpy() * 1e-3
+    latency_s, bytes_, flop, fp8 = generation_attention(folder)
 
     def predict(x):
-        return floor_s + np.maximum(bytes_ / np.exp(x)[fp8.astype(int)], flop / flop_per_s)
+        return floor_s + np.maximum(bytes_ / np.exp(x)[fp8], flop / flop_per_s)
 
     r = least_squares(lambda x: np.log(predict(x) / latency_s), np.log([2e12, 2e12]), loss="soft_l1", f_scale=0.1)
     bf16, fp8_rate = np.exp(r.x)

@@ -292,21 +292,28 @@ def prefill_attention_factors(row: dict[str, str], peak: float) -> dict[str, flo
 TENSORRT_LLM_OWN_ATTENTION = False
 
 
+def byte_fractions(gpu, catalog, src: str, rates: list[float]) -> list[float]:
+    """Measured byte rates (B/s) of ``src``, ``gpu``'s curve GPU, as fractions of ``gpu``'s datasheet bandwidth: over the
+    measured GPU's bandwidth, or, where ``gpu`` has a published STREAM figure, ``gpu``'s own rates (rate x its STREAM
+    ratio) over its own bandwidth."""
+    stream = published_stream_ratio(gpu.name, src)
+    if stream is not None:
+        own = float(gpu.hbm_bandwidth_bytes_per_s)
+        return [rate * stream / own for rate in rates]
+    bw = float((gpu if src == gpu.name else catalog.gpu(src)).hbm_bandwidth_bytes_per_s)
+    return [rate / bw for rate in rates]
+
+
 def trtllm_attention_fractions(gpu, catalog) -> tuple[float, float] | None:
     """(16-bit, 8-bit) cache byte rates of TensorRT-LLM's measured decode attention as fractions of ``gpu``'s datasheet
-    bandwidth (its borrowed GPU's, scaled by the published STREAM ratio as ``kernel_factors`` scales), or None."""
+    bandwidth (``byte_fractions``, as ``kernel_factors`` reads vLLM's), or None where it has no table."""
     src = source_gpu(gpu.name, gpu.architecture)
     row = read_curves()[src]
     rates = [row.get(k, "") for k in ("attention_trtllm_bytes_per_s", "attention_trtllm_fp8_bytes_per_s")]
     if not all(rates):
         return None
-    g = gpu if src == gpu.name else catalog.gpu(src)
-    stream = published_stream_ratio(gpu.name, src)
-    if stream is not None:
-        own = float(gpu.hbm_bandwidth_bytes_per_s)
-        return float(rates[0]) * stream / own, float(rates[1]) * stream / own
-    bw = float(g.hbm_bandwidth_bytes_per_s)
-    return float(rates[0]) / bw, float(rates[1]) / bw
+    bf16, fp8 = byte_fractions(gpu, catalog, src, [float(r) for r in rates])
+    return bf16, fp8
 
 
 def kernel_factors(gpu, catalog) -> dict[str, float]:
@@ -318,7 +325,6 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
     src = source_gpu(gpu.name, gpu.architecture)
     row = read_curves()[src]
     g = gpu if src == gpu.name else catalog.gpu(src)
-    bw = float(g.hbm_bandwidth_bytes_per_s)
     peak = bf16_peak(g)
     gemm = float(row["gemm_bf16_flop_per_s"]) / peak
     fp8_rate, fp8_peak = row["gemm_fp8_flop_per_s"], g.peak_flop_per_s.get("fp8")
@@ -330,11 +336,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         own_fp8_peak = gpu.peak_flop_per_s.get("fp8")
         fp8 = fp8_rate_own / float(own_fp8_peak) if own_fp8_peak else gemm
     byte_rates = [float(row[k]) for k in ("gemm_bytes_per_s", "attention_bytes_per_s", "attention_fp8_bytes_per_s")]
-    gemm_bytes, attention_bytes, attention_fp8_bytes = (rate / bw for rate in byte_rates)
-    stream = published_stream_ratio(gpu.name, src)
-    if stream is not None:  # the GPU's own byte rates (published STREAM ratio) over its own datasheet bandwidth
-        own_bw = float(gpu.hbm_bandwidth_bytes_per_s)
-        gemm_bytes, attention_bytes, attention_fp8_bytes = (rate * stream / own_bw for rate in byte_rates)
+    gemm_bytes, attention_bytes, attention_fp8_bytes = byte_fractions(gpu, catalog, src, byte_rates)
     return {
         "gemm_bandwidth_efficiency": gemm_bytes,
         "gemm_flop_efficiency": gemm,
