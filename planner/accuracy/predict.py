@@ -75,6 +75,7 @@ from planner.engines.profiles import (
     with_published_host_cost,
     with_release_kernels,
     with_row_max_prefill_tokens,
+    with_row_scheduler_recv_interval,
     with_sglang_eager_decode,
     with_trtllm_bench_build,
     with_trtllm_bench_host_cost,
@@ -271,6 +272,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = _v0_default_scheduler(profile, row)
     # SGLang's input budget from the row's own ``--max-prefill-tokens`` (s139)
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
+    # SGLang's receive interval from the row's own ``--scheduler-recv-interval`` (s187)
+    profile = with_row_scheduler_recv_interval(profile, row.scheduler_recv_interval)
     # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
     profile = _trtllm_bench_build(profile, row)
     # EXPERIMENT (s183, off unless TRTLLM_SERVE_EAGER_ABOVE_GRAPHS): a plain trtllm-serve's decode above its graphs
@@ -527,6 +530,7 @@ def predict_decode_rows(
             eng.decode_graph_max_batch,  # SGLang 0.4's eager decode steps (s123) by release
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
+            eng.scheduler_recv_interval,  # SGLang's receive interval from the row's command (s187)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

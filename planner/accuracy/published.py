@@ -475,6 +475,7 @@ class DecodeRow:
     #: SGLang's ``--max-prefill-tokens`` where the row's server command sets it (``PREFILL_INPUT_FLAGS``): the prompt
     #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
     max_prefill_tokens: int | None = None
+    scheduler_recv_interval: int | None = None  # SGLang's --scheduler-recv-interval, where the row's command sets it
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
     #: whether the run is ``trtllm-bench throughput`` without ``--streaming`` (``offline_benchmark_of``): each request's
@@ -708,6 +709,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         async_scheduling=async_scheduling_of(r),
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
+        scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
         client=benchmark_client_of(r),
         offline_benchmark=offline_benchmark_of(r),
         speculation=speculation,

@@ -170,6 +170,11 @@ class EngineProfile:
     #: ``SGLANG_MAX_PREFILL_TOKENS``. Set per published row by ``with_row_max_prefill_tokens`` (s139); 0 on every
     #: shipped profile
     max_prefill_tokens: int = 0
+    #: SGLang's ``--scheduler-recv-interval`` where a published row's own command sets it
+    #: (``planner.serving.simulate.RunBehaviour.recv_interval``: new requests are read every N decode steps); 1: every
+    #: scheduler loop, SGLang's default. Set per published row by ``with_row_scheduler_recv_interval`` (s187); 1 on
+    #: every shipped profile
+    scheduler_recv_interval: int = 1
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -1305,6 +1310,16 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     if pinned and ENGINE_ALIASES.get(name, name) in ENGINES:  # a known engine, a release that is no version number
         raise InvalidInputError(f"engine {engine!r}: {version!r} is not a version number (e.g. vllm==0.11.0)")
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None
+
+
+def with_row_scheduler_recv_interval(profile: EngineProfile, interval: int | None) -> EngineProfile:
+    """``profile`` with ``scheduler_recv_interval`` N where a published row's own command sets SGLang's
+    ``--scheduler-recv-interval N`` above 1 (``ServerArgs.scheduler_recv_interval``, read by ``SchedulerRecvSkipper``
+    from 0.5.3), else unchanged: every other row and every plan read new requests each scheduler loop. Shipped in s187
+    (docs/history.md)."""
+    if not interval or interval <= 1:
+        return profile
+    return _copy_with(profile, scheduler_recv_interval=int(interval))
 
 
 def with_row_max_prefill_tokens(profile: EngineProfile, max_prefill_tokens: int | None) -> EngineProfile:

@@ -203,7 +203,8 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
     1 to draft_steps + 1 tokens, the acceptance length on average (``RunBehaviour.draft_steps``). Requests wait in
     turn for one front-end process for ``asked.frontend_serial_s`` of their ``frontend_s``, or when that is 0 for
     ``SERIAL_FRONT_END_S`` (0: never)."""
-    try:  # vLLM V0's prefill-only steps (s127) and SGLang's input budget (s139) ride on a published row's profile
+    try:  # vLLM V0's prefill-only steps (s127), SGLang's input budget (s139) and receive interval (s187) ride on a
+        # published row's profile
         profile = engine_profile(engine) if engine is not None else None
     except PlannerError:
         profile = None
@@ -212,6 +213,7 @@ def engine_behaviour(engine: Any, scheduler: Any, asked: RunBehaviour, speculati
         asked,
         prefill_only_steps=asked.prefill_only_steps or prefill_only,
         max_prefill_tokens=asked.max_prefill_tokens or (profile.max_prefill_tokens if profile is not None else 0),
+        recv_interval=max(asked.recv_interval, profile.scheduler_recv_interval if profile is not None else 1),
         frontend_serial_s=asked.frontend_serial_s or SERIAL_FRONT_END_S,
         async_scheduling=asked.async_scheduling or overlaps_steps(engine, scheduler, speculative is not None),
         tokens_per_step=float(speculative.acceptance_length) if speculative is not None else 1.0,

@@ -127,6 +127,12 @@ SGLANG_RETRACT_STEPS = 20
 #: by ``--chunked-prefill-size``, ``managers/tp_worker.py`` l.108).
 SGLANG_MAX_PREFILL_TOKENS = 16384
 
+#: What a prefill (extend) step adds to SGLang's receive counter (``RunBehaviour.recv_interval``): the environment's
+#: ``SGLANG_SCHEDULER_RECV_SKIPPER_WEIGHT_DEFAULT``, 1000, against 1 for a decode step or an idle loop
+#: (``sglang/srt/environ.py`` l.229-232 of the 0.5.12 wheel, l.232-235 of 0.5.9; ``managers/scheduler_recv_skipper.py``
+#: ``SchedulerRecvSkipper.handle``): the loop after a prefill reads its socket whatever the interval.
+RECV_WEIGHT_EXTEND = 1000
+
 
 @dataclass(frozen=True)
 class Scheduler:
@@ -311,6 +317,11 @@ class RunBehaviour:
     - ``max_prefill_tokens`` N > 0: SGLang's input budget per prefill batch where the server's command sets
       ``--max-prefill-tokens N`` (``ServerArgs.max_prefill_tokens``); 0: ``SGLANG_MAX_PREFILL_TOKENS``. Set for
       published rows through ``planner.engines.profiles.with_row_max_prefill_tokens`` (s139); 0 on every plan.
+    - ``recv_interval`` N > 1: SGLang's ``--scheduler-recv-interval N`` (``SchedulerRecvSkipper``, 0.5.3 on): the
+      scheduler reads newly arrived requests only when a counter reaches N, and the counter adds 1 for each decode step,
+      ``RECV_WEIGHT_EXTEND`` after a prefill step and 1 per idle loop (microseconds: read as at once), so while it
+      decodes an arrival waits for the next read, 0 to N decode steps. 1: every loop reads (the default). Set for
+      published rows through ``planner.engines.profiles.with_row_scheduler_recv_interval`` (s187); 1 on every plan.
     """
 
     cached_fraction: float = 0.0
@@ -323,6 +334,7 @@ class RunBehaviour:
     frontend_serial_s: float = 0.0
     prefill_only_steps: bool = False
     max_prefill_tokens: int = 0
+    recv_interval: int = 1
 
     def __post_init__(self) -> None:
         for name, kind in (("cached_fraction", float), ("frontend_s", float), ("frontend_serial_s", float),
@@ -333,6 +345,7 @@ class RunBehaviour:
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
         object.__setattr__(self, "max_prefill_tokens", max(int(self.max_prefill_tokens), 0))
+        object.__setattr__(self, "recv_interval", max(int(self.recv_interval), 1))
 
 
 #: A run with none of ``RunBehaviour``'s settings: no prefix cache, no front end, one step per schedule, one token.
@@ -422,12 +435,17 @@ def simulate(
     seen_s = -math.inf  # async scheduling: arrivals up to this time were seen when this step was scheduled
     peak = stuck = finished = 0
     async_scheduling, stream_stall_s = how.async_scheduling, how.stream_stall_s
+    interval = how.recv_interval  # SGLang reads its socket when ``polled`` reaches it (1: every loop)
+    polled, received_s = 0, (math.inf if interval == 1 else -math.inf)  # arrivals up to received_s have been read
     while run.running or run.queue:
         if not run.running:
             ratio = ratio0  # SGLang resets its estimate when idle
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
             seen_s = now
-        cutoff = seen_s if async_scheduling else now  # the latest arrival this step's schedule can hold
+            polled = interval  # an idle loop takes microseconds: the arrival is read at once
+        if polled >= interval:
+            received_s, polled = (now if interval > 1 else math.inf), 0
+        cutoff = min(seen_s if async_scheduling else now, received_s)  # the latest arrival this step can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
             preempted = False if reserve else run.preempt(per_step, now, decoding_only=False)
@@ -532,6 +550,9 @@ def simulate(
                 if head.ready_s > cutoff:  # async: it joins the step after the one that starts after it arrives
                     wait = head.ready_s - now
                     n = 1 if wait <= 0 else _steps_until(table, b, ctx, wait) + int(async_scheduling)
+                    if interval > 1:  # read at the first of the scheduler's reads at or after its arrival
+                        first = max(interval - polled, 1)
+                        n = first if n <= first else first + -(-(n - first) // interval) * interval
                     steps = min(steps, n)
                 elif sg:
                     steps = 1  # the reservation shrinks as new_token_ratio decays: check again each step
@@ -563,6 +584,7 @@ def simulate(
         if run.n_run > peak:
             peak = run.n_run
         run.steps += steps
+        polled += RECV_WEIGHT_EXTEND if prefill else steps
         firsts = []
         for c in finishing:  # the next token at the end of this step
             if math.isnan(c.first_s):

@@ -22,7 +22,9 @@ from planner.workbook.spec import Name, Sheet
 #: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
 #: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``) and
-#: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP).
+#: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP) and
+#: ``scheduler_recv_interval`` (s187, set only on published rows' profiles whose command sets
+#: ``--scheduler-recv-interval``).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "host_overlap",
@@ -33,6 +35,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "max_prefill_tokens",
         "experts_whole",
         "prefill_chunk_divisor",
+        "scheduler_recv_interval",
     }
 )
 ENGINE_FIELD_HELP = {
