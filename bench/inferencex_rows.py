@@ -38,16 +38,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from planner.accuracy.published import reference_dir  # noqa: E402
 
 FIXTURE_COMMIT = "528c4146b8f502fcbce8df7870a935a970cbae25"
-FIXTURE_URL = (
-    f"https://github.com/SemiAnalysisAI/InferenceX-app/blob/{FIXTURE_COMMIT}/packages/app/cypress/fixtures/api/benchmarks.json"
-)
+FIXTURE_URL = f"https://github.com/SemiAnalysisAI/InferenceX-app/blob/{FIXTURE_COMMIT}/packages/app/cypress/fixtures/api/benchmarks.json"
 SCRIPTS_URL = "https://github.com/SemiAnalysisAI/InferenceX/blob/{commit}/benchmarks/{path}"
 GROUP = "inferencex-app-dsr1-single-node"
 ID_PREFIX = "IXA"
 MODEL = "deepseek-ai/DeepSeek-R1-0528"
 #: InferenceX hardware label -> the catalog's GPU, as the row's ``gpu`` cell names it.
-GPUS = {"h200": "H200 SXM 141GB", "b200": "B200 180GB", "b300": "B300 288GB", "mi300x": "MI300X", "mi325x": "MI325X",
-        "mi355x": "MI355X"}
+GPUS = {
+    "h200": "H200 SXM 141GB",
+    "b200": "B200 180GB",
+    "b300": "B300 288GB",
+    "mi300x": "MI300X",
+    "mi325x": "MI325X",
+    "mi355x": "MI355X",
+}
 ENGINES = {"sglang": "SGLang", "trt": "TensorRT-LLM"}
 RANGE_RATIO = 0.8
 
@@ -112,50 +116,143 @@ def _trt_h200(tp: int, isl: int, osl: int, conc: int) -> str:
 #: KV cache cell, whether the server streams every token). Each script read at the last commit on or before the run.
 LAUNCH = {
     ("h200", "sglang", "lmsysorg/sglang:v0.5.9-cu130"): (
-        "12ba0ae07", "single_node/dsr1_fp8_h200.sh", _sglang_h200, "auto (not set)", False),
+        "12ba0ae07",
+        "single_node/dsr1_fp8_h200.sh",
+        _sglang_h200,
+        "auto (not set)",
+        False,
+    ),
     ("h200", "sglang", "lmsysorg/sglang:v0.5.12-cu130"): (
-        "2fc18b759", "single_node/dsr1_fp8_h200.sh", _sglang_h200, "auto (not set)", False),
+        "2fc18b759",
+        "single_node/dsr1_fp8_h200.sh",
+        _sglang_h200,
+        "auto (not set)",
+        False,
+    ),
     ("h200", "trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"): (
-        "f3dbc40c9", "single_node/dsr1_fp8_h200_trt.sh", _trt_h200, "fp8 (kv_cache_config dtype fp8)", False),
+        "f3dbc40c9",
+        "single_node/dsr1_fp8_h200_trt.sh",
+        _trt_h200,
+        "fp8 (kv_cache_config dtype fp8)",
+        False,
+    ),
     ("b200", "sglang", "lmsysorg/sglang:v0.5.9-cu130"): (
-        "12ba0ae07", "single_node/dsr1_fp8_b200.sh", _sglang_blackwell, "fp8_e4m3", False),
+        "12ba0ae07",
+        "single_node/dsr1_fp8_b200.sh",
+        _sglang_blackwell,
+        "fp8_e4m3",
+        False,
+    ),
     ("b200", "sglang", "lmsysorg/sglang:v0.5.12-cu130"): (
-        "d4948f993", "single_node/dsr1_fp8_b200.sh", _sglang_blackwell, "fp8_e4m3", False),
+        "d4948f993",
+        "single_node/dsr1_fp8_b200.sh",
+        _sglang_blackwell,
+        "fp8_e4m3",
+        False,
+    ),
     ("b300", "sglang", "lmsysorg/sglang:v0.5.12-cu130"): (
-        "d4948f993", "single_node/dsr1_fp8_b300.sh", _sglang_blackwell, "fp8_e4m3", False),
+        "d4948f993",
+        "single_node/dsr1_fp8_b300.sh",
+        _sglang_blackwell,
+        "fp8_e4m3",
+        False,
+    ),
     ("mi300x", "sglang", "lmsysorg/sglang:v0.5.9-rocm700-mi30x"): (
-        "f267602ff", "single_node/dsr1_fp8_mi300x.sh", _sglang_mi30x, "fp8_e4m3", True),
+        "f267602ff",
+        "single_node/dsr1_fp8_mi300x.sh",
+        _sglang_mi30x,
+        "fp8_e4m3",
+        True,
+    ),
     ("mi300x", "sglang", "lmsysorg/sglang:v0.5.12-rocm700-mi30x"): (
-        "f3dbc40c9", "single_node/dsr1_fp8_mi300x.sh", _sglang_mi30x, "fp8_e4m3", True),
+        "f3dbc40c9",
+        "single_node/dsr1_fp8_mi300x.sh",
+        _sglang_mi30x,
+        "fp8_e4m3",
+        True,
+    ),
     ("mi325x", "sglang", "lmsysorg/sglang:v0.5.9-rocm700-mi30x"): (
-        "f267602ff", "single_node/dsr1_fp8_mi325x.sh", _sglang_mi30x, "fp8_e4m3", True),
+        "f267602ff",
+        "single_node/dsr1_fp8_mi325x.sh",
+        _sglang_mi30x,
+        "fp8_e4m3",
+        True,
+    ),
     ("mi325x", "sglang", "lmsysorg/sglang:v0.5.12-rocm700-mi30x"): (
-        "f3dbc40c9", "single_node/dsr1_fp8_mi325x.sh", _sglang_mi30x, "fp8_e4m3", True),
+        "f3dbc40c9",
+        "single_node/dsr1_fp8_mi325x.sh",
+        _sglang_mi30x,
+        "fp8_e4m3",
+        True,
+    ),
     ("mi355x", "sglang", "lmsysorg/sglang:v0.5.9-rocm700-mi35x"): (
-        "ade7c0015", "single_node/dsr1_fp8_mi355x.sh", _sglang_mi355x(4), "fp8_e4m3", True),
+        "ade7c0015",
+        "single_node/dsr1_fp8_mi355x.sh",
+        _sglang_mi355x(4),
+        "fp8_e4m3",
+        True,
+    ),
     ("mi355x", "sglang", "lmsysorg/sglang:v0.5.12-rocm700-mi35x"): (
-        "bfad6df76", "single_node/dsr1_fp8_mi355x.sh", _sglang_mi355x(8), "fp8_e4m3", True),
+        "bfad6df76",
+        "single_node/dsr1_fp8_mi355x.sh",
+        _sglang_mi355x(8),
+        "fp8_e4m3",
+        True,
+    ),
 }
 
 COLUMNS = (
-    "record_id", "source_group", "kind", "engine", "engine_version", "gpu", "num_gpus", "tensor_parallel_size",
-    "pipeline_parallel_size", "model", "weight_dtype", "kv_cache_dtype", "batching", "dataset", "prefix_cache",
-    "batch_size_or_concurrency", "num_prompts", "request_rate", "input_len", "output_len", "statistic",
-    "ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms", "notes", "source",
+    "record_id",
+    "source_group",
+    "kind",
+    "engine",
+    "engine_version",
+    "gpu",
+    "num_gpus",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "model",
+    "weight_dtype",
+    "kv_cache_dtype",
+    "batching",
+    "dataset",
+    "prefix_cache",
+    "batch_size_or_concurrency",
+    "num_prompts",
+    "request_rate",
+    "input_len",
+    "output_len",
+    "statistic",
+    "ttft_median_ms",
+    "ttft_p99_ms",
+    "tpot_median_ms",
+    "tpot_p99_ms",
+    "itl_median_ms",
+    "itl_p99_ms",
+    "notes",
+    "source",
     "quote",
 )
 #: The row's figure columns and the metric each is read from (seconds in the API, milliseconds in the row).
 FIGURES = {
-    "ttft_median_ms": "median_ttft", "ttft_p99_ms": "p99_ttft", "tpot_median_ms": "median_tpot",
-    "tpot_p99_ms": "p99_tpot", "itl_median_ms": "median_itl", "itl_p99_ms": "p99_itl",
+    "ttft_median_ms": "median_ttft",
+    "ttft_p99_ms": "p99_ttft",
+    "tpot_median_ms": "median_tpot",
+    "tpot_p99_ms": "p99_tpot",
+    "itl_median_ms": "median_itl",
+    "itl_p99_ms": "p99_itl",
 }
 
 
 def kept(run: dict) -> bool:
     """Whether a run is one of the kind read here (module docstring)."""
     return (
-        not run["disagg"] and not run["is_multinode"] and run["spec_method"] == "none" and run["model"] == "dsr1"
-        and run["precision"] == "fp8" and (run["hardware"], run["framework"], run.get("image")) in LAUNCH
+        not run["disagg"]
+        and not run["is_multinode"]
+        and run["spec_method"] == "none"
+        and run["model"] == "dsr1"
+        and run["precision"] == "fp8"
+        and (run["hardware"], run["framework"], run.get("image")) in LAUNCH
     )
 
 
@@ -173,12 +270,25 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
     commit, path, command, kv, every_token = LAUNCH[(run["hardware"], run["framework"], run["image"])]
     tp, ep, conc, isl, osl = run["decode_tp"], run["decode_ep"], run["conc"], run["isl"], run["osl"]
     m = run["metrics"]
-    figures = {
-        col: (_ms(m[key]) if every_token or not col.startswith("itl") else "") for col, key in FIGURES.items()
-    }
+    figures = {col: (_ms(m[key]) if every_token or not col.startswith("itl") else "") for col, key in FIGURES.items()}
     version = run["image"].split(":")[-1].split("-")[0]
-    quoted = {k: run[k] for k in ("hardware", "framework", "precision", "decode_tp", "decode_ep",
-                                  "decode_dp_attention", "isl", "osl", "conc", "image", "date", "run_url")}
+    quoted = {
+        k: run[k]
+        for k in (
+            "hardware",
+            "framework",
+            "precision",
+            "decode_tp",
+            "decode_ep",
+            "decode_dp_attention",
+            "isl",
+            "osl",
+            "conc",
+            "image",
+            "date",
+            "run_url",
+        )
+    }
     quoted["metrics"] = {key: m[key] for key in FIGURES.values()}
     return {
         "record_id": record_id,
@@ -194,10 +304,10 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
         "weight_dtype": "fp8 (the checkpoint's native block FP8)",
         "kv_cache_dtype": kv,
         "batching": f"InferenceX benchmark_serving.py, max concurrency {conc}, {10 * conc} prompts after {2 * conc} "
-                    "warm-up requests, --request-rate inf --ignore-eos",
+        "warm-up requests, --request-rate inf --ignore-eos",
         "dataset": f"random, --random-range-ratio {RANGE_RATIO} (benchmark_serving.py sample_uniform: each length "
-                   f"uniform from int(L x 0.8) to L for ISL {isl} / OSL {osl}); input_len / output_len are that draw's "
-                   "expected means",
+        f"uniform from int(L x 0.8) to L for ISL {isl} / OSL {osl}); input_len / output_len are that draw's "
+        "expected means",
         "prefix_cache": "cold",
         "batch_size_or_concurrency": str(conc),
         "num_prompts": str(10 * conc),
@@ -205,12 +315,12 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
         "input_len": f"{mean_length(isl):g}",
         "output_len": f"{mean_length(osl):g}",
         "statistic": "median and p99 over requests (TTFT, TPOT) and tokens or chunks (ITL), as benchmark_serving.py "
-                     "reports them",
+        "reports them",
         **figures,
         "notes": f"InferenceX run {run['run_url']} of {run['date']} (expert parallel size {ep}, attention DP "
-                 f"{str(run['decode_dp_attention']).lower()}); server as benchmarks/{path} at InferenceX {commit} "
-                 f"({SCRIPTS_URL.format(commit=commit, path=path)}) starts it: {command(tp, isl, osl, conc)}"
-                 + ("" if every_token else "; ITL not compared: the server streams several tokens a chunk"),
+        f"{str(run['decode_dp_attention']).lower()}); server as benchmarks/{path} at InferenceX {commit} "
+        f"({SCRIPTS_URL.format(commit=commit, path=path)}) starts it: {command(tp, isl, osl, conc)}"
+        + ("" if every_token else "; ITL not compared: the server streams several tokens a chunk"),
         "source": f"{FIXTURE_URL}#{run['run_url'].split('/runs/')[1].split('/')[0]}",
         "quote": json.dumps(quoted, separators=(",", ":")),
     }

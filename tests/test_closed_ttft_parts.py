@@ -77,15 +77,27 @@ class TestTrace:
 
 
 def test_the_closed_runs_and_their_sweeps_at_one():
-    """The 31 closed-loop runs of load_public.csv (vLLM PR 23151's LD013 and gpustack's); the two sweeps with a run
-    at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087) and SGLang EAGLE-3 (LD088; 13 runs at 2-8)."""
+    """The 87 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's and InferenceX's IXA001-IXA056);
+    the sweeps with a run at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087), SGLang EAGLE-3 (LD088; 13
+    runs at 2-8) and InferenceX's SGLang on 8 x B200 and 8 x B300 (a sweep: one engine, source, model, GPU group and
+    dataset name, whatever the release and lengths; its runs at one in flight, IXA001 / IXA004 and IXA007 / IXA012)."""
     rows = closed_rows(load_decode_rows(reference_dir() / "load_public.csv"))
     ids = [r.record_id for r in rows]
-    assert ids == ["LD013", "LD036", *(f"LD0{i}" for i in (40, 41, 42, 44, 45)), *(f"LD0{i}" for i in range(68, 92))]
+    assert ids == [
+        "LD013",
+        "LD036",
+        *(f"LD0{i}" for i in (40, 41, 42, 44, 45)),
+        *(f"LD0{i}" for i in range(68, 92)),
+        *(f"IXA{i:03d}" for i in range(1, 57)),
+    ]
     sweeps = {one.record_id: sorted(r.record_id for r in others) for one, others in sweeps_at_one(rows)}
     assert sweeps == {
         "LD085": ["LD068", "LD086", "LD087"],
         "LD088": [f"LD0{i}" for i in (*range(75, 85), 89, 90, 91)],
+        "IXA001": ["IXA002", "IXA005", "IXA006"],
+        "IXA004": ["IXA002", "IXA005", "IXA006"],
+        "IXA007": ["IXA008", "IXA009", "IXA010"],
+        "IXA012": ["IXA008", "IXA009", "IXA010"],
     }
 
 
@@ -96,9 +108,13 @@ def test_one_anchor_per_server():
     other 18: BF16 with a graph limit, FP8, EAGLE-3)."""
     rows = closed_rows(load_decode_rows(reference_dir() / "load_public.csv"))
     got = {anchor.record_id: sorted(r.record_id for r in others) for anchor, others in servers(rows)}
-    assert got == {
+    assert {k: v for k, v in got.items() if k.startswith("LD")} == {
         "LD036": ["LD040"],
         "LD041": ["LD042"],
         "LD085": ["LD068", "LD086", "LD087"],
         "LD069": [f"LD0{i}" for i in (71, 72, 73, 74, *range(75, 85), 88, 89, 90, 91)],
     }
+    # InferenceX: one anchor per image (release) and GPU group, e.g. SGLang 0.5.12 on 8 x H200 (IXA013 at 4 in flight)
+    assert got["IXA013"] == ["IXA014", "IXA015", "IXA016"]
+    assert got["IXA001"] == ["IXA002", "IXA004"]  # SGLang 0.5.12 on 8 x B200; IXA003 (4 x B200) is another group
+    assert len([k for k in got if k.startswith("IXA")]) == 12

@@ -68,10 +68,10 @@ class TestQuantity:
             assert ranges[(f"{metric}_p99", STEADY)].high > ranges[(f"{metric}_p50", STEADY)].high
 
     def test_text_is_the_figure_times_the_ratios_in_its_unit(self):
-        """0.7842 s with p99 TTFT's table ratios (0.77x, 15.28x; s186's regeneration): "0.60 - 11.98 s"; 42.495 ms with
-        p99 TPOT's (0.82x, 1.25x): "34.8 - 53.1 ms"."""
-        assert held_out.range_text(0.7842, _p99("ttft"), "s") == "0.60 - 11.98 s"
-        assert held_out.range_text(42.495, _p99("tpot"), "ms") == "34.8 - 53.1 ms"
+        """0.7842 s with p99 TTFT's table ratios (0.78x, 15.28x; s187's regeneration): "0.61 - 11.98 s"; 42.495 ms with
+        p99 TPOT's (0.82x, 1.48x): "34.8 - 62.9 ms"."""
+        assert held_out.range_text(0.7842, _p99("ttft"), "s") == "0.61 - 11.98 s"
+        assert held_out.range_text(42.495, _p99("tpot"), "ms") == "34.8 - 62.9 ms"
         assert held_out.range_text(float("nan"), _p99("tpot"), "ms") == ""
         assert held_out.range_text(42.5, None, "ms") == ""
 
@@ -216,13 +216,13 @@ def test_a_review_sized_by_littles_law_shows_no_range():
 
 
 def test_the_summary_says_when_the_recommended_gpu_had_no_run_under_load():
-    """An MI300X option (no published run under load is on one: catalogs/reference/load_public.csv) gets the ranges
+    """An MI350X option (no published run under load is on one: catalogs/reference/load_public.csv) gets the ranges
     of other GPUs' runs, and Summary's note says so beside them (s161; the H100 option above says nothing)."""
-    scenario = {**SCENARIO, "option": [{**SCENARIO["option"][0], "name": "MI300X rented", "gpu": "MI300X"}]}
+    scenario = {**SCENARIO, "option": [{**SCENARIO["option"][0], "name": "MI350X rented", "gpu": "MI350X"}]}
     review = build_review(parse_scenario(scenario), default_catalog(), date="2026-12-01")
     wb = openpyxl.load_workbook(io.BytesIO(render(review, "xlsx")))
     summary = [c.value for row in wb["Summary"].iter_rows() for c in row if isinstance(c.value, str)]
-    assert any(t.startswith("MI300X rented: no published run under load is on the MI300X") for t in summary)
+    assert any(t.startswith("MI350X rented: no published run under load is on the MI350X") for t in summary)
 
 
 def test_the_h100_summary_has_no_coverage_line(book):

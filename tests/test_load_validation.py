@@ -95,12 +95,18 @@ class TestReading:
         assert (r.ttft_median_s, r.ttft_p99_s, r.tpot_median_s, r.itl_p99_s) == (0.05, 0.09, 0.01, 0.03)
 
     def test_shipped_percentiles_are_in_their_quotes(self):
-        """Every figure of load_public.csv appears in its row's quote (transcribed from the source's table)."""
+        """Every figure of load_public.csv appears in its row's quote (transcribed from the source's table), or, where
+        the quote is the source's JSON entry (InferenceX's API, seconds: IXA rows), is its metric in milliseconds to
+        two decimals (median_ttft 0.15738408698234707 s -> 157.38 ms)."""
+        metric = {c: f"{c.split('_')[1]}_{c.split('_')[0]}" for c in PERCENTILE_COLUMNS}  # ttft_median_ms: median_ttft
         with open(reference_dir() / "load_public.csv", newline="") as f:
             for row in csv.DictReader(f):
                 assert row["source"].startswith("https://"), row["record_id"]
+                quoted = json.loads(row["quote"])["metrics"] if row["quote"].startswith("{") else None
                 for column in PERCENTILE_COLUMNS:
-                    if row[column]:
+                    if row[column] and quoted is not None:
+                        assert row[column] == f"{quoted[metric[column]] * 1e3:.2f}", (row["record_id"], column)
+                    elif row[column]:
                         assert row[column] in row["quote"], (row["record_id"], column)
 
 
@@ -165,8 +171,11 @@ class TestPrediction:
             "itl_p99_ms",
         }
         refused = [r for r in out["rows"] if r["predicted"] is None]
-        # every figure is predicted: the 14 SGLang EAGLE3 runs too, at their drafts' public acceptance lengths
-        assert not refused
+        # every figure is predicted, the 14 SGLang EAGLE3 runs too, at their drafts' public acceptance lengths, but
+        # one run's: DeepSeek-R1 on 4 x B200 (IXA003), whose script raised SGLang's memory fraction to 0.95, which a row
+        # does not carry: refused with the shortfall, never predicted out of memory
+        assert {r["record_id"] for r in refused} == {"IXA003"}
+        assert all("do not fit on 4 x B200" in r["reason"] for r in refused)
         # docs/model.md: '91 runs of 6 sources in load_public.csv', '466 of 466 figures are predicted (100%)'
         doc = " ".join((Path(__file__).parents[1] / "docs" / "model.md").read_text(encoding="utf-8").split())
         runs = re.search(r"(\d+) runs of (\d+) sources in `catalogs/reference/load_public\.csv`", doc)

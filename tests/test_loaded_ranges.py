@@ -287,23 +287,23 @@ class TestPlanRate:
         assert CALIBRATED_RANGES_NOTE not in text and load["held_out_ranges_notes"] == []
 
     def test_a_gpu_or_engine_no_loaded_run_used_is_said(self):
-        """No published run under load is on an MI300X or of the ``ideal`` engine (catalogs/reference/load_public.csv:
-        A100, H100, H200 and RTX 3090 runs of vLLM, SGLang, TensorRT-LLM and, since s168, LMDeploy): the ranges printed
-        for one are other deployments' misses, and the text and --json say so (s161: they were printed as for any
-        other)."""
+        """No published run under load is on an MI350X or of the ``ideal`` engine (catalogs/reference/load_public.csv:
+        A100, H100, H200 and RTX 3090 runs of vLLM, SGLang, TensorRT-LLM and, since s168, LMDeploy; since s187 B200,
+        B300, MI300X, MI325X and MI355X runs of SGLang): the ranges printed for one are other deployments' misses, and
+        the text and --json say so (s161: they were printed as for any other)."""
         from cli_support import run
 
         from planner.accuracy.published import load_decode_rows, reference_dir
         from planner.catalog import default_catalog
 
         rows = load_decode_rows(reference_dir() / "load_public.csv")
-        assert not any(default_catalog().gpu(r.gpu).name == "MI300X" or r.engine == "ideal" for r in rows)
-        args = (*self.ARGS[:2], "MI300X", *self.ARGS[3:], "--engine", "ideal")
+        assert not any(default_catalog().gpu(r.gpu).name == "MI350X" or r.engine == "ideal" for r in rows)
+        args = (*self.ARGS[:2], "MI350X", *self.ARGS[3:], "--engine", "ideal")
         text, js = run(*args), run(*args, "--json")
         assert text.exit_code == 0 and js.exit_code == 0, text.output + js.output
         notes = json.loads(js.stdout)["under_load"]["held_out_ranges_notes"]
         assert [n.split(":")[0] for n in notes] == [
-            "no published run under load is on the MI300X",
+            "no published run under load is on the MI350X",
             "no published run under load is of ideal",
         ]
         assert all(f"({n})" in text.output for n in notes)
@@ -448,7 +448,7 @@ class TestExcelLoadedRange:
         )
 
     def test_the_excel_docs_coverage_is_the_tables(self):
-        """docs/excel.md's "64% (p99 TPOT) to 93% (p50 ITL)": the least and most covered of the six loaded
+        """docs/excel.md's "65% (p99 TPOT) to 89% (p50 ITL)": the least and most covered of the six loaded
         percentiles LOADED_RANGE states, each source left out (the table's ``inside_left_out``)."""
         import re
 

@@ -66,8 +66,8 @@ def test_a_wider_interval_never_shortens_a_wait():
 def test_a_rows_own_command_sets_it():
     """``--scheduler-recv-interval 30`` in a row's command reaches the row (``DecodeRow.scheduler_recv_interval``),
     its engine profile and the simulation's behaviour; a row without it reads every loop."""
-    from planner.accuracy.published import load_decode_rows, reference_dir
     from planner.accuracy.predict import _profile_for
+    from planner.accuracy.published import load_decode_rows, reference_dir
     from planner.serving.benchmark import engine_behaviour
 
     rows = {r.record_id: r for r in load_decode_rows(reference_dir() / "load_public.csv")}
