@@ -102,14 +102,39 @@ def _sglang_mi355x(steps: int):
     return command
 
 
-def _trt_h200(tp: int, isl: int, osl: int, conc: int) -> str:
+def _trt_command(tp: int, ep: int, isl: int, conc: int, yaml: str) -> str:
+    """``trtllm-serve`` as the TensorRT-LLM scripts start it, with the extra options YAML they write."""
     tokens = max((conc + isl + 64 + 63) // 64 * 64, 8192)
     return (
-        f"trtllm-serve $MODEL --trust_remote_code --backend=pytorch --max_seq_len=8192 --max_num_tokens={tokens} "
-        f"--tp_size={tp} --ep_size={tp} --extra_llm_api_options=dsr1-fp8.yml, the YAML: cuda_graph_config: "
-        "{enable_padding: true, max_batch_size: 128}; enable_attention_dp: false; kv_cache_config: {dtype: fp8, "
-        "free_gpu_memory_fraction: 0.75, enable_block_reuse: false}; stream_interval: 10; moe_config: {backend: CUTLASS}"
+        "trtllm-serve $MODEL --trust_remote_code --backend=pytorch --max_seq_len=$MAX_MODEL_LEN (at least 8192) "
+        f"--max_num_tokens={tokens} --tp_size={tp} --ep_size={ep} --extra_llm_api_options=dsr1-fp8.yml, the YAML: "
+        + yaml
     )
+
+
+def _trt_h200(tp: int, isl: int, osl: int, conc: int) -> str:
+    return _trt_command(
+        tp, tp, isl, conc,
+        "cuda_graph_config: {enable_padding: true, max_batch_size: 128}; enable_attention_dp: false; kv_cache_config: "
+        "{dtype: fp8, free_gpu_memory_fraction: 0.75, enable_block_reuse: false}; stream_interval: 10; moe_config: "
+        "{backend: CUTLASS}",
+    )  # fmt: skip
+
+
+def _trt_b200(tp: int, isl: int, osl: int, conc: int) -> str:
+    """The B200 script's branches: piecewise CUDA graphs from 64 in flight (and delayed batching at 1,024 / 1,024),
+    a KV share of 0.75 at TP 4 and 8,192 / 1,024, else 0.8; the experts split (its runs here set EP 1)."""
+    share = 0.75 if (tp, isl, osl) == (4, 8192, 1024) else 0.8
+    extra = ""
+    if conc >= 64:
+        extra = "; torch_compile_config: {enable_piecewise_cuda_graph: true}"
+        extra += "; batch_wait_timeout_iters: 40; batch_wait_max_tokens_ratio: 0.8" if isl == 1024 else ""
+    return "TLLM_OVERRIDE_LAYER_NUM=61 " + _trt_command(
+        tp, 1, isl, conc,
+        f"cuda_graph_config: {{enable_padding: true, max_batch_size: {conc}}}; enable_attention_dp: false; "
+        f"kv_cache_config: {{dtype: fp8, free_gpu_memory_fraction: {share}, enable_block_reuse: false}}; "
+        f"stream_interval: 10; moe_config: {{backend: TRTLLM}}{extra}",
+    )  # fmt: skip
 
 
 #: (hardware, framework, image) -> (InferenceX commit, script path under benchmarks/, server command builder,
@@ -133,6 +158,13 @@ LAUNCH = {
         "f3dbc40c9",
         "single_node/dsr1_fp8_h200_trt.sh",
         _trt_h200,
+        "fp8 (kv_cache_config dtype fp8)",
+        False,
+    ),
+    ("b200", "trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"): (
+        "f3dbc40c9",
+        "single_node/dsr1_fp8_b200_trt.sh",
+        _trt_b200,
         "fp8 (kv_cache_config dtype fp8)",
         False,
     ),
@@ -326,12 +358,20 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
     }
 
 
+#: Launches read after IXA001-IXA056 were numbered: their runs are numbered after those, so no id moves.
+LATER = (("b200", "trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"),)
+
+
 def rows_of(runs: list[dict]) -> list[dict[str, str]]:
-    """The kept runs as rows, in a stable order (GPU, engine, version, ISL / OSL, TP, concurrency), numbered."""
-    chosen = sorted(
-        (r for r in runs if kept(r)),
-        key=lambda r: (r["hardware"], r["framework"], r["image"], r["isl"], r["osl"], r["decode_tp"], r["conc"]),
-    )
+    """The kept runs as rows, in a stable order (launches read later last, then GPU, engine, version, ISL / OSL, TP,
+    concurrency), numbered."""
+
+    def order(r: dict) -> tuple:
+        launch = (r["hardware"], r["framework"], r["image"])
+        later = LATER.index(launch) + 1 if launch in LATER else 0
+        return (later, *launch, r["isl"], r["osl"], r["decode_tp"], r["conc"])
+
+    chosen = sorted((r for r in runs if kept(r)), key=order)
     return [row_of(r, f"{ID_PREFIX}{i:03d}") for i, r in enumerate(chosen, start=1)]
 
 

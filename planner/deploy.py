@@ -423,7 +423,8 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
     par = check_parallelism(o.parallelism)
     eng = engine_profile(o.engine)
     util = (
-        (None if eng.memory_fraction_rule else eng.memory_utilization)  # None: per GPU and group (utilization_on)
+        (eng.row_memory_utilization or (None if eng.memory_fraction_rule else eng.memory_utilization))
+        # a published row's own share, else None: per GPU and group (utilization_on)
         if o.memory_utilization is None
         else _fraction(o.memory_utilization, "memory_utilization")
     )

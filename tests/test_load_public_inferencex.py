@@ -1,10 +1,10 @@
 """InferenceX's single-node DeepSeek-R1 concurrency sweeps in catalogs/reference/load_public.csv (issue 22: published
 loaded runs the project was never given, judged only; s187).
 
-- inferencex-app-dsr1-single-node (IXA001-IXA056): the runs InferenceX's results API returned to its app's end-to-end
+- inferencex-app-dsr1-single-node (IXA001-IXA061): the runs InferenceX's results API returned to its app's end-to-end
   tests (SemiAnalysisAI/InferenceX-app @528c414, packages/app/cypress/fixtures/api/benchmarks.json), one node, no
   speculation, FP8 weights: SGLang 0.5.9 / 0.5.12 on H200, B200, B300, MI300X, MI325X and MI355X and TensorRT-LLM
-  1.3.0rc14 on H200, each with the server command its launch script ran (``bench/inferencex_rows.py``). Median and p99
+  1.3.0rc14 on H200 and B200, each with the server command its launch script ran (``bench/inferencex_rows.py``). Median and p99
   TTFT and TPOT are compared, and ITL where the server streams every token.
 """
 
@@ -14,6 +14,7 @@ import csv
 import json
 import math
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,10 +51,10 @@ def _run(r: dict[str, str]) -> dict:
 
 
 class TestTranscription:
-    def test_fifty_six_runs_of_one_held_out_source(self, raw):
-        """IXA001-IXA056, in no time-model fit, cold (every launch script passes --disable-radix-cache or
+    def test_sixty_one_runs_of_one_held_out_source(self, raw):
+        """IXA001-IXA061 (IXA057-IXA061, TensorRT-LLM on B200, read after the first 56 were numbered), in no time-model fit, cold (every launch script passes --disable-radix-cache or
         enable_block_reuse: false), closed loops of 10 prompts a slot."""
-        assert [r["record_id"] for r in raw] == [f"IXA{i:03d}" for i in range(1, 57)]
+        assert [r["record_id"] for r in raw] == [f"IXA{i:03d}" for i in range(1, 62)]
         assert GROUP not in FIT_SOURCE_GROUPS
         assert {r["prefix_cache"] for r in raw} == {"cold"}
         assert all(int(r["num_prompts"]) == 10 * int(r["batch_size_or_concurrency"]) for r in raw)
@@ -95,26 +96,37 @@ class TestTranscription:
 class TestReading:
     def test_the_server_limits_are_read_from_the_command(self, rows):
         """SGLang on B200 / B300 at TP 8: --max-running-requests 128, --max-prefill-tokens 32768; H200 at 1,024 / 1,024:
-        512; TensorRT-LLM: --ep_size 8 spreads the experts."""
+        512; TensorRT-LLM: --ep_size 8 spreads the experts on H200, --ep_size 1 splits them on B200."""
         by_id = {r.record_id: r for r in rows}
         assert (by_id["IXA001"].max_num_seqs, by_id["IXA001"].max_prefill_tokens) == (128, 32768)
         h200_1k = [r for r in rows if r.gpu.startswith("H200") and r.engine == "sglang" and r.input_len < 1000]
         assert {r.max_num_seqs for r in h200_1k if r.output_len < 1000} == {512}
-        trt = [r for r in rows if r.engine == "tensorrt-llm"]
-        assert trt and all(r.expert_parallel for r in trt)
+        trt = {r.gpu: set() for r in rows if r.engine == "tensorrt-llm"}
+        for r in rows:
+            if r.engine == "tensorrt-llm":
+                trt[r.gpu].add(r.expert_parallel)
+        assert trt == {"H200 SXM 141GB": {True}, "B200 180GB": {False}}
 
-    def test_every_figure_is_predicted_but_one_refused_run(self, rows):
-        """Each run's TTFT and TPOT percentiles are simulated, except IXA003 (DeepSeek-R1 on 4 x B200), refused: its
-        673 GB of weights do not fit at the planner's SGLang memory fraction (the run's script raised it to 0.95)."""
+    def test_every_figure_is_predicted(self, rows):
+        """Each run's TTFT and TPOT percentiles are simulated, none refused."""
         fronts = frontend_s_of_rows(rows)
         for r, front in zip(rows, fronts, strict=True):
-            if r.record_id == "IXA003":
-                with pytest.raises(PlannerError, match="do not fit on 4 x B200"):
-                    predict_percentiles(r, frontend_s=front)
-                continue
             got = predict_percentiles(r, frontend_s=front)
             for q in ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms"):
                 assert math.isfinite(got[q]) and got[q] > 0, (r.record_id, q)
+
+    def test_a_run_is_sized_with_its_own_memory_share(self, rows):
+        """IXA003 (DeepSeek-R1 on 4 x B200, SGLang 0.5.12): its script's TP 4 branch raises --mem-fraction-static to
+        0.95, read as the run's memory share; at SGLang's default fraction for the group the 673 GB of weights do not
+        fit and the run would be refused (s187 before the reading)."""
+        from planner.accuracy.predict import _profile_for
+
+        ixa003 = next(r for r in rows if r.record_id == "IXA003")
+        assert ixa003.server_memory_share == 0.95
+        assert _profile_for(ixa003, None).row_memory_utilization == 0.95
+        plain = replace(ixa003, server_memory_share=None)
+        with pytest.raises(PlannerError, match="do not fit on 4 x B200"):
+            predict_percentiles(plain, frontend_s=FRONTEND_S)
 
     def test_one_sequence_decodes_at_its_weight_read(self, rows):
         """IXA001: one sequence on 8 x B200 (SGLang 0.5.12, FP8): the simulated median TPOT is the published 7.18 ms

@@ -75,6 +75,7 @@ from planner.engines.profiles import (
     with_published_host_cost,
     with_release_kernels,
     with_row_max_prefill_tokens,
+    with_row_memory_utilization,
     with_row_scheduler_recv_interval,
     with_sglang_eager_decode,
     with_trtllm_bench_build,
@@ -274,6 +275,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_row_max_prefill_tokens(profile, row.max_prefill_tokens)
     # SGLang's receive interval from the row's own ``--scheduler-recv-interval`` (s187)
     profile = with_row_scheduler_recv_interval(profile, row.scheduler_recv_interval)
+    # the memory share from the row's own command (s187)
+    profile = with_row_memory_utilization(profile, row.server_memory_share)
     # the engine trtllm-bench built for a TensorRT-LLM 0.13 row (s141)
     profile = _trtllm_bench_build(profile, row)
     # EXPERIMENT (s183, off unless TRTLLM_SERVE_EAGER_ABOVE_GRAPHS): a plain trtllm-serve's decode above its graphs
@@ -531,6 +534,7 @@ def predict_decode_rows(
             eng.prefill_only_steps,  # vLLM V0's prefill-only steps (s127) by release
             eng.max_prefill_tokens,  # SGLang's input budget from the row's command (s139)
             eng.scheduler_recv_interval,  # SGLang's receive interval from the row's command (s187)
+            eng.row_memory_utilization,  # the memory share from the row's command (s187)
         )  # fmt: skip
         profiles[key] = eng
         groups.setdefault((key, r.kind, r.request_rate is not None, r.parallelism), []).append(i)

@@ -476,6 +476,7 @@ class DecodeRow:
     #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
     max_prefill_tokens: int | None = None
     scheduler_recv_interval: int | None = None  # SGLang's --scheduler-recv-interval, where the row's command sets it
+    server_memory_share: float | None = None  # the engine's memory share, where the row's command sets it
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
     #: whether the run is ``trtllm-bench throughput`` without ``--streaming`` (``offline_benchmark_of``): each request's
@@ -710,6 +711,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
+        server_memory_share=server_memory_share(r),
         client=benchmark_client_of(r),
         offline_benchmark=offline_benchmark_of(r),
         speculation=speculation,
@@ -845,6 +847,22 @@ def expert_parallel_of(r: dict[str, str]) -> bool:
     if EXPERT_PARALLEL_SWITCH_FLAG.search(command):
         return True
     return any(int(n) > 1 for n in EXPERT_PARALLEL_SIZE_FLAG.findall(command))
+
+
+#: A server command's memory share for the engine: vLLM ``--gpu-memory-utilization``, SGLang ``--mem-fraction-static``,
+#: TensorRT-LLM ``--kv_cache_free_gpu_memory_fraction`` or its YAML's ``free_gpu_memory_fraction:``.
+MEMORY_SHARE = re.compile(
+    r"(?:--gpu[-_]memory[-_]utilization|--mem[-_]fraction[-_]static|--kv[-_]cache[-_]free[-_]gpu[-_]memory[-_]fraction)"
+    r"[ =]([0-9]*\.?[0-9]+)|free_gpu_memory_fraction:\s*([0-9]*\.?[0-9]+)"
+)
+
+
+def server_memory_share(r: dict[str, str]) -> float | None:
+    """The memory share the row's server command gives its engine (``MEMORY_SHARE``, in its ``batching`` or ``notes``
+    cell), a fraction above 0 and at most 1; None when not set (the engine's default)."""
+    hit = MEMORY_SHARE.search(command_cells(r))
+    share = float(hit.group(1) or hit.group(2)) if hit else None
+    return share if share is not None and 0.0 < share <= 1.0 else None
 
 
 def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:

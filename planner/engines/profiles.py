@@ -175,6 +175,12 @@ class EngineProfile:
     #: scheduler loop, SGLang's default. Set per published row by ``with_row_scheduler_recv_interval`` (s187); 1 on
     #: every shipped profile
     scheduler_recv_interval: int = 1
+    #: the memory share a published row's own command gives the engine (vLLM ``--gpu-memory-utilization``, SGLang
+    #: ``--mem-fraction-static``, TensorRT-LLM ``free_gpu_memory_fraction``), read in place of ``memory_utilization``
+    #: and ``memory_fraction_rule``'s value (the rule's other readings stay); 0: none given. Set per published row by
+    #: ``with_row_memory_utilization`` (s187); 0 on every shipped profile (a plan's ``memory_utilization`` option is
+    #: the user's way)
+    row_memory_utilization: float = 0.0
     #: a DeepSeek Sparse Attention model's latents go through this engine family's sparse MLA kernel
     #: (``planner.engines.kernel_curves.SPARSE_MLA_TOKEN_S``: the GPU's measured time per token) for every decode token;
     #: None: the engine's sparse attention is not modelled apart (the attention curves alone, as SGLang's)
@@ -1310,6 +1316,15 @@ def engine_profile(engine: str | EngineProfile | None) -> EngineProfile:
     if pinned and ENGINE_ALIASES.get(name, name) in ENGINES:  # a known engine, a release that is no version number
         raise InvalidInputError(f"engine {engine!r}: {version!r} is not a version number (e.g. vllm==0.11.0)")
     raise UnknownNameError("engine", engine, [*ENGINES, "<engine>==<version>"]) from None
+
+
+def with_row_memory_utilization(profile: EngineProfile, share: float | None) -> EngineProfile:
+    """``profile`` with ``row_memory_utilization`` where a published row's own command sets the engine's memory share
+    (``planner.accuracy.published.server_memory_share``), else unchanged: the run's KV cache as its server sized it,
+    not at the engine's default. Shipped in s187 (docs/history.md)."""
+    if not share or not 0.0 < share <= 1.0:
+        return profile
+    return _copy_with(profile, row_memory_utilization=float(share))
 
 
 def with_row_scheduler_recv_interval(profile: EngineProfile, interval: int | None) -> EngineProfile:

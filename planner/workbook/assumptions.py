@@ -23,8 +23,8 @@ from planner.workbook.spec import Name, Sheet
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
 #: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``) and
 #: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP) and
-#: ``scheduler_recv_interval`` (s187, set only on published rows' profiles whose command sets
-#: ``--scheduler-recv-interval``).
+#: ``scheduler_recv_interval`` and ``row_memory_utilization`` (s187, set only on published rows' profiles whose
+#: command sets ``--scheduler-recv-interval`` or a memory share).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
         "host_overlap",
@@ -36,6 +36,7 @@ PUBLISHED_ROW_FIELDS = frozenset(
         "experts_whole",
         "prefill_chunk_divisor",
         "scheduler_recv_interval",
+        "row_memory_utilization",
     }
 )
 ENGINE_FIELD_HELP = {
