@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from planner.accuracy.published import reference_dir  # noqa: E402
+from planner.accuracy.published import PERCENTILE_COLUMNS, reference_dir  # noqa: E402
 
 FIXTURE_COMMIT = "528c4146b8f502fcbce8df7870a935a970cbae25"
 FIXTURE_URL = f"https://github.com/SemiAnalysisAI/InferenceX-app/blob/{FIXTURE_COMMIT}/packages/app/cypress/fixtures/api/benchmarks.json"
@@ -233,47 +233,16 @@ LAUNCH = {
     ),
 }
 
+#: load_public.csv's columns, in its order: the run's description, its percentile figures, then where they are from.
 COLUMNS = (
-    "record_id",
-    "source_group",
-    "kind",
-    "engine",
-    "engine_version",
-    "gpu",
-    "num_gpus",
-    "tensor_parallel_size",
-    "pipeline_parallel_size",
-    "model",
-    "weight_dtype",
-    "kv_cache_dtype",
-    "batching",
-    "dataset",
-    "prefix_cache",
-    "batch_size_or_concurrency",
-    "num_prompts",
-    "request_rate",
-    "input_len",
-    "output_len",
-    "statistic",
-    "ttft_median_ms",
-    "ttft_p99_ms",
-    "tpot_median_ms",
-    "tpot_p99_ms",
-    "itl_median_ms",
-    "itl_p99_ms",
-    "notes",
-    "source",
-    "quote",
+    *("record_id", "source_group", "kind", "engine", "engine_version", "gpu", "num_gpus", "tensor_parallel_size"),
+    *("pipeline_parallel_size", "model", "weight_dtype", "kv_cache_dtype", "batching", "dataset", "prefix_cache"),
+    *("batch_size_or_concurrency", "num_prompts", "request_rate", "input_len", "output_len", "statistic"),
+    *PERCENTILE_COLUMNS,
+    *("notes", "source", "quote"),
 )
 #: The row's figure columns and the metric each is read from (seconds in the API, milliseconds in the row).
-FIGURES = {
-    "ttft_median_ms": "median_ttft",
-    "ttft_p99_ms": "p99_ttft",
-    "tpot_median_ms": "median_tpot",
-    "tpot_p99_ms": "p99_tpot",
-    "itl_median_ms": "median_itl",
-    "itl_p99_ms": "p99_itl",
-}
+FIGURES = {column: "_".join(column.split("_")[1::-1]) for column in PERCENTILE_COLUMNS}  # ttft_median_ms: median_ttft
 
 
 def kept(run: dict) -> bool:

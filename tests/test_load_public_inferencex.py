@@ -10,7 +10,6 @@ loaded runs the project was never given, judged only; s187).
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import sys
@@ -18,10 +17,10 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from load_public_support import group_fixtures
 
 from planner.accuracy.fit import FIT_SOURCE_GROUPS
 from planner.accuracy.frontend import JUDGED_ONLY_SOURCE_GROUPS, frontend_s_of_rows, shipped_votes
-from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.under_load import predict_percentiles
 from planner.errors import PlannerError
 from planner.serving.benchmark import request_lengths
@@ -34,15 +33,7 @@ import inferencex_rows as ix  # noqa: E402
 GROUP = ix.GROUP
 
 
-@pytest.fixture(scope="module")
-def raw() -> list[dict[str, str]]:
-    with open(reference_dir() / "load_public.csv", newline="") as f:
-        return [r for r in csv.DictReader(f) if r["source_group"] == GROUP]
-
-
-@pytest.fixture(scope="module")
-def rows():
-    return [r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.source_group == GROUP]
+raw, rows = group_fixtures(GROUP)
 
 
 def _run(r: dict[str, str]) -> dict:

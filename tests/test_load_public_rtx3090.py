@@ -11,14 +11,13 @@ and the source held out of the one term fitted on these rows (the per-request fr
 
 from __future__ import annotations
 
-import csv
 import math
 
 import pytest
+from load_public_support import group_fixtures
 
 from planner.accuracy.fit import FIT_SOURCE_GROUPS
 from planner.accuracy.frontend import JUDGED_ONLY_SOURCE_GROUPS, frontend_s_of_rows, shipped_votes
-from planner.accuracy.published import load_decode_rows, reference_dir
 from planner.accuracy.under_load import predict_percentiles
 from planner.serving.load import FRONTEND_S
 
@@ -59,15 +58,7 @@ def _printed(quote: str) -> dict[str, float]:
     return {k: float(v) for k, v in zip(COLUMNS, values, strict=True)}
 
 
-@pytest.fixture(scope="module")
-def raw() -> list[dict[str, str]]:
-    with open(reference_dir() / "load_public.csv", newline="") as f:
-        return [r for r in csv.DictReader(f) if r["source_group"] == GROUP]
-
-
-@pytest.fixture(scope="module")
-def rows():
-    return [r for r in load_decode_rows(reference_dir() / "load_public.csv") if r.source_group == GROUP]
+raw, rows = group_fixtures(GROUP)
 
 
 class TestTranscription:
