@@ -11,10 +11,11 @@ in a clone). Each entry is one benchmark run: hardware, framework, precision, pa
 container image and the client's metrics (seconds), with the GitHub Actions run that produced it.
 
 Kept: runs on one node, not disaggregated, without speculative decoding, of the engines the planner models (SGLang,
-TensorRT-LLM) with their image named (the engine version), FP8 weights (the catalog's DeepSeek-R1; the FP4 checkpoints
-are other models), on a GPU the catalog has, and a launch script read here (``LAUNCH``). Each is read as its script at
-the last InferenceX commit on or before the run's date ran it: the server command of
-``benchmarks/single_node/dsr1_fp8_<gpu>[_trt].sh`` for the run's TP, ISL / OSL and concurrency, and the client of
+TensorRT-LLM) with their image named (the engine version), on a GPU the catalog has, and a launch script read here
+(``LAUNCH``): FP8 weights (the checkpoint's block FP8) and FP4 (NVIDIA's NVFP4 and AMD's MXFP4 checkpoints of the same
+model, ``CHECKPOINTS``). Each is read as its script at the last InferenceX commit on or before the run's date ran it:
+the server command of ``benchmarks/single_node/dsr1_<precision>_<gpu>[_trt].sh`` for the run's TP, expert parallel
+size, attention data parallelism, ISL / OSL and concurrency, and the client of
 ``benchmarks/benchmark_lib.sh`` ``run_benchmark_serving``: ``utils/bench_serving/benchmark_serving.py --dataset-name
 random --random-range-ratio 0.8 --num-prompts 10 x C --max-concurrency C --request-rate inf --ignore-eos
 --num-warmups 2 x C`` (``RANDOM_RANGE_RATIO: 0.8`` in ``.github/workflows/benchmark-tmpl.yml``; that client's
@@ -31,7 +32,9 @@ import csv
 import io
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -137,101 +140,134 @@ def _trt_b200(tp: int, isl: int, osl: int, conc: int) -> str:
     )  # fmt: skip
 
 
-#: (hardware, framework, image) -> (InferenceX commit, script path under benchmarks/, server command builder,
-#: KV cache cell, whether the server streams every token). Each script read at the last commit on or before the run.
+def _sglang_blackwell_fp4(tp: int, isl: int, osl: int, conc: int) -> str:
+    """``dsr1_fp4_b200.sh`` and ``dsr1_fp4_b300.sh`` (one recipe): the experts spread (``--ep-size`` = TP in these runs),
+    ModelOpt FP4, the receive interval 30 from 16 in flight, else 10."""
+    recv = 30 if conc >= 16 else 10
+    return (
+        "python3 -m sglang.launch_server --model-path $MODEL --trust-remote-code "
+        f"--tensor-parallel-size={tp} --data-parallel-size=1 --cuda-graph-max-bs 256 --max-running-requests 256 "
+        "--mem-fraction-static 0.85 --kv-cache-dtype fp8_e4m3 --chunked-prefill-size 16384 "
+        f"--ep-size {tp} --quantization modelopt_fp4 --enable-flashinfer-allreduce-fusion --scheduler-recv-interval "
+        f"{recv} --enable-symm-mem --disable-radix-cache --attention-backend trtllm_mla --moe-runner-backend "
+        "flashinfer_trtllm --stream-interval 10"
+    )
+
+
+def _sglang_mi355x_fp4(tp: int, isl: int, osl: int, conc: int) -> str:
+    """``dsr1_fp4_mi355x.sh``: the prefill budget 196,608 tokens, 32,768 at 8,192 / 1,024 above 32 in flight."""
+    chunk = 32768 if (isl, osl) == (8192, 1024) and conc > 32 else 196608
+    return (
+        "SGLANG_USE_AITER=1 ROCM_QUICK_REDUCE_QUANTIZATION=INT4 python3 -m sglang.launch_server --model-path=$MODEL "
+        f"--trust-remote-code --tensor-parallel-size={tp} --chunked-prefill-size={chunk} --mem-fraction-static=0.8 "
+        f"--disable-radix-cache --num-continuous-decode-steps=4 --max-prefill-tokens={chunk} --cuda-graph-max-bs=128 "
+        "--attention-backend aiter --kv-cache-dtype fp8_e4m3"
+    )
+
+
+def _trt_b200_fp4(tp: int, ep: int, dp: bool, isl: int, conc: int) -> str:
+    """``dsr1_fp4_b200_trt.sh``: attention data parallelism (CUTLASS MoE, graphs to C / 4) where the run sets it, else
+    the TRTLLM MoE backend and graphs to C; piecewise graphs at TP 8 / EP 8 and 1,024 / 1,024."""
+    graphs = (conc if conc < 4 else conc // 4) if dp else conc
+    extra = "; torch_compile_config: {enable_piecewise_cuda_graph: true}" if (tp, ep, isl) == (8, 8, 1024) else ""
+    extra += "; attention_dp_config: {batching_wait_iters: 0, enable_balance: true, timeout_iters: 60}" if dp else ""
+    return _trt_command(
+        tp, ep, isl, conc,
+        f"cuda_graph_config: {{enable_padding: true, max_batch_size: {graphs}}}; enable_attention_dp: "
+        f"{str(dp).lower()}; kv_cache_config: {{dtype: fp8, free_gpu_memory_fraction: 0.8, enable_block_reuse: false}}; "
+        f"stream_interval: 10; moe_config: {{backend: {'CUTLASS' if dp else 'TRTLLM'}}}{extra}",
+    )  # fmt: skip
+
+
+class Launch(NamedTuple):
+    """How InferenceX started the server of one (GPU, engine, precision, image): the commit and script read, the
+    server command for a run (``command(run)``), the row's KV cache cell, whether the server streams every token."""
+
+    commit: str
+    path: str
+    command: Callable[[dict], str]
+    kv: str
+    every_token: bool
+
+
+def _shape(builder: Callable[[int, int, int, int], str]) -> Callable[[dict], str]:
+    """A command builder of (TP, ISL, OSL, concurrency) as one of a run."""
+    return lambda run: builder(run["decode_tp"], run["isl"], run["osl"], run["conc"])
+
+
+def _trt_fp4(run: dict) -> str:
+    return _trt_b200_fp4(run["decode_tp"], run["decode_ep"], run["decode_dp_attention"], run["isl"], run["conc"])
+
+
+SGLANG_CU130 = "lmsysorg/sglang:v0.5.{}-cu130"
+SGLANG_MI30X = "lmsysorg/sglang:v0.5.{}-rocm700-mi30x"
+SGLANG_MI35X = "lmsysorg/sglang:v0.5.{}-rocm700-mi35x"
+TRTLLM_13 = "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"
+TRT_KV, KV_FP8, KV_AUTO = "fp8 (kv_cache_config dtype fp8)", "fp8_e4m3", "auto (not set)"
+
+#: (hardware, framework, precision, image) -> its ``Launch``, each script read at the last InferenceX commit on or
+#: before the runs of that image (module docstring).
 LAUNCH = {
-    ("h200", "sglang", "lmsysorg/sglang:v0.5.9-cu130"): (
-        "12ba0ae07",
-        "single_node/dsr1_fp8_h200.sh",
-        _sglang_h200,
-        "auto (not set)",
-        False,
+    ("h200", "sglang", "fp8", SGLANG_CU130.format(9)): Launch(
+        "12ba0ae07", "single_node/dsr1_fp8_h200.sh", _shape(_sglang_h200), KV_AUTO, False),
+    ("h200", "sglang", "fp8", SGLANG_CU130.format(12)): Launch(
+        "2fc18b759", "single_node/dsr1_fp8_h200.sh", _shape(_sglang_h200), KV_AUTO, False),
+    ("h200", "trt", "fp8", TRTLLM_13): Launch(
+        "f3dbc40c9", "single_node/dsr1_fp8_h200_trt.sh", _shape(_trt_h200), TRT_KV, False),
+    ("b200", "trt", "fp8", TRTLLM_13): Launch(
+        "f3dbc40c9", "single_node/dsr1_fp8_b200_trt.sh", _shape(_trt_b200), TRT_KV, False),
+    ("b200", "sglang", "fp8", SGLANG_CU130.format(9)): Launch(
+        "12ba0ae07", "single_node/dsr1_fp8_b200.sh", _shape(_sglang_blackwell), KV_FP8, False),
+    ("b200", "sglang", "fp8", SGLANG_CU130.format(12)): Launch(
+        "d4948f993", "single_node/dsr1_fp8_b200.sh", _shape(_sglang_blackwell), KV_FP8, False),
+    ("b300", "sglang", "fp8", SGLANG_CU130.format(12)): Launch(
+        "d4948f993", "single_node/dsr1_fp8_b300.sh", _shape(_sglang_blackwell), KV_FP8, False),
+    ("mi300x", "sglang", "fp8", SGLANG_MI30X.format(9)): Launch(
+        "f267602ff", "single_node/dsr1_fp8_mi300x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+    ("mi300x", "sglang", "fp8", SGLANG_MI30X.format(12)): Launch(
+        "f3dbc40c9", "single_node/dsr1_fp8_mi300x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+    ("mi325x", "sglang", "fp8", SGLANG_MI30X.format(9)): Launch(
+        "f267602ff", "single_node/dsr1_fp8_mi325x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+    ("mi325x", "sglang", "fp8", SGLANG_MI30X.format(12)): Launch(
+        "f3dbc40c9", "single_node/dsr1_fp8_mi325x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+    ("mi355x", "sglang", "fp8", SGLANG_MI35X.format(9)): Launch(
+        "ade7c0015", "single_node/dsr1_fp8_mi355x.sh", _shape(_sglang_mi355x(4)), KV_FP8, True),
+    ("mi355x", "sglang", "fp8", SGLANG_MI35X.format(12)): Launch(
+        "bfad6df76", "single_node/dsr1_fp8_mi355x.sh", _shape(_sglang_mi355x(8)), KV_FP8, True),
+    ("b200", "sglang", "fp4", SGLANG_CU130.format(9)): Launch(
+        "12ba0ae07", "single_node/dsr1_fp4_b200.sh", _shape(_sglang_blackwell_fp4), KV_FP8, False),
+    ("b200", "sglang", "fp4", SGLANG_CU130.format(12)): Launch(
+        "d4948f993", "single_node/dsr1_fp4_b200.sh", _shape(_sglang_blackwell_fp4), KV_FP8, False),
+    ("b300", "sglang", "fp4", SGLANG_CU130.format(12)): Launch(
+        "d4948f993", "single_node/dsr1_fp4_b300.sh", _shape(_sglang_blackwell_fp4), KV_FP8, False),
+    ("b200", "trt", "fp4", TRTLLM_13): Launch(
+        "475218b64", "single_node/dsr1_fp4_b200_trt.sh", _trt_fp4, TRT_KV, False),
+    ("mi355x", "sglang", "fp4", SGLANG_MI35X.format(9)): Launch(
+        "f267602ff", "single_node/dsr1_fp4_mi355x.sh", _shape(_sglang_mi355x_fp4), KV_FP8, True),
+    ("mi355x", "sglang", "fp4", SGLANG_MI35X.format(12)): Launch(
+        "263aace86", "single_node/fixed_seq_len/dsr1_fp4_mi355x.sh", _shape(_sglang_mi355x_fp4), KV_FP8, True),
+}  # fmt: skip
+
+#: The checkpoint each precision's runs load (``.github/configs/{nvidia,amd}-master.yaml``'s ``model``) and how the
+#: row names it and its weights: the catalog's DeepSeek-R1 at that weight format.
+CHECKPOINTS = {
+    ("fp8", "nvidia"): (MODEL, "fp8 (the checkpoint's native block FP8)"),
+    ("fp8", "amd"): (MODEL, "fp8 (the checkpoint's native block FP8)"),
+    ("fp4", "nvidia"): (
+        f"{MODEL} (checkpoint nvidia/DeepSeek-R1-0528-FP4-V2)",
+        "nvfp4 (nvidia/DeepSeek-R1-0528-FP4-V2, ModelOpt NVFP4)",
     ),
-    ("h200", "sglang", "lmsysorg/sglang:v0.5.12-cu130"): (
-        "2fc18b759",
-        "single_node/dsr1_fp8_h200.sh",
-        _sglang_h200,
-        "auto (not set)",
-        False,
-    ),
-    ("h200", "trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"): (
-        "f3dbc40c9",
-        "single_node/dsr1_fp8_h200_trt.sh",
-        _trt_h200,
-        "fp8 (kv_cache_config dtype fp8)",
-        False,
-    ),
-    ("b200", "trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"): (
-        "f3dbc40c9",
-        "single_node/dsr1_fp8_b200_trt.sh",
-        _trt_b200,
-        "fp8 (kv_cache_config dtype fp8)",
-        False,
-    ),
-    ("b200", "sglang", "lmsysorg/sglang:v0.5.9-cu130"): (
-        "12ba0ae07",
-        "single_node/dsr1_fp8_b200.sh",
-        _sglang_blackwell,
-        "fp8_e4m3",
-        False,
-    ),
-    ("b200", "sglang", "lmsysorg/sglang:v0.5.12-cu130"): (
-        "d4948f993",
-        "single_node/dsr1_fp8_b200.sh",
-        _sglang_blackwell,
-        "fp8_e4m3",
-        False,
-    ),
-    ("b300", "sglang", "lmsysorg/sglang:v0.5.12-cu130"): (
-        "d4948f993",
-        "single_node/dsr1_fp8_b300.sh",
-        _sglang_blackwell,
-        "fp8_e4m3",
-        False,
-    ),
-    ("mi300x", "sglang", "lmsysorg/sglang:v0.5.9-rocm700-mi30x"): (
-        "f267602ff",
-        "single_node/dsr1_fp8_mi300x.sh",
-        _sglang_mi30x,
-        "fp8_e4m3",
-        True,
-    ),
-    ("mi300x", "sglang", "lmsysorg/sglang:v0.5.12-rocm700-mi30x"): (
-        "f3dbc40c9",
-        "single_node/dsr1_fp8_mi300x.sh",
-        _sglang_mi30x,
-        "fp8_e4m3",
-        True,
-    ),
-    ("mi325x", "sglang", "lmsysorg/sglang:v0.5.9-rocm700-mi30x"): (
-        "f267602ff",
-        "single_node/dsr1_fp8_mi325x.sh",
-        _sglang_mi30x,
-        "fp8_e4m3",
-        True,
-    ),
-    ("mi325x", "sglang", "lmsysorg/sglang:v0.5.12-rocm700-mi30x"): (
-        "f3dbc40c9",
-        "single_node/dsr1_fp8_mi325x.sh",
-        _sglang_mi30x,
-        "fp8_e4m3",
-        True,
-    ),
-    ("mi355x", "sglang", "lmsysorg/sglang:v0.5.9-rocm700-mi35x"): (
-        "ade7c0015",
-        "single_node/dsr1_fp8_mi355x.sh",
-        _sglang_mi355x(4),
-        "fp8_e4m3",
-        True,
-    ),
-    ("mi355x", "sglang", "lmsysorg/sglang:v0.5.12-rocm700-mi35x"): (
-        "bfad6df76",
-        "single_node/dsr1_fp8_mi355x.sh",
-        _sglang_mi355x(8),
-        "fp8_e4m3",
-        True,
+    ("fp4", "amd"): (
+        f"{MODEL} (checkpoint amd/DeepSeek-R1-0528-MXFP4-Preview)",
+        "mxfp4 (amd/DeepSeek-R1-0528-MXFP4-Preview)",
     ),
 }
+
+
+def launch_of(run: dict) -> Launch | None:
+    """The run's ``Launch``, None when none was read for it."""
+    return LAUNCH.get((run["hardware"], run["framework"], run["precision"], run.get("image")))
+
 
 #: load_public.csv's columns, in its order: the run's description, its percentile figures, then where they are from.
 COLUMNS = (
@@ -252,8 +288,7 @@ def kept(run: dict) -> bool:
         and not run["is_multinode"]
         and run["spec_method"] == "none"
         and run["model"] == "dsr1"
-        and run["precision"] == "fp8"
-        and (run["hardware"], run["framework"], run.get("image")) in LAUNCH
+        and launch_of(run) is not None
     )
 
 
@@ -268,7 +303,8 @@ def _ms(seconds: float) -> str:
 
 def row_of(run: dict, record_id: str) -> dict[str, str]:
     """One load_public.csv row for an InferenceX run (``kept``)."""
-    commit, path, command, kv, every_token = LAUNCH[(run["hardware"], run["framework"], run["image"])]
+    commit, path, command, kv, every_token = launch_of(run)
+    model, weights = CHECKPOINTS[(run["precision"], "amd" if run["hardware"].startswith("mi") else "nvidia")]
     tp, ep, conc, isl, osl = run["decode_tp"], run["decode_ep"], run["conc"], run["isl"], run["osl"]
     m = run["metrics"]
     figures = {col: (_ms(m[key]) if every_token or not col.startswith("itl") else "") for col, key in FIGURES.items()}
@@ -301,8 +337,8 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
         "num_gpus": str(tp),
         "tensor_parallel_size": str(tp),
         "pipeline_parallel_size": "1",
-        "model": MODEL,
-        "weight_dtype": "fp8 (the checkpoint's native block FP8)",
+        "model": model,
+        "weight_dtype": weights,
         "kv_cache_dtype": kv,
         "batching": f"InferenceX benchmark_serving.py, max concurrency {conc}, {10 * conc} prompts after {2 * conc} "
         "warm-up requests, --request-rate inf --ignore-eos",
@@ -320,7 +356,7 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
         **figures,
         "notes": f"InferenceX run {run['run_url']} of {run['date']} (expert parallel size {ep}, attention DP "
         f"{str(run['decode_dp_attention']).lower()}); server as benchmarks/{path} at InferenceX {commit} "
-        f"({SCRIPTS_URL.format(commit=commit, path=path)}) starts it: {command(tp, isl, osl, conc)}"
+        f"({SCRIPTS_URL.format(commit=commit, path=path)}) starts it: {command(run)}"
         + ("" if every_token else "; ITL not compared: the server streams several tokens a chunk"),
         "source": f"{FIXTURE_URL}#{run['run_url'].split('/runs/')[1].split('/')[0]}",
         "quote": json.dumps(quoted, separators=(",", ":")),
@@ -328,7 +364,10 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
 
 
 #: Launches read after IXA001-IXA056 were numbered: their runs are numbered after those, so no id moves.
-LATER = (("b200", "trt", "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"),)
+LATER = (
+    ("b200", "trt", "fp8", TRTLLM_13),
+    *(k for k in LAUNCH if k[2] == "fp4"),
+)
 
 
 def rows_of(runs: list[dict]) -> list[dict[str, str]]:
@@ -336,9 +375,9 @@ def rows_of(runs: list[dict]) -> list[dict[str, str]]:
     concurrency), numbered."""
 
     def order(r: dict) -> tuple:
-        launch = (r["hardware"], r["framework"], r["image"])
-        later = LATER.index(launch) + 1 if launch in LATER else 0
-        return (later, *launch, r["isl"], r["osl"], r["decode_tp"], r["conc"])
+        launch = (r["hardware"], r["framework"], r["precision"], r["image"])
+        later = 1 + (launch[2] == "fp4") if launch in LATER else 0  # the fp8 TensorRT-LLM B200 runs, then the FP4 ones
+        return (later, launch[0], launch[1], launch[3], r["isl"], r["osl"], r["decode_tp"], r["conc"])
 
     chosen = sorted((r for r in runs if kept(r)), key=order)
     return [row_of(r, f"{ID_PREFIX}{i:03d}") for i, r in enumerate(chosen, start=1)]

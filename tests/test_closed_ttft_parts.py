@@ -77,10 +77,11 @@ class TestTrace:
 
 
 def test_the_closed_runs_and_their_sweeps_at_one():
-    """The 92 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's and InferenceX's IXA001-IXA061);
+    """The 122 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's and InferenceX's IXA001-IXA091);
     the sweeps with a run at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087), SGLang EAGLE-3 (LD088; 13
     runs at 2-8) and InferenceX's SGLang on 8 x B200 and 8 x B300 (a sweep: one engine, source, model, GPU group and
-    dataset name, whatever the release and lengths; its runs at one in flight, IXA001 / IXA004 and IXA007 / IXA012)."""
+    dataset name, whatever the release and lengths; its runs at one in flight, IXA001 / IXA004 and IXA007 / IXA012,
+    and the FP4 checkpoint's, IXA062 / IXA064 and IXA073 / IXA078)."""
     rows = closed_rows(load_decode_rows(reference_dir() / "load_public.csv"))
     ids = [r.record_id for r in rows]
     assert ids == [
@@ -88,7 +89,7 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         "LD036",
         *(f"LD0{i}" for i in (40, 41, 42, 44, 45)),
         *(f"LD0{i}" for i in range(68, 92)),
-        *(f"IXA{i:03d}" for i in range(1, 62)),
+        *(f"IXA{i:03d}" for i in range(1, 92)),
     ]
     sweeps = {one.record_id: sorted(r.record_id for r in others) for one, others in sweeps_at_one(rows)}
     assert sweeps == {
@@ -98,6 +99,10 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         "IXA004": ["IXA002", "IXA005", "IXA006"],
         "IXA007": ["IXA008", "IXA009", "IXA010"],
         "IXA012": ["IXA008", "IXA009", "IXA010"],
+        "IXA062": ["IXA063", "IXA065", "IXA067"],  # the FP4 runs: another model name, another sweep
+        "IXA064": ["IXA063", "IXA065", "IXA067"],
+        "IXA073": ["IXA074", "IXA075", "IXA079", "IXA080"],
+        "IXA078": ["IXA074", "IXA075", "IXA079", "IXA080"],
     }
 
 
@@ -116,5 +121,7 @@ def test_one_anchor_per_server():
     }
     # InferenceX: one anchor per image (release) and GPU group, e.g. SGLang 0.5.12 on 8 x H200 (IXA013 at 4 in flight)
     assert got["IXA013"] == ["IXA014", "IXA015", "IXA016"]
-    assert got["IXA001"] == ["IXA002", "IXA004"]  # SGLang 0.5.12 on 8 x B200; IXA003 (4 x B200) is another group
-    assert len([k for k in got if k.startswith("IXA")]) == 14
+    # SGLang 0.5.12 on 8 x B200, FP8 and FP4 checkpoints alike (one server release on one host); IXA003 (4 x B200)
+    # is another group
+    assert got["IXA001"] == ["IXA002", "IXA004", "IXA062", "IXA063", "IXA064", "IXA065"]
+    assert len([k for k in got if k.startswith("IXA")]) == 16

@@ -47,22 +47,22 @@ def _slow_ratio(quantity: str) -> float:
 
 class TestTheReadmeExample:
     def test_the_ends_are_the_tables_without_the_one_source_that_sets_them(self, readme_example_review):
-        """p99 TTFT (a p95 figure's range): 15.3x with sglang-pr-4918-deepseek-v3-h200, 6.34x without it (2.4x
-        apart): 6.34; p99 TPOT: 1.47x, without inferencex-app-dsr1-single-node (1.25x) less than 2x apart: 1.47 stands
+        """p99 TTFT (a p95 figure's range): 15.3x with sglang-pr-4918-deepseek-v3-h200, 6.16x without it (2.5x
+        apart): 6.16; p99 TPOT: 1.37x, without gpustack-performance-lab (1.16x) less than 2x apart: 1.37 stands
         (catalogs/reference/loaded_residuals.csv as s187 regenerated it with InferenceX's sweeps, bench/load_validation.py
         --write-loaded-residuals; 15.3x / 2.65x and 1.25x in s186; 15.4x / 2.68x and 1.27x from s168; 27.4x / 2.36x
         and 1.25x before)."""
         s = readme_example_review.recommended.slow_end
         assert s.percentile == 95
-        assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(6.34)
+        assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(6.16)
         assert s.ttft_left_out == _table_row("ttft_p99")["high_set_by"] == "sglang-pr-4918-deepseek-v3-h200"
-        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.47)
+        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.37)
         assert s.tpot_left_out == ""
 
     def test_the_gpus_are_a_replica_search_done_by_hand(self, readme_example_review):
         """The recommended option (H100, bought; 4 GPUs a replica, bought in 8-GPU nodes, one spare) at the slow end:
         scanning replica counts up from the plan's, each replica's simulated run at peak / k (the simulation itself,
-        not planner's search), the first k whose p95 TTFT x 6.34 and TPOT x 1.47 meet examples/budget-review.toml's
+        not planner's search), the first k whose p95 TTFT x 6.16 and TPOT x 1.37 meet examples/budget-review.toml's
         targets (1.5 s, 50 ms); GPUs = (k + 1 spare) x 4 rounded up to 8; cost = GPUs x the option's $ per
         GPU-month."""
         r = readme_example_review.recommended
@@ -225,6 +225,6 @@ class TestSurfaces:
         header, row = [c.value for c in ws[1]], [c.value for c in ws[2]]
         assert row[header.index("Held-out slow end: GPUs (shown, not applied)")] is None
         assert row[header.index("Held-out slow end: monthly cost")] is None
-        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x15.3, TPOT x1.47)"
+        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x15.3, TPOT x1.37)"
         rows = list(csv.DictReader(io.StringIO(render(review, "csv").decode())))
         assert rows[0]["slow_end_gpus"] == "" and rows[0]["slow_end_note"].startswith(NOT_MET)

@@ -1,10 +1,11 @@
 """InferenceX's single-node DeepSeek-R1 concurrency sweeps in catalogs/reference/load_public.csv (issue 22: published
 loaded runs the project was never given, judged only; s187).
 
-- inferencex-app-dsr1-single-node (IXA001-IXA061): the runs InferenceX's results API returned to its app's end-to-end
+- inferencex-app-dsr1-single-node (IXA001-IXA091): the runs InferenceX's results API returned to its app's end-to-end
   tests (SemiAnalysisAI/InferenceX-app @528c414, packages/app/cypress/fixtures/api/benchmarks.json), one node, no
-  speculation, FP8 weights: SGLang 0.5.9 / 0.5.12 on H200, B200, B300, MI300X, MI325X and MI355X and TensorRT-LLM
-  1.3.0rc14 on H200 and B200, each with the server command its launch script ran (``bench/inferencex_rows.py``). Median and p99
+  speculation: FP8 weights under SGLang 0.5.9 / 0.5.12 on H200, B200, B300, MI300X, MI325X and MI355X and under
+  TensorRT-LLM 1.3.0rc14 on H200 and B200; FP4 checkpoints (NVIDIA's NVFP4, AMD's MXFP4) under SGLang on B200, B300
+  and MI355X and TensorRT-LLM on B200, each with the server command its launch script ran (``bench/inferencex_rows.py``). Median and p99
   TTFT and TPOT are compared, and ITL where the server streams every token.
 """
 
@@ -42,10 +43,11 @@ def _run(r: dict[str, str]) -> dict:
 
 
 class TestTranscription:
-    def test_sixty_one_runs_of_one_held_out_source(self, raw):
-        """IXA001-IXA061 (IXA057-IXA061, TensorRT-LLM on B200, read after the first 56 were numbered), in no time-model fit, cold (every launch script passes --disable-radix-cache or
+    def test_ninety_one_runs_of_one_held_out_source(self, raw):
+        """IXA001-IXA091 (IXA057-IXA061, FP8 TensorRT-LLM on B200, and IXA062-IXA091, FP4, read after the first 56 were
+        numbered), in no time-model fit, cold (every launch script passes --disable-radix-cache or
         enable_block_reuse: false), closed loops of 10 prompts a slot."""
-        assert [r["record_id"] for r in raw] == [f"IXA{i:03d}" for i in range(1, 62)]
+        assert [r["record_id"] for r in raw] == [f"IXA{i:03d}" for i in range(1, 92)]
         assert GROUP not in FIT_SOURCE_GROUPS
         assert {r["prefix_cache"] for r in raw} == {"cold"}
         assert all(int(r["num_prompts"]) == 10 * int(r["batch_size_or_concurrency"]) for r in raw)
@@ -87,16 +89,21 @@ class TestTranscription:
 class TestReading:
     def test_the_server_limits_are_read_from_the_command(self, rows):
         """SGLang on B200 / B300 at TP 8: --max-running-requests 128, --max-prefill-tokens 32768; H200 at 1,024 / 1,024:
-        512; TensorRT-LLM: --ep_size 8 spreads the experts on H200, --ep_size 1 splits them on B200."""
+        512; TensorRT-LLM: --ep_size 8 spreads the experts (H200; B200 FP4 with attention data parallelism: "dp-ep"),
+        --ep_size 1 splits them."""
         by_id = {r.record_id: r for r in rows}
         assert (by_id["IXA001"].max_num_seqs, by_id["IXA001"].max_prefill_tokens) == (128, 32768)
         h200_1k = [r for r in rows if r.gpu.startswith("H200") and r.engine == "sglang" and r.input_len < 1000]
         assert {r.max_num_seqs for r in h200_1k if r.output_len < 1000} == {512}
-        trt = {r.gpu: set() for r in rows if r.engine == "tensorrt-llm"}
-        for r in rows:
-            if r.engine == "tensorrt-llm":
-                trt[r.gpu].add(r.expert_parallel)
-        assert trt == {"H200 SXM 141GB": {True}, "B200 180GB": {False}}
+        trt = {
+            (r.gpu, r.weight_precision, r.expert_parallel, r.parallelism) for r in rows if r.engine == "tensorrt-llm"
+        }
+        assert trt == {
+            ("H200 SXM 141GB", "fp8", True, "tp"),
+            ("B200 180GB", "fp8", False, "tp"),
+            ("B200 180GB", "nvfp4", False, "tp"),
+            ("B200 180GB", "nvfp4", True, "dp-ep"),
+        }
 
     def test_every_figure_is_predicted(self, rows):
         """Each run's TTFT and TPOT percentiles are simulated, none refused."""
@@ -135,3 +142,18 @@ class TestHeldOutOfTheFrontEndFit:
         votes = shipped_votes()
         assert GROUP not in {v.source_group for v in votes}
         assert len(votes) == 11
+
+
+class TestTheCommandsExpertSize:
+    def test_attention_data_parallelism_takes_the_commands_ep_size(self, raw):
+        """TensorRT-LLM's "DEP" needs the experts' group: a row without an ``expert_parallel_size`` cell (load_public.csv
+        has none) takes its command's ``--ep_size``: IXA069 (``--tp_size=8 --ep_size=8``, ``enable_attention_dp: true``)
+        is "dp-ep"; with ``--ep_size=4`` it would be refused (only EP = TP is modelled), and with none too."""
+        from planner.accuracy.published import parallelism_of
+
+        ixa069 = next(r for r in raw if r["record_id"] == "IXA069")
+        assert parallelism_of(ixa069) == "dp-ep"
+        with pytest.raises(ValueError, match="experts over 4"):
+            parallelism_of({**ixa069, "notes": ixa069["notes"].replace("--ep_size=8", "--ep_size=4")})
+        with pytest.raises(ValueError, match="no expert_parallel_size"):
+            parallelism_of({**ixa069, "notes": ixa069["notes"].replace("--ep_size=8", "")})

@@ -184,8 +184,9 @@ def parallelism_of(r: dict[str, str]) -> str:
     ``SGLANG_DP_ATTENTION``, SGLang's ``--enable-dp-attention`` as ``sglang_attention_dp`` reads it, whose experts,
     split by tensor parallelism unless ``--ep-size`` says otherwise, are read as spread: the same weight bytes per
     GPU), else "tp" (on one GPU attention DP changes nothing). A ValueError for attention DP whose experts spread
-    over another number of GPUs than the group (only ``ep`` = ``tp`` is modelled), or whose ranks are fewer than
-    the group (attention tensor-parallel inside each rank)."""
+    over another number of GPUs than the group (only ``ep`` = ``tp`` is modelled; the ``expert_parallel_size`` cell,
+    else the row's own command's ``--ep_size``), or whose ranks are fewer than the group (attention tensor-parallel
+    inside each rank)."""
     if (pp := pipeline_stages(r)) > 1:  # one GPU a stage: "pp"; stages of TP t: "ppN", the group t x N
         return "pp" if (whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1) == 1 else f"pp{pp}"
     gpus = whole_number(r.get("tensor_parallel_size"), "tensor_parallel_size", 1) or 1
@@ -201,11 +202,12 @@ def parallelism_of(r: dict[str, str]) -> str:
     if gpus == 1:
         return "tp"
     cell = str(r.get("expert_parallel_size") or "").strip()
-    if not cell:
+    sizes = [int(n) for n in EXPERT_PARALLEL_SIZE_FLAG.findall(own_server_command(r))]
+    if not cell and not sizes:
         raise ValueError(
             f"attention data parallelism over {gpus} GPUs with no expert_parallel_size (how the experts split)"
         )
-    ep = whole_number(cell, "expert_parallel_size")
+    ep = whole_number(cell, "expert_parallel_size") if cell else max(sizes)  # the cell, else the command's --ep_size
     if ep != gpus:
         raise ValueError(
             f"attention data parallelism over {gpus} GPUs with experts over {ep} is not modelled (EP = TP)"
