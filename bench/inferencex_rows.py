@@ -31,6 +31,7 @@ import argparse
 import csv
 import io
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -59,7 +60,8 @@ ENGINES = {"sglang": "SGLang", "trt": "TensorRT-LLM"}
 RANGE_RATIO = 0.8
 
 
-def _sglang_h200(tp: int, isl: int, osl: int, conc: int) -> str:
+def _sglang_h200(run: dict) -> str:
+    tp, isl, osl = run["decode_tp"], run["isl"], run["osl"]
     limit = 512 if (isl, osl) == (1024, 1024) else 256
     return (
         f"python3 -m sglang.launch_server --model-path $MODEL --trust-remote-code --tensor-parallel-size={tp} "
@@ -69,7 +71,8 @@ def _sglang_h200(tp: int, isl: int, osl: int, conc: int) -> str:
     )
 
 
-def _sglang_blackwell(tp: int, isl: int, osl: int, conc: int) -> str:
+def _sglang_blackwell(run: dict) -> str:
+    tp, conc = run["decode_tp"], run["conc"]
     if tp == 8:
         limit, mem, chunk, recv = 128, 0.82, 32768, (30 if conc >= 16 else 10)
     else:  # the script's TP 4 branch (8,192 / 1,024 only)
@@ -84,7 +87,8 @@ def _sglang_blackwell(tp: int, isl: int, osl: int, conc: int) -> str:
     )
 
 
-def _sglang_mi30x(tp: int, isl: int, osl: int, conc: int) -> str:
+def _sglang_mi30x(run: dict) -> str:
+    tp = run["decode_tp"]
     return (
         "SGLANG_USE_AITER=1 SGLANG_AITER_MLA_PERSIST=1 python3 -m sglang.launch_server --model-path=$MODEL "
         f"--trust-remote-code --tensor-parallel-size={tp} --mem-fraction-static=0.8 --cuda-graph-max-bs=128 "
@@ -94,7 +98,8 @@ def _sglang_mi30x(tp: int, isl: int, osl: int, conc: int) -> str:
 
 
 def _sglang_mi355x(steps: int):
-    def command(tp: int, isl: int, osl: int, conc: int) -> str:
+    def command(run: dict) -> str:
+        tp, conc = run["decode_tp"], run["conc"]
         return (
             "SGLANG_USE_AITER=1 RCCL_MSCCL_ENABLE=0 ROCM_QUICK_REDUCE_QUANTIZATION=INT4 python3 -m sglang.launch_server "
             f"--attention-backend aiter --model-path $MODEL --tensor-parallel-size {tp} --trust-remote-code "
@@ -105,8 +110,9 @@ def _sglang_mi355x(steps: int):
     return command
 
 
-def _trt_command(tp: int, ep: int, isl: int, conc: int, yaml: str) -> str:
+def _trt_command(run: dict, ep: int, yaml: str) -> str:
     """``trtllm-serve`` as the TensorRT-LLM scripts start it, with the extra options YAML they write."""
+    tp, isl, conc = run["decode_tp"], run["isl"], run["conc"]
     tokens = max((conc + isl + 64 + 63) // 64 * 64, 8192)
     return (
         "trtllm-serve $MODEL --trust_remote_code --backend=pytorch --max_seq_len=$MAX_MODEL_LEN (at least 8192) "
@@ -115,35 +121,36 @@ def _trt_command(tp: int, ep: int, isl: int, conc: int, yaml: str) -> str:
     )
 
 
-def _trt_h200(tp: int, isl: int, osl: int, conc: int) -> str:
+def _trt_h200(run: dict) -> str:
     return _trt_command(
-        tp, tp, isl, conc,
+        run, run["decode_tp"],
         "cuda_graph_config: {enable_padding: true, max_batch_size: 128}; enable_attention_dp: false; kv_cache_config: "
         "{dtype: fp8, free_gpu_memory_fraction: 0.75, enable_block_reuse: false}; stream_interval: 10; moe_config: "
         "{backend: CUTLASS}",
     )  # fmt: skip
 
 
-def _trt_b200(tp: int, isl: int, osl: int, conc: int) -> str:
+def _trt_b200(run: dict) -> str:
     """The B200 script's branches: piecewise CUDA graphs from 64 in flight (and delayed batching at 1,024 / 1,024),
     a KV share of 0.75 at TP 4 and 8,192 / 1,024, else 0.8; the experts split (its runs here set EP 1)."""
+    tp, isl, osl, conc = run["decode_tp"], run["isl"], run["osl"], run["conc"]
     share = 0.75 if (tp, isl, osl) == (4, 8192, 1024) else 0.8
     extra = ""
     if conc >= 64:
         extra = "; torch_compile_config: {enable_piecewise_cuda_graph: true}"
         extra += "; batch_wait_timeout_iters: 40; batch_wait_max_tokens_ratio: 0.8" if isl == 1024 else ""
     return "TLLM_OVERRIDE_LAYER_NUM=61 " + _trt_command(
-        tp, 1, isl, conc,
+        run, 1,
         f"cuda_graph_config: {{enable_padding: true, max_batch_size: {conc}}}; enable_attention_dp: false; "
         f"kv_cache_config: {{dtype: fp8, free_gpu_memory_fraction: {share}, enable_block_reuse: false}}; "
         f"stream_interval: 10; moe_config: {{backend: TRTLLM}}{extra}",
     )  # fmt: skip
 
 
-def _sglang_blackwell_fp4(tp: int, isl: int, osl: int, conc: int) -> str:
+def _sglang_blackwell_fp4(run: dict) -> str:
     """``dsr1_fp4_b200.sh`` and ``dsr1_fp4_b300.sh`` (one recipe): the experts spread (``--ep-size`` = TP in these runs),
     ModelOpt FP4, the receive interval 30 from 16 in flight, else 10."""
-    recv = 30 if conc >= 16 else 10
+    tp, recv = run["decode_tp"], 30 if run["conc"] >= 16 else 10
     return (
         "python3 -m sglang.launch_server --model-path $MODEL --trust-remote-code "
         f"--tensor-parallel-size={tp} --data-parallel-size=1 --cuda-graph-max-bs 256 --max-running-requests 256 "
@@ -154,8 +161,9 @@ def _sglang_blackwell_fp4(tp: int, isl: int, osl: int, conc: int) -> str:
     )
 
 
-def _sglang_mi355x_fp4(tp: int, isl: int, osl: int, conc: int) -> str:
+def _sglang_mi355x_fp4(run: dict) -> str:
     """``dsr1_fp4_mi355x.sh``: the prefill budget 196,608 tokens, 32,768 at 8,192 / 1,024 above 32 in flight."""
+    tp, isl, osl, conc = run["decode_tp"], run["isl"], run["osl"], run["conc"]
     chunk = 32768 if (isl, osl) == (8192, 1024) and conc > 32 else 196608
     return (
         "SGLANG_USE_AITER=1 ROCM_QUICK_REDUCE_QUANTIZATION=INT4 python3 -m sglang.launch_server --model-path=$MODEL "
@@ -165,14 +173,15 @@ def _sglang_mi355x_fp4(tp: int, isl: int, osl: int, conc: int) -> str:
     )
 
 
-def _trt_b200_fp4(tp: int, ep: int, dp: bool, isl: int, conc: int) -> str:
+def _trt_b200_fp4(run: dict) -> str:
     """``dsr1_fp4_b200_trt.sh``: attention data parallelism (CUTLASS MoE, graphs to C / 4) where the run sets it, else
     the TRTLLM MoE backend and graphs to C; piecewise graphs at TP 8 / EP 8 and 1,024 / 1,024."""
+    tp, ep, dp, isl, conc = run["decode_tp"], run["decode_ep"], run["decode_dp_attention"], run["isl"], run["conc"]
     graphs = (conc if conc < 4 else conc // 4) if dp else conc
     extra = "; torch_compile_config: {enable_piecewise_cuda_graph: true}" if (tp, ep, isl) == (8, 8, 1024) else ""
     extra += "; attention_dp_config: {batching_wait_iters: 0, enable_balance: true, timeout_iters: 60}" if dp else ""
     return _trt_command(
-        tp, ep, isl, conc,
+        run, ep,
         f"cuda_graph_config: {{enable_padding: true, max_batch_size: {graphs}}}; enable_attention_dp: "
         f"{str(dp).lower()}; kv_cache_config: {{dtype: fp8, free_gpu_memory_fraction: 0.8, enable_block_reuse: false}}; "
         f"stream_interval: 10; moe_config: {{backend: {'CUTLASS' if dp else 'TRTLLM'}}}{extra}",
@@ -180,72 +189,78 @@ def _trt_b200_fp4(tp: int, ep: int, dp: bool, isl: int, conc: int) -> str:
 
 
 class Launch(NamedTuple):
-    """How InferenceX started the server of one (GPU, engine, precision, image): the commit and script read, the
-    server command for a run (``command(run)``), the row's KV cache cell, whether the server streams every token."""
+    """How InferenceX started the server of one (GPU, engine, precision, image): the commit and script read, and the
+    server command for a run (``command(run)``)."""
 
     commit: str
     path: str
     command: Callable[[dict], str]
-    kv: str
-    every_token: bool
 
 
-def _shape(builder: Callable[[int, int, int, int], str]) -> Callable[[dict], str]:
-    """A command builder of (TP, ISL, OSL, concurrency) as one of a run."""
-    return lambda run: builder(run["decode_tp"], run["isl"], run["osl"], run["conc"])
+#: A server command's streaming interval (SGLang ``--stream-interval``, TensorRT-LLM ``stream_interval:``).
+STREAM_INTERVAL = re.compile(r"stream[-_]interval[ :=]+(\d+)")
 
 
-def _trt_fp4(run: dict) -> str:
-    return _trt_b200_fp4(run["decode_tp"], run["decode_ep"], run["decode_dp_attention"], run["isl"], run["conc"])
+def streams_every_token(command: str) -> bool:
+    """Whether the server sends each token as it is made: no streaming interval above 1 in its command."""
+    hit = STREAM_INTERVAL.search(command)
+    return hit is None or int(hit.group(1)) <= 1
+
+
+def kv_cell(command: str) -> str:
+    """The row's ``kv_cache_dtype`` cell as the command sets it: TensorRT-LLM's YAML ``dtype: fp8``, SGLang's
+    ``--kv-cache-dtype fp8_e4m3``, else the engine's default."""
+    if "kv_cache_config: {dtype: fp8" in command:
+        return "fp8 (kv_cache_config dtype fp8)"
+    return "fp8_e4m3" if "--kv-cache-dtype fp8_e4m3" in command else "auto (not set)"
 
 
 SGLANG_CU130 = "lmsysorg/sglang:v0.5.{}-cu130"
 SGLANG_MI30X = "lmsysorg/sglang:v0.5.{}-rocm700-mi30x"
 SGLANG_MI35X = "lmsysorg/sglang:v0.5.{}-rocm700-mi35x"
 TRTLLM_13 = "nvcr.io/nvidia/tensorrt-llm/release:1.3.0rc14"
-TRT_KV, KV_FP8, KV_AUTO = "fp8 (kv_cache_config dtype fp8)", "fp8_e4m3", "auto (not set)"
 
 #: (hardware, framework, precision, image) -> its ``Launch``, each script read at the last InferenceX commit on or
 #: before the runs of that image (module docstring).
 LAUNCH = {
     ("h200", "sglang", "fp8", SGLANG_CU130.format(9)): Launch(
-        "12ba0ae07", "single_node/dsr1_fp8_h200.sh", _shape(_sglang_h200), KV_AUTO, False),
+        "12ba0ae07", "single_node/dsr1_fp8_h200.sh", _sglang_h200),
     ("h200", "sglang", "fp8", SGLANG_CU130.format(12)): Launch(
-        "2fc18b759", "single_node/dsr1_fp8_h200.sh", _shape(_sglang_h200), KV_AUTO, False),
+        "2fc18b759", "single_node/dsr1_fp8_h200.sh", _sglang_h200),
     ("h200", "trt", "fp8", TRTLLM_13): Launch(
-        "f3dbc40c9", "single_node/dsr1_fp8_h200_trt.sh", _shape(_trt_h200), TRT_KV, False),
+        "f3dbc40c9", "single_node/dsr1_fp8_h200_trt.sh", _trt_h200),
     ("b200", "trt", "fp8", TRTLLM_13): Launch(
-        "f3dbc40c9", "single_node/dsr1_fp8_b200_trt.sh", _shape(_trt_b200), TRT_KV, False),
+        "f3dbc40c9", "single_node/dsr1_fp8_b200_trt.sh", _trt_b200),
     ("b200", "sglang", "fp8", SGLANG_CU130.format(9)): Launch(
-        "12ba0ae07", "single_node/dsr1_fp8_b200.sh", _shape(_sglang_blackwell), KV_FP8, False),
+        "12ba0ae07", "single_node/dsr1_fp8_b200.sh", _sglang_blackwell),
     ("b200", "sglang", "fp8", SGLANG_CU130.format(12)): Launch(
-        "d4948f993", "single_node/dsr1_fp8_b200.sh", _shape(_sglang_blackwell), KV_FP8, False),
+        "d4948f993", "single_node/dsr1_fp8_b200.sh", _sglang_blackwell),
     ("b300", "sglang", "fp8", SGLANG_CU130.format(12)): Launch(
-        "d4948f993", "single_node/dsr1_fp8_b300.sh", _shape(_sglang_blackwell), KV_FP8, False),
+        "d4948f993", "single_node/dsr1_fp8_b300.sh", _sglang_blackwell),
     ("mi300x", "sglang", "fp8", SGLANG_MI30X.format(9)): Launch(
-        "f267602ff", "single_node/dsr1_fp8_mi300x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+        "f267602ff", "single_node/dsr1_fp8_mi300x.sh", _sglang_mi30x),
     ("mi300x", "sglang", "fp8", SGLANG_MI30X.format(12)): Launch(
-        "f3dbc40c9", "single_node/dsr1_fp8_mi300x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+        "f3dbc40c9", "single_node/dsr1_fp8_mi300x.sh", _sglang_mi30x),
     ("mi325x", "sglang", "fp8", SGLANG_MI30X.format(9)): Launch(
-        "f267602ff", "single_node/dsr1_fp8_mi325x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+        "f267602ff", "single_node/dsr1_fp8_mi325x.sh", _sglang_mi30x),
     ("mi325x", "sglang", "fp8", SGLANG_MI30X.format(12)): Launch(
-        "f3dbc40c9", "single_node/dsr1_fp8_mi325x.sh", _shape(_sglang_mi30x), KV_FP8, True),
+        "f3dbc40c9", "single_node/dsr1_fp8_mi325x.sh", _sglang_mi30x),
     ("mi355x", "sglang", "fp8", SGLANG_MI35X.format(9)): Launch(
-        "ade7c0015", "single_node/dsr1_fp8_mi355x.sh", _shape(_sglang_mi355x(4)), KV_FP8, True),
+        "ade7c0015", "single_node/dsr1_fp8_mi355x.sh", _sglang_mi355x(4)),
     ("mi355x", "sglang", "fp8", SGLANG_MI35X.format(12)): Launch(
-        "bfad6df76", "single_node/dsr1_fp8_mi355x.sh", _shape(_sglang_mi355x(8)), KV_FP8, True),
+        "bfad6df76", "single_node/dsr1_fp8_mi355x.sh", _sglang_mi355x(8)),
     ("b200", "sglang", "fp4", SGLANG_CU130.format(9)): Launch(
-        "12ba0ae07", "single_node/dsr1_fp4_b200.sh", _shape(_sglang_blackwell_fp4), KV_FP8, False),
+        "12ba0ae07", "single_node/dsr1_fp4_b200.sh", _sglang_blackwell_fp4),
     ("b200", "sglang", "fp4", SGLANG_CU130.format(12)): Launch(
-        "d4948f993", "single_node/dsr1_fp4_b200.sh", _shape(_sglang_blackwell_fp4), KV_FP8, False),
+        "d4948f993", "single_node/dsr1_fp4_b200.sh", _sglang_blackwell_fp4),
     ("b300", "sglang", "fp4", SGLANG_CU130.format(12)): Launch(
-        "d4948f993", "single_node/dsr1_fp4_b300.sh", _shape(_sglang_blackwell_fp4), KV_FP8, False),
+        "d4948f993", "single_node/dsr1_fp4_b300.sh", _sglang_blackwell_fp4),
     ("b200", "trt", "fp4", TRTLLM_13): Launch(
-        "475218b64", "single_node/dsr1_fp4_b200_trt.sh", _trt_fp4, TRT_KV, False),
+        "475218b64", "single_node/dsr1_fp4_b200_trt.sh", _trt_b200_fp4),
     ("mi355x", "sglang", "fp4", SGLANG_MI35X.format(9)): Launch(
-        "f267602ff", "single_node/dsr1_fp4_mi355x.sh", _shape(_sglang_mi355x_fp4), KV_FP8, True),
+        "f267602ff", "single_node/dsr1_fp4_mi355x.sh", _sglang_mi355x_fp4),
     ("mi355x", "sglang", "fp4", SGLANG_MI35X.format(12)): Launch(
-        "263aace86", "single_node/fixed_seq_len/dsr1_fp4_mi355x.sh", _shape(_sglang_mi355x_fp4), KV_FP8, True),
+        "263aace86", "single_node/fixed_seq_len/dsr1_fp4_mi355x.sh", _sglang_mi355x_fp4),
 }  # fmt: skip
 
 #: The checkpoint each precision's runs load (``.github/configs/{nvidia,amd}-master.yaml``'s ``model``) and how the
@@ -303,7 +318,9 @@ def _ms(seconds: float) -> str:
 
 def row_of(run: dict, record_id: str) -> dict[str, str]:
     """One load_public.csv row for an InferenceX run (``kept``)."""
-    commit, path, command, kv, every_token = launch_of(run)
+    commit, path, build = launch_of(run)
+    command = build(run)
+    every_token = streams_every_token(command)
     model, weights = CHECKPOINTS[(run["precision"], "amd" if run["hardware"].startswith("mi") else "nvidia")]
     tp, ep, conc, isl, osl = run["decode_tp"], run["decode_ep"], run["conc"], run["isl"], run["osl"]
     m = run["metrics"]
@@ -339,7 +356,7 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
         "pipeline_parallel_size": "1",
         "model": model,
         "weight_dtype": weights,
-        "kv_cache_dtype": kv,
+        "kv_cache_dtype": kv_cell(command),
         "batching": f"InferenceX benchmark_serving.py, max concurrency {conc}, {10 * conc} prompts after {2 * conc} "
         "warm-up requests, --request-rate inf --ignore-eos",
         "dataset": f"random, --random-range-ratio {RANGE_RATIO} (benchmark_serving.py sample_uniform: each length "
@@ -356,7 +373,7 @@ def row_of(run: dict, record_id: str) -> dict[str, str]:
         **figures,
         "notes": f"InferenceX run {run['run_url']} of {run['date']} (expert parallel size {ep}, attention DP "
         f"{str(run['decode_dp_attention']).lower()}); server as benchmarks/{path} at InferenceX {commit} "
-        f"({SCRIPTS_URL.format(commit=commit, path=path)}) starts it: {command(run)}"
+        f"({SCRIPTS_URL.format(commit=commit, path=path)}) starts it: {command}"
         + ("" if every_token else "; ITL not compared: the server streams several tokens a chunk"),
         "source": f"{FIXTURE_URL}#{run['run_url'].split('/runs/')[1].split('/')[0]}",
         "quote": json.dumps(quoted, separators=(",", ":")),

@@ -406,3 +406,25 @@ class TestMultiStep:
         assert predicted["ttft_median_ms"] == pytest.approx(100.48, rel=0.40)
         assert predicted["tpot_median_ms"] == pytest.approx(14.14, rel=0.40)
         assert predicted["itl_median_ms"] > 5 * predicted["tpot_median_ms"]
+
+
+# s187: a row's own memory share (planner.accuracy.published.server_memory_share)
+
+
+@pytest.mark.parametrize(
+    ("command", "share"),
+    [
+        ("vllm serve m --gpu-memory-utilization 0.92 --max-num-seqs 256", 0.92),
+        ("python3 -m sglang.launch_server --mem-fraction-static=0.8 --tp 8", 0.8),
+        ("trtllm-serve m --kv_cache_free_gpu_memory_fraction 0.85", 0.85),
+        ("YAML: kv_cache_config: {dtype: fp8, free_gpu_memory_fraction: 0.75}", 0.75),
+        ("vllm serve m --max-num-seqs 256", None),
+        ("vllm serve m --gpu-memory-utilization 1.5", None),  # not a share: the engine's default, not a guess
+    ],
+)
+def test_a_rows_command_gives_its_memory_share(command, share):
+    """vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static and TensorRT-LLM's free_gpu_memory_fraction (flag
+    or YAML) are read from the row's command; anything else, or a value outside (0, 1], leaves the engine's default."""
+    from planner.accuracy.published import server_memory_share
+
+    assert server_memory_share({"notes": command}) == share

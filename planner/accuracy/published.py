@@ -860,9 +860,9 @@ MEMORY_SHARE = re.compile(
 
 
 def server_memory_share(r: dict[str, str]) -> float | None:
-    """The memory share the row's server command gives its engine (``MEMORY_SHARE``, in its ``batching`` or ``notes``
-    cell), a fraction above 0 and at most 1; None when not set (the engine's default)."""
-    hit = MEMORY_SHARE.search(command_cells(r))
+    """The memory share the row's own server command (``own_server_command``) gives its engine (``MEMORY_SHARE``), a
+    fraction above 0 and at most 1; None when not set (the engine's default)."""
+    hit = MEMORY_SHARE.search(own_server_command(r))
     share = float(hit.group(1) or hit.group(2)) if hit else None
     return share if share is not None and 0.0 < share <= 1.0 else None
 

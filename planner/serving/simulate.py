@@ -443,8 +443,8 @@ def simulate(
             now = max(now, run.queue[0].ready_s)  # idle until the next request arrives
             seen_s = now
             polled = interval  # an idle loop takes microseconds: the arrival is read at once
-        if polled >= interval:
-            received_s, polled = (now if interval > 1 else math.inf), 0
+        if interval > 1 and polled >= interval:
+            received_s, polled = now, 0
         cutoff = min(seen_s if async_scheduling else now, received_s)  # the latest arrival this step can hold
         budget, preempted = budget_max, False
         if not sg and run.b:  # vLLM: the running decodes take a slot each first, preempting if none is free
