@@ -32,6 +32,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, ``with_trtllm_serve_eager_decode``, s183).
 - ``trtllm-own-attention``: TensorRT-LLM's profiles read decode attention at the byte rates of TensorRT-LLM's own
   measured tables (``planner.engines.kernel_curves.TENSORRT_LLM_OWN_ATTENTION``, s186), not vLLM's 16-bit rate.
+- ``moe-read-rate``: every MoE model's touched expert bytes read at the rate SGLang 0.5.12's fused-MoE kernel reached
+  on our own H200 at 64-256 tokens, as a fraction of the H200 GEMM curve's byte rate (``bench/h200_moe_kernels.
+  read_fraction``, 0.76), on every GPU (s188; the dense GEMMs' rate before).
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -74,6 +77,7 @@ SWITCHES = (
     "sglang-dp-attention",
     "trtllm-serve-eager",
     "trtllm-own-attention",
+    "moe-read-rate",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -188,6 +192,17 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.TENSORRT_LLM_OWN_ATTENTION = True
+    elif switch == "moe-read-rate":  # expert bytes at the fused-MoE kernel's measured H200 read rate (s188)
+        from h200_moe_kernels import read_fraction
+
+        from planner.model import operators
+
+        fraction, expert_layers = read_fraction(), operators.expert_layers_time_s
+
+        def slower_reads(gpu, limits, expert_bytes, *rest, **named):
+            return expert_layers(gpu, limits, expert_bytes / fraction, *rest, **named)
+
+        operators.expert_layers_time_s = slower_reads
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 
