@@ -32,9 +32,11 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   TRTLLM_SERVE_EAGER_ABOVE_GRAPHS``, ``with_trtllm_serve_eager_decode``, s183).
 - ``trtllm-own-attention``: TensorRT-LLM's profiles read decode attention at the byte rates of TensorRT-LLM's own
   measured tables (``planner.engines.kernel_curves.TENSORRT_LLM_OWN_ATTENTION``, s186), not vLLM's 16-bit rate.
-- ``moe-read-rate``: every MoE model's touched expert bytes read at the rate SGLang 0.5.12's fused-MoE kernel reached
-  on our own H200 at 64-256 tokens, as a fraction of the H200 GEMM curve's byte rate (``bench/h200_moe_kernels.
-  read_fraction``, 0.76), on every GPU (s188; the dense GEMMs' rate before).
+- ``moe-read-rate``: experts whose weights compute at 8-bit-or-narrower math read their touched bytes at the rate
+  SGLang 0.5.12's block-FP8 fused-MoE kernel reached on our own H200 at 64-256 tokens, as a fraction of the H200 GEMM
+  curve's byte rate (``bench/h200_moe_kernels.block_fp8_read_fraction``, 0.79), on every GPU (s188; the dense GEMMs'
+  rate before, which the measured bf16 layers read at 0.93-1.06 of). ``moe-read-rate:all`` (ablation): every MoE
+  model's experts at DeepSeek-R1's measured fraction (0.76), bf16 too.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -48,7 +50,8 @@ figures and ``bench/loso.py``'s held-out batch-1 TTFT and static-batch throughpu
 source (``planner.accuracy.holdout.fold_of``). Then per quantity: main's and the switch's median and worst |error|,
 the switch minus main on the rows as published, its 90% interval over the same N resamples of whole sources for both
 sides (``planner.accuracy.bootstrap.paired_difference``), and the share of resamples where the switch is worse /
-better. A median is left out of a resample with none of its figures.
+better. A median is left out of a resample with none of its figures. Two switches joined by "+" (``moe-read-rate+
+published-host-cost:overlap``) are measured together.
 """
 
 from __future__ import annotations
@@ -86,6 +89,8 @@ ABLATIONS = (
     "expert-parallel:trtllm",
     "weight-only-gemm:all",
     "moe-gather-scatter:off",
+    "moe-read-rate:all",
+    "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -145,10 +150,13 @@ def refit_factors() -> None:
 
 def turn_on(switch: str) -> None:
     """Set ``switch`` for this process (call before any prediction); "+refit" also moves the shipped time factors by
-    what the switch moves their fit (``refit_factors``)."""
+    what the switch moves their fit (``refit_factors``); "a+b" (any other "+") sets a and b together."""
     from planner.accuracy import predict
 
-    if switch in ("first-token-decode-step", "first-token-decode-step+refit"):
+    if "+" in switch and not switch.endswith("+refit"):
+        for part in switch.split("+"):
+            turn_on(part)
+    elif switch in ("first-token-decode-step", "first-token-decode-step+refit"):
         predict.FIRST_TOKEN_FROM_DECODE_STEP = True
         if switch.endswith("+refit"):
             refit_factors()
@@ -192,15 +200,18 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.TENSORRT_LLM_OWN_ATTENTION = True
-    elif switch == "moe-read-rate":  # expert bytes at the fused-MoE kernel's measured H200 read rate (s188)
-        from h200_moe_kernels import read_fraction
+    elif switch in ("moe-read-rate", "moe-read-rate:all"):  # expert bytes at the kernel's measured read rate (s188)
+        from h200_moe_kernels import block_fp8_read_fraction, read_fraction
 
-        from planner.model import operators
+        from planner.model import operators, ops
 
-        fraction, expert_layers = read_fraction(), operators.expert_layers_time_s
+        expert_layers = operators.expert_layers_time_s
+        every = switch.endswith(":all")
+        fraction = read_fraction() if every else block_fp8_read_fraction()
 
         def slower_reads(gpu, limits, expert_bytes, *rest, **named):
-            return expert_layers(gpu, limits, expert_bytes / fraction, *rest, **named)
+            slower = fraction if every else ops.where(operators.eight_bit_math(gpu), fraction, 1.0)
+            return expert_layers(gpu, limits, expert_bytes / slower, *rest, **named)
 
         operators.expert_layers_time_s = slower_reads
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
