@@ -15,7 +15,6 @@ timed on our own H200 (``bench/h200_moe_measure.py``). Needs pandas and pyarrow 
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
@@ -69,10 +68,7 @@ def main() -> None:
             for r in ds.sort_values("num_tokens").itertuples():
                 rows.append(("deepseek_tp8", gpu, engine, version, r.moe_dtype, r.num_tokens, "", "", ""))
                 rows[-1] += (f"{r.latency / 1e3:.5g}",)
-    with OUT.open("w", newline="") as f:
-        w = csv.writer(f)
-        w.writerow(COLUMNS)
-        w.writerows(rows)
+    pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(OUT, index=False)
     print(f"{len(rows)} rows -> {OUT}", file=sys.stderr)
 
 
