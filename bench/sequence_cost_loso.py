@@ -2,6 +2,7 @@
 
     PYTHONPATH=. python bench/sequence_cost_loso.py            # the table (a few minutes: one prediction per value)
     PYTHONPATH=. python bench/sequence_cost_loso.py --grid 0 59 120
+    PYTHONPATH=. python bench/sequence_cost_loso.py --overlap --grid 0 59 90 120 160 200 250 300   # s188
 
 ``EngineProfile.sequence_overhead_s`` (per sequence per decode step: the CPU's per-request work, sampling and
 detokenizing) ships at 59 us for every vLLM V1 and SGLang profile, fitted on one source's vLLM 0.10.1.1 rows
@@ -62,7 +63,16 @@ def _median_abs(errs: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--grid", nargs="*", type=float, default=list(GRID_US), help="candidate values, microseconds")
+    parser.add_argument(
+        "--overlap",
+        action="store_true",
+        help="price each overlapped loop (SGLang >= 0.4, TensorRT-LLM 1.x, vLLM >= 0.14) as max(device, host), s118's "
+        "reading (profiles.PUBLISHED_HOST_COST_READINGS {'overlap'}), the candidate cost its host part",
+    )
     args = parser.parse_args()
+    if args.overlap:
+        profiles.PUBLISHED_HOST_COST = True
+        profiles.PUBLISHED_HOST_COST_READINGS = frozenset({"overlap"})
     shipped_us = profiles.VLLM_SEQUENCE_OVERHEAD_S * 1e6
     grid = sorted(set(args.grid) | {shipped_us})
     rows = [
