@@ -134,7 +134,8 @@ def planner_errors(rows: list[dict[str, str]], shape: str) -> dict[int, float]:
 
 
 def aic_deepseek_s() -> dict[str, dict[int, float]]:
-    """ "engine version" -> tokens -> seconds of aiconfigurator's DeepSeek TP 8 H200 block-FP8 call."""
+    """Each aiconfigurator collector ("engine version") -> tokens -> seconds of its DeepSeek TP 8 H200 block-FP8
+    call."""
     out: dict[str, dict[int, float]] = {}
     for r in aic_rows():
         if r["kind"] == "deepseek_tp8":
