@@ -91,6 +91,7 @@ ABLATIONS = (
     "moe-gather-scatter:off",
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
+    "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
