@@ -19,6 +19,7 @@ Mixtral-8x7B on one GPU (8 experts, top-2, bf16). Nothing in the planner was fit
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import statistics
 import sys
@@ -107,6 +108,7 @@ def block_fp8_read_fraction(rows: list[dict[str, str]] | None = None) -> float:
     return statistics.median(read_fraction(rows, s) for s in BLOCK_FP8_SHAPES)
 
 
+@functools.cache
 def planner_moe_layer_s(tokens: int, shape: str = DEEPSEEK) -> tuple[float, float]:
     """(grouped GEMMs, fused-MoE floor) of one MoE layer of ``shape``'s deployment at ``tokens`` on H200s under
     SGLang's profile, seconds: the terms the model's decode step adds per MoE layer at that many tokens."""

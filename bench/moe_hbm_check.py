@@ -58,16 +58,14 @@ def main() -> None:
             ratio = big.latency / 1e3 / floor[big.index]
             for dtype, part in big.groupby("moe_dtype"):
                 r = ratio[part.index]
-                rows.append(("collector", gpu, engine, version, dtype, "", len(part), int((r < 1).sum())))
-                rows[-1] += (f"{r.min():.3g}", "")
+                below = int((r < 1).sum())
+                rows.append(("collector", gpu, engine, version, dtype, "", len(part), below, f"{r.min():.3g}", ""))
             if system != "h200_sxm":
                 continue
-            ds = moe[(moe.moe_dtype == "fp8_block")]
-            for col, value in DEEPSEEK.items():
-                ds = ds[ds[col] == value]
+            ds = moe[(moe.moe_dtype == "fp8_block") & (moe[list(DEEPSEEK)] == pd.Series(DEEPSEEK)).all(axis=1)]
             for r in ds.sort_values("num_tokens").itertuples():
-                rows.append(("deepseek_tp8", gpu, engine, version, r.moe_dtype, r.num_tokens, "", "", ""))
-                rows[-1] += (f"{r.latency / 1e3:.5g}",)
+                seconds = f"{r.latency / 1e3:.5g}"
+                rows.append(("deepseek_tp8", gpu, engine, version, r.moe_dtype, r.num_tokens, "", "", "", seconds))
     pd.DataFrame(rows, columns=list(COLUMNS)).to_csv(OUT, index=False)
     print(f"{len(rows)} rows -> {OUT}", file=sys.stderr)
 
