@@ -173,15 +173,17 @@ def main() -> int:
                 line += " | " + "".join(f"{aic[n][t] * 1e6:>17.0f}" if t in aic[n] else f"{'':>17}" for n in names)
             print(line)
     print("\nThe planner's GEMM term / measured - 1 (random routing), median by band, and the expert read rate at")
-    print(
-        f"{', '.join(map(str, READ_TOKENS))} tokens over the GEMM curve's byte rate (bench/switch_bootstrap.py moe-read-rate: DeepSeek's):"
-    )
+    print(f"{', '.join(map(str, READ_TOKENS))} tokens over the GEMM curve's byte rate:")
     for shape in DEPLOYMENTS:
         err = planner_errors(rows, shape)
         bands = [statistics.median(e for t, e in err.items() if lo <= t <= hi) for lo, hi in ((16, 256), (1024, 8192))]
         print(
             f"  {shape:26} 16-256 tokens {bands[0]:+5.0%}, 1,024-8,192 {bands[1]:+5.0%}; read {read_fraction(rows, shape):.3f}"
         )
+    print(
+        f"the block-FP8 layers' median, {block_fp8_read_fraction(rows):.3f}, is bench/switch_bootstrap.py moe-read-rate's"
+        f" fraction (DeepSeek-R1's, {read_fraction(rows):.3f}, moe-read-rate:all's)"
+    )
     print("\naiconfigurator's collectors: calls reading >= 200 MB, and those faster than the HBM's datasheet rate")
     print(f"  {'gpu':16}{'engine':>8}{'version':>11}{'dtype':>11}{'calls':>7}{'faster':>8}{'min t / floor':>15}")
     for r in aic_rows():
