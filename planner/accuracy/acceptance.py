@@ -25,6 +25,7 @@ from functools import cache
 
 from planner import api
 from planner.accuracy.published import DecodeRow, Speculation, read_csv_rows, reference_dir
+from planner.engines.profiles import engine_profile, with_vllm_host_loop
 from planner.errors import InvalidInputError
 from planner.serving.load import DATASETS, Replica
 from planner.serving.speculative import METHODS, SpeculativeDecoding, sglang_speculation, step_s
@@ -90,6 +91,12 @@ def draft_acceptances() -> dict[str, DraftAcceptance]:
     return out
 
 
+#: The profile ``acceptance_from_speedup`` times both steps with: the default profile's time factors with the
+#: synchronous host loop (the per-sequence cost summed, as every step of it was read before vLLM's asynchronous loop
+#: became the default profile's, s189), so a draft's acceptance does not move with vLLM's loop.
+SPEEDUP_ENGINE = with_vllm_host_loop(engine_profile(None), "vllm", None)
+
+
 def acceptance_from_speedup(d: DraftAcceptance, catalog=None) -> float:
     """The acceptance length a published speedup implies: (speculative / baseline tokens/s) x (speculative step /
     plain step), both steps of ``d.batch`` sequences at ShareGPT's mean context (``DATASETS``), from planner's model
@@ -97,8 +104,9 @@ def acceptance_from_speedup(d: DraftAcceptance, catalog=None) -> float:
     sharegpt = DATASETS["sharegpt"]
     prompt, output = round(sharegpt.prompt_mean_tokens), round(sharegpt.output_mean_tokens)
     replica = Replica(
-        d.gpu, d.target_model, 1, scheduler="sglang", weight_precision=d.weight_precision, catalog=catalog
-    )
+        d.gpu, d.target_model, 1, scheduler="sglang", weight_precision=d.weight_precision, catalog=catalog,
+        engine=SPEEDUP_ENGINE,
+    )  # fmt: skip
     table = replica.setup(prompt, output).table
     ratio = (
         d.draft_params * 2.0 / float(api.weight_bytes(d.target_model, precision=d.weight_precision, catalog=catalog))

@@ -82,6 +82,7 @@ from planner.engines.profiles import (
     with_trtllm_bench_host_cost,
     with_trtllm_serve_eager_decode,
     with_v0_default_scheduler,
+    with_vllm_host_loop,
 )
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
@@ -257,11 +258,18 @@ def predict_startup(row: StartupRow, *, catalog: Catalog | None = None) -> Start
 
 def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EngineProfile:
     """The row's profile (``engine`` if given, else its engine's release's) with what its release and command imply:
-    ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
+    ``with_release_kernels`` (TensorRT-LLM before XQA), ``with_vllm_host_loop`` (vLLM's asynchronous loop from 0.14),
+    ``with_sglang_eager_decode`` (SGLang 0.4's eager decode),
     ``with_v0_default_scheduler`` (vLLM V0's prefill-only steps), ``with_trtllm_bench_build`` (the engine
     ``trtllm-bench`` built for a TensorRT-LLM 0.13 row), ``with_trtllm_bench_host_cost`` (an offline trtllm-bench run's
     host cost, TensorRT-LLM 1.x), and the off experiments ``with_published_host_cost`` and ``with_expert_parallel``."""
     profile = with_release_kernels(_base_profile_for(row, engine), row.engine, row.engine_version)
+    # vLLM's host loop by release and command: asynchronous from 0.14 or with --async-scheduling (s189); an engine
+    # without a profile runs on vLLM's, with the synchronous loop of a release not stated
+    if row.engine in ENGINES_WITHOUT_PROFILE:
+        profile = with_vllm_host_loop(profile, "vllm", None)
+    else:
+        profile = with_vllm_host_loop(profile, row.engine, row.engine_version, row.async_scheduling)
     # EXPERIMENT (s118, off unless PUBLISHED_HOST_COST): the published host cost of the row's loop, on a given profile
     # too (leave-one-source-out's fitted ones: the per-sequence term is held, the rest refits)
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
@@ -357,15 +365,15 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
     has raises UnknownNameError (``load_decode_rows`` refuses such a row before it gets here)."""
     if engine is not None:
         return engine_profile(engine)
-    if row.engine in ENGINES_WITHOUT_PROFILE:
-        return engine_profile(None)
+    if row.engine in ENGINES_WITHOUT_PROFILE:  # the default profile, with the synchronous loop of a release not stated
+        return with_vllm_host_loop(engine_profile(None), "vllm", None)
     base = engine_profile(row.engine)
     if not (row.engine_version and parse_version(row.engine_version)):
         return base
     try:
         profile = engine_for_version(row.engine, row.engine_version)[0]
-    except PlannerError:
-        return engine_profile(None)  # SGLang before 0.4: no rule read; the default profile's budget and factors
+    except PlannerError:  # SGLang before 0.4: no rule read; the default profile's budget, factors and synchronous loop
+        return with_vllm_host_loop(engine_profile(None), "vllm", None)
     if row.pytorch_backend and profile.name == "tensorrt-llm-0":
         return trtllm_0_pytorch_profile()  # the 0.x line's PyTorch backend: no decode graphs (s183)
     return profile

@@ -301,6 +301,23 @@ VLLM_PREFILL_LATENCY_S = 0.0  # fitted: 0 (vLLM's CI rows time the whole run; no
 #: 0.059 ms per sequence per step: fitted to the dennislee22 vLLM serving rows (batch 1-50) through the serving
 #: simulation with the factors of planner 0.1; kept (the static rows, batch 8 at most for vLLM, cannot see it)
 VLLM_SEQUENCE_OVERHEAD_S = 0.000059
+#: vLLM V1's whole host loop, seconds per sequence per decode step: the median of the whole-loop V1 synchronous
+#: per-sequence figures in catalogs/reference/host_cost_published.csv (VLLM-V1PRE-256 19.53-23.44 us,
+#: VLLM-V1-TT-NOOP-BEFORE 35.94, VLLM-V1-TT-NOOP-AFTER 19.38; each low and high taken: median 21.485 us).
+#: Components alone (VLLM-V1-UFO-*) and the long-output detokenizer pathology (VLLM-V1-DETOK-*) are not whole-loop
+#: steady figures and are left out; ``tests/test_host_cost_published.py`` re-derives the value.
+PUBLISHED_V1_SEQUENCE_COST_S = 21.485e-6
+#: vLLM's first V1-by-default release (V0 before it: ``VLLM_BATCHING_RELEASES``) and its first release that schedules
+#: asynchronously by default (vllm-project/vllm pull request 27614, "Enable async scheduling by default", 0.14.0).
+VLLM_V1_VERSION = (0, 8)
+VLLM_ASYNC_SCHEDULING_VERSION = (0, 14)
+#: vLLM's two host loops, by release (s189, shipped; docs/history.md): the engine fields ``vllm_host_loop`` sets.
+#: Synchronous (V0; V1 0.8-0.13 without ``--async-scheduling``; a release not stated): the fitted 59 us a sequence,
+#: summed with the device time. Asynchronous (0.14 on, where pull request 27614 made it the default, or any V1 release
+#: run with ``--async-scheduling``): the step schedules the next while the device runs, so the published V1 loop's
+#: 21.485 us a sequence hides behind the device (a decode step takes max(device, host): ``decode.step_costs_s``).
+VLLM_SYNCHRONOUS_LOOP = {"sequence_overhead_s": VLLM_SEQUENCE_OVERHEAD_S, "host_overlap": 0.0}
+VLLM_ASYNCHRONOUS_LOOP = {"sequence_overhead_s": PUBLISHED_V1_SEQUENCE_COST_S, "host_overlap": 1.0}
 LMDEPLOY_STEP_OVERHEAD_S = 0.0  # fitted: 0 (TurboMind's C++ loop; its per-step cost is inside the kernels' share)
 #: fitted: 9.53 ms per single-prompt TTFT on LMDeploy's A100 rows (v0.1.0a1), their first token read as the prefill's;
 #: read as the decode step's that samples it (``first_token_from_decode_step``, not applied) the fit gives 1.2 ms
@@ -319,7 +336,7 @@ VLLM_KV = dict(
 )
 
 #: What every vLLM V1 release shares: its KV-cache formats, blocks of 16 tokens, the fitted kernels' share and
-#: per-step and per-sequence costs; the releases differ in their memory profiling (activation peak, non-torch).
+#: per-step cost; the releases differ in their memory profiling (activation peak, non-torch) and host loop.
 VLLM_COMMON = dict(
     **VLLM_KV,
     sparse_mla_kernel="vllm",
@@ -330,19 +347,20 @@ VLLM_COMMON = dict(
     **KERNEL_FACTORS,
     step_overhead_s=VLLM_STEP_OVERHEAD_S,
     prefill_latency_s=VLLM_PREFILL_LATENCY_S,
-    sequence_overhead_s=VLLM_SEQUENCE_OVERHEAD_S,
 )
 
 
 def vllm_release(
     name: str, description: str, token_width_bytes: float, seq_vocab_bytes: float, non_torch_gib: float, tp_gib: float,
-    moe_workspace_bytes: float = 0.0,
+    moe_workspace_bytes: float = 0.0, host_loop: dict[str, float] = VLLM_SYNCHRONOUS_LOOP,
 ) -> EngineProfile:  # fmt: skip
     """A vLLM V1 release: ``VLLM_COMMON`` with its memory profiling: activation peak per batched token x width and
-    per sequence x vocabulary entry (bytes), non-torch memory and the extra when tensor-parallel (GiB), and the bytes
-    per element of its fused-MoE workspace (0: not modelled)."""
+    per sequence x vocabulary entry (bytes), non-torch memory and the extra when tensor-parallel (GiB), the bytes
+    per element of its fused-MoE workspace (0: not modelled) and its host loop (``VLLM_SYNCHRONOUS_LOOP`` or
+    ``VLLM_ASYNCHRONOUS_LOOP``)."""
     return EngineProfile(
         **VLLM_COMMON,
+        **host_loop,
         name=name,
         description=description,
         activation_bytes_per_token_width=token_width_bytes,
@@ -364,8 +382,8 @@ VLLM = vllm_release(
     "vLLM V1 as of 0.11.0-0.19.0: gpu_memory_utilization (0.9) of the torch-visible total, less weights, the "
     "activation peak of its profiling run (sampler: ~15.6 B per sequence x vocabulary entry; a MoE model's fused-MoE "
     "workspace) and non-torch memory (0.25 GiB, +1.83 GiB of NCCL/custom all-reduce buffers when tensor-parallel); "
-    "KV in blocks of 16",
-    0.077, 15.56, 0.25, 1.83, VLLM_MOE_WORKSPACE_BYTES,
+    "KV in blocks of 16; from 0.14 the asynchronous host loop (21.5 us a sequence, hidden behind the device step)",
+    0.077, 15.56, 0.25, 1.83, VLLM_MOE_WORKSPACE_BYTES, VLLM_ASYNCHRONOUS_LOOP,
 )  # fmt: skip
 #: Least squares over the 7 llm-d rows with the activation peak logged (docs/accuracy.md).
 VLLM_FULLSORT = vllm_release(
@@ -734,7 +752,8 @@ def first_token_from_decode_step(engine: str, version: str) -> bool:
 def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     """The profile for an engine release ("vllm", "0.11.0"), and why (the logs that put the version there).
 
-    vLLM releases map through ``VLLM_VERSION_PROFILES``; other engines have one profile for every version.
+    vLLM releases map through ``VLLM_VERSION_PROFILES``, each with its host loop (``with_vllm_host_loop``); other
+    engines have one profile for every version.
     """
     base = engine_profile(engine)
     parsed = parse_version(version)
@@ -756,7 +775,7 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
     text = ".".join(map(str, v))
     if v < VLLM_VERSION_PROFILES[0][0]:
         name, why = VLLM_VERSION_PROFILES[0][1:]
-        return ENGINES[name], (
+        return with_vllm_host_loop(ENGINES[name], "vllm", version), (
             f"vLLM {text} is older than the oldest release with published start-up logs here "
             f"({'.'.join(map(str, OLDEST_LOGGED_VLLM))}): mapped to the oldest profile, {name} ({why}); its memory profiling and "
             "scheduler may differ (releases before 0.8 run the V0 engine)"
@@ -770,12 +789,13 @@ def engine_for_version(engine: str, version: str) -> tuple[EngineProfile, str]:
             if not fields
             else f"its own batching defaults ({rule})"
         )
-        return _copy_with(ENGINES[name], **_batching_fields(rule)) if fields else ENGINES[name], (
+        profile = _copy_with(ENGINES[name], **_batching_fields(rule)) if fields else ENGINES[name]
+        return with_vllm_host_loop(profile, "vllm", version), (
             f"vLLM {text} is newer than the newest release with published start-up logs here ({newest}): mapped to "
             f"the newest profile, {name} ({why}), with {batching}; its memory profiling may have moved since"
             + ("" if v[:3] <= NEWEST_READ_VLLM_BATCHING else ", and its batching defaults were read up to 0.33.0")
         )
-    return ENGINES[name], f"vLLM {text} -> {name}: {why}"
+    return with_vllm_host_loop(ENGINES[name], "vllm", version), f"vLLM {text} -> {name}: {why}"
 
 
 #: The first TensorRT-LLM release whose generation kernels read a GQA/MQA KV head once for its group: the main-branch
@@ -980,16 +1000,38 @@ PUBLISHED_HOST_COST = False
 #: / ``:overlap``): "cost", the published per-sequence figure in place of the fitted one; "overlap", max(device, host)
 #: for the overlapped loops (at whichever cost).
 PUBLISHED_HOST_COST_READINGS = frozenset({"cost", "overlap"})
-#: vLLM V1's synchronous loop, seconds per sequence per decode step: the median of the whole-loop V1 synchronous
-#: per-sequence figures in catalogs/reference/host_cost_published.csv (VLLM-V1PRE-256 19.53-23.44 us,
-#: VLLM-V1-TT-NOOP-BEFORE 35.94, VLLM-V1-TT-NOOP-AFTER 19.38; each low and high taken: median 21.485 us).
-#: Components alone (VLLM-V1-UFO-*) and the long-output detokenizer pathology (VLLM-V1-DETOK-*) are not whole-loop
-#: steady figures and are left out; ``tests/test_host_cost_published.py`` re-derives the value.
-PUBLISHED_V1_SEQUENCE_COST_S = 21.485e-6
-#: vLLM's first V1-by-default release (V0 before it: ``VLLM_BATCHING_RELEASES``) and its first release that schedules
-#: asynchronously by default (vllm-project/vllm pull request 27614, "Enable async scheduling by default", 0.14.0).
-VLLM_V1_VERSION = (0, 8)
-VLLM_ASYNC_SCHEDULING_VERSION = (0, 14)
+
+
+def vllm_schedules_asynchronously(version: str | None, async_scheduling: bool = False) -> bool:
+    """Whether a vLLM release runs the asynchronous host loop (``VLLM_ASYNCHRONOUS_LOOP``): a V1 release from
+    ``VLLM_ASYNC_SCHEDULING_VERSION`` (0.14), or any V1 release run with ``--async-scheduling``
+    (``async_scheduling``). A V0 cell (``vllm_batching_release``), a release before V1 (0.8) or a cell without a
+    version (every such published row predates 0.14) runs the synchronous loop."""
+    v = parse_version(str(version or ""))
+    if (
+        v is None
+        or v.release < VLLM_V1_VERSION
+        or vllm_batching_release(str(version))[0] == VLLM_BATCHING_RELEASES[0][1]
+    ):
+        return False
+    return v.release >= VLLM_ASYNC_SCHEDULING_VERSION or bool(async_scheduling)
+
+
+def with_vllm_host_loop(
+    profile: EngineProfile, engine: str, version: str | None, async_scheduling: bool = False
+) -> EngineProfile:
+    """``profile`` with the host loop of the vLLM release that runs it (``VLLM_SYNCHRONOUS_LOOP`` or
+    ``VLLM_ASYNCHRONOUS_LOOP``, by ``vllm_schedules_asynchronously``; s189). Unchanged for another engine and for a
+    profile whose per-sequence cost and overlap are neither loop's (set by hand or fitted: kept as given)."""
+    if _engine_name(engine) != "vllm":
+        return profile
+    current = {"sequence_overhead_s": profile.sequence_overhead_s, "host_overlap": profile.host_overlap}
+    if current not in (VLLM_SYNCHRONOUS_LOOP, VLLM_ASYNCHRONOUS_LOOP):
+        return profile
+    loop = VLLM_ASYNCHRONOUS_LOOP if vllm_schedules_asynchronously(version, async_scheduling) else VLLM_SYNCHRONOUS_LOOP
+    return profile if current == loop else _copy_with(profile, **loop)
+
+
 #: SGLang's overlap ("zero-overhead batch") scheduler from 0.4 (lmsys.org/blog/2024-12-04-sglang-v0-4/);
 #: TensorRT-LLM's PyTorch backend's overlap scheduler from 1.0 (nvidia.github.io/TensorRT-LLM/features/overlap-scheduler.html).
 SGLANG_OVERLAP_VERSION = (0, 4)

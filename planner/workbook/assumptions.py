@@ -15,9 +15,7 @@ from planner.workbook.spec import Name, Sheet
 
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
 #: ``PUBLISHED_ROW_FIELDS``: EngineProfile fields set only where a published row is predicted, never on a profile a
-#: user or the workbook plans with, so on no sheet: ``host_overlap`` (an off-by-default experiment, s118, set only under
-#: ``planner.engines.profiles.PUBLISHED_HOST_COST``; the workbook has no formula for max(device, host)), SGLang
-#: 0.4's eager decode fields (s123, set only on published rows' profiles by ``with_sglang_eager_decode``; 0 on every
+#: user or the workbook plans with, so on no sheet: SGLang 0.4's eager decode fields (s123, set only on published rows' profiles by ``with_sglang_eager_decode``; 0 on every
 #: profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
 #: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
@@ -27,7 +25,6 @@ from planner.workbook.spec import Name, Sheet
 #: command sets ``--scheduler-recv-interval`` or a memory share).
 PUBLISHED_ROW_FIELDS = frozenset(
     {
-        "host_overlap",
         "decode_graph_max_batch",
         "eager_layer_s",
         "eager_moe_layer_s",
@@ -105,6 +102,11 @@ ENGINE_FIELD_HELP = {
     "layer_overhead_s": ("s", "time per layer per step (launch gaps CUDA graphs do not hide)"),
     "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
     "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
+    "host_overlap": (
+        "0-1",
+        "1: the host loop schedules the next step while the device runs (vLLM 0.14+), so a decode step takes "
+        "max(device, per-sequence time x batch); 0: the two add",
+    ),
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
     "allreduce_latency_s": ("s", "latency of one all-reduce (two a layer if TP); blank: the GPUs sheet's latency"),
     "interconnect_efficiency": ("fraction", "achieved share of interconnect bandwidth in an all-reduce"),
