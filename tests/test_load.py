@@ -502,9 +502,10 @@ class TestSweepWithinCapacity:
 class TestCapacity:
     """Issue 22: one past-capacity rule, the simulation's, for ``plan``, ``fewest_replicas``, the sweeps and the
     Excel percentiles. A100, Llama 3.1 8B, 1,000 / 100 tokens (``python bench/load_capacity.py``): the closed-form
-    approximation holds 12.74 requests/s finite, the simulation's steady-state capacity is 12.44; at 12.6
-    requests/s a 1,000-request run's median TTFT is 0.72 s and a 4,000-request run's 5.68 s (the queue grows
-    with the run: past capacity), at 10 requests/s 0.158 s and 0.165 s (it does not)."""
+    approximation holds 13.73 requests/s finite, the simulation's steady-state capacity is 13.42; at 13.6
+    requests/s a 1,000-request run's median TTFT is 0.79 s and a 4,000-request run's 5.51 s (the queue grows
+    with the run: past capacity), at 10 requests/s 0.143 s and 0.152 s (it does not). (vLLM's asynchronous host
+    loop since s189; 12.74 and 12.44 with the synchronous one.)"""
 
     A100 = Replica("A100", "llama3.1-8b", gpus=1)
 
@@ -512,47 +513,47 @@ class TestCapacity:
         from planner.serving.approx import approximate_percentiles
         from planner.serving.fleet import capacity_per_s, past_capacity, sweep_within_capacity
 
-        assert np.isfinite(approximate_percentiles(self.A100, 1000, 100, [12.6], 50)["ttft_s"][0])
-        assert capacity_per_s(self.A100, 1000, 100) == pytest.approx(12.44, rel=0.01)
-        assert past_capacity(self.A100, 1000, 100, [10.0, 12.6]).tolist() == [False, True]
-        assert sweep_within_capacity(self.A100, 1000, 100, [12.6]) == [None]
-        short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=12.6, num_requests=n) for n in (1000, 4000))
-        assert long.ttft_s.p50 > 5 * short.ttft_s.p50  # 5.68 s against 0.72 s
+        assert np.isfinite(approximate_percentiles(self.A100, 1000, 100, [13.6], 50)["ttft_s"][0])
+        assert capacity_per_s(self.A100, 1000, 100) == pytest.approx(13.42, rel=0.01)
+        assert past_capacity(self.A100, 1000, 100, [10.0, 13.6]).tolist() == [False, True]
+        assert sweep_within_capacity(self.A100, 1000, 100, [13.6]) == [None]
+        short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=13.6, num_requests=n) for n in (1000, 4000))
+        assert long.ttft_s.p50 > 5 * short.ttft_s.p50  # 5.51 s against 0.79 s
         short, long = (latency_under_load(self.A100, 1000, 100, rate_per_s=10.0, num_requests=n) for n in (1000, 4000))
-        assert long.ttft_s.p50 < 1.1 * short.ttft_s.p50  # 0.165 s against 0.158 s
+        assert long.ttft_s.p50 < 1.1 * short.ttft_s.p50  # 0.152 s against 0.143 s
 
     def test_excel_percentiles_refuse_a_rate_past_capacity(self):
         from planner.serving.fleet import load_percentile
 
         assert load_percentile("A100", "llama3.1-8b", 10.0, 1000, 100, gpus=1) < 1.0
         with pytest.raises(InvalidInputError, match="past one replica's capacity"):
-            load_percentile("A100", "llama3.1-8b", 12.6, 1000, 100, gpus=1)
-        assert np.isnan(load_percentile("A100", "llama3.1-8b", 12.6, 1000, 100, gpus=1, errors="coerce"))
+            load_percentile("A100", "llama3.1-8b", 13.6, 1000, 100, gpus=1)
+        assert np.isnan(load_percentile("A100", "llama3.1-8b", 13.6, 1000, 100, gpus=1, errors="coerce"))
         import planner.excel.functions as xf
 
-        assert xf.TTFT_P99("A100", "llama3.1-8b", 12.6, 1000, 100, 1) == "#NUM!"
-        assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 12.6, 1000, 100, 1)
+        assert xf.TTFT_P99("A100", "llama3.1-8b", 13.6, 1000, 100, 1) == "#NUM!"
+        assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 13.6, 1000, 100, 1)
 
     def test_rates_far_from_the_approximations_capacity_take_its_verdict_without_simulating(self, monkeypatch):
-        """Beyond ``CAPACITY_BAND`` (15%) of the approximation's 12.74 requests/s its verdict stands (its capacity is
-        0.93-1.08 x the simulation's): 5 and 10.5 requests/s are within, 16 and 30 past, and no capacity run is made;
-        12.6 is near it, so the simulation decides (12.44: past)."""
+        """Beyond ``CAPACITY_BAND`` (15%) of the approximation's 13.73 requests/s its verdict stands (its capacity is
+        0.93-1.08 x the simulation's): 5 and 10 requests/s are within, 17 and 30 past, and no capacity run is made;
+        13.6 is near it, so the simulation decides (13.42: past)."""
         import planner.serving.fleet as fleet
 
         def no_simulation(*args, **kwargs):
             raise AssertionError("the capacity simulation ran for a rate the approximation settles")
 
         monkeypatch.setattr(fleet, "capacity_per_s", no_simulation)
-        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.5, 16.0, 30.0]).tolist() == [False, False, True, True]
+        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.0, 17.0, 30.0]).tolist() == [False, False, True, True]
         monkeypatch.undo()
-        assert fleet.past_capacity(self.A100, 1000, 100, [12.6]).tolist() == [True]
+        assert fleet.past_capacity(self.A100, 1000, 100, [13.6]).tolist() == [True]
 
     def test_fewest_replicas_never_counts_a_replica_past_capacity(self):
-        """12.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is
+        """13.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is
         finite there); past the simulated capacity that one cannot count, so two."""
         from planner.serving.fleet import fewest_replicas
 
-        assert fewest_replicas(self.A100, 1000, 100, 12.6, ttft_target_s=30.0).replicas == 2
+        assert fewest_replicas(self.A100, 1000, 100, 13.6, ttft_target_s=30.0).replicas == 2
 
     def test_plan_warns_past_the_simulated_capacity(self):
         import json
@@ -561,9 +562,9 @@ class TestCapacity:
 
         args = ["plan", "--gpu", "A100", "--model", "llama3.1-8b", "--context", "4096", "--gpus", "1", "--rate"]
         load = ["--prompt-tokens", "1000", "--output-tokens", "100"]
-        out = json.loads(run(*args, "12.6", *load, "--json").stdout)["under_load"]
+        out = json.loads(run(*args, "13.6", *load, "--json").stdout)["under_load"]
         assert out["past_capacity"] is True and out["replicas"] == 1
-        assert "past one replica's capacity (12.4 requests/s" in run(*args, "12.6", *load).stdout
+        assert "past one replica's capacity (13.4 requests/s" in run(*args, "13.6", *load).stdout
         assert json.loads(run(*args, "10", *load, "--json").stdout)["under_load"]["past_capacity"] is False
 
 

@@ -54,7 +54,9 @@ def test_off_changes_nothing():
     ],
 )
 def test_each_release_gets_its_loop(switch_on, engine, version, async_flag, cost_us, overlap):
-    base = profiles.ENGINES["vllm"] if engine != "tensorrt-llm" else profiles.ENGINES["tensorrt-llm"]
+    # the default profile with the synchronous loop (the bare name's is the asynchronous one since s189)
+    vllm = profiles.with_vllm_host_loop(profiles.ENGINES["vllm"], "vllm", None)
+    base = vllm if engine != "tensorrt-llm" else profiles.ENGINES["tensorrt-llm"]
     p = profiles.with_published_host_cost(base, engine, version, async_flag)
     assert p.sequence_overhead_s == pytest.approx(cost_us * 1e-6, rel=1e-9)
     assert p.host_overlap == overlap
@@ -63,7 +65,7 @@ def test_each_release_gets_its_loop(switch_on, engine, version, async_flag, cost
 def test_overlapped_step_takes_the_larger_of_device_and_host():
     """Summed: device + c x b; overlapped: max(device, c x b). At batch 256 on H100 with a 200 us per-sequence cost the
     host (51.2 ms) exceeds the device time, at batch 8 the device time wins."""
-    sync = profiles.ENGINES["vllm"].with_(sequence_overhead_s=200e-6)
+    sync = profiles.ENGINES["vllm"].with_(sequence_overhead_s=200e-6, host_overlap=0.0)
     over = replace(sync, host_overlap=1.0)
     for batch in (8, 256):
         a = api.decode_step("H100 SXM 80GB", "llama-3.1-8b", 2048, batch=batch, gpus=1, engine=sync, check_fit=False)

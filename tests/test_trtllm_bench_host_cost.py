@@ -43,5 +43,5 @@ def test_only_offline_tensorrt_llm_1x_rows_take_it():
     served = profiles.with_trtllm_bench_host_cost(profiles.TENSORRT_LLM, "tensorrt-llm", "1.2.0", offline=False)
     assert served.sequence_overhead_s == profiles.TENSORRT_LLM_SEQUENCE_OVERHEAD_S
     vllm = profiles.with_trtllm_bench_host_cost(profiles.VLLM, "vllm", "0.11.0", offline=True)
-    assert vllm.sequence_overhead_s == profiles.VLLM_SEQUENCE_OVERHEAD_S
+    assert vllm is profiles.VLLM  # another engine's row keeps its profile
     assert profiles.TENSORRT_LLM.sequence_overhead_s == profiles.VLLM_SEQUENCE_OVERHEAD_S  # the served profile's
