@@ -579,8 +579,9 @@ class TestWorkbooksDoc:
         """'On the opening inputs (40 requests/s of 400 output tokens, 1.5 s / 50 ms) the baseline needs 25 replicas
         of 4 x H100 (batch limit 37: its 3,696-token prompts ...) where a fleet with no queue would count 18', '1,000
         Poisson requests per point', 'from a quarter to twice the Inputs' peak': the Load sheet's figures
-        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB, 12 serving replicas; the review adds
-        its one spare)': planner export's sizing of examples/budget-review.toml's baseline."""
+        (planner.workbook.load_figures); 'the README example (4 x H100 SXM 80GB) is 8 replicas here at batch 141 against the
+        review's 9 serving replicas at batch 107, the most that hold 3,000 + 1,200-token sequences': the workbook's rule
+        and planner export's sizing of examples/budget-review.toml's baseline."""
         from planner.accuracy.calibration import resolve_calibration
         from planner.engines.profiles import engine_profile
         from planner.export.evaluate import evaluate
@@ -618,12 +619,27 @@ class TestWorkbooksDoc:
         scenario = load_scenario(ROOT / "examples" / "budget-review.toml")
         option = next(o for o in scenario.option if o.name == scenario.baseline)
         review = evaluate(option, scenario.workload, CAT, scenario.traffic_change)
+        w = scenario.workload
+        wb_inputs = dict(
+            inputs, gpu=review.gpu.name, model=review.model.name, gpus=int(review.replica.gpus), compare_model=None,
+            context=int(w.prompt_tokens_mean + w.output_tokens_mean), output_tokens=int(w.output_tokens_mean),
+            peak_requests_per_s=review.peak_rate_per_s, ttft_target_ms=review.ttft_goal_s * 1e3,
+            tpot_target_ms=review.tpot_goal_s * 1e3, kv_precision=None, weight_precision=None, memory_utilization=None,
+        )  # fmt: skip
+        wb = next(v for v in load_figures(wb_inputs, CAT, engine_profile(None), None).levers if v.key == "base")
         assert stated(
-            self.DOC, r"README example \((\d+) x (H100 SXM 80GB), (\d+) serving replicas; the review adds its one"
+            self.DOC,
+            r"the README example \((\d+) x (H100 SXM 80GB)\) is (\d+) replicas here at batch (\d+) against the "
+            r"review's (\d+) serving replicas at batch (\d+), the most that hold ([\d,]+) \+ ([\d,]+)-token",
         ) == (
             int(review.replica.gpus),
             review.gpu.name,
+            wb.needed_replicas,
+            wb.batch_limit,
             int(review.fleet.replicas_needed) - option.spare_replicas,
+            int(review.replica.batch),
+            int(w.prompt_tokens_high),
+            int(w.output_tokens_high),
         )
 
     def test_groups_and_bounds(self):

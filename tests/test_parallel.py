@@ -200,7 +200,8 @@ class TestExportOffersIt:
         # docs/model.md states both fleets (issue 26: every figure in the docs checked by a test; it said DP + EP
         # 40 GPUs, $150,964 against 120 GPUs, $452,892; then 192 GPUs, $724,627 against 208, $785,013 while the DP
         # replica's percentiles were simulated on tensor-parallel steps, s180; 200, $754,820 against 216, $815,206
-        # before s186 read bf16 KV and MLA latents at the 16-bit cache's attention rate)
+        # before s186 read bf16 KV and MLA latents at the 16-bit cache's attention rate; 208, $785,013 both before
+        # s189's asynchronous vLLM host loop)
         said = stated(
             "docs/model.md",
             r"\(DeepSeek-V3 on H200: DP \+ EP (\d+) GPUs, \$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, "

@@ -68,7 +68,8 @@ class TestScenarioField:
 class TestExport:
     def test_a_cached_system_prompt_needs_fewer_gpus_and_the_review_says_so(self, tmp_path):
         """Half of each 800-token prompt cached (a 400-token system prompt): the README example's recommended fleet
-        needs fewer GPUs than without (s182: 48 -> 40 H100s), and the review's assumptions state the share."""
+        needs fewer replicas than without (8 serving against 9 since s189, 40 H100s either way in 8-GPU nodes; s182: 48 -> 40
+        H100s), and the review's assumptions state the share."""
         base = read_scenario(EXAMPLE)
         cached_path = _scenario(tmp_path, prefix_hit_rate=0.5)
         out = tmp_path / "review.md"
@@ -79,15 +80,20 @@ class TestExport:
         from planner.catalog import default_catalog
         from planner.export.evaluate import evaluate
 
-        def gpus(scenario) -> float:  # the README's recommended option, "H100, bought"
+        def fleet(scenario) -> tuple[int, int]:  # the README's recommended option, "H100, bought": serving, GPUs
             option = next(o for o in scenario.option if o.name == "H100, bought")
-            return float(evaluate(option, scenario.workload, default_catalog(), scenario.traffic_change).fleet.gpus)
+            r = evaluate(option, scenario.workload, default_catalog(), scenario.traffic_change)
+            return int(r.fleet.replicas_needed) - option.spare_replicas, int(r.fleet.gpus)
 
-        cached, plain = gpus(read_scenario(cached_path)), gpus(base)
-        assert cached < plain
+        (cached, gpus), (plain, plain_gpus) = fleet(read_scenario(cached_path)), fleet(base)
+        assert cached < plain and gpus <= plain_gpus
         from doc_support import stated
 
-        assert stated("docs/export.md", r"the README example at 0\.5: (\d+) H100s against (\d+)") == (cached, plain)
+        said = stated(
+            "docs/export.md",
+            r"the README example at 0\.5: (\d+) serving replicas against (\d+), (\d+) H100s either way",
+        )
+        assert said == (cached, plain, gpus) and gpus == plain_gpus
 
 
 class TestPlan:

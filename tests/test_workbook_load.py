@@ -149,14 +149,14 @@ class TestFiguresArePlannersPythonApi:
         assert run.ttft_s.p95 <= TTFT_TARGET_S and run.tpot_s.p95 <= TPOT_TARGET_S
 
     def test_the_levers_fleet_formula_gives_the_simulated_fleet(self, spec):
-        """With no queue (``api.peak_fleet`` at rate factor 1) the baseline would be 19 replicas; the simulation needs
+        """With no queue (``api.peak_fleet`` at rate factor 1) the baseline would be 18 replicas; the simulation needs
         more. Calc stores each lever's rate factor, and ``api.peak_fleet`` with it (what the Levers formula
         computes) gives exactly the replicas the simulation needs, for every lever."""
         sheet = spec.sheet(LOAD_SHEET)
         rows = _rows(sheet)
         factors = stored_rate_factors(spec)
         no_queue = api.peak_fleet(GPU, MODEL, CONTEXT, peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
-        assert sheet.cells[f"C{rows['Replicas for the peak with no queue']}"].value == no_queue.replicas == 19
+        assert sheet.cells[f"C{rows['Replicas for the peak with no queue']}"].value == no_queue.replicas == 18
         inputs = default_inputs(default_catalog(), *select_entries(default_catalog(), None, None))
         for key, _, _ in SCENARIOS:
             col = scenario_col(key)
@@ -167,7 +167,7 @@ class TestFiguresArePlannersPythonApi:
                 kv_precision=s["kv_precision"], weight_precision=s["weight_precision"], rate_factor=factors[key],
             )  # fmt: skip
             assert factors[key] != 1.0 and fleet.replicas == needed, key
-        assert sheet.cells[f"C{rows[NEEDED]}"].value > 19
+        assert sheet.cells[f"C{rows[NEEDED]}"].value > 18
 
     def test_the_high_percentile_is_never_below_the_median(self, spec):
         sheet = spec.sheet(LOAD_SHEET)
@@ -182,12 +182,12 @@ class TestFiguresArePlannersPythonApi:
 class TestPeakFleetRateFactor:
     def test_the_rate_factor_scales_the_rate_per_replica(self):
         """``api.peak_fleet``'s queue term multiplies the no-queue rate: half the factor, half the requests/s per
-        replica, and the replicas ceil(40 / that) (19 with no queue for the opening baseline; 18 with the latency +
-        bandwidth all-reduce fit)."""
+        replica, and the replicas ceil(40 / that) (18 with no queue for the opening baseline since s189's asynchronous
+        vLLM host loop; 19 before it; 18 with the latency + bandwidth all-reduce fit)."""
         kw = dict(peak_requests_per_s=PEAK, output_tokens=OUTPUT, gpus=GPUS)
         one, half = (api.peak_fleet(GPU, MODEL, CONTEXT, rate_factor=f, **kw) for f in (1.0, 0.5))
         assert half.rate_per_replica_s == pytest.approx(one.rate_per_replica_s / 2, rel=1e-15)
-        assert (one.replicas, half.replicas) == (19, math.ceil(PEAK / half.rate_per_replica_s))
+        assert (one.replicas, half.replicas) == (18, math.ceil(PEAK / half.rate_per_replica_s))
 
     @pytest.mark.parametrize(
         ("factor", "error", "message"),
@@ -204,14 +204,16 @@ class TestPeakFleetRateFactor:
 
 
 class TestSameFleetAsTheReview:
-    def test_readme_example_what_if_fleet_equals_the_exports(self):
+    def test_readme_example_what_if_fleet_is_the_exports_rule_at_its_own_batch(self):
         """examples/budget-review.toml's baseline ("H100, rented"): ``planner export`` keeps 4 x H100 SXM 80GB
-        replicas and needs 11 serving replicas (12 with the scenario's one spare: 48 GPUs, six 8-GPU nodes) for 40 x 1.5
-        = 60 requests/s at p95 TTFT and TPOT within its targets less its +5% margin. The what-if workbook given the
-        same scenario (that GPU and group, prompt 800 + output 400 = a 1,200-token context, 60 requests/s, those
-        margin-adjusted targets; it has no spare) sizes its Levers fleet on the same rule: the same GPUs, the same
-        11 replicas (44 GPUs). (12 serving replicas with a +14% margin, before the served rows were simulated as the
-        load path simulates them.)"""
+        replicas and needs 9 serving replicas (10 with the scenario's one spare: 40 GPUs, five 8-GPU nodes) for 40 x 1.5
+        = 60 requests/s at p95 TTFT and TPOT within its targets, at batch 107: the most whose slots each hold a
+        high-percentile sequence (3,000 + 1,200 tokens), fewer than the 141 that take the most requests/s within 50
+        ms. The what-if workbook given the same scenario (that GPU and group, prompt 800 + output 400 = a 1,200-token
+        context, 60 requests/s, those targets; it has no spare) sizes its Levers fleet on the same rule, but its one
+        context knows no high-percentile sequence, so its batch is the 141 and it needs 8 replicas. Where the TPOT
+        target sets the batch the two agree (11 and 11 before s189's asynchronous vLLM host loop made TPOT the looser
+        limit here; 12 with a +14% margin, before the served rows were simulated as the load path simulates them)."""
         from planner.export.evaluate import evaluate
         from planner.export.scenario import load_scenario
 
@@ -222,7 +224,9 @@ class TestSameFleetAsTheReview:
         w = scenario.workload
         serving = int(review.fleet.replicas_needed) - option.spare_replicas
         gpus = int(review.replica.gpus)
-        assert (review.gpu.name, gpus, serving, int(review.fleet.gpus)) == ("H100 SXM 80GB", 4, 11, 48)
+        assert (review.gpu.name, gpus, serving, int(review.fleet.gpus)) == ("H100 SXM 80GB", 4, 9, 40)
+        memory_cap = api.max_batch(review.gpu.name, review.model.name, w.sizing_context_tokens, gpus=gpus)
+        assert int(review.replica.batch) == memory_cap == 107
         inputs = dict(
             gpu=review.gpu.name, model=review.model.name, gpus=gpus, compare_model=None,
             context=int(w.prompt_tokens_mean + w.output_tokens_mean), kv_precision=None, weight_precision=None,
@@ -235,8 +239,10 @@ class TestSameFleetAsTheReview:
             review.gpu.name, review.model.name, inputs["context"], peak_requests_per_s=review.peak_rate_per_s,
             output_tokens=inputs["output_tokens"], gpus=gpus, rate_factor=base.rate_factor,
         )  # fmt: skip
-        assert (base.inputs["gpu"], base.inputs["gpus"], base.needed_replicas) == (review.gpu.name, gpus, serving)
-        assert (fleet.replicas, fleet.gpus) == (serving, serving * gpus)
+        assert (base.inputs["gpu"], base.inputs["gpus"], base.batch_limit, base.needed_replicas) == (
+            review.gpu.name, gpus, 141, 8,
+        )  # fmt: skip
+        assert (fleet.replicas, fleet.gpus) == (base.needed_replicas, base.needed_replicas * gpus)
 
 
 class TestPrefixCacheInput:

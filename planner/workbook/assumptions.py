@@ -103,9 +103,10 @@ ENGINE_FIELD_HELP = {
     "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
     "sequence_overhead_s": ("s", "time per sequence per decode step (per-request CPU work: sampling, detokenizing)"),
     "host_overlap": (
-        "0-1",
-        "1: the host loop schedules the next step while the device runs (vLLM 0.14+), so a decode step takes "
-        "max(device, per-sequence time x batch); 0: the two add",
+        "fraction",
+        "share of the per-sequence host time hidden behind the device step: 1 where the host loop schedules the next "
+        "step while the device runs (vLLM 0.14+), so a decode step takes max(device, per-sequence time x batch); 0: "
+        "the two add",
     ),
     "prefill_latency_s": ("s", "fixed latency of a prefill beyond its roofline (runs outside the CUDA graphs)"),
     "allreduce_latency_s": ("s", "latency of one all-reduce (two a layer if TP); blank: the GPUs sheet's latency"),
