@@ -311,7 +311,7 @@ PUBLISHED_V1_SEQUENCE_COST_S = 21.485e-6
 #: asynchronously by default (vllm-project/vllm pull request 27614, "Enable async scheduling by default", 0.14.0).
 VLLM_V1_VERSION = (0, 8)
 VLLM_ASYNC_SCHEDULING_VERSION = (0, 14)
-#: vLLM's two host loops, by release (s189, shipped; docs/history.md): the engine fields ``vllm_host_loop`` sets.
+#: vLLM's two host loops, by release (s189, shipped; docs/history.md): the engine fields ``with_vllm_host_loop`` sets.
 #: Synchronous (V0; V1 0.8-0.13 without ``--async-scheduling``; a release not stated): the fitted 59 us a sequence,
 #: summed with the device time. Asynchronous (0.14 on, where pull request 27614 made it the default, or any V1 release
 #: run with ``--async-scheduling``): the step schedules the next while the device runs, so the published V1 loop's

@@ -180,8 +180,8 @@ def step_costs_s(model: ModelFacts, limits: EngineFacts, device_s: ArrayLike, ba
     """A decode step's engine costs beyond ``device_s`` (its kernels and collectives): the per-step cost
     (``step_overhead_s``, + ``eager_surplus_s`` for a batch above the engine's largest decode graph: SGLang 0.4, s123)
     + the host's sequence_overhead_s x ``batch``. Where the engine loop overlaps host and device
-    (``limits.host_overlap`` 1; EXPERIMENT, s118: ``planner.engines.profiles.with_published_host_cost``, s101's
-    reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
+    (``limits.host_overlap`` 1: vLLM's asynchronous loop from 0.14, ``planner.engines.profiles.with_vllm_host_loop``,
+    s189; s101's reading (c)) the host part hides behind the device time, so the step takes max(device, host): less
     min(host, device + per-step cost)."""
     per_step = step_overhead_s(model, limits, batch)
     if operators.any_nonzero(limits.decode_graph_max_batch):  # an eager step above the graphs (SGLang 0.4, s123)

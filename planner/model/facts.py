@@ -157,8 +157,8 @@ class EngineFacts:
     gather_scatter_table: Any = None  # NCCL's measured all-gather / reduce-scatter (an AllReduceTable), or None
     gather_scatter_table_row: ArrayLike = math.nan  # the GPU's row in it (NaN: none; the all-to-all form stands)
     gather_scatter_table_bytes_scale: ArrayLike = 1.0  # as ``allreduce_table_bytes_scale``, for a borrowed row
-    # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop;
-    # EXPERIMENT s118, ``planner.engines.profiles.with_published_host_cost``); 0: their sum (shipped)
+    # 1: a decode step takes max(device, host), host = sequence_overhead_s x batch (an overlapped engine loop: vLLM
+    # 0.14+, ``planner.engines.profiles.with_vllm_host_loop``, s189); 0: their sum
     host_overlap: ArrayLike = 0.0
     # 1: each GPU holds whole routed experts (expert parallelism; EXPERIMENT s126,
     # ``planner.engines.profiles.with_expert_parallel``), the grouped GEMMs at one expert's full width; 0: split (shipped)
