@@ -478,6 +478,9 @@ class DecodeRow:
     #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
     max_prefill_tokens: int | None = None
     scheduler_recv_interval: int | None = None  # SGLang's --scheduler-recv-interval, where the row's command sets it
+    #: TensorRT-LLM's ``stream_interval`` where the row's extra LLM API options set it (``trtllm_stream_interval_of``):
+    #: a streamed request's response is built once every that many iterations (NVIDIA/TensorRT-LLM pull request 5284)
+    trtllm_stream_interval: int | None = None
     server_memory_share: float | None = None  # the engine's memory share, where the row's command sets it
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
@@ -713,6 +716,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
+        trtllm_stream_interval=trtllm_stream_interval_of(r),
         server_memory_share=server_memory_share(r),
         client=benchmark_client_of(r),
         offline_benchmark=offline_benchmark_of(r),
@@ -876,6 +880,14 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
         if hit:
             return int(hit.group(1))
     return None
+
+
+def trtllm_stream_interval_of(r: dict[str, str]) -> int | None:
+    """TensorRT-LLM's ``stream_interval: N`` in the row's extra LLM API options (its YAML, quoted in the ``notes``
+    cell: InferenceX's ``dsr1-fp8.yml``), or the ``--stream_interval N`` flag; None where neither is given."""
+    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
+    hit = re.search(r"(?<![\w-])(?:stream_interval:\s*|--stream_interval[ =])(\d+)", text)
+    return int(hit.group(1)) if hit else None
 
 
 def prefix_caching_of(r: dict[str, str]) -> bool:

@@ -1092,6 +1092,24 @@ def with_trtllm_bench_host_cost(profile: EngineProfile, engine: str, version: st
     return replace(profile, sequence_overhead_s=TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S)
 
 
+def with_trtllm_stream_interval(
+    profile: EngineProfile, engine: str, version: str, interval: int | None
+) -> EngineProfile:
+    """``profile`` with TensorRT-LLM 1.x's per-sequence cost paid once every ``interval`` steps, where a published
+    row's options set ``stream_interval`` above 1 (s189, shipped; docs/history.md). Why: the cost is the PyTorch
+    executor building each streamed request's response every step (``TENSORRT_LLM_SEQUENCE_OVERHEAD_S``), and with
+    ``stream_interval`` N it builds one every N iterations (NVIDIA/TensorRT-LLM pull request 5284, "The iteration
+    interval to create responses under the streaming mode"; the project's tech blog 8 names it as the remedy for the
+    host's per-response detokenization and protocol work). Any other row keeps its profile, and a plan runs the
+    default interval of 1."""
+    if not interval or interval <= 1 or _engine_name(engine) != "tensorrt-llm":
+        return profile
+    v = parse_version(version)
+    if v is None or v.release < TENSORRT_LLM_OVERLAP_VERSION:
+        return profile
+    return _copy_with(profile, sequence_overhead_s=profile.sequence_overhead_s / interval)
+
+
 #: SGLang 0.4's ``cuda_graph_max_bs`` when the flag is not given, on any GPU of 25 GB or more (``server_args.py`` of
 #: the 0.4 line: ``else: self.cuda_graph_max_bs = 160``, "80 (half of the default value 160)");
 #: ``cuda_graph_runner.get_batch_sizes_to_capture`` captures 1, 2, 4, 8-160 by 8 (ROCm: + 168-256) and keeps only
