@@ -884,9 +884,9 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
 
 def trtllm_stream_interval_of(r: dict[str, str]) -> int | None:
     """TensorRT-LLM's ``stream_interval: N`` in the row's extra LLM API options (its YAML, quoted in the ``notes``
-    cell: InferenceX's ``dsr1-fp8.yml``), or the ``--stream_interval N`` flag; None where neither is given."""
-    text = " ".join(str(r.get(c, "")) for c in ("batching", "notes", "engine_version"))
-    hit = re.search(r"(?<![\w-])(?:stream_interval:\s*|--stream_interval[ =])(\d+)", text)
+    cell: InferenceX's ``dsr1-fp8.yml``; ``command_cells``), or the ``--stream_interval N`` flag; None where neither
+    is given."""
+    hit = re.search(r"(?<![\w-])(?:stream_interval:\s*|--stream_interval[ =])(\d+)", command_cells(r))
     return int(hit.group(1)) if hit else None
 
 
