@@ -78,6 +78,7 @@ from planner.engines.profiles import (
     with_row_memory_utilization,
     with_row_scheduler_recv_interval,
     with_sglang_eager_decode,
+    with_sglang_stream_interval,
     with_trtllm_bench_build,
     with_trtllm_bench_host_cost,
     with_trtllm_serve_eager_decode,
@@ -278,6 +279,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_trtllm_bench_host_cost(profile, row.engine, row.engine_version, row.offline_benchmark)
     # TensorRT-LLM 1.x builds a streamed response every stream_interval steps where the row's options set it (s189)
     profile = with_trtllm_stream_interval(profile, row.engine, row.engine_version, row.trtllm_stream_interval)
+    # SGLang builds a request's output every --stream-interval tokens where the row's command sets it (s189)
+    profile = with_sglang_stream_interval(profile, row.engine, row.sglang_stream_interval)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
     # vLLM V0's prefill-only steps without chunked prefill (s127)

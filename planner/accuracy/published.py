@@ -481,6 +481,9 @@ class DecodeRow:
     #: TensorRT-LLM's ``stream_interval`` where the row's extra LLM API options set it (``trtllm_stream_interval_of``):
     #: a streamed request's response is built once every that many iterations (NVIDIA/TensorRT-LLM pull request 5284)
     trtllm_stream_interval: int | None = None
+    #: SGLang's ``--stream-interval`` where the row's server command sets it: a request's output is built and sent to
+    #: the detokenizer once every that many tokens (``Scheduler.stream_output``)
+    sglang_stream_interval: int | None = None
     server_memory_share: float | None = None  # the engine's memory share, where the row's command sets it
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
@@ -717,6 +720,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
         trtllm_stream_interval=trtllm_stream_interval_of(r),
+        sglang_stream_interval=server_flag(r, ("stream-interval",)),
         server_memory_share=server_memory_share(r),
         client=benchmark_client_of(r),
         offline_benchmark=offline_benchmark_of(r),

@@ -1110,6 +1110,19 @@ def with_trtllm_stream_interval(
     return _copy_with(profile, sequence_overhead_s=profile.sequence_overhead_s / interval)
 
 
+def with_sglang_stream_interval(profile: EngineProfile, engine: str, interval: int | None) -> EngineProfile:
+    """``profile`` with SGLang's per-sequence cost paid once every ``interval`` steps where a published row's command
+    sets ``--stream-interval`` above 1 (s189, shipped; docs/history.md): the scheduler
+    builds a request's output (``Scheduler.stream_output``: its ids, offsets, incremental-detokenize state and stats)
+    and the detokenizer decodes it only when ``len(output_ids) % stream_interval == 1`` (sglang 0.5.12,
+    ``scheduler_output_processor_mixin.py``), as TensorRT-LLM builds its responses (``with_trtllm_stream_interval``).
+    The per-step part it keeps (appending the token, the stop check) is taken as small; a plan runs the default
+    interval of 1."""
+    if not interval or interval <= 1 or _engine_name(engine) != "sglang":
+        return profile
+    return _copy_with(profile, sequence_overhead_s=profile.sequence_overhead_s / interval)
+
+
 #: SGLang 0.4's ``cuda_graph_max_bs`` when the flag is not given, on any GPU of 25 GB or more (``server_args.py`` of
 #: the 0.4 line: ``else: self.cuda_graph_max_bs = 160``, "80 (half of the default value 160)");
 #: ``cuda_graph_runner.get_batch_sizes_to_capture`` captures 1, 2, 4, 8-160 by 8 (ROCm: + 168-256) and keeps only

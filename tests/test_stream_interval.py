@@ -1,7 +1,9 @@
-"""TensorRT-LLM 1.x's stream_interval (s189, shipped): the PyTorch executor builds a streamed request's response once
+"""TensorRT-LLM 1.x's stream_interval and SGLang's --stream-interval (s189, shipped): the PyTorch executor builds a streamed request's response once
 every ``stream_interval`` iterations (NVIDIA/TensorRT-LLM pull request 5284, "feat: Support stream_interval": "The
 iteration interval to create responses under the streaming mode"), so a published run whose options set it pays the
-per-sequence host cost (vLLM's 59 us, borrowed: ``TENSORRT_LLM_SEQUENCE_OVERHEAD_S``) once every that many steps."""
+per-sequence host cost (vLLM's 59 us, borrowed: ``TENSORRT_LLM_SEQUENCE_OVERHEAD_S``) once every that many steps.
+SGLang's scheduler builds a request's output (``Scheduler.stream_output``) only when ``len(output_ids) %
+stream_interval == 1`` (sglang 0.5.12, ``scheduler_output_processor_mixin.py``), so the same reading applies."""
 
 from __future__ import annotations
 
@@ -46,3 +48,16 @@ def test_a_run_with_it_pays_the_host_cost_once_every_interval(load_rows):
 def test_other_rows_keep_their_profile(engine, version, interval):
     base = profiles.ENGINES["tensorrt-llm"]
     assert profiles.with_trtllm_stream_interval(base, engine, version, interval) is base
+
+
+def test_sglang_runs_read_their_stream_interval_and_pay_the_cost_once_every_interval(load_rows):
+    """InferenceX's SGLang H200 runs (--stream-interval 10) and B200 / B300 runs (30); its AMD runs set none."""
+    h200, b300, mi355x = load_rows["IXA013"], load_rows["IXA007"], load_rows["IXA048"]
+    assert (h200.sglang_stream_interval, b300.sglang_stream_interval, mi355x.sglang_stream_interval) == (10, 30, None)
+    plain = acc._profile_for(mi355x, None).sequence_overhead_s
+    assert plain == pytest.approx(59e-6)
+    assert acc._profile_for(h200, None).sequence_overhead_s == pytest.approx(plain / 10, rel=1e-12)
+    assert acc._profile_for(b300, None).sequence_overhead_s == pytest.approx(plain / 30, rel=1e-12)
+    base = profiles.ENGINES["sglang"]
+    assert profiles.with_sglang_stream_interval(base, "vllm", 10) is base
+    assert profiles.with_sglang_stream_interval(base, "sglang", 1) is base
