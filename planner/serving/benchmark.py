@@ -153,12 +153,16 @@ def scheduler_of(engine: EngineProfile) -> str:
 def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = False) -> bool:
     """Whether an engine schedules each step while the one before runs, by default (``OVERLAP_SCHEDULING_ENGINES``):
     its profile's name when ``engine`` is given (``planner.engines.profiles``: "tensorrt-llm" is the 1.x PyTorch
-    backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later releases are SGLang's), else the
-    ``scheduler``'s; SGLang not when it decodes speculatively (``speculative``)."""
+    backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later releases are SGLang's), or a profile whose
+    host loop is asynchronous (``host_overlap`` 1: vLLM 0.14+ and the bare ``vllm``, ``profiles.with_vllm_host_loop``;
+    s189), else the ``scheduler``'s; SGLang not when it decodes speculatively (``speculative``)."""
     name = str(scheduler or "vllm")
     if engine is not None:
         try:
-            name = engine_profile(engine).name  # a release ("tensorrt-llm==0.9") names its profile
+            profile = engine_profile(engine)
+            name = profile.name  # a release ("tensorrt-llm==0.9") names its profile
+            if profile.host_overlap >= 1.0:  # an asynchronous host loop: vLLM 0.14+ (pull request 27614), s189
+                return True
         except PlannerError:
             name = str(engine)
     name = name.strip().lower()
