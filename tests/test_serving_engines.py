@@ -61,8 +61,11 @@ class TestOverlapScheduling:
             ("sglang", "sglang-0.4", True),  # SGLang v0.4 blog (2024-12-04): the overlap scheduler on by default
             ("sglang", "sglang-0.5.5", True),
             ("sglang", None, True),
-            ("sglang", "vllm", False),  # SGLang 0.3 rows fall back to the shared profile: before the overlap scheduler
-            ("vllm", None, False),  # vLLM schedules asynchronously only when told (--async-scheduling)
+            # SGLang 0.3 rows fall back to the shared profile with the synchronous loop: before the overlap scheduler
+            ("sglang", "vllm==0.13.0", False),
+            ("vllm", None, True),  # the default profile is the current vLLM's: asynchronous from 0.14 (PR 27614, s189)
+            ("vllm", "vllm", True),
+            ("vllm", "vllm==0.13.0", False),  # before 0.14 vLLM schedules asynchronously only when told
             ("vllm", "vllm-0.10", False),
         ],
     )

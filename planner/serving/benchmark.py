@@ -156,21 +156,22 @@ def overlaps_steps(engine: Any, scheduler: Any = "vllm", speculative: bool = Fal
     backend, "tensorrt-llm-0" the TensorRT engines; "sglang-0.4" and later releases are SGLang's), or a profile whose
     host loop is asynchronous (``host_overlap`` 1: vLLM 0.14+ and the bare ``vllm``, ``profiles.with_vllm_host_loop``;
     s189), else the ``scheduler``'s; SGLang not when it decodes speculatively (``speculative``)."""
-    name = str(scheduler or "vllm")
-    if engine is not None:
-        try:
-            profile = engine_profile(engine)
+    name, profile = str(scheduler or "vllm"), None
+    try:
+        profile = engine_profile(engine)  # None: the default profile (the current vLLM release's)
+        if engine is not None:
             name = profile.name  # a release ("tensorrt-llm==0.9") names its profile
-            if profile.host_overlap >= 1.0:  # an asynchronous host loop: vLLM 0.14+ (pull request 27614), s189
-                return True
-        except PlannerError:
-            name = str(engine)
+    except PlannerError:
+        name = str(engine)
     name = name.strip().lower()
     family = "sglang" if name.startswith("sglang") else name
     if family == "sglang" and speculative:
         return False  # server_args.py (0.5.x): "Overlap scheduler is disabled because of using eagle3 or standalone
         # speculative decoding" (unless SGLANG_ENABLE_SPEC_V2, a beta)
-    return family in OVERLAP_SCHEDULING_ENGINES
+    if family in OVERLAP_SCHEDULING_ENGINES:
+        return True
+    # vLLM's asynchronous host loop (0.14+, pull request 27614; the bare name's profile): s189
+    return family.startswith("vllm") and profile is not None and profile.host_overlap >= 1.0
 
 
 #: Experiment's figure, not used by the shipped model (only ``SERIAL_FRONT_END_S``, below, off, would apply it): the
