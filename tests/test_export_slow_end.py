@@ -98,11 +98,12 @@ class TestTheReadmeExample:
         assert float(r.fleet.tpot_peak_s) == pytest.approx(r.under_load.result.tpot_s.at(95))
         assert r.gpus == int(r.fleet.gpus) != r.slow_end.gpus
 
-    def test_at_the_full_ranges_end_only_a_near_idle_fleet_meets(self, readme_example_review):
+    def test_at_the_full_ranges_end_no_fleet_meets(self, readme_example_review):
         """At p99 TTFT's full slow end (15.3x since s186) a replica taking peak / 4,096 (the most the search allows)
-        has a simulated p95 TTFT of 97 ms, x 15.3 = 1.48 s, just under the 1.5 s target: only a near-idle fleet of
-        thousands of replicas meets it (since s189's asynchronous vLLM loop; s186-s188, at 99 ms, none did; s168-s185,
-        at 15.4x and a 97 ms idle TTFT, 4,090 replicas met; before s168, at 27.4x, none did)."""
+        has a simulated p95 TTFT of 114 ms, x 15.3 = 1.75 s, past the 1.5 s target: no count meets, and the review
+        says so rather than a number (since s189's asynchronous vLLM admission a near-idle arrival may wait a step;
+        s186-s188, at 99 ms, none met either; s168-s185, at 15.4x and a 97 ms idle TTFT, 4,090 replicas met; before
+        s168, at 27.4x, none did)."""
         r = readme_example_review.recommended
         full = r.slow_end_full_range
         ratio = 1 + float(_table_row("ttft_p99")["high"])
@@ -112,8 +113,8 @@ class TestTheReadmeExample:
             weight_precision=r.weight_precision, kv_precision=r.kv_precision, max_num_seqs=int(r.replica.batch),
         )  # fmt: skip
         idle = latency_under_load(replica, 800, 400, rate_per_s=r.peak_rate_per_s / 4096)
-        assert 1.45 < idle.ttft_s.at(95) * ratio < 1.5
-        assert full.meets and full.shortfall == "" and 1000 < full.replicas < 4096
+        assert 1.5 < idle.ttft_s.at(95) * ratio < 1.9
+        assert not full.meets and full.shortfall == NOT_MET and (full.gpus, full.replicas) == (0, 0)
         assert slow_end_ratio(load_loaded_ranges()[("ttft_p99", STEADY)], without_one_source=False)[0] == ratio
 
     def test_the_docs_state_the_examples_figures(self, readme_example_review):
@@ -123,19 +124,13 @@ class TestTheReadmeExample:
 
     def test_the_docs_state_the_full_ranges_end_as_the_review_computes_it(self, readme_example_review):
         """docs/export.md's sentence on the full range's end: each option's ``slow_end_full_range`` as the review
-        computes it (since s189 the two bf16 H100 options meet it with thousands of near-idle replicas, the others at
-        no count: test_at_the_full_ranges_end_only_a_near_idle_fleet_meets)."""
-        results = [r for r in readme_example_review.results if r.slow_end_full_range is not None]
-        full = [r.slow_end_full_range for r in results]
-        met = [r for r in results if r.slow_end_full_range.meets]
-        assert len(full) == 5 and [r.option.name for r in met] == ["H100, bought", "H100, rented"]
-        bought = met[0].slow_end_full_range
-        assert met[1].slow_end_full_range.replicas == bought.replicas
+        computes it (no option meets it: a near-idle H100 replica's p95 TTFT x the end is past the target,
+        test_at_the_full_ranges_end_no_fleet_meets)."""
+        full = [r.slow_end_full_range for r in readme_example_review.results if r.slow_end_full_range is not None]
+        assert len(full) == 5 and not any(s.meets for s in full)
         sentence = (
-            f"At the full range's end (p95 TTFT x{full[0].ttft_ratio:.1f}) only the two bf16 H100 options meet the "
-            f"target, with {bought.replicas:,} near-idle replicas ({bought.gpus:,} GPUs, ${bought.monthly_usd:,.0f} a "
-            "month bought); the others meet it at no count: a near-idle replica's simulated p95 TTFT times it is past "
-            "1.5 s."
+            f"At the full range's end (p95 TTFT x{full[0].ttft_ratio:.1f}) no option meets the target: a near-idle "
+            "replica's simulated p95 TTFT times it is past 1.5 s."
         )
         text = " ".join((ROOT / "docs" / "export.md").read_text(encoding="utf-8").split())
         assert sentence in text, sentence

@@ -364,13 +364,19 @@ class TestMemo:
 
     def test_a_replicas_behaviour_is_its_front_end_its_engines_overlap_and_its_speculation(self):
         """``Replica.behaviour``: the replica's front-end time (``FRONTEND_S``) unless one is given, TensorRT-LLM 1.x
-        overlapping its steps by default (``OVERLAP_SCHEDULING_ENGINES``), one token a step without speculation."""
+        and the current vLLM (the default profile, its asynchronous loop: s189) overlapping their steps by default
+        (``OVERLAP_SCHEDULING_ENGINES``, ``host_overlap``), vLLM 0.13 not, one token a step without speculation."""
         from planner.serving.load import FRONTEND_S
         from planner.serving.simulate import RunBehaviour
 
         default = Replica(GPU, MODEL, gpus=1)
-        assert default.behaviour() == RunBehaviour(frontend_s=FRONTEND_S) and ONE.behaviour() == RunBehaviour()
-        assert default.behaviour(RunBehaviour(cached_fraction=0.5), 0.0) == RunBehaviour(cached_fraction=0.5)
+        assert default.behaviour() == RunBehaviour(frontend_s=FRONTEND_S, async_scheduling=True)
+        assert ONE.behaviour() == RunBehaviour(async_scheduling=True)
+        assert default.behaviour(RunBehaviour(cached_fraction=0.5), 0.0) == RunBehaviour(
+            cached_fraction=0.5, async_scheduling=True
+        )
+        old = Replica(GPU, MODEL, gpus=1, engine="vllm==0.13.0")
+        assert old.behaviour() == RunBehaviour(frontend_s=FRONTEND_S)
         trt = Replica(GPU, MODEL, gpus=1, scheduler="tensorrt-llm", engine="tensorrt-llm")
         assert trt.behaviour().async_scheduling
 

@@ -368,10 +368,11 @@ class TestAsyncScheduling:
 
     def test_a_busy_engine_adds_one_step_to_ttft(self):
         """Far from capacity, a busy engine's median TTFT rises by about one decode step (vLLM 0.14.1 on an H200, its
-        report's server table: 'Async Scheduling | Enabled'); an idle one's does not change."""
+        report's server table: 'Async Scheduling | Enabled'); an idle one's does not change. vLLM 0.13's profile: the
+        bare vllm is the current release, asynchronous already (s189)."""
         from planner.serving.load import Replica, latency_under_load
 
-        replica = Replica("H200", "llama3.1-8b", gpus=1)
+        replica = Replica("H200", "llama3.1-8b", gpus=1, engine="vllm==0.13.0")
         sync = latency_under_load(replica, 200, 200, rate_per_s=5.0, num_requests=300)
         overlap = latency_under_load(replica, 200, 200, rate_per_s=5.0, num_requests=300, async_scheduling=True)
         step = sync.tpot_s.p50
