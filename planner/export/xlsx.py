@@ -328,7 +328,8 @@ def _reading_notes(review: Review) -> list[str]:
         "Costs: total cost of ownership. Bought: capex up front (GPUs + host servers + network per node), "
         "amortized straight-line, plus opex (power at full load x PUE, colocation per kW). Rented: the rent is all opex.",
         f"Details: GPU, model, precisions, price, pessimistic TPOT, cost per input token, headroom = share of batch "
-        f"slots free at the planned peak; the -/+ columns size each option again at traffic {x:.0%} below and above.",
+        "slots free at the planned peak (negative: requests wait for a slot there, a wait the simulated TTFT includes); "
+        f"the -/+ columns size each option again at traffic {x:.0%} below and above.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "
         "replicas and GPUs per replica shown; saving = baseline monthly cost - lever monthly cost (negative: costs more).",
         "Charts: monthly cost and GPUs against peak traffic (data on Chart data); the dotted grey line marks the "
