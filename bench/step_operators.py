@@ -138,9 +138,9 @@ def facts_step_terms(facts, *, prefill: bool, batch: float, tokens: float) -> di
         "per sequence": per_sequence,
     }
     terms = {k: float(v) for k, v in terms.items()}
-    if not prefill:  # an asynchronous host loop hides the host time behind the device's (vLLM 0.14+, s189)
-        device = sum(v for k, v in terms.items() if k != "per sequence")
-        terms["per sequence"] -= float(lim.host_overlap) * min(terms["per sequence"], device)
+    if not prefill:  # the host time an asynchronous loop leaves exposed (vLLM 0.14+, s189), as the model's step
+        device = sum(v for k, v in terms.items() if k not in ("overhead", "per sequence"))
+        terms["per sequence"] = float(D.step_costs_s(m, lim, device, batch)) - terms["overhead"]
     terms["step"] = sum(terms.values())
     terms["_moe_layers"], terms["_layers"] = float(m.moe_layers), float(m.num_layers)
     return terms

@@ -78,11 +78,10 @@ from planner.engines.profiles import (
     with_row_memory_utilization,
     with_row_scheduler_recv_interval,
     with_sglang_eager_decode,
-    with_sglang_stream_interval,
+    with_stream_interval,
     with_trtllm_bench_build,
     with_trtllm_bench_host_cost,
     with_trtllm_serve_eager_decode,
-    with_trtllm_stream_interval,
     with_v0_default_scheduler,
     with_vllm_host_loop,
 )
@@ -277,10 +276,8 @@ def _profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> EnginePr
     profile = with_published_host_cost(profile, row.engine, row.engine_version, row.async_scheduling)
     # an offline trtllm-bench run of TensorRT-LLM 1.x pays its loop's published exposed host cost (s158)
     profile = with_trtllm_bench_host_cost(profile, row.engine, row.engine_version, row.offline_benchmark)
-    # TensorRT-LLM 1.x builds a streamed response every stream_interval steps where the row's options set it (s189)
-    profile = with_trtllm_stream_interval(profile, row.engine, row.engine_version, row.trtllm_stream_interval)
-    # SGLang builds a request's output every --stream-interval tokens where the row's command sets it (s189)
-    profile = with_sglang_stream_interval(profile, row.engine, row.sglang_stream_interval)
+    # TensorRT-LLM 1.x and SGLang build a streamed output every stream interval where the row's options set it (s189)
+    profile = with_stream_interval(profile, row.engine, row.engine_version, row.stream_interval)
     # SGLang 0.4's eager decode steps above its largest graph (s123)
     profile = with_sglang_eager_decode(profile, row.engine, row.engine_version)
     # vLLM V0's prefill-only steps without chunked prefill (s127)
@@ -371,8 +368,8 @@ def _base_profile_for(row: DecodeRow, engine: str | EngineProfile | None) -> Eng
     has raises UnknownNameError (``load_decode_rows`` refuses such a row before it gets here)."""
     if engine is not None:
         return engine_profile(engine)
-    if row.engine in ENGINES_WITHOUT_PROFILE:  # the default profile, with the synchronous loop of a release not stated
-        return with_vllm_host_loop(engine_profile(None), "vllm", None)
+    if row.engine in ENGINES_WITHOUT_PROFILE:  # the default profile (``_profile_for`` gives it the synchronous loop)
+        return engine_profile(None)
     base = engine_profile(row.engine)
     if not (row.engine_version and parse_version(row.engine_version)):
         return base

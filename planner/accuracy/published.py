@@ -478,12 +478,9 @@ class DecodeRow:
     #: tokens of whole requests one prefill batch takes (``planner.serving.simulate.SGLANG_MAX_PREFILL_TOKENS``)
     max_prefill_tokens: int | None = None
     scheduler_recv_interval: int | None = None  # SGLang's --scheduler-recv-interval, where the row's command sets it
-    #: TensorRT-LLM's ``stream_interval`` where the row's extra LLM API options set it (``trtllm_stream_interval_of``):
-    #: a streamed request's response is built once every that many iterations (NVIDIA/TensorRT-LLM pull request 5284)
-    trtllm_stream_interval: int | None = None
-    #: SGLang's ``--stream-interval`` where the row's server command sets it: a request's output is built and sent to
-    #: the detokenizer once every that many tokens (``Scheduler.stream_output``)
-    sglang_stream_interval: int | None = None
+    #: the stream interval the row's options set (``stream_interval_of``): TensorRT-LLM's ``stream_interval``, SGLang's
+    #: ``--stream-interval``; each builds a streamed request's output once every that many steps
+    stream_interval: int | None = None
     server_memory_share: float | None = None  # the engine's memory share, where the row's command sets it
     #: the benchmark client whose sampler drew the prompts (``benchmark_client_of``): "vllm", "sglang" or "" (not said)
     client: str = ""
@@ -719,8 +716,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
         scheduler_recv_interval=server_flag(r, ("scheduler-recv-interval",)),
-        trtllm_stream_interval=trtllm_stream_interval_of(r),
-        sglang_stream_interval=server_flag(r, ("stream-interval",)),
+        stream_interval=stream_interval_of(r),
         server_memory_share=server_memory_share(r),
         client=benchmark_client_of(r),
         offline_benchmark=offline_benchmark_of(r),
@@ -886,11 +882,11 @@ def server_flag(r: dict[str, str], flags: tuple[str, ...]) -> int | None:
     return None
 
 
-def trtllm_stream_interval_of(r: dict[str, str]) -> int | None:
-    """TensorRT-LLM's ``stream_interval: N`` in the row's extra LLM API options (its YAML, quoted in the ``notes``
-    cell: InferenceX's ``dsr1-fp8.yml``; ``command_cells``), or the ``--stream_interval N`` flag; None where neither
-    is given."""
-    hit = re.search(r"(?<![\w-])(?:stream_interval:\s*|--stream_interval[ =])(\d+)", command_cells(r))
+def stream_interval_of(r: dict[str, str]) -> int | None:
+    """The stream interval the row's server command or options set (``command_cells``): TensorRT-LLM's
+    ``stream_interval: N`` in its extra LLM API options (the YAML InferenceX's notes quote, ``dsr1-fp8.yml``) or
+    ``--stream_interval N``, SGLang's ``--stream-interval N``; None where none is given."""
+    hit = re.search(r"(?<![\w-])(?:stream_interval:\s*|--stream[-_]interval[ =])(\d+)", command_cells(r))
     return int(hit.group(1)) if hit else None
 
 

@@ -1092,33 +1092,25 @@ def with_trtllm_bench_host_cost(profile: EngineProfile, engine: str, version: st
     return replace(profile, sequence_overhead_s=TRTLLM_BENCH_EXPOSED_SEQUENCE_COST_S)
 
 
-def with_trtllm_stream_interval(
-    profile: EngineProfile, engine: str, version: str, interval: int | None
-) -> EngineProfile:
-    """``profile`` with TensorRT-LLM 1.x's per-sequence cost paid once every ``interval`` steps, where a published
-    row's options set ``stream_interval`` above 1 (s189, shipped; docs/history.md). Why: the cost is the PyTorch
-    executor building each streamed request's response every step (``TENSORRT_LLM_SEQUENCE_OVERHEAD_S``), and with
-    ``stream_interval`` N it builds one every N iterations (NVIDIA/TensorRT-LLM pull request 5284, "The iteration
-    interval to create responses under the streaming mode"; the project's tech blog 8 names it as the remedy for the
-    host's per-response detokenization and protocol work). Any other row keeps its profile, and a plan runs the
-    default interval of 1."""
-    if not interval or interval <= 1 or _engine_name(engine) != "tensorrt-llm":
+def with_stream_interval(profile: EngineProfile, engine: str, version: str, interval: int | None) -> EngineProfile:
+    """``profile`` with the per-sequence cost paid once every ``interval`` steps, where a published row's options set a
+    stream interval above 1 for an engine that builds a streamed request's output only then (s189, shipped;
+    docs/history.md). TensorRT-LLM 1.x: the cost is the PyTorch executor building each streamed request's response
+    every step (``TENSORRT_LLM_SEQUENCE_OVERHEAD_S``), and with ``stream_interval`` N it builds one every N iterations
+    (NVIDIA/TensorRT-LLM pull request 5284, "The iteration interval to create responses under the streaming mode";
+    the project's tech blog 8 names it as the remedy for the host's per-response detokenization and protocol work).
+    SGLang: its scheduler builds a request's output (``Scheduler.stream_output``: ids, offsets, incremental-detokenize
+    state, stats) and the detokenizer decodes it only when ``len(output_ids) % stream_interval == 1`` (sglang 0.5.12,
+    ``scheduler_output_processor_mixin.py``); the per-step part it keeps (appending the token, the stop check) is
+    taken as small. Any other row keeps its profile, and a plan runs the default interval of 1."""
+    if not interval or interval <= 1:
         return profile
-    v = parse_version(version)
-    if v is None or v.release < TENSORRT_LLM_OVERLAP_VERSION:
-        return profile
-    return _copy_with(profile, sequence_overhead_s=profile.sequence_overhead_s / interval)
-
-
-def with_sglang_stream_interval(profile: EngineProfile, engine: str, interval: int | None) -> EngineProfile:
-    """``profile`` with SGLang's per-sequence cost paid once every ``interval`` steps where a published row's command
-    sets ``--stream-interval`` above 1 (s189, shipped; docs/history.md): the scheduler
-    builds a request's output (``Scheduler.stream_output``: its ids, offsets, incremental-detokenize state and stats)
-    and the detokenizer decodes it only when ``len(output_ids) % stream_interval == 1`` (sglang 0.5.12,
-    ``scheduler_output_processor_mixin.py``), as TensorRT-LLM builds its responses (``with_trtllm_stream_interval``).
-    The per-step part it keeps (appending the token, the stop check) is taken as small; a plan runs the default
-    interval of 1."""
-    if not interval or interval <= 1 or _engine_name(engine) != "sglang":
+    name = _engine_name(engine)
+    if name == "tensorrt-llm":
+        v = parse_version(version)
+        if v is None or v.release < TENSORRT_LLM_OVERLAP_VERSION:
+            return profile
+    elif name != "sglang":
         return profile
     return _copy_with(profile, sequence_overhead_s=profile.sequence_overhead_s / interval)
 
