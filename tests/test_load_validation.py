@@ -226,7 +226,7 @@ class TestPrefixCacheReading:
         )
         rows = load_decode_rows(path)
         assert [r.prompts_cached for r in rows] == [True, False, False]
-        assert rows[2].problem == "prefix_cache 'hot' is not 'warm' or 'cold'"
+        assert rows[2].problem == "prefix_cache 'hot' is not 'warm', 'cold' or 'warm: the first N prompts'"
 
     def test_a_warm_burst_is_not_a_prefill_queue(self):
         """LD004 (surajssd/llm-k8s, vLLM 0.8.3, 200 ShareGPT prompts at once on 8 x A100 40GB, Llama 3.3 70B, after

@@ -466,6 +466,10 @@ class DecodeRow:
     #: whether the run's prompts were already in the server's prefix cache (``prefix_cache`` "warm": a sweep that
     #: re-sends the same prompts to one server with prefix caching on; "cold" or blank: computed)
     prompts_cached: bool = False
+    #: how many of the run's first prompts were already in the server's prefix cache where only those were
+    #: (``prefix_cache`` "warm: the first N prompts": an earlier run of the sweep sent the same fixed-seed sample's
+    #: first N to the same server); 0: as ``prompts_cached`` says
+    prompts_cached_first: int = 0
     #: whether the server had prefix caching on: its command says ``--enable-prefix-caching`` (``prefix_caching_of``)
     #: or its prompts were served warm from the cache (``prompts_cached``); False: the engine's default, unread
     prefix_caching: bool = False
@@ -676,9 +680,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     problem = problem or (refused[0] if refused else "")
     engine, unknown_engine = _engine_name(engine_cell)
     problem = unknown_engine or problem  # first: a speculating row's reason would let it be predicted
-    cached = False
+    cached, cached_first = False, 0
     try:
         cached = prefix_cache_of(r.get("prefix_cache", ""))
+        cached_first = warm_prompts_of(r.get("prefix_cache", ""))
     except ValueError as exc:
         problem = problem or str(exc)
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
@@ -711,7 +716,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
         prompts_cached=cached,
-        prefix_caching=cached or prefix_caching_of(r),
+        prompts_cached_first=cached_first,
+        prefix_caching=cached or cached_first > 0 or prefix_caching_of(r),
         async_scheduling=async_scheduling_of(r),
         scheduler_steps=server_flag(r, ("num-scheduler-steps",)),
         max_prefill_tokens=server_flag(r, PREFILL_INPUT_FLAGS),
@@ -783,19 +789,40 @@ def async_scheduling_of(r: dict[str, str]) -> bool:
     )
 
 
+#: A ``prefix_cache`` cell saying only the run's first N prompts were warm ("warm: the first 80 prompts", then
+#: anything: the reading's reasons)
+WARM_FIRST = re.compile(r"warm:\s*(?:the\s+)?first\s+(\d[\d,]*)\s+prompts?\b")
+
+
 def prefix_cache_of(cell: Any) -> bool:
     """Whether a ``prefix_cache`` cell says the run's prompts were served from the prefix cache.
 
     "warm": every prompt had been sent to the same server before, with prefix caching on (a sweep of rates that
     re-sends one fixed-seed sample: ``vllm bench serve`` and vLLM's CI suite draw the same prompts at each rate, and
-    vLLM V1 caches prefixes by default); "cold", "none" or blank: each prompt computed. Other text: ValueError.
+    vLLM V1 caches prefixes by default); "cold", "none" or blank: each prompt computed; "warm: the first N prompts
+    ..." (``warm_prompts_of``): False here, those N warm. Other text: ValueError.
     """
     text = str(cell or "").strip().lower()
     if text in ("", "cold", "none", "off"):
         return False
     if text == "warm":
         return True
-    raise ValueError(f"prefix_cache {cell!r} is not 'warm' or 'cold'")
+    if warm_prompts_of(cell):
+        return False
+    raise ValueError(f"prefix_cache {cell!r} is not 'warm', 'cold' or 'warm: the first N prompts'")
+
+
+def warm_prompts_of(cell: Any) -> int:
+    """N where a ``prefix_cache`` cell says only the run's first N prompts were in the prefix cache ("warm: the first
+    80 prompts (an earlier run of the sweep sent them)": a fixed-seed sampler draws the same first prompts for every
+    run of the same input length, so a sweep on one server finds the earlier runs' prompts cached); else 0."""
+    hit = WARM_FIRST.match(str(cell or "").strip().lower())
+    if hit is None:
+        return 0
+    n = int(hit.group(1).replace(",", ""))
+    if n < 1:
+        raise ValueError(f"prefix_cache {cell!r}: the first N prompts warm needs N of 1 or more")
+    return n
 
 
 #: Server flags that set the token budget of a step (vLLM, SGLang, TensorRT-LLM) and the requests in flight.

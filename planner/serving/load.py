@@ -694,6 +694,7 @@ def latency_under_load(
     async_scheduling: bool = False,
     scheduler_steps: int = 1,
     stream_stall_s: float = 0.0,
+    warm_prompts: int = 0,
     trace: RunTrace | None = None,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
@@ -710,7 +711,9 @@ def latency_under_load(
     "A separate output_handler loop runs in a background AsyncIO task", pulling outputs from EngineCore, a separate
     process whose steps go on), so it stalls up to its front-end time; not on by default: the front-end time differs
     between servers more than the stall can be known without measuring that server (``bench/load_gaps.py`` prints
-    both).
+    both). ``warm_prompts`` N: the run's first N requests find their prompt in the prefix cache, as a prompt
+    served before does (``warm_prompt_fraction`` of the mean prompt; a sweep that sends one fixed-seed sample to
+    one server again), the rest ``prefix_hit_rate`` (0: none).
     ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
     ``trace``: a ``RunTrace`` the run fills with its steps, step table and samples (the run is simulated afresh, not
     read from the memo); None: nothing kept.
@@ -726,6 +729,7 @@ def latency_under_load(
     stall = float(stream_stall_s)
     if not 0.0 <= stall < math.inf:
         raise InvalidInputError(f"stream_stall_s {stream_stall_s!r} is not a finite number of seconds of 0 or more")
+    warm = _whole(warm_prompts, "warm_prompts") if warm_prompts else 0
     arrivals = None
     if arrivals_s is not None:
         arrivals = np.sort(np.asarray(arrivals_s, dtype=float).ravel())
@@ -744,11 +748,19 @@ def latency_under_load(
     setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
     if setup.ranks > 1:  # one rank of several: every ranks-th request, at 1 / ranks of the rate
         lengths = lengths[:: setup.ranks]
+        warm = -(-warm // setup.ranks)  # the run's first N: a rank's first ceil(N / ranks)
         arrivals = arrivals[: n : setup.ranks] if arrivals is not None else None
     if rate_per_s is not None and math.isfinite(float(rate_per_s)):
         arrivals = arrival_times_s(len(lengths), float(rate_per_s) / setup.ranks, burstiness)
     sent = arrivals + front if arrivals is not None else None
-    asked = RunBehaviour(hit, async_scheduling=async_scheduling, scheduler_steps=scheduler_steps, stream_stall_s=stall)
+    asked = RunBehaviour(
+        hit,
+        async_scheduling=async_scheduling,
+        scheduler_steps=scheduler_steps,
+        stream_stall_s=stall,
+        warm_prompts=warm,
+        warm_fraction=warm_prompt_fraction(prompt_tokens) if warm else 0.0,
+    )
     behaviour = replica.behaviour(asked, front)
     key = RunKey.of(setup, prompt_tokens, output_tokens, lengths, sent, behaviour)
     result = simulated_run(key) if trace is None else _traced_run(key, trace)

@@ -280,6 +280,9 @@ class RunBehaviour:
 
     - ``cached_fraction``: the share of each prompt found in the prefix cache (its KV held, not computed: the prefill
       computes the rest, at least one token; a preempted request recomputes all); clipped to 0-1 by ``simulate``.
+    - ``warm_prompts`` N and ``warm_fraction``: the run's first N requests find ``warm_fraction`` of their prompt
+      cached (the larger of it and ``cached_fraction``), the rest ``cached_fraction``: a sweep whose runs send one
+      fixed-seed sample to one server that caches prefixes, so a run's first N prompts are an earlier run's (0: none).
     - ``frontend_s``: each request's time outside the engine (HTTP, tokenizing, detokenizing), seconds, added to its
       TTFT and latency and before a closed-loop client's next request.
     - ``frontend_serial_s``: the part of ``frontend_s`` that one server process does for every request in turn
@@ -335,12 +338,17 @@ class RunBehaviour:
     prefill_only_steps: bool = False
     max_prefill_tokens: int = 0
     recv_interval: int = 1
+    warm_prompts: int = 0
+    warm_fraction: float = 0.0
 
     def __post_init__(self) -> None:
         for name, kind in (("cached_fraction", float), ("frontend_s", float), ("frontend_serial_s", float),
                            ("async_scheduling", bool), ("stream_stall_s", float), ("tokens_per_step", float),
-                           ("prefill_only_steps", bool)):  # fmt: skip
+                           ("prefill_only_steps", bool), ("warm_fraction", float)):  # fmt: skip
             object.__setattr__(self, name, kind(getattr(self, name)))
+        object.__setattr__(self, "warm_prompts", max(int(self.warm_prompts), 0))
+        if not self.warm_prompts:  # no warm prompts: one key for every fraction
+            object.__setattr__(self, "warm_fraction", 0.0)
         object.__setattr__(self, "frontend_serial_s", max(min(self.frontend_serial_s, self.frontend_s), 0.0))
         object.__setattr__(self, "scheduler_steps", max(int(self.scheduler_steps), 1))
         object.__setattr__(self, "draft_steps", max(int(self.draft_steps), 0))
@@ -387,6 +395,7 @@ def simulate(
     how = behaviour
     lengths = _in_steps(lengths, how.tokens_per_step, how.draft_steps)
     hit = min(max(how.cached_fraction, 0.0), 1.0)
+    warm, warm_hit = how.warm_prompts, max(hit, min(max(how.warm_fraction, 0.0), 1.0))  # the first ``warm`` requests
     sg = scheduler.kind == "sglang"  # prefill-only steps, a decaying estimate of the running requests' output
     window = how.scheduler_steps  # decode steps per schedule (vLLM V0 multi-step)
     prefill_first = sg or window > 1 or how.prefill_only_steps  # a step that prefills runs no decodes
@@ -404,16 +413,21 @@ def simulate(
     def send(start: int, count: int, t: float | None) -> None:
         """Requests ``start`` .. ``start + count - 1``, sent together at ``t`` (None: each at its ``arrivals_s``), join
         the queue: each in turn through the serial front end (``queued``) when there is one, else a cohort per run of
-        equal lengths (``requests``) or per arrival (``arrived``)."""
+        equal lengths (``requests``) or per arrival (``arrived``); the first ``warm`` of the run with ``warm_hit``."""
         nonlocal free_s
+        if start < warm < start + count:  # the warm ones first, then the rest, each at its own hit
+            send(start, warm - start, t)
+            send(warm, start + count - warm, t)
+            return
+        share = warm_hit if start < warm else hit
         sent_s = arrivals_s[start : start + count] if t is None else [t] * count
         if serial > 0.0:
-            cohorts, free_s = queued(lengths[start : start + count], sent_s, serial, free_s, hit)
+            cohorts, free_s = queued(lengths[start : start + count], sent_s, serial, free_s, share)
             run.queue.extend(cohorts)
         elif t is None:
-            run.queue.extend(arrived(lengths[start : start + count], sent_s, hit))
+            run.queue.extend(arrived(lengths[start : start + count], sent_s, share))
         else:
-            run.queue.extend(requests(lengths, start, count, t, hit))
+            run.queue.extend(requests(lengths, start, count, t, share))
 
     if arrivals_s is not None:
         sent = num_prompts
