@@ -678,6 +678,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         tput = batch * out / e2e  # a latency benchmark's whole batch over its end-to-end time
     percentiles = {c: figure(c) / 1e3 for c in PERCENTILE_COLUMNS}
     problem = problem or (refused[0] if refused else "")
+    ratio = None
+    try:
+        ratio = range_ratio_of(r)
+    except ValueError as exc:
+        problem = problem or str(exc)
     engine, unknown_engine = _engine_name(engine_cell)
     problem = unknown_engine or problem  # first: a speculating row's reason would let it be predicted
     cached, cached_first = False, 0
@@ -712,7 +717,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         max_num_batched_tokens=server_flag(r, TOKEN_BUDGET_FLAGS),
         max_num_seqs=server_flag(r, SEQUENCE_LIMIT_FLAGS),
         chunked_prefill=chunked_prefill_of(r),
-        length_range_ratio=range_ratio_of(r),
+        length_range_ratio=ratio,
         problem=problem,
         dataset=str(r.get("dataset", "")).strip(),
         prompts_cached=cached,
@@ -973,20 +978,39 @@ def itl_is_tpot(r: dict[str, str]) -> bool:
 
 
 def range_ratio_of(r: dict[str, str]) -> float | None:
-    """The ``--random-range-ratio`` of a random-dataset run: the one its ``dataset`` cell states, else, where the cell
-    names a dataset its client draws uniformly by default (``planner.serving.load.CLIENT_DATASETS``:
-    ``sglang.bench_serving``'s random, ``--random-range-ratio 0.0``, each length 1 to its maximum), that default;
-    else None (lengths at the run's means)."""
+    """The ``--random-range-ratio`` of a random-dataset run in SGLang's reading (each length uniform in [r top, top]):
+    the one its ``dataset`` cell states, else, where the cell names a dataset its client draws uniformly by default
+    (``planner.serving.load.CLIENT_DATASETS``: ``sglang.bench_serving``'s random, ``--random-range-ratio 0.0``, each
+    length 1 to its maximum), that default; else None (lengths at the run's means).
+
+    ``vllm bench serve`` reads the flag around the length L instead, uniform in [L (1 - r), L (1 + r)] (vLLM pull
+    request 16126, 2025-04, in 0.8.4 and the ``vllm bench serve`` command since; ``symmetric_range_ratio``): the same
+    window in SGLang's reading is r' = (1 - r) / (1 + r) of a top L (1 + r), which is what is returned; r of 1 or
+    more there is a ValueError (a window reaching 0, which vLLM refuses)."""
     cell = str(r.get("dataset", ""))
     hit = re.search(r"--random-range-ratio[ =]([0-9.]+)", cell)
     if hit:
-        return float(hit.group(1))
+        ratio = float(hit.group(1))
+        if not symmetric_range_ratio(r):
+            return ratio
+        if not 0.0 <= ratio < 1.0:
+            raise ValueError(f"--random-range-ratio {ratio:g} under vllm bench serve: use 0 to below 1")
+        return (1.0 - ratio) / (1.0 + ratio)
     named = dataset_in(cell)
     client = benchmark_client_of(r)
     if named is None or not client:
         return None
     d = dataset_statistics(named, client)
     return d.range_ratio if d.kind == "uniform" else None
+
+
+def symmetric_range_ratio(r: dict[str, str]) -> bool:
+    """Whether the row's lengths were drawn by ``vllm bench serve`` (named in its ``batching`` or ``notes`` cell),
+    whose ``--random-range-ratio`` r draws each length uniform in [floor(L (1 - r)), ceil(L (1 + r))]
+    (``vllm/benchmarks/datasets.py`` ``RandomDataset``, symmetric since pull request 16126), not in SGLang's
+    [max(int(L r), 1), L] (``sglang.bench_serving``, and the ``benchmark_serving.py`` forks InferenceX and vLLM
+    before 0.8.4 ran)."""
+    return "vllm bench serve" in command_cells(r).lower()
 
 
 def statistic_of(cell: str) -> str:
