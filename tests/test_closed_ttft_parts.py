@@ -77,8 +77,8 @@ class TestTrace:
 
 
 def test_the_closed_runs_and_their_sweeps_at_one():
-    """The 146 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's, InferenceX's IXA001-IXA091 and
-    the SGLang cookbook's SGC001-SGC024);
+    """The 150 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's, InferenceX's IXA001-IXA091, the
+    SGLang cookbook's SGC001-SGC024 and the vLLM blog's VFK001-VFK004);
     the sweeps with a run at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087), SGLang EAGLE-3 (LD088; 13
     runs at 2-8) and InferenceX's SGLang on 8 x B200 and 8 x B300 (a sweep: one engine, source, model, GPU group and
     dataset name, whatever the release and lengths; its runs at one in flight, IXA001 / IXA004 and IXA007 / IXA012,
@@ -93,6 +93,7 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         *(f"LD0{i}" for i in range(68, 92)),
         *(f"IXA{i:03d}" for i in range(1, 92)),
         *(f"SGC{i:03d}" for i in range(1, 25)),
+        *(f"VFK{i:03d}" for i in range(1, 5)),
     ]
     sweeps = {one.record_id: sorted(r.record_id for r in others) for one, others in sweeps_at_one(rows)}
     assert sweeps == {

@@ -4,10 +4,12 @@ vLLM blog's FP8 KV-cache post (VFK001-VFK004), both judged only (no front-end vo
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pandas as pd
 import pytest
 
+from planner.accuracy.datasets import run_requests
 from planner.accuracy.frontend import JUDGED_ONLY_SOURCE_GROUPS
 from planner.accuracy.published import load_decode_rows
 from planner.catalog.loader import shipped_catalog_dir
@@ -54,3 +56,32 @@ def test_the_blogs_variance_is_vllms_window():
     """'±15% variance' under vllm bench serve: each length in [0.85 L, 1.15 L], SGLang's [r' top, top] with
     r' = 0.85 / 1.15."""
     assert [ROWS[r].length_range_ratio for r in BLOG.record_id] == [pytest.approx(0.85 / 1.15)] * 4
+
+
+class TestSglangDraws:
+    """``sglang.bench_serving``'s random lengths reproduced (``planner.accuracy.datasets.sglang_random_requests``):
+    after ``np.random.seed(1)`` it draws every input length, then every output length, each uniform in [max(int(L r),
+    1), L]. The published totals are the draws' exactly."""
+
+    def test_the_cookbooks_totals_are_the_draws(self):
+        """SGC004 (8,000 / 1,000, 10 prompts): 'Total input tokens: 41941'; SGC006 (320 prompts): 1,273,893; the
+        Qwen3 page's 10-prompt outputs 'Total generated tokens: 4210' (the Llama page prints one token more a
+        request, 4,220)."""
+        tokens = {rid: run_requests(ROWS[rid]) for rid in ("SGC004", "SGC006", "SGC013")}
+        assert sum(p for p, _ in tokens["SGC004"]) == 41941 and sum(p for p, _ in tokens["SGC006"]) == 1273893
+        assert sum(o for _, o in tokens["SGC013"]) == 4210
+
+    def test_datacrunchs_older_runs_are_the_same_draws(self):
+        """perf_public.csv DCH200-001: SGLang on 4 x H200, --random-input 1024 (argparse's prefix of
+        --random-input-len), 300 prompts, mean 508.71 tokens (its load_public.csv sibling LD022 states 508.71 in /
+        534.49 out from the run's totals)."""
+        rows = {r.record_id: r for r in load_decode_rows(PATH.with_name("perf_public.csv"))}
+        drawn = run_requests(rows["DCH200-001"])
+        assert len(drawn) == 300
+        assert sum(p for p, _ in drawn) / 300 == pytest.approx(508.71, abs=0.005)
+        assert sum(o for _, o in drawn) / 300 == pytest.approx(534.49, abs=0.005)
+
+    def test_a_run_whose_mean_is_not_the_draws_keeps_its_own_lengths(self):
+        row = ROWS["SGC004"]
+        assert run_requests(replace(row, input_len=row.input_len * 1.02)) is None
+        assert run_requests(replace(row, client="")) is None  # another client or a --seed: not this draw

@@ -107,7 +107,7 @@ class TestCli:
         assert print_timelines(ROWS, ["LD9999"]) == 2
         err = capsys.readouterr().err
         assert err.startswith("error: no run with percentiles named LD9999; runs are the record ids of the file, ")
-        assert "IXA001 to SGC024" in err
+        assert "IXA001 to VFK004" in err
 
     def test_the_script_prints_a_timeline(self):
         """``python bench/load_validation.py --timeline LD069`` prints the run's header and its requests."""

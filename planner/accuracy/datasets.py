@@ -35,7 +35,10 @@ run's).
 from __future__ import annotations
 
 import math
+import re
 from functools import cache
+
+import numpy as np
 
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir
 from planner.serving.load import (
@@ -156,14 +159,47 @@ def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
     return None
 
 
+#: ``sglang.bench_serving``'s default ``--seed`` (``np.random.seed(args.seed)`` before the dataset is drawn: 0.5.6
+#: ``bench_serving.py`` l.2334-2335, ``--seed`` default 1 at l.2683)
+SGLANG_BENCH_SEED = 1
+#: How close a run's stated mean prompt must be to the reproduced draws' for the run to be read as them.
+SGLANG_DRAW_MATCH = 0.005
+
+
+def sglang_random_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
+    """The lengths ``sglang.bench_serving --dataset-name random`` drew for the row's run, reproduced: after
+    ``np.random.seed(1)`` (its default ``--seed``), ``sample_random_requests`` draws every input length with
+    ``np.random.randint(max(int(L r), 1), L + 1, size=N)`` and then every output length with
+    ``np.random.randint(int(O r), O + 1, size=N)`` (0.5.6 ``bench_serving.py`` l.1217-1236), L and O the command's
+    ``--random-input-len`` / ``--random-output-len`` and r its ``--random-range-ratio`` (0.0 by default), in the order
+    sent. Used only where the row is that client's run of a random dataset without ``--seed`` and its stated mean
+    prompt is the draws' within ``SGLANG_DRAW_MATCH`` (the check that it is that draw: the SGLang cookbook's runs print
+    totals equal to it, 41,941 input tokens for L 8,000 over 10 requests); each output at least 1 token. Else None."""
+    if row.kind != "serving" or row.client != "sglang" or row.length_range_ratio is None:
+        return None
+    # (argparse takes a prefix: datacrunch's cells write --random-input for --random-input-len)
+    lengths = [re.search(rf"--random-{what}(?:-len)?[ =](\d+)", row.dataset) for what in ("input", "output")]
+    n = row.num_prompts or 0
+    if not all(lengths) or n < 1:  # (a run with --seed has no client: ``benchmark_client_of``)
+        return None
+    top_in, top_out = (int(m[1]) for m in lengths)
+    r = float(row.length_range_ratio)
+    draws = np.random.RandomState(SGLANG_BENCH_SEED)
+    prompts = draws.randint(max(int(top_in * r), 1), top_in + 1, size=n)
+    outputs = draws.randint(int(top_out * r), top_out + 1, size=n)
+    if abs(prompts.mean() / max(row.input_len, 1) - 1) > SGLANG_DRAW_MATCH:
+        return None
+    return [(int(p), max(int(o), 1)) for p, o in zip(prompts, outputs, strict=True)]
+
+
 def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     """Each request's (prompt, output) tokens of a serving row's run, the one list both its mean figures
     (``planner.accuracy.predict.predict_decode_rows``) and its percentiles (``planner.accuracy.under_load``) are
     simulated with: where the row is vLLM's seed-0 sample (``sharegpt_prompts``), that trace's prompts and the
     published sample's outputs scaled to the row's mean output; else, where vLLM's sampler drew the requests
-    (``DecodeRow.client`` "vllm"), the published sample scaled to the row's means (``sample_lengths``); None: the row's
-    own lengths (its means, or drawn by its range ratio), as for ``sglang.bench_serving``'s own sampler (seed 1: other
-    prompts)."""
+    (``DecodeRow.client`` "vllm"), the published sample scaled to the row's means (``sample_lengths``); where
+    ``sglang.bench_serving`` drew a random dataset, its draws reproduced (``sglang_random_requests``); None: the row's
+    own lengths (its means, or drawn by its range ratio)."""
     if row.kind != "serving":
         return None
     n = row.num_prompts or max(row.batch, 1)
@@ -171,6 +207,8 @@ def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     if prompts is not None:
         outputs = [o for _, o in sharegpt_requests(n, None, max(row.output_len, 1), _least_output(row))]
         return list(zip(prompts, outputs, strict=True))
+    if row.client == "sglang":
+        return sglang_random_requests(row)
     return sample_lengths(row) if row.client == "vllm" else None
 
 
