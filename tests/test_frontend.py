@@ -119,16 +119,17 @@ class TestClosedLoopFrontEnd:
 class TestValidation:
     def test_each_row_is_judged_by_the_value_fitted_on_other_sources(self, rows, shipped_votes):
         """LD001 at 1 req/s (arrivals shifted, so TTFT moves by exactly the front end): validate_load's prediction is
-        the simulation plus the left-out value (the other eight votes' median, 23.0 ms; python bench/frontend_fit.py),
-        not the value fitted on every source (22.2 ms; datacrunch's rows get 19.4 ms, its own vote left out); within
+        the simulation plus the left-out value (the other votes' median, 24.5 ms since s190's exact SGLang draws moved
+        datacrunch's and kvcached's votes; python bench/frontend_fit.py),
+        not the value fitted on every source (22.2 ms; datacrunch's rows get 19.5 ms, its own vote left out); within
         the issue's worst-case limit for medians (40%) of the published 56.37 ms (this source's own residual is
         9.6 ms)."""
         row = next(r for r in rows if r.record_id == "LD001")
         left_out = frontend_s_for(row, shipped_votes)
-        assert left_out == pytest.approx(0.0230, abs=5e-4)
+        assert left_out == pytest.approx(0.0245, abs=5e-4)
         assert left_out == fitted_frontend_s(shipped_votes, leave_out=row.source_group)
         datacrunch = next(r for r in rows if r.source_group == "datacrunch-h200-sglang-outputs")
-        assert frontend_s_for(datacrunch, shipped_votes) == pytest.approx(0.0194, abs=5e-4)
+        assert frontend_s_for(datacrunch, shipped_votes) == pytest.approx(0.0195, abs=5e-4)
         assert frontend_s_for(datacrunch, shipped_votes) != pytest.approx(fitted_frontend_s(shipped_votes), abs=5e-4)
         bare = predict_percentiles(row, frontend_s=0.0)["ttft_median_ms"]
         checks = validate_load(rows).checks
