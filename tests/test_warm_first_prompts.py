@@ -81,3 +81,14 @@ class TestPublishedRows:
         cold = predict_percentiles(replace(row, prompts_cached_first=0))["ttft_p99_ms"]
         assert warm < 0.2 * cold and not math.isnan(warm)
         assert abs(warm / (row.ttft_p99_s * 1e3) - 1) < 0.5  # published 1,912.97 ms, the page's result block
+
+
+def test_a_data_parallel_replicas_ranks_each_find_their_share_warm():
+    """Under data-parallel attention ("dp-ep") each of the 8 ranks takes every 8th request, so the run's first 64
+    are each rank's first 8: all 64 warm is every rank's whole first wave warm, as the whole run warm is at N = 64."""
+    dp = Replica("H200", "deepseek-v3", gpus=8, parallelism="dp-ep", frontend_s=0.0)
+    kw = dict(concurrency=64, num_requests=64)
+    first = latency_under_load(dp, 4000, 64, warm_prompts=64, **kw)
+    whole = latency_under_load(dp, 4000, 64, prefix_hit_rate=warm_prompt_fraction(4000), **kw)
+    cold = latency_under_load(dp, 4000, 64, **kw)
+    assert first.ttft_s.at(99) == whole.ttft_s.at(99) < cold.ttft_s.at(99)
