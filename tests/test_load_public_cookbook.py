@@ -35,21 +35,27 @@ def test_every_figure_is_in_its_quote_and_the_row_is_predicted(record_id):
     assert ROWS[record_id].problem == ""
 
 
-def test_each_cookbook_run_finds_the_prompts_its_pages_earlier_runs_sent():
-    """One server a page, its runs in page order (the record ids follow the lines), seed 1: a run's first k prompts
-    are any earlier run's of the same --random-input-len, so it finds the largest earlier such run's prompts cached
-    (all of them where that run sent at least as many). The rule, applied here from the rows' own commands."""
+def test_each_cookbook_run_finds_the_prompts_its_servers_earlier_runs_sent():
+    """Each printed deployment command is a server launched for the runs after it (the Qwen3 page prints one for its
+    reasoning scenario at line 522; the others one a page), which runs them in page order (the record ids follow the
+    lines), seed 1: a run's first k prompts are any earlier run's of the same --random-input-len on that server, so it
+    finds the largest such run's prompts cached (all of them where that run sent at least as many). The rule, applied
+    here from the rows' own commands and notes."""
     for _, page in COOKBOOK.groupby("source_group"):
         assert list(page.record_id) == sorted(page.record_id)
         lines = [int(re.search(r"#L(\d+)", s)[1]) for s in page.source]
         assert lines == sorted(lines)
-        sent: dict[int, int] = {}
+        sent: dict[tuple[int, int], int] = {}
         for _, r in page.iterrows():
+            server = int(re.search(r"server launch at line (\d+)", r.notes)[1])
             length, n = int(re.search(r"--random-input-len (\d+)", r.batching)[1]), int(r.num_prompts)
-            before = sent.get(length, 0)
+            before = sent.get((server, length), 0)
             expected = "cold" if not before else "warm" if before >= n else f"warm: the first {before} prompts"
             assert r.prefix_cache == expected, r.record_id
-            sent[length] = max(before, n)
+            sent[server, length] = max(before, n)
+    launches = {rid: re.search(r"server launch at line (\d+)", n)[1] for rid, n in zip(COOKBOOK.record_id, COOKBOOK.notes)}
+    assert {launches[f"SGC{i:03d}"] for i in range(7, 10)} == {"344"}
+    assert {launches[f"SGC{i:03d}"] for i in range(10, 16)} == {"522"}
 
 
 def test_the_blogs_variance_is_vllms_window():
