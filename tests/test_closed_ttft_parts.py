@@ -77,8 +77,8 @@ class TestTrace:
 
 
 def test_the_closed_runs_and_their_sweeps_at_one():
-    """The 150 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's, InferenceX's IXA001-IXA091, the
-    SGLang cookbook's SGC001-SGC024 and the vLLM blog's VFK001-VFK004);
+    """The 152 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's, InferenceX's IXA001-IXA091, the
+    SGLang cookbook's SGC001-SGC026 and the vLLM blog's VFK001-VFK004);
     the sweeps with a run at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087), SGLang EAGLE-3 (LD088; 13
     runs at 2-8) and InferenceX's SGLang on 8 x B200 and 8 x B300 (a sweep: one engine, source, model, GPU group and
     dataset name, whatever the release and lengths; its runs at one in flight, IXA001 / IXA004 and IXA007 / IXA012,
@@ -92,7 +92,7 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         *(f"LD0{i}" for i in (40, 41, 42, 44, 45)),
         *(f"LD0{i}" for i in range(68, 92)),
         *(f"IXA{i:03d}" for i in range(1, 92)),
-        *(f"SGC{i:03d}" for i in range(1, 25)),
+        *(f"SGC{i:03d}" for i in range(1, 27)),
         *(f"VFK{i:03d}" for i in range(1, 5)),
     ]
     sweeps = {one.record_id: sorted(r.record_id for r in others) for one, others in sweeps_at_one(rows)}
@@ -110,6 +110,7 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         **{one: [f"SGC{i:03d}" for i in (2, 3, 5, 6)] for one in ("SGC001", "SGC004")},
         **{one: [f"SGC{i:03d}" for i in (8, 9, 11, 12, 14, 15)] for one in ("SGC007", "SGC010", "SGC013")},
         **{one: [f"SGC{i:03d}" for i in (17, 18, 20, 21, 23, 24)] for one in ("SGC016", "SGC019", "SGC022")},
+        "SGC025": ["SGC026"],
     }
 
 

@@ -1,5 +1,6 @@
-"""s190's load sources, read as published: the SGLang cookbook's three speed-benchmark pages (SGC001-SGC024) and the
-vLLM blog's FP8 KV-cache post (VFK001-VFK004), both judged only (no front-end vote)."""
+"""s190's load sources, read as published: the SGLang cookbook's four speed-benchmark pages (SGC001-SGC026: three of
+random lengths, gpt-oss-120b's of ShareGPT) and the vLLM blog's FP8 KV-cache post (VFK001-VFK004), all judged only (no
+front-end vote)."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ FIGURES = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "it
 
 def test_the_sources_are_judged_only():
     assert set(COOKBOOK.source_group) | set(BLOG.source_group) <= set(JUDGED_ONLY_SOURCE_GROUPS)
-    assert (len(COOKBOOK), COOKBOOK.source_group.nunique(), len(BLOG)) == (24, 3, 4)
+    assert (len(COOKBOOK), COOKBOOK.source_group.nunique(), len(BLOG)) == (26, 4, 4)
 
 
 @pytest.mark.parametrize("record_id", [*COOKBOOK.record_id, *BLOG.record_id])
@@ -41,7 +42,7 @@ def test_each_cookbook_run_finds_the_prompts_its_servers_earlier_runs_sent():
     lines), seed 1: a run's first k prompts are any earlier run's of the same --random-input-len on that server, so it
     finds the largest such run's prompts cached (all of them where that run sent at least as many). The rule, applied
     here from the rows' own commands and notes."""
-    for _, page in COOKBOOK.groupby("source_group"):
+    for _, page in COOKBOOK[COOKBOOK.dataset.str.startswith("random")].groupby("source_group"):
         assert list(page.record_id) == sorted(page.record_id)
         lines = [int(re.search(r"#L(\d+)", s)[1]) for s in page.source]
         assert lines == sorted(lines)
@@ -53,7 +54,9 @@ def test_each_cookbook_run_finds_the_prompts_its_servers_earlier_runs_sent():
             expected = "cold" if not before else "warm" if before >= n else f"warm: the first {before} prompts"
             assert r.prefix_cache == expected, r.record_id
             sent[server, length] = max(before, n)
-    launches = {rid: re.search(r"server launch at line (\d+)", n)[1] for rid, n in zip(COOKBOOK.record_id, COOKBOOK.notes)}
+    launches = {
+        rid: re.search(r"server launch at line (\d+)", n)[1] for rid, n in zip(COOKBOOK.record_id, COOKBOOK.notes)
+    }
     assert {launches[f"SGC{i:03d}"] for i in range(7, 10)} == {"344"}
     assert {launches[f"SGC{i:03d}"] for i in range(10, 16)} == {"522"}
 

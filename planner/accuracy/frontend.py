@@ -66,7 +66,8 @@ __all__ = [
 #: was fitted. Had they voted (vLLM -3.1, LMDeploy -14.9, TensorRT-LLM 23.4 ms), the median of 14 votes would be
 #: 19.3 ms instead of 22.0 ms: a fitted term moved by rows reported as held out. s187's InferenceX DeepSeek-R1
 #: concurrency sweeps (IXA001-IXA091, ``bench/inferencex_rows.py``) are judged the same way, and so are s190's SGLang
-#: cookbook sweeps (SGC001-SGC024: Llama 3.1 70B on 8 x A100, Qwen3-235B-A22B and DeepSeek-R1-0528 on 8 x B200) and
+#: cookbook sweeps (SGC001-SGC026: Llama 3.1 70B on 8 x A100, Qwen3-235B-A22B, DeepSeek-R1-0528 and gpt-oss-120b on
+#: 8 x B200) and
 #: the vLLM blog's FP8 KV-cache runs (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
 JUDGED_ONLY_SOURCE_GROUPS = (
     "rtx3090-llama3-8b-vllm-lmdeploy-trtllm-sharegpt",
@@ -74,6 +75,7 @@ JUDGED_ONLY_SOURCE_GROUPS = (
     "sgl-cookbook-llama3.1-70b-a100",
     "sgl-cookbook-qwen3-235b-b200",
     "sgl-cookbook-dsr1-0528-b200",
+    "sgl-cookbook-gpt-oss-120b-b200",
     "vllm-blog-2026-04-fp8-kvcache",
 )
 
