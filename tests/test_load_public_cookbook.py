@@ -55,7 +55,8 @@ def test_each_cookbook_run_finds_the_prompts_its_servers_earlier_runs_sent():
             assert r.prefix_cache == expected, r.record_id
             sent[server, length] = max(before, n)
     launches = {
-        rid: re.search(r"server launch at line (\d+)", n)[1] for rid, n in zip(COOKBOOK.record_id, COOKBOOK.notes)
+        rid: re.search(r"server launch at line (\d+)", n)[1]
+        for rid, n in zip(COOKBOOK.record_id, COOKBOOK.notes, strict=True)
     }
     assert {launches[f"SGC{i:03d}"] for i in range(7, 10)} == {"344"}
     assert {launches[f"SGC{i:03d}"] for i in range(10, 16)} == {"522"}
