@@ -67,8 +67,7 @@ __all__ = [
 #: 19.3 ms instead of 22.0 ms: a fitted term moved by rows reported as held out. s187's InferenceX DeepSeek-R1
 #: concurrency sweeps (IXA001-IXA091, ``bench/inferencex_rows.py``) are judged the same way, and so are s190's SGLang
 #: cookbook sweeps (SGC001-SGC026: Llama 3.1 70B on 8 x A100, Qwen3-235B-A22B, DeepSeek-R1-0528 and gpt-oss-120b on
-#: 8 x B200) and
-#: the vLLM blog's FP8 KV-cache runs (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
+#: 8 x B200) and the vLLM blog's FP8 KV-cache runs (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
 JUDGED_ONLY_SOURCE_GROUPS = (
     "rtx3090-llama3-8b-vllm-lmdeploy-trtllm-sharegpt",
     "inferencex-app-dsr1-single-node",

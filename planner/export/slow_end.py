@@ -20,8 +20,8 @@ sglang-pr-4918-deepseek-v3-h200 (DeepSeek-V3 on SGLang, one of twelve sources), 
 (1.57x) is not one source's (1.34x without sgl-cookbook-gpt-oss-120b-b200, under 2x), so it stands. Why: at 14.2x the
 README's review meets a 1.5 s TTFT not at all (an idle replica's simulated p95 TTFT, 0.114 s, x 14.2 is 1.62 s; at
 15.4x in s168-s185, 4,090 replicas of H100 x 4 met; at the 27.4x before s168 none did), so the full end says how
-little load a replica may carry, not what the range costs; the end that survives leaving any one source out is the slow end the
-other sources agree on. The full end is not hidden: the workbook shows it beside each
+little load a replica may carry, not what the range costs; the end that survives leaving any one source out is the
+slow end the other sources agree on. The full end is not hidden: the workbook shows it beside each
 figure and in its note, and ``slow_end_full_range`` states the fleet (or that none meets) at it.
 
 **Targets, not the margin's goals**: the held-out range states how far real latency lies from the simulated figure,
