@@ -100,7 +100,10 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
     --decode / --memory at your own files; rows that cannot be predicted say why. A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
-    sonnet, random and generated-shared-prefix: the benchmark client's default lengths).
+    sonnet, random and generated-shared-prefix: the benchmark client's default lengths). A dataset cell's
+    --random-range-ratio is read as its client draws it (vllm bench serve around the length, sglang.bench_serving
+    below it); a prefix_cache cell says what the server had cached: warm, cold, or "warm: the first N prompts" (an
+    earlier run of the sweep sent them).
 
     Example:
 
