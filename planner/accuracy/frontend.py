@@ -41,12 +41,14 @@ from planner.serving.load import FRONTEND_S
 __all__ = [
     "FRONTEND_S",
     "JUDGED_ONLY_SOURCE_GROUPS",
+    "JUDGED_ONLY_SOURCE_PREFIXES",
     "SOLVE_TOLERANCE_S",
     "Vote",
     "fitted_frontend_s",
     "frontend_for_rows",
     "frontend_s_for",
     "frontend_s_of_rows",
+    "judged_only",
     "lightest_runs",
     "offered_load",
     "residual_s",
@@ -66,17 +68,21 @@ __all__ = [
 #: was fitted. Had they voted (vLLM -3.1, LMDeploy -14.9, TensorRT-LLM 23.4 ms), the median of 14 votes would be
 #: 19.3 ms instead of 22.0 ms: a fitted term moved by rows reported as held out. s187's InferenceX DeepSeek-R1
 #: concurrency sweeps (IXA001-IXA091, ``bench/inferencex_rows.py``) are judged the same way, and so are s190's SGLang
-#: cookbook sweeps (SGC001-SGC026: Llama 3.1 70B on 8 x A100, Qwen3-235B-A22B, DeepSeek-R1-0528 and gpt-oss-120b on
-#: 8 x B200) and the vLLM blog's FP8 KV-cache runs (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
+#: cookbook speed benchmarks (every page: ``JUDGED_ONLY_SOURCE_PREFIXES``) and the vLLM blog's FP8 KV-cache runs
+#: (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
 JUDGED_ONLY_SOURCE_GROUPS = (
     "rtx3090-llama3-8b-vllm-lmdeploy-trtllm-sharegpt",
     "inferencex-app-dsr1-single-node",
-    "sgl-cookbook-llama3.1-70b-a100",
-    "sgl-cookbook-qwen3-235b-b200",
-    "sgl-cookbook-dsr1-0528-b200",
-    "sgl-cookbook-gpt-oss-120b-b200",
     "vllm-blog-2026-04-fp8-kvcache",
 )
+#: Families of judged-only sources, by their groups' prefix: every page of the SGLang cookbook (s190).
+JUDGED_ONLY_SOURCE_PREFIXES = ("sgl-cookbook-",)
+
+
+def judged_only(source_group: str) -> bool:
+    """Whether a loaded source is judged but casts no front-end vote (``JUDGED_ONLY_SOURCE_GROUPS``, or a group of a
+    family in ``JUDGED_ONLY_SOURCE_PREFIXES``)."""
+    return source_group in JUDGED_ONLY_SOURCE_GROUPS or source_group.startswith(JUDGED_ONLY_SOURCE_PREFIXES)
 
 
 @dataclass(frozen=True)
@@ -165,9 +171,9 @@ def lightest_runs(rows: Iterable[DecodeRow]) -> list[DecodeRow]:
 
 def votes(rows: Iterable[DecodeRow], **predict) -> list[Vote]:
     """Each (engine, source)'s vote: the median residual (``residual_s``) of its sweeps' lightest runs
-    (``lightest_runs``); sources in ``JUDGED_ONLY_SOURCE_GROUPS`` cast none."""
+    (``lightest_runs``); judged-only sources (``judged_only``) cast none."""
     found: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    for r in lightest_runs(r for r in rows if r.source_group not in JUDGED_ONLY_SOURCE_GROUPS):
+    for r in lightest_runs(r for r in rows if not judged_only(r.source_group)):
         x = residual_s(r, **predict)
         if x is not None:
             found.setdefault((r.engine, r.source_group), []).append((r.record_id, x))
