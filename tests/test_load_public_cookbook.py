@@ -17,7 +17,7 @@ from planner.catalog.loader import shipped_catalog_dir
 
 PATH = shipped_catalog_dir() / "reference" / "load_public.csv"
 TABLE = pd.read_csv(PATH, dtype=str, keep_default_na=False)
-COOKBOOK = TABLE[TABLE.record_id.str.startswith("SGC")]
+COOKBOOK = TABLE[TABLE.source_group.str.startswith("sgl-cookbook-")]
 BLOG = TABLE[TABLE.record_id.str.startswith("VFK")]
 ROWS = {r.record_id: r for r in load_decode_rows(PATH)}
 FIGURES = ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms")
@@ -38,22 +38,25 @@ def test_every_figure_is_in_its_quote_and_the_row_is_predicted(record_id):
 
 def test_each_cookbook_run_finds_the_prompts_its_servers_earlier_runs_sent():
     """Each printed deployment command is a server launched for the runs after it (the Qwen3 page prints one for its
-    reasoning scenario at line 522; the others one a page), which runs them in page order (the record ids follow the
-    lines), seed 1: a run's first k prompts are any earlier run's of the same --random-input-len on that server, so it
-    finds the largest such run's prompts cached (all of them where that run sent at least as many). The rule, applied
-    here from the rows' own commands and notes."""
-    for _, page in COOKBOOK[COOKBOOK.dataset.str.startswith("random")].groupby("source_group"):
+    reasoning scenario at line 522), which runs them in page order (the record ids follow the lines), seed 1: a run's
+    first k prompts are any earlier run's on that server with the same dataset and --random-input-len, so it finds the
+    largest such run's prompts cached (all of them where that run sent at least as many), unless the server runs with
+    --disable-radix-cache. The rule, applied here from the rows' own commands and notes."""
+    for _, page in COOKBOOK.groupby("source_group"):
         assert list(page.record_id) == sorted(page.record_id)
         lines = [int(re.search(r"#L(\d+)", s)[1]) for s in page.source]
         assert lines == sorted(lines)
-        sent: dict[tuple[int, int], int] = {}
+        sent: dict[tuple[int, str], int] = {}
         for _, r in page.iterrows():
             server = int(re.search(r"server launch at line (\d+)", r.notes)[1])
-            length, n = int(re.search(r"--random-input-len (\d+)", r.batching)[1]), int(r.num_prompts)
-            before = sent.get((server, length), 0)
+            length = re.search(r"--random-input-len (\d+)", r.batching)
+            key = (server, length[1] if length else r.dataset.split()[0])
+            before, n = sent.get(key, 0), int(r.num_prompts)
             expected = "cold" if not before else "warm" if before >= n else f"warm: the first {before} prompts"
+            if "--disable-radix-cache" in r.batching:
+                expected = "cold"
             assert r.prefix_cache == expected, r.record_id
-            sent[server, length] = max(before, n)
+            sent[key] = max(before, n)
     launches = {
         rid: re.search(r"server launch at line (\d+)", n)[1]
         for rid, n in zip(COOKBOOK.record_id, COOKBOOK.notes, strict=True)
