@@ -170,7 +170,8 @@ def sglang_random_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     """The lengths ``sglang.bench_serving --dataset-name random`` drew for the row's run, reproduced: after
     ``np.random.seed(1)`` (its default ``--seed``), ``sample_random_requests`` draws every input length with
     ``np.random.randint(max(int(L r), 1), L + 1, size=N)`` and then every output length with
-    ``np.random.randint(int(O r), O + 1, size=N)`` (0.5.6 ``bench_serving.py`` l.1217-1236), L and O the command's
+    ``np.random.randint(int(O r), O + 1, size=N)`` (0.5.6 ``bench_serving.py`` l.1217-1236; from 0.5.7 the outputs'
+    lower bound is at least 1: of the two, the draw nearer the row's mean output), L and O the command's
     ``--random-input-len`` / ``--random-output-len`` and r its ``--random-range-ratio`` (0.0 by default), in the order
     sent. Used only where the row is that client's run of a random dataset without ``--seed`` and its stated mean
     prompt is the draws' within ``SGLANG_DRAW_MATCH`` (the check that it is that draw: the SGLang cookbook's runs print
@@ -184,9 +185,14 @@ def sglang_random_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
         return None
     top_in, top_out = (int(m[1]) for m in lengths)
     r = float(row.length_range_ratio)
-    draws = np.random.RandomState(SGLANG_BENCH_SEED)
-    prompts = draws.randint(max(int(top_in * r), 1), top_in + 1, size=n)
-    outputs = draws.randint(int(top_out * r), top_out + 1, size=n)
+
+    def drawn(least_output: int) -> tuple[np.ndarray, np.ndarray]:
+        draws = np.random.RandomState(SGLANG_BENCH_SEED)
+        prompts = draws.randint(max(int(top_in * r), 1), top_in + 1, size=n)
+        return prompts, draws.randint(max(int(top_out * r), least_output), top_out + 1, size=n)
+
+    # outputs from int(O r) up to 0.5.6.post1, from max(int(O r), 1) in 0.5.7 and later: the one nearer the row's mean
+    prompts, outputs = min((drawn(0), drawn(1)), key=lambda d: abs(d[1].mean() - row.output_len))
     if abs(prompts.mean() / max(row.input_len, 1) - 1) > SGLANG_DRAW_MATCH:
         return None
     return [(int(p), max(int(o), 1)) for p, o in zip(prompts, outputs, strict=True)]
