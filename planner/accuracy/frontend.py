@@ -41,7 +41,6 @@ from planner.serving.load import FRONTEND_S
 __all__ = [
     "FRONTEND_S",
     "JUDGED_ONLY_SOURCE_GROUPS",
-    "JUDGED_ONLY_SOURCE_PREFIXES",
     "SOLVE_TOLERANCE_S",
     "Vote",
     "fitted_frontend_s",
@@ -68,21 +67,19 @@ __all__ = [
 #: was fitted. Had they voted (vLLM -3.1, LMDeploy -14.9, TensorRT-LLM 23.4 ms), the median of 14 votes would be
 #: 19.3 ms instead of 22.0 ms: a fitted term moved by rows reported as held out. s187's InferenceX DeepSeek-R1
 #: concurrency sweeps (IXA001-IXA091, ``bench/inferencex_rows.py``) are judged the same way, and so are s190's SGLang
-#: cookbook speed benchmarks (every page: ``JUDGED_ONLY_SOURCE_PREFIXES``) and the vLLM blog's FP8 KV-cache runs
-#: (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
+#: cookbook's speed benchmarks (one source, ``sgl-cookbook``: its pages are one publisher's runs with one client and
+#: method) and the vLLM blog's FP8 KV-cache runs (VFK001-VFK004: Llama 3.1 8B and gpt-oss-20b on one H100, vLLM 0.19).
 JUDGED_ONLY_SOURCE_GROUPS = (
     "rtx3090-llama3-8b-vllm-lmdeploy-trtllm-sharegpt",
     "inferencex-app-dsr1-single-node",
+    "sgl-cookbook",
     "vllm-blog-2026-04-fp8-kvcache",
 )
-#: Families of judged-only sources, by their groups' prefix: every page of the SGLang cookbook (s190).
-JUDGED_ONLY_SOURCE_PREFIXES = ("sgl-cookbook-",)
 
 
 def judged_only(source_group: str) -> bool:
-    """Whether a loaded source is judged but casts no front-end vote (``JUDGED_ONLY_SOURCE_GROUPS``, or a group of a
-    family in ``JUDGED_ONLY_SOURCE_PREFIXES``)."""
-    return source_group in JUDGED_ONLY_SOURCE_GROUPS or source_group.startswith(JUDGED_ONLY_SOURCE_PREFIXES)
+    """Whether a loaded source is judged but casts no front-end vote (``JUDGED_ONLY_SOURCE_GROUPS``)."""
+    return source_group in JUDGED_ONLY_SOURCE_GROUPS
 
 
 @dataclass(frozen=True)
