@@ -47,8 +47,8 @@ def _slow_ratio(quantity: str) -> float:
 
 class TestTheReadmeExample:
     def test_the_ends_are_the_tables_without_the_one_source_that_sets_them(self, readme_example_review):
-        """p99 TTFT (a p95 figure's range): 14.2x with sglang-pr-4918-deepseek-v3-h200, 7.07x without it (2.0x
-        apart): 7.07; p99 TPOT: 1.57x, without sgl-cookbook-gpt-oss-120b-b200 (1.34x) less than 2x apart: 1.57 stands
+        """p99 TTFT (a p95 figure's range): 15.3x with sglang-pr-4918-deepseek-v3-h200, 7.07x without it (2.2x
+        apart): 7.07; p99 TPOT: 1.56x, without sgl-cookbook (1.37x) less than 2x apart: 1.56 stands
         (catalogs/reference/loaded_residuals.csv as s190 regenerated it with the SGLang cookbook's and the vLLM
         blog's runs, bench/load_validation.py --write-loaded-residuals; 15.3x / 6.16x and 1.37x from s187, with
         InferenceX's sweeps; 15.3x / 2.65x and 1.25x in s186; 15.4x / 2.68x and 1.27x from s168; 27.4x / 2.36x and
@@ -57,13 +57,13 @@ class TestTheReadmeExample:
         assert s.percentile == 95
         assert s.ttft_ratio == pytest.approx(_slow_ratio("ttft_p99")) == pytest.approx(7.07)
         assert s.ttft_left_out == _table_row("ttft_p99")["high_set_by"] == "sglang-pr-4918-deepseek-v3-h200"
-        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.57)
+        assert s.tpot_ratio == pytest.approx(_slow_ratio("tpot_p99")) == pytest.approx(1.56)
         assert s.tpot_left_out == ""
 
     def test_the_gpus_are_a_replica_search_done_by_hand(self, readme_example_review):
         """The recommended option (H100, bought; 4 GPUs a replica, bought in 8-GPU nodes, one spare) at the slow end:
         scanning replica counts up from the plan's, each replica's simulated run at peak / k (the simulation itself,
-        not planner's search), the first k whose p95 TTFT x 7.07 and TPOT x 1.57 meet examples/budget-review.toml's
+        not planner's search), the first k whose p95 TTFT x 7.07 and TPOT x 1.56 meet examples/budget-review.toml's
         targets (1.5 s, 50 ms); GPUs = (k + 1 spare) x 4 rounded up to 8; cost = GPUs x the option's $ per
         GPU-month."""
         r = readme_example_review.recommended
@@ -100,8 +100,8 @@ class TestTheReadmeExample:
         assert r.gpus == int(r.fleet.gpus) != r.slow_end.gpus
 
     def test_at_the_full_ranges_end_no_fleet_meets(self, readme_example_review):
-        """At p99 TTFT's full slow end (14.2x since s190; 15.3x s186-s189) a replica taking peak / 4,096 (the most the
-        search allows) has a simulated p95 TTFT of 114 ms, x 14.2 = 1.62 s, past the 1.5 s target: no count meets, and the review
+        """At p99 TTFT's full slow end (15.3x since s186) a replica taking peak / 4,096 (the most the search allows)
+        has a simulated p95 TTFT of 114 ms, x 15.3 = 1.74 s, past the 1.5 s target: no count meets, and the review
         says so rather than a number (since s189's asynchronous vLLM admission a near-idle arrival may wait a step;
         s186-s188, at 99 ms, none met either; s168-s185, at 15.4x and a 97 ms idle TTFT, 4,090 replicas met; before
         s168, at 27.4x, none did)."""
@@ -200,7 +200,7 @@ class TestSurfaces:
         return scenario, review, ranges, key, replica
 
     def test_a_fleet_set_near_an_idle_replica_is_still_the_fewest_that_meet(self, monkeypatch):
-        """Against 0.7 s at the table's full p99 TTFT end (14.2x; 27.4x when the search was mended) the Llama-3.1-8B
+        """Against 0.7 s at the table's full p99 TTFT end (15.3x; 27.4x when the search was mended) the Llama-3.1-8B
         option's p95 TTFT must be a near-idle replica's: the count is the fewest replicas whose simulated p95 TTFT x
         that end meets 0.7 s, one fewer missing (the search once answered its limit, 4,096, here: its closed-form first
         guess met at no count). 1 s until s189, when vLLM's asynchronous host loop let one replica at the peak meet it."""
@@ -213,9 +213,9 @@ class TestSurfaces:
         assert serving > 1 and at(serving) * ratio <= 0.7 < at(serving - 1) * ratio
 
     def test_an_option_not_met_at_the_slow_end_says_so_instead_of_a_number(self, monkeypatch):
-        """With p99 TTFT's one-source end not stated, its full 14.2x is the slow end. The Llama-3.1-8B option's
-        simulated p95 TTFT near idle (peak / 4,096 requests/s a replica, the search's limit), 34 ms, x 14.2 is past
-        0.45 s (0.5 s until s190, at 15.3x): no
+        """With p99 TTFT's one-source end not stated, its full 15.3x is the slow end. The Llama-3.1-8B option's
+        simulated p95 TTFT near idle (peak / 4,096 requests/s a replica, the search's limit), 34 ms, x 15.3 is past
+        0.45 s: no
         count meets it, so Options and the CSV give no GPUs or cost at the slow end, and the note says why."""
         scenario, review, ranges, key, replica = self._full_end_review(monkeypatch, 0.45)
         r, why = review.recommended, NOT_MET
@@ -228,6 +228,6 @@ class TestSurfaces:
         header, row = [c.value for c in ws[1]], [c.value for c in ws[2]]
         assert row[header.index("Held-out slow end: GPUs (shown, not applied)")] is None
         assert row[header.index("Held-out slow end: monthly cost")] is None
-        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x14.2, TPOT x1.57)"
+        assert row[header.index("Held-out slow end: note")] == f"{why} (p95 TTFT x15.3, TPOT x1.56)"
         rows = list(csv.DictReader(io.StringIO(render(review, "csv").decode())))
         assert rows[0]["slow_end_gpus"] == "" and rows[0]["slow_end_note"].startswith(NOT_MET)

@@ -41,6 +41,7 @@ from functools import cache
 import numpy as np
 
 from planner.accuracy.published import DecodeRow, read_csv_rows, reference_dir
+from planner.engines.profiles import parse_version
 from planner.serving.load import (
     dataset_in,
     shared_prefix_hit_rate,
@@ -164,14 +165,17 @@ def sharegpt_prompts(row: DecodeRow, n: int) -> list[int] | None:
 SGLANG_BENCH_SEED = 1
 #: How close a run's stated mean prompt must be to the reproduced draws' for the run to be read as them.
 SGLANG_DRAW_MATCH = 0.005
+#: The first release whose random outputs are drawn from at least 1 token (``max(int(O r), 1)``; 0.5.6.post1 and
+#: before from ``int(O r)``: the released wheels' ``bench_serving.py``, read by s190's helper)
+SGLANG_OUTPUTS_FROM_ONE = (0, 5, 7)
 
 
 def sglang_random_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     """The lengths ``sglang.bench_serving --dataset-name random`` drew for the row's run, reproduced: after
     ``np.random.seed(1)`` (its default ``--seed``), ``sample_random_requests`` draws every input length with
     ``np.random.randint(max(int(L r), 1), L + 1, size=N)`` and then every output length with
-    ``np.random.randint(int(O r), O + 1, size=N)`` (0.5.6 ``bench_serving.py`` l.1217-1236; from 0.5.7 the outputs'
-    lower bound is at least 1: of the two, the draw nearer the row's mean output), L and O the command's
+    ``np.random.randint(int(O r), O + 1, size=N)`` (0.5.6 ``bench_serving.py`` l.1217-1236; from 0.5.7, by the row's
+    release, at least 1: ``SGLANG_OUTPUTS_FROM_ONE``), L and O the command's
     ``--random-input-len`` / ``--random-output-len`` and r its ``--random-range-ratio`` (0.0 by default), in the order
     sent. Used only where the row is that client's run of a random dataset without ``--seed`` and its stated mean
     prompt is the draws' within ``SGLANG_DRAW_MATCH`` (the check that it is that draw: the SGLang cookbook's runs print
@@ -186,13 +190,11 @@ def sglang_random_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     top_in, top_out = (int(m[1]) for m in lengths)
     r = float(row.length_range_ratio)
 
-    def drawn(least_output: int) -> tuple[np.ndarray, np.ndarray]:
-        draws = np.random.RandomState(SGLANG_BENCH_SEED)
-        prompts = draws.randint(max(int(top_in * r), 1), top_in + 1, size=n)
-        return prompts, draws.randint(max(int(top_out * r), least_output), top_out + 1, size=n)
-
-    # outputs from int(O r) up to 0.5.6.post1, from max(int(O r), 1) in 0.5.7 and later: the one nearer the row's mean
-    prompts, outputs = min((drawn(0), drawn(1)), key=lambda d: abs(d[1].mean() - row.output_len))
+    version = parse_version(row.engine_version)
+    least = 1 if version is not None and version.release >= SGLANG_OUTPUTS_FROM_ONE else 0
+    draws = np.random.RandomState(SGLANG_BENCH_SEED)
+    prompts = draws.randint(max(int(top_in * r), 1), top_in + 1, size=n)
+    outputs = draws.randint(max(int(top_out * r), least), top_out + 1, size=n)
     if abs(prompts.mean() / max(row.input_len, 1) - 1) > SGLANG_DRAW_MATCH:
         return None
     return [(int(p), max(int(o), 1)) for p, o in zip(prompts, outputs, strict=True)]

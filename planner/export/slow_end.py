@@ -15,10 +15,10 @@ the range ``held_out.range_for`` gives for the figure (p99's for a p95 figure).
 
 **Which end** (``slow_end_ratio``): the range's high end, except where one source alone sets it (``LoadedRange.
 one_source_ends``: leaving that source out moves the end by more than ``ONE_SOURCE_FACTOR`` = 2x); then the end
-without that source (``high_one_out``). In the shipped table (s190) that is p99 TTFT: 14.2x with
-sglang-pr-4918-deepseek-v3-h200 (DeepSeek-V3 on SGLang, one of twelve sources), 7.07x without it; p99 TPOT's end
-(1.57x) is not one source's (1.34x without sgl-cookbook-gpt-oss-120b-b200, under 2x), so it stands. Why: at 14.2x the
-README's review meets a 1.5 s TTFT not at all (an idle replica's simulated p95 TTFT, 0.114 s, x 14.2 is 1.62 s; at
+without that source (``high_one_out``). In the shipped table (s190) that is p99 TTFT: 15.3x with
+sglang-pr-4918-deepseek-v3-h200 (DeepSeek-V3 on SGLang, one of nine sources), 7.07x without it; p99 TPOT's end
+(1.56x) is not one source's (1.37x without sgl-cookbook, under 2x), so it stands. Why: at 15.3x the README's review
+meets a 1.5 s TTFT not at all (an idle replica's simulated p95 TTFT, 0.114 s, x 15.3 is 1.74 s; at
 15.4x in s168-s185, 4,090 replicas of H100 x 4 met; at the 27.4x before s168 none did), so the full end says how
 little load a replica may carry, not what the range costs; the end that survives leaving any one source out is the
 slow end the other sources agree on. The full end is not hidden: the workbook shows it beside each
