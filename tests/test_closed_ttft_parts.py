@@ -77,8 +77,8 @@ class TestTrace:
 
 
 def test_the_closed_runs_and_their_sweeps_at_one():
-    """The 152 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's, InferenceX's IXA001-IXA091, the
-    SGLang cookbook's SGC001-SGC026 and the vLLM blog's VFK001-VFK004);
+    """The 182 closed-loop runs of load_public.csv (vLLM PR 23151's LD013, gpustack's, InferenceX's IXA001-IXA091, the
+    SGLang cookbook's SGC001-SGC026, SGA001-SGA033 and SGB025-SGB026, and the vLLM blog's VFK001-VFK004);
     the sweeps with a run at one in flight: vLLM 0.11 Qwen3-8B (LD085; LD068, LD086, LD087), SGLang EAGLE-3 (LD088; 13
     runs at 2-8) and InferenceX's SGLang on 8 x B200 and 8 x B300 (a sweep: one engine, source, model, GPU group and
     dataset name, whatever the release and lengths; its runs at one in flight, IXA001 / IXA004 and IXA007 / IXA012,
@@ -96,6 +96,9 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         *(f"VFK{i:03d}" for i in range(1, 5)),
         "SGC025",
         "SGC026",
+        *(f"SGA{i:03d}" for i in (*range(1, 14), *range(17, 26), *range(28, 34))),
+        "SGB025",
+        "SGB026",
     ]
     sweeps = {one.record_id: sorted(r.record_id for r in others) for one, others in sweeps_at_one(rows)}
     assert sweeps == {
@@ -113,6 +116,12 @@ def test_the_closed_runs_and_their_sweeps_at_one():
         **{one: [f"SGC{i:03d}" for i in (8, 9, 11, 12, 14, 15)] for one in ("SGC007", "SGC010", "SGC013")},
         **{one: [f"SGC{i:03d}" for i in (17, 18, 20, 21, 23, 24)] for one in ("SGC016", "SGC019", "SGC022")},
         "SGC025": ["SGC026"],
+        **{one: [] for one in ("SGA001", "SGA012")},  # speculative, and no other run of their model and dataset
+        **{one: [f"SGA{i:03d}" for i in (4, 5, 7, 8, 10, 11)] for one in ("SGA003", "SGA006", "SGA009")},
+        **{one: [f"SGA{i:03d}" for i in (18, 19, 21, 22, 24, 25)] for one in ("SGA017", "SGA020", "SGA023")},
+        "SGA028": ["SGA029", "SGA030"],
+        "SGA031": ["SGA032", "SGA033"],
+        "SGB025": ["SGB026"],
     }
 
 

@@ -278,7 +278,9 @@ class TestPublishedAcceptance:
         (39.x% before the chat runs' ShareGPT outputs were read as answers, planner.accuracy.datasets.answers_in_full):
         the issue's 40% is missed by its acceptance range, not the run's lengths: even at the range's lowest
         acceptance (2.75) the simulated 3.04 ms is 31% under the published 4.4 ms."""
-        rows = [r for r in _rows().values() if r.speculation is not None]
+        # (the SGLang cookbook's two speculative runs, SGA001 and SGA012, name no draft with a published acceptance:
+        # refused, tests/test_load_public_cookbook.py)
+        rows = [r for r in _rows().values() if r.speculation is not None and r.source_group != "sgl-cookbook"]
         checks = validate_load(rows).checks
         assert len(rows) == 14 and all(not math.isnan(c.predicted) for c in checks)
         tpot = {c.record_id: abs(c.error) for c in checks if c.quantity == "tpot_median_ms"}
