@@ -189,7 +189,6 @@ def sglang_random_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
         return None
     top_in, top_out = (int(m[1]) for m in lengths)
     r = float(row.length_range_ratio)
-
     version = parse_version(row.engine_version)
     least = 1 if version is not None and version.release >= SGLANG_OUTPUTS_FROM_ONE else 0
     draws = np.random.RandomState(SGLANG_BENCH_SEED)

@@ -47,7 +47,6 @@ __all__ = [
     "frontend_for_rows",
     "frontend_s_for",
     "frontend_s_of_rows",
-    "judged_only",
     "lightest_runs",
     "offered_load",
     "residual_s",
@@ -75,11 +74,6 @@ JUDGED_ONLY_SOURCE_GROUPS = (
     "sgl-cookbook",
     "vllm-blog-2026-04-fp8-kvcache",
 )
-
-
-def judged_only(source_group: str) -> bool:
-    """Whether a loaded source is judged but casts no front-end vote (``JUDGED_ONLY_SOURCE_GROUPS``)."""
-    return source_group in JUDGED_ONLY_SOURCE_GROUPS
 
 
 @dataclass(frozen=True)
@@ -168,9 +162,9 @@ def lightest_runs(rows: Iterable[DecodeRow]) -> list[DecodeRow]:
 
 def votes(rows: Iterable[DecodeRow], **predict) -> list[Vote]:
     """Each (engine, source)'s vote: the median residual (``residual_s``) of its sweeps' lightest runs
-    (``lightest_runs``); judged-only sources (``judged_only``) cast none."""
+    (``lightest_runs``); sources in ``JUDGED_ONLY_SOURCE_GROUPS`` cast none."""
     found: dict[tuple[str, str], list[tuple[str, float]]] = {}
-    for r in lightest_runs(r for r in rows if not judged_only(r.source_group)):
+    for r in lightest_runs(r for r in rows if r.source_group not in JUDGED_ONLY_SOURCE_GROUPS):
         x = residual_s(r, **predict)
         if x is not None:
             found.setdefault((r.engine, r.source_group), []).append((r.record_id, x))

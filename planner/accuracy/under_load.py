@@ -128,7 +128,7 @@ def predict_percentiles(
         async_scheduling=row.async_scheduling,
         scheduler_steps=row.scheduler_steps or 1,
         frontend_s=front,
-        warm_prompts=0 if row.prompts_cached else row.prompts_cached_first,
+        warm_prompts=row.prompts_cached_first,  # (0 for a row read all warm: ``prefix_hit`` gives its share)
         trace=trace,
     )
     return {q: getattr(r, latency).at(pct) * 1e3 for q, (_, latency, pct) in FIGURES.items()}

@@ -16,8 +16,9 @@ from planner.workbook.spec import Name, Sheet
 #: What each EngineProfile field means (from planner/engines/profiles.py); a new field shows with its name only.
 #: ``PUBLISHED_ROW_FIELDS``: EngineProfile fields set only where a published row is predicted, never on a profile a
 #: user or the workbook plans with, so on no sheet: SGLang 0.4's eager decode fields (s123, set only on published
-#: rows' profiles by ``with_sglang_eager_decode``; 0 on every profile a user or the workbook plans with), vLLM V0's ``prefill_only_steps`` (s127, set only on published rows'
-#: profiles by ``with_v0_default_scheduler``; False on every profile a user or the workbook plans with) and
+#: rows' profiles by ``with_sglang_eager_decode``; 0 on every profile a user or the workbook plans with), vLLM V0's
+#: ``prefill_only_steps`` (s127, set only on published rows' profiles by ``with_v0_default_scheduler``; False on every
+#: profile a user or the workbook plans with) and
 #: ``experts_whole`` (s126, set only under ``EXPERT_PARALLEL_FROM_ROWS`` for published rows) and
 #: ``max_prefill_tokens`` (s139, set only on published rows' profiles whose command sets ``--max-prefill-tokens``) and
 #: ``prefill_chunk_divisor`` (s183, set only by ``with_prefill_chunk_divisor`` for SGLang rows under attention DP) and
