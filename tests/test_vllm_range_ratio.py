@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from planner.accuracy.published import load_decode_rows, range_ratio_of
-from planner.serving.benchmark import request_lengths
+from planner.serving.benchmark import range_ratio_bounds, request_lengths
 from planner.serving.load import range_ratio_lengths
 
 VLLM = {"batching": "closed loop: vllm bench serve --max-concurrency 8"}
@@ -55,3 +55,27 @@ class TestTheDraws:
         assert sum(prompts) / len(prompts) == pytest.approx(20000, rel=0.01)
         theirs = [p for p, _ in range_ratio_lengths(20000, 2000, 400, 0.15, reader="vllm")]
         assert (min(theirs), max(theirs)) == pytest.approx((min(prompts), max(prompts)), abs=100)
+
+
+class TestOneWindowForEveryCaller:
+    """The plan's draw (``range_ratio_lengths``, a client's L) and validation's (``request_lengths``, a run's mean)
+    take their window from one function, ``range_ratio_bounds``."""
+
+    @pytest.mark.parametrize(
+        ("length", "ratio", "reader", "window"),
+        [
+            (1024, 0.5, "vllm", (512, 1536)),  # vLLM RandomDataset: [floor(L (1 - r)), ceil(L (1 + r))]
+            (1024, 0.5, "sglang", (512, 1024)),  # sglang.bench_serving: [max(int(L r), 1), L]
+            (1024, 0.0, "sglang", (1, 1024)),  # SGLang's default ratio 0: from one token
+            (1, 0.5, "vllm", (1, 2)),
+            (3, 0.2, "sglang", (1, 3)),
+        ],
+    )
+    def test_the_window_of_each_reader(self, length, ratio, reader, window):
+        assert range_ratio_bounds(length, ratio, reader) == window
+
+    def test_validations_draw_is_sglangs_window_at_the_top_its_mean_gives(self):
+        """Mean 922 at r 0.8 (InferenceX's ISL 1,024 reads 921.5): top round(2 x 922 / 1.8) = 1,024, window
+        [819, 1,024]; every request inside it, both ends reached over 640 draws."""
+        prompts = [p for p, _ in request_lengths(922, 922, 640, 0.8)]
+        assert (min(prompts), max(prompts)) == range_ratio_bounds(1024, 0.8, "sglang") == (819, 1024)

@@ -631,18 +631,39 @@ def _per_run(given: Any, shape: tuple[int, ...], name: str = "sample_lengths") -
     return list(given)
 
 
+#: ``--random-range-ratio`` readers: vLLM (``vllm/benchmarks/datasets.py`` ``RandomDataset``, since 2025) draws
+#: uniform integers in [floor(L (1 - r)), ceil(L (1 + r))], mean L; SGLang (``python/sglang/bench_serving.py``
+#: ``sample_random_requests``) and vLLM before 2025 draw in [max(int(L r), 1), L], mean L (1 + r) / 2.
+RANGE_READERS = ("vllm", "sglang")
+
+
+def range_ratio_bounds(length: float, range_ratio: float, reader: str) -> tuple[int, int]:
+    """The whole-token interval a benchmark given ``--random-...-len`` L and ``--random-range-ratio`` r draws a length
+    in, as ``reader`` (``RANGE_READERS``) reads r; at least 1 token."""
+    if reader == "vllm":
+        return max(math.floor(length * (1 - range_ratio)), 1), max(math.ceil(length * (1 + range_ratio)), 1)
+    return max(int(length * range_ratio), 1), max(int(length), 1)
+
+
+def uniform_lengths(
+    prompt_bounds: tuple[int, int], output_bounds: tuple[int, int], num_prompts: int, seed: int, stream: int
+) -> list[tuple[int, int]]:
+    """Each request's (prompt, output) tokens, uniform integers within the inclusive bounds, drawn from the generator
+    seeded [``seed``, ``stream``] (a stream per caller keeps each caller's draws as they were)."""
+    rng = np.random.default_rng([seed, stream])
+    drawn = [rng.integers(low, high + 1, size=num_prompts) for low, high in (prompt_bounds, output_bounds)]
+    return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+
+
 def request_lengths(input_len: float, output_len: float, num_prompts: int, range_ratio: float) -> list[tuple[int, int]]:
     """Each request's (prompt, output) tokens as ``sglang.bench_serving --random-range-ratio r`` draws them: uniform
     integers from r x top (at least 1) to top (``sample_random_requests``), the tops chosen so that the means are
     ``input_len`` / ``output_len`` (what a run's totals give), drawn with a fixed seed (``ARRIVAL_SEED``)."""
     if not 0.0 <= range_ratio <= 1.0:
         raise InvalidInputError(f"length_range_ratio {range_ratio!r} is not a fraction; use 0 to 1")
-    rng = np.random.default_rng([ARRIVAL_SEED, 1])
-    drawn = []
-    for mean in (input_len, output_len):
-        top = max(1, round(2.0 * mean / (1.0 + range_ratio)))
-        drawn.append(rng.integers(max(int(top * range_ratio), 1), top + 1, size=num_prompts))
-    return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+    prompt_top, output_top = (max(1, round(2.0 * mean / (1.0 + range_ratio))) for mean in (input_len, output_len))
+    bounds = (range_ratio_bounds(top, range_ratio, "sglang") for top in (prompt_top, output_top))
+    return uniform_lengths(*bounds, num_prompts, seed=ARRIVAL_SEED, stream=1)
 
 
 def reservation_block_tokens(kind: str, engine: EngineProfile) -> int:

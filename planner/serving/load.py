@@ -42,6 +42,7 @@ from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP
     ARRIVAL_SEED,
     MAX_PROMPTS,
     OVERLAP_SCHEDULING_ENGINES,
+    RANGE_READERS,
     SCHEDULERS,
     ServingSetup,
     _whole,
@@ -49,8 +50,10 @@ from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP
     check_run_size,
     engine_behaviour,
     overlaps_steps,
+    range_ratio_bounds,
     serving_setups,
     speculative_setup,
+    uniform_lengths,
 )
 from planner.serving.simulate import (
     DEFAULT_BEHAVIOUR,
@@ -67,10 +70,6 @@ from planner.serving.simulate import (
 PERCENTILES = (50, 90, 95, 99)
 #: How many requests a load simulation sends unless told: ``vllm bench serve``'s default ``--num-prompts``.
 DEFAULT_REQUESTS = 1000
-#: ``--random-range-ratio`` readers: vLLM (``vllm/benchmarks/datasets.py`` ``RandomDataset``, since 2025) draws
-#: uniform integers in [floor(L (1 - r)), ceil(L (1 + r))], mean L; SGLang (``python/sglang/bench_serving.py``
-#: ``sample_random_requests``) and vLLM before 2025 draw in [max(int(L r), 1), L], mean L (1 + r) / 2.
-RANGE_READERS = ("vllm", "sglang")
 
 
 @dataclass(frozen=True)
@@ -312,15 +311,8 @@ def range_ratio_lengths(
         raise InvalidInputError(f"range-ratio reader {reader!r} is not known; use one of {', '.join(RANGE_READERS)}")
     if not 0.0 <= r <= 1.0 or (reader == "vllm" and r >= 1.0):
         raise InvalidInputError(f"range ratio {range_ratio!r} is out of range; use 0 to 1 (vLLM: below 1)")
-    rng = np.random.default_rng([seed, 2])
-    drawn = []
-    for length in (float(prompt_tokens), float(output_tokens)):
-        if reader == "vllm":
-            low, high = max(math.floor(length * (1 - r)), 1), max(math.ceil(length * (1 + r)), 1)
-        else:
-            low, high = max(int(length * r), 1), max(int(length), 1)
-        drawn.append(rng.integers(low, high + 1, size=n))
-    return list(zip(drawn[0].tolist(), drawn[1].tolist(), strict=True))
+    bounds = (range_ratio_bounds(float(length), r, reader) for length in (prompt_tokens, output_tokens))
+    return uniform_lengths(*bounds, n, seed=seed, stream=2)
 
 
 def lognormal_lengths(
