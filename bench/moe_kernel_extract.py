@@ -2,13 +2,19 @@
 
     /work/venvs/aic/bin/python bench/moe_kernel_extract.py   # writes catalogs/reference/kernel_latency_aic.csv
 
-Source: aiconfigurator 0.12.0's collected kernel database for vLLM 0.24.0 on H100 SXM and H200 SXM
-(``aiconfigurator_core/systems/data/{h100_sxm,h200_sxm}/{moe,gemm}/vllm/0.24.0/*_perf.parquet``, Apache-2.0,
-NVIDIA): latencies in ms of vLLM's fused-MoE call and of its dense GEMMs, measured on those GPUs. Kept: the
-Triton fused-MoE kernels vLLM runs by default (unquantized bf16, fp8 block, gpt-oss mxfp4) with balanced routing,
-no expert parallelism, 1-8 tokens with tokens x top-k at most half the experts (each token's experts distinct);
-bf16 GEMMs of 1, 2, 4 or 8 rows with both other sides at least 1024 (an MLP's shapes). Needs pandas and pyarrow (the
-aiconfigurator venv has them); the planner reads only the CSV.
+Source: aiconfigurator 0.12.0's collected kernel database for vLLM 0.24.0 on H100 SXM, H200 SXM, B200, B300, GB200
+and GB300 (``aiconfigurator_core/systems/data/{h100_sxm,h200_sxm,b200_sxm,b300_sxm,gb200,gb300}/{moe,gemm}/vllm/0.24.0/
+*_perf.parquet``, Apache-2.0, NVIDIA): latencies in ms of vLLM's fused-MoE call and of its dense GEMMs, measured on
+those GPUs. Kept: the fused-MoE kernels vLLM runs by default for unquantized bf16, fp8 block and gpt-oss mxfp4
+experts, with balanced routing, no expert parallelism, 1-8 tokens with tokens x top-k at most half the experts (each
+token's experts distinct); bf16 GEMMs of 1, 2, 4 or 8 rows with both other sides at least 1024 (an MLP's shapes).
+The default kernels, read in vLLM's MoE oracles (vllm-project/vllm ``vllm/model_executor/layers/fused_moe/oracle/``:
+``unquantized.py`` at 011fbfd6, ``fp8.py`` at 001a058b, ``gpt_oss_mxfp4.py`` at 80416a17): on Hopper the Triton
+fused MoE (``unquantized.py`` moves FlashInfer behind Triton on SM 9.x; ``fp8.py`` moves Triton to the front for
+block fp8 without expert parallelism; gpt-oss: OpenAI's Triton kernels), on Blackwell data-centre GPUs FlashInfer's
+TensorRT-LLM-gen kernels, the first backend each oracle lists, monolithic before modular. L40S (no Blackwell or
+Hopper kernels) is left out: its calls are so bandwidth-bound that the intercept is lost (negative at 1-2 tokens).
+Needs pandas and pyarrow (the aiconfigurator venv has them); the planner reads only the CSV.
 """
 
 from __future__ import annotations
@@ -23,12 +29,26 @@ import pandas as pd
 OUT = Path(__file__).resolve().parents[1] / "catalogs" / "reference" / "kernel_latency_aic.csv"
 DATA = "lib/python3.11/site-packages/aiconfigurator_core/systems/data"
 VENV = Path("/work/venvs/aic")
-GPUS = {"h100_sxm": "H100 SXM 80GB", "h200_sxm": "H200 SXM 141GB"}
+#: aiconfigurator's system name -> catalog GPU, and the kernels vLLM runs there by default (module doc).
 MOE_KERNELS = (
     "vllm_unquantizedfusedmoe_triton_tritonexperts",
     "vllm_fp8moe_triton_tritonexperts",
     "vllm_gptossmxfp4moe_triton_oaitritonmxfp4expertsmonolithic",
 )
+BLACKWELL_MOE_KERNELS = (
+    "vllm_unquantizedfusedmoe_flashinfer_trtllm_trtllmbf16experts",
+    "vllm_fp8moe_flashinfer_trtllm_trtllmfp8expertsmonolithic",
+    "vllm_gptossmxfp4moe_flashinfer_trtllm_mxfp4_bf16_trtllmmxfp4expertsmonolithic",
+)
+#: The Hopper GPUs, whose Triton calls of many tokens ``bench/moe_large_tokens.py`` also reads.
+HOPPER_GPUS = {"h100_sxm": "H100 SXM 80GB", "h200_sxm": "H200 SXM 141GB"}
+GPUS = {
+    **{key: (gpu, MOE_KERNELS) for key, gpu in HOPPER_GPUS.items()},
+    "b200_sxm": ("B200 180GB", BLACKWELL_MOE_KERNELS),
+    "b300_sxm": ("B300 288GB", BLACKWELL_MOE_KERNELS),
+    "gb200": ("GB200 NVL72", BLACKWELL_MOE_KERNELS),
+    "gb300": ("GB300 NVL72", BLACKWELL_MOE_KERNELS),
+}
 COLUMNS = ("op", "gpu", "kernel_source", "dtype", "tokens", "hidden_size", "inter_size", "topk", "num_experts")
 COLUMNS += ("tp_size", "n", "k", "latency_ms")
 
@@ -44,8 +64,8 @@ def vllm_moe_calls(key: str, kernels: tuple[str, ...] | None = MOE_KERNELS) -> p
 def main() -> None:
     data = VENV / DATA
     rows = []
-    for key, gpu in GPUS.items():
-        moe = vllm_moe_calls(key)
+    for key, (gpu, kernels) in GPUS.items():
+        moe = vllm_moe_calls(key, kernels)
         moe = moe[(moe.num_tokens <= 8) & (moe.num_tokens * moe.topk * 2 <= moe.num_experts)]
         for r in moe.itertuples():
             rows.append(

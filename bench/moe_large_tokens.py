@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from moe_kernel_extract import GPUS, vllm_moe_calls  # noqa: E402
+from moe_kernel_extract import HOPPER_GPUS as GPUS  # noqa: E402
+from moe_kernel_extract import vllm_moe_calls  # noqa: E402
 
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.kernel_curves import kernel_factors  # noqa: E402

@@ -37,6 +37,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
   curve's byte rate (``bench/h200_moe_kernels.block_fp8_read_fraction``, 0.79), on every GPU (s188; the dense GEMMs'
   rate before, which the measured bf16 layers read at 0.93-1.06 of). ``moe-read-rate:all`` (ablation): every MoE
   model's experts at DeepSeek-R1's measured fraction (0.76), bf16 too.
+- ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
+  by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
+  MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -81,6 +84,7 @@ SWITCHES = (
     "trtllm-serve-eager",
     "trtllm-own-attention",
     "moe-read-rate",
+    "blackwell-moe-floors",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -215,6 +219,10 @@ def turn_on(switch: str) -> None:
             return expert_layers(gpu, limits, expert_bytes / slower, *rest, **named)
 
         operators.expert_layers_time_s = slower_reads
+    elif switch == "blackwell-moe-floors":  # Blackwell GPUs' MoE floors from their own measured kernels (s191)
+        from planner.engines import kernel_curves
+
+        kernel_curves.BLACKWELL_MOE_FLOORS = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

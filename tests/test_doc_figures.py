@@ -955,11 +955,11 @@ class TestModelDoc:
         the next multiple of 8 up to 512'; '(8 on HGX NVLink, 2 on H100 NVL's bridged pairs, 1 on PCIe cards)'."""
         import numpy as np
 
-        from planner.engines.kernel_curves import MOE_FLOOR_MEASURED_TOKENS, MOE_FLOORS
+        from planner.engines.kernel_curves import MOE_FLOOR_MEASURED_TOKENS, MOE_FLOORS_TRITON
         from planner.model.operators import cuda_graph_batch
 
         floor, step, tokens = stated(self.DOC, r"\(H100: ([\d.]+) us \+ ([\d.]+) us per doubling up to (\d+) tokens")
-        assert (float(floor) * 1e-6, float(step) * 1e-6) == pytest.approx(MOE_FLOORS["H100 SXM 80GB"])
+        assert (float(floor) * 1e-6, float(step) * 1e-6) == pytest.approx(MOE_FLOORS_TRITON["H100 SXM 80GB"])
         assert tokens == MOE_FLOOR_MEASURED_TOKENS
         multiple, cap = stated(
             self.DOC, r"vLLM pads a decode batch to 1, 2, 4,\s+then the next multiple of (\d+) up to (\d+)\)"
@@ -1183,11 +1183,11 @@ class TestReadmeFigures:
     def test_moe_kernel_floor_range(self):
         """'a MoE layer's fused-MoE kernel floor per GPU and step size, 26-38 us': the floors of 1 to 8 tokens over
         planner.engines.kernel_curves' measured GPUs and the unmeasured default, rounded outwards."""
-        from planner.engines.kernel_curves import MOE_FLOOR_MEASURED_TOKENS, MOE_FLOOR_UNMEASURED, MOE_FLOORS
+        from planner.engines.kernel_curves import MOE_FLOOR_MEASURED_TOKENS, MOE_FLOOR_UNMEASURED, moe_floors
 
         low, high = stated(self.DOC, r"kernel floor per GPU and step size, (\d+)-(\d+) us")
         doublings = math.log2(MOE_FLOOR_MEASURED_TOKENS)
-        lines = [*MOE_FLOORS.values(), MOE_FLOOR_UNMEASURED]
+        lines = [*moe_floors().values(), MOE_FLOOR_UNMEASURED]
         assert low == math.floor(min(a for a, _ in lines) * 1e6)
         assert high == math.ceil(max(a + b * doublings for a, b in lines) * 1e6)
 

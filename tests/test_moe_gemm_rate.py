@@ -55,7 +55,7 @@ def _large_rows() -> list[dict[str, str]]:
 def _layer_s(r: dict[str, str]) -> float:
     """One measured call's shape as the shipped form times it (``kernel_floor.moe_gemm_halves``' form at the shipped
     w0 and m0 and H100's kernel curves)."""
-    from planner.engines.kernel_curves import MOE_FLOORS, kernel_factors
+    from planner.engines.kernel_curves import MOE_FLOORS_TRITON, kernel_factors
 
     cat = default_catalog()
     g = cat.gpu(r["gpu"])
@@ -77,7 +77,7 @@ def _layer_s(r: dict[str, str]) -> float:
     )
     lim = _limits(moe_gemm_half_width=f["moe_gemm_half_width"], moe_gemm_half_rows=f["moe_gemm_half_rows"])
     compute_s = 2 * t * k * 3 * h * w / (rate * operators.grouped_gemm_flop_fraction(lim, w, t * k / touched))
-    at_one, per_doubling = MOE_FLOORS[r["gpu"]]
+    at_one, per_doubling = MOE_FLOORS_TRITON[r["gpu"]]
     return at_one + 3 * per_doubling + max(memory_s, compute_s)
 
 

@@ -42,22 +42,82 @@ def test_the_floor_grows_with_the_batch_up_to_eight_tokens():
 
 
 def test_each_gpu_has_its_own_floor_and_others_borrow_the_measured_mean():
-    """H100 26.3 us, H200 26.7 us at one token; MI300X borrows its curves' source (H100), B200 (whose curves have no
-    MoE kernels) the measured mean, 26.5 us, each with a note that says so; vLLM and SGLang run the measured kernel,
-    TensorRT-LLM its own (noted)."""
+    """H100 26.3 us, H200 26.7 us at one token; MI300X borrows its curves' source (H100), A100 (no MoE kernels measured)
+    the Hopper mean, 26.5 us, each with a note that says so; vLLM and SGLang run the measured kernel, TensorRT-LLM its
+    own (noted)."""
     from planner.catalog import default_catalog
     from planner.catalog.resolve import gpu_numbers
     from planner.engines import kernel_curves
 
     cat = default_catalog()
-    got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("H100", "H200", "B200", "MI300X")}
-    assert got == {"H100": 26.3e-6, "H200": 26.7e-6, "B200": 26.5e-6, "MI300X": 26.3e-6}
+    got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("H100", "H200", "A100", "MI300X")}
+    assert got == {"H100": 26.3e-6, "H200": 26.7e-6, "A100": 26.5e-6, "MI300X": 26.3e-6}
     assert kernel_curves.moe_floor_note("H100 SXM 80GB", "vllm", 8) == ""
     assert kernel_curves.moe_floor_note("H100 SXM 80GB", "sglang", 4) == ""
-    assert "not measured on B200 180GB" in kernel_curves.moe_floor_note("B200 180GB", "vllm", 1)
+    assert "not measured on A100 SXM 80GB" in kernel_curves.moe_floor_note("A100 SXM 80GB", "vllm", 1)
     assert "not measured on MI300X" in kernel_curves.moe_floor_note("MI300X", "vllm", 1)
     note = kernel_curves.moe_floor_note("H100 SXM 80GB", "tensorrt-llm", 64)
-    assert "for tensorrt-llm's own MoE kernels or beyond 8 tokens per step" in note and "27-43 us" in note
+    assert "for tensorrt-llm's own MoE kernels or beyond 8 tokens per step" in note and "27-38 us" in note
+
+
+class TestBlackwellFloors:
+    """B200, B300, GB200 and GB300 run FlashInfer's TensorRT-LLM-gen fused MoE under vLLM (its MoE oracles list that
+    backend first off Hopper), measured by aiconfigurator 0.12.0 at 11-12 us a layer at one token, under half of
+    Hopper's Triton floor; the SM 12.0 Blackwells, which cannot run those kernels, keep the Hopper stand-in."""
+
+    @pytest.fixture(autouse=True)
+    def _on(self, monkeypatch):
+        from planner.catalog import lookup, resolve
+        from planner.engines import kernel_curves
+
+        monkeypatch.setattr(kernel_curves, "BLACKWELL_MOE_FLOORS", True)
+        monkeypatch.setattr(resolve, "_ONE", {})  # scenarios and GPUs resolved before the switch was set
+        monkeypatch.setattr(lookup, "_MEMO", {})
+
+    def test_their_own_floor_and_no_note(self):
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import gpu_numbers
+        from planner.engines import kernel_curves
+
+        cat = default_catalog()
+        got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("B200", "B300", "GB200", "GB300")}
+        assert got == {"B200": 10.1e-6, "B300": 9.0e-6, "GB200": 10.5e-6, "GB300": 9.9e-6}
+        assert kernel_curves.moe_floor_note("B200 180GB", "sglang", 8) == ""
+
+    def test_sm120_blackwells_borrow_hoppers_not_b200s(self):
+        """An RTX PRO 6000 takes B200's kernel curves (its architecture's nearest measured GPU) but not B200's MoE
+        floor: FlashInfer's TensorRT-LLM-gen MoE kernels are built for SM 10.x."""
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import gpu_numbers
+        from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, source_gpu
+
+        cat = default_catalog()
+        for name in ("RTX PRO 6000 Blackwell Server Edition", "RTX 5090"):
+            gpu = cat.gpu(name)
+            assert source_gpu(gpu.name, gpu.architecture) == "B200 180GB"
+            assert gpu_numbers(gpu)["moe_floor_s"] == MOE_FLOOR_UNMEASURED[0]
+
+    def test_tensorrt_llm_on_b200_says_whose_floor_stands_in(self):
+        from planner.engines import kernel_curves
+
+        note = kernel_curves.moe_floor_note("B200 180GB", "tensorrt-llm", 4)
+        assert note == (
+            "MoE kernel floor not measured for tensorrt-llm's own MoE kernels: FlashInfer's fused MoE as vLLM runs it "
+            "on B200 180GB stands in (10-31 us per MoE layer over the measured GPUs, kernels and 1-8 tokens)"
+        )
+
+    def test_a_deepseek_decode_step_on_b200_carries_the_measured_floor(self, monkeypatch):
+        """DeepSeek-V3's 58 MoE layers at one token: 58 x (26.5 - 10.1) us = 0.951 ms less per-step floor than with
+        the Hopper stand-in."""
+        from planner.catalog import lookup, resolve
+        from planner.engines import kernel_curves
+
+        on = api.decode_step("B200", "deepseek-v3", 4096, gpus=8, batch=1).overhead_s
+        monkeypatch.setattr(kernel_curves, "BLACKWELL_MOE_FLOORS", False)
+        monkeypatch.setattr(resolve, "_ONE", {})
+        monkeypatch.setattr(lookup, "_MEMO", {})
+        off = api.decode_step("B200", "deepseek-v3", 4096, gpus=8, batch=1).overhead_s
+        assert off - on == pytest.approx(58 * (26.5e-6 - 10.1e-6), rel=1e-9)
 
 
 def test_kernel_bytes_by_hand():
@@ -79,16 +139,29 @@ def test_floor_is_the_intercept_of_latency_against_bytes():
 
 
 def test_shipped_floors_are_the_kernel_derivation():
-    """kernel_curves.MOE_FLOORS re-derived from aiconfigurator 0.12.0's measurements of vLLM 0.24.0 kernels in
-    catalogs/reference/kernel_latency_aic.csv (``kernel_floor.moe_floor_line``), to the 0.1 us they are shipped at;
-    the single median floor of every GPU, kernel and token count (the old flat term) is 33.6 us."""
-    from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, MOE_FLOORS
+    """kernel_curves' Triton (Hopper) and TensorRT-LLM-gen (Blackwell) floors re-derived from aiconfigurator 0.12.0's
+    measurements of vLLM 0.24.0 kernels in catalogs/reference/kernel_latency_aic.csv (``kernel_floor.moe_floor_line``),
+    to the 0.1 us they are shipped at; the stand-in is the Hopper mean; each table's stated spread is its GPUs' median
+    points at 1-8 tokens, rounded outwards; the single median floor of every Hopper GPU, kernel and token count (the
+    old flat term) is 33.6 us."""
+    import math
 
-    for gpu, (at_one, per_doubling) in MOE_FLOORS.items():
+    from planner.engines.kernel_curves import (
+        MOE_FLOOR_SPREADS_S,
+        MOE_FLOOR_UNMEASURED,
+        MOE_FLOORS_TRITON,
+        MOE_FLOORS_TRTLLM_GEN,
+    )
+
+    for gpu, (at_one, per_doubling) in (MOE_FLOORS_TRITON | MOE_FLOORS_TRTLLM_GEN).items():
         derived = kernel_floor.moe_floor_line(gpu)
         assert derived == pytest.approx((at_one, per_doubling), abs=0.05e-6), gpu
     assert MOE_FLOOR_UNMEASURED == pytest.approx(
-        tuple(sum(v) / 2 for v in zip(*MOE_FLOORS.values(), strict=True)), abs=1e-12
+        tuple(sum(v) / 2 for v in zip(*MOE_FLOORS_TRITON.values(), strict=True)), abs=1e-12
     )
+    for table, floors in (("triton", MOE_FLOORS_TRITON), ("trtllm-gen", MOE_FLOORS_TRTLLM_GEN)):
+        points = [p for gpu in floors for p in kernel_floor.moe_floor_points(gpu).values()]
+        low, high = MOE_FLOOR_SPREADS_S[table]
+        assert (round(low * 1e6), round(high * 1e6)) == (math.floor(min(points) * 1e6), math.ceil(max(points) * 1e6))
     assert kernel_floor.moe_layer_overhead_from_kernels() == pytest.approx(33.6e-6, abs=0.1e-6)
     assert engine_profile("vllm").moe_layer_overhead_s == 0.0  # the engine adds nothing beyond the GPU's floor

@@ -140,18 +140,50 @@ MARLIN_FILE_NAME = "marlin_moe_a100_aic.csv"
 WEIGHT_ONLY_FILE_NAME = "weight_only_gemm_aic.csv"
 #: The fused-MoE call's floor per MoE layer per step beyond the two GEMMs of a dense MLP, per GPU with measured MoE
 #: kernels: (at one token, per doubling of the tokens up to 8), seconds: least squares of the floor against log2 of
-#: the tokens over aiconfigurator 0.12.0's vLLM 0.24.0 Triton fused-MoE calls of 1, 2, 4 and 8 tokens
-#: (``planner.engines.kernel_floor.moe_floor_line``, re-derived by tests/test_moe_overhead.py). H100: 27.3, 27.6,
-#: 33.1, 35.5 us at 1, 2, 4, 8 tokens; H200: 28.6, 27.3, 34.0, 37.9 us.
-MOE_FLOORS = {
+#: the tokens over aiconfigurator 0.12.0's vLLM 0.24.0 fused-MoE calls of 1, 2, 4 and 8 tokens, of the kernels vLLM
+#: runs by default there (``planner.engines.kernel_floor.moe_floor_line``, re-derived by tests/test_moe_overhead.py;
+#: ``bench/moe_kernel_extract.py`` reads the oracles). Hopper, the Triton fused MoE (bf16, fp8 block, gpt-oss mxfp4):
+#: H100 27.3, 27.6, 33.1, 35.5 us at 1, 2, 4, 8 tokens; H200 28.6, 27.3, 34.0, 37.9 us.
+MOE_FLOORS_TRITON = {
     "H100 SXM 80GB": (26.3e-6, 3.0e-6),
     "H200 SXM 141GB": (26.7e-6, 3.5e-6),
 }
-#: A GPU without MoE measurements takes its curves' source GPU's floor (an MI300X or H20: H100's) or, where that has
-#: none either (B200, A100, L40S), the measured GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels, with
-#: the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for (27-43 us per layer at 1-8 tokens over GPUs and
-#: kernels: fp8 block, bf16, mxfp4), which ``moe_floor_note`` states.
+#: Blackwell data-centre GPUs (SM 10.x), FlashInfer's TensorRT-LLM-gen fused MoE (bf16, fp8 block, gpt-oss mxfp4 x
+#: bf16; monolithic): B200 11.9, 13.8, 23.1, 30.2 us at 1, 2, 4, 8 tokens; B300 11.0, 11.8, 21.6, 28.0; GB200 11.9,
+#: 14.2, 23.6, 29.2; GB300 11.8, 12.9, 22.5, 28.9. Those kernels are built for SM 10.x only, so no other GPU borrows
+#: these (an RTX PRO 6000 or RTX 5090, SM 12.0, takes the unmeasured stand-in below although its curves are B200's).
+MOE_FLOORS_TRTLLM_GEN = {
+    "B200 180GB": (10.1e-6, 6.4e-6),
+    "B300 288GB": (9.0e-6, 6.1e-6),
+    "GB200 NVL72": (10.5e-6, 6.1e-6),
+    "GB300 NVL72": (9.9e-6, 6.1e-6),
+}
+#: EXPERIMENT switch (s191, ``bench/switch_bootstrap.py blackwell-moe-floors``): True times the Blackwell GPUs' MoE
+#: floors from their own measured kernels (``MOE_FLOORS_TRTLLM_GEN``); False: the Hopper stand-in, as before s191.
+BLACKWELL_MOE_FLOORS = False
+#: A GPU without MoE measurements takes its curves' source GPU's Triton floor (an MI300X or H20: H100's) or, where that
+#: has none either (A100, L40S, SM 12.0), the Hopper GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels,
+#: with the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for
+#: (``MOE_FLOOR_SPREADS_S``).
 MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
+#: The spread of the measured floors each stand-in stands for, seconds: the lowest and highest of
+#: ``kernel_floor.moe_floor_points`` (the median over a GPU's kernels at 1, 2, 4 and 8 tokens) over the GPUs of each
+#: table, rounded outwards to the microsecond (re-derived by tests/test_moe_overhead.py).
+MOE_FLOOR_SPREADS_S = {"triton": (27e-6, 38e-6), "trtllm-gen": (10e-6, 31e-6)}
+
+
+def moe_floors() -> dict[str, tuple[float, float]]:
+    """Every GPU with measured MoE floors, as the switch ``BLACKWELL_MOE_FLOORS`` stands."""
+    return {**MOE_FLOORS_TRITON, **MOE_FLOORS_TRTLLM_GEN} if BLACKWELL_MOE_FLOORS else dict(MOE_FLOORS_TRITON)
+
+
+def moe_floor_of(gpu_name: str, source: str) -> tuple[float, float]:
+    """(floor at one token, per doubling) for ``gpu_name`` whose kernel curves are ``source``'s: its own where
+    measured, else its source's Triton floor, else ``MOE_FLOOR_UNMEASURED``."""
+    own = moe_floors()
+    return own.get(gpu_name) or MOE_FLOORS_TRITON.get(source) or MOE_FLOOR_UNMEASURED
+
+
 #: The expert width per GPU (MoE intermediate / TP) and the rows per touched expert (tokens x top-k / experts touched)
 #: at which vLLM's Triton grouped GEMM runs at half the GPU's dense GEMM FLOP rate (``planner.model.operators.
 #: expert_layers_time_s``: rate x w / (w + w0) x m / (m + m0)), per GPU with measured MoE calls: least squares in log
@@ -224,7 +256,6 @@ SPARSE_MLA_TOKEN_S = {
     "vllm": {"H100 SXM 80GB": 1.10e-6, "H200 SXM 141GB": 1.08e-6},
     "tensorrt-llm": {"H100 SXM 80GB": 1.54e-6, "H200 SXM 141GB": 1.48e-6},
 }
-MOE_FLOOR_MEASURED_RANGE_S = (27e-6, 43e-6)
 MOE_FLOOR_MEASURED_TOKENS = 8
 #: Engines whose fused MoE is the measured kernel: vLLM's Triton ``fused_experts``; SGLang's ``fused_moe_triton``
 #: is adapted from it.
@@ -347,8 +378,8 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "attention_flop_efficiency": float(row["attention_flop_per_s"]) / peak,
         "attention_floor_s": float(row["attention_floor_s"]),
         **prefill_attention_factors(row, peak),
-        "moe_floor_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[0],
-        "moe_floor_per_doubling_s": MOE_FLOORS.get(src, MOE_FLOOR_UNMEASURED)[1],
+        "moe_floor_s": moe_floor_of(gpu.name, src)[0],
+        "moe_floor_per_doubling_s": moe_floor_of(gpu.name, src)[1],
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
         "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
         "moe_fp8_flop_scale": 1.0,
@@ -540,7 +571,8 @@ def allreduce_factors(gpu, row: dict[str, str], measured_gpu) -> dict[str, float
 def moe_floor_note(gpu_name: str, engine_name: str, tokens_per_step: float) -> str:
     """ "" where the fused-MoE floor was measured for this GPU, engine and step size; else what stands in for it."""
     gaps = []
-    if gpu_name not in MOE_FLOORS:
+    own = gpu_name in moe_floors()
+    if not own:
         gaps.append(f"on {gpu_name}")
     if not engine_name.startswith(MOE_FLOOR_ENGINES):
         gaps.append(f"for {engine_name}'s own MoE kernels")
@@ -548,8 +580,14 @@ def moe_floor_note(gpu_name: str, engine_name: str, tokens_per_step: float) -> s
         gaps.append(f"beyond {MOE_FLOOR_MEASURED_TOKENS} tokens per step (held at its 8-token value)")
     if not gaps:
         return ""
-    low, high = (x * 1e6 for x in MOE_FLOOR_MEASURED_RANGE_S)
+    if own and gpu_name in MOE_FLOORS_TRTLLM_GEN:
+        stand_in, (low, high) = (
+            f"FlashInfer's fused MoE as vLLM runs it on {gpu_name}",
+            MOE_FLOOR_SPREADS_S["trtllm-gen"],
+        )
+    else:
+        stand_in, (low, high) = "vLLM's Triton fused MoE on H100/H200", MOE_FLOOR_SPREADS_S["triton"]
     return (
-        "MoE kernel floor not measured " + " or ".join(gaps) + ": vLLM's Triton fused MoE on H100/H200 stands in "
-        f"({low:.0f}-{high:.0f} us per MoE layer over the measured GPUs, kernels and 1-8 tokens)"
+        "MoE kernel floor not measured " + " or ".join(gaps) + f": {stand_in} stands in "
+        f"({low * 1e6:.0f}-{high * 1e6:.0f} us per MoE layer over the measured GPUs, kernels and 1-8 tokens)"
     )

@@ -5,18 +5,20 @@ A MoE layer runs vLLM's fused-MoE call where a dense layer runs its MLP: ``fused
 GEMM over w13, the activation, a grouped GEMM over w2 and ``moe_sum``, each with a floor of a few microseconds
 whatever it reads. On a decode step's few tokens that floor is far from the roofline of the expert bytes.
 
-Derivation (``moe_layer_overhead_from_kernels``), from aiconfigurator 0.12.0's measured kernel database for
-vLLM 0.24.0 on H100 SXM and H200 SXM (``catalogs/reference/kernel_latency_aic.csv``, written by
-``bench/moe_kernel_extract.py``):
+Derivation (``moe_floor_points``, ``moe_floor_line``), from aiconfigurator 0.12.0's measured kernel database for
+vLLM 0.24.0 on H100 SXM, H200 SXM, B200, B300, GB200 and GB300 (``catalogs/reference/kernel_latency_aic.csv``, written
+by ``bench/moe_kernel_extract.py``):
 
-- per GPU and Triton fused-MoE kernel (bf16, fp8 block, gpt-oss mxfp4), least squares of
+- per GPU and fused-MoE kernel vLLM runs there by default (bf16, fp8 block, gpt-oss mxfp4: Triton on Hopper,
+  FlashInfer's TensorRT-LLM-gen kernels on Blackwell) and per token count, least squares of
   latency = floor + expert bytes / rate over calls of 1-8 tokens, expert bytes = tokens x top-k x 3 x hidden x
   (MoE width / TP) x bytes per weight; the call's floor is the median of those intercepts;
 - the same for bf16 GEMMs of 1-8 rows (bytes = n x k x 2): a dense GEMM's floor, the median over the GPUs;
 - per MoE layer: the call's floor less the two GEMMs' floors of the dense MLP it replaces (the fitted per-step
   overhead already holds a dense layer's floors: it was fitted on dense models).
 
-Assumed the same on every GPU and engine (SGLang runs the same Triton kernel; TensorRT-LLM its own).
+Assumed the same for every engine on a GPU (SGLang runs the same Triton kernel on Hopper and FlashInfer's on
+Blackwell; TensorRT-LLM its own), and a GPU without measurements borrows Hopper's (``kernel_curves.moe_floor_of``).
 """
 
 from __future__ import annotations
@@ -69,9 +71,14 @@ def floors_s(rows: list[dict[str, str]], op: str, catalog: Catalog | None = None
     return out
 
 
+#: The GPUs of the single flat term ``moe_layer_overhead_from_kernels`` (before issue 23 made it per GPU and step size).
+HOPPER_MEASURED = ("H100 SXM 80GB", "H200 SXM 141GB")
+
+
 def moe_layer_overhead_from_kernels(path: str | Path | None = None, catalog: Catalog | None = None) -> float:
-    """Seconds per MoE layer per step: median fused-MoE call floor - 2 x median dense GEMM floor (module doc)."""
-    rows = read_kernel_rows(path)
+    """Seconds per MoE layer per step over the Hopper GPUs: median fused-MoE call floor - 2 x median dense GEMM floor
+    (module doc)."""
+    rows = [r for r in read_kernel_rows(path) if r["gpu"] in HOPPER_MEASURED]
     moe = statistics.median(floors_s(rows, "moe", catalog).values())
     gemm = statistics.median(floors_s(rows, "gemm", catalog).values())
     return moe - DENSE_MLP_GEMMS * gemm
@@ -94,7 +101,7 @@ def moe_floor_points(gpu: str, path: str | Path | None = None, catalog: Catalog 
 
 def moe_floor_line(gpu: str, path: str | Path | None = None, catalog: Catalog | None = None) -> tuple[float, float]:
     """(floor at one token, growth per doubling of the tokens), seconds: least squares of ``moe_floor_points``
-    against log2(tokens) (``planner.engines.kernel_curves.MOE_FLOORS`` ships them rounded to 0.1 us)."""
+    against log2(tokens) (``planner.engines.kernel_curves.MOE_FLOORS_TRITON`` and ``MOE_FLOORS_TRTLLM_GEN`` ship them rounded to 0.1 us)."""
     points = moe_floor_points(gpu, path, catalog)
     a = np.array([[1.0, np.log2(t)] for t in points])
     at_one, per_doubling = np.linalg.lstsq(a, np.array(list(points.values())), rcond=None)[0]
@@ -132,7 +139,7 @@ def moe_gemm_halves(
 
     from scipy.optimize import minimize
 
-    from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, MOE_FLOORS, kernel_factors
+    from planner.engines.kernel_curves import MOE_FLOOR_UNMEASURED, MOE_FLOORS_TRITON, kernel_factors
 
     cat = catalog or default_catalog()
     g = cat.gpu(gpu)
@@ -140,7 +147,7 @@ def moe_gemm_halves(
     byte_rate = g.hbm_bandwidth_bytes_per_s * f["gemm_bandwidth_efficiency"]
     fp8_rate = g.peak_flop_per_s["fp8"] * f["gemm_fp8_flop_efficiency"]
     bf16_rate = g.peak_flop_per_s["bf16"] * f["gemm_flop_efficiency"]
-    at_one, per_doubling = MOE_FLOORS.get(gpu, MOE_FLOOR_UNMEASURED)
+    at_one, per_doubling = MOE_FLOORS_TRITON.get(gpu, MOE_FLOOR_UNMEASURED)
     floor_s = at_one + 3.0 * per_doubling  # the floor held at 8 tokens (step_overhead_s)
     with Path(path or shipped_catalog_dir() / "reference" / LARGE_TOKENS_FILE_NAME).open(newline="") as fh:
         rows = [r for r in csv.DictReader(fh) if r["gpu"] == gpu]
@@ -195,7 +202,7 @@ def moe_fp8_flop_scale(
     """
     from planner.engines.kernel_curves import (
         MOE_FLOOR_UNMEASURED,
-        MOE_FLOORS,
+        MOE_FLOORS_TRITON,
         TENSORRT_LLM_MOE_GEMM_HALF_ROWS,
         TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS,
         kernel_factors,
@@ -206,7 +213,7 @@ def moe_fp8_flop_scale(
     f = kernel_factors(g, cat)
     byte_rate = g.hbm_bandwidth_bytes_per_s * f["gemm_bandwidth_efficiency"]
     fp8_rate = g.peak_flop_per_s["fp8"] * f["gemm_fp8_flop_efficiency"]
-    at_one, per_doubling = MOE_FLOORS.get(gpu, MOE_FLOOR_UNMEASURED)
+    at_one, per_doubling = MOE_FLOORS_TRITON.get(gpu, MOE_FLOOR_UNMEASURED)
     floor_s = at_one + 3.0 * per_doubling
     w0, m0 = TENSORRT_LLM_MOE_GEMM_HALF_WIDTHS[gpu], TENSORRT_LLM_MOE_GEMM_HALF_ROWS[gpu]
     with Path(path or shipped_catalog_dir() / "reference" / TENSORRT_LLM_MOE_FP8_FILE_NAME).open(newline="") as fh:
