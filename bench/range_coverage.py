@@ -4,6 +4,7 @@ would have stated for that row's query (issues 21 and 22: an honest range, not a
     PYTHONPATH=. python bench/range_coverage.py                 # all three parts (~1 minute)
     PYTHONPATH=. python bench/range_coverage.py --part prediction   # or margin, or loaded
     PYTHONPATH=. python bench/range_coverage.py --part rule   # s153's moved-out rule (not shipped), judged left out
+    PYTHONPATH=. python bench/range_coverage.py --write-coverage   # part 1's totals -> catalogs/reference/range_coverage.csv
 
 A range is the 10th-90th percentile of measured / predicted - 1, so 80% of figures should lie inside it, 10% below
 and 10% above (nominal).
@@ -48,7 +49,7 @@ from heldout import held_out_rows, run_kind, steady_load_tpot, time_checks  # no
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.calibration import residual_range  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
-from planner.accuracy.ranges import MIN_ROWS, TimeRange, _shift, moe_class  # noqa: E402
+from planner.accuracy.ranges import COVERAGE_FILE_NAME, MIN_ROWS, TimeRange, _shift, moe_class  # noqa: E402
 from planner.accuracy.serving_margin import (  # noqa: E402
     MarginPool,
     ServingRegion,
@@ -192,6 +193,25 @@ def prediction_report(checks: list[dict]) -> list[str]:
         qr = [r for r in records if r["q"] == q]
         lines += ["", f"-- {q}", HEAD] + grouped_lines(qr, ("GPU", "engine", "run", "widened"))
     return lines
+
+
+def write_coverage(checks: list[dict], path: Path | None = None) -> Path:
+    """Part 1's totals per quantity (figures inside, below and above their range, and their sources) to
+    ``catalogs/reference/range_coverage.csv``, which ``planner.accuracy.ranges.coverage_note`` reads for ``plan``."""
+    import csv
+
+    from planner.catalog.loader import shipped_catalog_dir
+
+    records, _ = prediction_records(checks)
+    path = path or shipped_catalog_dir() / "reference" / COVERAGE_FILE_NAME
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(("quantity", "inside", "below", "above", "sources"))
+        for q in ("TPOT", "TTFT", "static-batch throughput", "serving throughput"):
+            qr = [r for r in records if r["q"] == q]
+            c = tally(r["at"] for r in qr)
+            w.writerow((q, c.inside, c.below, c.above, len({r["fold"] for r in qr})))
+    return path
 
 
 # -- s153's moved-out rule (not shipped), judged leaving whole sources out -------------------------------------------
@@ -505,8 +525,16 @@ def main(argv: list[str] | None = None) -> int:
         choices=("prediction", "margin", "loaded", "rule"),
         help="one part only [default: the three; 'rule': s153's moved-out multipliers and left-out coverage]",
     )
+    parser.add_argument(
+        "--write-coverage",
+        action="store_true",
+        help="write part 1's totals per quantity to catalogs/reference/range_coverage.csv (what plan states) and stop",
+    )
     args = parser.parse_args(argv)
     held = held_out_rows(acc.load_decode_rows())
+    if args.write_coverage:
+        print(f"wrote {write_coverage(time_checks(held))}")
+        return 0
     lines = []
     if args.part in (None, "prediction"):
         lines += prediction_report(time_checks(held))

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from planner import api
 from planner import model as m
-from planner.accuracy.calibration import residual_range
+from planner.accuracy.calibration import calibrated_range, residual_range
+from planner.accuracy.ranges import coverage_note
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
@@ -84,6 +85,9 @@ class Plan:
     alternatives: tuple[LayoutOption, ...] = ()  # the other layouts on the same GPUs, where the model loads
     experts_upcast: bool = False  # the engine loads the MXFP4 experts as bf16 on this layout (model.experts_upcast)
     expert_precision: str = ""  # the routed experts' precision (resolve.expert_precision); "" for a dense model
+    #: how often such ranges held on published runs planner never saw (``planner.accuracy.ranges.coverage_note``); ""
+    #: where a calibration file's own range stands instead
+    time_range_held: str = ""
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -191,6 +195,7 @@ def plan(
         _alternatives(g, mdl, context, n, price, o),
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
+        "" if calibrated_range(g, eng, o.calibration) is not None else coverage_note(),
     )
 
 

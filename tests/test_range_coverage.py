@@ -147,3 +147,76 @@ def test_source_weighted_inside_gives_each_source_one_vote():
     records = [dict(fold="a", at="inside")] * 9 + [dict(fold="b", at="above")]
     assert rc.source_weighted_inside(records) == 0.5
     assert math.isnan(rc.source_weighted_inside([]))
+
+
+class TestStatedCoverage:
+    """What ``plan`` says of its own ranges: the shares of ``catalogs/reference/range_coverage.csv`` (part 1's totals,
+    ``--write-coverage``), which docs/accuracy.md's "Do the ranges hold?" table prints."""
+
+    def test_the_file_is_the_docs_table(self):
+        from pathlib import Path
+
+        from planner.accuracy.ranges import load_coverage
+
+        doc = (Path(__file__).resolve().parents[1] / "docs" / "accuracy.md").read_text(encoding="utf-8")
+        for c in load_coverage().values():
+            line = f"| {c.quantity} ({c.figures}) | " + " | ".join(
+                f"{n / c.figures:.0%}" for n in (c.inside, c.below, c.above)
+            )
+            assert line + " |" in doc, line
+
+    def test_the_note_by_hand(self, tmp_path):
+        """60 of 100 TPOT figures inside, 30 slower, from 4 sources; 40 of 80 TTFT, 36 slower, from 5."""
+        from planner.accuracy.ranges import coverage_note
+
+        path = tmp_path / "coverage.csv"
+        path.write_text("quantity,inside,below,above,sources\nTPOT,60,10,30,4\nTTFT,40,4,36,5\nserving,1,1,1,1\n")
+        assert coverage_note(str(path)) == (
+            "of 100 TPOT and 80 TTFT figures of published runs from sources planner never saw (4 and 5 sources), "
+            "60% and 50% lie inside their range (nominal 80%) and 30% and 45% are slower (docs/accuracy.md, "
+            "'Do the ranges hold?')"
+        )
+        assert coverage_note(str(tmp_path / "absent.csv")) == ""
+
+    def test_the_writer_counts_each_quantitys_placements_and_sources(self, tmp_path, monkeypatch):
+        """Three TPOT figures of two sources (inside, inside, above) and one TTFT figure (below) of one."""
+        import csv
+
+        records = [
+            dict(q="TPOT", at="inside", fold="a"),
+            dict(q="TPOT", at="inside", fold="b"),
+            dict(q="TPOT", at="above", fold="b"),
+            dict(q="TTFT", at="below", fold="a"),
+        ]
+        monkeypatch.setattr(rc, "prediction_records", lambda checks: (records, 0))
+        path = rc.write_coverage([], tmp_path / "coverage.csv")
+        with path.open(newline="") as f:
+            rows = {r["quantity"]: r for r in csv.DictReader(f)}
+        assert [rows["TPOT"][k] for k in ("inside", "below", "above", "sources")] == ["2", "0", "1", "2"]
+        assert [rows["TTFT"][k] for k in ("inside", "below", "above", "sources")] == ["0", "1", "0", "1"]
+        assert rows["serving throughput"]["sources"] == "0"
+
+    def test_plan_states_it_and_a_calibration_file_replaces_it(self, tmp_path):
+        """``planner plan`` prints the note under its ranges and ``--json`` its counts; with a calibration file whose
+        own range stands (s93), neither: the held-out coverage is not that range's."""
+        import json
+
+        from cli_support import run
+
+        from planner.accuracy.ranges import coverage_note, load_coverage
+
+        args = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "4096")
+        text = run(*args)
+        held = [line for line in text.output.splitlines() if line.startswith("Time ranges held ")]
+        assert text.exit_code == 0 and [line.split(None, 3)[3] for line in held] == [coverage_note()]
+        got = json.loads(run(*args, "--json").output)
+        tpot = load_coverage()["TPOT"]
+        assert got["time_range_coverage"]["TPOT"] == {
+            "figures": tpot.figures, "inside": tpot.inside, "below": tpot.below, "above": tpot.above,
+            "sources": tpot.sources,
+        }  # fmt: skip
+        cal = tmp_path / "cal.toml"
+        cal.write_text('[[calibration]]\ngpu = "H100"\nresidual_low = -0.02\nresidual_high = 0.01\nsource = "test"\n')
+        calibrated = run(*args, "--calibration", str(cal))
+        assert calibrated.exit_code == 0 and "Time ranges held" not in calibrated.output
+        assert json.loads(run(*args, "--calibration", str(cal), "--json").output)["time_range_coverage"] == {}

@@ -94,6 +94,59 @@ def load_regions(path: str | None = None) -> dict[tuple[str, str], Region]:
         }
 
 
+#: How often the stated ranges held on published figures planner never saw (``python bench/range_coverage.py
+#: --write-coverage``): per quantity, the figures inside, below and above the range of their row's query, and their
+#: sources. The file is read by ``coverage_note``.
+COVERAGE_FILE_NAME = "range_coverage.csv"
+#: The quantities ``plan`` and the export state a range for, in the note's order.
+COVERAGE_QUANTITIES = ("TPOT", "TTFT")
+
+
+class Coverage(NamedTuple):
+    """Published figures inside, below and above their stated range (below: faster than the range for a time)."""
+
+    quantity: str
+    inside: int
+    below: int
+    above: int
+    sources: int
+
+    @property
+    def figures(self) -> int:
+        return self.inside + self.below + self.above
+
+
+@functools.lru_cache(maxsize=2)
+def load_coverage(path: str | None = None) -> dict[str, Coverage]:
+    """The coverage file's rows by quantity; empty when the file is absent."""
+    p = Path(path) if path else shipped_catalog_dir() / "reference" / COVERAGE_FILE_NAME
+    if not p.exists():
+        return {}
+    with open(p, newline="", encoding="utf-8") as f:
+        return {
+            r["quantity"]: Coverage(
+                r["quantity"], int(r["inside"]), int(r["below"]), int(r["above"]), int(r["sources"])
+            )
+            for r in csv.DictReader(f)
+        }
+
+
+def coverage_note(path: str | None = None) -> str:
+    """One sentence on how often the time ranges held on published runs planner never saw ("" without the file):
+    a 10th-90th percentile range should hold 80% of them."""
+    rows = [c for q in COVERAGE_QUANTITIES if (c := load_coverage(path).get(q)) is not None and c.figures]
+    if not rows:
+        return ""
+    counts = " and ".join(f"{c.figures:,} {c.quantity}" for c in rows)
+    inside = " and ".join(f"{c.inside / c.figures:.0%}" for c in rows)
+    slower = " and ".join(f"{c.above / c.figures:.0%}" for c in rows)
+    sources = " and ".join(str(c.sources) for c in rows)
+    return (
+        f"of {counts} figures of published runs from sources planner never saw ({sources} sources), {inside} lie "
+        f"inside their range (nominal 80%) and {slower} are slower (docs/accuracy.md, 'Do the ranges hold?')"
+    )
+
+
 def moe_class(model: Any) -> str:
     """A catalog model's architecture class: "MoE" when it has a ``[moe]`` table (routed experts), else "dense".
     The ``moe`` dimension of the ranges, and the class the export's serving margin keeps apart

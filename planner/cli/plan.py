@@ -19,6 +19,7 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import read_csv_rows
+from planner.accuracy.ranges import COVERAGE_QUANTITIES, load_coverage
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -224,6 +225,8 @@ def render_plan(p: Plan) -> str:
     )
     if p.time_range_widened:
         row("Time ranges widened", p.time_range_widened)
+    if p.time_range_held:
+        row("Time ranges held", p.time_range_held)
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
@@ -273,6 +276,18 @@ def plan_as_dict(p: Plan) -> dict:
         "tpot_range_s": list(p.time_range(float(p.at_batch.step_s))),
         "time_range_note": p.time_range_note,
         "time_range_widened": p.time_range_widened,
+        "time_range_held": p.time_range_held,
+        "time_range_coverage": {
+            c.quantity: {
+                "figures": c.figures,
+                "inside": c.inside,
+                "below": c.below,
+                "above": c.above,
+                "sources": c.sources,
+            }
+            for c in load_coverage().values()
+            if c.quantity in COVERAGE_QUANTITIES and p.time_range_held  # none beside a calibration file's range
+        },
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
         "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),
         "tpot_s_batch_1": float(p.at_one.step_s),

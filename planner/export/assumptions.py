@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass
 
 from planner import __version__, api
+from planner.accuracy.ranges import coverage_note, load_coverage
 from planner.export import sizing
 from planner.export.ownership import Sourced
 from planner.export.scenario import Scenario
@@ -220,6 +221,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             )
         )
         rows.append(Assumption(f"{where}: margin used", r.margin, "share", "workload.latency_margin"))
+    if results and (held := coverage_note()):
+        tpot = load_coverage().get("TPOT")
+        rows.append(
+            Assumption(
+                "How often those uncertainty ranges held (TPOT)",
+                tpot.inside / tpot.figures if tpot and tpot.figures else float("nan"),
+                "share inside",
+                f"the uncertainty ranges above (not a calibration file's): {held}",
+            )
+        )
     rules = "planner.export.sizing (docs/export.md)"
     rows += [
         Assumption("Hours per month", sizing.HOURS_PER_MONTH, "h", "8,760 h / 12"),
