@@ -180,3 +180,15 @@ def test_each_headline_keeps_all_rows_and_states_them_without_the_conflicting_fi
     worst = max(serving, key=lambda c: abs(c["planner"]))
     assert worst["row"].record_id == "GPUSTACK-131"
     assert heldout.source_conflicts.flagged("GPUSTACK-131", "serving throughput")
+
+
+def test_the_shipped_range_coverage_is_todays(checks, tmp_path):
+    """catalogs/reference/range_coverage.csv (what ``plan`` says of its ranges) equals bench/range_coverage.py's
+    ``--write-coverage`` over today's held-out checks: regenerate it after a change that moves a prediction."""
+    from bench_support import bench_module
+
+    from planner.catalog.loader import shipped_catalog_dir
+
+    written = bench_module("range_coverage").write_coverage(checks, tmp_path / "coverage.csv")
+    shipped = shipped_catalog_dir() / "reference" / "range_coverage.csv"
+    assert written.read_text(encoding="utf-8") == shipped.read_text(encoding="utf-8")
