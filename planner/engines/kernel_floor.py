@@ -101,7 +101,8 @@ def moe_floor_points(gpu: str, path: str | Path | None = None, catalog: Catalog 
 
 def moe_floor_line(gpu: str, path: str | Path | None = None, catalog: Catalog | None = None) -> tuple[float, float]:
     """(floor at one token, growth per doubling of the tokens), seconds: least squares of ``moe_floor_points``
-    against log2(tokens) (``planner.engines.kernel_curves.MOE_FLOORS_TRITON`` and ``MOE_FLOORS_TRTLLM_GEN`` ship them rounded to 0.1 us)."""
+    against log2(tokens) (``planner.engines.kernel_curves.MOE_FLOORS_TRITON`` and ``MOE_FLOORS_TRTLLM_GEN`` ship them
+    rounded to 0.1 us)."""
     points = moe_floor_points(gpu, path, catalog)
     a = np.array([[1.0, np.log2(t)] for t in points])
     at_one, per_doubling = np.linalg.lstsq(a, np.array(list(points.values())), rcond=None)[0]

@@ -286,7 +286,7 @@ KERNEL_FACTORS = dict(
     # (bench/h200_kernels.py: PyTorch eager ops in a CUDA graph, Llama-3.1-8B's shapes)
     layer_overhead_s=15.5e-6,
     # the engine's own time per MoE layer beyond the GPU's measured fused-MoE floor, which the kernel curves carry
-    # per GPU and step size (``planner.engines.kernel_curves.MOE_FLOORS``: 26.3 us + 3.0 us per doubling of the
+    # per GPU and step size (``planner.engines.kernel_curves.moe_floor_of``: 26.3 us + 3.0 us per doubling of the
     # tokens on H100, from vLLM's measured fused-MoE and GEMM latencies, ``planner.engines.kernel_floor``); not
     # fitted (the fitted rows' only MoE model, Mixtral-8x7B at batch 8, reads nearly every expert)
     moe_layer_overhead_s=0.0,

@@ -108,7 +108,7 @@ def step_overhead_s(model: ModelFacts, limits: EngineFacts, tokens: ArrayLike = 
 
     Per MoE layer: the engine's own term + the GPU's fused-MoE floor at the step's ``tokens`` (those one GPU's MoE
     call takes): floor(1) + per doubling x log2(min(max(tokens, 1), 8)) (``moe_floor_s``, ``moe_floor_per_doubling_s``:
-    ``planner.engines.kernel_curves.MOE_FLOORS``, measured at 1-8 tokens; held at 8 beyond). The floor is the
+    ``planner.engines.kernel_curves.moe_floor_of``, measured at 1-8 tokens; held at 8 beyond). The floor is the
     fused-MoE call's kernel chain beyond the roofline of the expert bytes it reads: vLLM's ``fused_experts_impl``
     (vllm/model_executor/layers/fused_moe/fused_moe.py, commit 000d1458) runs, per MoE layer and step, top-k
     routing, ``moe_align_block_size``, ``invoke_fused_moe_kernel`` on w13, the activation, ``invoke_fused_moe_kernel``
