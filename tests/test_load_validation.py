@@ -191,6 +191,22 @@ class TestPrediction:
         assert out["rows"][0]["predicted"] is None
         assert "do not fit" in out["rows"][0]["reason"]
 
+    def test_an_unknown_kind_is_refused_with_the_accepted_ones(self, tmp_path):
+        """A user's own file writes kind "serving"; it was read as its batching cell and this row, with no batching
+        cell, as a static batch (s191)."""
+        rows = load_decode_rows(_file(tmp_path, "r1,serving,vLLM,H100,1,llama3.1-8b,,16,500,,1024,128,,60,,,,,,x"))
+        assert rows[0].problem == (
+            "unknown kind 'serving'; did you mean serving_rate, serving_concurrency? (blank: the batching cell says)"
+        )
+
+    def test_a_run_that_does_not_say_how_it_sent_its_prompts_is_not_simulated(self, tmp_path):
+        """Blank kind and no batching cell: the row reads as a static batch of 16, which has no percentiles under
+        load; before s191 it was simulated as its 500 prompts sent at once (TPOT +716% on a 16-in-flight run)."""
+        rows = load_decode_rows(_file(tmp_path, "r1,,vLLM,H100,1,llama3.1-8b,,16,500,,1024,128,,60,,,,,,x"))
+        out = to_json([validate_load(rows)])
+        assert out["rows"][0]["predicted"] is None
+        assert out["rows"][0]["reason"].startswith("not a serving run: the kind cell (serving_concurrency, ")
+
 
 class TestCli:
     def test_validate_a_users_serving_runs(self, tmp_path):

@@ -38,7 +38,7 @@ class TestTheReading:
         path.write_text(
             "record_id,kind,engine,gpu,tensor_parallel_size,model,batching,dataset,batch_size_or_concurrency,"
             "num_prompts,input_len,output_len,ttft_median_ms,source\n"
-            'r1,serving,vLLM,H100,1,llama3.1-8b,vllm bench serve,"random, --random-range-ratio 1.0",8,80,'
+            'r1,serving_concurrency,vLLM,H100,1,llama3.1-8b,vllm bench serve,"random, --random-range-ratio 1.0",8,80,'
             "1024,128,50,x\n"
         )
         (row,) = load_decode_rows(path)

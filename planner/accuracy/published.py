@@ -630,6 +630,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     problem, batch, inp, out, tp, prompts, parallelism = "", 1, 1, 1, 1, None, "tp"
     speculation = None
     try:
+        if (given := str(r.get("kind", "")).strip()) and given not in KIND_COLUMN:  # read as the batching cell before
+            raise ValueError(f"{UnknownNameError('kind', given, KIND_COLUMN)} (blank: the batching cell says)")
         tp = whole_number(r.get("tensor_parallel_size") or r.get("gpus"), "tensor_parallel_size", 1) or 1
         tp *= pipeline_stages(r)  # the group: a pipeline of TP 1 stages has one GPU per stage
         if scope == "gpu":

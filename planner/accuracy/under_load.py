@@ -47,6 +47,7 @@ from planner.accuracy.datasets import (  # noqa: F401  (the ShareGPT trace's rea
 from planner.accuracy.predict import _profile_for, row_scheduler
 from planner.accuracy.published import DecodeRow, resolve_gpu_name, resolve_model_name
 from planner.catalog import Catalog, default_catalog
+from planner.errors import InvalidInputError
 from planner.serving.benchmark import request_lengths
 from planner.serving.load import FRONTEND_S, Replica, RunTrace, fixed_lengths, latency_under_load
 
@@ -101,6 +102,11 @@ def predict_percentiles(
     cannot be predicted. ``acceptance_length``: a speculating row's (None: the middle of its draft's published range,
     ``planner.accuracy.acceptance.acceptance_range``). ``trace``: a ``planner.serving.load.RunTrace`` the run fills
     (its steps, step table and samples, for reading it request by request); None: nothing kept."""
+    if row.kind != "serving":  # a static batch, or a row that does not say how its prompts were sent
+        raise InvalidInputError(
+            "not a serving run: the kind cell (serving_concurrency, serving_rate or max_throughput) or the batching "
+            "cell ('max concurrency 16', 'request rate 8', 'all at once') must say how the client sent its prompts"
+        )
     replica = _replica(row, engine, calibration, catalog)
     if row.speculation is not None:
         low, high, draft = acceptance_range(row.speculation, catalog)

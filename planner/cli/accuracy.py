@@ -32,6 +32,7 @@ from planner.accuracy.predict import (
     resolve_model_name,
     with_names,
 )
+from planner.accuracy.published import KIND_COLUMN
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
     LIMITS,
@@ -98,7 +99,8 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     throughput, each predicted as its benchmark ran (static batch, or a server given N prompts at once or at a
     rate; limits: {_limits_text()}). Serving runs under load (rows with {", ".join(FIGURES)}): each simulated
     as it ran; limits: {_load_limits_text()} (your --decode file's runs; the shipped runs are informative). Point
-    --decode / --memory at your own files; rows that cannot be predicted say why. A row whose input_len or
+    --decode / --memory at your own files; rows that cannot be predicted say why. A row's kind cell says how
+    its benchmark ran: {", ".join(KIND_COLUMN)} (blank: read from its batching cell). A row whose input_len or
     output_len is blank takes the published mean of the dataset its dataset cell names ({", ".join(DATASETS)};
     sonnet, random and generated-shared-prefix: the benchmark client's default lengths). A dataset cell's
     --random-range-ratio is read as its client draws it (vllm bench serve around the length, sglang.bench_serving
