@@ -28,6 +28,23 @@ class TestValidateFiles:
         assert "line 2 has 7 cells where the header has 6" in line
         assert "8.0, not 8,0" in line
 
+    @pytest.mark.parametrize(
+        ("command", "separator", "said"),
+        [
+            (("validate", "--decode"), ";", "separated by ';'"),
+            (("calibrate",), ";", "separated by ';'"),
+            (("validate", "--decode"), "\t", "separated by tabs"),
+        ],
+    )
+    def test_a_file_saved_with_another_separator_is_named_as_such(self, tmp_path, command, separator, said):
+        """A spreadsheet in a decimal-comma locale saves CSV with ';' between cells (s191): the one-column header was
+        reported as every column missing ("missing column(s) gpu, model, ..."), which the file visibly has."""
+        f = tmp_path / "runs.csv"
+        f.write_text((DECODE_HEADER + "H100,llama3.1-8b,1,128,128,8.5\n").replace(",", separator))
+        args = (*command, str(f)) + (("-o", str(tmp_path / "cal.toml")) if command == ("calibrate",) else ())
+        line = one_line(run(*args), 2)
+        assert said in line and "CSV UTF-8 (Comma delimited)" in line and "missing column" not in line
+
     def test_a_figure_cell_of_text_is_refused_not_dropped(self, tmp_path):
         """tpot_ms "eight" was read as a blank cell: the row left the table unseen and validate printed PASS."""
         f = tmp_path / "runs.csv"

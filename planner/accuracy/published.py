@@ -383,6 +383,15 @@ def read_csv_rows(
     try:
         text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
         reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        separator = next((c for c in ";\t|" if len(header) == 1 and c in header[0]), None)
+        if separator is not None:  # a spreadsheet's CSV in a locale whose decimal mark is the comma
+            shown = {"\t": "tabs"}.get(separator, f"'{separator}'")
+            raise InvalidInputError(
+                f"{path}: its header is one column of names separated by {shown} ({header[0][:40]!r}); save it "
+                "with commas between cells and a point in decimals (8.0, not 8,0): in Excel, CSV UTF-8 (Comma "
+                "delimited)"
+            )
         rows = []
         for r in itertools.islice(reader, max_rows + 1):
             if None in r:  # more cells than the header: a decimal comma ("8,0") would shift or drop a figure
