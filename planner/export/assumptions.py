@@ -225,9 +225,9 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         tpot = load_coverage().get("TPOT")
         rows.append(
             Assumption(
-                "How often those uncertainty ranges held (TPOT)",
+                "How often those uncertainty ranges held (TPOT figures inside)",
                 tpot.inside / tpot.figures if tpot and tpot.figures else float("nan"),
-                "share inside",
+                "share",
                 f"the uncertainty ranges above (not a calibration file's): {held}",
             )
         )
