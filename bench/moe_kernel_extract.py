@@ -12,8 +12,11 @@ The default kernels, read in vLLM's MoE oracles (vllm-project/vllm ``vllm/model_
 ``unquantized.py`` at 011fbfd6, ``fp8.py`` at 001a058b, ``gpt_oss_mxfp4.py`` at 80416a17): on Hopper the Triton
 fused MoE (``unquantized.py`` moves FlashInfer behind Triton on SM 9.x; ``fp8.py`` moves Triton to the front for
 block fp8 without expert parallelism; gpt-oss: OpenAI's Triton kernels), on Blackwell data-centre GPUs FlashInfer's
-TensorRT-LLM-gen kernels, the first backend each oracle lists, monolithic before modular. L40S (no Blackwell or
-Hopper kernels) is left out: its calls are so bandwidth-bound that the intercept is lost (negative at 1-2 tokens).
+TensorRT-LLM-gen kernels, the first backend each oracle lists, monolithic before modular. A100: aiconfigurator measured
+vLLM's fused MoE there (0.14.0) under power-law routing only, so its calls are SGLang 0.5.10's Triton fused MoE
+(``sglang_fused_moe_triton``, adapted from vLLM's; bf16, the A100's only MoE precision without fp8 math, balanced
+routing) with vLLM 0.14.0's dense GEMMs. L40S (no Blackwell or Hopper kernels) is left out: its calls are so
+bandwidth-bound that the intercept is lost (negative at 1-2 tokens).
 Needs pandas and pyarrow (the aiconfigurator venv has them); the planner reads only the CSV.
 """
 
@@ -42,21 +45,25 @@ BLACKWELL_MOE_KERNELS = (
 )
 #: The Hopper GPUs, whose Triton calls of many tokens ``bench/moe_large_tokens.py`` also reads.
 HOPPER_GPUS = {"h100_sxm": "H100 SXM 80GB", "h200_sxm": "H200 SXM 141GB"}
+VLLM_024 = ("vllm/0.24.0", "vllm/0.24.0")  # the (fused-MoE, GEMM) tables' engine and release
 GPUS = {
-    **{key: (gpu, MOE_KERNELS) for key, gpu in HOPPER_GPUS.items()},
-    "b200_sxm": ("B200 180GB", BLACKWELL_MOE_KERNELS),
-    "b300_sxm": ("B300 288GB", BLACKWELL_MOE_KERNELS),
-    "gb200": ("GB200 NVL72", BLACKWELL_MOE_KERNELS),
-    "gb300": ("GB300 NVL72", BLACKWELL_MOE_KERNELS),
+    **{key: (gpu, MOE_KERNELS, VLLM_024) for key, gpu in HOPPER_GPUS.items()},
+    "b200_sxm": ("B200 180GB", BLACKWELL_MOE_KERNELS, VLLM_024),
+    "b300_sxm": ("B300 288GB", BLACKWELL_MOE_KERNELS, VLLM_024),
+    "gb200": ("GB200 NVL72", BLACKWELL_MOE_KERNELS, VLLM_024),
+    "gb300": ("GB300 NVL72", BLACKWELL_MOE_KERNELS, VLLM_024),
+    "a100_sxm": ("A100 SXM 80GB", ("sglang_fused_moe_triton",), ("sglang/0.5.10", "vllm/0.14.0")),
 }
 COLUMNS = ("op", "gpu", "kernel_source", "dtype", "tokens", "hidden_size", "inter_size", "topk", "num_experts")
 COLUMNS += ("tp_size", "n", "k", "latency_ms")
 
 
-def vllm_moe_calls(key: str, kernels: tuple[str, ...] | None = MOE_KERNELS) -> pd.DataFrame:
-    """vLLM 0.24.0's measured fused-MoE calls on GPU ``key`` (e.g. "h100_sxm") with balanced routing and no expert
-    parallelism, of ``kernels`` (None: every kernel measured)."""
-    moe = pd.read_parquet(VENV / DATA / key / "moe/vllm/0.24.0/moe_perf.parquet")
+def vllm_moe_calls(
+    key: str, kernels: tuple[str, ...] | None = MOE_KERNELS, release: str = "vllm/0.24.0"
+) -> pd.DataFrame:
+    """vLLM 0.24.0's (or another engine ``release``'s) measured fused-MoE calls on GPU ``key`` (e.g. "h100_sxm") with
+    balanced routing and no expert parallelism, of ``kernels`` (None: every kernel measured)."""
+    moe = pd.read_parquet(VENV / DATA / key / "moe" / release / "moe_perf.parquet")
     moe = moe[(moe.distribution == "balanced") & (moe.moe_ep_size == 1)]
     return moe if kernels is None else moe[moe.kernel_source.isin(kernels)]
 
@@ -64,15 +71,15 @@ def vllm_moe_calls(key: str, kernels: tuple[str, ...] | None = MOE_KERNELS) -> p
 def main() -> None:
     data = VENV / DATA
     rows = []
-    for key, (gpu, kernels) in GPUS.items():
-        moe = vllm_moe_calls(key, kernels)
+    for key, (gpu, kernels, (moe_release, gemm_release)) in GPUS.items():
+        moe = vllm_moe_calls(key, kernels, moe_release)
         moe = moe[(moe.num_tokens <= 8) & (moe.num_tokens * moe.topk * 2 <= moe.num_experts)]
         for r in moe.itertuples():
             rows.append(
                 ("moe", gpu, r.kernel_source, r.moe_dtype, r.num_tokens, r.hidden_size, r.inter_size, r.topk)
                 + (r.num_experts, r.moe_tp_size, "", "", f"{r.latency:.6g}")
             )
-        gemm = pd.read_parquet(data / key / "gemm/vllm/0.24.0/gemm_perf.parquet")
+        gemm = pd.read_parquet(data / key / "gemm" / gemm_release / "gemm_perf.parquet")
         gemm = gemm[(gemm.gemm_dtype == "bfloat16") & gemm.m.isin([1, 2, 4, 8]) & (gemm.n >= 1024) & (gemm.k >= 1024)]
         for r in gemm.itertuples():
             rows.append(

@@ -40,6 +40,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
+- ``a100-moe-floor``: A100 (and the Ampere GPUs that take its curves) takes the fused-MoE floor of SGLang 0.5.10's
+  Triton kernel measured there by aiconfigurator 0.12.0 (``planner.engines.kernel_curves.MOE_FLOORS_AMPERE``, s191),
+  not the Hopper mean.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -85,6 +88,7 @@ SWITCHES = (
     "trtllm-own-attention",
     "moe-read-rate",
     "blackwell-moe-floors",
+    "a100-moe-floor",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -223,6 +227,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.BLACKWELL_MOE_FLOORS = True
+    elif switch == "a100-moe-floor":  # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
+        from planner.engines import kernel_curves
+
+        kernel_curves.AMPERE_MOE_FLOOR = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

@@ -161,6 +161,12 @@ MOE_FLOORS_TRTLLM_GEN = {
 #: EXPERIMENT switch (s191, ``bench/switch_bootstrap.py blackwell-moe-floors``): True times the Blackwell GPUs' MoE
 #: floors from their own measured kernels (``MOE_FLOORS_TRTLLM_GEN``); False: the Hopper stand-in, as before s191.
 BLACKWELL_MOE_FLOORS = False
+#: A100 SXM, SGLang 0.5.10's Triton fused MoE (bf16; aiconfigurator measured vLLM's on A100 under power-law routing
+#: only): 29.1, 33.6, 38.6, 50.5 us at 1, 2, 4, 8 tokens. The Ampere GPUs whose curves are A100's would borrow it.
+MOE_FLOORS_AMPERE = {"A100 SXM 80GB": (27.6e-6, 6.9e-6)}
+#: EXPERIMENT switch (s191, ``bench/switch_bootstrap.py a100-moe-floor``): True times A100 (and the Ampere GPUs that
+#: take its curves) at ``MOE_FLOORS_AMPERE``; False: the Hopper stand-in, as before s191.
+AMPERE_MOE_FLOOR = False
 #: A GPU without MoE measurements takes its curves' source GPU's Triton floor (an MI300X or H20: H100's) or, where that
 #: has none either (A100, L40S, SM 12.0), the Hopper GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels,
 #: with the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for
@@ -172,16 +178,21 @@ MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
 MOE_FLOOR_SPREADS_S = {"triton": (27e-6, 38e-6), "trtllm-gen": (10e-6, 31e-6)}
 
 
+def triton_floors() -> dict[str, tuple[float, float]]:
+    """The GPUs with a measured Triton fused-MoE floor (which others of their architecture borrow), as the switch
+    ``AMPERE_MOE_FLOOR`` stands."""
+    return {**MOE_FLOORS_TRITON, **(MOE_FLOORS_AMPERE if AMPERE_MOE_FLOOR else {})}
+
+
 def moe_floors() -> dict[str, tuple[float, float]]:
-    """Every GPU with measured MoE floors, as the switch ``BLACKWELL_MOE_FLOORS`` stands."""
-    return {**MOE_FLOORS_TRITON, **MOE_FLOORS_TRTLLM_GEN} if BLACKWELL_MOE_FLOORS else dict(MOE_FLOORS_TRITON)
+    """Every GPU with measured MoE floors, as the switches ``BLACKWELL_MOE_FLOORS`` and ``AMPERE_MOE_FLOOR`` stand."""
+    return {**triton_floors(), **(MOE_FLOORS_TRTLLM_GEN if BLACKWELL_MOE_FLOORS else {})}
 
 
 def moe_floor_of(gpu_name: str, source: str) -> tuple[float, float]:
     """(floor at one token, per doubling) for ``gpu_name`` whose kernel curves are ``source``'s: its own where
     measured, else its source's Triton floor, else ``MOE_FLOOR_UNMEASURED``."""
-    own = moe_floors()
-    return own.get(gpu_name) or MOE_FLOORS_TRITON.get(source) or MOE_FLOOR_UNMEASURED
+    return moe_floors().get(gpu_name) or triton_floors().get(source) or MOE_FLOOR_UNMEASURED
 
 
 #: The expert width per GPU (MoE intermediate / TP) and the rows per touched expert (tokens x top-k / experts touched)
