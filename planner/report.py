@@ -154,7 +154,7 @@ def plan(
     warnings += [fp8_kv] if fp8_kv else []
     if mdl.moe is not None and eng.kernel_curves:
         # the GPU and engine only: past 8 tokens per step the floor is held (a few % of a large step's time)
-        floor_note = moe_floor_note(g.name, eng.name, 1)
+        floor_note = moe_floor_note(g.name, eng.name, 1, g.architecture)
         warnings += [floor_note] if floor_note else []
     if 1 < n <= fabric_numbers(g)["interconnect_domain_gpus"] and uses_allreduce_table(eng):
         table_note = borrowed_note(g, g.interconnect_bytes_per_s or 32e9, default_catalog(), n)

@@ -42,7 +42,7 @@ def test_the_floor_grows_with_the_batch_up_to_eight_tokens():
 
 
 def test_each_gpu_has_its_own_floor_and_others_borrow_the_measured_mean():
-    """H100 26.3 us, H200 26.7 us at one token; MI300X borrows its curves' source (H100), A100 (no MoE kernels measured)
+    """H100 26.3 us, H200 26.7 us at one token; MI300X borrows its curves' source (H100), L40S (no MoE kernels measured)
     the Hopper mean, 26.5 us, each with a note that says so; vLLM and SGLang run the measured kernel, TensorRT-LLM its
     own (noted)."""
     from planner.catalog import default_catalog
@@ -50,11 +50,11 @@ def test_each_gpu_has_its_own_floor_and_others_borrow_the_measured_mean():
     from planner.engines import kernel_curves
 
     cat = default_catalog()
-    got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("H100", "H200", "A100", "MI300X")}
-    assert got == {"H100": 26.3e-6, "H200": 26.7e-6, "A100": 26.5e-6, "MI300X": 26.3e-6}
+    got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("H100", "H200", "L40S", "MI300X")}
+    assert got == {"H100": 26.3e-6, "H200": 26.7e-6, "L40S": 26.5e-6, "MI300X": 26.3e-6}
     assert kernel_curves.moe_floor_note("H100 SXM 80GB", "vllm", 8) == ""
     assert kernel_curves.moe_floor_note("H100 SXM 80GB", "sglang", 4) == ""
-    assert "not measured on A100 SXM 80GB" in kernel_curves.moe_floor_note("A100 SXM 80GB", "vllm", 1)
+    assert "not measured on L40S" in kernel_curves.moe_floor_note("L40S", "vllm", 1)
     assert "not measured on MI300X" in kernel_curves.moe_floor_note("MI300X", "vllm", 1)
     note = kernel_curves.moe_floor_note("H100 SXM 80GB", "tensorrt-llm", 64)
     assert "for tensorrt-llm's own MoE kernels or beyond 8 tokens per step" in note and "27-38 us" in note
@@ -120,6 +120,36 @@ class TestBlackwellFloors:
         assert off - on == pytest.approx(58 * (26.5e-6 - 10.1e-6), rel=1e-9)
 
 
+class TestA100Floor:
+    """A100 SXM (shipped s191): SGLang 0.5.10's Triton fused MoE measured there (27.6 us + 6.9 us per doubling); the
+    Ampere GPUs that take A100's kernel curves (an RTX 3090) borrow it, as Hopper GPUs borrow H100's; the ablation
+    ``a100-moe-floor:off`` puts them back on the Hopper mean."""
+
+    def test_a100_and_its_architecture_take_it(self):
+        from planner.catalog import default_catalog
+        from planner.catalog.resolve import gpu_numbers
+        from planner.engines import kernel_curves
+
+        cat = default_catalog()
+        got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("A100", "A100-40GB", "RTX 3090", "H100", "L40S")}
+        assert got == {"A100": 27.6e-6, "A100-40GB": 27.6e-6, "RTX 3090": 27.6e-6, "H100": 26.3e-6, "L40S": 26.5e-6}
+        assert kernel_curves.moe_floor_note("A100 SXM 80GB", "vllm", 4) == ""
+        assert kernel_curves.moe_floor_note("RTX 3090", "vllm", 4, "Ampere") == (
+            "MoE kernel floor not measured on RTX 3090: SGLang's Triton fused MoE on A100 SXM 80GB stands in (29-51 us "
+            "per MoE layer over the measured GPUs, kernels and 1-8 tokens)"
+        )
+
+    def test_the_ablation_puts_them_back_on_the_hopper_mean(self, monkeypatch):
+        from planner.catalog import default_catalog, lookup, resolve
+        from planner.catalog.resolve import gpu_numbers
+        from planner.engines import kernel_curves
+
+        monkeypatch.setattr(kernel_curves, "AMPERE_MOE_FLOOR", False)
+        monkeypatch.setattr(resolve, "_ONE", {})
+        monkeypatch.setattr(lookup, "_MEMO", {})
+        assert gpu_numbers(default_catalog().gpu("A100"))["moe_floor_s"] == 26.5e-6
+
+
 def test_kernel_bytes_by_hand():
     """gpt-oss-120b's MoE shape (config.json: hidden 2880, intermediate 2880, 4 of 128 experts per token), 4 tokens,
     mxfp4 (4 bits + an 8-bit scale per 32 values): 16 experts x 3 x 2880 x 2880 x 0.53125 B = 211,507,200 B."""
@@ -149,17 +179,19 @@ def test_shipped_floors_are_the_kernel_derivation():
     from planner.engines.kernel_curves import (
         MOE_FLOOR_SPREADS_S,
         MOE_FLOOR_UNMEASURED,
+        MOE_FLOORS_AMPERE,
         MOE_FLOORS_TRITON,
         MOE_FLOORS_TRTLLM_GEN,
     )
 
-    for gpu, (at_one, per_doubling) in (MOE_FLOORS_TRITON | MOE_FLOORS_TRTLLM_GEN).items():
+    for gpu, (at_one, per_doubling) in (MOE_FLOORS_TRITON | MOE_FLOORS_TRTLLM_GEN | MOE_FLOORS_AMPERE).items():
         derived = kernel_floor.moe_floor_line(gpu)
         assert derived == pytest.approx((at_one, per_doubling), abs=0.05e-6), gpu
     assert MOE_FLOOR_UNMEASURED == pytest.approx(
         tuple(sum(v) / 2 for v in zip(*MOE_FLOORS_TRITON.values(), strict=True)), abs=1e-12
     )
-    for table, floors in (("triton", MOE_FLOORS_TRITON), ("trtllm-gen", MOE_FLOORS_TRTLLM_GEN)):
+    tables = (("triton", MOE_FLOORS_TRITON), ("ampere", MOE_FLOORS_AMPERE), ("trtllm-gen", MOE_FLOORS_TRTLLM_GEN))
+    for table, floors in tables:
         points = [p for gpu in floors for p in kernel_floor.moe_floor_points(gpu).values()]
         low, high = MOE_FLOOR_SPREADS_S[table]
         assert (round(low * 1e6), round(high * 1e6)) == (math.floor(min(points) * 1e6), math.ceil(max(points) * 1e6))

@@ -164,18 +164,19 @@ BLACKWELL_MOE_FLOORS = False
 #: A100 SXM, SGLang 0.5.10's Triton fused MoE (bf16; aiconfigurator measured vLLM's on A100 under power-law routing
 #: only): 29.1, 33.6, 38.6, 50.5 us at 1, 2, 4, 8 tokens. The Ampere GPUs whose curves are A100's would borrow it.
 MOE_FLOORS_AMPERE = {"A100 SXM 80GB": (27.6e-6, 6.9e-6)}
-#: EXPERIMENT switch (s191, ``bench/switch_bootstrap.py a100-moe-floor``): True times A100 (and the Ampere GPUs that
-#: take its curves) at ``MOE_FLOORS_AMPERE``; False: the Hopper stand-in, as before s191.
-AMPERE_MOE_FLOOR = False
-#: A GPU without MoE measurements takes its curves' source GPU's Triton floor (an MI300X or H20: H100's) or, where that
-#: has none either (A100, L40S, SM 12.0), the Hopper GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels,
+#: True (shipped s191: ``bench/switch_bootstrap.py a100-moe-floor`` passed the ship rule, docs/history.md) times A100
+#: (and the Ampere GPUs that take its curves) at ``MOE_FLOORS_AMPERE``; False (the ablation ``a100-moe-floor:off``):
+#: the Hopper stand-in, as before s191.
+AMPERE_MOE_FLOOR = True
+#: A GPU without MoE measurements takes its curves' source GPU's Triton floor (an MI300X or H20: H100's; an A10 or RTX
+#: 3090: A100's) or, where that has none either (L40S, SM 12.0), the Hopper GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels,
 #: with the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for
 #: (``MOE_FLOOR_SPREADS_S``).
 MOE_FLOOR_UNMEASURED = (26.5e-6, 3.25e-6)
 #: The spread of the measured floors each stand-in stands for, seconds: the lowest and highest of
 #: ``kernel_floor.moe_floor_points`` (the median over a GPU's kernels at 1, 2, 4 and 8 tokens) over the GPUs of each
 #: table, rounded outwards to the microsecond (re-derived by tests/test_moe_overhead.py).
-MOE_FLOOR_SPREADS_S = {"triton": (27e-6, 38e-6), "trtllm-gen": (10e-6, 31e-6)}
+MOE_FLOOR_SPREADS_S = {"triton": (27e-6, 38e-6), "ampere": (29e-6, 51e-6), "trtllm-gen": (10e-6, 31e-6)}
 
 
 def triton_floors() -> dict[str, tuple[float, float]]:
@@ -579,8 +580,9 @@ def allreduce_factors(gpu, row: dict[str, str], measured_gpu) -> dict[str, float
     }
 
 
-def moe_floor_note(gpu_name: str, engine_name: str, tokens_per_step: float) -> str:
-    """ "" where the fused-MoE floor was measured for this GPU, engine and step size; else what stands in for it."""
+def moe_floor_note(gpu_name: str, engine_name: str, tokens_per_step: float, architecture: str = "") -> str:
+    """ "" where the fused-MoE floor was measured for this GPU, engine and step size; else what stands in for it (the
+    GPU's ``architecture`` names the measured GPU it borrows from, ``moe_floor_of``)."""
     gaps = []
     own = gpu_name in moe_floors()
     if not own:
@@ -591,11 +593,11 @@ def moe_floor_note(gpu_name: str, engine_name: str, tokens_per_step: float) -> s
         gaps.append(f"beyond {MOE_FLOOR_MEASURED_TOKENS} tokens per step (held at its 8-token value)")
     if not gaps:
         return ""
-    if own and gpu_name in MOE_FLOORS_TRTLLM_GEN:
-        stand_in, (low, high) = (
-            f"FlashInfer's fused MoE as vLLM runs it on {gpu_name}",
-            MOE_FLOOR_SPREADS_S["trtllm-gen"],
-        )
+    source = gpu_name if own else source_gpu(gpu_name, architecture) if architecture else ""
+    if source in MOE_FLOORS_TRTLLM_GEN and own:
+        stand_in, (low, high) = f"FlashInfer's fused MoE as vLLM runs it on {source}", MOE_FLOOR_SPREADS_S["trtllm-gen"]
+    elif source in MOE_FLOORS_AMPERE and source in triton_floors():
+        stand_in, (low, high) = f"SGLang's Triton fused MoE on {source}", MOE_FLOOR_SPREADS_S["ampere"]
     else:
         stand_in, (low, high) = "vLLM's Triton fused MoE on H100/H200", MOE_FLOOR_SPREADS_S["triton"]
     return (
