@@ -40,9 +40,9 @@ Switches (each off on main; docs/history.md says what each does and why it was n
 - ``blackwell-moe-floors``: B200, B300, GB200 and GB300 take the fused-MoE floor of the kernels vLLM 0.24.0 runs there
   by default (FlashInfer's TensorRT-LLM-gen, measured by aiconfigurator 0.12.0; ``planner.engines.kernel_curves.
   MOE_FLOORS_TRTLLM_GEN``, s191), not Hopper's Triton floor.
-- ``a100-moe-floor:off`` (ablation; ``a100-moe-floor`` shipped, s191): A100 and the Ampere GPUs that take its curves
-  back on the Hopper mean, not the fused-MoE floor of SGLang 0.5.10's Triton kernel measured on A100 by aiconfigurator
-  0.12.0 (``planner.engines.kernel_curves.MOE_FLOORS_AMPERE``).
+- ``a100-moe-floor``: A100 (and the Ampere GPUs that take its curves) takes the fused-MoE floor of SGLang 0.5.10's
+  Triton kernel measured there by aiconfigurator 0.12.0 (``planner.engines.kernel_curves.MOE_FLOORS_AMPERE``, s191),
+  not the Hopper mean.
 - ``moe-gather-scatter:off`` (ablation; ``moe-gather-scatter`` shipped, s180): every data-parallel MoE timed as an
   all-to-all of each token's k copies, not NCCL's measured all-gather and reduce-scatter
   (``planner.engines.allreduce_table.GATHER_SCATTER``).
@@ -88,6 +88,7 @@ SWITCHES = (
     "trtllm-own-attention",
     "moe-read-rate",
     "blackwell-moe-floors",
+    "a100-moe-floor",
 )
 #: A switch's readings one at a time (``turn_on``).
 ABLATIONS = (
@@ -99,7 +100,6 @@ ABLATIONS = (
     "moe-read-rate:all",
     "moe-read-rate+published-host-cost:overlap",  # the slower MoE with the overlapped host cost hidden (s188)
     "moe-read-rate+published-host-cost",  # ... with each loop's published cost too (s188)
-    "a100-moe-floor:off",  # A100's MoE floor back to the Hopper stand-in (the floor shipped s191)
 )
 #: The figure sets in the order printed, and the quantities of each (as the scripts name them).
 SETS = {
@@ -227,10 +227,10 @@ def turn_on(switch: str) -> None:
         from planner.engines import kernel_curves
 
         kernel_curves.BLACKWELL_MOE_FLOORS = True
-    elif switch == "a100-moe-floor:off":  # A100's MoE floor back to the Hopper stand-in (ablation; shipped s191)
+    elif switch == "a100-moe-floor":  # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
         from planner.engines import kernel_curves
 
-        kernel_curves.AMPERE_MOE_FLOOR = False
+        kernel_curves.AMPERE_MOE_FLOOR = True
     elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
         from planner.engines import kernel_curves
 

@@ -121,15 +121,18 @@ class TestBlackwellFloors:
 
 
 class TestA100Floor:
-    """A100 SXM (shipped s191): SGLang 0.5.10's Triton fused MoE measured there (27.6 us + 6.9 us per doubling); the
-    Ampere GPUs that take A100's kernel curves (an RTX 3090) borrow it, as Hopper GPUs borrow H100's; the ablation
-    ``a100-moe-floor:off`` puts them back on the Hopper mean."""
+    """A100 SXM under switch ``a100-moe-floor`` (off as shipped, s191): SGLang 0.5.10's Triton fused MoE measured there
+    (27.6 us + 6.9 us per doubling); the Ampere GPUs that take A100's kernel curves (an RTX 3090) borrow it, as Hopper
+    GPUs borrow H100's."""
 
-    def test_a100_and_its_architecture_take_it(self):
-        from planner.catalog import default_catalog
+    def test_a100_and_its_architecture_take_it(self, monkeypatch):
+        from planner.catalog import default_catalog, lookup, resolve
         from planner.catalog.resolve import gpu_numbers
         from planner.engines import kernel_curves
 
+        monkeypatch.setattr(kernel_curves, "AMPERE_MOE_FLOOR", True)
+        monkeypatch.setattr(resolve, "_ONE", {})
+        monkeypatch.setattr(lookup, "_MEMO", {})
         cat = default_catalog()
         got = {g: gpu_numbers(cat.gpu(g))["moe_floor_s"] for g in ("A100", "A100-40GB", "RTX 3090", "H100", "L40S")}
         assert got == {"A100": 27.6e-6, "A100-40GB": 27.6e-6, "RTX 3090": 27.6e-6, "H100": 26.3e-6, "L40S": 26.5e-6}
@@ -139,15 +142,15 @@ class TestA100Floor:
             "per MoE layer over the measured GPUs, kernels and 1-8 tokens)"
         )
 
-    def test_the_ablation_puts_them_back_on_the_hopper_mean(self, monkeypatch):
-        from planner.catalog import default_catalog, lookup, resolve
+    def test_off_as_shipped(self):
+        from planner.catalog import default_catalog
         from planner.catalog.resolve import gpu_numbers
         from planner.engines import kernel_curves
 
-        monkeypatch.setattr(kernel_curves, "AMPERE_MOE_FLOOR", False)
-        monkeypatch.setattr(resolve, "_ONE", {})
-        monkeypatch.setattr(lookup, "_MEMO", {})
         assert gpu_numbers(default_catalog().gpu("A100"))["moe_floor_s"] == 26.5e-6
+        assert "vLLM's Triton fused MoE on H100/H200 stands in" in kernel_curves.moe_floor_note(
+            "RTX 3090", "vllm", 4, "Ampere"
+        )
 
 
 def test_kernel_bytes_by_hand():

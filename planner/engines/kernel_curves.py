@@ -164,10 +164,10 @@ BLACKWELL_MOE_FLOORS = False
 #: A100 SXM, SGLang 0.5.10's Triton fused MoE (bf16; aiconfigurator measured vLLM's on A100 under power-law routing
 #: only): 29.1, 33.6, 38.6, 50.5 us at 1, 2, 4, 8 tokens. The Ampere GPUs whose curves are A100's would borrow it.
 MOE_FLOORS_AMPERE = {"A100 SXM 80GB": (27.6e-6, 6.9e-6)}
-#: True (shipped s191: ``bench/switch_bootstrap.py a100-moe-floor`` passed the ship rule, docs/history.md) times A100
-#: (and the Ampere GPUs that take its curves) at ``MOE_FLOORS_AMPERE``; False (the ablation ``a100-moe-floor:off``):
-#: the Hopper stand-in, as before s191.
-AMPERE_MOE_FLOOR = True
+#: EXPERIMENT switch (s191, ``bench/switch_bootstrap.py a100-moe-floor``): True times A100 (and the Ampere GPUs that
+#: take its curves) at ``MOE_FLOORS_AMPERE``; False: the Hopper stand-in. Off: it passed the ship rule, but it is a
+#: Triton kernel's floor and A100 runs MXFP4 and int4 experts on Marlin (docs/history.md, s191).
+AMPERE_MOE_FLOOR = False
 #: A GPU without MoE measurements takes its curves' source GPU's Triton floor (an MI300X or H20: H100's; an A10 or RTX
 #: 3090: A100's) or, where that has none either (L40S, SM 12.0), the Hopper GPUs' mean; TensorRT-LLM and LMDeploy run their own MoE kernels,
 #: with the same floor assumed. ``moe_floor_note`` says so, with the spread of the measured floors it stands for
