@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from planner import api
 from planner import model as m
-from planner.accuracy.calibration import calibrated_range, residual_range
-from planner.accuracy.ranges import coverage_note
+from planner.accuracy.calibration import residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
@@ -167,6 +166,8 @@ def plan(
         util = float(
             default_memory_fraction(eng.memory_fraction_rule, mem.visible_bytes_per_gpu, n, ranks, mdl.mla is not None)
         )
+    from planner.accuracy.ranges import coverage_note  # (not at import: the Excel add-in imports this module)
+
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
     larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
@@ -195,7 +196,7 @@ def plan(
         _alternatives(g, mdl, context, n, price, o),
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
-        "" if calibrated_range(g, eng, o.calibration) is not None else coverage_note(),
+        "" if rng.calibrated else coverage_note(),
     )
 
 

@@ -256,4 +256,5 @@ def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):
     entry = resolve_calibration(calibration).for_gpu(gpu.all_names(), engine.name)
     if entry is None or entry.residual_low is None or entry.residual_high is None:
         return None
-    return TimeRange(entry.residual_low, entry.residual_high, f"your calibration file ({entry.source or 'no source'})")
+    note = f"your calibration file ({entry.source or 'no source'})"
+    return TimeRange(entry.residual_low, entry.residual_high, note, calibrated=True)

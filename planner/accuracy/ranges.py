@@ -61,12 +61,14 @@ class Region:
 
 
 class TimeRange(NamedTuple):
-    """(low, high) relative residuals, where they come from, and what widened them ("" when nothing did)."""
+    """(low, high) relative residuals, where they come from, what widened them ("" when nothing did), and whether
+    they are a calibration file's own (which the held-out coverage, ``coverage_note``, does not judge)."""
 
     low: float
     high: float
     note: str
     widened: str = ""
+    calibrated: bool = False
 
 
 def residuals_file() -> Path:
@@ -131,10 +133,16 @@ def load_coverage(path: str | None = None) -> dict[str, Coverage]:
         }
 
 
+def stated_coverage(path: str | None = None) -> tuple[Coverage, ...]:
+    """The coverage of the quantities ranges are stated for (``COVERAGE_QUANTITIES``, in that order) that have
+    figures; () without the file."""
+    return tuple(c for q in COVERAGE_QUANTITIES if (c := load_coverage(path).get(q)) is not None and c.figures)
+
+
 def coverage_note(path: str | None = None) -> str:
     """One sentence on how often the time ranges held on published runs planner never saw ("" without the file):
     a 10th-90th percentile range should hold 80% of them."""
-    rows = [c for q in COVERAGE_QUANTITIES if (c := load_coverage(path).get(q)) is not None and c.figures]
+    rows = stated_coverage(path)
     if not rows:
         return ""
     counts = " and ".join(f"{c.figures:,} {c.quantity}" for c in rows)

@@ -19,7 +19,7 @@ from planner.accuracy.loaded_ranges import (
     uncovered_texts,
 )
 from planner.accuracy.published import read_csv_rows
-from planner.accuracy.ranges import COVERAGE_QUANTITIES, load_coverage
+from planner.accuracy.ranges import stated_coverage
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -285,8 +285,7 @@ def plan_as_dict(p: Plan) -> dict:
                 "above": c.above,
                 "sources": c.sources,
             }
-            for c in load_coverage().values()
-            if c.quantity in COVERAGE_QUANTITIES and p.time_range_held  # none beside a calibration file's range
+            for c in (stated_coverage() if p.time_range_held else ())  # none beside a calibration file's range
         },
         "throughput_tokens_per_s": float(p.at_batch.throughput_tokens_per_s),
         "intensity_flop_per_byte": float(p.at_batch.intensity_flop_per_byte),

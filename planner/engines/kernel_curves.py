@@ -380,6 +380,7 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         fp8 = fp8_rate_own / float(own_fp8_peak) if own_fp8_peak else gemm
     byte_rates = [float(row[k]) for k in ("gemm_bytes_per_s", "attention_bytes_per_s", "attention_fp8_bytes_per_s")]
     gemm_bytes, attention_bytes, attention_fp8_bytes = byte_fractions(gpu, catalog, src, byte_rates)
+    moe_floor, moe_floor_per_doubling = moe_floor_of(gpu.name, src)
     return {
         "gemm_bandwidth_efficiency": gemm_bytes,
         "gemm_flop_efficiency": gemm,
@@ -390,8 +391,8 @@ def kernel_factors(gpu, catalog) -> dict[str, float]:
         "attention_flop_efficiency": float(row["attention_flop_per_s"]) / peak,
         "attention_floor_s": float(row["attention_floor_s"]),
         **prefill_attention_factors(row, peak),
-        "moe_floor_s": moe_floor_of(gpu.name, src)[0],
-        "moe_floor_per_doubling_s": moe_floor_of(gpu.name, src)[1],
+        "moe_floor_s": moe_floor,
+        "moe_floor_per_doubling_s": moe_floor_per_doubling,
         "moe_gemm_half_width": MOE_GEMM_HALF_WIDTHS.get(src, MOE_GEMM_HALF_WIDTH_UNMEASURED),
         "moe_gemm_half_rows": MOE_GEMM_HALF_ROWS.get(src, MOE_GEMM_HALF_ROWS_UNMEASURED),
         "moe_fp8_flop_scale": 1.0,

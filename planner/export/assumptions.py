@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from planner import __version__, api
-from planner.accuracy.ranges import coverage_note, load_coverage
+from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
 from planner.export.ownership import Sourced
 from planner.export.scenario import Scenario
@@ -221,14 +221,13 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             )
         )
         rows.append(Assumption(f"{where}: margin used", r.margin, "share", "workload.latency_margin"))
-    if results and (held := coverage_note()):
-        tpot = load_coverage().get("TPOT")
+    if results and (first := stated_coverage()):
         rows.append(
             Assumption(
-                "How often those uncertainty ranges held (TPOT figures inside)",
-                tpot.inside / tpot.figures if tpot and tpot.figures else float("nan"),
+                f"How often those uncertainty ranges held ({first[0].quantity} figures inside)",
+                first[0].inside / first[0].figures,
                 "share",
-                f"the uncertainty ranges above (not a calibration file's): {held}",
+                f"the uncertainty ranges above (not a calibration file's): {coverage_note()}",
             )
         )
     rules = "planner.export.sizing (docs/export.md)"
