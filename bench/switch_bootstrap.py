@@ -63,6 +63,7 @@ published-host-cost:overlap``) are measured together.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import subprocess
@@ -157,6 +158,27 @@ def refit_factors() -> None:
     print(f"refit: {off.shared} {off.engines} -> {on.shared} {on.engines}", file=sys.stderr)
 
 
+#: The switches that set one module attribute: switch -> (module, attribute, value); when each was measured.
+MODULE_FLAGS = {
+    # data-parallel MoE as an all-to-all on every engine (ablation, s180)
+    "moe-gather-scatter:off": ("planner.engines.allreduce_table", "GATHER_SCATTER", False),
+    # prefill attention's rate rising with the prompt (s182)
+    "prefill-attention-rising": ("planner.engines.kernel_curves", "PREFILL_ATTENTION_RISING", True),
+    # SGLang's --enable-dp-attention read as the release runs it (s183)
+    "sglang-dp-attention": ("planner.accuracy.published", "SGLANG_DP_ATTENTION", True),
+    # TensorRT-LLM 1.x decode above its default graphs, eager (s183)
+    "trtllm-serve-eager": ("planner.engines.profiles", "TRTLLM_SERVE_EAGER_ABOVE_GRAPHS", True),
+    # TensorRT-LLM at its own measured attention byte rates (s186)
+    "trtllm-own-attention": ("planner.engines.kernel_curves", "TENSORRT_LLM_OWN_ATTENTION", True),
+    # Blackwell GPUs' MoE floors from their own measured kernels (s191)
+    "blackwell-moe-floors": ("planner.engines.kernel_curves", "BLACKWELL_MOE_FLOORS", True),
+    # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
+    "a100-moe-floor": ("planner.engines.kernel_curves", "AMPERE_MOE_FLOOR", True),
+    # every GPU, not only those whose curves are A100's (ablation)
+    "weight-only-gemm:all": ("planner.engines.kernel_curves", "WEIGHT_ONLY_GEMM_GPUS", None),
+}
+
+
 def turn_on(switch: str) -> None:
     """Set ``switch`` for this process (call before any prediction); "+refit" also moves the shipped time factors by
     what the switch moves their fit (``refit_factors``); "a+b" (any other "+") sets a and b together."""
@@ -189,26 +211,6 @@ def turn_on(switch: str) -> None:
         profiles.EXPERT_PARALLEL_FROM_ROWS = True
         if switch.endswith(":trtllm"):  # the reading on TensorRT-LLM 1.x's rows alone
             profiles.EXPERT_PARALLEL_PROFILES = frozenset({"tensorrt-llm"})
-    elif switch == "moe-gather-scatter:off":  # data-parallel MoE as an all-to-all on every engine (ablation, s180)
-        from planner.engines import allreduce_table
-
-        allreduce_table.GATHER_SCATTER = False
-    elif switch == "prefill-attention-rising":  # prefill attention's rate rising with the prompt (s182)
-        from planner.engines import kernel_curves
-
-        kernel_curves.PREFILL_ATTENTION_RISING = True
-    elif switch == "sglang-dp-attention":  # SGLang's --enable-dp-attention read as the release runs it (s183)
-        from planner.accuracy import published
-
-        published.SGLANG_DP_ATTENTION = True
-    elif switch == "trtllm-serve-eager":  # TensorRT-LLM 1.x decode above its default graphs, eager (s183)
-        from planner.engines import profiles
-
-        profiles.TRTLLM_SERVE_EAGER_ABOVE_GRAPHS = True
-    elif switch == "trtllm-own-attention":  # TensorRT-LLM at its own measured attention byte rates (s186)
-        from planner.engines import kernel_curves
-
-        kernel_curves.TENSORRT_LLM_OWN_ATTENTION = True
     elif switch in ("moe-read-rate", "moe-read-rate:all"):  # expert bytes at the kernel's measured read rate (s188)
         from h200_moe_kernels import block_fp8_read_fraction, read_fraction
 
@@ -223,18 +225,9 @@ def turn_on(switch: str) -> None:
             return expert_layers(gpu, limits, expert_bytes / slower, *rest, **named)
 
         operators.expert_layers_time_s = slower_reads
-    elif switch == "blackwell-moe-floors":  # Blackwell GPUs' MoE floors from their own measured kernels (s191)
-        from planner.engines import kernel_curves
-
-        kernel_curves.BLACKWELL_MOE_FLOORS = True
-    elif switch == "a100-moe-floor":  # A100's MoE floor from SGLang 0.5.10's measured Triton kernel (s191)
-        from planner.engines import kernel_curves
-
-        kernel_curves.AMPERE_MOE_FLOOR = True
-    elif switch == "weight-only-gemm:all":  # every GPU, not only those whose curves are A100's (ablation)
-        from planner.engines import kernel_curves
-
-        kernel_curves.WEIGHT_ONLY_GEMM_GPUS = None
+    elif switch in MODULE_FLAGS:
+        module, name, value = MODULE_FLAGS[switch]
+        setattr(importlib.import_module(module), name, value)
     elif switch != "main":
         raise SystemExit(f"unknown switch {switch!r}; one of: main, {', '.join(SWITCHES)}")
 

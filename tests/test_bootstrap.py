@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import statistics
 
 import numpy as np
@@ -144,6 +145,16 @@ class TestSwitchTable:
         other = [[*self.MAIN[1]], [*self.MAIN[0]], *self.MAIN[2:]]
         with pytest.raises(SystemExit, match="not the same rows"):
             bench_module("switch_bootstrap").compare(self.MAIN, other, "shuffled", 10)
+
+
+def test_every_module_flag_switch_names_an_attribute_the_module_has():
+    """A switch that sets a module attribute (bench/switch_bootstrap.py's MODULE_FLAGS) names one that exists and is
+    offered on the command line: a renamed flag would otherwise be set on the module as a new name and the comparison
+    would measure main against itself."""
+    sb = bench_module("switch_bootstrap")
+    for switch, (module, name, _value) in sb.MODULE_FLAGS.items():
+        assert hasattr(importlib.import_module(module), name), (switch, module, name)
+        assert switch in sb.SWITCHES or switch in sb.ABLATIONS, switch
 
 
 def test_a_source_neither_side_predicts_is_not_drawn():
