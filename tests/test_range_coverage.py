@@ -220,3 +220,16 @@ class TestStatedCoverage:
         calibrated = run(*args, "--calibration", str(cal))
         assert calibrated.exit_code == 0 and "Time ranges held" not in calibrated.output
         assert json.loads(run(*args, "--calibration", str(cal), "--json").output)["time_range_coverage"] == {}
+
+    def test_the_workbooks_ranges_sheet_states_it(self):
+        """The what-if workbook's Ranges sheet says how often such ranges held, beside the range it computes: the
+        file's shares, TPOT then TTFT (row 8), and the counts in its note."""
+        from planner.accuracy.ranges import stated_coverage
+        from planner.workbook.build import build_whatif
+        from planner.workbook.layout import RANGES_SHEET
+
+        sheet = next(s for s in build_whatif(load=False).sheets if s.name == RANGES_SHEET)
+        tpot, ttft = stated_coverage()
+        assert sheet.cells["A8"].value == "How often such ranges held: TPOT / TTFT"
+        assert [sheet.cells[c].value for c in ("B8", "C8")] == [tpot.inside / tpot.figures, ttft.inside / ttft.figures]
+        assert f"TPOT {tpot.inside} of {tpot.figures}, TTFT {ttft.inside} of {ttft.figures}" in sheet.cells["F8"].value

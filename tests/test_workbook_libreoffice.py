@@ -484,8 +484,8 @@ class TestRenderedPages:
         # last rows onto a third), Calc over six (its operator block: one row per kernel; the budget fleet,
         # linear-attention state and sparse-attention rows; the mesh-share rows of a group's links), Load over three
         # (inputs and levers, its four charts, its four tables: page breaks of its own), AllReduce over two (the
-        # measured table)
-        assert len(sheets) <= len(pages) <= len(sheets) + 12
+        # measured table), Ranges over two (its coverage table: a page break of its own)
+        assert len(sheets) <= len(pages) <= len(sheets) + 13
         for i in range(1, len(pages) + 1):  # no blank page: each has its sheet's title or table header
             text = subprocess.run(
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True

@@ -99,6 +99,13 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
     s.set("C7", all_high, fmt=PCT, style="result")
     s.set("D7", all_rows, style="result")
     s.note("F7", "the file's all,* row: the range of a GPU with too few figures, before widening", "H")
+    held = {c.quantity: c for c in ranges.stated_coverage()}
+    if held:  # row 8, the spacer above the query block
+        s.set("A8", "How often such ranges held: " + " / ".join(held), style="label")
+        for col, c in zip("BC", held.values(), strict=False):
+            s.set(f"{col}8", c.inside / c.figures, fmt="0%", style="result")
+        counts = ", ".join(f"{c.quantity} {c.inside} of {c.figures}" for c in held.values())
+        s.note("F8", f"held-out figures inside, nominal 80%: {counts} (catalogs/reference/range_coverage.csv)", "H")
 
     # -- widening factors and coverage (the file) --------------------------------------------------------------
     r_q = 10  # the query block: header, one row per dimension, then the region, factor and result rows
@@ -123,6 +130,7 @@ def ranges_sheet(c: Calc, engine: EngineProfile) -> tuple[Sheet, list[Name]]:
         s.set(f"G{r}", before, text=True)
         s.set(f"H{r}", after, text=True)
     r_cov = r_fac + len(ranges.DIMENSIONS) + 3
+    s.page_breaks.append(r_cov - 2)  # the coverage table, reference data that grows with the file, on a page of its own
     s.set(f"A{r_cov - 1}", "Coverage: held-out figures per region", style="subtitle")
     heads = ("Dimension", "Value", "Figures", "Low (10th)", "High (90th)", "Lookup key", "Sources", "")
     for col, h in zip("ABCDEFGH", heads, strict=True):
