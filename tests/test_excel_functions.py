@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import tomllib
 import types
 
 import numpy as np
@@ -572,8 +573,26 @@ class TestAddinLite:
         out = tmp_path / "lite"
         res = CliRunner().invoke(cli_main, ["addin", "lite", str(out), "--catalog", str(cat)])
         assert res.exit_code == 0, res.output
-        assert {"numpy", "pandas", "pydantic"} <= set((out / "requirements.txt").read_text().split())
-        code = (
+        listed = set((out / "requirements.txt").read_text().split())
+        assert {"numpy", "pandas", "pydantic", "scipy"} <= listed
+        # Lite installs only what requirements.txt lists: every other runtime dependency of the package is blocked
+        # here (s192: scipy was missing, and every time cell read #VALUE! in Excel on Mac and the web)
+        with (ROOT / "pyproject.toml").open("rb") as f:
+            needed = tomllib.load(f)["project"]["dependencies"]
+        unlisted = sorted(
+            {re.split(r"[<>=!~ ;\[]", d, maxsplit=1)[0].lower().replace("-", "_") for d in needed}
+            - listed
+            - {"xlwings"}
+        )
+        assert "click" in unlisted  # the blocker has something to block
+        block = (
+            "import importlib.abc, sys\n"
+            "class Unlisted(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path, target=None):\n"
+            f"        if name.split('.')[0] in {unlisted!r}: raise ImportError('not in requirements.txt: ' + name)\n"
+            "sys.meta_path.insert(0, Unlisted())\n"
+        )
+        code = block + (
             "import runpy; g = runpy.run_path('main.py', run_name='main'); import planner, sys; "
             "print(planner.__file__); print(g['MAX_BATCH']('TG200', 'llama2-70b', 8192.0)); "
             "print(g['TPOT']('MI300X', 'deepseek-v3', 8192.0, None, None, 8) > 0); "

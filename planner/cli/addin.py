@@ -293,6 +293,7 @@ REQUIREMENTS = """\
 numpy
 pandas
 pydantic
+scipy
 {extra}"""
 
 
