@@ -87,6 +87,9 @@ class Plan:
     #: how often such ranges held on published runs planner never saw (``planner.accuracy.ranges.coverage_note``); ""
     #: where a calibration file's own range stands instead
     time_range_held: str = ""
+    #: where the price comes from: "on-demand, <provider>, <date>" for the catalog's (``Gpu.price``: one quote, or the
+    #: median of several), "" for a price given
+    price_source: str = ""
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -197,6 +200,7 @@ def plan(
         experts_upcast(g, mdl, n, layout, eng, o.weight_precision, cat),
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
         "" if rng.calibrated else coverage_note(),
+        _price_source(g) if price_per_gpu_hour is None else "",
     )
 
 
@@ -219,6 +223,15 @@ def _release_note(engine: Any) -> list[str]:
     why = engine_for_version(hit["name"], hit["version"])[1]
     mapped = ("newer than the newest release", "older than the oldest release", "not read itself")
     return [why] if any(m in why for m in mapped) else []
+
+
+def _price_source(g: Gpu) -> str:
+    """Where the catalog's default price of ``g`` comes from (``Gpu.price``), "" when it has none."""
+    quote = g.price("on-demand")
+    if quote is None:
+        return ""
+    several = sum(q.kind == "on-demand" for q in g.prices) > 1  # the median's provider lists each quote's date
+    return f"on-demand, {quote.provider}" + ("" if several else f", {quote.date}")
 
 
 def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Options) -> tuple[LayoutOption, ...]:

@@ -98,9 +98,9 @@ class TestPrices:
                 assert "no price is given" in g.notes or "no dated public" in g.notes.lower(), g.name
 
     def test_superchip_price_is_per_gpu(self):
-        """Spheron lists GB200 at $9.08/hr per superchip of two GPUs (17 March 2026)."""
-        price = CAT.gpu("GB200").price()
-        assert math.isclose(price.usd_per_gpu_hour * 2, 9.08) and price.provider == "Spheron"
+        """Spheron lists GB200 at $9.08/hr per superchip of two GPUs (17 March 2026): $4.54 a GPU-hour."""
+        spheron = next(p for p in CAT.gpu("GB200").prices if p.provider == "Spheron")
+        assert math.isclose(spheron.usd_per_gpu_hour * 2, 9.08) and spheron.kind == "on-demand"
 
     def test_on_demand_coverage(self):
         """Rented publicly with a named provider's dated on-demand quote: at least these."""

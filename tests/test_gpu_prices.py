@@ -55,17 +55,21 @@ class TestPriceSchema:
 
 class TestGpuPrices:
     def test_the_default_is_the_on_demand_quote(self):
-        """H200: RunPod lists $6.35/h on-demand and $3.59/h spot (deploybase.ai RunPod table, March 2026)."""
+        """H200: RunPod lists $6.35/h on-demand and $3.59/h spot (deploybase.ai RunPod table, March 2026), Hyperstack
+        $3.99/h on-demand: the default is the median of the on-demand quotes, (6.35 + 3.99) / 2 = $5.17, on every
+        surface (s192: plan, the Excel functions and the workbook took the first listed, the export the median)."""
         h200 = CAT.gpu("H200")
-        assert h200.price().kind == "on-demand" and h200.price().usd_per_gpu_hour == 6.35
+        assert h200.price().kind == "on-demand" and h200.price().usd_per_gpu_hour == pytest.approx(5.17)
+        assert h200.price().provider.startswith("median of 2 quotes: RunPod 6.35 (2026-03-10), Hyperstack 3.99")
         assert h200.price("spot").usd_per_gpu_hour == 3.59
         assert h200.price("purchase") is None
-        assert api.gpu_price_per_hour("H200") == 6.35
+        assert api.gpu_price_per_hour("H200") == pytest.approx(5.17)
 
     def test_spot_quotes_are_no_longer_the_default(self):
-        """B200 $5.98 and RTX 4090 $0.34 are RunPod spot rates; on-demand $10.57 and $0.60 (same table)."""
+        """B200 $5.98 and RTX 4090 $0.34 are RunPod spot rates; on-demand $10.57 and $0.60 (same table; B200's
+        default is the median of RunPod's $10.57 and Hyperstack's $6.00 on-demand, $8.285)."""
         assert CAT.gpu("B200").price("spot").usd_per_gpu_hour == 5.98
-        assert api.gpu_price_per_hour("B200") == 10.57
+        assert api.gpu_price_per_hour("B200") == pytest.approx(8.285)
         assert CAT.gpu("RTX 4090").price("spot").usd_per_gpu_hour == 0.34
         assert api.gpu_price_per_hour("RTX 4090") == 0.60
 
@@ -86,7 +90,7 @@ class TestSurfaces:
     def test_catalog_list_shows_kind_and_date_and_flags_stale(self):
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
         h200 = next(line for line in out.splitlines() if "H200 SXM 141GB" in line)
-        assert "$6.35/h on-demand 2026-03-10" in h200
+        assert "$5.17/h on-demand 2026-03-10 (median of 2)" in h200
         gaudi = next(line for line in out.splitlines() if "Gaudi 3" in line)
         assert "$15,625 purchase 2024-06 STALE" in gaudi  # Intel's June 2024 list price: no on-demand quote
 
@@ -170,7 +174,7 @@ class TestIssue12Quotes:
             ("RunPod", 7.89),
             ("Hyperstack", 7.4),
         ]
-        assert api.gpu_price_per_hour("B300") == 7.89
+        assert api.gpu_price_per_hour("B300") == pytest.approx((7.89 + 7.4) / 2)
         assert math.isclose(b300.price("spot").usd_per_gpu_hour * 8, 35.84)
         assert api.gpu_price_per_hour("A10") == 1.29 and CAT.gpu("A10").price().provider == "Lambda"
 
@@ -204,7 +208,7 @@ class TestIssue12Quotes:
     def test_catalog_list_shows_the_new_defaults_with_kind_and_date(self):
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
         line = {row[2:19].strip(): row for row in out.splitlines() if row.startswith("  ")}
-        assert "$7.89/h on-demand 2026-10-07" in line["B300 288GB"] and "STALE" not in line["B300 288GB"]
+        assert "$7.64/h on-demand 2026-08-26 (median of 2)" in line["B300 288GB"] and "STALE" not in line["B300 288GB"]
         assert "$1.29/h on-demand 2026-09-20" in line["A10"]
         assert "no price" in line["GB300 NVL72"] and "no price" in line["A40"]
 
@@ -231,3 +235,24 @@ def test_the_workbook_gpu_sheet_shows_reserved_and_spot_quotes_beside_on_demand(
     assert cell("H100 SXM 80GB", "Reserved quote (provider, date)") == "Hyperstack (reserved contract), 2026-08-26"
     assert cell("H100 SXM 80GB", "Spot price ($/GPU-hour)") == 2.69
     assert cell("GB300 NVL72", "Reserved price ($/GPU-hour)") in (None, "")
+    # the on-demand default is the one every surface takes: the median of Lambda's $2.99 and Hyperstack's $3.20
+    assert cell("H100 SXM 80GB", "On-demand price ($/GPU-hour)") == pytest.approx(3.095)
+
+
+def test_every_surface_prices_a_gpu_with_several_quotes_alike():
+    """H100's on-demand quotes, Lambda $2.99 (2026-05-18) and Hyperstack $3.20 (2026-08-26): plan (its JSON), the
+    Excel functions' API and the export's default basis all take their median, $3.095 (s192: a user found the what-if
+    workbook pricing the H100 at $2.99 and the review made from it at $3.095)."""
+    import json
+
+    from planner.export.ownership import chosen_quote
+
+    plan = json.loads(
+        CliRunner()
+        .invoke(main, ["plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--json"])
+        .output
+    )
+    exported = chosen_quote(CAT.gpu("H100"), "on-demand").usd_per_gpu_hour
+    assert plan["price_usd_per_gpu_hour"] == api.gpu_price_per_hour("H100") == exported == pytest.approx(3.095)
+    assert plan["price_source"].startswith("on-demand, median of 2 quotes: Lambda 2.99 (2026-05-18), Hyperstack 3.20")
+    assert chosen_quote(CAT.gpu("H100"), "on-demand", "Hyperstack").usd_per_gpu_hour == 3.20  # a named basis

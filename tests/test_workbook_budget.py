@@ -71,26 +71,26 @@ def _levers_row(book, label: str) -> dict[str, object]:
 
 class TestNeverGreen:
     def test_context_halved_is_cheapest_but_misses_a_tighter_tpot_so_is_not_green(self, books):
-        """Shipped inputs: Context halved's fleet is the cheapest ($78,577.20 a month: 9 replicas x 4 H100 x $2.99 x
-        730 h, as api.peak_fleet: 40 requests/s over 4.51 a replica, each request's 400 tokens at max batch plus its
+        """Shipped inputs: Context halved's fleet is the cheapest ($81,336.60 a month: 9 replicas x 4 H100 x $3.095,
+        the median of its two on-demand quotes, x 730 h, as api.peak_fleet: 40 requests/s over 4.51 a replica, each request's 400 tokens at max batch plus its
         2,048-token prefill) and its TPOT at max batch, 38.6 ms (api.tpot at 2,048 tokens, batch 234), meets 50 ms, so
         it is green. Against 37 ms it misses ("no: TPOT 38.6 ms > 37.0 ms") and is not green though cheapest, and so
-        do Weights fp8 (37.2 ms, $139,692.80); the Baseline (35.2 ms, 18 replicas, $157,154.40) meets it. TPOTs from
+        do Weights fp8 (37.2 ms, $144,598.40); the Baseline (35.2 ms, 18 replicas, $162,673.20) meets it. TPOTs from
         s189, vLLM's asynchronous host loop (52.4, 47.1 and 42.1 ms from s186, a bf16 cache read at its own attention
         rate; 54.7, 50.4 and 44.4 ms before)."""
         _, wb = books
         book = wb["as-shipped"]
         cost = _levers_row(book, "Fleet cost per month")
         half = api.peak_fleet("H100", "Llama-2-70B", 2048, gpus=4, peak_requests_per_s=40, output_tokens=400)
-        assert cost["Context halved"] == pytest.approx(half.monthly_usd, rel=1e-9) == pytest.approx(78577.2)
+        assert cost["Context halved"] == pytest.approx(half.monthly_usd, rel=1e-9) == pytest.approx(81336.6)
         # a whole-dollar cost comes back from Calc as an int
         numbers = [v for v in cost.values() if isinstance(v, (int, float)) and not isinstance(v, bool)]
         assert cost["Context halved"] == min(numbers)
         batch = api.max_batch("H100", "Llama-2-70B", 2048, gpus=4)
         assert api.tpot("H100", "Llama-2-70B", 2048, gpus=4, batch=batch) * 1000 == pytest.approx(38.6, abs=0.05)
         assert green_scenarios(book) == {"Context halved"} == expected_green(INPUTS["as-shipped"])
-        assert cost["Weights fp8"] == pytest.approx(139692.8)
-        assert cost["Baseline"] == pytest.approx(157154.4)
+        assert cost["Weights fp8"] == pytest.approx(144598.4)
+        assert cost["Baseline"] == pytest.approx(162673.2)
         tight = wb["tpot-target-missed-by-the-cheapest"]
         assert _levers_row(tight, "Meets the latency targets")["Context halved"] == "no: TPOT 38.6 ms > 37.0 ms"
         green = green_scenarios(tight)
@@ -129,7 +129,7 @@ class TestNeverGreen:
 
     def test_when_every_lever_meets_the_targets_the_cheapest_fleets_are_green(self, books):
         """Loose targets and 1 request/s: one replica each (api.peak_fleet), so the four 4 x H100 scenarios tie at the
-        lowest cost ($8,730.80 a month: 4 x $2.99 x 730 h; More GPUs and the compare model take 8 GPUs); all four are
+        lowest cost ($9,037.40 a month: 4 x $3.095 x 730 h; More GPUs and the compare model take 8 GPUs); all four are
         green."""
         _, wb = books
         want = {"Baseline", "Context halved", "KV cache fp8", "Weights fp8"}

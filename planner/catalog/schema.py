@@ -14,6 +14,7 @@ import datetime
 import functools
 import math
 import re
+import statistics
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, PositiveInt, field_validator, model_validator
@@ -212,8 +213,24 @@ class Gpu(_Entry):
         return self.device_name or self.name
 
     def price(self, kind: PriceKind = "on-demand") -> Price | None:
-        """The catalog's quote of this kind (the first listed), or None when it has none."""
-        return next((p for p in self.prices if p.kind == kind), None)
+        """The catalog's price of this kind, the one every surface defaults to (``planner plan``, the Excel
+        functions, the what-if workbook, ``planner export``): its only quote, or one made of the median of all of
+        them (provider 'median of N quotes: ...', the oldest date, billed in the largest instance any of them
+        needs); None when it has none. The first listed quote is no better a default than the others."""
+        quotes = [p for p in self.prices if p.kind == kind]
+        if len(quotes) <= 1:
+            return quotes[0] if quotes else None
+        amount = statistics.median(p.amount for p in quotes)
+        listed = ", ".join(f"{p.provider} {p.amount:,.2f} ({p.date})" for p in quotes)
+        value = {"purchase_usd": amount} if kind == "purchase" else {"usd_per_gpu_hour": amount}
+        return Price(
+            kind=kind,
+            provider=f"median of {len(quotes)} quotes: {listed}",
+            date=min(quotes, key=lambda p: p.quoted_on()).date,
+            source=" | ".join(p.source for p in quotes),
+            instance_gpus=max(p.instance_gpus for p in quotes),
+            **value,
+        )
 
     @model_validator(mode="after")
     def _check(self) -> Gpu:

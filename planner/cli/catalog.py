@@ -35,14 +35,16 @@ def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
     if price is None:
         return "no price"
     amount = f"${price.purchase_usd:,.0f}" if price.kind == "purchase" else f"${price.usd_per_gpu_hour:.2f}/h"
-    return f"{amount} {price.kind} {price.date}" + (" STALE" if price.is_stale(today) else "")
+    several = sum(p.kind == price.kind for p in g.prices)
+    median = f" (median of {several})" if several > 1 else ""  # Gpu.price: the oldest quote's date
+    return f"{amount} {price.kind} {price.date}{median}" + (" STALE" if price.is_stale(today) else "")
 
 
 def _gpu_line(g: Gpu) -> str:
     peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
     return (
         f"{g.name:<16} {fmt_gb(g.memory_bytes, 1):>9} {g.hbm_bandwidth_bytes_per_s / 1e12:>5.2f} TB/s "
-        f"{peak / 1e12:>7.1f} TFLOP/s  {price_cell(g):<30} {', '.join(g.aliases[:3])}"
+        f"{peak / 1e12:>7.1f} TFLOP/s  {price_cell(g):<42} {', '.join(g.aliases[:3])}"
     )
 
 

@@ -228,7 +228,7 @@ def render_plan(p: Plan) -> str:
     if p.time_range_held:
         row("Time ranges held", p.time_range_held)
     price = (
-        f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour"
+        f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
         else "the catalog has no on-demand price for this GPU; give --price US$ per GPU-hour"
     )
@@ -297,6 +297,7 @@ def plan_as_dict(p: Plan) -> dict:
         "ttft_s": p.ttft_s,
         "ttft_range_s": list(p.time_range(p.ttft_s)),
         "price_usd_per_gpu_hour": p.price_usd_per_gpu_hour,
+        "price_source": p.price_source,
         "cost_per_million_output_tokens_usd": p.cost_per_mtok_usd,
         "warnings": list(p.warnings),
         "larger_group": None if p.larger_group is None else {"gpus": p.larger_group[0], "max_batch": p.larger_group[1]},

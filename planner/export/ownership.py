@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import math
-import statistics
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,31 +129,15 @@ MEDIAN = "median"
 def chosen_quote(gpu: Gpu, kind: str, basis: str | None = None) -> Price | None:
     """The catalog quote of ``kind`` an option pays under ``basis``; None when the catalog has none.
 
-    basis "median" (default): the only quote, or one made of the median of all of them (provider 'median of N
-    quotes: ...', the oldest date, billed in the largest instance any of them needs). A provider's name: its first
-    quote of the kind (names compared case-insensitively from the start), else the median rule.
+    basis "median" (default): the catalog's price of the kind (``Gpu.price``: the only quote, or the median of all
+    of them). A provider's name: its first quote of the kind (names compared case-insensitively from the start),
+    else the median rule.
     """
-    quotes = [p for p in gpu.prices if p.kind == kind]
-    if not quotes:
-        return None
     if basis and basis.lower() != MEDIAN:
-        mine = [p for p in quotes if p.provider.lower().startswith(basis.lower())]
+        mine = [p for p in gpu.prices if p.kind == kind and p.provider.lower().startswith(basis.lower())]
         if mine:
             return mine[0]
-    if len(quotes) == 1:
-        return quotes[0]
-    amount = statistics.median(p.amount for p in quotes)
-    listed = ", ".join(f"{p.provider} {p.amount:,.2f} ({p.date})" for p in quotes)
-    oldest = min(quotes, key=lambda p: p.quoted_on()).date
-    value = {"purchase_usd": amount} if kind == "purchase" else {"usd_per_gpu_hour": amount}
-    return Price(
-        kind=kind,
-        provider=f"median of {len(quotes)} quotes: {listed}",
-        date=oldest,
-        source=" | ".join(p.source for p in quotes),
-        instance_gpus=max(p.instance_gpus for p in quotes),
-        **value,
-    )
+    return gpu.price(kind)
 
 
 def option_money(option: Option, gpu: Gpu) -> Money:
