@@ -829,6 +829,22 @@ class TestFleetFunctions:
         row = xf.REPLICAS("H100", "llama3.1-70b", [[10.0, 20.0, 60.0]], 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8")
         assert len(row) == 1 and row[0] == sorted(row[0]) and row[0][0] < row[0][-1]
 
+    def test_a_column_of_targets_gives_each_row_its_own_fleet(self):
+        """Targets from a range, a row each (a scenario table's columns), are each row's: every row was #VALUE!
+        ("ttft_target_s array([1.5]) is not a number ..."), the range handed to the simulation whole. A blank row
+        is sized on capacity, a refused one says why in its own cell."""
+        head = ("H100", "llama3.1-70b", 60.0, 800.0, 400.0)
+        tail = (None, 4.0, "fp8")
+        ttft, tpot = [[1.5], [None], [0.0]], [[0.05], [None], [0.05]]
+        got = xf.REPLICAS(*head, ttft, tpot, *tail)
+        assert got[:2] == [[xf.REPLICAS(*self.ARGS)], [xf.REPLICAS(*head, None, None, *tail)]]
+        assert got[2] == ["#VALUE!"]
+        why = xf.PLANNER_WHY("REPLICAS", *head, ttft, tpot, *tail)
+        assert why[1][0].startswith("ok; no TTFT or TPOT target given, so sized on capacity")
+        assert why[0] == ["ok"] and why[2] == [
+            "ttft_target_s 0.0 is not a number of seconds above 0, e.g. 1.5; leave it blank for none"
+        ]
+
     def test_capacity_is_the_simulations_and_bounds_the_rate_per_replica(self):
         from planner.serving.fleet import capacity_per_s
         from planner.serving.load import Replica

@@ -361,17 +361,17 @@ def replicas_needed(
     simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of replicas meets them."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
-    targets = [_target_s(t, name) for t, name in ((ttft_target_s, "ttft_target_s"), (tpot_target_s, "tpot_target_s"))]
 
-    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any) -> float:
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
-            replica, prompt, output, rate, percentile=percentile, ttft_target_s=targets[0],
-            tpot_target_s=targets[1], prefix_hit_rate=hit,
+            replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
+            tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit,
         )  # fmt: skip
         return float(sized.replicas)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "replicas_needed"))
+    o = Options.read(ReplicaOptions, options, "replicas_needed")
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s))
 
 
 def replica_capacity_per_s(
@@ -402,17 +402,20 @@ def _target_s(value: Any, name: str) -> float:
     except (TypeError, ValueError):
         t = math.nan
     if not 0 < t < math.inf:
-        raise InvalidInputError(
-            f"{name} {value!r} is not a number of seconds above 0, e.g. 1.5; leave it blank for none"
-        )
+        shown = repr(t) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else repr(value)
+        raise InvalidInputError(f"{name} {shown} is not a number of seconds above 0, e.g. 1.5; leave it blank for none")
     return t
 
 
-def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o) -> Any:
-    """``body(replica, rate, prompt, output, hit)`` for each scenario of the broadcast arguments: the replica on its
-    GPU, model, group, precisions and layout (speculating where ``spec_tokens`` and ``acceptance`` are given), each
-    mean length in whole tokens as ``planner plan --rate`` sends it, the prefix hit a share (``prefix_hit_share``).
-    NaN (with the reason noted, ``errors="coerce"``) where a scenario has no answer; ``o``: the read options."""
+def _each_replica(
+    body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o, per_scenario=()
+) -> Any:
+    """``body(replica, rate, prompt, output, hit, *more)`` for each scenario of the broadcast arguments: the replica on
+    its GPU, model, group, precisions and layout (speculating where ``spec_tokens`` and ``acceptance`` are given), each
+    mean length in whole tokens as ``planner plan --rate`` sends it, the prefix hit a share (``prefix_hit_share``),
+    and ``more`` the scenario's value of each of ``per_scenario`` (broadcast with the rest, as given: REPLICAS'
+    targets, one a row of a range). NaN (with the reason noted, ``errors="coerce"``) where a scenario has no answer;
+    ``o``: the read options."""
     errors = o.errors
     layout = check_parallelism(o.parallelism)
     accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
@@ -428,6 +431,7 @@ def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, sp
         np.asarray(spec_tokens, dtype=object),
         np.asarray(acceptance, dtype=object),
         np.asarray(hit, dtype=object),
+        *(np.asarray(x, dtype=object) for x in per_scenario),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -444,7 +448,8 @@ def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, sp
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
             p_i, o_i = float(fixed_length_tokens(flat[3][i])), float(fixed_length_tokens(flat[4][i]))
-            out[i] = body(replica, float(flat[2][i]), p_i, o_i, prefix_hit_share(flat[11][i]))
+            more = (a[i] for a in flat[12:])
+            out[i] = body(replica, float(flat[2][i]), p_i, o_i, prefix_hit_share(flat[11][i]), *more)
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
                 raise
