@@ -161,8 +161,9 @@ def fewest_replicas(
 
     Without targets (both inf) the fleet is sized on capacity alone: the fewest replicas k each taking less than its
     simulated capacity, rate / k < ``capacity_per_s`` (the Excel CAPACITY_RPS: k = floor(rate / capacity) + 1) and
-    not ``past_capacity``, never one replica whose queue grows without bound. Where every request emits one output token (``one_output_token``) there is no TPOT: the fleet is
-    sized on TTFT (and capacity) alone, and a TPOT target is refused (``OutOfRangeError``: it has nothing to hold).
+    not ``past_capacity``, never one replica whose queue grows without bound. Where every request emits one output
+    token (``one_output_token``) there is no TPOT: the fleet is sized on TTFT (and capacity) alone, and a TPOT
+    target is refused (``OutOfRangeError``: it has nothing to hold).
     Raises ``OutOfRangeError`` (#NUM! in a cell) when even ``max_replicas`` miss (an idle replica is too slow, or
     rate / ``max_replicas`` is still past a replica's capacity)."""
     if percentile not in PERCENTILES:
@@ -356,9 +357,10 @@ def replicas_needed(
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
     at ``rate_per_s`` Poisson requests of the mean lengths: ``fewest_replicas``, as ``planner plan --rate`` sizes a
-    fleet (the Excel function REPLICAS). Without targets, the fewest replicas each below its capacity; one output token:
-    sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile``; a few
-    simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of replicas meets them."""
+    fleet (the Excel function REPLICAS). Without targets, the fewest replicas each below its capacity; one output
+    token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
+    targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
+    replicas meets them."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
 
