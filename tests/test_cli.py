@@ -184,7 +184,8 @@ def test_help_spells_out_the_terms_it_uses():
     assert "--percentile [50|90|95|99] Percentile the TTFT and TPOT targets hold at" in plan_help
     assert "memory budget (KV cache) and per-step costs" in plan_help
     # an option that is off when left out says so (s80: the targets and calibrate --measure's model did not)
-    assert plan_help.count("Default: none (with neither target, one replica takes the whole --rate)") == 2
+    neither = "Default: none (with neither target, the fleet is sized on capacity: the fewest replicas each below one "
+    assert plan_help.count(neither + "replica's capacity)") == 2
     from planner.cli.accuracy import MEASURE_MODEL
 
     assert f"its shape [default: {MEASURE_MODEL}]" in " ".join(run("calibrate", "--help").output.split())
@@ -235,19 +236,21 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
     assert f"Rent above 0 and at most {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU" in helptext  # s174: RENT_ACCEPTED
 
 
-def test_plan_rate_past_one_replicas_capacity_is_flagged():
-    """Without targets ``plan --rate`` runs one replica at the whole rate; at 1e308 requests/s it printed p95 TTFT
-    31 s as if that were the answer (s80). Past the capacity planner.serving.fleet.capacity_per_s finds (the
-    simulation's steady state) a warning says the queue grows without bound (a rate above a scenario's bound,
-    MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1 request/s (~100 of Llama-2-70B's
-    output tokens/s on 2 x H100, far below the ~2,500 a replica gives) none."""
+def test_plan_rate_past_what_any_fleet_keeps_up_with_is_refused():
+    """Without targets ``plan --rate`` sizes the fleet on capacity: the fewest replicas each below one replica's
+    capacity (planner.serving.fleet.fewest_replicas; it ran one replica at the whole rate and printed p95 TTFT 31 s
+    at 1e308 requests/s as if that were the answer, s80, then warned). At 1e6 requests/s even 4,096 replicas of
+    Llama-2-70B on 2 x H100 (capacity ~16 requests/s at 100 / 100 tokens) are each past it: one error line, not a
+    fleet (a rate above a scenario's bound, MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1
+    request/s one replica, within its capacity."""
     base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")
     over = run(*base, "--output-tokens", "100", "--rate", "1e6")
-    assert over.exit_code == 0 and "warning: 1e+06 requests/s is past one replica's capacity" in over.output
+    assert over.exit_code == 2 and "no fleet of up to 4,096 replicas keeps up with 1e+06 requests/s" in over.output
+    assert "past its capacity" in over.output and "Traceback" not in over.output
     huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
     assert huge.exit_code == 2 and "'--rate': 1e+308 is not in the range 0<x<=1000000.0" in huge.output
-    under = run(*base, "--output-tokens", "100", "--rate", "1", "--json")
-    assert under.exit_code == 0 and json.loads(under.output)["under_load"]["past_capacity"] is False
+    under = json.loads(run(*base, "--output-tokens", "100", "--rate", "1", "--json").output)["under_load"]
+    assert under["past_capacity"] is False and under["replicas"] == 1 and under["sized_on"] == "capacity"
 
 
 class TestRanges:

@@ -829,6 +829,22 @@ class TestFleetFunctions:
         row = xf.REPLICAS("H100", "llama3.1-70b", [[10.0, 20.0, 60.0]], 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8")
         assert len(row) == 1 and row[0] == sorted(row[0]) and row[0][0] < row[0][-1]
 
+    def test_a_column_of_targets_gives_each_row_its_own_fleet(self):
+        """Targets from a range, a row each (a scenario table's columns), are each row's: every row was #VALUE!
+        ("ttft_target_s array([1.5]) is not a number ..."), the range handed to the simulation whole. A blank row
+        is sized on capacity, a refused one says why in its own cell."""
+        head = ("H100", "llama3.1-70b", 60.0, 800.0, 400.0)
+        tail = (None, 4.0, "fp8")
+        ttft, tpot = [[1.5], [None], [0.0]], [[0.05], [None], [0.05]]
+        got = xf.REPLICAS(*head, ttft, tpot, *tail)
+        assert got[:2] == [[xf.REPLICAS(*self.ARGS)], [xf.REPLICAS(*head, None, None, *tail)]]
+        assert got[2] == ["#VALUE!"]
+        why = xf.PLANNER_WHY("REPLICAS", *head, ttft, tpot, *tail)
+        assert why[1][0].startswith("ok; no TTFT or TPOT target given, so sized on capacity")
+        assert why[0] == ["ok"] and why[2] == [
+            "ttft_target_s 0.0 is not a number of seconds above 0, e.g. 1.5; leave it blank for none"
+        ]
+
     def test_capacity_is_the_simulations_and_bounds_the_rate_per_replica(self):
         from planner.serving.fleet import capacity_per_s
         from planner.serving.load import Replica
@@ -845,6 +861,128 @@ class TestFleetFunctions:
         hopeless = (*self.ARGS[:5], 0.001, *self.ARGS[6:])  # a 1 ms TTFT: out of reach, #NUM! as the README says
         assert xf.REPLICAS(*hopeless) == "#NUM!"
         assert "no fleet of up to 4,096 replicas meets the targets" in xf.PLANNER_WHY("REPLICAS", *hopeless)
+
+
+class TestReplicasWithoutTargets:
+    """REPLICAS with both targets blank sizes the fleet on capacity: the fewest replicas each taking less than one
+    replica's capacity, CAPACITY_RPS (docs/excel.md: the capacity "which REPLICAS never plans beyond";
+    ``planner.serving.fleet.fewest_replicas``). It was 1 at any rate: one replica whose queue grows without bound,
+    beside a TTFT_P95 of #NUM! at that rate."""
+
+    ARGS = ("H100", "llama3.1-70b", 600.0, 800.0, 400.0)  # the report's cell: Llama 3.1 70B on 2 x H100 (bf16)
+
+    def test_the_fleet_is_the_fewest_replicas_each_below_capacity(self):
+        """CAPACITY_RPS of this replica is 0.721 requests/s, so 600 requests/s take floor(600 / 0.721) + 1 = 833
+        replicas, each at 0.7203 (below it) where 832 would take 0.7212 each (at or past it)."""
+        capacity = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0)
+        got = xf.REPLICAS(*self.ARGS)
+        assert got == math.floor(600.0 / capacity) + 1 == 833
+        assert 600.0 / got < capacity <= 600.0 / (got - 1)
+        assert xf.REPLICAS(*self.ARGS, None, "") == got  # blank cells, omitted or empty text, alike
+        # a planned replica's share is one every surface computes: TTFT_P95 there is a figure, at the whole rate #NUM!
+        assert isinstance(xf.TTFT_P95("H100", "llama3.1-70b", 600.0 / got, 800.0, 400.0), float)
+        assert xf.TTFT_P95(*self.ARGS) == "#NUM!"
+
+    def test_docs_excel_states_the_cells_figures(self):
+        from doc_support import stated
+
+        said = stated(
+            "docs/excel.md",
+            r'`=REPLICAS\("H100","llama3\.1-70b",600,800,400\)` is (\d+) beside a `CAPACITY_RPS` of ([\d.]+)',
+        )
+        assert said == (xf.REPLICAS(*self.ARGS), f"{xf.CAPACITY_RPS('H100', 'llama3.1-70b', 800.0, 400.0):.3f}")
+
+    def test_planner_why_says_it_was_sized_on_capacity_because_no_targets_were_given(self):
+        why = xf.PLANNER_WHY("REPLICAS", *self.ARGS)
+        assert why == (
+            "ok; no TTFT or TPOT target given, so sized on capacity: the fewest replicas each taking less than one "
+            "replica's capacity (CAPACITY_RPS)"
+        )
+        assert xf.PLANNER_WHY("REPLICAS", *self.ARGS, 1.5) == "ok"  # a target given: sized on it, no note
+        # a range: the note in every cell it holds for
+        rows = xf.PLANNER_WHY("REPLICAS", "H100", "llama3.1-70b", [[600.0], [6.0]], 800.0, 400.0)
+        assert rows == [[why], [why]]
+
+    def test_a_row_of_rates_grows_with_the_rate(self):
+        capacity = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0)
+        row = xf.REPLICAS("H100", "llama3.1-70b", [[0.5, 6.0, 600.0]], 800.0, 400.0)
+        assert row == [[math.floor(r / capacity) + 1 for r in (0.5, 6.0, 600.0)]] == [[1, 9, 833]]
+
+    def test_plan_sizes_the_same_fleet_and_says_it_sized_on_capacity(self):
+        from cli_support import run
+
+        plan = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--rate", "600",
+                   "--prompt-tokens", "800", "--output-tokens", "400")  # fmt: skip
+        assert plan.exit_code == 0, plan.output
+        assert (
+            "replicas (no targets given: sized on capacity, each below one replica's 0.721 requests/s): "
+            f"{xf.REPLICAS(*self.ARGS)} x 2 x H100 SXM 80GB" in plan.output
+        )
+        assert "give --ttft-target and --tpot-target to size on latency" in plan.output
+
+
+class TestOneOutputToken:
+    """Requests of one output token (a classifier's, a scorer's) have no TPOT: no token comes after the first (the
+    simulation's TPOT is NaN). REPLICAS sizes such a fleet on TTFT (and capacity) alone and refuses a TPOT target,
+    which has nothing to hold; TPOT_P* are #NUM! saying so. REPLICAS was #NUM! ("TPOT nan ms (no target)") and
+    TPOT_P50 "has no finite value"."""
+
+    LLAMA = ("H100", "llama3.1-70b")
+    FP8 = (None, 4.0, "fp8")  # percentile (blank: 95), gpus, weight precision: 4 x H100, fp8 weights
+
+    def test_replicas_is_sized_on_ttft_alone(self):
+        """The report's cell: 2 requests/s of 800 / 1 tokens, p95 TTFT within 1.5 s: one replica (its TTFT_P95 at
+        the whole rate is ~0.09 s)."""
+        got = xf.REPLICAS(*self.LLAMA, 2.0, 800.0, 1.0, 1.5, None, None, 4.0)
+        assert got == 1 and xf.TTFT_P95(*self.LLAMA, 2.0, 800.0, 1.0, 4.0) < 1500.0
+        why = xf.PLANNER_WHY("REPLICAS", *self.LLAMA, 2.0, 800.0, 1.0, 1.5, None, None, 4.0)
+        assert why == "ok; sized on TTFT alone: one output token has no time per output token after the first"
+
+    def test_the_fewest_replicas_meeting_the_ttft_target(self):
+        """60 requests/s, p95 TTFT within 0.3 s on 4 x H100 fp8: TTFT_P95 is 268 ms at 60 / 6 requests/s each and
+        352 ms at 60 / 5, so 6 replicas."""
+        got = xf.REPLICAS(*self.LLAMA, 60.0, 800.0, 1.0, 0.3, None, *self.FP8)
+        assert got == 6
+        assert xf.TTFT_P95(*self.LLAMA, 60.0 / got, 800.0, 1.0, 4.0, "fp8") <= 300.0
+        assert xf.TTFT_P95(*self.LLAMA, 60.0 / (got - 1), 800.0, 1.0, 4.0, "fp8") > 300.0
+
+    def test_without_targets_it_is_sized_on_capacity(self):
+        capacity = xf.CAPACITY_RPS(*self.LLAMA, 800.0, 1.0, 4.0, "fp8")
+        assert xf.REPLICAS(*self.LLAMA, 60.0, 800.0, 1.0, None, None, *self.FP8) == math.floor(60.0 / capacity) + 1
+
+    def test_in_a_range_the_note_is_on_the_one_token_rows(self):
+        why = xf.PLANNER_WHY("REPLICAS", *self.LLAMA, 2.0, 800.0, [[1.0], [400.0]], 1.5, None, None, 4.0)
+        assert why == [
+            ["ok; sized on TTFT alone: one output token has no time per output token after the first"],
+            ["ok"],
+        ]
+
+    def test_a_tpot_target_is_refused_saying_why(self):
+        args = (*self.LLAMA, 2.0, 800.0, 1.0, 1.5, 0.05, None, 4.0)
+        assert xf.REPLICAS(*args) == "#NUM!"
+        assert xf.PLANNER_WHY("REPLICAS", *args) == (
+            "a TPOT target has nothing to hold: one output token has no time per output token after the first; "
+            "leave the TPOT target out to size the fleet on TTFT alone, or give output_tokens of 2 or more"
+        )
+
+    @pytest.mark.parametrize("name", ["TPOT_P50", "TPOT_P95", "TPOT_P99"])
+    @pytest.mark.parametrize("output", [1.0, 1.4])  # 1.4 is sent as 1 whole token (fixed_length_tokens)
+    def test_tpot_percentiles_are_num_saying_why(self, name, output):
+        assert getattr(xf, name)(*self.LLAMA, 2.0, 800.0, output) == "#NUM!"
+        why = xf.PLANNER_WHY(name, *self.LLAMA, 2.0, 800.0, output)
+        assert why == "one output token has no time per output token after the first; give output_tokens of 2 or more"
+        assert isinstance(getattr(xf, name)(*self.LLAMA, 2.0, 800.0, 2.0), float)  # two: one token after the first
+
+    def test_ttft_percentiles_still_have_a_figure(self):
+        assert isinstance(xf.TTFT_P95(*self.LLAMA, 2.0, 800.0, 1.0), float)
+
+    def test_a_range_refuses_only_the_one_token_rows(self):
+        got = xf.TPOT_P50(*self.LLAMA, 2.0, 800.0, [[1.0], [400.0]], 4.0)
+        assert got[0] == ["#NUM!"] and isinstance(got[1][0], float)
+        why = xf.PLANNER_WHY("TPOT_P50", *self.LLAMA, 2.0, 800.0, [[1.0], [400.0]], 4.0)
+        assert why[0] == [
+            "one output token has no time per output token after the first; give output_tokens of 2 or more"
+        ]
 
 
 class TestParallelismArgument:

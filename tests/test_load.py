@@ -3,6 +3,7 @@ through the serving simulation, and the percentiles a serving benchmark prints (
 
 from __future__ import annotations
 
+import math
 import time
 from pathlib import Path
 
@@ -561,7 +562,20 @@ class TestCapacity:
 
         assert fewest_replicas(self.A100, 1000, 100, 13.6, ttft_target_s=30.0).replicas == 2
 
-    def test_plan_warns_past_the_simulated_capacity(self):
+    def test_fewest_replicas_without_targets_is_the_fewest_below_capacity(self):
+        """No targets: sized on capacity alone, floor(rate / 13.42) + 1 replicas (it was one at any rate)."""
+        from planner.serving.fleet import capacity_per_s, fewest_replicas
+
+        capacity = capacity_per_s(self.A100, 1000, 100)
+        for rate, want in ((10.0, 1), (13.6, 2), (100.0, 8)):
+            sized = fewest_replicas(self.A100, 1000, 100, rate)
+            assert sized.replicas == want == math.floor(rate / capacity) + 1
+            assert sized.on_capacity and sized.capacity_per_s == capacity and sized.rate_per_replica_s < capacity
+
+    def test_plan_without_targets_sizes_past_the_simulated_capacity_on_more_replicas(self):
+        """Without targets ``plan --rate`` sizes on capacity: 13.6 requests/s is past one replica's simulated 13.42
+        (the class docstring), so two replicas of 6.8 each, where it ran one and warned before; 10 requests/s is
+        within, so one. The capacity it sized on is stated beside the replicas."""
         import json
 
         from cli_support import run
@@ -569,9 +583,12 @@ class TestCapacity:
         args = ["plan", "--gpu", "A100", "--model", "llama3.1-8b", "--context", "4096", "--gpus", "1", "--rate"]
         load = ["--prompt-tokens", "1000", "--output-tokens", "100"]
         out = json.loads(run(*args, "13.6", *load, "--json").stdout)["under_load"]
-        assert out["past_capacity"] is True and out["replicas"] == 1
-        assert "past one replica's capacity (13.4 requests/s" in run(*args, "13.6", *load).stdout
-        assert json.loads(run(*args, "10", *load, "--json").stdout)["under_load"]["past_capacity"] is False
+        assert out["past_capacity"] is False and out["replicas"] == 2 and out["sized_on"] == "capacity"
+        assert out["capacity_per_s"] == pytest.approx(13.42, rel=0.01)
+        text = run(*args, "13.6", *load).stdout
+        assert "replicas (no targets given: sized on capacity, each below one replica's 13.4 requests/s): 2 x" in text
+        assert "past one replica's capacity" not in text
+        assert json.loads(run(*args, "10", *load, "--json").stdout)["under_load"]["replicas"] == 1
 
 
 class TestPlanCli:
@@ -589,6 +606,42 @@ class TestPlanCli:
         assert out["gpus"] == out["replicas"] and "simulation" in out["computed_by"]
         text = run(*args, *load, "--tpot-target", "0.025").stdout
         assert "computed by planner's serving simulation" in text and "replicas (p95 TTFT <= 300 ms" in text
+
+    def test_one_output_token_sizes_on_ttft_alone_and_says_there_is_no_tpot(self):
+        """A request of one output token has no token after the first, so no TPOT or ITL: ``plan --rate`` sized
+        nothing (a NaN TPOT counted as a miss, "TPOT nan ms (no target)"). Now the fleet is sized on TTFT (and
+        capacity) alone, the TPOT and ITL rows say why they are empty, and --json holds null there (JSON has no
+        NaN)."""
+        import json
+
+        from cli_support import run
+
+        args = ["plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--rate", "2"]
+        load = ["--prompt-tokens", "800", "--output-tokens", "1"]
+        text = run(*args, *load, "--ttft-target", "1.5")
+        assert text.exit_code == 0, text.output
+        assert "replicas (p95 TTFT <= 1.50 s): 1 x 2 x H100 SXM 80GB" in text.stdout
+        none = "none: one output token has no time per output token after the first"
+        assert f"TPOT p50 / p95 / p99     {none}" in text.stdout and f"ITL p50 / p95 / p99      {none}" in text.stdout
+        assert "n/a" not in text.stdout  # no held-out range around a figure that is not there
+
+        def no_nan(word):
+            raise AssertionError(f"{word} in --json")
+
+        out = json.loads(run(*args, *load, "--json").stdout, parse_constant=no_nan)["under_load"]
+        assert out["replicas"] == 1 and out["tpot_s"] is None and out["itl_s"] is None and out["ttft_s"]["p95"] < 1.5
+        assert "tpot_s" not in out["held_out_ranges"] and "ttft_s" in out["held_out_ranges"]
+
+    def test_a_tpot_target_with_one_output_token_is_a_usage_error(self):
+        from cli_support import one_line, run
+
+        args = ["plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--rate", "2"]
+        said = one_line(run(*args, "--prompt-tokens", "800", "--output-tokens", "1", "--tpot-target", "0.05"), 2)
+        assert said.endswith(
+            "--tpot-target: one output token has no time per output token after the first, so a TPOT target has "
+            "nothing to hold; leave out --tpot-target to size the fleet on TTFT alone, or give --output-tokens of 2 "
+            "or more"
+        ), said
 
     def test_a_rate_without_lengths_is_a_usage_error(self):
         from cli_support import one_line, run

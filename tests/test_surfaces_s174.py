@@ -143,7 +143,7 @@ class TestFractionalMeanLengthsUnderLoad:
         )  # fmt: skip
         assert r.exit_code == 0, r.output
         loaded = json.loads(r.stdout)["under_load"]
-        assert loaded["replicas"] == 1  # one replica at the whole rate: the cell's question
+        assert loaded["replicas"] == 1  # 1 request/s is within one replica's capacity: the cell's question
         assert xf.TTFT_P95(*self.ARGS, 207.5, 128.5) == pytest.approx(loaded["ttft_s"]["p95"] * 1e3, rel=1e-9)
         assert xf.TPOT_P99(*self.ARGS, "207.5", 128.5) == pytest.approx(loaded["tpot_s"]["p99"] * 1e3, rel=1e-9)
 

@@ -39,8 +39,7 @@ from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUES
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
-from planner.serving.fleet import Sizing, capacity_per_s, fewest_replicas
-from planner.serving.fleet import past_capacity as is_past_capacity
+from planner.serving.fleet import NO_TPOT_WITH_ONE_TOKEN, Sizing, fewest_replicas, one_output_token
 from planner.serving.load import (
     CLIENT_COMMANDS,
     DATASETS,
@@ -419,15 +418,16 @@ class Percentile(click.ParamType):
     "--ttft-target",
     type=Seconds(BARE_TTFT_MAX_S),
     help=f'TTFT (time to first token) target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
-    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, one "
-    "replica takes the whole --rate).",
+    f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, the "
+    "fleet is sized on capacity: the fewest replicas each below one replica's capacity).",
 )
 @click.option(
     "--tpot-target",
     type=Seconds(BARE_TPOT_MAX_S),
     help=f'TPOT (time per output token) target at the percentile: seconds (0.05), or with the unit ("50ms"); a bare number above '
-    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, one "
-    "replica takes the whole --rate).",
+    f"{BARE_TPOT_MAX_S:g} is refused as milliseconds typed as seconds; refused with one output token a request "
+    "(it has no token after the first). Default: none (with neither target, the fleet is sized on capacity: the "
+    "fewest replicas each below one replica's capacity).",
 )
 @click.option(
     "--percentile",
@@ -483,7 +483,8 @@ def plan_command(
     **options,
 ):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type; with --rate, the fewest
-    replicas whose simulated percentile TTFT and TPOT meet the targets at that traffic.
+    replicas whose simulated percentile TTFT and TPOT meet the targets at that traffic (without targets: the fewest
+    each below one replica's capacity).
 
     Example:
 
@@ -544,24 +545,25 @@ def plan_command(
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
-    past_capacity = False
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
         if traffic is None:  # a fixed-length run, or a trace's step tables: the means in whole tokens
             run_prompt, run_output = fixed_length_tokens(prompt_tokens), fixed_length_tokens(output_tokens)
+        lengths = traffic.lengths if traffic else trace.lengths if trace else None
+        if tpot_target is not None and one_output_token(output_tokens, lengths):
+            raise InvalidInputError(
+                f"--tpot-target: {NO_TPOT_WITH_ONE_TOKEN}, so a TPOT target has nothing to hold; leave out "
+                "--tpot-target to size the fleet on TTFT alone, or give --output-tokens of 2 or more"
+            )
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
         sized = fewest_replicas(
             replica, run_prompt, run_output, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
-            tpot_target_s=tpot_target or math.inf, burstiness=burstiness,
-            lengths=traffic.lengths if traffic else trace.lengths if trace else None, prefix_hit_rate=hit,
+            tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
             arrivals_s=trace.arrivals_s if trace else None,
         )  # fmt: skip
-        if not (ttft_target or tpot_target):  # one replica at the whole rate: it may not keep up (targets add k)
-            past_capacity = bool(is_past_capacity(replica, run_prompt, run_output, [rate_per_s], hit)[0])
-            capacity = capacity_per_s(replica, run_prompt, run_output, hit) if past_capacity else math.nan
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
@@ -569,7 +571,8 @@ def plan_command(
         if sized:
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
             out["under_load"]["held_out_ranges_notes"] = notes
-            out["under_load"]["past_capacity"] = past_capacity
+            # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
+            out["under_load"]["past_capacity"] = False
             out["under_load"]["dataset"] = dataset_as_dict(traffic) if traffic else None
             out["under_load"]["trace"] = trace_as_dict(trace) if trace else None
         if spec is not None:
@@ -587,14 +590,6 @@ def plan_command(
         lines = held_out_range_lines(sized, ranges) if sized else []
         lines += [f"    ({note})" for note in notes] if lines else []
         text += "".join("\n" + line for line in lines)
-        if past_capacity:
-            text += (
-                f"\nwarning: {rate_per_s:.6g} requests/s is past one replica's capacity ({capacity:.3g} requests/s in "
-                f"the simulation's steady state; this run {fmt_rate(sized.result.output_tokens_per_s)} of output): "
-                "its queue grows without bound, so these figures only say how long "
-                f"{len(trace.lengths) if trace else 1000:,} requests took; give --ttft-target and --tpot-target to size "
-                "a fleet"
-            )
         echo(render_plan(p) + text)
 
 
@@ -638,9 +633,15 @@ def render_sizing(
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
-    meet = f" ({q} {', '.join(targets)})" if targets else " (no targets: one replica at the whole rate)"
+    meet = (
+        f" ({q} {', '.join(targets)})"
+        if targets
+        else f" (no targets given: sized on capacity, each below one replica's {s.capacity_per_s:.3g} requests/s)"
+    )
 
     def spread(x) -> str:
+        if math.isnan(x.p50):  # every request one output token: no token after the first
+            return f"none: {NO_TPOT_WITH_ONE_TOKEN}"
         return " / ".join(fmt_seconds(v) for v in (x.p50, x.p95, x.p99))
 
     lines = [
@@ -668,6 +669,11 @@ def render_sizing(
         ),
         f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
         f"{s.rate_per_replica_s:.3g} requests/s each",
+        *(
+            ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
+            if s.on_capacity
+            else []
+        ),
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
             for label, value in (
@@ -741,6 +747,8 @@ def held_out_range_lines(s: Sizing, ranges: dict[tuple[str, str], LoadedRange]) 
     ]
     notes = []
     for label, value, r, taken, stat in rows:
+        if math.isnan(value):  # no such figure (TPOT and ITL of one output token): no range around it
+            continue
         if r is None:
             lines.append(f"    {label:<10}no range: fewer than 3 sources published it under steady load")
             continue
@@ -765,9 +773,10 @@ def held_out_ranges_as_dict(s: Sizing, ranges: dict[tuple[str, str], LoadedRange
         for stat in RANGED_STATS:
             quantity = range_quantity(field, stat)
             r = ranges.get((quantity, STEADY))
-            if r is None:
+            value = getattr(getattr(s.result, field), stat)
+            if r is None or math.isnan(value):  # NaN: TPOT and ITL of one output token, no figure to range
                 continue
-            low_s, high_s = r.bounds(getattr(getattr(s.result, field), stat))
+            low_s, high_s = r.bounds(value)
             out.setdefault(field, {})[stat] = {
                 "range_of": quantity,
                 "arrival": r.arrival,
@@ -832,7 +841,9 @@ def trace_as_dict(t: TraceLoad) -> dict:
 def sizing_as_dict(s: Sizing, p: Plan) -> dict:
     """The sizing's figures for --json: seconds, requests and tokens per second."""
 
-    def pct(x) -> dict:
+    def pct(x) -> dict | None:  # None: no such figure (TPOT and ITL of one output token; JSON has no NaN)
+        if math.isnan(x.p50):
+            return None
         return {"mean": x.mean, "p50": x.p50, "p90": x.p90, "p95": x.p95, "p99": x.p99}
 
     r = s.result
@@ -843,6 +854,8 @@ def sizing_as_dict(s: Sizing, p: Plan) -> dict:
         "percentile": s.percentile,
         "ttft_target_s": s.ttft_target_s if math.isfinite(s.ttft_target_s) else None,
         "tpot_target_s": s.tpot_target_s if math.isfinite(s.tpot_target_s) else None,
+        "sized_on": "capacity" if s.on_capacity else "targets",
+        "capacity_per_s": s.capacity_per_s if s.on_capacity else None,
         "ttft_s": pct(r.ttft_s),
         "tpot_s": pct(r.tpot_s),
         "itl_s": pct(r.itl_s),

@@ -251,22 +251,54 @@ class Spec:
     #: The arguments whose sum is one sequence's tokens (("context",); under load prompt + output): the context the
     #: core flags past the model's trained maximum (``planner.api.trained_context_warning``); () for none.
     sequence: tuple[str, ...] = ()
+    #: How a cell's number was found, where the arguments change the question (REPLICAS without targets is sized on
+    #: capacity): notes PLANNER_WHY gives after "ok", from the cell's cleaned arguments by name (MISSING: left empty).
+    notes: Callable[[dict[str, Any]], list[str]] | None = None
 
 
 def ok_text(spec: Spec, values: dict[str, Any]) -> str:
     """PLANNER_WHY's reason for a cell that has a number: "ok", or "ok; warning: ..." where the core flags the
     scenario, as ``planner plan`` prints the same flag beside its figures: a sequence past the model's trained maximum
-    (``planner.api.trained_context_warning``, the one rule; computed, not refused). ``values``: the cell's cleaned
-    arguments by name."""
+    (``planner.api.trained_context_warning``, the one rule; computed, not refused); then the spec's notes on how the
+    number was found (``Spec.notes``), each after "; ". ``values``: the cell's cleaned arguments by name."""
+    parts = ["ok"]
+    warning = _trained_context_warning(spec, values)
+    if warning:
+        parts.append(f"warning: {warning}")
+    if spec.notes is not None:
+        parts += spec.notes(values)
+    return "; ".join(parts)
+
+
+def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
+    """``planner.api.trained_context_warning`` for the cell's sequence (None where it has none or it cannot be read)."""
     if not spec.sequence or not isinstance(values.get("model"), str):
-        return "ok"
+        return None
     try:
         model = catalog().model(values["model"])
         tokens = sum(float(values[name]) for name in spec.sequence)
     except (PlannerError, KeyError, TypeError, ValueError):
-        return "ok"
-    note = api.trained_context_warning(model, tokens)
-    return f"ok; warning: {note}" if note else "ok"
+        return None
+    return api.trained_context_warning(model, tokens)
+
+
+def replicas_notes(values: dict[str, Any]) -> list[str]:
+    """How REPLICAS found its number, as ``planner plan --rate`` says it beside its fleet: with neither target given,
+    sized on capacity alone (the fewest replicas each below one replica's capacity, ``fewest_replicas``); with one
+    output token a request and no TPOT (none after the first), sized on TTFT alone."""
+    ttft, tpot = (values.get(name, MISSING) is not MISSING for name in ("ttft_target_s", "tpot_target_s"))
+    if not (ttft or tpot):
+        return [
+            "no TTFT or TPOT target given, so sized on capacity: the fewest replicas each taking less than one "
+            "replica's capacity (CAPACITY_RPS)"
+        ]
+    output = values.get("output_tokens")
+    if not tpot and isinstance(output, float):
+        from planner.serving.fleet import NO_TPOT_WITH_ONE_TOKEN, one_output_token
+
+        if one_output_token(output):
+            return [f"sized on TTFT alone: {NO_TPOT_WITH_ONE_TOKEN}"]
+    return []
 
 
 def _fail_all(result: Failure, why: bool) -> Any:
@@ -450,12 +482,14 @@ class _Block(Cells):
         return Failure(NUM, f"{self.spec.name} has no value for these arguments; =PLANNER_WHY gives the reason")
 
     def _row_values(self, i: int) -> dict[str, Any]:
-        """Row ``i``'s cleaned arguments by name (the ones the flags read: ``ok_text``)."""
-        return {
-            p.name: (v[i] if isinstance(v, np.ndarray) else v)
-            for p, v in zip(self.spec.params, self.values, strict=True)
-            if p.name in ("model", *self.spec.sequence)
-        }
+        """Row ``i``'s cleaned arguments by name, MISSING for an optional one left empty there (``ok_text`` reads
+        them)."""
+        optional = iter(self.missing_optional)
+        out = {}
+        for p, v in zip(self.spec.params, self.values, strict=True):
+            missing = False if p.required else bool(np.broadcast_to(next(optional), (self.n,))[i])
+            out[p.name] = MISSING if missing else (v[i] if isinstance(v, np.ndarray) else v)
+        return out
 
     def _assemble(self, done: np.ndarray) -> list[list[Any]]:
         spec = self.spec
@@ -635,6 +669,7 @@ SPECS: dict[str, Spec] = {
             + (PARALLELISM, PREFIX_HIT),
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
+            notes=replicas_notes,
         ),
         Spec(
             "CAPACITY_RPS",

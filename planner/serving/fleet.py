@@ -6,7 +6,8 @@ The closed-form approximation (``planner.serving.approx``) gives a first guess, 
 latency-against-load view and the what-if workbook's Load sheet). ``capacity_per_s`` / ``past_capacity``: the one
 rule every surface judges capacity by (the simulation's steady-state completion rate, not the approximation's).
 ``load_percentile``: one percentile of one latency of a replica at a rate, refused past its capacity (the Excel
-functions TTFT_P*, TPOT_P*).
+functions TTFT_P*, TPOT_P*). ``one_output_token``: whether a traffic's requests each emit one output token, where
+TPOT (and ITL) has no value: no token comes after the first.
 """
 
 from __future__ import annotations
@@ -98,6 +99,18 @@ def past_capacity(
 #: The most replicas ``fewest_replicas`` tries unless told otherwise.
 MAX_REPLICAS = 4096
 
+#: Why a one-token output has no TPOT (nor ITL): the reason every surface gives, TPOT_P* and a TPOT target alike.
+NO_TPOT_WITH_ONE_TOKEN = "one output token has no time per output token after the first"
+
+
+def one_output_token(output_tokens: float, lengths: list[tuple[int, int]] | None = None) -> bool:
+    """Whether every request emits one output token, so the simulation has no TPOT (nor ITL) to report: no token
+    comes after the first (``LoadResult.tpot_s`` is NaN). ``lengths``: each request's (prompt, output) tokens (a
+    dataset's or a trace's); None: each sends ``output_tokens`` in whole tokens (``fixed_length_tokens``: 1.4 -> 1)."""
+    if lengths:
+        return all(int(o) <= 1 for _, o in lengths)
+    return fixed_length_tokens(output_tokens) <= 1
+
 
 @dataclass(frozen=True)
 class Sizing:
@@ -109,6 +122,14 @@ class Sizing:
     percentile: float
     ttft_target_s: float
     tpot_target_s: float
+    #: One replica's simulated capacity (``capacity_per_s``), requests/s, where the fleet was sized on it (no
+    #: targets); NaN where targets sized it.
+    capacity_per_s: float = math.nan
+
+    @property
+    def on_capacity(self) -> bool:
+        """Whether the fleet was sized on capacity alone: no TTFT or TPOT target was given."""
+        return not (math.isfinite(self.ttft_target_s) or math.isfinite(self.tpot_target_s))
 
 
 def fewest_replicas(
@@ -136,13 +157,26 @@ def fewest_replicas(
     is ``planner.serving.load.dataset_load``); ``prefix_hit_rate``: the share of each prompt the prefix cache holds.
     ``arrivals_s``: a recorded traffic's arrivals, with its ``lengths`` (``planner.serving.load.TraceLoad``;
     ``rate_per_s`` its mean rate): replayed as they came, each of k replicas taking one request in k (the first
-    replica's share is simulated). The capacity check runs at the means. Raises ``OutOfRangeError`` (#NUM! in a cell)
-    when even ``max_replicas`` miss (an idle replica is too slow)."""
+    replica's share is simulated). The capacity check runs at the means.
+
+    Without targets (both inf) the fleet is sized on capacity alone: the fewest replicas k each taking less than its
+    simulated capacity, rate / k < ``capacity_per_s`` (the Excel CAPACITY_RPS: k = floor(rate / capacity) + 1) and
+    not ``past_capacity``, never one replica whose queue grows without bound. Where every request emits one output
+    token (``one_output_token``) there is no TPOT: the fleet is sized on TTFT (and capacity) alone, and a TPOT
+    target is refused (``OutOfRangeError``: it has nothing to hold).
+    Raises ``OutOfRangeError`` (#NUM! in a cell) when even ``max_replicas`` miss (an idle replica is too slow, or
+    rate / ``max_replicas`` is still past a replica's capacity)."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
     rate = float(rate_per_s)
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
+    no_tpot = one_output_token(output_tokens, lengths)
+    if no_tpot and math.isfinite(tpot_target_s):
+        raise OutOfRangeError(
+            f"a TPOT target has nothing to hold: {NO_TPOT_WITH_ONE_TOKEN}; leave the TPOT target out to size the "
+            "fleet on TTFT alone, or give output_tokens of 2 or more"
+        )
     runs: dict[int, LoadResult] = {}
 
     def run_at(k: int) -> LoadResult:
@@ -157,25 +191,42 @@ def fewest_replicas(
             prefix_hit_rate=prefix_hit_rate,
         )  # fmt: skip
 
-    targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)  # none: one replica at the whole rate
+    targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
+    tpot_free = not math.isfinite(tpot_target_s)  # no TPOT target (or no TPOT): a NaN TPOT is no miss
+    # sized on capacity alone, the capacity itself (CAPACITY_RPS's) bounds each replica's rate, not only
+    # ``past_capacity``'s shortcut, whose approximation can be further off than its band for a replica
+    cap = math.inf if targets else capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)
+    over: dict[int, bool] = {}
+
+    def past(k: int) -> bool:
+        if k not in over:
+            over[k] = rate / k >= cap or bool(
+                past_capacity(replica, prompt_tokens, output_tokens, [rate / k], prefix_hit_rate)[0]
+            )
+        return over[k]
 
     def meets(k: int) -> bool:
         # past the simulated capacity a finite run can look fine while its queue grows without bound: such a k
-        # misses, whatever 1,000 requests show
-        if targets and past_capacity(replica, prompt_tokens, output_tokens, [rate / k], prefix_hit_rate)[0]:
+        # misses, whatever 1,000 requests show (with targets or without: without, capacity is all that sizes)
+        if past(k):
             return False
+        if not targets:  # sized on capacity alone: no run to look at
+            return True
         if k not in runs:
             runs[k] = run_at(k)
         r = runs[k]
-        return r.ttft_s.at(percentile) <= ttft_target_s and r.tpot_s.at(percentile) <= tpot_target_s
+        return r.ttft_s.at(percentile) <= ttft_target_s and (tpot_free or r.tpot_s.at(percentile) <= tpot_target_s)
 
     setup = replica.setup(prompt_tokens, output_tokens)
     ks = np.arange(1, max_replicas + 1, dtype=float)
     a = approximate_setup_load(setup, prompt_tokens, output_tokens, rate / ks, percentile, replica.behaviour())
-    ok = (a["ttft_s"] <= ttft_target_s) & (a["tpot_s"] <= tpot_target_s)
+    # an infinite approximate TTFT is the approximation's own "past capacity": no k there meets, targets or none
+    ok = np.isfinite(a["ttft_s"]) & (a["ttft_s"] <= ttft_target_s) & (tpot_free | (a["tpot_s"] <= tpot_target_s))
     # without an approximate answer the search starts from one replica (not from max_replicas, which met at once
-    # would be returned without a look below)
+    # would be returned without a look below); without targets, from the fewest each below the capacity
     hi = int(ks[np.argmax(ok)]) if ok.any() else 1
+    if not targets:
+        hi = min(math.floor(rate / cap) + 1, max_replicas)
     lo = 0  # lo misses (0 replicas serve nothing), hi meets once found
     if meets(hi):
         # the approximation errs either way: below a k that meets, step down by doubling strides to one that misses
@@ -185,17 +236,29 @@ def fewest_replicas(
         lo = max(hi - step, 0)
     while not meets(hi):
         if hi >= max_replicas:
+            if past(hi):
+                cap = capacity_per_s(replica, prompt_tokens, output_tokens, prefix_hit_rate)  # memoized runs
+                raise OutOfRangeError(
+                    f"no fleet of up to {max_replicas:,} replicas keeps up with {rate:.6g} requests/s: at "
+                    f"{rate / hi:.3g} requests/s each a replica is past its capacity ({cap:.3g} requests/s, simulated "
+                    "steady state), so its queue grows without bound"
+                )
             r = runs.get(hi) or run_at(hi)
+            tpot = "n/a (one output token)" if no_tpot else f"{r.tpot_s.at(percentile) * 1e3:.3g} ms"
             raise OutOfRangeError(
                 f"no fleet of up to {max_replicas:,} replicas meets the targets: at {rate / hi:.3g} requests/s each, "
                 f"p{percentile:g} TTFT {r.ttft_s.at(percentile):.3g} s ({_target(ttft_target_s, 1, 's')}), "
-                f"TPOT {r.tpot_s.at(percentile) * 1e3:.3g} ms ({_target(tpot_target_s, 1e3, 'ms')})"
+                f"TPOT {tpot} ({_target(tpot_target_s, 1e3, 'ms')})"
             )
         lo, hi = hi, min(2 * hi, max_replicas)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if meets(mid) else (mid, hi)
-    return Sizing(hi, rate / hi, runs[hi], float(percentile), float(ttft_target_s), float(tpot_target_s))
+    result = runs[hi] if hi in runs else run_at(hi)
+    return Sizing(
+        hi, rate / hi, result, float(percentile), float(ttft_target_s), float(tpot_target_s),
+        math.nan if targets else cap,
+    )  # fmt: skip
 
 
 def sweep_within_capacity(
@@ -255,14 +318,17 @@ def load_percentile(
     ``speculative_tokens`` and ``acceptance_length``: the replica decodes speculatively
     (``planner.serving.speculative.speculation_for``; both or neither; their help: ``planner.options.
     SPECULATION_OPTIONS``). ``prefix_hit_rate``: the share of each prompt the prefix cache holds, 0 or more and below
-    1 (None: 0; ``latency_under_load``). Options (the group and its split, precisions, catalog, errors):
-    ``planner.options.ReplicaOptions``."""
+    1 (None: 0; ``latency_under_load``). TPOT and ITL of one output token (``one_output_token``) are refused
+    (``OutOfRangeError``, #NUM!): no token comes after the first. Options (the group and its split, precisions,
+    catalog, errors): ``planner.options.ReplicaOptions``."""
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
 
     def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+        if metric in ("tpot", "itl") and one_output_token(output):
+            raise OutOfRangeError(f"{NO_TPOT_WITH_ONE_TOKEN}; give output_tokens of 2 or more")
         if math.isfinite(rate) and past_capacity(replica, prompt, output, [rate], hit)[0]:
             cap = capacity_per_s(replica, prompt, output, hit)
             raise OutOfRangeError(
@@ -291,21 +357,23 @@ def replicas_needed(
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
     at ``rate_per_s`` Poisson requests of the mean lengths: ``fewest_replicas``, as ``planner plan --rate`` sizes a
-    fleet (the Excel function REPLICAS). Broadcasts as ``load_percentile``; a few simulations per scenario (~0.2-2 s).
-    Raises (NaN with ``errors="coerce"``) where no number of replicas meets them."""
+    fleet (the Excel function REPLICAS). Without targets, the fewest replicas each below its capacity; one output
+    token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
+    targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
+    replicas meets them."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
-    targets = [_target_s(t, name) for t, name in ((ttft_target_s, "ttft_target_s"), (tpot_target_s, "tpot_target_s"))]
 
-    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
+    def one(replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any) -> float:
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
-            replica, prompt, output, rate, percentile=percentile, ttft_target_s=targets[0],
-            tpot_target_s=targets[1], prefix_hit_rate=hit,
+            replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
+            tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit,
         )  # fmt: skip
         return float(sized.replicas)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    return _each_replica(one, *args, prefix_hit_rate, Options.read(ReplicaOptions, options, "replicas_needed"))
+    o = Options.read(ReplicaOptions, options, "replicas_needed")
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s))
 
 
 def replica_capacity_per_s(
@@ -336,17 +404,20 @@ def _target_s(value: Any, name: str) -> float:
     except (TypeError, ValueError):
         t = math.nan
     if not 0 < t < math.inf:
-        raise InvalidInputError(
-            f"{name} {value!r} is not a number of seconds above 0, e.g. 1.5; leave it blank for none"
-        )
+        shown = repr(t) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else repr(value)
+        raise InvalidInputError(f"{name} {shown} is not a number of seconds above 0, e.g. 1.5; leave it blank for none")
     return t
 
 
-def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o) -> Any:
-    """``body(replica, rate, prompt, output, hit)`` for each scenario of the broadcast arguments: the replica on its
-    GPU, model, group, precisions and layout (speculating where ``spec_tokens`` and ``acceptance`` are given), each
-    mean length in whole tokens as ``planner plan --rate`` sends it, the prefix hit a share (``prefix_hit_share``).
-    NaN (with the reason noted, ``errors="coerce"``) where a scenario has no answer; ``o``: the read options."""
+def _each_replica(
+    body, gpu, model, rate_per_s, prompt_tokens, output_tokens, spec_tokens, acceptance, hit, o, per_scenario=()
+) -> Any:
+    """``body(replica, rate, prompt, output, hit, *more)`` for each scenario of the broadcast arguments: the replica on
+    its GPU, model, group, precisions and layout (speculating where ``spec_tokens`` and ``acceptance`` are given), each
+    mean length in whole tokens as ``planner plan --rate`` sends it, the prefix hit a share (``prefix_hit_share``),
+    and ``more`` the scenario's value of each of ``per_scenario`` (broadcast with the rest, as given: REPLICAS'
+    targets, one a row of a range). NaN (with the reason noted, ``errors="coerce"``) where a scenario has no answer;
+    ``o``: the read options."""
     errors = o.errors
     layout = check_parallelism(o.parallelism)
     accepted = "rate_per_s must be a number of requests per second above 0 (inf: all at once)"
@@ -362,6 +433,7 @@ def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, sp
         np.asarray(spec_tokens, dtype=object),
         np.asarray(acceptance, dtype=object),
         np.asarray(hit, dtype=object),
+        *(np.asarray(x, dtype=object) for x in per_scenario),
     )
     shape = items[0].shape
     flat = [a.ravel() for a in items]
@@ -378,7 +450,8 @@ def _each_replica(body, gpu, model, rate_per_s, prompt_tokens, output_tokens, sp
             replica = replace(replica, catalog=o.catalog, speculative=spec)
             # each request the mean in whole tokens, as `planner plan --rate` runs a fixed-length mean (207.5 -> 208)
             p_i, o_i = float(fixed_length_tokens(flat[3][i])), float(fixed_length_tokens(flat[4][i]))
-            out[i] = body(replica, float(flat[2][i]), p_i, o_i, prefix_hit_share(flat[11][i]))
+            more = (a[i] for a in flat[12:])
+            out[i] = body(replica, float(flat[2][i]), p_i, o_i, prefix_hit_share(flat[11][i]), *more)
         except Exception as exc:  # a scenario without an answer: NaN and its reason (errors="coerce")
             if errors == "raise":
                 raise
