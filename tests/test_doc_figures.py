@@ -95,6 +95,14 @@ class TestDocs:
         (kb,) = stated("docs/excel.md", r"It writes `main.py` \(about (\d+) kB\)")
         assert abs(kb / size_kb - 1) <= 0.10, f"docs/excel.md says about {kb} kB; main.py is {size_kb:.0f} kB"
 
+    def test_excel_front_end_time(self):
+        """docs/excel.md's "each request's N ms front-end time (`FRONTEND_S`)" under load is the constant the
+        simulation adds (``planner.serving.load.FRONTEND_S``, 22.2 ms since s186; the page said 22.0)."""
+        from planner.serving.load import FRONTEND_S
+
+        (ms,) = stated("docs/excel.md", r"each request's ([\d.]+) ms front-end time \(`FRONTEND_S`\)")
+        assert ms == f"{FRONTEND_S * 1e3:.1f}", f"docs/excel.md says {ms} ms; FRONTEND_S is {FRONTEND_S * 1e3:.1f} ms"
+
 
 class TestReadmeAccuracy:
     """The README's accuracy paragraph: start-up memory errors and the range's residuals (issue 26)."""

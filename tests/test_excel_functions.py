@@ -128,6 +128,14 @@ SCALAR_CASES = [
 OK_PAST_4K = (
     "ok; warning: context 8,192 exceeds Llama-2-70B's trained maximum of 4,096 tokens; memory and time are extrapolated"
 )
+#: The same cell with gpus left empty: the function chose the group, the smallest holding the weights and one sequence
+#: (2 x H100 for Llama 2 70B at 8,192 tokens, as =MIN_GPUS("H100","llama2-70b",8192) gives), and PLANNER_WHY says so.
+OK_ON_2_PAST_4K = OK_PAST_4K.replace(
+    "ok;",
+    "ok: on 2 x H100 SXM 80GB, the smallest group that holds the weights and 1 sequence of 8,192 tokens (give gpus to "
+    "fix it);",
+    1,
+)
 
 
 class TestResultsEqualTheModel:
@@ -285,7 +293,7 @@ class TestErrorValues:
         assert got[0] == [api.max_batch("H100", "llama2-70b", 8192)]
         assert got[1:] == [["#VALUE!"], ["#NUM!"], [None], ["#N/A"]]
         why = xf.PLANNER_WHY("MAX_BATCH", gpus, "llama2-70b", contexts)
-        assert why[0] == [OK_PAST_4K] and why[3] == [""] and "unknown GPU" in why[4][0]
+        assert why[0] == [OK_ON_2_PAST_4K] and why[3] == [""] and "unknown GPU" in why[4][0]
 
     def test_ranges_that_do_not_line_up_are_one_value_error(self):
         """A 2x2 range against a 1x3 range cannot broadcast: one #VALUE! and a reason naming the shapes."""
@@ -321,7 +329,7 @@ class TestErrorValues:
     def test_why_unknown_function_lists_known_ones(self):
         """PLANNER_WHY with a function it does not know says which it does."""
         assert "MAX_BATCH" in xf.PLANNER_WHY("MAXBATCH", "H100")
-        assert xf.PLANNER_WHY("=max_batch(", "H100", "llama2-70b", 8192.0) == OK_PAST_4K
+        assert xf.PLANNER_WHY("=max_batch(", "H100", "llama2-70b", 8192.0) == OK_ON_2_PAST_4K
 
 
 class TestRuntimeDetection:
@@ -661,11 +669,23 @@ class TestExampleWorkbook:
         assert called <= set(xf.__all__) and {"MAX_BATCH", "TPOT", "PLANNER_WHY"} <= called
         assert formulas[("Functions", "D5")] == '=MAX_BATCH("H100","llama2-70b",8192,"fp16")'
 
-    def test_shipped_workbook_matches_the_builder(self, tmp_path):
-        """workbooks/functions-example.xlsx is what `planner addin example` writes (formulas compared, not bytes)."""
+    def test_shipped_workbook_holds_the_formulas_and_values_the_command_writes_now(self, tmp_path):
+        """workbooks/functions-example.xlsx is what `planner addin example` writes today: every cell's formula or
+        value (the "Python gave" column, the Scenarios check rows) and every formula's stored value, compared by
+        ``workbook_support.workbook_differences`` (cells, not bytes: the file's timestamps and metadata do not count;
+        numbers to 1e-9 relative). Only formulas were compared before, and the shipped file said REPLICAS(...,4,"fp8")
+        gave 9 where the function and docs/excel.md give 7, CAPACITY_RPS 8.29 (10.51 now), LOADED_RANGE 15.4 (15.27)
+        and TPOT at batch 8 20.42 ms (19.72), 18 of the Scenarios sheet's 20 stored results stale. Regenerate with
+        `planner addin example workbooks/functions-example.xlsx --force`."""
+        from workbook_support import workbook_differences
+
         path = tmp_path / "ex.xlsx"
-        CliRunner().invoke(cli_main, ["addin", "example", str(path)])
-        assert self.formulas(ROOT / "workbooks" / "functions-example.xlsx") == self.formulas(path)
+        assert CliRunner().invoke(cli_main, ["addin", "example", str(path)]).exit_code == 0
+        shipped = ROOT / "workbooks" / "functions-example.xlsx"
+        differ = workbook_differences(shipped, path) + [
+            f"stored value of {d}" for d in workbook_differences(shipped, path, data_only=True)
+        ]
+        assert not differ, "; ".join(differ) + "; run `planner addin example workbooks/functions-example.xlsx --force`"
 
     def test_prints_each_sheet_one_page_wide_with_its_numbers_formatted(self, tmp_path):
         """Printed, the example was 12 portrait pages: Functions' columns one or two to a page, "$ per 1M output
@@ -766,7 +786,8 @@ class TestFailingCellsInBulk:
         monkeypatch.undo()
         alone = [xf.PLANNER_WHY("MAX_BATCH", *row) for row in self.ROWS]
         assert [r[0] for r in bulk] == alone
-        assert alone[0] == OK_PAST_4K and alone[-1] == "ok" and "vLLM needs its 28 attention heads" in alone[6]
+        assert alone[0] == OK_PAST_4K and "vLLM needs its 28 attention heads" in alone[6]
+        assert alone[-1].startswith("ok: on 1 x A100 SXM 80GB, the smallest group")  # gpus empty: chosen
         assert "the smallest group that works is 2 x" in alone[7] and "no group of up to 64 works" in alone[8]
         assert "do not fit on up to 64 x" in alone[9] and "the largest group vLLM runs it on" in alone[10]
 
@@ -1025,3 +1046,101 @@ class TestParallelismArgument:
         assert xf.TPOT("H200", "llama2-70b", 2500.0, 16.0, None, 8.0, None, "dp-ep") == "#NUM!"
         why = xf.PLANNER_WHY("TPOT", "H200", "llama2-70b", 2500.0, 16.0, None, 8.0, None, "dp-ep")
         assert "Llama-2-70B has no experts to spread" in why
+
+
+class TestChosenGroup:
+    """A function whose ``gpus`` is left empty runs on the group it chooses: the smallest valid group of 1, 2, 4, 8 ...
+    holding the weights and the batch (docs/excel.md; ``planner.deploy.choose_gpus``, the figure MIN_GPUS gives).
+    TPOT("H100","llama2-70b",8192,batch) was 29.8, 30.3, 30.7 ms at batch 1-3, then 18.5 at 4 and 21.4 at 64: 2, 4, then
+    8 GPUs chosen behind the scenes, and =PLANNER_WHY said only "ok". It now names the group it chose."""
+
+    #: Each function that takes an optional gpus: its arguments (Llama 3.1 70B on H100s: 2 GPUs at one sequence, 4 at
+    #: 8 of 4,096 tokens) and the position of gpus among them.
+    CALLS = {
+        "MAX_BATCH": (("H100", "llama3.1-70b", 4096.0, None, None), 4),
+        **{
+            name: (("H100", "llama3.1-70b", 4096.0, 8.0, None, None), 5)
+            for name in ("TPOT", "THROUGHPUT", "MFU", "MBU", "DECODE_INTENSITY")
+        },
+        "TTFT": (("H100", "llama3.1-70b", 2048.0, None), 3),
+        "COST_PER_MTOK": (("H100", "llama3.1-70b", 4096.0, 8.0, None, None, None), 6),
+        **{
+            f"{q}_P{p}": (("H100", "llama3.1-70b", 0.5, 800.0, 400.0, None), 5)
+            for q in ("TTFT", "TPOT")
+            for p in (50, 95, 99)
+        },
+        "REPLICAS": (("H100", "llama3.1-70b", 4.0, 800.0, 400.0, None, None, None, None), 8),
+        "CAPACITY_RPS": (("H100", "llama3.1-70b", 800.0, 400.0, None), 4),
+    }
+
+    def test_every_function_with_an_optional_gpus_is_covered(self):
+        assert set(self.CALLS) == {name for name, spec in xs.SPECS.items() if xs.chooses_group(spec)}
+
+    def test_the_users_tpot_cells_name_the_group_each_ran_on(self):
+        """Batch 4 reads as the issue asked; each batch's group is MIN_GPUS's for that batch (2, 2, 2, 4, 8), and
+        giving it as gpus gives the same TPOT: the number is unchanged, only now explained."""
+        said = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, 4.0)
+        assert said.startswith(
+            "ok: on 4 x H100 SXM 80GB, the smallest group that holds the weights and 4 sequences of 8,192 tokens "
+            "(give gpus to fix it); warning: context 8,192 exceeds"
+        ), said
+        for batch, group in ((1.0, 2), (2.0, 2), (3.0, 2), (4.0, 4), (64.0, 8)):
+            said = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, batch)
+            assert said.startswith(f"ok: on {group} x H100 SXM 80GB,"), (batch, said)
+            assert xf.MIN_GPUS("H100", "llama2-70b", 8192.0, batch) == group
+            tpot = xf.TPOT("H100", "llama2-70b", 8192.0, batch)
+            assert tpot == xf.TPOT("H100", "llama2-70b", 8192.0, batch, None, float(group))
+
+    def test_docs_excel_shows_the_reason_and_the_groups_as_the_functions_give_them(self):
+        """docs/excel.md's PLANNER_WHY row quotes the batch-4 reason and the batches each group takes."""
+        from doc_support import stated
+
+        (quoted,) = stated("docs/excel.md", r'`=PLANNER_WHY\("TPOT","H100","llama2-70b",8192,4\)` starts `([^`]+)`')
+        assert xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, 4.0).startswith(quoted)
+        pattern = (
+            r"batch 1 to (\d+) run on (\d+) GPUs, (\d+) to (\d+) on (\d+), (\d+) and more on (\d+), so TPOT drops from "
+            r"([\d.]+) ms at batch (\d+) to ([\d.]+) at (\d+)"
+        )
+        last2, g2, first4, last4, g4, first8, g8, before, b_before, after, b_after = stated("docs/excel.md", pattern)
+        groups = {b: xf.MIN_GPUS("H100", "llama2-70b", 8192.0, float(b)) for b in (1, last2, first4, last4, first8)}
+        assert groups == {1: g2, last2: g2, first4: g4, last4: g4, first8: g8} and (g2, g4, g8) == (2, 4, 8)
+        assert first4 == last2 + 1 and first8 == last4 + 1
+        assert f"{xf.TPOT('H100', 'llama2-70b', 8192.0, float(b_before)):.1f}" == before
+        assert f"{xf.TPOT('H100', 'llama2-70b', 8192.0, float(b_after)):.1f}" == after
+
+    @pytest.mark.parametrize("name", sorted(CALLS))
+    def test_the_named_group_is_the_one_the_number_was_computed_on(self, name):
+        """For every such function: the reason names a group, and the cell given that group as gpus has the same
+        number. Under load the group is a replica's, holding one request of prompt + output tokens."""
+        args, at = self.CALLS[name]
+        said = xf.PLANNER_WHY(name, *args)
+        m = re.fullmatch(
+            r"ok: (a replica on|on) (\d+) x H100 SXM 80GB, the smallest group that holds the weights and "
+            r"(\d+) sequences? of ([\d,]+|800 \+ 400) tokens \(give gpus to fix it\)",
+            said,
+        )
+        assert m, said
+        assert (m[1] == "a replica on") == (m[4] == "800 + 400")
+        group = int(m[2])
+        given = list(args)
+        given[at] = float(group)
+        fn = getattr(xf, name)
+        assert fn(*given) == pytest.approx(fn(*args), rel=1e-12)
+        assert xf.PLANNER_WHY(name, *given) == "ok"  # a given group is not named
+
+    def test_a_range_names_each_rows_group_and_not_a_given_one(self):
+        """One call over rows: each row's reason is the reason of the row alone (a chosen group named, a given one
+        not), and the cells' numbers are unchanged."""
+        batches = [[1.0], [4.0], [64.0], [4.0]]
+        gpus = [[None], [None], [None], [8.0]]
+        bulk = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, batches, None, gpus)
+        alone = [
+            xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", 8192.0, b[0], None, g[0])
+            for b, g in zip(batches, gpus, strict=True)
+        ]
+        assert [r[0] for r in bulk] == alone
+        assert [r.split(",")[0] for r in alone[:3]] == [f"ok: on {n} x H100 SXM 80GB" for n in (2, 4, 8)]
+        assert alone[3] == OK_PAST_4K
+        assert [r[0] for r in xf.TPOT("H100", "llama2-70b", 8192.0, batches, None, gpus)] == [
+            xf.TPOT("H100", "llama2-70b", 8192.0, b[0], None, g[0]) for b, g in zip(batches, gpus, strict=True)
+        ]

@@ -159,4 +159,5 @@ class TestExcelText:
         assert isinstance(one, str) and len(one) <= MAX_CELL_CHARS and "(40,000 characters)" in one
         spilled = xf.PLANNER_WHY("MAX_BATCH", [[huge], ["H100"]], "llama2-70b", 8192.0)
         assert [len(c) <= MAX_CELL_CHARS for row in spilled for c in row] == [True, True]
-        assert spilled[1][0].startswith("ok; warning: context 8,192 exceeds")  # s174: past Llama 2's 4,096 (flagged)
+        assert spilled[1][0].startswith("ok: on 2 x H100")  # the group it chose (gpus empty)
+        assert "; warning: context 8,192 exceeds" in spilled[1][0]  # s174: past Llama 2's 4,096 (flagged)

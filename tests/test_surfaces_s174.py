@@ -178,17 +178,20 @@ class TestContextPastTheTrainedMaximum:
         planned = json.loads(r.stdout)
         assert self.FLAG in planned["warnings"]
         assert xf.MAX_BATCH("H100", "llama2-70b", 8192, "fp16") == planned["max_batch"] == 3  # README's transcript
-        assert xf.PLANNER_WHY("MAX_BATCH", "H100", "llama2-70b", 8192, "fp16") == f"ok; warning: {self.FLAG}"
+        said = xf.PLANNER_WHY("MAX_BATCH", "H100", "llama2-70b", 8192, "fp16")
+        assert said.startswith("ok: on 2 x H100") and said.endswith(f"; warning: {self.FLAG}"), said  # group chosen
 
     def test_within_the_maximum_a_cell_is_plain_ok_and_a_range_flags_each_cell(self):
-        """A range of contexts: each cell's own reason; 4,096 (the maximum itself) is not flagged."""
-        why = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", [[4096], [8192], [0]], 1)
+        """A range of contexts: each cell's own reason; 4,096 (the maximum itself) is not flagged (on a given group
+        of 2: a chosen one would be named, test_excel_functions.TestChosenGroup)."""
+        why = xf.PLANNER_WHY("TPOT", "H100", "llama2-70b", [[4096], [8192], [0]], 1, None, 2)
         assert why[0] == ["ok"] and why[1] == [f"ok; warning: {self.FLAG}"]
         assert why[2][0].startswith("context must be a whole number of tokens from 1")
 
     def test_under_load_the_sequence_is_prompt_plus_output(self):
-        """TTFT_P50's sequence is the mean prompt plus the mean output: 8,000 + 192 = 8,192 tokens."""
-        said = xf.PLANNER_WHY("TTFT_P50", "H100", "llama2-70b", 0.01, 8000, 192)
+        """TTFT_P50's sequence is the mean prompt plus the mean output: 8,000 + 192 = 8,192 tokens (on a given group
+        of 2, so the reason is the flag alone)."""
+        said = xf.PLANNER_WHY("TTFT_P50", "H100", "llama2-70b", 0.01, 8000, 192, 2)
         assert said == f"ok; warning: {self.FLAG}", said
 
     def test_the_review_says_it_in_the_same_words(self, tmp_path):

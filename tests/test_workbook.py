@@ -14,6 +14,7 @@ import openpyxl
 import pytest
 from cli_support import without_libreoffice
 from click.testing import CliRunner
+from workbook_support import workbook_differences
 
 from planner.accuracy.calibration import Calibration
 from planner.cli import main
@@ -413,30 +414,15 @@ class TestCommand:
             assert result.exit_code == 0 and "Example:" in result.output
 
 
-def _same_cell(a, b) -> bool:
-    """Equal cells; numbers equal to 1e-9 relative, as a simulated figure's last digits differ between CPUs (the
-    Load sheet's 161.3829932965218 written on one machine is 161.3829932966355 on another: SIMD summation order)."""
-    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
-        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
-
-
 class TestCheckedInWorkbooks:
     def test_match_what_the_command_generates_from_the_current_catalog(self, tmp_path, spec):
-        """Compared by sheets, cells (values and formulas) and defined names, not bytes. Regenerate with
-        `planner workbook --force` after a catalog or engine change."""
+        """Compared by sheets, cells (values and formulas) and defined names, not bytes
+        (``workbook_support.workbook_differences``). Regenerate with `planner workbook --force` after a catalog or
+        engine change."""
         shipped = REPO / "workbooks" / WORKBOOK_FILE
         assert shipped.exists(), "run `planner workbook --force` and commit workbooks/"
-        fresh = openpyxl.load_workbook(write_workbook(spec, tmp_path / WORKBOOK_FILE))
-        old = openpyxl.load_workbook(shipped)
-        assert old.sheetnames == fresh.sheetnames
-        names = lambda wb: {k: v.attr_text for k, v in wb.defined_names.items()}  # noqa: E731
-        assert names(old) == names(fresh)
-        cells = lambda w: {c.coordinate: c.value for row in w.iter_rows() for c in row if c.value is not None}  # noqa: E731
-        for ws in fresh.worksheets:
-            now, shipped_cells = cells(ws), cells(old[ws.title])  # once per sheet (not once per cell)
-            differ = {k for k in now.keys() | shipped_cells.keys() if not _same_cell(now.get(k), shipped_cells.get(k))}
-            assert not differ, f"{ws.title}: {sorted(differ)[:10]} differ; run `planner workbook --force`"
+        differ = workbook_differences(shipped, write_workbook(spec, tmp_path / WORKBOOK_FILE))
+        assert not differ, "; ".join(differ) + "; run `planner workbook --force`"
 
 
 HOSTILE_TOML = """

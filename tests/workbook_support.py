@@ -432,6 +432,53 @@ def agrees(cell: Any, want: float | Error, scale: float = 1.0, rel: float = 1e-9
     return math.isclose(cell, want * scale, rel_tol=rel, abs_tol=1e-300)
 
 
+# -- a checked-in workbook against what its command writes now --------------------------------------------
+
+
+def same_cell(a, b) -> bool:
+    """Equal cells; numbers equal to 1e-9 relative, as a simulated figure's last digits differ between CPUs (the
+    Load sheet's 161.3829932965218 written on one machine is 161.3829932966355 on another: SIMD summation order)."""
+    if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def _cells(ws) -> dict[str, Any]:
+    """A sheet's non-empty cells by reference: values, formulas as their text, an array formula as (its range, its
+    text) (openpyxl's ``ArrayFormula`` has no ``==``: two alike compare unequal)."""
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    out = {}
+    for row in ws.iter_rows():
+        for c in row:
+            if c.value is not None:
+                out[c.coordinate] = (c.value.ref, c.value.text) if isinstance(c.value, ArrayFormula) else c.value
+    return out
+
+
+def workbook_differences(shipped: Path, fresh: Path, *, data_only: bool = False) -> list[str]:
+    """Where a checked-in workbook differs from one its command writes now, one line each (empty: none): the sheets,
+    the defined names, and per sheet the cells that differ (``same_cell``; the first 10 named). Compared by what a
+    reader sees, not bytes, so the file's timestamps and other metadata (docProps) do not count. ``data_only``:
+    each formula's stored value instead of its text (what a preview, pandas or a spreadsheet without the add-in
+    shows)."""
+    old = openpyxl.load_workbook(shipped, data_only=data_only)
+    new = openpyxl.load_workbook(fresh, data_only=data_only)
+    if old.sheetnames != new.sheetnames:
+        return [f"sheets {old.sheetnames} are now {new.sheetnames}"]
+    out = []
+    names = lambda wb: {k: v.attr_text for k, v in wb.defined_names.items()}  # noqa: E731
+    if names(old) != names(new):
+        out.append(f"defined names {names(old)} are now {names(new)}")
+    for ws in new.worksheets:
+        now, before = _cells(ws), _cells(old[ws.title])
+        differ = sorted(k for k in now.keys() | before.keys() if not same_cell(now.get(k), before.get(k)))
+        if differ:
+            shown = ", ".join(f"{k} {before.get(k)!r} -> {now.get(k)!r}" for k in differ[:10])
+            out.append(f"{ws.title}: {len(differ)} cells differ: {shown}")
+    return out
+
+
 # -- the budget block's green ----------------------------------------------------------------------------
 
 

@@ -322,7 +322,8 @@ def PLANNER_INFO(name, field=None):
     args="the same arguments as the function call, cells or ranges",
 )
 def PLANNER_WHY(function, *args):
-    """Why a planner function shows an error: the reason per cell ("ok" where there is a number; "ok; warning: ..."
+    """Why a planner function shows an error: the reason per cell ("ok" where there is a number; "ok: on 4 x H100
+    SXM 80GB, the smallest group ..." where gpus was left empty and the function chose the group; "; warning: ..."
     where ``planner plan`` flags the same scenario, as a context past the model's trained maximum)."""
     others = {
         "PLANNER_INFO": lambda a: _c.info(*(list(a) + [None, None])[:2], why=True),

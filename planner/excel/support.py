@@ -256,12 +256,17 @@ class Spec:
     notes: Callable[[dict[str, Any]], list[str]] | None = None
 
 
-def ok_text(spec: Spec, values: dict[str, Any]) -> str:
-    """PLANNER_WHY's reason for a cell that has a number: "ok", or "ok; warning: ..." where the core flags the
-    scenario, as ``planner plan`` prints the same flag beside its figures: a sequence past the model's trained maximum
-    (``planner.api.trained_context_warning``, the one rule; computed, not refused); then the spec's notes on how the
-    number was found (``Spec.notes``), each after "; ". ``values``: the cell's cleaned arguments by name."""
+def ok_text(spec: Spec, values: dict[str, Any], group: float | None = None) -> str:
+    """PLANNER_WHY's reason for a cell that has a number: "ok"; "ok: on 4 x H100 SXM 80GB, the smallest group ..."
+    where the cell left ``gpus`` empty and the function chose the group (``group``, from ``chosen_gpus``:
+    ``group_note``); then "; warning: ..." where the core flags the scenario, as ``planner plan`` prints the same flag
+    beside its figures: a sequence past the model's trained maximum (``planner.api.trained_context_warning``, the one
+    rule; computed, not refused); then the spec's notes on how the number was found (``Spec.notes``), each after "; ".
+    ``values``: the cell's cleaned arguments by name."""
     parts = ["ok"]
+    if group is not None and group == group:
+        note = group_note(spec, values, group)
+        parts = [f"ok: {note}" if note else "ok"]
     warning = _trained_context_warning(spec, values)
     if warning:
         parts.append(f"warning: {warning}")
@@ -299,6 +304,73 @@ def replicas_notes(values: dict[str, Any]) -> list[str]:
         if one_output_token(output):
             return [f"sized on TTFT alone: {NO_TPOT_WITH_ONE_TOKEN}"]
     return []
+
+
+# -- the group a cell without gpus ran on ---------------------------------------------------------------------
+
+#: The options of ``planner.api.min_gpus`` a cell can give (``planner.options.BatchOptions``): the group is chosen
+#: from the same ones the function's own call read.
+_GROUP_OPTIONS = ("batch", "kv_precision", "weight_precision", "memory_utilization", "parallelism")
+
+
+def chooses_group(spec: Spec) -> bool:
+    """Whether ``spec`` takes an optional ``gpus``: left empty, the function runs on a group it chooses."""
+    return any(p.name == "gpus" for p in spec.params)
+
+
+def _whole_tokens(x: Any) -> Any:
+    """Mean lengths in the whole tokens each request sends (``planner.serving.load.fixed_length_tokens``: rounded
+    half to even, at least 1), over arrays too."""
+    from planner.serving.load import fixed_length_tokens
+
+    if isinstance(x, np.ndarray):
+        return np.array([float(fixed_length_tokens(v)) for v in x.tolist()])
+    return float(fixed_length_tokens(x))
+
+
+def _sequence_parts(spec: Spec, values: dict[str, Any]) -> list[Any]:
+    """One sequence's tokens as the function sized the group for it, in parts: the context (TTFT: the prompt), or
+    under load one request's prompt and output in whole tokens (``_whole_tokens``), as a simulated replica is sized."""
+    mean = {p.name for p in spec.params if p.mean}
+    return [_whole_tokens(values[n]) if n in mean else values[n] for n in spec.sequence]
+
+
+def chosen_gpus(spec: Spec, kwargs: dict[str, Any]) -> Any:
+    """The group a call without ``gpus`` ran on, per scenario of ``kwargs`` (the call's own keywords, arrays or
+    values): ``planner.api.min_gpus`` over the same GPU, model, sequence (``_sequence_parts``) and options, the rule
+    the function applied (``planner.deploy.choose_gpus``: the smallest valid group of 1, 2, 4, 8 ... holding the
+    weights and ``batch`` sequences; under load one request, as ``planner.serving.benchmark`` sizes a replica).
+    NaN where there is none, or where the group cannot be found again (the reason then says "ok" alone, never an
+    error: the cell has its number)."""
+    opts = {k: v for k, v in kwargs.items() if k in _GROUP_OPTIONS}
+    try:
+        parts = _sequence_parts(spec, kwargs)
+        tokens = sum(parts[1:], parts[0])
+        with np.errstate(all="ignore"):
+            return api.min_gpus(kwargs["gpu"], kwargs["model"], tokens, **opts, catalog=catalog(), errors="coerce")
+    except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
+        return np.nan
+
+
+def group_note(spec: Spec, values: dict[str, Any], group: float) -> str:
+    """What PLANNER_WHY says of a group the function chose: "on 4 x H100 SXM 80GB, the smallest group that holds the
+    weights and 4 sequences of 8,192 tokens (give gpus to fix it)"; under load "a replica on ...", its sequence one
+    request's prompt + output tokens. "" where the names do not resolve (the cell then has no number)."""
+    from planner.units import counted
+
+    try:
+        gpu = catalog().gpu(values["gpu"]).name
+        batch = values.get("batch", MISSING)
+        batch = 1.0 if batch is MISSING else float(batch)
+        parts = [float(t) for t in _sequence_parts(spec, values)]
+    except (PlannerError, KeyError, TypeError, ValueError):
+        return ""
+    tokens = " + ".join(f"{t:,.0f}" for t in parts)
+    where = "a replica on" if len(parts) > 1 else "on"
+    return (
+        f"{where} {group:,.0f} x {gpu}, the smallest group that holds the weights and "
+        f"{counted(batch, 'sequence', ',.0f')} of {tokens} tokens (give gpus to fix it)"
+    )
 
 
 def _fail_all(result: Failure, why: bool) -> Any:
@@ -356,7 +428,12 @@ def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
         if why:
             if isinstance(result, Failure):
                 return result.message
-            return ok_text(spec, {p.name: v for p, v in zip(spec.params, values, strict=True)})
+            by_name = {p.name: v for p, v in zip(spec.params, values, strict=True)}
+            group = None
+            if chooses_group(spec) and by_name["gpus"] is MISSING:
+                kwargs = {p.keyword: v for p, v in zip(spec.params, values, strict=True) if v is not MISSING}
+                group = float(chosen_gpus(spec, kwargs))
+            return ok_text(spec, by_name, group)
         return render(result)
     try:
         grids = [_grid(a) for a in args]
@@ -389,7 +466,6 @@ class _Block(Cells):
         self.spec, self.why = spec, why
 
     def run(self) -> list[list[Any]]:
-        spec, n = self.spec, self.n
         has_failure = ~np.equal(self.failure, None)
         has_missing = ~np.equal(self.missing_required, None)
         ok = ~(self.blank_rows | has_failure | has_missing)
@@ -402,16 +478,33 @@ class _Block(Cells):
                 p = self.missing_required[i]
                 self.result[i] = _empty(p)
         # rows with the same optional arguments left empty go to the model together
-        optional = [p for p in spec.params if not p.required]
-        pattern = np.zeros(n, dtype=np.int64)
-        for k, miss in enumerate(self.missing_optional):
-            pattern += np.broadcast_to(miss, (n,)).astype(np.int64) << k
-        for code in np.unique(pattern[ok]):
-            rows = np.flatnonzero(ok & (pattern == code))
-            dropped = {p.name for k, p in enumerate(optional) if code >> k & 1}
+        for rows, dropped in self._by_pattern(ok):
             self._solve(rows, dropped)
         done = ok & np.isfinite(self.numbers)
         return self._assemble(done)
+
+    def _by_pattern(self, among: np.ndarray):
+        """(rows, names of the optional arguments they left empty) for each pattern of empty optional arguments
+        among the rows where ``among`` holds."""
+        optional = [p for p in self.spec.params if not p.required]
+        pattern = np.zeros(self.n, dtype=np.int64)
+        for k, miss in enumerate(self.missing_optional):
+            pattern += np.broadcast_to(miss, (self.n,)).astype(np.int64) << k
+        for code in np.unique(pattern[among]):
+            rows = np.flatnonzero(among & (pattern == code))
+            yield rows, {p.name for k, p in enumerate(optional) if code >> k & 1}
+
+    def _chosen_groups(self, done: np.ndarray) -> np.ndarray:
+        """Per row, the group the function chose where the row left ``gpus`` empty and has a number (NaN elsewhere):
+        ``chosen_gpus`` once per pattern of empty optional arguments, over its rows at once."""
+        out = np.full(self.n, np.nan)
+        if not chooses_group(self.spec):
+            return out
+        optional = [p.name for p in self.spec.params if not p.required]
+        chose = done & np.broadcast_to(self.missing_optional[optional.index("gpus")], (self.n,))
+        for rows, dropped in self._by_pattern(chose):
+            out[rows] = np.broadcast_to(chosen_gpus(self.spec, self._kwargs(rows, dropped)), rows.shape)
+        return out
 
     def _kwargs(self, rows: np.ndarray, dropped: set[str]) -> dict[str, Any]:
         kw = {}
@@ -498,6 +591,7 @@ class _Block(Cells):
             v = self.numbers * spec.scale
             return (v.astype(np.int64) if spec.integer else v).reshape(rows, cols).tolist()
         out: list[Any] = []
+        groups = self._chosen_groups(done) if self.why else None
         for i in range(self.n):
             if done[i]:
                 cell = _finish_value(float(self.numbers[i]), spec)
@@ -509,7 +603,7 @@ class _Block(Cells):
                 if isinstance(cell, Failure) or cell is BLANK:
                     cell = "" if cell is BLANK else cell.message
                 else:
-                    cell = ok_text(spec, self._row_values(i))
+                    cell = ok_text(spec, self._row_values(i), float(groups[i]))
             else:
                 cell = render(cell)
             out.append(cell)
