@@ -237,6 +237,28 @@ class TestWrittenFile:
         assert lists[f"B{input_row('model')}"] == "model_names"
         assert lists[f"B{input_row('kv_precision')}"] == "kv_precision_names"
 
+    @pytest.mark.parametrize("engine", ["vllm", "ideal"])
+    def test_kv_precision_dropdown_and_help_offer_only_formats_the_engine_caches(self, engine):
+        """The KV-precision list holds the catalog's KV-cache formats the workbook's engine caches
+        (``EngineProfile.accepts_kv``; vLLM: fp16, bf16, fp32, fp8, as its docs list them; the ideal engine: any): Calc's
+        "Bytes per KV value" refuses the others with #NUM!, so int8 and int4 in the list (and "int4 quarters it" in the
+        help) offered choices that break every result. The help names no format the list lacks."""
+        from planner.catalog import default_catalog
+
+        spec = build_whatif(engine=engine, load=False)
+        (ref,) = [n.ref for n in spec.names if n.name == "kv_precision_names"]
+        sheet, cells = ref.split("!")
+        first, last = (int(c.rsplit("$", 1)[1]) for c in cells.split(":"))
+        column = cells.split("$")[1]
+        listed = [spec.sheet(sheet).cells[f"{column}{r}"].value for r in range(first, last + 1)]
+        eng, cat = engine_profile(engine), default_catalog()
+        assert listed == [p.name for p in cat.precisions if p.kv_cache and eng.accepts_kv(p.name)]
+        if engine == "vllm":
+            assert sorted(listed) == sorted(eng.kv_precisions) and "int4" not in listed
+        help_text = spec.sheet(INPUTS_SHEET).cells[f"D{input_row('kv_precision')}"].value
+        named = {p.name for p in cat.precisions if re.search(rf"\b{re.escape(p.name)}\b", help_text)}
+        assert named <= set(listed), help_text
+
     def test_refuses_to_overwrite_without_force_and_leaves_no_temporary_file(self, book, spec):
         before = book.read_bytes()
         with pytest.raises(OutputExistsError, match="--force"):

@@ -176,7 +176,8 @@ def why_error(c: Calc) -> str:
             "kvbpe",
             '"KV-cache precision "&'
             + ref("kv")
-            + '&" is not a format the engine caches (Assumptions: kv_precisions; fp8 or blank)"',
+            + '&" is not a format the engine caches (Assumptions: kv_precisions): pick one from the list, or leave it '
+            'blank"',
         ),
         ("context", '"context: give a whole number of tokens from 1 to 16,777,216"'),
         ("util", '"memory utilization: give a fraction above 0 and at most 1 (0.9 = 90%), or leave it blank"'),
