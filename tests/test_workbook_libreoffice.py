@@ -83,6 +83,9 @@ NAMED = {
     "t4-fp16-only-kv-int8": dict(gpu="T4", model="Qwen3-0.6B", context=4096, kv_precision="int8"),
     "mi300x-405b-fp8": dict(gpu="MI300X", model="Llama-3.1-405B", weight_precision="fp8"),
     "no-catalog-price": dict(gpu="H100 NVL 94GB", model="Llama-3.1-70B", context=4096),
+    # a price must be above 0 and at most 10,000 US$ per GPU-hour (planner.units.RENT_ACCEPTED): 0 gave a $0 fleet
+    "price-zero-refused": dict(model="Llama-2-70B", context=4096, gpus=4, price_per_gpu_hour=0),
+    "price-above-the-most-refused": dict(model="Llama-2-70B", context=4096, gpus=4, price_per_gpu_hour=20000),
     "moe-mixtral-util-price": dict(
         model="Mixtral-8x22B", context=65536, gpus=4, memory_utilization=0.95, price_per_gpu_hour=2.5
     ),

@@ -199,7 +199,7 @@ def why_error(c: Calc) -> str:
         (
             "price",
             'IF(in_price="","the catalog has no price for this GPU: give a price per GPU-hour","price per GPU-hour: '
-            'give US$ 0 or more")',
+            f'give a price {RENT_ACCEPTED}")',
         ),
         (
             "d_batch",
