@@ -7,12 +7,14 @@ the reason, worded as the CLI's refusal, and stay empty when every result comput
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from workbook_support import recalculate_inputs, require_libreoffice
 
 from planner.workbook.build import build_whatif
-from planner.workbook.inputs import why_error_row
-from planner.workbook.layout import INPUTS_SHEET
+from planner.workbook.inputs import GLANCE, glance_row, why_error_row
+from planner.workbook.layout import EXPLAIN_SHEET, INPUTS_SHEET
 
 pytestmark = pytest.mark.libreoffice
 
@@ -26,14 +28,49 @@ CASES = {
     "kv": ({"kv_precision": "mxfp4"}, "Error: KV-cache precision mxfp4 is not a format the engine caches"),
     "gpu": ({"gpu": "H10"}, "Error: GPU H10 is not in the catalog: pick one from the list (GPUs sheet)"),
     "context": ({"context": 0}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
+    "context_text": ({"context": "lots"}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
+    # vLLM caches fp16, bf16, fp32 or fp8 (EngineProfile.kv_precisions): int4 is a KV-cache format it refuses, and the
+    # line points at the list (those formats), not at a format of its own ("fp8 or blank")
+    "kv_int4": (
+        {"kv_precision": "int4"},
+        "Error: KV-cache precision int4 is not a format the engine caches (Assumptions: kv_precisions): pick one "
+        "from the list, or leave it blank",
+    ),
+    # a price must be above 0 and at most 10,000 US$ per GPU-hour (planner.units.RENT_ACCEPTED, as the cell's own
+    # check and `planner plan --price` word it): 0 gave a $0 fleet with no error, and the line said "US$ 0 or more"
+    "price_zero": (
+        {"price_per_gpu_hour": 0},
+        "Error: price per GPU-hour: give a price above 0 and at most 10,000 US$ per GPU-hour",
+    ),
+    "no_price": ({"gpu": "H100 NVL 94GB"}, "Error: the catalog has no price for this GPU: give a price per GPU-hour"),
 }
+
+#: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the
+#: "at a glance" result that shows the error).
+EXPLAINED = (
+    ("gpu", "a GPU, model or precision name not in the catalog", "Max batch"),
+    ("no_price", "no price for a GPU the catalog has no price for", "Cost at max batch"),
+    ("context_text", "text where a number belongs", "Max batch"),
+    ("context", "a context of 0", "Max batch"),
+    ("utilization", "a utilization above 1", "Max batch"),
+    ("price_zero", "a price of 0 or less", "Cost at max batch"),
+    ("kv", "a weight-only format such as mxfp4", "Max batch"),
+    ("kv_int4", "int4 on vllm", "Max batch"),
+    ("too_few", "the weights plus the sequences asked for that do not fit", "Max batch"),
+    ("gpu_count", "a GPU count the engine refuses", "Max batch"),
+)
 
 
 @pytest.fixture(scope="module")
-def books(tmp_path_factory):
+def spec():
+    return build_whatif()
+
+
+@pytest.fixture(scope="module")
+def books(spec, tmp_path_factory):
     require_libreoffice()
     inputs = {key: changes for key, (changes, _) in CASES.items()}
-    return recalculate_inputs(build_whatif(), inputs, tmp_path_factory.mktemp("why"))
+    return recalculate_inputs(spec, inputs, tmp_path_factory.mktemp("why"))
 
 
 @pytest.mark.parametrize("key", list(CASES))
@@ -44,3 +81,18 @@ def test_the_refused_input_is_named(books, key):
         assert why in (None, ""), why
     else:
         assert why is not None and why.startswith(said), why
+
+
+@pytest.mark.parametrize("key,words,result", EXPLAINED)
+def test_explain_names_each_case_under_the_error_it_shows(spec, books, key, words, result):
+    """The Explain sheet's legend of error values is true of the workbook: each case it names shows that error
+    (it put a context of 0, a utilization above 1 and mxfp4 for the KV cache under #VALUE!, where they show #NUM!, as
+    the Inputs legend and docs/workbooks.md say)."""
+    explain = spec.sheet(EXPLAIN_SHEET).cells
+    (row,) = [ref[1:] for ref, cell in explain.items() if ref.startswith("A") and cell.value == "Errors"]
+    parts = re.split(r"(#N/A|#VALUE!|#NUM!): ", explain[f"B{row}"].value)[1:]
+    under = dict(zip(parts[::2], parts[1::2], strict=True))
+    assert set(under) == {"#N/A", "#VALUE!", "#NUM!"}
+    shown = books[key][INPUTS_SHEET][f"B{glance_row() + [g[0] for g in GLANCE].index(result) + 1}"].value
+    assert shown in under, (key, shown)
+    assert words in under[shown], (key, shown, under[shown])
