@@ -280,7 +280,7 @@ class TestParityWithThePythonModel:
         from planner.report import plan
 
         spec, books = recalculated
-        cells = [ref for ref, c in spec.sheet(INPUTS_SHEET).cells.items() if c.style == "warn"]
+        cells = [ref for ref, c in spec.sheet(INPUTS_SHEET).cells.items() if c.style in ("warn", "warn_text")]
         shown = [books[name][INPUTS_SHEET][ref].value for ref in cells]
         want = []
         if inputs is not None:

@@ -8,11 +8,14 @@ the reason, worded as the CLI's refusal, and stay empty when every result comput
 from __future__ import annotations
 
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 from workbook_support import recalculate_inputs, require_libreoffice
 
 from planner.workbook.build import build_whatif
+from planner.workbook.calc import SCENARIOS
 from planner.workbook.inputs import GLANCE, glance_row, why_error_row
 from planner.workbook.layout import EXPLAIN_SHEET, INPUTS_SHEET
 
@@ -96,3 +99,50 @@ def test_explain_names_each_case_under_the_error_it_shows(spec, books, key, word
     shown = books[key][INPUTS_SHEET][f"B{glance_row() + [g[0] for g in GLANCE].index(result) + 1}"].value
     assert shown in under, (key, shown)
     assert words in under[shown], (key, shown, under[shown])
+
+
+def _pages(pdf: Path) -> list[str]:
+    """Each page's text in drawing order (``pdftotext -raw``), whitespace made single spaces: text a cell clips (a row
+    too short for its wrapped lines) is not drawn, so not there."""
+    text = subprocess.run(["pdftotext", "-raw", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return [" ".join(page.split()) for page in text.split("\f")]
+
+
+def _title_height(pdf: Path) -> float:
+    """The printed height of the Inputs title's first word, points: it shrinks when something widens the page (every
+    sheet prints one page wide)."""
+    box = subprocess.run(
+        ["pdftotext", "-bbox", "-f", "1", "-l", "1", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    m = re.search(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">LLM<', box)
+    return float(m[2]) - float(m[1])
+
+
+def test_a_refused_gpu_count_prints_whole_at_the_pages_scale(spec, books, tmp_path):
+    """Inputs B9 = 3 (Llama 2 70B's heads do not split over 3 GPUs): the Error line, one unwrapped line, ran past column D
+    and widened the printed page (the whole sheet printed smaller), the "Meets the latency targets" answer beside
+    the results was right-aligned and cut by its label, and the Levers' answers were cut at their second line. Each
+    prints whole, and the Inputs page at the scale of the opening inputs' page."""
+    import shutil
+
+    from workbook_support import with_inputs
+
+    from planner.io.libreoffice import convert
+    from planner.workbook.writer import write_workbook
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) not installed")
+    paths = [
+        write_workbook(with_inputs(spec, CASES[key][0]), tmp_path / f"{key}.xlsx") for key in ("opening", "gpu_count")
+    ]
+    opening, refused = convert(paths, "pdf", tmp_path / "pdf")
+    pages = _pages(refused)
+    inputs_page = pages[0]
+    levers_page = next(p for p in pages if p.startswith("Levers:"))
+    shown = books["gpu_count"][INPUTS_SHEET]
+    why = shown[f"D{why_error_row()}"].value
+    meets = shown[f"B{glance_row() + [g[1] for g in GLANCE].index('meets_text') + 1}"].value
+    assert why.startswith(CASES["gpu_count"][1]) and meets.startswith("no: ")
+    assert why in inputs_page and meets in inputs_page
+    assert levers_page.count(meets) == len(SCENARIOS)  # each lever's answer is the baseline's: the group is refused
+    assert _title_height(refused) == pytest.approx(_title_height(opening), rel=0.01)

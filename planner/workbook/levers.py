@@ -142,8 +142,10 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             s.set(f"{col}{r}", formula, fmt=fmt, style=style)
             if q:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
-        if key in ("meets_text", "sized_by"):
-            s.heights[r] = 13.5 * 2 + 2  # "no: TPOT 61.1 ms > 50.0 ms" on two lines of its column
+        if key == "meets_text":  # "no: TPOT not known (blank target or error), TTFT not known (...)" on five
+            s.heights[r] = 13.5 * 5 + 2  # lines of its 20-wide column, bold (two cut it after "(blank target or")
+        elif key == "sized_by":
+            s.heights[r] = 13.5 * 2 + 2  # "simulated p95 under load (STALE: refresh)" on two lines of its column
         result_row[key] = r
         r += 1
     green_row = c.row_of["green"]
