@@ -273,6 +273,18 @@ class TestErrorValues:
         assert xf.KV_BYTES("llama2-70b", 8192.0, "mxfp4") == "#NUM!"
         assert "not a KV-cache format" in xf.PLANNER_WHY("KV_BYTES", "llama2-70b", 8192.0, "mxfp4")
 
+    def test_a_weight_only_kv_format_suggests_only_formats_the_engine_caches(self):
+        """MAX_BATCH runs on the default engine (vLLM), which caches fp16, bf16, fp32 or fp8
+        (``EngineProfile.kv_precisions``, from its docs): the refusal of mxfp4 suggests exactly those, so each format it
+        names computes, where int8 and int4 (KV-cache formats vLLM does not cache) gave #NUM! in turn."""
+        from planner.engines.profiles import engine_profile
+
+        why = xf.PLANNER_WHY("MAX_BATCH", "H100", "llama2-70b", 8192.0, "mxfp4")
+        suggested = why.split("use one of ", 1)[1].split(", ")
+        assert sorted(suggested) == sorted(engine_profile(None).kv_precisions)
+        for kv in suggested:
+            assert isinstance(xf.MAX_BATCH("H100", "llama2-70b", 8192.0, kv, 4.0), int), kv
+
     def test_wrong_kind_is_value(self):
         """Text where a number belongs, a number or TRUE where a name belongs: #VALUE!."""
         assert xf.KV_BYTES("llama2-70b", "lots") == "#VALUE!"

@@ -23,7 +23,7 @@ from planner.errors import OutputExistsError, PlannerError, WriteError
 from planner.workbook import read_inputs
 from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS, assumptions_sheet
 from planner.workbook.build import build_whatif
-from planner.workbook.layout import INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
+from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
 from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh
 from planner.workbook.writer import save_atomic, to_openpyxl, write_workbook
@@ -238,6 +238,28 @@ class TestWrittenFile:
         assert lists[f"B{input_row('model')}"] == "model_names"
         assert lists[f"B{input_row('kv_precision')}"] == "kv_precision_names"
 
+    @pytest.mark.parametrize("engine", ["vllm", "ideal"])
+    def test_kv_precision_dropdown_and_help_offer_only_formats_the_engine_caches(self, engine):
+        """The KV-precision list holds the catalog's KV-cache formats the workbook's engine caches
+        (``EngineProfile.accepts_kv``; vLLM: fp16, bf16, fp32, fp8, as its docs list them; the ideal engine: any): Calc's
+        "Bytes per KV value" refuses the others with #NUM!, so int8 and int4 in the list (and "int4 quarters it" in the
+        help) offered choices that break every result. The help names no format the list lacks."""
+        from planner.catalog import default_catalog
+
+        spec = build_whatif(engine=engine, load=False)
+        (ref,) = [n.ref for n in spec.names if n.name == "kv_precision_names"]
+        sheet, cells = ref.split("!")
+        first, last = (int(c.rsplit("$", 1)[1]) for c in cells.split(":"))
+        column = cells.split("$")[1]
+        listed = [spec.sheet(sheet).cells[f"{column}{r}"].value for r in range(first, last + 1)]
+        eng, cat = engine_profile(engine), default_catalog()
+        assert listed == [p.name for p in cat.precisions if p.kv_cache and eng.accepts_kv(p.name)]
+        if engine == "vllm":
+            assert sorted(listed) == sorted(eng.kv_precisions) and "int4" not in listed
+        help_text = spec.sheet(INPUTS_SHEET).cells[f"D{input_row('kv_precision')}"].value
+        named = {p.name for p in cat.precisions if re.search(rf"\b{re.escape(p.name)}\b", help_text)}
+        assert named <= set(listed), help_text
+
     def test_refuses_to_overwrite_without_force_and_leaves_no_temporary_file(self, book, spec):
         before = book.read_bytes()
         with pytest.raises(OutputExistsError, match="--force"):
@@ -407,6 +429,60 @@ class TestCommand:
         openpyxl.Workbook().save(path)
         result = CliRunner().invoke(main, ["workbook", "refresh", str(path)])
         assert result.exit_code == 2 and "not a what-if workbook" in result.output
+
+    @pytest.mark.parametrize(
+        "key,typed,name",
+        [
+            ("gpu", "H100", "H100 SXM 80GB"),
+            ("gpu", "H100_SXM_80G", "H100 SXM 80GB"),
+            ("gpu", " H100 SXM 80GB", "H100 SXM 80GB"),  # MATCH keeps the space
+            ("gpu", 4090, "RTX 4090"),  # a number: MATCH finds no text
+            ("model", "llama2-70b", "Llama-2-70B"),
+            ("compare_model", "llama2-13b", "Llama-2-13B"),
+            ("kv_precision", "float8", "fp8"),
+        ],
+    )
+    def test_refresh_refuses_a_name_the_formulas_do_not_look_up(self, book, tmp_path, key, typed, name):
+        """The sheet's formulas find a GPU, model or precision by MATCH over the names on its catalog sheets (any
+        case; no aliases: docs/workbooks.md, "Defaults and errors"), while planner's catalog takes aliases. Refreshed,
+        such a copy's Load sheet was simulated for the entry the alias names and read "current" while every formula
+        showed #N/A: refresh refuses in one line naming the cell and the name to type (exit 2, bad input, as an input
+        of the wrong kind), and writes nothing."""
+        wb = openpyxl.load_workbook(book)
+        wb[INPUTS_SHEET][f"B{input_row(key)}"] = typed
+        wb.save(book)
+        before = book.read_bytes()
+        out = tmp_path / "refreshed.xlsx"
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "-o", str(out)])
+        assert result.exit_code == 2, result.output
+        assert result.output.count("\n") == 1 and "Traceback" not in result.output
+        label = next(f.label for f in (*INPUT_FIELDS, COMPARE_FIELD) if f.key == key)
+        assert (
+            f"{INPUTS_SHEET}!B{input_row(key)} ({label}) {typed!r} is not a name the workbook's formulas look up; "
+            f"type {name!r}" in result.output
+        )
+        assert not out.exists() and book.read_bytes() == before
+
+    def test_refresh_takes_a_listed_name_in_any_case(self, book):
+        """MATCH ignores case (Excel and LibreOffice alike), so a listed name in another case is what the formulas
+        look up: no refusal."""
+        from planner.catalog import default_catalog
+        from planner.workbook.build import select_entries
+        from planner.workbook.update import check_names
+
+        wb = openpyxl.load_workbook(book)
+        wb[INPUTS_SHEET][f"B{input_row('gpu')}"] = "h100 sxm 80gb"
+        wb[INPUTS_SHEET][f"B{input_row('kv_precision')}"] = "FP8"
+        cat = default_catalog()
+        check_names(wb, book, cat, *select_entries(cat, None, None))
+
+    def test_refresh_refuses_a_gpu_its_selection_leaves_off_the_gpus_sheet(self, book, tmp_path):
+        """refresh --gpus writes only those GPUs: an Inputs GPU not among them is no longer looked up either."""
+        out = tmp_path / "refreshed.xlsx"
+        result = CliRunner().invoke(main, ["workbook", "refresh", str(book), "-o", str(out), "--gpus", "A100-80GB"])
+        assert result.exit_code == 2, result.output
+        assert "Inputs!B4 (GPU) 'H100 SXM 80GB' is not on the GPUs sheet this refresh writes" in result.output
+        assert not out.exists()
 
     def test_every_command_has_help_with_an_example(self):
         for args in (["workbook", "--help"], ["workbook", "refresh", "--help"]):

@@ -7,12 +7,17 @@ the reason, worded as the CLI's refusal, and stay empty when every result comput
 
 from __future__ import annotations
 
+import re
+import subprocess
+from pathlib import Path
+
 import pytest
 from workbook_support import recalculate_inputs, require_libreoffice
 
 from planner.workbook.build import build_whatif
-from planner.workbook.inputs import why_error_row
-from planner.workbook.layout import INPUTS_SHEET
+from planner.workbook.calc import SCENARIOS
+from planner.workbook.inputs import GLANCE, glance_row, why_error_row
+from planner.workbook.layout import EXPLAIN_SHEET, INPUTS_SHEET
 
 pytestmark = pytest.mark.libreoffice
 
@@ -26,14 +31,49 @@ CASES = {
     "kv": ({"kv_precision": "mxfp4"}, "Error: KV-cache precision mxfp4 is not a format the engine caches"),
     "gpu": ({"gpu": "H10"}, "Error: GPU H10 is not in the catalog: pick one from the list (GPUs sheet)"),
     "context": ({"context": 0}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
+    "context_text": ({"context": "lots"}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
+    # vLLM caches fp16, bf16, fp32 or fp8 (EngineProfile.kv_precisions): int4 is a KV-cache format it refuses, and the
+    # line points at the list (those formats), not at a format of its own ("fp8 or blank")
+    "kv_int4": (
+        {"kv_precision": "int4"},
+        "Error: KV-cache precision int4 is not a format the engine caches (Assumptions: kv_precisions): pick one "
+        "from the list, or leave it blank",
+    ),
+    # a price must be above 0 and at most 10,000 US$ per GPU-hour (planner.units.RENT_ACCEPTED, as the cell's own
+    # check and `planner plan --price` word it): 0 gave a $0 fleet with no error, and the line said "US$ 0 or more"
+    "price_zero": (
+        {"price_per_gpu_hour": 0},
+        "Error: price per GPU-hour: give a price above 0 and at most 10,000 US$ per GPU-hour",
+    ),
+    "no_price": ({"gpu": "H100 NVL 94GB"}, "Error: the catalog has no price for this GPU: give a price per GPU-hour"),
 }
+
+#: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the
+#: "at a glance" result that shows the error).
+EXPLAINED = (
+    ("gpu", "a GPU, model or precision name not in the catalog", "Max batch"),
+    ("no_price", "no price for a GPU the catalog has no price for", "Cost at max batch"),
+    ("context_text", "text where a number belongs", "Max batch"),
+    ("context", "a context of 0", "Max batch"),
+    ("utilization", "a utilization above 1", "Max batch"),
+    ("price_zero", "a price of 0 or less", "Cost at max batch"),
+    ("kv", "a weight-only format such as mxfp4", "Max batch"),
+    ("kv_int4", "int4 on vllm", "Max batch"),
+    ("too_few", "the weights plus the sequences asked for that do not fit", "Max batch"),
+    ("gpu_count", "a GPU count the engine refuses", "Max batch"),
+)
 
 
 @pytest.fixture(scope="module")
-def books(tmp_path_factory):
+def spec():
+    return build_whatif()
+
+
+@pytest.fixture(scope="module")
+def books(spec, tmp_path_factory):
     require_libreoffice()
     inputs = {key: changes for key, (changes, _) in CASES.items()}
-    return recalculate_inputs(build_whatif(), inputs, tmp_path_factory.mktemp("why"))
+    return recalculate_inputs(spec, inputs, tmp_path_factory.mktemp("why"))
 
 
 @pytest.mark.parametrize("key", list(CASES))
@@ -44,3 +84,65 @@ def test_the_refused_input_is_named(books, key):
         assert why in (None, ""), why
     else:
         assert why is not None and why.startswith(said), why
+
+
+@pytest.mark.parametrize("key,words,result", EXPLAINED)
+def test_explain_names_each_case_under_the_error_it_shows(spec, books, key, words, result):
+    """The Explain sheet's legend of error values is true of the workbook: each case it names shows that error
+    (it put a context of 0, a utilization above 1 and mxfp4 for the KV cache under #VALUE!, where they show #NUM!, as
+    the Inputs legend and docs/workbooks.md say)."""
+    explain = spec.sheet(EXPLAIN_SHEET).cells
+    (row,) = [ref[1:] for ref, cell in explain.items() if ref.startswith("A") and cell.value == "Errors"]
+    parts = re.split(r"(#N/A|#VALUE!|#NUM!): ", explain[f"B{row}"].value)[1:]
+    under = dict(zip(parts[::2], parts[1::2], strict=True))
+    assert set(under) == {"#N/A", "#VALUE!", "#NUM!"}
+    shown = books[key][INPUTS_SHEET][f"B{glance_row() + [g[0] for g in GLANCE].index(result) + 1}"].value
+    assert shown in under, (key, shown)
+    assert words in under[shown], (key, shown, under[shown])
+
+
+def _pages(pdf: Path) -> list[str]:
+    """Each page's text in drawing order (``pdftotext -raw``), whitespace made single spaces: text a cell clips (a row
+    too short for its wrapped lines) is not drawn, so not there."""
+    text = subprocess.run(["pdftotext", "-raw", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    return [" ".join(page.split()) for page in text.split("\f")]
+
+
+def _title_height(pdf: Path) -> float:
+    """The printed height of the Inputs title's first word, points: it shrinks when something widens the page (every
+    sheet prints one page wide)."""
+    box = subprocess.run(
+        ["pdftotext", "-bbox", "-f", "1", "-l", "1", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
+    m = re.search(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">LLM<', box)
+    return float(m[2]) - float(m[1])
+
+
+def test_a_refused_gpu_count_prints_whole_at_the_pages_scale(spec, books, tmp_path):
+    """Inputs B9 = 3 (Llama 2 70B's heads do not split over 3 GPUs): the Error line, one unwrapped line, ran past column D
+    and widened the printed page (the whole sheet printed smaller), the "Meets the latency targets" answer beside
+    the results was right-aligned and cut by its label, and the Levers' answers were cut at their second line. Each
+    prints whole, and the Inputs page at the scale of the opening inputs' page."""
+    import shutil
+
+    from workbook_support import with_inputs
+
+    from planner.io.libreoffice import convert
+    from planner.workbook.writer import write_workbook
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) not installed")
+    paths = [
+        write_workbook(with_inputs(spec, CASES[key][0]), tmp_path / f"{key}.xlsx") for key in ("opening", "gpu_count")
+    ]
+    opening, refused = convert(paths, "pdf", tmp_path / "pdf")
+    pages = _pages(refused)
+    inputs_page = pages[0]
+    levers_page = next(p for p in pages if p.startswith("Levers:"))
+    shown = books["gpu_count"][INPUTS_SHEET]
+    why = shown[f"D{why_error_row()}"].value
+    meets = shown[f"B{glance_row() + [g[1] for g in GLANCE].index('meets_text') + 1}"].value
+    assert why.startswith(CASES["gpu_count"][1]) and meets.startswith("no: ")
+    assert why in inputs_page and meets in inputs_page
+    assert levers_page.count(meets) == len(SCENARIOS)  # each lever's answer is the baseline's: the group is refused
+    assert _title_height(refused) == pytest.approx(_title_height(opening), rel=0.01)

@@ -529,6 +529,38 @@ def green_scenarios(book: openpyxl.Workbook) -> set[str]:
     return {h for h, flag in flags.items() if flag == 1}
 
 
+#: What the Levers' "Cheapest fleet that meets the targets" says where no scenario is green and no fleet was asked
+#: for (a blank peak traffic or output length: Inputs say "Blank: no fleet") or none has a cost (no price; a price
+#: refused), rather than "none meets the targets" beside levers that read "yes".
+NO_PEAK_LABEL = "no peak traffic given (Inputs): no fleet asked for"
+NO_OUTPUT_LABEL = "no output tokens given (Inputs): no fleet asked for"
+PRICE_REFUSED_LABEL = "no fleet cost: the price per GPU-hour is refused (Inputs)"
+NONE_MEETS_LABEL = "none meets the targets"
+
+
+def expected_cheapest_label(inputs: dict) -> str:
+    """The Levers' cheapest-fleet label where nothing is green: why no fleet was asked for or has a cost, in that
+    order, else "none meets the targets". A price is refused as ``planner.units.rent_usd_per_gpu_hour`` refuses it;
+    a blank price with no catalog price (``api.gpu_price_per_hour`` NaN) names the GPU."""
+    from planner.units import rent_usd_per_gpu_hour
+
+    if inputs.get("peak_requests_per_s", BUDGET_DEFAULTS["peak_requests_per_s"]) is None:
+        return NO_PEAK_LABEL
+    if inputs.get("output_tokens", BUDGET_DEFAULTS["output_tokens"]) is None:
+        return NO_OUTPUT_LABEL
+    price = inputs.get("price_per_gpu_hour")
+    if price is not None:
+        try:
+            rent_usd_per_gpu_hour(price)
+        except (TypeError, ValueError):
+            return PRICE_REFUSED_LABEL
+        return NONE_MEETS_LABEL
+    cat = default_catalog()
+    if inputs["gpu"] in cat.gpus and math.isnan(api.gpu_price_per_hour(inputs["gpu"])):
+        return f"no price for {cat.gpu(inputs['gpu']).name}: give a price per GPU-hour (Inputs)"
+    return NONE_MEETS_LABEL
+
+
 def cheapest_label(book: openpyxl.Workbook):
     """The Levers cell that names the cheapest fleet meeting the targets."""
     row = next(r for r in book["Levers"].iter_rows() if r[0].value == "Cheapest fleet that meets the targets")

@@ -534,11 +534,9 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
     w = catalog.precision(wp if wp is not None else mdl.native_precision)
     expert = expert_precision(catalog, mdl, wp)
     kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
-    if not kv.kv_cache:
-        raise OutOfRangeError(
-            f"precision {kv.name!r} is not a KV-cache format; use one of "
-            + ", ".join(p.name for p in catalog.precisions if p.kv_cache)
-        )
+    if not kv.kv_cache:  # suggest only formats the engine then accepts (vLLM: not int8 or int4)
+        usable = (p.name for p in catalog.precisions if p.kv_cache and (engine is None or engine.accepts_kv(p.name)))
+        raise OutOfRangeError(f"precision {kv.name!r} is not a KV-cache format; use one of " + ", ".join(usable))
     if engine is not None and not engine.accepts_kv(kv.name):
         raise OutOfRangeError(
             f"the {engine.name!r} engine cannot cache KV in {kv.name}; it caches "

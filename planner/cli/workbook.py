@@ -102,7 +102,8 @@ def refresh_command(file: Path, output: Path | None, gpu_names, model_names, for
     """Update the catalog sheets (GPUs, Models, Precisions) of a what-if workbook from the current catalog:
     new GPUs, new prices; and compute its Load sheet again from your Inputs (latency under load comes from
     planner's simulation, not from cell formulas). Your inputs, your edits on other sheets (Assumptions included)
-    and sheets you added are kept. Refuses a file `planner workbook` did not make.
+    and sheets you added are kept. Refuses a file `planner workbook` did not make, and an Inputs name its formulas
+    do not look up (an alias such as H100: it names the catalog name to type).
 
     Example:
 

@@ -60,7 +60,7 @@ def build_catalog_sheets(
     for sheet, n in (
         gpus_sheet(catalog, gpus, engine, calibration),
         models_sheet(catalog, models, list(catalog.models)),
-        precisions_sheet(list(catalog.precisions)),
+        precisions_sheet(list(catalog.precisions), engine),
         allreduce_sheet(),
     ):
         sheets.append(sheet)

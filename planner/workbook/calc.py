@@ -665,10 +665,12 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "requests/s",
             "#,##0.00",
             'IF(ISERROR({m_tput}),{m_tput},IF(ISERROR({p_ttft}),{p_ttft},IF({out_tok}="",NO_DATA,IF(ISNUMBER({out_tok}),'
-            "IF({out_tok}>=1,IF(ISNUMBER({rate_factor}),{rate_factor},1)/({out_tok}/{m_tput}+{p_ttft}),OUT_OF_RANGE),"
+            'IF({out_tok}>=1,IF(AND({price_in}<>"",ISERROR({price})),{price},'
+            "IF(ISNUMBER({rate_factor}),{rate_factor},1)/({out_tok}/{m_tput}+{p_ttft})),OUT_OF_RANGE),"
             "BAD_INPUT))))",
             "rate factor / (output tokens / throughput at max batch + the prompt's prefill): each request's share of "
-            "the decode steps plus its own prefill, which holds the replica alone, times the queue term",
+            "the decode steps plus its own prefill, which holds the replica alone, times the queue term; a price given "
+            "but refused (0, text) refuses the fleet, as api.peak_fleet does",
             quantity="peak_fleet.rate_per_replica_s@batch=max",
         ),
         Row(

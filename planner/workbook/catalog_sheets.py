@@ -505,7 +505,10 @@ def _aliases_width(precisions: list[Precision]) -> float:
     return min(48.0, max([26.0] + [len(", ".join(p.aliases)) + 2.0 for p in precisions]))
 
 
-def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
+def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tuple[Sheet, list[Name]]:
+    """The Precisions table, and beside it the KV-precision dropdown's list (``kv_precision_names``): the KV-cache
+    formats ``engine`` caches (``EngineProfile.accepts_kv``; vLLM: fp16, bf16, fp32, fp8), so that no format the list
+    offers gives #NUM! (Calc's "Bytes per KV value" refuses one the engine does not cache)."""
     cols = [
         Column("Precision", text(lambda p, r: p.name), width=10, name="prec_names"),
         Column(
@@ -538,8 +541,8 @@ def precisions_sheet(precisions: list[Precision]) -> tuple[Sheet, list[Name]]:
         cols,
         "Bytes per value = (bits + scale bits / values per scale) / 8.",
     )
-    kv = [p.name for p in precisions if p.kv_cache]
-    sheet.set("M1", "KV-cache formats (list)", style="header")
+    kv = [p.name for p in precisions if p.kv_cache and engine.accepts_kv(p.name)]
+    sheet.set("M1", "KV-cache formats the engine caches (list)", style="header")
     sheet.widths["M"] = 14
     for i, name in enumerate(kv):
         sheet.set(f"M{2 + i}", xlsx_text(name), text=True)

@@ -6,8 +6,17 @@ from planner import __version__, api
 from planner.catalog import Catalog
 from planner.engines.profiles import EngineProfile
 from planner.errors import UnknownNameError
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 from planner.workbook.layout import EXPLAIN_SHEET
 from planner.workbook.spec import Sheet
+
+
+def kv_refused(catalog: Catalog, engine: EngineProfile) -> str:
+    """The KV-cache precisions that give #NUM!, in words: a weight-only format, and the KV-cache formats the engine
+    does not cache (``EngineProfile.accepts_kv``; vLLM: int8, int4)."""
+    uncached = [p.name for p in catalog.precisions if p.kv_cache and not engine.accepts_kv(p.name)]
+    words = "a weight-only format such as mxfp4"
+    return words + (f", or {' or '.join(uncached)} on {engine.name}" if uncached else "")
 
 
 def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
@@ -100,10 +109,13 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
         ),
         (
             "Errors",
-            "#N/A: a GPU, model or precision name not in the catalog. #VALUE!: an input outside what is accepted "
-            "(a context of 0, a utilization above 1, a weight-only format such as mxfp4 for the KV cache). #NUM!: the "
-            "weights plus the sequences asked for do not fit, a GPU count the engine refuses, or an engine that cannot "
-            "load the model on that GPU (TensorRT-LLM 1.x cannot load gpt-oss's MXFP4 experts below Hopper).",
+            "#N/A: a GPU, model or precision name not in the catalog (names as in the lists), or no price for a GPU "
+            "the catalog has no price for. #VALUE!: an input of the wrong kind (text where a number belongs). #NUM!: "
+            "a number the model does not accept (a context of 0 or a fraction, a utilization above 1, a price of 0 "
+            f"or less or above {MAX_RENT_USD_PER_GPU_HOUR:,.0f} US$ per GPU-hour), a KV-cache precision the engine "
+            f"does not cache ({kv_refused(catalog, engine)}), the weights plus the sequences asked for that do not "
+            "fit, a GPU count the engine refuses, or an engine that cannot load the model on that GPU (TensorRT-LLM "
+            "1.x cannot load gpt-oss's MXFP4 experts below Hopper).",
         ),
         (
             "Assumptions and limits",

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable
 
 from planner.api import GPU_GROUPS, MAX_BATCH_INPUT, MAX_CONTEXT_TOKENS, MAX_GPUS
+from planner.units import MAX_RENT_USD_PER_GPU_HOUR
 
 #: vLLM's largest captured CUDA-graph batch (planner.model.operators.CUDA_GRAPH_MAX_BATCH; the workbook does not
 #: import the model: tests/test_workbook.py checks the two agree), as ``cuda_graph_batch`` spells it too
@@ -51,9 +52,12 @@ CONTEXT = whole("{ctx_in}", MAX_CONTEXT_TOKENS)
 BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH_INPUT)
 GPUS_IN = whole("{gpus_in}", MAX_GPUS)
 UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},OUT_OF_RANGE),BAD_INPUT))'
+#: A rent per GPU-hour as ``checks._price`` takes one: above 0 and at most ``MAX_RENT_USD_PER_GPU_HOUR``
+#: (``planner.units.RENT_ACCEPTED``), #NUM! otherwise (a price of 0 priced every token at nothing), #VALUE! for text.
 PRICE = (
     'IF({price_in}="",IF({price_catalog}>0,{price_catalog},NO_DATA),'
-    "IF(ISNUMBER({price_in}),IF({price_in}>=0,{price_in},OUT_OF_RANGE),BAD_INPUT))"
+    f"IF(ISNUMBER({{price_in}}),IF(AND({{price_in}}>0,{{price_in}}<={MAX_RENT_USD_PER_GPU_HOUR:.0f}),{{price_in}},"
+    "OUT_OF_RANGE),BAD_INPUT))"
 )
 
 

@@ -79,6 +79,18 @@ GLANCE = (
 )
 
 
+#: Lines of the wrapped formula answers on Inputs (a formula's text is not measured when written): "no: TPOT not known
+#: (blank target or error), TTFT not known (blank target or error)" in the 24-wide value column; a warning (a context
+#: beyond a long model name's trained maximum, about 120 characters) and the Error line ("3 GPUs is not a tensor-
+#: parallel group ...", about 190) in the 80-wide column D.
+MEETS_LINES, WARNING_LINES, ERROR_LINES = 4, 2, 3
+
+
+def lines(n: int) -> float:
+    """The height of a row of ``n`` lines of text, points (``writer._row_heights``' measure)."""
+    return 13.5 * n + 2
+
+
 def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000")
     s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
@@ -133,8 +145,12 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     for i, (label, key, fmt, unit) in enumerate(GLANCE, 1):
         scale = "*1000" if key == "d_step" else ""
         s.set(f"A{r + i}", label, style="label")
-        s.set(f"B{r + i}", f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}", fmt=fmt, style="result")
+        text = key == "meets_text"  # right-aligned text past its column was cut by the label to its left
+        formula = f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
+        s.set(f"B{r + i}", formula, fmt=fmt, style="result_text" if text else "result")
         s.set(f"C{r + i}", unit, style="unit")
+        if text:
+            s.heights[r + i] = lines(MEETS_LINES)
     s.set(f"D{r + 1}", "Full results: Results sheet. The five levers side by side: Levers sheet.", style="note")
     s.set(
         f"D{r + 2}",
@@ -143,8 +159,10 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         style="note",
     )
     for i, warning in enumerate(warnings(c), 3):
-        s.set(f"D{r + i}", warning, style="warn")
-    s.set(f"D{why_error_row()}", why_error(c), style="warn")
+        s.set(f"D{r + i}", warning, style="warn_text")
+        s.heights[r + i] = lines(WARNING_LINES)
+    s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
+    s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
 
 
@@ -176,7 +194,8 @@ def why_error(c: Calc) -> str:
             "kvbpe",
             '"KV-cache precision "&'
             + ref("kv")
-            + '&" is not a format the engine caches (Assumptions: kv_precisions; fp8 or blank)"',
+            + '&" is not a format the engine caches (Assumptions: kv_precisions): pick one from the list, or leave it '
+            'blank"',
         ),
         ("context", '"context: give a whole number of tokens from 1 to 16,777,216"'),
         ("util", '"memory utilization: give a fraction above 0 and at most 1 (0.9 = 90%), or leave it blank"'),
@@ -198,7 +217,7 @@ def why_error(c: Calc) -> str:
         (
             "price",
             'IF(in_price="","the catalog has no price for this GPU: give a price per GPU-hour","price per GPU-hour: '
-            'give US$ 0 or more")',
+            f'give a price {RENT_ACCEPTED}")',
         ),
         (
             "d_batch",

@@ -70,7 +70,8 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "format",
         "text",
         False,
-        "Blank: the model's activation dtype (bf16/fp16). fp8 halves the cache; int4 quarters it.",
+        "Blank: the model's activation dtype (bf16/fp16). fp8 halves the cache. The list: the formats the engine "
+        "caches (Assumptions: kv_precisions).",
     ),
     InputField(
         "weight_precision",

@@ -24,6 +24,24 @@ def sized_by_formula(rate_factor_ref: str, load: bool) -> str:
     )
 
 
+def no_cheapest(c: Calc) -> str:
+    """Why no fleet is green, as a formula: no fleet was asked for (a blank peak traffic or output tokens: the Inputs
+    say "Blank: no fleet"), no fleet has a cost (no price for the GPU, or a price refused), else none meets the
+    targets. Every scenario runs on the baseline's GPU and price, so the baseline's column answers for all."""
+
+    def base(key: str) -> str:
+        return c.ref(key, scenario_col(SCENARIOS[0][0]), absolute=True, sheet=True)
+
+    price, gpu_row = base("price"), base("gpu_row")
+    return (
+        'IF(in_peak_requests="","no peak traffic given (Inputs): no fleet asked for",'
+        'IF(in_output_tokens="","no output tokens given (Inputs): no fleet asked for",'
+        f'IF(ISERROR({price}),IF(in_price<>"","no fleet cost: the price per GPU-hour is refused (Inputs)",'
+        f'IF(ISNUMBER({gpu_row}),"no price for "&{base("gpu")}&": give a price per GPU-hour (Inputs)",'
+        '"none meets the targets")),"none meets the targets")))'
+    )
+
+
 def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     """The Levers sheet; ``load``: the workbook has a Load sheet (the "Sized by" row reads its Status)."""
     s = Sheet(LEVERS_SHEET, freeze="C4", tab_color="4472C4")
@@ -124,8 +142,10 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
             s.set(f"{col}{r}", formula, fmt=fmt, style=style)
             if q:
                 probes.append(Probe(LEVERS_SHEET, f"{col}{r}", sk, q))
-        if key in ("meets_text", "sized_by"):
-            s.heights[r] = 13.5 * 2 + 2  # "no: TPOT 61.1 ms > 50.0 ms" on two lines of its column
+        if key == "meets_text":  # "no: TPOT not known (blank target or error), TTFT not known (...)" on five
+            s.heights[r] = 13.5 * 5 + 2  # lines of its 20-wide column, bold (two cut it after "(blank target or")
+        elif key == "sized_by":
+            s.heights[r] = 13.5 * 2 + 2  # "simulated p95 under load (STALE: refresh)" on two lines of its column
         result_row[key] = r
         r += 1
     green_row = c.row_of["green"]
@@ -136,7 +156,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.set(f"A{r}", "Cheapest fleet that meets the targets", style="label")
     s.set(
         f"{first}{r}",
-        f'=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),"none meets the targets")',
+        f"=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),{no_cheapest(c)})",
         style="result",
     )
     r += 2

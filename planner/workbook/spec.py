@@ -24,6 +24,7 @@ Style = Literal[
     "calc_text",
     "key",
     "warn",
+    "warn_text",
     "text",
 ]
 

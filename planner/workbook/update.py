@@ -107,6 +107,7 @@ def refresh(
     eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
     gpu_list, model_list = select_entries(cat, gpus, models)
+    check_names(wb, src, cat, gpu_list, model_list)  # before anything is simulated or written
     sheets, names = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
     for sheet in sheets:
         if sheet.name in wb.sheetnames:
@@ -149,6 +150,49 @@ def refresh(
     # in place: replace the file itself; a new -o file: created exclusively (of concurrent refreshes one wins)
     write_file(dest, stored or buf.getvalue(), force=force or in_place, make_parents=True)
     return Written(dest, len(gpu_list), len(model_list), stored is not None)
+
+
+def check_names(wb, path: Path, catalog: Catalog, gpus: list, models: list) -> None:
+    """A WorkbookError (one line, exit 2) for the first Inputs name cell that planner reads as a catalog entry but the
+    sheet's formulas do not find: they look each name up with MATCH over the GPUs, Models and Precisions sheets
+    refresh writes (``gpus``, ``models``; the names as listed, any case), while the catalog also takes aliases and
+    other spellings ("H100", "H100_SXM_80G", " fp8"). Refreshed anyway, the Load sheet would be simulated for
+    H100 SXM 80GB and read "current" while every formula showed #N/A. A name neither side knows (a typo) passes:
+    the formulas show #N/A and the Load sheet says why it computed nothing."""
+    from planner.errors import PlannerError, shown_name
+    from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS
+    from planner.workbook.reader import _cell_of
+
+    precisions = [p.name for p in catalog.precisions]
+    lookups = {  # input key: (the names its MATCH reads, the sheet listing them, the catalog's lookup)
+        "gpu": ([g.name for g in gpus], GPUS_SHEET, catalog.gpu),
+        "model": ([m.name for m in models], MODELS_SHEET, catalog.model),
+        "compare_model": ([m.name for m in models], MODELS_SHEET, catalog.model),
+        "weight_precision": (precisions, PRECISIONS_SHEET, catalog.precision),
+        "kv_precision": (precisions, PRECISIONS_SHEET, catalog.precision),
+    }
+    for f in (*INPUT_FIELDS, COMPARE_FIELD):
+        if f.key not in lookups:
+            continue
+        listed, sheet, lookup = lookups[f.key]
+        cell = _cell_of(wb, f.name, path)
+        value = str(cell.value) if type(cell.value).__name__ == "CellRichText" else cell.value
+        if value is None or value == "" or (isinstance(value, str) and value.startswith("=")):
+            continue  # blank (the default), or a formula: its value is the sheet's own
+        if isinstance(value, str) and value.lower() in {n.lower() for n in listed}:
+            continue  # MATCH(..., 0) ignores case
+        try:
+            name = lookup(str(value).strip()).name
+        except PlannerError:
+            continue  # unknown to planner too
+        where = f"{path}: {cell.parent.title}!{cell.coordinate} ({f.label}) {shown_name(value)}"
+        if name in listed:
+            raise WorkbookError(f"{where} is not a name the workbook's formulas look up; type {name!r}")
+        named = "" if value == name else f" names {name!r}, which"
+        raise WorkbookError(
+            f"{where}{named} is not on the {sheet} sheet this refresh writes; add it to --"
+            f"{'gpus' if sheet == GPUS_SHEET else 'models'} or choose a name from the list"
+        )
 
 
 def check_load_sheet(wb, path: Path, force: bool = False) -> None:

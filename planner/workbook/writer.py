@@ -54,6 +54,9 @@ STYLES = {
     "calc_text": dict(alignment=Alignment(horizontal="right", vertical="top", wrap_text=True)),
     "key": dict(font=Font(bold=True)),
     "warn": dict(font=Font(bold=True, color="C00000")),
+    # a formula's warning or error line that can be longer than its column (Inputs' "Error: 3 GPUs is not a ..."):
+    # wrapped in a row tall enough, not spilling past the last column and widening the printed page
+    "warn_text": dict(font=Font(bold=True, color="C00000"), alignment=Alignment(wrap_text=True, vertical="top")),
 }
 TOP = Alignment(vertical="top")
 #: Series colours in order (the Load sheet's six levers and its target use all seven).
