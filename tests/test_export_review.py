@@ -133,6 +133,22 @@ class TestSizingRules:
                 m = 1 + r.margin
                 assert float(r.fleet.tpot_peak_s) * m <= 0.05 + 1e-12 and r.replica.ttft_s * m <= 1.5
 
+    def test_the_pessimistic_tpot_is_never_below_the_prediction(self, example):
+        """The README's "H100, rented" range tops out at -1% (heldout_serving_residuals.csv 'H100 SXM 80GB,vllm,dense,
+        7,-0.08,-0.06,-0.01'): its pessimistic TPOT is the prediction itself, labelled +0%, on the Summary sheet, the
+        CSV table and the risk line; never a figure faster than the central one."""
+        rented = next(r for r in example.results if r.option.name == "H100, rented")
+        assert rented.time_range[1] < 0 and rented.pessimistic_high == 0.0
+        predicted = float(rented.fleet.tpot_peak_s) * 1e3
+        table = pd.read_csv(io.BytesIO(render(example, "csv")))
+        row = table[table["option"] == "H100, rented"].iloc[0]
+        assert row["tpot_pessimistic_ms"] == pytest.approx(row["tpot_ms"], abs=0.006)
+        assert (table["tpot_pessimistic_ms"] >= table["tpot_ms"] - 0.006)[table["tpot_ms"].notna()].all()
+        book = openpyxl.load_workbook(io.BytesIO(render(example, "xlsx")))
+        labels = {str(r[0].value): r[1].value for r in book["Summary"].iter_rows() if r[0].value}
+        assert labels["TPOT at peak: pessimistic (+0%)"] == pytest.approx(labels["TPOT at peak: predicted"])
+        assert f"{predicted:.1f} ms predicted, {predicted:.1f} ms at the pessimistic end" in example.reason
+
     def test_the_margin_follows_the_gpu_and_its_coverage(self, example, tmp_path):
         """H100 has 7 held-out vLLM serving figures of dense models, B300 none (catalogs/reference/
         heldout_serving_residuals.csv row 'H100 SXM 80GB,vllm,dense,7,-0.08,-0.06,-0.01', heldout_residuals.csv): the

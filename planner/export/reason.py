@@ -24,6 +24,7 @@ def risk(scenario: Scenario, rec: Result) -> str:
     """How sure the recommendation is: the model's range, the margin used, and what the targets look like under it."""
     w, f = scenario.workload, rec.fleet
     low, high = rec.time_range
+    slow = 1 + rec.pessimistic_high
     tp = float(f.tpot_peak_s)
     how = (
         "its pessimistic end"
@@ -36,10 +37,10 @@ def risk(scenario: Scenario, rec: Result) -> str:
         + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
         + f"; sized with {how}"
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
-        + f", TPOT at peak is {tp * 1e3:.1f} ms predicted, {tp * (1 + high) * 1e3:.1f} ms at the pessimistic end, "
-        f"and TTFT {rec.replica.ttft_s:.2f} s, {rec.replica.ttft_s * (1 + high):.2f} s."
+        + f", TPOT at peak is {tp * 1e3:.1f} ms predicted, {tp * slow * 1e3:.1f} ms at the pessimistic end, "
+        f"and TTFT {rec.replica.ttft_s:.2f} s, {rec.replica.ttft_s * slow:.2f} s."
     )
-    if tp * (1 + high) > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * (1 + high) > w.ttft_target_s:
+    if tp * slow > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * slow > w.ttft_target_s:
         text += " At the pessimistic end the targets are missed: set workload.latency_margin to size for it."
     return text
 

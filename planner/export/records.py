@@ -140,6 +140,12 @@ class Result:
         return float(self.fleet.monthly_usd) if self.fleet is not None else math.nan
 
     @property
+    def pessimistic_high(self) -> float:
+        """The slow end of the time model's range as a share over the prediction, never below 0: where measured
+        times ran at or under the predictions (a negative upper quantile), the pessimistic figure is the prediction."""
+        return max(0.0, float(self.time_range[1]))
+
+    @property
     def candidate(self) -> Candidate | None:
         """The tensor-parallel group that was kept (None when the option does not meet the targets)."""
         if self.replica is None:

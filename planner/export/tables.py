@@ -169,7 +169,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         int(f.replicas),
         int(rep.batch),
         float(f.tpot_peak_s) * 1e3,
-        float(f.tpot_peak_s) * 1e3 * (1 + r.time_range[1]),
+        float(f.tpot_peak_s) * 1e3 * (1 + r.pessimistic_high),
         _tpot_long_ms(r),
         rep.ttft_s,
         r.margin,

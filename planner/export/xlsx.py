@@ -187,8 +187,8 @@ def _summary(book: _Book) -> None:
         ("Headroom at peak", float(f.headroom_peak), "pct"),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
         (
-            f"TPOT at peak: pessimistic (+{rec.time_range[1]:.0%})",
-            float(f.tpot_peak_s) * 1e3 * (1 + rec.time_range[1]),
+            f"TPOT at peak: pessimistic (+{rec.pessimistic_high:.0%})",
+            float(f.tpot_peak_s) * 1e3 * (1 + rec.pessimistic_high),
             "ms",
         ),
         *_held_out_figures(rec),
