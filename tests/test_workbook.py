@@ -209,11 +209,9 @@ class TestAllReduceSheet:
 
 
 class TestWrittenFile:
-    def test_opens_on_inputs_with_frozen_headers_and_one_page_wide_print(self, book):
+    def test_opens_on_inputs_with_frozen_headers(self, book):
         wb = openpyxl.load_workbook(book)
         assert wb.active.title == INPUTS_SHEET
-        for ws in wb.worksheets:
-            assert ws.page_setup.fitToWidth == 1 and ws.sheet_properties.pageSetUpPr.fitToPage, ws.title
         assert wb["Calc"].freeze_panes == "C4" and wb["GPUs"].freeze_panes == "B2"
 
     def test_results_range_ends_have_their_own_headings(self, book):
@@ -528,6 +526,100 @@ def _column(ws, header: str):
     return next(col for col in ws.iter_cols(min_row=1, max_row=ws.max_row) if col[0].value == header)
 
 
+#: Printed width of a column at 100%, points per character of its width: Excel's (Calibri 11's 7-px digit at 96 px an
+#: inch) and LibreOffice's where it substitutes DejaVu Sans for Calibri (measured: the Precisions sheet's 143
+#: characters printed 1,000 pt wide).
+EXCEL_PT_PER_CHAR, LO_PT_PER_CHAR = 5.25, 7.0
+
+
+def _printable_pt(ws) -> float:
+    """A4 landscape's width less the sheet's left and right margins, in points."""
+    return (11.69 - ws.page_margins.left - ws.page_margins.right) * 72
+
+
+def _pages_across(ws) -> list[list[float]]:
+    """The widths (characters) of the columns printed on each page across: the shown columns, split after each
+    column break (a sheet fit to width has none), the title columns (print_title_cols) on every page."""
+    titles: set[int] = set()
+    if ws.print_title_cols:
+        first, last = (openpyxl.utils.column_index_from_string(c.strip("$")) for c in ws.print_title_cols.split(":"))
+        titles = set(range(first, last + 1))
+    breaks = set() if ws.sheet_properties.pageSetUpPr.fitToPage else {b.id for b in ws.col_breaks.brk}
+    head, pages = [], [[]]
+    for j in range(1, ws.max_column + 1):
+        dim = ws.column_dimensions[openpyxl.utils.get_column_letter(j)]
+        if not dim.hidden:
+            (head if j in titles else pages[-1]).append(dim.width or 8.43)
+        if j in breaks and pages[-1]:
+            pages.append([])
+    return [head + p for p in pages if p]
+
+
+class TestPrintedSize:
+    """Every sheet prints its 11-pt cells at 8 pt or more: fit to one page wide where that keeps 8 pt, else at a
+    fixed 73% over several pages wide, its first columns repeated (planner.workbook.printing). Fit to one page wide,
+    the GPUs and Models tables printed at about 3 pt."""
+
+    def test_every_sheet_prints_at_8_pt_or_more_and_no_page_is_split_again(self, book):
+        for ws in openpyxl.load_workbook(book).worksheets:
+            pages = _pages_across(ws)
+            if ws.sheet_properties.pageSetUpPr.fitToPage:
+                assert ws.page_setup.fitToWidth == 1 and len(pages) == 1, ws.title
+                scale = min(1.0, _printable_pt(ws) / (sum(pages[0]) * EXCEL_PT_PER_CHAR))
+                # LibreOffice without Calibri prints the same sheet at 5.25 / 7 of that: 6 pt or more
+                assert 11 * scale >= 8.0, f"{ws.title}: {11 * scale:.1f} pt"
+            else:
+                scale = ws.page_setup.scale / 100
+                assert 11 * scale >= 8.0, f"{ws.title}: {11 * scale:.1f} pt"
+                assert ws.print_title_cols and len(pages) > 1, ws.title
+                for p in pages:  # each page's columns fit its width even by LibreOffice's wider measure
+                    assert sum(p) * LO_PT_PER_CHAR * scale <= _printable_pt(ws), (ws.title, p)
+
+    def test_the_catalog_tables_print_over_several_pages_with_their_names_and_headers_on_each(self, book):
+        wb = openpyxl.load_workbook(book)
+        split = {ws.title for ws in wb.worksheets if not ws.sheet_properties.pageSetUpPr.fitToPage}
+        # the rest (Inputs, Results, Levers, Load, Charts, Sweeps, Precisions, ...) stay one page wide
+        assert split == {"GPUs", "Models", "Calc", "Ranges", "AllReduce"}
+        for title in ("GPUs", "Models"):
+            ws = wb[title]
+            shown = sum(w for p in _pages_across(ws) for w in p[1:]) + _pages_across(ws)[0][0]
+            # fit to one page wide (0.75-in margins, as before) it would print 11-pt text at 3 pt
+            assert 11 * (11.69 - 1.5) * 72 / (shown * EXCEL_PT_PER_CHAR) < 3.5, title
+            assert ws.page_setup.scale == 73, title  # 8 pt
+            assert ws.print_title_cols == "$A:$A" and ws.print_title_rows == "$1:$1", title
+            widths = [sum(p) for p in _pages_across(ws)]
+            assert len(widths) >= 4, title
+            assert min(widths) >= 0.7 * max(widths), (title, widths)  # the pages about as wide as each other
+        assert wb["Calc"].print_title_cols == "$A:$B"  # Quantity and Stored in beside every column of scenarios
+
+    def test_a_sheet_too_wide_for_8_pt_is_split_into_even_groups_with_column_a_on_each(self):
+        from planner.workbook.printing import legible_print
+
+        def sheet(columns: int):
+            ws = openpyxl.Workbook().active
+            ws.page_setup.orientation = "landscape"
+            ws.sheet_properties.pageSetUpPr.fitToPage = True
+            ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+            ws.column_dimensions["A"].width = 18
+            for j in range(2, columns + 2):
+                ws.column_dimensions[openpyxl.utils.get_column_letter(j)].width = 12
+                ws.cell(1, j, "x")
+            legible_print(ws)
+            return ws
+
+        # 18 + 14 x 12 = 186 characters: 734 pt / (186 x 5.25) = 75% in Excel, 8.3 pt: one page wide
+        ws = sheet(14)
+        assert ws.sheet_properties.pageSetUpPr.fitToPage and not ws.col_breaks.brk and not ws.print_title_cols
+        # 198 characters: 7.8 pt; at 73% with 0.5-in margins a page holds 770 x 0.97 / (7 x 0.73) = 146 characters,
+        # A and 10 columns; 15 columns take two pages, split 8 + 7 rather than 10 + 5
+        ws = sheet(15)
+        assert not ws.sheet_properties.pageSetUpPr.fitToPage and ws.page_setup.scale == 73
+        assert [b.id for b in ws.col_breaks.brk] == [9] and ws.print_title_cols == "$A:$A"
+        assert ws.page_margins.left == ws.page_margins.right == 0.5
+        # 40 columns: four pages of 10
+        assert [b.id for b in sheet(40).col_breaks.brk] == [11, 21, 31]
+
+
 class TestWhatAReaderSees:
     """Issue 14's what-if workbook points that show in the file itself, without a spreadsheet engine."""
 
@@ -624,11 +716,11 @@ class TestWhatAReaderSees:
         tuning = wb.defined_names["eng_bandwidth_efficiency"].attr_text.split("!")[1].replace("$", "")
         assert wb["Assumptions"][tuning].protection.locked is False
 
-    def test_every_sheet_prints_one_page_wide_in_landscape_with_long_catalog_text_folded(self, book):
+    def test_every_sheet_prints_in_landscape_with_long_catalog_text_folded(self, book):
         wb = openpyxl.load_workbook(book)
         for ws in wb.worksheets:
             assert ws.page_setup.orientation == "landscape", ws.title
-            assert ws.page_setup.fitToWidth == 1 and ws.page_setup.fitToHeight == 0, ws.title
+            assert ws.page_setup.fitToHeight == 0, ws.title  # as many pages tall as it takes
         for title in ("GPUs", "Models", "Precisions"):
             ws = wb[title]
             source = _column(ws, "Source")[0].column_letter

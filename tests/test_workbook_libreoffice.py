@@ -8,7 +8,9 @@ from __future__ import annotations
 import io
 import os
 import random
+import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -472,6 +474,17 @@ source = "test price"
 """
 
 
+def _word_box_heights(pdf: Path) -> list[tuple[list[str], float]]:
+    """Each page's words and the median height of their boxes (pdftotext -bbox), in points: the body text's size
+    times the font's box per point."""
+    html = subprocess.run(["pdftotext", "-bbox", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+    out = []
+    for page in html.split("<page ")[1:]:
+        words = re.findall(r'yMin="([\d.]+)" xMax="[\d.]+" yMax="([\d.]+)">([^<]*)</word>', page)
+        out.append(([w for _, _, w in words], statistics.median(float(b) - float(a) for a, b, _ in words)))
+    return out
+
+
 class TestRenderedPages:
     def test_every_sheet_renders_to_pdf_and_png(self, tmp_path):
         """soffice --convert-to pdf and pdftoppm give at least one page per sheet (the pictures a reviewer looks at),
@@ -485,11 +498,24 @@ class TestRenderedPages:
         pages = sorted(tmp_path.glob("page-*.png"))
         sheets = openpyxl.load_workbook(path).sheetnames
         # Results runs over two pages, Assumptions over three (its engine fields: s184's fused-MoE workspace pushed its
-        # last rows onto a third), Calc over six (its operator block: one row per kernel; the budget fleet,
-        # linear-attention state and sparse-attention rows; the mesh-share rows of a group's links), Load over three
-        # (inputs and levers, its four charts, its four tables: page breaks of its own), AllReduce over two (the
-        # measured table), Ranges over two (its coverage table: a page break of its own)
-        assert len(sheets) <= len(pages) <= len(sheets) + 13
+        # last rows onto a third), Load over three (inputs and levers, its four charts, its four tables: page breaks
+        # of its own). Five sheets too wide for one page at 8 pt print at 73% over several pages across
+        # (planner.workbook.printing): Calc over 18 (two across, nine down: its operator block, one row per kernel,
+        # the budget fleet, linear-attention, sparse-attention and mesh-share rows), Models over 15 (five across,
+        # three down), GPUs over six (six across), AllReduce over four (the measured table: two across, two down),
+        # Ranges over four (two across; its coverage table: a page break of its own). Fit to one page wide they took
+        # 6, 1, 1, 2 and 2 pages, at 2.2-5.5 pt.
+        assert len(sheets) <= len(pages) <= len(sheets) + 52
+        boxes = _word_box_heights(pdf)
+        # the first GPUs page prints at exactly 73%: its words' boxes give an 11-pt word's box at 100%
+        gpus = openpyxl.load_workbook(path)["GPUs"]
+        assert not gpus.sheet_properties.pageSetUpPr.fitToPage and gpus.page_setup.scale == 73
+        first_gpus = next(i for i, (words, _) in enumerate(boxes) if words[:1] == ["GPU"])
+        box_11pt = boxes[first_gpus][1] / 0.73
+        for i, (words, box) in enumerate(boxes, 1):
+            # 8 pt or more in Excel; LibreOffice without Calibri (DejaVu Sans, 7 pt a character of width, not 5.25)
+            # prints a sheet fit to width at 3/4 of that: 6 pt. Fit to width, GPUs and Models printed at 2.2 pt.
+            assert 11 * box / box_11pt >= 6.0, f"page {i} ({' '.join(words[:4])}): {11 * box / box_11pt:.1f} pt"
         for i in range(1, len(pages) + 1):  # no blank page: each has its sheet's title or table header
             text = subprocess.run(
                 ["pdftotext", "-f", str(i), "-l", str(i), str(pdf), "-"], capture_output=True, text=True, check=True

@@ -25,6 +25,7 @@ from openpyxl.worksheet.table import TableStyleInfo
 
 from planner.io.files import write_file
 from planner.io.safetext import write_text
+from planner.workbook.printing import legible_print
 from planner.workbook.spec import Chart, Sheet, WorkbookSpec
 
 _thin = Side(style="thin", color="BFBFBF")
@@ -165,6 +166,7 @@ def write_sheet(ws, s: Sheet) -> None:
             ws.print_title_rows = f"1:{row - 1}"
         if col != "A":
             ws.print_title_cols = f"A:{get_column_letter(column_index_from_string(col) - 1)}"
+    legible_print(ws)  # a sheet too wide for one page at 8 pt prints over several, its title columns on each
 
 
 def protection() -> SheetProtection:

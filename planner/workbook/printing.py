@@ -1,0 +1,145 @@
+"""How a sheet prints: one page wide where its text stays legible, else over several pages wide at a fixed scale.
+
+Every sheet is fit to one A4 page wide (any number tall), which shrinks a wide sheet with it: the GPUs and Models
+tables (37 and 35 shown columns, ~500 characters) printed their 11-pt text at about 2.5 pt. A sheet whose fit would
+print below ``MIN_PRINT_PT`` in Excel prints instead at a fixed scale of ``MIN_PRINT_PT`` or more over as few pages
+wide as that takes: its columns split into groups of about even width (column breaks), its title columns (the
+frozen ones, else column A) and title rows repeated on every page.
+
+Two measures of a column's printed width: Excel's (Calibri: 7 px, 5.25 pt, a character of width) decides whether a
+sheet fits one page wide; LibreOffice's, the wider (``LO_PT_PER_CHAR``), sizes the column groups, so that a group
+fits its page in both (a group too wide for the page would be split again by the program, a page of one or two
+columns). LibreOffice without Calibri or its metric twin Carlito prints a sheet fit to width at 5.25 / 7 of Excel's
+size: 6 pt for a sheet at Excel's 8 pt.
+"""
+
+from __future__ import annotations
+
+import math
+
+from openpyxl.utils import column_index_from_string, get_column_letter
+from openpyxl.worksheet.pagebreak import Break
+from openpyxl.worksheet.worksheet import Worksheet
+
+#: The cells' text size (openpyxl's default font, Calibri 11).
+BASE_PT = 11.0
+#: The smallest printed text size (Excel's): a sheet fit to width prints its 11-pt cells at 73% or more (at most
+#: 192 characters of columns on A4 landscape), a wider one at a fixed scale of 73% or more.
+MIN_PRINT_PT = 8.0
+#: Excel's printed width of a column, points per character of its width (Calibri 11's 7-px digit; 96 px an inch).
+EXCEL_PT_PER_CHAR = 5.25
+#: LibreOffice's, where it substitutes DejaVu Sans for Calibri: measured on this workbook's Precisions sheet printed
+#: fit to width (143 characters took 1,000 pt); planner.export.print_layout measured the same on the review.
+LO_PT_PER_CHAR = 7.0
+#: Share of the page a column group may fill at its scale: room for the measure being a little off.
+FILL = 0.97
+#: Margins (inches) of a sheet printed over several pages wide (openpyxl's default: 0.75 left and right, 1 top and
+#: bottom): the table gets 7% more of a page's width, 16% more of its height.
+SPLIT_MARGIN_IN = 0.5
+#: A4, inches (width, height).
+A4_IN = (8.27, 11.69)
+
+
+def printable_width_pt(ws: Worksheet) -> float:
+    """The page's width between the left and right margins, in points."""
+    paper = A4_IN[1] if ws.page_setup.orientation == "landscape" else A4_IN[0]
+    return (paper - (ws.page_margins.left or 0.0) - (ws.page_margins.right or 0.0)) * 72
+
+
+def shown_columns(ws: Worksheet) -> list[tuple[int, float]]:
+    """(column index, width in characters) of each column that prints (not hidden), A to the last with cells."""
+    out = []
+    for j in range(1, ws.max_column + 1):
+        dim = ws.column_dimensions.get(get_column_letter(j))
+        if dim is not None and dim.hidden:
+            continue
+        out.append((j, (dim.width if dim is not None and dim.width else 8.43)))
+    return out
+
+
+def title_columns(ws: Worksheet) -> list[int]:
+    """Indices of the columns repeated on every printed page (``print_title_cols``), none if not set."""
+    titles = ws.print_title_cols
+    if not titles:
+        return []
+    first, last = (column_index_from_string(c.strip("$")) for c in str(titles).split(":"))
+    return list(range(first, last + 1))
+
+
+def column_pages(ws: Worksheet) -> list[list[tuple[int, float]]]:
+    """The shown columns on each printed page across, title columns repeated on each, as the page setup splits them
+    (fit to width: one page; a fixed scale: at each column break)."""
+    cols = shown_columns(ws)
+    titles = set(title_columns(ws))
+    head = [c for c in cols if c[0] in titles]
+    breaks = sorted(b.id for b in ws.col_breaks.brk) if not ws.sheet_properties.pageSetUpPr.fitToPage else []
+    pages: list[list[tuple[int, float]]] = [[]]
+    for j, w in cols:
+        if j in titles:
+            continue
+        while breaks and j > breaks[0]:
+            breaks.pop(0)
+            if pages[-1]:
+                pages.append([])
+        pages[-1].append((j, w))
+    return [head + body for body in pages]
+
+
+def print_scale(ws: Worksheet, pt_per_char: float = EXCEL_PT_PER_CHAR) -> float:
+    """The scale the sheet prints at: fit to one page wide (at most 100%) by ``pt_per_char`` (Excel's measure, or
+    ``LO_PT_PER_CHAR``), else the set scale."""
+    if ws.sheet_properties.pageSetUpPr.fitToPage:
+        if ws.page_setup.fitToWidth != 1:
+            raise ValueError(f"{ws.title}: fit to {ws.page_setup.fitToWidth} pages wide is not modelled")
+        chars = sum(w for _, w in shown_columns(ws))
+        return min(1.0, printable_width_pt(ws) / (chars * pt_per_char))
+    return (ws.page_setup.scale or 100) / 100
+
+
+def _groups(widths: list[float], cap: float) -> list[int]:
+    """Sizes of the groups greedily packed from ``widths`` with each at most ``cap`` (a wider column alone)."""
+    sizes, used = [0], 0.0
+    for w in widths:
+        if sizes[-1] and used + w > cap:
+            sizes.append(0)
+            used = 0.0
+        sizes[-1] += 1
+        used += w
+    return sizes
+
+
+def legible_print(ws: Worksheet) -> None:
+    """Keep the sheet fit to one page wide when that prints at ``MIN_PRINT_PT`` or more in Excel; else print it at
+    73% (``MIN_PRINT_PT``) with 0.5-in margins over as few pages wide as LibreOffice's measure allows, its columns
+    split into groups as even in width as that number of pages allows, its title columns (column A when none are
+    set) repeated on each page. A fixed scale rather than a larger one fitting the widest group: fewer pages down."""
+    if print_scale(ws) * BASE_PT >= MIN_PRINT_PT:
+        return
+    if not ws.print_title_cols:
+        ws.print_title_cols = "A:A"
+    margins = ws.page_margins  # a table over several pages gets as much of each page as printers allow
+    margins.left = margins.right = margins.top = margins.bottom = SPLIT_MARGIN_IN
+    margins.header = margins.footer = 0.3
+    titles = set(title_columns(ws))
+    cols = shown_columns(ws)
+    head = sum(w for j, w in cols if j in titles)
+    body = [(j, w) for j, w in cols if j not in titles]
+    widths = [w for _, w in body]
+    least = math.ceil(100 * MIN_PRINT_PT / BASE_PT) / 100  # the smallest scale allowed, 73%
+    page_chars = printable_width_pt(ws) * FILL / (LO_PT_PER_CHAR * least)
+    room = max(page_chars - head, max(widths))
+    n = len(_groups(widths, room))
+    # the narrowest cap that still packs into n pages: the pages as even as the columns allow
+    sums = sorted({sum(widths[a:b]) for a in range(len(widths)) for b in range(a + 1, len(widths) + 1)})
+    cap = next(s for s in sums if s >= max(widths) and len(_groups(widths, s)) <= n)
+    sizes = _groups(widths, cap)
+    scale = round(100 * least)
+    ws.sheet_properties.pageSetUpPr.fitToPage = False
+    ws.page_setup.scale = scale
+    end = 0
+    for size in sizes[:-1]:
+        end += size
+        ws.col_breaks.append(Break(id=body[end - 1][0], max=1048575))  # the page ends after this column
+
+
+__all__ = ["MIN_PRINT_PT", "column_pages", "legible_print", "print_scale", "printable_width_pt"]
