@@ -50,7 +50,7 @@ class TestValidateFiles:
         f = tmp_path / "runs.csv"
         f.write_text(DECODE_HEADER + "H100,llama3.1-8b,1,128,128,eight\nH100,llama3.1-8b,8,128,128,9\n")
         line = one_line(run("validate", "--decode", str(f)), 2)
-        assert "row 1: tpot_ms 'eight' is not a number" in line
+        assert "line 2: tpot_ms 'eight' is not a number" in line
         assert "leave the cell blank" in line
 
     def test_calibrate_refuses_a_figure_cell_of_text(self, tmp_path):
