@@ -6,7 +6,7 @@ Each case checks the exit code (2, bad input) and the one-line message together 
 
 from __future__ import annotations
 
-from cli_support import one_line, run
+from cli_support import SCENARIO, one_line, run
 
 DECODE_HEADER = "gpu,model,batch,input_len,output_len,tpot_ms\n"
 PLAN = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192")
@@ -86,3 +86,32 @@ class TestCalibrateNamesTheRowAsTheFileHasIt:
         line = one_line(run("calibrate", str(f), "-o", str(tmp_path / "c.toml")), 2)
         assert "line 2: no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column" in line
         assert "(the file's columns: gpu, model, batch, input_len, output_len, tpot)" in line
+
+
+class TestATtftExampleIsARealisticTtft:
+    """A TTFT target that is no duration was answered with a TPOT's example: "write ttft_target_s = 0.05 (seconds)"
+    (a first token within 50 ms); the example is now a TTFT's, 1.5 s."""
+
+    def test_plan_ttft_target_not_a_duration(self):
+        r = run(*PLAN, "--rate", "10", "--prompt-tokens", "800", "--output-tokens", "200", "--ttft-target", "abc")
+        assert r.exit_code == 2 and "Traceback" not in r.output
+        line = r.stderr.strip().splitlines()[-1]  # click's usage error: the Usage lines, then the message
+        assert line.endswith(
+            "Invalid value for '--ttft-target': 'abc' is not a duration; give seconds (1.5) or the unit (\"1500ms\")"
+        )
+
+    def test_plan_tpot_target_keeps_a_tpot_example(self):
+        r = run(*PLAN, "--rate", "10", "--prompt-tokens", "800", "--output-tokens", "200", "--tpot-target", "5x")
+        assert r.exit_code == 2 and "Traceback" not in r.output
+        line = r.stderr.strip().splitlines()[-1]
+        assert line.endswith("'5x' is not a duration; give seconds (0.05) or the unit (\"50ms\")")
+
+    def test_export_ttft_target_s_not_a_duration(self, tmp_path):
+        f = tmp_path / "s.toml"
+        f.write_text(SCENARIO.replace("ttft_target_s = 1.5", 'ttft_target_s = "fast"'))
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.xlsx")), 2)
+        assert (
+            "workload.ttft_target_s: 'fast' is not a duration; write ttft_target_s = 1.5 (seconds) or \"1500 ms\""
+            in line
+        )
+        assert "0.05" not in line

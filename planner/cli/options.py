@@ -97,8 +97,9 @@ class Seconds(click.ParamType):
 
     name = "SECONDS"
 
-    def __init__(self, bare_max_s: float):
+    def __init__(self, bare_max_s: float, example_s: float = 0.05):
         self.bare_max_s = bare_max_s
+        self.example_s = example_s  # a realistic value for the message: 0.05 for a TPOT, 1.5 for a TTFT
 
     def convert(self, value, param, ctx) -> float:
         if isinstance(value, float):
@@ -109,11 +110,14 @@ class Seconds(click.ParamType):
         except ValueError:
             number = None
         try:
-            seconds = parse_seconds(text if number is None else number, self.bare_max_s, "")
+            seconds = parse_seconds(text if number is None else number, self.bare_max_s, "", self.example_s)
         except ValueError as exc:
             if number is not None:
                 self.fail(str(exc), param, ctx)
-            self.fail(f'{text[:40]!r} is not a duration; give seconds (0.05) or the unit ("50ms")', param, ctx)
+            e = self.example_s
+            self.fail(
+                f'{text[:40]!r} is not a duration; give seconds ({e:g}) or the unit ("{e * 1e3:g}ms")', param, ctx
+            )
         if math.isnan(seconds) or seconds <= 0:
             self.fail(f"{text[:40]!r}: give a time above 0 seconds", param, ctx)
         return seconds

@@ -100,7 +100,7 @@ def _tpot_seconds(value: Any) -> Any:
 
 def _ttft_seconds(value: Any) -> Any:
     """ttft_target_s in seconds; 1500 (ms typed as seconds) is refused with the way out: 1.5 or "1500 ms"."""
-    return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s")
+    return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s", example_s=1.5)
 
 
 #: A bare growth_over_horizon above this (x6 traffic) is refused as a percentage typed as a fraction (50 for +50%),
