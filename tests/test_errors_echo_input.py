@@ -115,3 +115,56 @@ class TestATtftExampleIsARealisticTtft:
             in line
         )
         assert "0.05" not in line
+
+
+class TestSweepEchoes:
+    """Found trying each command with bad input: each message now quotes the input and says what is accepted."""
+
+    def test_a_number_out_of_range_is_quoted_as_typed(self):
+        """click said "-2.0 is not in the range 0<x<=10000.0": the number as read, in range notation."""
+        r = run(*PLAN, "--price", "-2")
+        assert r.exit_code == 2 and "Traceback" not in r.output
+        assert (
+            r.stderr.strip()
+            .splitlines()[-1]
+            .endswith(
+                "Invalid value for '--price': '-2' is out of range; give a rent above 0 and at most 10,000 US$ per "
+                "GPU-hour, e.g. 2.99"
+            )
+        )
+
+    def test_a_zero_gpu_count_is_quoted_as_typed(self):
+        r = run(*PLAN, "--gpus", "0")
+        assert r.exit_code == 2
+        assert "'--gpus': '0' is out of range; give a GPU count of 1 or more, e.g. 4" in r.stderr
+
+    def test_a_trace_without_its_columns_lists_the_files_columns(self, tmp_path):
+        f = tmp_path / "trace.csv"
+        f.write_text("time,prompt,output\n0,100,10\n1,100,10\n")
+        line = one_line(run(*PLAN, "--trace", str(f)), 2)
+        assert line.endswith(
+            "no column arrival_s, prompt_tokens, output_tokens; a trace has the columns arrival_s, prompt_tokens, "
+            "output_tokens (seconds, tokens, tokens); the file's: time, prompt, output"
+        )
+
+    def test_a_bad_trace_row_is_named_by_its_line_past_a_blank_line(self, tmp_path):
+        f = tmp_path / "trace.csv"
+        f.write_text("arrival_s,prompt_tokens,output_tokens\n0,100,10\n\n1,-100,10\n")
+        line = one_line(run(*PLAN, "--trace", str(f)), 2)
+        assert "trace.csv line 4: arrival_s '1', prompt_tokens '-100', output_tokens '10'" in line
+
+    def test_export_kv_alias_that_is_no_kv_format_is_quoted_as_typed(self, tmp_path):
+        f = tmp_path / "s.toml"
+        f.write_text(SCENARIO + 'kv_precision = "fp4"\n')
+        line = one_line(run("export", str(f), "-o", str(tmp_path / "r.xlsx")), 2)
+        assert ".kv_precision: 'fp4' (read as nvfp4) is not a KV-cache format; accepted: fp32, bf16" in line
+
+    def test_a_measurements_csv_given_as_calibration_says_what_a_calibration_file_is(self, tmp_path):
+        f = tmp_path / "runs.csv"
+        f.write_text(DECODE_HEADER + "H100,llama3.1-8b,16,512,256,12\n")
+        line = one_line(run(*PLAN, "--calibration", str(f)), 2)
+        assert "runs.csv: not valid TOML" in line
+        assert line.endswith(
+            f"a calibration file is the TOML `planner calibrate` writes (measurements? fit them first: planner "
+            f"calibrate {f})"
+        )

@@ -138,7 +138,7 @@ class TestNumberOptions:
             ("--rate", "10k", "'10k' is not a number (a k or M multiplier is read in a token count only"),
             ("--rate", "1,000", "'1,000' is not a number (a thousands comma is read in a token count only)"),
             ("--memory-utilization", "90%", "'90%' is not a number (a percentage: write the fraction, 0.9)"),
-            ("--memory-utilization", "90", "90.0 is not in the range 0<x<=1; give a fraction above 0 and at most 1"),
+            ("--memory-utilization", "90", "'90' is out of range; give a fraction above 0 and at most 1"),
             (  # s174: the rent's bound in planner.units.RENT_ACCEPTED's words
                 "--price",
                 "$3",

@@ -112,7 +112,10 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
     try:
         data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{p}: not valid TOML ({exc})") from None
+        hint = f" (measurements? fit them first: planner calibrate {p})" if Path(p).suffix.lower() == ".csv" else ""
+        raise CatalogError(
+            f"{p}: not valid TOML ({exc}); a calibration file is the TOML `planner calibrate` writes{hint}"
+        ) from None
     extra = set(data) - {"calibration"}
     if extra:
         raise CatalogError(f"{p}: unknown table {sorted(extra)[0]!r}; a calibration file holds [[calibration]] tables")

@@ -39,7 +39,8 @@ class TokenCount(click.ParamType):
 
 class _Described:
     """A click range type whose refusal says what the option takes: click's own reads "'10k' is not a valid float
-    range" (a type's name, not a reason) and "90.0 is not in the range 0<x<=1" (no unit, no example)."""
+    range" (a type's name, not a reason) and "90.0 is not in the range 0<x<=1" (no unit, no example, and not the
+    text typed: "90")."""
 
     def __init__(self, accepted: str, **bounds):
         """``accepted``: what the option takes, with an example ("a rent above 0 and at most 10,000 US$ per GPU-hour, e.g. 2.99")."""
@@ -49,13 +50,14 @@ class _Described:
     def convert(self, value, param, ctx):
         try:
             return super().convert(value, param, ctx)
-        except click.BadParameter as exc:
+        except click.BadParameter:
             text = str(value).strip()
             try:
                 self.parse(text)
             except ValueError:
                 self.fail(f"{text[:40]!r} is not {self.kind}{_hint(text)}; give {self.accepted}", param, ctx)
-            self.fail(f"{exc.message.rstrip('.')}; give {self.accepted}", param, ctx)
+            # click's "90.0 is not in the range 0<x<=1" echoes the number as read; quote it as typed ("90")
+            self.fail(f"{text[:40]!r} is out of range; give {self.accepted}", param, ctx)
 
 
 def _hint(text: str) -> str:
