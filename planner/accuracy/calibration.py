@@ -137,15 +137,16 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
 
 
 #: A measurement row's fields as a file's columns write them (the first non-blank column of each is the one read),
-#: and what each accepts: a message about a bad cell names the column and echoes the cell as the file has them.
+#: and what each accepts: a message about a bad cell names the column and echoes the cell as the file has them
+#: (mean_tpot_ms and output_throughput: a vLLM benchmark_serving result's keys).
 MEASUREMENT_COLUMNS = {
     "batch": (("batch_size_or_concurrency", "batch"), "a whole number of sequences from 1"),
     "gpus": (("tensor_parallel_size", "gpus"), "a whole number of GPUs from 1"),
     "input_len": (("input_len", "context"), "a whole number of tokens from 1"),
     "output_len": (("output_len",), "a whole number of tokens from 0"),
-    "tpot_s": (("tpot_ms", "itl_ms"), "a positive number of milliseconds, e.g. 12.5"),
+    "tpot_s": (("tpot_ms", "itl_ms", "mean_tpot_ms"), "a positive number of milliseconds, e.g. 12.5"),
     "throughput_tokens_per_s": (
-        ("output_throughput_tok_s", "throughput_tok_s"),
+        ("output_throughput_tok_s", "throughput_tok_s", "output_throughput"),
         "a positive number of output tokens per second, e.g. 1500",
     ),
 }
@@ -159,6 +160,8 @@ def _cell_problem(field: str, value: object, cells: dict | None) -> str:
         cell = str(cells.get(column) or "").strip()
         if cell:
             return f"{column} is {cell[:40]!r}, not {accepted}"
+    if field == "tpot_s" and isinstance(value, float):  # read in seconds: say it in the milliseconds asked for
+        return f"TPOT must be {accepted}; got {value * 1e3:g} ms"
     return f"{field} must be {accepted}; got {value!r}"
 
 

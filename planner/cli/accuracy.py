@@ -256,6 +256,14 @@ def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int)
     return [row for row, _ in read_measurement_cells(path, gpu, model, gpus)]
 
 
+def _json_results(path: Path) -> list[dict]:
+    """A benchmark_serving file's results, each {key: value as text} (``read_benchmark_serving`` has refused a file
+    it cannot read)."""
+    data = json.loads(read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file"))
+    results = data if isinstance(data, list) else [data]
+    return [{str(k): "" if v is None else str(v) for k, v in r.items()} if isinstance(r, dict) else {} for r in results]
+
+
 def read_measurement_cells(
     path: Path, gpu: str | None, model: str | None, gpus: int
 ) -> list[tuple[DecodeRow, dict | None]]:
@@ -264,7 +272,11 @@ def read_measurement_cells(
     if path.suffix.lower() == ".json":
         if not gpu:
             raise InvalidInputError(f"{path}: a benchmark_serving result does not name the GPU; pass --gpu")
-        return [(row, None) for row in read_benchmark_serving(path, gpu, model, gpus)]
+        results = _json_results(path)  # its keys as written: a message names mean_tpot_ms, not tpot_s
+        return [
+            (row, results[i] if i < len(results) else None)
+            for i, row in enumerate(read_benchmark_serving(path, gpu, model, gpus))
+        ]
     raw = read_csv_rows(path)  # bounded in size and rows
     header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
@@ -316,6 +328,8 @@ def measurement_place(row: DecodeRow, cells: dict | None) -> str:
     """Where a measurement is in the user's file: "line 3" (and its record_id) for a CSV row, else "row ID"."""
     if cells is not None and getattr(cells, "line", None) is not None:
         return row_place(cells, 0)
+    if cells is not None and "#" in row.record_id:  # a benchmark_serving file's result i: "b#1"
+        return f"result {row.record_id.rsplit('#', 1)[1]}"
     return f"row {row.record_id}"
 
 
