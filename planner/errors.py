@@ -128,6 +128,15 @@ def shown_name(value: object) -> str:
     return f"{text[:SHOWN_NAME_CHARS]}... ({len(text):,} characters)"
 
 
+def typed_name(given: object, canonical: str) -> str:
+    """A name as the user typed it, quoted, with the catalog's name it was read as when they differ: ``'fp4' (read
+    as nvfp4)``; an entry given (not text) or the canonical name itself: just ``'nvfp4'``. Errors about a name the
+    user gave quote it this way, so the message echoes their input rather than an alias's resolution."""
+    if isinstance(given, str) and given != canonical:
+        return f"{shown_name(given)} (read as {canonical})"
+    return shown_name(canonical)
+
+
 def closest_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
     """Up to ``n`` known names that look like ``name`` (case-insensitive, prefix matches first)."""
     known = list(known)

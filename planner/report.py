@@ -121,7 +121,9 @@ def plan(
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)
     layout = check_parallelism(o.parallelism)
-    o = replace(o, kv_precision=kp, engine=eng, catalog=cat, parallelism=layout)
+    # the KV precision as typed ("fp4", not "nvfp4"): an error about it quotes the user's name (then the catalog's)
+    typed_kv = o.kv_precision if o.kv_precision is not None else kp
+    o = replace(o, kv_precision=typed_kv, engine=eng, catalog=cat, parallelism=layout)
     mem = api._memory_plan(g, mdl, context, o)
     n = int(mem.gpus)
     top = int(mem.max_batch)

@@ -152,15 +152,17 @@ TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 _DURATION = re.compile(r"(?P<number>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|ms|us|µs)")
 
 
-def parse_seconds(value: object, bare_max_s: float, name: str) -> float:
+def parse_seconds(value: object, bare_max_s: float, name: str, example_s: float = 0.05) -> float:
     """A duration in seconds: a number is seconds, text carries its unit ("50 ms", "0.05 s", "800us").
 
     A bare number above ``bare_max_s`` is refused as a likely unit slip (``tpot_target_s = 50`` is 50 ms typed
     as seconds) with the way out: the number in seconds, or the same value written with its unit, which is
-    taken as written. ValueError for anything else.
+    taken as written. ValueError for anything else, with ``example_s`` as the example of what is accepted (a
+    realistic value of the quantity: 0.05 for a TPOT, 1.5 for a TTFT).
     """
+    example = f'{example_s:g} or "{example_s * 1e3:g} ms"'
     if isinstance(value, bool):
-        raise ValueError('expected seconds, e.g. 0.05 or "50 ms"; not true or false')
+        raise ValueError(f"expected seconds, e.g. {example}; not true or false")
     if isinstance(value, (int, float)):
         seconds = float(value)
         if math.isfinite(seconds) and seconds > bare_max_s:
@@ -170,8 +172,10 @@ def parse_seconds(value: object, bare_max_s: float, name: str) -> float:
             )
         return seconds
     if not isinstance(value, str):
-        raise ValueError(f'expected seconds, e.g. 0.05 or "50 ms"; got {type(value).__name__}')
+        raise ValueError(f"expected seconds, e.g. {example}; got {type(value).__name__}")
     hit = _DURATION.fullmatch(value.strip())
     if hit is None:
-        raise ValueError(f'{value[:40]!r} is not a duration; write {name} = 0.05 (seconds) or "50 ms"')
+        raise ValueError(
+            f'{value[:40]!r} is not a duration; write {name} = {example_s:g} (seconds) or "{example_s * 1e3:g} ms"'
+        )
     return float(hit["number"]) * TIME_UNITS[hit["unit"]]

@@ -172,7 +172,7 @@ class TestReleasesMapToProfiles:
     def test_kv_formats_per_release(self):
         """SGLang 0.5.23 ``arg_groups/fields/model.py`` lines 197-221 (fp8_e5m2, fp8_e4m3, bf16...; no int8);
         TensorRT-LLM 1.x PyTorch backend: FP8 (and NVFP4) KV; 0.x engines INT8 too."""
-        with pytest.raises(OutOfRangeError, match="'sglang' engine cannot cache KV in int8"):
+        with pytest.raises(OutOfRangeError, match="'sglang' engine cannot cache KV in 'int8'"):
             planner.max_batch("H100", "llama2-70b", 8192, gpus=4, kv_precision="int8", engine="sglang")
         assert planner.max_batch("H100", "llama2-70b", 8192, gpus=4, kv_precision="fp8", engine="sglang") > 0
         assert engine_profile("tensorrt-llm").kv_precisions == ("fp16", "bf16", "fp8")

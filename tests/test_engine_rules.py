@@ -194,7 +194,7 @@ class TestEngineKvPrecisions:
     """vLLM --kv-cache-dtype: auto (model dtype), bfloat16, fp8 variants (vllm/config/cache.py CacheDType); no int4."""
 
     def test_vllm_refuses_integer_kv(self):
-        with pytest.raises(OutOfRangeError, match=r"'vllm' engine cannot cache KV in int4; it caches fp16, bf16"):
+        with pytest.raises(OutOfRangeError, match=r"'vllm' engine cannot cache KV in 'int4'; it caches fp16, bf16"):
             planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int4")
         assert xf.MAX_BATCH("H100", "llama2-70b", 8192.0, "int4") == "#NUM!"
         assert xf.TPOT("H100", "llama2-70b", 8192.0, 1.0, "int8") == "#NUM!"
@@ -211,7 +211,7 @@ class TestEngineKvPrecisions:
         1.x PyTorch backend caches FP8 and NVFP4 only (TensorRT-LLM 1.3 quantization page): int8 is refused."""
         assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int4", engine="lmdeploy") > 0
         assert planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int8", engine="tensorrt-llm-0") > 0
-        with pytest.raises(OutOfRangeError, match="'tensorrt-llm' engine cannot cache KV in int8"):
+        with pytest.raises(OutOfRangeError, match="'tensorrt-llm' engine cannot cache KV in 'int8'"):
             planner.max_batch("H100", "llama2-70b", 8192, kv_precision="int8", engine="tensorrt-llm")
 
     def test_ideal_engine_computes_it_labelled(self):

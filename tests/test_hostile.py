@@ -143,11 +143,14 @@ class TestCalibrate:
     @pytest.mark.parametrize(
         ("content", "said"),
         [
-            (HEADER + "H100,llama2-7b,0,1000,200,12\n", "batch must be 1 or more"),
-            (HEADER + "H100,llama2-7b,8,1000,200,1e400\n", "tpot_s must be a finite number above 0; got inf"),
+            (HEADER + "H100,llama2-7b,0,1000,200,12\n", "line 2: batch '0' is below 1"),
+            (
+                HEADER + "H100,llama2-7b,8,1000,200,1e400\n",
+                "line 2: tpot_ms is '1e400', not a positive number of milliseconds",
+            ),
             (
                 HEADER + "H100,llama2-7b\n",
-                "row row1: no batch",
+                "line 2: no batch",
             ),  # a short row: which field it names depends on the reader
             ("gpu,model,batch,context,tpot_ms\nH100,llama2-7b,1e400,1000,20\n", "none of the 1 rows can be used"),
             ((HEADER + "H100,llama2-7b,8,1000,200,12\n").encode("utf-16"), "not UTF-8 text"),

@@ -32,7 +32,11 @@ class TestCalibrateReadsWhatValidateReads:
         assert run("validate", "--decode", str(f)).exit_code == 0
         r = run("calibrate", str(f), "-o", str(tmp_path / "c.toml"))
         assert r.exit_code == 0, r.output
-        assert "note: " in r.stderr and "row row1: batch must be 1 or more: row skipped" in r.stderr
+        assert (
+            "note: " in r.stderr
+            and "line 2: batch '0' is below 1; give the sequences decoded together, a whole number from 1: row skipped"
+            in r.stderr
+        )
         assert "H100 SXM 80GB: 8 rows" in r.stdout
         assert "warning" not in r.stderr  # 8 rows: not few
         assert (tmp_path / "c.toml").exists()
@@ -70,14 +74,14 @@ class TestCalibrateReadsWhatValidateReads:
         f.write_text(ROWS + good + "H100,llama2-7b,1,1000,200,1\n")
         r = run("calibrate", str(f), "-o", str(tmp_path / "c.toml"))
         assert r.exit_code == 0, r.output
-        assert "warning: " in r.stderr and "row row9: published TPOT 1.0 ms is below the 4.0 ms" in r.stderr
-        assert "row row1:" not in r.stderr  # 12 ms and more: above the floor
+        assert "warning: " in r.stderr and "line 10: published TPOT 1.0 ms is below the 4.0 ms" in r.stderr
+        assert "line 2:" not in r.stderr  # 12 ms and more: above the floor
 
     def test_no_usable_row_is_one_line(self, tmp_path):
         f = tmp_path / "runs.csv"
         f.write_text(ROWS + "H100,no-such-model,8,1000,200,14\n")
         line = one_line(run("calibrate", str(f), "-o", str(tmp_path / "c.toml")), 2)
-        assert "none of the 1 rows can be used; the first: row row1: unknown model 'no-such-model'" in line
+        assert "none of the 1 rows can be used; the first: line 2: unknown model 'no-such-model'" in line
         assert not (tmp_path / "c.toml").exists()
 
 

@@ -50,7 +50,7 @@ class TestValidateFiles:
         f = tmp_path / "runs.csv"
         f.write_text(DECODE_HEADER + "H100,llama3.1-8b,1,128,128,eight\nH100,llama3.1-8b,8,128,128,9\n")
         line = one_line(run("validate", "--decode", str(f)), 2)
-        assert "row 1: tpot_ms 'eight' is not a number" in line
+        assert "line 2: tpot_ms 'eight' is not a number" in line
         assert "leave the cell blank" in line
 
     def test_calibrate_refuses_a_figure_cell_of_text(self, tmp_path):
@@ -138,7 +138,7 @@ class TestNumberOptions:
             ("--rate", "10k", "'10k' is not a number (a k or M multiplier is read in a token count only"),
             ("--rate", "1,000", "'1,000' is not a number (a thousands comma is read in a token count only)"),
             ("--memory-utilization", "90%", "'90%' is not a number (a percentage: write the fraction, 0.9)"),
-            ("--memory-utilization", "90", "90.0 is not in the range 0<x<=1; give a fraction above 0 and at most 1"),
+            ("--memory-utilization", "90", "'90' is out of range; give a fraction above 0 and at most 1"),
             (  # s174: the rent's bound in planner.units.RENT_ACCEPTED's words
                 "--price",
                 "$3",

@@ -112,7 +112,10 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
     try:
         data = loads_toml(text)
     except tomllib.TOMLDecodeError as exc:
-        raise CatalogError(f"{p}: not valid TOML ({exc})") from None
+        hint = f" (measurements? fit them first: planner calibrate {p})" if Path(p).suffix.lower() == ".csv" else ""
+        raise CatalogError(
+            f"{p}: not valid TOML ({exc}); a calibration file is the TOML `planner calibrate` writes{hint}"
+        ) from None
     extra = set(data) - {"calibration"}
     if extra:
         raise CatalogError(f"{p}: unknown table {sorted(extra)[0]!r}; a calibration file holds [[calibration]] tables")
@@ -133,8 +136,38 @@ def load_calibration_text(text: str, p: Path) -> Calibration:
     return Calibration(tuple(entries), p)
 
 
-def measurement_problem(row) -> str:
-    """Why a fit cannot use a measurement row ("" when it can): the field and what it must be.
+#: A measurement row's fields as a file's columns write them (the first non-blank column of each is the one read),
+#: and what each accepts: a message about a bad cell names the column and echoes the cell as the file has them
+#: (mean_tpot_ms and output_throughput: a vLLM benchmark_serving result's keys).
+MEASUREMENT_COLUMNS = {
+    "batch": (("batch_size_or_concurrency", "batch"), "a whole number of sequences from 1"),
+    "gpus": (("tensor_parallel_size", "gpus"), "a whole number of GPUs from 1"),
+    "input_len": (("input_len", "context"), "a whole number of tokens from 1"),
+    "output_len": (("output_len",), "a whole number of tokens from 0"),
+    "tpot_s": (("tpot_ms", "itl_ms", "mean_tpot_ms"), "a positive number of milliseconds, e.g. 12.5"),
+    "throughput_tokens_per_s": (
+        ("output_throughput_tok_s", "throughput_tok_s", "output_throughput"),
+        "a positive number of output tokens per second, e.g. 1500",
+    ),
+}
+
+
+def _cell_problem(field: str, value: object, cells: dict | None) -> str:
+    """Why ``field`` holding ``value`` is refused, in the file's terms where its ``cells`` are known (the column,
+    the cell as written, what is accepted), else in the row's (the field, the value read)."""
+    columns, accepted = MEASUREMENT_COLUMNS[field]
+    for column in columns if cells else ():
+        cell = str(cells.get(column) or "").strip()
+        if cell:
+            return f"{column} is {cell[:40]!r}, not {accepted}"
+    if field == "tpot_s" and isinstance(value, float):  # read in seconds: say it in the milliseconds asked for
+        return f"TPOT must be {accepted}; got {value * 1e3:g} ms"
+    return f"{field} must be {accepted}; got {value!r}"
+
+
+def measurement_problem(row, cells: dict | None = None) -> str:
+    """Why a fit cannot use a measurement row ("" when it can): the field and what it must be; with the row's
+    ``cells`` (its CSV row, {column: text}), the column and the cell as the file writes them.
 
     Batch, GPUs and prompt length are whole numbers from 1, the output length from 0; TPOT and throughput are
     finite and above 0 where given, and each row gives at least one of them.
@@ -144,14 +177,14 @@ def measurement_problem(row) -> str:
     for field, low in (("batch", 1), ("gpus", 1), ("input_len", 1), ("output_len", 0)):
         value = getattr(row, field)
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            return f"{field} must be a whole number from {low}; got {value!r}"
+            return _cell_problem(field, value, cells)
     given = 0
     for field in ("tpot_s", "throughput_tokens_per_s"):
         value = getattr(row, field)
         if isinstance(value, float) and math.isnan(value):
             continue
         if not math.isfinite(value) or value < sys.float_info.min:
-            return f"{field} must be a finite number above 0; got {value!r}"
+            return _cell_problem(field, value, cells)
         given += 1
     return "" if given else "give tpot_ms or a throughput (tokens per second)"
 

@@ -375,11 +375,28 @@ def whole_number(value: Any, what: str, default: int | None = None, tokens: bool
     return int(x)
 
 
+class CsvRow(dict):
+    """One CSV row as {column: text}, with ``line``: the file's line it ends on (the header is line 1), so a message
+    names the row as an editor shows it."""
+
+    line: int | None = None
+
+
+def row_place(r: dict, i: int) -> str:
+    """A data row as the user finds it in the file: "line 3", and its record_id where the row has one ("line 3
+    (r17)"); ``i`` (1 for the first row under the header) where the line is not known."""
+    line = getattr(r, "line", None)
+    place = f"line {line}" if line is not None else f"row {i}"
+    rid = str(r.get("record_id") or "").strip()
+    return f"{place} ({rid[:40]})" if rid else place
+
+
 def read_csv_rows(
     path: Path, max_rows: int = MAX_MEASUREMENT_ROWS, what: str = "a measurements file"
 ) -> list[dict[str, str]]:
-    """The rows of a measurements CSV (``what``) as {column: text}; over MAX_MEASUREMENTS_BYTES or ``max_rows``
-    rows, a row with more cells than the header, or unreadable: InvalidInputError in one line."""
+    """The rows of a measurements CSV (``what``) as {column: text} (``CsvRow``s, each with its line); over
+    MAX_MEASUREMENTS_BYTES or ``max_rows`` rows, a row with more cells than the header, or unreadable:
+    InvalidInputError in one line."""
     try:
         text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
         reader = csv.DictReader(io.StringIO(text, newline=""))
@@ -400,7 +417,9 @@ def read_csv_rows(
                     f"the header has {len(reader.fieldnames or ())}; write decimals with a point (8.0, not 8,0) "
                     'and quote a cell that holds a comma ("93,872")'
                 )
-            rows.append({k.strip(): (v or "") for k, v in r.items()})
+            row = CsvRow({k.strip(): (v or "") for k, v in r.items()})
+            row.line = reader.line_num
+            rows.append(row)
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path}: not UTF-8 text; save it as a UTF-8 CSV") from None
     except (OSError, csv.Error) as exc:
@@ -617,7 +636,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             refused.append(str(exc))
             return read(r.get(column), column, strict=False)
         if math.isnan(x):
-            refuse_text_figure(cell, column, f"{p}: row {r.get('record_id') or i}")
+            refuse_text_figure(cell, column, f"{p}: {row_place(r, i)}")
         return x
 
     tpot = figure("tpot_ms") / 1e3
@@ -671,7 +690,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             blank = [c for c, v in (("batch", batch), ("input_len", inp), ("output_len", out)) if v is None]
             raise ValueError(f"no {', '.join(blank)}")
         if batch < 1 and not (engine_batch or kind == "serving"):
-            raise ValueError("batch must be 1 or more")
+            cell = str(r.get("batch_size_or_concurrency") or r.get("batch")).strip()[:20]
+            raise ValueError(f"batch {cell!r} is below 1; give the sequences decoded together, a whole number from 1")
         kind_cell = str(r.get("kind", "")).strip()
         if prompts is None and kind_cell == "serving_concurrency" and batch >= 1:
             prompts = (
@@ -704,6 +724,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         problem = problem or str(exc)
     if not problem and all(math.isnan(x) for x in (tpot, tput, ttft, *percentiles.values())):
         problem = left_out or "no tpot_ms, ttft_ms, output_throughput_tok_s or a percentile column (ttft_p99_ms ...)"
+        figures = {"tpot_ms", "itl_ms", "ttft_ms", "output_throughput_tok_s", "throughput_tok_s", *PERCENTILE_COLUMNS}
+        if not left_out and not figures & set(r):  # a misspelt column ("tpot"): show the ones the file has
+            given = ", ".join(str(c) for c in r if c)
+            problem += f" (the file's columns: {given[:160]}{'...' if len(given) > 160 else ''})"
     return DecodeRow(
         record_id=r.get("record_id") or f"row{i}",
         gpu=r["gpu"],

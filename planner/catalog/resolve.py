@@ -31,7 +31,7 @@ from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, kernel_factors, sparse_mla_token_for
 from planner.engines.kernel_paths import profile_expert_parallel_bytes_per_param, profile_mxfp4_refusal
 from planner.engines.profiles import EngineProfile, engine_profile
-from planner.errors import OutOfRangeError, PlannerError
+from planner.errors import OutOfRangeError, PlannerError, typed_name
 from planner.model import failures
 from planner.model.facts import EngineFacts, GpuFacts, ModelFacts, PrecisionFacts, field_names
 from planner.model.rows import Rows, combined_codes, regroup, whole_number_codes
@@ -536,12 +536,14 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
     kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
     if not kv.kv_cache:  # suggest only formats the engine then accepts (vLLM: not int8 or int4)
         usable = (p.name for p in catalog.precisions if p.kv_cache and (engine is None or engine.accepts_kv(p.name)))
-        raise OutOfRangeError(f"precision {kv.name!r} is not a KV-cache format; use one of " + ", ".join(usable))
+        raise OutOfRangeError(
+            f"precision {typed_name(kp, kv.name)} is not a KV-cache format; use one of " + ", ".join(usable)
+        )
     if engine is not None and not engine.accepts_kv(kv.name):
         raise OutOfRangeError(
-            f"the {engine.name!r} engine cannot cache KV in {kv.name}; it caches "
+            f"the {engine.name!r} engine cannot cache KV in {typed_name(kp, kv.name)}; it caches "
             + ", ".join(engine.kv_precisions or ())
-            + " (engine='ideal' computes any KV format as a what-if)"
+            + " (the 'ideal' engine computes any KV format as a what-if)"
         )
     out = {f: float(getattr(facts, f)) for f in MODEL_FACT_FIELDS}
     if w.name != catalog.precision(mdl.native_precision).name:  # re-quantized online (per tensor): no blocks

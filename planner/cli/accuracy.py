@@ -32,7 +32,7 @@ from planner.accuracy.predict import (
     resolve_model_name,
     with_names,
 )
-from planner.accuracy.published import KIND_COLUMN
+from planner.accuracy.published import KIND_COLUMN, row_place
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
     LIMITS,
@@ -253,18 +253,38 @@ def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -
 
 def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
     """A decode CSV (see DECODE_COLUMNS; ``context`` may replace input_len/output_len) or a benchmark_serving JSON."""
+    return [row for row, _ in read_measurement_cells(path, gpu, model, gpus)]
+
+
+def _json_results(path: Path) -> list[dict]:
+    """A benchmark_serving file's results, each {key: value as text} (``read_benchmark_serving`` has refused a file
+    it cannot read)."""
+    data = json.loads(read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a benchmark result file"))
+    results = data if isinstance(data, list) else [data]
+    return [{str(k): "" if v is None else str(v) for k, v in r.items()} if isinstance(r, dict) else {} for r in results]
+
+
+def read_measurement_cells(
+    path: Path, gpu: str | None, model: str | None, gpus: int
+) -> list[tuple[DecodeRow, dict | None]]:
+    """``read_measurements``' rows, each with its CSV row as written ({column: text} with its ``line``; None for a
+    benchmark_serving result): a message about a row names its line, column and cell as the file has them."""
     if path.suffix.lower() == ".json":
         if not gpu:
             raise InvalidInputError(f"{path}: a benchmark_serving result does not name the GPU; pass --gpu")
-        return read_benchmark_serving(path, gpu, model, gpus)
+        results = _json_results(path)  # its keys as written: a message names mean_tpot_ms, not tpot_s
+        return [
+            (row, results[i] if i < len(results) else None)
+            for i, row in enumerate(read_benchmark_serving(path, gpu, model, gpus))
+        ]
     raw = read_csv_rows(path)  # bounded in size and rows
     header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
-        return _read_context_csv(path, raw, gpu, model, gpus)
+        return list(zip(_read_context_csv(path, raw, gpu, model, gpus), raw, strict=True))
     rows = with_names(load_decode_rows(path), gpu, model)
     if not {"tensor_parallel_size", "gpus"} & set(header):  # the file does not say: --gpus (its default 1) does
         rows = [replace(r, gpus=gpus) for r in rows]
-    return rows
+    return list(zip(rows, raw, strict=True))
 
 
 def _read_context_csv(
@@ -304,15 +324,27 @@ MEASURE_MODEL = "Llama-3.1-8B"
 SKIPPED_SHOWN = 5
 
 
-def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]], list[str]]:
-    """The rows a fit can use, by catalog GPU name, and one "row ID: why" line per row it cannot use.
+def measurement_place(row: DecodeRow, cells: dict | None) -> str:
+    """Where a measurement is in the user's file: "line 3" (and its record_id) for a CSV row, else "row ID"."""
+    if cells is not None and getattr(cells, "line", None) is not None:
+        return row_place(cells, 0)
+    if cells is not None and "#" in row.record_id:  # a benchmark_serving file's result i: "b#1"
+        return f"result {row.record_id.rsplit('#', 1)[1]}"
+    return f"row {row.record_id}"
+
+
+def usable_by_gpu(
+    rows: list[DecodeRow], cat, cells: list[dict | None] | None = None
+) -> tuple[dict[str, list[DecodeRow]], list[str]]:
+    """The rows a fit can use, by catalog GPU name, and one "line N: why" line per row it cannot use (``cells``:
+    each row's CSV row as written, naming its line, column and cell; without them, "row ID: why").
 
     The same rows ``planner validate`` reads; a bad cell, an unknown name or a missing figure skips that row only.
     """
     by_gpu: dict[str, list[DecodeRow]] = {}
     skipped = []
-    for r in rows:
-        problem = measurement_problem(r)
+    for r, c in zip(rows, cells or [None] * len(rows), strict=True):
+        problem = measurement_problem(r, c)
         if problem and not r.problem and r.batch == 0:  # a serving run whose server chose the batch
             problem = (
                 "a serving run at a rate (no batch: the server chose it) is not fitted; calibrate takes rows of a "
@@ -326,7 +358,7 @@ def usable_by_gpu(rows: list[DecodeRow], cat) -> tuple[dict[str, list[DecodeRow]
             except PlannerError as exc:
                 problem = str(exc)
         if problem:
-            skipped.append(f"row {r.record_id}: {problem}")
+            skipped.append(f"{measurement_place(r, c)}: {problem}")
         else:
             by_gpu.setdefault(gpu, []).append(r)
     return by_gpu, skipped
@@ -386,14 +418,17 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         result = meas.measure(gpu=gpu, model=model_name or MEASURE_MODEL, device=device, catalog=cat)
         echo(result.summary())
         rows, cat, source = result.rows, result.catalog, f"planner calibrate --measure on {result.device_name}"
+        cells = [None] * len(rows)
     else:
         with reading(file, DECODE_COLUMNS):
-            rows = read_measurements(file, gpu, model_name, gpus)
+            pairs = read_measurement_cells(file, gpu, model_name, gpus)
+        rows, cells = [row for row, _ in pairs], [c for _, c in pairs]
         source = f"planner calibrate {file.name}"
     where = file or "--measure"
     if not rows:
         raise InvalidInputError(f"{where}: no measurements")
-    by_gpu, skipped = usable_by_gpu(rows, cat)
+    by_gpu, skipped = usable_by_gpu(rows, cat, cells)
+    places = {id(r): measurement_place(r, c) for r, c in zip(rows, cells, strict=True)}
     if not by_gpu:
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")
     for line in skipped[:SKIPPED_SHOWN]:
@@ -402,7 +437,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         echo(f"note: {where}: {len(skipped) - SKIPPED_SHOWN} more rows skipped", err=True)
     for row in (r for grows in by_gpu.values() for r in grows):
         if caveat := floor_note(cat, row):  # a measurement faster than the datasheet: fitted, but say so
-            echo(f"warning: {where}: row {row.record_id}: {caveat}", err=True)
+            echo(f"warning: {where}: {places[id(row)]}: {caveat}", err=True)
     entries = []
     today = datetime.date.today().isoformat()
     for g, grows in by_gpu.items():

@@ -39,7 +39,8 @@ class TokenCount(click.ParamType):
 
 class _Described:
     """A click range type whose refusal says what the option takes: click's own reads "'10k' is not a valid float
-    range" (a type's name, not a reason) and "90.0 is not in the range 0<x<=1" (no unit, no example)."""
+    range" (a type's name, not a reason) and "90.0 is not in the range 0<x<=1" (no unit, no example, and not the
+    text typed: "90")."""
 
     def __init__(self, accepted: str, **bounds):
         """``accepted``: what the option takes, with an example ("a rent above 0 and at most 10,000 US$ per GPU-hour, e.g. 2.99")."""
@@ -49,13 +50,14 @@ class _Described:
     def convert(self, value, param, ctx):
         try:
             return super().convert(value, param, ctx)
-        except click.BadParameter as exc:
+        except click.BadParameter:
             text = str(value).strip()
             try:
                 self.parse(text)
             except ValueError:
                 self.fail(f"{text[:40]!r} is not {self.kind}{_hint(text)}; give {self.accepted}", param, ctx)
-            self.fail(f"{exc.message.rstrip('.')}; give {self.accepted}", param, ctx)
+            # click's "90.0 is not in the range 0<x<=1" echoes the number as read; quote it as typed ("90")
+            self.fail(f"{text[:40]!r} is out of range; give {self.accepted}", param, ctx)
 
 
 def _hint(text: str) -> str:
@@ -97,8 +99,9 @@ class Seconds(click.ParamType):
 
     name = "SECONDS"
 
-    def __init__(self, bare_max_s: float):
+    def __init__(self, bare_max_s: float, example_s: float = 0.05):
         self.bare_max_s = bare_max_s
+        self.example_s = example_s  # a realistic value for the message: 0.05 for a TPOT, 1.5 for a TTFT
 
     def convert(self, value, param, ctx) -> float:
         if isinstance(value, float):
@@ -109,11 +112,14 @@ class Seconds(click.ParamType):
         except ValueError:
             number = None
         try:
-            seconds = parse_seconds(text if number is None else number, self.bare_max_s, "")
+            seconds = parse_seconds(text if number is None else number, self.bare_max_s, "", self.example_s)
         except ValueError as exc:
             if number is not None:
                 self.fail(str(exc), param, ctx)
-            self.fail(f'{text[:40]!r} is not a duration; give seconds (0.05) or the unit ("50ms")', param, ctx)
+            e = self.example_s
+            self.fail(
+                f'{text[:40]!r} is not a duration; give seconds ({e:g}) or the unit ("{e * 1e3:g}ms")', param, ctx
+            )
         if math.isnan(seconds) or seconds <= 0:
             self.fail(f"{text[:40]!r}: give a time above 0 seconds", param, ctx)
         return seconds

@@ -416,7 +416,7 @@ class Percentile(click.ParamType):
 )
 @click.option(
     "--ttft-target",
-    type=Seconds(BARE_TTFT_MAX_S),
+    type=Seconds(BARE_TTFT_MAX_S, example_s=1.5),
     help=f'TTFT (time to first token) target at the percentile: seconds (1.5), or with the unit ("800ms"); a bare number above '
     f"{BARE_TTFT_MAX_S:g} is refused as milliseconds typed as seconds. Default: none (with neither target, the "
     "fleet is sized on capacity: the fewest replicas each below one replica's capacity).",

@@ -25,7 +25,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 from planner.api import GPU_GROUPS, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
 from planner.engines.profiles import ENGINES, engine_profile
-from planner.errors import InvalidInputError, PlannerError, closest_names
+from planner.errors import InvalidInputError, PlannerError, closest_names, typed_name
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
@@ -100,7 +100,7 @@ def _tpot_seconds(value: Any) -> Any:
 
 def _ttft_seconds(value: Any) -> Any:
     """ttft_target_s in seconds; 1500 (ms typed as seconds) is refused with the way out: 1.5 or "1500 ms"."""
-    return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s")
+    return parse_seconds(value, BARE_TTFT_MAX_S, "ttft_target_s", example_s=1.5)
 
 
 #: A bare growth_over_horizon above this (x6 traffic) is refused as a percentage typed as a fraction (50 for +50%),
@@ -854,8 +854,8 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         if name is not None and not catalog.precision(name).kv_cache:
             usable = ", ".join(p.name for p in catalog.precisions if p.kv_cache)
             raise ScenarioError(
-                f"{source}: {where}: {name!r} is not a KV-cache format; accepted: {usable}"
-                + _line_note(source, _where_loc(where))
+                f"{source}: {where}: {typed_name(name, catalog.precision(name).name)} is not a KV-cache format; "
+                f"accepted: {usable}" + _line_note(source, _where_loc(where))
             )
     lever_kv = catalog.precision(scenario.levers.kv_precision).name
     for i, o in enumerate(scenario.option):  # a KV format the option's engine does not cache (vLLM and int4): the

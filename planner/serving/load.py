@@ -498,12 +498,13 @@ def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
     if missing:
         raise InvalidInputError(
             f"{name}: no column {', '.join(missing)}; a trace has the columns {', '.join(TRACE_COLUMNS)} "
-            "(seconds, tokens, tokens)"
+            f"(seconds, tokens, tokens); the file's: {', '.join(str(c) for c in rows[0])[:160]}"
         )
     if len(rows) > MAX_PROMPTS:
         raise InvalidInputError(f"{name}: {len(rows):,} requests; a run is simulated with at most {MAX_PROMPTS:,}")
     times, lengths = [], []
     for line, row in enumerate(rows, start=2):
+        line = getattr(row, "line", None) or line  # a file's row knows its line (blank lines skipped)
         try:
             t = float(str(row["arrival_s"]).strip())
             p, o = (float(str(row[c]).replace(",", "").strip()) for c in TRACE_COLUMNS[1:])
