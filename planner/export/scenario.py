@@ -29,6 +29,7 @@ from planner.errors import InvalidInputError, PlannerError, closest_names
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
+from planner.serving.load import PERCENTILES
 from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import parse_seconds, parse_token_count, rent_usd_per_gpu_hour, whole_count
 
@@ -145,6 +146,39 @@ def read_percentile(value: Any) -> Any:
     return number
 
 
+#: The percentiles a scenario's ``high_percentile`` may be: those the serving simulation reports and sizes on
+#: (``planner.serving.load.PERCENTILES``) above the median, since the spread of output lengths needs the high length
+#: above the mean one (``planner.export.sizing.output_length_spread``): 90, 95 and 99.
+HIGH_PERCENTILES = tuple(q for q in PERCENTILES if q > 50)
+
+
+def choices_text(numbers: tuple[float, ...]) -> str:
+    """(90, 95, 99) -> "90, 95 or 99"."""
+    words = [f"{q:g}" for q in numbers]
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+
+
+def reported_percentile(value: Any, accepted: tuple[float, ...] = PERCENTILES) -> float:
+    """A percentile as people write it (``read_percentile``) that is one of ``accepted`` (by default every percentile
+    the serving simulation reports, ``planner.serving.load.PERCENTILES``); a fraction or another percentile (97,
+    "p99.9") is refused naming the value and the accepted ones, rather than sized at the next reported one."""
+    try:
+        number = read_percentile(value)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; accepted: {choices_text(accepted)}") from None
+    if isinstance(number, int | float) and number in accepted:
+        return float(number)
+    given = repr(value[:40]) if isinstance(value, str) else f"{value}"[:40]
+    reported = ", ".join(f"p{q:g}" for q in PERCENTILES[:-1]) + f" and p{PERCENTILES[-1]:g}"
+    above = "" if set(accepted) == set(PERCENTILES) else " (the *_high lengths are above the median)"
+    raise ValueError(f"{given}: the simulation reports {reported}; give {choices_text(accepted)}{above}")
+
+
+def _high_percentile(value: Any) -> float:
+    """``high_percentile``: one of ``HIGH_PERCENTILES``."""
+    return reported_percentile(value, HIGH_PERCENTILES)
+
+
 #: Largest tensor-parallel group an option may fix, GPUs: the largest group the review tries (64).
 MAX_GPUS_PER_REPLICA = max(GPU_GROUPS)
 
@@ -209,12 +243,10 @@ class Workload(BaseModel):
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
     )
-    high_percentile: Annotated[float, BeforeValidator(read_percentile)] = Field(
+    high_percentile: Annotated[float, BeforeValidator(_high_percentile)] = Field(
         default=95,
-        gt=50,
-        lt=100,
-        description="which percentile the *_high lengths are, above 50 and below 100 (sets the spread of output "
-        "lengths, so the mean context in flight)",
+        description="which percentile the *_high lengths are; it sets the spread of output "
+        "lengths, so the mean context in flight, and the percentile the fleet is sized on",
     )
     ttft_target_s: Annotated[float, BeforeValidator(_ttft_seconds)] = Field(
         gt=0, le=MAX_TARGET_S, description='time to first token of a high-percentile prompt, seconds (or "800 ms")'
