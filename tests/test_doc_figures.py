@@ -423,7 +423,7 @@ class TestExportDoc:
         def default(model, field):
             return model.model_fields[field].default
 
-        assert stated(self.DOC, r"above 50 and below 100 \(default (\d+)\)") == (
+        assert stated(self.DOC, r"lengths are: 90, 95 or 99 \(default (\d+)\)") == (
             default(scenario.Workload, "high_percentile"),
         )
         assert stated(
@@ -456,7 +456,7 @@ class TestExportDoc:
 
     def test_groups_hours_nodes_and_percentile_bounds(self):
         """'Qwen2-7B with 28 heads: 1, 2, 4, never 8'; '$/GPU-hour x 730 h a month (8,760 h / 12)'; 'node size n (8
-        by default)'; 'high_percentile ... above 50 and below 100'."""
+        by default)'; 'high_percentile ... lengths are: 90, 95 or 99' (the simulation's percentiles above the median)."""
         from planner import valid_tp_sizes
         from planner.export import scenario
         from planner.export.ownership import ownership_defaults
@@ -468,9 +468,8 @@ class TestExportDoc:
         hours, year = stated(self.DOC, r"Rented: \$/GPU-hour x (\d+) h a month \(([\d,]+) h / 12\)")
         assert hours == HOURS_PER_MONTH == year / 12 == 365 * 24 / 12
         assert stated(self.DOC, r"with node size n \((\d+) by default\)") == (ownership_defaults().node_gpus,)
-        low, high = stated(self.DOC, r"which percentile the `\*_high` lengths are, above (\d+) and below (\d+)")
-        bounds = {type(m).__name__: m for m in scenario.Workload.model_fields["high_percentile"].metadata}
-        assert (low, high) == (bounds["Gt"].gt, bounds["Lt"].lt)
+        (accepted,) = stated(self.DOC, r"which percentile the `\*_high` lengths are: ([\d, or]+) \(default")
+        assert accepted == scenario.choices_text(scenario.HIGH_PERCENTILES) == "90, 95 or 99"
 
     def test_more_defaults_and_bounds(self):
         """'page headers are cut to Excel's 255 characters'; 'burstiness ... (1, the default: Poisson ...)';

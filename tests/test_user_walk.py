@@ -128,6 +128,39 @@ class TestPercentiles:
         assert "workload.high_percentile: 0.95 reads as a fraction; write the percentile as 95" in line
         assert line.endswith("(line 10)") and not (tmp_path / "r.md").exists()
 
+    @pytest.mark.parametrize(
+        "written, shown", [("97", "97"), ('"p99.9"', "'p99.9'"), ("92.5", "92.5"), ("50", "50"), ("100", "100")]
+    )
+    def test_a_scenario_refuses_a_percentile_the_sizing_cannot_honour_naming_key_value_and_accepted(
+        self, tmp_path, written, shown
+    ):
+        """A user trial: high_percentile = "p99.9" or 97 was sized at p99 without a word (92.5 at p95), while
+        `plan --percentile 97` refused 97. Accepted: the simulation's percentiles (planner.serving.load.PERCENTILES:
+        50, 90, 95, 99) above the median, which the *_high lengths' spread needs."""
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO.replace("tpot_target_s = 0.05", f"tpot_target_s = 0.05\nhigh_percentile = {written}"))
+        line = one_line(run("export", str(sc), "-o", str(tmp_path / "r.md")), 2)
+        assert (
+            f"workload.high_percentile: {shown}: the simulation reports p50, p90, p95 and p99; give 90, 95 or 99"
+            in (line)
+        )
+        assert not (tmp_path / "r.md").exists()
+
+    def test_plan_refuses_97_with_the_same_wording_from_the_same_list(self):
+        args = ("plan", "--gpu", "H100", "--model", "llama2-7b", "--context", "4096", "--rate", "2")
+        result = run(*args, "--prompt-tokens", "200", "--output-tokens", "100", "--percentile", "97")
+        assert result.exit_code == 2 and "Traceback" not in result.output
+        message = "'97': the simulation reports p50, p90, p95 and p99; give 50, 90, 95 or 99"
+        assert f"Invalid value for '--percentile': {message}" in result.stderr
+
+    def test_a_scenario_at_p99_is_sized_on_simulated_p99(self, tmp_path):
+        """An accepted high percentile is the one the fleet is sized on: the recommendation line names it."""
+        sc = tmp_path / "s.toml"
+        sc.write_text(SCENARIO.replace("tpot_target_s = 0.05", 'tpot_target_s = 0.05\nhigh_percentile = "p99"'))
+        result = run("export", str(sc), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 0, result.output
+        assert "replicas on simulated p99 TTFT" in result.stdout
+
 
 def test_a_time_in_milliseconds_under_another_key_names_the_seconds_field(tmp_path):
     """`tpot_target_ms = 50` was reported as "workload.tpot_target_s: missing", silent on the line the user wrote."""

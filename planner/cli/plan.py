@@ -35,7 +35,13 @@ from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import vllm_kv_log
 from planner.errors import InvalidInputError
-from planner.export.scenario import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, MAX_REQUESTS_PER_S, read_percentile
+from planner.export.scenario import (
+    BARE_TPOT_MAX_S,
+    BARE_TTFT_MAX_S,
+    MAX_REQUESTS_PER_S,
+    choices_text,
+    reported_percentile,
+)
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, plan, replica_of
@@ -44,6 +50,7 @@ from planner.serving.load import (
     CLIENT_COMMANDS,
     DATASETS,
     MAX_PROMPTS,
+    PERCENTILES,
     DatasetLoad,
     NoPublishedLengthError,
     TraceLoad,
@@ -306,23 +313,17 @@ def plan_as_dict(p: Plan) -> dict:
 
 
 class Percentile(click.ParamType):
-    """A percentile the simulation reports, 50, 90, 95 or 99, as people write it ("95", "p95", "95%":
-    ``planner.export.scenario.read_percentile``); a fraction (0.95) or another percentile is refused in one line
-    naming the accepted ones."""
+    """A percentile the simulation reports (``planner.serving.load.PERCENTILES``: 50, 90, 95 or 99), as people write
+    it ("95", "p95", "95%"): ``planner.export.scenario.reported_percentile``, which a scenario's ``high_percentile``
+    goes through too; a fraction (0.95) or another percentile is refused in one line naming the accepted ones."""
 
-    name = "[50|90|95|99]"
-    ACCEPTED = (50.0, 90.0, 95.0, 99.0)
+    name = "[" + "|".join(f"{q:g}" for q in PERCENTILES) + "]"
 
     def convert(self, value, param, ctx) -> float:
         try:
-            number = read_percentile(value)
+            return reported_percentile(value)
         except ValueError as exc:
-            self.fail(f"{exc}; accepted: 50, 90, 95 or 99", param, ctx)
-        if number not in self.ACCEPTED:
-            self.fail(
-                f"{str(value)[:40]!r}: the simulation reports p50, p90, p95 and p99; give 50, 90, 95 or 99", param, ctx
-            )
-        return float(number)
+            self.fail(str(exc), param, ctx)
 
 
 @click.command("plan")
@@ -434,7 +435,7 @@ class Percentile(click.ParamType):
     type=Percentile(),
     default="95",
     show_default=True,
-    help="Percentile the TTFT and TPOT targets hold at: 50, 90, 95 or 99 (p95 and 95% read as 95); 95 means 95 of "
+    help=f"Percentile the TTFT and TPOT targets hold at: {choices_text(PERCENTILES)} (p95 and 95% read as 95); 95 means 95 of "
     "100 requests within them.",
 )
 @click.option(

@@ -86,11 +86,12 @@ class EngineProfile:
     #: where ``kv_precisions`` is documented
     kv_precisions_source: str = ""
     # -- time --
-    #: achieved fraction of peak HBM bandwidth in a decode step
+    #: factor on the bandwidth the GPU's kernels were measured at (``planner.model.operators``): the modelled
+    #: memory-bound kernel time is divided by it (1: the kernels as measured); not a fraction of peak
     bandwidth_efficiency: float = 0.8
-    #: achieved fraction of peak FLOP/s in a decode step when compute-bound
+    #: factor on the measured kernels' FLOP/s in a decode step, as ``bandwidth_efficiency``
     decode_flop_efficiency: float = 0.6
-    #: achieved fraction of peak FLOP/s in prefill
+    #: factor on the measured kernels' FLOP/s in prefill, as ``bandwidth_efficiency``
     prefill_flop_efficiency: float = 0.6
     #: fixed time per decode or prefill step (scheduling, sampling, launch gaps), seconds
     step_overhead_s: float = 0.0

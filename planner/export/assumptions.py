@@ -18,6 +18,10 @@ from planner.units import counted
 
 _URL = re.compile(r"https?://[^\s,;)'\"]+")
 LABEL_CHARS = 60
+#: The unit of an engine's kernel efficiency factors (``EngineProfile.bandwidth_efficiency``,
+#: ``prefill_flop_efficiency``): each multiplies the bandwidth or FLOP/s the GPU's kernels were measured at
+#: (``planner.model.operators``), so divides the modelled kernel time; not an achieved fraction of peak.
+KERNEL_FACTOR_UNIT = "x (1: kernels as measured)"
 
 
 @dataclass(frozen=True)
@@ -203,8 +207,18 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         src = f"planner.engines.profiles profile '{e.name}' (fitted to public measurements; docs/accuracy.md)"
         rows += [
             Assumption(f"engine {e.name}: memory utilization", e.memory_utilization, "share", src),
-            Assumption(f"engine {e.name}: achieved bandwidth", e.bandwidth_efficiency, "of peak", src),
-            Assumption(f"engine {e.name}: achieved FLOP/s (prefill)", e.prefill_flop_efficiency, "of peak", src),
+            Assumption(
+                f"engine {e.name}: factor on the measured kernels' bandwidth (kernel time / this)",
+                e.bandwidth_efficiency,
+                KERNEL_FACTOR_UNIT,
+                src,
+            ),
+            Assumption(
+                f"engine {e.name}: factor on the measured kernels' FLOP/s in prefill (kernel time / this)",
+                e.prefill_flop_efficiency,
+                KERNEL_FACTOR_UNIT,
+                src,
+            ),
             Assumption(f"engine {e.name}: per-step overhead", e.step_overhead_s * 1e3, "ms", src),
         ]
     for r in _first_per(results, lambda r: (r.gpu.name, r.model.name, r.candidate and r.candidate.gpus_per_replica)):
@@ -246,7 +260,10 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             "mean prompt + mean output x exp(s^2) / 2: the contexts in flight (docs/export.md)",
         ),
         Assumption(
-            "Batch per replica", "the one (its KV fits) that lets a replica take the most requests/s", "", rules
+            "Sequences in flight per replica (batch)",
+            "the batch (its KV fits) that lets a replica take the most requests/s",
+            "",
+            rules,
         ),
         Assumption(
             "Prompts and decode share a replica",

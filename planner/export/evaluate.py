@@ -27,7 +27,7 @@ from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
 from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
-from planner.serving.load import PERCENTILES, Replica
+from planner.serving.load import Replica
 from planner.serving.speculative import speculation_for
 
 #: Traffic multipliers (of the sized peak) that the charts sweep.
@@ -174,9 +174,9 @@ def _simulated(
 ) -> Sizing:
     """The fewest replicas (of the kept group and batch) whose simulated high-percentile TTFT and TPOT meet the
     (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
-    burstiness and its dataset's shared-prefix hit (``Workload.prefix_hit_rate``). A high percentile between those
-    reported is taken at the next one above (95 for 92.5)."""
-    percentile = next((q for q in PERCENTILES if q >= workload.high_percentile), PERCENTILES[-1])
+    burstiness and its dataset's shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
+    (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``)."""
+    percentile = workload.high_percentile
     return fewest_replicas(
         dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)),
         workload.prompt_tokens_mean,

@@ -18,6 +18,21 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "One running copy of the model on a group of GPUs; the fleet is several replicas behind a load balancer.",
     ),
     (
+        "Sequences in flight per replica (batch)",
+        "How many requests one replica works on at once, each holding its share of memory (the engine's largest "
+        "batch); not requests per second.",
+    ),
+    (
+        "TPOT at peak",
+        "TPOT at the planned peak's traffic as the fleet was sized (the simulated high percentile, p95 by default), "
+        "at the mean lengths, prompts sharing the GPU with answers: what a user sees.",
+    ),
+    (
+        "TPOT, decode step alone",
+        "TPOT of one decode step at the full batch with every sequence at the high-percentile length and no prompt "
+        "in the step: memory's worst case, on another basis than TPOT at peak, so it can read lower.",
+    ),
+    (
         "Tensor-parallel",
         "One replica's model split across several GPUs that work on every token together (4 GPUs per replica: TP 4).",
     ),

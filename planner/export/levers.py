@@ -21,8 +21,8 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     if res.meets and not note:
         dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
         note = (
-            f"{counted(int(res.replica.batch), 'request', '')} per replica of {counted(int(res.replica.gpus), 'GPU', '')} (baseline "
-            f"{int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
+            f"batch of {counted(int(res.replica.batch), 'sequence', '')} in flight per replica of "
+            f"{counted(int(res.replica.gpus), 'GPU', '')} (baseline {int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
         )
         if res.gpus == base.gpus:
             note += (

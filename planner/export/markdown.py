@@ -185,7 +185,7 @@ def render_markdown(review: Review) -> str:
     for a in review.assumptions:
         if isinstance(a.value, str):
             value = a.value
-        elif a.unit in ("share", "of peak"):
+        elif a.unit == "share":
             value = f"{a.value:.0%}"
         elif a.unit == "GB":  # memory: 85.90 GB, as the xlsx and the what-if workbook
             value = f"{a.value:,.2f}"

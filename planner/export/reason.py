@@ -103,7 +103,8 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
         f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}{across}: "
         f"{counted(int(f.gpus), rec.gpu.name + ' GPU', '')} as {counted(int(f.replicas), 'replica', '')} of {int(r.gpus)}{spare}, "
-        f"{counted(int(r.batch), 'request', '')} per replica, for {cost}. {risk(scenario, rec)}"
+        f"a batch of up to {counted(int(r.batch), 'sequence', '')} in flight per replica, for {cost}. "
+        f"{risk(scenario, rec)}"
     )
     others = [x for x in ranked if x.meets and x is not rec]
     if others:

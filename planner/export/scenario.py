@@ -24,11 +24,12 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from planner.api import GPU_GROUPS, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
-from planner.engines.profiles import ENGINES, engine_profile
+from planner.engines.profiles import ENGINES, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names, typed_name
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
+from planner.serving.load import PERCENTILES
 from planner.serving.speculative import SPECULATION_OPTIONS
 from planner.units import parse_seconds, parse_token_count, rent_usd_per_gpu_hour, whole_count
 
@@ -145,6 +146,39 @@ def read_percentile(value: Any) -> Any:
     return number
 
 
+#: The percentiles a scenario's ``high_percentile`` may be: those the serving simulation reports and sizes on
+#: (``planner.serving.load.PERCENTILES``) above the median, since the spread of output lengths needs the high length
+#: above the mean one (``planner.export.sizing.output_length_spread``): 90, 95 and 99.
+HIGH_PERCENTILES = tuple(q for q in PERCENTILES if q > 50)
+
+
+def choices_text(numbers: tuple[float, ...]) -> str:
+    """(90, 95, 99) -> "90, 95 or 99"."""
+    words = [f"{q:g}" for q in numbers]
+    return ", ".join(words[:-1]) + f" or {words[-1]}" if len(words) > 1 else words[0]
+
+
+def reported_percentile(value: Any, accepted: tuple[float, ...] = PERCENTILES) -> float:
+    """A percentile as people write it (``read_percentile``) that is one of ``accepted`` (by default every percentile
+    the serving simulation reports, ``planner.serving.load.PERCENTILES``); a fraction or another percentile (97,
+    "p99.9") is refused naming the value and the accepted ones, rather than sized at the next reported one."""
+    try:
+        number = read_percentile(value)
+    except ValueError as exc:
+        raise ValueError(f"{exc}; accepted: {choices_text(accepted)}") from None
+    if isinstance(number, int | float) and number in accepted:
+        return float(number)
+    given = repr(value[:40]) if isinstance(value, str) else f"{value}"[:40]
+    reported = ", ".join(f"p{q:g}" for q in PERCENTILES[:-1]) + f" and p{PERCENTILES[-1]:g}"
+    above = "" if set(accepted) == set(PERCENTILES) else " (the *_high lengths are above the median)"
+    raise ValueError(f"{given}: the simulation reports {reported}; give {choices_text(accepted)}{above}")
+
+
+def _high_percentile(value: Any) -> float:
+    """``high_percentile``: one of ``HIGH_PERCENTILES``."""
+    return reported_percentile(value, HIGH_PERCENTILES)
+
+
 #: Largest tensor-parallel group an option may fix, GPUs: the largest group the review tries (64).
 MAX_GPUS_PER_REPLICA = max(GPU_GROUPS)
 
@@ -209,12 +243,10 @@ class Workload(BaseModel):
     output_tokens_high: Tokens = Field(
         gt=0, le=MAX_TOKENS, description="high-percentile output length, tokens (sizes KV)"
     )
-    high_percentile: Annotated[float, BeforeValidator(read_percentile)] = Field(
+    high_percentile: Annotated[float, BeforeValidator(_high_percentile)] = Field(
         default=95,
-        gt=50,
-        lt=100,
-        description="which percentile the *_high lengths are, above 50 and below 100 (sets the spread of output "
-        "lengths, so the mean context in flight)",
+        description="which percentile the *_high lengths are; it sets the spread of output "
+        "lengths, so the mean context in flight, and the percentile the fleet is sized on",
     )
     ttft_target_s: Annotated[float, BeforeValidator(_ttft_seconds)] = Field(
         gt=0, le=MAX_TARGET_S, description='time to first token of a high-percentile prompt, seconds (or "800 ms")'
@@ -814,6 +846,13 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(data, str(path))
 
 
+def kv_formats(catalog: Catalog, engines: list[EngineProfile]) -> list[str]:
+    """The catalog's KV-cache formats that every one of ``engines`` caches (``EngineProfile.accepts_kv``), in the
+    catalog's order: what a refused kv_precision is offered, as the what-if workbook's KV list
+    (``planner.workbook.catalog_sheets``; vLLM: fp32, bf16, fp16, fp8, not int8 or int4)."""
+    return [p.name for p in catalog.precisions if p.kv_cache and all(e.accepts_kv(p.name) for e in engines)]
+
+
 def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") -> None:
     """Every GPU, model, precision and engine name resolves in the catalog; else a one-line ScenarioError."""
     d = scenario.defaults  # checked first: a typo there is blamed on [defaults], not on option #1 that inherits it
@@ -848,14 +887,16 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
             lookup(name)
         except PlannerError as exc:
             raise ScenarioError(f"{source}: {where}: {exc}{_line_note(source, _where_loc(where))}") from None
-    for where, name in [
-        (f"option #{i + 1} ({o.name}).kv_precision", o.kv_precision) for i, o in enumerate(scenario.option)
-    ] + [("levers.kv_precision", scenario.levers.kv_precision)]:
+    options = [engine_profile(o.engine) for o in scenario.option]
+    lever_from = [e for o, e in zip(scenario.option, options, strict=True) if scenario.baseline in (None, o.name)]
+    for where, name, engines in [
+        (f"option #{i + 1} ({o.name}).kv_precision", o.kv_precision, [e])
+        for i, (o, e) in enumerate(zip(scenario.option, options, strict=True))
+    ] + [("levers.kv_precision", scenario.levers.kv_precision, lever_from or options)]:
         if name is not None and not catalog.precision(name).kv_cache:
-            usable = ", ".join(p.name for p in catalog.precisions if p.kv_cache)
             raise ScenarioError(
                 f"{source}: {where}: {typed_name(name, catalog.precision(name).name)} is not a KV-cache format; "
-                f"accepted: {usable}" + _line_note(source, _where_loc(where))
+                "accepted: " + ", ".join(kv_formats(catalog, engines)) + _line_note(source, _where_loc(where))
             )
     lever_kv = catalog.precision(scenario.levers.kv_precision).name
     for i, o in enumerate(scenario.option):  # a KV format the option's engine does not cache (vLLM and int4): the
@@ -867,7 +908,7 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         if kv is not None and not eng.accepts_kv(kv):
             way_out, whose = "", ""
             if where == "levers.kv_precision":  # the lever's default (fp8) too: say where to set another
-                usable = [p for p in eng.kv_precisions or () if p not in ("fp16", "bf16", "fp32")]
+                usable = [p for p in kv_formats(catalog, [eng]) if catalog.precision(p).bytes_per_element < 2]
                 way_out = f' (the KV-cache lever: set [levers] kv_precision = "{usable[0]}")' if usable else ""
                 whose = f" of option #{i + 1} ({o.name})"
             raise ScenarioError(

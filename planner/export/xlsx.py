@@ -313,7 +313,7 @@ def _figures(ws: Worksheet, figures: list, top: int, col: int) -> int:
 
 
 def _reading_notes(review: Review) -> list[str]:
-    x = review.scenario.traffic_change
+    x, w = review.scenario.traffic_change, review.scenario.workload
     return [
         "Options: every option, ranked by monthly cost; the rank is the snapshot's, Live rank follows the yellow "
         "$ per GPU-month cells (monthly cost = GPUs x $ per GPU-month, annual = monthly x 12). Green: recommended. "
@@ -327,7 +327,10 @@ def _reading_notes(review: Review) -> list[str]:
         ),
         "Costs: total cost of ownership. Bought: capex up front (GPUs + host servers + network per node), "
         "amortized straight-line, plus opex (power at full load x PUE, colocation per kW). Rented: the rent is all opex.",
-        f"Details: GPU, model, precisions, price, pessimistic TPOT, cost per input token, headroom = share of batch "
+        f"Details: GPU, model, precisions, price, pessimistic TPOT, TPOT of a decode step alone (the full batch, "
+        f"every sequence at p{w.high_percentile:g} length: memory's worst case, no prompts in the step; on another "
+        "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "
+        "lower), cost per input token, headroom = share of batch "
         "slots free at the planned peak (negative: requests wait for a slot there, a wait the simulated TTFT includes); "
         f"the -/+ columns size each option again at traffic {x:.0%} below and above.",
         f"Levers: each changes one thing in the baseline ({review.baseline.option.name}) and sizes it again, "

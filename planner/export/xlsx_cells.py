@@ -159,7 +159,7 @@ def put_table_value(cell, value, kind: str, key: str) -> None:
 def number_format_for(value: float, unit: str) -> str:
     """How an Assumptions number shows: shares as %, memory in GB to 2 decimals (85.90, as the what-if workbook),
     whole numbers with separators, others to 3 decimals."""
-    if unit in ("share", "of peak"):
+    if unit == "share":
         return "0%"
     if unit == "GB":
         return "#,##0.00"
