@@ -416,6 +416,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
                 **fit.factors,
                 residual_low=None if few else low,
                 residual_high=None if few else high,
+                rows=len(grows),
                 source=f"{source}, {today}, {len(grows)} row{'s' if len(grows) != 1 else ''}",
             )
         )
