@@ -279,6 +279,14 @@ def read_decode_csv(
     raw = read_csv_rows(path)  # bounded in size and rows
     header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
+        given = (("gpu", gpu, "--gpu"), ("model", model, "--model"))
+        missing = [(column, flag) for column, value, flag in given if not value and column not in header]
+        if missing:  # every row would lack it: the file, not its rows, is refused
+            columns = " and ".join(c for c, _ in missing)
+            flags = " and ".join(f for _, f in missing)
+            raise InvalidInputError(
+                f"{path}: no {columns} column; the context form has {CONTEXT_COLUMNS} (calibrate also takes {flags})"
+            )
         return _read_context_csv(path, raw, gpu, model, gpus or 1)
     rows = with_names(load_decode_rows(path), gpu, model)
     if gpus is not None and not {"tensor_parallel_size", "gpus"} & set(header):  # the file does not say: --gpus does
@@ -358,22 +366,23 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path) -
     benchmark_serving JSON, which validate does not read."""
     if file is None or file.suffix.lower() == ".json":
         return ""
+    header: set[str] = set()
     try:
+        header = set(read_csv_rows(file)[0])
         alone = read_decode_csv(file)
-    except (PlannerError, ValueError, KeyError, csv.Error):
-        alone = []
-    if len(alone) != len(rows):
-        return ""
-    read = [(a, r) for a, r in zip(alone, rows, strict=True) if not a.problem]
-    header = set(read_csv_rows(file)[0]) if alone else set()
+    except (PlannerError, ValueError, KeyError, IndexError, csv.Error):  # validate cannot read it as it stands
+        alone = None
     group = "gpus" if "context" in header and "input_len" not in header else "tensor_parallel_size"  # as read
-    unread = any(a.problem for a in alone)  # a row validate cannot read without a name the option gave
-    columns = [
-        name
-        for name, field in (("gpu", "gpu"), ("model", "model"), (group, "gpus"))
-        if any(getattr(a, field) != getattr(r, field) for a, r in read)
-        or (unread and field != "gpus" and name not in header)
-    ]
+    if alone is None or len(alone) != len(rows):  # a name only the option gave
+        columns = [c for c in ("gpu", "model") if c not in header]
+        if not columns:
+            return ""
+    else:
+        columns = [
+            name
+            for name, field in (("gpu", "gpu"), ("model", "model"), (group, "gpus"))
+            if any(getattr(a, field) != getattr(r, field) for a, r in zip(alone, rows, strict=True) if not a.problem)
+        ]
     if columns:
         words = {"gpu": "GPU", "model": "model", group: "GPUs in the tensor-parallel group"}
         return (
