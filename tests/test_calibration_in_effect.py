@@ -69,7 +69,7 @@ class TestPlanSaysTheCalibration:
         data = json.loads(plan_with(path, "option", monkeypatch, "--json"))
         assert data["calibration"]["range"] == [-0.02, 0.01] and data["calibration"]["ranges_from"] == "calibration"
         assert data["tpot_range_s"] == pytest.approx([data["tpot_s"] * 0.98, data["tpot_s"] * 1.01])
-        assert data["time_range_note"].startswith(f"your calibration file {path} (fitted on 10 rows")
+        assert data["time_range_note"].startswith(f"your calibration file {path}, fitted on 10 rows")
 
     def test_a_calibration_without_an_entry_for_the_gpu_says_so(self, tmp_path, monkeypatch):
         """A file for the A100 is in effect but changes nothing on an H100: said, with its path."""

@@ -7,10 +7,12 @@ A calibration file is TOML with ``[[calibration]]`` tables::
     engine = "vllm"                # optional: applies to this engine only
     bandwidth_efficiency = 0.83
     step_overhead_s = 0.0021
+    rows = 24                      # the measurement rows fitted (optional)
     source = "planner calibrate my-runs.csv, 2026-11-30, 24 rows"
 
 The file named by ``$PLANNER_CALIBRATION`` (or passed as ``calibration=``) overrides the engine's
-defaults for the GPUs it names; everything else keeps the engine defaults.
+defaults for the GPUs it names; everything else keeps the engine defaults. ``calibration_in_effect`` says what
+it does to one GPU and engine (``plan`` and the budget review print it).
 """
 
 from __future__ import annotations
@@ -276,7 +278,7 @@ def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):
     if use is None or not use.has_range:
         return None
     entry = use.entry
-    note = f"your calibration file {use.path} ({use.rows_text}; {entry.source or 'no source'})"
+    note = f"{use.named}, {use.rows_text} ({entry.source or 'no source'})"
     return TimeRange(entry.residual_low, entry.residual_high, note, calibrated=True)
 
 
@@ -297,7 +299,7 @@ class CalibrationUse:
     engine's in every predicted time; its range (``residual_low`` / ``residual_high``, written when the fit had
     ``FEW_ROWS`` rows or more) replaces the held-out one."""
 
-    path: str  # the file; "a Calibration given in Python" for one built without a file
+    path: str  # the file; "" for a Calibration built in Python without one
     gpu: str  # the catalog GPU asked about
     engine: str  # the engine profile asked about
     entry: GpuCalibration | None
@@ -305,6 +307,11 @@ class CalibrationUse:
     @property
     def rows(self) -> int | None:
         return self.entry.fitted_rows() if self.entry is not None else None
+
+    @property
+    def named(self) -> str:
+        """ "your calibration file PATH" (or "your calibration given in Python")."""
+        return f"your calibration file {self.path}" if self.path else "your calibration given in Python"
 
     @property
     def rows_text(self) -> str:
@@ -333,7 +340,7 @@ class CalibrationUse:
             if n is not None and n < FEW_ROWS
             else "records no range of its own"
         )
-        return f"held-out (your calibration file {self.path} sets the predicted times but {why})"
+        return f"held-out ({self.named} sets the predicted times but {why})"
 
     @property
     def text(self) -> str:
@@ -341,12 +348,12 @@ class CalibrationUse:
         e = self.entry
         if e is None:
             return (
-                f"{self.path} is in effect but has no entry for {self.gpu} with {self.engine}: predicted times and "
+                f"{self.named} is in effect but has no entry for {self.gpu} with {self.engine}: predicted times and "
                 "ranges are planner's own"
             )
         factors = ", ".join(f"{k} {v:.4g}" for k, v in e.factors().items()) or "no factors: the engine's own"
         which = f"{e.gpu} entry, {'engine ' + e.engine if e.engine else 'every engine'}"
-        head = f"predicted times from your calibration file {self.path} ({which}, {self.rows_text}: {factors})"
+        head = f"predicted times from {self.named} ({which}, {self.rows_text}: {factors})"
         if self.has_range:
             return f"{head}; time ranges its own, {e.residual_low:+.0%} / {e.residual_high:+.0%}"
         return (
@@ -358,7 +365,7 @@ class CalibrationUse:
         """For ``--json``: the file, whether it has an entry here, its rows, factors, own range and the sentence."""
         e = self.entry
         return {
-            "path": self.path,
+            "path": self.path or None,
             "entry": None if e is None else {"gpu": e.gpu, "engine": e.engine, "source": e.source},
             "rows": self.rows,
             "factors": {} if e is None else e.factors(),
@@ -374,5 +381,6 @@ def calibration_in_effect(gpu: Any, engine: Any, calibration: Any = None) -> Cal
     cal = resolve_calibration(calibration)
     if cal.path is None and not cal.entries:
         return None
-    path = str(cal.path) if cal.path is not None else "a Calibration given in Python"
-    return CalibrationUse(path, gpu.name, engine.name, cal.for_gpu(gpu.all_names(), engine.name))
+    return CalibrationUse(
+        "" if cal.path is None else str(cal.path), gpu.name, engine.name, cal.for_gpu(gpu.all_names(), engine.name)
+    )

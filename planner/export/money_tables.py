@@ -237,7 +237,7 @@ def calibration_line(review: Review) -> str:
     bare = list(dict.fromkeys(f"{u.gpu} with {u.engine}" for u in uses if u.entry is None))
     if bare:
         parts.append(
-            f"{uses[0].path} has no entry for {', '.join(bare)}: {'their' if len(bare) > 1 else 'its'} predicted "
+            f"{uses[0].named} has no entry for {', '.join(bare)}: {'their' if len(bare) > 1 else 'its'} predicted "
             "times and ranges are planner's own"
         )
     return "Calibration: " + "; ".join(parts) + "."
