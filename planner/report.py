@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from planner import api
 from planner import model as m
-from planner.accuracy.calibration import residual_range
+from planner.accuracy.calibration import CalibrationUse, calibration_in_effect, residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
@@ -90,6 +90,8 @@ class Plan:
     #: where the price comes from: "on-demand, <provider>, <date>" for the catalog's (``Gpu.price``: one quote, or the
     #: median of several), "" for a price given
     price_source: str = ""
+    #: the calibration file in effect and what it does to this GPU and engine (None: no calibration file)
+    calibration: CalibrationUse | None = None
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -203,6 +205,7 @@ def plan(
         expert_precision(cat, mdl, o.weight_precision).name if mdl.moe is not None else "",
         "" if rng.calibrated else coverage_note(),
         _price_source(g) if price_per_gpu_hour is None else "",
+        calibration_in_effect(g, eng, o.calibration),
     )
 
 

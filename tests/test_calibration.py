@@ -223,3 +223,95 @@ class TestCalibrateCommand:
         row = next(r for r in load_decode_rows("catalogs/reference/decode_public.csv") if r.record_id == "DM041")
         plain = predict_decode(row, calibration=Calibration()).tpot_s * 1e3
         assert rows[("DM041", "tpot_ms")]["predicted"] > 1.5 * plain
+
+
+class TestCalibrateSuggestsACheckThatRuns:
+    """A user trial: `planner calibrate ctx.csv` (the context form its help offers) warned of its few rows and
+    suggested `planner validate --decode ctx.csv --calibration ...`, which refused the file (exit 2, "missing
+    column(s) input_len or dataset"). The suggestion is now run as printed."""
+
+    #: Two H100 / Llama 2 7B decode timings at a 1,000-token context (the rows of
+    #: ``test_factors_resting_on_their_bound_do_not_stall_the_fit``: its fit is a 4.05 ms step overhead).
+    CONTEXT_CSV = "gpu,model,batch,context,tpot_ms\nH100,llama2-7b,8,1000,12.5\nH100,llama2-7b,16,1000,14\n"
+
+    @staticmethod
+    def _suggested(stderr: str) -> list[str]:
+        import re
+        import shlex
+
+        found = re.search(r"check it with: (planner validate .*)$", stderr, re.M)
+        assert found, stderr
+        words = shlex.split(found.group(1))
+        assert words[0] == "planner"
+        return words[1:]
+
+    def test_the_check_it_suggests_for_a_context_csv_passes_on_that_file(self, tmp_path):
+        """The suggested command exits 0 and compares both rows' TPOT, published 12.5 and 14 ms, at context 1,000
+        and no output (how calibrate reads ``context``), predicted with the calibration (within 2% of the fit's
+        rows: the two rows fix its two free terms)."""
+        src = tmp_path / "ctx.csv"
+        src.write_text(self.CONTEXT_CSV)
+        out = tmp_path / "my gpus.toml"  # a name with a space: quoted in the suggestion
+        fitted = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out)])
+        assert fitted.exit_code == 0, fitted.output
+        assert load_calibration(out).entries[0].rows == 2  # the rows fitted, written into the file
+        command = self._suggested(fitted.stderr)
+        assert command == ["validate", "--decode", str(src), "--calibration", str(out)]
+        checked = CliRunner().invoke(main, [*command, "--json"])
+        assert checked.exit_code == 0, checked.output
+        rows = json.loads(checked.stdout)["rows"]
+        assert [(r["quantity"], r["published"]) for r in rows] == [("tpot_ms", 12.5), ("tpot_ms", 14.0)]
+        assert all(abs(r["predicted"] / r["published"] - 1) < 0.02 for r in rows), rows
+        text = CliRunner().invoke(main, command)
+        assert text.exit_code == 0 and "PASS: Benchmarks" in text.stdout
+        assert text.stdout.count("B=8 1000/0 static") == 1  # the context as the prompt, no output
+
+    def test_an_engine_given_to_calibrate_is_in_the_check(self, tmp_path):
+        """An entry for one engine (--engine sglang) is checked with that engine: the suggestion carries it, and it
+        runs (exit 0)."""
+        src = tmp_path / "ctx.csv"
+        src.write_text(self.CONTEXT_CSV)
+        out = tmp_path / "cal.toml"
+        fitted = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out), "--engine", "sglang"])
+        assert fitted.exit_code == 0, fitted.output
+        command = self._suggested(fitted.stderr)
+        assert command[-2:] == ["--engine", "sglang"]
+        assert CliRunner().invoke(main, command).exit_code == 0
+
+    def test_no_check_is_suggested_that_validate_cannot_read(self, tmp_path):
+        """A file whose GPU came from --gpu (validate has no --gpu) is not suggested to validate: the warning says
+        which column to fill instead; a benchmark_serving JSON (validate reads CSV only) gets no suggestion."""
+        src = tmp_path / "ctx.csv"
+        src.write_text("model,batch,context,tpot_ms\nllama2-7b,8,1000,12.5\nllama2-7b,16,1000,14\n")
+        fitted = CliRunner().invoke(main, ["calibrate", str(src), "--gpu", "H100", "-o", str(tmp_path / "c.toml")])
+        assert fitted.exit_code == 0, fitted.output
+        assert "planner validate --decode" not in fitted.stderr
+        assert "put the GPU in the file's gpu column" in fitted.stderr
+        refused = CliRunner().invoke(main, ["validate", "--decode", str(src)])
+        assert refused.exit_code == 2 and "no gpu column; the context form has gpu, model" in refused.stderr
+        (row,) = synthetic_rows()[-2:-1]
+        bench = tmp_path / "bench.json"
+        bench.write_text(
+            json.dumps(
+                {
+                    "model_id": "meta-llama/Llama-3.1-8B-Instruct",
+                    "num_prompts": row.batch,
+                    "completed": row.batch,
+                    "total_input_tokens": row.batch * row.input_len,
+                    "total_output_tokens": row.batch * row.output_len,
+                    "mean_tpot_ms": row.tpot_s * 1e3,
+                    "output_throughput": row.throughput_tokens_per_s,
+                }
+            )
+        )
+        fitted = CliRunner().invoke(main, ["calibrate", str(bench), "--gpu", "H100", "-o", str(tmp_path / "j.toml")])
+        assert fitted.exit_code == 0, fitted.output
+        assert "fewer than 8" in fitted.stderr and "planner validate" not in fitted.stderr
+
+    def test_validate_refuses_a_file_of_neither_form_naming_both(self, tmp_path):
+        """A CSV with neither input_len nor context is bad input (exit 2) in one line naming both forms' columns."""
+        src = tmp_path / "odd.csv"
+        src.write_text("gpu,model,batch,tpot_ms\nH100,llama2-7b,8,12.5\n")
+        r = CliRunner().invoke(main, ["validate", "--decode", str(src)])
+        assert r.exit_code == 2 and "Traceback" not in r.output
+        assert "input_len" in r.stderr

@@ -135,8 +135,13 @@ def test_tp_widening_multiplies_the_gpus(regions):
 
 
 def test_a_calibration_entry_wins(regions):
+    """The entry's own range, its note naming where it is (here built in Python: no file), its rows and source."""
     cal = Calibration((GpuCalibration(gpu="H100", residual_low=-0.02, residual_high=0.03, source="mine"),))
-    assert residual_range("H100", calibration=cal, gpus=8)[:3] == (-0.02, 0.03, "your calibration file (mine)")
+    assert residual_range("H100", calibration=cal, gpus=8)[:3] == (
+        -0.02,
+        0.03,
+        "your calibration given in Python, rows fitted not stated (mine)",
+    )
 
 
 def test_without_the_file_the_fit_residuals_are_used(tmp_path, monkeypatch):

@@ -7,10 +7,12 @@ A calibration file is TOML with ``[[calibration]]`` tables::
     engine = "vllm"                # optional: applies to this engine only
     bandwidth_efficiency = 0.83
     step_overhead_s = 0.0021
+    rows = 24                      # the measurement rows fitted (optional)
     source = "planner calibrate my-runs.csv, 2026-11-30, 24 rows"
 
 The file named by ``$PLANNER_CALIBRATION`` (or passed as ``calibration=``) overrides the engine's
-defaults for the GPUs it names; everything else keeps the engine defaults.
+defaults for the GPUs it names; everything else keeps the engine defaults. ``calibration_in_effect`` says what
+it does to one GPU and engine (``plan`` and the budget review print it).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -49,6 +52,10 @@ CALIBRATED_FIELDS = (
 )
 
 
+#: The row count ``planner calibrate`` ends an entry's ``source`` with: "planner calibrate x.csv, 2026-11-30, 24 rows".
+_ROWS_IN_SOURCE = re.compile(r"\b(\d[\d,]*) rows?\s*$")
+
+
 class GpuCalibration(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -68,10 +75,20 @@ class GpuCalibration(BaseModel):
     #: relative residuals of the fit (measured / predicted - 1): lower and upper quantiles for ranges
     residual_low: float | None = None
     residual_high: float | None = None
+    #: measurement rows the fit used (``planner calibrate`` writes it; older files say it in ``source`` alone)
+    rows: int | None = Field(default=None, ge=1)
     source: str = ""
 
     def factors(self) -> dict[str, float]:
         return {f: getattr(self, f) for f in CALIBRATED_FIELDS if getattr(self, f) is not None}
+
+    def fitted_rows(self) -> int | None:
+        """The rows the fit used: ``rows``, else the count ending ``source`` ("..., 24 rows", as ``planner
+        calibrate`` wrote it before ``rows``); None when neither says."""
+        if self.rows is not None:
+            return self.rows
+        found = _ROWS_IN_SOURCE.search(self.source)
+        return int(found.group(1).replace(",", "")) if found else None
 
 
 @dataclass(frozen=True)
@@ -264,7 +281,10 @@ def residual_quantiles(
 def residual_range(
     gpu: Any, engine: Any = None, calibration: Any = None, catalog: Any = None, *, gpus: Any = None, model: Any = None
 ):
-    """``residual_quantiles`` and where they come from: a ``planner.accuracy.ranges.TimeRange`` (low, high, note, widened)."""
+    """``residual_quantiles`` and where they come from: a ``planner.accuracy.ranges.TimeRange`` (low, high, note, widened).
+
+    Where a calibration entry sets the predicted times but records no range (fewer than ``FEW_ROWS`` rows), the
+    held-out range stands and its note says so first (``with_calibration_note``)."""
     from planner.accuracy.ranges import region_residuals
     from planner.catalog import default_catalog
     from planner.engines.kernel_curves import curves_miss
@@ -278,7 +298,8 @@ def residual_range(
         return own
     mdl = cat.model(model) if model is not None else None
     curves = curves_miss(g, cat) if eng.kernel_curves else (1.0, "")
-    return region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves)
+    held = region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves)
+    return with_calibration_note(held, g, eng, calibration)
 
 
 def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):
@@ -286,8 +307,113 @@ def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):
     nothing widens; None when no entry names both quantiles (the held-out regions then apply)."""
     from planner.accuracy.ranges import TimeRange
 
-    entry = resolve_calibration(calibration).for_gpu(gpu.all_names(), engine.name)
-    if entry is None or entry.residual_low is None or entry.residual_high is None:
+    use = calibration_in_effect(gpu, engine, calibration)
+    if use is None or not use.has_range:
         return None
-    note = f"your calibration file ({entry.source or 'no source'})"
+    entry = use.entry
+    note = f"{use.named}, {use.rows_text} ({entry.source or 'no source'})"
     return TimeRange(entry.residual_low, entry.residual_high, note, calibrated=True)
+
+
+def with_calibration_note(held, gpu: Any, engine: Any, calibration: Any = None):
+    """A held-out ``TimeRange`` whose note first says, where a calibration entry for this catalog ``gpu`` and engine
+    profile sets the predicted times without a range of its own, that the range is not the file's
+    (``CalibrationUse.range_note``); unchanged otherwise, and where the note says it already."""
+    use = calibration_in_effect(gpu, engine, calibration)
+    if use is None or use.entry is None or use.has_range or held.note.startswith(use.range_note):
+        return held
+    return held._replace(note=f"{use.range_note}: {held.note}")
+
+
+@dataclass(frozen=True)
+class CalibrationUse:
+    """A calibration file in effect, and what it does to one GPU and engine's predictions: its ``entry`` for them
+    (None: it has none, and planner's own factors and held-out ranges stand). An entry's factors replace the
+    engine's in every predicted time; its range (``residual_low`` / ``residual_high``, written when the fit had
+    ``FEW_ROWS`` rows or more) replaces the held-out one."""
+
+    path: str  # the file; "" for a Calibration built in Python without one
+    gpu: str  # the catalog GPU asked about
+    engine: str  # the engine profile asked about
+    entry: GpuCalibration | None
+
+    @property
+    def rows(self) -> int | None:
+        return self.entry.fitted_rows() if self.entry is not None else None
+
+    @property
+    def named(self) -> str:
+        """ "your calibration file PATH" (or "your calibration given in Python")."""
+        return f"your calibration file {self.path}" if self.path else "your calibration given in Python"
+
+    @property
+    def rows_text(self) -> str:
+        n = self.rows
+        return "rows fitted not stated" if n is None else f"fitted on {n:,} row{'s' if n != 1 else ''}"
+
+    @property
+    def has_range(self) -> bool:
+        e = self.entry
+        return e is not None and e.residual_low is not None and e.residual_high is not None
+
+    def _no_range_why(self) -> str:
+        n = self.rows
+        if n is not None and n < FEW_ROWS:
+            return (
+                f"{n:,} row{'s are' if n != 1 else ' is'} too few for a range of its own (it takes {FEW_ROWS} or more)"
+            )
+        return "it records no range of its own"
+
+    @property
+    def range_note(self) -> str:
+        """The head of a held-out range's note when the entry sets the times but has no range."""
+        n = self.rows
+        why = (
+            f"has {n:,} row{'s' if n != 1 else ''}, too few for a range of its own: it takes {FEW_ROWS} or more"
+            if n is not None and n < FEW_ROWS
+            else "records no range of its own"
+        )
+        return f"held-out ({self.named} sets the predicted times but {why})"
+
+    @property
+    def text(self) -> str:
+        """One sentence: the file, its entry, its rows, what it changed and where the time ranges come from."""
+        e = self.entry
+        if e is None:
+            return (
+                f"{self.named} is in effect but has no entry for {self.gpu} with {self.engine}: predicted times and "
+                "ranges are planner's own"
+            )
+        factors = ", ".join(f"{k} {v:.4g}" for k, v in e.factors().items()) or "no factors: the engine's own"
+        which = f"{e.gpu} entry, {'engine ' + e.engine if e.engine else 'every engine'}"
+        head = f"predicted times from {self.named} ({which}, {self.rows_text}: {factors})"
+        if self.has_range:
+            return f"{head}; time ranges its own, {e.residual_low:+.0%} / {e.residual_high:+.0%}"
+        return (
+            f"{head}; {self._no_range_why()}, so time ranges are the held-out ones, measured on planner's "
+            "uncalibrated predictions"
+        )
+
+    def as_dict(self) -> dict:
+        """For ``--json``: the file, whether it has an entry here, its rows, factors, own range and the sentence."""
+        e = self.entry
+        return {
+            "path": self.path or None,
+            "entry": None if e is None else {"gpu": e.gpu, "engine": e.engine, "source": e.source},
+            "rows": self.rows,
+            "factors": {} if e is None else e.factors(),
+            "range": [e.residual_low, e.residual_high] if self.has_range else None,
+            "ranges_from": "calibration" if self.has_range else "held-out",
+            "note": self.text,
+        }
+
+
+def calibration_in_effect(gpu: Any, engine: Any, calibration: Any = None) -> CalibrationUse | None:
+    """The calibration in effect (``calibration``, else ``$PLANNER_CALIBRATION``: ``resolve_calibration``) for a
+    catalog ``gpu`` and engine profile; None when there is none (no file, no entries)."""
+    cal = resolve_calibration(calibration)
+    if cal.path is None and not cal.entries:
+        return None
+    return CalibrationUse(
+        "" if cal.path is None else str(cal.path), gpu.name, engine.name, cal.for_gpu(gpu.all_names(), engine.name)
+    )

@@ -8,6 +8,7 @@ import datetime
 import json
 import math
 import re
+import shlex
 from dataclasses import replace
 from pathlib import Path
 
@@ -53,6 +54,9 @@ from planner.io.limits import MAX_MEASUREMENT_ROWS, MAX_MEASUREMENTS_BYTES, chec
 from planner.serving.load import DATASETS
 
 _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
+
+#: The short form ``calibrate`` and ``validate --decode`` read beside DECODE_COLUMNS: decode timed at a context.
+CONTEXT_COLUMNS = "gpu, model, batch, context, and tpot_ms and/or throughput_tok_s (decode timed at that context)"
 
 
 def _engine(ctx, param, value):
@@ -117,7 +121,12 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 
 @click.command("validate", help=VALIDATE_HELP)
 @click.option("--memory", "memory_file", type=_PATH, help="vLLM start-up CSV [default: the shipped reference rows].")
-@click.option("--decode", "decode_file", type=_PATH, help=f"Benchmark CSV ({DECODE_COLUMNS}) [default: shipped rows].")
+@click.option(
+    "--decode",
+    "decode_file",
+    type=_PATH,
+    help=f"Benchmark CSV ({DECODE_COLUMNS}; or, as calibrate reads it, {CONTEXT_COLUMNS}) [default: shipped rows].",
+)
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
     "--engine", callback=_engine, help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine."
@@ -147,9 +156,9 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
     if memory_file is None or decode_file is not None:
         if decode_file is not None:
             _not_json(decode_file, f"a decode file has {DECODE_COLUMNS}")
-        with reading(decode_file, DECODE_COLUMNS):
-            decode_rows = load_decode_rows(decode_file)
-        _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}")
+        with reading(decode_file, f"{DECODE_COLUMNS}; or {CONTEXT_COLUMNS}"):
+            decode_rows = load_decode_rows() if decode_file is None else read_decode_csv(decode_file)
+        _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
         if decode_file is not None:
             _note_unread_percentiles(decode_file)
         mine = decode_file is not None
@@ -252,7 +261,7 @@ def read_benchmark_serving(path: Path, gpu: str, model: str | None, gpus: int) -
 
 
 def read_measurements(path: Path, gpu: str | None, model: str | None, gpus: int) -> list[DecodeRow]:
-    """A decode CSV (see DECODE_COLUMNS; ``context`` may replace input_len/output_len) or a benchmark_serving JSON."""
+    """A decode CSV (``read_decode_csv``) or a benchmark_serving JSON."""
     return [row for row, _ in read_measurement_cells(path, gpu, model, gpus)]
 
 
@@ -277,12 +286,37 @@ def read_measurement_cells(
             (row, results[i] if i < len(results) else None)
             for i, row in enumerate(read_benchmark_serving(path, gpu, model, gpus))
         ]
+    return _decode_csv_cells(path, gpu, model, gpus)
+
+
+def read_decode_csv(
+    path: Path, gpu: str | None = None, model: str | None = None, gpus: int | None = None
+) -> list[DecodeRow]:
+    """A user's decode CSV as ``calibrate`` and ``validate --decode`` read it: DECODE_COLUMNS, or CONTEXT_COLUMNS
+    (``context`` in place of input_len / output_len: TPOT at that context, no output). ``gpu`` and ``model`` replace
+    the file's names; ``gpus`` is the group of a file without a tensor_parallel_size (or gpus) column (None: the
+    reader's own, 1)."""
+    return [row for row, _ in _decode_csv_cells(path, gpu, model, gpus)]
+
+
+def _decode_csv_cells(
+    path: Path, gpu: str | None, model: str | None, gpus: int | None
+) -> list[tuple[DecodeRow, dict | None]]:
+    """``read_decode_csv``'s rows, each with its CSV row as written."""
     raw = read_csv_rows(path)  # bounded in size and rows
     header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
-        return list(zip(_read_context_csv(path, raw, gpu, model, gpus), raw, strict=True))
+        given = (("gpu", gpu, "--gpu"), ("model", model, "--model"))
+        missing = [(column, flag) for column, value, flag in given if not value and column not in header]
+        if missing:  # every row would lack it: the file, not its rows, is refused
+            columns = " and ".join(c for c, _ in missing)
+            flags = " and ".join(f for _, f in missing)
+            raise InvalidInputError(
+                f"{path}: no {columns} column; the context form has {CONTEXT_COLUMNS} (calibrate also takes {flags})"
+            )
+        return list(zip(_read_context_csv(path, raw, gpu, model, gpus or 1), raw, strict=True))
     rows = with_names(load_decode_rows(path), gpu, model)
-    if not {"tensor_parallel_size", "gpus"} & set(header):  # the file does not say: --gpus (its default 1) does
+    if gpus is not None and not {"tensor_parallel_size", "gpus"} & set(header):  # the file does not say: --gpus does
         rows = [replace(r, gpus=gpus) for r in rows]
     return list(zip(rows, raw, strict=True))
 
@@ -364,6 +398,42 @@ def usable_by_gpu(
     return by_gpu, skipped
 
 
+def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path) -> str:
+    """How to check a calibration on the measurements it was fitted to: ", and check it with: planner validate ..."
+    where ``validate --decode`` reads the file as calibrate did (the same GPU, model and group on every row:
+    ``read_decode_csv`` without --gpu, --model and --gpus), else what to add to the file; "" for --measure and a
+    benchmark_serving JSON, which validate does not read."""
+    if file is None or file.suffix.lower() == ".json":
+        return ""
+    header: set[str] = set()
+    try:
+        header = set(read_csv_rows(file)[0])
+        alone = read_decode_csv(file)
+    except (PlannerError, ValueError, KeyError, IndexError, csv.Error):  # validate cannot read it as it stands
+        alone = None
+    group = "gpus" if "context" in header and "input_len" not in header else "tensor_parallel_size"  # as read
+    if alone is None or len(alone) != len(rows):  # a name only the option gave
+        columns = [c for c in ("gpu", "model") if c not in header]
+        if not columns:
+            return ""
+    else:
+        columns = [
+            name
+            for name, field in (("gpu", "gpu"), ("model", "model"), (group, "gpus"))
+            if any(getattr(a, field) != getattr(r, field) for a, r in zip(alone, rows, strict=True) if not a.problem)
+        ]
+    if columns:
+        words = {"gpu": "GPU", "model": "model", group: "GPUs in the tensor-parallel group"}
+        return (
+            f"; to check it with planner validate (it has no --gpu, --model or --gpus), put the "
+            f"{' and the '.join(words[c] for c in columns)} in the file's {' and '.join(columns)} "
+            f"column{'s' if len(columns) > 1 else ''}"
+        )
+    chosen = f" --engine {engine.name}" if engine is not None else ""
+    quoted = f"{shlex.quote(str(file))} --calibration {shlex.quote(str(output))}"
+    return f", and check it with: planner validate --decode {quoted}{chosen}"
+
+
 @click.command("calibrate")
 @click.argument("file", type=_PATH, required=False)
 @click.option("--measure", is_flag=True, help="Measure this machine's GPU with PyTorch (pip install 'planner[gpu]').")
@@ -393,7 +463,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     """Fit the efficiency factors to your own measurements and write a calibration file.
 
     FILE is a CSV (gpu, model, batch, input_len, output_len, and tpot_ms and/or output_throughput_tok_s; or gpu,
-    model, batch, context, tpot_ms) or a vLLM benchmark_serving result (JSON; give --gpu). Factors are fitted per GPU type; the file is picked up with
+    model, batch, context, tpot_ms: decode timed at that context; planner validate --decode reads both) or a vLLM
+    benchmark_serving result (JSON; give --gpu). Factors are fitted per GPU type; the file is picked up with
     ``calibration=`` in Python, --calibration, or the PLANNER_CALIBRATION environment variable. Prints the
     error before and after.
 
@@ -451,6 +522,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
                 **fit.factors,
                 residual_low=None if few else low,
                 residual_high=None if few else high,
+                rows=len(grows),
                 source=f"{source}, {today}, {len(grows)} row{'s' if len(grows) != 1 else ''}",
             )
         )
@@ -463,8 +535,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "
                 f"{FEW_ROWS}): its factors can move a sizing far, and its range is not recorded (sizing keeps the "
-                f"held-out range); measure more batches and contexts, and check it with: "
-                f"planner validate --decode {where} --calibration {output}",
+                f"held-out range); measure more batches and contexts{check_hint(file, rows, engine, output)}",
                 err=True,
             )
     write_calibration(

@@ -229,6 +229,8 @@ def render_plan(p: Plan) -> str:
         f"TTFT ({p.context:,}-token prompt)",
         f"{fmt_seconds(p.ttft_s)} (range {fmt_seconds(low)} to {fmt_seconds(high)})",
     )
+    if p.calibration is not None:
+        row("Calibration", p.calibration.text)
     if p.time_range_widened:
         row("Time ranges widened", p.time_range_widened)
     if p.time_range_held:
@@ -281,6 +283,7 @@ def plan_as_dict(p: Plan) -> dict:
         "tpot_s": float(p.at_batch.step_s),
         "tpot_range_s": list(p.time_range(float(p.at_batch.step_s))),
         "time_range_note": p.time_range_note,
+        "calibration": None if p.calibration is None else p.calibration.as_dict(),
         "time_range_widened": p.time_range_widened,
         "time_range_held": p.time_range_held,
         "time_range_coverage": {

@@ -221,6 +221,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             ),
             Assumption(f"engine {e.name}: per-step overhead", e.step_overhead_s * 1e3, "ms", src),
         ]
+    for r in _first_per(results, lambda r: (r.gpu.name, r.engine.name)):
+        if r.calibration is not None:  # the file in effect: what it did to this GPU's times and ranges
+            rows.append(
+                Assumption(
+                    f"{r.gpu.name}, engine {r.engine.name}: calibration",
+                    r.calibration.text,
+                    "",
+                    "--calibration or $PLANNER_CALIBRATION",
+                )
+            )
     for r in _first_per(results, lambda r: (r.gpu.name, r.model.name, r.candidate and r.candidate.gpus_per_replica)):
         low, high = r.time_range
         where = f"{r.gpu.name}, {r.model.name}" + (

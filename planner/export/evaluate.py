@@ -12,7 +12,7 @@ from dataclasses import replace as dc_replace
 import numpy as np
 
 from planner import api
-from planner.accuracy.calibration import calibrated_range, residual_range
+from planner.accuracy.calibration import calibrated_range, calibration_in_effect, residual_range, with_calibration_note
 from planner.accuracy.ranges import TimeRange, moe_class
 from planner.accuracy.serving_margin import margin_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
@@ -348,6 +348,7 @@ def evaluate(
         time_range_widened=kept.time_range.widened,
         tpot_goal_s=tpot_goal,
         ttft_goal_s=kept.goal_s(workload.ttft_target_s),
+        calibration=calibration_in_effect(gpu, eng),
     )
     if best is None:
         peak = avg = math.nan
@@ -406,7 +407,7 @@ def _margin_range(gpu: Gpu, eng: EngineProfile, catalog: Catalog, gpus: int, mdl
     prediction = residual_range(gpu, eng.name, catalog=catalog, gpus=gpus, model=mdl)
     if calibrated_range(gpu, eng) is not None:
         return prediction
-    return margin_range(prediction, gpu.name, eng.name, moe_class(mdl))
+    return with_calibration_note(margin_range(prediction, gpu.name, eng.name, moe_class(mdl)), gpu, eng)
 
 
 def latency_margin(workload: Workload, high: float) -> float:

@@ -226,9 +226,27 @@ def horizon_line(review: Review) -> str:
     )
 
 
+def calibration_line(review: Review) -> str:
+    """One sentence when a calibration file is in effect ("" otherwise): for each option's GPU and engine, what it
+    did to the predicted times and ranges (``planner.accuracy.calibration.CalibrationUse.text``), those it has no
+    entry for named together."""
+    uses = [r.calibration for r in review.results if r.calibration is not None]
+    if not uses:
+        return ""
+    parts = list(dict.fromkeys(u.text for u in uses if u.entry is not None))
+    bare = list(dict.fromkeys(f"{u.gpu} with {u.engine}" for u in uses if u.entry is None))
+    if bare:
+        parts.append(
+            f"{uses[0].named} has no entry for {', '.join(bare)}: {'their' if len(bare) > 1 else 'its'} predicted "
+            "times and ranges are planner's own"
+        )
+    return "Calibration: " + "; ".join(parts) + "."
+
+
 def money_lines(review: Review) -> list[str]:
-    """What every surface says under the recommendation: the margin's price, the years, like for like, quality."""
-    lines = [x for x in (margin_line(review), horizon_line(review), grid_line(review)) if x]
+    """What every surface says under the recommendation: the calibration in effect, the margin's price, the years,
+    like for like, quality."""
+    lines = [x for x in (calibration_line(review), margin_line(review), horizon_line(review), grid_line(review)) if x]
     return lines + [q.text for q in review.outlook.quality]
 
 

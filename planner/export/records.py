@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from planner.accuracy.calibration import CalibrationUse
 from planner.accuracy.ranges import TimeRange
 from planner.catalog import Gpu, Model
 from planner.engines.profiles import EngineProfile
@@ -126,6 +127,8 @@ class Result:
     slow_end: SlowEnd | None = None
     #: the same at the full range's slow end, where that differs (an end one source sets); else None
     slow_end_full_range: SlowEnd | None = None
+    #: the calibration file in effect and what it does to this GPU and engine (None: no calibration file)
+    calibration: CalibrationUse | None = None
 
     @property
     def meets(self) -> bool:

@@ -239,9 +239,10 @@ def _summary(book: _Book) -> None:
     skipped = not_evaluated(review)
     if skipped:
         notes.append(("Levers not evaluated", skipped))
-    notes.insert(
-        0, ("Margin, years, like for like, quality", [*money.money_lines(review), money.sign_off_line(review)])
-    )
+    heading = (
+        "Calibration, margin" if money.calibration_line(review) else "Margin"
+    ) + ", years, like for like, quality"
+    notes.insert(0, (heading, [*money.money_lines(review), money.sign_off_line(review)]))
     if rec.under_load is not None and (lines := held_out.note_lines(load_loaded_ranges(), rec.under_load.percentile)):
         lines += held_out.uncovered_line(rec.option.name, rec.gpu.name, rec.engine)  # its GPU or engine unmeasured
         lines += slow_end.note_lines(review)  # the fleet at the ranges' slow end: shown, not applied
