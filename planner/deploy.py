@@ -32,6 +32,7 @@ from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures, ops
 from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
+from planner.model.parallel import streams_of
 from planner.model.rows import Rows, gathered
 from planner.options import Options
 from planner.units import counted
@@ -42,6 +43,29 @@ GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
 MAX_CONTEXT_TOKENS = 2**24
 MAX_BATCH_INPUT = 2**20
 MAX_GPUS = 4096
+
+
+# -- the engine's batch limit ------------------------------------------------------------------------
+
+
+def engine_sequence_limit(engine: EngineProfile, gpu: Gpu, parallelism: str = "tp", gpus: float = 1) -> int:
+    """The most sequences the engine runs at once on a group of ``gpus`` x ``gpu``: its ``max_num_seqs`` on that GPU
+    (``EngineProfile.batching_limits``: vLLM's default 1,024 on an H100-class GPU, 256 on an A100 or a smaller
+    one), times the group's attention ranks under "dp-ep" (each rank schedules its own) and its pipeline's
+    micro-batches where the engine's limit holds per micro-batch (``pipeline_seqs_per_micro_batch``, TensorRT-LLM).
+    Memory may hold more: the engine still runs at most this many (``served_batch``)."""
+    _, seqs = engine.batching_limits(gpu.memory_bytes, gpu.engine_device_name)
+    per_stream = parallelism == "dp-ep" or (is_pipeline(parallelism) and engine.pipeline_seqs_per_micro_batch)
+    return int(seqs) * (int(streams_of(parallelism, float(gpus))) if per_stream else 1)
+
+
+def served_batch(
+    memory_max_batch: int, engine: EngineProfile, gpu: Gpu, parallelism: str = "tp", gpus: float = 1
+) -> tuple[int, bool]:
+    """(batch, capped): the largest batch the engine serves, min(``memory_max_batch``, ``engine_sequence_limit``),
+    and whether the engine's limit (not memory) bounds it."""
+    limit = engine_sequence_limit(engine, gpu, parallelism, gpus)
+    return min(int(memory_max_batch), limit), limit < int(memory_max_batch)
 
 
 # -- flags --------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import Catalog, default_catalog, reload_catalog
+from planner.engines.profiles import engine_profile
 from planner.errors import (
     InvalidInputError,
     MissingDataError,
@@ -285,6 +286,31 @@ def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
     except (PlannerError, KeyError, TypeError, ValueError):
         return None
     return api.trained_context_warning(model, tokens)
+
+
+def max_batch_notes(values: dict[str, Any]) -> list[str]:
+    """MAX_BATCH is what memory holds; where that is more than vLLM runs at once on the group (its max_num_seqs,
+    ``planner.api.engine_sequence_limit``), say so: ``planner plan`` serves and times the smaller batch
+    (``planner.api.served_batch``). Nothing where the names or numbers do not resolve."""
+    spec = SPECS["MAX_BATCH"]
+    held = _scalar(spec, [values[p.name] for p in spec.params])
+    if isinstance(held, Failure):
+        return []
+    kwargs = {p.keyword: values[p.name] for p in spec.params if values[p.name] is not MISSING}
+    gpus = values["gpus"] if values["gpus"] is not MISSING else chosen_gpus(spec, kwargs)
+    layout = values["parallelism"] if values["parallelism"] is not MISSING else "tp"
+    try:
+        gpu = catalog().gpu(values["gpu"])
+        engine = engine_profile("vllm")
+        limit = api.engine_sequence_limit(engine, gpu, api.check_parallelism(layout), float(gpus))
+    except (PlannerError, TypeError, ValueError):
+        return []
+    if int(held) <= limit:
+        return []
+    return [
+        f"memory holds {int(held):,} sequences, but vllm runs at most {limit:,} at once on {gpu.name} (its "
+        f"max_num_seqs): planner plan serves and times {limit:,}"
+    ]
 
 
 def replicas_notes(values: dict[str, Any]) -> list[str]:
@@ -699,6 +725,7 @@ SPECS: dict[str, Spec] = {
             (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL, PARALLELISM),
             integer=True,
             sequence=CTX,
+            notes=max_batch_notes,
         ),
         Spec(
             "MIN_GPUS",
