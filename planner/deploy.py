@@ -17,6 +17,7 @@ import numpy as np
 from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
+from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import Resolved, _resolve, gpu_numbers
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
@@ -270,6 +271,68 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
     return OutOfRangeError(f"{why}; use another engine (vllm, sglang) or a Hopper GPU (H100, H200)")
 
 
+def weights_refused(r: Resolved) -> Any:
+    """Per scenario: whether the GPU lacks the weight format (``GpuFacts.weight_formats`` shares no bit with
+    ``PrecisionFacts.weight_format_bits``; a GPU without a list takes any format)."""
+    mask = np.asarray(gathered(r.gpu.weight_formats)).astype(np.int64)
+    bits = np.asarray(gathered(r.precision.weight_format_bits)).astype(np.int64)
+    return (mask > 0) & ((mask & bits) == 0)
+
+
+def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalog: Catalog) -> OutOfRangeError:
+    """The error for weights in a format the GPU does not run (``Gpu.weight_precisions``): the format, why (the
+    tensor-core math it lacks, else no engine's kernel for its SM) and the formats it takes."""
+    name = implied_weight_precision(model.name, weight_precision)
+    precision = catalog.precision(name if name is not None else model.native_precision)
+    sm = ARCHITECTURE_SM.get(gpu.architecture)
+    arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
+    lacks = {precision.math, precision.math_fallback} - {None} - set(gpu.peak_flop_per_s)
+    why = (
+        f"it has no {' or '.join(sorted(lacks))} tensor cores"
+        if lacks and precision.math not in gpu.peak_flop_per_s
+        else "no engine's kernels for it run on this GPU"
+    )
+    return OutOfRangeError(
+        f"{gpu.name} ({arch}) cannot run {model.name}'s weights in {precision.name}: {why}; weight precisions it "
+        f"takes: {', '.join(gpu.weight_precisions or ())} (catalogs/gpus.toml weight_precisions_source)"
+    )
+
+
+def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any) -> str:
+    """Where ``gpu`` lacks bf16 (``Gpu.weight_precisions``) and ``model`` is published in bf16 with no weight
+    precision given: how it runs, in fp16 (the same bytes; vLLM's --dtype auto takes the first of the platform's
+    supported dtypes, fp16 below SM 8.0: ``_resolve_auto_dtype``, ``CudaPlatformBase.supported_dtypes``), its KV
+    cache too unless one is given; "" elsewhere."""
+    if weight_precision is not None or model.native_precision != "bf16":
+        return ""
+    if gpu.takes_weights("bf16") or not gpu.takes_weights("fp16"):
+        return ""
+    kv = " and KV cache" if kv_precision is None else ""
+    return (
+        f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes (vLLM's --dtype auto "
+        "does so below SM 8.0; --dtype bfloat16 is refused there)"
+    )
+
+
+def weight_only_note(gpu: Gpu, precision: Any, engine: EngineProfile) -> str:
+    """Where the weights' math is 8-bit or narrower (fp8, fp4) and ``gpu`` has no tensor cores for it (Ampere: fp8;
+    Hopper and older: fp4): they run weight-only, dequantized into 16-bit math, and are timed so (1 B or less per
+    weight read, GEMMs at the 16-bit peak, ``planner.model.operators.weight_only_flop_scale``). vLLM: FP8 on SM
+    below 8.9 takes the Marlin kernel ("For GPUs that lack FP8 hardware support, we can leverage the Marlin kernel
+    for fast weight-only FP8 quantization", ``Fp8LinearMethod.use_marlin``, vllm/model_executor/layers/quantization/
+    fp8.py at commit 0071b24b). "" elsewhere (16-bit or integer math, or the GPU has the math)."""
+    if precision.math not in ("fp8", "fp4") or precision.math in gpu.peak_flop_per_s:
+        return ""
+    if not gpu.takes_weights(precision.name):
+        return ""
+    return (
+        f"{precision.name} weights on {gpu.name}: it has no {precision.math} tensor cores ({gpu.architecture}), so "
+        f"{engine.name} runs them weight-only, dequantized into 16-bit math (W{precision.bits_per_element:g}A16, "
+        f"Marlin kernels): timed so, {precision.bytes_per_element:g} B read per weight and the GEMMs at the "
+        "16-bit peak"
+    )
+
+
 def check_release(
     gpu: Gpu, model: Model, engine: Any = None, weight_precision: Any = None, catalog: Catalog | None = None
 ) -> None:
@@ -486,6 +549,16 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
                 errors,
                 lambda: (_names(gpu), _names(model)),
                 lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
+            )
+            bad_gpus = np.asarray(bad_gpus) | refused
+    if ops.any_positive(r.gpu.weight_formats):  # a GPU that runs only some weight formats (T4: no bf16, no fp8)
+        refused = weights_refused(r) & ~np.asarray(r.bad)
+        if np.any(refused):
+            _refuse(
+                refused,
+                errors,
+                lambda: (_names(gpu), _names(model), _names(o.weight_precision)),
+                lambda g, name, wp: weight_precision_error(r.catalog.gpu(g), r.catalog.model(name), wp, r.catalog),
             )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)

@@ -23,7 +23,9 @@ from planner.deploy import (
     experts_upcast,
     fp8_kv_note,
     served_batch,
+    sixteen_bit_note,
     valid_tp_sizes,
+    weight_only_note,
 )
 from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
@@ -133,6 +135,9 @@ def plan(
     cat = o.catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
+    sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision)
+    if sixteen:  # a GPU without bf16 runs a bf16 model as fp16 (the same bytes): say it and plan it so
+        o = replace(o, weight_precision="fp16", kv_precision=o.kv_precision or "fp16")
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)
@@ -154,7 +159,9 @@ def plan(
     first = _prefill(g, mdl, context, replace(o, gpus=n), "ttft_s")
     price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
-    warnings = []
+    warnings = [sixteen] if sixteen else []
+    only = weight_only_note(g, cat.precision(wp), eng)
+    warnings += [only] if only else []
     if b > limit:
         warnings.append(
             f"batch {b:,} is more than {eng.name} runs at once on {n} x {g.name}: {limit:,} sequences "
