@@ -337,14 +337,17 @@ def check_release(
     gpu: Gpu, model: Model, engine: Any = None, weight_precision: Any = None, catalog: Catalog | None = None
 ) -> None:
     """Raise ``release_error`` where the engine release cannot load ``model`` at ``weight_precision`` (None: as
-    published) on ``gpu`` (``model.mxfp4_experts_refused``): the check ``deploy`` makes per scenario, for a caller that
-    sizes one GPU and model before it calls the functions (the export's options)."""
+    published) on ``gpu`` (``model.mxfp4_experts_refused``), and ``weight_precision_error`` where the GPU does not run
+    that weight format (``weights_refused``): the checks ``deploy`` makes per scenario, for a caller that sizes one GPU
+    and model before it calls the functions (the export's options)."""
     eng = engine_profile(engine)
     r = _resolve(
         catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
     )
     if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
         raise release_error(model, gpu, eng)
+    if np.any(weights_refused(r)):  # a format the GPU does not run (Gpu.weight_precisions: T4, no bf16 or fp8)
+        raise weight_precision_error(gpu, model, weight_precision, r.catalog)
 
 
 def experts_upcast(

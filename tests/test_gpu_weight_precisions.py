@@ -19,6 +19,7 @@ import planner
 from planner.catalog import default_catalog
 from planner.catalog.schema import Gpu
 from planner.cli import main
+from planner.errors import PlannerError
 from planner.excel import functions as xf
 from planner.report import plan
 
@@ -91,6 +92,25 @@ def test_fp8_weights_on_a100_are_said_to_run_weight_only():
     )
     h100 = plan("H100", "llama3.1-8b", 1024, weight_precision="fp8")  # Hopper: fp8 tensor cores
     assert not any("weight-only" in w for w in h100.warnings)
+
+
+def test_export_refuses_an_option_of_weights_the_gpu_does_not_run():
+    from planner.export.evaluate import evaluate
+    from planner.export.scenario import Option, Workload
+
+    workload = Workload(
+        peak_requests_per_s=10,
+        average_requests_per_s=5,
+        prompt_tokens_mean=512,
+        prompt_tokens_high=1024,
+        output_tokens_mean=128,
+        output_tokens_high=256,
+        tpot_target_s="50 ms",
+        ttft_target_s="2 s",
+    )
+    option = Option(gpu="T4", model="llama3.1-8b", weight_precision="fp8", kv_precision="fp16")
+    with pytest.raises(PlannerError, match=f"cannot run Llama-3.1-8B's weights in fp8: .*takes: {T4_ACCEPTED}"):
+        evaluate(option, workload, default_catalog(), 1.0)
 
 
 def test_a_weight_list_needs_its_source():
