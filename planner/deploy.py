@@ -17,6 +17,7 @@ import numpy as np
 from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
+from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import Resolved, _resolve, gpu_numbers
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
@@ -32,6 +33,7 @@ from planner.errors import DoesNotFitError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures, ops
 from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
+from planner.model.parallel import streams_of
 from planner.model.rows import Rows, gathered
 from planner.options import Options
 from planner.units import counted
@@ -42,6 +44,29 @@ GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
 MAX_CONTEXT_TOKENS = 2**24
 MAX_BATCH_INPUT = 2**20
 MAX_GPUS = 4096
+
+
+# -- the engine's batch limit ------------------------------------------------------------------------
+
+
+def engine_sequence_limit(engine: EngineProfile, gpu: Gpu, parallelism: str = "tp", gpus: float = 1) -> int:
+    """The most sequences the engine runs at once on a group of ``gpus`` x ``gpu``: its ``max_num_seqs`` on that GPU
+    (``EngineProfile.batching_limits``: vLLM's default 1,024 on an H100-class GPU, 256 on an A100 or a smaller
+    one), times the group's attention ranks under "dp-ep" (each rank schedules its own) and its pipeline's
+    micro-batches where the engine's limit holds per micro-batch (``pipeline_seqs_per_micro_batch``, TensorRT-LLM).
+    Memory may hold more: the engine still runs at most this many (``served_batch``)."""
+    _, seqs = engine.batching_limits(gpu.memory_bytes, gpu.engine_device_name)
+    per_stream = parallelism == "dp-ep" or (is_pipeline(parallelism) and engine.pipeline_seqs_per_micro_batch)
+    return int(seqs) * (int(streams_of(parallelism, float(gpus))) if per_stream else 1)
+
+
+def served_batch(
+    memory_max_batch: int, engine: EngineProfile, gpu: Gpu, parallelism: str = "tp", gpus: float = 1
+) -> tuple[int, bool]:
+    """(batch, capped): the largest batch the engine serves, min(``memory_max_batch``, ``engine_sequence_limit``),
+    and whether the engine's limit (not memory) bounds it."""
+    limit = engine_sequence_limit(engine, gpu, parallelism, gpus)
+    return min(int(memory_max_batch), limit), limit < int(memory_max_batch)
 
 
 # -- flags --------------------------------------------------------------------------------------------
@@ -246,18 +271,83 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
     return OutOfRangeError(f"{why}; use another engine (vllm, sglang) or a Hopper GPU (H100, H200)")
 
 
+def weights_refused(r: Resolved) -> Any:
+    """Per scenario: whether the GPU lacks the weight format (``GpuFacts.weight_formats`` shares no bit with
+    ``PrecisionFacts.weight_format_bits``; a GPU without a list takes any format)."""
+    mask = np.asarray(gathered(r.gpu.weight_formats)).astype(np.int64)
+    bits = np.asarray(gathered(r.precision.weight_format_bits)).astype(np.int64)
+    return (mask > 0) & ((mask & bits) == 0)
+
+
+def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalog: Catalog) -> OutOfRangeError:
+    """The error for weights in a format the GPU does not run (``Gpu.weight_precisions``): the format, why (the
+    tensor-core math it lacks, else no engine's kernel for its SM) and the formats it takes."""
+    name = implied_weight_precision(model.name, weight_precision)
+    precision = catalog.precision(name if name is not None else model.native_precision)
+    sm = ARCHITECTURE_SM.get(gpu.architecture)
+    arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
+    lacks = {precision.math, precision.math_fallback} - {None} - set(gpu.peak_flop_per_s)
+    why = (
+        f"it has no {' or '.join(sorted(lacks))} tensor cores"
+        if lacks and precision.math not in gpu.peak_flop_per_s
+        else "no engine's kernels for it run on this GPU"
+    )
+    return OutOfRangeError(
+        f"{gpu.name} ({arch}) cannot run {model.name}'s weights in {precision.name}: {why}; weight precisions it "
+        f"takes: {', '.join(gpu.weight_precisions or ())} (catalogs/gpus.toml weight_precisions_source)"
+    )
+
+
+def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any) -> str:
+    """Where ``gpu`` lacks bf16 (``Gpu.weight_precisions``) and ``model`` is published in bf16 with no weight
+    precision given: how it runs, in fp16 (the same bytes; vLLM's --dtype auto takes the first of the platform's
+    supported dtypes, fp16 below SM 8.0: ``_resolve_auto_dtype``, ``CudaPlatformBase.supported_dtypes``), its KV
+    cache too unless one is given; "" elsewhere."""
+    if weight_precision is not None or model.native_precision != "bf16":
+        return ""
+    if gpu.takes_weights("bf16") or not gpu.takes_weights("fp16"):
+        return ""
+    kv = " and KV cache" if kv_precision is None else ""
+    return (
+        f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes (vLLM's --dtype auto "
+        "does so below SM 8.0; --dtype bfloat16 is refused there)"
+    )
+
+
+def weight_only_note(gpu: Gpu, precision: Any, engine: EngineProfile) -> str:
+    """Where the weights' math is 8-bit or narrower (fp8, fp4) and ``gpu`` has no tensor cores for it (Ampere: fp8;
+    Hopper and older: fp4): they run weight-only, dequantized into 16-bit math, and are timed so (1 B or less per
+    weight read, GEMMs at the 16-bit peak, ``planner.model.operators.weight_only_flop_scale``). vLLM: FP8 on SM
+    below 8.9 takes the Marlin kernel ("For GPUs that lack FP8 hardware support, we can leverage the Marlin kernel
+    for fast weight-only FP8 quantization", ``Fp8LinearMethod.use_marlin``, vllm/model_executor/layers/quantization/
+    fp8.py at commit 0071b24b). "" elsewhere (16-bit or integer math, or the GPU has the math)."""
+    if precision.math not in ("fp8", "fp4") or precision.math in gpu.peak_flop_per_s:
+        return ""
+    if not gpu.takes_weights(precision.name):
+        return ""
+    return (
+        f"{precision.name} weights on {gpu.name}: it has no {precision.math} tensor cores ({gpu.architecture}), so "
+        f"{engine.name} runs them weight-only, dequantized into 16-bit math (W{precision.bits_per_element:g}A16, "
+        f"Marlin kernels): timed so, {precision.bytes_per_element:g} B read per weight and the GEMMs at the "
+        "16-bit peak"
+    )
+
+
 def check_release(
     gpu: Gpu, model: Model, engine: Any = None, weight_precision: Any = None, catalog: Catalog | None = None
 ) -> None:
     """Raise ``release_error`` where the engine release cannot load ``model`` at ``weight_precision`` (None: as
-    published) on ``gpu`` (``model.mxfp4_experts_refused``): the check ``deploy`` makes per scenario, for a caller that
-    sizes one GPU and model before it calls the functions (the export's options)."""
+    published) on ``gpu`` (``model.mxfp4_experts_refused``), and ``weight_precision_error`` where the GPU does not run
+    that weight format (``weights_refused``): the checks ``deploy`` makes per scenario, for a caller that sizes one GPU
+    and model before it calls the functions (the export's options)."""
     eng = engine_profile(engine)
     r = _resolve(
         catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
     )
     if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
         raise release_error(model, gpu, eng)
+    if np.any(weights_refused(r)):  # a format the GPU does not run (Gpu.weight_precisions: T4, no bf16 or fp8)
+        raise weight_precision_error(gpu, model, weight_precision, r.catalog)
 
 
 def experts_upcast(
@@ -462,6 +552,16 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
                 errors,
                 lambda: (_names(gpu), _names(model)),
                 lambda g, name: release_error(r.catalog.model(name), r.catalog.gpu(g), eng),
+            )
+            bad_gpus = np.asarray(bad_gpus) | refused
+    if ops.any_positive(r.gpu.weight_formats):  # a GPU that runs only some weight formats (T4: no bf16, no fp8)
+        refused = weights_refused(r) & ~np.asarray(r.bad)
+        if np.any(refused):
+            _refuse(
+                refused,
+                errors,
+                lambda: (_names(gpu), _names(model), _names(o.weight_precision)),
+                lambda g, name, wp: weight_precision_error(r.catalog.gpu(g), r.catalog.model(name), wp, r.catalog),
             )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)

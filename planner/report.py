@@ -22,7 +22,10 @@ from planner.deploy import (
     check_parallelism,
     experts_upcast,
     fp8_kv_note,
+    served_batch,
+    sixteen_bit_note,
     valid_tp_sizes,
+    weight_only_note,
 )
 from planner.engines.allreduce_table import borrowed_note
 from planner.engines.kernel_curves import curves_note, moe_floor_note
@@ -40,7 +43,8 @@ if TYPE_CHECKING:  # the serving simulation is imported when a replica is made, 
 
 @dataclass(frozen=True)
 class LayoutOption:
-    """The same GPUs split another way (``model.parallel.PARALLELISMS``), at the largest batch that layout holds."""
+    """The same GPUs split another way (``model.parallel.PARALLELISMS``), at the largest batch that layout serves:
+    what its memory holds, at most the engine's sequence limit (``planner.deploy.served_batch``)."""
 
     parallelism: str
     gpus: int
@@ -49,11 +53,15 @@ class LayoutOption:
     throughput_tokens_per_s: float
     ttft_s: float
     cost_per_mtok_usd: float
+    memory_max_batch: int = 0  # the sequences its memory holds (max_batch where the engine's limit does not bind)
 
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything about one deployment at one context, for reports: memory, speed at batch 1 and at max batch, cost."""
+    """Everything about one deployment at one context, for reports: memory, speed at batch 1 and at max batch, cost.
+
+    Max batch is the largest the engine serves: what memory holds (``memory.max_batch``), at most the engine's
+    sequence limit (``engine_batch_limit``, vLLM's ``max_num_seqs``; ``planner.deploy.served_batch``)."""
 
     gpu: Gpu
     model: Model
@@ -65,7 +73,7 @@ class Plan:
     kv_precision: str
     memory: MemoryPlan
     ridge_flop_per_byte: float
-    batch: int  # the batch asked for (default: max batch)
+    batch: int  # the batch asked for (default: max batch, the served one)
     at_batch: DecodeStep
     at_one: DecodeStep
     ttft_s: float
@@ -92,6 +100,15 @@ class Plan:
     price_source: str = ""
     #: the calibration file in effect and what it does to this GPU and engine (None: no calibration file)
     calibration: CalibrationUse | None = None
+    #: the largest batch the engine serves: min(memory.max_batch, engine_batch_limit)
+    max_batch: int = 0
+    #: the most sequences the engine runs at once on this group (``planner.deploy.engine_sequence_limit``)
+    engine_batch_limit: int = 0
+
+    @property
+    def batch_capped(self) -> bool:
+        """Whether the engine's sequence limit, not memory, bounds the max batch."""
+        return self.engine_batch_limit < int(self.memory.max_batch)
 
     def time_range(self, seconds: float) -> tuple[float, float]:
         low, high = self.time_residuals
@@ -110,7 +127,8 @@ def plan(
     """One scenario, fully evaluated (scalars only): the CLI's ``planner plan`` prints this. For a MoE model the
     other layouts on the same GPUs (data-parallel attention with experts spread ...) come beside it.
 
-    ``batch`` (default: max batch) is the batch of the speed figures; options: ``planner.options.GroupOptions``
+    ``batch`` (default: max batch, what memory holds at most the engine's ``max_num_seqs``: ``served_batch``) is
+    the batch of the speed figures; options: ``planner.options.GroupOptions``
     (``errors`` is always "raise": one scenario).
     """
     o = Options.read(GroupOptions, options, "plan")
@@ -119,6 +137,9 @@ def plan(
     cat = o.catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
+    sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision)
+    if sixteen:  # a GPU without bf16 runs a bf16 model as fp16 (the same bytes): say it and plan it so
+        o = replace(o, weight_precision="fp16", kv_precision=o.kv_precision or "fp16")
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)
@@ -134,13 +155,22 @@ def plan(
             f"{g.name} holds {top:,} sequences of {mdl.name} at once, more than the {MAX_BATCH_INPUT:,} planner "
             f"models; check the catalog's memory_bytes ({g.memory_bytes:,}) or give --batch"
         )
-    b = top if batch is None else int(_count(batch, "batch", MAX_BATCH_INPUT, " of sequences"))
+    served, _ = served_batch(top, eng, g, layout, n)
+    limit = api.engine_sequence_limit(eng, g, layout, n)
+    b = served if batch is None else int(_count(batch, "batch", MAX_BATCH_INPUT, " of sequences"))
     at_batch = _decode_step(g, mdl, context, replace(o, batch=b, gpus=n))
     at_one = _decode_step(g, mdl, context, replace(o, batch=1, gpus=n))
     first = _prefill(g, mdl, context, replace(o, gpus=n), "ttft_s")
     price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
-    warnings = []
+    warnings = [sixteen] if sixteen else []
+    only = weight_only_note(g, cat.precision(wp), eng)
+    warnings += [only] if only else []
+    if b > limit:
+        warnings.append(
+            f"batch {b:,} is more than {eng.name} runs at once on {n} x {g.name}: {limit:,} sequences "
+            f"({limit_words(eng, g, layout, n)}); the figures at it hold only where the deployment raises that limit"
+        )
     ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
     beyond = api.trained_context_warning(mdl, ctx)  # the one rule and wording (planner.deploy)
     warnings += [beyond] if beyond else []
@@ -206,7 +236,21 @@ def plan(
         "" if rng.calibrated else coverage_note(),
         _price_source(g) if price_per_gpu_hour is None else "",
         calibration_in_effect(g, eng, o.calibration),
+        served,
+        limit,
     )
+
+
+def limit_words(eng: EngineProfile, g: Gpu, layout: str, gpus: int) -> str:
+    """Where the engine's sequence limit on a group comes from: "vllm's max_num_seqs", or with the per-stream
+    limit where each attention rank or pipeline micro-batch has its own ("..., 1,024 on each of 8 attention
+    ranks")."""
+    per = eng.batching_limits(g.memory_bytes, g.engine_device_name)[1]
+    streams = api.engine_sequence_limit(eng, g, layout, gpus) // per
+    if streams <= 1:
+        return f"{eng.name}'s max_num_seqs"
+    each = "attention ranks" if layout == "dp-ep" else "pipeline micro-batches"
+    return f"{eng.name}'s max_num_seqs, {per:,} on each of {streams} {each}"
 
 
 #: What the held-out pipeline runs say of a "pp" plan (``python bench/heldout.py --source trtllm-perf-overview-1.2``
@@ -255,14 +299,15 @@ def _alternatives(g: Gpu, mdl: Model, context: Any, n: int, price: float, o: Opt
             continue
         on = replace(o, gpus=n, parallelism=other)
         try:
-            top = int(api._memory_plan(g, mdl, context, on).max_batch)
+            held = int(api._memory_plan(g, mdl, context, on).max_batch)
+            top, _ = served_batch(held, on.engine, g, other, n)
             step = _decode_step(g, mdl, context, replace(on, batch=top))
             first = float(_prefill(g, mdl, context, on, "ttft_s"))
         except PlannerError:
             continue
         rate = float(step.throughput_tokens_per_s)
         cost = float(m.cost_per_million_tokens_usd(price, n, rate))
-        out.append(LayoutOption(other, n, top, float(step.step_s), rate, first, cost))
+        out.append(LayoutOption(other, n, top, float(step.step_s), rate, first, cost, held))
     return tuple(out)
 
 

@@ -46,6 +46,14 @@ CASES = {
         "Error: price per GPU-hour: give a price above 0 and at most 10,000 US$ per GPU-hour",
     ),
     "no_price": ({"gpu": "H100 NVL 94GB"}, "Error: the catalog has no price for this GPU: give a price per GPU-hour"),
+    # the T4 has no fp8 tensor cores and vLLM loads fp8 from SM 8.0 (catalogs/gpus.toml weight_precisions_source):
+    # refused as `planner plan` refuses it, naming the formats it runs
+    "t4_fp8": (
+        {"gpu": "T4", "weight_precision": "fp8"},
+        "Error: T4 does not run weights in fp8: it runs fp32, fp16, int8, int4, w8a16 (GPUs sheet: weight formats)",
+    ),
+    # a bf16 model as published runs in fp16 there (vLLM's --dtype auto below SM 8.0): not refused
+    "t4_bf16_as_published": ({"gpu": "T4", "model": "Qwen3-0.6B"}, None),
 }
 
 #: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the

@@ -264,7 +264,8 @@ def _read_shipped(folder: Path) -> dict[str, list[BaseModel]]:
 
 
 def _check_references(catalog: Catalog) -> None:
-    """Every precision a model names is in the catalog: a CatalogError here, not an IndexError in ``export``.
+    """Every precision a model or a GPU's ``weight_precisions`` names is in the catalog: a CatalogError here, not an
+    IndexError in ``export``.
 
     A catalog read without any precisions (``shipped=False`` over a folder of models only) is not checked.
     """
@@ -278,6 +279,14 @@ def _check_references(catalog: Catalog) -> None:
                 raise CatalogError(
                     f"model {m.name!r}: {key}: {UnknownNameError('precision', name, catalog.precisions.names())} "
                     f"(catalog folders: {folders})"
+                )
+    for g in catalog.gpus:
+        for name in g.weight_precisions or ():
+            if name not in catalog.precisions or catalog.precision(name).name != name:
+                folders = ", ".join(str(f) for f in catalog.folders)
+                raise CatalogError(
+                    f"GPU {g.name!r}: weight_precisions: {name!r} is not a precision's own name; known: "
+                    f"{', '.join(catalog.precisions.names())} (catalog folders: {folders})"
                 )
 
 

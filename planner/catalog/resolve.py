@@ -159,11 +159,25 @@ def gpu_kernel_factors(g: Gpu) -> dict[str, float]:
 
 def _gpu_numbers(catalog: Catalog, engine: EngineProfile | None, calibration: Calibration | None, name: Any):
     """``gpu_numbers`` of the GPU ``name`` (a name or a catalog entry), once per catalog, engine and calibration."""
+
+    def numbers() -> dict[str, float]:
+        g = catalog.gpu(name)
+        return {**gpu_numbers(g, engine, calibration), "weight_formats": weight_format_mask(catalog, g)}
+
     return once(
-        ("gpu", id(catalog), id(engine), id(calibration), name_key(name)),
-        (catalog, engine, calibration, name),
-        lambda: gpu_numbers(catalog.gpu(name), engine, calibration),
+        ("gpu", id(catalog), id(engine), id(calibration), name_key(name)), (catalog, engine, calibration, name), numbers
     )
+
+
+def weight_format_bits(catalog: Catalog, *names: str) -> float:
+    """The bits of the catalog's precisions ``names`` (2**index each, ``PrecisionFacts.weight_format_bits``)."""
+    index = {p.name: i for i, p in enumerate(catalog.precisions)}
+    return float(sum(1 << index[n] for n in set(names) if n in index))
+
+
+def weight_format_mask(catalog: Catalog, g: Gpu) -> float:
+    """The bits of the weight formats an engine runs on ``g`` (``Gpu.weight_precisions``); 0: any."""
+    return 0.0 if g.weight_precisions is None else weight_format_bits(catalog, *g.weight_precisions)
 
 
 def fabric_numbers(g: Gpu) -> dict[str, float]:
@@ -186,6 +200,8 @@ def fabric_numbers(g: Gpu) -> dict[str, float]:
 #: all-reduce on 8 GPUs (the engine default of planner 0.1).
 DEFAULT_ALLREDUCE_LATENCY_S = 8e-6
 
+#: The 16-bit formats a model published in either runs in on a GPU that lacks the other (vLLM ``_resolve_auto_dtype``).
+SIXTEEN_BIT = ("bf16", "fp16")
 PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
 _PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
 
@@ -554,6 +570,10 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         kept_bytes_per_param=w.bytes_per_element if w.quantizes == "all" else 2.0,
         kv_bytes_per_element=kv.bytes_per_element,
         expert_mxfp4=1.0 if expert.name == "mxfp4" else 0.0,
+        # as published, a 16-bit model runs in either 16-bit format (vLLM's --dtype auto: fp16 where no bf16)
+        weight_format_bits=weight_format_bits(catalog, *SIXTEEN_BIT)
+        if wp is None and w.name in SIXTEEN_BIT
+        else weight_format_bits(catalog, w.name),
     )
     out.update(math_flags(w))
     return out

@@ -195,6 +195,17 @@ class Gpu(_Entry):
         default=(), strict=False, description="dated quotes; the first of a kind is the default"
     )
     form_factor: str = ""
+    weight_precisions: tuple[str, ...] | None = Field(
+        default=None,
+        strict=False,
+        description="the weight formats (catalog precision names) an engine runs on this GPU, where it lacks some "
+        "(T4, Turing: no bf16 or fp8 tensor cores); a format not listed is refused; None: any format",
+    )
+    weight_precisions_source: str = Field(default="", description="where weight_precisions comes from")
+
+    def takes_weights(self, precision: str) -> bool:
+        """Whether an engine runs weights in ``precision`` (a catalog name) on this GPU (``weight_precisions``)."""
+        return self.weight_precisions is None or precision in self.weight_precisions
 
     @model_validator(mode="before")
     @classmethod
@@ -253,6 +264,10 @@ class Gpu(_Entry):
                 )
         if "fp16" not in self.peak_flop_per_s and "bf16" not in self.peak_flop_per_s:
             raise ValueError("peak_flop_per_s needs an fp16 or bf16 entry")
+        if self.weight_precisions is not None and not self.weight_precisions_source:
+            raise ValueError("weight_precisions needs weight_precisions_source (datasheet, engine kernels' minimum SM)")
+        if self.weight_precisions is not None and not self.weight_precisions:
+            raise ValueError("weight_precisions lists at least one format (leave it out for any format)")
         if self.engine_visible_memory_bytes is not None:
             if self.engine_visible_memory_bytes > self.memory_bytes:
                 raise ValueError("engine_visible_memory_bytes exceeds memory_bytes")

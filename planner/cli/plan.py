@@ -44,7 +44,7 @@ from planner.export.scenario import (
 )
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
-from planner.report import Plan, plan, replica_of
+from planner.report import Plan, limit_words, plan, replica_of
 from planner.serving.fleet import NO_TPOT_WITH_ONE_TOKEN, Sizing, fewest_replicas, one_output_token
 from planner.serving.load import (
     CLIENT_COMMANDS,
@@ -209,7 +209,8 @@ def render_plan(p: Plan) -> str:
     cached = m.nas.attention_layers if m.nas is not None else m.num_layers  # NAS: layers that skip attention cache none
     row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != cached else ""))
     n = int(mem.max_batch)
-    row("Max batch", f"{counted(n, 'sequence')} of {p.context:,} tokens")
+    capped = f" ({limit_words(p.engine, g, p.parallelism, p.gpus)}; memory holds {n:,})" if p.batch_capped else ""
+    row("Max batch", f"{counted(p.max_batch, 'sequence')} of {p.context:,} tokens{capped}")
     rank = ", each rank" if p.parallelism == "dp-ep" else ""
     row(f"Max concurrency (vLLM's log line{rank})", f"{concurrency:.2f}x at {p.context:,} tokens per request")
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
@@ -262,7 +263,8 @@ def render_plan(p: Plan) -> str:
 
 def plan_as_dict(p: Plan) -> dict:
     """``plan --json``: every figure the text prints, in base units (bytes, seconds, FLOP/B); each time with the
-    range the text gives beside it (``*_range_s``: low, high)."""
+    range the text gives beside it (``*_range_s``: low, high). ``max_batch`` is the largest batch the engine serves
+    (``memory_max_batch``, what memory holds, at most ``engine_max_num_seqs``)."""
     mem = p.memory
     return {
         "gpu": p.gpu.name,
@@ -277,7 +279,10 @@ def plan_as_dict(p: Plan) -> dict:
         "kv_budget_bytes_per_gpu": float(mem.kv_budget_bytes_per_gpu),
         "kv_bytes_per_sequence": float(mem.kv_bytes_per_sequence),
         "kv_cache_tokens": int(mem.kv_cache_tokens),
-        "max_batch": int(mem.max_batch),
+        "max_batch": p.max_batch,
+        "memory_max_batch": int(mem.max_batch),
+        "engine_max_num_seqs": p.engine_batch_limit,
+        "max_batch_capped_by_engine": p.batch_capped,
         "ridge_flop_per_byte": p.ridge_flop_per_byte,
         "batch": p.batch,
         "tpot_s": float(p.at_batch.step_s),
@@ -345,7 +350,7 @@ class Percentile(click.ParamType):
 @click.option(
     "--batch",
     type=Whole("a number of sequences of 1 or more, e.g. 8", min=1),
-    help="Batch for the speed figures [default: max batch].",
+    help="Batch for the speed figures [default: max batch: what memory holds, at most the engine's max_num_seqs].",
 )
 @click.option("--weight-precision", "-w", help=option_doc("weight_precision"))
 @click.option("--kv-precision", "-k", help=option_doc("kv_precision"))

@@ -121,7 +121,9 @@ def KV_BYTES(model, tokens, kv_precision=None, batch=None):
 def MAX_BATCH(
     gpu, model, context, kv_precision=None, gpus=None, weight_precision=None, memory_utilization=None, parallelism=None
 ):
-    """Sequences of context tokens that fit at once; without gpus, on the smallest group of 1, 2, 4, 8... that fits."""
+    """Sequences of context tokens memory holds at once; without gpus, on the smallest group of 1, 2, 4, 8... that
+    fits. Memory alone: vLLM runs at most its max_num_seqs (1,024 on H100, 256 on A100) at once; PLANNER_WHY says
+    where that binds."""
     return _s.evaluate(
         _s.SPECS["MAX_BATCH"],
         (gpu, model, context, kv_precision, gpus, weight_precision, memory_utilization, parallelism),

@@ -34,6 +34,7 @@ import numpy as np
 
 from planner import api
 from planner.catalog import Catalog, default_catalog, reload_catalog
+from planner.engines.profiles import engine_profile
 from planner.errors import (
     InvalidInputError,
     MissingDataError,
@@ -254,9 +255,11 @@ class Spec:
     #: How a cell's number was found, where the arguments change the question (REPLICAS without targets is sized on
     #: capacity): notes PLANNER_WHY gives after "ok", from the cell's cleaned arguments by name (MISSING: left empty).
     notes: Callable[[dict[str, Any]], list[str]] | None = None
+    #: notes on the cell's number itself: from its cleaned arguments, its number and the group it ran on
+    number_notes: Callable[[dict[str, Any], float, float], list[str]] | None = None
 
 
-def ok_text(spec: Spec, values: dict[str, Any], group: float | None = None) -> str:
+def ok_text(spec: Spec, values: dict[str, Any], group: float | None = None, number: float | None = None) -> str:
     """PLANNER_WHY's reason for a cell that has a number: "ok"; "ok: on 4 x H100 SXM 80GB, the smallest group ..."
     where the cell left ``gpus`` empty and the function chose the group (``group``, from ``chosen_gpus``:
     ``group_note``); then "; warning: ..." where the core flags the scenario, as ``planner plan`` prints the same flag
@@ -272,6 +275,9 @@ def ok_text(spec: Spec, values: dict[str, Any], group: float | None = None) -> s
         parts.append(f"warning: {warning}")
     if spec.notes is not None:
         parts += spec.notes(values)
+    if spec.number_notes is not None and number is not None:
+        on = values.get("gpus", MISSING)
+        parts += spec.number_notes(values, number, group if on is MISSING else on)
     return "; ".join(parts)
 
 
@@ -285,6 +291,26 @@ def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
     except (PlannerError, KeyError, TypeError, ValueError):
         return None
     return api.trained_context_warning(model, tokens)
+
+
+def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> list[str]:
+    """MAX_BATCH is what memory holds (``held`` sequences on ``gpus``); where that is more than vLLM runs at once on
+    the group (its max_num_seqs, ``planner.api.engine_sequence_limit``), say so: ``planner plan`` serves and times
+    the smaller batch (``planner.api.served_batch``). Nothing where the names do not resolve."""
+    layout = values.get("parallelism", MISSING)
+    try:
+        gpu = catalog().gpu(values["gpu"])
+        limit = api.engine_sequence_limit(
+            engine_profile("vllm"), gpu, api.check_parallelism(None if layout is MISSING else layout), float(gpus)
+        )
+    except (PlannerError, KeyError, TypeError, ValueError):
+        return []
+    if not held > limit:
+        return []
+    return [
+        f"memory holds {int(held):,} sequences, but vllm runs at most {limit:,} at once on {gpu.name} (its "
+        f"max_num_seqs): planner plan serves and times {limit:,}"
+    ]
 
 
 def replicas_notes(values: dict[str, Any]) -> list[str]:
@@ -433,7 +459,7 @@ def _evaluate(spec: Spec, args: list[Any], why: bool) -> Any:
             if chooses_group(spec) and by_name["gpus"] is MISSING:
                 kwargs = {p.keyword: v for p, v in zip(spec.params, values, strict=True) if v is not MISSING}
                 group = float(chosen_gpus(spec, kwargs))
-            return ok_text(spec, by_name, group)
+            return ok_text(spec, by_name, group, float(result))
         return render(result)
     try:
         grids = [_grid(a) for a in args]
@@ -603,7 +629,7 @@ class _Block(Cells):
                 if isinstance(cell, Failure) or cell is BLANK:
                     cell = "" if cell is BLANK else cell.message
                 else:
-                    cell = ok_text(spec, self._row_values(i), float(groups[i]))
+                    cell = ok_text(spec, self._row_values(i), float(groups[i]), float(self.numbers[i]))
             else:
                 cell = render(cell)
             out.append(cell)
@@ -699,6 +725,7 @@ SPECS: dict[str, Spec] = {
             (GPU, MODEL, CONTEXT, KV, GPUS, WEIGHTS, UTIL, PARALLELISM),
             integer=True,
             sequence=CTX,
+            number_notes=max_batch_notes,
         ),
         Spec(
             "MIN_GPUS",

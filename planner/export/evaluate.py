@@ -60,12 +60,10 @@ def _candidates(
     """
     margins = [latency_margin(workload, r.high) for r in time_ranges]
     tpot_goals = sizing.margin_target(workload.tpot_target_s, np.asarray(margins))
-    _, max_seqs = eng.batching_limits(gpu.memory_bytes, gpu.engine_device_name)
     layout = option.parallelism or "tp"
-    # every attention rank schedules up to max_num_seqs, as does every micro-batch of TensorRT-LLM's pipeline
-    per_stream = layout == "dp-ep" or (is_pipeline(layout) and eng.pipeline_seqs_per_micro_batch)
-    ranks = max(int(streams_of(layout, float(n))) for n in groups) if per_stream else 1
-    batches = np.arange(1, max_seqs * ranks + 1, dtype=float)
+    # the engine runs at most max_num_seqs per group (per attention rank, per TensorRT-LLM pipeline micro-batch)
+    limits = np.asarray([api.engine_sequence_limit(eng, gpu, layout, n) for n in groups], dtype=float)
+    batches = np.arange(1, int(limits.max()) + 1, dtype=float)
     tp = np.asarray(groups, dtype=float)
     common = dict(engine=eng, catalog=catalog, errors="coerce", parallelism=layout)
     mu = option.memory_utilization
@@ -82,7 +80,7 @@ def _candidates(
         ),
         dtype=float,
     )
-    room = batches[None, :] <= np.nan_to_num(fits, nan=0.0)[:, None]
+    room = (batches[None, :] <= np.nan_to_num(fits, nan=0.0)[:, None]) & (batches[None, :] <= limits[:, None])
 
     def curve(ctx: float) -> np.ndarray:
         t = np.asarray(

@@ -69,6 +69,9 @@ class PrecisionFacts:
     #: 1 where the routed experts are MXFP4 (E2M1 values, one E8M0 scale per 32) as an engine's MoE kernel loads
     #: them, padded to its alignment (``planner.model.memory.loaded_expert_padding_bytes``); 0 otherwise.
     expert_mxfp4: ArrayLike = 0.0
+    #: the weight format as a bit of the catalog's precisions (2**index; a 16-bit model as published: its bf16 and
+    #: fp16 bits, either of which an engine runs it in), tested against ``GpuFacts.weight_formats``; 0: not checked
+    weight_format_bits: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class GpuFacts:
     # one link of a fully connected mesh fabric, one direction (MI300X: 64e9 of 7 x 64e9); 0: a switched fabric
     # (NVSwitch), where any group in the domain gets the whole interconnect_bytes_per_s (collectives.mesh_group_share)
     mesh_link_bytes_per_s: ArrayLike = 0.0
+    #: the weight formats an engine runs on the GPU, one bit per catalog precision (``Gpu.weight_precisions``); 0: any
+    weight_formats: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)

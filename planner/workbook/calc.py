@@ -378,12 +378,24 @@ def calc_rows(
             "model.mxfp4_experts_refused (TensorRT-LLM 1.x below SM 9.0): every deployment figure #NUM!",
         ),
         Row(
+            "weights_refused",
+            "GPU does not run these weights (1)",
+            "",
+            INT,
+            'IF(INDEX(gpu_weight_formats,{gpu_row})="",0,IF(AND({wp_in}="",OR({wp}="bf16",{wp}="fp16")),'
+            'IF(ISNUMBER(SEARCH(",fp16,",INDEX(gpu_weight_formats,{gpu_row})))'
+            '+ISNUMBER(SEARCH(",bf16,",INDEX(gpu_weight_formats,{gpu_row})))>0,0,1),'
+            'IF(ISNUMBER(SEARCH(","&INDEX(prec_names,{w_row})&",",INDEX(gpu_weight_formats,{gpu_row}))),0,1)))',
+            "deploy.weights_refused (T4: no bf16 or fp8; a 16-bit model as published runs in either): every "
+            "deployment figure #NUM!",
+        ),
+        Row(
             "n_raw",
             "GPU count asked (or smallest group)",
             "GPUs",
             INT,
-            f"IF({{mxfp4_refused}}>0,OUT_OF_RANGE,{F.choose_group()})",
-            "deploy.choose_gpus; deploy.release_error",
+            f"IF(OR({{mxfp4_refused}}>0,{{weights_refused}}>0),OUT_OF_RANGE,{F.choose_group()})",
+            "deploy.choose_gpus; deploy.release_error; deploy.weight_precision_error",
         ),
         Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
         Row(

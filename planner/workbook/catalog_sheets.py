@@ -327,6 +327,16 @@ def gpus_sheet(
         )
     )
 
+    cols.append(  # deploy.weights_refused's GPU side: the weight formats it runs (Gpu.weight_precisions)
+        Column(
+            "Weight formats it runs (blank: any; catalog weight_precisions)",
+            text(lambda g, r: "" if g.weight_precisions is None else "," + ",".join(g.weight_precisions) + ","),
+            width=14,
+            name="gpu_weight_formats",
+            detail=True,
+        )
+    )
+
     def residual(which: int):
         return lambda g, r: residual_quantiles(g.name, engine, calibration, catalog)[which]
 

@@ -229,8 +229,20 @@ def why_error(c: Calc) -> str:
         f"IF(ISNUMBER({mxfp4}),{mxfp4},0)>0",
         '"the engine cannot load this model\'s MXFP4 experts on this GPU (Assumptions: engine)"',
     )
+    formats = ref("weights_refused")
+    weights = (  # the same place: the GPU does not run the weight format (deploy.weight_precision_error)
+        f"IF(ISNUMBER({formats}),{formats},0)>0",
+        'in_gpu&" does not run weights in "&'
+        + ref("wp")
+        + '&": it runs "&SUBSTITUTE(MID(INDEX(gpu_weight_formats,'
+        + ref("gpu_row")
+        + "),2,LEN(INDEX(gpu_weight_formats,"
+        + ref("gpu_row")
+        + '))-2),",",", ")&" (GPUs sheet: weight formats)"',
+    )
     conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
     conditions.insert(6, refused)
+    conditions.insert(7, weights)
     formula = '""'
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
