@@ -18,9 +18,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from planner import api
 from planner.excel import functions as xf
+from planner.serving import fleet
 from planner.serving.load import Replica
 
 LLAMA = ("H100", "llama3.1-70b")
@@ -83,3 +85,47 @@ class TestReplicasOnOneFp8H100:
         assert np.allclose(table.prefill_s[1:6], fits, rtol=1e-12)
         assert np.isnan(api.prefill(*LLAMA, 800, batch=6, gpus=1, weight_precision="fp8", errors="coerce").ttft_s)
         assert all(math.isfinite(s) for s in table.prefill_s) and table.prefill_s[6] > table.prefill_s[5]
+
+
+class TestPastTheSimulatedCapacity:
+    """H100 x 2 Llama-3.1-70B (16-bit, the group chosen), 800 / 400 tokens: CAPACITY_RPS is 0.721 requests/s
+    (``planner.serving.fleet.capacity_per_s``); the approximation's capacity is 0.924 and its p95 TTFT at 0.8
+    requests/s is a finite 0.2 s."""
+
+    REPLICA = Replica(*LLAMA)
+
+    def test_capacity_is_0721_and_the_approximation_holds_08_within(self):
+        from planner.serving.approx import approximate_percentiles
+
+        assert xf.CAPACITY_RPS(*LLAMA, 800.0, 400.0) == pytest.approx(0.721, abs=5e-4)
+        assert xf.CAPACITY_RPS(*LLAMA, 800.0, 400.0) == fleet.capacity_per_s(self.REPLICA, 800.0, 400.0)
+        assert np.isfinite(approximate_percentiles(self.REPLICA, 800.0, 400.0, [0.8], 95)["ttft_s"][0])
+
+    @pytest.mark.parametrize("function", ["TTFT_P50", "TTFT_P95", "TTFT_P99", "TPOT_P50", "TPOT_P95", "TPOT_P99"])
+    def test_a_loaded_percentile_past_capacity_is_refused_saying_so(self, function):
+        """0.8 requests/s, past CAPACITY_RPS's 0.721: #NUM! and the reason (it was a finite 124 s TTFT_P95); 0.7,
+        within, is a figure."""
+        f = getattr(xf, function)
+        assert f(*LLAMA, 0.8, 800.0, 400.0) == "#NUM!"
+        assert xf.PLANNER_WHY(function, *LLAMA, 0.8, 800.0, 400.0) == (
+            "0.8 requests/s is past one replica's capacity (0.721 requests/s, simulated steady state): its queue grows "
+            "without bound, so no percentile holds; use more replicas"
+        )
+        assert math.isfinite(f(*LLAMA, 0.7, 800.0, 400.0))
+
+    def test_past_capacity_agrees_with_capacity_rps_on_both_sides(self):
+        cap = fleet.capacity_per_s(self.REPLICA, 800.0, 400.0)
+        rates = [0.5, 0.99 * cap, cap, 1.01 * cap, 0.8, 5.0]
+        got = fleet.past_capacity(self.REPLICA, 800.0, 400.0, rates)
+        assert got.tolist() == [r >= cap for r in rates] == [False, False, True, True, True, True]
+        assert fleet.sweep_within_capacity(self.REPLICA, 800.0, 400.0, [0.7, 0.8])[1] is None
+
+    def test_replicas_with_a_loose_target_never_plans_a_replica_past_capacity(self):
+        """60 requests/s, p95 TTFT within 600 s: any replica within capacity meets it, so the fleet is the fewest each
+        below 0.721 requests/s, floor(60 / 0.721) + 1 = 84, as without targets (it was 75, 0.8 requests/s each)."""
+        cap = xf.CAPACITY_RPS(*LLAMA, 800.0, 400.0)
+        got = xf.REPLICAS(*LLAMA, 60.0, 800.0, 400.0, 600.0)
+        assert got == math.floor(60.0 / cap) + 1 == 84 == xf.REPLICAS(*LLAMA, 60.0, 800.0, 400.0)
+        assert 60.0 / got < cap <= 60.0 / (got - 1)
+        sized = fleet.fewest_replicas(self.REPLICA, 800.0, 400.0, 0.8, ttft_target_s=600.0)
+        assert sized.replicas == 2 and sized.rate_per_replica_s < cap
