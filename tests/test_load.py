@@ -541,19 +541,23 @@ class TestCapacity:
         assert xf.TTFT_P99("A100", "llama3.1-8b", 13.6, 1000, 100, 1) == "#NUM!"
         assert "past one replica's capacity" in xf.PLANNER_WHY("TTFT_P99", "A100", "llama3.1-8b", 13.6, 1000, 100, 1)
 
-    def test_rates_far_from_the_approximations_capacity_take_its_verdict_without_simulating(self, monkeypatch):
-        """Beyond ``CAPACITY_BAND`` (15%) of the approximation's 13.73 requests/s its verdict stands (its capacity is
-        0.93-1.08 x the simulation's): 5 and 10 requests/s are within, 17 and 30 past, and no capacity run is made;
-        13.6 is near it, so the simulation decides (13.42: past)."""
+    def test_rates_far_past_the_approximations_capacity_take_its_verdict_without_simulating(self, monkeypatch):
+        """More than ``CAPACITY_BAND`` (15%) past the approximation's 13.73 requests/s its "past" verdict stands (its
+        capacity is never far below the simulation's): 17 and 30 requests/s are past and no capacity run is made.
+        Its "within" verdict is not taken (it can be far above the simulation's capacity where the KV cache caps
+        the batch: tests/test_replicas_group_and_capacity.py), so 5, 10 and 13.6 requests/s ask the simulation
+        (13.42: 13.6 past)."""
         import planner.serving.fleet as fleet
 
         def no_simulation(*args, **kwargs):
             raise AssertionError("the capacity simulation ran for a rate the approximation settles")
 
         monkeypatch.setattr(fleet, "capacity_per_s", no_simulation)
-        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.0, 17.0, 30.0]).tolist() == [False, False, True, True]
+        assert fleet.past_capacity(self.A100, 1000, 100, [17.0, 30.0]).tolist() == [True, True]
+        with pytest.raises(AssertionError, match="the capacity simulation ran"):
+            fleet.past_capacity(self.A100, 1000, 100, [5.0, 30.0])
         monkeypatch.undo()
-        assert fleet.past_capacity(self.A100, 1000, 100, [13.6]).tolist() == [True]
+        assert fleet.past_capacity(self.A100, 1000, 100, [5.0, 10.0, 13.6, 17.0]).tolist() == [False, False, True, True]
 
     def test_fewest_replicas_never_counts_a_replica_past_capacity(self):
         """13.6 requests/s with a loose TTFT target: the approximation would take one replica (its p95 TTFT is

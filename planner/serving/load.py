@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from planner.errors import InvalidInputError, UnknownNameError
+from planner.errors import InvalidInputError, OutOfRangeError, UnknownNameError
 from planner.serving.benchmark import (  # noqa: F401  (arrival_times_s, OVERLAP_SCHEDULING_ENGINES re-exported)
     ARRIVAL_SEED,
     MAX_PROMPTS,
@@ -657,9 +657,9 @@ class Replica:
             self.chunked_prefill,
         )  # fmt: skip
         if setups[0] is None:
-            raise InvalidInputError(
+            raise OutOfRangeError(  # does not fit (#NUM! in a cell), not a wrong kind of argument (#VALUE!)
                 f"{self.gpu} cannot serve {self.model} at {int(prompt_tokens + output_tokens)} tokens a request: "
-                "not one fits"
+                "not one request fits; give a larger group (gpus) or shorter requests"
             )
         return speculative_setup(setups[0], self.speculative, self.model, self.weight_precision, self.catalog)
 
