@@ -161,7 +161,11 @@ class BenchmarkOptions(ReplicaOptions, total=False):
     calibration: Any
 
 
-class DecodeOptions(DeploymentOptions, total=False):
-    """``decode_step``'s (``tpot``, ``throughput`` ...) and ``cost_per_mtok``'s options: all of them."""
+class StepOptions(DeploymentOptions, total=False):
+    """``prefill``'s options: a deployment's, and whether a batch the group's memory does not hold is timed anyway."""
 
     check_fit: bool
+
+
+class DecodeOptions(StepOptions, total=False):
+    """``decode_step``'s (``tpot``, ``throughput`` ...) and ``cost_per_mtok``'s options: all of them."""

@@ -23,7 +23,7 @@ from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
 from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
 from planner.model.layouts import is_pipeline, pipeline_stages
-from planner.options import DecodeOptions, DeploymentOptions, Options
+from planner.options import DecodeOptions, DeploymentOptions, Options, StepOptions
 
 # -- decode ---------------------------------------------------------------------------------------------
 
@@ -103,14 +103,15 @@ def decode_intensity(gpu: Any, model: Any, context: Any, **options: Unpack[Decod
 # -- prefill --------------------------------------------------------------------------------------------
 
 
-def prefill(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[DeploymentOptions]) -> PrefillStep:
+def prefill(gpu: Any, model: Any, prompt_tokens: Any, **options: Unpack[StepOptions]) -> PrefillStep:
     """Prefill of ``batch`` prompts together (``model.prefill_step``): 2 x active params x tokens + causal attention.
 
     The weights are read once for the whole batch; every prompt's FLOPs and KV writes count. One prompt (the
     default) gives its TTFT, the one busy time of a prompt (all-reduces included). Options:
-    ``planner.options.DeploymentOptions``.
+    ``planner.options.StepOptions`` (``check_fit=False``: a batch of prompts the group's memory does not hold at once
+    is timed all the same).
     """
-    return _prefill(gpu, model, prompt_tokens, Options.read(DeploymentOptions, options, "prefill"))
+    return _prefill(gpu, model, prompt_tokens, Options.read(StepOptions, options, "prefill"))
 
 
 def _prefill(gpu: Any, model: Any, prompt_tokens: Any, options: Options, field: str | None = None) -> Any:

@@ -52,7 +52,7 @@ class TestOneDefinition:
             (api.decode_step, "DecodeOptions"),
             (api.tpot, "DecodeOptions"),
             (api.cost_per_mtok, "DecodeOptions"),
-            (api.prefill, "DeploymentOptions"),
+            (api.prefill, "StepOptions"),
             (api.ttft, "DeploymentOptions"),
             (report.plan, "GroupOptions"),
             (predict.tpot_range, "DecodeOptions"),

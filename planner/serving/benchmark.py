@@ -61,7 +61,6 @@ from planner.model.parallel import streams_of
 from planner.options import BenchmarkOptions, Options
 from planner.serving.simulate import RunBehaviour, Scheduler, StepTable, simulate, weighted_percentile
 from planner.serving.speculative import speculative_table
-from planner.timing import _prefill
 
 KINDS = ("static", "serving")
 #: How the engine fills a step and its KV cache (``planner.serving.simulate.Scheduler``): "vllm" mixes decodes and prompt
@@ -742,15 +741,12 @@ def _step_tables(g, m, inp, out, caps, budgets, group, ranks, precs, idx, opts) 
     # Llama-3.1-70B fp8: 5 of 800 tokens), which the run's scheduler never prefills together; refused, they left the
     # replica without a step table ("not one fits") though 3 whole requests fit
     pre = _arr(
-        _prefill(
+        api.prefill(
             g[pj], m[pj], np.array([r[2] for r in p_rows]),
-            Options(
-                batch=np.array([r[1] for r in p_rows]) * ranks[pj], gpus=group[pj], check_fit=False,
-                weight_precision=sel["weight_precision"][pj], kv_precision=sel["kv_precision"][pj],
-                **{**opts, "errors": "coerce"},
-            ),
-            "ttft_s",
-        )
+            batch=np.array([r[1] for r in p_rows]) * ranks[pj], gpus=group[pj], check_fit=False,
+            weight_precision=sel["weight_precision"][pj], kv_precision=sel["kv_precision"][pj],
+            **{**opts, "errors": "coerce"},
+        ).ttft_s
     )  # fmt: skip
     tables = []
     for j in range(len(idx)):
