@@ -222,6 +222,17 @@ class TestWrittenFile:
         below = ws.cell(row[0].row + 1, 1).value
         assert below.endswith(": low / high")
 
+    def test_the_engine_factors_are_labelled_as_factors_not_shares_of_peak(self, written):
+        """bandwidth_efficiency and the FLOP efficiencies multiply the rates the kernel curves were measured at
+        (planner.engines.profiles: "not a fraction of peak"); the Assumptions sheet says so, and nothing calls them
+        an achieved share of peak."""
+        ws = openpyxl.load_workbook(written)["Assumptions"]
+        rows = {r[0].value: (r[2].value, str(r[3].value)) for r in ws.iter_rows() if r[0].value}
+        for field in ("bandwidth_efficiency", "decode_flop_efficiency", "prefill_flop_efficiency"):
+            unit, text = rows[field]
+            assert unit == "factor" and "1: as measured" in text and "kernel_curves is FALSE" in text
+        assert not any("achieved share of peak" in text for _, text in rows.values())
+
     def test_catalog_sheets_are_excel_tables_with_sources(self, book):
         wb = openpyxl.load_workbook(book)
         for sheet, table in (("GPUs", "tbl_gpus"), ("Models", "tbl_models"), ("Precisions", "tbl_precisions")):

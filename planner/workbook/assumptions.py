@@ -96,9 +96,21 @@ ENGINE_FIELD_HELP = {
     ),
     "kv_precisions": ("", "KV-cache precisions the engine caches in (blank: any KV format, a what-if)"),
     "kv_precisions_source": ("", "where the engine documents its KV-cache precisions"),
-    "bandwidth_efficiency": ("fraction", "achieved share of peak HBM bandwidth in a decode step"),
-    "decode_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in a compute-bound decode step"),
-    "prefill_flop_efficiency": ("fraction", "achieved share of peak FLOP/s in prefill"),
+    "bandwidth_efficiency": (
+        "factor",
+        "factor on the bandwidth the kernel curves were measured at in a decode step (memory time / this; 1: as "
+        "measured); on peak HBM bandwidth where kernel_curves is FALSE",
+    ),
+    "decode_flop_efficiency": (
+        "factor",
+        "factor on the measured kernels' FLOP/s in a compute-bound decode step (1: as measured); on peak FLOP/s "
+        "where kernel_curves is FALSE",
+    ),
+    "prefill_flop_efficiency": (
+        "factor",
+        "factor on the measured kernels' FLOP/s in prefill (1: as measured); on peak FLOP/s where kernel_curves is "
+        "FALSE",
+    ),
     "step_overhead_s": ("s", "fixed time per step (scheduling, sampling, launch gaps)"),
     "layer_overhead_s": ("s", "time per layer per step (launch gaps CUDA graphs do not hide)"),
     "moe_layer_overhead_s": ("s", "time per MoE layer per step (the fused-MoE kernel chain's floor)"),
@@ -160,7 +172,7 @@ def number_format(field: str, unit: str) -> str | None:
         return "#,##0"
     if unit == "s":
         return "0.000000"
-    if unit == "fraction":
+    if unit in ("fraction", "factor"):
         return "0.00##"
     return None
 
