@@ -248,7 +248,10 @@ def test_plan_rate_past_what_any_fleet_keeps_up_with_is_refused():
     assert over.exit_code == 2 and "no fleet of up to 4,096 replicas keeps up with 1e+06 requests/s" in over.output
     assert "past its capacity" in over.output and "Traceback" not in over.output
     huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
-    assert huge.exit_code == 2 and "'--rate': '1e308' is out of range; give requests per second above 0 and up to 1,000,000" in huge.output
+    assert (
+        huge.exit_code == 2
+        and "'--rate': '1e308' is out of range; give requests per second above 0 and up to 1,000,000" in huge.output
+    )
     under = json.loads(run(*base, "--output-tokens", "100", "--rate", "1", "--json").output)["under_load"]
     assert under["past_capacity"] is False and under["replicas"] == 1 and under["sized_on"] == "capacity"
 
