@@ -279,6 +279,32 @@ def weights_refused(r: Resolved) -> Any:
     return (mask > 0) & ((mask & bits) == 0)
 
 
+def kv_refused(r: Resolved) -> Any:
+    """Per scenario: whether the GPU lacks the KV cache's 16/32-bit dtype (``PrecisionFacts.kv_format_bits`` shares
+    no bit with ``GpuFacts.weight_formats``: a bf16 cache on a T4; an 8-bit cache is not checked here)."""
+    mask = np.asarray(gathered(r.gpu.weight_formats)).astype(np.int64)
+    bits = np.asarray(gathered(r.precision.kv_format_bits)).astype(np.int64)
+    return (mask > 0) & (bits > 0) & ((mask & bits) == 0)
+
+
+def kv_precision_error(
+    gpu: Gpu, model: Model, kv_precision: Any, catalog: Catalog, engine: Any = None
+) -> OutOfRangeError:
+    """The error for a KV cache in a dtype the GPU does not have (``kv_refused``; T4: bf16, which vLLM refuses below
+    SM 8.0, ``CudaPlatformBase.supported_dtypes``): the dtype and the KV precisions it takes (those the engine
+    caches in, less the 16/32-bit ones the GPU lacks)."""
+    eng = engine_profile(engine)
+    precision = catalog.precision(kv_precision)
+    sm = ARCHITECTURE_SM.get(gpu.architecture)
+    arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
+    names = eng.kv_precisions or tuple(p.name for p in catalog.precisions if p.kv_cache)
+    takes = [n for n in names if n not in ("bf16", "fp16", "fp32") or gpu.takes_weights(n)]
+    return OutOfRangeError(
+        f"{gpu.name} ({arch}) cannot cache {model.name}'s KV in {precision.name}: it has no {precision.name}; KV "
+        f"precisions it takes: {', '.join(takes)} (catalogs/gpus.toml weight_precisions_source)"
+    )
+
+
 def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalog: Catalog) -> OutOfRangeError:
     """The error for weights in a format the GPU does not run (``Gpu.weight_precisions``): the format, why (the
     tensor-core math it lacks, else no engine's kernel for its SM) and the formats it takes."""
@@ -334,20 +360,34 @@ def weight_only_note(gpu: Gpu, precision: Any, engine: EngineProfile) -> str:
 
 
 def check_release(
-    gpu: Gpu, model: Model, engine: Any = None, weight_precision: Any = None, catalog: Catalog | None = None
+    gpu: Gpu,
+    model: Model,
+    engine: Any = None,
+    weight_precision: Any = None,
+    catalog: Catalog | None = None,
+    kv_precision: Any = None,
 ) -> None:
     """Raise ``release_error`` where the engine release cannot load ``model`` at ``weight_precision`` (None: as
     published) on ``gpu`` (``model.mxfp4_experts_refused``), and ``weight_precision_error`` where the GPU does not run
-    that weight format (``weights_refused``): the checks ``deploy`` makes per scenario, for a caller that sizes one GPU
+    that weight format (``weights_refused``), and ``kv_precision_error`` where it lacks the KV cache's dtype
+    (``kv_refused``): the checks ``deploy`` makes per scenario, for a caller that sizes one GPU
     and model before it calls the functions (the export's options)."""
     eng = engine_profile(engine)
     r = _resolve(
-        catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=weight_precision, engine=eng
+        catalog or default_catalog(),
+        "raise",
+        gpu=gpu,
+        model=model,
+        weight_precision=weight_precision,
+        kv_precision=kv_precision,
+        engine=eng,
     )
     if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
         raise release_error(model, gpu, eng)
     if np.any(weights_refused(r)):  # a format the GPU does not run (Gpu.weight_precisions: T4, no bf16 or fp8)
         raise weight_precision_error(gpu, model, weight_precision, r.catalog)
+    if np.any(kv_refused(r)):  # a KV dtype the GPU does not have (T4: bf16)
+        raise kv_precision_error(gpu, model, kv_precision, r.catalog, eng)
 
 
 def experts_upcast(
@@ -562,6 +602,15 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
                 errors,
                 lambda: (_names(gpu), _names(model), _names(o.weight_precision)),
                 lambda g, name, wp: weight_precision_error(r.catalog.gpu(g), r.catalog.model(name), wp, r.catalog),
+            )
+            bad_gpus = np.asarray(bad_gpus) | refused
+        refused = kv_refused(r) & ~np.asarray(r.bad) & ~np.asarray(bad_gpus)  # a KV dtype it lacks (T4: bf16)
+        if np.any(refused):
+            _refuse(
+                refused,
+                errors,
+                lambda: (_names(gpu), _names(model), _names(o.kv_precision)),
+                lambda g, name, kp: kv_precision_error(r.catalog.gpu(g), r.catalog.model(name), kp, r.catalog, eng),
             )
             bad_gpus = np.asarray(bad_gpus) | refused
     one = type(ctx) is float and type(b) is float and r.bad is False and (gpus is None or type(gpus) is float)

@@ -143,6 +143,8 @@ def plan(
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)
+    if o.kv_precision is None and kp == "bf16" and not g.takes_weights("bf16") and g.takes_weights("fp16"):
+        kp = "fp16"  # the cache is kept in the model's dtype, fp16 where the GPU has no bf16 (T4; int4 weights too)
     layout = check_parallelism(o.parallelism)
     # the KV precision as typed ("fp4", not "nvfp4"): an error about it quotes the user's name (then the catalog's)
     typed_kv = o.kv_precision if o.kv_precision is not None else kp

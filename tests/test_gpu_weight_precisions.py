@@ -118,3 +118,66 @@ def test_a_weight_list_needs_its_source():
     t4["weight_precisions_source"] = ""
     with pytest.raises(ValueError, match="weight_precisions needs weight_precisions_source"):
         Gpu.model_validate(t4)
+
+
+# A bf16 KV cache on a GPU without bf16: vLLM's CudaPlatformBase.supported_dtypes is [float16, float32] below SM 8.0
+# (vllm/platforms/cuda.py, commit 002db495; the T4 datasheet: no BF16), and the cache's "auto" dtype is the model's.
+# fp8 KV (vllm/config/cache.py CacheDType) is the attention kernels' matter and is left as it was.
+T4_KV = "fp16, fp32, fp8"
+T4_BF16_KV = (
+    "T4 (Turing, SM 7.5) cannot cache Llama-3.1-8B's KV in bf16: it has no bf16; KV precisions it takes: "
+    f"{T4_KV} (catalogs/gpus.toml weight_precisions_source)"
+)
+
+
+def test_plan_refuses_a_bf16_kv_cache_on_t4_in_one_line():
+    r = run("plan", "--gpu", "T4", "--model", "llama3.1-8b", "--context", "2048", "-k", "bf16")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [f"planner: error: {T4_BF16_KV}"]
+
+
+@pytest.mark.parametrize("kv", ["fp16", "fp32", "fp8"])
+def test_plan_takes_the_kv_precisions_t4_has(kv):
+    r = run("plan", "--gpu", "T4", "--model", "llama3.1-8b", "--context", "2048", "-k", kv)
+    assert r.exit_code == 0, r.output
+    assert f"KV {kv}" in r.output
+
+
+def test_a_bf16_model_at_other_weights_caches_kv_in_fp16_on_t4():
+    # no KV precision given: the cache is kept in the model's dtype, fp16 where there is no bf16
+    r = run("plan", "--gpu", "T4", "--model", "llama3.1-8b", "--context", "2048", "-w", "int4")
+    assert r.exit_code == 0, r.output
+    assert "weights int4, KV fp16" in r.output
+    assert planner.max_batch("T4", "llama3.1-8b", 2048, weight_precision="int4") > 0
+
+
+def test_the_api_gives_nan_for_a_bf16_kv_cache_on_t4_alone():
+    batch = planner.max_batch(["T4", "L4"], "llama3.1-8b", 1024, kv_precision="bf16", errors="coerce")
+    assert batch[0] != batch[0] and batch[1] > 0  # L4 (Ada) has bf16
+    with pytest.raises(PlannerError, match="cannot cache Llama-3.1-8B's KV in bf16"):
+        planner.max_batch("T4", "llama3.1-8b", 1024, kv_precision="bf16")
+
+
+def test_excel_functions_give_num_for_a_bf16_kv_cache_on_t4():
+    assert xf.MAX_BATCH("T4", "llama3.1-8b", 1024, "bf16") == "#NUM!"
+    assert xf.MAX_BATCH("T4", "llama3.1-8b", 1024, "fp16") > 0
+    assert xf.PLANNER_WHY("MAX_BATCH", "T4", "llama3.1-8b", 1024, "bf16") == T4_BF16_KV
+
+
+def test_export_refuses_an_option_with_a_bf16_kv_cache_on_t4():
+    from planner.export.evaluate import evaluate
+    from planner.export.scenario import Option, Workload
+
+    workload = Workload(
+        peak_requests_per_s=10,
+        average_requests_per_s=5,
+        prompt_tokens_mean=512,
+        prompt_tokens_high=1024,
+        output_tokens_mean=128,
+        output_tokens_high=256,
+        tpot_target_s="50 ms",
+        ttft_target_s="2 s",
+    )
+    option = Option(gpu="T4", model="llama3.1-8b", kv_precision="bf16")
+    with pytest.raises(PlannerError, match=f"cannot cache Llama-3.1-8B's KV in bf16: .*takes: {T4_KV}"):
+        evaluate(option, workload, default_catalog(), 1.0)

@@ -574,6 +574,9 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         weight_format_bits=weight_format_bits(catalog, *SIXTEEN_BIT)
         if wp is None and w.name in SIXTEEN_BIT
         else weight_format_bits(catalog, w.name),
+        # the cache's dtype, bf16 refused where the GPU has none (T4); by default a 16-bit cache runs in either
+        kv_format_bits=(weight_format_bits(catalog, *SIXTEEN_BIT) if kp is None and kv.name in SIXTEEN_BIT else 0.0)
+        or (weight_format_bits(catalog, kv.name) if kv.name in (*SIXTEEN_BIT, "fp32") else 0.0),
     )
     out.update(math_flags(w))
     return out

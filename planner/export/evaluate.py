@@ -297,7 +297,7 @@ def evaluate(
     if spreads_experts(layout) and mdl.moe is None:  # a pipeline splits layers, any model's
         raise api.layout_error(mdl, layout)
     # an engine release that cannot load the model on the GPU (TensorRT-LLM 1.x: no MXFP4 experts below SM 9.0)
-    api.check_release(gpu, mdl, eng, option.weight_precision, catalog)
+    api.check_release(gpu, mdl, eng, option.weight_precision, catalog, option.kv_precision)
     valid = api.valid_tp_sizes(mdl, parallelism=layout, engine=eng)  # the engine's split rule (kv_heads_any_split)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
         raise api.tp_size_error(mdl, option.gpus_per_replica, layout, eng)

@@ -72,6 +72,11 @@ class PrecisionFacts:
     #: the weight format as a bit of the catalog's precisions (2**index; a 16-bit model as published: its bf16 and
     #: fp16 bits, either of which an engine runs it in), tested against ``GpuFacts.weight_formats``; 0: not checked
     weight_format_bits: ArrayLike = 0.0
+    #: the KV cache's 16/32-bit format as a bit of the catalog's precisions (as for ``weight_format_bits``; the
+    #: default cache of a 16-bit model: both 16-bit bits), tested against ``GpuFacts.weight_formats``: the GPU's
+    #: dtypes (vLLM ``CudaPlatformBase.supported_dtypes``: no bf16 below SM 8.0); 0: not checked (an 8-bit cache
+    #: is the engine's attention kernels' matter, not the GPU's dtypes)
+    kv_format_bits: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)
