@@ -54,6 +54,13 @@ CASES = {
     ),
     # a bf16 model as published runs in fp16 there (vLLM's --dtype auto below SM 8.0): not refused
     "t4_bf16_as_published": ({"gpu": "T4", "model": "Qwen3-0.6B"}, None),
+    # a bf16 KV cache asked for on a T4 (no bf16: T4 datasheet; vLLM refuses bf16 below SM 8.0,
+    # CudaPlatformBase.supported_dtypes) is refused as `planner plan -k bf16` refuses it (deploy.kv_precision_error)
+    "t4_bf16_kv": (
+        {"gpu": "T4", "model": "Qwen3-0.6B", "kv_precision": "bf16"},
+        "Error: T4 has no bf16 to cache the KV in: it runs fp32, fp16, int8, int4, w8a16 (GPUs sheet: weight formats)",
+    ),
+    "t4_fp16_kv": ({"gpu": "T4", "model": "Qwen3-0.6B", "kv_precision": "fp16"}, None),
 }
 
 #: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the

@@ -390,12 +390,23 @@ def calc_rows(
             "deployment figure #NUM!",
         ),
         Row(
+            "kv_refused",
+            "GPU does not have this KV cache's dtype (1)",
+            "",
+            INT,
+            'IF(OR({kv_in}="",INDEX(gpu_weight_formats,{gpu_row})=""),0,'
+            'IF(AND(OR({kv}="bf16",{kv}="fp16",{kv}="fp32"),'
+            'NOT(ISNUMBER(SEARCH(","&{kv}&",",INDEX(gpu_weight_formats,{gpu_row}))))),1,0))',
+            "deploy.kv_refused (T4: no bf16 cache; an 8-bit cache is not checked, a blank one follows the weights): "
+            "every deployment figure #NUM!",
+        ),
+        Row(
             "n_raw",
             "GPU count asked (or smallest group)",
             "GPUs",
             INT,
-            f"IF(OR({{mxfp4_refused}}>0,{{weights_refused}}>0),OUT_OF_RANGE,{F.choose_group()})",
-            "deploy.choose_gpus; deploy.release_error; deploy.weight_precision_error",
+            f"IF(OR({{mxfp4_refused}}>0,{{weights_refused}}>0,{{kv_refused}}>0),OUT_OF_RANGE,{F.choose_group()})",
+            "deploy.choose_gpus; deploy.release_error; deploy.weight_precision_error; deploy.kv_precision_error",
         ),
         Row("mb_raw", "Max batch on that count", "sequences", INT, F.max_batch_on("{n_raw}")),
         Row(

@@ -240,9 +240,21 @@ def why_error(c: Calc) -> str:
         + ref("gpu_row")
         + '))-2),",",", ")&" (GPUs sheet: weight formats)"',
     )
+    kv_formats = ref("kv_refused")
+    kv_dtype = (  # the same place: the GPU does not have the KV cache's dtype (deploy.kv_precision_error)
+        f"IF(ISNUMBER({kv_formats}),{kv_formats},0)>0",
+        'in_gpu&" has no "&'
+        + ref("kv")
+        + '&" to cache the KV in: it runs "&SUBSTITUTE(MID(INDEX(gpu_weight_formats,'
+        + ref("gpu_row")
+        + "),2,LEN(INDEX(gpu_weight_formats,"
+        + ref("gpu_row")
+        + '))-2),",",", ")&" (GPUs sheet: weight formats); pick fp16 or an 8-bit KV cache"',
+    )
     conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
     conditions.insert(6, refused)
     conditions.insert(7, weights)
+    conditions.insert(8, kv_dtype)
     formula = '""'
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
