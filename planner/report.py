@@ -139,7 +139,7 @@ def plan(
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
     sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision)
     if sixteen:  # a GPU without bf16 runs a bf16 model as fp16 (the same bytes): say it and plan it so
-        o = replace(o, weight_precision="fp16", kv_precision=o.kv_precision or "fp16")
+        o = replace(o, weight_precision="fp16")
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)
