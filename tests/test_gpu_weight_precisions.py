@@ -94,11 +94,11 @@ def test_fp8_weights_on_a100_are_said_to_run_weight_only():
     assert not any("weight-only" in w for w in h100.warnings)
 
 
-def test_export_refuses_an_option_of_weights_the_gpu_does_not_run():
-    from planner.export.evaluate import evaluate
-    from planner.export.scenario import Option, Workload
+def _workload():
+    """A workload an 8B model on one T4 could serve, so that only the refused precision decides the option."""
+    from planner.export.scenario import Workload
 
-    workload = Workload(
+    return Workload(
         peak_requests_per_s=10,
         average_requests_per_s=5,
         prompt_tokens_mean=512,
@@ -108,6 +108,13 @@ def test_export_refuses_an_option_of_weights_the_gpu_does_not_run():
         tpot_target_s="50 ms",
         ttft_target_s="2 s",
     )
+
+
+def test_export_refuses_an_option_of_weights_the_gpu_does_not_run():
+    from planner.export.evaluate import evaluate
+    from planner.export.scenario import Option
+
+    workload = _workload()
     option = Option(gpu="T4", model="llama3.1-8b", weight_precision="fp8", kv_precision="fp16")
     with pytest.raises(PlannerError, match=f"cannot run Llama-3.1-8B's weights in fp8: .*takes: {T4_ACCEPTED}"):
         evaluate(option, workload, default_catalog(), 1.0)
@@ -166,18 +173,9 @@ def test_excel_functions_give_num_for_a_bf16_kv_cache_on_t4():
 
 def test_export_refuses_an_option_with_a_bf16_kv_cache_on_t4():
     from planner.export.evaluate import evaluate
-    from planner.export.scenario import Option, Workload
+    from planner.export.scenario import Option
 
-    workload = Workload(
-        peak_requests_per_s=10,
-        average_requests_per_s=5,
-        prompt_tokens_mean=512,
-        prompt_tokens_high=1024,
-        output_tokens_mean=128,
-        output_tokens_high=256,
-        tpot_target_s="50 ms",
-        ttft_target_s="2 s",
-    )
+    workload = _workload()
     option = Option(gpu="T4", model="llama3.1-8b", kv_precision="bf16")
     with pytest.raises(PlannerError, match=f"cannot cache Llama-3.1-8B's KV in bf16: .*takes: {T4_KV}"):
         evaluate(option, workload, default_catalog(), 1.0)
