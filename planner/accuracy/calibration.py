@@ -356,9 +356,15 @@ class CalibrationUse:
         e = self.entry
         return e is not None and e.residual_low is not None and e.residual_high is not None
 
-    def _no_range_why(self) -> str:
+    @property
+    def _few_rows(self) -> int | None:
+        """The rows fitted where they are too few for a range of its own (under ``FEW_ROWS``); else None."""
         n = self.rows
-        if n is not None and n < FEW_ROWS:
+        return n if n is not None and n < FEW_ROWS else None
+
+    def _no_range_why(self) -> str:
+        n = self._few_rows
+        if n is not None:
             return (
                 f"{n:,} row{'s are' if n != 1 else ' is'} too few for a range of its own (it takes {FEW_ROWS} or more)"
             )
@@ -367,10 +373,10 @@ class CalibrationUse:
     @property
     def range_note(self) -> str:
         """The head of a held-out range's note when the entry sets the times but has no range."""
-        n = self.rows
+        n = self._few_rows
         why = (
             f"has {n:,} row{'s' if n != 1 else ''}, too few for a range of its own: it takes {FEW_ROWS} or more"
-            if n is not None and n < FEW_ROWS
+            if n is not None
             else "records no range of its own"
         )
         return f"held-out ({self.named} sets the predicted times but {why})"
