@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -542,6 +543,14 @@ def expert_precision(catalog: Catalog, model: Model, weight_precision: Any) -> P
     return catalog.precision(weight_precision)
 
 
+def kv_formats(precisions: Iterable[Precision], engines: Iterable[EngineProfile] = ()) -> list[str]:
+    """The KV-cache formats among ``precisions`` that every one of ``engines`` caches (``EngineProfile.accepts_kv``;
+    no engine: every KV-cache format), in the catalog's order: what a refused KV precision is offered, and the
+    what-if workbook's KV list (vLLM: fp32, bf16, fp16, fp8, not int8 or int4)."""
+    engines = list(engines)
+    return [p.name for p in precisions if p.kv_cache and all(e.accepts_kv(p.name) for e in engines)]
+
+
 def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     name, wp, kp = key
     mdl = catalog.model(name)
@@ -551,7 +560,7 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
     expert = expert_precision(catalog, mdl, wp)
     kv = catalog.precision(kp if kp is not None else default_kv_precision(mdl))
     if not kv.kv_cache:  # suggest only formats the engine then accepts (vLLM: not int8 or int4)
-        usable = (p.name for p in catalog.precisions if p.kv_cache and (engine is None or engine.accepts_kv(p.name)))
+        usable = kv_formats(catalog.precisions, [engine] if engine is not None else [])
         raise OutOfRangeError(
             f"precision {typed_name(kp, kv.name)} is not a KV-cache format; use one of " + ", ".join(usable)
         )

@@ -24,7 +24,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from planner.api import GPU_GROUPS, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
-from planner.engines.profiles import ENGINES, EngineProfile, engine_profile
+from planner.catalog.resolve import kv_formats
+from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names, typed_name
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
@@ -846,13 +847,6 @@ def load_scenario(path: str | Path) -> Scenario:
     return parse_scenario(data, str(path))
 
 
-def kv_formats(catalog: Catalog, engines: list[EngineProfile]) -> list[str]:
-    """The catalog's KV-cache formats that every one of ``engines`` caches (``EngineProfile.accepts_kv``), in the
-    catalog's order: what a refused kv_precision is offered, as the what-if workbook's KV list
-    (``planner.workbook.catalog_sheets``; vLLM: fp32, bf16, fp16, fp8, not int8 or int4)."""
-    return [p.name for p in catalog.precisions if p.kv_cache and all(e.accepts_kv(p.name) for e in engines)]
-
-
 def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") -> None:
     """Every GPU, model, precision and engine name resolves in the catalog; else a one-line ScenarioError."""
     d = scenario.defaults  # checked first: a typo there is blamed on [defaults], not on option #1 that inherits it
@@ -896,7 +890,9 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         if name is not None and not catalog.precision(name).kv_cache:
             raise ScenarioError(
                 f"{source}: {where}: {typed_name(name, catalog.precision(name).name)} is not a KV-cache format; "
-                "accepted: " + ", ".join(kv_formats(catalog, engines)) + _line_note(source, _where_loc(where))
+                "accepted: "
+                + ", ".join(kv_formats(catalog.precisions, engines))
+                + _line_note(source, _where_loc(where))
             )
     lever_kv = catalog.precision(scenario.levers.kv_precision).name
     for i, o in enumerate(scenario.option):  # a KV format the option's engine does not cache (vLLM and int4): the
@@ -908,7 +904,9 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
         if kv is not None and not eng.accepts_kv(kv):
             way_out, whose = "", ""
             if where == "levers.kv_precision":  # the lever's default (fp8) too: say where to set another
-                usable = [p for p in kv_formats(catalog, [eng]) if catalog.precision(p).bytes_per_element < 2]
+                usable = [
+                    p for p in kv_formats(catalog.precisions, [eng]) if catalog.precision(p).bytes_per_element < 2
+                ]
                 way_out = f' (the KV-cache lever: set [levers] kv_precision = "{usable[0]}")' if usable else ""
                 whose = f" of option #{i + 1} ({o.name})"
             raise ScenarioError(

@@ -15,7 +15,7 @@ from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, calibra
 from planner.accuracy.ranges import query_values
 from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
 from planner.catalog import Catalog, Gpu, Model, Precision
-from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors
+from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors, kv_formats
 from planner.engines.allreduce_table import read_allreduce_table
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
@@ -551,7 +551,7 @@ def precisions_sheet(precisions: list[Precision], engine: EngineProfile) -> tupl
         cols,
         "Bytes per value = (bits + scale bits / values per scale) / 8.",
     )
-    kv = [p.name for p in precisions if p.kv_cache and engine.accepts_kv(p.name)]
+    kv = kv_formats(precisions, [engine])
     sheet.set("M1", "KV-cache formats the engine caches (list)", style="header")
     sheet.widths["M"] = 14
     for i, name in enumerate(kv):
