@@ -34,6 +34,7 @@ from planner.export.xlsx_cells import (
     put_text,
     wrapped_lines,
 )
+from planner.io.paper import BASE_FONT_PT, LO_PT_PER_CHAR, MIN_PRINT_PT
 
 #: Sheets shown turned on "Options compared" (hidden in the printed copy).
 TURNED = ("Options", "Costs", "Details", "Ownership", "Fleet by quarter")
@@ -174,12 +175,8 @@ def options_compared(wb: Workbook, review: Review, title: str, footer: str) -> W
     return ws
 
 
-#: LibreOffice's printed width of a column, points per character of its Excel width at 100%: measured on this
-#: review's "Options compared" printed at 100% (30 + 4 x 18 = 102 characters took 713 pt, 7.0 pt each; Excel's
-#: own measure is 7 px = 5.25 pt, LibreOffice's substitute for Calibri is wider).
-LO_PT_PER_CHAR = 7.0
 #: Smallest printed text (11-pt cells): a sheet scaled below MIN_PRINT_PT / 11 is not fitted to one page tall.
-MIN_SCALE = 8.0 / 11.0
+MIN_SCALE = MIN_PRINT_PT / BASE_FONT_PT
 #: A sheet's last page is at least this share of a page; when it would be less, the last two pages share the rows.
 MIN_LAST_PAGE = 0.4
 

@@ -76,6 +76,7 @@ from planner.export.xlsx_cells import (
     store_cached_values,
     wrapped_lines,
 )
+from planner.io.paper import A4_IN, BASE_FONT_PT, LO_PT_PER_CHAR, MIN_PRINT_PT, MIN_PRINT_SCALE_PCT
 from planner.units import counted
 
 #: Line styles of the charts' series, so that lines on top of each other stay distinguishable.
@@ -727,16 +728,11 @@ def _assumptions(book: _Book) -> None:
 
 
 #: Smallest printed text: a sheet too wide to print one page wide at this size prints several pages wide instead.
-MIN_PRINT_PT = 8.0
-BASE_FONT_PT = 11.0  # openpyxl's default cell font (Calibri 11)
-A4_LANDSCAPE_WIDTH_IN = 11.69
 
 
 def printed_width_pt(ws: Worksheet) -> float:
     """Width of the sheet's used columns on paper at 100%: the wider of Excel's (characters x 7 + 5) px, 96 px an
-    inch, and LibreOffice's (characters x ``print_layout.LO_PT_PER_CHAR``), which makes the PDF."""
-    from planner.export.print_layout import LO_PT_PER_CHAR
-
+    inch, and LibreOffice's (characters x ``planner.io.paper.LO_PT_PER_CHAR``), which makes the PDF."""
     chars = [ws.column_dimensions[get_column_letter(j)].width or 8.43 for j in range(1, ws.max_column + 1)]
     return max(sum(c * 7 + 5 for c in chars) * 0.75, sum(chars) * LO_PT_PER_CHAR)
 
@@ -760,9 +756,7 @@ def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
     """Keep printed text at MIN_PRINT_PT or more and tables one page wide where possible: first narrow the columns
     (text down to MIN_TEXT_WIDTH, it wraps; numbers down to their widest value) until the fit scale keeps 11-pt
     text at 8 pt; if even that is too wide, print at 8 pt over several pages wide with ``title_cols`` repeated."""
-    from planner.export.print_layout import LO_PT_PER_CHAR
-
-    printable_pt = (A4_LANDSCAPE_WIDTH_IN - ws.page_margins.left - ws.page_margins.right) * 72
+    printable_pt = (A4_IN[1] - ws.page_margins.left - ws.page_margins.right) * 72
     # the table's width at 100% that still prints at 8 pt, 1% short so rounding cannot tip it below
     widest_pt = printable_pt * BASE_FONT_PT / MIN_PRINT_PT * 0.99
     excess_px = (printed_width_pt(ws) - widest_pt) / 0.75
@@ -780,7 +774,7 @@ def legible_print(ws: Worksheet, title_cols: str = "A:A") -> None:
             fit_row(ws, r, 3 if r == 1 else 1)
         return
     ws.sheet_properties.pageSetUpPr.fitToPage = False
-    ws.page_setup.scale = math.ceil(MIN_PRINT_PT / BASE_FONT_PT * 100)
+    ws.page_setup.scale = MIN_PRINT_SCALE_PCT
     ws.print_title_cols = title_cols
 
 

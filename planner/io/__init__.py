@@ -7,6 +7,7 @@
 - ``toml_text``: reading and writing TOML.
 - ``libreoffice``: headless conversion and recalculation.
 - ``xlsx_values``: a saved xlsx's formula cells given the values readers show.
+- ``paper``: the printed measures (page, text sizes, a column's printed width) every xlsx is laid out by.
 - ``heap``: glibc's malloc thresholds for large sweeps.
 
 May import ``planner.errors`` only.

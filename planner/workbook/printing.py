@@ -15,29 +15,24 @@ size: 6 pt for a sheet at Excel's 8 pt.
 
 from __future__ import annotations
 
-import math
-
 from openpyxl.utils import column_index_from_string, get_column_letter
 from openpyxl.worksheet.pagebreak import Break
 from openpyxl.worksheet.worksheet import Worksheet
 
-#: The cells' text size (openpyxl's default font, Calibri 11).
-BASE_PT = 11.0
-#: The smallest printed text size (Excel's): a sheet fit to width prints its 11-pt cells at 73% or more (at most
-#: 192 characters of columns on A4 landscape), a wider one at a fixed scale of 73% or more.
-MIN_PRINT_PT = 8.0
-#: Excel's printed width of a column, points per character of its width (Calibri 11's 7-px digit; 96 px an inch).
-EXCEL_PT_PER_CHAR = 5.25
-#: LibreOffice's, where it substitutes DejaVu Sans for Calibri: measured on this workbook's Precisions sheet printed
-#: fit to width (143 characters took 1,000 pt); planner.export.print_layout measured the same on the review.
-LO_PT_PER_CHAR = 7.0
+from planner.io.paper import (
+    A4_IN,
+    BASE_FONT_PT,
+    EXCEL_PT_PER_CHAR,
+    LO_PT_PER_CHAR,
+    MIN_PRINT_PT,
+    MIN_PRINT_SCALE_PCT,
+)
+
 #: Share of the page a column group may fill at its scale: room for the measure being a little off.
 FILL = 0.97
 #: Margins (inches) of a sheet printed over several pages wide (openpyxl's default: 0.75 left and right, 1 top and
 #: bottom): the table gets 7% more of a page's width, 16% more of its height.
 SPLIT_MARGIN_IN = 0.5
-#: A4, inches (width, height).
-A4_IN = (8.27, 11.69)
 
 
 def printable_width_pt(ws: Worksheet) -> float:
@@ -113,7 +108,7 @@ def legible_print(ws: Worksheet) -> None:
     73% (``MIN_PRINT_PT``) with 0.5-in margins over as few pages wide as LibreOffice's measure allows, its columns
     split into groups as even in width as that number of pages allows, its title columns (column A when none are
     set) repeated on each page. A fixed scale rather than a larger one fitting the widest group: fewer pages down."""
-    if print_scale(ws) * BASE_PT >= MIN_PRINT_PT:
+    if print_scale(ws) * BASE_FONT_PT >= MIN_PRINT_PT:
         return
     if not ws.print_title_cols:
         ws.print_title_cols = "A:A"
@@ -125,7 +120,7 @@ def legible_print(ws: Worksheet) -> None:
     head = sum(w for j, w in cols if j in titles)
     body = [(j, w) for j, w in cols if j not in titles]
     widths = [w for _, w in body]
-    least = math.ceil(100 * MIN_PRINT_PT / BASE_PT) / 100  # the smallest scale allowed, 73%
+    least = MIN_PRINT_SCALE_PCT / 100  # the smallest scale allowed, 73%
     page_chars = printable_width_pt(ws) * FILL / (LO_PT_PER_CHAR * least)
     room = max(page_chars - head, max(widths))
     n = len(_groups(widths, room))
