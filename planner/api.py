@@ -30,6 +30,7 @@ from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook 
 from planner.checks import Errors, _count_or_mask, _pandas_index
 from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and tests use these names here)
     GPU_GROUPS,
+    LARGEST_GROUP_TRIED,
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     MAX_GPUS,
@@ -41,6 +42,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     finish,
     finish_record,
     fp8_kv_note,
+    groups_to_try,
     layout_error,
     nan_record,
     next_tp_size,
@@ -171,6 +173,7 @@ from planner.timing import (  # noqa: E402  (the time functions, re-exported: on
 
 __all__ = [
     "GPU_GROUPS",
+    "LARGEST_GROUP_TRIED",
     "MAX_BATCH_INPUT",
     "MAX_CONTEXT_TOKENS",
     "MAX_GPUS",
@@ -182,6 +185,7 @@ __all__ = [
     "gpu_numbers",
     "gpu_peak_flop_per_s",
     "gpu_price_per_hour",
+    "groups_to_try",
     "kv_bytes",
     "kv_bytes_per_token",
     "max_batch",

@@ -40,6 +40,9 @@ from planner.units import counted
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
+#: The largest group a fleet search tries unless told otherwise (one 8-GPU node): ``planner export``'s
+#: ``max_gpus_per_replica`` default and ``planner plan --rate`` without ``--gpus``.
+LARGEST_GROUP_TRIED = 8
 #: Input limits: the largest context, batch and GPU count an argument may ask for.
 MAX_CONTEXT_TOKENS = 2**24
 MAX_BATCH_INPUT = 2**20
@@ -194,6 +197,20 @@ def valid_tp_sizes(
     any_kv = engine_profile(engine).kv_heads_any_split
     sizes = np.arange(1, int(max_gpus) + 1)
     return tuple(int(n) for n in sizes[m.group_ok(model_facts(mdl), sizes, check_parallelism(parallelism), any_kv)])
+
+
+def groups_to_try(
+    model: Any,
+    *,
+    max_gpus: int = LARGEST_GROUP_TRIED,
+    catalog: Catalog | None = None,
+    parallelism: str = "tp",
+    engine: Any = None,
+) -> tuple[int, ...]:
+    """The groups a fleet search sizes (``planner export``, ``planner plan --rate`` without ``--gpus``): each of
+    ``GPU_GROUPS`` up to ``max_gpus`` that the engine runs ``model`` on (``valid_tp_sizes``)."""
+    valid = valid_tp_sizes(model, max_gpus=max_gpus, catalog=catalog, parallelism=parallelism, engine=engine)
+    return tuple(n for n in GPU_GROUPS if n in valid)
 
 
 def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None, engine: Any = None) -> int:

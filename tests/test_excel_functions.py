@@ -927,15 +927,23 @@ class TestReplicasWithoutTargets:
 
     def test_planner_why_says_it_was_sized_on_capacity_because_no_targets_were_given(self):
         why = xf.PLANNER_WHY("REPLICAS", *self.ARGS)
-        assert why.startswith("ok: a replica on 2 x H100 SXM 80GB") and why.endswith(
-            "; no TTFT or TPOT target given, so sized on capacity: the fewest replicas each taking less than one "
-            "replica's capacity (CAPACITY_RPS)"
-        )  # the chosen group first (gpus left empty), then how the fleet was sized
+        assert (
+            why.startswith("ok: a replica on 2 x H100 SXM 80GB")
+            and (
+                "; no TTFT or TPOT target given, so sized on capacity: the fewest replicas each taking less than one "
+                "replica's capacity (CAPACITY_RPS); 4 GPUs a replica need fewer GPUs in all"
+            )
+            in why
+        )  # the chosen group first (gpus left empty), how the fleet was sized, then a group needing fewer GPUs
         targeted = xf.PLANNER_WHY("REPLICAS", *self.ARGS, 1.5)
         assert targeted.startswith("ok") and "sized on" not in targeted  # a target given: sized on it, no note
         # a range: the note in every cell it holds for
         rows = xf.PLANNER_WHY("REPLICAS", "H100", "llama3.1-70b", [[600.0], [6.0]], 800.0, 400.0)
-        assert rows == [[why], [why]]
+        assert rows[0] == [why]
+        # at 6 requests/s: 9 x 2 GPUs against 1 x 4 (each row's own larger group)
+        assert rows[1][0].split("; 4 GPUs a replica")[0] == why.split("; 4 GPUs a replica")[0]
+        assert rows[1][0].endswith(f"{xf.REPLICAS('H100', 'llama3.1-70b', 6.0, 800.0, 400.0)} x 2 = 18 (give gpus 4; "
+                                   "planner plan --rate without --gpus chooses it)")  # fmt: skip
 
     def test_a_row_of_rates_grows_with_the_rate(self):
         capacity = xf.CAPACITY_RPS("H100", "llama3.1-70b", 800.0, 400.0)
@@ -945,8 +953,9 @@ class TestReplicasWithoutTargets:
     def test_plan_sizes_the_same_fleet_and_says_it_sized_on_capacity(self):
         from cli_support import run
 
+        # --gpus 2: REPLICAS' group (without it plan tries 2, 4 and 8: tests/test_fleet_group_choice.py)
         plan = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "--rate", "600",
-                   "--prompt-tokens", "800", "--output-tokens", "400")  # fmt: skip
+                   "--prompt-tokens", "800", "--output-tokens", "400", "--gpus", "2")  # fmt: skip
         assert plan.exit_code == 0, plan.output
         assert (
             "replicas (no targets given: sized on capacity, each below one replica's 0.721 requests/s): "
@@ -1139,7 +1148,9 @@ class TestChosenGroup:
         given[at] = float(group)
         fn = getattr(xf, name)
         assert fn(*given) == pytest.approx(fn(*args), rel=1e-12)
-        assert xf.PLANNER_WHY(name, *given) == "ok" + (m[5] or "")  # a given group is not named; other notes stay
+        # a given group is not named, nor a larger one needing fewer GPUs (REPLICAS); other notes stay
+        rest = re.sub(r"; \d+ GPUs a replica need fewer GPUs in all: .*", "", m[5] or "")
+        assert xf.PLANNER_WHY(name, *given) == "ok" + rest
 
     def test_a_range_names_each_rows_group_and_not_a_given_one(self):
         """One call over rows: each row's reason is the reason of the row alone (a chosen group named, a given one

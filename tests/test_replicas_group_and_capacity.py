@@ -39,18 +39,21 @@ class TestReplicasOnOneFp8H100:
         assert api.min_gpus(*LLAMA, 1200, weight_precision="fp8") == 1
 
     def test_replicas_is_a_number_and_the_fleet_plan_sizes(self):
-        """413 replicas of 1 x H100: the figure ``planner plan --rate`` prints for the same inputs (the group it
-        chooses for a 1,200-token request is the same 1 x H100)."""
+        """413 replicas of 1 x H100: the figure ``planner plan --rate --gpus 1`` prints for the same inputs (without
+        --gpus plan chooses the group needing fewest GPUs in all: tests/test_fleet_group_choice.py)."""
         from cli_support import run
 
         got = xf.REPLICAS(*self.ARGS)
         assert got == 413
         plan = run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "1200", "-w", "fp8", "--rate",
                    "60", "--prompt-tokens", "800", "--output-tokens", "400", "--ttft-target", "1.5",
-                   "--tpot-target", "0.05")  # fmt: skip
+                   "--tpot-target", "0.05", "--gpus", "1")  # fmt: skip
         assert plan.exit_code == 0, plan.output
         assert f"replicas (p95 TTFT <= 1.50 s, TPOT <= 50 ms): {got} x 1 x H100 SXM 80GB" in plan.output
-        assert xf.PLANNER_WHY("REPLICAS", *self.ARGS).startswith("ok: a replica on 1 x H100 SXM 80GB")
+        why = xf.PLANNER_WHY("REPLICAS", *self.ARGS)
+        assert why.startswith("ok: a replica on 1 x H100 SXM 80GB")
+        # and it says a larger group needs fewer GPUs in all (the group plan --rate without --gpus runs on)
+        assert "2 GPUs a replica need fewer GPUs in all" in why
 
     def test_the_fleet_meets_the_targets_and_one_replica_fewer_misses(self):
         """TTFT_P95 / TPOT_P95 (milliseconds) of one replica at 60 / 413 requests/s meet 1.5 s and 50 ms; at 60 / 412

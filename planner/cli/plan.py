@@ -20,6 +20,7 @@ from planner.accuracy.loaded_ranges import (
 )
 from planner.accuracy.published import read_csv_rows
 from planner.accuracy.ranges import stated_coverage
+from planner.api import groups_to_try
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -45,7 +46,14 @@ from planner.export.scenario import (
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
 from planner.report import Plan, limit_words, plan, replica_of
-from planner.serving.fleet import NO_TPOT_WITH_ONE_TOKEN, Sizing, fewest_replicas, one_output_token
+from planner.serving.fleet import (
+    NO_TPOT_WITH_ONE_TOKEN,
+    GroupChoice,
+    GroupTried,
+    Sizing,
+    fewest_gpus,
+    one_output_token,
+)
 from planner.serving.load import (
     CLIENT_COMMANDS,
     DATASETS,
@@ -346,7 +354,11 @@ class Percentile(click.ParamType):
     ),
     help="Tokens per sequence (prompt + output), a whole number: 8192, 8,192, 1e4 or 8k (k = 1,024 tokens).",
 )
-@click.option("--gpus", type=Whole("a GPU count of 1 or more, e.g. 4", min=1), help=option_doc("gpus"))
+@click.option(
+    "--gpus",
+    type=Whole("a GPU count of 1 or more, e.g. 4", min=1),
+    help=option_doc("gpus") + "; with --rate, the group of 1, 2, 4 or 8 from it whose fleet needs fewest GPUs",
+)
 @click.option(
     "--batch",
     type=Whole("a number of sequences of 1 or more, e.g. 8", min=1),
@@ -493,7 +505,8 @@ def plan_command(
 ):
     """Memory, max batch, TPOT, throughput and cost of one model on one GPU type; with --rate, the fewest
     replicas whose simulated percentile TTFT and TPOT meet the targets at that traffic (without targets: the fewest
-    each below one replica's capacity).
+    each below one replica's capacity), on the group of 1, 2, 4 or 8 GPUs needing fewest GPUs in all unless --gpus
+    fixes it.
 
     Example:
 
@@ -566,18 +579,28 @@ def plan_command(
                 "--tpot-target to size the fleet on TTFT alone, or give --output-tokens of 2 or more"
             )
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
-        replica = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
-        sized = fewest_replicas(
-            replica, run_prompt, run_output, rate_per_s,
+        # without --gpus, each group from the smallest that holds the model, the one whose fleet needs fewest GPUs
+        groups = (p.gpus,)
+        if options.get("gpus") is None:
+            groups = tuple(n for n in groups_to_try(p.model, catalog=cat, parallelism=p.parallelism, engine=p.engine)
+                           if n >= p.gpus) or groups  # fmt: skip
+        plans = {n: p if n == p.gpus else plan(gpu, model_name, context, catalog=cat, **(options | {"gpus": n}))
+                 for n in groups}  # fmt: skip
+        replicas = {n: dc_replace(replica_of(q, cat, options.get("calibration")), speculative=spec)
+                    for n, q in plans.items()}  # fmt: skip
+        choice = fewest_gpus(
+            replicas, run_prompt, run_output, rate_per_s,
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
             arrivals_s=trace.arrivals_s if trace else None,
         )  # fmt: skip
+        p, sized = plans[choice.gpus_per_replica], choice.sizing
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
         if sized:
+            out["under_load"]["groups_tried"] = groups_as_dict(choice)
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
             out["under_load"]["held_out_ranges_notes"] = notes
             # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
@@ -592,7 +615,9 @@ def plan_command(
         echo(json.dumps(out, indent=2))
     else:
         text = (
-            render_sizing(sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate, trace)
+            render_sizing(
+                sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate, trace, choice
+            )
             if sized
             else ""
         )
@@ -636,9 +661,11 @@ def render_sizing(
     traffic: DatasetLoad | None = None,
     prefix_hit_rate: float | None = None,
     trace: TraceLoad | None = None,
+    choice: GroupChoice | None = None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
-    speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given)."""
+    speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
+    the groups tried, where the group was chosen among several)."""
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
@@ -683,6 +710,7 @@ def render_sizing(
             if s.on_capacity
             else []
         ),
+        *([group_line(choice)] if choice is not None and len(choice.tried) > 1 else []),
         *(
             f"  {label:<25}{value}"  # one column of figures: the longest label and two spaces
             for label, value in (
@@ -845,6 +873,34 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "prompt_mean_tokens": t.prompt_mean_tokens,
         "output_mean_tokens": t.output_mean_tokens,
     }
+
+
+def group_line(choice: GroupChoice) -> str:
+    """Which group the fleet runs on and why: the fewest GPUs of the groups tried, each with its total."""
+
+    def total(t: GroupTried) -> str:
+        if t.replicas:
+            return f"{t.gpus_per_replica} -> {t.replicas:,} x {t.gpus_per_replica} = {t.gpus:,} GPUs"
+        return f"{t.gpus_per_replica} -> " + ("not needed" if t.reason.startswith("not tried") else "none meets")
+
+    return (
+        f"  group: {counted(choice.gpus_per_replica, 'GPU')} per replica, the fewest GPUs of the groups tried "
+        f"({'; '.join(total(t) for t in choice.tried)}); --gpus fixes the group"
+    )
+
+
+def groups_as_dict(choice: GroupChoice) -> list[dict]:
+    """Each group ``fewest_gpus`` tried, for --json: its replicas and GPUs (null where none meets), and why not."""
+    return [
+        {
+            "gpus_per_replica": t.gpus_per_replica,
+            "replicas": t.replicas or None,
+            "gpus": t.gpus or None,
+            "chosen": t.gpus_per_replica == choice.gpus_per_replica,
+            "reason": t.reason or None,
+        }
+        for t in choice.tried
+    ]
 
 
 def sizing_as_dict(s: Sizing, p: Plan) -> dict:

@@ -304,7 +304,7 @@ def evaluate(
     groups = groups or (
         (option.gpus_per_replica,)
         if option.gpus_per_replica
-        else tuple(n for n in api.GPU_GROUPS if n <= option.max_gpus_per_replica and n in valid)
+        else api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
     )
     time_ranges = tuple(_margin_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(

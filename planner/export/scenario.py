@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from planner.api import GPU_GROUPS, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
+from planner.api import GPU_GROUPS, LARGEST_GROUP_TRIED, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
 from planner.catalog import Catalog
 from planner.catalog.resolve import kv_formats
 from planner.engines.profiles import ENGINES, engine_profile
@@ -497,7 +497,7 @@ BUILTIN_DEFAULTS: dict[str, Any] = {
     "pricing": "cloud",
     "amortization_months": 36,
     "spare_replicas": 1,
-    "max_gpus_per_replica": 8,
+    "max_gpus_per_replica": LARGEST_GROUP_TRIED,
 }
 
 

@@ -1,0 +1,115 @@
+"""``planner plan --rate`` without ``--gpus`` sizes the fleet on the GPU group needing the fewest GPUs in all.
+
+It used to size the smallest group that holds the model: Llama 3.1 70B in fp8 on 1 x H100, whose KV cache holds one
+4,096-token sequence, so 60 requests/s of 800 / 400 tokens took 413 x 1 H100 where 11 x 2 = 22 meet the same p95
+targets (``planner export`` already tried each group). Now each group of ``planner.deploy.groups_to_try`` from the
+smallest is sized (``planner.serving.fleet.fewest_gpus``); the fewest GPUs wins, the smaller group on a tie. Each
+expected count is REPLICAS' own for that group (the same search, ``fewest_replicas``), so the test checks the choice,
+not the simulation's numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from cli_support import run
+
+from planner import api
+from planner.errors import OutOfRangeError
+from planner.excel import functions as xf
+from planner.serving import fleet
+from planner.serving.load import Replica
+
+FP8_70B = ("--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "-w", "fp8")
+LOAD = ("--rate", "60", "--prompt-tokens", "800", "--output-tokens", "400", "--ttft-target", "1.5",
+        "--tpot-target", "0.05")  # fmt: skip
+
+
+def replicas(gpus: int) -> int:
+    """REPLICAS for the same load on ``gpus`` per replica."""
+    return int(xf.REPLICAS("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, gpus, "fp8"))
+
+
+@pytest.fixture(scope="module")
+def chosen() -> dict:
+    out = run("plan", *FP8_70B, *LOAD, "--json")
+    assert out.exit_code == 0, out.output
+    return json.loads(out.output)
+
+
+class TestPlanRateChoosesTheGroup:
+    def test_each_group_from_the_smallest_is_sized_as_replicas_sizes_it(self, chosen):
+        tried = {t["gpus_per_replica"]: t for t in chosen["under_load"]["groups_tried"]}
+        assert list(tried) == [1, 2, 4, 8]  # groups_to_try: 1, 2, 4, 8 (Llama 3.1 70B: 64 heads, 8 KV heads)
+        for n, t in tried.items():
+            if t["replicas"] is not None:
+                assert t["replicas"] == replicas(n) and t["gpus"] == replicas(n) * n
+
+    def test_the_fleet_is_the_one_needing_fewest_gpus(self, chosen):
+        u = chosen["under_load"]
+        sized = [t for t in u["groups_tried"] if t["gpus"] is not None]
+        best = min(sized, key=lambda t: (t["gpus"], t["gpus_per_replica"]))
+        assert [t["gpus_per_replica"] for t in u["groups_tried"] if t["chosen"]] == [best["gpus_per_replica"]]
+        assert chosen["gpus"] == best["gpus_per_replica"]  # the plan above the fleet is the chosen group's
+        assert u["gpus"] == best["gpus"] == u["replicas"] * chosen["gpus"]
+        # far fewer than the smallest group's 413 x 1 (tests/test_replicas_group_and_capacity.py)
+        assert replicas(1) == 413 and u["gpus"] < 413 / 4
+
+    def test_the_text_names_each_group_and_how_to_fix_one(self):
+        out = run("plan", *FP8_70B, *LOAD)
+        assert out.exit_code == 0, out.output
+        k1, k2 = replicas(1), replicas(2)
+        assert (
+            f"group: 2 GPUs per replica, the fewest GPUs of the groups tried (1 -> {k1} x 1 = {k1} GPUs; " in out.output
+        )
+        assert f"2 -> {k2} x 2 = {k2 * 2} GPUs" in out.output and "--gpus fixes the group" in out.output
+        assert f"replicas (p95 TTFT <= 1.50 s, TPOT <= 50 ms): {k2} x 2 x H100 SXM 80GB" in out.output
+        assert out.output.startswith("Llama-3.1-70B on 2 x H100 SXM 80GB")
+
+    def test_given_gpus_size_that_group_only(self):
+        out = run("plan", *FP8_70B, *LOAD, "--gpus", "4", "--json")
+        assert out.exit_code == 0, out.output
+        u = json.loads(out.output)["under_load"]
+        assert [t["gpus_per_replica"] for t in u["groups_tried"]] == [4] and u["replicas"] == replicas(4)
+        assert "group:" not in run("plan", *FP8_70B, *LOAD, "--gpus", "4").output
+
+
+class TestFewestGpus:
+    """``fleet.fewest_gpus`` on hand-made groups (the replicas' own searches are REPLICAS')."""
+
+    def test_a_group_at_least_the_best_total_is_not_sized(self, monkeypatch):
+        counts = {1: 3, 2: 1, 4: 1}
+        seen = []
+
+        def fake(replica, *args, **kwargs):
+            seen.append(replica)
+            return fleet.Sizing(counts[replica], 1.0, None, 95.0, math.inf, math.inf)
+
+        monkeypatch.setattr(fleet, "fewest_replicas", fake)
+        choice = fleet.fewest_gpus({1: 1, 2: 2, 4: 4}, 800, 400, 10.0)
+        assert choice.gpus_per_replica == 2 and choice.sizing.replicas == 1  # 1 x 2 = 2 GPUs against 3 x 1
+        assert seen == [1, 2]  # 4 GPUs a replica cannot beat 2 in all
+        assert [t.gpus for t in choice.tried] == [3, 2, 0] and choice.tried[2].reason.startswith("not tried")
+
+    def test_a_tie_keeps_the_smaller_group(self, monkeypatch):
+        monkeypatch.setattr(
+            fleet, "fewest_replicas", lambda r, *a, **k: fleet.Sizing({1: 4, 2: 2}[r], 1.0, None, 95.0, 1.0, 1.0)
+        )
+        assert fleet.fewest_gpus({2: 2, 1: 1}, 800, 400, 10.0).gpus_per_replica == 1
+
+    def test_no_group_meeting_names_each_groups_reason(self):
+        reps = {n: Replica("H100", "llama3.1-70b", n, weight_precision="fp8") for n in (2, 4)}
+        with pytest.raises(OutOfRangeError) as err:
+            fleet.fewest_gpus(reps, 800, 400, 1.0, ttft_target_s=0.001)
+        assert str(err.value).startswith("no group of GPUs meets them: 2 per replica: no fleet of up to")
+        assert "; 4 per replica: no fleet of up to" in str(err.value)
+
+
+def test_export_and_plan_try_the_same_groups():
+    """``groups_to_try``: the GPU_GROUPS up to 8 (one node) the engine splits the model over; Qwen2-7B's 28 heads
+    and 4 KV heads split over 1, 2 and 4 only (``valid_tp_sizes``' docstring)."""
+    assert api.groups_to_try("llama3.1-70b") == (1, 2, 4, 8)
+    assert api.groups_to_try("llama3.1-70b", max_gpus=4) == (1, 2, 4)
+    assert api.groups_to_try("qwen2-7b") == (1, 2, 4)
