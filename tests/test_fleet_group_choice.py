@@ -5,7 +5,7 @@ It used to size the smallest group that holds the model: Llama 3.1 70B in fp8 on
 targets (``planner export`` already tried each group). Now each group of ``planner.deploy.groups_to_try`` from the
 smallest is sized (``planner.serving.fleet.fewest_gpus``); the fewest GPUs wins, the smaller group on a tie. Each
 expected count is REPLICAS' own for that group (the same search, ``fewest_replicas``), so the test checks the choice,
-not the simulation's numbers.
+not the simulation's numbers. A MoE model's other layouts on the chosen group are sized for the same targets too.
 """
 
 from __future__ import annotations
@@ -113,3 +113,34 @@ def test_export_and_plan_try_the_same_groups():
     assert api.groups_to_try("llama3.1-70b") == (1, 2, 4, 8)
     assert api.groups_to_try("llama3.1-70b", max_gpus=4) == (1, 2, 4)
     assert api.groups_to_try("qwen2-7b") == (1, 2, 4)
+
+
+class TestOtherLayoutsUnderLoad:
+    """A MoE model's plan lists its other layouts on the same GPUs (``Plan.alternatives``); under load each is sized
+    for the same targets, so data-parallel attention's fleet is compared as the fleet, not only as a max batch:
+    DeepSeek-V3 on 8 x H200 at 10 requests/s of 1,000 / 500 tokens needs several tensor-parallel replicas and fewer
+    dp-ep ones. Each count is REPLICAS' for that layout (the same search)."""
+
+    ARGS = ("--gpu", "H200", "--model", "deepseek-v3", "--context", "4096", "--rate", "10", "--prompt-tokens",
+            "1000", "--output-tokens", "500", "--ttft-target", "2", "--tpot-target", "0.05")  # fmt: skip
+
+    def test_each_other_layout_is_sized_as_replicas_sizes_it(self):
+        out = run("plan", *self.ARGS, "--json")
+        assert out.exit_code == 0, out.output
+        u = json.loads(out.output)["under_load"]
+        want = int(xf.REPLICAS("H200", "deepseek-v3", 10.0, 1000.0, 500.0, 2.0, 0.05, None, 8, None, None, "dp-ep"))
+        tp = int(xf.REPLICAS("H200", "deepseek-v3", 10.0, 1000.0, 500.0, 2.0, 0.05, None, 8))
+        assert u["replicas"] == tp
+        assert [(o["parallelism"], o["replicas"], o["gpus"]) for o in u["other_layouts"]] == [("dp-ep", want, want * 8)]
+        assert want < tp  # each rank caches its own sequences once (README, "Layouts")
+
+    def test_the_text_gives_the_option_that_runs_it(self):
+        out = run("plan", *self.ARGS)
+        want = int(xf.REPLICAS("H200", "deepseek-v3", 10.0, 1000.0, 500.0, 2.0, 0.05, None, 8, None, None, "dp-ep"))
+        assert (
+            f"  same 8 GPUs a replica, data-parallel attention + expert parallel: {want} x 8 = "
+            f"{want * 8} GPUs for the same targets (--parallelism dp-ep)"
+        ) in out.output
+
+    def test_a_dense_model_has_none(self, chosen):
+        assert chosen["under_load"]["other_layouts"] == []

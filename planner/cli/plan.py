@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from dataclasses import replace as dc_replace
 from pathlib import Path
 
@@ -35,7 +36,7 @@ from planner.cli.options import (
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
 from planner.engines.vllm_log import vllm_kv_log
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, PlannerError
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
     BARE_TTFT_MAX_S,
@@ -52,6 +53,7 @@ from planner.serving.fleet import (
     GroupTried,
     Sizing,
     fewest_gpus,
+    fewest_replicas,
     one_output_token,
 )
 from planner.serving.load import (
@@ -567,6 +569,7 @@ def plan_command(
     cat = load(catalog_dirs)
     p = plan(gpu, model_name, context, catalog=cat, **options)  # the options by their API names
     sized = spec = None
+    others: tuple[OtherLayout, ...] = ()
     hit = prefix_hit_rate if prefix_hit_rate is not None else traffic.prefix_hit_rate if traffic else 0.0
     if rate_per_s is not None:
         run_prompt, run_output = prompt_tokens, output_tokens  # a dataset's means, its lengths drawn around them
@@ -588,19 +591,36 @@ def plan_command(
                  for n in groups}  # fmt: skip
         replicas = {n: dc_replace(replica_of(q, cat, options.get("calibration")), speculative=spec)
                     for n, q in plans.items()}  # fmt: skip
-        choice = fewest_gpus(
-            replicas, run_prompt, run_output, rate_per_s,
+        load_args = (run_prompt, run_output, rate_per_s)
+        load_kwargs = dict(
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
             tpot_target_s=tpot_target or math.inf, burstiness=burstiness, lengths=lengths, prefix_hit_rate=hit,
             arrivals_s=trace.arrivals_s if trace else None,
         )  # fmt: skip
+        choice = fewest_gpus(replicas, *load_args, **load_kwargs)
         p, sized = plans[choice.gpus_per_replica], choice.sizing
+        # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
+        others = tuple(
+            _other_layout(dc_replace(replicas[p.gpus], parallelism=alt.parallelism), load_args, load_kwargs)
+            for alt in p.alternatives
+            if alt.gpus == p.gpus
+        )
     ranges = load_loaded_ranges() if sized else {}
     notes = held_out_range_notes(p, options.get("calibration")) if sized and ranges else []
     if as_json:
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
         if sized:
             out["under_load"]["groups_tried"] = groups_as_dict(choice)
+            out["under_load"]["other_layouts"] = [
+                {
+                    "parallelism": o.parallelism,
+                    "gpus_per_replica": p.gpus,
+                    "replicas": o.replicas or None,
+                    "gpus": o.replicas * p.gpus or None,
+                    "reason": o.reason or None,
+                }
+                for o in others
+            ]
             out["under_load"]["held_out_ranges"] = held_out_ranges_as_dict(sized, ranges)
             out["under_load"]["held_out_ranges_notes"] = notes
             # a fleet is never sized past a replica's capacity (without targets it is sized on it): kept for readers
@@ -618,6 +638,7 @@ def plan_command(
             render_sizing(
                 sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate, trace, choice
             )
+            + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
             else ""
         )
@@ -873,6 +894,36 @@ def trace_as_dict(t: TraceLoad) -> dict:
         "prompt_mean_tokens": t.prompt_mean_tokens,
         "output_mean_tokens": t.output_mean_tokens,
     }
+
+
+@dataclass(frozen=True)
+class OtherLayout:
+    """The plan's group split another way (``Plan.alternatives``), sized for the same load: its replicas (0: none
+    meets, ``reason``)."""
+
+    parallelism: str
+    replicas: int = 0
+    reason: str = ""
+
+
+def _other_layout(replica, load_args: tuple, load_kwargs: dict) -> OtherLayout:
+    """``fewest_replicas`` of ``replica`` (the plan's group in another layout) for the same load and targets."""
+    try:
+        return OtherLayout(replica.parallelism, fewest_replicas(replica, *load_args, **load_kwargs).replicas)
+    except PlannerError as exc:
+        return OtherLayout(replica.parallelism, 0, str(exc))
+
+
+def _other_layout_line(o: OtherLayout, p: Plan, sized: Sizing) -> str:
+    """ "  same 8 GPUs a replica, data-parallel attention + expert parallel: 1 x 8 = 8 GPUs for the same targets
+    (--parallelism dp-ep)", or why none meets."""
+    head = f"  same {counted(p.gpus, 'GPU')} a replica{_layout_words(o.parallelism, p.gpus)}"
+    if not o.replicas:
+        return f"{head}: no fleet meets the same targets ({o.reason})"
+    return (
+        f"{head}: {o.replicas:,} x {p.gpus} = {counted(o.replicas * p.gpus, 'GPU')} for the same "
+        f"{'capacity rule' if sized.on_capacity else 'targets'} (--parallelism {o.parallelism})"
+    )
 
 
 def group_line(choice: GroupChoice) -> str:
