@@ -144,3 +144,17 @@ class TestOtherLayoutsUnderLoad:
 
     def test_a_dense_model_has_none(self, chosen):
         assert chosen["under_load"]["other_layouts"] == []
+
+
+def test_the_readme_states_the_counts_replicas_gives():
+    """README's "Tensor parallelism" and "Layouts" bullets quote these fleets; REPLICAS computes them."""
+    from doc_support import stated
+
+    k2, total, k1 = stated(
+        "README.md", r"fp8 Llama 3\.1 70B at 60 requests/s: (\d+) x 2 H100 = (\d+), where the smallest group, 1 H100 "
+        r"holding one sequence, takes (\d+)\)",
+    )  # fmt: skip
+    assert (k2, total, k1) == (replicas(2), 2 * replicas(2), replicas(1))
+    tp, dp = stated("README.md", r"500 tokens: (\d+) tensor-parallel replicas or (\d+) dp-ep\)")
+    args = ("H200", "deepseek-v3", 10.0, 1000.0, 500.0, 2.0, 0.05, None, 8)
+    assert (tp, dp) == (int(xf.REPLICAS(*args)), int(xf.REPLICAS(*args, None, None, "dp-ep")))
