@@ -18,7 +18,7 @@ from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import Resolved, _resolve, gpu_numbers
+from planner.catalog.resolve import Resolved, _resolve, gpu_numbers, kv_formats
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
 from planner.engines.kernel_paths import (
@@ -314,8 +314,9 @@ def kv_precision_error(
     precision = catalog.precision(kv_precision)
     sm = ARCHITECTURE_SM.get(gpu.architecture)
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
-    names = eng.kv_precisions or tuple(p.name for p in catalog.precisions if p.kv_cache)
-    takes = [n for n in names if n not in ("bf16", "fp16", "fp32") or gpu.takes_weights(n)]
+    takes = [
+        n for n in kv_formats(catalog.precisions, [eng]) if n not in ("bf16", "fp16", "fp32") or gpu.takes_weights(n)
+    ]
     return OutOfRangeError(
         f"{gpu.name} ({arch}) cannot cache {model.name}'s KV in {precision.name}: it has no {precision.name}; KV "
         f"precisions it takes: {', '.join(takes)} (catalogs/gpus.toml weight_precisions_source)"

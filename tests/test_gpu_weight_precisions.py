@@ -130,7 +130,7 @@ def test_a_weight_list_needs_its_source():
 # A bf16 KV cache on a GPU without bf16: vLLM's CudaPlatformBase.supported_dtypes is [float16, float32] below SM 8.0
 # (vllm/platforms/cuda.py, commit 002db495; the T4 datasheet: no BF16), and the cache's "auto" dtype is the model's.
 # fp8 KV (vllm/config/cache.py CacheDType) is the attention kernels' matter and is left as it was.
-T4_KV = "fp16, fp32, fp8"
+T4_KV = "fp32, fp16, fp8"
 T4_BF16_KV = (
     "T4 (Turing, SM 7.5) cannot cache Llama-3.1-8B's KV in bf16: it has no bf16; KV precisions it takes: "
     f"{T4_KV} (catalogs/gpus.toml weight_precisions_source)"
