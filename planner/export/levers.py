@@ -1,4 +1,5 @@
-"""The four levers (more GPUs per replica, a shorter context, a GQA model, KV quantization) against a baseline."""
+"""The levers against a baseline: more GPUs per replica, a shorter context, a GQA model, KV quantization, and for a
+MoE model data-parallel attention with the experts spread (the layout 2026 engines run such models in)."""
 
 from __future__ import annotations
 
@@ -163,4 +164,18 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     else:
         res = evaluate(o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model)
         out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
+    if base.model.moe is not None and (o.parallelism or "tp") != "dp-ep":
+        out.append(_data_parallel_attention(o, w, catalog, x, base))
     return tuple(out)
+
+
+def _data_parallel_attention(o, w, catalog: Catalog, x: float, base: Result) -> Lever:
+    """A MoE baseline run as data-parallel attention ranks with the experts spread ("dp-ep"): each rank caches its
+    own sequences once, so the group holds more of them (``planner.model.parallel``); the same groups are tried."""
+    name = "Data-parallel attention"
+    change = f"layout {o.parallelism or 'tp'} -> dp-ep (data-parallel attention, experts spread)"
+    try:
+        res = evaluate(o.model_copy(update={"parallelism": "dp-ep"}), w, catalog, x, model=base.model)
+    except PlannerError as exc:  # the engine or release runs no such layout for this model: the lever's note
+        return Lever(name, change, None, math.nan, f"not evaluated: {exc}")
+    return _lever(name, change, base, res)

@@ -1,5 +1,5 @@
 """The budget review: every option sized and costed (``planner.export.evaluate``), each at the slow end of the held-out
-ranges under load (``planner.export.slow_end``: shown, not applied), the recommendation, the four levers, the
+ranges under load (``planner.export.slow_end``: shown, not applied), the recommendation, the levers (five for a MoE baseline), the
 sensitivity. The writers only lay out a ``Review`` (``planner.export.records``).
 """
 

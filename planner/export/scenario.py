@@ -7,7 +7,7 @@ example; ``docs/export.md`` lists every field.
     [workload]    traffic, token lengths, targets
     [defaults]    any option field, shared by every [[option]] that does not set it
     [[option]]    one deployment choice each; at least one
-    [levers]      what the four levers change (optional)
+    [levers]      what the levers change (optional)
     [finance]     ownership horizon, cost of capital, residual value, stress case, grid (optional)
 
 Every error is one line naming the file and the field (``option #2 (H200 rented).gpu``; options count from 1).
