@@ -262,14 +262,14 @@ class TestExportDoc:
         assert (_pct(r.low), _pct(r.high)) == (int(l_low), l_high) and r.widened.startswith(f"x{l_widen}:")
 
     def test_serving_margins(self):
-        """'(H100 with vLLM, dense: 5 figures, -8% / -6%)', '(A100 40GB with vLLM, dense: 3 figures, +2% to +7%, and 17
-        dense vLLM runs on every GPU, -10% / +36%, so -21% / +39%)', 'with none of the engine and class anywhere it
-        stands (LMDeploy)', 'H200 with vLLM has 2 figures, both MoE (gpustack's vLLM 0.11 DeepSeek-R1-0528 and
-        GLM-4.6; +26% / +79%), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, -27% / +36%':
+        """'(H100 with vLLM, dense: 7 figures, -8% / -1%)', '(A100 80GB with vLLM, dense: 2 figures, -13% to -9%, and 17
+        dense vLLM runs on every GPU, -9% / +35%, so -13% / +43%)', 'with none of the engine and class anywhere it
+        stands (LMDeploy)', 'H200 with vLLM has 11 figures, all MoE (10 DeepSeek-R1 runs, 9 of them dstack's;
+        +26% / +146%), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, -37% / +24%':
         heldout_serving_residuals.csv and serving_margin.margin_range (s171: per class; until then H200 + vLLM's 11
         figures sized the dense Llama at +135%)."""
         from planner.accuracy.calibration import residual_range
-        from planner.accuracy.serving_margin import EVERY_GPU, load_serving, margin_range, of_kernel_line, steady_load
+        from planner.accuracy.serving_margin import EVERY_GPU, load_serving, margin_range, steady_load
 
         serving = load_serving()
         rows, low, high = stated(self.DOC, r"\(H100 with vLLM, dense: (\d+) figures, (-\d+)% / ([-+]\d+)%\)")
@@ -277,37 +277,35 @@ class TestExportDoc:
         assert (rows, int(low), int(high)) == (h100.rows, _pct(h100.low), _pct(h100.high))
         a_rows, smallest, largest, p_rows, p_low, p_high, m_low, m_high = stated(
             self.DOC,
-            r"\(A100 40GB with vLLM, dense: (\d+) figures, ([-+]\d+)% to ([-+]\d+)%, and (\d+) dense vLLM runs on every "
-            r"GPU, (-\d+)% / \+(\d+)%, so (-\d+)% / \+(\d+)%\)",
+            r"\(A100 80GB with vLLM, dense: (\d+) figures, (-\d+)% to (-\d+)%, and (\d+) dense vLLM runs on every GPU, "
+            r"(-\d+)% / \+(\d+)%, so (-\d+)% / \+(\d+)%\)",
         )
-        a100, pooled = serving[("A100 SXM 40GB", "vllm", "dense")], serving[(EVERY_GPU, "vllm", "dense")]
+        a100, pooled = serving[("A100 SXM 80GB", "vllm", "dense")], serving[(EVERY_GPU, "vllm", "dense")]
         assert 1 <= a100.rows < 5 and (a_rows, int(smallest), int(largest)) == (
             a100.rows,
             _pct(a100.smallest),
             _pct(a100.largest),
         )
         assert (p_rows, int(p_low), p_high) == (pooled.rows, _pct(pooled.low), _pct(pooled.high))
-        prediction = residual_range("A100 SXM 40GB", "vllm", gpus=8, model="Llama-3.1-70B")
-        got = margin_range(prediction, "A100 SXM 40GB", "vllm", "dense")
+        prediction = residual_range("A100 SXM 80GB", "vllm", gpus=8, model="Llama-3.1-70B")
+        got = margin_range(prediction, "A100 SXM 80GB", "vllm", "dense")
         assert (int(m_low), m_high) == (_pct(got.low), _pct(got.high))
         assert stated(self.DOC, r"with none of the engine and class anywhere it stands \((\w+)\)") == ("LMDeploy",)
         assert not any(engine == "lmdeploy" for _, engine, _ in serving)
-        rows, low, high, d_low, d_high = stated(
+        rows, dstack, low, high, d_low, d_high = stated(
             self.DOC,
-            r"H200 with vLLM has (\d+) figures, both MoE \(gpustack's vLLM 0\.11 DeepSeek-R1-0528 and GLM-4\.6; "
+            r"H200 with vLLM has (\d+) figures, all MoE \(\d+ DeepSeek-R1 runs, (\d+) of them dstack's; "
             r"\+(\d+)% / \+(\d+)%\), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, (-\d+)% / \+(\d+)%",
         )
         h200 = serving[("H200 SXM 141GB", "vllm", "MoE")]
-        assert ("H200 SXM 141GB", "vllm", "dense") not in serving and h200.sources == "gpustack-performance-lab"
+        assert ("H200 SXM 141GB", "vllm", "dense") not in serving
         assert (rows, low, high) == (h200.rows, _pct(h200.low), _pct(h200.high))
-        # dstack's vLLM 0.7 runs on H200 are steady-load runs of an older line: in no region (KERNEL_LINES)
         ours = [
             r
             for r in predict.load_decode_rows()
             if r.source_group == "dstack-deepseek-r1-h200-mi300x" and r.engine == "vllm" and "H200" in r.gpu
         ]
-        assert any(steady_load(r.kind, r.batch, r.num_prompts, r.request_rate) for r in ours)
-        assert not any(of_kernel_line(r.engine, r.engine_version) for r in ours)
+        assert dstack == sum(steady_load(r.kind, r.batch, r.num_prompts, r.request_rate) for r in ours)
         prediction = residual_range("H200 SXM 141GB", "vllm", gpus=4, model="Llama-3.1-70B")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "dense")
         assert (int(d_low), d_high) == (_pct(got.low), _pct(got.high))

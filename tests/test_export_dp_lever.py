@@ -21,18 +21,9 @@ DATE = "2026-12-05"
 LEVER = "Data-parallel attention"
 
 
-def with_baseline(tmp_path: Path, name: str) -> Path:
-    """The DeepSeek example with its levers started from option ``name``."""
-    text = (ROOT / "examples/deepseek-dp-attention.toml").read_text()
-    path = tmp_path / "dp.toml"
-    path.write_text(text.replace('title = "DeepSeek-V3 on H200"', f'title = "x"\nbaseline = "{name}"'))
-    return path
-
-
 @pytest.fixture(scope="module")
-def deepseek(tmp_path_factory):
-    path = with_baseline(tmp_path_factory.mktemp("dp"), "H200, tensor parallel")
-    return build_review(load_scenario(path), default_catalog(), date=DATE)
+def deepseek():
+    return build_review(load_scenario(ROOT / "examples/deepseek-dp-attention.toml"), default_catalog(), date=DATE)
 
 
 def test_a_tensor_parallel_moe_baseline_gets_the_dp_ep_lever_sized_as_the_dp_ep_option(deepseek):
@@ -54,8 +45,9 @@ def test_a_dense_baseline_keeps_four_levers():
 
 
 def test_a_dp_ep_baseline_has_no_such_lever(tmp_path):
-    review = build_review(
-        load_scenario(with_baseline(tmp_path, "H200, DP attention + EP")), default_catalog(), date=DATE
-    )
+    text = (ROOT / "examples/deepseek-dp-attention.toml").read_text()
+    path = tmp_path / "dp.toml"
+    path.write_text(text.replace('title = "DeepSeek-V3 on H200"', 'title = "x"\nbaseline = "H200, DP attention + EP"'))
+    review = build_review(load_scenario(path), default_catalog(), date=DATE)
     assert review.baseline.option.parallelism == "dp-ep"
     assert LEVER not in [lv.name for lv in review.levers]

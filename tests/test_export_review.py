@@ -173,10 +173,10 @@ class TestSizingRules:
         assert any("widened" in n and "on B300" in n for n in notes)
 
     def test_a_dense_fleet_is_not_priced_with_moe_runs_and_the_review_says_whose_runs(self, example):
-        """H200 + vLLM's 2 serving figures are both MoE, none dense (heldout_serving_residuals.csv rows
-        'H200 SXM 141GB,vllm,MoE,2,0.26,0.53,0.79' and '*,vllm,dense,17,-0.10,-0.02,0.36'): the README's Llama-3.1-70B
-        on H200 is sized with the 17 dense vLLM runs on every GPU (+36%, with H200's prediction range: -27% / +36%),
-        not a MoE figure (+135%, s169 to s171: 120 GPUs), and its Assumptions row names those runs for the reader."""
+        """H200 + vLLM's 11 serving figures are all MoE (10 DeepSeek-R1), none dense (heldout_serving_residuals.csv rows
+        'H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35' and '*,vllm,dense,21,-0.13,-0.04,0.24'): the README's Llama-3.1-70B
+        on H200 is sized with the 21 dense vLLM runs on every GPU (+24%, with H200's prediction range: -37% / +24%),
+        not +135% (s169 to s171: 120 GPUs), and its Assumptions row names those runs for the reader."""
         serving = load_serving()
         moe, dense = serving[("H200 SXM 141GB", "vllm", "MoE")], serving[("*", "vllm", "dense")]
         h200 = next(r for r in example.results if r.option.name == "H200, rented")
@@ -184,7 +184,7 @@ class TestSizingRules:
         prediction = residual_range(h200.gpu, "vllm", gpus=h200.candidate.gpus_per_replica, model=h200.model)
         assert h200.margin == max(prediction.high, dense.high) < moe.high
         notes = [a.label for a in example.assumptions if a.what.startswith("H200") and "uncertainty" in a.what]
-        assert notes and all("17 dense-model runs on any GPU + vLLM" in n for n in notes)
+        assert notes and all("21 dense-model runs on any GPU + vLLM" in n for n in notes)
         assert all("none on H200 SXM 141GB" in n for n in notes)
 
     def test_the_terminal_summary_says_when_the_margin_was_widened(self, tmp_path):

@@ -3,20 +3,14 @@ of that engine's steady-load serving runs of dense or of MoE models on that GPU;
 range made at least as wide as that engine and class's errors on every GPU and this GPU's few.
 
 Figures from catalogs/reference/heldout_serving_residuals.csv (``PYTHONPATH=. python bench/heldout.py
---write-serving-residuals``, s171; since s194 only runs of the engine lines the kernel tables measured, SGLang 0.5+,
-vLLM 0.8+ and TensorRT-LLM 1.0+, ``KERNEL_LINES``), the rows the tests read:
+--write-serving-residuals``, s171), the rows the tests read:
 
     gpu,engine,architecture,rows,residual_low,residual_median,residual_high,residual_smallest,residual_largest
-    *,vllm,dense,17,-0.10,-0.02,0.36,-0.14,0.56
-    *,vllm,MoE,14,-0.13,-0.00,0.66,-0.16,0.86
-    A100 SXM 40GB,vllm,dense,3,0.03,0.06,0.07,0.02,0.07
-    H100 SXM 80GB,vllm,dense,5,-0.08,-0.08,-0.06,-0.08,-0.06
-    H200 SXM 141GB,vllm,MoE,2,0.26,0.53,0.79,0.19,0.86   (gpustack's vLLM 0.11 DeepSeek-R1-0528 and GLM-4.6)
-    MI300X,vllm,dense,5,-0.03,0.25,0.55,-0.03,0.56
-
-Until s194 H200 + vLLM, MoE held 11 figures (+34% / +148%), 9 of them dstack's DeepSeek-R1 runs under vLLM 0.7.4
-(early 2025), and priced a 2026 DeepSeek fleet on H200 with a +148% margin; InferenceX's SGLang 0.5.7 runs of the
-same model on the same GPU are within 4%.
+    *,vllm,dense,17,-0.09,-0.03,0.35,-0.13,0.56
+    A100 SXM 80GB,vllm,dense,2,-0.13,-0.11,-0.10,-0.13,-0.09
+    H100 SXM 80GB,vllm,dense,7,-0.08,-0.06,-0.01,-0.08,0.03
+    H200 SXM 141GB,vllm,MoE,11,0.26,0.87,1.46,0.20,1.61   (10 of them DeepSeek-R1 runs, 9 dstack's; s184)
+    MI300X,vllm,dense,5,-0.04,0.24,0.54,-0.04,0.56
 
 Until s171 the rows were per GPU and engine only, so H200 + vLLM's 11 figures (+20% / +135%) sized a dense
 Llama-3.1-70B fleet on H200. The tests read the shipped rows and state the rule; the values above are checked once,
@@ -90,66 +84,58 @@ class TestClass:
 
 class TestRule:
     def test_a_gpu_engine_and_class_with_enough_figures_take_their_own_percentiles(self):
-        """H100 + vLLM, dense: 5 figures (-8% / -6%; 7 with SGLang-v0.3.0-vs-vLLM-v0.6.0's two vLLM 0.6.0 runs before
-        s194), not pooled with the 2 gpt-oss-120b MoE runs there; the note says which runs: "from 5 dense-model runs on
-        H100 SXM 80GB + vLLM" of which releases."""
+        """H100 + vLLM, dense: 7 figures (-8% / -1%), not pooled with the 2 gpt-oss-120b MoE runs there; the note says
+        which runs: "from 7 dense-model runs on H100 SXM 80GB + vLLM"."""
         row = shipped_row("H100 SXM 80GB", "vllm", "dense")
-        assert (int(row["rows"]), quantiles(row)) == (5, (-0.08, -0.06))
+        assert (int(row["rows"]), quantiles(row)) == (7, (-0.08, -0.01))
         got = margin_range(llama_range("H100 SXM 80GB"), "H100 SXM 80GB", "vllm", "dense")
         assert got[:2] == quantiles(row)
-        assert got.note.startswith(
-            "from 5 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load, releases since SGLang 0.5, "
-            "vLLM 0.8 and TensorRT-LLM 1.0"
-        )
+        assert got.note.startswith("from 7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load")
 
     def test_a_dense_model_is_not_sized_with_moe_runs_on_its_gpu(self):
-        """H200 + vLLM has 2 MoE figures (+26% / +79%) and no dense one: Llama-3.1-70B's range is H200's prediction
-        range (-27% / +8%) widened to the 17 dense vLLM runs on every GPU (-10% / +36%), -27% / +36%; the MoE row's
-        +79% appears nowhere. Until s171 it was +20% / +135%; until s181 (17 runs, before Vultr's four
-        Nemotron-Super-49B runs) -37% / +35%; until s186 (a bf16 cache read at its own attention rate) -37% / +24%;
-        until s194 (21 runs, vLLM 0.6.0's four among them) -27% / +25%."""
+        """H200 + vLLM has 11 MoE figures (+34% / +148%, 10 of them DeepSeek-R1) and no dense one: Llama-3.1-70B's
+        range is H200's prediction range (-27% / +8%) widened to the 21 dense vLLM runs on every GPU (-12% / +25%; -13% /
+        +25% before s189's asynchronous vLLM host loop), -27% / +25%; the MoE row's +148% appears nowhere. Until s171 it
+        was +20% / +135%; until s181 (17 runs, before Vultr's four Nemotron-Super-49B runs) -37% / +35%; until s186 (a
+        bf16 cache read at its own attention rate) -37% / +24%."""
         moe, pooled = shipped_row("H200 SXM 141GB", "vllm", "MoE"), shipped_row(EVERY_GPU, "vllm", "dense")
-        assert quantiles(moe) == (0.26, 0.79) and (int(pooled["rows"]), quantiles(pooled)) == (17, (-0.10, 0.36))
+        assert quantiles(moe) == (0.34, 1.48) and (int(pooled["rows"]), quantiles(pooled)) == (21, (-0.12, 0.25))
         assert ("H200 SXM 141GB", "vllm", "dense") not in load_serving()
         prediction = llama_range("H200 SXM 141GB")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "dense")
-        assert got[:2] == (min(prediction.low, -0.10), max(prediction.high, 0.36)) == (-0.27, 0.36)
-        assert "17 dense-model runs on any GPU + vLLM" in got.note and "none on H200 SXM 141GB" in got.note
-        assert "+79%" not in got.note
+        assert got[:2] == (min(prediction.low, -0.13), max(prediction.high, 0.25)) == (-0.27, 0.25)
+        assert "21 dense-model runs on any GPU + vLLM" in got.note and "none on H200 SXM 141GB" in got.note
+        assert "+146%" not in got.note
 
     def test_a_moe_model_on_that_gpu_takes_the_moe_runs(self):
-        """DeepSeek-R1 on H200 + vLLM: 2 MoE figures of its own (gpustack's vLLM 0.11 runs, +19% and +86%), fewer than
-        5, so H200's prediction range (-28% / +9%) is widened to the 14 MoE vLLM runs on every GPU (-13% / +66%) and to
-        its own largest, +86%. Before s194 dstack's nine vLLM 0.7.4 runs made 11 figures and the range +34% / +148%
-        (+26% / +146% before s186; +20% / +135% before s184)."""
-        own, pooled = shipped_row("H200 SXM 141GB", "vllm", "MoE"), shipped_row(EVERY_GPU, "vllm", "MoE")
+        """DeepSeek-R1 on H200 + vLLM: the 11 MoE figures' own 10th / 90th percentiles (+34% / +148%; +26% / +146% before
+        s186's MLA latents at the 16-bit cache's attention rate; +20% / +135% before s184 read dstack's vLLM 0.7.4 runs as
+        unchunked, their prompts no longer in the decodes' steps)."""
+        row = shipped_row("H200 SXM 141GB", "vllm", "MoE")
         prediction = residual_range("H200 SXM 141GB", "vllm", gpus=8, model="DeepSeek-R1")
         got = margin_range(prediction, "H200 SXM 141GB", "vllm", "MoE")
-        low = min(prediction.low, float(pooled["residual_low"]), float(own["residual_smallest"]))
-        high = max(prediction.high, float(pooled["residual_high"]), float(own["residual_largest"]))
-        assert got[:2] == (low, high) == (prediction.low, 0.86)
-        assert "and of the 2 MoE-model runs on H200 SXM 141GB + vLLM (sources: gpustack-performance-lab)" in got.note
+        assert got[:2] == quantiles(row) == (0.34, 1.48)
+        assert got.note.startswith("from 11 MoE-model runs on H200 SXM 141GB + vLLM")
 
     def test_few_figures_of_its_own_widen_the_range_as_the_pool_does(self):
-        """A100 40GB + vLLM, dense: 3 figures (+2% to +7%, surajssd's vLLM 0.8.3 runs), so A100 40GB's prediction range
-        (all GPUs', widened: -21% / +39%) is widened to the every-GPU dense row (-10% / +36%) and to its own three: both
-        already inside, it stands, and the note names them."""
-        own, pooled = shipped_row("A100 SXM 40GB", "vllm", "dense"), shipped_row(EVERY_GPU, "vllm", "dense")
-        prediction = llama_range("A100 SXM 40GB", gpus=8)
-        got = margin_range(prediction, "A100 SXM 40GB", "vllm", "dense")
+        """A100 80GB + vLLM, dense: 2 figures (-13% to -9%), so A100's prediction range (-10% / +43%) is widened to the
+        every-GPU dense row (-9% / +35%: high end kept) and to its own smallest, -13%."""
+        own, pooled = shipped_row("A100 SXM 80GB", "vllm", "dense"), shipped_row(EVERY_GPU, "vllm", "dense")
+        prediction = llama_range("A100 SXM 80GB", gpus=8)
+        got = margin_range(prediction, "A100 SXM 80GB", "vllm", "dense")
         low = min(prediction.low, float(pooled["residual_low"]), float(own["residual_smallest"]))
         high = max(prediction.high, float(pooled["residual_high"]), float(own["residual_largest"]))
-        assert got[:2] == (low, high) == prediction[:2]
-        assert "and of the 3 dense-model runs on A100 SXM 40GB + vLLM" in got.note
-        assert margin_pool("A100 SXM 40GB", "vllm", "dense").kind == "every GPU and own few"
+        assert got[:2] == (low, high) == (-0.13, prediction.high)
+        assert "and of the 2 dense-model runs on A100 SXM 80GB + vLLM" in got.note
+        assert margin_pool("A100 SXM 80GB", "vllm", "dense").kind == "every GPU and own few"
 
     def test_other_gpus_figures_never_narrow_the_prediction_range(self):
-        """L40S (no serving figure): all GPUs' range widened, -21% / +39%, already wider than the dense vLLM runs on
-        every GPU (-10% / +36%): it stands, and the note says it holds them."""
+        """L40S (no serving figure): all GPUs' range widened, -24% / +39%, already wider than the dense vLLM runs on
+        every GPU (-13% / +24%): it stands, and the note says it holds them."""
         prediction = llama_range("L40S", gpus=8)
         got = margin_range(prediction, "L40S", "vllm", "dense")
         assert got[:2] == prediction[:2] and got.widened == prediction.widened
-        assert got.note.startswith(prediction.note) and "it already holds the errors of 17 dense-model runs" in got.note
+        assert got.note.startswith(prediction.note) and "it already holds the errors of 21 dense-model runs" in got.note
 
     def test_few_figures_and_no_pool_keep_todays_rule(self):
         """Hand-made regions: 2 figures of its own (+20% to +87%) and 2 elsewhere (below 5 anywhere): the prediction
@@ -182,11 +168,11 @@ class TestRule:
         assert int(row["rows"]) == 5 and got[:2] == quantiles(row) == (-0.03, 0.55)
         assert "kernel curves of H100 SXM 80GB stand in on MI300X" in prediction.widened
 
-    def test_mi300x_margin_says_its_curves_are_borrowed(self):
-        """MI300X's own MoE figures set its SGLang margin (5 runs; 14 before s194 left out dstack's SGLang 0.4.2 runs),
-        and its note says the kernel curves behind them are H100's (issue 21: a GPU without kernel tables says so); an
-        NVIDIA GPU's note does not."""
-        got = margin_range(residual_range("MI300X", "sglang", gpus=8), "MI300X", "sglang", "MoE")
+    @pytest.mark.parametrize("engine", ["vllm", "sglang"])
+    def test_mi300x_margin_says_its_curves_are_borrowed(self, engine):
+        """MI300X's own MoE figures set its margin (14 SGLang, 10 vLLM runs), and its note says the kernel curves behind
+        them are H100's (issue 21: a GPU without kernel tables says so); an NVIDIA GPU's note does not."""
+        got = margin_range(residual_range("MI300X", engine, gpus=8), "MI300X", engine, "MoE")
         assert "kernel curves of H100 SXM 80GB stand in on MI300X (x1.57 either way" in got.note
         assert got.note.endswith("these runs' errors hold that miss, which is why the range is theirs")
         h100 = margin_range(llama_range("H100 SXM 80GB", gpus=8), "H100 SXM 80GB", "vllm", "dense")
@@ -233,12 +219,11 @@ class TestRule:
         assert not steady_load("serving", 500, 500, None) and not steady_load("static", 8, None, None)
 
 
-def _row(tpot_s: float, source: str = "a", engine: str = "vllm", version: str = "0.11.0") -> SimpleNamespace:
+def _row(tpot_s: float, source: str = "a", engine: str = "vllm") -> SimpleNamespace:
     """A steady-load serving row (4 of 100 prompts in flight) predicted at 1 s a token."""
     return SimpleNamespace(
-        tpot_s=tpot_s, kind="serving", batch=4, num_prompts=100, request_rate=None, engine=engine, source_group=source,
-        engine_version=version,
-    )  # fmt: skip
+        tpot_s=tpot_s, kind="serving", batch=4, num_prompts=100, request_rate=None, engine=engine, source_group=source
+    )
 
 
 class TestTable:
@@ -258,25 +243,6 @@ class TestTable:
             ("H100 SXM 80GB", "MoE"): ("1", "1.00", "a"),
             ("H100 SXM 80GB", "dense"): ("2", "0.15", "a"),
         }
-
-    @pytest.mark.parametrize(
-        "engine,version,counted",
-        [
-            ("vllm", "0.7.4.dev181+gf35f8e22", False),  # V0, dstack's early-2025 runs
-            ("vllm", "0.8.3", True),  # the first V1-by-default line
-            ("sglang", "0.4.3.post2", False),
-            ("sglang", "v0.5.7", True),
-            ("tensorrt-llm", "0.17.post1.dev", False),
-            ("tensorrt-llm", "v1.2.0rc1", True),
-            ("NVIDIA NIM", "1.8.0", True),  # NIM's own version number, not its backend's
-            ("sglang", "rocm/sgl-dev:upstream_20250312_v1", True),  # no version to read: not known to be older
-        ],
-    )
-    def test_a_run_of_an_older_engine_line_sets_no_margin(self, engine, version, counted):
-        """``KERNEL_LINES``: the kernel tables measured SGLang 0.5, vLLM V1 and TensorRT-LLM 1.x releases; a run of an
-        older line (its kernels and scheduler not the tables') stays in every accuracy figure but not in the table."""
-        table = serving_residual_table([_row(1.5, engine=engine, version=version)], [1.0], ["H100 SXM 80GB"], ["MoE"])
-        assert bool(table) is counted
 
     def test_a_row_without_a_catalog_model_is_left_out_and_a_bad_class_refused(self):
         """A class of None (the catalog does not know the model) leaves the row out; any other name is an error."""

@@ -49,7 +49,7 @@ import numpy as np
 
 from planner.accuracy.ranges import MIN_ROWS, TimeRange, curves_part
 from planner.catalog.loader import shipped_catalog_dir
-from planner.engines.profiles import ENGINE_ALIASES, parse_version
+from planner.engines.profiles import ENGINE_ALIASES
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
@@ -117,27 +117,6 @@ def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate
     return 0 < batch < (num_prompts or batch)
 
 
-#: The first release of each engine's line that the kernel tables were measured on (aiconfigurator's collectors:
-#: SGLang 0.5.10-0.5.14, vLLM 0.14-0.24, TensorRT-LLM 1.3; docs/history.md): SGLang 0.5, vLLM 0.8 (the V1 engine by
-#: default) and TensorRT-LLM 1.0 (the PyTorch backend by default). A margin prices a deployment of today's release, so
-#: runs of an older line (SGLang 0.4, vLLM 0.7 V0, TensorRT-LLM 0.17: their kernels and schedulers are not the ones
-#: the tables measured) stay in every accuracy figure but do not set it.
-KERNEL_LINES = {"sglang": (0, 5), "vllm": (0, 8), "tensorrt-llm": (1, 0)}
-
-
-#: What a margin's note says of the runs it counts (``KERNEL_LINES``).
-LINE_WORDS = "releases since SGLang 0.5, vLLM 0.8 and TensorRT-LLM 1.0 (older runs are not today's kernels)"
-
-
-def of_kernel_line(engine: str, version: str) -> bool:
-    """Whether a run's engine release is of the line the kernel tables measured (``KERNEL_LINES``), or not known to
-    be older: a version that does not parse, an engine without a line, and NVIDIA NIM (its own version numbers, not
-    its backend's) count."""
-    family, parsed = engine_name(engine), parse_version(version or "")
-    nim = str(engine).lower().replace(" ", "-") in ("nim", "nvidia-nim")
-    return nim or family not in KERNEL_LINES or parsed is None or parsed.release >= KERNEL_LINES[family]
-
-
 #: How a note names an engine family.
 ENGINE_LABELS = {"vllm": "vLLM", "sglang": "SGLang", "tensorrt-llm": "TensorRT-LLM", "lmdeploy": "LMDeploy"}
 
@@ -156,8 +135,6 @@ def serving_residual_table(
     for r, pred, gpu, arch in zip(rows, tpot_pred_s, gpus, architectures, strict=True):
         measured = r.tpot_s
         if gpu is None or arch is None or not steady_load(r.kind, r.batch, r.num_prompts, r.request_rate):
-            continue
-        if not of_kernel_line(r.engine, r.engine_version):
             continue
         if arch not in CLASSES:
             raise ValueError(f"architecture class {arch!r} is not one of {', '.join(CLASSES)}")
@@ -290,7 +267,7 @@ def margin_range(
     pool = margin_pool(gpu_name, engine, architecture, regions)
     kind, own, pooled = pool.kind, pool.own, pool.pooled
     label = ENGINE_LABELS.get(pool.engine, pool.engine)
-    held = f"held-out TPOT at steady load, {LINE_WORDS}"
+    held = "held-out TPOT at steady load"
     if kind == "none":
         return prediction
     if kind == "own":
