@@ -32,10 +32,12 @@ from planner.accuracy.ranges import TimeRange, moe_class
 from planner.accuracy.serving_margin import (
     CLASSES,
     EVERY_GPU,
+    KERNEL_LINES_ONLY,
     ServingRegion,
     load_serving,
     margin_pool,
     margin_range,
+    of_kernel_line,
     serving_residual_table,
     serving_residuals_file,
     steady_load,
@@ -219,11 +221,12 @@ class TestRule:
         assert not steady_load("serving", 500, 500, None) and not steady_load("static", 8, None, None)
 
 
-def _row(tpot_s: float, source: str = "a", engine: str = "vllm") -> SimpleNamespace:
+def _row(tpot_s: float, source: str = "a", engine: str = "vllm", version: str = "0.11.0") -> SimpleNamespace:
     """A steady-load serving row (4 of 100 prompts in flight) predicted at 1 s a token."""
     return SimpleNamespace(
-        tpot_s=tpot_s, kind="serving", batch=4, num_prompts=100, request_rate=None, engine=engine, source_group=source
-    )
+        tpot_s=tpot_s, kind="serving", batch=4, num_prompts=100, request_rate=None, engine=engine, source_group=source,
+        engine_version=version,
+    )  # fmt: skip
 
 
 class TestTable:
@@ -243,6 +246,30 @@ class TestTable:
             ("H100 SXM 80GB", "MoE"): ("1", "1.00", "a"),
             ("H100 SXM 80GB", "dense"): ("2", "0.15", "a"),
         }
+
+    @pytest.mark.parametrize(
+        "engine,version,line",
+        [
+            ("vllm", "0.7.4.dev181+gf35f8e22 (the README's vLLM)", False),  # V0, dstack's early-2025 runs
+            ("vllm", "0.8.3", True),  # the first V1-by-default line
+            ("sglang", "0.4.3.post2", False),
+            ("sglang", "v0.5.7", True),
+            ("tensorrt-llm", "0.17.post1.dev", False),
+            ("tensorrt-llm", "v1.2.0rc1", True),
+            ("NVIDIA NIM", "1.8.0", True),  # NIM's own version number, not its backend's
+            ("sglang", "rocm/sgl-dev:upstream_20250312_v1", True),  # no version to read: not known to be older
+        ],
+    )
+    def test_which_runs_are_of_the_kernel_tables_lines(self, engine, version, line):
+        """``KERNEL_LINES``: the kernel tables measured SGLang 0.5, vLLM V1 and TensorRT-LLM 1.x releases
+        (``bench/range_coverage.py`` splits the margin's coverage by it)."""
+        assert of_kernel_line(engine, version) is line
+
+    def test_every_release_counts_in_the_shipped_table(self):
+        """s194's experiment (only today's lines) is off: dstack's vLLM 0.7.4 runs are in H200's MoE row."""
+        rows = [_row(2.0, version="0.7.4")]
+        assert serving_residual_table(rows, [1.0], ["H200 SXM 141GB"], ["MoE"]) and not KERNEL_LINES_ONLY
+        assert "dstack-deepseek-r1-h200-mi300x" in shipped_row("H200 SXM 141GB", "vllm", "MoE")["sources"]
 
     def test_a_row_without_a_catalog_model_is_left_out_and_a_bad_class_refused(self):
         """A class of None (the catalog does not know the model) leaves the row out; any other name is an error."""
