@@ -18,7 +18,8 @@ from planner import model as m
 from planner.catalog import Catalog, default_catalog
 from planner.catalog.resolve import _resolve, gpu_numbers
 from planner.checks import _pandas_index, _price
-from planner.deploy import deploy, finish, finish_record, nan_record
+from planner.deploy import check_parallelism, deploy, finish, finish_record, nan_record, served_batch
+from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, MissingDataError, OutOfRangeError
 from planner.model import DecodeStep, MemoryPlan, PrefillStep
 from planner.model.fleet import cloud_usd_per_gpu_month, replicas_for_rate
@@ -226,7 +227,8 @@ def peak_fleet(
     costs, above 1 where this no-queue bound, with its whole-context prefill, is pessimistic); replicas = max(1, ceil(peak / rate per replica))
     (``planner.model.fleet.replicas_for_rate``, no spare); GPUs = replicas x the group ``memory_plan`` chose;
     monthly cost = GPUs x $/GPU-hour x 730 h (``fleet.cloud_usd_per_gpu_month``). Assumes every replica runs at
-    its max batch (the cheapest per token), queueing only through ``rate_factor``; its TPOT there is the decode step at max batch, which the
+    its max batch (the cheapest per token: what memory holds, at most the engine's max_num_seqs,
+    ``deploy.served_batch``), queueing only through ``rate_factor``; its TPOT there is the decode step at max batch, which the
     caller compares with a target. ``planner export`` and the what-if's Load sheet size a fleet on simulated
     percentiles under load instead.
     """
@@ -242,8 +244,13 @@ def peak_fleet(
         raise InvalidInputError(f"rate_factor must be a number; got {rate_factor!r}")
     if not 0 < rate_factor < math.inf:
         raise OutOfRangeError(f"rate_factor must be above 0 and finite (1: no queue); got {rate_factor!r}")
-    plan = _memory_plan(gpu, model, context, Options.read(DeploymentOptions, options, "peak_fleet"))
-    step_options = {**options, "gpus": int(plan.gpus), "batch": int(plan.max_batch)}
+    o = Options.read(DeploymentOptions, options, "peak_fleet")
+    plan = _memory_plan(gpu, model, context, o)
+    g = (o.catalog or default_catalog()).gpu(gpu)
+    batch, _ = served_batch(
+        int(plan.max_batch), engine_profile(o.engine), g, check_parallelism(o.parallelism), plan.gpus
+    )
+    step_options = {**options, "gpus": int(plan.gpus), "batch": batch}
     step = decode_step(gpu, model, context, **step_options)
     prefill_s = float(prefill(gpu, model, context, **{**options, "gpus": int(plan.gpus)}).ttft_s)
     rate = float(rate_factor) / (output_tokens / float(step.throughput_tokens_per_s) + prefill_s)

@@ -115,6 +115,10 @@ NAMED = {
     "mha-13b-gqa-sibling-a100": dict(gpu="A100 SXM 80GB", model="Llama-2-13B", context=4096),
     # vLLM 0.9+'s large class by device name: 'NVIDIA A800-SXM4-80GB' holds no "a100" (8,192 / 1,024 profiled)
     "a800-large-by-device-name": dict(gpu="A800 SXM 80GB", model="Llama-3.1-8B", context=8192, batch=None),
+    # memory holds more than vLLM runs at once (max_num_seqs 1,024 on an H100, 256 on an A100): served, timed and
+    # costed at the engine's limit, as planner plan does (deploy.served_batch)
+    "engine-caps-max-batch-h100": dict(gpu="H100 SXM 80GB", model="Llama-3.1-8B", context=256, batch=None),
+    "engine-caps-max-batch-a100": dict(gpu="A100 SXM 80GB", model="Llama-3.1-8B", context=1024, batch=None),
     "explicit-price-and-64-gpus": dict(model="DeepSeek-V3", gpus=64, price_per_gpu_hour=1.75, batch=256),
     "opening-scenario": dict(model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B"),
     "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),
@@ -221,7 +225,7 @@ def test_every_test_that_reads_a_book_runs_in_its_halfs_group():
         for _, f in inspect.getmembers(cls, inspect.isfunction)
         if "recalculated" in inspect.signature(f).parameters
     ]
-    assert len(readers) == 10  # seven parity tests, three Load sheet tests
+    assert len(readers) == 11  # eight parity tests, three Load sheet tests
     for f in readers:
         (params,) = [m.args[1] for m in f.pytestmark if m.name == "parametrize"]
         for p in params:
@@ -336,8 +340,28 @@ class TestParityWithThePythonModel:
         p = plan("H100 SXM 80GB", "Llama-2-70B", 4096, gpus=4, batch=1)
         results = books[name]["Results"]
         values = {results[f"A{r}"].value: results[f"B{r}"].value for r in range(4, 20)}
-        assert values["Max batch"] == int(p.memory.max_batch)
+        assert values["Max batch memory holds"] == int(p.memory.max_batch)
+        assert values["Max batch the engine serves"] == p.max_batch == int(p.memory.max_batch)  # 4 x H100: not capped
         assert values["GPUs in the group"] == p.gpus
+
+    @pytest.mark.parametrize("name", [book("engine-caps-max-batch-h100"), book("engine-caps-max-batch-a100")])
+    def test_max_batch_figures_are_at_the_batch_the_engine_serves(self, recalculated, name):
+        """Llama 3.1 8B on one GPU at a short context: memory holds more sequences than vLLM's max_num_seqs (1,024 on an
+        H100, 256 on an A100: engines.profiles' GPU-class defaults), so the Results sheet's decode at max batch is at
+        the engine's limit, as `planner plan` serves, times and costs it (its max_batch, at_batch and cost)."""
+        from planner.report import plan
+
+        spec, books = recalculated
+        gpu, context = SCENARIO_INPUTS[name]["gpu"], SCENARIO_INPUTS[name]["context"]
+        limit = {"H100 SXM 80GB": 1024, "A100 SXM 80GB": 256}[gpu]
+        p = plan(gpu, "Llama-3.1-8B", context)
+        assert p.batch_capped and p.max_batch == limit < int(p.memory.max_batch)
+        results = books[name]["Results"]
+        rows = {results[f"A{r}"].value: r for r in range(4, 60) if results[f"A{r}"].value}
+        assert results[f"B{rows['Max batch memory holds']}"].value == int(p.memory.max_batch)
+        assert results[f"B{rows['Max batch the engine serves']}"].value == limit
+        at_max = [r for label, r in rows.items() if label == "Batch"][-1]  # "Decode at max batch"'s batch
+        assert results[f"B{at_max}"].value == limit
 
     @pytest.mark.parametrize("name", [book("opening-scenario")])
     def test_the_all_reduce_is_the_measured_one(self, recalculated, name):

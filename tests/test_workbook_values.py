@@ -55,5 +55,5 @@ class TestWhatIfWorkbook:
     def test_pandas_reads_the_models_numbers(self, book):
         """Levers, baseline column: max batch = api.max_batch for the opening inputs (117 sequences), read by pandas."""
         levers = pd.read_excel(book, sheet_name="Levers", header=None)
-        row = levers[levers[0] == "Max batch"].iloc[0]
+        row = levers[levers[0] == "Max batch memory holds"].iloc[0]
         assert row[2] == api.max_batch("H100", "Llama-2-70B", 4096, gpus=4) == 117

@@ -66,16 +66,16 @@ CASES = {
 #: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the
 #: "at a glance" result that shows the error).
 EXPLAINED = (
-    ("gpu", "a GPU, model or precision name not in the catalog", "Max batch"),
+    ("gpu", "a GPU, model or precision name not in the catalog", "Max batch memory holds"),
     ("no_price", "no price for a GPU the catalog has no price for", "Cost at max batch"),
-    ("context_text", "text where a number belongs", "Max batch"),
-    ("context", "a context of 0", "Max batch"),
-    ("utilization", "a utilization above 1", "Max batch"),
+    ("context_text", "text where a number belongs", "Max batch memory holds"),
+    ("context", "a context of 0", "Max batch memory holds"),
+    ("utilization", "a utilization above 1", "Max batch memory holds"),
     ("price_zero", "a price of 0 or less", "Cost at max batch"),
-    ("kv", "a weight-only format such as mxfp4", "Max batch"),
-    ("kv_int4", "int4 on vllm", "Max batch"),
-    ("too_few", "the weights plus the sequences asked for that do not fit", "Max batch"),
-    ("gpu_count", "a GPU count the engine refuses", "Max batch"),
+    ("kv", "a weight-only format such as mxfp4", "Max batch memory holds"),
+    ("kv_int4", "int4 on vllm", "Max batch memory holds"),
+    ("too_few", "the weights plus the sequences asked for that do not fit", "Max batch memory holds"),
+    ("gpu_count", "a GPU count the engine refuses", "Max batch memory holds"),
 )
 
 

@@ -341,6 +341,15 @@ def _options(s: dict, n: int | None = None) -> dict:
     )
 
 
+def _served(s: dict, mem) -> int:
+    """The batch the default engine serves on the scenario's group: ``planner.api.served_batch`` of memory's."""
+    from planner.catalog import default_catalog
+    from planner.engines.profiles import engine_profile
+
+    gpu = default_catalog().gpu(s["gpu"])
+    return api.served_batch(int(mem.max_batch), engine_profile(None), gpu, "tp", int(mem.gpus))[0]
+
+
 #: Each probe's function of planner.api, called with the scenario's inputs: a probe "function.field@arg=value"
 #: is ``getattr(MODEL[function](scenario, args), field)``. ``n`` is the group memory_plan chose, ``args`` the
 #: arguments after "@". No formula of the model is restated here.
@@ -349,6 +358,7 @@ MODEL = {
     "weight_bytes": lambda s, n, a: api.weight_bytes(s["model"], precision=s.get("weight_precision")),
     "kv_bytes_per_token": lambda s, n, a: api.kv_bytes_per_token(s["model"], kv_precision=s.get("kv_precision")),
     "memory_plan": lambda s, n, a: api.memory_plan(s["gpu"], s["model"], s["context"], **_options(s)),
+    "served_batch": lambda s, n, a: _served(s, api.memory_plan(s["gpu"], s["model"], s["context"], **_options(s))),
     "max_batch": lambda s, n, a: api.max_batch(s["gpu"], s["model"], a["context"], **_options(s, n)),
     # the group memory_plan chose (None stays None: prefill chooses), with the scenario's other options
     "prefill": lambda s, n, a: api.prefill(s["gpu"], s["model"], s["context"], **{**_options(s, n), "gpus": n}),
@@ -385,8 +395,9 @@ def _native(model: str) -> str:
 def expected(s: dict, quantity: str) -> float | Error:
     """What the planner function a probe names gives for the scenario: a number, or the error cell it must show.
 
-    "@batch=chosen" is the Inputs batch (blank: max batch), "@batch=max" the max batch; a sweep point above max
-    batch, or a context where nothing fits, shows #N/A (the Sweeps sheet's mark for charts to skip).
+    "@batch=chosen" is the Inputs batch (blank: max batch), "@batch=max" the max batch the engine serves (memory's,
+    at most its max_num_seqs: ``planner.api.served_batch``, as ``planner plan`` serves it); a sweep point above
+    memory's max batch, or a context where nothing fits, shows #N/A (the Sweeps sheet's mark for charts to skip).
     """
     call, _, at = quantity.partition("@")
     function, _, field = call.partition(".")
@@ -402,9 +413,9 @@ def expected(s: dict, quantity: str) -> float | Error:
         return _err(exc)
     batch = args.get("batch")
     if batch == "chosen":
-        args["batch"] = int(mem.max_batch) if s.get("batch") is None else s["batch"]
+        args["batch"] = _served(s, mem) if s.get("batch") is None else s["batch"]
     elif batch == "max":
-        args["batch"] = int(mem.max_batch)
+        args["batch"] = _served(s, mem)
     elif batch is not None:  # a point of the batch sweep
         if int(batch) > mem.max_batch:
             return Error("#N/A")

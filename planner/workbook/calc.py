@@ -479,6 +479,15 @@ def calc_rows(
             "model.max_batch_from_budget",
             quantity="memory_plan.max_batch",
         ),
+        Row(
+            "served_batch",
+            "Max batch the engine serves",
+            "sequences",
+            INT,
+            "MIN({max_batch},{seqs})",
+            "deploy.served_batch: what memory holds, at most the engine's max_num_seqs on this GPU (Sampler sequences)",
+            quantity="served_batch",
+        ),
         S("s_decode_shared", "Decode (model.decode_step)"),
         Row("ppt", "Params per token", "params", INT, "{read}+{moe_layers}*{k}*{per_expert}"),
         Row(
@@ -509,7 +518,7 @@ def calc_rows(
     )
     for prefix, batch_key, title, at in (
         ("d", "d_batch", "at the chosen batch", "chosen"),
-        ("m", "max_batch", "at max batch", "max"),
+        ("m", "served_batch", "at max batch (the engine's)", "max"),
     ):
         c.add(S(f"s_{prefix}", f"Decode step {title}"))
         for key, label, unit, fmt, tmpl in F.decode_block(batch_key):

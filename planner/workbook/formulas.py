@@ -49,7 +49,7 @@ def count_or_default(x: str, default: str, maximum: int) -> str:
 
 
 CONTEXT = whole("{ctx_in}", MAX_CONTEXT_TOKENS)
-BATCH_IN = count_or_default("{batch_in}", "{max_batch}", MAX_BATCH_INPUT)
+BATCH_IN = count_or_default("{batch_in}", "{served_batch}", MAX_BATCH_INPUT)
 GPUS_IN = whole("{gpus_in}", MAX_GPUS)
 UTIL = 'IF({util_in}="",eng_memory_utilization,IF(ISNUMBER({util_in}),IF(AND({util_in}>0,{util_in}<=1),{util_in},OUT_OF_RANGE),BAD_INPUT))'
 #: A rent per GPU-hour as ``checks._price`` takes one: above 0 and at most ``MAX_RENT_USD_PER_GPU_HOUR``

@@ -69,7 +69,8 @@ INPUT_FORMATS = {
 #: The "At a glance" rows: (label, the Calc key, number format, unit).
 GLANCE = (
     ("GPUs in the group", "n", INT, "GPUs"),
-    ("Max batch", "max_batch", INT, "sequences"),
+    ("Max batch memory holds", "max_batch", INT, "sequences"),
+    ("Max batch the engine serves", "served_batch", INT, "sequences (at most its max_num_seqs)"),
     ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),

@@ -81,7 +81,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         ("Context within trained maximum", "trained_note", None, ""),
     ]
     results = [
-        ("Max batch", "max_batch", INT, "sequences", ""),
+        ("Max batch memory holds", "max_batch", INT, "sequences", ""),
+        ("Max batch the engine serves", "served_batch", INT, "sequences", ""),
         ("KV budget per GPU", "budget", GB, "GB", ""),
         ("KV per sequence", "kv_seq", GB, "GB", ""),
         ("TPOT at max batch", "m_step", MS, "ms", "*1000"),
@@ -163,7 +164,7 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.set(f"A{r}", "Change from baseline", style="subtitle")
     r += 1
     for label, key in (
-        ("Max batch", "max_batch"),
+        ("Max batch the engine serves", "served_batch"),
         ("Throughput at max batch", "m_tput"),
         ("Cost at max batch", "m_cost"),
     ):

@@ -76,7 +76,11 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             ("kv_seq", GB, "GB", "", "context rounded up to KV blocks; sliding-window layers hold at most the window"),
         ),
         ("KV cache tokens (group)", ("kv_tokens", INT, "tokens", "", "vLLM's 'GPU KV cache size'")),
-        ("Max batch", ("max_batch", INT, "sequences", "", "floor(KV budget x GPUs / KV per sequence)")),
+        ("Max batch memory holds", ("max_batch", INT, "sequences", "", "floor(KV budget x GPUs / KV per sequence)")),
+        (
+            "Max batch the engine serves",
+            ("served_batch", INT, "sequences", "", "min(max batch memory holds, the engine's max_num_seqs)"),
+        ),
         ("Roofline", None),
         (
             "Peak at the weight precision",
@@ -108,7 +112,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
             ("d_cost", USD, "US$", "", "GPUs x price / 3600 / throughput x 1e6"),
         ),
         ("Decode at max batch", None),
-        ("Batch", ("max_batch", INT, "sequences", "", "")),
+        ("Batch", ("served_batch", INT, "sequences", "", "the max batch the engine serves")),
         ("TPOT", ("m_step", MS, "ms", MSF, "")),
         ("Throughput", ("m_tput", INT, "tokens/s", "", "")),
         ("MFU", ("m_mfu", "0.00%", "", "", "")),
@@ -174,7 +178,7 @@ def results_sheet(c: Calc) -> tuple[Sheet, list[Probe]]:
         "nearly all the time, so GPU-Util reads 80-100% whatever the batch.",
         f'="At batch "&TEXT(B{row_of["d_batch"]},"#,##0")&" this GPU does "&TEXT(B{row_of["d_mfu"]},"0.0%")&" of its '
         f'peak FLOPs (MFU) and moves "&TEXT(B{row_of["d_mbu"]},"0%")&" of its peak bandwidth (MBU)."',
-        f'="At max batch ("&TEXT(B{row_of["max_batch"]},"#,##0")&") MFU is "&TEXT(B{row_of["m_mfu"]},"0.0%")&'
+        f'="At max batch ("&TEXT(B{row_of["served_batch"]},"#,##0")&") MFU is "&TEXT(B{row_of["m_mfu"]},"0.0%")&'
         f'" and throughput "&TEXT(B{row_of["m_tput"]},"#,##0")&" tokens/s: same GPU-Util, "&'
         f'TEXT(B{row_of["m_tput"]}/B{row_of["d_tput"]},"0.0")&"x the tokens."',
         "Decode is memory-bound while its arithmetic intensity (about the batch) is below the ridge point: "
