@@ -342,12 +342,13 @@ def _options(s: dict, n: int | None = None) -> dict:
 
 
 def _served(s: dict, mem) -> int:
-    """The batch the default engine serves on the scenario's group: ``planner.api.served_batch`` of memory's."""
+    """The batch the workbook's engine serves on the scenario's group: ``planner.api.served_batch`` of memory's."""
     from planner.catalog import default_catalog
     from planner.engines.profiles import engine_profile
 
     gpu = default_catalog().gpu(s["gpu"])
-    return api.served_batch(int(mem.max_batch), engine_profile(None), gpu, "tp", int(mem.gpus))[0]
+    engine = engine_profile(_options(s).get("engine"))  # the workbook's engine (a test may build another's)
+    return api.served_batch(int(mem.max_batch), engine, gpu, "tp", int(mem.gpus))[0]
 
 
 #: Each probe's function of planner.api, called with the scenario's inputs: a probe "function.field@arg=value"
