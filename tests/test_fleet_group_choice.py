@@ -158,3 +158,40 @@ def test_the_readme_states_the_counts_replicas_gives():
     tp, dp = stated("README.md", r"500 tokens: (\d+) tensor-parallel replicas or (\d+) dp-ep\)")
     args = ("H200", "deepseek-v3", 10.0, 1000.0, 500.0, 2.0, 0.05, None, 8)
     assert (tp, dp) == (int(xf.REPLICAS(*args)), int(xf.REPLICAS(*args, None, None, "dp-ep")))
+
+
+class TestFleetGpusInExcel:
+    """FLEET_GPUS: the GPUs `plan --rate` without --gpus sizes, in a cell; PLANNER_WHY names the group and each tried."""
+
+    ARGS = ("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, "fp8")
+
+    def test_it_is_plans_fleet(self, chosen):
+        assert xf.FLEET_GPUS(*self.ARGS) == chosen["under_load"]["gpus"] == replicas(2) * 2
+
+    def test_planner_why_names_the_group_and_each_group_tried(self):
+        k1, k2, k4 = replicas(1), replicas(2), replicas(4)
+        assert xf.PLANNER_WHY("FLEET_GPUS", *self.ARGS).startswith(
+            f"ok; {k2} replicas of 2 x H100 SXM 80GB, the fewest GPUs of the groups tried (1 -> {k1}; 2 -> {k2 * 2}; "
+            f"4 -> {k4 * 4}; "
+        )
+
+    def test_a_range_of_rates_spills_a_fleet_each_and_a_target_none_meets_is_num(self):
+        """Without targets each group is sized on capacity (REPLICAS' rule): 600 requests/s of bf16 Llama 3.1 70B
+        take 65 x 4 H100 where the smallest group, 2, takes 833 x 2 (tests/test_excel_functions.py's 833)."""
+        got = xf.FLEET_GPUS("H100", "llama3.1-70b", [[600.0, 6.0]], 800.0, 400.0)
+        four = xf.REPLICAS("H100", "llama3.1-70b", 600.0, 800.0, 400.0, None, None, None, 4)
+        assert got[0][0] == min(833 * 2, four * 4) < 833 * 2 and got[0][1] < got[0][0]
+        assert xf.FLEET_GPUS(*self.ARGS[:5], 0.001) == "#NUM!"
+        assert xf.PLANNER_WHY("FLEET_GPUS", *self.ARGS[:5], 0.001).startswith("no group of GPUs meets them: 2 per")
+
+
+def test_docs_excel_states_fleet_gpus_as_computed():
+    """docs/excel.md's FLEET_GPUS row quotes its example; FLEET_GPUS and REPLICAS compute it."""
+    from doc_support import stated
+
+    gpus, k, n, smallest = stated(
+        "docs/excel.md",
+        r'`=FLEET_GPUS\("H100","llama3\.1-70b",60,800,400,1\.5,0\.05,,"fp8"\)` is (\d+), (\d+) replicas of (\d+) x H100, '
+        r"where `REPLICAS` on the smallest group, one H100, is (\d+)",
+    )
+    assert (gpus, k, n, smallest) == (xf.FLEET_GPUS(*TestFleetGpusInExcel.ARGS), replicas(2), 2, replicas(1))

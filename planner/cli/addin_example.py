@@ -89,6 +89,12 @@ def example_cells() -> dict:
             xf.REPLICAS("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, 4.0, "fp8"),
         ),
         (
+            "GPUs for the same traffic and targets, on the group that needs fewest (PLANNER_WHY names it)",
+            "GPUs (simulated)",
+            'FLEET_GPUS("H100","llama3.1-70b",60,800,400,1.5,0.05,,"fp8")',
+            xf.FLEET_GPUS("H100", "llama3.1-70b", 60.0, 800.0, 400.0, 1.5, 0.05, None, "fp8"),
+        ),
+        (
             "... one such replica's steady-state capacity",
             "requests/s (simulated)",
             'CAPACITY_RPS("H100","llama3.1-70b",800,400,4,"fp8")',

@@ -33,6 +33,7 @@ __all__ = [
     "CAPACITY_RPS",
     "COST_PER_MTOK",
     "DECODE_INTENSITY",
+    "FLEET_GPUS",
     "KV_BYTES",
     "LOADED_RANGE",
     "MAX_BATCH",
@@ -264,6 +265,30 @@ def REPLICAS(
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile, gpus)
     args += (weight_precision, kv_precision, parallelism, prefix_hit_rate)
     return _s.evaluate(_s.SPECS["REPLICAS"], args)
+
+
+@_udf("FLEET_GPUS")
+def FLEET_GPUS(
+    gpu,
+    model,
+    rate_per_s,
+    prompt_tokens,
+    output_tokens,
+    ttft_target_s=None,
+    tpot_target_s=None,
+    percentile=None,
+    weight_precision=None,
+    kv_precision=None,
+    parallelism=None,
+    prefix_hit_rate=None,
+):
+    """The fewest GPUs in all whose fleet meets the percentile targets (seconds) at rate_per_s Poisson requests: each
+    group of 1, 2, 4, 8 GPUs from the smallest holding a request sized as REPLICAS sizes it, the fewest replicas x
+    group kept, as planner plan --rate without --gpus; PLANNER_WHY names the group. Computed by planner's queue
+    simulation (a few runs per group, ~1-3 s a cell), not a cell formula."""
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
+    args += (weight_precision, kv_precision, parallelism, prefix_hit_rate)
+    return _s.evaluate(_s.SPECS["FLEET_GPUS"], args)
 
 
 @_udf("CAPACITY_RPS")

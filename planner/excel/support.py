@@ -364,6 +364,32 @@ def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) 
     ]
 
 
+def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
+    """How FLEET_GPUS found its number: the group kept and each group tried, as ``planner plan --rate`` lists them
+    ("11 replicas of 2 GPUs, the fewest GPUs of the groups tried: 1 -> 413, 2 -> 22, 4 -> 28, 8 -> 40"), then
+    REPLICAS' notes (sized on capacity, or on TTFT alone). Only the note where the choice cannot be found again."""
+    spec = SPECS["FLEET_GPUS"]
+    kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
+    try:
+        from planner.serving import fleet
+
+        choice = fleet.fleet_group_choice(**kwargs, catalog=catalog())
+    except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
+        return replicas_notes(values)
+    tried = "; ".join(
+        f"{t.gpus_per_replica} -> {t.gpus:,}"
+        if t.replicas
+        else f"{t.gpus_per_replica} -> " + ("not needed" if t.reason.startswith("not tried") else "none meets")
+        for t in choice.tried
+    )
+    gpu = catalog().gpu(values["gpu"]).name
+    head = (
+        f"{choice.sizing.replicas:,} replicas of {choice.gpus_per_replica} x {gpu}, the fewest GPUs of the groups "
+        f"tried ({tried})"
+    )
+    return [head, *replicas_notes(values)]
+
+
 # -- the group a cell without gpus ran on ---------------------------------------------------------------------
 
 #: The options of ``planner.api.min_gpus`` a cell can give (``planner.options.BatchOptions``): the group is chosen
@@ -824,6 +850,15 @@ SPECS: dict[str, Spec] = {
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
             number_notes=replicas_group_notes,
+        ),
+        Spec(
+            "FLEET_GPUS",
+            _fleet("fleet_gpus_needed"),
+            (GPU, MODEL, RATE, MEAN_PROMPT, MEAN_OUTPUT, TTFT_TARGET, TPOT_TARGET, SIZING_PERCENTILE, WEIGHTS, KV)
+            + (PARALLELISM, PREFIX_HIT),
+            integer=True,
+            sequence=("prompt_tokens", "output_tokens"),
+            notes=fleet_gpus_notes,
         ),
         Spec(
             "CAPACITY_RPS",

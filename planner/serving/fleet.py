@@ -431,6 +431,96 @@ def replicas_needed(
     return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s))
 
 
+def fleet_gpus_needed(
+    gpu: Any,
+    model: Any,
+    rate_per_s: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    ttft_target_s: Any = None,
+    tpot_target_s: Any = None,
+    percentile: float = 95,
+    prefix_hit_rate: Any = None,
+    **options: Unpack[ReplicaOptions],
+) -> Any:
+    """The fewest GPUs in all whose fleet's simulated ``percentile`` TTFT and TPOT meet the targets at ``rate_per_s``
+    Poisson requests: each group of ``planner.deploy.groups_to_try`` from the smallest that holds a request (prompt +
+    output tokens, ``planner.api.min_gpus``) sized by ``fewest_replicas``, the fewest replicas x group kept
+    (``fewest_gpus``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
+    given ``gpus`` sizes that group alone (REPLICAS x gpus). Broadcasts as ``replicas_needed``; a few simulations per
+    group. Raises (NaN with ``errors="coerce"``) where no group meets them."""
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
+    return _fleet_gpus(None, *args, prefix_hit_rate, options)
+
+
+def fleet_group_choice(
+    gpu: Any,
+    model: Any,
+    rate_per_s: Any,
+    prompt_tokens: Any,
+    output_tokens: Any,
+    *,
+    ttft_target_s: Any = None,
+    tpot_target_s: Any = None,
+    percentile: float = 95,
+    prefix_hit_rate: Any = None,
+    **options: Unpack[ReplicaOptions],
+) -> GroupChoice:
+    """``fleet_gpus_needed``'s choice for one scenario (scalars): the group kept, its sizing and every group tried
+    (what FLEET_GPUS' PLANNER_WHY says). Raises where no group meets the targets."""
+    seen: list[GroupChoice] = []
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
+    _fleet_gpus(seen.append, *args, prefix_hit_rate, {**options, "errors": "raise"})
+    return seen[-1]
+
+
+def _fleet_gpus(
+    keep, gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft, tpot, percentile, hit, options
+) -> Any:
+    """``fleet_gpus_needed`` per scenario (``_each_replica``), each scenario's choice passed to ``keep`` if given."""
+    if percentile not in PERCENTILES:
+        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+    o = Options.read(ReplicaOptions, options, "fleet_gpus_needed")
+
+    def one(replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any) -> float:
+        choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
+                              _target_s(tpot, "tpot_target_s"), share)  # fmt: skip
+        if keep is not None:
+            keep(choice)
+        return float(choice.sizing.replicas * choice.gpus_per_replica)
+
+    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
+    return _each_replica(one, *args, hit, o, per_scenario=(ttft, tpot))
+
+
+def group_choice(
+    replica: Replica, prompt: float, output: float, rate: float, percentile: float, ttft_s: float, tpot_s: float,
+    hit: float = 0.0,
+) -> GroupChoice:  # fmt: skip
+    """``fewest_gpus`` for a replica whose group is not given (``replica.gpus`` None): its groups from the smallest
+    that holds one request of ``prompt`` + ``output`` tokens (``groups_to_try``); a given group alone."""
+    from planner import api
+
+    if replica.gpus is not None:
+        groups: tuple[int, ...] = (int(replica.gpus),)
+    else:
+        fits = dict(weight_precision=replica.weight_precision, kv_precision=replica.kv_precision)
+        layout = check_parallelism(replica.parallelism)
+        least = int(
+            api.min_gpus(
+                replica.gpu, replica.model, prompt + output, parallelism=layout, catalog=replica.catalog, **fits
+            )
+        )
+        tried = api.groups_to_try(replica.model, catalog=replica.catalog, parallelism=layout)
+        groups = tuple(n for n in tried if n >= least) or (least,)
+    replicas = {n: replace(replica, gpus=n) for n in groups}
+    return fewest_gpus(
+        replicas, prompt, output, rate, percentile=percentile, ttft_target_s=ttft_s, tpot_target_s=tpot_s,
+        prefix_hit_rate=hit,
+    )  # fmt: skip
+
+
 def replica_capacity_per_s(
     gpu: Any,
     model: Any,
