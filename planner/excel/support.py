@@ -373,7 +373,9 @@ def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
     try:
         from planner.serving import fleet
 
-        choice = fleet.fleet_group_choice(**kwargs, catalog=catalog())
+        seen: list = []
+        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen)
+        choice = seen[-1]
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
         return replicas_notes(values)
     tried = "; ".join(

@@ -442,56 +442,29 @@ def fleet_gpus_needed(
     tpot_target_s: Any = None,
     percentile: float = 95,
     prefix_hit_rate: Any = None,
+    choices: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest GPUs in all whose fleet's simulated ``percentile`` TTFT and TPOT meet the targets at ``rate_per_s``
     Poisson requests: each group of ``planner.deploy.groups_to_try`` from the smallest that holds a request (prompt +
     output tokens, ``planner.api.min_gpus``) sized by ``fewest_replicas``, the fewest replicas x group kept
-    (``fewest_gpus``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
-    given ``gpus`` sizes that group alone (REPLICAS x gpus). Broadcasts as ``replicas_needed``; a few simulations per
-    group. Raises (NaN with ``errors="coerce"``) where no group meets them."""
-    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
-    return _fleet_gpus(None, *args, prefix_hit_rate, options)
-
-
-def fleet_group_choice(
-    gpu: Any,
-    model: Any,
-    rate_per_s: Any,
-    prompt_tokens: Any,
-    output_tokens: Any,
-    *,
-    ttft_target_s: Any = None,
-    tpot_target_s: Any = None,
-    percentile: float = 95,
-    prefix_hit_rate: Any = None,
-    **options: Unpack[ReplicaOptions],
-) -> GroupChoice:
-    """``fleet_gpus_needed``'s choice for one scenario (scalars): the group kept, its sizing and every group tried
-    (what FLEET_GPUS' PLANNER_WHY says). Raises where no group meets the targets."""
-    seen: list[GroupChoice] = []
-    args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft_target_s, tpot_target_s, percentile)
-    _fleet_gpus(seen.append, *args, prefix_hit_rate, {**options, "errors": "raise"})
-    return seen[-1]
-
-
-def _fleet_gpus(
-    keep, gpu, model, rate_per_s, prompt_tokens, output_tokens, ttft, tpot, percentile, hit, options
-) -> Any:
-    """``fleet_gpus_needed`` per scenario (``_each_replica``), each scenario's choice passed to ``keep`` if given."""
+    (``group_choice``), as ``planner plan --rate`` without ``--gpus`` sizes a fleet (the Excel function FLEET_GPUS). A
+    given ``gpus`` sizes that group alone (REPLICAS x gpus). ``choices``: a list each scenario's ``GroupChoice`` is
+    appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY). Broadcasts as ``replicas_needed``; a
+    few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them."""
     if percentile not in PERCENTILES:
         raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
-    o = Options.read(ReplicaOptions, options, "fleet_gpus_needed")
 
     def one(replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any) -> float:
         choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),
                               _target_s(tpot, "tpot_target_s"), share)  # fmt: skip
-        if keep is not None:
-            keep(choice)
+        if choices is not None:
+            choices.append(choice)
         return float(choice.sizing.replicas * choice.gpus_per_replica)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
-    return _each_replica(one, *args, hit, o, per_scenario=(ttft, tpot))
+    o = Options.read(ReplicaOptions, options, "fleet_gpus_needed")
+    return _each_replica(one, *args, prefix_hit_rate, o, per_scenario=(ttft_target_s, tpot_target_s))
 
 
 def group_choice(
