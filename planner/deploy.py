@@ -18,7 +18,7 @@ from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import Resolved, _resolve, gpu_numbers, kv_formats
+from planner.catalog.resolve import KV_DTYPES_CHECKED, Resolved, _resolve, gpu_numbers, kv_formats
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
 from planner.engines.kernel_paths import (
@@ -296,9 +296,16 @@ def weights_refused(r: Resolved) -> Any:
     return (mask > 0) & ((mask & bits) == 0)
 
 
+#: Why an fp8 KV cache is refused on a GPU without fp8 (T4, SM 7.5): vLLM 0.24.0 keeps no fp8 cache there, its
+#: FlashInfer backend now needing SM 8.0 and its Triton backend SM 8.9 for native fp8 ("FP8 KV cache is not supported
+#: by the Triton attention backend on ... (compute capability 7.5); native FP8 (fp8e4nv) requires SM89+").
+FP8_KV_SOURCE = "vLLM 0.24's attention backends keep no fp8 cache below SM 8.0 (vllm-project/vllm issue 47549)"
+
+
 def kv_refused(r: Resolved) -> Any:
-    """Per scenario: whether the GPU lacks the KV cache's 16/32-bit dtype (``PrecisionFacts.kv_format_bits`` shares
-    no bit with ``GpuFacts.weight_formats``: a bf16 cache on a T4; an 8-bit cache is not checked here)."""
+    """Per scenario: whether the GPU lacks the KV cache's dtype (``PrecisionFacts.kv_format_bits`` shares no bit with
+    ``GpuFacts.weight_formats``: a bf16 cache on a T4, and an fp8 one there, ``FP8_KV_SOURCE``; an int8 or int4 cache
+    is the engine's matter, ``EngineProfile.accepts_kv``)."""
     mask = np.asarray(gathered(r.gpu.weight_formats)).astype(np.int64)
     bits = np.asarray(gathered(r.precision.kv_format_bits)).astype(np.int64)
     return (mask > 0) & (bits > 0) & ((mask & bits) == 0)
@@ -308,18 +315,18 @@ def kv_precision_error(
     gpu: Gpu, model: Model, kv_precision: Any, catalog: Catalog, engine: Any = None
 ) -> OutOfRangeError:
     """The error for a KV cache in a dtype the GPU does not have (``kv_refused``; T4: bf16, which vLLM refuses below
-    SM 8.0, ``CudaPlatformBase.supported_dtypes``): the dtype and the KV precisions it takes (those the engine
-    caches in, less the 16/32-bit ones the GPU lacks)."""
+    SM 8.0, ``CudaPlatformBase.supported_dtypes``, and fp8, ``FP8_KV_SOURCE``): the dtype and the KV precisions it
+    takes (those the engine caches in, less the ones the GPU lacks)."""
     eng = engine_profile(engine)
     precision = catalog.precision(kv_precision)
     sm = ARCHITECTURE_SM.get(gpu.architecture)
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
-    takes = [
-        n for n in kv_formats(catalog.precisions, [eng]) if n not in ("bf16", "fp16", "fp32") or gpu.takes_weights(n)
-    ]
+    takes = [n for n in kv_formats(catalog.precisions, [eng]) if n not in KV_DTYPES_CHECKED or gpu.takes_weights(n)]
+    why = f"it has no {precision.name}" if precision.name != "fp8" else FP8_KV_SOURCE
+    source = "catalogs/gpus.toml weight_precisions_source" if precision.name != "fp8" else "docs/model.md"
     return OutOfRangeError(
-        f"{gpu.name} ({arch}) cannot cache {model.name}'s KV in {precision.name}: it has no {precision.name}; KV "
-        f"precisions it takes: {', '.join(takes)} (catalogs/gpus.toml weight_precisions_source)"
+        f"{gpu.name} ({arch}) cannot cache {model.name}'s KV in {precision.name}: {why}; KV precisions it takes: "
+        f"{', '.join(takes)} ({source})"
     )
 
 

@@ -129,11 +129,17 @@ def test_a_weight_list_needs_its_source():
 
 # A bf16 KV cache on a GPU without bf16: vLLM's CudaPlatformBase.supported_dtypes is [float16, float32] below SM 8.0
 # (vllm/platforms/cuda.py, commit 002db495; the T4 datasheet: no BF16), and the cache's "auto" dtype is the model's.
-# fp8 KV (vllm/config/cache.py CacheDType) is the attention kernels' matter and is left as it was.
-T4_KV = "fp32, fp16, fp8"
+# An fp8 KV cache on SM 7.5: vLLM 0.24.0 refuses it ("FP8 KV cache is not supported by the Triton attention backend
+# on Quadro RTX 8000 (compute capability 7.5); native FP8 (fp8e4nv) requires SM89+", vllm-project/vllm issue 47549,
+# 2026-09: FlashInfer, which kept one there in 0.23.0, now needs SM 8.0), so T4 takes fp32 and fp16 only.
+T4_KV = "fp32, fp16"
 T4_BF16_KV = (
     "T4 (Turing, SM 7.5) cannot cache Llama-3.1-8B's KV in bf16: it has no bf16; KV precisions it takes: "
     f"{T4_KV} (catalogs/gpus.toml weight_precisions_source)"
+)
+T4_FP8_KV = (
+    "T4 (Turing, SM 7.5) cannot cache Llama-3.1-8B's KV in fp8: vLLM 0.24's attention backends keep no fp8 cache below "
+    f"SM 8.0 (vllm-project/vllm issue 47549); KV precisions it takes: {T4_KV} (docs/model.md)"
 )
 
 
@@ -143,7 +149,17 @@ def test_plan_refuses_a_bf16_kv_cache_on_t4_in_one_line():
     assert r.output.strip().splitlines() == [f"planner: error: {T4_BF16_KV}"]
 
 
-@pytest.mark.parametrize("kv", ["fp16", "fp32", "fp8"])
+def test_plan_refuses_an_fp8_kv_cache_on_t4_in_one_line_and_ampere_takes_it():
+    r = run("plan", "--gpu", "T4", "--model", "llama3.1-8b", "--context", "2048", "-k", "fp8")
+    assert r.exit_code == 2
+    assert r.output.strip().splitlines() == [f"planner: error: {T4_FP8_KV}"]
+    assert xf.MAX_BATCH("T4", "llama3.1-8b", 1024, "fp8") == "#NUM!"
+    assert xf.PLANNER_WHY("MAX_BATCH", "T4", "llama3.1-8b", 1024, "fp8") == T4_FP8_KV.replace("2048", "1024")
+    # SM 8.0 and up keep one (FlashInfer from SM 8.0; Hopper and Ada natively)
+    assert all(planner.max_batch(g, "llama3.1-8b", 1024, kv_precision="fp8") > 0 for g in ("A100", "L4", "H100"))
+
+
+@pytest.mark.parametrize("kv", ["fp16", "fp32"])
 def test_plan_takes_the_kv_precisions_t4_has(kv):
     r = run("plan", "--gpu", "T4", "--model", "llama3.1-8b", "--context", "2048", "-k", kv)
     assert r.exit_code == 0, r.output

@@ -58,7 +58,13 @@ CASES = {
     # CudaPlatformBase.supported_dtypes) is refused as `planner plan -k bf16` refuses it (deploy.kv_precision_error)
     "t4_bf16_kv": (
         {"gpu": "T4", "model": "Qwen3-0.6B", "kv_precision": "bf16"},
-        "Error: T4 has no bf16 to cache the KV in: it runs fp32, fp16, int8, int4, w8a16 (GPUs sheet: weight formats)",
+        "Error: T4 has no bf16 to cache the KV in: it runs fp32, fp16, int8, int4, w8a16 (GPUs sheet: weight formats); "
+        "pick fp16",
+    ),
+    # an fp8 cache there: vLLM 0.24 keeps none below SM 8.0 (vllm-project/vllm issue 47549; deploy.FP8_KV_SOURCE)
+    "t4_fp8_kv": (
+        {"gpu": "T4", "model": "Qwen3-0.6B", "kv_precision": "fp8"},
+        "Error: T4 keeps no fp8 KV cache: vLLM 0.24's attention backends need SM 8.0 for one; pick fp16",
     ),
     "t4_fp16_kv": ({"gpu": "T4", "model": "Qwen3-0.6B", "kv_precision": "fp16"}, None),
 }

@@ -203,6 +203,9 @@ DEFAULT_ALLREDUCE_LATENCY_S = 8e-6
 
 #: The 16-bit formats a model published in either runs in on a GPU that lacks the other (vLLM ``_resolve_auto_dtype``).
 SIXTEEN_BIT = ("bf16", "fp16")
+#: The KV-cache dtypes checked against a GPU's formats (``Gpu.weight_precisions``): the 16/32-bit ones (no bf16 below
+#: SM 8.0) and fp8 (no fp8 cache below SM 8.0 in vLLM 0.24: ``planner.deploy.FP8_KV_SOURCE``).
+KV_DTYPES_CHECKED = (*SIXTEEN_BIT, "fp32", "fp8")
 PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
 _PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
 
@@ -583,9 +586,11 @@ def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, A
         weight_format_bits=weight_format_bits(catalog, *SIXTEEN_BIT)
         if wp is None and w.name in SIXTEEN_BIT
         else weight_format_bits(catalog, w.name),
-        # the cache's dtype, bf16 refused where the GPU has none (T4); by default a 16-bit cache runs in either
+        # the cache's dtype, bf16 refused where the GPU has none (T4); by default a 16-bit cache runs in either. An
+        # fp8 cache likewise where the GPU has no fp8 format (T4: vLLM 0.24's attention backends below SM 8.0 keep
+        # no fp8 cache, deploy.FP8_KV_SOURCE)
         kv_format_bits=(weight_format_bits(catalog, *SIXTEEN_BIT) if kp is None and kv.name in SIXTEEN_BIT else 0.0)
-        or (weight_format_bits(catalog, kv.name) if kv.name in (*SIXTEEN_BIT, "fp32") else 0.0),
+        or (weight_format_bits(catalog, kv.name) if kv.name in KV_DTYPES_CHECKED else 0.0),
     )
     out.update(math_flags(w))
     return out

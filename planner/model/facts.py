@@ -74,8 +74,8 @@ class PrecisionFacts:
     weight_format_bits: ArrayLike = 0.0
     #: the KV cache's 16/32-bit format as a bit of the catalog's precisions (as for ``weight_format_bits``; the
     #: default cache of a 16-bit model: both 16-bit bits), tested against ``GpuFacts.weight_formats``: the GPU's
-    #: dtypes (vLLM ``CudaPlatformBase.supported_dtypes``: no bf16 below SM 8.0); 0: not checked (an 8-bit cache
-    #: is the engine's attention kernels' matter, not the GPU's dtypes)
+    #: dtypes (vLLM ``CudaPlatformBase.supported_dtypes``: no bf16 below SM 8.0; no fp8 cache below SM 8.0 in vLLM
+    #: 0.24, ``planner.deploy.FP8_KV_SOURCE``); 0: not checked (int8 and int4 caches are the engine's matter)
     kv_format_bits: ArrayLike = 0.0
 
 

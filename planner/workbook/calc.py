@@ -395,10 +395,10 @@ def calc_rows(
             "",
             INT,
             'IF(OR({kv_in}="",INDEX(gpu_weight_formats,{gpu_row})=""),0,'
-            'IF(AND(OR({kv}="bf16",{kv}="fp16",{kv}="fp32"),'
+            'IF(AND(OR({kv}="bf16",{kv}="fp16",{kv}="fp32",{kv}="fp8"),'
             'NOT(ISNUMBER(SEARCH(","&{kv}&",",INDEX(gpu_weight_formats,{gpu_row}))))),1,0))',
-            "deploy.kv_refused (T4: no bf16 cache; an 8-bit cache is not checked, a blank one follows the weights): "
-            "every deployment figure #NUM!",
+            "deploy.kv_refused (T4: no bf16 cache, and no fp8 one in vLLM 0.24; int8 and int4 are the engine's "
+            "matter; a blank cache follows the weights): every deployment figure #NUM!",
         ),
         Row(
             "n_raw",

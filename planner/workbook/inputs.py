@@ -244,13 +244,16 @@ def why_error(c: Calc) -> str:
     kv_formats = ref("kv_refused")
     kv_dtype = (  # the same place: the GPU does not have the KV cache's dtype (deploy.kv_precision_error)
         f"IF(ISNUMBER({kv_formats}),{kv_formats},0)>0",
-        'in_gpu&" has no "&'
+        "IF("
+        + ref("kv")
+        + '="fp8",in_gpu&" keeps no fp8 KV cache: vLLM 0.24\'s attention backends need SM 8.0 for one; pick fp16",'
+        + 'in_gpu&" has no "&'
         + ref("kv")
         + '&" to cache the KV in: it runs "&SUBSTITUTE(MID(INDEX(gpu_weight_formats,'
         + ref("gpu_row")
         + "),2,LEN(INDEX(gpu_weight_formats,"
         + ref("gpu_row")
-        + '))-2),",",", ")&" (GPUs sheet: weight formats); pick fp16 or an 8-bit KV cache"',
+        + '))-2),",",", ")&" (GPUs sheet: weight formats); pick fp16")',
     )
     conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
     conditions.insert(6, refused)
