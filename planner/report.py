@@ -335,7 +335,13 @@ def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None)
     ``planner.serving.fleet``: ``fewest_replicas(replica_of(p), ...)`` sizes a fleet on simulated percentiles."""
     from planner.serving.load import Replica
 
-    precisions = {"weight_precision": p.weight_precision, "kv_precision": p.kv_precision}
+    cat = catalog or default_catalog()
+    # weights as published are passed as None: the resolved name alone ("bf16" for gpt-oss) would quantize the
+    # routed experts too (its MXFP4 experts read as bf16, 3.4x the bytes)
+    published = p.weight_precision == p.model.native_precision and (
+        p.model.moe is None or p.expert_precision == expert_precision(cat, p.model, None).name
+    )
+    precisions = {"weight_precision": None if published else p.weight_precision, "kv_precision": p.kv_precision}
     return Replica(
         p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog,
         parallelism=p.parallelism, **precisions,

@@ -231,6 +231,9 @@ def _serving_replica(
     """The replica the serving simulation runs for an option: its GPU, model, group and how the group splits the
     model, engine, precisions and speculative decoding (``speculation_for``)."""
     spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
+    # weights as published go as None (as planner.report.replica_of): "bf16" by name would quantize gpt-oss's
+    # MXFP4 experts to bf16 too
+    wp = None if option.weight_precision is None and wp == mdl.native_precision else wp
     return Replica(
         gpu.name, mdl.name, gpus, engine=eng, catalog=catalog, speculative=spec, weight_precision=wp, kv_precision=kp,
         parallelism=option.parallelism or "tp",
