@@ -42,7 +42,7 @@ from planner.catalog import default_catalog
 from planner.io.libreoffice import LibreOfficeError, convert, without_print_titles
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
-from planner.workbook.inputs import glance_row
+from planner.workbook.inputs import GLANCE, SERVED_NOTE_ROW, glance_row
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_sheet import STATUS_CELL
 from planner.workbook.update import refresh
@@ -119,6 +119,8 @@ NAMED = {
     # costed at the engine's limit, as planner plan does (deploy.served_batch)
     "engine-caps-max-batch-h100": dict(gpu="H100 SXM 80GB", model="Llama-3.1-8B", context=256, batch=None),
     "engine-caps-max-batch-a100": dict(gpu="A100 SXM 80GB", model="Llama-3.1-8B", context=1024, batch=None),
+    # a batch memory holds (1,732) above what vLLM runs at once (1,024): computed as a what-if, with plan's warning
+    "batch-above-the-engines-limit": dict(gpu="H100 SXM 80GB", model="Llama-3.1-8B", context=256, batch=1500),
     "explicit-price-and-64-gpus": dict(model="DeepSeek-V3", gpus=64, price_per_gpu_hour=1.75, batch=256),
     "opening-scenario": dict(model="Llama-2-70B", context=4096, gpus=4, compare_model="LLaMA-65B"),
     "two-nodes-and-beyond-trained-context": dict(model="Llama-2-70B", context=8192, gpus=16),
@@ -267,30 +269,31 @@ class TestParityWithThePythonModel:
         assert len({s["gpu"] for s in SCENARIO_INPUTS.values()}) >= 10
 
     @pytest.mark.parametrize(
-        "name,inputs",
+        "name",
         [
-            pytest.param(*book("as-shipped").values, None, marks=book("as-shipped").marks),
-            pytest.param(
-                *book("two-nodes-and-beyond-trained-context").values,
-                dict(context=8192, gpus=16),
-                marks=book("two-nodes-and-beyond-trained-context").marks,
-            ),
-            pytest.param(
-                *book("gqa-70b-fp16-kv").values, dict(context=8192, gpus=None), marks=book("gqa-70b-fp16-kv").marks
-            ),
+            book("as-shipped"),
+            book("two-nodes-and-beyond-trained-context"),
+            book("gqa-70b-fp16-kv"),
+            book("batch-above-the-engines-limit"),
         ],
     )
-    def test_inputs_warn_as_planner_plan_does(self, recalculated, name, inputs):
-        """The Inputs sheet shows `planner plan`'s warnings, word for word, and none for the opening scenario:
-        Llama 2 70B at 8,192 tokens is past its trained 4,096; 16 GPUs are two 8-GPU nodes."""
+    def test_inputs_warn_as_planner_plan_does(self, recalculated, name):
+        """The Inputs sheet shows `planner plan`'s warnings, word for word and in its order, and none for the opening
+        scenario: Llama 2 70B at 8,192 tokens is past its trained 4,096; 16 GPUs are two 8-GPU nodes; a batch of
+        1,500 Llama 3.1 8B sequences fits one H100 (memory holds 1,732) but is more than vLLM runs at once (1,024)."""
         from planner.report import plan
 
         spec, books = recalculated
         cells = [ref for ref, c in spec.sheet(INPUTS_SHEET).cells.items() if c.style in ("warn", "warn_text")]
         shown = [books[name][INPUTS_SHEET][ref].value for ref in cells]
         want = []
-        if inputs is not None:
-            want = [f"Warning: {w}" for w in plan("H100 SXM 80GB", "Llama-2-70B", batch=1, **inputs).warnings]
+        if name != "as-shipped":
+            s = SCENARIO_INPUTS[name]
+            p = plan(
+                s["gpu"], s["model"], s["context"], gpus=s["gpus"], batch=s["batch"],
+                kv_precision=s["kv_precision"], weight_precision=s["weight_precision"],
+            )  # fmt: skip
+            want = [f"Warning: {w}" for w in p.warnings]
             assert want  # the case is one that warns
         assert [w for w in shown if w] == want
 
@@ -333,7 +336,8 @@ class TestParityWithThePythonModel:
 
     @pytest.mark.parametrize("name", [book("opening-scenario")])
     def test_default_template_matches_planner_plan(self, recalculated, name):
-        """The shipped inputs give `planner plan`'s max batch (Llama 2 70B on 4 x H100 at 4,096 tokens)."""
+        """The shipped inputs give `planner plan`'s max batch (Llama 2 70B on 4 x H100 at 4,096 tokens): memory's,
+        below vLLM's max_num_seqs on an H100 (plan's engine_batch_limit), which Inputs names beside it."""
         from planner.report import plan
 
         spec, books = recalculated
@@ -343,12 +347,16 @@ class TestParityWithThePythonModel:
         assert values["Max batch memory holds"] == int(p.memory.max_batch)
         assert values["Max batch the engine serves"] == p.max_batch == int(p.memory.max_batch)  # 4 x H100: not capped
         assert values["GPUs in the group"] == p.gpus
+        note = books[name][INPUTS_SHEET][f"D{glance_row() + SERVED_NOTE_ROW}"].value
+        assert note == f"what memory holds (vllm's max_num_seqs: {p.engine_batch_limit:,})"
 
     @pytest.mark.parametrize("name", [book("engine-caps-max-batch-h100"), book("engine-caps-max-batch-a100")])
     def test_max_batch_figures_are_at_the_batch_the_engine_serves(self, recalculated, name):
         """Llama 3.1 8B on one GPU at a short context: memory holds more sequences than vLLM's max_num_seqs (1,024 on an
         H100, 256 on an A100: engines.profiles' GPU-class defaults), so the Results sheet's decode at max batch is at
-        the engine's limit, as `planner plan` serves, times and costs it (its max_batch, at_batch and cost)."""
+        the engine's limit, and the Inputs' TPOT and cost at max batch are those `planner plan` gives for the batch it
+        serves (its max_batch, at_batch.step_s and cost_per_mtok_usd: the CLI's "Max batch 1,024 sequences of 256
+        tokens (vllm's max_num_seqs; memory holds 1,732)", "Decode at batch 1024" and "Cost at batch 1024")."""
         from planner.report import plan
 
         spec, books = recalculated
@@ -362,6 +370,13 @@ class TestParityWithThePythonModel:
         assert results[f"B{rows['Max batch the engine serves']}"].value == limit
         at_max = [r for label, r in rows.items() if label == "Batch"][-1]  # "Decode at max batch"'s batch
         assert results[f"B{at_max}"].value == limit
+        inputs = books[name][INPUTS_SHEET]
+        glance = {label: inputs[f"B{glance_row() + i}"].value for i, (label, *_) in enumerate(GLANCE, 1)}
+        assert glance["Max batch the engine serves"] == p.max_batch
+        assert glance["TPOT at max batch"] == pytest.approx(p.at_batch.step_s * 1000, rel=1e-9)  # shown in ms
+        assert glance["Cost at max batch"] == pytest.approx(p.cost_per_mtok_usd, rel=1e-9)
+        note = inputs[f"D{glance_row() + SERVED_NOTE_ROW}"].value  # as plan words it after its max batch
+        assert note == f"vllm's max_num_seqs; memory holds {int(p.memory.max_batch):,}"
 
     @pytest.mark.parametrize("name", [book("opening-scenario")])
     def test_the_all_reduce_is_the_measured_one(self, recalculated, name):

@@ -203,6 +203,40 @@ class TestPeakFleetRateFactor:
         assert str(exc.value) == message
 
 
+class TestTheSimulatedBatchIsOneTheEngineServes:
+    #: Llama 3.1 8B on one H100 at 512 tokens (256 prompt + 256 output): with KV in fp8, and on 2 GPUs, memory holds
+    #: more sequences than vLLM runs at once (its max_num_seqs on an H100, 1,024: engines.profiles)
+    INPUTS = dict(
+        gpu=GPU, model="Llama-3.1-8B", gpus=1, compare_model=None, context=512, kv_precision=None,
+        weight_precision=None, memory_utilization=None, output_tokens=256, peak_requests_per_s=PEAK,
+        ttft_target_ms=None, tpot_target_ms=None,
+    )  # fmt: skip
+
+    @pytest.mark.parametrize("tpot_target_ms", [None, 200.0])
+    def test_no_lever_simulates_more_sequences_than_plan_serves(self, tpot_target_ms):
+        """Each lever's simulated max_num_seqs is at most the batch `planner plan` serves for its inputs (plan's
+        max_batch: memory's, at most the engine's limit), and without a TPOT target exactly that batch; where the
+        engine's limit binds (plan's batch_capped) it is below what memory holds (the Load sheet's max batch)."""
+        from planner.report import plan
+
+        ttft_target_ms = None if tpot_target_ms is None else 2000.0  # targets come in pairs (Load: fewest_replicas)
+        inputs = {**self.INPUTS, "tpot_target_ms": tpot_target_ms, "ttft_target_ms": ttft_target_ms}
+        levers = [
+            v for v in load_figures(inputs, default_catalog(), engine_profile(None), None).levers if v.batch_limit
+        ]
+        capped = 0
+        for v in levers:
+            s = v.inputs
+            p = plan(
+                s["gpu"], s["model"], s["context"], gpus=s["gpus"], kv_precision=s["kv_precision"],
+                weight_precision=s["weight_precision"],
+            )  # fmt: skip
+            assert v.max_batch == int(p.memory.max_batch), v.key
+            assert v.batch_limit <= p.max_batch if tpot_target_ms else v.batch_limit == p.max_batch, v.key
+            capped += p.batch_capped
+        assert capped >= 2 and len(levers) >= 4  # "More GPUs" and "KV cache fp8" hold more than 1,024
+
+
 class TestSameFleetAsTheReview:
     def test_readme_example_what_if_fleet_is_the_exports_rule_at_its_own_batch(self):
         """examples/budget-review.toml's baseline ("H100, rented"): ``planner export`` keeps 4 x H100 SXM 80GB

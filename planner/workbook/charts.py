@@ -41,7 +41,7 @@ def charts_sheet(w: dict) -> Sheet:
             "Max batch vs context: model and compare model",
             "K3",
             "Context (tokens)",
-            "Max batch (sequences, log)",
+            "Max batch memory holds (sequences, log)",
             (
                 Series(f"={S}!$B${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$B${c1a}:$B${c1b}"),
                 Series(f"={S}!$C${c0}", f"{S}!$A${c1a}:$A${c1b}", f"{S}!$C${c1a}:$C${c1b}"),
@@ -59,8 +59,9 @@ def charts_sheet(w: dict) -> Sheet:
     s.widths.update({col: 9 for col in "ABCDEFGHIJKLMNOPQRS"})
     s.note(
         "A41",
-        "Batches above max batch do not fit and are left out. The roof uses the dense peak at the weight "
-        "precision; achieved points include the engine efficiencies and overheads (Assumptions).",
+        "Batches above what memory holds do not fit and are left out; those above the engine's max_num_seqs "
+        "(GPUs sheet: Sampler sequences) are what-ifs, as planner plan warns. The roof uses the dense peak at the "
+        "weight precision; achieved points include the engine efficiencies and overheads (Assumptions).",
         "S",
     )
     return s

@@ -70,8 +70,9 @@ INPUT_FORMATS = {
 GLANCE = (
     ("GPUs in the group", "n", INT, "GPUs"),
     ("Max batch memory holds", "max_batch", INT, "sequences"),
-    ("Max batch the engine serves", "served_batch", INT, "sequences (at most its max_num_seqs)"),
+    ("Max batch the engine serves", "served_batch", INT, "sequences"),
     ("TPOT at the chosen batch", "d_step", MS, "ms per token"),
+    ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
     ("Fleet for the peak traffic", "fleet_gpus", INT, "GPUs (replicas x GPUs in the group)"),
@@ -82,9 +83,14 @@ GLANCE = (
 
 #: Lines of the wrapped formula answers on Inputs (a formula's text is not measured when written): "no: TPOT not known
 #: (blank target or error), TTFT not known (blank target or error)" in the 24-wide value column; a warning (a context
-#: beyond a long model name's trained maximum, about 120 characters) and the Error line ("3 GPUs is not a tensor-
-#: parallel group ...", about 190) in the 80-wide column D.
+#: beyond a long model name's trained maximum, about 120 characters; a batch above the engine's limit, about 190) and
+#: the Error line ("3 GPUs is not a tensor-parallel group ...", about 190) in the 80-wide column D.
 MEETS_LINES, WARNING_LINES, ERROR_LINES = 4, 2, 3
+#: Column D beside the "at a glance" results (rows within the block, 1: its first result): two notes, what bounds the
+#: served batch (``served_note``) beside it, then ``warnings`` from the row below, beside results whose units are short
+#: (a formula showing "" still stops a unit overflowing into column D, so a long one would be cut).
+SERVED_NOTE_ROW = [g[1] for g in GLANCE].index("served_batch") + 1
+FIRST_WARNING_ROW = SERVED_NOTE_ROW + 1
 
 
 def lines(n: int) -> float:
@@ -93,7 +99,9 @@ def lines(n: int) -> float:
 
 
 def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
-    s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000")
+    # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
+    # it print on one page (with 1-in margins a refused input's Error line went to a second page)
+    s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5)
     s.widths.update(A=42, B=24, C=14, D=80)  # A: "TTFT target (time to first token) (optional)"
     s.set("A1", "LLM inference what-if: inputs", style="title")
     s.note(
@@ -144,7 +152,7 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
     r = glance_row()
     s.set(f"A{r}", "At a glance (baseline)", style="subtitle")
     for i, (label, key, fmt, unit) in enumerate(GLANCE, 1):
-        scale = "*1000" if key == "d_step" else ""
+        scale = "*1000" if key in ("d_step", "m_step") else ""
         s.set(f"A{r + i}", label, style="label")
         text = key == "meets_text"  # right-aligned text past its column was cut by the label to its left
         formula = f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
@@ -159,9 +167,10 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         "range, or does not fit.",
         style="note",
     )
-    for i, warning in enumerate(warnings(c), 3):
+    s.set(f"D{r + SERVED_NOTE_ROW}", served_note(c), style="note")
+    for i, (warning, height) in enumerate(warnings(c), FIRST_WARNING_ROW):
         s.set(f"D{r + i}", warning, style="warn_text")
-        s.heights[r + i] = lines(WARNING_LINES)
+        s.heights[r + i] = lines(height)
     s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
@@ -265,15 +274,42 @@ def why_error(c: Calc) -> str:
     return "=" + formula
 
 
-def warnings(c: Calc) -> tuple[str, str]:
-    """The baseline's warnings as formulas, worded as ``planner.report.plan``'s: a context beyond the model's trained
-    maximum, and a tensor-parallel group larger than one 8-GPU node ("" when neither applies)."""
+def served_note(c: Calc) -> str:
+    """What bounds the baseline's served batch, as ``planner plan`` says it after its max batch: the engine's limit
+    where memory holds more ("vllm's max_num_seqs; memory holds 1,732"), else memory, with the engine's limit
+    beside it (``planner.deploy.served_batch``); "" where the batch is an error."""
+    served, held = c.ref("served_batch", "C", True, True), c.ref("max_batch", "C", True, True)
+    seqs = c.ref("seqs", "C", True, True)
+    return (
+        f'=IF(ISERROR({served}),"",IF({served}<{held},eng_name&"\'s max_num_seqs; memory holds "&TEXT({held},"#,##0"),'
+        f'"what memory holds ("&eng_name&"\'s max_num_seqs: "&TEXT({seqs},"#,##0")&")"))'
+    )
+
+
+def warnings(c: Calc) -> tuple[tuple[str, int], ...]:
+    """The baseline's warnings as formulas, each with the lines its row is tall, worded and ordered as
+    ``planner.report.plan``'s: a batch that fits but is more than the engine runs at once (its max_num_seqs on the
+    GPU: a what-if, not refused), a context beyond the model's trained maximum, and a tensor-parallel group larger
+    than one 8-GPU node ("" where one does not apply)."""
     ctx, n = c.ref("context", "C", True, True), c.ref("n", "C", True, True)
     model, row = c.ref("model", "C", True, True), c.ref("model_row", "C", True, True)
+    batch, seqs, gpu = c.ref("d_batch", "C", True, True), c.ref("seqs", "C", True, True), c.ref("gpu", "C", True, True)
     trained = f"INDEX(model_max_context,{row})"
     return (
-        f'=IF(ISERROR({ctx}),"",IF({ctx}>{trained},"Warning: context "&TEXT({ctx},"#,##0")&" exceeds "&{model}&'
-        f'"\'s trained maximum of "&TEXT({trained},"#,##0")&" tokens; memory and time are extrapolated",""))',
-        f'=IF(ISERROR({n}),"",IF({n}>8,"Warning: "&{n}&" GPUs is more than one 8-GPU node: tensor parallelism '
-        'across nodes is slower than modelled",""))',
+        (
+            f'=IF(ISERROR({batch}),"",IF({batch}>{seqs},"Warning: batch "&TEXT({batch},"#,##0")&" is more than "&'
+            f'eng_name&" runs at once on "&{n}&" x "&{gpu}&": "&TEXT({seqs},"#,##0")&" sequences ("&eng_name&'
+            '"\'s max_num_seqs); the figures at it hold only where the deployment raises that limit",""))',
+            ERROR_LINES,
+        ),
+        (
+            f'=IF(ISERROR({ctx}),"",IF({ctx}>{trained},"Warning: context "&TEXT({ctx},"#,##0")&" exceeds "&{model}&'
+            f'"\'s trained maximum of "&TEXT({trained},"#,##0")&" tokens; memory and time are extrapolated",""))',
+            WARNING_LINES,
+        ),
+        (
+            f'=IF(ISERROR({n}),"",IF({n}>8,"Warning: "&{n}&" GPUs is more than one 8-GPU node: tensor parallelism '
+            'across nodes is slower than modelled",""))',
+            WARNING_LINES,
+        ),
     )

@@ -116,7 +116,7 @@ INPUT_FIELDS: tuple[InputField, ...] = (
         "sequences",
         "count",
         False,
-        "Sequences decoded together. Blank: the max batch.",
+        "Sequences decoded together. Blank: the max batch the engine serves.",
     ),
 )
 #: Not part of ``read_inputs``: the model the GQA lever compares with.

@@ -1,4 +1,4 @@
-"""The Levers sheet: the baseline and five lever scenarios side by side, each at its own max batch."""
+"""The Levers sheet: the baseline and five lever scenarios side by side, each at the max batch its engine serves."""
 
 from __future__ import annotations
 
@@ -49,8 +49,9 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
     s.set("A1", "Levers: each changes one thing against the baseline", style="title")
     s.note(
         "A2",
-        "Speed and cost at each scenario's max batch, on the baseline's GPU count (More GPUs: the next group vLLM "
-        "accepts, usually twice it). "
+        "Speed and cost at each scenario's max batch the engine serves (what memory holds, at most the engine's "
+        "max_num_seqs on the GPU), on the baseline's GPU count (More GPUs: the next group vLLM accepts, usually "
+        "twice it). "
         f"The fleet: the fewest replicas whose p{HIGH_PERCENTILE} TTFT and TPOT, simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
         "the simulation found (a stored number; blank, no queue, where nothing was simulated). "

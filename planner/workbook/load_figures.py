@@ -9,7 +9,9 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
     one request     prompt = context - output tokens, output = the Inputs' output tokens (context is prompt + output)
     batch limit     the engine's ``max_num_seqs``: with a TPOT target, the batch at which one replica takes the most
                     requests/s meeting it (``planner.export.sizing.best_batch``, as ``planner export`` picks its batch;
-                    TPOT at the mean context in flight, prompt + output / 2); without one, the max batch
+                    TPOT at the mean context in flight, prompt + output / 2); without one, the max batch; either way
+                    at most the batch the engine serves (``api.served_batch``: what memory holds, at most the engine's
+                    own max_num_seqs on the GPU, as ``planner export`` and ``planner plan`` bound it)
     needed          the fewest replicas whose simulated p95 TTFT and TPOT meet the Inputs' targets at the peak
                     (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet)
     rate factor     peak / (needed x the no-queue rate): the queue term the Levers sheet's fleet formula multiplies the
@@ -179,6 +181,7 @@ def _lever(
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc))
     batch, replicas = int(plan.max_batch), int(fleet.replicas)
+    served, _ = api.served_batch(batch, engine, catalog.gpu(s["gpu"]), "tp", int(plan.gpus))
     prompt = int(s["context"]) - int(output)
     if prompt < 1:
         return LeverLoad(
@@ -186,7 +189,7 @@ def _lever(
             f"{int(output):,} output tokens", max_batch=batch, replicas=replicas,
         )  # fmt: skip
     try:
-        limit = batch_limit(s, prompt, int(output), batch, targets[1], options)
+        limit = batch_limit(s, prompt, int(output), served, targets[1], options)
     except PlannerError as exc:
         return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
     eng = engine if mu is None else replace(engine, memory_utilization=float(mu), memory_fraction_rule="")
@@ -221,19 +224,20 @@ def batch_limit(
     s: dict[str, Any],
     prompt_tokens: int,
     output_tokens: int,
-    max_batch: int,
+    served_batch: int,
     tpot_target_s: float | None,
     options: dict,
 ) -> int:
-    """The simulated replica's ``max_num_seqs``: the max batch without a TPOT target; with one, the batch (up to the
-    max batch) at which a replica takes the most requests/s meeting it, prompts sharing its time
+    """The simulated replica's ``max_num_seqs``: ``served_batch`` (the max batch the engine serves,
+    ``api.served_batch``) without a TPOT target; with one, the batch (up to it) at which a replica takes the most
+    requests/s meeting it, prompts sharing its time
     (``planner.export.sizing.best_batch``, the batch ``planner export`` sizes with): TPOT per batch at the mean context
     in flight (``sizing.inflight_context_tokens`` of fixed lengths: prompt + output / 2), each prompt's replica time
     its prefill (``api.prefill``)."""
     if tpot_target_s is None:
-        return max_batch
+        return served_batch
     inflight = sizing.inflight_context_tokens(prompt_tokens, output_tokens, output_tokens)
-    batches = np.arange(1, max_batch + 1, dtype=float)
+    batches = np.arange(1, served_batch + 1, dtype=float)
     curve = np.asarray(
         api.tpot(s["gpu"], s["model"], round(inflight), batch=batches, gpus=s["gpus"], errors="coerce", **options),
         dtype=float,

@@ -86,7 +86,7 @@ def sweeps_sheet(c: Calc) -> tuple[Sheet, list[Probe], dict]:
     del keys
     # max batch against context, baseline model and the compare model, each on the baseline's GPU count
     r0 = batch_rows[1] + 3
-    s.set(f"A{r0 - 1}", "Max batch against context (on the baseline's GPU count)", style="subtitle")
+    s.set(f"A{r0 - 1}", "Max batch memory holds against context (on the baseline's GPU count)", style="subtitle")
     s.set(f"A{r0}", "Context (tokens)", style="header")
     comp = scenario_col("compare")
     s.set(f"B{r0}", f'={baseline("model")}&" ("&{baseline("kv")}&" KV)"', style="header")

@@ -157,6 +157,9 @@ def write_sheet(ws, s: Sheet) -> None:
     ws.print_options.gridLines = False
     for row in s.page_breaks:
         ws.row_breaks.append(Break(id=row))
+    if s.top_bottom_margin_in is not None:
+        ws.page_margins.top = ws.page_margins.bottom = s.top_bottom_margin_in
+        ws.page_margins.header = ws.page_margins.footer = 0.3
     if s.protect:
         ws.protection = protection()
     if s.freeze:
