@@ -325,6 +325,8 @@ def evaluate(
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):
             continue
+        if not sizing.leaves_prompt_time(c.tpot_batch1_s, c.goal_s(workload.tpot_target_s)):
+            continue  # decode alone nearly uses the goal: the shortfall says so
         rep = _best_batch(c, workload, c.goal_s(workload.tpot_target_s))
         fl = _fleet(option, workload, rep, money, 1.0, c.goal_s(workload.tpot_target_s))
         key = (float(fl.monthly_usd), float(fl.gpus), c.gpus_per_replica)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from planner.catalog import Gpu, Model
 from planner.export.scenario import Workload
+from planner.export.sizing import MIN_PROMPT_TIME_SHARE, leaves_prompt_time
 from planner.units import counted
 
 if TYPE_CHECKING:
@@ -43,6 +44,15 @@ def shortfall_text(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, m
         parts.append(
             f"best TPOT {pessimistic(tp.tpot_batch1_s, tp.margin, 'ms')} > target {workload.tpot_target_s * 1e3:.1f} ms"
             + widened_text(tp)
+        )
+    elif not leaves_prompt_time(tp.tpot_batch1_s * (1 + tp.margin), workload.tpot_target_s):
+        share = 1.0 - tp.tpot_batch1_s * (1 + tp.margin) / workload.tpot_target_s
+        needed_ms = tp.tpot_batch1_s * (1 + tp.margin) / (1.0 - MIN_PROMPT_TIME_SHARE) * 1e3
+        parts.append(
+            f"best TPOT {pessimistic(tp.tpot_batch1_s, tp.margin, 'ms')} leaves {share:.1%} of the "
+            f"{workload.tpot_target_s * 1e3:.1f} ms target for prompts (at least {MIN_PROMPT_TIME_SHARE:.0%} needed: replicas "
+            f"grow as 1 / that share); a TPOT target of {needed_ms:.1f} ms or more, or a smaller "
+            "latency_margin, sizes it" + widened_text(tp)
         )
     if ttft.ttft_high_s * (1 + ttft.margin) > workload.ttft_target_s:
         parts.append(

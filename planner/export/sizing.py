@@ -34,6 +34,12 @@ from planner.model.fleet import HOURS_PER_MONTH, cloud_usd_per_gpu_month, replic
 ArrayLike = float | np.ndarray
 
 SECONDS_PER_MONTH = HOURS_PER_MONTH * 3600.0
+#: The least share of a replica's time a (margin-adjusted) TPOT goal must leave for prompts at batch 1. One
+#: sequence's decode taking TPOT of a goal leaves 1 - TPOT / goal of each second for prompts, and the replicas
+#: needed grow as 1 / that share (``max_rate_per_replica``): under a tenth, the fleet is ten times or more the one
+#: a slightly looser goal needs, sized on a hair's difference between two predictions. Such an option is reported
+#: as missing its TPOT target (``leaves_prompt_time``), not sized.
+MIN_PROMPT_TIME_SHARE = 0.1
 
 
 def _f(x: ArrayLike) -> np.ndarray:
@@ -81,6 +87,12 @@ def prefill_share(ttft_s: ArrayLike, output_tokens: ArrayLike, tpot_s: ArrayLike
     prefill = _f(ttft_s)
     decode = _f(output_tokens) * _f(tpot_s) / _f(batch)
     return prefill / (prefill + decode)
+
+
+def leaves_prompt_time(tpot_batch1_s: ArrayLike, tpot_goal_s: ArrayLike) -> np.ndarray:
+    """Whether one sequence's decode leaves prompts at least ``MIN_PROMPT_TIME_SHARE`` of a replica's time:
+    TPOT at batch 1 <= (1 - 0.1) x goal. 10.0 ms against a 10.03 ms goal leaves 0.3%: False."""
+    return _f(tpot_batch1_s) <= (1.0 - MIN_PROMPT_TIME_SHARE) * _f(tpot_goal_s)
 
 
 def max_rate_per_replica(
