@@ -66,7 +66,8 @@ def _simulated(rec) -> str:
     q = f"p{u.percentile:g}"
     return (
         f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
-        f"{u.result.tpot_s.at(u.percentile) * 1e3:.1f} ms at the peak"
+        f"{u.result.tpot_s.at(u.percentile) * 1e3:.1f} ms at the peak on {u.replicas:,} serving replicas, each running "
+        f"at most {counted(int(rec.replica.batch), 'sequence')} at once (max_num_seqs set to the sized batch)"
     )
 
 
@@ -78,7 +79,7 @@ def summary_lines(review) -> list[str]:
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
         f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
-        f"TTFT {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
+        f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
     if rec.time_range_widened:
         lines.append(f"  margin widened {rec.time_range_widened}")

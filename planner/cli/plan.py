@@ -599,6 +599,7 @@ def plan_command(
         )  # fmt: skip
         choice = fewest_gpus(replicas, *load_args, **load_kwargs)
         p, sized = plans[choice.gpus_per_replica], choice.sizing
+        run_setup = replicas[p.gpus].setup(run_prompt, run_output, lengths)  # cached: the run just simulated
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
         others = tuple(
             _other_layout(dc_replace(replicas[p.gpus], parallelism=alt.parallelism), load_args, load_kwargs)
@@ -611,6 +612,7 @@ def plan_command(
         out = plan_as_dict(p) | ({"under_load": sizing_as_dict(sized, p) | {"prefix_hit_rate": hit}} if sized else {})
         if sized:
             out["under_load"]["groups_tried"] = groups_as_dict(choice)
+            out["under_load"]["max_sequences_at_once"] = {"per_rank": run_setup.cap, "ranks": run_setup.ranks}
             out["under_load"]["other_layouts"] = [
                 {
                     "parallelism": o.parallelism,
@@ -636,7 +638,17 @@ def plan_command(
     else:
         text = (
             render_sizing(
-                sized, p, rate_per_s, prompt_tokens, output_tokens, spec, traffic, prefix_hit_rate, trace, choice
+                sized,
+                p,
+                rate_per_s,
+                prompt_tokens,
+                output_tokens,
+                spec,
+                traffic,
+                prefix_hit_rate,
+                trace,
+                choice,
+                run_setup,
             )
             + "".join(f"\n{_other_layout_line(o, p, sized)}" for o in others)
             if sized
@@ -672,6 +684,16 @@ def dataset_as_dict(t: DatasetLoad) -> dict:
     }
 
 
+def _at_once(setup, p: Plan) -> str:
+    """ "running at most 1,024 sequences at once (...)": the most a replica (each attention rank) decodes together in
+    the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds at these lengths."""
+    who = f"each of its {setup.ranks} attention ranks" if setup.ranks > 1 else "each"
+    return (
+        f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs and the KV "
+        f"cache at these lengths, as {p.engine.name} admits them)"
+    )
+
+
 def render_sizing(
     s: Sizing,
     p: Plan,
@@ -683,10 +705,12 @@ def render_sizing(
     prefix_hit_rate: float | None = None,
     trace: TraceLoad | None = None,
     choice: GroupChoice | None = None,
+    setup=None,
 ) -> str:
     """The fleet sized on simulated percentiles: replicas, then each latency's p50 / p95 / p99 on one of them (and the
     speculation it decodes with, if any; the dataset whose lengths it serves, if named; the prefix hit, if given;
-    the groups tried, where the group was chosen among several)."""
+    the groups tried, where the group was chosen among several; how many sequences a replica ran at once, from the
+    simulated run's ``setup``: the engine's max_num_seqs and the KV cache, as the engine admits them)."""
     r, q = s.result, f"p{s.percentile:g}"
     targets = [f"TTFT <= {fmt_seconds(s.ttft_target_s)}"] * math.isfinite(s.ttft_target_s)
     targets += [f"TPOT <= {fmt_seconds(s.tpot_target_s)}"] * math.isfinite(s.tpot_target_s)
@@ -725,7 +749,7 @@ def render_sizing(
             else []
         ),
         f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
-        f"{s.rate_per_replica_s:.3g} requests/s each",
+        f"{s.rate_per_replica_s:.3g} requests/s each" + (f", {_at_once(setup, p)}" if setup is not None else ""),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
             if s.on_capacity

@@ -28,6 +28,17 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "at the mean lengths, prompts sharing the GPU with answers: what a user sees.",
     ),
     (
+        "Utilization (average)",
+        "Average traffic as a share of what the deployed replicas carry within the targets (sized on simulated "
+        "percentiles; by Little's law: the share of batch slots in use).",
+    ),
+    (
+        "Headroom (peak)",
+        "The share of that capacity left at the planned peak: spare replicas and whole nodes. The latency view's "
+        "headroom over the planned peak is larger: how much more traffic the serving replicas take before a p95 "
+        "target is missed.",
+    ),
+    (
         "TPOT, decode step alone",
         "TPOT of one decode step at the full batch with every sequence at the high-percentile length and no prompt "
         "in the step: memory's worst case, on another basis than TPOT at peak, so it can read lower.",

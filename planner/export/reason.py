@@ -38,7 +38,13 @@ def risk(scenario: Scenario, rec: Result) -> str:
         + f"; sized with {how}"
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
         + f", TPOT at peak is {tp * 1e3:.1f} ms predicted, {tp * slow * 1e3:.1f} ms at the pessimistic end, "
-        f"and TTFT {rec.replica.ttft_s:.2f} s, {rec.replica.ttft_s * slow:.2f} s."
+        f"and one high-percentile prompt's TTFT with nothing queued {rec.replica.ttft_s:.2f} s, "
+        f"{rec.replica.ttft_s * slow:.2f} s"
+        + (
+            f"; under load at the peak, simulated p{u.percentile:g} TTFT {u.result.ttft_s.at(u.percentile):.2f} s."
+            if (u := rec.under_load) is not None
+            else "."
+        )
     )
     if tp * slow > w.tpot_target_s * (1 + 1e-9) or rec.replica.ttft_s * slow > w.ttft_target_s:
         text += " At the pessimistic end the targets are missed: set workload.latency_margin to size for it."
@@ -116,7 +122,9 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     if failing:
         text += f" {counted(len(failing), 'option')} cannot meet the targets."
     text += (
-        f" At average load it is {float(f.utilization_average):.0%} utilized; with traffic "
+        f" At {'the average load after growth' if w.growth_factor != 1 else 'average load'} "
+        f"({rec.average_rate_per_s:.3g} requests/s, the basis of the cost per token) it is "
+        f"{float(f.utilization_average):.0%} utilized; with traffic "
         f"{scenario.traffic_change:.0%} higher it needs {counted(int(rec.high.gpus), 'GPU', '')} ({usd(float(rec.high.monthly_usd))} a month)"
     )
     meeting = [x for x in ranked if x.meets]

@@ -311,7 +311,9 @@ def size(
     time and the stretched TPOT must meet the target. Little's law uses the mean prompt's TTFT and the mean
     output length; the batch (and its TPOT) was chosen for the high-percentile sequence length, so every slot
     can hold a long request. ``max_rate_per_replica_s``, when given, replaces Little's law's rate per replica (a
-    rate at which one replica's simulated percentiles meet the targets).
+    rate at which one replica's simulated percentiles meet the targets); utilization and headroom are then shares of
+    the traffic the deployed replicas carry at that rate (average / carried, 1 - peak / carried: spares and whole
+    nodes are the headroom), not of Little's law's batch slots, which a simulated queue does not fill alike.
     """
     busy = replica.prompt_time_s
     x_max = max_rate_per_replica(
@@ -338,6 +340,12 @@ def size(
     per_out = usd_per_million_tokens(
         monthly * (1.0 - share_in), tokens_per_month(average_rate_per_s, output_tokens_mean)
     )
+    if max_rate_per_replica_s is None:  # batch slots in use, by Little's law
+        used_avg, left_peak = utilization(avg, held, replica.batch), headroom(peak, held, replica.batch)
+    else:  # the traffic the replicas carry within the targets, each at the simulated rate that met them
+        with np.errstate(divide="ignore", invalid="ignore"):
+            carried = held * x_max
+            used_avg, left_peak = _f(average_rate_per_s) / carried, 1.0 - _f(peak_rate_per_s) / carried
     return Fleet(
         peak,
         avg,
@@ -346,8 +354,8 @@ def size(
         held,
         np.broadcast_to(_f(usd_per_gpu_month), np.shape(gpus)),
         monthly,
-        utilization(avg, held, replica.batch),
-        headroom(peak, held, replica.batch),
+        used_avg,
+        left_peak,
         per_in,
         per_out,
         prompt_bound,

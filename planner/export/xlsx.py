@@ -166,6 +166,8 @@ def _summary(book: _Book) -> None:
     avg = w.average_requests_per_s if w.by_rate else w.average_concurrent_requests
     n = int(f.gpus)
     owned = m.pricing == "purchase"
+    # cost per token and utilization are at the average the fleet is sized for: today's grown over the horizon
+    grown = f" (at {rec.average_rate_per_s:.3g} requests/s, the average after growth)" if w.growth_factor != 1 else ""
     figures = [
         ("Key figures (recommended option)", None, "text"),
         ("GPUs", n, "int"),
@@ -182,9 +184,9 @@ def _summary(book: _Book) -> None:
         ("Opex per year", m.opex_usd_per_gpu_month * n * 12, "usd"),
         ("Total per month", rec.monthly_usd, "usd"),
         ("Total per year", rec.monthly_usd * 12, "usd"),
-        ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
-        ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
-        ("Utilization at average load", float(f.utilization_average), "pct"),
+        (f"$ per million input tokens{grown}", float(f.usd_per_million_input), "usd2"),
+        (f"$ per million output tokens{grown}", float(f.usd_per_million_output), "usd2"),
+        (f"Utilization at average load{grown}", float(f.utilization_average), "pct"),
         ("Headroom at peak", float(f.headroom_peak), "pct"),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
         (
