@@ -104,6 +104,10 @@ class Plan:
     max_batch: int = 0
     #: the most sequences the engine runs at once on this group (``planner.deploy.engine_sequence_limit``)
     engine_batch_limit: int = 0
+    #: the range a budget review sizes this group with (``planner.accuracy.serving_margin.sizing_range``: serving
+    #: runs' held-out TPOT errors where there are enough), and where it comes from; not this plan's own range
+    serving_margin: tuple[float, float] = (0.0, 0.0)
+    serving_margin_note: str = ""
 
     @property
     def batch_capped(self) -> bool:
@@ -206,8 +210,10 @@ def plan(
             default_memory_fraction(eng.memory_fraction_rule, mem.visible_bytes_per_gpu, n, ranks, mdl.mla is not None)
         )
     from planner.accuracy.ranges import coverage_note  # (not at import: the Excel add-in imports this module)
+    from planner.accuracy.serving_margin import sizing_range
 
     rng = residual_range(g, eng, o.calibration, cat, gpus=n, model=mdl)
+    margin = sizing_range(g, eng, cat, n, mdl, o.calibration)
     larger = _larger_group(g, mdl, ctx, n, top, o)
     return Plan(
         g,
@@ -240,6 +246,8 @@ def plan(
         calibration_in_effect(g, eng, o.calibration),
         served,
         limit,
+        (margin.low, margin.high),
+        margin.note,
     )
 
 

@@ -313,3 +313,19 @@ def margin_range(
         )
     verb = "widened to hold the errors of" if (low, high) != prediction[:2] else "it already holds the errors of"
     return TimeRange(low, high, f"{prediction.note}; {verb} " + " and of ".join(parts), prediction.widened)
+
+
+def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None) -> TimeRange:
+    """The range a budget review sizes a group with (``planner export``'s latency margin), which ``planner plan``
+    states beside its prediction range: a calibration entry's own range where one is in effect, else
+    ``margin_range`` of the prediction range for this GPU, group and model (``calibration.residual_range``), with
+    the calibration's note where a file sets the times but not the range. ``engine``: an engine profile."""
+    from planner.accuracy.calibration import calibrated_range, residual_range, with_calibration_note
+    from planner.accuracy.ranges import moe_class
+
+    prediction = residual_range(gpu, engine.name, calibration, catalog, gpus=gpus, model=model)
+    if calibrated_range(gpu, engine, calibration) is not None:
+        return prediction
+    return with_calibration_note(
+        margin_range(prediction, gpu.name, engine.name, moe_class(model)), gpu, engine, calibration
+    )

@@ -246,6 +246,12 @@ def render_plan(p: Plan) -> str:
         row("Time ranges widened", p.time_range_widened)
     if p.time_range_held:
         row("Time ranges held", p.time_range_held)
+    if p.serving_margin != p.time_residuals or p.serving_margin_note != p.time_range_note:
+        low, high = p.serving_margin
+        row(
+            "Budget review's margin",
+            f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: {p.serving_margin_note}",
+        )
     price = (
         f"{fmt_usd(p.price_usd_per_gpu_hour)}/GPU-hour" + (f": {p.price_source}" if p.price_source else "")
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
@@ -301,6 +307,7 @@ def plan_as_dict(p: Plan) -> dict:
         "calibration": None if p.calibration is None else p.calibration.as_dict(),
         "time_range_widened": p.time_range_widened,
         "time_range_held": p.time_range_held,
+        "serving_margin": {"low": p.serving_margin[0], "high": p.serving_margin[1], "note": p.serving_margin_note},
         "time_range_coverage": {
             c.quantity: {
                 "figures": c.figures,

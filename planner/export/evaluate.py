@@ -12,9 +12,9 @@ from dataclasses import replace as dc_replace
 import numpy as np
 
 from planner import api
-from planner.accuracy.calibration import calibrated_range, calibration_in_effect, residual_range, with_calibration_note
-from planner.accuracy.ranges import TimeRange, moe_class
-from planner.accuracy.serving_margin import margin_range
+from planner.accuracy.calibration import calibration_in_effect
+from planner.accuracy.ranges import TimeRange
+from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.engines.profiles import EngineProfile, engine_profile
@@ -309,7 +309,7 @@ def evaluate(
         if option.gpus_per_replica
         else api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
     )
-    time_ranges = tuple(_margin_range(gpu, eng, catalog, n, mdl) for n in groups)
+    time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
@@ -400,17 +400,6 @@ def evaluate(
         average_rate_per_s=avg,
         shortfall="",
     )
-
-
-def _margin_range(gpu: Gpu, eng: EngineProfile, catalog: Catalog, gpus: int, mdl: Model) -> TimeRange:
-    """The range a group is sized with: a calibration entry's, else the held-out errors of this engine's serving runs
-    of models of the model's class (dense or MoE) on this GPU, or, with too few, the prediction range for this GPU,
-    group and model made at least as wide as that engine and class's errors on every GPU and this GPU's few
-    (``planner.accuracy.serving_margin.margin_range``)."""
-    prediction = residual_range(gpu, eng.name, catalog=catalog, gpus=gpus, model=mdl)
-    if calibrated_range(gpu, eng) is not None:
-        return prediction
-    return with_calibration_note(margin_range(prediction, gpu.name, eng.name, moe_class(mdl)), gpu, eng)
 
 
 def latency_margin(workload: Workload, high: float) -> float:
