@@ -6,6 +6,8 @@ Same ``Table`` and column kinds as ``planner.export.tables``; every figure comes
 
 from __future__ import annotations
 
+import math
+
 from planner.export.outlook import GridRow, stale_text
 from planner.export.reason import usd
 from planner.export.records import Review
@@ -186,7 +188,36 @@ def phasing_table(review: Review) -> Table:
 
 
 def margin_line(review: Review) -> str:
-    """One sentence: what the latency margin costs on the recommended fleet."""
+    """What the latency margin costs on the recommended fleet, and, where sizing every option without its margin
+    would rank another first, which (``margin_ranking_line``)."""
+    text = _margin_cost_line(review)
+    ranking = margin_ranking_line(review)
+    return f"{text} {ranking}" if text and ranking else text or ranking
+
+
+def margin_ranking_line(review: Review) -> str:
+    """ "Without margins the ranking changes: ..." where another meeting option, sized with no latency margin, costs
+    less than the recommended one sized so (``OptionOutlook.monthly_without_margin_usd``); "" otherwise. A margin
+    multiplies TPOT, so it weighs most on an option that runs close to the TPOT target at a large batch (DeepSeek-V3
+    with data-parallel attention: 32 H200 without the margin, 200 with it, where tensor parallelism takes 112 and
+    184)."""
+    rec = review.recommended
+    bare = [o for o in review.outlook.options if o.gpus_without_margin and math.isfinite(o.monthly_without_margin_usd)]
+    mine = review.outlook.of(rec.option.name)
+    if not bare or mine is None or not mine.gpus_without_margin:
+        return ""
+    first = min(bare, key=lambda o: o.monthly_without_margin_usd)
+    if first.name == rec.option.name or first.monthly_without_margin_usd >= mine.monthly_without_margin_usd:
+        return ""
+    return (
+        f"Without margins the ranking changes: {first.name} would be cheapest at "
+        f"{counted(first.gpus_without_margin, 'GPU', '')}, {usd(first.monthly_without_margin_usd)} a month "
+        f"(the recommendation {counted(mine.gpus_without_margin, 'GPU', '')}, {usd(mine.monthly_without_margin_usd)}); "
+        "the margin multiplies TPOT, so it weighs most on an option that runs near the TPOT target."
+    )
+
+
+def _margin_cost_line(review: Review) -> str:
     rec = review.recommended
     oo = review.outlook.of(rec.option.name)
     if oo is None or not oo.gpus_without_margin:
