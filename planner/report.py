@@ -13,7 +13,13 @@ from planner import model as m
 from planner.accuracy.calibration import CalibrationUse, calibration_in_effect, residual_range
 from planner.catalog import Catalog, Gpu, Model, default_catalog, stale_price_warning
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import default_kv_precision, expert_precision, fabric_numbers, uses_allreduce_table
+from planner.catalog.resolve import (
+    default_kv_precision,
+    expert_precision,
+    fabric_numbers,
+    uses_allreduce_table,
+    weights_to_pass,
+)
 from planner.checks import _count, _price
 from planner.deploy import (
     GPU_GROUPS,
@@ -344,12 +350,8 @@ def replica_of(p: Plan, catalog: Catalog | None = None, calibration: Any = None)
     from planner.serving.load import Replica
 
     cat = catalog or default_catalog()
-    # weights as published are passed as None: the resolved name alone ("bf16" for gpt-oss) would quantize the
-    # routed experts too (its MXFP4 experts read as bf16, 3.4x the bytes)
-    published = p.weight_precision == p.model.native_precision and (
-        p.model.moe is None or p.expert_precision == expert_precision(cat, p.model, None).name
-    )
-    precisions = {"weight_precision": None if published else p.weight_precision, "kv_precision": p.kv_precision}
+    weights = weights_to_pass(cat, p.model, p.weight_precision, p.expert_precision or None)
+    precisions = {"weight_precision": weights, "kv_precision": p.kv_precision}
     return Replica(
         p.gpu.name, p.model.name, p.gpus, engine=p.engine, calibration=calibration, catalog=catalog,
         parallelism=p.parallelism, **precisions,

@@ -48,3 +48,19 @@ def test_export_sizes_gpt_oss_on_simulated_percentiles():
     )  # fmt: skip
     result = evaluate(Option(gpu="H100", model="gpt-oss-120b", pricing="cloud"), workload, default_catalog(), 0.2)
     assert result.meets and result.under_load is not None
+
+
+def test_one_rule_says_which_weights_go_on_as_published():
+    """``catalog.resolve.weights_to_pass``, the rule plan's and the review's replicas share: gpt-oss-120b as
+    published (bf16 layers, MXFP4 experts: its config.json quantization_config) goes as None; asked bf16 experts go
+    as "bf16"; a dense model's native bf16 as None and fp8 as "fp8" (Llama 3.1's published weights are bf16)."""
+    from planner.catalog.resolve import weights_to_pass
+
+    cat = default_catalog()
+    oss, llama = cat.model("gpt-oss-120b"), cat.model("llama3.1-8b")
+    assert (oss.native_precision, oss.native_expert_precision) == ("bf16", "mxfp4")
+    assert weights_to_pass(cat, oss, "bf16", "mxfp4") is None
+    assert weights_to_pass(cat, oss, "bf16") is None
+    assert weights_to_pass(cat, oss, "bf16", "bf16") == "bf16"
+    assert weights_to_pass(cat, llama, "bf16") is None
+    assert weights_to_pass(cat, llama, "fp8") == "fp8"

@@ -546,6 +546,18 @@ def expert_precision(catalog: Catalog, model: Model, weight_precision: Any) -> P
     return catalog.precision(weight_precision)
 
 
+def weights_to_pass(catalog: Catalog, model: Model, weights: str, experts: str | None = None) -> str | None:
+    """The weight precision a resolved deployment hands on to another model call (the serving simulation's replica):
+    None where ``weights`` (and, for a MoE model, its routed ``experts``) are the model's as published, else
+    ``weights``. The resolved name alone would be read as asked and quantize the routed experts too: gpt-oss's
+    "bf16" by name reads its MXFP4 experts as bf16 (gpt-oss-120b 233.66 GB against 69.25 GB)."""
+    published_experts = expert_precision(catalog, model, None).name
+    as_published = weights == model.native_precision and (
+        model.moe is None or (experts if experts is not None else published_experts) == published_experts
+    )
+    return None if as_published else weights
+
+
 def kv_formats(precisions: Iterable[Precision], engines: Iterable[EngineProfile] = ()) -> list[str]:
     """The KV-cache formats among ``precisions`` that every one of ``engines`` caches (``EngineProfile.accepts_kv``;
     no engine: every KV-cache format), in the catalog's order: what a refused KV precision is offered, and the

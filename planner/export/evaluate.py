@@ -17,6 +17,7 @@ from planner.accuracy.ranges import TimeRange
 from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
+from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.errors import PlannerError
 from planner.export import sizing
@@ -231,9 +232,8 @@ def _serving_replica(
     """The replica the serving simulation runs for an option: its GPU, model, group and how the group splits the
     model, engine, precisions and speculative decoding (``speculation_for``)."""
     spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
-    # weights as published go as None (as planner.report.replica_of): "bf16" by name would quantize gpt-oss's
-    # MXFP4 experts to bf16 too
-    wp = None if option.weight_precision is None and wp == mdl.native_precision else wp
+    experts = expert_precision(catalog, mdl, option.weight_precision).name if mdl.moe is not None else None
+    wp = weights_to_pass(catalog, mdl, wp, experts)
     return Replica(
         gpu.name, mdl.name, gpus, engine=eng, catalog=catalog, speculative=spec, weight_precision=wp, kv_precision=kp,
         parallelism=option.parallelism or "tp",
