@@ -594,10 +594,9 @@ def plan_command(
         if options.get("gpus") is None:
             groups = tuple(n for n in groups_to_try(p.model, catalog=cat, parallelism=p.parallelism, engine=p.engine)
                            if n >= p.gpus) or groups  # fmt: skip
-        plans = {n: p if n == p.gpus else plan(gpu, model_name, context, catalog=cat, **(options | {"gpus": n}))
-                 for n in groups}  # fmt: skip
-        replicas = {n: dc_replace(replica_of(q, cat, options.get("calibration")), speculative=spec)
-                    for n, q in plans.items()}  # fmt: skip
+        # one replica per group (the plan's deployment on n GPUs); only the kept group needs its whole plan
+        base = dc_replace(replica_of(p, cat, options.get("calibration")), speculative=spec)
+        replicas = {n: dc_replace(base, gpus=n) for n in groups}
         load_args = (run_prompt, run_output, rate_per_s)
         load_kwargs = dict(
             percentile=float(percentile), ttft_target_s=ttft_target or math.inf,
@@ -605,7 +604,9 @@ def plan_command(
             arrivals_s=trace.arrivals_s if trace else None,
         )  # fmt: skip
         choice = fewest_gpus(replicas, *load_args, **load_kwargs)
-        p, sized = plans[choice.gpus_per_replica], choice.sizing
+        sized = choice.sizing
+        if choice.gpus_per_replica != p.gpus:
+            p = plan(gpu, model_name, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
         run_setup = replicas[p.gpus].setup(run_prompt, run_output, lengths)  # cached: the run just simulated
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
         others = tuple(
