@@ -75,7 +75,7 @@ GLANCE = (
     ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
-    ("Fleet for the peak traffic", "fleet_gpus", INT, "GPUs (replicas x GPUs in the group)"),
+    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs (replicas x group)"),
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
