@@ -63,3 +63,16 @@ def test_plan_leaves_the_line_out_where_the_margin_is_its_own_range():
     out = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--engine", "ideal")
     assert out.exit_code == 0, out.output
     assert "Budget review's margin" not in out.output
+
+
+def test_readme_quotes_the_two_ranges_as_plan_gives_them():
+    """README "Assumptions and limits": 'DeepSeek-R1 on 8 x H200 under vLLM, +34% / +148% beside its own -28% / +9%'
+    are plan's serving margin and its own range for that deployment (the DeepSeek-R1 plan at 8,192 tokens)."""
+    from planner.report import plan
+
+    p = plan("H200", "deepseek-r1", 8192, gpus=8)
+    (low, high), (own_low, own_high) = p.serving_margin, p.time_residuals
+    readme = (ROOT / "README.md").read_text()
+    assert (
+        f"DeepSeek-R1 on 8 x H200 under vLLM, {low:+.0%} / {high:+.0%} beside its own {own_low:+.0%} / {own_high:+.0%}"
+    ) in " ".join(readme.split())
