@@ -334,30 +334,24 @@ def replicas_notes(values: dict[str, Any]) -> list[str]:
 
 def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
     """With gpus left empty, REPLICAS sizes the smallest group holding a request; where a larger group's fleet needs
-    fewer GPUs in all (``planner.serving.fleet.fewest_gpus`` over ``planner.deploy.groups_to_try``, as ``planner plan
-    --rate`` without ``--gpus`` chooses), say which and how many: "2 GPUs a replica need 11 x 2 = 22 GPUs where
-    this needs 413 x 1 = 413 (give gpus 2)". Nothing where gpus was given, or on any failure (a note, not a result)."""
+    fewer GPUs in all (FLEET_GPUS' choice for the same arguments: ``planner.serving.fleet.fleet_gpus_needed``, as
+    ``planner plan --rate`` without ``--gpus`` chooses), say which and how many: "2 GPUs a replica need 11 x 2 = 22
+    GPUs where this needs 413 x 1 = 413 (give gpus 2)". Nothing where gpus was given, or on any failure (a note, not
+    a result)."""
     if values.get("gpus", MISSING) is not MISSING or not group == group or not replicas == replicas:
         return []
     spec = SPECS["REPLICAS"]
     kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
     try:
-        layout = api.check_parallelism(kwargs.get("parallelism"))
-        larger = [n for n in api.groups_to_try(kwargs["model"], catalog=catalog(), parallelism=layout) if n > group]
-        best = (int(replicas), int(group))
-        for n in larger:
-            if n >= best[0] * best[1]:
-                break
-            try:
-                k = int(_api_call(spec, kwargs | {"gpus": float(n)}, "raise"))
-            except PlannerError:
-                continue
-            best = (k, n) if k * n < best[0] * best[1] else best
+        from planner.serving import fleet
+
+        seen: list = []
+        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen)
+        k, n = seen[-1].sizing.replicas, seen[-1].gpus_per_replica
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
         return []
-    if best[1] == int(group):
+    if n == int(group) or k * n >= int(replicas) * int(group):
         return []
-    k, n = best
     return [
         f"{n} GPUs a replica need fewer GPUs in all: {k:,} x {n} = {k * n:,} where this needs {int(replicas):,} x "
         f"{int(group)} = {int(replicas) * int(group):,} (give gpus {n}; planner plan --rate without --gpus chooses it)"
