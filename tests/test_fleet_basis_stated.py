@@ -122,7 +122,7 @@ class TestSharesOnTheSimulatedBasis:
         out = tmp_path / "r.xlsx"
         out.write_bytes(render(example, "xlsx"))
         labels = [c.value for c in openpyxl.load_workbook(out)["Summary"]["A"] if isinstance(c.value, str)]
-        grown = " (at 24 requests/s, the average after growth)"
+        grown = " (at the average after growth, 24 requests/s)"
         for label in ("$ per million input tokens", "$ per million output tokens", "Utilization at average load"):
             assert label + grown in labels
         assert "At the average load after growth (24 requests/s, the basis of the cost per token)" in example.reason

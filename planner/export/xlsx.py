@@ -89,6 +89,10 @@ SERIES_STYLES = (
 )
 
 
+#: What the Summary's cost per token and utilization are at, where traffic grows: the end of the horizon's average.
+GROWN = "at the average after growth"
+
+
 def footer_text(review: Review) -> str:
     """Every printed page's footer: the planner version, the review date and the scenario file."""
     return f"planner {review.version}, review of {review.date}, from {review.source}"
@@ -167,7 +171,7 @@ def _summary(book: _Book) -> None:
     n = int(f.gpus)
     owned = m.pricing == "purchase"
     # cost per token and utilization are at the average the fleet is sized for: today's grown over the horizon
-    grown = f" (at {rec.average_rate_per_s:.3g} requests/s, the average after growth)" if w.growth_factor != 1 else ""
+    grown = f" ({GROWN}, {rec.average_rate_per_s:.3g} requests/s)" if w.growth_factor != 1 else ""
     figures = [
         ("Key figures (recommended option)", None, "text"),
         ("GPUs", n, "int"),
@@ -215,8 +219,12 @@ def _summary(book: _Book) -> None:
     ]
     r = _figures(ws, figures, 9, 1)
     for row in range(9, r):  # the held-out range's labels are longer than the column: wrapped, the row grown
-        if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.LABEL, SLOW_END_FIGURE)):
-            ws.cell(row=row, column=1).alignment = WRAP
+        label = str(ws.cell(row=row, column=1).value)
+        if any(t in label for t in (held_out.LABEL, SLOW_END_FIGURE, GROWN)):
+            # held-out rows are indented under the figure they qualify; the grown-average ones stand alone
+            ws.cell(row=row, column=1).alignment = (
+                WRAP if GROWN not in label else Alignment(wrap_text=True, vertical="top")
+            )
             fit_row(ws, row)
     _live_box(book, ws, 9)
     r = max(r, _figures(ws, targets, 14, 4)) + 1
