@@ -66,7 +66,7 @@ def _simulated(rec) -> str:
     q = f"p{u.percentile:g}"
     return (
         f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
-        f"{u.result.tpot_s.at(u.percentile) * 1e3:.1f} ms at the peak on {u.replicas:,} serving replicas, each running "
+        f"{u.result.tpot_s.at(u.percentile) * 1e3:.1f} ms at the peak on {counted(u.replicas, 'serving replica')}, each running "
         f"at most {counted(int(rec.replica.batch), 'sequence')} at once (max_num_seqs set to the sized batch)"
     )
 
