@@ -390,12 +390,14 @@ def sixteen_bit_note(
     experts = model.native_expert_precision
     if model.moe is None or experts is None or experts == model.native_precision:
         return f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes {dtype}"
-    from planner.api import weight_bytes  # (not at import: planner.api imports this module)
-
     cat = catalog or default_catalog()
     stored, wide = cat.precision(experts), cat.precision("fp16")
-    published = float(weight_bytes(model, catalog=cat))
-    upcast = float(weight_bytes(model, precision="fp16", catalog=cat))
+
+    def weights(precision: str | None) -> float:  # bytes of every weight, as stored (``planner.api.weight_bytes``)
+        r = _resolve(cat, "raise", model=model, weight_precision=precision)
+        return float(m.weight_bytes(r.model, r.precision))
+
+    published, upcast = weights(None), weights("fp16")
     return (
         f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes {dtype}; its "
         f"{stored.name.upper()} routed experts ({stored.bytes_per_element:.2f} B a weight) are upcast to fp16 too, "
