@@ -224,7 +224,7 @@ def next_tp_size(model: Any, gpus: int, *, catalog: Catalog | None = None, engin
     larger = [g for g in GPU_GROUPS if g > gpus and g in valid]
     if not larger:
         raise OutOfRangeError(
-            f"{mdl.name} has no tensor-parallel group above {gpus} GPUs among {', '.join(map(str, GPU_GROUPS))}"
+            f"{mdl.name} has no tensor-parallel group above {gpus:,} GPUs among {', '.join(map(str, GPU_GROUPS))}"
             f" that {engine_label(engine)} accepts; valid groups: {', '.join(map(str, valid))}"
         )
     return larger[0]
@@ -237,6 +237,22 @@ def engine_label(engine: Any) -> str:
     return "SGLang" if name.startswith("sglang") else "TensorRT-LLM" if name.startswith("tensorrt") else "vLLM"
 
 
+def memory_fraction_words(engine: Any, fraction: float) -> str:
+    """The engine's option that sets the share of each GPU's memory it takes for weights, activations and KV cache,
+    with its value: "vLLM's gpu_memory_utilization 0.9", "SGLang's mem_fraction_static 0.817" (its per-GPU default,
+    ``planner.engines.sglang``); "" for an engine whose fraction is of the memory left after the weights
+    (TensorRT-LLM's free_gpu_memory_fraction, LMDeploy's cache_max_entry_count: ``budget_mode`` "free") and for the
+    'ideal' engine, which takes all of it."""
+    eng = engine_profile(engine)
+    if eng.budget_mode != "total":
+        return ""
+    if eng.name.startswith("sglang"):
+        return f"SGLang's mem_fraction_static {fraction:.3g}"
+    if eng.name.startswith("vllm"):
+        return f"vLLM's gpu_memory_utilization {fraction:.3g}"
+    return ""
+
+
 def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any = None) -> OutOfRangeError:
     """The error for a group size the engine refuses: the split that does not divide (``tp_refusal``), and the
     valid sizes."""
@@ -246,29 +262,29 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any 
         why = (
             f"it has {model.num_layers} layers, one at least for each stage"
             if stages > model.num_layers
-            else f"{gpus} GPUs do not split into {stages} stages of whole GPUs"
+            else f"{gpus:,} GPUs do not split into {stages:,} stages of whole GPUs"
             if gpus % stages
             else ""
         )
         if why:
             return OutOfRangeError(
-                f"{model.name} cannot run as a pipeline of {stages} stages: {why}; valid groups up to "
+                f"{model.name} cannot run as a pipeline of {stages:,} stages: {why}; valid groups up to "
                 f"{GPU_GROUPS[-1]}: {valid}"
             )
         return OutOfRangeError(
-            f"{model.name} cannot run {stages} pipeline stages of {gpus // stages} GPUs: each stage is a "
+            f"{model.name} cannot run {stages:,} pipeline stages of {gpus // stages:,} GPUs: each stage is a "
             f"tensor-parallel group, {tp_refusal(model, gpus // stages, engine)}; valid groups up to "
             f"{GPU_GROUPS[-1]}: {valid}"
         )
     if spreads_experts(parallelism) and (model.moe is None or gpus > model.moe.num_experts):
         experts = "it has no experts" if model.moe is None else f"it has {model.moe.num_experts} experts"
         return OutOfRangeError(
-            f"{model.name} cannot spread its experts over {gpus} GPUs ({parallelism}): {experts}; valid groups up to "
+            f"{model.name} cannot spread its experts over {gpus:,} GPUs ({parallelism}): {experts}; valid groups up to "
             f"{GPU_GROUPS[-1]}: {valid or 'none'}"
             + (" (parallelism='tp' splits a dense model)" if model.moe is None else "")
         )
     return OutOfRangeError(
-        f"{model.name} cannot run on a tensor-parallel group of {gpus} GPUs: {tp_refusal(model, gpus, engine)}; "
+        f"{model.name} cannot run on a tensor-parallel group of {gpus:,} GPUs: {tp_refusal(model, gpus, engine)}; "
         f"valid groups up to {GPU_GROUPS[-1]}: {valid}"
     )
 
@@ -349,20 +365,57 @@ def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalo
     )
 
 
-def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any) -> str:
+#: Why a GPU below SM 8.0 (T4) cannot keep a model's routed experts in MXFP4 as published: vLLM's MXFP4 method
+#: needs compute capability 8.0 (``Mxfp4Config.get_min_capability`` returns 80,
+#: vllm/model_executor/layers/quantization/mxfp4.py), so the experts are planned in fp16 like the rest of the weights.
+MXFP4_MIN_SM_SOURCE = "vLLM's MXFP4 method needs SM 8.0: Mxfp4Config.get_min_capability is 80"
+
+
+def sixteen_bit_note(
+    gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any, catalog: Catalog | None = None
+) -> str:
     """Where ``gpu`` lacks bf16 (``Gpu.weight_precisions``) and ``model`` is published in bf16 with no weight
     precision given: how it runs, in fp16 (the same bytes; vLLM's --dtype auto takes the first of the platform's
     supported dtypes, fp16 below SM 8.0: ``_resolve_auto_dtype``, ``CudaPlatformBase.supported_dtypes``), its KV
-    cache too unless one is given; "" elsewhere."""
+    cache too unless one is given; "" elsewhere. A model whose routed experts are published in another format
+    (gpt-oss: MXFP4, 0.53 B a weight) has them planned in fp16 too (2 B a weight, ``resolve.expert_precision`` of
+    the fp16 weights), so the note says what that costs: gpt-oss-120b's weights 233.66 GB on a T4, not the 69.25 GB
+    published (vLLM's MXFP4 method needs SM 8.0: ``MXFP4_MIN_SM_SOURCE``)."""
     if weight_precision is not None or model.native_precision != "bf16":
         return ""
     if gpu.takes_weights("bf16") or not gpu.takes_weights("fp16"):
         return ""
     kv = " and KV cache" if kv_precision is None else ""
+    dtype = "(vLLM's --dtype auto does so below SM 8.0; --dtype bfloat16 is refused there)"
+    experts = model.native_expert_precision
+    if model.moe is None or experts is None or experts == model.native_precision:
+        return f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes {dtype}"
+    cat = catalog or default_catalog()
+    stored, wide = cat.precision(experts), cat.precision("fp16")
+
+    def weights(precision: str | None) -> float:  # bytes of every weight, as stored (``planner.api.weight_bytes``)
+        r = _resolve(cat, "raise", model=model, weight_precision=precision)
+        return float(m.weight_bytes(r.model, r.precision))
+
+    published, upcast = weights(None), weights("fp16")
     return (
-        f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes (vLLM's --dtype auto "
-        "does so below SM 8.0; --dtype bfloat16 is refused there)"
+        f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes {dtype}; its "
+        f"{stored.name.upper()} routed experts ({stored.bytes_per_element:.2f} B a weight) are upcast to fp16 too, "
+        f"{wide.bytes_per_element:g} B a weight ({MXFP4_MIN_SM_SOURCE}): weights {upcast / 1e9:,.2f} GB, "
+        f"{upcast / published:.1f}x the {published / 1e9:,.2f} GB published"
     )
+
+
+def check_published_experts(gpu: Gpu, model: Model, engine: Any = None, catalog: Catalog | None = None) -> None:
+    """Raise ``release_error`` where the engine release cannot load ``model``'s routed experts as published
+    (``model.mxfp4_experts_refused``: TensorRT-LLM 1.x below SM 9.0, whose ``WFP4A16FusedMoEMethod.create_weights``
+    raises "WFP4A16 MoE is unsupported on SM{sm}"), whatever precision a surface then plans the rest in: ``plan`` on
+    a GPU without bf16 plans gpt-oss in fp16 (``sixteen_bit_note``), which must not hide that refusal (T4, SM 7.5,
+    was accepted where A100 and L40S were refused)."""
+    eng = engine_profile(engine)
+    r = _resolve(catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=None, engine=eng)
+    if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
+        raise release_error(model, gpu, eng)
 
 
 def weight_only_note(gpu: Gpu, precision: Any, engine: EngineProfile) -> str:
@@ -815,9 +868,9 @@ def _does_not_fit(
         shorts = (per_seq * needs - budget * largest).tolist()
         for i, (gname, mname, big) in enumerate(zip(gnames, mnames, largest.astype(int).tolist(), strict=True)):
             where_text = (
-                f"up to {big} x {gname}"
+                f"up to {big:,} x {gname}"
                 if big == GPU_GROUPS[-1]
-                else f"{big} x {gname}, the largest group {engine_label(engine)} runs it on ({valid_text[int(code[i])]})"
+                else f"{big:,} x {gname}, the largest group {engine_label(engine)} runs it on ({valid_text[int(code[i])]})"
             )
             errors.append(
                 DoesNotFitError(
@@ -832,30 +885,38 @@ def _does_not_fit(
     weights = np.asarray(at(plan.weight_bytes))
     groups = np.asarray(plan.gpus, dtype=float)
     util_n = np.asarray(at(utilization_on(r, engine, np.where(np.isnan(groups), GPU_GROUPS[-1], groups), util, par)))
-    weights_short = (weights / n > np.asarray(at(plan.visible_bytes_per_gpu)) * util_n).tolist()
+    visibles, utils = at(plan.visible_bytes_per_gpu), util_n.tolist()
+    weights_short = (weights / n > np.asarray(visibles) * util_n).tolist()
     smallest = np.zeros(n.shape)
     for k in reversed(GPU_GROUPS):
         smallest = np.where(ok[k] & (np.asarray(at(plans[k].max_batch)) >= needs), float(k), smallest)
     for i, (gname, mname, g, least) in enumerate(
         zip(gnames, mnames, n.astype(int).tolist(), smallest.astype(int).tolist(), strict=True)
     ):
+        short = _short_by(shorts[i])
         if weights_short[i] and needs[i] > 1:  # the shortfall below is the batch's, not the weights' alone
             head = (
-                f"{mname} weights ({weights[i] / 1e9:,.2f} GB) plus {whats[i]} do not fit on {g} x {gname} "
+                f"{mname} weights ({weights[i] / 1e9:,.2f} GB) plus {whats[i]} do not fit on {g:,} x {gname} "
                 "(the weights alone do not)"
             )
         elif weights_short[i]:
-            head = f"{mname} weights ({weights[i] / 1e9:,.2f} GB) do not fit on {g} x {gname}"
+            head = f"{mname} weights ({weights[i] / 1e9:,.2f} GB) do not fit on {g:,} x {gname}"
+            fraction = memory_fraction_words(engine, utils[i])
+            if fraction:  # the GPUs may hold more than the weights: the engine's fraction of them is what falls short
+                seen = visibles[i] * g
+                short = (
+                    f"{fraction} leaves {seen * utils[i] / 1e9:,.2f} GB of the {seen / 1e9:,.2f} GB the engine sees "
+                    f"on {'them' if g > 1 else 'it'}, {_short_by(shorts[i])} for the weights, activations and one "
+                    "sequence's KV cache"
+                )
         else:
-            head = f"{mname} weights plus {whats[i]} do not fit on {g} x {gname}"
+            head = f"{mname} weights plus {whats[i]} do not fit on {g:,} x {gname}"
         tail = (
-            f"; the smallest group that works is {least} x {gname}"
+            f"; the smallest group that works is {least:,} x {gname}"
             if least
             else f"; no group of up to {GPU_GROUPS[-1]} works"
         )
         errors.append(
-            DoesNotFitError(
-                f"{head}: {_short_by(shorts[i])}{tail}", shortfall_bytes=float(shorts[i]), smallest_gpus=least or None
-            )
+            DoesNotFitError(f"{head}: {short}{tail}", shortfall_bytes=float(shorts[i]), smallest_gpus=least or None)
         )
     return where, errors

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -26,6 +27,7 @@ from planner.deploy import (
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     check_parallelism,
+    check_published_experts,
     experts_upcast,
     fp8_kv_note,
     served_batch,
@@ -42,6 +44,7 @@ from planner.model import DecodeStep, MemoryPlan
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import GroupOptions, Options
 from planner.timing import _decode_step, _prefill
+from planner.units import fmt_bytes
 
 if TYPE_CHECKING:  # the serving simulation is imported when a replica is made, not with every plan
     from planner.serving.load import Replica
@@ -147,8 +150,9 @@ def plan(
     cat = o.catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
-    sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision)
+    sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision, cat)
     if sixteen:  # a GPU without bf16 runs a bf16 model as fp16 (the same bytes): say it and plan it so
+        check_published_experts(g, mdl, o.engine, cat)  # an engine that refuses the experts as published still does
         o = replace(o, weight_precision="fp16")
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
@@ -180,7 +184,7 @@ def plan(
     warnings += [only] if only else []
     if b > limit:
         warnings.append(
-            f"batch {b:,} is more than {eng.name} runs at once on {n} x {g.name}: {limit:,} sequences "
+            f"batch {b:,} is more than {eng.name} runs at once on {n:,} x {g.name}: {limit:,} sequences "
             f"({limit_words(eng, g, layout, n)}); the figures at it hold only where the deployment raises that limit"
         )
     ctx = int(_count(context, "context", MAX_CONTEXT_TOKENS, " of tokens", tokens=True))
@@ -192,7 +196,7 @@ def plan(
         layout
     ):  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
         warnings.append(
-            f"{n} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
+            f"{n:,} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
         )
     warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
@@ -255,6 +259,26 @@ def plan(
         (margin.low, margin.high),
         margin.note,
     )
+
+
+def kv_replication_words(model: Model, gpus: int, group_bytes: float) -> str:
+    """Where a group of ``gpus`` holds some KV heads more than once (``planner.model.memory.kv_replication``: each
+    GPU holds ceil(KV heads / g), at least one), the words that follow "4 KV heads" beside the per-token figure
+    ``group_bytes`` (the group's): " replicated to 8 GPUs, one each; 193 kB unreplicated". "" where the heads split
+    evenly, for MLA (its own words) and for a model that caches no KV heads. vLLM: ``num_kv_head_replicas`` = tp /
+    KV heads when tp > KV heads (vllm/model_executor/layers/linear.py ``QKVParallelLinear``); TensorRT-LLM:
+    ceil(KV heads / tp) a GPU (tensorrt_llm/_torch/modules/attention.py, NVIDIA/TensorRT-LLM c6d3bb2a)."""
+    kvh = int(model.num_kv_heads or 0)
+    if model.mla or kvh <= 0 or gpus <= 1:
+        return ""
+    each = math.ceil(kvh / gpus)
+    held = each * gpus
+    if held <= kvh:
+        return ""
+    unreplicated = fmt_bytes(group_bytes * kvh / held)
+    if each == 1:
+        return f" replicated to {gpus:,} GPUs, one each; {unreplicated} unreplicated"
+    return f" held {each} on each of {gpus:,} GPUs, {held} in all: {held - kvh} replicated; {unreplicated} unreplicated"
 
 
 def limit_words(eng: EngineProfile, g: Gpu, layout: str, gpus: int) -> str:

@@ -207,7 +207,7 @@ class TestIssue12Quotes:
 
     def test_catalog_list_shows_the_new_defaults_with_kind_and_date(self):
         out = CliRunner().invoke(main, ["catalog", "list", "gpus"]).output
-        line = {row[2:19].strip(): row for row in out.splitlines() if row.startswith("  ")}
+        line = {row[2:].split("  ")[0]: row for row in out.splitlines() if row.startswith("  ")}
         assert "$7.64/h on-demand 2026-08-26 (median of 2)" in line["B300 288GB"] and "STALE" not in line["B300 288GB"]
         assert "$1.29/h on-demand 2026-09-20" in line["A10"]
         assert "no price" in line["GB300 NVL72"] and "no price" in line["A40"]

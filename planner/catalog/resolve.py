@@ -566,6 +566,30 @@ def kv_formats(precisions: Iterable[Precision], engines: Iterable[EngineProfile]
     return [p.name for p in precisions if p.kv_cache and all(e.accepts_kv(p.name) for e in engines)]
 
 
+def kv_engines(precision: Precision, engines: Iterable[EngineProfile] | None = None) -> list[str]:
+    """The engine profiles that cache KV in ``precision`` (``EngineProfile.accepts_kv``; default: every shipped
+    profile, ``planner.engines.profiles.ENGINES``), a family named once where all its releases do ("vllm" for vllm,
+    vllm-fullsort and vllm-0.10), else the releases that do ("tensorrt-llm-0": int8, where TensorRT-LLM 1.x does
+    not). Empty for a weights-only format (``Precision.kv_cache`` False). int4: lmdeploy (quant_policy 4) and the
+    'ideal' engine's what-if; vLLM, SGLang and TensorRT-LLM refuse it (``plan -k int4`` exits 2 there)."""
+    if not precision.kv_cache:
+        return []
+    if engines is None:
+        from planner.engines.profiles import ENGINES
+
+        engines = ENGINES.values()
+    engines = list(engines)
+    families: dict[str, list[EngineProfile]] = {}
+    for e in engines:  # a family: the first profile whose name, or name + "-", starts the others'
+        base = next((f for f in families if e.name == f or e.name.startswith(f + "-")), e.name)
+        families.setdefault(base, []).append(e)
+    out = []
+    for base, members in families.items():
+        takes = [e.name for e in members if e.accepts_kv(precision.name)]
+        out += [base] if len(takes) == len(members) else takes
+    return out
+
+
 def _model_row(catalog: Catalog, engine: EngineProfile | None, key: tuple[Any, Any, Any]) -> dict[str, float]:
     name, wp, kp = key
     mdl = catalog.model(name)

@@ -11,9 +11,11 @@ import tomli_w
 
 from planner.catalog.hf import model_from_hf_config
 from planner.catalog.hf_files import read_local_model
+from planner.catalog.resolve import kv_engines
 from planner.catalog.schema import PRICE_STALE_AFTER_DAYS, Gpu, Model, Precision
 from planner.cli.options import Whole, catalog_option, load, output_option
 from planner.cli.terminal import echo
+from planner.cli.terminal import table as aligned
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
 from planner.io.files import write_file
@@ -40,27 +42,39 @@ def price_cell(g: Gpu, today: datetime.date | None = None) -> str:
     return f"{amount} {price.kind} {price.date}{median}" + (" STALE" if price.is_stale(today) else "")
 
 
-def _gpu_line(g: Gpu) -> str:
+def _gpu_row(g: Gpu) -> tuple[str, ...]:
     peak = g.peak_flop_per_s.get("bf16") or g.peak_flop_per_s.get("fp16")
     return (
-        f"{g.name:<16} {fmt_gb(g.memory_bytes, 1):>9} {g.hbm_bandwidth_bytes_per_s / 1e12:>5.2f} TB/s "
-        f"{peak / 1e12:>7.1f} TFLOP/s  {price_cell(g):<42} {', '.join(g.aliases[:3])}"
+        g.name,
+        fmt_gb(g.memory_bytes, 1),
+        f"{g.hbm_bandwidth_bytes_per_s / 1e12:.2f} TB/s",
+        f"{peak / 1e12:.1f} TFLOP/s",
+        price_cell(g),
+        ", ".join(g.aliases[:3]),
     )
 
 
-def _model_line(m: Model) -> str:
+def _model_row(m: Model) -> tuple[str, ...]:
     total, active = param_counts(m)
     size = f"{total / 1e9:.1f}B" + (f" ({active / 1e9:.1f}B active)" if m.moe else "")
     return (
-        f"{m.name:<29} {size:<23} {m.attention_kind:<4} {m.num_layers:>3} layers  {m.max_context:>10,} ctx  "
-        f"{', '.join(m.aliases[:2])}"
+        m.name,
+        size,
+        m.attention_kind,
+        f"{m.num_layers} layers",
+        f"{m.max_context:,} ctx",
+        ", ".join(m.aliases[:2]),
     )
 
 
-def _precision_line(p: Precision) -> str:
-    return (
-        f"{p.name:<8} {p.bytes_per_element:.6g} B/element  math {p.math:<5} {'KV ok' if p.kv_cache else 'weights only'}"
-    )
+def _precision_row(p: Precision) -> tuple[str, ...]:
+    engines = kv_engines(p)  # the engines whose KV cache takes it (int4: lmdeploy and the 'ideal' what-if)
+    kv = f"KV cache in {', '.join(engines)}" if engines else "weights only"
+    return (p.name, f"{p.bytes_per_element:.6g} B/element", f"math {p.math}", kv)
+
+
+#: Each listing's row and its right-aligned columns (``planner.cli.terminal.table`` sizes every column to its cells).
+LISTINGS = {"gpus": (_gpu_row, (1, 2, 3)), "models": (_model_row, (3, 4)), "precisions": (_precision_row, (1,))}
 
 
 @click.group("catalog")
@@ -85,15 +99,16 @@ def list_command(kind: str, catalog_dirs) -> None:
     """
     cat = load(catalog_dirs)
     sections = {
-        "gpus": ("GPUs", cat.gpus, _gpu_line),
-        "models": ("Models", cat.models, _model_line),
-        "precisions": ("Precisions", cat.precisions, _precision_line),
+        "gpus": ("GPUs", cat.gpus),
+        "models": ("Models", cat.models),
+        "precisions": ("Precisions", cat.precisions),
     }
     for key in KINDS if kind == "all" else (kind,):
-        title, table, line = sections[key]
-        echo(f"{title} ({len(table)})")
-        for entry in table:
-            echo("  " + line(entry))
+        title, entries = sections[key]
+        row, right = LISTINGS[key]
+        echo(f"{title} ({len(entries)})")
+        for line in aligned([row(entry) for entry in entries], right):
+            echo("  " + line)
         echo()
     if kind in ("all", "gpus"):
         echo(

@@ -35,7 +35,7 @@ from planner.cli.options import (
 )
 from planner.cli.terminal import echo
 from planner.engines.architecture import state_bytes_per_sequence, vllm_kv_layer_slots
-from planner.engines.vllm_log import vllm_kv_log
+from planner.engines.vllm_log import concurrency_note, logs_vllm_lines, vllm_kv_log
 from planner.errors import InvalidInputError, PlannerError
 from planner.export.scenario import (
     BARE_TPOT_MAX_S,
@@ -46,7 +46,7 @@ from planner.export.scenario import (
 )
 from planner.model.layouts import is_pipeline, pipeline_stages
 from planner.options import SPECULATION_OPTIONS, option_doc
-from planner.report import Plan, limit_words, plan, replica_of
+from planner.report import Plan, kv_replication_words, limit_words, plan, replica_of
 from planner.serving.fleet import (
     NO_TPOT_WITH_ONE_TOKEN,
     GroupChoice,
@@ -110,9 +110,9 @@ def _streams_words(p) -> str:
     taking one request in n (``planner.model.parallel.streams_of``)."""
     if is_pipeline(p.parallelism):
         n = _stages(p)[0]
-        return f", each of its pipeline's {n} micro-batch streams taking one request in {n}"
+        return f", each of its pipeline's {n:,} micro-batch streams taking one request in {n:,}"
     if p.parallelism == "dp-ep":
-        return f", each of its {p.gpus} attention ranks taking one request in {p.gpus}"
+        return f", each of its {p.gpus:,} attention ranks taking one request in {p.gpus:,}"
     return ""
 
 
@@ -126,13 +126,20 @@ def _layout_words(parallelism: str, gpus: int) -> str:
     if not is_pipeline(parallelism):
         return LAYOUT_WORDS[parallelism]
     stages, per_stage = _split(parallelism, gpus)
-    return ", pipeline parallel: " + ("one GPU per stage" if per_stage == 1 else f"{stages} stages of {per_stage} GPUs")
+    return ", pipeline parallel: " + (
+        "one GPU per stage" if per_stage == 1 else f"{stages:,} stages of {counted(per_stage, 'GPU')}"
+    )
 
 
 def render_plan(p: Plan) -> str:
     """The plan as aligned text: memory, then speed at batch 1 and at the chosen batch, then cost."""
     mem, m, g = p.memory, p.model, p.gpu
-    kv_kind = m.attention_kind + (f", {m.num_kv_heads} KV heads" if m.attention_kind in ("GQA", "MQA", "MHA") else "")
+    stages, per_stage = _stages(p)
+    # the GPUs one sequence's KV heads are split over: a stage's, or one attention rank's (dp-ep: none split)
+    split = 1 if p.parallelism == "dp-ep" else per_stage
+    per_gpu = float(mem.kv_bytes_per_token_per_gpu)
+    heads = f", {m.num_kv_heads} KV heads" + kv_replication_words(m, split, per_gpu * split)
+    kv_kind = m.attention_kind + (heads if m.attention_kind in ("GQA", "MQA", "MHA") else "")
     if m.sparse_attention is not None:
         kv_kind += f" + DSA indexer key; a query reads its top {m.sparse_attention.top_k:,}"
     if m.linear_attention is not None:
@@ -153,9 +160,8 @@ def render_plan(p: Plan) -> str:
         if p.experts_upcast:
             weights += " upcast to bf16 at load"  # model.experts_upcast: SGLang 0.5.1-0.5.9 off Blackwell
     layout = _layout_words(p.parallelism, p.gpus)
-    stages, per_stage = _stages(p)
     head = (
-        f"{m.name} on {p.gpus} x {g.name}, context {p.context:,} tokens "
+        f"{m.name} on {p.gpus:,} x {g.name}, context {p.context:,} tokens "
         f"(weights {weights}, KV {p.kv_precision}, {p.engine.name} memory budget{layout})"
     )
     row("Memory per GPU", "")
@@ -174,10 +180,15 @@ def render_plan(p: Plan) -> str:
     row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(float(mem.weight_bytes))})")
     row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
     budget = float(mem.kv_budget_bytes_per_gpu)
-    row("  = KV cache budget", f"{fmt_gb(budget)} ({budget / GiB:.2f} GiB, as vLLM logs it)")
-    per_gpu = float(mem.kv_bytes_per_token_per_gpu)
+    vllm_lines = logs_vllm_lines(p.engine.name)  # the vLLM log's figures only where vLLM is the engine
+    row(
+        "  = KV cache budget",
+        f"{fmt_gb(budget)} ({budget / GiB:.2f} GiB" + (", as vLLM logs it)" if vllm_lines else ")"),
+    )
     copies = (
-        f"; {fmt_bytes(per_gpu)} on each of {p.gpus} GPUs, the MLA latent is not split" if m.mla and p.gpus > 1 else ""
+        f"; {fmt_bytes(per_gpu)} on each of {p.gpus:,} GPUs, the MLA latent is not split"
+        if m.mla and p.gpus > 1
+        else ""
     )
     if p.parallelism == "dp-ep":
         row("KV cache per token", f"{fmt_bytes(per_gpu)} ({kv_kind}; on the one attention rank serving the sequence)")
@@ -203,13 +214,14 @@ def render_plan(p: Plan) -> str:
         )
     else:
         row("KV cache per sequence", fmt_gb(float(mem.kv_bytes_per_sequence)))
+    batched_tokens = p.engine.batching_limits(g.memory_bytes, g.engine_device_name)[0]
     logged_tokens, concurrency = vllm_kv_log(
         m,
         float(mem.kv_budget_bytes_per_gpu),
         float(mem.kv_bytes_per_token_per_gpu),
         p.context,
         block_size=p.engine.block_size,
-        max_num_batched_tokens=p.engine.batching_limits(g.memory_bytes, g.engine_device_name)[0],
+        max_num_batched_tokens=batched_tokens,
         gpus=1 if p.parallelism == "dp-ep" else per_stage,
     )
     slots = vllm_kv_layer_slots(m)
@@ -217,12 +229,18 @@ def render_plan(p: Plan) -> str:
     if m.linear_attention is not None or m.mamba is not None:  # state pages share the pool (hybrid_sequence_bytes)
         padded, slots = f" (vLLM logs {int(logged_tokens):,}: the state layers' pages share its blocks)", 0
     cached = m.nas.attention_layers if m.nas is not None else m.num_layers  # NAS: layers that skip attention cache none
-    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != cached else ""))
+    row("KV cache tokens (group)", f"{int(mem.kv_cache_tokens):,}" + (padded if slots != cached and vllm_lines else ""))
     n = int(mem.max_batch)
     capped = f" ({limit_words(p.engine, g, p.parallelism, p.gpus)}; memory holds {n:,})" if p.batch_capped else ""
     row("Max batch", f"{counted(p.max_batch, 'sequence')} of {p.context:,} tokens{capped}")
     rank = ", each rank" if p.parallelism == "dp-ep" else ""
-    row(f"Max concurrency (vLLM's log line{rank})", f"{concurrency:.2f}x at {p.context:,} tokens per request")
+    if vllm_lines:  # SGLang, TensorRT-LLM and LMDeploy log no such line
+        why = concurrency_note(m, batched_tokens, p.context)
+        per_stream = n / (p.gpus if p.parallelism == "dp-ep" else 1)  # what memory holds, on the log line's GPUs
+        lower = f"; {why}" if why and concurrency < per_stream else ""
+        row(
+            f"Max concurrency (vLLM's log line{rank})", f"{concurrency:.2f}x at {p.context:,} tokens per request{lower}"
+        )
     row("Ridge point", f"{p.ridge_flop_per_byte:.1f} FLOP/B")
     steps = [(f"Decode at batch {p.batch}", p.at_batch)] + ([("Decode at batch 1", p.at_one)] if p.batch != 1 else [])
     for label, step in steps:
@@ -270,7 +288,7 @@ def render_plan(p: Plan) -> str:
     if p.larger_group is not None:
         more, held = p.larger_group
         lines.append(
-            f"hint: {more} x {g.name} would hold {held:,} sequences of {p.context:,} tokens where {p.gpus} hold "
+            f"hint: {more:,} x {g.name} would hold {held:,} sequences of {p.context:,} tokens where {p.gpus:,} hold "
             f"{n:,} (--gpus {more})"
         )
     lines += [f"warning: {w}" for w in p.warnings]
@@ -756,7 +774,7 @@ def render_sizing(
             if speculative is not None
             else []
         ),
-        f"  replicas{meet}: {s.replicas:,} x {p.gpus} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
+        f"  replicas{meet}: {s.replicas:,} x {p.gpus:,} x {p.gpu.name} = {counted(s.replicas * p.gpus, 'GPU')}, "
         f"{s.rate_per_replica_s:.3g} requests/s each" + (f", {_at_once(setup, p)}" if setup is not None else ""),
         *(
             ["  (capacity alone bounds no latency: give --ttft-target and --tpot-target to size on latency)"]
@@ -953,7 +971,7 @@ def _other_layout_line(o: OtherLayout, p: Plan, sized: Sizing) -> str:
     if not o.replicas:
         return f"{head}: no fleet meets the same targets ({o.reason})"
     return (
-        f"{head}: {o.replicas:,} x {p.gpus} = {counted(o.replicas * p.gpus, 'GPU')} for the same "
+        f"{head}: {o.replicas:,} x {p.gpus:,} = {counted(o.replicas * p.gpus, 'GPU')} for the same "
         f"{'capacity rule' if sized.on_capacity else 'targets'} (--parallelism {o.parallelism})"
     )
 
@@ -963,8 +981,8 @@ def group_line(choice: GroupChoice) -> str:
 
     def total(t: GroupTried) -> str:
         if t.replicas:
-            return f"{t.gpus_per_replica} -> {t.replicas:,} x {t.gpus_per_replica} = {t.gpus:,} GPUs"
-        return f"{t.gpus_per_replica} -> " + ("not needed" if t.reason.startswith("not tried") else "none meets")
+            return f"{t.gpus_per_replica:,} -> {t.replicas:,} x {t.gpus_per_replica:,} = {counted(t.gpus, 'GPU')}"
+        return f"{t.gpus_per_replica:,} -> " + ("not needed" if t.reason.startswith("not tried") else "none meets")
 
     return (
         f"  group: {counted(choice.gpus_per_replica, 'GPU')} per replica, the fewest GPUs of the groups tried "

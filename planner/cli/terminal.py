@@ -18,4 +18,20 @@ def echo(message: object = "", *, err: bool = False, nl: bool = True) -> None:
     click.echo(terminal_text(message), err=err, nl=nl)
 
 
-__all__ = ["echo"]
+def table(rows: list[tuple[str, ...]], right: tuple[int, ...] = (), gap: int = 2) -> list[str]:
+    """``rows`` of cells as lines whose columns line up, each column as wide as its widest cell (a long name widens
+    its column, not one row); columns ``right`` (indices) right-aligned, the others left; ``gap`` spaces between
+    columns; trailing spaces stripped."""
+    if not rows:
+        return []
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    sep = " " * gap
+    return [
+        sep.join(
+            cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ).rstrip()
+        for row in rows
+    ]
+
+
+__all__ = ["echo", "table"]

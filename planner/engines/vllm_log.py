@@ -89,3 +89,40 @@ def _hybrid_state_log(
     if not max_model_len:
         return tokens, math.nan
     return tokens, num_blocks / (full_groups * math.ceil(max_model_len / hybrid_block) + state_groups)
+
+
+def logs_vllm_lines(engine_name: str) -> bool:
+    """Whether the engine profile's start-up log is vLLM's, the one whose "Available KV cache memory" (GiB),
+    "GPU KV cache size" and "Maximum concurrency" lines ``vllm_kv_log`` reproduces: the vllm profiles only
+    (SGLang, TensorRT-LLM and LMDeploy log their pools in other words and units; the 'ideal' engine logs nothing)."""
+    return engine_name == "vllm" or engine_name.startswith("vllm-")
+
+
+def concurrency_note(model: Model, max_num_batched_tokens: int, max_model_len: int) -> str:
+    """Why vLLM's "Maximum concurrency" line reads fewer requests than the max batch the cache holds, for a model with
+    local (sliding-window or chunked) attention layers; "" for any other model.
+
+    The line divides the pool by the blocks one request may hold with a whole prefill chunk of
+    ``max_num_batched_tokens`` in flight: a sliding-window layer ceil(min(window - 1 + max_num_batched_tokens, L) /
+    block) + 1 blocks, a chunked one ceil(min(chunk + max_num_batched_tokens, L) / block)
+    (``SlidingWindowSpec`` / ``ChunkedLocalAttentionSpec.max_memory_usage_bytes``, vllm/v1/kv_cache_interface.py),
+    where a decoding sequence holds its window and one token (``planner.model.memory.kv_blocks_per_request`` at
+    s = 1), what max batch counts. gpt-oss-120b on one H100 at 8,192 tokens: window 128, so each of its 18
+    sliding layers is counted at all 8,192 tokens in the line (6.26x) and at 128 in max batch (12)."""
+    facts = model_facts(model)
+    local = int(facts.sliding_window_layers)
+    if local <= 0 or not math.isfinite(float(facts.sliding_window)):
+        return ""
+    chunked = float(facts.local_attention_chunked) > 0
+    span, s, length = int(facts.sliding_window), int(max_num_batched_tokens), int(max_model_len)
+    kind, sum_text = (
+        ("chunked-attention", f"chunk {span:,} + max_num_batched_tokens {s:,}")
+        if chunked
+        else ("sliding-window", f"window {span:,} - 1 + max_num_batched_tokens {s:,}")
+    )
+    held = min(span - (0 if chunked else 1) + s, length)
+    return (
+        f"lower than max batch: vLLM's line counts each of the {local} {kind} layers at {held:,} tokens a request, "
+        f"as if a whole prefill chunk were in flight ({sum_text}, at most the request's {length:,}), max batch at "
+        f"the {span:,} a decoding sequence keeps"
+    )

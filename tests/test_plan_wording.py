@@ -1,0 +1,201 @@
+"""What ``planner plan`` and ``planner catalog list`` say, checked against figures from the sources they cite
+(a user trial's wording and validation defects: T4 + gpt-oss, KV-head replication, vLLM's concurrency line, the
+engine's memory fraction, KV formats per engine, singular counts, column layout, thousands separators)."""
+
+from __future__ import annotations
+
+import pytest
+from cli_support import one_line, run
+
+from planner.catalog import default_catalog
+from planner.cli.plan import group_line
+from planner.engines.profiles import ENGINES
+from planner.report import plan
+from planner.serving.fleet import GroupChoice, GroupTried
+
+CAT = default_catalog()
+
+
+def _row(text: str, label: str) -> str:
+    """The value of the first ``label`` row of a plan's text."""
+    line = next(line for line in text.splitlines() if line.startswith(label))
+    return line[len(label) :].strip()
+
+
+class TestT4GptOss:
+    def test_the_warning_says_the_mxfp4_experts_are_upcast_and_what_it_costs(self):
+        """gpt-oss-120b publishes its routed experts in MXFP4 (4.25 bits a weight: E2M1 values + one E8M0 scale per
+        32; OpenAI, gpt-oss-120b model card, arXiv:2508.10925, "MXFP4 ... 4.25 bits per parameter"), 116.83B
+        parameters in all. On a T4 (SM 7.5, no bf16) vLLM's MXFP4 method is unavailable
+        (vllm/model_executor/layers/quantization/mxfp4.py: ``Mxfp4Config.get_min_capability`` returns 80), so plan
+        holds every weight in fp16: 116.83e9 x 2 B = 233.66 GB, 3.6x the checkpoint's 65.19 GB. The warning said
+        "the same bytes"; it now says the experts are upcast and what that costs."""
+        p = plan("T4", "gpt-oss-120b", 8192)
+        params = 116.83e9  # the model card's total
+        assert float(p.memory.weight_bytes) == pytest.approx(params * 2, rel=1e-3)
+        note = next(w for w in p.warnings if w.startswith("T4 has no bf16"))
+        assert "MXFP4 routed experts (0.53 B a weight) are upcast to fp16 too, 2 B a weight" in note
+        assert "Mxfp4Config.get_min_capability is 80" in note
+        assert "weights 233.66 GB, 3.6x the 65.19 GB published" in note
+
+    def test_a_dense_bf16_model_keeps_the_same_bytes_wording(self):
+        """Llama-3.1-8B (bf16, no experts) on a T4: fp16 holds the same 2 B a weight (vLLM's --dtype auto picks
+        fp16 below SM 8.0, ``CudaPlatformBase.supported_dtypes``), so "the same bytes" stays true there."""
+        p = plan("T4", "llama3.1-8b", 8192)
+        note = next(w for w in p.warnings if w.startswith("T4 has no bf16"))
+        assert "run in fp16, the same bytes" in note and "experts" not in note
+
+    def test_tensorrt_llm_refuses_gpt_oss_on_t4_as_on_a100_and_l40s(self):
+        """TensorRT-LLM 1.x's ``WFP4A16FusedMoEMethod.create_weights`` (tensorrt_llm/_torch/modules/fused_moe/
+        quantization.py) accepts sm_version 90 only and raises "WFP4A16 MoE is unsupported on SM{sm}"; gpustack's
+        run on an A100 printed "NotImplementedError: WFP4A16 MoE is unsupported on SM80." (gpustack/gpustack
+        docs/performance-lab/gpt-oss-20b/a100.md, 47277d7). A T4 is SM 7.5: refused the same way (it was planned,
+        because the fp16 plan for a GPU without bf16 hid the MXFP4 experts from the check)."""
+        for gpu, sm in (("T4", "SM75"), ("A100", "SM80"), ("L40S", "SM89")):
+            line = one_line(
+                run("plan", "--gpu", gpu, "--model", "gpt-oss-20b", "--engine", "tensorrt-llm", "--context", "8192"), 2
+            )
+            assert f"WFP4A16 MoE is unsupported on {sm}" in line, line
+        assert run("plan", "--gpu", "T4", "--model", "gpt-oss-20b", "--context", "8192").exit_code == 0  # vllm
+
+
+class TestKvHeadReplication:
+    def test_qwen3_235b_on_8_gpus_says_its_4_kv_heads_are_replicated(self):
+        """Qwen3-235B-A22B (Qwen/Qwen3-235B-A22B config.json: 94 layers, num_key_value_heads 4, head_dim 128):
+        K and V of one token in bf16 = 2 x 94 x 4 x 128 x 2 B = 192,512 B (193 kB). On 8 GPUs vLLM gives each GPU
+        one KV head, tp / KV heads = 2 copies (``QKVParallelLinear.num_kv_head_replicas``,
+        vllm/model_executor/layers/linear.py): 385 kB for the group, which the line now explains."""
+        text = run("plan", "--gpu", "H100", "--model", "qwen3-235b-a22b", "--context", "8192", "--gpus", "8").stdout
+        assert 2 * 94 * 4 * 128 * 2 == 192_512
+        assert _row(text, "KV cache per token") == (
+            "385 kB (GQA, 4 KV heads replicated to 8 GPUs, one each; 193 kB unreplicated)"
+        )
+
+    def test_llama_3_1_70b_replicated_at_16_not_at_8(self):
+        """Llama-3.1-70B (meta-llama config.json: 80 layers, 8 KV heads, head_dim 128): 2 x 80 x 8 x 128 x 2 B =
+        327,680 B (328 kB) a token; 8 GPUs split the 8 heads (no copy), 16 hold each twice (655 kB)."""
+        at = {
+            g: _row(run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "8192", "--gpus", g).stdout,
+                    "KV cache per token")
+            for g in ("8", "16")
+        }  # fmt: skip
+        assert at["8"] == "328 kB (GQA, 8 KV heads)"
+        assert at["16"] == "655 kB (GQA, 8 KV heads replicated to 16 GPUs, one each; 328 kB unreplicated)"
+
+
+class TestConcurrencyLine:
+    def test_gpt_oss_120b_says_why_the_log_line_is_below_max_batch(self):
+        """gpt-oss-120b (openai/gpt-oss-120b config.json: sliding_window 128 on 18 of its 36 layers): vLLM's
+        "Maximum concurrency" divides the pool by what a request may hold with a whole prefill chunk in flight, a
+        sliding layer min(window - 1 + max_num_batched_tokens, max_model_len) tokens (``SlidingWindowSpec.
+        max_memory_usage_bytes``, vllm/v1/kv_cache_interface.py): min(127 + 8,192, 8,192) = 8,192 on an H100
+        (max_num_batched_tokens 8,192), where a decoding sequence keeps 128; so 6.26x beside a max batch of 12."""
+        text = run("plan", "--gpu", "H100", "--model", "gpt-oss-120b", "--context", "8192").stdout
+        assert _row(text, "Max batch").startswith("12 sequences")
+        line = _row(text, "Max concurrency (vLLM's log line)")
+        assert line.startswith("6.26x at 8,192 tokens per request; lower than max batch")
+        assert "each of the 18 sliding-window layers at 8,192 tokens a request" in line
+        assert f"at {min(128 - 1 + 8192, 8192):,} tokens" in line and "the 128 a decoding sequence keeps" in line
+
+    def test_gemma_3_27b_counts_window_plus_the_chunk(self):
+        """Gemma-3-27B (google/gemma-3-27b-it config: sliding_window 1,024 on 52 of 62 layers) at 32,768 tokens:
+        1,024 - 1 + 8,192 = 9,215 tokens a sliding layer in the log line (2.38x), max batch 5."""
+        text = run("plan", "--gpu", "H100", "--model", "gemma-3-27b", "--context", "32768").stdout
+        line = _row(text, "Max concurrency (vLLM's log line)")
+        assert line.startswith("2.38x") and "52 sliding-window layers at 9,215 tokens" in line
+
+    def test_a_model_without_local_layers_has_no_such_note(self):
+        """Llama-3.1-8B: every layer full attention, so the log line and max batch count the same blocks."""
+        text = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192").stdout
+        assert _row(text, "Max concurrency (vLLM's log line)").endswith("tokens per request")
+
+
+class TestOtherEngines:
+    @pytest.mark.parametrize("engine", ["sglang", "tensorrt-llm"])
+    def test_no_vllm_log_lines_under_another_engine(self, engine):
+        """vLLM logs "Available KV cache memory: X GiB" and "Maximum concurrency for N tokens per request: Yx"
+        (vllm/v1/worker/gpu_worker.py, vllm/v1/core/kv_cache_utils.py); SGLang logs "KV Cache is allocated.
+        #tokens: N" (python/sglang/srt/mem_cache/memory_pool.py) and TensorRT-LLM its own lines, neither the
+        concurrency figure. Under them the budget keeps its GiB (bytes / 2^30) without vLLM's name, and the
+        concurrency row is left out."""
+        text = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192", "--engine", engine).stdout
+        budget = _row(text, "  = KV cache budget")
+        gb, gib = budget.split(" GB (")
+        assert gib.endswith(" GiB)") and "vLLM" not in budget
+        assert float(gib[: -len(" GiB)")]) == pytest.approx(float(gb) * 1e9 / 2**30, abs=0.01)
+        assert "Max concurrency" not in text and "vLLM logs" not in text
+
+    def test_vllm_keeps_them(self):
+        text = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192").stdout
+        assert _row(text, "  = KV cache budget").endswith("GiB, as vLLM logs it)")
+        assert "Max concurrency (vLLM's log line)" in text
+
+
+class TestMemoryFraction:
+    def test_sglang_names_mem_fraction_static_and_what_it_leaves(self):
+        """Llama-3.1-70B in bf16: 141.11 GB of weights; two H100s show the engine 2 x 79.18 GiB = 170.04 GB (the
+        torch-visible total, README "Units"). SGLang takes mem_fraction_static of it (python/sglang/srt/
+        server_args.py, the per-GPU default ``planner.engines.sglang`` reads: 0.827 on 2 x H100), 140.62 GB: the
+        weights alone pass it, which "short by 7.6 GB" did not say."""
+        visible = 2 * 79.18 * 2**30
+        assert visible / 1e9 == pytest.approx(170.04, abs=0.01)
+        line = one_line(run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--gpus", "2", "--engine", "sglang",
+                            "--context", "8192"), 1)  # fmt: skip
+        assert "weights (141.11 GB) do not fit on 2 x H100 SXM 80GB: SGLang's mem_fraction_static 0.827 leaves " in line
+        assert f"{visible * 0.827 / 1e9:,.2f} GB of the 170.04 GB the engine sees on them, short by 7.6 GB" in line
+
+    def test_vllm_names_gpu_memory_utilization(self):
+        """vLLM's gpu_memory_utilization defaults to 0.9 (vllm/config/cache.py): 0.9 x 79.18 GiB = 76.52 GB."""
+        line = one_line(run("plan", "--gpu", "H100", "--model", "llama3.1-70b", "--gpus", "1", "--context", "8192"), 1)
+        assert f"vLLM's gpu_memory_utilization 0.9 leaves {0.9 * 79.18 * 2**30 / 1e9:.2f} GB of the 85.02 GB" in line
+
+
+class TestCatalogList:
+    def test_the_kv_column_names_the_engines_that_take_each_format(self):
+        """vLLM's --kv-cache-dtype takes auto, fp8 and its fp8 variants (and fp16 / bf16 / fp32 by the model's
+        dtype; vllm/config/cache.py ``CacheDType``): no int4. LMDeploy takes int4 (quant_policy 4,
+        https://lmdeploy.readthedocs.io/en/latest/quantization/kv_quant.html). The column said "KV ok" for int4
+        while ``plan -k int4`` is refused under vllm."""
+        out = run("catalog", "list", "precisions").stdout
+        rows = {line.split()[0]: line for line in out.splitlines()[1:] if line.startswith("  ")}
+        assert rows["int4"].endswith("KV cache in lmdeploy, ideal")
+        assert rows["fp8"].endswith("KV cache in vllm, sglang, tensorrt-llm, ideal")
+        assert rows["mxfp4"].endswith("weights only")
+        base = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192", "-k", "int4")
+        assert run(*base).exit_code == 2 and run(*base, "--engine", "lmdeploy").exit_code == 0
+        assert ENGINES["lmdeploy"].accepts_kv("int4") and not ENGINES["vllm"].accepts_kv("int4")
+
+    def test_the_models_table_lines_up_with_its_longest_name(self):
+        """Llama-3.3-Nemotron-Super-49B-v1 (31 characters, the catalog's longest model name) pushed its row's
+        columns right of the others'; every column is now as wide as its widest cell."""
+        out = run("catalog", "list", "models").stdout
+        rows = [line for line in out.splitlines()[1:] if line.startswith("  ") and "ctx" in line]
+        longest = max(len(m.name) for m in CAT.models)
+        assert longest == len("Llama-3.3-Nemotron-Super-49B-v1") == 31
+        assert len({line.index(" ctx") for line in rows}) == 1
+        assert len({line.index(" layers") for line in rows}) == 1
+        assert all(line[2 + longest : 4 + longest] == "  " for line in rows)
+
+
+class TestCounts:
+    def test_group_line_says_1_gpu_and_1_024_gpus(self):
+        """``plan --rate`` names each group tried with its total: one replica of one GPU is "1 GPU" (it read
+        "1 GPUs"), and 1,024 replicas of one GPU "1,024 GPUs" (the thousands separator every count takes)."""
+        choice = GroupChoice(1, None, (GroupTried(1, 1), GroupTried(2, 0, "not tried: one replica is already 2")))
+        assert "(1 -> 1 x 1 = 1 GPU; 2 -> not needed)" in group_line(choice)
+        big = GroupChoice(1, None, (GroupTried(1, 1024), GroupTried(2, 600)))
+        assert "1 -> 1,024 x 1 = 1,024 GPUs; 2 -> 600 x 2 = 1,200 GPUs" in group_line(big)
+
+    def test_a_refused_group_of_1_024_gpus_is_written_with_a_separator(self):
+        """--gpus 1024 for Llama-3.1-8B (32 heads, 8 KV heads: no group above 32 splits them)."""
+        line = one_line(
+            run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192", "--gpus", "1024"), 2
+        )
+        assert "a tensor-parallel group of 1,024 GPUs" in line and "1024" not in line.replace("1,024", "")
+
+
+def test_visible_memory_is_the_one_cited():
+    """The 79.18 GiB the tests above take for an H100 (README "Units": vLLM sees 79.18 GiB) is the catalog's."""
+    assert float(plan("H100", "llama3.1-8b", 8192).memory.visible_bytes_per_gpu) / 2**30 == pytest.approx(
+        79.18, abs=0.005
+    )
