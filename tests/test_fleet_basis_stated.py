@@ -121,9 +121,15 @@ class TestSharesOnTheSimulatedBasis:
         per-token rates add up to the monthly cost only at the grown average)."""
         out = tmp_path / "r.xlsx"
         out.write_bytes(render(example, "xlsx"))
-        labels = [c.value for c in openpyxl.load_workbook(out)["Summary"]["A"] if isinstance(c.value, str)]
-        grown = " (at the average after growth, 24 requests/s)"
-        for label in ("$ per million input tokens", "$ per million output tokens", "Utilization at average load"):
-            assert label + grown in labels
+        sheet = openpyxl.load_workbook(out)["Summary"]
+        rows = {c.value: sheet.cell(row=c.row, column=2).value for c in sheet["A"] if isinstance(c.value, str)}
+        assert rows["Average after growth: the basis below"] == "24 requests/s"
+        labels = list(rows)
+        at = labels.index("Average after growth: the basis below")
+        assert labels[at + 1 : at + 4] == [
+            "$ per million input tokens",
+            "$ per million output tokens",
+            "Utilization at average load",
+        ]
         assert "At the average load after growth (24 requests/s, the basis of the cost per token)" in example.reason
         assert not math.isnan(float(example.recommended.fleet.usd_per_million_output))

@@ -89,8 +89,9 @@ SERIES_STYLES = (
 )
 
 
-#: What the Summary's cost per token and utilization are at, where traffic grows: the end of the horizon's average.
-GROWN = "at the average after growth"
+#: The Summary's row above cost per token and utilization where traffic grows: the average they are at is the end of
+#: the horizon's, not today's (a label that fits column A unwrapped: wrapped rows shrank the printed page).
+GROWN = "Average after growth: the basis below"
 
 
 def footer_text(review: Review) -> str:
@@ -171,7 +172,7 @@ def _summary(book: _Book) -> None:
     n = int(f.gpus)
     owned = m.pricing == "purchase"
     # cost per token and utilization are at the average the fleet is sized for: today's grown over the horizon
-    grown = f" ({GROWN}, {rec.average_rate_per_s:.3g} requests/s)" if w.growth_factor != 1 else ""
+    grown = [(GROWN, f"{rec.average_rate_per_s:.3g} requests/s", "text")] if w.growth_factor != 1 else []
     figures = [
         ("Key figures (recommended option)", None, "text"),
         ("GPUs", n, "int"),
@@ -188,9 +189,10 @@ def _summary(book: _Book) -> None:
         ("Opex per year", m.opex_usd_per_gpu_month * n * 12, "usd"),
         ("Total per month", rec.monthly_usd, "usd"),
         ("Total per year", rec.monthly_usd * 12, "usd"),
-        (f"$ per million input tokens{grown}", float(f.usd_per_million_input), "usd2"),
-        (f"$ per million output tokens{grown}", float(f.usd_per_million_output), "usd2"),
-        (f"Utilization at average load{grown}", float(f.utilization_average), "pct"),
+        *grown,
+        ("$ per million input tokens", float(f.usd_per_million_input), "usd2"),
+        ("$ per million output tokens", float(f.usd_per_million_output), "usd2"),
+        ("Utilization at average load", float(f.utilization_average), "pct"),
         ("Headroom at peak", float(f.headroom_peak), "pct"),
         ("TPOT at peak: predicted", float(f.tpot_peak_s) * 1e3, "ms"),
         (
@@ -219,12 +221,8 @@ def _summary(book: _Book) -> None:
     ]
     r = _figures(ws, figures, 9, 1)
     for row in range(9, r):  # the held-out range's labels are longer than the column: wrapped, the row grown
-        label = str(ws.cell(row=row, column=1).value)
-        if any(t in label for t in (held_out.LABEL, SLOW_END_FIGURE, GROWN)):
-            # held-out rows are indented under the figure they qualify; the grown-average ones stand alone
-            ws.cell(row=row, column=1).alignment = (
-                WRAP if GROWN not in label else Alignment(wrap_text=True, vertical="top")
-            )
+        if any(t in str(ws.cell(row=row, column=1).value) for t in (held_out.LABEL, SLOW_END_FIGURE)):
+            ws.cell(row=row, column=1).alignment = WRAP
             fit_row(ws, row)
     _live_box(book, ws, 9)
     r = max(r, _figures(ws, targets, 14, 4)) + 1
