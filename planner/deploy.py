@@ -298,9 +298,16 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
     sm = ARCHITECTURE_SM.get(gpu.architecture)
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
     refusal = profile_mxfp4_refusal(eng.name, gpu.architecture)
+    if release is None:  # vLLM's and SGLang's floor: no release of theirs loads MXFP4 below SM 8.0
+        label = "vLLM" if eng.name.startswith("vllm") else "SGLang" if eng.name.startswith("sglang") else eng.name
     why = refusal_message(
         f"{label} (engine {eng.name!r})", f"{model.name}'s MXFP4 experts", f"{gpu.name} ({arch})", refusal
     )
+    if release is None:
+        return OutOfRangeError(
+            f"{why}; give weights in fp16 (-w fp16, a checkpoint whose experts were converted: 2 B a weight) or an "
+            "Ampere or newer GPU (A100, L40S, H100)"
+        )
     return OutOfRangeError(f"{why}; use another engine (vllm, sglang) or a Hopper GPU (H100, H200)")
 
 
@@ -365,44 +372,32 @@ def weight_precision_error(gpu: Gpu, model: Model, weight_precision: Any, catalo
     )
 
 
-#: Why a GPU below SM 8.0 (T4) cannot keep a model's routed experts in MXFP4 as published: vLLM's MXFP4 method
-#: needs compute capability 8.0 (``Mxfp4Config.get_min_capability`` returns 80,
-#: vllm/model_executor/layers/quantization/mxfp4.py), so the experts are planned in fp16 like the rest of the weights.
-MXFP4_MIN_SM_SOURCE = "vLLM's MXFP4 method needs SM 8.0: Mxfp4Config.get_min_capability is 80"
+def experts_published_apart(model: Model) -> bool:
+    """Whether ``model``'s routed experts are published in another format than its other weights (gpt-oss: MXFP4
+    experts beside bf16 layers)."""
+    experts = model.native_expert_precision
+    return model.moe is not None and experts is not None and experts != model.native_precision
 
 
-def sixteen_bit_note(
-    gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any, catalog: Catalog | None = None
-) -> str:
+def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any, engine: Any = None) -> str:
     """Where ``gpu`` lacks bf16 (``Gpu.weight_precisions``) and ``model`` is published in bf16 with no weight
     precision given: how it runs, in fp16 (the same bytes; vLLM's --dtype auto takes the first of the platform's
     supported dtypes, fp16 below SM 8.0: ``_resolve_auto_dtype``, ``CudaPlatformBase.supported_dtypes``), its KV
-    cache too unless one is given; "" elsewhere. A model whose routed experts are published in another format
-    (gpt-oss: MXFP4, 0.53 B a weight) has them planned in fp16 too (2 B a weight, ``resolve.expert_precision`` of
-    the fp16 weights), so the note says what that costs: gpt-oss-120b's weights 233.66 GB on a T4, not the 69.25 GB
-    published (vLLM's MXFP4 method needs SM 8.0: ``MXFP4_MIN_SM_SOURCE``)."""
+    cache too unless one is given; "" elsewhere. Routed experts published in another format (gpt-oss: MXFP4) stay
+    as published where the engine loads them (vLLM, SGLang and TensorRT-LLM do not below SM 8.0 or 9.0:
+    ``check_published_experts`` refuses first), as every model call keeps them."""
     if weight_precision is not None or model.native_precision != "bf16":
         return ""
     if gpu.takes_weights("bf16") or not gpu.takes_weights("fp16"):
         return ""
     kv = " and KV cache" if kv_precision is None else ""
     dtype = "(vLLM's --dtype auto does so below SM 8.0; --dtype bfloat16 is refused there)"
-    experts = model.native_expert_precision
-    if model.moe is None or experts is None or experts == model.native_precision:
+    if not experts_published_apart(model):
         return f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes {dtype}"
-    cat = catalog or default_catalog()
-    stored, wide = cat.precision(experts), cat.precision("fp16")
-
-    def weights(precision: str | None) -> float:  # bytes of every weight, as stored (``planner.api.weight_bytes``)
-        r = _resolve(cat, "raise", model=model, weight_precision=precision)
-        return float(m.weight_bytes(r.model, r.precision))
-
-    published, upcast = weights(None), weights("fp16")
     return (
-        f"{gpu.name} has no bf16: {model.name}'s bf16 weights{kv} run in fp16, the same bytes {dtype}; its "
-        f"{stored.name.upper()} routed experts ({stored.bytes_per_element:.2f} B a weight) are upcast to fp16 too, "
-        f"{wide.bytes_per_element:g} B a weight ({MXFP4_MIN_SM_SOURCE}): weights {upcast / 1e9:,.2f} GB, "
-        f"{upcast / published:.1f}x the {published / 1e9:,.2f} GB published"
+        f"{gpu.name} has no bf16: {model.name}'s bf16 layers{kv} run in fp16, the same bytes {dtype}; its "
+        f"{model.native_expert_precision.upper()} routed experts stay as published (engine "
+        f"{engine_profile(engine).name!r} loads them; vLLM and SGLang need SM 8.0 for MXFP4)"
     )
 
 

@@ -28,6 +28,7 @@ from planner.deploy import (
     MAX_CONTEXT_TOKENS,
     check_parallelism,
     check_published_experts,
+    experts_published_apart,
     experts_upcast,
     fp8_kv_note,
     served_batch,
@@ -150,10 +151,11 @@ def plan(
     cat = o.catalog or default_catalog()
     g, mdl = cat.gpu(gpu), cat.model(model)
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
-    sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision, cat)
+    sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision, o.engine)
     if sixteen:  # a GPU without bf16 runs a bf16 model as fp16 (the same bytes): say it and plan it so
         check_published_experts(g, mdl, o.engine, cat)  # an engine that refuses the experts as published still does
-        o = replace(o, weight_precision="fp16")
+        if not experts_published_apart(mdl):  # experts in another format stay as published, as every call keeps them
+            o = replace(o, weight_precision="fp16")
     eng = engine_profile(o.engine)
     wp = cat.precision(o.weight_precision).name if o.weight_precision is not None else mdl.native_precision
     kp = cat.precision(o.kv_precision).name if o.kv_precision is not None else default_kv_precision(mdl)

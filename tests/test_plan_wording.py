@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 from cli_support import one_line, run
 
+from planner import api
 from planner.catalog import default_catalog
 from planner.cli.plan import group_line
 from planner.engines.profiles import ENGINES
+from planner.errors import OutOfRangeError
 from planner.report import plan
 from planner.serving.fleet import GroupChoice, GroupTried
 
@@ -23,20 +25,36 @@ def _row(text: str, label: str) -> str:
 
 
 class TestT4GptOss:
-    def test_the_warning_says_the_mxfp4_experts_are_upcast_and_what_it_costs(self):
-        """gpt-oss-120b publishes its routed experts in MXFP4 (4.25 bits a weight: E2M1 values + one E8M0 scale per
-        32; OpenAI, gpt-oss-120b model card, arXiv:2508.10925, "MXFP4 ... 4.25 bits per parameter"), 116.83B
-        parameters in all. On a T4 (SM 7.5, no bf16) vLLM's MXFP4 method is unavailable
-        (vllm/model_executor/layers/quantization/mxfp4.py: ``Mxfp4Config.get_min_capability`` returns 80), so plan
-        holds every weight in fp16: 116.83e9 x 2 B = 233.66 GB, 3.6x the checkpoint's 65.19 GB. The warning said
-        "the same bytes"; it now says the experts are upcast and what that costs."""
-        p = plan("T4", "gpt-oss-120b", 8192)
-        params = 116.83e9  # the model card's total
-        assert float(p.memory.weight_bytes) == pytest.approx(params * 2, rel=1e-3)
+    def test_vllm_refuses_gpt_oss_as_published_on_a_t4_and_says_how_it_could_run(self):
+        """vLLM's ``Mxfp4Config.get_min_capability`` returns 80 (vllm/model_executor/layers/quantization/mxfp4.py;
+        SGLang's likewise), checked by ``VllmConfig._get_quantization_config`` before any kernel is chosen; a T4 run
+        of gpt-oss-120b printed "ValueError: The quantization method mxfp4 is not supported for the current GPU.
+        Minimum capability: 80. Current capability: 75." plan planned it (in fp16, or kept MXFP4 in the API); now
+        every surface refuses it with vLLM's words and the ways out."""
+        out = run("plan", "--gpu", "T4", "--model", "gpt-oss-120b", "--context", "8192")
+        line = one_line(out, 2)
+        assert "Minimum capability: 80. Current capability: 75." in line and "-w fp16" in line, line
+        assert "vLLM (engine 'vllm')" in line
+        with pytest.raises(OutOfRangeError, match="Minimum capability: 80"):
+            api.max_batch("T4", "gpt-oss-120b", 8192)
+        with pytest.raises(OutOfRangeError, match="Minimum capability: 80"):
+            plan("T4", "gpt-oss-20b", 8192, engine="sglang")
+
+    def test_fp16_weights_given_upcast_the_experts_and_cost_their_bytes(self):
+        """-w fp16 plans a checkpoint whose experts were converted: 116.83e9 parameters (gpt-oss-120b model card,
+        arXiv:2508.10925) x 2 B = 233.66 GB of weights, 3.6x the MXFP4 checkpoint's 65.19 GB."""
+        p = plan("T4", "gpt-oss-120b", 8192, weight_precision="fp16")
+        assert float(p.memory.weight_bytes) == pytest.approx(116.83e9 * 2, rel=1e-3)
+
+    def test_an_engine_that_loads_mxfp4_keeps_the_experts_as_published_as_the_api_does(self):
+        """The 'ideal' engine (no loader of its own) keeps the MXFP4 experts; only the bf16 layers run in fp16
+        (the same bytes). plan's max batch is then the API's for the same arguments (it held 110 against the API's
+        247 on 4 x T4 at 8,192 tokens, upcasting the experts where the API did not)."""
+        p = plan("T4", "gpt-oss-20b", 8192, engine="ideal", gpus=4)
         note = next(w for w in p.warnings if w.startswith("T4 has no bf16"))
-        assert "MXFP4 routed experts (0.53 B a weight) are upcast to fp16 too, 2 B a weight" in note
-        assert "Mxfp4Config.get_min_capability is 80" in note
-        assert "weights 233.66 GB, 3.6x the 65.19 GB published" in note
+        assert "bf16 layers and KV cache run in fp16, the same bytes" in note
+        assert "MXFP4 routed experts stay as published (engine 'ideal' loads them" in note
+        assert p.memory.max_batch == api.max_batch("T4", "gpt-oss-20b", 8192, engine="ideal", gpus=4)
 
     def test_a_dense_bf16_model_keeps_the_same_bytes_wording(self):
         """Llama-3.1-8B (bf16, no experts) on a T4: fp16 holds the same 2 B a weight (vLLM's --dtype auto picks
@@ -56,7 +74,9 @@ class TestT4GptOss:
                 run("plan", "--gpu", gpu, "--model", "gpt-oss-20b", "--engine", "tensorrt-llm", "--context", "8192"), 2
             )
             assert f"WFP4A16 MoE is unsupported on {sm}" in line, line
-        assert run("plan", "--gpu", "T4", "--model", "gpt-oss-20b", "--context", "8192").exit_code == 0  # vllm
+        assert "Minimum capability: 80" in one_line(
+            run("plan", "--gpu", "T4", "--model", "gpt-oss-20b", "--context", "8192"), 2
+        )
 
 
 class TestKvHeadReplication:

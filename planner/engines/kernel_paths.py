@@ -24,6 +24,10 @@ paths by release"):
   1.2.0rc1 run of gpt-oss-20b on an A100 printed exactly that (docs/performance-lab/gpt-oss-20b/a100.md at
   gpustack/gpustack 47277d7, "NotImplementedError: WFP4A16 MoE is unsupported on SM80.").
 
+vLLM and SGLang (every release with MXFP4): ``Mxfp4Config.get_min_capability`` returns 80, so below SM 8.0 (a T4)
+neither loads an MXFP4 checkpoint ("The quantization method mxfp4 is not supported for the current GPU. Minimum
+capability: 80. Current capability: 75.", ``VllmConfig._get_quantization_config``).
+
 The capacity model times every path from the GPU's measured kernel curves (no per-kernel rates per engine yet):
 this module says which path runs and where a release cannot load the model at all.
 """
@@ -38,8 +42,22 @@ from planner.engines.profiles import parse_version
 ARCHITECTURE_SM = {
     "Turing": 75, "Ampere": 80, "Ada Lovelace": 89, "Hopper": 90, "Blackwell": 100, "Blackwell Ultra": 103,
 }  # fmt: skip
-#: The oldest architecture whose paths were read for vLLM and SGLang (their MXFP4 MoE kernels on Turing were not).
-_OLDEST_READ_SM = 80
+#: The oldest compute capability vLLM and SGLang load an MXFP4 checkpoint on: each one's ``Mxfp4Config.
+#: get_min_capability`` returns 80, and vLLM checks it before choosing a kernel (``VllmConfig._get_quantization_config``
+#: raises the ValueError of ``min_capability_refusal``; a T4 run printed it: "Minimum capability: 80. Current
+#: capability: 75."). Their MXFP4 kernels from SM 8.0 were read; below it nothing loads.
+MXFP4_MIN_CAPABILITY = 80
+#: vLLM's and SGLang's MXFP4 engine families, which share that floor.
+MIN_CAPABILITY_FAMILIES = ("vllm", "sglang")
+_MIN_CAPABILITY_SOURCE = (
+    "vllm/model_executor/layers/quantization/mxfp4.py Mxfp4Config.get_min_capability (80) and vllm/config/vllm.py "
+    "VllmConfig._get_quantization_config; sglang/srt/layers/quantization/mxfp4.py Mxfp4Config.get_min_capability (80)"
+)
+#: What each refusal's floor is, as ``refusal_message`` says it (keyed by the start of the engine's own error).
+_FLOORS = {
+    "The quantization method mxfp4": "its Mxfp4Config needs compute capability 8.0 (Ampere) or newer",
+    "WFP4A16 MoE": "its WFP4A16 MoE runs on SM 9.0 only",
+}
 
 
 @dataclass(frozen=True)
@@ -80,8 +98,8 @@ def mxfp4_kernel_path(engine: str, version: str, architecture: str, expert_paral
         return None
     v = parsed.release
     name = engine.strip().lower().replace("_", "-")
-    if name in ("vllm", "sglang") and sm < _OLDEST_READ_SM:
-        return None
+    if name in MIN_CAPABILITY_FAMILIES and sm < MXFP4_MIN_CAPABILITY:
+        return KernelPath("", "", MXFP4_BYTES_PER_PARAM, min_capability_refusal(sm), _MIN_CAPABILITY_SOURCE)
     if name == "vllm" and v[:2] == (0, 11):
         if sm < 90:
             return KernelPath("marlin", "triton_attn", MXFP4_BYTES_PER_PARAM, "", _VLLM_SOURCE)
@@ -109,7 +127,16 @@ def refusal_message(release: str, experts: str, where: str, refusal: str, source
     (``KernelPath.refusal``). TensorRT-LLM 1.x's ``WFP4A16FusedMoEMethod.create_weights`` is the only refusal read,
     hence its kernel and SM in the words."""
     tail = f"; {source}" if source else ""
-    return f"{release} cannot load {experts} on {where}: {refusal} (its WFP4A16 MoE runs on SM 9.0 only{tail})"
+    floor = next((f for start, f in _FLOORS.items() if refusal.startswith(start)), "")
+    return f"{release} cannot load {experts} on {where}: {refusal} ({floor}{tail})"
+
+
+def min_capability_refusal(sm: int) -> str:
+    """vLLM's own error (and SGLang's floor) for an MXFP4 checkpoint on compute capability ``sm`` below 80."""
+    return (
+        f"The quantization method mxfp4 is not supported for the current GPU. Minimum capability: "
+        f"{MXFP4_MIN_CAPABILITY}. Current capability: {sm}."
+    )
 
 
 def mxfp4_refusal(engine: str, version: str, architecture: str) -> str:
@@ -157,8 +184,10 @@ def profile_mxfp4_refusal(profile: str, architecture: str) -> str:
     ``architecture`` (``mxfp4_kernel_path``'s refusal: TensorRT-LLM 1.x below SM 9.0; ``refusal_message`` words it),
     or "" (it loads, or no source was read for it)."""
     release = PROFILE_RELEASES.get(profile)
-    if release is None:
-        return ""
+    if release is None:  # any vLLM or SGLang release: the capability floor holds for each one that loads MXFP4
+        sm = ARCHITECTURE_SM.get(architecture)
+        family = next((f for f in MIN_CAPABILITY_FAMILIES if profile.startswith(f)), None)
+        return min_capability_refusal(sm) if family and sm is not None and sm < MXFP4_MIN_CAPABILITY else ""
     path = mxfp4_kernel_path(release.engine, release.version, architecture)
     return path.refusal if path is not None else ""
 
