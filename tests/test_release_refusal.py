@@ -57,10 +57,21 @@ class TestProfileReleases:
         assert profile_mxfp4_refusal("tensorrt-llm-0", "Ampere") == ""  # 0.x: not read
         assert profile_mxfp4_refusal("Turing", "Ampere") == ""  # not a profile
 
-    def test_turing_is_not_claimed_for_vllm_or_sglang(self):
-        """No vLLM or SGLang path was read below SM 8.0: none is claimed."""
-        assert mxfp4_kernel_path("vllm", "0.11.0", "Turing") is None
-        assert mxfp4_kernel_path("sglang", "0.5.3", "Turing") is None
+    def test_turing_is_refused_by_vllm_and_sglang_with_vllms_own_error(self):
+        """Below SM 8.0 no kernel path is claimed: vLLM's and SGLang's ``Mxfp4Config.get_min_capability`` return 80
+        (vllm/model_executor/layers/quantization/mxfp4.py, sglang/srt/layers/quantization/mxfp4.py), and vLLM
+        raises before choosing a kernel; a T4 run printed "The quantization method mxfp4 is not supported for the
+        current GPU. Minimum capability: 80. Current capability: 75." Every vLLM and SGLang profile takes it."""
+        for engine, version in (("vllm", "0.11.0"), ("sglang", "0.5.3")):
+            path = mxfp4_kernel_path(engine, version, "Turing")
+            assert path is not None and not path.moe and not path.attention
+            assert path.refusal == (
+                "The quantization method mxfp4 is not supported for the current GPU. Minimum capability: 80. "
+                "Current capability: 75."
+            )
+        for profile in ("vllm", "vllm-0.10", "sglang", "sglang-0.5.5"):
+            assert "Minimum capability: 80" in profile_mxfp4_refusal(profile, "Turing")
+            assert profile_mxfp4_refusal(profile, "Ampere") == ""
 
     @pytest.mark.parametrize(
         ("profile", "architecture", "width"),
