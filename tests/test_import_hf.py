@@ -212,3 +212,38 @@ class TestHostileConfigs:
         assert len(lines) == 1 and lines[0].startswith("planner: error: "), r.output
         assert "Traceback" not in r.output and expect in r.output
         assert not out.exists()
+
+
+class TestAliasTakenByAnotherModel:
+    def test_an_alias_that_names_another_model_is_refused_before_writing(self, tmp_path):
+        """A user trial (s195): --alias llama3.1-70b on another model was written, and loading the folder replaced
+        the shipped Llama-3.1-70B with it (plan --model Llama-3.1-70B planned a 4B model). The import now refuses it,
+        names the model the alias belongs to and writes nothing."""
+        (tmp_path / "config.json").write_text(json.dumps(TINY))
+        out = tmp_path / "mine"
+        result = run("catalog", "import-hf", str(tmp_path / "config.json"), "--name", "Odd-4B", "--alias",
+                     "llama3.1-70b", "--to", str(out))  # fmt: skip
+        assert result.exit_code == 2, result.output
+        assert "--alias 'llama3.1-70b' already names the catalog's 'Llama-3.1-70B'" in result.output
+        assert not out.exists()
+
+    def test_a_folder_whose_alias_is_another_models_name_is_refused_on_load(self, tmp_path):
+        """Written by hand, the same entry is refused when the folder is loaded, naming the clash; the shipped model
+        is never silently replaced. Named as that model, an entry replaces it (the documented override)."""
+        from planner.catalog import default_catalog
+        from planner.catalog.hf import model_from_hf_config
+        from planner.cli.catalog import entry_to_toml
+        from planner.errors import CatalogError
+
+        model, _ = model_from_hf_config(TINY, "Odd-4B", "", aliases=("llama3.1-70b",))
+        (tmp_path / "odd.toml").write_text(entry_to_toml("model", model))
+        with pytest.raises(CatalogError, match="alias 'llama3.1-70b' is the name of the catalog's 'Llama-3.1-70B'"):
+            load_catalog(tmp_path, use_env=False)
+        renamed, _ = model_from_hf_config(TINY, "Llama-3.1-70B", "")
+        (tmp_path / "odd.toml").write_text(entry_to_toml("model", renamed))
+        cat = load_catalog(tmp_path, use_env=False)
+        assert (
+            cat.model("llama3.1-70b").hidden_size
+            == TINY["hidden_size"]
+            != default_catalog().model("llama3.1-70b").hidden_size
+        )

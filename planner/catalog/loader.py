@@ -2,8 +2,9 @@
 
 A catalog folder holds TOML files whose top-level arrays are ``[[gpu]]``, ``[[model]]`` and
 ``[[precision]]``. Folders are read in order: the shipped one, those named in the environment variable
-``PLANNER_CATALOG`` (separated by ``os.pathsep``), then those passed in. An entry whose name (or an alias)
-matches an earlier entry's name replaces it; other entries are added.
+``PLANNER_CATALOG`` (separated by ``os.pathsep``), then those passed in. An entry whose name matches an earlier
+entry's name replaces it; one whose alias only is an earlier entry's name is refused (it would replace a model of
+another name without saying so); other entries are added.
 """
 
 from __future__ import annotations
@@ -200,7 +201,14 @@ def _merge(base: list[E], overrides: Iterable[E], kind: str, folder: Path) -> li
         first.setdefault(normalize_name(old.name), i)
     for entry in overrides:
         hits = [first[k] for k in {normalize_name(n) for n in entry.all_names()} if k in first]
-        if hits:  # replaces the first entry whose name it carries
+        if hits and normalize_name(entry.name) not in first:  # only an alias is an earlier entry's name
+            taken = next(a for a in entry.aliases if normalize_name(a) in first)
+            other = merged[first[normalize_name(taken)]].name
+            raise CatalogError(
+                f"{folder}: {kind} {entry.name!r}: alias {taken!r} is the name of the catalog's {other!r}, which it "
+                f"would replace; name the entry {other!r} to replace that {kind}, or give it another alias"
+            )
+        if hits:  # replaces the earlier entry of its name
             i = min(hits)
             old_key = normalize_name(merged[i].name)
             if first.get(old_key) == i:  # (two entries of one name are refused below, after the merge)

@@ -161,6 +161,27 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
     raise UnknownNameError(wanted or "catalog entry", name, known)
 
 
+def _check_aliases_free(name: str, aliases) -> None:
+    """Refuse an alias that already names another model of the catalog in effect: loaded beside it, the entry would
+    be refused (``planner.catalog.loader``: an alias may not take another entry's name); naming the entry as that
+    model replaces it, which ``--name`` does."""
+    from planner.catalog import default_catalog
+    from planner.catalog.schema import normalize_name
+    from planner.errors import InvalidInputError
+
+    models = default_catalog().models
+    for alias in aliases:
+        try:
+            other = models.get(alias)
+        except UnknownNameError:
+            continue
+        if normalize_name(other.name) != normalize_name(name):
+            raise InvalidInputError(
+                f"--alias {alias!r} already names the catalog's {other.name!r}; give --name {other.name!r} to replace "
+                "that model, or another alias"
+            )
+
+
 @catalog_group.command("import-hf")
 @click.argument("config", type=click.Path(exists=True, path_type=Path))
 @click.option("--name", required=True, help="Catalog name for the model, e.g. 'My-Llama-8B'.")
@@ -203,6 +224,7 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
         published_params=published_params,
         published_params_source=source,
     )
+    _check_aliases_free(name, aliases)
     text = entry_to_toml("model", model)
     for note in (*local.notes, *notes):
         echo(f"note: {note}", err=True)
