@@ -147,6 +147,16 @@ def parse_token_count(value: object, whole: bool = True, whole_because: str = ""
     return int(count)
 
 
+#: Largest target written as a bare number of seconds; above it, the unit must be written ("2 s"). A token
+#: every second is slower than anyone reads (about 5 tokens/s); a first token after a minute is no chat.
+BARE_TPOT_MAX_S = 1.0
+BARE_TTFT_MAX_S = 60.0
+
+
+class UnitSlipError(ValueError):
+    """A bare number of seconds above what the quantity plausibly takes: milliseconds typed as seconds."""
+
+
 #: Units a duration may be written in, in seconds.
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 _DURATION = re.compile(r"(?P<number>[0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]{1,3})?)\s*(?P<unit>s|ms|us|µs)")
@@ -166,7 +176,7 @@ def parse_seconds(value: object, bare_max_s: float, name: str, example_s: float 
     if isinstance(value, (int, float)):
         seconds = float(value)
         if math.isfinite(seconds) and seconds > bare_max_s:
-            raise ValueError(
+            raise UnitSlipError(
                 f"{value:g} seconds looks like milliseconds typed as seconds; write {value / 1e3:g} "
                 f'(seconds) or "{value:g} ms", or "{value:g} s" if you do mean seconds'
             )

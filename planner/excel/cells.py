@@ -8,13 +8,14 @@ as text ("8192") count as numbers. A value of the wrong kind is a ``#VALUE!`` ``
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from planner.errors import PlannerError
-from planner.units import parse_token_count
+from planner.units import parse_seconds, parse_token_count
 
 NA, NUM, VALUE = "#N/A", "#NUM!", "#VALUE!"
 
@@ -65,6 +66,7 @@ class Param:
     mean: bool = (
         False  # a mean length in tokens: a fraction is kept ("207.5", "1.3k"), as plan --prompt-tokens reads it
     )
+    seconds: bool = False  # a duration: text carries its unit ("800 ms", "1.5 s"), as plan --ttft-target reads it
 
     @property
     def keyword(self) -> str:
@@ -142,6 +144,11 @@ def clean(value: Any, param: Param) -> Any:
             return float(text)
         except ValueError:
             pass
+        if param.seconds:  # "800 ms": planner.units.parse_seconds (a bare number stays a number, checked later)
+            try:
+                return float(parse_seconds(text, math.inf, param.name))
+            except ValueError as exc:
+                return Failure(VALUE, f"{param.name}: {exc}")
         if param.tokens:  # "8k" (8,192), "8,192", "1.5k": planner.units.parse_token_count, as --context reads it
             try:
                 return float(parse_token_count(text, whole=not param.mean))

@@ -734,16 +734,18 @@ PREFIX_HIT = Param(
 TTFT_TARGET = Param(
     "ttft_target_s",
     "number",
-    "time-to-first-token target at the percentile, seconds, e.g. 1.5 (TTFT_P95 returns milliseconds: 1,500); "
-    "blank: none",
+    'time-to-first-token target at the percentile, seconds, e.g. 1.5 or "1500 ms" (TTFT_P95 returns '
+    "milliseconds: 1,500; a number above 60 is refused as milliseconds); blank: none",
     required=False,
+    seconds=True,
 )
 TPOT_TARGET = Param(
     "tpot_target_s",
     "number",
-    "time-per-output-token target at the percentile, seconds, e.g. 0.05 (TPOT_P95 returns milliseconds: 50); blank: "
-    "none",
+    'time-per-output-token target at the percentile, seconds, e.g. 0.05 or "50 ms" (TPOT_P95 returns '
+    "milliseconds: 50; a number above 1 is refused as milliseconds); blank: none",
     required=False,
+    seconds=True,
 )
 SIZING_PERCENTILE = Param(
     "percentile", "number", "the percentile the targets hold at: 50, 90, 95 or 99; blank: 95", required=False

@@ -32,7 +32,14 @@ from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.serving.load import PERCENTILES
 from planner.serving.speculative import SPECULATION_OPTIONS
-from planner.units import parse_seconds, parse_token_count, rent_usd_per_gpu_hour, whole_count
+from planner.units import (
+    BARE_TPOT_MAX_S,
+    BARE_TTFT_MAX_S,
+    parse_seconds,
+    parse_token_count,
+    rent_usd_per_gpu_hour,
+    whole_count,
+)
 
 #: Unknown keys refused; numbers of the right type (``true`` is not 1) and finite (no inf or nan).
 _CONFIG = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
@@ -88,11 +95,6 @@ Rent = Annotated[float, AfterValidator(rent_usd_per_gpu_hour)]
 Tokens = Annotated[int, BeforeValidator(_token_count)]
 #: A mean number of tokens, which may have a fraction (800.5); whole ones stay ints. The range is the field's.
 MeanTokens = Annotated[int | float, BeforeValidator(_mean_token_count)]
-
-#: Largest target written as a bare number of seconds; above it, the unit must be written ("2 s"). A token
-#: every second is slower than anyone reads (about 5 tokens/s); a first token after a minute is no chat.
-BARE_TPOT_MAX_S = 1.0
-BARE_TTFT_MAX_S = 60.0
 
 
 def _tpot_seconds(value: Any) -> Any:

@@ -35,6 +35,7 @@ from planner.serving.load import (
     latency_under_load,
 )
 from planner.serving.speculative import speculation_for
+from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, parse_seconds
 
 #: Concurrencies, as multiples of a replica's slots, at which ``capacity_per_s`` measures steady-state throughput:
 #: 1/8 to sqrt(2) in steps of sqrt(2). Over ``bench/load_capacity.py``'s 16 cases the capacity is within 1.6% (at
@@ -514,12 +515,20 @@ def replica_capacity_per_s(
 
 
 def _target_s(value: Any, name: str) -> float:
-    """A latency target in seconds above 0, or inf for none (None or blank)."""
+    """A latency target in seconds above 0, or inf for none (None or blank), read as ``planner plan --ttft-target``
+    and a scenario read it (``planner.units.parse_seconds``): a number is seconds, text carries its unit ("800 ms"),
+    and a bare number above ``BARE_TTFT_MAX_S`` / ``BARE_TPOT_MAX_S`` is refused as milliseconds typed as seconds
+    (OutOfRangeError: #NUM!; REPLICAS took 1500 for 1,500 s where plan refused it)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return math.inf
+    ttft = name.startswith("ttft")
+    if isinstance(value, np.number):
+        value = float(value)
     try:
-        t = float(value)
-    except (TypeError, ValueError):
+        t = parse_seconds(value, BARE_TTFT_MAX_S if ttft else BARE_TPOT_MAX_S, name, 1.5 if ttft else 0.05)
+    except UnitSlipError as exc:
+        raise OutOfRangeError(f"{name}: {exc}") from None
+    except ValueError:
         t = math.nan
     if not 0 < t < math.inf:
         shown = repr(t) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else repr(value)
