@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -315,3 +316,22 @@ class TestCalibrateSuggestsACheckThatRuns:
         r = CliRunner().invoke(main, ["validate", "--decode", str(src)])
         assert r.exit_code == 2 and "Traceback" not in r.output
         assert "input_len" in r.stderr
+
+
+class TestAFitWorseThanNone:
+    def test_calibrate_warns_when_its_factors_predict_the_rows_worse_at_the_median(self, tmp_path):
+        """A user trial (s195): three H100 rows of Llama 3.1 8B (TPOT 7.5 ms at batch 1 and 1,024 tokens, 9.0 at 16,
+        14.0 at 64 and 2,048) fitted to factors whose median |error| on those rows rose from 1.3% to 5.4% (the fit
+        lowers the worst one), and the file was written without a word. Where the median rises, calibrate now
+        warns and names the way out; where it falls, it does not."""
+        rows = tmp_path / "rows.csv"
+        rows.write_text(
+            "gpu,model,batch,context,tpot_ms\n"
+            "H100,llama3.1-8b,1,1024,7.5\nH100,llama3.1-8b,16,1024,9.0\nH100,llama3.1-8b,64,2048,14.0\n"
+        )
+        out = CliRunner().invoke(main, ["calibrate", str(rows), "-o", str(tmp_path / "c.toml")])
+        assert out.exit_code == 0, out.output
+        before, after = (float(x) for x in re.search(r"median \|error\| ([\d.]+)% -> ([\d.]+)%", out.output).groups())
+        worse = "predict these rows worse at the median than the model without them" in out.output
+        assert worse == (after > before)
+        assert after > before and "leave this GPU out of the file" in out.output

@@ -42,7 +42,7 @@ from planner.catalog import default_catalog
 from planner.io.libreoffice import LibreOfficeError, convert, without_print_titles
 from planner.workbook.build import build_whatif
 from planner.workbook.calc import SCENARIOS
-from planner.workbook.inputs import GLANCE, SERVED_NOTE_ROW, glance_row
+from planner.workbook.inputs import GLANCE, LOAD_FED, SERVED_NOTE_ROW, STALE_UNIT, glance_row
 from planner.workbook.layout import CATALOG_SHEETS, INPUTS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_sheet import STATUS_CELL
 from planner.workbook.update import refresh
@@ -432,6 +432,8 @@ class TestLoadSheetRecalculated:
         """'opening-scenario' sets the inputs the sheet was computed from: Status reads current."""
         _, books = recalculated
         assert books[name][LOAD_SHEET][STATUS_CELL].value.startswith("current")
+        fleet = glance_row() + [g[1] for g in GLANCE].index("fleet_gpus") + 1
+        assert books[name][INPUTS_SHEET][f"C{fleet}"].value == "GPUs (replicas x group)"
 
     @pytest.mark.parametrize("name", [book("default-mha-65b")])
     def test_status_turns_stale_when_an_input_changes(self, recalculated, name):
@@ -440,6 +442,10 @@ class TestLoadSheetRecalculated:
         _, books = recalculated
         ws = books[name][LOAD_SHEET]
         assert ws[STATUS_CELL].value.startswith("STALE: Inputs changed after these figures were computed")
+        # the Inputs' fleet and its cost rest on that sheet: their unit cells say so (a trial read a stale fleet there)
+        for key in LOAD_FED:
+            row = glance_row() + [g[1] for g in GLANCE].index(key) + 1
+            assert books[name][INPUTS_SHEET][f"C{row}"].value == STALE_UNIT, key
         changed = {ws[f"A{r}"].value for r in range(7, 20) if ws[f"D{r}"].value == "changed"}
         assert changed == {
             "Model",

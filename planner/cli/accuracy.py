@@ -531,6 +531,14 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
+        if fit.median_abs_error() > fit.median_abs_error(False):  # the factors' form cannot follow these rows
+            echo(
+                f"warning: {g}: the fitted factors predict these rows worse at the median than the model without "
+                f"them ({fit.median_abs_error(False):.1%} -> {fit.median_abs_error():.1%}; worst "
+                f"{fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}): leave this GPU out of the file "
+                "(the model's own factors then apply) or measure more batches and contexts",
+                err=True,
+            )
         if few:
             echo(
                 f"warning: {g}: the fit rests on {len(grows)} row{'s' if len(grows) != 1 else ''} (fewer than "

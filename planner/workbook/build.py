@@ -90,7 +90,7 @@ def build_whatif(
     figures = load_figures(opening, cat, eng, cal) if load else None
     c = calc_rows(lever_kv=fp8, lever_weights=fp8, rate_factors=rate_factors(figures), load=figures is not None)
     calc, probes = calc_sheet(c)
-    inputs, names = inputs_sheet(opening, c)
+    inputs, names = inputs_sheet(opening, c, load=figures is not None)
     results, p2 = results_sheet(c)
     levers, p3 = levers_sheet(c, load=figures is not None)
     sweeps, p4, where = sweeps_sheet(c)

@@ -13,6 +13,8 @@ from planner.workbook.layout import (
     COMPARE_FIELD,
     INPUT_FIELDS,
     INPUTS_SHEET,
+    LOAD_SHEET,
+    LOAD_STATUS_ROW,
     input_row,
 )
 from planner.workbook.spec import Name, Sheet, Validation
@@ -98,7 +100,14 @@ def lines(n: int) -> float:
     return 13.5 * n + 2
 
 
-def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
+#: The "at a glance" rows whose figures rest on the Load sheet's simulation (through the rate factor): their unit
+#: cell reads ``STALE_UNIT`` once the Inputs differ from those the Load sheet was computed from, as the Levers'
+#: "Sized by" row does (a trial read a 106-GPU fleet there that the refreshed workbook put at 979).
+LOAD_FED = ("fleet_gpus", "fleet_usd_month")
+STALE_UNIT = "STALE: refresh"
+
+
+def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, list[Name]]:
     # half-inch top and bottom margins: the inputs, the "at a glance" block with its warnings and the Error line below
     # it print on one page (with 1-in margins a refused input's Error line went to a second page)
     s = Sheet(INPUTS_SHEET, freeze="A4", tab_color="FFC000", top_bottom_margin_in=0.5)
@@ -157,6 +166,9 @@ def inputs_sheet(defaults: dict, c: Calc) -> tuple[Sheet, list[Name]]:
         text = key == "meets_text"  # right-aligned text past its column was cut by the label to its left
         formula = f"={c.ref(key, 'C', absolute=True, sheet=True)}{scale}"
         s.set(f"B{r + i}", formula, fmt=fmt, style="result_text" if text else "result")
+        if load and key in LOAD_FED:  # the Load sheet's Status: "current: ..." or "STALE: ..."
+            status = f"{LOAD_SHEET}!$B${LOAD_STATUS_ROW}"
+            unit = f'=IF(LEFT({status},7)="current","{unit}","{STALE_UNIT}")'
         s.set(f"C{r + i}", unit, style="unit")
         if text:
             s.heights[r + i] = lines(MEETS_LINES)
