@@ -31,3 +31,11 @@ def test_a_target_in_milliseconds_typed_as_seconds_is_num_with_plans_reason():
 def test_a_target_with_its_unit_is_read_as_plan_reads_it():
     """ "1500 ms" and "50 ms" are 1.5 s and 0.05 s: the same replicas as the numbers in seconds."""
     assert xf.REPLICAS(*ARGS, "1500 ms", "50 ms", None, 4, "fp8") == xf.REPLICAS(*ARGS, 1.5, 0.05, None, 4, "fp8")
+
+
+def test_a_large_target_written_with_its_unit_stands_as_in_plan():
+    """ "600 s" is taken as written (plan takes --ttft-target "600 s" too), where a bare 600 is refused; text that
+    is no duration is #VALUE!."""
+    assert xf.REPLICAS(*ARGS, "600 s", None, None, 4, "fp8") == xf.REPLICAS(*ARGS, 59.0, None, None, 4, "fp8")
+    assert xf.REPLICAS(*ARGS, 600, None, None, 4, "fp8") == "#NUM!"
+    assert xf.REPLICAS(*ARGS, "soon", None, None, 4, "fp8") == "#VALUE!"

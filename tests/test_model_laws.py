@@ -94,7 +94,7 @@ class TestMaxBatch:
     def test_without_a_gpu_count_uses_the_smallest_group_that_fits(self, gpu, model, context):
         try:
             auto = planner.memory_plan(gpu, model, context)
-        except DoesNotFitError:
+        except (DoesNotFitError, OutOfRangeError):  # does not fit, or refused (a T4 has no fp8 for DeepSeek-V3)
             return
         n = int(auto.gpus)
         assert batch_or_none(gpu, model, context, None, n) == int(auto.max_batch) >= 1
@@ -113,7 +113,7 @@ class TestDecodeTime:
     def test_tpot_is_at_least_weight_bytes_over_bandwidth(self, gpu, model, context, batch):
         try:
             step = planner.decode_step(gpu, model, context, batch=batch)
-        except DoesNotFitError:
+        except (DoesNotFitError, OutOfRangeError):  # not a deployment: no law to hold
             return
         g = CAT.gpu(gpu)
         m = CAT.model(model)
@@ -129,7 +129,7 @@ class TestDecodeTime:
         try:
             one = planner.decode_step(gpu, model, context, batch=batch, gpus=up_to_8(model), check_fit=False)
             two = planner.decode_step(gpu, model, context, batch=2 * batch, gpus=up_to_8(model), check_fit=False)
-        except DoesNotFitError:
+        except (DoesNotFitError, OutOfRangeError):  # not a deployment: no law to hold
             return
         assert one.throughput_tokens_per_s == pytest.approx(batch / one.step_s)
         assert two.throughput_tokens_per_s >= one.throughput_tokens_per_s
@@ -137,7 +137,10 @@ class TestDecodeTime:
 
     @given(GPUS, MODELS, st.integers(1, 32_768), st.integers(1, 64))
     def test_mfu_and_mbu_are_fractions(self, gpu, model, context, batch):
-        step = planner.decode_step(gpu, model, context, batch=batch, gpus=up_to_8(model), check_fit=False)
+        try:
+            step = planner.decode_step(gpu, model, context, batch=batch, gpus=up_to_8(model), check_fit=False)
+        except OutOfRangeError:  # a deployment refused (a T4 has no fp8 for DeepSeek-V3.2's weights): no law to hold
+            return
         assert 0 < step.mfu <= 1 and 0 < step.mbu <= 1
 
     def test_batch_token_time_is_tpot_over_batch_not_tpot(self):

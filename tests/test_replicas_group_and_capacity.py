@@ -127,7 +127,7 @@ class TestPastTheSimulatedCapacity:
         """60 requests/s, p95 TTFT within 600 s: any replica within capacity meets it, so the fleet is the fewest each
         below 0.721 requests/s, floor(60 / 0.721) + 1 = 84, as without targets (it was 75, 0.8 requests/s each)."""
         cap = xf.CAPACITY_RPS(*LLAMA, 800.0, 400.0)
-        got = xf.REPLICAS(*LLAMA, 60.0, 800.0, 400.0, 600.0)
+        got = xf.REPLICAS(*LLAMA, 60.0, 800.0, 400.0, "600 s")  # a bare 600 reads as milliseconds typed as seconds
         assert got == math.floor(60.0 / cap) + 1 == 84 == xf.REPLICAS(*LLAMA, 60.0, 800.0, 400.0)
         assert 60.0 / got < cap <= 60.0 / (got - 1)
         sized = fleet.fewest_replicas(self.REPLICA, 800.0, 400.0, 0.8, ttft_target_s=600.0)

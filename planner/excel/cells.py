@@ -144,11 +144,12 @@ def clean(value: Any, param: Param) -> Any:
             return float(text)
         except ValueError:
             pass
-        if param.seconds:  # "800 ms": planner.units.parse_seconds (a bare number stays a number, checked later)
+        if param.seconds:  # "800 ms", "600 s": kept as written (the unit stands), read by planner.units.parse_seconds
             try:
-                return float(parse_seconds(text, math.inf, param.name))
+                parse_seconds(text, math.inf, param.name)
             except ValueError as exc:
                 return Failure(VALUE, f"{param.name}: {exc}")
+            return text
         if param.tokens:  # "8k" (8,192), "8,192", "1.5k": planner.units.parse_token_count, as --context reads it
             try:
                 return float(parse_token_count(text, whole=not param.mean))

@@ -10,5 +10,6 @@
 
 May import ``planner.api`` (a run's steps are its ``decode_step`` and ``prefill``) and its argument checks
 (``planner.checks``, ``planner.deploy``, ``planner.options``), ``planner.model``,
-``planner.engines.profiles``, ``planner.catalog`` and ``planner.errors``; never a surface.
+``planner.engines.profiles``, ``planner.catalog``, ``planner.errors`` and ``planner.units`` (how a duration is
+read); never a surface.
 """
