@@ -420,7 +420,7 @@ def _cheapest_under_load(
     group), with its sizing; where none can be sized under load, Little's law's cheapest with the first group's error.
     Each group is simulated: Little's law misses the queue of long prompts, so its cheapest group is not always the
     cheapest under load (Llama 3.1 70B fp8 on H200 at 40 requests/s of 7,792 / 400 tokens: 412 x 2 = 824 GPUs kept
-    by Little's law, 62 x 4 = 248 under load)."""
+    by Little's law, 28 x 8 = 224 under load)."""
     best, found, first_error = None, None, None
     for key, rep, fl, c in sorted(passing, key=lambda t: t[0]):
         replica = _serving_replica(option, gpu, mdl, c.gpus_per_replica, eng, catalog, wp, kp)
