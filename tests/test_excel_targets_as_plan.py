@@ -39,3 +39,11 @@ def test_a_large_target_written_with_its_unit_stands_as_in_plan():
     assert xf.REPLICAS(*ARGS, "600 s", None, None, 4, "fp8") == xf.REPLICAS(*ARGS, 59.0, None, None, 4, "fp8")
     assert xf.REPLICAS(*ARGS, 600, None, None, 4, "fp8") == "#NUM!"
     assert xf.REPLICAS(*ARGS, "soon", None, None, 4, "fp8") == "#VALUE!"
+
+
+def test_a_percentile_given_as_a_fraction_is_named_as_the_percentile_it_stands_for():
+    """A trial typed 0.95 for the 95th percentile: refused as before (the simulation reports 50, 90, 95 and 99), now
+    with the percentile it stands for."""
+    assert xf.REPLICAS(*ARGS, 1.5, 0.05, 0.95, 4, "fp8") == "#VALUE!"
+    why = xf.PLANNER_WHY("REPLICAS", *ARGS, 1.5, 0.05, 0.95, 4, "fp8")
+    assert "percentile 0.95 is not reported; use one of (50, 90, 95, 99) (a percentile, not a fraction: 95" in why

@@ -315,6 +315,11 @@ def evaluate(
     )
     warnings = []
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
+    if option.pricing != "purchase" and option.purchase_usd is not None:  # given, and silently unused before
+        warnings.append(
+            f"{option.name}: purchase_usd ${option.purchase_usd:,.0f} is not used: the option rents (pricing "
+            f'"cloud", the default); set pricing = "purchase" to buy at that price'
+        )
     stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
     beyond = api.trained_context_warning(mdl, workload.sizing_context_tokens)  # plan's words (planner.deploy)

@@ -33,6 +33,7 @@ from planner.serving.load import (
     Replica,
     fixed_length_tokens,
     latency_under_load,
+    percentile_error,
 )
 from planner.serving.speculative import speculation_for
 from planner.units import BARE_TPOT_MAX_S, BARE_TTFT_MAX_S, UnitSlipError, parse_seconds
@@ -172,7 +173,7 @@ def fewest_replicas(
     Raises ``OutOfRangeError`` (#NUM! in a cell) when even ``max_replicas`` miss (an idle replica is too slow, or
     rate / ``max_replicas`` is still past a replica's capacity)."""
     if percentile not in PERCENTILES:
-        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+        raise percentile_error(percentile)
     rate = float(rate_per_s)
     if not 0 < rate < math.inf:
         raise InvalidInputError(f"rate {rate_per_s!r} is not a positive finite number of requests per second")
@@ -380,7 +381,7 @@ def load_percentile(
     if metric not in METRICS:
         raise InvalidInputError(f"metric {metric!r} is not known; use one of {', '.join(METRICS)}")
     if percentile not in PERCENTILES:
-        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+        raise percentile_error(percentile)
 
     def one(replica: Replica, rate: float, prompt: float, output: float, hit: float) -> float:
         if metric in ("tpot", "itl") and one_output_token(output):
@@ -418,7 +419,7 @@ def replicas_needed(
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
     replicas meets them."""
     if percentile not in PERCENTILES:
-        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+        raise percentile_error(percentile)
 
     def one(replica: Replica, rate: float, prompt: float, output: float, hit: float, ttft: Any, tpot: Any) -> float:
         sized = fewest_replicas(  # refuses an infinite rate (all at once) itself
@@ -454,7 +455,7 @@ def fleet_gpus_needed(
     appended to (the group kept and each group tried: FLEET_GPUS' PLANNER_WHY). Broadcasts as ``replicas_needed``; a
     few simulations per group. Raises (NaN with ``errors="coerce"``) where no group meets them."""
     if percentile not in PERCENTILES:
-        raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+        raise percentile_error(percentile)
 
     def one(replica: Replica, rate: float, prompt: float, output: float, share: float, ttft: Any, tpot: Any) -> float:
         choice = group_choice(replica, prompt, output, rate, percentile, _target_s(ttft, "ttft_target_s"),

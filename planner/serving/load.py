@@ -68,6 +68,17 @@ from planner.serving.simulate import (
 
 #: The percentiles reported, as benchmarks print them (``--metric-percentiles``).
 PERCENTILES = (50, 90, 95, 99)
+
+
+def percentile_error(percentile: Any) -> InvalidInputError:
+    """The refusal of a percentile the simulation does not report, with the way out; a fraction (0.95) is named as
+    the percentile it stands for (95)."""
+    hint = ""
+    if isinstance(percentile, (int, float)) and not isinstance(percentile, bool) and 0 < percentile < 1:
+        hint = f" (a percentile, not a fraction: {percentile * 100:g} for {percentile:g})"
+    return InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}{hint}")
+
+
 #: How many requests a load simulation sends unless told: ``vllm bench serve``'s default ``--num-prompts``.
 DEFAULT_REQUESTS = 1000
 
@@ -253,7 +264,7 @@ class Percentiles:
         """The value at one of ``PERCENTILES`` (50, 90, 95, 99)."""
         key = f"p{int(percentile)}"
         if int(percentile) != percentile or not hasattr(self, key):
-            raise InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}")
+            raise percentile_error(percentile)
         return getattr(self, key)
 
 
