@@ -6,32 +6,20 @@ review identical to one without it, and no word. The review now warns that the p
 
 from __future__ import annotations
 
+from cli_support import SCENARIO
+
 from planner.catalog import default_catalog
 from planner.export.evaluate import evaluate
 from planner.export.scenario import load_scenario
 
-SCENARIO = """title = "x"
-[workload]
-peak_requests_per_s = 10
-average_requests_per_s = 4
-prompt_tokens_mean = 800
-prompt_tokens_high = 3000
-output_tokens_mean = 400
-output_tokens_high = 1200
-ttft_target_s = 1.5
-tpot_target_s = 0.05
-sizing = "littles-law"
-[[option]]
-name = "a"
-gpu = "H100"
-model = "llama3.1-70b"
-purchase_usd = 25000
-"""
+#: The newcomer's one-option scenario, counted by Little's law (the price is the point, not the queue), with a
+#: purchase price on its rented option.
+PRICED = SCENARIO.replace("[[option]]", 'sizing = "littles-law"\n[[option]]') + "purchase_usd = 25000\n"
 
 
 def test_a_purchase_price_on_a_rented_option_is_warned_and_changes_nothing(tmp_path):
     path = tmp_path / "e.toml"
-    path.write_text(SCENARIO)
+    path.write_text(PRICED)
     s = load_scenario(path)
     given = evaluate(s.option[0], s.workload, default_catalog(), s.traffic_change)
     without = evaluate(s.option[0].model_copy(update={"purchase_usd": None}), s.workload, default_catalog(), 0.2)
