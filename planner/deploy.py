@@ -299,7 +299,7 @@ def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError
     arch = f"{gpu.architecture}, SM {sm / 10:.1f}" if sm else gpu.architecture
     refusal = profile_mxfp4_refusal(eng.name, gpu.architecture)
     if release is None:  # vLLM's and SGLang's floor: no release of theirs loads MXFP4 below SM 8.0
-        label = "vLLM" if eng.name.startswith("vllm") else "SGLang" if eng.name.startswith("sglang") else eng.name
+        label = engine_label(eng)
     why = refusal_message(
         f"{label} (engine {eng.name!r})", f"{model.name}'s MXFP4 experts", f"{gpu.name} ({arch})", refusal
     )
@@ -384,8 +384,8 @@ def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision
     precision given: how it runs, in fp16 (the same bytes; vLLM's --dtype auto takes the first of the platform's
     supported dtypes, fp16 below SM 8.0: ``_resolve_auto_dtype``, ``CudaPlatformBase.supported_dtypes``), its KV
     cache too unless one is given; "" elsewhere. Routed experts published in another format (gpt-oss: MXFP4) stay
-    as published where the engine loads them (vLLM, SGLang and TensorRT-LLM do not below SM 8.0 or 9.0:
-    ``check_published_experts`` refuses first), as every model call keeps them."""
+    as published where the engine loads them (vLLM and SGLang refuse them below SM 8.0, TensorRT-LLM below 9.0,
+    on every surface), as every model call keeps them."""
     if weight_precision is not None or model.native_precision != "bf16":
         return ""
     if gpu.takes_weights("bf16") or not gpu.takes_weights("fp16"):
@@ -399,18 +399,6 @@ def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision
         f"{model.native_expert_precision.upper()} routed experts stay as published (engine "
         f"{engine_profile(engine).name!r} loads them; vLLM and SGLang need SM 8.0 for MXFP4)"
     )
-
-
-def check_published_experts(gpu: Gpu, model: Model, engine: Any = None, catalog: Catalog | None = None) -> None:
-    """Raise ``release_error`` where the engine release cannot load ``model``'s routed experts as published
-    (``model.mxfp4_experts_refused``: TensorRT-LLM 1.x below SM 9.0, whose ``WFP4A16FusedMoEMethod.create_weights``
-    raises "WFP4A16 MoE is unsupported on SM{sm}"), whatever precision a surface then plans the rest in: ``plan`` on
-    a GPU without bf16 plans gpt-oss in fp16 (``sixteen_bit_note``), which must not hide that refusal (T4, SM 7.5,
-    was accepted where A100 and L40S were refused)."""
-    eng = engine_profile(engine)
-    r = _resolve(catalog or default_catalog(), "raise", gpu=gpu, model=model, weight_precision=None, engine=eng)
-    if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
-        raise release_error(model, gpu, eng)
 
 
 def weight_only_note(gpu: Gpu, precision: Any, engine: EngineProfile) -> str:

@@ -27,7 +27,6 @@ from planner.deploy import (
     MAX_BATCH_INPUT,
     MAX_CONTEXT_TOKENS,
     check_parallelism,
-    check_published_experts,
     experts_published_apart,
     experts_upcast,
     fp8_kv_note,
@@ -153,7 +152,6 @@ def plan(
     o = replace(o, weight_precision=implied_weight_precision(model, o.weight_precision))
     sixteen = sixteen_bit_note(g, mdl, o.weight_precision, o.kv_precision, o.engine)
     if sixteen:  # a GPU without bf16 runs a bf16 model as fp16 (the same bytes): say it and plan it so
-        check_published_experts(g, mdl, o.engine, cat)  # an engine that refuses the experts as published still does
         if not experts_published_apart(mdl):  # experts in another format stay as published, as every call keeps them
             o = replace(o, weight_precision="fp16")
     eng = engine_profile(o.engine)
