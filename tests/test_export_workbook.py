@@ -142,3 +142,32 @@ class TestWorkbookInput:
         assert result.output.startswith(f"planner: error: {p}") and "planner workbook" in result.output
         assert len(result.output.strip().splitlines()) == 1
         assert not (tmp_path / "r.md").exists()
+
+    @pytest.mark.parametrize(
+        ("name", "typed", "listed"),
+        [("in_gpu", "H100", "H100 SXM 80GB"), ("in_model", "llama3.1-8b", "Llama-3.1-8B")],
+    )
+    def test_a_name_the_workbooks_formulas_do_not_look_up_is_refused(
+        self, tmp_path, whatif_cli_workbook, name, typed, listed
+    ):
+        """The sheet looks names up with MATCH over its GPUs and Models sheets (no aliases: docs/workbooks.md); a
+        catalog alias typed there shows #N/A in every cell. `export` wrote a full review of such a file (trial s195:
+        'H100' -> a $234,972 review of a workbook with no numbers); it now refuses as `workbook refresh` does."""
+        path = typed_into(tmp_path, whatif_cli_workbook[0], {**EDITS, name: typed})
+        result = invoke("export", str(path), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 2, result.output
+        assert f"{typed!r} is not a name the workbook's formulas look up; type {listed!r}" in result.output
+        assert len(result.output.strip().splitlines()) == 1 and not (tmp_path / "r.md").exists()
+
+    def test_a_catalog_gpu_missing_from_the_workbooks_gpus_sheet_is_refused(self, tmp_path, whatif_cli_workbook):
+        """A workbook made or refreshed with --gpus lists only those: another catalog GPU typed on Inputs is #N/A."""
+        path = typed_into(tmp_path, whatif_cli_workbook[0], EDITS)
+        wb = openpyxl.load_workbook(path)
+        sheet = wb["GPUs"]
+        row = next(c.row for c in sheet["A"] if c.value == EDITS["in_gpu"])
+        sheet.delete_rows(row)
+        wb.save(path)
+        result = invoke("export", str(path), "-o", str(tmp_path / "r.md"))
+        assert result.exit_code == 2, result.output
+        assert "'H200 SXM 141GB' is not on the workbook's GPUs sheet, so its formulas show #N/A" in result.output
+        assert not (tmp_path / "r.md").exists()

@@ -483,7 +483,8 @@ class TestCommand:
         wb[INPUTS_SHEET][f"B{input_row('gpu')}"] = "h100 sxm 80gb"
         wb[INPUTS_SHEET][f"B{input_row('kv_precision')}"] = "FP8"
         cat = default_catalog()
-        check_names(wb, book, cat, *select_entries(cat, None, None))
+        gpus, models = select_entries(cat, None, None)
+        check_names(wb, book, cat, [g.name for g in gpus], [m.name for m in models])
 
     def test_refresh_refuses_a_gpu_its_selection_leaves_off_the_gpus_sheet(self, book, tmp_path):
         """refresh --gpus writes only those GPUs: an Inputs GPU not among them is no longer looked up either."""

@@ -196,7 +196,7 @@ def export_command(
     try:  # a scenario, catalog or date refused, or the sizing stopped: the folder made for the output goes too
         when = review_date(date)
         catalog = load(catalog_dirs)
-        sc = read_scenario(scenario)
+        sc = read_scenario(scenario, catalog)
         origin = "scenario file [workload]"
         if scenario.suffix.lower() in (".xlsx", ".xlsm"):
             from planner.export.workbook_input import WORKBOOK_ORIGIN

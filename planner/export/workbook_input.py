@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from planner.catalog import Catalog, default_catalog
 from planner.export.scenario import MAX_GPUS_PER_REPLICA, Scenario, ScenarioError, parse_scenario
 
 #: Traffic and targets a workbook does not hold.
@@ -96,10 +97,12 @@ def workbook_scenario_data(inputs: dict, name: str) -> dict:
     return {"title": f"Budget review of what-if workbook {name}", "workload": workload, "option": [option]}
 
 
-def scenario_from_workbook(path: Path) -> Scenario:
-    """Read the workbook's inputs (refusing files ``planner workbook`` did not make) and map them to a Scenario."""
+def scenario_from_workbook(path: Path, catalog: Catalog | None = None) -> Scenario:
+    """Read the workbook's inputs (refusing files ``planner workbook`` did not make, and a name its formulas do not
+    look up: they show #N/A) and map them to a Scenario."""
     try:
-        from planner.workbook.reader import read_all_inputs
+        from planner.workbook.reader import load, read_all_inputs
+        from planner.workbook.update import check_listed_names
     except ImportError:  # pragma: no cover - the workbook package ships with planner
         raise ScenarioError(
             f"{path}: reading what-if workbooks needs planner.workbook, which is not installed"
@@ -107,4 +110,7 @@ def scenario_from_workbook(path: Path) -> Scenario:
     bounds = {
         "gpus": (MAX_GPUS_PER_REPLICA, f"; a budget review sizes replicas of at most {MAX_GPUS_PER_REPLICA} GPUs")
     }
-    return parse_scenario(workbook_scenario_data(read_all_inputs(path, bounds=bounds), Path(path).name), str(path))
+    wb = load(path)
+    inputs = read_all_inputs(path, wb=wb, bounds=bounds)
+    check_listed_names(wb, Path(path), catalog if catalog is not None else default_catalog())
+    return parse_scenario(workbook_scenario_data(inputs, Path(path).name), str(path))

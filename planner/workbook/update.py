@@ -107,7 +107,9 @@ def refresh(
     eng = engine_profile(_engine_of(wb))
     cal = resolve_calibration(None)
     gpu_list, model_list = select_entries(cat, gpus, models)
-    check_names(wb, src, cat, gpu_list, model_list)  # before anything is simulated or written
+    check_names(
+        wb, src, cat, [g.name for g in gpu_list], [m.name for m in model_list]
+    )  # before anything is simulated or written
     sheets, names = build_catalog_sheets(cat, gpu_list, model_list, eng, cal)
     for sheet in sheets:
         if sheet.name in wb.sheetnames:
@@ -152,22 +154,23 @@ def refresh(
     return Written(dest, len(gpu_list), len(model_list), stored is not None)
 
 
-def check_names(wb, path: Path, catalog: Catalog, gpus: list, models: list) -> None:
+def check_names(wb, path: Path, catalog: Catalog, gpus: list[str], models: list[str], by: str = "refresh") -> None:
     """A WorkbookError (one line, exit 2) for the first Inputs name cell that planner reads as a catalog entry but the
     sheet's formulas do not find: they look each name up with MATCH over the GPUs, Models and Precisions sheets
-    refresh writes (``gpus``, ``models``; the names as listed, any case), while the catalog also takes aliases and
-    other spellings ("H100", "H100_SXM_80G", " fp8"). Refreshed anyway, the Load sheet would be simulated for
-    H100 SXM 80GB and read "current" while every formula showed #N/A. A name neither side knows (a typo) passes:
-    the formulas show #N/A and the Load sheet says why it computed nothing."""
+    (``gpus``, ``models``: the names listed there, any case), while the catalog also takes aliases and other
+    spellings ("H100", "H100_SXM_80G", " fp8"). Refreshed anyway, the Load sheet would be simulated for H100 SXM
+    80GB and read "current" while every formula showed #N/A; exported (``by="export"``), the review would size a
+    deployment the workbook shows no number for. A name neither side knows (a typo) passes: the formulas show #N/A
+    and the Load sheet says why it computed nothing."""
     from planner.errors import PlannerError, shown_name
     from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS
     from planner.workbook.reader import _cell_of
 
     precisions = [p.name for p in catalog.precisions]
     lookups = {  # input key: (the names its MATCH reads, the sheet listing them, the catalog's lookup)
-        "gpu": ([g.name for g in gpus], GPUS_SHEET, catalog.gpu),
-        "model": ([m.name for m in models], MODELS_SHEET, catalog.model),
-        "compare_model": ([m.name for m in models], MODELS_SHEET, catalog.model),
+        "gpu": (gpus, GPUS_SHEET, catalog.gpu),
+        "model": (models, MODELS_SHEET, catalog.model),
+        "compare_model": (models, MODELS_SHEET, catalog.model),
         "weight_precision": (precisions, PRECISIONS_SHEET, catalog.precision),
         "kv_precision": (precisions, PRECISIONS_SHEET, catalog.precision),
     }
@@ -189,10 +192,28 @@ def check_names(wb, path: Path, catalog: Catalog, gpus: list, models: list) -> N
         if name in listed:
             raise WorkbookError(f"{where} is not a name the workbook's formulas look up; type {name!r}")
         named = "" if value == name else f" names {name!r}, which"
+        option = f"--{'gpus' if sheet == GPUS_SHEET else 'models'}"
+        if by == "refresh":
+            raise WorkbookError(
+                f"{where}{named} is not on the {sheet} sheet this refresh writes; add it to {option} or choose a "
+                "name from the list"
+            )
         raise WorkbookError(
-            f"{where}{named} is not on the {sheet} sheet this refresh writes; add it to --"
-            f"{'gpus' if sheet == GPUS_SHEET else 'models'} or choose a name from the list"
+            f"{where}{named} is not on the workbook's {sheet} sheet, so its formulas show #N/A; add it with "
+            f"`planner workbook refresh FILE {option} ...` or choose a name from the list"
         )
+
+
+def check_listed_names(wb, path: Path, catalog: Catalog) -> None:
+    """``check_names`` against the names the workbook's own GPUs and Models sheets list (a workbook read as it is,
+    by ``planner export``, not refreshed)."""
+
+    def listed(sheet: str) -> list[str]:
+        if sheet not in wb.sheetnames:
+            return []
+        return [str(r[0]).lstrip("'") for r in wb[sheet].iter_rows(min_row=2, max_col=1, values_only=True) if r[0]]
+
+    check_names(wb, path, catalog, listed(GPUS_SHEET), listed(MODELS_SHEET), by="export")
 
 
 def check_load_sheet(wb, path: Path, force: bool = False) -> None:
