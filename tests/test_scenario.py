@@ -163,6 +163,16 @@ class TestBadInput:
         )
         assert "'a' is used twice" in msg
 
+    def test_a_replica_that_would_straddle_a_node_boundary_is_refused(self):
+        """A 4-GPU tensor-parallel replica neither fits in a 3-GPU instance nor spans whole ones; it was billed as
+        if it did (trial s195: "billed in 3-GPU instances ... gpus_per_replica 4")."""
+        msg = error_of(scenario(option=[{"gpu": "H100", "model": "m", "node_size": 3, "gpus_per_replica": 4}]))
+        assert "a replica of 4 GPUs does not fit in a node of 3 nor span whole ones" in msg
+        assert "give a node_size of at least 4" in msg
+        for node, group in ((8, 4), (6, 4), (8, 16), (1, 8)):  # in one node, or whole nodes, or billed per GPU
+            data = scenario(option=[{"gpu": "H100", "model": "m", "node_size": node, "gpus_per_replica": group}])
+            assert parse_scenario(data).option[0].gpus_per_replica == group
+
     def test_baseline_must_be_an_option(self):
         """baseline names an option."""
         assert "baseline 'x' is not an option name" in error_of(scenario(baseline="x"))
@@ -222,3 +232,19 @@ class TestFractionalMeans:
         assert "workload.prompt_tokens_high: 3000.5 is not a whole number" in result.output
         assert "only the *_tokens_mean lengths, means, may have a fraction" in result.output
         assert not (tmp_path / "r.md").exists()
+
+
+class TestNodes:
+    def test_the_group_search_skips_groups_that_straddle_the_nodes_and_says_so(self):
+        """In 3-GPU instances Llama-3.1-70B (bf16, 141 GB) runs on replicas of 2 H100 (one GPU of each instance
+        idle); 4 and 8 would straddle instances, so they are not tried, and the review says which."""
+        from planner.export.evaluate import evaluate
+
+        sc = parse_scenario(scenario(option=[{"gpu": "H100", "model": "Llama-3.1-70B", "node_size": 3}]))
+        result = evaluate(sc.option[0], sc.workload, default_catalog(), sc.traffic_change)
+        assert result.shortfall == "" and result.replica.gpus == 2
+        gpus, replicas = float(result.fleet.gpus), float(result.fleet.replicas)
+        assert gpus % 3 == 0 and gpus == 3 * replicas  # one 2-GPU replica per instance
+        assert any(
+            "replicas of 4, 8 GPUs were not tried: each would straddle the 3-GPU nodes" in w for w in result.warnings
+        )

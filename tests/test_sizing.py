@@ -58,6 +58,16 @@ class TestFleet:
         assert sizing.gpus_to_buy(5, 4, 8) == 24
         assert sizing.replicas_deployed(24, 4) == 6
 
+    def test_a_replica_sits_in_one_node_or_spans_whole_ones(self):
+        """A 4-GPU replica fits once in a 6-GPU node (2 GPUs idle): 3 replicas take 3 nodes, 18 GPUs (pooling them
+        as 12 GPUs = 2 nodes would split one replica across nodes); a 16-GPU replica spans two 8-GPU nodes; a 4-GPU
+        replica in 3-GPU nodes would straddle a node boundary (trial s195: "billed in 3-GPU instances", accepted)."""
+        assert sizing.gpus_to_buy(3, 4, 6) == 18 and sizing.replicas_deployed(18, 4, 6) == 3
+        assert sizing.gpus_to_buy(3, 16, 8) == 48 and sizing.replicas_deployed(48, 16, 8) == 3
+        assert sizing.gpus_to_buy(271, 2, 3) == 813  # one GPU of each 3-GPU node idle
+        assert [sizing.packs_into_nodes(g, 3) for g in (1, 2, 4, 6, 8)] == [True, True, False, True, False]
+        assert sizing.packs_into_nodes(8, None) and sizing.packs_into_nodes(8, 1)  # billed per GPU
+
     def test_utilization_and_headroom_add_to_one(self):
         """106 requests over 6 replicas x 90 slots: 19.6% used, 80.4% free."""
         assert sizing.utilization(106, 6, 90) == pytest.approx(106 / 540)

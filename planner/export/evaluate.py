@@ -19,7 +19,7 @@ from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.profiles import EngineProfile, engine_profile
-from planner.errors import PlannerError
+from planner.errors import InvalidInputError, PlannerError
 from planner.export import sizing
 from planner.export.ownership import Money, option_money
 from planner.export.records import Candidate, LoadCurve, Result
@@ -273,6 +273,19 @@ def _best_batch(c: Candidate, workload: Workload, tpot_goal_s: float) -> sizing.
     return sizing.Replica(c.gpus_per_replica, float(b), tpot_s, c.ttft_high_s, c.ttft_mean_s)
 
 
+def _groups_in_nodes(option: Option, model: Model, groups: tuple[int, ...]) -> tuple[int, ...]:
+    """The groups tried whose replicas pack into the option's nodes (``sizing.packs_into_nodes``); none: refused."""
+    kept = tuple(n for n in groups if sizing.packs_into_nodes(n, option.node_size))
+    if not kept:
+        raise InvalidInputError(
+            f"{option.name}: no tensor-parallel group the engine runs {model.name} on ({', '.join(map(str, groups))} "
+            f"GPUs) fits in a node of {option.node_size} or spans whole ones: a replica would straddle a node "
+            "boundary, over the network, which planner does not time; give a node_size of at least "
+            f"{min(groups)} GPUs"
+        )
+    return kept
+
+
 def evaluate(
     option: Option,
     workload: Workload,
@@ -307,13 +320,29 @@ def evaluate(
     groups = groups or (
         (option.gpus_per_replica,)
         if option.gpus_per_replica
-        else api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
+        else _groups_in_nodes(
+            option, mdl, api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
+        )
     )
     time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
     warnings = []
+    straddling = (
+        [
+            n
+            for n in api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
+            if not sizing.packs_into_nodes(n, option.node_size)
+        ]
+        if not option.gpus_per_replica
+        else []
+    )
+    if straddling:
+        warnings.append(
+            f"{option.name}: replicas of {', '.join(map(str, straddling))} GPUs were not tried: each would straddle "
+            f"the {option.node_size}-GPU nodes (tensor-parallel traffic over the network, not timed)"
+        )
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
     if option.pricing != "purchase" and option.purchase_usd is not None:  # given, and silently unused before
         warnings.append(

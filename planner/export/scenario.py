@@ -27,6 +27,7 @@ from planner.catalog import Catalog
 from planner.catalog.resolve import kv_formats
 from planner.engines.profiles import ENGINES, engine_profile
 from planner.errors import InvalidInputError, PlannerError, closest_names, typed_name
+from planner.export.sizing import packs_into_nodes
 from planner.io.limits import MAX_OPTIONS, MAX_SCENARIO_BYTES, read_text_bounded
 from planner.io.toml_text import loads_toml, toml_repr
 from planner.model.layouts import is_pipeline, spreads_experts
@@ -617,6 +618,14 @@ class Scenario(BaseModel):
                 raise ValueError(
                     f"option {o.name or o.gpu + ' ' + o.model!r}: speculative decoding is modelled only by the "
                     'serving simulation; set [workload] sizing = "simulated"'
+                )
+            if o.gpus_per_replica and not packs_into_nodes(o.gpus_per_replica, o.node_size):
+                raise ValueError(
+                    f"option {o.name or o.gpu + ' ' + o.model!r}: a replica of {o.gpus_per_replica} GPUs does not "
+                    f"fit in a node of {o.node_size} nor span whole ones: it would straddle a node boundary, its "
+                    "tensor-parallel traffic over the network, which planner does not time; give a node_size of at "
+                    f"least {o.gpus_per_replica} (or one it is a multiple of), or leave gpus_per_replica out to try "
+                    "the groups that fit"
                 )
         names = [o.name for o in self.option]
         dupes = sorted({n for n in names if names.count(n) > 1})

@@ -192,14 +192,30 @@ def margin_target(target: ArrayLike, margin: ArrayLike) -> np.ndarray:
 
 
 def gpus_to_buy(replicas: ArrayLike, gpus_per_replica: ArrayLike, node_size: ArrayLike = 1) -> np.ndarray:
-    """GPUs bought: replicas x GPUs per replica, rounded up to whole nodes of ``node_size`` GPUs."""
-    node = _f(node_size)
-    return np.ceil(_f(replicas) * _f(gpus_per_replica) / node) * node
+    """GPUs bought: whole nodes of ``node_size`` GPUs holding the replicas. A group no larger than a node runs
+    floor(node / group) replicas in each (a 4-GPU replica in a 6-GPU node leaves 2 idle); a larger one spans
+    group / node whole nodes (``packs_into_nodes``): ceil(replicas x group / node) x node either way where the
+    group divides the node."""
+    node, group, replicas = _f(node_size), _f(gpus_per_replica), _f(replicas)
+    per_node = np.maximum(np.floor(node / group), 1.0)
+    return np.where(group <= node, np.ceil(replicas / per_node) * node, np.ceil(replicas * group / node) * node)
 
 
-def replicas_deployed(gpus: ArrayLike, gpus_per_replica: ArrayLike) -> np.ndarray:
-    """Replicas the bought GPUs hold: floor(GPUs / GPUs per replica) (node rounding can leave room for more)."""
-    return np.floor(_f(gpus) / _f(gpus_per_replica))
+def packs_into_nodes(gpus_per_replica: int, node_size: int | None) -> bool:
+    """Whether each replica of ``gpus_per_replica`` GPUs sits in one node of ``node_size`` or spans whole nodes.
+    Otherwise (a 4-GPU replica in 3-GPU instances) a replica straddles a node boundary, its tensor-parallel
+    all-reduces over the network, which the time model does not price. No node size given (or 1: billed per GPU):
+    always."""
+    if node_size is None or node_size <= 1:
+        return True
+    return gpus_per_replica <= node_size or gpus_per_replica % node_size == 0
+
+
+def replicas_deployed(gpus: ArrayLike, gpus_per_replica: ArrayLike, node_size: ArrayLike = 1) -> np.ndarray:
+    """Replicas the bought GPUs hold (node rounding can leave room for more): floor(nodes) x floor(node / group)
+    for a group no larger than a node, floor(GPUs / group) for one spanning whole nodes (``gpus_to_buy``)."""
+    gpus, group, node = _f(gpus), _f(gpus_per_replica), _f(node_size)
+    return np.where(group <= node, np.floor(gpus / node) * np.floor(node / group), np.floor(gpus / group))
 
 
 def utilization(concurrent: ArrayLike, replicas: ArrayLike, batch_per_replica: ArrayLike) -> np.ndarray:
@@ -333,7 +349,7 @@ def size(
     peak = concurrency(peak_rate_per_s, replica.ttft_mean_s, output_tokens_mean, tpot_peak)
     avg = concurrency(average_rate_per_s, replica.ttft_mean_s, output_tokens_mean, tpot_avg)
     gpus = gpus_to_buy(need, replica.gpus, node_size)
-    held = replicas_deployed(gpus, replica.gpus)
+    held = replicas_deployed(gpus, replica.gpus, node_size)
     monthly = gpus * _f(usd_per_gpu_month)
     share_in = prefill_share(replica.ttft_mean_s, output_tokens_mean, replica.tpot_s, replica.batch)
     per_in = usd_per_million_tokens(monthly * share_in, tokens_per_month(average_rate_per_s, prompt_tokens_mean))
