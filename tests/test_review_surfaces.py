@@ -81,10 +81,15 @@ class TestValidateFiles:
         assert "TPOT ms" in r.output
 
     def test_a_negative_count_is_not_called_a_fraction(self, tmp_path):
-        """batch "-1" was refused as "is not a whole number", which it is; the reason is that a count is 0 or more."""
+        """batch "-1" was refused as "is not a whole number", which it is; the reason is that a batch is a count of
+        sequences from 1, and 0 only a serving run's "the server chose it" (trial s195: "of 0 or more" read as if 0
+        were a batch)."""
         f = tmp_path / "runs.csv"
         f.write_text(DECODE_HEADER + "H100,llama3.1-8b,-1,128,128,8\n")
-        assert "row1: batch '-1' is not a whole number of 0 or more" in run("validate", "--decode", str(f)).output
+        assert (
+            "row1: batch '-1' is not a whole number of sequences from 1 (0 or blank in a serving run: the server "
+            "chose it)" in run("validate", "--decode", str(f)).output
+        )
 
 
 class TestGpuNames:

@@ -78,13 +78,19 @@ class FitResult:
         """(10th, 90th) percentile of the residuals after the fit, for ranges (rounded outwards)."""
         return quantiles(self.residuals_after)
 
-    def median_abs_error(self, after: bool = True) -> float:
+    def errors(self, after: bool = True) -> np.ndarray:
+        """predicted / measured - 1 per figure: the error ``planner validate`` prints for the same row (the
+        residuals are its inverse, measured / predicted - 1, as ranges read them)."""
         r = self.residuals_after if after else self.residuals_before
-        return float(np.median(np.abs(r))) if len(r) else math.nan
+        return 1.0 / (1.0 + r) - 1.0
+
+    def median_abs_error(self, after: bool = True) -> float:
+        e = self.errors(after)
+        return float(np.median(np.abs(e))) if len(e) else math.nan
 
     def worst_abs_error(self, after: bool = True) -> float:
-        r = self.residuals_after if after else self.residuals_before
-        return float(np.max(np.abs(r))) if len(r) else math.nan
+        e = self.errors(after)
+        return float(np.max(np.abs(e))) if len(e) else math.nan
 
 
 def ttft_is_prefill(row: DecodeRow, min_prefill_tokens: float = math.inf) -> bool:

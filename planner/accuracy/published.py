@@ -357,9 +357,16 @@ def refuse_text_figure(value: Any, column: str, where: str) -> None:
         )
 
 
-def whole_number(value: Any, what: str, default: int | None = None, tokens: bool = False) -> int | None:
-    """A whole number from a cell; ``default`` when blank; ValueError naming ``what`` otherwise. ``tokens``: a token
-    count, which may be written as ``planner.units.parse_token_count`` reads it ("32k" = 32,768)."""
+def whole_number(
+    value: Any,
+    what: str,
+    default: int | None = None,
+    tokens: bool = False,
+    accepted: str = "a whole number of 0 or more",
+) -> int | None:
+    """A whole number from a cell; ``default`` when blank; ValueError naming ``what`` and what is ``accepted``
+    otherwise. ``tokens``: a token count, which may be written as ``planner.units.parse_token_count`` reads it
+    ("32k" = 32,768)."""
     if tokens and isinstance(value, str) and value.strip():
         try:
             return parse_token_count(value)
@@ -371,7 +378,7 @@ def whole_number(value: Any, what: str, default: int | None = None, tokens: bool
             return default
         raise ValueError(f"{what} {value!r} is not a number")
     if x < 0 or not math.isfinite(x) or x != int(x):
-        raise ValueError(f"{what} {value!r} is not a whole number of 0 or more")  # "-1" is whole, but not a count
+        raise ValueError(f"{what} {value!r} is not {accepted}")  # "-1" is whole, but not a count
     return int(x)
 
 
@@ -664,7 +671,11 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         tp *= pipeline_stages(r)  # the group: a pipeline of TP 1 stages has one GPU per stage
         if scope == "gpu":
             tput *= tp
-        batch = whole_number(r.get("batch_size_or_concurrency") or r.get("batch"), "batch")
+        batch = whole_number(
+            r.get("batch_size_or_concurrency") or r.get("batch"),
+            "batch",
+            accepted="a whole number of sequences from 1 (0 or blank in a serving run: the server chose it)",
+        )
         client = benchmark_client_of(r) or "vllm"
         inp = mean_length(r.get("input_len"), "input_len", r.get("dataset", ""), 0, client)
         out = mean_length(r.get("output_len"), "output_len", r.get("dataset", ""), 1, client)

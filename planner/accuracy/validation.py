@@ -211,10 +211,8 @@ def validate_time(
     p = predict_decode_rows(rows, engine=engine, calibration=calibration, catalog=cat, frontend_s=front)
     checks = []
     for i, r in enumerate(rows):
-        label = (
-            f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} B={r.batch} "
-            f"{r.input_len}/{r.output_len} {r.kind}"
-        )
+        lengths = f"context {r.input_len}" if r.output_len == 0 else f"{r.input_len}/{r.output_len}"  # decode at it
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} B={r.batch} {lengths} {r.kind}"
         figures = (
             ("tpot_ms", p.tpot_s[i] * 1e3, r.tpot_s * 1e3),
             ("ttft_ms", p.ttft_s[i] * 1e3, r.ttft_s * 1e3),

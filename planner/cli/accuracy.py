@@ -31,6 +31,7 @@ from planner.accuracy.predict import (
     reference_dir,
     resolve_gpu_name,
     resolve_model_name,
+    why_not_predicted,
     with_names,
 )
 from planner.accuracy.published import KIND_COLUMN, row_place
@@ -368,21 +369,25 @@ def measurement_place(row: DecodeRow, cells: dict | None) -> str:
 
 
 def usable_by_gpu(
-    rows: list[DecodeRow], cat, cells: list[dict | None] | None = None
+    rows: list[DecodeRow], cat, cells: list[dict | None] | None = None, engine=None
 ) -> tuple[dict[str, list[DecodeRow]], list[str]]:
     """The rows a fit can use, by catalog GPU name, and one "line N: why" line per row it cannot use (``cells``:
     each row's CSV row as written, naming its line, column and cell; without them, "row ID: why").
 
     The same rows ``planner validate`` reads; a bad cell, an unknown name or a missing figure skips that row only.
     """
+    from planner.accuracy.calibration import Calibration
+    from planner.accuracy.predict import predict_decode_rows
+
     by_gpu: dict[str, list[DecodeRow]] = {}
     skipped = []
-    for r, c in zip(rows, cells or [None] * len(rows), strict=True):
+    first = predict_decode_rows(rows, engine=engine, calibration=Calibration(), catalog=cat)  # as the fit starts
+    for i, (r, c) in enumerate(zip(rows, cells or [None] * len(rows), strict=True)):
         problem = measurement_problem(r, c)
         if problem and not r.problem and r.batch == 0:  # a serving run whose server chose the batch
             problem = (
-                "a serving run at a rate (no batch: the server chose it) is not fitted; calibrate takes rows of a "
-                "stated batch with tpot_ms or output_throughput_tok_s"
+                "batch 0 (a serving run whose server chose the batch) is not fitted; calibrate takes rows of a "
+                "stated batch of 1 or more with tpot_ms or output_throughput_tok_s"
                 + ("; planner validate --decode compares its percentiles" if has_percentiles(r) else "")
             )
         if not problem:
@@ -391,6 +396,8 @@ def usable_by_gpu(
                 resolve_model_name(r.model, cat)
             except PlannerError as exc:
                 problem = str(exc)
+        if not problem and math.isnan(first.tpot_s[i]):  # a group the engine cannot run ...: validate's reason
+            problem = why_not_predicted(r, engine=engine, catalog=cat) or "no prediction for this row"
         if problem:
             skipped.append(f"{measurement_place(r, c)}: {problem}")
         else:
@@ -498,7 +505,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     where = file or "--measure"
     if not rows:
         raise InvalidInputError(f"{where}: no measurements")
-    by_gpu, skipped = usable_by_gpu(rows, cat, cells)
+    by_gpu, skipped = usable_by_gpu(rows, cat, cells, eng)
     places = {id(r): measurement_place(r, c) for r, c in zip(rows, cells, strict=True)}
     if not by_gpu:
         raise InvalidInputError(f"{where}: none of the {len(rows)} rows can be used; the first: {skipped[0]}")

@@ -343,8 +343,9 @@ def _static(
     step = _arr(api.decode_step(gpu, model, ctx, batch=conc, gpus=gpus, check_fit=False, **prec, **opts).step_s)
     ttft, tpot = np.where(fits >= 1, ttft, np.nan), np.where(fits >= 1, step, np.nan)
     duration = ttft + (out - 1.0) * tpot
-    waves = np.ceil(prompts / conc)
-    rate = waves * conc * out / (waves * duration)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a batch of 0 (a bad row, coerced): NaN, not a warning
+        waves = np.ceil(prompts / conc)
+        rate = waves * conc * out / (waves * duration)
     run = _finish(ttft, tpot, rate, conc / tpot, waves * duration, conc, ttft, tpot)
     shape = np.shape(run.tpot_s)
     return replace(run, max_batch=np.broadcast_to(fits, shape).astype(float) if shape else float(fits))
