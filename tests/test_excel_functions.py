@@ -834,8 +834,10 @@ class TestPrefixHitArgument:
         assert cached == pytest.approx(want * 1e3, rel=1e-12)
         assert cached < xf.TTFT_P50(*self.ARGS) == xf.TTFT_P50(*self.ARGS, None)
 
-    def test_a_share_outside_0_to_1_is_value_and_says_why(self):
-        assert xf.TTFT_P50(*self.ARGS, 1.5) == "#VALUE!"
+    def test_a_share_outside_0_to_1_is_num_and_says_why(self):
+        """A number out of range is #NUM! (docs/excel.md's table; it was #VALUE!, trial s195); text is #VALUE!."""
+        assert xf.TTFT_P50(*self.ARGS, 1.5) == "#NUM!" and xf.TTFT_P50(*self.ARGS, 1.0) == "#NUM!"
+        assert xf.TTFT_P50(*self.ARGS, "a quarter") == "#VALUE!"
         why = xf.PLANNER_WHY("TTFT_P50", *self.ARGS, 1.5)
         assert why == "prefix_hit_rate 1.5 is not a share of each prompt cached; use 0 or more and below 1, e.g. 0.25"
 
@@ -871,7 +873,7 @@ class TestFleetFunctions:
         ttft, tpot = [[1.5], [None], [0.0]], [[0.05], [None], [0.05]]
         got = xf.REPLICAS(*head, ttft, tpot, *tail)
         assert got[:2] == [[xf.REPLICAS(*self.ARGS)], [xf.REPLICAS(*head, None, None, *tail)]]
-        assert got[2] == ["#VALUE!"]
+        assert got[2] == ["#NUM!"]  # a number out of range
         why = xf.PLANNER_WHY("REPLICAS", *head, ttft, tpot, *tail)
         assert why[1][0].startswith("ok; no TTFT or TPOT target given, so sized on capacity")
         assert why[0] == ["ok"] and why[2] == [
@@ -889,7 +891,7 @@ class TestFleetFunctions:
 
     def test_refusals_say_why(self):
         bad = (*self.ARGS[:7], 97.0, *self.ARGS[8:])
-        assert xf.REPLICAS(*bad) == "#VALUE!"
+        assert xf.REPLICAS(*bad) == "#NUM!"  # a number out of range, as LOADED_RANGE's percentile 96
         assert xf.PLANNER_WHY("REPLICAS", *bad) == "percentile 97.0 is not reported; use one of (50, 90, 95, 99)"
         hopeless = (*self.ARGS[:5], 0.001, *self.ARGS[6:])  # a 1 ms TTFT: out of reach, #NUM! as the README says
         assert xf.REPLICAS(*hopeless) == "#NUM!"
@@ -1168,3 +1170,53 @@ class TestChosenGroup:
         assert [r[0] for r in xf.TPOT("H100", "llama2-70b", 8192.0, batches, None, gpus)] == [
             xf.TPOT("H100", "llama2-70b", 8192.0, b[0], None, g[0]) for b, g in zip(batches, gpus, strict=True)
         ]
+
+
+class TestOneErrorCodePerKindOfMistake:
+    """docs/excel.md: #NUM! is "a number out of range", #VALUE! "the wrong kind of argument". A trial (s195) found
+    the same kind of mistake under both: a percentile of 97 was #VALUE! in REPLICAS and 96 #NUM! in LOADED_RANGE;
+    acceptance_length 5 with 3 draft tokens, a fractional speculative_tokens, a prefix share of 1 and a negative
+    target were #VALUE! where a negative rate or a memory_utilization of 90 is #NUM!."""
+
+    LOAD = ("H100", "llama3.1-8b", 1.0, 800.0, 400.0, None, None, None)
+
+    @pytest.mark.parametrize(
+        ("call", "args"),
+        [
+            ("REPLICAS", ("H100", "llama3.1-8b", 10.0, 800.0, 400.0, 1.5, 0.05, 97.0)),
+            ("LOADED_RANGE", ("TTFT", 96.0, "high")),
+            ("TTFT_P95", (*LOAD, 3.0, 5.0)),  # accepts at most 3 + 1 tokens a step
+            ("TTFT_P95", (*LOAD, 2.5, 3.0)),  # draft tokens are whole
+            ("TTFT_P95", (*LOAD, None, None, None, 1.0)),  # a prompt all cached
+            ("REPLICAS", ("H100", "llama3.1-8b", 10.0, 800.0, 400.0, -1.0, None)),
+            ("REPLICAS", ("H100", "llama3.1-8b", 10.0, 800.0, 400.0, None, -1.0)),
+            ("REPLICAS", ("H100", "llama3.1-8b", -5.0, 800.0, 400.0, 1.5, 0.05)),
+        ],
+    )
+    def test_a_number_out_of_range_is_num(self, call, args):
+        assert getattr(xf, call)(*args) == "#NUM!", xf.PLANNER_WHY(call, *args)
+
+    def test_text_where_a_number_belongs_is_value(self):
+        assert xf.REPLICAS("H100", "llama3.1-8b", 10.0, 800.0, 400.0, 1.5, 0.05, "p95") == "#VALUE!"
+        assert xf.TTFT_P95(*self.LOAD, None, None, None, "half") == "#VALUE!"
+
+
+class TestReasonsReadRight:
+    def test_ridge_says_which_math_it_is_where_not_the_precisions_own(self):
+        """A T4 has no bf16 tensor cores (catalogs/gpus.toml: fp16 65 TFLOPS / 320 GB/s = 203.125 FLOP/B): RIDGE
+        gives its fp16 ridge and says so; int4 is weight-only, its math 16-bit (295.3 on H100, bf16's)."""
+        assert xf.RIDGE("T4", "bf16") == pytest.approx(203.125)
+        assert xf.PLANNER_WHY("RIDGE", "T4", "bf16") == (
+            "ok; T4 has no bf16 tensor cores: this is the ridge of its fp16 math"
+        )
+        assert xf.RIDGE("H100", "int4") == pytest.approx(xf.RIDGE("H100", "bf16"))
+        assert "int4 is a weight-only format: the matrix math runs in fp16" in xf.PLANNER_WHY("RIDGE", "H100", "int4")
+        assert xf.PLANNER_WHY("RIDGE", "H100", "bf16") == "ok"
+
+    def test_one_token_is_singular(self):
+        why = xf.PLANNER_WHY("TTFT", "H100", "llama2-70b", 1)
+        assert "holds the weights and 1 sequence of 1 token (give gpus" in why
+
+    @pytest.mark.parametrize("name", ["PLANNER_VERSION", "PLANNER_RELOAD", "PLANNER_WHY", "PLANNER_GPUS"])
+    def test_why_of_a_function_without_error_values_is_not_unknown(self, name):
+        assert xf.PLANNER_WHY(name) == f"{name} shows no error value; its cell says what it did"

@@ -44,6 +44,6 @@ def test_a_large_target_written_with_its_unit_stands_as_in_plan():
 def test_a_percentile_given_as_a_fraction_is_named_as_the_percentile_it_stands_for():
     """A trial typed 0.95 for the 95th percentile: refused as before (the simulation reports 50, 90, 95 and 99), now
     with the percentile it stands for."""
-    assert xf.REPLICAS(*ARGS, 1.5, 0.05, 0.95, 4, "fp8") == "#VALUE!"
+    assert xf.REPLICAS(*ARGS, 1.5, 0.05, 0.95, 4, "fp8") == "#NUM!"
     why = xf.PLANNER_WHY("REPLICAS", *ARGS, 1.5, 0.05, 0.95, 4, "fp8")
     assert "percentile 0.95 is not reported; use one of (50, 90, 95, 99) (a percentile, not a fraction: 95" in why

@@ -210,8 +210,9 @@ PEAK_KEYS = ("fp32", "tf32", "fp16", "bf16", "fp8", "int8", "fp4", "int4")
 _PEAK_TWINS = {"bf16": "fp16", "fp16": "bf16"}
 
 
-def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
-    """The GPU's dense peak for the precision's math: its own key, else its twin (bf16/fp16), else the fallback."""
+def gpu_peak_key(gpu: Gpu, precision: Precision) -> str:
+    """Which of the GPU's dense peaks the precision's math runs at: its own key, else its twin (bf16/fp16), else
+    the fallback."""
     peaks = gpu.peak_flop_per_s
     for key in (
         precision.math,
@@ -220,8 +221,13 @@ def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
         _PEAK_TWINS.get(precision.math_fallback),
     ):
         if key and key in peaks:
-            return peaks[key]
-    return peaks.get("fp16") or peaks["bf16"]
+            return key
+    return "fp16" if peaks.get("fp16") else "bf16"
+
+
+def gpu_peak_flop_per_s(gpu: Gpu, precision: Precision) -> float:
+    """The GPU's dense peak for the precision's math (``gpu_peak_key``)."""
+    return gpu.peak_flop_per_s[gpu_peak_key(gpu, precision)]
 
 
 def math_flags(precision: Precision) -> dict[str, float]:

@@ -355,6 +355,17 @@ def PLANNER_WHY(function, *args):
     others = {
         "PLANNER_INFO": lambda a: _c.info(*(list(a) + [None, None])[:2], why=True),
         "LOADED_RANGE": _s.loaded_range_why,
+        **{  # functions that show no error value: their own cell says what happened
+            name: (lambda a, name=name: f"{name} shows no error value; its cell says what it did")
+            for name in (
+                "PLANNER_WHY",
+                "PLANNER_RELOAD",
+                "PLANNER_VERSION",
+                "PLANNER_GPUS",
+                "PLANNER_MODELS",
+                "PLANNER_PRECISIONS",
+            )
+        },
     }
     return _s.why(function, args, others)
 

@@ -293,6 +293,26 @@ def _trained_context_warning(spec: Spec, values: dict[str, Any]) -> str | None:
     return api.trained_context_warning(model, tokens)
 
 
+def ridge_notes(values: dict[str, Any]) -> list[str]:
+    """Which math RIDGE's number is, where it is not the precision's own: a weight-only format's (int4: the matrix
+    math runs at 16 bits), or the GPU's stand-in for math it lacks (bf16 on a T4: fp16, in which engines run bf16
+    weights there). Nothing where the names do not resolve."""
+    from planner.catalog.resolve import gpu_peak_key
+
+    try:
+        gpu = catalog().gpu(values["gpu"])
+        precision = catalog().precision("bf16" if values.get("precision", MISSING) is MISSING else values["precision"])
+    except (PlannerError, KeyError, TypeError):
+        return []
+    used = gpu_peak_key(gpu, precision)
+    notes = []
+    if precision.math != precision.name:
+        notes.append(f"{precision.name} is a weight-only format: the matrix math runs in {precision.math}")
+    if used != precision.math:
+        notes.append(f"{gpu.name} has no {precision.math} tensor cores: this is the ridge of its {used} math")
+    return notes
+
+
 def max_batch_notes(values: dict[str, Any], held: float, gpus: float | None) -> list[str]:
     """MAX_BATCH is what memory holds (``held`` sequences on ``gpus``); where that is more than vLLM runs at once on
     the group (its max_num_seqs, ``planner.api.engine_sequence_limit``), say so: ``planner plan`` serves and times
@@ -446,10 +466,11 @@ def group_note(spec: Spec, values: dict[str, Any], group: float) -> str:
     except (PlannerError, KeyError, TypeError, ValueError):
         return ""
     tokens = " + ".join(f"{t:,.0f}" for t in parts)
+    tokens = f"{tokens} tokens" if len(parts) > 1 or tokens != "1" else "1 token"
     where = "a replica on" if len(parts) > 1 else "on"
     return (
         f"{where} {group:,.0f} x {gpu}, the smallest group that holds the weights and "
-        f"{counted(batch, 'sequence', ',.0f')} of {tokens} tokens (give gpus to fix it)"
+        f"{counted(batch, 'sequence', ',.0f')} of {tokens} (give gpus to fix it)"
     )
 
 
@@ -762,7 +783,10 @@ SPECS: dict[str, Spec] = {
     s.name: s
     for s in (
         Spec(
-            "RIDGE", api.ridge, (GPU, Param("precision", "precision", "math precision; default bf16", required=False))
+            "RIDGE",
+            api.ridge,
+            (GPU, Param("precision", "precision", "math precision; default bf16", required=False)),
+            notes=ridge_notes,
         ),
         Spec(
             "WEIGHT_BYTES",

@@ -127,7 +127,7 @@ def _whole(x: Any, name: str) -> int:
     except (TypeError, ValueError):
         raise InvalidInputError(f"{name} {x!r} is not a number; use a whole number of 1 or more") from None
     if not (v >= 1 and v == int(v)) or math.isinf(v):
-        raise InvalidInputError(f"{name} {x!r} is not a whole number of 1 or more")
+        raise OutOfRangeError(f"{name} {x!r} is not a whole number of 1 or more")
     return int(v)
 
 

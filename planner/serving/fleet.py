@@ -533,7 +533,8 @@ def _target_s(value: Any, name: str) -> float:
         t = math.nan
     if not 0 < t < math.inf:
         shown = repr(t) if isinstance(value, (int, float, np.number)) and not isinstance(value, bool) else repr(value)
-        raise InvalidInputError(f"{name} {shown} is not a number of seconds above 0, e.g. 1.5; leave it blank for none")
+        kind = InvalidInputError if math.isnan(t) else OutOfRangeError  # text: #VALUE!; a number out of range: #NUM!
+        raise kind(f"{name} {shown} is not a number of seconds above 0, e.g. 1.5; leave it blank for none")
     return t
 
 
@@ -599,7 +600,7 @@ def prefix_hit_share(value: Any) -> float:
     except (TypeError, ValueError):
         hit = math.nan
     if not 0.0 <= hit < 1.0:
-        raise InvalidInputError(
+        raise (InvalidInputError if math.isnan(hit) else OutOfRangeError)(
             f"prefix_hit_rate {value!r} is not a share of each prompt cached; use 0 or more and below 1, e.g. 0.25"
         )
     return hit

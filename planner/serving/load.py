@@ -76,7 +76,9 @@ def percentile_error(percentile: Any) -> InvalidInputError:
     hint = ""
     if isinstance(percentile, (int, float)) and not isinstance(percentile, bool) and 0 < percentile < 1:
         hint = f" (a percentile, not a fraction: {percentile * 100:g} for {percentile:g})"
-    return InvalidInputError(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}{hint}")
+    number = isinstance(percentile, (int, float)) and not isinstance(percentile, bool)
+    kind = OutOfRangeError if number else InvalidInputError  # a number out of range: #NUM! in a cell
+    return kind(f"percentile {percentile!r} is not reported; use one of {PERCENTILES}{hint}")
 
 
 #: How many requests a load simulation sends unless told: ``vllm bench serve``'s default ``--num-prompts``.

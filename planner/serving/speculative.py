@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from planner.errors import InvalidInputError
+from planner.errors import InvalidInputError, OutOfRangeError
 from planner.options import SPECULATION_OPTIONS
 from planner.serving.simulate import StepTable
 
@@ -79,11 +79,14 @@ class SpeculativeDecoding:
             raise InvalidInputError(f"speculative method {self.method!r} is not known; use one of {', '.join(METHODS)}")
         for name in ("draft_steps", "topk"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not (v >= 1 and v == int(v)) or math.isinf(v):
+            if isinstance(v, bool) or not isinstance(v, int | float):
                 raise InvalidInputError(f"{name} {v!r} is not a whole number of 1 or more")
+            if not (v >= 1 and v == int(v)) or math.isinf(v):  # a number out of range: #NUM! in a cell
+                raise OutOfRangeError(f"{name} {v!r} is not a whole number of 1 or more")
         a = self.acceptance_length
         if isinstance(a, bool) or not isinstance(a, int | float) or not 1.0 <= float(a) <= self.draft_steps + 1:
-            raise InvalidInputError(
+            kind = InvalidInputError if isinstance(a, bool) or not isinstance(a, int | float) else OutOfRangeError
+            raise kind(
                 f"acceptance_length {a!r} must be a number of tokens from 1 to the draft tokens per step + 1 "
                 f"({self.draft_steps + 1}): the accepted draft tokens plus the target's own"
             )
@@ -141,7 +144,7 @@ def speculation_for(
         )
     k = float(speculative_tokens)
     if not (k >= 1 and k == int(k)) or math.isinf(k):
-        raise InvalidInputError(f"speculative_tokens {speculative_tokens!r} is not a whole number of 1 or more")
+        raise OutOfRangeError(f"speculative_tokens {speculative_tokens!r} is not a whole number of 1 or more")
     if draft_params is None:
         from planner.catalog import default_catalog
 
