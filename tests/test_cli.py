@@ -84,10 +84,29 @@ class TestCatalogCommands:
         r = run("catalog", "show", "models", "qwen3-8b")
         assert r.exit_code == 0 and 'name = "Qwen3-8B"' in r.output
 
-    def test_show_within_a_kind_suggests_names_of_that_kind(self):
+    def test_show_within_a_kind_names_the_kind_the_name_is(self):
+        """A name of another kind is named as that kind with the command that shows it (trial s195: "unknown model
+        'H100'; known: c4ai-command-r-v01, CodeLlama-7B, ..."), not suggested as one of the kind asked for."""
         r = run("catalog", "show", "gpu", "llama2-70b")
         assert r.exit_code == 2
-        assert "unknown gpu 'llama2-70b'" in r.output and "Llama-2-70B" not in r.output
+        assert "unknown gpu 'llama2-70b'; 'llama2-70b' is a model: planner catalog show model llama2-70b" in r.output
+        r = run("catalog", "show", "model", "H100")
+        assert "unknown model 'H100'; 'H100' is a GPU: planner catalog show gpu H100" in r.output
+
+    def test_show_of_a_name_like_none_points_to_the_listing(self):
+        """Nothing close: the listing command, not the alphabet's first dozen aliases ("known: 3090, 4090, ...")."""
+        r = run("catalog", "show", "nonsense")
+        assert r.exit_code == 2
+        assert (
+            r.output.strip()
+            == "planner: error: unknown catalog entry 'nonsense'; `planner catalog list` lists every name"
+        )
+        assert "did you mean H100" in run("catalog", "show", "gpu", "H10").output
+
+    def test_list_takes_a_kind_as_show_takes_it(self):
+        """`catalog show gpu NAME` takes the singular; `catalog list gpu` was refused (only `gpus`)."""
+        r = run("catalog", "list", "gpu")
+        assert r.exit_code == 0 and r.output.startswith("GPUs (") and "Models (" not in r.output
 
     def test_import_hf_makes_an_entry_the_loader_reads(self, tmp_path):
         """A Llama-2-7B config.json (values of meta-llama/Llama-2-7b-hf) imports to the catalog's counts."""

@@ -88,7 +88,7 @@ def catalog_group() -> None:
 
 
 @catalog_group.command("list")
-@click.argument("kind", type=click.Choice(("all", *KINDS)), default="all")
+@click.argument("kind", type=click.Choice(("all", *KINDS, *(k[:-1] for k in KINDS))), default="all")
 @catalog_option
 def list_command(kind: str, catalog_dirs) -> None:
     """List GPUs, models and precisions with their headline numbers (KIND: one of them [default: all]).
@@ -97,6 +97,7 @@ def list_command(kind: str, catalog_dirs) -> None:
 
         planner catalog list gpus
     """
+    kind = kind if kind == "all" or kind.endswith("s") else f"{kind}s"  # "gpu" as `catalog show gpu` takes it
     cat = load(catalog_dirs)
     sections = {
         "gpus": ("GPUs", cat.gpus),
@@ -158,7 +159,15 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
                 )
             return
         known += table.names() + table.aliases()
-    raise UnknownNameError(wanted or "catalog entry", name, known)
+    error = UnknownNameError(wanted or "catalog entry", name, known)
+    elsewhere = [k for k, t in (("gpu", cat.gpus), ("model", cat.models), ("precision", cat.precisions)) if name in t]
+    if elsewhere and wanted:  # "catalog show model H100": the name is a GPU's
+        noun = "GPU" if elsewhere[0] == "gpu" else elsewhere[0]
+        error.args = (f"{error.args[0].split(';')[0]}; {name!r} is a {noun}: planner catalog show "
+                      f"{elsewhere[0]} {name}",)  # fmt: skip
+    elif not error.suggestions:  # nothing close: the listing, not the alphabet's first dozen aliases
+        error.args = (f"{error.args[0].split(';')[0]}; `planner catalog list` lists every name",)
+    raise error
 
 
 def _check_aliases_free(name: str, aliases) -> None:
