@@ -49,6 +49,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     served_batch,
     tp_size_error,
     trained_context_warning,
+    untested_architecture_note,
     valid_tp_sizes,
 )
 from planner.model import MemoryPlan
@@ -201,6 +202,7 @@ __all__ = [
     "tp_size_error",
     "tpot",
     "fp8_kv_note",
+    "untested_architecture_note",
     "trained_context_warning",
     "ttft",
     "next_tp_size",

@@ -379,6 +379,27 @@ def experts_published_apart(model: Model) -> bool:
     return model.moe is not None and experts is not None and experts != model.native_precision
 
 
+#: TensorRT-LLM's support matrix lists Ampere (SM 8.0) and newer ("Supported Hardware", nvidia.github.io/TensorRT-LLM,
+#: read 2026-12-05: Blackwell, Hopper, Ada Lovelace, Ampere; 0.18's "Hardware" table the same), and says "If a GPU
+#: architecture is not listed, the TensorRT-LLM team does not develop or test the software on the architecture and
+#: support is limited to community support".
+TRTLLM_MIN_SM = 80
+
+
+def untested_architecture_note(gpu: Gpu, engine: Any) -> str:
+    """Where ``engine`` is TensorRT-LLM and ``gpu``'s architecture is older than its support matrix lists
+    (``TRTLLM_MIN_SM``: a T4): that it is untested there, so the figures assume a build that runs; "" elsewhere."""
+    eng = engine_profile(engine)
+    sm = ARCHITECTURE_SM.get(gpu.architecture)
+    if not eng.name.startswith("tensorrt-llm") or sm is None or sm >= TRTLLM_MIN_SM:
+        return ""
+    return (
+        f"TensorRT-LLM's support matrix lists Ampere (SM 8.0) and newer; on {gpu.name} ({gpu.architecture}, SM "
+        f"{sm / 10:.1f}) NVIDIA neither develops nor tests it (community support only): these figures assume a build "
+        "that runs there; vLLM runs on it"
+    )
+
+
 def sixteen_bit_note(gpu: Gpu, model: Model, weight_precision: Any, kv_precision: Any, engine: Any = None) -> str:
     """Where ``gpu`` lacks bf16 (``Gpu.weight_precisions``) and ``model`` is published in bf16 with no weight
     precision given: how it runs, in fp16 (the same bytes; vLLM's --dtype auto takes the first of the platform's

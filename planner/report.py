@@ -32,6 +32,7 @@ from planner.deploy import (
     fp8_kv_note,
     served_batch,
     sixteen_bit_note,
+    untested_architecture_note,
     valid_tp_sizes,
     weight_only_note,
 )
@@ -200,6 +201,8 @@ def plan(
         )
     warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
+    untested = untested_architecture_note(g, eng)
+    warnings += [untested] if untested else []
     curves = curves_note(g.name, g.architecture) if eng.kernel_curves else ""
     warnings += [curves] if curves else []
     fp8_kv = fp8_kv_note(g, mdl, eng, kp, cat.precision(kp).bytes_per_element)

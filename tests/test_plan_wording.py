@@ -219,3 +219,32 @@ def test_visible_memory_is_the_one_cited():
     assert float(plan("H100", "llama3.1-8b", 8192).memory.visible_bytes_per_gpu) / 2**30 == pytest.approx(
         79.18, abs=0.005
     )
+
+
+class TestTensorRTLLMBelowItsSupportMatrix:
+    """TensorRT-LLM's support matrix lists Ampere (SM 8.0) and newer (planner.deploy.TRTLLM_MIN_SM, its source there);
+    a dense model on a T4 under it was planned without a word (trial s195)."""
+
+    def test_plan_on_a_t4_under_tensorrt_llm_says_it_is_untested_there(self):
+        result = plan("T4", "llama3.1-8b", 2048, engine="tensorrt-llm")
+        assert any(
+            w.startswith("TensorRT-LLM's support matrix lists Ampere (SM 8.0) and newer; on T4 (Turing, SM 7.5)")
+            for w in result.warnings
+        )
+
+    @pytest.mark.parametrize(("gpu", "engine"), [("A100", "tensorrt-llm"), ("T4", "vllm")])
+    def test_no_such_warning_where_the_matrix_lists_the_gpu_or_another_engine_runs(self, gpu, engine):
+        result = plan(gpu, "llama3.1-8b", 2048, engine=engine)
+        assert not any("support matrix" in w for w in result.warnings)
+
+    def test_the_review_carries_it_too(self):
+        from planner.export.evaluate import evaluate
+        from planner.export.scenario import parse_scenario
+
+        workload = {"peak_requests_per_s": 1, "average_requests_per_s": 0.5, "prompt_tokens_mean": 500,
+                    "prompt_tokens_high": 1000, "output_tokens_mean": 200, "output_tokens_high": 400,
+                    "ttft_target_s": 5.0, "tpot_target_s": 0.2}  # fmt: skip
+        sc = parse_scenario({"workload": workload, "option": [{"gpu": "T4", "model": "llama3.1-8b",
+                                                               "engine": "tensorrt-llm"}]})  # fmt: skip
+        result = evaluate(sc.option[0], sc.workload, default_catalog(), sc.traffic_change)
+        assert any("NVIDIA neither develops nor tests it" in w for w in result.warnings)

@@ -355,6 +355,8 @@ def evaluate(
     warnings += [f"{option.name}: {beyond}"] if beyond else []
     fp8_kv = api.fp8_kv_note(gpu, mdl, eng, kp, catalog.precision(kp).bytes_per_element)  # plan's words too
     warnings += [f"{option.name}: {fp8_kv}"] if fp8_kv else []
+    untested = api.untested_architecture_note(gpu, eng)
+    warnings += [f"{option.name}: {untested}"] if untested else []
     passing = []
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):
