@@ -198,7 +198,8 @@ def gpus_to_buy(replicas: ArrayLike, gpus_per_replica: ArrayLike, node_size: Arr
     group divides the node."""
     node, group, replicas = _f(node_size), _f(gpus_per_replica), _f(replicas)
     per_node = np.maximum(np.floor(node / group), 1.0)
-    return np.where(group <= node, np.ceil(replicas / per_node) * node, np.ceil(replicas * group / node) * node)
+    gpus = np.where(group <= node, np.ceil(replicas / per_node) * node, np.ceil(replicas * group / node) * node)
+    return gpus[()]  # scalars in, a numpy scalar out (as np.ceil gives), not a 0-d array
 
 
 def packs_into_nodes(gpus_per_replica: int, node_size: int | None) -> bool:
@@ -215,7 +216,8 @@ def replicas_deployed(gpus: ArrayLike, gpus_per_replica: ArrayLike, node_size: A
     """Replicas the bought GPUs hold (node rounding can leave room for more): floor(nodes) x floor(node / group)
     for a group no larger than a node, floor(GPUs / group) for one spanning whole nodes (``gpus_to_buy``)."""
     gpus, group, node = _f(gpus), _f(gpus_per_replica), _f(node_size)
-    return np.where(group <= node, np.floor(gpus / node) * np.floor(node / group), np.floor(gpus / group))
+    held = np.where(group <= node, np.floor(gpus / node) * np.floor(node / group), np.floor(gpus / group))
+    return held[()]
 
 
 def utilization(concurrent: ArrayLike, replicas: ArrayLike, batch_per_replica: ArrayLike) -> np.ndarray:
