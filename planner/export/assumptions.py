@@ -120,6 +120,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 "planner.serving.load.shared_prefix_hit_rate (1,000 requests, 16-token blocks)",
             )
         )
+    if w.sizing == "simulated":  # how the simulated peak's requests arrive
+        arrival = "Poisson" if w.burstiness == 1 else ("burstier than Poisson" if w.burstiness < 1 else "smoother")
+        rows.append(
+            Assumption(
+                f"Arrivals at the peak: gamma shape ({arrival})",
+                w.burstiness,
+                "",
+                "scenario (workload.burstiness) / default 1: Poisson (vllm bench serve --burstiness)",
+            )
+        )
     rows.append(
         Assumption("Sensitivity: traffic change", scenario.traffic_change, "share", "scenario (traffic_change)")
     )
@@ -181,6 +191,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 ),
                 Assumption(f"{o.name}: rented in nodes of", o.nodes_of, "GPUs", "scenario / default 1 when rented"),
             ]
+        if o.speculative_tokens is not None:  # it changes the fleet: stated beside the option
+            rows.append(
+                Assumption(
+                    f"{o.name}: speculative decoding (draft tokens a step / accepted tokens a step)",
+                    f"{o.speculative_tokens} / {o.acceptance_length:g}",
+                    "tokens",
+                    "scenario (speculative_tokens, acceptance_length as you state it); an EAGLE-3 draft head shaped "
+                    "like the model (planner.serving.speculative)",
+                )
+            )
         rows += [
             Assumption(f"{o.name}: spare replicas", o.spare_replicas, "replicas", "scenario / default 1 (N+1)"),
             Assumption(

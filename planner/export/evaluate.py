@@ -231,7 +231,7 @@ def _serving_replica(
 ) -> Replica:
     """The replica the serving simulation runs for an option: its GPU, model, group and how the group splits the
     model, engine, precisions and speculative decoding (``speculation_for``)."""
-    spec = speculation_for(mdl.name, option.speculative_tokens, option.acceptance_length, catalog=catalog)
+    spec = speculation_for(mdl, option.speculative_tokens, option.acceptance_length, catalog=catalog)
     experts = expert_precision(catalog, mdl, option.weight_precision).name if mdl.moe is not None else None
     wp = weights_to_pass(catalog, mdl, wp, experts)
     return Replica(

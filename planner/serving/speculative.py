@@ -148,7 +148,7 @@ def speculation_for(
     if draft_params is None:
         from planner.catalog import default_catalog
 
-        m = (catalog or default_catalog()).model(model)
+        m = (catalog or default_catalog()).model(model)  # a Model as it is (a lever's hypothetical variant)
         draft_params = eagle3_draft_params(
             m.hidden_size, m.intermediate_size, m.num_attention_heads, m.num_kv_heads, m.head_dim, EAGLE3_DRAFT_VOCAB
         )
