@@ -51,3 +51,59 @@ class TestSpeculativeDecodingInAReview:
         assert "| Arrivals at the peak: gamma shape (Poisson) | 1 |" in text
         bursty = review_md(tmp_path, SCENARIO.replace("tpot_target_s = 0.05", "tpot_target_s = 0.05\nburstiness = 0.5"))
         assert "| Arrivals at the peak: gamma shape (burstier than Poisson) | 0.5 |" in bursty
+
+
+TWO_MODELS = """\
+[workload]
+peak_requests_per_s = 4
+average_requests_per_s = 2
+prompt_tokens_mean = 1000
+prompt_tokens_high = 2000
+output_tokens_mean = 300
+output_tokens_high = 600
+ttft_target_s = 2
+tpot_target_s = 0.06
+[[option]]
+name = "8B on H100 quote"
+gpu = "H100"
+model = "llama3.1-8b"
+cloud_usd_per_gpu_hour = 2.50
+[[option]]
+name = "70B on H100 fp8"
+gpu = "H100"
+model = "llama3.1-70b"
+weight_precision = "fp8"
+[[option]]
+name = "gpt-oss on H200"
+gpu = "H200"
+model = "gpt-oss-120b"
+[finance]
+grid_price_kinds = ["on-demand"]
+"""
+
+
+class TestLikeForLikeServesOneModel:
+    def test_every_grid_row_serves_the_recommended_model_and_names_only_its_own_options(self, tmp_path):
+        """The trial's grid sized its H100 rows with the first H100 option (gpt-oss-120b at its own $2.50 quote) and
+        labelled one of them "= option Qwen3-235B H100 on-demand fp8" (224 GPUs, $506,094 a month, against the row's
+        16 GPUs, $29,200), its H200 rows with DeepSeek-V3: a cheapest "like for like" across models. The grid now
+        serves the recommendation's model (here Llama-3.1-8B, the cheapest option) on every GPU of the scenario."""
+        import tomllib
+
+        from planner.catalog import default_catalog
+        from planner.export.review import build_review
+        from planner.export.scenario import parse_scenario
+
+        review = build_review(parse_scenario(tomllib.loads(TWO_MODELS)), default_catalog(), date="2026-12-05")
+        assert review.recommended.model.name == "Llama-3.1-8B"
+        grid = [g for g in review.outlook.grid if g.result is not None]
+        assert grid and {g.result.model.name for g in grid} == {"Llama-3.1-8B"}
+        assert {g.result.gpu.name for g in grid} == {"H100 SXM 80GB", "H200 SXM 141GB"}
+        text = review_md(tmp_path, TWO_MODELS)
+        assert "= option 70B on H100 fp8" not in text  # another model on the same GPU, kind and weights
+        assert "combinations of GPU, price kind and weights serving Llama-3.1-8B)" in text
+
+    def test_gpt_oss_weights_are_named_with_their_experts(self, tmp_path):
+        """plan says "bf16 + mxfp4 experts"; the review said "bf16 / bf16" for gpt-oss as published (trial s196)."""
+        text = review_md(tmp_path, TWO_MODELS)
+        assert "bf16 + mxfp4 experts / bf16" in text

@@ -205,7 +205,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
             Assumption(f"{o.name}: spare replicas", o.spare_replicas, "replicas", "scenario / default 1 (N+1)"),
             Assumption(
                 f"{o.name}: weights / KV cache / engine",
-                f"{r.weight_precision} / {r.kv_precision} / {r.engine.name}",
+                f"{r.weights_label} / {r.kv_precision} / {r.engine.name}",
                 "",
                 "scenario / as published, activation dtype, vllm",
             ),

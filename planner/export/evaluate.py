@@ -379,6 +379,7 @@ def evaluate(
         model=mdl,
         weight_precision=wp,
         kv_precision=kp,
+        expert_precision=expert_precision(catalog, mdl, option.weight_precision).name if mdl.moe is not None else None,
         engine=eng,
         money=money,
         candidates=cands,

@@ -53,7 +53,7 @@ def grid_table(review: Review) -> Table:
                     rank,
                     r.gpu.name,
                     g.price_kind,
-                    g.weight_precision,
+                    r.weights_label,
                     r.gpus,
                     int(r.replica.gpus),
                     float(r.fleet.usd_per_gpu_month),
@@ -74,11 +74,18 @@ def _grid_role(g: GridRow, review: Review) -> str:
         r.option.name
         for r in review.results
         if r.gpu.name == g.result.gpu.name
+        and r.model.name == g.result.model.name
         and r.money.price_kind == g.price_kind
         and r.weight_precision == g.weight_precision
         and r.kv_precision == g.result.kv_precision
     ]
     return f"= option {same[0]}" if same else ""
+
+
+def _experts(result) -> str:
+    """ " + mxfp4 experts" where the routed experts are kept in another format than the weights (gpt-oss), else ""."""
+    label = result.weights_label
+    return label[len(result.weight_precision) :] if label != result.weight_precision else ""
 
 
 def grid_line(review: Review) -> str:
@@ -89,9 +96,11 @@ def grid_line(review: Review) -> str:
     if not meeting:
         return ""
     best, rec = meeting[0], review.recommended
+    models = {r.model.name for r in review.results}
+    serving = f" serving {rec.model.name}" if len(models) > 1 else ""  # the recommendation's model, on every GPU
     text = (
-        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights): the cheapest is "
-        f"{best.result.gpu.name}, {best.price_kind}, {best.weight_precision} weights, {counted(best.result.gpus, 'GPU', '')} at "
+        f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): the cheapest is "
+        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{_experts(best.result)}, {counted(best.result.gpus, 'GPU', '')} at "
         f"{usd(best.result.monthly_usd)} a month"
     )
     diff = differences(best.result, rec)

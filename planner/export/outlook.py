@@ -138,14 +138,17 @@ def grid_kinds(scenario: Scenario) -> tuple[str, ...]:
 
 
 def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Catalog) -> tuple[GridRow, ...]:
-    """Every GPU of the scenario x price kind x weight precision, sized and costed; meeting rows ranked by cost.
+    """Every GPU of the scenario x price kind x weight precision serving the recommended option's model (``results``
+    ranked: the first), sized and costed; meeting rows ranked by cost.
 
-    Each GPU's row takes everything else (model, KV precision, engine, spares, group sizes) from the scenario's
-    first option on that GPU. A kind without a catalog quote for the GPU (or the option's own) gets a row that
-    says so.
+    Each GPU's row takes everything else (KV precision, engine, spares, group sizes, layout) from the scenario's
+    first option on that GPU with that model, else its first option on that GPU (the model replaced: another model
+    on the same GPUs is no like for like). A kind without a catalog quote for the GPU (or the option's own) gets a
+    row that says so.
     """
+    model = results[0].model
     firsts: dict[str, Result] = {}
-    for r in results:
+    for r in sorted(results, key=lambda r: r.model.name != model.name):  # the model's own options first
         firsts.setdefault(r.gpu.name, r)
     precisions = list(dict.fromkeys(r.weight_precision for r in results))
     rows: list[GridRow] = []
@@ -156,10 +159,10 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                 if first.gpu.price(kind) is None and not _own_quote(first.option, kind):
                     rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
                     continue
-                wp = None if weights == first.model.native_precision else weights
-                opt = _grid_option(first.option, kind, wp, label)
+                wp = None if weights == model.native_precision else weights
+                opt = _grid_option(first.option, kind, wp, label).model_copy(update={"model": model.name})
                 try:
-                    res = evaluate(opt, scenario.workload, catalog, scenario.traffic_change, model=first.model)
+                    res = evaluate(opt, scenario.workload, catalog, scenario.traffic_change, model=model)
                 except PlannerError as exc:
                     rows.append(GridRow(gpu_name, kind, weights, None, None, str(exc)))
                     continue

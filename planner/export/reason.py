@@ -66,7 +66,7 @@ def differences(a: Result, b: Result) -> list[str]:
     pairs = (
         ("GPU", a.gpu.name, b.gpu.name),
         ("model", a.model.name, b.model.name),
-        ("weights", a.weight_precision, b.weight_precision),
+        ("weights", a.weights_label, b.weights_label),
         ("KV cache", a.kv_precision, b.kv_precision),
         ("engine", a.engine.name, b.engine.name),
         ("price kind", a.money.price_kind, b.money.price_kind),

@@ -111,6 +111,8 @@ class Result:
     average_rate_per_s: float
     shortfall: str  # why it does not meet the targets ("" when it does)
     warnings: tuple[str, ...] = ()
+    #: a MoE model's routed experts' precision (None: no experts); another than the weights' for gpt-oss as published
+    expert_precision: str | None = None
     margin: float = 0.0  # predictions x (1 + margin) meet the targets (docs/export.md, "Margin")
     #: (low, high) residual quantiles of the time model for this GPU and the kept group (``Candidate.time_range``)
     time_range: tuple[float, float] = (0.0, 0.0)
@@ -133,6 +135,14 @@ class Result:
     @property
     def meets(self) -> bool:
         return self.fleet is not None
+
+    @property
+    def weights_label(self) -> str:
+        """The weights as ``planner plan`` names them: "bf16 + mxfp4 experts" where the routed experts are kept in
+        another format (gpt-oss as published), else the weights' precision."""
+        if self.expert_precision and self.expert_precision != self.weight_precision:
+            return f"{self.weight_precision} + {self.expert_precision} experts"
+        return self.weight_precision
 
     @property
     def gpus(self) -> int:

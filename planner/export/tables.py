@@ -170,7 +170,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
     )
     # what every option shows, met or not: option, GPU, model, precisions, pricing, price kind, source and date
-    chosen = (o.name, r.gpu.name, r.model.name, f"{r.weight_precision} / {r.kv_precision}", price, r.money.price_kind)
+    chosen = (o.name, r.gpu.name, r.model.name, f"{r.weights_label} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
         return (None, *chosen, *quote, "no", *([None] * 22), r.shortfall)
