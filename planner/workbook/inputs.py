@@ -203,7 +203,9 @@ def why_error(c: Calc) -> str:
     """A formula naming the first input the baseline refuses and what is accepted ("" when every result computes), in
     the order the model checks them: the legend beside the results gives only what each error value means, so an
     input that passes the cell's own check (a GPU count of 3, a context too long to fit) left every result #NUM!
-    with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``)."""
+    with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``). Last, a budget
+    input ``planner export`` refuses (Calc's budget_refused row, in the reader's words: a peak of -3, a target typed
+    in seconds)."""
 
     def ref(key: str) -> str:
         return c.ref(key, "C", True, True)
@@ -280,6 +282,8 @@ def why_error(c: Calc) -> str:
     conditions.insert(6, refused)
     conditions.insert(7, weights)
     conditions.insert(8, kv_dtype)
+    budget = ref("budget_refused")  # last: the budget question, after everything the baseline's results need
+    conditions.append((f'{budget}<>""', budget))
     formula = '""'
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
