@@ -29,6 +29,13 @@ SCENARIOS = (
 )
 FIRST_SCENARIO_COL = 3  # C
 
+#: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
+#: Levers sheet as what-ifs, labelled so, but are never ranked for the cheapest fleet (Calc's same_requests row): a
+#: trial's "Cheapest fleet that meets the targets" named Context halved, 86 GPUs where the baseline needed 979, which
+#: serves every prompt cut in half. The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
+#: same requests. The compare model answers them with another model: a choice of model, not of deployment.
+WORKLOAD_LEVERS = {"context_half": "every prompt is halved", "compare": "another model answers"}
+
 
 def scenario_col(key: str) -> str:
     return get_column_letter(FIRST_SCENARIO_COL + [s[0] for s in SCENARIOS].index(key))
@@ -638,7 +645,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
         replicas        max(1, ceil(peak requests/s / requests/s per replica))  (sizing.replicas_for_rate, no spare)
         fleet GPUs      replicas x GPUs in the group
         monthly cost    fleet GPUs x price per GPU-hour x 730 h  (sizing.cloud_usd_per_gpu_month)
-        green           meets both targets, has a monthly cost, and no other such scenario costs less
+        green           serves the same requests (not a ``WORKLOAD_LEVERS`` one), meets both targets, has a monthly
+                        cost, and no other such scenario costs less
 
     Assumption: without a current simulation the "meets" rows judge each replica at its max batch with a prompt's
     prefill holding it alone and no queue; the fleet's queue comes only through the rate factor, which holds for the Inputs the simulation ran on (the
@@ -788,11 +796,20 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             quantity="peak_fleet.monthly_usd@batch=max",
         ),
         Row(
+            "same_requests",
+            "Serves the same requests (1 yes; 0: changes them, not ranked)",
+            "",
+            INT,
+            {**{key: 0.0 for key in WORKLOAD_LEVERS}, "*": 1.0},
+            "calc.WORKLOAD_LEVERS: halving the context or another model changes what is served, not how",
+        ),
+        Row(
             "budget_rank",
-            "Monthly cost for ranking (misses a target or no cost: 10^300)",
+            "Monthly cost for ranking (misses a target, no cost or changes the requests: 10^300)",
             "US$",
             NOT_RANKED_USD,
-            f"IF({{meets}}=1,IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},{NOT_RANKED}),{NOT_RANKED})",
+            f"IF(AND({{meets}}=1,{{same_requests}}=1),IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},"
+            f"{NOT_RANKED}),{NOT_RANKED})",
         ),
     )
     rank = f"${first}${c.row_of['budget_rank']}:${last}${c.row_of['budget_rank']}"
@@ -803,7 +820,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "",
             INT,
             f"IF(AND({{budget_rank}}<{NOT_RANKED},{{budget_rank}}=MIN({rank})),1,0)",
-            "never a scenario that misses a target or lacks a value",
+            "never a scenario that misses a target, lacks a value or changes the requests",
         ),
     )
 

@@ -183,9 +183,28 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     for i, (warning, height) in enumerate(warnings(c), FIRST_WARNING_ROW):
         s.set(f"D{r + i}", warning, style="warn_text")
         s.heights[r + i] = lines(height)
+    fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
+    s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
+    s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
     s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
+
+
+#: Lines of the fleet's group note (``fleet_group_note``, about 170 characters) in the 80-wide column D.
+FLEET_NOTE_LINES = 3
+
+
+def fleet_group_note(c: Calc) -> str:
+    """Beside the peak fleet, with the GPU count blank: the fleet is on the smallest group that fits, which
+    ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica: a trial's 979 GPUs on 1 GPU a
+    replica were 176 on 4 there); "" with a GPU count given or the group an error."""
+    n = c.ref("n", "C", True, True)
+    return (
+        f'=IF(OR(in_gpus<>"",ISERROR({n})),"","On "&{n}&IF({n}=1," GPU"," GPUs")&" a replica, the smallest group '
+        "that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica and may need fewer "
+        'GPUs; type a GPU count to size another group")'
+    )
 
 
 def glance_row() -> int:
