@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 from workbook_support import (
+    CHEAPEST_ROW_LABEL,
     NO_OUTPUT_LABEL,
     NO_PEAK_LABEL,
     NONE_MEETS_LABEL,
@@ -115,8 +116,8 @@ class TestNeverGreen:
         assert same == {
             "Baseline": "yes",
             "More GPUs": "yes",
-            "Context halved": "no: every prompt is halved",
-            "Compare model": "no: another model answers",
+            "Context halved": "no: prompts halved",
+            "Compare model": "no: another model",
             "KV cache fp8": "yes",
             "Weights fp8": "yes",
         }
@@ -250,13 +251,15 @@ class TestWhatTheFleetsAreSizedOn:
         s = INPUTS["blank-gpu-count"]
         n = api.memory_plan(s["gpu"], s["model"], s["context"], kv_precision="fp8", weight_precision="fp8").gpus
         assert (n, api.next_tp_size(s["model"], int(n))) == (1, 2)
-        assert _levers_row(blank, "Tensor-parallel groups sized")["Baseline"] == (
-            "1 GPU a replica (the smallest group that fits: GPU count blank), More GPUs 2; planner plan --rate "
+        assert _levers_row(blank, CHEAPEST_ROW_LABEL)["More GPUs"] == (
+            "Groups sized: 1 GPU a replica (the smallest that fits: GPU count blank), More GPUs 2; planner plan --rate "
             "searches 1, 2, 4 and 8 GPUs and may need fewer: type a GPU count to size another"
         )
-        assert (
-            _levers_row(given, "Tensor-parallel groups sized")["Baseline"] == "4 GPUs a replica (Inputs), More GPUs 8"
-        )
+        groups = _levers_row(given, CHEAPEST_ROW_LABEL)["More GPUs"]
+        assert groups == "Groups sized: 4 GPUs a replica (Inputs), More GPUs 8"
         fleet = f"D{glance_row() + [g[1] for g in GLANCE].index('fleet_gpus') + 1}"
-        assert blank["Inputs"][fleet].value.startswith("On 1 GPU a replica, the smallest group that fits (GPU count")
-        assert given["Inputs"][fleet].value is None
+        assert blank["Inputs"][fleet].value == (
+            "replicas x 1 GPU, the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 "
+            "and 8 GPUs a replica and may need fewer GPUs; type a GPU count to size another group"
+        )
+        assert given["Inputs"][fleet].value == "replicas x 4 GPUs"

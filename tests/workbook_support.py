@@ -592,8 +592,8 @@ def expected_cheapest_label(inputs: dict, rate_factors: dict | None = None, simu
     return none_meets
 
 
-#: The Levers row naming the cheapest fleet (among the levers that serve the same requests).
-CHEAPEST_ROW_LABEL = "Cheapest fleet that meets the targets (same requests)"
+#: The Levers row naming the cheapest fleet (of the levers that serve the same requests: "Serves the same requests").
+CHEAPEST_ROW_LABEL = "Cheapest fleet that meets the targets"
 
 
 def cheapest_label(book: openpyxl.Workbook):

@@ -34,7 +34,7 @@ FIRST_SCENARIO_COL = 3  # C
 #: trial's "Cheapest fleet that meets the targets" named Context halved, 86 GPUs where the baseline needed 979, which
 #: serves every prompt cut in half. The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
 #: same requests. The compare model answers them with another model: a choice of model, not of deployment.
-WORKLOAD_LEVERS = {"context_half": "every prompt is halved", "compare": "another model answers"}
+WORKLOAD_LEVERS = {"context_half": "prompts halved", "compare": "another model"}
 
 
 def scenario_col(key: str) -> str:

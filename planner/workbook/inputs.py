@@ -77,7 +77,9 @@ GLANCE = (
     ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
-    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs (replicas x group)"),
+    # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
+    # formula there stops a unit overflowing into it
+    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs"),
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
@@ -196,14 +198,14 @@ FLEET_NOTE_LINES = 3
 
 
 def fleet_group_note(c: Calc) -> str:
-    """Beside the peak fleet, with the GPU count blank: the fleet is on the smallest group that fits, which
-    ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica: a trial's 979 GPUs on 1 GPU a
-    replica were 176 on 4 there); "" with a GPU count given or the group an error."""
+    """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, that the group is
+    the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica:
+    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there)."""
     n = c.ref("n", "C", True, True)
     return (
-        f'=IF(OR(in_gpus<>"",ISERROR({n})),"","On "&{n}&IF({n}=1," GPU"," GPUs")&" a replica, the smallest group '
-        "that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica and may need fewer "
-        'GPUs; type a GPU count to size another group")'
+        f'=IF(ISERROR({n}),"replicas x GPUs in the group","replicas x "&{n}&IF({n}=1," GPU"," GPUs")&IF(in_gpus="",'
+        '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
+        'and may need fewer GPUs; type a GPU count to size another group",""))'
     )
 
 

@@ -32,11 +32,11 @@ ONLY_WORKLOAD_MEETS = (
 )
 
 #: Each scenario's answer on the Levers row "Serves the same requests": a lever that changes them is not ranked.
-SAME_REQUESTS_LABEL = "Serves the same requests (else not ranked)"
+SAME_REQUESTS_LABEL = "Serves the same requests"
 
 
 def same_requests_text(key: str) -> str:
-    """ "yes", or "no: every prompt is halved" for a lever that changes the requests (``WORKLOAD_LEVERS``)."""
+    """ "yes", or "no: prompts halved" for a lever that changes the requests (``WORKLOAD_LEVERS``)."""
     return f"no: {WORKLOAD_LEVERS[key]}" if key in WORKLOAD_LEVERS else "yes"
 
 
@@ -47,8 +47,8 @@ def groups_note(c: Calc) -> str:
     4 x 44 = 176). "" where the baseline's group is an error."""
     base, more = (c.ref("n", scenario_col(k), absolute=True, sheet=True) for k in ("base", "more_gpus"))
     return (
-        f'=IF(ISERROR({base}),"",{base}&IF({base}=1," GPU"," GPUs")&" a replica"&IF(in_gpus=""," (the smallest '
-        f'group that fits: GPU count blank)"," (Inputs)")&", More GPUs "&IF(ISERROR({more}),"none larger",{more})&IF(in_gpus='
+        f'=IF(ISERROR({base}),"","Groups sized: "&{base}&IF({base}=1," GPU"," GPUs")&" a replica"&IF(in_gpus=""," (the '
+        f'smallest that fits: GPU count blank)"," (Inputs)")&", More GPUs "&IF(ISERROR({more}),"none larger",{more})&IF(in_gpus='
         '"","; planner plan --rate searches 1, 2, 4 and 8 GPUs and may need fewer: type a GPU count to size '
         'another",""))'
     )
@@ -93,9 +93,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         f"The fleet: the fewest replicas whose p{HIGH_PERCENTILE} TTFT and TPOT, simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
         "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
-        "Green: the cheapest fleet per month among the scenarios that meet the TPOT and TTFT targets (Inputs) and "
-        "serve the same requests; a scenario that misses a target, lacks a value it needs (a blank input, an error) "
-        "or changes the requests (Context halved, Compare model: what-ifs) is never green.",
+        "Green: the cheapest fleet per month of the scenarios that serve the same requests and meet the TPOT and "
+        "TTFT targets (Inputs); one that misses a target or lacks a value (a blank input, an error) is never green.",
         last_col(),
     )
     s.set("A3", "", style="header")
@@ -198,15 +197,16 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         row = result_row[key]
         s.highlights.append(Highlight(f"{first}{row}:{last}{row}", f"{CALC_SHEET}!{first}${green_row}=1"))
     greens = f"{CALC_SHEET}!${first}${green_row}:${last}${green_row}"
-    s.set(f"A{r}", "Cheapest fleet that meets the targets (same requests)", style="label")
+    s.set(f"A{r}", "Cheapest fleet that meets the targets", style="label")
     s.set(
         f"{first}{r}",
         f"=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),{no_cheapest(c)})",
         style="result",
     )
-    r += 1
-    s.set(f"A{r}", "Tensor-parallel groups sized", style="label")
-    s.set(f"{first}{r}", groups_note(c), style="note")
+    # beside it, the groups the fleets are on (about 190 characters: two lines across the other scenario columns,
+    # as tall as the label; a row of its own pushed "Change from baseline" onto a second printed page)
+    s.note(f"{scenario_col(SCENARIOS[1][0])}{r}", groups_note(c), last)
+    s.heights[r] = 13.5 * 2 + 2
     r += 2
     s.set(f"A{r}", "Change from baseline", style="subtitle")
     r += 1
