@@ -23,8 +23,8 @@ from planner.errors import OutputExistsError, PlannerError, WriteError
 from planner.workbook import read_inputs
 from planner.workbook.assumptions import PUBLISHED_ROW_FIELDS, assumptions_sheet
 from planner.workbook.build import build_whatif
-from planner.workbook.layout import COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
-from planner.workbook.reader import WorkbookError
+from planner.workbook.layout import BUDGET_FIELDS, COMPARE_FIELD, INPUT_FIELDS, INPUTS_SHEET, WORKBOOK_FILE, input_row
+from planner.workbook.reader import WorkbookError, read_all_inputs
 from planner.workbook.update import refresh
 from planner.workbook.writer import save_atomic, to_openpyxl, write_workbook
 
@@ -349,6 +349,33 @@ class TestReadInputs:
         with pytest.raises(WorkbookError, match=message) as err:
             read_inputs(book)
         assert f"Inputs!B{input_row(key)}" in str(err.value) and "\n" not in str(err.value)
+
+    @pytest.mark.parametrize(
+        "key,value,refused",
+        [
+            ("tpot_target_ms", 0.05, True),  # 50 ms typed in seconds
+            ("tpot_target_ms", 0.999, True),
+            ("tpot_target_ms", 1, False),  # the floor itself: 1,000 tokens/s a user, fast but a millisecond figure
+            ("ttft_target_ms", 1.5, True),  # 1,500 ms typed in seconds
+            ("ttft_target_ms", 9.99, True),
+            ("ttft_target_ms", 10, False),
+        ],
+    )
+    def test_a_target_below_its_floor_is_refused_as_seconds_typed_as_milliseconds(self, book, key, value, refused):
+        """The targets' cells take milliseconds, planner's other surfaces seconds: a TPOT under 1 ms or a TTFT under
+        10 ms (layout.SECONDS_SLIP) is the slip, refused with the number to write (trial 2, F8)."""
+        wb = openpyxl.load_workbook(book)
+        wb[INPUTS_SHEET][f"B{input_row(key)}"] = value
+        wb.save(book)
+        if not refused:
+            assert read_all_inputs(book)[key] == value
+            return
+        with pytest.raises(WorkbookError) as err:
+            read_all_inputs(book)
+        assert str(err.value).endswith(
+            f"Inputs!B{input_row(key)} ({next(f.label for f in BUDGET_FIELDS if f.key == key)}) {value:g} ms looks "
+            f"like seconds typed as milliseconds; write {value * 1000:g} for {value:g} s (this cell takes milliseconds)"
+        )
 
     def test_refuses_a_workbook_it_did_not_make(self, tmp_path):
         path = tmp_path / "other.xlsx"

@@ -303,10 +303,11 @@ class TestParityWithThePythonModel:
         workbook_support.expected_green names from the model's own numbers, and the label names one of them."""
         spec, books = recalculated
         current = books[name][LOAD_SHEET][STATUS_CELL].value.startswith("current")  # its simulation holds
-        want = expected_green(SCENARIO_INPUTS[name], stored_rate_factors(spec), simulated=current)
+        factors = stored_rate_factors(spec)
+        want = expected_green(SCENARIO_INPUTS[name], factors, simulated=current)
         assert green_scenarios(books[name]) == want
         label = cheapest_label(books[name])
-        assert label in want if want else label == expected_cheapest_label(SCENARIO_INPUTS[name])
+        assert label in want if want else label == expected_cheapest_label(SCENARIO_INPUTS[name], factors, current)
 
     @pytest.mark.parametrize("name", [book(name) for name in sorted(SCENARIO_INPUTS)])
     def test_every_result_cell_equals_the_model(self, recalculated, name):
@@ -433,7 +434,8 @@ class TestLoadSheetRecalculated:
         _, books = recalculated
         assert books[name][LOAD_SHEET][STATUS_CELL].value.startswith("current")
         fleet = glance_row() + [g[1] for g in GLANCE].index("fleet_gpus") + 1
-        assert books[name][INPUTS_SHEET][f"C{fleet}"].value == "GPUs (replicas x group)"
+        assert books[name][INPUTS_SHEET][f"C{fleet}"].value == "GPUs"
+        assert books[name][INPUTS_SHEET][f"D{fleet}"].value == "replicas x 4 GPUs"  # the GPU count given: no more
 
     @pytest.mark.parametrize("name", [book("default-mha-65b")])
     def test_status_turns_stale_when_an_input_changes(self, recalculated, name):

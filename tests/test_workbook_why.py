@@ -67,7 +67,36 @@ CASES = {
         "Error: T4 keeps no fp8 KV cache: vLLM 0.24's attention backends need SM 8.0 for one; pick fp16",
     ),
     "t4_fp16_kv": ({"gpu": "T4", "model": "Qwen3-0.6B", "kv_precision": "fp16"}, None),
+    # the budget inputs, refused as `planner export` of the file refuses them (trial 2, F9: a peak of -3 gave #NUM!
+    # fleet cells, an empty Error line and "yes"; F8: targets typed in seconds read as 0.05 ms and 1.5 ms, no hint)
+    "peak_negative": (
+        {"peak_requests_per_s": -3},
+        "Error: Inputs!B14 (Peak traffic) must be above 0 requests/s; got -3",
+    ),
+    "targets_in_seconds": (
+        {"tpot_target_ms": 0.05, "ttft_target_ms": 1.5},
+        "Error: Inputs!B16 (TPOT target (time per output token)) 0.05 ms looks like seconds typed as milliseconds; "
+        "write 50 for 0.05 s (this cell takes milliseconds)",
+    ),
+    "ttft_in_seconds": (
+        {"ttft_target_ms": 1.5},
+        "Error: Inputs!B17 (TTFT target (time to first token)) 1.5 ms looks like seconds typed as milliseconds; "
+        "write 1500 for 1.5 s (this cell takes milliseconds)",
+    ),
+    "ttft_text": ({"ttft_target_ms": "fast"}, "Error: Inputs!B17 (TTFT target (time to first token)) must be a number"),
+    "output_fraction": (
+        {"output_tokens": 2.5},
+        "Error: Inputs!B15 (Output tokens per request) must be a whole number of tokens from 1 to 16,777,216; got 2.5",
+    ),
+    "share_one": (
+        {"prefix_hit_rate": 1},
+        "Error: Inputs!B18 (Prompt share in the prefix cache) must be 0 or more and below 1; got 1",
+    ),
+    # tight but plausible targets in milliseconds pass, and are shown as typed ("1.25 ms", "15.5 ms")
+    "tight_targets": ({"tpot_target_ms": 1.25, "ttft_target_ms": 15.5}, None),
 }
+#: The cases whose Error line names a budget input: `planner export` of the same file refuses it in the same words.
+BUDGET_CASES = ("peak_negative", "targets_in_seconds", "ttft_in_seconds", "ttft_text", "output_fraction", "share_one")
 
 #: The Explain sheet's "Errors" row puts each case under the error value it shows: (case, its words there, the
 #: "at a glance" result that shows the error).
@@ -167,3 +196,33 @@ def test_a_refused_gpu_count_prints_whole_at_the_pages_scale(spec, books, tmp_pa
     assert why in inputs_page and meets in inputs_page
     assert levers_page.count(meets) == len(SCENARIOS)  # each lever's answer is the baseline's: the group is refused
     assert _title_height(refused) == pytest.approx(_title_height(opening), rel=0.01)
+
+
+def _meets(book) -> str:
+    return book[INPUTS_SHEET][f"B{glance_row() + [g[1] for g in GLANCE].index('meets_text') + 1}"].value
+
+
+@pytest.mark.parametrize("key", BUDGET_CASES)
+def test_a_refused_budget_input_is_refused_by_export_in_the_same_words(spec, books, key, tmp_path):
+    """The Error line is `planner export`'s refusal of the same file, without its path, and "Meets the latency
+    targets" does not say yes beside it (a peak of -3 read "yes" while the fleet cells showed #NUM!)."""
+    from workbook_support import with_inputs
+
+    from planner.errors import PlannerError
+    from planner.export.workbook_input import scenario_from_workbook
+    from planner.workbook.calc import REFUSED_MEETS
+    from planner.workbook.writer import write_workbook
+
+    path = write_workbook(with_inputs(spec, CASES[key][0]), tmp_path / "book.xlsx")
+    with pytest.raises(PlannerError) as refused:
+        scenario_from_workbook(path)
+    message = str(refused.value)
+    assert message.startswith(f"{path}: ")
+    assert books[key][INPUTS_SHEET][f"D{why_error_row()}"].value == "Error: " + message.removeprefix(f"{path}: ")
+    assert _meets(books[key]) == REFUSED_MEETS
+
+
+def test_targets_are_shown_as_typed(books):
+    """A target above the floor is compared as typed: 1.25 ms was shown as "1.3 ms" and 15.5 ms as "16 ms" (0.05 and
+    1.5, typed in seconds, as "0.1 ms" and "2 ms"); no Error line beside them."""
+    assert _meets(books["tight_targets"]) == "no: TPOT 35.2 ms > 1.25 ms, TTFT 307 ms > 15.5 ms"

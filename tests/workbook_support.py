@@ -508,27 +508,34 @@ def expected_green(inputs: dict, rate_factors: dict | None = None, simulated: bo
     monthly cost (api.peak_fleet with the scenario's ``rate_factors``, default 1), the cheapest (all of them on a
     tie). Meeting the targets: a rate factor in a book whose Load sheet is current (``simulated``: the simulation
     found that fleet meeting them), else TPOT at max batch (api.decode_step) and TTFT (api.prefill) within them. A
-    blank or text target, or an error in a value, means not met."""
-    from planner.workbook.calc import SCENARIOS
+    blank or text target, or an error in a value, means not met. A lever that changes the requests
+    (``planner.workbook.calc.WORKLOAD_LEVERS``: Context halved, Compare model) is never green."""
+    from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS
 
-    targets = [inputs.get(k, BUDGET_DEFAULTS[k]) for k in ("tpot_target_ms", "ttft_target_ms")]
-    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in targets):
-        return set()
-    tpot_target_s, ttft_target_s = (t / 1000 for t in targets)
     ok = {}
     for key, header, _ in SCENARIOS:
-        s = scenario_inputs(inputs, key)
-        s["rate_factor"] = (rate_factors or {}).get(key)
-        step = expected(s, "decode_step.step_s@batch=max")
-        ttft = expected(s, "prefill.ttft_s")
-        cost = expected(s, "peak_fleet.monthly_usd@batch=max")
-        if isinstance(cost, Error):
-            continue
-        if (simulated and s["rate_factor"] is not None) or (
-            not any(isinstance(x, Error) for x in (step, ttft)) and step <= tpot_target_s and ttft <= ttft_target_s
-        ):
+        meets, cost = _meets(inputs, key, rate_factors, simulated)
+        if meets and not isinstance(cost, Error) and key not in WORKLOAD_LEVERS:
             ok[header] = cost
     return {h for h, cost in ok.items() if cost == min(ok.values())}
+
+
+def _meets(inputs: dict, key: str, rate_factors: dict | None, simulated: bool) -> tuple[bool, float | Error]:
+    """Whether scenario ``key`` meets the Inputs targets (``expected_green``'s rule, cost aside), and its fleet's
+    monthly cost (api.peak_fleet, or the error it shows)."""
+    s = scenario_inputs(inputs, key)
+    s["rate_factor"] = (rate_factors or {}).get(key)
+    cost = expected(s, "peak_fleet.monthly_usd@batch=max")
+    targets = [inputs.get(k, BUDGET_DEFAULTS[k]) for k in ("tpot_target_ms", "ttft_target_ms")]
+    if not all(isinstance(t, (int, float)) and not isinstance(t, bool) for t in targets):
+        return False, cost
+    if simulated and s["rate_factor"] is not None:
+        return True, cost
+    tpot_target_s, ttft_target_s = (t / 1000 for t in targets)
+    step = expected(s, "decode_step.step_s@batch=max")
+    ttft = expected(s, "prefill.ttft_s")
+    met = not any(isinstance(x, Error) for x in (step, ttft)) and step <= tpot_target_s and ttft <= ttft_target_s
+    return met, cost
 
 
 def green_scenarios(book: openpyxl.Workbook) -> set[str]:
@@ -548,13 +555,25 @@ NO_PEAK_LABEL = "no peak traffic given (Inputs): no fleet asked for"
 NO_OUTPUT_LABEL = "no output tokens given (Inputs): no fleet asked for"
 PRICE_REFUSED_LABEL = "no fleet cost: the price per GPU-hour is refused (Inputs)"
 NONE_MEETS_LABEL = "none meets the targets"
+#: ... and where only a lever that changes the requests meets them (Context halved, Compare model: never ranked).
+ONLY_WORKLOAD_MEETS_LABEL = (
+    "none that serves the same requests meets the targets (Context halved and Compare model change them)"
+)
 
 
-def expected_cheapest_label(inputs: dict) -> str:
+def expected_cheapest_label(inputs: dict, rate_factors: dict | None = None, simulated: bool = False) -> str:
     """The Levers' cheapest-fleet label where nothing is green: why no fleet was asked for or has a cost, in that
-    order, else "none meets the targets". A price is refused as ``planner.units.rent_usd_per_gpu_hour`` refuses it;
-    a blank price with no catalog price (``api.gpu_price_per_hour`` NaN) names the GPU."""
+    order, else "none meets the targets", or ``ONLY_WORKLOAD_MEETS_LABEL`` where a lever that changes the requests
+    meets them (it is not ranked). A price is refused as ``planner.units.rent_usd_per_gpu_hour`` refuses it; a blank
+    price with no catalog price (``api.gpu_price_per_hour`` NaN) names the GPU."""
     from planner.units import rent_usd_per_gpu_hour
+    from planner.workbook.calc import WORKLOAD_LEVERS
+
+    none_meets = (
+        ONLY_WORKLOAD_MEETS_LABEL
+        if any(_meets(inputs, key, rate_factors, simulated)[0] for key in WORKLOAD_LEVERS)
+        else NONE_MEETS_LABEL
+    )
 
     if inputs.get("peak_requests_per_s", BUDGET_DEFAULTS["peak_requests_per_s"]) is None:
         return NO_PEAK_LABEL
@@ -566,14 +585,18 @@ def expected_cheapest_label(inputs: dict) -> str:
             rent_usd_per_gpu_hour(price)
         except (TypeError, ValueError):
             return PRICE_REFUSED_LABEL
-        return NONE_MEETS_LABEL
+        return none_meets
     cat = default_catalog()
     if inputs["gpu"] in cat.gpus and math.isnan(api.gpu_price_per_hour(inputs["gpu"])):
         return f"no price for {cat.gpu(inputs['gpu']).name}: give a price per GPU-hour (Inputs)"
-    return NONE_MEETS_LABEL
+    return none_meets
+
+
+#: The Levers row naming the cheapest fleet (of the levers that serve the same requests: "Serves the same requests").
+CHEAPEST_ROW_LABEL = "Cheapest fleet that meets the targets"
 
 
 def cheapest_label(book: openpyxl.Workbook):
     """The Levers cell that names the cheapest fleet meeting the targets."""
-    row = next(r for r in book["Levers"].iter_rows() if r[0].value == "Cheapest fleet that meets the targets")
+    row = next(r for r in book["Levers"].iter_rows() if r[0].value == CHEAPEST_ROW_LABEL)
     return row[2].value

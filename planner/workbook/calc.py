@@ -29,6 +29,13 @@ SCENARIOS = (
 )
 FIRST_SCENARIO_COL = 3  # C
 
+#: The levers that change the requests, not how they are served: each scenario key, what it changes. They stay on the
+#: Levers sheet as what-ifs, labelled so, but are never ranked for the cheapest fleet (Calc's same_requests row): a
+#: trial's "Cheapest fleet that meets the targets" named Context halved, 86 GPUs where the baseline needed 979, which
+#: serves every prompt cut in half. The others (More GPUs, KV cache fp8, Weights fp8) deploy the same model for the
+#: same requests. The compare model answers them with another model: a choice of model, not of deployment.
+WORKLOAD_LEVERS = {"context_half": "prompts halved", "compare": "another model"}
+
 
 def scenario_col(key: str) -> str:
     return get_column_letter(FIRST_SCENARIO_COL + [s[0] for s in SCENARIOS].index(key))
@@ -570,9 +577,52 @@ def _number_or_blank(name: str, scale: str = "") -> str:
     return f'IF({name}="","",IF(ISNUMBER({name}),{name}{scale},BAD_INPUT))'
 
 
+def budget_refusal() -> str:
+    """A formula naming the first budget input (``BUDGET_FIELDS``, in their order) that ``planner export`` and
+    ``refresh`` refuse, worded as ``planner.workbook.reader`` refuses it without the file's path ("Inputs!B14 (Peak
+    traffic) must be above 0 requests/s; got -3"), "" where each is blank or accepted. The fleet cells showed #NUM!
+    for a peak of -3 while the Error line was empty and "Meets the latency targets" said yes; a target typed in
+    seconds (0.05 in the TPOT cell) read as 0.05 ms with no hint (``layout.SECONDS_SLIP``).
+
+    Each check reads N(cell) (0 for text), so no test of a number errs on text: Excel's AND evaluates every argument."""
+    from planner.api import MAX_CONTEXT_TOKENS
+    from planner.units import count_accepted
+    from planner.workbook.layout import BUDGET_FIELDS, INPUTS_SHEET, SECONDS_SLIP, input_row
+
+    formula = '""'
+    for f in reversed(BUDGET_FIELDS):
+        x, num = f.name, f"N({f.name})"
+        where = f'"{INPUTS_SHEET}!B{input_row(f.key)} ({f.label}) '
+        quoted = f'"\'"&{x}&"\'"'  # text as shown_name quotes it: 'fast'
+        checks = [(f'AND({x}<>"",NOT(ISNUMBER({x})))', f'{where}must be a number ({f.unit}); got "&{quoted}')]
+        number = f"ISNUMBER({x})"
+        if f.kind in ("rate", "ms"):
+            checks.append((f"AND({number},{num}<=0)", f'{where}must be above 0 {f.unit}; got "&{x}'))
+        elif f.kind == "count":
+            bad = f"OR({num}<1,{num}>{MAX_CONTEXT_TOKENS},{num}<>INT({num}))"
+            checks.append(
+                (f"AND({number},{bad})", f'{where}must be {count_accepted(f.unit, MAX_CONTEXT_TOKENS)}; got "&{x}')
+            )
+        elif f.kind == "share":
+            checks.append((f"AND({number},OR({num}<0,{num}>=1))", f'{where}must be 0 or more and below 1; got "&{x}'))
+        if f.slip_below_ms is not None:  # reader.slip_message's words
+            checks.append(
+                (
+                    f"AND({number},{num}<{f.slip_below_ms:g})",
+                    f'{where}"&{x}&" ms {SECONDS_SLIP}; write "&{x}*1000&" for "&{x}&" s (this cell takes milliseconds)"',
+                )
+            )
+        for condition, reason in reversed(checks):
+            formula = f"IF({condition},{reason},{formula})"
+    return formula
+
+
 #: What a ranking row holds for a scenario that cannot be chosen (no cost, or it misses a target).
 NOT_RANKED = "POWER(10,300)"
 
+
+#: "Meets the latency targets" where a budget input is refused (Calc's budget_refused row; the Error line names it).
+REFUSED_MEETS = "not known: a budget input is refused (Inputs: Error line)"
 
 #: Calc's label of the stored queue term; ``update.refresh_load`` finds the row by it.
 RATE_FACTOR_LABEL = "Rate factor from planner's queue simulation (Load sheet; 1: none)"
@@ -595,7 +645,8 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
         replicas        max(1, ceil(peak requests/s / requests/s per replica))  (sizing.replicas_for_rate, no spare)
         fleet GPUs      replicas x GPUs in the group
         monthly cost    fleet GPUs x price per GPU-hour x 730 h  (sizing.cloud_usd_per_gpu_month)
-        green           meets both targets, has a monthly cost, and no other such scenario costs less
+        green           serves the same requests (not a ``WORKLOAD_LEVERS`` one), meets both targets, has a monthly
+                        cost, and no other such scenario costs less
 
     Assumption: without a current simulation the "meets" rows judge each replica at its max batch with a prompt's
     prefill holding it alone and no queue; the fleet's queue comes only through the rate factor, which holds for the Inputs the simulation ran on (the
@@ -635,6 +686,14 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "s",
             "0.000###",
             {"base": _number_or_blank("in_ttft_target_ms", "/1000"), "*": "{C:ttft_t}"},
+        ),
+        Row(
+            "budget_refused",
+            "Budget input refused (Inputs; blank: none)",
+            "",
+            None,
+            {"base": budget_refusal(), "*": "{C:budget_refused}"},
+            "planner.workbook.reader: what planner export refuses; the Inputs' Error line shows it",
         ),
         Row(
             "tpot_ok",
@@ -677,18 +736,21 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "Meets both targets (1 yes, 0 no)",
             "",
             INT,
-            "IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok})",
-            "the simulation's answer while current, else both checks at max batch with no queue",
+            'IF({budget_refused}<>"",0,IF({sim_meets}=1,1,{tpot_ok}*{ttft_ok}))',
+            "never with a budget input refused; the simulation's answer while current, else both checks at max batch "
+            "with no queue",
         ),
         Row(
             "meets_text",
             "Meets the latency targets",
             "",
             None,
+            f'IF({{budget_refused}}<>"","{REFUSED_MEETS}",'
             'IF({sim_meets}=1,"yes (simulated p95)",IF({meets}=1,"yes","no: "&IF({tpot_ok}=0,"TPOT "&IFERROR(TEXT({m_step}*1000,"0.0")&" ms > "'
-            '&TEXT({tpot_t}*1000,"0.0")&" ms","not known (blank target or error)"),"TPOT ok")'
-            '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT({ttft_t}*1000,"#,##0")'
-            '&" ms","not known (blank target or error)"),"")))',
+            '&TEXT(ROUND({tpot_t}*1000,9),"0.0##")&" ms","not known (blank target or error)"),"TPOT ok")'
+            '&IF({ttft_ok}=0,", TTFT "&IFERROR(TEXT({p_ttft}*1000,"#,##0")&" ms > "&TEXT(ROUND({ttft_t}*1000,9),'
+            'IF(ROUND({ttft_t}*1000,9)=INT(ROUND({ttft_t}*1000,9)),"#,##0","#,##0.0##"))'
+            '&" ms","not known (blank target or error)"),""))))',
             wrap=3,  # "no: TPOT 61.1 ms > 50.0 ms, TTFT 1,234 ms > 500 ms" in a 17-wide column
         ),
         Row(
@@ -734,11 +796,20 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             quantity="peak_fleet.monthly_usd@batch=max",
         ),
         Row(
+            "same_requests",
+            "Serves the same requests (1 yes; 0: changes them, not ranked)",
+            "",
+            INT,
+            {**{key: 0.0 for key in WORKLOAD_LEVERS}, "*": 1.0},
+            "calc.WORKLOAD_LEVERS: halving the context or another model changes what is served, not how",
+        ),
+        Row(
             "budget_rank",
-            "Monthly cost for ranking (misses a target or no cost: 10^300)",
+            "Monthly cost for ranking (misses a target, no cost or changes the requests: 10^300)",
             "US$",
             NOT_RANKED_USD,
-            f"IF({{meets}}=1,IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},{NOT_RANKED}),{NOT_RANKED})",
+            f"IF(AND({{meets}}=1,{{same_requests}}=1),IF(ISNUMBER({{fleet_usd_month}}),{{fleet_usd_month}},"
+            f"{NOT_RANKED}),{NOT_RANKED})",
         ),
     )
     rank = f"${first}${c.row_of['budget_rank']}:${last}${c.row_of['budget_rank']}"
@@ -749,7 +820,7 @@ def budget_rows(c: Calc, rate_factors: dict[str, float | None], load: bool) -> N
             "",
             INT,
             f"IF(AND({{budget_rank}}<{NOT_RANKED},{{budget_rank}}=MIN({rank})),1,0)",
-            "never a scenario that misses a target or lacks a value",
+            "never a scenario that misses a target, lacks a value or changes the requests",
         ),
     )
 

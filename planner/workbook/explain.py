@@ -107,7 +107,9 @@ def explain_sheet(catalog: Catalog, engine: EngineProfile) -> Sheet:
             "More GPUs (the next group vLLM accepts: its heads must divide evenly) adds KV budget; halving the "
             "context halves KV per sequence; a GQA model stores KV heads / attention heads of the cache; fp8 KV "
             "halves it (vLLM caches fp16/bf16 or fp8, not int4); fp8 weights free memory for KV and read half the "
-            "bytes per step. Cost per million output tokens at max batch compares them.",
+            "bytes per step. Cost per million output tokens at max batch compares them. Context halved and the compare "
+            "model change the requests (every prompt halved, another model), so they are never ranked for the "
+            "cheapest fleet.",
         ),
         (
             "Errors",

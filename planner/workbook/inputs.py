@@ -77,7 +77,9 @@ GLANCE = (
     ("TPOT at max batch", "m_step", MS, "ms per token"),
     ("Throughput at max batch", "m_tput", INT, "tokens/s"),
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
-    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs (replicas x group)"),
+    # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
+    # formula there stops a unit overflowing into it
+    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs"),
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
@@ -183,9 +185,28 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     for i, (warning, height) in enumerate(warnings(c), FIRST_WARNING_ROW):
         s.set(f"D{r + i}", warning, style="warn_text")
         s.heights[r + i] = lines(height)
+    fleet_row = r + [g[1] for g in GLANCE].index("fleet_gpus") + 1
+    s.set(f"D{fleet_row}", fleet_group_note(c), style="note")
+    s.heights[fleet_row] = lines(FLEET_NOTE_LINES)
     s.set(f"D{why_error_row()}", why_error(c), style="warn_text")
     s.heights[why_error_row()] = lines(ERROR_LINES)
     return s, names
+
+
+#: Lines of the fleet's group note (``fleet_group_note``, about 170 characters) in the 80-wide column D.
+FLEET_NOTE_LINES = 3
+
+
+def fleet_group_note(c: Calc) -> str:
+    """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, that the group is
+    the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica:
+    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there)."""
+    n = c.ref("n", "C", True, True)
+    return (
+        f'=IF(ISERROR({n}),"replicas x GPUs in the group","replicas x "&{n}&IF({n}=1," GPU"," GPUs")&IF(in_gpus="",'
+        '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
+        'and may need fewer GPUs; type a GPU count to size another group",""))'
+    )
 
 
 def glance_row() -> int:
@@ -203,7 +224,9 @@ def why_error(c: Calc) -> str:
     """A formula naming the first input the baseline refuses and what is accepted ("" when every result computes), in
     the order the model checks them: the legend beside the results gives only what each error value means, so an
     input that passes the cell's own check (a GPU count of 3, a context too long to fit) left every result #NUM!
-    with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``)."""
+    with nothing saying which input or why. The wording follows the CLI's refusals (``planner.errors``). Last, a budget
+    input ``planner export`` refuses (Calc's budget_refused row, in the reader's words: a peak of -3, a target typed
+    in seconds)."""
 
     def ref(key: str) -> str:
         return c.ref(key, "C", True, True)
@@ -280,6 +303,8 @@ def why_error(c: Calc) -> str:
     conditions.insert(6, refused)
     conditions.insert(7, weights)
     conditions.insert(8, kv_dtype)
+    budget = ref("budget_refused")  # last: the budget question, after everything the baseline's results need
+    conditions.append((f'{budget}<>""', budget))
     formula = '""'
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'

@@ -49,6 +49,8 @@ class InputField:
     kind: Literal["text", "count", "fraction", "share", "money", "rate", "ms"]
     required: bool
     help: str
+    #: a "ms" input below this many milliseconds is refused as seconds typed as milliseconds (``SECONDS_SLIP``)
+    slip_below_ms: float | None = None
 
 
 INPUT_FIELDS: tuple[InputField, ...] = (
@@ -160,6 +162,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "ms",
         False,
         "The slowest p95 TPOT users accept (50 ms = 20 tokens/s each). Blank: no lever meets it (none is green).",
+        slip_below_ms=1.0,
     ),
     InputField(
         "ttft_target_ms",
@@ -170,6 +173,7 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         False,
         "The slowest p95 first token accepted under the peak traffic (Levers: the fleet is sized on it). Blank: no "
         "lever meets it.",
+        slip_below_ms=10.0,
     ),
     InputField(
         "prefix_hit_rate",
@@ -183,6 +187,15 @@ BUDGET_FIELDS: tuple[InputField, ...] = (
         "sizes on it), not by a single prompt's TTFT. Blank: 0.",
     ),
 )
+#: Why the targets have a floor (``InputField.slip_below_ms``): planner's other surfaces take targets in seconds
+#: (``plan --tpot-target 0.05``, ``REPLICAS``, a scenario's ``tpot_target_s``), so a target copied from them into these
+#: millisecond cells reads 1,000x too tight. The CLI refuses the reverse slip above ``planner.units.BARE_TPOT_MAX_S``
+#: (1 s) and ``BARE_TTFT_MAX_S`` (60 s); here the floors are where milliseconds stop being plausible: a TPOT under 1 ms
+#: is over 1,000 tokens/s for each user, faster than any GPU's decode step, and a TTFT under 10 ms is less than one
+#: prefill and its scheduling. So a TPOT in seconds below 1 s and a TTFT in seconds below 10 s are caught; a TTFT of
+#: 10 to 60 s typed as 10 to 60 ms is plausible either way and passes.
+SECONDS_SLIP = "looks like seconds typed as milliseconds"
+
 #: What the budget inputs open on (examples/budget-review.toml's [workload]).
 BUDGET_DEFAULTS = {"peak_requests_per_s": 40, "output_tokens": 400, "tpot_target_ms": 50, "ttft_target_ms": 1500}
 

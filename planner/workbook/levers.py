@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from planner.workbook.calc import SCENARIOS, Calc, scenario_col
+from planner.workbook.calc import SCENARIOS, WORKLOAD_LEVERS, Calc, scenario_col
 from planner.workbook.formats import GB, INT, MS, USD
 from planner.workbook.layout import CALC_SHEET, LEVERS_SHEET, LOAD_SHEET, LOAD_STATUS_ROW
 from planner.workbook.load_figures import HIGH_PERCENTILE
@@ -24,6 +24,36 @@ def sized_by_formula(rate_factor_ref: str, load: bool) -> str:
     )
 
 
+#: The cheapest-fleet row where only levers that change the requests meet the targets (they are never ranked).
+ONLY_WORKLOAD_MEETS = (
+    "none that serves the same requests meets the targets ("
+    + " and ".join(header for key, header, _ in SCENARIOS if key in WORKLOAD_LEVERS)
+    + " change them)"
+)
+
+#: Each scenario's answer on the Levers row "Serves the same requests": a lever that changes them is not ranked.
+SAME_REQUESTS_LABEL = "Serves the same requests"
+
+
+def same_requests_text(key: str) -> str:
+    """ "yes", or "no: prompts halved" for a lever that changes the requests (``WORKLOAD_LEVERS``)."""
+    return f"no: {WORKLOAD_LEVERS[key]}" if key in WORKLOAD_LEVERS else "yes"
+
+
+def groups_note(c: Calc) -> str:
+    """Which tensor-parallel groups the fleets are sized on, as a formula: the baseline's and More GPUs' groups;
+    with the GPU count blank, that the baseline's is only the smallest that fits, where ``planner plan --rate``
+    searches 1, 2, 4 and 8 (a trial's blank count sized 1 and 2 GPUs a replica, 979 and 366 GPUs, where plan found
+    4 x 44 = 176). "" where the baseline's group is an error."""
+    base, more = (c.ref("n", scenario_col(k), absolute=True, sheet=True) for k in ("base", "more_gpus"))
+    return (
+        f'=IF(ISERROR({base}),"","Groups sized: "&{base}&IF({base}=1," GPU"," GPUs")&" a replica"&IF(in_gpus=""," (the '
+        f'smallest that fits: GPU count blank)"," (Inputs)")&", More GPUs "&IF(ISERROR({more}),"none larger",{more})&IF(in_gpus='
+        '"","; planner plan --rate searches 1, 2, 4 and 8 GPUs and may need fewer: type a GPU count to size '
+        'another",""))'
+    )
+
+
 def no_cheapest(c: Calc) -> str:
     """Why no fleet is green, as a formula: no fleet was asked for (a blank peak traffic or output tokens: the Inputs
     say "Blank: no fleet"), no fleet has a cost (no price for the GPU, or a price refused), else none meets the
@@ -33,12 +63,20 @@ def no_cheapest(c: Calc) -> str:
         return c.ref(key, scenario_col(SCENARIOS[0][0]), absolute=True, sheet=True)
 
     price, gpu_row = base("price"), base("gpu_row")
+    first, last = scenario_col(SCENARIOS[0][0]), scenario_col(SCENARIOS[-1][0])
+
+    def row(key: str) -> str:
+        return f"{CALC_SHEET}!${first}${c.row_of[key]}:${last}${c.row_of[key]}"
+
+    # a lever that changes the requests meets the targets, none that serves them does (not ranked: WORKLOAD_LEVERS)
+    only_workload = f"SUMPRODUCT({row('meets')},1-{row('same_requests')})>0"
+    none_meets = f'IF({only_workload},"{ONLY_WORKLOAD_MEETS}","none meets the targets")'
     return (
         'IF(in_peak_requests="","no peak traffic given (Inputs): no fleet asked for",'
         'IF(in_output_tokens="","no output tokens given (Inputs): no fleet asked for",'
         f'IF(ISERROR({price}),IF(in_price<>"","no fleet cost: the price per GPU-hour is refused (Inputs)",'
         f'IF(ISNUMBER({gpu_row}),"no price for "&{base("gpu")}&": give a price per GPU-hour (Inputs)",'
-        '"none meets the targets")),"none meets the targets")))'
+        f"{none_meets})),{none_meets})))"
     )
 
 
@@ -55,8 +93,8 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         f"The fleet: the fewest replicas whose p{HIGH_PERCENTILE} TTFT and TPOT, simulated by planner under the peak "
         "traffic (Load sheet), meet the targets; as a formula, the no-queue rate per replica times the rate factor "
         "the simulation found (a stored number; blank, no queue, where nothing was simulated). "
-        "Green: the cheapest fleet per month among the scenarios that meet the TPOT and TTFT targets (Inputs); a "
-        "scenario that misses a target, or lacks a value it needs (a blank input, an error), is never green.",
+        "Green: the cheapest fleet per month of the scenarios that serve the same requests and meet the TPOT and "
+        "TTFT targets (Inputs); one that misses a target or lacks a value (a blank input, an error) is never green.",
         last_col(),
     )
     s.set("A3", "", style="header")
@@ -121,6 +159,10 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         style="subtitle",
     )
     r += 1
+    s.set(f"A{r}", SAME_REQUESTS_LABEL, style="label")
+    for sk, _, _ in SCENARIOS:
+        s.set(f"{scenario_col(sk)}{r}", same_requests_text(sk), style="result_text")
+    r += 1
     budget = [
         ("Meets the latency targets", "meets_text", None, "", ""),
         ("Queue term: rate factor (planner's simulation)", "rate_factor", "0.000", "x no queue", ""),
@@ -161,6 +203,10 @@ def levers_sheet(c: Calc, load: bool = True) -> tuple[Sheet, list[Probe]]:
         f"=IF(MAX({greens})=1,INDEX({first}3:{last}3,MATCH(1,{greens},0)),{no_cheapest(c)})",
         style="result",
     )
+    # beside it, the groups the fleets are on (about 190 characters: two lines across the other scenario columns,
+    # as tall as the label; a row of its own pushed "Change from baseline" onto a second printed page)
+    s.note(f"{scenario_col(SCENARIOS[1][0])}{r}", groups_note(c), last)
+    s.heights[r] = 13.5 * 2 + 2
     r += 2
     s.set(f"A{r}", "Change from baseline", style="subtitle")
     r += 1

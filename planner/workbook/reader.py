@@ -25,6 +25,7 @@ from planner.workbook.layout import (
     INPUTS_SHEET,
     MARKER_KIND,
     MARKER_NAME,
+    SECONDS_SLIP,
     InputField,
 )
 
@@ -238,12 +239,21 @@ def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | Non
         raise WorkbookError(f"{where} ({f.label}) must be 0 or more and below 1; got {_shown(value)}")
     if f.kind in ("rate", "ms") and value <= 0:
         raise WorkbookError(f"{where} ({f.label}) must be above 0 {f.unit}; got {_shown(typed)}")
+    if f.slip_below_ms is not None and value < f.slip_below_ms:
+        raise WorkbookError(f"{where} ({f.label}) {slip_message(value)}")
     if f.kind == "money":  # the bound and its wording: planner.units, as `planner export` and `plan --price` say it
         try:
             rent_usd_per_gpu_hour(value)
         except ValueError as exc:
             raise WorkbookError(f"{where} ({f.label}) {exc}") from None
     return float(value)
+
+
+def slip_message(ms: float) -> str:
+    """Why a target below its field's ``slip_below_ms`` is refused, and the way out, as the Inputs' Error line words
+    it (``planner.workbook.inputs.budget_refused``): "0.05 ms looks like seconds typed as milliseconds; write 50 for
+    0.05 s (this cell takes milliseconds)"."""
+    return f"{ms:g} ms {SECONDS_SLIP}; write {ms * 1e3:g} for {ms:g} s (this cell takes milliseconds)"
 
 
 def _needs(f: InputField) -> str:
