@@ -199,7 +199,8 @@ class TestExportOffersIt:
         assert dp.replica.batch > tp.replica.batch  # each rank caches its own sequences once
         # docs/model.md states both fleets (issue 26: every figure in the docs checked by a test; it said DP + EP
         # 40 GPUs, $150,964 against 120 GPUs, $452,892; then 192 GPUs, $724,627 against 208, $785,013 while the DP
-        # replica's percentiles were simulated on tensor-parallel steps, s180; 200, $754,820 against 216, $815,206
+        # replica's percentiles were simulated on tensor-parallel steps, s180; 200, $754,820 against 184, $694,434
+        # while a rank was sized on its 125 of the replica's 1,000 requests, s196; 200, $754,820 against 216, $815,206
         # before s186 read bf16 KV and MLA latents at the 16-bit cache's attention rate; 208, $785,013 both before
         # s189's asynchronous vLLM host loop)
         said = stated(
@@ -311,7 +312,7 @@ class TestServingSimulationRunsOneRank:
         dp = CliRunner().invoke(main, [*args, "--parallelism", "dp-ep"])
         tp = CliRunner().invoke(main, [*args, "--parallelism", "tp"])
         assert dp.exit_code == 0 and tp.exit_code == 0
-        assert "(1,000 requests a replica, each of its 8 attention ranks taking one request in 8)" in dp.output
+        assert "(1,000 requests on each of its 8 attention ranks, each taking one request in 8)" in dp.output
         assert "(1,000 requests a replica)" in tp.output
 
     def test_a_published_attention_dp_runs_percentiles_are_simulated_as_ranks(self):
@@ -338,3 +339,28 @@ class TestServingSimulationRunsOneRank:
         assert four.concurrency == 4 and eight.concurrency == 8
         assert four.run_output_tokens_per_s == pytest.approx(64 * 256 / four.duration_s, rel=1e-9)
         assert four.run_output_tokens_per_s < 0.6 * eight.run_output_tokens_per_s
+
+
+class TestEnoughRequestsPerRank:
+    """A dp-ep replica is simulated as one of its ranks. Sizing sent the replica 1,000 requests, so a rank of 8 ran
+    125 and one of 72 ran 14: its p99 was its slowest request, and percentiles jumped with the rate (trial s196:
+    TTFT_P99 of DeepSeek-V3 on 8 x H200, 1,000 / 500 tokens: 433 ms at 5.5 requests/s, 368 at 6, 364 at 6.5, 425
+    at 7). Each rank now runs 1,000 requests of its own (``latency_under_load(requests_per_rank=True)``)."""
+
+    def test_a_ranks_percentile_does_not_fall_as_the_rate_rises(self):
+        import planner.excel.functions as xf
+
+        p99 = [xf.TTFT_P99("H200", "deepseek-v3", r, 1000, 500, 8, None, None, None, None, "dp-ep")
+               for r in (5.5, 6.0, 6.5, 7.0)]  # fmt: skip
+        assert all(isinstance(x, float) for x in p99), p99
+        assert p99 == sorted(p99), p99
+
+    def test_each_rank_simulates_a_thousand_requests_and_a_published_run_keeps_its_count(self):
+        from planner.serving.load import DEFAULT_REQUESTS, Replica, fixed_lengths, run_setup
+
+        replica = Replica("H200", "deepseek-v3", 8, catalog=CAT, parallelism="dp-ep")
+        sent = fixed_lengths(1000, 500, DEFAULT_REQUESTS)
+        lengths, setup = run_setup(replica, 1000, 500, sent)
+        assert setup.ranks == 8 and len(lengths) == 8 * DEFAULT_REQUESTS and setup.num_prompts == DEFAULT_REQUESTS
+        published, setup = run_setup(replica, 1000, 500, sent, per_rank=False)  # a run of 1,000 prompts in all
+        assert len(published) == DEFAULT_REQUESTS and setup.num_prompts == DEFAULT_REQUESTS // 8

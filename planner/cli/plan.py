@@ -59,6 +59,7 @@ from planner.serving.fleet import (
 from planner.serving.load import (
     CLIENT_COMMANDS,
     DATASETS,
+    DEFAULT_REQUESTS,
     MAX_PROMPTS,
     PERCENTILES,
     DatasetLoad,
@@ -66,8 +67,10 @@ from planner.serving.load import (
     TraceLoad,
     dataset_load,
     fixed_length_tokens,
+    fixed_lengths,
     trace_load,
 )
+from planner.serving.load import run_setup as serving_run_setup
 from planner.serving.speculative import speculation_for
 from planner.units import (
     MAX_RENT_USD_PER_GPU_HOUR,
@@ -106,12 +109,26 @@ def _check_longest(who: str, longest_tokens: int, context: int) -> None:
 
 
 def _streams_words(p) -> str:
-    """How the simulation splits a replica's requests: "" for one stream, else its ranks or pipeline streams, each
-    taking one request in n (``planner.model.parallel.streams_of``)."""
+    """How many requests the simulation sends and how it splits a replica's requests: 1,000 for one stream, else
+    1,000 on each of its ranks or pipeline streams, each taking one request in n (``planner.model.parallel.
+    streams_of``; ``latency_under_load(requests_per_rank=True)``)."""
     if is_pipeline(p.parallelism):
         n = _stages(p)[0]
+        if n > 1:
+            return (
+                f"1,000 requests on each of its pipeline's {n:,} micro-batch streams, each taking one request in {n:,}"
+            )
+    if p.parallelism == "dp-ep" and p.gpus > 1:
+        return f"1,000 requests on each of its {p.gpus:,} attention ranks, each taking one request in {p.gpus:,}"
+    return "1,000 requests a replica"
+
+
+def _split_words(p) -> str:
+    """A trace's split over the replica's ranks or pipeline streams, each taking one request in n ("" for one)."""
+    if is_pipeline(p.parallelism) and _stages(p)[0] > 1:
+        n = _stages(p)[0]
         return f", each of its pipeline's {n:,} micro-batch streams taking one request in {n:,}"
-    if p.parallelism == "dp-ep":
+    if p.parallelism == "dp-ep" and p.gpus > 1:
         return f", each of its {p.gpus:,} attention ranks taking one request in {p.gpus:,}"
     return ""
 
@@ -625,7 +642,8 @@ def plan_command(
         sized = choice.sizing
         if choice.gpus_per_replica != p.gpus:
             p = plan(gpu, model_name, context, catalog=cat, **(options | {"gpus": choice.gpus_per_replica}))
-        run_setup = replicas[p.gpus].setup(run_prompt, run_output, lengths)  # cached: the run just simulated
+        sent = lengths or fixed_lengths(run_prompt, run_output, DEFAULT_REQUESTS)
+        _, run_setup = serving_run_setup(replicas[p.gpus], run_prompt, run_output, sent)  # cached: as just simulated
         # the plan's other layouts on the same group (a MoE model's), sized for the same targets: the same question
         others = tuple(
             _other_layout(dc_replace(replicas[p.gpus], parallelism=alt.parallelism), load_args, load_kwargs)
@@ -756,7 +774,7 @@ def render_sizing(
         (
             f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
             f"{_tokens(output_tokens)}-token outputs, "
-            "computed by planner's serving simulation (1,000 requests a replica" + _streams_words(p) + ")"
+            f"computed by planner's serving simulation ({_streams_words(p)})"
         )
         if trace is None
         else trace_line(trace, p, s.replicas),
@@ -930,7 +948,7 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int) -> str:
         f"Under load: the trace {t.name}, {len(t.lengths):,} requests over {fmt_seconds(t.span_s)} "
         f"({t.rate_per_s:.3g} requests/s, prompts of {_tokens(round(t.prompt_mean_tokens, 1))} and outputs of "
         f"{_tokens(round(t.output_mean_tokens, 1))} tokens on average), computed by planner's serving simulation "
-        f"(replayed as they came{share}" + _streams_words(p) + ")"
+        f"(replayed as they came{share}" + _split_words(p) + ")"
     )
 
 

@@ -194,7 +194,7 @@ def fewest_replicas(
         return latency_under_load(
             replica, prompt_tokens, output_tokens, rate_per_s=rate / k, burstiness=burstiness,
             num_requests=len(lengths) if lengths else DEFAULT_REQUESTS, lengths=lengths,
-            prefix_hit_rate=prefix_hit_rate,
+            prefix_hit_rate=prefix_hit_rate, requests_per_rank=True,
         )  # fmt: skip
 
     targets = math.isfinite(ttft_target_s) or math.isfinite(tpot_target_s)
@@ -344,6 +344,7 @@ def sweep_within_capacity(
             rate_per_s=float(r),
             burstiness=burstiness,
             prefix_hit_rate=prefix_hit_rate,
+            requests_per_rank=True,
         )  # fmt: skip
         if not past
         else None
@@ -392,7 +393,7 @@ def load_percentile(
                 f"{rate:g} requests/s is past one replica's capacity ({cap:.3g} requests/s, simulated steady state):"
                 " its queue grows without bound, so no percentile holds; use more replicas"
             )
-        r = latency_under_load(replica, prompt, output, rate_per_s=rate, prefix_hit_rate=hit)
+        r = latency_under_load(replica, prompt, output, rate_per_s=rate, prefix_hit_rate=hit, requests_per_rank=True)
         return getattr(r, f"{metric}_s").at(percentile)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, speculative_tokens, acceptance_length)

@@ -684,6 +684,21 @@ class Replica:
         return engine_behaviour(self.engine, self.scheduler, front, self.speculative)
 
 
+def run_setup(
+    replica: Replica, prompt_tokens: float, output_tokens: float, lengths: list, client: int = 0, per_rank: bool = True
+) -> tuple[list, ServingSetup]:
+    """The requests a run sends and its ``Replica.setup``: ``lengths`` as given, or (``per_rank``, a replica of
+    several attention ranks) repeated to that many per rank (at most ``MAX_PROMPTS`` in all), as
+    ``latency_under_load(requests_per_rank=True)`` sizes it; the setup's ``cap`` is then the most one rank runs at
+    once (its max_num_seqs and KV cache), not its share of a short run."""
+    setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
+    if per_rank and setup.ranks > 1:
+        n = min(len(lengths) * setup.ranks, MAX_PROMPTS)
+        lengths = [lengths[i % len(lengths)] for i in range(n)]
+        setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
+    return lengths, setup
+
+
 def latency_under_load(
     replica: Replica,
     prompt_tokens: float,
@@ -702,6 +717,7 @@ def latency_under_load(
     stream_stall_s: float = 0.0,
     warm_prompts: int = 0,
     trace: RunTrace | None = None,
+    requests_per_rank: bool = False,
 ) -> LoadResult:
     """Percentiles of TTFT, TPOT, ITL and end-to-end latency, and throughputs, of one replica under a load.
 
@@ -723,6 +739,10 @@ def latency_under_load(
     ``frontend_s``: each request's time outside the engine, seconds (None: the replica's, ``Replica.frontend_s``).
     ``trace``: a ``RunTrace`` the run fills with its steps, step table and samples (the run is simulated afresh, not
     read from the memo); None: nothing kept.
+    ``requests_per_rank``: a replica of several attention ranks (``"dp-ep"``) simulates ``num_requests`` requests on
+    its one simulated rank, the whole replica that many times the ranks (``lengths`` repeated), as planner's own
+    sizing asks: a run of 1,000 requests gave a rank of 72 only 14, whose p99 is its slowest and whose percentiles
+    jumped with the rate. Off: the run is the replica's ``num_requests`` (a published run of that many prompts).
     """
     if sum(x is not None for x in (arrivals_s, rate_per_s, concurrency)) > 1:
         raise InvalidInputError("give one of a rate, a concurrency or a trace's arrival times (none: a burst)")
@@ -751,7 +771,9 @@ def latency_under_load(
     lengths = list(lengths[:n])
     client = 0 if concurrency is None else _whole(concurrency, "concurrency")
     scheduler_steps = _whole(scheduler_steps, "scheduler_steps")
-    setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
+    lengths, setup = run_setup(
+        replica, prompt_tokens, output_tokens, lengths, client, requests_per_rank and arrivals is None
+    )
     if setup.ranks > 1:  # one rank of several: every ranks-th request, at 1 / ranks of the rate
         lengths = lengths[:: setup.ranks]
         warm = -(-warm // setup.ranks)  # the run's first N: a rank's first ceil(N / ranks)
