@@ -107,3 +107,32 @@ class TestLikeForLikeServesOneModel:
         """plan says "bf16 + mxfp4 experts"; the review said "bf16 / bf16" for gpt-oss as published (trial s196)."""
         text = review_md(tmp_path, TWO_MODELS)
         assert "bf16 + mxfp4 experts / bf16" in text
+
+
+class TestConcurrencyBecomesEachOptionsRate:
+    def test_the_assumptions_state_each_options_requests_per_second(self, tmp_path):
+        """Requests in flight become requests/s at each option's own latency (Little's law), so two options of one
+        review serve different rates (trial s196: 62.6 against 51.8 requests/s from one average), and no sheet said
+        so. The rate is the option's peak_rate_per_s, stated with the rule."""
+        text = review_md(
+            tmp_path,
+            SCENARIO.replace("peak_requests_per_s = 40", "peak_concurrent_requests = 100").replace(
+                "average_requests_per_s = 16", "average_concurrent_requests = 40"
+            ),
+        )
+        line = next(x for x in text.splitlines() if "planned peak as requests/s" in x)
+        assert "Little's law: 100 requests in flight at the planned peak / this option's latency per request" in line
+        rate = float(line.split("|")[2])
+        assert 1 < rate < 100  # 100 in flight, each taking seconds: a few tens a second
+
+
+class TestWordsOfTheReview:
+    def test_a_rent_setting_on_a_bought_option_is_warned_as_unused(self, tmp_path):
+        """price_kind = "spot" on an option that buys was ignored without a word (trial s196), as a purchase price
+        on a rented one was before s195."""
+        text = review_md(tmp_path, SCENARIO + 'pricing = "purchase"\nprice_kind = "spot"\n')
+        assert "price\\_kind 'spot' not used: the option buys (pricing \"purchase\")" in text
+
+    def test_an_eight_percent_cost_of_capital_takes_an(self, tmp_path):
+        text = review_md(tmp_path, SCENARIO + "[finance]\ncost_of_capital = 0.08\n")
+        assert "at an 8.0% cost of capital" in text and "at a 8.0%" not in text

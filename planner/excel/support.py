@@ -64,6 +64,7 @@ from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
 from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
 from planner.options import SPECULATION_OPTIONS, option_doc
+from planner.units import counted
 
 #: Which Excel runtime calls the functions: "officejs" (xlwings Lite / Server: strings starting with "#"
 #: become real error values), "classic" (Windows VBA/COM UDFs: errors become text with the reason),
@@ -400,7 +401,7 @@ def fleet_gpus_notes(values: dict[str, Any]) -> list[str]:
     )
     gpu = catalog().gpu(values["gpu"]).name
     head = (
-        f"{choice.sizing.replicas:,} replicas of {choice.gpus_per_replica} x {gpu}, the fewest GPUs of the groups "
+        f"{counted(choice.sizing.replicas, 'replica')} of {choice.gpus_per_replica} x {gpu}, the fewest GPUs of the groups "
         f"tried ({tried})"
     )
     return [head, *replicas_notes(values)]
@@ -456,7 +457,6 @@ def group_note(spec: Spec, values: dict[str, Any], group: float) -> str:
     """What PLANNER_WHY says of a group the function chose: "on 4 x H100 SXM 80GB, the smallest group that holds the
     weights and 4 sequences of 8,192 tokens (give gpus to fix it)"; under load "a replica on ...", its sequence one
     request's prompt + output tokens. "" where the names do not resolve (the cell then has no number)."""
-    from planner.units import counted
 
     try:
         gpu = catalog().gpu(values["gpu"]).name

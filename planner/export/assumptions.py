@@ -191,6 +191,17 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                 ),
                 Assumption(f"{o.name}: rented in nodes of", o.nodes_of, "GPUs", "scenario / default 1 when rented"),
             ]
+        if not w.by_rate and r.meets:  # requests in flight -> requests/s at this option's own latency
+            rows.append(
+                Assumption(
+                    f"{o.name}: planned peak as requests/s",
+                    round(r.peak_rate_per_s, 2),
+                    "requests/s",
+                    f"Little's law: {w.peak_concurrent_requests * w.growth_factor:,.0f} requests in flight at the "
+                    "planned peak / this option's latency per request (TTFT + mean output x TPOT): a faster option "
+                    "completes more requests a second with the same requests in flight",
+                )
+            )
         if o.speculative_tokens is not None:  # it changes the fleet: stated beside the option
             rows.append(
                 Assumption(

@@ -349,6 +349,17 @@ def evaluate(
             f"{option.name}: purchase_usd ${option.purchase_usd:,.0f} is not used: the option rents (pricing "
             f'"cloud", the default); set pricing = "purchase" to buy at that price'
         )
+    if option.pricing == "purchase":  # rent settings on an option that buys: given, and silently unused before
+        given = []
+        if option.price_kind is not None:
+            given.append(f"price_kind {option.price_kind!r}")
+        if option.cloud_usd_per_gpu_hour is not None:
+            given.append(f"cloud_usd_per_gpu_hour ${option.cloud_usd_per_gpu_hour:g}")
+        if given:
+            warnings.append(
+                f'{option.name}: {" and ".join(given)} not used: the option buys (pricing "purchase"); set '
+                'pricing = "cloud" to rent at that price'
+            )
     stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
     beyond = api.trained_context_warning(mdl, workload.sizing_context_tokens)  # plan's words (planner.deploy)

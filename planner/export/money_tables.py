@@ -258,7 +258,9 @@ def horizon_line(review: Review) -> str:
     oo = review.outlook.of(rec.option.name)
     ow = oo.ownership
     high = oo.cases[-1]
-    pv = f", {usd(ow.present_value_usd)} at a {fin.cost_of_capital:.1%} cost of capital" if fin.cost_of_capital else ""
+    rate = f"{fin.cost_of_capital:.1%}"
+    article = "an" if rate.startswith(("8", "11", "18")) else "a"  # "an 8.0%", "an 11%", "an 18%"
+    pv = f", {usd(ow.present_value_usd)} at {article} {rate} cost of capital" if fin.cost_of_capital else ""
     return (
         f"Over {_years(fin.horizon_months)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
         f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
