@@ -375,3 +375,20 @@ def test_a_miss_prints_above_its_limit_not_equal_to_it():
 
     assert table(110.04).failures() == ["TPOT ms: median 10.04% > 10%"]
     assert table(112.0, 140.0, 112.0).failures() == ["TPOT ms: median 12.0% > 10%, worst 40.0% > 30%"]
+
+
+class TestARateOfInf:
+    def test_inf_is_every_prompt_at_once_as_the_refusal_of_a_negative_rate_says(self, tmp_path):
+        """`vllm bench serve`'s default --request-rate is inf, and validate's own refusal of -1 says "blank or inf:
+        all prompts at once"; yet "inf" was read as no rate and the row refused as "no batch" (trial s196). It is
+        simulated as a burst of its prompts, as a blank rate is."""
+        from planner.cli import main
+
+        head = "gpu,model,request_rate,num_prompts,dataset,ttft_median_ms\n"
+        path = tmp_path / "inf.csv"
+        path.write_text(head + "H100,llama3.1-8b,inf,500,random,25\n")
+        r = CliRunner().invoke(main, ["validate", "--decode", str(path)])
+        assert "Not predicted" not in r.output and "1024/128 all at once" in r.output, r.output
+        path.write_text(head + "H100,llama3.1-8b,,500,random,25\n")  # neither a rate nor a concurrency
+        r = CliRunner().invoke(main, ["validate", "--decode", str(path)])
+        assert "row1: no batch (a serving run: give request_rate, inf for every prompt at once, or batch" in r.output

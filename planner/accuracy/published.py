@@ -637,6 +637,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
                 return parse_seconds(cell, math.inf, column) * 1e3
         read = first_number if column == "request_rate" else published_figure  # a rate of inf: all at once
+        if column == "request_rate" and str(cell or "").strip().lower() in ("inf", "infinity", "+inf"):
+            return math.inf  # vllm bench serve's default --request-rate: every prompt at once
         try:
             x = read(cell, column)
         except ValueError as exc:  # kept as its digits, so the table shows the row beside the reason
@@ -699,7 +701,13 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
             batch = 0  # the engine's own choice, worked out when the row is predicted
         if batch is None or inp is None or out is None:
             blank = [c for c, v in (("batch", batch), ("input_len", inp), ("output_len", out)) if v is None]
-            raise ValueError(f"no {', '.join(blank)}")
+            hint = ""
+            if batch is None and prompts is not None:  # a serving run that says neither how it sent its prompts
+                hint = (
+                    " (a serving run: give request_rate, inf for every prompt at once, or batch, the requests a "
+                    "closed-loop client kept in flight)"
+                )
+            raise ValueError(f"no {', '.join(blank)}{hint}")
         if batch < 1 and not (engine_batch or kind == "serving"):
             cell = str(r.get("batch_size_or_concurrency") or r.get("batch")).strip()[:20]
             raise ValueError(f"batch {cell!r} is below 1; give the sequences decoded together, a whole number from 1")
@@ -756,7 +764,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         ttft_s=ttft,
         kind=kind,
         num_prompts=prompts or None,
-        request_rate=None if math.isnan(rate) or rate <= 0 else rate,
+        request_rate=None if math.isnan(rate) or rate <= 0 or math.isinf(rate) else rate,  # inf: all at once
         source=r.get("source", "") or str(p),
         source_group=r.get("source_group", "") or source_group_of(r.get("source", "") or str(p)),
         statistic=statistic_of(r.get("statistic", "")),
