@@ -392,3 +392,18 @@ class TestARateOfInf:
         path.write_text(head + "H100,llama3.1-8b,,500,random,25\n")  # neither a rate nor a concurrency
         r = CliRunner().invoke(main, ["validate", "--decode", str(path)])
         assert "row1: no batch (a serving run: give request_rate, inf for every prompt at once, or batch" in r.output
+
+
+def test_a_column_named_twice_is_refused_naming_it(tmp_path):
+    """csv.DictReader keeps the last of two cells under one name, so validate compared 31 ms where the first cell
+    said 30 (trial s196); which figure is meant cannot be known."""
+    from planner.cli import main
+
+    path = tmp_path / "dup.csv"
+    path.write_text(
+        "gpu,model,request_rate,num_prompts,input_len,output_len,ttft_median_ms,ttft_median_ms\n"
+        "H100,llama3.1-8b,4,500,1000,200,30,31\n"
+    )
+    r = CliRunner().invoke(main, ["validate", "--decode", str(path)])
+    assert r.exit_code == 2
+    assert f"{path}: column 'ttft_median_ms' is in the header twice; keep one" in r.output

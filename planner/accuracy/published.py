@@ -416,6 +416,12 @@ def read_csv_rows(
                 "with commas between cells and a point in decimals (8.0, not 8,0): in Excel, CSV UTF-8 (Comma "
                 "delimited)"
             )
+        named = [h.strip() for h in header if h is not None and h.strip()]
+        twice = sorted({h for h in named if named.count(h) > 1})
+        if twice:  # DictReader keeps the last cell of a name given twice: which figure is meant?
+            raise InvalidInputError(
+                f"{path}: column {twice[0]!r} is in the header twice; keep one (each figure has its own column)"
+            )
         rows = []
         for r in itertools.islice(reader, max_rows + 1):
             if None in r:  # more cells than the header: a decimal comma ("8,0") would shift or drop a figure
