@@ -730,11 +730,12 @@ def dataset_as_dict(t: DatasetLoad) -> dict:
 
 def _at_once(setup, p: Plan) -> str:
     """ "running at most 1,024 sequences at once (...)": the most a replica (each attention rank) decodes together in
-    the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds at these lengths."""
+    the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds of the shortest requests
+    sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once)."""
     who = f"each of its {setup.ranks} attention ranks" if setup.ranks > 1 else "each"
     return (
         f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs and the KV "
-        f"cache at these lengths, as {p.engine.name} admits them)"
+        f"cache at the shortest request's length, as {p.engine.name} admits them)"
     )
 
 
