@@ -407,3 +407,13 @@ def test_a_column_named_twice_is_refused_naming_it(tmp_path):
     r = CliRunner().invoke(main, ["validate", "--decode", str(path)])
     assert r.exit_code == 2
     assert f"{path}: column 'ttft_median_ms' is in the header twice; keep one" in r.output
+
+
+def test_a_run_of_no_prompts_is_not_predicted(tmp_path):
+    """num_prompts 0 was simulated as a run (trial s196: "+77%" against a run that sent nothing)."""
+    from planner.cli import main
+
+    path = tmp_path / "zero.csv"
+    path.write_text("gpu,model,request_rate,num_prompts,dataset,ttft_median_ms\nH100,llama3.1-8b,4,0,random,25\n")
+    r = CliRunner().invoke(main, ["validate", "--decode", str(path)])
+    assert "row1: num_prompts 0: give the prompts the run sent, 1 or more (blank: not stated)" in r.output

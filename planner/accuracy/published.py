@@ -693,6 +693,8 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
                 f"request_rate {str(r.get('request_rate')).strip()[:20]}: give requests per second above 0 "
                 "(blank or inf: all prompts at once)"
             )
+        if prompts == 0:
+            raise ValueError("num_prompts 0: give the prompts the run sent, 1 or more (blank: not stated)")
         if prompts is not None and prompts > MAX_PROMPTS:
             raise ValueError(f"num_prompts {prompts:,} is above {MAX_PROMPTS:,}, the most a run is simulated with")
         if (server_flag(r, TOKEN_BUDGET_FLAGS) or 0) > MAX_BATCHED_TOKENS:
