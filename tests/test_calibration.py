@@ -318,17 +318,26 @@ class TestCalibrateSuggestsACheckThatRuns:
         assert "input_len" in r.stderr
 
 
+#: A user trial's three H100 rows of Llama 3.1 8B (s195): decode timed at a context, TPOT in ms.
+TRIAL_ROWS = (
+    "gpu,model,batch,context,tpot_ms\n"
+    "H100,llama3.1-8b,1,1024,7.5\nH100,llama3.1-8b,16,1024,9.0\nH100,llama3.1-8b,64,2048,14.0\n"
+)
+
+
+def trial_rows(tmp_path):
+    path = tmp_path / "rows.csv"
+    path.write_text(TRIAL_ROWS)
+    return path
+
+
 class TestAFitWorseThanNone:
     def test_calibrate_warns_when_its_factors_predict_the_rows_worse_at_the_median(self, tmp_path):
         """A user trial (s195): three H100 rows of Llama 3.1 8B (TPOT 7.5 ms at batch 1 and 1,024 tokens, 9.0 at 16,
         14.0 at 64 and 2,048) fitted to factors whose median |error| on those rows rose from 1.3% to 5.4% (the fit
         lowers the worst one), and the file was written without a word. Where the median rises, calibrate now
         warns and names the way out; where it falls, it does not."""
-        rows = tmp_path / "rows.csv"
-        rows.write_text(
-            "gpu,model,batch,context,tpot_ms\n"
-            "H100,llama3.1-8b,1,1024,7.5\nH100,llama3.1-8b,16,1024,9.0\nH100,llama3.1-8b,64,2048,14.0\n"
-        )
+        rows = trial_rows(tmp_path)
         out = CliRunner().invoke(main, ["calibrate", str(rows), "-o", str(tmp_path / "c.toml")])
         assert out.exit_code == 0, out.output
         before, after = (float(x) for x in re.search(r"median \|error\| ([\d.]+)% -> ([\d.]+)%", out.output).groups())
@@ -357,11 +366,7 @@ class TestAFitWorseThanNone:
         """One ratio on both surfaces: predicted / measured - 1. The trial (s195) read "worst 149.4%" from calibrate
         (measured / predicted - 1) and -59.9% from validate for one row. Before the fit calibrate's worst is the
         largest |error| validate prints for the same rows."""
-        rows = tmp_path / "rows.csv"
-        rows.write_text(
-            "gpu,model,batch,context,tpot_ms\n"
-            "H100,llama3.1-8b,1,1024,7.5\nH100,llama3.1-8b,16,1024,9.0\nH100,llama3.1-8b,64,2048,14.0\n"
-        )
+        rows = trial_rows(tmp_path)
         cal = CliRunner().invoke(main, ["calibrate", str(rows), "-o", str(tmp_path / "c.toml")])
         val = CliRunner().invoke(main, ["validate", "--decode", str(rows)])
         worst_before = float(re.search(r"worst ([\d.]+)% ->", cal.output).group(1))
