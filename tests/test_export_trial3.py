@@ -3,6 +3,7 @@ against the value it should have."""
 
 from __future__ import annotations
 
+import pytest
 from cli_support import SCENARIO, run
 
 SPECULATING = """\
@@ -136,3 +137,21 @@ class TestWordsOfTheReview:
     def test_an_eight_percent_cost_of_capital_takes_an(self, tmp_path):
         text = review_md(tmp_path, SCENARIO + "[finance]\ncost_of_capital = 0.08\n")
         assert "at an 8.0% cost of capital" in text and "at a 8.0%" not in text
+
+
+@pytest.mark.xdist_group("test_export_review")
+def test_a_slow_end_below_the_plan_says_why(readme_example_review):
+    """The trial read "-$34,373" in "Held-out slow end: $/month over plan" (DeepSeek-V3 dp-ep on H200, sized with a
+    +148% margin) as a pessimistic case cheaper than the plan. Where it is below, the option's note says why."""
+    from dataclasses import replace
+
+    from planner.export.records import SlowEnd
+    from planner.export.tables import _slow_end_below
+
+    r = readme_example_review.recommended
+    below = SlowEnd(95, 2.0, 1.2, "", "", 1, 8, r.monthly_usd - 1.0)
+    assert _slow_end_below(replace(r, slow_end=below, margin=1.48)) == (
+        "held-out slow end below the plan: the plan's +148% latency margin is wider than the held-out range it is "
+        "checked against"
+    )
+    assert _slow_end_below(replace(r, slow_end=replace(below, monthly_usd=r.monthly_usd + 1.0))) == ""

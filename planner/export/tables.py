@@ -159,10 +159,22 @@ def prompt_time_note(r: Result) -> str:
     )
 
 
+def _slow_end_below(r: Result) -> str:
+    """Where the held-out slow end costs less than the plan (a negative "over plan"): why, so that it does not read as
+    a pessimistic case that is cheaper."""
+    s = r.slow_end
+    if s is None or not r.meets or not s.monthly_usd < r.monthly_usd:
+        return ""
+    return (
+        f"held-out slow end below the plan: the plan's +{r.margin:.0%} latency margin is wider than the held-out "
+        "range it is checked against"
+    )
+
+
 def _option_row(rank: int, r: Result, review: Review) -> tuple:
     o = r.option
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
-    note = "; ".join(x for x in (role, prompt_time_note(r)) if x)
+    note = "; ".join(x for x in (role, prompt_time_note(r), _slow_end_below(r)) if x)
     price = (
         f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, over {o.amortization_months} months"
         if r.money.pricing == "purchase"
