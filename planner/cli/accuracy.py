@@ -385,9 +385,11 @@ def usable_by_gpu(
     for i, (r, c) in enumerate(zip(rows, cells or [None] * len(rows), strict=True)):
         problem = measurement_problem(r, c)
         if problem and not r.problem and r.batch == 0:  # a serving run whose server chose the batch
+            served = r.request_rate is not None or r.kind == "serving"
+            what = "a serving run at a rate (no batch: the server chose it)" if served else "batch 0 (no batch stated)"
             problem = (
-                "batch 0 (a serving run whose server chose the batch) is not fitted; calibrate takes rows of a "
-                "stated batch of 1 or more with tpot_ms or output_throughput_tok_s"
+                f"{what} is not fitted; calibrate takes rows of a stated batch of 1 or more with tpot_ms or "
+                "output_throughput_tok_s"
                 + ("; planner validate --decode compares its percentiles" if has_percentiles(r) else "")
             )
         if not problem:
