@@ -364,3 +364,12 @@ class TestEnoughRequestsPerRank:
         assert setup.ranks == 8 and len(lengths) == 8 * DEFAULT_REQUESTS and setup.num_prompts == DEFAULT_REQUESTS
         published, setup = run_setup(replica, 1000, 500, sent, per_rank=False)  # a run of 1,000 prompts in all
         assert len(published) == DEFAULT_REQUESTS and setup.num_prompts == DEFAULT_REQUESTS // 8
+
+    def test_a_rank_sees_every_request_of_a_dataset(self):
+        """Repeated end to end, a rank's every 8th of 8,000 requests was 125 distinct ones (1,000 = 8 x 125)."""
+        from planner.serving.load import Replica, run_setup
+
+        replica = Replica("H200", "deepseek-v3", 8, catalog=CAT, parallelism="dp-ep")
+        sent = [(100 + i, 50 + i % 7) for i in range(1000)]
+        lengths, _ = run_setup(replica, 600.0, 53.0, sent)
+        assert lengths[::8] == sent

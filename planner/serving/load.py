@@ -688,13 +688,13 @@ def run_setup(
     replica: Replica, prompt_tokens: float, output_tokens: float, lengths: list, client: int = 0, per_rank: bool = True
 ) -> tuple[list, ServingSetup]:
     """The requests a run sends and its ``Replica.setup``: ``lengths`` as given, or (``per_rank``, a replica of
-    several attention ranks) repeated to that many per rank (at most ``MAX_PROMPTS`` in all), as
+    several attention ranks) each sent ranks times, so that the simulated rank's share (every ranks-th) is the list
+    as given (at most ``MAX_PROMPTS`` in all), as
     ``latency_under_load(requests_per_rank=True)`` sizes it; the setup's ``cap`` is then the most one rank runs at
     once (its max_num_seqs and KV cache), not its share of a short run."""
     setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
-    if per_rank and setup.ranks > 1:
-        n = min(len(lengths) * setup.ranks, MAX_PROMPTS)
-        lengths = [lengths[i % len(lengths)] for i in range(n)]
+    if per_rank and setup.ranks > 1:  # each request ranks times in a row: a rank's every ranks-th is the list as given
+        lengths = [request for request in lengths for _ in range(setup.ranks)][:MAX_PROMPTS]
         setup = replica.setup(prompt_tokens, output_tokens, lengths, client)
     return lengths, setup
 
