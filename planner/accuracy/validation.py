@@ -264,7 +264,9 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
     fronts = frontend_for_rows(rows, engine=engine, calibration=calibration, catalog=catalog)
     checks = []
     for r in (r for r in rows if has_percentiles(r)):
-        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.input_len}/{r.output_len} " + (
+        # lengths a dataset could not give (no published mean prompt) show as the dataset, not as "0/294"
+        lengths = r.dataset if r.problem and r.dataset and not r.input_len else f"{r.input_len}/{r.output_len}"
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {lengths} " + (
             f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
         )
         reason, predicted, ends = ("" if speculation_handled(r) else r.problem), {}, None
