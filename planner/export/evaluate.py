@@ -286,6 +286,34 @@ def _groups_in_nodes(option: Option, model: Model, groups: tuple[int, ...]) -> t
     return kept
 
 
+def _option_warnings(option: Option, tried: tuple[int, ...]) -> list[str]:
+    """What the scenario gave that the option does not use, each said (silently ignored before): groups of ``tried``
+    that would straddle its nodes, a purchase price on an option that rents, rent settings on one that buys."""
+    out = []
+    straddling = [n for n in tried if not sizing.packs_into_nodes(n, option.node_size)]
+    if straddling:
+        out.append(
+            f"{option.name}: replicas of {', '.join(map(str, straddling))} GPUs were not tried: each would straddle "
+            f"the {option.node_size}-GPU nodes (tensor-parallel traffic over the network, not timed)"
+        )
+    if option.pricing != "purchase" and option.purchase_usd is not None:
+        out.append(
+            f"{option.name}: purchase_usd ${option.purchase_usd:,.0f} is not used: the option rents (pricing "
+            f'"cloud", the default); set pricing = "purchase" to buy at that price'
+        )
+    given = []
+    if option.pricing == "purchase" and option.price_kind is not None:
+        given.append(f"price_kind {option.price_kind!r}")
+    if option.pricing == "purchase" and option.cloud_usd_per_gpu_hour is not None:
+        given.append(f"cloud_usd_per_gpu_hour ${option.cloud_usd_per_gpu_hour:g}")
+    if given:
+        out.append(
+            f'{option.name}: {" and ".join(given)} not used: the option buys (pricing "purchase"); set pricing = '
+            '"cloud" to rent at that price'
+        )
+    return out
+
+
 def evaluate(
     option: Option,
     workload: Workload,
@@ -317,49 +345,18 @@ def evaluate(
     valid = api.valid_tp_sizes(mdl, parallelism=layout, engine=eng)  # the engine's split rule (kv_heads_any_split)
     if option.gpus_per_replica and option.gpus_per_replica not in valid:
         raise api.tp_size_error(mdl, option.gpus_per_replica, layout, eng)
-    groups = groups or (
-        (option.gpus_per_replica,)
+    tried = (
+        ()
         if option.gpus_per_replica
-        else _groups_in_nodes(
-            option, mdl, api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
-        )
+        else api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
     )
+    groups = groups or ((option.gpus_per_replica,) if option.gpus_per_replica else _groups_in_nodes(option, mdl, tried))
     time_ranges = tuple(sizing_range(gpu, eng, catalog, n, mdl) for n in groups)
     cands = _candidates(
         option, workload, catalog, gpu, mdl, option.weight_precision, option.kv_precision, eng, groups, time_ranges
     )
-    warnings = []
-    straddling = (
-        [
-            n
-            for n in api.groups_to_try(mdl, max_gpus=option.max_gpus_per_replica, parallelism=layout, engine=eng)
-            if not sizing.packs_into_nodes(n, option.node_size)
-        ]
-        if not option.gpus_per_replica
-        else []
-    )
-    if straddling:
-        warnings.append(
-            f"{option.name}: replicas of {', '.join(map(str, straddling))} GPUs were not tried: each would straddle "
-            f"the {option.node_size}-GPU nodes (tensor-parallel traffic over the network, not timed)"
-        )
+    warnings = _option_warnings(option, tried)
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
-    if option.pricing != "purchase" and option.purchase_usd is not None:  # given, and silently unused before
-        warnings.append(
-            f"{option.name}: purchase_usd ${option.purchase_usd:,.0f} is not used: the option rents (pricing "
-            f'"cloud", the default); set pricing = "purchase" to buy at that price'
-        )
-    if option.pricing == "purchase":  # rent settings on an option that buys: given, and silently unused before
-        given = []
-        if option.price_kind is not None:
-            given.append(f"price_kind {option.price_kind!r}")
-        if option.cloud_usd_per_gpu_hour is not None:
-            given.append(f"cloud_usd_per_gpu_hour ${option.cloud_usd_per_gpu_hour:g}")
-        if given:
-            warnings.append(
-                f'{option.name}: {" and ".join(given)} not used: the option buys (pricing "purchase"); set '
-                'pricing = "cloud" to rent at that price'
-            )
     stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
     beyond = api.trained_context_warning(mdl, workload.sizing_context_tokens)  # plan's words (planner.deploy)
