@@ -18,6 +18,13 @@ from planner.engines.architecture import param_counts
 from planner.errors import InvalidInputError
 
 _DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float8_e4m3fn": "fp8"}
+#: Gemma 3's text config leaves out what takes ``Gemma3TextConfig``'s defaults (transformers
+#: models/gemma3/configuration_gemma3.py: vocab_size=262_208, max_position_embeddings=131_072,
+#: sliding_window_pattern=6: five sliding layers, then one global), as google/gemma-3-27b-it's config.json does.
+GEMMA3_TEXT_DEFAULTS = {"vocab_size": 262_208, "max_position_embeddings": 131_072, "sliding_window_pattern": 6}
+#: Packed or scaled weight formats a ``quantization_config`` names, as planner's precisions (the checkpoint's own
+#: bytes): vLLM's quant_method names; compressed-tensors and ModelOpt state the scheme inside (``_quantized``).
+_QUANT_METHODS = {"fp8": "fp8", "fbgemm_fp8": "fp8", "mxfp4": "mxfp4"}
 #: Largest size any config field may state (2^31 - 1): larger is a typo or an attack, not a model.
 _MAX_SIZE = 2**31 - 1
 #: Largest parameter count accepted (10^15): the entry must fit a TOML integer and mean something.
@@ -104,6 +111,11 @@ def model_from_hf_config(
     cfg = {**config, **text}
     notes: list[str] = []
     model_type = _str(cfg, "model_type", _str(outer, "model_type"))
+    if model_type.startswith("gemma3") or _str(outer, "model_type").startswith("gemma3"):
+        for key, value in GEMMA3_TEXT_DEFAULTS.items():
+            if key not in cfg and not (key == "sliding_window_pattern" and "layer_types" in cfg):
+                cfg[key] = value
+                notes.append(f"{key} absent: {value:,} (Gemma3TextConfig's default)")
     missing = [k for k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size") if k not in cfg]
     if missing:
         raise InvalidInputError(f"config.json lacks {', '.join(missing)}; is it a decoder-only language model config?")
@@ -116,22 +128,32 @@ def model_from_hf_config(
     head_dim = _int(cfg, "head_dim", default=None)
     if head_dim is None:
         head_dim = hidden // heads
-        notes.append(f"head_dim absent: hidden_size / heads = {head_dim}")
+        if cfg.get("kv_lora_rank") is None:  # MLA: qk_nope_head_dim + qk_rope_head_dim (``_mla``)
+            notes.append(f"head_dim absent: hidden_size / heads = {head_dim}")
     dtype = _str(cfg, "torch_dtype", _str(cfg, "dtype", _str(outer, "torch_dtype", _str(outer, "dtype", "bfloat16"))))
     native = _DTYPES.get(dtype, "bf16")
     if dtype not in _DTYPES:
         notes.append(f"torch_dtype {dtype!r} not recognised: bf16 assumed")
+    if native == "fp32":  # vLLM's --dtype auto: "FP16 precision for FP32 and FP16 models"; Gemma 2 and 3 in BF16
+        native = "bf16" if model_type.startswith(("gemma2", "gemma3")) else "fp16"
+        notes.append(
+            f"torch_dtype float32: served in 16 bits ({native}), as vLLM's --dtype auto downcasts a float32 "
+            "checkpoint (give -w fp32 to plan 32-bit weights)"
+        )
     quant = _dict(outer, "quantization_config") or _dict(cfg, "quantization_config")
     method = _str(quant, "quant_method")
     expert_precision = None
     block_size = None
+    quantized = _quantized(method, quant)
     if method == "mxfp4":
         expert_precision = "mxfp4"
-    elif method == "fp8":
-        native = "fp8"
+    elif quantized is not None:
+        native = quantized
         block = quant.get("weight_block_size")
         if isinstance(block, list) and block and all(isinstance(b, int) and b > 0 for b in block):
             block_size = max(block)  # [128, 128]: engines check both dims against the same 128
+        if method != "fp8":
+            notes.append(f"quantization_config {method}: weights in {native}")
     elif method:
         notes.append(f"quantization_config quant_method {method!r} is not modelled: weights counted at {native}")
     is_llama4 = model_type.startswith("llama4")
@@ -158,6 +180,11 @@ def model_from_hf_config(
         or (model_type.startswith("glm4_moe") and _bool(cfg, "use_qk_norm", False)),
         "source": source or (f"https://huggingface.co/{hf_id}/blob/main/config.json" if hf_id else "config.json"),
     }
+    if not any(k in cfg for k in ("max_position_embeddings", "max_sequence_length", "seq_length")):
+        notes.append(
+            "max_position_embeddings absent: a trained context of 4,096 tokens assumed (a longer context is flagged "
+            "as past it); give the model's own in the entry's max_context"
+        )
     if "tie_word_embeddings" not in cfg and "tie_word_embeddings" not in outer:
         default_tied = model_type.startswith(("gemma",))
         entry["tie_word_embeddings"] = default_tied
@@ -191,13 +218,22 @@ def model_from_hf_config(
     total, active = param_counts(draft)
     if total > _MAX_PARAMS:
         raise InvalidInputError(f"config.json describes {total:.3g} parameters; more than {_MAX_PARAMS:.0e} is refused")
-    if published_params is None:
+    if published_params is not None and quantized in PACKED and abs(published_params / total - 1) > 0.02:
+        notes.append(
+            f"the stored element count ({published_params:,}) counts packed {quantized} weights, not parameters: the "
+            "computed count is recorded"
+        )
+        entry["published_params_total"] = total
+        entry["published_params_source"] = (
+            f"computed by planner catalog import-hf from config.json (the safetensors hold packed {quantized} weights)"
+        )
+    elif published_params is None:
         entry["published_params_total"] = total
         entry["published_params_source"] = (
             "computed by planner catalog import-hf from config.json (no published count given)"
         )
         notes.append("no parameter count given (--params) or found in safetensors: the computed count is recorded")
-    else:
+    if "published_params_total" not in entry:
         entry["published_params_total"] = int(published_params)
         entry["published_params_source"] = published_params_source or "given to planner catalog import-hf --params"
         embedding = entry["vocab_size"] * hidden
@@ -207,6 +243,37 @@ def model_from_hf_config(
     if draft.moe is not None:
         entry["published_params_active"] = active
     return Model(**entry), notes
+
+
+#: Formats whose safetensors store several weights in one element (int32 words of 4-bit values, uint8 of two FP4).
+PACKED = ("int4", "w8a16", "nvfp4")
+
+
+def _quantized(method: str, quant: dict) -> str | None:
+    """The weight precision a ``quantization_config`` states, as planner names it, or None where it is not read:
+    fp8 (``fp8``, ``fbgemm_fp8``; compressed-tensors with 8-bit float weights; ModelOpt ``FP8``), nvfp4
+    (compressed-tensors 4-bit float, ModelOpt ``NVFP4``), int4 (GPTQ / AWQ 4 bits; compressed-tensors 4-bit int,
+    W4A16), w8a16 (GPTQ 8 bits; compressed-tensors 8-bit int weights alone), int8 (compressed-tensors W8A8 int)."""
+    if method in _QUANT_METHODS and method != "mxfp4":
+        return _QUANT_METHODS[method]
+    if method in ("gptq", "awq"):
+        bits = quant.get("bits", quant.get("w_bit"))
+        return {4: "int4", 8: "w8a16"}.get(bits) if isinstance(bits, int) else None
+    if method == "modelopt":
+        algo = str(quant.get("quant_algo", (quant.get("quantization") or {}).get("quant_algo", ""))).upper()
+        return {"FP8": "fp8", "NVFP4": "nvfp4"}.get(algo)
+    if method == "compressed-tensors":
+        groups = quant.get("config_groups")
+        first = next(iter(groups.values()), {}) if isinstance(groups, dict) and groups else {}
+        weights, acts = (
+            (first.get(k) or {} for k in ("weights", "input_activations")) if isinstance(first, dict) else ({}, {})
+        )
+        bits, kind = weights.get("num_bits"), weights.get("type")
+        if kind == "float":
+            return {8: "fp8", 4: "nvfp4"}.get(bits)
+        if kind == "int":
+            return {4: "int4", 8: "int8" if acts else "w8a16"}.get(bits)
+    return None
 
 
 def _sliding(cfg: dict, entry: dict, layers: int, model_type: str, notes: list[str]) -> None:
@@ -263,7 +330,10 @@ def _moe(cfg: dict, entry: dict, model_type: str, notes: list[str]) -> None:
     experts = _first_int(cfg, ("num_local_experts", "num_experts", "n_routed_experts"), default=0, minimum=0)
     if not experts:
         return
-    per_token = _first_int(cfg, ("num_experts_per_tok", "experts_per_token", "num_experts_per_token"), default=2)
+    top_k_keys = ("num_experts_per_tok", "experts_per_token", "num_experts_per_token", "moe_top_k", "top_k")
+    if not any(cfg.get(k) is not None for k in top_k_keys):
+        notes.append("num_experts_per_tok absent: 2 experts per token assumed (Mixtral's); give the model's own")
+    per_token = _first_int(cfg, top_k_keys, default=2)
     if model_type.startswith("llama4"):
         expert_width = _int(cfg, "intermediate_size")
     else:

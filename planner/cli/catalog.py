@@ -237,7 +237,7 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
     text = entry_to_toml("model", model)
     for note in (*local.notes, *notes):
         echo(f"note: {note}", err=True)
-    if published_params:
+    if published_params and model.published_params_total == published_params:  # recorded, not a packed count
         total, _ = param_counts(model)
         stated = "stored in safetensors" if source else "published"
         if model.published_total_includes_tied_copy:

@@ -1,0 +1,99 @@
+"""``catalog import-hf`` reading what real configs leave out or state elsewhere (trial s196): Gemma 3's text-config
+defaults, float32 checkpoints, quantized checkpoints, a MoE's top-k, packed safetensors counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from planner.catalog import default_catalog
+from planner.catalog.hf import model_from_hf_config
+from planner.engines.architecture import param_counts
+
+#: google/gemma-3-27b-it's config.json as published (its text_config omits vocab_size, max_position_embeddings and
+#: sliding_window_pattern: Gemma3TextConfig's defaults); the shipped Gemma-3-27B entry is the same model.
+GEMMA3_27B_IT = {
+    "architectures": ["Gemma3ForConditionalGeneration"],
+    "model_type": "gemma3",
+    "text_config": {
+        "head_dim": 128, "hidden_size": 5376, "intermediate_size": 21504, "model_type": "gemma3_text",
+        "num_attention_heads": 32, "num_hidden_layers": 62, "num_key_value_heads": 16,
+        "query_pre_attn_scalar": 168, "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "sliding_window": 1024,
+    },
+    "torch_dtype": "bfloat16",
+}  # fmt: skip
+
+LLAMA_8B = {
+    "model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32,
+    "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256, "max_position_embeddings": 131072,
+    "tie_word_embeddings": False, "torch_dtype": "bfloat16",
+}  # fmt: skip
+
+
+def test_a_gemma3_multimodal_config_imports_as_the_shipped_entry():
+    """It was refused ("lacks vocab_size"), and with vocab_size added every layer was windowed and the context 4,096:
+    a KV cache ~6x too small at 32K. Now: 52 sliding layers of 62 (pattern 6), 131,072 tokens, 262,208 vocab, the
+    shipped Gemma-3-27B's KV per token and parameter count."""
+    model, notes = model_from_hf_config(GEMMA3_27B_IT, "My-Gemma-3-27B")
+    shipped = default_catalog().model("Gemma-3-27B")
+    assert (model.sliding_window, model.sliding_window_layers) == (1024, 52)
+    assert (model.sliding_window_layers, model.max_context, model.vocab_size) == (
+        shipped.sliding_window_layers, shipped.max_context, shipped.vocab_size
+    )  # fmt: skip
+    assert param_counts(model)[0] == param_counts(shipped)[0] - shipped.extra_params  # the decoder (no vision tower)
+    assert "vocab_size absent: 262,208 (Gemma3TextConfig's default)" in notes
+
+
+def test_a_missing_trained_context_is_said_not_silent():
+    cfg = {k: v for k, v in LLAMA_8B.items() if k != "max_position_embeddings"}
+    model, notes = model_from_hf_config(cfg, "x")
+    assert model.max_context == 4096 and any(
+        n.startswith("max_position_embeddings absent: a trained context") for n in notes
+    )
+
+
+@pytest.mark.parametrize(("model_type", "served"), [("llama", "fp16"), ("gemma2", "bf16")])
+def test_a_float32_checkpoint_is_served_in_16_bits(model_type, served):
+    """google/gemma-2-9b declares float32; vLLM's --dtype auto serves it in 16 bits ("FP16 precision for FP32 and
+    FP16 models"; Gemma 2 and 3 in BF16). It was planned with fp32 weights and KV: 44 L40S against 28."""
+    model, notes = model_from_hf_config({**LLAMA_8B, "model_type": model_type, "torch_dtype": "float32"}, "x")
+    assert model.native_precision == served
+    assert any(n.startswith(f"torch_dtype float32: served in 16 bits ({served})") for n in notes)
+
+
+@pytest.mark.parametrize(
+    ("quant", "precision"),
+    [
+        ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+            "weights": {"num_bits": 8, "type": "float"}, "input_activations": {"num_bits": 8, "type": "float"}}}},
+         "fp8"),  # RedHatAI/Meta-Llama-3.1-8B-Instruct-FP8
+        ({"quant_method": "compressed-tensors", "config_groups": {"group_0": {
+            "weights": {"num_bits": 4, "type": "int"}}}}, "int4"),  # W4A16
+        ({"quant_method": "modelopt", "quant_algo": "NVFP4"}, "nvfp4"),
+        ({"quant_method": "modelopt", "quant_algo": "FP8"}, "fp8"),
+        ({"quant_method": "fbgemm_fp8"}, "fp8"),
+        ({"quant_method": "gptq", "bits": 4, "group_size": 128}, "int4"),
+        ({"quant_method": "awq", "bits": 4, "group_size": 128}, "int4"),
+        ({"quant_method": "gptq", "bits": 8}, "w8a16"),
+    ],
+)  # fmt: skip
+def test_a_quantized_checkpoint_is_planned_in_its_format(quant, precision):
+    """These imported as 16-bit weights with a note: an FP8 model at twice its memory unless -w fp8 was given."""
+    model, _ = model_from_hf_config({**LLAMA_8B, "quantization_config": quant}, "x")
+    assert model.native_precision == precision
+
+
+def test_a_packed_safetensors_count_is_not_recorded_as_the_parameters():
+    """An AWQ folder's safetensors hold int32 words of eight 4-bit weights: 1,984,696,320 elements for an 8B model,
+    recorded as its parameters (a review would print 1.985 billion)."""
+    cfg = {**LLAMA_8B, "quantization_config": {"quant_method": "awq", "bits": 4}}
+    model, notes = model_from_hf_config(cfg, "x", published_params=1_984_696_320, published_params_source="safetensors")
+    assert model.published_params_total == param_counts(model)[0] == 8_030_261_248
+    assert any("counts packed int4 weights, not parameters" in n for n in notes)
+
+
+def test_a_moe_top_k_is_read_or_said_assumed():
+    moe = {**LLAMA_8B, "model_type": "qwen3_moe", "num_experts": 128, "moe_intermediate_size": 768}
+    read, _ = model_from_hf_config({**moe, "moe_top_k": 8}, "x")
+    assumed, notes = model_from_hf_config(moe, "y")
+    assert read.moe.experts_per_token == 8 and assumed.moe.experts_per_token == 2
+    assert "num_experts_per_tok absent: 2 experts per token assumed (Mixtral's); give the model's own" in notes
