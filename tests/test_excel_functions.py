@@ -575,6 +575,18 @@ class TestAddinInstall:
         assert CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)]).exit_code == 0
         assert conf.read_text(encoding="utf-8") == '"UDF MODULES","planner.excel.functions"\n'
 
+    def test_a_config_saved_as_utf16_is_read_and_a_binary_one_refused_in_one_line(self, tmp_path):
+        """Notepad's "Unicode" saves UTF-16 with a BOM: install raised a UnicodeDecodeError traceback (trial s196)."""
+        conf = tmp_path / "xlwings.conf"
+        conf.write_text('"A","b"\n', encoding="utf-16")
+        res = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)])
+        assert res.exit_code == 0, res.output
+        assert '"A","b"' in conf.read_text(encoding="utf-8") and "planner.excel.functions" in conf.read_text()
+        conf.write_bytes(b"\x80\x81 not text")
+        res = CliRunner().invoke(cli_main, ["addin", "install", "--config", str(conf)])
+        assert res.exit_code == 2 and "Traceback" not in res.output
+        assert "an xlwings config file is not UTF-8 or UTF-16 text; save it as UTF-8" in res.output
+
 
 class TestAddinLite:
     def test_refuses_to_overwrite_without_force(self, tmp_path):

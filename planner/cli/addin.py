@@ -15,7 +15,7 @@ from planner.cli.addin_example import example_command
 from planner.cli.terminal import echo
 from planner.errors import InvalidInputError, OutputExistsError
 from planner.io.files import write_file
-from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
+from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_config_text
 
 MODULE = "planner.excel.functions"
 UDF_KEY = "UDF MODULES"
@@ -58,7 +58,7 @@ def read_config(path: Path) -> list[list[str]]:
     """The config's rows, ``[KEY, VALUE]`` each, in file order (xlwings writes one ``"KEY","VALUE"`` per line)."""
     if not path.exists():
         return []
-    text = read_text_bounded(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
+    text = read_config_text(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
     return [row for row in csv.reader(io.StringIO(text, newline="")) if row]
 
 

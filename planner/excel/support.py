@@ -60,7 +60,7 @@ from planner.excel.cells import (  # noqa: F401  (NA, NUM, VALUE, BLANK, MISSING
     clean,
     failure_from,
 )
-from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_text_bounded
+from planner.io.limits import MAX_XLWINGS_CONFIG_BYTES, read_config_text
 from planner.io.safetext import MAX_CELL_CHARS
 from planner.model import failures
 from planner.options import SPECULATION_OPTIONS, option_doc
@@ -114,11 +114,11 @@ def config_folders(path: str | None = None) -> tuple[str, ...]:
     if path is None:
         path = xlwings_config_path()
     try:
-        text = read_text_bounded(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
+        text = read_config_text(path, MAX_XLWINGS_CONFIG_BYTES, "an xlwings config file")
         for row in csv.reader(io.StringIO(text, newline="")):
             if len(row) >= 2 and row[0].strip().upper() == "PLANNER_CATALOG":
                 return tuple(p.strip() for p in row[1].split(";") if p.strip())
-    except OSError:
+    except (OSError, PlannerError):  # no config, or one that cannot be read: the shipped catalog alone
         pass
     return ()
 

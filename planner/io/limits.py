@@ -59,6 +59,18 @@ def read_text_bounded(path: str | os.PathLike, max_bytes: int, what: str, encodi
     return read_bytes_bounded(path, max_bytes, what).decode(encoding)
 
 
+def read_config_text(path: str | os.PathLike, max_bytes: int, what: str) -> str:
+    """A small text file as editors save it: UTF-8 (with or without a BOM) or UTF-16 with its BOM (Windows Notepad's
+    "Unicode"); anything else is an InvalidInputError in one line, not a UnicodeDecodeError."""
+    data = read_bytes_bounded(path, max_bytes, what)
+    try:
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return data.decode("utf-16")
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{Path(path)}: {what} is not UTF-8 or UTF-16 text; save it as UTF-8") from None
+
+
 def check_count(count: int, limit: int, what: str, where: str = "") -> None:
     """InvalidInputError when ``count`` exceeds ``limit``: '<where>: 60,000 options; at most 500 are accepted'."""
     if count > limit:
@@ -78,5 +90,6 @@ __all__ = [
     "MAX_XLWINGS_CONFIG_BYTES",
     "check_count",
     "read_bytes_bounded",
+    "read_config_text",
     "read_text_bounded",
 ]
