@@ -155,3 +155,20 @@ def test_a_slow_end_below_the_plan_says_why(readme_example_review):
         "checked against"
     )
     assert _slow_end_below(replace(r, slow_end=replace(below, monthly_usd=r.monthly_usd + 1.0))) == ""
+
+
+def test_the_ideal_engine_is_never_recommended_over_a_real_one(tmp_path):
+    """The trial's review recommended the 'ideal' engine (8 H100, $18,075) over vLLM and TensorRT-LLM (14 each): a
+    bound (all of the memory, every datasheet peak, no overheads; README) booked as a deployment. It ranks after the
+    options a real engine runs, and says what it is."""
+    text = review_md(
+        tmp_path, SCENARIO + '[[option]]\nname = "bound"\ngpu = "H100"\nmodel = "Llama-3.1-70B"\nengine = "ideal"\n'
+    )
+    lines = text.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("| Rank | Option |"))  # the Options table
+    rows = lines[start + 2 : start + 4]
+    assert "H100, Llama-3.1-70B, cloud" in rows[0] and "| bound |" in rows[1]
+    col = [c.strip() for c in lines[start].split("|")].index("Monthly cost")
+    monthly = [float(r.split("|")[col].strip().lstrip("$").replace(",", "")) for r in rows]
+    assert monthly[1] < monthly[0]  # cheaper, and still not first
+    assert "bound: the 'ideal' engine is a bound, not an engine to deploy" in text

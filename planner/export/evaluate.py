@@ -363,6 +363,11 @@ def evaluate(
     warnings += [f"{option.name}: {beyond}"] if beyond else []
     fp8_kv = api.fp8_kv_note(gpu, mdl, eng, kp, catalog.precision(kp).bytes_per_element)  # plan's words too
     warnings += [f"{option.name}: {fp8_kv}"] if fp8_kv else []
+    if eng.name == "ideal":
+        warnings.append(
+            f"{option.name}: the 'ideal' engine is a bound, not an engine to deploy (all of the memory and every "
+            "datasheet peak usable, no engine overheads: the seeds' form); it ranks after options a real engine runs"
+        )
     untested = api.untested_architecture_note(gpu, eng)
     warnings += [f"{option.name}: {untested}"] if untested else []
     passing = []

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from planner import __version__
 from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.catalog import Catalog
+from planner.engines.profiles import IDEAL
 from planner.errors import PlannerError
 from planner.export.assumptions import assumptions
 from planner.export.evaluate import SWEEP, evaluate
@@ -91,7 +92,16 @@ def build_review(
     if not any(r.meets for r in results):
         raise _impossible(scenario, results, source)
     order = {r.option.name: i for i, r in enumerate(results)}
-    ranked = sorted(results, key=lambda r: (not r.meets, r.monthly_usd if r.meets else 0.0, order[r.option.name]))
+    # an option of the "ideal" engine (a bound: every byte and FLOP usable) ranks after those a real engine runs
+    ranked = sorted(
+        results,
+        key=lambda r: (
+            not r.meets,
+            r.engine.name == IDEAL.name,
+            r.monthly_usd if r.meets else 0.0,
+            order[r.option.name],
+        ),
+    )
     rec = ranked[0]
     base = rec if scenario.baseline is None else next(r for r in results if r.option.name == scenario.baseline)
     if not base.meets:
