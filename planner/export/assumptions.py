@@ -189,7 +189,14 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
                     "US$",
                     money.price_source,
                 ),
-                Assumption(f"{o.name}: rented in nodes of", o.nodes_of, "GPUs", "scenario / default 1 when rented"),
+                Assumption(
+                    f"{o.name}: rented in instances of",
+                    money.node_size,
+                    "GPUs",
+                    "scenario (node_size)"
+                    if o.node_size
+                    else "the quote's instance (its instance_gpus; 1 for your own price)",
+                ),
             ]
         if not w.by_rate and r.meets:  # requests in flight -> requests/s at this option's own latency
             rows.append(
@@ -320,6 +327,16 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         Assumption(
             "Cost per million tokens", "monthly cost split by prefill/decode time, / tokens at average load", "", rules
         ),
-        Assumption("Not included", "storage, staff, software licences, interest, residual value, discounts", "", ""),
+        Assumption("Not included", _not_included(scenario), "", ""),
     ]
     return tuple(rows)
+
+
+def _not_included(scenario: Scenario) -> str:
+    """What no figure of the review includes: interest and residual value only where [finance] leaves them at 0 (the
+    Ownership sheet applies them where it sets them)."""
+    fin = scenario.finance
+    left = ["storage", "staff", "software licences"]
+    left += [] if fin.cost_of_capital else ["interest (cost_of_capital 0)"]
+    left += [] if fin.residual_value_share else ["residual value (residual_value_share 0)"]
+    return ", ".join([*left, "discounts"])
