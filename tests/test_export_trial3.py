@@ -183,3 +183,16 @@ def test_the_assumptions_say_what_is_left_out_and_the_billing_unit_as_applied(tm
     assert "rented in instances of | 8 | GPUs | the quote's instance" in text
     plain = review_md(tmp_path, SCENARIO)
     assert "interest (cost\\_of\\_capital 0), residual value (residual\\_value\\_share 0), discounts" in plain
+
+
+def test_two_engines_without_a_common_kv_format_are_told_of_the_baseline(tmp_path):
+    """vLLM caches no int8 and LMDeploy no fp8: each refusal of the KV lever recommended the format the other
+    refused, and neither named the way out, a baseline the lever starts from (trial s196)."""
+    path = tmp_path / "s.toml"
+    path.write_text(
+        SCENARIO + '[[option]]\nname = "lmd"\ngpu = "H100"\nmodel = "Llama-3.1-70B"\nengine = "lmdeploy"\n'
+        '[levers]\nkv_precision = "int8"\n'
+    )
+    result = run("export", str(path), "-o", str(tmp_path / "r.md"))
+    assert result.exit_code == 2
+    assert 'or name the option the levers start from, baseline = "..." (the lever applies to it alone)' in result.output

@@ -919,6 +919,10 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
                     p for p in kv_formats(catalog.precisions, [eng]) if catalog.precision(p).bytes_per_element < 2
                 ]
                 way_out = f' (the KV-cache lever: set [levers] kv_precision = "{usable[0]}")' if usable else ""
+                if scenario.baseline is None:  # the lever starts from whichever option is recommended: any of them
+                    way_out += (
+                        '; or name the option the levers start from, baseline = "..." (the lever applies to it alone)'
+                    )
                 whose = f" of option #{i + 1} ({o.name})"
             raise ScenarioError(
                 f"{source}: {where}: the {eng.name!r} engine{whose} cannot cache KV in {kv}; it caches "
