@@ -248,3 +248,21 @@ class TestTensorRTLLMBelowItsSupportMatrix:
                                                                "engine": "tensorrt-llm"}]})  # fmt: skip
         result = evaluate(sc.option[0], sc.workload, default_catalog(), sc.traffic_change)
         assert any("NVIDIA neither develops nor tests it" in w for w in result.warnings)
+
+
+@pytest.mark.parametrize("engine", ["lmdeploy", "tensorrt-llm", "vllm"])
+def test_the_memory_ledger_adds_up_in_the_engines_order(engine):
+    """TensorRT-LLM and LMDeploy take a fraction of the memory left free; plan printed vLLM's ledger above their
+    budget, so 68.02 - 16.06 - 0.81 read as 54.52 GB (trial s196). Each line now follows from the ones above it."""
+    import re
+
+    out = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192", "--engine", engine).output
+    gb = {k.strip(): float(v) for k, v in re.findall(r"^  (\S.*?)\s{2,}([\d.]+) GB", out, re.M)}
+    seen, weights, reserve = gb["memory the engine sees"], gb["- weights"], gb["- activations and runtime"]
+    budget = gb["= KV cache budget"]
+    if engine == "vllm":
+        assert gb["x utilization 0.9"] - weights - reserve == pytest.approx(budget, abs=0.02)
+    else:
+        fraction = next(float(k.split()[-1]) for k in gb if k.startswith("x free fraction"))
+        assert seen - weights - reserve == pytest.approx(gb["= free memory"], abs=0.02)
+        assert gb["= free memory"] * fraction == pytest.approx(budget, abs=0.02)

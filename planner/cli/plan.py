@@ -184,7 +184,9 @@ def render_plan(p: Plan) -> str:
     row("Memory per GPU", "")
     visible = float(mem.visible_bytes_per_gpu)
     row("  memory the engine sees", f"{fmt_gb(visible)} ({visible / GiB:.2f} GiB of {fmt_gb(g.memory_bytes)})")
-    row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
+    free_fraction = p.engine.budget_mode == "free"  # TensorRT-LLM, LMDeploy: a fraction of what is left free
+    if not free_fraction:
+        row(f"  x utilization {p.memory_utilization:g}", fmt_gb(visible * p.memory_utilization))
     weights_per_gpu = float(mem.weight_bytes) / p.gpus
     if p.parallelism == "dp-ep" or stages > 1:  # not 1/g of the weights a GPU: the budget's own identity gives them
         reserve, budget = float(mem.reserve_bytes_per_gpu), float(mem.kv_budget_bytes_per_gpu)
@@ -197,6 +199,9 @@ def render_plan(p: Plan) -> str:
     row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(float(mem.weight_bytes))})")
     row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
     budget = float(mem.kv_budget_bytes_per_gpu)
+    if free_fraction:  # the ledger in the engine's order: what is free, then its fraction
+        row("  = free memory", fmt_gb(budget / p.memory_utilization))
+        row(f"  x free fraction {p.memory_utilization:g}", fmt_gb(budget))
     vllm_lines = logs_vllm_lines(p.engine.name)  # the vLLM log's figures only where vLLM is the engine
     row(
         "  = KV cache budget",
