@@ -266,3 +266,17 @@ def test_the_memory_ledger_adds_up_in_the_engines_order(engine):
         fraction = next(float(k.split()[-1]) for k in gb if k.startswith("x free fraction"))
         assert seen - weights - reserve == pytest.approx(gb["= free memory"], abs=0.02)
         assert gb["= free memory"] * fraction == pytest.approx(budget, abs=0.02)
+
+
+def test_a_cap_set_by_the_runs_own_requests_is_not_blamed_on_the_engine():
+    """At 100 / 50 tokens an H100 holds more than 1,000 Llama-3.1-8B sequences and vLLM runs 1,024: the "at most 1,000
+    sequences" a plan printed was the simulated run's 1,000 requests, labelled as the engine's limit (trial s196)."""
+    out = run(
+        "plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--rate", "5",
+        "--prompt-tokens", "100", "--output-tokens", "50",
+    ).output  # fmt: skip
+    assert "each able to run all 1,000 requests of the simulated run at once" in out
+
+
+def test_counts_read_as_counts():
+    assert "# computed: 46,702,792,704 parameters (46.7 billion)" in run("catalog", "show", "Mixtral-8x7B").output

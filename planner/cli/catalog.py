@@ -19,7 +19,7 @@ from planner.cli.terminal import table as aligned
 from planner.engines.architecture import param_counts
 from planner.errors import UnknownNameError
 from planner.io.files import write_file
-from planner.units import fmt_bytes, fmt_gb
+from planner.units import fmt_gb
 
 KINDS = ("gpus", "models", "precisions")
 
@@ -154,7 +154,7 @@ def show_command(words: tuple[str, ...], as_json: bool, catalog_dirs) -> None:
             if isinstance(entry, Model):
                 total, active = param_counts(entry)
                 echo(
-                    f"# computed: {total:,} parameters ({fmt_bytes(total)}), {active:,} active; "
+                    f"# computed: {total:,} parameters ({total / 1e9:.1f} billion), {active:,} active; "
                     f"published {entry.published_params_total:,}"
                 )
             return

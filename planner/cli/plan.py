@@ -310,8 +310,8 @@ def render_plan(p: Plan) -> str:
     if p.larger_group is not None:
         more, held = p.larger_group
         lines.append(
-            f"hint: {more:,} x {g.name} would hold {held:,} sequences of {p.context:,} tokens where {p.gpus:,} hold "
-            f"{n:,} (--gpus {more})"
+            f"hint: {more:,} x {g.name} would hold {held:,} sequences of {p.context:,} tokens where {p.gpus:,} "
+            f"{'holds' if p.gpus == 1 else 'hold'} {n:,} (--gpus {more})"
         )
     lines += [f"warning: {w}" for w in p.warnings]
     return "\n".join(lines)
@@ -738,6 +738,11 @@ def _at_once(setup, p: Plan) -> str:
     the simulated run, ``ServingSetup.cap``, the engine's limit or what the KV cache holds of the shortest requests
     sent (every request, at fixed lengths; of a dataset or trace, longer requests hold fewer at once)."""
     who = f"each of its {setup.ranks} attention ranks" if setup.ranks > 1 else "each"
+    if setup.cap >= setup.num_prompts:  # the run's own requests bound it, not the engine or the memory
+        return (
+            f"{who} able to run all {counted(setup.num_prompts, 'request')} of the simulated run at once (the "
+            f"engine's max_num_seqs and the KV cache hold at least that many, as {p.engine.name} admits them)"
+        )
     return (
         f"{who} running at most {counted(setup.cap, 'sequence')} at once (the engine's max_num_seqs and the KV "
         f"cache at the shortest request's length, as {p.engine.name} admits them)"
