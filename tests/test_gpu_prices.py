@@ -189,7 +189,10 @@ class TestIssue12Quotes:
     def test_a_plan_without_an_on_demand_price_says_so_and_how_to_give_one(self):
         args = ["plan", "--gpu", "GB300", "--model", "llama3.3-70b", "--context", "8192"]
         out = CliRunner().invoke(main, args).output
-        assert "n/a per million output tokens (the catalog has no on-demand price for this GPU; give --price" in out
+        assert (
+            "n/a per million output tokens, all of the GPU time (the catalog has no on-demand price for this GPU; give --price"
+            in out
+        )
         out = CliRunner().invoke(main, [*args, "--price", "9"]).output
         assert "($9.00/GPU-hour)" in out and "n/a per million" not in out
 

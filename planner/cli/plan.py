@@ -297,7 +297,10 @@ def render_plan(p: Plan) -> str:
         if p.price_usd_per_gpu_hour == p.price_usd_per_gpu_hour
         else "the catalog has no on-demand price for this GPU; give --price US$ per GPU-hour"
     )
-    row(f"Cost at batch {p.batch}", f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens ({price})")
+    row(
+        f"Cost at batch {p.batch}",
+        f"{fmt_usd(p.cost_per_mtok_usd)} per million output tokens, all of the GPU time ({price})",
+    )
     for alt in p.alternatives:
         row(
             f"Same {counted(alt.gpus, 'GPU')}{_layout_words(alt.parallelism, alt.gpus) or ', tensor parallel'}",

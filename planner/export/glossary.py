@@ -28,6 +28,13 @@ GLOSSARY: tuple[tuple[str, str], ...] = (
         "at the mean lengths, prompts sharing the GPU with answers: what a user sees.",
     ),
     (
+        "$ per M input / output tokens",
+        "The monthly cost split between reading prompts and writing answers by the GPU time each takes, each part "
+        "over its million tokens at the average traffic: priced like an API's input and output rates, the two "
+        "together are the bill. `planner plan`'s cost per million output tokens is all of the GPU time over output "
+        "tokens instead (an all-in figure, higher).",
+    ),
+    (
         "Utilization (average)",
         "Average traffic as a share of what the deployed replicas carry within the targets (sized on simulated "
         "percentiles; by Little's law: the share of batch slots in use).",
