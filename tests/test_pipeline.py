@@ -88,7 +88,9 @@ def test_plan_names_the_pipeline_and_its_streams_under_load():
     # the whole line, said once (s182: a pipeline's line had lost its start to a misplaced conditional)
     assert (
         "Under load: 2 requests/s of 2,000-token prompts and 500-token outputs, computed by planner's serving "
-        "simulation (1,000 requests on each of its pipeline's 4 micro-batch streams, each taking one request in 4)\n"
+        "simulation (1,000 requests on each of its pipeline's 4 micro-batch streams, each taking one request in 4; "
+        "each replica's arrivals random at its share of the rate, as a load balancer routing at random gives them: "
+        "a --trace is dealt round-robin, more evenly)\n"
     ) in result.output
     assert "TensorRT-LLM 1.2's 32 pipeline runs" in result.output
 

@@ -788,7 +788,9 @@ def render_sizing(
         (
             f"Under load: {rate_per_s:g} requests/s of {_tokens(prompt_tokens)}-token prompts and "
             f"{_tokens(output_tokens)}-token outputs, "
-            f"computed by planner's serving simulation ({_streams_words(p)})"
+            f"computed by planner's serving simulation ({_streams_words(p)}; each replica's arrivals random at its "
+            "share of the rate, as a load balancer routing at random gives them: a --trace is dealt round-robin, "
+            "more evenly)"
         )
         if trace is None
         else trace_line(trace, p, s.replicas),
