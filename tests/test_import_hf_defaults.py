@@ -97,3 +97,20 @@ def test_a_moe_top_k_is_read_or_said_assumed():
     assumed, notes = model_from_hf_config(moe, "y")
     assert read.moe.experts_per_token == 8 and assumed.moe.experts_per_token == 2
     assert "num_experts_per_tok absent: 2 experts per token assumed (Mixtral's); give the model's own" in notes
+
+
+def test_a_name_that_is_a_shipped_models_says_it_replaces_it(tmp_path):
+    """`import-hf --name mixtral-8x7b` wrote an entry that, loaded, replaced the shipped Mixtral-8x7B and its aliases
+    without a word (trial s196); an alias clash is refused (s195), a name is the documented way to override."""
+    import json
+
+    from click.testing import CliRunner
+
+    from planner.cli import main
+
+    (tmp_path / "config.json").write_text(json.dumps(LLAMA_8B))
+    result = CliRunner().invoke(main, ["catalog", "import-hf", str(tmp_path), "--name", "mixtral-8x7b"])
+    assert result.exit_code == 0, result.output
+    assert "note: 'mixtral-8x7b' names the catalog's 'Mixtral-8x7B': loaded, this entry replaces it" in result.output
+    other = CliRunner().invoke(main, ["catalog", "import-hf", str(tmp_path), "--name", "My-8B"])
+    assert "replaces it" not in other.output

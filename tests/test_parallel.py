@@ -312,7 +312,10 @@ class TestServingSimulationRunsOneRank:
         dp = CliRunner().invoke(main, [*args, "--parallelism", "dp-ep"])
         tp = CliRunner().invoke(main, [*args, "--parallelism", "tp"])
         assert dp.exit_code == 0 and tp.exit_code == 0
-        assert "(1,000 requests on each of its 8 attention ranks, each taking one request in 8; each replica's" in dp.output
+        assert (
+            "(1,000 requests on each of its 8 attention ranks, each taking one request in 8; each replica's"
+            in dp.output
+        )
         assert "(1,000 requests a replica; each replica's arrivals random" in tp.output
 
     def test_a_published_attention_dp_runs_percentiles_are_simulated_as_ranks(self):

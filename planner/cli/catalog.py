@@ -191,6 +191,23 @@ def _check_aliases_free(name: str, aliases) -> None:
             )
 
 
+def _replaced_model(name: str) -> list[str]:
+    """The note for an entry named as a model the catalog in effect has: loaded from a folder it replaces that model
+    and its aliases (the loader's override by name), which a user naming "mixtral-8x7b" may not mean."""
+    from planner.catalog import default_catalog
+
+    try:
+        other = default_catalog().models.get(name)
+    except UnknownNameError:
+        return []
+    shown = ", ".join(other.aliases[:4]) + (", ..." if len(other.aliases) > 4 else "")
+    return [
+        f"{name!r} names the catalog's {other.name!r}: loaded, this entry replaces it"
+        + (f" and its aliases ({shown})" if other.aliases else "")
+        + "; give another --name to keep both"
+    ]
+
+
 @catalog_group.command("import-hf")
 @click.argument("config", type=click.Path(exists=True, path_type=Path))
 @click.option("--name", required=True, help="Catalog name for the model, e.g. 'My-Llama-8B'.")
@@ -234,8 +251,9 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
         published_params_source=source,
     )
     _check_aliases_free(name, aliases)
+    replaced = _replaced_model(name)
     text = entry_to_toml("model", model)
-    for note in (*local.notes, *notes):
+    for note in (*local.notes, *notes, *replaced):
         echo(f"note: {note}", err=True)
     if published_params and model.published_params_total == published_params:  # recorded, not a packed count
         total, _ = param_counts(model)
