@@ -114,3 +114,17 @@ def test_a_name_that_is_a_shipped_models_says_it_replaces_it(tmp_path):
     assert "note: 'mixtral-8x7b' names the catalog's 'Mixtral-8x7B': loaded, this entry replaces it" in result.output
     other = CliRunner().invoke(main, ["catalog", "import-hf", str(tmp_path), "--name", "My-8B"])
     assert "replaces it" not in other.output
+
+
+@pytest.mark.parametrize(
+    "quant",
+    [
+        {"quant_method": "modelopt", "quantization": "FP8"},
+        {"quant_method": "compressed-tensors", "config_groups": {"g": "weights"}},
+        {"quant_method": "compressed-tensors", "config_groups": {"g": {"weights": [8, "float"]}}},
+        {"quant_method": "gptq", "bits": "4"},
+    ],
+)
+def test_a_quantization_table_of_the_wrong_shape_is_not_read_nor_a_traceback(quant):
+    model, notes = model_from_hf_config({**LLAMA_8B, "quantization_config": quant}, "x")
+    assert model.native_precision == "bf16" and any("is not modelled" in n for n in notes)

@@ -259,15 +259,18 @@ def _quantized(method: str, quant: dict) -> str | None:
     if method in ("gptq", "awq"):
         bits = quant.get("bits", quant.get("w_bit"))
         return {4: "int4", 8: "w8a16"}.get(bits) if isinstance(bits, int) else None
+
+    def table(parent: Any, key: str) -> dict:  # a hostile config's table may be anything: not read then
+        value = parent.get(key) if isinstance(parent, dict) else None
+        return value if isinstance(value, dict) else {}
+
     if method == "modelopt":
-        algo = str(quant.get("quant_algo", (quant.get("quantization") or {}).get("quant_algo", ""))).upper()
+        algo = str(quant.get("quant_algo", table(quant, "quantization").get("quant_algo", ""))).upper()
         return {"FP8": "fp8", "NVFP4": "nvfp4"}.get(algo)
     if method == "compressed-tensors":
-        groups = quant.get("config_groups")
-        first = next(iter(groups.values()), {}) if isinstance(groups, dict) and groups else {}
-        weights, acts = (
-            (first.get(k) or {} for k in ("weights", "input_activations")) if isinstance(first, dict) else ({}, {})
-        )
+        groups = table(quant, "config_groups")
+        first = next(iter(groups.values()), {}) if groups else {}
+        weights, acts = table(first, "weights"), table(first, "input_activations")
         bits, kind = weights.get("num_bits"), weights.get("type")
         if kind == "float":
             return {8: "fp8", 4: "nvfp4"}.get(bits)
