@@ -280,3 +280,16 @@ def test_a_cap_set_by_the_runs_own_requests_is_not_blamed_on_the_engine():
 
 def test_counts_read_as_counts():
     assert "# computed: 46,702,792,704 parameters (46.7 billion)" in run("catalog", "show", "Mixtral-8x7B").output
+
+
+def test_a_trace_in_milliseconds_is_flagged(tmp_path):
+    """A trace whose arrival_s holds milliseconds was planned as 600 requests over 31.9 hours without a hint (trial
+    s196); the same requests in seconds get none."""
+    rows = "\n".join(f"{i * 191.1:.1f},800,200" for i in range(600))
+    (tmp_path / "ms.csv").write_text("arrival_s,prompt_tokens,output_tokens\n" + rows + "\n")
+    rows_s = "\n".join(f"{i * 0.1911:.4f},800,200" for i in range(600))
+    (tmp_path / "s.csv").write_text("arrival_s,prompt_tokens,output_tokens\n" + rows_s + "\n")
+    base = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--trace")
+    flagged = run(*base, str(tmp_path / "ms.csv")).output
+    assert "warning: 600 requests over 31.8 hours" in flagged and "if arrival_s holds milliseconds" in flagged
+    assert "if arrival_s holds milliseconds" not in run(*base, str(tmp_path / "s.csv")).output

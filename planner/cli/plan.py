@@ -964,7 +964,10 @@ def trace_line(t: TraceLoad, p: Plan, replicas: int) -> str:
         f"Under load: the trace {t.name}, {len(t.lengths):,} requests over {fmt_seconds(t.span_s)} "
         f"({t.rate_per_s:.3g} requests/s, prompts of {_tokens(round(t.prompt_mean_tokens, 1))} and outputs of "
         f"{_tokens(round(t.output_mean_tokens, 1))} tokens on average), computed by planner's serving simulation "
-        f"(replayed as they came{share}" + _split_words(p) + ")"
+        f"(replayed as they came{share}"
+        + _split_words(p)
+        + ")"
+        + (f"\n  warning: {hint}" if (hint := t.milliseconds_hint()) else "")
     )
 
 

@@ -499,6 +499,17 @@ class TraceLoad:
     def longest_tokens(self) -> int:
         return longest_request_tokens(self.lengths)
 
+    def milliseconds_hint(self) -> str:
+        """Where the arrivals read as seconds look like milliseconds (a median gap of 10 s or more over a span of
+        hours: 600 requests over 31.9 hours for a trace written in ms), the way to read them; else ""."""
+        gaps = np.diff(np.asarray(self.arrivals_s))
+        if len(gaps) and float(np.median(gaps)) >= 10.0 and self.span_s >= 10_000.0:
+            return (
+                f"{len(self.arrivals_s):,} requests over {self.span_s / 3600:,.1f} hours ({self.rate_per_s:.3g} "
+                "requests/s): if arrival_s holds milliseconds, divide it by 1,000 (the column is seconds)"
+            )
+        return ""
+
 
 def trace_load(rows: list[dict[str, Any]], name: str) -> TraceLoad:
     """A ``TraceLoad`` from ``rows`` (mappings with ``TRACE_COLUMNS``, as ``csv.DictReader`` gives a file's): arrivals
