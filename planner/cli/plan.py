@@ -108,29 +108,31 @@ def _check_longest(who: str, longest_tokens: int, context: int) -> None:
         )
 
 
-def _streams_words(p) -> str:
-    """How many requests the simulation sends and how it splits a replica's requests: 1,000 for one stream, else
-    1,000 on each of its ranks or pipeline streams, each taking one request in n (``planner.model.parallel.
-    streams_of``; ``latency_under_load(requests_per_rank=True)``)."""
-    if is_pipeline(p.parallelism):
+def _streams(p) -> tuple[str, int] | None:
+    """The streams a replica's requests are split over, each taking one request in n: ("its pipeline's n micro-batch
+    streams", n), ("its n attention ranks", n), or None for one stream (``planner.model.parallel.streams_of``)."""
+    if is_pipeline(p.parallelism) and _stages(p)[0] > 1:
         n = _stages(p)[0]
-        if n > 1:
-            return (
-                f"1,000 requests on each of its pipeline's {n:,} micro-batch streams, each taking one request in {n:,}"
-            )
+        return f"its pipeline's {n:,} micro-batch streams", n
     if p.parallelism == "dp-ep" and p.gpus > 1:
-        return f"1,000 requests on each of its {p.gpus:,} attention ranks, each taking one request in {p.gpus:,}"
-    return "1,000 requests a replica"
+        return f"its {p.gpus:,} attention ranks", p.gpus
+    return None
+
+
+def _streams_words(p) -> str:
+    """How many requests the simulation sends: 1,000 a replica, or 1,000 on each of its streams
+    (``latency_under_load(requests_per_rank=True)``)."""
+    split = _streams(p)
+    if split is None:
+        return "1,000 requests a replica"
+    what, n = split
+    return f"1,000 requests on each of {what}, each taking one request in {n:,}"
 
 
 def _split_words(p) -> str:
-    """A trace's split over the replica's ranks or pipeline streams, each taking one request in n ("" for one)."""
-    if is_pipeline(p.parallelism) and _stages(p)[0] > 1:
-        n = _stages(p)[0]
-        return f", each of its pipeline's {n:,} micro-batch streams taking one request in {n:,}"
-    if p.parallelism == "dp-ep" and p.gpus > 1:
-        return f", each of its {p.gpus:,} attention ranks taking one request in {p.gpus:,}"
-    return ""
+    """A trace's split over the replica's streams, each taking one request in n ("" for one)."""
+    split = _streams(p)
+    return "" if split is None else f", each of {split[0]} taking one request in {split[1]:,}"
 
 
 def _stages(p: Plan) -> tuple[int, int]:
