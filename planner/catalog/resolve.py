@@ -544,6 +544,14 @@ def _model_numbers(catalog: Catalog, engine: EngineProfile | None, key: tuple[An
     )
 
 
+def experts_words(weight_precision: str, expert_precision: str | None) -> str:
+    """ " + mxfp4 experts" where a MoE model's routed experts are kept in another format than its other weights
+    (gpt-oss as published), else "": how every surface names the weights ("bf16 + mxfp4 experts")."""
+    if expert_precision and expert_precision != weight_precision:
+        return f" + {expert_precision} experts"
+    return ""
+
+
 def expert_precision(catalog: Catalog, model: Model, weight_precision: Any) -> Precision:
     """The routed experts' precision: the model's own expert format where the weights are as published
     (``weight_precision`` None; gpt-oss: MXFP4 experts beside bf16 layers), else the weights' precision."""

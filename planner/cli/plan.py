@@ -22,6 +22,7 @@ from planner.accuracy.loaded_ranges import (
 from planner.accuracy.published import read_csv_rows
 from planner.accuracy.ranges import stated_coverage
 from planner.api import groups_to_try
+from planner.catalog.resolve import experts_words
 from planner.cli.options import (
     ENGINE_HELP,
     Number,
@@ -173,9 +174,8 @@ def render_plan(p: Plan) -> str:
     def row(label: str, value: str) -> None:
         rows.append((label, value))
 
-    weights = p.weight_precision
-    if p.expert_precision and p.expert_precision != p.weight_precision:
-        weights += f" + {p.expert_precision} experts"  # as published (gpt-oss)
+    weights = p.weight_precision + experts_words(p.weight_precision, p.expert_precision)
+    if weights != p.weight_precision:  # experts as published (gpt-oss)
         if p.experts_upcast:
             weights += " upcast to bf16 at load"  # model.experts_upcast: SGLang 0.5.1-0.5.9 off Blackwell
     layout = _layout_words(p.parallelism, p.gpus)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from planner.catalog.resolve import experts_words
 from planner.export.outlook import GridRow, stale_text
 from planner.export.reason import usd
 from planner.export.records import Review
@@ -82,12 +83,6 @@ def _grid_role(g: GridRow, review: Review) -> str:
     return f"= option {same[0]}" if same else ""
 
 
-def _experts(result) -> str:
-    """ " + mxfp4 experts" where the routed experts are kept in another format than the weights (gpt-oss), else ""."""
-    label = result.weights_label
-    return label[len(result.weight_precision) :] if label != result.weight_precision else ""
-
-
 def grid_line(review: Review) -> str:
     """One sentence: the grid's cheapest row, and how it differs from the recommendation when it is another."""
     from planner.export.reason import differences
@@ -100,7 +95,7 @@ def grid_line(review: Review) -> str:
     serving = f" serving {rec.model.name}" if len(models) > 1 else ""  # the recommendation's model, on every GPU
     text = (
         f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): the cheapest is "
-        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{_experts(best.result)}, {counted(best.result.gpus, 'GPU', '')} at "
+        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{experts_words(best.result.weight_precision, best.result.expert_precision)}, {counted(best.result.gpus, 'GPU', '')} at "
         f"{usd(best.result.monthly_usd)} a month"
     )
     diff = differences(best.result, rec)

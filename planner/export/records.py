@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from planner.accuracy.calibration import CalibrationUse
 from planner.accuracy.ranges import TimeRange
 from planner.catalog import Gpu, Model
+from planner.catalog.resolve import experts_words
 from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
@@ -140,9 +141,7 @@ class Result:
     def weights_label(self) -> str:
         """The weights as ``planner plan`` names them: "bf16 + mxfp4 experts" where the routed experts are kept in
         another format (gpt-oss as published), else the weights' precision."""
-        if self.expert_precision and self.expert_precision != self.weight_precision:
-            return f"{self.weight_precision} + {self.expert_precision} experts"
-        return self.weight_precision
+        return self.weight_precision + experts_words(self.weight_precision, self.expert_precision)
 
     @property
     def gpus(self) -> int:
