@@ -18,7 +18,7 @@ from planner.accuracy.serving_margin import sizing_range
 from planner.catalog import Catalog, Gpu, Model, stale_price_warning
 from planner.catalog.names import implied_weight_precision
 from planner.catalog.resolve import expert_precision, weights_to_pass
-from planner.engines.profiles import EngineProfile, engine_profile
+from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.export import sizing
 from planner.export.ownership import Money, option_money
@@ -363,7 +363,7 @@ def evaluate(
     warnings += [f"{option.name}: {beyond}"] if beyond else []
     fp8_kv = api.fp8_kv_note(gpu, mdl, eng, kp, catalog.precision(kp).bytes_per_element)  # plan's words too
     warnings += [f"{option.name}: {fp8_kv}"] if fp8_kv else []
-    if eng.name == "ideal":
+    if eng.name == IDEAL.name:
         warnings.append(
             f"{option.name}: the 'ideal' engine is a bound, not an engine to deploy (all of the memory and every "
             "datasheet peak usable, no engine overheads: the seeds' form); it ranks after options a real engine runs"
