@@ -20,6 +20,7 @@ from test_export import DATE, EXAMPLE, HAND, littles_law, review_of, write_scena
 from planner.catalog import default_catalog
 from planner.export import build_review, render
 from planner.export import finance as fin
+from planner.export import sizing
 from planner.export.evaluate import fleet_at
 from planner.export.money_tables import cases_table, grid_table, ownership_table
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
@@ -82,6 +83,51 @@ class TestCashRules:
     def test_a_dollar_a_year_out_at_the_cost_of_capital_is_worth_a_dollar_today(self):
         """$1.10 paid at the end of month 12 at 10% a year: present value $1.00."""
         assert fin.present_value_usd(np.array([0.0] * 11 + [1.1]), 0.10) == pytest.approx(1.0)
+
+
+class TestCapitalCharge:
+    """A bought GPU's capex a month at [finance]'s cost of capital: the level payment whose present value, discounted
+    as the Ownership sheet discounts (``finance.present_value_usd``), is the capex less the residual's."""
+
+    @pytest.mark.parametrize("rate", [0.08, 0.30])
+    @pytest.mark.parametrize("residual", [0.0, 0.2])
+    def test_the_payments_present_value_is_the_capex_less_the_residuals(self, rate, residual):
+        charge = float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36, rate, residual))
+        paid = fin.present_value_usd(np.full(36, charge), rate)  # 36 end-of-month payments, discounted
+        recovered = residual * H100_CAPEX * (1 + rate) ** -3  # the residual, 36 months (3 years) out
+        assert paid + recovered == pytest.approx(H100_CAPEX)
+
+    def test_without_a_cost_of_capital_it_is_straight_line(self):
+        """docs/export.md: H100 in 8-GPU nodes, $35,883.75 over 36 months = $996.77 a month; a 20% residual: 80% of it."""
+        assert float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36)) == pytest.approx(996.77, abs=0.005)
+        assert float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36, 0.0, 0.2)) == pytest.approx(0.8 * 996.7708)
+
+    def test_docs_example_at_8_percent(self):
+        """docs/export.md: the H100 at an 8% cost of capital, $1,119.85 a month (j = 1.08^(1/12) - 1 = 0.6434%)."""
+        assert float(sizing.amortized_usd_per_gpu_month(H100_CAPEX, 36, 0.08)) == pytest.approx(1119.85, abs=0.005)
+
+    def test_the_hand_scenario_pays_capex_at_10_percent_and_says_the_residual_is_left_out(self, hand):
+        """Hand scenario + [finance] (10%, 25% residual at month 24; amortization 36): j = 1.1^(1/12) - 1, the charge
+        H100_CAPEX x j / (1 - (1 + j)^-36); the residual, valued at the horizon's end (24), not at 36, is left out."""
+        r = by_name(hand, "H100 bought")
+        j = 1.1 ** (1 / 12) - 1
+        charge = H100_CAPEX * j / (1 - (1 + j) ** -36)
+        assert r.money.capital_usd_per_gpu_month == pytest.approx(charge)
+        assert r.monthly_usd == pytest.approx(r.gpus * (charge + H100_OPEX_MONTH))
+        assert any("residual value (25% of capex) is valued at the horizon's end (24 months)" in w for w in hand.warnings)
+
+    def test_a_high_cost_of_capital_ranks_renting_first_as_the_present_values_do(self, tmp_path):
+        """Hand scenario over 36 months, rent at $3.50/GPU-hour: 11 rented GPUs x $2,555 = $28,105 a month; 16 bought
+        at 0% x ($996.77 + $379.87) = $22,026, so buying ranks first; at 30% the charge is $35,883.75 x 0.04057 =
+        $1,455.8 (j = 1.3^(1/12) - 1): 16 x $1,835.7 = $29,371, so renting does, and the recommendation has the lower
+        present value on the Ownership sheet either way."""
+        for rate, first in ((0.0, "H100 bought"), (0.30, "H100 rented")):
+            hand = HAND.replace("cloud_usd_per_gpu_hour = 2.0", "cloud_usd_per_gpu_hour = 3.5")
+            text = hand + f"[finance]\nhorizon_months = 36\ncost_of_capital = {rate}\n"
+            review = review_of(write_scenario(tmp_path, text, name=f"r{rate}.toml"))
+            assert review.recommended.option.name == first
+            pv = {r.option.name: review.outlook.of(r.option.name).ownership.present_value_usd for r in review.results}
+            assert min(pv, key=pv.get) == first
 
 
 FP8 = "H100, rented, FP8 weights"  # the README example's rented H100 option with FP8 weights
@@ -340,6 +386,13 @@ class TestFinanceTable:
         with pytest.raises(ScenarioError) as err:
             parse_scenario(_with_finance({"cost_of_capital": 1.5}), "s.toml")
         assert str(err.value).startswith("s.toml: finance.cost_of_capital:") and "\n" not in str(err.value)
+
+    def test_a_rate_reads_as_a_percentage_string_and_a_bare_8_is_refused_with_the_way_out(self):
+        """"8%" is 0.08, as growth_over_horizon reads "50%"; 8 (a percentage typed as a fraction) names 0.08."""
+        got = parse_scenario(_with_finance({"cost_of_capital": "8%", "residual_value_share": "20 %"}), "s.toml")
+        assert (got.finance.cost_of_capital, got.finance.residual_value_share) == pytest.approx((0.08, 0.2))
+        with pytest.raises(ScenarioError, match=r'finance.cost_of_capital: 8 looks like a percentage; write 0.08 or "8%"'):
+            parse_scenario(_with_finance({"cost_of_capital": 8}), "s.toml")
 
     def test_an_unknown_finance_key_lists_the_accepted_ones(self):
         with pytest.raises(ScenarioError) as err:

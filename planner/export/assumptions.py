@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from planner import __version__, api
 from planner.accuracy.ranges import coverage_note, stated_coverage
 from planner.export import sizing
-from planner.export.ownership import Sourced
+from planner.export.ownership import Sourced, amortization_rule
 from planner.export.scenario import Scenario
 from planner.units import counted
 
@@ -321,7 +321,10 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
         ),
         Assumption("Replicas", "ceil(peak rate / requests per second a replica takes) + spares", "", rules),
         Assumption(
-            "Owned GPU per month", "capex / amortization + IT power x PUE x $/kWh x 730 h + colocation", "", rules
+            "Owned GPU per month",
+            f"capex {amortization_rule(scenario.finance)} + IT power x PUE x $/kWh x 730 h + colocation",
+            "",
+            rules,
         ),
         Assumption("Rented GPU per month", "$/GPU-hour x 730 h", "", rules),
         Assumption(
@@ -334,7 +337,7 @@ def assumptions(scenario: Scenario, results, catalog, date: str, workload_source
 
 def _not_included(scenario: Scenario) -> str:
     """What no figure of the review includes: interest and residual value only where [finance] leaves them at 0 (the
-    Ownership sheet applies them where it sets them)."""
+    monthly costs and the Ownership sheet apply them where it sets them)."""
     fin = scenario.finance
     left = ["storage", "staff", "software licences"]
     left += [] if fin.cost_of_capital else ["interest (cost_of_capital 0)"]

@@ -21,9 +21,9 @@ from planner.catalog.resolve import expert_precision, weights_to_pass
 from planner.engines.profiles import IDEAL, EngineProfile, engine_profile
 from planner.errors import InvalidInputError, PlannerError
 from planner.export import sizing
-from planner.export.ownership import Money, option_money
+from planner.export.ownership import Money, option_money, residual_left_out
 from planner.export.records import Candidate, LoadCurve, Result
-from planner.export.scenario import Option, Workload
+from planner.export.scenario import Finance, Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
@@ -235,7 +235,7 @@ def _serving_replica(
     experts = expert_precision(catalog, mdl, option.weight_precision).name if mdl.moe is not None else None
     wp = weights_to_pass(catalog, mdl, wp, experts)
     return Replica(
-        gpu.name, mdl.name, gpus, engine=eng, catalog=catalog, speculative=spec, weight_precision=wp, kv_precision=kp,
+        gpu.name, mdl, gpus, engine=eng, catalog=catalog, speculative=spec, weight_precision=wp, kv_precision=kp,
         parallelism=option.parallelism or "tp",
     )  # fmt: skip
 
@@ -323,10 +323,12 @@ def evaluate(
     model: Model | None = None,
     groups: tuple[int, ...] | None = None,
     load_curves: bool = False,
+    finance: Finance | None = None,
 ) -> Result:
     """Size one option: try each tensor-parallel group, keep the one whose fleet costs least at peak.
     ``load_curves``: also its planned fleet's latency against traffic (``load_curve``; the review's own options
-    only, not the levers' and outlook's variants). Fractional mean lengths are computed in whole tokens
+    only, not the levers' and outlook's variants). ``finance``: the scenario's [finance], whose cost of capital and
+    residual value a bought GPU's monthly charge takes (``option_money``; None: straight line). Fractional mean lengths are computed in whole tokens
     (``Workload.at_request_lengths``)."""
     workload = workload.at_request_lengths()
     gpu = catalog.gpu(option.gpu)
@@ -336,7 +338,7 @@ def evaluate(
         option = option.model_copy(update={"weight_precision": implied_weight_precision(option.model, None)})
     wp = catalog.precision(option.weight_precision).name if option.weight_precision else mdl.native_precision
     kp = catalog.precision(option.kv_precision).name if option.kv_precision else api.default_kv_precision(mdl)
-    money = option_money(option, gpu)
+    money = option_money(option, gpu, finance)
     layout = option.parallelism or "tp"
     if spreads_experts(layout) and mdl.moe is None:  # a pipeline splits layers, any model's
         raise api.layout_error(mdl, layout)
@@ -370,6 +372,8 @@ def evaluate(
         )
     untested = api.untested_architecture_note(gpu, eng)
     warnings += [f"{option.name}: {untested}"] if untested else []
+    residual = residual_left_out(option, finance) if finance is not None else ""
+    warnings += [residual] if residual else []
     passing = []
     for c in cands:
         if c.batch < 1 or not c.ttft_high_s <= c.goal_s(workload.ttft_target_s):

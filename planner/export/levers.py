@@ -11,23 +11,26 @@ from planner.errors import PlannerError
 from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd
 from planner.export.records import Lever, Result
-from planner.export.scenario import Scenario
+from planner.export.scenario import Finance, Scenario
 from planner.units import counted
 
 
 def _lever(name: str, change: str, base: Result, res: Result | None, note: str = "") -> Lever:
     if res is None:
         return Lever(name, change, None, math.nan, note)
+    unlike = _sized_unlike(base, res)
+    if unlike:
+        return Lever(name, change, res, math.nan, unlike)
     saving = base.monthly_usd - res.monthly_usd if res.meets else math.nan
     if res.meets and not note:
         dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
         note = (
-            f"batch of {counted(int(res.replica.batch), 'sequence', '')} in flight per replica of "
-            f"{counted(int(res.replica.gpus), 'GPU', '')} (baseline {int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
+            f"batch of {counted(int(res.replica.batch), 'sequence', ',.0f')} in flight per replica of "
+            f"{counted(int(res.replica.gpus), 'GPU', ',.0f')} (baseline {int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
         )
         if res.gpus == base.gpus:
             note += (
-                f"; same GPU count: {counted(int(res.fleet.replicas), 'replica', '')} of {int(res.replica.gpus)} "
+                f"; same GPU count: {counted(int(res.fleet.replicas), 'replica', ',.0f')} of {int(res.replica.gpus)} "
                 f"(baseline {int(base.fleet.replicas)} of {int(base.replica.gpus)})"
             )
             if bool(res.fleet.prompt_bound):
@@ -35,6 +38,17 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     elif not res.meets:
         note = f"does not meet the targets: {res.shortfall}"
     return Lever(name, change, res, saving, note)
+
+
+def _sized_unlike(base: Result, res: Result) -> str:
+    """Why a lever's fleet cannot be set against the baseline's ("" where it can): the baseline sized on simulated
+    percentiles and the lever by Little's law, because its simulation failed (the reason is in its warnings)."""
+    if not res.meets or base.under_load is None or res.under_load is not None:
+        return ""
+    why = next((w.split("under load ", 1)[1] for w in res.warnings if "sized by Little's law; under load" in w), "")
+    return "no saving shown: sized by Little's law, the baseline on simulated percentiles" + (
+        f" (the simulation could not run it: {why})" if why else ""
+    )
 
 
 def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, ...]:
@@ -70,7 +84,14 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     else:
         change = f"tensor-parallel group {tp_now} -> {tp_new} GPUs"
         try:
-            res = evaluate(o.model_copy(update={"gpus_per_replica": tp_new}), w, catalog, x, model=base.model)
+            res = evaluate(
+                o.model_copy(update={"gpus_per_replica": tp_new}),
+                w,
+                catalog,
+                x,
+                model=base.model,
+                finance=scenario.finance,
+            )
         except PlannerError as exc:  # levers.gpus_per_replica the engine refuses for this model: this lever's note
             res, refused = None, f"not evaluated: levers.gpus_per_replica: {exc}"
         lever = _lever("More GPUs per replica", change, base, res, refused if res is None else "")
@@ -86,7 +107,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
 
     cap = lv.prompt_tokens_high or max(1, w.prompt_tokens_high // 2)
     short = w.model_copy(update={"prompt_tokens_high": cap, "prompt_tokens_mean": min(w.prompt_tokens_mean, cap)})
-    res = evaluate(o, short, catalog, x, model=base.model)
+    res = evaluate(o, short, catalog, x, model=base.model, finance=scenario.finance)
     out.append(
         _lever(
             "Shorter context",
@@ -99,7 +120,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
     m = base.model
     if lv.gqa_model:
         alt = catalog.model(lv.gqa_model)
-        res = evaluate(o.model_copy(update={"model": alt.name}), w, catalog, x, model=alt)
+        res = evaluate(o.model_copy(update={"model": alt.name}), w, catalog, x, model=alt, finance=scenario.finance)
         out.append(
             _lever(
                 "GQA model",
@@ -111,7 +132,7 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
         )
     elif m.attention_kind in ("GQA", "MQA"):
         mha = m.model_copy(update={"num_kv_heads": m.num_attention_heads, "name": f"{m.name} without GQA"})
-        res = evaluate(o, w, catalog, x, model=mha)
+        res = evaluate(o, w, catalog, x, model=mha, finance=scenario.finance)
         lever = _lever(
             "GQA model",
             f"{m.name} already uses {m.attention_kind} ({m.num_kv_heads} KV heads for "
@@ -121,14 +142,18 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
         )
         saving = -lever.saving_usd_per_month if res.meets else math.nan
         note = (
-            f"GQA already saves {_usd(saving)} a month against full multi-head attention"
+            lever.note
+            if _sized_unlike(base, res)
+            else f"GQA already saves {_usd(saving)} a month against full multi-head attention"
+            if res.meets and saving >= 0
+            else f"here full multi-head attention would cost {_usd(-saving)} a month less than GQA"
             if res.meets
             else f"without GQA no deployment meets the targets ({res.shortfall})"
         )
         out.append(Lever(lever.name, lever.change, res, lever.saving_usd_per_month, note))
     elif m.attention_kind == "MHA":
         gqa = m.model_copy(update={"num_kv_heads": max(1, m.num_attention_heads // 8), "name": f"{m.name} with GQA-8"})
-        res = evaluate(o, w, catalog, x, model=gqa)
+        res = evaluate(o, w, catalog, x, model=gqa, finance=scenario.finance)
         out.append(
             _lever(
                 "GQA model",
@@ -162,20 +187,22 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
             )
         )
     else:
-        res = evaluate(o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model)
+        res = evaluate(
+            o.model_copy(update={"kv_precision": kv_new}), w, catalog, x, model=base.model, finance=scenario.finance
+        )
         out.append(_lever("KV-cache quantization", f"KV cache {kv_now} -> {kv_new}", base, res))
     if base.model.moe is not None and (o.parallelism or "tp") != "dp-ep":
-        out.append(_data_parallel_attention(o, w, catalog, x, base))
+        out.append(_data_parallel_attention(o, w, catalog, x, base, scenario.finance))
     return tuple(out)
 
 
-def _data_parallel_attention(o, w, catalog: Catalog, x: float, base: Result) -> Lever:
+def _data_parallel_attention(o, w, catalog: Catalog, x: float, base: Result, finance: Finance) -> Lever:
     """A MoE baseline run as data-parallel attention ranks with the experts spread ("dp-ep"): each rank caches its
     own sequences once, so the group holds more of them (``planner.model.parallel``); the same groups are tried."""
     name = "Data-parallel attention"
     change = f"layout {o.parallelism or 'tp'} -> dp-ep (data-parallel attention, experts spread)"
     try:
-        res = evaluate(o.model_copy(update={"parallelism": "dp-ep"}), w, catalog, x, model=base.model)
+        res = evaluate(o.model_copy(update={"parallelism": "dp-ep"}), w, catalog, x, model=base.model, finance=finance)
     except PlannerError as exc:  # the engine or release runs no such layout for this model: the lever's note
         return Lever(name, change, None, math.nan, f"not evaluated: {exc}")
     return _lever(name, change, base, res)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from planner.export import money_tables as money
 from planner.export import slow_end
 from planner.export.glossary import GLOSSARY
+from planner.export.ownership import amortization_rule
 from planner.export.records import Review
 from planner.export.tables import (
     LEAD_KEYS,
@@ -127,7 +128,7 @@ def render_markdown(review: Review) -> str:
         f"Budget review made by planner {review.version} on {review.date} from {_path(review.source)}.",
         "",
         f"**Recommendation: {md_text(rec.option.name, line_start=False)}** — {fmt(rec.monthly_usd, 'usd')} a month "
-        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {counted(rec.gpus, 'GPU', '')}, {rec.money.price_kind} price.",
+        f"({fmt(rec.monthly_usd * 12, 'usd')} a year), {counted(rec.gpus, 'GPU', ',.0f')}, {rec.money.price_kind} price.",
         "",
         md_text(review.reason),
         "",
@@ -148,8 +149,8 @@ def render_markdown(review: Review) -> str:
         ],  # the held-out slow end columns, if any
         "## Total cost of ownership",
         "",
-        "Bought: capex = GPUs + host servers + network, amortized straight-line; opex = power (IT load x PUE x "
-        "$/kWh) + colocation ($/kW-month). Rented: the rent is all opex.",
+        f"Bought: capex = GPUs + host servers + network, {amortization_rule(review.scenario.finance)}; opex = power "
+        "(IT load x PUE x $/kWh) + colocation ($/kW-month). Rented: the rent is all opex.",
         "",
         md_table(tco_table(review), MD_TCO_KEYS),
         "",

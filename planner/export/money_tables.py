@@ -10,6 +10,7 @@ import math
 
 from planner.catalog.resolve import experts_words
 from planner.export.outlook import GridRow, stale_text
+from planner.export.ownership import cost_of_capital_words
 from planner.export.reason import usd
 from planner.export.records import Review
 from planner.export.tables import Column, Table
@@ -95,7 +96,7 @@ def grid_line(review: Review) -> str:
     serving = f" serving {rec.model.name}" if len(models) > 1 else ""  # the recommendation's model, on every GPU
     text = (
         f"Like for like ({len(review.outlook.grid)} combinations of GPU, price kind and weights{serving}): the cheapest is "
-        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{experts_words(best.result.weight_precision, best.result.expert_precision)}, {counted(best.result.gpus, 'GPU', '')} at "
+        f"{best.result.gpu.name}, {best.price_kind}, {best.result.weight_precision} weights{experts_words(best.result.weight_precision, best.result.expert_precision)}, {counted(best.result.gpus, 'GPU', ',.0f')} at "
         f"{usd(best.result.monthly_usd)} a month"
     )
     diff = differences(best.result, rec)
@@ -215,8 +216,8 @@ def margin_ranking_line(review: Review) -> str:
         return ""
     return (
         f"Without margins the ranking changes: {first.name} would be cheapest at "
-        f"{counted(first.gpus_without_margin, 'GPU', '')}, {usd(first.monthly_without_margin_usd)} a month "
-        f"(the recommendation {counted(mine.gpus_without_margin, 'GPU', '')}, {usd(mine.monthly_without_margin_usd)}); "
+        f"{counted(first.gpus_without_margin, 'GPU', ',.0f')}, {usd(first.monthly_without_margin_usd)} a month "
+        f"(the recommendation {counted(mine.gpus_without_margin, 'GPU', ',.0f')}, {usd(mine.monthly_without_margin_usd)}); "
         "the margin multiplies TPOT, so it weighs most on an option that runs near the TPOT target."
     )
 
@@ -237,11 +238,11 @@ def _margin_cost_line(review: Review) -> str:
     if not oo.margin_gpus(rec):
         return (
             f"The +{rec.margin:.0%} latency margin costs no GPU on the recommended fleet: without it the fleet is the "
-            f"same {counted(oo.gpus_without_margin, 'GPU', '')}."
+            f"same {counted(oo.gpus_without_margin, 'GPU', ',.0f')}."
         )
     return (
-        f"The +{rec.margin:.0%} latency margin costs {counted(oo.margin_gpus(rec), 'GPU', '')} ({usd(oo.margin_usd_per_month(rec))} a "
-        f"month) on the recommended fleet: {counted(oo.gpus_without_margin, 'GPU', '')}, {usd(oo.monthly_without_margin_usd)} a month "
+        f"The +{rec.margin:.0%} latency margin costs {counted(oo.margin_gpus(rec), 'GPU', ',.0f')} ({usd(oo.margin_usd_per_month(rec))} a "
+        f"month) on the recommended fleet: {counted(oo.gpus_without_margin, 'GPU', ',.0f')}, {usd(oo.monthly_without_margin_usd)} a month "
         "without it."
     )
 
@@ -253,13 +254,11 @@ def horizon_line(review: Review) -> str:
     oo = review.outlook.of(rec.option.name)
     ow = oo.ownership
     high = oo.cases[-1]
-    rate = f"{fin.cost_of_capital:.1%}"
-    article = "an" if rate.startswith(("8", "11", "18")) else "a"  # "an 8.0%", "an 11%", "an 18%"
-    pv = f", {usd(ow.present_value_usd)} at {article} {rate} cost of capital" if fin.cost_of_capital else ""
+    pv = f", {usd(ow.present_value_usd)} at {cost_of_capital_words(fin.cost_of_capital)}" if fin.cost_of_capital else ""
     return (
         f"Over {_years(fin.horizon_months)}: year-1 cash {usd(ow.year1_cash_usd)} with the fleet added by quarter "
         f"({usd(ow.year1_cash_full_usd)} at full size from month 1), total {usd(ow.total_usd)}{pv}; "
-        f"{ow.commitment}. At {high.name} demand: {counted(high.gpus, 'GPU', '')}, {usd(high.monthly_usd)} a month."
+        f"{ow.commitment}. At {high.name} demand: {counted(high.gpus, 'GPU', ',.0f')}, {usd(high.monthly_usd)} a month."
     )
 
 

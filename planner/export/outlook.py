@@ -97,7 +97,7 @@ def without_margin(scenario: Scenario, result: Result, catalog: Catalog) -> Resu
     if result.margin == 0:
         return result
     w = scenario.workload.model_copy(update={"latency_margin": 0.0})
-    r = evaluate(result.option, w, catalog, scenario.traffic_change, model=result.model)
+    r = evaluate(result.option, w, catalog, scenario.traffic_change, model=result.model, finance=scenario.finance)
     return r if r.meets else None
 
 
@@ -162,7 +162,9 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
                 wp = None if weights == model.native_precision else weights
                 opt = _grid_option(first.option, kind, wp, label).model_copy(update={"model": model.name})
                 try:
-                    res = evaluate(opt, scenario.workload, catalog, scenario.traffic_change, model=model)
+                    res = evaluate(
+                        opt, scenario.workload, catalog, scenario.traffic_change, model=model, finance=scenario.finance
+                    )
                 except PlannerError as exc:
                     rows.append(GridRow(gpu_name, kind, weights, None, None, str(exc)))
                     continue

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from planner.catalog import Gpu, Price
 from planner.catalog.loader import shipped_catalog_dir
 from planner.export import sizing
-from planner.export.scenario import Option
+from planner.export.scenario import Finance, Option
 
 OWNERSHIP_FILE = Path("costs") / "ownership.toml"
 
@@ -117,6 +117,54 @@ def _pick(option: Option, field: str, default: Figure, scale: float = 1.0) -> So
     return Sourced(default.value * scale, f"{default.label}, {default.date}{note}", default.url, default.source)
 
 
+def charged_residual_share(option: Option, finance: Finance | None) -> float:
+    """The residual share a bought option's monthly capital charge subtracts: [finance]'s residual_value_share, which
+    is valued at the horizon's end, so only where the horizon is the amortization (36 months each by default);
+    0 otherwise (``residual_left_out`` says so)."""
+    if finance is None or option.amortization_months != finance.horizon_months:
+        return 0.0
+    return finance.residual_value_share
+
+
+def cost_of_capital_words(rate: float) -> str:
+    """ "an 8.0% cost of capital", "a 5.0% cost of capital" (the article as the figure is read aloud)."""
+    text = f"{rate:.1%}"
+    return f"{'an' if text.startswith(('8', '11', '18')) else 'a'} {text} cost of capital"
+
+
+def capital_terms(option: Option, finance: Finance) -> str:
+    """How a bought option's capital is charged a month, in words: "over 36 months" (straight line), "over 36 months
+    at an 8.0% cost of capital, less a 20% residual value"."""
+    text = f"over {option.amortization_months} months"
+    if finance.cost_of_capital:
+        text += f" at {cost_of_capital_words(finance.cost_of_capital)}"
+    share = charged_residual_share(option, finance)
+    return text + (f", less a {share:.0%} residual value" if share else "")
+
+
+def amortization_rule(finance: Finance) -> str:
+    """How capex becomes a monthly cost, in words, for the review's sheets: straight line without a cost of capital
+    or residual value, else the level payment of ``sizing.amortized_usd_per_gpu_month``."""
+    if not finance.cost_of_capital and not finance.residual_value_share:
+        return "amortized straight-line (capex / amortization months)"
+    return (
+        "charged as the level monthly payment whose present value at the cost of capital equals the capex less the "
+        "residual value's (where the horizon is the amortization), so that buying and renting compare as the "
+        "Ownership sheet's present values do"
+    )
+
+
+def residual_left_out(option: Option, finance: Finance) -> str:
+    """Why a bought option's monthly cost leaves the scenario's residual value out ("" where it does not)."""
+    if option.pricing != "purchase" or not finance.residual_value_share or charged_residual_share(option, finance):
+        return ""
+    return (
+        f"{option.name}: the residual value ({finance.residual_value_share:.0%} of capex) is valued at the horizon's "
+        f"end ({finance.horizon_months} months), not when the {option.amortization_months}-month amortization ends, "
+        "so the monthly cost and the ranking leave it out; the Ownership sheet counts it"
+    )
+
+
 def price_kind(option: Option) -> str:
     """The kind of price an option pays: "purchase" when bought; else its price_kind (default on-demand)."""
     return "purchase" if option.pricing == "purchase" else (option.price_kind or "on-demand")
@@ -140,8 +188,10 @@ def chosen_quote(gpu: Gpu, kind: str, basis: str | None = None) -> Price | None:
     return gpu.price(kind)
 
 
-def option_money(option: Option, gpu: Gpu) -> Money:
-    """Cost of one GPU for this option (check_names has made sure a price exists)."""
+def option_money(option: Option, gpu: Gpu, finance: Finance | None = None) -> Money:
+    """Cost of one GPU for this option (check_names has made sure a price exists). A bought GPU's capital charge
+    a month is at ``finance``'s cost of capital, less its residual value where that is valued when the amortization
+    ends (``charged_residual_share``; ``sizing.amortized_usd_per_gpu_month``); None: straight line, no residual."""
     kind = price_kind(option)
     price = chosen_quote(gpu, kind, option.price_basis)
     cat_src = f"catalog {gpu.name} {kind} price, {price.provider}, {price.date}: {price.source}" if price else ""
@@ -169,7 +219,9 @@ def option_money(option: Option, gpu: Gpu) -> Money:
     kwh = _pick(option, "power_usd_per_kwh", d.power_usd_per_kwh)
     pue = _pick(option, "pue", d.pue)
     capex = float(sizing.owned_capex_usd_per_gpu(purchase, host.value, net.value, node))
-    capital = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months))
+    rate = finance.cost_of_capital if finance is not None else 0.0
+    residual = charged_residual_share(option, finance)
+    capital = float(sizing.amortized_usd_per_gpu_month(capex, option.amortization_months, rate, residual))
     it_w = float(sizing.it_power_w_per_gpu(gpu.tdp_w, host_w.value, node))
     power = float(sizing.power_usd_per_gpu_month(it_w, pue.value, kwh.value))
     colocation = float(sizing.colocation_usd_per_gpu_month(it_w, colo.value))

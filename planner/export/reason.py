@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from planner.export.ownership import capital_terms
 from planner.units import counted
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def differences(a: Result, b: Result) -> list[str]:
     size, billing unit, spare replicas and the latency margin."""
 
     def group(r: Result) -> str:
-        return f"{counted(int(r.replica.gpus), 'GPU', '')} per replica" if r.replica is not None else "no group"
+        return f"{counted(int(r.replica.gpus), 'GPU', ',.0f')} per replica" if r.replica is not None else "no group"
 
     def quote(r: Result) -> str:
         m = r.money
@@ -100,7 +101,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     if m.pricing == "purchase":
         cost += (
             f" ({usd(m.capex_usd_per_gpu * float(f.gpus))} of GPUs, host servers and network up front, "
-            f"amortized over {rec.option.amortization_months} months, plus "
+            f"amortized {capital_terms(rec.option, scenario.finance)}, plus "
             f"{usd(m.opex_usd_per_gpu_month * float(f.gpus))} a month of power and colocation)"
         )
     else:
@@ -108,8 +109,8 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
     text = (
         f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
         f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}{across}: "
-        f"{counted(int(f.gpus), rec.gpu.name + ' GPU', '')} as {counted(int(f.replicas), 'replica', '')} of {int(r.gpus)}{spare}, "
-        f"a batch of up to {counted(int(r.batch), 'sequence', '')} in flight per replica, for {cost}. "
+        f"{counted(int(f.gpus), rec.gpu.name + ' GPU', ',.0f')} as {counted(int(f.replicas), 'replica', ',.0f')} of {int(r.gpus)}{spare}, "
+        f"a batch of up to {counted(int(r.batch), 'sequence', ',.0f')} in flight per replica, for {cost}. "
         f"{risk(scenario, rec)}"
     )
     others = [x for x in ranked if x.meets and x is not rec]
@@ -125,7 +126,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         f" At {'the average load after growth' if w.growth_factor != 1 else 'average load'} "
         f"({rec.average_rate_per_s:.3g} requests/s, the basis of the cost per token) it is "
         f"{float(f.utilization_average):.0%} utilized; with traffic "
-        f"{scenario.traffic_change:.0%} higher it needs {counted(int(rec.high.gpus), 'GPU', '')} ({usd(float(rec.high.monthly_usd))} a month)"
+        f"{scenario.traffic_change:.0%} higher it needs {counted(int(rec.high.gpus), 'GPU', ',.0f')} ({usd(float(rec.high.monthly_usd))} a month)"
     )
     meeting = [x for x in ranked if x.meets]
     lo_best = min(meeting, key=lambda x: (float(x.low.monthly_usd), x.option.name))

@@ -57,13 +57,13 @@ def _impossible(scenario: Scenario, results: list[Result], source: str) -> Targe
         return TargetNotMetError(
             f"{source}: workload.tpot_target_s: no option meets {w.tpot_target_s * 1e3:g} ms; the best any option "
             f"reaches is {pessimistic(tp_c.tpot_batch1_s, tp_c.margin, 'ms')} ({tp_r.option.name}, "
-            f"{counted(tp_c.gpus_per_replica, 'GPU', '')} per replica, batch 1); workload.latency_margin sets the margin"
+            f"{counted(tp_c.gpus_per_replica, 'GPU', ',.0f')} per replica, batch 1); workload.latency_margin sets the margin"
         )
     if tt_c.ttft_high_s * (1 + tt_c.margin) > w.ttft_target_s:
         return TargetNotMetError(
             f"{source}: workload.ttft_target_s: no option meets {w.ttft_target_s:g} s; the best any option reaches is "
             f"{pessimistic(tt_c.ttft_high_s, tt_c.margin, 's')} ({tt_r.option.name}, "
-            f"{counted(tt_c.gpus_per_replica, 'GPU', '')} per replica, {w.prompt_tokens_high:,}-token prompt); workload.latency_margin sets the margin"
+            f"{counted(tt_c.gpus_per_replica, 'GPU', ',.0f')} per replica, {w.prompt_tokens_high:,}-token prompt); workload.latency_margin sets the margin"
         )
     return TargetNotMetError(
         f"{source}: workload: no option meets the TTFT and TPOT targets with one group size; "
@@ -85,7 +85,9 @@ def build_review(
     results = []
     ranges = load_loaded_ranges()  # the held-out ranges under load: the sensitivity at their slow end (none: absent)
     for o in scenario.option:
-        result = evaluate(o, scenario.workload, catalog, scenario.traffic_change, load_curves=True)
+        result = evaluate(
+            o, scenario.workload, catalog, scenario.traffic_change, load_curves=True, finance=scenario.finance
+        )
         results.append(with_slow_end(result, scenario.workload, catalog, ranges))
         if progress:
             progress(o.name)

@@ -130,6 +130,19 @@ def read_growth(value: Any) -> Any:
     return value
 
 
+def read_share(value: Any) -> Any:
+    """A rate or share as a fraction (0.08) or a percentage string ("8%", "8 %"); a bare number from 1 to 100
+    other than 1 itself (``cost_of_capital = 8``) is refused with the way out, as a growth of 50 is."""
+    if isinstance(value, str):
+        hit = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*%\s*", value)
+        if hit is None:
+            raise ValueError(f'{value[:40]!r} is not a rate; write a fraction (0.08) or a percentage ("8%")')
+        return float(hit.group(1)) / 100
+    if isinstance(value, int | float) and not isinstance(value, bool) and 1 < value <= 100:
+        raise ValueError(f'{value:g} looks like a percentage; write {value / 100:g} or "{value:g}%"')
+    return value
+
+
 def read_percentile(value: Any) -> Any:
     """A percentile as people write it: 95, "95", "p95", "P95" or "95%" are all 95. A fraction (0.95) is refused
     with the way out rather than read as the 0.95th percentile or silently as the 95th; other values are returned
@@ -553,17 +566,18 @@ class Finance(BaseModel):
     model_config = _CONFIG
 
     horizon_months: int = months_field(36, "months the cost of ownership covers (default 36: three years)")
-    cost_of_capital: float = Field(
+    cost_of_capital: Annotated[float, BeforeValidator(read_share)] = Field(
         default=0.0,
         ge=0,
         lt=1,
         description="annual rate future cash is discounted at, e.g. 0.08 (default 0: undiscounted; use your treasury's)",
     )
-    residual_value_share: float = Field(
+    residual_value_share: Annotated[float, BeforeValidator(read_share)] = Field(
         default=0.0,
         ge=0,
         le=1,
-        description="share of the capex bought hardware is worth at the horizon's end (default 0: written off)",
+        description="share of the capex bought hardware is worth at the horizon's end (default 0: written off); "
+        "taken off the monthly cost too where the horizon is the amortization",
     )
     stress_multiplier: float = Field(
         default=2.0, gt=1, le=100, description="the high demand case: planned peak traffic x this (default 2)"

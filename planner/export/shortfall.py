@@ -67,7 +67,7 @@ def shortfall_text(cands: tuple[Candidate, ...], workload: Workload, gpu: Gpu, m
 def widened_text(c: Candidate) -> str:
     """ " (N GPUs per replica; range widened ...)" when that group's range was widened, else ""."""
     return (
-        f" ({counted(c.gpus_per_replica, 'GPU', '')} per replica; range widened {c.time_range.widened})"
+        f" ({counted(c.gpus_per_replica, 'GPU', ',.0f')} per replica; range widened {c.time_range.widened})"
         if c.time_range.widened
         else ""
     )

@@ -233,9 +233,23 @@ def headroom(concurrent: ArrayLike, replicas: ArrayLike, batch_per_replica: Arra
 # -- money ----------------------------------------------------------------------------------------------
 
 
-def amortized_usd_per_gpu_month(purchase_usd: ArrayLike, amortization_months: ArrayLike) -> np.ndarray:
-    """Straight-line amortization: purchase price / months (no residual value, no interest)."""
-    return _f(purchase_usd) / _f(amortization_months)
+def amortized_usd_per_gpu_month(
+    purchase_usd: ArrayLike,
+    amortization_months: ArrayLike,
+    cost_of_capital: ArrayLike = 0.0,
+    residual_share: ArrayLike = 0.0,
+) -> np.ndarray:
+    """The capital charge a month: the level payment at the end of each of n months whose present value at the
+    annual ``cost_of_capital`` r equals the purchase less the present value of ``residual_share`` x purchase
+    recovered after the last month (equivalent monthly cost; the Ownership sheet discounts with the same
+    (1 + r)^(-m/12)): (P - s P (1 + j)^-n) x j / (1 - (1 + j)^-n), j = (1 + r)^(1/12) - 1. At r = 0 it is straight
+    line, (P - s P) / n; at r = 0 and s = 0, P / n."""
+    p, n = _f(purchase_usd), _f(amortization_months)
+    j = (1.0 + _f(cost_of_capital)) ** (1.0 / 12.0) - 1.0
+    left = p * (1.0 - _f(residual_share) * (1.0 + j) ** -n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        level = np.where(j > 0, left * j / (1.0 - (1.0 + j) ** -n), left / n)
+    return level
 
 
 def owned_capex_usd_per_gpu(

@@ -122,7 +122,7 @@ def fleet_text(s: SlowEnd, plan: Result) -> str:
         return s.shortfall
     more, extra = s.gpus - plan.gpus, s.monthly_usd - plan.monthly_usd
     money = f"+${extra:,.0f}" if extra >= 0 else f"-${-extra:,.0f}"
-    return f"{counted(s.gpus, 'GPU', '')}, ${s.monthly_usd:,.0f} a month ({more:+,} GPUs, {money} against the plan)"
+    return f"{counted(s.gpus, 'GPU', ',.0f')}, ${s.monthly_usd:,.0f} a month ({more:+,} GPUs, {money} against the plan)"
 
 
 def note_lines(review: Review, where: str = "Options shows each option (the Held-out slow end columns)") -> list[str]:

@@ -14,6 +14,7 @@ from planner.accuracy.loaded_ranges import LoadedRange
 from planner.export import held_out
 from planner.export.evaluate import HEADROOM_STEP
 from planner.export.outlook import stale_text
+from planner.export.ownership import capital_terms
 from planner.export.records import Result, Review
 from planner.export.scenario import Workload
 from planner.export.slow_end import ratios_text
@@ -176,7 +177,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     role = "recommended" if r is review.recommended else ("baseline for the levers" if r is review.baseline else "")
     note = "; ".join(x for x in (role, prompt_time_note(r), _slow_end_below(r)) if x)
     price = (
-        f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, over {o.amortization_months} months"
+        f"bought, ${r.money.purchase_usd:,.0f}/GPU + host and network, {capital_terms(o, review.scenario.finance)}"
         if r.money.pricing == "purchase"
         else f"rented, ${_rate(r.money.cloud_usd_per_gpu_hour)}/GPU-hour"
         + (f", billed in {r.money.node_size}-GPU instances" if r.money.node_size > 1 else "")
@@ -261,8 +262,9 @@ def _dated(r: Result, review_date: str) -> str:
 def tco_table(review: Review) -> Table:
     """Total cost of ownership of each option that meets the targets: capex up front, then a month and a year.
 
-    Owned: capex = GPUs x GPU price + nodes x (host server + network), amortized straight-line; opex = power
-    (IT load x PUE x $/kWh) + colocation ($/kW-month of IT load). Rented: no capex; the rent is all opex.
+    Owned: capex = GPUs x GPU price + nodes x (host server + network), charged a month as ``ownership.option_money``
+    does (straight line, or a level payment at [finance]'s cost of capital); opex = power (IT load x PUE x $/kWh) +
+    colocation ($/kW-month of IT load). Rented: no capex; the rent is all opex.
     """
     cols = (
         Column("Option", "text", "option"),

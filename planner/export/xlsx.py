@@ -27,6 +27,7 @@ from planner.accuracy.loaded_ranges import load_loaded_ranges
 from planner.export import held_out, slow_end
 from planner.export import money_tables as money
 from planner.export.glossary import GLOSSARY
+from planner.export.ownership import amortization_rule, capital_terms
 from planner.export.records import Review
 from planner.export.tables import (
     CHART_COST_LIMIT,
@@ -158,7 +159,7 @@ def _summary(book: _Book) -> None:
     ws.merge_cells("B5:F5")
     put_text(
         ws["B5"],
-        f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {counted(rec.gpus, 'GPU', '')} ({m.price_kind})",
+        f"{rec.option.name}: {fmt(rec.monthly_usd, 'usd')} a month, {counted(rec.gpus, 'GPU', ',.0f')} ({m.price_kind})",
     )
     ws["B5"].font = Font(bold=True, size=13, color="375623")
     ws.merge_cells("A7:F7")
@@ -181,7 +182,7 @@ def _summary(book: _Book) -> None:
         ("Price kind", m.price_kind, "text"),
         ("Capex up front (GPUs, hosts, network)", m.capex_usd_per_gpu * n if owned else 0.0, "usd"),
         (
-            f"Capex per month (over {rec.option.amortization_months} months)" if owned else "Capex per month",
+            f"Capex per month ({capital_terms(rec.option, review.scenario.finance)})" if owned else "Capex per month",
             m.capital_usd_per_gpu_month * n,
             "usd",
         ),  # fmt: skip
@@ -336,7 +337,8 @@ def _reading_notes(review: Review) -> list[str]:
             else ""
         ),
         "Costs: total cost of ownership. Bought: capex up front (GPUs + host servers + network per node), "
-        "amortized straight-line, plus opex (power at full load x PUE, colocation per kW). Rented: the rent is all opex.",
+        f"{amortization_rule(review.scenario.finance)}, plus opex (power at full load x PUE, colocation per kW). "
+        "Rented: the rent is all opex.",
         f"Details: GPU, model, precisions, price, pessimistic TPOT, TPOT of a decode step alone (the full batch, "
         f"every sequence at p{w.high_percentile:g} length: memory's worst case, no prompts in the step; on another "
         "basis than TPOT at peak, the simulated percentile at the peak's traffic and mean lengths, so it can read "

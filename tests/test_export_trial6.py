@@ -1,0 +1,64 @@
+"""A sixth user trial's findings on `planner export` (s197, a finance analyst's): each behaviour checked against the
+value it should have."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from planner.catalog import default_catalog
+from planner.export.evaluate import evaluate
+from planner.export.levers import _lever
+from planner.export.scenario import parse_scenario
+
+SMALL = {
+    "workload": {
+        "peak_requests_per_s": 6,
+        "average_requests_per_s": 3,
+        "prompt_tokens_mean": 800,
+        "prompt_tokens_high": 3000,
+        "output_tokens_mean": 300,
+        "output_tokens_high": 900,
+        "ttft_target_s": 1.5,
+        "tpot_target_s": 0.05,
+    },
+    "option": [{"name": "8B on H100", "gpu": "H100", "model": "Llama-3.1-8B", "pricing": "cloud"}],
+}
+
+
+@pytest.fixture(scope="module")
+def small():
+    """(scenario, catalog, baseline result, the baseline model without GQA sized the same way)."""
+    scenario, catalog = parse_scenario(SMALL, "s.toml"), default_catalog()
+    option, w = scenario.option[0], scenario.workload
+    base = evaluate(option, w, catalog, scenario.traffic_change)
+    m = base.model
+    mha = m.model_copy(update={"num_kv_heads": m.num_attention_heads, "name": f"{m.name} without GQA"})
+    return scenario, catalog, base, evaluate(option, w, catalog, scenario.traffic_change, model=mha)
+
+
+class TestTheGqaLeverIsSizedAsItsBaseline:
+    def test_the_hypothetical_model_is_simulated_not_looked_up_by_name(self, small):
+        """The serving simulation was handed the model's name, "Llama-3.1-8B without GQA", which the catalog does not
+        know, so the lever fell back to Little's law while the baseline was simulated (the trial's H200 review: 1,050
+        GPUs without GQA against the baseline's 2,516, "GQA already saves $-2,675,450")."""
+        _, _, base, mha = small
+        assert base.under_load is not None and mha.under_load is not None
+        assert not any("sized by Little's law" in w for w in mha.warnings)
+        # 8 KV heads -> 32: four times the KV cache a sequence, so a replica holds fewer and the fleet is no smaller
+        assert mha.replica.batch < base.replica.batch and mha.gpus >= base.gpus
+
+    def test_a_lever_sized_on_another_basis_shows_no_saving_and_says_why(self, small):
+        """Where a lever's simulation fails (Little's law) and the baseline's did not, the two fleets are not like
+        for like: no saving, and the reason in the note."""
+        _, _, base, mha = small
+        fallen = dataclasses.replace(
+            mha, under_load=None, warnings=("8B on H100: sized by Little's law; under load the reason it failed",)
+        )
+        lever = _lever("GQA model", "change", base, fallen)
+        assert lever.saving_usd_per_month != lever.saving_usd_per_month  # NaN
+        assert lever.note == (
+            "no saving shown: sized by Little's law, the baseline on simulated percentiles (the simulation could not "
+            "run it: the reason it failed)"
+        )
