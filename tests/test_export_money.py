@@ -18,9 +18,8 @@ import pytest
 from test_export import DATE, EXAMPLE, HAND, littles_law, review_of, write_scenario
 
 from planner.catalog import default_catalog
-from planner.export import build_review, render
+from planner.export import build_review, render, sizing
 from planner.export import finance as fin
-from planner.export import sizing
 from planner.export.evaluate import fleet_at
 from planner.export.money_tables import cases_table, grid_table, ownership_table
 from planner.export.scenario import ScenarioError, load_scenario, parse_scenario
@@ -114,7 +113,9 @@ class TestCapitalCharge:
         charge = H100_CAPEX * j / (1 - (1 + j) ** -36)
         assert r.money.capital_usd_per_gpu_month == pytest.approx(charge)
         assert r.monthly_usd == pytest.approx(r.gpus * (charge + H100_OPEX_MONTH))
-        assert any("residual value (25% of capex) is valued at the horizon's end (24 months)" in w for w in hand.warnings)
+        assert any(
+            "residual value (25% of capex) is valued at the horizon's end (24 months)" in w for w in hand.warnings
+        )
 
     def test_a_high_cost_of_capital_ranks_renting_first_as_the_present_values_do(self, tmp_path):
         """Hand scenario over 36 months, rent at $3.50/GPU-hour: 11 rented GPUs x $2,555 = $28,105 a month; 16 bought
@@ -388,10 +389,12 @@ class TestFinanceTable:
         assert str(err.value).startswith("s.toml: finance.cost_of_capital:") and "\n" not in str(err.value)
 
     def test_a_rate_reads_as_a_percentage_string_and_a_bare_8_is_refused_with_the_way_out(self):
-        """"8%" is 0.08, as growth_over_horizon reads "50%"; 8 (a percentage typed as a fraction) names 0.08."""
+        """ "8%" is 0.08, as growth_over_horizon reads "50%"; 8 (a percentage typed as a fraction) names 0.08."""
         got = parse_scenario(_with_finance({"cost_of_capital": "8%", "residual_value_share": "20 %"}), "s.toml")
         assert (got.finance.cost_of_capital, got.finance.residual_value_share) == pytest.approx((0.08, 0.2))
-        with pytest.raises(ScenarioError, match=r'finance.cost_of_capital: 8 looks like a percentage; write 0.08 or "8%"'):
+        with pytest.raises(
+            ScenarioError, match=r'finance.cost_of_capital: 8 looks like a percentage; write 0.08 or "8%"'
+        ):
             parse_scenario(_with_finance({"cost_of_capital": 8}), "s.toml")
 
     def test_an_unknown_finance_key_lists_the_accepted_ones(self):
