@@ -188,7 +188,7 @@ class TestXlsx:
         col = {h: i for i, h in enumerate(header)}
         row = [c.value for c in ws[2]]
         assert row[col["Option"]] == "H100 rented" and row[col["Rank"]] == 1 and row[col["GPUs"]] == 11
-        assert row[col["Monthly cost"]] == "=E2*K2" and row[col["Annual cost"]] == "=L2*12"
+        assert row[col["Monthly cost"]] == "=E2*L2" and row[col["Annual cost"]] == "=M2*12"
 
     def test_assumptions_carry_every_price_with_its_source(self, book):
         """Prices given in the scenario say so; catalog facts carry the catalog's source."""
@@ -242,8 +242,8 @@ class TestXlsx:
         out.write_bytes(render(review_of(write_scenario(tmp_path)), "xlsx"))
         book = openpyxl.load_workbook(recalculate(out, tmp_path / "lo"), data_only=True)
         ws = book["Options"]
-        assert ws["L2"].value == pytest.approx(16_060.0) and ws["M2"].value == pytest.approx(16_060.0 * 12)
-        assert ws["L3"].value == pytest.approx(22_026.31, abs=0.01)
+        assert ws["M2"].value == pytest.approx(16_060.0) and ws["N2"].value == pytest.approx(16_060.0 * 12)
+        assert ws["M3"].value == pytest.approx(22_026.31, abs=0.01)
         assert book["Summary"]["E11"].value == pytest.approx(16_060.0)  # live: the cheapest option's cost
 
 

@@ -54,8 +54,8 @@ class TestStoredValues:
     def test_formula_cells_keep_their_formulas(self, hand_xlsx):
         """The same cells are formulas for a spreadsheet program."""
         ws = openpyxl.load_workbook(hand_xlsx)["Options"]
-        assert ws["L2"].value == "=E2*K2" and ws["M2"].value == "=L2*12"
-        assert ws["Q2"].value == "=RANK(L2,$L$2:$L$3,1)"
+        assert ws["M2"].value == "=E2*L2" and ws["N2"].value == "=M2*12"
+        assert ws["R2"].value == "=RANK(M2,$M$2:$M$3,1)"
 
     def test_summary_live_cells_have_cached_values(self, hand_xlsx):
         """A reader that does not recalculate sees the cheapest option's name and cost in the live box."""
@@ -359,13 +359,13 @@ class TestInLibreOffice:
         """Bought GPUs at $100 a month: LibreOffice recalculates and the live box names the bought option."""
         require_libreoffice()
         book = openpyxl.load_workbook(hand_xlsx)
-        book["Options"]["K3"] = 100
+        book["Options"]["L3"] = 100
         edited = tmp_path / "edited.xlsx"
         book.save(edited)
         values = openpyxl.load_workbook(libreoffice.recalculate(edited, tmp_path / "lo"), data_only=True)
         assert values["Summary"]["E10"].value == "H100 bought"
         assert values["Summary"]["E11"].value == pytest.approx(1_600.0)
-        assert values["Options"]["Q3"].value == 1  # live rank
+        assert values["Options"]["R3"].value == 1  # live rank
 
     # The PDF's pages (title, page N of M, landscape, no ###) are checked on the README review's PDF that
     # test_export_print.py prints anyway (TestPrintedPages.test_every_page_is_titled_numbered_and_landscape): the

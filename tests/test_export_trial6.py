@@ -8,9 +8,11 @@ import dataclasses
 import pytest
 
 from planner.catalog import default_catalog
+from planner.export import build_review
 from planner.export.evaluate import evaluate
 from planner.export.levers import _lever
 from planner.export.scenario import parse_scenario
+from planner.export.tables import options_table
 
 SMALL = {
     "workload": {
@@ -62,3 +64,21 @@ class TestTheGqaLeverIsSizedAsItsBaseline:
             "no saving shown: sized by Little's law, the baseline on simulated percentiles (the simulation could not "
             "run it: the reason it failed)"
         )
+
+
+class TestTheOptionsSayWhichTtft:
+    def test_ttft_at_peak_is_the_simulated_percentile_beside_one_prompt_alone(self, small):
+        """The Options column "TTFT (p95 prompt)" was one prompt on an idle replica (0.23 s in the README review)
+        where the simulated p95 at the peak, the figure the fleet was sized on, is 1.10 s: the column now says
+        "alone" and the simulated one stands beside it."""
+        scenario, catalog, *_ = small
+        review = build_review(scenario, catalog, source="s.toml", date="2026-12-05")
+        table = options_table(review)
+        keys = [c.key for c in table.columns]
+        headers = {c.key: c.header for c in table.columns}
+        assert headers["ttft_peak_s"] == "TTFT at peak (simulated p95)"
+        assert headers["ttft_s"] == "TTFT, one p95 prompt alone"
+        row = dict(zip(keys, table.rows[0], strict=True))
+        r = review.results[0]
+        assert row["ttft_peak_s"] == pytest.approx(float(r.under_load.result.ttft_s.at(95)))
+        assert row["ttft_s"] == pytest.approx(r.replica.ttft_s) and row["ttft_s"] < row["ttft_peak_s"]

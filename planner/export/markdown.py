@@ -32,6 +32,7 @@ MD_OPTION_KEYS = (
     *LEAD_KEYS,
     "tpot_ms",
     "tpot_pessimistic_ms",
+    "ttft_peak_s",
     "ttft_s",
     "monthly_usd",
     "usd_per_million_output_tokens",

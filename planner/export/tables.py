@@ -74,7 +74,8 @@ def options_table(review: Review) -> Table:
         Column("TPOT at peak", "ms", "tpot_ms"),
         Column("TPOT, pessimistic", "ms", "tpot_pessimistic_ms"),
         Column(tpot_long_label(w), "ms", "tpot_long_ms"),
-        Column(f"TTFT (p{w.high_percentile:g} prompt)", "s", "ttft_s"),
+        Column(f"TTFT at peak (simulated p{_sized_percentile(review):g})", "s", "ttft_peak_s"),
+        Column(f"TTFT, one p{w.high_percentile:g} prompt alone", "s", "ttft_s"),
         Column("Margin used", "pct", "margin"),
         Column("$ per GPU-month", "usd", "usd_per_gpu_month"),
         Column("Monthly cost", "usd", "monthly_usd"),
@@ -186,7 +187,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
     chosen = (o.name, r.gpu.name, r.model.name, f"{r.weights_label} / {r.kv_precision}", price, r.money.price_kind)
     quote = (r.money.price_provider, _dated(r, review.date))
     if not r.meets:
-        return (None, *chosen, *quote, "no", *([None] * 22), r.shortfall)
+        return (None, *chosen, *quote, "no", *([None] * 23), r.shortfall)
     f, rep = r.fleet, r.replica
     return (
         rank,
@@ -200,6 +201,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         float(f.tpot_peak_s) * 1e3,
         float(f.tpot_peak_s) * 1e3 * (1 + r.pessimistic_high),
         _tpot_long_ms(r),
+        float(r.under_load.result.ttft_s.at(r.under_load.percentile)) if r.under_load is not None else None,
         rep.ttft_s,
         r.margin,
         _n(f.usd_per_gpu_month),
@@ -217,6 +219,11 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         _n(r.high.monthly_usd),
         note,
     )
+
+
+def _sized_percentile(review: Review) -> float:
+    """The percentile the options were sized on under load (the workload's; 95 by default)."""
+    return next((r.under_load.percentile for r in review.results if r.under_load is not None), 95.0)
 
 
 def tpot_ranges(review: Review, ranges: Mapping[tuple[str, str], LoadedRange]) -> Column | None:
@@ -544,6 +551,7 @@ MAIN_KEYS = (
     *LEAD_KEYS,
     "batch_per_replica",
     "tpot_ms",
+    "ttft_peak_s",
     "ttft_s",
     "usd_per_gpu_month",
     "monthly_usd",
