@@ -18,7 +18,14 @@ from planner import model as m
 from planner.accuracy.calibration import resolve_calibration
 from planner.catalog import Catalog, Gpu, Model, default_catalog
 from planner.catalog.names import implied_weight_precision
-from planner.catalog.resolve import KV_DTYPES_CHECKED, Resolved, _resolve, gpu_numbers, kv_formats
+from planner.catalog.resolve import (
+    KV_DTYPES_CHECKED,
+    Resolved,
+    _resolve,
+    engine_vendor_refused,
+    gpu_numbers,
+    kv_formats,
+)
 from planner.checks import Errors, _count_or_mask, _fraction, _nonnegative
 from planner.engines.architecture import model_facts
 from planner.engines.kernel_paths import (
@@ -29,7 +36,7 @@ from planner.engines.kernel_paths import (
 )
 from planner.engines.profiles import EngineProfile, engine_profile
 from planner.engines.sglang import default_memory_fraction
-from planner.errors import DoesNotFitError, OutOfRangeError
+from planner.errors import DoesNotFitError, InvalidInputError, OutOfRangeError
 from planner.io import heap
 from planner.model import failures, ops
 from planner.model.layouts import PARALLELISMS, is_pipeline, pipeline_stages, spreads_experts, stages_named
@@ -289,6 +296,16 @@ def tp_size_error(model: Model, gpus: int, parallelism: str = "tp", engine: Any 
     )
 
 
+def vendor_error(gpu: Gpu, engine: Any = None) -> InvalidInputError:
+    """The error for an engine that does not run on the GPU's vendor (``resolve.NVIDIA_ONLY_ENGINES``: TensorRT-LLM on
+    an AMD or Intel GPU), naming the engines that do."""
+    eng = engine_profile(engine)
+    return InvalidInputError(
+        f"{engine_label(eng)} (engine {eng.name!r}) runs on NVIDIA GPUs only; {gpu.name} is {gpu.vendor}'s: "
+        "use engine vllm or sglang there"
+    )
+
+
 def release_error(model: Model, gpu: Gpu, engine: Any = None) -> OutOfRangeError:
     """The error for an engine release that cannot load the model's MXFP4 experts on the GPU
     (``model.mxfp4_experts_refused``; TensorRT-LLM 1.x below Hopper), naming the release, the GPU and the ways out."""
@@ -464,6 +481,8 @@ def check_release(
         kv_precision=kv_precision,
         engine=eng,
     )
+    if engine_vendor_refused(eng, gpu):
+        raise vendor_error(gpu, eng)
     if np.any(m.mxfp4_experts_refused(r.model, r.precision, r.limits)):
         raise release_error(model, gpu, eng)
     if np.any(weights_refused(r)):  # a format the GPU does not run (Gpu.weight_precisions: T4, no bf16 or fp8)
@@ -666,6 +685,11 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
         if np.any(dense):
             _refuse(dense, errors, lambda: (_names(model),), lambda name: layout_error(r.catalog.model(name), par))
             bad_gpus = np.asarray(bad_gpus) | dense
+    if ops.any_positive(r.gpu.engine_refused):  # an engine that does not run on the GPU's vendor (TensorRT-LLM on AMD)
+        refused = gathered(np.asarray(r.gpu.engine_refused) > 0) & ~np.asarray(r.bad)
+        if np.any(refused):
+            _refuse(refused, errors, lambda: (_names(gpu),), lambda g: vendor_error(r.catalog.gpu(g), eng))
+            bad_gpus = np.asarray(bad_gpus) | refused
     if ops.any_positive(r.limits.mxfp4_experts_refused):  # an engine release that cannot load the experts on the GPU
         refused = gathered(m.mxfp4_experts_refused(r.model, r.precision, r.limits)) & ~np.asarray(r.bad)
         if np.any(refused):

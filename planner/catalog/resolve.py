@@ -163,11 +163,26 @@ def _gpu_numbers(catalog: Catalog, engine: EngineProfile | None, calibration: Ca
 
     def numbers() -> dict[str, float]:
         g = catalog.gpu(name)
-        return {**gpu_numbers(g, engine, calibration), "weight_formats": weight_format_mask(catalog, g)}
+        return {
+            **gpu_numbers(g, engine, calibration),
+            "weight_formats": weight_format_mask(catalog, g),
+            "engine_refused": float(engine_vendor_refused(engine, g)),
+        }
 
     return once(
         ("gpu", id(catalog), id(engine), id(calibration), name_key(name)), (catalog, engine, calibration, name), numbers
     )
+
+
+#: Engines that run on NVIDIA GPUs only (name prefixes): TensorRT-LLM is built on CUDA and lists only NVIDIA
+#: architectures ("Supported Hardware", nvidia.github.io/TensorRT-LLM, read 2026-12-05: Blackwell, Hopper, Ada Lovelace,
+#: Ampere); NIM's backend here is TensorRT-LLM's profile ("nim" is its alias).
+NVIDIA_ONLY_ENGINES = ("tensorrt-llm",)
+
+
+def engine_vendor_refused(engine: EngineProfile | None, g: Gpu) -> bool:
+    """Whether ``engine`` does not run on ``g``'s vendor at all (``NVIDIA_ONLY_ENGINES`` on an AMD or Intel GPU)."""
+    return engine is not None and engine.name.startswith(NVIDIA_ONLY_ENGINES) and g.vendor != "NVIDIA"
 
 
 def weight_format_bits(catalog: Catalog, *names: str) -> float:

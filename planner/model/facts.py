@@ -99,6 +99,8 @@ class GpuFacts:
     mesh_link_bytes_per_s: ArrayLike = 0.0
     #: the weight formats an engine runs on the GPU, one bit per catalog precision (``Gpu.weight_precisions``); 0: any
     weight_formats: ArrayLike = 0.0
+    #: 1 where the engine does not run on the GPU's vendor at all (TensorRT-LLM on an AMD or Intel GPU), else 0
+    engine_refused: ArrayLike = 0.0
 
 
 @dataclass(frozen=True)
