@@ -258,13 +258,14 @@ def test_plan_price_is_bounded_as_a_scenario_rent_is():
 def test_plan_rate_past_what_any_fleet_keeps_up_with_is_refused():
     """Without targets ``plan --rate`` sizes the fleet on capacity: the fewest replicas each below one replica's
     capacity (planner.serving.fleet.fewest_replicas; it ran one replica at the whole rate and printed p95 TTFT 31 s
-    at 1e308 requests/s as if that were the answer, s80, then warned). At 1e6 requests/s even 4,096 replicas of
-    Llama-2-70B on 2 x H100 (capacity ~16 requests/s at 100 / 100 tokens) are each past it: one error line, not a
+    at 1e308 requests/s as if that were the answer, s80, then warned). At 1e6 requests/s even 262,144 replicas of
+    Llama-2-70B on 2 x H100 (3.8 requests/s each; capacity under 1 request/s at 100 / 4,000 tokens) are each past it:
+    one error line, not a
     fleet (a rate above a scenario's bound, MAX_REQUESTS_PER_S, overflowed planner.serving.approx: refused); at 1
     request/s one replica, within its capacity."""
     base = ("plan", "--gpu", "H100", "--model", "llama2-70b", "--context", "8192", "--prompt-tokens", "100")
-    over = run(*base, "--output-tokens", "100", "--rate", "1e6")
-    assert over.exit_code == 2 and "no fleet of up to 4,096 replicas keeps up with 1e+06 requests/s" in over.output
+    over = run(*base, "--output-tokens", "4000", "--rate", "1e6")
+    assert over.exit_code == 2 and "no fleet of up to 262,144 replicas keeps up with 1e+06 requests/s" in over.output
     assert "past its capacity" in over.output and "Traceback" not in over.output
     huge = run(*base, "--output-tokens", "100", "--rate", "1e308")  # past a scenario's bound: one usage line
     assert (

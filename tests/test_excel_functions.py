@@ -907,7 +907,7 @@ class TestFleetFunctions:
         assert xf.PLANNER_WHY("REPLICAS", *bad) == "percentile 97.0 is not reported; use one of (50, 90, 95, 99)"
         hopeless = (*self.ARGS[:5], 0.001, *self.ARGS[6:])  # a 1 ms TTFT: out of reach, #NUM! as the README says
         assert xf.REPLICAS(*hopeless) == "#NUM!"
-        assert "no fleet of up to 4,096 replicas meets the targets" in xf.PLANNER_WHY("REPLICAS", *hopeless)
+        assert "no fleet of up to 262,144 replicas meets the targets" in xf.PLANNER_WHY("REPLICAS", *hopeless)
 
 
 class TestReplicasWithoutTargets:

@@ -27,7 +27,7 @@ figure and in its note, and ``slow_end_full_range`` states the fleet (or that no
 **Targets, not the margin's goals**: the held-out range states how far real latency lies from the simulated figure,
 which is what the plan's margin (``latency_margin``) stands for; applying both would count one uncertainty twice.
 
-**Not met** (``NOT_MET``): where no replica count up to the search's limit (``planner.serving.fleet.MAX_REPLICAS``, 4,096) meets
+**Not met** (``NOT_MET``): where no replica count up to the search's limit (``planner.serving.fleet.MAX_REPLICAS``, 262,144) meets
 the slow end, the option gives no GPUs or cost, only why. A fleet near that floor (each replica nearly idle) is still a
 count: the fewest replicas that meet it, as ``planner.serving.fleet.fewest_replicas`` searches from one replica where
 its closed-form first guess finds none.

@@ -102,8 +102,14 @@ def past_capacity(
     return past
 
 
-#: The most replicas ``fewest_replicas`` tries unless told otherwise.
-MAX_REPLICAS = 4096
+#: The most replicas ``fewest_replicas`` tries unless told otherwise: far past any fleet a plan buys (262,144), so
+#: that no group loses to another for hitting the search's end (a trial's Llama 3.1 8B at 100,000 requests/s needs
+#: ~4,500 one-GPU replicas; at 4,096 the search sized 2-GPU replicas instead, 5,672 GPUs).
+MAX_REPLICAS = 262_144
+#: Replica counts the closed-form first guess is evaluated at one by one; above it, at ``GUESS_STEP`` apart (the
+#: simulation's bisection settles the count).
+GUESS_EVERY_UP_TO = 4096
+GUESS_STEP = 1.01
 
 #: Why a one-token output has no TPOT (nor ITL): the reason every surface gives, TPOT_P* and a TPOT target alike.
 NO_TPOT_WITH_ONE_TOKEN = "one output token has no time per output token after the first"
@@ -116,6 +122,17 @@ def one_output_token(output_tokens: float, lengths: list[tuple[int, int]] | None
     if lengths:
         return all(int(o) <= 1 for _, o in lengths)
     return fixed_length_tokens(output_tokens) <= 1
+
+
+def replica_counts_to_guess(max_replicas: int) -> np.ndarray:
+    """Every count 1 .. ``GUESS_EVERY_UP_TO``, then counts ``GUESS_STEP`` apart up to ``max_replicas`` (included):
+    where the closed-form approximation is evaluated for a first guess, a few thousand points whatever the limit."""
+    ks = np.arange(1, min(max_replicas, GUESS_EVERY_UP_TO) + 1, dtype=float)
+    if max_replicas <= GUESS_EVERY_UP_TO:
+        return ks
+    n = math.ceil(math.log(max_replicas / GUESS_EVERY_UP_TO) / math.log(GUESS_STEP))
+    more = np.unique(np.round(np.geomspace(GUESS_EVERY_UP_TO, max_replicas, n + 1)))
+    return np.concatenate([ks, more[more > GUESS_EVERY_UP_TO]])
 
 
 @dataclass(frozen=True)
@@ -224,7 +241,7 @@ def fewest_replicas(
         return r.ttft_s.at(percentile) <= ttft_target_s and (tpot_free or r.tpot_s.at(percentile) <= tpot_target_s)
 
     setup = replica.setup(prompt_tokens, output_tokens)
-    ks = np.arange(1, max_replicas + 1, dtype=float)
+    ks = replica_counts_to_guess(max_replicas)
     a = approximate_setup_load(setup, prompt_tokens, output_tokens, rate / ks, percentile, replica.behaviour())
     # an infinite approximate TTFT is the approximation's own "past capacity": no k there meets, targets or none
     ok = np.isfinite(a["ttft_s"]) & (a["ttft_s"] <= ttft_target_s) & (tpot_free | (a["tpot_s"] <= tpot_target_s))
@@ -240,6 +257,8 @@ def fewest_replicas(
         while hi - step >= 1 and meets(hi - step):
             hi, step = hi - step, 2 * step
         lo = max(hi - step, 0)
+    if not ok.any() and hi < max_replicas and not meets(max_replicas):
+        hi = max_replicas  # nothing meets even at the limit (an idle replica too slow): refused without the walk up
     while not meets(hi):
         if hi >= max_replicas:
             if past(hi):

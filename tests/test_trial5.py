@@ -1,0 +1,30 @@
+"""A fifth user trial's findings (s197, a capacity planner's), each checked against the value it should have."""
+
+from __future__ import annotations
+
+import numpy as np
+from cli_support import run
+
+from planner.serving.fleet import GUESS_EVERY_UP_TO, MAX_REPLICAS, replica_counts_to_guess
+
+
+class TestNoGroupLosesForTheSearchLimit:
+    def test_a_fleet_past_4096_replicas_is_sized_on_its_cheapest_group(self):
+        """Llama 3.1 8B on H100 at 100,000 requests/s of 1,000 / 300 tokens: a one-GPU replica takes ~22 requests/s
+        within the targets (the trial: 3,973 replicas at 90,000), so ~4,500 one-GPU replicas; the search stopped at
+        4,096 and sized 2-GPU replicas instead (2,836 x 2 = 5,672 GPUs), "1 -> none meets"."""
+        result = run(
+            "plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "2048", "--rate", "100000",
+            "--prompt-tokens", "1000", "--output-tokens", "300", "--ttft-target", "0.5", "--tpot-target", "0.03",
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        line = next(x for x in result.stdout.splitlines() if x.strip().startswith("replicas ("))
+        replicas = int(line.split(": ", 1)[1].split(" x ")[0].replace(",", ""))
+        assert " x 1 x H100" in line and 4096 < replicas < 5672
+
+    def test_the_first_guess_is_every_count_then_one_percent_apart(self):
+        ks = replica_counts_to_guess(MAX_REPLICAS)
+        assert ks[:GUESS_EVERY_UP_TO].tolist() == list(range(1, GUESS_EVERY_UP_TO + 1))
+        above = ks[GUESS_EVERY_UP_TO - 1 :]
+        assert ks[-1] == MAX_REPLICAS and np.all(np.diff(ks) > 0) and np.all(above[1:] / above[:-1] <= 1.0101)
+        assert len(ks) < 2 * GUESS_EVERY_UP_TO
