@@ -28,3 +28,25 @@ class TestNoGroupLosesForTheSearchLimit:
         above = ks[GUESS_EVERY_UP_TO - 1 :]
         assert ks[-1] == MAX_REPLICAS and np.all(np.diff(ks) > 0) and np.all(above[1:] / above[:-1] < 1.011)
         assert len(ks) < 2 * GUESS_EVERY_UP_TO
+
+
+class TestATtftTargetAtOnePromptsOwnTime:
+    ARGS = (
+        "plan", "--gpu", "H100", "--model", "llama3.1-70b", "--context", "4096", "-w", "fp8", "--gpus", "4",
+        "--rate", "60", "--prompt-tokens", "800", "--output-tokens", "400",
+    )  # fmt: skip
+
+    def test_the_fleet_it_needs_is_flagged_as_set_by_the_target(self):
+        """One 800-token prompt on a nearly idle 4 x H100 replica: median TTFT 86 ms (64 ms prefill + the 22 ms front
+        end), so a 100 ms target keeps 3,568 replicas at 0.017 requests/s each (the trial's 14,272 GPUs, printed
+        with no word); the plan now says the target sets the fleet."""
+        result = run(*self.ARGS, "--ttft-target", "0.1")
+        assert result.exit_code == 0, result.output
+        assert "warning: the TTFT target (100 ms) is close to what a request takes on a nearly idle replica" in (
+            result.stdout
+        )
+
+    def test_a_target_with_room_for_queueing_is_not(self):
+        """docs/excel.md's REPLICAS example: 1.5 s for the same replica, 7 replicas; no such warning."""
+        result = run(*self.ARGS, "--ttft-target", "1.5", "--tpot-target", "0.05")
+        assert result.exit_code == 0 and "nearly idle replica" not in result.stdout

@@ -77,12 +77,13 @@ def summary_lines(review) -> list[str]:
 
     rec = review.recommended
     lines = [
-        f"Recommended: {rec.option.name}: {rec.gpus} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
+        f"Recommended: {rec.option.name}: {rec.gpus:,} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
         f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
         f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
     if rec.time_range_widened:
         lines.append(f"  margin widened {rec.time_range_widened}")
+    lines += [f"  warning: {w}" for w in rec.warnings]  # the recommended option's (every option's: in the review)
     width = max(len(r.option.name) for r in review.results)
     kinds = max(len(r.money.price_kind) for r in review.results)
     counts = max((len(f"{r.gpus:,}") for r in review.results if r.meets), default=4)

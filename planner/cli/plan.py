@@ -55,6 +55,7 @@ from planner.serving.fleet import (
     Sizing,
     fewest_gpus,
     fewest_replicas,
+    near_ttft_floor,
     one_output_token,
 )
 from planner.serving.load import (
@@ -828,6 +829,7 @@ def render_sizing(
                 ("output per replica", fmt_rate(r.output_tokens_per_s)),
             )
         ),
+        *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
     ]
     return lines[0] + "\n".join(lines[1:])
 

@@ -27,7 +27,7 @@ from planner.export.scenario import Finance, Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
-from planner.serving.fleet import Sizing, fewest_replicas, sweep_within_capacity
+from planner.serving.fleet import Sizing, fewest_replicas, near_ttft_floor, sweep_within_capacity
 from planner.serving.load import Replica
 from planner.serving.speculative import speculation_for
 
@@ -434,6 +434,8 @@ def evaluate(
             warnings.append(f"{option.name}: sized by Little's law; under load {under_load}")
         else:
             sim = under_load
+            if floor := near_ttft_floor(sim):  # the target, not the traffic, sets this fleet
+                warnings.append(f"{option.name}: {floor}")
             fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
             # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
             fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
