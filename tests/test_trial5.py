@@ -50,3 +50,25 @@ class TestATtftTargetAtOnePromptsOwnTime:
         """docs/excel.md's REPLICAS example: 1.5 s for the same replica, 7 replicas; no such warning."""
         result = run(*self.ARGS, "--ttft-target", "1.5", "--tpot-target", "0.05")
         assert result.exit_code == 0 and "nearly idle replica" not in result.stdout
+
+
+class TestOneTokenOutputsInAReview:
+    def test_the_fleet_is_simulated_on_ttft_alone_and_says_so(self):
+        """A classifier's one-token answers (10 requests/s of 1,000-token prompts): the simulation has no TPOT, so
+        the review fell back to Little's law with a warning to leave the TPOT target out, which the scenario then
+        refused as missing. Now the TPOT target is not applied under load, and the option says so."""
+        from planner.catalog import default_catalog
+        from planner.export.evaluate import ONE_TOKEN_NOTE, evaluate
+        from planner.export.scenario import parse_scenario
+
+        workload = {
+            "peak_requests_per_s": 10, "average_requests_per_s": 5, "prompt_tokens_mean": 1000,
+            "prompt_tokens_high": 3000, "output_tokens_mean": 1, "output_tokens_high": 1, "ttft_target_s": 2,
+            "tpot_target_s": 0.05,
+        }  # fmt: skip
+        option = {"name": "H100", "gpu": "H100", "model": "llama3.1-8b"}
+        scenario = parse_scenario({"workload": workload, "option": [option]}, "s.toml")
+        r = evaluate(scenario.option[0], scenario.workload, default_catalog(), scenario.traffic_change)
+        assert r.under_load is not None and not any("Little's law" in w for w in r.warnings)
+        assert f"H100: {ONE_TOKEN_NOTE}" in r.warnings
+        assert r.under_load.result.ttft_s.at(95) <= 2.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import sys
 from pathlib import Path
@@ -58,6 +59,11 @@ def _format_for(output: Path, fmt: str | None) -> str:
     return ext
 
 
+def _ms(seconds: float) -> str:
+    """A TPOT in ms, one decimal; "n/a (one output token)" where there is none (NaN: every request emits one)."""
+    return "n/a (one output token)" if math.isnan(seconds) else f"{seconds * 1e3:.1f} ms"
+
+
 def _simulated(rec) -> str:
     """How the replicas were counted, when on simulated percentiles: ", replicas on simulated p95 ..."."""
     u = rec.under_load
@@ -66,7 +72,7 @@ def _simulated(rec) -> str:
     q = f"p{u.percentile:g}"
     return (
         f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
-        f"{u.result.tpot_s.at(u.percentile) * 1e3:.1f} ms at the peak on {counted(u.replicas, 'serving replica')}, each running "
+        f"{_ms(u.result.tpot_s.at(u.percentile))} at the peak on {counted(u.replicas, 'serving replica')}, each running "
         f"at most {counted(int(rec.replica.batch), 'sequence')} at once (max_num_seqs set to the sized batch)"
     )
 
@@ -78,7 +84,7 @@ def summary_lines(review) -> list[str]:
     rec = review.recommended
     lines = [
         f"Recommended: {rec.option.name}: {rec.gpus:,} x {rec.gpu.name}, {fmt(rec.monthly_usd, 'usd')}/month "
-        f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {float(rec.fleet.tpot_peak_s) * 1e3:.1f} ms, "
+        f"({counted(int(rec.fleet.replicas), 'replica')} of {counted(int(rec.replica.gpus), 'GPU')}, TPOT {_ms(float(rec.fleet.tpot_peak_s))}, "
         f"TTFT of one p{review.scenario.workload.high_percentile:g} prompt alone {rec.replica.ttft_s:.2f} s; sized with a +{rec.margin:.0%} margin{_simulated(rec)})"
     ]
     if rec.time_range_widened:

@@ -27,7 +27,14 @@ from planner.export.scenario import Finance, Option, Workload
 from planner.export.shortfall import quoted_group, shortfall_text
 from planner.model.layouts import is_pipeline, spreads_experts
 from planner.model.parallel import streams_of
-from planner.serving.fleet import Sizing, fewest_replicas, near_ttft_floor, sweep_within_capacity
+from planner.serving.fleet import (
+    NO_TPOT_WITH_ONE_TOKEN,
+    Sizing,
+    fewest_replicas,
+    near_ttft_floor,
+    one_output_token,
+    sweep_within_capacity,
+)
 from planner.serving.load import Replica
 from planner.serving.speculative import speculation_for
 
@@ -168,14 +175,24 @@ def _fleet(
     )
 
 
+#: Said of an option whose requests emit one output token each: its TPOT target has nothing to hold.
+ONE_TOKEN_NOTE = (
+    f"{NO_TPOT_WITH_ONE_TOKEN}: the TPOT target is not applied under load; the fleet is sized on TTFT alone"
+)
+
+
 def _simulated(
     workload: Workload, replica: Replica, rep: sizing.Replica, peak_rate_per_s: float, goals: tuple[float, float]
 ) -> Sizing:
     """The fewest replicas (of the kept group and batch) whose simulated high-percentile TTFT and TPOT meet the
     (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
     burstiness and its dataset's shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
-    (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``)."""
+    (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
+    token there is no TPOT (``one_output_token``): the fleet is sized on TTFT alone, as ``plan`` sizes it without a
+    TPOT target (the option's warnings say so: ``ONE_TOKEN_NOTE``)."""
     percentile = workload.high_percentile
+    if one_output_token(workload.output_tokens_mean):
+        goals = (goals[0], math.inf)
     return fewest_replicas(
         dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)),
         workload.prompt_tokens_mean,
@@ -204,8 +221,9 @@ def load_curve(replica: Replica, workload: Workload, peak_rate_per_s: float, sim
         rates = np.asarray(mults) * peak_rate_per_s / sim.replicas
         return sweep_within_capacity(replica, p, o, rates, burstiness=b, prefix_hit_rate=workload.prefix_hit_rate)
 
-    def meets(r) -> bool:
-        return r is not None and r.ttft_s.at(q) <= sim.ttft_target_s and r.tpot_s.at(q) <= sim.tpot_target_s
+    def meets(r) -> bool:  # no TPOT target (one output token): a NaN TPOT is no miss
+        tpot_ok = not math.isfinite(sim.tpot_target_s) or r is not None and r.tpot_s.at(q) <= sim.tpot_target_s
+        return r is not None and r.ttft_s.at(q) <= sim.ttft_target_s and tpot_ok
 
     curve = runs(list(LOAD_CURVE))
     inf = math.inf
@@ -434,6 +452,8 @@ def evaluate(
             warnings.append(f"{option.name}: sized by Little's law; under load {under_load}")
         else:
             sim = under_load
+            if one_output_token(workload.output_tokens_mean):
+                warnings.append(f"{option.name}: {ONE_TOKEN_NOTE}")
             if floor := near_ttft_floor(sim):  # the target, not the traffic, sets this fleet
                 warnings.append(f"{option.name}: {floor}")
             fl = _fleet(option, workload, rep, money, 1.0, tpot_goal, sim)
