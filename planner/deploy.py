@@ -652,6 +652,13 @@ def deploy(gpu: Any, model: Any, context: Any, options: Options, context_name: s
     o = options
     gpus, batch, errors, check_fit = o.gpus, o.batch, o.errors, o.check_fit
     par = check_parallelism(o.parallelism)
+    stages = stages_named(par)
+    if gpus is None and stages is not None and not any(k % stages == 0 for k in GPU_GROUPS):
+        raise InvalidInputError(  # no group searched splits into the stages: a usage slip, not a shortfall
+            f"{par} runs {stages} pipeline stages, each a tensor-parallel group, so its group is {stages}, "
+            f"{2 * stages}, {4 * stages}, ... GPUs; give the count (gpus), as the groups tried without one "
+            f"({', '.join(map(str, GPU_GROUPS))}) split into none"
+        )
     eng = engine_profile(o.engine)
     util = (
         (eng.row_memory_utilization or (None if eng.memory_fraction_rule else eng.memory_utilization))

@@ -72,3 +72,14 @@ class TestOneTokenOutputsInAReview:
         assert r.under_load is not None and not any("Little's law" in w for w in r.warnings)
         assert f"H100: {ONE_TOKEN_NOTE}" in r.warnings
         assert r.under_load.result.ttft_s.at(95) <= 2.0
+
+
+def test_a_pipeline_no_searched_group_splits_into_asks_for_the_gpu_count():
+    """pp3 without --gpus: the groups tried (1, 2, 4, ... 64) hold no multiple of 3, and the refusal read "do not
+    fit on 0 x H100 ... ()" with exit 1, though Llama 3.1 8B fits one H100 (`--gpus 3 --parallelism pp3` runs)."""
+    from cli_support import one_line
+
+    base = ("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "4096", "--parallelism", "pp3")
+    line = one_line(run(*base), 2)
+    assert "pp3 runs 3 pipeline stages, each a tensor-parallel group, so its group is 3, 6, 12, ... GPUs" in line
+    assert run(*base, "--gpus", "3").exit_code == 0
