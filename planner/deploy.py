@@ -47,6 +47,26 @@ from planner.units import counted
 
 #: Tensor-parallel group sizes tried when the GPU count is not given (beyond 8: several nodes).
 GPU_GROUPS = (1, 2, 4, 8, 16, 32, 64)
+
+
+def scale_up_gpus(gpu: Gpu) -> int:
+    """GPUs one tensor-parallel group can span at the speed modelled: the GPU's scale-up domain (NVLink, Infinity
+    Fabric: ``Gpu.interconnect_domain_gpus``; 72 on an NVL72 rack) or one 8-GPU node, whichever is larger (PCIe cards
+    talk at PCIe's rate within a node, as modelled)."""
+    domain = gpu.interconnect_domain_gpus
+    return max(8, int(domain)) if domain is not None and math.isfinite(domain) else 8
+
+
+def spans_nodes_warning(gpu: Gpu, gpus: int) -> str:
+    """Where a tensor-parallel group of ``gpus`` is larger than ``scale_up_gpus``: that it spans several nodes, slower
+    than modelled; "" elsewhere."""
+    most = scale_up_gpus(gpu)
+    if gpus <= most:
+        return ""
+    what = "one 8-GPU node" if most == 8 else f"{gpu.name}'s {most}-GPU NVLink domain"
+    return f"{gpus:,} GPUs is more than {what}: tensor parallelism across nodes is slower than modelled"
+
+
 #: The largest group a fleet search tries unless told otherwise (one 8-GPU node): ``planner export``'s
 #: ``max_gpus_per_replica`` default and ``planner plan --rate`` without ``--gpus``.
 LARGEST_GROUP_TRIED = 8

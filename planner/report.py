@@ -32,6 +32,7 @@ from planner.deploy import (
     fp8_kv_note,
     served_batch,
     sixteen_bit_note,
+    spans_nodes_warning,
     untested_architecture_note,
     valid_tp_sizes,
     weight_only_note,
@@ -193,12 +194,11 @@ def plan(
     warnings += [beyond] if beyond else []
     if eng.kv_precisions is None and kp not in ("fp16", "bf16", "fp32", "fp8"):
         warnings.append(f"KV cache in {kp}: a what-if of the {eng.name!r} engine; vLLM caches fp16, bf16 or fp8 only")
-    if n > 8 and not is_pipeline(
+    spans = spans_nodes_warning(g, n)
+    if spans and not is_pipeline(
         layout
     ):  # a pipeline's sends between nodes are timed at PCIe's (planner.model.pipeline)
-        warnings.append(
-            f"{n:,} GPUs is more than one 8-GPU node: tensor parallelism across nodes is slower than modelled"
-        )
+        warnings.append(spans)
     warnings += [PIPELINE_NOTE] if is_pipeline(layout) and pipeline_stages(layout, n) > 1 else []
     warnings += _release_note(options.get("engine"))
     untested = untested_architecture_note(g, eng)

@@ -83,3 +83,11 @@ def test_a_pipeline_no_searched_group_splits_into_asks_for_the_gpu_count():
     line = one_line(run(*base), 2)
     assert "pp3 runs 3 pipeline stages, each a tensor-parallel group, so its group is 3, 6, 12, ... GPUs" in line
     assert run(*base, "--gpus", "3").exit_code == 0
+
+
+def test_a_group_within_an_nvl72_racks_nvlink_domain_is_not_warned_as_spanning_nodes():
+    """catalogs/gpus.toml: GB200 NVL72's interconnect_domain_gpus is 72 (one NVLink domain per rack), so 16 GPUs
+    are one domain; the warning said "more than one 8-GPU node". An H100's domain is 8: warned as before."""
+    base = ("plan", "--model", "deepseek-v3", "--context", "8192", "--gpus", "16")
+    assert "8-GPU node" not in run(*base, "--gpu", "GB200").stdout
+    assert "16 GPUs is more than one 8-GPU node" in run(*base, "--gpu", "H100").stdout

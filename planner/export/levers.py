@@ -7,6 +7,7 @@ import math
 
 from planner.api import next_tp_size
 from planner.catalog import Catalog
+from planner.deploy import scale_up_gpus
 from planner.errors import PlannerError
 from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd
@@ -95,13 +96,13 @@ def levers(scenario: Scenario, base: Result, catalog: Catalog) -> tuple[Lever, .
         except PlannerError as exc:  # levers.gpus_per_replica the engine refuses for this model: this lever's note
             res, refused = None, f"not evaluated: levers.gpus_per_replica: {exc}"
         lever = _lever("More GPUs per replica", change, base, res, refused if res is None else "")
-        if tp_new > 8 and res is not None:
+        if tp_new > scale_up_gpus(base.gpu) and res is not None:
             lever = Lever(
                 lever.name,
                 lever.change,
                 lever.result,
                 lever.saving_usd_per_month,
-                lever.note + f"; {tp_new} GPUs per replica span several 8-GPU nodes: slower than modelled",
+                lever.note + f"; {tp_new} GPUs per replica span several nodes: slower than modelled",
             )
         out.append(lever)
 
