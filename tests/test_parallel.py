@@ -202,7 +202,8 @@ class TestExportOffersIt:
         # replica's percentiles were simulated on tensor-parallel steps, s180; 200, $754,820 against 184, $694,434
         # while a rank was sized on its 125 of the replica's 1,000 requests, s196; 200, $754,820 against 216, $815,206
         # before s186 read bf16 KV and MLA latents at the 16-bit cache's attention rate; 208, $785,013 both before
-        # s189's asynchronous vLLM host loop)
+        # s189's asynchronous vLLM host loop; TP 184, $694,434 while the simulated replica ran at most the closed
+        # form's TPOT-best batch, s197)
         said = stated(
             "docs/model.md",
             r"\(DeepSeek-V3 on H200: DP \+ EP (\d+) GPUs, \$([\d,]+) a month, against tensor parallelism's (\d+) GPUs, "

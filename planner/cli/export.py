@@ -73,7 +73,8 @@ def _simulated(rec) -> str:
     return (
         f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
         f"{_ms(u.result.tpot_s.at(u.percentile))} at the peak on {counted(u.replicas, 'serving replica')}, each running "
-        f"at most {counted(int(rec.replica.batch), 'sequence')} at once (max_num_seqs set to the sized batch)"
+        f"at most {counted(rec.candidate.slots, 'sequence')} at once (max_num_seqs set to what memory holds at the "
+        f"p{rec.under_load.percentile:g} lengths)"
     )
 
 

@@ -182,9 +182,10 @@ ONE_TOKEN_NOTE = (
 
 
 def _simulated(
-    workload: Workload, replica: Replica, rep: sizing.Replica, peak_rate_per_s: float, goals: tuple[float, float]
+    workload: Workload, replica: Replica, slots: int, peak_rate_per_s: float, goals: tuple[float, float]
 ) -> Sizing:
-    """The fewest replicas (of the kept group and batch) whose simulated high-percentile TTFT and TPOT meet the
+    """The fewest replicas (of the kept group, each running at most ``slots`` sequences at once:
+    ``Candidate.slots``) whose simulated high-percentile TTFT and TPOT meet the
     (margin-adjusted) targets at the peak: ``planner.serving.fleet.fewest_replicas``, mean lengths, the workload's
     burstiness and its dataset's shared-prefix hit (``Workload.prefix_hit_rate``), at the workload's high percentile
     (one the simulation reports: ``planner.export.scenario.HIGH_PERCENTILES``). Where every request emits one output
@@ -194,7 +195,7 @@ def _simulated(
     if one_output_token(workload.output_tokens_mean):
         goals = (goals[0], math.inf)
     return fewest_replicas(
-        dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)),
+        dc_replace(replica, max_num_seqs=slots),
         workload.prompt_tokens_mean,
         workload.output_tokens_mean,
         peak_rate_per_s,
@@ -274,7 +275,7 @@ def fleet_on_goals(
         result.option, result.gpu, result.model, int(rep.gpus), result.engine, catalog,
         result.weight_precision, result.kv_precision,
     )  # fmt: skip
-    sim = _simulated(workload, replica, rep, result.peak_rate_per_s, goals)
+    sim = _simulated(workload, replica, result.candidate.slots, result.peak_rate_per_s, goals)
     return sim, _fleet(result.option, workload, rep, result.money, 1.0, result.tpot_goal_s, sim)
 
 
@@ -460,9 +461,7 @@ def evaluate(
             # the TPOT users see at the peak: the simulated one at the sizing percentile (it meets the goal)
             fl = dc_replace(fl, tpot_peak_s=np.asarray(sim.result.tpot_s.at(sim.percentile)))
             if load_curves:
-                common["load_curve"] = load_curve(
-                    dc_replace(replica, max_num_seqs=max(int(rep.batch), 1)), workload, peak, sim
-                )
+                common["load_curve"] = load_curve(dc_replace(replica, max_num_seqs=kept.slots), workload, peak, sim)
         common["warnings"] = tuple(warnings)
     x = traffic_change
     return Result(
@@ -502,7 +501,7 @@ def _cheapest_under_load(
         replica = _serving_replica(option, gpu, mdl, c.gpus_per_replica, eng, catalog, wp, kp)
         goals = (c.goal_s(workload.ttft_target_s), c.goal_s(workload.tpot_target_s))
         try:
-            sim = _simulated(workload, replica, rep, _rates(workload, rep)[0], goals)
+            sim = _simulated(workload, replica, c.slots, _rates(workload, rep)[0], goals)
         except PlannerError as exc:
             first_error = first_error or exc
             continue
