@@ -232,8 +232,8 @@ def why_error(c: Calc) -> str:
         return c.ref(key, "C", True, True)
 
     checks = (
-        ("gpu_row", '"GPU "&in_gpu&" is not in the catalog: pick one from the list (GPUs sheet)"'),
-        ("model_row", '"model "&in_model&" is not in the catalog: pick one from the list (Models sheet)"'),
+        ("gpu_row", _not_listed("GPU", "in_gpu", "GPUs")),
+        ("model_row", _not_listed("model", "in_model", "Models")),
         ("w_row", '"weight precision "&' + ref("wp") + '&" is not in the catalog (Precisions sheet)"'),
         (
             "kvbpe",
@@ -299,6 +299,9 @@ def why_error(c: Calc) -> str:
         + ref("gpu_row")
         + '))-2),",",", ")&" (GPUs sheet: weight formats); pick fp16")',
     )
+    numbers = {"context": "context", "util": "memory_utilization", "n_raw": "gpus", "price": "price_per_gpu_hour"}
+    numbers["d_batch"] = "batch"
+    checks = tuple((key, _text_first(numbers[key], reason) if key in numbers else reason) for key, reason in checks)
     conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
     conditions.insert(6, refused)
     conditions.insert(7, weights)
@@ -309,6 +312,25 @@ def why_error(c: Calc) -> str:
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
     return "=" + formula
+
+
+def _not_listed(what: str, name: str, sheet: str) -> str:
+    """Why a GPU or model name gives #N/A: not a name the sheet lists. Said so, not "not in the catalog": "H200" is
+    an alias the catalog and `planner plan` take for "H200 SXM 141GB", which the formulas' MATCH does not look up
+    (trial 6 F10; ``update.check_names`` says the same for refresh and export, with the full name)."""
+    return (
+        f'"{what} \'"&{name}&"\' is not a name on the {sheet} sheet, which the formulas look up (an alias? the '
+        f'{sheet} sheet lists the full names): pick one from the list"'
+    )
+
+
+def _text_first(key: str, reason: str) -> str:
+    """``reason``, or first, where the input's cell holds text (the result's #VALUE!), the reader's words for text in
+    a number's cell: "Inputs!B9 (GPU count (tensor parallel)) must be a number (GPUs); got 'four'" (the line blamed
+    the tensor-parallel group for "four": trial 6 F5)."""
+    f = next(x for x in INPUT_FIELDS if x.key == key)
+    where = f"{INPUTS_SHEET}!B{input_row(key)} ({f.label})"
+    return f'IF(ISTEXT({f.name}),"{where} must be a number ({f.unit}); got \'"&{f.name}&"\'",{reason})'
 
 
 def served_note(c: Calc) -> str:
