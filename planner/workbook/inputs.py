@@ -79,7 +79,7 @@ GLANCE = (
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
     # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
     # formula there stops a unit overflowing into it
-    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs"),
+    ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
@@ -193,19 +193,29 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     return s, names
 
 
-#: Lines of the fleet's group note (``fleet_group_note``, about 170 characters) in the 80-wide column D.
-FLEET_NOTE_LINES = 3
+#: Lines of the fleet's group note (``fleet_group_note``, about 340 characters) in the 80-wide column D.
+FLEET_NOTE_LINES = 5
+#: Beside the fleet: the latency margin ``planner export`` of the file sizes with and this fleet does not
+#: (``export.evaluate.latency_margin``: "model-range", the time model's high residual for the GPU and group, which the
+#: Ranges sheet computes as ``rng_high``), so that a budget built from this fleet is not short (trial 6 F3: 1,528
+#: GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named).
+MARGIN_NOTE = (
+    '". No latency margin: planner export of this file sizes against the targets less its margin of "'
+    '&IFERROR(TEXT(MAX(0,rng_high),"+0%"),"the Ranges sheet\'s high")&" (Ranges sheet: how far off the times may '
+    'be), so it counts more GPUs"'
+)
 
 
 def fleet_group_note(c: Calc) -> str:
     """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, that the group is
     the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica:
-    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there)."""
+    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there); then the latency margin it leaves out
+    (``MARGIN_NOTE``)."""
     n = c.ref("n", "C", True, True)
     return (
         f'=IF(ISERROR({n}),"replicas x GPUs in the group","replicas x "&{n}&IF({n}=1," GPU"," GPUs")&IF(in_gpus="",'
         '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
-        'and may need fewer GPUs; type a GPU count to size another group",""))'
+        f'and may need fewer GPUs; type a GPU count to size another group",""))&{MARGIN_NOTE}'
     )
 
 
