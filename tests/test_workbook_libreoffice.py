@@ -572,8 +572,8 @@ class TestRenderedPages:
         pages = sorted(tmp_path.glob("page-*.png"))
         sheets = openpyxl.load_workbook(path).sheetnames
         # Results runs over two pages, Assumptions over three (its engine fields: s184's fused-MoE workspace pushed its
-        # last rows onto a third), Load over three (inputs and levers, its four charts, its four tables: page breaks
-        # of its own). Five sheets too wide for one page at 8 pt print at 73% over several pages across
+        # last rows onto a third), Load over four (inputs and levers, its four charts, its four tables, the engine
+        # parameters the figures were simulated with: page breaks of its own). Five sheets too wide for one page at 8 pt print at 73% over several pages across
         # (planner.workbook.printing): Calc over 18 (two across, nine down: its operator block, one row per kernel,
         # the budget fleet, linear-attention, sparse-attention and mesh-share rows), Models over 15 (five across,
         # three down), GPUs over six (six across), AllReduce over four (the measured table: two across, two down),

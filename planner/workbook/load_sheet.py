@@ -276,6 +276,7 @@ def load_sheet(f: LoadFigures) -> Sheet:
     s.page_breaks.append(blocks_top - 1)
     blocks = _blocks(s, f, blocks_top)
     _charts(s, blocks, charts_top, (f.ttft_target_s is not None, f.tpot_target_s is not None))
-    if f.engine_parameters:
+    if f.engine_parameters:  # on a page of its own: run on below the tables, LibreOffice printed every page smaller
+        s.page_breaks.append(blocks[-1][2] + 1)
         _engine_table(s, f, blocks[-1][2] + 2)
     return s
