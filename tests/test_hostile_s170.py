@@ -149,26 +149,42 @@ class TestWorkbookInputs:
     """The what-if workbook's inputs as users leave them: numbers in text-formatted cells, dates, huge numbers."""
 
     @pytest.mark.parametrize(
-        ("name", "text", "key", "value"),
+        ("name", "text", "said"),
         [
-            ("in_context", "8192", "context", 8192),
-            ("in_context", " 8,192 ", "context", 8192),
-            ("in_memory_utilization", "0.85", "memory_utilization", 0.85),
-            ("in_price", "2.5", "price_per_gpu_hour", 2.5),
+            ("in_context", "8k", "Inputs!B6 (Context per sequence) is text '8k', which the workbook's formulas cannot "
+             "read (#VALUE!); type 8192 as a number"),
+            ("in_context", " 8,192 ", "(Context per sequence) is text '8,192', which"),
+            ("in_memory_utilization", "0.85", "(Memory utilization) is text '0.85', which"),
+            ("in_price", "2.5", "(Price per GPU-hour) is text '2.5', which"),
         ],
-    )
-    def test_a_number_typed_as_text_is_read_as_the_number(self, tmp_path, name, text, key, value):
-        """A cell formatted as text holds "8192": the Excel functions read it as 8192; the reader refused it."""
-        assert read_inputs(edited(tmp_path, **{name: text}))[key] == value
+    )  # fmt: skip
+    def test_a_number_typed_as_text_is_refused_with_the_number_to_type(self, tmp_path, name, text, said):
+        """A cell formatted as text holding "8k" or "8192": the workbook's formulas refuse it (their ISNUMBER checks,
+        #VALUE! in every result: trial 6 F4, "8k" recalculated in LibreOffice), so the reader refuses it too, naming
+        the cell and the number to type, where it used to read 8,192 and export a review of a workbook showing no
+        number."""
+        with pytest.raises(WorkbookError) as exc:
+            read_inputs(edited(tmp_path, **{name: text}))
+        assert said in str(exc.value)
 
-    def test_a_number_typed_as_text_in_a_budget_input(self, tmp_path):
-        assert read_all_inputs(edited(tmp_path, in_peak_requests="40"))["peak_requests_per_s"] == 40
+    def test_a_number_typed_as_text_in_a_budget_input_is_refused(self, tmp_path):
+        """The Error line refuses it as "must be a number (requests/s); got '40'" (``calc.budget_refusal``)."""
+        with pytest.raises(WorkbookError, match=r"Inputs!B14 \(Peak traffic\) is text '40', which .*; type 40 as"):
+            read_all_inputs(edited(tmp_path, in_peak_requests="40"))
+
+    def test_export_of_a_context_typed_8k_is_refused_naming_the_cell(self, tmp_path):
+        """Trial 6 F4: `planner export` of a workbook whose context is "8k" wrote a review for 8,192 tokens while
+        every result cell of the workbook showed #VALUE!; now it refuses in one line (exit 2) and writes nothing."""
+        path = edited(tmp_path, in_context="8k")
+        line = one_line(run("export", str(path), "-o", str(tmp_path / "r.md")), 2)
+        assert "Inputs!B6 (Context per sequence) is text '8k'" in line and "type 8192" in line
+        assert not (tmp_path / "r.md").exists()
 
     @pytest.mark.parametrize(
         ("name", "value", "said"),
         [
             ("in_context", "lots", "Inputs!B6 (Context per sequence) must be a number (tokens); got 'lots'"),
-            ("in_context", "9" * 400, "Inputs!B6 (Context per sequence) must be a whole number of tokens from 1 to"),
+            ("in_context", "9" * 400, "Inputs!B6 (Context per sequence) is text '999"),
             ("in_context", 1e308, "Inputs!B6 (Context per sequence) must be a whole number of tokens from 1 to"),
             ("in_context", datetime.datetime(2024, 1, 1), "must be a number (tokens); got a date (2024-01-01"),
             ("in_context", "#DIV/0!", "holds the error #DIV/0!; enter a number (tokens)"),

@@ -258,8 +258,28 @@ class TestWhatTheFleetsAreSizedOn:
         groups = _levers_row(given, CHEAPEST_ROW_LABEL)["More GPUs"]
         assert groups == "Groups sized: 4 GPUs a replica (Inputs), More GPUs 8"
         fleet = f"D{glance_row() + [g[1] for g in GLANCE].index('fleet_gpus') + 1}"
-        assert blank["Inputs"][fleet].value == (
+        assert blank["Inputs"][fleet].value.startswith(
             "replicas x 1 GPU, the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 "
-            "and 8 GPUs a replica and may need fewer GPUs; type a GPU count to size another group"
+            "and 8 GPUs a replica and may need fewer GPUs; type a GPU count to size another group. No latency margin"
         )
-        assert given["Inputs"][fleet].value == "replicas x 4 GPUs"
+        assert given["Inputs"][fleet].value.startswith("replicas x 4 GPUs. No latency margin")
+
+    def test_the_fleet_says_it_has_no_latency_margin_and_names_the_exports(self, books):
+        """Trial 6 F3: the workbook's fleet (1,528 GPUs) was 40% short of `planner export` of the same file (2,516),
+        whose latency margin (+25%) the workbook never named. Beside the fleet: no margin here, and the margin the
+        export sizes with, "model-range" (``export.evaluate.latency_margin``: max(0, the time range's high) for the
+        GPU and group, ``residual_range``): +43% for 4 x H100 SXM 80GB with Llama 2 70B, as shipped."""
+        from planner.accuracy.calibration import residual_range
+        from planner.workbook.inputs import GLANCE, glance_row
+
+        _, wb = books
+        row = glance_row() + [g[1] for g in GLANCE].index("fleet_gpus") + 1
+        assert (
+            wb["as-shipped"]["Inputs"][f"A{row}"].value == "Peak fleet, before spares, whole nodes and latency margin"
+        )
+        high = residual_range("H100 SXM 80GB", gpus=4, model="Llama-2-70B").high
+        assert f"{max(0.0, high):+.0%}" == "+43%"
+        assert wb["as-shipped"]["Inputs"][f"D{row}"].value == (
+            "replicas x 4 GPUs. No latency margin: planner export of this file sizes against the targets less its "
+            "margin of +43% (Ranges sheet: how far off the times may be), so it counts more GPUs"
+        )

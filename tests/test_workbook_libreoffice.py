@@ -426,7 +426,7 @@ class TestLoadSheetRecalculated:
         for ref, value in literal.items():
             if not (isinstance(value, str) and value.startswith("=")):
                 assert ws[ref].value == (value if value != "" else None), ref  # an empty text cell reads blank
-        assert ws[STATUS_CELL].value == "current: computed from the Inputs as they are now"
+        assert ws[STATUS_CELL].value == "current: computed from the Inputs and the Assumptions as they are now"
 
     @pytest.mark.parametrize("name", [book("opening-scenario")])
     def test_status_stays_current_for_the_inputs_it_was_computed_from(self, recalculated, name):
@@ -435,7 +435,8 @@ class TestLoadSheetRecalculated:
         assert books[name][LOAD_SHEET][STATUS_CELL].value.startswith("current")
         fleet = glance_row() + [g[1] for g in GLANCE].index("fleet_gpus") + 1
         assert books[name][INPUTS_SHEET][f"C{fleet}"].value == "GPUs"
-        assert books[name][INPUTS_SHEET][f"D{fleet}"].value == "replicas x 4 GPUs"  # the GPU count given: no more
+        note = books[name][INPUTS_SHEET][f"D{fleet}"].value
+        assert note.startswith("replicas x 4 GPUs. No latency margin")  # the GPU count given: no group search
 
     @pytest.mark.parametrize("name", [book("default-mha-65b")])
     def test_status_turns_stale_when_an_input_changes(self, recalculated, name):
@@ -455,6 +456,32 @@ class TestLoadSheetRecalculated:
             "GPU count (tensor parallel) (GPUs)",
             "Compare with model",
         }
+
+
+class TestLoadSheetFollowsTheAssumptions:
+    def test_status_turns_stale_when_an_engine_parameter_is_edited(self, tmp_path):
+        """Memory utilization 0.9 -> 0.5 on the Assumptions sheet (trial 6 F6): recalculated, memory holds 15
+        sequences where the baseline was simulated at 39, so the Load sheet's Status reads stale and names the
+        Assumptions, its memory_utilization row reads "changed", and the Inputs' fleet is marked (its unit cell)."""
+        require_libreoffice()
+        from planner.workbook.load_sheet import STALE_ENGINE
+
+        path = write_workbook(build_whatif(), tmp_path / "copy.xlsx")
+        wb = openpyxl.load_workbook(path)
+        sheet, ref = next(iter(wb.defined_names["eng_memory_utilization"].destinations))
+        wb[sheet][ref.replace("$", "")] = 0.5
+        wb.save(path)
+        copy_ = tmp_path / "no-print-titles" / path.name
+        copy_.parent.mkdir()
+        copy_.write_bytes(without_print_titles(path.read_bytes()))
+        (csvs,) = convert_to_csv_sheets(copy_, [INPUTS_SHEET, LOAD_SHEET], tmp_path / "recalc")
+        values = {sheet: read_csv_sheet(csv) for sheet, csv in csvs.items()}
+        load = values[LOAD_SHEET]
+        assert load[STATUS_CELL] == STALE_ENGINE
+        row = next(int(k[1:]) for k, v in load.items() if k[0] == "A" and v == "memory_utilization")
+        assert (load[f"B{row}"], load[f"C{row}"], load[f"D{row}"]) == (0.9, 0.5, "changed")
+        for key in LOAD_FED:
+            assert values[INPUTS_SHEET][f"C{glance_row() + [g[1] for g in GLANCE].index(key) + 1}"] == STALE_UNIT
 
 
 class TestRefreshKeepsUserData:
@@ -545,8 +572,8 @@ class TestRenderedPages:
         pages = sorted(tmp_path.glob("page-*.png"))
         sheets = openpyxl.load_workbook(path).sheetnames
         # Results runs over two pages, Assumptions over three (its engine fields: s184's fused-MoE workspace pushed its
-        # last rows onto a third), Load over three (inputs and levers, its four charts, its four tables: page breaks
-        # of its own). Five sheets too wide for one page at 8 pt print at 73% over several pages across
+        # last rows onto a third), Load over four (inputs and levers, its four charts, its four tables, the engine
+        # parameters the figures were simulated with: page breaks of its own). Five sheets too wide for one page at 8 pt print at 73% over several pages across
         # (planner.workbook.printing): Calc over 18 (two across, nine down: its operator block, one row per kernel,
         # the budget fleet, linear-attention, sparse-attention and mesh-share rows), Models over 15 (five across,
         # three down), GPUs over six (six across), AllReduce over four (the measured table: two across, two down),

@@ -25,12 +25,13 @@ from planner.export import sizing
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, latency_under_load
+from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.build import build_whatif, select_entries
 from planner.workbook.calc import SCENARIOS, calc_rows, scenario_col
 from planner.workbook.inputs import default_inputs
 from planner.workbook.layout import INPUTS_SHEET, LEVERS_SHEET, LOAD_SHEET, input_row
 from planner.workbook.load_figures import LOAD_MULTIPLES, load_figures, load_key, rate_factors
-from planner.workbook.load_sheet import STATUS_CELL, TITLE, load_sheet
+from planner.workbook.load_sheet import ENGINE_ROW_LABEL, STATUS_CELL, TITLE, load_sheet
 from planner.workbook.reader import WorkbookError
 from planner.workbook.update import refresh_load
 from planner.workbook.writer import write_workbook
@@ -99,7 +100,23 @@ class TestTheSheetSaysWhereItsFiguresComeFrom:
         assert used["Engine (Assumptions)"] == "vllm" and used["Prompt share in the prefix cache (share)"] is None
         assert sheet.cells["C7"].value == '=IF(in_gpu="","",in_gpu)'
         assert sheet.cells["D7"].value == '=IF(EXACT(""&B7,""&C7),"yes","changed")'
-        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D20,"changed")=0,"current')
+        assert sheet.cells[STATUS_CELL].value.startswith('=IF(COUNTIF(D7:D21,"changed")=0,"current')
+        assert sheet.cells["A21"].value == ENGINE_ROW_LABEL  # the engine parameters' row (test below)
+
+    def test_lists_the_engine_parameters_it_was_simulated_with(self, spec):
+        """The foot of the sheet lists each engine parameter the runs used, as the Assumptions sheet holds it (vLLM's
+        memory utilization 0.9, its four KV-cache formats one a row), beside a formula over that cell now: the row
+        the Computed-from block's engine row counts, so that an edited Assumptions cell turns Status stale (trial 6
+        F6: memory utilization 0.9 -> 0.5 left the sheet "current" at a simulated batch memory no longer holds)."""
+        sheet = spec.sheet(LOAD_SHEET)
+        rows = _rows(sheet)
+        r = rows["memory_utilization"]
+        assert sheet.cells[f"B{r}"].value == 0.9 == engine_profile(None).memory_utilization
+        assert sheet.cells[f"C{r}"].value == '=IF(eng_memory_utilization="","",eng_memory_utilization)'
+        assert sheet.cells[f"C{rows['kv_precisions (4)']}"].value.startswith('=IF(INDEX(eng_kv_precisions,4)=""')
+        first, last = rows["budget_mode"], rows["sparse_mla_prefill_max_heads"]
+        assert sheet.cells["D21"].value == f'=IF(COUNTIF(D{first}:D{last},"changed")=0,"yes","changed")'
+        assert last - first + 1 == len(simulated_parameters(engine_profile(None)))
 
     def test_figures_are_numbers_not_formulas(self, spec):
         """A queue simulation is not a cell formula: every figure cell holds a number (or is blank)."""
@@ -390,6 +407,44 @@ class TestRefreshComputesTheSheetAgain:
         want = load_sheet(load_figures(inputs, cat, eng, cal))
         for ref, cell in want.cells.items():
             assert ws[ref].value == cell.value, ref
+
+    def test_refresh_simulates_with_the_memory_utilization_edited_on_assumptions(self, copy):
+        """Memory utilization 0.9 -> 0.5 on the Assumptions sheet (``eng_memory_utilization``, a yellow input):
+        ``refresh`` simulates with 0.5, the engine the formulas use, not the profile's 0.9 (trial 6 F6). The
+        baseline's batch limit is then at most the 15 sequences 0.5 leaves memory for (``api.memory_plan``; 117 at
+        0.9), the sheet lists 0.5 as used, and its figures are ``load_figures`` with that engine."""
+        path = copy
+        wb = openpyxl.load_workbook(path)
+        sheet, ref = next(iter(wb.defined_names["eng_memory_utilization"].destinations))
+        wb[sheet][ref.replace("$", "")] = 0.5
+        wb.save(path)
+        cat, eng, cal = default_catalog(), engine_profile(None), resolve_calibration(None)
+        wb = openpyxl.load_workbook(path, rich_text=True)
+        assert refresh_load(wb, path, cat, eng, cal) is True
+        holds = int(api.memory_plan(GPU, MODEL, CONTEXT, gpus=GPUS, memory_utilization=0.5).max_batch)
+        assert holds == 15
+        ws, rows = wb[LOAD_SHEET], {c.value: c.row for c in wb[LOAD_SHEET]["A"] if c.value}
+        assert ws[f"B{rows['memory_utilization']}"].value == 0.5
+        assert (
+            ws[f"{scenario_col('base')}{rows['Batch limit simulated (the engine' + chr(39) + 's max_num_seqs)']}"].value
+            <= holds
+        )
+        inputs = default_inputs(cat, *select_entries(cat, None, None))
+        want = load_sheet(load_figures(inputs, cat, dataclasses.replace(eng, memory_utilization=0.5), cal))
+        for ref, cell in want.cells.items():
+            assert ws[ref].value == cell.value, ref
+
+    def test_an_assumption_of_the_wrong_kind_is_not_simulated_and_says_which_cell(self, copy):
+        """Text where the engine needs a number: the Load sheet computes nothing and names the cell (the catalog
+        refresh goes on, as for an Inputs cell of the wrong kind)."""
+        path = copy
+        wb = openpyxl.load_workbook(path, rich_text=True)
+        sheet, ref = next(iter(wb.defined_names["eng_memory_utilization"].destinations))
+        wb[sheet][ref.replace("$", "")] = "half"
+        refresh_load(wb, path, default_catalog(), engine_profile(None), resolve_calibration(None))
+        texts = [c.value for row in wb[LOAD_SHEET].iter_rows() for c in row if isinstance(c.value, str)]
+        cell = f"{sheet}!{ref.replace('$', '')}"
+        assert any(f"{cell} (memory_utilization) must be a number; got 'half'" in t for t in texts)
 
     def test_unchanged_inputs_are_not_simulated_again(self, spec, copy, monkeypatch):
         """A file whose Inputs, catalog, engine and planner are those its Load sheet was computed from (the key in

@@ -29,9 +29,36 @@ CASES = {
     "batch": ({"batch": 100000}, "Error: batch 100000 is more than the max batch that fits (117)"),
     "utilization": ({"memory_utilization": 90}, "Error: memory utilization: give a fraction above 0 and at most 1"),
     "kv": ({"kv_precision": "mxfp4"}, "Error: KV-cache precision mxfp4 is not a format the engine caches"),
-    "gpu": ({"gpu": "H10"}, "Error: GPU H10 is not in the catalog: pick one from the list (GPUs sheet)"),
+    "gpu": (
+        {"gpu": "H10"},
+        "Error: GPU 'H10' is not a name on the GPUs sheet, which the formulas look up (an alias? the GPUs sheet "
+        "lists the full names): pick one from the list",
+    ),
+    # trial 6 F10: "H200" is the catalog's alias of "H200 SXM 141GB" (`planner plan` takes it): the line said "not
+    # in the catalog"; refresh and export say it is not a name the formulas look up (update.check_names)
+    "gpu_alias": ({"gpu": "H200"}, "Error: GPU 'H200' is not a name on the GPUs sheet, which the formulas look up"),
+    "model_alias": (
+        {"model": "llama2-70b"},
+        "Error: model 'llama2-70b' is not a name on the Models sheet, which the formulas look up (an alias? the "
+        "Models sheet lists the full names)",
+    ),
     "context": ({"context": 0}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
-    "context_text": ({"context": "lots"}, "Error: context: give a whole number of tokens from 1 to 16,777,216"),
+    # text where a number belongs (#VALUE!) is said so, in `planner export`'s words for the same cell (TEXT_CASES)
+    "context_text": (
+        {"context": "lots"},
+        "Error: Inputs!B6 (Context per sequence) must be a number (tokens); got 'lots'",
+    ),
+    # trial 6 F4: "8k" shows #VALUE! in every result (the formulas' ISNUMBER): refused here and by export
+    "context_8k": ({"context": "8k"}, "Error: Inputs!B6 (Context per sequence) must be a number (tokens); got '8k'"),
+    # trial 6 F5: "four" was blamed on the tensor-parallel group
+    "gpus_text": (
+        {"gpus": "four"},
+        "Error: Inputs!B9 (GPU count (tensor parallel)) must be a number (GPUs); got 'four'",
+    ),
+    "price_text": (
+        {"price_per_gpu_hour": "$2.50"},
+        "Error: Inputs!B11 (Price per GPU-hour) must be a number (US$); got '$2.50'",
+    ),
     # vLLM caches fp16, bf16, fp32 or fp8 (EngineProfile.kv_precisions): int4 is a KV-cache format it refuses, and the
     # line points at the list (those formats), not at a format of its own ("fp8 or blank")
     "kv_int4": (
@@ -220,6 +247,28 @@ def test_a_refused_budget_input_is_refused_by_export_in_the_same_words(spec, boo
     assert message.startswith(f"{path}: ")
     assert books[key][INPUTS_SHEET][f"D{why_error_row()}"].value == "Error: " + message.removeprefix(f"{path}: ")
     assert _meets(books[key]) == REFUSED_MEETS
+
+
+#: Text in a number's Inputs cell that `planner export` refuses in the Error line's words ("8k" in other words: the
+#: reader names the number to type, ``reader.text_message``).
+TEXT_CASES = ("context_text", "gpus_text", "price_text")
+
+
+@pytest.mark.parametrize("key", TEXT_CASES)
+def test_text_in_a_number_cell_is_refused_by_export_in_the_same_words(spec, books, key, tmp_path):
+    """The Error line for text where a number belongs is `planner export`'s refusal of the same file, without its
+    path (trial 6 F5: export said "must be a number (GPUs); got 'four'" where the line blamed the group)."""
+    from workbook_support import with_inputs
+
+    from planner.errors import PlannerError
+    from planner.export.workbook_input import scenario_from_workbook
+    from planner.workbook.writer import write_workbook
+
+    path = write_workbook(with_inputs(spec, CASES[key][0]), tmp_path / "book.xlsx")
+    with pytest.raises(PlannerError) as refused:
+        scenario_from_workbook(path)
+    said = books[key][INPUTS_SHEET][f"D{why_error_row()}"].value
+    assert said == "Error: " + str(refused.value).removeprefix(f"{path}: ")
 
 
 def test_targets_are_shown_as_typed(books):

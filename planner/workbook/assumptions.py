@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+import math
+from dataclasses import fields, replace
 from typing import Any
 
 from planner.accuracy.calibration import Calibration
@@ -182,9 +183,100 @@ def engine_value(engine: EngineProfile, field: str) -> Any:
     return None if v is None else v
 
 
+#: Characters of the Value column (B): a text value longer than this is shown in the Meaning column instead.
+VALUE_WIDTH = 16
+#: Fields on the sheet that are not parameters of a run: the engine's name (the Load sheet's "Engine" row) and prose.
+NOT_PARAMETERS = frozenset({"name", "description"})
+
+
+def simulated_parameters(engine: EngineProfile) -> tuple[tuple[str, int | None, Any], ...]:
+    """The engine parameters planner's simulation (the Load sheet) runs with, as the Assumptions sheet holds them in
+    its Value column: (field, item number from 1 of a list's cells or None for one cell, value), in the sheet's
+    order. Leaves out the name, the description and texts too long for the column (sources, shown in Meaning)."""
+    out: list[tuple[str, int | None, Any]] = []
+    for f in fields(EngineProfile):
+        if f.name in PUBLISHED_ROW_FIELDS or f.name in NOT_PARAMETERS:
+            continue
+        value = engine_value(engine, f.name)
+        if isinstance(value, tuple):
+            out.extend((f.name, j, item) for j, item in enumerate(list(value) or [None], start=1))
+        elif not (isinstance(value, str) and len(value) > VALUE_WIDTH):
+            out.append((f.name, None, value))
+    return tuple(out)
+
+
+def _typed(field, value: Any, where: str) -> Any:
+    """An Assumptions cell's value as the EngineProfile field's annotation takes it (a float field read back as
+    268435456 is 268435456.0, so an unedited sheet gives the profile it was written from); a WorkbookError naming
+    the cell otherwise."""
+    from planner.errors import shown_name
+    from planner.workbook.reader import WorkbookError
+
+    kind = str(field.type)
+    if value is None or value == "":
+        if "None" in kind or kind == "str" or "tuple" in kind:
+            return "" if kind == "str" else None
+        raise WorkbookError(f"{where} ({field.name}) is empty; the engine needs a value ({kind})")
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        raise WorkbookError(f"{where} ({field.name}) must be TRUE or FALSE; got {shown_name(value)}")
+    if kind.startswith(("int", "float")):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise WorkbookError(f"{where} ({field.name}) must be a number; got {shown_name(value)}")
+        if kind.startswith("int"):
+            if value != int(value):
+                raise WorkbookError(f"{where} ({field.name}) must be a whole number; got {shown_name(value)}")
+            return int(value)
+        return float(value)
+    return str(value).strip()
+
+
+def read_engine(wb, path: Any, engine: EngineProfile) -> EngineProfile:
+    """``engine`` with the parameters a workbook's Assumptions sheet holds now (``simulated_parameters``' cells, by
+    their ``eng_<field>`` names; a formula: its saved value), so that ``planner workbook refresh`` simulates the
+    engine the workbook's formulas use: memory utilization 0.5 typed there is 0.5 in the Load sheet's runs. A name
+    the file lacks keeps the profile's value. A WorkbookError (one line, naming the cell) for a value of the wrong
+    kind or one the profile refuses."""
+    from planner.errors import PlannerError
+    from planner.workbook.reader import WorkbookError, load
+
+    kinds = {f.name: f for f in fields(EngineProfile)}
+    cached = None
+    changes: dict[str, Any] = {}
+    for name in dict.fromkeys(field for field, _, _ in simulated_parameters(engine)):
+        dn = wb.defined_names.get(f"eng_{name}")
+        dests = list(dn.destinations) if dn is not None else []
+        if len(dests) != 1 or dests[0][0] not in wb.sheetnames:
+            continue
+        sheet, ref = dests[0]
+        cells = wb[sheet][ref.replace("$", "")]
+        cells = [row[0] for row in cells] if isinstance(cells, tuple) else [cells]
+        values = []
+        for cell in cells:
+            value = cell.value
+            if type(value).__name__ == "CellRichText":
+                value = str(value)
+            if isinstance(value, str) and value.startswith("="):
+                cached = cached or load(path, data_only=True)
+                value = cached[sheet][cell.coordinate].value
+            values.append((value, f"{path}: {sheet}!{cell.coordinate}"))
+        if isinstance(getattr(engine, name), tuple) or len(cells) > 1:
+            items = tuple(str(v).strip() for v, _ in values if v is not None and str(v).strip())
+            value = items if items or getattr(engine, name) is not None else None
+        else:
+            value = _typed(kinds[name], *values[0])
+        if value != getattr(engine, name):  # equal (75161927680 read back as a float): the profile's own, unchanged
+            changes[name] = value
+    try:
+        return replace(engine, **changes)
+    except (PlannerError, ValueError, TypeError) as exc:
+        raise WorkbookError(f"{path}: the Assumptions sheet's engine parameters are refused: {exc}") from None
+
+
 def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[Sheet, list[Name]]:
     s = Sheet(ASSUMPTIONS_SHEET, freeze="A4", tab_color="C00000")
-    s.widths.update(A=38, B=16, C=13, D=90)
+    s.widths.update(A=38, B=VALUE_WIDTH, C=13, D=90)
     s.set(
         "A1", f"Assumptions: the {engine.name} engine profile (planner.engines.profiles) and constants", style="title"
     )
@@ -218,7 +310,7 @@ def assumptions_sheet(engine: EngineProfile, calibration: Calibration) -> tuple[
             names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$B${r}:$B${r + len(items) - 1}"))
             r += len(items)
             continue
-        if isinstance(value, str) and len(value) > s.widths["B"]:  # a source or other long text: in Meaning
+        if isinstance(value, str) and len(value) > VALUE_WIDTH:  # a source or other long text: in Meaning
             s.set(f"D{r}", value, style="note", text=True)
             s.set(f"B{r}", "(see right)", style="unit")
             names.append(Name(f"eng_{f.name}", f"{ASSUMPTIONS_SHEET}!$D${r}"))

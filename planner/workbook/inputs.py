@@ -79,7 +79,7 @@ GLANCE = (
     ("Cost at max batch", "m_cost", USD, "US$ per million output tokens"),
     # "GPUs", not "GPUs (replicas x group)": column D beside it says what the count is (``fleet_group_note``), and a
     # formula there stops a unit overflowing into it
-    ("Peak fleet, before spares and whole nodes", "fleet_gpus", INT, "GPUs"),
+    ("Peak fleet, before spares, whole nodes and latency margin", "fleet_gpus", INT, "GPUs"),
     ("Fleet cost per month", "fleet_usd_month", USD, "US$ a month, rented at the price used"),
     ("Meets the latency targets", "meets_text", None, "p95 under load (Load), else at max batch"),
 )
@@ -193,19 +193,29 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
     return s, names
 
 
-#: Lines of the fleet's group note (``fleet_group_note``, about 170 characters) in the 80-wide column D.
-FLEET_NOTE_LINES = 3
+#: Lines of the fleet's group note (``fleet_group_note``, about 340 characters) in the 80-wide column D.
+FLEET_NOTE_LINES = 5
+#: Beside the fleet: the latency margin ``planner export`` of the file sizes with and this fleet does not
+#: (``export.evaluate.latency_margin``: "model-range", the time model's high residual for the GPU and group, which the
+#: Ranges sheet computes as ``rng_high``), so that a budget built from this fleet is not short (trial 6 F3: 1,528
+#: GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named).
+MARGIN_NOTE = (
+    '". No latency margin: planner export of this file sizes against the targets less its margin of "'
+    '&IFERROR(TEXT(MAX(0,rng_high),"+0%"),"the Ranges sheet\'s high")&" (Ranges sheet: how far off the times may '
+    'be), so it counts more GPUs"'
+)
 
 
 def fleet_group_note(c: Calc) -> str:
     """Beside the peak fleet, what it counts: replicas x the group's GPUs; with the GPU count blank, that the group is
     the smallest that fits, which ``planner plan --rate`` does not stop at (it searches 1, 2, 4 and 8 GPUs a replica:
-    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there)."""
+    a trial's 979 GPUs on 1 GPU a replica were 176 on 4 there); then the latency margin it leaves out
+    (``MARGIN_NOTE``)."""
     n = c.ref("n", "C", True, True)
     return (
         f'=IF(ISERROR({n}),"replicas x GPUs in the group","replicas x "&{n}&IF({n}=1," GPU"," GPUs")&IF(in_gpus="",'
         '", the smallest group that fits (GPU count blank): planner plan --rate searches 1, 2, 4 and 8 GPUs a replica '
-        'and may need fewer GPUs; type a GPU count to size another group",""))'
+        f'and may need fewer GPUs; type a GPU count to size another group",""))&{MARGIN_NOTE}'
     )
 
 
@@ -232,8 +242,8 @@ def why_error(c: Calc) -> str:
         return c.ref(key, "C", True, True)
 
     checks = (
-        ("gpu_row", '"GPU "&in_gpu&" is not in the catalog: pick one from the list (GPUs sheet)"'),
-        ("model_row", '"model "&in_model&" is not in the catalog: pick one from the list (Models sheet)"'),
+        ("gpu_row", _not_listed("GPU", "in_gpu", "GPUs")),
+        ("model_row", _not_listed("model", "in_model", "Models")),
         ("w_row", '"weight precision "&' + ref("wp") + '&" is not in the catalog (Precisions sheet)"'),
         (
             "kvbpe",
@@ -299,6 +309,9 @@ def why_error(c: Calc) -> str:
         + ref("gpu_row")
         + '))-2),",",", ")&" (GPUs sheet: weight formats); pick fp16")',
     )
+    numbers = {"context": "context", "util": "memory_utilization", "n_raw": "gpus", "price": "price_per_gpu_hour"}
+    numbers["d_batch"] = "batch"
+    checks = tuple((key, _text_first(numbers[key], reason) if key in numbers else reason) for key, reason in checks)
     conditions = [(f"ISERROR({ref(key)})", reason) for key, reason in checks]
     conditions.insert(6, refused)
     conditions.insert(7, weights)
@@ -309,6 +322,25 @@ def why_error(c: Calc) -> str:
     for condition, reason in reversed(conditions):
         formula = f'IF({condition},"Error: "&{reason},{formula})'
     return "=" + formula
+
+
+def _not_listed(what: str, name: str, sheet: str) -> str:
+    """Why a GPU or model name gives #N/A: not a name the sheet lists. Said so, not "not in the catalog": "H200" is
+    an alias the catalog and `planner plan` take for "H200 SXM 141GB", which the formulas' MATCH does not look up
+    (trial 6 F10; ``update.check_names`` says the same for refresh and export, with the full name)."""
+    return (
+        f'"{what} \'"&{name}&"\' is not a name on the {sheet} sheet, which the formulas look up (an alias? the '
+        f'{sheet} sheet lists the full names): pick one from the list"'
+    )
+
+
+def _text_first(key: str, reason: str) -> str:
+    """``reason``, or first, where the input's cell holds text (the result's #VALUE!), the reader's words for text in
+    a number's cell: "Inputs!B9 (GPU count (tensor parallel)) must be a number (GPUs); got 'four'" (the line blamed
+    the tensor-parallel group for "four": trial 6 F5)."""
+    f = next(x for x in INPUT_FIELDS if x.key == key)
+    where = f"{INPUTS_SHEET}!B{input_row(key)} ({f.label})"
+    return f'IF(ISTEXT({f.name}),"{where} must be a number ({f.unit}); got \'"&{f.name}&"\'",{reason})'
 
 
 def served_note(c: Calc) -> str:

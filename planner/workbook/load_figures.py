@@ -50,6 +50,7 @@ from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
 from planner.serving.load import LoadResult, Replica
+from planner.workbook.assumptions import simulated_parameters
 from planner.workbook.calc import SCENARIOS
 from planner.workbook.catalog_sheets import gqa_sibling
 
@@ -124,6 +125,8 @@ class LoadFigures:
     tpot_target_s: float | None
     note: str = ""  # why no scenario was simulated (no peak traffic), else ""
     key: str = ""  # ``load_key`` of what the figures were computed from ("": nothing to reuse)
+    #: the engine's parameters the runs used, as the Assumptions sheet holds them (``simulated_parameters``)
+    engine_parameters: tuple[tuple[str, int | None, Any], ...] = ()
 
 
 def _number(value: Any) -> float | None:
@@ -293,7 +296,7 @@ def _computed(
     if missing:
         return not_computed(f"no {' and no '.join(missing)} on Inputs (a number above 0)", engine, used)
     levers = tuple(_lever(k, h, inputs, catalog, engine, calibration, targets) for k, h, _ in SCENARIOS)
-    return LoadFigures(used, engine.name, levers, *targets, key=digest)
+    return LoadFigures(used, engine.name, levers, *targets, key=digest, engine_parameters=simulated_parameters(engine))
 
 
 #: The custom document property that holds the ``load_key`` the Load sheet was computed from (``refresh`` reads it).

@@ -1,8 +1,9 @@
 """The Load sheet: each lever's latency against traffic, p50 and p95 TTFT and TPOT, as planner's simulation computed it.
 
 The figures (``load_figures``) are numbers, not formulas: a queue simulation is not a cell formula. The sheet says so
-in its note, in a cell note on its title and in a Status cell whose formula compares the Inputs the figures were
-computed from with the Inputs now ("STALE ..." once one differs); ``planner workbook refresh`` computes them again.
+in its note, in a cell note on its title and in a Status cell whose formula compares the Inputs and the engine
+parameters (Assumptions sheet) the figures were computed from with those now ("STALE ..." once one differs);
+``planner workbook refresh`` computes them again, with the Assumptions sheet's engine parameters.
 """
 
 from __future__ import annotations
@@ -47,17 +48,32 @@ def _note(f: LoadFigures) -> str:
         f"{f.engine} scheduler serving 1,000 Poisson requests per point, its step times from the capacity model), "
         f"by planner {__version__} when it wrote this workbook, from the Inputs listed below. The cells hold numbers, "
         "not formulas: Excel and LibreOffice do not recalculate them. After changing Inputs, run "
-        "`planner workbook refresh <this file>` (or generate the workbook again) to compute them again; Status "
-        "says whether they still match the Inputs. A blank figure: past the replica's capacity (its queue grows "
+        "`planner workbook refresh <this file>` (or generate the workbook again) to compute them again, with the "
+        "engine parameters on the Assumptions sheet as they are then; Status says whether they still match the "
+        "Inputs and the Assumptions (listed at the foot of this sheet). A blank figure: past the replica's capacity (its queue grows "
         "without bound)."
     )
 
 
-def _status_formula(last_row: int) -> str:
-    changed = f"D{FIRST_INPUT_ROW}:D{last_row}"
+#: Status while every Input and engine parameter matches those the figures were computed from.
+CURRENT = "current: computed from the Inputs and the Assumptions as they are now"
+#: Status once an engine parameter on the Assumptions sheet (and no Input) differs from those simulated.
+STALE_ENGINE = (
+    "STALE: engine parameters on the Assumptions sheet changed after these figures were computed; run planner "
+    "workbook refresh on this file (it simulates with the Assumptions as they are then)"
+)
+STALE_INPUTS = "STALE: Inputs changed after these figures were computed; run planner workbook refresh on this file"
+ENGINE_ROW_LABEL = "Engine parameters (Assumptions sheet)"
+
+
+def _status_formula(last_row: int, engine_row: int | None) -> str:
+    """ "current" while no row of the Computed-from block reads "changed"; else which kind changed (an Input first)."""
+    changed = f'COUNTIF(D{FIRST_INPUT_ROW}:D{last_row},"changed")'
+    if engine_row is None:
+        return f'=IF({changed}=0,"{CURRENT}","{STALE_INPUTS}")'
     return (
-        f'=IF(COUNTIF({changed},"changed")=0,"current: computed from the Inputs as they are now",'
-        '"STALE: Inputs changed after these figures were computed; run planner workbook refresh on this file")'
+        f'=IF({changed}=0,"{CURRENT}",IF(D{engine_row}="changed",IF({changed}=1,"{STALE_ENGINE}",'
+        f'"{STALE_INPUTS}"),"{STALE_INPUTS}"))'
     )
 
 
@@ -77,10 +93,40 @@ def _inputs_block(s: Sheet, f: LoadFigures) -> int:
         s.set(f"C{r}", f'=IF({name}="","",{name})', fmt=fmt, style="calc")
         s.set(f"D{r}", f'=IF(EXACT(""&B{r},""&C{r}),"yes","changed")', style="calc")
         r += 1
-    s.set(STATUS_CELL, _status_formula(r - 1), style="warn")  # red; green while current:
+    engine_row = None
+    if f.engine_parameters:  # one row here; each parameter in a table at the foot of the sheet (``_engine_table``)
+        engine_row = r
+        s.set(f"A{r}", ENGINE_ROW_LABEL, style="label")
+        r += 1
+    s.set(STATUS_CELL, _status_formula(r - 1, engine_row), style="warn")  # red; green while current:
     s.highlights.append(Highlight(STATUS_CELL, f'LEFT({STATUS_CELL},7)="current"'))
     s.merges.append(f"{STATUS_CELL}:{TARGET_COL}{STATUS_ROW}")  # the fill under the whole answer
     return r + 1
+
+
+def _engine_table(s: Sheet, f: LoadFigures, r: int) -> None:
+    """Each engine parameter the runs used (``LoadFigures.engine_parameters``), the Assumptions cell now and whether
+    it still matches, from row ``r``; the Computed-from block's engine row sums them up (a memory utilization
+    edited from 0.9 to 0.5 leaves fewer sequences than the simulated batch limit: the figures are stale)."""
+    row = next(int(ref[1:]) for ref, c in s.cells.items() if ref[0] == "A" and c.value == ENGINE_ROW_LABEL)
+    s.set(f"A{r}", "Engine parameters the figures were simulated with (Assumptions sheet)", style="subtitle")
+    r += 1
+    for col, h in zip("ABCD", ("Parameter (defined name eng_...)", "Used", "Assumptions now", "Matches"), strict=True):
+        s.set(f"{col}{r}", h, style="header")
+    first = r + 1
+    for field, item, value in f.engine_parameters:
+        r += 1
+        name = f"eng_{field}" if item is None else f"INDEX(eng_{field},{item})"
+        s.set(f"A{r}", field if item is None else f"{field} ({item})", style="label")
+        fmt = "General" if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+        s.set(f"B{r}", value, fmt=fmt, style="calc", text=isinstance(value, str))
+        s.set(f"C{r}", f'=IF({name}="","",{name})', fmt=fmt, style="calc")
+        same = f'IF(AND(ISNUMBER(B{r}),ISNUMBER(C{r})),B{r}=C{r},EXACT(""&B{r},""&C{r}))'
+        s.set(f"D{r}", f'=IF({same},"yes","changed")', style="calc")
+    changed = f'COUNTIF(D{first}:D{r},"changed")'
+    s.set(f"B{row}", f"{r - first + 1} values, rows {first}-{r}", style="calc", text=True)
+    s.set(f"C{row}", f'=IF({changed}=0,"as used",{changed}&" changed (rows {first}-{r})")', style="calc")
+    s.set(f"D{row}", f'=IF({changed}=0,"yes","changed")', style="calc")
 
 
 def _lever_rows(s: Sheet, f: LoadFigures, r: int) -> int:
@@ -230,4 +276,7 @@ def load_sheet(f: LoadFigures) -> Sheet:
     s.page_breaks.append(blocks_top - 1)
     blocks = _blocks(s, f, blocks_top)
     _charts(s, blocks, charts_top, (f.ttft_target_s is not None, f.tpot_target_s is not None))
+    if f.engine_parameters:  # on a page of its own: run on below the tables, LibreOffice printed every page smaller
+        s.page_breaks.append(blocks[-1][2] + 1)
+        _engine_table(s, f, blocks[-1][2] + 2)
     return s

@@ -185,9 +185,9 @@ def _shown(value: Any) -> str:
 
 
 def _number_in_text(text: str, f: InputField) -> float | None:
-    """A number typed into a cell formatted as text, read as the Excel functions read one (``planner.excel.cells``):
-    ``float`` ("8192", "0.9"), and for a token count ``planner.units.parse_token_count`` too ("8,192", "8k"); None
-    when the text is not a number."""
+    """The number a text means, as the Excel functions read one (``planner.excel.cells``): ``float`` ("8192",
+    "0.9"), and for a token count ``planner.units.parse_token_count`` too ("8,192", "8k"); None when the text is not
+    a number. Only for the message: the workbook's formulas refuse text in a number's cell (#VALUE!)."""
     try:
         return float(text)
     except ValueError:
@@ -200,10 +200,27 @@ def _number_in_text(text: str, f: InputField) -> float | None:
     return None
 
 
+def text_message(text: str, number: float, f: InputField) -> str:
+    """Why a number typed as text is refused, and what to type: the workbook's formulas read no text in a number's
+    cell (their ISNUMBER checks give #VALUE! in every result), so reading "8k" as 8,192 would size a deployment the
+    workbook shows no number for (trial 6 F4)."""
+    if not math.isfinite(number):  # 400 digits: no number to suggest
+        shown = f"a {_needs(f)}"
+    elif f.kind == "count" and number == int(number) and number < 1e15:
+        shown = f"{int(number)} as a number"
+    else:
+        shown = f"{number:g} as a number"
+    return (
+        f"is text {_shown(text)}, which the workbook's formulas cannot read (#VALUE!); type {shown} "
+        "(a cell formatted as Text keeps what is typed as text)"
+    )
+
+
 def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | None = None) -> Any:
     """An input cell's value as ``f`` takes it; a WorkbookError naming the cell, the input and what it needs.
 
-    A number typed as text (a cell formatted as text) is the number; a count must be whole, from 1 to what
+    Text in a number's cell is refused as the workbook's formulas refuse it, a number typed as text ("8k", "8192")
+    with the number to type (``text_message``); a count must be whole, from 1 to what
     ``planner.api`` accepts of its unit (``_count_limits``), or to ``bound``'s number when given (its text: why, said
     after the bound in the message)."""
     if isinstance(value, str):
@@ -221,8 +238,8 @@ def _convert(f: InputField, value: Any, where: str, bound: tuple[int, str] | Non
             raise WorkbookError(f"{where} ({f.label}) must be a name; got {_shown(value)}")
         return str(value)
     typed = value  # as the cell holds it, for the messages
-    if isinstance(value, str) and (number := _number_in_text(value, f)) is not None:
-        value = number
+    if isinstance(value, str) and (number := _number_in_text(value, f)) is not None and not math.isnan(number):
+        raise WorkbookError(f"{where} ({f.label}) {text_message(value, number, f)}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise WorkbookError(f"{where} ({f.label}) must be a {_needs(f)}; got {_shown(value)}")
     if f.kind == "count":  # the bound's wording: planner.units, as a scenario and the public functions say it

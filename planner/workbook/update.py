@@ -229,18 +229,21 @@ def check_load_sheet(wb, path: Path, force: bool = False) -> None:
 
 
 def refresh_load(wb, path: Path, catalog: Catalog, engine, calibration, force: bool = False) -> bool:
-    """Write the Load sheet of ``wb`` again: its figures simulated from the workbook's Inputs (``read_all_inputs``),
+    """Write the Load sheet of ``wb`` again: its figures simulated from the workbook's Inputs (``read_all_inputs``)
+    with ``engine`` as the Assumptions sheet's parameters edit it (``assumptions.read_engine``),
     in the place of the old one (new: after Levers), and the queue terms they give into Calc's rate_factor row. A
     Load sheet computed from the same Inputs, catalog, engine and planner (its ``load_key`` stored in the file's
     ``LOAD_KEY_PROPERTY``) is kept as it is, without simulating: True when it was written again. Inputs that cannot
     be read give a sheet saying so, not an error: the catalog refresh goes on. A sheet named Load that planner did
     not write (another title) is a RefreshRefusedError unless ``force``."""
+    from planner.workbook.assumptions import read_engine
     from planner.workbook.load_figures import LOAD_KEY_PROPERTY, load_figures, load_key, not_computed, rate_factors
     from planner.workbook.load_sheet import TITLE, load_sheet
 
     check_load_sheet(wb, path, force)
     try:
         inputs = read_all_inputs(path, wb)
+        engine = read_engine(wb, path, engine)  # the engine parameters as the Assumptions sheet holds them now
     except WorkbookError as exc:
         figures = not_computed(str(exc), engine)
     else:
