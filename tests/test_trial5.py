@@ -91,3 +91,20 @@ def test_a_group_within_an_nvl72_racks_nvlink_domain_is_not_warned_as_spanning_n
     base = ("plan", "--model", "deepseek-v3", "--context", "8192", "--gpus", "16")
     assert "8-GPU node" not in run(*base, "--gpu", "GB200").stdout
     assert "16 GPUs is more than one 8-GPU node" in run(*base, "--gpu", "H100").stdout
+
+
+def test_the_risk_sentence_says_what_its_range_rests_on():
+    """The README review's H100 range is -8% / -1% from 7 dense-model runs of two sources, TPOT only (its
+    Assumptions row); the Summary's risk sentence said "on 80% of its benchmark rows", and applied it to TTFT
+    unsaid. Other notes (a GPU's own residuals, widened) keep the short form: the Assumptions sheet gives them."""
+    from planner.export.reason import range_basis
+
+    note = (
+        "from 7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load; sources: "
+        "gpustack-performance-lab sglang-v0.3.0-vs-vllm-v0.6.0): -8% / -1%"
+    )
+    assert range_basis(note) == (
+        "7 dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT sized with the "
+        "same range)"
+    )
+    assert range_basis("held-out residuals of 10 published figures on H200 SXM 141GB") == "its benchmark rows"

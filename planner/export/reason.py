@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 from planner.export.ownership import capital_terms
@@ -21,6 +22,18 @@ def _ms(s: float) -> str:
     return f"{s * 1e3:.0f} ms" if s < 1 else f"{s:.2f} s"
 
 
+def range_basis(note: str) -> str:
+    """What a sizing range rests on, in a few words, from its note (``serving_margin.margin_range``'s "from 7
+    dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load; sources: a b): ..."): "7 dense-model runs
+    on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT sized with the same range)"; "its
+    benchmark rows" for any other note (the Assumptions sheet gives it whole)."""
+    hit = re.match(r"from (.+?) \((held-out TPOT at steady load); sources: ([^)]*)\)", note)
+    if hit is None:
+        return "its benchmark rows"
+    n = len(hit[3].split())
+    return f"{hit[1]} ({hit[2]}, {counted(n, 'source')}; TTFT sized with the same range)"
+
+
 def risk(scenario: Scenario, rec: Result) -> str:
     """How sure the recommendation is: the model's range, the margin used, and what the targets look like under it."""
     w, f = scenario.workload, rec.fleet
@@ -33,8 +46,8 @@ def risk(scenario: Scenario, rec: Result) -> str:
         else ("no margin" if not rec.margin else f"a {rec.margin:.0%} margin (workload.latency_margin)")
     )
     text = (
-        f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of its "
-        f"benchmark rows"
+        f"Risk: measured times fall within {low:+.0%} / {high:+.0%} of the model's predictions on 80% of "
+        f"{range_basis(rec.time_range_note)}"
         + (f" (widened {rec.time_range_widened})" if rec.time_range_widened else "")
         + f"; sized with {how}"
         + (f" (+{rec.margin:.0%})" if w.latency_margin == "model-range" else "")
