@@ -82,3 +82,30 @@ class TestTheOptionsSayWhichTtft:
         r = review.results[0]
         assert row["ttft_peak_s"] == pytest.approx(float(r.under_load.result.ttft_s.at(95)))
         assert row["ttft_s"] == pytest.approx(r.replica.ttft_s) and row["ttft_s"] < row["ttft_peak_s"]
+
+
+@pytest.mark.libreoffice
+def test_the_cost_per_token_follows_an_edited_price_as_the_monthly_cost_does(tmp_path):
+    """Options: a finance reader set a GPU-month price to $3,000 and the monthly cost and rank followed, but "$ per M
+    output tokens" kept the old price's figure (a snapshot beside live cells). The tokens are fixed; the cost per
+    token scales with the monthly cost: doubling the price doubles it."""
+    import openpyxl
+    from test_export import review_of, write_scenario
+    from workbook_support import require_libreoffice
+
+    from planner.export import render
+    from planner.io import libreoffice
+
+    require_libreoffice()
+    review = review_of(write_scenario(tmp_path))
+    path = tmp_path / "r.xlsx"
+    path.write_bytes(render(review, "xlsx"))
+    book = openpyxl.load_workbook(path)
+    ws = book["Options"]
+    header = [c.value for c in ws[1]]
+    per, out = header.index("$ per GPU-month") + 1, header.index("$ per M output tokens") + 1
+    before = review.results[0].fleet.usd_per_million_output
+    ws.cell(row=2, column=per).value = 2 * ws.cell(row=2, column=per).value
+    book.save(tmp_path / "edited.xlsx")
+    values = openpyxl.load_workbook(libreoffice.recalculate(tmp_path / "edited.xlsx", tmp_path / "lo"), data_only=True)
+    assert values["Options"].cell(row=2, column=out).value == pytest.approx(2 * float(before))

@@ -439,6 +439,15 @@ def _options(book: _Book) -> None:
             ws[f"{per}{i}"].protection = Protection(locked=False)  # the only cells a reader may edit
             for c in (mon, ann, live):
                 ws[f"{c}{i}"].fill = LIVE_FILL
+            # $ per M tokens follow the price as the monthly cost does: the tokens are fixed, the cost scales
+            for key, usd in (
+                ("usd_per_million_input_tokens", r.fleet.usd_per_million_input),
+                ("usd_per_million_output_tokens", r.fleet.usd_per_million_output),
+            ):
+                if key in keys and math.isfinite(float(usd)) and r.monthly_usd > 0:
+                    c = _col(keys, key)
+                    book.cache.formula(ws, f"{c}{i}", f"={float(usd)!r}*{mon}{i}/{float(r.monthly_usd)!r}", float(usd))
+                    ws[f"{c}{i}"].fill = LIVE_FILL
         if r.slow_end is not None and r.slow_end.meets:  # its cost follows the edited price too, as monthly cost
             s_gpus, s_mon, s_more = (
                 _col(keys, k) for k in ("slow_end_gpus", "slow_end_monthly_usd", "slow_end_more_usd_per_month")
