@@ -109,3 +109,16 @@ def test_the_cost_per_token_follows_an_edited_price_as_the_monthly_cost_does(tmp
     book.save(tmp_path / "edited.xlsx")
     values = openpyxl.load_workbook(libreoffice.recalculate(tmp_path / "edited.xlsx", tmp_path / "lo"), data_only=True)
     assert values["Options"].cell(row=2, column=out).value == pytest.approx(2 * float(before))
+
+
+def test_a_recommendation_of_another_model_asks_for_a_quality_sign_off():
+    """A review of Llama-3.1-70B options and one Qwen3-32B option recommended the Qwen3 one with no quality line,
+    where fp8 weights of the same model get one (the trial's sc/multi.toml). One model throughout: no line."""
+    from planner.export.quality import model_switch
+
+    note = model_switch(["Qwen3-32B", "Llama-3.1-70B", "Llama-3.1-70B", "Qwen3-32B"], "the model owner")
+    assert note is not None and note.text.startswith(
+        "Quality: the recommendation serves Qwen3-32B where other options serve Llama-3.1-70B: another model answers "
+        "differently"
+    )
+    assert model_switch(["Llama-3.1-70B", "Llama-3.1-70B"], "the model owner") is None

@@ -22,7 +22,7 @@ from planner.catalog.schema import PRICE_STALE_AFTER_DAYS
 from planner.errors import PlannerError
 from planner.export import finance
 from planner.export.evaluate import evaluate, fleet_at
-from planner.export.quality import quality_notes
+from planner.export.quality import model_switch, quality_notes
 from planner.export.records import Case, GridRow, OptionOutlook, Outlook, Ownership, Result
 from planner.export.scenario import Option, Scenario
 from planner.units import counted
@@ -224,4 +224,5 @@ def build_outlook(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
         if g.result is not None and g.result.meets
     ]
     notes = quality_notes(runs, scenario.finance.quality_sign_off)
-    return Outlook(tuple(opts), grid, notes)
+    switch = model_switch([r.model.name for r in results if r.meets], scenario.finance.quality_sign_off)
+    return Outlook(tuple(opts), grid, (*notes, *([switch] if switch else [])))

@@ -91,6 +91,33 @@ class QualityNote:
         )
 
 
+@dataclass(frozen=True)
+class ModelSwitch:
+    """The quality line for a recommendation that serves another model than other options do: a different model
+    answers differently, and no benchmark average in the catalog compares two models on your prompts."""
+
+    model: str
+    others: tuple[str, ...]  # the other models the review's options serve
+    sign_off: str
+
+    @property
+    def text(self) -> str:
+        return (
+            f"Quality: the recommendation serves {self.model} where other options serve {', '.join(self.others)}: "
+            "another model answers differently, and its cost is no like-for-like saving. Sign-off by "
+            f"{self.sign_off} on an evaluation of your own traffic before it is booked."
+        )
+
+
+def model_switch(models: list[str], sign_off: str) -> ModelSwitch | None:
+    """``models``: the models of the review's options that meet the targets, the recommendation's first. A
+    ``ModelSwitch`` where the others serve any other model; None where all serve the recommendation's."""
+    if not models:
+        return None
+    others = tuple(dict.fromkeys(m for m in models[1:] if m != models[0]))
+    return ModelSwitch(models[0], others, sign_off) if others else None
+
+
 def quality_notes(
     runs: list[tuple[str, str, str, str]], sign_off: str, deltas: tuple[PublishedDelta, ...] | None = None
 ) -> tuple[QualityNote, ...]:

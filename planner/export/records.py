@@ -16,7 +16,7 @@ from planner.engines.profiles import EngineProfile
 from planner.export import sizing
 from planner.export.assumptions import Assumption
 from planner.export.ownership import Money
-from planner.export.quality import QualityNote
+from planner.export.quality import ModelSwitch, QualityNote
 from planner.export.scenario import Option, Scenario
 from planner.serving.fleet import Sizing
 
@@ -264,7 +264,7 @@ class GridRow:
 class Outlook:
     options: tuple[OptionOutlook, ...]  # the meeting options, in the review's order
     grid: tuple[GridRow, ...]  # meeting rows ranked by monthly cost, then the rest
-    quality: tuple[QualityNote, ...]
+    quality: tuple[QualityNote | ModelSwitch, ...]
 
     def of(self, name: str) -> OptionOutlook | None:
         return next((o for o in self.options if o.name == name), None)
