@@ -106,6 +106,23 @@ class TestPlanCommand:
         d = json.loads(run(*PLAN, "--trace", str(path), "--json").output)["under_load"]["trace"]
         assert (d["requests"], d["span_s"], d["prompt_mean_tokens"]) == (600, pytest.approx(59.9), 500.0)
 
+    def test_a_json_lines_trace_replays_as_its_csv_does(self, tmp_path):
+        """The same 600 requests written one JSON object a line (a trial's trace.jsonl was refused with "no column
+        arrival_s, prompt_tokens, output_tokens", naming the keys its lines held): the same fleet and figures."""
+        arrivals = np.arange(600) * 0.1 + 1000.0
+        csv_path = _write(tmp_path, arrivals)
+        lines = [json.dumps({"arrival_s": t, "prompt_tokens": 500, "output_tokens": 100}) for t in arrivals]
+        jsonl = tmp_path / "t.jsonl"
+        jsonl.write_text("\n".join(lines) + "\n")
+        args = ("--ttft-target", "0.5", "--tpot-target", "0.05", "--json")
+        a, b = (json.loads(run(*PLAN, "--trace", str(p), *args).output)["under_load"] for p in (csv_path, jsonl))
+        assert a["replicas"] == b["replicas"] and a["ttft_s"] == b["ttft_s"]
+        bad = tmp_path / "bad.jsonl"
+        bad.write_text(lines[0] + "\n[1, 2]\n")
+        assert one_line(run(*PLAN, "--trace", str(bad)), 2).endswith(
+            "line 2 is not a JSON object ('[1, 2]'); give one a line"
+        )
+
     def test_plan_refuses_a_trace_beside_a_rate_or_lengths(self, tmp_path):
         path = _write(tmp_path, [0.0, 1.0])
         line = one_line(run(*PLAN, "--trace", str(path), "--rate", "3"), 2)

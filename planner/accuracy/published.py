@@ -441,6 +441,47 @@ def read_csv_rows(
     return rows
 
 
+def read_json_lines_rows(path: Path, max_rows: int, what: str) -> list[dict[str, str]]:
+    """The rows of a JSON Lines file (``what``: one JSON object a line, blank lines skipped) as {key: text}
+    (``CsvRow``s with their lines), as ``read_csv_rows`` gives a CSV's; InvalidInputError in one line for a line that
+    is no JSON object, over ``max_rows`` rows or MAX_MEASUREMENTS_BYTES, or unreadable."""
+    try:
+        text = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, what, encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path}: not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidInputError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    rows = []
+    for line, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError):
+            obj = None
+        if not isinstance(obj, dict):
+            raise InvalidInputError(f"{path}: line {line} is not a JSON object ({raw.strip()[:60]!r}); give one a line")
+        row = CsvRow({str(k).strip(): "" if v is None else str(v) for k, v in obj.items()})
+        row.line = line
+        rows.append(row)
+        if len(rows) > max_rows:
+            break
+    check_count(len(rows), max_rows, "rows or more", str(path))
+    return rows
+
+
+def looks_like_json_lines(path: Path) -> bool:
+    """Whether a table file is JSON Lines: its name ends .jsonl or .ndjson, or its first non-blank character is "{"."""
+    if path.suffix.lower() in (".jsonl", ".ndjson"):
+        return True
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as f:
+            head = f.read(4096).lstrip()
+    except OSError:
+        return False
+    return head.startswith("{")
+
+
 def require_columns(path: Path, raw: list[dict[str, str]], needed: Iterable[str], accepted: str) -> None:
     if not raw:
         return

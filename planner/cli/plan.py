@@ -19,7 +19,7 @@ from planner.accuracy.loaded_ranges import (
     quantity_for,
     uncovered_texts,
 )
-from planner.accuracy.published import read_csv_rows
+from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
 from planner.accuracy.ranges import stated_coverage
 from planner.api import groups_to_try
 from planner.catalog.resolve import experts_words
@@ -487,8 +487,8 @@ class Percentile(click.ParamType):
     "trace_path",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Instead of --rate and the lengths: a recorded traffic replayed as it came, a CSV with the columns "
-    "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin); each of k replicas takes "
-    "one request in k.",
+    "arrival_s, prompt_tokens, output_tokens (one row a request, seconds from any origin), or JSON Lines with those "
+    "keys (one object a line); each of k replicas takes one request in k.",
 )
 @click.option(
     "--ttft-target",
@@ -581,7 +581,8 @@ def plan_command(
         given += ["--burstiness"] * _given("burstiness")
         if given:
             raise InvalidInputError(f"--trace gives the arrivals and lengths; leave out {' and '.join(given)}")
-        trace = trace_load(read_csv_rows(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
+        read = read_json_lines_rows if looks_like_json_lines(trace_path) else read_csv_rows
+        trace = trace_load(read(trace_path, MAX_PROMPTS, "a trace file"), str(trace_path))
         rate_per_s, prompt_tokens, output_tokens = trace.rate_per_s, trace.prompt_mean_tokens, trace.output_mean_tokens
         _check_longest(f"--trace {trace_path} has", trace.longest_tokens, context)
     if dataset_name is not None:
@@ -632,7 +633,12 @@ def plan_command(
         if tpot_target is not None and one_output_token(output_tokens, lengths):
             raise InvalidInputError(
                 f"--tpot-target: {NO_TPOT_WITH_ONE_TOKEN}, so a TPOT target has nothing to hold; leave out "
-                "--tpot-target to size the fleet on TTFT alone, or give --output-tokens of 2 or more"
+                "--tpot-target to size the fleet on TTFT alone"
+                + (
+                    f" (every request of {'the trace' if trace else 'the dataset'} emits one output token)"
+                    if lengths
+                    else ", or give --output-tokens of 2 or more"
+                )
             )
         spec = speculation_for(p.model.name, speculative_tokens, acceptance_length, catalog=cat)
         # without --gpus, each group from the smallest that holds the model, the one whose fleet needs fewest GPUs

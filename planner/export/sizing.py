@@ -378,6 +378,8 @@ def size(
         with np.errstate(divide="ignore", invalid="ignore"):
             carried = held * x_max
             used_avg, left_peak = _f(average_rate_per_s) / carried, 1.0 - _f(peak_rate_per_s) / carried
+        # peak / carried is 1 up to rounding where the replicas carry exactly the peak: no headroom, not -2.2e-16
+        left_peak = np.where(np.abs(left_peak) < 1e-9, 0.0, left_peak)
     return Fleet(
         peak,
         avg,
