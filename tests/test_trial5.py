@@ -130,3 +130,17 @@ def test_a_tpot_target_only_speculation_meets_is_sized_not_refused():
     assert spec.meets and spec.under_load is not None
     assert spec.under_load.result.tpot_s.at(95) <= 0.004
     assert not plain.meets and "> target 4.0 ms" in plain.shortfall
+
+
+def test_plan_names_the_weights_as_stored_where_the_engine_loads_them_padded():
+    """gpt-oss-120b: WEIGHT_BYTES 65.19 GB (the checkpoint: MXFP4 experts), plan's "whole model" 69.25 GB (vLLM pads
+    the experts' hidden size to 256: docs/model.md, "Weights loaded"), each unexplained beside the other; a model
+    loaded as stored shows one figure."""
+    import planner
+
+    stored = planner.weight_bytes("gpt-oss-120b")
+    assert round(stored / 1e9, 2) == 65.19
+    out = run("plan", "--gpu", "H100", "--model", "gpt-oss-120b", "--context", "8192").stdout
+    assert "(whole model 69.25 GB as loaded; 65.19 GB as stored, what WEIGHT_BYTES gives)" in out
+    dense = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192").stdout
+    assert "(whole model 16.06 GB)" in dense

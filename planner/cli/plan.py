@@ -21,7 +21,7 @@ from planner.accuracy.loaded_ranges import (
 )
 from planner.accuracy.published import looks_like_json_lines, read_csv_rows, read_json_lines_rows
 from planner.accuracy.ranges import stated_coverage
-from planner.api import groups_to_try
+from planner.api import groups_to_try, weight_bytes
 from planner.catalog.resolve import experts_words
 from planner.cli.options import (
     ENGINE_HELP,
@@ -199,7 +199,18 @@ def render_plan(p: Plan) -> str:
             if free
             else (visible * p.memory_utilization - reserve - budget)
         )
-    row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(float(mem.weight_bytes))})")
+    loaded = float(mem.weight_bytes)
+    try:
+        given = None if p.weight_precision == p.model.native_precision else p.weight_precision  # as published
+        stored = float(weight_bytes(p.model, precision=given))
+    except PlannerError:  # a precision only a --catalog folder names: no second figure
+        stored = loaded
+    as_stored = (  # MXFP4 experts padded (or upcast) as the engine loads them: not the checkpoint's (WEIGHT_BYTES's)
+        f" as loaded; {fmt_gb(stored)} as stored, what WEIGHT_BYTES gives"
+        if abs(loaded - stored) > 0.005 * stored
+        else ""
+    )
+    row("  - weights", f"{fmt_gb(weights_per_gpu)} (whole model {fmt_gb(loaded)}{as_stored})")
     row("  - activations and runtime", fmt_gb(float(mem.reserve_bytes_per_gpu)))
     budget = float(mem.kv_budget_bytes_per_gpu)
     if free_fraction:  # the ledger in the engine's order: what is free, then its fraction
