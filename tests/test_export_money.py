@@ -370,6 +370,13 @@ class TestComparablePrices:
         rows = [r for r in grid_table(review).rows if r[1] == "L40S" and r[2] == "reserved" and r[0] is not None]
         assert rows and all("stale (476 days)" in r[-1] for r in rows)
 
+    def test_a_quote_dated_after_the_review_is_flagged(self):
+        """A review dated 2026-06-01 pays H100 on demand at the median of Lambda's 2026-05-18 and Hyperstack's
+        2026-08-26 quotes (catalogs/gpus.toml): the grid says one of them came after the review's date."""
+        review = build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), date="2026-06-01")
+        rows = [r for r in grid_table(review).rows if r[1] == "H100 SXM 80GB" and r[2] == "on-demand" and r[0]]
+        assert rows and all("quoted after the review's date (2026-08-26)" in r[-1] for r in rows)
+
     def test_every_option_row_names_its_quote_provider_and_date(self, example):
         """CSV (the full options table): provider and date on every row, the L40S that misses the targets too."""
         import csv
