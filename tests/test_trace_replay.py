@@ -123,6 +123,16 @@ class TestPlanCommand:
             "line 2 is not a JSON object ('[1, 2]'); give one a line"
         )
 
+    def test_a_trace_of_a_few_requests_says_its_percentiles_rest_on_them(self, tmp_path):
+        """3 requests: the p95 and p99 printed are the slowest of three (a trial read them as percentiles); 600 spread
+        over one replica: no such warning."""
+        few = run(*PLAN, "--trace", str(_write(tmp_path, [0.0, 0.5, 1.0])), "--ttft-target", "1")
+        assert "warning: the simulated replica serves 3 requests of the trace: its p95 and p99 are its slowest" in (
+            few.stdout
+        )
+        many = run(*PLAN, "--trace", str(_write(tmp_path, np.arange(600) * 0.1)), "--ttft-target", "1")
+        assert "serves 600" not in many.stdout and "requests of the trace" not in many.stdout
+
     def test_plan_refuses_a_trace_beside_a_rate_or_lengths(self, tmp_path):
         path = _write(tmp_path, [0.0, 1.0])
         line = one_line(run(*PLAN, "--trace", str(path), "--rate", "3"), 2)

@@ -772,6 +772,22 @@ def _at_once(setup, p: Plan) -> str:
     )
 
 
+#: Fewer requests than this on the simulated replica: its high percentiles rest on a handful of them.
+FEW_REQUESTS = 100
+
+
+def _few_requests(requests: int, s: Sizing) -> str:
+    """Where the simulated replica's share of a trace (one request in k) is under ``FEW_REQUESTS``: how few its
+    percentiles rest on; "" elsewhere."""
+    share = -(-requests // s.replicas)
+    if share >= FEW_REQUESTS:
+        return ""
+    return (
+        f"the simulated replica serves {counted(share, 'request')} of the trace: its p95 and p99 are its slowest one or "
+        "two, not a distribution; a longer trace gives percentiles to plan on"
+    )
+
+
 def render_sizing(
     s: Sizing,
     p: Plan,
@@ -847,6 +863,7 @@ def render_sizing(
             )
         ),
         *([f"  warning: {floor}"] if (floor := near_ttft_floor(s)) else []),
+        *([f"  warning: {few}"] if trace is not None and (few := _few_requests(len(trace.arrivals_s), s)) else []),
     ]
     return lines[0] + "\n".join(lines[1:])
 
