@@ -220,7 +220,8 @@ class TestLikeForLike:
         assert (row.result.gpus, row.result.monthly_usd) == (r.gpus, r.monthly_usd)
         table = grid_table(example)
         notes = [row[-1] for row in table.rows if row[1] == "H100 SXM 80GB" and row[2:4] == ("on-demand", "fp8")]
-        assert notes == [f"= option {FP8}"]
+        # the review is dated 2026-06-01 (DATE), before Hyperstack's 2026-08-26 quote in the median it pays
+        assert notes == [f"quoted after the review's date (2026-08-26); = option {FP8}"]
 
     def test_meeting_rows_are_ranked_by_monthly_cost_and_carry_provider_and_date(self, example):
         """Rank 1 is the cheapest; every meeting row names the quote's provider and date."""
@@ -300,14 +301,15 @@ class TestOwnership:
         assert ow.residual_usd == 0
 
     def test_hand_scenario_bought_with_residual_value(self, hand):
-        """16 GPUs: capex 16 x $35,883.75 = $574,140 in month 1; opex 16 x $379.8735 a month; 25% back at month 24."""
+        """16 GPUs: capex 16 x $35,883.75 = $574,140 paid when bought, at the start of month 1 (undiscounted); opex 16 x
+        $379.8735 at the end of each month; 25% back at month 24."""
         ow = hand.outlook.of("H100 bought").ownership
         capex, opex = 16 * H100_CAPEX, 16 * H100_OPEX_MONTH
         v = 1.1 ** (-1 / 12)
         assert ow.residual_usd == pytest.approx(0.25 * capex)
         assert ow.year1_cash_usd == pytest.approx(capex + 12 * opex)
         assert ow.total_usd == pytest.approx(capex + 24 * opex - 0.25 * capex)
-        pv = capex * v + opex * v * (1 - v**24) / (1 - v) - 0.25 * capex * v**24
+        pv = capex + opex * v * (1 - v**24) / (1 - v) - 0.25 * capex * v**24
         assert ow.present_value_usd == pytest.approx(pv)
         assert ownership_table(hand).columns[11].header == "Present value at 10.0%"
 
@@ -386,7 +388,8 @@ class TestComparablePrices:
         assert len(rows) == 6 and all(r["price_from"] and r["price_date"] for r in rows)
         h100 = next(r for r in rows if r["option"] == "H100, rented")
         assert h100["pricing"] == "rented, $3.095/GPU-hour, billed in 8-GPU instances"
-        assert h100["price_date"] == "2026-05-18"  # the older of the two quotes
+        # the older of the two quotes; the newer came after the review's date (DATE, 2026-06-01)
+        assert h100["price_date"] == "2026-05-18 (quoted after the review's date (2026-08-26))"
 
 
 class TestFinanceTable:

@@ -11,8 +11,9 @@ over the years the hardware is kept, in year-1 cash, and with the money's time v
     rented          each month's fleet x rent per GPU-month
     year-1 cash     cash out in months 1-12 (purchases made then included)
     total           cash out over the horizon, undiscounted, less the residual value
-    present value   month m's cash x (1 + cost of capital)^(-m / 12), months 1 .. horizon (purchases in month
-                    m paid at the end of month m, like the rest)
+    present value   month m's cash x (1 + cost of capital)^(-m / 12), months 1 .. horizon, except purchases: paid
+                    when bought, at the start of their month, x (1 + cost of capital)^(-(m - 1) / 12) (capex in
+                    month 1 is worth itself; the monthly capital charge is the level payment of that capex)
 
 Every argument may be a number or a numpy array; months are whole. Dollars are US$.
 """
@@ -85,8 +86,22 @@ def total_usd(cash_by_month: np.ndarray, residual: float = 0.0) -> float:
     return float(np.sum(cash_by_month)) - residual
 
 
-def present_value_usd(cash_by_month: np.ndarray, cost_of_capital: float, residual: float = 0.0) -> float:
-    """Sum of month m's cash x (1 + r)^(-m/12), less the residual's present value (recovered in the last month)."""
+def present_value_usd(
+    cash_by_month: np.ndarray, cost_of_capital: float, residual: float = 0.0, paid_at_start: np.ndarray | None = None
+) -> float:
+    """Sum of month m's cash x (1 + r)^(-m/12), less the residual's present value (recovered in the last month);
+    the part of each month's cash in ``paid_at_start`` (purchases) is discounted from the month's start, m - 1."""
     cash = np.asarray(cash_by_month, dtype=float)
     d = discount_factors(len(cash), cost_of_capital)
-    return float(np.sum(cash * d)) - (residual * float(d[-1]) if len(d) else 0.0)
+    pv = float(np.sum(cash * d)) - (residual * float(d[-1]) if len(d) else 0.0)
+    if paid_at_start is not None and len(d):
+        start = np.concatenate([[1.0], d[:-1]])
+        pv += float(np.sum(np.asarray(paid_at_start, dtype=float) * (start - d)))
+    return pv
+
+
+def owned_capex_by_month(gpus_by_month: np.ndarray, capex_usd_per_gpu: float) -> np.ndarray:
+    """The purchases of each month when GPUs are bought: capex for the GPUs added that month (``owned_cash_by_month``'s
+    first part)."""
+    owned = np.maximum.accumulate(np.asarray(gpus_by_month, dtype=float))
+    return np.diff(owned, prepend=0.0) * capex_usd_per_gpu

@@ -60,10 +60,12 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
         residual_full = finance.residual_usd(float(full[0]), m.capex_usd_per_gpu, fin.residual_value_share)
         gpus = np.maximum.accumulate(per_quarter)
         commit = commitment(result, owned, owned * m.capex_usd_per_gpu)
+        purchases = finance.owned_capex_by_month(phased, m.capex_usd_per_gpu)
     else:
         cash = finance.rented_cash_by_month(phased, m.usd_per_gpu_month)
         cash_full = finance.rented_cash_by_month(full, m.usd_per_gpu_month)
         residual = residual_full = 0.0
+        purchases = None
         gpus = per_quarter
         commit = commitment(result, 0.0, 0.0)
     return Ownership(
@@ -73,7 +75,7 @@ def ownership(scenario: Scenario, result: Result, scale: float = 1.0) -> Ownersh
         finance.year_cash_usd(cash_full),
         finance.total_usd(cash, residual),
         finance.total_usd(cash_full, residual_full),
-        finance.present_value_usd(cash, fin.cost_of_capital, residual),
+        finance.present_value_usd(cash, fin.cost_of_capital, residual, purchases),
         residual,
         commit,
     )
