@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import math
 
-from planner.api import next_tp_size
+from planner.api import next_tp_size, scale_up_gpus
 from planner.catalog import Catalog
-from planner.deploy import scale_up_gpus
 from planner.errors import PlannerError
 from planner.export.evaluate import evaluate
 from planner.export.reason import usd as _usd
