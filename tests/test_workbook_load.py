@@ -231,8 +231,9 @@ class TestTheSimulatedBatchIsOneTheEngineServes:
 
     @pytest.mark.parametrize("tpot_target_ms", [None, 200.0])
     def test_no_lever_simulates_more_sequences_than_plan_serves(self, tpot_target_ms):
-        """Each lever's simulated max_num_seqs is at most the batch `planner plan` serves for its inputs (plan's
-        max_batch: memory's, at most the engine's limit), and without a TPOT target exactly that batch; where the
+        """Each lever's simulated max_num_seqs is the batch `planner plan` serves for its inputs (plan's max_batch:
+        memory's, at most the engine's limit), with a TPOT target or without (s197; it was the closed form's TPOT-best
+        batch with one, which export no longer simulates); where the
         engine's limit binds (plan's batch_capped) it is below what memory holds (the Load sheet's max batch)."""
         from planner.report import plan
 
@@ -249,7 +250,7 @@ class TestTheSimulatedBatchIsOneTheEngineServes:
                 weight_precision=s["weight_precision"],
             )  # fmt: skip
             assert v.max_batch == int(p.memory.max_batch), v.key
-            assert v.batch_limit <= p.max_batch if tpot_target_ms else v.batch_limit == p.max_batch, v.key
+            assert v.batch_limit == p.max_batch, v.key  # as export sets it (Candidate.slots), target or none
             capped += p.batch_capped
         assert capped >= 2 and len(levers) >= 4  # "More GPUs" and "KV cache fp8" hold more than 1,024
 
@@ -259,10 +260,10 @@ class TestSameFleetAsTheReview:
         """examples/budget-review.toml's baseline ("H100, rented"): ``planner export`` keeps 4 x H100 SXM 80GB
         replicas and needs 9 serving replicas (10 with the scenario's one spare: 40 GPUs, five 8-GPU nodes) for 40 x 1.5
         = 60 requests/s at p95 TTFT and TPOT within its targets, at batch 107: the most whose slots each hold a
-        high-percentile sequence (3,000 + 1,200 tokens), fewer than the 141 that take the most requests/s within 50
-        ms. The what-if workbook given the same scenario (that GPU and group, prompt 800 + output 400 = a 1,200-token
-        context, 60 requests/s, those targets; it has no spare) sizes its Levers fleet on the same rule, but its one
-        context knows no high-percentile sequence, so its batch is the 141 and it needs 8 replicas. Where the TPOT
+        high-percentile sequence (3,000 + 1,200 tokens). The what-if workbook given the same scenario (that GPU and
+        group, prompt 800 + output 400 = a 1,200-token context, 60 requests/s, those targets; it has no spare) sizes its
+        Levers fleet on the same rule, but its one context knows no high-percentile sequence, so its replicas run what
+        memory holds at 1,200 tokens (375; the closed form's TPOT-best 141 before s197) and it needs 8. Where the TPOT
         target sets the batch the two agree (11 and 11 before s189's asynchronous vLLM host loop made TPOT the looser
         limit here; 12 with a +14% margin, before the served rows were simulated as the load path simulates them)."""
         from planner.export.evaluate import evaluate
@@ -291,7 +292,7 @@ class TestSameFleetAsTheReview:
             output_tokens=inputs["output_tokens"], gpus=gpus, rate_factor=base.rate_factor,
         )  # fmt: skip
         assert (base.inputs["gpu"], base.inputs["gpus"], base.batch_limit, base.needed_replicas) == (
-            review.gpu.name, gpus, 141, 8,
+            review.gpu.name, gpus, api.max_batch(review.gpu.name, review.model.name, 1200, gpus=gpus), 8,
         )  # fmt: skip
         assert (fleet.replicas, fleet.gpus) == (base.needed_replicas, base.needed_replicas * gpus)
 

@@ -73,8 +73,8 @@ def _simulated(rec) -> str:
     return (
         f", replicas on simulated {q} TTFT {u.result.ttft_s.at(u.percentile):.2f} s and {q} TPOT "
         f"{_ms(u.result.tpot_s.at(u.percentile))} at the peak on {counted(u.replicas, 'serving replica')}, each running "
-        f"at most {counted(rec.candidate.slots, 'sequence')} at once (max_num_seqs set to what memory holds at the "
-        f"p{rec.under_load.percentile:g} lengths)"
+        f"at most {counted(rec.batch_per_replica, 'sequence')} at once (max_num_seqs set to what memory holds at the "
+        f"p{rec.under_load.percentile:g} lengths, within the engine's limit)"
     )
 
 

@@ -25,8 +25,8 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
     if res.meets and not note:
         dt = (float(res.fleet.tpot_peak_s) - float(base.fleet.tpot_peak_s)) * 1e3
         note = (
-            f"batch of {counted(int(res.replica.batch), 'sequence', ',.0f')} in flight per replica of "
-            f"{counted(int(res.replica.gpus), 'GPU', ',.0f')} (baseline {int(base.replica.batch)}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
+            f"batch of {counted(res.batch_per_replica, 'sequence', ',.0f')} in flight per replica of "
+            f"{counted(int(res.replica.gpus), 'GPU', ',.0f')} (baseline {base.batch_per_replica}); TPOT {float(res.fleet.tpot_peak_s) * 1e3:.1f} ms ({dt:+.1f} ms)"
         )
         if res.gpus == base.gpus:
             note += (

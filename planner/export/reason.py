@@ -123,7 +123,7 @@ def reason(scenario: Scenario, rec: Result, ranked: list[Result]) -> str:
         f"{rec.option.name} is the cheapest option that meets the targets (TTFT at most {_ms(w.ttft_target_s)}, "
         f"TPOT at most {_ms(w.tpot_target_s)}) at the planned peak of {load}{growth}{across}: "
         f"{counted(int(f.gpus), rec.gpu.name + ' GPU', ',.0f')} as {counted(int(f.replicas), 'replica', ',.0f')} of {int(r.gpus)}{spare}, "
-        f"a batch of up to {counted(int(r.batch), 'sequence', ',.0f')} in flight per replica, for {cost}. "
+        f"a batch of up to {counted(rec.batch_per_replica, 'sequence', ',.0f')} in flight per replica, for {cost}. "
         f"{risk(scenario, rec)}"
     )
     others = [x for x in ranked if x.meets and x is not rec]

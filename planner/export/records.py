@@ -166,6 +166,15 @@ class Result:
         return max(0.0, float(self.time_range[1]))
 
     @property
+    def batch_per_replica(self) -> int:
+        """The most sequences a replica runs at once, as the review states it: what memory holds at the
+        high-percentile lengths where the fleet was sized on simulated percentiles (the simulation's max_num_seqs,
+        ``Candidate.slots``), else the closed form's batch (Little's law's slots); 0 where it meets no target."""
+        if self.replica is None:
+            return 0
+        return self.candidate.slots if self.under_load is not None else int(self.replica.batch)
+
+    @property
     def candidate(self) -> Candidate | None:
         """The tensor-parallel group that was kept (None when the option does not meet the targets)."""
         if self.replica is None:

@@ -197,7 +197,7 @@ def _option_row(rank: int, r: Result, review: Review) -> tuple:
         int(f.gpus),
         int(rep.gpus),
         int(f.replicas),
-        int(rep.batch),
+        r.batch_per_replica,
         float(f.tpot_peak_s) * 1e3,
         float(f.tpot_peak_s) * 1e3 * (1 + r.pessimistic_high),
         _tpot_long_ms(r),
@@ -328,7 +328,7 @@ def _tpot_long_ms(r: Result) -> float:
     the high-percentile prompt + output (``Workload.sizing_context_tokens``, memory's worst case), before stretching
     for prompts: ``tpot_long_label``'s basis, not TPOT at peak's."""
     curve = r.candidate.tpot_long_by_batch_s if r.candidate else ()
-    b = int(r.replica.batch)
+    b = r.batch_per_replica
     return curve[b - 1] * 1e3 if 0 < b <= len(curve) else math.nan
 
 
@@ -351,7 +351,7 @@ def levers_table(review: Review) -> Table:
     )
 
     def sized(r: Result) -> tuple:
-        return (r.gpus, int(r.fleet.replicas), int(r.replica.gpus), int(r.replica.batch), r.monthly_usd)
+        return (r.gpus, int(r.fleet.replicas), int(r.replica.gpus), r.batch_per_replica, r.monthly_usd)
 
     b = review.baseline
     rows = [

@@ -195,14 +195,14 @@ def inputs_sheet(defaults: dict, c: Calc, load: bool = True) -> tuple[Sheet, lis
 
 #: Lines of the fleet's group note (``fleet_group_note``, about 340 characters) in the 80-wide column D.
 FLEET_NOTE_LINES = 5
-#: Beside the fleet: the latency margin ``planner export`` of the file sizes with and this fleet does not
-#: (``export.evaluate.latency_margin``: "model-range", the time model's high residual for the GPU and group, which the
-#: Ranges sheet computes as ``rng_high``), so that a budget built from this fleet is not short (trial 6 F3: 1,528
-#: GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named).
+#: Beside the fleet: that it carries no latency margin, which ``planner export`` of the file sizes with (trial 6 F3:
+#: 1,528 GPUs here, 2,516 in the review of the same file, whose +25% margin the workbook never named). The margin is
+#: not a cell formula: export takes it from the held-out runs of the GPU, engine and model class
+#: (``planner.accuracy.serving_margin.sizing_range``: +0% for Llama 3.1 70B on 4 x H100 + vLLM, where the Ranges
+#: sheet's single-prediction high reads +43%), so the note names where it is stated, not a figure (trial 7 F7).
 MARGIN_NOTE = (
-    '". No latency margin: planner export of this file sizes against the targets less its margin of "'
-    '&IFERROR(TEXT(MAX(0,rng_high),"+0%"),"the Ranges sheet\'s high")&" (Ranges sheet: how far off the times may '
-    'be), so it counts more GPUs"'
+    '". No latency margin: planner export of this file sizes against the targets less the margin its review states '
+    '(from held-out runs on this GPU and engine), so it may count more GPUs"'
 )
 
 

@@ -7,11 +7,11 @@ sheet (``calc.SCENARIOS``), resolved in Python as the Calc sheet's formulas reso
     no queue        ``api.peak_fleet`` at rate factor 1: a replica takes 1 / (output tokens / throughput at max batch
                     + one whole-context prefill) requests/s; the replicas the Levers formula would count with no queue
     one request     prompt = context - output tokens, output = the Inputs' output tokens (context is prompt + output)
-    batch limit     the engine's ``max_num_seqs``: with a TPOT target, the batch at which one replica takes the most
-                    requests/s meeting it (``planner.export.sizing.best_batch``, as ``planner export`` picks its batch;
-                    TPOT at the mean context in flight, prompt + output / 2); without one, the max batch; either way
-                    at most the batch the engine serves (``api.served_batch``: what memory holds, at most the engine's
-                    own max_num_seqs on the GPU, as ``planner export`` and ``planner plan`` bound it)
+    batch limit     the engine's ``max_num_seqs``: the batch the engine serves at the whole context (``api.served_batch``:
+                    what memory holds when every sequence may reach it, at most the engine's own max_num_seqs on the
+                    GPU), as ``planner export`` sets it (``Candidate.slots``) and ``planner plan`` bounds it; the
+                    simulated percentiles, not a closed form's TPOT-best batch, decide how many the traffic keeps in
+                    flight
     needed          the fewest replicas whose simulated p95 TTFT and TPOT meet the Inputs' targets at the peak
                     (``serving.fleet.fewest_replicas``, as ``planner export`` sizes a fleet)
     rate factor     peak / (needed x the no-queue rate): the queue term the Levers sheet's fleet formula multiplies the
@@ -39,13 +39,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
 from planner import __version__, api
 from planner.catalog import Catalog
 from planner.engines.profiles import EngineProfile
 from planner.errors import PlannerError
-from planner.export import sizing
 from planner.export.evaluate import LOAD_CURVE
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas, sweep_within_capacity
@@ -191,10 +188,7 @@ def _lever(
             key, header, s, error=f"a context of {int(s['context']):,} tokens leaves no prompt beside "
             f"{int(output):,} output tokens", max_batch=batch, replicas=replicas,
         )  # fmt: skip
-    try:
-        limit = batch_limit(s, prompt, int(output), served, targets[1], options)
-    except PlannerError as exc:
-        return LeverLoad(key, header, s, error=str(exc), max_batch=batch, replicas=replicas)
+    limit = served
     eng = engine if mu is None else replace(engine, memory_utilization=float(mu), memory_fraction_rule="")
     replica = Replica(
         s["gpu"], s["model"], s["gpus"], scheduler=scheduler_of(engine),
@@ -221,32 +215,6 @@ def _lever(
     except PlannerError as exc:
         return replace(done, error=str(exc))
     return replace(done, rates_per_s=rates, runs=runs)
-
-
-def batch_limit(
-    s: dict[str, Any],
-    prompt_tokens: int,
-    output_tokens: int,
-    served_batch: int,
-    tpot_target_s: float | None,
-    options: dict,
-) -> int:
-    """The simulated replica's ``max_num_seqs``: ``served_batch`` (the max batch the engine serves,
-    ``api.served_batch``) without a TPOT target; with one, the batch (up to it) at which a replica takes the most
-    requests/s meeting it, prompts sharing its time
-    (``planner.export.sizing.best_batch``, the batch ``planner export`` sizes with): TPOT per batch at the mean context
-    in flight (``sizing.inflight_context_tokens`` of fixed lengths: prompt + output / 2), each prompt's replica time
-    its prefill (``api.prefill``)."""
-    if tpot_target_s is None:
-        return served_batch
-    inflight = sizing.inflight_context_tokens(prompt_tokens, output_tokens, output_tokens)
-    batches = np.arange(1, served_batch + 1, dtype=float)
-    curve = np.asarray(
-        api.tpot(s["gpu"], s["model"], round(inflight), batch=batches, gpus=s["gpus"], errors="coerce", **options),
-        dtype=float,
-    )
-    prompt_s = float(api.prefill(s["gpu"], s["model"], prompt_tokens, gpus=s["gpus"], **options).ttft_s)
-    return sizing.best_batch(curve, prompt_s, output_tokens, tpot_target_s)[0]
 
 
 #: Figures already computed in this process, newest last: writing or refreshing the same inputs again (a library
