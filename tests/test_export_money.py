@@ -221,7 +221,7 @@ class TestLikeForLike:
         table = grid_table(example)
         notes = [row[-1] for row in table.rows if row[1] == "H100 SXM 80GB" and row[2:4] == ("on-demand", "fp8")]
         # the review is dated 2026-06-01 (DATE), before Hyperstack's 2026-08-26 quote in the median it pays
-        assert notes == [f"quoted after the review's date (2026-08-26); = option {FP8}"]
+        assert notes == [f"a quote dated 2026-08-26, after the review; = option {FP8}"]
 
     def test_meeting_rows_are_ranked_by_monthly_cost_and_carry_provider_and_date(self, example):
         """Rank 1 is the cheapest; every meeting row names the quote's provider and date."""
@@ -377,7 +377,7 @@ class TestComparablePrices:
         2026-08-26 quotes (catalogs/gpus.toml): the grid says one of them came after the review's date."""
         review = build_review(littles_law(load_scenario(EXAMPLE)), default_catalog(), date="2026-06-01")
         rows = [r for r in grid_table(review).rows if r[1] == "H100 SXM 80GB" and r[2] == "on-demand" and r[0]]
-        assert rows and all("quoted after the review's date (2026-08-26)" in r[-1] for r in rows)
+        assert rows and all("a quote dated 2026-08-26, after the review" in r[-1] for r in rows)
 
     def test_every_option_row_names_its_quote_provider_and_date(self, example):
         """CSV (the full options table): provider and date on every row, the L40S that misses the targets too."""
@@ -389,7 +389,7 @@ class TestComparablePrices:
         h100 = next(r for r in rows if r["option"] == "H100, rented")
         assert h100["pricing"] == "rented, $3.095/GPU-hour, billed in 8-GPU instances"
         # the older of the two quotes; the newer came after the review's date (DATE, 2026-06-01)
-        assert h100["price_date"] == "2026-05-18 (quoted after the review's date (2026-08-26))"
+        assert h100["price_date"] == "2026-05-18 (a quote dated 2026-08-26, after the review)"
 
 
 class TestFinanceTable:

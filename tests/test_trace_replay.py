@@ -122,6 +122,11 @@ class TestPlanCommand:
         assert one_line(run(*PLAN, "--trace", str(bad)), 2).endswith(
             "line 2 is not a JSON object ('[1, 2]'); give one a line"
         )
+        array = tmp_path / "a.json"  # a JSON array read as a CSV said "column ... is in the header twice" (trial 7)
+        array.write_text("[" + ",".join(lines[:2]) + "]")
+        assert one_line(run(*PLAN, "--trace", str(array)), 2).endswith(
+            "a JSON array (or document); give JSON Lines (one object a line, no enclosing [ ]) or a CSV"
+        )
 
     def test_a_trace_of_a_few_requests_says_its_percentiles_rest_on_them(self, tmp_path):
         """3 requests: the p95 and p99 printed are the slowest of three (a trial read them as percentiles); 600 spread

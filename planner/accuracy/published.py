@@ -471,7 +471,8 @@ def read_json_lines_rows(path: Path, max_rows: int, what: str) -> list[dict[str,
 
 
 def looks_like_json_lines(path: Path) -> bool:
-    """Whether a table file is JSON Lines: its name ends .jsonl or .ndjson, or its first non-blank character is "{"."""
+    """Whether a table file is JSON Lines: its name ends .jsonl or .ndjson, or its first non-blank character is "{".
+    A JSON array ("[" first, or a .json name) is refused (InvalidInputError) with the forms that are read."""
     if path.suffix.lower() in (".jsonl", ".ndjson"):
         return True
     try:
@@ -479,6 +480,10 @@ def looks_like_json_lines(path: Path) -> bool:
             head = f.read(4096).lstrip()
     except OSError:
         return False
+    if head.startswith("[") or (path.suffix.lower() == ".json" and not head.startswith("{")):
+        raise InvalidInputError(
+            f"{path}: a JSON array (or document); give JSON Lines (one object a line, no enclosing [ ]) or a CSV"
+        )
     return head.startswith("{")
 
 

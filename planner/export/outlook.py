@@ -194,8 +194,8 @@ def price_age_days(result: Result, review_date: str) -> int | None:
 
 
 def stale_text(result: Result, review_date: str) -> str:
-    """'stale (N days)' when the catalog quote is older than PRICE_STALE_AFTER_DAYS on the review's date; 'quoted
-    after the review's date (YYYY-MM-DD)' when one of the quotes it pays (a median's) is dated after it (a review
+    """'stale (N days)' when the catalog quote is older than PRICE_STALE_AFTER_DAYS on the review's date; 'a quote
+    dated YYYY-MM-DD, after the review' when one of the quotes it pays (a median's) is dated after it (a review
     dated back in time prices with what was not yet known); else ''."""
     age = price_age_days(result, review_date)
     if age is not None and age > PRICE_STALE_AFTER_DAYS:
@@ -204,7 +204,7 @@ def stale_text(result: Result, review_date: str) -> str:
         return ""
     on = dt.date.fromisoformat(review_date)
     later = [p.date for p in result.gpu.prices if p.kind == result.money.price_kind and p.quoted_on() > on]
-    return f"quoted after the review's date ({max(later)})" if later else ""
+    return f"a quote dated {max(later)}, after the review" if later else ""
 
 
 # -- the whole outlook ----------------------------------------------------------------------------------

@@ -26,12 +26,19 @@ def range_basis(note: str) -> str:
     """What a sizing range rests on, in a few words, from its note (``serving_margin.margin_range``'s "from 7
     dense-model runs on H100 SXM 80GB + vLLM (held-out TPOT at steady load; sources: a b): ..."): "7 dense-model runs
     on H100 SXM 80GB + vLLM (held-out TPOT at steady load, 2 sources; TTFT sized with the same range)"; "its
-    benchmark rows" for any other note (the Assumptions sheet gives it whole)."""
+    benchmark rows" for a note of another form (the Assumptions sheet gives it whole). A GPU's own held-out figures,
+    widened by a pool: "10 published figures on H200 SXM 141GB (2 sources), widened to hold 21 dense-model runs on
+    any GPU + vLLM (TTFT sized with the same range)"."""
     hit = re.match(r"from (.+?) \((held-out TPOT at steady load); sources: ([^)]*)\)", note)
-    if hit is None:
+    if hit is not None:
+        n = len(hit[3].split())
+        return f"{hit[1]} ({hit[2]}, {counted(n, 'source')}; TTFT sized with the same range)"
+    own = re.match(r"held-out residuals of (.+? published figures on [^(;]+?) \(sources: ([^)]*)\)", note)
+    if own is None:
         return "its benchmark rows"
-    n = len(hit[3].split())
-    return f"{hit[1]} ({hit[2]}, {counted(n, 'source')}; TTFT sized with the same range)"
+    text = f"{own[1]} ({counted(len(own[2].split()), 'source')})"
+    pooled = re.search(r"widened to hold the errors of (.+?) \(", note)
+    return text + (f", widened to hold {pooled[1]}" if pooled else "") + " (TTFT sized with the same range)"
 
 
 def risk(scenario: Scenario, rec: Result) -> str:
