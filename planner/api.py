@@ -23,6 +23,7 @@ from planner.catalog.resolve import (  # noqa: F401  (re-exported: the workbook 
     _peak_for_weights,
     _resolve,
     default_kv_precision,
+    engine_vendor_refused,  # noqa: F401  (re-exported for export's checks)
     gpu_numbers,
     gpu_peak_flop_per_s,
     math_flags,
@@ -52,6 +53,7 @@ from planner.deploy import (  # noqa: F401  (re-exported: export, workbook and t
     trained_context_warning,
     untested_architecture_note,
     valid_tp_sizes,
+    vendor_error,
 )
 from planner.model import MemoryPlan
 from planner.options import BatchOptions, DeploymentOptions, GroupOptions, Options
@@ -205,6 +207,8 @@ __all__ = [
     "fp8_kv_note",
     "untested_architecture_note",
     "scale_up_gpus",
+    "vendor_error",
+    "engine_vendor_refused",
     "trained_context_warning",
     "ttft",
     "next_tp_size",

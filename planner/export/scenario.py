@@ -22,7 +22,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
 
-from planner.api import GPU_GROUPS, LARGEST_GROUP_TRIED, check_parallelism, layout_error, tp_size_error, valid_tp_sizes
+from planner.api import (
+    GPU_GROUPS,
+    LARGEST_GROUP_TRIED,
+    check_parallelism,
+    engine_vendor_refused,
+    layout_error,
+    tp_size_error,
+    valid_tp_sizes,
+    vendor_error,
+)
 from planner.catalog import Catalog
 from planner.catalog.resolve import kv_formats
 from planner.engines.profiles import ENGINES, engine_profile
@@ -906,6 +915,11 @@ def check_names(scenario: Scenario, catalog: Catalog, source: str = "scenario") 
             lookup(name)
         except PlannerError as exc:
             raise ScenarioError(f"{source}: {where}: {exc}{_line_note(source, _where_loc(where))}") from None
+    for i, o in enumerate(scenario.option):  # an engine that does not run on the GPU's vendor (TensorRT-LLM on AMD)
+        eng, gpu = engine_profile(o.engine), catalog.gpu(o.gpu)
+        if engine_vendor_refused(eng, gpu):
+            where = f"option #{i + 1} ({o.name}).engine"
+            raise ScenarioError(f"{source}: {where}: {vendor_error(gpu, eng)}{_line_note(source, _where_loc(where))}")
     options = [engine_profile(o.engine) for o in scenario.option]
     lever_from = [e for o, e in zip(scenario.option, options, strict=True) if scenario.baseline in (None, o.name)]
     for where, name, engines in [
