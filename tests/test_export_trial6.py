@@ -122,3 +122,26 @@ def test_a_recommendation_of_another_model_asks_for_a_quality_sign_off():
         "differently"
     )
     assert model_switch(["Llama-3.1-70B", "Llama-3.1-70B"], "the model owner") is None
+
+
+def test_the_like_for_like_grid_prices_each_kind_with_the_scenarios_own_quote():
+    """H100 bought at the scenario's $25,000 and rented at its $1.80/GPU-hour: the grid priced one kind with the
+    catalog (NVIDIA's $30,000: $58,743 a month beside the option's $52,251) yet labelled the row "= option H100
+    bought", and which own quote it took flipped with the ranking (trial 7 F2). Each kind now takes the scenario's
+    own quote of that kind on that GPU, and "= option" needs the same price."""
+    from planner.export.money_tables import grid_table
+
+    workload = {**SMALL["workload"], "sizing": "littles-law"}
+    options = [
+        {"name": "bought", "gpu": "H100", "model": "Llama-3.1-8B", "pricing": "purchase", "purchase_usd": 25000},
+        {"name": "rented", "gpu": "H100", "model": "Llama-3.1-8B", "pricing": "cloud", "cloud_usd_per_gpu_hour": 1.8},
+    ]
+    for rate in (0.0, 0.3):  # either option first
+        s = parse_scenario({"workload": workload, "option": options, "finance": {"cost_of_capital": rate}}, "s.toml")
+        review = build_review(s, default_catalog(), source="s.toml", date="2026-12-05")
+        monthly = {r.option.name: r.money.usd_per_gpu_month for r in review.results}
+        rows = {(g.price_kind, g.weight_precision): g for g in review.outlook.grid if g.result is not None}
+        assert rows[("purchase", "bf16")].result.money.usd_per_gpu_month == pytest.approx(monthly["bought"])
+        assert rows[("on-demand", "bf16")].result.money.usd_per_gpu_month == pytest.approx(monthly["rented"])
+        labels = {row[2]: row[-1] for row in grid_table(review).rows}
+        assert labels["purchase"].endswith("= option bought") and labels["on-demand"].endswith("= option rented")

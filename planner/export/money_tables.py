@@ -80,6 +80,7 @@ def _grid_role(g: GridRow, review: Review) -> str:
         and r.money.price_kind == g.price_kind
         and r.weight_precision == g.weight_precision
         and r.kv_precision == g.result.kv_precision
+        and abs(r.money.usd_per_gpu_month - g.result.money.usd_per_gpu_month) < 0.005  # the same price, too
     ]
     return f"= option {same[0]}" if same else ""
 

@@ -145,12 +145,16 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
 
     Each GPU's row takes everything else (KV precision, engine, spares, group sizes, layout) from the scenario's
     first option on that GPU with that model, else its first option on that GPU (the model replaced: another model
-    on the same GPUs is no like for like). A kind without a catalog quote for the GPU (or the option's own) gets a
+    on the same GPUs is no like for like); its price from the scenario's own quote of that kind on that GPU where an
+    option gives one, else the catalog's. A kind without a catalog quote for the GPU (or the option's own) gets a
     row that says so.
     """
     model = results[0].model
+    order = {o.name: i for i, o in enumerate(scenario.option)}
+    # the model's own options first, then in the scenario's order (not the ranking's, which a price can flip)
+    in_order = sorted(results, key=lambda r: (r.model.name != model.name, order.get(r.option.name, len(order))))
     firsts: dict[str, Result] = {}
-    for r in sorted(results, key=lambda r: r.model.name != model.name):  # the model's own options first
+    for r in in_order:
         firsts.setdefault(r.gpu.name, r)
     precisions = list(dict.fromkeys(r.weight_precision for r in results))
     rows: list[GridRow] = []
@@ -158,11 +162,28 @@ def like_for_like(scenario: Scenario, results: tuple[Result, ...], catalog: Cata
         for weights in precisions:
             for kind in grid_kinds(scenario):
                 label = f"{gpu_name}, {kind}, {weights} weights"
-                if first.gpu.price(kind) is None and not _own_quote(first.option, kind):
+                # a kind the scenario quotes itself on this GPU is priced with that quote (its first option's)
+                own = next((r for r in in_order if r.gpu.name == gpu_name and _own_quote(r.option, kind)), first)
+                if first.gpu.price(kind) is None and not _own_quote(own.option, kind):
                     rows.append(GridRow(gpu_name, kind, weights, None, None, f"no {kind} price in the catalog"))
                     continue
                 wp = None if weights == model.native_precision else weights
-                opt = _grid_option(first.option, kind, wp, label).model_copy(update={"model": model.name})
+                priced = _grid_option(own.option, kind, wp, label)
+                base = first.option.model_copy(
+                    update={
+                        k: getattr(priced, k)
+                        for k in (
+                            "name",
+                            "pricing",
+                            "price_kind",
+                            "weight_precision",
+                            "purchase_usd",
+                            "cloud_usd_per_gpu_hour",
+                            "node_size",
+                        )
+                    }  # fmt: skip
+                )
+                opt = base.model_copy(update={"model": model.name})
                 try:
                     res = evaluate(
                         opt, scenario.workload, catalog, scenario.traffic_change, model=model, finance=scenario.finance
