@@ -145,3 +145,39 @@ def test_the_like_for_like_grid_prices_each_kind_with_the_scenarios_own_quote():
         assert rows[("on-demand", "bf16")].result.money.usd_per_gpu_month == pytest.approx(monthly["rented"])
         labels = {row[2]: row[-1] for row in grid_table(review).rows}
         assert labels["purchase"].endswith("= option bought") and labels["on-demand"].endswith("= option rented")
+
+
+def test_a_horizon_longer_than_the_amortization_says_where_the_present_values_disagree():
+    """Trial 7 F3: 48 months of ownership, capex over 36, 8% and a 20% residual: renting ranked first at $42,048 a
+    month against buying's $42,998, while the Ownership sheet's present values made buying $388,036 cheaper. The
+    review now says so and how to rank as the present values do; with the amortization at the horizon it needs not."""
+    from planner.export.money_tables import present_value_line
+
+    workload = {**SMALL["workload"], "sizing": "littles-law"}
+    bought = {
+        "name": "bought",
+        "gpu": "H100",
+        "model": "Llama-3.1-8B",
+        "pricing": "purchase",
+        "purchase_usd": 25000,
+        "node_size": 1,
+    }
+    rented = {
+        "name": "rented",
+        "gpu": "H100",
+        "model": "Llama-3.1-8B",
+        "pricing": "cloud",
+        "cloud_usd_per_gpu_hour": 1.8,
+    }
+    finance = {"cost_of_capital": 0.08, "residual_value_share": 0.2, "horizon_months": 48}
+    lines = {}
+    for months in (36, 48):
+        options = [{**bought, "amortization_months": months}, rented]
+        s = parse_scenario({"workload": workload, "option": options, "finance": finance}, "s.toml")
+        review = build_review(s, default_catalog(), source="s.toml", date="2026-12-05")
+        pv = {r.option.name: review.outlook.of(r.option.name).ownership.present_value_usd for r in review.results}
+        lines[months] = (review.recommended.option.name, min(pv, key=pv.get), present_value_line(review))
+    first, cheapest, line = lines[36]
+    assert (first, cheapest) == ("rented", "bought")
+    assert line.startswith("Over the 48-month horizon bought costs $") and "amortization_months = 48 ranks" in line
+    assert lines[48][0] == lines[48][1] == "bought" and lines[48][2] == ""
