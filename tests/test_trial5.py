@@ -153,3 +153,18 @@ def test_plan_names_the_weights_as_stored_where_the_engine_loads_them_padded():
     assert "(whole model 69.25 GB as loaded; 65.19 GB as stored, what WEIGHT_BYTES gives)" in out
     dense = run("plan", "--gpu", "H100", "--model", "llama3.1-8b", "--context", "8192").stdout
     assert "(whole model 16.06 GB)" in dense
+
+
+def test_planner_why_of_replicas_says_the_target_sets_the_fleet_as_plan_does():
+    """Trial 7 F4: plan and export warned of a TTFT target at a nearly idle replica's own time, and PLANNER_WHY of the
+    same REPLICAS (3,568 replicas of 4 x H100) said a bare "ok". docs/excel.md's REPLICAS example (1.5 s / 50 ms,
+    7 replicas) stays "ok"."""
+    import planner.excel.functions as xf
+
+    near = ("H100", "llama3.1-70b", 60, 800, 400, 0.1, None, None, 4, "fp8")
+    assert xf.REPLICAS(*near) == 3568
+    assert xf.PLANNER_WHY("REPLICAS", *near).startswith(
+        "ok; warning: the TTFT target (100 ms) is close to what a request takes on a nearly idle replica"
+    )
+    roomy = ("H100", "llama3.1-70b", 60, 800, 400, 1.5, 0.05, None, 4, "fp8")
+    assert xf.REPLICAS(*roomy) == 7 and xf.PLANNER_WHY("REPLICAS", *roomy) == "ok"

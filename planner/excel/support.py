@@ -353,6 +353,31 @@ def replicas_notes(values: dict[str, Any]) -> list[str]:
     return []
 
 
+def replicas_number_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
+    """Beside REPLICAS' number: where a TTFT target sits close to a nearly idle replica's TTFT, that the target, not
+    the traffic, sets the fleet (``planner.serving.fleet.near_ttft_floor``, as ``planner plan --rate`` and ``planner
+    export`` say it); then ``replicas_group_notes``."""
+    return replicas_floor_notes(values) + replicas_group_notes(values, replicas, group)
+
+
+def replicas_floor_notes(values: dict[str, Any]) -> list[str]:
+    """``near_ttft_floor`` of REPLICAS' sizing for ``values`` (the simulation run again: its setups are kept), or
+    nothing (no TTFT target, or any failure: a note beside a number, not a result)."""
+    if values.get("ttft_target_s", MISSING) is MISSING:
+        return []
+    spec = SPECS["REPLICAS"]
+    kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
+    try:
+        from planner.serving import fleet
+
+        seen: list = []
+        fleet.replicas_needed(**kwargs, catalog=catalog(), errors="raise", sizings=seen)
+        floor = fleet.near_ttft_floor(seen[-1])
+    except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
+        return []
+    return [f"warning: {floor}"] if floor else []
+
+
 def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
     """With gpus left empty, REPLICAS sizes the smallest group holding a request; where a larger group's fleet needs
     fewer GPUs in all (FLEET_GPUS' choice for the same arguments: ``planner.serving.fleet.fleet_gpus_needed``, as
@@ -871,7 +896,7 @@ SPECS: dict[str, Spec] = {
             integer=True,
             sequence=("prompt_tokens", "output_tokens"),
             notes=replicas_notes,
-            number_notes=replicas_group_notes,
+            number_notes=replicas_number_notes,
         ),
         Spec(
             "FLEET_GPUS",

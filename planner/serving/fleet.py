@@ -450,6 +450,7 @@ def replicas_needed(
     tpot_target_s: Any = None,
     percentile: float = 95,
     prefix_hit_rate: Any = None,
+    sizings: list | None = None,
     **options: Unpack[ReplicaOptions],
 ) -> Any:
     """The fewest replicas whose simulated ``percentile`` TTFT and TPOT meet the targets (seconds; None: no target)
@@ -457,7 +458,7 @@ def replicas_needed(
     fleet (the Excel function REPLICAS). Without targets, the fewest replicas each below its capacity; one output
     token: sized on TTFT alone, a TPOT target refused (``fewest_replicas``). Broadcasts as ``load_percentile`` (the
     targets too); a few simulations per scenario (~0.2-2 s). Raises (NaN with ``errors="coerce"``) where no number of
-    replicas meets them."""
+    replicas meets them. ``sizings``: a list each scenario's ``Sizing`` is appended to (REPLICAS' PLANNER_WHY)."""
     if percentile not in PERCENTILES:
         raise percentile_error(percentile)
 
@@ -466,6 +467,8 @@ def replicas_needed(
             replica, prompt, output, rate, percentile=percentile, ttft_target_s=_target_s(ttft, "ttft_target_s"),
             tpot_target_s=_target_s(tpot, "tpot_target_s"), prefix_hit_rate=hit,
         )  # fmt: skip
+        if sizings is not None:
+            sizings.append(sized)
         return float(sized.replicas)
 
     args = (gpu, model, rate_per_s, prompt_tokens, output_tokens, None, None)
