@@ -97,7 +97,7 @@ class TestSequencesAtOnce:
         assert rec.candidate.slots == blocks // (1200 // 16) == 182
         assert (
             f"on {rec.under_load.replicas} serving replicas, each running at most 182 sequences at once (max_num_seqs "
-            "set to what memory holds at the p95 lengths)"
+            "set to what memory holds at the p95 lengths, within the engine's limit)"
         ) in line
         assert f"TTFT of one p95 prompt alone {rec.replica.ttft_s:.2f} s" in line
 
