@@ -94,6 +94,14 @@ def _first_int(cfg: dict, keys: tuple[str, ...], default: Any = _MISSING, minimu
     return default
 
 
+#: model_types whose MLP is two matrices (up, down: GELU), not a gated SwiGLU/GeGLU's three, each from its
+#: transformers modeling file (Starcoder2MLP c_fc/c_proj, GPTNeoXMLP dense_h_to_4h/4h_to_h, PhiMLP fc1/fc2,
+#: FalconMLP, GPTBigCodeMLP, GPT2MLP, OPT fc1/fc2, BloomMLP, MptMLP, GPTJMLP, CodeGenMLP).
+NON_GATED_MLP = frozenset(
+    {"starcoder2", "gpt_neox", "phi", "falcon", "gpt_bigcode", "gpt2", "opt", "bloom", "mpt", "gptj", "codegen"}
+)
+
+
 def model_from_hf_config(
     config: dict[str, Any],
     name: str,
@@ -122,6 +130,12 @@ def model_from_hf_config(
     heads = _int(cfg, "num_attention_heads")
     hidden = _int(cfg, "hidden_size")
     layers = _int(cfg, "num_hidden_layers")
+    if model_type == "falcon" and "num_key_value_heads" not in cfg:  # FalconConfig: num_kv_heads, multi_query
+        if "num_kv_heads" in cfg:
+            cfg["num_key_value_heads"] = cfg["num_kv_heads"]
+        elif cfg.get("multi_query", True) and not cfg.get("new_decoder_architecture"):
+            cfg["num_key_value_heads"] = 1
+            notes.append("multi_query: one KV head (Falcon's multi-query attention)")
     if "num_key_value_heads" not in cfg:
         notes.append("num_key_value_heads absent: MHA (KV heads = attention heads)")
     kv_heads = _int(cfg, "num_key_value_heads", default=heads)
@@ -193,6 +207,9 @@ def model_from_hf_config(
         entry["native_expert_precision"] = expert_precision
     if block_size:
         entry["weight_block_size"] = block_size
+    if model_type in NON_GATED_MLP:
+        entry["gated_mlp"] = False
+        notes.append(f"model_type {model_type}: a two-matrix MLP (not gated), as its transformers model has")
     if model_type.startswith("gpt_oss"):
         entry.update(attention_output_bias=True, attention_sinks=True)
     if model_type.startswith(("gemma2", "gemma3")):

@@ -24,6 +24,10 @@ from planner.units import fmt_gb
 KINDS = ("gpus", "models", "precisions")
 
 
+#: A computed parameter count this far from the checkpoint's (a share) is warned at import.
+PARAMS_OFF_WARN = 0.10
+
+
 def entry_to_toml(kind: str, entry: Gpu | Model | Precision) -> str:
     """One entry as a ``[[kind]]`` TOML table, the form the loader reads back."""
     data = entry.model_dump(mode="json", exclude_defaults=True)
@@ -261,10 +265,16 @@ def import_hf_command(config: Path, name: str, aliases, hf_id: str, published_pa
         if model.published_total_includes_tied_copy:
             published_params -= model.vocab_size * model.hidden_size
             stated += " (less the tied copy)"
-        echo(
-            f"note: computed {total:,} parameters vs {stated} {published_params:,} ({total / published_params - 1:+.2%})",
-            err=True,
-        )
+        off = total / published_params - 1
+        echo(f"note: computed {total:,} parameters vs {stated} {published_params:,} ({off:+.2%})", err=True)
+        if abs(off) > PARAMS_OFF_WARN:  # the shape read is not the checkpoint's: plans budget the computed weights
+            echo(
+                f"warning: the config's shape, as planner reads it (model_type {model.family or 'unknown'}), gives "
+                f"{off:+.0%} the parameters the checkpoint has: its layers are not the ones modelled (a vision tower "
+                "in the checkpoint also does this), and plans on this entry budget the computed weights; check the "
+                "entry before you use it",
+                err=True,
+            )
     if folder is None:
         echo(text.rstrip())
         return
