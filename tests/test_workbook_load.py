@@ -10,7 +10,6 @@ import math
 import shutil
 from pathlib import Path
 
-import numpy as np
 import openpyxl
 import pytest
 from workbook_support import scenario_inputs, stored_rate_factors
@@ -21,7 +20,6 @@ from planner.catalog import default_catalog
 from planner.catalog.loader import Table
 from planner.engines.profiles import engine_profile
 from planner.errors import InvalidInputError, OutOfRangeError
-from planner.export import sizing
 from planner.serving.benchmark import scheduler_of
 from planner.serving.fleet import fewest_replicas
 from planner.serving.load import Replica, latency_under_load
@@ -137,14 +135,12 @@ class TestFiguresArePlannersPythonApi:
     def test_baseline_at_the_peak_equals_latency_under_load(self, spec):
         """The Baseline column at 1x the peak is ``latency_under_load`` of one of the replicas the simulation needs
         (``fewest_replicas``, p95 within the targets), each taking 40 requests/s / replicas, prompts of 4,096 - 400
-        tokens, ``max_num_seqs`` = the batch at which a replica takes the most requests/s meeting the TPOT target
-        (``export.sizing.best_batch``, TPOT at 3,696 + 200 tokens in flight, each prompt's prefill its replica time)."""
+        tokens, ``max_num_seqs`` = what memory holds at the whole context (117), as ``planner export`` sets it
+        (``Candidate.slots``; the closed form's TPOT-best batch, 39, before s197)."""
         batch = int(api.memory_plan(GPU, MODEL, CONTEXT, gpus=GPUS).max_batch)
         prompt = CONTEXT - OUTPUT
-        curve = api.tpot(GPU, MODEL, prompt + OUTPUT // 2, batch=np.arange(1, batch + 1), gpus=GPUS)
-        prompt_s = float(api.prefill(GPU, MODEL, prompt, gpus=GPUS).ttft_s)
-        limit = sizing.best_batch(curve, prompt_s, OUTPUT, TPOT_TARGET_S)[0]
-        assert limit < batch  # 3,696-token prompts: a smaller batch leaves the replica time for them
+        limit = batch
+        assert limit == 117
         replica = Replica(GPU, MODEL, GPUS, max_num_seqs=limit)
         needed = fewest_replicas(
             replica, prompt, OUTPUT, PEAK, percentile=95, ttft_target_s=TTFT_TARGET_S, tpot_target_s=TPOT_TARGET_S
