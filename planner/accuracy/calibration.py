@@ -77,6 +77,10 @@ class GpuCalibration(BaseModel):
     residual_high: float | None = None
     #: measurement rows the fit used (``planner calibrate`` writes it; older files say it in ``source`` alone)
     rows: int | None = Field(default=None, ge=1)
+    #: what the rows covered (``planner calibrate`` writes them): their GPU counts, and their models' smallest and
+    #: largest parameter counts in billions; a group or model outside them takes the held-out range as well
+    gpu_counts: tuple[int, ...] | None = None
+    params_b_range: tuple[float, float] | None = None
     source: str = ""
 
     def factors(self) -> dict[str, float]:
@@ -217,6 +221,8 @@ def _toml_value(v: object) -> str:
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, float):
         return repr(float(f"{v:.6g}"))  # 6 significant digits; Python's repr is valid TOML
+    if isinstance(v, list | tuple):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return str(v)
 
 
@@ -285,7 +291,7 @@ def residual_range(
 
     Where a calibration entry sets the predicted times but records no range (fewer than ``FEW_ROWS`` rows), the
     held-out range stands and its note says so first (``with_calibration_note``)."""
-    from planner.accuracy.ranges import region_residuals
+    from planner.accuracy.ranges import TimeRange, region_residuals
     from planner.catalog import default_catalog
     from planner.engines.kernel_curves import curves_miss
     from planner.engines.profiles import DEFAULT_RESIDUALS, engine_profile
@@ -294,12 +300,42 @@ def residual_range(
     g = cat.gpu(gpu)
     eng = engine_profile(engine)
     own = calibrated_range(g, eng, calibration)
-    if own is not None:
-        return own
     mdl = cat.model(model) if model is not None else None
+    if own is not None:
+        outside = uncovered(calibration_in_effect(g, eng, calibration).entry, gpus, mdl)
+        if not outside:
+            return own
     curves = curves_miss(g, cat) if eng.kernel_curves else (1.0, "")
     held = region_residuals(g.name, DEFAULT_RESIDUALS, gpus=gpus, engine=eng.name, model=mdl, curves=curves)
+    if own is not None:  # the fit's in-sample range, outside what its rows measured: the held-out range too
+        return TimeRange(
+            min(own.low, held.low),
+            max(own.high, held.high),
+            f"{own.note}; {outside}: widened to hold the held-out range ({held.low:+.0%} / {held.high:+.0%}: "
+            f"{held.note})",
+        )
     return with_calibration_note(held, g, eng, calibration)
+
+
+def uncovered(entry: GpuCalibration | None, gpus: Any, model: Any) -> str:
+    """Where a calibration entry's rows (``gpu_counts``, ``params_b_range``) did not measure this group or model,
+    how ("its rows ran 1 GPU, not 8; models of 8 billion parameters, not 70.6"); "" where they did or say nothing.
+    A model counts as covered within half to twice the rows' smallest and largest."""
+    if entry is None:
+        return ""
+    parts = []
+    if entry.gpu_counts and gpus is not None and int(gpus) not in entry.gpu_counts:
+        counts = ", ".join(map(str, entry.gpu_counts))
+        parts.append(f"its rows ran {counts} GPU{'s' if entry.gpu_counts != (1,) else ''}, not {int(gpus)}")
+    if entry.params_b_range and model is not None:
+        from planner.engines.architecture import param_counts
+
+        lo, hi = entry.params_b_range
+        size = param_counts(model)[0] / 1e9
+        if not lo / 2 <= size <= hi * 2:
+            span = f"{lo:.3g}" if lo == hi else f"{lo:.3g}-{hi:.3g}"
+            parts.append(f"models of {span} billion parameters, not {size:.3g}")
+    return "; ".join(parts)
 
 
 def calibrated_range(gpu: Any, engine: Any, calibration: Any = None):

@@ -60,6 +60,18 @@ _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 CONTEXT_COLUMNS = "gpu, model, batch, context, and tpot_ms and/or throughput_tok_s (decode timed at that context)"
 
 
+def rows_params_b(rows, cat) -> tuple[float, float] | None:
+    """The smallest and largest parameter count, in billions, of the rows' models (None where one is not in the
+    catalog): what a calibration's range was measured on (``calibration.uncovered``)."""
+    from planner.engines.architecture import param_counts
+
+    try:
+        sizes = [param_counts(cat.model(r.model))[0] / 1e9 for r in rows]
+    except PlannerError:
+        return None
+    return (float(f"{min(sizes):.4g}"), float(f"{max(sizes):.4g}")) if sizes else None
+
+
 def _engine(ctx, param, value):
     """An engine name or release, checked before any work starts (one-line error otherwise; an empty one too)."""
     return None if value is None else engine_profile(engine_name(ctx, param, value))  # UnknownNameError: one line
@@ -532,6 +544,8 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
                 residual_low=None if few else low,
                 residual_high=None if few else high,
                 rows=len(grows),
+                gpu_counts=tuple(sorted({int(r.gpus) for r in grows})),
+                params_b_range=rows_params_b(grows, cat),
                 source=f"{source}, {today}, {len(grows)} row{'s' if len(grows) != 1 else ''}",
             )
         )
