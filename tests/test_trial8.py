@@ -43,3 +43,38 @@ class TestACalibrationsRangeCoversWhatItsRowsRan:
         got = residual_range("A100", calibration=calibration, gpus=8, model="Llama-3.1-70B")
         assert (got.low, got.high) == (min(-0.01, held.low), max(0.01, held.high)) and got.high >= 0.4
         assert "its rows ran 1 GPU, not 8; models of 8.03 billion parameters, not 70.6" in got.note
+
+
+HEADER = "gpu,model,tensor_parallel_size,engine,batching,batch,input_len,output_len,tpot_ms\n"
+
+
+@pytest.mark.parametrize(
+    ("cell", "message"),
+    [
+        ("9.5 seconds", "tpot_ms '9.5 seconds': a time is written in ms (the column's unit) or with s, ms or us"),
+        ("9.5 min", "tpot_ms '9.5 min': a time is written in ms"),
+        ("0.0095 S", "tpot_ms '0.0095 S': a time is written in ms"),
+        ("9,5", "tpot_ms '9,5': write decimals with a point (9.5, not 9,5)"),
+    ],
+)
+def test_a_time_in_a_unit_not_read_is_refused_not_taken_as_ms(tmp_path, cell, message):
+    """validate (and calibrate, which reads the same cells) took "9.5 seconds" and "9.5 min" as 9.5 ms, "0.0095 S"
+    as 0.0095 ms and "9,5" as 95 ms, without a word (trial 8 F2)."""
+    from cli_support import one_line, run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + f'H100,llama3.1-8b,1,vllm,static,8,1024,512,"{cell}"\n')
+    assert message in one_line(run("validate", "--decode", str(path)), 2)
+
+
+def test_a_time_with_a_unit_read_is_taken_as_written(tmp_path):
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + "H100,llama3.1-8b,1,vllm,static,8,1024,512,0.0095 s\n")
+    result = run("validate", "--decode", str(path), "--json")
+    assert result.exit_code == 0, result.output
+    import json
+
+    (row,) = [r for r in json.loads(result.stdout)["rows"] if r["quantity"] == "tpot_ms"]
+    assert row["published"] == pytest.approx(9.5)  # 0.0095 s = 9.5 ms

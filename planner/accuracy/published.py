@@ -680,6 +680,15 @@ def throughput_scope(unit: str) -> str:
     return "gpu" if "per gpu" in text else "group"
 
 
+#: A time cell whose unit is none ``parse_seconds`` reads ("9.5 seconds", "9.5 sec", "2 min", "1 h", "9.5 S"): it was
+#: read as its number in the column's ms (a trial: "9.5 seconds" as 9.5 ms), so it is refused.
+_OTHER_TIME_UNIT = re.compile(
+    r"\s*[0-9]*\.?[0-9]+\s*(sec|secs|second|seconds|min|mins|minute|minutes|h|hr|hrs|hour|hours|S|MS|Ms|msec|msecs)\b"
+)
+#: A number with a decimal comma ("9,5", "12,75"): one or two digits after a comma, not a thousands group.
+_DECIMAL_COMMA = re.compile(r"^\s*[0-9]+,[0-9]{1,2}\s*$")
+
+
 def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
     refused: list[str] = []  # a figure written with a multiplier ("12.3k"): the row's problem
 
@@ -688,6 +697,15 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if column.endswith("_ms") and isinstance(cell, str):  # a time written with its unit: "0.05 s" is 50 ms
             with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
                 return parse_seconds(cell, math.inf, column) * 1e3
+            if _OTHER_TIME_UNIT.match(cell):  # "9.5 seconds", "9.5 min": not a unit read, never the column's ms
+                raise InvalidInputError(
+                    f"{p}: {row_place(r, i)}: {column} {cell.strip()[:40]!r}: a time is written in ms (the column's "
+                    'unit) or with s, ms or us ("0.05 s")'
+                )
+        if isinstance(cell, str) and _DECIMAL_COMMA.search(cell):  # "9,5": 95 by the thousands reading
+            raise InvalidInputError(
+                f"{p}: {row_place(r, i)}: {column} {cell.strip()[:40]!r}: write decimals with a point (9.5, not 9,5)"
+            )
         read = first_number if column == "request_rate" else published_figure  # a rate of inf: all at once
         if column == "request_rate" and str(cell or "").strip().lower() in ("inf", "infinity", "+inf"):
             return math.inf  # vllm bench serve's default --request-rate: every prompt at once
