@@ -78,3 +78,20 @@ def test_a_time_with_a_unit_read_is_taken_as_written(tmp_path):
 
     (row,) = [r for r in json.loads(result.stdout)["rows"] if r["quantity"] == "tpot_ms"]
     assert row["published"] == pytest.approx(9.5)  # 0.0095 s = 9.5 ms
+
+
+def test_validate_says_a_calibration_is_in_effect(tmp_path, calibration):
+    """With PLANNER_CALIBRATION exported, as calibrate tells you to, validate compared the fit with its own rows and
+    printed PASS at 2.7% where planner's own read 9.7% (trial 8 F4), saying nothing: a note now, and --json names it."""
+    import json
+
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + "A100,llama3.1-8b,1,vllm,static,8,1024,512,12\n")
+    cal = str(calibration.path)
+    result = run("validate", "--decode", str(path), "--calibration", cal)
+    assert f"note: calibration {cal} in effect (1 entry): the predictions use its factors" in result.stderr
+    out = json.loads(run("validate", "--decode", str(path), "--calibration", cal, "--json").stdout)
+    assert out["calibration"] == cal
+    assert json.loads(run("validate", "--decode", str(path), "--json").stdout)["calibration"] is None

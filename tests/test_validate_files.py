@@ -150,7 +150,7 @@ class TestUserFiles:
         d, m = files
         r = CliRunner().invoke(main, ["validate", "--decode", str(d), "--memory", str(m), "--json"])
         data = json.loads(r.output)
-        assert set(data) == {"rows", "summary"}
+        assert set(data) == {"rows", "summary", "calibration"} and data["calibration"] is None  # none in effect
         for row in data["rows"]:
             keys = {"record_id", "quantity", "predicted", "published"}
             assert set(row) == (keys | {"reason"} if row["predicted"] is None else keys)

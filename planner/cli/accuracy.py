@@ -19,6 +19,7 @@ from planner.accuracy.calibration import (
     FEW_ROWS,
     GpuCalibration,
     measurement_problem,
+    resolve_calibration,
     write_calibration,
 )
 from planner.accuracy.predict import (
@@ -183,8 +184,20 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         if percentiles:  # serving runs' medians and p99s, simulated under their load
             t = validate_load(loaded, engine=engine, calibration=calibration, catalog=cat)
             tables.append((t, decode_file is not None))
+    in_effect = resolve_calibration(calibration)
+    if in_effect.entries:  # the predictions compared carry its factors (and, for its rows, the fit's own error)
+        named = in_effect.path or calibration or "a calibration"
+        echo(
+            f"note: calibration {named} in effect ({len(in_effect.entries)} "
+            f"entr{'ies' if len(in_effect.entries) != 1 else 'y'}): the predictions use its factors, so on the rows "
+            f"it was fitted to this is its in-sample error; to validate planner's own, unset {ENV_VAR} and leave out "
+            "--calibration",
+            err=True,
+        )
     if as_json:
-        echo(json.dumps(to_json([t for t, _ in tables]), indent=1))
+        out = to_json([t for t, _ in tables])
+        out["calibration"] = str(in_effect.path or calibration) if in_effect.entries else None
+        echo(json.dumps(out, indent=1))
     else:
         for t, counts in tables:
             echo(render_table(t))
