@@ -95,3 +95,19 @@ def test_validate_says_a_calibration_is_in_effect(tmp_path, calibration):
     out = json.loads(run("validate", "--decode", str(path), "--calibration", cal, "--json").stdout)
     assert out["calibration"] == cal
     assert json.loads(run("validate", "--decode", str(path), "--json").stdout)["calibration"] is None
+
+
+def test_a_row_pasted_twice_counts_once(tmp_path):
+    """A measurement repeated cell for cell was counted twice in validate's medians and calibrate's fit, unflagged
+    (trial 8 F3): once now, with a note naming the lines."""
+    import json
+
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    same = "H100,llama3.1-8b,1,vllm,static,8,1024,512,9.5\n"
+    path.write_text(HEADER + same + "H100,llama3.1-8b,1,vllm,static,16,1024,512,10.5\n" + same)
+    result = run("validate", "--decode", str(path), "--json")
+    rows = [r for r in json.loads(result.stdout)["rows"] if r["quantity"] == "tpot_ms"]
+    assert len(rows) == 2
+    assert "1 row(s) repeat an earlier one cell for cell, counted once: line 4 (= line 2)" in result.stderr

@@ -328,7 +328,35 @@ def read_decode_csv(
 def _decode_csv_cells(
     path: Path, gpu: str | None, model: str | None, gpus: int | None
 ) -> list[tuple[DecodeRow, dict | None]]:
-    """``read_decode_csv``'s rows, each with its CSV row as written."""
+    """``read_decode_csv``'s rows, each with its CSV row as written; a row that repeats an earlier one cell for cell
+    (its record_id aside) is counted once, with a note (``_once``)."""
+    return _once(path, _decode_csv_pairs(path, gpu, model, gpus))
+
+
+def _once(path: Path, pairs: list[tuple[DecodeRow, dict | None]]) -> list[tuple[DecodeRow, dict | None]]:
+    """``pairs`` without the rows whose cells (all but record_id) repeat an earlier row's, and one note naming them:
+    a measurement pasted twice counted twice in the medians and in the fit (a trial)."""
+    seen: dict[tuple, dict] = {}
+    kept, repeats = [], []
+    for row, cells in pairs:
+        key = tuple(sorted((k, v) for k, v in (cells or {}).items() if k != "record_id")) if cells else None
+        if key is not None and key in seen:
+            repeats.append((getattr(cells, "line", None), getattr(seen[key], "line", None)))
+            continue
+        if key is not None:
+            seen[key] = cells
+        kept.append((row, cells))
+    if repeats:
+        shown = ", ".join(f"line {a} (= line {b})" for a, b in repeats[:5]) + (" ..." if len(repeats) > 5 else "")
+        echo(
+            f"note: {path}: {len(repeats)} row(s) repeat an earlier one cell for cell, counted once: {shown}", err=True
+        )
+    return kept
+
+
+def _decode_csv_pairs(
+    path: Path, gpu: str | None, model: str | None, gpus: int | None
+) -> list[tuple[DecodeRow, dict | None]]:
     raw = read_csv_rows(path)  # bounded in size and rows
     header = list(raw[0]) if raw else []
     if "context" in header and "input_len" not in header:
