@@ -182,6 +182,8 @@ def plan(
     price = api.gpu_price_per_hour(g, catalog=cat) if price_per_gpu_hour is None else float(_price(price_per_gpu_hour))
     cost = float(m.cost_per_million_tokens_usd(price, n, at_batch.throughput_tokens_per_s))
     warnings = [sixteen] if sixteen else []
+    own = cat.replaced_note(g, mdl)  # a user folder's entry in place of the shipped one: said wherever it is used
+    warnings += [own] if own else []
     only = weight_only_note(g, cat.precision(wp), eng)
     warnings += [only] if only else []
     if b > limit:

@@ -111,3 +111,19 @@ def test_a_row_pasted_twice_counts_once(tmp_path):
     rows = [r for r in json.loads(result.stdout)["rows"] if r["quantity"] == "tpot_ms"]
     assert len(rows) == 2
     assert "1 row(s) repeat an earlier one cell for cell, counted once: line 4 (= line 2)" in result.stderr
+
+
+def test_a_folders_entry_in_place_of_a_shipped_one_is_said_where_it_is_used(tmp_path):
+    """import-hf said "replaces the shipped model" once; later plans with the folder said nothing, and
+    "Llama-3.1-8B" was silently a 34B model (trial 8 F10). plan warns each time; a folder adding a new name does not."""
+    from cli_support import run
+
+    entry = tmp_path / "m.toml"
+    shipped = run("catalog", "show", "model", "Llama-3.1-8B")  # TOML, as a catalog file holds it
+    assert shipped.exit_code == 0, shipped.output
+    entry.write_text(shipped.stdout.replace("num_layers = 32", "num_layers = 33"))
+    out = run("plan", "--gpu", "H100", "--model", "Llama-3.1-8B", "--context", "4096", "--catalog", str(tmp_path))
+    assert out.exit_code == 0, out.output
+    assert f"warning: Llama-3.1-8B is {tmp_path}'s entry, not the shipped one" in out.stdout
+    plain = run("plan", "--gpu", "H100", "--model", "Llama-3.1-8B", "--context", "4096")
+    assert "not the shipped one" not in plain.stdout

@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -90,10 +90,19 @@ class Catalog:
     models: Table[Model]
     precisions: Table[Precision]
     folders: tuple[Path, ...] = ()
+    #: shipped entries a user folder replaced: (kind, name, folder); every surface that uses one says so
+    replaced: tuple[tuple[str, str, str], ...] = ()
     #: ``names.gpu_name`` / ``names.model_name`` answers already read, by (kind, text): the catalog is frozen, so a
     #: written name means the same entry every time (the accuracy fits read the same published names thousands of
     #: times). Not an init field, so ``dataclasses.replace`` gives a new catalog an empty one.
     name_reads: dict = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def replaced_note(self, *entries: Any) -> str:
+        """Which of ``entries`` (catalog entries) a user folder put in place of a shipped one of that name:
+        "Llama-3.1-8B is /my/cat's entry, not the shipped one"; "" where none is."""
+        names = {e.name for e in entries if e is not None}
+        hits = [(name, folder) for _, name, folder in self.replaced if name in names]
+        return "; ".join(f"{name} is {folder}'s entry, not the shipped one" for name, folder in hits)
 
     def gpu(self, name: str | Gpu) -> Gpu:
         """The GPU of a name, an alias, or a name as logs write it ("NVIDIA H100", "H100 80GB": ``names.gpu_name``)."""
@@ -194,7 +203,7 @@ def read_folder(folder: Path) -> dict[str, list[BaseModel]]:
     return found
 
 
-def _merge(base: list[E], overrides: Iterable[E], kind: str, folder: Path) -> list[E]:
+def _merge(base: list[E], overrides: Iterable[E], kind: str, folder: Path, replaced: list | None = None) -> list[E]:
     merged = list(base)
     first: dict[str, int] = {}  # an entry's normalized name -> the first place it holds (one lookup per name)
     for i, old in enumerate(merged):
@@ -213,6 +222,8 @@ def _merge(base: list[E], overrides: Iterable[E], kind: str, folder: Path) -> li
             old_key = normalize_name(merged[i].name)
             if first.get(old_key) == i:  # (two entries of one name are refused below, after the merge)
                 del first[old_key]
+            if replaced is not None:
+                replaced.append((kind, entry.name, str(folder)))
             merged[i] = entry
             key = normalize_name(entry.name)
             first[key] = min(first.get(key, i), i)
@@ -242,14 +253,17 @@ def load_catalog(*folders: str | os.PathLike, use_env: bool = True, shipped: boo
         ([shipped_catalog_dir()] if shipped else []) + (env_folders() if use_env else []) + [Path(f) for f in folders]
     )
     entries: dict[str, list] = {k: [] for k in KINDS}
+    replaced: list[tuple[str, str, str]] = []
     for folder in order:
-        for kind, items in (_read_shipped(folder) if shipped and folder == order[0] else read_folder(folder)).items():
-            entries[kind] = _merge(entries[kind], items, kind, folder)
+        user = not (shipped and folder == order[0])
+        for kind, items in (read_folder(folder) if user else _read_shipped(folder)).items():
+            entries[kind] = _merge(entries[kind], items, kind, folder, replaced if user else None)
     catalog = Catalog(
         gpus=Table("GPU", tuple(entries["gpu"])),
         models=Table("model", tuple(entries["model"])),
         precisions=Table("precision", tuple(entries["precision"])),
         folders=tuple(order),
+        replaced=tuple(replaced),
     )
     _check_references(catalog)
     return catalog

@@ -424,6 +424,8 @@ def evaluate(
     )
     cands = _with_speculation(cands, option, workload, catalog, gpu, mdl, eng, wp, kp)
     warnings = _option_warnings(option, tried)
+    own = catalog.replaced_note(gpu, mdl)  # a user folder's entry in place of the shipped one
+    warnings += [f"{option.name}: {own}"] if own else []
     own_quote = option.purchase_usd if option.pricing == "purchase" else option.cloud_usd_per_gpu_hour
     stale = None if own_quote else stale_price_warning(money.quote, gpu.name)
     warnings += [f"{option.name}: {stale}"] if stale else []
