@@ -220,7 +220,7 @@ class TestCalibrateCommand:
             main, ["validate", "--decode", "catalogs/reference/decode_public.csv", "--calibration", str(cal), "--json"]
         )
         assert result.exit_code == 0, result.output
-        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(result.output)["rows"]}
+        rows = {(r["record_id"], r["quantity"]): r for r in json.loads(result.stdout)["rows"]}
         row = next(r for r in load_decode_rows("catalogs/reference/decode_public.csv") if r.record_id == "DM041")
         plain = predict_decode(row, calibration=Calibration()).tpot_s * 1e3
         assert rows[("DM041", "tpot_ms")]["predicted"] > 1.5 * plain

@@ -127,3 +127,37 @@ def test_a_folders_entry_in_place_of_a_shipped_one_is_said_where_it_is_used(tmp_
     assert f"warning: Llama-3.1-8B is {tmp_path}'s entry, not the shipped one" in out.stdout
     plain = run("plan", "--gpu", "H100", "--model", "Llama-3.1-8B", "--context", "4096")
     assert "not the shipped one" not in plain.stdout
+
+
+def test_a_dataset_without_published_lengths_says_so(tmp_path):
+    """OpenOrca's reference publishes its mean output (294.45 tokens, MLPerf) but no mean prompt: a serving row that
+    names it without lengths read only "no input_len" (trial 8 F7), as if the dataset cell were ignored."""
+    import json
+
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "gpu,model,tensor_parallel_size,engine,request_rate,num_prompts,dataset,ttft_median_ms\n"
+        "H100,llama3.1-8b,1,vllm,5,100,openorca,40\n"
+    )
+    rows = json.loads(run("validate", "--decode", str(path), "--json").stdout)["rows"]
+    assert rows and all(r["predicted"] is None for r in rows)
+    assert rows[0]["reason"] == (
+        "no input_len (the dataset openorca publishes no mean input length here: give the run's own in input_len and "
+        "output_len)"
+    )
+
+
+def test_calibrate_says_when_its_factors_rest_on_their_bounds(tmp_path):
+    """A row faster than the model allows even at the datasheet's rates: the fit wrote bandwidth 1, FLOPs 1 and a step
+    overhead of 4e-15 s and said only "fewer than 8 rows" (trial 8 F6); and a range was printed for a fit that records
+    none."""
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + "H100,llama3.1-8b,1,vllm,static,8,1024,512,3\n")  # 3 ms: under the weights' read
+    result = run("calibrate", str(path), "-o", str(tmp_path / "c.toml"))
+    assert result.exit_code == 0, result.output
+    assert "reached their bounds (an efficiency at the datasheet's whole rate, a time at zero)" in result.stderr
+    assert "no range recorded (too few rows)" in result.stdout

@@ -774,7 +774,14 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if batch is None or inp is None or out is None:
             blank = [c for c, v in (("batch", batch), ("input_len", inp), ("output_len", out)) if v is None]
             hint = ""
-            if batch is None and prompts is not None:  # a serving run that says neither how it sent its prompts
+            named = dataset_in(str(r.get("dataset") or "")) if (inp is None or out is None) else None
+            if named is not None:  # a dataset whose lengths are not published (openorca's prompts, cnn_dailymail)
+                gone = [c for c in ("input_len", "output_len") if c in blank]
+                hint = (
+                    f" (the dataset {named} publishes no mean {' or '.join(c.split('_')[0] for c in gone)} length "
+                    "here: give the run's own in input_len and output_len)"
+                )
+            elif batch is None and prompts is not None:  # a serving run that says neither how it sent its prompts
                 hint = (
                     " (a serving run: give request_rate, inf for every prompt at once, or batch, the requests a "
                     "closed-loop client kept in flight)"

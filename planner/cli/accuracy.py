@@ -13,6 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
+import numpy as np
 
 from planner.accuracy.calibration import (
     ENV_VAR,
@@ -59,6 +60,25 @@ _PATH = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 #: The short form ``calibrate`` and ``validate --decode`` read beside DECODE_COLUMNS: decode timed at a context.
 CONTEXT_COLUMNS = "gpu, model, batch, context, and tpot_ms and/or throughput_tok_s (decode timed at that context)"
+
+
+#: A fit whose rows are still this much faster than it predicts (median measured / predicted - 1 below minus this),
+#: with factors on their bounds, is warned (``at_bounds``): a factor of 1 is planner's own rate, the usual answer for
+#: rows as fast as predicted, and no cause for a warning alone.
+PINNED_MISS = 0.05
+
+
+def at_bounds(factors: dict[str, float]) -> list[str]:
+    """The fitted factors resting on a bound: an efficiency at ``fit.EFFICIENCY_BOUNDS``' top (the whole datasheet
+    rate), a time at 0 (a trial's fit wrote bandwidth 1, FLOPs 1 and a step overhead of 4e-15 s, silently)."""
+    from planner.accuracy.fit import EFFICIENCY_BOUNDS
+
+    top = EFFICIENCY_BOUNDS[1]
+    return [
+        f"{k} {v:.3g}"
+        for k, v in factors.items()
+        if (k.endswith("_efficiency") and v >= top * 0.999) or (k.endswith("_s") and v < 1e-9)
+    ]
 
 
 def rows_params_b(rows, cat) -> tuple[float, float] | None:
@@ -594,7 +614,17 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
-        echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; range {low:+.0%} / {high:+.0%}")
+        recorded = f"range {low:+.0%} / {high:+.0%}" if not few else "no range recorded (too few rows)"
+        echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; {recorded}")
+        faster = float(np.median(fit.residuals_after)) < -PINNED_MISS  # measured under predicted, after the fit
+        pinned = at_bounds(fit.factors) if faster else []
+        if pinned:  # the rows ask for more than the factors give: they stop at their bounds and the fit cannot follow
+            echo(
+                f"warning: {g}: {', '.join(pinned)} reached {'their bounds' if len(pinned) > 1 else 'its bound'} "
+                "(an efficiency at the datasheet's whole rate, a time at zero): the rows ask for more than the factors "
+                "can give, so the fit stops short of them there; check the GPU count, precision and units of the rows",
+                err=True,
+            )
         if fit.median_abs_error() > fit.median_abs_error(False):  # the factors' form cannot follow these rows
             echo(
                 f"warning: {g}: the fitted factors predict these rows worse at the median than the model without "
