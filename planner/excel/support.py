@@ -365,17 +365,27 @@ def replicas_floor_notes(values: dict[str, Any]) -> list[str]:
     nothing (no TTFT target, or any failure: a note beside a number, not a result)."""
     if values.get("ttft_target_s", MISSING) is MISSING:
         return []
+    from planner.serving import fleet
+
+    sized = _replicas_again(values, "replicas_needed", "sizings")
+    floor = fleet.near_ttft_floor(sized) if sized is not None else ""
+    return [f"warning: {floor}"] if floor else []
+
+
+def _replicas_again(values: dict[str, Any], function: str, collect: str) -> Any:
+    """The REPLICAS arguments ``values`` run again through ``planner.serving.fleet``'s ``function``, collecting what
+    it appends to its ``collect`` list (a ``Sizing``, a ``GroupChoice``): the last, or None on any failure (a note
+    beside a number, not a result)."""
     spec = SPECS["REPLICAS"]
     kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
     try:
         from planner.serving import fleet
 
         seen: list = []
-        fleet.replicas_needed(**kwargs, catalog=catalog(), errors="raise", sizings=seen)
-        floor = fleet.near_ttft_floor(seen[-1])
+        getattr(fleet, function)(**kwargs, catalog=catalog(), errors="raise", **{collect: seen})
+        return seen[-1]
     except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
-        return []
-    return [f"warning: {floor}"] if floor else []
+        return None
 
 
 def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) -> list[str]:
@@ -386,16 +396,10 @@ def replicas_group_notes(values: dict[str, Any], replicas: float, group: float) 
     a result)."""
     if values.get("gpus", MISSING) is not MISSING or not group == group or not replicas == replicas:
         return []
-    spec = SPECS["REPLICAS"]
-    kwargs = {p.keyword: values[p.name] for p in spec.params if values.get(p.name, MISSING) is not MISSING}
-    try:
-        from planner.serving import fleet
-
-        seen: list = []
-        fleet.fleet_gpus_needed(**kwargs, catalog=catalog(), errors="raise", choices=seen)
-        k, n = seen[-1].sizing.replicas, seen[-1].gpus_per_replica
-    except Exception:  # noqa: BLE001 - a note beside a number, not worth an error
+    choice = _replicas_again(values, "fleet_gpus_needed", "choices")
+    if choice is None:
         return []
+    k, n = choice.sizing.replicas, choice.gpus_per_replica
     if n == int(group) or k * n >= int(replicas) * int(group):
         return []
     return [
