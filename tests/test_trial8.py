@@ -161,3 +161,22 @@ def test_calibrate_says_when_its_factors_rest_on_their_bounds(tmp_path):
     assert result.exit_code == 0, result.output
     assert "reached their bounds (an efficiency at the datasheet's whole rate, a time at zero)" in result.stderr
     assert "no range recorded (too few rows)" in result.stdout
+
+
+def test_a_gib_column_refuses_another_byte_unit_on_its_row(tmp_path):
+    """'61200 MiB' in available_kv_cache_memory_gib was read as 61,200 GiB (-99.9% against the prediction; trial 8)."""
+    import json
+
+    from cli_support import run
+
+    path = tmp_path / "mem.csv"
+    path.write_text(
+        "gpu,model,tensor_parallel_size,gpu_memory_utilization,max_model_len,available_kv_cache_memory_gib\n"
+        "H100,llama3.1-8b,1,0.9,8192,61200 MiB\n"
+    )
+    rows = json.loads(run("validate", "--memory", str(path), "--json").stdout)["rows"]
+    (row,) = [r for r in rows if r["quantity"] == "kv_cache_gib"]
+    assert (
+        row["predicted"] is None
+        and "the column is GiB; write the figure in GiB (61200 MiB is 59.77 GiB)" in (row["reason"])
+    )

@@ -311,6 +311,12 @@ def speculation_of(r: dict[str, str]) -> Speculation | None:
 _MULTIPLIER = re.compile(r"\s*[kKM](?![A-Za-z])")
 
 
+#: A byte unit other than GiB after a number in a GiB column ("61200 MiB"): it was read as that many GiB.
+_OTHER_BYTES = re.compile(r"\s*(MiB|MB|GB|KiB|kB|KB|TiB|TB|B|bytes)\b")
+_BYTES_IN = {"MiB": 2**20, "MB": 1e6, "GB": 1e9, "KiB": 2**10, "kB": 1e3, "KB": 1e3, "TiB": 2**40, "TB": 1e12,
+             "B": 1, "bytes": 1}  # fmt: skip
+
+
 def first_number(value: Any, what: str = "", strict: bool = True) -> float:
     """The first number in a published cell ("14.2488 GiB", "93,872", "5.73x"); NaN when there is none.
 
@@ -322,6 +328,14 @@ def first_number(value: Any, what: str = "", strict: bool = True) -> float:
     hit = re.search(r"-?\d[\d,]*\.?\d*(?:[eE]-?\d+)?", text)
     if hit is None:
         return math.nan
+    unit = _OTHER_BYTES.match(text, hit.end()) if strict and what.endswith("_gib") else None
+    if unit is not None:  # "61200 MiB" is not 61,200 GiB
+        number = float(hit.group(0).replace(",", ""))
+        gib = number * _BYTES_IN[unit.group(1)] / 2**30
+        raise ValueError(
+            f"{what} {text.strip()[:40]!r}: the column is GiB; write the figure in GiB ({number:g} {unit.group(1)} is "
+            f"{gib:.4g} GiB)"
+        )
     if strict and _MULTIPLIER.match(text, hit.end()):
         raise ValueError(
             f"{what + ' ' if what else ''}{text.strip()[:40]!r}: write the number in full; a k or M multiplier is read "
