@@ -524,5 +524,6 @@ def test_calibrate_reads_what_validate_reads(tmp_path_factory, rows):
         clean_outcome(r, folder, {"runs.csv"}, out)
         bad = sum(k != "good" for k in rows)
         assert (r.exit_code == 0) == (bad < len(rows)), r.output
-        if r.exit_code == 0:
-            assert r.stderr.count("row skipped") == min(bad, 5)
+        if r.exit_code == 0:  # a bad row repeated cell for cell counts once (validate and calibrate alike)
+            distinct = len({line for k, line in zip(rows, body, strict=True) if k != "good"})
+            assert r.stderr.count("row skipped") == min(distinct, 5)
