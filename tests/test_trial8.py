@@ -78,6 +78,9 @@ def test_a_time_with_a_unit_read_is_taken_as_written(tmp_path):
 
     (row,) = [r for r in json.loads(result.stdout)["rows"] if r["quantity"] == "tpot_ms"]
     assert row["published"] == pytest.approx(9.5)  # 0.0095 s = 9.5 ms
+    path.write_text(HEADER + "H100,llama3.1-8b,1,vllm,static,8,1024,512,9.5 us\n")  # read as 0.0095 ms, exactly
+    (row,) = json.loads(run("validate", "--decode", str(path), "--json").stdout)["rows"]
+    assert row["published"] == 0.0095  # it printed 0.009499999999999998 (trial 8)
 
 
 def test_validate_says_a_calibration_is_in_effect(tmp_path, calibration):

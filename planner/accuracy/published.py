@@ -710,7 +710,7 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         cell = r.get(column)
         if column.endswith("_ms") and isinstance(cell, str):  # a time written with its unit: "0.05 s" is 50 ms
             with contextlib.suppress(ValueError):  # a bare number (the column's ms) or other text: as below
-                return parse_seconds(cell, math.inf, column) * 1e3
+                return float(f"{parse_seconds(cell, math.inf, column) * 1e3:.12g}")  # "9.5 us": 0.0095, not 0.00949..
             if _OTHER_TIME_UNIT.match(cell):  # "9.5 seconds", "9.5 min": not a unit read, never the column's ms
                 raise InvalidInputError(
                     f"{p}: {row_place(r, i)}: {column} {cell.strip()[:40]!r}: a time is written in ms (the column's "
