@@ -56,7 +56,10 @@ class TestTheGqaLeverIsSizedAsItsBaseline:
         for like: no saving, and the reason in the note."""
         _, _, base, mha = small
         fallen = dataclasses.replace(
-            mha, under_load=None, warnings=("8B on H100: sized by Little's law; under load the reason it failed",)
+            mha,
+            under_load=None,
+            under_load_refused="the reason it failed",
+            warnings=("8B on H100: sized by Little's law; under load the reason it failed",),
         )
         lever = _lever("GQA model", "change", base, fallen)
         assert lever.saving_usd_per_month != lever.saving_usd_per_month  # NaN

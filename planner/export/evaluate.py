@@ -500,6 +500,7 @@ def evaluate(
         replica = _serving_replica(option, gpu, mdl, kept.gpus_per_replica, eng, catalog, wp, kp)
         if isinstance(under_load, PlannerError):  # no fleet meets the targets under load: the option says why
             warnings.append(f"{option.name}: sized by Little's law; under load {under_load}")
+            common["under_load_refused"] = str(under_load)
         else:
             sim = under_load
             if one_output_token(workload.output_tokens_mean):

@@ -42,10 +42,10 @@ def _lever(name: str, change: str, base: Result, res: Result | None, note: str =
 
 def _sized_unlike(base: Result, res: Result) -> str:
     """Why a lever's fleet cannot be set against the baseline's ("" where it can): the baseline sized on simulated
-    percentiles and the lever by Little's law, because its simulation failed (the reason is in its warnings)."""
+    percentiles and the lever by Little's law, because its simulation failed (``Result.under_load_refused``)."""
     if not res.meets or base.under_load is None or res.under_load is not None:
         return ""
-    why = next((w.split("under load ", 1)[1] for w in res.warnings if "sized by Little's law; under load" in w), "")
+    why = res.under_load_refused
     return "no saving shown: sized by Little's law, the baseline on simulated percentiles" + (
         f" (the simulation could not run it: {why})" if why else ""
     )

@@ -131,6 +131,8 @@ class Result:
     ttft_goal_s: float = math.nan
     #: the simulated run of one replica at the planned peak, when replicas were sized on percentiles (else None)
     under_load: Sizing | None = None
+    #: why the simulation sized no fleet where the option was simulated (it then keeps Little's law's count); ""
+    under_load_refused: str = ""
     #: the planned fleet's latency against traffic (sized on percentiles only; else None)
     load_curve: LoadCurve | None = None
     #: the fleet at the slow end of the held-out ranges under load, the end without the one source that sets it
