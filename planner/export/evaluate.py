@@ -150,11 +150,11 @@ def _with_speculation(
     goal found again. Unchanged without speculation, or for a group the simulation cannot set up. Without it a TPOT
     target that only speculation meets was refused before the simulation, which meets it (a trial: 4 ms for
     Qwen3-8B on one H100, 5.3 ms without drafting, 3.5 ms simulated with it)."""
+    if speculation_for(mdl, option.speculative_tokens, option.acceptance_length, catalog=catalog) is None:
+        return cands
     out = []
     for c in cands:
         replica = _serving_replica(option, gpu, mdl, c.gpus_per_replica, eng, catalog, wp, kp)
-        if replica.speculative is None:
-            return cands
         try:
             p, o = fixed_length_tokens(workload.prompt_tokens_mean), fixed_length_tokens(workload.output_tokens_mean)
             fast = replica.setup(p, o).table
