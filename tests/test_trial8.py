@@ -183,3 +183,28 @@ def test_a_gib_column_refuses_another_byte_unit_on_its_row(tmp_path):
         row["predicted"] is None
         and "the column is GiB; write the figure in GiB (61200 MiB is 59.77 GiB)" in (row["reason"])
     )
+
+
+def test_a_refused_rows_configuration_is_its_cells_as_written(tmp_path):
+    """The configuration column described a row refused for its batch '8.5' as "B=1 1/1 static", values the row
+    never gave, and one refused for its rate 0 as concurrency 1 (trial 8 F8): it shows the cells as written."""
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + "H100,llama3.1-8b,1,vllm,static,8.5,1024,512,10\n")
+    result = run("validate", "--decode", str(path))
+    (line,) = [x for x in result.output.splitlines() if x.startswith("row1 ")]
+    assert line.endswith("llama3.1-8b H100 TP1 B=8.5 1024/512") and "B=1" not in line
+    path.write_text("gpu,model,request_rate,num_prompts,dataset,ttft_median_ms\nH100,llama3.1-8b,0,100,sharegpt,50\n")
+    (line,) = [x for x in run("validate", "--decode", str(path)).output.splitlines() if x.startswith("row1 ")]
+    assert line.endswith("B=? sharegpt rate 0") and "C=1" not in line
+
+
+def test_a_figure_below_a_tenth_of_a_ms_shows_its_digits(tmp_path):
+    """A published 9.5 us TPOT showed as "0.01" in the table and "0.0 ms" in its caveat (trial 8 F8)."""
+    from cli_support import run
+
+    path = tmp_path / "runs.csv"
+    path.write_text(HEADER + "H100,llama3.1-8b,1,vllm,static,8,1024,512,9.5 us\n")
+    out = run("validate", "--decode", str(path)).output
+    assert " 0.0095 " in out and "published TPOT 0.0095 ms is below" in out

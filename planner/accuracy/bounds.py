@@ -203,4 +203,10 @@ def floor_note(catalog: Catalog, row: DecodeRow) -> str:
         "warm)",
         "TPOT": "one read of the active weights at the GPUs' HBM bandwidth: was it speculative decoding",
     }[name.split()[0]]
-    return f"published {name} {published * 1e3:,.1f} ms is below the {floor * 1e3:,.1f} ms of {why}, {check}"
+    return f"published {name} {_ms(published)} ms is below the {_ms(floor)} ms of {why}, {check}"
+
+
+def _ms(seconds: float) -> str:
+    """Milliseconds to one decimal, or three significant digits below 0.1 ms (9.5 us: "0.0095", not "0.0")."""
+    ms = seconds * 1e3
+    return f"{ms:.3g}" if 0 < abs(ms) < 0.1 else f"{ms:,.1f}"

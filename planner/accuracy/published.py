@@ -596,6 +596,9 @@ class DecodeRow:
     speculation: Speculation | None = None
     #: whether the run's own server command spreads the routed experts over the group (``expert_parallel_of``)
     expert_parallel: bool = False
+    #: a refused row's batch, lengths and rate as the file wrote them ("B=8.5 1024/512"): ``batch`` and the lengths
+    #: may hold placeholders where a cell could not be read; "" for a row predicted
+    as_written: str = ""
     #: what SGLang divides the run's prefill chunk by under attention data parallelism (``sglang_attention_dp``,
     #: with ``SGLANG_DP_ATTENTION``); 1: not divided
     prefill_chunk_divisor: int = 1
@@ -701,6 +704,21 @@ _OTHER_TIME_UNIT = re.compile(
 )
 #: A number with a decimal comma ("9,5", "12,75"): one or two digits after a comma, not a thousands group.
 _DECIMAL_COMMA = re.compile(r"^\s*[0-9]+,[0-9]{1,2}\s*$")
+
+
+def _as_written(r: dict[str, str]) -> str:
+    """A refused row's batch, lengths and rate as its cells say them (blank: "?"; a dataset for blank lengths; no
+    rate where the cell is blank), since its batch and lengths hold placeholders where a cell could not be read."""
+
+    def cell(*columns: str) -> str:
+        text = next((str(r.get(c)).strip() for c in columns if str(r.get(c) or "").strip()), "")
+        return text[:20] if text else "?"
+
+    lengths = f"{cell('input_len')}/{cell('output_len')}"
+    if lengths == "?/?" and str(r.get("dataset") or "").strip():
+        lengths = str(r["dataset"]).strip()[:20]
+    rate = str(r.get("request_rate") or "").strip()[:20]
+    return f"B={cell('batch_size_or_concurrency', 'batch')} {lengths}" + (f" rate {rate}" if rate else "")
 
 
 def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
@@ -840,8 +858,10 @@ def _decode_row(p: Path, i: int, r: dict[str, str]) -> DecodeRow:
         if not left_out and not figures & set(r):  # a misspelt column ("tpot"): show the ones the file has
             given = ", ".join(str(c) for c in r if c)
             problem += f" (the file's columns: {given[:160]}{'...' if len(given) > 160 else ''})"
+    as_written = _as_written(r) if problem else ""
     return DecodeRow(
         record_id=r.get("record_id") or f"row{i}",
+        as_written=as_written,
         gpu=r["gpu"],
         model=r["model"],
         gpus=tp,

@@ -212,7 +212,8 @@ def validate_time(
     checks = []
     for i, r in enumerate(rows):
         lengths = f"context {r.input_len}" if r.output_len == 0 else f"{r.input_len}/{r.output_len}"  # decode at it
-        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} B={r.batch} {lengths} {r.kind}"
+        shape = r.as_written if r.problem and r.as_written else f"B={r.batch} {lengths} {r.kind}"
+        label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {shape}"
         figures = (
             ("tpot_ms", p.tpot_s[i] * 1e3, r.tpot_s * 1e3),
             ("ttft_ms", p.ttft_s[i] * 1e3, r.ttft_s * 1e3),
@@ -269,6 +270,8 @@ def validate_load(rows=None, *, engine: Any = None, calibration: Any = None, cat
         label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {lengths} " + (
             f"{r.request_rate:g} req/s" if r.request_rate else f"C={r.batch}" if r.batch else "all at once"
         )
+        if r.problem and r.as_written:  # its batch or lengths may be placeholders: the cells as written
+            label = f"{r.model.split('/')[-1]} {r.gpu.split('(')[0].strip()} TP{r.gpus} {r.as_written}"
         reason, predicted, ends = ("" if speculation_handled(r) else r.problem), {}, None
         if not reason:
             try:
@@ -335,10 +338,12 @@ def render_table(table: Table) -> str:
 
 
 def _num(x: float) -> str:
-    """A table figure: two decimals below 1,000, whole with thousands commas up to a billion, 3 significant
+    """A table figure: three significant digits below 0.1, two decimals below 1,000, whole with thousands commas up to a billion, 3 significant
     digits beyond (a published 1e308 ms is "1e+308", not a 400-character number that breaks the columns)."""
     if math.isnan(x):
         return "n/a"
+    if 0 < abs(x) < 0.1:  # a published 9.5 us is "0.0095" ms, not "0.01"
+        return f"{x:.3g}"
     if abs(x) >= 1e9:
         return f"{x:.3g}"
     return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:,.2f}"
