@@ -5,14 +5,15 @@ from __future__ import annotations
 import functools
 import json
 import re
+from dataclasses import replace
 
 import pytest
 from click.testing import CliRunner
 
 from planner import tpot
 from planner.accuracy.calibration import Calibration, GpuCalibration, load_calibration, write_calibration
-from planner.accuracy.fit import fit_time_factors
-from planner.accuracy.predict import DecodeRow, predict_decode_rows
+from planner.accuracy.fit import cross_validated_residuals, fit_time_factors
+from planner.accuracy.predict import DecodeRow, predict_decode_rows, quantiles
 from planner.cli import main
 from planner.engines.profiles import VLLM
 from planner.errors import OutputExistsError
@@ -135,6 +136,46 @@ class TestCalibrationFile:
         path = write_calibration(tmp_path / "env.toml", [GpuCalibration(gpu="H100", bandwidth_efficiency=0.2)])
         monkeypatch.setenv("PLANNER_CALIBRATION", str(path))
         assert tpot("H100", "llama3.1-8b", 1024) > tpot("H100", "llama3.1-8b", 1024, calibration=Calibration())
+
+
+class TestCrossValidatedRange:
+    """A calibration's range is what its factors do on rows they were not fitted to (each fold predicted by a fit of
+    the others), not the fit's in-sample residuals, which the fit itself narrows."""
+
+    @staticmethod
+    @functools.cache
+    def _left_out(folds=10):
+        rows = TestCrossValidatedRange._with_outlier()
+        return cross_validated_residuals(rows, VLLM, folds=folds)
+
+    @staticmethod
+    def _with_outlier(factor=1.3):
+        rows = synthetic_rows()
+        r = rows[3]  # batch 8 at 4,096: one run 30% slower than the rest say
+        rows[3] = replace(r, tpot_s=r.tpot_s * factor, throughput_tokens_per_s=r.throughput_tokens_per_s / factor)
+        return rows
+
+    def test_a_row_left_out_is_predicted_by_the_others_alone(self):
+        """Leave one out (as many folds as rows): the other nine rows are exact, so the fit without the slow row
+        recover the true factors and predict it 30% fast: its residuals measured / predicted - 1 are +0.30 (TPOT)
+        and 1 / 1.3 - 1 (throughput). Rows are dealt to folds in order, two figures each for the first eight."""
+        cv = self._left_out()  # as many folds as rows: leave one out
+        assert cv[6:8] == pytest.approx([0.30, 1 / 1.3 - 1], abs=0.005)
+
+    def test_the_in_sample_residuals_are_narrower_than_the_left_out_ones(self):
+        """The fit on all ten rows moves towards the slow one, so its in-sample residual there is under +0.30."""
+        assert max(fit_time_factors(self._with_outlier(), VLLM).residuals_after) < 0.29
+        assert max(self._left_out()) > 0.29
+
+    def test_calibrate_records_the_cross_validated_range_and_says_so(self, tmp_path):
+        src = TestCalibrateCommand()._csv(tmp_path / "runs.csv", self._with_outlier())
+        out = tmp_path / "cal.toml"
+        result = CliRunner().invoke(main, ["calibrate", str(src), "-o", str(out)])
+        assert result.exit_code == 0, result.output
+        (entry,) = load_calibration(out).entries
+        cv_low, cv_high = quantiles(self._left_out(folds=5))
+        assert entry.residual_high >= cv_high and entry.residual_low <= cv_low
+        assert "each row predicted by a fit of the others, 5 folds; in sample" in result.output
 
 
 class TestCalibrateCommand:

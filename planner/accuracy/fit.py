@@ -205,6 +205,38 @@ def fit_time_factors(
     return FitResult(factors, fields, before, after, tuple(labels), len(rows))
 
 
+#: Folds of ``cross_validated_residuals``: each row is predicted by a fit on the other four fifths.
+CROSS_VALIDATION_FOLDS = 5
+
+
+def cross_validated_residuals(
+    rows: Sequence[DecodeRow],
+    engine: str | EngineProfile | None = None,
+    fields: Sequence[str] = DEFAULT_FIELDS,
+    *,
+    catalog: Catalog | None = None,
+    folds: int = CROSS_VALIDATION_FOLDS,
+) -> np.ndarray:
+    """Residuals measured / predicted - 1 of every row predicted by factors fitted on the other rows only: the rows
+    dealt into ``folds`` folds in turn (row i to fold i mod folds), each fold predicted by a fit of the rest. A range
+    from these is what the factors do on measurements they were not fitted to; the in-sample residuals
+    (``FitResult.residuals_after``) are narrower by construction."""
+    cat = catalog or default_catalog()
+    base = engine_profile(engine)
+    rows = list(rows)
+    folds = max(2, min(folds, len(rows)))
+    out = []
+    for k in range(folds):
+        test = [r for i, r in enumerate(rows) if i % folds == k]
+        train = [r for i, r in enumerate(rows) if i % folds != k]
+        try:
+            factors = fit_time_factors(train, base, fields, catalog=cat).factors
+        except InvalidInputError:  # the rest holds no figure to fit: the fold says nothing
+            continue
+        out.append(residuals(test, base.with_(**factors), cat))
+    return np.concatenate(out) if out else np.array([], dtype=float)
+
+
 def _is_time(fields: Sequence[str]) -> np.ndarray:
     return np.array([f in TIME_FIELDS for f in fields])
 

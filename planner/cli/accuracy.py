@@ -29,6 +29,7 @@ from planner.accuracy.predict import (
     DecodeRow,
     load_decode_rows,
     load_startup_rows,
+    quantiles,
     read_csv_rows,
     reference_dir,
     resolve_gpu_name,
@@ -557,7 +558,7 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
         export PLANNER_CALIBRATION=my-gpus.toml
     """
     from planner.accuracy.bounds import floor_note
-    from planner.accuracy.fit import fit_time_factors
+    from planner.accuracy.fit import CROSS_VALIDATION_FOLDS, cross_validated_residuals, fit_time_factors
 
     cat = load(catalog_dirs)
     not_an_input(output, file, "measurements file")
@@ -595,8 +596,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
     today = datetime.date.today().isoformat()
     for g, grows in by_gpu.items():
         fit = fit_time_factors(grows, eng, catalog=cat)
-        low, high = fit.quantiles
         few = len(grows) < FEW_ROWS  # quantiles of a handful of residuals are no range: the held-out one applies
+        fit_low, fit_high = fit.quantiles
+        low, high = fit_low, fit_high
+        if not few:  # the range sizing applies: each row as predicted by a fit that did not use it
+            cv_low, cv_high = quantiles(cross_validated_residuals(grows, eng, catalog=cat))
+            low, high = min(cv_low, fit_low), max(cv_high, fit_high)
         entries.append(
             GpuCalibration(
                 gpu=g,
@@ -614,7 +619,12 @@ def calibrate_command(file, measure, gpu, model_name, gpus, engine, output, forc
             f"{g}: {len(grows)} row{'s' if len(grows) != 1 else ''}; median |error| {fit.median_abs_error(False):.1%} -> "
             f"{fit.median_abs_error():.1%}, worst {fit.worst_abs_error(False):.1%} -> {fit.worst_abs_error():.1%}"
         )
-        recorded = f"range {low:+.0%} / {high:+.0%}" if not few else "no range recorded (too few rows)"
+        recorded = (
+            f"range {low:+.0%} / {high:+.0%} (each row predicted by a fit of the others, {CROSS_VALIDATION_FOLDS} "
+            f"folds; in sample {fit_low:+.0%} / {fit_high:+.0%})"
+            if not few
+            else "no range recorded (too few rows)"
+        )
         echo("  " + ", ".join(f"{k} {v:.4g}" for k, v in fit.factors.items()) + f"; {recorded}")
         faster = float(np.median(fit.residuals_after)) < -PINNED_MISS  # measured under predicted, after the fit
         pinned = at_bounds(fit.factors) if faster else []
