@@ -639,7 +639,7 @@ def steady_load_tpot(
     held: list[acc.DecodeRow],
 ) -> tuple[list[acc.DecodeRow], list[float], list[str | None], list[str | None]]:
     """The held-out rows whose load was steady (``planner.accuracy.serving_margin.steady_load``), each one's predicted
-    TPOT in seconds, its catalog GPU and its catalog model's architecture class (``ranges.moe_class``; None: not in
+    TPOT in seconds, its catalog GPU and its catalog model's margin class (``serving_margin.margin_class``; None: not in
     the catalog): the arguments of ``serving_residual_table``."""
     from planner.accuracy.serving_margin import steady_load
 
@@ -685,12 +685,12 @@ def write_serving_residuals(held: list[acc.DecodeRow]) -> Path:
 
 
 def _class_or_none(name: str, cat) -> str | None:
-    """The architecture class of a row's model (``planner.accuracy.ranges.moe_class``), None when the catalog does not
+    """The margin class of a row's model (``planner.accuracy.serving_margin.margin_class``), None when the catalog does not
     know the model."""
-    from planner.accuracy.ranges import moe_class
+    from planner.accuracy.serving_margin import margin_class
 
     try:
-        return moe_class(cat.model(acc.resolve_model_name(name, cat)))
+        return margin_class(cat.model(acc.resolve_model_name(name, cat)))
     except acc.PlannerError:
         return None
 

@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python bench/margin_sources.py                  # the shipped rule: held-out steady-load TPOT rows
     PYTHONPATH=. python bench/margin_sources.py --load           # ... and the loaded runs' TPOT medians
-    PYTHONPATH=. python bench/margin_sources.py --lines          # only runs of the kernel tables' engine lines
+    PYTHONPATH=. python bench/margin_sources.py --lines          # a current-line query reads its line's runs first
     PYTHONPATH=. python bench/margin_sources.py --load --lines   # both
 
 Each variant's table (``serving_margin.serving_residual_table``) is judged on the 1,346 loaded percentiles of
@@ -24,14 +24,14 @@ import planner.accuracy.predict as acc  # noqa: E402
 import planner.accuracy.serving_margin as sm  # noqa: E402
 from planner.accuracy.fit import held_out_rows  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
-from planner.accuracy.ranges import moe_class  # noqa: E402
+from planner.accuracy.serving_margin import margin_class  # noqa: E402
 from planner.accuracy.validation import validate_load  # noqa: E402
 from planner.catalog import default_catalog  # noqa: E402
 from planner.engines.profiles import engine_profile  # noqa: E402
 
 LINES_ONLY = "--lines" in sys.argv
 WITH_LOAD = "--load" in sys.argv
-sm.KERNEL_LINES_ONLY = LINES_ONLY
+sm.CURRENT_LINE_FIRST = LINES_ONLY
 
 cat = default_catalog()
 held = held_out_rows(acc.load_decode_rows())
@@ -66,7 +66,7 @@ if WITH_LOAD:
         )
         pred.append(c.predicted / 1e3)
         gpus.append(gpu)
-        classes.append(moe_class(mdl))
+        classes.append(margin_class(mdl))
         added += 1
 whole = rc.regions_of(rc.serving_residual_table(rows, pred, gpus, classes))
 memo_tables, memo, records = {}, {}, []
@@ -80,7 +80,7 @@ for c in checks:
     if fold not in memo_tables:
         memo_tables[fold] = rc.left_out_regions(rows, pred, gpus, classes, fold)
     prediction = rc.range_of_query(cat, gpu, r.engine, int(r.gpus or 1), mdl.name, memo)
-    rng = sm.margin_range(prediction, gpu, engine_profile(r.engine).name, moe_class(mdl), memo_tables[fold])
+    rng = sm.margin_range(prediction, gpu, engine_profile(r.engine).name, margin_class(mdl), memo_tables[fold])
     records.append((c.quantity, rc.placement(c.predicted, c.published, rng.low, rng.high)))
 print(f"lines only {LINES_ONLY}, loaded TPOT p50s added {added}; table rows {len(rows)}")
 for q in ("ttft_median_ms", "ttft_p99_ms", "tpot_median_ms", "tpot_p99_ms", "itl_median_ms", "itl_p99_ms"):

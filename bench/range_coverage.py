@@ -49,11 +49,12 @@ from heldout import held_out_rows, run_kind, steady_load_tpot, time_checks  # no
 from planner.accuracy import predict as acc  # noqa: E402
 from planner.accuracy.calibration import residual_range  # noqa: E402
 from planner.accuracy.holdout import fold_of  # noqa: E402
-from planner.accuracy.ranges import COVERAGE_FILE_NAME, MIN_ROWS, TimeRange, _shift, moe_class  # noqa: E402
+from planner.accuracy.ranges import COVERAGE_FILE_NAME, MIN_ROWS, TimeRange, _shift  # noqa: E402
 from planner.accuracy.serving_margin import (  # noqa: E402
     MarginPool,
     ServingRegion,
     engine_name,
+    margin_class,
     margin_pool,
     margin_range,
     of_kernel_line,
@@ -359,7 +360,7 @@ def margin_records(
         prediction = range_of_query(cat, gpu, r.engine, int(r.gpus or 1), model.name, memo)
         regions = regions_for(fold_of(r))
         profile = engine_profile(r.engine).name  # the export asks by profile (planner.export.evaluate)
-        arch = moe_class(model)
+        arch = margin_class(model)
         rng = margin_range(prediction, gpu, profile, arch, regions)
         at = placement(pred_s, r.tpot_s, rng.low, rng.high)
         pair = f"{gpu} / {engine_name(r.engine)} / {arch}"
@@ -427,7 +428,7 @@ def loaded_report(held: list) -> list[str]:
             regions = left_out_regions(rows, pred, gpus, classes, fold)
             left.add(fold)
         prediction = range_of_query(cat, gpu, r.engine, int(r.gpus or 1), mdl.name, memo)
-        rng = margin_range(prediction, gpu, engine_profile(r.engine).name, moe_class(mdl), regions)
+        rng = margin_range(prediction, gpu, engine_profile(r.engine).name, margin_class(mdl), regions)
         at = placement(c.predicted, c.published, rng.low, rng.high)
         records.append(dict(q=c.quantity, at=at, engine=r.engine, GPU=gpu))
     lines = [

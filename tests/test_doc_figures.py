@@ -273,14 +273,14 @@ class TestExportDoc:
 
         serving = load_serving()
         rows, low, high = stated(self.DOC, r"\(H100 with vLLM, dense: (\d+) figures, (-\d+)% / ([-+]\d+)%\)")
-        h100 = serving[("H100 SXM 80GB", "vllm", "dense")]
+        h100 = serving[("H100 SXM 80GB", "vllm", "dense", "all")]
         assert (rows, int(low), int(high)) == (h100.rows, _pct(h100.low), _pct(h100.high))
         a_rows, smallest, largest, p_rows, p_low, p_high, m_low, m_high = stated(
             self.DOC,
             r"\(A100 80GB with vLLM, dense: (\d+) figures, (-\d+)% to (-\d+)%, and (\d+) dense vLLM runs on every GPU, "
             r"(-\d+)% / \+(\d+)%, so (-\d+)% / \+(\d+)%\)",
         )
-        a100, pooled = serving[("A100 SXM 80GB", "vllm", "dense")], serving[(EVERY_GPU, "vllm", "dense")]
+        a100, pooled = serving[("A100 SXM 80GB", "vllm", "dense", "all")], serving[(EVERY_GPU, "vllm", "dense", "all")]
         assert 1 <= a100.rows < 5 and (a_rows, int(smallest), int(largest)) == (
             a100.rows,
             _pct(a100.smallest),
@@ -291,15 +291,16 @@ class TestExportDoc:
         got = margin_range(prediction, "A100 SXM 80GB", "vllm", "dense")
         assert (int(m_low), m_high) == (_pct(got.low), _pct(got.high))
         assert stated(self.DOC, r"with none of the engine and class anywhere it stands \((\w+)\)") == ("LMDeploy",)
-        assert not any(engine == "lmdeploy" for _, engine, _ in serving)
+        assert not any(engine == "lmdeploy" for _, engine, _, _ in serving)
         rows, dstack, low, high, d_low, d_high = stated(
             self.DOC,
-            r"H200 with vLLM has (\d+) figures, all MoE \(\d+ DeepSeek-R1 runs, (\d+) of them dstack's; "
+            r"H200 with vLLM has (\d+) figures, none dense \(\d+ MLA: DeepSeek-R1 runs, (\d+) of them dstack's;\s+"
             r"\+(\d+)% / \+(\d+)%\), so Llama-3.1-70B on H200 is sized with the dense runs on every GPU, (-\d+)% / \+(\d+)%",
         )
-        h200 = serving[("H200 SXM 141GB", "vllm", "MoE")]
-        assert ("H200 SXM 141GB", "vllm", "dense") not in serving
-        assert (rows, low, high) == (h200.rows, _pct(h200.low), _pct(h200.high))
+        h200 = serving[("H200 SXM 141GB", "vllm", "MLA", "all")]
+        assert ("H200 SXM 141GB", "vllm", "dense", "all") not in serving
+        other = serving[("H200 SXM 141GB", "vllm", "MoE", "all")].rows  # GLM-4.6
+        assert (rows, low, high) == (h200.rows + other, _pct(h200.low), _pct(h200.high))
         ours = [
             r
             for r in predict.load_decode_rows()

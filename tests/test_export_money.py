@@ -176,8 +176,8 @@ class TestMarginPriced:
 
     def test_a_zero_margin_says_why_it_is_zero(self, example):
         """A margin of 0 is not priced as "+0% costs no GPU": the line says where the 0 comes from, the model's range
-        (its pessimistic end -1% on the README example: heldout_serving_residuals.csv 'H100 SXM 80GB,vllm,dense,7,-0.08,
-        -0.06,-0.01') or the scenario's latency_margin = 0."""
+        (its pessimistic end -1% on the README example: heldout_serving_residuals.csv 'H100 SXM 80GB,vllm,dense,all,7,
+        -0.08,-0.06,-0.01') or the scenario's latency_margin = 0."""
         from planner.export.money_tables import margin_line
 
         rec = example.recommended

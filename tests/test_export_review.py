@@ -158,7 +158,7 @@ class TestSizingRules:
         regions = ranges.load_regions()
         every, gpu = regions[("all", "*")], regions[("gpu", "*")]
         rented = next(r for r in example.results if r.option.name == "H100, rented")
-        vllm = load_serving()[("H100 SXM 80GB", "vllm", "dense")]
+        vllm = load_serving()[("H100 SXM 80GB", "vllm", "dense", "all")]
         assert vllm.rows >= ranges.MIN_ROWS
         assert rented.time_range == (vllm.low, vllm.high) and not rented.time_range_widened
         assert rented.margin == max(0.0, vllm.high)
@@ -173,14 +173,15 @@ class TestSizingRules:
         assert any("widened" in n and "on B300" in n for n in notes)
 
     def test_a_dense_fleet_is_not_priced_with_moe_runs_and_the_review_says_whose_runs(self, example):
-        """H200 + vLLM's 11 serving figures are all MoE (10 DeepSeek-R1), none dense (heldout_serving_residuals.csv rows
-        'H200 SXM 141GB,vllm,MoE,11,0.20,0.64,1.35' and '*,vllm,dense,21,-0.13,-0.04,0.24'): the README's Llama-3.1-70B
-        on H200 is sized with the 21 dense vLLM runs on every GPU (+24%, with H200's prediction range: -37% / +24%),
-        not +135% (s169 to s171: 120 GPUs), and its Assumptions row names those runs for the reader."""
+        """H200 + vLLM's 11 serving figures are 10 MLA (DeepSeek-R1) and 1 MoE (GLM-4.6), none dense
+        (heldout_serving_residuals.csv rows 'H200 SXM 141GB,vllm,MLA,all,10,0.40,0.92,1.50' and
+        '*,vllm,dense,all,21,-0.12,-0.03,0.25'): the README's Llama-3.1-70B on H200 is sized with the 21 dense vLLM runs
+        on every GPU (+25%, with H200's prediction range), not +135% (s169 to s171: 120 GPUs), and its Assumptions row
+        names those runs for the reader."""
         serving = load_serving()
-        moe, dense = serving[("H200 SXM 141GB", "vllm", "MoE")], serving[("*", "vllm", "dense")]
+        moe, dense = serving[("H200 SXM 141GB", "vllm", "MLA", "all")], serving[("*", "vllm", "dense", "all")]
         h200 = next(r for r in example.results if r.option.name == "H200, rented")
-        assert ("H200 SXM 141GB", "vllm", "dense") not in serving and dense.rows >= ranges.MIN_ROWS
+        assert ("H200 SXM 141GB", "vllm", "dense", "all") not in serving and dense.rows >= ranges.MIN_ROWS
         prediction = residual_range(h200.gpu, "vllm", gpus=h200.candidate.gpus_per_replica, model=h200.model)
         assert h200.margin == max(prediction.high, dense.high) < moe.high
         notes = [a.label for a in example.assumptions if a.what.startswith("H200") and "uncertainty" in a.what]

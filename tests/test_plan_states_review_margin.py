@@ -22,24 +22,24 @@ from planner.export.scenario import load_scenario
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def residual_row(gpu: str, engine: str, architecture: str) -> dict:
+def residual_row(gpu: str, engine: str, architecture: str, releases: str = "all") -> dict:
     with open(ROOT / "catalogs" / "reference" / "heldout_serving_residuals.csv", newline="") as f:
-        return next(
-            r for r in csv.DictReader(f) if (r["gpu"], r["engine"], r["architecture"]) == (gpu, engine, architecture)
-        )
+        key = (gpu, engine, architecture, releases)
+        return next(r for r in csv.DictReader(f) if (r["gpu"], r["engine"], r["architecture"], r["releases"]) == key)
 
 
-def test_plan_states_the_h200_vllm_moe_serving_margin_and_the_review_sizes_with_it(tmp_path):
-    """catalogs/reference/heldout_serving_residuals.csv, H200 SXM 141GB + vllm + MoE: 11 figures, 10th / 90th
-    percentile +0.34 / +1.48 (dstack's and gpustack's DeepSeek-R1 runs). plan prints them and --json carries them;
-    the review's option on the same GPU, model and group is sized with the same range."""
-    row = residual_row("H200 SXM 141GB", "vllm", "MoE")
+def test_plan_states_the_h200_vllm_mla_serving_margin_and_the_review_sizes_with_it(tmp_path):
+    """catalogs/reference/heldout_serving_residuals.csv, H200 SXM 141GB + vllm + MLA, every release: 10 figures, 10th
+    / 90th percentile +0.40 / +1.50 (dstack's and gpustack's DeepSeek-R1 runs; vLLM 0.8 and later have 1, too few for
+    a range of their own). plan prints them and --json carries them; the review's option on the same GPU, model and
+    group is sized with the same range."""
+    row = residual_row("H200 SXM 141GB", "vllm", "MLA")
     low, high = float(row["residual_low"]), float(row["residual_high"])
     args = ("plan", "--gpu", "H200", "--model", "deepseek-r1", "--context", "8192", "--gpus", "8")
     text = run(*args)
     assert text.exit_code == 0, text.output
     assert "Budget review's margin" in text.output
-    assert f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: from 11 MoE-model runs" in text.output
+    assert f"TPOT {low:+.0%} / {high:+.0%} under steady load, not this range: from 10 MLA-model runs" in text.output
     margin = json.loads(run(*args, "--json").output)["serving_margin"]
     assert (margin["low"], margin["high"]) == pytest.approx((low, high))
     scenario = tmp_path / "r1.toml"

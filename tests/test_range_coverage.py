@@ -75,7 +75,7 @@ class TestLeftOutRegions:
         assert (without_a.rows, without_a.low, without_a.high, without_a.sources) == (5, -0.06, 0.26, "b")
         without_b = rc.left_out_regions(rows, pred, gpus, classes, "b")[KEY]
         assert (without_b.rows, without_b.smallest, without_b.largest) == (2, 0.10, 0.20)
-        assert rc.left_out_regions(rows, pred, gpus, classes, "b")[("*", "vllm", "dense")].rows == 2
+        assert rc.left_out_regions(rows, pred, gpus, classes, "b")[("*", "vllm", "dense", "all")].rows == 2
 
     def test_only_source_left_out_leaves_no_region(self):
         """A region all from one source is gone once that source is left out: the prediction range applies."""
@@ -85,7 +85,8 @@ class TestLeftOutRegions:
         assert margin_range(prediction, "H200 SXM 141GB", "vllm", "dense", {}) == prediction
 
 
-KEY = ("H100 SXM 80GB", "vllm", "dense")
+KEY = ("H100 SXM 80GB", "vllm", "dense", "all")
+QUERY = KEY[:3]
 
 
 class TestMarginRule:
@@ -93,13 +94,13 @@ class TestMarginRule:
         """At least 5 figures of its own: their quantiles; 1-4 (none elsewhere): the prediction range widened to their
         extremes; none: the prediction range (``margin_range``'s rule with given regions, ``MarginPool.kind``)."""
         prediction = TimeRange(-0.29, 0.44, "H100's held-out residuals")
-        five = ServingRegion(*KEY, 9, -0.08, -0.06, 0.04, -0.08, 0.09, "x")
-        two = ServingRegion(*KEY, 2, 0.27, 0.53, 0.80, 0.20, 0.87, "x")
-        assert margin_range(prediction, *KEY, {KEY: five})[:2] == (-0.08, 0.04)
-        assert margin_range(prediction, *KEY, {KEY: two})[:2] == (-0.29, 0.87)
-        assert rc.rule_of(margin_pool(*KEY, {KEY: five})).startswith("own quantiles")
-        assert rc.rule_of(margin_pool(*KEY, {KEY: two})).endswith("own 1-4")
-        assert rc.rule_of(margin_pool(*KEY, {})).startswith("prediction range (no")
+        five = ServingRegion(*QUERY, 9, -0.08, -0.06, 0.04, -0.08, 0.09, "x")
+        two = ServingRegion(*QUERY, 2, 0.27, 0.53, 0.80, 0.20, 0.87, "x")
+        assert margin_range(prediction, *QUERY, {KEY: five})[:2] == (-0.08, 0.04)
+        assert margin_range(prediction, *QUERY, {KEY: two})[:2] == (-0.29, 0.87)
+        assert rc.rule_of(margin_pool(*QUERY, {KEY: five})).startswith("own quantiles")
+        assert rc.rule_of(margin_pool(*QUERY, {KEY: two})).endswith("own 1-4")
+        assert rc.rule_of(margin_pool(*QUERY, {})).startswith("prediction range (no")
 
 
 def _record(published: float, rate: bool = False) -> dict:

@@ -44,6 +44,7 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -53,8 +54,21 @@ from planner.engines.profiles import ENGINE_ALIASES, parse_version
 
 #: Percentiles of a region's range, as the prediction ranges take them.
 LOW_Q, HIGH_Q = 10, 90
-#: The architecture classes a margin keeps apart (``planner.accuracy.ranges.moe_class``'s values).
-CLASSES = ("dense", "MoE")
+#: The architecture classes a margin keeps apart (``margin_class``'s values).
+CLASSES = ("dense", "MoE", "MLA")
+
+
+def margin_class(model: Any) -> str:
+    """A catalog model's class for the serving margin: "MLA" for a model whose attention is multi-head latent
+    attention (DeepSeek-V2/V3/R1, Kimi K2: ``Model.attention_kind``), else ``ranges.moe_class``'s "MoE" or "dense".
+    MLA runs another attention kernel (the absorbed latent form) than the GQA models, MoE or dense, so its serving
+    errors are not theirs (s198: every held-out MLA figure is DeepSeek-R1's, and pooled as "MoE" they set gpt-oss-120b
+    on B200 + SGLang at +180%, where gpt-oss's own B200 + vLLM runs read +16%)."""
+    from planner.accuracy.ranges import moe_class
+
+    return "MLA" if model.attention_kind == "MLA" else moe_class(model)
+
+
 #: The ``gpu`` of a region that pools one engine and class over every GPU.
 EVERY_GPU = "*"
 #: The columns of ``heldout_serving_residuals.csv``, in order.
@@ -62,6 +76,7 @@ COLUMNS = (
     "gpu",
     "engine",
     "architecture",
+    "releases",
     "rows",
     "residual_low",
     "residual_median",
@@ -79,7 +94,7 @@ class ServingRegion:
 
     gpu: str
     engine: str
-    architecture: str  # "dense" or "MoE" (CLASSES)
+    architecture: str  # "dense", "MoE" or "MLA" (CLASSES)
     rows: int
     low: float  # 10th percentile
     median: float
@@ -87,6 +102,7 @@ class ServingRegion:
     smallest: float
     largest: float
     sources: str
+    releases: str = "all"  # "all": every release's runs; "current": only runs of the engine's current line (RELEASES)
 
 
 def serving_residuals_file() -> Path:
@@ -122,10 +138,13 @@ def steady_load(kind: str, batch: float, num_prompts: float | None, request_rate
 #: default) and TensorRT-LLM 1.0 (the PyTorch backend by default). ``bench/range_coverage.py`` reports the margin's
 #: coverage on runs of these lines apart from older ones (SGLang 0.4, vLLM 0.7 V0, TensorRT-LLM 0.17).
 KERNEL_LINES = {"sglang": (0, 5), "vllm": (0, 8), "tensorrt-llm": (1, 0)}
-#: Whether the table counts only runs of ``KERNEL_LINES`` (s194's experiment, not shipped: docs/history.md). On,
-#: the margins on today's lines held 94% of their left-out figures (80% with every release) but the loaded
-#: percentiles 52-74% (69-78%): the older runs' wide errors were covering today's loaded misses.
-KERNEL_LINES_ONLY = False
+#: Whether a query on a current-line profile reads its line's runs first (``margin_pool``; the table holds them
+#: apart as "current" rows either way). s198's experiment, not shipped (docs/history.md): on, the left-out margin held
+#: 88% of today's lines' steady-load TPOT figures (83% off), and DeepSeek-R1 on H200 + SGLang took its 0.5.7 runs'
+#: -9% / +4% instead of SGLang 0.4.3's +202%, but the 1,346 loaded percentiles of today's releases fell from TTFT p50
+#: 67%, p99 39%, TPOT p50 79%, p99 78% inside to 54%, 31%, 76%, 73%: those runs miss by more under load than the few
+#: current-line steady-load TPOT figures show (s194 found the same with the old runs dropped from the table).
+CURRENT_LINE_FIRST = False
 
 
 def of_kernel_line(engine: str, version: str) -> bool:
@@ -135,6 +154,32 @@ def of_kernel_line(engine: str, version: str) -> bool:
     family, parsed = engine_name(engine), parse_version(version or "")
     nim = str(engine).lower().replace(" ", "-") in ("nim", "nvidia-nim")
     return nim or family not in KERNEL_LINES or parsed is None or parsed.release >= KERNEL_LINES[family]
+
+
+#: The release sets a region counts (``ServingRegion.releases``): every release's runs, or only those of the
+#: engine's current line (``of_kernel_line``), which a query on a current-line profile reads first (``margin_range``).
+RELEASES = ("all", "current")
+
+
+def profile_of_kernel_line(profile: object) -> bool:
+    """Whether an engine profile (or its name) plans a release of its engine's current line (``KERNEL_LINES``): the
+    default profiles ("sglang", "vllm", "tensorrt-llm") and a release profile at or past the line ("sglang-0.5.3",
+    "vllm-0.10") do; "sglang-0.4" and "tensorrt-llm-0" (TensorRT-LLM 0.x) do not."""
+    name = str(getattr(profile, "name", profile))
+    family = engine_name(name)
+    suffix = name[len(family) :].lstrip("-") if name.startswith(family) else ""
+    release = tuple(int(part) for part in suffix.split(".") if part.isdigit())
+    if not release or family not in KERNEL_LINES:
+        return True
+    return release >= KERNEL_LINES[family]
+
+
+#: How a note names an engine family's current line.
+LINE_LABELS = {
+    "vllm": "vLLM 0.8 and later",
+    "sglang": "SGLang 0.5 and later",
+    "tensorrt-llm": "TensorRT-LLM 1.0 and later",
+}
 
 
 #: How a note names an engine family.
@@ -149,24 +194,25 @@ def serving_residual_table(
 ) -> list[dict]:
     """The rows of ``heldout_serving_residuals.csv``: per (GPU, engine, architecture class) of the steady-load rows
     with a published and a predicted TPOT, and per (engine, class) on every GPU together (gpu ``EVERY_GPU``), the
-    quantiles of measured / predicted - 1. ``gpus``: each row's catalog GPU name; ``architectures``: its catalog
-    model's class (``ranges.moe_class``); None where the catalog does not know it (the row is left out)."""
-    by_key: dict[tuple[str, str, str], list[tuple[float, str]]] = {}
+    quantiles of measured / predicted - 1, once over every release's runs ("all") and once over the runs of the
+    engine's current line ("current": ``of_kernel_line``). ``gpus``: each row's catalog GPU name; ``architectures``:
+    its catalog model's class (``margin_class``); None where the catalog does not know it (the row is left out)."""
+    by_key: dict[tuple[str, str, str, str], list[tuple[float, str]]] = {}
     for r, pred, gpu, arch in zip(rows, tpot_pred_s, gpus, architectures, strict=True):
         measured = r.tpot_s
         if gpu is None or arch is None or not steady_load(r.kind, r.batch, r.num_prompts, r.request_rate):
-            continue
-        if KERNEL_LINES_ONLY and not of_kernel_line(r.engine, r.engine_version):
             continue
         if arch not in CLASSES:
             raise ValueError(f"architecture class {arch!r} is not one of {', '.join(CLASSES)}")
         if not (np.isfinite(measured) and np.isfinite(pred) and pred > 0):
             continue
         figure = (measured / pred - 1.0, r.source_group)
+        sets = ("all", "current") if of_kernel_line(r.engine, r.engine_version) else ("all",)
         for where in (gpu, EVERY_GPU):
-            by_key.setdefault((where, engine_name(r.engine), arch), []).append(figure)
+            for releases in sets:
+                by_key.setdefault((where, engine_name(r.engine), arch, releases), []).append(figure)
     out = []
-    for (gpu, engine, arch), figures in sorted(by_key.items()):
+    for (gpu, engine, arch, releases), figures in sorted(by_key.items()):
         e = np.array([x for x, _ in figures])
         low, median, high = np.percentile(e, [LOW_Q, 50, HIGH_Q])
         out.append(
@@ -174,6 +220,7 @@ def serving_residual_table(
                 gpu=gpu,
                 engine=engine,
                 architecture=arch,
+                releases=releases,
                 rows=str(len(e)),
                 residual_low=f"{low:.2f}",
                 residual_median=f"{median:.2f}",
@@ -186,12 +233,13 @@ def serving_residual_table(
     return out
 
 
-Regions = Mapping[tuple[str, str, str], ServingRegion]
+Regions = Mapping[tuple[str, str, str, str], ServingRegion]
 
 
 @functools.lru_cache(maxsize=2)
-def load_serving(path: str | None = None) -> dict[tuple[str, str, str], ServingRegion]:
-    """The file's regions by (GPU or ``EVERY_GPU``, engine, architecture class); empty when the file is absent."""
+def load_serving(path: str | None = None) -> dict[tuple[str, str, str, str], ServingRegion]:
+    """The file's regions by (GPU or ``EVERY_GPU``, engine, architecture class, releases); empty when the file is
+    absent."""
     p = Path(path) if path else serving_residuals_file()
     if not p.exists():
         return {}
@@ -206,12 +254,19 @@ def load_serving(path: str | None = None) -> dict[tuple[str, str, str], ServingR
         return regions_of(reader)
 
 
-def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str, str], ServingRegion]:
-    """Regions by (GPU, engine, class) from rows in the file's columns (``serving_residual_table``'s, or the file's)."""
+def regions_of(table: Iterable[Mapping[str, str]]) -> dict[tuple[str, str, str, str], ServingRegion]:
+    """Regions by (GPU, engine, class, releases) from rows in the file's columns (``serving_residual_table``'s, or the
+    file's)."""
     residuals = ("residual_low", "residual_median", "residual_high", "residual_smallest", "residual_largest")
     return {
-        (r["gpu"], r["engine"], r["architecture"]): ServingRegion(
-            r["gpu"], r["engine"], r["architecture"], int(r["rows"]), *(float(r[c]) for c in residuals), r["sources"]
+        (r["gpu"], r["engine"], r["architecture"], r["releases"]): ServingRegion(
+            r["gpu"],
+            r["engine"],
+            r["architecture"],
+            int(r["rows"]),
+            *(float(r[c]) for c in residuals),
+            r["sources"],
+            r["releases"],
         )
         for r in table
     }
@@ -227,6 +282,7 @@ class MarginPool:
     architecture: str
     own: ServingRegion | None
     pooled: ServingRegion | None
+    releases: str = "all"  # RELEASES: which runs the regions count
 
     @property
     def kind(self) -> str:
@@ -241,25 +297,41 @@ class MarginPool:
         return "own few" if self.own is not None else "none"
 
 
-def margin_pool(gpu_name: str, engine: object, architecture: str, regions: Regions | None = None) -> MarginPool:
+def margin_pool(
+    gpu_name: str, engine: object, architecture: str, regions: Regions | None = None, releases: str | None = None
+) -> MarginPool:
     """The regions a margin for ``engine`` (a profile or family name) running a model of class ``architecture``
-    ("dense" or "MoE": ``ranges.moe_class``) on ``gpu_name`` reads; ``regions``: the file's unless given."""
+    (``margin_class``) on ``gpu_name`` reads; ``regions``: the file's unless given. ``releases`` None: every
+    release's runs; with ``CURRENT_LINE_FIRST`` (not shipped), the current line's where the profile plans a
+    current-line release (``profile_of_kernel_line``) and they are enough for a range (``MIN_ROWS`` on the GPU or on
+    every GPU together); or "all" / "current" as given."""
     if architecture not in CLASSES:
         raise ValueError(f"architecture class {architecture!r} is not one of {', '.join(CLASSES)}")
     eng = engine_name(engine)
     regions = load_serving() if regions is None else regions
+    if releases is None:
+        current = margin_pool(gpu_name, engine, architecture, regions, "current")
+        usable = CURRENT_LINE_FIRST and current.kind in ("own", "every GPU", "every GPU and own few")
+        return (
+            current
+            if usable and profile_of_kernel_line(engine)
+            else margin_pool(gpu_name, engine, architecture, regions, "all")
+        )
     return MarginPool(
         gpu_name,
         eng,
         architecture,
-        regions.get((gpu_name, eng, architecture)),
-        regions.get((EVERY_GPU, eng, architecture)),
+        regions.get((gpu_name, eng, architecture, releases)),
+        regions.get((EVERY_GPU, eng, architecture, releases)),
+        releases,
     )
 
 
-def _runs(n: int, architecture: str) -> str:
-    """'7 dense-model runs', '1 MoE-model run'."""
-    return f"{n} {architecture}-model run{'s' if n != 1 else ''}"
+def _runs(n: int, architecture: str, pool: MarginPool | None = None) -> str:
+    """'7 dense-model runs', '1 MoE-model run', '9 MLA-model runs of SGLang 0.5 and later' (a pool of the current
+    line's runs)."""
+    line = LINE_LABELS.get(pool.engine) if pool is not None and pool.releases == "current" else None
+    return f"{n} {architecture}-model run{'s' if n != 1 else ''}" + (f" of {line}" if line else "")
 
 
 def _pooled_gpus(pool: MarginPool, regions: Regions) -> str:
@@ -267,7 +339,8 @@ def _pooled_gpus(pool: MarginPool, regions: Regions) -> str:
     per_gpu = sorted(
         (r.gpu, r.rows)
         for r in regions.values()
-        if r.gpu != EVERY_GPU and (r.engine, r.architecture) == (pool.engine, pool.architecture)
+        if r.gpu != EVERY_GPU
+        and (r.engine, r.architecture, r.releases) == (pool.engine, pool.architecture, pool.releases)
     )
     text = ", ".join(f"{g} {n}" for g, n in per_gpu)
     return text + ("" if pool.own is not None else f"; none on {pool.gpu}")
@@ -280,8 +353,8 @@ def margin_range(
     architecture: str,
     regions: Regions | None = None,
 ) -> TimeRange:
-    """The range a fleet of ``engine`` serving a model of class ``architecture`` ("dense" or "MoE":
-    ``ranges.moe_class``) on ``gpu_name`` is sized with (the module's rule), from ``prediction``, the range of a
+    """The range a fleet of ``engine`` serving a model of class ``architecture`` (``margin_class``) on ``gpu_name``
+    is sized with (the module's rule), from ``prediction``, the range of a
     single prediction there (``calibration.residual_range``). ``regions``: the file's (``load_serving``) unless given
     (``bench/range_coverage.py`` rebuilds them without one source at a time). The note says which runs the margin
     comes from ("from 7 dense-model runs on H100 SXM 80GB + vLLM ...")."""
@@ -294,7 +367,7 @@ def margin_range(
         return prediction
     if kind == "own":
         borrowed = curves_part(prediction.widened)
-        note = f"from {_runs(own.rows, architecture)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
+        note = f"from {_runs(own.rows, architecture, pool)} on {gpu_name} + {label} ({held}; sources: {own.sources}): "
         note += f"{own.low:+.0%} / {own.high:+.0%}"
         note += f"; {borrowed}: these runs' errors hold that miss, which is why the range is theirs" if borrowed else ""
         return TimeRange(own.low, own.high, note)
@@ -302,13 +375,13 @@ def margin_range(
     if kind.startswith("every GPU"):
         low, high = min(low, pooled.low), max(high, pooled.high)
         parts.append(
-            f"{_runs(pooled.rows, architecture)} on any GPU + {label} ({_pooled_gpus(pool, regions)}; {held}; "
+            f"{_runs(pooled.rows, architecture, pool)} on any GPU + {label} ({_pooled_gpus(pool, regions)}; {held}; "
             f"sources: {pooled.sources}): {pooled.low:+.0%} / {pooled.high:+.0%}"
         )
     if own is not None:
         low, high = min(low, own.smallest), max(high, own.largest)
         parts.append(
-            f"the {_runs(own.rows, architecture)} on {gpu_name} + {label} (sources: {own.sources}): "
+            f"the {_runs(own.rows, architecture, pool)} on {gpu_name} + {label} (sources: {own.sources}): "
             f"{own.smallest:+.0%} to {own.largest:+.0%}"
         )
     verb = "widened to hold the errors of" if (low, high) != prediction[:2] else "it already holds the errors of"
@@ -321,11 +394,10 @@ def sizing_range(gpu, engine, catalog, gpus: int, model, calibration=None) -> Ti
     ``margin_range`` of the prediction range for this GPU, group and model (``calibration.residual_range``), with
     the calibration's note where a file sets the times but not the range. ``engine``: an engine profile."""
     from planner.accuracy.calibration import calibrated_range, residual_range, with_calibration_note
-    from planner.accuracy.ranges import moe_class
 
     prediction = residual_range(gpu, engine.name, calibration, catalog, gpus=gpus, model=model)
     if calibrated_range(gpu, engine, calibration) is not None:
         return prediction
     return with_calibration_note(
-        margin_range(prediction, gpu.name, engine.name, moe_class(model)), gpu, engine, calibration
+        margin_range(prediction, gpu.name, engine.name, margin_class(model)), gpu, engine, calibration
     )
