@@ -553,7 +553,8 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path) -
     if columns:
         words = {"gpu": "GPU", "model": "model", group: "GPUs in the tensor-parallel group"}
         return (
-            f"; to check it with planner validate (it has no --gpu, --model or --gpus), put the "
+            "; to check it with planner validate (its --gpu, --model and --gpus are for a result JSON; a CSV names "
+            "them), put the "
             f"{' and the '.join(words[c] for c in columns)} in the file's {' and '.join(columns)} "
             f"column{'s' if len(columns) > 1 else ''}"
         )
