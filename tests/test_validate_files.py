@@ -351,18 +351,30 @@ def test_a_file_without_rows_is_an_error_not_an_empty_pass(tmp_path, option, tex
     assert "none.csv: no rows to compare (empty, or a header alone)" in r.output
 
 
-@pytest.mark.parametrize("option", ["--decode", "--memory"])
 @pytest.mark.parametrize(
     "text", ['{"completed": 10, "num_prompts": 10}', '{\n "completed": 10,\n "num_prompts": 10\n}']
 )
-def test_a_json_file_is_named_as_json(tmp_path, option, text):
-    """A benchmark_serving result given to validate (it reads CSV; calibrate reads the JSON) was read as a CSV
-    header: "no rows" or "missing column(s) gpu, model". Now the error says what the file is and where it goes."""
+def test_a_json_file_is_named_as_json(tmp_path, text):
+    """A benchmark_serving result given to --memory (a start-up CSV) was read as a CSV header: "no rows" or "missing
+    column(s) gpu, model". Now the error says what the file is and where it goes (--decode reads it)."""
     p = tmp_path / "result.json"
     p.write_text(text)
-    r = CliRunner().invoke(main, ["validate", option, str(p)])
+    r = CliRunner().invoke(main, ["validate", "--memory", str(p)])
     assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
-    assert "result.json: a JSON file, not a CSV;" in r.output and "planner calibrate" in r.output
+    assert "result.json: a JSON file, not a CSV;" in r.output and "planner validate --decode" in r.output
+
+
+@pytest.mark.parametrize(
+    "text", ['{"completed": 10, "num_prompts": 10}', '{\n "completed": 10,\n "num_prompts": 10\n}']
+)
+def test_a_json_decode_file_without_the_keys_of_a_result_says_what_is_read(tmp_path, text):
+    """--decode reads a serving benchmark's result JSON (test_validate_result_files); one without its totals is
+    refused in one line naming the keys it lacks and the files read."""
+    p = tmp_path / "result.json"
+    p.write_text(text)
+    r = CliRunner().invoke(main, ["validate", "--decode", str(p)])
+    assert r.exit_code == 2 and len(r.output.strip().splitlines()) == 1
+    assert "result 1 is not a serving benchmark's result (no total_input_tokens, total_output_tokens)" in r.output
 
 
 def test_a_miss_prints_above_its_limit_not_equal_to_it():

@@ -206,9 +206,12 @@ def run_requests(row: DecodeRow) -> list[tuple[int, int]] | None:
     published sample's outputs scaled to the row's mean output; else, where vLLM's sampler drew the requests
     (``DecodeRow.client`` "vllm"), the published sample scaled to the row's means (``sample_lengths``); where
     ``sglang.bench_serving`` drew a random dataset, its draws reproduced (``sglang_random_requests``); None: the row's
-    own lengths (its means, or drawn by its range ratio)."""
+    own lengths (its means, or drawn by its range ratio). A row whose result file lists each request's lengths
+    (``DecodeRow.request_lengths``) is simulated with those."""
     if row.kind != "serving":
         return None
+    if row.request_lengths:  # the run's own requests, as its result file lists them
+        return list(row.request_lengths)
     n = row.num_prompts or max(row.batch, 1)
     prompts = sharegpt_prompts(row, n)
     if prompts is not None:

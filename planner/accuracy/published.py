@@ -611,6 +611,9 @@ class DecodeRow:
     parallelism: str = "tp"
     #: vLLM's ``--max-model-len`` where the row's server command sets it (V0's chunking rule and token budget read it)
     max_model_len: int | None = None
+    #: each request's (prompt, output) tokens where the run's result lists them (``vllm bench serve --save-detailed``,
+    #: ``sglang.bench_serving --output-details``: ``planner.accuracy.serving_results``); None: from the means
+    request_lengths: tuple[tuple[int, int], ...] | None = None
 
     @property
     def context(self) -> int:
@@ -662,15 +665,29 @@ def _read_decode_rows(paths: list[Path], path: str | Path | None) -> list[Decode
             "output_len|dataset",
         )
         require_columns(p, raw, needed, f"a decode file has {DECODE_COLUMNS}")
-        for i, r in enumerate(raw, 1):
-            rows.append(_decode_row(p, i, r))
+        rows += decode_rows_of_cells(p, raw, check_size=False)
+    if path:
+        _check_simulated(path, rows)
+    return rows
+
+
+def decode_rows_of_cells(path: Path, raw: list[dict[str, str]], check_size: bool = True) -> list[DecodeRow]:
+    """``DecodeRow``s of rows given as {column: text}, each read as the same row of a decode CSV would be (``path``
+    names them in messages): what ``planner.accuracy.serving_results`` turns a benchmark client's result file into.
+    ``check_size``: refuse serving runs that add up to more than ``MAX_SIMULATED_PROMPTS`` requests."""
+    rows = [_decode_row(path, i, r) for i, r in enumerate(raw, 1)]
+    if check_size:
+        _check_simulated(path, rows)
+    return rows
+
+
+def _check_simulated(path: str | Path, rows: list[DecodeRow]) -> None:
     simulated = sum(r.num_prompts or 0 for r in rows if r.kind == "serving" and not r.problem)
-    if path and simulated > MAX_SIMULATED_PROMPTS:
+    if simulated > MAX_SIMULATED_PROMPTS:
         raise InvalidInputError(
             f"{path}: its serving runs add up to {simulated:,} requests to simulate; at most {MAX_SIMULATED_PROMPTS:,} "
             "are (split the file)"
         )
-    return rows
 
 
 #: The ``kind`` column of ``perf_public.csv``: (kind of run, prompts all at once, batch chosen by the engine).

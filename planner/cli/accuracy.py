@@ -38,6 +38,7 @@ from planner.accuracy.predict import (
     with_names,
 )
 from planner.accuracy.published import KIND_COLUMN, row_place
+from planner.accuracy.serving_results import RESULT_FILES, looks_like_result_file
 from planner.accuracy.under_load import FIGURES, has_percentiles
 from planner.accuracy.validation import (
     LIMITS,
@@ -146,11 +147,20 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     below it); a prefix_cache cell says what the server had cached: warm, cold, or "warm: the first N prompts" (an
     earlier run of the sweep sent them).
 
+    A --decode file may be the benchmark client's own result instead of a CSV: vllm bench serve --save-result's
+    JSON (one run, or one a line with --append-result) or sglang.bench_serving --output-file's JSON Lines. It does
+    not say the GPU or the GPUs of the server's group: give --gpu and --gpus (and --model for SGLang's, which names
+    none; --engine for the release). Each run is read as its CSV row: model_id, request_rate (inf: all at once),
+    max_concurrency (a closed loop), the mean lengths total_input_tokens / completed and total_output_tokens /
+    completed (each request's where --save-detailed / --output-details listed them), and its median and p99 TTFT,
+    TPOT and ITL, mean TTFT and TPOT and output_throughput.
+
     Example:
 
     \b
         planner validate
         planner validate --decode my-runs.csv --calibration my-gpus.toml --json
+        planner validate --decode vllm-1.0qps-Llama-3.1-8B-Instruct.json --gpu H100 --gpus 1
     """
 
 
@@ -160,8 +170,16 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
     "--decode",
     "decode_file",
     type=_PATH,
-    help=f"Benchmark CSV ({DECODE_COLUMNS}; or, as calibrate reads it, {CONTEXT_COLUMNS}) [default: shipped rows].",
+    help=f"Benchmark CSV ({DECODE_COLUMNS}; or, as calibrate reads it, {CONTEXT_COLUMNS}), or {RESULT_FILES} "
+    "(give --gpu and --gpus) [default: shipped rows].",
 )
+@click.option("--gpu", help="GPU of the runs of a --decode result file (JSON: it does not say), e.g. H100.")
+@click.option(
+    "--gpus",
+    type=Whole("a GPU count of 1 or more, e.g. 4", min=1),
+    help="GPUs in the server's tensor-parallel group, for a --decode result file (JSON: it does not say).",
+)
+@click.option("--model", "model_name", help="Model of a --decode result file [default: its model_id].")
 @click.option("--calibration", type=_PATH, help=f"Calibration file for the time predictions (also ${ENV_VAR}).")
 @click.option(
     "--engine", callback=_engine, help=f"Engine, {ENGINE_HELP}: for every row instead of the row's own engine."
@@ -169,8 +187,17 @@ VALIDATE_HELP = f"""Predicted vs published, row by row, with the median and wors
 @click.option("--json", "as_json", is_flag=True, help='One JSON object: "rows" (each compared figure) and "summary".')
 @click.option("--check", is_flag=True, help="Exit 1 when a table misses its limits.")
 @catalog_option
-def validate_command(memory_file, decode_file, calibration, engine, as_json, check, catalog_dirs):
+def validate_command(
+    memory_file, decode_file, gpu, gpus, model_name, calibration, engine, as_json, check, catalog_dirs
+):
     cat = load(catalog_dirs)
+    result_file = decode_file is not None and looks_like_result_file(decode_file)
+    given = [flag for flag, value in (("--gpu", gpu), ("--gpus", gpus), ("--model", model_name)) if value]
+    if given and not result_file:
+        raise InvalidInputError(
+            f"{' and '.join(given)} name{'s' if len(given) == 1 else ''} what a --decode result file (JSON) does not "
+            "say; a CSV names them in its gpu, model and tensor_parallel_size columns"
+        )
     tables = []  # (table, counts for --check)
     if decode_file is None or memory_file is not None:
         if memory_file is None:
@@ -189,13 +216,14 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
             _some_rows(memory_file, rows, STARTUP_COLUMNS)
             tables.append((validate_memory(rows, engine=engine, catalog=cat, every_row=True), True))
     if memory_file is None or decode_file is not None:
-        if decode_file is not None:
-            _not_json(decode_file, f"a decode file has {DECODE_COLUMNS}")
-        with reading(decode_file, f"{DECODE_COLUMNS}; or {CONTEXT_COLUMNS}"):
-            decode_rows = load_decode_rows() if decode_file is None else read_decode_csv(decode_file)
-        _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
-        if decode_file is not None:
-            _note_unread_percentiles(decode_file)
+        if result_file:  # a benchmark client's own result: each run read as its decode CSV row would be
+            decode_rows = _read_result_file(decode_file, cat, gpu, gpus, model_name, engine)
+        else:
+            with reading(decode_file, f"{DECODE_COLUMNS}; or {CONTEXT_COLUMNS}"):
+                decode_rows = load_decode_rows() if decode_file is None else read_decode_csv(decode_file)
+            _some_rows(decode_file, decode_rows, f"a decode file has {DECODE_COLUMNS}; or {CONTEXT_COLUMNS}")
+            if decode_file is not None:
+                _note_unread_percentiles(decode_file)
         mine = decode_file is not None
         t = validate_time(decode_rows, engine=engine, calibration=calibration, catalog=cat, every_row=mine)
         loaded = load_decode_rows(reference_dir() / "load_public.csv") if decode_file is None else decode_rows
@@ -235,6 +263,24 @@ def validate_command(memory_file, decode_file, calibration, engine, as_json, che
         raise SystemExit(1)
 
 
+def _read_result_file(path: Path, cat, gpu, gpus, model, engine) -> list[DecodeRow]:
+    """The runs of a benchmark client's result file (``planner.accuracy.serving_results``), with its notes on
+    standard error: a backend that names an API (unless --engine says the engine), percentiles not compared."""
+    from planner.accuracy.serving_results import read_result_rows, read_results, unread_percentiles
+
+    rows, notes = read_result_rows(path, cat, gpu=gpu, gpus=gpus, model=model)
+    for note in notes if engine is None else []:
+        echo(f"note: {note}", err=True)
+    unread = unread_percentiles(read_results(path))
+    if unread:
+        echo(
+            f"note: {path}: key{'s' if len(unread) > 1 else ''} {', '.join(unread)} not compared; validate compares "
+            "the median and p99 of TTFT, TPOT and ITL, the means of TTFT and TPOT, and output_throughput",
+            err=True,
+        )
+    return rows
+
+
 #: A percentile column as benchmark clients name them (``vllm bench serve --metric-percentiles 95``: ttft_p95_ms).
 _PERCENTILE_COLUMN = re.compile(r"(ttft|tpot|itl|e2el)_(p\d+(?:\.\d+)?|mean|std)_ms")
 
@@ -267,8 +313,8 @@ def _not_json(path: Path, accepted: str) -> None:
         start = read_text_bounded(path, MAX_MEASUREMENTS_BYTES, "a measurements file").lstrip()[:1]
     if start in ("{", "["):
         raise InvalidInputError(
-            f"{path}: a JSON file, not a CSV; {accepted} (a benchmark_serving result: planner calibrate {path} --gpu "
-            "NAME reads it)"
+            f"{path}: a JSON file, not a CSV; {accepted} (a serving benchmark's result: planner validate --decode "
+            f"{path} --gpu NAME --gpus N reads it)"
         )
 
 
@@ -508,7 +554,8 @@ def check_hint(file: Path | None, rows: list[DecodeRow], engine, output: Path) -
     if columns:
         words = {"gpu": "GPU", "model": "model", group: "GPUs in the tensor-parallel group"}
         return (
-            f"; to check it with planner validate (it has no --gpu, --model or --gpus), put the "
+            "; to check it with planner validate (its --gpu, --model and --gpus are for a result JSON; a CSV names "
+            "them), put the "
             f"{' and the '.join(words[c] for c in columns)} in the file's {' and '.join(columns)} "
             f"column{'s' if len(columns) > 1 else ''}"
         )
