@@ -13,10 +13,9 @@ from openpyxl.utils import get_column_letter
 
 from planner.accuracy.calibration import CALIBRATED_FIELDS, Calibration, calibrated_range, residual_quantiles
 from planner.accuracy.ranges import query_values
-from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers
+from planner.api import PEAK_KEYS, default_kv_precision, gpu_numbers, scale_up_gpus
 from planner.catalog import Catalog, Gpu, Model, Precision
 from planner.catalog.resolve import fabric_numbers, gpu_kernel_factors, kv_formats
-from planner.deploy import scale_up_gpus
 from planner.engines.allreduce_table import read_allreduce_table
 from planner.engines.architecture import MODEL_FACT_FIELDS, model_facts
 from planner.engines.kernel_curves import KERNEL_FIELDS, curves_miss
